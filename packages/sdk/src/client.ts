@@ -1,0 +1,315 @@
+/**
+ * MerchantWalletClient: authentication (token cache), signing, idempotency keys, retries.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { resolveConfig, type MerchantWalletClientOptions, type ResolvedConfig } from './config.js';
+import { errorFromResponse, headerValue, MerchantWalletError } from './errors.js';
+import { paginate, type PaginateOptions } from './pagination.js';
+import { createResources, type Resources } from './resources.js';
+import { decideRetry, delayBeforeRetry } from './retry.js';
+import { isSignedMethod, signRequest } from './signing.js';
+import { TokenCache, type TokenExchangeResult } from './token.js';
+import { HttpTransport, StaleSocketError, type OutgoingRequest, type RawResponse } from './transport.js';
+import type { HttpMethod, ListEnvelope, QueryParams, TokenResponse } from './types.js';
+
+export interface RequestOptions {
+  method: HttpMethod;
+  /** Path relative to the base address, e.g. `/v1/members`. May already carry a query string. */
+  path: string;
+  /** Query parameters, appended in insertion order; `undefined` values are skipped. */
+  query?: QueryParams;
+  /** JSON body; serialised once and sent (and signed) as exactly those bytes. */
+  body?: unknown;
+  /** Member id for on-behalf-of endpoints (`x-on-behalf-of`). */
+  onBehalfOf?: string;
+  /**
+   * `x-idempotency-key`. Default: a UUID v4 generated once per call for POST, PUT and PATCH (kept for
+   * every retry of the call); none for GET and DELETE. `false` sends none.
+   */
+  idempotencyKey?: string | false;
+  /** Extra headers (names case-insensitive). They are applied last and override computed ones; `undefined` removes one. */
+  headers?: Record<string, string | undefined>;
+  /** Advanced: exact body bytes to send instead of `body` (signed as given; content-type stays application/json unless overridden). */
+  rawBody?: string | Buffer | Uint8Array;
+  /** Advanced: sign the request. Default: every method other than GET and HEAD. */
+  sign?: boolean;
+  /** Advanced: send the access token. Default true. */
+  auth?: boolean;
+  /** Advanced: fixed `x-timestamp` (Unix seconds) used for the header and the signature. */
+  timestamp?: number | string;
+  /** Advanced: fixed `x-nonce` used for the header and the signature (reused by retries: meant for `requestRaw`). */
+  nonce?: string;
+}
+
+export interface RawResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+  rawBody: string;
+}
+
+/** A call with everything that stays fixed across its attempts. */
+interface PreparedCall {
+  method: HttpMethod;
+  /** Path + query exactly as put on the request line and signed. */
+  pathWithQuery: string;
+  bodyBytes: Buffer | undefined;
+  idempotencyKey: string | undefined;
+  onBehalfOf: string | undefined;
+  sign: boolean;
+  auth: boolean;
+  timestamp: string | undefined;
+  nonce: string | undefined;
+  headers: Record<string, string | undefined>;
+}
+
+const METHODS: ReadonlySet<string> = new Set(['GET', 'POST', 'PATCH', 'PUT', 'DELETE']);
+
+export function buildQueryString(query: QueryParams | undefined): string {
+  if (!query) return '';
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined) continue;
+    parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
+  }
+  return parts.join('&');
+}
+
+function isSuccess(status: number): boolean {
+  return status >= 200 && status < 300;
+}
+
+export class MerchantWalletClient implements Resources {
+  private readonly cfg: ResolvedConfig;
+  private readonly transport: HttpTransport;
+  private readonly tokens: TokenCache;
+
+  readonly members: Resources['members'];
+  readonly deposits: Resources['deposits'];
+  readonly balances: Resources['balances'];
+  readonly merchant: Resources['merchant'];
+  readonly assets: Resources['assets'];
+  readonly withdrawals: Resources['withdrawals'];
+  readonly webhooks: Resources['webhooks'];
+
+  constructor(options: MerchantWalletClientOptions) {
+    this.cfg = resolveConfig(options);
+    this.transport = new HttpTransport(this.cfg);
+    this.tokens = new TokenCache(() => this.exchangeToken(), this.cfg.now, this.cfg.tokenRenewSkewSeconds);
+    const r = createResources(this);
+    this.members = r.members;
+    this.deposits = r.deposits;
+    this.balances = r.balances;
+    this.merchant = r.merchant;
+    this.assets = r.assets;
+    this.withdrawals = r.withdrawals;
+    this.webhooks = r.webhooks;
+  }
+
+  /** A valid access token (cached; renewed about 60 s before `expired_at`; concurrent callers share one exchange). */
+  getToken(): Promise<string> {
+    return this.tokens.get();
+  }
+
+  /** Drops the cached token; the next call exchanges the API key again. */
+  invalidateToken(): void {
+    this.tokens.invalidate();
+  }
+
+  /** The last token response (e.g. its `scopes`), if a token has been obtained. */
+  tokenInfo(): TokenResponse | undefined {
+    return this.tokens.peek();
+  }
+
+  /** Closes pooled keep-alive connections (lets the process exit promptly). */
+  close(): void {
+    this.transport.close();
+  }
+
+  /**
+   * Authenticated, signed call with retries (same idempotency key, new nonce and timestamp per
+   * attempt). Resolves with the parsed body of a 2xx answer; rejects with `MerchantWalletError`.
+   */
+  async request<T = unknown>(opts: RequestOptions): Promise<T> {
+    const call = this.prepare(opts);
+    const res = await this.execute(call, true);
+    return res.body as T;
+  }
+
+  /**
+   * One attempt, authenticated and signed as `request` would, without retries; never throws for an
+   * HTTP error status (network failures still reject). Meant for protocol tests.
+   */
+  async requestRaw(opts: RequestOptions): Promise<RawResult> {
+    const call = this.prepare(opts);
+    const res = await this.sendOnce(call);
+    return { status: res.status, headers: res.headers, body: res.body, rawBody: res.rawBody };
+  }
+
+  /** Iterates every item of a cursor-paginated list, fetching pages until `has_more` is false. */
+  paginate<T>(path: string, opts: PaginateOptions = {}): AsyncIterable<T> {
+    return paginate<T>(
+      <U>(p: string, query: QueryParams, onBehalfOf: string | undefined) =>
+        this.request<ListEnvelope<U>>({ method: 'GET', path: p, query, onBehalfOf }),
+      path,
+      opts,
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private prepare(opts: RequestOptions): PreparedCall {
+    if (!opts || typeof opts !== 'object') throw new TypeError('request options required');
+    const method = String(opts.method ?? '').toUpperCase() as HttpMethod;
+    if (!METHODS.has(method)) throw new TypeError(`unsupported method ${String(opts.method)}`);
+    if (typeof opts.path !== 'string' || opts.path === '') throw new TypeError('path required');
+    if (opts.body !== undefined && opts.rawBody !== undefined) throw new TypeError('pass either body or rawBody, not both');
+
+    const path = opts.path.startsWith('/') ? opts.path : `/${opts.path}`;
+    const qs = buildQueryString(opts.query);
+    // Built once: the same string goes on the request line and into the signature.
+    const pathWithQuery = this.cfg.basePath + path + (qs ? (path.includes('?') ? '&' : '?') + qs : '');
+
+    let bodyBytes: Buffer | undefined;
+    if (opts.rawBody !== undefined) {
+      bodyBytes = typeof opts.rawBody === 'string' ? Buffer.from(opts.rawBody, 'utf8') : Buffer.from(opts.rawBody);
+    } else if (opts.body !== undefined) {
+      const json = JSON.stringify(opts.body);
+      if (json === undefined) throw new TypeError('body is not JSON-serialisable');
+      bodyBytes = Buffer.from(json, 'utf8');
+    }
+    if (bodyBytes !== undefined && bodyBytes.length === 0) bodyBytes = undefined;
+
+    let idempotencyKey: string | undefined;
+    if (typeof opts.idempotencyKey === 'string') idempotencyKey = opts.idempotencyKey;
+    else if (opts.idempotencyKey === undefined && (method === 'POST' || method === 'PUT' || method === 'PATCH')) idempotencyKey = randomUUID();
+
+    const headers: Record<string, string | undefined> = {};
+    for (const [k, v] of Object.entries(opts.headers ?? {})) headers[k.toLowerCase()] = v;
+
+    return {
+      method,
+      pathWithQuery,
+      bodyBytes,
+      idempotencyKey,
+      onBehalfOf: opts.onBehalfOf,
+      sign: opts.sign ?? isSignedMethod(method),
+      auth: opts.auth ?? true,
+      timestamp: opts.timestamp === undefined ? undefined : String(opts.timestamp),
+      nonce: opts.nonce,
+      headers,
+    };
+  }
+
+  /** Headers of one attempt: fresh timestamp and nonce each time. */
+  private async buildAttempt(call: PreparedCall): Promise<{ out: OutgoingRequest; token: string | undefined }> {
+    const token = call.auth ? await this.tokens.get() : undefined;
+    const h: Record<string, string | undefined> = {
+      host: this.cfg.hostHeader,
+      'user-agent': this.cfg.userAgent,
+      accept: 'application/json',
+    };
+    if (token !== undefined) h['authorization'] = `Bearer ${token}`;
+    if (call.onBehalfOf !== undefined) h['x-on-behalf-of'] = call.onBehalfOf;
+    if (call.idempotencyKey !== undefined) h['x-idempotency-key'] = call.idempotencyKey;
+    if (call.bodyBytes !== undefined) h['content-type'] = 'application/json';
+    if (call.bodyBytes !== undefined || call.method !== 'GET') h['content-length'] = String(call.bodyBytes?.length ?? 0);
+    if (call.sign) {
+      const timestamp = call.timestamp ?? String(Math.floor(this.cfg.now() / 1000));
+      const nonce = call.nonce ?? randomUUID();
+      h['x-timestamp'] = timestamp;
+      h['x-nonce'] = nonce;
+      h['x-signature'] = signRequest({
+        method: call.method,
+        pathWithQuery: call.pathWithQuery,
+        timestamp,
+        nonce,
+        rawBody: call.bodyBytes ?? Buffer.alloc(0),
+        signingKey: this.cfg.signingKey,
+      });
+    }
+    Object.assign(h, call.headers);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(h)) if (v !== undefined) headers[k] = v;
+    return { out: { method: call.method, path: call.pathWithQuery, headers, body: call.bodyBytes }, token };
+  }
+
+  /** One attempt; a request that failed only because a kept-alive socket had been closed by the server is re-sent once with fresh headers. */
+  private async sendOnce(call: PreparedCall): Promise<RawResponse & { token: string | undefined }> {
+    let attempt = await this.buildAttempt(call);
+    try {
+      return { ...(await this.transport.send(attempt.out)), token: attempt.token };
+    } catch (err) {
+      if (!(err instanceof StaleSocketError)) throw err;
+      attempt = await this.buildAttempt(call);
+      return { ...(await this.transport.send(attempt.out)), token: attempt.token };
+    }
+  }
+
+  /** Runs a call with the retry policy; resolves with the 2xx answer. */
+  private async execute(call: PreparedCall, resendOnInvalidToken: boolean): Promise<RawResponse> {
+    let attempt = 0;
+    let tokenResent = false;
+    for (;;) {
+      attempt++;
+      let error: unknown;
+      // Token exchange failures propagate as they are (the exchange has its own retries).
+      let res: (RawResponse & { token: string | undefined }) | undefined;
+      try {
+        res = await this.sendOnce(call);
+      } catch (err) {
+        if (!(err instanceof MerchantWalletError)) throw err;
+        error = err;
+      }
+      if (res !== undefined) {
+        if (isSuccess(res.status)) return res;
+        const err = errorFromResponse(res.status, res.headers, res.body, res.rawBody);
+        if (resendOnInvalidToken && call.auth && !tokenResent && err.status === 401 && err.code === 'invalid_token') {
+          // Drop the token that was refused, exchange again and resend once (not counted as an attempt).
+          tokenResent = true;
+          this.tokens.invalidate(res.token);
+          attempt--;
+          continue;
+        }
+        error = err;
+      }
+      const decision = decideRetry(error);
+      if (!decision.retry || attempt >= this.cfg.maxAttempts) throw error;
+      await this.cfg.sleep(delayBeforeRetry(decision, attempt - 1, this.cfg));
+    }
+  }
+
+  /** POST /v1/connect/token with x-client-id and x-api-key, no body; retried like any call. */
+  private async exchangeToken(): Promise<TokenExchangeResult> {
+    const call: PreparedCall = {
+      method: 'POST',
+      pathWithQuery: `${this.cfg.basePath}/v1/connect/token`,
+      bodyBytes: undefined,
+      idempotencyKey: undefined,
+      onBehalfOf: undefined,
+      sign: false,
+      auth: false,
+      timestamp: undefined,
+      nonce: undefined,
+      headers: { 'x-client-id': this.cfg.clientId, 'x-api-key': this.cfg.apiKey },
+    };
+    const res = await this.execute(call, false);
+    const body = res.body as TokenResponse;
+    if (body === null || typeof body !== 'object' || typeof body.auth_token !== 'string') {
+      throw new MerchantWalletError({
+        status: res.status,
+        code: 'api_error',
+        type: 'api_error',
+        message: 'token exchange answered without auth_token',
+        requestId: headerValue(res.headers, 'x-request-id') ?? '',
+        body: {},
+        headers: res.headers,
+      });
+    }
+    const date = headerValue(res.headers, 'date');
+    const serverDateMs = date ? Date.parse(date) : NaN;
+    return { token: body, serverDateMs: Number.isNaN(serverDateMs) ? undefined : serverDateMs };
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Errors. Every failure the SDK reports is a `MerchantWalletError`; branch on `code`
+ * (the contract), never on `message` or on `status`.
+ */
+
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+/** `type` of the error class by HTTP status (reference: Errors). */
+const TYPE_BY_STATUS: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found',
+  409: 'idempotency_error',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  502: 'upstream_error',
+  504: 'upstream_timeout',
+};
+
+/** Code used when a response carries no readable error code. */
+const FALLBACK_CODE_BY_STATUS: Record<number, string> = {
+  404: 'not_found',
+  429: 'rate_limited',
+  500: 'api_error',
+  502: 'upstream_error',
+  504: 'upstream_timeout',
+};
+
+export interface MerchantWalletErrorInit {
+  status: number;
+  code: string;
+  type: string;
+  message: string;
+  requestId: string;
+  body: Record<string, unknown>;
+  headers?: ResponseHeaders;
+  cause?: unknown;
+}
+
+export class MerchantWalletError extends Error {
+  /** HTTP status (0 when no HTTP answer was received). */
+  readonly status: number;
+  /** Error code: the contract. */
+  readonly code: string;
+  /** Error class (`invalid_request_error`, `rate_limit_error`, ...). */
+  readonly type: string;
+  /** `request_id` of the body, else the `x-request-id` header, else ''. */
+  readonly requestId: string;
+  /** The whole (unwrapped) error body including extra fields like `retry_after`, `fields`, `challenge_id`. */
+  readonly body: Record<string, unknown>;
+  /** Response headers ({} when no HTTP answer was received). */
+  readonly headers: ResponseHeaders;
+
+  constructor(init: MerchantWalletErrorInit) {
+    const suffix = init.requestId ? ` (request_id ${init.requestId})` : '';
+    super(`${init.code}: ${init.message}${suffix}`, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = 'MerchantWalletError';
+    this.status = init.status;
+    this.code = init.code;
+    this.type = init.type;
+    this.requestId = init.requestId;
+    this.body = init.body;
+    this.headers = init.headers ?? {};
+  }
+}
+
+/**
+ * No HTTP answer was obtained (connection refused or reset, DNS failure, timeout).
+ * `status` is 0, `code` is `network_error` or `timeout`, `cause` holds the original error.
+ */
+export class MerchantWalletConnectionError extends MerchantWalletError {
+  /** Low-level error code, e.g. `ECONNRESET`, `ECONNREFUSED`, `ETIMEDOUT`. */
+  readonly errno: string;
+
+  constructor(message: string, errno: string, cause?: unknown) {
+    super({
+      status: 0,
+      code: errno === 'ETIMEDOUT' ? 'timeout' : 'network_error',
+      type: 'connection_error',
+      message,
+      requestId: '',
+      body: {},
+      cause,
+    });
+    this.name = 'MerchantWalletConnectionError';
+    this.errno = errno;
+  }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function headerValue(headers: ResponseHeaders, name: string): string | undefined {
+  const v = headers[name.toLowerCase()];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * Normalises an error body. Accepts both `{type, code, message, request_id, ...extra}` and the
+ * wrapped `{error: {type, code, ...}, ...}` shape (seen on 429); the result is one flat object
+ * holding every field (inner fields win over outer ones).
+ */
+export function unwrapErrorBody(body: unknown): Record<string, unknown> {
+  if (!isRecord(body)) return {};
+  const inner = body['error'];
+  if (isRecord(inner) && (typeof inner['code'] === 'string' || typeof inner['type'] === 'string')) {
+    const { error: _ignored, ...outer } = body;
+    return { ...outer, ...inner };
+  }
+  return body;
+}
+
+/** Builds the error for a non-2xx HTTP answer. */
+export function errorFromResponse(status: number, headers: ResponseHeaders, body: unknown, rawBody: string): MerchantWalletError {
+  const flat = unwrapErrorBody(body);
+  const code = typeof flat['code'] === 'string' && flat['code'] ? (flat['code'] as string) : (FALLBACK_CODE_BY_STATUS[status] ?? 'api_error');
+  const type =
+    typeof flat['type'] === 'string' && flat['type'] ? (flat['type'] as string) : (TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'));
+  const message =
+    typeof flat['message'] === 'string' && flat['message']
+      ? (flat['message'] as string)
+      : `HTTP ${status}${rawBody ? `: ${rawBody.slice(0, 200)}` : ''}`;
+  const requestId =
+    typeof flat['request_id'] === 'string' && flat['request_id'] ? (flat['request_id'] as string) : (headerValue(headers, 'x-request-id') ?? '');
+  return new MerchantWalletError({ status, code, type, message, requestId, body: flat, headers });
+}

@@ -1,0 +1,100 @@
+/**
+ * Retry policy (reference: Errors > Retry rules, Idempotency).
+ *
+ * Retried with the same idempotency key (new nonce and timestamp per attempt):
+ *   - HTTP 500, 502, 504 and codes api_error, upstream_error, upstream_timeout, idempotency_in_progress;
+ *   - network failures (connection refused/reset, DNS hiccups, per-attempt timeout);
+ *   - 429 rate_limited, after waiting Retry-After seconds (header, else `retry_after` in the body).
+ * Never retried: any other 4xx (request_rejected, insufficient_scope, ip_not_allowed, merchant_disabled,
+ * product_not_available, every 404, order_not_cancellable, state_invalid, invalid_signature, ...).
+ */
+
+import type { ResolvedConfig } from './config.js';
+import { headerValue, MerchantWalletConnectionError, MerchantWalletError } from './errors.js';
+
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([500, 502, 504]);
+export const RETRYABLE_CODES: ReadonlySet<string> = new Set(['api_error', 'upstream_error', 'upstream_timeout', 'idempotency_in_progress']);
+/** Codes that are never retried, whatever the HTTP status says. */
+export const NON_RETRYABLE_CODES: ReadonlySet<string> = new Set([
+  'request_rejected',
+  'insufficient_scope',
+  'ip_not_allowed',
+  'merchant_disabled',
+  'product_not_available',
+  'order_not_cancellable',
+  'state_invalid',
+  'invalid_signature',
+  'invalid_credentials',
+  'environment_mismatch',
+  'idempotency_key_reused',
+]);
+export const RETRYABLE_NETWORK_ERRNOS: ReadonlySet<string> = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'ENETDOWN',
+  'EHOSTDOWN',
+  'UND_ERR_SOCKET',
+]);
+
+export type RetryDecision =
+  | { retry: false }
+  | { retry: true; reason: 'rate_limited'; delayMs: number | undefined }
+  | { retry: true; reason: 'in_progress' | 'server' | 'network' };
+
+export function decideRetry(err: unknown): RetryDecision {
+  if (err instanceof MerchantWalletConnectionError) {
+    return RETRYABLE_NETWORK_ERRNOS.has(err.errno) ? { retry: true, reason: 'network' } : { retry: false };
+  }
+  if (!(err instanceof MerchantWalletError)) return { retry: false };
+  if (NON_RETRYABLE_CODES.has(err.code)) return { retry: false };
+  if (err.status === 429 || err.code === 'rate_limited') {
+    return { retry: true, reason: 'rate_limited', delayMs: retryAfterMs(err) };
+  }
+  if (err.status === 404) return { retry: false };
+  if (err.code === 'idempotency_in_progress') return { retry: true, reason: 'in_progress' };
+  if (RETRYABLE_STATUSES.has(err.status) || RETRYABLE_CODES.has(err.code)) return { retry: true, reason: 'server' };
+  return { retry: false };
+}
+
+/** Parses a Retry-After value given in seconds (or as an HTTP date); returns milliseconds. */
+export function parseRetryAfter(value: unknown, nowMs: number = Date.now()): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value * 1000 : undefined;
+  if (typeof value !== 'string' || value.trim() === '') return undefined;
+  const s = value.trim();
+  if (/^\d+(\.\d+)?$/.test(s)) return Number(s) * 1000;
+  const date = Date.parse(s);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - nowMs);
+}
+
+/** Wait requested by a 429: `Retry-After` header first, then `retry_after` in the (unwrapped) body. */
+export function retryAfterMs(err: MerchantWalletError): number | undefined {
+  return parseRetryAfter(headerValue(err.headers, 'retry-after')) ?? parseRetryAfter(err.body['retry_after']);
+}
+
+/** Exponential backoff with full jitter: random(0, min(max, base * 2^(retryIndex))). */
+export function backoffDelayMs(retryIndex: number, cfg: Pick<ResolvedConfig, 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'random'>): number {
+  const ceiling = Math.min(cfg.retryMaxDelayMs, cfg.retryBaseDelayMs * 2 ** retryIndex);
+  return Math.floor(cfg.random() * ceiling);
+}
+
+/**
+ * Delay before the next attempt. `retryIndex` is 0 before the second attempt.
+ * idempotency_in_progress waits 1 to 2 seconds as the reference advises (capped by retryMaxDelayMs).
+ */
+export function delayBeforeRetry(decision: Exclude<RetryDecision, { retry: false }>, retryIndex: number, cfg: ResolvedConfig): number {
+  switch (decision.reason) {
+    case 'rate_limited':
+      return decision.delayMs ?? backoffDelayMs(retryIndex, cfg);
+    case 'in_progress':
+      return Math.min(cfg.retryMaxDelayMs, 1000 + Math.floor(cfg.random() * 1000));
+    default:
+      return backoffDelayMs(retryIndex, cfg);
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * HTTP transport: exactly one HTTP exchange per `send` call (no retries, no signing).
+ * Uses node:http / node:https with a keep-alive agent per client.
+ */
+
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { ResolvedConfig } from './config.js';
+import { MerchantWalletConnectionError, type ResponseHeaders } from './errors.js';
+
+export interface OutgoingRequest {
+  method: string;
+  /** Path with query string exactly as it goes on the request line. */
+  path: string;
+  /** Final, lower-case header map. */
+  headers: Record<string, string>;
+  /** Exact body bytes (undefined: no body). */
+  body?: Buffer;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: ResponseHeaders;
+  /** Parsed JSON when the body is JSON, the text when it is not, undefined when empty. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+  rawBody: string;
+}
+
+/** A connection error on a kept-alive socket that the server closed while idle. */
+export class StaleSocketError extends MerchantWalletConnectionError {}
+
+export function parseBody(rawBody: string): unknown {
+  if (rawBody.length === 0) return undefined;
+  try {
+    return JSON.parse(rawBody) as unknown;
+  } catch {
+    return rawBody;
+  }
+}
+
+export class HttpTransport {
+  private readonly agent: http.Agent;
+  private readonly cfg: ResolvedConfig;
+
+  constructor(cfg: ResolvedConfig) {
+    this.cfg = cfg;
+    this.agent =
+      cfg.protocol === 'https:'
+        ? new https.Agent({ keepAlive: true, servername: cfg.servername })
+        : new http.Agent({ keepAlive: true });
+  }
+
+  /** Destroys pooled sockets. The client may still be used afterwards (new sockets are opened). */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  send(out: OutgoingRequest): Promise<RawResponse> {
+    const cfg = this.cfg;
+    const options: https.RequestOptions = {
+      protocol: cfg.protocol,
+      host: cfg.connectHost,
+      port: cfg.port,
+      method: out.method,
+      path: out.path,
+      headers: out.headers,
+      agent: this.agent,
+    };
+    if (cfg.protocol === 'https:' && cfg.servername) options.servername = cfg.servername;
+    const mod = cfg.protocol === 'https:' ? https : http;
+
+    return new Promise<RawResponse>((resolve, reject) => {
+      let settled = false;
+      let gotResponse = false;
+      const req = mod.request(options);
+
+      const fail = (err: unknown): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        const e = err as NodeJS.ErrnoException;
+        const errno = typeof e?.code === 'string' ? e.code : 'ECONNRESET';
+        const where = `${out.method} ${cfg.protocol}//${cfg.connectHost}:${cfg.port}${out.path}`;
+        const message = `${errno} during ${where}${e?.message ? `: ${e.message}` : ''}`;
+        const stale = !gotResponse && req.reusedSocket && (errno === 'ECONNRESET' || errno === 'EPIPE');
+        reject(stale ? new StaleSocketError(message, errno, err) : new MerchantWalletConnectionError(message, errno, err));
+      };
+
+      const timer = setTimeout(() => {
+        const e = new Error(`timeout after ${cfg.timeoutMs} ms`) as NodeJS.ErrnoException;
+        e.code = 'ETIMEDOUT';
+        fail(e);
+        req.destroy(e);
+      }, cfg.timeoutMs);
+
+      req.on('error', fail);
+      req.on('response', (res) => {
+        gotResponse = true;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', fail);
+        res.on('aborted', () => fail(Object.assign(new Error('response aborted'), { code: 'ECONNRESET' })));
+        res.on('end', () => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          const rawBody = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parseBody(rawBody), rawBody });
+        });
+      });
+
+      if (out.body !== undefined && out.body.length > 0) req.end(out.body);
+      else req.end();
+    });
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Shapes of the requests and responses the SDK knows about (reference + extensions §3-5).
+ * Amounts are decimal strings; never convert them to binary floating point.
+ * Every response type has an index signature: the server may add fields.
+ */
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+export type QueryParams = Record<string, string | number | undefined>;
+
+export interface ListEnvelope<T> {
+  data: T[];
+  next_cursor: string | null;
+  has_more: boolean;
+}
+
+export interface TokenResponse {
+  auth_token: string;
+  /** Unix seconds. */
+  expired_at: number;
+  token_type: string;
+  scopes: string[];
+  [extra: string]: unknown;
+}
+
+export interface CreateMemberBody {
+  /** 1 to 64 of `A-Z a-z 0-9 _ . : -` */
+  external_member_id: string;
+  [profileField: string]: unknown;
+}
+
+export interface Member {
+  id: string;
+  external_member_id: string;
+  status: string;
+  kyc_level: number;
+  created_at: string;
+  [extra: string]: unknown;
+}
+
+export interface MemberSuspension {
+  id: string;
+  status: 'suspended' | string;
+  [extra: string]: unknown;
+}
+
+export interface SessionRevocation {
+  id: string;
+  revoked: boolean;
+  [extra: string]: unknown;
+}
+
+export interface CreateDepositBody {
+  /** `mem_<uuid>` or the merchant's external member id. */
+  member_id: string;
+  asset: string;
+  amount: string;
+  tx_hash: string;
+  network?: string;
+  [extra: string]: unknown;
+}
+
+export interface Deposit {
+  id: string;
+  member_id: string;
+  asset: string;
+  amount: string;
+  status: 'credited' | string;
+  created_at: string;
+  [extra: string]: unknown;
+}
+
+export interface Balance {
+  asset: string;
+  available: string;
+  frozen: string;
+  withdrawing: string;
+  earn: string;
+  card: string;
+  total: string;
+  [extra: string]: unknown;
+}
+
+export interface MerchantBalance {
+  asset: string;
+  custody: string;
+  prepaid_available: string;
+  [extra: string]: unknown;
+}
+
+export interface Asset {
+  code: string;
+  scale: number;
+  type: 'crypto' | 'fiat' | string;
+  networks: string[];
+  [extra: string]: unknown;
+}
+
+export interface CreateWithdrawalBody {
+  asset: string;
+  network: string;
+  address: string;
+  amount: string;
+  [extra: string]: unknown;
+}
+
+export interface Withdrawal {
+  id: string;
+  status: 'locked' | 'settled' | 'failed' | string;
+  asset: string;
+  network: string;
+  address: string;
+  amount: string;
+  fee: string;
+  created_at: string;
+  [extra: string]: unknown;
+}
+
+export interface WithdrawalConfirmation {
+  id: string;
+  status: 'settled' | string;
+  replayed: boolean;
+  [extra: string]: unknown;
+}
+
+export interface CreateWebhookEndpointBody {
+  url: string;
+  /** Event types, or `["*"]` for all. */
+  event_types: string[];
+  [extra: string]: unknown;
+}
+
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  event_types: string[];
+  /** `whsec_<base64>`; present only in the creation response. */
+  secret?: string;
+  status: string;
+  [extra: string]: unknown;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'sent' | 'failed' | 'dead' | 'no_subscriber';
+
+export interface WebhookDelivery {
+  id: string;
+  event_id: string;
+  event_type: string;
+  /** Unknown statuses must be passed through, never treated as failure. */
+  status: WebhookDeliveryStatus | (string & {});
+  attempts: number;
+  last_http_status: number;
+  next_attempt_at: string;
+  created_at: string;
+  [extra: string]: unknown;
+}
+
+export interface Redelivery {
+  id: string;
+  queued: boolean;
+  [extra: string]: unknown;
+}
+
+/** Body of a webhook request (identical envelope for all events). */
+export interface WebhookEvent {
+  event_id: string;
+  event_type: string;
+  created_at: string;
+  merchant_id: string;
+  livemode: boolean;
+  data: {
+    object: string;
+    id: string;
+    external_member_id: string;
+    status: string;
+    status_version: number;
+    [extra: string]: unknown;
+  };
+  [extra: string]: unknown;
+}

@@ -1,0 +1,50 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import type { ServiceContext } from './service-context.js';
+import { createKey } from './platform/api-keys.js';
+import { scopeCatalogue } from './platform/scopes.js';
+import { newId } from './platform/ids.js';
+
+export interface DemoCredentials {
+  merchant_id: string;
+  environment: 'sandbox';
+  client_id: string;
+  api_key: string;
+  signing_key: string;
+}
+
+/**
+ * With an empty database, creates a demo merchant with one sandbox key holding every scope. The
+ * advisory lock makes two processes starting together on one PostgreSQL create it once.
+ */
+export async function ensureDemoMerchant(ctx: ServiceContext, print: (line: string) => void): Promise<DemoCredentials | undefined> {
+  const demo = await ctx.db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended('bootstrap:demo-merchant', 0))`.execute(trx);
+    const any = await trx.selectFrom('merchants').select('id').limit(1).executeTakeFirst();
+    if (any) return undefined;
+    const merchant = await trx
+      .insertInto('merchants')
+      .values({ id: newId('mch'), name: 'Demo merchant', updated_at: new Date() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const key = await createKey(trx, {
+      merchantId: merchant.id,
+      environment: 'sandbox',
+      scopes: [...scopeCatalogue],
+      pendingScopes: [],
+      ipAllowlist: '',
+      expiresAt: null,
+    });
+    return { merchant_id: merchant.id, environment: 'sandbox' as const, client_id: key.client_id, api_key: key.api_key, signing_key: key.signing_key };
+  });
+  if (!demo) return undefined;
+  mkdirSync(ctx.config.dataDir, { recursive: true });
+  const file = join(ctx.config.dataDir, 'demo-credentials.json');
+  writeFileSync(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
+  print(`Demo merchant ${demo.merchant_id} (sandbox). These credentials are shown once and written to ${file}:`);
+  print(`  client_id:   ${demo.client_id}`);
+  print(`  api_key:     ${demo.api_key}`);
+  print(`  signing_key: ${demo.signing_key}`);
+  return demo;
+}

@@ -1,0 +1,39 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { ApiError } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+
+export const merchantStatuses = ['active', 'suspended', 'frozen', 'closed'] as const;
+
+const view = (m: { id: string; name: string; status: string; created_at: Date }) => ({
+  id: m.id,
+  name: m.name,
+  status: m.status,
+  created_at: new Date(m.created_at).toISOString(),
+});
+
+export async function createMerchant(db: Kysely<Database>, name: string) {
+  const row = await db
+    .insertInto('merchants')
+    .values({ id: newId('mch'), name, updated_at: new Date() })
+    .returning(['id', 'name', 'status', 'created_at'])
+    .executeTakeFirstOrThrow();
+  return view(row);
+}
+
+export async function getMerchant(db: Kysely<Database>, id: string) {
+  const row = await db.selectFrom('merchants').select(['id', 'name', 'status', 'created_at']).where('id', '=', id).executeTakeFirst();
+  if (!row) throw new ApiError('not_found', 'No such merchant.');
+  return view(row);
+}
+
+export async function setMerchantStatus(db: Kysely<Database>, id: string, status: string) {
+  const row = await db
+    .updateTable('merchants')
+    .set({ status, updated_at: new Date() })
+    .where('id', '=', id)
+    .returning(['id', 'name', 'status', 'created_at'])
+    .executeTakeFirst();
+  if (!row) throw new ApiError('not_found', 'No such merchant.');
+  return view(row);
+}

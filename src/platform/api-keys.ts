@@ -1,0 +1,154 @@
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { ApiKeysTable, Database, Environment } from '../db/schema.js';
+import { ApiError, invalidFields } from './errors.js';
+import { newId, randomToken, sha256Hex } from './ids.js';
+import { parseAllowlist } from './ip-allowlist.js';
+import { normaliseScopes, restrictedScopes } from './scopes.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface KeyView {
+  id: string;
+  merchant_id: string;
+  client_id: string;
+  environment: Environment;
+  scopes: string[];
+  pending_scopes: string[];
+  ip_allowlist: string;
+  disabled: boolean;
+  expires_at: string | null;
+  created_at: string;
+}
+
+export interface KeyWithSecrets extends KeyView {
+  api_key: string;
+  signing_key: string;
+}
+
+const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+
+function view(row: Selectable<ApiKeysTable>): KeyView {
+  return {
+    id: row.id,
+    merchant_id: row.merchant_id,
+    client_id: row.client_id,
+    environment: row.environment,
+    scopes: row.scopes,
+    pending_scopes: row.pending_scopes,
+    ip_allowlist: row.ip_allowlist,
+    disabled: row.disabled,
+    expires_at: iso(row.expires_at),
+    created_at: iso(row.created_at)!,
+  };
+}
+
+/** Restricted scopes wait for approval in production and are granted at once in the sandbox. */
+export function splitScopes(environment: Environment, requested: readonly unknown[]): { scopes: string[]; pending: string[] } {
+  const wanted = normaliseScopes(requested);
+  if (environment === 'sandbox') return { scopes: wanted, pending: [] };
+  return { scopes: wanted.filter((s) => !restrictedScopes.has(s)), pending: wanted.filter((s) => restrictedScopes.has(s)) };
+}
+
+function requireAllowlist(environment: Environment, allowlist: string): void {
+  if (environment === 'production' && parseAllowlist(allowlist).length === 0) {
+    throw invalidFields([{ key: 'ip_allowlist', reason: 'required' }], 'a production key needs a non-empty IP allow-list');
+  }
+}
+
+export async function createKey(
+  db: Db,
+  input: { merchantId: string; environment: Environment; scopes: string[]; pendingScopes: string[]; ipAllowlist: string; expiresAt: Date | null; rotatedFrom?: string },
+): Promise<KeyWithSecrets> {
+  requireAllowlist(input.environment, input.ipAllowlist);
+  const apiKey = `mwk_${randomToken(32)}`;
+  const signingKey = `mws_${randomToken(32)}`;
+  const row = await db
+    .insertInto('api_keys')
+    .values({
+      id: newId('key'),
+      merchant_id: input.merchantId,
+      environment: input.environment,
+      client_id: `cli_${randomToken(12)}`,
+      api_key_hash: sha256Hex(apiKey),
+      signing_key: signingKey,
+      scopes: JSON.stringify(input.scopes),
+      pending_scopes: JSON.stringify(input.pendingScopes),
+      ip_allowlist: input.ipAllowlist,
+      expires_at: input.expiresAt,
+      rotated_from: input.rotatedFrom ?? null,
+      updated_at: new Date(),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { ...view(row), api_key: apiKey, signing_key: signingKey };
+}
+
+export async function getKey(db: Db, id: string) {
+  const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw new ApiError('not_found', 'No such API key.');
+  return row;
+}
+
+export async function approveScopes(db: Db, id: string, scopes: string[] | undefined): Promise<KeyView> {
+  const row = await getKey(db, id);
+  const approving = scopes === undefined ? row.pending_scopes : row.pending_scopes.filter((s: string) => scopes.includes(s));
+  const updated = await db
+    .updateTable('api_keys')
+    .set({
+      scopes: JSON.stringify([...new Set([...row.scopes, ...approving])]),
+      pending_scopes: JSON.stringify(row.pending_scopes.filter((s: string) => !approving.includes(s))),
+      updated_at: new Date(),
+    })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return view(updated);
+}
+
+export async function updateKey(
+  db: Db,
+  id: string,
+  patch: { scopes?: string[]; ip_allowlist?: string; disabled?: boolean; expires_at?: string | null },
+): Promise<KeyView> {
+  const row = await getKey(db, id);
+  const set: Record<string, unknown> = { updated_at: new Date() };
+  if (patch.scopes !== undefined) {
+    const { scopes, pending } = splitScopes(row.environment, patch.scopes);
+    // Scopes already approved stay granted; newly requested restricted ones wait again.
+    const granted = scopes.concat(pending.filter((s) => row.scopes.includes(s)));
+    set.scopes = JSON.stringify(granted);
+    set.pending_scopes = JSON.stringify(pending.filter((s) => !row.scopes.includes(s)));
+  }
+  if (patch.ip_allowlist !== undefined) {
+    requireAllowlist(row.environment, patch.ip_allowlist);
+    set.ip_allowlist = patch.ip_allowlist;
+  }
+  if (patch.disabled !== undefined) set.disabled = patch.disabled;
+  if (patch.expires_at !== undefined) set.expires_at = patch.expires_at === null ? null : new Date(patch.expires_at);
+  const updated = await db.updateTable('api_keys').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  return view(updated);
+}
+
+/** A new key with the same grants; the old one keeps working until the overlap ends, then stops hard. */
+export async function rotateKey(db: Kysely<Database>, id: string, overlapSeconds: number): Promise<KeyWithSecrets> {
+  return db.transaction().execute(async (trx) => {
+    const old = await getKey(trx, id);
+    if (old.disabled) throw new ApiError('state_invalid', 'A disabled key cannot be rotated.');
+    const edge = new Date(Date.now() + overlapSeconds * 1000);
+    const oldExpiry = old.expires_at ? new Date(old.expires_at) : null;
+    await trx
+      .updateTable('api_keys')
+      .set({ expires_at: oldExpiry && oldExpiry < edge ? oldExpiry : edge, updated_at: new Date() })
+      .where('id', '=', id)
+      .execute();
+    return createKey(trx, {
+      merchantId: old.merchant_id,
+      environment: old.environment,
+      scopes: old.scopes,
+      pendingScopes: old.pending_scopes,
+      ipAllowlist: old.ip_allowlist,
+      expiresAt: oldExpiry,
+      rotatedFrom: old.id,
+    });
+  });
+}

@@ -1,0 +1,216 @@
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { randomUUID } from 'node:crypto';
+import type { ServiceContext } from '../service-context.js';
+import { authenticate, bearerFrom, checkIp, checkMerchantStatus } from './auth.js';
+import { environmentFromHost } from './environment.js';
+import { ApiError } from './errors.js';
+import { beginIdempotency, isKeyShape, requestHash, sendReplay, storeAfterResponse } from './idempotency.js';
+import { consumeNonce } from './nonces.js';
+import { consume } from './rate-limit.js';
+import { rateBucketFor, rateLimitsPerMinute, type RouteAccess } from './route-access.js';
+import { hasScope } from './scopes.js';
+import { verifySignature } from './signing.js';
+import { validatorCompiler } from './validation.js';
+import { resolveMember } from '../modules/members/queries.js';
+import './request-context.js';
+
+export type AppInstance = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
+
+const redactedHeaders = ['authorization', 'x-auth-token', 'x-api-key', 'x-signature', 'x-step-up', 'cookie'];
+
+export function loggerOptions(level: string) {
+  return {
+    level,
+    redact: {
+      paths: [
+        ...redactedHeaders.map((h) => `req.headers["${h}"]`),
+        '*.api_key', '*.signing_key', '*.auth_token', '*.pin', '*.cvv', '*.pan', '*.card_number', '*.secret',
+      ],
+      censor: '[redacted]',
+    },
+    serializers: {
+      req(req: FastifyRequest) {
+        return { method: req.method, url: req.url, host: req.headers.host, remoteAddress: req.ip, headers: { ...req.headers } };
+      },
+    },
+  };
+}
+
+/** Error envelope for anything thrown: our ApiErrors as they are, everything else mapped, never leaked. */
+export function installErrorHandling(app: AppInstance): void {
+  app.setErrorHandler((err: any, req, reply) => {
+    let apiError: ApiError;
+    if (err instanceof ApiError) apiError = err;
+    else if (err.validation) apiError = new ApiError('invalid_request', `Invalid ${err.validationContext ?? 'request'}: ${err.validation[0]?.instancePath || ''} ${err.validation[0]?.message ?? ''}`.replace(/\s+/g, ' ').trim());
+    else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') apiError = new ApiError('invalid_request', 'The request body is too large.');
+    else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) apiError = new ApiError('invalid_request');
+    else {
+      req.log.error({ err }, 'unhandled error');
+      apiError = new ApiError('api_error');
+    }
+    const body = apiError.body(req.id);
+    // The reference's 429 example wraps the fields in `error`; both shapes are sent so either reader works.
+    const payload = apiError.code === 'rate_limited' ? { ...body, error: body } : body;
+    void reply.code(apiError.status).headers(apiError.headers).send(payload);
+  });
+  app.setNotFoundHandler((req, reply) => {
+    void reply.code(404).send(new ApiError('not_found', 'No such endpoint.').body(req.id));
+  });
+}
+
+/** Keeps the exact bytes received (the signature covers them) and parses JSON ourselves. */
+export function installBodyParsing(app: AppInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (req: FastifyRequest, body: Buffer, done: (err: Error | null, body?: unknown) => void) => {
+    req.rawBody = body;
+    if (body.length === 0) return done(null, undefined);
+    try {
+      done(null, JSON.parse(body.toString('utf8')));
+    } catch {
+      done(new ApiError('invalid_request', 'The request body is not valid JSON.'));
+    }
+  });
+}
+
+const undeclared: RouteAccess = { scope: 'public' };
+
+export function buildPublicApp(ctx: ServiceContext): AppInstance {
+  const { db, config } = ctx;
+  const app = Fastify({
+    logger: ctx.logger === false ? false : loggerOptions(config.logLevel),
+    genReqId: () => `req_${randomUUID()}`,
+    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
+    bodyLimit: config.bodyLimitBytes,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>() as AppInstance;
+  app.setValidatorCompiler(validatorCompiler);
+  installBodyParsing(app);
+  installErrorHandling(app);
+
+  // Every route declares its access; one that does not is wired to refuse with 403.
+  app.addHook('onRoute', (route) => {
+    if (route.config?.access) return;
+    app.log.warn({ url: route.url }, 'route without access declaration answers 403');
+    route.config = { ...(route.config ?? {}), access: undeclared };
+    route.handler = async () => {
+      throw new ApiError('insufficient_scope', 'This endpoint has no scope declaration.');
+    };
+    route.preValidation = undefined;
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    req.startedAt = process.hrtime.bigint();
+    req.environment = environmentFromHost(req.headers.host);
+    void reply.header('x-request-id', req.id);
+    const access = req.routeOptions.config.access;
+    if (!access) return;
+    if (access.sandboxOnly && req.environment !== 'sandbox') throw new ApiError('not_found');
+    if (access.scope === 'public') return;
+    const auth = await authenticate(db, bearerFrom(req.headers), req.environment);
+    checkIp(auth.environment, auth.ipAllowlist, req.ip);
+    if (access.scope !== 'token' && !hasScope(auth.scopes, access.scope)) throw new ApiError('insufficient_scope');
+    const isRead = req.method === 'GET' || req.method === 'HEAD';
+    checkMerchantStatus(auth.merchantStatus, isRead);
+    req.auth = auth;
+    const path = req.url.split('?')[0]!;
+    const bucket = rateBucketFor(req.method, path);
+    await consume(db, `${auth.merchantId}:${auth.environment}`, bucket, rateLimitsPerMinute[bucket]);
+    await bindPrincipal(ctx, req, access);
+  });
+
+  app.addHook('preValidation', async (req, reply) => {
+    const access = req.routeOptions.config.access;
+    if (!access || !req.auth) return;
+    await checkSignature(ctx, req, access);
+    return beginIdempotencyFor(ctx, req, reply, access);
+  });
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (req.idempotency && typeof payload === 'string') {
+      await storeAfterResponse(db, req, reply.statusCode, payload);
+    }
+    return payload;
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    const seconds = Number(process.hrtime.bigint() - (req.startedAt ?? process.hrtime.bigint())) / 1e9;
+    const route = req.routeOptions.url ?? 'unmatched';
+    ctx.metrics.httpDuration.observe({ listener: 'public', method: req.method, route, status: String(reply.statusCode) }, seconds);
+    if (req.auth) {
+      ctx.apiCallLog.record({
+        merchant_id: req.auth.merchantId,
+        environment: req.auth.environment,
+        request_id: req.id,
+        method: req.method,
+        path: req.url.slice(0, 512),
+        status_code: reply.statusCode,
+        duration_ms: Math.round(seconds * 1000),
+      });
+    }
+  });
+
+  return app;
+}
+
+async function bindPrincipal(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess): Promise<void> {
+  const principal = access.principal ?? 'merchant';
+  const raw = req.headers['x-on-behalf-of'];
+  const onBehalfOf = (Array.isArray(raw) ? raw[0] : raw)?.trim() ?? '';
+  if (principal === 'merchant') {
+    if (raw !== undefined) throw new ApiError('invalid_request', 'x-on-behalf-of is not accepted on this endpoint; it acts as the merchant.');
+    return;
+  }
+  if (onBehalfOf === '') {
+    if (principal === 'member') throw new ApiError('member_context_required');
+    return;
+  }
+  const member = await resolveMember(ctx.db, req.auth!.merchantId, req.auth!.environment, onBehalfOf);
+  if (!member || member.status !== 'active') throw new ApiError('member_not_found');
+  req.member = { id: member.id, externalMemberId: member.external_member_id, kycLevel: member.kyc_level };
+}
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+async function checkSignature(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess): Promise<void> {
+  const needed = access.signature === 'always' || (req.method !== 'GET' && req.method !== 'HEAD');
+  if (!needed) return;
+  const auth = req.auth!;
+  const check = verifySignature(
+    auth.signingKey,
+    {
+      method: req.method,
+      pathWithQuery: req.raw.url ?? req.url,
+      rawBody: req.rawBody ?? Buffer.alloc(0),
+      timestamp: header(req, 'x-timestamp'),
+      nonce: header(req, 'x-nonce'),
+      signature: header(req, 'x-signature'),
+    },
+    Math.floor(Date.now() / 1000),
+  );
+  if (!check.ok) throw new ApiError(check.code);
+  if (!(await consumeNonce(ctx.db, auth.merchantId, auth.environment, header(req, 'x-nonce')!))) throw new ApiError('nonce_reused');
+}
+
+async function beginIdempotencyFor(ctx: ServiceContext, req: FastifyRequest, reply: FastifyReply, access: RouteAccess) {
+  const mode = access.idempotency ?? 'none';
+  if (mode === 'none') return;
+  const key = header(req, 'x-idempotency-key');
+  if (key === undefined || key.trim() === '') {
+    if (mode === 'required') throw new ApiError('idempotency_key_required');
+    return;
+  }
+  if (!isKeyShape(key)) throw new ApiError('idempotency_key_invalid');
+  req.idempotency = {
+    key: key.toLowerCase(),
+    endpoint: `${req.method} ${req.url.split('?')[0]}`,
+    requestHash: requestHash(req.rawBody, req.body),
+    settled: false,
+    noStore: false,
+  };
+  const replay = await beginIdempotency(ctx.db, req);
+  if (replay) return sendReplay(reply, replay.stored);
+}

@@ -1,0 +1,59 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { ApiError } from './errors.js';
+
+const windowSeconds = 60;
+
+export interface RateDecision {
+  allowed: boolean;
+  retryAfterSeconds: number;
+}
+
+/**
+ * Sliding-window estimate over two fixed one-minute windows: the previous window's count weighted
+ * by how much of it still overlaps the last 60 seconds, plus the current count.
+ */
+export function decide(previous: number, current: number, limit: number, elapsedSeconds: number): RateDecision {
+  const weight = (windowSeconds - elapsedSeconds) / windowSeconds;
+  const estimate = previous * weight + current;
+  if (estimate <= limit) return { allowed: true, retryAfterSeconds: 0 };
+  let wait: number;
+  if (current > limit) {
+    wait = windowSeconds - elapsedSeconds + windowSeconds * ((current - limit) / current);
+  } else {
+    // Time until the previous window's weight has decayed enough for one more request.
+    wait = windowSeconds * (1 - (limit - current) / previous) - elapsedSeconds;
+  }
+  return { allowed: false, retryAfterSeconds: Math.min(windowSeconds, Math.max(1, Math.ceil(wait))) };
+}
+
+/**
+ * Counts the hit atomically in the database (so several processes share one window) and undoes it
+ * when refused, so a client that keeps hammering is not locked out for longer than the window.
+ */
+export async function consume(db: Kysely<Database>, subject: string, bucket: string, limit: number, nowMs = Date.now()): Promise<void> {
+  const nowSeconds = nowMs / 1000;
+  const windowStart = Math.floor(nowSeconds / windowSeconds);
+  const elapsed = nowSeconds - windowStart * windowSeconds;
+  const { rows } = await sql<{ current: number; previous: number | null }>`
+    WITH cur AS (
+      INSERT INTO rate_limit_windows (subject, bucket, window_start, hits)
+      VALUES (${subject}, ${bucket}, ${windowStart}, 1)
+      ON CONFLICT (subject, bucket, window_start) DO UPDATE SET hits = rate_limit_windows.hits + 1
+      RETURNING hits
+    )
+    SELECT (SELECT hits FROM cur) AS current,
+           (SELECT hits FROM rate_limit_windows WHERE subject = ${subject} AND bucket = ${bucket} AND window_start = ${windowStart - 1}) AS previous
+  `.execute(db);
+  const current = Number(rows[0]!.current);
+  const previous = Number(rows[0]!.previous ?? 0);
+  const decision = decide(previous, current, limit, elapsed);
+  if (decision.allowed) return;
+  await sql`UPDATE rate_limit_windows SET hits = hits - 1 WHERE subject = ${subject} AND bucket = ${bucket} AND window_start = ${windowStart}`.execute(db);
+  throw new ApiError('rate_limited', undefined, { retry_after: decision.retryAfterSeconds }, { 'retry-after': String(decision.retryAfterSeconds) });
+}
+
+export async function purgeOldWindows(db: Kysely<Database>, nowMs = Date.now()): Promise<void> {
+  const windowStart = Math.floor(nowMs / 1000 / windowSeconds);
+  await db.deleteFrom('rate_limit_windows').where('window_start', '<', String(windowStart - 1)).execute();
+}

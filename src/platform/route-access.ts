@@ -1,0 +1,34 @@
+import type { Scope } from './scopes.js';
+
+export type RateBucket = 'deposits' | 'members_write' | 'orders' | 'reads';
+
+/**
+ * What a route needs from its caller. Every route declares one in `config.access`; a route without
+ * a declaration is wired at registration to answer 403 (see http-app.ts).
+ */
+export interface RouteAccess {
+  /** `public`: no token at all. `token`: any valid token, no scope. Otherwise the scope needed. */
+  scope: Scope | 'public' | 'token';
+  /** Who may call: the merchant itself, the merchant acting for a member, or either. */
+  principal?: 'merchant' | 'member' | 'either';
+  idempotency?: 'required' | 'optional' | 'none';
+  /** `always`: signed whatever the method (POST /v1/deposits). Default: every method but GET and HEAD. */
+  signature?: 'always' | 'by_method';
+  /** Only in the sandbox; production answers 404 not_found. */
+  sandboxOnly?: boolean;
+}
+
+export function rateBucketFor(method: string, path: string): RateBucket {
+  if (method === 'GET' || method === 'HEAD') return 'reads';
+  if (method === 'POST' && path === '/v1/deposits') return 'deposits';
+  if (path === '/v1/members' || path.startsWith('/v1/members/')) return 'members_write';
+  return 'orders';
+}
+
+export const rateLimitsPerMinute: Record<RateBucket | 'token_exchange', number> = {
+  deposits: 60,
+  members_write: 300,
+  orders: 120,
+  reads: 1200,
+  token_exchange: 20,
+};

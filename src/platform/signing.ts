@@ -1,0 +1,41 @@
+import { createHmac, createHash, timingSafeEqual } from 'node:crypto';
+
+export const timestampToleranceSeconds = 300;
+export const nonceWindowSeconds = 300;
+
+export interface SigningInput {
+  method: string;
+  pathWithQuery: string;
+  timestamp: string;
+  nonce: string;
+  rawBody: Buffer;
+}
+
+export function signingString(input: SigningInput): string {
+  const bodyHash = createHash('sha256').update(input.rawBody).digest('hex');
+  return [input.method.toUpperCase(), input.pathWithQuery, input.timestamp, input.nonce, bodyHash].join('\n');
+}
+
+export function computeSignature(signingKey: string, input: SigningInput): string {
+  return createHmac('sha256', signingKey).update(signingString(input)).digest('base64');
+}
+
+export type SignatureCheck =
+  | { ok: true }
+  | { ok: false; code: 'invalid_signature' | 'timestamp_out_of_range' };
+
+/** Pure check of headers and signature; the nonce is consumed by the caller only after `ok`. */
+export function verifySignature(
+  signingKey: string,
+  input: Omit<SigningInput, 'timestamp' | 'nonce'> & { timestamp?: string; nonce?: string; signature?: string },
+  nowSeconds: number,
+): SignatureCheck {
+  const { timestamp, nonce, signature } = input;
+  if (!timestamp || !nonce || !signature) return { ok: false, code: 'invalid_signature' };
+  if (!/^\d{1,16}$/.test(timestamp)) return { ok: false, code: 'invalid_signature' };
+  if (Math.abs(nowSeconds - Number(timestamp)) > timestampToleranceSeconds) return { ok: false, code: 'timestamp_out_of_range' };
+  const expected = Buffer.from(computeSignature(signingKey, { ...input, timestamp, nonce }), 'utf8');
+  const given = Buffer.from(signature, 'utf8');
+  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { ok: false, code: 'invalid_signature' };
+  return { ok: true };
+}

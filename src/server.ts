@@ -1,0 +1,95 @@
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { openDatabase } from './db/connection.js';
+import { migrateToLatest } from './db/migrate.js';
+import { loadConfig, type Config } from './platform/config.js';
+import { createMetrics } from './platform/metrics.js';
+import { ApiCallLog } from './platform/api-call-log.js';
+import { buildPublicApp, type AppInstance } from './platform/http-app.js';
+import { buildAdminApp } from './operator/admin-app.js';
+import { randomToken } from './platform/ids.js';
+import type { ServiceContext } from './service-context.js';
+import { registerPublicRoutes } from './routes.js';
+import { ensureDemoMerchant, type DemoCredentials } from './bootstrap.js';
+import { startWorkers, type Workers } from './jobs/workers.js';
+
+export interface RunningService {
+  ctx: ServiceContext;
+  publicApp: AppInstance;
+  adminApp: AppInstance;
+  publicUrl: string;
+  adminUrl: string;
+  adminToken: string;
+  demo: DemoCredentials | undefined;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  config?: Partial<Config>;
+  tokenTtlSeconds?: number;
+  logger?: boolean;
+  /** Print the first-start banner (credentials, admin token). */
+  announce?: boolean;
+}
+
+function resolveAdminToken(config: Config, announce: (line: string) => void): string {
+  if (config.adminToken) return config.adminToken;
+  const file = join(config.dataDir, 'admin-token');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const token = `adm_${randomToken(32)}`;
+  mkdirSync(config.dataDir, { recursive: true });
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  announce(`Operator API token (stored in ${file}): ${token}`);
+  return token;
+}
+
+export async function startService(options: StartOptions = {}): Promise<RunningService> {
+  const config: Config = { ...loadConfig(), ...options.config };
+  const print = options.announce ? (line: string) => console.log(line) : () => {};
+  const handle = await openDatabase(config.databaseUrl, config.dataDir);
+  await migrateToLatest(handle.db);
+  const metrics = createMetrics();
+  const ctx: ServiceContext = {
+    config,
+    db: handle.db,
+    databaseKind: handle.kind,
+    metrics,
+    apiCallLog: new ApiCallLog(handle.db, (err) => console.error('api call log write failed', err)),
+    tokenTtlSeconds: options.tokenTtlSeconds ?? Number(process.env.TOKEN_TTL_SECONDS ?? 1800),
+    logger: options.logger ?? true,
+  };
+  const adminToken = resolveAdminToken(config, print);
+  const demo = await ensureDemoMerchant(ctx, print);
+
+  const publicApp = buildPublicApp(ctx);
+  await registerPublicRoutes(publicApp, ctx);
+  const adminApp = buildAdminApp(ctx, adminToken);
+  await publicApp.listen({ port: config.port, host: config.host });
+  await adminApp.listen({ port: config.adminPort, host: config.adminHost });
+  const workers: Workers = config.workers ? startWorkers(ctx) : { stop: async () => {} };
+
+  const addr = (app: AppInstance) => {
+    const a = app.server.address();
+    return typeof a === 'object' && a ? `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}` : String(a);
+  };
+  let closed = false;
+  return {
+    ctx,
+    publicApp,
+    adminApp,
+    publicUrl: addr(publicApp),
+    adminUrl: addr(adminApp),
+    adminToken,
+    demo,
+    async close() {
+      if (closed) return;
+      closed = true;
+      // Stop accepting, let requests in flight finish, then stop workers and close the database.
+      await Promise.all([publicApp.close(), adminApp.close()]);
+      await workers.stop();
+      await ctx.apiCallLog.flush();
+      await handle.close();
+    },
+  };
+}
+

@@ -1,0 +1,19 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './db/schema.js';
+import type { DatabaseKind } from './db/connection.js';
+import type { Config } from './platform/config.js';
+import type { Metrics } from './platform/metrics.js';
+import type { ApiCallLog } from './platform/api-call-log.js';
+
+/** What every route module and job receives: built once at start-up, passed explicitly. */
+export interface ServiceContext {
+  config: Config;
+  db: Kysely<Database>;
+  databaseKind: DatabaseKind;
+  metrics: Metrics;
+  apiCallLog: ApiCallLog;
+  /** Access-token lifetime; 30 minutes by the reference, shortened only by tests. */
+  tokenTtlSeconds: number;
+  /** false silences request logs (tests and benchmarks). */
+  logger: boolean;
+}
