@@ -93,7 +93,10 @@ export interface MembersTable {
   updated_at: Timestamp;
 }
 
-export interface Database {
+import type { LedgerTables } from '../ledger/tables.js';
+import type { MoneyFlowTables } from '../modules/tables.js';
+
+export interface PlatformTables {
   merchants: MerchantsTable;
   merchant_principals: MerchantPrincipalsTable;
   api_keys: ApiKeysTable;
@@ -104,3 +107,6 @@ export interface Database {
   api_call_logs: ApiCallLogsTable;
   members: MembersTable;
 }
+
+/** One Kysely schema composed of each area's tables; each area owns its file. */
+export interface Database extends PlatformTables, LedgerTables, MoneyFlowTables {}

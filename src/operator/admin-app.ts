@@ -7,6 +7,7 @@ import { installBodyParsing, installErrorHandling, loggerOptions, type AppInstan
 import { validatorCompiler } from '../platform/validation.js';
 import { healthRoutes } from '../platform/health.js';
 import { operatorRoutes } from './routes.js';
+import { operatorMemberRoutes } from './members-routes.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -35,5 +36,6 @@ export function buildAdminApp(ctx: ServiceContext, adminToken: string): AppInsta
   });
   void app.register(async (scope) => healthRoutes(scope as AppInstance, ctx));
   void app.register(async (scope) => operatorRoutes(scope as AppInstance, ctx));
+  void app.register(async (scope) => operatorMemberRoutes(scope as AppInstance, ctx));
   return app;
 }

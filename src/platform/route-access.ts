@@ -1,3 +1,4 @@
+import type { ErrorCode } from './errors.js';
 import type { Scope } from './scopes.js';
 
 export type RateBucket = 'deposits' | 'members_write' | 'orders' | 'reads';
@@ -16,6 +17,8 @@ export interface RouteAccess {
   signature?: 'always' | 'by_method';
   /** Only in the sandbox; production answers 404 not_found. */
   sandboxOnly?: boolean;
+  /** Codes this route answers beyond the ones its access implies (auth, signing, idempotency, member, rate limit). */
+  errors?: ErrorCode[];
 }
 
 export function rateBucketFor(method: string, path: string): RateBucket {

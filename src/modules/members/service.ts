@@ -1,0 +1,78 @@
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Database, Environment, MembersTable } from '../../db/schema.js';
+import { ApiError } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { resolveMember } from './queries.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export function memberView(m: Selectable<MembersTable>) {
+  return {
+    id: m.id,
+    external_member_id: m.external_member_id,
+    status: m.status,
+    kyc_level: m.kyc_level,
+    profile: m.profile ?? {},
+    created_at: new Date(m.created_at).toISOString(),
+  };
+}
+
+export async function createMember(trx: Db, merchantId: string, environment: Environment, externalId: string, profile: Record<string, unknown>) {
+  const row = await trx
+    .insertInto('members')
+    .values({
+      id: newId('mem'),
+      merchant_id: merchantId,
+      environment,
+      external_member_id: externalId,
+      profile: JSON.stringify(profile),
+      sessions_revoked_at: null,
+      updated_at: new Date(),
+    })
+    .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'external_member_id']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw new ApiError('duplicate_resource', 'A member with this external_member_id already exists.');
+  return memberView(row);
+}
+
+export async function getMember(db: Db, merchantId: string, environment: Environment, id: string) {
+  const row = await resolveMember(db, merchantId, environment, id);
+  if (!row) throw new ApiError('member_not_found');
+  return row;
+}
+
+export async function suspendMember(trx: Db, merchantId: string, environment: Environment, id: string) {
+  const member = await getMember(trx, merchantId, environment, id);
+  await trx.updateTable('members').set({ status: 'suspended', updated_at: new Date() }).where('id', '=', member.id).execute();
+  return { id: member.id, status: 'suspended' as const };
+}
+
+const internalIdShape = /^mem_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Signs a member out everywhere: sessions and hosted-screen links issued before now are void. */
+export async function revokeSessions(trx: Db, merchantId: string, environment: Environment, externalId: string) {
+  // The reference accepts only the external id here; the internal form is refused like an unknown member.
+  if (internalIdShape.test(externalId)) throw new ApiError('member_not_found');
+  const row = await trx
+    .updateTable('members')
+    .set({ sessions_revoked_at: new Date(), updated_at: new Date() })
+    .where('merchant_id', '=', merchantId)
+    .where('environment', '=', environment)
+    .where('external_member_id', '=', externalId)
+    .returning('id')
+    .executeTakeFirst();
+  if (!row) throw new ApiError('member_not_found');
+  return { id: externalId, revoked: true as const };
+}
+
+export async function reviewKyc(db: Db, memberId: string, decision: 'approved' | 'rejected', level: 1 | 2 | undefined) {
+  const row = await db
+    .updateTable('members')
+    .set({ kyc_level: decision === 'approved' ? (level ?? 1) : 0, updated_at: new Date() })
+    .where('id', '=', memberId)
+    .returning(['id', 'kyc_level'])
+    .executeTakeFirst();
+  if (!row) throw new ApiError('member_not_found');
+  return row;
+}

@@ -1,0 +1,53 @@
+import { Type, type Static } from 'typebox';
+
+export const pageSizeDefault = 20;
+export const pageSizeMax = 100;
+
+export const PageQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, description: `default ${pageSizeDefault}, at most ${pageSizeMax} (larger values are capped)` })),
+  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'the previous page\'s next_cursor; an unreadable cursor restarts from the first page' })),
+});
+
+export const listEnvelope = <T extends Parameters<typeof Type.Array>[0]>(item: T) =>
+  Type.Object({ data: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]), has_more: Type.Boolean() });
+
+export interface ListEnvelope<T> {
+  data: T[];
+  next_cursor: string | null;
+  has_more: boolean;
+}
+
+export function pageSize(limit: number | undefined): number {
+  if (limit === undefined || !Number.isInteger(limit) || limit < 1) return pageSizeDefault;
+  return Math.min(limit, pageSizeMax);
+}
+
+/**
+ * Keyset cursors over a table's `seq` (a bigserial in insertion order). Pages walk newest first;
+ * an insert never shifts a page, so nothing is lost or repeated. The cursor is opaque to clients.
+ */
+export function encodeCursor(seq: bigint | string): string {
+  return Buffer.from(`v1:${seq}`, 'utf8').toString('base64url');
+}
+
+/** undefined for an absent or unreadable cursor: the walk restarts from the first page. */
+export function decodeCursor(cursor: string | undefined): bigint | undefined {
+  if (!cursor) return undefined;
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const m = /^v1:(\d{1,19})$/.exec(text);
+  return m ? BigInt(m[1]!) : undefined;
+}
+
+/** Call with rows fetched as `limit + 1`, ordered by seq descending. */
+export function toPage<R extends { seq: bigint | string }, T>(rows: R[], limit: number, map: (row: R) => T): ListEnvelope<T> {
+  const hasMore = rows.length > limit;
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { data: page.map(map), next_cursor: hasMore && last ? encodeCursor(last.seq) : null, has_more: hasMore };
+}
+
+export function constantList<T>(data: T[]): ListEnvelope<T> {
+  return { data, next_cursor: null, has_more: false };
+}
+
+export type PageQueryType = Static<typeof PageQuery>;

@@ -1,0 +1,131 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { RunningService } from '../src/server.js';
+import { newMerchantClient, startTestService } from './support/service.js';
+
+describe('idempotency', () => {
+  let service: RunningService;
+  before(async () => {
+    service = await startTestService();
+  });
+  after(async () => service.close());
+
+  const countMembers = async (merchantId: string, externalId: string) => {
+    const row = await service.ctx.db
+      .selectFrom('members')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('merchant_id', '=', merchantId)
+      .where('external_member_id', '=', externalId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  };
+
+  it('requires a key where the endpoint lists one, and checks only its shape', async () => {
+    const { client } = await newMerchantClient(service);
+    const none = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'a' }, idempotencyKey: false });
+    assert.equal(none.status, 400);
+    assert.equal(none.body.code, 'idempotency_key_required');
+    const bad = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'a' }, idempotencyKey: 'not-a-uuid' });
+    assert.equal(bad.body.code, 'idempotency_key_invalid');
+    const v1Shape = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'a' }, idempotencyKey: 'aaaaaaaa-bbbb-1ccc-8ddd-eeeeeeeeeeee' });
+    assert.equal(v1Shape.status, 201, 'any 8-4-4-4-12 hex shape is accepted');
+  });
+
+  it('replays the first result with X-Idempotent-Replay and makes no second effect', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const key = randomUUID();
+    const first = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'replay' }, idempotencyKey: key });
+    assert.equal(first.status, 201);
+    assert.equal(first.headers['x-idempotent-replay'], undefined);
+    const second = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'replay' }, idempotencyKey: key });
+    assert.equal(second.status, 201);
+    assert.equal(second.headers['x-idempotent-replay'], 'true');
+    assert.deepEqual(second.body, first.body);
+    assert.equal(await countMembers(merchantId, 'replay'), 1);
+  });
+
+  it('compares bodies by content: key order and white space do not make another body', async () => {
+    const { client } = await newMerchantClient(service);
+    const key = randomUUID();
+    const first = await client.requestRaw({ method: 'POST', path: '/v1/members', rawBody: '{"external_member_id":"order","profile":{"country":"SG","first_name":"A"}}', idempotencyKey: key });
+    assert.equal(first.status, 201);
+    const second = await client.requestRaw({ method: 'POST', path: '/v1/members', rawBody: '{ "profile": {"first_name":"A","country":"SG"}, "external_member_id": "order" }', idempotencyKey: key });
+    assert.equal(second.headers['x-idempotent-replay'], 'true');
+  });
+
+  it('replays errors too', async () => {
+    const { client } = await newMerchantClient(service);
+    await client.members.create({ external_member_id: 'dup' });
+    const key = randomUUID();
+    const first = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'dup' }, idempotencyKey: key });
+    assert.equal(first.status, 409);
+    assert.equal(first.body.code, 'duplicate_resource');
+    const second = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'dup' }, idempotencyKey: key });
+    assert.equal(second.status, 409);
+    assert.equal(second.headers['x-idempotent-replay'], 'true');
+    assert.equal(second.body.request_id, first.body.request_id, 'the first result, as it was');
+    const invalid = randomUUID();
+    const v1 = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'bad id!' }, idempotencyKey: invalid });
+    assert.equal(v1.body.code, 'invalid_request');
+    const v2 = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'bad id!' }, idempotencyKey: invalid });
+    assert.equal(v2.headers['x-idempotent-replay'], 'true');
+  });
+
+  it('answers idempotency_key_reused for another body or another endpoint, and keeps the first result', async () => {
+    const { client } = await newMerchantClient(service);
+    const key = randomUUID();
+    const first = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'k1' }, idempotencyKey: key });
+    assert.equal(first.status, 201);
+    const otherBody = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'k2' }, idempotencyKey: key });
+    assert.equal(otherBody.status, 409);
+    assert.equal(otherBody.body.code, 'idempotency_key_reused');
+    assert.equal(otherBody.body.type, 'idempotency_error');
+    const otherEndpoint = await client.requestRaw({ method: 'POST', path: '/v1/members/k1/suspend', idempotencyKey: key });
+    assert.equal(otherEndpoint.body.code, 'idempotency_key_reused');
+    const original = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'k1' }, idempotencyKey: key });
+    assert.equal(original.headers['x-idempotent-replay'], 'true');
+    assert.equal(original.status, 201);
+  });
+
+  it('keys are per merchant: another merchant may use the same key', async () => {
+    const a = await newMerchantClient(service);
+    const b = await newMerchantClient(service);
+    const key = randomUUID();
+    assert.equal((await a.client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'x' }, idempotencyKey: key })).status, 201);
+    const other = await b.client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'x' }, idempotencyKey: key });
+    assert.equal(other.status, 201);
+    assert.equal(other.headers['x-idempotent-replay'], undefined);
+  });
+
+  it('makes one effect for parallel requests with one key; the others replay or are told it is in progress', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const key = randomUUID();
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'parallel' }, idempotencyKey: key })),
+    );
+    const statuses = results.map((r) => r.status);
+    assert.ok(statuses.every((s) => s === 201 || s === 409), statuses.join(','));
+    for (const r of results.filter((x) => x.status === 409)) assert.equal(r.body.code, 'idempotency_in_progress');
+    const fresh = results.filter((r) => r.status === 201 && r.headers['x-idempotent-replay'] === undefined);
+    assert.equal(fresh.length, 1, 'exactly one request ran the effect');
+    assert.equal(await countMembers(merchantId, 'parallel'), 1);
+    const after = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'parallel' }, idempotencyKey: key });
+    assert.equal(after.headers['x-idempotent-replay'], 'true');
+    assert.equal(after.body.id, fresh[0]!.body.id);
+  });
+
+  it('treats a key older than 24 hours as new', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const key = randomUUID();
+    const first = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'old-key' }, idempotencyKey: key });
+    assert.equal(first.status, 201);
+    await sql`UPDATE idempotency_keys SET created_at = now() - interval '24 hours 1 second' WHERE merchant_id = ${merchantId} AND key = ${key}`.execute(service.ctx.db);
+    const again = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'old-key-2' }, idempotencyKey: key });
+    assert.equal(again.status, 201, 'a new body is fine: the old record no longer counts');
+    assert.equal(again.headers['x-idempotent-replay'], undefined);
+    const replay = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'old-key-2' }, idempotencyKey: key });
+    assert.equal(replay.headers['x-idempotent-replay'], 'true');
+  });
+});

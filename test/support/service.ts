@@ -1,0 +1,113 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MerchantWalletClient } from '@merchant-wallet/sdk';
+import { startService, type RunningService, type StartOptions } from '../../src/server.js';
+
+/**
+ * The suite runs on the embedded database by default; `TEST_DATABASE_URL=postgres://...` runs the
+ * same tests against a PostgreSQL server (CI does both).
+ */
+export const testDatabaseUrl = process.env.TEST_DATABASE_URL || 'memory://';
+export const adminToken = 'test-admin-token';
+
+export async function startTestService(options: StartOptions = {}): Promise<RunningService> {
+  return startService({
+    logger: false,
+    ...options,
+    config: {
+      port: 0,
+      adminPort: 0,
+      host: '127.0.0.1',
+      adminHost: '127.0.0.1',
+      databaseUrl: testDatabaseUrl,
+      dataDir: mkdtempSync(join(tmpdir(), 'mwa-test-')),
+      adminToken,
+      workers: false,
+      ...options.config,
+    },
+  });
+}
+
+export type Env = 'sandbox' | 'production';
+
+/** Host that selects the environment, with the service's port, as a merchant would call it. */
+export function baseUrlFor(service: RunningService, environment: Env): string {
+  const port = new URL(service.publicUrl).port;
+  return `http://${environment === 'sandbox' ? 'api-sandbox.localhost' : 'api.localhost'}:${port}`;
+}
+
+export interface Credentials {
+  merchantId: string;
+  keyId: string;
+  clientId: string;
+  apiKey: string;
+  signingKey: string;
+  environment: Env;
+  pendingScopes: string[];
+  scopes: string[];
+}
+
+export async function admin<T = any>(service: RunningService, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${service.adminUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${service.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+export async function createMerchant(service: RunningService, name = 'Test merchant'): Promise<string> {
+  const res = await admin<{ id: string }>(service, 'POST', '/admin/v1/merchants', { name });
+  if (res.status !== 201) throw new Error(`merchant creation failed: ${JSON.stringify(res.body)}`);
+  return res.body.id;
+}
+
+export const allScopes = [
+  'remittances:write', 'kyc:write', 'exchange:write', 'cards:write', 'cards:secure', 'members:write',
+  'withdrawals:write', 'merchant:write', 'deposits:write', 'balances:read', 'webhooks:write', 'earn:write', 'qrpay:write',
+];
+
+export async function createKey(
+  service: RunningService,
+  merchantId: string,
+  options: { environment?: Env; scopes?: string[]; ip_allowlist?: string; expires_at?: string } = {},
+): Promise<Credentials> {
+  const environment = options.environment ?? 'sandbox';
+  const res = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/api-keys`, {
+    environment,
+    scopes: options.scopes ?? allScopes,
+    ...(options.ip_allowlist !== undefined ? { ip_allowlist: options.ip_allowlist } : environment === 'production' ? { ip_allowlist: '127.0.0.1' } : {}),
+    ...(options.expires_at ? { expires_at: options.expires_at } : {}),
+  });
+  if (res.status !== 201) throw new Error(`key creation failed: ${JSON.stringify(res.body)}`);
+  return {
+    merchantId,
+    keyId: res.body.id,
+    clientId: res.body.client_id,
+    apiKey: res.body.api_key,
+    signingKey: res.body.signing_key,
+    environment,
+    pendingScopes: res.body.pending_scopes,
+    scopes: res.body.scopes,
+  };
+}
+
+export function clientFor(service: RunningService, creds: Credentials, options: { maxAttempts?: number; sleep?: (ms: number) => Promise<void> } = {}): MerchantWalletClient {
+  return new MerchantWalletClient({
+    baseUrl: baseUrlFor(service, creds.environment),
+    connectHost: '127.0.0.1',
+    clientId: creds.clientId,
+    apiKey: creds.apiKey,
+    signingKey: creds.signingKey,
+    maxAttempts: options.maxAttempts ?? 1,
+    ...(options.sleep ? { sleep: options.sleep } : {}),
+  });
+}
+
+/** A fresh merchant with a sandbox key holding every scope, and a client for it. */
+export async function newMerchantClient(service: RunningService, options: Parameters<typeof createKey>[2] = {}) {
+  const merchantId = await createMerchant(service);
+  const creds = await createKey(service, merchantId, options);
+  return { merchantId, creds, client: clientFor(service, creds) };
+}
