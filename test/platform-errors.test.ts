@@ -1,0 +1,113 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { signRequest } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { allErrorCodes, errorStatus, errorType } from '../src/platform/errors.js';
+import { rawRequest } from './support/raw-http.js';
+import { baseUrlFor, newMerchantClient, startTestService } from './support/service.js';
+
+describe('errors and the request pipeline', () => {
+  let service: RunningService;
+  before(async () => {
+    service = await startTestService({ config: { bodyLimitBytes: 4096 } });
+  });
+  after(async () => service.close());
+
+  it('maps every code to the type and HTTP status of the reference table', () => {
+    const statusByType: Record<string, number> = {
+      invalid_request_error: 400, authentication_error: 401, permission_error: 403, not_found: 404,
+      idempotency_error: 409, rate_limit_error: 429, api_error: 500, upstream_error: 502, upstream_timeout: 504,
+    };
+    const expected: Record<string, number> = {
+      invalid_credentials: 401, invalid_token: 401, invalid_signature: 401, signature_required: 401, timestamp_out_of_range: 401,
+      nonce_reused: 401, environment_mismatch: 400, insufficient_scope: 403, ip_not_allowed: 403, merchant_disabled: 403,
+      idempotency_key_required: 400, idempotency_key_invalid: 400, quote_lock_unsupported: 400, idempotency_key_reused: 409,
+      idempotency_in_progress: 409, member_not_found: 404, member_context_required: 400, member_suspended: 400, kyc_required: 400,
+      insufficient_balance: 400, merchant_insufficient_funds: 400, merchant_custody_shortfall: 400, product_not_available: 400,
+      limit_exceeded: 400, amount_out_of_range: 400, request_rejected: 400, step_up_required: 400, order_not_cancellable: 400,
+      asset_not_allowed: 400, invalid_request: 400, invalid_fields: 400, corridor_not_supported: 400, resource_not_found: 404,
+      state_invalid: 400, duplicate_resource: 409, address_not_allowed: 400, qr_code_invalid: 400, not_found: 404, rate_limited: 429,
+      api_error: 500, upstream_error: 502, upstream_timeout: 504, service_unavailable: 400,
+    };
+    assert.deepEqual([...allErrorCodes].sort(), Object.keys(expected).sort());
+    for (const code of allErrorCodes) {
+      assert.equal(errorStatus(code), expected[code], code);
+      assert.equal(statusByType[errorType(code)], expected[code], `${code} type`);
+    }
+    assert.equal(errorType('insufficient_balance'), 'invalid_request_error');
+  });
+
+  it('answers an unknown path with 404 not_found and X-Request-Id equal to request_id', async () => {
+    const res = await rawRequest(`${service.publicUrl}/v1/nothing-here`);
+    assert.equal(res.status, 404);
+    assert.equal(res.body.code, 'not_found');
+    assert.equal(res.body.type, 'not_found');
+    assert.match(res.body.request_id, /^req_/);
+    assert.equal(res.headers['x-request-id'], res.body.request_id);
+  });
+
+  it('puts X-Request-Id on successful responses too', async () => {
+    const res = await rawRequest(`${service.publicUrl}/healthz`);
+    assert.equal(res.status, 200);
+    assert.match(String(res.headers['x-request-id']), /^req_/);
+  });
+
+  async function signedPost(path: string, body: string, extra: Record<string, string> = {}) {
+    const { client, creds } = await newMerchantClient(service);
+    const token = await client.getToken();
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const nonce = randomUUID();
+    return rawRequest(`${service.publicUrl}${path}`, {
+      method: 'POST',
+      body,
+      headers: {
+        host: new URL(baseUrlFor(service, creds.environment)).host,
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'x-idempotency-key': randomUUID(),
+        'x-timestamp': timestamp,
+        'x-nonce': nonce,
+        'x-signature': signRequest({ method: 'POST', pathWithQuery: path, timestamp, nonce, rawBody: body, signingKey: creds.signingKey }),
+        ...extra,
+      },
+    });
+  }
+
+  it('answers invalid_request for a body that is not JSON, without internal detail', async () => {
+    const res = await signedPost('/v1/members', '{"external_member_id": ');
+    assert.equal(res.status, 400);
+    assert.equal(res.body.code, 'invalid_request');
+    assert.equal(res.body.type, 'invalid_request_error');
+    assert.doesNotMatch(res.text, /at |node_modules|stack|SyntaxError|\.ts:/);
+  });
+
+  it('answers invalid_request for a missing field, a wrong type and a body over the size limit', async () => {
+    const missing = await signedPost('/v1/members', '{}');
+    assert.equal(missing.body.code, 'invalid_request');
+    assert.match(missing.body.message, /external_member_id/);
+    const wrongType = await signedPost('/v1/members', '{"external_member_id": 42}');
+    assert.equal(wrongType.body.code, 'invalid_request');
+    const big = await signedPost('/v1/members', JSON.stringify({ external_member_id: 'x', pad: 'y'.repeat(5000) }));
+    assert.equal(big.status, 400);
+    assert.equal(big.body.code, 'invalid_request');
+  });
+
+  it('refuses x-on-behalf-of on an endpoint that acts as the merchant', async () => {
+    const { client } = await newMerchantClient(service);
+    const res = await client.requestRaw({ method: 'GET', path: '/v1/members/x', onBehalfOf: 'someone' });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.code, 'invalid_request');
+  });
+
+  it('answers 403 on a route registered without an access declaration', async () => {
+    const { buildPublicApp } = await import('../src/platform/http-app.js');
+    const app = buildPublicApp(service.ctx);
+    app.get('/v1/undeclared', async () => ({ secret: true }));
+    await app.ready();
+    const res = await app.inject({ method: 'GET', url: '/v1/undeclared' });
+    assert.equal(res.statusCode, 403);
+    assert.equal(res.json().code, 'insufficient_scope');
+    await app.close();
+  });
+});

@@ -1,0 +1,67 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MerchantWalletClient } from '@merchant-wallet/sdk';
+import { rawRequest } from './support/raw-http.js';
+import { spawnService } from './support/process.js';
+
+describe('the service as a process', () => {
+  it('first start creates the demo merchant and the admin token, prints them, and a second start reuses them', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mwa-start-'));
+    const first = await spawnService({ DATA_DIR: dataDir, DATABASE_URL: '' });
+    try {
+      const creds = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8'));
+      assert.match(creds.client_id, /^cli_/);
+      assert.ok(first.output().includes(creds.api_key), 'credentials printed once at first start');
+      assert.ok(existsSync(join(dataDir, 'admin-token')));
+      const adminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+      const ready = await rawRequest(`${first.adminUrl}/readyz`);
+      assert.equal(ready.status, 200);
+      assert.equal((await rawRequest(`${first.publicUrl}/healthz`)).status, 200);
+      const metrics = await rawRequest(`${first.adminUrl}/metrics`);
+      assert.match(metrics.text, /http_request_duration_seconds/);
+      const unauthorised = await rawRequest(`${first.adminUrl}/admin/v1/merchants`, { method: 'POST', body: '{"name":"x"}', headers: { 'content-type': 'application/json' } });
+      assert.equal(unauthorised.status, 401);
+      const authorised = await rawRequest(`${first.adminUrl}/admin/v1/merchants`, { method: 'POST', body: '{"name":"x"}', headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` } });
+      assert.equal(authorised.status, 201);
+      const port = new URL(first.publicUrl).port;
+      const client = new MerchantWalletClient({ baseUrl: `http://api-sandbox.localhost:${port}`, connectHost: '127.0.0.1', clientId: creds.client_id, apiKey: creds.api_key, signingKey: creds.signing_key });
+      const member = await client.members.create({ external_member_id: 'demo-1' });
+      assert.equal((member as any).status, 'active');
+      first.child.kill('SIGTERM');
+      assert.equal(await first.exited, 0);
+
+      const second = await spawnService({ DATA_DIR: dataDir, DATABASE_URL: '' });
+      assert.ok(!second.output().includes('Demo merchant'), 'no second demo merchant');
+      const port2 = new URL(second.publicUrl).port;
+      const client2 = new MerchantWalletClient({ baseUrl: `http://api-sandbox.localhost:${port2}`, connectHost: '127.0.0.1', clientId: creds.client_id, apiKey: creds.api_key, signingKey: creds.signing_key });
+      const kept = await client2.request<any>({ method: 'GET', path: '/v1/members/demo-1' });
+      assert.equal(kept.id, (member as any).id, 'the embedded database in DATA_DIR kept the data');
+      second.child.kill('SIGTERM');
+      assert.equal(await second.exited, 0);
+    } finally {
+      first.child.kill('SIGKILL');
+    }
+  });
+
+  it('on SIGTERM finishes the requests in flight, then exits 0', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mwa-term-'));
+    const svc = await spawnService({ DATA_DIR: dataDir, DATABASE_URL: 'memory://' });
+    const creds = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8'));
+    const port = new URL(svc.publicUrl).port;
+    const client = new MerchantWalletClient({ baseUrl: `http://api-sandbox.localhost:${port}`, connectHost: '127.0.0.1', clientId: creds.client_id, apiKey: creds.api_key, signingKey: creds.signing_key });
+    await client.getToken();
+    const inFlight = Array.from({ length: 10 }, (_, i) => client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: `t-${i}` } }));
+    await new Promise((r) => setTimeout(r, 5));
+    svc.child.kill('SIGTERM');
+    const results = await Promise.allSettled(inFlight);
+    assert.equal(await svc.exited, 0);
+    for (const r of results) {
+      // Every request that reached the server got its full answer; none was cut off half-way.
+      if (r.status === 'fulfilled') assert.ok([201, 503].includes(r.value.status), String(r.value.status));
+    }
+    assert.ok(results.some((r) => r.status === 'fulfilled' && r.value.status === 201), 'requests in flight completed');
+  });
+});
