@@ -1,0 +1,204 @@
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Database, Environment } from '../../db/schema.js';
+import type { WithdrawalsTable } from '../tables.js';
+import { ApiError } from '../../platform/errors.js';
+import { newId, withPrefix } from '../../platform/ids.js';
+import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
+import {
+  InsufficientFundsError, entryKinds, formatAmount, insufficientFundsApiError, minorFromDb, parseAmount, postEntry, recordEvent,
+  withdrawalConfirmLines, withdrawalFailLines, withdrawalLockLines,
+} from '../../ledger/index.js';
+import { addressMatches, usableNetwork } from '../assets/catalogue.js';
+import { getAsset } from '../assets/queries.js';
+import { transition, type WithdrawalAction } from './state.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+type Row = Selectable<WithdrawalsTable>;
+
+export interface Caller {
+  merchantId: string;
+  environment: Environment;
+  /** Set when acting on behalf of a member: only that member's withdrawals are visible. */
+  memberId?: string;
+}
+
+async function scaleOf(db: Db, asset: string): Promise<number> {
+  const a = await getAsset(db, asset);
+  if (!a) throw new Error(`withdrawals: asset ${asset} missing from the catalogue`);
+  return a.scale;
+}
+
+export function withdrawalView(w: Row, scale: number, externalMemberId?: string) {
+  return {
+    id: w.id,
+    status: w.status,
+    status_version: w.status_version,
+    member_id: w.member_id,
+    ...(externalMemberId !== undefined ? { external_member_id: externalMemberId } : {}),
+    asset: w.asset,
+    network: w.network,
+    address: w.address,
+    amount: formatAmount(minorFromDb(w.amount), scale),
+    fee: formatAmount(minorFromDb(w.fee), scale),
+    created_at: new Date(w.created_at).toISOString(),
+    updated_at: new Date(w.updated_at).toISOString(),
+  };
+}
+
+/** Malformed, wrong chain, blacklisted, or one of the service's own deposit addresses. */
+async function checkAddress(db: Db, network: { network: string; addressPattern: string }, address: string): Promise<void> {
+  if (!addressMatches(network, address)) throw new ApiError('address_not_allowed');
+  const [blacklisted, ours] = await Promise.all([
+    db.selectFrom('blacklisted_addresses').select('address').where('network', '=', network.network).where('address', '=', address).executeTakeFirst(),
+    db.selectFrom('deposit_addresses').select('address').where('network', '=', network.network).where('address', '=', address).executeTakeFirst(),
+  ]);
+  if (blacklisted || ours) throw new ApiError('address_not_allowed');
+}
+
+export interface WithdrawalInput {
+  asset: string;
+  network: string;
+  address: string;
+  amount: string;
+}
+
+/** Amount plus the catalogue's fee move from available to withdrawing; the merchant pays out on chain. */
+export async function createWithdrawal(trx: Transaction<Database>, caller: Caller & { memberId: string; externalMemberId: string }, input: WithdrawalInput) {
+  const asset = await getAsset(trx, input.asset.toUpperCase());
+  const network = usableNetwork(asset, input.network.toUpperCase());
+  if (!asset || !network) throw new ApiError('asset_not_allowed');
+  const amount = parseAmount(input.amount, asset.scale);
+  if (amount <= 0n) throw new ApiError('invalid_request', 'amount must be greater than zero.');
+  if (amount < network.withdrawalMin) throw new ApiError('amount_out_of_range', `The minimum withdrawal is ${formatAmount(network.withdrawalMin, asset.scale)} ${asset.code}.`);
+  await checkAddress(trx, network, input.address);
+
+  const row = await trx
+    .insertInto('withdrawals')
+    .values({
+      id: newId('wdr'),
+      merchant_id: caller.merchantId,
+      environment: caller.environment,
+      member_id: caller.memberId,
+      asset: asset.code,
+      network: network.network,
+      address: input.address,
+      amount: amount.toString(),
+      fee: network.withdrawalFee.toString(),
+      status: 'locked',
+      status_version: 1,
+      updated_at: new Date(),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  try {
+    await postEntry(trx, {
+      environment: caller.environment,
+      merchantId: caller.merchantId,
+      kind: entryKinds.withdrawalLock,
+      referenceType: 'withdrawal',
+      referenceId: row.id,
+      asset: asset.code,
+      lines: withdrawalLockLines({ memberId: caller.memberId, amount, fee: network.withdrawalFee }),
+    });
+  } catch (err) {
+    if (err instanceof InsufficientFundsError) throw insufficientFundsApiError(err);
+    throw err;
+  }
+  await recordEvent(trx, {
+    merchantId: caller.merchantId, environment: caller.environment, type: 'withdrawal.locked', object: 'withdrawal',
+    objectId: row.id, externalMemberId: caller.externalMemberId, status: 'locked', statusVersion: 1,
+  });
+  return withdrawalView(row, asset.scale);
+}
+
+async function findOwned(db: Db, caller: Caller, id: string): Promise<Row | undefined> {
+  let q = db
+    .selectFrom('withdrawals')
+    .selectAll()
+    .where('id', '=', withPrefix('wdr', id))
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
+  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  return q.executeTakeFirst();
+}
+
+export async function getWithdrawal(db: Db, caller: Caller, id: string) {
+  const row = await findOwned(db, caller, id);
+  if (!row) throw new ApiError('not_found', 'No such withdrawal.');
+  return withdrawalView(row, await scaleOf(db, row.asset));
+}
+
+/**
+ * Moves a locked withdrawal on. The claim is one conditional UPDATE: of concurrent calls exactly
+ * one sees `locked` and posts; the others find the state it reached and get a replay.
+ */
+async function advance(trx: Transaction<Database>, caller: Caller, id: string, action: WithdrawalAction) {
+  const existing = await findOwned(trx, caller, id);
+  if (!existing) throw new ApiError('not_found', 'No such withdrawal.');
+  const target = action === 'confirm' ? 'settled' : 'failed';
+  const claimed = await trx
+    .updateTable('withdrawals')
+    .set((eb) => ({ status: target, status_version: eb('status_version', '+', 1), updated_at: new Date() }))
+    .where('id', '=', existing.id)
+    .where('status', '=', 'locked')
+    .returningAll()
+    .executeTakeFirst();
+  if (!claimed) {
+    const now = (await findOwned(trx, caller, id))!;
+    const t = transition(now.status, action);
+    if (t.kind === 'refuse') throw new ApiError(t.code, `The withdrawal is ${now.status}.`);
+    return { row: now, replayed: true };
+  }
+  const amount = minorFromDb(claimed.amount);
+  const fee = minorFromDb(claimed.fee);
+  const lines = action === 'confirm'
+    ? withdrawalConfirmLines({ memberId: claimed.member_id, merchantId: claimed.merchant_id, amount, fee })
+    : withdrawalFailLines({ memberId: claimed.member_id, amount, fee });
+  try {
+    await postEntry(trx, {
+      environment: caller.environment,
+      merchantId: caller.merchantId,
+      kind: action === 'confirm' ? entryKinds.withdrawalConfirm : entryKinds.withdrawalFail,
+      referenceType: 'withdrawal',
+      referenceId: claimed.id,
+      asset: claimed.asset,
+      lines,
+    });
+  } catch (err) {
+    if (err instanceof InsufficientFundsError) throw insufficientFundsApiError(err);
+    throw err;
+  }
+  const member = await trx.selectFrom('members').select('external_member_id').where('id', '=', claimed.member_id).executeTakeFirstOrThrow();
+  await recordEvent(trx, {
+    merchantId: caller.merchantId, environment: caller.environment, type: `withdrawal.${target}`, object: 'withdrawal',
+    objectId: claimed.id, externalMemberId: member.external_member_id, status: target, statusVersion: claimed.status_version,
+  });
+  return { row: claimed, replayed: false };
+}
+
+export async function confirmWithdrawal(trx: Transaction<Database>, caller: Caller, id: string) {
+  const { row, replayed } = await advance(trx, caller, id, 'confirm');
+  return { id: row.id, status: 'settled' as const, replayed };
+}
+
+export async function failWithdrawal(trx: Transaction<Database>, caller: Caller, id: string) {
+  const { row } = await advance(trx, caller, id, 'fail');
+  return withdrawalView(row, await scaleOf(trx, row.asset));
+}
+
+export async function listWithdrawals(db: Db, caller: Caller, query: { limit?: number; cursor?: string; status?: string }) {
+  const limit = pageSize(query.limit);
+  const after = decodeCursor(query.cursor);
+  let q = db
+    .selectFrom('withdrawals')
+    .selectAll()
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
+  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  if (query.status) q = q.where('status', '=', query.status as 'locked');
+  if (after !== undefined) q = q.where('seq', '<', after.toString() as unknown as bigint);
+  const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
+  const scales = new Map<string, number>();
+  for (const r of rows) if (!scales.has(r.asset)) scales.set(r.asset, await scaleOf(db, r.asset));
+  return toPage(rows, limit, (r) => withdrawalView(r, scales.get(r.asset)!));
+}

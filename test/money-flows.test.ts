@@ -1,0 +1,273 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { verifyLedger } from '../src/ledger/index.js';
+import { admin, clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
+
+const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
+const ETH_ADDR = '0x52908400098527886E0F7030069857D2E4169EE7';
+
+async function expectCode(promise: Promise<unknown>, code: string, status?: number) {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof MerchantWalletError, String(err));
+    assert.equal(err.code, code, `${err.code}: ${err.message}`);
+    if (status) assert.equal(err.status, status);
+    return true;
+  });
+}
+
+describe('deposits, balances and withdrawals', () => {
+  let service: RunningService;
+  before(async () => {
+    service = await startTestService();
+  });
+  after(async () => {
+    const report = await verifyLedger(service.ctx.db);
+    await service.close();
+    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
+  });
+
+  async function fundedMember(client: MerchantWalletClient, amount = '100.000000', asset = 'USDT') {
+    const external = `m-${randomUUID().slice(0, 8)}`;
+    const member = (await client.members.create({ external_member_id: external })) as any;
+    await client.deposits.create({ member_id: external, asset, amount, tx_hash: `0x${randomUUID()}` });
+    return { id: member.id as string, external };
+  }
+
+  const balanceOf = async (client: MerchantWalletClient, member: string, asset = 'USDT') =>
+    ((await client.balances.list({ onBehalfOf: member })) as any[]).find((b) => b.asset === asset);
+  const custodyOf = async (client: MerchantWalletClient, asset = 'USDT') =>
+    ((await client.merchant.balances()) as any[]).find((b) => b.asset === asset);
+
+  it('credits a deposit to the member available balance and the merchant custody in one go', async () => {
+    const { client } = await newMerchantClient(service);
+    const member = (await client.members.create({ external_member_id: 'dep-1' })) as any;
+    const dep = (await client.deposits.create({ member_id: member.id, asset: 'usdt', amount: '12.5', tx_hash: '0xabc' })) as any;
+    assert.match(dep.id, /^dep_[0-9a-f-]{36}$/);
+    assert.equal(dep.status, 'credited');
+    assert.equal(dep.amount, '12.500000');
+    assert.equal(dep.member_id, member.id);
+    const bal = await balanceOf(client, 'dep-1');
+    assert.deepEqual(bal, { asset: 'USDT', available: '12.500000', frozen: '0.000000', withdrawing: '0.000000', earn: '0.000000', card: '0.000000', total: '12.500000' });
+    assert.deepEqual(await custodyOf(client), { asset: 'USDT', custody: '12.500000', prepaid_available: '0.000000' });
+  });
+
+  it('refuses a second report of the same tx_hash and asset with a new key, and replays with the same key', async () => {
+    const { client } = await newMerchantClient(service);
+    await client.members.create({ external_member_id: 'dup-dep' });
+    const key = randomUUID();
+    const body = { member_id: 'dup-dep', asset: 'USDT', amount: '1', tx_hash: '0xsame' };
+    const first = await client.requestRaw({ method: 'POST', path: '/v1/deposits', body, idempotencyKey: key });
+    assert.equal(first.status, 201);
+    const replay = await client.requestRaw({ method: 'POST', path: '/v1/deposits', body, idempotencyKey: key });
+    assert.equal(replay.headers['x-idempotent-replay'], 'true');
+    await expectCode(client.deposits.create(body), 'duplicate_resource', 409);
+    const other = await client.deposits.create({ ...body, asset: 'USDC' });
+    assert.equal((other as any).asset, 'USDC', 'the same hash for another asset is another deposit');
+    assert.equal((await balanceOf(client, 'dup-dep')).available, '1.000000');
+  });
+
+  it('rejects, never rounds, amounts with too many places; accepts trailing zeros', async () => {
+    const { client } = await newMerchantClient(service);
+    await client.members.create({ external_member_id: 'places' });
+    await expectCode(client.deposits.create({ member_id: 'places', asset: 'USDT', amount: '1.0000001', tx_hash: 'a' }), 'invalid_request');
+    for (const bad of ['-1', '1e3', ' 1', '0x10', '', '1.', '.5', '0']) {
+      await expectCode(client.deposits.create({ member_id: 'places', asset: 'USDT', amount: bad, tx_hash: `b${bad}` }), 'invalid_request');
+    }
+    await expectCode(client.request({ method: 'POST', path: '/v1/deposits', body: { member_id: 'places', asset: 'USDT', amount: 5, tx_hash: 'num' } }), 'invalid_request');
+    const ok = (await client.deposits.create({ member_id: 'places', asset: 'USDT', amount: '2.500000000', tx_hash: 'c' })) as any;
+    assert.equal(ok.amount, '2.500000');
+    const btc = (await client.deposits.create({ member_id: 'places', asset: 'BTC', amount: '0.00000001', tx_hash: 'd' })) as any;
+    assert.equal(btc.amount, '0.00000001');
+    const eth = (await client.deposits.create({ member_id: 'places', asset: 'ETH', amount: '123456789.123456789012345678', tx_hash: 'e' })) as any;
+    assert.equal(eth.amount, '123456789.123456789012345678');
+  });
+
+  it('refuses an unknown asset or network, and an unknown or suspended member', async () => {
+    const { client } = await newMerchantClient(service);
+    await client.members.create({ external_member_id: 'gone' });
+    await expectCode(client.deposits.create({ member_id: 'gone', asset: 'DOGE', amount: '1', tx_hash: 'x' }), 'asset_not_allowed');
+    await expectCode(client.deposits.create({ member_id: 'gone', asset: 'USDT', network: 'SOLANA', amount: '1', tx_hash: 'x' }), 'asset_not_allowed');
+    await expectCode(client.deposits.create({ member_id: 'nobody', asset: 'USDT', amount: '1', tx_hash: 'x' }), 'member_not_found', 404);
+    const suspended = await client.members.suspend('gone');
+    assert.deepEqual(suspended, { id: (suspended as any).id, status: 'suspended' });
+    await expectCode(client.deposits.create({ member_id: 'gone', asset: 'USDT', amount: '1', tx_hash: 'y' }), 'member_not_found', 404);
+    await expectCode(client.balances.list({ onBehalfOf: 'gone' }), 'member_not_found', 404);
+    const read = (await client.members.get('gone')) as any;
+    assert.equal(read.status, 'suspended');
+  });
+
+  it('needs deposits:write, which waits for approval in production', async () => {
+    const merchantId = await createMerchant(service);
+    const creds = await createKey(service, merchantId, { environment: 'production', scopes: ['members:write', 'deposits:write'] });
+    const client = clientFor(service, creds);
+    await client.members.create({ external_member_id: 'p1' });
+    await expectCode(client.deposits.create({ member_id: 'p1', asset: 'USDT', amount: '1', tx_hash: 'p' }), 'insufficient_scope', 403);
+    await admin(service, 'POST', `/admin/v1/api-keys/${creds.keyId}/approve`, {});
+    const dep = (await client.deposits.create({ member_id: 'p1', asset: 'USDT', amount: '1', tx_hash: 'p' })) as any;
+    assert.equal(dep.status, 'credited');
+  });
+
+  it('asks for the member context on member endpoints', async () => {
+    const { client } = await newMerchantClient(service);
+    await expectCode(client.request({ method: 'GET', path: '/v1/balances' }), 'member_context_required', 400);
+    await expectCode(client.request({ method: 'GET', path: '/v1/balances', onBehalfOf: '   ' }), 'member_context_required', 400);
+    await expectCode(client.request({ method: 'GET', path: '/v1/balances', onBehalfOf: 'someone@example.com' }), 'member_not_found', 404);
+  });
+
+  it('credits prepaid through the operator and shows it in merchant balances', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const res = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/prepaid-credits`, { environment: 'sandbox', asset: 'USD', amount: '250.00' });
+    assert.equal(res.status, 201);
+    assert.deepEqual(res.body, { asset: 'USD', prepaid_available: '250.00' });
+    assert.deepEqual(await custodyOf(client, 'USD'), { asset: 'USD', custody: '0.00', prepaid_available: '250.00' });
+    const prod = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/prepaid-credits`, { environment: 'production', asset: 'USD', amount: '1.001' });
+    assert.equal(prod.body.code, 'invalid_request');
+  });
+
+  it('creates a withdrawal: amount plus the catalogue fee move from available to withdrawing', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client, '100');
+    const w = (await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '40' }, { onBehalfOf: m.external })) as any;
+    assert.match(w.id, /^wdr_/);
+    assert.equal(w.status, 'locked');
+    assert.equal(w.amount, '40.000000');
+    assert.equal(w.fee, '1.000000');
+    const bal = await balanceOf(client, m.external);
+    assert.equal(bal.available, '59.000000');
+    assert.equal(bal.withdrawing, '41.000000');
+    assert.equal(bal.total, '100.000000');
+    await expectCode(client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '59' }, { onBehalfOf: m.external }), 'insufficient_balance', 400);
+    const max = (await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '58' }, { onBehalfOf: m.external })) as any;
+    assert.equal(max.status, 'locked');
+    assert.equal((await balanceOf(client, m.external)).available, '0.000000');
+  });
+
+  it('refuses malformed, wrong-chain, blacklisted and own deposit addresses', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const m = await fundedMember(client);
+    const create = (network: string, address: string) => client.withdrawals.create({ asset: 'USDT', network, address, amount: '20' }, { onBehalfOf: m.external });
+    await expectCode(create('TRON', 'not-an-address'), 'address_not_allowed');
+    await expectCode(create('TRON', ETH_ADDR), 'address_not_allowed');
+    await expectCode(create('ETHEREUM', TRON), 'address_not_allowed');
+    const blocked = 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7';
+    await admin(service, 'POST', '/admin/v1/address-blacklist', { network: 'TRON', address: blocked, reason: 'sanctions' });
+    await expectCode(create('TRON', blocked), 'address_not_allowed');
+    const ours = 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf';
+    await service.ctx.db.insertInto('deposit_addresses').values({ id: `dad_${randomUUID()}`, merchant_id: merchantId, environment: 'sandbox', asset: 'USDT', network: 'TRON', address: ours }).execute();
+    await expectCode(create('TRON', ours), 'address_not_allowed');
+    await expectCode(create('BITCOIN', TRON), 'asset_not_allowed');
+    const ok = (await create('ETHEREUM', ETH_ADDR)) as any;
+    assert.equal(ok.fee, '5.000000');
+  });
+
+  it('confirms once: custody shrinks by the amount, withdrawing is cleared, a repeat replays', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client, '100');
+    const w = (await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '40' }, { onBehalfOf: m.external })) as any;
+    const confirmed = await client.withdrawals.confirm(w.id.replace(/^wdr_/, ''));
+    assert.deepEqual(confirmed, { id: w.id, status: 'settled', replayed: false });
+    const bal = await balanceOf(client, m.external);
+    assert.equal(bal.withdrawing, '0.000000');
+    assert.equal(bal.available, '59.000000');
+    assert.equal((await custodyOf(client)).custody, '60.000000');
+    const again = await client.withdrawals.confirm(w.id);
+    assert.deepEqual(again, { id: w.id, status: 'settled', replayed: true });
+    assert.equal((await custodyOf(client)).custody, '60.000000', 'no second posting');
+    await expectCode(client.withdrawals.fail(w.id), 'order_not_cancellable', 400);
+    const read = (await client.withdrawals.get(w.id, { onBehalfOf: m.external })) as any;
+    assert.equal(read.status, 'settled');
+    assert.equal(read.status_version, 2);
+  });
+
+  it('fails a locked withdrawal back to available; a repeat answers 200; confirm is then refused', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client, '10');
+    const w = (await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '5' }, { onBehalfOf: m.external })) as any;
+    const failed = (await client.withdrawals.fail(w.id)) as any;
+    assert.equal(failed.status, 'failed');
+    assert.equal((await balanceOf(client, m.external)).available, '10.000000');
+    const again = (await client.withdrawals.fail(w.id)) as any;
+    assert.equal(again.status, 'failed');
+    assert.equal((await balanceOf(client, m.external)).available, '10.000000');
+    await expectCode(client.withdrawals.confirm(w.id), 'order_not_cancellable', 400);
+  });
+
+  it('refuses a confirm that would make custody negative', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const m = await fundedMember(client, '100');
+    const w = (await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '50' }, { onBehalfOf: m.external })) as any;
+    const adj = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/custody-adjustments`, { environment: 'sandbox', asset: 'USDT', amount: '80', direction: 'decrease', reason: 'moved off platform' });
+    assert.equal(adj.status, 201);
+    await expectCode(client.withdrawals.confirm(w.id), 'merchant_custody_shortfall', 400);
+    const read = (await client.withdrawals.get(w.id)) as any;
+    assert.equal(read.status, 'locked', 'nothing moved');
+    assert.equal((await custodyOf(client)).custody, '20.000000');
+  });
+
+  it('shows a member only its own withdrawals, and another merchant none', async () => {
+    const { client } = await newMerchantClient(service);
+    const other = await newMerchantClient(service);
+    const a = await fundedMember(client);
+    const b = await fundedMember(client);
+    const w = (await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '1' }, { onBehalfOf: a.external })) as any;
+    await expectCode(client.withdrawals.get(w.id, { onBehalfOf: b.external }), 'not_found', 404);
+    await expectCode(other.client.withdrawals.get(w.id), 'not_found', 404);
+    await expectCode(other.client.withdrawals.confirm(w.id), 'not_found', 404);
+  });
+
+  it('pages a member\'s withdrawals with cursors, newest first, without loss or repeats under inserts', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client, '1000');
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push(((await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '1' }, { onBehalfOf: m.external })) as any).id);
+    const page1 = await client.request<any>({ method: 'GET', path: '/v1/withdrawals', query: { limit: 3 }, onBehalfOf: m.external });
+    assert.equal(page1.data.length, 3);
+    assert.equal(page1.has_more, true);
+    assert.deepEqual(page1.data.map((w: any) => w.id), ids.slice(-3).reverse());
+    // A new withdrawal after the first page must not shift the following pages.
+    await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '1' }, { onBehalfOf: m.external });
+    const page2 = await client.request<any>({ method: 'GET', path: '/v1/withdrawals', query: { limit: 3, cursor: page1.next_cursor }, onBehalfOf: m.external });
+    const page3 = await client.request<any>({ method: 'GET', path: '/v1/withdrawals', query: { limit: 3, cursor: page2.next_cursor }, onBehalfOf: m.external });
+    assert.equal(page3.has_more, false);
+    assert.equal(page3.next_cursor, null);
+    assert.deepEqual([...page1.data, ...page2.data, ...page3.data].map((w: any) => w.id), [...ids].reverse());
+    const garbage = await client.request<any>({ method: 'GET', path: '/v1/withdrawals', query: { limit: 2, cursor: 'not-a-cursor' }, onBehalfOf: m.external });
+    assert.equal(garbage.data.length, 2, 'an unreadable cursor restarts from the first page');
+    const big = await client.request<any>({ method: 'GET', path: '/v1/withdrawals', query: { limit: 1000 }, onBehalfOf: m.external });
+    assert.equal(big.data.length, 8);
+    const all: string[] = [];
+    for await (const w of client.paginate<any>('/v1/withdrawals', { onBehalfOf: m.external, limit: 2 })) all.push(w.id);
+    assert.equal(all.length, 8);
+  });
+
+  it('lets 50 parallel withdrawals that exceed the balance post exactly the accepted ones', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client, '100');
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, () => client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '4' }, { onBehalfOf: m.external })),
+    );
+    const accepted = results.filter((r) => r.status === 'fulfilled').length;
+    for (const r of results) if (r.status === 'rejected') assert.equal((r.reason as MerchantWalletError).code, 'insufficient_balance');
+    assert.equal(accepted, 20, '20 × (4 + fee 1) = 100');
+    const bal = await balanceOf(client, m.external);
+    assert.equal(bal.available, '0.000000');
+    assert.equal(bal.withdrawing, '100.000000');
+    const rows = await service.ctx.db.selectFrom('withdrawals').select('id').where('member_id', '=', m.id).execute();
+    assert.equal(rows.length, 20, 'refused withdrawals left no row');
+  });
+
+  it('posts 20 parallel confirms of one withdrawal once', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client, '100');
+    const w = (await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '30' }, { onBehalfOf: m.external })) as any;
+    const results = await Promise.all(Array.from({ length: 20 }, () => client.withdrawals.confirm(w.id))) as any[];
+    assert.equal(results.filter((r) => r.replayed === false).length, 1);
+    assert.equal(results.filter((r) => r.replayed === true).length, 19);
+    assert.equal((await custodyOf(client)).custody, '70.000000');
+    const entries = await service.ctx.db.selectFrom('journal_entries').select('id').where('reference_id', '=', w.id).execute();
+    assert.equal(entries.length, 2, 'one lock and one confirm');
+  });
+});
