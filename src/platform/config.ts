@@ -12,6 +12,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** Background workers (cleanup, webhook delivery); tests may turn them off. */
   workers: boolean;
+  /** Multiplies every rate-limit quota; 1 in service. Load tests raise it to measure the limiter without hitting it. */
+  rateLimitScale: number;
 }
 
 function intFrom(value: string | undefined, fallback: number): number {
@@ -34,5 +36,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustedProxies: (env.TRUSTED_PROXIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     bodyLimitBytes: intFrom(env.BODY_LIMIT_BYTES, 1024 * 1024),
     workers: env.WORKERS !== 'off',
+    rateLimitScale: intFrom(env.RATE_LIMIT_SCALE, 1) || 1,
   };
 }

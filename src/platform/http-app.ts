@@ -115,7 +115,7 @@ export function buildPublicApp(ctx: ServiceContext): AppInstance {
     req.auth = auth;
     const path = req.url.split('?')[0]!;
     const bucket = rateBucketFor(req.method, path);
-    await consume(db, `${auth.merchantId}:${auth.environment}`, bucket, rateLimitsPerMinute[bucket]);
+    await consume(db, `${auth.merchantId}:${auth.environment}`, bucket, rateLimitsPerMinute[bucket] * config.rateLimitScale);
     await bindPrincipal(ctx, req, access);
   });
 

@@ -56,7 +56,7 @@ test('a caller-supplied idempotency key is kept across retries', async (t) => {
   );
 });
 
-test('retries are bounded by maxAttempts and the last error is thrown', async (t) => {
+test('retries are bounded by maxAttempts and the last error is thrown', { timeout: 5000 }, async (t) => {
   const stub = await startStub({ handle: () => ({ status: 502, body: errorBody('upstream_error', 'upstream_error') }) });
   const { client, sleeps } = makeClient(stub, { maxAttempts: 3 });
   t.after(async () => {
@@ -74,7 +74,7 @@ test('retries are bounded by maxAttempts and the last error is thrown', async (t
   assert.equal(sleeps.length, 2);
 });
 
-test('default maxAttempts is 4; backoff is capped by retryMaxDelayMs', async (t) => {
+test('default maxAttempts is 4; backoff is capped by retryMaxDelayMs', { timeout: 5000 }, async (t) => {
   const stub = await startStub({ handle: () => ({ status: 500, raw: '<html>oops</html>' }) });
   const { client, sleeps } = makeClient(stub, { random: () => 0.999, retryBaseDelayMs: 1000, retryMaxDelayMs: 1500 });
   t.after(async () => {
@@ -126,7 +126,7 @@ const NEVER_RETRIED: Array<[number, string, string]> = [
   [400, 'service_unavailable', 'invalid_request_error'],
 ];
 
-test('do-not-retry codes are attempted exactly once', async (t) => {
+test('do-not-retry codes are attempted exactly once', { timeout: 5000 }, async (t) => {
   let reply = NEVER_RETRIED[0]!;
   const stub = await startStub({ handle: () => ({ status: reply[0], body: errorBody(reply[1], reply[2], { challenge_id: 'chl_1' }) }) });
   const { client, sleeps } = makeClient(stub);
@@ -155,7 +155,8 @@ test('429 rate_limited waits Retry-After (header) then retries', async (t) => {
   const stub = await startStub({
     handle: (_r, i) =>
       i === 0
-        ? { status: 429, headers: { 'retry-after': '60' }, body: { error: errorBody('rate_limited', 'rate_limit_error', { retry_after: 60 }) } }
+        ? // The header wins over the body (the body value differs on purpose).
+          { status: 429, headers: { 'retry-after': '60' }, body: { error: errorBody('rate_limited', 'rate_limit_error', { retry_after: 59 }) } }
         : { status: 201, body: { id: 'mem_1' } },
   });
   const { client, sleeps } = makeClient(stub);
@@ -170,7 +171,7 @@ test('429 rate_limited waits Retry-After (header) then retries', async (t) => {
   assert.notEqual(stub.requests[0]!.headers['x-nonce'], stub.requests[1]!.headers['x-nonce']);
 });
 
-test('429 without header uses retry_after from the wrapped {error:{...}} body; exhausted 429 surfaces unwrapped', async (t) => {
+test('429 without header uses retry_after from the wrapped {error:{...}} body; exhausted 429 surfaces unwrapped', { timeout: 5000 }, async (t) => {
   const stub = await startStub({
     handle: () => ({ status: 429, body: { error: errorBody('rate_limited', 'rate_limit_error', { retry_after: 7 }) } }),
   });
@@ -263,7 +264,7 @@ test('per-attempt timeout is retried, then surfaces as a connection error', asyn
   assert.equal(sleeps.length, 1);
 });
 
-test('connection refused (ECONNREFUSED) is retried up to maxAttempts', async () => {
+test('connection refused (ECONNREFUSED) is retried up to maxAttempts', { timeout: 5000 }, async () => {
   // Reserve a port, then close it so nothing listens there.
   const srv = net.createServer();
   await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));

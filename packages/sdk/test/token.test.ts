@@ -83,7 +83,7 @@ test('a short-lived token is not treated as stale on arrival', async (t) => {
   assert.equal(stub.tokenRequests.length, 1);
 });
 
-test('401 invalid_token: drop the token, exchange again and resend once (same idempotency key, new nonce)', async (t) => {
+test('401 invalid_token: drop the token, exchange again and resend once (same idempotency key, new nonce)', { timeout: 5000 }, async (t) => {
   const stub = await startStub({
     handle: (r) =>
       r.headers['authorization'] === 'Bearer tok_1'
@@ -106,7 +106,7 @@ test('401 invalid_token: drop the token, exchange again and resend once (same id
   assert.deepEqual(sleeps, [], 'the resend is immediate');
 });
 
-test('invalid_token twice in a row: resent only once, then the error surfaces', async (t) => {
+test('invalid_token twice in a row: resent only once, then the error surfaces', { timeout: 5000 }, async (t) => {
   const stub = await startStub({ handle: () => ({ status: 401, body: errorBody('invalid_token', 'authentication_error') }) });
   const { client } = makeClient(stub);
   t.after(async () => {

@@ -24,7 +24,7 @@ export async function authRoutes(app: AppInstance, ctx: ServiceContext): Promise
   }, async (req) => {
     const clientId = req.headers['x-client-id'];
     // Counted per presented client id, failures included: a wrong key must not be retried in a loop.
-    if (clientId) await consume(ctx.db, `client:${clientId}`, 'token_exchange', rateLimitsPerMinute.token_exchange);
+    if (clientId) await consume(ctx.db, `client:${clientId}`, 'token_exchange', rateLimitsPerMinute.token_exchange * ctx.config.rateLimitScale);
     const { result } = await exchangeToken(ctx.db, {
       clientId,
       apiKey: req.headers['x-api-key'],
