@@ -11,7 +11,7 @@ import { randomToken } from './platform/ids.js';
 import type { ServiceContext } from './service-context.js';
 import { registerPublicRoutes } from './routes.js';
 import { ensureDemoMerchant, type DemoCredentials } from './bootstrap.js';
-import { startWorkers, type Workers } from './jobs/workers.js';
+import { createWorkers, type Workers } from './jobs/workers.js';
 
 export interface RunningService {
   ctx: ServiceContext;
@@ -21,6 +21,7 @@ export interface RunningService {
   adminUrl: string;
   adminToken: string;
   demo: DemoCredentials | undefined;
+  workers: Workers;
   close(): Promise<void>;
 }
 
@@ -66,7 +67,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const adminApp = buildAdminApp(ctx, adminToken);
   await publicApp.listen({ port: config.port, host: config.host });
   await adminApp.listen({ port: config.adminPort, host: config.adminHost });
-  const workers: Workers = config.workers ? startWorkers(ctx) : { stop: async () => {} };
+  const workers: Workers = createWorkers(ctx, config.workers);
 
   const addr = (app: AppInstance) => {
     const a = app.server.address();
@@ -81,6 +82,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     adminUrl: addr(adminApp),
     adminToken,
     demo,
+    workers,
     async close() {
       if (closed) return;
       closed = true;

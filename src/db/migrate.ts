@@ -3,12 +3,14 @@ import type { Kysely } from 'kysely';
 import * as m001 from './migrations/001_platform.js';
 import * as m002 from './migrations/002_ledger.js';
 import * as m003 from './migrations/003_money_flows.js';
+import * as m004 from './migrations/004_jobs.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
   '001_platform': m001,
   '002_ledger': m002,
   '003_money_flows': m003,
+  '004_jobs': m004,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

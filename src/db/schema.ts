@@ -95,6 +95,7 @@ export interface MembersTable {
 
 import type { LedgerTables } from '../ledger/tables.js';
 import type { MoneyFlowTables } from '../modules/tables.js';
+import type { JobTables } from '../jobs/tables.js';
 
 export interface PlatformTables {
   merchants: MerchantsTable;
@@ -109,4 +110,4 @@ export interface PlatformTables {
 }
 
 /** One Kysely schema composed of each area's tables; each area owns its file. */
-export interface Database extends PlatformTables, LedgerTables, MoneyFlowTables {}
+export interface Database extends PlatformTables, LedgerTables, MoneyFlowTables, JobTables {}

@@ -1,41 +1,47 @@
 import type { ServiceContext } from '../service-context.js';
-import { purgeExpiredNonces } from '../platform/nonces.js';
-import { purgeExpiredKeys } from '../platform/idempotency.js';
-import { purgeOldWindows } from '../platform/rate-limit.js';
-import { purgeExpiredTokens } from '../platform/auth.js';
+import { JobRunner } from './runner.js';
+import { jobHandlers, tickers } from './registry.js';
 
 export interface Workers {
+  jobs: JobRunner;
+  /** Runs every ticker once now (tests). */
+  tick(): Promise<void>;
   stop(): Promise<void>;
 }
 
-const housekeepingIntervalMs = 60_000;
-
-/** Periodic work. Each run is bounded; stop() waits for a run in progress to end. */
-export function startWorkers(ctx: ServiceContext): Workers {
-  let running: Promise<void> | undefined;
-  const housekeeping = async () => {
-    for (const [job, fn] of [
-      ['purge_nonces', purgeExpiredNonces],
-      ['purge_idempotency_keys', purgeExpiredKeys],
-      ['purge_rate_windows', purgeOldWindows],
-      ['purge_tokens', purgeExpiredTokens],
-    ] as const) {
-      try {
-        await fn(ctx.db);
-        ctx.metrics.jobRuns.inc({ job, outcome: 'ok' });
-      } catch {
-        ctx.metrics.jobRuns.inc({ job, outcome: 'error' });
-      }
-    }
+/** The job runner and the tickers. With `start: false` nothing runs by itself (tests drive them). */
+export function createWorkers(ctx: ServiceContext, start: boolean): Workers {
+  const jobs = new JobRunner(ctx, jobHandlers, { pollIntervalMs: ctx.config.jobPollIntervalMs });
+  const inFlight = new Map<string, Promise<void>>();
+  const runTicker = (t: (typeof tickers)[number]) => {
+    const existing = inFlight.get(t.name);
+    if (existing) return existing;
+    const run = t
+      .run(ctx)
+      .then(() => ctx.metrics.jobRuns.inc({ job: t.name, outcome: 'ok' }))
+      .catch(() => ctx.metrics.jobRuns.inc({ job: t.name, outcome: 'error' }))
+      .finally(() => inFlight.delete(t.name));
+    inFlight.set(t.name, run);
+    return run;
   };
-  const timer = setInterval(() => {
-    running ??= housekeeping().finally(() => (running = undefined));
-  }, housekeepingIntervalMs);
-  timer.unref();
+  const timers: NodeJS.Timeout[] = [];
+  if (start) {
+    jobs.start();
+    for (const t of tickers) {
+      const timer = setInterval(() => void runTicker(t), t.intervalMs);
+      timer.unref();
+      timers.push(timer);
+    }
+  }
   return {
+    jobs,
+    async tick() {
+      await Promise.all(tickers.map(runTicker));
+    },
     async stop() {
-      clearInterval(timer);
-      await running;
+      for (const t of timers) clearInterval(t);
+      await jobs.stop();
+      await Promise.allSettled([...inFlight.values()]);
     },
   };
 }

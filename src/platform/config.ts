@@ -14,6 +14,7 @@ export interface Config {
   workers: boolean;
   /** Multiplies every rate-limit quota; 1 in service. Load tests raise it to measure the limiter without hitting it. */
   rateLimitScale: number;
+  jobPollIntervalMs: number;
 }
 
 function intFrom(value: string | undefined, fallback: number): number {
@@ -37,5 +38,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: intFrom(env.BODY_LIMIT_BYTES, 1024 * 1024),
     workers: env.WORKERS !== 'off',
     rateLimitScale: intFrom(env.RATE_LIMIT_SCALE, 1) || 1,
+    jobPollIntervalMs: intFrom(env.JOB_POLL_INTERVAL_MS, 250),
   };
 }

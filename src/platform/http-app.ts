@@ -93,6 +93,8 @@ export function buildPublicApp(ctx: ServiceContext): AppInstance {
     if (route.config?.access) return;
     app.log.warn({ url: route.url }, 'route without access declaration answers 403');
     route.config = { ...(route.config ?? {}), access: undeclared };
+    // It is not part of the API: the document leaves it out.
+    route.schema = { ...(route.schema ?? {}), hide: true } as typeof route.schema;
     route.handler = async () => {
       throw new ApiError('insufficient_scope', 'This endpoint has no scope declaration.');
     };

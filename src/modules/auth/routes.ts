@@ -14,7 +14,7 @@ const TokenResponse = Type.Object({
 
 export async function authRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   app.post('/v1/connect/token', {
-    config: { access: { scope: 'public' } },
+    config: { access: { scope: 'public', errors: ['invalid_credentials', 'environment_mismatch', 'ip_not_allowed', 'merchant_disabled', 'rate_limited'] } },
     schema: {
       summary: 'Exchange an API key for an access token',
       tags: ['Authentication'],

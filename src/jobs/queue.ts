@@ -1,0 +1,92 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface JobSpec {
+  kind: string;
+  payload?: Record<string, unknown>;
+  /** Not before this moment. */
+  runAt?: Date;
+  /** At most one live job per key: a second enqueue with the key is a no-op. */
+  dedupeKey?: string;
+  maxAttempts?: number;
+}
+
+/** Enqueues in the caller's transaction, so a job exists exactly when the change that needs it does. */
+export async function enqueue(db: Db, job: JobSpec): Promise<void> {
+  await db
+    .insertInto('jobs')
+    .values({
+      kind: job.kind,
+      payload: JSON.stringify(job.payload ?? {}),
+      dedupe_key: job.dedupeKey ?? null,
+      ...(job.runAt ? { run_at: job.runAt } : {}),
+      ...(job.maxAttempts ? { max_attempts: job.maxAttempts } : {}),
+      locked_until: null,
+      last_error: null,
+    })
+    .onConflict((oc) => oc.column('dedupe_key').doNothing())
+    .execute();
+}
+
+export interface ClaimedJob {
+  id: bigint;
+  kind: string;
+  payload: Record<string, unknown>;
+  attempts: number;
+  max_attempts: number;
+}
+
+/** Claims due jobs under a lease. Locked rows are skipped, so processes never claim the same job. */
+export async function claim(db: Kysely<Database>, kinds: string[], limit: number, leaseSeconds: number): Promise<ClaimedJob[]> {
+  if (kinds.length === 0) return [];
+  const { rows } = await sql<ClaimedJob>`
+    UPDATE jobs SET locked_until = now() + make_interval(secs => ${leaseSeconds}), attempts = attempts + 1
+    WHERE id IN (
+      SELECT id FROM jobs
+      WHERE status = 'pending' AND run_at <= now() AND (locked_until IS NULL OR locked_until < now())
+        AND kind = ANY(${sql.val(kinds)}::text[])
+      ORDER BY run_at
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING id, kind, payload, attempts, max_attempts
+  `.execute(db);
+  return rows;
+}
+
+export async function complete(db: Db, id: bigint): Promise<void> {
+  await db.deleteFrom('jobs').where('id', '=', id.toString() as unknown as bigint).execute();
+}
+
+/** Backs off, or parks the job as `dead` (kept for the operator) once its attempts are spent. */
+export async function retryLater(db: Db, job: ClaimedJob, delayMs: number, error: string): Promise<void> {
+  const dead = job.attempts >= job.max_attempts;
+  await db
+    .updateTable('jobs')
+    .set({
+      status: dead ? 'dead' : 'pending',
+      run_at: new Date(Date.now() + delayMs),
+      locked_until: null,
+      last_error: error.slice(0, 2000),
+    })
+    .where('id', '=', job.id.toString() as unknown as bigint)
+    .execute();
+}
+
+/** Gives back claimed jobs that were not started (shutdown), so another process takes them at once. */
+export async function release(db: Db, ids: bigint[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('jobs')
+    .set((eb) => ({ locked_until: null, attempts: eb('attempts', '-', 1) }))
+    .where('id', 'in', ids.map((i) => i.toString() as unknown as bigint))
+    .execute();
+}
+
+/** Exponential backoff with full jitter: base·2^(attempt-1), capped. */
+export function backoffMs(attempt: number, baseMs = 1000, maxMs = 10 * 60_000, random = Math.random): number {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.floor(ceiling / 2 + (random() * ceiling) / 2);
+}

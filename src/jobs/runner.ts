@@ -1,0 +1,103 @@
+import type { ServiceContext } from '../service-context.js';
+import { backoffMs, claim, complete, release, retryLater, type ClaimedJob } from './queue.js';
+
+export type JobHandler = (job: ClaimedJob, ctx: ServiceContext) => Promise<void>;
+
+/** A handler asks for a later attempt without it counting as an error (e.g. the upstream has no answer yet). */
+export class RetryLater extends Error {
+  constructor(readonly delayMs: number, message = 'retry later') {
+    super(message);
+  }
+}
+
+export interface RunnerOptions {
+  concurrencyMax?: number;
+  pollIntervalMs?: number;
+  leaseSeconds?: number;
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+}
+
+/**
+ * Polls the jobs table and runs handlers. Bounded concurrency; a lease protects each claimed job;
+ * stop() stops claiming, gives back what was claimed but not started, and waits for running ones.
+ */
+export class JobRunner {
+  private timer: NodeJS.Timeout | undefined;
+  private running = new Set<Promise<void>>();
+  private stopped = false;
+  private polling: Promise<void> | undefined;
+  private readonly concurrencyMax: number;
+  private readonly pollIntervalMs: number;
+  private readonly leaseSeconds: number;
+
+  constructor(private readonly ctx: ServiceContext, private readonly handlers: Record<string, JobHandler>, private readonly options: RunnerOptions = {}) {
+    this.concurrencyMax = options.concurrencyMax ?? 8;
+    this.pollIntervalMs = options.pollIntervalMs ?? 250;
+    this.leaseSeconds = options.leaseSeconds ?? 60;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => this.poll(), this.pollIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Runs one poll now (tests, and right after enqueueing urgent work). */
+  poll(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    this.polling ??= this.pollOnce().finally(() => (this.polling = undefined));
+    return this.polling;
+  }
+
+  private async pollOnce(): Promise<void> {
+    const free = this.concurrencyMax - this.running.size;
+    if (free <= 0) return;
+    let jobs: ClaimedJob[];
+    try {
+      jobs = await claim(this.ctx.db, Object.keys(this.handlers), free, this.leaseSeconds);
+    } catch {
+      return;
+    }
+    if (this.stopped) {
+      await release(this.ctx.db, jobs.map((j) => j.id)).catch(() => {});
+      return;
+    }
+    for (const job of jobs) {
+      const run = this.execute(job).finally(() => this.running.delete(run));
+      this.running.add(run);
+    }
+  }
+
+  private async execute(job: ClaimedJob): Promise<void> {
+    const { metrics } = this.ctx;
+    try {
+      await this.handlers[job.kind]!(job, this.ctx);
+      await complete(this.ctx.db, job.id);
+      metrics.jobRuns.inc({ job: job.kind, outcome: 'ok' });
+    } catch (err) {
+      const delay = err instanceof RetryLater ? err.delayMs : backoffMs(job.attempts, this.options.backoffBaseMs, this.options.backoffMaxMs);
+      await retryLater(this.ctx.db, job, delay, err instanceof Error ? err.message : String(err)).catch(() => {});
+      metrics.jobRuns.inc({ job: job.kind, outcome: err instanceof RetryLater ? 'later' : 'error' });
+    }
+  }
+
+  /** Waits until no job is running and nothing due is left (tests). Bounded by timeoutMs. */
+  async drain(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      await this.poll();
+      if (this.running.size === 0) {
+        await this.poll();
+        if (this.running.size === 0) return;
+      }
+      await Promise.race([...this.running, new Promise((r) => setTimeout(r, 20))]);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.polling;
+    await Promise.allSettled([...this.running]);
+  }
+}

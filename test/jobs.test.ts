@@ -1,0 +1,109 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { RunningService } from '../src/server.js';
+import { enqueue, backoffMs } from '../src/jobs/queue.js';
+import { JobRunner, RetryLater } from '../src/jobs/runner.js';
+import { jobHandlers } from '../src/jobs/registry.js';
+import { startTestService } from './support/service.js';
+
+describe('background jobs', () => {
+  let service: RunningService;
+  const seen: string[] = [];
+  before(async () => {
+    service = await startTestService();
+    jobHandlers['test.record'] = async (job) => {
+      seen.push(String(job.payload.tag));
+    };
+    jobHandlers['test.slow'] = async (job) => {
+      await new Promise((r) => setTimeout(r, 300));
+      seen.push(String(job.payload.tag));
+    };
+    jobHandlers['test.flaky'] = async (job) => {
+      if (job.attempts < 3) throw new Error(`attempt ${job.attempts} failed`);
+      seen.push(`flaky-ok-${job.attempts}`);
+    };
+    jobHandlers['test.broken'] = async () => {
+      throw new Error('always broken');
+    };
+    jobHandlers['test.later'] = async (job) => {
+      if (job.attempts === 1) throw new RetryLater(0);
+      seen.push('later-done');
+    };
+  });
+  after(async () => {
+    for (const k of Object.keys(jobHandlers)) if (k.startsWith('test.')) delete jobHandlers[k];
+    await service.close();
+  });
+
+  const jobRows = () => service.ctx.db.selectFrom('jobs').selectAll().where('kind', 'like', 'test.%').execute();
+
+  it('runs a job once and removes it', async () => {
+    await enqueue(service.ctx.db, { kind: 'test.record', payload: { tag: 'one' } });
+    await service.workers.jobs.drain();
+    assert.deepEqual(seen.filter((s) => s === 'one'), ['one']);
+    assert.equal((await jobRows()).length, 0);
+  });
+
+  it('keeps one live job per dedupe key', async () => {
+    await enqueue(service.ctx.db, { kind: 'test.record', payload: { tag: 'dedupe' }, dedupeKey: 'k1' });
+    await enqueue(service.ctx.db, { kind: 'test.record', payload: { tag: 'dedupe' }, dedupeKey: 'k1' });
+    await service.workers.jobs.drain();
+    assert.equal(seen.filter((s) => s === 'dedupe').length, 1);
+  });
+
+  it('retries a failing job with backoff and parks it as dead after its attempts', async () => {
+    const runner = new JobRunner(service.ctx, jobHandlers, { backoffBaseMs: 1, backoffMaxMs: 5 });
+    await enqueue(service.ctx.db, { kind: 'test.flaky', maxAttempts: 5 });
+    await enqueue(service.ctx.db, { kind: 'test.broken', maxAttempts: 3 });
+    for (let i = 0; i < 20; i++) {
+      await runner.drain();
+      const rows = await jobRows();
+      if (rows.length === 1 && rows[0]!.status === 'dead') break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await runner.stop();
+    assert.ok(seen.includes('flaky-ok-3'));
+    const rows = await jobRows();
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.kind, 'test.broken');
+    assert.equal(rows[0]!.status, 'dead');
+    assert.equal(rows[0]!.attempts, 3);
+    assert.match(rows[0]!.last_error ?? '', /always broken/);
+    await service.ctx.db.deleteFrom('jobs').where('kind', '=', 'test.broken').execute();
+  });
+
+  it('lets a handler ask for a later attempt', async () => {
+    await enqueue(service.ctx.db, { kind: 'test.later' });
+    await service.workers.jobs.drain();
+    await new Promise((r) => setTimeout(r, 10));
+    await service.workers.jobs.drain();
+    assert.ok(seen.includes('later-done'));
+  });
+
+  it('never runs one job in two runners', async () => {
+    const runners = [0, 1, 2].map(() => new JobRunner(service.ctx, jobHandlers, { concurrencyMax: 4 }));
+    for (let i = 0; i < 30; i++) await enqueue(service.ctx.db, { kind: 'test.record', payload: { tag: `par-${i}` } });
+    await Promise.all(runners.map((r) => r.drain()));
+    await Promise.all(runners.map((r) => r.stop()));
+    for (let i = 0; i < 30; i++) assert.equal(seen.filter((s) => s === `par-${i}`).length, 1, `par-${i}`);
+  });
+
+  it('finishes a running job on stop and claims nothing after', async () => {
+    const runner = new JobRunner(service.ctx, jobHandlers, {});
+    await enqueue(service.ctx.db, { kind: 'test.slow', payload: { tag: 'slow' } });
+    await runner.poll();
+    await runner.stop();
+    assert.ok(seen.includes('slow'), 'the running job completed before stop returned');
+    await enqueue(service.ctx.db, { kind: 'test.record', payload: { tag: 'after-stop' } });
+    await runner.poll();
+    assert.ok(!seen.includes('after-stop'));
+    await service.workers.jobs.drain();
+  });
+
+  it('backs off exponentially within bounds', () => {
+    assert.equal(backoffMs(1, 1000, 60_000, () => 1), 1000);
+    assert.equal(backoffMs(4, 1000, 60_000, () => 1), 8000);
+    assert.equal(backoffMs(30, 1000, 60_000, () => 1), 60_000);
+    assert.equal(backoffMs(4, 1000, 60_000, () => 0), 4000);
+  });
+});

@@ -1,0 +1,241 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import type { RouteOptions } from 'fastify';
+import { buildPublicApp } from '../src/platform/http-app.js';
+import { errorStatus, type ErrorCode } from '../src/platform/errors.js';
+import type { RouteAccess } from '../src/platform/route-access.js';
+import { registerPublicRoutes } from '../src/routes.js';
+import type { RunningService } from '../src/server.js';
+import { startTestService } from './support/service.js';
+
+/**
+ * The document is checked against the routes actually registered, whatever they are: each new
+ * route is covered by the generic rules below as soon as it exists.
+ */
+
+type Json = Record<string, any>;
+
+interface SeenRoute {
+  method: string;
+  url: string;
+  hidden: boolean;
+  access: RouteAccess;
+  schema: Json;
+}
+
+/**
+ * Registers the public routes once more on a fresh app (never started) with an `onRoute` hook in
+ * front, to see each route's method, url, schema and access as the service declares them.
+ */
+async function collectRoutes(service: RunningService): Promise<SeenRoute[]> {
+  const app = buildPublicApp({ ...service.ctx, logger: false });
+  const seen: SeenRoute[] = [];
+  app.addHook('onRoute', (route: RouteOptions) => {
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD') continue;
+      const schema = (route.schema ?? {}) as Json;
+      seen.push({ method, url: route.url, hidden: schema.hide === true, access: route.config!.access!, schema });
+    }
+  });
+  await registerPublicRoutes(app, service.ctx);
+  return seen;
+}
+
+const openapiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+const isRead = (method: string) => method === 'GET' || method === 'HEAD';
+const signedRoute = (method: string, access: RouteAccess) =>
+  access.scope !== 'public' && (access.signature === 'always' || !isRead(method));
+
+function headerParam(op: Json, name: string): Json | undefined {
+  return (op.parameters ?? []).find((p: Json) => p.in === 'header' && String(p.name).toLowerCase() === name);
+}
+
+/** Header presence the contract asks for: 'required', 'optional' or 'absent'. */
+function expectedHeaders(method: string, access: RouteAccess): Record<string, 'required' | 'optional' | 'absent'> {
+  const principal = access.scope === 'public' ? 'none' : access.principal ?? 'merchant';
+  const idempotency = access.idempotency ?? 'none';
+  const signing = signedRoute(method, access) ? 'required' : 'absent';
+  return {
+    'x-on-behalf-of': principal === 'member' ? 'required' : principal === 'either' ? 'optional' : 'absent',
+    'x-idempotency-key': idempotency === 'none' ? 'absent' : idempotency,
+    'x-timestamp': signing,
+    'x-nonce': signing,
+    'x-signature': signing,
+  };
+}
+
+/** Codes the access implies (must be listed) and the implied codes that do not apply (must not be). */
+function expectedCodes(method: string, access: RouteAccess, schema: Json): { listed: ErrorCode[]; unlisted: ErrorCode[] } {
+  const listed: ErrorCode[] = [];
+  const unlisted: ErrorCode[] = [];
+  const when = (cond: boolean, ...codes: ErrorCode[]) => (cond ? listed : unlisted).push(...codes);
+  const authenticated = access.scope !== 'public';
+  const principal = access.principal ?? 'merchant';
+  const idempotency = access.idempotency ?? 'none';
+  when(authenticated, 'invalid_token', 'environment_mismatch', 'ip_not_allowed', 'merchant_disabled', 'rate_limited');
+  when(authenticated && access.scope !== 'token', 'insufficient_scope');
+  when(signedRoute(method, access), 'invalid_signature', 'timestamp_out_of_range', 'nonce_reused');
+  when(idempotency === 'required', 'idempotency_key_required');
+  when(idempotency !== 'none', 'idempotency_key_invalid', 'idempotency_key_reused', 'idempotency_in_progress');
+  when(authenticated && principal === 'member', 'member_context_required');
+  when(authenticated && principal !== 'merchant', 'member_not_found');
+  if (access.sandboxOnly) listed.push('not_found');
+  if (schema.body || schema.querystring) listed.push('invalid_request');
+  listed.push(...(access.errors ?? []));
+  return { listed, unlisted: unlisted.filter((c) => !listed.includes(c)) };
+}
+
+function kindsOf(method: string, access: RouteAccess): string[] {
+  const kinds = [access.scope === 'public' || access.scope === 'token' ? access.scope : 'scoped'];
+  if (access.scope !== 'public') kinds.push(`principal:${access.principal ?? 'merchant'}`);
+  if ((access.idempotency ?? 'none') !== 'none') kinds.push(`idempotency:${access.idempotency}`);
+  if (signedRoute(method, access)) kinds.push(access.signature === 'always' && isRead(method) ? 'signed:always' : 'signed');
+  if (access.sandboxOnly) kinds.push('sandboxOnly');
+  if (access.errors?.length) kinds.push('errors');
+  return kinds;
+}
+
+describe('GET /v1/openapi.json', () => {
+  let service: RunningService;
+  let doc: Json;
+  let routes: SeenRoute[];
+  let documented: SeenRoute[];
+
+  before(async () => {
+    service = await startTestService();
+    const res = await fetch(`${service.publicUrl}/v1/openapi.json`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    doc = (await res.json()) as Json;
+    routes = await collectRoutes(service);
+    documented = routes.filter((r) => r.url.startsWith('/v1/') && !r.hidden);
+  });
+  after(() => service?.close());
+
+  test('is a valid OpenAPI 3.1 document', async () => {
+    assert.equal(doc.openapi, '3.1.0');
+    const validator = new Validator();
+    const result = await validator.validate(doc);
+    assert.equal(validator.version, '3.1');
+    assert.ok(result.valid, `invalid document: ${JSON.stringify(result.errors, null, 2)}`);
+  });
+
+  test('describes the API, its servers and the shared error envelope', () => {
+    assert.equal(doc.info.title, 'Merchant Wallet API');
+    assert.equal(doc.info.version, '1.0.0');
+    assert.match(doc.info.description, /api-sandbox/);
+    assert.match(doc.info.description, /\[signing rules\]\(/);
+    assert.deepEqual(doc.servers.map((s: Json) => s.url), ['https://api.example.com', 'https://api-sandbox.example.com']);
+    const error = doc.components.schemas.Error;
+    assert.equal(error.type, 'object');
+    assert.deepEqual([...error.required].sort(), ['code', 'message', 'request_id', 'type']);
+    assert.equal(error.additionalProperties, true);
+    assert.deepEqual(doc.components.securitySchemes.bearerAuth, { ...doc.components.securitySchemes.bearerAuth, type: 'http', scheme: 'bearer' });
+    assert.equal(doc.components.securitySchemes.xAuthToken.name, 'x-auth-token');
+  });
+
+  test('the collected routes are the ones the service serves', () => {
+    assert.ok(routes.some((r) => r.method === 'POST' && r.url === '/v1/connect/token'));
+    for (const r of routes) {
+      assert.ok(service.publicApp.hasRoute({ method: r.method as 'GET', url: r.url }), `${r.method} ${r.url} not served`);
+    }
+  });
+
+  test('lists every public /v1 route with its method, and nothing else', () => {
+    for (const r of documented) {
+      assert.ok(doc.paths[openapiPath(r.url)]?.[r.method.toLowerCase()], `${r.method} ${r.url} missing from the document`);
+    }
+    const expected = new Set(documented.map((r) => `${r.method.toLowerCase()} ${openapiPath(r.url)}`));
+    for (const [path, item] of Object.entries<Json>(doc.paths)) {
+      assert.ok(path.startsWith('/v1/'), `${path} is not under /v1/`);
+      for (const method of Object.keys(item).filter((k) => k !== 'parameters' && !k.startsWith('x-'))) {
+        assert.ok(expected.has(`${method} ${path}`), `${method.toUpperCase()} ${path} documented but not a visible route`);
+      }
+    }
+    for (const hidden of ['/v1/openapi.json', '/docs', '/healthz', '/readyz']) assert.equal(doc.paths[hidden], undefined);
+  });
+
+  test('each operation carries its scope, principal and security from config.access', () => {
+    for (const r of documented) {
+      const op = doc.paths[openapiPath(r.url)][r.method.toLowerCase()];
+      const where = `${r.method} ${r.url}`;
+      assert.equal(op['x-scope'], r.access.scope, where);
+      if (r.access.scope === 'public') {
+        assert.deepEqual(op.security, [], `${where}: public routes need no token`);
+        assert.equal(op['x-principal'], undefined, where);
+      } else {
+        assert.equal(op['x-principal'], r.access.principal ?? 'merchant', where);
+        assert.ok(op.security.length > 0, where);
+        for (const requirement of op.security) {
+          for (const name of Object.keys(requirement)) assert.ok(doc.components.securitySchemes[name], `${where}: ${name}`);
+        }
+        assert.ok(op.security.some((s: Json) => s.bearerAuth) && op.security.some((s: Json) => s.xAuthToken), where);
+      }
+    }
+  });
+
+  test('each operation lists the headers its access asks for', () => {
+    for (const r of documented) {
+      const op = doc.paths[openapiPath(r.url)][r.method.toLowerCase()];
+      for (const [name, rule] of Object.entries(expectedHeaders(r.method, r.access))) {
+        const param = headerParam(op, name);
+        const where = `${r.method} ${r.url} header ${name}`;
+        if (rule === 'absent') assert.equal(param, undefined, `${where} should be absent`);
+        else assert.equal(param?.required, rule === 'required', `${where} should be ${rule}`);
+      }
+      const key = headerParam(op, 'x-idempotency-key');
+      if (key) {
+        const shape = new RegExp(key.schema.pattern);
+        assert.ok(shape.test('5f0c6b8e-3a4d-4c1e-9b7a-2d6f8e1c0a93') && !shape.test('not-a-uuid'), `${r.method} ${r.url}: UUID shape`);
+      }
+    }
+  });
+
+  test('each operation lists its error codes, grouped by status, on the shared Error schema', () => {
+    for (const r of documented) {
+      const op = doc.paths[openapiPath(r.url)][r.method.toLowerCase()];
+      const where = `${r.method} ${r.url}`;
+      const listedAt = new Map<string, string>();
+      for (const [status, response] of Object.entries<Json>(op.responses)) {
+        if (!response['x-error-codes']) {
+          assert.ok(Number(status) < 400, `${where} ${status} lacks x-error-codes`);
+          continue;
+        }
+        for (const code of response['x-error-codes'] as ErrorCode[]) {
+          assert.equal(String(errorStatus(code)), status, `${where}: ${code} under ${status}`);
+          assert.ok(response.description.includes(`\`${code}\``), `${where}: ${code} not in the ${status} description`);
+          listedAt.set(code, status);
+        }
+        const schema = response.content?.['application/json']?.schema;
+        assert.ok(schema, `${where} ${status} has no JSON body`);
+        if (schema.$ref) assert.equal(schema.$ref, '#/components/schemas/Error', `${where} ${status}`);
+      }
+      const { listed, unlisted } = expectedCodes(r.method, r.access, r.schema);
+      for (const code of listed) assert.ok(listedAt.has(code), `${where} should list ${code}`);
+      for (const code of unlisted) assert.ok(!listedAt.has(code), `${where} should not list ${code}`);
+    }
+  });
+
+  test('POST /v1/connect/token is public: no token, no signing, no member header', () => {
+    const op = doc.paths['/v1/connect/token'].post;
+    assert.equal(op['x-scope'], 'public');
+    assert.deepEqual(op.security, []);
+    for (const name of ['x-on-behalf-of', 'x-idempotency-key', 'x-timestamp', 'x-nonce', 'x-signature']) {
+      assert.equal(headerParam(op, name), undefined, name);
+    }
+    const codes = Object.values<Json>(op.responses).flatMap((r) => r['x-error-codes'] ?? []);
+    for (const code of ['invalid_token', 'insufficient_scope', 'invalid_signature', 'member_context_required']) {
+      assert.ok(!codes.includes(code), code);
+    }
+  });
+
+  test('reports which kinds of route the rules were checked on', (t) => {
+    const kinds = new Map<string, string[]>();
+    for (const r of documented) {
+      for (const kind of kindsOf(r.method, r.access)) kinds.set(kind, [...(kinds.get(kind) ?? []), `${r.method} ${r.url}`]);
+    }
+    for (const [kind, list] of kinds) t.diagnostic(`${kind}: ${list.length} (${list[0]}${list.length > 1 ? ', ...' : ''})`);
+    assert.ok(kinds.has('public'));
+  });
+});
