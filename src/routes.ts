@@ -2,11 +2,23 @@ import type { AppInstance } from './platform/http-app.js';
 import type { ServiceContext } from './service-context.js';
 import { healthRoutes } from './platform/health.js';
 import { authRoutes } from './modules/auth/routes.js';
+import { registerOpenApi } from './platform/openapi.js';
+import { registerDocsPage } from './platform/docs-page.js';
+import { assetRoutes } from './modules/assets/routes.js';
 import { memberRoutes } from './modules/members/routes.js';
+import { depositRoutes } from './modules/deposits/routes.js';
+import { balanceRoutes } from './modules/balances/routes.js';
+import { withdrawalRoutes } from './modules/withdrawals/routes.js';
 
 /** Every public route module, registered in one place. */
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+  await registerOpenApi(app, ctx); // first: it collects every route registered after it
+  await registerDocsPage(app, ctx);
   await app.register(async (scope) => healthRoutes(scope as AppInstance, ctx));
   await app.register(async (scope) => authRoutes(scope as AppInstance, ctx));
+  await app.register(async (scope) => assetRoutes(scope as AppInstance, ctx));
   await app.register(async (scope) => memberRoutes(scope as AppInstance, ctx));
+  await app.register(async (scope) => depositRoutes(scope as AppInstance, ctx));
+  await app.register(async (scope) => balanceRoutes(scope as AppInstance, ctx));
+  await app.register(async (scope) => withdrawalRoutes(scope as AppInstance, ctx));
 }

@@ -14,6 +14,7 @@ export interface DatabaseHandle {
 
 // int8 comes back as bigint from both drivers, numeric as string: money never passes through `number`.
 pg.types.setTypeParser(20, (v: string) => BigInt(v));
+const pgliteParsers = { 20: (v: string) => BigInt(v), 1700: (v: string) => v };
 
 /**
  * PGlite has one connection. This adapter presents it to Kysely's Postgres driver as a pool of
@@ -58,10 +59,10 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
   }
   let pglite: PGlite;
   if (databaseUrl === 'memory://') {
-    pglite = await PGlite.create();
+    pglite = await PGlite.create({ parsers: pgliteParsers });
   } else {
     mkdirSync(`${dataDir}/pgdata`, { recursive: true });
-    pglite = await PGlite.create({ dataDir: `${dataDir}/pgdata` });
+    pglite = await PGlite.create({ dataDir: `${dataDir}/pgdata`, parsers: pgliteParsers });
   }
   const pool = new PGlitePool(pglite);
   const db = new Kysely<Database>({

@@ -4,6 +4,9 @@ import * as m001 from './migrations/001_platform.js';
 import * as m002 from './migrations/002_ledger.js';
 import * as m003 from './migrations/003_money_flows.js';
 import * as m004 from './migrations/004_jobs.js';
+import * as m005 from './migrations/005_alerts.js';
+import * as m006 from './migrations/006_webhooks.js';
+import * as m007 from './migrations/007_upstreams_qrpay.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -11,6 +14,9 @@ const migrations: Record<string, Migration> = {
   '002_ledger': m002,
   '003_money_flows': m003,
   '004_jobs': m004,
+  '005_alerts': m005,
+  '006_webhooks': m006,
+  '007_upstreams_qrpay': m007,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -96,6 +96,9 @@ export interface MembersTable {
 import type { LedgerTables } from '../ledger/tables.js';
 import type { MoneyFlowTables } from '../modules/tables.js';
 import type { JobTables } from '../jobs/tables.js';
+import type { OperatorAlertsTable } from '../operator/alerts.js';
+import type { WebhookTables } from '../modules/webhooks/tables.js';
+import type { UpstreamTables } from '../upstreams/tables.js';
 
 export interface PlatformTables {
   merchants: MerchantsTable;
@@ -110,4 +113,6 @@ export interface PlatformTables {
 }
 
 /** One Kysely schema composed of each area's tables; each area owns its file. */
-export interface Database extends PlatformTables, LedgerTables, MoneyFlowTables, JobTables {}
+export interface Database extends PlatformTables, LedgerTables, MoneyFlowTables, JobTables, WebhookTables, UpstreamTables {
+  operator_alerts: OperatorAlertsTable;
+}

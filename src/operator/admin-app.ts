@@ -7,7 +7,10 @@ import { installBodyParsing, installErrorHandling, loggerOptions, type AppInstan
 import { validatorCompiler } from '../platform/validation.js';
 import { healthRoutes } from '../platform/health.js';
 import { operatorRoutes } from './routes.js';
+import { assetOperatorRoutes } from './assets-routes.js';
 import { operatorMemberRoutes } from './members-routes.js';
+import { operatorMoneyRoutes } from './money-routes.js';
+import { operatorAlertRoutes } from './alerts-routes.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -36,6 +39,9 @@ export function buildAdminApp(ctx: ServiceContext, adminToken: string): AppInsta
   });
   void app.register(async (scope) => healthRoutes(scope as AppInstance, ctx));
   void app.register(async (scope) => operatorRoutes(scope as AppInstance, ctx));
+  void app.register(async (scope) => assetOperatorRoutes(scope as AppInstance, ctx));
   void app.register(async (scope) => operatorMemberRoutes(scope as AppInstance, ctx));
+  void app.register(async (scope) => operatorMoneyRoutes(scope as AppInstance, ctx));
+  void app.register(async (scope) => operatorAlertRoutes(scope as AppInstance, ctx));
   return app;
 }

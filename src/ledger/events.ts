@@ -1,0 +1,47 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, Environment } from '../db/schema.js';
+import { newId } from '../platform/ids.js';
+
+export interface EventInput {
+  merchantId: string;
+  environment: Environment;
+  /** e.g. `withdrawal.settled`. */
+  type: string;
+  /** e.g. `withdrawal`. */
+  object: string;
+  objectId: string;
+  /** The member's external id; '' (or null) when the object belongs to no member. */
+  externalMemberId: string | null;
+  status: string;
+  statusVersion: number;
+}
+
+/**
+ * Writes one event to the outbox, in the caller's transaction, so the event exists exactly when
+ * the state change it reports does. Delivery reads the outbox later. Returns `evt_<uuid>`.
+ */
+export async function recordEvent(trx: Transaction<Database> | Kysely<Database>, event: EventInput): Promise<string> {
+  if (!Number.isInteger(event.statusVersion) || event.statusVersion < 0) {
+    throw new Error(`events: statusVersion must be a non-negative integer, got ${String(event.statusVersion)}`);
+  }
+  for (const field of ['merchantId', 'type', 'object', 'objectId', 'status'] as const) {
+    if (typeof event[field] !== 'string' || event[field] === '') throw new Error(`events: ${field} must be a non-empty string`);
+  }
+  const id = newId('evt');
+  await trx
+    .insertInto('events')
+    .values({
+      id,
+      merchant_id: event.merchantId,
+      environment: event.environment,
+      type: event.type,
+      object: event.object,
+      object_id: event.objectId,
+      external_member_id: event.externalMemberId ?? '',
+      status: event.status,
+      status_version: event.statusVersion,
+      livemode: event.environment === 'production',
+    })
+    .execute();
+  return id;
+}

@@ -1,0 +1,15 @@
+/** The money core: amounts, accounts, posting, balances, verification and the events outbox. */
+export { parseAmount, formatAmount, minorFromDb, scaleMax, amountMinorMax } from './money.js';
+export {
+  accountSpec, accountKey, describeAccount, memberBuckets, merchantBuckets, platformBuckets,
+  type AccountRef, type AccountSpec, type MemberBucket, type MerchantBucket, type PlatformBucket,
+} from './accounts.js';
+export { postEntry, assertEntry, entryLinesMax, type EntryInput, type EntryLine } from './ledger.js';
+export { InsufficientFundsError, DuplicatePostingError, insufficientFundsCode, insufficientFundsApiError } from './errors.js';
+export {
+  entryKinds, depositLines, withdrawalLockLines, withdrawalConfirmLines, withdrawalFailLines, prepaidCreditLines, prepaidChargeLines,
+} from './rules.js';
+export { recordEvent, type EventInput } from './events.js';
+export { memberBalances, merchantBalances, accountBalance, type MemberBalance, type MerchantBalance } from './balances.js';
+export { verifyLedger, problemsPerCheckMax, type LedgerReport } from './verify.js';
+export type { LedgerTables, AssetType, OwnerType, Side } from './tables.js';

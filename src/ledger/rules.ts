@@ -1,0 +1,72 @@
+import type { EntryLine } from './ledger.js';
+
+/**
+ * The posting rules of the money flows, as pure functions from amounts (minor units) to the
+ * lines of one entry. Zero fee lines are left out (a posting is never zero). docs/ledger.md
+ * shows them as a table.
+ */
+
+/** Entry kinds; with (reference type, reference id) each posts once. */
+export const entryKinds = {
+  deposit: 'deposit',
+  withdrawalLock: 'withdrawal.lock',
+  withdrawalConfirm: 'withdrawal.confirm',
+  withdrawalFail: 'withdrawal.fail',
+  prepaidCredit: 'prepaid.credit',
+  prepaidCharge: 'prepaid.charge',
+} as const;
+
+/** The merchant reports a deposit: custody grows, the member's available balance grows. */
+export function depositLines(p: { memberId: string; merchantId: string; amount: bigint }): EntryLine[] {
+  return [
+    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'custody' }, side: 'debit', amount: p.amount },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
+  ];
+}
+
+/** A withdrawal is created: amount plus fee move from available to withdrawing. */
+export function withdrawalLockLines(p: { memberId: string; amount: bigint; fee: bigint }): EntryLine[] {
+  const total = p.amount + p.fee;
+  return [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: total },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'withdrawing' }, side: 'credit', amount: total },
+  ];
+}
+
+/**
+ * The merchant paid out on chain: withdrawing is cleared, custody shrinks by the amount paid
+ * out, the fee becomes platform income.
+ */
+export function withdrawalConfirmLines(p: { memberId: string; merchantId: string; amount: bigint; fee: bigint }): EntryLine[] {
+  const lines: EntryLine[] = [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'withdrawing' }, side: 'debit', amount: p.amount + p.fee },
+    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'custody' }, side: 'credit', amount: p.amount },
+  ];
+  if (p.fee > 0n) lines.push({ account: { owner: 'platform', bucket: 'fee_income' }, side: 'credit', amount: p.fee });
+  return lines;
+}
+
+/** The merchant could not pay out: amount plus fee return from withdrawing to available. */
+export function withdrawalFailLines(p: { memberId: string; amount: bigint; fee: bigint }): EntryLine[] {
+  const total = p.amount + p.fee;
+  return [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'withdrawing' }, side: 'debit', amount: total },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: total },
+  ];
+}
+
+/** The operator credits a merchant's prepaid account (money received outside the ledger). */
+export function prepaidCreditLines(p: { merchantId: string; amount: bigint }): EntryLine[] {
+  return [
+    { account: { owner: 'platform', bucket: 'prepaid_funding' }, side: 'debit', amount: p.amount },
+    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' }, side: 'credit', amount: p.amount },
+  ];
+}
+
+/** A service charge taken from the merchant's prepaid account as platform income. */
+export function prepaidChargeLines(p: { merchantId: string; amount: bigint }): EntryLine[] {
+  return [
+    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' }, side: 'debit', amount: p.amount },
+    { account: { owner: 'platform', bucket: 'fee_income' }, side: 'credit', amount: p.amount },
+  ];
+}

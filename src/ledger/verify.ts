@@ -1,0 +1,107 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+
+export interface LedgerReport {
+  ok: boolean;
+  problems: string[];
+  checked: { entries: number; postings: number; accounts: number };
+}
+
+/** Bound on the problems each check reports (the report says when it stopped there). */
+export const problemsPerCheckMax = 50;
+
+type Trx = Transaction<Database>;
+
+/**
+ * Checks the ledger's invariants over one snapshot (a read-only REPEATABLE READ transaction):
+ * every entry has two or more postings that sum to zero, in the entry's asset and environment;
+ * postings of each asset sum to zero per environment; each account's stored balance equals the
+ * sum of its postings signed by its normal side; no member or merchant account is negative.
+ */
+export async function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> {
+  return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (trx) => {
+    const problems = [
+      ...(await unbalancedEntries(trx)),
+      ...(await mismatchedPostings(trx)),
+      ...(await assetTotals(trx)),
+      ...(await accountDrift(trx)),
+      ...(await negativeAccounts(trx)),
+    ];
+    const { rows } = await sql<{ entries: bigint; postings: bigint; accounts: bigint }>`
+      SELECT (SELECT count(*) FROM journal_entries) AS entries,
+             (SELECT count(*) FROM postings) AS postings,
+             (SELECT count(*) FROM ledger_accounts) AS accounts`.execute(trx);
+    const counts = rows[0]!;
+    return {
+      ok: problems.length === 0,
+      problems,
+      checked: { entries: Number(counts.entries), postings: Number(counts.postings), accounts: Number(counts.accounts) },
+    };
+  });
+}
+
+/** Plain text of a row: a tampered row must not make the report itself fail. */
+const label = (r: { owner_type: string; owner_id: string; bucket: string }) =>
+  (r.owner_type === 'platform' ? `platform ${r.bucket}` : `${r.owner_type} ${r.owner_id} ${r.bucket}`);
+
+function bounded(found: string[], what: string): string[] {
+  if (found.length <= problemsPerCheckMax) return found;
+  return [...found.slice(0, problemsPerCheckMax), `... more ${what} not listed`];
+}
+
+async function unbalancedEntries(trx: Trx): Promise<string[]> {
+  const { rows } = await sql<{ id: string; postings: bigint; total: string }>`
+    SELECT e.id, count(p.id) AS postings, coalesce(sum(p.amount), 0) AS total
+    FROM journal_entries e LEFT JOIN postings p ON p.entry_id = e.id
+    GROUP BY e.id
+    HAVING count(p.id) < 2 OR coalesce(sum(p.amount), 0) <> 0
+    ORDER BY e.id
+    LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
+  return bounded(rows.map((r) => `entry ${r.id}: ${r.postings} postings summing to ${r.total} (needs at least 2 summing to 0)`), 'unbalanced entries');
+}
+
+async function mismatchedPostings(trx: Trx): Promise<string[]> {
+  const { rows } = await sql<{ id: bigint; entry_id: string; asset: string; entry_asset: string; account_asset: string; entry_env: string; account_env: string }>`
+    SELECT p.id, p.entry_id, p.asset, e.asset AS entry_asset, a.asset AS account_asset,
+           e.environment AS entry_env, a.environment AS account_env
+    FROM postings p
+    JOIN journal_entries e ON e.id = p.entry_id
+    JOIN ledger_accounts a ON a.id = p.account_id
+    WHERE p.asset <> e.asset OR p.asset <> a.asset OR e.environment <> a.environment
+    ORDER BY p.id
+    LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
+  return bounded(rows.map((r) =>
+    `posting ${r.id} of entry ${r.entry_id}: asset ${r.asset}, entry ${r.entry_asset} in ${r.entry_env}, account ${r.account_asset} in ${r.account_env}`), 'mismatched postings');
+}
+
+async function assetTotals(trx: Trx): Promise<string[]> {
+  const { rows } = await sql<{ environment: string; asset: string; total: string }>`
+    SELECT a.environment, p.asset, sum(p.amount) AS total
+    FROM postings p JOIN ledger_accounts a ON a.id = p.account_id
+    GROUP BY a.environment, p.asset
+    HAVING sum(p.amount) <> 0
+    ORDER BY a.environment, p.asset`.execute(trx);
+  return rows.map((r) => `asset ${r.asset} in ${r.environment}: postings sum to ${r.total}, not 0`);
+}
+
+async function accountDrift(trx: Trx): Promise<string[]> {
+  const { rows } = await sql<{ id: bigint; environment: string; owner_type: string; owner_id: string; asset: string; bucket: string; balance: string; posted: string }>`
+    SELECT a.id, a.environment, a.owner_type, a.owner_id, a.asset, a.bucket, a.balance,
+           CASE WHEN a.normal_side = 'debit' THEN coalesce(sum(p.amount), 0) ELSE -coalesce(sum(p.amount), 0) END AS posted
+    FROM ledger_accounts a LEFT JOIN postings p ON p.account_id = a.id
+    GROUP BY a.id
+    HAVING a.balance <> CASE WHEN a.normal_side = 'debit' THEN coalesce(sum(p.amount), 0) ELSE -coalesce(sum(p.amount), 0) END
+    ORDER BY a.id
+    LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
+  return bounded(rows.map((r) =>
+    `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): stored balance ${r.balance}, postings give ${r.posted}`), 'drifted accounts');
+}
+
+async function negativeAccounts(trx: Trx): Promise<string[]> {
+  const { rows } = await sql<{ id: bigint; environment: string; owner_type: string; owner_id: string; asset: string; bucket: string; balance: string }>`
+    SELECT id, environment, owner_type, owner_id, asset, bucket, balance
+    FROM ledger_accounts WHERE non_negative AND balance < 0
+    ORDER BY id
+    LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
+  return bounded(rows.map((r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): negative balance ${r.balance}`), 'negative accounts');
+}

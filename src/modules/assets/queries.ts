@@ -1,0 +1,106 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { ApiError } from '../../platform/errors.js';
+import { minorFromDb } from '../../ledger/money.js';
+import { sqlState } from '../../ledger/ledger.js';
+import type { AssetType } from '../../ledger/tables.js';
+import type { Asset, AssetNetwork } from './catalogue.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+interface NetworkRow {
+  asset: string;
+  network: string;
+  enabled: boolean;
+  withdrawal_fee: string;
+  withdrawal_min: string;
+  address_pattern: string;
+}
+
+const networkColumns = ['asset', 'network', 'enabled', 'withdrawal_fee', 'withdrawal_min', 'address_pattern'] as const;
+
+function toNetwork(row: NetworkRow): AssetNetwork {
+  return {
+    network: row.network,
+    enabled: row.enabled,
+    withdrawalFee: minorFromDb(row.withdrawal_fee),
+    withdrawalMin: minorFromDb(row.withdrawal_min),
+    addressPattern: row.address_pattern,
+  };
+}
+
+/** One asset with all its networks (by name), or undefined. The withdrawal module reads fees here. */
+export async function getAsset(db: Db, code: string): Promise<Asset | undefined> {
+  const asset = await db.selectFrom('assets').select(['code', 'scale', 'type', 'enabled']).where('code', '=', code).executeTakeFirst();
+  if (!asset) return undefined;
+  const networks = await db.selectFrom('asset_networks').select(networkColumns).where('asset', '=', code).orderBy('network').execute();
+  return { ...asset, networks: networks.map(toNetwork) };
+}
+
+/** The catalogue by code; `enabledOnly` leaves out disabled assets (their networks stay listed). */
+export async function listAssets(db: Db, options: { enabledOnly: boolean }): Promise<Asset[]> {
+  let query = db.selectFrom('assets').select(['code', 'scale', 'type', 'enabled']).orderBy('code');
+  if (options.enabledOnly) query = query.where('enabled', '=', true);
+  const assets = await query.execute();
+  const networks = await db.selectFrom('asset_networks').select(networkColumns).orderBy('asset').orderBy('network').execute();
+  const byAsset = new Map<string, AssetNetwork[]>();
+  for (const row of networks) byAsset.set(row.asset, [...(byAsset.get(row.asset) ?? []), toNetwork(row)]);
+  return assets.map((a) => ({ ...a, networks: byAsset.get(a.code) ?? [] }));
+}
+
+async function mustGet(db: Db, code: string): Promise<Asset> {
+  const asset = await getAsset(db, code);
+  if (!asset) throw new ApiError('not_found', 'No such asset.');
+  return asset;
+}
+
+export async function createAsset(db: Kysely<Database>, input: { code: string; scale: number; type: AssetType }): Promise<Asset> {
+  const inserted = await db
+    .insertInto('assets')
+    .values({ code: input.code, scale: input.scale, type: input.type })
+    .onConflict((oc) => oc.column('code').doNothing())
+    .returning('code')
+    .executeTakeFirst();
+  if (!inserted) throw new ApiError('duplicate_resource', `Asset ${input.code} already exists.`);
+  return mustGet(db, input.code);
+}
+
+export async function setAssetEnabled(db: Kysely<Database>, code: string, enabled: boolean): Promise<Asset> {
+  const row = await db.updateTable('assets').set({ enabled }).where('code', '=', code).returning('code').executeTakeFirst();
+  if (!row) throw new ApiError('not_found', 'No such asset.');
+  return mustGet(db, code);
+}
+
+export interface NetworkInput {
+  enabled: boolean;
+  withdrawalFee: bigint;
+  withdrawalMin: bigint;
+  addressPattern: string;
+}
+
+/** Creates or replaces one network of a crypto asset. */
+export async function putAssetNetwork(db: Kysely<Database>, code: string, network: string, input: NetworkInput): Promise<Asset> {
+  return db.transaction().execute(async (trx) => {
+    const asset = await trx.selectFrom('assets').select(['code', 'type']).where('code', '=', code).forUpdate().executeTakeFirst();
+    if (!asset) throw new ApiError('not_found', 'No such asset.');
+    if (asset.type !== 'crypto') throw new ApiError('invalid_request', 'Networks apply to crypto assets only.');
+    const values = {
+      enabled: input.enabled,
+      withdrawal_fee: input.withdrawalFee.toString(),
+      withdrawal_min: input.withdrawalMin.toString(),
+      address_pattern: input.addressPattern,
+      updated_at: new Date(),
+    };
+    try {
+      await trx
+        .insertInto('asset_networks')
+        .values({ asset: code, network, ...values })
+        .onConflict((oc) => oc.columns(['asset', 'network']).doUpdateSet(values))
+        .execute();
+    } catch (err) {
+      if (sqlState(err) === '23514' || sqlState(err) === '22003') throw new ApiError('invalid_request', 'The network values are out of range.');
+      throw err;
+    }
+    return mustGet(trx, code);
+  });
+}

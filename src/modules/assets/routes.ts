@@ -1,0 +1,32 @@
+import { Type } from 'typebox';
+import type { AppInstance } from '../../platform/http-app.js';
+import type { ServiceContext } from '../../service-context.js';
+import { publicAssetView } from './catalogue.js';
+import { listAssets } from './queries.js';
+
+const AssetItem = Type.Object({
+  code: Type.String(),
+  scale: Type.Integer({ description: 'Decimal places of amounts in this asset' }),
+  type: Type.Union([Type.Literal('crypto'), Type.Literal('fiat')]),
+  networks: Type.Array(Type.String(), { description: 'Withdrawal networks that are enabled; empty for fiat' }),
+});
+
+const AssetList = Type.Object({
+  data: Type.Array(AssetItem),
+  next_cursor: Type.Null(),
+  has_more: Type.Boolean(),
+});
+
+export async function assetRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+  app.get('/v1/assets', {
+    config: { access: { scope: 'token', principal: 'either' } },
+    schema: {
+      summary: 'List the enabled assets and their withdrawal networks',
+      tags: ['Assets'],
+      response: { 200: AssetList },
+    },
+  }, async () => {
+    const assets = await listAssets(ctx.db, { enabledOnly: true });
+    return { data: assets.map(publicAssetView), next_cursor: null, has_more: false };
+  });
+}

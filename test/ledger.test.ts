@@ -1,0 +1,293 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { openDatabase, type DatabaseHandle } from '../src/db/connection.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import {
+  DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds, insufficientFundsCode,
+  memberBalances, merchantBalances, postEntry, prepaidCreditLines, recordEvent, verifyLedger, withdrawalConfirmLines,
+  withdrawalFailLines, withdrawalLockLines, type EntryInput, type EntryLine,
+} from '../src/ledger/index.js';
+
+let handle: DatabaseHandle;
+const env = 'sandbox' as const;
+
+before(async () => {
+  handle = await openDatabase(process.env.TEST_DATABASE_URL || 'memory://', mkdtempSync(join(tmpdir(), 'mwa-ledger-')));
+  await migrateToLatest(handle.db);
+});
+after(async () => handle.close());
+
+const ids = () => ({ memberId: `mem_${randomUUID()}`, merchantId: `mch_${randomUUID()}` });
+
+function entry(kind: string, referenceId: string, merchantId: string | null, lines: EntryLine[], asset = 'USDT'): EntryInput {
+  return { environment: env, merchantId, kind, referenceType: kind.split('.')[0]!, referenceId, asset, lines };
+}
+
+const post = (e: EntryInput) => handle.db.transaction().execute((trx) => postEntry(trx, e));
+
+async function deposit(memberId: string, merchantId: string, amount: bigint, asset = 'USDT') {
+  return post(entry(entryKinds.deposit, `dep_${randomUUID()}`, merchantId, depositLines({ memberId, merchantId, amount }), asset));
+}
+
+const available = (memberId: string, asset = 'USDT') => accountBalance(handle.db, env, { owner: 'member', memberId, bucket: 'available' }, asset);
+const withdrawing = (memberId: string) => accountBalance(handle.db, env, { owner: 'member', memberId, bucket: 'withdrawing' }, 'USDT');
+const custody = (merchantId: string) => accountBalance(handle.db, env, { owner: 'merchant', merchantId, bucket: 'custody' }, 'USDT');
+
+async function entriesOf(referenceId: string) {
+  return handle.db.selectFrom('journal_entries').selectAll().where('reference_id', '=', referenceId).execute();
+}
+
+test('a balanced entry posts: accounts created, balances moved, postings signed debit positive', async () => {
+  const { memberId, merchantId } = ids();
+  const { entryId } = await deposit(memberId, merchantId, 12_500_000n);
+  assert.match(entryId, /^jrn_[0-9a-f-]{36}$/);
+  assert.equal(await available(memberId), 12_500_000n);
+  assert.equal(await custody(merchantId), 12_500_000n);
+  const postings = await handle.db.selectFrom('postings').select(['amount', 'asset']).where('entry_id', '=', entryId).orderBy('id').execute();
+  assert.deepEqual(postings.map((p) => [String(p.amount), p.asset]), [['12500000', 'USDT'], ['-12500000', 'USDT']]);
+  const row = await handle.db.selectFrom('journal_entries').selectAll().where('id', '=', entryId).executeTakeFirstOrThrow();
+  assert.equal(row.kind, 'deposit');
+  assert.equal(row.merchant_id, merchantId);
+  assert.equal(row.asset, 'USDT');
+  assert.deepEqual(await memberBalances(handle.db, env, memberId), [
+    { asset: 'USDT', available: '12.500000', frozen: '0.000000', withdrawing: '0.000000', earn: '0.000000', card: '0.000000', total: '12.500000' },
+  ]);
+  assert.deepEqual(await merchantBalances(handle.db, env, merchantId), [{ asset: 'USDT', custody: '12.500000', prepaid_available: '0.000000' }]);
+  assert.equal((await verifyLedger(handle.db)).ok, true);
+});
+
+test('withdrawal lock, confirm and fail move amount and fee between buckets', async () => {
+  const { memberId, merchantId } = ids();
+  await deposit(memberId, merchantId, 100_000_000n);
+  const feeBefore = await accountBalance(handle.db, env, { owner: 'platform', bucket: 'fee_income' }, 'USDT');
+  const w1 = `wdr_${randomUUID()}`;
+  const w2 = `wdr_${randomUUID()}`;
+  await post(entry(entryKinds.withdrawalLock, w1, merchantId, withdrawalLockLines({ memberId, amount: 10_000_000n, fee: 1_000_000n })));
+  await post(entry(entryKinds.withdrawalLock, w2, merchantId, withdrawalLockLines({ memberId, amount: 20_000_000n, fee: 1_000_000n })));
+  assert.equal(await available(memberId), 68_000_000n);
+  assert.equal(await withdrawing(memberId), 32_000_000n);
+  await post(entry(entryKinds.withdrawalConfirm, w1, merchantId, withdrawalConfirmLines({ memberId, merchantId, amount: 10_000_000n, fee: 1_000_000n })));
+  await post(entry(entryKinds.withdrawalFail, w2, merchantId, withdrawalFailLines({ memberId, amount: 20_000_000n, fee: 1_000_000n })));
+  assert.equal(await available(memberId), 89_000_000n);
+  assert.equal(await withdrawing(memberId), 0n);
+  assert.equal(await custody(merchantId), 90_000_000n);
+  assert.equal(await accountBalance(handle.db, env, { owner: 'platform', bucket: 'fee_income' }, 'USDT') - feeBefore, 1_000_000n);
+  const [balance] = await memberBalances(handle.db, env, memberId);
+  assert.equal(balance!.total, '89.000000');
+  assert.equal((await verifyLedger(handle.db)).ok, true);
+});
+
+test('programmer errors throw before anything is written', async () => {
+  const { memberId, merchantId } = ids();
+  const m = { owner: 'member', memberId, bucket: 'available' } as const;
+  const c = { owner: 'merchant', merchantId, bucket: 'custody' } as const;
+  const cases: EntryLine[][] = [
+    [{ account: m, side: 'credit', amount: 5n }, { account: c, side: 'debit', amount: 4n }],
+    [{ account: m, side: 'credit', amount: 5n }],
+    [],
+    [{ account: m, side: 'credit', amount: 0n }, { account: c, side: 'debit', amount: 0n }],
+    [{ account: m, side: 'credit', amount: -5n }, { account: c, side: 'debit', amount: -5n }],
+    [{ account: m, side: 'credit', amount: 5 as unknown as bigint }, { account: c, side: 'debit', amount: 5 as unknown as bigint }],
+    [{ account: { owner: 'member', memberId, bucket: 'custody' } as unknown as typeof m, side: 'credit', amount: 5n }, { account: c, side: 'debit', amount: 5n }],
+  ];
+  for (const lines of cases) {
+    const reference = `bad_${randomUUID()}`;
+    await assert.rejects(post(entry('deposit', reference, merchantId, lines)), (err: unknown) =>
+      err instanceof Error && !(err instanceof InsufficientFundsError) && !(err instanceof DuplicatePostingError) && /^ledger: /.test(err.message));
+    assert.equal((await entriesOf(reference)).length, 0);
+  }
+  const accounts = await handle.db.selectFrom('ledger_accounts').select('id').where('owner_id', 'in', [memberId, merchantId]).execute();
+  assert.equal(accounts.length, 0);
+});
+
+test('insufficient funds: refused with the account named, nothing written, and mapped to the reference codes', async () => {
+  const { memberId, merchantId } = ids();
+  await deposit(memberId, merchantId, 5_000_000n);
+  const reference = `wdr_${randomUUID()}`;
+  await assert.rejects(
+    post(entry(entryKinds.withdrawalLock, reference, merchantId, withdrawalLockLines({ memberId, amount: 4_500_000n, fee: 1_000_000n }))),
+    (err: unknown) => {
+      assert.ok(err instanceof InsufficientFundsError);
+      assert.deepEqual(err.account, { owner: 'member', memberId, bucket: 'available' });
+      assert.equal(insufficientFundsCode(err), 'insufficient_balance');
+      return true;
+    },
+  );
+  assert.equal((await entriesOf(reference)).length, 0);
+  assert.equal(await available(memberId), 5_000_000n);
+  // Exactly the balance is fine.
+  await post(entry(entryKinds.withdrawalLock, reference, merchantId, withdrawalLockLines({ memberId, amount: 4_000_000n, fee: 1_000_000n })));
+  assert.equal(await available(memberId), 0n);
+
+  // Custody of another merchant that never received the deposit: a shortfall.
+  const other = `mch_${randomUUID()}`;
+  await assert.rejects(
+    post(entry(entryKinds.withdrawalConfirm, reference, other, withdrawalConfirmLines({ memberId, merchantId: other, amount: 4_000_000n, fee: 1_000_000n }))),
+    (err: unknown) => err instanceof InsufficientFundsError && insufficientFundsCode(err) === 'merchant_custody_shortfall',
+  );
+  // Merchant prepaid.
+  await assert.rejects(
+    post(entry(entryKinds.prepaidCharge, `chg_${randomUUID()}`, merchantId, [
+      { account: { owner: 'merchant', merchantId, bucket: 'prepaid' }, side: 'debit', amount: 1n },
+      { account: { owner: 'platform', bucket: 'fee_income' }, side: 'credit', amount: 1n },
+    ])),
+    (err: unknown) => err instanceof InsufficientFundsError && insufficientFundsCode(err) === 'merchant_insufficient_funds',
+  );
+  assert.equal((await verifyLedger(handle.db)).ok, true);
+});
+
+test('platform accounts may go negative; member and merchant accounts are refused by the database itself', async () => {
+  const { memberId, merchantId } = ids();
+  const reference = `promo_${randomUUID()}`;
+  // A promotional credit paid from fee income takes the platform account below zero if it is empty.
+  await post(entry('promotion', reference, merchantId, [
+    { account: { owner: 'platform', bucket: 'fee_income' }, side: 'debit', amount: 10n ** 30n },
+    { account: { owner: 'member', memberId, bucket: 'available' }, side: 'credit', amount: 10n ** 30n },
+  ], 'EUR'));
+  assert.equal(await accountBalance(handle.db, env, { owner: 'platform', bucket: 'fee_income' }, 'EUR') < 0n, true);
+  await post(entry(entryKinds.prepaidCredit, `pre_${randomUUID()}`, merchantId, prepaidCreditLines({ merchantId, amount: 500n }), 'EUR'));
+  assert.deepEqual(await merchantBalances(handle.db, env, merchantId), [{ asset: 'EUR', custody: '0.00', prepaid_available: '5.00' }]);
+  await assert.rejects(
+    sql`UPDATE ledger_accounts SET balance = -1 WHERE owner_id = ${memberId}`.execute(handle.db),
+    (err: unknown) => (err as { code?: string }).code === '23514',
+  );
+  assert.equal(await available(memberId, 'EUR'), 10n ** 30n);
+  assert.equal((await verifyLedger(handle.db)).ok, true);
+});
+
+test('a movement posts once: the same kind and reference is a DuplicatePostingError, nothing written', async () => {
+  const { memberId, merchantId } = ids();
+  const reference = `dep_${randomUUID()}`;
+  const e = entry(entryKinds.deposit, reference, merchantId, depositLines({ memberId, merchantId, amount: 7n }));
+  await post(e);
+  await assert.rejects(post(e), (err: unknown) =>
+    err instanceof DuplicatePostingError && err.referenceId === reference && err.kind === 'deposit');
+  assert.equal(await available(memberId), 7n);
+  // Even when the repeat would also overdraw, it is reported as a duplicate.
+  const w = `wdr_${randomUUID()}`;
+  await post(entry(entryKinds.withdrawalLock, w, merchantId, withdrawalLockLines({ memberId, amount: 7n, fee: 0n })));
+  await assert.rejects(post(entry(entryKinds.withdrawalLock, w, merchantId, withdrawalLockLines({ memberId, amount: 7n, fee: 0n }))), DuplicatePostingError);
+  // Another kind of the same reference, or another environment, is another movement.
+  await post(entry(entryKinds.withdrawalFail, w, merchantId, withdrawalFailLines({ memberId, amount: 7n, fee: 0n })));
+  await post({ ...e, environment: 'production' });
+  assert.equal(await accountBalance(handle.db, 'production', { owner: 'member', memberId, bucket: 'available' }, 'USDT'), 7n);
+  // A duplicate inside a longer transaction leaves that transaction usable.
+  await handle.db.transaction().execute(async (trx) => {
+    await assert.rejects(postEntry(trx, e), DuplicatePostingError);
+    await postEntry(trx, entry(entryKinds.deposit, `dep_${randomUUID()}`, merchantId, depositLines({ memberId, merchantId, amount: 1n })));
+  });
+  assert.equal(await available(memberId), 8n);
+  assert.equal((await verifyLedger(handle.db)).ok, true);
+});
+
+test('concurrency: 50 parallel spends of one balance never overdraw it; exactly the accepted ones are posted', async () => {
+  const { memberId, merchantId } = ids();
+  await deposit(memberId, merchantId, 100_000_000n);
+  const spend = 3_000_000n;
+  const references = Array.from({ length: 50 }, () => `wdr_${randomUUID()}`);
+  const results = await Promise.allSettled(references.map((reference) =>
+    post(entry(entryKinds.withdrawalLock, reference, merchantId, withdrawalLockLines({ memberId, amount: spend, fee: 0n })))));
+  const accepted = results.filter((r) => r.status === 'fulfilled').length;
+  for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof InsufficientFundsError, String(r.reason));
+  assert.equal(accepted, 33);
+  assert.equal(await available(memberId), 100_000_000n - 33n * spend);
+  assert.equal(await withdrawing(memberId), 33n * spend);
+  const posted = await handle.db.selectFrom('journal_entries').select('reference_id')
+    .where('kind', '=', entryKinds.withdrawalLock).where('reference_id', 'in', references).execute();
+  assert.equal(posted.length, 33);
+  const acceptedRefs = references.filter((_, i) => results[i]!.status === 'fulfilled').sort();
+  assert.deepEqual(posted.map((p) => p.reference_id).sort(), acceptedRefs);
+  assert.equal((await verifyLedger(handle.db)).ok, true);
+});
+
+test('concurrency: crosswise transfers and parallel deposits to one custody row do not deadlock', async () => {
+  const a = ids();
+  const b = { memberId: `mem_${randomUUID()}` };
+  const merchantId = a.merchantId;
+  await deposit(a.memberId, merchantId, 1_000n);
+  await deposit(b.memberId, merchantId, 1_000n);
+  const transfer = (from: string, to: string) => post(entry('transfer', `trf_${randomUUID()}`, merchantId, [
+    { account: { owner: 'member', memberId: from, bucket: 'available' }, side: 'debit', amount: 10n },
+    { account: { owner: 'member', memberId: to, bucket: 'available' }, side: 'credit', amount: 10n },
+  ]));
+  const jobs: Array<Promise<unknown>> = [];
+  for (let i = 0; i < 20; i += 1) {
+    jobs.push(transfer(a.memberId, b.memberId), transfer(b.memberId, a.memberId));
+    jobs.push(deposit(`mem_${randomUUID()}`, merchantId, 1n));
+  }
+  await Promise.all(jobs);
+  assert.equal(await available(a.memberId), 1_000n);
+  assert.equal(await available(b.memberId), 1_000n);
+  assert.equal(await custody(merchantId), 2_020n);
+  assert.equal((await verifyLedger(handle.db)).ok, true);
+});
+
+test('verifyLedger reports a tampered balance and an unbalanced entry', async () => {
+  const { memberId, merchantId } = ids();
+  await deposit(memberId, merchantId, 50n);
+  const before = await verifyLedger(handle.db);
+  assert.equal(before.ok, true);
+  assert.ok(before.checked.entries >= 1 && before.checked.postings >= 2 && before.checked.accounts >= 2);
+
+  await sql`UPDATE ledger_accounts SET balance = balance + 1 WHERE owner_id = ${memberId}`.execute(handle.db);
+  try {
+    const report = await verifyLedger(handle.db);
+    assert.equal(report.ok, false);
+    assert.equal(report.problems.length, 1);
+    assert.match(report.problems[0]!, new RegExp(`member ${memberId} available, USDT, sandbox\\): stored balance 51, postings give 50`));
+  } finally {
+    await sql`UPDATE ledger_accounts SET balance = balance - 1 WHERE owner_id = ${memberId}`.execute(handle.db);
+  }
+
+  const account = await handle.db.selectFrom('ledger_accounts').select('id').where('owner_id', '=', memberId).executeTakeFirstOrThrow();
+  const bogus = `jrn_${randomUUID()}`;
+  await handle.db.transaction().execute(async (trx) => {
+    await trx.insertInto('journal_entries').values({ id: bogus, environment: env, kind: 'bogus', reference_type: 'test', reference_id: bogus, merchant_id: merchantId, asset: 'USDT' }).execute();
+    await trx.insertInto('postings').values({ entry_id: bogus, account_id: account.id, asset: 'USDT', amount: '-3' }).execute();
+    await sql`UPDATE ledger_accounts SET balance = balance + 3 WHERE id = ${account.id}`.execute(trx);
+  });
+  try {
+    const report = await verifyLedger(handle.db);
+    assert.equal(report.ok, false);
+    assert.ok(report.problems.some((p) => p.startsWith(`entry ${bogus}: 1 postings summing to -3`)), report.problems.join('\n'));
+    assert.ok(report.problems.some((p) => /^asset USDT in sandbox: postings sum to -3/.test(p)), report.problems.join('\n'));
+  } finally {
+    await handle.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('postings').where('entry_id', '=', bogus).execute();
+      await trx.deleteFrom('journal_entries').where('id', '=', bogus).execute();
+      await sql`UPDATE ledger_accounts SET balance = balance - 3 WHERE id = ${account.id}`.execute(trx);
+    });
+  }
+  assert.equal((await verifyLedger(handle.db)).ok, true);
+});
+
+test('recordEvent writes an outbox row with livemode from the environment', async () => {
+  const { merchantId } = ids();
+  const objectId = `wdr_${randomUUID()}`;
+  const [sandboxId, liveId] = await handle.db.transaction().execute(async (trx) => [
+    await recordEvent(trx, { merchantId, environment: 'sandbox', type: 'withdrawal.settled', object: 'withdrawal', objectId, externalMemberId: 'ext-1', status: 'settled', statusVersion: 2 }),
+    await recordEvent(trx, { merchantId, environment: 'production', type: 'withdrawal.settled', object: 'withdrawal', objectId, externalMemberId: null, status: 'settled', statusVersion: 2 }),
+  ]);
+  assert.match(sandboxId!, /^evt_[0-9a-f-]{36}$/);
+  const rows = await handle.db.selectFrom('events').selectAll().where('merchant_id', '=', merchantId).orderBy('seq').execute();
+  assert.deepEqual(rows.map((r) => [r.id, r.environment, r.livemode, r.external_member_id, r.status_version, r.object_id]), [
+    [sandboxId, 'sandbox', false, 'ext-1', 2, objectId],
+    [liveId, 'production', true, '', 2, objectId],
+  ]);
+  await assert.rejects(recordEvent(handle.db, { merchantId, environment: 'sandbox', type: 't', object: 'o', objectId, externalMemberId: '', status: 's', statusVersion: -1 }));
+});
+
+test('balances list only enabled assets the owner has an account in, by code', async () => {
+  const { memberId, merchantId } = ids();
+  await deposit(memberId, merchantId, 123n, 'USD');
+  await deposit(memberId, merchantId, 1n, 'BTC');
+  const list = await memberBalances(handle.db, env, memberId);
+  assert.deepEqual(list.map((b) => [b.asset, b.available, b.total]), [['BTC', '0.00000001', '0.00000001'], ['USD', '1.23', '1.23']]);
+  assert.deepEqual(await memberBalances(handle.db, 'production', memberId), []);
+  assert.equal(await accountBalance(handle.db, env, { owner: 'member', memberId, bucket: 'card' }, 'USD'), 0n);
+});
