@@ -27,14 +27,39 @@ export function decide(previous: number, current: number, limit: number, elapsed
   return { allowed: false, retryAfterSeconds: Math.min(windowSeconds, Math.max(1, Math.ceil(wait))) };
 }
 
-/**
- * Counts the hit atomically in the database (so several processes share one window) and undoes it
- * when refused, so a client that keeps hammering is not locked out for longer than the window.
- */
-export async function consume(db: Kysely<Database>, subject: string, bucket: string, limit: number, nowMs = Date.now()): Promise<void> {
+export interface WindowPosition {
+  windowStart: number;
+  elapsedSeconds: number;
+}
+
+export function windowAt(nowMs: number): WindowPosition {
   const nowSeconds = nowMs / 1000;
   const windowStart = Math.floor(nowSeconds / windowSeconds);
-  const elapsed = nowSeconds - windowStart * windowSeconds;
+  return { windowStart, elapsedSeconds: nowSeconds - windowStart * windowSeconds };
+}
+
+/**
+ * Applies the decision to a hit already counted: refused hits are undone, so a client that keeps
+ * hammering is not locked out for longer than the window, and 429 is thrown.
+ */
+export async function settleHit(
+  db: Kysely<Database>,
+  hit: { subject: string; bucket: string; position: WindowPosition; current: number; previous: number },
+  limit: number,
+): Promise<void> {
+  const decision = decide(hit.previous, hit.current, limit, hit.position.elapsedSeconds);
+  if (decision.allowed) return;
+  await sql`UPDATE rate_limit_windows SET hits = hits - 1 WHERE subject = ${hit.subject} AND bucket = ${hit.bucket} AND window_start = ${hit.position.windowStart}`.execute(db);
+  throw new ApiError('rate_limited', undefined, { retry_after: decision.retryAfterSeconds }, { 'retry-after': String(decision.retryAfterSeconds) });
+}
+
+/**
+ * Counts the hit atomically in the database (so several processes share one window) and reads the
+ * previous window in the same statement; then settles it.
+ */
+export async function consume(db: Kysely<Database>, subject: string, bucket: string, limit: number, nowMs = Date.now()): Promise<void> {
+  const position = windowAt(nowMs);
+  const { windowStart } = position;
   const { rows } = await sql<{ current: number; previous: number | null }>`
     WITH cur AS (
       INSERT INTO rate_limit_windows (subject, bucket, window_start, hits)
@@ -45,12 +70,7 @@ export async function consume(db: Kysely<Database>, subject: string, bucket: str
     SELECT (SELECT hits FROM cur) AS current,
            (SELECT hits FROM rate_limit_windows WHERE subject = ${subject} AND bucket = ${bucket} AND window_start = ${windowStart - 1}) AS previous
   `.execute(db);
-  const current = Number(rows[0]!.current);
-  const previous = Number(rows[0]!.previous ?? 0);
-  const decision = decide(previous, current, limit, elapsed);
-  if (decision.allowed) return;
-  await sql`UPDATE rate_limit_windows SET hits = hits - 1 WHERE subject = ${subject} AND bucket = ${bucket} AND window_start = ${windowStart}`.execute(db);
-  throw new ApiError('rate_limited', undefined, { retry_after: decision.retryAfterSeconds }, { 'retry-after': String(decision.retryAfterSeconds) });
+  await settleHit(db, { subject, bucket, position, current: Number(rows[0]!.current), previous: Number(rows[0]!.previous ?? 0) }, limit);
 }
 
 export async function purgeOldWindows(db: Kysely<Database>, nowMs = Date.now()): Promise<void> {

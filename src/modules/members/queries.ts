@@ -3,14 +3,17 @@ import type { Database, Environment } from '../../db/schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-/** A member by either of its ids: the service's `mem_<uuid>` or the merchant's external id. */
+const internalId = /^mem_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * A member by either of its ids: the service's `mem_<uuid>` or the merchant's external id. The
+ * internal form is tried first when the value has its shape; each lookup uses an index.
+ */
 export async function resolveMember(db: Db, merchantId: string, environment: Environment, idOrExternal: string) {
-  const rows = await db
-    .selectFrom('members')
-    .selectAll()
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment)
-    .where((eb) => eb.or([eb('id', '=', idOrExternal), eb('external_member_id', '=', idOrExternal)]))
-    .execute();
-  return rows.find((r) => r.id === idOrExternal) ?? rows[0];
+  const base = db.selectFrom('members').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment);
+  if (internalId.test(idOrExternal)) {
+    const byId = await base.where('id', '=', idOrExternal).executeTakeFirst();
+    if (byId) return byId;
+  }
+  return base.where('external_member_id', '=', idOrExternal).executeTakeFirst();
 }

@@ -1,0 +1,94 @@
+/**
+ * `npm run demo`: a merchant's day through the SDK. Starts the service on a temporary embedded
+ * database, or uses a running one when DEMO_BASE_URL and DEMO_CREDENTIALS (path to a
+ * demo-credentials.json) are set.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MerchantWalletClient, verifyWebhookSignature } from '@merchant-wallet/sdk';
+import { startService, type RunningService } from '../src/server.js';
+
+const step = (title: string) => console.log(`\n\x1b[1m▸ ${title}\x1b[0m`);
+const show = (value: unknown) => console.log(JSON.stringify(value, null, 2).replace(/^/gm, '  '));
+
+let service: RunningService | undefined;
+let baseUrl = process.env.DEMO_BASE_URL;
+let creds: { client_id: string; api_key: string; signing_key: string };
+if (baseUrl && process.env.DEMO_CREDENTIALS) {
+  creds = JSON.parse(readFileSync(process.env.DEMO_CREDENTIALS, 'utf8'));
+} else {
+  step('Starting the service on a temporary embedded database');
+  service = await startService({
+    logger: false,
+    config: { port: 0, adminPort: 0, databaseUrl: 'memory://', dataDir: mkdtempSync(join(tmpdir(), 'mwa-demo-')), jobPollIntervalMs: 50 },
+  });
+  creds = service.demo!;
+  baseUrl = `http://api-sandbox.localhost:${new URL(service.publicUrl).port}`;
+  console.log(`  public API ${service.publicUrl} (sandbox host ${baseUrl}), operator API ${service.adminUrl}`);
+}
+
+const client = new MerchantWalletClient({ baseUrl, connectHost: '127.0.0.1', clientId: creds.client_id, apiKey: creds.api_key, signingKey: creds.signing_key });
+
+try {
+  step('Exchange the API key for an access token');
+  await client.getToken();
+  const info = client.tokenInfo()!;
+  show({ token_type: info.token_type, expired_at: new Date(info.expired_at * 1000).toISOString(), scopes: info.scopes.length + ' scopes' });
+
+  step('Subscribe a webhook endpoint (a local receiver that checks every signature)');
+  const received: string[] = [];
+  let secret = '';
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const ok = verifyWebhookSignature({ secret, headers: req.headers as Record<string, string>, body });
+      received.push(`${JSON.parse(body).event_type} (signature ${ok ? 'valid' : 'INVALID'})`);
+      res.writeHead(ok ? 200 : 400).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const port = (receiver.address() as { port: number }).port;
+  const endpoint = (await client.webhooks.createEndpoint({ url: `http://127.0.0.1:${port}/hooks`, event_types: ['*'] })) as any;
+  secret = endpoint.secret;
+  show({ id: endpoint.id, url: endpoint.url, event_types: endpoint.event_types });
+
+  const external = `alice-${Date.now()}`;
+  step(`Create a member (${external})`);
+  show(await client.members.create({ external_member_id: external }));
+
+  step('Report a deposit of 250 USDT (always signed)');
+  show(await client.deposits.create({ member_id: external, asset: 'USDT', network: 'TRON', amount: '250', tx_hash: `0x${Date.now().toString(16)}` }));
+
+  step("The member's balances");
+  show(await client.balances.list({ onBehalfOf: external }));
+
+  step('Withdraw 100 USDT on TRON for the member (amount + network fee are locked)');
+  const w = (await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '100' }, { onBehalfOf: external })) as any;
+  show(w);
+  show(await client.balances.list({ onBehalfOf: external }));
+
+  step('The merchant paid out on chain: confirm the withdrawal');
+  show(await client.withdrawals.confirm(w.id));
+  step('Confirming again replays; it never posts twice');
+  show(await client.withdrawals.confirm(w.id));
+
+  step("Balances now: the member's, then the merchant's custody");
+  show(await client.balances.list({ onBehalfOf: external }));
+  show(await client.merchant.balances());
+
+  step('Webhook delivery log');
+  const deadline = Date.now() + 5000;
+  while (received.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const deliveries: any[] = [];
+  for await (const d of client.webhooks.deliveries({})) deliveries.push(d);
+  show(deliveries.map((d) => ({ id: d.id, event_type: d.event_type, status: d.status, attempts: d.attempts, last_http_status: d.last_http_status })));
+  console.log('  received by the endpoint:');
+  for (const r of received) console.log(`    ${r}`);
+  receiver.close();
+} finally {
+  client.close();
+  await service?.close();
+}
