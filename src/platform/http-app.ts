@@ -113,12 +113,13 @@ export function buildPublicApp(ctx: ServiceContext): AppInstance {
     const bucket = rateBucketFor(req.method, path);
     const position = windowAt(Date.now());
     const auth = await authenticate(db, bearerFrom(req.headers), req.environment, { bucket, windowStart: position.windowStart });
+    // Known from here on: refusals below are logged against the merchant too.
+    req.auth = auth;
     await settleHit(db, { ...auth.hits, bucket, position }, rateLimitsPerMinute[bucket] * config.rateLimitScale);
     checkIp(auth.environment, auth.ipAllowlist, req.ip);
     if (access.scope !== 'token' && !hasScope(auth.scopes, access.scope)) throw new ApiError('insufficient_scope');
     const isRead = req.method === 'GET' || req.method === 'HEAD';
     checkMerchantStatus(auth.merchantStatus, isRead);
-    req.auth = auth;
     await bindPrincipal(ctx, req, access);
   });
 
