@@ -64,4 +64,27 @@ describe('the service as a process', () => {
     }
     assert.ok(results.some((r) => r.status === 'fulfilled' && r.value.status === 201), 'requests in flight completed');
   });
+
+  it('logs JSON lines with the request id and never the credentials, tokens or signatures', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mwa-log-'));
+    const svc = await spawnService({ DATA_DIR: dataDir, DATABASE_URL: 'memory://', LOG_LEVEL: 'info' });
+    try {
+      const creds = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8'));
+      const port = new URL(svc.publicUrl).port;
+      const client = new MerchantWalletClient({ baseUrl: `http://api-sandbox.localhost:${port}`, connectHost: '127.0.0.1', clientId: creds.client_id, apiKey: creds.api_key, signingKey: creds.signing_key });
+      const token = await client.getToken();
+      const raw = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'logged' } });
+      assert.equal(raw.status, 201);
+      await new Promise((r) => setTimeout(r, 300));
+      const lines = svc.output().split('\n').filter((l) => l.startsWith('{'));
+      const requestLines = lines.map((l) => JSON.parse(l)).filter((l) => l.reqId === raw.headers['x-request-id']);
+      assert.ok(requestLines.length >= 1, 'the request id is on the log lines');
+      const text = svc.output().slice(svc.output().indexOf('Merchant Wallet API on'));
+      for (const secret of [creds.api_key, creds.signing_key, token]) assert.ok(!text.includes(secret), 'no secret in the logs');
+      assert.match(text, /\[redacted\]/);
+    } finally {
+      svc.child.kill('SIGTERM');
+      await svc.exited;
+    }
+  });
 });
