@@ -4,19 +4,12 @@ import { randomUUID } from 'node:crypto';
 import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
+import { expectCode } from './support/expect.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
 
 const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 const ETH_ADDR = '0x52908400098527886E0F7030069857D2E4169EE7';
 
-async function expectCode(promise: Promise<unknown>, code: string, status?: number) {
-  await assert.rejects(promise, (err: unknown) => {
-    assert.ok(err instanceof MerchantWalletError, String(err));
-    assert.equal(err.code, code, `${err.code}: ${err.message}`);
-    if (status) assert.equal(err.status, status);
-    return true;
-  });
-}
 
 describe('deposits, balances and withdrawals', () => {
   let service: RunningService;

@@ -1,9 +1,9 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MerchantWalletError } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { rawRequest } from './support/raw-http.js';
+import { expectCode } from './support/expect.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, startTestService, baseUrlFor } from './support/service.js';
 
 async function exchange(service: RunningService, env: 'sandbox' | 'production', headers: Record<string, string>) {
@@ -13,14 +13,6 @@ async function exchange(service: RunningService, env: 'sandbox' | 'production', 
   });
 }
 
-async function expectCode(promise: Promise<unknown>, code: string, status?: number) {
-  await assert.rejects(promise, (err: unknown) => {
-    assert.ok(err instanceof MerchantWalletError, `expected MerchantWalletError, got ${String(err)}`);
-    assert.equal(err.code, code);
-    if (status) assert.equal(err.status, status);
-    return true;
-  });
-}
 
 describe('authentication and keys', () => {
   let service: RunningService;
