@@ -1,0 +1,86 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { RunningService } from '../src/server.js';
+import { expectCode } from './support/expect.js';
+import { admin, newMerchantClient, startTestService } from './support/service.js';
+
+describe('members', () => {
+  let service: RunningService;
+  before(async () => {
+    service = await startTestService();
+  });
+  after(async () => service.close());
+
+  it('creates a member with the contract fields and reads it by either id', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = (await client.members.create({ external_member_id: 'Ab_1.2:3-x', profile: { first_name: 'Ada', country: 'SG' } })) as any;
+    assert.match(m.id, /^mem_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    assert.equal(m.external_member_id, 'Ab_1.2:3-x');
+    assert.equal(m.status, 'active');
+    assert.equal(m.kyc_level, 0);
+    assert.ok(!Number.isNaN(Date.parse(m.created_at)));
+    assert.deepEqual(m.profile, { first_name: 'Ada', country: 'SG' });
+    assert.deepEqual(await client.members.get(m.id), m);
+    assert.deepEqual(await client.members.get('Ab_1.2:3-x'), m);
+  });
+
+  it('checks the external id: 1 to 64 of A-Z a-z 0-9 _ . : -', async () => {
+    const { client } = await newMerchantClient(service);
+    for (const bad of ['', 'a b', 'é', 'x'.repeat(65), 'a/b', 'a@b']) {
+      await expectCode(client.members.create({ external_member_id: bad }), 'invalid_request', 400);
+    }
+    const longest = (await client.members.create({ external_member_id: 'x'.repeat(64) })) as any;
+    assert.equal(longest.external_member_id.length, 64);
+  });
+
+  it('answers duplicate_resource for an external id already used by this merchant in this environment', async () => {
+    const { client } = await newMerchantClient(service);
+    await client.members.create({ external_member_id: 'twice' });
+    await expectCode(client.members.create({ external_member_id: 'twice' }), 'duplicate_resource', 409);
+    const other = await newMerchantClient(service);
+    await other.client.members.create({ external_member_id: 'twice' });
+  });
+
+  it('hides other merchants\' members', async () => {
+    const a = await newMerchantClient(service);
+    const b = await newMerchantClient(service);
+    const m = (await a.client.members.create({ external_member_id: 'mine' })) as any;
+    await expectCode(b.client.members.get(m.id), 'member_not_found', 404);
+    await expectCode(b.client.members.suspend(m.id), 'member_not_found', 404);
+    await expectCode(b.client.members.revokeSessions('mine'), 'member_not_found', 404);
+  });
+
+  it('suspends a member: on-behalf-of calls then answer member_not_found', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = (await client.members.create({ external_member_id: 'to-suspend' })) as any;
+    await client.balances.list({ onBehalfOf: 'to-suspend' });
+    assert.deepEqual(await client.members.suspend('to-suspend'), { id: m.id, status: 'suspended' });
+    assert.deepEqual(await client.members.suspend(m.id), { id: m.id, status: 'suspended' }, 'suspending again is harmless');
+    await expectCode(client.balances.list({ onBehalfOf: m.id }), 'member_not_found', 404);
+    await expectCode(client.balances.list({ onBehalfOf: 'to-suspend' }), 'member_not_found', 404);
+  });
+
+  it('revokes sessions by external id only', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = (await client.members.create({ external_member_id: 'signed-in' })) as any;
+    assert.deepEqual(await client.members.revokeSessions('signed-in'), { id: 'signed-in', revoked: true });
+    await expectCode(client.members.revokeSessions(m.id), 'member_not_found', 404);
+    await expectCode(client.members.revokeSessions('nobody'), 'member_not_found', 404);
+    const row = await service.ctx.db.selectFrom('members').select('sessions_revoked_at').where('id', '=', m.id).executeTakeFirstOrThrow();
+    assert.ok(row.sessions_revoked_at, 'every session and hosted link issued before now is void');
+  });
+
+  it('sets the KYC level through the operator review', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = (await client.members.create({ external_member_id: 'kyc' })) as any;
+    const approved = await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: 2 });
+    assert.deepEqual(approved.body, { id: m.id, kyc_level: 2 });
+    assert.equal(((await client.members.get('kyc')) as any).kyc_level, 2);
+    const rejected = await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'rejected' });
+    assert.equal(rejected.body.kyc_level, 0);
+    const bad = await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'maybe' });
+    assert.equal(bad.body.code, 'invalid_request');
+    const unknown = await admin(service, 'POST', '/admin/v1/members/mem_00000000-0000-4000-8000-000000000000/kyc-review', { decision: 'approved' });
+    assert.equal(unknown.status, 404);
+  });
+});
