@@ -11,12 +11,14 @@ function percentile(sorted: number[], p: number): number {
  * The deposit's database transaction (deposit row, ledger entry, event) issued directly, with the
  * same concurrency as the HTTP load: the API's ratio to this is the cost of the request pipeline.
  */
-export async function plainDepositScript(databaseUrl: string, merchantId: string, memberIds: string[], seconds: number, concurrency = 10) {
+export async function plainDepositScript(databaseUrl: string, targets: Array<{ merchantId: string; memberIds: string[] }>, seconds: number, concurrency = 10) {
   const handle = await openDatabase(databaseUrl, '/tmp');
   const latencies: number[] = [];
   const deadline = Date.now() + seconds * 1000;
   let n = 0;
-  const worker = async () => {
+  // Worker i deposits for merchant i mod targets: one target means every deposit touches one custody row.
+  const worker = async (_: unknown, i: number) => {
+    const { merchantId, memberIds } = targets[i % targets.length]!;
     while (Date.now() < deadline) {
       const started = performance.now();
       const memberId = memberIds[n++ % memberIds.length]!;

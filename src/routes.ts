@@ -9,6 +9,8 @@ import { memberRoutes } from './modules/members/routes.js';
 import { depositRoutes } from './modules/deposits/routes.js';
 import { balanceRoutes } from './modules/balances/routes.js';
 import { withdrawalRoutes } from './modules/withdrawals/routes.js';
+import { upstreamPublicRoutes } from './upstreams/routes.js';
+import { webhookRoutes } from './modules/webhooks/routes.js';
 
 /** Every public route module, registered in one place. */
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -21,4 +23,6 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
   await app.register(async (scope) => depositRoutes(scope as AppInstance, ctx));
   await app.register(async (scope) => balanceRoutes(scope as AppInstance, ctx));
   await app.register(async (scope) => withdrawalRoutes(scope as AppInstance, ctx));
+  await app.register(async (scope) => upstreamPublicRoutes(scope as AppInstance, ctx));
+  await app.register(async (scope) => webhookRoutes(scope as AppInstance, ctx));
 }

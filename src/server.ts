@@ -12,6 +12,7 @@ import type { ServiceContext } from './service-context.js';
 import { registerPublicRoutes } from './routes.js';
 import { ensureDemoMerchant, type DemoCredentials } from './bootstrap.js';
 import { createWorkers, type Workers } from './jobs/workers.js';
+import { createUpstreams } from './upstreams/index.js';
 
 export interface RunningService {
   ctx: ServiceContext;
@@ -58,6 +59,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     apiCallLog: new ApiCallLog(handle.db, (err) => console.error('api call log write failed', err)),
     tokenTtlSeconds: options.tokenTtlSeconds ?? Number(process.env.TOKEN_TTL_SECONDS ?? 1800),
     logger: options.logger ?? true,
+    upstreams: createUpstreams(handle.db, config),
   };
   const adminToken = resolveAdminToken(config, print);
   const demo = await ensureDemoMerchant(ctx, print);

@@ -4,6 +4,7 @@ import type { DatabaseKind } from './db/connection.js';
 import type { Config } from './platform/config.js';
 import type { Metrics } from './platform/metrics.js';
 import type { ApiCallLog } from './platform/api-call-log.js';
+import type { Upstreams } from './upstreams/index.js';
 
 /** What every route module and job receives: built once at start-up, passed explicitly. */
 export interface ServiceContext {
@@ -16,4 +17,6 @@ export interface ServiceContext {
   tokenTtlSeconds: number;
   /** false silences request logs (tests and benchmarks). */
   logger: boolean;
+  /** Provider adapters (remittance, card, qrpay, chain), chosen by configuration at start-up. */
+  upstreams: Upstreams;
 }

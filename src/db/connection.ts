@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { Kysely, PostgresDialect, type DatabaseConnection } from 'kysely';
@@ -51,10 +52,55 @@ class PGlitePool {
   }
 }
 
+const preparedStatementsPerConnectionMax = 500;
+const preparable = /^\s*(select|insert|update|delete|with)\b/i;
+
+/**
+ * Presents a node-postgres pool whose clients run data statements as named prepared statements
+ * (named by a hash of their text). PostgreSQL then plans each statement shape once per connection
+ * instead of on every call: planning was most of the cost of the hot-path statements. Bounded per
+ * connection; DDL and transaction control run unnamed.
+ */
+class PreparingPool {
+  private readonly wrappers = new WeakMap<pg.PoolClient, unknown>();
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  get options() {
+    return this.pool.options;
+  }
+
+  async connect() {
+    const client = await this.pool.connect();
+    let wrapper = this.wrappers.get(client);
+    if (!wrapper) {
+      const names = new Set<string>();
+      wrapper = {
+        query(text: unknown, values?: unknown[]) {
+          if (typeof text !== 'string' || !preparable.test(text)) return client.query(text as string, values);
+          const name = `s${createHash('sha1').update(text).digest('base64url')}`;
+          if (!names.has(name)) {
+            if (names.size >= preparedStatementsPerConnectionMax) return client.query(text, values);
+            names.add(name);
+          }
+          return client.query({ name, text, values });
+        },
+        release: (destroy?: boolean) => client.release(destroy),
+      };
+      this.wrappers.set(client, wrapper);
+    }
+    return wrapper;
+  }
+
+  end() {
+    return this.pool.end();
+  }
+}
+
 export async function openDatabase(databaseUrl: string | undefined, dataDir: string): Promise<DatabaseHandle> {
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: Number(process.env.DATABASE_POOL_MAX ?? 10) });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const pool = new PreparingPool(new pg.Pool({ connectionString: databaseUrl, max: Number(process.env.DATABASE_POOL_MAX ?? 10) }));
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
     return { db, kind: 'postgres', close: () => db.destroy() };
   }
   let pglite: PGlite;

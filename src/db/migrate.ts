@@ -7,6 +7,7 @@ import * as m004 from './migrations/004_jobs.js';
 import * as m005 from './migrations/005_alerts.js';
 import * as m006 from './migrations/006_webhooks.js';
 import * as m007 from './migrations/007_upstreams_qrpay.js';
+import * as m008 from './migrations/008_unlogged_rate_windows.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '005_alerts': m005,
   '006_webhooks': m006,
   '007_upstreams_qrpay': m007,
+  '008_unlogged_rate_windows': m008,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

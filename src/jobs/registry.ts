@@ -4,9 +4,13 @@ import { purgeExpiredNonces } from '../platform/nonces.js';
 import { purgeExpiredKeys } from '../platform/idempotency.js';
 import { purgeOldWindows } from '../platform/rate-limit.js';
 import { purgeExpiredTokens } from '../platform/auth.js';
+import { upstreamTickers } from '../upstreams/workers.js';
+import { webhookJobHandlers, webhookTickers } from '../modules/webhooks/workers.js';
 
 /** Queue handlers by job kind. Each module that enqueues jobs adds its handlers here. */
-export const jobHandlers: Record<string, JobHandler> = {};
+export const jobHandlers: Record<string, JobHandler> = {
+  ...webhookJobHandlers,
+};
 
 export interface Ticker {
   name: string;
@@ -29,4 +33,6 @@ export const tickers: Ticker[] = [
       await purgeExpiredTokens(ctx.db);
     },
   },
+  ...webhookTickers,
+  ...upstreamTickers,
 ];

@@ -11,6 +11,8 @@ import { assetOperatorRoutes } from './assets-routes.js';
 import { operatorMemberRoutes } from './members-routes.js';
 import { operatorMoneyRoutes } from './money-routes.js';
 import { operatorAlertRoutes } from './alerts-routes.js';
+import { webhookOperatorRoutes } from '../modules/webhooks/operator-routes.js';
+import { upstreamOperatorRoutes } from '../upstreams/routes.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -43,5 +45,7 @@ export function buildAdminApp(ctx: ServiceContext, adminToken: string): AppInsta
   void app.register(async (scope) => operatorMemberRoutes(scope as AppInstance, ctx));
   void app.register(async (scope) => operatorMoneyRoutes(scope as AppInstance, ctx));
   void app.register(async (scope) => operatorAlertRoutes(scope as AppInstance, ctx));
+  void app.register(async (scope) => webhookOperatorRoutes(scope as AppInstance, ctx));
+  void app.register(async (scope) => upstreamOperatorRoutes(scope as AppInstance, ctx));
   return app;
 }

@@ -1,3 +1,65 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { Environment } from '../../db/schema.js';
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export type EndpointStatus = 'enabled' | 'disabled' | 'deleted';
+export type DeliveryStatus = 'pending' | 'sent' | 'failed' | 'dead' | 'no_subscriber';
+export type AttemptOutcome = 'in_flight' | 'sent' | 'failed' | 'refused' | 'abandoned';
+
+export interface WebhookEndpointsTable {
+  seq: Generated<bigint>;
+  id: string;
+  merchant_id: string;
+  environment: Environment;
+  url: string;
+  event_types: ColumnType<string[], string, string>;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: NullableTimestamp;
+  status: EndpointStatus;
+  disabled_reason: Generated<string>;
+  failing_since: NullableTimestamp;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  seq: Generated<bigint>;
+  id: string;
+  merchant_id: string;
+  environment: Environment;
+  event_id: string;
+  event_type: string;
+  endpoint_id: string | null;
+  status: DeliveryStatus;
+  attempts: Generated<number>;
+  round_attempts: Generated<number>;
+  last_http_status: Generated<number>;
+  last_error: Generated<string>;
+  next_attempt_at: NullableTimestamp;
+  generation: Generated<number>;
+  lease_until: NullableTimestamp;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+}
+
+export interface WebhookDeliveryAttemptsTable {
+  id: Generated<bigint>;
+  delivery_id: string;
+  generation: number;
+  attempt: number;
+  outcome: Generated<AttemptOutcome>;
+  http_status: Generated<number>;
+  error: Generated<string>;
+  started_at: Generated<Date>;
+  finished_at: NullableTimestamp;
+}
+
 /** Tables of webhook endpoints and deliveries. */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface WebhookTables {}
+export interface WebhookTables {
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
+}

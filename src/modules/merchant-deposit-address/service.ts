@@ -1,0 +1,75 @@
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { DepositAddressesTable } from '../tables.js';
+import type { ServiceContext } from '../../service-context.js';
+import type { IdempotencyContext } from '../../platform/request-context.js';
+import { ApiError } from '../../platform/errors.js';
+import { sha256Hex } from '../../platform/ids.js';
+import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
+import { usableNetwork } from '../assets/catalogue.js';
+import { getAsset } from '../assets/queries.js';
+import { withDeadline } from '../../upstreams/deadline.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export function depositAddressView(row: Selectable<DepositAddressesTable>) {
+  return { id: row.id, asset: row.asset, network: row.network, address: row.address, created_at: new Date(row.created_at).toISOString() };
+}
+
+/** `dad_<uuid>` derived from (merchant, environment, idempotency key): the chain provider's request id. */
+export function depositAddressIdFor(merchantId: string, environment: string, key: string): string {
+  const h = sha256Hex(`deposit-address|${merchantId}|${environment}|${key}`);
+  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `dad_${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+export interface ChainAddress {
+  id: string;
+  asset: string;
+  network: string;
+  address: string;
+}
+
+/**
+ * Checks the asset and network, then asks the chain upstream for an address (outside any
+ * transaction; the provider is idempotent by our request id, so a retry with the same key gets the
+ * same address). Anything but an issued address is 400 `service_unavailable` with `retry_after`;
+ * that answer is not kept as the key's result, so the same key may be retried after `retry_after`.
+ */
+export async function requestAddress(ctx: ServiceContext, merchantId: string, environment: 'sandbox' | 'production', idem: IdempotencyContext, input: { asset: string; network: string }): Promise<ChainAddress> {
+  const asset = await getAsset(ctx.db, input.asset.trim().toUpperCase());
+  const network = usableNetwork(asset, input.network.trim().toUpperCase());
+  if (!asset || !network) throw new ApiError('asset_not_allowed', 'The asset has no enabled channel on this network.');
+  const id = depositAddressIdFor(merchantId, environment, idem.key);
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+    ctx.upstreams.chain.createDepositAddress({ merchantId, environment }, { requestId: id, asset: asset.code, network: network.network }));
+  if (answer.kind !== 'accepted') {
+    idem.noStore = true;
+    throw new ApiError('service_unavailable', 'Deposit addresses for this asset and network are temporarily unavailable.', {
+      retry_after: ctx.config.depositAddressRetryAfterSeconds,
+    });
+  }
+  return { id, asset: asset.code, network: network.network, address: answer.detail.address };
+}
+
+/** Stores the issued address (in executeWrite's transaction); a repeat of the id answers the stored row. */
+export async function storeAddress(trx: Transaction<Database>, merchantId: string, environment: 'sandbox' | 'production', a: ChainAddress) {
+  await trx
+    .insertInto('deposit_addresses')
+    .values({ id: a.id, merchant_id: merchantId, environment, asset: a.asset, network: a.network, address: a.address })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+  const row = await trx.selectFrom('deposit_addresses').selectAll().where('id', '=', a.id).executeTakeFirstOrThrow();
+  return depositAddressView(row);
+}
+
+export async function listDepositAddresses(db: Db, merchantId: string, environment: 'sandbox' | 'production', query: { limit?: number; cursor?: string; asset?: string; network?: string }) {
+  const limit = pageSize(query.limit);
+  const after = decodeCursor(query.cursor);
+  let q = db.selectFrom('deposit_addresses').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment);
+  if (query.asset) q = q.where('asset', '=', query.asset.toUpperCase());
+  if (query.network) q = q.where('network', '=', query.network.toUpperCase());
+  if (after !== undefined) q = q.where('seq', '<', after.toString() as unknown as bigint);
+  const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
+  return toPage(rows, limit, depositAddressView);
+}

@@ -1,0 +1,48 @@
+import type { EntryLine } from '../../ledger/index.js';
+
+/**
+ * Posting rules of QR payments (one asset per entry, amounts in minor units). With the order id as
+ * reference each kind posts once per order. The money leaves the platform to the acquirer, so a
+ * completed payment is credited to the platform's settlement clearing account (what the platform
+ * owes the acquirer / has paid out through it), not to the merchant's custody.
+ */
+export const qrpayReferenceType = 'qrpay_order';
+
+export const qrpayEntryKinds = {
+  freeze: 'qrpay.freeze',
+  complete: 'qrpay.complete',
+  fail: 'qrpay.fail',
+  refund: 'qrpay.refund',
+} as const;
+
+/** Order created: the debit is frozen (available → frozen). */
+export function qrpayFreezeLines(p: { memberId: string; amount: bigint }): EntryLine[] {
+  return [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: p.amount },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'credit', amount: p.amount },
+  ];
+}
+
+/** The provider confirmed the payment: frozen is cleared towards settlement clearing. */
+export function qrpayCompleteLines(p: { memberId: string; amount: bigint }): EntryLine[] {
+  return [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.amount },
+    { account: { owner: 'platform', bucket: 'settlement_clearing' }, side: 'credit', amount: p.amount },
+  ];
+}
+
+/** The payment failed: the freeze is released in full (frozen → available). */
+export function qrpayFailLines(p: { memberId: string; amount: bigint }): EntryLine[] {
+  return [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.amount },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
+  ];
+}
+
+/** The acquirer refunded a completed payment: settlement clearing → member available. */
+export function qrpayRefundLines(p: { memberId: string; amount: bigint }): EntryLine[] {
+  return [
+    { account: { owner: 'platform', bucket: 'settlement_clearing' }, side: 'debit', amount: p.amount },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
+  ];
+}

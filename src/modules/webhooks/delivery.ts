@@ -1,0 +1,307 @@
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { ServiceContext } from '../../service-context.js';
+import { enqueue } from '../../jobs/queue.js';
+import { RetryLater, type JobHandler } from '../../jobs/runner.js';
+import { newId } from '../../platform/ids.js';
+import { raiseAlert } from '../../operator/alerts.js';
+import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './tables.js';
+import { decideClaim, decideOutcome, failingTooLong, planFanOut, type AttemptResult, type PlannedDelivery } from './state.js';
+import { envelope, signatureHeader, signingSecrets } from './signature.js';
+import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
+import { deliveryTimeoutMs, postOnce } from './http-post.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+type EndpointRow = Selectable<WebhookEndpointsTable>;
+
+export const deliverJobKind = 'webhook.deliver';
+/** A delivery job reschedules itself (RetryLater) between attempts; this bounds its runs, far above 8 attempts. */
+export const deliverJobRunsMax = 100;
+/** An attempt holds its record this long: the request's 15 s plus room to record the answer. */
+export const attemptLeaseMs = deliveryTimeoutMs + 30_000;
+/** Events fanned out per ticker run (one transaction)... */
+export const fanOutBatchEvents = 500;
+/** ...and delivery records made by it: events past this bound wait for the next run (at least one event always goes). */
+export const fanOutBatchRecords = 2_000;
+/** Overdue records re-queued per recovery run. */
+export const recoveryBatch = 500;
+/** A `pending`/`failed` record this far past its time with no live job is queued again. */
+export const recoveryGraceMs = 120_000;
+
+export const userAgent = 'MerchantWalletAPI-Webhooks/1.0';
+
+const dedupeKey = (id: string, generation: number) => `${deliverJobKind}:${id}:${generation}`;
+
+/** Queues the job that delivers one record (in the caller's transaction). One live job per record and generation. */
+export async function enqueueDelivery(trx: Db, id: string, generation: number, runAt?: Date): Promise<void> {
+  await enqueue(trx, {
+    kind: deliverJobKind,
+    payload: { delivery_id: id, generation },
+    dedupeKey: dedupeKey(id, generation),
+    maxAttempts: deliverJobRunsMax,
+    ...(runAt ? { runAt } : {}),
+  });
+}
+
+/** Inserts planned records (bound ones `pending`, due now, with a job each); returns how many were new. */
+export async function insertDeliveries(trx: Transaction<Database>, plan: readonly PlannedDelivery[], now: Date): Promise<number> {
+  let created = 0;
+  // Bounded chunks: at most 500 rows per statement.
+  for (let i = 0; i < plan.length; i += 500) {
+    const rows = plan.slice(i, i + 500).map((p) => ({
+      id: newId('whd'),
+      merchant_id: p.merchantId,
+      environment: p.environment as 'sandbox',
+      event_id: p.eventId,
+      event_type: p.eventType,
+      endpoint_id: p.endpointId,
+      status: p.endpointId === null ? ('no_subscriber' as const) : ('pending' as const),
+      next_attempt_at: p.endpointId === null ? null : now,
+      lease_until: null,
+      updated_at: now,
+    }));
+    const inserted = await trx
+      .insertInto('webhook_deliveries')
+      .values(rows)
+      .onConflict((oc) => oc.doNothing())
+      .returning(['id', 'endpoint_id', 'generation'])
+      .execute();
+    for (const r of inserted) if (r.endpoint_id !== null) await enqueueDelivery(trx, r.id, r.generation);
+    created += inserted.length;
+  }
+  return created;
+}
+
+interface OutboxEvent {
+  seq: string;
+  id: string;
+  merchant_id: string;
+  environment: string;
+  type: string;
+}
+
+/**
+ * Fans out one batch of undispatched events in one transaction: claims them with FOR UPDATE SKIP
+ * LOCKED (another process takes the next ones), creates their records and jobs, marks them
+ * dispatched. Returns the number of events handled.
+ */
+export async function fanOutBatch(db: Kysely<Database>, batchSize = fanOutBatchEvents, recordsMax = fanOutBatchRecords): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const { rows: events } = await sql<OutboxEvent>`
+      SELECT seq::text AS seq, id, merchant_id, environment, type FROM events
+      WHERE webhook_dispatched_at IS NULL
+      ORDER BY seq
+      LIMIT ${batchSize}
+      FOR UPDATE SKIP LOCKED
+    `.execute(trx);
+    if (events.length === 0) return 0;
+    const merchants = [...new Set(events.map((e) => e.merchant_id))];
+    const endpoints = await trx
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'merchant_id', 'environment', 'event_types'])
+      .where('status', '=', 'enabled')
+      .where('merchant_id', 'in', merchants)
+      .orderBy('seq')
+      .execute();
+    const plan = planFanOut(events, endpoints);
+    const perEvent = new Map<string, number>();
+    for (const p of plan) perEvent.set(p.eventId, (perEvent.get(p.eventId) ?? 0) + 1);
+    const kept = new Set<string>();
+    let records = 0;
+    for (const ev of events) {
+      const n = perEvent.get(ev.id) ?? 0;
+      if (kept.size > 0 && records + n > recordsMax) break;
+      kept.add(ev.id);
+      records += n;
+    }
+    await insertDeliveries(trx, plan.filter((p) => kept.has(p.eventId)), new Date());
+    const done = events.filter((e) => kept.has(e.id)).map((e) => e.seq);
+    await sql`UPDATE events SET webhook_dispatched_at = now() WHERE seq = ANY(${sql.val(done)}::bigint[])`.execute(trx);
+    return done.length;
+  });
+}
+
+type Claim =
+  | { kind: 'done' }
+  | { kind: 'wait'; ms: number }
+  | {
+      kind: 'go';
+      delivery: DeliveryRow;
+      endpoint: EndpointRow;
+      event: Selectable<Database['events']>;
+    };
+
+async function claimAttempt(db: Kysely<Database>, id: string, generation: number): Promise<Claim> {
+  return db.transaction().execute(async (trx): Promise<Claim> => {
+    const delivery = await trx.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+    const endpoint = delivery?.endpoint_id
+      ? await trx.selectFrom('webhook_endpoints').selectAll().where('id', '=', delivery.endpoint_id).executeTakeFirst()
+      : undefined;
+    const now = new Date();
+    const decision = decideClaim(delivery, endpoint?.status, generation, now);
+    if (decision.kind === 'stale') return { kind: 'done' };
+    if (decision.kind === 'wait') return { kind: 'wait', ms: decision.ms };
+    if (decision.kind === 'endpoint_unavailable') {
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({ status: 'dead', next_attempt_at: null, last_error: decision.reason, updated_at: now })
+        .where('id', '=', id)
+        .execute();
+      return { kind: 'done' };
+    }
+    const claimed = await trx
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({
+        attempts: eb('attempts', '+', 1),
+        round_attempts: eb('round_attempts', '+', 1),
+        lease_until: new Date(now.getTime() + attemptLeaseMs),
+        updated_at: now,
+      }))
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    // An attempt still in flight here lost its lease: its process died, or it stalled past the lease.
+    await trx
+      .updateTable('webhook_delivery_attempts')
+      .set({ outcome: 'abandoned', error: 'no outcome recorded before the lease ended', finished_at: now })
+      .where('delivery_id', '=', id)
+      .where('outcome', '=', 'in_flight')
+      .execute();
+    await trx
+      .insertInto('webhook_delivery_attempts')
+      .values({ delivery_id: id, generation: claimed.generation, attempt: claimed.attempts, finished_at: null })
+      .execute();
+    const event = await trx.selectFrom('events').selectAll().where('id', '=', claimed.event_id).executeTakeFirstOrThrow();
+    return { kind: 'go', delivery: claimed, endpoint: endpoint!, event };
+  });
+}
+
+/** Builds, signs and sends one attempt; checks the address first (no request when it is refused). */
+async function attempt(ctx: ServiceContext, endpoint: EndpointRow, event: Selectable<Database['events']>): Promise<AttemptResult> {
+  const target = await resolveTarget(endpoint.url, allowsPrivateTargets(ctx.config, endpoint.environment));
+  if (!target.ok) return { kind: 'refused', reason: target.reason };
+  const body = Buffer.from(envelope(event), 'utf8');
+  const timestamp = Math.floor(Date.now() / 1000);
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': userAgent,
+    'webhook-id': event.id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatureHeader(signingSecrets(endpoint, new Date()), event.id, timestamp, body),
+  };
+  return postOnce(target.url, target.address, headers, body);
+}
+
+/** Writes the attempt's outcome; the record changes only if this attempt still holds it. */
+async function recordOutcome(ctx: ServiceContext, claim: Extract<Claim, { kind: 'go' }>, result: AttemptResult) {
+  const { delivery, endpoint } = claim;
+  const outcome = decideOutcome(result, delivery.round_attempts, ctx.config.webhookRetryScheduleMs, delivery.last_http_status);
+  const now = new Date();
+  const still = await ctx.db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('webhook_delivery_attempts')
+      .set({ outcome: outcome.attemptOutcome, http_status: result.kind === 'response' ? result.httpStatus : 0, error: outcome.error.slice(0, 500), finished_at: now })
+      .where('delivery_id', '=', delivery.id)
+      .where('attempt', '=', delivery.attempts)
+      .execute();
+    const updated = await trx
+      .updateTable('webhook_deliveries')
+      .set({
+        status: outcome.status,
+        last_http_status: outcome.lastHttpStatus,
+        last_error: outcome.error.slice(0, 500),
+        next_attempt_at: outcome.status === 'failed' ? new Date(now.getTime() + outcome.retryInMs!) : null,
+        lease_until: null,
+        updated_at: now,
+      })
+      .where('id', '=', delivery.id)
+      .where('generation', '=', delivery.generation)
+      .where('attempts', '=', delivery.attempts)
+      .where('status', 'in', ['pending', 'failed'])
+      .returning('id')
+      .executeTakeFirst();
+    await updateEndpointHealth(ctx, trx, endpoint, outcome.status === 'sent', outcome.endpointGone, now);
+    return updated !== undefined;
+  });
+  return { still, outcome };
+}
+
+/** Success clears the failing streak; a failure starts it, and a streak too long (or a 410) disables the endpoint. */
+async function updateEndpointHealth(ctx: ServiceContext, trx: Transaction<Database>, endpoint: EndpointRow, success: boolean, gone: boolean, now: Date) {
+  if (success) {
+    await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', endpoint.id).where('failing_since', 'is not', null).execute();
+    return;
+  }
+  const row = await trx
+    .updateTable('webhook_endpoints')
+    .set({ failing_since: sql<Date>`COALESCE(failing_since, ${now})` })
+    .where('id', '=', endpoint.id)
+    .returning(['failing_since', 'status'])
+    .executeTakeFirst();
+  if (!row || row.status !== 'enabled') return;
+  const tooLong = failingTooLong(row.failing_since ? new Date(row.failing_since) : null, now, ctx.config.webhookDisableAfterFailingMs);
+  if (!gone && !tooLong) return;
+  const reason = gone ? 'gone' : 'failing';
+  const disabled = await trx
+    .updateTable('webhook_endpoints')
+    .set({ status: 'disabled', disabled_reason: reason, updated_at: now })
+    .where('id', '=', endpoint.id)
+    .where('status', '=', 'enabled')
+    .returning('id')
+    .executeTakeFirst();
+  if (!disabled) return;
+  await raiseAlert(trx, {
+    kind: 'webhook.endpoint_disabled',
+    merchantId: endpoint.merchant_id,
+    environment: endpoint.environment,
+    object: 'webhook_endpoint',
+    objectId: endpoint.id,
+    message: gone
+      ? 'The endpoint answered 410 Gone; it was disabled. The merchant can re-enable it (PATCH status enabled) and requeue dead deliveries.'
+      : `Every attempt to the endpoint has failed for ${Math.round(ctx.config.webhookDisableAfterFailingMs / 60_000)} minutes; it was disabled.`,
+  });
+}
+
+/**
+ * The delivery job (at least once): claim the record under a lease (a conditional update: a
+ * record already `sent`, `dead` or redelivered since is left alone, so no job posts after `sent`),
+ * send, record. A crash after sending and before recording resends after the lease: at least once.
+ */
+export const deliverHandler: JobHandler = async (job, ctx) => {
+  const id = String(job.payload.delivery_id ?? '');
+  const generation = Number(job.payload.generation ?? 0);
+  if (id === '') return;
+  const claim = await claimAttempt(ctx.db, id, generation);
+  if (claim.kind === 'done') return;
+  if (claim.kind === 'wait') throw new RetryLater(claim.ms, 'not due');
+  const result = await attempt(ctx, claim.endpoint, claim.event);
+  const { still, outcome } = await recordOutcome(ctx, claim, result);
+  if (still && outcome.status === 'failed') throw new RetryLater(outcome.retryInMs!, `attempt ${claim.delivery.round_attempts} failed: ${outcome.error}`);
+};
+
+/**
+ * Safety net for jobs lost or parked `dead` by the queue (e.g. a long database outage): a
+ * `pending`/`failed` record well past its time whose job is gone gets a new one.
+ */
+export async function recoverOverdue(db: Kysely<Database>, limit = recoveryBatch): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<{ id: string; generation: number }>`
+      SELECT d.id, d.generation FROM webhook_deliveries d
+      WHERE d.status IN ('pending', 'failed')
+        AND d.next_attempt_at < now() - make_interval(secs => ${recoveryGraceMs / 1000})
+        AND (d.lease_until IS NULL OR d.lease_until < now())
+        AND NOT EXISTS (
+          SELECT 1 FROM jobs j WHERE j.dedupe_key = ${deliverJobKind + ':'} || d.id || ':' || d.generation AND j.status = 'pending'
+        )
+      ORDER BY d.next_attempt_at
+      LIMIT ${limit}
+      FOR UPDATE OF d SKIP LOCKED
+    `.execute(trx);
+    for (const r of rows) {
+      await trx.deleteFrom('jobs').where('dedupe_key', '=', dedupeKey(r.id, r.generation)).execute();
+      await enqueueDelivery(trx, r.id, r.generation);
+    }
+    return rows.length;
+  });
+}

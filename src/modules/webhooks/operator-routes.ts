@@ -1,0 +1,41 @@
+import { Type } from 'typebox';
+import type { AppInstance } from '../../platform/http-app.js';
+import type { ServiceContext } from '../../service-context.js';
+import { ApiError } from '../../platform/errors.js';
+import { withPrefix } from '../../platform/ids.js';
+
+/** Attempts shown per delivery (newest first). */
+export const operatorAttemptsMax = 100;
+
+const iso = (d: Date | string | null) => (d ? new Date(d).toISOString() : null);
+
+/** Operator view of one delivery: the record with its internals, its endpoint (never the secret) and its attempts. */
+export async function webhookOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+  app.get('/admin/v1/webhooks/deliveries/:id', {
+    schema: { params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }) },
+  }, async (req) => {
+    const d = await ctx.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', withPrefix('whd', req.params.id)).executeTakeFirst();
+    if (!d) throw new ApiError('not_found', 'No such webhook delivery.');
+    const endpoint = d.endpoint_id
+      ? await ctx.db.selectFrom('webhook_endpoints').select(['id', 'url', 'status', 'disabled_reason', 'failing_since']).where('id', '=', d.endpoint_id).executeTakeFirst()
+      : undefined;
+    const attempts = await ctx.db
+      .selectFrom('webhook_delivery_attempts')
+      .selectAll()
+      .where('delivery_id', '=', d.id)
+      .orderBy('attempt', 'desc')
+      .limit(operatorAttemptsMax)
+      .execute();
+    return {
+      id: d.id, merchant_id: d.merchant_id, environment: d.environment, event_id: d.event_id, event_type: d.event_type,
+      endpoint_id: d.endpoint_id, status: d.status, attempts: d.attempts, round_attempts: d.round_attempts, generation: d.generation,
+      last_http_status: d.last_http_status, last_error: d.last_error, next_attempt_at: iso(d.next_attempt_at), lease_until: iso(d.lease_until),
+      created_at: iso(d.created_at), updated_at: iso(d.updated_at),
+      endpoint: endpoint ? { ...endpoint, failing_since: iso(endpoint.failing_since) } : null,
+      attempt_log: attempts.map((a) => ({
+        attempt: a.attempt, generation: a.generation, outcome: a.outcome, http_status: a.http_status, error: a.error,
+        started_at: iso(a.started_at), finished_at: iso(a.finished_at),
+      })),
+    };
+  });
+}

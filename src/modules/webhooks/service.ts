@@ -1,0 +1,276 @@
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { Database, Environment } from '../../db/schema.js';
+import type { Config } from '../../platform/config.js';
+import { ApiError, invalidFields } from '../../platform/errors.js';
+import { newId, withPrefix } from '../../platform/ids.js';
+import { constantList, decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
+import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './tables.js';
+import { newSecret } from './signature.js';
+import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
+import { normaliseEventTypes, redeliverAction, subscribes } from './state.js';
+import { enqueueDelivery, insertDeliveries } from './delivery.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+type EndpointRow = Selectable<WebhookEndpointsTable>;
+type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+
+export interface Caller {
+  merchantId: string;
+  environment: Environment;
+}
+
+/** Live (not deleted) endpoints per merchant and environment. Bounds the fan-out: at most 20 records per event. */
+export const endpointsPerMerchantMax = 20;
+export const overlapSecondsDefault = 86_400;
+export const overlapSecondsMax = 7 * 86_400;
+/**
+ * Records a single requeue call moves back to `pending`. One call is one transaction (about 0.4 s
+ * for 1,000 on either database; the embedded one has a single connection), so larger backlogs take
+ * several calls: the answer's `has_more` says so.
+ */
+export const requeueBatchMax = 1_000;
+export const deliveryStatuses = ['pending', 'sent', 'failed', 'dead', 'no_subscriber'] as const;
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+
+export function endpointView(e: EndpointRow) {
+  return {
+    id: e.id,
+    url: e.url,
+    event_types: e.event_types,
+    status: e.status,
+    disabled_reason: e.disabled_reason,
+    created_at: iso(e.created_at),
+    updated_at: iso(e.updated_at),
+  };
+}
+
+export function deliveryView(d: DeliveryRow) {
+  return {
+    id: d.id,
+    event_id: d.event_id,
+    event_type: d.event_type,
+    status: d.status,
+    attempts: d.attempts,
+    last_http_status: d.last_http_status,
+    next_attempt_at: d.next_attempt_at ? iso(d.next_attempt_at) : '',
+    created_at: iso(d.created_at),
+  };
+}
+
+/**
+ * The URL check at save time: shape, then every address the host resolves to. Runs before the
+ * write's transaction (a DNS lookup must not hold a database connection).
+ */
+export async function checkEndpointUrl(config: Config, environment: Environment, url: string): Promise<void> {
+  const target = await resolveTarget(url, allowsPrivateTargets(config, environment));
+  if (!target.ok) throw invalidFields([{ key: 'url', reason: target.reason }]);
+}
+
+function eventTypesOrThrow(input: readonly string[]): string[] {
+  const checked = normaliseEventTypes(input);
+  if (!checked.ok) throw invalidFields([{ key: 'event_types', reason: checked.reason }]);
+  return checked.types;
+}
+
+/** Serialises endpoint changes of one merchant and environment (the per-merchant bound). */
+async function lockMerchantEndpoints(trx: Transaction<Database>, caller: Caller) {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`webhook_endpoints|${caller.merchantId}|${caller.environment}`}, 0))`.execute(trx);
+}
+
+export async function createEndpoint(trx: Transaction<Database>, caller: Caller, input: { url: string; event_types: string[] }) {
+  const eventTypes = eventTypesOrThrow(input.event_types);
+  await lockMerchantEndpoints(trx, caller);
+  const { count } = await trx
+    .selectFrom('webhook_endpoints')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment)
+    .where('status', '!=', 'deleted')
+    .executeTakeFirstOrThrow();
+  if (Number(count) >= endpointsPerMerchantMax) {
+    throw new ApiError('limit_exceeded', `At most ${endpointsPerMerchantMax} webhook endpoints per environment.`);
+  }
+  const secret = newSecret();
+  const now = new Date();
+  const row = await trx
+    .insertInto('webhook_endpoints')
+    .values({
+      id: newId('whe'),
+      merchant_id: caller.merchantId,
+      environment: caller.environment,
+      url: input.url,
+      event_types: JSON.stringify(eventTypes),
+      secret,
+      previous_secret: null,
+      previous_secret_expires_at: null,
+      status: 'enabled',
+      failing_since: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const view = endpointView(row);
+  return { id: view.id, url: view.url, event_types: view.event_types, secret, status: view.status, created_at: view.created_at };
+}
+
+export async function listEndpoints(db: Db, caller: Caller) {
+  const rows = await db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment)
+    .where('status', '!=', 'deleted')
+    .orderBy('seq', 'desc')
+    .limit(endpointsPerMerchantMax)
+    .execute();
+  return constantList(rows.map(endpointView));
+}
+
+async function findEndpoint(db: Db, caller: Caller, id: string, forUpdate = false): Promise<EndpointRow | undefined> {
+  let q = db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('id', '=', withPrefix('whe', id))
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
+  if (forUpdate) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+/** Naturally idempotent: a repeat on an endpoint already deleted answers the same. The secret is wiped. */
+export async function deleteEndpoint(trx: Transaction<Database>, caller: Caller, id: string) {
+  const row = await findEndpoint(trx, caller, id, true);
+  if (!row) throw new ApiError('not_found', 'No such webhook endpoint.');
+  if (row.status !== 'deleted') {
+    await trx
+      .updateTable('webhook_endpoints')
+      .set({ status: 'deleted', secret: '', previous_secret: null, previous_secret_expires_at: null, updated_at: new Date() })
+      .where('id', '=', row.id)
+      .execute();
+  }
+  return { id: row.id, deleted: true as const };
+}
+
+export async function updateEndpoint(trx: Transaction<Database>, caller: Caller, id: string, input: { status?: 'enabled' | 'disabled'; event_types?: string[]; url?: string }) {
+  const row = await findEndpoint(trx, caller, id, true);
+  if (!row || row.status === 'deleted') throw new ApiError('not_found', 'No such webhook endpoint.');
+  const changes: Partial<{ url: string; event_types: string; status: 'enabled' | 'disabled'; disabled_reason: string; failing_since: null; updated_at: Date }> = { updated_at: new Date() };
+  if (input.event_types !== undefined) changes.event_types = JSON.stringify(eventTypesOrThrow(input.event_types));
+  if (input.url !== undefined) changes.url = input.url;
+  if (input.status === 'enabled' && row.status !== 'enabled') Object.assign(changes, { status: 'enabled', disabled_reason: '', failing_since: null });
+  if (input.status === 'disabled' && row.status !== 'disabled') Object.assign(changes, { status: 'disabled', disabled_reason: 'merchant' });
+  const updated = await trx.updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
+  return endpointView(updated);
+}
+
+/** A new secret, shown once; the previous one keeps signing beside it for `overlapSeconds`. Only two are ever kept. */
+export async function rollSecret(trx: Transaction<Database>, caller: Caller, id: string, overlapSeconds: number) {
+  const row = await findEndpoint(trx, caller, id, true);
+  if (!row || row.status === 'deleted') throw new ApiError('not_found', 'No such webhook endpoint.');
+  const secret = newSecret();
+  const now = Date.now();
+  const expires = overlapSeconds > 0 ? new Date(now + overlapSeconds * 1000) : null;
+  const updated = await trx
+    .updateTable('webhook_endpoints')
+    .set({ secret, previous_secret: expires ? row.secret : null, previous_secret_expires_at: expires, updated_at: new Date(now) })
+    .where('id', '=', row.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { ...endpointView(updated), secret, previous_secret_expires_at: expires ? expires.toISOString() : '' };
+}
+
+export async function listDeliveries(db: Db, caller: Caller, query: { status?: string; limit?: number; cursor?: string }) {
+  const limit = pageSize(query.limit);
+  const status = query.status ?? '';
+  if (status !== '' && !(deliveryStatuses as readonly string[]).includes(status)) return constantList([]);
+  const after = decodeCursor(query.cursor);
+  let q = db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
+  if (status !== '') q = q.where('status', '=', status as DeliveryRow['status']);
+  if (after !== undefined) q = q.where('seq', '<', after.toString() as unknown as bigint);
+  const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
+  return toPage(rows, limit, deliveryView);
+}
+
+async function matchingEndpoints(trx: Transaction<Database>, caller: Caller, eventType: string) {
+  const rows = await trx
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'event_types'])
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment)
+    .where('status', '=', 'enabled')
+    .orderBy('seq')
+    .execute();
+  return rows.filter((e) => subscribes(e.event_types, eventType));
+}
+
+/** Back to `pending`, due now, in a new generation (a job of the old one does nothing) and a new round of the schedule. */
+async function requeueRecord(trx: Transaction<Database>, id: string, endpointId?: string): Promise<void> {
+  const now = new Date();
+  const row = await trx
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      status: 'pending',
+      generation: eb('generation', '+', 1),
+      round_attempts: 0,
+      next_attempt_at: now,
+      updated_at: now,
+      ...(endpointId ? { endpoint_id: endpointId } : {}),
+    }))
+    .where('id', '=', id)
+    .returning(['id', 'generation'])
+    .executeTakeFirstOrThrow();
+  await enqueueDelivery(trx, row.id, row.generation);
+}
+
+/** The reference's redeliver: dead/failed queued again; no_subscriber bound to today's endpoints; others refused. */
+export async function redeliver(trx: Transaction<Database>, caller: Caller, rawId: string) {
+  const d = await trx
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('id', '=', withPrefix('whd', rawId))
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!d) throw new ApiError('not_found', 'No such webhook delivery.');
+  const action = redeliverAction(d.status);
+  if (action === 'refuse') throw new ApiError('state_invalid', `A ${d.status} delivery cannot be redelivered.`);
+  if (action === 'requeue') {
+    await requeueRecord(trx, d.id);
+  } else {
+    const endpoints = await matchingEndpoints(trx, caller, d.event_type);
+    if (endpoints.length === 0) throw new ApiError('state_invalid', 'No enabled endpoint subscribes to this event type.');
+    await requeueRecord(trx, d.id, endpoints[0]!.id);
+    const rest = endpoints.slice(1).map((e) => ({
+      eventId: d.event_id, eventType: d.event_type, merchantId: d.merchant_id, environment: d.environment, endpointId: e.id,
+    }));
+    await insertDeliveries(trx, rest, new Date());
+  }
+  return { id: d.id, queued: true as const };
+}
+
+/** Every failed and/or dead record created since `since`, oldest first, at most `requeueBatchMax` per call. */
+export async function requeueSince(trx: Transaction<Database>, caller: Caller, since: Date, status?: 'failed' | 'dead') {
+  const statuses = status ? [status] : ['failed', 'dead'];
+  const now = new Date();
+  const { rows } = await sql<{ id: string; generation: number }>`
+    UPDATE webhook_deliveries SET status = 'pending', generation = generation + 1, round_attempts = 0, next_attempt_at = ${now}, updated_at = ${now}
+    WHERE id IN (
+      SELECT id FROM webhook_deliveries
+      WHERE merchant_id = ${caller.merchantId} AND environment = ${caller.environment}
+        AND status = ANY(${sql.val(statuses)}::text[]) AND created_at >= ${since}
+      ORDER BY seq
+      LIMIT ${requeueBatchMax}
+      FOR UPDATE
+    )
+    RETURNING id, generation
+  `.execute(trx);
+  for (const r of rows) await enqueueDelivery(trx, r.id, r.generation);
+  return { queued: rows.length, limit: requeueBatchMax };
+}

@@ -1,0 +1,12 @@
+import type { JobHandler } from '../../jobs/runner.js';
+import type { Ticker } from '../../jobs/registry.js';
+import { deliverHandler, deliverJobKind, fanOutBatch, recoverOverdue } from './delivery.js';
+
+/** Job handlers of the module, spread into `jobHandlers`. */
+export const webhookJobHandlers: Record<string, JobHandler> = { [deliverJobKind]: deliverHandler };
+
+/** Tickers of the module: fan-out every 250 ms (one batch of at most 500 events), recovery every minute. */
+export const webhookTickers: Ticker[] = [
+  { name: 'webhook-fanout', intervalMs: 250, run: async (ctx) => void (await fanOutBatch(ctx.db)) },
+  { name: 'webhook-recovery', intervalMs: 60_000, run: async (ctx) => void (await recoverOverdue(ctx.db)) },
+];

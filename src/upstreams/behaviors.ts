@@ -1,0 +1,61 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { injectionTtlSeconds, type CallContext, type InjectedBehavior, type UpstreamName } from './types.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Sandbox behaviour injection: a merchant presets how one upstream's money-moving step answers,
+ * for itself only, for `injectionTtlSeconds`. Production never reads a preset.
+ */
+
+/** The behaviour in force for this caller and upstream: `success` unless a live preset exists. */
+export async function activeBehavior(db: Db, call: CallContext, upstream: UpstreamName): Promise<InjectedBehavior> {
+  if (call.environment !== 'sandbox') return 'success';
+  const row = await db
+    .selectFrom('upstream_behaviors')
+    .select('behavior')
+    .where('merchant_id', '=', call.merchantId)
+    .where('environment', '=', 'sandbox')
+    .where('upstream', '=', upstream)
+    .where('expires_at', '>', sql<Date>`now()`)
+    .executeTakeFirst();
+  return row?.behavior ?? 'success';
+}
+
+/** Sets (or, for `success`, clears) a sandbox merchant's preset; it expires after the TTL. */
+export async function setBehavior(db: Db, merchantId: string, upstream: UpstreamName, behavior: InjectedBehavior): Promise<void> {
+  if (behavior === 'success') {
+    await clearBehaviors(db, merchantId, upstream);
+    return;
+  }
+  const values = {
+    merchant_id: merchantId,
+    environment: 'sandbox' as const,
+    upstream,
+    behavior,
+    expires_at: sql<Date>`now() + make_interval(secs => ${injectionTtlSeconds})` as unknown as Date,
+  };
+  await db
+    .insertInto('upstream_behaviors')
+    .values(values)
+    .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'upstream']).doUpdateSet({
+      behavior,
+      expires_at: values.expires_at,
+      created_at: sql<Date>`now()`,
+    }))
+    .execute();
+}
+
+/** Removes a sandbox merchant's presets (one upstream, or all four); answers how many went. */
+export async function clearBehaviors(db: Db, merchantId: string, upstream?: UpstreamName): Promise<number> {
+  let q = db.deleteFrom('upstream_behaviors').where('merchant_id', '=', merchantId).where('environment', '=', 'sandbox');
+  if (upstream) q = q.where('upstream', '=', upstream);
+  const result = await q.executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Deletes presets past their expiry (they are already ignored); housekeeping. */
+export async function purgeExpiredBehaviors(db: Db): Promise<void> {
+  await db.deleteFrom('upstream_behaviors').where('expires_at', '<=', sql<Date>`now()`).execute();
+}

@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { SimOrderStatus, UpstreamSimOrdersTable } from './tables.js';
+import { activeBehavior } from './behaviors.js';
+import { SANDBOX_UNKNOWN_STATUS, type CallContext, type CallOutcome, type InjectedBehavior, type StatusOutcome, type UpstreamName } from './types.js';
+
+type SimRow = Selectable<UpstreamSimOrdersTable>;
+
+export interface SimulatorOptions {
+  /**
+   * Milliseconds after which an accepted order leaves `processing` for its final state. The
+   * change is noticed when the order is next read (a status query or a repeated call); 0 makes
+   * the provider synchronous (the call itself answers the final state).
+   */
+  confirmDelayMs: number;
+}
+
+export interface SubmitRequest<D extends Record<string, string>> {
+  /** Our id for the request: the provider's idempotency key. */
+  requestId: string;
+  /** e.g. `pay`, `send`, `deposit_address`; kept for the operator. */
+  operation: string;
+  /** What the provider answers back on acceptance (and stores). */
+  detail: D;
+  /** Set when the provider would refuse this request on its own merits (no channel, refused QR). */
+  refusal?: string;
+  /** Issued at once whatever the delay (e.g. a deposit address). */
+  synchronous?: boolean;
+}
+
+/** Key kept in a stored detail for a request refused at submission (stripped from answers). */
+const rejectedKey = '__rejected';
+
+/**
+ * The built-in provider simulator. It keeps its own books in `upstream_sim_orders` (written
+ * outside our transactions, as a provider's would be), issues its own order ids, is idempotent
+ * by our request id, and confirms asynchronously. The merchant's injected behaviour decides how
+ * the money-moving call answers; status queries are read-only and never affected, except that
+ * an order created under `unknown_status` answers `SANDBOX_UNKNOWN_STATUS` forever.
+ *
+ * What the simulator records under each behaviour (so that reconciliation finds the truth):
+ * - `success`: the order, `processing` then final (`succeeded`, or `failed` when it refuses the
+ *   request on its own merits) after `confirmDelayMs`;
+ * - `reject`: a failed order; the call answers `rejected`;
+ * - `timeout`: the provider DID process it (recorded as for `success`); the call answers `timeout`;
+ * - `unknown`: the provider did NOT receive it (nothing recorded: a query answers `not_found`);
+ *   the call answers `unknown`;
+ * - `unknown_status`: the order is recorded (it succeeds) but every answer about it carries
+ *   `SANDBOX_UNKNOWN_STATUS`.
+ * A repeated call with a request id the provider already has answers what it has (idempotent),
+ * unless the behaviour in force is `timeout` or `unknown` (the answer is lost again).
+ */
+export class SimulatedProvider {
+  constructor(
+    private readonly db: Kysely<Database>,
+    readonly upstream: UpstreamName,
+    private readonly idPrefix: string,
+    private readonly options: SimulatorOptions,
+  ) {}
+
+  behavior(call: CallContext): Promise<InjectedBehavior> {
+    return activeBehavior(this.db, call, this.upstream);
+  }
+
+  async submit<D extends Record<string, string>>(call: CallContext, req: SubmitRequest<D>): Promise<CallOutcome<D>> {
+    const behavior = await this.behavior(call);
+    if (behavior === 'unknown') return { kind: 'unknown', reason: 'simulated upstream 5xx: the request never reached the provider' };
+    let row = await this.find(req.requestId);
+    if (behavior === 'timeout') {
+      if (!row) await this.record(call, req, req.refusal ? 'failed' : 'succeeded', false);
+      return { kind: 'timeout' };
+    }
+    if (!row) {
+      if (behavior === 'reject' || req.refusal) {
+        row = await this.record(call, { ...req, detail: { ...req.detail, [rejectedKey]: req.refusal ?? 'simulated refusal' } }, 'failed', false);
+      } else {
+        row = await this.record(call, req, 'succeeded', behavior === 'unknown_status');
+      }
+    }
+    return this.answerFor<D>(row);
+  }
+
+  async query(requestId: string): Promise<StatusOutcome> {
+    const row = await this.find(requestId);
+    if (!row) return { kind: 'not_found' };
+    return { kind: 'found', providerOrderId: row.provider_order_id, status: row.unknown_status ? SANDBOX_UNKNOWN_STATUS : row.status };
+  }
+
+  /** Acquirer-side refund of a succeeded order (not subject to injection: operator-initiated). */
+  async refund(paymentRequestId: string): Promise<CallOutcome> {
+    const row = await this.find(paymentRequestId);
+    if (!row) return { kind: 'rejected', reason: 'no such payment' };
+    if (row.status === 'refunded') return { kind: 'accepted', providerOrderId: row.provider_order_id, status: 'refunded', detail: {} };
+    if (row.status !== 'succeeded') return { kind: 'rejected', reason: `the payment is ${row.status}` };
+    const updated = await this.db
+      .updateTable('upstream_sim_orders')
+      .set({ status: 'refunded', final_status: 'refunded', updated_at: new Date() })
+      .where('upstream', '=', this.upstream)
+      .where('request_id', '=', paymentRequestId)
+      .where('status', 'in', ['succeeded', 'refunded'])
+      .returning('provider_order_id')
+      .executeTakeFirst();
+    if (!updated) return { kind: 'rejected', reason: 'the payment changed meanwhile' };
+    return { kind: 'accepted', providerOrderId: updated.provider_order_id, status: 'refunded', detail: {} };
+  }
+
+  /** The simulator's record of a request, settled first if its confirmation time has passed. */
+  async find(requestId: string): Promise<SimRow | undefined> {
+    const settled = await this.db
+      .updateTable('upstream_sim_orders')
+      .set((eb) => ({ status: eb.ref('final_status'), updated_at: new Date() }))
+      .where('upstream', '=', this.upstream)
+      .where('request_id', '=', requestId)
+      .where('status', '=', 'processing')
+      .where('settle_at', '<=', sql<Date>`now()`)
+      .returningAll()
+      .executeTakeFirst();
+    if (settled) return settled;
+    return this.db
+      .selectFrom('upstream_sim_orders')
+      .selectAll()
+      .where('upstream', '=', this.upstream)
+      .where('request_id', '=', requestId)
+      .executeTakeFirst();
+  }
+
+  private answerFor<D extends Record<string, string>>(row: SimRow): CallOutcome<D> {
+    const { [rejectedKey]: rejected, ...detail } = row.detail;
+    if (rejected !== undefined) return { kind: 'rejected', reason: rejected };
+    const status = row.unknown_status ? SANDBOX_UNKNOWN_STATUS : row.status;
+    return { kind: 'accepted', providerOrderId: row.provider_order_id, status, detail: detail as D };
+  }
+
+  private async record<D extends Record<string, string>>(
+    call: CallContext, req: SubmitRequest<D>, finalStatus: SimOrderStatus, unknownStatus: boolean,
+  ): Promise<SimRow> {
+    const immediate = req.synchronous || this.options.confirmDelayMs <= 0 || (finalStatus === 'failed' && rejectedKey in req.detail);
+    const inserted = await this.db
+      .insertInto('upstream_sim_orders')
+      .values({
+        upstream: this.upstream,
+        request_id: req.requestId,
+        merchant_id: call.merchantId,
+        environment: call.environment,
+        provider_order_id: `${this.idPrefix}${randomBytes(8).toString('hex').toUpperCase()}`,
+        operation: req.operation,
+        status: immediate ? finalStatus : 'processing',
+        final_status: finalStatus,
+        settle_at: sql<Date>`now() + make_interval(secs => ${immediate ? 0 : this.options.confirmDelayMs / 1000})` as unknown as Date,
+        unknown_status: unknownStatus,
+        detail: JSON.stringify(req.detail),
+        updated_at: new Date(),
+      })
+      .onConflict((oc) => oc.columns(['upstream', 'request_id']).doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    // A concurrent call with the same request id recorded it first: that record stands.
+    return inserted ?? (await this.find(req.requestId))!;
+  }
+}

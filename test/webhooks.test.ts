@@ -1,0 +1,579 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { Webhook } from 'standardwebhooks';
+import { MerchantWalletError, verifyWebhookSignature, type MerchantWalletClient, type WebhookDelivery } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { recordEvent, verifyLedger } from '../src/ledger/index.js';
+import { fanOutBatch, recoverOverdue } from '../src/modules/webhooks/delivery.js';
+import { enqueue } from '../src/jobs/queue.js';
+import { postOnce } from '../src/modules/webhooks/http-post.js';
+import { admin, clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
+
+const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  path: string;
+}
+
+/** A real HTTP receiver on 127.0.0.1; `answer` decides each status (default 200). */
+async function startReceiver(answer: (r: Received) => number | Promise<number> = () => 200) {
+  const received: Received[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const r = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '' };
+      received.push(r);
+      res.statusCode = await answer(r);
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    port,
+    url: (path = '/hook') => `http://127.0.0.1:${port}${path}`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function expectCode(promise: Promise<unknown>, code: string, status?: number) {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof MerchantWalletError, String(err));
+    assert.equal(err.code, code, `${err.code}: ${err.message}`);
+    if (status) assert.equal(err.status, status);
+    return true;
+  });
+  return promise.catch((e: MerchantWalletError) => e);
+}
+
+async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('webhooks', () => {
+  let service: RunningService;
+  before(async () => {
+    service = await startTestService({ config: { webhookRetryScheduleMs: [50, 50, 50] } });
+  });
+  after(async () => {
+    const report = await verifyLedger(service.ctx.db);
+    await service.close();
+    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
+  });
+
+  /** Drives the fan-out ticker and the job queue until `done` holds (bounded: 15 s). */
+  async function pump(done: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      await service.workers.tick();
+      await service.workers.jobs.drain(5_000);
+      if (await done()) return;
+      await sleep(20);
+    }
+    throw new Error('pump: condition not reached in time');
+  }
+
+  const deliveries = (client: MerchantWalletClient, status?: string) => all<WebhookDelivery>(client.webhooks.deliveries(status === undefined ? {} : { status }));
+
+  async function deposit(client: MerchantWalletClient, member: string, amount = '10') {
+    return (await client.deposits.create({ member_id: member, asset: 'USDT', amount, tx_hash: `0x${randomUUID()}` })) as any;
+  }
+
+  it('delivers signed events of a withdrawal to a real receiver; the body has ids and status only', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { client, merchantId } = await newMerchantClient(service);
+      const endpoint = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
+      assert.match(endpoint.id, /^whe_[0-9a-f-]{36}$/);
+      assert.match(endpoint.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+      assert.deepEqual(Object.keys(endpoint).sort(), ['created_at', 'event_types', 'id', 'secret', 'status', 'url']);
+      assert.equal(endpoint.status, 'enabled');
+      assert.deepEqual(endpoint.event_types, ['*']);
+      const listed = await client.webhooks.listEndpoints();
+      assert.equal(listed.length, 1);
+      assert.equal(listed[0]!.secret, undefined, 'the secret is shown only at creation');
+      assert.ok(!JSON.stringify(listed).includes(endpoint.secret.slice(6)));
+
+      const member = (await client.members.create({ external_member_id: 'wh-1' })) as any;
+      await deposit(client, 'wh-1', '100');
+      const w = (await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '40' }, { onBehalfOf: 'wh-1' })) as any;
+      await client.withdrawals.confirm(w.id);
+      await pump(() => receiver.received.length >= 3);
+      await sleep(50);
+      assert.equal(receiver.received.length, 3, 'each event once');
+
+      const bodies = receiver.received.map((r) => JSON.parse(r.body));
+      assert.deepEqual(bodies.map((b) => b.event_type).sort(), ['deposit.credited', 'withdrawal.locked', 'withdrawal.settled']);
+      const wh = new Webhook(endpoint.secret);
+      for (const r of receiver.received) {
+        assert.ok(verifyWebhookSignature({ secret: endpoint.secret, headers: r.headers, body: r.body }), 'SDK verifies');
+        assert.deepEqual(wh.verify(r.body, r.headers as Record<string, string>), JSON.parse(r.body), 'standardwebhooks verifies');
+        assert.equal(r.headers['content-type'], 'application/json');
+        assert.match(String(r.headers['user-agent']), /^MerchantWalletAPI-Webhooks\//);
+        assert.match(String(r.headers['webhook-signature']), /^v1,[A-Za-z0-9+/]{43}=$/);
+        assert.ok(Math.abs(Number(r.headers['webhook-timestamp']) - Date.now() / 1000) < 60);
+        const b = JSON.parse(r.body);
+        assert.equal(r.headers['webhook-id'], b.event_id);
+        assert.deepEqual(Object.keys(b).sort(), ['created_at', 'data', 'event_id', 'event_type', 'livemode', 'merchant_id']);
+        assert.deepEqual(Object.keys(b.data).sort(), ['external_member_id', 'id', 'object', 'status', 'status_version']);
+        assert.match(b.event_id, /^evt_/);
+        assert.equal(b.merchant_id, merchantId);
+        assert.equal(b.livemode, false);
+        assert.equal(b.data.external_member_id, 'wh-1');
+        assert.ok(!/amount|asset|USDT|TRON|address|"40/.test(r.body), `no amounts, assets or addresses: ${r.body}`);
+      }
+      const settled = bodies.find((b) => b.event_type === 'withdrawal.settled');
+      assert.deepEqual(settled.data, { object: 'withdrawal', id: w.id, external_member_id: 'wh-1', status: 'settled', status_version: 2 });
+      assert.equal(member.external_member_id, 'wh-1');
+
+      const log = await deliveries(client);
+      assert.equal(log.length, 3);
+      for (const d of log) {
+        assert.deepEqual(Object.keys(d).sort(), ['attempts', 'created_at', 'event_id', 'event_type', 'id', 'last_http_status', 'next_attempt_at', 'status']);
+        assert.match(d.id, /^whd_/);
+        assert.equal(d.status, 'sent');
+        assert.equal(d.attempts, 1);
+        assert.equal(d.last_http_status, 200);
+        assert.equal(d.next_attempt_at, '');
+      }
+      assert.deepEqual(new Set(log.map((d) => d.event_id)), new Set(bodies.map((b) => b.event_id)));
+      assert.equal((await deliveries(client, 'sent')).length, 3);
+      assert.equal((await deliveries(client, 'dead')).length, 0);
+      assert.equal((await deliveries(client, 'exploded')).length, 0, 'an unknown status filter gives an empty page');
+      const page = await client.request<any>({ method: 'GET', path: '/v1/webhooks/deliveries', query: { limit: 2 } });
+      assert.equal(page.data.length, 2);
+      assert.equal(page.has_more, true);
+      const rest = await client.request<any>({ method: 'GET', path: '/v1/webhooks/deliveries', query: { limit: 2, cursor: page.next_cursor } });
+      assert.equal(rest.data.length, 1);
+      assert.equal(rest.has_more, false);
+
+      // Sent is final: a stray job for the record (same generation) must not post again.
+      const one = await service.ctx.db.selectFrom('webhook_deliveries').select(['id', 'generation']).where('id', '=', log[0]!.id).executeTakeFirstOrThrow();
+      await enqueue(service.ctx.db, { kind: 'webhook.deliver', payload: { delivery_id: one.id, generation: one.generation }, dedupeKey: `stray-${randomUUID()}` });
+      await service.workers.jobs.drain();
+      await sleep(50);
+      assert.equal(receiver.received.length, 3, 'no post after the record says sent');
+      await expectCode(client.webhooks.redeliver(log[0]!.id), 'state_invalid', 400);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('moves a failing delivery through failed to dead, redelivers it, and refuses sent and pending', async () => {
+    let status = 500;
+    const receiver = await startReceiver(() => status);
+    try {
+      const { client } = await newMerchantClient(service);
+      await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] });
+      await client.members.create({ external_member_id: 'fail-1' });
+      await deposit(client, 'fail-1');
+      await service.workers.tick();
+      const [pending] = await deliveries(client);
+      assert.equal(pending!.status, 'pending');
+      assert.equal(pending!.attempts, 0);
+      assert.notEqual(pending!.next_attempt_at, '');
+      await expectCode(client.webhooks.redeliver(pending!.id), 'state_invalid', 400);
+
+      await service.workers.jobs.drain();
+      const [failed] = await deliveries(client);
+      assert.equal(failed!.status, 'failed');
+      assert.equal(failed!.attempts, 1);
+      assert.equal(failed!.last_http_status, 500);
+      assert.ok(Date.parse(failed!.next_attempt_at) > Date.parse(failed!.created_at));
+      assert.equal((await deliveries(client, 'failed')).length, 1);
+      const inspected = await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${failed!.id}`);
+      assert.equal(inspected.status, 200);
+      assert.equal(inspected.body.last_error, 'HTTP 500');
+      assert.equal(inspected.body.endpoint.status, 'enabled');
+      assert.equal(inspected.body.endpoint.secret, undefined);
+      assert.deepEqual(inspected.body.attempt_log.map((a: any) => [a.attempt, a.outcome, a.http_status]), [[1, 'failed', 500]]);
+      assert.equal((await admin(service, 'GET', `/admin/v1/webhooks/deliveries/whd_${randomUUID()}`)).status, 404);
+
+      await pump(async () => (await deliveries(client))[0]!.status === 'dead');
+      const [dead] = await deliveries(client);
+      assert.equal(dead!.attempts, 4, 'schedule 50,50,50: four attempts, then dead');
+      assert.equal(dead!.next_attempt_at, '');
+      assert.equal(receiver.received.length, 4);
+
+      status = 200;
+      const key = randomUUID();
+      const queued = await client.webhooks.redeliver(dead!.id.replace(/^whd_/, ''), { idempotencyKey: key });
+      assert.deepEqual(queued, { id: dead!.id, queued: true });
+      const replay = await client.requestRaw({ method: 'POST', path: `/v1/webhooks/deliveries/${dead!.id.replace(/^whd_/, '')}/redeliver`, idempotencyKey: key });
+      assert.equal(replay.headers['x-idempotent-replay'], 'true');
+      await pump(async () => (await deliveries(client))[0]!.status === 'sent');
+      const [sent] = await deliveries(client);
+      assert.equal(sent!.attempts, 5);
+      assert.equal(sent!.last_http_status, 200);
+      assert.equal(receiver.received.length, 5);
+      await expectCode(client.webhooks.redeliver(sent!.id), 'state_invalid', 400);
+
+      const other = await newMerchantClient(service);
+      await expectCode(other.client.webhooks.redeliver(sent!.id), 'not_found', 404);
+      await expectCode(client.webhooks.redeliver(`whd_${randomUUID()}`), 'not_found', 404);
+      const noKey = await client.requestRaw({ method: 'POST', path: `/v1/webhooks/deliveries/${sent!.id}/redeliver`, idempotencyKey: false });
+      assert.equal(noKey.body.code, 'idempotency_key_required');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('records no_subscriber when nobody listens and binds it on redelivery to the endpoints that match now', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { client } = await newMerchantClient(service);
+      await client.members.create({ external_member_id: 'nosub' });
+      await deposit(client, 'nosub');
+      await pump(async () => (await deliveries(client)).length === 1);
+      const [nosub] = await deliveries(client);
+      assert.deepEqual({ ...nosub, id: '', event_id: '', created_at: '' }, {
+        id: '', event_id: '', created_at: '', event_type: 'deposit.credited', status: 'no_subscriber', attempts: 0, last_http_status: 0, next_attempt_at: '',
+      });
+      await expectCode(client.webhooks.redeliver(nosub!.id), 'state_invalid', 400);
+      await client.webhooks.createEndpoint({ url: receiver.url('/settled'), event_types: ['withdrawal.settled'] });
+      await expectCode(client.webhooks.redeliver(nosub!.id), 'state_invalid', 400);
+
+      await client.webhooks.createEndpoint({ url: receiver.url('/all'), event_types: ['*'] });
+      await client.webhooks.createEndpoint({ url: receiver.url('/deposits'), event_types: ['deposit.credited', 'withdrawal.locked'] });
+      assert.deepEqual(await client.webhooks.redeliver(nosub!.id), { id: nosub!.id, queued: true });
+      await pump(() => receiver.received.length >= 2);
+      await pump(async () => (await deliveries(client, 'sent')).length === 2);
+      const log = await deliveries(client);
+      assert.equal(log.length, 2, 'one record per matching endpoint; the original is one of them');
+      assert.ok(log.some((d) => d.id === nosub!.id));
+      assert.ok(log.every((d) => d.event_id === nosub!.event_id && d.status === 'sent'));
+      assert.deepEqual(receiver.received.map((r) => r.path).sort(), ['/all', '/deposits']);
+      assert.equal(await service.ctx.db.selectFrom('webhook_deliveries').select('id').where('event_id', '=', nosub!.event_id).where('endpoint_id', 'is', null).executeTakeFirst(), undefined);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('disables an endpoint that answers 410 Gone, with an operator alert; a disabled endpoint gets no request; re-enable and requeue', async () => {
+    let status = 410;
+    const receiver = await startReceiver(() => status);
+    try {
+      const since = new Date().toISOString();
+      const { client, merchantId } = await newMerchantClient(service);
+      const ep = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
+      await client.members.create({ external_member_id: 'gone' });
+      await deposit(client, 'gone');
+      await pump(async () => (await deliveries(client))[0]?.status === 'dead');
+      const [gone] = await deliveries(client);
+      assert.equal(gone!.last_http_status, 410);
+      assert.equal(gone!.attempts, 1, '410 is final at once');
+      const [endpoint] = await client.webhooks.listEndpoints();
+      assert.equal(endpoint!.status, 'disabled');
+      assert.equal(endpoint!.disabled_reason, 'gone');
+      const alerts = await service.ctx.db.selectFrom('operator_alerts').selectAll().where('merchant_id', '=', merchantId).execute();
+      assert.deepEqual(alerts.map((a) => [a.kind, a.object_id]), [['webhook.endpoint_disabled', ep.id]]);
+
+      // New events find no enabled endpoint.
+      await deposit(client, 'gone');
+      await pump(async () => (await deliveries(client)).length === 2);
+      assert.equal((await deliveries(client))[0]!.status, 'no_subscriber');
+
+      // Records already planned for an endpoint disabled in the meantime go dead without a request.
+      status = 200;
+      await client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { status: 'enabled' } });
+      await deposit(client, 'gone');
+      await deposit(client, 'gone');
+      await service.workers.tick();
+      const disabled = await client.request<any>({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { status: 'disabled' } });
+      assert.equal(disabled.status, 'disabled');
+      assert.equal(disabled.disabled_reason, 'merchant');
+      await pump(async () => (await deliveries(client, 'dead')).length === 3);
+      assert.equal(receiver.received.length, 1, 'only the 410 attempt reached the receiver');
+      assert.deepEqual((await deliveries(client, 'dead')).map((d) => d.attempts).sort(), [0, 0, 1]);
+
+      const enabled = await client.request<any>({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { status: 'enabled' } });
+      assert.deepEqual([enabled.status, enabled.disabled_reason], ['enabled', '']);
+      const future = await client.request<any>({ method: 'POST', path: '/v1/webhooks/deliveries/requeue', body: { since: new Date(Date.now() + 60_000).toISOString() } });
+      assert.deepEqual(future, { queued: 0, has_more: false });
+      const failedOnly = await client.request<any>({ method: 'POST', path: '/v1/webhooks/deliveries/requeue', body: { since, status: 'failed' } });
+      assert.equal(failedOnly.queued, 0);
+      const requeued = await client.request<any>({ method: 'POST', path: '/v1/webhooks/deliveries/requeue', body: { since } });
+      assert.deepEqual(requeued, { queued: 3, has_more: false });
+      await pump(async () => (await deliveries(client, 'sent')).length === 3);
+      assert.equal(receiver.received.length, 4);
+      assert.equal((await deliveries(client, 'no_subscriber')).length, 1, 'requeue leaves no_subscriber records alone');
+      const bad = await client.requestRaw({ method: 'POST', path: '/v1/webhooks/deliveries/requeue', body: { since: 'yesterday' } });
+      assert.equal(bad.body.code, 'invalid_request');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('disables an endpoint whose attempts have all failed for the configured window (3 days by default)', async () => {
+    const receiver = await startReceiver(() => 503);
+    try {
+      const { client, merchantId } = await newMerchantClient(service);
+      const ep = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
+      await client.members.create({ external_member_id: 'streak' });
+      await deposit(client, 'streak');
+      await pump(async () => (await deliveries(client))[0]?.status === 'failed');
+      assert.equal((await client.webhooks.listEndpoints())[0]!.status, 'enabled', 'one failure is no reason');
+      // The streak began more than three days ago (time is moved, not waited for).
+      await service.ctx.db.updateTable('webhook_endpoints').set({ failing_since: new Date(Date.now() - 3 * 86_400_000 - 1000) }).where('id', '=', ep.id).execute();
+      await pump(async () => (await client.webhooks.listEndpoints())[0]!.status === 'disabled');
+      assert.equal((await client.webhooks.listEndpoints())[0]!.disabled_reason, 'failing');
+      const alert = await service.ctx.db.selectFrom('operator_alerts').selectAll().where('merchant_id', '=', merchantId).executeTakeFirstOrThrow();
+      assert.equal(alert.kind, 'webhook.endpoint_disabled');
+      await pump(async () => (await deliveries(client))[0]!.status === 'dead');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('rolls the secret: both signatures during the overlap, each verifies; overlap 0 drops the old one', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { client } = await newMerchantClient(service);
+      const ep = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] })) as any;
+      const key = randomUUID();
+      const rolled = await client.request<any>({ method: 'POST', path: `/v1/webhooks/endpoints/${ep.id}/roll-secret`, body: { overlap_seconds: 3600 }, idempotencyKey: key });
+      assert.match(rolled.secret, /^whsec_/);
+      assert.notEqual(rolled.secret, ep.secret);
+      assert.ok(Math.abs(Date.parse(rolled.previous_secret_expires_at) - Date.now() - 3_600_000) < 60_000);
+      const again = await client.request<any>({ method: 'POST', path: `/v1/webhooks/endpoints/${ep.id}/roll-secret`, body: { overlap_seconds: 3600 }, idempotencyKey: key });
+      assert.equal(again.secret, rolled.secret, 'a retry with the same key replays the same secret');
+      await client.members.create({ external_member_id: 'roll' });
+      await deposit(client, 'roll');
+      await pump(() => receiver.received.length === 1);
+      const first = receiver.received[0]!;
+      const sigs = String(first.headers['webhook-signature']).split(' ');
+      assert.equal(sigs.length, 2);
+      for (const secret of [ep.secret, rolled.secret]) {
+        assert.ok(verifyWebhookSignature({ secret, headers: first.headers, body: first.body }));
+        assert.doesNotThrow(() => new Webhook(secret).verify(first.body, first.headers as Record<string, string>));
+      }
+
+      const tooLong = await client.requestRaw({ method: 'POST', path: `/v1/webhooks/endpoints/${ep.id}/roll-secret`, body: { overlap_seconds: 8 * 86_400 } });
+      assert.equal(tooLong.body.code, 'invalid_request');
+      const dropped = await client.request<any>({ method: 'POST', path: `/v1/webhooks/endpoints/${ep.id}/roll-secret`, body: { overlap_seconds: 0 } });
+      assert.equal(dropped.previous_secret_expires_at, '');
+      const defaulted = await client.request<any>({ method: 'POST', path: `/v1/webhooks/endpoints/${ep.id}/roll-secret` });
+      assert.ok(Math.abs(Date.parse(defaulted.previous_secret_expires_at) - Date.now() - 86_400_000) < 60_000, 'default overlap 86400 s');
+      await service.ctx.db.updateTable('webhook_endpoints').set({ previous_secret_expires_at: new Date(Date.now() - 1) }).where('id', '=', ep.id).execute();
+      await deposit(client, 'roll');
+      await pump(() => receiver.received.length === 2);
+      const second = receiver.received[1]!;
+      assert.equal(String(second.headers['webhook-signature']).split(' ').length, 1, 'the overlap ended: one signature');
+      assert.ok(verifyWebhookSignature({ secret: defaulted.secret, headers: second.headers, body: second.body }));
+      for (const old of [ep.secret, rolled.secret, dropped.secret]) assert.ok(!verifyWebhookSignature({ secret: old, headers: second.headers, body: second.body }));
+      await expectCode(client.request({ method: 'POST', path: `/v1/webhooks/endpoints/whe_${randomUUID()}/roll-secret` }), 'not_found', 404);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('refuses internal targets in production, at creation and again at delivery, and accepts loopback http in the sandbox', async () => {
+    const receiver = await startReceiver();
+    try {
+      const merchantId = await createMerchant(service);
+      const prodCreds = await createKey(service, merchantId, { environment: 'production' });
+      await admin(service, 'POST', `/admin/v1/api-keys/${prodCreds.keyId}/approve`, {});
+      const prod = clientFor(service, prodCreds);
+      const refused: Array<[string, string]> = [
+        [receiver.url(), 'https_required'],
+        [`https://127.0.0.1:${receiver.port}/hook`, 'loopback_address'],
+        ['https://10.0.0.1/hook', 'private_address'],
+        ['https://172.20.1.1/hook', 'private_address'],
+        ['https://192.168.0.10/hook', 'private_address'],
+        ['https://100.64.1.1/hook', 'private_address'],
+        ['https://169.254.169.254/latest/meta-data', 'metadata_address'],
+        ['https://[fd00:ec2::254]/', 'metadata_address'],
+        ['https://169.254.10.10/', 'link_local_address'],
+        ['https://localhost/hook', 'loopback_address'],
+        ['https://[::1]/hook', 'loopback_address'],
+        ['https://[::ffff:127.0.0.1]/hook', 'loopback_address'],
+        ['https://0.0.0.0/', 'unspecified_address'],
+        ['https://224.0.0.1/', 'multicast_address'],
+        ['https://user:pass@example.com/', 'credentials_not_allowed'],
+      ];
+      for (const [url, reason] of refused) {
+        const err = await expectCode(prod.webhooks.createEndpoint({ url, event_types: ['*'] }), 'invalid_fields', 400);
+        assert.deepEqual((err as MerchantWalletError).body.fields, [{ key: 'url', reason }], url);
+      }
+      assert.deepEqual(await prod.webhooks.listEndpoints(), []);
+
+      // The sandbox accepts loopback http (local development) but never metadata addresses.
+      const { client: sandbox } = await newMerchantClient(service);
+      const local = (await sandbox.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
+      assert.equal(local.status, 'enabled');
+      const meta = await expectCode(sandbox.webhooks.createEndpoint({ url: 'http://169.254.169.254/', event_types: ['*'] }), 'invalid_fields', 400);
+      assert.deepEqual((meta as MerchantWalletError).body.fields, [{ key: 'url', reason: 'metadata_address' }]);
+
+      // A production endpoint that points inside (e.g. its DNS changed since it was saved) is checked again at
+      // delivery: the attempt fails and no request is sent. The row is written directly, as a DNS change would.
+      await service.ctx.db.insertInto('webhook_endpoints').values({
+        id: `whe_${randomUUID()}`, merchant_id: merchantId, environment: 'production', url: `https://127.0.0.1:${receiver.port}/prod`,
+        event_types: JSON.stringify(['*']), secret: 'whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmU=', previous_secret: null,
+        previous_secret_expires_at: null, status: 'enabled', failing_since: null, updated_at: new Date(),
+      }).execute();
+      await prod.members.create({ external_member_id: 'prod-1' });
+      await prod.deposits.create({ member_id: 'prod-1', asset: 'USDT', amount: '1', tx_hash: `0x${randomUUID()}` });
+      await pump(async () => (await deliveries(prod))[0]?.status === 'failed');
+      const [refusedDelivery] = await deliveries(prod);
+      assert.equal(refusedDelivery!.attempts, 1);
+      assert.equal(refusedDelivery!.last_http_status, 0);
+      const attempt = await service.ctx.db.selectFrom('webhook_delivery_attempts').selectAll().where('delivery_id', '=', refusedDelivery!.id).executeTakeFirstOrThrow();
+      assert.equal(attempt.outcome, 'refused');
+      assert.match(attempt.error, /loopback_address/);
+      assert.ok(!receiver.received.some((r) => r.path === '/prod'), 'no request reached the internal address');
+      await pump(async () => (await deliveries(prod))[0]!.status === 'dead');
+      assert.ok(!receiver.received.some((r) => r.path === '/prod'));
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('manages endpoints: validation, update, delete (naturally idempotent), bound per environment, scopes', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { client, merchantId } = await newMerchantClient(service);
+      for (const [body, field, reason] of [
+        [{ url: receiver.url(), event_types: ['Withdrawal.Settled'] }, 'event_types', 'invalid_event_type'],
+        [{ url: receiver.url(), event_types: ['withdrawal'] }, 'event_types', 'invalid_event_type'],
+        [{ url: 'not a url', event_types: ['*'] }, 'url', 'invalid_url'],
+      ] as const) {
+        const err = await expectCode(client.webhooks.createEndpoint(body as any), 'invalid_fields', 400);
+        assert.deepEqual((err as MerchantWalletError).body.fields, [{ key: field, reason }]);
+      }
+      await expectCode(client.webhooks.createEndpoint({ url: receiver.url(), event_types: [] }), 'invalid_request', 400);
+      await expectCode(client.request({ method: 'POST', path: '/v1/webhooks/endpoints', body: { url: receiver.url() } }), 'invalid_request', 400);
+      const noKey = await client.requestRaw({ method: 'POST', path: '/v1/webhooks/endpoints', body: { url: receiver.url(), event_types: ['*'] }, idempotencyKey: false });
+      assert.equal(noKey.body.code, 'idempotency_key_required');
+
+      const ep = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['qrpay.order.completed', 'withdrawal.settled', 'withdrawal.settled'] })) as any;
+      assert.deepEqual(ep.event_types, ['qrpay.order.completed', 'withdrawal.settled']);
+      const patched = await client.request<any>({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id.slice(4)}`, body: { event_types: ['deposit.credited'], url: receiver.url('/v2') } });
+      assert.deepEqual([patched.url, patched.event_types, patched.secret], [receiver.url('/v2'), ['deposit.credited'], undefined]);
+      await expectCode(client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { url: 'http://169.254.169.254/' } }), 'invalid_fields', 400);
+      await expectCode(client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: {} }), 'invalid_request', 400);
+      await expectCode(client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { status: 'deleted' } }), 'invalid_request', 400);
+
+      // A record planned before the deletion ends dead, without a request.
+      await client.members.create({ external_member_id: 'del' });
+      await deposit(client, 'del');
+      await service.workers.tick();
+      assert.deepEqual(await client.webhooks.deleteEndpoint(ep.id), { id: ep.id, deleted: true });
+      assert.deepEqual(await client.webhooks.deleteEndpoint(ep.id), { id: ep.id, deleted: true }, 'a repeat answers the same');
+      assert.deepEqual(await client.webhooks.listEndpoints(), []);
+      const row = await service.ctx.db.selectFrom('webhook_endpoints').select(['secret', 'status']).where('id', '=', ep.id).executeTakeFirstOrThrow();
+      assert.deepEqual(row, { secret: '', status: 'deleted' }, 'the secret is wiped');
+      await pump(async () => (await deliveries(client))[0]?.status === 'dead');
+      assert.equal(receiver.received.length, 0);
+      await expectCode(client.webhooks.deleteEndpoint(`whe_${randomUUID()}`), 'not_found', 404);
+      await expectCode(client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { status: 'enabled' } }), 'not_found', 404);
+      const other = await newMerchantClient(service);
+      const mine = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
+      await expectCode(other.client.webhooks.deleteEndpoint(mine.id), 'not_found', 404);
+
+      for (let i = 1; i < 20; i++) await client.webhooks.createEndpoint({ url: receiver.url(`/n${i}`), event_types: ['*'] });
+      await expectCode(client.webhooks.createEndpoint({ url: receiver.url('/21'), event_types: ['*'] }), 'limit_exceeded', 400);
+      assert.equal((await client.webhooks.listEndpoints()).length, 20);
+
+      const readOnly = clientFor(service, await createKey(service, merchantId, { scopes: ['webhooks:read'] }));
+      assert.equal((await readOnly.webhooks.listEndpoints()).length, 20);
+      await expectCode(readOnly.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] }), 'insufficient_scope', 403);
+      await expectCode(all(readOnly.webhooks.deliveries()), 'insufficient_scope', 403);
+      const logReader = clientFor(service, await createKey(service, merchantId, { scopes: ['merchant:read'] }));
+      assert.ok((await all(logReader.webhooks.deliveries())).length >= 1);
+      await expectCode(logReader.webhooks.listEndpoints(), 'insufficient_scope', 403);
+      await expectCode(client.request({ method: 'GET', path: '/v1/webhooks/deliveries', onBehalfOf: 'del' }), 'invalid_request', 400);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('connects to the address that was checked, never resolving the name again', async () => {
+    const receiver = await startReceiver(() => 204);
+    try {
+      // `.invalid` never resolves: the request can only arrive through the pinned address.
+      const result = await postOnce(new URL(`http://pinned.invalid:${receiver.port}/pin`), { address: '127.0.0.1', family: 4 }, { 'content-type': 'application/json' }, Buffer.from('{}'));
+      assert.deepEqual(result, { kind: 'response', httpStatus: 204 });
+      assert.equal(receiver.received[0]!.headers.host, `pinned.invalid:${receiver.port}`);
+      const refused = await postOnce(new URL('http://127.0.0.1:1/'), { address: '127.0.0.1', family: 4 }, {}, Buffer.from('{}'));
+      assert.equal(refused.kind, 'network');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('queues again a record whose job was lost (recovery ticker)', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { client } = await newMerchantClient(service);
+      await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] });
+      await client.members.create({ external_member_id: 'lost' });
+      await deposit(client, 'lost');
+      await service.workers.tick();
+      const [d] = await deliveries(client);
+      const db = service.ctx.db;
+      const dropped = await db.deleteFrom('jobs').where('dedupe_key', 'like', `webhook.deliver:${d!.id}:%`).executeTakeFirst();
+      assert.equal(dropped.numDeletedRows, 1n);
+      await db.updateTable('webhook_deliveries').set({ next_attempt_at: new Date(Date.now() - 5 * 60_000) }).where('id', '=', d!.id).execute();
+      assert.ok((await recoverOverdue(db)) >= 1);
+      assert.equal(await recoverOverdue(db), 0, 'a record with a live job is left alone');
+      await pump(async () => (await deliveries(client))[0]!.status === 'sent');
+      assert.equal(receiver.received.length, 1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('fans each event out exactly once, even with several fan-outs at the same time', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const receiver = await startReceiver();
+    try {
+      await client.webhooks.createEndpoint({ url: receiver.url('/a'), event_types: ['*'] });
+      await client.webhooks.createEndpoint({ url: receiver.url('/b'), event_types: ['thing.happened'] });
+      await client.webhooks.createEndpoint({ url: receiver.url('/c'), event_types: ['other.thing'] });
+      const ids: string[] = [];
+      await service.ctx.db.transaction().execute(async (trx) => {
+        for (let i = 0; i < 120; i++) {
+          ids.push(await recordEvent(trx, {
+            merchantId, environment: 'sandbox', type: i % 2 ? 'thing.happened' : 'other.thing', object: 'thing', objectId: `thg_${i}`,
+            externalMemberId: '', status: 'happened', statusVersion: 1,
+          }));
+        }
+      });
+      const runs = await Promise.all(Array.from({ length: 6 }, async (_, k) => {
+        let n = 0;
+        // Half the runs also meet the bound on records per batch (2 records per event here: 2 events a batch).
+        for (let i = 0; i < 50; i++) {
+          const batch = await fanOutBatch(service.ctx.db, 7, k % 2 ? 5 : undefined);
+          assert.ok(k % 2 === 0 || batch <= 2, `records bound: ${batch} events`);
+          n += batch;
+        }
+        return n;
+      }));
+      assert.ok(runs.reduce((a, b) => a + b, 0) >= 120);
+      const { rows } = await sql<{ event_id: string; n: string }>`
+        SELECT event_id, count(*)::text AS n FROM webhook_deliveries WHERE event_id = ANY(${sql.val(ids)}::text[]) GROUP BY event_id
+      `.execute(service.ctx.db);
+      assert.equal(rows.length, 120);
+      assert.ok(rows.every((r) => r.n === '2'), 'two matching endpoints each: /a and the type-specific one');
+      const undispatched = await sql<{ n: string }>`SELECT count(*)::text AS n FROM events WHERE id = ANY(${sql.val(ids)}::text[]) AND webhook_dispatched_at IS NULL`.execute(service.ctx.db);
+      assert.equal(undispatched.rows[0]!.n, '0');
+      await pump(() => receiver.received.length >= 240);
+      const perPath = new Map<string, number>();
+      for (const r of receiver.received) perPath.set(r.path, (perPath.get(r.path) ?? 0) + 1);
+      assert.deepEqual(Object.fromEntries(perPath), { '/a': 120, '/b': 60, '/c': 60 });
+    } finally {
+      await receiver.close();
+    }
+  });
+});
