@@ -5,36 +5,10 @@ import { sql } from 'kysely';
 import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
-import { crc16 } from '../src/modules/qrpay/emvco.js';
 import { SimulatedQrPay } from '../src/upstreams/qrpay.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
-
-// A compact EMVCo encoder (test/emvco.test.ts checks the CRC against an independent one).
-type Field = [string, string | Field[]];
-const tlv = ([id, v]: Field): string => {
-  const value = typeof v === 'string' ? v : v.map(tlv).join('');
-  return `${id}${String(Array.from(value).length).padStart(2, '0')}${value}`;
-};
-const emv = (fields: Field[]) => {
-  const body = `${fields.map(tlv).join('')}6304`;
-  return body + crc16(body);
-};
-
-function payNow(opts: { amount?: string; uen?: string; name?: string } = {}): string {
-  return emv([
-    ['00', '01'],
-    ['01', opts.amount ? '12' : '11'],
-    ['26', [['00', 'SG.PAYNOW'], ['01', '2'], ['02', opts.uen ?? '201403121W'], ['03', '1']]],
-    ['51', [['00', 'SG.SGQR'], ['01', '180307A1B2C3']]],
-    ['52', '5812'],
-    ['53', '702'],
-    ...(opts.amount ? [['54', opts.amount] as Field] : []),
-    ['58', 'SG'],
-    ['59', opts.name ?? 'KOPI CORNER'],
-    ['60', 'Singapore'],
-    ['62', [['05', 'ORDER42']]],
-  ]);
-}
+import { emv, payNow } from './support/emv.js';
+import { expectCode } from './support/expect.js';
 
 const duitNow = emv([
   ['00', '01'], ['01', '11'], ['26', [['00', 'COM.DUITNOW'], ['01', '890053']]],
@@ -45,14 +19,6 @@ const visaOnly = emv([
   ['52', '5411'], ['53', '702'], ['58', 'SG'], ['59', 'CARD ONLY SHOP'], ['60', 'SINGAPORE'],
 ]);
 
-async function expectCode(promise: Promise<unknown>, code: string, status?: number) {
-  await assert.rejects(promise, (err: unknown) => {
-    assert.ok(err instanceof MerchantWalletError, String(err));
-    assert.equal(err.code, code, `${err.code}: ${err.message}`);
-    if (status) assert.equal(err.status, status);
-    return true;
-  });
-}
 
 describe('QR payments', () => {
   let service: RunningService;

@@ -4,12 +4,13 @@ import { sql } from 'kysely';
 import { MerchantWalletClient, MerchantWalletError } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { baseUrlFor, createKey, createMerchant, startTestService, type Credentials } from './support/service.js';
+import { payNow } from './support/emv.js';
 
 /** The SDK's own behaviour against the real server (retries, waits, token renewal). */
 describe('SDK against the real server', () => {
   let service: RunningService;
   before(async () => {
-    service = await startTestService({ tokenTtlSeconds: 3 });
+    service = await startTestService({ tokenTtlSeconds: 3, config: { simulatorConfirmDelayMs: 0 } });
   });
   after(async () => service.close());
 
@@ -86,5 +87,25 @@ describe('SDK against the real server', () => {
     const member = (await client.members.create({ external_member_id: 'revived' })) as any;
     assert.equal(member.status, 'active');
     assert.notEqual(await client.getToken(), first);
+  });
+
+  it('retries an upstream_timeout with the same idempotency key, which resumes the same order', async () => {
+    const merchantId = await createMerchant(service);
+    const creds = await createKey(service, merchantId);
+    const sleeps: number[] = [];
+    const client = sdk(creds, sleeps);
+    const member = (await client.members.create({ external_member_id: 'payer' })) as any;
+    await client.deposits.create({ member_id: 'payer', asset: 'SGD', amount: '50', tx_hash: 'bank-1' });
+    await client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'qrpay', behavior: 'timeout' } });
+    const order = await client.request<any>({ method: 'POST', path: '/v1/qrpay/payments', body: { qr_code: payNow({ amount: '20' }), asset: 'SGD' }, onBehalfOf: 'payer' });
+    assert.equal(order.status, 'completed');
+    assert.equal(sleeps.length, 1, 'one retry after the 504');
+    const posts = await callsOf(merchantId, 'POST', '/v1/qrpay/payments');
+    assert.deepEqual(posts.map((p) => p.status_code), [504, 201]);
+    const orders = await service.ctx.db.selectFrom('qrpay_orders').select('id').where('member_id', '=', member.id).execute();
+    assert.deepEqual(orders.map((o) => o.id), [order.id], 'a new key would have made a second order');
+    const sgd = ((await client.balances.list({ onBehalfOf: 'payer' })) as any[]).find((b) => b.asset === 'SGD');
+    assert.equal(sgd.available, '30.00');
+    assert.equal(sgd.frozen, '0.00');
   });
 });
