@@ -54,7 +54,7 @@ describe('webhook delivery across a crash of the service', () => {
     const adminToken = `adm_${randomUUID()}`;
     const env = {
       DATA_DIR: dataDir, DATABASE_URL: onPostgres ? testDatabaseUrl : '', ADMIN_TOKEN: adminToken,
-      JOB_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_SCHEDULE_MS: '500,500,500,500,500,500,500,500,500,500',
+      JOB_POLL_INTERVAL_MS: '50', JOB_LEASE_SECONDS: '4', WEBHOOK_DELIVERY_TIMEOUT_MS: '2000', WEBHOOK_RETRY_SCHEDULE_MS: '500,500,500,500,500,500,500,500,500,500',
     };
     let svc: ServiceProcess | undefined = await spawnService(env);
     try {

@@ -63,7 +63,11 @@ export class JobRunner {
       return;
     }
     for (const job of jobs) {
-      const run = this.execute(job).finally(() => this.running.delete(run));
+      const run = this.execute(job).finally(() => {
+        this.running.delete(run);
+        // A finished job frees a slot: look for more work now rather than at the next tick.
+        if (!this.stopped && this.timer) void this.poll();
+      });
       this.running.add(run);
     }
   }

@@ -11,7 +11,7 @@ export interface Workers {
 
 /** The job runner and the tickers. With `start: false` nothing runs by itself (tests drive them). */
 export function createWorkers(ctx: ServiceContext, start: boolean): Workers {
-  const jobs = new JobRunner(ctx, jobHandlers, { pollIntervalMs: ctx.config.jobPollIntervalMs });
+  const jobs = new JobRunner(ctx, jobHandlers, { pollIntervalMs: ctx.config.jobPollIntervalMs, leaseSeconds: ctx.config.jobLeaseSeconds });
   const inFlight = new Map<string, Promise<void>>();
   const runTicker = (t: (typeof tickers)[number]) => {
     const existing = inFlight.get(t.name);

@@ -17,6 +17,8 @@ export interface Config {
   /** Multiplies every rate-limit quota; 1 in service. Load tests raise it to measure the limiter without hitting it. */
   rateLimitScale: number;
   jobPollIntervalMs: number;
+  /** How long a claimed job stays with its process; after a crash the job is taken again when it ends. */
+  jobLeaseSeconds: number;
   /**
    * Webhooks: delay before each retry after a failed attempt, in milliseconds. Its length fixes the
    * attempts: length + 1 in all, then the record is `dead`. `WEBHOOK_RETRY_SCHEDULE_MS=50,50,50`
@@ -32,6 +34,8 @@ export interface Config {
   webhookPrivateTargets: 'sandbox' | 'none' | 'all';
   /** Webhooks: an endpoint whose attempts have all failed for this long is disabled (`WEBHOOK_DISABLE_AFTER_FAILING_MS`, default 3 days). */
   webhookDisableAfterFailingMs: number;
+  /** A delivery answered with 2xx within this time succeeds (15 s by the contract; tests shorten it). */
+  webhookDeliveryTimeoutMs: number;
   /** Upstreams (docs/upstreams.md): adapter per upstream, `UPSTREAM_ADAPTERS=qrpay=simulator,...` or `UPSTREAM_<NAME>_ADAPTER`; default `simulator`. */
   upstreamAdapters: Record<string, string>;
   /** Simulator: ms until an accepted order becomes final, seen on the next query (`SIMULATOR_CONFIRM_DELAY_MS`, default 2000; 0 = synchronous). */
@@ -89,8 +93,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers: env.WORKERS !== 'off',
     rateLimitScale: intFrom(env.RATE_LIMIT_SCALE, 1) || 1,
     jobPollIntervalMs: intFrom(env.JOB_POLL_INTERVAL_MS, 250),
+    jobLeaseSeconds: intFrom(env.JOB_LEASE_SECONDS, 60) || 60,
     webhookRetryScheduleMs: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE_MS),
     webhookPrivateTargets: privateTargetsFrom(env.WEBHOOK_PRIVATE_TARGETS),
+    webhookDeliveryTimeoutMs: Math.min(15_000, intFrom(env.WEBHOOK_DELIVERY_TIMEOUT_MS, 15_000) || 15_000),
     webhookDisableAfterFailingMs: intFrom(env.WEBHOOK_DISABLE_AFTER_FAILING_MS, 3 * 24 * 3_600_000) || 3 * 24 * 3_600_000,
     upstreamAdapters: upstreamAdaptersFrom(env),
     simulatorConfirmDelayMs: intFrom(env.SIMULATOR_CONFIRM_DELAY_MS, 2000),

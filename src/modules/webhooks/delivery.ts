@@ -9,7 +9,7 @@ import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './tables.js'
 import { decideClaim, decideOutcome, failingTooLong, planFanOut, type AttemptResult, type PlannedDelivery } from './state.js';
 import { envelope, signatureHeader, signingSecrets } from './signature.js';
 import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
-import { deliveryTimeoutMs, postOnce } from './http-post.js';
+import { postOnce } from './http-post.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 type DeliveryRow = Selectable<WebhookDeliveriesTable>;
@@ -19,7 +19,8 @@ export const deliverJobKind = 'webhook.deliver';
 /** A delivery job reschedules itself (RetryLater) between attempts; this bounds its runs, far above 8 attempts. */
 export const deliverJobRunsMax = 100;
 /** An attempt holds its record this long: the request's 15 s plus room to record the answer. */
-export const attemptLeaseMs = deliveryTimeoutMs + 30_000;
+/** An attempt's lease outlives its request by a margin, so two processes never send one record at once. */
+export const attemptLeaseMs = (timeoutMs: number): number => timeoutMs + Math.max(2_000, 2 * timeoutMs);
 /** Events fanned out per ticker run (one transaction)... */
 export const fanOutBatchEvents = 500;
 /** ...and delivery records made by it: events past this bound wait for the next run (at least one event always goes). */
@@ -132,7 +133,7 @@ type Claim =
       event: Selectable<Database['events']>;
     };
 
-async function claimAttempt(db: Kysely<Database>, id: string, generation: number): Promise<Claim> {
+async function claimAttempt(db: Kysely<Database>, id: string, generation: number, timeoutMs: number): Promise<Claim> {
   return db.transaction().execute(async (trx): Promise<Claim> => {
     const delivery = await trx.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     const endpoint = delivery?.endpoint_id
@@ -155,7 +156,7 @@ async function claimAttempt(db: Kysely<Database>, id: string, generation: number
       .set((eb) => ({
         attempts: eb('attempts', '+', 1),
         round_attempts: eb('round_attempts', '+', 1),
-        lease_until: new Date(now.getTime() + attemptLeaseMs),
+        lease_until: new Date(now.getTime() + attemptLeaseMs(timeoutMs)),
         updated_at: now,
       }))
       .where('id', '=', id)
@@ -190,7 +191,7 @@ async function attempt(ctx: ServiceContext, endpoint: EndpointRow, event: Select
     'webhook-timestamp': String(timestamp),
     'webhook-signature': signatureHeader(signingSecrets(endpoint, new Date()), event.id, timestamp, body),
   };
-  return postOnce(target.url, target.address, headers, body);
+  return postOnce(target.url, target.address, headers, body, ctx.config.webhookDeliveryTimeoutMs);
 }
 
 /** Writes the attempt's outcome; the record changes only if this attempt still holds it. */
@@ -272,7 +273,7 @@ export const deliverHandler: JobHandler = async (job, ctx) => {
   const id = String(job.payload.delivery_id ?? '');
   const generation = Number(job.payload.generation ?? 0);
   if (id === '') return;
-  const claim = await claimAttempt(ctx.db, id, generation);
+  const claim = await claimAttempt(ctx.db, id, generation, ctx.config.webhookDeliveryTimeoutMs);
   if (claim.kind === 'done') return;
   if (claim.kind === 'wait') throw new RetryLater(claim.ms, 'not due');
   const result = await attempt(ctx, claim.endpoint, claim.event);
