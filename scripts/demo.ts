@@ -9,6 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MerchantWalletClient, verifyWebhookSignature } from '@merchant-wallet/sdk';
 import { startService, type RunningService } from '../src/server.js';
+import { crc16 } from '../src/modules/qrpay/emvco.js';
+
+/** An EMVCo merchant-presented PayNow QR string, as a shop's sticker would carry. */
+function payNowQr(amount: string): string {
+  const tlv = (id: string, value: string) => `${id}${String(value.length).padStart(2, '0')}${value}`;
+  const account = tlv('00', 'SG.PAYNOW') + tlv('01', '2') + tlv('02', '201403121W') + tlv('03', '1');
+  const body = tlv('00', '01') + tlv('01', '12') + tlv('26', account) + tlv('52', '5812') + tlv('53', '702') + tlv('54', amount)
+    + tlv('58', 'SG') + tlv('59', 'KOPI CORNER') + tlv('60', 'Singapore') + '6304';
+  return body + crc16(body);
+}
 
 const step = (title: string) => console.log(`\n\x1b[1m▸ ${title}\x1b[0m`);
 const show = (value: unknown) => console.log(JSON.stringify(value, null, 2).replace(/^/gm, '  '));
@@ -22,7 +32,10 @@ if (baseUrl && process.env.DEMO_CREDENTIALS) {
   step('Starting the service on a temporary embedded database');
   service = await startService({
     logger: false,
-    config: { port: 0, adminPort: 0, databaseUrl: 'memory://', dataDir: mkdtempSync(join(tmpdir(), 'mwa-demo-')), jobPollIntervalMs: 50 },
+    config: {
+      port: 0, adminPort: 0, databaseUrl: 'memory://', dataDir: mkdtempSync(join(tmpdir(), 'mwa-demo-')), jobPollIntervalMs: 50,
+      simulatorConfirmDelayMs: 500, upstreamReconcileDelayMs: 500,
+    },
   });
   creds = service.demo!;
   baseUrl = `http://api-sandbox.localhost:${new URL(service.publicUrl).port}`;
@@ -79,9 +92,22 @@ try {
   show(await client.balances.list({ onBehalfOf: external }));
   show(await client.merchant.balances());
 
+  step('The member pays a PayNow QR code of 12.50 SGD (frozen first, settled when the provider confirms)');
+  await client.deposits.create({ member_id: external, asset: 'SGD', amount: '50', tx_hash: `bank-${Date.now()}` });
+  const qr = payNowQr('12.50');
+  show(await client.request({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code: qr }, onBehalfOf: external }));
+  let payment = await client.request<any>({ method: 'POST', path: '/v1/qrpay/payments', body: { qr_code: qr, asset: 'SGD' }, onBehalfOf: external });
+  show({ id: payment.id, status: payment.status, amount: payment.amount, merchant_name: payment.merchant_name });
+  for (let i = 0; i < 50 && payment.status === 'processing'; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    payment = await client.request<any>({ method: 'GET', path: `/v1/qrpay/payments/${payment.id}`, onBehalfOf: external });
+  }
+  show({ id: payment.id, status: payment.status, status_version: payment.status_version });
+  show((await client.balances.list({ onBehalfOf: external })).filter((b: any) => b.asset === 'SGD'));
+
   step('Webhook delivery log');
   const deadline = Date.now() + 5000;
-  while (received.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  while (received.length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   const deliveries: any[] = [];
   for await (const d of client.webhooks.deliveries({})) deliveries.push(d);
   show(deliveries.map((d) => ({ id: d.id, event_type: d.event_type, status: d.status, attempts: d.attempts, last_http_status: d.last_http_status })));
