@@ -9,6 +9,7 @@ import pg from 'pg';
 import { MerchantWalletClient, signRequest } from '@merchant-wallet/sdk';
 import { adminCall, load, startServer, type BenchServer, type Figures } from './support.js';
 import { plainDepositScript } from './ledger-script.js';
+import { benchWebhookDeliveries } from './webhooks.js';
 
 const durationSeconds = Number(process.env.BENCH_SECONDS ?? 5);
 const pgAdminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -112,4 +113,11 @@ const only = process.env.BENCH_DB; // 'embedded' or 'postgres' to run one of the
 if (only !== 'postgres') results.embedded = await runSuite('Embedded database (PGlite)', 'memory://');
 const pgUrl = only === 'embedded' ? undefined : await freshPostgres();
 if (pgUrl) results.postgres = await runSuite('PostgreSQL', pgUrl);
+const webhooks: Record<string, unknown> = {};
+if (only !== 'postgres') webhooks.embedded = await benchWebhookDeliveries('memory://', durationSeconds);
+const pgForWebhooks = only === 'embedded' ? undefined : await freshPostgres();
+if (pgForWebhooks) webhooks.postgres = await benchWebhookDeliveries(pgForWebhooks, durationSeconds);
+console.log('\nWebhook deliveries to a local receiver (deposits → events → fan-out → delivery jobs)');
+console.table(Object.fromEntries(Object.entries(webhooks).map(([k, v]: [string, any]) => [k, { 'deliveries/s': v.perSecond, 'p50 ms': Math.round(v.p50), 'p99 ms': Math.round(v.p99) }])));
+results.webhooks = webhooks;
 writeFileSync(new URL('./results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
