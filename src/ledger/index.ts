@@ -4,7 +4,7 @@ export {
   accountSpec, accountKey, describeAccount, memberBuckets, merchantBuckets, platformBuckets,
   type AccountRef, type AccountSpec, type MemberBucket, type MerchantBucket, type PlatformBucket,
 } from './accounts.js';
-export { postEntry, assertEntry, entryLinesMax, type EntryInput, type EntryLine } from './ledger.js';
+export { postEntry, postEntryOrRefuse, assertEntry, entryLinesMax, type EntryInput, type EntryLine } from './ledger.js';
 export { InsufficientFundsError, DuplicatePostingError, insufficientFundsCode, insufficientFundsApiError } from './errors.js';
 export {
   entryKinds, depositLines, withdrawalLockLines, withdrawalConfirmLines, withdrawalFailLines, prepaidCreditLines, prepaidChargeLines,

@@ -3,7 +3,7 @@ import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { InsufficientFundsError, entryKinds, formatAmount, merchantBalances, parseAmount, postEntry, prepaidCreditLines } from '../ledger/index.js';
+import { entryKinds, formatAmount, merchantBalances, parseAmount, postEntry, postEntryOrRefuse, prepaidCreditLines } from '../ledger/index.js';
 import { getAsset } from '../modules/assets/queries.js';
 import { getMerchant } from './merchants.js';
 
@@ -65,24 +65,19 @@ export async function operatorMoneyRoutes(app: AppInstance, ctx: ServiceContext)
     const custody = { owner: 'merchant' as const, merchantId: req.params.id, bucket: 'custody' as const };
     const clearing = { owner: 'platform' as const, bucket: 'settlement_clearing' as const };
     const increase = req.body.direction === 'increase';
-    try {
-      await db.transaction().execute((trx) =>
-        postEntry(trx, {
-          environment: req.body.environment,
-          merchantId: req.params.id,
-          kind: 'custody.adjustment',
-          referenceType: 'custody_adjustment',
-          referenceId: newId('cad'),
-          asset: asset.code,
-          lines: [
-            { account: custody, side: increase ? 'debit' : 'credit', amount },
-            { account: clearing, side: increase ? 'credit' : 'debit', amount },
-          ],
-        }));
-    } catch (err) {
-      if (err instanceof InsufficientFundsError) throw new ApiError('merchant_custody_shortfall');
-      throw err;
-    }
+    await db.transaction().execute((trx) =>
+      postEntryOrRefuse(trx, {
+        environment: req.body.environment,
+        merchantId: req.params.id,
+        kind: 'custody.adjustment',
+        referenceType: 'custody_adjustment',
+        referenceId: newId('cad'),
+        asset: asset.code,
+        lines: [
+          { account: custody, side: increase ? 'debit' : 'credit', amount },
+          { account: clearing, side: increase ? 'credit' : 'debit', amount },
+        ],
+      }));
     const balance = (await merchantBalances(db, req.body.environment, req.params.id)).find((b) => b.asset === asset.code);
     return reply.code(201).send({ asset: asset.code, custody: balance?.custody ?? formatAmount(0n, asset.scale) });
   });

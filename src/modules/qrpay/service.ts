@@ -9,7 +9,7 @@ import { withDeadline } from '../../upstreams/deadline.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
-import { InsufficientFundsError, formatAmount, insufficientFundsApiError, minorFromDb, parseAmount, postEntry, recordEvent } from '../../ledger/index.js';
+import { formatAmount, minorFromDb, parseAmount, postEntry, postEntryOrRefuse, recordEvent } from '../../ledger/index.js';
 import { raiseAlert } from '../../operator/alerts.js';
 import { getAsset } from '../assets/queries.js';
 import { EmvcoError, decodeEmvco, type DecodedQr, type MerchantAccount } from './emvco.js';
@@ -246,20 +246,15 @@ export async function createPayment(
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    try {
-      await postEntry(trx, {
-        environment: caller.environment,
-        merchantId: caller.merchantId,
-        kind: qrpayEntryKinds.freeze,
-        referenceType: qrpayReferenceType,
-        referenceId: order.id,
-        asset: asset.code,
-        lines: qrpayFreezeLines({ memberId: caller.memberId, amount }),
-      });
-    } catch (err) {
-      if (err instanceof InsufficientFundsError) throw insufficientFundsApiError(err);
-      throw err;
-    }
+    await postEntryOrRefuse(trx, {
+      environment: caller.environment,
+      merchantId: caller.merchantId,
+      kind: qrpayEntryKinds.freeze,
+      referenceType: qrpayReferenceType,
+      referenceId: order.id,
+      asset: asset.code,
+      lines: qrpayFreezeLines({ memberId: caller.memberId, amount }),
+    });
     return { order, created: true };
   });
 

@@ -5,7 +5,7 @@ import { ApiError } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
 import {
-  InsufficientFundsError, entryKinds, formatAmount, insufficientFundsApiError, minorFromDb, parseAmount, postEntry, recordEvent,
+  entryKinds, formatAmount, minorFromDb, parseAmount, postEntryOrRefuse, recordEvent,
   withdrawalConfirmLines, withdrawalFailLines, withdrawalLockLines,
 } from '../../ledger/index.js';
 import { addressMatches, usableNetwork } from '../assets/catalogue.js';
@@ -90,20 +90,15 @@ export async function createWithdrawal(trx: Transaction<Database>, caller: Calle
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  try {
-    await postEntry(trx, {
-      environment: caller.environment,
-      merchantId: caller.merchantId,
-      kind: entryKinds.withdrawalLock,
-      referenceType: 'withdrawal',
-      referenceId: row.id,
-      asset: asset.code,
-      lines: withdrawalLockLines({ memberId: caller.memberId, amount, fee: network.withdrawalFee }),
-    });
-  } catch (err) {
-    if (err instanceof InsufficientFundsError) throw insufficientFundsApiError(err);
-    throw err;
-  }
+  await postEntryOrRefuse(trx, {
+    environment: caller.environment,
+    merchantId: caller.merchantId,
+    kind: entryKinds.withdrawalLock,
+    referenceType: 'withdrawal',
+    referenceId: row.id,
+    asset: asset.code,
+    lines: withdrawalLockLines({ memberId: caller.memberId, amount, fee: network.withdrawalFee }),
+  });
   await recordEvent(trx, {
     merchantId: caller.merchantId, environment: caller.environment, type: 'withdrawal.locked', object: 'withdrawal',
     objectId: row.id, externalMemberId: caller.externalMemberId, status: 'locked', statusVersion: 1,
@@ -154,20 +149,15 @@ async function advance(trx: Transaction<Database>, caller: Caller, id: string, a
   const lines = action === 'confirm'
     ? withdrawalConfirmLines({ memberId: claimed.member_id, merchantId: claimed.merchant_id, amount, fee })
     : withdrawalFailLines({ memberId: claimed.member_id, amount, fee });
-  try {
-    await postEntry(trx, {
-      environment: caller.environment,
-      merchantId: caller.merchantId,
-      kind: action === 'confirm' ? entryKinds.withdrawalConfirm : entryKinds.withdrawalFail,
-      referenceType: 'withdrawal',
-      referenceId: claimed.id,
-      asset: claimed.asset,
-      lines,
-    });
-  } catch (err) {
-    if (err instanceof InsufficientFundsError) throw insufficientFundsApiError(err);
-    throw err;
-  }
+  await postEntryOrRefuse(trx, {
+    environment: caller.environment,
+    merchantId: caller.merchantId,
+    kind: action === 'confirm' ? entryKinds.withdrawalConfirm : entryKinds.withdrawalFail,
+    referenceType: 'withdrawal',
+    referenceId: claimed.id,
+    asset: claimed.asset,
+    lines,
+  });
   const member = await trx.selectFrom('members').select('external_member_id').where('id', '=', claimed.member_id).executeTakeFirstOrThrow();
   await recordEvent(trx, {
     merchantId: caller.merchantId, environment: caller.environment, type: `withdrawal.${target}`, object: 'withdrawal',
