@@ -351,66 +351,41 @@ const providerFields = (d: ProviderFacts) => ({
   ...(d.providerStatus ? { provider_status: d.providerStatus } : {}),
 });
 
-async function completeIn(trx: Transaction<Database>, id: string, d: ProviderFacts): Promise<QrOrderRow | undefined> {
+type TerminalStatus = 'completed' | 'failed' | 'refunded';
+
+const terminalMoves = {
+  completed: { from: openStatuses, kind: qrpayEntryKinds.complete, lines: qrpayCompleteLines, at: 'completed_at' },
+  failed: { from: openStatuses, kind: qrpayEntryKinds.fail, lines: qrpayFailLines, at: 'failed_at' },
+  refunded: { from: ['completed'], kind: qrpayEntryKinds.refund, lines: qrpayRefundLines, at: 'refunded_at' },
+} as const;
+
+/**
+ * Moves an order to a terminal status exactly once: one conditional UPDATE claims the move (of
+ * concurrent callers only one sees the order in a state it may leave), then that caller alone
+ * posts the ledger entry and writes the event, all in the caller's transaction.
+ */
+async function moveTo(trx: Transaction<Database>, id: string, to: TerminalStatus, fields: Record<string, unknown>): Promise<QrOrderRow | undefined> {
+  const move = terminalMoves[to];
   const claimed = await trx
     .updateTable('qrpay_orders')
-    .set((eb) => ({
-      status: 'completed',
-      status_version: eb('status_version', '+', 1),
-      upstream_outcome: 'accepted',
-      ...providerFields(d),
-      completed_at: new Date(),
-      next_check_at: null,
-      updated_at: new Date(),
-    }))
+    .set((eb) => ({ ...fields, status: to, status_version: eb('status_version', '+', 1), [move.at]: new Date(), updated_at: new Date() }))
     .where('id', '=', id)
-    .where('status', 'in', openStatuses)
+    .where('status', 'in', [...move.from])
     .returningAll()
     .executeTakeFirst();
   if (!claimed) return undefined;
-  const amount = minorFromDb(claimed.amount);
-  await post(trx, claimed, qrpayEntryKinds.complete, qrpayCompleteLines({ memberId: claimed.member_id, amount }));
-  await emit(trx, claimed, 'completed');
+  await post(trx, claimed, move.kind, move.lines({ memberId: claimed.member_id, amount: minorFromDb(claimed.amount) }));
+  await emit(trx, claimed, to);
   return claimed;
 }
 
-async function failIn(trx: Transaction<Database>, id: string, reason: FailureReason, d: ProviderFacts): Promise<QrOrderRow | undefined> {
-  const claimed = await trx
-    .updateTable('qrpay_orders')
-    .set((eb) => ({
-      status: 'failed',
-      status_version: eb('status_version', '+', 1),
-      failure_reason: reason,
-      ...providerFields(d),
-      failed_at: new Date(),
-      next_check_at: null,
-      updated_at: new Date(),
-    }))
-    .where('id', '=', id)
-    .where('status', 'in', openStatuses)
-    .returningAll()
-    .executeTakeFirst();
-  if (!claimed) return undefined;
-  const amount = minorFromDb(claimed.amount);
-  await post(trx, claimed, qrpayEntryKinds.fail, qrpayFailLines({ memberId: claimed.member_id, amount }));
-  await emit(trx, claimed, 'failed');
-  return claimed;
-}
+const completeIn = (trx: Transaction<Database>, id: string, d: ProviderFacts) =>
+  moveTo(trx, id, 'completed', { upstream_outcome: 'accepted', ...providerFields(d), next_check_at: null });
 
-async function refundIn(trx: Transaction<Database>, id: string): Promise<QrOrderRow | undefined> {
-  const claimed = await trx
-    .updateTable('qrpay_orders')
-    .set((eb) => ({ status: 'refunded', status_version: eb('status_version', '+', 1), provider_status: 'refunded', refunded_at: new Date(), updated_at: new Date() }))
-    .where('id', '=', id)
-    .where('status', '=', 'completed')
-    .returningAll()
-    .executeTakeFirst();
-  if (!claimed) return undefined;
-  const amount = minorFromDb(claimed.amount);
-  await post(trx, claimed, qrpayEntryKinds.refund, qrpayRefundLines({ memberId: claimed.member_id, amount }));
-  await emit(trx, claimed, 'refunded');
-  return claimed;
-}
+const failIn = (trx: Transaction<Database>, id: string, reason: FailureReason, d: ProviderFacts) =>
+  moveTo(trx, id, 'failed', { failure_reason: reason, ...providerFields(d), next_check_at: null });
+
+const refundIn = (trx: Transaction<Database>, id: string) => moveTo(trx, id, 'refunded', { provider_status: 'refunded' });
 
 async function suspendIn(trx: Transaction<Database>, id: string, d: Extract<Decision, { kind: 'suspend' }>): Promise<void> {
   // Ours, not the caller's: status_version (which orders the caller's view) does not move.
