@@ -25,8 +25,11 @@ describe('authentication and keys', () => {
     const merchantId = await createMerchant(service);
     const creds = await createKey(service, merchantId, { scopes: ['members:write', 'bogus:scope'] });
     assert.deepEqual(creds.scopes, ['members:write'], 'unknown scope keys are dropped');
+    const principals = () => service.ctx.db.selectFrom('merchant_principals').select('environment').where('merchant_id', '=', merchantId).execute();
+    assert.deepEqual(await principals(), [], 'no sandbox principal before the first exchange');
     const res = await exchange(service, 'sandbox', { 'x-client-id': creds.clientId, 'x-api-key': creds.apiKey });
     assert.equal(res.status, 200);
+    assert.deepEqual(await principals(), [{ environment: 'sandbox' }], 'created lazily at the first sandbox exchange');
     assert.equal(res.body.token_type, 'Bearer');
     assert.deepEqual(res.body.scopes, ['members:write']);
     const ttl = res.body.expired_at - Math.floor(Date.now() / 1000);
