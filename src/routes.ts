@@ -1,4 +1,4 @@
-import type { AppInstance } from './platform/http-app.js';
+import { registerModules, type AppInstance } from './platform/http-app.js';
 import type { ServiceContext } from './service-context.js';
 import { healthRoutes } from './platform/health.js';
 import { authRoutes } from './modules/auth/routes.js';
@@ -16,13 +16,8 @@ import { webhookRoutes } from './modules/webhooks/routes.js';
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   await registerOpenApi(app, ctx); // first: it collects every route registered after it
   await registerDocsPage(app, ctx);
-  await app.register(async (scope) => healthRoutes(scope as AppInstance, ctx));
-  await app.register(async (scope) => authRoutes(scope as AppInstance, ctx));
-  await app.register(async (scope) => assetRoutes(scope as AppInstance, ctx));
-  await app.register(async (scope) => memberRoutes(scope as AppInstance, ctx));
-  await app.register(async (scope) => depositRoutes(scope as AppInstance, ctx));
-  await app.register(async (scope) => balanceRoutes(scope as AppInstance, ctx));
-  await app.register(async (scope) => withdrawalRoutes(scope as AppInstance, ctx));
-  await app.register(async (scope) => upstreamPublicRoutes(scope as AppInstance, ctx));
-  await app.register(async (scope) => webhookRoutes(scope as AppInstance, ctx));
+  registerModules(app, ctx, [
+    healthRoutes, authRoutes, assetRoutes, memberRoutes, depositRoutes, balanceRoutes, withdrawalRoutes, upstreamPublicRoutes, webhookRoutes,
+  ]);
+  await app.after(); // loaded now, so callers see every route when this resolves
 }

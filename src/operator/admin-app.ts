@@ -1,10 +1,7 @@
-import Fastify from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
+import { timingSafeEqual, createHash } from 'node:crypto';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
-import { installBodyParsing, installErrorHandling, loggerOptions, type AppInstance } from '../platform/http-app.js';
-import { validatorCompiler } from '../platform/validation.js';
+import { createBaseApp, registerModules, type AppInstance } from '../platform/http-app.js';
 import { healthRoutes } from '../platform/health.js';
 import { operatorRoutes } from './routes.js';
 import { assetOperatorRoutes } from './assets-routes.js';
@@ -18,15 +15,7 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /** The operator listener: bearer ADMIN_TOKEN on every /admin call, health and metrics without. */
 export function buildAdminApp(ctx: ServiceContext, adminToken: string): AppInstance {
-  const app = Fastify({
-    logger: ctx.logger === false ? false : loggerOptions(ctx.config.logLevel),
-    genReqId: () => `req_${randomUUID()}`,
-    bodyLimit: ctx.config.bodyLimitBytes,
-    return503OnClosing: true,
-  }).withTypeProvider<TypeBoxTypeProvider>() as AppInstance;
-  app.setValidatorCompiler(validatorCompiler);
-  installBodyParsing(app);
-  installErrorHandling(app);
+  const app = createBaseApp(ctx);
   const expected = digest(adminToken);
 
   app.addHook('onRequest', async (req, reply) => {
@@ -39,13 +28,9 @@ export function buildAdminApp(ctx: ServiceContext, adminToken: string): AppInsta
   app.get('/metrics', async (_req, reply) => {
     return reply.header('content-type', ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
   });
-  void app.register(async (scope) => healthRoutes(scope as AppInstance, ctx));
-  void app.register(async (scope) => operatorRoutes(scope as AppInstance, ctx));
-  void app.register(async (scope) => assetOperatorRoutes(scope as AppInstance, ctx));
-  void app.register(async (scope) => operatorMemberRoutes(scope as AppInstance, ctx));
-  void app.register(async (scope) => operatorMoneyRoutes(scope as AppInstance, ctx));
-  void app.register(async (scope) => operatorAlertRoutes(scope as AppInstance, ctx));
-  void app.register(async (scope) => webhookOperatorRoutes(scope as AppInstance, ctx));
-  void app.register(async (scope) => upstreamOperatorRoutes(scope as AppInstance, ctx));
+  registerModules(app, ctx, [
+    healthRoutes, operatorRoutes, assetOperatorRoutes, operatorMemberRoutes, operatorMoneyRoutes, operatorAlertRoutes,
+    webhookOperatorRoutes, upstreamOperatorRoutes,
+  ]);
   return app;
 }

@@ -75,18 +75,31 @@ export function installBodyParsing(app: AppInstance): void {
 
 const undeclared: RouteAccess = { scope: 'public' };
 
-export function buildPublicApp(ctx: ServiceContext): AppInstance {
-  const { db, config } = ctx;
+/** What both listeners share: request ids, logging, body limit and parsing, validation, the error envelope. */
+export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: string[] | false } = {}): AppInstance {
   const app = Fastify({
-    logger: ctx.logger === false ? false : loggerOptions(config.logLevel),
+    logger: ctx.logger === false ? false : loggerOptions(ctx.config.logLevel),
     genReqId: () => `req_${randomUUID()}`,
-    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
-    bodyLimit: config.bodyLimitBytes,
+    trustProxy: options.trustProxy ?? false,
+    bodyLimit: ctx.config.bodyLimitBytes,
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as AppInstance;
   app.setValidatorCompiler(validatorCompiler);
   installBodyParsing(app);
   installErrorHandling(app);
+  return app;
+}
+
+export type RouteModule = (app: AppInstance, ctx: ServiceContext) => Promise<void>;
+
+/** Queues route modules, each in its own encapsulated plugin scope; Fastify loads them in order at ready. */
+export function registerModules(app: AppInstance, ctx: ServiceContext, modules: readonly RouteModule[]): void {
+  for (const module of modules) void app.register(async (scope) => module(scope as AppInstance, ctx));
+}
+
+export function buildPublicApp(ctx: ServiceContext): AppInstance {
+  const { db, config } = ctx;
+  const app = createBaseApp(ctx, { trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false });
 
   // Every route declares its access; one that does not is wired to refuse with 403.
   app.addHook('onRoute', (route) => {
