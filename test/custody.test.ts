@@ -1,6 +1,7 @@
 import { describe, it, before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import {
@@ -138,7 +139,7 @@ describe('custody over HTTP and in ledger:verify', () => {
     assert.equal(viaOperator.body.ok, false);
     assert.ok(viaOperator.body.problems.includes(mine[0]), 'the operator endpoint runs the same check');
 
-    await db.transaction().execute((trx) => migration010(trx));
+    await db.transaction().execute((trx) => migration010(trx as unknown as Kysely<unknown>));
     assert.equal(await custodyOf(client), '59.000000');
     const fees = await db.selectFrom('ledger_accounts').select(['bucket', 'balance'])
       .where('owner_type', '=', 'merchant').where('owner_id', '=', merchantId).where('bucket', 'in', ['fee_income', 'fee_retained'])
@@ -146,7 +147,7 @@ describe('custody over HTTP and in ledger:verify', () => {
     assert.deepEqual(fees.map((f) => [f.bucket, String(f.balance)]), [['fee_income', '1000000'], ['fee_retained', '1000000']]);
     assert.deepEqual((await verifyLedger(db)).problems, []);
     // Run again, it finds nothing left to correct.
-    await db.transaction().execute((trx) => migration010(trx));
+    await db.transaction().execute((trx) => migration010(trx as unknown as Kysely<unknown>));
     assert.equal(await custodyOf(client), '59.000000');
   });
 
@@ -165,7 +166,7 @@ describe('custody over HTTP and in ledger:verify', () => {
     assert.ok(report.problems.some((p) => p.includes(`member ${ghost} available, USDT, sandbox): no such member in sandbox`)), report.problems.join('\n'));
     assert.ok(report.problems.some((p) => p.startsWith(`custody of merchant ${merchantId} (USDT, sandbox): 3, but its members hold 0`)), report.problems.join('\n'));
     // Once the member exists, its account is counted for its merchant and custody matches.
-    await db.insertInto('members').values({ id: ghost, merchant_id: merchantId, environment: 'sandbox', external_member_id: ghost }).execute();
+    await db.insertInto('members').values({ id: ghost, merchant_id: merchantId, environment: 'sandbox', external_member_id: ghost, profile: '{}', sessions_revoked_at: null, updated_at: new Date() }).execute();
     assert.deepEqual((await verifyLedger(db)).problems.filter((p) => p.includes(ghost) || p.includes(merchantId)), []);
   });
 });

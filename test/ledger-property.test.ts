@@ -128,7 +128,7 @@ test('model-based: deposits, withdrawal locks, confirms and fails keep every inv
       const memberId = `mem_${randomUUID()}`;
       const merchantId = `mch_${randomUUID()}`;
       await handle.db.insertInto('merchants').values({ id: merchantId, name: 'property test' }).execute();
-      await handle.db.insertInto('members').values({ id: memberId, merchant_id: merchantId, environment: env, external_member_id: memberId }).execute();
+      await handle.db.insertInto('members').values({ id: memberId, merchant_id: merchantId, environment: env, external_member_id: memberId, profile: '{}', sessions_revoked_at: null, updated_at: new Date() }).execute();
       const model: Model = { available: 0n, withdrawing: 0n, custody: 0n, feeIncome: 0n, withdrawals: [] };
       for (const op of ops) {
         await step(op, model, memberId, merchantId);

@@ -25,7 +25,7 @@ after(async () => handle.close());
 /** Member accounts belong to a member row (verifyLedger attributes them to its merchant). */
 async function newMember(merchantId: string, environment: 'sandbox' | 'production' = env): Promise<string> {
   const id = `mem_${randomUUID()}`;
-  await handle.db.insertInto('members').values({ id, merchant_id: merchantId, environment, external_member_id: id }).execute();
+  await handle.db.insertInto('members').values({ id, merchant_id: merchantId, environment, external_member_id: id, profile: '{}', sessions_revoked_at: null, updated_at: new Date() }).execute();
   return id;
 }
 
