@@ -21,7 +21,7 @@ async function main(): Promise<number> {
     console.log(`Ledger check of the ${where}`);
     console.log(`  checked ${entries} entries, ${postings} postings, ${accounts} accounts in ${Date.now() - started} ms`);
     if (report.ok) {
-      console.log('  OK: every entry balances, every asset sums to zero, every balance matches its postings, none is negative');
+      console.log('  OK: every entry balances, every asset sums to zero, every balance matches its postings, none is negative, custody matches the members');
       return 0;
     }
     console.log(`  FAILED: ${report.problems.length} problem(s)`);

@@ -22,7 +22,18 @@ before(async () => {
 });
 after(async () => handle.close());
 
-const ids = () => ({ memberId: `mem_${randomUUID()}`, merchantId: `mch_${randomUUID()}` });
+/** Member accounts belong to a member row (verifyLedger attributes them to its merchant). */
+async function newMember(merchantId: string, environment: 'sandbox' | 'production' = env): Promise<string> {
+  const id = `mem_${randomUUID()}`;
+  await handle.db.insertInto('members').values({ id, merchant_id: merchantId, environment, external_member_id: id, profile: '{}', sessions_revoked_at: null, updated_at: new Date() }).execute();
+  return id;
+}
+
+async function ids() {
+  const merchantId = `mch_${randomUUID()}`;
+  await handle.db.insertInto('merchants').values({ id: merchantId, name: 'ledger test' }).execute();
+  return { merchantId, memberId: await newMember(merchantId) };
+}
 
 function entry(kind: string, referenceId: string, merchantId: string | null, lines: EntryLine[], asset = 'USDT'): EntryInput {
   return { environment: env, merchantId, kind, referenceType: kind.split('.')[0]!, referenceId, asset, lines };
@@ -43,7 +54,7 @@ async function entriesOf(referenceId: string) {
 }
 
 test('a balanced entry posts: accounts created, balances moved, postings signed debit positive', async () => {
-  const { memberId, merchantId } = ids();
+  const { memberId, merchantId } = await ids();
   const { entryId } = await deposit(memberId, merchantId, 12_500_000n);
   assert.match(entryId, /^jrn_[0-9a-f-]{36}$/);
   assert.equal(await available(memberId), 12_500_000n);
@@ -62,7 +73,7 @@ test('a balanced entry posts: accounts created, balances moved, postings signed 
 });
 
 test('withdrawal lock, confirm and fail move amount and fee between buckets', async () => {
-  const { memberId, merchantId } = ids();
+  const { memberId, merchantId } = await ids();
   await deposit(memberId, merchantId, 100_000_000n);
   const feeBefore = await accountBalance(handle.db, env, { owner: 'platform', bucket: 'fee_income' }, 'USDT');
   const w1 = `wdr_${randomUUID()}`;
@@ -75,15 +86,18 @@ test('withdrawal lock, confirm and fail move amount and fee between buckets', as
   await post(entry(entryKinds.withdrawalFail, w2, merchantId, withdrawalFailLines({ memberId, amount: 20_000_000n, fee: 1_000_000n })));
   assert.equal(await available(memberId), 89_000_000n);
   assert.equal(await withdrawing(memberId), 0n);
-  assert.equal(await custody(merchantId), 90_000_000n);
-  assert.equal(await accountBalance(handle.db, env, { owner: 'platform', bucket: 'fee_income' }, 'USDT') - feeBefore, 1_000_000n);
+  // Custody drops by amount plus fee; the fee is the merchant's income, not the platform's.
+  assert.equal(await custody(merchantId), 89_000_000n);
+  assert.equal(await accountBalance(handle.db, env, { owner: 'merchant', merchantId, bucket: 'fee_income' }, 'USDT'), 1_000_000n);
+  assert.equal(await accountBalance(handle.db, env, { owner: 'merchant', merchantId, bucket: 'fee_retained' }, 'USDT'), 1_000_000n);
+  assert.equal(await accountBalance(handle.db, env, { owner: 'platform', bucket: 'fee_income' }, 'USDT') - feeBefore, 0n);
   const [balance] = await memberBalances(handle.db, env, memberId);
   assert.equal(balance!.total, '89.000000');
   assert.equal((await verifyLedger(handle.db)).ok, true);
 });
 
 test('programmer errors throw before anything is written', async () => {
-  const { memberId, merchantId } = ids();
+  const { memberId, merchantId } = await ids();
   const m = { owner: 'member', memberId, bucket: 'available' } as const;
   const c = { owner: 'merchant', merchantId, bucket: 'custody' } as const;
   const cases: EntryLine[][] = [
@@ -106,7 +120,7 @@ test('programmer errors throw before anything is written', async () => {
 });
 
 test('insufficient funds: refused with the account named, nothing written, and mapped to the reference codes', async () => {
-  const { memberId, merchantId } = ids();
+  const { memberId, merchantId } = await ids();
   await deposit(memberId, merchantId, 5_000_000n);
   const reference = `wdr_${randomUUID()}`;
   await assert.rejects(
@@ -142,26 +156,29 @@ test('insufficient funds: refused with the account named, nothing written, and m
 });
 
 test('platform accounts may go negative; member and merchant accounts are refused by the database itself', async () => {
-  const { memberId, merchantId } = ids();
+  const { memberId, merchantId } = await ids();
   const reference = `promo_${randomUUID()}`;
-  // A promotional credit paid from fee income takes the platform account below zero if it is empty.
+  // A promotional prepaid credit paid from fee income takes the platform account below zero if it is empty.
   await post(entry('promotion', reference, merchantId, [
     { account: { owner: 'platform', bucket: 'fee_income' }, side: 'debit', amount: 10n ** 30n },
-    { account: { owner: 'member', memberId, bucket: 'available' }, side: 'credit', amount: 10n ** 30n },
+    { account: { owner: 'merchant', merchantId, bucket: 'prepaid' }, side: 'credit', amount: 10n ** 30n },
   ], 'EUR'));
   assert.equal(await accountBalance(handle.db, env, { owner: 'platform', bucket: 'fee_income' }, 'EUR') < 0n, true);
   await post(entry(entryKinds.prepaidCredit, `pre_${randomUUID()}`, merchantId, prepaidCreditLines({ merchantId, amount: 500n }), 'EUR'));
-  assert.deepEqual(await merchantBalances(handle.db, env, merchantId), [{ asset: 'EUR', custody: '0.00', prepaid_available: '5.00' }]);
+  await deposit(memberId, merchantId, 700n, 'EUR');
+  assert.deepEqual(await merchantBalances(handle.db, env, merchantId), [
+    { asset: 'EUR', custody: '7.00', prepaid_available: '10000000000000000000000000005.00' },
+  ]);
   await assert.rejects(
     sql`UPDATE ledger_accounts SET balance = -1 WHERE owner_id = ${memberId}`.execute(handle.db),
     (err: unknown) => (err as { code?: string }).code === '23514',
   );
-  assert.equal(await available(memberId, 'EUR'), 10n ** 30n);
+  assert.equal(await available(memberId, 'EUR'), 700n);
   assert.equal((await verifyLedger(handle.db)).ok, true);
 });
 
 test('a movement posts once: the same kind and reference is a DuplicatePostingError, nothing written', async () => {
-  const { memberId, merchantId } = ids();
+  const { memberId, merchantId } = await ids();
   const reference = `dep_${randomUUID()}`;
   const e = entry(entryKinds.deposit, reference, merchantId, depositLines({ memberId, merchantId, amount: 7n }));
   await post(e);
@@ -174,8 +191,9 @@ test('a movement posts once: the same kind and reference is a DuplicatePostingEr
   await assert.rejects(post(entry(entryKinds.withdrawalLock, w, merchantId, withdrawalLockLines({ memberId, amount: 7n, fee: 0n }))), DuplicatePostingError);
   // Another kind of the same reference, or another environment, is another movement.
   await post(entry(entryKinds.withdrawalFail, w, merchantId, withdrawalFailLines({ memberId, amount: 7n, fee: 0n })));
-  await post({ ...e, environment: 'production' });
-  assert.equal(await accountBalance(handle.db, 'production', { owner: 'member', memberId, bucket: 'available' }, 'USDT'), 7n);
+  const liveMember = await newMember(merchantId, 'production');
+  await post({ ...e, environment: 'production', lines: depositLines({ memberId: liveMember, merchantId, amount: 7n }) });
+  assert.equal(await accountBalance(handle.db, 'production', { owner: 'member', memberId: liveMember, bucket: 'available' }, 'USDT'), 7n);
   // A duplicate inside a longer transaction leaves that transaction usable.
   await handle.db.transaction().execute(async (trx) => {
     await assert.rejects(postEntry(trx, e), DuplicatePostingError);
@@ -186,7 +204,7 @@ test('a movement posts once: the same kind and reference is a DuplicatePostingEr
 });
 
 test('concurrency: 50 parallel spends of one balance never overdraw it; exactly the accepted ones are posted', async () => {
-  const { memberId, merchantId } = ids();
+  const { memberId, merchantId } = await ids();
   await deposit(memberId, merchantId, 100_000_000n);
   const spend = 3_000_000n;
   const references = Array.from({ length: 50 }, () => `wdr_${randomUUID()}`);
@@ -206,8 +224,9 @@ test('concurrency: 50 parallel spends of one balance never overdraw it; exactly 
 });
 
 test('concurrency: crosswise transfers and parallel deposits to one custody row do not deadlock', async () => {
-  const a = ids();
-  const b = { memberId: `mem_${randomUUID()}` };
+  const a = await ids();
+  const b = { memberId: await newMember(a.merchantId) };
+  const newcomers = await Promise.all(Array.from({ length: 20 }, () => newMember(a.merchantId)));
   const merchantId = a.merchantId;
   await deposit(a.memberId, merchantId, 1_000n);
   await deposit(b.memberId, merchantId, 1_000n);
@@ -218,7 +237,7 @@ test('concurrency: crosswise transfers and parallel deposits to one custody row 
   const jobs: Array<Promise<unknown>> = [];
   for (let i = 0; i < 20; i += 1) {
     jobs.push(transfer(a.memberId, b.memberId), transfer(b.memberId, a.memberId));
-    jobs.push(deposit(`mem_${randomUUID()}`, merchantId, 1n));
+    jobs.push(deposit(newcomers[i]!, merchantId, 1n));
   }
   await Promise.all(jobs);
   assert.equal(await available(a.memberId), 1_000n);
@@ -228,7 +247,7 @@ test('concurrency: crosswise transfers and parallel deposits to one custody row 
 });
 
 test('verifyLedger reports a tampered balance and an unbalanced entry', async () => {
-  const { memberId, merchantId } = ids();
+  const { memberId, merchantId } = await ids();
   await deposit(memberId, merchantId, 50n);
   const before = await verifyLedger(handle.db);
   assert.equal(before.ok, true);
@@ -238,8 +257,9 @@ test('verifyLedger reports a tampered balance and an unbalanced entry', async ()
   try {
     const report = await verifyLedger(handle.db);
     assert.equal(report.ok, false);
-    assert.equal(report.problems.length, 1);
+    assert.equal(report.problems.length, 2, report.problems.join('\n'));
     assert.match(report.problems[0]!, new RegExp(`member ${memberId} available, USDT, sandbox\\): stored balance 51, postings give 50`));
+    assert.equal(report.problems[1], `custody of merchant ${merchantId} (USDT, sandbox): 50, but its members hold 51 and its settlement position is 0`);
   } finally {
     await sql`UPDATE ledger_accounts SET balance = balance - 1 WHERE owner_id = ${memberId}`.execute(handle.db);
   }
@@ -267,7 +287,7 @@ test('verifyLedger reports a tampered balance and an unbalanced entry', async ()
 });
 
 test('recordEvent writes an outbox row with livemode from the environment', async () => {
-  const { merchantId } = ids();
+  const { merchantId } = await ids();
   const objectId = `wdr_${randomUUID()}`;
   const [sandboxId, liveId] = await handle.db.transaction().execute(async (trx) => [
     await recordEvent(trx, { merchantId, environment: 'sandbox', type: 'withdrawal.settled', object: 'withdrawal', objectId, externalMemberId: 'ext-1', status: 'settled', statusVersion: 2 }),
@@ -283,7 +303,7 @@ test('recordEvent writes an outbox row with livemode from the environment', asyn
 });
 
 test('balances list only enabled assets the owner has an account in, by code', async () => {
-  const { memberId, merchantId } = ids();
+  const { memberId, merchantId } = await ids();
   await deposit(memberId, merchantId, 123n, 'USD');
   await deposit(memberId, merchantId, 1n, 'BTC');
   const list = await memberBalances(handle.db, env, memberId);

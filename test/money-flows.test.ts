@@ -156,7 +156,7 @@ describe('deposits, balances and withdrawals', () => {
     assert.equal(ok.fee, '5.000000');
   });
 
-  it('confirms once: custody shrinks by the amount, withdrawing is cleared, a repeat replays', async () => {
+  it('confirms once: custody shrinks by amount plus fee, withdrawing is cleared, a repeat replays', async () => {
     const { client } = await newMerchantClient(service);
     const m = await fundedMember(client, '100');
     const w = (await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '40' }, { onBehalfOf: m.external })) as any;
@@ -165,10 +165,10 @@ describe('deposits, balances and withdrawals', () => {
     const bal = await balanceOf(client, m.external);
     assert.equal(bal.withdrawing, '0.000000');
     assert.equal(bal.available, '59.000000');
-    assert.equal((await custodyOf(client)).custody, '60.000000');
+    assert.equal((await custodyOf(client)).custody, '59.000000');
     const again = await client.withdrawals.confirm(w.id);
     assert.deepEqual(again, { id: w.id, status: 'settled', replayed: true });
-    assert.equal((await custodyOf(client)).custody, '60.000000', 'no second posting');
+    assert.equal((await custodyOf(client)).custody, '59.000000', 'no second posting');
     await expectCode(client.withdrawals.fail(w.id), 'order_not_cancellable', 400);
     const read = (await client.withdrawals.get(w.id, { onBehalfOf: m.external })) as any;
     assert.equal(read.status, 'settled');
@@ -259,7 +259,7 @@ describe('deposits, balances and withdrawals', () => {
     const results = await Promise.all(Array.from({ length: 20 }, () => client.withdrawals.confirm(w.id))) as any[];
     assert.equal(results.filter((r) => r.replayed === false).length, 1);
     assert.equal(results.filter((r) => r.replayed === true).length, 19);
-    assert.equal((await custodyOf(client)).custody, '70.000000');
+    assert.equal((await custodyOf(client)).custody, '69.000000');
     const entries = await service.ctx.db.selectFrom('journal_entries').select('id').where('reference_id', '=', w.id).execute();
     assert.equal(entries.length, 2, 'one lock and one confirm');
   });

@@ -1,7 +1,7 @@
 import type { OwnerType, Side } from './tables.js';
 
 export type MemberBucket = 'available' | 'frozen' | 'withdrawing' | 'earn' | 'card';
-export type MerchantBucket = 'custody' | 'prepaid';
+export type MerchantBucket = 'custody' | 'prepaid' | 'fee_income' | 'fee_retained';
 export type PlatformBucket = 'fee_income' | 'prepaid_funding' | 'settlement_clearing';
 
 /** Names one ledger account of an environment and asset (both given by the entry). */
@@ -11,15 +11,17 @@ export type AccountRef =
   | { owner: 'platform'; bucket: PlatformBucket };
 
 export const memberBuckets: readonly MemberBucket[] = ['available', 'frozen', 'withdrawing', 'earn', 'card'];
-export const merchantBuckets: readonly MerchantBucket[] = ['custody', 'prepaid'];
+export const merchantBuckets: readonly MerchantBucket[] = ['custody', 'prepaid', 'fee_income', 'fee_retained'];
 export const platformBuckets: readonly PlatformBucket[] = ['fee_income', 'prepaid_funding', 'settlement_clearing'];
 
 /**
  * Normal sides. Credit-normal: what the service owes or earns (member buckets, merchant prepaid,
- * platform fee income). Debit-normal: what it holds or is owed (merchant custody, platform
- * prepaid funding and settlement clearing).
+ * merchant and platform fee income). Debit-normal: what it holds or is owed (merchant custody,
+ * the fees a merchant retained outside custody, platform prepaid funding and settlement clearing).
  */
-const debitNormal: ReadonlySet<string> = new Set(['merchant:custody', 'platform:prepaid_funding', 'platform:settlement_clearing']);
+const debitNormal: ReadonlySet<string> = new Set([
+  'merchant:custody', 'merchant:fee_retained', 'platform:prepaid_funding', 'platform:settlement_clearing',
+]);
 
 export interface AccountSpec {
   ownerType: OwnerType;

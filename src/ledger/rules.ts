@@ -34,15 +34,25 @@ export function withdrawalLockLines(p: { memberId: string; amount: bigint; fee: 
 }
 
 /**
- * The merchant paid out on chain: withdrawing is cleared, custody shrinks by the amount paid
- * out, the fee becomes platform income.
+ * The merchant paid out on chain: withdrawing is cleared and custody shrinks by amount plus fee,
+ * so custody keeps holding members' money only (the reference: "reduced by the same amount").
+ * The fee is no longer a member's money: it is the merchant's, who pays the network fee. It is
+ * recognised per merchant and asset: fee income, against the fee the merchant retained outside
+ * custody (no platform-wide row is touched, so confirmations of different merchants never wait
+ * on each other).
  */
 export function withdrawalConfirmLines(p: { memberId: string; merchantId: string; amount: bigint; fee: bigint }): EntryLine[] {
+  const total = p.amount + p.fee;
   const lines: EntryLine[] = [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'withdrawing' }, side: 'debit', amount: p.amount + p.fee },
-    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'custody' }, side: 'credit', amount: p.amount },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'withdrawing' }, side: 'debit', amount: total },
+    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'custody' }, side: 'credit', amount: total },
   ];
-  if (p.fee > 0n) lines.push({ account: { owner: 'platform', bucket: 'fee_income' }, side: 'credit', amount: p.fee });
+  if (p.fee > 0n) {
+    lines.push(
+      { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_retained' }, side: 'debit', amount: p.fee },
+      { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_income' }, side: 'credit', amount: p.fee },
+    );
+  }
   return lines;
 }
 

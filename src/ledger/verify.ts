@@ -16,7 +16,9 @@ type Trx = Transaction<Database>;
  * Checks the ledger's invariants over one snapshot (a read-only REPEATABLE READ transaction):
  * every entry has two or more postings that sum to zero, in the entry's asset and environment;
  * postings of each asset sum to zero per environment; each account's stored balance equals the
- * sum of its postings signed by its normal side; no member or merchant account is negative.
+ * sum of its postings signed by its normal side; no member or merchant account is negative; each
+ * merchant's custody equals what its members hold plus its net settlement position (see
+ * `custodyMismatches`, and docs/ledger.md "Custody").
  */
 export async function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> {
   return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (trx) => {
@@ -26,6 +28,8 @@ export async function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> 
       ...(await assetTotals(trx)),
       ...(await accountDrift(trx)),
       ...(await negativeAccounts(trx)),
+      ...(await orphanMemberAccounts(trx)),
+      ...(await custodyMismatches(trx)),
     ];
     const { rows } = await sql<{ entries: bigint; postings: bigint; accounts: bigint }>`
       SELECT (SELECT count(*) FROM journal_entries) AS entries,
@@ -104,4 +108,63 @@ async function negativeAccounts(trx: Trx): Promise<string[]> {
     ORDER BY id
     LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
   return bounded(rows.map((r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): negative balance ${r.balance}`), 'negative accounts');
+}
+
+/** A member account whose member does not exist in the account's environment belongs to no merchant. */
+async function orphanMemberAccounts(trx: Trx): Promise<string[]> {
+  const { rows } = await sql<{ id: bigint; environment: string; owner_type: string; owner_id: string; asset: string; bucket: string }>`
+    SELECT a.id, a.environment, a.owner_type, a.owner_id, a.asset, a.bucket
+    FROM ledger_accounts a
+    WHERE a.owner_type = 'member'
+      AND NOT EXISTS (SELECT 1 FROM members m WHERE m.id = a.owner_id AND m.environment = a.environment)
+    ORDER BY a.id
+    LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
+  return bounded(rows.map((r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): no such member in ${r.environment}`), 'orphan member accounts');
+}
+
+/**
+ * For each environment, merchant and asset:
+ *
+ *   custody = sum of every account of the merchant's members (available, frozen, withdrawing,
+ *             earn, card) + settlement
+ *
+ * where settlement is the net credit of the platform's settlement clearing account in the
+ * merchant's entries (QR payments completed minus refunded, less the operator's custody
+ * decreases, plus its increases): member money that left to an acquirer while the merchant still
+ * holds it. Custody is the stored balance; so are the members' buckets.
+ */
+async function custodyMismatches(trx: Trx): Promise<string[]> {
+  const { rows } = await sql<{ environment: string; merchant_id: string; asset: string; custody: string; members: string; settlement: string }>`
+    WITH custody AS (
+      SELECT environment, owner_id AS merchant_id, asset, balance
+      FROM ledger_accounts
+      WHERE owner_type = 'merchant' AND bucket = 'custody'
+    ), held AS (
+      SELECT a.environment, m.merchant_id, a.asset, sum(a.balance) AS balance
+      FROM ledger_accounts a JOIN members m ON m.id = a.owner_id AND m.environment = a.environment
+      WHERE a.owner_type = 'member'
+      GROUP BY a.environment, m.merchant_id, a.asset
+    ), settlement AS (
+      SELECT e.environment, e.merchant_id, p.asset, -sum(p.amount) AS balance
+      FROM postings p
+      JOIN ledger_accounts a ON a.id = p.account_id
+      JOIN journal_entries e ON e.id = p.entry_id
+      WHERE a.owner_type = 'platform' AND a.bucket = 'settlement_clearing' AND e.merchant_id IS NOT NULL
+      GROUP BY e.environment, e.merchant_id, p.asset
+    ), keys AS (
+      SELECT environment, merchant_id, asset FROM custody
+      UNION SELECT environment, merchant_id, asset FROM held
+      UNION SELECT environment, merchant_id, asset FROM settlement
+    )
+    SELECT k.environment, k.merchant_id, k.asset,
+           coalesce(c.balance, 0) AS custody, coalesce(h.balance, 0) AS members, coalesce(s.balance, 0) AS settlement
+    FROM keys k
+    LEFT JOIN custody c ON c.environment = k.environment AND c.merchant_id = k.merchant_id AND c.asset = k.asset
+    LEFT JOIN held h ON h.environment = k.environment AND h.merchant_id = k.merchant_id AND h.asset = k.asset
+    LEFT JOIN settlement s ON s.environment = k.environment AND s.merchant_id = k.merchant_id AND s.asset = k.asset
+    WHERE coalesce(c.balance, 0) <> coalesce(h.balance, 0) + coalesce(s.balance, 0)
+    ORDER BY k.environment, k.merchant_id, k.asset
+    LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
+  return bounded(rows.map((r) =>
+    `custody of merchant ${r.merchant_id} (${r.asset}, ${r.environment}): ${r.custody}, but its members hold ${r.members} and its settlement position is ${r.settlement}`), 'custody mismatches');
 }

@@ -15,6 +15,7 @@ import type {
   CreateWebhookEndpointBody,
   CreateWithdrawalBody,
   Deposit,
+  DepositListFilters,
   ListEnvelope,
   Member,
   MemberSuspension,
@@ -59,6 +60,10 @@ export interface Resources {
   deposits: {
     /** POST /v1/deposits (idempotent, always signed). */
     create(body: CreateDepositBody, opts?: WriteOptions): Promise<Deposit>;
+    /** GET /v1/deposits/{id}; as the merchant, or on behalf of the owning member. `dep_` prefix optional. */
+    get(id: string, opts?: { onBehalfOf?: string }): Promise<Deposit>;
+    /** GET /v1/deposits, every page, newest first; on behalf of a member: only its own. */
+    list(opts?: DepositListFilters & { onBehalfOf?: string; limit?: number }): AsyncIterable<Deposit>;
   };
   balances: {
     /** GET /v1/balances for one member (not paged): the `data` array. */
@@ -103,6 +108,8 @@ const seg = (id: string): string => {
 
 const key = (opts?: WriteOptions): string => opts?.idempotencyKey ?? randomUUID();
 
+const isoTime = (t: string | Date | undefined): string | undefined => (t instanceof Date ? t.toISOString() : t);
+
 export function createResources(host: ResourceHost): Resources {
   const data = async <T>(p: Promise<ListEnvelope<T>>): Promise<T[]> => (await p).data;
 
@@ -121,6 +128,18 @@ export function createResources(host: ResourceHost): Resources {
     },
     deposits: {
       create: (body, opts) => host.request<Deposit>({ method: 'POST', path: '/v1/deposits', body, idempotencyKey: key(opts) }),
+      get: (id, opts) => host.request<Deposit>({ method: 'GET', path: `/v1/deposits/${seg(id)}`, onBehalfOf: opts?.onBehalfOf }),
+      list: (opts) =>
+        host.paginate<Deposit>('/v1/deposits', {
+          query: {
+            member_id: opts?.member_id,
+            asset: opts?.asset,
+            created_gte: isoTime(opts?.created_gte),
+            created_lt: isoTime(opts?.created_lt),
+          },
+          onBehalfOf: opts?.onBehalfOf,
+          limit: opts?.limit,
+        }),
     },
     balances: {
       list: (opts) => data(host.request<ListEnvelope<Balance>>({ method: 'GET', path: '/v1/balances', onBehalfOf: opts.onBehalfOf })),

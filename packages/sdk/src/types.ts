@@ -65,9 +65,22 @@ export interface Deposit {
   member_id: string;
   asset: string;
   amount: string;
+  network?: string | null;
+  tx_hash?: string;
   status: 'credited' | string;
   created_at: string;
   [extra: string]: unknown;
+}
+
+/** Filters of `GET /v1/deposits`; they combine. */
+export interface DepositListFilters {
+  /** `mem_<uuid>` or the external member id (as the merchant); an unknown member gives nothing. */
+  member_id?: string;
+  asset?: string;
+  /** ISO 8601 with a time zone, or a Date: created at or after. */
+  created_gte?: string | Date;
+  /** ISO 8601 with a time zone, or a Date: created strictly before. */
+  created_lt?: string | Date;
 }
 
 export interface Balance {

@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { executeWrite } from '../../platform/idempotency.js';
-import { createDeposit } from './service.js';
+import { PageQuery, listEnvelope } from '../../platform/pagination.js';
+import { createDeposit, getDeposit, listDeposits } from './service.js';
 
 const Deposit = Type.Object({
   id: Type.String({ description: 'dep_<uuid>' }),
@@ -15,7 +16,15 @@ const Deposit = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
 });
 
+const tags = ['Deposits'];
+
 export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+  const caller = (req: { auth?: { merchantId: string; environment: 'sandbox' | 'production' }; member?: { id: string } }) => ({
+    merchantId: req.auth!.merchantId,
+    environment: req.auth!.environment,
+    ...(req.member ? { memberId: req.member.id } : {}),
+  });
+
   app.post('/v1/deposits', {
     config: {
       access: {
@@ -30,7 +39,7 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
       description:
         "Credits the member's available balance and the merchant's custody of the asset by `amount`, in one transaction. " +
         'The same tx_hash and asset reported again with a new key answers 409 duplicate_resource. Always signed.',
-      tags: ['Deposits'],
+      tags,
       body: Type.Object({
         member_id: Type.String({ minLength: 1, maxLength: 100, description: 'mem_<uuid> or external_member_id' }),
         asset: Type.String({ minLength: 1, maxLength: 16 }),
@@ -45,4 +54,35 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
       status: 201,
       body: await createDeposit(trx, req.auth!.merchantId, req.auth!.environment, req.body),
     })));
+
+  app.get('/v1/deposits/:id', {
+    config: { access: { scope: 'deposits:read', principal: 'either', errors: ['not_found'] } },
+    schema: {
+      summary: 'Get a deposit',
+      description: "The merchant reads any of its deposits; on behalf of a member, only that member's own. Another merchant's deposit, or another environment's, is `not_found`.",
+      tags,
+      params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'dep_ prefix optional' }) }),
+      response: { 200: Deposit },
+    },
+  }, async (req) => getDeposit(ctx.db, caller(req), req.params.id));
+
+  app.get('/v1/deposits', {
+    config: { access: { scope: 'deposits:read', principal: 'either' } },
+    schema: {
+      summary: 'List deposits',
+      description:
+        "As the merchant: all its deposits; on behalf of a member: that member's own. Newest first, cursor pages. " +
+        'Filters combine: `member_id` (either form; an unknown member, or another member than the one acted for, gives an empty page), ' +
+        '`asset`, and `created_gte` (inclusive) / `created_lt` (exclusive), ISO 8601 with a time zone.',
+      tags,
+      querystring: Type.Object({
+        ...PageQuery.properties,
+        member_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'mem_<uuid> or external_member_id' })),
+        asset: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9]{2,16}$' })),
+        created_gte: Type.Optional(Type.String({ format: 'date-time', description: 'created at or after (ISO 8601)' })),
+        created_lt: Type.Optional(Type.String({ format: 'date-time', description: 'created before (ISO 8601)' })),
+      }),
+      response: { 200: listEnvelope(Deposit) },
+    },
+  }, async (req) => listDeposits(ctx.db, caller(req), req.query));
 }

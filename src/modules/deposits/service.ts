@@ -1,8 +1,9 @@
-import type { Selectable, Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { DepositsTable } from '../tables.js';
 import { ApiError } from '../../platform/errors.js';
-import { newId } from '../../platform/ids.js';
+import { newId, withPrefix } from '../../platform/ids.js';
+import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
 import { depositLines, entryKinds, formatAmount, minorFromDb, parseAmount, postEntry, recordEvent } from '../../ledger/index.js';
 import { getAsset } from '../assets/queries.js';
 import { resolveMember } from '../members/queries.js';
@@ -24,7 +25,7 @@ export function depositView(d: Selectable<DepositsTable>, asset: Pick<Asset, 'sc
     network: d.network,
     amount: formatAmount(minorFromDb(d.amount), asset.scale),
     tx_hash: d.tx_hash,
-    status: d.status,
+    status: d.status as 'credited',
     created_at: new Date(d.created_at).toISOString(),
   };
 }
@@ -84,3 +85,76 @@ export async function createDeposit(trx: Transaction<Database>, merchantId: stri
   });
   return depositView(row, asset);
 }
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface Caller {
+  merchantId: string;
+  environment: Environment;
+  /** Set when acting on behalf of a member: only that member's deposits are visible. */
+  memberId?: string;
+}
+
+/** Ids that can name a row: anything else (control characters, other alphabets) finds nothing. */
+const idShape = /^[A-Za-z0-9_.:-]{1,100}$/;
+
+async function scaleOf(db: Db, code: string): Promise<number> {
+  const a = await getAsset(db, code);
+  if (!a) throw new Error(`deposits: asset ${code} missing from the catalogue`);
+  return a.scale;
+}
+
+/** One of the merchant's deposits in the caller's environment (on behalf of a member: only its own). */
+export async function getDeposit(db: Db, caller: Caller, id: string) {
+  if (!idShape.test(id)) throw new ApiError('not_found', 'No such deposit.');
+  let q = db
+    .selectFrom('deposits')
+    .selectAll()
+    .where('id', '=', withPrefix('dep', id))
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
+  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  const row = await q.executeTakeFirst();
+  if (!row) throw new ApiError('not_found', 'No such deposit.');
+  return depositView(row, { scale: await scaleOf(db, row.asset) });
+}
+
+export interface DepositFilters {
+  limit?: number;
+  cursor?: string;
+  /** `mem_<uuid>` or the external member id; an unknown member gives an empty page. */
+  member_id?: string;
+  asset?: string;
+  /** ISO 8601: created at or after. */
+  created_gte?: string;
+  /** ISO 8601: created strictly before. */
+  created_lt?: string;
+}
+
+/** Newest first, keyset on `seq`; the filters narrow the walk and never shift its pages. */
+export async function listDeposits(db: Db, caller: Caller, query: DepositFilters) {
+  const limit = pageSize(query.limit);
+  const after = decodeCursor(query.cursor);
+  let memberId = caller.memberId;
+  if (query.member_id !== undefined) {
+    const member = idShape.test(query.member_id) ? await resolveMember(db, caller.merchantId, caller.environment, query.member_id) : undefined;
+    if (!member || (memberId !== undefined && member.id !== memberId)) return toPage([], limit, depositViewOf(new Map()));
+    memberId = member.id;
+  }
+  let q = db
+    .selectFrom('deposits')
+    .selectAll()
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
+  if (memberId !== undefined) q = q.where('member_id', '=', memberId);
+  if (query.asset !== undefined) q = q.where('asset', '=', query.asset.toUpperCase());
+  if (query.created_gte !== undefined) q = q.where('created_at', '>=', new Date(query.created_gte));
+  if (query.created_lt !== undefined) q = q.where('created_at', '<', new Date(query.created_lt));
+  if (after !== undefined) q = q.where('seq', '<', after.toString() as unknown as bigint);
+  const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
+  const scales = new Map<string, number>();
+  for (const r of rows) if (!scales.has(r.asset)) scales.set(r.asset, await scaleOf(db, r.asset));
+  return toPage(rows, limit, depositViewOf(scales));
+}
+
+const depositViewOf = (scales: Map<string, number>) => (r: Selectable<DepositsTable>) => depositView(r, { scale: scales.get(r.asset)! });

@@ -60,7 +60,8 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
     },
     schema: {
       summary: 'Confirm that the merchant completed the on-chain payout',
-      description: 'Clears withdrawing and reduces custody by the amount; final. Concurrent calls post once; the others receive `replayed: true`.',
+      description: 'Clears withdrawing and reduces custody by the amount plus the fee (the fee becomes the merchant\'s fee income); final. ' +
+        'Custody must cover amount plus fee (`merchant_custody_shortfall`). Concurrent calls post once; the others receive `replayed: true`.',
       tags,
       params: IdParams,
       response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('settled'), replayed: Type.Boolean() }) },
