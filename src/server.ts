@@ -48,7 +48,7 @@ function resolveAdminToken(config: Config, announce: (line: string) => void): st
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
   const config: Config = { ...loadConfig(), ...options.config };
   const print = options.announce ? (line: string) => console.log(line) : () => {};
-  const handle = await openDatabase(config.databaseUrl, config.dataDir);
+  const handle = await openDatabase(config.databaseUrl, config.dataDir, { poolMax: config.databasePoolMax });
   await migrateToLatest(handle.db);
   const metrics = createMetrics();
   const ctx: ServiceContext = {
@@ -57,7 +57,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     databaseKind: handle.kind,
     metrics,
     apiCallLog: new ApiCallLog(handle.db, (err) => console.error('api call log write failed', err)),
-    tokenTtlSeconds: options.tokenTtlSeconds ?? Number(process.env.TOKEN_TTL_SECONDS ?? 1800),
+    tokenTtlSeconds: options.tokenTtlSeconds ?? config.tokenTtlSeconds,
     logger: options.logger ?? true,
     upstreams: createUpstreams(handle.db, config),
   };
