@@ -1,17 +1,19 @@
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { openDatabase } from './db/connection.js';
 import { migrateToLatest } from './db/migrate.js';
 import { loadConfig, type Config } from './platform/config.js';
 import { createMetrics } from './platform/metrics.js';
 import { ApiCallLog } from './platform/api-call-log.js';
-import { buildPublicApp, type AppInstance } from './platform/http-app.js';
+import { buildPublicApp, loggerOptions, type AppInstance } from './platform/http-app.js';
 import { buildAdminApp } from './operator/admin-app.js';
 import { randomToken } from './platform/ids.js';
 import type { ServiceContext } from './service-context.js';
 import { registerPublicRoutes } from './routes.js';
 import { ensureDemoMerchant, type DemoCredentials } from './bootstrap.js';
 import { createWorkers, type Workers } from './jobs/workers.js';
+import { reportFailure } from './jobs/failures.js';
 import { createUpstreams } from './upstreams/index.js';
 
 export interface RunningService {
@@ -30,6 +32,8 @@ export interface StartOptions {
   config?: Partial<Config>;
   tokenTtlSeconds?: number;
   logger?: boolean;
+  /** The background log (ctx.log); default: pino on stdout at LOG_LEVEL, silent when `logger` is false. */
+  log?: FastifyBaseLogger;
   /** Print the first-start banner (credentials, admin token). */
   announce?: boolean;
 }
@@ -45,20 +49,31 @@ function resolveAdminToken(config: Config, announce: (line: string) => void): st
   return token;
 }
 
+/**
+ * The background log: the pino logger Fastify makes from the listeners' options (level, redaction),
+ * so the service needs no logger package of its own. A Fastify instance only builds it; it never listens.
+ */
+function backgroundLogger(config: Config, enabled: boolean): FastifyBaseLogger {
+  return Fastify({ logger: enabled ? loggerOptions(config.logLevel) : false }).log.child({ component: 'background' });
+}
+
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
   const config: Config = { ...loadConfig(), ...options.config };
   const print = options.announce ? (line: string) => console.log(line) : () => {};
-  const handle = await openDatabase(config.databaseUrl, config.dataDir);
+  const handle = await openDatabase(config.databaseUrl, config.dataDir, { poolMax: config.databasePoolMax });
   await migrateToLatest(handle.db);
   const metrics = createMetrics();
+  const logger = options.logger ?? true;
+  const log = options.log ?? backgroundLogger(config, logger);
   const ctx: ServiceContext = {
     config,
     db: handle.db,
     databaseKind: handle.kind,
     metrics,
-    apiCallLog: new ApiCallLog(handle.db, (err) => console.error('api call log write failed', err)),
-    tokenTtlSeconds: options.tokenTtlSeconds ?? Number(process.env.TOKEN_TTL_SECONDS ?? 1800),
-    logger: options.logger ?? true,
+    apiCallLog: new ApiCallLog(handle.db, (err) => reportFailure({ log, metrics }, { job: 'api-call-log' }, err, 'a batch of the API call log could not be written; it is lost')),
+    tokenTtlSeconds: options.tokenTtlSeconds ?? config.tokenTtlSeconds,
+    logger,
+    log,
     upstreams: createUpstreams(handle.db, config),
   };
   const adminToken = resolveAdminToken(config, print);

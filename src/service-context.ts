@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from './db/schema.js';
 import type { DatabaseKind } from './db/connection.js';
@@ -13,10 +14,12 @@ export interface ServiceContext {
   databaseKind: DatabaseKind;
   metrics: Metrics;
   apiCallLog: ApiCallLog;
-  /** Access-token lifetime; 30 minutes by the reference, shortened only by tests. */
+  /** Access-token lifetime (config `tokenTtlSeconds`); 30 minutes by the reference, shortened only by tests. */
   tokenTtlSeconds: number;
   /** false silences request logs (tests and benchmarks). */
   logger: boolean;
+  /** The log of work outside requests (jobs, tickers, the API call log writer): pino, JSON lines on stdout. */
+  log: FastifyBaseLogger;
   /** Provider adapters (remittance, card, qrpay, chain), chosen by configuration at start-up. */
   upstreams: Upstreams;
 }

@@ -97,9 +97,14 @@ class PreparingPool {
   }
 }
 
-export async function openDatabase(databaseUrl: string | undefined, dataDir: string): Promise<DatabaseHandle> {
+export interface DatabaseOptions {
+  /** Connections to a PostgreSQL server (config `databasePoolMax`); the embedded database has one. */
+  poolMax?: number;
+}
+
+export async function openDatabase(databaseUrl: string | undefined, dataDir: string, options: DatabaseOptions = {}): Promise<DatabaseHandle> {
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
-    const pool = new PreparingPool(new pg.Pool({ connectionString: databaseUrl, max: Number(process.env.DATABASE_POOL_MAX ?? 10) }));
+    const pool = new PreparingPool(new pg.Pool({ connectionString: databaseUrl, max: options.poolMax ?? 10 }));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
     return { db, kind: 'postgres', close: () => db.destroy() };
   }

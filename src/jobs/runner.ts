@@ -1,5 +1,6 @@
 import type { ServiceContext } from '../service-context.js';
 import { backoffMs, claim, complete, release, retryLater, type ClaimedJob } from './queue.js';
+import { reportFailure } from './failures.js';
 
 export type JobHandler = (job: ClaimedJob, ctx: ServiceContext) => Promise<void>;
 
@@ -21,6 +22,8 @@ export interface RunnerOptions {
 /**
  * Polls the jobs table and runs handlers. Bounded concurrency; a lease protects each claimed job;
  * stop() stops claiming, gives back what was claimed but not started, and waits for running ones.
+ * Every failure, of a handler or of the runner's own database work, is logged and counted
+ * (`reportFailure`); none is swallowed.
  */
 export class JobRunner {
   private timer: NodeJS.Timeout | undefined;
@@ -55,11 +58,14 @@ export class JobRunner {
     let jobs: ClaimedJob[];
     try {
       jobs = await claim(this.ctx.db, Object.keys(this.handlers), free, this.leaseSeconds);
-    } catch {
+    } catch (err) {
+      reportFailure(this.ctx, { job: 'jobs.claim' }, err, 'job runner could not claim due jobs; the next poll tries again');
       return;
     }
     if (this.stopped) {
-      await release(this.ctx.db, jobs.map((j) => j.id)).catch(() => {});
+      await release(this.ctx.db, jobs.map((j) => j.id)).catch((err: unknown) =>
+        reportFailure(this.ctx, { job: 'jobs.release' }, err, `job runner could not give back ${jobs.length} claimed jobs; they are taken again when their lease ends`),
+      );
       return;
     }
     for (const job of jobs) {
@@ -73,15 +79,34 @@ export class JobRunner {
   }
 
   private async execute(job: ClaimedJob): Promise<void> {
-    const { metrics } = this.ctx;
     try {
       await this.handlers[job.kind]!(job, this.ctx);
       await complete(this.ctx.db, job.id);
-      metrics.jobRuns.inc({ job: job.kind, outcome: 'ok' });
+      this.ctx.metrics.jobRuns.inc({ job: job.kind, outcome: 'ok' });
     } catch (err) {
-      const delay = err instanceof RetryLater ? err.delayMs : backoffMs(job.attempts, this.options.backoffBaseMs, this.options.backoffMaxMs);
-      await retryLater(this.ctx.db, job, delay, err instanceof Error ? err.message : String(err)).catch(() => {});
-      metrics.jobRuns.inc({ job: job.kind, outcome: err instanceof RetryLater ? 'later' : 'error' });
+      await this.failed(job, err);
+    }
+  }
+
+  /** Backs the job off (or parks it `dead` once its attempts are spent), then logs and counts the run. */
+  private async failed(job: ClaimedJob, err: unknown): Promise<void> {
+    const later = err instanceof RetryLater;
+    const dead = job.attempts >= job.max_attempts;
+    const delay = later ? err.delayMs : backoffMs(job.attempts, this.options.backoffBaseMs, this.options.backoffMaxMs);
+    const where = { job: job.kind, jobId: job.id, attempt: job.attempts, attemptsMax: job.max_attempts };
+    try {
+      await retryLater(this.ctx.db, job, delay, err instanceof Error ? err.message : String(err));
+    } catch (recordErr) {
+      reportFailure(this.ctx, { ...where, step: 'record' }, recordErr, 'the outcome of a background job could not be recorded; it runs again when its lease ends');
+    }
+    this.ctx.metrics.jobRuns.inc({ job: job.kind, outcome: dead ? 'dead' : later ? 'later' : 'error' });
+    if (dead) {
+      reportFailure(this.ctx, where, err, `background job failed on its last attempt (${job.attempts} of ${job.max_attempts}); parked as dead`);
+    } else if (later) {
+      // Not a failure: the handler asked to be run again later (e.g. no answer from the provider yet).
+      this.ctx.log.debug({ job: job.kind, job_id: job.id.toString(), attempt: job.attempts, delay_ms: delay, reason: err.message }, 'background job deferred');
+    } else {
+      reportFailure(this.ctx, where, err, `background job failed; attempt ${job.attempts} of ${job.max_attempts}, next in ${delay} ms`);
     }
   }
 

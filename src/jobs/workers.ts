@@ -1,6 +1,7 @@
 import type { ServiceContext } from '../service-context.js';
-import { JobRunner } from './runner.js';
-import { jobHandlers, tickers } from './registry.js';
+import { JobRunner, type JobHandler } from './runner.js';
+import { jobHandlers, tickers as registeredTickers, type Ticker } from './registry.js';
+import { reportFailure } from './failures.js';
 
 export interface Workers {
   jobs: JobRunner;
@@ -9,17 +10,40 @@ export interface Workers {
   stop(): Promise<void>;
 }
 
-/** The job runner and the tickers. With `start: false` nothing runs by itself (tests drive them). */
-export function createWorkers(ctx: ServiceContext, start: boolean): Workers {
-  const jobs = new JobRunner(ctx, jobHandlers, { pollIntervalMs: ctx.config.jobPollIntervalMs, leaseSeconds: ctx.config.jobLeaseSeconds });
+export interface WorkerOptions {
+  /** Job handlers by kind; default: the registry's. */
+  handlers?: Record<string, JobHandler>;
+  /** Periodic work; default: the registry's. */
+  tickers?: readonly Ticker[];
+}
+
+/**
+ * The job runner and the tickers. With `start: false` nothing runs by itself (tests drive them).
+ * A ticker run that throws is logged and counted (`reportFailure`); its attempt is the number of
+ * its runs that have failed in a row.
+ */
+export function createWorkers(ctx: ServiceContext, start: boolean, options: WorkerOptions = {}): Workers {
+  const tickers = options.tickers ?? registeredTickers;
+  const jobs = new JobRunner(ctx, options.handlers ?? jobHandlers, { pollIntervalMs: ctx.config.jobPollIntervalMs, leaseSeconds: ctx.config.jobLeaseSeconds });
   const inFlight = new Map<string, Promise<void>>();
-  const runTicker = (t: (typeof tickers)[number]) => {
+  const failingRuns = new Map<string, number>();
+  const runTicker = (t: Ticker) => {
     const existing = inFlight.get(t.name);
     if (existing) return existing;
     const run = t
       .run(ctx)
-      .then(() => ctx.metrics.jobRuns.inc({ job: t.name, outcome: 'ok' }))
-      .catch(() => ctx.metrics.jobRuns.inc({ job: t.name, outcome: 'error' }))
+      .then(
+        () => {
+          failingRuns.delete(t.name);
+          ctx.metrics.jobRuns.inc({ job: t.name, outcome: 'ok' });
+        },
+        (err: unknown) => {
+          const attempt = (failingRuns.get(t.name) ?? 0) + 1;
+          failingRuns.set(t.name, attempt);
+          ctx.metrics.jobRuns.inc({ job: t.name, outcome: 'error' });
+          reportFailure(ctx, { job: t.name, attempt }, err, `background ticker failed (${attempt} in a row); it runs again in ${t.intervalMs} ms`);
+        },
+      )
       .finally(() => inFlight.delete(t.name));
     inFlight.set(t.name, run);
     return run;

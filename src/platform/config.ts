@@ -1,4 +1,11 @@
+import { isIP } from 'node:net';
 import { networkListFrom, upstreamAdaptersFrom } from '../upstreams/config.js';
+
+/**
+ * Every setting of the service, read from the environment once at start-up and validated here: no
+ * other file reads `process.env`. A bad value stops the start (`ConfigError` lists every problem,
+ * each naming the variable and what it allows). The README's configuration table lists them all.
+ */
 
 export interface Config {
   port: number;
@@ -8,7 +15,9 @@ export interface Config {
   adminToken: string | undefined;
   databaseUrl: string | undefined;
   dataDir: string;
-  logLevel: string;
+  /** Connections to a PostgreSQL server (`DATABASE_POOL_MAX`, 1 to 1000, default 10). */
+  databasePoolMax: number;
+  logLevel: LogLevel;
   /** Addresses of reverse proxies whose X-Forwarded-For is believed; empty: the socket address is the client. */
   trustedProxies: string[];
   bodyLimitBytes: number;
@@ -19,6 +28,8 @@ export interface Config {
   jobPollIntervalMs: number;
   /** How long a claimed job stays with its process; after a crash the job is taken again when it ends. */
   jobLeaseSeconds: number;
+  /** Access-token lifetime (`TOKEN_TTL_SECONDS`): 1800 by the reference, shortened only by tests. */
+  tokenTtlSeconds: number;
   /**
    * Webhooks: delay before each retry after a failed attempt, in milliseconds. Its length fixes the
    * attempts: length + 1 in all, then the record is `dead`. `WEBHOOK_RETRY_SCHEDULE_MS=50,50,50`
@@ -53,58 +64,177 @@ export interface Config {
   depositAddressRetryAfterSeconds: number;
 }
 
+export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof logLevels)[number];
+
+/** A configuration that cannot start the service: every problem found, one line each. */
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
 export const defaultWebhookRetryScheduleMs = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+
+const second = 1_000;
+const minute = 60 * second;
+const hour = 60 * minute;
+const day = 24 * hour;
+const retryDelaysMax = 20;
+const retryDelayMsMax = 7 * day;
+const networksMax = 32;
+const wholeNumber = /^[0-9]+$/;
 
 /** `50,50,50` → [50, 50, 50]; at most 20 retries, each at most 7 days. */
 export function parseRetrySchedule(value: string | undefined): number[] {
   if (value === undefined || value.trim() === '') return [...defaultWebhookRetryScheduleMs];
-  const delays = value.split(',').map((part) => intFrom(part.trim(), -1));
-  if (delays.length > 20 || delays.some((d) => d < 1 || d > 7 * 24 * 3_600_000)) {
-    throw new Error(`WEBHOOK_RETRY_SCHEDULE_MS: 1 to 20 comma-separated delays of 1 ms to 7 days, got ${value}`);
+  const delays = value.split(',').map((part) => (wholeNumber.test(part.trim()) ? Number(part.trim()) : -1));
+  if (delays.length > retryDelaysMax || delays.some((d) => d < 1 || d > retryDelayMsMax)) {
+    throw new Error(`WEBHOOK_RETRY_SCHEDULE_MS must be 1 to ${retryDelaysMax} comma-separated whole numbers of milliseconds, each from 1 to ${retryDelayMsMax} (7 days); got ${JSON.stringify(value)}`);
   }
   return delays;
 }
 
-function privateTargetsFrom(value: string | undefined): Config['webhookPrivateTargets'] {
-  if (value === undefined || value === '') return 'sandbox';
-  if (value === 'sandbox' || value === 'none' || value === 'all') return value;
-  throw new Error(`WEBHOOK_PRIVATE_TARGETS must be sandbox, none or all, got ${value}`);
+/** A listener address: an IP address or a host name. */
+function isHost(value: string): boolean {
+  return isIP(value) !== 0 || /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(value);
 }
 
-function intFrom(value: string | undefined, fallback: number): number {
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`not a whole number: ${value}`);
-  return n;
+/** A trusted proxy as Fastify (proxy-addr) takes it: an address, an address/prefix, or a named range. */
+function isProxy(value: string): boolean {
+  if (value === 'loopback' || value === 'linklocal' || value === 'uniquelocal') return true;
+  const [address, prefix, ...rest] = value.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return wholeNumber.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  return {
-    port: intFrom(env.PORT, 8080),
-    host: env.HOST || '127.0.0.1',
-    adminPort: intFrom(env.ADMIN_PORT, 8081),
-    adminHost: env.ADMIN_HOST || '127.0.0.1',
-    adminToken: env.ADMIN_TOKEN || undefined,
-    databaseUrl: env.DATABASE_URL || undefined,
-    dataDir: env.DATA_DIR || './data',
-    logLevel: env.LOG_LEVEL || 'info',
-    trustedProxies: (env.TRUSTED_PROXIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    bodyLimitBytes: intFrom(env.BODY_LIMIT_BYTES, 1024 * 1024),
-    workers: env.WORKERS !== 'off',
-    rateLimitScale: intFrom(env.RATE_LIMIT_SCALE, 1) || 1,
-    jobPollIntervalMs: intFrom(env.JOB_POLL_INTERVAL_MS, 250),
-    jobLeaseSeconds: intFrom(env.JOB_LEASE_SECONDS, 60) || 60,
-    webhookRetryScheduleMs: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE_MS),
-    webhookPrivateTargets: privateTargetsFrom(env.WEBHOOK_PRIVATE_TARGETS),
-    webhookDeliveryTimeoutMs: Math.min(15_000, intFrom(env.WEBHOOK_DELIVERY_TIMEOUT_MS, 15_000) || 15_000),
-    webhookDisableAfterFailingMs: intFrom(env.WEBHOOK_DISABLE_AFTER_FAILING_MS, 3 * 24 * 3_600_000) || 3 * 24 * 3_600_000,
-    upstreamAdapters: upstreamAdaptersFrom(env),
-    simulatorConfirmDelayMs: intFrom(env.SIMULATOR_CONFIRM_DELAY_MS, 2000),
-    simulatorChainNetworks: networkListFrom(env.SIMULATOR_CHAIN_NETWORKS, ['TRON', 'ETHEREUM', 'BITCOIN']),
-    upstreamCallTimeoutMs: intFrom(env.UPSTREAM_CALL_TIMEOUT_MS, 15_000),
-    upstreamReconcileDelayMs: intFrom(env.UPSTREAM_RECONCILE_DELAY_MS, 5_000),
-    upstreamReconcileMaxDelayMs: intFrom(env.UPSTREAM_RECONCILE_MAX_DELAY_MS, 600_000),
-    upstreamNotFoundGraceMs: intFrom(env.UPSTREAM_NOT_FOUND_GRACE_MS, 60_000),
-    depositAddressRetryAfterSeconds: intFrom(env.DEPOSIT_ADDRESS_RETRY_AFTER_SECONDS, 60) || 60,
+function isDatabaseUrl(value: string): boolean {
+  if (value === 'memory://') return true;
+  if (!/^postgres(ql)?:\/\//.test(value)) return false;
+  try {
+    new URL(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Reads variables, collecting a problem per bad value instead of stopping at the first. */
+class EnvReader {
+  readonly problems: string[] = [];
+
+  constructor(private readonly env: Readonly<Record<string, string | undefined>>) {}
+
+  /** The trimmed value, or undefined when unset or empty (empty means "use the default"). */
+  raw(name: string): string | undefined {
+    const value = this.env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  }
+
+  /** Records that `name` holds a bad value. Secrets are not repeated in the message. */
+  refuse(name: string, allowed: string, options: { secret?: boolean } = {}): void {
+    const value = this.env[name] ?? '';
+    this.problems.push(`${name} must be ${allowed}; got ${options.secret ? `a value of ${value.length} characters` : JSON.stringify(value)}`);
+  }
+
+  int(name: string, fallback: number, min: number, max: number, unit = ''): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    const n = wholeNumber.test(value) ? Number(value) : NaN;
+    if (Number.isSafeInteger(n) && n >= min && n <= max) return n;
+    this.refuse(name, `a whole number from ${min} to ${max}${unit}`);
+    return fallback;
+  }
+
+  oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if ((values as readonly string[]).includes(value)) return value as T;
+    this.refuse(name, `one of ${values.join(', ')}`);
+    return fallback;
+  }
+
+  text(name: string, fallback: string, valid: (value: string) => boolean, allowed: string): string;
+  text(name: string, fallback: undefined, valid: (value: string) => boolean, allowed: string, options?: { secret?: boolean }): string | undefined;
+  text(name: string, fallback: string | undefined, valid: (value: string) => boolean, allowed: string, options: { secret?: boolean } = {}): string | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (valid(value)) return value;
+    this.refuse(name, allowed, options);
+    return fallback;
+  }
+
+  /** Comma-separated, empty items dropped; every item must pass `valid`. */
+  list(name: string, valid: (item: string) => boolean, allowed: string): string[] {
+    const items = (this.raw(name) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    if (items.every(valid)) return items;
+    this.refuse(name, allowed);
+    return [];
+  }
+
+  /** Runs a parser that throws with its own message (which names the variable). */
+  parsed<T>(parse: () => T, fallback: T): T {
+    try {
+      return parse();
+    } catch (err) {
+      this.problems.push(err instanceof Error ? err.message : String(err));
+      return fallback;
+    }
+  }
+}
+
+/**
+ * The configuration from `env` (the process environment by default). Throws a `ConfigError`
+ * listing every bad value; the service does not start with one.
+ */
+export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env): Config {
+  const r = new EnvReader(env);
+  const port = (name: string, fallback: number) => r.int(name, fallback, 0, 65_535, ' (0: any free port)');
+  const host = (name: string) => r.text(name, '127.0.0.1', isHost, 'an IP address or a host name');
+  const defaultNetworks = ['TRON', 'ETHEREUM', 'BITCOIN'];
+  const networkName = /^[A-Z][A-Z0-9_]{0,31}$/;
+  const networks = () => {
+    const list = networkListFrom(env.SIMULATOR_CHAIN_NETWORKS, defaultNetworks);
+    if (list.length > 0 && list.length <= networksMax && list.every((n) => networkName.test(n))) return list;
+    throw new Error(`SIMULATOR_CHAIN_NETWORKS must be 1 to ${networksMax} comma-separated network names (a letter, then letters, digits or _); got ${JSON.stringify(env.SIMULATOR_CHAIN_NETWORKS)}`);
   };
+
+  const config: Config = {
+    port: port('PORT', 8080),
+    host: host('HOST'),
+    adminPort: port('ADMIN_PORT', 8081),
+    adminHost: host('ADMIN_HOST'),
+    adminToken: r.text('ADMIN_TOKEN', undefined, (v) => /^[\x21-\x7e]{16,512}$/.test(v), '16 to 512 printable characters without spaces', { secret: true }),
+    databaseUrl: r.text('DATABASE_URL', undefined, isDatabaseUrl, 'unset (embedded database in DATA_DIR), memory:// or a postgres:// (postgresql://) URL', { secret: true }),
+    dataDir: r.raw('DATA_DIR') ?? './data',
+    databasePoolMax: r.int('DATABASE_POOL_MAX', 10, 1, 1_000),
+    logLevel: r.oneOf('LOG_LEVEL', logLevels, 'info'),
+    trustedProxies: r.list('TRUSTED_PROXIES', isProxy, 'comma-separated IP addresses, address/prefix ranges, or loopback, linklocal, uniquelocal'),
+    bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024, ' (bytes)'),
+    workers: r.oneOf('WORKERS', ['on', 'off'] as const, 'on') === 'on',
+    rateLimitScale: r.int('RATE_LIMIT_SCALE', 1, 1, 1_000_000),
+    jobPollIntervalMs: r.int('JOB_POLL_INTERVAL_MS', 250, 10, minute, ' (ms)'),
+    jobLeaseSeconds: r.int('JOB_LEASE_SECONDS', 60, 1, day / second, ' (seconds)'),
+    tokenTtlSeconds: r.int('TOKEN_TTL_SECONDS', 1_800, 1, 1_800, ' (seconds; the reference fixes 1800)'),
+    webhookRetryScheduleMs: r.parsed(() => parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE_MS), [...defaultWebhookRetryScheduleMs]),
+    webhookPrivateTargets: r.oneOf('WEBHOOK_PRIVATE_TARGETS', ['sandbox', 'none', 'all'] as const, 'sandbox'),
+    webhookDeliveryTimeoutMs: r.int('WEBHOOK_DELIVERY_TIMEOUT_MS', 15_000, 1, 15_000, ' (ms; the contract allows 15 s)'),
+    webhookDisableAfterFailingMs: r.int('WEBHOOK_DISABLE_AFTER_FAILING_MS', 3 * day, 1, 90 * day, ' (ms, at most 90 days)'),
+    upstreamAdapters: r.parsed(() => upstreamAdaptersFrom(env), upstreamAdaptersFrom({})),
+    simulatorConfirmDelayMs: r.int('SIMULATOR_CONFIRM_DELAY_MS', 2_000, 0, hour, ' (ms)'),
+    simulatorChainNetworks: r.parsed(networks, defaultNetworks),
+    upstreamCallTimeoutMs: r.int('UPSTREAM_CALL_TIMEOUT_MS', 15_000, 1, 10 * minute, ' (ms)'),
+    upstreamReconcileDelayMs: r.int('UPSTREAM_RECONCILE_DELAY_MS', 5_000, 1, day, ' (ms)'),
+    upstreamReconcileMaxDelayMs: r.int('UPSTREAM_RECONCILE_MAX_DELAY_MS', 600_000, 1, day, ' (ms)'),
+    upstreamNotFoundGraceMs: r.int('UPSTREAM_NOT_FOUND_GRACE_MS', 60_000, 0, day, ' (ms)'),
+    depositAddressRetryAfterSeconds: r.int('DEPOSIT_ADDRESS_RETRY_AFTER_SECONDS', 60, 1, day / second, ' (seconds)'),
+  };
+  if (config.upstreamReconcileMaxDelayMs < config.upstreamReconcileDelayMs) {
+    r.refuse('UPSTREAM_RECONCILE_MAX_DELAY_MS', `at least UPSTREAM_RECONCILE_DELAY_MS (${config.upstreamReconcileDelayMs})`);
+  }
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return config;
 }

@@ -1,9 +1,14 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** Outcomes of one background run: done, deferred by `RetryLater`, failed with attempts left, failed for the last time. */
+export type JobOutcome = 'ok' | 'later' | 'error' | 'dead';
+
 export interface Metrics {
   registry: Registry;
   httpDuration: Histogram<'listener' | 'method' | 'route' | 'status'>;
   jobRuns: Counter<'job' | 'outcome'>;
+  /** Every background failure (a job or ticker run that threw, or the runner's own database work), by job. */
+  backgroundFailures: Counter<'job'>;
 }
 
 export function createMetrics(): Metrics {
@@ -18,9 +23,15 @@ export function createMetrics(): Metrics {
   });
   const jobRuns = new Counter({
     name: 'background_job_runs_total',
-    help: 'Background job runs by job and outcome',
+    help: 'Background job and ticker runs by job and outcome (ok, later, error, dead)',
     labelNames: ['job', 'outcome'] as const,
     registers: [registry],
   });
-  return { registry, httpDuration, jobRuns };
+  const backgroundFailures = new Counter({
+    name: 'background_failures_total',
+    help: 'Background failures by job: job and ticker runs that threw, and the job runner\'s own claim, release and record steps',
+    labelNames: ['job'] as const,
+    registers: [registry],
+  });
+  return { registry, httpDuration, jobRuns, backgroundFailures };
 }
