@@ -29,6 +29,8 @@ export interface RunningService {
 export interface StartOptions {
   config?: Partial<Config>;
   tokenTtlSeconds?: number;
+  /** Tests only: the clock of the timestamp tolerance and the nonce window (default `Date.now`). */
+  requestClock?: () => number;
   logger?: boolean;
   /** Print the first-start banner (credentials, admin token). */
   announce?: boolean;
@@ -58,6 +60,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     metrics,
     apiCallLog: new ApiCallLog(handle.db, (err) => console.error('api call log write failed', err)),
     tokenTtlSeconds: options.tokenTtlSeconds ?? Number(process.env.TOKEN_TTL_SECONDS ?? 1800),
+    requestClock: options.requestClock ?? Date.now,
     logger: options.logger ?? true,
     upstreams: createUpstreams(handle.db, config),
   };

@@ -15,6 +15,11 @@ export interface ServiceContext {
   apiCallLog: ApiCallLog;
   /** Access-token lifetime; 30 minutes by the reference, shortened only by tests. */
   tokenTtlSeconds: number;
+  /**
+   * Real time in milliseconds for the request-security windows (timestamp tolerance, nonce
+   * window); `Date.now` except in tests, which move it instead of waiting five minutes.
+   */
+  requestClock: () => number;
   /** false silences request logs (tests and benchmarks). */
   logger: boolean;
   /** Provider adapters (remittance, card, qrpay, chain), chosen by configuration at start-up. */

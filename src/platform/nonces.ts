@@ -2,21 +2,33 @@ import { sql, type Kysely } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import { nonceWindowSeconds } from './signing.js';
 
+export interface NonceUse {
+  merchantId: string;
+  environment: Environment;
+  nonce: string;
+  /** The request's verified `x-timestamp`, Unix seconds. */
+  timestampSeconds: number;
+  /** The request-security clock, milliseconds. */
+  nowMs: number;
+}
+
 /**
  * Consumes a nonce for the merchant and environment. True when it was fresh. An expired row is
  * taken over in the same statement, so the window is exact without waiting for cleanup.
  */
-export async function consumeNonce(db: Kysely<Database>, merchantId: string, environment: Environment, nonce: string): Promise<boolean> {
+export async function consumeNonce(db: Kysely<Database>, use: NonceUse): Promise<boolean> {
+  const now = new Date(use.nowMs);
+  const expiresAt = new Date(use.nowMs + nonceWindowSeconds * 1000);
   const { rows } = await sql<{ nonce: string }>`
     INSERT INTO signature_nonces (merchant_id, environment, nonce, expires_at)
-    VALUES (${merchantId}, ${environment}, ${nonce}, now() + make_interval(secs => ${nonceWindowSeconds}))
+    VALUES (${use.merchantId}, ${use.environment}, ${use.nonce}, ${expiresAt})
     ON CONFLICT (merchant_id, environment, nonce) DO UPDATE SET expires_at = excluded.expires_at
-      WHERE signature_nonces.expires_at <= now()
+      WHERE signature_nonces.expires_at <= ${now}
     RETURNING nonce
   `.execute(db);
   return rows.length === 1;
 }
 
-export async function purgeExpiredNonces(db: Kysely<Database>): Promise<void> {
-  await db.deleteFrom('signature_nonces').where('expires_at', '<=', sql<Date>`now()`).execute();
+export async function purgeExpiredNonces(db: Kysely<Database>, nowMs = Date.now()): Promise<void> {
+  await db.deleteFrom('signature_nonces').where('expires_at', '<=', new Date(nowMs)).execute();
 }

@@ -21,7 +21,7 @@ export function computeSignature(signingKey: string, input: SigningInput): strin
 }
 
 export type SignatureCheck =
-  | { ok: true }
+  | { ok: true; nonce: string; timestampSeconds: number }
   | { ok: false; code: 'invalid_signature' | 'timestamp_out_of_range' };
 
 /** Pure check of headers and signature; the nonce is consumed by the caller only after `ok`. */
@@ -37,5 +37,5 @@ export function verifySignature(
   const expected = Buffer.from(computeSignature(signingKey, { ...input, timestamp, nonce }), 'utf8');
   const given = Buffer.from(signature, 'utf8');
   if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { ok: false, code: 'invalid_signature' };
-  return { ok: true };
+  return { ok: true, nonce, timestampSeconds: Number(timestamp) };
 }
