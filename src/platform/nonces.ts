@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
-import { nonceWindowSeconds } from './signing.js';
+import { nonceWindowSeconds, timestampToleranceSeconds } from './signing.js';
 
 export interface NonceUse {
   merchantId: string;
@@ -13,12 +13,22 @@ export interface NonceUse {
 }
 
 /**
+ * Until when a nonce must be kept: five minutes from first use (the reference's nonce window), and
+ * at least until its timestamp has left the tolerance, so that the same signed bytes cannot be
+ * sent again while the timestamp would still be accepted. Timestamps are whole seconds, accepted
+ * while `floor(now) - timestamp <= tolerance`, that is until `(timestamp + tolerance + 1) s`.
+ */
+export function nonceExpiryMs(timestampSeconds: number, nowMs: number): number {
+  return Math.max(nowMs + nonceWindowSeconds * 1000, (timestampSeconds + timestampToleranceSeconds + 1) * 1000);
+}
+
+/**
  * Consumes a nonce for the merchant and environment. True when it was fresh. An expired row is
  * taken over in the same statement, so the window is exact without waiting for cleanup.
  */
 export async function consumeNonce(db: Kysely<Database>, use: NonceUse): Promise<boolean> {
   const now = new Date(use.nowMs);
-  const expiresAt = new Date(use.nowMs + nonceWindowSeconds * 1000);
+  const expiresAt = new Date(nonceExpiryMs(use.timestampSeconds, use.nowMs));
   const { rows } = await sql<{ nonce: string }>`
     INSERT INTO signature_nonces (merchant_id, environment, nonce, expires_at)
     VALUES (${use.merchantId}, ${use.environment}, ${use.nonce}, ${expiresAt})

@@ -1,0 +1,100 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { signRequest } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { consumeNonce, purgeExpiredNonces } from '../src/platform/nonces.js';
+import { rawRequest, type RawResponse } from './support/raw-http.js';
+import { baseUrlFor, newMerchantClient, startTestService, type Credentials } from './support/service.js';
+
+/** Issue 9, points 7 to 9, 11 and 15: request security found by the first audit. */
+
+const sandboxHost = (service: RunningService) => new URL(baseUrlFor(service, 'sandbox')).host;
+
+function expectError(res: RawResponse, status: number, code: string, what = ''): void {
+  assert.equal(res.status, status, `${what} ${res.text}`);
+  assert.equal(res.body.code, code, `${what} ${res.text}`);
+  assert.ok(res.headers['x-request-id'], `${what} X-Request-Id`);
+  assert.equal(res.body.request_id, res.headers['x-request-id'], `${what} request_id`);
+}
+
+describe('signed-request replay (7) and nonce bounds (15)', () => {
+  let service: RunningService;
+  let creds: Credentials;
+  let token: string;
+  // The request-security clock of the service, moved by the test instead of waiting 300 s.
+  let offsetMs = 0;
+  before(async () => {
+    service = await startTestService({ requestClock: () => Date.now() + offsetMs });
+    const m = await newMerchantClient(service);
+    creds = m.creds;
+    token = await m.client.getToken();
+  });
+  after(async () => service.close());
+
+  const serverSeconds = () => Math.floor((Date.now() + offsetMs) / 1000);
+
+  function signedMemberPost(opts: { timestamp: string; nonce: string; idempotencyKey?: string; body?: string }) {
+    const body = opts.body ?? JSON.stringify({ external_member_id: `replay-${randomUUID()}` });
+    const signature = signRequest({ method: 'POST', pathWithQuery: '/v1/members', timestamp: opts.timestamp, nonce: opts.nonce, rawBody: body, signingKey: creds.signingKey });
+    const headers = {
+      host: sandboxHost(service), authorization: `Bearer ${token}`, 'content-type': 'application/json',
+      'x-idempotency-key': opts.idempotencyKey ?? randomUUID(), 'x-timestamp': opts.timestamp, 'x-nonce': opts.nonce, 'x-signature': signature,
+    };
+    return { body, headers, send: (extra: Record<string, string> = {}) => rawRequest(`${service.publicUrl}/v1/members`, { method: 'POST', headers: { ...headers, ...extra }, body }) };
+  }
+
+  it('refuses the same signed bytes once the first-use window has passed but the timestamp is still accepted', async () => {
+    offsetMs = 0;
+    const start = serverSeconds();
+    const request = signedMemberPost({ timestamp: String(start + 295), nonce: randomUUID() });
+    const first = await request.send();
+    assert.equal(first.status, 201, first.text);
+
+    offsetMs = 306_000; // 306 s after first use: a nonce kept for 300 s from first use would be gone
+    expectError(await request.send(), 401, 'nonce_reused', 'identical request');
+    expectError(await request.send({ 'x-idempotency-key': randomUUID() }), 401, 'nonce_reused', 'same signed bytes, new idempotency key');
+
+    // The purge at that time keeps the nonce: it is still needed.
+    await purgeExpiredNonces(service.ctx.db, Date.now() + offsetMs);
+    offsetMs = 590_000; // the timestamp (start + 295) is still within 300 s
+    expectError(await request.send({ 'x-idempotency-key': randomUUID() }), 401, 'nonce_reused', 'near the end of the timestamp window');
+
+    offsetMs = 600_000; // the timestamp has left the window: refused for that reason
+    expectError(await request.send({ 'x-idempotency-key': randomUUID() }), 401, 'timestamp_out_of_range', 'after the window');
+    offsetMs = 0;
+  });
+
+  it('keeps a nonce for max(first use, timestamp) + 300 s in the database', async () => {
+    const db = service.ctx.db;
+    const now = Date.UTC(2030, 0, 1, 12, 0, 0);
+    const nowSeconds = now / 1000;
+    const merchant = creds.merchantId;
+    const use = (nonce: string, timestampSeconds: number, atMs: number) => consumeNonce(db, { merchantId: merchant, environment: 'sandbox', nonce, timestampSeconds, nowMs: atMs });
+
+    const future = `future-${randomUUID()}`;
+    assert.equal(await use(future, nowSeconds + 295, now), true);
+    assert.equal(await use(future, nowSeconds + 295, now + 306_000), false, 'timestamp still acceptable: kept');
+    assert.equal(await use(future, nowSeconds + 295, now + 594_000), false);
+    await purgeExpiredNonces(db, now + 594_000);
+    // Timestamps are whole seconds: at now + 595.999 s the timestamp is still 300 s old, so acceptable.
+    assert.equal(await use(future, nowSeconds + 295, now + 595_999), false, 'not purged while its timestamp is acceptable');
+    assert.equal(await use(future, nowSeconds + 295, now + 596_000), true, 'free once the timestamp has left the window');
+
+    const past = `past-${randomUUID()}`;
+    assert.equal(await use(past, nowSeconds - 200, now), true);
+    assert.equal(await use(past, nowSeconds - 200, now + 299_999), false, 'five minutes from first use, as the reference says');
+    assert.equal(await use(past, nowSeconds - 200, now + 300_000), true);
+  });
+
+  it('bounds x-nonce: 128 visible ASCII characters at most, a clear invalid_signature otherwise', async () => {
+    const ts = String(serverSeconds());
+    const longest = signedMemberPost({ timestamp: ts, nonce: 'n'.repeat(128) });
+    assert.equal((await longest.send()).status, 201);
+    for (const [what, nonce] of [['129 characters', 'n'.repeat(129)], ['3,000 characters', randomUUID().repeat(84).slice(0, 3000)], ['a space', 'a b']] as const) {
+      const res = await signedMemberPost({ timestamp: ts, nonce }).send();
+      expectError(res, 401, 'invalid_signature', what);
+      assert.equal(res.body.type, 'authentication_error');
+    }
+  });
+});
