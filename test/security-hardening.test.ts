@@ -4,8 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { signRequest } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { consumeNonce, purgeExpiredNonces } from '../src/platform/nonces.js';
+import { ipv6Hextets, sourceSubject } from '../src/platform/rate-limit.js';
 import { rawRequest, type RawResponse } from './support/raw-http.js';
-import { baseUrlFor, newMerchantClient, startTestService, type Credentials } from './support/service.js';
+import { baseUrlFor, createKey, createMerchant, newMerchantClient, startTestService, type Credentials } from './support/service.js';
 
 /** Issue 9, points 7 to 9, 11 and 15: request security found by the first audit. */
 
@@ -96,5 +97,77 @@ describe('signed-request replay (7) and nonce bounds (15)', () => {
       expectError(res, 401, 'invalid_signature', what);
       assert.equal(res.body.type, 'authentication_error');
     }
+  });
+});
+
+describe('token-exchange limits (8)', () => {
+  let service: RunningService;
+  before(async () => {
+    // Requests arrive from 127.0.0.1; X-Forwarded-For gives each test client its own source address.
+    service = await startTestService({ config: { trustedProxies: ['127.0.0.1'] } });
+  });
+  after(async () => service.close());
+
+  function exchange(from: string, headers: Record<string, string>) {
+    return rawRequest(`${service.publicUrl}/v1/connect/token`, {
+      method: 'POST',
+      headers: { host: sandboxHost(service), 'x-forwarded-for': from, ...headers },
+    });
+  }
+
+  const windowRows = async () => Number((await service.ctx.db.selectFrom('rate_limit_windows').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+
+  it('does not lock the owner out after 22 wrong keys for its client id from another address', async () => {
+    const creds = await createKey(service, await createMerchant(service));
+    const statuses: number[] = [];
+    for (let i = 0; i < 22; i++) statuses.push((await exchange('198.51.100.7', { 'x-client-id': creds.clientId, 'x-api-key': 'mwk_wrong' })).status);
+    assert.deepEqual(statuses, [...Array(20).fill(401), 429, 429], 'the guessing address is limited');
+    const owner = await exchange('198.51.100.8', { 'x-client-id': creds.clientId, 'x-api-key': creds.apiKey });
+    assert.equal(owner.status, 200, owner.text);
+    const limited = await exchange('198.51.100.7', { 'x-client-id': creds.clientId, 'x-api-key': creds.apiKey });
+    expectError(limited, 429, 'rate_limited', 'the limited address itself');
+    assert.ok(Number(limited.headers['retry-after']) >= 1);
+  });
+
+  it('limits attempts without x-client-id', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 21; i++) statuses.push((await exchange('198.51.100.9', { 'x-api-key': 'mwk_wrong' })).status);
+    assert.deepEqual(statuses, [...Array(20).fill(401), 429]);
+  });
+
+  it('limits random client ids by address without a row per client id', async () => {
+    const rowsBefore = await windowRows();
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) statuses.push((await exchange('198.51.100.10', { 'x-client-id': `cli_${randomUUID()}`, 'x-api-key': 'mwk_wrong' })).status);
+    assert.deepEqual(statuses, [...Array(20).fill(401), ...Array(10).fill(429)]);
+    assert.ok((await windowRows()) - rowsBefore <= 2, 'one counter per address and minute');
+    // An over-long client id is a failure like any other, not a 500.
+    const long = await exchange('198.51.100.11', { 'x-client-id': 'c'.repeat(3000), 'x-api-key': 'mwk_wrong' });
+    expectError(long, 401, 'invalid_credentials', 'long client id');
+  });
+
+  it('counts IPv6 sources by /64', async () => {
+    for (let i = 0; i < 20; i++) assert.equal((await exchange(`2001:db8:9:9::${i + 1}`, { 'x-api-key': 'x' })).status, 401);
+    assert.equal((await exchange('2001:db8:9:9:ffff::1', { 'x-api-key': 'x' })).status, 429, 'same /64');
+    assert.equal((await exchange('2001:db8:9:a::1', { 'x-api-key': 'x' })).status, 401, 'another /64');
+  });
+
+  it('names a source address by IPv4 address or IPv6 /64', () => {
+    assert.equal(sourceSubject('198.51.100.7'), '198.51.100.7');
+    assert.equal(sourceSubject('::ffff:198.51.100.7'), '198.51.100.7');
+    assert.equal(sourceSubject('2001:db8:9:9::1'), '2001:db8:9:9::/64');
+    assert.equal(sourceSubject('2001:0db8:0009:0009:ffff:0:0:1'), '2001:db8:9:9::/64');
+    assert.equal(sourceSubject('::1'), '0:0:0:0::/64');
+    assert.equal(sourceSubject('fe80::1%eth0'), 'fe80:0:0:0::/64');
+    assert.deepEqual(ipv6Hextets('64:ff9b::192.0.2.1'), [0x64, 0xff9b, 0, 0, 0, 0, 0xc000, 0x201]);
+    assert.equal(ipv6Hextets('not-an-ip'), null);
+  });
+
+  it('still limits a key to 20 exchanges a minute, from any address', async () => {
+    const creds = await createKey(service, await createMerchant(service));
+    for (let i = 0; i < 20; i++) {
+      assert.equal((await exchange(`203.0.113.${i + 1}`, { 'x-client-id': creds.clientId, 'x-api-key': creds.apiKey })).status, 200, `exchange ${i + 1}`);
+    }
+    expectError(await exchange('203.0.113.99', { 'x-client-id': creds.clientId, 'x-api-key': creds.apiKey }), 429, 'rate_limited', 'key budget');
   });
 });
