@@ -1,12 +1,14 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { signRequest } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { consumeNonce, purgeExpiredNonces } from '../src/platform/nonces.js';
 import { ipv6Hextets, sourceSubject } from '../src/platform/rate-limit.js';
+import { stopsTokens } from '../src/platform/api-keys.js';
 import { rawRequest, type RawResponse } from './support/raw-http.js';
-import { baseUrlFor, createKey, createMerchant, newMerchantClient, startTestService, type Credentials } from './support/service.js';
+import { admin, baseUrlFor, createKey, createMerchant, newMerchantClient, startTestService, type Credentials } from './support/service.js';
 
 /** Issue 9, points 7 to 9, 11 and 15: request security found by the first audit. */
 
@@ -169,5 +171,68 @@ describe('token-exchange limits (8)', () => {
       assert.equal((await exchange(`203.0.113.${i + 1}`, { 'x-client-id': creds.clientId, 'x-api-key': creds.apiKey })).status, 200, `exchange ${i + 1}`);
     }
     expectError(await exchange('203.0.113.99', { 'x-client-id': creds.clientId, 'x-api-key': creds.apiKey }), 429, 'rate_limited', 'key budget');
+  });
+});
+
+describe('operator key changes (9, 11)', () => {
+  let service: RunningService;
+  before(async () => {
+    service = await startTestService();
+  });
+  after(async () => service.close());
+
+  async function tokenFor(creds: Credentials): Promise<string> {
+    const res = await rawRequest(`${service.publicUrl}/v1/connect/token`, {
+      method: 'POST', headers: { host: sandboxHost(service), 'x-client-id': creds.clientId, 'x-api-key': creds.apiKey },
+    });
+    assert.equal(res.status, 200, res.text);
+    return res.body.auth_token;
+  }
+  const read = (token: string) => rawRequest(`${service.publicUrl}/v1/members/nobody`, { headers: { host: sandboxHost(service), authorization: `Bearer ${token}` } });
+
+  it('keeps tokens issued before a disable dead after the key is enabled again', async () => {
+    const creds = await createKey(service, await createMerchant(service));
+    const before = await tokenFor(creds);
+    assert.equal((await read(before)).status, 404, 'the token works');
+    assert.equal((await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { disabled: true })).status, 200);
+    expectError(await read(before), 401, 'invalid_token', 'while disabled');
+    const enabled = await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { disabled: false });
+    assert.equal(enabled.status, 200);
+    assert.equal(enabled.body.disabled, false);
+    expectError(await read(before), 401, 'invalid_token', 'after re-enabling');
+    const after = await tokenFor(creds);
+    assert.equal((await read(after)).status, 404, 'a new token works');
+  });
+
+  it('keeps tokens dead after an expired key is given a new expiry', async () => {
+    const creds = await createKey(service, await createMerchant(service), { expires_at: new Date(Date.now() + 1500).toISOString() });
+    const token = await tokenFor(creds);
+    assert.equal((await read(token)).status, 404);
+    for (let i = 0; i < 50 && (await read(token)).status !== 401; i++) await sleep(100);
+    expectError(await read(token), 401, 'invalid_token', 'expired');
+    assert.equal((await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { expires_at: null })).status, 200);
+    expectError(await read(token), 401, 'invalid_token', 'after the expiry is lifted');
+    assert.equal((await read(await tokenFor(creds))).status, 404);
+  });
+
+  it('leaves tokens alone on changes that do not stop the key', async () => {
+    const creds = await createKey(service, await createMerchant(service));
+    const token = await tokenFor(creds);
+    assert.equal((await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { scopes: ['members:write'] })).status, 200);
+    assert.equal((await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { expires_at: new Date(Date.now() + 3_600_000).toISOString() })).status, 200);
+    assert.equal((await read(token)).status, 404);
+  });
+
+  it('decides which key changes end the tokens (pure)', () => {
+    const now = new Date('2030-01-01T00:00:00Z');
+    const later = new Date('2030-01-02T00:00:00Z');
+    const earlier = new Date('2029-12-31T00:00:00Z');
+    const working = { disabled: false, expires_at: null };
+    assert.equal(stopsTokens(working, { disabled: true }, now), true, 'disable');
+    assert.equal(stopsTokens(working, { expiresAt: later }, now), false, 'a later expiry');
+    assert.equal(stopsTokens(working, {}, now), false, 'scopes or allow-list only');
+    assert.equal(stopsTokens({ disabled: true, expires_at: null }, { disabled: false }, now), true, 're-enable');
+    assert.equal(stopsTokens({ disabled: false, expires_at: earlier }, { expiresAt: null }, now), true, 'lifting a passed expiry');
+    assert.equal(stopsTokens({ disabled: false, expires_at: later.toISOString() }, { disabled: false }, now), false);
   });
 });

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { ApiKeysTable, Database, Environment } from '../db/schema.js';
 import { ApiError, invalidFields } from './errors.js';
 import { newId, randomToken, sha256Hex } from './ids.js';
@@ -125,8 +125,27 @@ export async function updateKey(
   }
   if (patch.disabled !== undefined) set.disabled = patch.disabled;
   if (patch.expires_at !== undefined) set.expires_at = patch.expires_at === null ? null : new Date(patch.expires_at);
+  if (stopsTokens(row, { disabled: patch.disabled, expiresAt: set.expires_at as Date | null | undefined }, new Date())) {
+    set.token_generation = sql`token_generation + 1`;
+  }
   const updated = await db.updateTable('api_keys').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
   return view(updated);
+}
+
+/**
+ * Whether a change ends the key's current tokens for good: the key is stopped by it (disabled, or
+ * expired), or was stopped before it. Tokens dead at any moment stay dead, so re-enabling a key
+ * or lifting a passed expiry does not revive them.
+ */
+export function stopsTokens(
+  before: { disabled: boolean; expires_at: Date | string | null },
+  change: { disabled?: boolean; expiresAt?: Date | null },
+  now: Date,
+): boolean {
+  const usable = (disabled: boolean, expiresAt: Date | string | null) =>
+    !disabled && (expiresAt === null || new Date(expiresAt).getTime() > now.getTime());
+  const after = usable(change.disabled ?? before.disabled, change.expiresAt === undefined ? before.expires_at : change.expiresAt);
+  return !usable(before.disabled, before.expires_at) || !after;
 }
 
 /** A new key with the same grants; the old one keeps working until the overlap ends, then stops hard. */

@@ -23,6 +23,7 @@ interface KeyRow {
   disabled: boolean;
   key_expires_at: Date | null;
   merchant_status: string;
+  token_generation: number;
 }
 
 export function keyUsable(row: Pick<KeyRow, 'disabled' | 'key_expires_at'>, now: Date): boolean {
@@ -64,7 +65,7 @@ export async function verifyCredentials(
     .innerJoin('merchants as m', 'm.id', 'k.merchant_id')
     .select([
       'k.id as key_id', 'k.merchant_id', 'k.environment', 'k.api_key_hash', 'k.signing_key', 'k.scopes',
-      'k.ip_allowlist', 'k.disabled', 'k.expires_at as key_expires_at', 'm.status as merchant_status',
+      'k.ip_allowlist', 'k.disabled', 'k.expires_at as key_expires_at', 'm.status as merchant_status', 'k.token_generation',
     ])
     .where('k.client_id', '=', clientId)
     .executeTakeFirst();
@@ -92,7 +93,11 @@ export async function issueToken(
       .values({ merchant_id: key.merchant_id, environment: key.environment })
       .onConflict((oc) => oc.doNothing())
       .execute();
-    await trx.insertInto('access_tokens').values({ token_hash: sha256Hex(token), key_id: key.key_id, expires_at: expiresAt }).execute();
+    // Stamped with the generation read with the credentials: a stop committed meanwhile kills it.
+    await trx
+      .insertInto('access_tokens')
+      .values({ token_hash: sha256Hex(token), key_id: key.key_id, expires_at: expiresAt, key_generation: key.token_generation })
+      .execute();
   });
   return { auth_token: token, expired_at: Math.floor(expiresAt.getTime() / 1000), token_type: 'Bearer', scopes: key.scopes };
 }
@@ -119,8 +124,9 @@ export interface Authenticated extends AuthContext {
 /**
  * Resolves a token to its key and merchant and counts the request in its rate window, in one
  * statement: the hot path of every authenticated request is one round trip. The key's state is
- * read on every request, so disabling, expiry, rotation and added scopes take effect at once. A
- * hit is counted only for a usable token of this environment.
+ * read on every request, so disabling, expiry, rotation and added scopes take effect at once, and
+ * a token issued before the key's last stop (an older token generation) is unknown. A hit is
+ * counted only for a usable token of this environment.
  */
 export async function authenticate(
   db: Kysely<Database>,
@@ -138,7 +144,7 @@ export async function authenticate(
              k.ip_allowlist, k.disabled, k.expires_at AS key_expires_at, m.status AS merchant_status,
              k.merchant_id || ':' || k.environment AS subject
       FROM access_tokens t
-      JOIN api_keys k ON k.id = t.key_id
+      JOIN api_keys k ON k.id = t.key_id AND k.token_generation = t.key_generation
       JOIN merchants m ON m.id = k.merchant_id
       WHERE t.token_hash = ${sha256Hex(token)}
     ), hit AS (
