@@ -210,6 +210,9 @@ describe('operator key changes (9, 11)', () => {
     assert.equal((await read(token)).status, 404);
     for (let i = 0; i < 50 && (await read(token)).status !== 401; i++) await sleep(100);
     expectError(await read(token), 401, 'invalid_token', 'expired');
+    const rotated = await admin(service, 'POST', `/admin/v1/api-keys/${creds.keyId}/rotate`, { overlap_seconds: 60 });
+    assert.equal(rotated.status, 400, 'an expired key has no successor born dead');
+    assert.equal(rotated.body.code, 'state_invalid');
     assert.equal((await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { expires_at: null })).status, 200);
     expectError(await read(token), 401, 'invalid_token', 'after the expiry is lifted');
     assert.equal((await read(await tokenFor(creds))).status, 404);
@@ -234,5 +237,25 @@ describe('operator key changes (9, 11)', () => {
     assert.equal(stopsTokens({ disabled: true, expires_at: null }, { disabled: false }, now), true, 're-enable');
     assert.equal(stopsTokens({ disabled: false, expires_at: earlier }, { expiresAt: null }, now), true, 'lifting a passed expiry');
     assert.equal(stopsTokens({ disabled: false, expires_at: later.toISOString() }, { disabled: false }, now), false);
+  });
+
+  it('refuses an expires_at that has already passed, on create and on PATCH', async () => {
+    const merchantId = await createMerchant(service);
+    const past = new Date(Date.now() - 60_000).toISOString();
+    const created = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/api-keys`, { environment: 'sandbox', scopes: [], expires_at: past });
+    assert.equal(created.status, 400, JSON.stringify(created.body));
+    assert.equal(created.body.code, 'invalid_fields');
+    assert.deepEqual(created.body.fields, [{ key: 'expires_at', reason: 'in_the_past' }]);
+    const keys = await service.ctx.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchantId).execute();
+    assert.deepEqual(keys, [], 'no key was created');
+
+    const creds = await createKey(service, merchantId);
+    const patched = await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { expires_at: past, disabled: true });
+    assert.equal(patched.status, 400, JSON.stringify(patched.body));
+    assert.equal(patched.body.code, 'invalid_fields');
+    assert.deepEqual(patched.body.fields, [{ key: 'expires_at', reason: 'in_the_past' }]);
+    const row = await service.ctx.db.selectFrom('api_keys').select(['disabled', 'expires_at']).where('id', '=', creds.keyId).executeTakeFirstOrThrow();
+    assert.deepEqual(row, { disabled: false, expires_at: null }, 'nothing of the refused patch was applied');
+    assert.equal((await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { expires_at: null })).status, 200, 'null (never) is fine');
   });
 });
