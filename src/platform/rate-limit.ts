@@ -1,7 +1,8 @@
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIPv4 } from 'node:net';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { ApiError } from './errors.js';
+import { ipv6Hextets } from './ip-address.js';
 
 const windowSeconds = 60;
 
@@ -99,24 +100,6 @@ export function sourceSubject(ip: string): string {
   const hextets = ipv6Hextets(ip);
   if (!hextets) return ip.slice(0, 64);
   return `${hextets.slice(0, 4).map((h) => h.toString(16)).join(':')}::/64`;
-}
-
-/** The eight 16-bit groups of an IPv6 address (zone and embedded IPv4 forms included), or null. */
-export function ipv6Hextets(ip: string): number[] | null {
-  const address = ip.split('%')[0]!;
-  if (!isIPv6(address)) return null;
-  let text = address;
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (v4) {
-    const [a, b, c, d] = v4[1]!.split('.').map(Number) as [number, number, number, number];
-    text = `${text.slice(0, -v4[1]!.length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.split('::') as [string, string | undefined];
-  const parse = (part: string) => (part === '' ? [] : part.split(':').map((h) => parseInt(h, 16)));
-  const left = parse(head);
-  if (tail === undefined) return left.length === 8 ? left : null;
-  const right = parse(tail);
-  return [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
 }
 
 export async function purgeOldWindows(db: Kysely<Database>, nowMs = Date.now()): Promise<void> {
