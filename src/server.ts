@@ -31,6 +31,8 @@ export interface RunningService {
 export interface StartOptions {
   config?: Partial<Config>;
   tokenTtlSeconds?: number;
+  /** Tests only: the clock of the timestamp tolerance and the nonce window (default `Date.now`). */
+  requestClock?: () => number;
   logger?: boolean;
   /** The background log (ctx.log); default: pino on stdout at LOG_LEVEL, silent when `logger` is false. */
   log?: FastifyBaseLogger;
@@ -72,6 +74,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     metrics,
     apiCallLog: new ApiCallLog(handle.db, (err) => reportFailure({ log, metrics }, { job: 'api-call-log' }, err, 'a batch of the API call log could not be written; it is lost')),
     tokenTtlSeconds: options.tokenTtlSeconds ?? config.tokenTtlSeconds,
+    requestClock: options.requestClock ?? Date.now,
     logger,
     log,
     upstreams: createUpstreams(handle.db, config),

@@ -16,6 +16,11 @@ export interface ServiceContext {
   apiCallLog: ApiCallLog;
   /** Access-token lifetime (config `tokenTtlSeconds`); 30 minutes by the reference, shortened only by tests. */
   tokenTtlSeconds: number;
+  /**
+   * Real time in milliseconds for the request-security windows (timestamp tolerance, nonce
+   * window); `Date.now` except in tests, which move it instead of waiting five minutes.
+   */
+  requestClock: () => number;
   /** false silences request logs (tests and benchmarks). */
   logger: boolean;
   /** The log of work outside requests (jobs, tickers, the API call log writer): pino, JSON lines on stdout. */

@@ -8,6 +8,7 @@ import * as m005 from './migrations/005_alerts.js';
 import * as m006 from './migrations/006_webhooks.js';
 import * as m007 from './migrations/007_upstreams_qrpay.js';
 import * as m008 from './migrations/008_unlogged_rate_windows.js';
+import * as m009 from './migrations/009_security.js';
 import * as m010 from './migrations/010_merchant_fees_and_deposit_reads.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '006_webhooks': m006,
   '007_upstreams_qrpay': m007,
   '008_unlogged_rate_windows': m008,
+  '009_security': m009,
   '010_merchant_fees_and_deposit_reads': m010,
 };
 

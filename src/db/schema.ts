@@ -31,6 +31,8 @@ export interface ApiKeysTable {
   disabled: Generated<boolean>;
   expires_at: Date | string | null;
   rotated_from: string | null;
+  /** Moves on every stop of the key; tokens of an older generation are dead (migration 009). */
+  token_generation: Generated<number>;
   created_at: Generated<Date>;
   updated_at: Timestamp;
 }
@@ -39,6 +41,8 @@ export interface AccessTokensTable {
   token_hash: string;
   key_id: string;
   expires_at: Date | string;
+  /** The key's token generation at issue. */
+  key_generation: Generated<number>;
   created_at: Generated<Date>;
 }
 

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { ApiKeysTable, Database, Environment } from '../db/schema.js';
 import { ApiError, invalidFields } from './errors.js';
 import { newId, randomToken, sha256Hex } from './ids.js';
@@ -55,11 +55,19 @@ function requireAllowlist(environment: Environment, allowlist: string): void {
   }
 }
 
+/** A key must not be born dead: an `expires_at` at or before now is refused. */
+export function requireFutureExpiry(expiresAt: Date | null, now: Date): void {
+  if (expiresAt !== null && expiresAt.getTime() <= now.getTime()) {
+    throw invalidFields([{ key: 'expires_at', reason: 'in_the_past' }], 'expires_at has already passed');
+  }
+}
+
 export async function createKey(
   db: Db,
   input: { merchantId: string; environment: Environment; scopes: string[]; pendingScopes: string[]; ipAllowlist: string; expiresAt: Date | null; rotatedFrom?: string },
 ): Promise<KeyWithSecrets> {
   requireAllowlist(input.environment, input.ipAllowlist);
+  requireFutureExpiry(input.expiresAt, new Date());
   const apiKey = `mwk_${randomToken(32)}`;
   const signingKey = `mws_${randomToken(32)}`;
   const row = await db
@@ -111,7 +119,9 @@ export async function updateKey(
   patch: { scopes?: string[]; ip_allowlist?: string; disabled?: boolean; expires_at?: string | null },
 ): Promise<KeyView> {
   const row = await getKey(db, id);
-  const set: Record<string, unknown> = { updated_at: new Date() };
+  const now = new Date();
+  const set: Record<string, unknown> = { updated_at: now };
+  if (patch.expires_at !== undefined && patch.expires_at !== null) requireFutureExpiry(new Date(patch.expires_at), now);
   if (patch.scopes !== undefined) {
     const { scopes, pending } = splitScopes(row.environment, patch.scopes);
     // Scopes already approved stay granted; newly requested restricted ones wait again.
@@ -125,8 +135,27 @@ export async function updateKey(
   }
   if (patch.disabled !== undefined) set.disabled = patch.disabled;
   if (patch.expires_at !== undefined) set.expires_at = patch.expires_at === null ? null : new Date(patch.expires_at);
+  if (stopsTokens(row, { disabled: patch.disabled, expiresAt: set.expires_at as Date | null | undefined }, now)) {
+    set.token_generation = sql`token_generation + 1`;
+  }
   const updated = await db.updateTable('api_keys').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
   return view(updated);
+}
+
+/**
+ * Whether a change ends the key's current tokens for good: the key is stopped by it (disabled, or
+ * expired), or was stopped before it. Tokens dead at any moment stay dead, so re-enabling a key
+ * or lifting a passed expiry does not revive them.
+ */
+export function stopsTokens(
+  before: { disabled: boolean; expires_at: Date | string | null },
+  change: { disabled?: boolean; expiresAt?: Date | null },
+  now: Date,
+): boolean {
+  const usable = (disabled: boolean, expiresAt: Date | string | null) =>
+    !disabled && (expiresAt === null || new Date(expiresAt).getTime() > now.getTime());
+  const after = usable(change.disabled ?? before.disabled, change.expiresAt === undefined ? before.expires_at : change.expiresAt);
+  return !usable(before.disabled, before.expires_at) || !after;
 }
 
 /** A new key with the same grants; the old one keeps working until the overlap ends, then stops hard. */
@@ -134,8 +163,11 @@ export async function rotateKey(db: Kysely<Database>, id: string, overlapSeconds
   return db.transaction().execute(async (trx) => {
     const old = await getKey(trx, id);
     if (old.disabled) throw new ApiError('state_invalid', 'A disabled key cannot be rotated.');
-    const edge = new Date(Date.now() + overlapSeconds * 1000);
+    const now = Date.now();
+    const edge = new Date(now + overlapSeconds * 1000);
     const oldExpiry = old.expires_at ? new Date(old.expires_at) : null;
+    // Its successor would inherit a passed expiry: a key must not be born dead.
+    if (oldExpiry && oldExpiry.getTime() <= now) throw new ApiError('state_invalid', 'An expired key cannot be rotated.');
     await trx
       .updateTable('api_keys')
       .set({ expires_at: oldExpiry && oldExpiry < edge ? oldExpiry : edge, updated_at: new Date() })

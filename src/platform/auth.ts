@@ -23,6 +23,7 @@ interface KeyRow {
   disabled: boolean;
   key_expires_at: Date | null;
   merchant_status: string;
+  token_generation: number;
 }
 
 export function keyUsable(row: Pick<KeyRow, 'disabled' | 'key_expires_at'>, now: Date): boolean {
@@ -41,43 +42,64 @@ export function checkMerchantStatus(status: string, isRead: boolean): void {
   throw new ApiError('merchant_disabled');
 }
 
-export async function exchangeToken(
+/** Longer `x-client-id` or `x-api-key` values are refused without a lookup (ours are about 40 characters). */
+export const credentialLengthMax = 256;
+
+export type VerifiedKey = KeyRow;
+
+/**
+ * The key that the exchange credentials prove, or `invalid_credentials`: headers missing or too
+ * long, unknown client id, wrong api key, key disabled or expired. Says nothing about which.
+ */
+export async function verifyCredentials(
   db: Kysely<Database>,
-  input: { clientId: string | undefined; apiKey: string | undefined; environment: Environment; clientIp: string; ttlSeconds: number },
-): Promise<{ result: TokenExchangeResult; merchantId: string; keyId: string }> {
-  if (!input.clientId || !input.apiKey) throw new ApiError('invalid_credentials');
+  clientId: string | undefined,
+  apiKey: string | undefined,
+  now: Date,
+): Promise<VerifiedKey> {
+  if (!clientId || !apiKey || clientId.length > credentialLengthMax || apiKey.length > credentialLengthMax) {
+    throw new ApiError('invalid_credentials');
+  }
   const row = await db
     .selectFrom('api_keys as k')
     .innerJoin('merchants as m', 'm.id', 'k.merchant_id')
     .select([
       'k.id as key_id', 'k.merchant_id', 'k.environment', 'k.api_key_hash', 'k.signing_key', 'k.scopes',
-      'k.ip_allowlist', 'k.disabled', 'k.expires_at as key_expires_at', 'm.status as merchant_status',
+      'k.ip_allowlist', 'k.disabled', 'k.expires_at as key_expires_at', 'm.status as merchant_status', 'k.token_generation',
     ])
-    .where('k.client_id', '=', input.clientId)
+    .where('k.client_id', '=', clientId)
     .executeTakeFirst();
-  const now = new Date();
-  if (!row || row.api_key_hash !== sha256Hex(input.apiKey) || !keyUsable(row as KeyRow, now)) {
+  if (!row || row.api_key_hash !== sha256Hex(apiKey) || !keyUsable(row as KeyRow, now)) {
     throw new ApiError('invalid_credentials');
   }
-  if (row.environment !== input.environment) throw new ApiError('environment_mismatch');
-  checkIp(row.environment, row.ip_allowlist, input.clientIp);
-  checkMerchantStatus(row.merchant_status, true);
+  return row as KeyRow;
+}
+
+/** Issues a token for a verified key once the environment, the caller's address and the merchant pass. */
+export async function issueToken(
+  db: Kysely<Database>,
+  key: VerifiedKey,
+  input: { environment: Environment; clientIp: string; ttlSeconds: number; now: Date },
+): Promise<TokenExchangeResult> {
+  if (key.environment !== input.environment) throw new ApiError('environment_mismatch');
+  checkIp(key.environment, key.ip_allowlist, input.clientIp);
+  checkMerchantStatus(key.merchant_status, true);
 
   const token = `mwt_${randomToken(32)}`;
-  const expiresAt = new Date(now.getTime() + input.ttlSeconds * 1000);
+  const expiresAt = new Date(input.now.getTime() + input.ttlSeconds * 1000);
   await db.transaction().execute(async (trx) => {
     await trx
       .insertInto('merchant_principals')
-      .values({ merchant_id: row.merchant_id, environment: row.environment })
+      .values({ merchant_id: key.merchant_id, environment: key.environment })
       .onConflict((oc) => oc.doNothing())
       .execute();
-    await trx.insertInto('access_tokens').values({ token_hash: sha256Hex(token), key_id: row.key_id, expires_at: expiresAt }).execute();
+    // Stamped with the generation read with the credentials: a stop committed meanwhile kills it.
+    await trx
+      .insertInto('access_tokens')
+      .values({ token_hash: sha256Hex(token), key_id: key.key_id, expires_at: expiresAt, key_generation: key.token_generation })
+      .execute();
   });
-  return {
-    merchantId: row.merchant_id,
-    keyId: row.key_id,
-    result: { auth_token: token, expired_at: Math.floor(expiresAt.getTime() / 1000), token_type: 'Bearer', scopes: row.scopes },
-  };
+  return { auth_token: token, expired_at: Math.floor(expiresAt.getTime() / 1000), token_type: 'Bearer', scopes: key.scopes };
 }
 
 export function bearerFrom(headers: Record<string, string | string[] | undefined>): string | undefined {
@@ -102,8 +124,9 @@ export interface Authenticated extends AuthContext {
 /**
  * Resolves a token to its key and merchant and counts the request in its rate window, in one
  * statement: the hot path of every authenticated request is one round trip. The key's state is
- * read on every request, so disabling, expiry, rotation and added scopes take effect at once. A
- * hit is counted only for a usable token of this environment.
+ * read on every request, so disabling, expiry, rotation and added scopes take effect at once, and
+ * a token issued before the key's last stop (an older token generation) is unknown. A hit is
+ * counted only for a usable token of this environment.
  */
 export async function authenticate(
   db: Kysely<Database>,
@@ -121,7 +144,7 @@ export async function authenticate(
              k.ip_allowlist, k.disabled, k.expires_at AS key_expires_at, m.status AS merchant_status,
              k.merchant_id || ':' || k.environment AS subject
       FROM access_tokens t
-      JOIN api_keys k ON k.id = t.key_id
+      JOIN api_keys k ON k.id = t.key_id AND k.token_generation = t.key_generation
       JOIN merchants m ON m.id = k.merchant_id
       WHERE t.token_hash = ${sha256Hex(token)}
     ), hit AS (

@@ -196,6 +196,7 @@ async function checkSignature(ctx: ServiceContext, req: FastifyRequest, access: 
   const needed = access.signature === 'always' || (req.method !== 'GET' && req.method !== 'HEAD');
   if (!needed) return;
   const auth = req.auth!;
+  const nowMs = ctx.requestClock();
   const check = verifySignature(
     auth.signingKey,
     {
@@ -206,10 +207,11 @@ async function checkSignature(ctx: ServiceContext, req: FastifyRequest, access: 
       nonce: header(req, 'x-nonce'),
       signature: header(req, 'x-signature'),
     },
-    Math.floor(Date.now() / 1000),
+    Math.floor(nowMs / 1000),
   );
   if (!check.ok) throw new ApiError(check.code);
-  if (!(await consumeNonce(ctx.db, auth.merchantId, auth.environment, header(req, 'x-nonce')!))) throw new ApiError('nonce_reused');
+  const use = { merchantId: auth.merchantId, environment: auth.environment, nonce: check.nonce, timestampSeconds: check.timestampSeconds, nowMs };
+  if (!(await consumeNonce(ctx.db, use))) throw new ApiError('nonce_reused');
 }
 
 async function beginIdempotencyFor(ctx: ServiceContext, req: FastifyRequest, reply: FastifyReply, access: RouteAccess) {

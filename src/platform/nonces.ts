@@ -1,22 +1,44 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
-import { nonceWindowSeconds } from './signing.js';
+import { nonceWindowSeconds, timestampToleranceSeconds } from './signing.js';
+
+export interface NonceUse {
+  merchantId: string;
+  environment: Environment;
+  nonce: string;
+  /** The request's verified `x-timestamp`, Unix seconds. */
+  timestampSeconds: number;
+  /** The request-security clock, milliseconds. */
+  nowMs: number;
+}
+
+/**
+ * Until when a nonce must be kept: five minutes from first use (the reference's nonce window), and
+ * at least until its timestamp has left the tolerance, so that the same signed bytes cannot be
+ * sent again while the timestamp would still be accepted. Timestamps are whole seconds, accepted
+ * while `floor(now) - timestamp <= tolerance`, that is until `(timestamp + tolerance + 1) s`.
+ */
+export function nonceExpiryMs(timestampSeconds: number, nowMs: number): number {
+  return Math.max(nowMs + nonceWindowSeconds * 1000, (timestampSeconds + timestampToleranceSeconds + 1) * 1000);
+}
 
 /**
  * Consumes a nonce for the merchant and environment. True when it was fresh. An expired row is
  * taken over in the same statement, so the window is exact without waiting for cleanup.
  */
-export async function consumeNonce(db: Kysely<Database>, merchantId: string, environment: Environment, nonce: string): Promise<boolean> {
+export async function consumeNonce(db: Kysely<Database>, use: NonceUse): Promise<boolean> {
+  const now = new Date(use.nowMs);
+  const expiresAt = new Date(nonceExpiryMs(use.timestampSeconds, use.nowMs));
   const { rows } = await sql<{ nonce: string }>`
     INSERT INTO signature_nonces (merchant_id, environment, nonce, expires_at)
-    VALUES (${merchantId}, ${environment}, ${nonce}, now() + make_interval(secs => ${nonceWindowSeconds}))
+    VALUES (${use.merchantId}, ${use.environment}, ${use.nonce}, ${expiresAt})
     ON CONFLICT (merchant_id, environment, nonce) DO UPDATE SET expires_at = excluded.expires_at
-      WHERE signature_nonces.expires_at <= now()
+      WHERE signature_nonces.expires_at <= ${now}
     RETURNING nonce
   `.execute(db);
   return rows.length === 1;
 }
 
-export async function purgeExpiredNonces(db: Kysely<Database>): Promise<void> {
-  await db.deleteFrom('signature_nonces').where('expires_at', '<=', sql<Date>`now()`).execute();
+export async function purgeExpiredNonces(db: Kysely<Database>, nowMs = Date.now()): Promise<void> {
+  await db.deleteFrom('signature_nonces').where('expires_at', '<=', new Date(nowMs)).execute();
 }

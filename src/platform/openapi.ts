@@ -5,7 +5,7 @@ import type { ServiceContext } from '../service-context.js';
 import { ApiError, errorStatus, errorTypes, type ErrorCode } from './errors.js';
 import type { AppInstance } from './http-app.js';
 import { rateLimitsPerMinute, type RouteAccess } from './route-access.js';
-import { nonceWindowSeconds, timestampToleranceSeconds } from './signing.js';
+import { nonceLengthMax, nonceWindowSeconds, timestampToleranceSeconds } from './signing.js';
 
 /**
  * The OpenAPI 3.1 document at GET /v1/openapi.json. Route schemas are the single source: bodies,
@@ -109,8 +109,8 @@ export function accessHeaders(method: string, access: RouteAccess): Json[] {
         name: 'x-nonce',
         in: 'header',
         required: true,
-        description: `Fresh for every request, retries included; not reusable within ${nonceWindowSeconds / 60} minutes. Part of the signing string.`,
-        schema: { type: 'string', minLength: 1 },
+        description: `Fresh for every request, retries included; not reusable within ${nonceWindowSeconds / 60} minutes, nor while its \`x-timestamp\` is still accepted. 1 to ${nonceLengthMax} visible ASCII characters (a UUID fits), otherwise \`invalid_signature\`. Part of the signing string.`,
+        schema: { type: 'string', minLength: 1, maxLength: nonceLengthMax, pattern: '^[\\x21-\\x7e]+$' },
         example: 'b1946ac92492d2347c6235b4d2611184',
       },
       {

@@ -1,6 +1,8 @@
+import { isIPv4 } from 'node:net';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { ApiError } from './errors.js';
+import { ipv6Hextets } from './ip-address.js';
 
 const windowSeconds = 60;
 
@@ -57,7 +59,7 @@ export async function settleHit(
  * Counts the hit atomically in the database (so several processes share one window) and reads the
  * previous window in the same statement; then settles it.
  */
-export async function consume(db: Kysely<Database>, subject: string, bucket: string, limit: number, nowMs = Date.now()): Promise<void> {
+export async function consume(db: Kysely<Database>, subject: string, bucket: string, limit: number, nowMs = Date.now()): Promise<CountedHit> {
   const position = windowAt(nowMs);
   const { windowStart } = position;
   const { rows } = await sql<{ current: number; previous: number | null }>`
@@ -71,6 +73,33 @@ export async function consume(db: Kysely<Database>, subject: string, bucket: str
            (SELECT hits FROM rate_limit_windows WHERE subject = ${subject} AND bucket = ${bucket} AND window_start = ${windowStart - 1}) AS previous
   `.execute(db);
   await settleHit(db, { subject, bucket, position, current: Number(rows[0]!.current), previous: Number(rows[0]!.previous ?? 0) }, limit);
+  return { subject, bucket, windowStart };
+}
+
+export interface CountedHit {
+  subject: string;
+  bucket: string;
+  windowStart: number;
+}
+
+/** Takes back a hit counted by `consume` (in the window it was counted in). */
+export async function refund(db: Kysely<Database>, hit: CountedHit): Promise<void> {
+  await sql`UPDATE rate_limit_windows SET hits = hits - 1
+            WHERE subject = ${hit.subject} AND bucket = ${hit.bucket} AND window_start = ${hit.windowStart} AND hits > 0`.execute(db);
+}
+
+/**
+ * The rate-limit subject of a source address: an IPv4 address as it is (also when it arrives
+ * IPv4-mapped), an IPv6 address by its /64, the smallest block a host is normally given, so that
+ * one host cannot get a fresh budget per address.
+ */
+export function sourceSubject(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (isIPv4(ip)) return ip;
+  const hextets = ipv6Hextets(ip);
+  if (!hextets) return ip.slice(0, 64);
+  return `${hextets.slice(0, 4).map((h) => h.toString(16)).join(':')}::/64`;
 }
 
 export async function purgeOldWindows(db: Kysely<Database>, nowMs = Date.now()): Promise<void> {

@@ -1,9 +1,7 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { exchangeToken } from '../../platform/auth.js';
-import { consume } from '../../platform/rate-limit.js';
-import { rateLimitsPerMinute } from '../../platform/route-access.js';
+import { exchangeWithLimits } from './exchange.js';
 
 const TokenResponse = Type.Object({
   auth_token: Type.String(),
@@ -21,17 +19,10 @@ export async function authRoutes(app: AppInstance, ctx: ServiceContext): Promise
       headers: Type.Object({ 'x-client-id': Type.Optional(Type.String()), 'x-api-key': Type.Optional(Type.String()) }),
       response: { 200: TokenResponse },
     },
-  }, async (req) => {
-    const clientId = req.headers['x-client-id'];
-    // Counted per presented client id, failures included: a wrong key must not be retried in a loop.
-    if (clientId) await consume(ctx.db, `client:${clientId}`, 'token_exchange', rateLimitsPerMinute.token_exchange * ctx.config.rateLimitScale);
-    const { result } = await exchangeToken(ctx.db, {
-      clientId,
-      apiKey: req.headers['x-api-key'],
-      environment: req.environment,
-      clientIp: req.ip,
-      ttlSeconds: ctx.tokenTtlSeconds,
-    });
-    return result;
-  });
+  }, async (req) => exchangeWithLimits(ctx, {
+    clientId: req.headers['x-client-id'],
+    apiKey: req.headers['x-api-key'],
+    environment: req.environment,
+    clientIp: req.ip,
+  }));
 }

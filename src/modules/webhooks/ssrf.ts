@@ -2,46 +2,83 @@ import { BlockList, isIP } from 'node:net';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { Config } from '../../platform/config.js';
 import type { Environment } from '../../db/schema.js';
+import { ipv6Hextets } from '../../platform/ip-address.js';
 
 /**
  * Where a webhook may be sent. In production the URL must be https and every address its host
- * resolves to must be public; the sandbox may also use http and loopback or private addresses
- * (local development; `WEBHOOK_PRIVATE_TARGETS`). Metadata, link-local, unspecified, multicast
- * and reserved addresses are refused everywhere. The check runs when an endpoint is saved and
- * again before every attempt, and the request connects to the address that was checked.
+ * resolves to must be public: outside every range of the IANA IPv4 and IPv6 Special-Purpose
+ * Address Registries and multicast, and for IPv6 inside global unicast 2000::/3. The sandbox may
+ * also use http and loopback or private addresses (local development; `WEBHOOK_PRIVATE_TARGETS`).
+ * Metadata, link-local, unspecified, multicast and reserved addresses are refused everywhere. The
+ * check runs when an endpoint is saved and again before every attempt, and the request connects
+ * to the address that was checked.
  */
 
 export type AddressClass = 'public' | 'loopback' | 'private' | 'link_local' | 'metadata' | 'unspecified' | 'multicast' | 'reserved';
 
-function list(entries: Array<[string, number]>): BlockList {
+type Range = [network: string, prefix: number, registryEntry: string];
+
+function list(entries: Range[]): BlockList {
   const b = new BlockList();
   for (const [net, prefix] of entries) b.addSubnet(net, prefix, net.includes(':') ? 'ipv6' : 'ipv4');
   return b;
 }
 
-// Checked in this order: metadata before link-local and private (they contain it).
-const classes: Array<[AddressClass, BlockList]> = [
-  ['metadata', list([['169.254.169.254', 32], ['fd00:ec2::254', 128], ['100.100.100.200', 32]])],
-  ['unspecified', list([['0.0.0.0', 8], ['::', 128]])],
-  ['loopback', list([['127.0.0.0', 8], ['::1', 128]])],
-  ['link_local', list([['169.254.0.0', 16], ['fe80::', 10]])],
-  ['private', list([['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10], ['fc00::', 7]])],
-  ['multicast', list([['224.0.0.0', 4], ['ff00::', 8]])],
-  ['reserved', list([
-    ['240.0.0.0', 4], ['192.0.0.0', 24], ['192.0.2.0', 24], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-    // IPv4-compatible, NAT64 and 6to4 forms embed an IPv4 address that could be internal; documentation range.
-    ['::', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2002::', 16], ['2001:db8::', 32], ['100::', 64],
-  ])],
+/**
+ * Checked in this order: metadata before link-local and private (they contain it). Every IANA
+ * special-purpose entry is listed, also where a wider one covers it, so the table reads against
+ * the registries (IPv4 and IPv6 Special-Purpose Address Registries, as of 2025).
+ */
+const classes: Array<[AddressClass, Range[]]> = [
+  ['metadata', [['169.254.169.254', 32, 'cloud metadata'], ['100.100.100.200', 32, 'cloud metadata'], ['fd00:ec2::254', 128, 'cloud metadata']]],
+  ['unspecified', [['0.0.0.0', 8, '"this network"'], ['::', 128, 'unspecified']]],
+  ['loopback', [['127.0.0.0', 8, 'loopback'], ['::1', 128, 'loopback']]],
+  ['link_local', [['169.254.0.0', 16, 'link-local'], ['fe80::', 10, 'link-local unicast']]],
+  ['private', [
+    ['10.0.0.0', 8, 'private-use'], ['172.16.0.0', 12, 'private-use'], ['192.168.0.0', 16, 'private-use'],
+    ['100.64.0.0', 10, 'shared address space'], ['fc00::', 7, 'unique-local'],
+  ]],
+  ['multicast', [['224.0.0.0', 4, 'multicast'], ['ff00::', 8, 'multicast']]],
+  ['reserved', [
+    ['192.0.0.0', 24, 'IETF protocol assignments'], ['192.0.2.0', 24, 'documentation (TEST-NET-1)'],
+    ['192.31.196.0', 24, 'AS112-v4'], ['192.52.193.0', 24, 'AMT'], ['192.88.99.0', 24, 'deprecated 6to4 relay anycast'],
+    ['192.175.48.0', 24, 'direct delegation AS112'], ['198.18.0.0', 15, 'benchmarking'],
+    ['198.51.100.0', 24, 'documentation (TEST-NET-2)'], ['203.0.113.0', 24, 'documentation (TEST-NET-3)'],
+    ['240.0.0.0', 4, 'reserved'], ['255.255.255.255', 32, 'limited broadcast'],
+    // IPv6 forms that embed an IPv4 address are refused whole, not decoded (IPv4-mapped aside).
+    ['::', 96, 'IPv4-compatible (deprecated)'], ['::ffff:0:0:0', 96, 'IPv4-translated'],
+    ['64:ff9b::', 96, 'IPv4/IPv6 translation'], ['64:ff9b:1::', 48, 'local-use IPv4/IPv6 translation'],
+    ['100::', 64, 'discard-only'], ['100:0:0:1::', 64, 'dummy prefix'],
+    ['2001::', 23, 'IETF protocol assignments (Teredo 2001::/32, benchmarking 2001:2::/48, AMT, AS112, ORCHID, ORCHIDv2, drone remote ID)'],
+    ['2001:db8::', 32, 'documentation'], ['2002::', 16, '6to4'], ['2620:4f:8000::', 48, 'direct delegation AS112'],
+    ['3fff::', 20, 'documentation'], ['5f00::', 16, 'segment routing SIDs'], ['fec0::', 10, 'site-local (deprecated)'],
+  ]],
 ];
 
-/** The class of one IP address (v4, v6, or v4-mapped v6). */
+const compiled: Array<[AddressClass, BlockList]> = classes.map(([cls, ranges]) => [cls, list(ranges)]);
+
+/** IPv6 outside global unicast is reserved by the IETF (or special-purpose, listed above). */
+const globalUnicast = list([['2000::', 3, 'global unicast']]);
+
+/** The IPv4 address an IPv4-mapped IPv6 address (::ffff:0:0/96) carries, or null. */
+function mappedIPv4(hextets: number[]): string | null {
+  if (hextets.slice(0, 5).some((h) => h !== 0) || hextets[5] !== 0xffff) return null;
+  const [hi, lo] = [hextets[6]!, hextets[7]!];
+  return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+}
+
+/** The class of one IP address (v4, v6, or v4-mapped v6 judged as its IPv4 address). */
 export function classifyAddress(address: string): AddressClass {
-  const family = isIP(address);
+  const ip = address.split('%')[0]!; // a zone (fe80::1%eth0) says nothing about the range
+  const family = isIP(ip);
   if (family === 0) throw new TypeError(`not an IP address: ${address}`);
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  const ip = mapped ? mapped[1]! : address;
-  const type = isIP(ip) === 4 ? 'ipv4' : 'ipv6';
-  for (const [cls, blocks] of classes) if (blocks.check(ip, type)) return cls;
+  if (family === 6) {
+    const mapped = mappedIPv4(ipv6Hextets(ip)!);
+    if (mapped) return classifyAddress(mapped);
+  }
+  const type = family === 4 ? 'ipv4' : 'ipv6';
+  for (const [cls, blocks] of compiled) if (blocks.check(ip, type)) return cls;
+  if (type === 'ipv6' && !globalUnicast.check(ip, 'ipv6')) return 'reserved';
   return 'public';
 }
 
