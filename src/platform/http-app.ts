@@ -1,4 +1,5 @@
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../service-context.js';
@@ -11,11 +12,13 @@ import { settleHit, windowAt } from './rate-limit.js';
 import { rateBucketFor, rateLimitsPerMinute, type RouteAccess } from './route-access.js';
 import { hasScope } from './scopes.js';
 import { verifySignature } from './signing.js';
-import { validatorCompiler } from './validation.js';
+import { findUnsafeRequestText, findUnsafeText, jsonDepthExceeds, jsonDepthMax, pathParamLengthMax, validatorCompiler } from './validation.js';
 import { resolveMember } from '../modules/members/queries.js';
 import './request-context.js';
 
 export type AppInstance = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
+
+const newRequestId = () => `req_${randomUUID()}`;
 
 const redactedHeaders = ['authorization', 'x-auth-token', 'x-api-key', 'x-signature', 'x-step-up', 'cookie'];
 
@@ -52,24 +55,83 @@ export function installErrorHandling(app: AppInstance): void {
     const body = apiError.body(req.id);
     // The reference's 429 example wraps the fields in `error`; both shapes are sent so either reader works.
     const payload = apiError.code === 'rate_limited' ? { ...body, error: body } : body;
-    void reply.code(apiError.status).headers(apiError.headers).send(payload);
+    void reply.code(apiError.status).header('x-request-id', req.id).headers(apiError.headers).send(payload);
   });
   app.setNotFoundHandler((req, reply) => {
-    void reply.code(404).send(new ApiError('not_found', 'No such endpoint.').body(req.id));
+    void reply.code(404).header('x-request-id', req.id).send(new ApiError('not_found', 'No such endpoint.').body(req.id));
   });
 }
 
-/** Keeps the exact bytes received (the signature covers them) and parses JSON ourselves. */
+/**
+ * Errors the router meets before any hook runs (a path that is not valid percent-encoded UTF-8,
+ * a path parameter longer than `pathParamLengthMax`): the envelope, like every other answer.
+ */
+function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  const message = err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+    ? `A path segment is longer than ${pathParamLengthMax} characters.`
+    : err.code === 'FST_ERR_BAD_URL' ? 'The path is not valid percent-encoded UTF-8.' : 'The request is malformed.';
+  const apiError = new ApiError('invalid_request', message);
+  void reply.code(apiError.status).header('x-request-id', req.id).send(apiError.body(req.id));
+}
+
+/**
+ * Requests Node's HTTP parser refuses (a NUL or control character in a header, headers over the
+ * size limit, a broken request line) never reach Fastify: answered here with the envelope and a
+ * fresh request id, then the connection is closed.
+ */
+function clientErrorHandler(this: { log: { debug: (o: object, m: string) => void } }, err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const requestId = newRequestId();
+  this.log.debug({ err, reqId: requestId }, 'client error');
+  const message = err.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.'
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'The request was not received in time.'
+      : 'The request is not valid HTTP (a header or the request line is malformed).';
+  const body = JSON.stringify(new ApiError('invalid_request', message).body(requestId));
+  if (socket.writable) {
+    socket.write([
+      'HTTP/1.1 400 Bad Request',
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `X-Request-Id: ${requestId}`,
+      'Connection: close',
+      '',
+      body,
+    ].join('\r\n'));
+  }
+  socket.destroy();
+}
+
+/**
+ * Text that cannot reach the database unchanged (NUL, an unpaired surrogate) in a path parameter,
+ * a query value or a header is refused before anything uses it: 400 `invalid_request`.
+ */
+function refuseUnsafeText(req: FastifyRequest): void {
+  const where = findUnsafeRequestText({ params: req.params, query: req.query, headers: req.headers });
+  if (where) throw new ApiError('invalid_request', `The ${where} contains a NUL character or an unpaired surrogate.`);
+}
+
+/**
+ * Keeps the exact bytes received (the signature covers them) and parses JSON ourselves: nesting
+ * deeper than `jsonDepthMax` is refused before JSON.parse, and a string (value or key) holding
+ * NUL or an unpaired surrogate after it, so nothing later walks or stores such a body.
+ */
 export function installBodyParsing(app: AppInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (req: FastifyRequest, body: Buffer, done: (err: Error | null, body?: unknown) => void) => {
     req.rawBody = body;
     if (body.length === 0) return done(null, undefined);
+    if (jsonDepthExceeds(body)) return done(new ApiError('invalid_request', `The request body nests arrays and objects deeper than ${jsonDepthMax} levels.`));
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(body.toString('utf8')));
+      parsed = JSON.parse(body.toString('utf8'));
     } catch {
-      done(new ApiError('invalid_request', 'The request body is not valid JSON.'));
+      return done(new ApiError('invalid_request', 'The request body is not valid JSON.'));
     }
+    const at = findUnsafeText(parsed);
+    if (at !== undefined) {
+      return done(new ApiError('invalid_request', `The request body has a NUL character or an unpaired surrogate at ${at === '' ? 'its top level' : JSON.stringify(at)}.`));
+    }
+    done(null, parsed);
   });
 }
 
@@ -79,14 +141,23 @@ const undeclared: RouteAccess = { scope: 'public' };
 export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: string[] | false } = {}): AppInstance {
   const app = Fastify({
     logger: ctx.logger === false ? false : loggerOptions(ctx.config.logLevel),
-    genReqId: () => `req_${randomUUID()}`,
+    genReqId: newRequestId,
     trustProxy: options.trustProxy ?? false,
     bodyLimit: ctx.config.bodyLimitBytes,
     return503OnClosing: true,
+    routerOptions: { maxParamLength: pathParamLengthMax },
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>() as AppInstance;
   app.setValidatorCompiler(validatorCompiler);
   installBodyParsing(app);
   installErrorHandling(app);
+  // First of every listener's hooks: the request id header, then text no later step may see.
+  app.addHook('onRequest', async (req, reply) => {
+    req.startedAt = process.hrtime.bigint();
+    void reply.header('x-request-id', req.id);
+    refuseUnsafeText(req);
+  });
   return app;
 }
 
@@ -114,10 +185,8 @@ export function buildPublicApp(ctx: ServiceContext): AppInstance {
     route.preValidation = undefined;
   });
 
-  app.addHook('onRequest', async (req, reply) => {
-    req.startedAt = process.hrtime.bigint();
+  app.addHook('onRequest', async (req) => {
     req.environment = environmentFromHost(req.headers.host);
-    void reply.header('x-request-id', req.id);
     const access = req.routeOptions.config.access;
     if (!access) return;
     if (access.sandboxOnly && req.environment !== 'sandbox') throw new ApiError('not_found');

@@ -1,8 +1,10 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/schema.js';
 import { ApiError } from './errors.js';
 import { sha256Hex } from './ids.js';
+import type { IdempotencyContext } from './request-context.js';
 
 export const idempotencyWindowHours = 24;
 const keyShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -51,12 +53,58 @@ export class ReplaySignal {
   constructor(readonly stored: StoredResult) {}
 }
 
-/** Throws for a key reused with another body or endpoint; answers whether a stored result exists. */
-function matchStored(req: FastifyRequest, stored: StoredResult): ReplaySignal {
+/**
+ * A record with status 0 is a claim, not a result: a write whose effect commits before an
+ * outside call (`claimWrite`) holds its key while the call runs. The body names the holder and
+ * how long the claim lasts; after that a holder that stopped (a crash) is presumed gone.
+ */
+const claimStatus = 0;
+
+interface Claim {
+  in_progress: string;
+  lease_until_ms: number;
+}
+
+function claimOf(stored: StoredResult): Claim | undefined {
+  if (stored.status_code !== claimStatus) return undefined;
+  try {
+    const claim = JSON.parse(stored.response_body) as Claim;
+    return typeof claim.lease_until_ms === 'number' ? claim : { in_progress: '', lease_until_ms: 0 };
+  } catch {
+    return { in_progress: '', lease_until_ms: 0 };
+  }
+}
+
+/** The claim this request holds (the exact body written), kept apart from the request's other state. */
+const heldClaims = new WeakMap<IdempotencyContext, string>();
+
+/** The record, only while it is still the claim `claim` (a successor may have taken over a lapsed one). */
+const ownClaim = (req: FastifyRequest, claim: string) => (eb: ExpressionBuilder<Database, 'idempotency_keys'>) => eb.and({
+  merchant_id: req.auth!.merchantId,
+  environment: req.auth!.environment,
+  key: req.idempotency!.key,
+  status_code: claimStatus,
+  response_body: claim,
+});
+
+/**
+ * What a found record means for this request: a replay of a finished result, 409
+ * `idempotency_key_reused` (another body or endpoint), 409 `idempotency_in_progress` (a live
+ * claim), or undefined for a lapsed claim (the caller may take the key over).
+ */
+function matchStored(req: FastifyRequest, stored: StoredResult): ReplaySignal | undefined {
   const idem = req.idempotency!;
   if (stored.endpoint !== idem.endpoint || stored.request_hash !== idem.requestHash) {
     idem.noStore = true;
     throw new ApiError('idempotency_key_reused');
+  }
+  const claim = claimOf(stored);
+  if (claim) {
+    if (claim.lease_until_ms > Date.now()) {
+      idem.noStore = true;
+      throw new ApiError('idempotency_in_progress');
+    }
+    return undefined;
   }
   idem.settled = true;
   return new ReplaySignal(stored);
@@ -77,7 +125,7 @@ export async function beginIdempotency(db: Kysely<Database>, req: FastifyRequest
   return stored ? matchStored(req, stored) : undefined;
 }
 
-async function store(db: Db, req: FastifyRequest, statusCode: number, body: string): Promise<void> {
+async function writeRecord(db: Db, req: FastifyRequest, statusCode: number, body: string, replaceLapsedClaim: boolean): Promise<void> {
   const idem = req.idempotency!;
   const values = {
     merchant_id: req.auth!.merchantId,
@@ -88,22 +136,48 @@ async function store(db: Db, req: FastifyRequest, statusCode: number, body: stri
     status_code: statusCode,
     response_body: body,
   };
-  // A row older than the window is a new key: it is overwritten, never replayed.
+  // A row older than the window is a new key: it is overwritten, never replayed. A lapsed claim
+  // is overwritten only by its successor, which holds the key's lock.
   await db
     .insertInto('idempotency_keys')
     .values(values)
     .onConflict((oc) =>
       oc.columns(['merchant_id', 'environment', 'key']).doUpdateSet({ ...values, created_at: sql<Date>`now()` })
-        .where('idempotency_keys.created_at', '<=', sql<Date>`now() - make_interval(hours => ${idempotencyWindowHours})`),
+        .where((eb) => eb.or([
+          eb('idempotency_keys.created_at', '<=', sql<Date>`now() - make_interval(hours => ${idempotencyWindowHours})`),
+          ...(replaceLapsedClaim ? [eb('idempotency_keys.status_code', '=', claimStatus)] : []),
+        ])),
     )
     .execute();
-  idem.settled = true;
 }
 
-/** Stores a result that did not come through executeWrite (validation errors, non-transactional handlers). */
+async function store(db: Db, req: FastifyRequest, statusCode: number, body: string, replaceLapsedClaim = false): Promise<void> {
+  await writeRecord(db, req, statusCode, body, replaceLapsedClaim);
+  req.idempotency!.settled = true;
+}
+
+/**
+ * Runs when the answer is sent: stores a result that did not come through executeWrite
+ * (validation errors, non-transactional handlers), or settles this request's claim: the answer
+ * replaces it when it is a result, else (5xx, an error about the key) the claim is released so
+ * that a retry with the same key goes on where this one stopped.
+ */
 export async function storeAfterResponse(db: Kysely<Database>, req: FastifyRequest, statusCode: number, body: string): Promise<void> {
   const idem = req.idempotency;
-  if (!idem || idem.settled || idem.noStore || !isStorableStatus(statusCode)) return;
+  if (!idem) return;
+  const claim = heldClaims.get(idem);
+  if (claim !== undefined) {
+    heldClaims.delete(idem);
+    const own = ownClaim(req, claim);
+    if (!idem.noStore && isStorableStatus(statusCode)) {
+      await db.updateTable('idempotency_keys').set({ status_code: statusCode, response_body: body }).where(own).execute();
+      idem.settled = true;
+    } else {
+      await db.deleteFrom('idempotency_keys').where(own).execute();
+    }
+    return;
+  }
+  if (idem.settled || idem.noStore || !isStorableStatus(statusCode)) return;
   await store(db, req, statusCode, body);
 }
 
@@ -122,11 +196,51 @@ export function errorBodyFor(err: ApiError, req: FastifyRequest): string {
 }
 
 /**
- * Runs a write in one transaction together with its idempotency record. With a key, a
- * transaction-scoped advisory lock on the key makes a parallel request with the same key answer
- * `idempotency_in_progress` (on PostgreSQL) or wait and replay (embedded, one connection); the
- * effect sits behind a savepoint so that a business refusal is stored as the key's result while
- * the effect is undone. A crash before COMMIT leaves nothing: the key can simply be retried.
+ * Inside a write's transaction: takes the key's transaction-scoped advisory lock (held by a
+ * parallel request with the same key: 409 `idempotency_in_progress` at once on PostgreSQL; on the
+ * embedded database, one connection, transactions simply take turns), then reads the record.
+ * Answers a replay, or whether a lapsed claim is there to be replaced.
+ */
+async function lockKey(trx: Transaction<Database>, req: FastifyRequest): Promise<ReplaySignal | { lapsedClaim: boolean }> {
+  const idem = req.idempotency!;
+  const auth = req.auth!;
+  const lockName = `${auth.merchantId}|${auth.environment}|${idem.key}`;
+  const { rows } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(hashtextextended(${lockName}, 0)) AS locked`.execute(trx);
+  if (!rows[0]!.locked) {
+    idem.noStore = true;
+    throw new ApiError('idempotency_in_progress');
+  }
+  const stored = await findFresh(trx, auth.merchantId, auth.environment, idem.key);
+  if (!stored) return { lapsedClaim: false };
+  return matchStored(req, stored) ?? { lapsedClaim: true };
+}
+
+/**
+ * Runs the effect behind a savepoint: a business refusal (an `ApiError` below 500) is undone and
+ * stored as the key's result, then thrown. `onDone` writes the record that goes with success.
+ */
+async function effectOrRefusal<T>(
+  trx: Transaction<Database>, req: FastifyRequest, lapsedClaim: boolean,
+  effect: (trx: Transaction<Database>) => Promise<T>, onDone: (value: T) => Promise<void>,
+): Promise<{ value: T } | { refusal: ApiError }> {
+  await sql`SAVEPOINT idempotent_effect`.execute(trx);
+  try {
+    const value = await effect(trx);
+    await onDone(value);
+    return { value };
+  } catch (err) {
+    if (!(err instanceof ApiError) || !isStorableStatus(err.status)) throw err;
+    await sql`ROLLBACK TO SAVEPOINT idempotent_effect`.execute(trx);
+    await store(trx, req, err.status, errorBodyFor(err, req), lapsedClaim);
+    return { refusal: err };
+  }
+}
+
+/**
+ * Runs a write in one transaction together with its idempotency record: the key's lock
+ * (`lockKey`), a replay of a finished result, or the effect (state change, ledger entry, event
+ * row) and its result, committed together. A crash before COMMIT leaves nothing: the key can
+ * simply be retried.
  */
 export async function executeWrite<T>(
   db: Kysely<Database>,
@@ -134,39 +248,54 @@ export async function executeWrite<T>(
   reply: FastifyReply,
   effect: (trx: Transaction<Database>) => Promise<WriteResult<T>>,
 ): Promise<FastifyReply> {
-  const idem = req.idempotency;
-  if (!idem) {
+  if (!req.idempotency) {
     const result = await db.transaction().execute(effect);
     return reply.code(result.status).send(result.body);
   }
-  const auth = req.auth!;
-  let refusal: ApiError | undefined;
   const outcome = await db.transaction().execute(async (trx) => {
-    const lockKey = `${auth.merchantId}|${auth.environment}|${idem.key}`;
-    const { rows } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(hashtextextended(${lockKey}, 0)) AS locked`.execute(trx);
-    if (!rows[0]!.locked) {
-      idem.noStore = true;
-      throw new ApiError('idempotency_in_progress');
-    }
-    const stored = await findFresh(trx, auth.merchantId, auth.environment, idem.key);
-    if (stored) return matchStored(req, stored);
-    await sql`SAVEPOINT idempotent_effect`.execute(trx);
-    try {
-      const result = await effect(trx);
-      const body = JSON.stringify(result.body);
-      await store(trx, req, result.status, body);
-      return { status: result.status, body };
-    } catch (err) {
-      if (!(err instanceof ApiError) || !isStorableStatus(err.status)) throw err;
-      await sql`ROLLBACK TO SAVEPOINT idempotent_effect`.execute(trx);
-      await store(trx, req, err.status, errorBodyFor(err, req));
-      refusal = err;
-      return undefined;
-    }
+    const found = await lockKey(trx, req);
+    if (found instanceof ReplaySignal) return found;
+    let body = '';
+    const done = await effectOrRefusal(trx, req, found.lapsedClaim, effect, async (result) => {
+      body = JSON.stringify(result.body);
+      await store(trx, req, result.status, body, found.lapsedClaim);
+    });
+    return 'refusal' in done ? done : { status: done.value.status, body };
   });
-  if (refusal) throw refusal;
   if (outcome instanceof ReplaySignal) return sendReplay(reply, outcome.stored);
-  return reply.code(outcome!.status).header('content-type', 'application/json; charset=utf-8').send(outcome!.body);
+  if ('refusal' in outcome) throw outcome.refusal;
+  return reply.code(outcome.status).header('content-type', 'application/json; charset=utf-8').send(outcome.body);
+}
+
+/**
+ * For a write whose effect must commit before a call outside the database (a provider): the
+ * effect and a claim on the key commit in one transaction (under the key's lock, like
+ * `executeWrite`), the caller then makes its call and answers. Until the answer is sent, a
+ * request with the same key gets 409 `idempotency_in_progress`; afterwards the answer replaces
+ * the claim and is replayed (`storeAfterResponse`), or, for a 5xx, the claim is released so that
+ * a retry with the key goes on where this request stopped. A claim whose holder stopped (a crash)
+ * lapses after `leaseMs`; the next request with the key takes it over.
+ *
+ * Answers the effect's value, or a replay of the key's finished result for the caller to send.
+ */
+export async function claimWrite<T>(
+  db: Kysely<Database>,
+  req: FastifyRequest,
+  leaseMs: number,
+  effect: (trx: Transaction<Database>) => Promise<T>,
+): Promise<{ value: T } | { replay: StoredResult }> {
+  const idem = req.idempotency;
+  if (!idem) return { value: await db.transaction().execute(effect) };
+  const claim = JSON.stringify({ in_progress: randomUUID(), lease_until_ms: Date.now() + leaseMs } satisfies Claim);
+  const outcome = await db.transaction().execute(async (trx) => {
+    const found = await lockKey(trx, req);
+    if (found instanceof ReplaySignal) return found;
+    return effectOrRefusal(trx, req, found.lapsedClaim, effect, () => writeRecord(trx, req, claimStatus, claim, found.lapsedClaim));
+  });
+  if (outcome instanceof ReplaySignal) return { replay: outcome.stored };
+  if ('refusal' in outcome) throw outcome.refusal;
+  heldClaims.set(idem, claim);
+  return outcome;
 }
 
 export async function purgeExpiredKeys(db: Kysely<Database>): Promise<void> {

@@ -30,12 +30,20 @@ export function encodeCursor(seq: bigint | string): string {
   return Buffer.from(`v1:${seq}`, 'utf8').toString('base64url');
 }
 
-/** undefined for an absent or unreadable cursor: the walk restarts from the first page. */
+/** Largest `seq` a cursor can carry: the bigint (int8) column's maximum. */
+export const cursorSeqMax = 2n ** 63n - 1n;
+
+/**
+ * undefined for an absent or unreadable cursor: the walk restarts from the first page (the
+ * reference's rule). A number beyond `cursorSeqMax` is unreadable too: no row can be past it.
+ */
 export function decodeCursor(cursor: string | undefined): bigint | undefined {
   if (!cursor) return undefined;
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   const m = /^v1:(\d{1,19})$/.exec(text);
-  return m ? BigInt(m[1]!) : undefined;
+  if (!m) return undefined;
+  const seq = BigInt(m[1]!);
+  return seq <= cursorSeqMax ? seq : undefined;
 }
 
 /** Call with rows fetched as `limit + 1`, ordered by seq descending. */

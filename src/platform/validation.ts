@@ -13,3 +13,93 @@ const textAjv = addFormats(new Ajv({ ...base, coerceTypes: 'array' }));
 
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
   (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object) as any;
+
+// ---------------------------------------------------------------------------------------------
+// Input every request passes before anything reads it (body parser and the first onRequest hook).
+
+/**
+ * Deepest nesting of arrays and objects a JSON body may have. The API's bodies are at most three
+ * levels deep; 32 leaves room while keeping every walk over a body (hashing for idempotency,
+ * validation, logging) far from the stack limit. Checked on the bytes, before JSON.parse.
+ */
+export const jsonDepthMax = 32;
+
+/** Longest path parameter the router reads, in characters (every route's schema allows at most 200). */
+export const pathParamLengthMax = 256;
+
+/**
+ * Whether the JSON text nests arrays and objects deeper than `max`. A linear scan that skips
+ * string contents; it runs on any bytes (malformed JSON is JSON.parse's to refuse).
+ */
+export function jsonDepthExceeds(bytes: Uint8Array, max = jsonDepthMax): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (inString) {
+      if (b === 0x5c) i++; // backslash: the next byte is escaped
+      else if (b === 0x22) inString = false;
+    } else if (b === 0x22) {
+      inString = true;
+    } else if (b === 0x7b || b === 0x5b) {
+      if (++depth > max) return true;
+    } else if (b === 0x7d || b === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+// NUL (PostgreSQL text cannot hold it) or a UTF-16 surrogate without its pair (not a character:
+// it cannot be stored as UTF-8 without being changed).
+const unsafeText = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Whether a string can reach the database unchanged: no NUL and no unpaired surrogate. */
+export function isSafeText(text: string): boolean {
+  return !unsafeText.test(text);
+}
+
+const pointerToken = (key: string | number) => String(key).replace(/~/g, '~0').replace(/\//g, '~1');
+
+/**
+ * The JSON pointer of the first string (a value or a key) in `value` that is not safe text, or
+ * undefined. Iterative, so any depth is safe; the body parser has bounded it anyway.
+ */
+export function findUnsafeText(value: unknown): string | undefined {
+  const pending: Array<[unknown, string]> = [[value, '']];
+  while (pending.length > 0) {
+    const [item, pointer] = pending.pop()!;
+    if (typeof item === 'string') {
+      if (!isSafeText(item)) return pointer;
+    } else if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--) pending.push([item[i], `${pointer}/${i}`]);
+    } else if (item !== null && typeof item === 'object') {
+      for (const [k, v] of Object.entries(item)) {
+        const at = `${pointer}/${pointerToken(k)}`;
+        if (!isSafeText(k)) return at;
+        pending.push([v, at]);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Where a request's text fails `isSafeText`: `path parameter id`, `query parameter cursor`, `header x-on-behalf-of`. */
+export function findUnsafeRequestText(parts: {
+  params?: unknown;
+  query?: unknown;
+  headers?: Record<string, string | string[] | undefined>;
+}): string | undefined {
+  const label = { params: 'path parameter', query: 'query parameter', headers: 'header' } as const;
+  for (const part of ['params', 'query', 'headers'] as const) {
+    const values = parts[part];
+    if (values === null || typeof values !== 'object') continue;
+    for (const [name, v] of Object.entries(values)) {
+      const texts = Array.isArray(v) ? v : [v];
+      if (!isSafeText(name) || texts.some((t) => typeof t === 'string' && !isSafeText(t))) {
+        return `${label[part]} ${isSafeText(name) ? name : JSON.stringify(name)}`;
+      }
+    }
+  }
+  return undefined;
+}

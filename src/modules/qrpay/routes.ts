@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
+import { claimWrite, sendReplay } from '../../platform/idempotency.js';
 import { createPayment, decodeQr, getPayment, listPayments, noteLengthMax } from './service.js';
 import { qrSchemes } from './schemes.js';
 import { listAssets } from '../assets/queries.js';
@@ -99,7 +100,8 @@ export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promis
         'Freezes the amount (available → frozen) and creates the order (`processing`), then asks the payment network. ',
         'The answer: `completed` (the debit leaves the platform), `failed` (refused: the freeze is released in full) or `processing` (confirmation follows: webhook `qrpay.order.completed` / `.failed`). ',
         '504 `upstream_timeout` / 502 `upstream_error`: the outcome is unknown, the funds stay frozen and the order is reconciled with the network; ',
-        'retry with the same key to resume the same order (never a second debit). `amount` is required when the QR has none and must equal it when it has one. No fee is charged.',
+        'retry with the same key to resume the same order (never a second debit). While a request with the key runs, another one with it gets 409 `idempotency_in_progress`; afterwards, the replay. ',
+        '`amount` is required when the QR has none and must equal it when it has one. No fee is charged.',
       ].join(''),
       tags,
       body: Type.Object({
@@ -111,8 +113,10 @@ export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promis
       response: { 201: QrPayment },
     },
   }, async (req, reply) => {
-    const body = await createPayment(ctx, { ...caller(req), memberId: req.member!.id }, req.idempotency!, req.body);
-    return reply.code(201).send(body);
+    const answer = await createPayment(ctx, { ...caller(req), memberId: req.member!.id }, req.idempotency!, req.body,
+      (leaseMs, effect) => claimWrite(db, req, leaseMs, effect));
+    if ('replay' in answer) return sendReplay(reply, answer.replay);
+    return reply.code(201).send(answer.order);
   });
 
   app.get('/v1/qrpay/payments/:id', {

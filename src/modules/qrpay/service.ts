@@ -2,6 +2,7 @@ import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { IdempotencyContext } from '../../platform/request-context.js';
+import type { StoredResult } from '../../platform/idempotency.js';
 import type { QrPayOrdersTable, QrPayOrderStatus } from '../../upstreams/tables.js';
 import type { CallContext, CallOutcome, StatusOutcome } from '../../upstreams/types.js';
 import type { QrCheckOutcome } from '../../upstreams/qrpay.js';
@@ -10,6 +11,7 @@ import { ApiError } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
 import { formatAmount, minorFromDb, parseAmount, postEntry, postEntryOrRefuse, recordEvent } from '../../ledger/index.js';
+import { readAmount } from '../../ledger/money.js';
 import { raiseAlert } from '../../operator/alerts.js';
 import { getAsset } from '../assets/queries.js';
 import { EmvcoError, decodeEmvco, type DecodedQr, type MerchantAccount } from './emvco.js';
@@ -54,14 +56,15 @@ function schemeOrThrow(decoded: DecodedQr): { scheme: QrScheme; account: Merchan
   return found;
 }
 
-/** The QR amount in minor units at `scale`, or null; too many decimals for the currency is an invalid QR. */
+/**
+ * The QR amount in minor units at `scale`, or null; too many decimals for the currency is an
+ * invalid QR. The code is the payee's text, not ours: leading zeros ("05.00") are read past.
+ */
 function qrAmountMinor(decoded: DecodedQr, scale: number): bigint | null {
   if (decoded.amount === null) return null;
-  try {
-    return parseAmount(decoded.amount, scale, 'QR amount');
-  } catch {
-    throw new ApiError('qr_code_invalid', 'The QR amount has more decimal places than its currency allows.');
-  }
+  const reading = readAmount(decoded.amount.replace(/^0+(?=\d)/, ''), scale);
+  if (!reading.ok) throw new ApiError('qr_code_invalid', 'The QR amount has more decimal places than its currency allows.');
+  return reading.minor;
 }
 
 /** Whether the catalogue can pay the scheme: an enabled fiat asset of its currency, matching the QR. */
@@ -177,21 +180,35 @@ async function findByKey(trx: Transaction<Database>, caller: Caller, key: string
 }
 
 /**
- * POST /v1/qrpay/payments. One transaction validates, freezes the debit and creates the order
- * (`processing`, version 1); the provider is called outside it with the order id as its
- * idempotency key; a second transaction applies the answer. A retry with the same key finds the
- * order (never freezing twice), re-queries the provider and answers from what it learns.
+ * How long a payment holds its idempotency key while the provider is called: the call's deadline
+ * twice over plus 10 s for the two transactions around it. A request that stopped (a crash) is
+ * presumed gone after it, and a retry with the key resumes the order.
+ */
+export const claimLeaseMs = (ctx: ServiceContext) => 2 * ctx.config.upstreamCallTimeoutMs + 10_000;
+
+/** Runs the first transaction under the key's claim (`claimWrite` bound to the request). */
+export type ClaimKey = <T>(leaseMs: number, effect: (trx: Transaction<Database>) => Promise<T>) => Promise<{ value: T } | { replay: StoredResult }>;
+
+export type PaymentAnswer = { order: ReturnType<typeof orderView> } | { replay: StoredResult };
+
+/**
+ * POST /v1/qrpay/payments, through the one idempotency mechanism: one transaction claims the key,
+ * validates, freezes the debit and creates the order (`processing`, version 1); the provider is
+ * called outside it with the order id as its idempotency key; a second transaction applies the
+ * answer, and the answer replaces the claim. A request with the same key meanwhile gets 409
+ * `idempotency_in_progress`, afterwards the replay. After a 502/504 (not a result: the claim is
+ * released) a retry with the key finds the order (never freezing twice), re-queries the provider
+ * and answers from what it learns.
  */
 export async function createPayment(
-  ctx: ServiceContext, caller: Caller & { memberId: string }, idem: IdempotencyContext, input: PaymentInput,
-) {
+  ctx: ServiceContext, caller: Caller & { memberId: string }, idem: IdempotencyContext, input: PaymentInput, claimKey: ClaimKey,
+): Promise<PaymentAnswer> {
   const decoded = decodeOrThrow(input.qr_code);
   const { scheme, account } = schemeOrThrow(decoded);
   if (input.note !== undefined && Array.from(input.note).length > noteLengthMax) throw new ApiError('invalid_request', `note has at most ${noteLengthMax} characters.`);
 
-  const first = await ctx.db.transaction().execute(async (trx) => {
-    // Requests with one key take turns here; the second one finds the first one's order.
-    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`qrpay|${caller.merchantId}|${caller.environment}|${idem.key}`}, 0))`.execute(trx);
+  const first = await claimKey(claimLeaseMs(ctx), async (trx) => {
+    // An order already made with this key (its request stopped, or answered 502/504) is resumed.
     const existing = await findByKey(trx, caller, idem.key);
     if (existing) return { order: existing, created: false };
 
@@ -257,19 +274,20 @@ export async function createPayment(
     });
     return { order, created: true };
   });
-
-  if (!first.created) return resumePayment(ctx, first.order, idem);
+  if ('replay' in first) return first;
+  const { order, created } = first.value;
+  if (!created) return { order: await resumePayment(ctx, order, idem) };
 
   const answer = await safely(ctx, () => ctx.upstreams.qrpay.pay(callOf(caller), {
-    requestId: first.order.id,
+    requestId: order.id,
     scheme: scheme.id,
     merchantAccount: account.account,
     qrCode: input.qr_code,
-    currency: first.order.asset,
-    amountMinor: minorFromDb(first.order.amount),
+    currency: order.asset,
+    amountMinor: minorFromDb(order.amount),
   }));
-  const row = await applyDecision(ctx, first.order.id, decideOnCall(answer), 'call');
-  return answerFor(ctx, row);
+  const row = await applyDecision(ctx, order.id, decideOnCall(answer), 'call');
+  return { order: await answerFor(ctx, row) };
 }
 
 /** A retry with the key of an existing order: same body or 409; in flight: 409; else re-query. */
