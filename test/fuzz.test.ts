@@ -65,6 +65,9 @@ const hostileQuery = fc.array(
 const hostileHeaders = fc.record({
   'x-on-behalf-of': fc.oneof(fc.integer({ min: 65, max: 8_000 }).map((n) => 'm'.repeat(n)), fc.constantFrom('fuzz-member ', ' ', 'mem_', '\u00ff\u00fe')),
   'x-idempotency-key': fc.oneof(fc.integer({ min: 37, max: 4_000 }).map((n) => 'a'.repeat(n)), fc.uuid().map((u) => u.toUpperCase()), fc.constant('')),
+  // Replaces the nonce the client signed with: a long or odd one must be refused, never overflow the index.
+  'x-nonce': fc.oneof(fc.integer({ min: 129, max: 6_000 }).map((n) => 'n'.repeat(n)), fc.constantFrom('', ' ', 'a b', '\u00ff')),
+  'x-timestamp': fc.oneof(fc.constantFrom('', '-1', '1e10', '99999999999999999999999', '0x10'), fc.integer().map(String)),
 }, { requiredKeys: [] });
 describe('random input never makes a server error', () => {
   let service: RunningService;
