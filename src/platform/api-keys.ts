@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { ApiKeysTable, Database, Environment } from '../db/schema.js';
+import type { Database, Environment } from '../db/schema.js';
+import type { ApiKeysTable } from './tables.js';
 import { ApiError, invalidFields } from './errors.js';
 import { newId, randomToken, sha256Hex } from './ids.js';
 import { parseAllowlist } from './ip-allowlist.js';

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { DepositAddressesTable } from '../tables.js';
+import type { DepositAddressesTable } from './tables.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { IdempotencyContext } from '../../platform/request-context.js';
 import { ApiError } from '../../platform/errors.js';

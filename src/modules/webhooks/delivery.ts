@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { enqueue } from '../../jobs/queue.js';
 import { RetryLater, type JobHandler } from '../../jobs/runner.js';
 import { newId } from '../../platform/ids.js';
-import { raiseAlert } from '../../operator/alerts.js';
+import { raiseAlert } from '../alerts/queries.js';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './tables.js';
 import { decideClaim, decideOutcome, failingTooLong, planFanOut, type AttemptResult, type PlannedDelivery } from './state.js';
 import { envelope, signatureHeader, signingSecrets } from './signature.js';

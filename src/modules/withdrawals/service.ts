@@ -1,6 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
-import type { WithdrawalsTable } from '../tables.js';
+import type { WithdrawalsTable } from './tables.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';

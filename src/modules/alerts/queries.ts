@@ -1,19 +1,8 @@
-import type { Generated, Kysely, Transaction } from 'kysely';
-import type { Database, Environment } from '../db/schema.js';
-import { newId } from '../platform/ids.js';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, Environment } from '../../db/schema.js';
+import { newId } from '../../platform/ids.js';
 
-export interface OperatorAlertsTable {
-  seq: Generated<bigint>;
-  id: string;
-  kind: string;
-  merchant_id: string | null;
-  environment: Environment | null;
-  object: Generated<string>;
-  object_id: Generated<string>;
-  message: string;
-  resolved_at: Date | null;
-  created_at: Generated<Date>;
-}
+type Db = Kysely<Database> | Transaction<Database>;
 
 export interface AlertInput {
   /** e.g. `upstream.unknown_status`, `webhook.endpoint_disabled`. */
@@ -26,7 +15,7 @@ export interface AlertInput {
 }
 
 /** Raises an alert for the operator, in the caller's transaction when there is one. */
-export async function raiseAlert(db: Kysely<Database> | Transaction<Database>, alert: AlertInput): Promise<string> {
+export async function raiseAlert(db: Db, alert: AlertInput): Promise<string> {
   const id = newId('alr');
   await db
     .insertInto('operator_alerts')
