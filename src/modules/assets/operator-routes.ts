@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { parseAmount } from '../../ledger/money.js';
-import { assetCodePattern, assetTypes, checkAddressPattern, networkCodePattern, operatorAssetView } from './catalogue.js';
+import { assetCodePattern, assetTypes, checkAddressPattern, networkCodePattern, operatorAssetView } from './rules.js';
 import { createAsset, getAsset, listAssets, putAssetNetwork, setAssetEnabled } from './queries.js';
 import { ApiError } from '../../platform/errors.js';
 

@@ -8,7 +8,7 @@ import { depositLines, entryKinds, formatAmount, minorFromDb, parseAmount, postE
 import { getAsset } from '../assets/queries.js';
 import { resolveMember } from '../members/queries.js';
 import { depositPage, findDeposit, insertDeposit, type Caller } from './queries.js';
-import type { Asset } from '../assets/catalogue.js';
+import type { Asset } from '../assets/rules.js';
 
 export interface DepositInput {
   member_id: string;

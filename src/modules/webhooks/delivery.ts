@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { enqueue } from '../../jobs/queue.js';
-import { RetryLater, type JobHandler } from '../../jobs/runner.js';
+import { RetryLater, type JobHandler } from '../../jobs/types.js';
 import { newId } from '../../platform/ids.js';
 import { raiseAlert } from '../alerts/queries.js';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './tables.js';

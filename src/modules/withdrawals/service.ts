@@ -8,7 +8,7 @@ import {
   entryKinds, formatAmount, minorFromDb, parseAmount, postEntryOrRefuse, recordEvent,
   withdrawalConfirmLines, withdrawalFailLines, withdrawalLockLines,
 } from '../../ledger/index.js';
-import { addressMatches, usableNetwork } from '../assets/catalogue.js';
+import { addressMatches, usableNetwork } from '../assets/rules.js';
 import { getAsset } from '../assets/queries.js';
 import { transition, type WithdrawalAction } from './state.js';
 import { addressRefused, findOwned, memberExternalId, withdrawalPage, type Caller } from './queries.js';
