@@ -1,5 +1,6 @@
 import type { JobHandler, Ticker } from '../../jobs/types.js';
-import { deliverHandler, deliverJobKind, fanOutBatch, recoverOverdue } from './delivery.js';
+import { deliverHandler } from './delivery.js';
+import { deliverJobKind, fanOutBatch, recoverOverdue } from './fan-out.js';
 
 /** Job handlers of the module, listed in src/background.ts. */
 export const webhookJobHandlers: Record<string, JobHandler> = { [deliverJobKind]: deliverHandler };
