@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { ServiceContext } from './service-context.js';
-import { createKey } from './platform/api-keys.js';
+import { createKey } from './modules/merchants/service.js';
 import { scopeCatalogue } from './platform/scopes.js';
 import { newId } from './platform/ids.js';
 

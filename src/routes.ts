@@ -9,7 +9,9 @@ import { memberRoutes } from './modules/members/routes.js';
 import { depositRoutes } from './modules/deposits/routes.js';
 import { balanceRoutes } from './modules/balances/routes.js';
 import { withdrawalRoutes } from './modules/withdrawals/routes.js';
-import { upstreamPublicRoutes } from './upstreams/routes.js';
+import { qrpayRoutes } from './modules/qrpay/routes.js';
+import { sandboxRoutes } from './modules/sandbox/routes.js';
+import { merchantDepositAddressRoutes } from './modules/merchant-deposit-address/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 
 /** Every public route module, registered in one place. */
@@ -17,7 +19,8 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
   await registerOpenApi(app, ctx); // first: it collects every route registered after it
   await registerDocsPage(app, ctx);
   registerModules(app, ctx, [
-    healthRoutes, authRoutes, assetRoutes, memberRoutes, depositRoutes, balanceRoutes, withdrawalRoutes, upstreamPublicRoutes, webhookRoutes,
+    healthRoutes, authRoutes, assetRoutes, memberRoutes, depositRoutes, balanceRoutes, withdrawalRoutes,
+    qrpayRoutes, sandboxRoutes, merchantDepositAddressRoutes, webhookRoutes,
   ]);
   await app.after(); // loaded now, so callers see every route when this resolves
 }

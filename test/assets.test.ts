@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 import type { RunningService } from '../src/server.js';
 import { getAsset } from '../src/modules/assets/queries.js';
-import { addressMatches, usableNetwork } from '../src/modules/assets/catalogue.js';
+import { addressMatches, usableNetwork } from '../src/modules/assets/rules.js';
 
 let service: RunningService;
 

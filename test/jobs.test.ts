@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
 import { enqueue, backoffMs } from '../src/jobs/queue.js';
 import { JobRunner, RetryLater } from '../src/jobs/runner.js';
-import { jobHandlers } from '../src/jobs/registry.js';
+import { jobHandlers } from '../src/background.js';
 import { startTestService } from './support/service.js';
 
 describe('background jobs', () => {

@@ -9,9 +9,10 @@ import { openDatabase, type DatabaseHandle } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import {
   DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds, insufficientFundsCode,
-  memberBalances, merchantBalances, postEntry, prepaidCreditLines, recordEvent, verifyLedger, withdrawalConfirmLines,
+  postEntry, prepaidCreditLines, recordEvent, verifyLedger, withdrawalConfirmLines,
   withdrawalFailLines, withdrawalLockLines, type EntryInput, type EntryLine,
 } from '../src/ledger/index.js';
+import { memberBalances, merchantBalances } from '../src/modules/balances/queries.js';
 
 let handle: DatabaseHandle;
 const env = 'sandbox' as const;

@@ -7,7 +7,7 @@ import type { RunningService } from '../src/server.js';
 import { consumeNonce, purgeExpiredNonces } from '../src/platform/nonces.js';
 import { sourceSubject } from '../src/platform/rate-limit.js';
 import { ipv6Hextets } from '../src/platform/ip-address.js';
-import { stopsTokens } from '../src/platform/api-keys.js';
+import { stopsTokens } from '../src/modules/merchants/rules.js';
 import { rawRequest, type RawResponse } from './support/raw-http.js';
 import { admin, baseUrlFor, createKey, createMerchant, newMerchantClient, startTestService, type Credentials } from './support/service.js';
 

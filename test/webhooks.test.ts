@@ -7,7 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { MerchantWalletError, verifyWebhookSignature, type MerchantWalletClient, type WebhookDelivery } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { recordEvent, verifyLedger } from '../src/ledger/index.js';
-import { fanOutBatch, recoverOverdue } from '../src/modules/webhooks/delivery.js';
+import { fanOutBatch, recoverOverdue } from '../src/modules/webhooks/fan-out.js';
 import { enqueue } from '../src/jobs/queue.js';
 import { postOnce } from '../src/modules/webhooks/http-post.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';

@@ -1,15 +1,9 @@
 import type { ServiceContext } from '../service-context.js';
 import { backoffMs, claim, complete, release, retryLater, type ClaimedJob } from './queue.js';
 import { reportFailure } from './failures.js';
+import { RetryLater, type JobHandler } from './types.js';
 
-export type JobHandler = (job: ClaimedJob, ctx: ServiceContext) => Promise<void>;
-
-/** A handler asks for a later attempt without it counting as an error (e.g. the upstream has no answer yet). */
-export class RetryLater extends Error {
-  constructor(readonly delayMs: number, message = 'retry later') {
-    super(message);
-  }
-}
+export { RetryLater, type JobHandler } from './types.js';
 
 export interface RunnerOptions {
   concurrencyMax?: number;

@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../service-context.js';
-import { JobRunner, type JobHandler } from './runner.js';
-import { jobHandlers, tickers as registeredTickers, type Ticker } from './registry.js';
+import { JobRunner } from './runner.js';
+import type { JobHandler, Ticker } from './types.js';
 import { reportFailure } from './failures.js';
 
 export interface Workers {
@@ -11,10 +11,10 @@ export interface Workers {
 }
 
 export interface WorkerOptions {
-  /** Job handlers by kind; default: the registry's. */
-  handlers?: Record<string, JobHandler>;
-  /** Periodic work; default: the registry's. */
-  tickers?: readonly Ticker[];
+  /** Job handlers by kind (src/background.ts assembles the service's). */
+  handlers: Record<string, JobHandler>;
+  /** Periodic work (src/background.ts assembles the service's). */
+  tickers: readonly Ticker[];
 }
 
 /**
@@ -22,9 +22,9 @@ export interface WorkerOptions {
  * A ticker run that throws is logged and counted (`reportFailure`); its attempt is the number of
  * its runs that have failed in a row.
  */
-export function createWorkers(ctx: ServiceContext, start: boolean, options: WorkerOptions = {}): Workers {
-  const tickers = options.tickers ?? registeredTickers;
-  const jobs = new JobRunner(ctx, options.handlers ?? jobHandlers, { pollIntervalMs: ctx.config.jobPollIntervalMs, leaseSeconds: ctx.config.jobLeaseSeconds });
+export function createWorkers(ctx: ServiceContext, start: boolean, options: WorkerOptions): Workers {
+  const tickers = options.tickers;
+  const jobs = new JobRunner(ctx, options.handlers, { pollIntervalMs: ctx.config.jobPollIntervalMs, leaseSeconds: ctx.config.jobLeaseSeconds });
   const inFlight = new Map<string, Promise<void>>();
   const failingRuns = new Map<string, number>();
   const runTicker = (t: Ticker) => {

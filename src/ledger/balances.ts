@@ -1,86 +1,9 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
-import { accountSpec, memberBuckets, type AccountRef, type MemberBucket } from './accounts.js';
-import { formatAmount, minorFromDb } from './money.js';
+import { accountSpec, type AccountRef } from './accounts.js';
+import { minorFromDb } from './money.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
-
-/** A member's buckets of one asset as decimal strings at the asset's scale. */
-export interface MemberBalance {
-  asset: string;
-  available: string;
-  frozen: string;
-  withdrawing: string;
-  earn: string;
-  card: string;
-  /** The sum of the five buckets. */
-  total: string;
-}
-
-export interface MerchantBalance {
-  asset: string;
-  custody: string;
-  prepaid_available: string;
-}
-
-interface BalanceRow {
-  asset: string;
-  scale: number;
-  bucket: string;
-  balance: string;
-}
-
-function ownerAccounts(db: Db, environment: Environment, ownerType: 'member' | 'merchant', ownerId: string): Promise<BalanceRow[]> {
-  return db
-    .selectFrom('ledger_accounts as a')
-    .innerJoin('assets as s', 's.code', 'a.asset')
-    .select(['a.asset', 's.scale', 'a.bucket', 'a.balance'])
-    .where('a.environment', '=', environment)
-    .where('a.owner_type', '=', ownerType)
-    .where('a.owner_id', '=', ownerId)
-    .where('s.enabled', '=', true)
-    .orderBy('a.asset')
-    .execute();
-}
-
-/** Rows grouped by asset, in code order, as bucket → minor units. */
-function byAsset(rows: BalanceRow[]): Array<{ asset: string; scale: number; buckets: Map<string, bigint> }> {
-  const out = new Map<string, { asset: string; scale: number; buckets: Map<string, bigint> }>();
-  for (const row of rows) {
-    const group = out.get(row.asset) ?? { asset: row.asset, scale: row.scale, buckets: new Map<string, bigint>() };
-    group.buckets.set(row.bucket, minorFromDb(row.balance));
-    out.set(row.asset, group);
-  }
-  return [...out.values()].sort((a, b) => (a.asset < b.asset ? -1 : a.asset > b.asset ? 1 : 0));
-}
-
-/** Every enabled asset the member has any account in. */
-export async function memberBalances(db: Db, environment: Environment, memberId: string): Promise<MemberBalance[]> {
-  const groups = byAsset(await ownerAccounts(db, environment, 'member', memberId));
-  return groups.map(({ asset, scale, buckets }) => {
-    const get = (b: MemberBucket) => buckets.get(b) ?? 0n;
-    const total = memberBuckets.reduce((sum, b) => sum + get(b), 0n);
-    return {
-      asset,
-      available: formatAmount(get('available'), scale),
-      frozen: formatAmount(get('frozen'), scale),
-      withdrawing: formatAmount(get('withdrawing'), scale),
-      earn: formatAmount(get('earn'), scale),
-      card: formatAmount(get('card'), scale),
-      total: formatAmount(total, scale),
-    };
-  });
-}
-
-/** Every enabled asset the merchant has any account in: custody and prepaid. */
-export async function merchantBalances(db: Db, environment: Environment, merchantId: string): Promise<MerchantBalance[]> {
-  const groups = byAsset(await ownerAccounts(db, environment, 'merchant', merchantId));
-  return groups.map(({ asset, scale, buckets }) => ({
-    asset,
-    custody: formatAmount(buckets.get('custody') ?? 0n, scale),
-    prepaid_available: formatAmount(buckets.get('prepaid') ?? 0n, scale),
-  }));
-}
 
 /** One account's balance in minor units (signed by its normal side); 0n when it does not exist yet. */
 export async function accountBalance(db: Db, environment: Environment, ref: AccountRef, asset: string): Promise<bigint> {

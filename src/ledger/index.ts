@@ -10,6 +10,6 @@ export {
   entryKinds, depositLines, withdrawalLockLines, withdrawalConfirmLines, withdrawalFailLines, prepaidCreditLines, prepaidChargeLines,
 } from './rules.js';
 export { recordEvent, type EventInput } from './events.js';
-export { memberBalances, merchantBalances, accountBalance, type MemberBalance, type MerchantBalance } from './balances.js';
+export { accountBalance } from './balances.js';
 export { verifyLedger, problemsPerCheckMax, type LedgerReport } from './verify.js';
 export type { LedgerTables, AssetType, OwnerType, Side } from './tables.js';

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { Environment } from '../db/schema.js';
+import type { Environment, Timestamp } from '../db/columns.js';
 
 /**
  * numeric(78,0) minor units: both drivers return numeric as a string; it is written as a string
@@ -7,7 +7,6 @@ import type { Environment } from '../db/schema.js';
  */
 type Minor = ColumnType<string, string, string>;
 type MinorWithDefault = ColumnType<string, string | undefined, string>;
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 
 export type AssetType = 'crypto' | 'fiat';
 export type OwnerType = 'member' | 'merchant' | 'platform';

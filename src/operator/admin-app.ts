@@ -2,14 +2,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
 import { createBaseApp, registerModules, type AppInstance } from '../platform/http-app.js';
-import { healthRoutes } from '../platform/health.js';
-import { operatorRoutes } from './routes.js';
-import { assetOperatorRoutes } from './assets-routes.js';
-import { operatorMemberRoutes } from './members-routes.js';
-import { operatorMoneyRoutes } from './money-routes.js';
-import { operatorAlertRoutes } from './alerts-routes.js';
-import { webhookOperatorRoutes } from '../modules/webhooks/operator-routes.js';
-import { upstreamOperatorRoutes } from '../upstreams/routes.js';
+import { operatorRouteModules } from './routes.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -28,9 +21,6 @@ export function buildAdminApp(ctx: ServiceContext, adminToken: string): AppInsta
   app.get('/metrics', async (_req, reply) => {
     return reply.header('content-type', ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
   });
-  registerModules(app, ctx, [
-    healthRoutes, operatorRoutes, assetOperatorRoutes, operatorMemberRoutes, operatorMoneyRoutes, operatorAlertRoutes,
-    webhookOperatorRoutes, upstreamOperatorRoutes,
-  ]);
+  registerModules(app, ctx, operatorRouteModules);
   return app;
 }

@@ -1,32 +1,12 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import { ApiError } from './errors.js';
-import { randomToken, sha256Hex } from './ids.js';
+import { sha256Hex } from './ids.js';
 import { isAllowed } from './ip-allowlist.js';
 import type { AuthContext } from './request-context.js';
 
-export interface TokenExchangeResult {
-  auth_token: string;
-  expired_at: number;
-  token_type: 'Bearer';
-  scopes: string[];
-}
-
-interface KeyRow {
-  key_id: string;
-  merchant_id: string;
-  environment: Environment;
-  api_key_hash: string;
-  signing_key: string;
-  scopes: string[];
-  ip_allowlist: string;
-  disabled: boolean;
-  key_expires_at: Date | null;
-  merchant_status: string;
-  token_generation: number;
-}
-
-export function keyUsable(row: Pick<KeyRow, 'disabled' | 'key_expires_at'>, now: Date): boolean {
+/** A key is usable while it is enabled and not past its expiry. */
+export function keyUsable(row: { disabled: boolean; key_expires_at: Date | null }, now: Date): boolean {
   return !row.disabled && (row.key_expires_at === null || row.key_expires_at.getTime() > now.getTime());
 }
 
@@ -40,66 +20,6 @@ export function checkMerchantStatus(status: string, isRead: boolean): void {
   if (status === 'active') return;
   if (status === 'suspended' && isRead) return;
   throw new ApiError('merchant_disabled');
-}
-
-/** Longer `x-client-id` or `x-api-key` values are refused without a lookup (ours are about 40 characters). */
-export const credentialLengthMax = 256;
-
-export type VerifiedKey = KeyRow;
-
-/**
- * The key that the exchange credentials prove, or `invalid_credentials`: headers missing or too
- * long, unknown client id, wrong api key, key disabled or expired. Says nothing about which.
- */
-export async function verifyCredentials(
-  db: Kysely<Database>,
-  clientId: string | undefined,
-  apiKey: string | undefined,
-  now: Date,
-): Promise<VerifiedKey> {
-  if (!clientId || !apiKey || clientId.length > credentialLengthMax || apiKey.length > credentialLengthMax) {
-    throw new ApiError('invalid_credentials');
-  }
-  const row = await db
-    .selectFrom('api_keys as k')
-    .innerJoin('merchants as m', 'm.id', 'k.merchant_id')
-    .select([
-      'k.id as key_id', 'k.merchant_id', 'k.environment', 'k.api_key_hash', 'k.signing_key', 'k.scopes',
-      'k.ip_allowlist', 'k.disabled', 'k.expires_at as key_expires_at', 'm.status as merchant_status', 'k.token_generation',
-    ])
-    .where('k.client_id', '=', clientId)
-    .executeTakeFirst();
-  if (!row || row.api_key_hash !== sha256Hex(apiKey) || !keyUsable(row as KeyRow, now)) {
-    throw new ApiError('invalid_credentials');
-  }
-  return row as KeyRow;
-}
-
-/** Issues a token for a verified key once the environment, the caller's address and the merchant pass. */
-export async function issueToken(
-  db: Kysely<Database>,
-  key: VerifiedKey,
-  input: { environment: Environment; clientIp: string; ttlSeconds: number; now: Date },
-): Promise<TokenExchangeResult> {
-  if (key.environment !== input.environment) throw new ApiError('environment_mismatch');
-  checkIp(key.environment, key.ip_allowlist, input.clientIp);
-  checkMerchantStatus(key.merchant_status, true);
-
-  const token = `mwt_${randomToken(32)}`;
-  const expiresAt = new Date(input.now.getTime() + input.ttlSeconds * 1000);
-  await db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('merchant_principals')
-      .values({ merchant_id: key.merchant_id, environment: key.environment })
-      .onConflict((oc) => oc.doNothing())
-      .execute();
-    // Stamped with the generation read with the credentials: a stop committed meanwhile kills it.
-    await trx
-      .insertInto('access_tokens')
-      .values({ token_hash: sha256Hex(token), key_id: key.key_id, expires_at: expiresAt, key_generation: key.token_generation })
-      .execute();
-  });
-  return { auth_token: token, expired_at: Math.floor(expiresAt.getTime() / 1000), token_type: 'Bearer', scopes: key.scopes };
 }
 
 export function bearerFrom(headers: Record<string, string | string[] | undefined>): string | undefined {

@@ -13,7 +13,7 @@ import { rateBucketFor, rateLimitsPerMinute, type RouteAccess } from './route-ac
 import { hasScope } from './scopes.js';
 import { verifySignature } from './signing.js';
 import { findUnsafeRequestText, findUnsafeText, jsonDepthExceeds, jsonDepthMax, pathParamLengthMax, validatorCompiler } from './validation.js';
-import { resolveMember } from '../modules/members/queries.js';
+import { resolveMember } from './on-behalf-of.js';
 import './request-context.js';
 
 export type AppInstance = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;

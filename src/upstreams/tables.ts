@@ -1,6 +1,6 @@
 /** Tables of upstream orders, injected behaviours and QR payments. */
 import type { ColumnType, Generated } from 'kysely';
-import type { Environment } from '../db/schema.js';
+import type { Environment } from '../db/columns.js';
 
 type Minor = string | bigint;
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;

@@ -1,4 +1,4 @@
-import type { Ticker } from '../jobs/registry.js';
+import type { Ticker } from '../jobs/types.js';
 import { reconcileDueOrders } from '../modules/qrpay/service.js';
 import { purgeExpiredBehaviors } from './behaviors.js';
 
@@ -18,5 +18,5 @@ export const upstreamReconcileTicker: Ticker = {
   },
 };
 
-/** What src/jobs/registry.ts adds to its tickers. */
+/** Listed in src/background.ts. */
 export const upstreamTickers: Ticker[] = [upstreamReconcileTicker];

@@ -4,7 +4,7 @@ import { ApiError } from '../../platform/errors.js';
 import { minorFromDb } from '../../ledger/money.js';
 import { sqlState } from '../../ledger/ledger.js';
 import type { AssetType } from '../../ledger/tables.js';
-import type { Asset, AssetNetwork } from './catalogue.js';
+import type { Asset, AssetNetwork } from './rules.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

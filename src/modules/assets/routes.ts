@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { publicAssetView } from './catalogue.js';
+import { publicAssetView } from './rules.js';
 import { listAssets } from './queries.js';
 
 const AssetItem = Type.Object({

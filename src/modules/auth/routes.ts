@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { exchangeWithLimits } from './exchange.js';
+import { exchangeWithLimits } from './service.js';
 
 const TokenResponse = Type.Object({
   auth_token: Type.String(),

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { constantList, listEnvelope } from '../../platform/pagination.js';
-import { memberBalances, merchantBalances } from '../../ledger/index.js';
+import { memberBalances, merchantBalances } from './queries.js';
 
 const MemberBalance = Type.Object({
   asset: Type.String(),

@@ -1,13 +1,14 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
-import type { DepositsTable } from '../tables.js';
+import type { DepositsTable } from './tables.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
 import { depositLines, entryKinds, formatAmount, minorFromDb, parseAmount, postEntry, recordEvent } from '../../ledger/index.js';
 import { getAsset } from '../assets/queries.js';
 import { resolveMember } from '../members/queries.js';
-import type { Asset } from '../assets/catalogue.js';
+import { depositPage, findDeposit, insertDeposit, type Caller } from './queries.js';
+import type { Asset } from '../assets/rules.js';
 
 export interface DepositInput {
   member_id: string;
@@ -46,22 +47,17 @@ export async function createDeposit(trx: Transaction<Database>, merchantId: stri
   const member = await resolveMember(trx, merchantId, environment, input.member_id);
   if (!member || member.status !== 'active') throw new ApiError('member_not_found');
 
-  const row = await trx
-    .insertInto('deposits')
-    .values({
-      id: newId('dep'),
-      merchant_id: merchantId,
-      environment,
-      member_id: member.id,
-      asset: asset.code,
-      network: network ?? null,
-      amount: amount.toString(),
-      tx_hash: input.tx_hash,
-      status: 'credited',
-    })
-    .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'asset', 'tx_hash']).doNothing())
-    .returningAll()
-    .executeTakeFirst();
+  const row = await insertDeposit(trx, {
+    id: newId('dep'),
+    merchant_id: merchantId,
+    environment,
+    member_id: member.id,
+    asset: asset.code,
+    network: network ?? null,
+    amount: amount.toString(),
+    tx_hash: input.tx_hash,
+    status: 'credited',
+  });
   if (!row) throw new ApiError('duplicate_resource', 'A deposit with this tx_hash and asset was already reported.');
 
   await postEntry(trx, {
@@ -88,12 +84,7 @@ export async function createDeposit(trx: Transaction<Database>, merchantId: stri
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export interface Caller {
-  merchantId: string;
-  environment: Environment;
-  /** Set when acting on behalf of a member: only that member's deposits are visible. */
-  memberId?: string;
-}
+export type { Caller } from './queries.js';
 
 /** Ids that can name a row: anything else (control characters, other alphabets) finds nothing. */
 const idShape = /^[A-Za-z0-9_.:-]{1,100}$/;
@@ -107,14 +98,7 @@ async function scaleOf(db: Db, code: string): Promise<number> {
 /** One of the merchant's deposits in the caller's environment (on behalf of a member: only its own). */
 export async function getDeposit(db: Db, caller: Caller, id: string) {
   if (!idShape.test(id)) throw new ApiError('not_found', 'No such deposit.');
-  let q = db
-    .selectFrom('deposits')
-    .selectAll()
-    .where('id', '=', withPrefix('dep', id))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  const row = await q.executeTakeFirst();
+  const row = await findDeposit(db, caller, withPrefix('dep', id));
   if (!row) throw new ApiError('not_found', 'No such deposit.');
   return depositView(row, { scale: await scaleOf(db, row.asset) });
 }
@@ -141,17 +125,9 @@ export async function listDeposits(db: Db, caller: Caller, query: DepositFilters
     if (!member || (memberId !== undefined && member.id !== memberId)) return toPage([], limit, depositViewOf(new Map()));
     memberId = member.id;
   }
-  let q = db
-    .selectFrom('deposits')
-    .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (memberId !== undefined) q = q.where('member_id', '=', memberId);
-  if (query.asset !== undefined) q = q.where('asset', '=', query.asset.toUpperCase());
-  if (query.created_gte !== undefined) q = q.where('created_at', '>=', new Date(query.created_gte));
-  if (query.created_lt !== undefined) q = q.where('created_at', '<', new Date(query.created_lt));
-  if (after !== undefined) q = q.where('seq', '<', after.toString() as unknown as bigint);
-  const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
+  const rows = await depositPage(db, caller, {
+    limit, after, memberId, asset: query.asset?.toUpperCase(), createdGte: query.created_gte, createdLt: query.created_lt,
+  });
   const scales = new Map<string, number>();
   for (const r of rows) if (!scales.has(r.asset)) scales.set(r.asset, await scaleOf(db, r.asset));
   return toPage(rows, limit, depositViewOf(scales));

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, Environment, MembersTable } from '../../db/schema.js';
+import type { Database, Environment } from '../../db/schema.js';
+import type { MembersTable } from './tables.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { resolveMember } from './queries.js';

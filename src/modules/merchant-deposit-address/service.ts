@@ -1,12 +1,12 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { DepositAddressesTable } from '../tables.js';
+import type { DepositAddressesTable } from './tables.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { IdempotencyContext } from '../../platform/request-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { sha256Hex } from '../../platform/ids.js';
 import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
-import { usableNetwork } from '../assets/catalogue.js';
+import { usableNetwork } from '../assets/rules.js';
 import { getAsset } from '../assets/queries.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 

@@ -12,7 +12,7 @@ import { newId, withPrefix } from '../../platform/ids.js';
 import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
 import { formatAmount, minorFromDb, parseAmount, postEntry, postEntryOrRefuse, recordEvent } from '../../ledger/index.js';
 import { readAmount } from '../../ledger/money.js';
-import { raiseAlert } from '../../operator/alerts.js';
+import { raiseAlert } from '../alerts/queries.js';
 import { getAsset } from '../assets/queries.js';
 import { EmvcoError, decodeEmvco, type DecodedQr, type MerchantAccount } from './emvco.js';
 import { schemeOf, type QrScheme } from './schemes.js';

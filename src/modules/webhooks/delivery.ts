@@ -1,127 +1,26 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
-import { enqueue } from '../../jobs/queue.js';
-import { RetryLater, type JobHandler } from '../../jobs/runner.js';
-import { newId } from '../../platform/ids.js';
-import { raiseAlert } from '../../operator/alerts.js';
+import { RetryLater, type JobHandler } from '../../jobs/types.js';
+import { raiseAlert } from '../alerts/queries.js';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './tables.js';
-import { decideClaim, decideOutcome, failingTooLong, planFanOut, type AttemptResult, type PlannedDelivery } from './state.js';
+import { decideClaim, decideOutcome, failingTooLong, type AttemptResult } from './state.js';
 import { envelope, signatureHeader, signingSecrets } from './signature.js';
 import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
 import { postOnce } from './http-post.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
+/**
+ * Sending one attempt of a delivery record: claim it under a lease, sign and post, record the
+ * outcome, keep the endpoint's health. Making records and their jobs is fan-out.ts.
+ */
+
 type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 type EndpointRow = Selectable<WebhookEndpointsTable>;
 
-export const deliverJobKind = 'webhook.deliver';
-/** A delivery job reschedules itself (RetryLater) between attempts; this bounds its runs, far above 8 attempts. */
-export const deliverJobRunsMax = 100;
-/** An attempt holds its record this long: the request's 15 s plus room to record the answer. */
 /** An attempt's lease outlives its request by a margin, so two processes never send one record at once. */
 export const attemptLeaseMs = (timeoutMs: number): number => timeoutMs + Math.max(2_000, 2 * timeoutMs);
-/** Events fanned out per ticker run (one transaction)... */
-export const fanOutBatchEvents = 500;
-/** ...and delivery records made by it: events past this bound wait for the next run (at least one event always goes). */
-export const fanOutBatchRecords = 2_000;
-/** Overdue records re-queued per recovery run. */
-export const recoveryBatch = 500;
-/** A `pending`/`failed` record this far past its time with no live job is queued again. */
-export const recoveryGraceMs = 120_000;
 
 export const userAgent = 'MerchantWalletAPI-Webhooks/1.0';
-
-const dedupeKey = (id: string, generation: number) => `${deliverJobKind}:${id}:${generation}`;
-
-/** Queues the job that delivers one record (in the caller's transaction). One live job per record and generation. */
-export async function enqueueDelivery(trx: Db, id: string, generation: number, runAt?: Date): Promise<void> {
-  await enqueue(trx, {
-    kind: deliverJobKind,
-    payload: { delivery_id: id, generation },
-    dedupeKey: dedupeKey(id, generation),
-    maxAttempts: deliverJobRunsMax,
-    ...(runAt ? { runAt } : {}),
-  });
-}
-
-/** Inserts planned records (bound ones `pending`, due now, with a job each); returns how many were new. */
-export async function insertDeliveries(trx: Transaction<Database>, plan: readonly PlannedDelivery[], now: Date): Promise<number> {
-  let created = 0;
-  // Bounded chunks: at most 500 rows per statement.
-  for (let i = 0; i < plan.length; i += 500) {
-    const rows = plan.slice(i, i + 500).map((p) => ({
-      id: newId('whd'),
-      merchant_id: p.merchantId,
-      environment: p.environment as 'sandbox',
-      event_id: p.eventId,
-      event_type: p.eventType,
-      endpoint_id: p.endpointId,
-      status: p.endpointId === null ? ('no_subscriber' as const) : ('pending' as const),
-      next_attempt_at: p.endpointId === null ? null : now,
-      lease_until: null,
-      updated_at: now,
-    }));
-    const inserted = await trx
-      .insertInto('webhook_deliveries')
-      .values(rows)
-      .onConflict((oc) => oc.doNothing())
-      .returning(['id', 'endpoint_id', 'generation'])
-      .execute();
-    for (const r of inserted) if (r.endpoint_id !== null) await enqueueDelivery(trx, r.id, r.generation);
-    created += inserted.length;
-  }
-  return created;
-}
-
-interface OutboxEvent {
-  seq: string;
-  id: string;
-  merchant_id: string;
-  environment: string;
-  type: string;
-}
-
-/**
- * Fans out one batch of undispatched events in one transaction: claims them with FOR UPDATE SKIP
- * LOCKED (another process takes the next ones), creates their records and jobs, marks them
- * dispatched. Returns the number of events handled.
- */
-export async function fanOutBatch(db: Kysely<Database>, batchSize = fanOutBatchEvents, recordsMax = fanOutBatchRecords): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const { rows: events } = await sql<OutboxEvent>`
-      SELECT seq::text AS seq, id, merchant_id, environment, type FROM events
-      WHERE webhook_dispatched_at IS NULL
-      ORDER BY seq
-      LIMIT ${batchSize}
-      FOR UPDATE SKIP LOCKED
-    `.execute(trx);
-    if (events.length === 0) return 0;
-    const merchants = [...new Set(events.map((e) => e.merchant_id))];
-    const endpoints = await trx
-      .selectFrom('webhook_endpoints')
-      .select(['id', 'merchant_id', 'environment', 'event_types'])
-      .where('status', '=', 'enabled')
-      .where('merchant_id', 'in', merchants)
-      .orderBy('seq')
-      .execute();
-    const plan = planFanOut(events, endpoints);
-    const perEvent = new Map<string, number>();
-    for (const p of plan) perEvent.set(p.eventId, (perEvent.get(p.eventId) ?? 0) + 1);
-    const kept = new Set<string>();
-    let records = 0;
-    for (const ev of events) {
-      const n = perEvent.get(ev.id) ?? 0;
-      if (kept.size > 0 && records + n > recordsMax) break;
-      kept.add(ev.id);
-      records += n;
-    }
-    await insertDeliveries(trx, plan.filter((p) => kept.has(p.eventId)), new Date());
-    const done = events.filter((e) => kept.has(e.id)).map((e) => e.seq);
-    await sql`UPDATE events SET webhook_dispatched_at = now() WHERE seq = ANY(${sql.val(done)}::bigint[])`.execute(trx);
-    return done.length;
-  });
-}
 
 type Claim =
   | { kind: 'done' }
@@ -281,28 +180,3 @@ export const deliverHandler: JobHandler = async (job, ctx) => {
   if (still && outcome.status === 'failed') throw new RetryLater(outcome.retryInMs!, `attempt ${claim.delivery.round_attempts} failed: ${outcome.error}`);
 };
 
-/**
- * Safety net for jobs lost or parked `dead` by the queue (e.g. a long database outage): a
- * `pending`/`failed` record well past its time whose job is gone gets a new one.
- */
-export async function recoverOverdue(db: Kysely<Database>, limit = recoveryBatch): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const { rows } = await sql<{ id: string; generation: number }>`
-      SELECT d.id, d.generation FROM webhook_deliveries d
-      WHERE d.status IN ('pending', 'failed')
-        AND d.next_attempt_at < now() - make_interval(secs => ${recoveryGraceMs / 1000})
-        AND (d.lease_until IS NULL OR d.lease_until < now())
-        AND NOT EXISTS (
-          SELECT 1 FROM jobs j WHERE j.dedupe_key = ${deliverJobKind + ':'} || d.id || ':' || d.generation AND j.status = 'pending'
-        )
-      ORDER BY d.next_attempt_at
-      LIMIT ${limit}
-      FOR UPDATE OF d SKIP LOCKED
-    `.execute(trx);
-    for (const r of rows) {
-      await trx.deleteFrom('jobs').where('dedupe_key', '=', dedupeKey(r.id, r.generation)).execute();
-      await enqueueDelivery(trx, r.id, r.generation);
-    }
-    return rows.length;
-  });
-}

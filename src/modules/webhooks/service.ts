@@ -8,7 +8,7 @@ import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './tables.js'
 import { newSecret } from './signature.js';
 import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
 import { normaliseEventTypes, redeliverAction, subscribes } from './state.js';
-import { enqueueDelivery, insertDeliveries } from './delivery.js';
+import { enqueueDelivery, insertDeliveries } from './fan-out.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 type EndpointRow = Selectable<WebhookEndpointsTable>;

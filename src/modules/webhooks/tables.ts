@@ -1,8 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { Environment } from '../../db/schema.js';
-
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
-type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+import type { Environment, NullableTimestamp, Timestamp } from '../../db/columns.js';
 
 export type EndpointStatus = 'enabled' | 'disabled' | 'deleted';
 export type DeliveryStatus = 'pending' | 'sent' | 'failed' | 'dead' | 'no_subscriber';

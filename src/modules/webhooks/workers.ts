@@ -1,8 +1,8 @@
-import type { JobHandler } from '../../jobs/runner.js';
-import type { Ticker } from '../../jobs/registry.js';
-import { deliverHandler, deliverJobKind, fanOutBatch, recoverOverdue } from './delivery.js';
+import type { JobHandler, Ticker } from '../../jobs/types.js';
+import { deliverHandler } from './delivery.js';
+import { deliverJobKind, fanOutBatch, recoverOverdue } from './fan-out.js';
 
-/** Job handlers of the module, spread into `jobHandlers`. */
+/** Job handlers of the module, listed in src/background.ts. */
 export const webhookJobHandlers: Record<string, JobHandler> = { [deliverJobKind]: deliverHandler };
 
 /** Tickers of the module: fan-out every 250 ms (one batch of at most 500 events), recovery every minute. */

@@ -1,26 +1,22 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
-import type { WithdrawalsTable } from '../tables.js';
+import type { WithdrawalsTable } from './tables.js';
 import { ApiError } from '../../platform/errors.js';
-import { newId, withPrefix } from '../../platform/ids.js';
+import { newId } from '../../platform/ids.js';
 import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
 import {
   entryKinds, formatAmount, minorFromDb, parseAmount, postEntryOrRefuse, recordEvent,
   withdrawalConfirmLines, withdrawalFailLines, withdrawalLockLines,
 } from '../../ledger/index.js';
-import { addressMatches, usableNetwork } from '../assets/catalogue.js';
+import { addressMatches, usableNetwork } from '../assets/rules.js';
 import { getAsset } from '../assets/queries.js';
 import { transition, type WithdrawalAction } from './state.js';
+import { addressRefused, findOwned, memberExternalId, withdrawalPage, type Caller } from './queries.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 type Row = Selectable<WithdrawalsTable>;
 
-export interface Caller {
-  merchantId: string;
-  environment: Environment;
-  /** Set when acting on behalf of a member: only that member's withdrawals are visible. */
-  memberId?: string;
-}
+export type { Caller } from './queries.js';
 
 async function scaleOf(db: Db, asset: string): Promise<number> {
   const a = await getAsset(db, asset);
@@ -48,11 +44,7 @@ export function withdrawalView(w: Row, scale: number, externalMemberId?: string)
 /** Malformed, wrong chain, blacklisted, or one of the service's own deposit addresses. */
 async function checkAddress(db: Db, network: { network: string; addressPattern: string }, address: string): Promise<void> {
   if (!addressMatches(network, address)) throw new ApiError('address_not_allowed');
-  const [blacklisted, ours] = await Promise.all([
-    db.selectFrom('blacklisted_addresses').select('address').where('network', '=', network.network).where('address', '=', address).executeTakeFirst(),
-    db.selectFrom('deposit_addresses').select('address').where('network', '=', network.network).where('address', '=', address).executeTakeFirst(),
-  ]);
-  if (blacklisted || ours) throw new ApiError('address_not_allowed');
+  if (await addressRefused(db, network.network, address)) throw new ApiError('address_not_allowed');
 }
 
 export interface WithdrawalInput {
@@ -106,17 +98,6 @@ export async function createWithdrawal(trx: Transaction<Database>, caller: Calle
   return withdrawalView(row, asset.scale);
 }
 
-async function findOwned(db: Db, caller: Caller, id: string): Promise<Row | undefined> {
-  let q = db
-    .selectFrom('withdrawals')
-    .selectAll()
-    .where('id', '=', withPrefix('wdr', id))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  return q.executeTakeFirst();
-}
-
 export async function getWithdrawal(db: Db, caller: Caller, id: string) {
   const row = await findOwned(db, caller, id);
   if (!row) throw new ApiError('not_found', 'No such withdrawal.');
@@ -158,7 +139,7 @@ async function advance(trx: Transaction<Database>, caller: Caller, id: string, a
     asset: claimed.asset,
     lines,
   });
-  const member = await trx.selectFrom('members').select('external_member_id').where('id', '=', claimed.member_id).executeTakeFirstOrThrow();
+  const member = await memberExternalId(trx, claimed.member_id);
   await recordEvent(trx, {
     merchantId: caller.merchantId, environment: caller.environment, type: `withdrawal.${target}`, object: 'withdrawal',
     objectId: claimed.id, externalMemberId: member.external_member_id, status: target, statusVersion: claimed.status_version,
@@ -178,16 +159,7 @@ export async function failWithdrawal(trx: Transaction<Database>, caller: Caller,
 
 export async function listWithdrawals(db: Db, caller: Caller, query: { limit?: number; cursor?: string; status?: string }) {
   const limit = pageSize(query.limit);
-  const after = decodeCursor(query.cursor);
-  let q = db
-    .selectFrom('withdrawals')
-    .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  if (query.status) q = q.where('status', '=', query.status as 'locked');
-  if (after !== undefined) q = q.where('seq', '<', after.toString() as unknown as bigint);
-  const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
+  const rows = await withdrawalPage(db, caller, { limit, after: decodeCursor(query.cursor), status: query.status });
   const scales = new Map<string, number>();
   for (const r of rows) if (!scales.has(r.asset)) scales.set(r.asset, await scaleOf(db, r.asset));
   return toPage(rows, limit, (r) => withdrawalView(r, scales.get(r.asset)!));

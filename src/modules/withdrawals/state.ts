@@ -1,4 +1,4 @@
-import type { WithdrawalStatus } from '../tables.js';
+import type { WithdrawalStatus } from './tables.js';
 
 /**
  * The withdrawal state machine. `locked` is the only state that moves; `settled` and `failed`

@@ -1,17 +1,16 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../platform/http-app.js';
-import type { ServiceContext } from '../service-context.js';
-import { parseAmount } from '../ledger/money.js';
-import { verifyLedger } from '../ledger/verify.js';
-import { assetCodePattern, assetTypes, checkAddressPattern, networkCodePattern, operatorAssetView } from '../modules/assets/catalogue.js';
-import { createAsset, getAsset, listAssets, putAssetNetwork, setAssetEnabled } from '../modules/assets/queries.js';
-import { ApiError } from '../platform/errors.js';
+import type { AppInstance } from '../../platform/http-app.js';
+import type { ServiceContext } from '../../service-context.js';
+import { parseAmount } from '../../ledger/money.js';
+import { assetCodePattern, assetTypes, checkAddressPattern, networkCodePattern, operatorAssetView } from './rules.js';
+import { createAsset, getAsset, listAssets, putAssetNetwork, setAssetEnabled } from './queries.js';
+import { ApiError } from '../../platform/errors.js';
 
 const CodeParams = Type.Object({ code: Type.String({ pattern: assetCodePattern }) });
 const NetworkParams = Type.Object({ code: Type.String({ pattern: assetCodePattern }), network: Type.String({ pattern: networkCodePattern }) });
 const Decimal = Type.String({ minLength: 1, maxLength: 80 });
 
-/** Operator calls of the assets catalogue, and the ledger check. */
+/** Operator calls of the assets catalogue. */
 export async function assetOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
 
@@ -61,7 +60,4 @@ export async function assetOperatorRoutes(app: AppInstance, ctx: ServiceContext)
     });
     return operatorAssetView(updated);
   });
-
-  // The ledger's invariants over one snapshot; `ok: false` lists what is wrong.
-  app.get('/admin/v1/ledger/verify', async () => verifyLedger(db));
 }

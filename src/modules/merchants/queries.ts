@@ -1,9 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
-import { ApiError } from '../platform/errors.js';
-import { newId } from '../platform/ids.js';
-
-export const merchantStatuses = ['active', 'suspended', 'frozen', 'closed'] as const;
+import type { Database } from '../../db/schema.js';
+import { ApiError } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
 
 const view = (m: { id: string; name: string; status: string; created_at: Date }) => ({
   id: m.id,

@@ -1,9 +1,10 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../platform/http-app.js';
-import type { ServiceContext } from '../service-context.js';
-import { reviewKyc } from '../modules/members/service.js';
+import type { AppInstance } from '../../platform/http-app.js';
+import type { ServiceContext } from '../../service-context.js';
+import { reviewKyc } from './service.js';
 
-export async function operatorMemberRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+/** Operator calls of members: the KYC review. */
+export async function memberOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   app.post('/admin/v1/members/:id/kyc-review', {
     schema: {
       params: Type.Object({ id: Type.String({ pattern: '^mem_' }) }),

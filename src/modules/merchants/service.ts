@@ -1,9 +1,10 @@
+/** The API-key lifecycle the operator drives: issue, approve restricted scopes, change, rotate. */
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { ApiKeysTable, Database, Environment } from '../db/schema.js';
-import { ApiError, invalidFields } from './errors.js';
-import { newId, randomToken, sha256Hex } from './ids.js';
-import { parseAllowlist } from './ip-allowlist.js';
-import { normaliseScopes, restrictedScopes } from './scopes.js';
+import type { Database, Environment } from '../../db/schema.js';
+import type { ApiKeysTable } from '../../platform/tables.js';
+import { ApiError } from '../../platform/errors.js';
+import { newId, randomToken, sha256Hex } from '../../platform/ids.js';
+import { requireAllowlist, requireFutureExpiry, splitScopes, stopsTokens } from './rules.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -40,26 +41,6 @@ function view(row: Selectable<ApiKeysTable>): KeyView {
     expires_at: iso(row.expires_at),
     created_at: iso(row.created_at)!,
   };
-}
-
-/** Restricted scopes wait for approval in production and are granted at once in the sandbox. */
-export function splitScopes(environment: Environment, requested: readonly unknown[]): { scopes: string[]; pending: string[] } {
-  const wanted = normaliseScopes(requested);
-  if (environment === 'sandbox') return { scopes: wanted, pending: [] };
-  return { scopes: wanted.filter((s) => !restrictedScopes.has(s)), pending: wanted.filter((s) => restrictedScopes.has(s)) };
-}
-
-function requireAllowlist(environment: Environment, allowlist: string): void {
-  if (environment === 'production' && parseAllowlist(allowlist).length === 0) {
-    throw invalidFields([{ key: 'ip_allowlist', reason: 'required' }], 'a production key needs a non-empty IP allow-list');
-  }
-}
-
-/** A key must not be born dead: an `expires_at` at or before now is refused. */
-export function requireFutureExpiry(expiresAt: Date | null, now: Date): void {
-  if (expiresAt !== null && expiresAt.getTime() <= now.getTime()) {
-    throw invalidFields([{ key: 'expires_at', reason: 'in_the_past' }], 'expires_at has already passed');
-  }
 }
 
 export async function createKey(
@@ -140,22 +121,6 @@ export async function updateKey(
   }
   const updated = await db.updateTable('api_keys').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
   return view(updated);
-}
-
-/**
- * Whether a change ends the key's current tokens for good: the key is stopped by it (disabled, or
- * expired), or was stopped before it. Tokens dead at any moment stay dead, so re-enabling a key
- * or lifting a passed expiry does not revive them.
- */
-export function stopsTokens(
-  before: { disabled: boolean; expires_at: Date | string | null },
-  change: { disabled?: boolean; expiresAt?: Date | null },
-  now: Date,
-): boolean {
-  const usable = (disabled: boolean, expiresAt: Date | string | null) =>
-    !disabled && (expiresAt === null || new Date(expiresAt).getTime() > now.getTime());
-  const after = usable(change.disabled ?? before.disabled, change.expiresAt === undefined ? before.expires_at : change.expiresAt);
-  return !usable(before.disabled, before.expires_at) || !after;
 }
 
 /** A new key with the same grants; the old one keeps working until the overlap ends, then stops hard. */

@@ -1,0 +1,107 @@
+/**
+ * The arrows between the layers (docs/architecture.md, "Layers"); `npm run lint:deps` in CI.
+ *
+ *   composition roots (src/main.ts, server.ts, routes.ts, background.ts, src/operator/)
+ *     → modules/<area>  → platform, ledger, db, jobs (queue and handler types), upstreams (interfaces)
+ *   platform, ledger, db, jobs, upstreams import no module and no composition root.
+ *
+ * Known violations that other work in flight removes are listed in
+ * .dependency-cruiser-known-violations.json (run with --ignore-known); delete an entry once it is gone.
+ */
+const root = '^src/(main|server|routes|background)\\.ts$|^src/operator/';
+const lower = '^src/(platform|ledger|db|jobs|upstreams)/';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'No import cycles, type-only imports included.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'lower-layers-import-no-module',
+      severity: 'error',
+      comment: 'platform, ledger, jobs and upstreams know nothing of the business areas; a module plugs in through a composition root.',
+      from: { path: '^src/(platform|ledger|jobs|upstreams)/' },
+      to: { path: '^src/modules/' },
+    },
+    {
+      name: 'db-imports-only-module-tables',
+      severity: 'error',
+      comment: 'Only db/schema.ts reaches into modules, and only for their tables.ts, type-only, to compose the Database.',
+      from: { path: '^src/db/', pathNot: '^src/db/schema\\.ts$' },
+      to: { path: '^src/modules/' },
+    },
+    {
+      name: 'schema-imports-tables-type-only',
+      severity: 'error',
+      comment: 'db/schema.ts imports module tables.ts files with `import type` and nothing else of a module.',
+      from: { path: '^src/db/schema\\.ts$' },
+      to: { path: '^src/modules/', pathNot: '^src/modules/[^/]+/tables\\.ts$' },
+    },
+    {
+      name: 'schema-imports-type-only',
+      severity: 'error',
+      from: { path: '^src/db/schema\\.ts$' },
+      to: { dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'no-composition-root-below',
+      severity: 'error',
+      comment: 'Only the composition roots assemble route modules and background work; nothing imports them back.',
+      from: { path: '^src/(platform|ledger|db|jobs|upstreams|modules)/' },
+      to: { path: root },
+    },
+    {
+      name: 'ledger-imports-nothing-http',
+      severity: 'error',
+      comment: 'The ledger raises its own domain errors; the API edge maps them to HTTP.',
+      from: { path: '^src/ledger/' },
+      to: { path: '(^|/)node_modules/(fastify|@fastify/[^/]+)/|^src/platform/(http-app|errors|route-access|openapi|validation)\\.ts$' },
+    },
+    {
+      name: 'modules-reach-other-areas-through-service-and-queries',
+      severity: 'error',
+      comment: "A module may use another area's service, queries, pure rules, state and table types; never its routes or workers.",
+      from: { path: '^src/modules/([^/]+)/' },
+      to: {
+        path: '^src/modules/[^/]+/',
+        pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/(service|queries|rules|state|tables)\\.ts$'],
+      },
+    },
+    {
+      name: 'modules-use-jobs-queue-only',
+      severity: 'error',
+      comment: 'Modules enqueue (jobs/queue.ts) and implement handlers and tickers (jobs/types.ts); running them is the composition root\'s.',
+      from: { path: '^src/modules/' },
+      to: { path: '^src/jobs/', pathNot: '^src/jobs/(queue|types)\\.ts$' },
+    },
+    {
+      name: 'modules-use-upstream-interfaces',
+      severity: 'error',
+      comment: 'Modules call providers through ctx.upstreams; simulators, their configuration and workers are the upstreams\' own.',
+      from: { path: '^src/modules/' },
+      to: { path: '^src/upstreams/(simulator|config|workers)\\.ts$' },
+    },
+    {
+      name: 'modules-import-provider-files-type-only',
+      severity: 'error',
+      from: { path: '^src/modules/' },
+      to: { path: '^src/upstreams/(card|chain|qrpay|remittance)\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    includeOnly: '^src/|node_modules/(fastify|@fastify)',
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.js', '.d.ts'],
+    },
+  },
+};

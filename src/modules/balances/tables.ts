@@ -1,0 +1,17 @@
+import type { Generated } from 'kysely';
+import type { Environment, Minor } from '../../db/columns.js';
+
+/** An operator's credit of a merchant's prepaid balance (the reference row of its journal entry). */
+export interface PrepaidCreditsTable {
+  seq: Generated<bigint>;
+  id: string;
+  merchant_id: string;
+  environment: Environment;
+  asset: string;
+  amount: Minor;
+  created_at: Generated<Date>;
+}
+
+export interface BalanceTables {
+  prepaid_credits: PrepaidCreditsTable;
+}

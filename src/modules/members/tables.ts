@@ -1,0 +1,20 @@
+import type { Generated } from 'kysely';
+import type { Environment, Json, Timestamp } from '../../db/columns.js';
+
+export interface MembersTable {
+  seq: Generated<bigint>;
+  id: string;
+  merchant_id: string;
+  environment: Environment;
+  external_member_id: string;
+  status: Generated<string>;
+  kyc_level: Generated<number>;
+  profile: Json<Record<string, unknown>>;
+  sessions_revoked_at: Date | null;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+}
+
+export interface MemberTables {
+  members: MembersTable;
+}

@@ -1,0 +1,65 @@
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Database, Environment } from '../../db/schema.js';
+import type { WithdrawalsTable } from './tables.js';
+import { withPrefix } from '../../platform/ids.js';
+
+/** Reads and writes of the withdrawals and blacklisted_addresses tables. */
+
+type Db = Kysely<Database> | Transaction<Database>;
+type Row = Selectable<WithdrawalsTable>;
+
+export interface Caller {
+  merchantId: string;
+  environment: Environment;
+  /** Set when acting on behalf of a member: only that member's withdrawals are visible. */
+  memberId?: string;
+}
+
+/** Blacklisted, or one of the service's own deposit addresses. */
+export async function addressRefused(db: Db, network: string, address: string): Promise<boolean> {
+  const [blacklisted, ours] = await Promise.all([
+    db.selectFrom('blacklisted_addresses').select('address').where('network', '=', network).where('address', '=', address).executeTakeFirst(),
+    db.selectFrom('deposit_addresses').select('address').where('network', '=', network).where('address', '=', address).executeTakeFirst(),
+  ]);
+  return Boolean(blacklisted || ours);
+}
+
+export async function blacklistAddress(db: Db, network: string, address: string, reason: string): Promise<void> {
+  await db
+    .insertInto('blacklisted_addresses')
+    .values({ network, address, reason })
+    .onConflict((oc) => oc.columns(['network', 'address']).doUpdateSet({ reason }))
+    .execute();
+}
+
+export async function unblacklistAddress(db: Db, network: string, address: string): Promise<void> {
+  await db.deleteFrom('blacklisted_addresses').where('network', '=', network).where('address', '=', address).execute();
+}
+
+export async function findOwned(db: Db, caller: Caller, id: string): Promise<Row | undefined> {
+  let q = db
+    .selectFrom('withdrawals')
+    .selectAll()
+    .where('id', '=', withPrefix('wdr', id))
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
+  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  return q.executeTakeFirst();
+}
+
+export async function memberExternalId(db: Db, memberId: string): Promise<{ external_member_id: string }> {
+  return db.selectFrom('members').select('external_member_id').where('id', '=', memberId).executeTakeFirstOrThrow();
+}
+
+/** One page of the caller's withdrawals, newest first (keyset on `seq`), one row more than `limit`. */
+export async function withdrawalPage(db: Db, caller: Caller, page: { limit: number; after: bigint | undefined; status?: string }): Promise<Row[]> {
+  let q = db
+    .selectFrom('withdrawals')
+    .selectAll()
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
+  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  if (page.status) q = q.where('status', '=', page.status as 'locked');
+  if (page.after !== undefined) q = q.where('seq', '<', page.after.toString() as unknown as bigint);
+  return q.orderBy('seq', 'desc').limit(page.limit + 1).execute();
+}

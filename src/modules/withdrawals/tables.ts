@@ -1,0 +1,34 @@
+import type { Generated } from 'kysely';
+import type { Environment, Minor } from '../../db/columns.js';
+
+export type WithdrawalStatus = 'locked' | 'settled' | 'failed';
+
+export interface WithdrawalsTable {
+  seq: Generated<bigint>;
+  id: string;
+  merchant_id: string;
+  environment: Environment;
+  member_id: string;
+  asset: string;
+  network: string;
+  address: string;
+  amount: Minor;
+  fee: Minor;
+  status: WithdrawalStatus;
+  status_version: number;
+  created_at: Generated<Date>;
+  updated_at: Date | string;
+}
+
+/** Addresses a withdrawal may not be sent to (kept by the operator). */
+export interface BlacklistedAddressesTable {
+  network: string;
+  address: string;
+  reason: Generated<string>;
+  created_at: Generated<Date>;
+}
+
+export interface WithdrawalTables {
+  withdrawals: WithdrawalsTable;
+  blacklisted_addresses: BlacklistedAddressesTable;
+}

@@ -1,0 +1,24 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, Environment } from '../db/schema.js';
+
+/**
+ * The on-behalf-of step of the request pipeline reads the member it names; the members area
+ * (src/modules/members) owns the table and re-exports this for its own use.
+ */
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+const internalId = /^mem_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * A member by either of its ids: the service's `mem_<uuid>` or the merchant's external id. The
+ * internal form is tried first when the value has its shape; each lookup uses an index.
+ */
+export async function resolveMember(db: Db, merchantId: string, environment: Environment, idOrExternal: string) {
+  const base = db.selectFrom('members').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment);
+  if (internalId.test(idOrExternal)) {
+    const byId = await base.where('id', '=', idOrExternal).executeTakeFirst();
+    if (byId) return byId;
+  }
+  return base.where('external_member_id', '=', idOrExternal).executeTakeFirst();
+}
