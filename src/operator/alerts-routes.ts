@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
-import { PageQuery, decodeCursor, pageSize, toPage } from '../platform/pagination.js';
+import { PageQuery, keysetPage } from '../platform/pagination.js';
 
 export async function operatorAlertRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   app.get('/admin/v1/alerts', {
@@ -15,17 +15,13 @@ export async function operatorAlertRoutes(app: AppInstance, ctx: ServiceContext)
       }),
     },
   }, async (req) => {
-    const limit = pageSize(req.query.limit);
-    const after = decodeCursor(req.query.cursor);
     let q = ctx.db.selectFrom('operator_alerts').selectAll();
     const state = req.query.state ?? 'open';
     if (state === 'open') q = q.where('resolved_at', 'is', null);
     if (state === 'resolved') q = q.where('resolved_at', 'is not', null);
     if (req.query.kind) q = q.where('kind', '=', req.query.kind);
     if (req.query.merchant_id) q = q.where('merchant_id', '=', req.query.merchant_id);
-    if (after !== undefined) q = q.where('seq', '<', after.toString() as unknown as bigint);
-    const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
-    return toPage(rows, limit, (r) => ({
+    return keysetPage(q, req.query, (r) => ({
       id: r.id, kind: r.kind, merchant_id: r.merchant_id, environment: r.environment, object: r.object, object_id: r.object_id,
       message: r.message, resolved_at: r.resolved_at ? new Date(r.resolved_at).toISOString() : null, created_at: new Date(r.created_at).toISOString(),
     }));

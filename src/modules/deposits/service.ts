@@ -3,9 +3,9 @@ import type { Database, Environment } from '../../db/schema.js';
 import type { DepositsTable } from '../tables.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
-import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
+import { constantList, keysetPage } from '../../platform/pagination.js';
 import { depositLines, entryKinds, formatAmount, minorFromDb, parseAmount, postEntry, recordEvent } from '../../ledger/index.js';
-import { getAsset } from '../assets/queries.js';
+import { getAsset, pageAtScale } from '../assets/queries.js';
 import { resolveMember } from '../members/queries.js';
 import type { Asset } from '../assets/catalogue.js';
 
@@ -133,12 +133,10 @@ export interface DepositFilters {
 
 /** Newest first, keyset on `seq`; the filters narrow the walk and never shift its pages. */
 export async function listDeposits(db: Db, caller: Caller, query: DepositFilters) {
-  const limit = pageSize(query.limit);
-  const after = decodeCursor(query.cursor);
   let memberId = caller.memberId;
   if (query.member_id !== undefined) {
     const member = idShape.test(query.member_id) ? await resolveMember(db, caller.merchantId, caller.environment, query.member_id) : undefined;
-    if (!member || (memberId !== undefined && member.id !== memberId)) return toPage([], limit, depositViewOf(new Map()));
+    if (!member || (memberId !== undefined && member.id !== memberId)) return constantList([]);
     memberId = member.id;
   }
   let q = db
@@ -150,11 +148,5 @@ export async function listDeposits(db: Db, caller: Caller, query: DepositFilters
   if (query.asset !== undefined) q = q.where('asset', '=', query.asset.toUpperCase());
   if (query.created_gte !== undefined) q = q.where('created_at', '>=', new Date(query.created_gte));
   if (query.created_lt !== undefined) q = q.where('created_at', '<', new Date(query.created_lt));
-  if (after !== undefined) q = q.where('seq', '<', after.toString() as unknown as bigint);
-  const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
-  const scales = new Map<string, number>();
-  for (const r of rows) if (!scales.has(r.asset)) scales.set(r.asset, await scaleOf(db, r.asset));
-  return toPage(rows, limit, depositViewOf(scales));
+  return pageAtScale(db, await keysetPage(q, query), (r, scale) => depositView(r, { scale }));
 }
-
-const depositViewOf = (scales: Map<string, number>) => (r: Selectable<DepositsTable>) => depositView(r, { scale: scales.get(r.asset)! });

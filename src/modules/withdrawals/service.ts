@@ -3,13 +3,13 @@ import type { Database, Environment } from '../../db/schema.js';
 import type { WithdrawalsTable } from '../tables.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
-import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
+import { keysetPage } from '../../platform/pagination.js';
 import {
   entryKinds, formatAmount, minorFromDb, parseAmount, postEntryOrRefuse, recordEvent,
   withdrawalConfirmLines, withdrawalFailLines, withdrawalLockLines,
 } from '../../ledger/index.js';
 import { addressMatches, usableNetwork } from '../assets/catalogue.js';
-import { getAsset } from '../assets/queries.js';
+import { getAsset, pageAtScale } from '../assets/queries.js';
 import { transition, type WithdrawalAction } from './state.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -177,8 +177,6 @@ export async function failWithdrawal(trx: Transaction<Database>, caller: Caller,
 }
 
 export async function listWithdrawals(db: Db, caller: Caller, query: { limit?: number; cursor?: string; status?: string }) {
-  const limit = pageSize(query.limit);
-  const after = decodeCursor(query.cursor);
   let q = db
     .selectFrom('withdrawals')
     .selectAll()
@@ -186,9 +184,5 @@ export async function listWithdrawals(db: Db, caller: Caller, query: { limit?: n
     .where('environment', '=', caller.environment);
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
   if (query.status) q = q.where('status', '=', query.status as 'locked');
-  if (after !== undefined) q = q.where('seq', '<', after.toString() as unknown as bigint);
-  const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
-  const scales = new Map<string, number>();
-  for (const r of rows) if (!scales.has(r.asset)) scales.set(r.asset, await scaleOf(db, r.asset));
-  return toPage(rows, limit, (r) => withdrawalView(r, scales.get(r.asset)!));
+  return pageAtScale(db, await keysetPage(q, query), withdrawalView);
 }
