@@ -103,6 +103,7 @@ import type { JobTables } from '../jobs/tables.js';
 import type { OperatorAlertsTable } from '../operator/alerts.js';
 import type { WebhookTables } from '../modules/webhooks/tables.js';
 import type { UpstreamTables } from '../upstreams/tables.js';
+import type { QrPayTables } from '../modules/qrpay/tables.js';
 
 export interface PlatformTables {
   merchants: MerchantsTable;
@@ -117,6 +118,6 @@ export interface PlatformTables {
 }
 
 /** One Kysely schema composed of each area's tables; each area owns its file. */
-export interface Database extends PlatformTables, LedgerTables, MoneyFlowTables, JobTables, WebhookTables, UpstreamTables {
+export interface Database extends PlatformTables, LedgerTables, MoneyFlowTables, JobTables, WebhookTables, UpstreamTables, QrPayTables {
   operator_alerts: OperatorAlertsTable;
 }

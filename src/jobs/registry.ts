@@ -5,6 +5,7 @@ import { purgeExpiredKeys } from '../platform/idempotency.js';
 import { purgeOldWindows } from '../platform/rate-limit.js';
 import { purgeExpiredTokens } from '../platform/auth.js';
 import { upstreamTickers } from '../upstreams/workers.js';
+import { qrpayTickers } from '../modules/qrpay/workers.js';
 import { webhookJobHandlers, webhookTickers } from '../modules/webhooks/workers.js';
 
 /** Queue handlers by job kind. Each module that enqueues jobs adds its handlers here. */
@@ -34,5 +35,6 @@ export const tickers: Ticker[] = [
     },
   },
   ...webhookTickers,
+  ...qrpayTickers,
   ...upstreamTickers,
 ];

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { SimulatedProvider, type SimulatorOptions } from './simulator.js';
+import { SimulatedUpstream, type SimulatorOptions } from './simulator.js';
 import type { CallContext, CallOutcome, StatusOutcome } from './types.js';
 
 /** The card issuer-processor: money onto (and later off) cards. */
@@ -23,20 +23,15 @@ export interface CardTopUpRequest {
 /** Sandbox test data: a card reference starting with this is refused by the simulated issuer. */
 export const simulatorRefusedCardPrefix = 'SIM-REFUSE';
 
-export class SimulatedCard implements CardUpstream {
+export class SimulatedCard extends SimulatedUpstream implements CardUpstream {
   readonly name = 'card' as const;
-  readonly provider: SimulatedProvider;
 
   constructor(db: Kysely<Database>, options: SimulatorOptions) {
-    this.provider = new SimulatedProvider(db, 'card', 'CD', options);
+    super(db, 'card', 'CD', options);
   }
 
   topUp(call: CallContext, req: CardTopUpRequest): Promise<CallOutcome> {
     const refusal = req.cardRef.startsWith(simulatorRefusedCardPrefix) ? 'card not loadable' : undefined;
     return this.provider.submit(call, { requestId: req.requestId, operation: 'topup', detail: {}, refusal }) as Promise<CallOutcome>;
-  }
-
-  status(_call: CallContext, requestId: string): Promise<StatusOutcome> {
-    return this.provider.query(requestId);
   }
 }

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { SimulatedProvider, type SimulatorOptions } from './simulator.js';
+import { SimulatedUpstream, type SimulatorOptions } from './simulator.js';
 import type { CallContext, CallOutcome, StatusOutcome } from './types.js';
 
 /** A QR payment network / acquirer: pays merchant-presented QR codes. */
@@ -34,12 +34,11 @@ export interface QrPayRequest extends QrCheckRequest {
 /** Sandbox test data: a QR whose merchant account has a sub-field starting with this is refused by the simulated provider. */
 export const simulatorRefusedAccountPrefix = 'SIM-REFUSE';
 
-export class SimulatedQrPay implements QrPayUpstream {
+export class SimulatedQrPay extends SimulatedUpstream implements QrPayUpstream {
   readonly name = 'qrpay' as const;
-  readonly provider: SimulatedProvider;
 
   constructor(db: Kysely<Database>, options: SimulatorOptions) {
-    this.provider = new SimulatedProvider(db, 'qrpay', 'QP', options);
+    super(db, 'qrpay', 'QP', options);
   }
 
   private refusalOf(req: QrCheckRequest): string | undefined {
@@ -59,10 +58,6 @@ export class SimulatedQrPay implements QrPayUpstream {
       detail: {},
       refusal: this.refusalOf(req),
     }) as Promise<CallOutcome>;
-  }
-
-  status(_call: CallContext, requestId: string): Promise<StatusOutcome> {
-    return this.provider.query(requestId);
   }
 
   refund(_call: CallContext, req: { paymentRequestId: string; amountMinor: bigint }): Promise<CallOutcome> {

@@ -1,7 +1,7 @@
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { qrpayRoutes } from '../modules/qrpay/routes.js';
-import { qrpayOperatorRoutes } from '../modules/qrpay/admin-routes.js';
+import { qrpayOperatorRoutes } from '../modules/qrpay/operator-routes.js';
 import { sandboxRoutes } from '../modules/sandbox/routes.js';
 import { merchantDepositAddressRoutes } from '../modules/merchant-deposit-address/routes.js';
 

@@ -159,3 +159,20 @@ export class SimulatedProvider {
     return inserted ?? (await this.find(req.requestId))!;
   }
 }
+
+/**
+ * What every simulated adapter shares: the provider's books (`provider`, one per upstream with
+ * its own order-id prefix) and the read-only status query. An adapter adds its money-moving calls.
+ */
+export abstract class SimulatedUpstream {
+  readonly provider: SimulatedProvider;
+
+  protected constructor(db: Kysely<Database>, upstream: UpstreamName, idPrefix: string, options: SimulatorOptions) {
+    this.provider = new SimulatedProvider(db, upstream, idPrefix, options);
+  }
+
+  /** Read-only: the provider's state of a request, by our request id. */
+  status(_call: CallContext, requestId: string): Promise<StatusOutcome> {
+    return this.provider.query(requestId);
+  }
+}
