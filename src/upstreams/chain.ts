@@ -47,8 +47,7 @@ export function simulatedAddress(network: string, seed: string): string {
   }
 }
 
-export class SimulatedChain extends SimulatedUpstream implements ChainUpstream {
-  readonly name = 'chain' as const;
+export class SimulatedChain extends SimulatedUpstream<'chain'> implements ChainUpstream {
   private readonly networks: ReadonlySet<string>;
 
   constructor(db: Kysely<Database>, options: ChainSimulatorOptions) {

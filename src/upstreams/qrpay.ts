@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { SimulatedUpstream, type SimulatorOptions } from './simulator.js';
-import type { CallContext, CallOutcome, StatusOutcome } from './types.js';
+import { SimulatedUpstream, simulatorRefusedPrefix, type SimulatorOptions } from './simulator.js';
+import type { CallContext, CallOutcome, MoneyRequest, StatusOutcome } from './types.js';
 
 /** A QR payment network / acquirer: pays merchant-presented QR codes. */
 export interface QrPayUpstream {
@@ -24,19 +24,14 @@ export interface QrCheckRequest {
 
 export type QrCheckOutcome = { kind: 'ok' } | { kind: 'refused'; reason: string } | { kind: 'timeout' } | { kind: 'unknown'; reason: string };
 
-export interface QrPayRequest extends QrCheckRequest {
-  requestId: string;
+export interface QrPayRequest extends QrCheckRequest, MoneyRequest {
   qrCode: string;
-  currency: string;
-  amountMinor: bigint;
 }
 
 /** Sandbox test data: a QR whose merchant account has a sub-field starting with this is refused by the simulated provider. */
-export const simulatorRefusedAccountPrefix = 'SIM-REFUSE';
+export const simulatorRefusedAccountPrefix = simulatorRefusedPrefix;
 
-export class SimulatedQrPay extends SimulatedUpstream implements QrPayUpstream {
-  readonly name = 'qrpay' as const;
-
+export class SimulatedQrPay extends SimulatedUpstream<'qrpay'> implements QrPayUpstream {
   constructor(db: Kysely<Database>, options: SimulatorOptions) {
     super(db, 'qrpay', 'QP', options);
   }

@@ -57,9 +57,7 @@ export function nextBusinessDay(from: Date): string {
   return d.toISOString().slice(0, 10);
 }
 
-export class SimulatedRemittance extends SimulatedUpstream implements RemittanceUpstream {
-  readonly name = 'remittance' as const;
-
+export class SimulatedRemittance extends SimulatedUpstream<'remittance'> implements RemittanceUpstream {
   constructor(db: Kysely<Database>, options: SimulatorOptions, private readonly now: () => Date = () => new Date()) {
     super(db, 'remittance', 'RM', options);
   }
