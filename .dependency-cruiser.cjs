@@ -75,9 +75,9 @@ module.exports = {
     {
       name: 'modules-use-jobs-queue-only',
       severity: 'error',
-      comment: 'Modules enqueue (jobs/queue.ts) and implement handlers and tickers (jobs/types.ts); running them is the composition root\'s.',
+      comment: 'Modules enqueue (jobs/queue.ts), implement handlers and tickers (jobs/types.ts) and report failures of their own background work (jobs/failures.ts); running them is the composition root\'s.',
       from: { path: '^src/modules/' },
-      to: { path: '^src/jobs/', pathNot: '^src/jobs/(queue|types)\\.ts$' },
+      to: { path: '^src/jobs/', pathNot: '^src/jobs/(queue|types|failures)\\.ts$' },
     },
     {
       name: 'modules-use-upstream-interfaces',

@@ -1,6 +1,7 @@
 import type { JobHandler, Ticker } from './jobs/types.js';
 import { housekeepingTicker } from './jobs/housekeeping.js';
 import { webhookJobHandlers, webhookTickers } from './modules/webhooks/workers.js';
+import { qrpayTickers } from './modules/qrpay/workers.js';
 import { upstreamTickers } from './upstreams/workers.js';
 
 /**
@@ -18,7 +19,6 @@ export const jobHandlers: Record<string, JobHandler> = {
 export const tickers: Ticker[] = [
   housekeepingTicker,
   ...webhookTickers,
-  // TODO(issue 10): the QR payment reconcile ticker still sits in upstreams/workers.ts; list
-  // qrpay's own workers.ts here once it moves into src/modules/qrpay.
+  ...qrpayTickers,
   ...upstreamTickers,
 ];

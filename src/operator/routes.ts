@@ -7,7 +7,7 @@ import { balanceOperatorRoutes } from '../modules/balances/operator-routes.js';
 import { withdrawalOperatorRoutes } from '../modules/withdrawals/operator-routes.js';
 import { alertOperatorRoutes } from '../modules/alerts/operator-routes.js';
 import { webhookOperatorRoutes } from '../modules/webhooks/operator-routes.js';
-import { qrpayOperatorRoutes } from '../modules/qrpay/admin-routes.js';
+import { qrpayOperatorRoutes } from '../modules/qrpay/operator-routes.js';
 
 /** Every operator route module (each area's operator-routes.ts), registered on the operator listener. */
 export const operatorRouteModules: readonly RouteModule[] = [

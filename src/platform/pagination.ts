@@ -1,3 +1,4 @@
+import { sql, type SelectQueryBuilder } from 'kysely';
 import { Type, type Static } from 'typebox';
 
 export const pageSizeDefault = 20;
@@ -52,6 +53,41 @@ export function toPage<R extends { seq: bigint | string }, T>(rows: R[], limit: 
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return { data: page.map(map), next_cursor: hasMore && last ? encodeCursor(last.seq) : null, has_more: hasMore };
+}
+
+/** What a list request asks: the page size and the previous page's cursor (both optional). */
+export interface PageParams {
+  limit?: number;
+  cursor?: string;
+}
+
+/** Rows a keyset page walks: each carries its table's `seq`. */
+export type KeysetRow = { seq: bigint | string };
+
+/**
+ * The one keyset list: `query` (a select with the caller's filters applied, not yet ordered or
+ * limited) is walked newest first by `seq`, starting after the page's cursor, fetching
+ * `limit + 1` rows to know whether more follow; the answer is the list envelope, each row through
+ * `view`. Every list in the API goes through here (docs/architecture.md).
+ */
+export async function keysetPage<DB, TB extends keyof DB, O extends KeysetRow>(
+  query: SelectQueryBuilder<DB, TB, O>, page: PageParams): Promise<ListEnvelope<O>>;
+export async function keysetPage<DB, TB extends keyof DB, O extends KeysetRow, T>(
+  query: SelectQueryBuilder<DB, TB, O>, page: PageParams, view: (row: O) => T): Promise<ListEnvelope<T>>;
+export async function keysetPage<DB, TB extends keyof DB, O extends KeysetRow, T>(
+  query: SelectQueryBuilder<DB, TB, O>, page: PageParams, view?: (row: O) => T,
+): Promise<ListEnvelope<O | T>> {
+  const limit = pageSize(page.limit);
+  const after = decodeCursor(page.cursor);
+  const seq = sql.ref('seq');
+  const walk = after === undefined ? query : query.where(sql<boolean>`${seq} < ${after.toString()}`);
+  const rows = (await walk.orderBy(seq, 'desc').limit(limit + 1).execute()) as O[];
+  return toPage<O, O | T>(rows, limit, view ?? ((row) => row));
+}
+
+/** The same page with each item mapped (for views that need something looked up per page first). */
+export function mapPage<R, T>(page: ListEnvelope<R>, view: (row: R) => T): ListEnvelope<T> {
+  return { ...page, data: page.data.map(view) };
 }
 
 export function constantList<T>(data: T[]): ListEnvelope<T> {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { SimulatedProvider, type SimulatorOptions } from './simulator.js';
-import type { CallContext, CallOutcome, StatusOutcome } from './types.js';
+import { SimulatedUpstream, simulatorRefusedPrefix, type SimulatorOptions } from './simulator.js';
+import type { CallContext, CallOutcome, MoneyRequest, StatusOutcome } from './types.js';
 
 /** The card issuer-processor: money onto (and later off) cards. */
 export interface CardUpstream {
@@ -12,31 +12,21 @@ export interface CardUpstream {
   status(call: CallContext, requestId: string): Promise<StatusOutcome>;
 }
 
-export interface CardTopUpRequest {
-  requestId: string;
+export interface CardTopUpRequest extends MoneyRequest {
   /** The provider-side reference of the card. */
   cardRef: string;
-  currency: string;
-  amountMinor: bigint;
 }
 
 /** Sandbox test data: a card reference starting with this is refused by the simulated issuer. */
-export const simulatorRefusedCardPrefix = 'SIM-REFUSE';
+export const simulatorRefusedCardPrefix = simulatorRefusedPrefix;
 
-export class SimulatedCard implements CardUpstream {
-  readonly name = 'card' as const;
-  readonly provider: SimulatedProvider;
-
+export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpstream {
   constructor(db: Kysely<Database>, options: SimulatorOptions) {
-    this.provider = new SimulatedProvider(db, 'card', 'CD', options);
+    super(db, 'card', 'CD', options);
   }
 
   topUp(call: CallContext, req: CardTopUpRequest): Promise<CallOutcome> {
     const refusal = req.cardRef.startsWith(simulatorRefusedCardPrefix) ? 'card not loadable' : undefined;
     return this.provider.submit(call, { requestId: req.requestId, operation: 'topup', detail: {}, refusal }) as Promise<CallOutcome>;
-  }
-
-  status(_call: CallContext, requestId: string): Promise<StatusOutcome> {
-    return this.provider.query(requestId);
   }
 }

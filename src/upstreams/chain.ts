@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { SimulatedProvider, type SimulatorOptions } from './simulator.js';
+import { SimulatedUpstream, type SimulatorOptions } from './simulator.js';
 import type { CallContext, CallOutcome, StatusOutcome } from './types.js';
 
 /** The on-chain custody provider: deposit addresses and payouts. */
@@ -47,13 +47,11 @@ export function simulatedAddress(network: string, seed: string): string {
   }
 }
 
-export class SimulatedChain implements ChainUpstream {
-  readonly name = 'chain' as const;
-  readonly provider: SimulatedProvider;
+export class SimulatedChain extends SimulatedUpstream<'chain'> implements ChainUpstream {
   private readonly networks: ReadonlySet<string>;
 
   constructor(db: Kysely<Database>, options: ChainSimulatorOptions) {
-    this.provider = new SimulatedProvider(db, 'chain', 'CH', options);
+    super(db, 'chain', 'CH', options);
     this.networks = new Set(options.networks.map((n) => n.toUpperCase()));
   }
 
@@ -78,9 +76,5 @@ export class SimulatedChain implements ChainUpstream {
       detail: { tx_hash: `0x${digestOf(`tx|${req.requestId}`).toString('hex')}` },
       refusal: this.refusalOf(req.network),
     });
-  }
-
-  status(_call: CallContext, requestId: string): Promise<StatusOutcome> {
-    return this.provider.query(requestId);
   }
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { SimulatedProvider, type SimulatorOptions } from './simulator.js';
-import type { CallContext, CallOutcome, StatusOutcome } from './types.js';
+import { SimulatedUpstream, simulatorRefusedPrefix, type SimulatorOptions } from './simulator.js';
+import type { CallContext, CallOutcome, MoneyRequest, StatusOutcome } from './types.js';
 
 /** A QR payment network / acquirer: pays merchant-presented QR codes. */
 export interface QrPayUpstream {
@@ -24,22 +24,16 @@ export interface QrCheckRequest {
 
 export type QrCheckOutcome = { kind: 'ok' } | { kind: 'refused'; reason: string } | { kind: 'timeout' } | { kind: 'unknown'; reason: string };
 
-export interface QrPayRequest extends QrCheckRequest {
-  requestId: string;
+export interface QrPayRequest extends QrCheckRequest, MoneyRequest {
   qrCode: string;
-  currency: string;
-  amountMinor: bigint;
 }
 
 /** Sandbox test data: a QR whose merchant account has a sub-field starting with this is refused by the simulated provider. */
-export const simulatorRefusedAccountPrefix = 'SIM-REFUSE';
+export const simulatorRefusedAccountPrefix = simulatorRefusedPrefix;
 
-export class SimulatedQrPay implements QrPayUpstream {
-  readonly name = 'qrpay' as const;
-  readonly provider: SimulatedProvider;
-
+export class SimulatedQrPay extends SimulatedUpstream<'qrpay'> implements QrPayUpstream {
   constructor(db: Kysely<Database>, options: SimulatorOptions) {
-    this.provider = new SimulatedProvider(db, 'qrpay', 'QP', options);
+    super(db, 'qrpay', 'QP', options);
   }
 
   private refusalOf(req: QrCheckRequest): string | undefined {
@@ -59,10 +53,6 @@ export class SimulatedQrPay implements QrPayUpstream {
       detail: {},
       refusal: this.refusalOf(req),
     }) as Promise<CallOutcome>;
-  }
-
-  status(_call: CallContext, requestId: string): Promise<StatusOutcome> {
-    return this.provider.query(requestId);
   }
 
   refund(_call: CallContext, req: { paymentRequestId: string; amountMinor: bigint }): Promise<CallOutcome> {

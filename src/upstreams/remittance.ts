@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { SimulatedProvider, type SimulatorOptions } from './simulator.js';
+import { SimulatedUpstream, type SimulatorOptions } from './simulator.js';
 import type { CallContext, CallOutcome, StatusOutcome } from './types.js';
 
 /** The cross-border payout provider. */
@@ -57,12 +57,9 @@ export function nextBusinessDay(from: Date): string {
   return d.toISOString().slice(0, 10);
 }
 
-export class SimulatedRemittance implements RemittanceUpstream {
-  readonly name = 'remittance' as const;
-  readonly provider: SimulatedProvider;
-
+export class SimulatedRemittance extends SimulatedUpstream<'remittance'> implements RemittanceUpstream {
   constructor(db: Kysely<Database>, options: SimulatorOptions, private readonly now: () => Date = () => new Date()) {
-    this.provider = new SimulatedProvider(db, 'remittance', 'RM', options);
+    super(db, 'remittance', 'RM', options);
   }
 
   private rateOf(send: string, payout: string): string | undefined {
@@ -78,9 +75,5 @@ export class SimulatedRemittance implements RemittanceUpstream {
   submit(call: CallContext, req: RemittanceSubmitRequest): Promise<CallOutcome> {
     const refusal = this.rateOf(req.sendCurrency, req.payoutCurrency) ? undefined : 'corridor not served';
     return this.provider.submit(call, { requestId: req.requestId, operation: 'remit', detail: {}, refusal }) as Promise<CallOutcome>;
-  }
-
-  status(_call: CallContext, requestId: string): Promise<StatusOutcome> {
-    return this.provider.query(requestId);
   }
 }

@@ -29,6 +29,9 @@ export interface SubmitRequest<D extends Record<string, string>> {
   synchronous?: boolean;
 }
 
+/** Sandbox test data: a reference (card, QR merchant account) starting with this is refused by the simulated provider. */
+export const simulatorRefusedPrefix = 'SIM-REFUSE';
+
 /** Key kept in a stored detail for a request refused at submission (stripped from answers). */
 const rejectedKey = '__rejected';
 
@@ -157,5 +160,22 @@ export class SimulatedProvider {
       .executeTakeFirst();
     // A concurrent call with the same request id recorded it first: that record stands.
     return inserted ?? (await this.find(req.requestId))!;
+  }
+}
+
+/**
+ * What every simulated adapter shares: the provider's books (`provider`, one per upstream with
+ * its own order-id prefix) and the read-only status query. An adapter adds its money-moving calls.
+ */
+export abstract class SimulatedUpstream<N extends UpstreamName> {
+  readonly provider: SimulatedProvider;
+
+  protected constructor(db: Kysely<Database>, readonly name: N, idPrefix: string, options: SimulatorOptions) {
+    this.provider = new SimulatedProvider(db, name, idPrefix, options);
+  }
+
+  /** Read-only: the provider's state of a request, by our request id. */
+  status(_call: CallContext, requestId: string): Promise<StatusOutcome> {
+    return this.provider.query(requestId);
   }
 }

@@ -1,10 +1,8 @@
-/** Tables of upstream orders, injected behaviours and QR payments. */
+/** Tables of the upstream simulators and injected behaviours (QR payment orders: src/modules/qrpay/tables.ts). */
 import type { ColumnType, Generated } from 'kysely';
 import type { Environment } from '../db/columns.js';
 
-type Minor = string | bigint;
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
-type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 
 /** A sandbox merchant's preset for one upstream; absent (or expired) means `success`. */
 export interface UpstreamBehaviorsTable {
@@ -40,44 +38,7 @@ export interface UpstreamSimOrdersTable {
   updated_at: Timestamp;
 }
 
-export type QrPayOrderStatus = 'processing' | 'suspended' | 'completed' | 'failed' | 'refunded';
-export type QrPayUpstreamOutcome = 'pending' | 'accepted' | 'timeout' | 'unknown';
-
-export interface QrPayOrdersTable {
-  seq: Generated<bigint>;
-  id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
-  idempotency_key: string;
-  request_hash: string;
-  scheme: string;
-  merchant_name: string;
-  merchant_city: string;
-  country: string;
-  asset: string;
-  amount: Minor;
-  note: string | null;
-  qr_code: string;
-  status: QrPayOrderStatus;
-  status_version: number;
-  upstream_outcome: QrPayUpstreamOutcome;
-  provider_order_id: string | null;
-  provider_status: string | null;
-  failure_reason: string | null;
-  call_started_at: Timestamp;
-  check_count: Generated<number>;
-  next_check_at: NullableTimestamp;
-  last_checked_at: NullableTimestamp;
-  completed_at: NullableTimestamp;
-  failed_at: NullableTimestamp;
-  refunded_at: NullableTimestamp;
-  created_at: Generated<Date>;
-  updated_at: Timestamp;
-}
-
 export interface UpstreamTables {
   upstream_behaviors: UpstreamBehaviorsTable;
   upstream_sim_orders: UpstreamSimOrdersTable;
-  qrpay_orders: QrPayOrdersTable;
 }

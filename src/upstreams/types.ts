@@ -31,6 +31,13 @@ export function providerStatusOf(raw: string): ProviderStatus | undefined {
   return (providerStatuses as readonly string[]).includes(raw) ? (raw as ProviderStatus) : undefined;
 }
 
+/** What every money-moving request to a provider carries: our request id (its idempotency key) and the money. */
+export interface MoneyRequest {
+  requestId: string;
+  currency: string;
+  amountMinor: bigint;
+}
+
 /**
  * Outcome of a money-moving call.
  * - `accepted`: the provider took it; `status` is its raw state (usually `processing`; a

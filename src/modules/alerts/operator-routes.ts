@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import { PageQuery, decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
+import { PageQuery, mapPage } from '../../platform/pagination.js';
 import { alertPage, resolveAlert } from './queries.js';
 
 /** Operator calls of alerts: list and resolve. */
@@ -17,15 +17,8 @@ export async function alertOperatorRoutes(app: AppInstance, ctx: ServiceContext)
       }),
     },
   }, async (req) => {
-    const limit = pageSize(req.query.limit);
-    const rows = await alertPage(ctx.db, {
-      limit,
-      after: decodeCursor(req.query.cursor),
-      state: req.query.state ?? 'open',
-      kind: req.query.kind,
-      merchantId: req.query.merchant_id,
-    });
-    return toPage(rows, limit, (r) => ({
+    const page = await alertPage(ctx.db, { state: req.query.state ?? 'open', kind: req.query.kind, merchantId: req.query.merchant_id }, req.query);
+    return mapPage(page, (r) => ({
       id: r.id, kind: r.kind, merchant_id: r.merchant_id, environment: r.environment, object: r.object, object_id: r.object_id,
       message: r.message, resolved_at: r.resolved_at ? new Date(r.resolved_at).toISOString() : null, created_at: new Date(r.created_at).toISOString(),
     }));

@@ -1,6 +1,7 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { newId } from '../../platform/ids.js';
+import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 import type { OperatorAlertsTable } from './tables.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -35,22 +36,19 @@ export async function raiseAlert(db: Db, alert: AlertInput): Promise<string> {
 }
 
 export interface AlertFilters {
-  limit: number;
-  after: bigint | undefined;
   state: 'open' | 'resolved' | 'all';
   kind?: string;
   merchantId?: string;
 }
 
-/** One page of alerts, newest first (keyset on `seq`), one row more than `limit`. */
-export async function alertPage(db: Db, f: AlertFilters): Promise<Selectable<OperatorAlertsTable>[]> {
+/** One page of alerts, newest first (the one keyset walk). */
+export async function alertPage(db: Db, f: AlertFilters, page: PageParams): Promise<ListEnvelope<Selectable<OperatorAlertsTable>>> {
   let q = db.selectFrom('operator_alerts').selectAll();
   if (f.state === 'open') q = q.where('resolved_at', 'is', null);
   if (f.state === 'resolved') q = q.where('resolved_at', 'is not', null);
   if (f.kind) q = q.where('kind', '=', f.kind);
   if (f.merchantId) q = q.where('merchant_id', '=', f.merchantId);
-  if (f.after !== undefined) q = q.where('seq', '<', f.after.toString() as unknown as bigint);
-  return q.orderBy('seq', 'desc').limit(f.limit + 1).execute();
+  return keysetPage(q, page);
 }
 
 /** Marks an alert resolved; undefined when there is no such alert. */

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { ApiError } from '../../platform/errors.js';
+import { mapPage, type ListEnvelope } from '../../platform/pagination.js';
 import { minorFromDb } from '../../ledger/money.js';
 import { sqlState } from '../../ledger/ledger.js';
 import type { AssetType } from '../../ledger/tables.js';
@@ -46,6 +47,23 @@ export async function listAssets(db: Db, options: { enabledOnly: boolean }): Pro
   const byAsset = new Map<string, AssetNetwork[]>();
   for (const row of networks) byAsset.set(row.asset, [...(byAsset.get(row.asset) ?? []), toNetwork(row)]);
   return assets.map((a) => ({ ...a, networks: byAsset.get(a.code) ?? [] }));
+}
+
+/**
+ * A page of rows that each carry an asset, every row viewed at its asset's scale (one catalogue
+ * read per page). An asset missing from the catalogue is a programmer error.
+ */
+export async function pageAtScale<R extends { asset: string }, T>(
+  db: Db, page: ListEnvelope<R>, view: (row: R, scale: number) => T,
+): Promise<ListEnvelope<T>> {
+  const codes = [...new Set(page.data.map((r) => r.asset))];
+  const found = codes.length === 0 ? [] : await db.selectFrom('assets').select(['code', 'scale']).where('code', 'in', codes).execute();
+  const scales = new Map(found.map((a) => [a.code, a.scale]));
+  return mapPage(page, (row) => {
+    const scale = scales.get(row.asset);
+    if (scale === undefined) throw new Error(`asset ${row.asset} missing from the catalogue`);
+    return view(row, scale);
+  });
 }
 
 async function mustGet(db: Db, code: string): Promise<Asset> {

@@ -1,6 +1,7 @@
 import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { DepositsTable } from './tables.js';
+import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 
 /** Reads and writes of the deposits table. */
 
@@ -36,26 +37,23 @@ export async function findDeposit(db: Db, caller: Caller, id: string): Promise<R
   return q.executeTakeFirst();
 }
 
-export interface DepositPage {
-  limit: number;
-  after: bigint | undefined;
+export interface DepositFilter {
   memberId?: string;
   asset?: string;
   createdGte?: string;
   createdLt?: string;
 }
 
-/** One page newest first (keyset on `seq`), one row more than `limit`; the filters narrow the walk. */
-export async function depositPage(db: Db, caller: Caller, page: DepositPage): Promise<Row[]> {
+/** One page newest first (the one keyset walk); the filters narrow it. */
+export async function depositPage(db: Db, caller: Caller, filter: DepositFilter, page: PageParams): Promise<ListEnvelope<Row>> {
   let q = db
     .selectFrom('deposits')
     .selectAll()
     .where('merchant_id', '=', caller.merchantId)
     .where('environment', '=', caller.environment);
-  if (page.memberId !== undefined) q = q.where('member_id', '=', page.memberId);
-  if (page.asset !== undefined) q = q.where('asset', '=', page.asset);
-  if (page.createdGte !== undefined) q = q.where('created_at', '>=', new Date(page.createdGte));
-  if (page.createdLt !== undefined) q = q.where('created_at', '<', new Date(page.createdLt));
-  if (page.after !== undefined) q = q.where('seq', '<', page.after.toString() as unknown as bigint);
-  return q.orderBy('seq', 'desc').limit(page.limit + 1).execute();
+  if (filter.memberId !== undefined) q = q.where('member_id', '=', filter.memberId);
+  if (filter.asset !== undefined) q = q.where('asset', '=', filter.asset);
+  if (filter.createdGte !== undefined) q = q.where('created_at', '>=', new Date(filter.createdGte));
+  if (filter.createdLt !== undefined) q = q.where('created_at', '<', new Date(filter.createdLt));
+  return keysetPage(q, page);
 }

@@ -3,9 +3,9 @@ import type { Database, Environment } from '../../db/schema.js';
 import type { DepositsTable } from './tables.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
-import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
+import { constantList, keysetPage } from '../../platform/pagination.js';
 import { depositLines, entryKinds, formatAmount, minorFromDb, parseAmount, postEntry, recordEvent } from '../../ledger/index.js';
-import { getAsset } from '../assets/queries.js';
+import { getAsset, pageAtScale } from '../assets/queries.js';
 import { resolveMember } from '../members/queries.js';
 import { depositPage, findDeposit, insertDeposit, type Caller } from './queries.js';
 import type { Asset } from '../assets/rules.js';
@@ -117,20 +117,14 @@ export interface DepositFilters {
 
 /** Newest first, keyset on `seq`; the filters narrow the walk and never shift its pages. */
 export async function listDeposits(db: Db, caller: Caller, query: DepositFilters) {
-  const limit = pageSize(query.limit);
-  const after = decodeCursor(query.cursor);
   let memberId = caller.memberId;
   if (query.member_id !== undefined) {
     const member = idShape.test(query.member_id) ? await resolveMember(db, caller.merchantId, caller.environment, query.member_id) : undefined;
-    if (!member || (memberId !== undefined && member.id !== memberId)) return toPage([], limit, depositViewOf(new Map()));
+    if (!member || (memberId !== undefined && member.id !== memberId)) return constantList([]);
     memberId = member.id;
   }
-  const rows = await depositPage(db, caller, {
-    limit, after, memberId, asset: query.asset?.toUpperCase(), createdGte: query.created_gte, createdLt: query.created_lt,
-  });
-  const scales = new Map<string, number>();
-  for (const r of rows) if (!scales.has(r.asset)) scales.set(r.asset, await scaleOf(db, r.asset));
-  return toPage(rows, limit, depositViewOf(scales));
+  const page = await depositPage(db, caller, {
+    memberId, asset: query.asset?.toUpperCase(), createdGte: query.created_gte, createdLt: query.created_lt,
+  }, query);
+  return pageAtScale(db, page, (r, scale) => depositView(r, { scale }));
 }
-
-const depositViewOf = (scales: Map<string, number>) => (r: Selectable<DepositsTable>) => depositView(r, { scale: scales.get(r.asset)! });

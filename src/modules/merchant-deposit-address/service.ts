@@ -5,7 +5,7 @@ import type { ServiceContext } from '../../service-context.js';
 import type { IdempotencyContext } from '../../platform/request-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { sha256Hex } from '../../platform/ids.js';
-import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
+import { keysetPage } from '../../platform/pagination.js';
 import { usableNetwork } from '../assets/rules.js';
 import { getAsset } from '../assets/queries.js';
 import { withDeadline } from '../../upstreams/deadline.js';
@@ -64,12 +64,8 @@ export async function storeAddress(trx: Transaction<Database>, merchantId: strin
 }
 
 export async function listDepositAddresses(db: Db, merchantId: string, environment: 'sandbox' | 'production', query: { limit?: number; cursor?: string; asset?: string; network?: string }) {
-  const limit = pageSize(query.limit);
-  const after = decodeCursor(query.cursor);
   let q = db.selectFrom('deposit_addresses').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment);
   if (query.asset) q = q.where('asset', '=', query.asset.toUpperCase());
   if (query.network) q = q.where('network', '=', query.network.toUpperCase());
-  if (after !== undefined) q = q.where('seq', '<', after.toString() as unknown as bigint);
-  const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
-  return toPage(rows, limit, depositAddressView);
+  return keysetPage(q, query, depositAddressView);
 }

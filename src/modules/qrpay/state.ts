@@ -1,4 +1,4 @@
-import type { QrPayOrderStatus, QrPayUpstreamOutcome } from '../../upstreams/tables.js';
+import type { QrPayOrderStatus, QrPayUpstreamOutcome } from './tables.js';
 import { providerStatusOf, type CallOutcome, type StatusOutcome } from '../../upstreams/types.js';
 
 /**

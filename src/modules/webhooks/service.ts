@@ -3,7 +3,7 @@ import type { Database, Environment } from '../../db/schema.js';
 import type { Config } from '../../platform/config.js';
 import { ApiError, invalidFields } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
-import { constantList, decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
+import { constantList, keysetPage } from '../../platform/pagination.js';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './tables.js';
 import { newSecret } from './signature.js';
 import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
@@ -182,19 +182,15 @@ export async function rollSecret(trx: Transaction<Database>, caller: Caller, id:
 }
 
 export async function listDeliveries(db: Db, caller: Caller, query: { status?: string; limit?: number; cursor?: string }) {
-  const limit = pageSize(query.limit);
   const status = query.status ?? '';
   if (status !== '' && !(deliveryStatuses as readonly string[]).includes(status)) return constantList([]);
-  const after = decodeCursor(query.cursor);
   let q = db
     .selectFrom('webhook_deliveries')
     .selectAll()
     .where('merchant_id', '=', caller.merchantId)
     .where('environment', '=', caller.environment);
   if (status !== '') q = q.where('status', '=', status as DeliveryRow['status']);
-  if (after !== undefined) q = q.where('seq', '<', after.toString() as unknown as bigint);
-  const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
-  return toPage(rows, limit, deliveryView);
+  return keysetPage(q, query, deliveryView);
 }
 
 async function matchingEndpoints(trx: Transaction<Database>, caller: Caller, eventType: string) {

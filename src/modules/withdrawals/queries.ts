@@ -1,6 +1,7 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { WithdrawalsTable } from './tables.js';
+import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 import { withPrefix } from '../../platform/ids.js';
 
 /** Reads and writes of the withdrawals and blacklisted_addresses tables. */
@@ -51,15 +52,14 @@ export async function memberExternalId(db: Db, memberId: string): Promise<{ exte
   return db.selectFrom('members').select('external_member_id').where('id', '=', memberId).executeTakeFirstOrThrow();
 }
 
-/** One page of the caller's withdrawals, newest first (keyset on `seq`), one row more than `limit`. */
-export async function withdrawalPage(db: Db, caller: Caller, page: { limit: number; after: bigint | undefined; status?: string }): Promise<Row[]> {
+/** One page of the caller's withdrawals, newest first (the one keyset walk). */
+export async function withdrawalPage(db: Db, caller: Caller, filter: { status?: string }, page: PageParams): Promise<ListEnvelope<Row>> {
   let q = db
     .selectFrom('withdrawals')
     .selectAll()
     .where('merchant_id', '=', caller.merchantId)
     .where('environment', '=', caller.environment);
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  if (page.status) q = q.where('status', '=', page.status as 'locked');
-  if (page.after !== undefined) q = q.where('seq', '<', page.after.toString() as unknown as bigint);
-  return q.orderBy('seq', 'desc').limit(page.limit + 1).execute();
+  if (filter.status) q = q.where('status', '=', filter.status as 'locked');
+  return keysetPage(q, page);
 }

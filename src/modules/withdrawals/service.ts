@@ -3,13 +3,12 @@ import type { Database, Environment } from '../../db/schema.js';
 import type { WithdrawalsTable } from './tables.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { decodeCursor, pageSize, toPage } from '../../platform/pagination.js';
 import {
   entryKinds, formatAmount, minorFromDb, parseAmount, postEntryOrRefuse, recordEvent,
   withdrawalConfirmLines, withdrawalFailLines, withdrawalLockLines,
 } from '../../ledger/index.js';
 import { addressMatches, usableNetwork } from '../assets/rules.js';
-import { getAsset } from '../assets/queries.js';
+import { getAsset, pageAtScale } from '../assets/queries.js';
 import { transition, type WithdrawalAction } from './state.js';
 import { addressRefused, findOwned, memberExternalId, withdrawalPage, type Caller } from './queries.js';
 
@@ -158,9 +157,5 @@ export async function failWithdrawal(trx: Transaction<Database>, caller: Caller,
 }
 
 export async function listWithdrawals(db: Db, caller: Caller, query: { limit?: number; cursor?: string; status?: string }) {
-  const limit = pageSize(query.limit);
-  const rows = await withdrawalPage(db, caller, { limit, after: decodeCursor(query.cursor), status: query.status });
-  const scales = new Map<string, number>();
-  for (const r of rows) if (!scales.has(r.asset)) scales.set(r.asset, await scaleOf(db, r.asset));
-  return toPage(rows, limit, (r) => withdrawalView(r, scales.get(r.asset)!));
+  return pageAtScale(db, await withdrawalPage(db, caller, { status: query.status }, query), withdrawalView);
 }

@@ -5,7 +5,11 @@ import { ApiError } from '../../platform/errors.js';
 import { PageQuery, constantList } from '../../platform/pagination.js';
 import { listAssets } from '../assets/queries.js';
 import { qrSchemes } from './schemes.js';
-import { findOrder, listOpenOrders, operatorOrderView, reconcileDueOrders, refundPayment, resolvePayment, scaleOf } from './service.js';
+import { findOrder, scaleOf } from './queries.js';
+import { listOpenOrders } from './reads.js';
+import { reconcileDueOrders } from './reconcile.js';
+import { refundPayment, resolvePayment } from './operator.js';
+import { operatorOrderView } from './views.js';
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 

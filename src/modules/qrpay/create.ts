@@ -1,0 +1,168 @@
+/**
+ * POST /v1/qrpay/payments: the write around the provider call. One transaction under the
+ * idempotency key's claim (`claimWrite`) freezes the debit and opens the order; the provider is
+ * called outside any transaction; a second transaction applies its answer.
+ */
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { ServiceContext } from '../../service-context.js';
+import type { IdempotencyContext } from '../../platform/request-context.js';
+import type { StoredResult } from '../../platform/idempotency.js';
+import { ApiError } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { minorFromDb, postEntryOrRefuse } from '../../ledger/index.js';
+import { applyDecision } from './apply.js';
+import { amountToPay, readQr, type ReadQr } from './decode.js';
+import { callInFlight, callOf, safely } from './provider.js';
+import { findByKey, payableAsset, scaleOf, type Caller } from './queries.js';
+import { reconcileOrder } from './reconcile.js';
+import { qrpayEntryKinds, qrpayFreezeLines, qrpayReferenceType } from './rules.js';
+import { decideOnCall, isOpen } from './state.js';
+import type { QrOrderRow } from './tables.js';
+import { orderView } from './views.js';
+
+/** Longest note kept with an order, in characters. */
+export const noteLengthMax = 140;
+
+export interface PaymentInput {
+  qr_code: string;
+  amount?: string;
+  asset: string;
+  note?: string;
+}
+
+/**
+ * How long a payment holds its idempotency key while the provider is called: the call's deadline
+ * twice over plus 10 s for the two transactions around it. A request that stopped (a crash) is
+ * presumed gone after it, and a retry with the key resumes the order.
+ */
+export const claimLeaseMs = (ctx: ServiceContext) => 2 * ctx.config.upstreamCallTimeoutMs + 10_000;
+
+/** Runs the first transaction under the key's claim (`claimWrite` bound to the request). */
+export type ClaimKey = <T>(leaseMs: number, effect: (trx: Transaction<Database>) => Promise<T>) => Promise<{ value: T } | { replay: StoredResult }>;
+
+export type PaymentAnswer = { order: ReturnType<typeof orderView> } | { replay: StoredResult };
+
+type Payer = Caller & { memberId: string };
+
+/**
+ * The first transaction: validates against the catalogue, creates the order (`processing`,
+ * version 1) and freezes the debit (available → frozen), or refuses.
+ */
+async function openOrder(
+  ctx: ServiceContext, trx: Transaction<Database>, caller: Payer, idem: IdempotencyContext, input: PaymentInput, qr: ReadQr,
+): Promise<QrOrderRow> {
+  const { decoded, scheme } = qr;
+  const asset = await payableAsset(trx, scheme, decoded);
+  if (!asset) throw new ApiError('qr_code_invalid', `The ${scheme.name} scheme cannot be paid in ${decoded.currency}.`);
+  if (input.asset.toUpperCase() !== asset.code) throw new ApiError('asset_not_allowed', `This QR code is paid in ${asset.code}.`);
+  const amount = amountToPay(decoded, asset.scale, input.amount);
+
+  const order = await trx
+    .insertInto('qrpay_orders')
+    .values({
+      id: newId('qrp'),
+      merchant_id: caller.merchantId,
+      environment: caller.environment,
+      member_id: caller.memberId,
+      idempotency_key: idem.key,
+      request_hash: idem.requestHash,
+      scheme: scheme.id,
+      merchant_name: decoded.merchantName,
+      merchant_city: decoded.merchantCity,
+      country: decoded.country,
+      asset: asset.code,
+      amount: amount.toString(),
+      note: input.note ?? null,
+      qr_code: input.qr_code,
+      status: 'processing',
+      status_version: 1,
+      upstream_outcome: 'pending',
+      provider_order_id: null,
+      provider_status: null,
+      failure_reason: null,
+      call_started_at: new Date(),
+      // Should this process stop during the call, reconciliation takes the order over.
+      next_check_at: sql<Date>`now() + make_interval(secs => ${(ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000})` as unknown as Date,
+      last_checked_at: null,
+      completed_at: null,
+      failed_at: null,
+      refunded_at: null,
+      updated_at: new Date(),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await postEntryOrRefuse(trx, {
+    environment: caller.environment,
+    merchantId: caller.merchantId,
+    kind: qrpayEntryKinds.freeze,
+    referenceType: qrpayReferenceType,
+    referenceId: order.id,
+    asset: asset.code,
+    lines: qrpayFreezeLines({ memberId: caller.memberId, amount }),
+  });
+  return order;
+}
+
+/**
+ * POST /v1/qrpay/payments, through the one idempotency mechanism: one transaction claims the key,
+ * validates, freezes the debit and creates the order (`processing`, version 1); the provider is
+ * called outside it with the order id as its idempotency key; a second transaction applies the
+ * answer, and the answer replaces the claim. A request with the same key meanwhile gets 409
+ * `idempotency_in_progress`, afterwards the replay. After a 502/504 (not a result: the claim is
+ * released) a retry with the key finds the order (never freezing twice), re-queries the provider
+ * and answers from what it learns.
+ */
+export async function createPayment(
+  ctx: ServiceContext, caller: Payer, idem: IdempotencyContext, input: PaymentInput, claimKey: ClaimKey,
+): Promise<PaymentAnswer> {
+  const qr = readQr(input.qr_code);
+  if (input.note !== undefined && Array.from(input.note).length > noteLengthMax) throw new ApiError('invalid_request', `note has at most ${noteLengthMax} characters.`);
+
+  const first = await claimKey(claimLeaseMs(ctx), async (trx) => {
+    // An order already made with this key (its request stopped, or answered 502/504) is resumed.
+    const existing = await findByKey(trx, caller, idem.key);
+    if (existing) return { order: existing, created: false };
+    return { order: await openOrder(ctx, trx, caller, idem, input, qr), created: true };
+  });
+  if ('replay' in first) return first;
+  const { order, created } = first.value;
+  if (!created) return { order: await resumePayment(ctx, order, idem) };
+
+  const answer = await safely(ctx, () => ctx.upstreams.qrpay.pay(callOf(caller), {
+    requestId: order.id,
+    scheme: qr.scheme.id,
+    merchantAccount: qr.account.account,
+    qrCode: input.qr_code,
+    currency: order.asset,
+    amountMinor: minorFromDb(order.amount),
+  }));
+  const row = await applyDecision(ctx, order.id, decideOnCall(answer), 'call');
+  return { order: await answerFor(ctx, row) };
+}
+
+/** A retry with the key of an existing order: same body or 409; in flight: 409; else re-query. */
+async function resumePayment(ctx: ServiceContext, order: QrOrderRow, idem: IdempotencyContext) {
+  if (order.request_hash !== idem.requestHash) {
+    idem.noStore = true;
+    throw new ApiError('idempotency_key_reused');
+  }
+  let row = order;
+  if (isOpen(order.status)) {
+    if (callInFlight(ctx, order)) {
+      idem.noStore = true;
+      throw new ApiError('idempotency_in_progress');
+    }
+    row = await reconcileOrder(ctx, order);
+  }
+  return answerFor(ctx, row);
+}
+
+/** The HTTP answer for an order after the call (or a resume): the order, or 504/502 while the outcome is unknown. */
+async function answerFor(ctx: ServiceContext, row: QrOrderRow) {
+  if (row.status === 'processing') {
+    if (row.upstream_outcome === 'timeout') throw new ApiError('upstream_timeout');
+    if (row.upstream_outcome === 'unknown' || row.upstream_outcome === 'pending') throw new ApiError('upstream_error');
+  }
+  return orderView(row, await scaleOf(ctx.db, row.asset));
+}

@@ -1,0 +1,43 @@
+/** The operator's actions on QR payments: an acquirer-side refund, and settling an open order by hand. */
+import type { ServiceContext } from '../../service-context.js';
+import { ApiError } from '../../platform/errors.js';
+import { minorFromDb } from '../../ledger/index.js';
+import { applyDecision, refundIn } from './apply.js';
+import { callOf, safely } from './provider.js';
+import { findOrder } from './queries.js';
+import { isOpen, publicStatus, type Decision } from './state.js';
+import type { QrOrderRow } from './tables.js';
+
+async function mustFind(ctx: ServiceContext, id: string): Promise<QrOrderRow> {
+  const order = await findOrder(ctx.db, id);
+  if (!order) throw new ApiError('not_found', 'No such QR payment.');
+  return order;
+}
+
+/** Acquirer-side refund of a completed payment, asked of the provider, then applied once. */
+export async function refundPayment(ctx: ServiceContext, id: string): Promise<{ row: QrOrderRow; replayed: boolean }> {
+  const order = await mustFind(ctx, id);
+  if (order.status === 'refunded') return { row: order, replayed: true };
+  if (order.status !== 'completed') throw new ApiError('state_invalid', `The payment is ${publicStatus(order.status)}; only a completed payment can be refunded.`);
+  const answer = await safely(ctx, () => ctx.upstreams.qrpay.refund(callOf(order), { paymentRequestId: order.id, amountMinor: minorFromDb(order.amount) }));
+  if (answer.kind === 'rejected') throw new ApiError('request_rejected', `The provider refused the refund: ${answer.reason}.`);
+  if (answer.kind === 'timeout') throw new ApiError('upstream_timeout');
+  if (answer.kind === 'unknown') throw new ApiError('upstream_error');
+  const row = await ctx.db.transaction().execute(async (trx) => refundIn(trx, order.id));
+  if (row) return { row, replayed: false };
+  const now = (await findOrder(ctx.db, order.id))!;
+  return { row: now, replayed: true };
+}
+
+/** The operator settles an open (typically suspended) order after checking with the provider. */
+export async function resolvePayment(ctx: ServiceContext, id: string, status: 'completed' | 'failed'): Promise<QrOrderRow> {
+  const order = await mustFind(ctx, id);
+  if (!isOpen(order.status)) {
+    if (order.status === status) return order;
+    throw new ApiError('state_invalid', `The payment is already ${order.status}.`);
+  }
+  const decision: Decision = status === 'completed' ? { kind: 'complete' } : { kind: 'fail', reason: 'operator' };
+  const row = await applyDecision(ctx, order.id, decision, 'query');
+  if (row.status !== status) throw new ApiError('state_invalid', `The payment became ${row.status} meanwhile.`);
+  return row;
+}

@@ -1,0 +1,21 @@
+import type { Environment } from '../../db/schema.js';
+import type { ServiceContext } from '../../service-context.js';
+import type { CallContext, CallOutcome, StatusOutcome } from '../../upstreams/types.js';
+import type { QrCheckOutcome } from '../../upstreams/qrpay.js';
+import { withDeadline } from '../../upstreams/deadline.js';
+import type { QrOrderRow } from './tables.js';
+
+/** How QR pay calls its provider: for whom, under which deadline, and whether a call is still running. */
+
+export const callOf = (o: { merchantId: string; environment: Environment } | { merchant_id: string; environment: Environment }): CallContext =>
+  'merchantId' in o ? { merchantId: o.merchantId, environment: o.environment } : { merchantId: o.merchant_id, environment: o.environment };
+
+/** Every provider call runs under the configured deadline (see withDeadline). */
+export function safely<T extends CallOutcome | StatusOutcome | QrCheckOutcome>(ctx: ServiceContext, call: () => Promise<T>) {
+  return withDeadline(ctx.config.upstreamCallTimeoutMs, call);
+}
+
+/** Whether the order's payment call may still be running (its deadline has not passed). */
+export function callInFlight(ctx: ServiceContext, order: QrOrderRow): boolean {
+  return order.upstream_outcome === 'pending' && Date.now() - new Date(order.call_started_at).getTime() < ctx.config.upstreamCallTimeoutMs;
+}

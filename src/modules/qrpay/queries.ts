@@ -1,0 +1,98 @@
+/** QR pay's SQL: the order reads and claims the services build on. */
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database, Environment } from '../../db/schema.js';
+import { withPrefix } from '../../platform/ids.js';
+import { getAsset } from '../assets/queries.js';
+import type { DecodedQr } from './emvco.js';
+import type { QrScheme } from './schemes.js';
+import { openStatuses, type PublicStatus } from './state.js';
+import type { QrOrderRow, QrPayOrderStatus } from './tables.js';
+
+export type Db = Kysely<Database> | Transaction<Database>;
+
+export interface Caller {
+  merchantId: string;
+  environment: Environment;
+  /** Set when acting on behalf of a member: only that member's orders are visible. */
+  memberId?: string;
+}
+
+/** The order made with an idempotency key inside its 24-hour window, if any. */
+export async function findByKey(trx: Transaction<Database>, caller: Caller, key: string): Promise<QrOrderRow | undefined> {
+  return trx
+    .selectFrom('qrpay_orders')
+    .selectAll()
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment)
+    .where('idempotency_key', '=', key)
+    // The idempotency window: after 24 hours a key is new.
+    .where('created_at', '>', sql<Date>`now() - interval '24 hours'`)
+    .orderBy('seq', 'desc')
+    .executeTakeFirst();
+}
+
+/** One order by id (`qrp_` optional); with a caller, only the caller's (a member's: its own). */
+export async function findOrder(db: Db, id: string, caller?: Caller): Promise<QrOrderRow | undefined> {
+  let q = db.selectFrom('qrpay_orders').selectAll().where('id', '=', withPrefix('qrp', id));
+  if (caller) {
+    q = q.where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+    if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  }
+  return q.executeTakeFirst();
+}
+
+export async function scaleOf(db: Db, asset: string): Promise<number> {
+  const a = await db.selectFrom('assets').select('scale').where('code', '=', asset).executeTakeFirst();
+  if (!a) throw new Error(`qrpay: asset ${asset} missing from the catalogue`);
+  return a.scale;
+}
+
+/** Whether the catalogue can pay the scheme: an enabled fiat asset of its currency, matching the QR. */
+export async function payableAsset(db: Db, scheme: QrScheme, decoded: DecodedQr) {
+  if (decoded.currency !== scheme.currency) return undefined;
+  const asset = await getAsset(db, scheme.currency);
+  return asset && asset.enabled && asset.type === 'fiat' ? asset : undefined;
+}
+
+export async function externalIdOf(trx: Transaction<Database>, memberId: string): Promise<string> {
+  const m = await trx.selectFrom('members').select('external_member_id').where('id', '=', memberId).executeTakeFirst();
+  return m?.external_member_id ?? '';
+}
+
+/**
+ * Claims up to `batchMax` due open orders (SKIP LOCKED, so concurrent processes take different
+ * ones); the claim pushes next_check_at out by `leaseSeconds`.
+ */
+export async function claimDueOrders(db: Kysely<Database>, batchMax: number, leaseSeconds: number): Promise<QrOrderRow[]> {
+  return db
+    .updateTable('qrpay_orders')
+    .set({ next_check_at: sql<Date>`now() + make_interval(secs => ${leaseSeconds})` as unknown as Date })
+    .where('id', 'in', (eb) => eb
+      .selectFrom('qrpay_orders')
+      .select('id')
+      .where('status', 'in', openStatuses)
+      .where('next_check_at', '<=', sql<Date>`now()`)
+      .orderBy('next_check_at')
+      .limit(batchMax)
+      .forUpdate()
+      .skipLocked())
+    .returningAll()
+    .execute();
+}
+
+const statusesOf = (s: PublicStatus): QrPayOrderStatus[] => (s === 'processing' ? ['processing', 'suspended'] : [s]);
+
+/** The caller's orders (a member's: its own), optionally of one public status; for keysetPage. */
+export function paymentsQuery(db: Db, caller: Caller, status?: PublicStatus) {
+  let q = db.selectFrom('qrpay_orders').selectAll().where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  if (status) q = q.where('status', 'in', statusesOf(status));
+  return q;
+}
+
+/** Open orders of every merchant (or one); for keysetPage. */
+export function openOrdersQuery(db: Db, merchantId?: string) {
+  let q = db.selectFrom('qrpay_orders').selectAll().where('status', 'in', openStatuses);
+  if (merchantId) q = q.where('merchant_id', '=', merchantId);
+  return q;
+}

@@ -1,0 +1,54 @@
+/** QR pay's read-only services: a QR checked before paying, one payment, the lists. */
+import type { ServiceContext } from '../../service-context.js';
+import { ApiError } from '../../platform/errors.js';
+import { keysetPage, type PageParams } from '../../platform/pagination.js';
+import { formatAmount } from '../../ledger/index.js';
+import { pageAtScale } from '../assets/queries.js';
+import { qrAmountMinor, readQr } from './decode.js';
+import { callOf, safely } from './provider.js';
+import { findOrder, openOrdersQuery, paymentsQuery, payableAsset, scaleOf, type Caller, type Db } from './queries.js';
+import type { PublicStatus } from './state.js';
+import { operatorOrderView, orderView } from './views.js';
+
+function upstreamCheckError(kind: 'refused' | 'timeout' | 'unknown'): ApiError {
+  if (kind === 'refused') return new ApiError('qr_code_invalid', 'The QR code was refused by the payment network.');
+  return kind === 'timeout' ? new ApiError('upstream_timeout') : new ApiError('upstream_error');
+}
+
+/** POST /v1/qrpay/decode: what the QR says, checked with the provider (read-only). */
+export async function decodeQr(ctx: ServiceContext, caller: Caller, qrCode: string) {
+  const { decoded, scheme, account } = readQr(qrCode);
+  const check = await safely(ctx, () => ctx.upstreams.qrpay.check(callOf(caller), { scheme: scheme.id, merchantAccount: account.account }));
+  if (check.kind !== 'ok') throw upstreamCheckError(check.kind);
+  const asset = await payableAsset(ctx.db, scheme, decoded);
+  const amount = qrAmountMinor(decoded, decoded.currencyScale);
+  return {
+    scheme: scheme.id,
+    scheme_name: scheme.name,
+    payable: asset !== undefined,
+    merchant_name: decoded.merchantName,
+    merchant_city: decoded.merchantCity,
+    country: decoded.country,
+    currency: decoded.currency,
+    amount: amount === null ? null : formatAmount(amount, asset?.scale ?? decoded.currencyScale),
+    merchant_category_code: decoded.merchantCategoryCode,
+    point_of_initiation: decoded.pointOfInitiation,
+    reference: decoded.reference,
+  };
+}
+
+export async function getPayment(db: Db, caller: Caller, id: string) {
+  const row = await findOrder(db, id, caller);
+  if (!row) throw new ApiError('not_found', 'No such QR payment.');
+  return orderView(row, await scaleOf(db, row.asset));
+}
+
+/** The caller's payments (a member's: its own), newest first. */
+export async function listPayments(db: Db, caller: Caller, query: PageParams & { status?: PublicStatus }) {
+  return pageAtScale(db, await keysetPage(paymentsQuery(db, caller, query.status), query), orderView);
+}
+
+/** Open orders for the operator's reconciliation view, newest first (bounded page). */
+export async function listOpenOrders(db: Db, query: PageParams & { merchant_id?: string }) {
+  return pageAtScale(db, await keysetPage(openOrdersQuery(db, query.merchant_id), query), operatorOrderView);
+}

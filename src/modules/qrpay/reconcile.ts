@@ -1,0 +1,45 @@
+/** Reconciliation: open orders re-queried with the provider until their outcome is known. */
+import type { ServiceContext } from '../../service-context.js';
+import { reportFailure } from '../../jobs/failures.js';
+import { applyDecision } from './apply.js';
+import { callInFlight, callOf, safely } from './provider.js';
+import { claimDueOrders } from './queries.js';
+import { decideOnQuery, isOpen } from './state.js';
+import type { QrOrderRow } from './tables.js';
+
+export { reconcileStalledAfterChecks } from './apply.js';
+
+/** Orders re-queried per reconciliation pass (bounded batch). */
+export const reconcileBatchMax = 50;
+/** How long a claimed order is held by one pass before another process may take it, in seconds. */
+export const reconcileLeaseSeconds = 60;
+/** Name under which a pass's failures are logged and counted (the ticker's). */
+export const reconcileJobName = 'qrpay.reconcile';
+
+/** Re-queries the provider for one open order and applies the answer (exactly once by the claims). */
+export async function reconcileOrder(ctx: ServiceContext, order: QrOrderRow): Promise<QrOrderRow> {
+  if (!isOpen(order.status) || callInFlight(ctx, order)) return order;
+  const answer = await safely(ctx, () => ctx.upstreams.qrpay.status(callOf(order), order.id));
+  const callAgeMs = Date.now() - new Date(order.call_started_at).getTime();
+  const decision = decideOnQuery({ status: order.status, upstreamOutcome: order.upstream_outcome, callAgeMs }, answer, ctx.config.upstreamNotFoundGraceMs);
+  return applyDecision(ctx, order.id, decision, 'query');
+}
+
+/**
+ * One reconciliation pass: claims up to `batchMax` due open orders (SKIP LOCKED, so concurrent
+ * processes take different ones; the claim pushes next_check_at out by a lease), then re-queries
+ * each outside any transaction. Answers how many were looked at. An order whose re-query fails
+ * is logged and counted (`background_failures_total{job="qrpay.reconcile"}`); its lease lapses
+ * and a later pass tries again.
+ */
+export async function reconcileDueOrders(ctx: ServiceContext, batchMax = reconcileBatchMax): Promise<number> {
+  const claimed = await claimDueOrders(ctx.db, batchMax, reconcileLeaseSeconds);
+  for (const order of claimed) {
+    try {
+      await reconcileOrder(ctx, order);
+    } catch (err) {
+      reportFailure(ctx, { job: reconcileJobName, attempt: order.check_count + 1 }, err, `QR payment ${order.id}: reconciliation failed; retried after the lease`);
+    }
+  }
+  return claimed.length;
+}

@@ -1,0 +1,46 @@
+/** What callers and operators see of an order (pure). */
+import { formatAmount, minorFromDb } from '../../ledger/index.js';
+import { publicStatus } from './state.js';
+import type { QrOrderRow } from './tables.js';
+
+export function orderView(o: QrOrderRow, scale: number) {
+  return {
+    id: o.id,
+    status: publicStatus(o.status),
+    status_version: o.status_version,
+    member_id: o.member_id,
+    scheme: o.scheme,
+    merchant_name: o.merchant_name,
+    merchant_city: o.merchant_city,
+    country: o.country,
+    asset: o.asset,
+    amount: formatAmount(minorFromDb(o.amount), scale),
+    note: o.note,
+    failure_reason: o.failure_reason,
+    created_at: new Date(o.created_at).toISOString(),
+    updated_at: new Date(o.updated_at).toISOString(),
+  };
+}
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+/** The operator's view: the public one plus our internal state and the provider's side. */
+export function operatorOrderView(o: QrOrderRow, scale: number) {
+  return {
+    ...orderView(o, scale),
+    merchant_id: o.merchant_id,
+    environment: o.environment,
+    internal_status: o.status,
+    upstream: 'qrpay',
+    upstream_outcome: o.upstream_outcome,
+    provider_order_id: o.provider_order_id,
+    provider_status: o.provider_status,
+    call_started_at: iso(o.call_started_at)!,
+    check_count: o.check_count,
+    next_check_at: iso(o.next_check_at),
+    last_checked_at: iso(o.last_checked_at),
+    completed_at: iso(o.completed_at),
+    failed_at: iso(o.failed_at),
+    refunded_at: iso(o.refunded_at),
+  };
+}

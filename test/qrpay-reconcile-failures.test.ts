@@ -1,0 +1,77 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import Fastify from 'fastify';
+import type { RunningService } from '../src/server.js';
+import type { ServiceContext } from '../src/service-context.js';
+import { loggerOptions } from '../src/platform/http-app.js';
+import { reconcileDueOrders, reconcileJobName } from '../src/modules/qrpay/reconcile.js';
+import { newMerchantClient, startTestService } from './support/service.js';
+import { rawRequest } from './support/raw-http.js';
+import { payNow } from './support/emv.js';
+
+interface LogLine {
+  level: number;
+  msg: string;
+  job?: string;
+  attempt?: number;
+  err?: { message: string };
+}
+
+/** An order whose re-query fails is logged with its job, attempt and error, and counted; it stays open for a later pass. */
+describe('QR payment reconciliation failures', () => {
+  let service: RunningService;
+  const lines: LogLine[] = [];
+  const log = Fastify({ logger: { ...loggerOptions('debug'), stream: { write: (line: string) => void lines.push(JSON.parse(line)) } } }).log;
+
+  before(async () => {
+    service = await startTestService({ log, config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } });
+  });
+  after(() => service.close());
+
+  async function failures(): Promise<number> {
+    const res = await rawRequest(`${service.adminUrl}/metrics`);
+    const line = res.text.split('\n').find((l) => l.startsWith(`background_failures_total{job="${reconcileJobName}"}`));
+    return line ? Number(line.split(' ').pop()) : 0;
+  }
+
+  it('logs and counts each order whose re-query throws, and leaves it open', async () => {
+    const { client } = await newMerchantClient(service);
+    const external = `r-${randomUUID().slice(0, 8)}`;
+    await client.members.create({ external_member_id: external });
+    await client.deposits.create({ member_id: external, asset: 'SGD', amount: '50.00', tx_hash: `bank-${randomUUID()}` });
+    await client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'qrpay', behavior: 'timeout' } });
+    const res = await client.requestRaw({
+      method: 'POST', path: '/v1/qrpay/payments', body: { qr_code: payNow({ amount: '5.00' }), asset: 'SGD' }, onBehalfOf: external, idempotencyKey: randomUUID(),
+    });
+    assert.equal(res.status, 504);
+    const order = await service.ctx.db.selectFrom('qrpay_orders').select(['id', 'check_count']).where('member_id', 'in',
+      (eb) => eb.selectFrom('members').select('id').where('external_member_id', '=', external)).executeTakeFirstOrThrow();
+    await service.ctx.db.updateTable('qrpay_orders').set({ next_check_at: sql<Date>`now()` as unknown as Date }).where('id', '=', order.id).execute();
+
+    // The database refuses the transaction that would apply the provider's answer.
+    const db = service.ctx.db;
+    const failing = new Proxy(db, {
+      get(target, prop) {
+        if (prop === 'transaction') return () => { throw new Error('transaction refused'); };
+        const value = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const before = await failures();
+    const checked = await reconcileDueOrders({ ...service.ctx, db: failing } as ServiceContext);
+    assert.ok(checked >= 1);
+
+    const logged = lines.filter((l) => l.job === reconcileJobName && l.msg.includes(order.id));
+    assert.equal(logged.length, 1);
+    assert.equal(logged[0]!.level, 50);
+    assert.equal(logged[0]!.attempt, order.check_count + 1);
+    assert.equal(logged[0]!.err?.message, 'transaction refused');
+    assert.equal(await failures(), before + 1);
+
+    const after = await db.selectFrom('qrpay_orders').select(['status', 'next_check_at']).where('id', '=', order.id).executeTakeFirstOrThrow();
+    assert.equal(after.status, 'processing');
+    assert.ok(after.next_check_at !== null && new Date(after.next_check_at).getTime() > Date.now(), 'leased: a later pass tries again');
+  });
+});
