@@ -1,8 +1,6 @@
 /** The QR payment orders table (migration 007), owned by this area. */
-import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { Environment, Minor } from '../../db/columns.js';
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
-type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+import type { Generated, Selectable } from 'kysely';
+import type { Environment, Minor, NullableTimestamp, Timestamp } from '../../db/columns.js';
 
 export type QrPayOrderStatus = 'processing' | 'suspended' | 'completed' | 'failed' | 'refunded';
 export type QrPayUpstreamOutcome = 'pending' | 'accepted' | 'timeout' | 'unknown';
