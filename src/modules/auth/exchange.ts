@@ -1,8 +1,12 @@
 import type { Environment } from '../../db/schema.js';
+import type { ErrorCode } from '../../platform/errors.js';
 import type { ServiceContext } from '../../service-context.js';
 import { issueToken, verifyCredentials, type TokenExchangeResult } from '../../platform/auth.js';
 import { consume, refund, sourceSubject } from '../../platform/rate-limit.js';
 import { rateLimitsPerMinute } from '../../platform/route-access.js';
+
+/** The codes a token exchange can answer: its route declares this list. */
+export const exchangeErrors = ['invalid_credentials', 'environment_mismatch', 'ip_not_allowed', 'merchant_disabled', 'rate_limited'] as const satisfies readonly ErrorCode[];
 
 /** Failed exchanges one source address may make a minute; the reference's exchange limit. */
 export const exchangeFailuresPerMinute = 20;
