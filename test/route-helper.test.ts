@@ -141,7 +141,7 @@ describe('route helper', () => {
     assert.deepEqual(declared.get('/v1/probe/short'), ['insufficient_balance']);
     assert.deepEqual(declared.get('/v1/probe/write'), []);
     assert.deepEqual(declared.get('/v1/withdrawals/:id/confirm'), ['order_not_cancellable', 'merchant_custody_shortfall', 'not_found']);
-    const doc = app.swagger() as { paths: Record<string, Record<string, { responses: Record<string, { 'x-error-codes'?: string[] }> }>> };
+    const doc = app.swagger() as unknown as { paths: Record<string, Record<string, { responses: Record<string, { 'x-error-codes'?: string[] }> }>> };
     assert.ok(doc.paths['/v1/probe/short']!.post!.responses['400']!['x-error-codes']!.includes('insufficient_balance'));
   });
 });
