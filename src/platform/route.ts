@@ -101,7 +101,7 @@ export interface RouteInput<A extends RouteAccess, S extends RouteSchema> {
   /**
    * For a write whose effect commits before a provider call (`claimWrite`): commits the effect
    * with a claim on the key; the handler then calls out and returns the result (or
-   * `replayOf(outcome)` when the key already has one).
+   * `replay(outcome.replay)` when the key already has one).
    */
   claim: <T>(leaseMs: number, effect: Effect<T>) => Promise<ClaimOutcome<T>>;
   /** Sends the key's finished result found by `claim`. */
