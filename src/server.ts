@@ -6,6 +6,8 @@ import { migrateToLatest } from './db/migrate.js';
 import { loadConfig, type Config } from './platform/config.js';
 import { createMetrics } from './platform/metrics.js';
 import { ApiCallLog } from './platform/api-call-log.js';
+import { resolveMember } from './modules/members/queries.js';
+import { mapDomainError } from './api-errors.js';
 import { buildPublicApp, loggerOptions, type AppInstance } from './platform/http-app.js';
 import { buildAdminApp } from './operator/admin-app.js';
 import { randomToken } from './platform/ids.js';
@@ -79,6 +81,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     logger,
     log,
     upstreams: createUpstreams(handle.db, config),
+    resolveMember,
+    mapDomainError,
   };
   const adminToken = resolveAdminToken(config, print);
   const demo = await ensureDemoMerchant(ctx, print);

@@ -5,6 +5,8 @@ import type { DatabaseKind } from './db/connection.js';
 import type { Config } from './platform/config.js';
 import type { Metrics } from './platform/metrics.js';
 import type { ApiCallLog } from './platform/api-call-log.js';
+import type { DomainErrorMapper } from './platform/errors.js';
+import type { MemberResolver } from './platform/request-context.js';
 import type { Upstreams } from './upstreams/index.js';
 
 /** What every route module and job receives: built once at start-up, passed explicitly. */
@@ -25,6 +27,10 @@ export interface ServiceContext {
   logger: boolean;
   /** The log of work outside requests (jobs, tickers, the API call log writer): pino, JSON lines on stdout. */
   log: FastifyBaseLogger;
+  /** The on-behalf-of lookup the HTTP pipeline uses (the members area's `resolveMember`). */
+  resolveMember: MemberResolver;
+  /** Maps domain errors (the ledger's) to the reference's codes at the API edge (`src/api-errors.ts`). */
+  mapDomainError: DomainErrorMapper;
   /** Provider adapters (remittance, card, qrpay, chain), chosen by configuration at start-up. */
   upstreams: Upstreams;
 }

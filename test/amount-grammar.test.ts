@@ -2,9 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
-  amountFractionDigitsMax, amountIntegerDigitsMax, amountLengthMax, amountMinorMaxAt, formatAmount, parseAmount, readAmount, scaleMax,
+  amountFractionDigitsMax, amountIntegerDigitsMax, amountLengthMax, amountMinorMaxAt, formatAmount, readAmount, scaleMax,
   type AmountProblem,
 } from '../src/ledger/money.js';
+// The API's reading of an amount: the ledger's parser, its AmountError answered as invalid_request.
+import { parseAmount } from '../src/api-errors.js';
 import { ApiError } from '../src/platform/errors.js';
 
 /**

@@ -8,11 +8,13 @@ import { sql } from 'kysely';
 import { openDatabase, type DatabaseHandle } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import {
-  DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds, insufficientFundsCode,
+  DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds,
   postEntry, prepaidCreditLines, recordEvent, verifyLedger, withdrawalConfirmLines,
   withdrawalFailLines, withdrawalLockLines, type EntryInput, type EntryLine,
 } from '../src/ledger/index.js';
 import { memberBalances, merchantBalances } from '../src/modules/balances/queries.js';
+// The reference's code for a shortfall is the API edge's mapping of the ledger's error.
+import { insufficientFundsCode } from '../src/api-errors.js';
 
 let handle: DatabaseHandle;
 const env = 'sandbox' as const;

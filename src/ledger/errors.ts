@@ -1,9 +1,13 @@
-import { ApiError, type ErrorCode } from '../platform/errors.js';
 import { describeAccount, type AccountRef } from './accounts.js';
 
 /**
+ * The ledger's own errors: it knows no HTTP. The API edge (`src/api-errors.ts`) maps each to the
+ * reference's code; anywhere else (a job) they are failures like any other.
+ */
+
+/**
  * A posting would take a non-negative (member or merchant) account below zero. Nothing was
- * written. Callers map it with `insufficientFundsCode` to the reference's code for their case.
+ * written. `shortfallOf` says whose account it is.
  */
 export class InsufficientFundsError extends Error {
   override readonly name = 'InsufficientFundsError';
@@ -20,17 +24,11 @@ export class DuplicatePostingError extends Error {
   }
 }
 
-/**
- * The reference's code for a shortfall: a member bucket is `insufficient_balance`, merchant
- * custody `merchant_custody_shortfall`, merchant prepaid `merchant_insufficient_funds`.
- */
-export function insufficientFundsCode(err: InsufficientFundsError): ErrorCode {
-  const ref = err.account;
-  if (ref.owner === 'merchant') return ref.bucket === 'custody' ? 'merchant_custody_shortfall' : 'merchant_insufficient_funds';
-  return 'insufficient_balance';
-}
+/** Whose account a shortfall is on: a member's bucket, the merchant's custody or its prepaid balance. */
+export type Shortfall = 'member' | 'merchant_custody' | 'merchant_prepaid';
 
-/** `InsufficientFundsError` as the API error to throw from a handler. */
-export function insufficientFundsApiError(err: InsufficientFundsError): ApiError {
-  return new ApiError(insufficientFundsCode(err));
+export function shortfallOf(err: InsufficientFundsError): Shortfall {
+  const ref = err.account;
+  if (ref.owner === 'merchant') return ref.bucket === 'custody' ? 'merchant_custody' : 'merchant_prepaid';
+  return 'member';
 }

@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import { newId } from '../platform/ids.js';
 import { accountKey, accountSpec, refFromRow, type AccountRef, type AccountSpec } from './accounts.js';
-import { DuplicatePostingError, InsufficientFundsError, insufficientFundsApiError } from './errors.js';
+import { DuplicatePostingError, InsufficientFundsError } from './errors.js';
 import { minorFromDb } from './money.js';
 import type { Side } from './tables.js';
 
@@ -236,15 +236,11 @@ export function sqlState(err: unknown): string | undefined {
 }
 
 /**
- * `postEntry` for request handlers: a shortfall becomes the reference's refusal for the account
- * that would go negative (`insufficient_balance`, `merchant_custody_shortfall`,
- * `merchant_insufficient_funds`); anything else propagates.
+ * `postEntry` for request handlers, where a shortfall is a refusal, not a fault: it propagates as
+ * `InsufficientFundsError` and the API edge answers the reference's code for the account that
+ * would go negative (`insufficient_balance`, `merchant_custody_shortfall`,
+ * `merchant_insufficient_funds`; see `src/api-errors.ts`).
  */
 export async function postEntryOrRefuse(trx: Transaction<Database>, entry: EntryInput): Promise<{ entryId: string }> {
-  try {
-    return await postEntry(trx, entry);
-  } catch (err) {
-    if (err instanceof InsufficientFundsError) throw insufficientFundsApiError(err);
-    throw err;
-  }
+  return postEntry(trx, entry);
 }

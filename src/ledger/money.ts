@@ -1,5 +1,3 @@
-import { ApiError } from '../platform/errors.js';
-
 /**
  * Money is a bigint count of minor units: the asset's smallest unit, 10^-scale of one unit
  * (USDT scale 6: "1.5" is 1_500_000n). Decimal strings come in and go out; a JavaScript `number`
@@ -85,12 +83,20 @@ export function amountProblemMessage(problem: AmountProblem, field: string, scal
 }
 
 /**
- * `readAmount` for request fields: throws `ApiError('invalid_request')` naming `field` for a
- * value outside the grammar (the HTTP mapping lives here until the ledger has its own errors).
+ * A text that is not an amount by the grammar, naming the field: the ledger's error (the API
+ * edge answers it with 400 `invalid_request` and this message).
  */
+export class AmountError extends Error {
+  override readonly name = 'AmountError';
+  constructor(readonly reason: AmountProblem, readonly field: string, scale: number) {
+    super(amountProblemMessage(reason, field, scale));
+  }
+}
+
+/** `readAmount` for request fields: throws `AmountError` naming `field` for a value outside the grammar. */
 export function parseAmount(value: string, scale: number, field = 'amount'): bigint {
   const reading = readAmount(value, scale);
-  if (!reading.ok) throw new ApiError('invalid_request', amountProblemMessage(reading.problem, field, scale));
+  if (!reading.ok) throw new AmountError(reading.problem, field, scale);
   return reading.minor;
 }
 

@@ -102,6 +102,13 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Turns an error raised below the API (the ledger's domain errors) into the reference's code, or
+ * undefined when it does not know it. The composition root supplies it (`ctx.mapDomainError`):
+ * the platform knows no domain, and the ledger knows no HTTP.
+ */
+export type DomainErrorMapper = (err: unknown) => ApiError | undefined;
+
 export interface FieldProblem {
   key: string;
   reason: string;

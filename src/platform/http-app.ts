@@ -5,15 +5,14 @@ import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../service-context.js';
 import { authenticate, bearerFrom, checkIp, checkMerchantStatus } from './auth.js';
 import { environmentFromHost } from './environment.js';
-import { ApiError } from './errors.js';
+import { ApiError, type DomainErrorMapper } from './errors.js';
 import { beginIdempotency, isKeyShape, requestHash, sendReplay, storeAfterResponse } from './idempotency.js';
 import { consumeNonce } from './nonces.js';
 import { settleHit, windowAt } from './rate-limit.js';
-import { rateBucketFor, rateLimitsPerMinute, type RouteAccess } from './route-access.js';
+import { isSignedRoute, rateBucketFor, rateLimitsPerMinute, type RouteAccess } from './route-access.js';
 import { hasScope } from './scopes.js';
 import { verifySignature } from './signing.js';
 import { findUnsafeRequestText, findUnsafeText, jsonDepthExceeds, jsonDepthMax, pathParamLengthMax, validatorCompiler } from './validation.js';
-import { resolveMember } from './on-behalf-of.js';
 import './request-context.js';
 
 export type AppInstance = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
@@ -40,11 +39,16 @@ export function loggerOptions(level: string) {
   };
 }
 
-/** Error envelope for anything thrown: our ApiErrors as they are, everything else mapped, never leaked. */
-export function installErrorHandling(app: AppInstance): void {
+/**
+ * Error envelope for anything thrown: our ApiErrors as they are, domain errors (the ledger's) by
+ * the mapper the composition root gives (`ctx.mapDomainError`), everything else mapped, never leaked.
+ */
+export function installErrorHandling(app: AppInstance, mapDomainError: DomainErrorMapper = () => undefined): void {
   app.setErrorHandler((err: any, req, reply) => {
     let apiError: ApiError;
+    const mapped = err instanceof ApiError ? undefined : mapDomainError(err);
     if (err instanceof ApiError) apiError = err;
+    else if (mapped) apiError = mapped;
     else if (err.validation) apiError = new ApiError('invalid_request', `Invalid ${err.validationContext ?? 'request'}: ${err.validation[0]?.instancePath || ''} ${err.validation[0]?.message ?? ''}`.replace(/\s+/g, ' ').trim());
     else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') apiError = new ApiError('invalid_request', 'The request body is too large.');
     else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) apiError = new ApiError('invalid_request');
@@ -151,7 +155,7 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
   }).withTypeProvider<TypeBoxTypeProvider>() as AppInstance;
   app.setValidatorCompiler(validatorCompiler);
   installBodyParsing(app);
-  installErrorHandling(app);
+  installErrorHandling(app, ctx.mapDomainError);
   // First of every listener's hooks: the request id header, then text no later step may see.
   app.addHook('onRequest', async (req, reply) => {
     req.startedAt = process.hrtime.bigint();
@@ -251,7 +255,9 @@ async function bindPrincipal(ctx: ServiceContext, req: FastifyRequest, access: R
     if (principal === 'member') throw new ApiError('member_context_required');
     return;
   }
-  const member = await resolveMember(ctx.db, req.auth!.merchantId, req.auth!.environment, onBehalfOf);
+  // The members area answers who the header names (injected by the composition root: the
+  // platform imports no module).
+  const member = await ctx.resolveMember(ctx.db, req.auth!.merchantId, req.auth!.environment, onBehalfOf);
   if (!member || member.status !== 'active') throw new ApiError('member_not_found');
   req.member = { id: member.id, externalMemberId: member.external_member_id, kycLevel: member.kyc_level };
 }
@@ -262,8 +268,7 @@ function header(req: FastifyRequest, name: string): string | undefined {
 }
 
 async function checkSignature(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess): Promise<void> {
-  const needed = access.signature === 'always' || (req.method !== 'GET' && req.method !== 'HEAD');
-  if (!needed) return;
+  if (!isSignedRoute(req.method, access)) return;
   const auth = req.auth!;
   const nowMs = ctx.requestClock();
   const check = verifySignature(

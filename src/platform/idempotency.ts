@@ -239,7 +239,7 @@ async function effectOrRefusal<T>(
 /**
  * Runs a write in one transaction together with its idempotency record: the key's lock
  * (`lockKey`), a replay of a finished result, or the effect (state change, ledger entry, event
- * row) and its result, committed together. A crash before COMMIT leaves nothing: the key can
+ * row) and its result, serialized by the route's response schema, committed together. A crash before COMMIT leaves nothing: the key can
  * simply be retried.
  */
 export async function executeWrite<T>(
@@ -257,7 +257,9 @@ export async function executeWrite<T>(
     if (found instanceof ReplaySignal) return found;
     let body = '';
     const done = await effectOrRefusal(trx, req, found.lapsedClaim, effect, async (result) => {
-      body = JSON.stringify(result.body);
+      // Through the route's response schema for this status, before it is stored: the replay is
+      // the same bytes as the first answer.
+      body = reply.code(result.status).serialize(result.body) as string;
       await store(trx, req, result.status, body, found.lapsedClaim);
     });
     return 'refusal' in done ? done : { status: done.value.status, body };

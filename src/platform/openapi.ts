@@ -4,7 +4,7 @@ import type { FastifySchema } from 'fastify';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError, errorStatus, errorTypes, type ErrorCode } from './errors.js';
 import type { AppInstance } from './http-app.js';
-import { rateLimitsPerMinute, type RouteAccess } from './route-access.js';
+import { isSignedRoute, rateLimitsPerMinute, type RouteAccess } from './route-access.js';
 import { nonceLengthMax, nonceWindowSeconds, timestampToleranceSeconds } from './signing.js';
 
 /**
@@ -63,11 +63,8 @@ function isRead(method: string): boolean {
   return method === 'GET' || method === 'HEAD';
 }
 
-/** Mirrors http-app.ts: public routes are never signed; others on every method but GET and HEAD, or always. */
-export function isSigned(method: string, access: RouteAccess): boolean {
-  if (access.scope === 'public') return false;
-  return access.signature === 'always' || !isRead(method.toUpperCase());
-}
+/** The pipeline's own signing rule (route-access.ts), so the document cannot say otherwise. */
+export const isSigned = isSignedRoute;
 
 /** The header parameters a route's access asks for, in the order a caller sets them. */
 export function accessHeaders(method: string, access: RouteAccess): Json[] {

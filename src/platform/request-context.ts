@@ -1,4 +1,5 @@
-import type { Environment } from '../db/schema.js';
+import type { Kysely } from 'kysely';
+import type { Database, Environment } from '../db/schema.js';
 import type { RouteAccess } from './route-access.js';
 
 export interface AuthContext {
@@ -15,6 +16,20 @@ export interface MemberContext {
   externalMemberId: string;
   kycLevel: number;
 }
+
+/** A member as the on-behalf-of step needs it. */
+export interface ResolvedMember {
+  id: string;
+  external_member_id: string;
+  kyc_level: number;
+  status: string;
+}
+
+/**
+ * Finds the member `x-on-behalf-of` names (`mem_<uuid>` or the merchant's external id). The
+ * members area provides it; the composition root puts it on the service context.
+ */
+export type MemberResolver = (db: Kysely<Database>, merchantId: string, environment: Environment, idOrExternal: string) => Promise<ResolvedMember | undefined>;
 
 export interface IdempotencyContext {
   key: string;

@@ -21,6 +21,18 @@ export interface RouteAccess {
   errors?: ErrorCode[];
 }
 
+/**
+ * The signing rule, in one place (the pipeline's signature step and the OpenAPI document both
+ * ask it): public routes are never signed; the others on every method but GET and HEAD, or on
+ * every method when the route says `signature: 'always'`.
+ */
+export function isSignedRoute(method: string, access: RouteAccess): boolean {
+  if (access.scope === 'public') return false;
+  if (access.signature === 'always') return true;
+  const m = method.toUpperCase();
+  return m !== 'GET' && m !== 'HEAD';
+}
+
 export function rateBucketFor(method: string, path: string): RateBucket {
   if (method === 'GET' || method === 'HEAD') return 'reads';
   if (method === 'POST' && path === '/v1/deposits') return 'deposits';

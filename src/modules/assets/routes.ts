@@ -3,6 +3,7 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { publicAssetView } from './rules.js';
 import { listAssets } from './queries.js';
+import { router } from '../../platform/route.js';
 
 const AssetItem = Type.Object({
   code: Type.String(),
@@ -18,8 +19,8 @@ const AssetList = Type.Object({
 });
 
 export async function assetRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  app.get('/v1/assets', {
-    config: { access: { scope: 'token', principal: 'either' } },
+  router(app, ctx).get('/v1/assets', {
+    access: { scope: 'token', principal: 'either' },
     schema: {
       summary: 'List the enabled assets and their withdrawal networks',
       tags: ['Assets'],

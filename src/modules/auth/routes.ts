@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { exchangeWithLimits } from './service.js';
+import { router } from '../../platform/route.js';
+import { exchangeErrors, exchangeWithLimits } from './service.js';
 
 const TokenResponse = Type.Object({
   auth_token: Type.String(),
@@ -11,17 +12,18 @@ const TokenResponse = Type.Object({
 });
 
 export async function authRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  app.post('/v1/connect/token', {
-    config: { access: { scope: 'public', errors: ['invalid_credentials', 'environment_mismatch', 'ip_not_allowed', 'merchant_disabled', 'rate_limited'] } },
+  router(app, ctx).post('/v1/connect/token', {
+    access: { scope: 'public' },
+    errors: exchangeErrors,
     schema: {
       summary: 'Exchange an API key for an access token',
       tags: ['Authentication'],
       headers: Type.Object({ 'x-client-id': Type.Optional(Type.String()), 'x-api-key': Type.Optional(Type.String()) }),
       response: { 200: TokenResponse },
     },
-  }, async (req) => exchangeWithLimits(ctx, {
-    clientId: req.headers['x-client-id'],
-    apiKey: req.headers['x-api-key'],
+  }, async ({ headers, req }) => exchangeWithLimits(ctx, {
+    clientId: headers['x-client-id'],
+    apiKey: headers['x-api-key'],
     environment: req.environment,
     clientIp: req.ip,
   }));

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
+import type { ErrorCode } from '../../platform/errors.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { checkIp, checkMerchantStatus, keyUsable } from '../../platform/auth.js';
@@ -15,6 +16,9 @@ export interface TokenExchangeResult {
   scopes: string[];
 }
 
+
+/** The codes a token exchange can answer: its route declares this list. */
+export const exchangeErrors = ['invalid_credentials', 'environment_mismatch', 'ip_not_allowed', 'merchant_disabled', 'rate_limited'] as const satisfies readonly ErrorCode[];
 /** Failed exchanges one source address may make a minute; the reference's exchange limit. */
 export const exchangeFailuresPerMinute = 20;
 

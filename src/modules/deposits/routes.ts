@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { executeWrite } from '../../platform/idempotency.js';
+import { router } from '../../platform/route.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
-import { createDeposit, getDeposit, listDeposits } from './service.js';
+import { createDeposit, depositErrors, getDeposit, listDeposits } from './service.js';
 
 const Deposit = Type.Object({
   id: Type.String({ description: 'dep_<uuid>' }),
@@ -19,21 +19,11 @@ const Deposit = Type.Object({
 const tags = ['Deposits'];
 
 export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const caller = (req: { auth?: { merchantId: string; environment: 'sandbox' | 'production' }; member?: { id: string } }) => ({
-    merchantId: req.auth!.merchantId,
-    environment: req.auth!.environment,
-    ...(req.member ? { memberId: req.member.id } : {}),
-  });
+  const route = router(app, ctx);
 
-  app.post('/v1/deposits', {
-    config: {
-      access: {
-        scope: 'deposits:write',
-        idempotency: 'required',
-        signature: 'always',
-        errors: ['member_not_found', 'asset_not_allowed', 'duplicate_resource'],
-      },
-    },
+  route.post('/v1/deposits', {
+    access: { scope: 'deposits:write', idempotency: 'required', signature: 'always' },
+    errors: depositErrors.create,
     schema: {
       summary: 'Report a deposit',
       description:
@@ -49,14 +39,11 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
       }),
       response: { 201: Deposit },
     },
-  }, async (req, reply) =>
-    executeWrite(ctx.db, req, reply, async (trx) => ({
-      status: 201,
-      body: await createDeposit(trx, req.auth!.merchantId, req.auth!.environment, req.body),
-    })));
+  }, async ({ principal, body, write }) => write((trx) => createDeposit(trx, principal.merchantId, principal.environment, body)));
 
-  app.get('/v1/deposits/:id', {
-    config: { access: { scope: 'deposits:read', principal: 'either', errors: ['not_found'] } },
+  route.get('/v1/deposits/:id', {
+    access: { scope: 'deposits:read', principal: 'either' },
+    errors: depositErrors.get,
     schema: {
       summary: 'Get a deposit',
       description: "The merchant reads any of its deposits; on behalf of a member, only that member's own. Another merchant's deposit, or another environment's, is `not_found`.",
@@ -64,10 +51,10 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'dep_ prefix optional' }) }),
       response: { 200: Deposit },
     },
-  }, async (req) => getDeposit(ctx.db, caller(req), req.params.id));
+  }, async ({ principal, params }) => getDeposit(ctx.db, principal, params.id));
 
-  app.get('/v1/deposits', {
-    config: { access: { scope: 'deposits:read', principal: 'either' } },
+  route.get('/v1/deposits', {
+    access: { scope: 'deposits:read', principal: 'either' },
     schema: {
       summary: 'List deposits',
       description:
@@ -84,5 +71,5 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
       }),
       response: { 200: listEnvelope(Deposit) },
     },
-  }, async (req) => listDeposits(ctx.db, caller(req), req.query));
+  }, async ({ principal, query }) => listDeposits(ctx.db, principal, query));
 }

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { DepositsTable } from './tables.js';
-import { ApiError } from '../../platform/errors.js';
+import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { constantList, keysetPage } from '../../platform/pagination.js';
 import { depositLines, entryKinds, formatAmount, minorFromDb, parseAmount, postEntry, recordEvent } from '../../ledger/index.js';
@@ -9,6 +9,12 @@ import { getAsset, pageAtScale } from '../assets/queries.js';
 import { resolveMember } from '../members/queries.js';
 import { depositPage, findDeposit, insertDeposit, type Caller } from './queries.js';
 import type { Asset } from '../assets/rules.js';
+
+/** The codes each function can answer (beyond invalid input): the routes declare these lists. */
+export const depositErrors = {
+  create: ['member_not_found', 'asset_not_allowed', 'duplicate_resource'],
+  get: ['not_found'],
+} as const satisfies Record<string, readonly ErrorCode[]>;
 
 export interface DepositInput {
   member_id: string;

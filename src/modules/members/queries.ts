@@ -1,2 +1,20 @@
-/** Reads of the members table. The lookup by either id is the request pipeline's too, so it lives in the platform. */
-export { resolveMember } from '../../platform/on-behalf-of.js';
+/** Reads of the members table. The lookup by either id is also the request pipeline's on-behalf-of step (injected as ctx.resolveMember). */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, Environment } from '../../db/schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+const internalId = /^mem_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * A member by either of its ids: the service's `mem_<uuid>` or the merchant's external id. The
+ * internal form is tried first when the value has its shape; each lookup uses an index.
+ */
+export async function resolveMember(db: Db, merchantId: string, environment: Environment, idOrExternal: string) {
+  const base = db.selectFrom('members').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment);
+  if (internalId.test(idOrExternal)) {
+    const byId = await base.where('id', '=', idOrExternal).executeTakeFirst();
+    if (byId) return byId;
+  }
+  return base.where('external_member_id', '=', idOrExternal).executeTakeFirst();
+}

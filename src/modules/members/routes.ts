@@ -1,31 +1,32 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { executeWrite } from '../../platform/idempotency.js';
+import { router } from '../../platform/route.js';
 import { CreateMemberBody, Member, MemberIdParams } from './schemas.js';
-import { createMember, getMember, memberView, revokeSessions, suspendMember } from './service.js';
+import { createMember, getMember, memberErrors, memberView, revokeSessions, suspendMember } from './service.js';
 
 const tags = ['Members'];
 
 export async function memberRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
+  const route = router(app, ctx);
 
-  app.post('/v1/members', {
-    config: { access: { scope: 'members:write', idempotency: 'required', errors: ['duplicate_resource'] } },
+  route.post('/v1/members', {
+    access: { scope: 'members:write', idempotency: 'required' },
+    errors: memberErrors.create,
     schema: { summary: 'Create a member', tags, body: CreateMemberBody, response: { 201: Member } },
-  }, async (req, reply) =>
-    executeWrite(db, req, reply, async (trx) => ({
-      status: 201,
-      body: await createMember(trx, req.auth!.merchantId, req.auth!.environment, req.body.external_member_id, req.body.profile ?? {}),
-    })));
+  }, async ({ principal, body, write }) =>
+    write((trx) => createMember(trx, principal.merchantId, principal.environment, body.external_member_id, body.profile ?? {})));
 
-  app.get('/v1/members/:id', {
-    config: { access: { scope: 'members:read', errors: ['member_not_found'] } },
+  route.get('/v1/members/:id', {
+    access: { scope: 'members:read' },
+    errors: memberErrors.get,
     schema: { summary: 'Get a member', tags, params: MemberIdParams, response: { 200: Member } },
-  }, async (req) => memberView(await getMember(db, req.auth!.merchantId, req.auth!.environment, req.params.id)));
+  }, async ({ principal, params }) => memberView(await getMember(db, principal.merchantId, principal.environment, params.id)));
 
-  app.post('/v1/members/:id/suspend', {
-    config: { access: { scope: 'members:write', idempotency: 'required', errors: ['member_not_found'] } },
+  route.post('/v1/members/:id/suspend', {
+    access: { scope: 'members:write', idempotency: 'required' },
+    errors: memberErrors.suspend,
     schema: {
       summary: 'Suspend a member',
       description: 'Afterwards every on-behalf-of call for the member answers 404 member_not_found.',
@@ -33,14 +34,11 @@ export async function memberRoutes(app: AppInstance, ctx: ServiceContext): Promi
       params: MemberIdParams,
       response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('suspended') }) },
     },
-  }, async (req, reply) =>
-    executeWrite(db, req, reply, async (trx) => ({
-      status: 200,
-      body: await suspendMember(trx, req.auth!.merchantId, req.auth!.environment, req.params.id),
-    })));
+  }, async ({ principal, params, write }) => write((trx) => suspendMember(trx, principal.merchantId, principal.environment, params.id)));
 
-  app.post('/v1/members/:id/sessions/revoke', {
-    config: { access: { scope: 'members:write', idempotency: 'required', errors: ['member_not_found'] } },
+  route.post('/v1/members/:id/sessions/revoke', {
+    access: { scope: 'members:write', idempotency: 'required' },
+    errors: memberErrors.revokeSessions,
     schema: {
       summary: 'Sign a member out on all devices',
       description: 'Voids every member-bound session and hosted-screen link of the member. Not a ban. The path takes only the external_member_id.',
@@ -48,9 +46,5 @@ export async function memberRoutes(app: AppInstance, ctx: ServiceContext): Promi
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'external_member_id only' }) }),
       response: { 200: Type.Object({ id: Type.String(), revoked: Type.Literal(true) }) },
     },
-  }, async (req, reply) =>
-    executeWrite(db, req, reply, async (trx) => ({
-      status: 200,
-      body: await revokeSessions(trx, req.auth!.merchantId, req.auth!.environment, req.params.id),
-    })));
+  }, async ({ principal, params, write }) => write((trx) => revokeSessions(trx, principal.merchantId, principal.environment, params.id)));
 }

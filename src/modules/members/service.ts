@@ -1,9 +1,17 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { MembersTable } from './tables.js';
-import { ApiError } from '../../platform/errors.js';
+import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { resolveMember } from './queries.js';
+
+/** The codes each function can answer (beyond invalid input): the routes declare these lists. */
+export const memberErrors = {
+  create: ['duplicate_resource'],
+  get: ['member_not_found'],
+  suspend: ['member_not_found'],
+  revokeSessions: ['member_not_found'],
+} as const satisfies Record<string, readonly ErrorCode[]>;
 
 type Db = Kysely<Database> | Transaction<Database>;
 

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { executeWrite } from '../../platform/idempotency.js';
+import { router } from '../../platform/route.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
-import { listDepositAddresses, requestAddress, storeAddress } from './service.js';
+import { depositAddressErrors, listDepositAddresses, requestAddress, storeAddress } from './service.js';
 
 const tags = ['Merchant'];
 
@@ -17,9 +17,11 @@ const DepositAddress = Type.Object({
 
 export async function merchantDepositAddressRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
+  const route = router(app, ctx);
 
-  app.post('/v1/merchant/deposit-address', {
-    config: { access: { scope: 'merchant:write', principal: 'merchant', idempotency: 'required', errors: ['asset_not_allowed', 'service_unavailable'] } },
+  route.post('/v1/merchant/deposit-address', {
+    access: { scope: 'merchant:write', principal: 'merchant', idempotency: 'required' },
+    errors: depositAddressErrors.request,
     schema: {
       summary: 'Get a new deposit address from the chain provider',
       description: [
@@ -34,14 +36,13 @@ export async function merchantDepositAddressRoutes(app: AppInstance, ctx: Servic
       }),
       response: { 201: DepositAddress },
     },
-  }, async (req, reply) => {
-    const { merchantId, environment } = req.auth!;
-    const issued = await requestAddress(ctx, merchantId, environment, req.idempotency!, req.body);
-    return executeWrite(db, req, reply, async (trx) => ({ status: 201, body: await storeAddress(trx, merchantId, environment, issued) }));
+  }, async ({ principal: { merchantId, environment }, idempotency, body, write }) => {
+    const issued = await requestAddress(ctx, merchantId, environment, idempotency, body);
+    return write((trx) => storeAddress(trx, merchantId, environment, issued));
   });
 
-  app.get('/v1/merchant/deposit-addresses', {
-    config: { access: { scope: 'merchant:read', principal: 'merchant' } },
+  route.get('/v1/merchant/deposit-addresses', {
+    access: { scope: 'merchant:read', principal: 'merchant' },
     schema: {
       summary: 'List the merchant\'s deposit addresses',
       description: 'Newest first; optional `asset` and `network` filters.',
@@ -53,5 +54,5 @@ export async function merchantDepositAddressRoutes(app: AppInstance, ctx: Servic
       }),
       response: { 200: listEnvelope(DepositAddress) },
     },
-  }, async (req) => listDepositAddresses(db, req.auth!.merchantId, req.auth!.environment, req.query));
+  }, async ({ principal, query }) => listDepositAddresses(db, principal.merchantId, principal.environment, query));
 }

@@ -3,12 +3,17 @@ import type { Database } from '../../db/schema.js';
 import type { DepositAddressesTable } from './tables.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { IdempotencyContext } from '../../platform/request-context.js';
-import { ApiError } from '../../platform/errors.js';
+import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { sha256Hex } from '../../platform/ids.js';
 import { keysetPage } from '../../platform/pagination.js';
 import { usableNetwork } from '../assets/rules.js';
 import { getAsset } from '../assets/queries.js';
 import { withDeadline } from '../../upstreams/deadline.js';
+
+/** The codes each function can answer (beyond invalid input): the routes declare these lists. */
+export const depositAddressErrors = {
+  request: ['asset_not_allowed', 'service_unavailable'],
+} as const satisfies Record<string, readonly ErrorCode[]>;
 
 type Db = Kysely<Database> | Transaction<Database>;
 

@@ -2,12 +2,20 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
-import { claimWrite, sendReplay } from '../../platform/idempotency.js';
+import { router } from '../../platform/route.js';
+import type { ErrorCode } from '../../platform/errors.js';
 import { createPayment, decodeQr, getPayment, listPayments, noteLengthMax } from './service.js';
 import { qrSchemes } from './schemes.js';
 import { listAssets } from '../assets/queries.js';
 
 const tags = ['QR pay'];
+
+/** The codes the service's decode and payment can answer (beyond invalid input). */
+const qrpayErrors = {
+  decode: ['qr_code_invalid', 'upstream_error', 'upstream_timeout'],
+  pay: ['qr_code_invalid', 'asset_not_allowed', 'insufficient_balance', 'upstream_error', 'upstream_timeout'],
+  get: ['not_found'],
+} as const satisfies Record<string, readonly ErrorCode[]>;
 
 const QrScheme = Type.Object({
   id: Type.String({ description: 'Our scheme id, e.g. `sg_paynow`' }),
@@ -57,14 +65,10 @@ const QrCode = Type.String({ minLength: 1, maxLength: 1024, description: 'The EM
 
 export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
-  const caller = (req: { auth?: { merchantId: string; environment: 'sandbox' | 'production' }; member?: { id: string } }) => ({
-    merchantId: req.auth!.merchantId,
-    environment: req.auth!.environment,
-    ...(req.member ? { memberId: req.member.id } : {}),
-  });
+  const route = router(app, ctx);
 
-  app.get('/v1/qrpay/schemes', {
-    config: { access: { scope: 'qrpay:read', principal: 'either' } },
+  route.get('/v1/qrpay/schemes', {
+    access: { scope: 'qrpay:read', principal: 'either' },
     schema: {
       summary: 'List the QR payment schemes the service decodes',
       description: 'A bounded constant list. Only schemes whose currency is an enabled asset are `payable`.',
@@ -76,8 +80,9 @@ export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promis
     return constantList(qrSchemes.map((s) => ({ id: s.id, name: s.name, country: s.country, currency: s.currency, payable: enabled.has(s.currency) })));
   });
 
-  app.post('/v1/qrpay/decode', {
-    config: { access: { scope: 'qrpay:read', principal: 'member', errors: ['qr_code_invalid', 'upstream_error', 'upstream_timeout'] } },
+  route.post('/v1/qrpay/decode', {
+    access: { scope: 'qrpay:read', principal: 'member' },
+    errors: qrpayErrors.decode,
     schema: {
       summary: 'Decode a merchant-presented QR code',
       description: 'Parses an EMVCo QR (TLV, payload format indicator, CRC-16/CCITT-FALSE) and checks it with the payment network (read-only; sandbox injection does not affect it). `qr_code_invalid`: not decodable, wrong checksum, unsupported scheme, or refused by the network.',
@@ -85,15 +90,11 @@ export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promis
       body: Type.Object({ qr_code: QrCode }),
       response: { 200: DecodedQr },
     },
-  }, async (req) => decodeQr(ctx, caller(req), req.body.qr_code));
+  }, async ({ principal, body }) => decodeQr(ctx, principal, body.qr_code));
 
-  app.post('/v1/qrpay/payments', {
-    config: {
-      access: {
-        scope: 'qrpay:write', principal: 'member', idempotency: 'required',
-        errors: ['qr_code_invalid', 'asset_not_allowed', 'insufficient_balance', 'upstream_error', 'upstream_timeout'],
-      },
-    },
+  route.post('/v1/qrpay/payments', {
+    access: { scope: 'qrpay:write', principal: 'member', idempotency: 'required' },
+    errors: qrpayErrors.pay,
     schema: {
       summary: 'Pay a QR code from the member\'s balance',
       description: [
@@ -112,20 +113,21 @@ export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promis
       }),
       response: { 201: QrPayment },
     },
-  }, async (req, reply) => {
-    const answer = await createPayment(ctx, { ...caller(req), memberId: req.member!.id }, req.idempotency!, req.body,
-      (leaseMs, effect) => claimWrite(db, req, leaseMs, effect));
-    if ('replay' in answer) return sendReplay(reply, answer.replay);
-    return reply.code(201).send(answer.order);
+  }, async ({ principal, idempotency, body, claim, replay }) => {
+    // The order commits under a claim on the key before the provider call (`claim`); the answer
+    // then goes through the response schema and replaces the claim.
+    const answer = await createPayment(ctx, principal, idempotency, body, claim);
+    return 'replay' in answer ? replay(answer.replay) : answer.order;
   });
 
-  app.get('/v1/qrpay/payments/:id', {
-    config: { access: { scope: 'qrpay:read', principal: 'either', errors: ['not_found'] } },
+  route.get('/v1/qrpay/payments/:id', {
+    access: { scope: 'qrpay:read', principal: 'either' },
+    errors: qrpayErrors.get,
     schema: { summary: 'Get a QR payment', description: 'On behalf of a member, only that member\'s own.', tags, params: IdParams, response: { 200: QrPayment } },
-  }, async (req) => getPayment(db, caller(req), req.params.id));
+  }, async ({ principal, params }) => getPayment(db, principal, params.id));
 
-  app.get('/v1/qrpay/payments', {
-    config: { access: { scope: 'qrpay:read', principal: 'either' } },
+  route.get('/v1/qrpay/payments', {
+    access: { scope: 'qrpay:read', principal: 'either' },
     schema: {
       summary: 'List QR payments',
       description: 'On behalf of a member: that member\'s payments; as the merchant: all of them. Newest first.',
@@ -136,5 +138,5 @@ export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promis
       }),
       response: { 200: listEnvelope(QrPayment) },
     },
-  }, async (req) => listPayments(db, caller(req), req.query));
+  }, async ({ principal, query }) => listPayments(db, principal, query));
 }

@@ -1,17 +1,17 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { executeWrite } from '../../platform/idempotency.js';
+import { router } from '../../platform/route.js';
 import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../../upstreams/types.js';
 import { presetBehavior, resetSandbox } from './service.js';
 
 const tags = ['Sandbox'];
 
 export async function sandboxRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const { db } = ctx;
+  const route = router(app, ctx);
 
-  app.post('/v1/sandbox/upstream-behavior', {
-    config: { access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true } },
+  route.post('/v1/sandbox/upstream-behavior', {
+    access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
     schema: {
       summary: 'Preset how one upstream\'s money-moving step answers',
       description: [
@@ -34,11 +34,10 @@ export async function sandboxRoutes(app: AppInstance, ctx: ServiceContext): Prom
         }),
       },
     },
-  }, async (req, reply) =>
-    executeWrite(db, req, reply, async (trx) => ({ status: 200, body: await presetBehavior(trx, req.auth!.merchantId, req.body) })));
+  }, async ({ principal, body, write }) => write((trx) => presetBehavior(trx, principal.merchantId, body)));
 
-  app.post('/v1/sandbox/reset', {
-    config: { access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true } },
+  route.post('/v1/sandbox/reset', {
+    access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
     schema: {
       summary: 'Clear this merchant\'s sandbox logs and injected behaviours',
       description: 'Deletes the sandbox webhook delivery records and API call logs of this merchant and removes its injected upstream behaviours. Ledger entries, orders and members are never deleted, so balances do not reset.',
@@ -54,9 +53,9 @@ export async function sandboxRoutes(app: AppInstance, ctx: ServiceContext): Prom
         }),
       },
     },
-  }, async (req, reply) => {
+  }, async ({ principal, write }) => {
     // Buffered call-log rows are written first, so the reset counts and removes them too.
     await ctx.apiCallLog.flush();
-    return executeWrite(db, req, reply, async (trx) => ({ status: 200, body: await resetSandbox(trx, req.auth!.merchantId) }));
+    return write((trx) => resetSandbox(trx, principal.merchantId));
   });
 }

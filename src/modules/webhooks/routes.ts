@@ -1,11 +1,11 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { executeWrite } from '../../platform/idempotency.js';
+import { router } from '../../platform/route.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
 import {
   checkEndpointUrl, createEndpoint, deleteEndpoint, listDeliveries, listEndpoints, overlapSecondsDefault, overlapSecondsMax,
-  redeliver, requeueBatchMax, requeueSince, rollSecret, updateEndpoint, endpointsPerMerchantMax,
+  redeliver, requeueBatchMax, requeueSince, rollSecret, updateEndpoint, endpointsPerMerchantMax, webhookErrors,
 } from './service.js';
 import { maxUrlLength } from './ssrf.js';
 
@@ -46,13 +46,11 @@ const Delivery = Type.Object({
 
 export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db, config } = ctx;
-  const caller = (req: { auth?: { merchantId: string; environment: 'sandbox' | 'production' } }) => ({
-    merchantId: req.auth!.merchantId,
-    environment: req.auth!.environment,
-  });
+  const route = router(app, ctx);
 
-  app.post('/v1/webhooks/endpoints', {
-    config: { access: { scope: 'webhooks:write', idempotency: 'required', errors: ['invalid_fields', 'limit_exceeded'] } },
+  route.post('/v1/webhooks/endpoints', {
+    access: { scope: 'webhooks:write', idempotency: 'required' },
+    errors: webhookErrors.createEndpoint,
     schema: {
       summary: 'Create a webhook endpoint',
       description: `Subscribes a URL to event types. The \`secret\` is shown only in this response. At most ${endpointsPerMerchantMax} endpoints per environment. A URL that fails the address check answers \`invalid_fields\` with \`fields: [{key: "url", reason}]\`.`,
@@ -65,23 +63,24 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
         }),
       },
     },
-  }, async (req, reply) => {
-    await checkEndpointUrl(config, req.auth!.environment, req.body.url);
-    return executeWrite(db, req, reply, async (trx) => ({ status: 201, body: await createEndpoint(trx, caller(req), req.body) }));
+  }, async ({ principal, body, write }) => {
+    await checkEndpointUrl(config, principal.environment, body.url);
+    return write((trx) => createEndpoint(trx, principal, body));
   });
 
-  app.get('/v1/webhooks/endpoints', {
-    config: { access: { scope: 'webhooks:read' } },
+  route.get('/v1/webhooks/endpoints', {
+    access: { scope: 'webhooks:read' },
     schema: {
       summary: 'List webhook endpoints',
       description: `Every endpoint of the environment (at most ${endpointsPerMerchantMax}, one page), newest first, without secrets.`,
       tags,
       response: { 200: listEnvelope(Endpoint) },
     },
-  }, async (req) => listEndpoints(db, caller(req)));
+  }, async ({ principal }) => listEndpoints(db, principal));
 
-  app.patch('/v1/webhooks/endpoints/:id', {
-    config: { access: { scope: 'webhooks:write', idempotency: 'optional', errors: ['not_found', 'invalid_fields'] } },
+  route.patch('/v1/webhooks/endpoints/:id', {
+    access: { scope: 'webhooks:write', idempotency: 'optional' },
+    errors: webhookErrors.updateEndpoint,
     schema: {
       summary: 'Update a webhook endpoint',
       description: '`{status: "enabled"}` re-enables a disabled endpoint (its failure streak restarts; requeue its dead deliveries separately); `{status: "disabled"}` pauses it. `event_types` and `url` replace the current values (the URL is checked again).',
@@ -94,13 +93,14 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       }, { minProperties: 1 }),
       response: { 200: Endpoint },
     },
-  }, async (req, reply) => {
-    if (req.body.url !== undefined) await checkEndpointUrl(config, req.auth!.environment, req.body.url);
-    return executeWrite(db, req, reply, async (trx) => ({ status: 200, body: await updateEndpoint(trx, caller(req), req.params.id, req.body) }));
+  }, async ({ principal, params, body, write }) => {
+    if (body.url !== undefined) await checkEndpointUrl(config, principal.environment, body.url);
+    return write((trx) => updateEndpoint(trx, principal, params.id, body));
   });
 
-  app.delete('/v1/webhooks/endpoints/:id', {
-    config: { access: { scope: 'webhooks:write', errors: ['not_found'] } },
+  route.delete('/v1/webhooks/endpoints/:id', {
+    access: { scope: 'webhooks:write' },
+    errors: webhookErrors.deleteEndpoint,
     schema: {
       summary: 'Delete a webhook endpoint',
       description: 'Removes the endpoint and its secret; deliveries still planned for it end `dead`. Naturally idempotent: a repeat answers the same.',
@@ -108,10 +108,11 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       params: IdParams('whe'),
       response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) },
     },
-  }, async (req, reply) => executeWrite(db, req, reply, async (trx) => ({ status: 200, body: await deleteEndpoint(trx, caller(req), req.params.id) })));
+  }, async ({ principal, params, write }) => write((trx) => deleteEndpoint(trx, principal, params.id)));
 
-  app.post('/v1/webhooks/endpoints/:id/roll-secret', {
-    config: { access: { scope: 'webhooks:write', idempotency: 'required', errors: ['not_found'] } },
+  route.post('/v1/webhooks/endpoints/:id/roll-secret', {
+    access: { scope: 'webhooks:write', idempotency: 'required' },
+    errors: webhookErrors.rollSecret,
     schema: {
       summary: 'Roll the signing secret of a webhook endpoint',
       description: `A new secret, shown only here. The previous one keeps signing beside it for \`overlap_seconds\` (default ${overlapSecondsDefault}, at most ${overlapSecondsMax}; 0 drops it now): each request then carries both signatures, space separated, in \`webhook-signature\`.`,
@@ -132,13 +133,13 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     preValidation: async (req) => {
       if (req.body === undefined) req.body = {};
     },
-  }, async (req, reply) => {
-    const overlap = req.body.overlap_seconds ?? overlapSecondsDefault;
-    return executeWrite(db, req, reply, async (trx) => ({ status: 200, body: await rollSecret(trx, caller(req), req.params.id, overlap) }));
+  }, async ({ principal, params, body, write }) => {
+    const overlap = body.overlap_seconds ?? overlapSecondsDefault;
+    return write((trx) => rollSecret(trx, principal, params.id, overlap));
   });
 
-  app.get('/v1/webhooks/deliveries', {
-    config: { access: { scope: 'merchant:read' } },
+  route.get('/v1/webhooks/deliveries', {
+    access: { scope: 'merchant:read' },
     schema: {
       summary: 'List webhook deliveries',
       description: 'Delivery log without payload, newest first. `status` filters (`pending`, `sent`, `failed`, `dead`, `no_subscriber`; empty means all; an unknown value returns an empty page).',
@@ -146,10 +147,10 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(Type.String({ maxLength: 40 })) }),
       response: { 200: listEnvelope(Delivery) },
     },
-  }, async (req) => listDeliveries(db, caller(req), req.query));
+  }, async ({ principal, query }) => listDeliveries(db, principal, query));
 
-  app.post('/v1/webhooks/deliveries/requeue', {
-    config: { access: { scope: 'merchant:read', idempotency: 'required' } },
+  route.post('/v1/webhooks/deliveries/requeue', {
+    access: { scope: 'merchant:read', idempotency: 'required' },
     schema: {
       summary: 'Requeue failed and dead deliveries since a time',
       description: `Every \`failed\` and/or \`dead\` record created at or after \`since\` goes back to the queue with a new attempt schedule, oldest first, at most ${requeueBatchMax} per call (\`has_more\` then says to call again).`,
@@ -160,14 +161,15 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       }),
       response: { 200: Type.Object({ queued: Type.Integer(), has_more: Type.Boolean() }) },
     },
-  }, async (req, reply) =>
-    executeWrite(db, req, reply, async (trx) => {
-      const { queued, limit } = await requeueSince(trx, caller(req), new Date(req.body.since), req.body.status);
-      return { status: 200, body: { queued, has_more: queued >= limit } };
+  }, async ({ principal, body, write }) =>
+    write(async (trx) => {
+      const { queued, limit } = await requeueSince(trx, principal, new Date(body.since), body.status);
+      return { queued, has_more: queued >= limit };
     }));
 
-  app.post('/v1/webhooks/deliveries/:id/redeliver', {
-    config: { access: { scope: 'merchant:read', idempotency: 'required', errors: ['state_invalid', 'not_found'] } },
+  route.post('/v1/webhooks/deliveries/:id/redeliver', {
+    access: { scope: 'merchant:read', idempotency: 'required' },
+    errors: webhookErrors.redeliver,
     schema: {
       summary: 'Redeliver a webhook',
       description: '`dead` and `failed` records are queued again with a new attempt schedule; a `no_subscriber` record is bound to the endpoints that subscribe now (one record each), or refused with `state_invalid` if none does. `sent` and `pending` answer `state_invalid`. Queued, not delivered.',
@@ -175,5 +177,5 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       params: IdParams('whd'),
       response: { 200: Type.Object({ id: Type.String(), queued: Type.Literal(true) }) },
     },
-  }, async (req, reply) => executeWrite(db, req, reply, async (trx) => ({ status: 200, body: await redeliver(trx, caller(req), req.params.id) })));
+  }, async ({ principal, params, write }) => write((trx) => redeliver(trx, principal, params.id)));
 }

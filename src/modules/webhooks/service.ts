@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { Config } from '../../platform/config.js';
-import { ApiError, invalidFields } from '../../platform/errors.js';
+import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { constantList, keysetPage } from '../../platform/pagination.js';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './tables.js';
@@ -9,6 +9,15 @@ import { newSecret } from './signature.js';
 import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
 import { normaliseEventTypes, redeliverAction, subscribes } from './state.js';
 import { enqueueDelivery, insertDeliveries } from './fan-out.js';
+
+/** The codes each function can answer (beyond invalid input): the routes declare these lists. */
+export const webhookErrors = {
+  createEndpoint: ['invalid_fields', 'limit_exceeded'],
+  updateEndpoint: ['not_found', 'invalid_fields'],
+  deleteEndpoint: ['not_found'],
+  rollSecret: ['not_found'],
+  redeliver: ['state_invalid', 'not_found'],
+} as const satisfies Record<string, readonly ErrorCode[]>;
 
 type Db = Kysely<Database> | Transaction<Database>;
 type EndpointRow = Selectable<WebhookEndpointsTable>;

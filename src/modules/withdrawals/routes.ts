@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { executeWrite } from '../../platform/idempotency.js';
+import { router } from '../../platform/route.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
-import { confirmWithdrawal, createWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals } from './service.js';
+import { confirmWithdrawal, createWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals, withdrawalErrors } from './service.js';
 
 const tags = ['Withdrawals'];
 const Withdrawal = Type.Object({
@@ -23,19 +23,11 @@ const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, d
 
 export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
-  const caller = (req: { auth?: { merchantId: string; environment: 'sandbox' | 'production' }; member?: { id: string } }) => ({
-    merchantId: req.auth!.merchantId,
-    environment: req.auth!.environment,
-    ...(req.member ? { memberId: req.member.id } : {}),
-  });
+  const route = router(app, ctx);
 
-  app.post('/v1/withdrawals', {
-    config: {
-      access: {
-        scope: 'withdrawals:write', principal: 'member', idempotency: 'required',
-        errors: ['asset_not_allowed', 'address_not_allowed', 'insufficient_balance', 'amount_out_of_range'],
-      },
-    },
+  route.post('/v1/withdrawals', {
+    access: { scope: 'withdrawals:write', principal: 'member', idempotency: 'required' },
+    errors: withdrawalErrors.create,
     schema: {
       summary: 'Create an on-chain withdrawal',
       description: 'Moves amount plus the network fee from available to withdrawing. The merchant pays out on chain, then confirms (or fails) it.',
@@ -48,16 +40,12 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
       }),
       response: { 201: Withdrawal },
     },
-  }, async (req, reply) =>
-    executeWrite(db, req, reply, async (trx) => ({
-      status: 201,
-      body: await createWithdrawal(trx, { ...caller(req), memberId: req.member!.id, externalMemberId: req.member!.externalMemberId }, req.body),
-    })));
+  }, async ({ principal, body, write }) =>
+    write((trx) => createWithdrawal(trx, { ...principal, externalMemberId: principal.member.externalMemberId }, body)));
 
-  app.post('/v1/withdrawals/:id/confirm', {
-    config: {
-      access: { scope: 'withdrawals:write', idempotency: 'required', errors: ['order_not_cancellable', 'merchant_custody_shortfall', 'not_found'] },
-    },
+  route.post('/v1/withdrawals/:id/confirm', {
+    access: { scope: 'withdrawals:write', idempotency: 'required' },
+    errors: withdrawalErrors.confirm,
     schema: {
       summary: 'Confirm that the merchant completed the on-chain payout',
       description: 'Clears withdrawing and reduces custody by the amount plus the fee (the fee becomes the merchant\'s fee income); final. ' +
@@ -66,11 +54,11 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
       params: IdParams,
       response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('settled'), replayed: Type.Boolean() }) },
     },
-  }, async (req, reply) =>
-    executeWrite(db, req, reply, async (trx) => ({ status: 200, body: await confirmWithdrawal(trx, caller(req), req.params.id) })));
+  }, async ({ principal, params, write }) => write((trx) => confirmWithdrawal(trx, principal, params.id)));
 
-  app.post('/v1/withdrawals/:id/fail', {
-    config: { access: { scope: 'withdrawals:write', idempotency: 'required', errors: ['order_not_cancellable', 'not_found'] } },
+  route.post('/v1/withdrawals/:id/fail', {
+    access: { scope: 'withdrawals:write', idempotency: 'required' },
+    errors: withdrawalErrors.fail,
     schema: {
       summary: 'Fail a withdrawal the merchant could not pay out',
       description: 'locked → failed; withdrawing returns to available. A settled withdrawal answers order_not_cancellable; a repeat on failed answers 200.',
@@ -78,16 +66,16 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
       params: IdParams,
       response: { 200: Withdrawal },
     },
-  }, async (req, reply) =>
-    executeWrite(db, req, reply, async (trx) => ({ status: 200, body: await failWithdrawal(trx, caller(req), req.params.id) })));
+  }, async ({ principal, params, write }) => write((trx) => failWithdrawal(trx, principal, params.id)));
 
-  app.get('/v1/withdrawals/:id', {
-    config: { access: { scope: 'withdrawals:read', principal: 'either', errors: ['not_found'] } },
+  route.get('/v1/withdrawals/:id', {
+    access: { scope: 'withdrawals:read', principal: 'either' },
+    errors: withdrawalErrors.get,
     schema: { summary: 'Get a withdrawal', description: 'On behalf of a member, only that member\'s own.', tags, params: IdParams, response: { 200: Withdrawal } },
-  }, async (req) => getWithdrawal(db, caller(req), req.params.id));
+  }, async ({ principal, params }) => getWithdrawal(db, principal, params.id));
 
-  app.get('/v1/withdrawals', {
-    config: { access: { scope: 'withdrawals:read', principal: 'either' } },
+  route.get('/v1/withdrawals', {
+    access: { scope: 'withdrawals:read', principal: 'either' },
     schema: {
       summary: 'List withdrawals',
       description: "On behalf of a member: that member's withdrawals; as the merchant: all of them. Newest first.",
@@ -95,5 +83,5 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
       querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(Type.String({ maxLength: 20 })) }),
       response: { 200: listEnvelope(Withdrawal) },
     },
-  }, async (req) => listWithdrawals(db, caller(req), req.query));
+  }, async ({ principal, query }) => listWithdrawals(db, principal, query));
 }

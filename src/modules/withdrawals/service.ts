@@ -1,7 +1,7 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { WithdrawalsTable } from './tables.js';
-import { ApiError } from '../../platform/errors.js';
+import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import {
   entryKinds, formatAmount, minorFromDb, parseAmount, postEntryOrRefuse, recordEvent,
@@ -11,6 +11,14 @@ import { addressMatches, usableNetwork } from '../assets/rules.js';
 import { getAsset, pageAtScale } from '../assets/queries.js';
 import { transition, type WithdrawalAction } from './state.js';
 import { addressRefused, findOwned, memberExternalId, withdrawalPage, type Caller } from './queries.js';
+
+/** The codes each function can answer (beyond invalid input): the routes declare these lists. */
+export const withdrawalErrors = {
+  create: ['asset_not_allowed', 'address_not_allowed', 'insufficient_balance', 'amount_out_of_range'],
+  confirm: ['order_not_cancellable', 'merchant_custody_shortfall', 'not_found'],
+  fail: ['order_not_cancellable', 'not_found'],
+  get: ['not_found'],
+} as const satisfies Record<string, readonly ErrorCode[]>;
 
 type Db = Kysely<Database> | Transaction<Database>;
 type Row = Selectable<WithdrawalsTable>;

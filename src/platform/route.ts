@@ -1,0 +1,199 @@
+import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { Transaction } from 'kysely';
+import type { Static, TSchema } from 'typebox';
+import type { Database, Environment } from '../db/schema.js';
+import type { ServiceContext } from '../service-context.js';
+import type { ErrorCode } from './errors.js';
+import type { AppInstance } from './http-app.js';
+import { claimWrite, executeWrite, sendReplay, type StoredResult } from './idempotency.js';
+import type { IdempotencyContext, MemberContext } from './request-context.js';
+import type { RouteAccess } from './route-access.js';
+
+/**
+ * One typed way to write a public route (see "Writing a route" in docs/architecture.md):
+ *
+ *   const route = router(app, ctx);
+ *   route.post('/v1/members', {
+ *     access: { scope: 'members:write', idempotency: 'required' },
+ *     errors: memberErrors.create,
+ *     schema: { summary: 'Create a member', tags, body: CreateMemberBody, response: { 201: Member } },
+ *   }, ({ principal, body, write }) => write((trx) => createMember(trx, principal.merchantId, ...)));
+ *
+ * The handler receives the principal its access declares (never optional for `member`), the
+ * validated input typed from the schemas, and `write` / `claim` for transactional effects. What
+ * it returns (or what `write` commits) is sent with the route's success status through the
+ * route's response schema, so a replay is byte-identical to the first answer. `errors` is the
+ * one declaration of the codes the handler can answer: the OpenAPI document reads it.
+ *
+ * For the operator listener later: the same shape with an operator principal and no
+ * idempotency (`access` then describes the operator's rights); nothing here reads the public
+ * hooks except `req.auth`, `req.member` and `req.idempotency`.
+ */
+
+/** What a route declares in `schema`: TypeBox schemas for the input parts and the answers. */
+export interface RouteSchema {
+  summary?: string;
+  description?: string;
+  tags?: string[];
+  hide?: boolean;
+  params?: TSchema;
+  querystring?: TSchema;
+  body?: TSchema;
+  headers?: TSchema;
+  response: { [status: number]: TSchema };
+}
+
+/** The merchant behind every authenticated call. */
+export interface MerchantPrincipal {
+  merchantId: string;
+  environment: Environment;
+  keyId: string;
+  scopes: readonly string[];
+}
+
+/** A call made on behalf of a member (`x-on-behalf-of`); `memberId` is `member.id`. */
+export interface MemberPrincipal extends MerchantPrincipal {
+  member: MemberContext;
+  memberId: string;
+}
+
+/** Either: a member when `x-on-behalf-of` was sent, the merchant alone otherwise. */
+export interface EitherPrincipal extends MerchantPrincipal {
+  member?: MemberContext;
+  memberId?: string;
+}
+
+/** The principal a route's access gives its handler. */
+export type PrincipalFor<A extends RouteAccess> = A['scope'] extends 'public' ? undefined
+  : A['principal'] extends 'member' ? MemberPrincipal
+    : A['principal'] extends 'either' ? EitherPrincipal
+      : MerchantPrincipal;
+
+type Part<S extends RouteSchema, K extends keyof RouteSchema> = S[K] extends TSchema ? Static<S[K]> : undefined;
+type SuccessStatus = 200 | 201 | 202;
+/** The body a route answers with: its 2xx response schema. */
+export type ResultOf<S extends RouteSchema> = {
+  [K in keyof S['response']]: K extends SuccessStatus ? (S['response'][K] extends TSchema ? Static<S['response'][K]> : never) : never
+}[keyof S['response']];
+
+declare const sentBrand: unique symbol;
+/** The answer was sent (by `write` or `claim`); the handler returns it as is. */
+export type Sent = { readonly [sentBrand]: true };
+
+type Effect<T> = (trx: Transaction<Database>) => Promise<T>;
+
+/** A claimed write's first step: the value, or the key's finished result (sent by the helper). */
+export type ClaimOutcome<T> = { value: T } | { replay: StoredResult };
+
+export interface RouteInput<A extends RouteAccess, S extends RouteSchema> {
+  principal: PrincipalFor<A>;
+  params: Part<S, 'params'>;
+  query: Part<S, 'querystring'>;
+  body: Part<S, 'body'>;
+  headers: Part<S, 'headers'>;
+  /** The key of this call; present whenever the route requires one. */
+  idempotency: A['idempotency'] extends 'required' ? IdempotencyContext : IdempotencyContext | undefined;
+  /**
+   * Runs `effect` in one transaction with the idempotency record (`executeWrite`): the result is
+   * serialized through the response schema before it is stored, then sent.
+   */
+  write: (effect: Effect<ResultOf<S>>) => Promise<Sent>;
+  /**
+   * For a write whose effect commits before a provider call (`claimWrite`): commits the effect
+   * with a claim on the key; the handler then calls out and returns the result (or
+   * `replay(outcome.replay)` when the key already has one).
+   */
+  claim: <T>(leaseMs: number, effect: Effect<T>) => Promise<ClaimOutcome<T>>;
+  /** Sends the key's finished result found by `claim`. */
+  replay: (stored: StoredResult) => Sent;
+  /** The request, for what the input does not carry (client address, environment by host). */
+  req: FastifyRequest;
+}
+
+export interface RouteDefinition<A extends RouteAccess, S extends RouteSchema> {
+  access: A;
+  /** Codes the handler can answer beyond those its access implies; read by the OpenAPI document. */
+  errors?: readonly ErrorCode[];
+  schema: S;
+  /** Fastify hooks a route may still need (e.g. an optional body defaulted before validation). */
+  preValidation?: (req: FastifyRequest) => Promise<void>;
+}
+
+export type RouteHandler<A extends RouteAccess, S extends RouteSchema> = (input: RouteInput<A, S>) => Promise<ResultOf<S> | Sent>;
+
+/** The status a route answers on success: the 2xx its response schema declares (200 if none). */
+export function successStatus(schema: RouteSchema): number {
+  const codes = Object.keys(schema.response).map(Number).filter((s) => s >= 200 && s < 300).sort((a, b) => a - b);
+  return codes[0] ?? 200;
+}
+
+function principalOf(req: FastifyRequest, access: RouteAccess): MerchantPrincipal | MemberPrincipal | undefined {
+  if (access.scope === 'public') return undefined;
+  const auth = req.auth;
+  // The onRequest hook authenticates every non-public route before its handler: a bug otherwise.
+  if (!auth) throw new Error(`route: ${req.method} ${req.url} reached its handler without a principal`);
+  const merchant: MerchantPrincipal = { merchantId: auth.merchantId, environment: auth.environment, keyId: auth.keyId, scopes: auth.scopes };
+  if (req.member) return { ...merchant, member: req.member, memberId: req.member.id };
+  if (access.principal === 'member') throw new Error(`route: ${req.method} ${req.url} reached its handler without its member`);
+  return merchant;
+}
+
+/** Registers one route; `router(app, ctx)` gives the per-method shorthands. */
+export function defineRoute<const A extends RouteAccess, const S extends RouteSchema>(
+  app: AppInstance, ctx: ServiceContext, method: HTTPMethods, url: string, def: RouteDefinition<A, S>, handler: RouteHandler<A, S>,
+): void {
+  const access: RouteAccess = def.errors ? { ...def.access, errors: [...def.errors] } : def.access;
+  const status = successStatus(def.schema);
+  const mapped = <T>(effect: Effect<T>): Effect<T> => async (trx) => {
+    try {
+      return await effect(trx);
+    } catch (err) {
+      // Domain errors (the ledger's) become the reference's code here, inside the transaction,
+      // so a refusal is stored with the key exactly like a thrown ApiError.
+      throw ctx.mapDomainError(err) ?? err;
+    }
+  };
+  app.route({
+    method,
+    url,
+    config: { access },
+    schema: def.schema as RouteSchema,
+    ...(def.preValidation ? { preValidation: def.preValidation } : {}),
+    handler: async (req: FastifyRequest, reply: FastifyReply): Promise<any> => {
+      const input = {
+        principal: principalOf(req, access),
+        params: req.params,
+        query: req.query,
+        body: req.body,
+        headers: req.headers,
+        idempotency: req.idempotency,
+        write: async (effect: Effect<unknown>) =>
+          (await executeWrite(ctx.db, req, reply, async (trx) => ({ status, body: await mapped(effect)(trx) }))) as unknown as Sent,
+        claim: <T>(leaseMs: number, effect: Effect<T>) => claimWrite(ctx.db, req, leaseMs, mapped(effect)),
+        replay: (stored: StoredResult) => sendReplay(reply, stored) as unknown as Sent,
+        req,
+      } as unknown as RouteInput<A, S>;
+      const result = await handler(input);
+      if (reply.sent || result === (reply as unknown)) return reply;
+      return reply.code(status).send(result);
+    },
+  });
+}
+
+type Shorthand = <const A extends RouteAccess, const S extends RouteSchema>(
+  url: string, def: RouteDefinition<A, S>, handler: RouteHandler<A, S>,
+) => void;
+
+export interface Router {
+  get: Shorthand;
+  post: Shorthand;
+  patch: Shorthand;
+  put: Shorthand;
+  delete: Shorthand;
+}
+
+/** `router(app, ctx).post(url, { access, errors, schema }, handler)`: see the top of this file. */
+export function router(app: AppInstance, ctx: ServiceContext): Router {
+  const on = (method: HTTPMethods): Shorthand => (url, def, handler) => defineRoute(app, ctx, method, url, def, handler);
+  return { get: on('GET'), post: on('POST'), patch: on('PATCH'), put: on('PUT'), delete: on('DELETE') };
+}
