@@ -56,8 +56,9 @@ describe('webhook delivery across a crash of the service', () => {
       DATA_DIR: dataDir, DATABASE_URL: onPostgres ? testDatabaseUrl : '', ADMIN_TOKEN: adminToken,
       JOB_POLL_INTERVAL_MS: '50', JOB_LEASE_SECONDS: '4', WEBHOOK_DELIVERY_TIMEOUT_MS: '2000', WEBHOOK_RETRY_SCHEDULE_MS: '500,500,500,500,500,500,500,500,500,500',
     };
-    let svc: ServiceProcess | undefined = await spawnService(env);
+    let svc: ServiceProcess | undefined;
     try {
+      svc = await spawnService(env);
       const adminCall = async (path: string, body: unknown) =>
         (await rawRequest(`${svc!.adminUrl}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` } })).body;
       const merchant = await adminCall('/admin/v1/merchants', { name: 'crash' });
@@ -146,8 +147,10 @@ describe('webhook delivery across a crash of the service', () => {
       }
     } finally {
       svc?.child.kill('SIGKILL');
-      await new Promise<void>((resolve) => receiver.close(() => resolve()));
-      receiver.closeAllConnections?.();
+      // Connections first: close() waits for every open one, so a failed start must not hang the file.
+      const closed = new Promise<void>((resolve) => receiver.close(() => resolve()));
+      receiver.closeAllConnections();
+      await closed;
     }
   });
 });
