@@ -32,6 +32,8 @@ export interface StartOptions {
   logger?: boolean;
   /** Print the first-start banner (credentials, admin token). */
   announce?: boolean;
+  /** `memory://` only: open the embedded database from this image (tests start from one migrated image). */
+  embeddedImage?: Blob;
 }
 
 function resolveAdminToken(config: Config, announce: (line: string) => void): string {
@@ -48,7 +50,7 @@ function resolveAdminToken(config: Config, announce: (line: string) => void): st
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
   const config: Config = { ...loadConfig(), ...options.config };
   const print = options.announce ? (line: string) => console.log(line) : () => {};
-  const handle = await openDatabase(config.databaseUrl, config.dataDir);
+  const handle = await openDatabase(config.databaseUrl, config.dataDir, { embeddedImage: options.embeddedImage });
   await migrateToLatest(handle.db);
   const metrics = createMetrics();
   const ctx: ServiceContext = {

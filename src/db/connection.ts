@@ -10,7 +10,14 @@ export type DatabaseKind = 'embedded' | 'postgres';
 export interface DatabaseHandle {
   db: Kysely<Database>;
   kind: DatabaseKind;
+  /** The embedded database itself (tests take a migrated image of it with `dumpDataDir`). */
+  pglite?: PGlite;
   close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** In-memory embedded database only: start from this image (`PGlite.dumpDataDir`) instead of an empty cluster. */
+  embeddedImage?: Blob;
 }
 
 // int8 comes back as bigint from both drivers, numeric as string: money never passes through `number`.
@@ -97,7 +104,7 @@ class PreparingPool {
   }
 }
 
-export async function openDatabase(databaseUrl: string | undefined, dataDir: string): Promise<DatabaseHandle> {
+export async function openDatabase(databaseUrl: string | undefined, dataDir: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
     const pool = new PreparingPool(new pg.Pool({ connectionString: databaseUrl, max: Number(process.env.DATABASE_POOL_MAX ?? 10) }));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
@@ -105,7 +112,7 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
   }
   let pglite: PGlite;
   if (databaseUrl === 'memory://') {
-    pglite = await PGlite.create({ parsers: pgliteParsers });
+    pglite = await PGlite.create({ parsers: pgliteParsers, ...(options.embeddedImage ? { loadDataDir: options.embeddedImage } : {}) });
   } else {
     mkdirSync(`${dataDir}/pgdata`, { recursive: true });
     pglite = await PGlite.create({ dataDir: `${dataDir}/pgdata`, parsers: pgliteParsers });
@@ -114,7 +121,7 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }),
   });
-  return { db, kind: 'embedded', close: () => db.destroy() };
+  return { db, kind: 'embedded', pglite, close: () => db.destroy() };
 }
 
 export type { DatabaseConnection };
