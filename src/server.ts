@@ -41,6 +41,8 @@ export interface StartOptions {
   log?: FastifyBaseLogger;
   /** Print the first-start banner (credentials, admin token). */
   announce?: boolean;
+  /** `memory://` only: open the embedded database from this image (tests start from one migrated image). */
+  embeddedImage?: Blob;
 }
 
 function resolveAdminToken(config: Config, announce: (line: string) => void): string {
@@ -65,7 +67,7 @@ function backgroundLogger(config: Config, enabled: boolean): FastifyBaseLogger {
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
   const config: Config = { ...loadConfig(), ...options.config };
   const print = options.announce ? (line: string) => console.log(line) : () => {};
-  const handle = await openDatabase(config.databaseUrl, config.dataDir, { poolMax: config.databasePoolMax });
+  const handle = await openDatabase(config.databaseUrl, config.dataDir, { poolMax: config.databasePoolMax, embeddedImage: options.embeddedImage });
   await migrateToLatest(handle.db);
   const metrics = createMetrics();
   const logger = options.logger ?? true;

@@ -1,18 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchBrowser } from './support/browser.js';
 import { startTestService } from './support/service.js';
 
 /**
  * GET /docs in a real browser: the reference renders from /v1/openapi.json and the page fetches
- * nothing from any host but ours. Needs Debian's chromium (`apt-get install -y chromium`); without
- * it the test fails rather than skips, so a CI run without a browser cannot pass unseen.
+ * nothing from any host but ours. The browser comes with `npm ci` (see support/browser.ts); when
+ * none can be started the test fails rather than skips, so a run without a browser cannot pass unseen.
  */
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const screenshotPath = process.env.DOCS_SCREENSHOT ?? join(tmpdir(), 'docs.png');
 
 /** A URL that needs no other host: ours, or one that never touches the network. */
@@ -23,16 +21,9 @@ function staysLocal(url: string): boolean {
 }
 
 test('GET /docs renders the API reference from our own server only', { timeout: 120_000 }, async (t) => {
-  assert.ok(
-    existsSync(chromiumPath),
-    `headless Chromium not found at ${chromiumPath}: install it with "apt-get update && apt-get install -y chromium" (or set CHROMIUM_PATH)`,
-  );
   const service = await startTestService();
   t.after(() => service.close());
-  const browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchBrowser();
   t.after(() => browser.close());
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
   const page = await context.newPage();

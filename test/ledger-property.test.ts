@@ -1,16 +1,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { openDatabase, type DatabaseHandle } from '../src/db/connection.js';
-import { migrateToLatest } from '../src/db/migrate.js';
+import type { DatabaseHandle } from '../src/db/connection.js';
 import {
   DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds, postEntry, verifyLedger,
   withdrawalConfirmLines, withdrawalFailLines, withdrawalLockLines, type AccountRef, type EntryLine,
 } from '../src/ledger/index.js';
+import { openTestDatabase } from './support/database.js';
 
 /**
  * Model-based: random sequences of deposit, withdrawal lock, confirm and fail run against the
@@ -23,8 +20,7 @@ const env = 'sandbox' as const;
 const asset = 'USDT';
 
 before(async () => {
-  handle = await openDatabase(process.env.TEST_DATABASE_URL || 'memory://', mkdtempSync(join(tmpdir(), 'mwa-ledger-prop-')));
-  await migrateToLatest(handle.db);
+  handle = await openTestDatabase('mwa-ledger-prop-');
 });
 after(async () => handle.close());
 

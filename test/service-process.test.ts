@@ -75,7 +75,9 @@ describe('the service as a process', () => {
       const token = await client.getToken();
       const raw = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'logged' } });
       assert.equal(raw.status, 201);
-      await new Promise((r) => setTimeout(r, 300));
+      // The request's last log line is written after the answer: wait for it (bounded), not a fixed time.
+      const completed = () => svc.output().split('\n').some((l) => l.startsWith('{') && l.includes(String(raw.headers['x-request-id'])) && l.includes('"request completed"') && l.endsWith('}'));
+      for (const deadline = Date.now() + 10_000; !completed() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
       const lines = svc.output().split('\n').filter((l) => l.startsWith('{'));
       const requestLines = lines.map((l) => JSON.parse(l)).filter((l) => l.reqId === raw.headers['x-request-id']);
       assert.ok(requestLines.length >= 1, 'the request id is on the log lines');

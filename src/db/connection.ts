@@ -10,7 +10,16 @@ export type DatabaseKind = 'embedded' | 'postgres';
 export interface DatabaseHandle {
   db: Kysely<Database>;
   kind: DatabaseKind;
+  /** The embedded database itself (tests take a migrated image of it with `dumpDataDir`). */
+  pglite?: PGlite;
   close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** Connections to a PostgreSQL server (config `databasePoolMax`); the embedded database has one. */
+  poolMax?: number;
+  /** In-memory embedded database only: start from this image (`PGlite.dumpDataDir`) instead of an empty cluster. */
+  embeddedImage?: Blob;
 }
 
 // int8 comes back as bigint from both drivers, numeric as string: money never passes through `number`.
@@ -97,12 +106,7 @@ class PreparingPool {
   }
 }
 
-export interface DatabaseOptions {
-  /** Connections to a PostgreSQL server (config `databasePoolMax`); the embedded database has one. */
-  poolMax?: number;
-}
-
-export async function openDatabase(databaseUrl: string | undefined, dataDir: string, options: DatabaseOptions = {}): Promise<DatabaseHandle> {
+export async function openDatabase(databaseUrl: string | undefined, dataDir: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
     const pool = new PreparingPool(new pg.Pool({ connectionString: databaseUrl, max: options.poolMax ?? 10 }));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
@@ -110,7 +114,7 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
   }
   let pglite: PGlite;
   if (databaseUrl === 'memory://') {
-    pglite = await PGlite.create({ parsers: pgliteParsers });
+    pglite = await PGlite.create({ parsers: pgliteParsers, ...(options.embeddedImage ? { loadDataDir: options.embeddedImage } : {}) });
   } else {
     mkdirSync(`${dataDir}/pgdata`, { recursive: true });
     pglite = await PGlite.create({ dataDir: `${dataDir}/pgdata`, parsers: pgliteParsers });
@@ -119,7 +123,7 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }),
   });
-  return { db, kind: 'embedded', close: () => db.destroy() };
+  return { db, kind: 'embedded', pglite, close: () => db.destroy() };
 }
 
 export type { DatabaseConnection };

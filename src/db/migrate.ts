@@ -1,5 +1,4 @@
-import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
-import type { Kysely } from 'kysely';
+import { Migrator, type Migration, type MigrationProvider, type Kysely } from 'kysely';
 import * as m001 from './migrations/001_platform.js';
 import * as m002 from './migrations/002_ledger.js';
 import * as m003 from './migrations/003_money_flows.js';

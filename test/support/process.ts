@@ -13,8 +13,12 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts the real service (`src/main.ts`) as its own process and waits until it listens. */
-export async function spawnService(env: Record<string, string>, timeoutMs = 30_000): Promise<ServiceProcess> {
+/**
+ * Starts the real service (`src/main.ts`) as its own process and waits until it listens. The bound
+ * is generous: a first start creates the embedded cluster, which takes a while on a busy machine
+ * running test files in parallel; a healthy start returns as soon as the line is printed.
+ */
+export async function spawnService(env: Record<string, string>, timeoutMs = 120_000): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
     env: { ...process.env, PORT: '0', ADMIN_PORT: '0', LOG_LEVEL: 'warn', ...env },

@@ -3,30 +3,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import { startService, type RunningService, type StartOptions } from '../../src/server.js';
+import { migratedImage } from './database.js';
 
 /**
  * The suite runs on the embedded database by default; `TEST_DATABASE_URL=postgres://...` runs the
- * same tests against a PostgreSQL server (CI does both).
+ * same tests against a PostgreSQL server (CI does both). Under `npm test` that URL names this test
+ * file's own copy of a migrated template (support/per-file-database.ts).
  */
 export const testDatabaseUrl = process.env.TEST_DATABASE_URL || 'memory://';
 export const adminToken = 'test-admin-token';
 
+/** A service on a fresh database: in memory, it starts from the migrated image (support/database.ts). */
 export async function startTestService(options: StartOptions = {}): Promise<RunningService> {
-  return startService({
-    logger: false,
-    ...options,
-    config: {
-      port: 0,
-      adminPort: 0,
-      host: '127.0.0.1',
-      adminHost: '127.0.0.1',
-      databaseUrl: testDatabaseUrl,
-      dataDir: mkdtempSync(join(tmpdir(), 'mwa-test-')),
-      adminToken,
-      workers: false,
-      ...options.config,
-    },
-  });
+  const config = {
+    port: 0,
+    adminPort: 0,
+    host: '127.0.0.1',
+    adminHost: '127.0.0.1',
+    databaseUrl: testDatabaseUrl,
+    dataDir: mkdtempSync(join(tmpdir(), 'mwa-test-')),
+    adminToken,
+    workers: false,
+    ...options.config,
+  };
+  const embeddedImage = config.databaseUrl === 'memory://' && !options.embeddedImage ? await migratedImage() : options.embeddedImage;
+  return startService({ logger: false, ...options, embeddedImage, config });
 }
 
 export type Env = 'sandbox' | 'production';

@@ -1,0 +1,83 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium, type Browser } from 'playwright-core';
+
+/**
+ * Headless Chromium for the page tests, driven by playwright-core.
+ *
+ * A system Chromium is used when there is one: `CHROMIUM_PATH`, else Debian's `/usr/bin/chromium`.
+ * Otherwise the Chromium shipped inside the `@sparticuz/chromium` package (a dev dependency, so
+ * `npm ci` brings it; no download) is unpacked once per machine into the temporary directory.
+ * There is no skip: without a browser, `launchBrowser()` throws and the test fails.
+ */
+
+/** The machine's flags for a headless Chromium that never reaches for the network on its own. */
+const launchArgs = [
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+const debianChromium = '/usr/bin/chromium';
+
+/** The bundled browser's package folder and version (the unpacked copy is keyed by it). */
+function bundledPackage(): { dir: string; version: string } {
+  // import.meta.resolve gives .../@sparticuz/chromium/build/esm/index.js
+  const dir = dirname(dirname(dirname(fileURLToPath(import.meta.resolve('@sparticuz/chromium')))));
+  const { version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string };
+  return { dir, version };
+}
+
+/**
+ * Unpacks the bundled Chromium into `<tmp>/mwa-chromium-<version>/`. The package unpacks into
+ * `os.tmpdir()`, so a child process does it with TMPDIR pointing at a fresh staging folder, which
+ * is then renamed into place: a rename is atomic, so test files unpacking at the same time never
+ * see a half-written browser (the loser of the race drops its copy).
+ */
+async function unpackBundled(): Promise<string> {
+  const { dir, version } = bundledPackage();
+  const target = join(tmpdir(), `mwa-chromium-${version}`);
+  const binary = join(target, 'chromium');
+  if (existsSync(binary)) return binary;
+  const staging = mkdtempSync(join(tmpdir(), 'mwa-chromium-unpack-'));
+  try {
+    const script = `import(${JSON.stringify(join(dir, 'build/esm/index.js'))}).then((m) => m.default.executablePath()).then((p) => process.stdout.write(p))`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { env: { ...process.env, TMPDIR: staging }, timeout: 120_000 });
+    if (stdout !== join(staging, 'chromium')) throw new Error(`@sparticuz/chromium unpacked to ${stdout}, expected ${join(staging, 'chromium')}`);
+    try {
+      renameSync(staging, target);
+    } catch (err) {
+      if (!existsSync(binary)) throw err;
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+  return binary;
+}
+
+/** Path of the Chromium the tests drive, and where it came from. */
+export async function chromiumExecutable(): Promise<{ path: string; source: string }> {
+  if (process.env.CHROMIUM_PATH) {
+    if (!existsSync(process.env.CHROMIUM_PATH)) throw new Error(`CHROMIUM_PATH=${process.env.CHROMIUM_PATH} does not exist`);
+    return { path: process.env.CHROMIUM_PATH, source: 'CHROMIUM_PATH' };
+  }
+  if (existsSync(debianChromium)) return { path: debianChromium, source: 'system' };
+  try {
+    return { path: await unpackBundled(), source: '@sparticuz/chromium' };
+  } catch (err) {
+    throw new Error(`no Chromium: none at ${debianChromium}, CHROMIUM_PATH unset, and the bundled one (@sparticuz/chromium, installed by npm ci) could not be unpacked: ${String(err)}`);
+  }
+}
+
+/** Launches headless Chromium; throws (never skips) when none can be started. */
+export async function launchBrowser(): Promise<Browser> {
+  const { path, source } = await chromiumExecutable();
+  try {
+    return await chromium.launch({ executablePath: path, args: launchArgs });
+  } catch (err) {
+    throw new Error(`Chromium at ${path} (${source}) did not start: ${String(err)}`);
+  }
+}

@@ -1,0 +1,202 @@
+import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { openDatabase, type DatabaseHandle } from '../../src/db/connection.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+
+/**
+ * Migrate once, copy per test file. Creating an embedded cluster (initdb) and migrating it costs
+ * seconds, paid by every service a test starts; instead:
+ *
+ * - embedded (PGlite): the first process builds a migrated image (`dumpDataDir`) under a lock and
+ *   keeps it in the temporary directory, keyed by the migrations' text and PGlite's version; every
+ *   test service then starts from that image (`migratedImage()`, used by `startTestService`).
+ * - PostgreSQL (`TEST_DATABASE_URL`): a template database is migrated once, and each test file gets
+ *   its own `CREATE DATABASE ... TEMPLATE`, dropped when the file's process ends
+ *   (`isolatePostgresDatabase()`, run for every test process by `npm test`: per-file-database.ts).
+ *
+ * Services still run the migrations at start, which finds nothing to do on a current copy.
+ */
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Hash of everything that shapes the migrated schema. */
+export function migrationsHash(extra = ''): string {
+  const hash = createHash('sha256').update(extra);
+  const dir = join(root, 'src/db/migrations');
+  for (const file of [...readdirSync(dir).sort().map((f) => join(dir, f)), join(root, 'src/db/migrate.ts'), join(root, 'src/db/sql-script.ts')]) {
+    if (!existsSync(file)) continue;
+    hash.update(file.slice(root.length)).update('\0').update(readFileSync(file)).update('\0');
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+function pgliteVersion(): string {
+  // import.meta.resolve gives .../@electric-sql/pglite/dist/index.js
+  const dir = dirname(dirname(fileURLToPath(import.meta.resolve('@electric-sql/pglite'))));
+  return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+const lockStaleMs = 120_000;
+const imageWaitMs = 300_000;
+
+async function buildImage(): Promise<Buffer> {
+  const handle = await openDatabase('memory://', tmpdir());
+  try {
+    await migrateToLatest(handle.db);
+    const blob = await handle.pglite!.dumpDataDir('gzip');
+    return Buffer.from(await blob.arrayBuffer());
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Takes the lock file, or answers false while another live builder holds it. */
+function tryLock(lock: string): boolean {
+  try {
+    closeSync(openSync(lock, 'wx'));
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    try {
+      // A builder that died leaves its lock behind: take it over once it is old.
+      if (Date.now() - statSync(lock).mtimeMs > lockStaleMs) unlinkSync(lock);
+    } catch {
+      // gone meanwhile: the next try takes it
+    }
+    return false;
+  }
+}
+
+async function loadOrBuildImage(): Promise<Blob> {
+  const file = join(tmpdir(), `mwa-test-db-${migrationsHash(`pglite ${pgliteVersion()}`)}.tgz`);
+  const lock = `${file}.lock`;
+  const deadline = Date.now() + imageWaitMs;
+  while (!existsSync(file)) {
+    if (tryLock(lock)) {
+      try {
+        if (!existsSync(file)) {
+          const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+          writeFileSync(tmp, await buildImage());
+          renameSync(tmp, file);
+        }
+      } finally {
+        try {
+          unlinkSync(lock);
+        } catch {
+          // taken over as stale: nothing to release
+        }
+      }
+      break;
+    }
+    if (Date.now() > deadline) throw new Error(`no migrated database image at ${file} after ${imageWaitMs} ms (lock ${lock})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return new Blob([readFileSync(file)]);
+}
+
+let image: Promise<Blob> | undefined;
+
+/** The migrated embedded database image, built once per machine and migration set. */
+export function migratedImage(): Promise<Blob> {
+  image ??= loadOrBuildImage().catch((err: unknown) => {
+    image = undefined;
+    throw err;
+  });
+  return image;
+}
+
+/** A migrated database for tests that use it without a service: the test database, or a copy of the embedded image. */
+export async function openTestDatabase(prefix = 'mwa-db-'): Promise<DatabaseHandle> {
+  const url = process.env.TEST_DATABASE_URL || 'memory://';
+  const handle = await openDatabase(url, mkdtempSync(join(tmpdir(), prefix)), url === 'memory://' ? { embeddedImage: await migratedImage() } : {});
+  await migrateToLatest(handle.db);
+  return handle;
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** Longest prefix of the base name kept in copies' names (PostgreSQL names have at most 63 bytes). */
+const baseNameMax = 30;
+
+function baseName(baseUrl: string): string {
+  const base = decodeURIComponent(new URL(baseUrl).pathname.slice(1));
+  if (!base) throw new Error(`TEST_DATABASE_URL names no database: ${baseUrl}`);
+  return base;
+}
+
+/**
+ * Gives this process a database of its own on the server of `TEST_DATABASE_URL`: a copy of a
+ * template migrated once (`<db>_template`, rebuilt when the migrations change), named after the
+ * runner's and this process's ids.
+ */
+export async function isolatePostgresDatabase(baseUrl: string, runnerPid: number): Promise<{ url: string; name: string }> {
+  const base = baseName(baseUrl);
+  const template = `${base.slice(0, 54)}_template`;
+  const name = `${base.slice(0, baseNameMax)}_r${runnerPid}_f${process.pid}_${randomBytes(3).toString('hex')}`;
+  const hash = migrationsHash('postgres');
+  const lockKey = `mwa-test-template:${base}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  try {
+    // One builder at a time per base database, across processes; copies are made under the lock
+    // too, so none is taken from a template being rebuilt.
+    await admin.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey]);
+    const { rows } = await admin.query<{ comment: string | null }>(
+      "SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1",
+      [template],
+    );
+    if (rows[0]?.comment !== hash) {
+      await admin.query(`DROP DATABASE IF EXISTS ${quote(template)} WITH (FORCE)`);
+      await admin.query(`CREATE DATABASE ${quote(template)}`);
+      const handle = await openDatabase(withDatabase(baseUrl, template), tmpdir());
+      try {
+        await migrateToLatest(handle.db);
+      } finally {
+        await handle.close();
+      }
+      await admin.query(`COMMENT ON DATABASE ${quote(template)} IS '${hash}'`);
+    }
+    await admin.query(`CREATE DATABASE ${quote(name)} TEMPLATE ${quote(template)}`);
+    await admin.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]);
+  } finally {
+    await admin.end();
+  }
+  return { url: withDatabase(baseUrl, name), name };
+}
+
+/**
+ * Drops one copy (`name`), or every copy made for a runner (`runnerPid`). Synchronous, so that it
+ * can run in an `exit` handler: a short child process does the work.
+ */
+export function dropPostgresDatabasesSync(baseUrl: string, which: { name: string } | { runnerPid: number }): void {
+  const prefix = 'runnerPid' in which ? `${baseName(baseUrl).slice(0, baseNameMax)}_r${which.runnerPid}_f` : '';
+  const exact = 'name' in which ? which.name : '';
+  const script = `
+    import pg from ${JSON.stringify(import.meta.resolve('pg'))};
+    const client = new pg.Client({ connectionString: process.env.MWA_BASE_URL });
+    await client.connect();
+    const { rows } = await client.query(
+      "SELECT datname FROM pg_database WHERE datname = $1 OR ($2 <> '' AND starts_with(datname, $2))",
+      [process.env.MWA_DROP_NAME, process.env.MWA_DROP_PREFIX],
+    );
+    for (const { datname } of rows) await client.query('DROP DATABASE IF EXISTS "' + datname.replace(/"/g, '""') + '" WITH (FORCE)');
+    await client.end();
+  `;
+  const res = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    env: { ...process.env, NODE_OPTIONS: '', MWA_BASE_URL: baseUrl, MWA_DROP_NAME: exact, MWA_DROP_PREFIX: prefix },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  if (res.status !== 0) process.stderr.write(`# could not drop test databases (${exact || `${prefix}*`}): ${res.stderr || res.error}\n`);
+}
