@@ -1,21 +1,15 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { AppInstance } from './app-instance.js';
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../service-context.js';
-import { authenticate, bearerFrom, checkIp, checkMerchantStatus } from './auth.js';
-import { environmentFromHost } from './environment.js';
 import { ApiError, type DomainErrorMapper } from './errors.js';
-import { beginIdempotency, isKeyShape, requestHash, sendReplay, storeAfterResponse } from './idempotency.js';
-import { consumeNonce } from './nonces.js';
-import { settleHit, windowAt } from './rate-limit.js';
-import { isSignedRoute, rateBucketFor, rateLimitsPerMinute, type RouteAccess } from './route-access.js';
-import { hasScope } from './scopes.js';
-import { verifySignature } from './signing.js';
+import { installPublicPipeline } from './pipeline.js';
 import { findUnsafeRequestText, findUnsafeText, jsonDepthExceeds, jsonDepthMax, pathParamLengthMax, validatorCompiler } from './validation.js';
 import './request-context.js';
 
-export type AppInstance = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
+export type { AppInstance } from './app-instance.js';
 
 const newRequestId = () => `req_${randomUUID()}`;
 
@@ -139,8 +133,6 @@ export function installBodyParsing(app: AppInstance): void {
   });
 }
 
-const undeclared: RouteAccess = { scope: 'public' };
-
 /** What both listeners share: request ids, logging, body limit and parsing, validation, the error envelope. */
 export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: string[] | false } = {}): AppInstance {
   const app = Fastify({
@@ -172,138 +164,9 @@ export function registerModules(app: AppInstance, ctx: ServiceContext, modules: 
   for (const module of modules) void app.register(async (scope) => module(scope as AppInstance, ctx));
 }
 
+/** The public listener: the base app and the request pipeline (pipeline.ts) in front of every route. */
 export function buildPublicApp(ctx: ServiceContext): AppInstance {
-  const { db, config } = ctx;
-  const app = createBaseApp(ctx, { trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false });
-
-  // Every route declares its access; one that does not is wired to refuse with 403.
-  app.addHook('onRoute', (route) => {
-    if (route.config?.access) return;
-    app.log.warn({ url: route.url }, 'route without access declaration answers 403');
-    route.config = { ...(route.config ?? {}), access: undeclared };
-    // It is not part of the API: the document leaves it out.
-    route.schema = { ...(route.schema ?? {}), hide: true } as typeof route.schema;
-    route.handler = async () => {
-      throw new ApiError('insufficient_scope', 'This endpoint has no scope declaration.');
-    };
-    route.preValidation = undefined;
-  });
-
-  app.addHook('onRequest', async (req) => {
-    req.environment = environmentFromHost(req.headers.host);
-    const access = req.routeOptions.config.access;
-    if (!access) return;
-    if (access.sandboxOnly && req.environment !== 'sandbox') throw new ApiError('not_found');
-    if (access.scope === 'public') return;
-    const path = req.url.split('?')[0]!;
-    const bucket = rateBucketFor(req.method, path);
-    const position = windowAt(Date.now());
-    const auth = await authenticate(db, bearerFrom(req.headers), req.environment, { bucket, windowStart: position.windowStart });
-    // Known from here on: refusals below are logged against the merchant too.
-    req.auth = auth;
-    await settleHit(db, { ...auth.hits, bucket, position }, rateLimitsPerMinute[bucket] * config.rateLimitScale);
-    checkIp(auth.environment, auth.ipAllowlist, req.ip);
-    if (access.scope !== 'token' && !hasScope(auth.scopes, access.scope)) throw new ApiError('insufficient_scope');
-    const isRead = req.method === 'GET' || req.method === 'HEAD';
-    checkMerchantStatus(auth.merchantStatus, isRead);
-    await bindPrincipal(ctx, req, access);
-  });
-
-  app.addHook('preValidation', async (req, reply) => {
-    const access = req.routeOptions.config.access;
-    if (!access || !req.auth) return;
-    await checkSignature(ctx, req, access);
-    return beginIdempotencyFor(ctx, req, reply, access);
-  });
-
-  app.addHook('onSend', async (req, reply, payload) => {
-    if (req.idempotency && typeof payload === 'string') {
-      await storeAfterResponse(db, req, reply.statusCode, payload);
-    }
-    return payload;
-  });
-
-  app.addHook('onResponse', async (req, reply) => {
-    const seconds = Number(process.hrtime.bigint() - (req.startedAt ?? process.hrtime.bigint())) / 1e9;
-    const route = req.routeOptions.url ?? 'unmatched';
-    ctx.metrics.httpDuration.observe({ listener: 'public', method: req.method, route, status: String(reply.statusCode) }, seconds);
-    if (req.auth) {
-      ctx.apiCallLog.record({
-        merchant_id: req.auth.merchantId,
-        environment: req.auth.environment,
-        request_id: req.id,
-        method: req.method,
-        path: req.url.slice(0, 512),
-        status_code: reply.statusCode,
-        duration_ms: Math.round(seconds * 1000),
-      });
-    }
-  });
-
+  const app = createBaseApp(ctx, { trustProxy: ctx.config.trustedProxies.length > 0 ? ctx.config.trustedProxies : false });
+  installPublicPipeline(app, ctx);
   return app;
-}
-
-async function bindPrincipal(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess): Promise<void> {
-  const principal = access.principal ?? 'merchant';
-  const raw = req.headers['x-on-behalf-of'];
-  const onBehalfOf = (Array.isArray(raw) ? raw[0] : raw)?.trim() ?? '';
-  if (principal === 'merchant') {
-    if (raw !== undefined) throw new ApiError('invalid_request', 'x-on-behalf-of is not accepted on this endpoint; it acts as the merchant.');
-    return;
-  }
-  if (onBehalfOf === '') {
-    if (principal === 'member') throw new ApiError('member_context_required');
-    return;
-  }
-  // The members area answers who the header names (injected by the composition root: the
-  // platform imports no module).
-  const member = await ctx.resolveMember(ctx.db, req.auth!.merchantId, req.auth!.environment, onBehalfOf);
-  if (!member || member.status !== 'active') throw new ApiError('member_not_found');
-  req.member = { id: member.id, externalMemberId: member.external_member_id, kycLevel: member.kyc_level };
-}
-
-function header(req: FastifyRequest, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-async function checkSignature(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess): Promise<void> {
-  if (!isSignedRoute(req.method, access)) return;
-  const auth = req.auth!;
-  const nowMs = ctx.requestClock();
-  const check = verifySignature(
-    auth.signingKey,
-    {
-      method: req.method,
-      pathWithQuery: req.raw.url ?? req.url,
-      rawBody: req.rawBody ?? Buffer.alloc(0),
-      timestamp: header(req, 'x-timestamp'),
-      nonce: header(req, 'x-nonce'),
-      signature: header(req, 'x-signature'),
-    },
-    Math.floor(nowMs / 1000),
-  );
-  if (!check.ok) throw new ApiError(check.code);
-  const use = { merchantId: auth.merchantId, environment: auth.environment, nonce: check.nonce, timestampSeconds: check.timestampSeconds, nowMs };
-  if (!(await consumeNonce(ctx.db, use))) throw new ApiError('nonce_reused');
-}
-
-async function beginIdempotencyFor(ctx: ServiceContext, req: FastifyRequest, reply: FastifyReply, access: RouteAccess) {
-  const mode = access.idempotency ?? 'none';
-  if (mode === 'none') return;
-  const key = header(req, 'x-idempotency-key');
-  if (key === undefined || key.trim() === '') {
-    if (mode === 'required') throw new ApiError('idempotency_key_required');
-    return;
-  }
-  if (!isKeyShape(key)) throw new ApiError('idempotency_key_invalid');
-  req.idempotency = {
-    key: key.toLowerCase(),
-    endpoint: `${req.method} ${req.url.split('?')[0]}`,
-    requestHash: requestHash(req.rawBody, req.body),
-    settled: false,
-    noStore: false,
-  };
-  const replay = await beginIdempotency(ctx.db, req);
-  if (replay) return sendReplay(reply, replay.stored);
 }

@@ -6,6 +6,13 @@ import { ApiError } from './errors.js';
 import { sha256Hex } from './ids.js';
 import type { IdempotencyContext } from './request-context.js';
 
+/*
+ * Over 300 lines on purpose: one job, the idempotency record of a key from lock to replay. The
+ * claim mode (`claimWrite`) is that record's third state (between absent and finished) and shares
+ * the lock, the match and the store with `executeWrite`; split apart, the two halves would
+ * import each other.
+ */
+
 export const idempotencyWindowHours = 24;
 const keyShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

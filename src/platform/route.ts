@@ -25,9 +25,8 @@ import type { RouteAccess } from './route-access.js';
  * route's response schema, so a replay is byte-identical to the first answer. `errors` is the
  * one declaration of the codes the handler can answer: the OpenAPI document reads it.
  *
- * For the operator listener later: the same shape with an operator principal and no
- * idempotency (`access` then describes the operator's rights); nothing here reads the public
- * hooks except `req.auth`, `req.member` and `req.idempotency`.
+ * Operator routes use the same core through `operatorRouter` (operator-route.ts): the operator
+ * principal, no access or idempotency, and a `write` that is one plain transaction.
  */
 
 /** What a route declares in `schema`: TypeBox schemas for the input parts and the answers. */
@@ -69,7 +68,7 @@ export type PrincipalFor<A extends RouteAccess> = A['scope'] extends 'public' ? 
     : A['principal'] extends 'either' ? EitherPrincipal
       : MerchantPrincipal;
 
-type Part<S extends RouteSchema, K extends keyof RouteSchema> = S[K] extends TSchema ? Static<S[K]> : undefined;
+export type Part<S extends RouteSchema, K extends keyof RouteSchema> = S[K] extends TSchema ? Static<S[K]> : undefined;
 type SuccessStatus = 200 | 201 | 202;
 /** The body a route answers with: its 2xx response schema. */
 export type ResultOf<S extends RouteSchema> = {
@@ -80,7 +79,7 @@ declare const sentBrand: unique symbol;
 /** The answer was sent (by `write` or `claim`); the handler returns it as is. */
 export type Sent = { readonly [sentBrand]: true };
 
-type Effect<T> = (trx: Transaction<Database>) => Promise<T>;
+export type Effect<T> = (trx: Transaction<Database>) => Promise<T>;
 
 /** A claimed write's first step: the value, or the key's finished result (sent by the helper). */
 export type ClaimOutcome<T> = { value: T } | { replay: StoredResult };
@@ -138,46 +137,67 @@ function principalOf(req: FastifyRequest, access: RouteAccess): MerchantPrincipa
   return merchant;
 }
 
-/** Registers one route; `router(app, ctx)` gives the per-method shorthands. */
-export function defineRoute<const A extends RouteAccess, const S extends RouteSchema>(
-  app: AppInstance, ctx: ServiceContext, method: HTTPMethods, url: string, def: RouteDefinition<A, S>, handler: RouteHandler<A, S>,
+/** What every typed route shares: the success status, the domain-error mapping and the send. */
+export interface Core {
+  status: number;
+  /** Wraps an effect so a domain error (the ledger's) becomes the reference's code inside the transaction. */
+  mapped: <T>(effect: Effect<T>) => Effect<T>;
+}
+
+/**
+ * Mounts one typed route, public or operator (operator-route.ts shares it): `input` builds what the handler receives; what
+ * the handler returns is sent with the success status through the response schema.
+ */
+export function mount<I>(
+  app: AppInstance, ctx: ServiceContext, method: HTTPMethods, url: string,
+  def: { schema: RouteSchema; config?: object; preValidation?: (req: FastifyRequest) => Promise<void> },
+  input: (req: FastifyRequest, reply: FastifyReply, core: Core) => I,
+  handler: (input: I) => Promise<unknown>,
 ): void {
-  const access: RouteAccess = def.errors ? { ...def.access, errors: [...def.errors] } : def.access;
-  const status = successStatus(def.schema);
-  const mapped = <T>(effect: Effect<T>): Effect<T> => async (trx) => {
-    try {
-      return await effect(trx);
-    } catch (err) {
-      // Domain errors (the ledger's) become the reference's code here, inside the transaction,
-      // so a refusal is stored with the key exactly like a thrown ApiError.
-      throw ctx.mapDomainError(err) ?? err;
-    }
+  const core: Core = {
+    status: successStatus(def.schema),
+    mapped: <T>(effect: Effect<T>): Effect<T> => async (trx) => {
+      try {
+        return await effect(trx);
+      } catch (err) {
+        // Domain errors (the ledger's) become the reference's code here, inside the transaction,
+        // so a refusal is stored with the key exactly like a thrown ApiError.
+        throw ctx.mapDomainError(err) ?? err;
+      }
+    },
   };
   app.route({
     method,
     url,
-    config: { access },
-    schema: def.schema as RouteSchema,
+    ...(def.config ? { config: def.config } : {}),
+    schema: def.schema,
     ...(def.preValidation ? { preValidation: def.preValidation } : {}),
     handler: async (req: FastifyRequest, reply: FastifyReply): Promise<any> => {
-      const input = {
-        principal: principalOf(req, access),
-        params: req.params,
-        query: req.query,
-        body: req.body,
-        headers: req.headers,
-        idempotency: req.idempotency,
-        write: async (effect: Effect<unknown>) =>
-          (await executeWrite(ctx.db, req, reply, async (trx) => ({ status, body: await mapped(effect)(trx) }))) as unknown as Sent,
-        claim: <T>(leaseMs: number, effect: Effect<T>) => claimWrite(ctx.db, req, leaseMs, mapped(effect)),
-        replay: (stored: StoredResult) => sendReplay(reply, stored) as unknown as Sent,
-        req,
-      } as unknown as RouteInput<A, S>;
-      const result = await handler(input);
+      const result = await handler(input(req, reply, core));
       if (reply.sent || result === (reply as unknown)) return reply;
-      return reply.code(status).send(result);
+      return reply.code(core.status).send(result);
     },
   });
+}
+
+/** Registers one public route; `router(app, ctx)` gives the per-method shorthands. */
+export function defineRoute<const A extends RouteAccess, const S extends RouteSchema>(
+  app: AppInstance, ctx: ServiceContext, method: HTTPMethods, url: string, def: RouteDefinition<A, S>, handler: RouteHandler<A, S>,
+): void {
+  const access: RouteAccess = def.errors ? { ...def.access, errors: [...def.errors] } : def.access;
+  mount(app, ctx, method, url, { schema: def.schema, config: { access }, preValidation: def.preValidation }, (req, reply, { status, mapped }) => ({
+    principal: principalOf(req, access),
+    params: req.params,
+    query: req.query,
+    body: req.body,
+    headers: req.headers,
+    idempotency: req.idempotency,
+    write: async (effect: Effect<unknown>) =>
+      (await executeWrite(ctx.db, req, reply, async (trx) => ({ status, body: await mapped(effect)(trx) }))) as unknown as Sent,
+    claim: <T>(leaseMs: number, effect: Effect<T>) => claimWrite(ctx.db, req, leaseMs, mapped(effect)),
+    replay: (stored: StoredResult) => sendReplay(reply, stored) as unknown as Sent,
+    req,
+  }) as unknown as RouteInput<A, S>, handler);
 }
 
 type Shorthand = <const A extends RouteAccess, const S extends RouteSchema>(

@@ -1,5 +1,9 @@
 /**
  * MerchantWalletClient: authentication (token cache), signing, idempotency keys, retries.
+ *
+ * Over 300 lines on purpose: it is one job, the request loop of one client (token, sign, send,
+ * decide to retry with the same key), and its parts already live apart (config, errors,
+ * pagination, resources, retry, signing, token); what stays here is the state they share.
  */
 
 import { randomUUID } from 'node:crypto';

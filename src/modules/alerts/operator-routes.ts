@@ -2,12 +2,27 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import { PageQuery, mapPage } from '../../platform/pagination.js';
+import { OperatorEnvironment, Time, TimeOrNull, operatorRouter } from '../../platform/operator-route.js';
+import { PageQuery, listEnvelope, mapPage } from '../../platform/pagination.js';
 import { alertPage, resolveAlert } from './queries.js';
+
+const Alert = Type.Object({
+  id: Type.String(),
+  kind: Type.String(),
+  merchant_id: Type.Union([Type.String(), Type.Null()]),
+  environment: Type.Union([OperatorEnvironment, Type.Null()]),
+  object: Type.String(),
+  object_id: Type.String(),
+  message: Type.String(),
+  resolved_at: TimeOrNull,
+  created_at: Time,
+});
 
 /** Operator calls of alerts: list and resolve. */
 export async function alertOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  app.get('/admin/v1/alerts', {
+  const route = operatorRouter(app, ctx);
+
+  route.get('/admin/v1/alerts', {
     schema: {
       querystring: Type.Object({
         ...PageQuery.properties,
@@ -15,17 +30,21 @@ export async function alertOperatorRoutes(app: AppInstance, ctx: ServiceContext)
         merchant_id: Type.Optional(Type.String({ maxLength: 100 })),
         state: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('resolved'), Type.Literal('all')])),
       }),
+      response: { 200: listEnvelope(Alert) },
     },
-  }, async (req) => {
-    const page = await alertPage(ctx.db, { state: req.query.state ?? 'open', kind: req.query.kind, merchantId: req.query.merchant_id }, req.query);
+  }, async ({ query }) => {
+    const page = await alertPage(ctx.db, { state: query.state ?? 'open', kind: query.kind, merchantId: query.merchant_id }, query);
     return mapPage(page, (r) => ({
       id: r.id, kind: r.kind, merchant_id: r.merchant_id, environment: r.environment, object: r.object, object_id: r.object_id,
       message: r.message, resolved_at: r.resolved_at ? new Date(r.resolved_at).toISOString() : null, created_at: new Date(r.created_at).toISOString(),
     }));
   });
 
-  app.post('/admin/v1/alerts/:id/resolve', { schema: { params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } }, async (req) => {
-    const row = await resolveAlert(ctx.db, req.params.id);
+  route.post('/admin/v1/alerts/:id/resolve', {
+    errors: ['not_found'],
+    schema: { params: Type.Object({ id: Type.String({ maxLength: 100 }) }), response: { 200: Type.Object({ id: Type.String(), resolved: Type.Boolean() }) } },
+  }, async ({ params, write }) => {
+    const row = await write((trx) => resolveAlert(trx, params.id));
     if (!row) throw new ApiError('not_found', 'No such alert.');
     return { id: row.id, resolved: true };
   });

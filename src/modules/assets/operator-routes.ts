@@ -1,6 +1,8 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
+import { operatorRouter } from '../../platform/operator-route.js';
+import { constantList, listEnvelope } from '../../platform/pagination.js';
 import { parseAmount } from '../../ledger/money.js';
 import { assetCodePattern, assetTypes, checkAddressPattern, networkCodePattern, operatorAssetView } from './rules.js';
 import { createAsset, getAsset, listAssets, putAssetNetwork, setAssetEnabled } from './queries.js';
@@ -9,37 +11,54 @@ import { ApiError } from '../../platform/errors.js';
 const CodeParams = Type.Object({ code: Type.String({ pattern: assetCodePattern }) });
 const NetworkParams = Type.Object({ code: Type.String({ pattern: assetCodePattern }), network: Type.String({ pattern: networkCodePattern }) });
 const Decimal = Type.String({ minLength: 1, maxLength: 80 });
+const AssetType = Type.Union(assetTypes.map((t) => Type.Literal(t)));
+const OperatorAsset = Type.Object({
+  code: Type.String(),
+  scale: Type.Integer(),
+  type: Type.String(),
+  enabled: Type.Boolean(),
+  networks: Type.Array(Type.Object({
+    network: Type.String(),
+    enabled: Type.Boolean(),
+    withdrawal_fee: Type.String(),
+    withdrawal_min: Type.String(),
+    address_pattern: Type.String(),
+  })),
+});
 
 /** Operator calls of the assets catalogue. */
 export async function assetOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
+  const route = operatorRouter(app, ctx);
 
-  app.get('/admin/v1/assets', async () => {
-    const assets = await listAssets(db, { enabledOnly: false });
-    return { data: assets.map(operatorAssetView), next_cursor: null, has_more: false };
-  });
+  route.get('/admin/v1/assets', {
+    schema: { response: { 200: listEnvelope(OperatorAsset) } },
+  }, async () => constantList((await listAssets(db, { enabledOnly: false })).map(operatorAssetView)));
 
-  app.get('/admin/v1/assets/:code', { schema: { params: CodeParams } }, async (req) => {
-    const asset = await getAsset(db, req.params.code);
+  route.get('/admin/v1/assets/:code', {
+    errors: ['not_found'],
+    schema: { params: CodeParams, response: { 200: OperatorAsset } },
+  }, async ({ params }) => {
+    const asset = await getAsset(db, params.code);
     if (!asset) throw new ApiError('not_found', 'No such asset.');
     return operatorAssetView(asset);
   });
 
-  app.post('/admin/v1/assets', {
+  route.post('/admin/v1/assets', {
+    errors: ['duplicate_resource'],
     schema: {
-      body: Type.Object({
-        code: Type.String({ pattern: assetCodePattern }),
-        scale: Type.Integer({ minimum: 0, maximum: 18 }),
-        type: Type.Union(assetTypes.map((t) => Type.Literal(t))),
-      }),
+      body: Type.Object({ code: Type.String({ pattern: assetCodePattern }), scale: Type.Integer({ minimum: 0, maximum: 18 }), type: AssetType }),
+      response: { 201: OperatorAsset },
     },
-  }, async (req, reply) => reply.code(201).send(operatorAssetView(await createAsset(db, req.body))));
+  }, async ({ body, write }) => operatorAssetView(await write((trx) => createAsset(trx, body))));
 
-  app.patch('/admin/v1/assets/:code', {
-    schema: { params: CodeParams, body: Type.Object({ enabled: Type.Boolean() }) },
-  }, async (req) => operatorAssetView(await setAssetEnabled(db, req.params.code, req.body.enabled)));
+  route.patch('/admin/v1/assets/:code', {
+    errors: ['not_found'],
+    schema: { params: CodeParams, body: Type.Object({ enabled: Type.Boolean() }), response: { 200: OperatorAsset } },
+  }, async ({ params, body, write }) => operatorAssetView(await write((trx) => setAssetEnabled(trx, params.code, body.enabled))));
 
-  app.put('/admin/v1/assets/:code/networks/:network', {
+  route.put('/admin/v1/assets/:code/networks/:network', {
+    errors: ['not_found'],
     schema: {
       params: NetworkParams,
       body: Type.Object({
@@ -48,16 +67,17 @@ export async function assetOperatorRoutes(app: AppInstance, ctx: ServiceContext)
         withdrawal_min: Decimal,
         address_pattern: Type.String({ minLength: 1, maxLength: 512 }),
       }),
+      response: { 200: OperatorAsset },
     },
-  }, async (req) => {
-    const asset = await getAsset(db, req.params.code);
+  }, async ({ params, body, write }) => {
+    const asset = await getAsset(db, params.code);
     if (!asset) throw new ApiError('not_found', 'No such asset.');
-    const updated = await putAssetNetwork(db, req.params.code, req.params.network, {
-      enabled: req.body.enabled,
-      withdrawalFee: parseAmount(req.body.withdrawal_fee, asset.scale, 'withdrawal_fee'),
-      withdrawalMin: parseAmount(req.body.withdrawal_min, asset.scale, 'withdrawal_min'),
-      addressPattern: checkAddressPattern(req.body.address_pattern),
-    });
-    return operatorAssetView(updated);
+    const input = {
+      enabled: body.enabled,
+      withdrawalFee: parseAmount(body.withdrawal_fee, asset.scale, 'withdrawal_fee'),
+      withdrawalMin: parseAmount(body.withdrawal_min, asset.scale, 'withdrawal_min'),
+      addressPattern: checkAddressPattern(body.address_pattern),
+    };
+    return operatorAssetView(await write((trx) => putAssetNetwork(trx, params.code, params.network, input)));
   });
 }

@@ -72,7 +72,7 @@ async function mustGet(db: Db, code: string): Promise<Asset> {
   return asset;
 }
 
-export async function createAsset(db: Kysely<Database>, input: { code: string; scale: number; type: AssetType }): Promise<Asset> {
+export async function createAsset(db: Db, input: { code: string; scale: number; type: AssetType }): Promise<Asset> {
   const inserted = await db
     .insertInto('assets')
     .values({ code: input.code, scale: input.scale, type: input.type })
@@ -83,7 +83,7 @@ export async function createAsset(db: Kysely<Database>, input: { code: string; s
   return mustGet(db, input.code);
 }
 
-export async function setAssetEnabled(db: Kysely<Database>, code: string, enabled: boolean): Promise<Asset> {
+export async function setAssetEnabled(db: Db, code: string, enabled: boolean): Promise<Asset> {
   const row = await db.updateTable('assets').set({ enabled }).where('code', '=', code).returning('code').executeTakeFirst();
   if (!row) throw new ApiError('not_found', 'No such asset.');
   return mustGet(db, code);
@@ -96,29 +96,27 @@ export interface NetworkInput {
   addressPattern: string;
 }
 
-/** Creates or replaces one network of a crypto asset. */
-export async function putAssetNetwork(db: Kysely<Database>, code: string, network: string, input: NetworkInput): Promise<Asset> {
-  return db.transaction().execute(async (trx) => {
-    const asset = await trx.selectFrom('assets').select(['code', 'type']).where('code', '=', code).forUpdate().executeTakeFirst();
-    if (!asset) throw new ApiError('not_found', 'No such asset.');
-    if (asset.type !== 'crypto') throw new ApiError('invalid_request', 'Networks apply to crypto assets only.');
-    const values = {
-      enabled: input.enabled,
-      withdrawal_fee: input.withdrawalFee.toString(),
-      withdrawal_min: input.withdrawalMin.toString(),
-      address_pattern: input.addressPattern,
-      updated_at: new Date(),
-    };
-    try {
-      await trx
-        .insertInto('asset_networks')
-        .values({ asset: code, network, ...values })
-        .onConflict((oc) => oc.columns(['asset', 'network']).doUpdateSet(values))
-        .execute();
-    } catch (err) {
-      if (sqlState(err) === '23514' || sqlState(err) === '22003') throw new ApiError('invalid_request', 'The network values are out of range.');
-      throw err;
-    }
-    return mustGet(trx, code);
-  });
+/** Creates or replaces one network of a crypto asset, in the caller's transaction (the asset row is locked). */
+export async function putAssetNetwork(trx: Transaction<Database>, code: string, network: string, input: NetworkInput): Promise<Asset> {
+  const asset = await trx.selectFrom('assets').select(['code', 'type']).where('code', '=', code).forUpdate().executeTakeFirst();
+  if (!asset) throw new ApiError('not_found', 'No such asset.');
+  if (asset.type !== 'crypto') throw new ApiError('invalid_request', 'Networks apply to crypto assets only.');
+  const values = {
+    enabled: input.enabled,
+    withdrawal_fee: input.withdrawalFee.toString(),
+    withdrawal_min: input.withdrawalMin.toString(),
+    address_pattern: input.addressPattern,
+    updated_at: new Date(),
+  };
+  try {
+    await trx
+      .insertInto('asset_networks')
+      .values({ asset: code, network, ...values })
+      .onConflict((oc) => oc.columns(['asset', 'network']).doUpdateSet(values))
+      .execute();
+  } catch (err) {
+    if (sqlState(err) === '23514' || sqlState(err) === '22003') throw new ApiError('invalid_request', 'The network values are out of range.');
+    throw err;
+  }
+  return mustGet(trx, code);
 }

@@ -1,36 +1,52 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
+import { OperatorEnvironment, OperatorIdParams as MerchantParams, operatorRouter } from '../../platform/operator-route.js';
 import { verifyLedger } from '../../ledger/verify.js';
 import { adjustCustody, creditPrepaid } from './service.js';
 
-const Environment = Type.Union([Type.Literal('sandbox'), Type.Literal('production')]);
-const MerchantParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+const Asset = Type.String({ minLength: 1, maxLength: 16 });
+const Amount = Type.String({ minLength: 1, maxLength: 80 });
+const movementErrors = ['not_found', 'asset_not_allowed', 'insufficient_balance'] as const;
 
 /** Operator calls on balances: prepaid credits, custody adjustments and the ledger check. */
 export async function balanceOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const { db } = ctx;
+  const route = operatorRouter(app, ctx);
 
-  app.post('/admin/v1/merchants/:id/prepaid-credits', {
+  route.post('/admin/v1/merchants/:id/prepaid-credits', {
+    errors: movementErrors,
     schema: {
       params: MerchantParams,
-      body: Type.Object({ environment: Environment, asset: Type.String({ minLength: 1, maxLength: 16 }), amount: Type.String({ minLength: 1, maxLength: 80 }) }),
+      body: Type.Object({ environment: OperatorEnvironment, asset: Asset, amount: Amount }),
+      response: { 201: Type.Object({ asset: Type.String(), prepaid_available: Type.String() }) },
     },
-  }, async (req, reply) => reply.code(201).send(await creditPrepaid(db, req.params.id, req.body)));
+  }, ({ params, body, write }) => write((trx) => creditPrepaid(trx, params.id, body)));
 
-  app.post('/admin/v1/merchants/:id/custody-adjustments', {
+  route.post('/admin/v1/merchants/:id/custody-adjustments', {
+    errors: movementErrors,
     schema: {
       params: MerchantParams,
       body: Type.Object({
-        environment: Environment,
-        asset: Type.String({ minLength: 1, maxLength: 16 }),
-        amount: Type.String({ minLength: 1, maxLength: 80 }),
+        environment: OperatorEnvironment,
+        asset: Asset,
+        amount: Amount,
         direction: Type.Union([Type.Literal('increase'), Type.Literal('decrease')]),
         reason: Type.String({ minLength: 1, maxLength: 500 }),
       }),
+      response: { 201: Type.Object({ asset: Type.String(), custody: Type.String() }) },
     },
-  }, async (req, reply) => reply.code(201).send(await adjustCustody(db, req.params.id, req.body)));
+  }, ({ params, body, write }) => write((trx) => adjustCustody(trx, params.id, body)));
 
-  // The ledger's invariants over one snapshot; `ok: false` lists what is wrong.
-  app.get('/admin/v1/ledger/verify', async () => verifyLedger(db));
+  // The ledger's invariants over one snapshot (its own read-only transaction); `ok: false` lists what is wrong.
+  route.get('/admin/v1/ledger/verify', {
+    schema: {
+      response: {
+        200: Type.Object({
+          ok: Type.Boolean(),
+          problems: Type.Array(Type.String()),
+          checked: Type.Object({ entries: Type.Integer(), postings: Type.Integer(), accounts: Type.Integer() }),
+        }),
+      },
+    },
+  }, () => verifyLedger(ctx.db));
 }

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -7,35 +7,36 @@ import { getAsset } from '../assets/queries.js';
 import { getMerchant } from '../merchants/queries.js';
 import { merchantBalances } from './queries.js';
 
-/** The operator's movements of a merchant's own balances: prepaid credits and custody adjustments. */
+/**
+ * The operator's movements of a merchant's own balances: prepaid credits and custody adjustments,
+ * each in the caller's transaction (the operator route's `write`), balance read included.
+ */
 
 export async function creditPrepaid(
-  db: Kysely<Database>,
+  trx: Transaction<Database>,
   merchantId: string,
   input: { environment: Environment; asset: string; amount: string },
 ): Promise<{ asset: string; prepaid_available: string }> {
-  await getMerchant(db, merchantId);
-  const asset = await getAsset(db, input.asset.toUpperCase());
+  await getMerchant(trx, merchantId);
+  const asset = await getAsset(trx, input.asset.toUpperCase());
   if (!asset || !asset.enabled) throw new ApiError('asset_not_allowed');
   const amount = parseAmount(input.amount, asset.scale);
   if (amount <= 0n) throw new ApiError('invalid_request', 'amount must be greater than zero.');
-  await db.transaction().execute(async (trx) => {
-    const credit = await trx
-      .insertInto('prepaid_credits')
-      .values({ id: newId('ppc'), merchant_id: merchantId, environment: input.environment, asset: asset.code, amount: amount.toString() })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await postEntry(trx, {
-      environment: input.environment,
-      merchantId,
-      kind: entryKinds.prepaidCredit,
-      referenceType: 'prepaid_credit',
-      referenceId: credit.id,
-      asset: asset.code,
-      lines: prepaidCreditLines({ merchantId, amount }),
-    });
+  const credit = await trx
+    .insertInto('prepaid_credits')
+    .values({ id: newId('ppc'), merchant_id: merchantId, environment: input.environment, asset: asset.code, amount: amount.toString() })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await postEntry(trx, {
+    environment: input.environment,
+    merchantId,
+    kind: entryKinds.prepaidCredit,
+    referenceType: 'prepaid_credit',
+    referenceId: credit.id,
+    asset: asset.code,
+    lines: prepaidCreditLines({ merchantId, amount }),
   });
-  const balance = (await merchantBalances(db, input.environment, merchantId)).find((b) => b.asset === asset.code);
+  const balance = (await merchantBalances(trx, input.environment, merchantId)).find((b) => b.asset === asset.code);
   return { asset: asset.code, prepaid_available: balance?.prepaid_available ?? formatAmount(0n, asset.scale) };
 }
 
@@ -44,31 +45,30 @@ export async function creditPrepaid(
  * merchant moved off the platform): custody against the platform's settlement clearing account.
  */
 export async function adjustCustody(
-  db: Kysely<Database>,
+  trx: Transaction<Database>,
   merchantId: string,
   input: { environment: Environment; asset: string; amount: string; direction: 'increase' | 'decrease' },
 ): Promise<{ asset: string; custody: string }> {
-  await getMerchant(db, merchantId);
-  const asset = await getAsset(db, input.asset.toUpperCase());
+  await getMerchant(trx, merchantId);
+  const asset = await getAsset(trx, input.asset.toUpperCase());
   if (!asset) throw new ApiError('asset_not_allowed');
   const amount = parseAmount(input.amount, asset.scale);
   if (amount <= 0n) throw new ApiError('invalid_request', 'amount must be greater than zero.');
   const custody = { owner: 'merchant' as const, merchantId, bucket: 'custody' as const };
   const clearing = { owner: 'platform' as const, bucket: 'settlement_clearing' as const };
   const increase = input.direction === 'increase';
-  await db.transaction().execute((trx) =>
-    postEntryOrRefuse(trx, {
-      environment: input.environment,
-      merchantId,
-      kind: 'custody.adjustment',
-      referenceType: 'custody_adjustment',
-      referenceId: newId('cad'),
-      asset: asset.code,
-      lines: [
-        { account: custody, side: increase ? 'debit' : 'credit', amount },
-        { account: clearing, side: increase ? 'credit' : 'debit', amount },
-      ],
-    }));
-  const balance = (await merchantBalances(db, input.environment, merchantId)).find((b) => b.asset === asset.code);
+  await postEntryOrRefuse(trx, {
+    environment: input.environment,
+    merchantId,
+    kind: 'custody.adjustment',
+    referenceType: 'custody_adjustment',
+    referenceId: newId('cad'),
+    asset: asset.code,
+    lines: [
+      { account: custody, side: increase ? 'debit' : 'credit', amount },
+      { account: clearing, side: increase ? 'credit' : 'debit', amount },
+    ],
+  });
+  const balance = (await merchantBalances(trx, input.environment, merchantId)).find((b) => b.asset === asset.code);
   return { asset: asset.code, custody: balance?.custody ?? formatAmount(0n, asset.scale) };
 }

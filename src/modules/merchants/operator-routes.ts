@@ -1,59 +1,86 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
+import { OperatorEnvironment, OperatorIdParams as IdParams, Time, TimeOrNull, operatorRouter } from '../../platform/operator-route.js';
 import { approveScopes, createKey, rotateKey, updateKey } from './service.js';
 import { createMerchant, getMerchant, setMerchantStatus } from './queries.js';
 import { merchantStatuses, splitScopes } from './rules.js';
 
-const Environment = Type.Union([Type.Literal('sandbox'), Type.Literal('production')]);
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+const Merchant = Type.Object({ id: Type.String(), name: Type.String(), status: Type.String(), created_at: Time });
+const Scopes = Type.Array(Type.String());
+const ApiKey = Type.Object({
+  id: Type.String(),
+  merchant_id: Type.String(),
+  client_id: Type.String(),
+  environment: OperatorEnvironment,
+  scopes: Scopes,
+  pending_scopes: Scopes,
+  ip_allowlist: Type.String(),
+  disabled: Type.Boolean(),
+  expires_at: TimeOrNull,
+  created_at: Time,
+});
+/** A new key with its secrets: shown once, at creation and rotation. */
+const ApiKeyWithSecrets = Type.Object({ ...ApiKey.properties, api_key: Type.String(), signing_key: Type.String() });
 
 /** Operator calls: merchants and their API keys. */
 export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const { db } = ctx;
+  const route = operatorRouter(app, ctx);
 
-  app.post('/admin/v1/merchants', {
-    schema: { body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }) },
-  }, async (req, reply) => reply.code(201).send(await createMerchant(db, req.body.name)));
+  route.post('/admin/v1/merchants', {
+    schema: { body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }), response: { 201: Merchant } },
+  }, ({ body, write }) => write((trx) => createMerchant(trx, body.name)));
 
-  app.get('/admin/v1/merchants/:id', { schema: { params: IdParams } }, async (req) => getMerchant(db, req.params.id));
+  route.get('/admin/v1/merchants/:id', {
+    errors: ['not_found'],
+    schema: { params: IdParams, response: { 200: Merchant } },
+  }, ({ params }) => getMerchant(ctx.db, params.id));
 
-  app.patch('/admin/v1/merchants/:id', {
+  route.patch('/admin/v1/merchants/:id', {
+    errors: ['not_found'],
     schema: {
       params: IdParams,
       body: Type.Object({ status: Type.Union(merchantStatuses.map((s) => Type.Literal(s))) }),
+      response: { 200: Merchant },
     },
-  }, async (req) => setMerchantStatus(db, req.params.id, req.body.status));
+  }, ({ params, body, write }) => write((trx) => setMerchantStatus(trx, params.id, body.status)));
 
-  app.post('/admin/v1/merchants/:id/api-keys', {
+  route.post('/admin/v1/merchants/:id/api-keys', {
+    errors: ['not_found'],
     schema: {
       params: IdParams,
       body: Type.Object({
-        environment: Environment,
+        environment: OperatorEnvironment,
         scopes: Type.Array(Type.String(), { maxItems: 100 }),
         ip_allowlist: Type.Optional(Type.String({ maxLength: 10_000 })),
         expires_at: Type.Optional(Type.String({ format: 'date-time' })),
       }),
+      response: { 201: ApiKeyWithSecrets },
     },
-  }, async (req, reply) => {
-    await getMerchant(db, req.params.id);
-    const { scopes, pending } = splitScopes(req.body.environment, req.body.scopes);
-    const key = await createKey(db, {
-      merchantId: req.params.id,
-      environment: req.body.environment,
+  }, ({ params, body, write }) => write(async (trx) => {
+    await getMerchant(trx, params.id);
+    const { scopes, pending } = splitScopes(body.environment, body.scopes);
+    return createKey(trx, {
+      merchantId: params.id,
+      environment: body.environment,
       scopes,
       pendingScopes: pending,
-      ipAllowlist: req.body.ip_allowlist ?? '',
-      expiresAt: req.body.expires_at ? new Date(req.body.expires_at) : null,
+      ipAllowlist: body.ip_allowlist ?? '',
+      expiresAt: body.expires_at ? new Date(body.expires_at) : null,
     });
-    return reply.code(201).send(key);
-  });
+  }));
 
-  app.post('/admin/v1/api-keys/:id/approve', {
-    schema: { params: IdParams, body: Type.Optional(Type.Object({ scopes: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })) })) },
-  }, async (req) => approveScopes(db, req.params.id, req.body?.scopes));
+  route.post('/admin/v1/api-keys/:id/approve', {
+    errors: ['not_found'],
+    schema: {
+      params: IdParams,
+      body: Type.Optional(Type.Object({ scopes: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })) })),
+      response: { 200: ApiKey },
+    },
+  }, ({ params, body, write }) => write((trx) => approveScopes(trx, params.id, body?.scopes)));
 
-  app.patch('/admin/v1/api-keys/:id', {
+  route.patch('/admin/v1/api-keys/:id', {
+    errors: ['not_found'],
     schema: {
       params: IdParams,
       body: Type.Object({
@@ -62,10 +89,16 @@ export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceConte
         disabled: Type.Optional(Type.Boolean()),
         expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
       }),
+      response: { 200: ApiKey },
     },
-  }, async (req) => updateKey(db, req.params.id, req.body));
+  }, ({ params, body, write }) => write((trx) => updateKey(trx, params.id, body)));
 
-  app.post('/admin/v1/api-keys/:id/rotate', {
-    schema: { params: IdParams, body: Type.Object({ overlap_seconds: Type.Integer({ minimum: 0, maximum: 30 * 24 * 3600 }) }) },
-  }, async (req, reply) => reply.code(201).send(await rotateKey(db, req.params.id, req.body.overlap_seconds)));
+  route.post('/admin/v1/api-keys/:id/rotate', {
+    errors: ['not_found', 'state_invalid'],
+    schema: {
+      params: IdParams,
+      body: Type.Object({ overlap_seconds: Type.Integer({ minimum: 0, maximum: 30 * 24 * 3600 }) }),
+      response: { 201: ApiKeyWithSecrets },
+    },
+  }, ({ params, body, write }) => write((trx) => rotateKey(trx, params.id, body.overlap_seconds)));
 }

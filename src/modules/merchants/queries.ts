@@ -1,7 +1,9 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
 
 const view = (m: { id: string; name: string; status: string; created_at: Date }) => ({
   id: m.id,
@@ -10,7 +12,7 @@ const view = (m: { id: string; name: string; status: string; created_at: Date })
   created_at: new Date(m.created_at).toISOString(),
 });
 
-export async function createMerchant(db: Kysely<Database>, name: string) {
+export async function createMerchant(db: Db, name: string) {
   const row = await db
     .insertInto('merchants')
     .values({ id: newId('mch'), name, updated_at: new Date() })
@@ -19,13 +21,13 @@ export async function createMerchant(db: Kysely<Database>, name: string) {
   return view(row);
 }
 
-export async function getMerchant(db: Kysely<Database>, id: string) {
+export async function getMerchant(db: Db, id: string) {
   const row = await db.selectFrom('merchants').select(['id', 'name', 'status', 'created_at']).where('id', '=', id).executeTakeFirst();
   if (!row) throw new ApiError('not_found', 'No such merchant.');
   return view(row);
 }
 
-export async function setMerchantStatus(db: Kysely<Database>, id: string, status: string) {
+export async function setMerchantStatus(db: Db, id: string, status: string) {
   const row = await db
     .updateTable('merchants')
     .set({ status, updated_at: new Date() })

@@ -124,28 +124,27 @@ export async function updateKey(
 }
 
 /** A new key with the same grants; the old one keeps working until the overlap ends, then stops hard. */
-export async function rotateKey(db: Kysely<Database>, id: string, overlapSeconds: number): Promise<KeyWithSecrets> {
-  return db.transaction().execute(async (trx) => {
-    const old = await getKey(trx, id);
-    if (old.disabled) throw new ApiError('state_invalid', 'A disabled key cannot be rotated.');
-    const now = Date.now();
-    const edge = new Date(now + overlapSeconds * 1000);
-    const oldExpiry = old.expires_at ? new Date(old.expires_at) : null;
-    // Its successor would inherit a passed expiry: a key must not be born dead.
-    if (oldExpiry && oldExpiry.getTime() <= now) throw new ApiError('state_invalid', 'An expired key cannot be rotated.');
-    await trx
-      .updateTable('api_keys')
-      .set({ expires_at: oldExpiry && oldExpiry < edge ? oldExpiry : edge, updated_at: new Date() })
-      .where('id', '=', id)
-      .execute();
-    return createKey(trx, {
-      merchantId: old.merchant_id,
-      environment: old.environment,
-      scopes: old.scopes,
-      pendingScopes: old.pending_scopes,
-      ipAllowlist: old.ip_allowlist,
-      expiresAt: oldExpiry,
-      rotatedFrom: old.id,
-    });
+/** In the caller's transaction (the old key is updated and the new one inserted together). */
+export async function rotateKey(trx: Transaction<Database>, id: string, overlapSeconds: number): Promise<KeyWithSecrets> {
+  const old = await getKey(trx, id);
+  if (old.disabled) throw new ApiError('state_invalid', 'A disabled key cannot be rotated.');
+  const now = Date.now();
+  const edge = new Date(now + overlapSeconds * 1000);
+  const oldExpiry = old.expires_at ? new Date(old.expires_at) : null;
+  // Its successor would inherit a passed expiry: a key must not be born dead.
+  if (oldExpiry && oldExpiry.getTime() <= now) throw new ApiError('state_invalid', 'An expired key cannot be rotated.');
+  await trx
+    .updateTable('api_keys')
+    .set({ expires_at: oldExpiry && oldExpiry < edge ? oldExpiry : edge, updated_at: new Date() })
+    .where('id', '=', id)
+    .execute();
+  return createKey(trx, {
+    merchantId: old.merchant_id,
+    environment: old.environment,
+    scopes: old.scopes,
+    pendingScopes: old.pending_scopes,
+    ipAllowlist: old.ip_allowlist,
+    expiresAt: oldExpiry,
+    rotatedFrom: old.id,
   });
 }

@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import { PageQuery, constantList } from '../../platform/pagination.js';
+import { OperatorEnvironment, OperatorIdParams as IdParams, Time, TimeOrNull, operatorRouter } from '../../platform/operator-route.js';
+import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
 import { listAssets } from '../assets/queries.js';
 import { qrSchemes } from './schemes.js';
 import { findOrder, scaleOf } from './queries.js';
@@ -10,43 +11,90 @@ import { listOpenOrders } from './reads.js';
 import { reconcileDueOrders } from './reconcile.js';
 import { refundPayment, resolvePayment } from './operator.js';
 import { operatorOrderView } from './views.js';
+import { QrPayment } from './routes.js';
 
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+const Scheme = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  country: Type.String(),
+  currency: Type.String(),
+  guids: Type.Array(Type.String()),
+  payable: Type.Boolean(),
+});
+/** The public view plus our internal state and the provider's side (`operatorOrderView`). */
+const OperatorQrPayment = Type.Object({
+  ...QrPayment.properties,
+  merchant_id: Type.String(),
+  environment: OperatorEnvironment,
+  internal_status: Type.String(),
+  upstream: Type.String(),
+  upstream_outcome: Type.Union([Type.String(), Type.Null()]),
+  provider_order_id: Type.Union([Type.String(), Type.Null()]),
+  provider_status: Type.Union([Type.String(), Type.Null()]),
+  call_started_at: Time,
+  check_count: Type.Integer(),
+  next_check_at: TimeOrNull,
+  last_checked_at: TimeOrNull,
+  completed_at: TimeOrNull,
+  failed_at: TimeOrNull,
+  refunded_at: TimeOrNull,
+});
 
-/** Operator side of QR pay: scheme catalogue, reconciliation view, refunds and manual resolution. */
+/**
+ * Operator side of QR pay: scheme catalogue, reconciliation view, refunds and manual resolution.
+ * Refund and resolve call the provider (or apply a decision) between their own transactions
+ * (operator.ts), so they do not use `write`.
+ */
 export async function qrpayOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
+  const route = operatorRouter(app, ctx);
 
-  app.get('/admin/v1/qrpay/schemes', async () => {
+  route.get('/admin/v1/qrpay/schemes', { schema: { response: { 200: listEnvelope(Scheme) } } }, async () => {
     const enabled = new Set((await listAssets(db, { enabledOnly: true })).filter((a) => a.type === 'fiat').map((a) => a.code));
     return constantList(qrSchemes.map((s) => ({ ...s, guids: [...s.guids], payable: enabled.has(s.currency) })));
   });
 
   // Orders whose outcome is not final yet (processing, or suspended awaiting an operator).
-  app.get('/admin/v1/upstreams/reconciliation', {
-    schema: { querystring: Type.Object({ ...PageQuery.properties, merchant_id: Type.Optional(Type.String({ maxLength: 100 })) }) },
-  }, async (req) => listOpenOrders(db, req.query));
+  route.get('/admin/v1/upstreams/reconciliation', {
+    schema: {
+      querystring: Type.Object({ ...PageQuery.properties, merchant_id: Type.Optional(Type.String({ maxLength: 100 })) }),
+      response: { 200: listEnvelope(OperatorQrPayment) },
+    },
+  }, ({ query }) => listOpenOrders(db, query));
 
   // Runs one reconciliation pass now (the ticker does it on its own every few seconds).
-  app.post('/admin/v1/upstreams/reconciliation/run', async () => ({ checked: await reconcileDueOrders(ctx) }));
+  route.post('/admin/v1/upstreams/reconciliation/run', {
+    schema: { response: { 200: Type.Object({ checked: Type.Integer() }) } },
+  }, async () => ({ checked: await reconcileDueOrders(ctx) }));
 
-  app.get('/admin/v1/qrpay/payments/:id', { schema: { params: IdParams } }, async (req) => {
-    const row = await findOrder(db, req.params.id);
+  route.get('/admin/v1/qrpay/payments/:id', {
+    errors: ['not_found'],
+    schema: { params: IdParams, response: { 200: OperatorQrPayment } },
+  }, async ({ params }) => {
+    const row = await findOrder(db, params.id);
     if (!row) throw new ApiError('not_found', 'No such QR payment.');
     return operatorOrderView(row, await scaleOf(db, row.asset));
   });
 
   // Acquirer-side refund of a completed payment: asked of the provider, then refunded to available once.
-  app.post('/admin/v1/qrpay/payments/:id/refund', { schema: { params: IdParams } }, async (req) => {
-    const { row, replayed } = await refundPayment(ctx, req.params.id);
+  route.post('/admin/v1/qrpay/payments/:id/refund', {
+    errors: ['not_found', 'state_invalid', 'request_rejected', 'upstream_timeout', 'upstream_error'],
+    schema: { params: IdParams, response: { 200: Type.Object({ ...OperatorQrPayment.properties, replayed: Type.Boolean() }) } },
+  }, async ({ params }) => {
+    const { row, replayed } = await refundPayment(ctx, params.id);
     return { ...operatorOrderView(row, await scaleOf(db, row.asset)), replayed };
   });
 
   // The operator's decision on an open (typically suspended) payment after checking with the provider.
-  app.post('/admin/v1/qrpay/payments/:id/resolve', {
-    schema: { params: IdParams, body: Type.Object({ status: Type.Union([Type.Literal('completed'), Type.Literal('failed')]) }) },
-  }, async (req) => {
-    const row = await resolvePayment(ctx, req.params.id, req.body.status);
+  route.post('/admin/v1/qrpay/payments/:id/resolve', {
+    errors: ['not_found', 'state_invalid'],
+    schema: {
+      params: IdParams,
+      body: Type.Object({ status: Type.Union([Type.Literal('completed'), Type.Literal('failed')]) }),
+      response: { 200: OperatorQrPayment },
+    },
+  }, async ({ params, body }) => {
+    const row = await resolvePayment(ctx, params.id, body.status);
     return operatorOrderView(row, await scaleOf(db, row.asset));
   });
 }

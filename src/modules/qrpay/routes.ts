@@ -39,7 +39,7 @@ const DecodedQr = Type.Object({
   reference: Type.Union([Type.String(), Type.Null()], { description: 'Field 62: reference label (05) or bill number (01)' }),
 });
 
-const QrPayment = Type.Object({
+export const QrPayment = Type.Object({
   id: Type.String({ description: 'qrp_<uuid>' }),
   status: Type.Union([Type.Literal('processing'), Type.Literal('completed'), Type.Literal('failed'), Type.Literal('refunded')], {
     description: '`processing` until the payment network confirms; `completed` is terminal success; `failed`: the debit was returned in full to available; `refunded`: it had completed and was refunded to available',

@@ -3,18 +3,52 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { withPrefix } from '../../platform/ids.js';
+import { OperatorEnvironment, OperatorIdParams, TimeOrNull, operatorRouter } from '../../platform/operator-route.js';
 
 /** Attempts shown per delivery (newest first). */
 export const operatorAttemptsMax = 100;
 
 const iso = (d: Date | string | null) => (d ? new Date(d).toISOString() : null);
 
+const Delivery = Type.Object({
+  id: Type.String(),
+  merchant_id: Type.String(),
+  environment: OperatorEnvironment,
+  event_id: Type.String(),
+  event_type: Type.String(),
+  endpoint_id: Type.Union([Type.String(), Type.Null()]),
+  status: Type.String(),
+  attempts: Type.Integer(),
+  round_attempts: Type.Integer(),
+  generation: Type.Integer(),
+  last_http_status: Type.Integer(),
+  last_error: Type.String(),
+  next_attempt_at: TimeOrNull,
+  lease_until: TimeOrNull,
+  created_at: TimeOrNull,
+  updated_at: TimeOrNull,
+  endpoint: Type.Union([
+    Type.Object({ id: Type.String(), url: Type.String(), status: Type.String(), disabled_reason: Type.String(), failing_since: TimeOrNull }),
+    Type.Null(),
+  ]),
+  attempt_log: Type.Array(Type.Object({
+    attempt: Type.Integer(),
+    generation: Type.Integer(),
+    outcome: Type.String(),
+    http_status: Type.Integer(),
+    error: Type.String(),
+    started_at: TimeOrNull,
+    finished_at: TimeOrNull,
+  })),
+});
+
 /** Operator view of one delivery: the record with its internals, its endpoint (never the secret) and its attempts. */
 export async function webhookOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  app.get('/admin/v1/webhooks/deliveries/:id', {
-    schema: { params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }) },
-  }, async (req) => {
-    const d = await ctx.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', withPrefix('whd', req.params.id)).executeTakeFirst();
+  operatorRouter(app, ctx).get('/admin/v1/webhooks/deliveries/:id', {
+    errors: ['not_found'],
+    schema: { params: OperatorIdParams, response: { 200: Delivery } },
+  }, async ({ params }) => {
+    const d = await ctx.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', withPrefix('whd', params.id)).executeTakeFirst();
     if (!d) throw new ApiError('not_found', 'No such webhook delivery.');
     const endpoint = d.endpoint_id
       ? await ctx.db.selectFrom('webhook_endpoints').select(['id', 'url', 'status', 'disabled_reason', 'failing_since']).where('id', '=', d.endpoint_id).executeTakeFirst()

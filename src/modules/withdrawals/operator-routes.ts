@@ -1,25 +1,27 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
+import { operatorRouter } from '../../platform/operator-route.js';
 import { blacklistAddress, unblacklistAddress } from './queries.js';
 
 const Address = Type.Object({ network: Type.String({ pattern: '^[A-Z0-9_]{2,32}$' }), address: Type.String({ minLength: 1, maxLength: 200 }) });
+const Listed = Type.Object({ ...Address.properties, blacklisted: Type.Boolean() });
 
 /** Operator calls of withdrawals: the address blacklist. */
 export async function withdrawalOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const { db } = ctx;
+  const route = operatorRouter(app, ctx);
 
-  app.post('/admin/v1/address-blacklist', {
-    schema: { body: Type.Object({ ...Address.properties, reason: Type.Optional(Type.String({ maxLength: 500 })) }) },
-  }, async (req, reply) => {
-    await blacklistAddress(db, req.body.network, req.body.address, req.body.reason ?? '');
-    return reply.code(201).send({ network: req.body.network, address: req.body.address, blacklisted: true });
+  route.post('/admin/v1/address-blacklist', {
+    schema: { body: Type.Object({ ...Address.properties, reason: Type.Optional(Type.String({ maxLength: 500 })) }), response: { 201: Listed } },
+  }, async ({ body, write }) => {
+    await write((trx) => blacklistAddress(trx, body.network, body.address, body.reason ?? ''));
+    return { network: body.network, address: body.address, blacklisted: true };
   });
 
-  app.delete('/admin/v1/address-blacklist/:network/:address', {
-    schema: { params: Address },
-  }, async (req) => {
-    await unblacklistAddress(db, req.params.network, req.params.address);
-    return { network: req.params.network, address: req.params.address, blacklisted: false };
+  route.delete('/admin/v1/address-blacklist/:network/:address', {
+    schema: { params: Address, response: { 200: Listed } },
+  }, async ({ params, write }) => {
+    await write((trx) => unblacklistAddress(trx, params.network, params.address));
+    return { network: params.network, address: params.address, blacklisted: false };
   });
 }

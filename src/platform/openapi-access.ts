@@ -1,0 +1,180 @@
+import { STATUS_CODES } from 'node:http';
+import { ApiError, errorStatus, errorTypes, type ErrorCode } from './errors.js';
+import { isSignedRoute, rateLimitsPerMinute, type RouteAccess } from './route-access.js';
+import { nonceLengthMax, nonceWindowSeconds, timestampToleranceSeconds } from './signing.js';
+
+/**
+ * What the OpenAPI document derives from a route's `config.access` (openapi.ts registers it):
+ * the security schemes, the headers access implies, the error codes and their responses, the
+ * access summary line.
+ */
+
+type Json = Record<string, any>;
+
+/** Which parts of the request a route validates: each can answer `invalid_request`. */
+export interface RouteParts {
+  body: boolean;
+  querystring: boolean;
+  params: boolean;
+  headers: boolean;
+}
+
+export const securitySchemes = {
+  bearerAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'Access token from `POST /v1/connect/token`, sent as `authorization: Bearer <auth_token>`.',
+  },
+  xAuthToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-auth-token',
+    description: 'The same access token sent as `x-auth-token: Bearer <auth_token>` (the reference header; `authorization` is also accepted).',
+  },
+} as const;
+
+export const errorSchema = {
+  type: 'object',
+  description: 'The error envelope. Branch on `code`, never on `message` or the HTTP status. Some codes add fields (see the reference).',
+  required: ['type', 'code', 'message', 'request_id'],
+  properties: {
+    type: { type: 'string', enum: Object.keys(errorTypes), description: 'Class of the error; fixes the HTTP status.' },
+    code: { type: 'string', description: 'The contract: one of the codes listed on the response. An unknown code is handled as `api_error`.' },
+    message: { type: 'string', description: 'English text for humans; may change.' },
+    request_id: { type: 'string', description: 'Also in the `X-Request-Id` header.' },
+  },
+  additionalProperties: true,
+} as const;
+
+const uuidPattern = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
+function isRead(method: string): boolean {
+  return method === 'GET' || method === 'HEAD';
+}
+
+/** The pipeline's own signing rule (route-access.ts), so the document cannot say otherwise. */
+export const isSigned = isSignedRoute;
+
+/** The header parameters a route's access asks for, in the order a caller sets them. */
+export function accessHeaders(method: string, access: RouteAccess): Json[] {
+  const headers: Json[] = [];
+  const principal = access.principal ?? 'merchant';
+  if (access.scope !== 'public' && principal !== 'merchant') {
+    headers.push({
+      name: 'x-on-behalf-of',
+      in: 'header',
+      required: principal === 'member',
+      description: principal === 'member'
+        ? 'The member this call acts for: its id (`mem_<uuid>`) or your `external_member_id`. Required; an unknown or suspended member gives 404 `member_not_found`.'
+        : 'Optional member this call acts for (`mem_<uuid>` or your `external_member_id`); without it the call acts as the merchant.',
+      schema: { type: 'string', minLength: 1 },
+    });
+  }
+  const idempotency = access.idempotency ?? 'none';
+  if (idempotency !== 'none') {
+    headers.push({
+      name: 'x-idempotency-key',
+      in: 'header',
+      required: idempotency === 'required',
+      description: 'UUID form (8-4-4-4-12 hex; only the shape is checked). The same key and body within 24 hours replays the first result with `X-Idempotent-Replay: true`. Keep it on retries.',
+      schema: { type: 'string', format: 'uuid', pattern: uuidPattern },
+      example: '5f0c6b8e-3a4d-4c1e-9b7a-2d6f8e1c0a93',
+    });
+  }
+  if (isSigned(method, access)) {
+    headers.push(
+      {
+        name: 'x-timestamp',
+        in: 'header',
+        required: true,
+        description: `Unix seconds (not milliseconds); within ${timestampToleranceSeconds} seconds of server time. Part of the signing string.`,
+        schema: { type: 'string', pattern: '^[0-9]{1,16}$' },
+        example: '1767225600',
+      },
+      {
+        name: 'x-nonce',
+        in: 'header',
+        required: true,
+        description: `Fresh for every request, retries included; not reusable within ${nonceWindowSeconds / 60} minutes, nor while its \`x-timestamp\` is still accepted. 1 to ${nonceLengthMax} visible ASCII characters (a UUID fits), otherwise \`invalid_signature\`. Part of the signing string.`,
+        schema: { type: 'string', minLength: 1, maxLength: nonceLengthMax, pattern: '^[\\x21-\\x7e]+$' },
+        example: 'b1946ac92492d2347c6235b4d2611184',
+      },
+      {
+        name: 'x-signature',
+        in: 'header',
+        required: true,
+        description: 'Base64 HMAC-SHA256, keyed with the API key\'s `signing_key`, of the signing string (see "Signing requests" in the introduction).',
+        schema: { type: 'string', pattern: '^[A-Za-z0-9+/]{43}=$' },
+      },
+    );
+  }
+  return headers;
+}
+
+/** Every code a route can answer: the ones its access implies, then the ones it declares. */
+export function accessErrorCodes(method: string, access: RouteAccess, parts: RouteParts): ErrorCode[] {
+  const codes: ErrorCode[] = [];
+  const principal = access.principal ?? 'merchant';
+  const authenticated = access.scope !== 'public';
+  if (access.sandboxOnly) codes.push('not_found');
+  if (authenticated) {
+    codes.push('invalid_token', 'environment_mismatch', 'ip_not_allowed', 'merchant_disabled', 'rate_limited');
+    if (access.scope !== 'token') codes.push('insufficient_scope');
+    if (principal === 'member') codes.push('member_context_required');
+    if (principal !== 'merchant') codes.push('member_not_found');
+  }
+  if (isSigned(method, access)) codes.push('invalid_signature', 'timestamp_out_of_range', 'nonce_reused');
+  const idempotency = access.idempotency ?? 'none';
+  if (idempotency === 'required') codes.push('idempotency_key_required');
+  if (idempotency !== 'none') codes.push('idempotency_key_invalid', 'idempotency_key_reused', 'idempotency_in_progress');
+  // Validation of any declared part, a body that is not JSON, or x-on-behalf-of sent to a merchant-only route.
+  const validates = parts.body || parts.querystring || parts.params || parts.headers;
+  if (validates || !isRead(method.toUpperCase()) || (authenticated && principal === 'merchant')) codes.push('invalid_request');
+  codes.push(...(access.errors ?? []), 'api_error');
+  return [...new Set(codes)];
+}
+
+/** Codes grouped by the HTTP status `errorStatus()` gives them, statuses ascending. */
+export function errorsByStatus(codes: readonly ErrorCode[]): Map<number, ErrorCode[]> {
+  const groups = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    const status = errorStatus(code);
+    groups.set(status, [...(groups.get(status) ?? []), code]);
+  }
+  return new Map([...groups.entries()].sort(([a], [b]) => a - b));
+}
+
+function errorDescription(codes: readonly ErrorCode[]): string {
+  // The first line is what a collapsed reference shows: the codes alone.
+  const lines = codes.map((code) => `- \`${code}\`: ${new ApiError(code).message}`);
+  return `${codes.map((code) => `\`${code}\``).join(', ')}\n\n${lines.join('\n')}`;
+}
+
+export function errorResponse(status: number, codes: ErrorCode[], existing: Json | undefined): Json {
+  const response: Json = {
+    ...(existing ?? {}),
+    description: existing?.description && existing.description !== 'Default Response'
+      ? `${existing.description}\n\n${errorDescription(codes)}`
+      : errorDescription(codes),
+    content: existing?.content ?? { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    'x-error-codes': codes,
+  };
+  if (status === 429) {
+    response.headers = { ...(response.headers ?? {}), 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
+  }
+  return response;
+}
+
+export function accessSummary(method: string, access: RouteAccess): string {
+  if (access.scope === 'public') return '**Access:** public, no token.';
+  const parts = [access.scope === 'token' ? 'any valid token (no scope)' : `scope \`${access.scope}\``];
+  const principal = access.principal ?? 'merchant';
+  parts.push(principal === 'member' ? 'on behalf of a member (`x-on-behalf-of` required)'
+    : principal === 'either' ? 'as the merchant or on behalf of a member (`x-on-behalf-of` optional)'
+      : 'as the merchant (no `x-on-behalf-of`)');
+  if (isSigned(method, access)) parts.push('signed');
+  const idempotency = access.idempotency ?? 'none';
+  if (idempotency !== 'none') parts.push(`idempotency key ${idempotency}`);
+  if (access.sandboxOnly) parts.push('sandbox only (production answers 404 `not_found`)');
+  return `**Access:** ${parts.join('; ')}.`;
+}
