@@ -167,12 +167,32 @@ export async function isolatePostgresDatabase(baseUrl: string, runnerPid: number
       }
       await admin.query(`COMMENT ON DATABASE ${quote(template)} IS '${hash}'`);
     }
+    await dropCopiesOfEndedRuns(admin, base);
     await admin.query(`CREATE DATABASE ${quote(name)} TEMPLATE ${quote(template)}`);
     await admin.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]);
   } finally {
     await admin.end();
   }
   return { url: withDatabase(baseUrl, name), name };
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Copies whose runner process is gone (a test process killed before its exit handler ran). */
+async function dropCopiesOfEndedRuns(admin: pg.Client, base: string): Promise<void> {
+  const prefix = `${base.slice(0, baseNameMax)}_r`;
+  const { rows } = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [prefix]);
+  for (const { datname } of rows) {
+    const runner = /^_r(\d+)_f\d+_[0-9a-f]{6}$/.exec(datname.slice(prefix.length - 2));
+    if (runner && !processAlive(Number(runner[1]))) await admin.query(`DROP DATABASE IF EXISTS ${quote(datname)} WITH (FORCE)`);
+  }
 }
 
 /**

@@ -8,8 +8,10 @@ import { isolatePostgresDatabase, dropPostgresDatabasesSync } from './database.j
  * processes, direct database tests) uses the copy.
  *
  * Copies are named `<db>_r<runner pid>_f<pid>_<random>`. A test process drops its own copy when it
- * exits; the runner's process (the one given `--test`, which runs no test itself) drops, when it
- * exits, every copy its test processes left behind (a process killed on a timeout, say).
+ * exits (also on SIGTERM or SIGINT); copies of runs whose runner is gone (a test process killed
+ * outright) are dropped by the next run's first copy. The runner's process (given `--test`) runs
+ * no test and keeps the original URL; where it loads this module too, it drops, when it exits,
+ * every copy its test processes left.
  */
 
 const url = process.env.TEST_DATABASE_URL ?? '';
@@ -21,6 +23,18 @@ if (/^postgres(ql)?:\/\//.test(url)) {
   } else {
     const own = await isolatePostgresDatabase(url, process.ppid);
     process.env.TEST_DATABASE_URL = own.url;
-    process.on('exit', () => dropPostgresDatabasesSync(url, { name: own.name }));
+    let dropped = false;
+    const drop = () => {
+      if (dropped) return;
+      dropped = true;
+      dropPostgresDatabasesSync(url, { name: own.name });
+    };
+    process.on('exit', drop);
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => {
+        drop();
+        process.kill(process.pid, signal);
+      });
+    }
   }
 }
