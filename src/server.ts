@@ -18,6 +18,7 @@ import { createWorkers, type Workers } from './jobs/workers.js';
 import { jobHandlers, tickers } from './background.js';
 import { reportFailure } from './jobs/failures.js';
 import { createUpstreams } from './upstreams/index.js';
+import { createClock } from './platform/clock.js';
 
 export interface RunningService {
   ctx: ServiceContext;
@@ -80,6 +81,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     apiCallLog: new ApiCallLog(handle.db, (err) => reportFailure({ log, metrics }, { job: 'api-call-log' }, err, 'a batch of the API call log could not be written; it is lost')),
     tokenTtlSeconds: options.tokenTtlSeconds ?? config.tokenTtlSeconds,
     requestClock: options.requestClock ?? Date.now,
+    clock: createClock(),
     logger,
     log,
     upstreams: createUpstreams(handle.db, config),

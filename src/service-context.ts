@@ -8,6 +8,7 @@ import type { ApiCallLog } from './platform/api-call-log.js';
 import type { DomainErrorMapper } from './platform/errors.js';
 import type { MemberResolver } from './platform/request-context.js';
 import type { Upstreams } from './upstreams/index.js';
+import type { Clock } from './platform/clock.js';
 
 /** What every route module and job receives: built once at start-up, passed explicitly. */
 export interface ServiceContext {
@@ -23,6 +24,11 @@ export interface ServiceContext {
    * window); `Date.now` except in tests, which move it instead of waiting five minutes.
    */
   requestClock: () => number;
+  /**
+   * The one clock of every time-dependent business rule (extensions 8): real time in production,
+   * each merchant's own forward-only time in the sandbox. Never `Date.now()` in a rule.
+   */
+  clock: Clock;
   /** false silences request logs (tests and benchmarks). */
   logger: boolean;
   /** The log of work outside requests (jobs, tickers, the API call log writer): pino, JSON lines on stdout. */

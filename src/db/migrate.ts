@@ -9,6 +9,7 @@ import * as m007 from './migrations/007_upstreams_qrpay.js';
 import * as m008 from './migrations/008_unlogged_rate_windows.js';
 import * as m009 from './migrations/009_security.js';
 import * as m010 from './migrations/010_merchant_fees_and_deposit_reads.js';
+import * as m011 from './migrations/011_sandbox_clock.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '008_unlogged_rate_windows': m008,
   '009_security': m009,
   '010_merchant_fees_and_deposit_reads': m010,
+  '011_sandbox_clock': m011,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { Environment, Json, Timestamp } from '../db/columns.js';
 
 /** Tables the request pipeline reads and writes: merchants, keys, tokens, idempotency, nonces, rate windows, call log. */
@@ -82,6 +82,13 @@ export interface ApiCallLogsTable {
   created_at: Generated<Date>;
 }
 
+/** A sandbox merchant's clock: real time plus this offset (migration 011, src/platform/clock.ts). */
+export interface SandboxClocksTable {
+  merchant_id: string;
+  offset_ms: ColumnType<string, string | bigint | undefined, string | bigint>;
+  updated_at: Generated<Date>;
+}
+
 export interface PlatformTables {
   merchants: MerchantsTable;
   merchant_principals: MerchantPrincipalsTable;
@@ -91,4 +98,5 @@ export interface PlatformTables {
   signature_nonces: SignatureNoncesTable;
   rate_limit_windows: RateLimitWindowsTable;
   api_call_logs: ApiCallLogsTable;
+  sandbox_clocks: SandboxClocksTable;
 }
