@@ -1,6 +1,6 @@
-import type { JobHandler, Ticker } from './jobs/types.js';
+import type { JobHandler, Ticker, TimedProcess } from './jobs/types.js';
 import { housekeepingTicker } from './jobs/housekeeping.js';
-import { webhookJobHandlers, webhookTickers } from './modules/webhooks/workers.js';
+import { webhookJobHandlers, webhookTickers, webhookTimedProcesses } from './modules/webhooks/workers.js';
 import { qrpayTickers } from './modules/qrpay/workers.js';
 import { upstreamTickers } from './upstreams/workers.js';
 
@@ -21,4 +21,12 @@ export const tickers: Ticker[] = [
   ...webhookTickers,
   ...qrpayTickers,
   ...upstreamTickers,
+];
+
+/**
+ * Work due at a time on a merchant's clock, which `POST /v1/sandbox/clock/advance` runs as the
+ * clock passes it (docs/clock.md). Processes due at the same time run in this order.
+ */
+export const timedProcesses: TimedProcess[] = [
+  ...webhookTimedProcesses,
 ];

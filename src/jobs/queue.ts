@@ -1,13 +1,20 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import type { ClockScope } from '../platform/clock.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
 export interface JobSpec {
   kind: string;
   payload?: Record<string, unknown>;
-  /** Not before this moment. */
+  /** Not before this moment (on `clock`'s time when one is given). */
   runAt?: Date;
+  /**
+   * The merchant whose clock the job's time is on: a sandbox scope makes `runAt` (and the delay of
+   * every retry) a time on that merchant's clock, so advancing it brings the job forward. A
+   * production scope, or none, is real time.
+   */
+  clock?: ClockScope;
   /** At most one live job per key: a second enqueue with the key is a no-op. */
   dedupeKey?: string;
   maxAttempts?: number;
@@ -21,6 +28,7 @@ export async function enqueue(db: Db, job: JobSpec): Promise<void> {
       kind: job.kind,
       payload: JSON.stringify(job.payload ?? {}),
       dedupe_key: job.dedupeKey ?? null,
+      ...(job.clock?.environment === 'sandbox' ? { clock_merchant_id: job.clock.merchantId } : {}),
       ...(job.runAt ? { run_at: job.runAt } : {}),
       ...(job.maxAttempts ? { max_attempts: job.maxAttempts } : {}),
       locked_until: null,
@@ -38,14 +46,24 @@ export interface ClaimedJob {
   max_attempts: number;
 }
 
-/** Claims due jobs under a lease. Locked rows are skipped, so processes never claim the same job. */
+/** A job's own time: real time plus the sandbox offset of the merchant whose clock it is on (0 for none). */
+const jobClockOffset = sql`COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id = jobs.clock_merchant_id), 0) * interval '1 millisecond'`;
+
+/**
+ * Claims due jobs under a lease. Locked rows are skipped, so processes never claim the same job.
+ * A job is due when its clock's time reaches `run_at`: real time, or its sandbox merchant's time.
+ * The bound `run_at <= now() + the largest offset` keeps the index range of the plain query.
+ */
 export async function claim(db: Kysely<Database>, kinds: string[], limit: number, leaseSeconds: number): Promise<ClaimedJob[]> {
   if (kinds.length === 0) return [];
   const { rows } = await sql<ClaimedJob>`
     UPDATE jobs SET locked_until = now() + make_interval(secs => ${leaseSeconds}), attempts = attempts + 1
     WHERE id IN (
       SELECT id FROM jobs
-      WHERE status = 'pending' AND run_at <= now() AND (locked_until IS NULL OR locked_until < now())
+      WHERE status = 'pending'
+        AND run_at <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval '1 millisecond'
+        AND run_at <= now() + ${jobClockOffset}
+        AND (locked_until IS NULL OR locked_until < now())
         AND kind = ANY(${sql.val(kinds)}::text[])
       ORDER BY run_at
       LIMIT ${limit}
@@ -60,14 +78,14 @@ export async function complete(db: Db, id: bigint): Promise<void> {
   await db.deleteFrom('jobs').where('id', '=', id.toString() as unknown as bigint).execute();
 }
 
-/** Backs off, or parks the job as `dead` (kept for the operator) once its attempts are spent. */
+/** Backs off (`delayMs` on the job's clock), or parks the job as `dead` (kept for the operator) once its attempts are spent. */
 export async function retryLater(db: Db, job: ClaimedJob, delayMs: number, error: string): Promise<void> {
   const dead = job.attempts >= job.max_attempts;
   await db
     .updateTable('jobs')
     .set({
       status: dead ? 'dead' : 'pending',
-      run_at: new Date(Date.now() + delayMs),
+      run_at: sql<Date>`now() + ${jobClockOffset} + make_interval(secs => ${delayMs / 1000})`,
       locked_until: null,
       last_error: error.slice(0, 2000),
     })

@@ -12,6 +12,8 @@ export interface JobsTable {
   locked_until: Date | null;
   last_error: string | null;
   created_at: Generated<Date>;
+  /** The sandbox merchant whose clock `run_at` is on (migration 013); NULL: real time. */
+  clock_merchant_id: Generated<string | null>;
 }
 
 export interface JobTables {

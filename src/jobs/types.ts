@@ -1,4 +1,7 @@
 import type { ServiceContext } from '../service-context.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { ClockScope } from '../platform/clock.js';
 import type { ClaimedJob } from './queue.js';
 
 /** Runs one claimed job of its kind; throw to fail the attempt, `RetryLater` to try again without it counting. */
@@ -19,4 +22,27 @@ export interface Ticker {
   name: string;
   intervalMs: number;
   run(ctx: ServiceContext): Promise<void>;
+}
+
+/**
+ * Work that falls due at a time on a merchant's clock (a retry, an expiry, an accrual, an
+ * executor): the one thing `POST /v1/sandbox/clock/advance` needs from an area, so that advancing
+ * runs it "as if that time had passed" (extensions 8, docs/clock.md). An area exports its
+ * processes from its workers.ts; src/background.ts lists them (`timedProcesses`).
+ *
+ * The contract:
+ * - `nextDue` answers the earliest time on the scope's clock at which `runDue` has something it
+ *   can do now, or null. It leaves out what it cannot act on (e.g. a record leased by a worker
+ *   in flight), so that it never answers a time it would not move past.
+ * - `runDue(ctx, scope, now)` does everything of the scope due at or before `now` (a time on the
+ *   scope's clock, which the advance has just set), in its own transactions, exactly as its
+ *   background worker would: the same claims, so running beside the worker is safe. Afterwards
+ *   `nextDue` answers a time after `now`, or null. It bounds its own batches.
+ * - Both are cheap when nothing is due: the advance asks every process at every step.
+ */
+export interface TimedProcess {
+  /** Unique, dotted (`webhook.retry`); used in logs and in the order of processes due at one time. */
+  name: string;
+  nextDue(db: Kysely<Database>, scope: ClockScope): Promise<Date | null>;
+  runDue(ctx: ServiceContext, scope: ClockScope, now: Date): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -51,4 +51,30 @@ export async function addSandboxOffset(db: Db, merchantId: string, ms: bigint): 
     RETURNING offset_ms
   `.execute(db);
   return BigInt(rows[0]!.offset_ms);
+}
+
+/**
+ * Raises a sandbox merchant's offset to at least `ms` (never lowers it): the advance steps the
+ * clock to each due time with it. Answers the offset in force.
+ */
+export async function raiseSandboxOffset(db: Db, merchantId: string, ms: bigint): Promise<bigint> {
+  if (ms < 0n) throw new RangeError('the sandbox clock only moves forward');
+  const { rows } = await sql<{ offset_ms: string }>`
+    INSERT INTO sandbox_clocks (merchant_id, offset_ms) VALUES (${merchantId}, ${ms.toString()})
+    ON CONFLICT (merchant_id) DO UPDATE SET offset_ms = GREATEST(sandbox_clocks.offset_ms, excluded.offset_ms), updated_at = now()
+    RETURNING offset_ms
+  `.execute(db);
+  return BigInt(rows[0]!.offset_ms);
+}
+
+/**
+ * The scope's time as a SQL expression, for statements that compare or compute on the database's
+ * side (`expires_at > ${scopeNowSql(...)}`): the database's `now()` plus the merchant's sandbox
+ * offset. Pass values, or column references (`sql.ref('d.merchant_id')`) to read each row's own
+ * merchant's time in a statement over many merchants.
+ */
+export function scopeNowSql(merchantId: string | RawBuilder<unknown>, environment: string | RawBuilder<unknown>): RawBuilder<Date> {
+  const m = typeof merchantId === 'string' ? sql.val(merchantId) : merchantId;
+  const e = typeof environment === 'string' ? sql.val(environment) : environment;
+  return sql<Date>`(now() + COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id = ${m}::text AND ${e}::text = 'sandbox'), 0) * interval '1 millisecond')`;
 }

@@ -87,6 +87,8 @@ export interface SandboxClocksTable {
   merchant_id: string;
   offset_ms: ColumnType<string, string | bigint | undefined, string | bigint>;
   updated_at: Generated<Date>;
+  /** Real time until which one advance holds this clock (migration 013); NULL or past: free. */
+  advance_lease_until: Generated<Date | null>;
 }
 
 export interface PlatformTables {

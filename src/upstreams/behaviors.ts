@@ -1,13 +1,18 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { scopeNowSql } from '../platform/clock.js';
 import { injectionTtlSeconds, type CallContext, type InjectedBehavior, type UpstreamName } from './types.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
 /**
  * Sandbox behaviour injection: a merchant presets how one upstream's money-moving step answers,
- * for itself only, for `injectionTtlSeconds`. Production never reads a preset.
+ * for itself only, for `injectionTtlSeconds` of its own clock (advancing the sandbox clock past
+ * the expiry ends the preset). Production never reads a preset.
  */
+
+/** A sandbox merchant's time on the database's side (real time plus its clock's offset). */
+const merchantNow = (merchantId: string) => scopeNowSql(merchantId, 'sandbox');
 
 /** The behaviour in force for this caller and upstream: `success` unless a live preset exists. */
 export async function activeBehavior(db: Db, call: CallContext, upstream: UpstreamName): Promise<InjectedBehavior> {
@@ -18,7 +23,7 @@ export async function activeBehavior(db: Db, call: CallContext, upstream: Upstre
     .where('merchant_id', '=', call.merchantId)
     .where('environment', '=', 'sandbox')
     .where('upstream', '=', upstream)
-    .where('expires_at', '>', sql<Date>`now()`)
+    .where('expires_at', '>', merchantNow(call.merchantId))
     .executeTakeFirst();
   return row?.behavior ?? 'success';
 }
@@ -34,7 +39,8 @@ export async function setBehavior(db: Db, merchantId: string, upstream: Upstream
     environment: 'sandbox' as const,
     upstream,
     behavior,
-    expires_at: sql<Date>`now() + make_interval(secs => ${injectionTtlSeconds})` as unknown as Date,
+    expires_at: sql<Date>`${merchantNow(merchantId)} + make_interval(secs => ${injectionTtlSeconds})` as unknown as Date,
+    created_at: merchantNow(merchantId) as unknown as Date,
   };
   await db
     .insertInto('upstream_behaviors')
@@ -42,7 +48,7 @@ export async function setBehavior(db: Db, merchantId: string, upstream: Upstream
     .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'upstream']).doUpdateSet({
       behavior,
       expires_at: values.expires_at,
-      created_at: sql<Date>`now()`,
+      created_at: values.created_at,
     }))
     .execute();
 }
@@ -55,7 +61,7 @@ export async function clearBehaviors(db: Db, merchantId: string, upstream?: Upst
   return Number(result.numDeletedRows);
 }
 
-/** Deletes presets past their expiry (they are already ignored); housekeeping. */
+/** Deletes presets past their expiry on their merchant's clock (they are already ignored); housekeeping. */
 export async function purgeExpiredBehaviors(db: Db): Promise<void> {
-  await db.deleteFrom('upstream_behaviors').where('expires_at', '<=', sql<Date>`now()`).execute();
+  await db.deleteFrom('upstream_behaviors').where('expires_at', '<=', scopeNowSql(sql.ref('merchant_id'), sql.ref('environment'))).execute();
 }

@@ -21,7 +21,10 @@ import type {
   MemberSuspension,
   MerchantBalance,
   Redelivery,
+  SandboxClock,
+  SandboxReset,
   SessionRevocation,
+  UpstreamBehaviorPreset,
   WebhookDelivery,
   WebhookDeliveryStatus,
   WebhookEndpoint,
@@ -98,6 +101,21 @@ export interface Resources {
     deliveries(opts?: { status?: WebhookDeliveryStatus | (string & {}); limit?: number }): AsyncIterable<WebhookDelivery>;
     /** POST /v1/webhooks/deliveries/{id}/redeliver (idempotent). */
     redeliver(id: string, opts?: WriteOptions): Promise<Redelivery>;
+  };
+  /** Sandbox tools: 404 `not_found` on a production host. */
+  sandbox: {
+    /** GET /v1/sandbox/clock: this merchant's sandbox time (`now`, ISO 8601). */
+    clock(): Promise<SandboxClock>;
+    /**
+     * POST /v1/sandbox/clock/advance (idempotent): moves the clock forward by `seconds` (an integer
+     * from 1 to 31,536,000) and answers once every timed process due on the way (expiries, webhook
+     * retries, ...) has run. Replaces sleeping in a merchant's tests.
+     */
+    advanceClock(seconds: number, opts?: WriteOptions): Promise<SandboxClock>;
+    /** POST /v1/sandbox/upstream-behavior (idempotent): presets one upstream's answer for an hour of the sandbox clock. */
+    presetUpstreamBehavior(body: { upstream: string; behavior: string }, opts?: WriteOptions): Promise<UpstreamBehaviorPreset>;
+    /** POST /v1/sandbox/reset (idempotent): clears this merchant's sandbox logs and presets (never money). */
+    reset(opts?: WriteOptions): Promise<SandboxReset>;
   };
 }
 
@@ -177,6 +195,14 @@ export function createResources(host: ResourceHost): Resources {
         }),
       redeliver: (id, opts) =>
         host.request<Redelivery>({ method: 'POST', path: `/v1/webhooks/deliveries/${seg(id)}/redeliver`, idempotencyKey: key(opts) }),
+    },
+    sandbox: {
+      clock: () => host.request<SandboxClock>({ method: 'GET', path: '/v1/sandbox/clock' }),
+      advanceClock: (seconds, opts) =>
+        host.request<SandboxClock>({ method: 'POST', path: '/v1/sandbox/clock/advance', body: { seconds }, idempotencyKey: key(opts) }),
+      presetUpstreamBehavior: (body, opts) =>
+        host.request<UpstreamBehaviorPreset>({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body, idempotencyKey: key(opts) }),
+      reset: (opts) => host.request<SandboxReset>({ method: 'POST', path: '/v1/sandbox/reset', idempotencyKey: key(opts) }),
     },
   };
 }

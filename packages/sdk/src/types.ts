@@ -191,3 +191,26 @@ export interface WebhookEvent {
   };
   [extra: string]: unknown;
 }
+
+/** The sandbox clock of `GET /v1/sandbox/clock` and `POST /v1/sandbox/clock/advance`. */
+export interface SandboxClock {
+  /** The merchant's sandbox time, ISO 8601. */
+  now: string;
+  [extra: string]: unknown;
+}
+
+export interface UpstreamBehaviorPreset {
+  ok: boolean;
+  upstream: string;
+  behavior: string;
+  /** Seconds of the sandbox clock until the preset reverts to `success`. */
+  expires_in: number;
+  [extra: string]: unknown;
+}
+
+export interface SandboxReset {
+  ok: boolean;
+  cleared: { merchant_webhook_deliveries: number; merchant_api_logs: number };
+  note: string;
+  [extra: string]: unknown;
+}

@@ -3,12 +3,54 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
 import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../../upstreams/types.js';
+import type { TimedProcess } from '../../jobs/types.js';
 import { presetBehavior, resetSandbox } from './service.js';
+import { advanceClaimLeaseMs, advanceClock, advanceSecondsMax, ensureClockRow, readClock } from './clock.js';
 
 const tags = ['Sandbox'];
 
-export async function sandboxRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+const ClockNow = Type.Object({
+  now: Type.String({ format: 'date-time', description: "The merchant's sandbox time (ISO 8601): real time plus every advance so far" }),
+});
+
+/**
+ * The sandbox tools. `timedProcesses` (src/background.ts) are what an advance of the clock runs:
+ * the composition root hands them in, since a module never reads the list of another's workers.
+ */
+export const sandboxRoutes = (timedProcesses: readonly TimedProcess[]) => async (app: AppInstance, ctx: ServiceContext): Promise<void> => {
   const route = router(app, ctx);
+
+  route.get('/v1/sandbox/clock', {
+    access: { scope: 'merchant:read', principal: 'merchant', sandboxOnly: true },
+    schema: {
+      summary: "Read this merchant's sandbox clock",
+      description: 'Every time-dependent rule of this sandbox merchant reads this clock (docs/clock.md). It only moves forward; token expiry, `x-timestamp`, nonces, rate limits and idempotency stay on real time.',
+      tags,
+      response: { 200: ClockNow },
+    },
+  }, async ({ principal }) => readClock(ctx, principal.merchantId));
+
+  route.post('/v1/sandbox/clock/advance', {
+    access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
+    errors: ['invalid_request', 'rate_limited'],
+    schema: {
+      summary: "Move this merchant's sandbox clock forward",
+      description: [
+        `Adds \`seconds\` (an integer from 1 to ${advanceSecondsMax}) to this merchant's sandbox time. Before it answers, every timed process `,
+        'due before the new time (expiries, locks, accruals, executors, webhook retries) has run, earliest first, as if that time had passed. ',
+        'Advances of one merchant run one at a time; `rate_limited` only when another one has held the clock for over ten minutes.',
+      ].join(''),
+      tags,
+      body: Type.Object({
+        seconds: Type.Integer({ minimum: 1, maximum: advanceSecondsMax, description: 'How far to move the clock, in seconds' }),
+      }),
+      response: { 200: ClockNow },
+    },
+  }, async ({ principal, body, idempotency, claim, replay }) => {
+    const claimed = await claim(advanceClaimLeaseMs, async (trx) => ensureClockRow(trx, principal.merchantId));
+    if ('replay' in claimed) return replay(claimed.replay);
+    return advanceClock(ctx, timedProcesses, principal.merchantId, body.seconds, idempotency);
+  });
 
   route.post('/v1/sandbox/upstream-behavior', {
     access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
@@ -58,4 +100,4 @@ export async function sandboxRoutes(app: AppInstance, ctx: ServiceContext): Prom
     await ctx.apiCallLog.flush();
     return write((trx) => resetSandbox(trx, principal.merchantId));
   });
-}
+};

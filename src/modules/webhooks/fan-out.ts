@@ -2,6 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { enqueue } from '../../jobs/queue.js';
 import { newId } from '../../platform/ids.js';
+import { scopeNowSql, type ClockScope } from '../../platform/clock.js';
 import { planFanOut, type PlannedDelivery } from './state.js';
 
 /**
@@ -25,41 +26,52 @@ export const recoveryGraceMs = 120_000;
 
 const dedupeKey = (id: string, generation: number) => `${deliverJobKind}:${id}:${generation}`;
 
-/** Queues the job that delivers one record (in the caller's transaction). One live job per record and generation. */
-export async function enqueueDelivery(trx: Db, id: string, generation: number, runAt?: Date): Promise<void> {
+/**
+ * Queues the job that delivers one record (in the caller's transaction). One live job per record
+ * and generation. The job is on the record's merchant's clock (a sandbox merchant's own time).
+ */
+export async function enqueueDelivery(trx: Db, id: string, generation: number, clock: ClockScope, runAt?: Date): Promise<void> {
   await enqueue(trx, {
     kind: deliverJobKind,
     payload: { delivery_id: id, generation },
     dedupeKey: dedupeKey(id, generation),
     maxAttempts: deliverJobRunsMax,
+    clock,
     ...(runAt ? { runAt } : {}),
   });
 }
 
-/** Inserts planned records (bound ones `pending`, due now, with a job each); returns how many were new. */
-export async function insertDeliveries(trx: Transaction<Database>, plan: readonly PlannedDelivery[], now: Date): Promise<number> {
+/**
+ * Inserts planned records (bound ones `pending`, due now, with a job each); returns how many were
+ * new. Each record's times are its merchant's time (the database's clock plus a sandbox offset).
+ */
+export async function insertDeliveries(trx: Transaction<Database>, plan: readonly PlannedDelivery[]): Promise<number> {
   let created = 0;
   // Bounded chunks: at most 500 rows per statement.
   for (let i = 0; i < plan.length; i += 500) {
-    const rows = plan.slice(i, i + 500).map((p) => ({
-      id: newId('whd'),
-      merchant_id: p.merchantId,
-      environment: p.environment as 'sandbox',
-      event_id: p.eventId,
-      event_type: p.eventType,
-      endpoint_id: p.endpointId,
-      status: p.endpointId === null ? ('no_subscriber' as const) : ('pending' as const),
-      next_attempt_at: p.endpointId === null ? null : now,
-      lease_until: null,
-      updated_at: now,
-    }));
+    const rows = plan.slice(i, i + 500).map((p) => {
+      const now = scopeNowSql(p.merchantId, p.environment);
+      return {
+        id: newId('whd'),
+        merchant_id: p.merchantId,
+        environment: p.environment as 'sandbox',
+        event_id: p.eventId,
+        event_type: p.eventType,
+        endpoint_id: p.endpointId,
+        status: p.endpointId === null ? ('no_subscriber' as const) : ('pending' as const),
+        next_attempt_at: p.endpointId === null ? null : now,
+        lease_until: null,
+        created_at: now,
+        updated_at: now,
+      };
+    });
     const inserted = await trx
       .insertInto('webhook_deliveries')
       .values(rows)
       .onConflict((oc) => oc.doNothing())
-      .returning(['id', 'endpoint_id', 'generation'])
+      .returning(['id', 'endpoint_id', 'generation', 'merchant_id', 'environment'])
       .execute();
-    for (const r of inserted) if (r.endpoint_id !== null) await enqueueDelivery(trx, r.id, r.generation);
+    for (const r of inserted) if (r.endpoint_id !== null) await enqueueDelivery(trx, r.id, r.generation, { merchantId: r.merchant_id, environment: r.environment });
     created += inserted.length;
   }
   return created;
@@ -107,7 +119,7 @@ export async function fanOutBatch(db: Kysely<Database>, batchSize = fanOutBatchE
       kept.add(ev.id);
       records += n;
     }
-    await insertDeliveries(trx, plan.filter((p) => kept.has(p.eventId)), new Date());
+    await insertDeliveries(trx, plan.filter((p) => kept.has(p.eventId)));
     const done = events.filter((e) => kept.has(e.id)).map((e) => e.seq);
     await sql`UPDATE events SET webhook_dispatched_at = now() WHERE seq = ANY(${sql.val(done)}::bigint[])`.execute(trx);
     return done.length;
@@ -120,10 +132,13 @@ export async function fanOutBatch(db: Kysely<Database>, batchSize = fanOutBatchE
  */
 export async function recoverOverdue(db: Kysely<Database>, limit = recoveryBatch): Promise<number> {
   return db.transaction().execute(async (trx) => {
-    const { rows } = await sql<{ id: string; generation: number }>`
-      SELECT d.id, d.generation FROM webhook_deliveries d
+    // next_attempt_at is on the merchant's clock: the bound on real time keeps the index range, the
+    // second condition reads each record's own merchant's time.
+    const { rows } = await sql<{ id: string; generation: number; merchant_id: string; environment: 'sandbox' | 'production' }>`
+      SELECT d.id, d.generation, d.merchant_id, d.environment FROM webhook_deliveries d
       WHERE d.status IN ('pending', 'failed')
-        AND d.next_attempt_at < now() - make_interval(secs => ${recoveryGraceMs / 1000})
+        AND d.next_attempt_at < now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval '1 millisecond' - make_interval(secs => ${recoveryGraceMs / 1000})
+        AND d.next_attempt_at < ${scopeNowSql(sql.ref('d.merchant_id'), sql.ref('d.environment'))} - make_interval(secs => ${recoveryGraceMs / 1000})
         AND (d.lease_until IS NULL OR d.lease_until < now())
         AND NOT EXISTS (
           SELECT 1 FROM jobs j WHERE j.dedupe_key = ${deliverJobKind + ':'} || d.id || ':' || d.generation AND j.status = 'pending'
@@ -134,7 +149,7 @@ export async function recoverOverdue(db: Kysely<Database>, limit = recoveryBatch
     `.execute(trx);
     for (const r of rows) {
       await trx.deleteFrom('jobs').where('dedupe_key', '=', dedupeKey(r.id, r.generation)).execute();
-      await enqueueDelivery(trx, r.id, r.generation);
+      await enqueueDelivery(trx, r.id, r.generation, { merchantId: r.merchant_id, environment: r.environment });
     }
     return rows.length;
   });

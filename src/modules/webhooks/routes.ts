@@ -65,7 +65,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     },
   }, async ({ principal, body, write }) => {
     await checkEndpointUrl(config, principal.environment, body.url);
-    return write((trx) => createEndpoint(trx, principal, body));
+    return write(async (trx) => createEndpoint(trx, principal, body, await ctx.clock.now(trx, principal)));
   });
 
   route.get('/v1/webhooks/endpoints', {
@@ -95,7 +95,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     },
   }, async ({ principal, params, body, write }) => {
     if (body.url !== undefined) await checkEndpointUrl(config, principal.environment, body.url);
-    return write((trx) => updateEndpoint(trx, principal, params.id, body));
+    return write(async (trx) => updateEndpoint(trx, principal, params.id, body, await ctx.clock.now(trx, principal)));
   });
 
   route.delete('/v1/webhooks/endpoints/:id', {
@@ -108,7 +108,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       params: IdParams('whe'),
       response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) },
     },
-  }, async ({ principal, params, write }) => write((trx) => deleteEndpoint(trx, principal, params.id)));
+  }, async ({ principal, params, write }) => write(async (trx) => deleteEndpoint(trx, principal, params.id, await ctx.clock.now(trx, principal))));
 
   route.post('/v1/webhooks/endpoints/:id/roll-secret', {
     access: { scope: 'webhooks:write', idempotency: 'required' },
@@ -135,7 +135,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     },
   }, async ({ principal, params, body, write }) => {
     const overlap = body.overlap_seconds ?? overlapSecondsDefault;
-    return write((trx) => rollSecret(trx, principal, params.id, overlap));
+    return write(async (trx) => rollSecret(trx, principal, params.id, overlap, await ctx.clock.now(trx, principal)));
   });
 
   route.get('/v1/webhooks/deliveries', {
@@ -163,7 +163,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     },
   }, async ({ principal, body, write }) =>
     write(async (trx) => {
-      const { queued, limit } = await requeueSince(trx, principal, new Date(body.since), body.status);
+      const { queued, limit } = await requeueSince(trx, principal, new Date(body.since), body.status, await ctx.clock.now(trx, principal));
       return { queued, has_more: queued >= limit };
     }));
 
@@ -177,5 +177,5 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       params: IdParams('whd'),
       response: { 200: Type.Object({ id: Type.String(), queued: Type.Literal(true) }) },
     },
-  }, async ({ principal, params, write }) => write((trx) => redeliver(trx, principal, params.id)));
+  }, async ({ principal, params, write }) => write(async (trx) => redeliver(trx, principal, params.id, await ctx.clock.now(trx, principal))));
 }

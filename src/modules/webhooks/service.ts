@@ -87,7 +87,8 @@ async function lockMerchantEndpoints(trx: Transaction<Database>, caller: Caller)
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`webhook_endpoints|${caller.merchantId}|${caller.environment}`}, 0))`.execute(trx);
 }
 
-export async function createEndpoint(trx: Transaction<Database>, caller: Caller, input: { url: string; event_types: string[] }) {
+/** `now`: the merchant's time (ctx.clock), as for every write below. */
+export async function createEndpoint(trx: Transaction<Database>, caller: Caller, input: { url: string; event_types: string[] }, now: Date) {
   const eventTypes = eventTypesOrThrow(input.event_types);
   await lockMerchantEndpoints(trx, caller);
   const { count } = await trx
@@ -101,7 +102,6 @@ export async function createEndpoint(trx: Transaction<Database>, caller: Caller,
     throw new ApiError('limit_exceeded', `At most ${endpointsPerMerchantMax} webhook endpoints per environment.`);
   }
   const secret = newSecret();
-  const now = new Date();
   const row = await trx
     .insertInto('webhook_endpoints')
     .values({
@@ -149,23 +149,25 @@ async function findEndpoint(db: Db, caller: Caller, id: string, forUpdate = fals
 }
 
 /** Naturally idempotent: a repeat on an endpoint already deleted answers the same. The secret is wiped. */
-export async function deleteEndpoint(trx: Transaction<Database>, caller: Caller, id: string) {
+export async function deleteEndpoint(trx: Transaction<Database>, caller: Caller, id: string, now: Date) {
   const row = await findEndpoint(trx, caller, id, true);
   if (!row) throw new ApiError('not_found', 'No such webhook endpoint.');
   if (row.status !== 'deleted') {
     await trx
       .updateTable('webhook_endpoints')
-      .set({ status: 'deleted', secret: '', previous_secret: null, previous_secret_expires_at: null, updated_at: new Date() })
+      .set({ status: 'deleted', secret: '', previous_secret: null, previous_secret_expires_at: null, updated_at: now })
       .where('id', '=', row.id)
       .execute();
   }
   return { id: row.id, deleted: true as const };
 }
 
-export async function updateEndpoint(trx: Transaction<Database>, caller: Caller, id: string, input: { status?: 'enabled' | 'disabled'; event_types?: string[]; url?: string }) {
+export async function updateEndpoint(
+  trx: Transaction<Database>, caller: Caller, id: string, input: { status?: 'enabled' | 'disabled'; event_types?: string[]; url?: string }, now: Date,
+) {
   const row = await findEndpoint(trx, caller, id, true);
   if (!row || row.status === 'deleted') throw new ApiError('not_found', 'No such webhook endpoint.');
-  const changes: Partial<{ url: string; event_types: string; status: 'enabled' | 'disabled'; disabled_reason: string; failing_since: null; updated_at: Date }> = { updated_at: new Date() };
+  const changes: Partial<{ url: string; event_types: string; status: 'enabled' | 'disabled'; disabled_reason: string; failing_since: null; updated_at: Date }> = { updated_at: now };
   if (input.event_types !== undefined) changes.event_types = JSON.stringify(eventTypesOrThrow(input.event_types));
   if (input.url !== undefined) changes.url = input.url;
   if (input.status === 'enabled' && row.status !== 'enabled') Object.assign(changes, { status: 'enabled', disabled_reason: '', failing_since: null });
@@ -174,12 +176,15 @@ export async function updateEndpoint(trx: Transaction<Database>, caller: Caller,
   return endpointView(updated);
 }
 
-/** A new secret, shown once; the previous one keeps signing beside it for `overlapSeconds`. Only two are ever kept. */
-export async function rollSecret(trx: Transaction<Database>, caller: Caller, id: string, overlapSeconds: number) {
+/**
+ * A new secret, shown once; the previous one keeps signing beside it for `overlapSeconds` of the
+ * merchant's time (a sandbox merchant can advance its clock past the overlap). Only two are ever kept.
+ */
+export async function rollSecret(trx: Transaction<Database>, caller: Caller, id: string, overlapSeconds: number, at: Date) {
   const row = await findEndpoint(trx, caller, id, true);
   if (!row || row.status === 'deleted') throw new ApiError('not_found', 'No such webhook endpoint.');
   const secret = newSecret();
-  const now = Date.now();
+  const now = at.getTime();
   const expires = overlapSeconds > 0 ? new Date(now + overlapSeconds * 1000) : null;
   const updated = await trx
     .updateTable('webhook_endpoints')
@@ -215,8 +220,7 @@ async function matchingEndpoints(trx: Transaction<Database>, caller: Caller, eve
 }
 
 /** Back to `pending`, due now, in a new generation (a job of the old one does nothing) and a new round of the schedule. */
-async function requeueRecord(trx: Transaction<Database>, id: string, endpointId?: string): Promise<void> {
-  const now = new Date();
+async function requeueRecord(trx: Transaction<Database>, caller: Caller, id: string, now: Date, endpointId?: string): Promise<void> {
   const row = await trx
     .updateTable('webhook_deliveries')
     .set((eb) => ({
@@ -230,11 +234,11 @@ async function requeueRecord(trx: Transaction<Database>, id: string, endpointId?
     .where('id', '=', id)
     .returning(['id', 'generation'])
     .executeTakeFirstOrThrow();
-  await enqueueDelivery(trx, row.id, row.generation);
+  await enqueueDelivery(trx, row.id, row.generation, caller);
 }
 
 /** The reference's redeliver: dead/failed queued again; no_subscriber bound to today's endpoints; others refused. */
-export async function redeliver(trx: Transaction<Database>, caller: Caller, rawId: string) {
+export async function redeliver(trx: Transaction<Database>, caller: Caller, rawId: string, now: Date) {
   const d = await trx
     .selectFrom('webhook_deliveries')
     .selectAll()
@@ -247,23 +251,22 @@ export async function redeliver(trx: Transaction<Database>, caller: Caller, rawI
   const action = redeliverAction(d.status);
   if (action === 'refuse') throw new ApiError('state_invalid', `A ${d.status} delivery cannot be redelivered.`);
   if (action === 'requeue') {
-    await requeueRecord(trx, d.id);
+    await requeueRecord(trx, caller, d.id, now);
   } else {
     const endpoints = await matchingEndpoints(trx, caller, d.event_type);
     if (endpoints.length === 0) throw new ApiError('state_invalid', 'No enabled endpoint subscribes to this event type.');
-    await requeueRecord(trx, d.id, endpoints[0]!.id);
+    await requeueRecord(trx, caller, d.id, now, endpoints[0]!.id);
     const rest = endpoints.slice(1).map((e) => ({
       eventId: d.event_id, eventType: d.event_type, merchantId: d.merchant_id, environment: d.environment, endpointId: e.id,
     }));
-    await insertDeliveries(trx, rest, new Date());
+    await insertDeliveries(trx, rest);
   }
   return { id: d.id, queued: true as const };
 }
 
 /** Every failed and/or dead record created since `since`, oldest first, at most `requeueBatchMax` per call. */
-export async function requeueSince(trx: Transaction<Database>, caller: Caller, since: Date, status?: 'failed' | 'dead') {
+export async function requeueSince(trx: Transaction<Database>, caller: Caller, since: Date, status: 'failed' | 'dead' | undefined, now: Date) {
   const statuses = status ? [status] : ['failed', 'dead'];
-  const now = new Date();
   const { rows } = await sql<{ id: string; generation: number }>`
     UPDATE webhook_deliveries SET status = 'pending', generation = generation + 1, round_attempts = 0, next_attempt_at = ${now}, updated_at = ${now}
     WHERE id IN (
@@ -276,6 +279,6 @@ export async function requeueSince(trx: Transaction<Database>, caller: Caller, s
     )
     RETURNING id, generation
   `.execute(trx);
-  for (const r of rows) await enqueueDelivery(trx, r.id, r.generation);
+  for (const r of rows) await enqueueDelivery(trx, r.id, r.generation, caller);
   return { queued: rows.length, limit: requeueBatchMax };
 }

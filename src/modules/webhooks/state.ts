@@ -29,12 +29,17 @@ export type ClaimDecision =
   | { kind: 'endpoint_unavailable'; reason: string }
   | { kind: 'attempt' };
 
-/** What a delivery job should do with the record it was queued for. */
-export function decideClaim(d: DeliveryState | undefined, endpointStatus: EndpointStatus | undefined, jobGeneration: number, now: Date): ClaimDecision {
+/**
+ * What a delivery job should do with the record it was queued for. `now` is the merchant's time
+ * (next_attempt_at is on its clock); `realNow` is real time, which the attempt lease is on.
+ */
+export function decideClaim(
+  d: DeliveryState | undefined, endpointStatus: EndpointStatus | undefined, jobGeneration: number, now: Date, realNow: Date = now,
+): ClaimDecision {
   if (!d) return { kind: 'stale' };
   if (d.generation !== jobGeneration) return { kind: 'stale' };
   if (d.status !== 'pending' && d.status !== 'failed') return { kind: 'stale' };
-  if (d.lease_until && d.lease_until.getTime() > now.getTime()) return { kind: 'wait', ms: d.lease_until.getTime() - now.getTime() + 10 };
+  if (d.lease_until && d.lease_until.getTime() > realNow.getTime()) return { kind: 'wait', ms: d.lease_until.getTime() - realNow.getTime() + 10 };
   if (endpointStatus !== 'enabled') return { kind: 'endpoint_unavailable', reason: `endpoint ${endpointStatus ?? 'missing'}` };
   if (d.next_attempt_at && d.next_attempt_at.getTime() > now.getTime()) return { kind: 'wait', ms: d.next_attempt_at.getTime() - now.getTime() };
   return { kind: 'attempt' };

@@ -1,0 +1,170 @@
+/**
+ * The sandbox clock's two calls (extensions 8; design in docs/clock.md): reading a merchant's
+ * time, and advancing it while every timed process that falls due on the way runs, in order.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { ServiceContext } from '../../service-context.js';
+import type { TimedProcess } from '../../jobs/types.js';
+import { reportFailure } from '../../jobs/failures.js';
+import { raiseSandboxOffset, type ClockScope } from '../../platform/clock.js';
+import { ApiError } from '../../platform/errors.js';
+import type { IdempotencyContext } from '../../platform/request-context.js';
+
+/** The largest advance of one call, in seconds (365 days). */
+export const advanceSecondsMax = 31_536_000;
+/** Distinct due times one advance steps through; past it the clock jumps to the target (logged). */
+export const advanceStepsMax = 10_000;
+/** How long one advance holds its merchant's clock before another process may take it; renewed at every step. */
+export const advanceLeaseMs = 10 * 60_000;
+/** How long an advance waits for another advance of the same merchant to finish, in milliseconds. */
+export const advanceWaitMaxMs = advanceLeaseMs + 30_000;
+/** How often a waiting advance looks whether the clock is free, in milliseconds. */
+export const advanceWaitPollMs = 100;
+/**
+ * How long the idempotency key of an advance is held while it runs: the wait for another advance
+ * and a long run of timed processes. A retry with the key meanwhile answers 409 `idempotency_in_progress`.
+ */
+export const advanceClaimLeaseMs = advanceWaitMaxMs + 30 * 60_000;
+
+const sandboxScope = (merchantId: string): ClockScope => ({ merchantId, environment: 'sandbox' });
+
+/** GET /v1/sandbox/clock: the merchant's sandbox time. */
+export async function readClock(ctx: ServiceContext, merchantId: string) {
+  return { now: (await ctx.clock.now(ctx.db, sandboxScope(merchantId))).toISOString() };
+}
+
+/** The row an advance locks; made in the advance's first transaction (under the key's claim). */
+export async function ensureClockRow(db: Kysely<Database>, merchantId: string): Promise<void> {
+  await sql`INSERT INTO sandbox_clocks (merchant_id) VALUES (${merchantId}) ON CONFLICT (merchant_id) DO NOTHING`.execute(db);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One advance of a merchant at a time: in this process a chain of promises per merchant, across
+// processes a lease on the merchant's clock row (a lease, not a row lock held in a transaction:
+// the embedded database has one connection, and the advance runs the processes' own transactions
+// while it holds the clock).
+
+const chains = new Map<string, Promise<unknown>>();
+
+/** Runs `work` after every earlier advance of the merchant in this process has finished. */
+async function serialised<T>(merchantId: string, work: () => Promise<T>): Promise<T> {
+  const before = chains.get(merchantId) ?? Promise.resolve();
+  const run = before.then(work, work);
+  const tail = run.catch(() => undefined);
+  chains.set(merchantId, tail);
+  try {
+    return await run;
+  } finally {
+    if (chains.get(merchantId) === tail) chains.delete(merchantId);
+  }
+}
+
+async function takeLease(db: Kysely<Database>, merchantId: string): Promise<boolean> {
+  const { rows } = await sql`
+    UPDATE sandbox_clocks SET advance_lease_until = now() + make_interval(secs => ${advanceLeaseMs / 1000})
+    WHERE merchant_id = ${merchantId} AND (advance_lease_until IS NULL OR advance_lease_until < now())
+    RETURNING merchant_id
+  `.execute(db);
+  return rows.length === 1;
+}
+
+async function renewLease(db: Kysely<Database>, merchantId: string): Promise<void> {
+  await sql`UPDATE sandbox_clocks SET advance_lease_until = now() + make_interval(secs => ${advanceLeaseMs / 1000}) WHERE merchant_id = ${merchantId}`.execute(db);
+}
+
+async function releaseLease(db: Kysely<Database>, merchantId: string): Promise<void> {
+  await sql`UPDATE sandbox_clocks SET advance_lease_until = NULL WHERE merchant_id = ${merchantId}`.execute(db);
+}
+
+/** Waits (bounded) until this call holds the merchant's clock; another process's advance may hold it. */
+async function acquireLease(ctx: ServiceContext, merchantId: string, idem: IdempotencyContext): Promise<void> {
+  await ensureClockRow(ctx.db, merchantId);
+  const deadline = ctx.clock.real().getTime() + advanceWaitMaxMs;
+  while (!(await takeLease(ctx.db, merchantId))) {
+    if (ctx.clock.real().getTime() >= deadline) {
+      idem.noStore = true; // not a result: the same key may be retried
+      throw new ApiError('rate_limited', 'Another advance of this sandbox clock is still running; retry later.', {}, { 'retry-after': '30' });
+    }
+    await new Promise((resolve) => setTimeout(resolve, advanceWaitPollMs));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * POST /v1/sandbox/clock/advance after its key is claimed: moves the merchant's clock forward by
+ * `seconds`, stepping it to each time at which a timed process falls due (earliest first) and
+ * running what is due there, so that when it answers every process has run as if that time had
+ * passed. Answers the new time.
+ */
+export async function advanceClock(
+  ctx: ServiceContext, processes: readonly TimedProcess[], merchantId: string, seconds: number, idem: IdempotencyContext,
+) {
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > advanceSecondsMax) {
+    throw new ApiError('invalid_request', `seconds must be an integer from 1 to ${advanceSecondsMax}.`);
+  }
+  return serialised(merchantId, async () => {
+    await acquireLease(ctx, merchantId, idem);
+    const scope = sandboxScope(merchantId);
+    try {
+      const targetOffset = (await ctx.clock.offsetMs(ctx.db, scope)) + BigInt(seconds) * 1000n;
+      await runUntil(ctx, processes, scope, targetOffset);
+      await raiseSandboxOffset(ctx.db, merchantId, targetOffset);
+      return { now: (await ctx.clock.now(ctx.db, scope)).toISOString() };
+    } finally {
+      await releaseLease(ctx.db, merchantId);
+    }
+  });
+}
+
+/** The processes that answer a due time, earliest first (list order among equals), up to `until`. */
+async function dueProcesses(
+  db: Kysely<Database>, processes: readonly TimedProcess[], scope: ClockScope, skipped: ReadonlySet<string>, until: number,
+): Promise<Array<{ process: TimedProcess; due: number }>> {
+  const due: Array<{ process: TimedProcess; due: number }> = [];
+  for (const process of processes) {
+    if (skipped.has(process.name)) continue;
+    const at = await process.nextDue(db, scope);
+    if (at !== null && at.getTime() <= until) due.push({ process, due: at.getTime() });
+  }
+  return due.sort((a, b) => a.due - b.due); // stable: list order among equal times
+}
+
+/**
+ * The steps of one advance. At each step: the earliest due time of any process (up to the
+ * target), the clock raised to it, and every process due by then run in list order. A process
+ * that throws, or that is still due at the time it just ran at (it broke the TimedProcess
+ * contract), is logged and left out for the rest of this advance; its background worker still
+ * takes it up.
+ */
+async function runUntil(ctx: ServiceContext, processes: readonly TimedProcess[], scope: ClockScope, targetOffset: bigint): Promise<void> {
+  const skipped = new Set<string>();
+  for (let step = 0; step < advanceStepsMax; step++) {
+    const target = ctx.clock.real().getTime() + Number(targetOffset);
+    const due = await dueProcesses(ctx.db, processes, scope, skipped, target);
+    if (due.length === 0) return;
+    const stepAt = due[0]!.due;
+    // Real time keeps moving: the offset that makes the merchant's time reach stepAt now, never past the target.
+    const needed = BigInt(stepAt - ctx.clock.real().getTime());
+    if (needed > 0n) await raiseSandboxOffset(ctx.db, scope.merchantId, needed < targetOffset ? needed : targetOffset);
+    await renewLease(ctx.db, scope.merchantId);
+    const now = await ctx.clock.now(ctx.db, scope);
+    for (const { process } of due.filter((d) => d.due <= now.getTime())) {
+      try {
+        await process.runDue(ctx, scope, now);
+        const next = await process.nextDue(ctx.db, scope);
+        if (next !== null && next.getTime() <= now.getTime()) {
+          skipped.add(process.name);
+          ctx.log.warn({ process: process.name, merchant_id: scope.merchantId, due: next.toISOString(), now: now.toISOString() },
+            'sandbox clock: a timed process is still due after it ran; left to its background worker for the rest of this advance');
+        }
+      } catch (err) {
+        skipped.add(process.name);
+        reportFailure(ctx, { job: `sandbox.clock.${process.name}` }, err,
+          'sandbox clock: a timed process failed during an advance; left to its background worker');
+      }
+    }
+  }
+  ctx.log.warn({ merchant_id: scope.merchantId, steps: advanceStepsMax }, 'sandbox clock: an advance reached its step bound; the clock jumps to its target');
+}
