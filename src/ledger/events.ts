@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import { newId } from '../platform/ids.js';
+import { scopeNowSql } from '../platform/clock.js';
 
 export interface EventInput {
   merchantId: string;
@@ -41,6 +42,8 @@ export async function recordEvent(trx: Transaction<Database> | Kysely<Database>,
       status: event.status,
       status_version: event.statusVersion,
       livemode: event.environment === 'production',
+      // The merchant's time (a sandbox merchant's own clock): the envelope's created_at.
+      created_at: scopeNowSql(event.merchantId, event.environment) as unknown as Date,
     })
     .execute();
   return id;

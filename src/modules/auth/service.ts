@@ -39,7 +39,8 @@ export async function exchangeWithLimits(
 ): Promise<TokenExchangeResult> {
   const scale = ctx.config.rateLimitScale;
   const attempt = await consume(ctx.db, `ip:${sourceSubject(input.clientIp)}`, 'token_exchange_failures', exchangeFailuresPerMinute * scale);
-  const now = new Date();
+  // Real time: token expiry is a request-security window, which the sandbox clock never moves (extensions 8).
+  const now = ctx.clock.real();
   const key = await verifyCredentials(ctx.db, input.clientId, input.apiKey, now);
   await refund(ctx.db, attempt);
   await consume(ctx.db, `key:${key.key_id}`, 'token_exchange', rateLimitsPerMinute.token_exchange * scale);

@@ -2,6 +2,7 @@ import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { DepositsTable } from './tables.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
+import { scopeNowSql } from '../../platform/clock.js';
 
 /** Reads and writes of the deposits table. */
 
@@ -15,11 +16,11 @@ export interface Caller {
   memberId?: string;
 }
 
-/** The new row, or undefined when the merchant already reported this tx_hash for this asset. */
+/** The new row, or undefined when the merchant already reported this tx_hash for this asset. Created at the merchant's time. */
 export async function insertDeposit(trx: Transaction<Database>, values: Insertable<DepositsTable>): Promise<Row | undefined> {
   return trx
     .insertInto('deposits')
-    .values(values)
+    .values({ created_at: scopeNowSql(values.merchant_id, values.environment) as unknown as Date, ...values })
     .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'asset', 'tx_hash']).doNothing())
     .returningAll()
     .executeTakeFirst();

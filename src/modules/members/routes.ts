@@ -16,7 +16,7 @@ export async function memberRoutes(app: AppInstance, ctx: ServiceContext): Promi
     errors: memberErrors.create,
     schema: { summary: 'Create a member', tags, body: CreateMemberBody, response: { 201: Member } },
   }, async ({ principal, body, write }) =>
-    write((trx) => createMember(trx, principal.merchantId, principal.environment, body.external_member_id, body.profile ?? {})));
+    write(async (trx) => createMember(trx, principal.merchantId, principal.environment, body.external_member_id, body.profile ?? {}, await ctx.clock.now(trx, principal))));
 
   route.get('/v1/members/:id', {
     access: { scope: 'members:read' },
@@ -34,7 +34,7 @@ export async function memberRoutes(app: AppInstance, ctx: ServiceContext): Promi
       params: MemberIdParams,
       response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('suspended') }) },
     },
-  }, async ({ principal, params, write }) => write((trx) => suspendMember(trx, principal.merchantId, principal.environment, params.id)));
+  }, async ({ principal, params, write }) => write(async (trx) => suspendMember(trx, principal.merchantId, principal.environment, params.id, await ctx.clock.now(trx, principal))));
 
   route.post('/v1/members/:id/sessions/revoke', {
     access: { scope: 'members:write', idempotency: 'required' },
@@ -46,5 +46,5 @@ export async function memberRoutes(app: AppInstance, ctx: ServiceContext): Promi
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'external_member_id only' }) }),
       response: { 200: Type.Object({ id: Type.String(), revoked: Type.Literal(true) }) },
     },
-  }, async ({ principal, params, write }) => write((trx) => revokeSessions(trx, principal.merchantId, principal.environment, params.id)));
+  }, async ({ principal, params, write }) => write(async (trx) => revokeSessions(trx, principal.merchantId, principal.environment, params.id, await ctx.clock.now(trx, principal))));
 }

@@ -1,4 +1,5 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { scopeNowSql } from '../../platform/clock.js';
 import type { Database, Environment } from '../../db/schema.js';
 import type { MembersTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
@@ -26,7 +27,8 @@ export function memberView(m: Selectable<MembersTable>) {
   };
 }
 
-export async function createMember(trx: Db, merchantId: string, environment: Environment, externalId: string, profile: Record<string, unknown>) {
+/** `now`: the merchant's time (ctx.clock), as for the writes below. */
+export async function createMember(trx: Db, merchantId: string, environment: Environment, externalId: string, profile: Record<string, unknown>, now: Date) {
   const row = await trx
     .insertInto('members')
     .values({
@@ -36,7 +38,8 @@ export async function createMember(trx: Db, merchantId: string, environment: Env
       external_member_id: externalId,
       profile: JSON.stringify(profile),
       sessions_revoked_at: null,
-      updated_at: new Date(),
+      created_at: now,
+      updated_at: now,
     })
     .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'external_member_id']).doNothing())
     .returningAll()
@@ -51,21 +54,21 @@ export async function getMember(db: Db, merchantId: string, environment: Environ
   return row;
 }
 
-export async function suspendMember(trx: Db, merchantId: string, environment: Environment, id: string) {
+export async function suspendMember(trx: Db, merchantId: string, environment: Environment, id: string, now: Date) {
   const member = await getMember(trx, merchantId, environment, id);
-  await trx.updateTable('members').set({ status: 'suspended', updated_at: new Date() }).where('id', '=', member.id).execute();
+  await trx.updateTable('members').set({ status: 'suspended', updated_at: now }).where('id', '=', member.id).execute();
   return { id: member.id, status: 'suspended' as const };
 }
 
 const internalIdShape = /^mem_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Signs a member out everywhere: sessions and hosted-screen links issued before now are void. */
-export async function revokeSessions(trx: Db, merchantId: string, environment: Environment, externalId: string) {
+export async function revokeSessions(trx: Db, merchantId: string, environment: Environment, externalId: string, now: Date) {
   // The reference accepts only the external id here; the internal form is refused like an unknown member.
   if (internalIdShape.test(externalId)) throw new ApiError('member_not_found');
   const row = await trx
     .updateTable('members')
-    .set({ sessions_revoked_at: new Date(), updated_at: new Date() })
+    .set({ sessions_revoked_at: now, updated_at: now })
     .where('merchant_id', '=', merchantId)
     .where('environment', '=', environment)
     .where('external_member_id', '=', externalId)
@@ -78,7 +81,7 @@ export async function revokeSessions(trx: Db, merchantId: string, environment: E
 export async function reviewKyc(db: Db, memberId: string, decision: 'approved' | 'rejected', level: 1 | 2 | undefined) {
   const row = await db
     .updateTable('members')
-    .set({ kyc_level: decision === 'approved' ? (level ?? 1) : 0, updated_at: new Date() })
+    .set({ kyc_level: decision === 'approved' ? (level ?? 1) : 0, updated_at: scopeNowSql(sql.ref('merchant_id'), sql.ref('environment')) })
     .where('id', '=', memberId)
     .returning(['id', 'kyc_level'])
     .executeTakeFirst();

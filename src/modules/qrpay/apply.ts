@@ -12,6 +12,10 @@ import { externalIdOf } from './queries.js';
 import { qrpayCompleteLines, qrpayEntryKinds, qrpayFailLines, qrpayReferenceType, qrpayRefundLines } from './rules.js';
 import { isOpen, openStatuses, recheckDelayMs, type Decision, type FailureReason } from './state.js';
 import type { QrOrderRow } from './tables.js';
+import { scopeNowSql } from '../../platform/clock.js';
+
+/** The order's merchant's time (a sandbox merchant's own clock), for the order's timestamps in an UPDATE of it. */
+const orderNow = () => scopeNowSql(sql.ref('merchant_id'), sql.ref('environment'));
 
 /** Re-queries after which an order still open raises one `upstream.reconciliation_stalled` alert. */
 export const reconcileStalledAfterChecks = 20;
@@ -68,7 +72,7 @@ async function moveTo(trx: Transaction<Database>, id: string, to: TerminalStatus
   const move = terminalMoves[to];
   const claimed = await trx
     .updateTable('qrpay_orders')
-    .set((eb) => ({ ...fields, status: to, status_version: eb('status_version', '+', 1), [move.at]: new Date(), updated_at: new Date() }))
+    .set((eb) => ({ ...fields, status: to, status_version: eb('status_version', '+', 1), [move.at]: orderNow(), updated_at: orderNow() }))
     .where('id', '=', id)
     .where('status', 'in', [...move.from])
     .returningAll()
@@ -92,7 +96,7 @@ async function suspendIn(trx: Transaction<Database>, id: string, d: Extract<Deci
   // Ours, not the caller's: status_version (which orders the caller's view) does not move.
   const claimed = await trx
     .updateTable('qrpay_orders')
-    .set({ status: 'suspended', upstream_outcome: 'accepted', ...providerFields(d), updated_at: new Date() })
+    .set({ status: 'suspended', upstream_outcome: 'accepted', ...providerFields(d), updated_at: orderNow() })
     .where('id', '=', id)
     .where('status', '=', 'processing')
     .returningAll()
@@ -128,7 +132,7 @@ async function applyIn(trx: Transaction<Database>, id: string, decision: Decisio
     case 'wait': {
       let q = trx
         .updateTable('qrpay_orders')
-        .set({ upstream_outcome: decision.outcome, ...providerFields(decision), updated_at: new Date() })
+        .set({ upstream_outcome: decision.outcome, ...providerFields(decision), updated_at: orderNow() })
         .where('id', '=', id)
         .where('status', 'in', openStatuses);
       // A late call answer never overwrites what a query has learnt since.

@@ -57,6 +57,7 @@ async function openOrder(
   if (!asset) throw new ApiError('qr_code_invalid', `The ${scheme.name} scheme cannot be paid in ${decoded.currency}.`);
   if (input.asset.toUpperCase() !== asset.code) throw new ApiError('asset_not_allowed', `This QR code is paid in ${asset.code}.`);
   const amount = amountToPay(decoded, asset.scale, input.amount);
+  const now = await ctx.clock.now(trx, caller);
 
   const order = await trx
     .insertInto('qrpay_orders')
@@ -81,14 +82,17 @@ async function openOrder(
       provider_order_id: null,
       provider_status: null,
       failure_reason: null,
-      call_started_at: new Date(),
-      // Should this process stop during the call, reconciliation takes the order over.
+      // Real time: it dates the provider call itself, whose deadline is real (provider.ts#callInFlight).
+      call_started_at: ctx.clock.real(),
+      // Should this process stop during the call, reconciliation takes the order over. Reconciliation
+      // asks the provider on real time: the provider's own clock is real, whatever the sandbox clock says.
       next_check_at: sql<Date>`now() + make_interval(secs => ${(ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000})` as unknown as Date,
       last_checked_at: null,
       completed_at: null,
       failed_at: null,
       refunded_at: null,
-      updated_at: new Date(),
+      created_at: now,
+      updated_at: now,
     })
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -15,7 +15,10 @@ export function safely<T extends CallOutcome | StatusOutcome | QrCheckOutcome>(c
   return withDeadline(ctx.config.upstreamCallTimeoutMs, call);
 }
 
-/** Whether the order's payment call may still be running (its deadline has not passed). */
+/**
+ * Whether the order's payment call may still be running (its deadline has not passed). Real time,
+ * not the merchant's clock: it is about a network call in flight, which an advance does not end.
+ */
 export function callInFlight(ctx: ServiceContext, order: QrOrderRow): boolean {
-  return order.upstream_outcome === 'pending' && Date.now() - new Date(order.call_started_at).getTime() < ctx.config.upstreamCallTimeoutMs;
+  return order.upstream_outcome === 'pending' && ctx.clock.real().getTime() - new Date(order.call_started_at).getTime() < ctx.config.upstreamCallTimeoutMs;
 }

@@ -25,8 +25,10 @@ export async function findByKey(trx: Transaction<Database>, caller: Caller, key:
     .where('merchant_id', '=', caller.merchantId)
     .where('environment', '=', caller.environment)
     .where('idempotency_key', '=', key)
-    // The idempotency window: after 24 hours a key is new.
-    .where('created_at', '>', sql<Date>`now() - interval '24 hours'`)
+    // The idempotency window: after 24 hours of real time a key is new (extensions 8: the sandbox
+    // clock does not move it). created_at is on the merchant's clock; the call started, in real
+    // time, in the transaction that created the order.
+    .where('call_started_at', '>', sql<Date>`now() - interval '24 hours'`)
     .orderBy('seq', 'desc')
     .executeTakeFirst();
 }

@@ -20,7 +20,8 @@ export const reconcileJobName = 'qrpay.reconcile';
 export async function reconcileOrder(ctx: ServiceContext, order: QrOrderRow): Promise<QrOrderRow> {
   if (!isOpen(order.status) || callInFlight(ctx, order)) return order;
   const answer = await safely(ctx, () => ctx.upstreams.qrpay.status(callOf(order), order.id));
-  const callAgeMs = Date.now() - new Date(order.call_started_at).getTime();
+  // Real time, like the call it measures (the provider's not-found grace runs on the provider's clock).
+  const callAgeMs = ctx.clock.real().getTime() - new Date(order.call_started_at).getTime();
   const decision = decideOnQuery({ status: order.status, upstreamOutcome: order.upstream_outcome, callAgeMs }, answer, ctx.config.upstreamNotFoundGraceMs);
   return applyDecision(ctx, order.id, decision, 'query');
 }

@@ -3,6 +3,7 @@ import type { Database, Environment } from '../../db/schema.js';
 import type { WithdrawalsTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { scopeNowSql } from '../../platform/clock.js';
 import {
   entryKinds, formatAmount, minorFromDb, parseAmount, postEntryOrRefuse, recordEvent,
   withdrawalConfirmLines, withdrawalFailLines, withdrawalLockLines,
@@ -85,7 +86,8 @@ export async function createWithdrawal(trx: Transaction<Database>, caller: Calle
       fee: network.withdrawalFee.toString(),
       status: 'locked',
       status_version: 1,
-      updated_at: new Date(),
+      created_at: scopeNowSql(caller.merchantId, caller.environment) as unknown as Date,
+      updated_at: scopeNowSql(caller.merchantId, caller.environment) as unknown as Date,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -121,7 +123,7 @@ async function advance(trx: Transaction<Database>, caller: Caller, id: string, a
   const target = action === 'confirm' ? 'settled' : 'failed';
   const claimed = await trx
     .updateTable('withdrawals')
-    .set((eb) => ({ status: target, status_version: eb('status_version', '+', 1), updated_at: new Date() }))
+    .set((eb) => ({ status: target, status_version: eb('status_version', '+', 1), updated_at: scopeNowSql(caller.merchantId, caller.environment) }))
     .where('id', '=', existing.id)
     .where('status', '=', 'locked')
     .returningAll()
