@@ -1,7 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
@@ -379,8 +378,8 @@ describe('QR payments', () => {
     const row = await service.ctx.db.selectFrom('upstream_behaviors').selectAll().where('merchant_id', '=', a.merchantId).executeTakeFirstOrThrow();
     const ttl = (new Date(row.expires_at).getTime() - new Date(row.created_at).getTime()) / 1000;
     assert.ok(Math.abs(ttl - 3600) < 2, `expires after ${ttl} s`);
-    // An hour passes.
-    await service.ctx.db.updateTable('upstream_behaviors').set({ expires_at: sql<Date>`now() - interval '1 second'` as unknown as Date }).where('merchant_id', '=', a.merchantId).execute();
+    // An hour passes on a's sandbox clock.
+    await a.client.sandbox.advanceClock(3600);
     assert.equal((await pay(a.client, ma.external, { qr_code: payNow({ amount: '1' }), asset: 'SGD' })).body.status, 'completed');
     await service.workers.tick();
     const left = await service.ctx.db.selectFrom('upstream_behaviors').select('merchant_id').where('merchant_id', '=', a.merchantId).execute();

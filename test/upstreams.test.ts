@@ -1,7 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { activeBehavior, setBehavior } from '../src/upstreams/behaviors.js';
@@ -14,6 +13,7 @@ import { SimulatedQrPay } from '../src/upstreams/qrpay.js';
 import { SimulatedRemittance, nextBusinessDay } from '../src/upstreams/remittance.js';
 import type { SimulatedProvider } from '../src/upstreams/simulator.js';
 import { loadConfig } from '../src/platform/config.js';
+import { addSandboxOffset } from '../src/platform/clock.js';
 import { admin, createKey, clientFor, createMerchant, newMerchantClient, startTestService } from './support/service.js';
 
 async function expectCode(promise: Promise<unknown>, code: string, status?: number) {
@@ -142,7 +142,8 @@ describe('upstream simulators', () => {
     assert.equal((await chain.move(a, `req_${randomUUID()}`)).kind, 'accepted', 'another upstream');
     assert.equal(await activeBehavior(service.ctx.db, { ...a, environment: 'production' }, 'card'), 'success');
     assert.equal((await card.move({ ...a, environment: 'production' }, `req_${randomUUID()}`)).kind, 'accepted', 'production ignores presets');
-    await service.ctx.db.updateTable('upstream_behaviors').set({ expires_at: sql<Date>`now() - interval '1 second'` as unknown as Date }).where('merchant_id', '=', a.merchantId).execute();
+    // An hour and a second pass on a's sandbox clock.
+    await addSandboxOffset(service.ctx.db, a.merchantId, 3_601_000n);
     assert.equal(await activeBehavior(service.ctx.db, a, 'card'), 'success');
     assert.equal((await card.move(a, `req_${randomUUID()}`)).kind, 'accepted');
   });

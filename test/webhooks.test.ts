@@ -200,8 +200,10 @@ describe('webhooks', () => {
       assert.deepEqual(inspected.body.attempt_log.map((a: any) => [a.attempt, a.outcome, a.http_status]), [[1, 'failed', 500]]);
       assert.equal((await admin(service, 'GET', `/admin/v1/webhooks/deliveries/whd_${randomUUID()}`)).status, 404);
 
-      await pump(async () => (await deliveries(client))[0]!.status === 'dead');
+      // The sandbox clock passes the three retries (no waiting): they have run when the advance answers.
+      await client.sandbox.advanceClock(1);
       const [dead] = await deliveries(client);
+      assert.equal(dead!.status, 'dead');
       assert.equal(dead!.attempts, 4, 'schedule 50,50,50: four attempts, then dead');
       assert.equal(dead!.next_attempt_at, '');
       assert.equal(receiver.received.length, 4);
@@ -324,8 +326,12 @@ describe('webhooks', () => {
       await deposit(client, 'streak');
       await pump(async () => (await deliveries(client))[0]?.status === 'failed');
       assert.equal((await client.webhooks.listEndpoints())[0]!.status, 'enabled', 'one failure is no reason');
-      // The streak began more than three days ago (time is moved, not waited for).
-      await service.ctx.db.updateTable('webhook_endpoints').set({ failing_since: new Date(Date.now() - 3 * 86_400_000 - 1000) }).where('id', '=', ep.id).execute();
+      // Three days pass on the merchant's clock (not waited for): the retries run out on the way, at its start.
+      await client.sandbox.advanceClock(3 * 86_400);
+      assert.equal((await deliveries(client))[0]!.status, 'dead');
+      assert.equal((await client.webhooks.listEndpoints())[0]!.status, 'enabled', 'no attempt has failed since');
+      // The next failure comes three days into the streak: the endpoint is disabled.
+      await deposit(client, 'streak');
       await pump(async () => (await client.webhooks.listEndpoints())[0]!.status === 'disabled');
       assert.equal((await client.webhooks.listEndpoints())[0]!.disabled_reason, 'failing');
       const alert = await service.ctx.db.selectFrom('operator_alerts').selectAll().where('merchant_id', '=', merchantId).executeTakeFirstOrThrow();
