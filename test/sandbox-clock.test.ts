@@ -223,6 +223,27 @@ describe('sandbox clock', () => {
     }
   });
 
+  it('dates what a merchant sees on its own clock: members, deposits, withdrawals, QR orders', async () => {
+    const ahead = await newMerchantClient(service);
+    const plain = await newMerchantClient(service);
+    await ahead.client.sandbox.advanceClock(2 * 86_400);
+    const dates = async (client: MerchantWalletClient) => {
+      const external = `dt-${randomUUID().slice(0, 8)}`;
+      const member = await client.members.create({ external_member_id: external });
+      const deposit = await client.deposits.create({ member_id: external, asset: 'SGD', amount: '50.00', tx_hash: `bank-${randomUUID()}` });
+      await client.deposits.create({ member_id: external, asset: 'USDT', amount: '50', tx_hash: `0x${randomUUID()}` });
+      const withdrawal = await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '10' }, { onBehalfOf: external });
+      await client.withdrawals.confirm(withdrawal.id);
+      const settled = await client.withdrawals.get(withdrawal.id);
+      const order = await client.request<any>({ method: 'POST', path: '/v1/qrpay/payments', body: { qr_code: payNow({ amount: '1' }), asset: 'SGD' }, onBehalfOf: external });
+      assert.equal(order.status, 'completed');
+      return [member.created_at, deposit.created_at, withdrawal.created_at, settled.updated_at, order.created_at, order.updated_at].map(String);
+    };
+    const now = (client: MerchantWalletClient) => client.sandbox.clock().then((c) => c.now);
+    for (const at of await dates(ahead.client)) assert.ok(Math.abs(seconds(at, await now(ahead.client))) < 30, `${at} is the advanced merchant's time`);
+    for (const at of await dates(plain.client)) assert.ok(Math.abs(Date.parse(at) - Date.now()) < 30_000, `${at} is real time for a merchant never advanced`);
+  });
+
   it('ends an upstream preset after 3600 s of the merchant\'s clock', async () => {
     const { client } = await newMerchantClient(service);
     const external = `clk-${randomUUID().slice(0, 8)}`;

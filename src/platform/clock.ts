@@ -71,7 +71,8 @@ export async function raiseSandboxOffset(db: Db, merchantId: string, ms: bigint)
  * The scope's time as a SQL expression, for statements that compare or compute on the database's
  * side (`expires_at > ${scopeNowSql(...)}`): the database's `now()` plus the merchant's sandbox
  * offset. Pass values, or column references (`sql.ref('d.merchant_id')`) to read each row's own
- * merchant's time in a statement over many merchants.
+ * merchant's time in a statement over many merchants. A reference must name its table: a bare
+ * `merchant_id` would mean the subquery's own `sandbox_clocks.merchant_id`.
  */
 export function scopeNowSql(merchantId: string | RawBuilder<unknown>, environment: string | RawBuilder<unknown>): RawBuilder<Date> {
   const m = typeof merchantId === 'string' ? sql.val(merchantId) : merchantId;

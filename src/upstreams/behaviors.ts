@@ -63,5 +63,5 @@ export async function clearBehaviors(db: Db, merchantId: string, upstream?: Upst
 
 /** Deletes presets past their expiry on their merchant's clock (they are already ignored); housekeeping. */
 export async function purgeExpiredBehaviors(db: Db): Promise<void> {
-  await db.deleteFrom('upstream_behaviors').where('expires_at', '<=', scopeNowSql(sql.ref('merchant_id'), sql.ref('environment'))).execute();
+  await db.deleteFrom('upstream_behaviors').where('expires_at', '<=', scopeNowSql(sql.ref('upstream_behaviors.merchant_id'), sql.ref('upstream_behaviors.environment'))).execute();
 }

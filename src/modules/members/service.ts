@@ -81,7 +81,7 @@ export async function revokeSessions(trx: Db, merchantId: string, environment: E
 export async function reviewKyc(db: Db, memberId: string, decision: 'approved' | 'rejected', level: 1 | 2 | undefined) {
   const row = await db
     .updateTable('members')
-    .set({ kyc_level: decision === 'approved' ? (level ?? 1) : 0, updated_at: scopeNowSql(sql.ref('merchant_id'), sql.ref('environment')) })
+    .set({ kyc_level: decision === 'approved' ? (level ?? 1) : 0, updated_at: scopeNowSql(sql.ref('members.merchant_id'), sql.ref('members.environment')) })
     .where('id', '=', memberId)
     .returning(['id', 'kyc_level'])
     .executeTakeFirst();

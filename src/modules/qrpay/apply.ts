@@ -15,7 +15,7 @@ import type { QrOrderRow } from './tables.js';
 import { scopeNowSql } from '../../platform/clock.js';
 
 /** The order's merchant's time (a sandbox merchant's own clock), for the order's timestamps in an UPDATE of it. */
-const orderNow = () => scopeNowSql(sql.ref('merchant_id'), sql.ref('environment'));
+const orderNow = () => scopeNowSql(sql.ref('qrpay_orders.merchant_id'), sql.ref('qrpay_orders.environment'));
 
 /** Re-queries after which an order still open raises one `upstream.reconciliation_stalled` alert. */
 export const reconcileStalledAfterChecks = 20;
