@@ -10,6 +10,7 @@ import * as m008 from './migrations/008_unlogged_rate_windows.js';
 import * as m009 from './migrations/009_security.js';
 import * as m010 from './migrations/010_merchant_fees_and_deposit_reads.js';
 import * as m011 from './migrations/011_sandbox_clock.js';
+import * as m012 from './migrations/012_hosted_tickets.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '009_security': m009,
   '010_merchant_fees_and_deposit_reads': m010,
   '011_sandbox_clock': m011,
+  '012_hosted_tickets': m012,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -4,6 +4,7 @@ import type { MembersTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { resolveMember } from './queries.js';
+import { voidMemberTickets } from '../hosted-screens/queries.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const memberErrors = {
@@ -72,6 +73,8 @@ export async function revokeSessions(trx: Db, merchantId: string, environment: E
     .returning('id')
     .executeTakeFirst();
   if (!row) throw new ApiError('member_not_found');
+  // Hosted-screen links and step-up challenges die with the sessions (extensions 9).
+  await voidMemberTickets(trx, row.id);
   return { id: externalId, revoked: true as const };
 }
 
