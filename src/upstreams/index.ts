@@ -3,11 +3,12 @@ import type { Database } from '../db/schema.js';
 import type { Config } from '../platform/config.js';
 import { SimulatedCard, type CardUpstream } from './card.js';
 import { SimulatedChain, type ChainUpstream } from './chain.js';
+import { SimulatedNotifier, type Notifier } from './notifier.js';
 import { SimulatedQrPay, type QrPayUpstream } from './qrpay.js';
 import { SimulatedRemittance, type RemittanceUpstream } from './remittance.js';
 
 export * from './types.js';
-export type { CardUpstream, ChainUpstream, QrPayUpstream, RemittanceUpstream };
+export type { CardUpstream, ChainUpstream, Notifier, QrPayUpstream, RemittanceUpstream };
 
 /** One adapter per upstream, chosen by configuration at start-up (ServiceContext.upstreams). */
 export interface Upstreams {
@@ -15,6 +16,8 @@ export interface Upstreams {
   card: CardUpstream;
   qrpay: QrPayUpstream;
   chain: ChainUpstream;
+  /** Delivers one-time codes to members (step-up). Not a money-moving upstream: no behaviour injection. */
+  notifier: Notifier;
 }
 
 type UpstreamConfig = Pick<Config, 'upstreamAdapters' | 'simulatorConfirmDelayMs' | 'simulatorChainNetworks'>;
@@ -31,5 +34,6 @@ export function createUpstreams(db: Kysely<Database>, config: UpstreamConfig): U
     card: pick('card', () => new SimulatedCard(db, sim)),
     qrpay: pick('qrpay', () => new SimulatedQrPay(db, sim)),
     chain: pick('chain', () => new SimulatedChain(db, { ...sim, networks: config.simulatorChainNetworks })),
+    notifier: pick('notifier', () => new SimulatedNotifier(db)),
   };
 }
