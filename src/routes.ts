@@ -13,6 +13,14 @@ import { qrpayRoutes } from './modules/qrpay/routes.js';
 import { sandboxRoutes } from './modules/sandbox/routes.js';
 import { merchantDepositAddressRoutes } from './modules/merchant-deposit-address/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
+import { hostedScreenRoutes } from './modules/hosted-screens/routes.js';
+import type { HostedScreen } from './modules/hosted-screens/screen.js';
+
+/**
+ * Every area's hosted screens (one per ticket purpose). A purpose missing here shows "not
+ * available yet" (card supplement and card reveal until their areas add theirs).
+ */
+const hostedScreens: readonly HostedScreen[] = [];
 
 /** Every public route module, registered in one place. */
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -20,7 +28,7 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
   await registerDocsPage(app, ctx);
   registerModules(app, ctx, [
     healthRoutes, authRoutes, assetRoutes, memberRoutes, depositRoutes, balanceRoutes, withdrawalRoutes,
-    qrpayRoutes, sandboxRoutes, merchantDepositAddressRoutes, webhookRoutes,
+    qrpayRoutes, sandboxRoutes, merchantDepositAddressRoutes, webhookRoutes, hostedScreenRoutes(hostedScreens),
   ]);
   await app.after(); // loaded now, so callers see every route when this resolves
 }

@@ -8,6 +8,7 @@ import { withdrawalOperatorRoutes } from '../modules/withdrawals/operator-routes
 import { alertOperatorRoutes } from '../modules/alerts/operator-routes.js';
 import { webhookOperatorRoutes } from '../modules/webhooks/operator-routes.js';
 import { qrpayOperatorRoutes } from '../modules/qrpay/operator-routes.js';
+import { hostedScreenOperatorRoutes } from '../modules/hosted-screens/operator-routes.js';
 import { stepUpOperatorRoutes } from '../modules/step-up/operator-routes.js';
 
 /** Every operator route module (each area's operator-routes.ts), registered on the operator listener. */
@@ -21,5 +22,6 @@ export const operatorRouteModules: readonly RouteModule[] = [
   alertOperatorRoutes,
   webhookOperatorRoutes,
   qrpayOperatorRoutes,
+  hostedScreenOperatorRoutes,
   stepUpOperatorRoutes,
 ];

@@ -39,3 +39,8 @@ export function isUsable(ticket: Pick<Ticket, 'status' | 'expires_at'>, now: Dat
   return ticket.status === 'open' && new Date(ticket.expires_at).getTime() > now.getTime();
 }
 
+
+/** A ticket as the sandbox helper answers it: the reference's three fields, its purpose and where it stands. */
+export function ticketStateView(ticket: Pick<Ticket, 'id' | 'public_origin' | 'expires_at' | 'purpose' | 'status' | 'outcome'>) {
+  return { ...ticketView(ticket), purpose: ticket.purpose, status: ticket.status, outcome: ticket.outcome };
+}

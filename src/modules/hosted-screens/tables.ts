@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { Environment, NullableTimestamp, Timestamp } from '../../db/columns.js';
+import type { Environment, Json, NullableTimestamp, Timestamp } from '../../db/columns.js';
 
 /** What a hosted-screen ticket opens (extensions 9). */
 export type TicketPurpose = 'kyc' | 'profile_update' | 'card_supplement' | 'step_up' | 'card_reveal';
@@ -40,6 +40,16 @@ export interface HostedTicketsTable {
   created_at: Generated<Date>;
 }
 
+/** Per merchant and environment: the origins allowed to frame the hosted screens (empty: none). */
+export interface HostedScreenSettingsTable {
+  merchant_id: string;
+  environment: Environment;
+  /** JSON array of normalised origins (security-headers.ts). */
+  frame_ancestors: Json<string[]>;
+  updated_at: Timestamp;
+}
+
 export interface HostedScreenTables {
   hosted_tickets: HostedTicketsTable;
+  hosted_screen_settings: HostedScreenSettingsTable;
 }
