@@ -15,12 +15,13 @@ import { merchantDepositAddressRoutes } from './modules/merchant-deposit-address
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { hostedScreenRoutes } from './modules/hosted-screens/routes.js';
 import type { HostedScreen } from './modules/hosted-screens/screen.js';
+import { stepUpScreen } from './modules/step-up/screen.js';
 
 /**
  * Every area's hosted screens (one per ticket purpose). A purpose missing here shows "not
  * available yet" (card supplement and card reveal until their areas add theirs).
  */
-const hostedScreens: readonly HostedScreen[] = [];
+const hostedScreens: readonly HostedScreen[] = [stepUpScreen];
 
 /** Every public route module, registered in one place. */
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {

@@ -33,6 +33,12 @@ import type {
 export interface WriteOptions {
   /** Idempotency key to use instead of a generated one (pass the same key to retry a call yourself). */
   idempotencyKey?: string;
+  /**
+   * `x-step-up`: the `challenge_id` of a completed step-up challenge. Repeat the refused call with
+   * the same body and the same `idempotencyKey` (`StepUpRequiredError.idempotencyKey`), or call
+   * `StepUpRequiredError.repeat()`.
+   */
+  stepUp?: string;
 }
 
 export interface OnBehalfOfOptions {
@@ -107,6 +113,8 @@ const seg = (id: string): string => {
 };
 
 const key = (opts?: WriteOptions): string => opts?.idempotencyKey ?? randomUUID();
+/** What every write helper sends from its options: the key (generated once per call) and `x-step-up`. */
+const writeOpts = (opts?: WriteOptions) => ({ idempotencyKey: key(opts), stepUp: opts?.stepUp });
 
 const isoTime = (t: string | Date | undefined): string | undefined => (t instanceof Date ? t.toISOString() : t);
 
@@ -115,19 +123,19 @@ export function createResources(host: ResourceHost): Resources {
 
   return {
     members: {
-      create: (body, opts) => host.request<Member>({ method: 'POST', path: '/v1/members', body, idempotencyKey: key(opts) }),
+      create: (body, opts) => host.request<Member>({ method: 'POST', path: '/v1/members', body, ...writeOpts(opts) }),
       get: (id) => host.request<Member>({ method: 'GET', path: `/v1/members/${seg(id)}` }),
       suspend: (id, opts) =>
-        host.request<MemberSuspension>({ method: 'POST', path: `/v1/members/${seg(id)}/suspend`, idempotencyKey: key(opts) }),
+        host.request<MemberSuspension>({ method: 'POST', path: `/v1/members/${seg(id)}/suspend`, ...writeOpts(opts) }),
       revokeSessions: (externalId, opts) =>
         host.request<SessionRevocation>({
           method: 'POST',
           path: `/v1/members/${seg(externalId)}/sessions/revoke`,
-          idempotencyKey: key(opts),
+          ...writeOpts(opts),
         }),
     },
     deposits: {
-      create: (body, opts) => host.request<Deposit>({ method: 'POST', path: '/v1/deposits', body, idempotencyKey: key(opts) }),
+      create: (body, opts) => host.request<Deposit>({ method: 'POST', path: '/v1/deposits', body, ...writeOpts(opts) }),
       get: (id, opts) => host.request<Deposit>({ method: 'GET', path: `/v1/deposits/${seg(id)}`, onBehalfOf: opts?.onBehalfOf }),
       list: (opts) =>
         host.paginate<Deposit>('/v1/deposits', {
@@ -157,16 +165,16 @@ export function createResources(host: ResourceHost): Resources {
           path: '/v1/withdrawals',
           body,
           onBehalfOf: opts.onBehalfOf,
-          idempotencyKey: key(opts),
+          ...writeOpts(opts),
         }),
       get: (id, opts) => host.request<Withdrawal>({ method: 'GET', path: `/v1/withdrawals/${seg(id)}`, onBehalfOf: opts?.onBehalfOf }),
       confirm: (id, opts) =>
-        host.request<WithdrawalConfirmation>({ method: 'POST', path: `/v1/withdrawals/${seg(id)}/confirm`, idempotencyKey: key(opts) }),
-      fail: (id, opts) => host.request<Withdrawal>({ method: 'POST', path: `/v1/withdrawals/${seg(id)}/fail`, idempotencyKey: key(opts) }),
+        host.request<WithdrawalConfirmation>({ method: 'POST', path: `/v1/withdrawals/${seg(id)}/confirm`, ...writeOpts(opts) }),
+      fail: (id, opts) => host.request<Withdrawal>({ method: 'POST', path: `/v1/withdrawals/${seg(id)}/fail`, ...writeOpts(opts) }),
     },
     webhooks: {
       createEndpoint: (body, opts) =>
-        host.request<WebhookEndpoint>({ method: 'POST', path: '/v1/webhooks/endpoints', body, idempotencyKey: key(opts) }),
+        host.request<WebhookEndpoint>({ method: 'POST', path: '/v1/webhooks/endpoints', body, ...writeOpts(opts) }),
       listEndpoints: () => data(host.request<ListEnvelope<WebhookEndpoint>>({ method: 'GET', path: '/v1/webhooks/endpoints' })),
       deleteEndpoint: (id) =>
         host.request<unknown>({ method: 'DELETE', path: `/v1/webhooks/endpoints/${seg(id)}`, idempotencyKey: false }),
@@ -176,7 +184,7 @@ export function createResources(host: ResourceHost): Resources {
           limit: opts?.limit,
         }),
       redeliver: (id, opts) =>
-        host.request<Redelivery>({ method: 'POST', path: `/v1/webhooks/deliveries/${seg(id)}/redeliver`, idempotencyKey: key(opts) }),
+        host.request<Redelivery>({ method: 'POST', path: `/v1/webhooks/deliveries/${seg(id)}/redeliver`, ...writeOpts(opts) }),
     },
   };
 }

@@ -10,14 +10,19 @@ import type { Ticket } from '../hosted-screens/rules.js';
  */
 
 /**
- * Every action that can ask for step-up. `purpose` finishes the sentence "Enter the code to ..."
- * on the member's screen and in the code's message: plain words, no amounts (the object is bound
- * by its digest, not shown). A later area adds its line here (e.g. `card.activate`, `card.reveal`,
+ * Every action that can ask for step-up, in the member's words: `title` heads the screen,
+ * `purpose` finishes "To ..., enter the code we sent you" (and the code's message), `done` is the
+ * page after a right code. Plain words, no amounts or addresses (the object is bound by its
+ * digest, not shown). A later area adds its line here (e.g. `card.activate`, `card.reveal`,
  * `exchange.create`).
  */
 export const stepUpActions = {
-  'withdrawal.create': { purpose: 'confirm a withdrawal from your wallet', title: 'Confirm your withdrawal' },
-} as const satisfies Record<string, { purpose: string; title: string }>;
+  'withdrawal.create': {
+    title: 'Confirm your withdrawal',
+    purpose: 'confirm a withdrawal from your wallet',
+    done: 'Thank you. Go back to the app to finish your withdrawal.',
+  },
+} as const satisfies Record<string, { title: string; purpose: string; done: string }>;
 
 export type StepUpAction = keyof typeof stepUpActions;
 

@@ -36,9 +36,6 @@ import { atOrAboveThreshold, challengeVerdict, stepUpActions, type StepUpAction,
  * and body runs anew), and the one-time code is sent once the challenge is committed.
  */
 
-/** How a challenge is completed (the hosted screen, the sandbox helper): reached through this file by other areas. */
-export { declineStepUp, enterStepUpCode, settleStepUp, type CodeEntry } from './completion.js';
-
 export const stepUpErrors = ['step_up_required'] as const satisfies readonly ErrorCode[];
 
 /** What the gate reads from the request: the `x-step-up` header and the origin the screen is served on. */
