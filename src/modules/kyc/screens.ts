@@ -41,7 +41,7 @@ function profileForm(state: ScreenState, opts: { update: boolean }) {
       textField(s, { name: 'last_name', label: 'Last name', autocomplete: 'family-name', maxLength: 100, required: true }),
     ]),
     fieldset('Date of birth and nationality', [
-      textField(s, { name: 'birth_date', label: 'Date of birth', type: 'date', hint: 'For example, 1990-03-27.', autocomplete: 'bday', required: true }),
+      textField(s, { name: 'birth_date', label: 'Date of birth', type: 'date', hint: 'For example, 27 March 1990.', autocomplete: 'bday', required: true }),
       selectField(s, { name: 'nationality', label: 'Nationality', options: countries(), placeholder: 'Choose a country', required: true }),
     ]),
     fieldset('Identity document', [
@@ -56,7 +56,7 @@ function profileForm(state: ScreenState, opts: { update: boolean }) {
       textField(s, { name: 'postal_code', label: 'Postal code', autocomplete: 'postal-code', maxLength: 20, required: true }),
       selectField(s, { name: 'address_country', label: 'Country', autocomplete: 'country', options: countries(), placeholder: 'Choose a country', required: true }),
     ]),
-    fieldset('Photo of your face', [
+    fieldset('Your photo', [
       fileField(s, { name: 'selfie_image', label: 'Photo of your face', hint: `Face the camera in good light, without glasses or a hat. ${imageHint}`, accept: imageAccept, required: !opts.update, keptNote: kept }),
     ]),
   ]);
