@@ -6,9 +6,10 @@ import { SimulatedChain, type ChainUpstream } from './chain.js';
 import { SimulatedNotifier, type Notifier } from './notifier.js';
 import { SimulatedQrPay, type QrPayUpstream } from './qrpay.js';
 import { SimulatedRemittance, type RemittanceUpstream } from './remittance.js';
+import { SimulatedKyc, type KycUpstream } from './kyc.js';
 
 export * from './types.js';
-export type { CardUpstream, ChainUpstream, Notifier, QrPayUpstream, RemittanceUpstream };
+export type { CardUpstream, ChainUpstream, KycUpstream, Notifier, QrPayUpstream, RemittanceUpstream };
 
 /** One adapter per upstream, chosen by configuration at start-up (ServiceContext.upstreams). */
 export interface Upstreams {
@@ -16,6 +17,8 @@ export interface Upstreams {
   card: CardUpstream;
   qrpay: QrPayUpstream;
   chain: ChainUpstream;
+  /** Identity verification (not money-moving: no behaviour injection; `kyc.ts`). */
+  kyc: KycUpstream;
   /** Delivers one-time codes to members (step-up). Not a money-moving upstream: no behaviour injection. */
   notifier: Notifier;
 }
@@ -34,6 +37,7 @@ export function createUpstreams(db: Kysely<Database>, config: UpstreamConfig): U
     card: pick('card', () => new SimulatedCard(db, sim)),
     qrpay: pick('qrpay', () => new SimulatedQrPay(db, sim)),
     chain: pick('chain', () => new SimulatedChain(db, { ...sim, networks: config.simulatorChainNetworks })),
+    kyc: pick('kyc', () => new SimulatedKyc(db)),
     notifier: pick('notifier', () => new SimulatedNotifier(db)),
   };
 }

@@ -103,6 +103,8 @@ export class MerchantWalletClient implements Resources {
   readonly assets: Resources['assets'];
   readonly withdrawals: Resources['withdrawals'];
   readonly webhooks: Resources['webhooks'];
+  readonly kyc: Resources['kyc'];
+  readonly hostedScreens: Resources['hostedScreens'];
 
   constructor(options: MerchantWalletClientOptions) {
     this.cfg = resolveConfig(options);
@@ -116,6 +118,8 @@ export class MerchantWalletClient implements Resources {
     this.assets = r.assets;
     this.withdrawals = r.withdrawals;
     this.webhooks = r.webhooks;
+    this.kyc = r.kyc;
+    this.hostedScreens = r.hostedScreens;
   }
 
   /** A valid access token (cached; renewed about 60 s before `expired_at`; concurrent callers share one exchange). */

@@ -16,6 +16,13 @@ import type {
   CreateWithdrawalBody,
   Deposit,
   DepositListFilters,
+  HostedScreenSandboxOutcome,
+  HostedScreenSettings,
+  HostedScreenTicket,
+  HostedScreenTicketState,
+  KycProfileReview,
+  KycRequirement,
+  KycReviewBody,
   ListEnvelope,
   Member,
   MemberSuspension,
@@ -105,6 +112,24 @@ export interface Resources {
     /** POST /v1/webhooks/deliveries/{id}/redeliver (idempotent). */
     redeliver(id: string, opts?: WriteOptions): Promise<Redelivery>;
   };
+  kyc: {
+    /** POST /v1/kyc/sessions (idempotent): the hosted KYC screen for the member's first profile. 409 `duplicate_resource` when it has one. */
+    createSession(opts: OnBehalfOfOptions & WriteOptions): Promise<HostedScreenTicket>;
+    /** POST /v1/kyc/profile-sessions (idempotent): the pre-filled update screen. 404 `not_found` when the member has no profile yet. */
+    createProfileSession(opts: OnBehalfOfOptions & WriteOptions): Promise<HostedScreenTicket>;
+    /** GET /v1/kyc/requirements: the `data` array (minimum level per business). */
+    requirements(opts?: { onBehalfOf?: string }): Promise<KycRequirement[]>;
+    /** Sandbox: POST /v1/sandbox/kyc/{member_id}/review (idempotent): decides the member's pending review. */
+    sandboxReview(memberId: string, body: KycReviewBody, opts?: WriteOptions): Promise<KycProfileReview>;
+  };
+  hostedScreens: {
+    /** GET /v1/hosted-screens/settings. */
+    getSettings(): Promise<HostedScreenSettings>;
+    /** PUT /v1/hosted-screens/settings (idempotent): the origins allowed to frame the screens. */
+    putSettings(body: HostedScreenSettings, opts?: WriteOptions): Promise<HostedScreenSettings>;
+    /** Sandbox: POST /v1/sandbox/hosted-screens/{ticket_id}/complete (idempotent): finishes a screen without a browser. */
+    sandboxComplete(ticketId: string, outcome: HostedScreenSandboxOutcome, opts?: WriteOptions): Promise<HostedScreenTicketState>;
+  };
 }
 
 const seg = (id: string): string => {
@@ -185,6 +210,28 @@ export function createResources(host: ResourceHost): Resources {
         }),
       redeliver: (id, opts) =>
         host.request<Redelivery>({ method: 'POST', path: `/v1/webhooks/deliveries/${seg(id)}/redeliver`, ...writeOpts(opts) }),
+    },
+    kyc: {
+      createSession: (opts) =>
+        host.request<HostedScreenTicket>({ method: 'POST', path: '/v1/kyc/sessions', onBehalfOf: opts.onBehalfOf, idempotencyKey: key(opts) }),
+      createProfileSession: (opts) =>
+        host.request<HostedScreenTicket>({ method: 'POST', path: '/v1/kyc/profile-sessions', onBehalfOf: opts.onBehalfOf, idempotencyKey: key(opts) }),
+      requirements: (opts) =>
+        data(host.request<ListEnvelope<KycRequirement>>({ method: 'GET', path: '/v1/kyc/requirements', onBehalfOf: opts?.onBehalfOf })),
+      sandboxReview: (memberId, body, opts) =>
+        host.request<KycProfileReview>({ method: 'POST', path: `/v1/sandbox/kyc/${seg(memberId)}/review`, body, idempotencyKey: key(opts) }),
+    },
+    hostedScreens: {
+      getSettings: () => host.request<HostedScreenSettings>({ method: 'GET', path: '/v1/hosted-screens/settings' }),
+      putSettings: (body, opts) =>
+        host.request<HostedScreenSettings>({ method: 'PUT', path: '/v1/hosted-screens/settings', body, idempotencyKey: key(opts) }),
+      sandboxComplete: (ticketId, outcome, opts) =>
+        host.request<HostedScreenTicketState>({
+          method: 'POST',
+          path: `/v1/sandbox/hosted-screens/${seg(ticketId)}/complete`,
+          body: { outcome },
+          idempotencyKey: key(opts),
+        }),
     },
   };
 }

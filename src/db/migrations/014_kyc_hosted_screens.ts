@@ -6,7 +6,8 @@ import { runScript } from '../sql-script.js';
  * - `hosted_screen_settings`: per merchant and environment, the origins allowed to frame the screens;
  * - `kyc_requirements`: the minimum KYC level per business, changed by the operator;
  * - `kyc_images`: document and selfie images, AES-256-GCM encrypted (never stored in clear);
- * - `kyc_profiles`: one real-name profile per member, from its first submission on.
+ * - `kyc_profiles`: one real-name profile per member, from its first submission on;
+ * - `upstream_sim_orders` also keeps the KYC simulator's checks (upstream `kyc`).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await runScript(db, `
@@ -77,5 +78,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       updated_at timestamptz NOT NULL DEFAULT now()
     );
     CREATE INDEX kyc_profiles_queue ON kyc_profiles (environment, status, seq);
+
+    ALTER TABLE upstream_sim_orders DROP CONSTRAINT upstream_sim_orders_upstream_check;
+    ALTER TABLE upstream_sim_orders ADD CONSTRAINT upstream_sim_orders_upstream_check
+      CHECK (upstream IN ('remittance', 'card', 'qrpay', 'chain', 'kyc'));
   `);
 }

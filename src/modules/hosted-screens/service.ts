@@ -51,7 +51,7 @@ export async function issueTicket(ctx: ServiceContext, trx: Db, r: TicketRequest
 
 /** The codes each function can answer: the routes declare these lists. */
 export const hostedScreenErrors = {
-  sandboxComplete: ['not_found', 'state_invalid', 'invalid_request'],
+  sandboxComplete: ['not_found', 'state_invalid', 'invalid_request', 'duplicate_resource'],
   putSettings: ['invalid_fields'],
   operatorSettings: ['not_found', 'invalid_fields'],
 } as const satisfies Record<string, readonly ErrorCode[]>;

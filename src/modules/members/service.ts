@@ -16,12 +16,14 @@ export const memberErrors = {
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export function memberView(m: Selectable<MembersTable>) {
+/** The member as the API shows it; `kycProfileStatus` is its KYC profile's status (null: no profile yet). */
+export function memberView(m: Selectable<MembersTable>, kycProfileStatus: string | null = null) {
   return {
     id: m.id,
     external_member_id: m.external_member_id,
     status: m.status,
     kyc_level: m.kyc_level,
+    kyc_profile_status: kycProfileStatus,
     profile: m.profile ?? {},
     created_at: new Date(m.created_at).toISOString(),
   };
@@ -76,15 +78,4 @@ export async function revokeSessions(trx: Db, merchantId: string, environment: E
   // Hosted-screen links and step-up challenges die with the sessions (extensions 9).
   await voidMemberTickets(trx, row.id);
   return { id: externalId, revoked: true as const };
-}
-
-export async function reviewKyc(db: Db, memberId: string, decision: 'approved' | 'rejected', level: 1 | 2 | undefined) {
-  const row = await db
-    .updateTable('members')
-    .set({ kyc_level: decision === 'approved' ? (level ?? 1) : 0, updated_at: new Date() })
-    .where('id', '=', memberId)
-    .returning(['id', 'kyc_level'])
-    .executeTakeFirst();
-  if (!row) throw new ApiError('member_not_found');
-  return row;
 }
