@@ -468,3 +468,90 @@ describe('sandbox helpers', () => {
     await assert.rejects(prodClient.kyc.sandboxReview(m.id, { decision: 'approved' }), { status: 404, code: 'not_found' });
   });
 });
+
+describe('pure rules', () => {
+  test('frame-ancestor origins', async () => {
+    const { normaliseFrameAncestor, contentSecurityPolicy } = await import('../src/modules/hosted-screens/security-headers.js');
+    const ok = (v: string, env: 'sandbox' | 'production' = 'production') => {
+      const r = normaliseFrameAncestor(v, env);
+      return 'origin' in r ? r.origin : r.problem;
+    };
+    assert.equal(ok('https://Shop.Example.com:443'), 'https://shop.example.com');
+    assert.equal(ok('https://shop.example.com:8443'), 'https://shop.example.com:8443');
+    assert.equal(ok('https://*.example.com'), 'https://*.example.com');
+    assert.equal(ok('http://localhost:3000', 'sandbox'), 'http://localhost:3000');
+    assert.equal(ok('http://app.localhost', 'sandbox'), 'http://app.localhost');
+    for (const bad of ['*', 'https://*', 'https://example.com/', 'https://example.com/path', 'https://user@example.com', "'self'", 'javascript:alert(1)',
+      'https://exa mple.com', 'https://example.com:0', 'https://example.com:99999', 'https://*.*.example.com', 'https://example.com; script-src *']) {
+      assert.equal(ok(bad), 'not_an_origin', bad);
+    }
+    assert.equal(ok('http://shop.example.com', 'sandbox'), 'https_required');
+    assert.equal(ok('http://localhost:3000'), 'https_required', 'production takes https only');
+    assert.equal(contentSecurityPolicy([]).endsWith("frame-ancestors 'none'"), true);
+  });
+
+  test('CSRF tokens are bound to the key, the ticket and the cookie', async () => {
+    const { csrfToken, verifyCsrf, newCsrfCookieValue, csrfSetCookie, cookieFrom } = await import('../src/modules/hosted-screens/csrf.js');
+    const key = Buffer.alloc(32, 1);
+    const cookie = newCsrfCookieValue();
+    const token = csrfToken(key, 'kyc_a', cookie);
+    assert.equal(verifyCsrf(key, 'kyc_a', cookie, token), true);
+    assert.equal(verifyCsrf(key, 'kyc_b', cookie, token), false);
+    assert.equal(verifyCsrf(Buffer.alloc(32, 2), 'kyc_a', cookie, token), false);
+    assert.equal(verifyCsrf(key, 'kyc_a', newCsrfCookieValue(), token), false);
+    assert.equal(verifyCsrf(key, 'kyc_a', undefined, token), false);
+    assert.equal(verifyCsrf(key, 'kyc_a', cookie, undefined), false);
+    assert.equal(cookieFrom(`a=1; mwa_hosted_csrf=${cookie}; b=2`, 'mwa_hosted_csrf'), cookie);
+    assert.match(csrfSetCookie(cookie, { secure: true, embeddable: true }), /; HttpOnly; Secure; SameSite=None; Partitioned$/);
+    assert.match(csrfSetCookie(cookie, { secure: true, embeddable: false }), /; HttpOnly; Secure; SameSite=Strict$/);
+    assert.match(csrfSetCookie(cookie, { secure: false, embeddable: true }), /; HttpOnly; SameSite=Strict$/);
+  });
+
+  test('form validation, image signatures, levels and the profile state machine', async () => {
+    const rules = await import('../src/modules/kyc/rules.js');
+    const { transition } = await import('../src/modules/kyc/state.js');
+    const today = new Date('2026-11-23T10:00:00Z');
+    assert.equal(rules.ageInYears('2008-11-23', today), 18);
+    assert.equal(rules.ageInYears('2008-11-24', today), 17);
+    assert.equal(rules.ageInYears('2001-02-29', today), undefined);
+    assert.deepEqual(rules.validateProfileFields(rules.normaliseProfileFields(validFields), today), []);
+    const problems = rules.validateProfileFields(rules.normaliseProfileFields({ ...validFields, nationality: 'XX', document_type: 'ticket', postal_code: '1'.repeat(21), first_name: 'R2D2' }), today);
+    assert.deepEqual(problems.map((p) => p.field), ['first_name', 'nationality', 'document_type', 'postal_code']);
+    assert.equal(rules.sniffImageType(pngBytes), 'image/png');
+    assert.equal(rules.sniffImageType(jpegBytes), 'image/jpeg');
+    assert.equal(rules.sniffImageType(Buffer.from('GIF89a')), undefined);
+    assert.equal(rules.validateImage('selfie_image', undefined, false, 5), undefined);
+    assert.equal(rules.validateImage('selfie_image', { data: Buffer.alloc(0), tooLarge: true }, true, 5)?.message, 'The photo of your face must be smaller than 5 MB');
+    assert.equal(rules.levelAfterUpdate(1), 0);
+    assert.equal(rules.levelAfterUpdate(2), 0);
+    assert.equal(rules.levelOnApproval(undefined), 1);
+    for (const status of ['pending_review', 'approved', 'rejected'] as const) {
+      assert.deepEqual(transition({ status, submissions: 2 }, { kind: 'submit_update' }), { move: 'pending_review' });
+      assert.deepEqual(transition({ status, submissions: 2 }, { kind: 'operator_review', decision: 'rejected' }), { move: 'rejected' });
+    }
+    assert.deepEqual(transition({ status: 'pending_review', submissions: 2 }, { kind: 'provider_verdict', decision: 'approved', submission: 2 }), { move: 'approved' });
+    assert.deepEqual(transition({ status: 'pending_review', submissions: 3 }, { kind: 'provider_verdict', decision: 'approved', submission: 2 }), { ignore: 'stale_verdict' });
+    assert.deepEqual(transition({ status: 'approved', submissions: 2 }, { kind: 'provider_verdict', decision: 'rejected', submission: 2 }), { ignore: 'stale_verdict' });
+  });
+
+  test('images: sealed with the derived key, bound to their row; HOSTED_SCREEN_KEY is validated', async () => {
+    const { sealImage, openImage } = await import('../src/modules/kyc/images.js');
+    const { deriveKey, parseHostedScreenKey } = await import('../src/platform/keys.js');
+    const { loadConfig, ConfigError } = await import('../src/platform/config.js');
+    const key = deriveKey(testHostedScreenKey, 'kyc/images/v1');
+    assert.notDeepEqual(key, deriveKey(testHostedScreenKey, 'hosted-screens/csrf/v1'));
+    const binding = { imageId: 'kyi_1', memberId: 'mem_1', kind: 'document' as const };
+    const sealed = sealImage(key, binding, pngBytes);
+    assert.deepEqual(openImage(key, binding, sealed), pngBytes);
+    assert.throws(() => openImage(key, { ...binding, memberId: 'mem_2' }, sealed));
+    assert.throws(() => openImage(deriveKey(Buffer.alloc(32, 9), 'kyc/images/v1'), binding, sealed));
+    const hex = testHostedScreenKey.toString('hex');
+    assert.deepEqual(parseHostedScreenKey(hex), testHostedScreenKey);
+    assert.deepEqual(parseHostedScreenKey(testHostedScreenKey.toString('base64')), testHostedScreenKey);
+    assert.deepEqual(parseHostedScreenKey(testHostedScreenKey.toString('base64url')), testHostedScreenKey);
+    assert.equal(parseHostedScreenKey('too-short'), undefined);
+    assert.deepEqual(loadConfig({ HOSTED_SCREEN_KEY: hex }).hostedScreenKey, testHostedScreenKey);
+    assert.equal(loadConfig({}).hostedScreenKey, undefined);
+    assert.throws(() => loadConfig({ HOSTED_SCREEN_KEY: 'abc' }), (err: unknown) => err instanceof ConfigError && /HOSTED_SCREEN_KEY must be 32 random bytes/.test(err.message) && !/abc/.test(err.message));
+  });
+});

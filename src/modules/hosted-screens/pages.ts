@@ -113,6 +113,8 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
     }
     const { [csrfFieldName]: _token, ...fields } = body.fields;
     const screen = screens.get(ticket.purpose);
+    // Files reach only the screens that ask for them.
+    if (body.files.length > 0 && !screen.acceptsFiles) return sendHtml(reply, 400, unavailablePage(400, `/hosted/${ticket.id}`), frameAncestors);
     const scope = { merchantId: ticket.merchant_id, environment: ticket.environment };
     const outcome = await ctx.db.transaction().execute(async (trx) => {
       const locked = await findTicket(trx, ticket.id, true);

@@ -55,7 +55,7 @@ export type SubmitResult =
 
 export interface HostedScreen {
   readonly purpose: TicketPurpose;
-  /** Whether the form carries files (then it posts multipart/form-data). */
+  /** Whether the form carries files (then it posts multipart/form-data); a submission with files to a screen without is refused (400). */
   readonly acceptsFiles: boolean;
   /** The page for an open ticket. Reads only (through `ctx.db`). */
   render(ctx: ServiceContext, ticket: Ticket, state: ScreenState): Promise<ScreenPage>;
