@@ -65,11 +65,12 @@ module.exports = {
     {
       name: 'modules-reach-other-areas-through-service-and-queries',
       severity: 'error',
-      comment: "A module may use another area's service, queries, pure rules, state and table types; never its routes or workers.",
+      comment: "A module may use another area's service, queries, pure rules, state and table types; never its routes or workers. "
+        + 'The hosted-screen framework is also reached through its screen contract (screen.ts) and page parts (html.ts), which areas build their screens with.',
       from: { path: '^src/modules/([^/]+)/' },
       to: {
         path: '^src/modules/[^/]+/',
-        pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/(service|queries|rules|state|tables)\\.ts$'],
+        pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/(service|queries|rules|state|tables)\\.ts$', '^src/modules/hosted-screens/(screen|html)\\.ts$'],
       },
     },
     {

@@ -3,6 +3,7 @@ import { housekeepingTicker } from './jobs/housekeeping.js';
 import { webhookJobHandlers, webhookTickers, webhookTimedProcesses } from './modules/webhooks/workers.js';
 import { qrpayTickers } from './modules/qrpay/workers.js';
 import { upstreamTickers } from './upstreams/workers.js';
+import { kycJobHandlers } from './modules/kyc/workers.js';
 
 /**
  * Every background job, assembled in one place (a composition root, like src/routes.ts): src/jobs
@@ -13,6 +14,7 @@ import { upstreamTickers } from './upstreams/workers.js';
 /** Queue handlers by job kind. */
 export const jobHandlers: Record<string, JobHandler> = {
   ...webhookJobHandlers,
+  ...kycJobHandlers,
 };
 
 /** Periodic work of every area. */

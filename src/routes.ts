@@ -14,6 +14,17 @@ import { sandboxRoutes } from './modules/sandbox/routes.js';
 import { merchantDepositAddressRoutes } from './modules/merchant-deposit-address/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { timedProcesses } from './background.js';
+import { hostedScreenRoutes } from './modules/hosted-screens/routes.js';
+import type { HostedScreen } from './modules/hosted-screens/screen.js';
+import { kycRoutes } from './modules/kyc/routes.js';
+import { kycScreens } from './modules/kyc/screens.js';
+import { stepUpScreen } from './modules/step-up/screen.js';
+
+/**
+ * Every area's hosted screens (one per ticket purpose). A purpose missing here shows "not
+ * available yet" (card supplement and card reveal until their areas add theirs).
+ */
+const hostedScreens: readonly HostedScreen[] = [...kycScreens, stepUpScreen];
 
 /** Every public route module, registered in one place. */
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -21,7 +32,7 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
   await registerDocsPage(app, ctx);
   registerModules(app, ctx, [
     healthRoutes, authRoutes, assetRoutes, memberRoutes, depositRoutes, balanceRoutes, withdrawalRoutes,
-    qrpayRoutes, sandboxRoutes(timedProcesses), merchantDepositAddressRoutes, webhookRoutes,
+    qrpayRoutes, sandboxRoutes(timedProcesses), merchantDepositAddressRoutes, webhookRoutes, hostedScreenRoutes(hostedScreens), kycRoutes,
   ]);
   await app.after(); // loaded now, so callers see every route when this resolves
 }

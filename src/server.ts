@@ -19,6 +19,8 @@ import { jobHandlers, tickers } from './background.js';
 import { reportFailure } from './jobs/failures.js';
 import { createUpstreams } from './upstreams/index.js';
 import { createClock } from './platform/clock.js';
+import { hostedScreenKeyBytes, parseHostedScreenKey } from './platform/keys.js';
+import { randomBytes } from 'node:crypto';
 
 export interface RunningService {
   ctx: ServiceContext;
@@ -58,6 +60,28 @@ function resolveAdminToken(config: Config, announce: (line: string) => void): st
 }
 
 /**
+ * The hosted screens' master key: `HOSTED_SCREEN_KEY`, or else one generated at first start and
+ * kept in `DATA_DIR/hosted-screen-key` (like the operator token). Every process that serves the
+ * screens or reads KYC images must hold the same key, so a deployment sets the variable: a kept
+ * file is reported with a warning.
+ */
+function resolveHostedScreenKey(config: Config, log: FastifyBaseLogger): Buffer {
+  if (config.hostedScreenKey) return config.hostedScreenKey;
+  const file = join(config.dataDir, 'hosted-screen-key');
+  let key: Buffer | undefined;
+  if (existsSync(file)) {
+    key = parseHostedScreenKey(readFileSync(file, 'utf8'));
+    if (!key) throw new Error(`${file} does not hold a ${hostedScreenKeyBytes}-byte key (base64); set HOSTED_SCREEN_KEY or remove the file`);
+  } else {
+    key = randomBytes(hostedScreenKeyBytes);
+    mkdirSync(config.dataDir, { recursive: true });
+    writeFileSync(file, `${key.toString('base64')}\n`, { mode: 0o600 });
+  }
+  log.warn({ file }, 'HOSTED_SCREEN_KEY is not set: the hosted-screen key kept in the data directory is used; in production set HOSTED_SCREEN_KEY (the same in every process), or CSRF tokens and KYC images break across processes');
+  return key;
+}
+
+/**
  * The background log: the pino logger Fastify makes from the listeners' options (level, redaction),
  * so the service needs no logger package of its own. A Fastify instance only builds it; it never listens.
  */
@@ -73,6 +97,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const metrics = createMetrics();
   const logger = options.logger ?? true;
   const log = options.log ?? backgroundLogger(config, logger);
+  config.hostedScreenKey = resolveHostedScreenKey(config, log);
   const ctx: ServiceContext = {
     config,
     db: handle.db,

@@ -10,7 +10,10 @@ import * as m008 from './migrations/008_unlogged_rate_windows.js';
 import * as m009 from './migrations/009_security.js';
 import * as m010 from './migrations/010_merchant_fees_and_deposit_reads.js';
 import * as m011 from './migrations/011_sandbox_clock.js';
+import * as m012 from './migrations/012_hosted_tickets.js';
 import * as m013 from './migrations/013_sandbox_clock_advance.js';
+import * as m014 from './migrations/014_kyc_hosted_screens.js';
+import * as m015 from './migrations/015_step_up.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -25,7 +28,10 @@ const migrations: Record<string, Migration> = {
   '009_security': m009,
   '010_merchant_fees_and_deposit_reads': m010,
   '011_sandbox_clock': m011,
+  '012_hosted_tickets': m012,
   '013_sandbox_clock_advance': m013,
+  '014_kyc_hosted_screens': m014,
+  '015_step_up': m015,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

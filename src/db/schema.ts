@@ -12,7 +12,10 @@ import type { BalanceTables } from '../modules/balances/tables.js';
 import type { DepositTables } from '../modules/deposits/tables.js';
 import type { DepositAddressTables } from '../modules/merchant-deposit-address/tables.js';
 import type { MemberTables } from '../modules/members/tables.js';
+import type { HostedScreenTables } from '../modules/hosted-screens/tables.js';
+import type { KycTables } from '../modules/kyc/tables.js';
 import type { QrPayTables } from '../modules/qrpay/tables.js';
+import type { StepUpTables } from '../modules/step-up/tables.js';
 import type { WebhookTables } from '../modules/webhooks/tables.js';
 import type { WithdrawalTables } from '../modules/withdrawals/tables.js';
 
@@ -21,4 +24,4 @@ export type { Environment } from './columns.js';
 
 export interface Database
   extends PlatformTables, LedgerTables, JobTables, UpstreamTables,
-    AlertTables, BalanceTables, DepositTables, DepositAddressTables, MemberTables, QrPayTables, WebhookTables, WithdrawalTables {}
+    AlertTables, BalanceTables, DepositTables, DepositAddressTables, MemberTables, HostedScreenTables, KycTables, QrPayTables, StepUpTables, WebhookTables, WithdrawalTables {}

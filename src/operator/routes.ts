@@ -2,22 +2,26 @@ import type { RouteModule } from '../platform/http-app.js';
 import { healthRoutes } from '../platform/health.js';
 import { merchantOperatorRoutes } from '../modules/merchants/operator-routes.js';
 import { assetOperatorRoutes } from '../modules/assets/operator-routes.js';
-import { memberOperatorRoutes } from '../modules/members/operator-routes.js';
 import { balanceOperatorRoutes } from '../modules/balances/operator-routes.js';
 import { withdrawalOperatorRoutes } from '../modules/withdrawals/operator-routes.js';
 import { alertOperatorRoutes } from '../modules/alerts/operator-routes.js';
 import { webhookOperatorRoutes } from '../modules/webhooks/operator-routes.js';
 import { qrpayOperatorRoutes } from '../modules/qrpay/operator-routes.js';
+import { hostedScreenOperatorRoutes } from '../modules/hosted-screens/operator-routes.js';
+import { kycOperatorRoutes } from '../modules/kyc/operator-routes.js';
+import { stepUpOperatorRoutes } from '../modules/step-up/operator-routes.js';
 
 /** Every operator route module (each area's operator-routes.ts), registered on the operator listener. */
 export const operatorRouteModules: readonly RouteModule[] = [
   healthRoutes,
   merchantOperatorRoutes,
   assetOperatorRoutes,
-  memberOperatorRoutes,
   balanceOperatorRoutes,
   withdrawalOperatorRoutes,
   alertOperatorRoutes,
   webhookOperatorRoutes,
   qrpayOperatorRoutes,
+  hostedScreenOperatorRoutes,
+  kycOperatorRoutes,
+  stepUpOperatorRoutes,
 ];

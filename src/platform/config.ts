@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { networkListFrom, upstreamAdaptersFrom } from '../upstreams/config.js';
+import { parseHostedScreenKey } from './keys.js';
 
 /**
  * Every setting of the service, read from the environment once at start-up and validated here: no
@@ -62,6 +63,13 @@ export interface Config {
   upstreamNotFoundGraceMs: number;
   /** `retry_after` seconds of `service_unavailable` on POST /v1/merchant/deposit-address (`DEPOSIT_ADDRESS_RETRY_AFTER_SECONDS`, default 60). */
   depositAddressRetryAfterSeconds: number;
+  /**
+   * The hosted screens' master key (`HOSTED_SCREEN_KEY`: 32 random bytes as 64 hex digits or
+   * base64): CSRF tokens and the encryption of KYC images use keys derived from it (platform/keys.ts).
+   * Unset: the service generates one at first start and keeps it in `DATA_DIR/hosted-screen-key`
+   * (src/server.ts), which suits one process on one disk only.
+   */
+  hostedScreenKey: Buffer | undefined;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -186,6 +194,15 @@ class EnvReader {
   }
 }
 
+/** `HOSTED_SCREEN_KEY`: 32 bytes as 64 hex digits or base64; unset means "generate and keep one in DATA_DIR". */
+function hostedScreenKeyFrom(r: EnvReader): Buffer | undefined {
+  const value = r.raw('HOSTED_SCREEN_KEY');
+  if (value === undefined) return undefined;
+  const key = parseHostedScreenKey(value);
+  if (!key) r.refuse('HOSTED_SCREEN_KEY', '32 random bytes written as 64 hex digits or as base64 (e.g. `openssl rand -base64 32`)', { secret: true });
+  return key;
+}
+
 /**
  * The configuration from `env` (the process environment by default). Throws a `ConfigError`
  * listing every bad value; the service does not start with one.
@@ -231,6 +248,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     upstreamReconcileMaxDelayMs: r.int('UPSTREAM_RECONCILE_MAX_DELAY_MS', 600_000, 1, day, ' (ms)'),
     upstreamNotFoundGraceMs: r.int('UPSTREAM_NOT_FOUND_GRACE_MS', 60_000, 0, day, ' (ms)'),
     depositAddressRetryAfterSeconds: r.int('DEPOSIT_ADDRESS_RETRY_AFTER_SECONDS', 60, 1, day / second, ' (seconds)'),
+    hostedScreenKey: hostedScreenKeyFrom(r),
   };
   if (config.upstreamReconcileMaxDelayMs < config.upstreamReconcileDelayMs) {
     r.refuse('UPSTREAM_RECONCILE_MAX_DELAY_MS', `at least UPSTREAM_RECONCILE_DELAY_MS (${config.upstreamReconcileDelayMs})`);

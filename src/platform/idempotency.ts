@@ -2,7 +2,7 @@ import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kyse
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/schema.js';
-import { ApiError } from './errors.js';
+import { ApiError, type ErrorCode, type ErrorExtras } from './errors.js';
 import { sha256Hex } from './ids.js';
 import type { IdempotencyContext } from './request-context.js';
 
@@ -56,6 +56,55 @@ async function findFresh(db: Db, merchantId: string, environment: string, key: s
     .executeTakeFirst();
 }
 
+/**
+ * What a `SameKeyRefusal` does besides refusing: `persist` writes the refusal's own record (a new
+ * step-up challenge) in a transaction that commits although the effect is rolled back, and
+ * answers the extra fields the error body carries; `afterCommit` runs once that record is
+ * committed (sending the challenge's one-time code: an outside call never runs in a transaction).
+ */
+export interface SameKeyWork {
+  persist: (trx: Transaction<Database>) => Promise<ErrorExtras>;
+  afterCommit?: () => Promise<void>;
+}
+
+/**
+ * A refusal that is not the key's result (the reference's retry rules: `step_up_required` is
+ * retried with the same key after the hosted screen). In a write (`executeWrite`, `claimWrite`)
+ * the effect is rolled back, `work.persist` runs and commits in its place, and the key keeps a
+ * reservation instead of a result: the same key with the same body runs anew, another body or
+ * endpoint is still 409 `idempotency_key_reused`. See docs/idempotency.md.
+ */
+export class SameKeyRefusal extends ApiError {
+  constructor(code: ErrorCode, message: string | undefined, private readonly work: SameKeyWork) {
+    super(code, message, {});
+  }
+
+  /** Writes the refusal's own record in `trx` and completes the body's extra fields with what it answers. */
+  async persist(trx: Transaction<Database>): Promise<void> {
+    Object.assign(this.extras, await this.work.persist(trx));
+  }
+
+  async afterCommit(): Promise<void> {
+    await this.work.afterCommit?.();
+  }
+}
+
+/**
+ * A transaction for a write without a key: a `SameKeyRefusal` thrown by the effect rolls it back,
+ * then the refusal's own record commits in a transaction of its own.
+ */
+async function transactionOrRefusal<T>(db: Kysely<Database>, effect: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  try {
+    return await db.transaction().execute(effect);
+  } catch (err) {
+    if (err instanceof SameKeyRefusal) {
+      await db.transaction().execute((trx) => err.persist(trx));
+      await err.afterCommit();
+    }
+    throw err;
+  }
+}
+
 export class ReplaySignal {
   constructor(readonly stored: StoredResult) {}
 }
@@ -66,6 +115,13 @@ export class ReplaySignal {
  * how long the claim lasts; after that a holder that stopped (a crash) is presumed gone.
  */
 const claimStatus = 0;
+
+/**
+ * The record a `SameKeyRefusal` leaves: a claim that has already lapsed. It holds the endpoint
+ * and the body's hash (another body or endpoint with the key: `idempotency_key_reused`) but no
+ * result, so the same request with the key runs anew and replaces it.
+ */
+const reservation = JSON.stringify({ in_progress: 'retry_with_same_key', lease_until_ms: 0 });
 
 interface Claim {
   in_progress: string;
@@ -224,7 +280,9 @@ async function lockKey(trx: Transaction<Database>, req: FastifyRequest): Promise
 
 /**
  * Runs the effect behind a savepoint: a business refusal (an `ApiError` below 500) is undone and
- * stored as the key's result, then thrown. `onDone` writes the record that goes with success.
+ * stored as the key's result, then thrown. A `SameKeyRefusal` is undone too, but its own record
+ * is written in the effect's place and the key keeps only a reservation (`reservation`).
+ * `onDone` writes the record that goes with success.
  */
 async function effectOrRefusal<T>(
   trx: Transaction<Database>, req: FastifyRequest, lapsedClaim: boolean,
@@ -238,6 +296,12 @@ async function effectOrRefusal<T>(
   } catch (err) {
     if (!(err instanceof ApiError) || !isStorableStatus(err.status)) throw err;
     await sql`ROLLBACK TO SAVEPOINT idempotent_effect`.execute(trx);
+    if (err instanceof SameKeyRefusal) {
+      await err.persist(trx);
+      // Any record found here is a lapsed claim or an earlier reservation (a result would have been replayed).
+      await store(trx, req, claimStatus, reservation, true);
+      return { refusal: err };
+    }
     await store(trx, req, err.status, errorBodyFor(err, req), lapsedClaim);
     return { refusal: err };
   }
@@ -256,7 +320,7 @@ export async function executeWrite<T>(
   effect: (trx: Transaction<Database>) => Promise<WriteResult<T>>,
 ): Promise<FastifyReply> {
   if (!req.idempotency) {
-    const result = await db.transaction().execute(effect);
+    const result = await transactionOrRefusal(db, effect);
     return reply.code(result.status).send(result.body);
   }
   const outcome = await db.transaction().execute(async (trx) => {
@@ -272,7 +336,7 @@ export async function executeWrite<T>(
     return 'refusal' in done ? done : { status: done.value.status, body };
   });
   if (outcome instanceof ReplaySignal) return sendReplay(reply, outcome.stored);
-  if ('refusal' in outcome) throw outcome.refusal;
+  if ('refusal' in outcome) throw await afterRefusal(outcome.refusal);
   return reply.code(outcome.status).header('content-type', 'application/json; charset=utf-8').send(outcome.body);
 }
 
@@ -294,7 +358,7 @@ export async function claimWrite<T>(
   effect: (trx: Transaction<Database>) => Promise<T>,
 ): Promise<{ value: T } | { replay: StoredResult }> {
   const idem = req.idempotency;
-  if (!idem) return { value: await db.transaction().execute(effect) };
+  if (!idem) return { value: await transactionOrRefusal(db, effect) };
   const claim = JSON.stringify({ in_progress: randomUUID(), lease_until_ms: Date.now() + leaseMs } satisfies Claim);
   const outcome = await db.transaction().execute(async (trx) => {
     const found = await lockKey(trx, req);
@@ -302,9 +366,15 @@ export async function claimWrite<T>(
     return effectOrRefusal(trx, req, found.lapsedClaim, effect, () => writeRecord(trx, req, claimStatus, claim, found.lapsedClaim));
   });
   if (outcome instanceof ReplaySignal) return { replay: outcome.stored };
-  if ('refusal' in outcome) throw outcome.refusal;
+  if ('refusal' in outcome) throw await afterRefusal(outcome.refusal);
   heldClaims.set(idem, claim);
   return outcome;
+}
+
+/** Once a refusal's transaction committed: a `SameKeyRefusal`'s work after commit; answers the refusal to throw. */
+async function afterRefusal(refusal: ApiError): Promise<ApiError> {
+  if (refusal instanceof SameKeyRefusal) await refusal.afterCommit();
+  return refusal;
 }
 
 export async function purgeExpiredKeys(db: Kysely<Database>): Promise<void> {

@@ -42,6 +42,9 @@ export const errorSchema = {
     code: { type: 'string', description: 'The contract: one of the codes listed on the response. An unknown code is handled as `api_error`.' },
     message: { type: 'string', description: 'English text for humans; may change.' },
     request_id: { type: 'string', description: 'Also in the `X-Request-Id` header.' },
+    challenge_id: { type: 'string', description: '`step_up_required` only: the challenge (`kyc_<32 hex>`) to send back as `x-step-up` once the member completed it.' },
+    hosted_url: { type: 'string', format: 'uri', description: '`step_up_required` only: the hosted screen where the member completes the challenge.' },
+    expires_at: { type: 'integer', description: '`step_up_required` only: Unix seconds (the merchant\'s clock; 300 seconds after issue) after which the challenge no longer passes.' },
   },
   additionalProperties: true,
 } as const;
@@ -79,6 +82,17 @@ export function accessHeaders(method: string, access: RouteAccess): Json[] {
       description: 'UUID form (8-4-4-4-12 hex; only the shape is checked). The same key and body within 24 hours replays the first result with `X-Idempotent-Replay: true`. Keep it on retries.',
       schema: { type: 'string', format: 'uuid', pattern: uuidPattern },
       example: '5f0c6b8e-3a4d-4c1e-9b7a-2d6f8e1c0a93',
+    });
+  }
+  if (access.errors?.includes('step_up_required')) {
+    headers.push({
+      name: 'x-step-up',
+      in: 'header',
+      required: false,
+      description: 'Strong authentication: the `challenge_id` of a `step_up_required` answer, once the member completed its hosted screen. Repeat the same request (same body, same `x-idempotency-key`) with it. ' +
+        'A challenge not completed, expired, already used, or issued for another member, action or request answers `step_up_required` again with a new challenge. See docs/step-up.md.',
+      schema: { type: 'string', maxLength: 64 },
+      example: 'kyc_0123456789abcdef0123456789abcdef',
     });
   }
   if (isSigned(method, access)) {
@@ -144,9 +158,14 @@ export function errorsByStatus(codes: readonly ErrorCode[]): Map<number, ErrorCo
   return new Map([...groups.entries()].sort(([a], [b]) => a - b));
 }
 
+/** What a code's body carries besides the envelope (the reference's "Extra fields"), where the document says more. */
+const extraFields: Partial<Record<ErrorCode, string>> = {
+  step_up_required: 'The body adds `challenge_id`, `hosted_url` and `expires_at` (Unix seconds). Send the member to `hosted_url`, then repeat the same request (same body, same idempotency key) with `x-step-up: <challenge_id>`; this answer is not stored against the key.',
+};
+
 function errorDescription(codes: readonly ErrorCode[]): string {
   // The first line is what a collapsed reference shows: the codes alone.
-  const lines = codes.map((code) => `- \`${code}\`: ${new ApiError(code).message}`);
+  const lines = codes.map((code) => `- \`${code}\`: ${new ApiError(code).message}${extraFields[code] ? ` ${extraFields[code]}` : ''}`);
   return `${codes.map((code) => `\`${code}\``).join(', ')}\n\n${lines.join('\n')}`;
 }
 

@@ -38,7 +38,21 @@ export interface UpstreamSimOrdersTable {
   updated_at: Timestamp;
 }
 
+/** The notifier simulator's messages (notifier.ts): what each member's "phone" received. */
+export interface UpstreamSimNotificationsTable {
+  id: Generated<string>;
+  merchant_id: string;
+  environment: Environment;
+  member_id: string;
+  /** The step-up challenge the code answers. */
+  reference: string;
+  code: string;
+  message: string;
+  created_at: Generated<Date>;
+}
+
 export interface UpstreamTables {
   upstream_behaviors: UpstreamBehaviorsTable;
   upstream_sim_orders: UpstreamSimOrdersTable;
+  upstream_sim_notifications: UpstreamSimNotificationsTable;
 }

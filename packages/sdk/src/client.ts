@@ -8,7 +8,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { resolveConfig, type MerchantWalletClientOptions, type ResolvedConfig } from './config.js';
-import { errorFromResponse, headerValue, MerchantWalletError } from './errors.js';
+import { errorFromResponse, headerValue, MerchantWalletError, StepUpRequiredError } from './errors.js';
 import { paginate, type PaginateOptions } from './pagination.js';
 import { createResources, type Resources } from './resources.js';
 import { decideRetry, delayBeforeRetry } from './retry.js';
@@ -32,6 +32,12 @@ export interface RequestOptions {
    * every retry of the call); none for GET and DELETE. `false` sends none.
    */
   idempotencyKey?: string | false;
+  /**
+   * `x-step-up`: the `challenge_id` of a `step_up_required` answer, once the member completed its
+   * hosted screen. Send it with the same body and the same `idempotencyKey` as the refused call
+   * (or use `StepUpRequiredError.repeat()`).
+   */
+  stepUp?: string;
   /** Extra headers (names case-insensitive). They are applied last and override computed ones; `undefined` removes one. */
   headers?: Record<string, string | undefined>;
   /** Advanced: exact body bytes to send instead of `body` (signed as given; content-type stays application/json unless overridden). */
@@ -97,6 +103,8 @@ export class MerchantWalletClient implements Resources {
   readonly assets: Resources['assets'];
   readonly withdrawals: Resources['withdrawals'];
   readonly webhooks: Resources['webhooks'];
+  readonly kyc: Resources['kyc'];
+  readonly hostedScreens: Resources['hostedScreens'];
   readonly sandbox: Resources['sandbox'];
 
   constructor(options: MerchantWalletClientOptions) {
@@ -111,6 +119,8 @@ export class MerchantWalletClient implements Resources {
     this.assets = r.assets;
     this.withdrawals = r.withdrawals;
     this.webhooks = r.webhooks;
+    this.kyc = r.kyc;
+    this.hostedScreens = r.hostedScreens;
     this.sandbox = r.sandbox;
   }
 
@@ -193,6 +203,7 @@ export class MerchantWalletClient implements Resources {
     else if (opts.idempotencyKey === undefined && (method === 'POST' || method === 'PUT' || method === 'PATCH')) idempotencyKey = randomUUID();
 
     const headers: Record<string, string | undefined> = {};
+    if (opts.stepUp !== undefined) headers['x-step-up'] = opts.stepUp;
     for (const [k, v] of Object.entries(opts.headers ?? {})) headers[k.toLowerCase()] = v;
 
     return {
@@ -272,6 +283,11 @@ export class MerchantWalletClient implements Resources {
       if (res !== undefined) {
         if (isSuccess(res.status)) return res;
         const err = errorFromResponse(res.status, res.headers, res.body, res.rawBody);
+        if (err instanceof StepUpRequiredError) {
+          // The repeat is the same prepared call (body bytes, key) with x-step-up; not retried here.
+          err.bindRepeat(call.idempotencyKey, async (challengeId) =>
+            (await this.execute({ ...call, headers: { ...call.headers, 'x-step-up': challengeId } }, true)).body);
+        }
         if (resendOnInvalidToken && call.auth && !tokenResent && err.status === 401 && err.code === 'invalid_token') {
           // Drop the token that was refused, exchange again and resend once (not counted as an attempt).
           tokenResent = true;

@@ -66,6 +66,52 @@ export class MerchantWalletError extends Error {
 }
 
 /**
+ * 400 `step_up_required`: the member must pass strong authentication first. Send them to
+ * `hostedUrl`; once they completed it, repeat the same call (same body, same idempotency key)
+ * with `x-step-up: <challengeId>`: `repeat()` does exactly that for a call made through this
+ * client, or pass `{ idempotencyKey: e.idempotencyKey, stepUp: e.challengeId }` to the same
+ * helper. The refusal is not stored against the key, so the repeat runs anew.
+ */
+export class StepUpRequiredError extends MerchantWalletError {
+  /** The challenge (`kyc_<32 hex>`), to send back as `x-step-up`. */
+  readonly challengeId: string;
+  /** The hosted screen where the member completes the challenge. */
+  readonly hostedUrl: string;
+  /** Unix seconds (the merchant's clock) after which the challenge no longer passes. */
+  readonly expiresAt: number;
+  /** The idempotency key of the refused call (set by the client that made it). */
+  idempotencyKey: string | undefined;
+  private repeater: ((challengeId: string) => Promise<unknown>) | undefined;
+
+  constructor(init: MerchantWalletErrorInit) {
+    super(init);
+    this.name = 'StepUpRequiredError';
+    this.challengeId = typeof init.body['challenge_id'] === 'string' ? init.body['challenge_id'] : '';
+    this.hostedUrl = typeof init.body['hosted_url'] === 'string' ? init.body['hosted_url'] : '';
+    this.expiresAt = typeof init.body['expires_at'] === 'number' ? init.body['expires_at'] : 0;
+    this.idempotencyKey = undefined;
+    this.repeater = undefined;
+  }
+
+  /** Called by the client that made the call: how to repeat it. */
+  bindRepeat(idempotencyKey: string | undefined, repeater: (challengeId: string) => Promise<unknown>): this {
+    this.idempotencyKey = idempotencyKey;
+    this.repeater = repeater;
+    return this;
+  }
+
+  /**
+   * Repeats the refused call with the same body bytes and idempotency key, plus
+   * `x-step-up: <challengeId>` (this error's challenge unless another is given). It may reject
+   * with a new `StepUpRequiredError` (challenge not completed, expired, used, or for another request).
+   */
+  repeat<T = unknown>(challengeId: string = this.challengeId): Promise<T> {
+    if (!this.repeater) return Promise.reject(new TypeError('this error was not produced by a client call; repeat the call with { stepUp, idempotencyKey }'));
+    return this.repeater(challengeId) as Promise<T>;
+  }
+}
+
+/**
  * No HTTP answer was obtained (connection refused or reset, DNS failure, timeout).
  * `status` is 0, `code` is `network_error` or `timeout`, `cause` holds the original error.
  */
@@ -124,5 +170,6 @@ export function errorFromResponse(status: number, headers: ResponseHeaders, body
       : `HTTP ${status}${rawBody ? `: ${rawBody.slice(0, 200)}` : ''}`;
   const requestId =
     typeof flat['request_id'] === 'string' && flat['request_id'] ? (flat['request_id'] as string) : (headerValue(headers, 'x-request-id') ?? '');
-  return new MerchantWalletError({ status, code, type, message, requestId, body: flat, headers });
+  const init = { status, code, type, message, requestId, body: flat, headers };
+  return code === 'step_up_required' ? new StepUpRequiredError(init) : new MerchantWalletError(init);
 }

@@ -6,7 +6,7 @@ export { MerchantWalletClient, buildQueryString } from './client.js';
 export type { RequestOptions, RawResult } from './client.js';
 export { SDK_VERSION } from './config.js';
 export type { MerchantWalletClientOptions } from './config.js';
-export { MerchantWalletError, MerchantWalletConnectionError, unwrapErrorBody } from './errors.js';
+export { MerchantWalletError, MerchantWalletConnectionError, StepUpRequiredError, unwrapErrorBody } from './errors.js';
 export type { ResponseHeaders } from './errors.js';
 export { signRequest, buildSigningString, sha256Hex, isSignedMethod } from './signing.js';
 export type { SignRequestInput } from './signing.js';

@@ -16,6 +16,13 @@ import type {
   CreateWithdrawalBody,
   Deposit,
   DepositListFilters,
+  HostedScreenSandboxOutcome,
+  HostedScreenSettings,
+  HostedScreenTicket,
+  HostedScreenTicketState,
+  KycProfileReview,
+  KycRequirement,
+  KycReviewBody,
   ListEnvelope,
   Member,
   MemberSuspension,
@@ -36,6 +43,12 @@ import type {
 export interface WriteOptions {
   /** Idempotency key to use instead of a generated one (pass the same key to retry a call yourself). */
   idempotencyKey?: string;
+  /**
+   * `x-step-up`: the `challenge_id` of a completed step-up challenge. Repeat the refused call with
+   * the same body and the same `idempotencyKey` (`StepUpRequiredError.idempotencyKey`), or call
+   * `StepUpRequiredError.repeat()`.
+   */
+  stepUp?: string;
 }
 
 export interface OnBehalfOfOptions {
@@ -102,6 +115,24 @@ export interface Resources {
     /** POST /v1/webhooks/deliveries/{id}/redeliver (idempotent). */
     redeliver(id: string, opts?: WriteOptions): Promise<Redelivery>;
   };
+  kyc: {
+    /** POST /v1/kyc/sessions (idempotent): the hosted KYC screen for the member's first profile. 409 `duplicate_resource` when it has one. */
+    createSession(opts: OnBehalfOfOptions & WriteOptions): Promise<HostedScreenTicket>;
+    /** POST /v1/kyc/profile-sessions (idempotent): the pre-filled update screen. 404 `not_found` when the member has no profile yet. */
+    createProfileSession(opts: OnBehalfOfOptions & WriteOptions): Promise<HostedScreenTicket>;
+    /** GET /v1/kyc/requirements: the `data` array (minimum level per business). */
+    requirements(opts?: { onBehalfOf?: string }): Promise<KycRequirement[]>;
+    /** Sandbox: POST /v1/sandbox/kyc/{member_id}/review (idempotent): decides the member's pending review. */
+    sandboxReview(memberId: string, body: KycReviewBody, opts?: WriteOptions): Promise<KycProfileReview>;
+  };
+  hostedScreens: {
+    /** GET /v1/hosted-screens/settings. */
+    getSettings(): Promise<HostedScreenSettings>;
+    /** PUT /v1/hosted-screens/settings (idempotent): the origins allowed to frame the screens. */
+    putSettings(body: HostedScreenSettings, opts?: WriteOptions): Promise<HostedScreenSettings>;
+    /** Sandbox: POST /v1/sandbox/hosted-screens/{ticket_id}/complete (idempotent): finishes a screen without a browser. */
+    sandboxComplete(ticketId: string, outcome: HostedScreenSandboxOutcome, opts?: WriteOptions): Promise<HostedScreenTicketState>;
+  };
   /** Sandbox tools: 404 `not_found` on a production host. */
   sandbox: {
     /** GET /v1/sandbox/clock: this merchant's sandbox time (`now`, ISO 8601). */
@@ -125,6 +156,8 @@ const seg = (id: string): string => {
 };
 
 const key = (opts?: WriteOptions): string => opts?.idempotencyKey ?? randomUUID();
+/** What every write helper sends from its options: the key (generated once per call) and `x-step-up`. */
+const writeOpts = (opts?: WriteOptions) => ({ idempotencyKey: key(opts), stepUp: opts?.stepUp });
 
 const isoTime = (t: string | Date | undefined): string | undefined => (t instanceof Date ? t.toISOString() : t);
 
@@ -133,19 +166,19 @@ export function createResources(host: ResourceHost): Resources {
 
   return {
     members: {
-      create: (body, opts) => host.request<Member>({ method: 'POST', path: '/v1/members', body, idempotencyKey: key(opts) }),
+      create: (body, opts) => host.request<Member>({ method: 'POST', path: '/v1/members', body, ...writeOpts(opts) }),
       get: (id) => host.request<Member>({ method: 'GET', path: `/v1/members/${seg(id)}` }),
       suspend: (id, opts) =>
-        host.request<MemberSuspension>({ method: 'POST', path: `/v1/members/${seg(id)}/suspend`, idempotencyKey: key(opts) }),
+        host.request<MemberSuspension>({ method: 'POST', path: `/v1/members/${seg(id)}/suspend`, ...writeOpts(opts) }),
       revokeSessions: (externalId, opts) =>
         host.request<SessionRevocation>({
           method: 'POST',
           path: `/v1/members/${seg(externalId)}/sessions/revoke`,
-          idempotencyKey: key(opts),
+          ...writeOpts(opts),
         }),
     },
     deposits: {
-      create: (body, opts) => host.request<Deposit>({ method: 'POST', path: '/v1/deposits', body, idempotencyKey: key(opts) }),
+      create: (body, opts) => host.request<Deposit>({ method: 'POST', path: '/v1/deposits', body, ...writeOpts(opts) }),
       get: (id, opts) => host.request<Deposit>({ method: 'GET', path: `/v1/deposits/${seg(id)}`, onBehalfOf: opts?.onBehalfOf }),
       list: (opts) =>
         host.paginate<Deposit>('/v1/deposits', {
@@ -175,16 +208,16 @@ export function createResources(host: ResourceHost): Resources {
           path: '/v1/withdrawals',
           body,
           onBehalfOf: opts.onBehalfOf,
-          idempotencyKey: key(opts),
+          ...writeOpts(opts),
         }),
       get: (id, opts) => host.request<Withdrawal>({ method: 'GET', path: `/v1/withdrawals/${seg(id)}`, onBehalfOf: opts?.onBehalfOf }),
       confirm: (id, opts) =>
-        host.request<WithdrawalConfirmation>({ method: 'POST', path: `/v1/withdrawals/${seg(id)}/confirm`, idempotencyKey: key(opts) }),
-      fail: (id, opts) => host.request<Withdrawal>({ method: 'POST', path: `/v1/withdrawals/${seg(id)}/fail`, idempotencyKey: key(opts) }),
+        host.request<WithdrawalConfirmation>({ method: 'POST', path: `/v1/withdrawals/${seg(id)}/confirm`, ...writeOpts(opts) }),
+      fail: (id, opts) => host.request<Withdrawal>({ method: 'POST', path: `/v1/withdrawals/${seg(id)}/fail`, ...writeOpts(opts) }),
     },
     webhooks: {
       createEndpoint: (body, opts) =>
-        host.request<WebhookEndpoint>({ method: 'POST', path: '/v1/webhooks/endpoints', body, idempotencyKey: key(opts) }),
+        host.request<WebhookEndpoint>({ method: 'POST', path: '/v1/webhooks/endpoints', body, ...writeOpts(opts) }),
       listEndpoints: () => data(host.request<ListEnvelope<WebhookEndpoint>>({ method: 'GET', path: '/v1/webhooks/endpoints' })),
       deleteEndpoint: (id) =>
         host.request<unknown>({ method: 'DELETE', path: `/v1/webhooks/endpoints/${seg(id)}`, idempotencyKey: false }),
@@ -194,7 +227,29 @@ export function createResources(host: ResourceHost): Resources {
           limit: opts?.limit,
         }),
       redeliver: (id, opts) =>
-        host.request<Redelivery>({ method: 'POST', path: `/v1/webhooks/deliveries/${seg(id)}/redeliver`, idempotencyKey: key(opts) }),
+        host.request<Redelivery>({ method: 'POST', path: `/v1/webhooks/deliveries/${seg(id)}/redeliver`, ...writeOpts(opts) }),
+    },
+    kyc: {
+      createSession: (opts) =>
+        host.request<HostedScreenTicket>({ method: 'POST', path: '/v1/kyc/sessions', onBehalfOf: opts.onBehalfOf, idempotencyKey: key(opts) }),
+      createProfileSession: (opts) =>
+        host.request<HostedScreenTicket>({ method: 'POST', path: '/v1/kyc/profile-sessions', onBehalfOf: opts.onBehalfOf, idempotencyKey: key(opts) }),
+      requirements: (opts) =>
+        data(host.request<ListEnvelope<KycRequirement>>({ method: 'GET', path: '/v1/kyc/requirements', onBehalfOf: opts?.onBehalfOf })),
+      sandboxReview: (memberId, body, opts) =>
+        host.request<KycProfileReview>({ method: 'POST', path: `/v1/sandbox/kyc/${seg(memberId)}/review`, body, idempotencyKey: key(opts) }),
+    },
+    hostedScreens: {
+      getSettings: () => host.request<HostedScreenSettings>({ method: 'GET', path: '/v1/hosted-screens/settings' }),
+      putSettings: (body, opts) =>
+        host.request<HostedScreenSettings>({ method: 'PUT', path: '/v1/hosted-screens/settings', body, idempotencyKey: key(opts) }),
+      sandboxComplete: (ticketId, outcome, opts) =>
+        host.request<HostedScreenTicketState>({
+          method: 'POST',
+          path: `/v1/sandbox/hosted-screens/${seg(ticketId)}/complete`,
+          body: { outcome },
+          idempotencyKey: key(opts),
+        }),
     },
     sandbox: {
       clock: () => host.request<SandboxClock>({ method: 'GET', path: '/v1/sandbox/clock' }),

@@ -34,6 +34,8 @@ export interface Member {
   external_member_id: string;
   status: string;
   kyc_level: number;
+  /** The KYC profile's status (`pending_review`, `approved`, `rejected`); null before the first KYC screen is submitted. */
+  kyc_profile_status: string | null;
   created_at: string;
   [extra: string]: unknown;
 }
@@ -212,5 +214,54 @@ export interface SandboxReset {
   ok: boolean;
   cleared: { merchant_webhook_deliveries: number; merchant_api_logs: number };
   note: string;
+  [extra: string]: unknown;
+}
+
+/** A one-time hosted-screen link (`POST /v1/kyc/sessions`, `POST /v1/kyc/profile-sessions`). */
+export interface HostedScreenTicket {
+  /** `kyc_<32 hex>` */
+  id: string;
+  hosted_url: string;
+  /** Unix seconds. */
+  expires_at: number;
+  [extra: string]: unknown;
+}
+
+/** A ticket as the sandbox helper answers it. */
+export interface HostedScreenTicketState extends HostedScreenTicket {
+  purpose: 'kyc' | 'profile_update' | 'card_supplement' | 'step_up' | 'card_reveal' | (string & {});
+  status: 'open' | 'completed' | 'used' | 'void' | (string & {});
+  outcome: string | null;
+}
+
+export type HostedScreenSandboxOutcome = 'submitted' | 'approved' | 'declined';
+
+export interface HostedScreenSettings {
+  /** Origins allowed to frame the hosted screens (CSP frame-ancestors); empty: none. */
+  frame_ancestors: string[];
+  [extra: string]: unknown;
+}
+
+export interface KycRequirement {
+  business: 'card_issuing' | 'remittance' | 'exchange' | 'high_value_transfer' | (string & {});
+  min_kyc_level: number;
+  [extra: string]: unknown;
+}
+
+export interface KycReviewBody {
+  decision: 'approved' | 'rejected';
+  /** With `approved`: 1 (default) or 2. */
+  level?: 1 | 2;
+  /** With `rejected`. */
+  reason?: string;
+}
+
+export interface KycProfileReview {
+  /** `kyp_<uuid>` */
+  id: string;
+  member_id: string;
+  status: 'pending_review' | 'approved' | 'rejected' | (string & {});
+  status_version: number;
+  kyc_level: number;
   [extra: string]: unknown;
 }

@@ -4,6 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
 import { CreateMemberBody, Member, MemberIdParams } from './schemas.js';
 import { createMember, getMember, memberErrors, memberView, revokeSessions, suspendMember } from './service.js';
+import { profileStatusOf } from '../kyc/queries.js';
 
 const tags = ['Members'];
 
@@ -22,7 +23,10 @@ export async function memberRoutes(app: AppInstance, ctx: ServiceContext): Promi
     access: { scope: 'members:read' },
     errors: memberErrors.get,
     schema: { summary: 'Get a member', tags, params: MemberIdParams, response: { 200: Member } },
-  }, async ({ principal, params }) => memberView(await getMember(db, principal.merchantId, principal.environment, params.id)));
+  }, async ({ principal, params }) => {
+    const member = await getMember(db, principal.merchantId, principal.environment, params.id);
+    return memberView(member, await profileStatusOf(db, member.id));
+  });
 
   route.post('/v1/members/:id/suspend', {
     access: { scope: 'members:write', idempotency: 'required' },

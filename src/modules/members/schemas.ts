@@ -21,6 +21,9 @@ export const Member = Type.Object({
   external_member_id: Type.String(),
   status: Type.String({ description: 'active or suspended' }),
   kyc_level: Type.Integer({ description: '0 = no KYC; 1 and 2 are levels businesses require' }),
+  kyc_profile_status: Type.Union([Type.String(), Type.Null()], {
+    description: "The KYC profile's status: pending_review, approved or rejected; null before the first KYC screen is submitted",
+  }),
   profile: MemberProfile,
   created_at: Type.String({ format: 'date-time' }),
 });

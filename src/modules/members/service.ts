@@ -5,6 +5,7 @@ import type { MembersTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { resolveMember } from './queries.js';
+import { voidMemberTickets } from '../hosted-screens/queries.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const memberErrors = {
@@ -16,12 +17,14 @@ export const memberErrors = {
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export function memberView(m: Selectable<MembersTable>) {
+/** The member as the API shows it; `kycProfileStatus` is its KYC profile's status (null: no profile yet). */
+export function memberView(m: Selectable<MembersTable>, kycProfileStatus: string | null = null) {
   return {
     id: m.id,
     external_member_id: m.external_member_id,
     status: m.status,
     kyc_level: m.kyc_level,
+    kyc_profile_status: kycProfileStatus,
     profile: m.profile ?? {},
     created_at: new Date(m.created_at).toISOString(),
   };
@@ -75,16 +78,7 @@ export async function revokeSessions(trx: Db, merchantId: string, environment: E
     .returning('id')
     .executeTakeFirst();
   if (!row) throw new ApiError('member_not_found');
+  // Hosted-screen links and step-up challenges die with the sessions (extensions 9).
+  await voidMemberTickets(trx, row.id);
   return { id: externalId, revoked: true as const };
-}
-
-export async function reviewKyc(db: Db, memberId: string, decision: 'approved' | 'rejected', level: 1 | 2 | undefined) {
-  const row = await db
-    .updateTable('members')
-    .set({ kyc_level: decision === 'approved' ? (level ?? 1) : 0, updated_at: scopeNowSql(sql.ref('members.merchant_id'), sql.ref('members.environment')) })
-    .where('id', '=', memberId)
-    .returning(['id', 'kyc_level'])
-    .executeTakeFirst();
-  if (!row) throw new ApiError('member_not_found');
-  return row;
 }

@@ -3,6 +3,7 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
+import { stepUpCall } from '../step-up/service.js';
 import { confirmWithdrawal, createWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals, withdrawalErrors } from './service.js';
 
 const tags = ['Withdrawals'];
@@ -30,7 +31,9 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
     errors: withdrawalErrors.create,
     schema: {
       summary: 'Create an on-chain withdrawal',
-      description: 'Moves amount plus the network fee from available to withdrawing. The merchant pays out on chain, then confirms (or fails) it.',
+      description: 'Moves amount plus the network fee from available to withdrawing. The merchant pays out on chain, then confirms (or fails) it. ' +
+        'At or above the step-up threshold the operator set for the asset (none by default), the first call answers `step_up_required` with a challenge bound to the member and to this asset, network, address and amount; ' +
+        'repeat the same request with the same idempotency key and `x-step-up` once the member completed it.',
       tags,
       body: Type.Object({
         asset: Type.String({ minLength: 1, maxLength: 16 }),
@@ -40,8 +43,8 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
       }),
       response: { 201: Withdrawal },
     },
-  }, async ({ principal, body, write }) =>
-    write((trx) => createWithdrawal(trx, { ...principal, externalMemberId: principal.member.externalMemberId }, body)));
+  }, async ({ principal, body, write, req }) =>
+    write((trx) => createWithdrawal(ctx, trx, { ...principal, externalMemberId: principal.member.externalMemberId }, body, stepUpCall(req))));
 
   route.post('/v1/withdrawals/:id/confirm', {
     access: { scope: 'withdrawals:write', idempotency: 'required' },

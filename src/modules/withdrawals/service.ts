@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
+import type { ServiceContext } from '../../service-context.js';
 import type { WithdrawalsTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -10,12 +11,14 @@ import {
 } from '../../ledger/index.js';
 import { addressMatches, usableNetwork } from '../assets/rules.js';
 import { getAsset, pageAtScale } from '../assets/queries.js';
+import { requireStepUp, stepUpErrors, type StepUpCall } from '../step-up/service.js';
+import { stepUpObjectRef } from '../step-up/rules.js';
 import { transition, type WithdrawalAction } from './state.js';
 import { addressRefused, findOwned, memberExternalId, withdrawalPage, type Caller } from './queries.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const withdrawalErrors = {
-  create: ['asset_not_allowed', 'address_not_allowed', 'insufficient_balance', 'amount_out_of_range'],
+  create: ['asset_not_allowed', 'address_not_allowed', 'insufficient_balance', 'amount_out_of_range', ...stepUpErrors],
   confirm: ['order_not_cancellable', 'merchant_custody_shortfall', 'not_found'],
   fail: ['order_not_cancellable', 'not_found'],
   get: ['not_found'],
@@ -62,8 +65,14 @@ export interface WithdrawalInput {
   amount: string;
 }
 
-/** Amount plus the catalogue's fee move from available to withdrawing; the merchant pays out on chain. */
-export async function createWithdrawal(trx: Transaction<Database>, caller: Caller & { memberId: string; externalMemberId: string }, input: WithdrawalInput) {
+/**
+ * Amount plus the catalogue's fee move from available to withdrawing; the merchant pays out on
+ * chain. At or above the operator's step-up threshold for the asset (none by default) the member
+ * must pass strong authentication for this very request (asset, network, address, amount) first.
+ */
+export async function createWithdrawal(
+  ctx: ServiceContext, trx: Transaction<Database>, caller: Caller & { memberId: string; externalMemberId: string }, input: WithdrawalInput, stepUp: StepUpCall,
+) {
   const asset = await getAsset(trx, input.asset.toUpperCase());
   const network = usableNetwork(asset, input.network.toUpperCase());
   if (!asset || !network) throw new ApiError('asset_not_allowed');
@@ -71,6 +80,13 @@ export async function createWithdrawal(trx: Transaction<Database>, caller: Calle
   if (amount <= 0n) throw new ApiError('invalid_request', 'amount must be greater than zero.');
   if (amount < network.withdrawalMin) throw new ApiError('amount_out_of_range', `The minimum withdrawal is ${formatAmount(network.withdrawalMin, asset.scale)} ${asset.code}.`);
   await checkAddress(trx, network, input.address);
+  await requireStepUp(ctx, trx, {
+    principal: caller,
+    action: 'withdrawal.create',
+    objectRef: stepUpObjectRef('withdrawal.create', { asset: asset.code, network: network.network, address: input.address, amount }),
+    call: stepUp,
+    above: { asset: asset.code, amount },
+  });
 
   const row = await trx
     .insertInto('withdrawals')

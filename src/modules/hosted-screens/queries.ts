@@ -1,0 +1,70 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, Environment } from '../../db/schema.js';
+import { ticketIdShape, type Ticket } from './rules.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** Reads a ticket by id (any state), locking it when `forUpdate` inside a transaction. */
+export async function findTicket(db: Db, id: string, forUpdate = false): Promise<Ticket | undefined> {
+  if (!ticketIdShape.test(id)) return undefined;
+  let q = db.selectFrom('hosted_tickets').selectAll().where('id', '=', id);
+  if (forUpdate) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+/** `sessions/revoke`: every ticket of the member not yet spent becomes void. */
+export async function voidMemberTickets(trx: Db, memberId: string): Promise<number> {
+  const rows = await trx
+    .updateTable('hosted_tickets')
+    .set({ status: 'void' })
+    .where('member_id', '=', memberId)
+    .where('status', 'in', ['open', 'completed'])
+    .returning('id')
+    .execute();
+  return rows.length;
+}
+
+/** The origins allowed to frame this merchant's screens in this environment (none when never set). */
+export async function frameAncestorsOf(db: Db, merchantId: string, environment: Environment): Promise<string[]> {
+  const row = await db
+    .selectFrom('hosted_screen_settings')
+    .select('frame_ancestors')
+    .where('merchant_id', '=', merchantId)
+    .where('environment', '=', environment)
+    .executeTakeFirst();
+  const list: unknown = typeof row?.frame_ancestors === 'string' ? JSON.parse(row.frame_ancestors) : row?.frame_ancestors;
+  return Array.isArray(list) ? list.filter((o): o is string => typeof o === 'string') : [];
+}
+
+export async function putFrameAncestors(db: Db, merchantId: string, environment: Environment, origins: readonly string[], now: Date): Promise<void> {
+  const value = JSON.stringify(origins);
+  await db
+    .insertInto('hosted_screen_settings')
+    .values({ merchant_id: merchantId, environment, frame_ancestors: value, updated_at: now })
+    .onConflict((oc) => oc.columns(['merchant_id', 'environment']).doUpdateSet({ frame_ancestors: value, updated_at: now }))
+    .execute();
+}
+
+/** A screen ticket is spent (`completed`, with the step-up `outcome` when there is one); false if it was no longer open. */
+export async function completeTicket(trx: Db, id: string, now: Date, outcome: string | null = null): Promise<boolean> {
+  const row = await trx
+    .updateTable('hosted_tickets')
+    .set({ status: 'completed', outcome, completed_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'open')
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** A ticket becomes void (declined, too many wrong codes); false if it was already spent or void. */
+export async function voidTicket(trx: Db, id: string, outcome: string | null = null): Promise<boolean> {
+  const row = await trx
+    .updateTable('hosted_tickets')
+    .set({ status: 'void', ...(outcome === null ? {} : { outcome }) })
+    .where('id', '=', id)
+    .where('status', 'in', ['open', 'completed'])
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -1,0 +1,138 @@
+import { Type } from 'typebox';
+import type { AppInstance } from '../../platform/http-app.js';
+import type { ServiceContext } from '../../service-context.js';
+import { OperatorEnvironment, OperatorIdParams, Time, TimeOrNull, operatorRouter } from '../../platform/operator-route.js';
+import { decodeCursor, encodeCursor, pageSize, PageQuery } from '../../platform/pagination.js';
+import { configuredKey } from '../../platform/keys.js';
+import { ApiError } from '../../platform/errors.js';
+import { imageKeyLabel, openImage } from './images.js';
+import { imageById, profileById, profileQueue, putRequirement, requirementsOf, type KycProfile } from './queries.js';
+import { businessPattern, orderRequirements } from './rules.js';
+import { kycErrors, reviewMember, reviewProfile } from './service.js';
+
+/**
+ * Operator calls of the KYC area: the member review of extensions 2 (now through the profile's
+ * review path), the review queue, one profile, its images, and the requirements.
+ */
+
+const Decision = Type.Union([Type.Literal('approved'), Type.Literal('rejected')]);
+const Review = Type.Object({
+  decision: Decision,
+  level: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(2)])),
+  reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+});
+
+const Profile = Type.Object({
+  id: Type.String(),
+  merchant_id: Type.String(),
+  environment: OperatorEnvironment,
+  member_id: Type.String(),
+  status: Type.String(),
+  status_version: Type.Integer(),
+  submissions: Type.Integer(),
+  first_name: Type.String(),
+  last_name: Type.String(),
+  birth_date: Type.String(),
+  nationality: Type.String(),
+  document_type: Type.String(),
+  document_number: Type.String(),
+  address_line1: Type.String(),
+  address_line2: Type.String(),
+  city: Type.String(),
+  postal_code: Type.String(),
+  address_country: Type.String(),
+  document_image_id: Type.String(),
+  selfie_image_id: Type.String(),
+  granted_level: Type.Integer(),
+  rejection_reason: Type.Union([Type.String(), Type.Null()]),
+  review_source: Type.Union([Type.String(), Type.Null()]),
+  provider_ref: Type.Union([Type.String(), Type.Null()]),
+  submitted_at: Time,
+  reviewed_at: TimeOrNull,
+});
+
+function profileView(p: KycProfile) {
+  return {
+    ...p,
+    seq: undefined,
+    submitted_at: new Date(p.submitted_at).toISOString(),
+    reviewed_at: p.reviewed_at ? new Date(p.reviewed_at).toISOString() : null,
+  };
+}
+
+const Requirement = Type.Object({ business: Type.String(), min_kyc_level: Type.Integer() });
+
+export async function kycOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+  const route = operatorRouter(app, ctx);
+
+  route.post('/admin/v1/members/:id/kyc-review', {
+    errors: kycErrors.memberReview,
+    schema: {
+      params: Type.Object({ id: Type.String({ pattern: '^mem_' }) }),
+      body: Review,
+      response: { 200: Type.Object({ id: Type.String(), kyc_level: Type.Integer() }) },
+    },
+  }, ({ params, body, write }) => write((trx) => reviewMember(ctx, trx, params.id, body)));
+
+  route.get('/admin/v1/kyc/profiles', {
+    schema: {
+      querystring: Type.Object({
+        environment: OperatorEnvironment,
+        status: Type.Optional(Type.Union([Type.Literal('pending_review'), Type.Literal('approved'), Type.Literal('rejected')])),
+        ...PageQuery.properties,
+      }),
+      response: { 200: Type.Object({ data: Type.Array(Profile), next_cursor: Type.Union([Type.String(), Type.Null()]), has_more: Type.Boolean() }) },
+    },
+  }, async ({ query }) => {
+    // The review queue: oldest submission first (pending_review by default).
+    const limit = pageSize(query.limit);
+    const rows = await profileQueue(ctx.db, query.environment, query.status ?? 'pending_review', decodeCursor(query.cursor), limit + 1);
+    const page = rows.slice(0, limit);
+    const hasMore = rows.length > limit;
+    return { data: page.map(profileView), next_cursor: hasMore ? encodeCursor(page[page.length - 1]!.seq) : null, has_more: hasMore };
+  });
+
+  route.get('/admin/v1/kyc/profiles/:id', {
+    errors: kycErrors.read,
+    schema: { params: OperatorIdParams, response: { 200: Profile } },
+  }, async ({ params }) => {
+    const profile = await profileById(ctx.db, params.id);
+    if (!profile) throw new ApiError('not_found', 'No such KYC profile.');
+    return profileView(profile);
+  });
+
+  route.post('/admin/v1/kyc/profiles/:id/review', {
+    errors: kycErrors.profileReview,
+    schema: { params: OperatorIdParams, body: Review, response: { 200: Profile } },
+  }, async ({ params, body, write }) => profileView(await write((trx) => reviewProfile(ctx, trx, params.id, body))));
+
+  route.get('/admin/v1/kyc/images/:id', {
+    errors: kycErrors.read,
+    schema: {
+      params: OperatorIdParams,
+      response: { 200: Type.Object({ id: Type.String(), kind: Type.String(), content_type: Type.String(), size_bytes: Type.Integer(), data_base64: Type.String() }) },
+    },
+  }, async ({ params }) => {
+    const image = await imageById(ctx.db, params.id);
+    if (!image) throw new ApiError('not_found', 'No such image.');
+    const plain = openImage(configuredKey(ctx.config, imageKeyLabel), { imageId: image.id, memberId: image.member_id, kind: image.kind }, {
+      iv: Buffer.from(image.iv), ciphertext: Buffer.from(image.ciphertext), authTag: Buffer.from(image.auth_tag),
+    });
+    return { id: image.id, kind: image.kind, content_type: image.content_type, size_bytes: image.size_bytes, data_base64: plain.toString('base64') };
+  });
+
+  route.get('/admin/v1/kyc/requirements', {
+    schema: { querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ data: Type.Array(Requirement) }) } },
+  }, async ({ query }) => ({ data: orderRequirements(await requirementsOf(ctx.db, query.environment)) }));
+
+  route.put('/admin/v1/kyc/requirements/:business', {
+    schema: {
+      params: Type.Object({ business: Type.String({ pattern: businessPattern }) }),
+      body: Type.Object({ environment: OperatorEnvironment, min_kyc_level: Type.Integer({ minimum: 0, maximum: 2 }) }),
+      response: { 200: Requirement },
+    },
+  }, ({ params, body, write }) => write(async (trx) => {
+    await putRequirement(trx, body.environment, params.business, body.min_kyc_level, ctx.clock.real());
+    return { business: params.business, min_kyc_level: body.min_kyc_level };
+  }));
+}

@@ -1,0 +1,329 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, Environment } from '../../db/schema.js';
+import type { ServiceContext } from '../../service-context.js';
+import { enqueue } from '../../jobs/queue.js';
+import { recordEvent } from '../../ledger/index.js';
+import { ApiError, type ErrorCode } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { configuredKey } from '../../platform/keys.js';
+import { issueTicket } from '../hosted-screens/service.js';
+import { ticketView } from '../hosted-screens/rules.js';
+import { resolveMember } from '../members/queries.js';
+import { imageKeyLabel, sealImage } from './images.js';
+import {
+  deleteImages, insertImage, insertProfile, lockMember, profileById, profileOfMember, setMemberLevel, updateProfile, type KycProfile,
+} from './queries.js';
+import { levelAfterUpdate, levelOnApproval, type ProfileFields } from './rules.js';
+import { transition, type KycAction } from './state.js';
+import type { KycImageKind, KycImageType, KycReviewSource } from './tables.js';
+
+/**
+ * The KYC area's operations (docs/kyc.md): hosted-screen sessions, submissions from the screens,
+ * and the one review path every decision takes (operator, provider, sandbox helper).
+ */
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** The codes each function can answer: the routes declare these lists. */
+export const kycErrors = {
+  createSession: ['duplicate_resource'],
+  profileSession: ['not_found'],
+  requirements: [],
+  sandboxReview: ['member_not_found', 'not_found', 'state_invalid', 'upstream_error'],
+  memberReview: ['member_not_found'],
+  profileReview: ['not_found'],
+  read: ['not_found'],
+} as const satisfies Record<string, readonly ErrorCode[]>;
+
+export interface MemberCaller {
+  merchantId: string;
+  environment: Environment;
+  memberId: string;
+}
+
+/** `POST /v1/kyc/sessions`: a ticket for the first profile; a member who has one: 409 `duplicate_resource`. */
+export async function createKycSession(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCaller, origin: string) {
+  if (await profileOfMember(trx, caller.memberId)) {
+    throw new ApiError('duplicate_resource', 'The member already has a KYC profile; update it with POST /v1/kyc/profile-sessions.');
+  }
+  return ticketView(await issueTicket(ctx, trx, { ...caller, purpose: 'kyc', origin }));
+}
+
+/** `POST /v1/kyc/profile-sessions`: a ticket to update the existing profile; none: 404 `not_found` (never a creation). */
+export async function createProfileSession(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCaller, origin: string) {
+  const profile = await profileOfMember(trx, caller.memberId);
+  if (!profile) throw new ApiError('not_found', 'The member has no KYC profile yet; create one with POST /v1/kyc/sessions.');
+  return ticketView(await issueTicket(ctx, trx, { ...caller, purpose: 'profile_update', origin, subjectId: profile.id }));
+}
+
+/** An image that passed the screen's checks (type sniffed from its bytes). */
+export interface CheckedImage {
+  data: Uint8Array;
+  type: KycImageType;
+}
+
+export interface Submission {
+  fields: ProfileFields;
+  document?: CheckedImage;
+  selfie?: CheckedImage;
+}
+
+export interface Scope {
+  merchantId: string;
+  environment: Environment;
+  memberId: string;
+}
+
+async function storeImage(ctx: ServiceContext, trx: Db, scope: Scope, kind: KycImageKind, image: CheckedImage): Promise<string> {
+  const id = newId('kyi');
+  const sealed = sealImage(configuredKey(ctx.config, imageKeyLabel), { imageId: id, memberId: scope.memberId, kind }, image.data);
+  await insertImage(trx, {
+    id,
+    merchant_id: scope.merchantId,
+    environment: scope.environment,
+    member_id: scope.memberId,
+    kind,
+    content_type: image.type,
+    size_bytes: image.data.length,
+    key_label: imageKeyLabel,
+    iv: sealed.iv,
+    ciphertext: sealed.ciphertext,
+    auth_tag: sealed.authTag,
+  });
+  return id;
+}
+
+async function emitStatus(trx: Db, profile: KycProfile, externalMemberId: string): Promise<void> {
+  await recordEvent(trx, {
+    merchantId: profile.merchant_id,
+    environment: profile.environment,
+    type: `kyc.profile.${profile.status}`,
+    object: 'kyc_profile',
+    objectId: profile.id,
+    externalMemberId,
+    status: profile.status,
+    statusVersion: profile.status_version,
+  });
+}
+
+export const kycCheckJobKind = 'kyc.check';
+/** Verdict polls of one check (the delay doubles from 1 minute to 1 hour): about 8 days, then the operator's queue alone. */
+export const kycCheckPollsMax = 200;
+
+/** Queues the provider check of a profile's current submission (in the caller's transaction). */
+async function enqueueCheck(trx: Db, profile: KycProfile): Promise<void> {
+  await enqueue(trx, {
+    kind: kycCheckJobKind,
+    payload: { profile_id: profile.id, submission: profile.submissions },
+    dedupeKey: `${kycCheckJobKind}:${profile.id}:${profile.submissions}`,
+    maxAttempts: kycCheckPollsMax,
+  });
+}
+
+/**
+ * The first KYC screen's submission: the profile is created (`pending_review`) with its images,
+ * the event recorded and the provider check queued. Submissions of one member are serialised on
+ * the member's row; when a profile exists already (another ticket was quicker) nothing is stored.
+ */
+export async function submitFirstProfile(ctx: ServiceContext, trx: Transaction<Database>, scope: Scope, sub: Submission, now: Date): Promise<KycProfile | 'exists'> {
+  const member = await lockMember(trx, scope.memberId);
+  if (!member) throw new Error(`kyc: member ${scope.memberId} of a ticket is missing`);
+  if (await profileOfMember(trx, scope.memberId)) return 'exists';
+  if (!sub.document || !sub.selfie) throw new Error('kyc: a first profile needs both images');
+  const profile = await insertProfile(trx, {
+    id: newId('kyp'),
+    merchant_id: scope.merchantId,
+    environment: scope.environment,
+    member_id: scope.memberId,
+    status: 'pending_review',
+    ...sub.fields,
+    document_image_id: await storeImage(ctx, trx, scope, 'document', sub.document),
+    selfie_image_id: await storeImage(ctx, trx, scope, 'selfie', sub.selfie),
+    rejection_reason: null,
+    review_source: null,
+    provider_ref: null,
+    submitted_at: now,
+    reviewed_at: null,
+    created_at: now,
+    updated_at: now,
+  });
+  await emitStatus(trx, profile, member.external_member_id);
+  await enqueueCheck(trx, profile);
+  return profile;
+}
+
+/**
+ * A completed profile update (the reference's rule): the profile goes back to `pending_review`
+ * from any status and the member's level falls to 0 (`levelAfterUpdate`); images not uploaded
+ * again are kept, replaced ones are deleted.
+ */
+export async function submitProfileUpdate(ctx: ServiceContext, trx: Transaction<Database>, scope: Scope, sub: Submission, now: Date): Promise<KycProfile> {
+  const member = await lockMember(trx, scope.memberId);
+  const current = await profileOfMember(trx, scope.memberId, true);
+  if (!member || !current) throw new Error(`kyc: the profile of member ${scope.memberId} is missing for an update`);
+  const move = transition(current, { kind: 'submit_update' });
+  if (!('move' in move)) throw new Error('kyc: an update is always accepted');
+  const documentId = sub.document ? await storeImage(ctx, trx, scope, 'document', sub.document) : current.document_image_id;
+  const selfieId = sub.selfie ? await storeImage(ctx, trx, scope, 'selfie', sub.selfie) : current.selfie_image_id;
+  const profile = await updateProfile(trx, current.id, {
+    ...sub.fields,
+    status: move.move,
+    status_version: current.status_version + 1,
+    submissions: current.submissions + 1,
+    document_image_id: documentId,
+    selfie_image_id: selfieId,
+    rejection_reason: null,
+    review_source: null,
+    provider_ref: null,
+    submitted_at: now,
+    reviewed_at: null,
+    updated_at: now,
+  });
+  await deleteImages(trx, [current.document_image_id, current.selfie_image_id].filter((id) => id !== documentId && id !== selfieId));
+  await setMemberLevel(trx, scope.memberId, levelAfterUpdate(member.kyc_level), now);
+  await emitStatus(trx, profile, member.external_member_id);
+  await enqueueCheck(trx, profile);
+  return profile;
+}
+
+export interface ReviewDecision {
+  decision: 'approved' | 'rejected';
+  level?: 1 | 2;
+  reason?: string;
+}
+
+/**
+ * The one review path: the profile moves as `state.ts` says, the member's level follows
+ * (approved: the level granted, 1 by default; rejected: 0), the event is recorded. Answers the
+ * profile after it, or undefined when a provider verdict was stale (nothing changed).
+ */
+export async function applyReview(
+  trx: Transaction<Database>, profile: KycProfile, review: ReviewDecision, source: KycReviewSource, now: Date, submission?: number,
+): Promise<KycProfile | undefined> {
+  const action: KycAction = source === 'operator'
+    ? { kind: 'operator_review', decision: review.decision }
+    : { kind: 'provider_verdict', decision: review.decision, submission: submission ?? -1 };
+  const move = transition(profile, action);
+  if (!('move' in move)) return undefined;
+  const member = await lockMember(trx, profile.member_id);
+  if (!member) throw new Error(`kyc: member ${profile.member_id} of profile ${profile.id} is missing`);
+  const approved = review.decision === 'approved';
+  const level = approved ? levelOnApproval(review.level) : 0;
+  const after = await updateProfile(trx, profile.id, {
+    status: move.move,
+    status_version: profile.status_version + 1,
+    ...(approved ? { granted_level: level, rejection_reason: null } : { rejection_reason: review.reason?.slice(0, 500) ?? null }),
+    review_source: source,
+    reviewed_at: now,
+    updated_at: now,
+  });
+  await setMemberLevel(trx, profile.member_id, level, now);
+  await emitStatus(trx, after, member.external_member_id);
+  return after;
+}
+
+/**
+ * `POST /admin/v1/members/{id}/kyc-review` (extensions 2): reviews the member's profile. A member
+ * without a profile gets the level directly (an identity checked outside the service); no profile
+ * is created and no event is sent, so the member can still open its first KYC screen.
+ */
+export async function reviewMember(ctx: ServiceContext, trx: Transaction<Database>, memberId: string, review: ReviewDecision) {
+  const member = await lockMember(trx, memberId);
+  if (!member) throw new ApiError('member_not_found');
+  const now = await ctx.clock.now(trx, await scopeOfMember(trx, memberId));
+  const profile = await profileOfMember(trx, memberId, true);
+  if (profile) await applyReview(trx, profile, review, 'operator', now);
+  else await setMemberLevel(trx, memberId, review.decision === 'approved' ? levelOnApproval(review.level) : 0, now);
+  const row = await memberLevel(trx, memberId);
+  return { id: memberId, kyc_level: row };
+}
+
+async function scopeOfMember(db: Db, memberId: string): Promise<{ merchantId: string; environment: Environment }> {
+  const row = await db.selectFrom('members').select(['merchant_id', 'environment']).where('id', '=', memberId).executeTakeFirstOrThrow();
+  return { merchantId: row.merchant_id, environment: row.environment };
+}
+
+async function memberLevel(db: Db, memberId: string): Promise<number> {
+  const row = await db.selectFrom('members').select('kyc_level').where('id', '=', memberId).executeTakeFirstOrThrow();
+  return row.kyc_level;
+}
+
+/** The operator's review of one profile of the queue. */
+export async function reviewProfile(ctx: ServiceContext, trx: Transaction<Database>, profileId: string, review: ReviewDecision): Promise<KycProfile> {
+  const profile = await profileById(trx, profileId, true);
+  if (!profile) throw new ApiError('not_found', 'No such KYC profile.');
+  const now = await ctx.clock.now(trx, { merchantId: profile.merchant_id, environment: profile.environment });
+  return (await applyReview(trx, profile, review, 'operator', now))!;
+}
+
+const requestIdOf = (profile: Pick<KycProfile, 'id' | 'submissions'>) => `${profile.id}:${profile.submissions}`;
+
+/** Starts (idempotently) the provider check of the profile's current submission; the provider's reference or undefined. */
+async function submitCheck(ctx: ServiceContext, profile: KycProfile, externalMemberId: string): Promise<string | undefined> {
+  const outcome = await ctx.upstreams.kyc.submit({ merchantId: profile.merchant_id, environment: profile.environment }, {
+    requestId: requestIdOf(profile),
+    memberRef: externalMemberId,
+    firstName: profile.first_name,
+    lastName: profile.last_name,
+    birthDate: profile.birth_date,
+    nationality: profile.nationality,
+    documentType: profile.document_type,
+    documentNumber: profile.document_number,
+    addressCountry: profile.address_country,
+    imageRefs: [profile.document_image_id, profile.selfie_image_id],
+  });
+  return outcome.kind === 'accepted' ? outcome.providerRef : undefined;
+}
+
+export type CheckResult = 'applied' | 'pending' | 'stale' | 'no_answer';
+
+/**
+ * The provider side of one submission (the `kyc.check` job and the sandbox helper): submit the
+ * check, read the verdict, and apply a decided one through `applyReview`. Provider calls happen
+ * outside any transaction; the verdict is applied in one, on the locked profile.
+ */
+export async function runCheck(ctx: ServiceContext, profileId: string, submission: number): Promise<CheckResult> {
+  const profile = await profileById(ctx.db, profileId);
+  if (!profile || profile.submissions !== submission || profile.status !== 'pending_review') return 'stale';
+  const member = await resolveMember(ctx.db, profile.merchant_id, profile.environment, profile.member_id);
+  const providerRef = await submitCheck(ctx, profile, member?.external_member_id ?? '');
+  if (!providerRef) return 'no_answer';
+  const verdict = await ctx.upstreams.kyc.verdict({ merchantId: profile.merchant_id, environment: profile.environment }, requestIdOf(profile));
+  return ctx.db.transaction().execute(async (trx) => {
+    const locked = await profileById(trx, profileId, true);
+    if (!locked) return 'stale';
+    if (locked.provider_ref === null && locked.submissions === submission) await updateProfile(trx, profileId, { provider_ref: providerRef });
+    if (verdict.kind !== 'decided') return verdict.kind === 'pending' ? 'pending' : 'no_answer';
+    const now = await ctx.clock.now(trx, { merchantId: locked.merchant_id, environment: locked.environment });
+    const applied = await applyReview(trx, { ...locked, provider_ref: providerRef }, verdict, 'provider', now, submission);
+    return applied ? 'applied' : 'stale';
+  });
+}
+
+/**
+ * `POST /v1/sandbox/kyc/{member_id}/review`: the simulated provider's reviewer decides the
+ * member's pending submission, then the service handles the verdict exactly as in production
+ * (`runCheck`). No profile: 404 `not_found`; a profile not waiting for review: 400 `state_invalid`.
+ */
+export async function sandboxReview(ctx: ServiceContext, caller: { merchantId: string; environment: Environment }, memberRef: string, review: ReviewDecision) {
+  const member = await resolveMember(ctx.db, caller.merchantId, caller.environment, memberRef);
+  if (!member) throw new ApiError('member_not_found');
+  const profile = await profileOfMember(ctx.db, member.id);
+  if (!profile) throw new ApiError('not_found', 'The member has no KYC profile.');
+  if (profile.status !== 'pending_review') throw new ApiError('state_invalid', 'The profile is not waiting for review.');
+  const provider = ctx.upstreams.kyc;
+  if (!provider.sandboxDecide) throw new ApiError('state_invalid', 'The configured KYC provider has no sandbox reviewer.');
+  const call = { merchantId: caller.merchantId, environment: caller.environment };
+  if (!(await submitCheck(ctx, profile, member.external_member_id))) throw new ApiError('upstream_error');
+  await provider.sandboxDecide(call, requestIdOf(profile), review);
+  const result = await runCheck(ctx, profile.id, profile.submissions);
+  if (result === 'no_answer') throw new ApiError('upstream_error');
+  const after = await profileOfMember(ctx.db, member.id);
+  const level = await memberLevel(ctx.db, member.id);
+  return profileSummary(after!, level);
+}
+
+/** The profile as the merchant sees it: ids, status and level, never the personal data. */
+export function profileSummary(p: KycProfile, kycLevel: number) {
+  return { id: p.id, member_id: p.member_id, status: p.status, status_version: p.status_version, kyc_level: kycLevel };
+}

@@ -1,0 +1,68 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database, Environment } from '../../db/schema.js';
+import { minorFromDb } from '../../ledger/money.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface ThresholdScope {
+  merchantId: string;
+  environment: Environment;
+}
+
+export interface Threshold {
+  action: string;
+  asset: string;
+  minAmount: bigint;
+}
+
+/** The amount (minor units) at or above which `action` on `asset` needs step-up; undefined: never. */
+export async function findThreshold(db: Db, scope: ThresholdScope, action: string, asset: string): Promise<bigint | undefined> {
+  const row = await db
+    .selectFrom('step_up_thresholds')
+    .select('min_amount')
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('action', '=', action)
+    .where('asset', '=', asset)
+    .executeTakeFirst();
+  return row ? minorFromDb(row.min_amount) : undefined;
+}
+
+/** A merchant's thresholds in one environment, by action then asset (a bounded list: actions × assets). */
+export async function listThresholds(db: Db, scope: ThresholdScope): Promise<Threshold[]> {
+  const rows = await db
+    .selectFrom('step_up_thresholds')
+    .select(['action', 'asset', 'min_amount'])
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .orderBy('action')
+    .orderBy('asset')
+    .execute();
+  return rows.map((r) => ({ action: r.action, asset: r.asset, minAmount: minorFromDb(r.min_amount) }));
+}
+
+/** Sets (`minAmount` given) or removes (null) one threshold. */
+export async function putThreshold(trx: Transaction<Database>, scope: ThresholdScope, action: string, asset: string, minAmount: bigint | null): Promise<void> {
+  const key = { merchant_id: scope.merchantId, environment: scope.environment, action, asset };
+  if (minAmount === null) {
+    await trx.deleteFrom('step_up_thresholds').where((eb) => eb.and(key)).execute();
+    return;
+  }
+  await trx
+    .insertInto('step_up_thresholds')
+    .values({ ...key, min_amount: minAmount.toString() })
+    .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'action', 'asset']).doUpdateSet({ min_amount: minAmount.toString(), updated_at: sql<Date>`now()` }))
+    .execute();
+}
+
+/** Consumes a completed challenge: `completed` → `used`, once (the row is locked by the caller). */
+export async function markChallengeUsed(trx: Transaction<Database>, id: string, now: Date): Promise<boolean> {
+  const row = await trx
+    .updateTable('hosted_tickets')
+    .set({ status: 'used', used_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'completed')
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
