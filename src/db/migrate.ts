@@ -11,6 +11,7 @@ import * as m009 from './migrations/009_security.js';
 import * as m010 from './migrations/010_merchant_fees_and_deposit_reads.js';
 import * as m011 from './migrations/011_sandbox_clock.js';
 import * as m012 from './migrations/012_hosted_tickets.js';
+import * as m016 from './migrations/016_remittance.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '010_merchant_fees_and_deposit_reads': m010,
   '011_sandbox_clock': m011,
   '012_hosted_tickets': m012,
+  '016_remittance': m016,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

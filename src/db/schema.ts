@@ -14,6 +14,7 @@ import type { DepositAddressTables } from '../modules/merchant-deposit-address/t
 import type { MemberTables } from '../modules/members/tables.js';
 import type { HostedScreenTables } from '../modules/hosted-screens/tables.js';
 import type { QrPayTables } from '../modules/qrpay/tables.js';
+import type { RemittanceTables } from '../modules/remittance/tables.js';
 import type { WebhookTables } from '../modules/webhooks/tables.js';
 import type { WithdrawalTables } from '../modules/withdrawals/tables.js';
 
@@ -22,4 +23,4 @@ export type { Environment } from './columns.js';
 
 export interface Database
   extends PlatformTables, LedgerTables, JobTables, UpstreamTables,
-    AlertTables, BalanceTables, DepositTables, DepositAddressTables, MemberTables, HostedScreenTables, QrPayTables, WebhookTables, WithdrawalTables {}
+    AlertTables, BalanceTables, DepositTables, DepositAddressTables, MemberTables, HostedScreenTables, QrPayTables, RemittanceTables, WebhookTables, WithdrawalTables {}

@@ -8,6 +8,7 @@ import { withdrawalOperatorRoutes } from '../modules/withdrawals/operator-routes
 import { alertOperatorRoutes } from '../modules/alerts/operator-routes.js';
 import { webhookOperatorRoutes } from '../modules/webhooks/operator-routes.js';
 import { qrpayOperatorRoutes } from '../modules/qrpay/operator-routes.js';
+import { remittanceOperatorRoutes } from '../modules/remittance/operator-routes.js';
 
 /** Every operator route module (each area's operator-routes.ts), registered on the operator listener. */
 export const operatorRouteModules: readonly RouteModule[] = [
@@ -20,4 +21,5 @@ export const operatorRouteModules: readonly RouteModule[] = [
   alertOperatorRoutes,
   webhookOperatorRoutes,
   qrpayOperatorRoutes,
+  remittanceOperatorRoutes,
 ];
