@@ -13,6 +13,7 @@ import { qrpayRoutes } from './modules/qrpay/routes.js';
 import { sandboxRoutes } from './modules/sandbox/routes.js';
 import { merchantDepositAddressRoutes } from './modules/merchant-deposit-address/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
+import { remittanceRoutes } from './modules/remittance/routes.js';
 
 /** Every public route module, registered in one place. */
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -20,7 +21,7 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
   await registerDocsPage(app, ctx);
   registerModules(app, ctx, [
     healthRoutes, authRoutes, assetRoutes, memberRoutes, depositRoutes, balanceRoutes, withdrawalRoutes,
-    qrpayRoutes, sandboxRoutes, merchantDepositAddressRoutes, webhookRoutes,
+    qrpayRoutes, sandboxRoutes, merchantDepositAddressRoutes, webhookRoutes, remittanceRoutes,
   ]);
   await app.after(); // loaded now, so callers see every route when this resolves
 }

@@ -97,6 +97,7 @@ export class MerchantWalletClient implements Resources {
   readonly assets: Resources['assets'];
   readonly withdrawals: Resources['withdrawals'];
   readonly webhooks: Resources['webhooks'];
+  readonly remittance: Resources['remittance'];
 
   constructor(options: MerchantWalletClientOptions) {
     this.cfg = resolveConfig(options);
@@ -110,6 +111,7 @@ export class MerchantWalletClient implements Resources {
     this.assets = r.assets;
     this.withdrawals = r.withdrawals;
     this.webhooks = r.webhooks;
+    this.remittance = r.remittance;
   }
 
   /** A valid access token (cached; renewed about 60 s before `expired_at`; concurrent callers share one exchange). */

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestOptions } from './client.js';
 import type { PaginateOptions } from './pagination.js';
+import { createRemittanceResource, type RemittanceResource } from './remittance.js';
 import type {
   Asset,
   Balance,
@@ -99,6 +100,8 @@ export interface Resources {
     /** POST /v1/webhooks/deliveries/{id}/redeliver (idempotent). */
     redeliver(id: string, opts?: WriteOptions): Promise<Redelivery>;
   };
+  /** Payees, their form schema and name check, settlement dates, remittance orders (remittance.ts). */
+  remittance: RemittanceResource;
 }
 
 const seg = (id: string): string => {
@@ -178,5 +181,6 @@ export function createResources(host: ResourceHost): Resources {
       redeliver: (id, opts) =>
         host.request<Redelivery>({ method: 'POST', path: `/v1/webhooks/deliveries/${seg(id)}/redeliver`, idempotencyKey: key(opts) }),
     },
+    remittance: createRemittanceResource(host),
   };
 }

@@ -171,6 +171,8 @@ export function readFields(contract: readonly FieldSpec[], raw: Record<string, u
       if (spec.required) problems.set(spec.key, 'required');
       continue;
     }
+    // A routing code whose type field is itself wrong cannot be read: the type field's problem stands alone.
+    if (spec.type === 'routing_code' && spec.type_field && problems.has(spec.type_field)) continue;
     const problem = checkValue(spec, value, values, corridor);
     if (problem) problems.set(spec.key, problem);
   }
