@@ -130,3 +130,24 @@ export const NameCheck = Type.Object({
   suggested_name: Nullable(Type.String({ description: 'With `close_match`: the name the bank holds' })),
   checked_at: Type.String({ format: 'date-time' }),
 }, { examples: [{ id: 'pye_42', result: 'close_match', suggested_name: 'Max Mustermann', checked_at: '2026-01-05T10:00:00.000Z' }] });
+
+export const ConversionDatesQuery = Type.Object({
+  currency: Type.Optional(Type.String({ maxLength: 16, description: 'Payout currency, three upper-case letters (required)' })),
+  line: Type.Optional(Type.String({ maxLength: 32, description: '`express` (default) or `pobo`; other values are treated as `express`' })),
+});
+
+export const ConversionDatesResponse = Type.Object({
+  settlement_currency: Type.String(),
+  payout_currency: Type.String(),
+  same_currency: Type.Boolean(),
+  dates: Type.Array(Type.Object({ date: Type.String({ description: 'YYYY-MM-DD' }), valid: Type.Boolean() })),
+  earliest_valid: Type.String({ description: 'YYYY-MM-DD' }),
+}, {
+  examples: [{
+    settlement_currency: 'USD', payout_currency: 'EUR', same_currency: false, earliest_valid: '2025-12-24',
+    dates: [
+      { date: '2025-12-23', valid: false }, { date: '2025-12-24', valid: true }, { date: '2025-12-25', valid: false }, { date: '2025-12-26', valid: false },
+      { date: '2025-12-27', valid: false }, { date: '2025-12-28', valid: false }, { date: '2025-12-29', valid: true },
+    ],
+  }],
+});

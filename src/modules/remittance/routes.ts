@@ -3,10 +3,11 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
 import { router } from '../../platform/route.js';
+import { conversionDateErrors, conversionDates } from './conversion-dates.js';
 import { findCorridors } from './corridors.js';
 import { formSchema } from './form-schema.js';
 import { createPayee, getPayee, listPayees, payeeErrors, unlinkPayee, updatePayee, verifyPayee } from './payees.js';
-import { FormSchemaResponse, FormSchemaQuery, Payee, PayeeBody, PayeeCreated, PayeeIdParams, PayeeUpdated, NameCheck } from './route-schemas.js';
+import { ConversionDatesQuery, ConversionDatesResponse, FormSchemaResponse, FormSchemaQuery, Payee, PayeeBody, PayeeCreated, PayeeIdParams, PayeeUpdated, NameCheck } from './route-schemas.js';
 
 const tags = ['Remittance'];
 
@@ -117,4 +118,21 @@ export async function remittanceRoutes(app: AppInstance, ctx: ServiceContext): P
       response: { 200: NameCheck },
     },
   }, async ({ principal, params }) => verifyPayee(ctx, principal, params.id));
+
+  route.get('/v1/remit/conversion-dates', {
+    access: { scope: 'remittances:read', principal: 'merchant' },
+    errors: conversionDateErrors,
+    schema: {
+      summary: 'Settlement days of the coming week for a payout currency',
+      description: [
+        'The provider\'s settlement days, forwarded without local calculation (weekends and the settlement systems\' holidays are not valid; today is valid only before the line\'s cut-off). ',
+        'An order\'s actual date is its `payout_date`. When `same_currency` is true `dates` may be empty: that does not mean the corridor is closed. ',
+        '`line`: `express` (default) or `pobo`; any other value is treated as `express`. ',
+        'Errors: `invalid_request` (currency missing or not three upper-case letters), `product_not_available` (the line does not serve the currency), `service_unavailable` (no settlement currency configured for the line), 502 `upstream_error` (the provider cannot be asked: never an empty list; retry).',
+      ].join(''),
+      tags,
+      querystring: ConversionDatesQuery,
+      response: { 200: ConversionDatesResponse },
+    },
+  }, async ({ principal, query }) => conversionDates(ctx, principal, query));
 }
