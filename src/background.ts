@@ -3,6 +3,7 @@ import { housekeepingTicker } from './jobs/housekeeping.js';
 import { webhookJobHandlers, webhookTickers } from './modules/webhooks/workers.js';
 import { qrpayTickers } from './modules/qrpay/workers.js';
 import { upstreamTickers } from './upstreams/workers.js';
+import { remittanceJobHandlers, remittanceTickers } from './modules/remittance/workers.js';
 
 /**
  * Every background job, assembled in one place (a composition root, like src/routes.ts): src/jobs
@@ -13,6 +14,7 @@ import { upstreamTickers } from './upstreams/workers.js';
 /** Queue handlers by job kind. */
 export const jobHandlers: Record<string, JobHandler> = {
   ...webhookJobHandlers,
+  ...remittanceJobHandlers,
 };
 
 /** Periodic work of every area. */
@@ -20,5 +22,6 @@ export const tickers: Ticker[] = [
   housekeepingTicker,
   ...webhookTickers,
   ...qrpayTickers,
+  ...remittanceTickers,
   ...upstreamTickers,
 ];

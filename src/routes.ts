@@ -14,6 +14,7 @@ import { sandboxRoutes } from './modules/sandbox/routes.js';
 import { merchantDepositAddressRoutes } from './modules/merchant-deposit-address/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { remittanceRoutes } from './modules/remittance/routes.js';
+import { remittanceOrderRoutes } from './modules/remittance/order-routes.js';
 
 /** Every public route module, registered in one place. */
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -21,7 +22,7 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
   await registerDocsPage(app, ctx);
   registerModules(app, ctx, [
     healthRoutes, authRoutes, assetRoutes, memberRoutes, depositRoutes, balanceRoutes, withdrawalRoutes,
-    qrpayRoutes, sandboxRoutes, merchantDepositAddressRoutes, webhookRoutes, remittanceRoutes,
+    qrpayRoutes, sandboxRoutes, merchantDepositAddressRoutes, webhookRoutes, remittanceRoutes, remittanceOrderRoutes,
   ]);
   await app.after(); // loaded now, so callers see every route when this resolves
 }

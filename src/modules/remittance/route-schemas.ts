@@ -151,3 +151,37 @@ export const ConversionDatesResponse = Type.Object({
     ],
   }],
 });
+
+export const RemittanceBody = Type.Object({
+  payee_id: Type.String({ minLength: 1, maxLength: 100, description: 'pye_<number> (prefix optional) of one of the member\'s payees' }),
+  source_asset: Type.String({ minLength: 1, maxLength: 16, description: 'The asset debited; converted to the payout currency when it differs' }),
+  source_amount: Type.String({ minLength: 1, maxLength: 40, description: 'Decimal string at the source asset\'s scale; the fee is charged on top' }),
+}, { examples: [{ payee_id: 'pye_42', source_asset: 'USDT', source_amount: '250.00' }] });
+
+export const Remittance = Type.Object({
+  id: Type.String({ description: 'rmt_<uuid>' }),
+  payee_id: Type.String(),
+  member_id: Type.String(),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('processing'), Type.Literal('completed'), Type.Literal('failed'), Type.Literal('returned')], {
+    description: '`pending` (funds frozen, not yet with the provider), `processing` (with the provider), `completed` (paid out), `failed` (freeze released in full), `returned` (paid out, then returned by the beneficiary bank: the amount is back in available, the fee is kept)',
+  }),
+  status_version: Type.Integer({ description: 'Increases with each status; merge `remittance.order.*` webhook events forward by it' }),
+  source_asset: Type.String(),
+  source_amount: Type.String(),
+  fee: Type.String({ description: 'In the source asset, on top of source_amount' }),
+  payout_currency: Type.String(),
+  payout_amount: Type.String({ description: 'source_amount × rate, rounded down' }),
+  rate: Type.String({ description: 'Payout units per source unit applied (mid less the spread, rounded down to 10 places); 1 when no conversion' }),
+  payout_date: Nullable(Type.String({ description: 'YYYY-MM-DD: the provider\'s payout day (an estimate until dispatch)' })),
+  failure_reason: Nullable(Type.String({ description: 'When failed: `upstream_rejected`, `payee_rejected`, `upstream_not_found`, `upstream_failed`, `operator`' })),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+}, {
+  examples: [{
+    id: 'rmt_6b1d3c2a-8f0e-4e55-9a7b-1c2d3e4f5a6b', payee_id: 'pye_42', member_id: 'mem_0d7e6f1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a', status: 'pending', status_version: 1,
+    source_asset: 'USDT', source_amount: '250.000000', fee: '2.333250', payout_currency: 'EUR', payout_amount: '230.78', rate: '0.9231481481',
+    payout_date: '2026-01-05', failure_reason: null, created_at: '2026-01-05T09:00:00.000Z', updated_at: '2026-01-05T09:00:00.000Z',
+  }],
+});
+
+export const RemittanceIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'rmt_ prefix optional' }) });
