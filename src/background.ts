@@ -4,6 +4,7 @@ import { webhookJobHandlers, webhookTickers, webhookTimedProcesses } from './mod
 import { qrpayTickers } from './modules/qrpay/workers.js';
 import { upstreamTickers } from './upstreams/workers.js';
 import { kycJobHandlers } from './modules/kyc/workers.js';
+import { remittanceJobHandlers, remittanceTickers } from './modules/remittance/workers.js';
 
 /**
  * Every background job, assembled in one place (a composition root, like src/routes.ts): src/jobs
@@ -15,6 +16,7 @@ import { kycJobHandlers } from './modules/kyc/workers.js';
 export const jobHandlers: Record<string, JobHandler> = {
   ...webhookJobHandlers,
   ...kycJobHandlers,
+  ...remittanceJobHandlers,
 };
 
 /** Periodic work of every area. */
@@ -22,6 +24,7 @@ export const tickers: Ticker[] = [
   housekeepingTicker,
   ...webhookTickers,
   ...qrpayTickers,
+  ...remittanceTickers,
   ...upstreamTickers,
 ];
 

@@ -25,6 +25,8 @@ import { stepUpScreen } from './modules/step-up/screen.js';
  * available yet" (card supplement and card reveal until their areas add theirs).
  */
 const hostedScreens: readonly HostedScreen[] = [...kycScreens, stepUpScreen];
+import { remittanceRoutes } from './modules/remittance/routes.js';
+import { remittanceOrderRoutes } from './modules/remittance/order-routes.js';
 
 /** Every public route module, registered in one place. */
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -32,7 +34,7 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
   await registerDocsPage(app, ctx);
   registerModules(app, ctx, [
     healthRoutes, authRoutes, assetRoutes, memberRoutes, depositRoutes, balanceRoutes, withdrawalRoutes,
-    qrpayRoutes, sandboxRoutes(timedProcesses), merchantDepositAddressRoutes, webhookRoutes, hostedScreenRoutes(hostedScreens), kycRoutes,
+    qrpayRoutes, sandboxRoutes(timedProcesses), merchantDepositAddressRoutes, webhookRoutes, hostedScreenRoutes(hostedScreens), kycRoutes, remittanceRoutes, remittanceOrderRoutes,
   ]);
   await app.after(); // loaded now, so callers see every route when this resolves
 }

@@ -98,6 +98,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const logger = options.logger ?? true;
   const log = options.log ?? backgroundLogger(config, logger);
   config.hostedScreenKey = resolveHostedScreenKey(config, log);
+  const clock = createClock();
   const ctx: ServiceContext = {
     config,
     db: handle.db,
@@ -106,10 +107,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     apiCallLog: new ApiCallLog(handle.db, (err) => reportFailure({ log, metrics }, { job: 'api-call-log' }, err, 'a batch of the API call log could not be written; it is lost')),
     tokenTtlSeconds: options.tokenTtlSeconds ?? config.tokenTtlSeconds,
     requestClock: options.requestClock ?? Date.now,
-    clock: createClock(),
+    clock,
     logger,
     log,
-    upstreams: createUpstreams(handle.db, config),
+    upstreams: createUpstreams(handle.db, config, clock),
     resolveMember,
     mapDomainError,
   };

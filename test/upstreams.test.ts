@@ -53,7 +53,7 @@ describe('upstream simulators', () => {
     cases = [
       {
         upstream: 'remittance', prefix: 'RM', provider: remittance.provider, status: (c, id) => remittance.status(c, id),
-        move: (c, id) => remittance.submit(c, { requestId: id, sendCurrency: 'USD', payoutCurrency: 'SGD', amountMinor: 10_000n, payeeRef: 'pye_1' }),
+        move: (c, id) => remittance.submit(c, { requestId: id, payoutCurrency: 'SGD', payoutAmountMinor: 10_000n, payeeRef: 'RB1' }),
       },
       {
         upstream: 'card', prefix: 'CD', provider: card.provider, status: (c, id) => card.status(c, id),
@@ -148,17 +148,20 @@ describe('upstream simulators', () => {
     assert.equal((await card.move(a, `req_${randomUUID()}`)).kind, 'accepted');
   });
 
-  it('leave read-only calls alone: quotes and QR checks ignore presets', async () => {
+  it('leave read-only calls alone: conversion dates, name checks and QR checks ignore presets', async () => {
     const call = await sandboxMerchant();
     const remittance = new SimulatedRemittance(service.ctx.db, { confirmDelayMs: 0 }, () => new Date('2025-01-03T10:00:00Z'));
     const qrpay = new SimulatedQrPay(service.ctx.db, { confirmDelayMs: 0 });
     for (const behavior of ['reject', 'timeout', 'unknown', 'unknown_status'] as const) {
       await setBehavior(service.ctx.db, call.merchantId, 'remittance', behavior);
       await setBehavior(service.ctx.db, call.merchantId, 'qrpay', behavior);
-      assert.deepEqual(await remittance.quote(call, { sendCurrency: 'USD', payoutCurrency: 'SGD', amountMinor: 100n }), { kind: 'quoted', rate: '1.350000', payoutDate: '2025-01-06' });
+      const dates = await remittance.conversionDates(call, { currency: 'SGD', line: 'express' });
+      assert.equal(dates.kind, 'dates');
+      assert.equal((dates as any).earliestValid, '2025-01-03');
+      assert.equal((await remittance.checkName(call, { country: 'DE', currency: 'EUR', paymentMethod: 'LOCAL', clearingSystem: 'SEPA', entityType: 'INDIVIDUAL', holderName: 'Max Mustermann', fields: { 'bank_details.iban': 'DE89370400440532013000' } })).kind, 'match');
       assert.deepEqual(await qrpay.check(call, { scheme: 'sg_paynow', merchantAccount: '2|X|1' }), { kind: 'ok' });
     }
-    assert.equal((await remittance.quote(call, { sendCurrency: 'USD', payoutCurrency: 'JPY', amountMinor: 1n })).kind, 'unavailable');
+    assert.equal((await remittance.conversionDates(call, { currency: 'JPY', line: 'pobo' })).kind, 'line_closed');
     assert.equal(nextBusinessDay(new Date('2025-01-06T00:00:00Z')), '2025-01-07');
   });
 
@@ -167,7 +170,7 @@ describe('upstream simulators', () => {
     const db = service.ctx.db;
     const sim = { confirmDelayMs: 0 };
     const id = () => `req_${randomUUID()}`;
-    assert.equal((await new SimulatedRemittance(db, sim).submit(call, { requestId: id(), sendCurrency: 'USD', payoutCurrency: 'JPY', amountMinor: 1n, payeeRef: 'p' })).kind, 'rejected');
+    assert.equal((await new SimulatedRemittance(db, sim).submit(call, { requestId: id(), payoutCurrency: 'JPY', payoutAmountMinor: 1n, payeeRef: 'p' })).kind, 'rejected');
     assert.equal((await new SimulatedCard(db, sim).topUp(call, { requestId: id(), cardRef: 'SIM-REFUSE-1', currency: 'USD', amountMinor: 1n })).kind, 'rejected');
     const qr = new SimulatedQrPay(db, sim);
     assert.equal((await qr.check(call, { scheme: 'sg_paynow', merchantAccount: '2|SIM-REFUSE-7|1' })).kind, 'refused');
@@ -225,7 +228,7 @@ describe('upstream simulators', () => {
     assert.deepEqual(config.simulatorChainNetworks, ['TRON']);
     assert.equal(config.upstreamNotFoundGraceMs, 60_000);
     const ups = createUpstreams(service.ctx.db, config);
-    assert.deepEqual(Object.keys(ups).sort(), ['card', 'chain', 'qrpay', 'remittance']);
+    assert.deepEqual(Object.keys(ups).sort(), ['card', 'chain', 'qrpay', 'rates', 'remittance']);
     assert.throws(() => createUpstreams(service.ctx.db, { ...config, upstreamAdapters: { ...config.upstreamAdapters, qrpay: 'acme' } }), /unknown adapter/);
   });
 });

@@ -10,6 +10,7 @@ import { qrpayOperatorRoutes } from '../modules/qrpay/operator-routes.js';
 import { hostedScreenOperatorRoutes } from '../modules/hosted-screens/operator-routes.js';
 import { kycOperatorRoutes } from '../modules/kyc/operator-routes.js';
 import { stepUpOperatorRoutes } from '../modules/step-up/operator-routes.js';
+import { remittanceOperatorRoutes } from '../modules/remittance/operator-routes.js';
 
 /** Every operator route module (each area's operator-routes.ts), registered on the operator listener. */
 export const operatorRouteModules: readonly RouteModule[] = [
@@ -24,4 +25,5 @@ export const operatorRouteModules: readonly RouteModule[] = [
   hostedScreenOperatorRoutes,
   kycOperatorRoutes,
   stepUpOperatorRoutes,
+  remittanceOperatorRoutes,
 ];

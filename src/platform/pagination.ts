@@ -95,3 +95,35 @@ export function constantList<T>(data: T[]): ListEnvelope<T> {
 }
 
 export type PageQueryType = Static<typeof PageQuery>;
+
+/**
+ * A keyset walk with one leading group before `seq` (e.g. favourites first, then newest): rows
+ * ordered by `group` descending (a boolean column: true first), then `seq` descending. The cursor
+ * carries both (`v1g:<0|1>:<seq>`); an unreadable one restarts from the first page, as above.
+ */
+export function encodeGroupedCursor(group: boolean, seq: bigint | string): string {
+  return Buffer.from(`v1g:${group ? 1 : 0}:${seq}`, 'utf8').toString('base64url');
+}
+
+export function decodeGroupedCursor(cursor: string | undefined): { group: boolean; seq: bigint } | undefined {
+  if (!cursor) return undefined;
+  const m = /^v1g:([01]):(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m) return undefined;
+  const seq = BigInt(m[2]!);
+  return seq <= cursorSeqMax ? { group: m[1] === '1', seq } : undefined;
+}
+
+export async function groupedKeysetPage<DB, TB extends keyof DB, O extends KeysetRow, T>(
+  query: SelectQueryBuilder<DB, TB, O>, groupColumn: string, groupOf: (row: O) => boolean, page: PageParams, view: (row: O) => T,
+): Promise<ListEnvelope<T>> {
+  const limit = pageSize(page.limit);
+  const after = decodeGroupedCursor(page.cursor);
+  const seq = sql.ref('seq');
+  const group = sql.ref(groupColumn);
+  const walk = after === undefined ? query : query.where(sql<boolean>`(${group}::int, ${seq}) < (${after.group ? 1 : 0}, ${after.seq.toString()}::bigint)`);
+  const rows = (await walk.orderBy(group, 'desc').orderBy(seq, 'desc').limit(limit + 1).execute()) as O[];
+  const hasMore = rows.length > limit;
+  const pageRows = rows.slice(0, limit);
+  const last = pageRows[pageRows.length - 1];
+  return { data: pageRows.map(view), next_cursor: hasMore && last ? encodeGroupedCursor(groupOf(last), last.seq) : null, has_more: hasMore };
+}

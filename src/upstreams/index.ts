@@ -7,9 +7,11 @@ import { SimulatedNotifier, type Notifier } from './notifier.js';
 import { SimulatedQrPay, type QrPayUpstream } from './qrpay.js';
 import { SimulatedRemittance, type RemittanceUpstream } from './remittance.js';
 import { SimulatedKyc, type KycUpstream } from './kyc.js';
+import { SimulatedMarket, type RateSource } from './rates.js';
+import { createClock, type Clock } from '../platform/clock.js';
 
 export * from './types.js';
-export type { CardUpstream, ChainUpstream, KycUpstream, Notifier, QrPayUpstream, RemittanceUpstream };
+export type { CardUpstream, ChainUpstream, KycUpstream, Notifier, QrPayUpstream, RemittanceUpstream, RateSource };
 
 /** One adapter per upstream, chosen by configuration at start-up (ServiceContext.upstreams). */
 export interface Upstreams {
@@ -21,23 +23,27 @@ export interface Upstreams {
   kyc: KycUpstream;
   /** Delivers one-time codes to members (step-up). Not a money-moving upstream: no behaviour injection. */
   notifier: Notifier;
+  /** The one rate service (not an injectable upstream: it moves no money). */
+  rates: RateSource;
 }
 
 type UpstreamConfig = Pick<Config, 'upstreamAdapters' | 'simulatorConfirmDelayMs' | 'simulatorChainNetworks'>;
 
-export function createUpstreams(db: Kysely<Database>, config: UpstreamConfig): Upstreams {
+/** `clock`: the simulators' time per caller (a sandbox merchant's clock moves the simulated calendar). */
+export function createUpstreams(db: Kysely<Database>, config: UpstreamConfig, clock: Clock = createClock()): Upstreams {
   const sim = { confirmDelayMs: config.simulatorConfirmDelayMs };
-  const pick = <T>(name: keyof Upstreams, simulator: () => T): T => {
+  const pick = <T>(name: Exclude<keyof Upstreams, 'rates'>, simulator: () => T): T => {
     const kind = config.upstreamAdapters[name] ?? 'simulator';
     if (kind === 'simulator') return simulator();
     throw new Error(`upstream ${name}: unknown adapter ${kind}`);
   };
   return {
-    remittance: pick('remittance', () => new SimulatedRemittance(db, sim)),
+    remittance: pick('remittance', () => new SimulatedRemittance(db, sim, (call) => clock.now(db, call))),
     card: pick('card', () => new SimulatedCard(db, sim)),
     qrpay: pick('qrpay', () => new SimulatedQrPay(db, sim)),
     chain: pick('chain', () => new SimulatedChain(db, { ...sim, networks: config.simulatorChainNetworks })),
     kyc: pick('kyc', () => new SimulatedKyc(db)),
     notifier: pick('notifier', () => new SimulatedNotifier(db)),
+    rates: new SimulatedMarket(),
   };
 }

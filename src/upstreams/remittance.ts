@@ -1,79 +1,210 @@
+import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { SimulatedUpstream, type SimulatorOptions } from './simulator.js';
+import { SimulatedUpstream, simulatorRefusedPrefix, type SimulatorOptions } from './simulator.js';
+import { daysFrom, isSettlementDay, nextBusinessDay } from './settlement-calendar.js';
 import type { CallContext, CallOutcome, StatusOutcome } from './types.js';
 
-/** The cross-border payout provider. */
+export { nextBusinessDay };
+
+/**
+ * The cross-border payout provider. Rates are not its business: every conversion is priced by
+ * the one rate service (`rates.ts`), and the provider is paid in the payout currency.
+ */
 export interface RemittanceUpstream {
   readonly name: 'remittance';
-  /** Read-only: indicative rate and payout date of a corridor (never affected by injection). */
-  quote(call: CallContext, req: RemittanceQuoteRequest): Promise<RemittanceQuoteOutcome>;
-  /** Money-moving: submits a payout to a payee. `requestId` is the provider's idempotency key. */
-  submit(call: CallContext, req: RemittanceSubmitRequest): Promise<CallOutcome>;
-  /** Read-only: the provider's state of a payout, by our request id. */
+  /** Registers a payee with the provider (idempotent by `payeeKey`), at an order's dispatch. Not money-moving. */
+  registerPayee(call: CallContext, req: PayeeRegistration): Promise<RegistrationOutcome>;
+  /** Read-only: checks the holder name against the account (never affected by injection). */
+  checkName(call: CallContext, req: NameCheckRequest): Promise<NameCheckOutcome>;
+  /** Read-only: the settlement days of the coming week for a payout currency on a line. */
+  conversionDates(call: CallContext, req: { currency: string; line: 'express' | 'pobo' }): Promise<ConversionDatesOutcome>;
+  /** Money-moving: submits a payout to a registered payee. `requestId` is the provider's idempotency key. */
+  submit(call: CallContext, req: RemittanceSubmitRequest): Promise<CallOutcome<{ payout_date: string }>>;
+  /** Read-only: the provider's state of a payout, by our request id (`refunded` = returned by the beneficiary bank). */
   status(call: CallContext, requestId: string): Promise<StatusOutcome>;
+  /**
+   * Sandbox test helper, only simulators have it: the beneficiary bank returns a paid-out
+   * payout (the provider's state becomes `refunded`).
+   */
+  sandboxReturn?(call: CallContext, requestId: string): Promise<CallOutcome>;
 }
 
-export interface RemittanceQuoteRequest {
-  sendCurrency: string;
-  payoutCurrency: string;
-  /** Minor units of the send currency. */
-  amountMinor: bigint;
+export interface PayeeDetails {
+  country: string;
+  currency: string;
+  paymentMethod: string;
+  clearingSystem: string;
+  entityType: string;
+  holderName: string;
+  /** Normalised contract fields (keys with dots). */
+  fields: Record<string, string>;
 }
 
-export type RemittanceQuoteOutcome =
-  /** `rate`: payout units per send unit, a decimal string; `payoutDate`: YYYY-MM-DD. */
-  | { kind: 'quoted'; rate: string; payoutDate: string }
+export interface PayeeRegistration extends PayeeDetails {
+  /** Our id of the shared payee: the provider's idempotency key for the registration. */
+  payeeKey: string;
+}
+
+export type RegistrationOutcome =
+  | { kind: 'registered'; payeeRef: string }
+  | { kind: 'rejected'; reason: string }
+  | { kind: 'timeout' }
+  | { kind: 'unknown'; reason: string };
+
+export type NameCheckRequest = PayeeDetails;
+
+export type NameCheckOutcome =
+  | { kind: 'match' }
+  | { kind: 'close_match'; suggestedName: string }
+  | { kind: 'no_match' }
   | { kind: 'unavailable'; reason: string }
+  | { kind: 'timeout' }
+  | { kind: 'unknown'; reason: string };
+
+export interface ConversionDates {
+  settlementCurrency: string;
+  payoutCurrency: string;
+  sameCurrency: boolean;
+  dates: Array<{ date: string; valid: boolean }>;
+  earliestValid: string;
+}
+
+export type ConversionDatesOutcome =
+  | ({ kind: 'dates' } & ConversionDates)
+  /** The line does not serve the currency. */
+  | { kind: 'line_closed' }
+  /** The line serves it but has no settlement currency configured. */
+  | { kind: 'no_settlement_currency' }
   | { kind: 'timeout' }
   | { kind: 'unknown'; reason: string };
 
 export interface RemittanceSubmitRequest {
   requestId: string;
-  sendCurrency: string;
-  payoutCurrency: string;
-  amountMinor: bigint;
-  /** The provider-side reference of the payee. */
+  /** The provider's reference of the registered payee. */
   payeeRef: string;
+  payoutCurrency: string;
+  /** Minor units of the payout currency. */
+  payoutAmountMinor: bigint;
 }
 
-/** Corridors the simulator serves, with a fixed indicative rate (decimal strings, never floats). */
-export const simulatedCorridors: Readonly<Record<string, string>> = {
-  'USD:SGD': '1.350000',
-  'USD:HKD': '7.800000',
-  'USD:EUR': '0.920000',
-  'SGD:HKD': '5.780000',
-  'EUR:GBP': '0.850000',
+/**
+ * The simulated provider's lines: the payout currencies each serves and the currency it settles
+ * in (null: served but not configured). Sandbox test data: `JPY` on express has no settlement
+ * currency; pobo serves only EUR and GBP.
+ */
+export const simulatedLines: Readonly<Record<'express' | 'pobo', Readonly<Record<string, string | null>>>> = {
+  express: { EUR: 'USD', GBP: 'USD', USD: 'USD', SGD: 'USD', HKD: 'USD', JPY: null },
+  pobo: { EUR: 'EUR', GBP: 'EUR' },
 };
 
-/** The next weekday (UTC) after `from`, as YYYY-MM-DD. */
-export function nextBusinessDay(from: Date): string {
-  const d = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), from.getUTCDate()));
-  for (let i = 0; i < 7; i++) {
-    d.setUTCDate(d.getUTCDate() + 1);
-    const day = d.getUTCDay();
-    if (day !== 0 && day !== 6) break;
+/** Hour (UTC) after which a line no longer settles today. */
+export const simulatedCutoffHourUtc = { express: 14, pobo: 10 } as const;
+
+/** Days of the calendar the provider answers (the coming week). */
+export const conversionDaysCount = 7;
+
+/**
+ * Sandbox test data of the name check: the provider's directory of account holders, by the
+ * account's primary identifier (IBAN or account number). An identifier ending in `9999` is at a
+ * bank the check cannot reach (`unavailable`); one not in the directory matches any name.
+ */
+export const simulatedAccountHolders: Readonly<Record<string, string>> = {
+  DE89370400440532013000: 'Max Mustermann',
+  '12345678': 'Jane Smith',
+  '000123456789': 'John Doe',
+};
+
+const nameKey = (name: string) =>
+  name.normalize('NFKD').replace(/\p{M}+/gu, '').toUpperCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean).sort().join(' ');
+
+/** Levenshtein distance, bounded: gives up (answers max + 1) beyond `max`. */
+function editDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
   }
-  return d.toISOString().slice(0, 10);
+  return prev[b.length]!;
 }
 
+/** The simulated directory's verdict on a name (pure). */
+export function simulatedNameCheck(onFile: string, submitted: string): NameCheckOutcome {
+  const a = nameKey(onFile);
+  const b = nameKey(submitted);
+  if (a === b) return { kind: 'match' };
+  const ta = a.split(' ');
+  const tb = b.split(' ');
+  const subset = (x: string[], y: string[]) => x.every((t) => y.includes(t));
+  // A typo or two, or the same name with a token more or less (a middle name).
+  const close = editDistance(a, b, 2) <= 2 || (Math.min(ta.length, tb.length) >= 2 && (subset(ta, tb) || subset(tb, ta)));
+  return close ? { kind: 'close_match', suggestedName: onFile } : { kind: 'no_match' };
+}
+
+function primaryIdentifier(fields: Record<string, string>): string | undefined {
+  return fields['bank_details.iban'] ?? fields['bank_details.account_number'] ?? fields['bank_details.proxy_id'];
+}
+
+export type ClockOf = (call: CallContext) => Date | Promise<Date>;
+
 export class SimulatedRemittance extends SimulatedUpstream<'remittance'> implements RemittanceUpstream {
-  constructor(db: Kysely<Database>, options: SimulatorOptions, private readonly now: () => Date = () => new Date()) {
+  /** `now`: the provider's time for a caller (the merchant's clock: the sandbox clock moves its calendar). */
+  constructor(db: Kysely<Database>, options: SimulatorOptions, private readonly now: ClockOf = () => new Date()) {
     super(db, 'remittance', 'RM', options);
   }
 
-  private rateOf(send: string, payout: string): string | undefined {
-    return send === payout ? '1.000000' : simulatedCorridors[`${send}:${payout}`];
+  async registerPayee(_call: CallContext, req: PayeeRegistration): Promise<RegistrationOutcome> {
+    if (req.holderName.toUpperCase().startsWith(simulatorRefusedPrefix)) return { kind: 'rejected', reason: 'the provider refuses this beneficiary' };
+    const ref = createHash('sha256').update(`payee|${req.payeeKey}`).digest('hex').slice(0, 16).toUpperCase();
+    return { kind: 'registered', payeeRef: `RB${ref}` };
   }
 
-  async quote(_call: CallContext, req: RemittanceQuoteRequest): Promise<RemittanceQuoteOutcome> {
-    const rate = this.rateOf(req.sendCurrency, req.payoutCurrency);
-    if (!rate) return { kind: 'unavailable', reason: `no corridor ${req.sendCurrency} to ${req.payoutCurrency}` };
-    return { kind: 'quoted', rate, payoutDate: nextBusinessDay(this.now()) };
+  async checkName(_call: CallContext, req: NameCheckRequest): Promise<NameCheckOutcome> {
+    const id = primaryIdentifier(req.fields);
+    if (!id) return { kind: 'unavailable', reason: 'no account identifier' };
+    if (id.endsWith('9999')) return { kind: 'unavailable', reason: 'the beneficiary bank does not answer name checks' };
+    const onFile = simulatedAccountHolders[id];
+    return onFile === undefined ? { kind: 'match' } : simulatedNameCheck(onFile, req.holderName);
   }
 
-  submit(call: CallContext, req: RemittanceSubmitRequest): Promise<CallOutcome> {
-    const refusal = this.rateOf(req.sendCurrency, req.payoutCurrency) ? undefined : 'corridor not served';
-    return this.provider.submit(call, { requestId: req.requestId, operation: 'remit', detail: {}, refusal }) as Promise<CallOutcome>;
+  async conversionDates(call: CallContext, req: { currency: string; line: 'express' | 'pobo' }): Promise<ConversionDatesOutcome> {
+    const line = simulatedLines[req.line];
+    if (!Object.hasOwn(line, req.currency)) return { kind: 'line_closed' };
+    const settlement = line[req.currency];
+    if (!settlement) return { kind: 'no_settlement_currency' };
+    return { kind: 'dates', ...calendarFor(await this.now(call), req.line, req.currency, settlement) };
   }
+
+  async submit(call: CallContext, req: RemittanceSubmitRequest): Promise<CallOutcome<{ payout_date: string }>> {
+    const settlement = simulatedLines.express[req.payoutCurrency];
+    const refusal = settlement ? undefined : `payout currency ${req.payoutCurrency} not served`;
+    const payoutDate = settlement ? calendarFor(await this.now(call), 'express', req.payoutCurrency, settlement).earliestValid : '';
+    return this.provider.submit(call, { requestId: req.requestId, operation: 'remit', detail: { payout_date: payoutDate }, refusal });
+  }
+
+  sandboxReturn(_call: CallContext, requestId: string): Promise<CallOutcome> {
+    return this.provider.refund(requestId);
+  }
+}
+
+/**
+ * The provider's calendar for a line and payout currency from `now` (pure): the coming seven
+ * days, each valid when both currencies settle that day and, for today, before the line's
+ * cut-off. Same currency: no conversion, no dates, the earliest payout day alone.
+ */
+export function calendarFor(now: Date, line: 'express' | 'pobo', payout: string, settlement: string): ConversionDates {
+  const beforeCutoff = now.getUTCHours() < simulatedCutoffHourUtc[line];
+  const valid = (date: string, i: number) => (i > 0 || beforeCutoff) && isSettlementDay(payout, date) && isSettlementDay(settlement, date);
+  const horizon = daysFrom(now, 30);
+  const earliestValid = horizon.find((d, i) => valid(d, i)) ?? horizon[horizon.length - 1]!;
+  const sameCurrency = payout === settlement;
+  return {
+    settlementCurrency: settlement,
+    payoutCurrency: payout,
+    sameCurrency,
+    dates: sameCurrency ? [] : horizon.slice(0, conversionDaysCount).map((date, i) => ({ date, valid: valid(date, i) })),
+    earliestValid,
+  };
 }

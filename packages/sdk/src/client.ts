@@ -106,6 +106,7 @@ export class MerchantWalletClient implements Resources {
   readonly kyc: Resources['kyc'];
   readonly hostedScreens: Resources['hostedScreens'];
   readonly sandbox: Resources['sandbox'];
+  readonly remittance: Resources['remittance'];
 
   constructor(options: MerchantWalletClientOptions) {
     this.cfg = resolveConfig(options);
@@ -122,6 +123,7 @@ export class MerchantWalletClient implements Resources {
     this.kyc = r.kyc;
     this.hostedScreens = r.hostedScreens;
     this.sandbox = r.sandbox;
+    this.remittance = r.remittance;
   }
 
   /** A valid access token (cached; renewed about 60 s before `expired_at`; concurrent callers share one exchange). */

@@ -16,3 +16,4 @@ export { decideRetry, parseRetryAfter, RETRYABLE_CODES, RETRYABLE_STATUSES, NON_
 export type { PaginateOptions } from './pagination.js';
 export type { Resources, WriteOptions, OnBehalfOfOptions } from './resources.js';
 export type * from './types.js';
+export type * from './remittance.js';

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestOptions } from './client.js';
 import type { PaginateOptions } from './pagination.js';
+import { createRemittanceResource, type RemittanceResource } from './remittance.js';
 import type {
   Asset,
   Balance,
@@ -148,6 +149,8 @@ export interface Resources {
     /** POST /v1/sandbox/reset (idempotent): clears this merchant's sandbox logs and presets (never money). */
     reset(opts?: WriteOptions): Promise<SandboxReset>;
   };
+  /** Payees, their form schema and name check, settlement dates, remittance orders (remittance.ts). */
+  remittance: RemittanceResource;
 }
 
 const seg = (id: string): string => {
@@ -259,5 +262,6 @@ export function createResources(host: ResourceHost): Resources {
         host.request<UpstreamBehaviorPreset>({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body, idempotencyKey: key(opts) }),
       reset: (opts) => host.request<SandboxReset>({ method: 'POST', path: '/v1/sandbox/reset', idempotencyKey: key(opts) }),
     },
+    remittance: createRemittanceResource(host),
   };
 }

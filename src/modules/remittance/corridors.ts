@@ -1,0 +1,245 @@
+/**
+ * The corridor catalogue: reads for the payee and order paths, and the operator's writes. A
+ * corridor is the four segments (country, currency, payment method, clearing system as sent) in
+ * one environment, with its field contract per entity type, policy, fees and limits.
+ */
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database, Environment } from '../../db/schema.js';
+import { ApiError, invalidFields, type FieldProblem } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { keysetPage, type PageParams } from '../../platform/pagination.js';
+import { formatAmount, minorFromDb, parseAmount } from '../../ledger/index.js';
+import { getAsset } from '../assets/queries.js';
+import { contractProblems, type FieldSpec } from './contracts.js';
+import type { CorridorLimits, CorridorPolicy } from './rules.js';
+import type { CorridorRow, EntityType, PaymentMethod } from './tables.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export const entityTypes: readonly EntityType[] = ['INDIVIDUAL', 'COMPANY'];
+export const paymentMethods: readonly PaymentMethod[] = ['LOCAL', 'SWIFT'];
+
+export interface Corridor {
+  id: string;
+  environment: Environment;
+  country: string;
+  currency: string;
+  paymentMethod: PaymentMethod;
+  clearingSystem: string;
+  enabled: boolean;
+  contracts: Partial<Record<EntityType, FieldSpec[]>>;
+  policy: CorridorPolicy;
+  minKycLevel: number;
+  feeBps: number;
+  feeFixed: bigint;
+  fxSpreadBps: number;
+  limits: CorridorLimits;
+}
+
+const minorOrNull = (v: string | bigint | null) => (v === null ? null : minorFromDb(v));
+
+export function corridorOf(row: CorridorRow): Corridor {
+  return {
+    id: row.id,
+    environment: row.environment,
+    country: row.country,
+    currency: row.currency,
+    paymentMethod: row.payment_method,
+    clearingSystem: row.clearing_system,
+    enabled: row.enabled,
+    contracts: row.contracts,
+    policy: { enabled: row.enabled, restrictedJurisdictions: row.restricted_jurisdictions, confirmableRoutingTypes: row.confirmable_routing_types },
+    minKycLevel: row.min_kyc_level,
+    feeBps: row.fee_bps,
+    feeFixed: minorFromDb(row.fee_fixed),
+    fxSpreadBps: row.fx_spread_bps,
+    limits: {
+      payoutMin: minorFromDb(row.payout_min),
+      memberSingleMax: minorOrNull(row.member_single_max),
+      memberDailyMax: minorOrNull(row.member_daily_max),
+      merchantSingleMax: minorOrNull(row.merchant_single_max),
+      merchantDailyMax: minorOrNull(row.merchant_daily_max),
+    },
+  };
+}
+
+/** Entity types a corridor serves: those with a contract. */
+export const servedEntityTypes = (c: Corridor): EntityType[] => entityTypes.filter((e) => (c.contracts[e]?.length ?? 0) > 0);
+
+export interface SegmentFilter {
+  country?: string;
+  currency?: string;
+  paymentMethod?: string;
+  clearingSystem?: string;
+}
+
+/** The corridors of an environment matching the given segments (all of them when none), in a stable order. */
+export async function findCorridors(db: Db, environment: Environment, f: SegmentFilter, options: { enabledOnly?: boolean } = {}): Promise<Corridor[]> {
+  let q = db.selectFrom('remit_corridors').selectAll().where('environment', '=', environment);
+  if (f.country !== undefined) q = q.where('country', '=', f.country);
+  if (f.currency !== undefined) q = q.where('currency', '=', f.currency);
+  if (f.paymentMethod !== undefined) q = q.where('payment_method', '=', f.paymentMethod as PaymentMethod);
+  if (f.clearingSystem !== undefined) q = q.where('clearing_system', '=', f.clearingSystem);
+  if (options.enabledOnly) q = q.where('enabled', '=', true);
+  // Bounded: the catalogue is the operator's, a few hundred rows at most.
+  const rows = await q.orderBy('country').orderBy('currency').orderBy('payment_method').orderBy('clearing_system').limit(1000).execute();
+  return rows.map(corridorOf);
+}
+
+export async function corridorById(db: Db, id: string): Promise<Corridor | undefined> {
+  const row = await db.selectFrom('remit_corridors').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? corridorOf(row) : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operator
+
+async function payoutScale(db: Db, currency: string): Promise<number> {
+  return (await getAsset(db, currency))?.scale ?? 2;
+}
+
+export function operatorCorridorView(c: Corridor, scale: number) {
+  const amount = (v: bigint | null) => (v === null ? null : formatAmount(v, scale));
+  return {
+    id: c.id,
+    environment: c.environment,
+    country: c.country,
+    currency: c.currency,
+    payment_method: c.paymentMethod,
+    clearing_system: c.clearingSystem,
+    enabled: c.enabled,
+    entity_types: servedEntityTypes(c),
+    contracts: c.contracts,
+    restricted_jurisdictions: [...c.policy.restrictedJurisdictions],
+    confirmable_routing_types: [...c.policy.confirmableRoutingTypes],
+    min_kyc_level: c.minKycLevel,
+    fee_bps: c.feeBps,
+    fee_fixed: formatAmount(c.feeFixed, scale),
+    fx_spread_bps: c.fxSpreadBps,
+    payout_min: formatAmount(c.limits.payoutMin, scale),
+    member_single_max: amount(c.limits.memberSingleMax),
+    member_daily_max: amount(c.limits.memberDailyMax),
+    merchant_single_max: amount(c.limits.merchantSingleMax),
+    merchant_daily_max: amount(c.limits.merchantDailyMax),
+  };
+}
+
+export async function viewCorridor(db: Db, c: Corridor) {
+  return operatorCorridorView(c, await payoutScale(db, c.currency));
+}
+
+export async function listCorridorsPage(db: Db, query: PageParams & { environment?: Environment; country?: string }) {
+  let q = db.selectFrom('remit_corridors').selectAll();
+  if (query.environment) q = q.where('environment', '=', query.environment);
+  if (query.country) q = q.where('country', '=', query.country);
+  const page = await keysetPage(q, query);
+  const data = [];
+  for (const row of page.data) data.push(await viewCorridor(db, corridorOf(row)));
+  return { ...page, data };
+}
+
+/** What the operator may set on a corridor; amounts are decimal strings at the payout currency's scale. */
+export interface CorridorSettings {
+  enabled?: boolean;
+  contracts?: Partial<Record<EntityType, FieldSpec[]>>;
+  restricted_jurisdictions?: string[];
+  confirmable_routing_types?: string[];
+  min_kyc_level?: number;
+  fee_bps?: number;
+  fee_fixed?: string;
+  fx_spread_bps?: number;
+  payout_min?: string;
+  member_single_max?: string | null;
+  member_daily_max?: string | null;
+  merchant_single_max?: string | null;
+  merchant_daily_max?: string | null;
+}
+
+export interface NewCorridor extends CorridorSettings {
+  environment: Environment;
+  country: string;
+  currency: string;
+  payment_method: PaymentMethod;
+  clearing_system: string;
+  contracts: Partial<Record<EntityType, FieldSpec[]>>;
+}
+
+const limitKeys = ['member_single_max', 'member_daily_max', 'merchant_single_max', 'merchant_daily_max'] as const;
+
+/** The columns of the settings given, amounts in minor units; problems as invalid_fields. */
+function settingsColumns(s: CorridorSettings, scale: number): Record<string, unknown> {
+  const problems: FieldProblem[] = [];
+  for (const [entity, contract] of Object.entries(s.contracts ?? {})) {
+    for (const p of contractProblems(contract ?? [])) problems.push({ key: `contracts.${entity}.${p.key}`, reason: p.reason });
+  }
+  const amount = (key: string, v: string, positive: boolean): string | undefined => {
+    try {
+      const minor = parseAmount(v, scale, key);
+      if (positive && minor <= 0n) problems.push({ key, reason: 'pattern' });
+      return minor.toString();
+    } catch {
+      problems.push({ key, reason: 'pattern' });
+      return undefined;
+    }
+  };
+  const cols: Record<string, unknown> = {};
+  if (s.enabled !== undefined) cols.enabled = s.enabled;
+  if (s.contracts !== undefined) cols.contracts = JSON.stringify(s.contracts);
+  if (s.restricted_jurisdictions !== undefined) cols.restricted_jurisdictions = JSON.stringify([...new Set(s.restricted_jurisdictions)]);
+  if (s.confirmable_routing_types !== undefined) cols.confirmable_routing_types = JSON.stringify([...new Set(s.confirmable_routing_types)]);
+  if (s.min_kyc_level !== undefined) cols.min_kyc_level = s.min_kyc_level;
+  if (s.fee_bps !== undefined) cols.fee_bps = s.fee_bps;
+  if (s.fx_spread_bps !== undefined) cols.fx_spread_bps = s.fx_spread_bps;
+  if (s.fee_fixed !== undefined) cols.fee_fixed = amount('fee_fixed', s.fee_fixed, false);
+  if (s.payout_min !== undefined) cols.payout_min = amount('payout_min', s.payout_min, true);
+  for (const k of limitKeys) {
+    const v = s[k];
+    if (v !== undefined) cols[k] = v === null ? null : amount(k, v, true);
+  }
+  if (problems.length > 0) throw invalidFields(problems);
+  return cols;
+}
+
+export async function createCorridor(trx: Transaction<Database>, input: NewCorridor) {
+  const scale = await payoutScale(trx, input.currency);
+  const cols = settingsColumns(input, scale);
+  const row = await trx
+    .insertInto('remit_corridors')
+    .values({
+      id: newId('rco'),
+      environment: input.environment,
+      country: input.country,
+      currency: input.currency,
+      payment_method: input.payment_method,
+      clearing_system: input.clearing_system,
+      contracts: JSON.stringify(input.contracts),
+      restricted_jurisdictions: '[]',
+      confirmable_routing_types: '[]',
+      min_kyc_level: 1,
+      fee_bps: 0,
+      fee_fixed: '0',
+      fx_spread_bps: 0,
+      payout_min: '1',
+      updated_at: new Date(),
+      ...cols,
+    } as never)
+    .onConflict((oc) => oc.columns(['environment', 'country', 'currency', 'payment_method', 'clearing_system']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw new ApiError('duplicate_resource', 'A corridor with these four segments already exists in this environment.');
+  return operatorCorridorView(corridorOf(row), scale);
+}
+
+export async function updateCorridor(trx: Transaction<Database>, id: string, settings: CorridorSettings) {
+  const current = await corridorById(trx, id);
+  if (!current) throw new ApiError('not_found', 'No such corridor.');
+  const scale = await payoutScale(trx, current.currency);
+  const cols = settingsColumns(settings, scale);
+  const row = await trx
+    .updateTable('remit_corridors')
+    .set({ ...cols, updated_at: sql<Date>`now()` } as never)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return operatorCorridorView(corridorOf(row), scale);
+}

@@ -1,0 +1,90 @@
+/**
+ * The dispatch job of a remittance order: the payee is registered with the provider (once per
+ * shared payee), the order moves `pending` → `processing` (version 2, event) and the payout is
+ * submitted with the order id as the provider's idempotency key; its answer is applied once.
+ * A registration the provider refuses fails the order (freeze released); one it does not answer
+ * is retried later (nothing was sent). The payout's outcome-unknown answers are left to
+ * reconciliation: never refunded on a timeout.
+ */
+import { sql } from 'kysely';
+import type { ServiceContext } from '../../service-context.js';
+import { minorFromDb } from '../../ledger/index.js';
+import { RetryLater } from '../../jobs/types.js';
+import { withDeadline } from '../../upstreams/deadline.js';
+import { applyDecision, emitOrderEvent, failIn } from './apply.js';
+import { findOrder } from './order-queries.js';
+import { entityById } from './queries.js';
+import { decideOnCall } from './state.js';
+import type { PayeeEntityRow, RemitOrderRow } from './tables.js';
+
+/** Delay before a dispatch whose registration got no answer tries again, in milliseconds. */
+export const registrationRetryMs = 5_000;
+
+const callOf = (o: RemitOrderRow) => ({ merchantId: o.merchant_id, environment: o.environment });
+
+/** The provider's reference of the order's payee, registering it first if needed; or why not. */
+async function payeeRefOf(ctx: ServiceContext, order: RemitOrderRow, entity: PayeeEntityRow): Promise<{ ref: string } | { refused: string }> {
+  if (entity.provider_payee_ref) return { ref: entity.provider_payee_ref };
+  const link = await ctx.db.selectFrom('remit_payees').select(['holder_name', 'entity_type']).where('seq', '=', BigInt(order.payee_seq)).executeTakeFirstOrThrow();
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.remittance.registerPayee(callOf(order), {
+    payeeKey: entity.id,
+    country: entity.country,
+    currency: entity.currency,
+    paymentMethod: entity.payment_method,
+    clearingSystem: entity.clearing_system,
+    entityType: link.entity_type,
+    holderName: entity.holder_name,
+    fields: entity.fields,
+  }));
+  if (answer.kind === 'rejected') return { refused: answer.reason };
+  if (answer.kind !== 'registered') throw new RetryLater(registrationRetryMs, `payee registration: ${answer.kind}`);
+  await ctx.db
+    .updateTable('remit_payee_entities')
+    .set({ provider_payee_ref: answer.payeeRef, registered_at: sql<Date>`now()` as unknown as Date })
+    .where('id', '=', entity.id)
+    .where('provider_payee_ref', 'is', null)
+    .execute();
+  return { ref: answer.payeeRef };
+}
+
+/** Moves `pending` → `processing` once (the claim) and records that the payout call starts now. */
+async function claimDispatch(ctx: ServiceContext, id: string): Promise<RemitOrderRow | undefined> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const claimed = await trx
+      .updateTable('remit_orders')
+      .set((eb) => ({
+        status: 'processing',
+        status_version: eb('status_version', '+', 1),
+        upstream_outcome: 'pending',
+        dispatch_started_at: sql<Date>`now()` as unknown as Date,
+        // Should this process stop during the call, reconciliation takes the order over.
+        next_check_at: sql<Date>`now() + make_interval(secs => ${(ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000})` as unknown as Date,
+        updated_at: new Date(),
+      }))
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .returningAll()
+      .executeTakeFirst();
+    if (claimed) await emitOrderEvent(trx, claimed);
+    return claimed;
+  });
+}
+
+export async function dispatchOrder(ctx: ServiceContext, id: string): Promise<RemitOrderRow | undefined> {
+  const order = await findOrder(ctx.db, id);
+  if (!order || order.status !== 'pending') return order;
+  const payee = await payeeRefOf(ctx, order, await entityById(ctx.db, order.entity_id));
+  if ('refused' in payee) {
+    await ctx.db.transaction().execute((trx) => failIn(trx, order.id, 'payee_rejected'));
+    return findOrder(ctx.db, id);
+  }
+  const claimed = await claimDispatch(ctx, order.id);
+  if (!claimed) return findOrder(ctx.db, id);
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.remittance.submit(callOf(claimed), {
+    requestId: claimed.id,
+    payeeRef: payee.ref,
+    payoutCurrency: claimed.payout_currency,
+    payoutAmountMinor: minorFromDb(claimed.payout_amount),
+  }));
+  return applyDecision(ctx, claimed.id, decideOnCall(answer), 'call');
+}

@@ -1,0 +1,258 @@
+/**
+ * Payees (`POST/GET/PATCH/DELETE /v1/remit/payees`, `POST …/{id}/verify`): a member's links to
+ * platform-level shared payees (docs/remittance.md, "Payees"). Creation makes no upstream call;
+ * registration happens at an order's dispatch.
+ */
+import type { Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { ServiceContext } from '../../service-context.js';
+import { ApiError, invalidFields, type ErrorCode, type FieldProblem } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { groupedKeysetPage, type PageParams } from '../../platform/pagination.js';
+import { withDeadline } from '../../upstreams/deadline.js';
+import { accountIdentifierOf, holderNameOf, nicknameLengthMax, readFields, truncate, type FieldSpec } from './contracts.js';
+import { corridorById, findCorridors, paymentMethods, type Corridor } from './corridors.js';
+import { accountFingerprint, holderFingerprint } from './fingerprints.js';
+import {
+  activePayeesQuery, entitiesByIds, entityById, entityFor, findActivePayee, findOwnPayee, payeeIdOf, type Db, type MemberCaller,
+} from './queries.js';
+import { corridorRefusal, payeeRefusal } from './rules.js';
+import type { EntityType, NameCheckResult, PayeeOutcome, PayeeRow } from './tables.js';
+import { accountMaskOf, payeeView } from './views.js';
+
+/** The codes each function can answer (beyond invalid input): the routes declare these lists. */
+export const payeeErrors = {
+  create: ['invalid_fields', 'corridor_not_supported'],
+  get: ['not_found'],
+  update: ['invalid_fields', 'not_found'],
+  unlink: ['not_found'],
+  verify: ['not_found'],
+} as const satisfies Record<string, readonly ErrorCode[]>;
+
+export interface PayeeInput {
+  country_code?: unknown;
+  country?: unknown;
+  currency?: unknown;
+  payment_method?: unknown;
+  method?: unknown;
+  clearing_system?: unknown;
+  clearing?: unknown;
+  entity_type?: unknown;
+  entity?: unknown;
+  nickname?: unknown;
+  fields?: unknown;
+}
+
+/** The canonical name wins over its alias when both are sent. */
+const pick = (canonical: unknown, alias: unknown): unknown => (canonical !== undefined && canonical !== null ? canonical : alias);
+const textOf = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : v === undefined || v === null || v === '' ? undefined : String(v));
+
+export interface Segments {
+  country: string;
+  currency: string;
+  paymentMethod: string;
+  clearingSystem: string;
+  entityType: EntityType;
+}
+
+/**
+ * The four segments and the entity type, aliases resolved. Any of the four missing: the
+ * corridor is incomplete (`corridor_not_supported`); malformed values are `invalid_fields`.
+ */
+export function segmentsOf(input: PayeeInput): Segments {
+  const raw = {
+    country_code: pick(input.country_code, input.country),
+    currency: input.currency,
+    payment_method: pick(input.payment_method, input.method),
+    clearing_system: pick(input.clearing_system, input.clearing),
+  };
+  if (Object.values(raw).some((v) => textOf(v) === undefined)) {
+    throw new ApiError('corridor_not_supported', 'The four corridor segments (country_code, currency, payment_method, clearing_system) are needed.');
+  }
+  const problems: FieldProblem[] = [];
+  const str = (key: string, v: unknown) => {
+    if (typeof v !== 'string') problems.push({ key, reason: 'pattern' });
+    return typeof v === 'string' ? v : '';
+  };
+  const country = str('country_code', raw.country_code);
+  const currency = str('currency', raw.currency);
+  const paymentMethod = str('payment_method', raw.payment_method);
+  const clearingSystem = str('clearing_system', raw.clearing_system);
+  if (typeof raw.country_code === 'string' && !/^[A-Z]{2}$/.test(country)) problems.push({ key: 'country_code', reason: 'pattern' });
+  if (typeof raw.currency === 'string' && !/^[A-Z]{3}$/.test(currency)) problems.push({ key: 'currency', reason: 'pattern' });
+  if (typeof raw.payment_method === 'string' && !(paymentMethods as readonly string[]).includes(paymentMethod)) problems.push({ key: 'payment_method', reason: 'not_in_enum' });
+  if (typeof raw.clearing_system === 'string' && Array.from(clearingSystem).length > 32) problems.push({ key: 'clearing_system', reason: 'too_long' });
+  const entity = pick(input.entity_type, input.entity);
+  if (textOf(entity) === undefined) problems.push({ key: 'entity_type', reason: 'required' });
+  else if (entity !== 'INDIVIDUAL' && entity !== 'COMPANY') problems.push({ key: 'entity_type', reason: 'not_in_enum' });
+  if (problems.length > 0) throw invalidFields(problems);
+  return { country, currency, paymentMethod, clearingSystem, entityType: entity as EntityType };
+}
+
+/** The corridor of the segments, usable for the entity type, with its contract; or the reference's refusal. */
+export async function usableCorridor(db: Db, environment: MemberCaller['environment'], s: Segments): Promise<{ corridor: Corridor; contract: FieldSpec[] }> {
+  const candidates = await findCorridors(db, environment, { country: s.country, currency: s.currency, paymentMethod: s.paymentMethod });
+  if (candidates.length === 0) throw new ApiError('corridor_not_supported', `No corridor serves ${s.country} / ${s.currency} / ${s.paymentMethod}.`);
+  const corridor = candidates.find((c) => c.clearingSystem === s.clearingSystem);
+  if (!corridor) throw invalidFields([{ key: 'clearing_system', reason: 'unknown_clearing_system' }]);
+  const contract = corridor.contracts[s.entityType];
+  const refusal = corridorRefusal(corridor.policy, contract);
+  if (refusal) throw new ApiError('corridor_not_supported', `The corridor cannot be served (${refusal}).`);
+  return { corridor, contract: contract! };
+}
+
+/** Nickname: truncated at 64 characters; an empty one is none. */
+export function nicknameOf(v: unknown): string | null | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') return null;
+  const t = truncate(v.trim(), nicknameLengthMax);
+  return t === '' ? null : t;
+}
+
+/** POST /v1/remit/payees: creates or links the shared payee for the member; outcome created / linked / review. */
+export async function createPayee(trx: Transaction<Database>, caller: MemberCaller, input: PayeeInput) {
+  const segments = segmentsOf(input);
+  const { corridor, contract } = await usableCorridor(trx, caller.environment, segments);
+  const rawFields = input.fields !== null && typeof input.fields === 'object' && !Array.isArray(input.fields) ? (input.fields as Record<string, unknown>) : {};
+  const read = readFields(contract, rawFields, { country: corridor.country });
+  if (read.problems.length > 0) throw invalidFields(read.problems);
+  const refusal = payeeRefusal(corridor.policy, contract, read.values, corridor.country);
+  if (refusal) throw new ApiError('corridor_not_supported', `The corridor cannot serve this payee (${refusal}).`);
+
+  const holderName = holderNameOf(read.values);
+  const holderFp = holderFingerprint(holderName);
+  const { entity, created } = await entityFor(trx, {
+    id: newId('ben'),
+    environment: caller.environment,
+    fingerprint: accountFingerprint(segments, accountIdentifierOf(contract, read.values)),
+    country: corridor.country,
+    currency: corridor.currency,
+    payment_method: corridor.paymentMethod,
+    clearing_system: corridor.clearingSystem,
+    entity_type: segments.entityType,
+    fields: JSON.stringify(read.values),
+    holder_name: holderName,
+    holder_fingerprint: holderFp,
+    account_mask: accountMaskOf(contract, read.values),
+    provider_payee_ref: null,
+    registered_at: null,
+  });
+  const outcome: PayeeOutcome = created ? 'created' : entity.holder_fingerprint === holderFp ? 'linked' : 'review';
+  const nickname = nicknameOf(input.nickname) ?? null;
+  const linked = await trx
+    .insertInto('remit_payees')
+    .values({
+      merchant_id: caller.merchantId,
+      environment: caller.environment,
+      member_id: caller.memberId,
+      entity_id: entity.id,
+      corridor_id: corridor.id,
+      entity_type: segments.entityType,
+      status: 'active',
+      outcome,
+      name_mismatch: outcome === 'review',
+      holder_name: holderName,
+      fields: JSON.stringify(read.values),
+      original_fields: JSON.stringify(read.original),
+      nickname,
+      name_check: null,
+      name_check_suggestion: null,
+      name_checked_at: null,
+      updated_at: new Date(),
+      unlinked_at: null,
+    })
+    // One active link per member and payee: a concurrent request (another key) finds the first.
+    .onConflict((oc) => oc.columns(['member_id', 'entity_id']).where('status', '=', 'active').doNothing())
+    .returning('seq')
+    .executeTakeFirst();
+  const seq = linked?.seq ?? (await trx
+    .selectFrom('remit_payees').select('seq')
+    .where('member_id', '=', caller.memberId).where('entity_id', '=', entity.id).where('status', '=', 'active')
+    .executeTakeFirstOrThrow()).seq;
+  return { id: payeeIdOf(seq), outcome, status: 'active' as const };
+}
+
+async function fullView(db: Db, link: PayeeRow) {
+  const entity = await entityById(db, link.entity_id);
+  const corridor = await corridorById(db, link.corridor_id);
+  return payeeView(link, entity, corridor?.contracts[link.entity_type] ?? []);
+}
+
+export async function getPayee(db: Db, caller: MemberCaller, id: string) {
+  const link = await findActivePayee(db, caller, id);
+  if (!link) throw new ApiError('not_found', 'No such payee.');
+  return fullView(db, link);
+}
+
+/** The member's payees: favourites first, then newest (grouped keyset walk). */
+export async function listPayees(db: Db, caller: MemberCaller, page: PageParams) {
+  const links = await groupedKeysetPage(activePayeesQuery(db, caller), 'favorite', (r) => r.favorite, page, (r) => r);
+  const entities = await entitiesByIds(db, links.data.map((l) => l.entity_id));
+  const contracts = new Map<string, Corridor | undefined>();
+  for (const id of new Set(links.data.map((l) => l.corridor_id))) contracts.set(id, await corridorById(db, id));
+  return {
+    ...links,
+    data: links.data.map((l) => payeeView(l, entities.get(l.entity_id)!, contracts.get(l.corridor_id)?.contracts[l.entity_type] ?? [])),
+  };
+}
+
+/** PATCH: only the private nickname (64, empty clears) and the favourite flag. */
+export async function updatePayee(trx: Transaction<Database>, caller: MemberCaller, id: string, body: { nickname?: string; favorite?: boolean }) {
+  if (body.nickname === undefined && body.favorite === undefined) {
+    throw invalidFields([{ key: 'nickname', reason: 'required' }, { key: 'favorite', reason: 'required' }], 'nothing_to_update');
+  }
+  const link = await findActivePayee(trx, caller, id);
+  if (!link) throw new ApiError('not_found', 'No such payee.');
+  const row = await trx
+    .updateTable('remit_payees')
+    .set({
+      ...(body.nickname !== undefined ? { nickname: nicknameOf(body.nickname) ?? null } : {}),
+      ...(body.favorite !== undefined ? { favorite: body.favorite } : {}),
+      updated_at: new Date(),
+    })
+    .where('seq', '=', link.seq)
+    .where('status', '=', 'active')
+    .returning(['seq', 'nickname', 'favorite'])
+    .executeTakeFirst();
+  if (!row) throw new ApiError('not_found', 'No such payee.');
+  return { id: payeeIdOf(row.seq), nickname: row.nickname, favorite: row.favorite };
+}
+
+/** DELETE: unlinks (naturally idempotent: a repeat answers the same); the shared payee stays. */
+export async function unlinkPayee(trx: Transaction<Database>, caller: MemberCaller, id: string) {
+  const link = await findOwnPayee(trx, caller, id);
+  if (!link) throw new ApiError('not_found', 'No such payee.');
+  if (link.status === 'active') {
+    await trx.updateTable('remit_payees').set({ status: 'unlinked', unlinked_at: new Date(), updated_at: new Date() }).where('seq', '=', link.seq).execute();
+  }
+  return { id: payeeIdOf(link.seq), status: 'unlinked' as const };
+}
+
+/**
+ * POST /v1/remit/payees/{id}/verify: the holder name checked with the provider (read-only,
+ * moves no money, not affected by sandbox injection). A provider that cannot answer in time is
+ * `unavailable` too. The result is kept on the member's link.
+ */
+export async function verifyPayee(ctx: ServiceContext, caller: MemberCaller, id: string) {
+  const link = await findActivePayee(ctx.db, caller, id);
+  if (!link) throw new ApiError('not_found', 'No such payee.');
+  const entity = await entityById(ctx.db, link.entity_id);
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.remittance.checkName(caller, {
+    country: entity.country,
+    currency: entity.currency,
+    paymentMethod: entity.payment_method,
+    clearingSystem: entity.clearing_system,
+    entityType: link.entity_type,
+    holderName: link.holder_name,
+    fields: link.fields,
+  }));
+  const result: NameCheckResult = answer.kind === 'match' || answer.kind === 'close_match' || answer.kind === 'no_match' ? answer.kind : 'unavailable';
+  const suggested = answer.kind === 'close_match' ? answer.suggestedName : null;
+  const checkedAt = await ctx.clock.now(ctx.db, caller);
+  await ctx.db
+    .updateTable('remit_payees')
+    .set({ name_check: result, name_check_suggestion: suggested, name_checked_at: checkedAt, updated_at: new Date() })
+    .where('seq', '=', link.seq)
+    .execute();
+  return { id: payeeIdOf(link.seq), result, suggested_name: suggested, checked_at: checkedAt.toISOString() };
+}

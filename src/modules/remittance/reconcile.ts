@@ -1,0 +1,61 @@
+/** Reconciliation of remittance orders: open orders re-queried with the provider until their outcome is known; returns. */
+import type { ServiceContext } from '../../service-context.js';
+import { ApiError } from '../../platform/errors.js';
+import { reportFailure } from '../../jobs/failures.js';
+import { withDeadline } from '../../upstreams/deadline.js';
+import { applyDecision } from './apply.js';
+import { claimDueOrders, findOrder, type OrderCaller } from './order-queries.js';
+import { decideOnQuery, decideOnReturnCheck, isOpen } from './state.js';
+import type { RemitOrderRow } from './tables.js';
+
+/** Orders re-queried per pass (bounded batch). */
+export const reconcileBatchMax = 50;
+/** How long a claimed order is held by one pass, in seconds. */
+export const reconcileLeaseSeconds = 60;
+export const reconcileJobName = 'remittance.reconcile';
+
+const callOf = (o: RemitOrderRow) => ({ merchantId: o.merchant_id, environment: o.environment });
+
+/** Whether the order's payout call may still be running (its deadline has not passed). */
+function callInFlight(ctx: ServiceContext, o: RemitOrderRow): boolean {
+  return o.upstream_outcome === 'pending' && o.dispatch_started_at !== null && Date.now() - new Date(o.dispatch_started_at).getTime() < ctx.config.upstreamCallTimeoutMs;
+}
+
+export async function reconcileOrder(ctx: ServiceContext, order: RemitOrderRow): Promise<RemitOrderRow> {
+  if (!isOpen(order.status) || callInFlight(ctx, order)) return order;
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.remittance.status(callOf(order), order.id));
+  const callAgeMs = order.dispatch_started_at === null ? Number.MAX_SAFE_INTEGER : Date.now() - new Date(order.dispatch_started_at).getTime();
+  const decision = decideOnQuery({ status: order.status, upstreamOutcome: order.upstream_outcome, callAgeMs }, answer, ctx.config.upstreamNotFoundGraceMs);
+  return applyDecision(ctx, order.id, decision, 'query');
+}
+
+/** One pass: claims due open orders (SKIP LOCKED) and re-queries each outside any transaction. */
+export async function reconcileDueOrders(ctx: ServiceContext, batchMax = reconcileBatchMax): Promise<number> {
+  const claimed = await claimDueOrders(ctx.db, batchMax, reconcileLeaseSeconds);
+  for (const order of claimed) {
+    try {
+      await reconcileOrder(ctx, order);
+    } catch (err) {
+      reportFailure(ctx, { job: reconcileJobName, attempt: order.check_count + 1 }, err, `remittance ${order.id}: reconciliation failed; retried after the lease`);
+    }
+  }
+  return claimed.length;
+}
+
+/**
+ * Sandbox: the beneficiary bank returns a completed payout (the simulator's books change), then
+ * the service learns it from the provider exactly as it would in production and returns the
+ * amount to the member's available balance.
+ */
+export async function simulateReturn(ctx: ServiceContext, caller: OrderCaller, id: string): Promise<RemitOrderRow> {
+  const order = await findOrder(ctx.db, id, caller);
+  if (!order) throw new ApiError('not_found', 'No such remittance.');
+  if (order.status === 'returned') return order;
+  if (order.status !== 'completed') throw new ApiError('state_invalid', `The remittance is ${order.status}; only a completed one can be returned.`);
+  const helper = ctx.upstreams.remittance.sandboxReturn;
+  if (!helper) throw new ApiError('not_found');
+  const moved = await helper.call(ctx.upstreams.remittance, callOf(order), order.id);
+  if (moved.kind !== 'accepted') throw new ApiError('state_invalid', 'The provider cannot return this payout.');
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.remittance.status(callOf(order), order.id));
+  return applyDecision(ctx, order.id, decideOnReturnCheck(order.status, answer), 'query');
+}

@@ -1,0 +1,179 @@
+/**
+ * Remittance's pure rules: whether a corridor can serve a payee, the order's price (fee on top,
+ * FX through the one rate service's helpers), its limits, and the posting rules
+ * (docs/remittance.md). No database, no clock: callers pass what these need.
+ */
+import type { EntryLine } from '../../ledger/index.js';
+import { convert, convertBack, rateAfterSpread } from '../../upstreams/rates.js';
+import { jurisdictionsOf, routingTypeOf, type FieldSpec } from './contracts.js';
+
+// ---------------------------------------------------------------------------------------------
+// Corridors
+
+export interface CorridorPolicy {
+  enabled: boolean;
+  restrictedJurisdictions: readonly string[];
+  confirmableRoutingTypes: readonly string[];
+}
+
+/** Why a corridor cannot serve (each is `corridor_not_supported`). */
+export type CorridorRefusal = 'not_enabled' | 'entity_type_not_served' | 'restricted_jurisdiction' | 'no_confirmable_routing_type';
+
+/** The routing-code types a contract can carry: its type fields' values, and `bic` when it has a BIC field. */
+export function contractRoutingTypes(contract: readonly FieldSpec[]): string[] {
+  const types = new Set<string>();
+  for (const spec of contract) {
+    if (spec.type === 'routing_code' && spec.type_field) {
+      for (const v of contract.find((s) => s.key === spec.type_field)?.enum ?? []) types.add(v);
+    }
+    if (spec.type === 'bic') types.add('bic');
+  }
+  return [...types];
+}
+
+/** Before reading any field: the corridor is enabled and can confirm at least one of the contract's routing types. */
+export function corridorRefusal(policy: CorridorPolicy, contract: readonly FieldSpec[] | undefined): CorridorRefusal | undefined {
+  if (!policy.enabled) return 'not_enabled';
+  if (!contract) return 'entity_type_not_served';
+  const types = contractRoutingTypes(contract);
+  if (types.length > 0 && !types.some((t) => policy.confirmableRoutingTypes.includes(t))) return 'no_confirmable_routing_type';
+  return undefined;
+}
+
+/** With the payee's values read: no restricted jurisdiction, and the routing type it uses can be confirmed. */
+export function payeeRefusal(policy: CorridorPolicy, contract: readonly FieldSpec[], values: Record<string, string>, corridorCountry: string): CorridorRefusal | undefined {
+  const places = [corridorCountry, ...jurisdictionsOf(contract, values)];
+  if (places.some((c) => policy.restrictedJurisdictions.includes(c))) return 'restricted_jurisdiction';
+  const type = routingTypeOf(contract, values);
+  if (type !== undefined && !policy.confirmableRoutingTypes.includes(type)) return 'no_confirmable_routing_type';
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Price: fee on top, FX through the rate service
+
+export interface PriceInput {
+  sourceAmount: bigint;
+  sourceScale: number;
+  payoutScale: number;
+  /** Mid-market units of payout currency per source unit ('1' when they are the same). */
+  midRate: string;
+  /** Charged by lowering the rate; 0 when no conversion happens. */
+  fxSpreadBps: number;
+  feeBps: number;
+  /** Fixed part of the fee, in minor units of the payout currency. */
+  feeFixedPayout: bigint;
+}
+
+export interface Price {
+  /** The rate applied: mid less the spread, rounded down to 10 places. */
+  rate: string;
+  payoutAmount: bigint;
+  /** In the source asset, charged on top of the source amount. */
+  fee: bigint;
+}
+
+/**
+ * Payout = source × rate rounded down; fee = source × fee_bps rounded up, plus the fixed part
+ * converted back into the source asset rounded up. Every rounding is in the service's favour.
+ */
+export function priceOrder(p: PriceInput): Price {
+  const rate = rateAfterSpread(p.midRate, p.fxSpreadBps);
+  const payoutAmount = convert(p.sourceAmount, p.sourceScale, p.payoutScale, rate, 'down');
+  const percent = (p.sourceAmount * BigInt(p.feeBps) + 9_999n) / 10_000n;
+  const fixed = p.feeFixedPayout === 0n ? 0n : convertBack(p.feeFixedPayout, p.sourceScale, p.payoutScale, rate, 'up');
+  return { rate, payoutAmount, fee: percent + fixed };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Limits (payout currency, minor units; null = none)
+
+export interface CorridorLimits {
+  payoutMin: bigint;
+  memberSingleMax: bigint | null;
+  memberDailyMax: bigint | null;
+  merchantSingleMax: bigint | null;
+  merchantDailyMax: bigint | null;
+}
+
+export type LimitBreach =
+  | { kind: 'amount_out_of_range' }
+  | { kind: 'limit_exceeded'; limit_type: 'single' | 'daily'; limit_scope: 'member' | 'merchant' };
+
+/**
+ * Checks one order's payout against the corridor: below the minimum is `amount_out_of_range`;
+ * then the single limits (member, merchant), then the daily ones with what the day already holds.
+ */
+export function limitBreach(payout: bigint, limits: CorridorLimits, today: { member: bigint; merchant: bigint }): LimitBreach | undefined {
+  if (payout < limits.payoutMin) return { kind: 'amount_out_of_range' };
+  if (limits.memberSingleMax !== null && payout > limits.memberSingleMax) return { kind: 'limit_exceeded', limit_type: 'single', limit_scope: 'member' };
+  if (limits.merchantSingleMax !== null && payout > limits.merchantSingleMax) return { kind: 'limit_exceeded', limit_type: 'single', limit_scope: 'merchant' };
+  if (limits.memberDailyMax !== null && today.member + payout > limits.memberDailyMax) return { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'member' };
+  if (limits.merchantDailyMax !== null && today.merchant + payout > limits.merchantDailyMax) return { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'merchant' };
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Posting rules (one asset per entry: the source asset; with the order id each kind posts once)
+
+export const remitReferenceType = 'remittance_order';
+
+export const remitEntryKinds = {
+  freeze: 'remittance.freeze',
+  complete: 'remittance.complete',
+  fail: 'remittance.fail',
+  return: 'remittance.return',
+} as const;
+
+export interface OrderMoney {
+  memberId: string;
+  merchantId: string;
+  amount: bigint;
+  fee: bigint;
+}
+
+/** Order created: amount plus fee are frozen (available → frozen). */
+export function remitFreezeLines(p: OrderMoney): EntryLine[] {
+  const total = p.amount + p.fee;
+  return [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: total },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'credit', amount: total },
+  ];
+}
+
+/**
+ * Paid out: the freeze is cleared. The amount left the platform through the provider (settlement
+ * clearing, custody untouched, as QR payments); the fee stays: it is the merchant's, recognised
+ * like a withdrawal fee (custody reduced by it, fee income against fee retained).
+ */
+export function remitCompleteLines(p: OrderMoney): EntryLine[] {
+  const lines: EntryLine[] = [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.amount + p.fee },
+    { account: { owner: 'platform', bucket: 'settlement_clearing' }, side: 'credit', amount: p.amount },
+  ];
+  if (p.fee > 0n) {
+    lines.push(
+      { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'custody' }, side: 'credit', amount: p.fee },
+      { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_retained' }, side: 'debit', amount: p.fee },
+      { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_income' }, side: 'credit', amount: p.fee },
+    );
+  }
+  return lines;
+}
+
+/** Failed (refused, never received): the freeze is released in full, fee included (frozen → available). */
+export function remitFailLines(p: OrderMoney): EntryLine[] {
+  const total = p.amount + p.fee;
+  return [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: total },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: total },
+  ];
+}
+
+/** Returned by the beneficiary bank after completion: the amount comes back to available; the fee is kept. */
+export function remitReturnLines(p: OrderMoney): EntryLine[] {
+  return [
+    { account: { owner: 'platform', bucket: 'settlement_clearing' }, side: 'debit', amount: p.amount },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
+  ];
+}

@@ -1,0 +1,24 @@
+import type { JobHandler, Ticker } from '../../jobs/types.js';
+import { dispatchOrder } from './dispatch.js';
+import { dispatchJobKind } from './orders.js';
+import { reconcileDueOrders, reconcileJobName } from './reconcile.js';
+
+/** Interval of the reconciliation ticker, in milliseconds. */
+export const reconcileIntervalMs = 5_000;
+
+/** Dispatches one order (idempotent: an order no longer pending is left alone). */
+const dispatchHandler: JobHandler = async (job, ctx) => {
+  const id = job.payload.order_id;
+  if (typeof id !== 'string') throw new Error('remittance.dispatch: payload without order_id');
+  await dispatchOrder(ctx, id);
+};
+
+export const remittanceJobHandlers: Record<string, JobHandler> = { [dispatchJobKind]: dispatchHandler };
+
+export const remittanceTickers: Ticker[] = [{
+  name: reconcileJobName,
+  intervalMs: reconcileIntervalMs,
+  async run(ctx) {
+    await reconcileDueOrders(ctx);
+  },
+}];

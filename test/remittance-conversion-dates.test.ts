@@ -1,0 +1,69 @@
+/** GET /v1/remit/conversion-dates through HTTP: forwarded from the provider's calendar, each error code. */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { addSandboxOffset } from '../src/platform/clock.js';
+import { newMerchantClient, startTestService } from './support/service.js';
+import { expectCode } from './support/expect.js';
+
+describe('remittance conversion dates', () => {
+  let service: RunningService;
+  let client: MerchantWalletClient;
+  before(async () => {
+    service = await startTestService();
+    const made = await newMerchantClient(service);
+    client = made.client;
+    // The merchant's sandbox clock on Tuesday 24 December 2030, 09:00 UTC: the provider's calendar follows it.
+    const target = Date.parse('2030-12-24T09:00:00Z');
+    await addSandboxOffset(service.ctx.db, made.merchantId, BigInt(target - Date.now()));
+  });
+  after(async () => {
+    await service.close();
+  });
+
+  it('forwards the coming week: weekends and holidays invalid, earliest valid date', async () => {
+    const eur = await client.remittance.conversionDates({ currency: 'EUR' });
+    assert.equal(eur.settlement_currency, 'USD');
+    assert.equal(eur.payout_currency, 'EUR');
+    assert.equal(eur.same_currency, false);
+    assert.deepEqual(eur.dates, [
+      { date: '2030-12-24', valid: true }, { date: '2030-12-25', valid: false }, { date: '2030-12-26', valid: false },
+      { date: '2030-12-27', valid: true }, { date: '2030-12-28', valid: false }, { date: '2030-12-29', valid: false }, { date: '2030-12-30', valid: true },
+    ]);
+    assert.equal(eur.earliest_valid, '2030-12-24');
+    const pobo = await client.remittance.conversionDates({ currency: 'GBP', line: 'pobo' });
+    assert.equal(pobo.settlement_currency, 'EUR');
+    assert.equal(pobo.dates[0]!.valid, true, 'before the pobo cut-off (10:00 UTC)');
+    const same = await client.remittance.conversionDates({ currency: 'USD' });
+    assert.equal(same.same_currency, true);
+    assert.deepEqual(same.dates, []);
+    assert.equal(same.earliest_valid, '2030-12-24');
+    assert.deepEqual(await client.remittance.conversionDates({ currency: 'EUR', line: 'overnight' }), eur, 'an unknown line is express');
+  });
+
+  it('answers each error code; the provider not answering is 502, never an empty list', async () => {
+    await expectCode(client.request({ method: 'GET', path: '/v1/remit/conversion-dates' }), 'invalid_request', 400);
+    await expectCode(client.remittance.conversionDates({ currency: 'eur' }), 'invalid_request', 400);
+    await expectCode(client.remittance.conversionDates({ currency: 'EURO' }), 'invalid_request', 400);
+    await expectCode(client.remittance.conversionDates({ currency: 'USD', line: 'pobo' }), 'product_not_available', 400);
+    await expectCode(client.remittance.conversionDates({ currency: 'XYZ' }), 'product_not_available', 400);
+    await expectCode(client.remittance.conversionDates({ currency: 'JPY' }), 'service_unavailable', 400);
+    const upstream = service.ctx.upstreams.remittance;
+    const original = upstream.conversionDates;
+    try {
+      upstream.conversionDates = async () => { throw new Error('connection refused'); };
+      await expectCode(client.remittance.conversionDates({ currency: 'EUR' }), 'upstream_error', 502);
+      upstream.conversionDates = async () => ({ kind: 'timeout' });
+      await expectCode(client.remittance.conversionDates({ currency: 'EUR' }), 'upstream_error', 502);
+    } finally {
+      upstream.conversionDates = original;
+    }
+  });
+
+  it('is for the merchant principal only', async () => {
+    await client.members.create({ external_member_id: 'cd-member' });
+    const res = await client.requestRaw({ method: 'GET', path: '/v1/remit/conversion-dates', query: { currency: 'EUR' }, onBehalfOf: 'cd-member' });
+    assert.equal(res.status, 400);
+  });
+});

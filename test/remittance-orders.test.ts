@@ -1,0 +1,272 @@
+/**
+ * Remittance orders through HTTP via the SDK: gates, price, limits, the freeze, dispatch by the
+ * job, a full lifecycle under each sandbox behaviour of the remittance upstream, returns, and the
+ * ledger verified after each.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { verifyLedger } from '../src/ledger/index.js';
+import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { expectCode } from './support/expect.js';
+
+const sepa = { country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL', clearing_system: 'SEPA', entity_type: 'INDIVIDUAL' };
+const address = { 'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117' };
+
+function freshIban(): string {
+  const bban = `37040044${String(Math.floor(Math.random() * 1e10)).padStart(10, '0')}`;
+  const n = BigInt(`${bban}131400`);
+  return `DE${String(98n - (n % 97n)).padStart(2, '0')}${bban}`;
+}
+
+describe('remittance orders', () => {
+  let service: RunningService;
+  let client: MerchantWalletClient;
+  before(async () => {
+    service = await startTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } });
+    ({ client } = await newMerchantClient(service));
+  });
+  after(async () => {
+    const report = await verifyLedger(service.ctx.db);
+    await service.close();
+    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
+  });
+
+  const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
+  const inject = (behavior: string) => client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'remittance', behavior } });
+  const run = async () => {
+    await service.workers.jobs.drain();
+  };
+  const reconcile = () => service.workers.tick();
+  const balance = async (m: string, asset: string) => (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === asset) as any;
+  const eventsOf = async (id: string) =>
+    (await service.ctx.db.selectFrom('events').select(['type', 'status_version']).where('object_id', '=', id).orderBy('seq').execute()).map((e) => `${e.type}@${e.status_version}`);
+
+  /** A member at KYC level 1 with 1000 USDT and 500 EUR, and a SEPA payee. */
+  async function setup(options: { kyc?: number; holder?: [string, string] } = {}) {
+    const external = `r-${randomUUID().slice(0, 8)}`;
+    const member = await client.members.create({ external_member_id: external });
+    if ((options.kyc ?? 1) > 0) await admin(service, 'POST', `/admin/v1/members/${member.id}/kyc-review`, { decision: 'approved', level: options.kyc ?? 1 });
+    await client.deposits.create({ member_id: external, asset: 'USDT', amount: '1000', tx_hash: `t-${randomUUID()}` });
+    await client.deposits.create({ member_id: external, asset: 'EUR', amount: '500', tx_hash: `t-${randomUUID()}` });
+    const [first, last] = options.holder ?? ['Anna', 'Müller'];
+    const payee = await client.remittance.createPayee({ ...sepa, fields: { first_name: first, last_name: last, 'bank_details.iban': freshIban(), ...address } }, { onBehalfOf: external });
+    return { m: external, payee: payee.id };
+  }
+  const send = (m: string, payee: string, source_asset = 'USDT', source_amount = '100') =>
+    client.remittance.create({ payee_id: payee, source_asset, source_amount }, { onBehalfOf: m });
+
+  it('success: freezes amount + fee with the order, converts USDT to EUR in the service\'s favour, dispatches by the job and completes', async () => {
+    const { m, payee } = await setup();
+    const order = await send(m, payee);
+    assert.match(order.id, /^rmt_/);
+    assert.equal(order.status, 'pending');
+    assert.equal(order.status_version, 1);
+    assert.equal(order.payee_id, payee);
+    assert.equal(order.rate, '0.9231481481', 'mid 0.925925925925 less 30 bps, rounded down');
+    assert.equal(order.payout_amount, '92.31');
+    assert.equal(order.fee, '1.583250', '0.5 % + 1.00 EUR converted back, rounded up');
+    assert.equal(order.payout_currency, 'EUR');
+    assert.match(order.payout_date!, /^\d{4}-\d{2}-\d{2}$/);
+    let usdt = await balance(m, 'USDT');
+    assert.equal(usdt.available, '898.416750');
+    assert.equal(usdt.frozen, '101.583250');
+    await run();
+    const done = await client.remittance.get(order.id, { onBehalfOf: m });
+    assert.equal(done.status, 'completed');
+    assert.equal(done.status_version, 3);
+    usdt = await balance(m, 'USDT');
+    assert.equal(usdt.available, '898.416750');
+    assert.equal(usdt.frozen, '0.000000');
+    assert.deepEqual(await eventsOf(order.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3']);
+    const entity = await service.ctx.db.selectFrom('remit_payees as p').innerJoin('remit_payee_entities as e', 'e.id', 'p.entity_id').select('e.provider_payee_ref').where('p.seq', '=', BigInt(payee.slice(4))).executeTakeFirstOrThrow();
+    assert.match(entity.provider_payee_ref!, /^RB/, 'registered at dispatch');
+    await ledgerOk();
+  });
+
+  it('same currency: rate 1, no spread, fee on top', async () => {
+    const { m, payee } = await setup();
+    const order = await send(m, payee, 'eur', '100');
+    assert.equal(order.rate, '1.0000000000');
+    assert.equal(order.payout_amount, '100.00');
+    assert.equal(order.fee, '1.50');
+    assert.equal((await balance(m, 'EUR')).available, '398.50');
+    await run();
+    assert.equal((await client.remittance.get(order.id.slice(4), { onBehalfOf: m })).status, 'completed');
+    await ledgerOk();
+  });
+
+  it('reject: the order fails and the freeze is released in full', async () => {
+    const { m, payee } = await setup();
+    await inject('reject');
+    try {
+      const order = await send(m, payee);
+      await run();
+      const failed = await client.remittance.get(order.id, { onBehalfOf: m });
+      assert.equal(failed.status, 'failed');
+      assert.equal(failed.failure_reason, 'upstream_rejected');
+      const usdt = await balance(m, 'USDT');
+      assert.equal(usdt.available, '1000.000000');
+      assert.equal(usdt.frozen, '0.000000');
+      assert.deepEqual(await eventsOf(order.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.failed@3']);
+    } finally {
+      await inject('success');
+    }
+    await ledgerOk();
+  });
+
+  it('timeout: never refunded on the timeout; reconciliation finds the provider paid and completes', async () => {
+    const { m, payee } = await setup();
+    await inject('timeout');
+    try {
+      const order = await send(m, payee);
+      await run();
+      const open = await client.remittance.get(order.id, { onBehalfOf: m });
+      assert.equal(open.status, 'processing');
+      assert.equal((await balance(m, 'USDT')).frozen, '101.583250', 'still frozen');
+      await reconcile();
+      assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'completed');
+      assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
+      assert.equal((await balance(m, 'USDT')).available, '898.416750');
+    } finally {
+      await inject('success');
+    }
+    await ledgerOk();
+  });
+
+  it('unknown: outcome unknown, funds stay frozen; reconciliation learns the provider never received it and fails the order', async () => {
+    const { m, payee } = await setup();
+    await inject('unknown');
+    try {
+      const order = await send(m, payee);
+      await run();
+      assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'processing');
+      assert.equal((await balance(m, 'USDT')).frozen, '101.583250');
+      await reconcile();
+      const failed = await client.remittance.get(order.id, { onBehalfOf: m });
+      assert.equal(failed.status, 'failed');
+      assert.equal(failed.failure_reason, 'upstream_not_found');
+      assert.equal((await balance(m, 'USDT')).available, '1000.000000');
+    } finally {
+      await inject('success');
+    }
+    await ledgerOk();
+  });
+
+  it('unknown_status: suspended (callers see processing) with an operator alert; funds frozen until the operator resolves', async () => {
+    const { m, payee } = await setup();
+    await inject('unknown_status');
+    try {
+      const order = await send(m, payee);
+      await run();
+      await reconcile();
+      assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'processing');
+      const op = await admin(service, 'GET', `/admin/v1/remittances/${order.id}`);
+      assert.equal(op.body.internal_status, 'suspended');
+      assert.equal(op.body.provider_status, 'SANDBOX_UNKNOWN_STATUS');
+      const alerts = await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100');
+      assert.equal(alerts.body.data.filter((a: any) => a.object_id === order.id).length, 1, 'one alert');
+      assert.equal((await balance(m, 'USDT')).frozen, '101.583250');
+      const resolved = await admin(service, 'POST', `/admin/v1/remittances/${order.id}/resolve`, { status: 'completed' });
+      assert.equal(resolved.body.status, 'completed');
+      assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
+      assert.deepEqual(await eventsOf(order.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3']);
+    } finally {
+      await inject('success');
+    }
+    await ledgerOk();
+  });
+
+  it('returned after completion: the amount comes back to available, the fee is kept', async () => {
+    const { m, payee } = await setup();
+    const order = await send(m, payee);
+    await run();
+    await expectCode(client.request({ method: 'POST', path: `/v1/sandbox/remittances/${randomUUID()}/return` }), 'not_found', 404);
+    const returned = await client.request<any>({ method: 'POST', path: `/v1/sandbox/remittances/${order.id}/return` });
+    assert.equal(returned.status, 'returned');
+    assert.equal(returned.status_version, 4);
+    const usdt = await balance(m, 'USDT');
+    assert.equal(usdt.available, '998.416750');
+    assert.deepEqual(await eventsOf(order.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3', 'remittance.order.returned@4']);
+    const again = await client.request<any>({ method: 'POST', path: `/v1/sandbox/remittances/${order.id}/return` });
+    assert.equal(again.status, 'returned');
+    assert.equal((await balance(m, 'USDT')).available, '998.416750', 'once');
+    await ledgerOk();
+  });
+
+  it('gates: kyc_required, resource_not_found, asset_not_allowed, invalid amounts, insufficient_balance, amount_out_of_range', async () => {
+    const low = await setup({ kyc: 0 });
+    await expectCode(send(low.m, low.payee), 'kyc_required', 400);
+    const { m, payee } = await setup();
+    const other = await setup();
+    await expectCode(send(m, other.payee), 'resource_not_found', 404);
+    await expectCode(send(m, 'pye_999999999'), 'resource_not_found', 404);
+    await expectCode(send(m, payee, 'NOPE'), 'asset_not_allowed', 400);
+    await expectCode(send(m, payee, 'USDT', '1.1234567'), 'invalid_request', 400);
+    await expectCode(send(m, payee, 'USDT', '0'), 'invalid_request', 400);
+    await expectCode(send(m, payee, 'USDT', '999'), 'insufficient_balance', 400);
+    await expectCode(send(m, payee, 'USDT', '0.5'), 'amount_out_of_range', 400);
+    await client.remittance.unlinkPayee(payee, { onBehalfOf: m });
+    await expectCode(send(m, payee), 'resource_not_found', 404);
+    assert.equal((await balance(m, 'USDT')).available, '1000.000000', 'nothing moved');
+  });
+
+  it('limits: single and daily, member and merchant, with limit_type and limit_scope', async () => {
+    const { m, payee } = await setup();
+    const corridor = 'rco_de_eur_local_sepa_sbx';
+    const limited = async (patch: Record<string, unknown>, amount: string, type: string, scope: string) => {
+      await admin(service, 'PATCH', `/admin/v1/remit/corridors/${corridor}`, patch);
+      const res = await client.requestRaw({ method: 'POST', path: '/v1/remittances', body: { payee_id: payee, source_asset: 'EUR', source_amount: amount }, onBehalfOf: m, idempotencyKey: randomUUID() });
+      assert.equal(res.body.code, 'limit_exceeded', JSON.stringify(res.body));
+      assert.equal(res.body.limit_type, type);
+      assert.equal(res.body.limit_scope, scope);
+    };
+    try {
+      await limited({ member_single_max: '50.00' }, '60', 'single', 'member');
+      await limited({ member_single_max: '10000.00', merchant_single_max: '40.00' }, '60', 'single', 'merchant');
+      await admin(service, 'PATCH', `/admin/v1/remit/corridors/${corridor}`, { merchant_single_max: '50000.00', member_daily_max: '150.00' });
+      await send(m, payee, 'EUR', '100');
+      await limited({}, '60', 'daily', 'member');
+      await send(m, payee, 'EUR', '50');
+      const second = await setup();
+      await admin(service, 'PATCH', `/admin/v1/remit/corridors/${corridor}`, { member_daily_max: null, merchant_daily_max: '200.00' });
+      const res = await client.requestRaw({ method: 'POST', path: '/v1/remittances', body: { payee_id: second.payee, source_asset: 'EUR', source_amount: '60' }, onBehalfOf: second.m, idempotencyKey: randomUUID() });
+      assert.deepEqual([res.body.code, res.body.limit_type, res.body.limit_scope], ['limit_exceeded', 'daily', 'merchant']);
+    } finally {
+      await admin(service, 'PATCH', `/admin/v1/remit/corridors/${corridor}`, { member_single_max: '10000.00', merchant_single_max: '50000.00', member_daily_max: '20000.00', merchant_daily_max: '1000000.00' });
+    }
+    await run();
+    await ledgerOk();
+  });
+
+  it('a disabled corridor stops orders (corridor_not_supported); lists and reads are scoped; the same key replays', async () => {
+    const { m, payee } = await setup();
+    const key = randomUUID();
+    const first = await client.remittance.create({ payee_id: payee, source_asset: 'USDT', source_amount: '10' }, { onBehalfOf: m, idempotencyKey: key });
+    const replay = await client.remittance.create({ payee_id: payee, source_asset: 'USDT', source_amount: '10' }, { onBehalfOf: m, idempotencyKey: key });
+    assert.deepEqual(replay, first);
+    assert.equal(first.fee, '1.133250');
+    assert.equal((await balance(m, 'USDT')).frozen, '11.133250', 'one freeze');
+    const frozenRows = await service.ctx.db.selectFrom('remit_orders').select('id').where('member_id', '=', (await client.members.get(m)).id).execute();
+    assert.equal(frozenRows.length, 1);
+    await admin(service, 'PATCH', '/admin/v1/remit/corridors/rco_de_eur_local_sepa_sbx', { enabled: false });
+    try {
+      await expectCode(send(m, payee), 'corridor_not_supported', 400);
+    } finally {
+      await admin(service, 'PATCH', '/admin/v1/remit/corridors/rco_de_eur_local_sepa_sbx', { enabled: true });
+    }
+    const other = await setup();
+    await expectCode(client.remittance.get(first.id, { onBehalfOf: other.m }), 'not_found', 404);
+    assert.equal((await client.remittance.get(first.id)).id, first.id, 'the merchant sees every order');
+    const mine: string[] = [];
+    for await (const o of client.remittance.list({ onBehalfOf: m })) mine.push(o.id);
+    assert.deepEqual(mine, [first.id]);
+    const pending: string[] = [];
+    for await (const o of client.remittance.list({ status: 'pending', limit: 2 })) pending.push(o.id);
+    assert.ok(pending.includes(first.id));
+    await run();
+    await ledgerOk();
+  });
+});
