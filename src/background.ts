@@ -5,6 +5,7 @@ import { qrpayTickers } from './modules/qrpay/workers.js';
 import { upstreamTickers } from './upstreams/workers.js';
 import { kycJobHandlers } from './modules/kyc/workers.js';
 import { remittanceJobHandlers, remittanceTickers } from './modules/remittance/workers.js';
+import { cardTickers, cardTimedProcesses } from './modules/cards/workers.js';
 
 /**
  * Every background job, assembled in one place (a composition root, like src/routes.ts): src/jobs
@@ -26,6 +27,7 @@ export const tickers: Ticker[] = [
   ...qrpayTickers,
   ...remittanceTickers,
   ...upstreamTickers,
+  ...cardTickers,
 ];
 
 /**
@@ -34,4 +36,5 @@ export const tickers: Ticker[] = [
  */
 export const timedProcesses: TimedProcess[] = [
   ...webhookTimedProcesses,
+  ...cardTimedProcesses,
 ];

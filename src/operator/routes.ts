@@ -11,6 +11,7 @@ import { hostedScreenOperatorRoutes } from '../modules/hosted-screens/operator-r
 import { kycOperatorRoutes } from '../modules/kyc/operator-routes.js';
 import { stepUpOperatorRoutes } from '../modules/step-up/operator-routes.js';
 import { remittanceOperatorRoutes } from '../modules/remittance/operator-routes.js';
+import { cardOperatorRoutes } from '../modules/cards/operator-routes.js';
 
 /** Every operator route module (each area's operator-routes.ts), registered on the operator listener. */
 export const operatorRouteModules: readonly RouteModule[] = [
@@ -26,4 +27,5 @@ export const operatorRouteModules: readonly RouteModule[] = [
   kycOperatorRoutes,
   stepUpOperatorRoutes,
   remittanceOperatorRoutes,
+  cardOperatorRoutes,
 ];

@@ -107,6 +107,7 @@ export class MerchantWalletClient implements Resources {
   readonly hostedScreens: Resources['hostedScreens'];
   readonly sandbox: Resources['sandbox'];
   readonly remittance: Resources['remittance'];
+  readonly cards: Resources['cards'];
 
   constructor(options: MerchantWalletClientOptions) {
     this.cfg = resolveConfig(options);
@@ -124,6 +125,7 @@ export class MerchantWalletClient implements Resources {
     this.hostedScreens = r.hostedScreens;
     this.sandbox = r.sandbox;
     this.remittance = r.remittance;
+    this.cards = r.cards;
   }
 
   /** A valid access token (cached; renewed about 60 s before `expired_at`; concurrent callers share one exchange). */

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { RequestOptions } from './client.js';
 import type { PaginateOptions } from './pagination.js';
 import { createRemittanceResource, type RemittanceResource } from './remittance.js';
+import { createCardsResource, type CardsResource } from './cards.js';
 import type {
   Asset,
   Balance,
@@ -151,6 +152,8 @@ export interface Resources {
   };
   /** Payees, their form schema and name check, settlement dates, remittance orders (remittance.ts). */
   remittance: RemittanceResource;
+  /** Card issuing: products, applications, supplement, the card record, activation (cards.ts). */
+  cards: CardsResource;
 }
 
 const seg = (id: string): string => {
@@ -263,5 +266,6 @@ export function createResources(host: ResourceHost): Resources {
       reset: (opts) => host.request<SandboxReset>({ method: 'POST', path: '/v1/sandbox/reset', idempotencyKey: key(opts) }),
     },
     remittance: createRemittanceResource(host),
+    cards: createCardsResource(host),
   };
 }
