@@ -85,8 +85,7 @@ export type CardClockOf = (call: CallContext) => Date | Promise<Date>;
 
 export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpstream {
   constructor(private readonly db: Kysely<Database>, options: SimulatorOptions, private readonly now: CardClockOf = () => new Date()) {
-    // Applications and activations are decided at once: the provider's confirmation delay is for money.
-    super(db, 'card', 'CD', { ...options, confirmDelayMs: 0 });
+    super(db, 'card', 'CD', options);
   }
 
   topUp(call: CallContext, req: CardTopUpRequest): Promise<CallOutcome> {
@@ -95,7 +94,8 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
   }
 
   submitApplication(call: CallContext, req: CardApplicationRequest): Promise<CallOutcome> {
-    return this.provider.submit(call, { requestId: req.requestId, operation: 'application', detail: { form_factor: req.formFactor, bin: req.bin } }) as Promise<CallOutcome>;
+    // Applications are received at once; the confirmation delay is for money (top-ups).
+    return this.provider.submit(call, { requestId: req.requestId, operation: 'application', detail: { form_factor: req.formFactor, bin: req.bin }, synchronous: true }) as Promise<CallOutcome>;
   }
 
   async activate(call: CallContext, req: CardActivationRequest): Promise<ActivationOutcome> {
