@@ -5,6 +5,8 @@ import { qrpayTickers } from './modules/qrpay/workers.js';
 import { upstreamTickers } from './upstreams/workers.js';
 import { kycJobHandlers } from './modules/kyc/workers.js';
 import { remittanceJobHandlers, remittanceTickers } from './modules/remittance/workers.js';
+import { exchangeTickers, exchangeTimedProcesses } from './modules/exchange/workers.js';
+import { earnTickers, earnTimedProcesses } from './modules/earn/workers.js';
 
 /**
  * Every background job, assembled in one place (a composition root, like src/routes.ts): src/jobs
@@ -25,6 +27,8 @@ export const tickers: Ticker[] = [
   ...webhookTickers,
   ...qrpayTickers,
   ...remittanceTickers,
+  ...exchangeTickers,
+  ...earnTickers,
   ...upstreamTickers,
 ];
 
@@ -34,4 +38,6 @@ export const tickers: Ticker[] = [
  */
 export const timedProcesses: TimedProcess[] = [
   ...webhookTimedProcesses,
+  ...exchangeTimedProcesses,
+  ...earnTimedProcesses,
 ];

@@ -11,6 +11,8 @@ import { hostedScreenOperatorRoutes } from '../modules/hosted-screens/operator-r
 import { kycOperatorRoutes } from '../modules/kyc/operator-routes.js';
 import { stepUpOperatorRoutes } from '../modules/step-up/operator-routes.js';
 import { remittanceOperatorRoutes } from '../modules/remittance/operator-routes.js';
+import { exchangeOperatorRoutes } from '../modules/exchange/operator-routes.js';
+import { earnOperatorRoutes } from '../modules/earn/operator-routes.js';
 
 /** Every operator route module (each area's operator-routes.ts), registered on the operator listener. */
 export const operatorRouteModules: readonly RouteModule[] = [
@@ -26,4 +28,6 @@ export const operatorRouteModules: readonly RouteModule[] = [
   kycOperatorRoutes,
   stepUpOperatorRoutes,
   remittanceOperatorRoutes,
+  exchangeOperatorRoutes,
+  earnOperatorRoutes,
 ];

@@ -107,6 +107,8 @@ export class MerchantWalletClient implements Resources {
   readonly hostedScreens: Resources['hostedScreens'];
   readonly sandbox: Resources['sandbox'];
   readonly remittance: Resources['remittance'];
+  readonly exchange: Resources['exchange'];
+  readonly earn: Resources['earn'];
 
   constructor(options: MerchantWalletClientOptions) {
     this.cfg = resolveConfig(options);
@@ -124,6 +126,8 @@ export class MerchantWalletClient implements Resources {
     this.hostedScreens = r.hostedScreens;
     this.sandbox = r.sandbox;
     this.remittance = r.remittance;
+    this.exchange = r.exchange;
+    this.earn = r.earn;
   }
 
   /** A valid access token (cached; renewed about 60 s before `expired_at`; concurrent callers share one exchange). */

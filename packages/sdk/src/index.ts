@@ -17,3 +17,4 @@ export type { PaginateOptions } from './pagination.js';
 export type { Resources, WriteOptions, OnBehalfOfOptions } from './resources.js';
 export type * from './types.js';
 export type * from './remittance.js';
+export type * from './exchange.js';
