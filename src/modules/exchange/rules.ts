@@ -112,47 +112,41 @@ export interface ExecutionMoney {
   feeSide: FeeSide;
 }
 
+/**
+ * The merchant's fee, on either side: fee income against fee retained (the coins the desk hands
+ * the merchant beside custody). Custody is never touched by an execution, so an asset the merchant
+ * holds no custody of (bought by its members through the desk) can be sold and charged for.
+ */
 const merchantFee = (merchantId: string, fee: bigint): EntryLine[] => fee > 0n
   ? [
-      { account: { owner: 'merchant', merchantId, bucket: 'custody' }, side: 'credit', amount: fee },
       { account: { owner: 'merchant', merchantId, bucket: 'fee_retained' }, side: 'debit', amount: fee },
       { account: { owner: 'merchant', merchantId, bucket: 'fee_income' }, side: 'credit', amount: fee },
     ]
   : [];
 
 /**
- * The from-asset: the member's available drops by from_amount; what is converted leaves to the
- * platform's exchange desk through settlement clearing (custody untouched, as QR payments); a
- * from-side fee is the merchant's, recognised like a withdrawal fee (custody reduced by it,
- * fee income against fee retained).
+ * The from-asset: the member's available drops by from_amount, which goes to the platform's
+ * exchange desk through settlement clearing (custody untouched, as QR payments); a from-side fee
+ * comes back from the desk to the merchant (`merchantFee`).
  */
 export function exchangeSellLines(p: ExecutionMoney): EntryLine[] {
-  const feeHere = p.feeSide === 'from' ? p.fee : 0n;
   return [
     { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: p.fromAmount },
-    { account: { owner: 'platform', bucket: 'settlement_clearing' }, side: 'credit', amount: p.fromAmount - feeHere },
-    ...merchantFee(p.merchantId, feeHere),
+    { account: { owner: 'platform', bucket: 'settlement_clearing' }, side: 'credit', amount: p.fromAmount },
+    ...merchantFee(p.merchantId, p.feeSide === 'from' ? p.fee : 0n),
   ];
 }
 
 /**
  * The to-asset: the desk delivers the net amount through settlement clearing to the member's
- * available; a to-side fee is the merchant's, delivered beside custody: fee retained against fee
- * income (custody untouched, so a first purchase of an asset needs no custody of it).
+ * available; a to-side fee is the merchant's (`merchantFee`).
  */
 export function exchangeBuyLines(p: ExecutionMoney): EntryLine[] {
-  const feeHere = p.feeSide === 'to' ? p.fee : 0n;
-  const lines: EntryLine[] = [
+  return [
     { account: { owner: 'platform', bucket: 'settlement_clearing' }, side: 'debit', amount: p.toAmount },
     { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.toAmount },
+    ...merchantFee(p.merchantId, p.feeSide === 'to' ? p.fee : 0n),
   ];
-  if (feeHere > 0n) {
-    lines.push(
-      { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_retained' }, side: 'debit', amount: feeHere },
-      { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_income' }, side: 'credit', amount: feeHere },
-    );
-  }
-  return lines;
 }
 
 /**
