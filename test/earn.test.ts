@@ -13,6 +13,7 @@ import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
+import { earnTickers } from '../src/modules/earn/workers.js';
 
 describe('earn', () => {
   let service: RunningService;
@@ -113,6 +114,17 @@ describe('earn', () => {
     const funded = await service.ctx.db.selectFrom('postings as p').innerJoin('ledger_accounts as a', 'a.id', 'p.account_id').innerJoin('journal_entries as e', 'e.id', 'p.entry_id')
       .select((eb) => eb.fn.sum<string>('p.amount').as('total')).where('a.owner_type', '=', 'platform').where('a.bucket', '=', 'earn_interest').where('e.reference_id', 'in', [flex.id, term.id]).executeTakeFirstOrThrow();
     assert.equal(BigInt(funded.total), 6_000_000n);
+    await ledgerOk();
+  });
+
+  it('the background ticker runs due days on each merchant\'s own clock', async () => {
+    const { client, m, flexible } = await setup();
+    const o = await client.earn.subscribe({ product_id: flexible.id, amount: '1000' }, { onBehalfOf: m });
+    await earnTickers[0]!.run(service.ctx);
+    assert.equal((await client.earn.order(o.id, { onBehalfOf: m })).interest_paid, '0.000000');
+    await service.ctx.db.updateTable('earn_orders').set({ next_accrual_at: new Date(Date.now() - 1000) }).where('id', '=', o.id).execute();
+    await earnTickers[0]!.run(service.ctx);
+    assert.equal((await client.earn.order(o.id, { onBehalfOf: m })).interest_paid, '0.100000');
     await ledgerOk();
   });
 

@@ -13,6 +13,7 @@ import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
+import { exchangeTickers } from '../src/modules/exchange/workers.js';
 
 describe('exchange', () => {
   let service: RunningService;
@@ -185,6 +186,16 @@ describe('exchange', () => {
     assert.deepEqual(events.map((e) => `${e.type}@${e.status_version}`), ['exchange.order.quoted@1', 'exchange.order.expired@2']);
     assert.equal((await service.ctx.db.selectFrom('journal_entries').select('id').where('reference_id', '=', q.quote_id!).execute()).length, 0);
     await ledgerOk();
+  });
+
+  it('the background ticker voids locks past their end on each merchant\'s own clock', async () => {
+    const m = await member();
+    const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '20', lock: true }, { onBehalfOf: m });
+    await exchangeTickers[0]!.run(service.ctx);
+    assert.equal((await client.exchange.get(q.quote_id!, { onBehalfOf: m })).status, 'quoted');
+    await service.ctx.db.updateTable('exchange_orders').set({ quote_expires_at: new Date(Date.now() - 1000) }).where('id', '=', q.quote_id!).execute();
+    await exchangeTickers[0]!.run(service.ctx);
+    assert.equal((await client.exchange.get(q.quote_id!, { onBehalfOf: m })).status, 'expired');
   });
 
   it('market orders are priced at execution, in both directions; balance is a gate', async () => {
