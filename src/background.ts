@@ -7,6 +7,7 @@ import { kycJobHandlers } from './modules/kyc/workers.js';
 import { remittanceJobHandlers, remittanceTickers } from './modules/remittance/workers.js';
 import { exchangeTickers, exchangeTimedProcesses } from './modules/exchange/workers.js';
 import { earnTickers, earnTimedProcesses } from './modules/earn/workers.js';
+import { cardTickers, cardTimedProcesses } from './modules/cards/workers.js';
 
 /**
  * Every background job, assembled in one place (a composition root, like src/routes.ts): src/jobs
@@ -30,6 +31,7 @@ export const tickers: Ticker[] = [
   ...exchangeTickers,
   ...earnTickers,
   ...upstreamTickers,
+  ...cardTickers,
 ];
 
 /**
@@ -40,4 +42,5 @@ export const timedProcesses: TimedProcess[] = [
   ...webhookTimedProcesses,
   ...exchangeTimedProcesses,
   ...earnTimedProcesses,
+  ...cardTimedProcesses,
 ];

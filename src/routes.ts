@@ -19,12 +19,14 @@ import type { HostedScreen } from './modules/hosted-screens/screen.js';
 import { kycRoutes } from './modules/kyc/routes.js';
 import { kycScreens } from './modules/kyc/screens.js';
 import { stepUpScreen } from './modules/step-up/screen.js';
+import { cardRoutes } from './modules/cards/routes.js';
+import { cardScreens } from './modules/cards/screens.js';
 
 /**
  * Every area's hosted screens (one per ticket purpose). A purpose missing here shows "not
- * available yet" (card supplement and card reveal until their areas add theirs).
+ * available yet" (card reveal until its area adds one).
  */
-const hostedScreens: readonly HostedScreen[] = [...kycScreens, stepUpScreen];
+const hostedScreens: readonly HostedScreen[] = [...kycScreens, stepUpScreen, ...cardScreens];
 import { remittanceRoutes } from './modules/remittance/routes.js';
 import { remittanceOrderRoutes } from './modules/remittance/order-routes.js';
 import { exchangeRoutes } from './modules/exchange/routes.js';
@@ -36,7 +38,7 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
   await registerDocsPage(app, ctx);
   registerModules(app, ctx, [
     healthRoutes, authRoutes, assetRoutes, memberRoutes, depositRoutes, balanceRoutes, withdrawalRoutes,
-    qrpayRoutes, sandboxRoutes(timedProcesses), merchantDepositAddressRoutes, webhookRoutes, hostedScreenRoutes(hostedScreens), kycRoutes, remittanceRoutes, remittanceOrderRoutes, exchangeRoutes, earnRoutes,
+    qrpayRoutes, sandboxRoutes(timedProcesses), merchantDepositAddressRoutes, webhookRoutes, hostedScreenRoutes(hostedScreens), kycRoutes, remittanceRoutes, remittanceOrderRoutes, exchangeRoutes, earnRoutes, cardRoutes,
   ]);
   await app.after(); // loaded now, so callers see every route when this resolves
 }

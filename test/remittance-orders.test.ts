@@ -200,6 +200,13 @@ describe('remittance orders', () => {
     const low = await setup({ kyc: 0 });
     await expectCode(send(low.m, low.payee), 'kyc_required', 400);
     const { m, payee } = await setup();
+    // The service-wide requirement (GET /v1/kyc/requirements) gates too, above the corridor's level 1.
+    await admin(service, 'PUT', '/admin/v1/kyc/requirements/remittance', { environment: 'sandbox', min_kyc_level: 2 });
+    try {
+      await expectCode(send(m, payee), 'kyc_required', 400);
+    } finally {
+      await admin(service, 'PUT', '/admin/v1/kyc/requirements/remittance', { environment: 'sandbox', min_kyc_level: 1 });
+    }
     const other = await setup();
     await expectCode(send(m, other.payee), 'resource_not_found', 404);
     await expectCode(send(m, 'pye_999999999'), 'resource_not_found', 404);

@@ -159,7 +159,8 @@ describe('sandbox clock', () => {
       assert.equal(failed.status, 'failed');
       assert.equal(failed.attempts, 1);
       const wait = seconds(failed.created_at, failed.next_attempt_at);
-      assert.ok(wait >= 4 && wait <= 6, `the schedule's first retry is 5 s away (${wait})`);
+      // 5 s after the attempt, which itself follows the record's creation by however long a loaded machine takes.
+      assert.ok(wait >= 4 && wait <= 20, `the schedule's first retry is 5 s away (${wait})`);
 
       // Another merchant's clock does nothing to it, and neither does the queue before its time.
       await other.client.sandbox.advanceClock(3600);

@@ -228,7 +228,7 @@ describe('upstream simulators', () => {
     assert.deepEqual(config.simulatorChainNetworks, ['TRON']);
     assert.equal(config.upstreamNotFoundGraceMs, 60_000);
     const ups = createUpstreams(service.ctx.db, config);
-    assert.deepEqual(Object.keys(ups).sort(), ['card', 'chain', 'qrpay', 'rates', 'remittance']);
+    assert.deepEqual(Object.keys(ups).sort(), ['card', 'chain', 'kyc', 'notifier', 'qrpay', 'rates', 'remittance']);
     assert.throws(() => createUpstreams(service.ctx.db, { ...config, upstreamAdapters: { ...config.upstreamAdapters, qrpay: 'acme' } }), /unknown adapter/);
   });
 });

@@ -8,6 +8,7 @@ import type { LedgerTables } from '../ledger/tables.js';
 import type { JobTables } from '../jobs/tables.js';
 import type { UpstreamTables } from '../upstreams/tables.js';
 import type { AlertTables } from '../modules/alerts/tables.js';
+import type { CardTables } from '../modules/cards/tables.js';
 import type { BalanceTables } from '../modules/balances/tables.js';
 import type { DepositTables } from '../modules/deposits/tables.js';
 import type { DepositAddressTables } from '../modules/merchant-deposit-address/tables.js';
@@ -27,4 +28,4 @@ export type { Environment } from './columns.js';
 
 export interface Database
   extends PlatformTables, LedgerTables, JobTables, UpstreamTables,
-    AlertTables, BalanceTables, DepositTables, DepositAddressTables, MemberTables, HostedScreenTables, KycTables, QrPayTables, RemittanceTables, ExchangeTables, EarnTables, StepUpTables, WebhookTables, WithdrawalTables {}
+    AlertTables, BalanceTables, CardTables, DepositTables, DepositAddressTables, MemberTables, HostedScreenTables, KycTables, QrPayTables, RemittanceTables, ExchangeTables, EarnTables, StepUpTables, WebhookTables, WithdrawalTables {}

@@ -13,6 +13,7 @@ import { stepUpOperatorRoutes } from '../modules/step-up/operator-routes.js';
 import { remittanceOperatorRoutes } from '../modules/remittance/operator-routes.js';
 import { exchangeOperatorRoutes } from '../modules/exchange/operator-routes.js';
 import { earnOperatorRoutes } from '../modules/earn/operator-routes.js';
+import { cardOperatorRoutes } from '../modules/cards/operator-routes.js';
 
 /** Every operator route module (each area's operator-routes.ts), registered on the operator listener. */
 export const operatorRouteModules: readonly RouteModule[] = [
@@ -30,4 +31,5 @@ export const operatorRouteModules: readonly RouteModule[] = [
   remittanceOperatorRoutes,
   exchangeOperatorRoutes,
   earnOperatorRoutes,
+  cardOperatorRoutes,
 ];

@@ -1,6 +1,6 @@
 import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import type { Database } from '../db/schema.js';
 import { ApiError, type ErrorCode, type ErrorExtras } from './errors.js';
 import { sha256Hex } from './ids.js';
@@ -30,9 +30,24 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-export function requestHash(rawBody: Buffer | undefined, parsed: unknown): string {
+export function requestHash(rawBody: Buffer | undefined, parsed: unknown, secrets?: { fields: readonly string[]; key: Buffer }): string {
   if (!rawBody || rawBody.length === 0) return sha256Hex('');
-  return sha256Hex(parsed === undefined ? rawBody : canonicalJson(parsed));
+  if (parsed === undefined) return sha256Hex(rawBody);
+  return sha256Hex(canonicalJson(secrets ? maskSecretFields(parsed, secrets.fields, secrets.key) : parsed));
+}
+
+/**
+ * A body with its secret fields (a card PIN) replaced by a keyed HMAC of their JSON: the same
+ * secret still gives the same hash (a changed PIN is another body), but a stored hash cannot be
+ * reversed by trying the few possible values without the service's key.
+ */
+export function maskSecretFields(body: unknown, fields: readonly string[], key: Buffer): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const out: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  for (const f of fields) {
+    if (Object.hasOwn(out, f)) out[f] = `hmac:${createHmac('sha256', key).update(JSON.stringify(out[f]) ?? 'null').digest('hex')}`;
+  }
+  return out;
 }
 
 export interface StoredResult {

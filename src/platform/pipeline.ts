@@ -5,6 +5,7 @@ import { authenticate, bearerFrom, checkIp, checkMerchantStatus } from './auth.j
 import { environmentFromHost } from './environment.js';
 import { ApiError } from './errors.js';
 import { beginIdempotency, isKeyShape, requestHash, sendReplay, storeAfterResponse } from './idempotency.js';
+import { configuredKey } from './keys.js';
 import { consumeNonce } from './nonces.js';
 import { settleHit, windowAt } from './rate-limit.js';
 import { isSignedRoute, rateBucketFor, rateLimitsPerMinute, type RouteAccess } from './route-access.js';
@@ -147,7 +148,9 @@ async function beginIdempotencyFor(ctx: ServiceContext, req: FastifyRequest, rep
   req.idempotency = {
     key: key.toLowerCase(),
     endpoint: `${req.method} ${req.url.split('?')[0]}`,
-    requestHash: requestHash(req.rawBody, req.body),
+    requestHash: requestHash(req.rawBody, req.body, access.secretBodyFields?.length
+      ? { fields: access.secretBodyFields, key: configuredKey(ctx.config, 'idempotency/secret-fields/v1') }
+      : undefined),
     settled: false,
     noStore: false,
   };

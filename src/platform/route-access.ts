@@ -17,6 +17,11 @@ export interface RouteAccess {
   signature?: 'always' | 'by_method';
   /** Only in the sandbox; production answers 404 not_found. */
   sandboxOnly?: boolean;
+  /**
+   * Top-level body fields that are secrets (a card PIN): the idempotency record's body hash covers
+   * them only through a keyed HMAC, so the record cannot be used to guess them (idempotency.ts).
+   */
+  secretBodyFields?: readonly string[];
   /** Codes this route answers beyond the ones its access implies (auth, signing, idempotency, member, rate limit). */
   errors?: ErrorCode[];
 }

@@ -39,7 +39,7 @@ export function createUpstreams(db: Kysely<Database>, config: UpstreamConfig, cl
   };
   return {
     remittance: pick('remittance', () => new SimulatedRemittance(db, sim, (call) => clock.now(db, call))),
-    card: pick('card', () => new SimulatedCard(db, sim)),
+    card: pick('card', () => new SimulatedCard(db, sim, (call) => clock.now(db, call))),
     qrpay: pick('qrpay', () => new SimulatedQrPay(db, sim)),
     chain: pick('chain', () => new SimulatedChain(db, { ...sim, networks: config.simulatorChainNetworks })),
     kyc: pick('kyc', () => new SimulatedKyc(db)),

@@ -109,6 +109,7 @@ export class MerchantWalletClient implements Resources {
   readonly remittance: Resources['remittance'];
   readonly exchange: Resources['exchange'];
   readonly earn: Resources['earn'];
+  readonly cards: Resources['cards'];
 
   constructor(options: MerchantWalletClientOptions) {
     this.cfg = resolveConfig(options);
@@ -128,6 +129,7 @@ export class MerchantWalletClient implements Resources {
     this.remittance = r.remittance;
     this.exchange = r.exchange;
     this.earn = r.earn;
+    this.cards = r.cards;
   }
 
   /** A valid access token (cached; renewed about 60 s before `expired_at`; concurrent callers share one exchange). */

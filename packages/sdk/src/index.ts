@@ -18,3 +18,4 @@ export type { Resources, WriteOptions, OnBehalfOfOptions } from './resources.js'
 export type * from './types.js';
 export type * from './remittance.js';
 export type * from './exchange.js';
+export type * from './cards.js';

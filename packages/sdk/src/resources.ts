@@ -9,6 +9,7 @@ import type { RequestOptions } from './client.js';
 import type { PaginateOptions } from './pagination.js';
 import { createRemittanceResource, type RemittanceResource } from './remittance.js';
 import { createEarnResource, createExchangeResource, type EarnResource, type ExchangeResource } from './exchange.js';
+import { createCardsResource, type CardsResource } from './cards.js';
 import type {
   Asset,
   Balance,
@@ -156,6 +157,8 @@ export interface Resources {
   exchange: ExchangeResource;
   /** Earn products, subscriptions, positions, redemption (exchange.ts). */
   earn: EarnResource;
+  /** Card issuing: products, applications, supplement, the card record, activation (cards.ts). */
+  cards: CardsResource;
 }
 
 const seg = (id: string): string => {
@@ -270,5 +273,6 @@ export function createResources(host: ResourceHost): Resources {
     remittance: createRemittanceResource(host),
     exchange: createExchangeResource(host),
     earn: createEarnResource(host),
+    cards: createCardsResource(host),
   };
 }

@@ -14,6 +14,7 @@ import { enqueue } from '../../jobs/queue.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import type { CallContext } from '../../upstreams/types.js';
 import { getAsset } from '../assets/queries.js';
+import { minKycLevel } from '../kyc/queries.js';
 import { emitOrderEvent } from './apply.js';
 import { corridorById } from './corridors.js';
 import { dailyTotals, findOrder, lockDailyTotals, ordersQuery, scaleOf, type OrderCaller } from './order-queries.js';
@@ -74,7 +75,9 @@ export async function createOrder(ctx: ServiceContext, trx: Transaction<Database
   const corridor = await corridorById(trx, link.corridor_id);
   if (!corridor) throw new Error(`remittance: corridor ${link.corridor_id} of payee ${link.seq} missing`);
   const member = await trx.selectFrom('members').select('kyc_level').where('id', '=', caller.memberId).executeTakeFirstOrThrow();
-  if (member.kyc_level < corridor.minKycLevel) throw new ApiError('kyc_required');
+  // Both gates hold: the corridor's own level and the service-wide `remittance` requirement (GET /v1/kyc/requirements).
+  const required = Math.max(corridor.minKycLevel, await minKycLevel(trx, caller.environment, 'remittance'));
+  if (member.kyc_level < required) throw new ApiError('kyc_required');
   const contract = corridor.contracts[link.entity_type];
   const refusal = corridorRefusal(corridor.policy, contract) ?? payeeRefusal(corridor.policy, contract!, link.fields, corridor.country);
   if (refusal) throw new ApiError('corridor_not_supported', `The corridor cannot serve this payee now (${refusal}).`);

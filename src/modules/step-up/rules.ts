@@ -27,6 +27,11 @@ export const stepUpActions = {
     purpose: 'confirm an exchange between assets in your wallet',
     done: 'Thank you. Go back to the app to finish your exchange.',
   },
+  'card.activate': {
+    title: 'Confirm card activation',
+    purpose: 'activate your new card',
+    done: 'Thank you. Go back to the app to finish activating your card.',
+  },
 } as const satisfies Record<string, { title: string; purpose: string; done: string }>;
 
 export type StepUpAction = keyof typeof stepUpActions;

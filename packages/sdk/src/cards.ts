@@ -1,0 +1,68 @@
+/**
+ * Card issuing: products, applications and their supplement screen, the card record, activation,
+ * and the sandbox helpers (advance an application, ship a card). One helper per call, like resources.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import type { QueryParams } from './types.js';
+
+export interface CardsHost {
+  request<T = unknown>(opts: { method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'; path: string; query?: QueryParams; body?: unknown; onBehalfOf?: string; idempotencyKey?: string | false; stepUp?: string }): Promise<T>;
+  paginate<T>(path: string, opts?: { query?: QueryParams; onBehalfOf?: string; limit?: number }): AsyncIterable<T>;
+}
+
+export interface CardAddress { address: string; city: string; state?: string; country: string; postal_code: string }
+export interface CardProduct { id: string; form_factor: string; currency: string; bin: string; scheme: string; card_types: string[] }
+export interface CardApplication {
+  id: string; status: string; status_version: number; product_id: string; source_asset: string; opening_fee: string;
+  supplement: { status: 'pending' | 'submitted'; expires_at: string | null } | null; card_id: string | null; created_at: string;
+}
+export interface Card {
+  id: string; status: string; status_version: number; product_id: string; form_factor: string; currency: string; scheme: string;
+  last4: string; exp_month: number; exp_year: number; billing_address: CardAddress | null; billing_address_updatable: boolean;
+  cvv_blocked: boolean; locked_until: string | null; inventory_status: string | null;
+  limits: { single: string; daily: string; monthly: string }; application_id: string; activated_at: string | null; created_at: string;
+}
+export interface CardTicket { id: string; hosted_url: string; expires_at: number }
+
+interface Opts { onBehalfOf: string; idempotencyKey?: string; stepUp?: string }
+
+export interface CardsResource {
+  /** GET /v1/cards/products (merchant principal). */
+  products(): Promise<CardProduct[]>;
+  /** POST /v1/cards/applications (signed, on behalf of a member). */
+  apply(body: { product_id: string; source_asset: string; shipping_address?: CardAddress }, opts: Opts): Promise<CardApplication>;
+  /** GET /v1/cards/applications/{id}. */
+  getApplication(id: string, opts?: { onBehalfOf?: string }): Promise<CardApplication>;
+  /** POST /v1/cards/applications/{id}/supplement-sessions: the hosted supplement screen. */
+  createSupplementSession(applicationId: string, opts: Opts): Promise<CardTicket>;
+  /** GET /v1/cards (all pages). */
+  list(opts: { onBehalfOf: string; limit?: number }): AsyncIterable<Card>;
+  /** GET /v1/cards/{id}. */
+  get(id: string, opts?: { onBehalfOf?: string }): Promise<Card>;
+  /** POST /v1/cards/{id}/activate (step-up: catch `StepUpRequiredError`, then `err.repeat()`). */
+  activate(id: string, body: { expiry: string; pin: string }, opts: Opts): Promise<{ id: string; status: 'active' }>;
+  /** Sandbox: POST /v1/sandbox/cards/applications/{id}/advance. */
+  sandboxAdvanceApplication(id: string, to: 'need_docs' | 'approved' | 'rejected', opts?: { idempotencyKey?: string }): Promise<CardApplication>;
+  /** Sandbox: POST /v1/sandbox/cards/{id}/ship. */
+  sandboxShip(id: string, opts?: { idempotencyKey?: string }): Promise<Card>;
+}
+
+const seg = (id: string): string => {
+  if (typeof id !== 'string' || id === '') throw new TypeError('id must be a non-empty string');
+  return encodeURIComponent(id);
+};
+
+export function createCardsResource(host: CardsHost): CardsResource {
+  const key = (o?: { idempotencyKey?: string }) => o?.idempotencyKey ?? randomUUID();
+  return {
+    products: async () => (await host.request<{ data: CardProduct[] }>({ method: 'GET', path: '/v1/cards/products' })).data,
+    apply: (body, o) => host.request({ method: 'POST', path: '/v1/cards/applications', body, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o), stepUp: o.stepUp }),
+    getApplication: (id, o) => host.request({ method: 'GET', path: `/v1/cards/applications/${seg(id)}`, onBehalfOf: o?.onBehalfOf }),
+    createSupplementSession: (id, o) => host.request({ method: 'POST', path: `/v1/cards/applications/${seg(id)}/supplement-sessions`, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
+    list: (o) => host.paginate<Card>('/v1/cards', { onBehalfOf: o.onBehalfOf, limit: o.limit }),
+    get: (id, o) => host.request({ method: 'GET', path: `/v1/cards/${seg(id)}`, onBehalfOf: o?.onBehalfOf }),
+    activate: (id, body, o) => host.request({ method: 'POST', path: `/v1/cards/${seg(id)}/activate`, body, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o), stepUp: o.stepUp }),
+    sandboxAdvanceApplication: (id, to, o) => host.request({ method: 'POST', path: `/v1/sandbox/cards/applications/${seg(id)}/advance`, body: { to }, idempotencyKey: key(o) }),
+    sandboxShip: (id, o) => host.request({ method: 'POST', path: `/v1/sandbox/cards/${seg(id)}/ship`, idempotencyKey: key(o) }),
+  };
+}

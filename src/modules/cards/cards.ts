@@ -1,0 +1,119 @@
+/**
+ * The card record (`GET /v1/cards/{id}`, `GET /v1/cards`), physical-card activation and the
+ * sandbox shipping helper (docs/cards.md). The PIN passes through `finishActivation` to the issuer
+ * and is never stored, logged or put in an error.
+ */
+import type { Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { ServiceContext } from '../../service-context.js';
+import { ApiError, type ErrorCode } from '../../platform/errors.js';
+import { keysetPage, mapPage, type PageParams } from '../../platform/pagination.js';
+import { withDeadline } from '../../upstreams/deadline.js';
+import { requireStepUp, type StepUpCall } from '../step-up/service.js';
+import { stepUpObjectRef } from '../step-up/rules.js';
+import { emitCard } from './applications.js';
+import { cardsQuery, findCard, type CardCaller, type Db, type MemberCardCaller } from './queries.js';
+import { afterActivationFailure, activationVerdict, isLocked } from './state.js';
+import type { CardRow } from './tables.js';
+import { cardView } from './views.js';
+
+export const cardErrors = {
+  get: ['not_found'],
+  activate: ['state_invalid', 'product_not_available', 'invalid_request', 'not_found', 'upstream_error', 'upstream_timeout'],
+  ship: ['not_found', 'state_invalid'],
+} as const satisfies Record<string, readonly ErrorCode[]>;
+
+export const activationLeaseMs = 60_000;
+
+export async function getCard(db: Db, caller: CardCaller, id: string) {
+  const card = await findCard(db, caller, id);
+  if (!card) throw new ApiError('not_found', 'No such card.');
+  return cardView(db, card);
+}
+
+export async function listCards(db: Db, caller: MemberCardCaller, page: PageParams) {
+  const rows = await keysetPage(cardsQuery(db, caller), page);
+  const data = [];
+  for (const row of rows.data) data.push(await cardView(db, row));
+  return mapPage({ ...rows, data }, (x) => x);
+}
+
+export type Prepared = { kind: 'already'; id: string } | { kind: 'ask'; card: CardRow };
+
+const lockedError = (lockedUntil: Date) =>
+  new ApiError('state_invalid', 'The card is locked after too many failed activations.', { locked_until: lockedUntil.toISOString() });
+
+/**
+ * Activation, step 1 (committed with the key's claim): the card is checked by the state machine
+ * and the step-up challenge bound to the member and this card is consumed. A repeat on an active
+ * card answers at once: no step-up, nothing counted.
+ */
+export async function prepareActivation(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, stepUp: StepUpCall): Promise<Prepared> {
+  const card = await findCard(trx, caller, id, true);
+  if (!card) throw new ApiError('not_found', 'No such card.');
+  const now = await ctx.clock.now(trx, caller);
+  const verdict = activationVerdict({ status: card.status, formFactor: card.form_factor, inventory: card.inventory_status, lockedUntil: card.locked_until }, now);
+  if (verdict.kind === 'replay') return { kind: 'already', id: card.id };
+  if (verdict.kind === 'refuse') {
+    if (card.locked_until && isLocked(card.locked_until, now)) throw lockedError(card.locked_until);
+    throw new ApiError(verdict.code, verdict.reason);
+  }
+  await requireStepUp(ctx, trx, {
+    principal: caller, action: 'card.activate', objectRef: stepUpObjectRef('card.activate', { card: card.id }), call: stepUp,
+  });
+  return { kind: 'ask', card };
+}
+
+/**
+ * Activation, step 2: the issuer checks the expiry and the PIN. A match activates the card; a
+ * mismatch or an explicit refusal is counted (the third locks the card for 24 hours on the
+ * merchant's clock); a timeout or 5xx is not counted and answers 504 / 502.
+ */
+export async function finishActivation(ctx: ServiceContext, card: CardRow, elements: { expiry: string; pin: string }) {
+  const call = { merchantId: card.merchant_id, environment: card.environment };
+  const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+    ctx.upstreams.card.activate(call, { cardRef: card.upstream_ref, expiry: elements.expiry, pin: elements.pin }));
+  if (outcome.kind === 'timeout') throw new ApiError('upstream_timeout', 'The card issuer did not answer; retry with the same key.');
+  if (outcome.kind === 'unknown') throw new ApiError('upstream_error', 'The card issuer could not be asked; retry with the same key.');
+  const result = await ctx.db.transaction().execute(async (trx) => {
+    const locked = (await findCard(trx, call, card.id, true))!;
+    if (locked.status === 'active') return { ok: true as const };
+    const now = await ctx.clock.now(trx, call);
+    if (outcome.kind === 'activated') {
+      const updated = await trx.updateTable('cards')
+        .set({ status: 'active', status_version: locked.status_version + 1, inventory_status: 'bound', activation_failures: 0, locked_until: null, activated_at: now, updated_at: now })
+        .where('id', '=', card.id).returningAll().executeTakeFirstOrThrow();
+      await emitCard(trx, updated);
+      return { ok: true as const };
+    }
+    const next = afterActivationFailure(locked.activation_failures, now);
+    await trx.updateTable('cards').set({ activation_failures: next.failures, locked_until: next.lockedUntil, updated_at: now }).where('id', '=', card.id).execute();
+    return { ok: false as const, lockedUntil: next.lockedUntil };
+  });
+  if (result.ok) return { id: card.id, status: 'active' as const };
+  if (result.lockedUntil) throw lockedError(result.lockedUntil);
+  throw new ApiError('invalid_request', 'The expiry or the PIN does not match the card.');
+}
+
+/** Sandbox: `POST /v1/sandbox/cards/{id}/ship` (extensions 8): a physical card's inventory row becomes shipped. */
+export async function sandboxShip(ctx: ServiceContext, caller: CardCaller, id: string) {
+  return ctx.db.transaction().execute(async (trx) => {
+    const card = await findCard(trx, caller, id, true);
+    if (!card) throw new ApiError('not_found', 'No such card.');
+    if (card.form_factor !== 'physical') throw new ApiError('state_invalid', 'Only physical cards are shipped.');
+    if (card.inventory_status === 'in_production') {
+      const now = await ctx.clock.now(trx, caller);
+      const updated = await trx.updateTable('cards').set({ inventory_status: 'shipped', updated_at: now }).where('id', '=', card.id).returningAll().executeTakeFirstOrThrow();
+      return cardView(trx, updated);
+    }
+    if (card.inventory_status === 'voided') throw new ApiError('state_invalid', 'The card\'s inventory row is void.');
+    return cardView(trx, card);
+  });
+}
+
+/** Timed process: activation locks whose 24 hours have passed on the merchant's clock are lifted (the record shows `locked_until: null`). */
+export async function liftActivationLocks(db: Db, scope: CardCaller, now: Date): Promise<void> {
+  await db.updateTable('cards').set({ locked_until: null, activation_failures: 0, updated_at: now })
+    .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment)
+    .where('locked_until', 'is not', null).where('locked_until', '<=', now).execute();
+}

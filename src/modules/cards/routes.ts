@@ -1,0 +1,123 @@
+import type { AppInstance } from '../../platform/http-app.js';
+import type { ServiceContext } from '../../service-context.js';
+import { PageQuery, listEnvelope } from '../../platform/pagination.js';
+import { router } from '../../platform/route.js';
+import { requestOrigin } from '../hosted-screens/rules.js';
+import { stepUpCall, stepUpErrors } from '../step-up/service.js';
+import {
+  applicationErrors, createApplication, getApplication, sandboxAdvance, submitLeaseMs, submitToIssuer, supplementSession,
+} from './applications.js';
+import { activationLeaseMs, cardErrors, finishActivation, getCard, listCards, prepareActivation, sandboxShip } from './cards.js';
+import { listProducts } from './products.js';
+import { ActivateBody, AdvanceBody, ApplicationBody, Card, CardApplication, CardProduct, IdParams, Ticket } from './schemas.js';
+import { Type } from 'typebox';
+
+const tags = ['Cards'];
+
+/** Card issuing I (docs/cards.md): products, applications and their supplement, the card record, activation. */
+export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+  const { db } = ctx;
+  const route = router(app, ctx);
+
+  route.get('/v1/cards/products', {
+    access: { scope: 'cards:read', principal: 'merchant' },
+    schema: {
+      summary: 'List card products',
+      description: 'Enabled products the merchant may issue: all BINs when the merchant has no BIN authorisation rows, otherwise only the authorised BINs. Never paged.',
+      tags,
+      response: { 200: listEnvelope(CardProduct) },
+    },
+  }, async ({ principal }) => listProducts(db, principal.merchantId, principal.environment));
+
+  route.post('/v1/cards/applications', {
+    access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
+    errors: [...applicationErrors.create],
+    schema: {
+      summary: 'Apply for a card',
+      description: [
+        'Signed. Checks the member\'s KYC level (`card_issuing`), the product (`product_not_available`: unknown, disabled, BIN not authorised, or `source_asset` not in its list) and, for a physical card, `shipping_address` (`invalid_fields`). ',
+        'The opening fee is frozen in `source_asset` (available → frozen; `insufficient_balance`), then the issuer is asked. The answer is `pending` while the issuer reviews, or `rejected` (fee refunded) when it refuses at once. ',
+        'Later: `approved` (fee charged; card opened, `unactivated` when physical, `active` when virtual; `card_id` set), `rejected`, or `need_docs` with a supplement work order (`supplement.status` `pending`; see the supplement-sessions call); a work order that expires fails the application and refunds the fee. ',
+        'A timeout or 5xx of the issuer leaves the application `pending` and the fee frozen (never refunded on an unknown outcome).',
+      ].join(''),
+      tags,
+      body: ApplicationBody,
+      response: { 201: CardApplication },
+    },
+  }, async ({ principal, body, claim, replay }) => {
+    const outcome = await claim(submitLeaseMs, (trx) => createApplication(ctx, trx, principal, body));
+    if ('replay' in outcome) return replay(outcome.replay);
+    return submitToIssuer(ctx, outcome.value);
+  });
+
+  route.get('/v1/cards/applications/:id', {
+    access: { scope: 'cards:read', principal: 'either' },
+    errors: [...applicationErrors.get],
+    schema: { summary: 'Get a card application', description: 'On behalf of a member, only its own. `cap_` prefix optional.', tags, params: IdParams, response: { 200: CardApplication } },
+  }, async ({ principal, params }) => getApplication(db, principal, params.id));
+
+  route.post('/v1/cards/applications/:id/supplement-sessions', {
+    access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
+    errors: [...applicationErrors.supplementSession],
+    schema: {
+      summary: 'Open the card supplement screen',
+      description: 'A one-time hosted-screen link (24 hours, bound to the member and the work order, void after a successful submission) on which the member re-uploads identity photos. Name, birth date, document number and address cannot be changed there. 404 `not_found` when the application is missing, not this member\'s, or has no pending work order. `cap_` prefix optional.',
+      tags,
+      params: IdParams,
+      response: { 201: Ticket },
+    },
+  }, async ({ principal, params, req, write }) => write((trx) => supplementSession(ctx, trx, principal, params.id, requestOrigin(req))));
+
+  route.get('/v1/cards', {
+    access: { scope: 'cards:read', principal: 'member' },
+    schema: { summary: 'List the member\'s cards', tags, querystring: PageQuery, response: { 200: listEnvelope(Card) } },
+  }, async ({ principal, query }) => listCards(db, principal, query));
+
+  route.get('/v1/cards/:id', {
+    access: { scope: 'cards:read', principal: 'either' },
+    errors: [...cardErrors.get],
+    schema: { summary: 'Get a card', description: 'The full record; never the card number or the CVV. `crd_` prefix optional.', tags, params: IdParams, response: { 200: Card } },
+  }, async ({ principal, params }) => getCard(db, principal, params.id));
+
+  route.post('/v1/cards/:id/activate', {
+    access: { scope: 'cards:write', principal: 'member', idempotency: 'required', secretBodyFields: ['pin'] },
+    errors: [...cardErrors.activate, ...stepUpErrors],
+    schema: {
+      summary: 'Activate a physical card',
+      description: [
+        'Irreversible; protected by step-up (bound to the member and this card, 300 s, single use): the first call answers `step_up_required`; repeat with the same key and body and `x-step-up`. ',
+        'The issuer checks `expiry` and `pin`; the PIN is never stored or logged (the idempotency record keeps only a keyed digest of it). ',
+        'A mismatch answers `invalid_request` and is counted; the third counted failure locks the card for 24 hours (`state_invalid` with `locked_until`); issuer timeouts (504) and 5xx (502) are not counted. ',
+        'A repeat on an `active` card answers 200 without step-up and is not counted. Virtual cards: `product_not_available`; a card not `unactivated`, locked, or not yet shipped: `state_invalid`.',
+      ].join(''),
+      tags,
+      params: IdParams,
+      body: ActivateBody,
+      response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('active') }) },
+    },
+  }, async ({ principal, params, body, claim, replay, req }) => {
+    const outcome = await claim(activationLeaseMs, (trx) => prepareActivation(ctx, trx, principal, params.id, stepUpCall(req)));
+    if ('replay' in outcome) return replay(outcome.replay);
+    if (outcome.value.kind === 'already') return { id: outcome.value.id, status: 'active' as const };
+    return finishActivation(ctx, outcome.value.card, body);
+  });
+
+  route.post('/v1/sandbox/cards/applications/:id/advance', {
+    access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
+    errors: [...applicationErrors.advance],
+    schema: {
+      summary: 'Sandbox: the issuer decides a card application',
+      description: '`need_docs` (from `pending`: a supplement work order), `approved` (from `pending`: card opened, fee charged) or `rejected` (from `pending`: fee refunded). A repeat of the decision answers the application.',
+      tags: ['Sandbox'],
+      params: IdParams,
+      body: AdvanceBody,
+      response: { 200: CardApplication },
+    },
+  }, async ({ principal, params, body }) => sandboxAdvance(ctx, principal, params.id, body.to));
+
+  route.post('/v1/sandbox/cards/:id/ship', {
+    access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
+    errors: [...cardErrors.ship],
+    schema: { summary: 'Sandbox: a physical card is shipped', description: 'Its inventory row becomes `shipped`.', tags: ['Sandbox'], params: IdParams, response: { 200: Card } },
+  }, async ({ principal, params }) => sandboxShip(ctx, principal, params.id));
+}

@@ -1,0 +1,167 @@
+import type { EntryLine } from '../../ledger/index.js';
+import type { Address } from './tables.js';
+
+/**
+ * Pure rules of card issuing: posting rules of the opening fee, the fee in the source asset,
+ * expiry and address checks, the limit validator and the merchant-rule validator (docs/cards.md).
+ */
+
+export const cardReferenceType = 'card_application';
+
+export const cardEntryKinds = {
+  feeFreeze: 'card.fee_freeze',
+  feeCharge: 'card.fee_charge',
+  feeRefund: 'card.fee_refund',
+} as const;
+
+export interface FeeMoney {
+  memberId: string;
+  merchantId: string;
+  fee: bigint;
+}
+
+/** Application created: the opening fee is frozen (available → frozen). */
+export function feeFreezeLines(p: FeeMoney): EntryLine[] {
+  return [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: p.fee },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'credit', amount: p.fee },
+  ];
+}
+
+/**
+ * Card opened: the frozen fee is charged. It is the merchant's income, recognised like a
+ * withdrawal or remittance fee: custody reduced by it, fee income against fee retained.
+ */
+export function feeChargeLines(p: FeeMoney): EntryLine[] {
+  return [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.fee },
+    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'custody' }, side: 'credit', amount: p.fee },
+    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_retained' }, side: 'debit', amount: p.fee },
+    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_income' }, side: 'credit', amount: p.fee },
+  ];
+}
+
+/** Rejected or failed: the frozen fee goes back (frozen → available). */
+export function feeRefundLines(p: FeeMoney): EntryLine[] {
+  return [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.fee },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.fee },
+  ];
+}
+
+/**
+ * The opening fee (card-currency minor units) in a source asset's minor units: the products' source
+ * assets are USD stablecoins, taken 1:1; the conversion rounds up when the asset has fewer places.
+ */
+export function feeInSource(feeMinor: bigint, cardScale: number, sourceScale: number): bigint {
+  if (sourceScale >= cardScale) return feeMinor * 10n ** BigInt(sourceScale - cardScale);
+  const d = 10n ** BigInt(cardScale - sourceScale);
+  return (feeMinor + d - 1n) / d;
+}
+
+/** A card's expiry as the member reads it from the card: `MM/YY`. */
+export function expiryText(month: number, year: number): string {
+  return `${String(month).padStart(2, '0')}/${String(year % 100).padStart(2, '0')}`;
+}
+
+export const expiryShape = '^(0[1-9]|1[0-2])/[0-9]{2}$';
+
+export type FieldProblem = { key: string; reason: string };
+
+/** The address of a physical card's shipping or its billing address (ISO 3166-1 alpha-2 upper case; only the shape). */
+export function addressProblems(a: Partial<Record<keyof Address, unknown>> | undefined, prefix = ''): FieldProblem[] {
+  if (!a || typeof a !== 'object') return [{ key: prefix.replace(/\.$/, '') || 'address', reason: 'required' }];
+  const out: FieldProblem[] = [];
+  for (const k of ['address', 'city', 'postal_code'] as const) {
+    if (typeof a[k] !== 'string' || (a[k] as string).trim() === '') out.push({ key: `${prefix}${k}`, reason: 'required' });
+  }
+  if (typeof a.country !== 'string' || a.country === '') out.push({ key: `${prefix}country`, reason: 'required' });
+  else if (!/^[A-Z]{2}$/.test(a.country)) out.push({ key: `${prefix}country`, reason: 'must be ISO 3166-1 alpha-2, upper case' });
+  if (a.state !== undefined && (typeof a.state !== 'string' || a.state.trim() === '')) out.push({ key: `${prefix}state`, reason: 'omit where the country has none' });
+  return out;
+}
+
+export function normaliseAddress(a: Address): Address {
+  const out: Address = { address: a.address.trim(), city: a.city.trim(), country: a.country, postal_code: a.postal_code.trim() };
+  if (a.state !== undefined) out.state = a.state.trim();
+  return out;
+}
+
+export interface Limits {
+  single: bigint;
+  daily: bigint;
+  monthly: bigint;
+}
+
+export type LimitProblem = { layer: keyof Limits; reason: 'below_one_unit' | 'above_product_cap' | 'inconsistent' };
+
+/**
+ * `PATCH /v1/cards/{id}/limits` (reference): 0 means no limit at that layer; each non-zero value at
+ * least one whole currency unit and not above the product's cap; single ≤ daily ≤ monthly among
+ * the non-zero values. `next` is the merged set (omitted fields keep the current value).
+ */
+export function limitProblems(next: Limits, caps: Limits, scale: number): LimitProblem[] {
+  const unit = 10n ** BigInt(scale);
+  const out: LimitProblem[] = [];
+  for (const layer of ['single', 'daily', 'monthly'] as const) {
+    const v = next[layer];
+    if (v === 0n) continue;
+    if (v < unit) out.push({ layer, reason: 'below_one_unit' });
+    else if (v > caps[layer]) out.push({ layer, reason: 'above_product_cap' });
+  }
+  const set = (['single', 'daily', 'monthly'] as const).filter((l) => next[l] !== 0n);
+  for (let i = 1; i < set.length; i++) {
+    if (next[set[i - 1]!] > next[set[i]!]) out.push({ layer: set[i]!, reason: 'inconsistent' });
+  }
+  return out;
+}
+
+/**
+ * Whether a change of limits only tightens (every layer lower, or a limit where there was none):
+ * only tightening takes effect when the push to the issuer fails.
+ */
+export function onlyTightens(before: Limits, after: Limits): boolean {
+  const eff = (v: bigint) => (v === 0n ? null : v);
+  return (['single', 'daily', 'monthly'] as const).every((l) => {
+    const b = eff(before[l]);
+    const a = eff(after[l]);
+    if (a === null) return b === null;
+    return b === null || a <= b;
+  });
+}
+
+export const merchantRuleListMax = 200;
+export const mccShape = /^[0-9]{4}$/;
+export const merchantNameLengthMax = 100;
+
+export interface MerchantRulesInput {
+  rule_type: string;
+  merchant_names?: unknown;
+  mcc_list?: unknown;
+}
+
+/** `PUT /v1/cards/{id}/merchant-rules` body (reference): the `fields` of an `invalid_fields` answer, empty when valid. */
+export function merchantRuleProblems(input: MerchantRulesInput): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  if (input.rule_type !== 'white' && input.rule_type !== 'black') out.push({ key: 'rule_type', reason: 'must be white or black' });
+  const names = input.merchant_names ?? [];
+  const mccs = input.mcc_list ?? [];
+  if (!Array.isArray(names)) out.push({ key: 'merchant_names', reason: 'must be an array of strings' });
+  else {
+    if (names.length > merchantRuleListMax) out.push({ key: 'merchant_names', reason: `at most ${merchantRuleListMax} entries` });
+    names.forEach((n, i) => {
+      if (typeof n !== 'string' || n.trim() === '' || n.length > merchantNameLengthMax) out.push({ key: `merchant_names[${i}]`, reason: `a name of 1 to ${merchantNameLengthMax} characters` });
+    });
+  }
+  if (!Array.isArray(mccs)) out.push({ key: 'mcc_list', reason: 'must be an array of strings' });
+  else {
+    if (mccs.length > merchantRuleListMax) out.push({ key: 'mcc_list', reason: `at most ${merchantRuleListMax} entries` });
+    mccs.forEach((m, i) => {
+      if (typeof m !== 'string' || !mccShape.test(m)) out.push({ key: `mcc_list[${i}]`, reason: 'a four-digit ISO 18245 MCC' });
+    });
+  }
+  if (Array.isArray(names) && Array.isArray(mccs) && names.length === 0 && mccs.length === 0) {
+    out.push({ key: 'merchant_names', reason: 'merchant_names and mcc_list must not both be empty' });
+  }
+  return out;
+}

@@ -1,0 +1,52 @@
+import { formatAmount, minorFromDb } from '../../ledger/index.js';
+import { productId, scaleOf, type Db } from './queries.js';
+import type { CardApplicationRow, CardProductRow, CardRow } from './tables.js';
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+/** A card application (extensions 10, extended): the opening fee in its source asset's decimal form. */
+export async function applicationView(db: Db, a: CardApplicationRow) {
+  return {
+    id: a.id,
+    status: a.status,
+    status_version: a.status_version,
+    product_id: productId(a.product_seq),
+    source_asset: a.source_asset,
+    opening_fee: formatAmount(minorFromDb(a.fee), await scaleOf(db, a.source_asset)),
+    supplement: a.supplement_status === null ? null : { status: a.supplement_status, expires_at: iso(a.supplement_expires_at) },
+    card_id: a.card_id,
+    created_at: iso(a.created_at)!,
+  };
+}
+
+/**
+ * The full card record: never the card number or the CVV (the issuer keeps them; the hosted
+ * reveal screen shows them to the member alone). Limits are decimal strings in the card
+ * currency, `"0"` meaning no limit at that layer.
+ */
+export async function cardView(db: Db, c: CardRow, product?: CardProductRow) {
+  const p = product ?? await db.selectFrom('card_products').selectAll().where('seq', '=', c.product_seq).executeTakeFirstOrThrow();
+  const scale = await scaleOf(db, c.currency);
+  const amount = (v: string) => formatAmount(minorFromDb(v), scale);
+  return {
+    id: c.id,
+    status: c.status,
+    status_version: c.status_version,
+    product_id: productId(c.product_seq),
+    form_factor: c.form_factor,
+    currency: c.currency,
+    scheme: p.scheme,
+    last4: c.last4,
+    exp_month: c.exp_month,
+    exp_year: c.exp_year,
+    billing_address: c.billing_address,
+    billing_address_updatable: p.billing_address_updatable,
+    cvv_blocked: c.cvv_blocked,
+    locked_until: iso(c.locked_until),
+    inventory_status: c.inventory_status,
+    limits: { single: amount(c.limit_single), daily: amount(c.limit_daily), monthly: amount(c.limit_monthly) },
+    application_id: c.application_id,
+    activated_at: iso(c.activated_at),
+    created_at: iso(c.created_at)!,
+  };
+}

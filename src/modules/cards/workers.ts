@@ -1,0 +1,69 @@
+import { sql } from 'kysely';
+import type { Ticker, TimedProcess } from '../../jobs/types.js';
+import { liftActivationLocks } from './cards.js';
+import { decide } from './applications.js';
+import { findApplication } from './queries.js';
+
+/** Supplements expired per run (a bound on one batch). */
+const expiryBatchMax = 100;
+
+/**
+ * Work due on a merchant's clock (docs/clock.md): supplement work orders that expire (application
+ * `failed`, fee refunded, no card) and activation locks that end. `POST /v1/sandbox/clock/advance`
+ * runs them as the clock passes; the housekeeping of production runs them on real time the same way.
+ */
+export const cardTimedProcesses: TimedProcess[] = [
+  {
+    name: 'card.supplement_expiry',
+    async nextDue(db, scope) {
+      const row = await db.selectFrom('card_applications').select(sql<Date | null>`min(supplement_expires_at)`.as('due'))
+        .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment)
+        .where('status', '=', 'need_docs').where('supplement_status', '=', 'pending').executeTakeFirst();
+      return row?.due ? new Date(row.due) : null;
+    },
+    async runDue(ctx, scope, now) {
+      const due = await ctx.db.selectFrom('card_applications').select('id')
+        .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment)
+        .where('status', '=', 'need_docs').where('supplement_status', '=', 'pending').where('supplement_expires_at', '<=', now)
+        .orderBy('supplement_expires_at').limit(expiryBatchMax).execute();
+      for (const { id } of due) {
+        await ctx.db.transaction().execute(async (trx) => {
+          const app = await findApplication(trx, scope, id, true);
+          if (app?.status === 'need_docs' && app.supplement_status === 'pending') await decide(ctx, trx, app, 'expired');
+        });
+      }
+    },
+  },
+  {
+    name: 'card.activation_unlock',
+    async nextDue(db, scope) {
+      const row = await db.selectFrom('cards').select(sql<Date | null>`min(locked_until)`.as('due'))
+        .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment).where('locked_until', 'is not', null).executeTakeFirst();
+      return row?.due ? new Date(row.due) : null;
+    },
+    runDue: (ctx, scope, now) => liftActivationLocks(ctx.db, scope, now),
+  },
+];
+
+/** Scopes looked at per tick (a bound). */
+const scopesPerTickMax = 200;
+
+/** The same processes on each scope's own clock, for the service running on its own (not only on a sandbox advance). */
+export const cardTickers: Ticker[] = [{
+  name: 'card.timed',
+  intervalMs: 60_000,
+  async run(ctx) {
+    const scopes = await ctx.db.selectFrom('card_applications').select(['merchant_id', 'environment'])
+      .where('status', '=', 'need_docs').where('supplement_status', '=', 'pending')
+      .union(ctx.db.selectFrom('cards').select(['merchant_id', 'environment']).where('locked_until', 'is not', null))
+      .limit(scopesPerTickMax).execute();
+    for (const s of scopes) {
+      const scope = { merchantId: s.merchant_id, environment: s.environment };
+      const now = await ctx.clock.now(ctx.db, scope);
+      for (const p of cardTimedProcesses) {
+        const due = await p.nextDue(ctx.db, scope);
+        if (due && due.getTime() <= now.getTime()) await p.runDue(ctx, scope, now);
+      }
+    }
+  },
+}];

@@ -1,0 +1,222 @@
+/**
+ * Card issuing I through HTTP via the SDK: products, applications (KYC gate, fee frozen → charged or
+ * refunded), need_docs and the supplement (session, sandbox completion, expiry by the sandbox
+ * clock), the card record, activation with step-up and the 3-failure lock ended by the clock.
+ * The ledger is verified after each money step.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { verifyLedger } from '../src/ledger/index.js';
+import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { expectCode } from './support/expect.js';
+
+const shipping = { address: '1 Main St', city: 'Berlin', country: 'DE', postal_code: '10115' };
+
+describe('cards', () => {
+  let service: RunningService;
+  let client: MerchantWalletClient;
+  before(async () => {
+    service = await startTestService({ config: { simulatorConfirmDelayMs: 0 } });
+    ({ client } = await newMerchantClient(service));
+  });
+  after(async () => {
+    const report = await verifyLedger(service.ctx.db);
+    await service.close();
+    assert.deepEqual(report.problems, []);
+  });
+  const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
+  const usdt = async (m: string) => (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === 'USDT') as any;
+
+  async function member(kyc = 1) {
+    const external = `c-${randomUUID().slice(0, 8)}`;
+    const m = await client.members.create({ external_member_id: external });
+    if (kyc > 0) await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: kyc });
+    await client.deposits.create({ member_id: external, asset: 'USDT', amount: '100', tx_hash: `t-${randomUUID()}` });
+    return external;
+  }
+  async function products() {
+    const list = await client.cards.products();
+    return { virtual: list.find((p) => p.form_factor === 'virtual')!, physical: list.find((p) => p.form_factor === 'physical')! };
+  }
+  async function physicalCard(m: string) {
+    const { physical } = await products();
+    const app = await client.cards.apply({ product_id: physical.id, source_asset: 'USDT', shipping_address: shipping }, { onBehalfOf: m });
+    const done = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
+    return client.cards.get(done.card_id!, { onBehalfOf: m });
+  }
+  /** Passes the step-up gate: first call refused, challenge approved by the sandbox helper, repeat with x-step-up. */
+  async function activate(m: string, cardId: string, body: { expiry: string; pin: string }) {
+    const key = randomUUID();
+    try {
+      return await client.cards.activate(cardId, body, { onBehalfOf: m, idempotencyKey: key });
+    } catch (err) {
+      if (!(err instanceof StepUpRequiredError)) throw err;
+      await client.hostedScreens.sandboxComplete(err.challengeId, 'approved');
+      return client.cards.activate(cardId, body, { onBehalfOf: m, idempotencyKey: key, stepUp: err.challengeId });
+    }
+  }
+  const expiryOf = (c: { exp_month: number; exp_year: number }) => `${String(c.exp_month).padStart(2, '0')}/${String(c.exp_year % 100).padStart(2, '0')}`;
+
+  it('lists the default products exactly as the reference (cpd_ ids, one virtual, one physical, USD)', async () => {
+    const list = await client.cards.products();
+    assert.equal(list.length, 2);
+    for (const p of list) {
+      assert.deepEqual(Object.keys(p).sort(), ['bin', 'card_types', 'currency', 'form_factor', 'id', 'scheme']);
+      assert.match(p.id, /^cpd_[0-9]+$/);
+      assert.equal(p.currency, 'USD');
+    }
+    assert.deepEqual(list.map((p) => p.form_factor).sort(), ['physical', 'virtual']);
+  });
+
+  it('refuses below the KYC level, an unknown product, a source asset outside the list, a physical card without address', async () => {
+    const { virtual, physical } = await products();
+    await expectCode(client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: await member(0) }), 'kyc_required');
+    const m = await member();
+    await expectCode(client.cards.apply({ product_id: 'cpd_999', source_asset: 'USDT' }, { onBehalfOf: m }), 'product_not_available');
+    await expectCode(client.cards.apply({ product_id: virtual.id, source_asset: 'BTC' }, { onBehalfOf: m }), 'product_not_available');
+    await expectCode(client.cards.apply({ product_id: physical.id, source_asset: 'USDT' }, { onBehalfOf: m }), 'invalid_fields');
+    assert.equal((await usdt(m)).available, '100.000000');
+  });
+
+  it('virtual: fee frozen, approved → card active and fee charged; rejected → fee refunded', async () => {
+    const { virtual } = await products();
+    const m = await member();
+    const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'usdt' }, { onBehalfOf: m });
+    assert.match(app.id, /^cap_/);
+    assert.equal(app.status, 'pending');
+    assert.equal(app.opening_fee, '5.000000');
+    assert.equal(app.supplement, null);
+    assert.equal(app.card_id, null);
+    let b = await usdt(m);
+    assert.equal(b.available, '95.000000');
+    assert.equal(b.frozen, '5.000000');
+    await ledgerOk();
+    const approved = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
+    assert.equal(approved.status, 'approved');
+    assert.match(approved.card_id!, /^crd_/);
+    b = await usdt(m);
+    assert.equal(b.available, '95.000000');
+    assert.equal(b.frozen, '0.000000');
+    await ledgerOk();
+    const card = await client.cards.get(approved.card_id!, { onBehalfOf: m });
+    assert.equal(card.status, 'active');
+    assert.equal(card.form_factor, 'virtual');
+    assert.match(card.last4, /^[0-9]{4}$/);
+    assert.equal(card.billing_address_updatable, true);
+    assert.equal(card.cvv_blocked, false);
+    assert.equal(card.locked_until, null);
+    assert.ok(!JSON.stringify(card).match(/"(pan|number|cvv)"/));
+    const listed = [];
+    for await (const c of client.cards.list({ onBehalfOf: m })) listed.push(c.id);
+    assert.deepEqual(listed, [card.id]);
+    // Virtual cards are not activated; a repeat on an active card answers 200 without step-up.
+    assert.deepEqual(await client.cards.activate(card.id, { expiry: '01/30', pin: '0000' }, { onBehalfOf: m }), { id: card.id, status: 'active' });
+
+    const app2 = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
+    const rejected = await client.cards.sandboxAdvanceApplication(app2.id, 'rejected');
+    assert.equal(rejected.status, 'rejected');
+    assert.equal(rejected.card_id, null);
+    b = await usdt(m);
+    assert.equal(b.available, '95.000000');
+    assert.equal(b.frozen, '0.000000');
+    await ledgerOk();
+    await expectCode(client.cards.get(card.id, { onBehalfOf: await member() }), 'not_found');
+  });
+
+  it('need_docs: supplement session, sandbox submission, then approval of a physical card (unactivated)', async () => {
+    const { physical } = await products();
+    const m = await member();
+    const app = await client.cards.apply({ product_id: physical.id, source_asset: 'USDT', shipping_address: shipping }, { onBehalfOf: m });
+    assert.equal(app.opening_fee, '15.000000');
+    await expectCode(client.cards.createSupplementSession(app.id, { onBehalfOf: m }), 'not_found');
+    const nd = await client.cards.sandboxAdvanceApplication(app.id, 'need_docs');
+    assert.equal(nd.status, 'need_docs');
+    assert.equal(nd.supplement!.status, 'pending');
+    await expectCode(client.cards.createSupplementSession(app.id, { onBehalfOf: await member() }), 'not_found');
+    const ticket = await client.cards.createSupplementSession(app.id.replace('cap_', ''), { onBehalfOf: m });
+    assert.match(ticket.id, /^kyc_[0-9a-f]{32}$/);
+    assert.ok(ticket.hosted_url.endsWith(`/hosted/${ticket.id}`));
+    await client.hostedScreens.sandboxComplete(ticket.id, 'submitted');
+    const after = await client.cards.getApplication(app.id, { onBehalfOf: m });
+    assert.equal(after.status, 'pending');
+    assert.equal(after.supplement!.status, 'submitted');
+    await expectCode(client.cards.createSupplementSession(app.id, { onBehalfOf: m }), 'not_found');
+    const approved = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
+    const card = await client.cards.get(approved.card_id!, { onBehalfOf: m });
+    assert.equal(card.status, 'unactivated');
+    assert.equal(card.inventory_status, 'in_production');
+    assert.deepEqual(card.billing_address, shipping);
+    assert.equal((await usdt(m)).available, '85.000000');
+    await ledgerOk();
+  });
+
+  it('supplement expiry (sandbox clock) fails the application and refunds the fee; no card', async () => {
+    const { physical } = await products();
+    const m = await member();
+    const app = await client.cards.apply({ product_id: physical.id, source_asset: 'USDT', shipping_address: shipping }, { onBehalfOf: m });
+    await client.cards.sandboxAdvanceApplication(app.id, 'need_docs');
+    assert.equal((await usdt(m)).frozen, '15.000000');
+    await client.sandbox.advanceClock(7 * 24 * 3600 + 1);
+    const failed = await client.cards.getApplication(app.id, { onBehalfOf: m });
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.card_id, null);
+    const b = await usdt(m);
+    assert.equal(b.available, '100.000000');
+    assert.equal(b.frozen, '0.000000');
+    await ledgerOk();
+    await expectCode(client.cards.sandboxAdvanceApplication(app.id, 'approved'), 'state_invalid');
+  });
+
+  it('activation: not shipped refused; step-up of another card refused; right PIN and expiry activate', async () => {
+    const m = await member();
+    const card = await physicalCard(m);
+    const other = await physicalCard(m);
+    await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '1234' }), 'state_invalid');
+    await client.cards.sandboxShip(card.id);
+    await client.cards.sandboxShip(other.id);
+    // A challenge completed for the other card does not authorise this one.
+    const key = randomUUID();
+    let challenge = '';
+    try {
+      await client.cards.activate(other.id, { expiry: expiryOf(other), pin: '1234' }, { onBehalfOf: m });
+    } catch (err) {
+      assert.ok(err instanceof StepUpRequiredError);
+      challenge = err.challengeId;
+    }
+    await client.hostedScreens.sandboxComplete(challenge, 'approved');
+    await expectCode(client.cards.activate(card.id, { expiry: expiryOf(card), pin: '1234' }, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'step_up_required');
+    const done = await activate(m, card.id, { expiry: expiryOf(card), pin: '1234' });
+    assert.deepEqual(done, { id: card.id, status: 'active' });
+    const after = await client.cards.get(card.id, { onBehalfOf: m });
+    assert.equal(after.status, 'active');
+    assert.equal(after.inventory_status, 'bound');
+    // The PIN is not in the idempotency record, not even as a plain hash of the body.
+    const rows = await service.ctx.db.selectFrom('idempotency_keys').select(['response_body']).execute();
+    assert.ok(rows.every((r) => !r.response_body.includes('1234')));
+  });
+
+  it('three wrong PINs lock the card for 24 hours; network faults are not counted; the sandbox clock ends the lock', async () => {
+    const m = await member();
+    const card = await physicalCard(m);
+    await client.cards.sandboxShip(card.id);
+    await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '0000' }), 'invalid_request');
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'unknown' });
+    await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '0000' }), 'upstream_error');
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+    await expectCode(activate(m, card.id, { expiry: '01/20', pin: '1234' }), 'invalid_request');
+    await assert.rejects(activate(m, card.id, { expiry: expiryOf(card), pin: '9999' }), (err: any) => {
+      assert.equal(err.code, 'state_invalid');
+      assert.match(String(err.body?.locked_until ?? err.raw?.locked_until ?? err.details?.locked_until ?? JSON.stringify(err)), /\d{4}-\d{2}-\d{2}T/);
+      return true;
+    });
+    const locked = await client.cards.get(card.id, { onBehalfOf: m });
+    assert.ok(locked.locked_until);
+    await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '1234' }), 'state_invalid');
+    await client.sandbox.advanceClock(24 * 3600 + 1);
+    assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).locked_until, null);
+    assert.deepEqual(await activate(m, card.id, { expiry: expiryOf(card), pin: '1234' }), { id: card.id, status: 'active' });
+  });
+});
