@@ -131,6 +131,16 @@ try {
     show((await client.balances.list({ onBehalfOf: external })).filter((b: any) => b.asset === 'USDT'));
   }
 
+  if (service) {
+    step('Exchange: a locked quote of 50 USDT to BTC (an order in state quoted), then its execution at the quoted numbers');
+    const quote = await client.exchange.quote({ from_asset: 'usdt', to_asset: 'btc', from_amount: '50', lock: true }, { onBehalfOf: external });
+    show(quote);
+    show(await client.exchange.get(quote.quote_id!, { onBehalfOf: external }));
+    const order = await client.exchange.execute({ quote_id: quote.quote_id! }, { onBehalfOf: external });
+    show(order);
+    show((await client.balances.list({ onBehalfOf: external })).filter((b: any) => b.asset === 'USDT' || b.asset === 'BTC'));
+  }
+
   step('Webhook delivery log');
   const deadline = Date.now() + 5000;
   while (received.length < 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));

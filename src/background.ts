@@ -5,6 +5,8 @@ import { qrpayTickers } from './modules/qrpay/workers.js';
 import { upstreamTickers } from './upstreams/workers.js';
 import { kycJobHandlers } from './modules/kyc/workers.js';
 import { remittanceJobHandlers, remittanceTickers } from './modules/remittance/workers.js';
+import { exchangeTickers, exchangeTimedProcesses } from './modules/exchange/workers.js';
+import { earnTickers, earnTimedProcesses } from './modules/earn/workers.js';
 import { cardTickers, cardTimedProcesses } from './modules/cards/workers.js';
 
 /**
@@ -26,6 +28,8 @@ export const tickers: Ticker[] = [
   ...webhookTickers,
   ...qrpayTickers,
   ...remittanceTickers,
+  ...exchangeTickers,
+  ...earnTickers,
   ...upstreamTickers,
   ...cardTickers,
 ];
@@ -36,5 +40,7 @@ export const tickers: Ticker[] = [
  */
 export const timedProcesses: TimedProcess[] = [
   ...webhookTimedProcesses,
+  ...exchangeTimedProcesses,
+  ...earnTimedProcesses,
   ...cardTimedProcesses,
 ];

@@ -29,6 +29,8 @@ import { cardScreens } from './modules/cards/screens.js';
 const hostedScreens: readonly HostedScreen[] = [...kycScreens, stepUpScreen, ...cardScreens];
 import { remittanceRoutes } from './modules/remittance/routes.js';
 import { remittanceOrderRoutes } from './modules/remittance/order-routes.js';
+import { exchangeRoutes } from './modules/exchange/routes.js';
+import { earnRoutes } from './modules/earn/routes.js';
 
 /** Every public route module, registered in one place. */
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -36,7 +38,7 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
   await registerDocsPage(app, ctx);
   registerModules(app, ctx, [
     healthRoutes, authRoutes, assetRoutes, memberRoutes, depositRoutes, balanceRoutes, withdrawalRoutes,
-    qrpayRoutes, sandboxRoutes(timedProcesses), merchantDepositAddressRoutes, webhookRoutes, hostedScreenRoutes(hostedScreens), kycRoutes, remittanceRoutes, remittanceOrderRoutes, cardRoutes,
+    qrpayRoutes, sandboxRoutes(timedProcesses), merchantDepositAddressRoutes, webhookRoutes, hostedScreenRoutes(hostedScreens), kycRoutes, remittanceRoutes, remittanceOrderRoutes, exchangeRoutes, earnRoutes, cardRoutes,
   ]);
   await app.after(); // loaded now, so callers see every route when this resolves
 }

@@ -15,6 +15,7 @@ import * as m013 from './migrations/013_sandbox_clock_advance.js';
 import * as m014 from './migrations/014_kyc_hosted_screens.js';
 import * as m015 from './migrations/015_step_up.js';
 import * as m016 from './migrations/016_remittance.js';
+import * as m017 from './migrations/017_exchange_earn.js';
 import * as m018 from './migrations/018_cards.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '014_kyc_hosted_screens': m014,
   '015_step_up': m015,
   '016_remittance': m016,
+  '017_exchange_earn': m017,
   '018_cards': m018,
 };
 

@@ -18,6 +18,8 @@ import type { KycTables } from '../modules/kyc/tables.js';
 import type { QrPayTables } from '../modules/qrpay/tables.js';
 import type { StepUpTables } from '../modules/step-up/tables.js';
 import type { RemittanceTables } from '../modules/remittance/tables.js';
+import type { ExchangeTables } from '../modules/exchange/tables.js';
+import type { EarnTables } from '../modules/earn/tables.js';
 import type { WebhookTables } from '../modules/webhooks/tables.js';
 import type { WithdrawalTables } from '../modules/withdrawals/tables.js';
 
@@ -26,4 +28,4 @@ export type { Environment } from './columns.js';
 
 export interface Database
   extends PlatformTables, LedgerTables, JobTables, UpstreamTables,
-    AlertTables, BalanceTables, CardTables, DepositTables, DepositAddressTables, MemberTables, HostedScreenTables, KycTables, QrPayTables, RemittanceTables, StepUpTables, WebhookTables, WithdrawalTables {}
+    AlertTables, BalanceTables, CardTables, DepositTables, DepositAddressTables, MemberTables, HostedScreenTables, KycTables, QrPayTables, RemittanceTables, ExchangeTables, EarnTables, StepUpTables, WebhookTables, WithdrawalTables {}

@@ -2,7 +2,7 @@ import type { OwnerType, Side } from './tables.js';
 
 export type MemberBucket = 'available' | 'frozen' | 'withdrawing' | 'earn' | 'card';
 export type MerchantBucket = 'custody' | 'prepaid' | 'fee_income' | 'fee_retained';
-export type PlatformBucket = 'fee_income' | 'prepaid_funding' | 'settlement_clearing';
+export type PlatformBucket = 'fee_income' | 'prepaid_funding' | 'settlement_clearing' | 'earn_interest';
 
 /** Names one ledger account of an environment and asset (both given by the entry). */
 export type AccountRef =
@@ -12,7 +12,7 @@ export type AccountRef =
 
 export const memberBuckets: readonly MemberBucket[] = ['available', 'frozen', 'withdrawing', 'earn', 'card'];
 export const merchantBuckets: readonly MerchantBucket[] = ['custody', 'prepaid', 'fee_income', 'fee_retained'];
-export const platformBuckets: readonly PlatformBucket[] = ['fee_income', 'prepaid_funding', 'settlement_clearing'];
+export const platformBuckets: readonly PlatformBucket[] = ['fee_income', 'prepaid_funding', 'settlement_clearing', 'earn_interest'];
 
 /**
  * Normal sides. Credit-normal: what the service owes or earns (member buckets, merchant prepaid,
@@ -20,7 +20,7 @@ export const platformBuckets: readonly PlatformBucket[] = ['fee_income', 'prepai
  * the fees a merchant retained outside custody, platform prepaid funding and settlement clearing).
  */
 const debitNormal: ReadonlySet<string> = new Set([
-  'merchant:custody', 'merchant:fee_retained', 'platform:prepaid_funding', 'platform:settlement_clearing',
+  'merchant:custody', 'merchant:fee_retained', 'platform:prepaid_funding', 'platform:settlement_clearing', 'platform:earn_interest',
 ]);
 
 export interface AccountSpec {

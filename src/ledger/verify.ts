@@ -131,7 +131,9 @@ async function orphanMemberAccounts(trx: Trx): Promise<string[]> {
  * where settlement is the net credit of the platform's settlement clearing account in the
  * merchant's entries (QR payments completed minus refunded, less the operator's custody
  * decreases, plus its increases): member money that left to an acquirer while the merchant still
- * holds it. Custody is the stored balance; so are the members' buckets.
+ * holds it; it also counts the platform's `earn_interest` account in the merchant's entries
+ * (interest the platform paid the merchant's members and still owes the merchant's custody, a
+ * negative term; docs/earn.md). Custody is the stored balance; so are the members' buckets.
  */
 async function custodyMismatches(trx: Trx): Promise<string[]> {
   const { rows } = await sql<{ environment: string; merchant_id: string; asset: string; custody: string; members: string; settlement: string }>`
@@ -149,7 +151,7 @@ async function custodyMismatches(trx: Trx): Promise<string[]> {
       FROM postings p
       JOIN ledger_accounts a ON a.id = p.account_id
       JOIN journal_entries e ON e.id = p.entry_id
-      WHERE a.owner_type = 'platform' AND a.bucket = 'settlement_clearing' AND e.merchant_id IS NOT NULL
+      WHERE a.owner_type = 'platform' AND a.bucket IN ('settlement_clearing', 'earn_interest') AND e.merchant_id IS NOT NULL
       GROUP BY e.environment, e.merchant_id, p.asset
     ), keys AS (
       SELECT environment, merchant_id, asset FROM custody

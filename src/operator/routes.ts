@@ -11,6 +11,8 @@ import { hostedScreenOperatorRoutes } from '../modules/hosted-screens/operator-r
 import { kycOperatorRoutes } from '../modules/kyc/operator-routes.js';
 import { stepUpOperatorRoutes } from '../modules/step-up/operator-routes.js';
 import { remittanceOperatorRoutes } from '../modules/remittance/operator-routes.js';
+import { exchangeOperatorRoutes } from '../modules/exchange/operator-routes.js';
+import { earnOperatorRoutes } from '../modules/earn/operator-routes.js';
 import { cardOperatorRoutes } from '../modules/cards/operator-routes.js';
 
 /** Every operator route module (each area's operator-routes.ts), registered on the operator listener. */
@@ -27,5 +29,7 @@ export const operatorRouteModules: readonly RouteModule[] = [
   kycOperatorRoutes,
   stepUpOperatorRoutes,
   remittanceOperatorRoutes,
+  exchangeOperatorRoutes,
+  earnOperatorRoutes,
   cardOperatorRoutes,
 ];

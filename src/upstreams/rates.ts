@@ -1,6 +1,6 @@
 /**
  * The one rate service: where every conversion between assets gets its price (remittance now;
- * the exchange area is meant to use the same `ctx.upstreams.rates`, docs/remittance.md "FX").
+ * exchange and merchant conversions, docs/exchange.md "Rates"; docs/remittance.md "FX").
  * A `RateSource` answers a mid-market rate; the pure helpers below turn it into amounts, always
  * rounding in the service's favour: a rate after spread and an amount paid out are rounded down,
  * an amount charged is rounded up. Rates are decimal strings and exact rationals, never floats.
@@ -11,6 +11,8 @@ export interface RateSource {
   readonly name: 'rates';
   /** Read-only: units of `to` per one unit of `from` at mid-market (a decimal string). */
   mid(call: CallContext, from: string, to: string): Promise<RateOutcome>;
+  /** Simulators only: stop (at `at`) or restart (`undefined`) one code's feed, to test `rate unavailable`. */
+  halt?(code: string, at: Date | undefined): void;
 }
 
 export type RateOutcome =
@@ -81,9 +83,15 @@ export function convertBack(amountMinor: bigint, fromScale: number, toScale: num
 }
 
 /**
- * A deterministic simulated market: every code has a fixed reference price in US dollars, and a
- * rate is the ratio of two prices, rounded down to 12 places. Same inputs, same rate, always;
- * an unknown code has no rate (`unavailable`).
+ * A deterministic simulated market: every code has a reference price in US dollars, and a rate
+ * is the ratio of two prices, rounded down to 12 places. Same inputs and same time, same rate,
+ * always; an unknown code has no rate (`unavailable`).
+ *
+ * Movement is driven by the caller's clock (`now(call)`: in the sandbox, the merchant's clock),
+ * so tests are deterministic: the volatile codes (`volatileCodes`: BTC, ETH) move by a
+ * deterministic step within ±2 % every hour of that clock (`driftBps`); stable coins and fiat
+ * keep their reference price. A feed can be halted (`halt`): its price and `asOf` stay where they
+ * were, and a caller that requires a fresh rate (`isStale`) treats it as `rate unavailable`.
  */
 export const simulatedUsdPrices: Readonly<Record<string, string>> = {
   USD: '1',
@@ -97,19 +105,60 @@ export const simulatedUsdPrices: Readonly<Record<string, string>> = {
   ETH: '3200',
 };
 
+/** Codes whose simulated price moves with the clock. */
+export const volatileCodes: ReadonlySet<string> = new Set(['BTC', 'ETH']);
+
+/** One hour of the caller's clock: the simulated market's step. */
+export const marketStepMs = 3_600_000;
+
+/** Deterministic move of a volatile code in the hour `step` (basis points, -200..200). */
+export function driftBps(code: string, step: number): number {
+  let h = 0;
+  for (const ch of code) h = (h * 31 + ch.charCodeAt(0)) % 1_000_003;
+  return Number((BigInt(step) * 7919n + BigInt(h) * 104_729n) % 401n) - 200;
+}
+
+/** The simulated USD price of `code` at time `at` (a ratio; undefined for an unknown code). */
+export function simulatedPrice(prices: Readonly<Record<string, string>>, code: string, at: Date): Ratio | undefined {
+  const base = prices[code];
+  if (base === undefined) return undefined;
+  const r = ratioOf(base);
+  if (!volatileCodes.has(code)) return r;
+  const bps = driftBps(code, Math.floor(at.getTime() / marketStepMs));
+  return { num: r.num * BigInt(10_000 + bps), den: r.den * 10_000n };
+}
+
+/** Whether a rate stated `asOf` is too old at `now` to be dealt on (older than `maxAgeSeconds`). */
+export function isStale(asOf: string, now: Date, maxAgeSeconds: number): boolean {
+  const t = Date.parse(asOf);
+  return !Number.isFinite(t) || now.getTime() - t > maxAgeSeconds * 1000;
+}
+
 export class SimulatedMarket implements RateSource {
   readonly name = 'rates' as const;
+  /** Halted feeds: code → the time (on the halting caller's clock) the feed stopped. */
+  private readonly halted = new Map<string, Date>();
 
-  constructor(private readonly prices: Readonly<Record<string, string>> = simulatedUsdPrices, private readonly asOf: () => Date = () => new Date()) {}
+  constructor(
+    private readonly prices: Readonly<Record<string, string>> = simulatedUsdPrices,
+    private readonly now: (call: CallContext) => Promise<Date> = async () => new Date(),
+  ) {}
 
-  async mid(_call: CallContext, from: string, to: string): Promise<RateOutcome> {
-    const a = this.prices[from];
-    const b = this.prices[to];
-    if (a === undefined || b === undefined) return { kind: 'unavailable', reason: `no market between ${from} and ${to}` };
-    if (from === to) return { kind: 'rate', rate: '1', asOf: this.asOf().toISOString() };
-    const pa = ratioOf(a);
-    const pb = ratioOf(b);
+  /** Stops (at `at`) or restarts (`at` undefined) one code's feed: a simulator switch for tests and operators. */
+  halt(code: string, at: Date | undefined): void {
+    if (at) this.halted.set(code, at);
+    else this.halted.delete(code);
+  }
+
+  async mid(call: CallContext, from: string, to: string): Promise<RateOutcome> {
+    if (this.prices[from] === undefined || this.prices[to] === undefined) return { kind: 'unavailable', reason: `no market between ${from} and ${to}` };
+    const now = await this.now(call);
+    const stops = [this.halted.get(from), this.halted.get(to)].filter((d): d is Date => d !== undefined);
+    const at = stops.length > 0 ? new Date(Math.min(...stops.map((d) => d.getTime()))) : now;
+    if (from === to) return { kind: 'rate', rate: '1', asOf: at.toISOString() };
+    const pa = simulatedPrice(this.prices, from, at)!;
+    const pb = simulatedPrice(this.prices, to, at)!;
     const rate = formatRatioDown({ num: pa.num * pb.den, den: pa.den * pb.num }, 12).replace(/\.?0+$/, '');
-    return { kind: 'rate', rate: rate === '' ? '0' : rate, asOf: this.asOf().toISOString() };
+    return { kind: 'rate', rate: rate === '' ? '0' : rate, asOf: at.toISOString() };
   }
 }

@@ -107,6 +107,8 @@ export class MerchantWalletClient implements Resources {
   readonly hostedScreens: Resources['hostedScreens'];
   readonly sandbox: Resources['sandbox'];
   readonly remittance: Resources['remittance'];
+  readonly exchange: Resources['exchange'];
+  readonly earn: Resources['earn'];
   readonly cards: Resources['cards'];
 
   constructor(options: MerchantWalletClientOptions) {
@@ -125,6 +127,8 @@ export class MerchantWalletClient implements Resources {
     this.hostedScreens = r.hostedScreens;
     this.sandbox = r.sandbox;
     this.remittance = r.remittance;
+    this.exchange = r.exchange;
+    this.earn = r.earn;
     this.cards = r.cards;
   }
 

@@ -17,4 +17,5 @@ export type { PaginateOptions } from './pagination.js';
 export type { Resources, WriteOptions, OnBehalfOfOptions } from './resources.js';
 export type * from './types.js';
 export type * from './remittance.js';
+export type * from './exchange.js';
 export type * from './cards.js';

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { RequestOptions } from './client.js';
 import type { PaginateOptions } from './pagination.js';
 import { createRemittanceResource, type RemittanceResource } from './remittance.js';
+import { createEarnResource, createExchangeResource, type EarnResource, type ExchangeResource } from './exchange.js';
 import { createCardsResource, type CardsResource } from './cards.js';
 import type {
   Asset,
@@ -152,6 +153,10 @@ export interface Resources {
   };
   /** Payees, their form schema and name check, settlement dates, remittance orders (remittance.ts). */
   remittance: RemittanceResource;
+  /** Exchange quotes (read-only or locked), exchange orders, merchant conversions (exchange.ts). */
+  exchange: ExchangeResource;
+  /** Earn products, subscriptions, positions, redemption (exchange.ts). */
+  earn: EarnResource;
   /** Card issuing: products, applications, supplement, the card record, activation (cards.ts). */
   cards: CardsResource;
 }
@@ -266,6 +271,8 @@ export function createResources(host: ResourceHost): Resources {
       reset: (opts) => host.request<SandboxReset>({ method: 'POST', path: '/v1/sandbox/reset', idempotencyKey: key(opts) }),
     },
     remittance: createRemittanceResource(host),
+    exchange: createExchangeResource(host),
+    earn: createEarnResource(host),
     cards: createCardsResource(host),
   };
 }

@@ -22,6 +22,11 @@ export const stepUpActions = {
     purpose: 'confirm a withdrawal from your wallet',
     done: 'Thank you. Go back to the app to finish your withdrawal.',
   },
+  'exchange.execute': {
+    title: 'Confirm your exchange',
+    purpose: 'confirm an exchange between assets in your wallet',
+    done: 'Thank you. Go back to the app to finish your exchange.',
+  },
   'card.activate': {
     title: 'Confirm card activation',
     purpose: 'activate your new card',

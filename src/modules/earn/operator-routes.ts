@@ -1,0 +1,57 @@
+import { Type } from 'typebox';
+import type { AppInstance } from '../../platform/http-app.js';
+import type { ServiceContext } from '../../service-context.js';
+import { ApiError } from '../../platform/errors.js';
+import { OperatorEnvironment, OperatorIdParams as IdParams, operatorRouter } from '../../platform/operator-route.js';
+import { constantList, listEnvelope } from '../../platform/pagination.js';
+import { newId } from '../../platform/ids.js';
+import { parseAmount } from '../../ledger/index.js';
+import { getAsset } from '../assets/queries.js';
+import { EarnProduct } from './routes.js';
+import { listProducts, productView } from './service.js';
+
+/** Operator side of earn: the product catalogue (docs/earn.md). Products are never deleted: `enabled: false` withdraws one. */
+export async function earnOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+  const { db } = ctx;
+  const route = operatorRouter(app, ctx);
+
+  route.get('/admin/v1/earn/products', {
+    schema: { querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: listEnvelope(EarnProduct) } },
+  }, async ({ query }) => constantList(await listProducts(db, query.environment, false)));
+
+  route.post('/admin/v1/earn/products', {
+    errors: ['invalid_fields', 'invalid_request'],
+    schema: {
+      body: Type.Object({
+        environment: OperatorEnvironment,
+        asset: Type.String({ maxLength: 16 }),
+        type: Type.Union([Type.Literal('flexible'), Type.Literal('fixed')]),
+        term_days: Type.Integer({ minimum: 0, maximum: 3650 }),
+        apr_bps: Type.Integer({ minimum: 0, maximum: 10000 }),
+        min_amount: Type.String({ maxLength: 64 }),
+        max_amount: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
+      }),
+      response: { 201: EarnProduct },
+    },
+  }, ({ body, write }) => write(async (trx) => {
+    const asset = await getAsset(trx, body.asset.toUpperCase());
+    if (!asset) throw new ApiError('invalid_fields', 'Unknown asset.', { fields: [{ key: 'asset', reason: 'unknown_asset' }] });
+    if ((body.type === 'flexible') !== (body.term_days === 0)) throw new ApiError('invalid_fields', 'term_days is 0 exactly for flexible products.', { fields: [{ key: 'term_days', reason: 'inconsistent' }] });
+    const row = await trx.insertInto('earn_products').values({
+      id: newId('epr'), environment: body.environment, asset: asset.code, type: body.type, term_days: body.term_days, apr_bps: body.apr_bps,
+      min_amount: parseAmount(body.min_amount, asset.scale, 'min_amount').toString(),
+      max_amount: body.max_amount ? parseAmount(body.max_amount, asset.scale, 'max_amount').toString() : null,
+      updated_at: new Date(),
+    }).returningAll().executeTakeFirstOrThrow();
+    return productView(row, asset.scale);
+  }));
+
+  route.patch('/admin/v1/earn/products/:id', {
+    errors: ['not_found'],
+    schema: { params: IdParams, body: Type.Object({ enabled: Type.Optional(Type.Boolean()), apr_bps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })) }), response: { 200: EarnProduct } },
+  }, ({ params, body, write }) => write(async (trx) => {
+    const row = await trx.updateTable('earn_products').set({ ...body, updated_at: new Date() }).where('id', '=', params.id).returningAll().executeTakeFirst();
+    if (!row) throw new ApiError('not_found', 'No such earn product.');
+    return productView(row, (await getAsset(trx, row.asset))?.scale ?? 2);
+  }));
+}

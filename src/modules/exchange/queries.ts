@@ -1,0 +1,117 @@
+/** Exchange's SQL: directions, orders, the daily totals behind the limits, the expiry claims. */
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database, Environment } from '../../db/schema.js';
+import { minorFromDb } from '../../ledger/index.js';
+import { withPrefix } from '../../platform/ids.js';
+import { scopeNowSql } from '../../platform/clock.js';
+import type { DirectionLimits } from './rules.js';
+import type { DirectionRow, ExchangeOrderRow, OrderStatus } from './tables.js';
+
+export type Db = Kysely<Database> | Transaction<Database>;
+
+export interface Scope {
+  merchantId: string;
+  environment: Environment;
+}
+
+export interface OrderCaller extends Scope {
+  /** Set when acting on behalf of a member: only that member's orders are visible. */
+  memberId?: string;
+}
+
+export async function findDirection(db: Db, environment: Environment, from: string, to: string): Promise<DirectionRow | undefined> {
+  return db.selectFrom('exchange_directions').selectAll().where('environment', '=', environment).where('from_asset', '=', from).where('to_asset', '=', to).executeTakeFirst();
+}
+
+export async function directionById(db: Db, id: string): Promise<DirectionRow | undefined> {
+  return db.selectFrom('exchange_directions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function directionsQuery(db: Db, environment: Environment) {
+  return db.selectFrom('exchange_directions').selectAll().where('environment', '=', environment);
+}
+
+const nullableMinor = (v: string | bigint | null): bigint | null => (v === null ? null : minorFromDb(v));
+
+export const limitsOf = (d: DirectionRow): DirectionLimits => ({
+  minAmount: minorFromDb(d.min_amount),
+  maxAmount: nullableMinor(d.max_amount),
+  memberDailyAmount: nullableMinor(d.member_daily_amount),
+  memberDailyCount: d.member_daily_count,
+});
+
+export const stepUpThresholdOf = (d: DirectionRow): bigint | null => nullableMinor(d.step_up_threshold);
+
+export async function findOrder(db: Db, id: string, caller: OrderCaller, forUpdate = false): Promise<ExchangeOrderRow | undefined> {
+  let q = db.selectFrom('exchange_orders').selectAll()
+    .where('id', '=', withPrefix('exc', id))
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
+  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  return forUpdate ? q.forUpdate().executeTakeFirst() : q.executeTakeFirst();
+}
+
+export function ordersQuery(db: Db, caller: OrderCaller, status?: OrderStatus) {
+  let q = db.selectFrom('exchange_orders').selectAll().where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  if (status) q = q.where('status', '=', status);
+  return q;
+}
+
+/** Serialises a member's executions in one direction to the end of the transaction, so the daily totals read next cannot be overtaken. */
+export async function lockMemberDirection(trx: Transaction<Database>, directionId: string, memberId: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtext(${`exchange:${directionId}:member:${memberId}`}))`.execute(trx);
+}
+
+/** What a member executed in a direction on one day of its merchant's clock (amount in from-asset minor units, count). */
+export async function dailyTotals(db: Db, directionId: string, memberId: string, day: string): Promise<{ amount: bigint; count: number }> {
+  const row = await db
+    .selectFrom('exchange_orders')
+    .select([sql<string>`coalesce(sum(from_amount), 0)`.as('amount'), sql<string>`count(*)`.as('count')])
+    .where('direction_id', '=', directionId)
+    .where('member_id', '=', memberId)
+    .where('value_day', '=', day)
+    .where('status', '=', 'completed')
+    .executeTakeFirstOrThrow();
+  return { amount: minorFromDb(row.amount), count: Number(row.count) };
+}
+
+/** Earliest lock end of the scope's quoted orders (the expiry process's next due time). */
+export async function nextQuoteExpiry(db: Db, scope: Scope): Promise<Date | null> {
+  const row = await db.selectFrom('exchange_orders').select((eb) => eb.fn.min('quote_expires_at').as('at'))
+    .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment).where('status', '=', 'quoted')
+    .executeTakeFirst();
+  return row?.at ? new Date(row.at as unknown as string | Date) : null;
+}
+
+/**
+ * Voids quoted orders whose lock ended: one conditional UPDATE (the claim), so a concurrent
+ * execution (which holds the row lock and checks the time) and this never both win. `scope`
+ * limits it to one merchant and `now` is that merchant's time; without a scope each row is
+ * compared with its own merchant's time (the background ticker). Returns the voided rows.
+ */
+export async function expireQuotes(db: Db, batchMax: number, scope?: Scope, now?: Date): Promise<ExchangeOrderRow[]> {
+  return db
+    .updateTable('exchange_orders')
+    .set((eb) => ({ status: 'expired', status_version: eb('status_version', '+', 1), expired_at: eb.ref('quote_expires_at'), updated_at: new Date() }))
+    .where('id', 'in', (eb) => {
+      let q = eb.selectFrom('exchange_orders as o').select('o.id').where('o.status', '=', 'quoted');
+      q = scope && now
+        ? q.where('o.merchant_id', '=', scope.merchantId).where('o.environment', '=', scope.environment).where('o.quote_expires_at', '<=', now)
+        : q.where('o.quote_expires_at', '<=', scopeNowSql(sql.ref('o.merchant_id'), sql.ref('o.environment')));
+      return q.orderBy('o.quote_expires_at').limit(batchMax).forUpdate().skipLocked();
+    })
+    .where('status', '=', 'quoted')
+    .returningAll()
+    .execute();
+}
+
+export async function externalIdOf(db: Db, memberId: string): Promise<string> {
+  const m = await db.selectFrom('members').select('external_member_id').where('id', '=', memberId).executeTakeFirst();
+  return m?.external_member_id ?? '';
+}
+
+export async function scaleOf(db: Db, code: string): Promise<number> {
+  const a = await db.selectFrom('assets').select('scale').where('code', '=', code).executeTakeFirst();
+  return a?.scale ?? 2;
+}

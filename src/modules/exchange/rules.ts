@@ -1,0 +1,175 @@
+/**
+ * Exchange's pure rules (docs/exchange.md): the price of one execution (spread, fee on the
+ * direction's side, every rounding in the service's favour), the amount and daily limits, the
+ * posting rules of a member exchange and of a merchant conversion. No database, no clock.
+ */
+import type { EntryLine } from '../../ledger/index.js';
+import { convert, rateAfterSpread } from '../../upstreams/rates.js';
+import type { FeeSide } from './tables.js';
+
+// ---------------------------------------------------------------------------------------------
+// Price
+
+export interface PriceInput {
+  /** Minor units of the from-asset, > 0. */
+  fromAmount: bigint;
+  fromScale: number;
+  toScale: number;
+  /** Mid-market units of to-asset per from unit (the rate service's answer). */
+  midRate: string;
+  spreadBps: number;
+  feeSide: FeeSide;
+  feeBps: number;
+  /** Fixed part of the fee, minor units of the fee asset (the from-asset or the to-asset by `feeSide`). */
+  feeFixed: bigint;
+}
+
+export interface Price {
+  /** Mid less the spread, rounded down to 10 places: the rate the member gets. */
+  rate: string;
+  /** Net amount received, minor units of the to-asset. */
+  toAmount: bigint;
+  /** Minor units of the fee asset. */
+  fee: bigint;
+  feeSide: FeeSide;
+}
+
+export type PriceRefusal = 'fee_consumes_principal' | 'converts_to_nothing';
+
+/** basis points of an amount, rounded up (a fee is charged: up). */
+export const bpsUp = (amount: bigint, bps: number): bigint => (amount * BigInt(bps) + 9_999n) / 10_000n;
+
+/**
+ * From-side fee: fee = from × fee_bps (up) + fixed, taken out of from_amount; the rest is converted
+ * at the rate, rounded down. To-side fee: the whole from_amount is converted (down), then
+ * fee = gross × fee_bps (up) + fixed is taken out of it. The member always spends exactly
+ * `fromAmount`. A fee as large as what it is taken from is a refusal, as is a zero net amount.
+ */
+export function priceExchange(p: PriceInput): Price | { refusal: PriceRefusal } {
+  if (p.fromAmount <= 0n) return { refusal: 'converts_to_nothing' };
+  const rate = rateAfterSpread(p.midRate, p.spreadBps);
+  if (p.feeSide === 'from') {
+    const fee = bpsUp(p.fromAmount, p.feeBps) + p.feeFixed;
+    if (fee >= p.fromAmount) return { refusal: 'fee_consumes_principal' };
+    const toAmount = convert(p.fromAmount - fee, p.fromScale, p.toScale, rate, 'down');
+    if (toAmount <= 0n) return { refusal: 'converts_to_nothing' };
+    return { rate, toAmount, fee, feeSide: 'from' };
+  }
+  const gross = convert(p.fromAmount, p.fromScale, p.toScale, rate, 'down');
+  if (gross <= 0n) return { refusal: 'converts_to_nothing' };
+  const fee = bpsUp(gross, p.feeBps) + p.feeFixed;
+  if (fee >= gross) return { refusal: 'fee_consumes_principal' };
+  return { rate, toAmount: gross - fee, fee, feeSide: 'to' };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Limits (minor units of the from-asset; null = none)
+
+export interface DirectionLimits {
+  minAmount: bigint;
+  maxAmount: bigint | null;
+  memberDailyAmount: bigint | null;
+  memberDailyCount: number | null;
+}
+
+export type LimitBreach =
+  | { kind: 'amount_out_of_range'; which: 'below_minimum' | 'above_single_cap' }
+  | { kind: 'limit_exceeded'; limit_type: 'single' | 'daily'; limit_scope: 'member' | 'merchant' };
+
+/**
+ * One execution of `amount` against the direction: below the minimum or above the single cap is
+ * `amount_out_of_range` (reference: "amount outside the product's range (below minimum, above
+ * single cap)"); over the member's daily amount or count, with what the day already holds, is
+ * `limit_exceeded` (`daily`, `member`).
+ */
+export function limitBreach(amount: bigint, limits: DirectionLimits, today: { amount: bigint; count: number }): LimitBreach | undefined {
+  if (amount < limits.minAmount) return { kind: 'amount_out_of_range', which: 'below_minimum' };
+  if (limits.maxAmount !== null && amount > limits.maxAmount) return { kind: 'amount_out_of_range', which: 'above_single_cap' };
+  if (limits.memberDailyAmount !== null && today.amount + amount > limits.memberDailyAmount) return { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'member' };
+  if (limits.memberDailyCount !== null && today.count + 1 > limits.memberDailyCount) return { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'member' };
+  return undefined;
+}
+
+/** Whether an execution of `amount` asks for step-up under the direction's threshold (null: never; at or above: yes). */
+export const needsStepUp = (amount: bigint, threshold: bigint | null): boolean => threshold !== null && amount >= threshold;
+
+// ---------------------------------------------------------------------------------------------
+// Posting rules. One execution posts two entries in one transaction, one per asset (the ledger's
+// entries are single-asset), both under the order's id: `exchange.sell` (from-asset) and
+// `exchange.buy` (to-asset). Each balances; together they are the execution.
+
+export const exchangeReferenceType = 'exchange_order';
+export const conversionReferenceType = 'merchant_conversion';
+export const exchangeEntryKinds = { sell: 'exchange.sell', buy: 'exchange.buy' } as const;
+export const conversionEntryKinds = { sell: 'conversion.sell', buy: 'conversion.buy' } as const;
+
+export interface ExecutionMoney {
+  memberId: string;
+  merchantId: string;
+  fromAmount: bigint;
+  toAmount: bigint;
+  fee: bigint;
+  feeSide: FeeSide;
+}
+
+/**
+ * The merchant's fee, on either side: fee income against fee retained (the coins the desk hands
+ * the merchant beside custody). Custody is never touched by an execution, so an asset the merchant
+ * holds no custody of (bought by its members through the desk) can be sold and charged for.
+ */
+const merchantFee = (merchantId: string, fee: bigint): EntryLine[] => fee > 0n
+  ? [
+      { account: { owner: 'merchant', merchantId, bucket: 'fee_retained' }, side: 'debit', amount: fee },
+      { account: { owner: 'merchant', merchantId, bucket: 'fee_income' }, side: 'credit', amount: fee },
+    ]
+  : [];
+
+/**
+ * The from-asset: the member's available drops by from_amount, which goes to the platform's
+ * exchange desk through settlement clearing (custody untouched, as QR payments); a from-side fee
+ * comes back from the desk to the merchant (`merchantFee`).
+ */
+export function exchangeSellLines(p: ExecutionMoney): EntryLine[] {
+  return [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: p.fromAmount },
+    { account: { owner: 'platform', bucket: 'settlement_clearing' }, side: 'credit', amount: p.fromAmount },
+    ...merchantFee(p.merchantId, p.feeSide === 'from' ? p.fee : 0n),
+  ];
+}
+
+/**
+ * The to-asset: the desk delivers the net amount through settlement clearing to the member's
+ * available; a to-side fee is the merchant's (`merchantFee`).
+ */
+export function exchangeBuyLines(p: ExecutionMoney): EntryLine[] {
+  return [
+    { account: { owner: 'platform', bucket: 'settlement_clearing' }, side: 'debit', amount: p.toAmount },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.toAmount },
+    ...merchantFee(p.merchantId, p.feeSide === 'to' ? p.fee : 0n),
+  ];
+}
+
+/**
+ * A merchant conversion moves the merchant's own prepaid balance: the from-asset's prepaid drops
+ * by from_amount (back to the platform's prepaid funding), the to-asset's prepaid rises by the
+ * net amount; the fee, on either side, is the platform's fee income. Custody is not touched.
+ */
+export function conversionSellLines(p: Omit<ExecutionMoney, 'memberId'>): EntryLine[] {
+  const feeHere = p.feeSide === 'from' ? p.fee : 0n;
+  const lines: EntryLine[] = [
+    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' }, side: 'debit', amount: p.fromAmount },
+    { account: { owner: 'platform', bucket: 'prepaid_funding' }, side: 'credit', amount: p.fromAmount - feeHere },
+  ];
+  if (feeHere > 0n) lines.push({ account: { owner: 'platform', bucket: 'fee_income' }, side: 'credit', amount: feeHere });
+  return lines;
+}
+
+export function conversionBuyLines(p: Omit<ExecutionMoney, 'memberId'>): EntryLine[] {
+  const feeHere = p.feeSide === 'to' ? p.fee : 0n;
+  const lines: EntryLine[] = [
+    { account: { owner: 'platform', bucket: 'prepaid_funding' }, side: 'debit', amount: p.toAmount + feeHere },
+    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' }, side: 'credit', amount: p.toAmount },
+  ];
+  if (feeHere > 0n) lines.push({ account: { owner: 'platform', bucket: 'fee_income' }, side: 'credit', amount: feeHere });
+  return lines;
+}

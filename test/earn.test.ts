@@ -1,0 +1,140 @@
+/**
+ * Earn through HTTP via the SDK: products (extensions 7 defaults), subscription (available →
+ * earn), positions, flexible redemption, fixed-term redemption refused before maturity, a month
+ * of accrual by the sandbox clock (daily flexible payouts, fixed-term maturity with principal and
+ * interest), the `earn.order.settled` events exactly as the Events table, interest funded from
+ * the platform's named account; the ledger verified after each.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { verifyLedger } from '../src/ledger/index.js';
+import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { expectCode } from './support/expect.js';
+import { earnTickers } from '../src/modules/earn/workers.js';
+
+describe('earn', () => {
+  let service: RunningService;
+  before(async () => {
+    service = await startTestService();
+  });
+  after(async () => {
+    const report = await verifyLedger(service.ctx.db);
+    await service.close();
+    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
+  });
+
+  const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
+
+  async function setup() {
+    const { client, merchantId } = await newMerchantClient(service);
+    const external = `e-${randomUUID().slice(0, 8)}`;
+    const member = await client.members.create({ external_member_id: external });
+    await client.deposits.create({ member_id: external, asset: 'USDT', amount: '2000', tx_hash: `t-${randomUUID()}` });
+    const products = await client.earn.products();
+    const flexible = products.find((p) => p.type === 'flexible')!;
+    const fixed = products.find((p) => p.type === 'fixed')!;
+    return { client, merchantId, m: external, memberId: member.id, flexible, fixed };
+  }
+  const usdt = async (client: MerchantWalletClient, m: string) => (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === 'USDT') as any;
+
+  it('lists the default products: one flexible and one fixed-term (30 days) in USDT', async () => {
+    const { client, m } = await setup();
+    const products = await client.earn.products({ onBehalfOf: m });
+    assert.deepEqual(products.map((p) => [p.asset, p.type, p.term_days, p.apr]), [['USDT', 'flexible', 0, '0.0365'], ['USDT', 'fixed', 30, '0.0730']]);
+    assert.match(products[0]!.id, /^epr_/);
+  });
+
+  it('subscribes (available → earn), lists orders and positions, redeems a flexible position; no event at the start', async () => {
+    const { client, m, flexible, fixed } = await setup();
+    const order = await client.earn.subscribe({ product_id: flexible.id, amount: '500' }, { onBehalfOf: m });
+    assert.match(order.id, /^ero_/);
+    assert.equal(order.status, 'active');
+    assert.equal(order.amount, '500.000000');
+    let b = await usdt(client, m);
+    assert.equal(b.available, '1500.000000');
+    assert.equal(b.earn, '500.000000');
+    const positions = await client.earn.positions({ onBehalfOf: m });
+    assert.equal(positions.length, 1);
+    assert.equal(positions[0]!.id, order.position_id);
+    assert.equal(positions[0]!.redeemable, true);
+    assert.deepEqual((await client.earn.orders({ onBehalfOf: m })).map((o) => o.id), [order.id]);
+    const fx = await client.earn.subscribe({ product_id: fixed.id, amount: '100' }, { onBehalfOf: m });
+    assert.ok(fx.matures_at);
+    assert.equal((await service.ctx.db.selectFrom('events').select('id').where('type', 'like', 'earn.%').where('object_id', 'in', [order.id, fx.id]).execute()).length, 0);
+    await expectCode(client.earn.redeem(fx.position_id, { onBehalfOf: m }), 'state_invalid', 400);
+    const redeemed = await client.earn.redeem(order.position_id, { onBehalfOf: m });
+    assert.equal(redeemed.status, 'closed');
+    b = await usdt(client, m);
+    assert.equal(b.available, '1900.000000');
+    assert.equal(b.earn, '100.000000');
+    await expectCode(client.earn.redeem(order.position_id, { onBehalfOf: m }), 'state_invalid', 400);
+    await expectCode(client.earn.redeem(`epo_${randomUUID()}`, { onBehalfOf: m }), 'not_found', 404);
+    await ledgerOk();
+  });
+
+  it('refuses: unknown product, amount out of range, more than available', async () => {
+    const { client, m, flexible, fixed } = await setup();
+    await expectCode(client.earn.subscribe({ product_id: 'epr_nope', amount: '10' }, { onBehalfOf: m }), 'product_not_available', 400);
+    await expectCode(client.earn.subscribe({ product_id: fixed.id, amount: '5' }, { onBehalfOf: m }), 'amount_out_of_range', 400);
+    await expectCode(client.earn.subscribe({ product_id: flexible.id, amount: '2000.000001' }, { onBehalfOf: m }), 'insufficient_balance', 400);
+    await expectCode(client.earn.subscribe({ product_id: flexible.id, amount: '1.0000001' }, { onBehalfOf: m }), 'invalid_request', 400);
+  });
+
+  it('a month by the sandbox clock: daily flexible payouts, fixed-term maturity with principal and interest, events as the Events table', async () => {
+    const { client, m, memberId, flexible, fixed } = await setup();
+    const flex = await client.earn.subscribe({ product_id: flexible.id, amount: '1000' }, { onBehalfOf: m });
+    const term = await client.earn.subscribe({ product_id: fixed.id, amount: '500' }, { onBehalfOf: m });
+    // Day 29 (the fixed term's 29 days accrued, not matured).
+    await client.sandbox.advanceClock(29 * 86_400 + 60);
+    let o = await client.earn.order(term.id, { onBehalfOf: m });
+    assert.equal(o.status, 'active');
+    assert.equal(o.interest_accrued, '2.900000', '500 × 7.30 % / 365 = 0.1 a day, 29 days');
+    await expectCode(client.earn.redeem(term.position_id, { onBehalfOf: m }), 'state_invalid', 400);
+    await client.sandbox.advanceClock(86_400);
+    o = await client.earn.order(term.id, { onBehalfOf: m });
+    assert.equal(o.status, 'settled');
+    assert.equal(o.status_version, 2);
+    assert.equal(o.interest_paid, '3.000000');
+    assert.equal(o.interest_accrued, '0.000000');
+    const f = await client.earn.order(flex.id, { onBehalfOf: m });
+    assert.equal(f.status, 'active');
+    assert.equal(f.interest_paid, '3.000000', '1000 × 3.65 % / 365 = 0.1 a day, 30 days, paid daily');
+    const b = await usdt(client, m);
+    assert.equal(b.available, '1006.000000', '2000 - 1500 subscribed + 500 principal back + 3 fixed-term interest + 3 flexible payouts');
+    assert.equal(b.earn, '1000.000000');
+    const events = await service.ctx.db.selectFrom('events').select(['type', 'object', 'object_id', 'status', 'status_version']).where('type', '=', 'earn.order.settled').where('object_id', 'in', [memberId, term.id]).orderBy('seq').execute();
+    const payouts = events.filter((e) => e.object_id === memberId);
+    assert.equal(payouts.length, 30);
+    for (const e of payouts) assert.deepEqual(e, { type: 'earn.order.settled', object: 'earn_order', object_id: memberId, status: 'settled', status_version: 0 });
+    assert.deepEqual(events.filter((e) => e.object_id === term.id), [{ type: 'earn.order.settled', object: 'earn_order', object_id: term.id, status: 'settled', status_version: 2 }]);
+    // The interest came from the platform's named account.
+    const funded = await service.ctx.db.selectFrom('postings as p').innerJoin('ledger_accounts as a', 'a.id', 'p.account_id').innerJoin('journal_entries as e', 'e.id', 'p.entry_id')
+      .select((eb) => eb.fn.sum<string>('p.amount').as('total')).where('a.owner_type', '=', 'platform').where('a.bucket', '=', 'earn_interest').where('e.reference_id', 'in', [flex.id, term.id]).executeTakeFirstOrThrow();
+    assert.equal(BigInt(funded.total), 6_000_000n);
+    await ledgerOk();
+  });
+
+  it('the background ticker runs due days on each merchant\'s own clock', async () => {
+    const { client, m, flexible } = await setup();
+    const o = await client.earn.subscribe({ product_id: flexible.id, amount: '1000' }, { onBehalfOf: m });
+    await earnTickers[0]!.run(service.ctx);
+    assert.equal((await client.earn.order(o.id, { onBehalfOf: m })).interest_paid, '0.000000');
+    await service.ctx.db.updateTable('earn_orders').set({ next_accrual_at: new Date(Date.now() - 1000) }).where('id', '=', o.id).execute();
+    await earnTickers[0]!.run(service.ctx);
+    assert.equal((await client.earn.order(o.id, { onBehalfOf: m })).interest_paid, '0.100000');
+    await ledgerOk();
+  });
+
+  it('the operator adds and withdraws products', async () => {
+    const { client, m } = await setup();
+    const created = await admin(service, 'POST', '/admin/v1/earn/products', { environment: 'sandbox', asset: 'USDT', type: 'fixed', term_days: 7, apr_bps: 500, min_amount: '1' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.ok((await client.earn.products()).some((p) => p.id === created.body.id));
+    await admin(service, 'PATCH', `/admin/v1/earn/products/${created.body.id}`, { enabled: false });
+    assert.ok(!(await client.earn.products()).some((p) => p.id === created.body.id));
+    await expectCode(client.earn.subscribe({ product_id: created.body.id, amount: '10' }, { onBehalfOf: m }), 'product_not_available', 400);
+  });
+});

@@ -1,0 +1,325 @@
+/**
+ * Exchange through HTTP via the SDK: quotes exactly as the reference (scale, upper-casing, `lock`,
+ * `quote_id` absent without a lock, `quote_ttl_sec`, idempotent locks), every gate with its 4xx,
+ * locked and market execution, parallel executions of one quote, expiry by the sandbox clock,
+ * daily limits across the clock's midnight, step-up, merchant conversions; the ledger verified
+ * after each.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { MerchantWalletError, StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { verifyLedger } from '../src/ledger/index.js';
+import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { expectCode } from './support/expect.js';
+import { exchangeTickers } from '../src/modules/exchange/workers.js';
+
+describe('exchange', () => {
+  let service: RunningService;
+  let client: MerchantWalletClient;
+  let merchantId: string;
+  before(async () => {
+    service = await startTestService();
+    ({ client, merchantId } = await newMerchantClient(service));
+  });
+  after(async () => {
+    const report = await verifyLedger(service.ctx.db);
+    await service.close();
+    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
+  });
+
+  const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
+  const balance = async (m: string, asset: string) => (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === asset)?.available ?? '0';
+  const direction = async (id: string, patch: Record<string, unknown>) => {
+    const res = await admin(service, 'PATCH', `/admin/v1/exchange/directions/${id}`, patch);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body;
+  };
+  const raw = (m: string, body: unknown, key?: string) =>
+    client.request<any>({ method: 'POST', path: '/v1/exchange/quotes', body, onBehalfOf: m, idempotencyKey: key ?? false });
+
+  /** A member at KYC level 1 (unless told) holding 1000 USDT. */
+  async function member(options: { kyc?: number; usdt?: string; c?: MerchantWalletClient } = {}) {
+    const c = options.c ?? client;
+    const external = `x-${randomUUID().slice(0, 8)}`;
+    const created = await c.members.create({ external_member_id: external });
+    if ((options.kyc ?? 1) > 0) await admin(service, 'POST', `/admin/v1/members/${created.id}/kyc-review`, { decision: 'approved', level: options.kyc ?? 1 });
+    await c.deposits.create({ member_id: external, asset: 'USDT', amount: options.usdt ?? '1000', tx_hash: `t-${randomUUID()}` });
+    return external;
+  }
+
+  it('a read-only quote: upper-cased, exact numbers, quote_ttl_sec always, the key quote_id absent (not null)', async () => {
+    const m = await member();
+    const q = await raw(m, { from_asset: 'usdt', to_asset: 'eur', from_amount: '100.000000' });
+    assert.equal(q.from_asset, 'USDT');
+    assert.equal(q.to_asset, 'EUR');
+    assert.equal(q.from_amount, '100.000000');
+    assert.equal(q.rate, '0.9231481481', 'mid 0.925925925925 less 30 bps, rounded down');
+    assert.equal(q.fee_asset, 'USDT');
+    assert.equal(q.fee_amount, '0.100000');
+    assert.equal(q.to_amount, '92.22');
+    assert.equal(q.quote_ttl_sec, 60);
+    assert.equal(q.ledger_scale_from, 6);
+    assert.equal(q.ledger_scale_to, 2);
+    assert.equal('quote_id' in q, false);
+    assert.equal('quote_expires_at' in q, false);
+    assert.equal((await client.exchange.list({ onBehalfOf: m })).length, 0, 'nothing stored');
+    const btc = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '1000' }, { onBehalfOf: m });
+    assert.equal(btc.fee_asset, 'BTC', 'buying BTC pays the fee in BTC (per direction)');
+    assert.equal(btc.ledger_scale_to, 8);
+    await ledgerOk();
+  });
+
+  it('refuses malformed input: lock not a JSON boolean (invalid_fields with fields), a non-zero tail beyond the scale, same asset, unknown asset', async () => {
+    const m = await member();
+    for (const lock of ['true', 1, null, {}]) {
+      await assert.rejects(raw(m, { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10', lock }), (err: any) => {
+        assert.equal(err.code, 'invalid_fields');
+        assert.equal(err.status, 400);
+        assert.deepEqual(err.body.fields, [{ key: 'lock', reason: 'not_boolean' }]);
+        return true;
+      });
+    }
+    await expectCode(raw(m, { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10.0000001' }), 'invalid_request', 400);
+    assert.equal((await raw(m, { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10.0000000' })).from_amount, '10.000000', 'a zero tail is accepted');
+    await expectCode(raw(m, { from_asset: 'EUR', to_asset: 'USDT', from_amount: '10.001' }), 'invalid_request', 400);
+    await expectCode(raw(m, { from_asset: 'usdt', to_asset: 'USDT', from_amount: '10' }), 'invalid_request', 400);
+    await expectCode(raw(m, { from_asset: 'DOGE', to_asset: 'USDT', from_amount: '10' }), 'invalid_request', 400);
+    await expectCode(raw(m, { from_asset: 'USDT', to_asset: 'EUR', amount: '10' }), 'invalid_request', 400);
+    await expectCode(raw(m, { from_asset: 'USDT', to_asset: 'EUR', from_amount: '0' }), 'invalid_request', 400);
+  });
+
+  it('business refusals are 4xx: kyc_required, amount_out_of_range, service_unavailable (direction off, no direction, stale rate)', async () => {
+    const low = await member({ kyc: 0 });
+    await expectCode(raw(low, { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10' }), 'kyc_required', 400);
+    const m = await member();
+    await expectCode(raw(m, { from_asset: 'USDT', to_asset: 'EUR', from_amount: '0.5' }), 'amount_out_of_range', 400);
+    await expectCode(raw(m, { from_asset: 'USDT', to_asset: 'EUR', from_amount: '100001' }), 'amount_out_of_range', 400);
+    await expectCode(raw(m, { from_asset: 'USDT', to_asset: 'GBP', from_amount: '10' }), 'service_unavailable', 400);
+    await direction('exd_s_usdt_eur', { enabled: false });
+    try {
+      await expectCode(raw(m, { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10' }), 'service_unavailable', 400);
+    } finally {
+      await direction('exd_s_usdt_eur', { enabled: true });
+    }
+    // A halted feed is fresh for 60 seconds of the merchant's clock, then `rate unavailable`.
+    const { client: other } = await newMerchantClient(service);
+    const m2 = await member({ c: other });
+    assert.equal((await admin(service, 'PUT', '/admin/v1/exchange/rate-feeds/BTC', { halted: true })).status, 200);
+    try {
+      await other.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '10' }, { onBehalfOf: m2 });
+      await other.sandbox.advanceClock(120);
+      await expectCode(other.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '10' }, { onBehalfOf: m2 }), 'service_unavailable', 400);
+    } finally {
+      await admin(service, 'PUT', '/admin/v1/exchange/rate-feeds/BTC', { halted: false });
+    }
+    await other.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '10' }, { onBehalfOf: m2 });
+  });
+
+  it('a locked quote is an order in state quoted; the same key and body give the same lock; no money moves', async () => {
+    const m = await member();
+    const key = randomUUID();
+    const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '250', lock: true }, { onBehalfOf: m, idempotencyKey: key });
+    assert.match(q.quote_id!, /^exc_[0-9a-f-]{36}$/);
+    assert.ok(Date.parse(q.quote_expires_at!) > Date.now());
+    assert.equal(q.quote_ttl_sec, 60);
+    const again = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '250', lock: true }, { onBehalfOf: m, idempotencyKey: key });
+    assert.deepEqual(again, q);
+    await expectCode(client.exchange.quote({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '251', lock: true }, { onBehalfOf: m, idempotencyKey: key }), 'idempotency_key_reused', 409);
+    const order = await client.exchange.get(q.quote_id!, { onBehalfOf: m });
+    assert.equal(order.status, 'quoted');
+    assert.equal(order.type, 'locked');
+    assert.equal(order.to_amount, q.to_amount);
+    assert.deepEqual((await client.exchange.list({ onBehalfOf: m })).map((o) => o.id), [q.quote_id]);
+    assert.equal(await balance(m, 'USDT'), '1000.000000');
+  });
+
+  it('executes a lock at its numbers; one balanced pair of entries; a second execution is state_invalid', async () => {
+    const m = await member();
+    const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '100', lock: true }, { onBehalfOf: m });
+    const done = await client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m });
+    assert.equal(done.id, q.quote_id);
+    assert.equal(done.status, 'completed');
+    assert.equal(done.status_version, 2);
+    assert.equal(done.to_amount, q.to_amount);
+    assert.equal(done.rate, q.rate);
+    assert.equal(await balance(m, 'USDT'), '900.000000');
+    assert.equal(await balance(m, 'EUR'), q.to_amount);
+    const entries = await service.ctx.db.selectFrom('journal_entries').select(['kind', 'asset']).where('reference_id', '=', done.id).orderBy('kind').execute();
+    assert.deepEqual(entries, [{ kind: 'exchange.buy', asset: 'EUR' }, { kind: 'exchange.sell', asset: 'USDT' }]);
+    await expectCode(client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m }), 'state_invalid', 400);
+    await expectCode(client.exchange.execute({ quote_id: `exc_${randomUUID()}` }, { onBehalfOf: m }), 'resource_not_found', 404);
+    const other = await member();
+    await expectCode(client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: other }), 'resource_not_found', 404);
+    // After a timeout the order is looked up by its id (the quote id).
+    assert.equal((await client.exchange.get(done.id.replace(/^exc_/, ''), { onBehalfOf: m })).status, 'completed');
+    await ledgerOk();
+  });
+
+  it('parallel executions of one locked quote execute it once', async () => {
+    const m = await member();
+    const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '300', lock: true }, { onBehalfOf: m });
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m })));
+    const ok = results.filter((r) => r.status === 'fulfilled');
+    assert.equal(ok.length, 1);
+    for (const r of results) if (r.status === 'rejected') assert.equal((r.reason as MerchantWalletError).code, 'state_invalid');
+    assert.equal(await balance(m, 'USDT'), '700.000000');
+    assert.equal(await balance(m, 'BTC'), q.to_amount);
+    const n = await service.ctx.db.selectFrom('journal_entries').select('id').where('reference_id', '=', q.quote_id!).execute();
+    assert.equal(n.length, 2);
+    await ledgerOk();
+  });
+
+  it('an unused lock expires by the sandbox clock (state expired, no money moved) and is never re-priced', async () => {
+    const { client: c } = await newMerchantClient(service);
+    const m = await member({ c });
+    const q = await c.exchange.quote({ from_asset: 'USDT', to_asset: 'ETH', from_amount: '50', lock: true }, { onBehalfOf: m });
+    await c.sandbox.advanceClock(61);
+    const expired = await c.exchange.get(q.quote_id!, { onBehalfOf: m });
+    assert.equal(expired.status, 'expired');
+    assert.equal(expired.status_version, 2);
+    assert.equal(expired.expired_at, q.quote_expires_at);
+    await expectCode(c.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m }), 'state_invalid', 400);
+    assert.equal((await c.balances.list({ onBehalfOf: m })).find((b) => b.asset === 'USDT')?.available, '1000.000000');
+    const events = await service.ctx.db.selectFrom('events').select(['type', 'status_version']).where('object_id', '=', q.quote_id!).orderBy('seq').execute();
+    assert.deepEqual(events.map((e) => `${e.type}@${e.status_version}`), ['exchange.order.quoted@1', 'exchange.order.expired@2']);
+    assert.equal((await service.ctx.db.selectFrom('journal_entries').select('id').where('reference_id', '=', q.quote_id!).execute()).length, 0);
+    await ledgerOk();
+  });
+
+  it('the background ticker voids locks past their end on each merchant\'s own clock', async () => {
+    const m = await member();
+    const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '20', lock: true }, { onBehalfOf: m });
+    await exchangeTickers[0]!.run(service.ctx);
+    assert.equal((await client.exchange.get(q.quote_id!, { onBehalfOf: m })).status, 'quoted');
+    await service.ctx.db.updateTable('exchange_orders').set({ quote_expires_at: new Date(Date.now() - 1000) }).where('id', '=', q.quote_id!).execute();
+    await exchangeTickers[0]!.run(service.ctx);
+    assert.equal((await client.exchange.get(q.quote_id!, { onBehalfOf: m })).status, 'expired');
+  });
+
+  it('market orders are priced at execution, in both directions; balance is a gate', async () => {
+    const m = await member();
+    const buy = await client.exchange.execute({ from_asset: 'usdt', to_asset: 'btc', from_amount: '650' }, { onBehalfOf: m });
+    assert.equal(buy.type, 'market');
+    assert.equal(buy.status, 'completed');
+    assert.equal(buy.status_version, 1);
+    assert.equal(buy.fee_asset, 'BTC');
+    assert.equal(await balance(m, 'BTC'), buy.to_amount);
+    const sell = await client.exchange.execute({ from_asset: 'BTC', to_asset: 'USDT', from_amount: buy.to_amount }, { onBehalfOf: m });
+    assert.equal(sell.fee_asset, 'BTC');
+    assert.equal(await balance(m, 'BTC'), '0.00000000');
+    assert.ok(Number(await balance(m, 'USDT')) < 1000, 'a round trip never creates money');
+    await expectCode(client.exchange.execute({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '5000' }, { onBehalfOf: m }), 'insufficient_balance', 400);
+    await expectCode(client.exchange.execute({ quote_id: 'exc_x', from_amount: '1' } as any, { onBehalfOf: m }), 'invalid_request', 400);
+    // A lock fixes the price only: balance is checked at execution.
+    const lock = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'USD', from_amount: '300', lock: true }, { onBehalfOf: m });
+    await client.exchange.execute({ from_asset: 'USDT', to_asset: 'USD', from_amount: await balance(m, 'USDT') }, { onBehalfOf: m });
+    await expectCode(client.exchange.execute({ quote_id: lock.quote_id! }, { onBehalfOf: m }), 'insufficient_balance', 400);
+    assert.equal((await client.exchange.get(lock.quote_id!, { onBehalfOf: m })).status, 'quoted', 'a refused execution leaves the lock');
+    await ledgerOk();
+  });
+
+  it('gates again at execution: direction switched off, KYC lowered', async () => {
+    const m = await member();
+    const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '10', lock: true }, { onBehalfOf: m });
+    await direction('exd_s_usdt_usdc', { enabled: false });
+    try {
+      await expectCode(client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m }), 'service_unavailable', 400);
+    } finally {
+      await direction('exd_s_usdt_usdc', { enabled: true });
+    }
+    await direction('exd_s_usdt_usdc', { min_kyc_level: 2 });
+    try {
+      await expectCode(client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m }), 'kyc_required', 400);
+    } finally {
+      await direction('exd_s_usdt_usdc', { min_kyc_level: 1 });
+    }
+    assert.equal((await client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m })).status, 'completed');
+  });
+
+  it('daily limits count the member\'s day on the merchant\'s clock, and reset at its midnight', async () => {
+    const { client: c } = await newMerchantClient(service);
+    const m = await member({ c });
+    await direction('exd_s_usdt_usd', { member_daily_count: 2, member_daily_amount: '300' });
+    try {
+      const now = new Date((await c.sandbox.clock()).now);
+      const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+      await c.sandbox.advanceClock(Math.floor((midnight - now.getTime()) / 1000) - 120);
+      await c.exchange.execute({ from_asset: 'USDT', to_asset: 'USD', from_amount: '100' }, { onBehalfOf: m });
+      await assert.rejects(c.exchange.execute({ from_asset: 'USDT', to_asset: 'USD', from_amount: '250' }, { onBehalfOf: m }), (err: any) => {
+        assert.equal(err.code, 'limit_exceeded');
+        assert.equal(err.body.limit_type, 'daily');
+        assert.equal(err.body.limit_scope, 'member');
+        return true;
+      });
+      await c.exchange.execute({ from_asset: 'USDT', to_asset: 'USD', from_amount: '50' }, { onBehalfOf: m });
+      await expectCode(c.exchange.execute({ from_asset: 'USDT', to_asset: 'USD', from_amount: '10' }, { onBehalfOf: m }), 'limit_exceeded', 400);
+      await expectCode(c.exchange.quote({ from_asset: 'USDT', to_asset: 'USD', from_amount: '10' }, { onBehalfOf: m }), 'limit_exceeded', 400);
+      await c.sandbox.advanceClock(180);
+      const next = await c.exchange.execute({ from_asset: 'USDT', to_asset: 'USD', from_amount: '250' }, { onBehalfOf: m });
+      assert.equal(next.status, 'completed', 'a new day on the merchant\'s clock');
+    } finally {
+      await direction('exd_s_usdt_usd', { member_daily_count: 50, member_daily_amount: '250000' });
+    }
+    await ledgerOk();
+  });
+
+  it('asks for step-up at or above the direction\'s threshold; the repeat with x-step-up executes', async () => {
+    const m = await member();
+    await direction('exd_s_usdt_eur', { step_up_threshold: '200' });
+    try {
+      await client.exchange.execute({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '199' }, { onBehalfOf: m });
+      const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '200', lock: true }, { onBehalfOf: m });
+      let err: StepUpRequiredError | undefined;
+      try {
+        await client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m });
+      } catch (e) {
+        err = e as StepUpRequiredError;
+      }
+      assert.ok(err instanceof StepUpRequiredError, String(err));
+      assert.equal((await client.exchange.get(q.quote_id!, { onBehalfOf: m })).status, 'quoted');
+      await client.hostedScreens.sandboxComplete(err.challengeId, 'approved');
+      const done = await err.repeat() as any;
+      assert.equal(done.status, 'completed');
+    } finally {
+      await direction('exd_s_usdt_eur', { step_up_threshold: '10000' });
+    }
+    await ledgerOk();
+  });
+
+  it('merchant conversions: priced at execution from prepaid; quote_id is quote_lock_unsupported; pairs from the catalogue', async () => {
+    const pairs = await client.exchange.conversionPairs();
+    assert.deepEqual(pairs.map((p) => `${p.from_asset}>${p.to_asset}`).sort(), ['BTC>USDT', 'EUR>USDT', 'USDC>USDT', 'USDT>BTC', 'USDT>EUR', 'USDT>USDC']);
+    await expectCode(client.exchange.convert({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '10', quote_id: 'exc_1' }), 'quote_lock_unsupported', 400);
+    await expectCode(client.exchange.convert({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '10' }), 'merchant_insufficient_funds', 400);
+    const credit = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/prepaid-credits`, { environment: 'sandbox', asset: 'USDT', amount: '500' });
+    assert.equal(credit.status, 201, JSON.stringify(credit.body));
+    const cnv = await client.exchange.convert({ from_asset: 'usdt', to_asset: 'eur', from_amount: '100' });
+    assert.match(cnv.id, /^cnv_/);
+    assert.equal(cnv.status, 'completed');
+    assert.equal(cnv.to_amount, '92.22');
+    const balances = await client.merchant.balances();
+    assert.equal(balances.find((b) => b.asset === 'USDT')?.prepaid_available, '400.000000');
+    assert.equal(balances.find((b) => b.asset === 'EUR')?.prepaid_available, '92.22');
+    await expectCode(client.exchange.convert({ from_asset: 'USDT', to_asset: 'ETH', from_amount: '10' }), 'service_unavailable', 400);
+    await ledgerOk();
+  });
+
+  it('the operator manages directions', async () => {
+    const list = await admin(service, 'GET', '/admin/v1/exchange/directions?environment=production&limit=100');
+    assert.equal(list.body.data.length, 10);
+    const d = await admin(service, 'GET', '/admin/v1/exchange/directions/exd_p_usdt_btc');
+    assert.equal(d.body.fee_side, 'to');
+    assert.equal(d.body.min_kyc_level, 1);
+    assert.equal(d.body.min_amount, '1.000000');
+    const created = await admin(service, 'POST', '/admin/v1/exchange/directions', { environment: 'sandbox', from_asset: 'eur', to_asset: 'usd', fee_side: 'from', min_amount: '1', fee_bps: 5 });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.from_asset, 'EUR');
+    assert.equal((await admin(service, 'POST', '/admin/v1/exchange/directions', { environment: 'sandbox', from_asset: 'EUR', to_asset: 'USD', fee_side: 'from', min_amount: '1' })).body.code, 'duplicate_resource');
+    const m = await member();
+    await client.deposits.create({ member_id: m, asset: 'EUR', amount: '10', tx_hash: `t-${randomUUID()}` });
+    const q = await client.exchange.quote({ from_asset: 'EUR', to_asset: 'USD', from_amount: '10' }, { onBehalfOf: m });
+    assert.equal(q.fee_amount, '0.01');
+  });
+});
