@@ -61,27 +61,6 @@ export async function externalIdOf(trx: Transaction<Database>, memberId: string)
   return m?.external_member_id ?? '';
 }
 
-/**
- * Claims up to `batchMax` due open orders (SKIP LOCKED, so concurrent processes take different
- * ones); the claim pushes next_check_at out by `leaseSeconds`.
- */
-export async function claimDueOrders(db: Kysely<Database>, batchMax: number, leaseSeconds: number): Promise<QrOrderRow[]> {
-  return db
-    .updateTable('qrpay_orders')
-    .set({ next_check_at: sql<Date>`now() + make_interval(secs => ${leaseSeconds})` as unknown as Date })
-    .where('id', 'in', (eb) => eb
-      .selectFrom('qrpay_orders')
-      .select('id')
-      .where('status', 'in', openStatuses)
-      .where('next_check_at', '<=', sql<Date>`now()`)
-      .orderBy('next_check_at')
-      .limit(batchMax)
-      .forUpdate()
-      .skipLocked())
-    .returningAll()
-    .execute();
-}
-
 const statusesOf = (s: PublicStatus): QrPayOrderStatus[] => (s === 'processing' ? ['processing', 'suspended'] : [s]);
 
 /** The caller's orders (a member's: its own), optionally of one public status; for keysetPage. */

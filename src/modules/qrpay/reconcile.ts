@@ -1,9 +1,8 @@
 /** Reconciliation: open orders re-queried with the provider until their outcome is known. */
 import type { ServiceContext } from '../../service-context.js';
-import { reportFailure } from '../../jobs/failures.js';
-import { applyDecision } from './apply.js';
+import { reconcilePass } from '../../upstreams/order-store.js';
+import { applyDecision, qrpayOrders } from './apply.js';
 import { callInFlight, callOf, safely } from './provider.js';
-import { claimDueOrders } from './queries.js';
 import { decideOnQuery, isOpen } from './state.js';
 import type { QrOrderRow } from './tables.js';
 
@@ -27,20 +26,17 @@ export async function reconcileOrder(ctx: ServiceContext, order: QrOrderRow): Pr
 }
 
 /**
- * One reconciliation pass: claims up to `batchMax` due open orders (SKIP LOCKED, so concurrent
- * processes take different ones; the claim pushes next_check_at out by a lease), then re-queries
+ * One reconciliation pass (the shared one, src/upstreams/order-store.ts): claims up to `batchMax`
+ * due open orders (SKIP LOCKED; the claim pushes next_check_at out by a lease), then re-queries
  * each outside any transaction. Answers how many were looked at. An order whose re-query fails
  * is logged and counted (`background_failures_total{job="qrpay.reconcile"}`); its lease lapses
  * and a later pass tries again.
  */
-export async function reconcileDueOrders(ctx: ServiceContext, batchMax = reconcileBatchMax): Promise<number> {
-  const claimed = await claimDueOrders(ctx.db, batchMax, reconcileLeaseSeconds);
-  for (const order of claimed) {
-    try {
-      await reconcileOrder(ctx, order);
-    } catch (err) {
-      reportFailure(ctx, { job: reconcileJobName, attempt: order.check_count + 1 }, err, `QR payment ${order.id}: reconciliation failed; retried after the lease`);
-    }
-  }
-  return claimed.length;
+export function reconcileDueOrders(ctx: ServiceContext, batchMax = reconcileBatchMax): Promise<number> {
+  return reconcilePass<QrOrderRow>(ctx, qrpayOrders, {
+    job: reconcileJobName,
+    batchMax,
+    leaseSeconds: reconcileLeaseSeconds,
+    failureMessage: (order) => `QR payment ${order.id}: reconciliation failed; retried after the lease`,
+  }, (order) => reconcileOrder(ctx, order));
 }

@@ -1,8 +1,10 @@
 import type { QrPayOrderStatus, QrPayUpstreamOutcome } from './tables.js';
-import { providerStatusOf, type CallOutcome, type StatusOutcome } from '../../upstreams/types.js';
+import type { CallOutcome, StatusOutcome } from '../../upstreams/types.js';
+import { decideOnCallAnswer, decideOnQueryAnswer, openOrderStatuses, recheckDelayMs, type UpstreamAlertKind } from '../../upstreams/order-lifecycle.js';
 
 /**
- * The QR payment order state machine (pure). Our states:
+ * The QR payment order state machine (pure; the provider-answer rules are the shared ones of
+ * src/upstreams/order-lifecycle.ts). Our states:
  *
  *   processing ──complete──▶ completed ──refund──▶ refunded
  *        │  ╲──fail──▶ failed
@@ -22,13 +24,13 @@ export type Decision =
   /** The provider already refunded a payment we still had open: complete, then refund. */
   | { kind: 'complete_and_refund'; providerOrderId?: string; providerStatus?: string }
   | { kind: 'fail'; reason: FailureReason; providerOrderId?: string; providerStatus?: string }
-  | { kind: 'suspend'; alertKind: 'upstream.unknown_status' | 'upstream.order_missing'; providerOrderId?: string; providerStatus: string }
+  | { kind: 'suspend'; alertKind: UpstreamAlertKind; providerOrderId?: string; providerStatus: string }
   /** Stays open; records what the provider said. */
   | { kind: 'wait'; outcome: QrPayUpstreamOutcome; providerOrderId?: string; providerStatus?: string }
   /** Nothing learnt (the query itself failed, or nothing changes). */
   | { kind: 'none' };
 
-export const openStatuses: readonly QrPayOrderStatus[] = ['processing', 'suspended'];
+export const openStatuses: readonly QrPayOrderStatus[] = openOrderStatuses;
 
 export function isOpen(status: QrPayOrderStatus): boolean {
   return openStatuses.includes(status);
@@ -38,18 +40,9 @@ export function publicStatus(status: QrPayOrderStatus): PublicStatus {
   return status === 'suspended' ? 'processing' : status;
 }
 
-/** What the answer of the payment call means for a new order. */
+/** What the answer of the payment call means for a new order (the shared rules, order-lifecycle.ts). */
 export function decideOnCall(answer: CallOutcome): Decision {
-  switch (answer.kind) {
-    case 'rejected':
-      return { kind: 'fail', reason: 'upstream_rejected' };
-    case 'timeout':
-      return { kind: 'wait', outcome: 'timeout' };
-    case 'unknown':
-      return { kind: 'wait', outcome: 'unknown' };
-    case 'accepted':
-      return fromProviderStatus(answer.providerOrderId, answer.status, 'processing');
-  }
+  return decideOnCallAnswer(answer, 'complete_and_refund');
 }
 
 export interface OrderFacts {
@@ -59,50 +52,9 @@ export interface OrderFacts {
   callAgeMs: number;
 }
 
-/**
- * What a status query's answer means for an open order. A `not_found` is taken as "the provider
- * never received the payment" only once the call is older than `notFoundGraceMs` (a request still
- * in flight could land later) and only if the provider never acknowledged it; a missing order it
- * had accepted is an anomaly for the operator.
- */
+/** What a status query's answer means for an open order (the shared rules, order-lifecycle.ts). */
 export function decideOnQuery(order: OrderFacts, answer: StatusOutcome, notFoundGraceMs: number): Decision {
-  if (!isOpen(order.status)) return { kind: 'none' };
-  switch (answer.kind) {
-    case 'timeout':
-    case 'unknown':
-      return { kind: 'none' };
-    case 'not_found':
-      if (order.callAgeMs < notFoundGraceMs) return { kind: 'none' };
-      if (order.upstreamOutcome === 'accepted') {
-        return order.status === 'suspended' ? { kind: 'none' } : { kind: 'suspend', alertKind: 'upstream.order_missing', providerStatus: 'not_found' };
-      }
-      return { kind: 'fail', reason: 'upstream_not_found' };
-    case 'found':
-      return fromProviderStatus(answer.providerOrderId, answer.status, order.status);
-  }
+  return decideOnQueryAnswer(order, answer, notFoundGraceMs, 'complete_and_refund');
 }
 
-function fromProviderStatus(providerOrderId: string, raw: string, current: QrPayOrderStatus): Decision {
-  const status = providerStatusOf(raw);
-  switch (status) {
-    case 'succeeded':
-      return { kind: 'complete', providerOrderId, providerStatus: raw };
-    case 'failed':
-      return { kind: 'fail', reason: 'upstream_failed', providerOrderId, providerStatus: raw };
-    case 'refunded':
-      return { kind: 'complete_and_refund', providerOrderId, providerStatus: raw };
-    case 'processing':
-      return { kind: 'wait', outcome: 'accepted', providerOrderId, providerStatus: raw };
-    case undefined:
-      // Already suspended: the same answer again changes nothing (the alert was raised once).
-      if (current === 'suspended') return { kind: 'wait', outcome: 'accepted', providerOrderId, providerStatus: raw };
-      return { kind: 'suspend', alertKind: 'upstream.unknown_status', providerOrderId, providerStatus: raw };
-  }
-}
-
-/** Delay before the next re-query of an open order: base·2^(checks-1), capped; base 0 means at once. */
-export function recheckDelayMs(checks: number, baseMs: number, maxMs: number): number {
-  if (baseMs <= 0) return 0;
-  const exponent = Math.min(Math.max(0, checks - 1), 30);
-  return Math.min(maxMs, baseMs * 2 ** exponent);
-}
+export { recheckDelayMs };

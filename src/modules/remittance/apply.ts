@@ -1,20 +1,31 @@
 /**
  * Applying what the provider (or the operator) said to a remittance order: each transition is one
  * conditional UPDATE (the claim), and only the transaction that won it posts the ledger entry
- * (itself unique by order and kind) and writes the `remittance.order.*` event.
+ * (itself unique by order and kind) and writes the `remittance.order.*` event. The claims, the
+ * suspension and the re-query schedule are the shared lifecycle's (src/upstreams/order-store.ts);
+ * remittance keeps its table, entries, events and the payout date.
  */
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { minorFromDb, postEntry, recordEvent, type EntryLine } from '../../ledger/index.js';
+import { applyAndSchedule, claimMove, providerFields as lifecycleFields, recordWait, suspendOrder, type OrderStore } from '../../upstreams/order-store.js';
 import { raiseAlert } from '../alerts/queries.js';
 import { externalIdOf } from './order-queries.js';
 import { remitCompleteLines, remitEntryKinds, remitFailLines, remitReferenceType, remitReturnLines, type OrderMoney } from './rules.js';
-import { isOpen, movesFrom, openStatuses, publicStatus, recheckDelayMs, type Decision, type FailureReason } from './state.js';
+import { movesFrom, publicStatus, type Decision, type FailureReason } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 
-/** Re-queries after which an order still open raises one `upstream.reconciliation_stalled` alert. */
-export const reconcileStalledAfterChecks = 20;
+export { reconcileStalledAfterChecks } from '../../upstreams/order-lifecycle.js';
+
+/** Remittance orders as the shared lifecycle sees them. */
+export const remitOrders: OrderStore = {
+  table: 'remit_orders',
+  object: 'remittance_order',
+  label: 'Remittance',
+  providerHolds: 'a payout',
+  raiseAlert,
+};
 
 export async function emitOrderEvent(trx: Transaction<Database>, row: RemitOrderRow): Promise<void> {
   const status = publicStatus(row.status);
@@ -50,13 +61,7 @@ const terminal = {
 /** Moves an order to a terminal status exactly once (undefined when it is not in a state it may leave). */
 async function moveTo(trx: Transaction<Database>, id: string, to: Terminal, fields: Record<string, unknown>): Promise<RemitOrderRow | undefined> {
   const move = terminal[to];
-  const claimed = await trx
-    .updateTable('remit_orders')
-    .set((eb) => ({ ...fields, status: to, status_version: eb('status_version', '+', 1), [move.at]: sql`now()`, updated_at: new Date() }))
-    .where('id', '=', id)
-    .where('status', 'in', [...movesFrom[to]])
-    .returningAll()
-    .executeTakeFirst();
+  const claimed = await claimMove<RemitOrderRow>(trx, remitOrders, id, { to, from: movesFrom[to], at: move.at, fields });
   if (!claimed) return undefined;
   await post(trx, claimed, move.kind, move.lines(moneyOf(claimed)));
   await emitOrderEvent(trx, claimed);
@@ -70,8 +75,7 @@ interface ProviderFacts {
 }
 
 const providerFields = (d: ProviderFacts) => ({
-  ...(d.providerOrderId ? { provider_order_id: d.providerOrderId } : {}),
-  ...(d.providerStatus ? { provider_status: d.providerStatus } : {}),
+  ...lifecycleFields(d),
   ...(d.payoutDate ? { payout_date: d.payoutDate } : {}),
 });
 
@@ -82,28 +86,6 @@ const completeIn = (trx: Transaction<Database>, id: string, d: ProviderFacts) =>
   moveTo(trx, id, 'completed', { upstream_outcome: 'accepted', ...providerFields(d), next_check_at: null });
 
 export const returnIn = (trx: Transaction<Database>, id: string, d: ProviderFacts = {}) => moveTo(trx, id, 'returned', providerFields(d));
-
-async function suspendIn(trx: Transaction<Database>, id: string, d: Extract<Decision, { kind: 'suspend' }>): Promise<void> {
-  // Ours, not the caller's: status_version (which orders the caller's view) does not move.
-  const claimed = await trx
-    .updateTable('remit_orders')
-    .set({ status: 'suspended', upstream_outcome: 'accepted', ...providerFields(d), updated_at: new Date() })
-    .where('id', '=', id)
-    .where('status', '=', 'processing')
-    .returningAll()
-    .executeTakeFirst();
-  if (!claimed) return;
-  await raiseAlert(trx, {
-    kind: d.alertKind,
-    merchantId: claimed.merchant_id,
-    environment: claimed.environment,
-    object: 'remittance_order',
-    objectId: claimed.id,
-    message: d.alertKind === 'upstream.unknown_status'
-      ? `Remittance ${claimed.id}: the provider answered a status outside our enumeration (${d.providerStatus}); the order is suspended with its funds frozen until an operator resolves it.`
-      : `Remittance ${claimed.id}: the provider no longer finds a payout it had accepted; suspended with its funds frozen.`,
-  });
-}
 
 async function applyIn(trx: Transaction<Database>, id: string, decision: Decision, source: 'call' | 'query'): Promise<void> {
   switch (decision.kind) {
@@ -121,19 +103,11 @@ async function applyIn(trx: Transaction<Database>, id: string, decision: Decisio
       await failIn(trx, id, decision.reason, decision);
       break;
     case 'suspend':
-      await suspendIn(trx, id, decision);
+      await suspendOrder(trx, remitOrders, id, decision, providerFields(decision));
       break;
-    case 'wait': {
-      let q = trx
-        .updateTable('remit_orders')
-        .set({ upstream_outcome: decision.outcome, ...providerFields(decision), updated_at: new Date() })
-        .where('id', '=', id)
-        .where('status', 'in', openStatuses);
-      // A late call answer never overwrites what a query has learnt since.
-      if (source === 'call') q = q.where('upstream_outcome', '=', 'pending');
-      await q.execute();
+    case 'wait':
+      await recordWait(trx, remitOrders, id, decision.outcome, providerFields(decision), source);
       break;
-    }
     case 'none':
       break;
   }
@@ -144,32 +118,6 @@ async function applyIn(trx: Transaction<Database>, id: string, decision: Decisio
  * open. `source`: `call` for the payout call's answer, `query` for a status query (counted in
  * check_count, which drives the backoff).
  */
-export async function applyDecision(ctx: ServiceContext, id: string, decision: Decision, source: 'call' | 'query'): Promise<RemitOrderRow> {
-  return ctx.db.transaction().execute(async (trx) => {
-    await applyIn(trx, id, decision, source);
-    const row = await trx.selectFrom('remit_orders').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    if (!isOpen(row.status)) return row;
-    const checks = row.check_count + (source === 'query' ? 1 : 0);
-    if (source === 'query' && checks === reconcileStalledAfterChecks) {
-      await raiseAlert(trx, {
-        kind: 'upstream.reconciliation_stalled',
-        merchantId: row.merchant_id,
-        environment: row.environment,
-        object: 'remittance_order',
-        objectId: row.id,
-        message: `Remittance ${row.id} is still unresolved after ${checks} status queries (last provider status: ${row.provider_status ?? 'none'}); its funds stay frozen.`,
-      });
-    }
-    const delayMs = recheckDelayMs(Math.max(1, checks), ctx.config.upstreamReconcileDelayMs, ctx.config.upstreamReconcileMaxDelayMs);
-    return trx
-      .updateTable('remit_orders')
-      .set({
-        check_count: checks,
-        next_check_at: sql<Date>`now() + make_interval(secs => ${delayMs / 1000})` as unknown as Date,
-        ...(source === 'query' ? { last_checked_at: sql<Date>`now()` as unknown as Date } : {}),
-      })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-  });
+export function applyDecision(ctx: ServiceContext, id: string, decision: Decision, source: 'call' | 'query'): Promise<RemitOrderRow> {
+  return applyAndSchedule<RemitOrderRow>(ctx, remitOrders, id, source, (trx) => applyIn(trx, id, decision, source));
 }

@@ -11,7 +11,8 @@ import type { ServiceContext } from '../../service-context.js';
 import { minorFromDb } from '../../ledger/index.js';
 import { RetryLater } from '../../jobs/types.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import { applyDecision, emitOrderEvent, failIn } from './apply.js';
+import { orderNowSql } from '../../upstreams/order-store.js';
+import { applyDecision, emitOrderEvent, failIn, remitOrders } from './apply.js';
 import { findOrder } from './order-queries.js';
 import { entityById } from './queries.js';
 import { decideOnCall } from './state.js';
@@ -59,7 +60,7 @@ async function claimDispatch(ctx: ServiceContext, id: string): Promise<RemitOrde
         dispatch_started_at: sql<Date>`now()` as unknown as Date,
         // Should this process stop during the call, reconciliation takes the order over.
         next_check_at: sql<Date>`now() + make_interval(secs => ${(ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000})` as unknown as Date,
-        updated_at: new Date(),
+        updated_at: orderNowSql(remitOrders),
       }))
       .where('id', '=', id)
       .where('status', '=', 'pending')

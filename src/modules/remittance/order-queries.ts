@@ -1,9 +1,9 @@
 /** Remittance orders' SQL: reads, the daily totals behind the limits, and the reconciliation claim. */
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { minorFromDb } from '../../ledger/index.js';
 import { withPrefix } from '../../platform/ids.js';
-import { openStatuses, statusesOf, type PublicStatus } from './state.js';
+import { statusesOf, type PublicStatus } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 import type { Db } from './queries.js';
 
@@ -54,24 +54,6 @@ export async function dailyTotals(trx: Transaction<Database>, corridorId: string
     .where('status', '!=', 'failed')
     .executeTakeFirstOrThrow();
   return { member: minorFromDb(row.member), merchant: minorFromDb(row.merchant) };
-}
-
-/** Claims up to `batchMax` due open orders (SKIP LOCKED); the claim pushes next_check_at out by a lease. */
-export async function claimDueOrders(db: Kysely<Database>, batchMax: number, leaseSeconds: number): Promise<RemitOrderRow[]> {
-  return db
-    .updateTable('remit_orders')
-    .set({ next_check_at: sql<Date>`now() + make_interval(secs => ${leaseSeconds})` as unknown as Date })
-    .where('id', 'in', (eb) => eb
-      .selectFrom('remit_orders')
-      .select('id')
-      .where('status', 'in', openStatuses)
-      .where('next_check_at', '<=', sql<Date>`now()`)
-      .orderBy('next_check_at')
-      .limit(batchMax)
-      .forUpdate()
-      .skipLocked())
-    .returningAll()
-    .execute();
 }
 
 export async function externalIdOf(db: Db, memberId: string): Promise<string> {

@@ -95,7 +95,8 @@ export async function createOrder(ctx: ServiceContext, trx: Transaction<Database
   if (price.payoutAmount <= 0n) throw new ApiError('amount_out_of_range', 'The amount converts to nothing.');
 
   // Daily limits on the merchant's clock: the day the order counts against is its own day.
-  const day = (await ctx.clock.now(trx, caller)).toISOString().slice(0, 10);
+  const now = await ctx.clock.now(trx, caller);
+  const day = now.toISOString().slice(0, 10);
   await lockDailyTotals(trx, corridor.id, caller.memberId, caller.merchantId);
   const breach = limitBreach(price.payoutAmount, corridor.limits, await dailyTotals(trx, corridor.id, day, caller.memberId, caller.merchantId));
   if (breach?.kind === 'amount_out_of_range') throw new ApiError('amount_out_of_range', 'The payout is below the corridor\'s minimum.');
@@ -131,7 +132,8 @@ export async function createOrder(ctx: ServiceContext, trx: Transaction<Database
       completed_at: null,
       failed_at: null,
       returned_at: null,
-      updated_at: new Date(),
+      created_at: now,
+      updated_at: now,
     })
     .returningAll()
     .executeTakeFirstOrThrow();

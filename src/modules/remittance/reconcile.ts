@@ -1,10 +1,10 @@
 /** Reconciliation of remittance orders: open orders re-queried with the provider until their outcome is known; returns. */
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import { reportFailure } from '../../jobs/failures.js';
+import { reconcilePass } from '../../upstreams/order-store.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import { applyDecision } from './apply.js';
-import { claimDueOrders, findOrder, type OrderCaller } from './order-queries.js';
+import { applyDecision, remitOrders } from './apply.js';
+import { findOrder, type OrderCaller } from './order-queries.js';
 import { decideOnQuery, decideOnReturnCheck, isOpen } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 
@@ -16,30 +16,31 @@ export const reconcileJobName = 'remittance.reconcile';
 
 const callOf = (o: RemitOrderRow) => ({ merchantId: o.merchant_id, environment: o.environment });
 
-/** Whether the order's payout call may still be running (its deadline has not passed). */
+/**
+ * Whether the order's payout call may still be running (its deadline has not passed). Real time,
+ * not the merchant's clock: it is about a network call in flight, which an advance does not end.
+ */
 function callInFlight(ctx: ServiceContext, o: RemitOrderRow): boolean {
-  return o.upstream_outcome === 'pending' && o.dispatch_started_at !== null && Date.now() - new Date(o.dispatch_started_at).getTime() < ctx.config.upstreamCallTimeoutMs;
+  return o.upstream_outcome === 'pending' && o.dispatch_started_at !== null && ctx.clock.real().getTime() - new Date(o.dispatch_started_at).getTime() < ctx.config.upstreamCallTimeoutMs;
 }
 
 export async function reconcileOrder(ctx: ServiceContext, order: RemitOrderRow): Promise<RemitOrderRow> {
   if (!isOpen(order.status) || callInFlight(ctx, order)) return order;
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.remittance.status(callOf(order), order.id));
-  const callAgeMs = order.dispatch_started_at === null ? Number.MAX_SAFE_INTEGER : Date.now() - new Date(order.dispatch_started_at).getTime();
+  // Real time, like the call it measures (the provider's not-found grace runs on the provider's clock).
+  const callAgeMs = order.dispatch_started_at === null ? Number.MAX_SAFE_INTEGER : ctx.clock.real().getTime() - new Date(order.dispatch_started_at).getTime();
   const decision = decideOnQuery({ status: order.status, upstreamOutcome: order.upstream_outcome, callAgeMs }, answer, ctx.config.upstreamNotFoundGraceMs);
   return applyDecision(ctx, order.id, decision, 'query');
 }
 
-/** One pass: claims due open orders (SKIP LOCKED) and re-queries each outside any transaction. */
-export async function reconcileDueOrders(ctx: ServiceContext, batchMax = reconcileBatchMax): Promise<number> {
-  const claimed = await claimDueOrders(ctx.db, batchMax, reconcileLeaseSeconds);
-  for (const order of claimed) {
-    try {
-      await reconcileOrder(ctx, order);
-    } catch (err) {
-      reportFailure(ctx, { job: reconcileJobName, attempt: order.check_count + 1 }, err, `remittance ${order.id}: reconciliation failed; retried after the lease`);
-    }
-  }
-  return claimed.length;
+/** One pass (the shared one, src/upstreams/order-store.ts): claims due open orders (SKIP LOCKED) and re-queries each outside any transaction. */
+export function reconcileDueOrders(ctx: ServiceContext, batchMax = reconcileBatchMax): Promise<number> {
+  return reconcilePass<RemitOrderRow>(ctx, remitOrders, {
+    job: reconcileJobName,
+    batchMax,
+    leaseSeconds: reconcileLeaseSeconds,
+    failureMessage: (order) => `remittance ${order.id}: reconciliation failed; retried after the lease`,
+  }, (order) => reconcileOrder(ctx, order));
 }
 
 /**

@@ -1,0 +1,119 @@
+/**
+ * The lifecycle every area shares for an order handed to a provider (QR payments, remittance
+ * payouts, card top-ups next), as pure rules: what the provider's answer to the call, or to a
+ * later status query, means for the order. Each area keeps its own states around this core (its
+ * table, ledger entries and events) and names its own "the provider already reversed it" decision
+ * (`complete_and_refund`, `complete_and_return`, …).
+ *
+ *   processing ──complete──▶ completed ──reverse──▶ (refunded / returned)
+ *        │  ╲──fail──▶ failed
+ *        └──suspend──▶ suspended ──complete / fail──▶ (as above)
+ *
+ * `processing` carries what the provider last told us (`upstream_outcome`): `pending` while the
+ * call is in flight, `accepted` once the provider has it, `timeout` / `unknown` when the call's
+ * outcome is unknown (never failed on that alone). `suspended` is ours: the provider answered a
+ * state outside our enumeration; callers still see `processing` and an operator is alerted.
+ */
+import { providerStatusOf, type CallOutcome, type StatusOutcome } from './types.js';
+
+/** The statuses in which an order waits for the provider (re-queried by reconciliation). */
+export const openOrderStatuses = ['processing', 'suspended'] as const;
+export type OpenOrderStatus = (typeof openOrderStatuses)[number];
+
+export function isOpenOrder(status: string): status is OpenOrderStatus {
+  return (openOrderStatuses as readonly string[]).includes(status);
+}
+
+/** Re-queries after which an order still open raises one `upstream.reconciliation_stalled` alert. */
+export const reconcileStalledAfterChecks = 20;
+
+export type UpstreamAlertKind = 'upstream.unknown_status' | 'upstream.order_missing';
+export type LifecycleFailureReason = 'upstream_rejected' | 'upstream_not_found' | 'upstream_failed';
+export type LifecycleOutcome = 'accepted' | 'timeout' | 'unknown';
+
+/** What the provider said of an order, recorded on it (only the facts given). */
+export interface ProviderFacts {
+  providerOrderId?: string;
+  providerStatus?: string;
+}
+
+/** A decision of the shared rules; `Reverse` is the area's name for "complete, then reverse". */
+export type LifecycleDecision<Reverse extends string> =
+  | ({ kind: 'complete' } & ProviderFacts)
+  /** The provider already reversed (refunded, returned) an order we still had open. */
+  | ({ kind: Reverse } & ProviderFacts)
+  | ({ kind: 'fail'; reason: LifecycleFailureReason } & ProviderFacts)
+  | { kind: 'suspend'; alertKind: UpstreamAlertKind; providerOrderId?: string; providerStatus: string }
+  /** Stays open; records what the provider said. */
+  | ({ kind: 'wait'; outcome: LifecycleOutcome } & ProviderFacts)
+  /** Nothing learnt (the query itself failed, or nothing changes). */
+  | { kind: 'none' };
+
+/** What the answer of the provider call means for an order just handed over. */
+export function decideOnCallAnswer<Reverse extends string>(answer: CallOutcome<unknown>, reverse: Reverse): LifecycleDecision<Reverse> {
+  switch (answer.kind) {
+    case 'rejected':
+      return { kind: 'fail', reason: 'upstream_rejected' };
+    case 'timeout':
+      return { kind: 'wait', outcome: 'timeout' };
+    case 'unknown':
+      return { kind: 'wait', outcome: 'unknown' };
+    case 'accepted':
+      return fromProviderStatus(answer.providerOrderId, answer.status, 'processing', reverse);
+  }
+}
+
+export interface OpenOrderFacts {
+  status: string;
+  /** What the provider last told us (`upstream_outcome`). */
+  upstreamOutcome: string;
+  /** Milliseconds since the provider call started. */
+  callAgeMs: number;
+}
+
+/**
+ * What a status query's answer means for an open order. A `not_found` is taken as "the provider
+ * never received it" only once the call is older than `notFoundGraceMs` (a request still in
+ * flight could land later) and only if the provider never acknowledged it; a missing order it had
+ * accepted is an anomaly for the operator. A query that fails teaches nothing.
+ */
+export function decideOnQueryAnswer<Reverse extends string>(order: OpenOrderFacts, answer: StatusOutcome, notFoundGraceMs: number, reverse: Reverse): LifecycleDecision<Reverse> {
+  if (!isOpenOrder(order.status)) return { kind: 'none' };
+  switch (answer.kind) {
+    case 'timeout':
+    case 'unknown':
+      return { kind: 'none' };
+    case 'not_found':
+      if (order.callAgeMs < notFoundGraceMs) return { kind: 'none' };
+      if (order.upstreamOutcome === 'accepted') {
+        return order.status === 'suspended' ? { kind: 'none' } : { kind: 'suspend', alertKind: 'upstream.order_missing', providerStatus: 'not_found' };
+      }
+      return { kind: 'fail', reason: 'upstream_not_found' };
+    case 'found':
+      return fromProviderStatus(answer.providerOrderId, answer.status, order.status, reverse);
+  }
+}
+
+function fromProviderStatus<Reverse extends string>(providerOrderId: string, raw: string, current: OpenOrderStatus, reverse: Reverse): LifecycleDecision<Reverse> {
+  switch (providerStatusOf(raw)) {
+    case 'succeeded':
+      return { kind: 'complete', providerOrderId, providerStatus: raw };
+    case 'failed':
+      return { kind: 'fail', reason: 'upstream_failed', providerOrderId, providerStatus: raw };
+    case 'refunded':
+      return { kind: reverse, providerOrderId, providerStatus: raw };
+    case 'processing':
+      return { kind: 'wait', outcome: 'accepted', providerOrderId, providerStatus: raw };
+    case undefined:
+      // Already suspended: the same answer again changes nothing (the alert was raised once).
+      if (current === 'suspended') return { kind: 'wait', outcome: 'accepted', providerOrderId, providerStatus: raw };
+      return { kind: 'suspend', alertKind: 'upstream.unknown_status', providerOrderId, providerStatus: raw };
+  }
+}
+
+/** Delay before the next re-query of an open order: base·2^(checks-1), capped; base 0 means at once. */
+export function recheckDelayMs(checks: number, baseMs: number, maxMs: number): number {
+  if (baseMs <= 0) return 0;
+  const exponent = Math.min(Math.max(0, checks - 1), 30);
+  return Math.min(maxMs, baseMs * 2 ** exponent);
+}
