@@ -130,6 +130,15 @@ export function onlyTightens(before: Limits, after: Limits): boolean {
   });
 }
 
+/**
+ * What stays when a push of limits fails: per layer the tighter of the confirmed and the requested
+ * value (0 = no limit, so any limit is tighter than none). Two consistent sets give a consistent set.
+ */
+export function tighterLimits(confirmed: Limits, requested: Limits): Limits {
+  const t = (a: bigint, b: bigint) => (a === 0n ? b : b === 0n ? a : a < b ? a : b);
+  return { single: t(confirmed.single, requested.single), daily: t(confirmed.daily, requested.daily), monthly: t(confirmed.monthly, requested.monthly) };
+}
+
 export const merchantRuleListMax = 200;
 export const mccShape = /^[0-9]{4}$/;
 export const merchantNameLengthMax = 100;
