@@ -13,6 +13,7 @@ import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
+import { getHostedPage, postHostedPage, testHostedScreenKey } from './support/hosted.js';
 
 const address = { address: '2 Market St', city: 'San Francisco', state: 'CA', country: 'US', postal_code: '94105' };
 
@@ -20,7 +21,7 @@ describe('card controls', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
   before(async () => {
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0 } });
+    service = await startTestService({ config: { simulatorConfirmDelayMs: 0, hostedScreenKey: testHostedScreenKey } });
     ({ client } = await newMerchantClient(service));
   });
   after(async () => {
@@ -376,6 +377,70 @@ describe('card controls', () => {
       await expectCode(client.request({ method: 'POST', path: `/v1/cards/${id}/cvv/unblock`, onBehalfOf: m, idempotencyKey: false }), 'idempotency_key_required');
       await setStatus(id, 'closed');
       await expectCode(client.cards.unblockCvv(id, { onBehalfOf: m }), 'state_invalid');
+    });
+  });
+
+  describe('POST /v1/cards/{id}/secure-session and the reveal screen', () => {
+    // A merchant per group: the orders bucket allows 120 writes a minute.
+    before(async () => { ({ client } = await newMerchantClient(service)); });
+
+    it('the member sees number, expiry and CVV once, on the page only; the API and the database never hold them', async () => {
+      const { m, id } = await virtualCard();
+      const card = await client.cards.get(id, { onBehalfOf: m });
+      const ticket = await client.cards.createSecureSession(id, { onBehalfOf: m });
+      assert.match(ticket.id, /^kyc_[0-9a-f]{32}$/);
+      assert.deepEqual(Object.keys(ticket).sort(), ['expires_at', 'hosted_url', 'id']);
+      const first = await getHostedPage(service, ticket.hosted_url);
+      assert.equal(first.status, 200);
+      assert.match(String(first.headers['cache-control']), /no-store/);
+      assert.ok(first.text.includes(card.last4));
+      assert.ok(!/\b\d{4} \d{4} \d{4} \d{4}\b/.test(first.text), 'the first view shows no number');
+      const shown = await postHostedPage(service, ticket.hosted_url, { fields: { csrf_token: first.csrfToken! }, cookie: first.cookie });
+      assert.equal(shown.status, 200, shown.text);
+      assert.match(String(shown.headers['cache-control']), /no-store/);
+      const number = /(\d{4} \d{4} \d{4} \d{4})/.exec(shown.text)?.[1]?.replaceAll(' ', '');
+      assert.ok(number, shown.text);
+      assert.ok(number.endsWith(card.last4));
+      const expiry = `${String(card.exp_month).padStart(2, '0')}/${String(card.exp_year % 100).padStart(2, '0')}`;
+      assert.ok(shown.text.includes(expiry));
+      const cvv = /Security code \(CVV\)<\/dt><dd>(\d{3})</.exec(shown.text)?.[1];
+      assert.ok(cvv, 'the CVV is on the page');
+      // Single use: the link is spent.
+      const again = await getHostedPage(service, ticket.hosted_url);
+      assert.ok(!again.text.includes(number.slice(0, 4) + ' '), 'not shown twice');
+      // Never in the API nor the database.
+      assert.ok(!JSON.stringify(await client.cards.get(id, { onBehalfOf: m })).includes(number));
+      const dump = JSON.stringify(await Promise.all(['cards', 'hosted_tickets', 'events', 'idempotency_keys', 'upstream_sim_orders'].map((t) =>
+        service.ctx.db.selectFrom(t as 'cards').selectAll().execute())), (_k, v) => (typeof v === 'bigint' ? String(v) : v));
+      assert.ok(!dump.includes(number), 'the number is stored nowhere');
+    });
+
+    it('an issuer fault leaves the link usable; closed cards and other members are refused', async () => {
+      const { m, id } = await virtualCard();
+      const ticket = await client.cards.createSecureSession(id, { onBehalfOf: m });
+      const page = await getHostedPage(service, ticket.hosted_url);
+      await inject('unknown');
+      let res;
+      try {
+        res = await postHostedPage(service, ticket.hosted_url, { fields: { csrf_token: page.csrfToken! }, cookie: page.cookie });
+      } finally {
+        await inject('success');
+      }
+      assert.equal(res.status, 400);
+      assert.match(res.text, /cannot be shown right now/);
+      const retry = await getHostedPage(service, ticket.hosted_url, { cookie: page.cookie });
+      const ok = await postHostedPage(service, ticket.hosted_url, { fields: { csrf_token: retry.csrfToken! }, cookie: retry.cookie });
+      assert.equal(ok.status, 200);
+      assert.match(ok.text, /Card number/);
+      await expectCode(client.cards.createSecureSession(id, { onBehalfOf: await member() }), 'not_found', 404);
+      await setStatus(id, 'closed');
+      await expectCode(client.cards.createSecureSession(id, { onBehalfOf: m }), 'state_invalid');
+    });
+
+    it('needs the restricted scope cards:secure', async () => {
+      const { m, id } = await virtualCard();
+      const limited = await newMerchantClient(service, { scopes: ['cards:write', 'members:write'] });
+      await expectCode(limited.client.cards.createSecureSession(id, { onBehalfOf: m }), 'insufficient_scope', 403);
     });
   });
 });

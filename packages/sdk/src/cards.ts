@@ -58,6 +58,8 @@ export interface CardsResource {
   updateBillingAddress(id: string, body: CardAddress, opts: Opts): Promise<{ id: string; billing_address: CardAddress }>;
   /** POST /v1/cards/{id}/cvv/unblock (5 per member per hour); read `cvv_blocked` from `get`. */
   unblockCvv(id: string, opts: Opts): Promise<{ unblocked: true }>;
+  /** POST /v1/cards/{id}/secure-session (scope `cards:secure`): the hosted reveal screen; the card details are only ever on that page. */
+  createSecureSession(id: string, opts: Opts): Promise<CardTicket>;
   /** Sandbox: POST /v1/sandbox/cards/applications/{id}/advance. */
   sandboxAdvanceApplication(id: string, to: 'need_docs' | 'approved' | 'rejected', opts?: { idempotencyKey?: string }): Promise<CardApplication>;
   /** Sandbox: POST /v1/sandbox/cards/{id}/ship. */
@@ -85,6 +87,7 @@ export function createCardsResource(host: CardsHost): CardsResource {
     deleteMerchantRules: (id, o) => host.request({ method: 'DELETE', path: `/v1/cards/${seg(id)}/merchant-rules`, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
     updateBillingAddress: (id, body, o) => host.request({ method: 'PATCH', path: `/v1/cards/${seg(id)}/billing-address`, body, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
     unblockCvv: (id, o) => host.request({ method: 'POST', path: `/v1/cards/${seg(id)}/cvv/unblock`, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
+    createSecureSession: (id, o) => host.request({ method: 'POST', path: `/v1/cards/${seg(id)}/secure-session`, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
     sandboxAdvanceApplication: (id, to, o) => host.request({ method: 'POST', path: `/v1/sandbox/cards/applications/${seg(id)}/advance`, body: { to }, idempotencyKey: key(o) }),
     sandboxShip: (id, o) => host.request({ method: 'POST', path: `/v1/sandbox/cards/${seg(id)}/ship`, idempotencyKey: key(o) }),
   };

@@ -9,6 +9,7 @@ import {
 } from './applications.js';
 import { activationLeaseMs, cardErrors, finishActivation, getCard, listCards, prepareActivation, sandboxShip } from './cards.js';
 import { listProducts } from './products.js';
+import { revealErrors, secureSession } from './reveal.js';
 import {
   controlErrors, controlLeaseMs, finishBillingAddress, finishCvvUnblock, finishMerchantRules, getMerchantRules, prepareBillingAddress,
   prepareCvvUnblock, prepareMerchantRules, setLimits,
@@ -201,6 +202,16 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
     if ('replay' in outcome) return replay(outcome.replay);
     return finishCvvUnblock(ctx, outcome.value);
   });
+
+  route.post('/v1/cards/:id/secure-session', {
+    access: { scope: 'cards:secure', principal: 'member', idempotency: 'required' },
+    errors: [...revealErrors.session],
+    schema: {
+      summary: 'Open the card reveal screen',
+      description: 'Scope `cards:secure` (restricted: waits for approval on production keys). A one-time hosted-screen link (300 seconds, single use, bound to the member and this card) on which the member sees the card number, expiry and CVV, fetched from the issuer at that moment. None of them ever passes through this API, the service\'s logs or its storage. Card `closed`, `expired` or `replaced`: `state_invalid`. `crd_` prefix optional.',
+      tags, params: IdParams, response: { 201: Ticket },
+    },
+  }, async ({ principal, params, req, write }) => write((trx) => secureSession(ctx, trx, principal, params.id, requestOrigin(req))));
 
   route.post('/v1/sandbox/cards/applications/:id/advance', {
     access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
