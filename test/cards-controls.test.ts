@@ -403,7 +403,7 @@ describe('card controls', () => {
       assert.ok(number.endsWith(card.last4));
       const expiry = `${String(card.exp_month).padStart(2, '0')}/${String(card.exp_year % 100).padStart(2, '0')}`;
       assert.ok(shown.text.includes(expiry));
-      const cvv = /Security code \(CVV\)<\/dt><dd>(\d{3})</.exec(shown.text)?.[1];
+      const cvv = /CVV<\/dt><dd>(\d{3})</.exec(shown.text)?.[1];
       assert.ok(cvv, 'the CVV is on the page');
       // Single use: the link is spent.
       const again = await getHostedPage(service, ticket.hosted_url);

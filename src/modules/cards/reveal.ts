@@ -86,8 +86,8 @@ export const cardRevealScreen: HostedScreen = {
         body: html`${summaryList([
           { label: 'Card number', value: grouped(shown.number) },
           { label: 'Expiry date', value: expiryText(shown.expMonth, shown.expYear) },
-          { label: 'Security code (CVV)', value: shown.cvv },
-        ])}<p class="hint">These details are not kept on this page: close it when you are done. To see them again, ask for a new link in the app.</p>`,
+          { label: 'CVV', value: shown.cvv },
+        ])}<p class="hint">We do not keep these details. Close this page when you are done; to see them again, ask for a new link in the app.</p>`,
       },
     };
   },
