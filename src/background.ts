@@ -7,7 +7,7 @@ import { kycJobHandlers } from './modules/kyc/workers.js';
 import { remittanceJobHandlers, remittanceTickers } from './modules/remittance/workers.js';
 import { exchangeTickers, exchangeTimedProcesses } from './modules/exchange/workers.js';
 import { earnTickers, earnTimedProcesses } from './modules/earn/workers.js';
-import { cardTickers, cardTimedProcesses } from './modules/cards/workers.js';
+import { cardJobHandlers, cardTickers, cardTimedProcesses } from './modules/cards/workers.js';
 
 /**
  * Every background job, assembled in one place (a composition root, like src/routes.ts): src/jobs
@@ -20,6 +20,7 @@ export const jobHandlers: Record<string, JobHandler> = {
   ...webhookJobHandlers,
   ...kycJobHandlers,
   ...remittanceJobHandlers,
+  ...cardJobHandlers,
 };
 
 /** Periodic work of every area. */

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { activationVerdict, afterActivationFailure, applicationTransition, openingStatus } from '../src/modules/cards/state.js';
-import { feeInSource, limitProblems, merchantRuleProblems, onlyTightens, expiryText } from '../src/modules/cards/rules.js';
+import { feeInSource, limitProblems, merchantRuleProblems, onlyTightens, tighterLimits, expiryText } from '../src/modules/cards/rules.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 const physical = { status: 'unactivated' as const, formFactor: 'physical' as const, inventory: 'shipped' as const, lockedUntil: null };
@@ -66,5 +66,24 @@ describe('card rules', () => {
     assert.equal(feeInSource(500n, 2, 6), 5000000n);
     assert.equal(feeInSource(501n, 2, 1), 51n);
     assert.equal(expiryText(3, 2029), '03/29');
+  });
+});
+
+describe('tighterLimits (what stays when a push of limits fails)', () => {
+  const L = (single: bigint, daily: bigint, monthly: bigint) => ({ single, daily, monthly });
+  it('keeps each tightening and drops each loosening; 0 (no limit) is looser than any value', () => {
+    assert.deepEqual(tighterLimits(L(100n, 1000n, 5000n), L(50n, 2000n, 0n)), L(50n, 1000n, 5000n));
+    assert.deepEqual(tighterLimits(L(0n, 0n, 0n), L(10n, 0n, 30n)), L(10n, 0n, 30n));
+    assert.deepEqual(tighterLimits(L(10n, 20n, 30n), L(0n, 0n, 0n)), L(10n, 20n, 30n));
+  });
+  it('a lower layer above a higher one is brought down to it (the result is consistent)', () => {
+    assert.deepEqual(tighterLimits(L(5n, 5n, 0n), L(0n, 3n, 9n)), L(3n, 3n, 9n));
+    assert.deepEqual(tighterLimits(L(7n, 0n, 0n), L(0n, 0n, 4n)), L(4n, 0n, 4n));
+  });
+  it('two consistent sets give a consistent set', () => {
+    const sets = [L(0n, 0n, 0n), L(1n, 0n, 0n), L(5n, 5n, 0n), L(0n, 3n, 9n), L(2n, 8n, 8n), L(7n, 0n, 10n)];
+    for (const a of sets) for (const b of sets) {
+      assert.deepEqual(limitProblems(tighterLimits(a, b), L(100n, 100n, 100n), 0).filter((p) => p.reason === 'inconsistent'), []);
+    }
   });
 });

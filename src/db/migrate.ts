@@ -17,6 +17,7 @@ import * as m015 from './migrations/015_step_up.js';
 import * as m016 from './migrations/016_remittance.js';
 import * as m017 from './migrations/017_exchange_earn.js';
 import * as m018 from './migrations/018_cards.js';
+import * as m019 from './migrations/019_card_controls.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '016_remittance': m016,
   '017_exchange_earn': m017,
   '018_cards': m018,
+  '019_card_controls': m019,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,4 +1,4 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { SimulatedUpstream, simulatorRefusedPrefix, type SimulatorOptions } from './simulator.js';
@@ -22,6 +22,19 @@ export interface CardUpstream {
    * read from it. The PIN is passed through and never kept, here or by the caller.
    */
   activate(call: CallContext, req: CardActivationRequest): Promise<ActivationOutcome>;
+  /** State-changing: the card's spending limits at the issuer (minor units of the card currency, 0 = none). Idempotent by `requestId`. */
+  setLimits(call: CallContext, req: CardLimitsRequest): Promise<CallOutcome>;
+  /** State-changing: replaces the card-level merchant rules (null removes them). Idempotent by `requestId`. */
+  setMerchantRules(call: CallContext, req: CardMerchantRulesRequest): Promise<CallOutcome>;
+  /** State-changing: the card's billing address. Idempotent by `requestId`. */
+  updateBillingAddress(call: CallContext, req: CardBillingAddressRequest): Promise<CallOutcome>;
+  /** State-changing: lifts the issuer's CVV lock. Idempotent by `requestId`. */
+  unblockCvv(call: CallContext, req: { requestId: string; cardRef: string }): Promise<CallOutcome>;
+  /**
+   * Read-only, secret: the card's number, expiry and CVV, for the hosted reveal screen at view time
+   * only. The caller puts them on that page and nowhere else (never stored, logged or answered).
+   */
+  reveal(call: CallContext, cardRef: string): Promise<RevealOutcome>;
   /**
    * Sandbox test helper, only simulators have it: the issuer decides an application
    * (`approved` opens the card and answers its non-secret data).
@@ -54,6 +67,32 @@ export type ActivationOutcome =
   | { kind: 'mismatch' }
   /** An explicit refusal by the issuer. Counted toward the lock. */
   | { kind: 'rejected'; reason: string }
+  | { kind: 'timeout' }
+  | { kind: 'unknown'; reason: string };
+
+export interface CardLimitsRequest {
+  requestId: string;
+  cardRef: string;
+  single: bigint;
+  daily: bigint;
+  monthly: bigint;
+}
+
+export interface CardMerchantRulesRequest {
+  requestId: string;
+  cardRef: string;
+  rules: { ruleType: 'white' | 'black'; merchantNames: string[]; mccList: string[] } | null;
+}
+
+export interface CardBillingAddressRequest {
+  requestId: string;
+  cardRef: string;
+  address: { address: string; city: string; state?: string; country: string; postal_code: string };
+}
+
+export type RevealOutcome =
+  | { kind: 'revealed'; number: string; expMonth: number; expYear: number; cvv: string }
+  | { kind: 'not_found' }
   | { kind: 'timeout' }
   | { kind: 'unknown'; reason: string };
 
@@ -115,6 +154,54 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     return req.expiry === expiry && req.pin === simulatorCardPin ? { kind: 'activated' } : { kind: 'mismatch' };
   }
 
+  setLimits(call: CallContext, req: CardLimitsRequest): Promise<CallOutcome> {
+    return this.stateChange(call, req.requestId, 'limits', req.cardRef, { single: String(req.single), daily: String(req.daily), monthly: String(req.monthly) });
+  }
+
+  setMerchantRules(call: CallContext, req: CardMerchantRulesRequest): Promise<CallOutcome> {
+    const detail: Record<string, string> = req.rules
+      ? { rule_type: req.rules.ruleType, merchant_names: JSON.stringify(req.rules.merchantNames), mcc_list: JSON.stringify(req.rules.mccList) }
+      : { rule_type: 'none' };
+    return this.stateChange(call, req.requestId, 'merchant_rules', req.cardRef, detail);
+  }
+
+  updateBillingAddress(call: CallContext, req: CardBillingAddressRequest): Promise<CallOutcome> {
+    const refusal = req.address.address.startsWith(simulatorRefusedPrefix) ? 'address refused' : undefined;
+    return this.stateChange(call, req.requestId, 'billing_address', req.cardRef, { country: req.address.country }, refusal);
+  }
+
+  unblockCvv(call: CallContext, req: { requestId: string; cardRef: string }): Promise<CallOutcome> {
+    return this.stateChange(call, req.requestId, 'cvv_unblock', req.cardRef, {});
+  }
+
+  /**
+   * The simulated card's number and CVV are derived at view time from its reference (a test
+   * number with the card's last four; never stored by the service): read-only, so no injected
+   * behaviour applies except `timeout`/`unknown`, which make the screen say it cannot show them.
+   */
+  async reveal(call: CallContext, cardRef: string): Promise<RevealOutcome> {
+    const behavior = await this.provider.behavior(call);
+    if (behavior === 'unknown') return { kind: 'unknown', reason: 'simulated upstream 5xx' };
+    if (behavior === 'timeout') return { kind: 'timeout' };
+    const card = await this.db.selectFrom('upstream_sim_orders').select('detail')
+      .where('upstream', '=', 'card').where('operation', '=', 'card').where('provider_order_id', '=', cardRef).executeTakeFirst();
+    if (!card) return { kind: 'not_found' };
+    const digest = createHash('sha256').update(`sim-card:${cardRef}`).digest();
+    const middle = Array.from(digest.subarray(0, 7), (b) => String(b % 10)).join('');
+    // 4895 + 7 digits + one check digit chosen so that the number passes Luhn + the last four.
+    const number = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'].map((d) => `4895${middle}${d}${card.detail.last4!}`).find(luhnValid)!;
+    return {
+      kind: 'revealed', number, expMonth: Number(card.detail.exp_month), expYear: Number(card.detail.exp_year),
+      cvv: Array.from(digest.subarray(8, 11), (b) => String(b % 10)).join(''),
+    };
+  }
+
+  /** A state change at the issuer: synchronous, idempotent by request id, subject to the injected behaviour. */
+  private stateChange(call: CallContext, requestId: string, operation: string, cardRef: string, detail: Record<string, string>, refusal?: string): Promise<CallOutcome> {
+    const refused = refusal ?? (cardRef.startsWith(simulatorRefusedCardPrefix) ? 'card refused' : undefined);
+    return this.provider.submit(call, { requestId, operation, detail: { card: cardRef, ...detail }, refusal: refused, synchronous: true }) as Promise<CallOutcome>;
+  }
+
   async sandboxDecide(call: CallContext, requestId: string, decision: ApplicationDecision): Promise<DecisionOutcome> {
     const application = await this.provider.find(requestId);
     if (!application) return { kind: 'not_found' };
@@ -141,4 +228,15 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     const d = row.detail;
     return { kind: 'decided', decision, card: { cardRef: row.provider_order_id, last4: d.last4!, expMonth: Number(d.exp_month), expYear: Number(d.exp_year) } };
   }
+}
+
+/** Whether a card number passes the Luhn check. */
+function luhnValid(number: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < number.length; i++) {
+    let d = Number(number[number.length - 1 - i]);
+    if (i % 2 === 1) { d *= 2; if (d > 9) d -= 9; }
+    sum += d;
+  }
+  return sum % 10 === 0;
 }

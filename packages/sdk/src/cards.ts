@@ -20,8 +20,13 @@ export interface Card {
   id: string; status: string; status_version: number; product_id: string; form_factor: string; currency: string; scheme: string;
   last4: string; exp_month: number; exp_year: number; billing_address: CardAddress | null; billing_address_updatable: boolean;
   cvv_blocked: boolean; locked_until: string | null; inventory_status: string | null;
-  limits: { single: string; daily: string; monthly: string }; application_id: string; activated_at: string | null; created_at: string;
+  limits: { single: string; daily: string; monthly: string }; limits_sync: 'synced' | 'pending' | 'failed'; application_id: string; activated_at: string | null; created_at: string;
 }
+export interface CardMerchantRules {
+  id: string; rule_type: 'white' | 'black' | null; merchant_names: string[]; mcc_list: string[]; synced: boolean; synced_at: string | null;
+}
+export interface CardLimitsInput { single?: string; daily?: string; monthly?: string }
+export interface CardMerchantRulesInput { rule_type: 'white' | 'black'; merchant_names?: string[]; mcc_list?: string[] }
 export interface CardTicket { id: string; hosted_url: string; expires_at: number }
 
 interface Opts { onBehalfOf: string; idempotencyKey?: string; stepUp?: string }
@@ -41,6 +46,20 @@ export interface CardsResource {
   get(id: string, opts?: { onBehalfOf?: string }): Promise<Card>;
   /** POST /v1/cards/{id}/activate (step-up: catch `StepUpRequiredError`, then `err.repeat()`). */
   activate(id: string, body: { expiry: string; pin: string }, opts: Opts): Promise<{ id: string; status: 'active' }>;
+  /** PATCH /v1/cards/{id}/limits: recorded at once, pushed to the issuer afterwards (`limits_sync` on the card). */
+  setLimits(id: string, body: CardLimitsInput, opts: { onBehalfOf: string; idempotencyKey?: string }): Promise<{ id: string; accepted: true }>;
+  /** GET /v1/cards/{id}/merchant-rules. */
+  getMerchantRules(id: string, opts: { onBehalfOf: string }): Promise<CardMerchantRules>;
+  /** PUT /v1/cards/{id}/merchant-rules: replaces the whole set (on `UpstreamError` retry with the same key). */
+  setMerchantRules(id: string, body: CardMerchantRulesInput, opts: Opts): Promise<CardMerchantRules>;
+  /** DELETE /v1/cards/{id}/merchant-rules. */
+  deleteMerchantRules(id: string, opts: Opts): Promise<CardMerchantRules>;
+  /** PATCH /v1/cards/{id}/billing-address: synchronous; 200 means the issuer confirmed. */
+  updateBillingAddress(id: string, body: CardAddress, opts: Opts): Promise<{ id: string; billing_address: CardAddress }>;
+  /** POST /v1/cards/{id}/cvv/unblock (5 per member per hour); read `cvv_blocked` from `get`. */
+  unblockCvv(id: string, opts: Opts): Promise<{ unblocked: true }>;
+  /** POST /v1/cards/{id}/secure-session (scope `cards:secure`): the hosted reveal screen; the card details are only ever on that page. */
+  createSecureSession(id: string, opts: Opts): Promise<CardTicket>;
   /** Sandbox: POST /v1/sandbox/cards/applications/{id}/advance. */
   sandboxAdvanceApplication(id: string, to: 'need_docs' | 'approved' | 'rejected', opts?: { idempotencyKey?: string }): Promise<CardApplication>;
   /** Sandbox: POST /v1/sandbox/cards/{id}/ship. */
@@ -62,6 +81,13 @@ export function createCardsResource(host: CardsHost): CardsResource {
     list: (o) => host.paginate<Card>('/v1/cards', { onBehalfOf: o.onBehalfOf, limit: o.limit }),
     get: (id, o) => host.request({ method: 'GET', path: `/v1/cards/${seg(id)}`, onBehalfOf: o?.onBehalfOf }),
     activate: (id, body, o) => host.request({ method: 'POST', path: `/v1/cards/${seg(id)}/activate`, body, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o), stepUp: o.stepUp }),
+    setLimits: (id, body, o) => host.request({ method: 'PATCH', path: `/v1/cards/${seg(id)}/limits`, body, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
+    getMerchantRules: (id, o) => host.request({ method: 'GET', path: `/v1/cards/${seg(id)}/merchant-rules`, onBehalfOf: o.onBehalfOf }),
+    setMerchantRules: (id, body, o) => host.request({ method: 'PUT', path: `/v1/cards/${seg(id)}/merchant-rules`, body, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
+    deleteMerchantRules: (id, o) => host.request({ method: 'DELETE', path: `/v1/cards/${seg(id)}/merchant-rules`, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
+    updateBillingAddress: (id, body, o) => host.request({ method: 'PATCH', path: `/v1/cards/${seg(id)}/billing-address`, body, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
+    unblockCvv: (id, o) => host.request({ method: 'POST', path: `/v1/cards/${seg(id)}/cvv/unblock`, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
+    createSecureSession: (id, o) => host.request({ method: 'POST', path: `/v1/cards/${seg(id)}/secure-session`, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
     sandboxAdvanceApplication: (id, to, o) => host.request({ method: 'POST', path: `/v1/sandbox/cards/applications/${seg(id)}/advance`, body: { to }, idempotencyKey: key(o) }),
     sandboxShip: (id, o) => host.request({ method: 'POST', path: `/v1/sandbox/cards/${seg(id)}/ship`, idempotencyKey: key(o) }),
   };

@@ -9,7 +9,15 @@ import {
 } from './applications.js';
 import { activationLeaseMs, cardErrors, finishActivation, getCard, listCards, prepareActivation, sandboxShip } from './cards.js';
 import { listProducts } from './products.js';
-import { ActivateBody, AdvanceBody, ApplicationBody, Card, CardApplication, CardProduct, IdParams, Ticket } from './schemas.js';
+import { revealErrors, secureSession } from './reveal.js';
+import {
+  controlErrors, controlLeaseMs, finishBillingAddress, finishCvvUnblock, finishMerchantRules, getMerchantRules, prepareBillingAddress,
+  prepareCvvUnblock, prepareMerchantRules, setLimits,
+} from './controls.js';
+import {
+  ActivateBody, AdvanceBody, ApplicationBody, BillingAddressBody, Card, CardApplication, CardProduct, IdParams, LimitsBody, MerchantRules,
+  MerchantRulesBody, Ticket, AddressSchema,
+} from './schemas.js';
 import { Type } from 'typebox';
 
 const tags = ['Cards'];
@@ -101,6 +109,109 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
     if (outcome.value.kind === 'already') return { id: outcome.value.id, status: 'active' as const };
     return finishActivation(ctx, outcome.value.card, body);
   });
+
+  route.patch('/v1/cards/:id/limits', {
+    access: { scope: 'cards:write', principal: 'member', idempotency: 'optional' },
+    errors: [...controlErrors.limits],
+    schema: {
+      summary: 'Set a card\'s limits',
+      description: [
+        'User limits in the card currency; each omitted field keeps its value; `0` means no limit at that layer (not block-all). ',
+        'Each non-zero value at least one whole currency unit and not above the product\'s cap; single ≤ daily ≤ monthly among the non-zero values (`invalid_fields`, without a `fields` array). ',
+        'Card `closed`, `closing`, `expired` or `replaced`: `state_invalid`. A malformed amount or too many decimal places: `invalid_request` (the reference says 500; extensions 6). ',
+        '200 means recorded: the limits are pushed to the issuer afterwards (`limits_sync` on the card); when the push fails only tightening takes effect (a failed loosening keeps the old value).',
+      ].join(''),
+      tags,
+      params: IdParams,
+      body: LimitsBody,
+      response: { 200: Type.Object({ id: Type.String(), accepted: Type.Literal(true) }) },
+    },
+  }, async ({ principal, params, body, write }) => write((trx) => setLimits(ctx, trx, principal, params.id, body)));
+
+  route.get('/v1/cards/:id/merchant-rules', {
+    access: { scope: 'cards:read', principal: 'member' },
+    errors: [...controlErrors.getMerchantRules],
+    schema: {
+      summary: 'Get a card\'s merchant rules',
+      description: 'The stored set; `synced: false` while the issuer has not confirmed it (after a 502 the requested set is the stored baseline). No rules: `rule_type` null and empty lists.',
+      tags, params: IdParams, response: { 200: MerchantRules },
+    },
+  }, async ({ principal, params }) => getMerchantRules(db, principal, params.id));
+
+  route.put('/v1/cards/:id/merchant-rules', {
+    access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
+    errors: [...controlErrors.merchantRules],
+    schema: {
+      summary: 'Replace a card\'s merchant rules',
+      description: [
+        'Replaces the whole set (not an append); DELETE removes it. `rule_type` `white` or `black`; up to 200 `merchant_names` and 200 four-digit `mcc_list` codes, not both empty (`invalid_fields` with `fields`). ',
+        'Card `closed`, `expired` or `replaced`: `state_invalid`; product without card-level lists: `product_not_available`; the issuer refused: `invalid_request` (the confirmed set stays). ',
+        '200 when the issuer confirmed (`synced: true`). 502 `upstream_error`: the outcome is unknown; the requested set is stored as the baseline, unconfirmed (`synced: false`); retry with the same key.',
+      ].join(''),
+      tags, params: IdParams, body: MerchantRulesBody, response: { 200: MerchantRules },
+    },
+  }, async ({ principal, params, body, claim, replay, idempotency }) => {
+    const outcome = await claim(controlLeaseMs, (trx) => prepareMerchantRules(ctx, trx, principal, params.id, body, idempotency.key));
+    if ('replay' in outcome) return replay(outcome.replay);
+    return finishMerchantRules(ctx, outcome.value);
+  });
+
+  route.delete('/v1/cards/:id/merchant-rules', {
+    access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
+    errors: [...controlErrors.merchantRules.filter((c) => c !== 'invalid_fields')],
+    schema: {
+      summary: 'Remove a card\'s merchant rules',
+      description: 'Removes every restriction. Same preconditions and answers as PUT; 200 answers the empty set (`rule_type` null) confirmed by the issuer.',
+      tags, params: IdParams, response: { 200: MerchantRules },
+    },
+  }, async ({ principal, params, claim, replay, idempotency }) => {
+    const outcome = await claim(controlLeaseMs, (trx) => prepareMerchantRules(ctx, trx, principal, params.id, null, idempotency.key));
+    if ('replay' in outcome) return replay(outcome.replay);
+    return finishMerchantRules(ctx, outcome.value);
+  });
+
+  route.patch('/v1/cards/:id/billing-address', {
+    access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
+    errors: [...controlErrors.billingAddress],
+    schema: {
+      summary: 'Change a card\'s billing address',
+      description: [
+        'Synchronous: 200 means the issuer confirmed (then the address is stored). Missing required field or bad country: `invalid_fields` with `fields`; ',
+        'card `closed`, `expired` or `replaced`: `state_invalid`; the BIN does not allow the change: `product_not_available`; the issuer refused the address: `invalid_request`. ',
+        '502 `upstream_error`: outcome unknown, the new address is not stored; retry with the same key, then read the card.',
+      ].join(''),
+      tags, params: IdParams, body: BillingAddressBody,
+      response: { 200: Type.Object({ id: Type.String(), billing_address: AddressSchema }) },
+    },
+  }, async ({ principal, params, body, claim, replay, idempotency }) => {
+    const outcome = await claim(controlLeaseMs, (trx) => prepareBillingAddress(trx, principal, params.id, body, idempotency.key));
+    if ('replay' in outcome) return replay(outcome.replay);
+    return finishBillingAddress(ctx, outcome.value);
+  });
+
+  route.post('/v1/cards/:id/cvv/unblock', {
+    access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
+    errors: [...controlErrors.cvvUnblock],
+    schema: {
+      summary: 'Unlock a card\'s CVV',
+      description: 'Lifts the issuer\'s CVV lock; no strong authentication. Limited to 5 calls per member per hour (sliding hour; 429 `rate_limited` with `Retry-After`). The answer only says it was unlocked: read `cvv_blocked` from the card. `crd_` prefix optional.',
+      tags, params: IdParams, response: { 200: Type.Object({ unblocked: Type.Literal(true) }) },
+    },
+  }, async ({ principal, params, claim, replay, idempotency }) => {
+    const outcome = await claim(controlLeaseMs, (trx) => prepareCvvUnblock(ctx, trx, principal, params.id, idempotency.key));
+    if ('replay' in outcome) return replay(outcome.replay);
+    return finishCvvUnblock(ctx, outcome.value);
+  });
+
+  route.post('/v1/cards/:id/secure-session', {
+    access: { scope: 'cards:secure', principal: 'member', idempotency: 'required' },
+    errors: [...revealErrors.session],
+    schema: {
+      summary: 'Open the card reveal screen',
+      description: 'Scope `cards:secure` (restricted: waits for approval on production keys). A one-time hosted-screen link (300 seconds, single use, bound to the member and this card) on which the member sees the card number, expiry and CVV, fetched from the issuer at that moment. None of them ever passes through this API, the service\'s logs or its storage. Card `closed`, `expired` or `replaced`: `state_invalid`. `crd_` prefix optional.',
+      tags, params: IdParams, response: { 201: Ticket },
+    },
+  }, async ({ principal, params, req, write }) => write((trx) => secureSession(ctx, trx, principal, params.id, requestOrigin(req))));
 
   route.post('/v1/sandbox/cards/applications/:id/advance', {
     access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },

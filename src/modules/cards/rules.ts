@@ -130,6 +130,22 @@ export function onlyTightens(before: Limits, after: Limits): boolean {
   });
 }
 
+/**
+ * What stays when a push of limits fails: per layer the tighter of the confirmed and the requested
+ * value (0 = no limit, so any limit is tighter than none); then a lower layer above a higher one is
+ * brought down to it (single ≤ daily ≤ monthly among non-zero values), which changes nothing a
+ * member can spend: the higher layer caps it anyway.
+ */
+export function tighterLimits(confirmed: Limits, requested: Limits): Limits {
+  const t = (a: bigint, b: bigint) => (a === 0n ? b : b === 0n ? a : a < b ? a : b);
+  const monthly = t(confirmed.monthly, requested.monthly);
+  const daily = t(confirmed.daily, requested.daily);
+  const single = t(confirmed.single, requested.single);
+  const dailyCapped = daily === 0n ? 0n : t(daily, monthly);
+  const above = dailyCapped !== 0n ? dailyCapped : monthly;
+  return { single: single === 0n ? 0n : t(single, above), daily: dailyCapped, monthly };
+}
+
 export const merchantRuleListMax = 200;
 export const mccShape = /^[0-9]{4}$/;
 export const merchantNameLengthMax = 100;

@@ -48,7 +48,8 @@ export const Card = Type.Object({
   cvv_blocked: Type.Boolean(),
   locked_until: Nullable(Type.String({ description: 'End of the activation lock after 3 failures (ISO 8601); null when not locked' })),
   inventory_status: Nullable(Type.String({ description: 'Physical cards: `in_production`, `shipped`, `binding`, `bound`, `voided`' })),
-  limits: Type.Object({ single: Type.String(), daily: Type.String(), monthly: Type.String() }, { description: 'Card currency; `"0"` = no limit' }),
+  limits: Type.Object({ single: Type.String(), daily: Type.String(), monthly: Type.String() }, { description: 'Card currency; `"0"` = no limit. What is recorded (a failed push keeps only tightening)' }),
+  limits_sync: Type.String({ description: '`pending` while the limits are pushed to the issuer, `synced` when it confirmed them, `failed` when it did not (only tightening kept)' }),
   application_id: Type.String(),
   activated_at: Nullable(Type.String()),
   created_at: Type.String(),
@@ -72,3 +73,31 @@ export const AdvanceBody = Type.Object({
 export const Ticket = Type.Object({ id: Type.String(), hosted_url: Type.String(), expires_at: Type.Integer() });
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 80 }) });
+
+const Decimal = Type.String({ minLength: 1, maxLength: 40, description: 'Decimal in the card currency; `0` = no limit at that layer' });
+
+export const LimitsBody = Type.Object({ single: Type.Optional(Decimal), daily: Type.Optional(Decimal), monthly: Type.Optional(Decimal) });
+
+export const MerchantRulesBody = Type.Object({
+  rule_type: Type.String({ description: '`white` (only listed spending allowed) or `black` (listed spending refused)' }),
+  merchant_names: Type.Optional(Type.Array(Type.String(), { description: 'Up to 200; empty means no name matching' })),
+  mcc_list: Type.Optional(Type.Array(Type.String(), { description: 'Up to 200 four-digit ISO 18245 codes' })),
+});
+
+export const MerchantRules = Type.Object({
+  id: Type.String({ description: 'The card id' }),
+  rule_type: Nullable(Type.String({ description: '`white` or `black`; null: no rules' })),
+  merchant_names: Type.Array(Type.String()),
+  mcc_list: Type.Array(Type.String()),
+  synced: Type.Boolean({ description: 'true = the issuer confirmed this set' }),
+  synced_at: Nullable(Type.String({ description: 'ISO 8601 with milliseconds: the last confirmation' })),
+});
+
+/** Required fields are checked by `addressProblems`, so that every missing one is answered in `fields` (`invalid_fields`). */
+export const BillingAddressBody = Type.Object({
+  address: Type.Optional(Type.String({ maxLength: 200, description: 'Required' })),
+  city: Type.Optional(Type.String({ maxLength: 100, description: 'Required' })),
+  state: Type.Optional(Type.String({ maxLength: 100, description: 'Omit where the country has none' })),
+  country: Type.Optional(Type.String({ maxLength: 8, description: 'Required; ISO 3166-1 alpha-2, upper case (only the shape is checked)' })),
+  postal_code: Type.Optional(Type.String({ maxLength: 20, description: 'Required' })),
+});

@@ -10,6 +10,7 @@ import { profileOfMember } from '../kyc/queries.js';
 import { imageFields, sniffImageType, validateImage, type ImageFieldName } from '../kyc/rules.js';
 import { supplementSubmitted } from './applications.js';
 import { findApplication, type Db } from './queries.js';
+import { cardRevealScreen } from './reveal.js';
 
 /**
  * The card supplement screen (`card_supplement` tickets, bound to one application): the member
@@ -113,4 +114,4 @@ export const cardSupplementScreen: HostedScreen = {
 };
 
 /** Listed in src/routes.ts. */
-export const cardScreens: readonly HostedScreen[] = [cardSupplementScreen];
+export const cardScreens: readonly HostedScreen[] = [cardSupplementScreen, cardRevealScreen];

@@ -6,6 +6,7 @@ export type FormFactor = 'virtual' | 'physical';
 export type CardStatus = 'unactivated' | 'active' | 'closing' | 'closed' | 'expired' | 'replaced';
 export type ApplicationStatus = 'pending' | 'need_docs' | 'approved' | 'rejected' | 'failed';
 export type SupplementStatus = 'pending' | 'submitted';
+export type LimitsSync = 'synced' | 'pending' | 'failed';
 export type InventoryStatus = 'in_production' | 'shipped' | 'binding' | 'bound' | 'voided';
 
 export interface Address {
@@ -113,9 +114,44 @@ export interface CardsTable {
   limit_single: MinorDefault;
   limit_daily: MinorDefault;
   limit_monthly: MinorDefault;
+  /** Bumped by each accepted `PATCH .../limits`: the push job of an older version stands down. */
+  limits_version: Generated<number>;
+  /** `pending` while the push to the issuer runs; `failed` when it failed (only tightening kept). */
+  limits_sync: ColumnType<LimitsSync, LimitsSync | undefined, LimitsSync>;
+  /** The limits the issuer last confirmed (what a failed loosening falls back to). */
+  confirmed_single: MinorDefault;
+  confirmed_daily: MinorDefault;
+  confirmed_monthly: MinorDefault;
   activated_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+export interface MerchantRuleSet {
+  rule_type: 'white' | 'black';
+  merchant_names: string[];
+  mcc_list: string[];
+}
+
+export interface CardMerchantRulesTable {
+  card_id: string;
+  /** null: no rules (after DELETE, kept while its removal is unconfirmed). */
+  rule_type: 'white' | 'black' | null;
+  merchant_names: Json<string[]>;
+  mcc_list: Json<string[]>;
+  synced: boolean;
+  synced_at: NullableTimestamp;
+  /** Our request id at the issuer for the set stored here (derived from the idempotency key). */
+  request_id: string;
+  /** The set the issuer last confirmed (null: none); a refused change falls back to it. */
+  confirmed: ColumnType<MerchantRuleSet | null, string | null, string | null>;
+  updated_at: Timestamp;
+}
+
+export interface CardCvvUnblockCallsTable {
+  id: Generated<string>;
+  member_id: string;
+  called_at: Timestamp;
 }
 
 export type CardProductRow = Selectable<CardProductsTable>;
@@ -128,4 +164,6 @@ export interface CardTables {
   card_applications: CardApplicationsTable;
   card_supplement_images: CardSupplementImagesTable;
   cards: CardsTable;
+  card_merchant_rules: CardMerchantRulesTable;
+  card_cvv_unblock_calls: CardCvvUnblockCallsTable;
 }

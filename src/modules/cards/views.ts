@@ -45,6 +45,7 @@ export async function cardView(db: Db, c: CardRow, product?: CardProductRow) {
     locked_until: iso(c.locked_until),
     inventory_status: c.inventory_status,
     limits: { single: amount(c.limit_single), daily: amount(c.limit_daily), monthly: amount(c.limit_monthly) },
+    limits_sync: c.limits_sync,
     application_id: c.application_id,
     activated_at: iso(c.activated_at),
     created_at: iso(c.created_at)!,

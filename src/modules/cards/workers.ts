@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { Ticker, TimedProcess } from '../../jobs/types.js';
+import type { JobHandler, Ticker, TimedProcess } from '../../jobs/types.js';
+import { limitsPushJobKind, pushLimits } from './controls.js';
 import { liftActivationLocks } from './cards.js';
 import { decide } from './applications.js';
 import { findApplication } from './queries.js';
@@ -67,3 +68,6 @@ export const cardTickers: Ticker[] = [{
     }
   },
 }];
+
+/** Queue handlers: the push of recorded limits to the issuer. */
+export const cardJobHandlers: Record<string, JobHandler> = { [limitsPushJobKind]: pushLimits };

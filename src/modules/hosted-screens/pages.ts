@@ -116,11 +116,12 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
     // Files reach only the screens that ask for them.
     if (body.files.length > 0 && !screen.acceptsFiles) return sendHtml(reply, 400, unavailablePage(400, `/hosted/${ticket.id}`), frameAncestors);
     const scope = { merchantId: ticket.merchant_id, environment: ticket.environment };
+    const prepared = screen.prepare ? await screen.prepare(ctx, ticket) : undefined;
     const outcome = await ctx.db.transaction().execute(async (trx) => {
       const locked = await findTicket(trx, ticket.id, true);
       const now = await ctx.clock.now(trx, scope);
       if (!locked || !isUsable(locked, now)) return undefined;
-      return { now, result: await screen.submit(ctx, trx, locked, fields, body.files, now) };
+      return { now, result: await screen.submit(ctx, trx, locked, fields, body.files, now, prepared) };
     });
     if (!outcome) return sendHtml(reply, 410, unavailablePage(410), frameAncestors);
     const { result, now } = outcome;

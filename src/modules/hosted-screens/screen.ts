@@ -64,7 +64,13 @@ export interface HostedScreen {
    * unexpired at `now`. Answers `invalid` (nothing done, or only what must survive a refusal such
    * as a counted wrong code) or `done` after spending the ticket.
    */
-  submit(ctx: ServiceContext, trx: Transaction<Database>, ticket: Ticket, form: FormFields, files: readonly UploadedFile[], now: Date): Promise<SubmitResult>;
+  submit(ctx: ServiceContext, trx: Transaction<Database>, ticket: Ticket, form: FormFields, files: readonly UploadedFile[], now: Date, prepared?: unknown): Promise<SubmitResult>;
+  /**
+   * Optional: what a submission needs from a provider, fetched after the CSRF check and before the
+   * submit transaction (a provider call must not wait while the ticket's row is locked, and the
+   * embedded database has one connection). Its result reaches `submit` as `prepared`, in memory only.
+   */
+  prepare?(ctx: ServiceContext, ticket: Ticket): Promise<unknown>;
   /**
    * `POST /v1/sandbox/hosted-screens/{ticket_id}/complete` (extensions 8): what a member's valid
    * submission (`submitted`) or decision (`approved`, `declined`) would do, in the caller's locked

@@ -1,0 +1,446 @@
+/**
+ * Card controls through HTTP via the SDK: limits (every rule of the reference, recorded at once,
+ * pushed by a job, only tightening kept when the push fails), merchant rules (whole-set replace,
+ * white/black, 200 + 200, synced/synced_at, baseline unconfirmed on 502), the billing address
+ * (synchronous, every error, nothing stored on an unknown outcome) and the CVV unblock (5 per
+ * member per hour).
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { verifyLedger } from '../src/ledger/index.js';
+import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { expectCode } from './support/expect.js';
+import { getHostedPage, postHostedPage, testHostedScreenKey } from './support/hosted.js';
+
+const address = { address: '2 Market St', city: 'San Francisco', state: 'CA', country: 'US', postal_code: '94105' };
+
+describe('card controls', () => {
+  let service: RunningService;
+  let client: MerchantWalletClient;
+  before(async () => {
+    service = await startTestService({ config: { simulatorConfirmDelayMs: 0, hostedScreenKey: testHostedScreenKey } });
+    ({ client } = await newMerchantClient(service));
+  });
+  after(async () => {
+    const report = await verifyLedger(service.ctx.db);
+    await service.close();
+    assert.deepEqual(report.problems, []);
+  });
+
+  const inject = (behavior: string) => client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'card', behavior } });
+  const drain = () => service.workers.jobs.drain();
+
+  async function member() {
+    const external = `cc-${randomUUID().slice(0, 8)}`;
+    const m = await client.members.create({ external_member_id: external });
+    await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: 1 });
+    await client.deposits.create({ member_id: external, asset: 'USDT', amount: '100', tx_hash: `t-${randomUUID()}` });
+    return external;
+  }
+  /** A member with an active virtual card. */
+  async function virtualCard() {
+    const m = await member();
+    const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
+    const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
+    const done = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
+    return { m, id: done.card_id! };
+  }
+  const setStatus = (id: string, status: string) => service.ctx.db.updateTable('cards').set({ status: status as 'closed' }).where('id', '=', id).execute();
+  const setProduct = (patch: Record<string, unknown>) => admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox').then(async (r) => {
+    for (const p of r.body.data) {
+      const res = await admin(service, 'PATCH', `/admin/v1/cards/products/${p.id}`, patch);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+    }
+  });
+
+  describe('PATCH /v1/cards/{id}/limits', () => {
+    // A merchant per group: the orders bucket allows 120 writes a minute.
+    before(async () => { ({ client } = await newMerchantClient(service)); });
+    it('records at once, pushes by a job, 0 is no limit, omitted keeps the value', async () => {
+      const { m, id } = await virtualCard();
+      const before = await client.cards.get(id, { onBehalfOf: m });
+      assert.deepEqual(before.limits, { single: '0.00', daily: '0.00', monthly: '0.00' });
+      assert.deepEqual(await client.cards.setLimits(id, { single: '100', daily: '500.50', monthly: '2000' }, { onBehalfOf: m }), { id, accepted: true });
+      let card = await client.cards.get(id, { onBehalfOf: m });
+      assert.deepEqual(card.limits, { single: '100.00', daily: '500.50', monthly: '2000.00' });
+      assert.equal(card.limits_sync, 'pending');
+      await drain();
+      card = await client.cards.get(id, { onBehalfOf: m });
+      assert.equal(card.limits_sync, 'synced');
+      await client.cards.setLimits(id, { daily: '0' }, { onBehalfOf: m });
+      card = await client.cards.get(id, { onBehalfOf: m });
+      assert.deepEqual(card.limits, { single: '100.00', daily: '0.00', monthly: '2000.00' });
+      await drain();
+      // `crd_` prefix optional.
+      await client.cards.setLimits(id.slice(4), { monthly: '0' }, { onBehalfOf: m });
+      assert.equal((await client.cards.get(id, { onBehalfOf: m })).limits.monthly, '0.00');
+      await drain();
+    });
+
+    it('refuses below one unit, above the product caps, out of order (invalid_fields without fields); malformed amounts are invalid_request', async () => {
+      const { m, id } = await virtualCard();
+      for (const body of [{ single: '0.99' }, { single: '10000.01' }, { daily: '20000.01' }, { monthly: '100000.01' }, { single: '200', daily: '100' }, { single: '10', daily: '20', monthly: '15' }]) {
+        await assert.rejects(client.cards.setLimits(id, body, { onBehalfOf: m }), (err: unknown) => {
+          assert.ok(err instanceof MerchantWalletError);
+          assert.equal(err.code, 'invalid_fields', JSON.stringify(body));
+          assert.equal(err.body.fields, undefined);
+          return true;
+        });
+      }
+      // Zeros are not compared; the caps themselves are allowed; one whole unit is the minimum.
+      await client.cards.setLimits(id, { single: '10000', daily: '0', monthly: '1' }, { onBehalfOf: m }).then(
+        () => assert.fail('single 10000 > monthly 1 must be refused'), (err: MerchantWalletError) => assert.equal(err.code, 'invalid_fields'));
+      await client.cards.setLimits(id, { single: '10000', daily: '0', monthly: '100000' }, { onBehalfOf: m });
+      await client.cards.setLimits(id, { single: '1', daily: '20000', monthly: '0' }, { onBehalfOf: m });
+      for (const bad of ['1.001', 'abc', '-5', '1e3']) await expectCode(client.cards.setLimits(id, { single: bad }, { onBehalfOf: m }), 'invalid_request');
+      // The refused calls changed nothing.
+      assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).limits, { single: '1.00', daily: '20000.00', monthly: '0.00' });
+      await drain();
+    });
+
+    it('refuses closed, closing, expired cards; another member\'s card is not_found', async () => {
+      const { m, id } = await virtualCard();
+      const other = await member();
+      await expectCode(client.cards.setLimits(id, { single: '5' }, { onBehalfOf: other }), 'not_found', 404);
+      await expectCode(client.cards.setLimits(`crd_${randomUUID()}`, { single: '5' }, { onBehalfOf: m }), 'not_found', 404);
+      for (const s of ['closing', 'closed', 'expired']) {
+        await setStatus(id, s);
+        await expectCode(client.cards.setLimits(id, { single: '5' }, { onBehalfOf: m }), 'state_invalid');
+      }
+    });
+
+    it('a failed push keeps only tightening: a loosened layer falls back, a tightened one stays', async () => {
+      const { m, id } = await virtualCard();
+      await client.cards.setLimits(id, { single: '100', daily: '1000', monthly: '5000' }, { onBehalfOf: m });
+      await drain();
+      assert.equal((await client.cards.get(id, { onBehalfOf: m })).limits_sync, 'synced');
+      await inject('reject');
+      try {
+        // single tightened, daily loosened, monthly removed (a loosening).
+        await client.cards.setLimits(id, { single: '50', daily: '2000', monthly: '0' }, { onBehalfOf: m });
+        assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).limits, { single: '50.00', daily: '2000.00', monthly: '0.00' });
+        await drain();
+      } finally {
+        await inject('success');
+      }
+      const card = await client.cards.get(id, { onBehalfOf: m });
+      assert.equal(card.limits_sync, 'failed');
+      assert.deepEqual(card.limits, { single: '50.00', daily: '1000.00', monthly: '5000.00' });
+      // A later successful push confirms the new set.
+      await client.cards.setLimits(id, { daily: '3000' }, { onBehalfOf: m });
+      await drain();
+      const after = await client.cards.get(id, { onBehalfOf: m });
+      assert.equal(after.limits_sync, 'synced');
+      assert.deepEqual(after.limits, { single: '50.00', daily: '3000.00', monthly: '5000.00' });
+    });
+
+    it('a withdrawn product answers product_not_available', async () => {
+      const { m, id } = await virtualCard();
+      await setProduct({ enabled: false });
+      try {
+        await expectCode(client.cards.setLimits(id, { single: '5' }, { onBehalfOf: m }), 'product_not_available');
+      } finally {
+        await setProduct({ enabled: true });
+      }
+    });
+  });
+
+  describe('merchant rules', () => {
+    // A merchant per group: the orders bucket allows 120 writes a minute.
+    before(async () => { ({ client } = await newMerchantClient(service)); });
+    it('GET before any: no rules; PUT replaces the whole set and is confirmed; DELETE removes it', async () => {
+      const { m, id } = await virtualCard();
+      assert.deepEqual(await client.cards.getMerchantRules(id, { onBehalfOf: m }), { id, rule_type: null, merchant_names: [], mcc_list: [], synced: true, synced_at: null });
+      const first = await client.cards.setMerchantRules(id, { rule_type: 'black', merchant_names: ['ACME CASINO'], mcc_list: ['7995'] }, { onBehalfOf: m });
+      assert.equal(first.id, id);
+      assert.equal(first.rule_type, 'black');
+      assert.deepEqual(first.merchant_names, ['ACME CASINO']);
+      assert.deepEqual(first.mcc_list, ['7995']);
+      assert.equal(first.synced, true);
+      assert.match(first.synced_at!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      const second = await client.cards.setMerchantRules(id, { rule_type: 'white', mcc_list: ['5411', '5812'] }, { onBehalfOf: m });
+      assert.deepEqual({ ...second, synced_at: null }, { id, rule_type: 'white', merchant_names: [], mcc_list: ['5411', '5812'], synced: true, synced_at: null });
+      assert.deepEqual(await client.cards.getMerchantRules(id, { onBehalfOf: m }), second);
+      const removed = await client.cards.deleteMerchantRules(id, { onBehalfOf: m });
+      assert.equal(removed.rule_type, null);
+      assert.equal(removed.synced, true);
+      assert.deepEqual((await client.cards.getMerchantRules(id, { onBehalfOf: m })).mcc_list, []);
+    });
+
+    it('invalid_fields with fields: bad MCC, both lists empty, more than 200 entries, bad rule type; 200 + 200 accepted', async () => {
+      const { m, id } = await virtualCard();
+      const fieldsOf = async (body: any) => {
+        try {
+          await client.cards.setMerchantRules(id, body, { onBehalfOf: m });
+        } catch (err) {
+          assert.ok(err instanceof MerchantWalletError);
+          assert.equal(err.code, 'invalid_fields');
+          return (err.body.fields as { key: string }[]).map((f) => f.key);
+        }
+        return assert.fail('accepted');
+      };
+      assert.deepEqual(await fieldsOf({ rule_type: 'black', mcc_list: ['599'] }), ['mcc_list[0]']);
+      assert.deepEqual(await fieldsOf({ rule_type: 'black', mcc_list: ['ABCD'] }), ['mcc_list[0]']);
+      assert.deepEqual(await fieldsOf({ rule_type: 'black', merchant_names: [], mcc_list: [] }), ['merchant_names']);
+      assert.deepEqual(await fieldsOf({ rule_type: 'black' }), ['merchant_names']);
+      assert.deepEqual(await fieldsOf({ rule_type: 'grey', mcc_list: ['5411'] }), ['rule_type']);
+      const mccs = Array.from({ length: 201 }, (_, i) => String(1000 + i));
+      const names = Array.from({ length: 201 }, (_, i) => `Shop ${i}`);
+      assert.deepEqual(await fieldsOf({ rule_type: 'white', mcc_list: mccs }), ['mcc_list']);
+      assert.deepEqual(await fieldsOf({ rule_type: 'white', merchant_names: names }), ['merchant_names']);
+      const ok = await client.cards.setMerchantRules(id, { rule_type: 'white', merchant_names: names.slice(0, 200), mcc_list: mccs.slice(0, 200) }, { onBehalfOf: m });
+      assert.equal(ok.merchant_names.length, 200);
+      assert.equal(ok.mcc_list.length, 200);
+    });
+
+    it('state_invalid on a closed card, product_not_available without card-level lists, not_found for another member', async () => {
+      const { m, id } = await virtualCard();
+      const body = { rule_type: 'black' as const, mcc_list: ['7995'] };
+      await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: await member() }), 'not_found', 404);
+      await expectCode(client.cards.getMerchantRules(id, { onBehalfOf: await member() }), 'not_found', 404);
+      await setProduct({ card_lists_supported: false });
+      try {
+        await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m }), 'product_not_available');
+      } finally {
+        await setProduct({ card_lists_supported: true });
+      }
+      await setStatus(id, 'replaced');
+      await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m }), 'state_invalid');
+      await expectCode(client.cards.deleteMerchantRules(id, { onBehalfOf: m }), 'state_invalid');
+    });
+
+    it('502: the requested set is the baseline, unconfirmed; a retry with the same key confirms it; a refusal keeps the confirmed set', async () => {
+      const { m, id } = await virtualCard();
+      const confirmed = await client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m });
+      const key = randomUUID();
+      const body = { rule_type: 'white' as const, merchant_names: ['Corner Shop'] };
+      await inject('unknown');
+      try {
+        await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key }), 'upstream_error', 502);
+      } finally {
+        await inject('success');
+      }
+      const stored = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+      assert.equal(stored.rule_type, 'white');
+      assert.deepEqual(stored.merchant_names, ['Corner Shop']);
+      assert.equal(stored.synced, false);
+      assert.equal(stored.synced_at, confirmed.synced_at);
+      const retried = await client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key });
+      assert.equal(retried.synced, true);
+      assert.deepEqual((await client.cards.getMerchantRules(id, { onBehalfOf: m })).synced, true);
+
+      await inject('reject');
+      try {
+        await expectCode(client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['1234'] }, { onBehalfOf: m }), 'invalid_request');
+      } finally {
+        await inject('success');
+      }
+      const kept = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+      assert.deepEqual([kept.rule_type, kept.merchant_names, kept.synced], ['white', ['Corner Shop'], true]);
+    });
+  });
+
+  describe('PATCH /v1/cards/{id}/billing-address', () => {
+    // A merchant per group: the orders bucket allows 120 writes a minute.
+    before(async () => { ({ client } = await newMerchantClient(service)); });
+    it('200 when the issuer confirms; the card shows it; state omitted where none', async () => {
+      const { m, id } = await virtualCard();
+      const res = await client.cards.updateBillingAddress(id, address, { onBehalfOf: m });
+      assert.deepEqual(res, { id, billing_address: address });
+      assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).billing_address, address);
+      const de = { address: 'Unter den Linden 1', city: 'Berlin', country: 'DE', postal_code: '10117' };
+      assert.deepEqual((await client.cards.updateBillingAddress(id, de, { onBehalfOf: m })).billing_address, de);
+    });
+
+    it('invalid_fields with fields for missing fields and a bad country', async () => {
+      const { m, id } = await virtualCard();
+      const keys = async (body: any) => {
+        try {
+          await client.cards.updateBillingAddress(id, body, { onBehalfOf: m });
+        } catch (err) {
+          assert.ok(err instanceof MerchantWalletError);
+          assert.equal(err.code, 'invalid_fields');
+          return (err.body.fields as { key: string }[]).map((f) => f.key).sort();
+        }
+        return assert.fail('accepted');
+      };
+      assert.deepEqual(await keys({}), ['address', 'city', 'country', 'postal_code']);
+      assert.deepEqual(await keys({ ...address, country: 'us' }), ['country']);
+      assert.deepEqual(await keys({ ...address, country: 'USA' }), ['country']);
+      assert.deepEqual(await keys({ ...address, city: '  ' }), ['city']);
+      assert.equal((await client.cards.get(id, { onBehalfOf: m })).billing_address, null);
+    });
+
+    it('state_invalid, product_not_available, invalid_request (refused), not_found', async () => {
+      const { m, id } = await virtualCard();
+      await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: await member() }), 'not_found', 404);
+      await expectCode(client.cards.updateBillingAddress(id, { ...address, address: 'SIM-REFUSE 1' }, { onBehalfOf: m }), 'invalid_request');
+      await inject('reject');
+      try {
+        await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m }), 'invalid_request');
+      } finally {
+        await inject('success');
+      }
+      await setProduct({ billing_address_updatable: false });
+      try {
+        await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m }), 'product_not_available');
+        assert.equal((await client.cards.get(id, { onBehalfOf: m })).billing_address_updatable, false);
+      } finally {
+        await setProduct({ billing_address_updatable: true });
+      }
+      assert.equal((await client.cards.get(id, { onBehalfOf: m })).billing_address, null);
+      for (const s of ['closed', 'expired', 'replaced']) {
+        await setStatus(id, s);
+        await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m }), 'state_invalid');
+      }
+    });
+
+    it('502 upstream_error on an unknown outcome (timeout or 5xx): not stored; a retry with the same key stores it', async () => {
+      const { m, id } = await virtualCard();
+      let stored: typeof address | null = null;
+      for (const behavior of ['timeout', 'unknown']) {
+        const key = randomUUID();
+        await inject(behavior);
+        try {
+          await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m, idempotencyKey: key }), 'upstream_error', 502);
+        } finally {
+          await inject('success');
+        }
+        assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).billing_address, stored);
+        if (behavior === 'timeout') {
+          // A 5xx is not the key's result: the key may come back with another body, and the
+          // issuer is asked about that body (not answered with what it did for the first).
+          const again = { ...address, postal_code: '94106' };
+          assert.deepEqual((await client.cards.updateBillingAddress(id, again, { onBehalfOf: m, idempotencyKey: key })).billing_address, again);
+          assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).billing_address, again);
+          stored = again;
+        }
+      }
+      assert.deepEqual((await client.cards.updateBillingAddress(id, address, { onBehalfOf: m })).billing_address, address);
+      assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).billing_address, address);
+    });
+
+    it('a retry with the same key after a 502 stores the address', async () => {
+      const { m, id } = await virtualCard();
+      const key = randomUUID();
+      await inject('unknown');
+      try {
+        await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m, idempotencyKey: key }), 'upstream_error', 502);
+      } finally {
+        await inject('success');
+      }
+      assert.equal((await client.cards.get(id, { onBehalfOf: m })).billing_address, null);
+      assert.deepEqual((await client.cards.updateBillingAddress(id, address, { onBehalfOf: m, idempotencyKey: key })).billing_address, address);
+      assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).billing_address, address);
+    });
+  });
+
+  describe('POST /v1/cards/{id}/cvv/unblock', () => {
+    // A merchant per group: the orders bucket allows 120 writes a minute.
+    before(async () => { ({ client } = await newMerchantClient(service)); });
+    it('unblocks (cvv_blocked false on the card), 5 calls per member per hour, then 429 with Retry-After; the hour slides on the clock', async () => {
+      const { m, id } = await virtualCard();
+      await service.ctx.db.updateTable('cards').set({ cvv_blocked: true }).where('id', '=', id).execute();
+      assert.equal((await client.cards.get(id, { onBehalfOf: m })).cvv_blocked, true);
+      assert.deepEqual(await client.cards.unblockCvv(id, { onBehalfOf: m }), { unblocked: true });
+      assert.equal((await client.cards.get(id, { onBehalfOf: m })).cvv_blocked, false);
+      const key = randomUUID();
+      await client.cards.unblockCvv(id.slice(4), { onBehalfOf: m, idempotencyKey: key });
+      // A replay of a finished key is not counted.
+      await client.cards.unblockCvv(id.slice(4), { onBehalfOf: m, idempotencyKey: key });
+      await client.cards.unblockCvv(id, { onBehalfOf: m });
+      await client.cards.unblockCvv(id, { onBehalfOf: m });
+      await client.cards.unblockCvv(id, { onBehalfOf: m });
+      await assert.rejects(client.cards.unblockCvv(id, { onBehalfOf: m }), (err: unknown) => {
+        assert.ok(err instanceof MerchantWalletError);
+        assert.equal(err.code, 'rate_limited');
+        assert.equal(err.status, 429);
+        const retry = Number(err.body.retry_after);
+        assert.ok(retry > 3500 && retry <= 3600, String(retry));
+        assert.equal(String(err.headers['retry-after']), String(retry));
+        return true;
+      });
+      // Per member: another member is not limited.
+      const other = await virtualCard();
+      assert.deepEqual(await client.cards.unblockCvv(other.id, { onBehalfOf: other.m }), { unblocked: true });
+      // An hour later on the merchant's clock, the calls have left the window.
+      await client.sandbox.advanceClock(3601);
+      assert.deepEqual(await client.cards.unblockCvv(id, { onBehalfOf: m }), { unblocked: true });
+    });
+
+    it('state_invalid on a closed card, not_found for another member, idempotency_key_required without a key', async () => {
+      const { m, id } = await virtualCard();
+      await expectCode(client.cards.unblockCvv(id, { onBehalfOf: await member() }), 'not_found', 404);
+      await expectCode(client.request({ method: 'POST', path: `/v1/cards/${id}/cvv/unblock`, onBehalfOf: m, idempotencyKey: false }), 'idempotency_key_required');
+      await setStatus(id, 'closed');
+      await expectCode(client.cards.unblockCvv(id, { onBehalfOf: m }), 'state_invalid');
+    });
+  });
+
+  describe('POST /v1/cards/{id}/secure-session and the reveal screen', () => {
+    // A merchant per group: the orders bucket allows 120 writes a minute.
+    before(async () => { ({ client } = await newMerchantClient(service)); });
+
+    it('the member sees number, expiry and CVV once, on the page only; the API and the database never hold them', async () => {
+      const { m, id } = await virtualCard();
+      const card = await client.cards.get(id, { onBehalfOf: m });
+      const ticket = await client.cards.createSecureSession(id, { onBehalfOf: m });
+      assert.match(ticket.id, /^kyc_[0-9a-f]{32}$/);
+      assert.deepEqual(Object.keys(ticket).sort(), ['expires_at', 'hosted_url', 'id']);
+      const first = await getHostedPage(service, ticket.hosted_url);
+      assert.equal(first.status, 200);
+      assert.match(String(first.headers['cache-control']), /no-store/);
+      assert.ok(first.text.includes(card.last4));
+      assert.ok(!/\b\d{4} \d{4} \d{4} \d{4}\b/.test(first.text), 'the first view shows no number');
+      const shown = await postHostedPage(service, ticket.hosted_url, { fields: { csrf_token: first.csrfToken! }, cookie: first.cookie });
+      assert.equal(shown.status, 200, shown.text);
+      assert.match(String(shown.headers['cache-control']), /no-store/);
+      const number = /(\d{4} \d{4} \d{4} \d{4})/.exec(shown.text)?.[1]?.replaceAll(' ', '');
+      assert.ok(number, shown.text);
+      assert.ok(number.endsWith(card.last4));
+      const expiry = `${String(card.exp_month).padStart(2, '0')}/${String(card.exp_year % 100).padStart(2, '0')}`;
+      assert.ok(shown.text.includes(expiry));
+      const cvv = /CVV<\/dt><dd>(\d{3})</.exec(shown.text)?.[1];
+      assert.ok(cvv, 'the CVV is on the page');
+      // Single use: the link is spent.
+      const again = await getHostedPage(service, ticket.hosted_url);
+      assert.ok(!again.text.includes(number.slice(0, 4) + ' '), 'not shown twice');
+      // Never in the API nor the database.
+      assert.ok(!JSON.stringify(await client.cards.get(id, { onBehalfOf: m })).includes(number));
+      const dump = JSON.stringify(await Promise.all(['cards', 'hosted_tickets', 'events', 'idempotency_keys', 'upstream_sim_orders'].map((t) =>
+        service.ctx.db.selectFrom(t as 'cards').selectAll().execute())), (_k, v) => (typeof v === 'bigint' ? String(v) : v));
+      assert.ok(!dump.includes(number), 'the number is stored nowhere');
+    });
+
+    it('an issuer fault leaves the link usable; closed cards and other members are refused', async () => {
+      const { m, id } = await virtualCard();
+      const ticket = await client.cards.createSecureSession(id, { onBehalfOf: m });
+      const page = await getHostedPage(service, ticket.hosted_url);
+      await inject('unknown');
+      let res;
+      try {
+        res = await postHostedPage(service, ticket.hosted_url, { fields: { csrf_token: page.csrfToken! }, cookie: page.cookie });
+      } finally {
+        await inject('success');
+      }
+      assert.equal(res.status, 400);
+      assert.match(res.text, /cannot be shown right now/);
+      const retry = await getHostedPage(service, ticket.hosted_url, { cookie: page.cookie });
+      const ok = await postHostedPage(service, ticket.hosted_url, { fields: { csrf_token: retry.csrfToken! }, cookie: retry.cookie });
+      assert.equal(ok.status, 200);
+      assert.match(ok.text, /Card number/);
+      await expectCode(client.cards.createSecureSession(id, { onBehalfOf: await member() }), 'not_found', 404);
+      await setStatus(id, 'closed');
+      await expectCode(client.cards.createSecureSession(id, { onBehalfOf: m }), 'state_invalid');
+    });
+
+    it('needs the restricted scope cards:secure', async () => {
+      const { m, id } = await virtualCard();
+      const limited = await newMerchantClient(service, { scopes: ['cards:write', 'members:write'] });
+      await expectCode(limited.client.cards.createSecureSession(id, { onBehalfOf: m }), 'insufficient_scope', 403);
+    });
+  });
+});
