@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { activationVerdict, afterActivationFailure, applicationTransition, openingStatus } from '../src/modules/cards/state.js';
-import { feeInSource, limitProblems, merchantRuleProblems, onlyTightens, tighterLimits, expiryText } from '../src/modules/cards/rules.js';
+import { feeInSource, limitProblems, merchantRuleProblems, tighterLimits, expiryText } from '../src/modules/cards/rules.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 const physical = { status: 'unactivated' as const, formFactor: 'physical' as const, inventory: 'shipped' as const, lockedUntil: null };
@@ -48,11 +48,6 @@ describe('card rules', () => {
     assert.deepEqual(limitProblems({ single: 99n, daily: 0n, monthly: 0n }, caps, 2), [{ layer: 'single', reason: 'below_one_unit' }]);
     assert.deepEqual(limitProblems({ single: 1000001n, daily: 0n, monthly: 0n }, caps, 2), [{ layer: 'single', reason: 'above_product_cap' }]);
     assert.deepEqual(limitProblems({ single: 500n, daily: 0n, monthly: 400n }, caps, 2), [{ layer: 'monthly', reason: 'inconsistent' }]);
-  });
-  it('only tightening', () => {
-    assert.ok(onlyTightens({ single: 0n, daily: 0n, monthly: 0n }, { single: 100n, daily: 0n, monthly: 0n }));
-    assert.ok(!onlyTightens({ single: 100n, daily: 0n, monthly: 0n }, { single: 200n, daily: 0n, monthly: 0n }));
-    assert.ok(!onlyTightens({ single: 100n, daily: 0n, monthly: 0n }, { single: 0n, daily: 0n, monthly: 0n }));
   });
   it('merchant rules', () => {
     assert.deepEqual(merchantRuleProblems({ rule_type: 'white', mcc_list: ['5411'] }), []);

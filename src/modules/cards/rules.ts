@@ -117,20 +117,6 @@ export function limitProblems(next: Limits, caps: Limits, scale: number): LimitP
 }
 
 /**
- * Whether a change of limits only tightens (every layer lower, or a limit where there was none):
- * only tightening takes effect when the push to the issuer fails.
- */
-export function onlyTightens(before: Limits, after: Limits): boolean {
-  const eff = (v: bigint) => (v === 0n ? null : v);
-  return (['single', 'daily', 'monthly'] as const).every((l) => {
-    const b = eff(before[l]);
-    const a = eff(after[l]);
-    if (a === null) return b === null;
-    return b === null || a <= b;
-  });
-}
-
-/**
  * What stays when a push of limits fails: per layer the tighter of the confirmed and the requested
  * value (0 = no limit, so any limit is tighter than none); then a lower layer above a higher one is
  * brought down to it (single ≤ daily ≤ monthly among non-zero values), which changes nothing a
