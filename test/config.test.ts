@@ -1,11 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, defaultWebhookRetryScheduleMs, loadConfig } from '../src/platform/config.js';
+import { spawnServiceProcess } from './support/process.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -143,11 +143,7 @@ describe('configuration', () => {
   });
 
   it('a bad value stops the start: the process exits non-zero with the message and no stack trace', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: root,
-      env: { ...process.env, PORT: 'abc', ADMIN_PORT: '0', DATABASE_URL: 'memory://', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = await spawnServiceProcess({ PORT: 'abc', ADMIN_PORT: '0', DATABASE_URL: 'memory://', LOG_LEVEL: 'warn' });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));

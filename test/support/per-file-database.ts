@@ -1,5 +1,3 @@
-import { isolatePostgresDatabase, dropPostgresDatabasesSync } from './database.js';
-
 /**
  * Loaded by `npm test` (`--import`) into every test process. With `TEST_DATABASE_URL=postgres://...`
  * each test file runs on a database of its own, copied from a template migrated once, so files
@@ -12,12 +10,17 @@ import { isolatePostgresDatabase, dropPostgresDatabasesSync } from './database.j
  * outright) are dropped by the next run's first copy. The runner's process (given `--test`) runs
  * no test and keeps the original URL; where it loads this module too, it drops, when it exits,
  * every copy its test processes left.
+ *
+ * On the embedded database (the default) it does nothing, and loads nothing: database.ts and what
+ * it imports are loaded only for PostgreSQL, so that a test file that needs no database does not
+ * pay for them.
  */
 
 const url = process.env.TEST_DATABASE_URL ?? '';
 const runnerProcess = process.execArgv.includes('--test');
 
 if (/^postgres(ql)?:\/\//.test(url)) {
+  const { isolatePostgresDatabase, dropPostgresDatabasesSync } = await import('./database.js');
   if (runnerProcess) {
     process.on('exit', () => dropPostgresDatabasesSync(url, { runnerPid: process.pid }));
   } else {
