@@ -12,7 +12,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
  * Migrate once, copy per test file. Creating an embedded cluster (initdb) and migrating it costs
  * seconds, paid by every service a test starts; instead:
  *
- * - embedded (PGlite): the first process builds a migrated image (`dumpDataDir`) under a lock and
+ * - embedded (PGlite): the first process builds a migrated image (`dumpDataDir`, a plain tar) under a lock and
  *   keeps it in the temporary directory, keyed by the migrations' text and PGlite's version; every
  *   test service then starts from that image (`migratedImage()`, used by `startTestService`).
  * - PostgreSQL (`TEST_DATABASE_URL`): a template database is migrated once, and each test file gets
@@ -44,11 +44,17 @@ function pgliteVersion(): string {
 const lockStaleMs = 120_000;
 const imageWaitMs = 300_000;
 
+/**
+ * The image is a plain tar (~40 MB), not gzip (~5 MB): every embedded database of the suite starts
+ * from it, and unpacking gzip cost each start ~0.4 s of CPU; the checkpoint before the dump spares
+ * each start the replay of the migrations' WAL (together 1.45 → 0.9 s of CPU per start).
+ */
 async function buildImage(): Promise<Buffer> {
   const handle = await openDatabase('memory://', tmpdir());
   try {
     await migrateToLatest(handle.db);
-    const blob = await handle.pglite!.dumpDataDir('gzip');
+    await handle.pglite!.exec('CHECKPOINT');
+    const blob = await handle.pglite!.dumpDataDir('none');
     return Buffer.from(await blob.arrayBuffer());
   } finally {
     await handle.close();
@@ -73,7 +79,7 @@ function tryLock(lock: string): boolean {
 }
 
 async function loadOrBuildImage(): Promise<Blob> {
-  const file = join(tmpdir(), `mwa-test-db-${migrationsHash(`pglite ${pgliteVersion()}`)}.tgz`);
+  const file = join(tmpdir(), `mwa-test-db-${migrationsHash(`pglite ${pgliteVersion()} tar checkpointed`)}.tar`);
   const lock = `${file}.lock`;
   const deadline = Date.now() + imageWaitMs;
   while (!existsSync(file)) {
