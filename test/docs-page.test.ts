@@ -1,9 +1,10 @@
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { launchBrowser } from './support/browser.js';
+import { useBrowser } from './support/browser.js';
 import { startTestService } from './support/service.js';
+import type { RunningService } from '../src/server.js';
 
 /**
  * GET /docs in a real browser: the reference renders from /v1/openapi.json and the page fetches
@@ -20,12 +21,17 @@ function staysLocal(url: string): boolean {
   return ['http:', 'https:', 'ws:', 'wss:'].includes(protocol) && hostname === '127.0.0.1';
 }
 
+// One service and one browser for the file's tests.
+let service: RunningService;
+before(async () => {
+  service = await startTestService();
+});
+after(() => service.close());
+const browser = useBrowser();
+
 test('GET /docs renders the API reference from our own server only', { timeout: 120_000 }, async (t) => {
-  const service = await startTestService();
-  t.after(() => service.close());
-  const browser = await launchBrowser();
-  t.after(() => browser.close());
-  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const context = await (await browser()).newContext({ viewport: { width: 1400, height: 1000 } });
+  t.after(() => context.close());
   const page = await context.newPage();
 
   // Every request the page makes: Playwright's view, and the browser's own (which also sees favicon fetches).
@@ -71,9 +77,7 @@ test('GET /docs renders the API reference from our own server only', { timeout: 
   assert.deepEqual(problems, [], 'errors in the page');
 });
 
-test('GET /docs/assets/scalar.js serves the bundle from node_modules', async (t) => {
-  const service = await startTestService();
-  t.after(() => service.close());
+test('GET /docs/assets/scalar.js serves the bundle from node_modules', async () => {
   const res = await fetch(`${service.publicUrl}/docs/assets/scalar.js`);
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /javascript/);

@@ -1,11 +1,11 @@
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import { rawRequest } from './support/raw-http.js';
-import { spawnService } from './support/process.js';
+import { spawnService, type ServiceProcess } from './support/process.js';
 
 describe('the service as a process', () => {
   it('first start creates the demo merchant and the admin token, prints them, and a second start reuses them', async () => {
@@ -46,32 +46,27 @@ describe('the service as a process', () => {
     }
   });
 
-  it('on SIGTERM finishes the requests in flight, then exits 0', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'mwa-term-'));
-    const svc = await spawnService({ DATA_DIR: dataDir, DATABASE_URL: 'memory://' });
-    const creds = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8'));
-    const port = new URL(svc.publicUrl).port;
-    const client = new MerchantWalletClient({ baseUrl: `http://api-sandbox.localhost:${port}`, connectHost: '127.0.0.1', clientId: creds.client_id, apiKey: creds.api_key, signingKey: creds.signing_key });
-    await client.getToken();
-    const inFlight = Array.from({ length: 10 }, (_, i) => client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: `t-${i}` } }));
-    await new Promise((r) => setTimeout(r, 5));
-    svc.child.kill('SIGTERM');
-    const results = await Promise.allSettled(inFlight);
-    assert.equal(await svc.exited, 0);
-    for (const r of results) {
-      // Every request that reached the server got its full answer; none was cut off half-way.
-      if (r.status === 'fulfilled') assert.ok([201, 503].includes(r.value.status), String(r.value.status));
-    }
-    assert.ok(results.some((r) => r.status === 'fulfilled' && r.value.status === 201), 'requests in flight completed');
-  });
-
-  it('logs JSON lines with the request id and never the credentials, tokens or signatures', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'mwa-log-'));
-    const svc = await spawnService({ DATA_DIR: dataDir, DATABASE_URL: 'memory://', LOG_LEVEL: 'info' });
-    try {
-      const creds = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8'));
+  // One process for the two tests below (a start on an empty embedded database costs ~9 s of CPU):
+  // it logs at info for the first; the second ends it with SIGTERM.
+  describe('one running service', () => {
+    let svc: ServiceProcess;
+    let creds: { client_id: string; api_key: string; signing_key: string };
+    let client: MerchantWalletClient;
+    before(async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'mwa-run-'));
+      svc = await spawnService({ DATA_DIR: dataDir, DATABASE_URL: 'memory://', LOG_LEVEL: 'info' });
+      creds = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8'));
       const port = new URL(svc.publicUrl).port;
-      const client = new MerchantWalletClient({ baseUrl: `http://api-sandbox.localhost:${port}`, connectHost: '127.0.0.1', clientId: creds.client_id, apiKey: creds.api_key, signingKey: creds.signing_key });
+      client = new MerchantWalletClient({ baseUrl: `http://api-sandbox.localhost:${port}`, connectHost: '127.0.0.1', clientId: creds.client_id, apiKey: creds.api_key, signingKey: creds.signing_key });
+    });
+    after(async () => {
+      if (svc?.child.exitCode === null) {
+        svc.child.kill('SIGKILL');
+        await svc.exited;
+      }
+    });
+
+    it('logs JSON lines with the request id and never the credentials, tokens or signatures', async () => {
       const token = await client.getToken();
       const raw = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'logged' } });
       assert.equal(raw.status, 201);
@@ -84,9 +79,20 @@ describe('the service as a process', () => {
       const text = svc.output().slice(svc.output().indexOf('Merchant Wallet API on'));
       for (const secret of [creds.api_key, creds.signing_key, token]) assert.ok(!text.includes(secret), 'no secret in the logs');
       assert.match(text, /\[redacted\]/);
-    } finally {
+    });
+
+    it('on SIGTERM finishes the requests in flight, then exits 0', async () => {
+      await client.getToken();
+      const inFlight = Array.from({ length: 10 }, (_, i) => client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: `t-${i}` } }));
+      await new Promise((r) => setTimeout(r, 5));
       svc.child.kill('SIGTERM');
-      await svc.exited;
-    }
+      const results = await Promise.allSettled(inFlight);
+      assert.equal(await svc.exited, 0);
+      for (const r of results) {
+        // Every request that reached the server got its full answer; none was cut off half-way.
+        if (r.status === 'fulfilled') assert.ok([201, 503].includes(r.value.status), String(r.value.status));
+      }
+      assert.ok(results.some((r) => r.status === 'fulfilled' && r.value.status === 201), 'requests in flight completed');
+    });
   });
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { after } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
 
 /**
@@ -80,4 +81,18 @@ export async function launchBrowser(): Promise<Browser> {
   } catch (err) {
     throw new Error(`Chromium at ${path} (${source}) did not start: ${String(err)}`);
   }
+}
+
+/**
+ * One browser for the tests of a file (or of a `describe`): call it at that level, and each test
+ * awaits the getter. The browser is launched at the first call and closed after the last test of
+ * the scope. A launch costs ~1 s of CPU and a browser's processes keep using some while open:
+ * tests share one and open a context each (`browser.newContext()`, closed by the test).
+ */
+export function useBrowser(): () => Promise<Browser> {
+  let launched: Promise<Browser> | undefined;
+  after(async () => {
+    if (launched) await (await launched.catch(() => undefined))?.close();
+  });
+  return () => (launched ??= launchBrowser());
 }
