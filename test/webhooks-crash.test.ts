@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { MerchantWalletClient, verifyWebhookSignature } from '@merchant-wallet/sdk';
 import { openDatabase } from '../src/db/connection.js';
 import { verifyLedger } from '../src/ledger/index.js';
+import { seedEmbeddedDataDir } from './support/database.js';
 import { rawRequest } from './support/raw-http.js';
 import { spawnService, type ServiceProcess } from './support/process.js';
 
@@ -51,6 +52,8 @@ describe('webhook delivery across a crash of the service', () => {
     const receiverPort = (receiver.address() as { port: number }).port;
 
     const dataDir = mkdtempSync(join(tmpdir(), 'mwa-whcrash-'));
+    // The test is not about a first start: the embedded database starts migrated (no initdb).
+    if (!onPostgres) await seedEmbeddedDataDir(dataDir);
     const adminToken = `adm_${randomUUID()}`;
     const env = {
       DATA_DIR: dataDir, DATABASE_URL: onPostgres ? testDatabaseUrl : '', ADMIN_TOKEN: adminToken,
