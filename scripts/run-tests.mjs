@@ -13,9 +13,10 @@ import { readdirSync } from 'node:fs';
 import { bundleForTests, bundledPath, newBuildDir, root, testNodeFlags } from './test-build.mjs';
 
 const testFilesIn = (dir) => readdirSync(`${root}/${dir}`).filter((f) => f.endsWith('.test.ts')).sort().map((f) => `${dir}/${f}`);
+// Measured with scripts/test-cpu.mjs (docs/performance.md, "Test suite").
 const longestFirst = [
-  'test/service-process.test.ts', 'test/webhooks-crash.test.ts', 'test/fuzz.test.ts', 'test/money-flows.test.ts',
-  'test/webhooks.test.ts', 'test/docs-page.test.ts', 'test/ledger-property.test.ts', 'test/platform-auth.test.ts',
+  'test/webhooks-crash.test.ts', 'test/webhooks.test.ts', 'test/service-process.test.ts', 'test/qrpay.test.ts',
+  'test/money-flows.test.ts', 'test/sdk-server.test.ts', 'test/docs-page.test.ts', 'test/security-hardening.test.ts', 'test/fuzz.test.ts',
 ];
 const all = [...testFilesIn('test'), ...testFilesIn('packages/sdk/test')];
 const files = [...longestFirst.filter((f) => all.includes(f)), ...all.filter((f) => !longestFirst.includes(f))];
