@@ -37,13 +37,18 @@ interface Case {
   status(call: CallContext, requestId: string): Promise<StatusOutcome>;
 }
 
+// One service for the file: each test works on merchants and request ids of its own.
+let service: RunningService;
+before(async () => {
+  service = await startTestService();
+});
+after(() => service.close());
+
 describe('upstream simulators', () => {
-  let service: RunningService;
   let cases: Case[];
   const delayMs = 3_600_000;
 
   before(async () => {
-    service = await startTestService();
     const db = service.ctx.db;
     const sim = { confirmDelayMs: delayMs };
     const remittance = new SimulatedRemittance(db, sim);
@@ -69,7 +74,6 @@ describe('upstream simulators', () => {
       },
     ];
   });
-  after(() => service.close());
 
   const sandboxMerchant = async (): Promise<CallContext> => ({ merchantId: await createMerchant(service), environment: 'sandbox' });
   const settle = (c: Case, requestId: string) =>
@@ -234,11 +238,6 @@ describe('upstream simulators', () => {
 });
 
 describe('POST /v1/merchant/deposit-address', () => {
-  let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(() => service.close());
 
   const ask = (client: MerchantWalletClient, body: Record<string, unknown>, idempotencyKey: string = randomUUID()) =>
     client.requestRaw({ method: 'POST', path: '/v1/merchant/deposit-address', body, idempotencyKey });
