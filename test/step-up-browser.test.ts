@@ -46,15 +46,20 @@ test('a member completes step-up on the hosted page, then the withdrawal passes'
   await page.screenshot({ path: join(screenshotDir, 'step-up.png'), fullPage: true });
 
   await field.fill(code === '111111' ? '222222' : '111111');
+  // Wait for the form's answer itself: waitForLoadState alone can look at the page before the POST navigates.
+  const refused = page.waitForResponse((r) => r.request().method() === 'POST');
   await page.getByRole('button', { name: 'Confirm' }).click();
-  await page.waitForLoadState();
+  await refused;
+  await page.locator('.field-error').waitFor();
   assert.match(await page.locator('.field-error').textContent() ?? '', /That code is not correct\. You have 4 attempts left\./);
   assert.equal(await page.getByLabel('Code').getAttribute('aria-invalid'), 'true');
   await page.screenshot({ path: join(screenshotDir, 'step-up-error.png'), fullPage: true });
 
   await page.getByLabel('Code').fill(code);
+  const accepted = page.waitForResponse((r) => r.request().method() === 'POST');
   await page.keyboard.press('Enter');
-  await page.waitForLoadState();
+  await accepted;
+  await page.locator('h1', { hasText: 'Confirmed' }).waitFor({ timeout: 10_000 });
   assert.equal(await page.locator('h1').textContent(), 'Confirmed');
   await page.screenshot({ path: join(screenshotDir, 'step-up-done.png'), fullPage: true });
   t.diagnostic(`screenshots: ${join(screenshotDir, 'step-up.png')}, step-up-error.png, step-up-done.png`);
