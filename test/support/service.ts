@@ -27,7 +27,7 @@ export async function startTestService(options: StartOptions = {}): Promise<Runn
     ...options.config,
   };
   const embeddedImage = config.databaseUrl === 'memory://' && !options.embeddedImage ? await migratedImage() : options.embeddedImage;
-  return startService({ logger: false, ...options, embeddedImage, config });
+  return startService({ logger: process.env.TEST_LOG === '1', ...options, embeddedImage, config });
 }
 
 export type Env = 'sandbox' | 'production';

@@ -3,7 +3,7 @@
  * platform-level shared payees (docs/remittance.md, "Payees"). Creation makes no upstream call;
  * registration happens at an order's dispatch.
  */
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, invalidFields, type ErrorCode, type FieldProblem } from '../../platform/errors.js';
@@ -162,7 +162,8 @@ export async function createPayee(trx: Transaction<Database>, caller: MemberCall
       unlinked_at: null,
     })
     // One active link per member and payee: a concurrent request (another key) finds the first.
-    .onConflict((oc) => oc.columns(['member_id', 'entity_id']).where('status', '=', 'active').doNothing())
+    // The predicate is a literal: PostgreSQL infers a partial unique index only from a constant, not a bound parameter.
+    .onConflict((oc) => oc.columns(['member_id', 'entity_id']).where('status', '=', sql.lit('active')).doNothing())
     .returning('seq')
     .executeTakeFirst();
   const seq = linked?.seq ?? (await trx
