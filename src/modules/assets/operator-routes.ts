@@ -78,6 +78,6 @@ export async function assetOperatorRoutes(app: AppInstance, ctx: ServiceContext)
       withdrawalMin: parseAmount(body.withdrawal_min, asset.scale, 'withdrawal_min'),
       addressPattern: checkAddressPattern(body.address_pattern),
     };
-    return operatorAssetView(await write((trx) => putAssetNetwork(trx, params.code, params.network, input)));
+    return operatorAssetView(await write((trx) => putAssetNetwork(trx, params.code, params.network, input, ctx.clock.real())));
   });
 }

@@ -97,7 +97,7 @@ export interface NetworkInput {
 }
 
 /** Creates or replaces one network of a crypto asset, in the caller's transaction (the asset row is locked). */
-export async function putAssetNetwork(trx: Transaction<Database>, code: string, network: string, input: NetworkInput): Promise<Asset> {
+export async function putAssetNetwork(trx: Transaction<Database>, code: string, network: string, input: NetworkInput, now: Date): Promise<Asset> {
   const asset = await trx.selectFrom('assets').select(['code', 'type']).where('code', '=', code).forUpdate().executeTakeFirst();
   if (!asset) throw new ApiError('not_found', 'No such asset.');
   if (asset.type !== 'crypto') throw new ApiError('invalid_request', 'Networks apply to crypto assets only.');
@@ -106,7 +106,7 @@ export async function putAssetNetwork(trx: Transaction<Database>, code: string, 
     withdrawal_fee: input.withdrawalFee.toString(),
     withdrawal_min: input.withdrawalMin.toString(),
     address_pattern: input.addressPattern,
-    updated_at: new Date(),
+    updated_at: now,
   };
   try {
     await trx

@@ -116,14 +116,15 @@ export async function submitToIssuer(ctx: ServiceContext, app: CardApplicationRo
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.submitApplication(call, { requestId: app.id, bin: product.bin, formFactor: product.form_factor }));
   const row = await ctx.db.transaction().execute(async (trx) => {
+    const now = await ctx.clock.now(trx, call);
     const locked = (await findApplication(trx, call, app.id, true))!;
     if (locked.status !== 'pending' || locked.upstream_outcome === 'accepted') return locked;
     if (outcome.kind === 'accepted') {
-      return trx.updateTable('card_applications').set({ upstream_outcome: 'accepted', upstream_ref: outcome.providerOrderId, updated_at: new Date() })
+      return trx.updateTable('card_applications').set({ upstream_outcome: 'accepted', upstream_ref: outcome.providerOrderId, updated_at: now })
         .where('id', '=', app.id).returningAll().executeTakeFirstOrThrow();
     }
     if (outcome.kind === 'rejected') return (await decide(ctx, trx, locked, 'rejected')) ?? locked;
-    return trx.updateTable('card_applications').set({ upstream_outcome: 'unknown', updated_at: new Date() })
+    return trx.updateTable('card_applications').set({ upstream_outcome: 'unknown', updated_at: now })
       .where('id', '=', app.id).returningAll().executeTakeFirstOrThrow();
   });
   return applicationView(ctx.db, row);
@@ -210,6 +211,7 @@ export async function sandboxAdvance(ctx: ServiceContext, caller: CardCaller, id
   const outcome = await decideUpstream.call(ctx.upstreams.card, call, app.id, to);
   if (outcome.kind === 'not_found') throw new ApiError('state_invalid', 'The issuer never received this application.');
   const row = await ctx.db.transaction().execute(async (trx) => {
+    const now = await ctx.clock.now(trx, call);
     const locked = (await findApplication(trx, call, app.id, true))!;
     return (await decide(ctx, trx, locked, to, outcome.card)) ?? locked;
   });

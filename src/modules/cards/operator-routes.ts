@@ -34,7 +34,7 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
       }),
       response: { 200: Type.Any() },
     },
-  }, ({ params, body, write }) => write((trx) => updateProduct(trx, params.id, body)));
+  }, ({ params, body, write }) => write((trx) => updateProduct(trx, params.id, body, ctx.clock.real())));
 
   route.get('/admin/v1/merchants/:id/card-bins', {
     schema: { params: IdParams, querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Bins } },

@@ -51,12 +51,12 @@ export interface ProductPatch {
 const amountKeys = ['opening_fee', 'topup_min', 'topup_max_single', 'max_single', 'max_daily', 'max_monthly'] as const;
 
 /** Operator: changes a product's settings (amounts in the card currency). */
-export async function updateProduct(trx: Transaction<Database>, id: string, patch: ProductPatch) {
+export async function updateProduct(trx: Transaction<Database>, id: string, patch: ProductPatch, now: Date) {
   const seq = productSeqOf(id);
   const row = seq ? await trx.selectFrom('card_products').selectAll().where('seq', '=', seq).forUpdate().executeTakeFirst() : undefined;
   if (!row) throw new ApiError('not_found', 'No such card product.');
   const scale = await scaleOf(trx, row.currency);
-  const set: Record<string, unknown> = { updated_at: new Date() };
+  const set: Record<string, unknown> = { updated_at: now };
   for (const k of amountKeys) if (patch[k] !== undefined) set[k] = parseAmount(patch[k]!, scale, k).toString();
   if (patch.source_assets) set.source_assets = JSON.stringify(patch.source_assets.map((a) => a.toUpperCase()));
   for (const k of ['enabled', 'billing_address_updatable', 'card_lists_supported'] as const) if (patch[k] !== undefined) set[k] = patch[k];

@@ -41,7 +41,7 @@ export async function earnOperatorRoutes(app: AppInstance, ctx: ServiceContext):
       id: newId('epr'), environment: body.environment, asset: asset.code, type: body.type, term_days: body.term_days, apr_bps: body.apr_bps,
       min_amount: parseAmount(body.min_amount, asset.scale, 'min_amount').toString(),
       max_amount: body.max_amount ? parseAmount(body.max_amount, asset.scale, 'max_amount').toString() : null,
-      updated_at: new Date(),
+      updated_at: ctx.clock.real(),
     }).returningAll().executeTakeFirstOrThrow();
     return productView(row, asset.scale);
   }));
@@ -50,7 +50,7 @@ export async function earnOperatorRoutes(app: AppInstance, ctx: ServiceContext):
     errors: ['not_found'],
     schema: { params: IdParams, body: Type.Object({ enabled: Type.Optional(Type.Boolean()), apr_bps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })) }), response: { 200: EarnProduct } },
   }, ({ params, body, write }) => write(async (trx) => {
-    const row = await trx.updateTable('earn_products').set({ ...body, updated_at: new Date() }).where('id', '=', params.id).returningAll().executeTakeFirst();
+    const row = await trx.updateTable('earn_products').set({ ...body, updated_at: ctx.clock.real() }).where('id', '=', params.id).returningAll().executeTakeFirst();
     if (!row) throw new ApiError('not_found', 'No such earn product.');
     return productView(row, (await getAsset(trx, row.asset))?.scale ?? 2);
   }));

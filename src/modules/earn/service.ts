@@ -169,7 +169,7 @@ export async function subscribe(ctx: ServiceContext, trx: Transaction<Database>,
     settled_at: null,
     redeemed_at: null,
     created_at: now,
-    updated_at: new Date(),
+    updated_at: now,
   }).returningAll().executeTakeFirstOrThrow();
   await postEntryOrRefuse(trx, {
     environment: scope.environment, merchantId: scope.merchantId, kind: earnEntryKinds.subscribe, referenceType: earnReferenceType, referenceId: row.id,
@@ -187,7 +187,7 @@ export async function redeem(ctx: ServiceContext, trx: Transaction<Database>, sc
   if (o.status !== 'active') throw new ApiError('state_invalid', 'The position is closed.');
   const now = await ctx.clock.now(trx, scope);
   const row = await trx.updateTable('earn_orders')
-    .set((eb) => ({ status: 'redeemed', status_version: eb('status_version', '+', 1), redeemed_at: now, next_accrual_at: null, updated_at: new Date() }))
+    .set((eb) => ({ status: 'redeemed', status_version: eb('status_version', '+', 1), redeemed_at: now, next_accrual_at: null, updated_at: now }))
     .where('id', '=', o.id).where('status', '=', 'active').returningAll().executeTakeFirstOrThrow();
   await postEntry(trx, {
     environment: o.environment, merchantId: o.merchant_id, kind: earnEntryKinds.redeem, referenceType: earnReferenceType, referenceId: o.id,
@@ -226,7 +226,7 @@ async function accrueOneDay(trx: Transaction<Database>, id: string, now: Date | 
   const externalMemberId = (await trx.selectFrom('members').select('external_member_id').where('id', '=', o.member_id).executeTakeFirst())?.external_member_id ?? '';
   const base = { environment: o.environment, merchantId: o.merchant_id, referenceType: earnReferenceType, referenceId: o.id, asset: o.asset };
   if (o.type === 'flexible') {
-    await trx.updateTable('earn_orders').set({ days_accrued: day, interest_paid: (minorFromDb(o.interest_paid) + interest).toString(), next_accrual_at: nextAt, updated_at: new Date() }).where('id', '=', o.id).execute();
+    await trx.updateTable('earn_orders').set({ days_accrued: day, interest_paid: (minorFromDb(o.interest_paid) + interest).toString(), next_accrual_at: nextAt, updated_at: dueAt }).where('id', '=', o.id).execute();
     if (interest > 0n) {
       await postEntry(trx, { ...base, kind: earnEntryKinds.payout(day), lines: payoutLines(o.member_id, interest) });
       await recordEvent(trx, {
@@ -238,13 +238,13 @@ async function accrueOneDay(trx: Transaction<Database>, id: string, now: Date | 
   }
   const accrued = minorFromDb(o.accrued) + interest;
   if (day < o.term_days) {
-    await trx.updateTable('earn_orders').set({ days_accrued: day, accrued: accrued.toString(), next_accrual_at: nextAt, updated_at: new Date() }).where('id', '=', o.id).execute();
+    await trx.updateTable('earn_orders').set({ days_accrued: day, accrued: accrued.toString(), next_accrual_at: nextAt, updated_at: dueAt }).where('id', '=', o.id).execute();
     return true;
   }
   const settled = await trx.updateTable('earn_orders')
     .set((eb) => ({
       days_accrued: day, accrued: '0', interest_paid: (minorFromDb(o.interest_paid) + accrued).toString(), status: 'settled',
-      status_version: eb('status_version', '+', 1), settled_at: o.matures_at ?? dueAt, next_accrual_at: null, updated_at: new Date(),
+      status_version: eb('status_version', '+', 1), settled_at: o.matures_at ?? dueAt, next_accrual_at: null, updated_at: dueAt,
     }))
     .where('id', '=', o.id).returningAll().executeTakeFirstOrThrow();
   await postEntry(trx, { ...base, kind: earnEntryKinds.mature, lines: maturityLines(o.member_id, principal, accrued) });

@@ -97,7 +97,7 @@ export async function getDirection(db: Db, id: string) {
   return directionView(db, d);
 }
 
-export async function createDirection(trx: Transaction<Database>, body: DirectionSettings & { environment: Environment; from_asset: string; to_asset: string; fee_side: FeeSide; min_amount: string }) {
+export async function createDirection(trx: Transaction<Database>, body: DirectionSettings & { environment: Environment; from_asset: string; to_asset: string; fee_side: FeeSide; min_amount: string }, now: Date) {
   const from = body.from_asset.toUpperCase();
   const to = body.to_asset.toUpperCase();
   if (from === to) throw new ApiError('invalid_fields', 'to_asset must differ from from_asset.', { fields: [{ key: 'to_asset', reason: 'same_as_from' }] });
@@ -121,16 +121,16 @@ export async function createDirection(trx: Transaction<Database>, body: Directio
     min_amount: '1',
     quote_lock_seconds: 60,
     ...cols,
-    updated_at: new Date(),
+    updated_at: now,
   }).returningAll().executeTakeFirstOrThrow();
   return directionView(trx, row);
 }
 
-export async function updateDirection(trx: Transaction<Database>, id: string, body: DirectionSettings) {
+export async function updateDirection(trx: Transaction<Database>, id: string, body: DirectionSettings, now: Date) {
   const d = await directionById(trx, id);
   if (!d) throw new ApiError('not_found', 'No such exchange direction.');
   const cols = await columnsOf(trx, d.from_asset, d.to_asset, body.fee_side ?? d.fee_side, body);
-  const row = await trx.updateTable('exchange_directions').set({ ...cols, updated_at: new Date() }).where('id', '=', d.id).returningAll().executeTakeFirstOrThrow();
+  const row = await trx.updateTable('exchange_directions').set({ ...cols, updated_at: now }).where('id', '=', d.id).returningAll().executeTakeFirstOrThrow();
   return directionView(trx, row);
 }
 

@@ -65,12 +65,12 @@ export async function exchangeOperatorRoutes(app: AppInstance, ctx: ServiceConte
       body: Type.Object({ environment: OperatorEnvironment, from_asset: Type.String({ maxLength: 16 }), to_asset: Type.String({ maxLength: 16 }), fee_side: FeeSide, min_amount: Amount, ...Settings }),
       response: { 201: Direction },
     },
-  }, ({ body, write }) => write((trx) => createDirection(trx, body)));
+  }, ({ body, write }) => write((trx) => createDirection(trx, body, ctx.clock.real())));
 
   route.patch('/admin/v1/exchange/directions/:id', {
     errors: ['not_found', 'invalid_fields', 'invalid_request'],
     schema: { params: IdParams, body: Type.Object({ fee_side: Type.Optional(FeeSide), min_amount: Type.Optional(Amount), ...Settings }), response: { 200: Direction } },
-  }, ({ params, body, write }) => write((trx) => updateDirection(trx, params.id, body)));
+  }, ({ params, body, write }) => write((trx) => updateDirection(trx, params.id, body, ctx.clock.real())));
 
   route.put('/admin/v1/exchange/rate-feeds/:code', {
     errors: ['not_found'],

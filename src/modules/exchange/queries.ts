@@ -93,7 +93,7 @@ export async function nextQuoteExpiry(db: Db, scope: Scope): Promise<Date | null
 export async function expireQuotes(db: Db, batchMax: number, scope?: Scope, now?: Date): Promise<ExchangeOrderRow[]> {
   return db
     .updateTable('exchange_orders')
-    .set((eb) => ({ status: 'expired', status_version: eb('status_version', '+', 1), expired_at: eb.ref('quote_expires_at'), updated_at: new Date() }))
+    .set((eb) => ({ status: 'expired', status_version: eb('status_version', '+', 1), expired_at: eb.ref('quote_expires_at'), updated_at: sql<Date>`quote_expires_at` }))
     .where('id', 'in', (eb) => {
       let q = eb.selectFrom('exchange_orders as o').select('o.id').where('o.status', '=', 'quoted');
       q = scope && now

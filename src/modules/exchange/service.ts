@@ -240,7 +240,7 @@ export async function lockedQuote(ctx: ServiceContext, trx: Transaction<Database
     created_at: p.now,
     executed_at: null,
     expired_at: null,
-    updated_at: new Date(),
+    updated_at: p.now,
   }).returningAll().executeTakeFirstOrThrow();
   await emitOrderEvent(trx, row);
   return quoteView(p, sides, { id: row.id, expiresAt });
@@ -316,7 +316,7 @@ export async function executeLocked(ctx: ServiceContext, trx: Transaction<Databa
   const amount = minorFromDb(quoted.from_amount);
   await executionGates(ctx, trx, call, direction, amount, day, stepUpObjectRef('exchange.execute', { order: quoted.id }));
   const row = await trx.updateTable('exchange_orders')
-    .set((eb) => ({ status: 'completed', status_version: eb('status_version', '+', 1), executed_at: now, value_day: day, updated_at: new Date() }))
+    .set((eb) => ({ status: 'completed', status_version: eb('status_version', '+', 1), executed_at: now, value_day: day, updated_at: now }))
     .where('id', '=', quoted.id).where('status', '=', 'quoted')
     .returningAll().executeTakeFirst();
   if (!row) throw new ApiError('state_invalid', 'The quote is no longer open.');
@@ -352,7 +352,7 @@ export async function executeMarket(ctx: ServiceContext, trx: Transaction<Databa
     created_at: p.now,
     executed_at: p.now,
     expired_at: null,
-    updated_at: new Date(),
+    updated_at: p.now,
   }).returningAll().executeTakeFirstOrThrow();
   await post(trx, row);
   await emitOrderEvent(trx, row);

@@ -200,7 +200,7 @@ function settingsColumns(s: CorridorSettings, scale: number): Record<string, unk
   return cols;
 }
 
-export async function createCorridor(trx: Transaction<Database>, input: NewCorridor) {
+export async function createCorridor(trx: Transaction<Database>, input: NewCorridor, now: Date) {
   const scale = await payoutScale(trx, input.currency);
   const cols = settingsColumns(input, scale);
   const row = await trx
@@ -220,7 +220,7 @@ export async function createCorridor(trx: Transaction<Database>, input: NewCorri
       fee_fixed: '0',
       fx_spread_bps: 0,
       payout_min: '1',
-      updated_at: new Date(),
+      updated_at: now,
       ...cols,
     } as never)
     .onConflict((oc) => oc.columns(['environment', 'country', 'currency', 'payment_method', 'clearing_system']).doNothing())

@@ -55,7 +55,7 @@ export async function remittanceOperatorRoutes(app: AppInstance, ctx: ServiceCon
       }),
       response: { 201: OperatorCorridor },
     },
-  }, ({ body, write }) => write((trx) => createCorridor(trx, body)));
+  }, ({ body, write }) => write((trx) => createCorridor(trx, body, ctx.clock.real())));
 
   route.patch('/admin/v1/remit/corridors/:id', {
     errors: ['not_found', 'invalid_fields'],

@@ -110,7 +110,8 @@ export function nicknameOf(v: unknown): string | null | undefined {
 }
 
 /** POST /v1/remit/payees: creates or links the shared payee for the member; outcome created / linked / review. */
-export async function createPayee(trx: Transaction<Database>, caller: MemberCaller, input: PayeeInput) {
+/** `now`: the merchant's clock. */
+export async function createPayee(trx: Transaction<Database>, caller: MemberCaller, input: PayeeInput, now: Date) {
   const segments = segmentsOf(input);
   const { corridor, contract } = await usableCorridor(trx, caller.environment, segments);
   const rawFields = input.fields !== null && typeof input.fields === 'object' && !Array.isArray(input.fields) ? (input.fields as Record<string, unknown>) : {};
@@ -158,7 +159,7 @@ export async function createPayee(trx: Transaction<Database>, caller: MemberCall
       name_check: null,
       name_check_suggestion: null,
       name_checked_at: null,
-      updated_at: new Date(),
+      updated_at: now,
       unlinked_at: null,
     })
     // One active link per member and payee: a concurrent request (another key) finds the first.
@@ -198,7 +199,7 @@ export async function listPayees(db: Db, caller: MemberCaller, page: PageParams)
 }
 
 /** PATCH: only the private nickname (64, empty clears) and the favourite flag. */
-export async function updatePayee(trx: Transaction<Database>, caller: MemberCaller, id: string, body: { nickname?: string; favorite?: boolean }) {
+export async function updatePayee(trx: Transaction<Database>, caller: MemberCaller, id: string, body: { nickname?: string; favorite?: boolean }, now: Date) {
   if (body.nickname === undefined && body.favorite === undefined) {
     throw invalidFields([{ key: 'nickname', reason: 'required' }, { key: 'favorite', reason: 'required' }], 'nothing_to_update');
   }
@@ -209,7 +210,7 @@ export async function updatePayee(trx: Transaction<Database>, caller: MemberCall
     .set({
       ...(body.nickname !== undefined ? { nickname: nicknameOf(body.nickname) ?? null } : {}),
       ...(body.favorite !== undefined ? { favorite: body.favorite } : {}),
-      updated_at: new Date(),
+      updated_at: now,
     })
     .where('seq', '=', link.seq)
     .where('status', '=', 'active')
@@ -220,11 +221,11 @@ export async function updatePayee(trx: Transaction<Database>, caller: MemberCall
 }
 
 /** DELETE: unlinks (naturally idempotent: a repeat answers the same); the shared payee stays. */
-export async function unlinkPayee(trx: Transaction<Database>, caller: MemberCaller, id: string) {
+export async function unlinkPayee(trx: Transaction<Database>, caller: MemberCaller, id: string, now: Date) {
   const link = await findOwnPayee(trx, caller, id);
   if (!link) throw new ApiError('not_found', 'No such payee.');
   if (link.status === 'active') {
-    await trx.updateTable('remit_payees').set({ status: 'unlinked', unlinked_at: new Date(), updated_at: new Date() }).where('seq', '=', link.seq).execute();
+    await trx.updateTable('remit_payees').set({ status: 'unlinked', unlinked_at: now, updated_at: now }).where('seq', '=', link.seq).execute();
   }
   return { id: payeeIdOf(link.seq), status: 'unlinked' as const };
 }
@@ -252,7 +253,7 @@ export async function verifyPayee(ctx: ServiceContext, caller: MemberCaller, id:
   const checkedAt = await ctx.clock.now(ctx.db, caller);
   await ctx.db
     .updateTable('remit_payees')
-    .set({ name_check: result, name_check_suggestion: suggested, name_checked_at: checkedAt, updated_at: new Date() })
+    .set({ name_check: result, name_check_suggestion: suggested, name_checked_at: checkedAt, updated_at: checkedAt })
     .where('seq', '=', link.seq)
     .execute();
   return { id: payeeIdOf(link.seq), result, suggested_name: suggested, checked_at: checkedAt.toISOString() };

@@ -60,7 +60,7 @@ export async function remittanceRoutes(app: AppInstance, ctx: ServiceContext): P
       body: PayeeBody,
       response: { 201: PayeeCreated },
     },
-  }, async ({ principal, body, write }) => write((trx) => createPayee(trx, principal, body)));
+  }, async ({ principal, body, write }) => write(async (trx) => createPayee(trx, principal, body, await ctx.clock.now(trx, principal))));
 
   route.get('/v1/remit/payees', {
     access: { scope: 'remittances:read', principal: 'member' },
@@ -93,7 +93,7 @@ export async function remittanceRoutes(app: AppInstance, ctx: ServiceContext): P
       }, { examples: [{ nickname: 'Mum', favorite: true }] }),
       response: { 200: PayeeUpdated },
     },
-  }, async ({ principal, params, body, write }) => write((trx) => updatePayee(trx, principal, params.id, body)));
+  }, async ({ principal, params, body, write }) => write(async (trx) => updatePayee(trx, principal, params.id, body, await ctx.clock.now(trx, principal))));
 
   route.delete('/v1/remit/payees/:id', {
     access: { scope: 'remittances:write', principal: 'member' },
@@ -105,7 +105,7 @@ export async function remittanceRoutes(app: AppInstance, ctx: ServiceContext): P
       params: PayeeIdParams,
       response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('unlinked') }) },
     },
-  }, async ({ principal, params, write }) => write((trx) => unlinkPayee(trx, principal, params.id)));
+  }, async ({ principal, params, write }) => write(async (trx) => unlinkPayee(trx, principal, params.id, await ctx.clock.now(trx, principal))));
 
   route.post('/v1/remit/payees/:id/verify', {
     access: { scope: 'remittances:write', principal: 'member', idempotency: 'optional' },
