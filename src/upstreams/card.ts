@@ -40,6 +40,23 @@ export interface CardUpstream {
    * (`approved` opens the card and answers its non-secret data).
    */
   sandboxDecide?(call: CallContext, requestId: string, decision: ApplicationDecision): Promise<DecisionOutcome>;
+  /**
+   * Sandbox test helper, only simulators have it: the card network sends a message about one card
+   * (an authorisation request, a clearing, a reversal, a refund). Answers the network's reference
+   * of the message; the service then decides and posts it exactly as a real message.
+   */
+  sandboxNetworkMessage?(call: CallContext, message: CardNetworkMessage): Promise<{ networkRef: string }>;
+}
+
+/** A card network message (card issuing II, src/modules/cards/transactions.ts). */
+export interface CardNetworkMessage {
+  type: 'authorization' | 'clearing' | 'reversal' | 'refund';
+  cardRef: string;
+  /** Minor units of `currency`. */
+  amountMinor: bigint;
+  currency: string;
+  merchantName: string;
+  mcc: string;
 }
 
 export interface CardTopUpRequest extends MoneyRequest {
@@ -227,6 +244,11 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
       .where('upstream', '=', 'card').where('request_id', '=', `card:${requestId}`).executeTakeFirstOrThrow();
     const d = row.detail;
     return { kind: 'decided', decision, card: { cardRef: row.provider_order_id, last4: d.last4!, expMonth: Number(d.exp_month), expYear: Number(d.exp_year) } };
+  }
+
+  /** The simulated network plays the card scheme: no injected behaviour applies; each message gets its own reference. */
+  async sandboxNetworkMessage(_call: CallContext, _message: CardNetworkMessage): Promise<{ networkRef: string }> {
+    return { networkRef: `NW${randomBytes(8).toString('hex').toUpperCase()}` };
   }
 }
 

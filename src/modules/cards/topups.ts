@@ -1,0 +1,327 @@
+/**
+ * Card top-ups (docs/cards.md "Card money"): the quote (a pure estimate, nothing stored), the
+ * order (`POST /v1/cards/{id}/topups`: amount + fee frozen, `pending`), its dispatch to the card
+ * issuer by a job, and the answer applied exactly once through the shared order lifecycle
+ * (src/upstreams/order-store.ts), as remittance does: `credited` (the card bucket grows, the freeze
+ * is released to the issuer, `card.topup.credited`) or `failed` (the freeze back to available,
+ * `card.topup.failed`); an unknown outcome stays frozen until reconciliation learns it.
+ */
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { ServiceContext } from '../../service-context.js';
+import { ApiError, type ErrorCode } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { keysetPage, type PageParams } from '../../platform/pagination.js';
+import { accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, postEntryOrRefuse, recordEvent } from '../../ledger/index.js';
+import { enqueue } from '../../jobs/queue.js';
+import { withDeadline } from '../../upstreams/deadline.js';
+import { decideOnCallAnswer, decideOnQueryAnswer, isOpenOrder, type LifecycleDecision } from '../../upstreams/order-lifecycle.js';
+import {
+  applyAndSchedule, claimMove, orderNowSql, providerFields, reconcilePass, recordWait, suspendOrder, type OrderStore,
+} from '../../upstreams/order-store.js';
+import { rateAfterSpread } from '../../upstreams/rates.js';
+import type { CallOutcome, StatusOutcome } from '../../upstreams/types.js';
+import { raiseAlert } from '../alerts/queries.js';
+import { getAsset } from '../assets/queries.js';
+import {
+  arrivalAt, cardMoneyEntryKinds, payingAsset, priceTopUp, topUpCreditLines, topUpFailLines, topUpFreezeLines, topUpReferenceType,
+  topUpSettleLines, type SourceCandidate, type TopUpMoney, type TopUpPrice,
+} from './money-rules.js';
+import type { CardTopupRow, TopUpStatus } from './money-tables.js';
+import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from './queries.js';
+import type { CardProductRow, CardRow } from './tables.js';
+
+export const topUpErrors = {
+  quote: ['product_not_available', 'state_invalid', 'not_found', 'amount_out_of_range', 'invalid_request'],
+  create: ['product_not_available', 'state_invalid', 'not_found', 'amount_out_of_range', 'invalid_request', 'insufficient_balance', 'upstream_error'],
+  get: ['not_found'],
+} as const satisfies Record<string, readonly ErrorCode[]>;
+
+/** Card states in which money may not be put on a card. */
+const notLoadable = new Set(['closing', 'closed', 'expired', 'replaced']);
+
+export const topUpDispatchJobKind = 'card.topup_dispatch';
+
+export interface TopUpBody {
+  amount: string;
+  source_asset?: string;
+}
+
+interface Priced {
+  card: CardRow;
+  product: CardProductRow;
+  asset: string;
+  sourceScale: number;
+  cardScale: number;
+  price: TopUpPrice;
+}
+
+async function loadableCard(db: Db, caller: MemberCardCaller, id: string): Promise<{ card: CardRow; product: CardProductRow }> {
+  const card = await findCard(db, caller, id);
+  if (!card) throw new ApiError('not_found', 'No such card.');
+  const product = await db.selectFrom('card_products').selectAll().where('seq', '=', card.product_seq).executeTakeFirstOrThrow();
+  if (!product.enabled) throw new ApiError('product_not_available', 'The card\'s product is withdrawn.');
+  if (notLoadable.has(card.status)) throw new ApiError('state_invalid', `The card is ${card.status}.`);
+  return { card, product };
+}
+
+/**
+ * The top-up priced in the asset really charged: the member's preference when usable, otherwise
+ * the payment priority (`payingAsset`). The amount is read at each candidate's scale (too many
+ * places: `invalid_request`); out of the product's range: `amount_out_of_range` (extensions 6).
+ */
+async function priceFor(db: Db, caller: MemberCardCaller, id: string, body: TopUpBody): Promise<Priced> {
+  const { card, product } = await loadableCard(db, caller, id);
+  const cardScale = await scaleOf(db, card.currency);
+  const pricing = {
+    feeBps: product.topup_fee_bps, feeFixed: minorFromDb(product.topup_fee_fixed),
+    topupMin: minorFromDb(product.topup_min), topupMaxSingle: minorFromDb(product.topup_max_single),
+  };
+  const candidates: Array<SourceCandidate & { scale: number; price?: TopUpPrice }> = [];
+  for (const code of product.source_assets) {
+    const asset = await getAsset(db, code);
+    if (!asset) { candidates.push({ code, enabled: false, available: 0n, total: 0n, scale: 0 }); continue; }
+    let price: TopUpPrice | undefined;
+    try {
+      const p = priceTopUp(parseAmount(body.amount, asset.scale), asset.scale, cardScale, pricing);
+      price = 'kind' in p ? undefined : p;
+    } catch { price = undefined; }
+    const available = await accountBalance(db, caller.environment, { owner: 'member', memberId: caller.memberId, bucket: 'available' }, code);
+    candidates.push({ code, enabled: asset.enabled, available, total: price?.customerTotal ?? 0n, scale: asset.scale, price });
+  }
+  const chosen = payingAsset(body.source_asset, candidates.map((c) => ({ ...c, available: c.price ? c.available : -1n })));
+  if (!chosen) throw new ApiError('product_not_available', 'No source asset of the card\'s product can be used now.');
+  const c = candidates.find((x) => x.code === chosen)!;
+  const priced = priceTopUp(parseAmount(body.amount, c.scale), c.scale, cardScale, pricing);
+  if ('kind' in priced) {
+    const text = { below_minimum: 'below the product\'s minimum top-up', above_single_cap: 'above the product\'s single top-up cap', converts_to_nothing: 'too small' }[priced.which];
+    throw new ApiError('amount_out_of_range', `The amount is ${text}.`, { reason: priced.which });
+  }
+  return { card, product, asset: chosen, sourceScale: c.scale, cardScale, price: priced };
+}
+
+/** `POST /v1/cards/{id}/topup-quotes`: the reference's quote, smallest-unit integer strings; nothing stored, no issuer call. */
+export async function quoteTopUp(db: Db, caller: MemberCardCaller, id: string, body: TopUpBody) {
+  const q = await priceFor(db, caller, id, body);
+  const crossCurrency = q.asset !== q.card.currency;
+  return {
+    customer_total: q.price.customerTotal.toString(),
+    arrival_amount: q.price.arrivalEstimate.toString(),
+    fee: q.price.fee.toString(),
+    source_asset: q.asset,
+    ledger_scale: q.sourceScale,
+    card_currency: q.card.currency,
+    card_scale: q.cardScale,
+    note: crossCurrency
+      ? `Estimated 1:1 from ${q.asset} to ${q.card.currency}; the arrival amount is final only when the top-up is executed, at the rate fixed then.`
+      : 'Same currency: the arrival amount is the amount.',
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The order
+
+/** The real rate, source asset → card currency, asked of the one rate service before the write (read-only). */
+export async function rateFor(ctx: ServiceContext, caller: MemberCardCaller, id: string, body: TopUpBody): Promise<{ asset: string; rate: string } | undefined> {
+  let q: Priced;
+  try { q = await priceFor(ctx.db, caller, id, body); } catch { return undefined; } // the write answers the refusal
+  if (q.asset === q.card.currency) return { asset: q.asset, rate: '1' };
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.rates.mid(caller, q.asset, q.card.currency));
+  if (answer.kind === 'timeout' || answer.kind === 'unknown') throw new ApiError('upstream_error', 'The rate service did not answer; retry with the same key.');
+  if (answer.kind !== 'rate') throw new ApiError('product_not_available', `${q.asset} cannot be converted to ${q.card.currency} now.`);
+  return { asset: q.asset, rate: rateAfterSpread(answer.rate, q.product.topup_fx_markup_bps) };
+}
+
+/**
+ * The write (one transaction with the idempotency record): the top-up `pending` (version 1),
+ * amount + fee frozen in the source asset (available → frozen; `insufficient_balance`), the
+ * dispatch job queued. Concurrent top-ups against one balance serialise on the member's
+ * available account (postEntry locks it), so they never overdraw it.
+ */
+export async function createTopUp(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, body: TopUpBody, market: { asset: string; rate: string } | undefined) {
+  const q = await priceFor(trx, caller, id, market ? { ...body, source_asset: market.asset } : body);
+  if (!market || market.asset !== q.asset) throw new ApiError('product_not_available', 'The source asset changed meanwhile; retry.');
+  const arrival = arrivalAt(q.price.amount, q.sourceScale, q.cardScale, market.rate);
+  if (arrival <= 0n) throw new ApiError('amount_out_of_range', 'The amount converts to nothing.', { reason: 'converts_to_nothing' });
+  const now = await ctx.clock.now(trx, caller);
+  const row = await trx.insertInto('card_topups').values({
+    id: newId('ctu'), merchant_id: caller.merchantId, environment: caller.environment, member_id: caller.memberId, card_id: q.card.id,
+    source_asset: q.asset, amount: q.price.amount, fee: q.price.fee, card_currency: q.card.currency, arrival_amount: arrival, rate: market.rate,
+    status: 'pending', status_version: 1, upstream_outcome: 'none', provider_order_id: null, provider_status: null, failure_reason: null,
+    dispatch_started_at: null, next_check_at: null, last_checked_at: null, credited_at: null, failed_at: null, created_at: now, updated_at: now,
+  }).returningAll().executeTakeFirstOrThrow();
+  await postEntryOrRefuse(trx, {
+    environment: caller.environment, merchantId: caller.merchantId, kind: cardMoneyEntryKinds.topUpFreeze,
+    referenceType: topUpReferenceType, referenceId: row.id, asset: row.source_asset, lines: topUpFreezeLines(moneyOf(row)),
+  });
+  await enqueue(trx, { kind: topUpDispatchJobKind, payload: { topup_id: row.id }, dedupeKey: `${topUpDispatchJobKind}:${row.id}`, maxAttempts: 20 });
+  return topUpView(trx, row);
+}
+
+const moneyOf = (row: CardTopupRow): TopUpMoney => ({
+  memberId: row.member_id, merchantId: row.merchant_id, cardId: row.card_id,
+  amount: minorFromDb(row.amount), fee: minorFromDb(row.fee), arrival: minorFromDb(row.arrival_amount),
+});
+
+export type PublicTopUpStatus = 'pending' | 'processing' | 'credited' | 'failed';
+export const publicTopUpStatus = (s: TopUpStatus): PublicTopUpStatus => (s === 'suspended' ? 'processing' : s);
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+/** A top-up as callers see it: decimal strings (source asset, card currency); the rate (and so the markup) is not shown. */
+export async function topUpView(db: Db, row: CardTopupRow) {
+  const sourceScale = await scaleOf(db, row.source_asset);
+  const cardScale = await scaleOf(db, row.card_currency);
+  const amount = minorFromDb(row.amount);
+  const fee = minorFromDb(row.fee);
+  return {
+    id: row.id,
+    card_id: row.card_id,
+    status: publicTopUpStatus(row.status),
+    status_version: row.status_version,
+    source_asset: row.source_asset,
+    amount: formatAmount(amount, sourceScale),
+    fee: formatAmount(fee, sourceScale),
+    customer_total: formatAmount(amount + fee, sourceScale),
+    card_currency: row.card_currency,
+    arrival_amount: formatAmount(minorFromDb(row.arrival_amount), cardScale),
+    failure_reason: row.failure_reason,
+    created_at: iso(row.created_at)!,
+    credited_at: iso(row.credited_at),
+    updated_at: iso(row.updated_at)!,
+  };
+}
+
+export async function findTopUp(db: Db, caller: CardCaller, cardId: string, id: string): Promise<CardTopupRow | undefined> {
+  let q = db.selectFrom('card_topups').selectAll()
+    .where('id', '=', withIdPrefix('ctu', id)).where('card_id', '=', withIdPrefix('crd', cardId))
+    .where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  return q.executeTakeFirst();
+}
+
+export async function getTopUp(db: Db, caller: CardCaller, cardId: string, id: string) {
+  const row = await findTopUp(db, caller, cardId, id);
+  if (!row) throw new ApiError('not_found', 'No such top-up.');
+  return topUpView(db, row);
+}
+
+/** A card's top-ups, newest first (cursor). Another member's card, or none: not_found. */
+export async function listTopUps(db: Db, caller: CardCaller, cardId: string, page: PageParams) {
+  const card = await findCard(db, caller, cardId);
+  if (!card) throw new ApiError('not_found', 'No such card.');
+  const rows = await keysetPage(db.selectFrom('card_topups').selectAll().where('card_id', '=', card.id), page);
+  const data = [];
+  for (const row of rows.data) data.push(await topUpView(db, row));
+  return { ...rows, data };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dispatch, answers, reconciliation
+
+/** Card top-ups as the shared lifecycle sees them. */
+export const cardTopUps: OrderStore = { table: 'card_topups', object: 'card_topup', label: 'Card top-up', providerHolds: 'a load', raiseAlert };
+
+/** The issuer reversed a load we still had open: nothing stays on the card, so it is a failure (freeze released). */
+type Decision = LifecycleDecision<'reversed'>;
+
+async function emit(trx: Transaction<Database>, row: CardTopupRow, status: 'credited' | 'failed'): Promise<void> {
+  await recordEvent(trx, {
+    merchantId: row.merchant_id, environment: row.environment, type: `card.topup.${status}`, object: 'card_topup', objectId: row.id,
+    externalMemberId: await externalIdOf(trx, row.member_id), status, statusVersion: row.status_version,
+  });
+}
+
+/** Credited once: the source-asset side and the card-currency side, the state change and the event in the caller's transaction. */
+async function creditIn(trx: Transaction<Database>, id: string, fields: Record<string, unknown>): Promise<void> {
+  const row = await claimMove<CardTopupRow>(trx, cardTopUps, id, { to: 'credited', from: ['processing', 'suspended'], at: 'credited_at', fields });
+  if (!row) return;
+  const base = { environment: row.environment, merchantId: row.merchant_id, referenceType: topUpReferenceType, referenceId: row.id };
+  await postEntry(trx, { ...base, kind: cardMoneyEntryKinds.topUpSettle, asset: row.source_asset, lines: topUpSettleLines(moneyOf(row)) });
+  await postEntry(trx, { ...base, kind: cardMoneyEntryKinds.topUpCredit, asset: row.card_currency, lines: topUpCreditLines(moneyOf(row)) });
+  await emit(trx, row, 'credited');
+}
+
+async function failIn(trx: Transaction<Database>, id: string, reason: string, fields: Record<string, unknown>): Promise<void> {
+  const row = await claimMove<CardTopupRow>(trx, cardTopUps, id, {
+    to: 'failed', from: ['pending', 'processing', 'suspended'], at: 'failed_at', fields: { ...fields, failure_reason: reason, next_check_at: null },
+  });
+  if (!row) return;
+  await postEntry(trx, {
+    environment: row.environment, merchantId: row.merchant_id, kind: cardMoneyEntryKinds.topUpFail,
+    referenceType: topUpReferenceType, referenceId: row.id, asset: row.source_asset, lines: topUpFailLines(moneyOf(row)),
+  });
+  await emit(trx, row, 'failed');
+}
+
+async function applyIn(trx: Transaction<Database>, id: string, d: Decision, source: 'call' | 'query'): Promise<void> {
+  switch (d.kind) {
+    case 'complete':
+      return creditIn(trx, id, { upstream_outcome: 'accepted', ...providerFields(d), next_check_at: null });
+    case 'reversed':
+      return failIn(trx, id, 'upstream_reversed', providerFields(d));
+    case 'fail':
+      return failIn(trx, id, d.reason, providerFields(d));
+    case 'suspend':
+      return suspendOrder(trx, cardTopUps, id, d, providerFields(d));
+    case 'wait':
+      return recordWait(trx, cardTopUps, id, d.outcome, providerFields(d), source);
+    case 'none':
+      return;
+  }
+}
+
+export function applyTopUpDecision(ctx: ServiceContext, id: string, d: Decision, source: 'call' | 'query'): Promise<CardTopupRow> {
+  return applyAndSchedule<CardTopupRow>(ctx, cardTopUps, id, source, (trx) => applyIn(trx, id, d, source));
+}
+
+const callOf = (row: { merchant_id: string; environment: CardTopupRow['environment'] }) => ({ merchantId: row.merchant_id, environment: row.environment });
+
+/** Moves `pending` → `processing` once and records that the issuer call starts now. */
+async function claimDispatch(ctx: ServiceContext, id: string): Promise<CardTopupRow | undefined> {
+  return ctx.db.updateTable('card_topups')
+    .set((eb) => ({
+      status: 'processing', status_version: eb('status_version', '+', 1), upstream_outcome: 'pending',
+      dispatch_started_at: sql<Date>`now()` as unknown as Date,
+      // Should this process stop during the call, reconciliation takes the top-up over.
+      next_check_at: sql<Date>`now() + make_interval(secs => ${(ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000})` as unknown as Date,
+      updated_at: orderNowSql(cardTopUps),
+    }))
+    .where('id', '=', id).where('status', '=', 'pending')
+    .returningAll().executeTakeFirst();
+}
+
+/** The dispatch job: the issuer is asked to load the card with the top-up id as its idempotency key; the answer applied once. */
+export async function dispatchTopUp(ctx: ServiceContext, id: string): Promise<CardTopupRow | undefined> {
+  const claimed = await claimDispatch(ctx, id);
+  if (!claimed) return ctx.db.selectFrom('card_topups').selectAll().where('id', '=', id).executeTakeFirst();
+  const card = await ctx.db.selectFrom('cards').select('upstream_ref').where('id', '=', claimed.card_id).executeTakeFirstOrThrow();
+  const answer: CallOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.card.topUp(callOf(claimed), {
+    requestId: claimed.id, cardRef: card.upstream_ref, currency: claimed.card_currency, amountMinor: minorFromDb(claimed.arrival_amount),
+  }));
+  return applyTopUpDecision(ctx, claimed.id, decideOnCallAnswer(answer, 'reversed'), 'call');
+}
+
+/** Whether the issuer call may still be running (real time: a network call an advance does not end). */
+function callInFlight(ctx: ServiceContext, row: CardTopupRow): boolean {
+  return row.upstream_outcome === 'pending' && row.dispatch_started_at !== null
+    && ctx.clock.real().getTime() - new Date(row.dispatch_started_at).getTime() < ctx.config.upstreamCallTimeoutMs;
+}
+
+export async function reconcileTopUp(ctx: ServiceContext, row: CardTopupRow): Promise<CardTopupRow> {
+  if (!isOpenOrder(row.status) || callInFlight(ctx, row)) return row;
+  const answer: StatusOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.card.status(callOf(row), row.id));
+  const callAgeMs = row.dispatch_started_at === null ? Number.MAX_SAFE_INTEGER : ctx.clock.real().getTime() - new Date(row.dispatch_started_at).getTime();
+  const d = decideOnQueryAnswer({ status: row.status, upstreamOutcome: row.upstream_outcome, callAgeMs }, answer, ctx.config.upstreamNotFoundGraceMs, 'reversed');
+  return applyTopUpDecision(ctx, row.id, d, 'query');
+}
+
+export const topUpReconcileJobName = 'card.topup_reconcile';
+
+/** One reconciliation pass (the shared one): due open top-ups re-queried with the issuer. */
+export function reconcileDueTopUps(ctx: ServiceContext, batchMax = 50): Promise<number> {
+  return reconcilePass<CardTopupRow>(ctx, cardTopUps, {
+    job: topUpReconcileJobName, batchMax, leaseSeconds: 60,
+    failureMessage: (row) => `card top-up ${row.id}: reconciliation failed; retried after the lease`,
+  }, (row) => reconcileTopUp(ctx, row));
+}

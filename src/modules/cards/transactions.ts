@@ -1,0 +1,237 @@
+/**
+ * Card transactions (docs/cards.md "Card money"): messages of the card network about a card,
+ * decided and posted by the service. An authorisation is decided by the pure
+ * `decideAuthorization` (card status, currency, merchant rules, limits at the card and product
+ * layers by the merchant's clock, the card balance) with the card row locked, so concurrent
+ * authorisations count against the limits and the balance one by one; approved, it holds the
+ * amount (card → card_held). A clearing sends the held money to the network, a reversal gives the
+ * hold back, a refund pays cleared money back onto the card. Each money movement is one ledger
+ * entry, written with its transaction row and its event in one transaction.
+ */
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { ServiceContext } from '../../service-context.js';
+import { ApiError, type ErrorCode } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { keysetPage, type PageParams } from '../../platform/pagination.js';
+import { accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, recordEvent, type EntryLine } from '../../ledger/index.js';
+import type { CardNetworkMessage } from '../../upstreams/card.js';
+import {
+  authHoldLines, cardMoneyEntryKinds, cardTransactionReferenceType, clearingLines, decideAuthorization, effectiveLimits, refundLines,
+  reversalLines, type AuthorizationDecision, type RuleSet,
+} from './money-rules.js';
+import type { CardTransactionRow, CardTransactionType } from './money-tables.js';
+import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db } from './queries.js';
+import type { CardRow } from './tables.js';
+
+export const transactionErrors = {
+  authorize: ['not_found', 'invalid_request'],
+  follow: ['not_found', 'invalid_request', 'state_invalid', 'amount_out_of_range', 'insufficient_balance'],
+  list: ['not_found'],
+} as const satisfies Record<string, readonly ErrorCode[]>;
+
+export interface AuthorizationBody {
+  amount: string;
+  currency?: string;
+  merchant_name: string;
+  mcc: string;
+}
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+
+export async function transactionView(db: Db, row: CardTransactionRow) {
+  const scale = await scaleOf(db, row.currency).catch(() => undefined) ?? await cardScaleOf(db, row.card_id);
+  return {
+    id: row.id,
+    card_id: row.card_id,
+    type: row.type,
+    status: row.status,
+    status_version: row.status_version,
+    amount: formatAmount(minorFromDb(row.amount), scale),
+    currency: row.currency,
+    merchant_name: row.merchant_name,
+    mcc: row.mcc,
+    decline_reason: row.decline_reason,
+    authorization_id: row.authorization_id,
+    cleared_amount: row.type === 'authorization' ? formatAmount(minorFromDb(row.cleared_amount), scale) : null,
+    refunded_amount: row.type === 'authorization' ? formatAmount(minorFromDb(row.refunded_amount), scale) : null,
+    created_at: iso(row.created_at),
+  };
+}
+
+async function cardScaleOf(db: Db, cardId: string): Promise<number> {
+  const card = await db.selectFrom('cards').select('currency').where('id', '=', cardId).executeTakeFirstOrThrow();
+  return scaleOf(db, card.currency);
+}
+
+/** `GET /v1/cards/{id}/transactions`: the card's transactions, newest first (cursor). */
+export async function listTransactions(db: Db, caller: CardCaller, cardId: string, page: PageParams & { type?: CardTransactionType }) {
+  const card = await findCard(db, caller, cardId);
+  if (!card) throw new ApiError('not_found', 'No such card.');
+  let q = db.selectFrom('card_transactions').selectAll().where('card_id', '=', card.id);
+  if (page.type) q = q.where('type', '=', page.type);
+  const rows = await keysetPage(q, page);
+  const data = [];
+  for (const row of rows.data) data.push(await transactionView(db, row));
+  return { ...rows, data };
+}
+
+const cardAccount = (card: CardRow, bucket: 'card' | 'card_held') => ({ owner: 'member' as const, memberId: card.member_id, bucket, cardId: card.id });
+
+async function emit(trx: Transaction<Database>, row: CardTransactionRow): Promise<void> {
+  await recordEvent(trx, {
+    merchantId: row.merchant_id, environment: row.environment, type: `card.transaction.${row.type}`, object: 'card_transaction', objectId: row.id,
+    externalMemberId: await externalIdOf(trx, row.member_id), status: row.status, statusVersion: row.status_version,
+  });
+}
+
+async function post(trx: Transaction<Database>, card: CardRow, kind: string, referenceId: string, lines: EntryLine[]): Promise<void> {
+  await postEntry(trx, {
+    environment: card.environment, merchantId: card.merchant_id, kind, referenceType: cardTransactionReferenceType, referenceId, asset: card.currency, lines,
+  });
+}
+
+/** The start of the UTC day and month of `now` (the merchant's clock). */
+export function periodStarts(now: Date): { day: Date; month: Date } {
+  return {
+    day: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())),
+    month: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)),
+  };
+}
+
+/** Approved spending counted against the limits since `since`: authorisations approved or cleared (reversed ones free their amount). */
+async function spentSince(trx: Transaction<Database>, cardId: string, since: Date): Promise<bigint> {
+  const row = await trx.selectFrom('card_transactions').select(sql<string>`coalesce(sum(amount), 0)`.as('total'))
+    .where('card_id', '=', cardId).where('type', '=', 'authorization').where('status', 'in', ['approved', 'cleared'])
+    .where('created_at', '>=', since).executeTakeFirstOrThrow();
+  return minorFromDb(row.total);
+}
+
+async function insertTransaction(trx: Transaction<Database>, card: CardRow, now: Date, t: {
+  type: CardTransactionType; status: CardTransactionRow['status']; amount: bigint; currency: string; merchantName: string; mcc: string;
+  declineReason?: string; authorizationId?: string; networkRef: string;
+}): Promise<CardTransactionRow> {
+  return trx.insertInto('card_transactions').values({
+    id: newId('ctx'), merchant_id: card.merchant_id, environment: card.environment, member_id: card.member_id, card_id: card.id,
+    type: t.type, status: t.status, status_version: 1, amount: t.amount, currency: t.currency, merchant_name: t.merchantName, mcc: t.mcc,
+    decline_reason: t.declineReason ?? null, authorization_id: t.authorizationId ?? null, network_ref: t.networkRef, created_at: now, updated_at: now,
+  }).returningAll().executeTakeFirstOrThrow();
+}
+
+function networkOf(ctx: ServiceContext) {
+  const send = ctx.upstreams.card.sandboxNetworkMessage;
+  if (!send) throw new ApiError('not_found');
+  return (card: CardRow, m: Omit<CardNetworkMessage, 'cardRef'>) =>
+    send.call(ctx.upstreams.card, { merchantId: card.merchant_id, environment: card.environment }, { ...m, cardRef: card.upstream_ref });
+}
+
+async function merchantCard(db: Db, caller: CardCaller, id: string): Promise<CardRow> {
+  const card = await findCard(db, caller, id);
+  if (!card) throw new ApiError('not_found', 'No such card.');
+  return card;
+}
+
+/**
+ * Sandbox `POST /v1/sandbox/cards/{id}/authorizations` (extensions 8): the card network asks to
+ * authorise; the service decides with the card locked and records the transaction, approved or
+ * declined with its reason. Answers `{approved, decline_reason?, transaction_id}`.
+ */
+export async function authorize(ctx: ServiceContext, caller: CardCaller, id: string, body: AuthorizationBody): Promise<{ approved: boolean; decline_reason?: string; transaction_id: string }> {
+  const card0 = await merchantCard(ctx.db, caller, id);
+  const cardScale = await scaleOf(ctx.db, card0.currency);
+  const amount = parseAmount(body.amount, cardScale);
+  const currency = (body.currency ?? card0.currency).toUpperCase();
+  const merchantName = body.merchant_name.trim();
+  if (merchantName === '') throw new ApiError('invalid_request', 'merchant_name must not be empty.');
+  const { networkRef } = await networkOf(ctx)(card0, { type: 'authorization', amountMinor: amount, currency, merchantName, mcc: body.mcc });
+  return ctx.db.transaction().execute(async (trx) => {
+    const card = await trx.selectFrom('cards').selectAll().where('id', '=', card0.id).forUpdate().executeTakeFirstOrThrow();
+    const product = await trx.selectFrom('card_products').selectAll().where('seq', '=', card.product_seq).executeTakeFirstOrThrow();
+    const stored = await trx.selectFrom('card_merchant_rules').selectAll().where('card_id', '=', card.id).executeTakeFirst();
+    const rules: RuleSet | null = stored?.rule_type ? { ruleType: stored.rule_type, merchantNames: stored.merchant_names, mccList: stored.mcc_list } : null;
+    const now = await ctx.clock.now(trx, caller);
+    const { day, month } = periodStarts(now);
+    const decision: AuthorizationDecision = decideAuthorization({
+      cardStatus: card.status, cardCurrency: card.currency, amount, currency, merchantName, mcc: body.mcc, rules,
+      cardLimits: effectiveLimits(
+        { single: minorFromDb(card.limit_single), daily: minorFromDb(card.limit_daily), monthly: minorFromDb(card.limit_monthly) },
+        { single: minorFromDb(card.confirmed_single), daily: minorFromDb(card.confirmed_daily), monthly: minorFromDb(card.confirmed_monthly) },
+      ),
+      productLimits: { single: minorFromDb(product.max_single), daily: minorFromDb(product.max_daily), monthly: minorFromDb(product.max_monthly) },
+      spentToday: await spentSince(trx, card.id, day),
+      spentThisMonth: await spentSince(trx, card.id, month),
+      balance: await accountBalance(trx, card.environment, cardAccount(card, 'card'), card.currency),
+    });
+    const row = await insertTransaction(trx, card, now, {
+      type: 'authorization', status: decision.approved ? 'approved' : 'declined', amount, currency, merchantName, mcc: body.mcc,
+      declineReason: decision.approved ? undefined : decision.reason, networkRef,
+    });
+    if (decision.approved) await post(trx, card, cardMoneyEntryKinds.authHold, row.id, authHoldLines({ memberId: card.member_id, cardId: card.id, amount }));
+    await emit(trx, row);
+    return decision.approved ? { approved: true, transaction_id: row.id } : { approved: false, decline_reason: decision.reason, transaction_id: row.id };
+  });
+}
+
+export interface FollowBody {
+  transaction_id: string;
+  amount?: string;
+}
+
+/** The authorisation a follow-up message names, locked; on this card. */
+async function lockedAuthorization(trx: Transaction<Database>, card: CardRow, id: string): Promise<CardTransactionRow> {
+  const auth = await trx.selectFrom('card_transactions').selectAll()
+    .where('id', '=', withIdPrefix('ctx', id)).where('card_id', '=', card.id).forUpdate().executeTakeFirst();
+  if (!auth || auth.type !== 'authorization') throw new ApiError('not_found', 'No such authorisation on this card.');
+  return auth;
+}
+
+type FollowKind = 'clearing' | 'reversal' | 'refund';
+
+/**
+ * Sandbox clearing, reversal and refund: the network's follow-up of an authorisation.
+ * - clearing (`amount` defaults to the authorised amount; may differ): of an `approved`
+ *   authorisation; the authorisation becomes `cleared`.
+ * - reversal: of an `approved` (not cleared) authorisation: the hold goes back; `reversed`.
+ * - refund (`amount` defaults to what is left to refund): of a `cleared` authorisation, at most
+ *   the cleared amount less what was refunded (`amount_out_of_range`).
+ * Answers the new transaction. A message not valid in the authorisation's state: `state_invalid`.
+ */
+export async function follow(ctx: ServiceContext, caller: CardCaller, id: string, kind: FollowKind, body: FollowBody) {
+  const card = await merchantCard(ctx.db, caller, id);
+  const scale = await scaleOf(ctx.db, card.currency);
+  const requested = body.amount === undefined ? undefined : parseAmount(body.amount, scale);
+  const peek = await ctx.db.transaction().execute((trx) => lockedAuthorization(trx, card, body.transaction_id));
+  const { networkRef } = await networkOf(ctx)(card, { type: kind, amountMinor: requested ?? minorFromDb(peek.amount), currency: card.currency, merchantName: peek.merchant_name, mcc: peek.mcc });
+  const row = await ctx.db.transaction().execute(async (trx) => {
+    const auth = await lockedAuthorization(trx, card, body.transaction_id);
+    const now = await ctx.clock.now(trx, caller);
+    const held = minorFromDb(auth.amount);
+    const base = { currency: card.currency, merchantName: auth.merchant_name, mcc: auth.mcc, authorizationId: auth.id, networkRef, status: 'posted' as const };
+    const move = (status: 'cleared' | 'reversed', extra: Record<string, unknown> = {}) => trx.updateTable('card_transactions')
+      .set((eb) => ({ status, status_version: eb('status_version', '+', 1), updated_at: now, ...extra })).where('id', '=', auth.id).execute();
+    let created: CardTransactionRow;
+    if (kind === 'clearing') {
+      if (auth.status !== 'approved') throw new ApiError('state_invalid', `The authorisation is ${auth.status}.`);
+      const cleared = requested ?? held;
+      created = await insertTransaction(trx, card, now, { ...base, type: 'clearing', amount: cleared });
+      await post(trx, card, cardMoneyEntryKinds.clearing, created.id, clearingLines({ memberId: card.member_id, cardId: card.id, held, cleared }));
+      await move('cleared', { cleared_amount: cleared });
+    } else if (kind === 'reversal') {
+      if (auth.status !== 'approved') throw new ApiError('state_invalid', `The authorisation is ${auth.status}.`);
+      created = await insertTransaction(trx, card, now, { ...base, type: 'reversal', amount: held });
+      await post(trx, card, cardMoneyEntryKinds.reversal, created.id, reversalLines({ memberId: card.member_id, cardId: card.id, amount: held }));
+      await move('reversed');
+    } else {
+      if (auth.status !== 'cleared') throw new ApiError('state_invalid', `The authorisation is ${auth.status}; only cleared spending is refunded.`);
+      const left = minorFromDb(auth.cleared_amount) - minorFromDb(auth.refunded_amount);
+      const amount = requested ?? left;
+      if (amount <= 0n || amount > left) throw new ApiError('amount_out_of_range', 'A refund is more than zero and at most the cleared amount not yet refunded.');
+      created = await insertTransaction(trx, card, now, { ...base, type: 'refund', amount });
+      await post(trx, card, cardMoneyEntryKinds.refund, created.id, refundLines({ memberId: card.member_id, cardId: card.id, amount }));
+      await trx.updateTable('card_transactions').set({ refunded_amount: minorFromDb(auth.refunded_amount) + amount, updated_at: now }).where('id', '=', auth.id).execute();
+    }
+    await emit(trx, created);
+    return created;
+  });
+  return transactionView(ctx.db, row);
+}
