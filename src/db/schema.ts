@@ -29,7 +29,3 @@ export type { Environment } from './columns.js';
 export interface Database
   extends PlatformTables, LedgerTables, JobTables, UpstreamTables,
     AlertTables, BalanceTables, CardTables, DepositTables, DepositAddressTables, MemberTables, HostedScreenTables, KycTables, QrPayTables, RemittanceTables, ExchangeTables, EarnTables, StepUpTables, WebhookTables, WithdrawalTables {}
-
-// Card money (migration 021), merged into the schema above.
-import type { CardMoneyTables } from '../modules/cards/money-tables.js';
-export interface Database extends CardMoneyTables {}

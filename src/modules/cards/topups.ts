@@ -27,7 +27,7 @@ import {
   arrivalAt, cardMoneyEntryKinds, payingAsset, priceTopUp, topUpCreditLines, topUpFailLines, topUpFreezeLines, topUpReferenceType,
   topUpSettleLines, type SourceCandidate, type TopUpMoney, type TopUpPrice,
 } from './money-rules.js';
-import type { CardTopupRow, TopUpStatus } from './money-tables.js';
+import type { CardTopupRow, TopUpStatus } from './tables.js';
 import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from './queries.js';
 import type { CardProductRow, CardRow } from './tables.js';
 

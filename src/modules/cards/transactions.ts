@@ -20,7 +20,7 @@ import {
   authHoldLines, cardMoneyEntryKinds, cardTransactionReferenceType, clearingLines, decideAuthorization, effectiveLimits, refundLines,
   reversalLines, type AuthorizationDecision, type RuleSet,
 } from './money-rules.js';
-import type { CardTransactionRow, CardTransactionType } from './money-tables.js';
+import type { CardTransactionRow, CardTransactionType } from './tables.js';
 import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db } from './queries.js';
 import type { CardRow } from './tables.js';
 
