@@ -90,5 +90,10 @@ export function createCardsResource(host: CardsHost): CardsResource {
     createSecureSession: (id, o) => host.request({ method: 'POST', path: `/v1/cards/${seg(id)}/secure-session`, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
     sandboxAdvanceApplication: (id, to, o) => host.request({ method: 'POST', path: `/v1/sandbox/cards/applications/${seg(id)}/advance`, body: { to }, idempotencyKey: key(o) }),
     sandboxShip: (id, o) => host.request({ method: 'POST', path: `/v1/sandbox/cards/${seg(id)}/ship`, idempotencyKey: key(o) }),
+    ...createCardMoneyMethods(host),
   };
 }
+
+// A card's money (card-money.ts): top-up quotes and top-ups, transactions, the network's sandbox helpers.
+import { createCardMoneyMethods, type CardMoneyMethods } from './card-money.js';
+export interface CardsResource extends CardMoneyMethods {}

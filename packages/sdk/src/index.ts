@@ -19,3 +19,4 @@ export type * from './types.js';
 export type * from './remittance.js';
 export type * from './exchange.js';
 export type * from './cards.js';
+export type * from './card-money.js';

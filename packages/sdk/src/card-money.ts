@@ -1,0 +1,63 @@
+/**
+ * A card's money: top-up quotes and top-ups, the card's transactions, and the sandbox helpers of
+ * the card network (authorisation, clearing, reversal, refund). Merged into `client.cards`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CardsHost } from './cards.js';
+
+export interface CardTopUpQuote {
+  customer_total: string; arrival_amount: string; fee: string; source_asset: string; ledger_scale: number; card_currency: string; card_scale: number; note: string;
+}
+export interface CardTopUp {
+  id: string; card_id: string; status: 'pending' | 'processing' | 'credited' | 'failed'; status_version: number; source_asset: string;
+  amount: string; fee: string; customer_total: string; card_currency: string; arrival_amount: string; failure_reason: string | null;
+  created_at: string; credited_at: string | null; updated_at: string;
+}
+export interface CardTransaction {
+  id: string; card_id: string; type: 'authorization' | 'clearing' | 'reversal' | 'refund'; status: 'approved' | 'declined' | 'cleared' | 'reversed' | 'posted';
+  status_version: number; amount: string; currency: string; merchant_name: string; mcc: string; decline_reason: string | null;
+  authorization_id: string | null; cleared_amount: string | null; refunded_amount: string | null; created_at: string;
+}
+export interface CardAuthorizationInput { amount: string; currency?: string; merchant_name: string; mcc: string }
+export interface CardAuthorizationResult { approved: boolean; decline_reason?: string; transaction_id: string }
+
+export interface CardMoneyMethods {
+  /** POST /v1/cards/{id}/topup-quotes: a pure estimate (smallest-unit integer strings). */
+  quoteTopUp(id: string, body: { amount: string; source_asset?: string }, opts: { onBehalfOf: string }): Promise<CardTopUpQuote>;
+  /** POST /v1/cards/{id}/topups (signed): 201 `pending` with amount + fee frozen; `credited` when the issuer confirms. */
+  topUp(id: string, body: { amount: string; source_asset?: string }, opts: { onBehalfOf: string; idempotencyKey?: string }): Promise<CardTopUp>;
+  /** GET /v1/cards/{id}/topups/{topup_id}. */
+  getTopUp(id: string, topUpId: string, opts?: { onBehalfOf?: string }): Promise<CardTopUp>;
+  /** GET /v1/cards/{id}/topups (all pages). */
+  listTopUps(id: string, opts?: { onBehalfOf?: string; limit?: number }): AsyncIterable<CardTopUp>;
+  /** GET /v1/cards/{id}/transactions (all pages; optional `type`). */
+  listTransactions(id: string, opts?: { onBehalfOf?: string; limit?: number; type?: CardTransaction['type'] }): AsyncIterable<CardTransaction>;
+  /** Sandbox: POST /v1/sandbox/cards/{id}/authorizations. */
+  sandboxAuthorize(id: string, body: CardAuthorizationInput, opts?: { idempotencyKey?: string }): Promise<CardAuthorizationResult>;
+  /** Sandbox: POST /v1/sandbox/cards/{id}/clearings. */
+  sandboxClear(id: string, body: { transaction_id: string; amount?: string }, opts?: { idempotencyKey?: string }): Promise<CardTransaction>;
+  /** Sandbox: POST /v1/sandbox/cards/{id}/reversals. */
+  sandboxReverse(id: string, body: { transaction_id: string }, opts?: { idempotencyKey?: string }): Promise<CardTransaction>;
+  /** Sandbox: POST /v1/sandbox/cards/{id}/refunds. */
+  sandboxRefund(id: string, body: { transaction_id: string; amount?: string }, opts?: { idempotencyKey?: string }): Promise<CardTransaction>;
+}
+
+const seg = (id: string): string => {
+  if (typeof id !== 'string' || id === '') throw new TypeError('id must be a non-empty string');
+  return encodeURIComponent(id);
+};
+
+export function createCardMoneyMethods(host: CardsHost): CardMoneyMethods {
+  const key = (o?: { idempotencyKey?: string }) => o?.idempotencyKey ?? randomUUID();
+  return {
+    quoteTopUp: (id, body, o) => host.request({ method: 'POST', path: `/v1/cards/${seg(id)}/topup-quotes`, body, onBehalfOf: o.onBehalfOf, idempotencyKey: false }),
+    topUp: (id, body, o) => host.request({ method: 'POST', path: `/v1/cards/${seg(id)}/topups`, body, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
+    getTopUp: (id, topUpId, o) => host.request({ method: 'GET', path: `/v1/cards/${seg(id)}/topups/${seg(topUpId)}`, onBehalfOf: o?.onBehalfOf }),
+    listTopUps: (id, o) => host.paginate<CardTopUp>(`/v1/cards/${seg(id)}/topups`, { onBehalfOf: o?.onBehalfOf, limit: o?.limit }),
+    listTransactions: (id, o) => host.paginate<CardTransaction>(`/v1/cards/${seg(id)}/transactions`, { onBehalfOf: o?.onBehalfOf, limit: o?.limit, query: o?.type ? { type: o.type } : undefined }),
+    sandboxAuthorize: (id, body, o) => host.request({ method: 'POST', path: `/v1/sandbox/cards/${seg(id)}/authorizations`, body, idempotencyKey: key(o) }),
+    sandboxClear: (id, body, o) => host.request({ method: 'POST', path: `/v1/sandbox/cards/${seg(id)}/clearings`, body, idempotencyKey: key(o) }),
+    sandboxReverse: (id, body, o) => host.request({ method: 'POST', path: `/v1/sandbox/cards/${seg(id)}/reversals`, body, idempotencyKey: key(o) }),
+    sandboxRefund: (id, body, o) => host.request({ method: 'POST', path: `/v1/sandbox/cards/${seg(id)}/refunds`, body, idempotencyKey: key(o) }),
+  };
+}

@@ -1,0 +1,281 @@
+/**
+ * Card top-ups through HTTP via the SDK: the quote (the reference's shape, nothing stored, the
+ * payment priority, range refusals as 4xx), the top-up (201 frozen, credited only when the issuer
+ * confirms, every sandbox behaviour, reconciliation of unknown outcomes, idempotency, parallel
+ * top-ups against one balance), its events, and the ledger verified after each money step.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { verifyLedger } from '../src/ledger/index.js';
+import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { expectCode } from './support/expect.js';
+
+describe('card top-ups', () => {
+  let service: RunningService;
+  let client: MerchantWalletClient;
+  before(async () => {
+    service = await startTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } });
+    ({ client } = await newMerchantClient(service));
+  });
+  after(async () => {
+    const report = await verifyLedger(service.ctx.db);
+    await service.close();
+    assert.deepEqual(report.problems, []);
+  });
+
+  const ledgerClean = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
+  const inject = (behavior: string) => client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'card', behavior } });
+  const drain = () => service.workers.jobs.drain();
+  const reconcile = () => service.workers.tick();
+  const balance = async (m: string, asset: string) => (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === asset) as any;
+  const eventsOf = async (id: string) =>
+    (await service.ctx.db.selectFrom('events').select(['type', 'status_version']).where('object_id', '=', id).orderBy('seq').execute()).map((e) => `${e.type}@${e.status_version}`);
+
+  async function member(deposits: Record<string, string> = { USDT: '100' }) {
+    const external = `ct-${randomUUID().slice(0, 8)}`;
+    const m = await client.members.create({ external_member_id: external });
+    await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: 1 });
+    for (const [asset, amount] of Object.entries(deposits)) await client.deposits.create({ member_id: external, asset, amount, tx_hash: `t-${randomUUID()}` });
+    return external;
+  }
+  /** A member with an active virtual card (opening fee 5 USDT charged: 95 USDT left of 100). */
+  async function virtualCard(deposits?: Record<string, string>, feeAsset = 'USDT') {
+    const m = await member(deposits);
+    const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
+    const app = await client.cards.apply({ product_id: virtual.id, source_asset: feeAsset }, { onBehalfOf: m });
+    const done = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
+    return { m, id: done.card_id! };
+  }
+  const setStatus = (id: string, status: string) => service.ctx.db.updateTable('cards').set({ status: status as 'closed' }).where('id', '=', id).execute();
+  const setAsset = async (code: string, enabled: boolean) => assert.equal((await admin(service, 'PATCH', `/admin/v1/assets/${code}`, { enabled })).status, 200);
+  const setProducts = async (patch: Record<string, unknown>) => {
+    for (const p of (await admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox')).body.data) {
+      const res = await admin(service, 'PATCH', `/admin/v1/cards/products/${p.id}`, patch);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+    }
+  };
+  const topupRows = async (cardId: string) => Number((await service.ctx.db.selectFrom('card_topups').select((eb) => eb.fn.countAll().as('n')).where('card_id', '=', cardId).executeTakeFirstOrThrow()).n);
+
+  describe('POST /v1/cards/{id}/topup-quotes', () => {
+    before(async () => { ({ client } = await newMerchantClient(service)); });
+
+    it('answers the reference\'s quote in smallest-unit integer strings and stores nothing', async () => {
+      const { m, id } = await virtualCard();
+      const before = await balance(m, 'USDT');
+      const q = await client.cards.quoteTopUp(id, { amount: '100', source_asset: 'USDT' }, { onBehalfOf: m });
+      assert.deepEqual({ ...q, note: typeof q.note }, {
+        customer_total: '101000000', arrival_amount: '10000', fee: '1000000', source_asset: 'USDT', ledger_scale: 6,
+        card_currency: 'USD', card_scale: 2, note: 'string',
+      });
+      assert.match(q.note, /1:1/);
+      // The fee rounds up; an amount with more places than the card currency arrives rounded down at 1:1.
+      const odd = await client.cards.quoteTopUp(id.slice(4), { amount: '10.005001' }, { onBehalfOf: m });
+      assert.equal(odd.fee, '100051');
+      assert.equal(odd.customer_total, '10105052');
+      assert.equal(odd.arrival_amount, '1000');
+      assert.deepEqual(await balance(m, 'USDT'), before);
+      assert.equal(await topupRows(id), 0);
+    });
+
+    it('replaces a preference that is not usable by the member\'s payment priority', async () => {
+      const { m, id } = await virtualCard({ USDT: '100', USDC: '300' });
+      assert.equal((await client.cards.quoteTopUp(id, { amount: '50', source_asset: 'usdc' }, { onBehalfOf: m })).source_asset, 'USDC');
+      // Not in the product's list: the product's order, the first whose balance covers the total (USDT: 95 left).
+      assert.equal((await client.cards.quoteTopUp(id, { amount: '50', source_asset: 'BTC' }, { onBehalfOf: m })).source_asset, 'USDT');
+      // USDT does not cover 200 + fee: USDC does.
+      assert.equal((await client.cards.quoteTopUp(id, { amount: '200' }, { onBehalfOf: m })).source_asset, 'USDC');
+      // Nothing covers it: the first listed.
+      assert.equal((await client.cards.quoteTopUp(id, { amount: '1000', source_asset: 'NOPE' }, { onBehalfOf: m })).source_asset, 'USDT');
+      // Delisted: the preference is replaced.
+      await setAsset('USDT', false);
+      try {
+        assert.equal((await client.cards.quoteTopUp(id, { amount: '50', source_asset: 'USDT' }, { onBehalfOf: m })).source_asset, 'USDC');
+        await setAsset('USDC', false);
+        await expectCode(client.cards.quoteTopUp(id, { amount: '50' }, { onBehalfOf: m }), 'product_not_available');
+      } finally {
+        await setAsset('USDT', true);
+        await setAsset('USDC', true);
+      }
+    });
+
+    it('refuses amounts out of range (4xx), malformed amounts, unusable cards and products', async () => {
+      const { m, id } = await virtualCard();
+      for (const amount of ['9.99', '10000.01', '0', '0.000001']) {
+        await assert.rejects(client.cards.quoteTopUp(id, { amount }, { onBehalfOf: m }), (err: unknown) => {
+          assert.ok(err instanceof MerchantWalletError);
+          assert.equal(err.code, 'amount_out_of_range', amount);
+          assert.equal(err.status, 400);
+          return true;
+        });
+      }
+      assert.equal((await client.cards.quoteTopUp(id, { amount: '10' }, { onBehalfOf: m })).arrival_amount, '1000');
+      assert.equal((await client.cards.quoteTopUp(id, { amount: '10000' }, { onBehalfOf: m })).arrival_amount, '1000000');
+      for (const amount of ['abc', '1.0000001', '-5', '1e3']) await expectCode(client.cards.quoteTopUp(id, { amount }, { onBehalfOf: m }), 'invalid_request');
+      const other = await member();
+      await expectCode(client.cards.quoteTopUp(id, { amount: '20' }, { onBehalfOf: other }), 'not_found', 404);
+      await expectCode(client.cards.quoteTopUp(`crd_${randomUUID()}`, { amount: '20' }, { onBehalfOf: m }), 'not_found', 404);
+      await setProducts({ enabled: false });
+      try {
+        await expectCode(client.cards.quoteTopUp(id, { amount: '20' }, { onBehalfOf: m }), 'product_not_available');
+      } finally {
+        await setProducts({ enabled: true });
+      }
+      for (const s of ['closing', 'closed', 'expired', 'replaced']) {
+        await setStatus(id, s);
+        await expectCode(client.cards.quoteTopUp(id, { amount: '20' }, { onBehalfOf: m }), 'state_invalid');
+      }
+    });
+  });
+
+  describe('POST /v1/cards/{id}/topups', () => {
+    before(async () => { ({ client } = await newMerchantClient(service)); });
+
+    it('freezes amount + fee at 201, credits the card only when the issuer confirms, at the real rate', async () => {
+      const { m, id } = await virtualCard();
+      const t = await client.cards.topUp(id, { amount: '50', source_asset: 'USDT' }, { onBehalfOf: m });
+      assert.equal(t.status, 'pending');
+      assert.equal(t.status_version, 1);
+      assert.deepEqual([t.amount, t.fee, t.customer_total, t.card_currency], ['50.000000', '0.500000', '50.500000', 'USD']);
+      // USDT → USD: mid 1 less the product's 0.5 % markup (never disclosed by the quote).
+      assert.equal(t.arrival_amount, '49.75');
+      let usdt = await balance(m, 'USDT');
+      assert.deepEqual([usdt.available, usdt.frozen], ['44.500000', '50.500000']);
+      assert.equal((await balance(m, 'USD'))?.card ?? '0.00', '0.00');
+      assert.deepEqual(await eventsOf(t.id), []);
+      await ledgerClean();
+
+      await drain();
+      const done = await client.cards.getTopUp(id, t.id, { onBehalfOf: m });
+      assert.equal(done.status, 'credited');
+      assert.equal(done.status_version, 3);
+      assert.ok(done.credited_at);
+      usdt = await balance(m, 'USDT');
+      assert.deepEqual([usdt.available, usdt.frozen], ['44.500000', '0.000000']);
+      assert.equal((await balance(m, 'USD')).card, '49.75');
+      assert.deepEqual(await eventsOf(t.id), ['card.topup.credited@3']);
+      // The prefix is optional; the merchant reads it too; the list has it.
+      assert.equal((await client.cards.getTopUp(id.slice(4), t.id.slice(4), { onBehalfOf: m })).id, t.id);
+      assert.equal((await client.cards.getTopUp(id, t.id)).id, t.id);
+      const list = [];
+      for await (const x of client.cards.listTopUps(id, { onBehalfOf: m })) list.push(x.id);
+      assert.deepEqual(list, [t.id]);
+      const other = await member();
+      await expectCode(client.cards.getTopUp(id, t.id, { onBehalfOf: other }), 'not_found', 404);
+      await ledgerClean();
+    });
+
+    it('replays the same key without a second freeze; another body with the key is refused', async () => {
+      const { m, id } = await virtualCard();
+      const key = randomUUID();
+      const a = await client.cards.topUp(id, { amount: '20' }, { onBehalfOf: m, idempotencyKey: key });
+      const b = await client.cards.topUp(id, { amount: '20' }, { onBehalfOf: m, idempotencyKey: key });
+      assert.equal(a.id, b.id);
+      assert.equal(await topupRows(id), 1);
+      await expectCode(client.cards.topUp(id, { amount: '21' }, { onBehalfOf: m, idempotencyKey: key }), 'idempotency_key_reused', 409);
+      assert.equal((await balance(m, 'USDT')).available, '74.800000');
+      await drain();
+      await ledgerClean();
+    });
+
+    it('refuses what the quote refuses, and an insufficient balance, moving nothing', async () => {
+      const { m, id } = await virtualCard();
+      await expectCode(client.cards.topUp(id, { amount: '9.99' }, { onBehalfOf: m }), 'amount_out_of_range');
+      await expectCode(client.cards.topUp(id, { amount: '1.0000001' }, { onBehalfOf: m }), 'invalid_request');
+      await expectCode(client.cards.topUp(id, { amount: '95' }, { onBehalfOf: m }), 'insufficient_balance');
+      await setStatus(id, 'closed');
+      await expectCode(client.cards.topUp(id, { amount: '20' }, { onBehalfOf: m }), 'state_invalid');
+      assert.equal((await balance(m, 'USDT')).available, '95.000000');
+      assert.equal(await topupRows(id), 0);
+      await ledgerClean();
+    });
+
+    it('parallel top-ups against one available balance never overdraw it', async () => {
+      const { m, id } = await virtualCard();
+      // 95 USDT available; each top-up costs 30.30: three fit, the other five are refused.
+      const results = await Promise.allSettled(Array.from({ length: 8 }, () => client.cards.topUp(id, { amount: '30' }, { onBehalfOf: m })));
+      const ok = results.filter((r) => r.status === 'fulfilled');
+      const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      assert.equal(ok.length, 3);
+      for (const r of refused) assert.equal((r.reason as MerchantWalletError).code, 'insufficient_balance');
+      const usdt = await balance(m, 'USDT');
+      assert.deepEqual([usdt.available, usdt.frozen], ['4.100000', '90.900000']);
+      await drain();
+      assert.equal((await balance(m, 'USD')).card, '89.55');
+      assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
+      await ledgerClean();
+    });
+  });
+
+  describe('sandbox behaviours of the card issuer', () => {
+    before(async () => { ({ client } = await newMerchantClient(service)); });
+    after(async () => { await inject('success'); });
+
+    it('reject: failed, amount + fee back to available, card.topup.failed', async () => {
+      const { m, id } = await virtualCard();
+      await inject('reject');
+      const t = await client.cards.topUp(id, { amount: '40' }, { onBehalfOf: m });
+      await drain();
+      await inject('success');
+      const done = await client.cards.getTopUp(id, t.id, { onBehalfOf: m });
+      assert.deepEqual([done.status, done.failure_reason], ['failed', 'upstream_rejected']);
+      assert.deepEqual(await eventsOf(t.id), ['card.topup.failed@3']);
+      const usdt = await balance(m, 'USDT');
+      assert.deepEqual([usdt.available, usdt.frozen], ['95.000000', '0.000000']);
+      assert.equal((await balance(m, 'USD'))?.card ?? '0.00', '0.00');
+      await ledgerClean();
+    });
+
+    it('timeout: stays processing and frozen; reconciliation finds the load done and credits it once', async () => {
+      const { m, id } = await virtualCard();
+      await inject('timeout');
+      const t = await client.cards.topUp(id, { amount: '40' }, { onBehalfOf: m });
+      await drain();
+      assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'processing');
+      assert.equal((await balance(m, 'USDT')).frozen, '40.400000');
+      await inject('success');
+      await reconcile();
+      await reconcile();
+      const done = await client.cards.getTopUp(id, t.id, { onBehalfOf: m });
+      assert.equal(done.status, 'credited');
+      assert.deepEqual(await eventsOf(t.id), ['card.topup.credited@3']);
+      assert.equal((await balance(m, 'USD')).card, '39.80');
+      assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
+      await ledgerClean();
+    });
+
+    it('unknown (5xx): never refunded on the answer; reconciliation learns the issuer never got it and fails it', async () => {
+      const { m, id } = await virtualCard();
+      await inject('unknown');
+      const t = await client.cards.topUp(id, { amount: '40' }, { onBehalfOf: m });
+      await drain();
+      assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'processing');
+      assert.equal((await balance(m, 'USDT')).frozen, '40.400000');
+      await inject('success');
+      await reconcile();
+      const done = await client.cards.getTopUp(id, t.id, { onBehalfOf: m });
+      assert.deepEqual([done.status, done.failure_reason], ['failed', 'upstream_not_found']);
+      assert.deepEqual([(await balance(m, 'USDT')).available, (await balance(m, 'USDT')).frozen], ['95.000000', '0.000000']);
+      await ledgerClean();
+    });
+
+    it('unknown_status: suspended (callers see processing), funds frozen, one operator alert', async () => {
+      const { m, id } = await virtualCard();
+      await inject('unknown_status');
+      const t = await client.cards.topUp(id, { amount: '40' }, { onBehalfOf: m });
+      await drain();
+      await inject('success');
+      await reconcile();
+      assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'processing');
+      const row = await service.ctx.db.selectFrom('card_topups').select('status').where('id', '=', t.id).executeTakeFirstOrThrow();
+      assert.equal(row.status, 'suspended');
+      const alerts = await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100');
+      assert.equal(alerts.body.data.filter((a: any) => a.object_id === t.id).length, 1);
+      assert.equal((await balance(m, 'USDT')).frozen, '40.400000');
+      assert.deepEqual(await eventsOf(t.id), []);
+      await ledgerClean();
+    });
+  });
+});
