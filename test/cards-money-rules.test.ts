@@ -1,0 +1,113 @@
+/** The pure rules of a card's money: top-up price, payment priority, the authorisation decision, the posting rules. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { assertEntry } from '../src/ledger/index.js';
+import {
+  arrivalAt, authHoldLines, clearingLines, clearingSplit, decideAuthorization, effectiveLimits, payingAsset, priceTopUp, refundLines, reversalLines,
+  ruleVerdict, topUpCreditLines, topUpFailLines, topUpFreezeLines, topUpSettleLines, type AuthorizationFacts,
+} from '../src/modules/cards/money-rules.js';
+import { rateAfterSpread } from '../src/upstreams/rates.js';
+
+const pricing = { feeBps: 100, feeFixed: 0n, topupMin: 1000n, topupMaxSingle: 1_000_000n };
+
+describe('top-up price', () => {
+  it('fee on top, rounded up; 1:1 estimate rounded down; the range on the 1:1 value', () => {
+    assert.deepEqual(priceTopUp(100_000_000n, 6, 2, pricing), { amount: 100_000_000n, fee: 1_000_000n, customerTotal: 101_000_000n, arrivalEstimate: 10_000n });
+    assert.deepEqual(priceTopUp(10_005_001n, 6, 2, pricing), { amount: 10_005_001n, fee: 100_051n, customerTotal: 10_105_052n, arrivalEstimate: 1000n });
+    assert.deepEqual(priceTopUp(9_990_000n, 6, 2, pricing), { kind: 'amount_out_of_range', which: 'below_minimum' });
+    assert.deepEqual(priceTopUp(10_000_000_001n, 6, 2, pricing), { kind: 'amount_out_of_range', which: 'above_single_cap' });
+    assert.equal('kind' in priceTopUp(10_000_000_000n, 6, 2, pricing), false);
+    assert.deepEqual(priceTopUp(0n, 6, 2, pricing), { kind: 'amount_out_of_range', which: 'converts_to_nothing' });
+    // A fixed part in the card currency, taken 1:1 into the source asset.
+    assert.equal((priceTopUp(100_000_000n, 6, 2, { ...pricing, feeFixed: 150n }) as { fee: bigint }).fee, 2_500_000n);
+  });
+
+  it('arrives at the real rate fixed at creation, rounded down', () => {
+    assert.equal(arrivalAt(50_000_000n, 6, 2, rateAfterSpread('1', 50)), 4975n);
+    assert.equal(arrivalAt(50_000_000n, 6, 2, '1'), 5000n);
+    assert.equal(arrivalAt(1_999_999n, 6, 2, '1'), 199n);
+  });
+});
+
+describe('payment priority', () => {
+  const c = (code: string, enabled: boolean, available: bigint, total = 100n) => ({ code, enabled, available, total });
+  it('keeps a usable preference; otherwise the product order, first covering, else first enabled', () => {
+    const list = [c('USDT', true, 50n), c('USDC', true, 500n)];
+    assert.equal(payingAsset('usdt', list), 'USDT');
+    assert.equal(payingAsset('BTC', list), 'USDC');
+    assert.equal(payingAsset(undefined, list), 'USDC');
+    assert.equal(payingAsset(undefined, [c('USDT', true, 0n), c('USDC', true, 0n)]), 'USDT');
+    assert.equal(payingAsset('USDT', [c('USDT', false, 500n), c('USDC', true, 0n)]), 'USDC');
+    assert.equal(payingAsset('USDT', [c('USDT', false, 500n), c('USDC', false, 500n)]), undefined);
+  });
+});
+
+describe('authorisation decision', () => {
+  const none = { single: 0n, daily: 0n, monthly: 0n };
+  const base: AuthorizationFacts = {
+    cardStatus: 'active', cardCurrency: 'USD', amount: 1000n, currency: 'USD', merchantName: 'Shop', mcc: '5411', rules: null,
+    cardLimits: none, productLimits: { single: 100_000n, daily: 200_000n, monthly: 1_000_000n }, spentToday: 0n, spentThisMonth: 0n, balance: 5000n,
+  };
+  const reason = (patch: Partial<AuthorizationFacts>) => {
+    const d = decideAuthorization({ ...base, ...patch });
+    return d.approved ? 'approved' : d.reason;
+  };
+
+  it('approves within every rule, up to the limits and the balance inclusive', () => {
+    assert.equal(reason({}), 'approved');
+    assert.equal(reason({ amount: 5000n }), 'approved');
+    assert.equal(reason({ cardLimits: { single: 1000n, daily: 2000n, monthly: 3000n }, spentToday: 1000n, spentThisMonth: 2000n }), 'approved');
+  });
+
+  it('declines in order: status, currency, amount, rules, single, daily, monthly (card layer first), balance', () => {
+    for (const s of ['unactivated', 'closing', 'closed', 'expired', 'replaced']) assert.equal(reason({ cardStatus: s }), 'card_not_active');
+    assert.equal(reason({ cardStatus: 'closed', currency: 'EUR' }), 'card_not_active');
+    assert.equal(reason({ currency: 'EUR' }), 'currency_not_supported');
+    assert.equal(reason({ amount: 0n }), 'invalid_amount');
+    assert.equal(reason({ rules: { ruleType: 'white', merchantNames: ['Other'], mccList: [] } }), 'merchant_not_allowed');
+    assert.equal(reason({ rules: { ruleType: 'black', merchantNames: [], mccList: ['5411'] }, cardLimits: { single: 1n, daily: 0n, monthly: 0n } }), 'merchant_blocked');
+    assert.equal(reason({ cardLimits: { single: 999n, daily: 0n, monthly: 0n } }), 'card_limit_single');
+    assert.equal(reason({ productLimits: { single: 999n, daily: 200_000n, monthly: 1_000_000n } }), 'product_limit_single');
+    assert.equal(reason({ cardLimits: { single: 999n, daily: 0n, monthly: 0n }, productLimits: { single: 999n, daily: 999n, monthly: 999n } }), 'card_limit_single');
+    assert.equal(reason({ cardLimits: { single: 0n, daily: 1500n, monthly: 0n }, spentToday: 501n }), 'card_limit_daily');
+    assert.equal(reason({ spentToday: 199_001n }), 'product_limit_daily');
+    assert.equal(reason({ cardLimits: { single: 0n, daily: 0n, monthly: 3000n }, spentThisMonth: 2001n }), 'card_limit_monthly');
+    assert.equal(reason({ spentThisMonth: 999_001n }), 'product_limit_monthly');
+    assert.equal(reason({ cardLimits: { single: 0n, daily: 1500n, monthly: 0n }, spentToday: 501n, spentThisMonth: 999_001n }), 'card_limit_daily');
+    assert.equal(reason({ balance: 999n }), 'insufficient_funds');
+    assert.equal(reason({ balance: 999n, spentToday: 199_001n }), 'product_limit_daily');
+  });
+
+  it('matches merchant names trimmed and case-insensitively, MCCs exactly', () => {
+    const white = { ruleType: 'white' as const, merchantNames: [' Coffee Bar'], mccList: ['5812'] };
+    assert.equal(ruleVerdict(white, 'COFFEE BAR ', '0000'), undefined);
+    assert.equal(ruleVerdict(white, 'Tea Room', '5812'), undefined);
+    assert.equal(ruleVerdict(white, 'Coffee Barn', '5813'), 'merchant_not_allowed');
+    const black = { ...white, ruleType: 'black' as const };
+    assert.equal(ruleVerdict(black, 'coffee bar', '0000'), 'merchant_blocked');
+    assert.equal(ruleVerdict(black, 'Tea Room', '5812'), 'merchant_blocked');
+    assert.equal(ruleVerdict(black, 'Tea Room', '5813'), undefined);
+    assert.equal(ruleVerdict(null, 'x', '0000'), undefined);
+  });
+
+  it('effective limits: per layer the tighter of recorded and confirmed, 0 = none', () => {
+    assert.deepEqual(effectiveLimits({ single: 100n, daily: 0n, monthly: 500n }, { single: 0n, daily: 300n, monthly: 400n }), { single: 100n, daily: 300n, monthly: 400n });
+  });
+});
+
+describe('posting rules balance', () => {
+  const entry = (lines: ReturnType<typeof authHoldLines>) => assertEntry({ environment: 'sandbox', merchantId: 'mch_x', kind: 'k', referenceType: 'r', referenceId: 'i', asset: 'USD', lines });
+  const cardId = 'crd_00000000-0000-4000-8000-000000000000';
+  const money = { memberId: 'mem_1', merchantId: 'mch_1', cardId, amount: 5000n, fee: 50n, arrival: 497n };
+  it('every top-up and transaction entry balances', () => {
+    for (const lines of [topUpFreezeLines(money), topUpSettleLines(money), topUpSettleLines({ ...money, fee: 0n }), topUpCreditLines(money), topUpFailLines(money)]) entry(lines);
+    const move = { memberId: 'mem_1', cardId, amount: 700n };
+    for (const lines of [authHoldLines(move), reversalLines(move), refundLines(move)]) entry(lines);
+    for (const cleared of [0n, 300n, 700n, 900n]) entry(clearingLines({ memberId: 'mem_1', cardId, held: 700n, cleared }));
+  });
+  it('a clearing takes from the hold first, releases the rest, or takes the difference from the card', () => {
+    assert.deepEqual(clearingSplit(700n, 700n), { fromHeld: 700n, released: 0n, extra: 0n });
+    assert.deepEqual(clearingSplit(700n, 500n), { fromHeld: 500n, released: 200n, extra: 0n });
+    assert.deepEqual(clearingSplit(700n, 900n), { fromHeld: 700n, released: 0n, extra: 200n });
+  });
+});
