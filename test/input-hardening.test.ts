@@ -200,6 +200,11 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
       const onBehalfOf = o.member ? 'hard-1' : undefined;
       const first = await client.requestRaw({ method: 'GET', path: o.path, query: { limit: 2 }, onBehalfOf });
       const res = await client.requestRaw({ method: 'GET', path: o.path, query: { limit: 2, cursor: overflow }, onBehalfOf });
+      // A list under an object (`/v1/cards/{id}/transactions`) of an id that does not exist: not_found either way, never a 500.
+      if (o.path.includes('{')) {
+        assert.deepEqual([first.status, res.status, (res.body as any).code], [404, 404, 'not_found'], o.path);
+        continue;
+      }
       assert.equal(res.status, 200, `${o.path}: ${res.rawBody}`);
       assert.deepEqual(res.body, first.body, o.path);
     }
