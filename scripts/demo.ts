@@ -141,9 +141,36 @@ try {
     show((await client.balances.list({ onBehalfOf: external })).filter((b: any) => b.asset === 'USDT' || b.asset === 'BTC'));
   }
 
+  if (service) {
+    step('Cards: a virtual card (opening fee frozen, then charged), a quote and a top-up of 25 USDT, then a purchase');
+    const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
+    const application = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: external });
+    const cardId = (await client.cards.sandboxAdvanceApplication(application.id, 'approved')).card_id!;
+    show(await client.cards.get(cardId, { onBehalfOf: external }));
+    show(await client.cards.quoteTopUp(cardId, { amount: '25', source_asset: 'USDT' }, { onBehalfOf: external }));
+    let topUp = await client.cards.topUp(cardId, { amount: '25', source_asset: 'USDT' }, { onBehalfOf: external });
+    show(topUp);
+    for (let i = 0; i < 50 && (topUp.status === 'pending' || topUp.status === 'processing'); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      topUp = await client.cards.getTopUp(cardId, topUp.id, { onBehalfOf: external });
+    }
+    show({ id: topUp.id, status: topUp.status, status_version: topUp.status_version, arrival_amount: topUp.arrival_amount });
+    step('A simulated purchase: the card network authorises 7.80 USD at a coffee shop, then clears it');
+    const purchase = await client.cards.sandboxAuthorize(cardId, { amount: '7.80', merchant_name: 'Kopi Corner', mcc: '5814' });
+    show(purchase);
+    show(await client.cards.sandboxClear(cardId, { transaction_id: purchase.transaction_id }));
+    step('A blocked merchant category is declined with its reason');
+    await client.cards.setMerchantRules(cardId, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: external });
+    show(await client.cards.sandboxAuthorize(cardId, { amount: '5', merchant_name: 'Lucky Casino', mcc: '7995' }));
+    const transactions: unknown[] = [];
+    for await (const t of client.cards.listTransactions(cardId, { onBehalfOf: external })) transactions.push(t);
+    show(transactions);
+    show((await client.balances.list({ onBehalfOf: external })).filter((b: any) => b.asset === 'USDT' || b.asset === 'USD'));
+  }
+
   step('Webhook delivery log');
   const deadline = Date.now() + 5000;
-  while (received.length < 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  while (received.length < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   const deliveries: any[] = [];
   for await (const d of client.webhooks.deliveries({})) deliveries.push(d);
   show(deliveries.map((d) => ({ id: d.id, event_type: d.event_type, status: d.status, attempts: d.attempts, last_http_status: d.last_http_status })));
