@@ -93,10 +93,17 @@ describe('card transactions', () => {
     const entries = await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', r.transaction_id).execute();
     assert.deepEqual(entries.map((e) => e.kind), ['card.auth_hold']);
     assert.deepEqual(await eventsOf(r.transaction_id), ['card.transaction.authorization:approved@1']);
+    // The helper's idempotency key: a retry replays the decision, it never holds twice.
+    const key = randomUUID();
+    const once = await client.cards.sandboxAuthorize(id, { amount: '1', merchant_name: 'Corner Shop', mcc: '5411' }, { idempotencyKey: key });
+    const again = await client.cards.sandboxAuthorize(id, { amount: '1', merchant_name: 'Corner Shop', mcc: '5411' }, { idempotencyKey: key });
+    assert.deepEqual(again, once);
+    assert.deepEqual(await accounts(memberId, id), { card: 49750n - 1334n, held: 1334n });
+    await client.cards.sandboxReverse(id, { transaction_id: once.transaction_id });
     const list = [];
     for await (const t of client.cards.listTransactions(id, { onBehalfOf: m })) list.push(t);
-    assert.equal(list.length, 1);
-    assert.deepEqual({ ...list[0], created_at: typeof list[0]!.created_at }, {
+    assert.deepEqual(list.map((t) => t.type), ['reversal', 'authorization', 'authorization']);
+    assert.deepEqual({ ...list[2], created_at: typeof list[2]!.created_at }, {
       id: r.transaction_id, card_id: id, type: 'authorization', status: 'approved', status_version: 1, amount: '12.34', currency: 'USD',
       merchant_name: 'Corner Shop', mcc: '5411', decline_reason: null, authorization_id: null, cleared_amount: '0.00', refunded_amount: '0.00', created_at: 'string',
     });

@@ -85,7 +85,7 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
       ].join(''),
       tags: ['Sandbox'], params: IdParams, body: AuthorizationBody, response: { 200: AuthorizationAnswer },
     },
-  }, async ({ principal, params, body }) => authorize(ctx, principal, params.id, body));
+  }, async ({ principal, params, body, write }) => write((trx) => authorize(ctx, trx, principal, params.id, body)));
 
   route.post('/v1/sandbox/cards/:id/clearings', {
     access: sandbox,
@@ -95,7 +95,7 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
       description: 'Of an `approved` authorisation; `amount` defaults to the authorised one and may differ: less releases the rest of the hold to the card, more takes the difference from the card balance (`insufficient_balance` when it is short). The money leaves to the card network. The authorisation becomes `cleared`.',
       tags: ['Sandbox'], params: IdParams, body: FollowBody, response: { 200: CardTransaction },
     },
-  }, async ({ principal, params, body }) => follow(ctx, principal, params.id, 'clearing', body));
+  }, async ({ principal, params, body, write }) => write((trx) => follow(ctx, trx, principal, params.id, 'clearing', body)));
 
   route.post('/v1/sandbox/cards/:id/reversals', {
     access: sandbox,
@@ -105,7 +105,7 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
       description: 'Of an `approved` (not cleared) authorisation: the hold goes back to the card balance; the authorisation becomes `reversed` and no longer counts against the limits.',
       tags: ['Sandbox'], params: IdParams, body: Type.Object({ transaction_id: FollowBody.properties.transaction_id }), response: { 200: CardTransaction },
     },
-  }, async ({ principal, params, body }) => follow(ctx, principal, params.id, 'reversal', body));
+  }, async ({ principal, params, body, write }) => write((trx) => follow(ctx, trx, principal, params.id, 'reversal', body)));
 
   route.post('/v1/sandbox/cards/:id/refunds', {
     access: sandbox,
@@ -115,5 +115,5 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
       description: 'Of a `cleared` authorisation: `amount` (default: all that is left) back onto the card; at most the cleared amount less earlier refunds (`amount_out_of_range`).',
       tags: ['Sandbox'], params: IdParams, body: FollowBody, response: { 200: CardTransaction },
     },
-  }, async ({ principal, params, body }) => follow(ctx, principal, params.id, 'refund', body));
+  }, async ({ principal, params, body, write }) => write((trx) => follow(ctx, trx, principal, params.id, 'refund', body)));
 }

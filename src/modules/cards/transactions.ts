@@ -134,42 +134,42 @@ async function merchantCard(db: Db, caller: CardCaller, id: string): Promise<Car
 /**
  * Sandbox `POST /v1/sandbox/cards/{id}/authorizations` (extensions 8): the card network asks to
  * authorise; the service decides with the card locked and records the transaction, approved or
- * declined with its reason. Answers `{approved, decline_reason?, transaction_id}`.
+ * declined with its reason, in the caller's transaction (the idempotency key's: a retry replays
+ * the decision). The simulated network's message is in memory only, so asking it inside the
+ * transaction holds no lock on anything outside it. Answers `{approved, decline_reason?, transaction_id}`.
  */
-export async function authorize(ctx: ServiceContext, caller: CardCaller, id: string, body: AuthorizationBody): Promise<{ approved: boolean; decline_reason?: string; transaction_id: string }> {
-  const card0 = await merchantCard(ctx.db, caller, id);
-  const cardScale = await scaleOf(ctx.db, card0.currency);
+export async function authorize(ctx: ServiceContext, trx: Transaction<Database>, caller: CardCaller, id: string, body: AuthorizationBody): Promise<{ approved: boolean; decline_reason?: string; transaction_id: string }> {
+  const card0 = await merchantCard(trx, caller, id);
+  const cardScale = await scaleOf(trx, card0.currency);
   const amount = parseAmount(body.amount, cardScale);
   const currency = (body.currency ?? card0.currency).toUpperCase();
   const merchantName = body.merchant_name.trim();
   if (merchantName === '') throw new ApiError('invalid_request', 'merchant_name must not be empty.');
   const { networkRef } = await networkOf(ctx)(card0, { type: 'authorization', amountMinor: amount, currency, merchantName, mcc: body.mcc });
-  return ctx.db.transaction().execute(async (trx) => {
-    const card = await trx.selectFrom('cards').selectAll().where('id', '=', card0.id).forUpdate().executeTakeFirstOrThrow();
-    const product = await trx.selectFrom('card_products').selectAll().where('seq', '=', card.product_seq).executeTakeFirstOrThrow();
-    const stored = await trx.selectFrom('card_merchant_rules').selectAll().where('card_id', '=', card.id).executeTakeFirst();
-    const rules: RuleSet | null = stored?.rule_type ? { ruleType: stored.rule_type, merchantNames: stored.merchant_names, mccList: stored.mcc_list } : null;
-    const now = await ctx.clock.now(trx, caller);
-    const { day, month } = periodStarts(now);
-    const decision: AuthorizationDecision = decideAuthorization({
-      cardStatus: card.status, cardCurrency: card.currency, amount, currency, merchantName, mcc: body.mcc, rules,
-      cardLimits: effectiveLimits(
-        { single: minorFromDb(card.limit_single), daily: minorFromDb(card.limit_daily), monthly: minorFromDb(card.limit_monthly) },
-        { single: minorFromDb(card.confirmed_single), daily: minorFromDb(card.confirmed_daily), monthly: minorFromDb(card.confirmed_monthly) },
-      ),
-      productLimits: { single: minorFromDb(product.max_single), daily: minorFromDb(product.max_daily), monthly: minorFromDb(product.max_monthly) },
-      spentToday: await spentSince(trx, card.id, day),
-      spentThisMonth: await spentSince(trx, card.id, month),
-      balance: await accountBalance(trx, card.environment, cardAccount(card, 'card'), card.currency),
-    });
-    const row = await insertTransaction(trx, card, now, {
-      type: 'authorization', status: decision.approved ? 'approved' : 'declined', amount, currency, merchantName, mcc: body.mcc,
-      declineReason: decision.approved ? undefined : decision.reason, networkRef,
-    });
-    if (decision.approved) await post(trx, card, cardMoneyEntryKinds.authHold, row.id, authHoldLines({ memberId: card.member_id, cardId: card.id, amount }));
-    await emit(trx, row);
-    return decision.approved ? { approved: true, transaction_id: row.id } : { approved: false, decline_reason: decision.reason, transaction_id: row.id };
+  const card = await trx.selectFrom('cards').selectAll().where('id', '=', card0.id).forUpdate().executeTakeFirstOrThrow();
+  const product = await trx.selectFrom('card_products').selectAll().where('seq', '=', card.product_seq).executeTakeFirstOrThrow();
+  const stored = await trx.selectFrom('card_merchant_rules').selectAll().where('card_id', '=', card.id).executeTakeFirst();
+  const rules: RuleSet | null = stored?.rule_type ? { ruleType: stored.rule_type, merchantNames: stored.merchant_names, mccList: stored.mcc_list } : null;
+  const now = await ctx.clock.now(trx, caller);
+  const { day, month } = periodStarts(now);
+  const decision: AuthorizationDecision = decideAuthorization({
+    cardStatus: card.status, cardCurrency: card.currency, amount, currency, merchantName, mcc: body.mcc, rules,
+    cardLimits: effectiveLimits(
+      { single: minorFromDb(card.limit_single), daily: minorFromDb(card.limit_daily), monthly: minorFromDb(card.limit_monthly) },
+      { single: minorFromDb(card.confirmed_single), daily: minorFromDb(card.confirmed_daily), monthly: minorFromDb(card.confirmed_monthly) },
+    ),
+    productLimits: { single: minorFromDb(product.max_single), daily: minorFromDb(product.max_daily), monthly: minorFromDb(product.max_monthly) },
+    spentToday: await spentSince(trx, card.id, day),
+    spentThisMonth: await spentSince(trx, card.id, month),
+    balance: await accountBalance(trx, card.environment, cardAccount(card, 'card'), card.currency),
   });
+  const row = await insertTransaction(trx, card, now, {
+    type: 'authorization', status: decision.approved ? 'approved' : 'declined', amount, currency, merchantName, mcc: body.mcc,
+    declineReason: decision.approved ? undefined : decision.reason, networkRef,
+  });
+  if (decision.approved) await post(trx, card, cardMoneyEntryKinds.authHold, row.id, authHoldLines({ memberId: card.member_id, cardId: card.id, amount }));
+  await emit(trx, row);
+  return decision.approved ? { approved: true, transaction_id: row.id } : { approved: false, decline_reason: decision.reason, transaction_id: row.id };
 }
 
 export interface FollowBody {
@@ -196,42 +196,38 @@ type FollowKind = 'clearing' | 'reversal' | 'refund';
  *   the cleared amount less what was refunded (`amount_out_of_range`).
  * Answers the new transaction. A message not valid in the authorisation's state: `state_invalid`.
  */
-export async function follow(ctx: ServiceContext, caller: CardCaller, id: string, kind: FollowKind, body: FollowBody) {
-  const card = await merchantCard(ctx.db, caller, id);
-  const scale = await scaleOf(ctx.db, card.currency);
+export async function follow(ctx: ServiceContext, trx: Transaction<Database>, caller: CardCaller, id: string, kind: FollowKind, body: FollowBody) {
+  const card = await merchantCard(trx, caller, id);
+  const scale = await scaleOf(trx, card.currency);
   const requested = body.amount === undefined ? undefined : parseAmount(body.amount, scale);
-  const peek = await ctx.db.transaction().execute((trx) => lockedAuthorization(trx, card, body.transaction_id));
-  const { networkRef } = await networkOf(ctx)(card, { type: kind, amountMinor: requested ?? minorFromDb(peek.amount), currency: card.currency, merchantName: peek.merchant_name, mcc: peek.mcc });
-  const row = await ctx.db.transaction().execute(async (trx) => {
-    const auth = await lockedAuthorization(trx, card, body.transaction_id);
-    const now = await ctx.clock.now(trx, caller);
-    const held = minorFromDb(auth.amount);
-    const base = { currency: card.currency, merchantName: auth.merchant_name, mcc: auth.mcc, authorizationId: auth.id, networkRef, status: 'posted' as const };
-    const move = (status: 'cleared' | 'reversed', extra: Record<string, unknown> = {}) => trx.updateTable('card_transactions')
-      .set((eb) => ({ status, status_version: eb('status_version', '+', 1), updated_at: now, ...extra })).where('id', '=', auth.id).execute();
-    let created: CardTransactionRow;
-    if (kind === 'clearing') {
-      if (auth.status !== 'approved') throw new ApiError('state_invalid', `The authorisation is ${auth.status}.`);
-      const cleared = requested ?? held;
-      created = await insertTransaction(trx, card, now, { ...base, type: 'clearing', amount: cleared });
-      await post(trx, card, cardMoneyEntryKinds.clearing, created.id, clearingLines({ memberId: card.member_id, cardId: card.id, held, cleared }));
-      await move('cleared', { cleared_amount: cleared });
-    } else if (kind === 'reversal') {
-      if (auth.status !== 'approved') throw new ApiError('state_invalid', `The authorisation is ${auth.status}.`);
-      created = await insertTransaction(trx, card, now, { ...base, type: 'reversal', amount: held });
-      await post(trx, card, cardMoneyEntryKinds.reversal, created.id, reversalLines({ memberId: card.member_id, cardId: card.id, amount: held }));
-      await move('reversed');
-    } else {
-      if (auth.status !== 'cleared') throw new ApiError('state_invalid', `The authorisation is ${auth.status}; only cleared spending is refunded.`);
-      const left = minorFromDb(auth.cleared_amount) - minorFromDb(auth.refunded_amount);
-      const amount = requested ?? left;
-      if (amount <= 0n || amount > left) throw new ApiError('amount_out_of_range', 'A refund is more than zero and at most the cleared amount not yet refunded.');
-      created = await insertTransaction(trx, card, now, { ...base, type: 'refund', amount });
-      await post(trx, card, cardMoneyEntryKinds.refund, created.id, refundLines({ memberId: card.member_id, cardId: card.id, amount }));
-      await trx.updateTable('card_transactions').set({ refunded_amount: minorFromDb(auth.refunded_amount) + amount, updated_at: now }).where('id', '=', auth.id).execute();
-    }
-    await emit(trx, created);
-    return created;
-  });
-  return transactionView(ctx.db, row);
+  const auth = await lockedAuthorization(trx, card, body.transaction_id);
+  const { networkRef } = await networkOf(ctx)(card, { type: kind, amountMinor: requested ?? minorFromDb(auth.amount), currency: card.currency, merchantName: auth.merchant_name, mcc: auth.mcc });
+  const now = await ctx.clock.now(trx, caller);
+  const held = minorFromDb(auth.amount);
+  const base = { currency: card.currency, merchantName: auth.merchant_name, mcc: auth.mcc, authorizationId: auth.id, networkRef, status: 'posted' as const };
+  const move = (status: 'cleared' | 'reversed', extra: Record<string, unknown> = {}) => trx.updateTable('card_transactions')
+    .set((eb) => ({ status, status_version: eb('status_version', '+', 1), updated_at: now, ...extra })).where('id', '=', auth.id).execute();
+  let created: CardTransactionRow;
+  if (kind === 'clearing') {
+    if (auth.status !== 'approved') throw new ApiError('state_invalid', `The authorisation is ${auth.status}.`);
+    const cleared = requested ?? held;
+    created = await insertTransaction(trx, card, now, { ...base, type: 'clearing', amount: cleared });
+    await post(trx, card, cardMoneyEntryKinds.clearing, created.id, clearingLines({ memberId: card.member_id, cardId: card.id, held, cleared }));
+    await move('cleared', { cleared_amount: cleared });
+  } else if (kind === 'reversal') {
+    if (auth.status !== 'approved') throw new ApiError('state_invalid', `The authorisation is ${auth.status}.`);
+    created = await insertTransaction(trx, card, now, { ...base, type: 'reversal', amount: held });
+    await post(trx, card, cardMoneyEntryKinds.reversal, created.id, reversalLines({ memberId: card.member_id, cardId: card.id, amount: held }));
+    await move('reversed');
+  } else {
+    if (auth.status !== 'cleared') throw new ApiError('state_invalid', `The authorisation is ${auth.status}; only cleared spending is refunded.`);
+    const left = minorFromDb(auth.cleared_amount) - minorFromDb(auth.refunded_amount);
+    const amount = requested ?? left;
+    if (amount <= 0n || amount > left) throw new ApiError('amount_out_of_range', 'A refund is more than zero and at most the cleared amount not yet refunded.');
+    created = await insertTransaction(trx, card, now, { ...base, type: 'refund', amount });
+    await post(trx, card, cardMoneyEntryKinds.refund, created.id, refundLines({ memberId: card.member_id, cardId: card.id, amount }));
+    await trx.updateTable('card_transactions').set({ refunded_amount: minorFromDb(auth.refunded_amount) + amount, updated_at: now }).where('id', '=', auth.id).execute();
+  }
+  await emit(trx, created);
+  return transactionView(trx, created);
 }
