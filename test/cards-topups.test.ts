@@ -80,6 +80,28 @@ describe('card top-ups', () => {
       assert.equal(await topupRows(id), 0);
     });
 
+    it('follows the operator\'s top-up pricing: fee in basis points plus a fixed part; the markup never shows in the quote', async () => {
+      const { m, id } = await virtualCard();
+      const products = (await admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox')).body.data;
+      const set = async (body: Record<string, unknown>) => {
+        for (const p of products) assert.equal((await admin(service, 'PATCH', `/admin/v1/cards/products/${p.id}/topup-pricing`, body)).status, 200);
+      };
+      await set({ topup_fee_bps: 250, topup_fee_fixed: '0.50', topup_fx_markup_bps: 300 });
+      try {
+        const q = await client.cards.quoteTopUp(id, { amount: '20' }, { onBehalfOf: m });
+        assert.deepEqual([q.fee, q.customer_total, q.arrival_amount], ['1000000', '21000000', '2000']);
+        const t = await client.cards.topUp(id, { amount: '20' }, { onBehalfOf: m });
+        assert.deepEqual([t.fee, t.arrival_amount], ['1.000000', '19.40']);
+        await drain();
+        assert.equal((await balance(m, 'USD')).card, '19.40');
+        const bad = await admin(service, 'PATCH', `/admin/v1/cards/products/${products[0].id}/topup-pricing`, { topup_fee_fixed: '0.001' });
+        assert.equal(bad.body.code, 'invalid_request');
+      } finally {
+        await set({ topup_fee_bps: 100, topup_fee_fixed: '0', topup_fx_markup_bps: 50 });
+      }
+      await ledgerClean();
+    });
+
     it('replaces a preference that is not usable by the member\'s payment priority', async () => {
       const { m, id } = await virtualCard({ USDT: '100', USDC: '300' });
       assert.equal((await client.cards.quoteTopUp(id, { amount: '50', source_asset: 'usdc' }, { onBehalfOf: m })).source_asset, 'USDC');
@@ -275,6 +297,15 @@ describe('card top-ups', () => {
       assert.equal(alerts.body.data.filter((a: any) => a.object_id === t.id).length, 1);
       assert.equal((await balance(m, 'USDT')).frozen, '40.400000');
       assert.deepEqual(await eventsOf(t.id), []);
+      // The operator resolves it (after checking with the issuer): credited once; a repeat answers it.
+      const resolved = await admin(service, 'POST', `/admin/v1/cards/topups/${t.id}/resolve`, { status: 'credited' });
+      assert.equal(resolved.status, 200, JSON.stringify(resolved.body));
+      assert.deepEqual([resolved.body.status, resolved.body.internal_status, resolved.body.provider_status], ['credited', 'credited', 'SANDBOX_UNKNOWN_STATUS']);
+      assert.equal((await admin(service, 'POST', `/admin/v1/cards/topups/${t.id}/resolve`, { status: 'credited' })).status, 200);
+      assert.equal((await admin(service, 'POST', `/admin/v1/cards/topups/${t.id}/resolve`, { status: 'failed' })).body.code, 'state_invalid');
+      assert.deepEqual(await eventsOf(t.id), ['card.topup.credited@3']);
+      assert.equal((await balance(m, 'USD')).card, '39.80');
+      assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
       await ledgerClean();
     });
   });

@@ -223,7 +223,8 @@ export async function listTopUps(db: Db, caller: CardCaller, cardId: string, pag
 export const cardTopUps: OrderStore = { table: 'card_topups', object: 'card_topup', label: 'Card top-up', providerHolds: 'a load', raiseAlert };
 
 /** The issuer reversed a load we still had open: nothing stays on the card, so it is a failure (freeze released). */
-type Decision = LifecycleDecision<'reversed'>;
+export type TopUpDecision = LifecycleDecision<'reversed'> | { kind: 'fail'; reason: 'operator'; providerOrderId?: undefined; providerStatus?: undefined };
+type Decision = TopUpDecision;
 
 async function emit(trx: Transaction<Database>, row: CardTopupRow, status: 'credited' | 'failed'): Promise<void> {
   await recordEvent(trx, {
