@@ -16,8 +16,63 @@ import { verifyLedger } from '../src/ledger/index.js';
 import type { ApplicationDecision } from '../src/upstreams/card.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
+import { activationResumeDecision, applicationQueryDecision, applicationResubmitDecision, rulesCallDecision, rulesQueryDecision } from '../src/modules/cards/state.js';
+import { resumeVerdict, type StepUpBinding } from '../src/modules/step-up/rules.js';
 
 const shipping = { address: '1 Main St', city: 'Berlin', country: 'DE', postal_code: '10115' };
+
+describe('card reconciliation rules (pure)', () => {
+  const card = { cardRef: 'CD1', last4: '1234', expMonth: 1, expYear: 2030 };
+  it('an application: decisions applied, in review received, never received resubmitted after the grace, anything else waits', () => {
+    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'approved', card }, 0, 60_000), { kind: 'decide', decision: 'approved' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'approved' }, 0, 60_000), { kind: 'wait' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'rejected' }, 0, 60_000), { kind: 'decide', decision: 'rejected' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'need_docs' }, 0, 60_000), { kind: 'decide', decision: 'need_docs' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'in_review' }, 0, 60_000), { kind: 'received' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'SANDBOX_UNKNOWN_STATUS' }, 0, 60_000), { kind: 'wait' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'not_found' }, 59_999, 60_000), { kind: 'wait' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'not_found' }, 60_000, 60_000), { kind: 'resubmit' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'timeout' }, 1e9, 60_000), { kind: 'wait' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'unknown', reason: '5xx' }, 1e9, 60_000), { kind: 'wait' });
+    assert.deepEqual(applicationResubmitDecision({ kind: 'accepted', providerOrderId: 'CD2', status: 'succeeded', detail: {} }), { kind: 'received' });
+    assert.deepEqual(applicationResubmitDecision({ kind: 'rejected', reason: 'no' }), { kind: 'decide', decision: 'rejected' });
+    assert.deepEqual(applicationResubmitDecision({ kind: 'timeout' }), { kind: 'wait' });
+  });
+  it('a rule set: succeeded confirms, failed restores, never received re-pushes after the grace, anything else waits', () => {
+    const found = (status: string) => ({ kind: 'found' as const, providerOrderId: 'CD3', status });
+    assert.deepEqual(rulesQueryDecision(found('succeeded'), 0, 60_000), { kind: 'confirm' });
+    assert.deepEqual(rulesQueryDecision(found('failed'), 0, 60_000), { kind: 'refused' });
+    assert.deepEqual(rulesQueryDecision(found('processing'), 0, 60_000), { kind: 'wait' });
+    assert.deepEqual(rulesQueryDecision(found('SANDBOX_UNKNOWN_STATUS'), 0, 60_000), { kind: 'wait' });
+    assert.deepEqual(rulesQueryDecision({ kind: 'not_found' }, 1, 60_000), { kind: 'wait' });
+    assert.deepEqual(rulesQueryDecision({ kind: 'not_found' }, 60_000, 60_000), { kind: 'repush' });
+    assert.deepEqual(rulesQueryDecision({ kind: 'unknown', reason: '5xx' }, 1e9, 60_000), { kind: 'wait' });
+    assert.deepEqual(rulesCallDecision({ kind: 'accepted', providerOrderId: 'CD3', status: 'succeeded', detail: {} }), { kind: 'confirm' });
+    assert.deepEqual(rulesCallDecision({ kind: 'rejected', reason: 'no' }), { kind: 'refused' });
+    assert.deepEqual(rulesCallDecision({ kind: 'unknown', reason: '5xx' }), { kind: 'wait' });
+  });
+  it('an activation retry: active at the issuer is done, inactive is asked again, no answer stays unknown', () => {
+    assert.deepEqual(activationResumeDecision({ kind: 'found', active: true }), { kind: 'activated' });
+    assert.deepEqual(activationResumeDecision({ kind: 'found', active: false }), { kind: 'ask' });
+    assert.deepEqual(activationResumeDecision({ kind: 'not_found' }), { kind: 'ask' });
+    assert.deepEqual(activationResumeDecision({ kind: 'timeout' }), { kind: 'unknown', timeout: true });
+    assert.deepEqual(activationResumeDecision({ kind: 'unknown', reason: '5xx' }), { kind: 'unknown', timeout: false });
+  });
+  it('a used challenge resumes only its own binding, and only once used', () => {
+    const binding: StepUpBinding = { merchantId: 'mer_1', environment: 'sandbox', memberId: 'mem_1', action: 'card.activate', objectRef: 'o1' };
+    const ticket = {
+      merchant_id: 'mer_1', environment: 'sandbox' as const, member_id: 'mem_1', purpose: 'step_up' as const, action: 'card.activate', object_ref: 'o1',
+      status: 'used' as const, outcome: 'approved',
+    };
+    assert.deepEqual(resumeVerdict(ticket, binding), { pass: true });
+    assert.deepEqual(resumeVerdict({ ...ticket, status: 'completed' as never }, binding), { pass: false, reason: 'not_completed' });
+    assert.deepEqual(resumeVerdict({ ...ticket, outcome: 'declined' }, binding), { pass: false, reason: 'not_completed' });
+    assert.deepEqual(resumeVerdict({ ...ticket, object_ref: 'o2' }, binding), { pass: false, reason: 'other_object' });
+    assert.deepEqual(resumeVerdict({ ...ticket, member_id: 'mem_2' }, binding), { pass: false, reason: 'other_member' });
+    assert.deepEqual(resumeVerdict({ ...ticket, merchant_id: 'mer_2' }, binding), { pass: false, reason: 'other_merchant' });
+    assert.deepEqual(resumeVerdict(undefined, binding), { pass: false, reason: 'unknown' });
+  });
+});
 
 describe('card reconciliation', () => {
   let service: RunningService;
