@@ -241,3 +241,14 @@ export function dropPostgresDatabasesSync(baseUrl: string, which: { name: string
   });
   if (res.status !== 0) process.stderr.write(`# could not drop test databases (${exact || `${prefix}*`}): ${res.stderr || res.error}\n`);
 }
+
+/** Drops one copy made by `isolatePostgresDatabase` (the pooled worker's, when its file ends). */
+export async function dropPostgresDatabase(baseUrl: string, name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${quote(name)} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
