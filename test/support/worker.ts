@@ -153,8 +153,14 @@ async function runFile({ file, bundle }: RunMessage): Promise<void> {
     const { dropPostgresDatabase } = await import('./database.js');
     await dropPostgresDatabase(baseDatabaseUrl, database.name).catch((err: unknown) => escaped.push(`could not drop ${database!.name}: ${String(err)}`));
   }
-  // Let what the file left behind show itself (a rejection, a timer about to fire) before counting.
+  // Let what the file left behind show itself (a rejection, a timer about to fire) before counting;
+  // what is still there after a moment more is left running (a handle that was closing is gone).
   await new Promise((r) => setImmediate(r));
+  let left = leftRunning(before, activeResources());
+  if (left.length > 0) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = leftRunning(before, activeResources());
+  }
   const cpu = process.cpuUsage(cpuBefore);
   const failedOutside = process.exitCode === 1 || escaped.length > 0;
   const message = {
@@ -163,7 +169,7 @@ async function runFile({ file, bundle }: RunMessage): Promise<void> {
     passed: run.passed && !failedOutside,
     counts: run.counts,
     escaped: [...escaped],
-    leftRunning: leftRunning(before, activeResources()),
+    leftRunning: left,
     rss: process.memoryUsage.rss(),
     wallMs: performance.now() - started,
     cpuMs: (cpu.user + cpu.system) / 1000,
