@@ -21,8 +21,22 @@ import * as nodeTest from 'node:test';
 // @ts-ignore
 export * from 'node:test';
 
-type Registration = () => unknown;
+export interface Registration {
+  /** Makes the recorded call, in node:test's context of the moment. */
+  register: () => unknown;
+  /** The test's or suite's name, when given as a string (hooks have none). */
+  name: string | undefined;
+  /** Where the test file made the call (node:test would report it; replayed, it sees this module). */
+  location: { file: string; line: number; column: number } | undefined;
+}
 let recording: Registration[] | undefined;
+
+/** The caller of a recorder, from a stack trace (source-mapped: the test file's own lines). */
+function callerLocation(): Registration['location'] {
+  const frame = new Error().stack?.split('\n')[3] ?? '';
+  const m = /\(?(?:file:\/\/)?([^()]+?):(\d+):(\d+)\)?$/.exec(frame.trim());
+  return m ? { file: m[1]!, line: Number(m[2]), column: Number(m[3]) } : undefined;
+}
 
 /**
  * While recording, `real` is replaced by a function that records its call. Otherwise the test
@@ -32,7 +46,7 @@ let recording: Registration[] | undefined;
  */
 function recorder<F extends (...args: any[]) => any>(real: F): F {
   const record = function (this: unknown, ...args: unknown[]) {
-    recording!.push(() => real.apply(this, args));
+    recording!.push({ register: () => real.apply(this, args), name: typeof args[0] === 'string' ? args[0] : undefined, location: callerLocation() });
     return Promise.resolve();
   } as unknown as F;
   // test.skip, test.todo, test.only, describe.skip, ... (whatever this Node's node:test has)

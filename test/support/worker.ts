@@ -19,7 +19,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { spec } from 'node:test/reporters';
-import { it, nodeTestDescribe, recordRegistrations } from './node-test.js';
+import { it, nodeTestDescribe, recordRegistrations, type Registration } from './node-test.js';
 
 interface RunMessage {
   type: 'run';
@@ -44,7 +44,7 @@ interface FileRun {
   counts: Counts;
   renderer: InstanceType<typeof spec>;
   passed: boolean | undefined;
-  rendered: Promise<void>;
+  locations: Map<string, { file: string; line: number; column: number }>;
 }
 
 const send = (message: unknown) => new Promise<void>((resolve, reject) => process.send!(message, (err: Error | null) => (err ? reject(err) : resolve())));
@@ -58,6 +58,10 @@ const escaped: string[] = [];
     const run = current;
     if (!run || run.passed !== undefined) return;
     const d = event.data ?? {};
+    // A test or suite registered at the file's top level was replayed by support/node-test.ts:
+    // node:test took that module for its location; the file's own line is known from the recording.
+    const location = d.nesting === 1 && typeof d.name === 'string' ? run.locations.get(d.name) : undefined;
+    if (location) Object.assign(d, location);
     run.renderer.write(event);
     if ((event.type === 'test:pass' || event.type === 'test:fail') && d.nesting === 0 && d.name === run.file) {
       run.passed = event.type === 'test:pass';
@@ -108,7 +112,7 @@ async function runFile({ file, bundle }: RunMessage): Promise<void> {
 
   let database: { url: string; name: string } | undefined;
   let loadError: unknown;
-  let registrations: (() => unknown)[] = [];
+  let registrations: Registration[] = [];
   try {
     if (onPostgres) {
       const { isolatePostgresDatabase } = await import('./database.js');
@@ -131,7 +135,7 @@ async function runFile({ file, bundle }: RunMessage): Promise<void> {
     renderer,
     counts: { tests: 0, suites: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0 },
     passed: undefined,
-    rendered,
+    locations: new Map(registrations.flatMap((r) => (r.name !== undefined && r.location ? [[r.name, r.location] as const] : []))),
   };
   current = run;
   await nodeTestDescribe(file, () => {
@@ -141,7 +145,7 @@ async function runFile({ file, bundle }: RunMessage): Promise<void> {
       });
       return;
     }
-    for (const register of registrations) register();
+    for (const registration of registrations) registration.register();
   });
   // The reporter sees the describe's end shortly after it ends (node:test reports asynchronously).
   while (run.passed === undefined) await new Promise((r) => setTimeout(r, 5));
