@@ -27,9 +27,11 @@ import { bundleForTests, bundledPath, newBuildDir, root, testNodeFlags } from '.
 
 const testFilesIn = (dir) => readdirSync(`${root}/${dir}`).filter((f) => f.endsWith('.test.ts')).sort().map((f) => `${dir}/${f}`);
 // Measured with scripts/test-cpu.mjs (docs/performance.md, "Test suite").
+// Wall times in pooled runs; files not in this list (or not present) follow in name order.
 const longestFirst = [
-  'test/webhooks-crash.test.ts', 'test/webhooks.test.ts', 'test/service-process.test.ts', 'test/qrpay.test.ts',
-  'test/money-flows.test.ts', 'test/sdk-server.test.ts', 'test/docs-page.test.ts', 'test/security-hardening.test.ts', 'test/fuzz.test.ts',
+  'test/webhooks.test.ts', 'test/webhooks-crash.test.ts', 'test/service-process.test.ts', 'test/fuzz.test.ts',
+  'test/cards-reconcile.test.ts', 'test/cards-controls.test.ts', 'test/qrpay.test.ts', 'test/security-hardening.test.ts',
+  'test/money-flows.test.ts', 'test/docs-page.test.ts', 'test/ledger-property.test.ts', 'test/sdk-server.test.ts',
 ];
 const named = process.argv.slice(2).map((f) => relative(root, resolve(f)));
 const all = named.length ? named : [...testFilesIn('test'), ...testFilesIn('packages/sdk/test')];
