@@ -163,7 +163,7 @@ console.log([
 ].join('\n'));
 if (process.env.TEST_TIMES === '1') {
   for (const r of [...results].sort((a, b) => (b.cpuMs ?? 0) - (a.cpuMs ?? 0))) {
-    console.log(`ℹ ${r.file.padEnd(48)} wall ${((r.wallMs ?? 0) / 1000).toFixed(1).padStart(6)} s  worker cpu ${((r.cpuMs ?? 0) / 1000).toFixed(1).padStart(6)} s`);
+    console.log(`ℹ ${r.file.padEnd(48)} wall ${((r.wallMs ?? 0) / 1000).toFixed(1).padStart(6)} s  worker cpu ${((r.cpuMs ?? 0) / 1000).toFixed(1).padStart(6)} s  worker rss after ${Math.round((r.rss ?? 0) / 2 ** 20)} MB`);
   }
 }
 if (failed.length) console.log(`✖ failed files (${failed.length}):\n${failed.map((r) => `  ${r.file}${r.problem ? ` (${r.problem})` : ''}`).join('\n')}`);
