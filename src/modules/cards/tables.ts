@@ -38,6 +38,10 @@ export interface CardProductsTable {
   billing_address_updatable: boolean;
   card_lists_supported: boolean;
   enabled: Generated<boolean>;
+  /** Charged on a replacement for a security reason (migration 022), card-currency minor units. */
+  replacement_fee: MinorDefault;
+  /** Charged with it for a physical card (the new card is posted). */
+  postage_fee: MinorDefault;
   created_at: Generated<Date>;
   updated_at: Timestamp;
 }
@@ -125,6 +129,19 @@ export interface CardsTable {
   activated_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Migration 022 (replacements.ts, closing.ts): set when a security replacement froze the card; a frozen card never spends. */
+  frozen_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The card this one replaces, and the one that replaced it. */
+  replaces: ColumnType<string | null, string | null | undefined, string | null>;
+  replaced_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** While `closing`: the status it was closed from (a refusal by the issuer goes back to it). */
+  closing_from: ColumnType<'unactivated' | 'active' | null, 'unactivated' | 'active' | null | undefined, 'unactivated' | 'active' | null>;
+  /** While `closing`: what the issuer last answered to the cancellation (`timeout`/`unknown`: reconciled). */
+  close_outcome: ColumnType<'pending' | 'timeout' | 'unknown' | null, 'pending' | 'timeout' | 'unknown' | null | undefined, 'pending' | 'timeout' | 'unknown' | null>;
+  close_checks: Generated<number>;
+  close_next_check_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** When the card's spendable balance went back to the member's available balance (once). */
+  balance_returned_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface MerchantRuleSet {
