@@ -8,6 +8,7 @@ import { remittanceJobHandlers, remittanceTickers } from './modules/remittance/w
 import { exchangeTickers, exchangeTimedProcesses } from './modules/exchange/workers.js';
 import { earnTickers, earnTimedProcesses } from './modules/earn/workers.js';
 import { cardJobHandlers, cardTickers, cardTimedProcesses } from './modules/cards/workers.js';
+import { cardLifecycleJobHandlers, cardLifecycleTickers, cardLifecycleTimedProcesses } from './modules/cards/lifecycle-workers.js';
 
 /**
  * Every background job, assembled in one place (a composition root, like src/routes.ts): src/jobs
@@ -21,6 +22,7 @@ export const jobHandlers: Record<string, JobHandler> = {
   ...kycJobHandlers,
   ...remittanceJobHandlers,
   ...cardJobHandlers,
+  ...cardLifecycleJobHandlers,
 };
 
 /** Periodic work of every area. */
@@ -33,6 +35,7 @@ export const tickers: Ticker[] = [
   ...earnTickers,
   ...upstreamTickers,
   ...cardTickers,
+  ...cardLifecycleTickers,
 ];
 
 /**
@@ -44,4 +47,5 @@ export const timedProcesses: TimedProcess[] = [
   ...exchangeTimedProcesses,
   ...earnTimedProcesses,
   ...cardTimedProcesses,
+  ...cardLifecycleTimedProcesses,
 ];
