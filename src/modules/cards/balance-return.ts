@@ -8,8 +8,7 @@ import type { Database } from '../../db/schema.js';
 import { accountBalance, postEntry, recordEvent } from '../../ledger/index.js';
 import { externalIdOf, type Db } from './queries.js';
 import { balanceReturnLines, lifecycleEntryKinds } from './rules.js';
-import type { CardRow } from './tables.js';
-import type { CardReplacementRow } from './lifecycle-tables.js';
+import type { CardReplacementRow, CardRow } from './tables.js';
 
 /**
  * Moves what `card:<id>` holds to available, in the caller's transaction (the one that also

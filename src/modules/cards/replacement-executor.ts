@@ -27,8 +27,7 @@ import {
   feeChargeLines, feeFreezeLines, feeInSource, feeRefundLines, lifecycleEntryKinds, replacementFeeAsset, replacementFees, replacementReferenceType,
 } from './rules.js';
 import { openingInventory, openingStatus, replacementStartProblem, replacementTransition } from './state.js';
-import type { CardReplacementRow } from './lifecycle-tables.js';
-import type { CardRow } from './tables.js';
+import type { CardReplacementRow, CardRow } from './tables.js';
 
 /** A running executor's hold on one replacement (real time). */
 const leaseSeconds = 120;

@@ -1,5 +1,4 @@
-import type { ApplicationStatus, CardStatus, FormFactor, InventoryStatus } from './tables.js';
-import type { ReplacementReason, ReplacementStatus } from './lifecycle-tables.js';
+import type { ApplicationStatus, CardStatus, FormFactor, InventoryStatus, ReplacementReason, ReplacementStatus } from './tables.js';
 
 /**
  * The card and application state machines as pure functions (docs/cards.md, "States"). The
