@@ -150,3 +150,50 @@ describe('card closing and expiry', () => {
     await h2.ledgerOk();
   });
 });
+
+describe('card lifecycle background work (production paths)', () => {
+  let service: RunningService;
+  let client: MerchantWalletClient;
+  let merchantId: string;
+  before(async () => {
+    service = await startTestService({ config: { simulatorConfirmDelayMs: 0 } });
+    ({ client, merchantId } = await newMerchantClient(service));
+  });
+  after(async () => {
+    const report = await verifyLedger(service.ctx.db);
+    await service.close();
+    assert.deepEqual(report.problems, []);
+  });
+  const h = lifecycleHelpers(() => service, () => client, () => merchantId);
+
+  it('the job defers until the request is due, then carries it out; the ticker reconciles closing cards on each scope\'s clock', async () => {
+    const { cardLifecycleJobHandlers, cardLifecycleTickers } = await import('../src/modules/cards/lifecycle-workers.js');
+    const { RetryLater } = await import('../src/jobs/types.js');
+    const m = await h.member();
+    const card = await h.card(m, 'virtual');
+    await h.fundCard(m, card.id, 600n);
+    const { id } = await client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external });
+    const job = await service.ctx.db.selectFrom('jobs').select(['id', 'kind', 'payload', 'attempts', 'max_attempts']).where('dedupe_key', '=', `card.replacement_execute:${id}`).executeTakeFirstOrThrow();
+    const handler = cardLifecycleJobHandlers[job.kind]!;
+    const claimed = { ...job, id: BigInt(job.id), payload: job.payload as Record<string, unknown> };
+    await assert.rejects(handler(claimed, service.ctx), (err: unknown) => err instanceof RetryLater && err.delayMs > 50_000 && err.delayMs <= 60_000);
+    assert.equal((await client.cards.getReplacement(id)).status, 'requested');
+    await service.ctx.db.updateTable('card_replacements').set({ next_run_at: new Date(0) }).where('id', '=', id).execute();
+    await handler(claimed, service.ctx);
+    assert.equal((await client.cards.getReplacement(id)).status, 'completed');
+    await handler(claimed, service.ctx);
+    assert.equal(await h.entries('card.balance_return', id), 1);
+
+    const other = await h.card(m, 'virtual');
+    await h.fundCard(m, other.id, 300n);
+    const usdBefore = await h.available(m, 'USD');
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'unknown' });
+    assert.equal((await client.cards.close(other.id, { onBehalfOf: m.external })).status, 'closing');
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+    await service.ctx.db.updateTable('cards').set({ close_next_check_at: new Date(0) }).where('id', '=', other.id).execute();
+    for (const ticker of cardLifecycleTickers) await ticker.run(service.ctx);
+    assert.equal((await client.cards.get(other.id, { onBehalfOf: m.external })).status, 'closed');
+    assert.equal(await h.available(m, 'USD'), usdBefore + 300n);
+    await h.ledgerOk();
+  });
+});

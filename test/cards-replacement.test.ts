@@ -13,7 +13,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
 import { runReplacement } from '../src/modules/cards/replacement-executor.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { lifecycleHelpers } from './support/card-lifecycle.js';
 
@@ -77,9 +77,18 @@ describe('card replacement', () => {
     const results = await Promise.allSettled([0, 1, 2].map(() => client.cards.requestReplacement(card2.id, { reason: 'damaged' }, { onBehalfOf: m.external })));
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
     for (const r of results) if (r.status === 'rejected') assert.equal((r.reason as { code: string }).code, 'state_invalid');
-    const listed = [];
-    for await (const r of client.cards.listReplacements(card2.id, { onBehalfOf: m.external })) listed.push(r);
-    assert.equal(listed.length, 1);
+    const list = async (opts: { onBehalfOf?: string; cardId?: string }) => {
+      const out = [];
+      for await (const r of client.cards.listReplacements({ ...opts, limit: 1 })) out.push(r.id);
+      return out;
+    };
+    const ofCard2 = await list({ onBehalfOf: m.external, cardId: card2.id });
+    assert.equal(ofCard2.length, 1);
+    assert.deepEqual(await list({ onBehalfOf: m.external, cardId: card.id }), [created.id]);
+    assert.deepEqual(await list({ onBehalfOf: m.external }), [ofCard2[0], created.id], 'newest first, across pages');
+    assert.deepEqual(await list({ cardId: card2.id.slice(4) }), ofCard2, 'the merchant principal sees its members\' replacements');
+    assert.deepEqual(await list({ onBehalfOf: (await h.member('0')).external, cardId: card2.id }), []);
+    assert.deepEqual(await list({ onBehalfOf: m.external, cardId: `crd_${randomUUID()}` }), []);
     await advance();
     await h.ledgerOk();
   });
@@ -142,12 +151,22 @@ describe('card replacement', () => {
     const m = await h.member();
     const card = await h.card(m, 'physical');
     const usdtBefore = await h.available(m, 'USDT');
-    const { id } = await client.cards.requestReplacement(card.id, { reason: 'damaged', note: 'cracked' }, { onBehalfOf: m.external });
-    await advance();
-    const done = await client.cards.getReplacement(id);
+    // The fees are the product's settings, changed by the operator.
+    const patched = await admin(service, 'PATCH', `/admin/v1/cards/products/${card.product_id}`, { postage_fee: '6.5' });
+    assert.equal(patched.status, 200);
+    assert.equal(patched.body.postage_fee, '6.50');
+    assert.equal(patched.body.replacement_fee, '10.00');
+    let done;
+    try {
+      const { id } = await client.cards.requestReplacement(card.id, { reason: 'damaged', note: 'cracked' }, { onBehalfOf: m.external });
+      await advance();
+      done = await client.cards.getReplacement(id);
+    } finally {
+      await admin(service, 'PATCH', `/admin/v1/cards/products/${card.product_id}`, { postage_fee: '5' });
+    }
     assert.equal(done.status, 'completed');
-    assert.deepEqual(done.fees, { asset: 'USDT', replacement: '10.000000', postage: '5.000000' });
-    assert.equal(await h.available(m, 'USDT'), usdtBefore - 15_000000n);
+    assert.deepEqual(done.fees, { asset: 'USDT', replacement: '10.000000', postage: '6.500000' });
+    assert.equal(await h.available(m, 'USDT'), usdtBefore - 16_500000n);
     const fresh = await client.cards.get(done.new_card_id!, { onBehalfOf: m.external });
     assert.equal(fresh.status, 'unactivated');
     assert.equal(fresh.inventory_status, 'in_production');

@@ -77,8 +77,8 @@ export interface CardsResource {
   requestReplacement(id: string, body: { reason: CardReplacementReason | (string & {}); note?: string }, opts: Opts): Promise<{ id: string; status: 'requested' }>;
   /** GET /v1/cards/replacements/{id}. */
   getReplacement(id: string, opts?: { onBehalfOf?: string }): Promise<CardReplacement>;
-  /** GET /v1/cards/{id}/replacements (all pages, newest first). */
-  listReplacements(cardId: string, opts?: { onBehalfOf?: string; limit?: number }): AsyncIterable<CardReplacement>;
+  /** GET /v1/cards/replacements (all pages, newest first); `cardId` narrows it to one card. */
+  listReplacements(opts?: { onBehalfOf?: string; cardId?: string; limit?: number }): AsyncIterable<CardReplacement>;
   /** POST /v1/cards/{id}/close: `closed` when the issuer confirmed, `closing` while its answer is pending. */
   close(id: string, opts: Opts): Promise<{ id: string; status: 'closing' | 'closed' }>;
 }
@@ -109,7 +109,7 @@ export function createCardsResource(host: CardsHost): CardsResource {
     sandboxShip: (id, o) => host.request({ method: 'POST', path: `/v1/sandbox/cards/${seg(id)}/ship`, idempotencyKey: key(o) }),
     requestReplacement: (id, body, o) => host.request({ method: 'POST', path: `/v1/cards/${seg(id)}/replacements`, body, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
     getReplacement: (id, o) => host.request({ method: 'GET', path: `/v1/cards/replacements/${seg(id)}`, onBehalfOf: o?.onBehalfOf }),
-    listReplacements: (cardId, o) => host.paginate<CardReplacement>(`/v1/cards/${seg(cardId)}/replacements`, { onBehalfOf: o?.onBehalfOf, limit: o?.limit }),
+    listReplacements: (o) => host.paginate<CardReplacement>('/v1/cards/replacements', { onBehalfOf: o?.onBehalfOf, limit: o?.limit, ...(o?.cardId ? { query: { card_id: o.cardId } } : {}) }),
     close: (id, o) => host.request({ method: 'POST', path: `/v1/cards/${seg(id)}/close`, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
   };
 }

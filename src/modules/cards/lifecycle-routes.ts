@@ -1,11 +1,11 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { PageQuery, listEnvelope } from '../../platform/pagination.js';
+import { listEnvelope } from '../../platform/pagination.js';
 import { router } from '../../platform/route.js';
 import { closeLeaseMs, closingErrors, finishClose, prepareClose } from './closing.js';
 import { createReplacement, getReplacement, listReplacements, replacementErrors } from './replacements.js';
-import { CloseResult, IdParams, Replacement, ReplacementBody, ReplacementCreated } from './schemas.js';
+import { CloseResult, IdParams, Replacement, ReplacementBody, ReplacementCreated, ReplacementListQuery } from './schemas.js';
 
 const tags = ['Cards'];
 
@@ -30,11 +30,14 @@ export async function cardLifecycleRoutes(app: AppInstance, ctx: ServiceContext)
     },
   }, async ({ principal, params, body, write }) => write((trx) => createReplacement(ctx, trx, principal, params.id, body)));
 
-  route.get('/v1/cards/:id/replacements', {
+  route.get('/v1/cards/replacements', {
     access: { scope: 'cards:read', principal: 'either' },
-    errors: [...replacementErrors.list],
-    schema: { summary: 'List a card\'s replacements', description: 'Newest first, cursor pages. `crd_` prefix optional.', tags, params: IdParams, querystring: PageQuery, response: { 200: listEnvelope(Replacement) } },
-  }, async ({ principal, params, query }) => listReplacements(db, principal, params.id, query));
+    schema: {
+      summary: 'List card replacements',
+      description: 'Newest first, cursor pages. On behalf of a member only its own; as the merchant, all of its members\'. `card_id` (`crd_` prefix optional) lists one card\'s replacements.',
+      tags, querystring: ReplacementListQuery, response: { 200: listEnvelope(Replacement) },
+    },
+  }, async ({ principal, query }) => listReplacements(db, principal, query));
 
   route.get('/v1/cards/replacements/:id', {
     access: { scope: 'cards:read', principal: 'either' },

@@ -20,7 +20,6 @@ import type { CardReplacementRow } from './tables.js';
 export const replacementErrors = {
   create: ['state_invalid', 'invalid_request', 'not_found'],
   get: ['not_found'],
-  list: ['not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
 /** The executor takes a request this long after it was made, on the merchant's clock (a window in which it is seen `requested`). */
@@ -76,11 +75,15 @@ export async function getReplacement(db: Db, caller: CardCaller, id: string) {
   return replacementView(db, row);
 }
 
-/** `GET /v1/cards/{id}/replacements`: the card's replacements, newest first (cursor). */
-export async function listReplacements(db: Db, caller: CardCaller, cardId: string, page: PageParams) {
-  const card = await findCard(db, caller, cardId);
-  if (!card) throw new ApiError('not_found', 'No such card.');
-  const rows = await keysetPage(db.selectFrom('card_replacements').selectAll().where('card_id', '=', card.id), page);
+/**
+ * `GET /v1/cards/replacements`: newest first (cursor); on behalf of a member only its own, for
+ * the merchant all of its members'; `card_id` narrows it to one card (an unknown card: empty).
+ */
+export async function listReplacements(db: Db, caller: CardCaller, page: PageParams & { card_id?: string }) {
+  let q = db.selectFrom('card_replacements').selectAll().where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  if (page.card_id !== undefined) q = q.where('card_id', '=', withIdPrefix('crd', page.card_id));
+  const rows = await keysetPage(q, page);
   const data = [];
   for (const row of rows.data) data.push(await replacementView(db, row));
   return mapPage({ ...rows, data }, (x) => x);

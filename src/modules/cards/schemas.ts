@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { PageQuery } from '../../platform/pagination.js';
 import { expiryShape } from './rules.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -146,4 +147,9 @@ export const Replacement = Type.Object({
 export const CloseResult = Type.Object({
   id: Type.String(),
   status: Type.Union([Type.Literal('closing'), Type.Literal('closed')], { description: '`closed` when the issuer confirmed at once; `closing` while its answer is pending' }),
+});
+
+export const ReplacementListQuery = Type.Object({
+  ...PageQuery.properties,
+  card_id: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: 'Only this card\'s replacements' })),
 });
