@@ -8,6 +8,7 @@ import { remittanceJobHandlers, remittanceTickers } from './modules/remittance/w
 import { exchangeTickers, exchangeTimedProcesses } from './modules/exchange/workers.js';
 import { earnTickers, earnTimedProcesses } from './modules/earn/workers.js';
 import { cardJobHandlers, cardTickers, cardTimedProcesses } from './modules/cards/workers.js';
+import { cardReconcileTickers, cardReconcileTimedProcesses } from './modules/cards/reconcile.js';
 import { cardLifecycleJobHandlers, cardLifecycleTickers, cardLifecycleTimedProcesses } from './modules/cards/lifecycle-workers.js';
 
 /**
@@ -35,6 +36,7 @@ export const tickers: Ticker[] = [
   ...earnTickers,
   ...upstreamTickers,
   ...cardTickers,
+  ...cardReconcileTickers,
   ...cardLifecycleTickers,
 ];
 
@@ -47,5 +49,6 @@ export const timedProcesses: TimedProcess[] = [
   ...exchangeTimedProcesses,
   ...earnTimedProcesses,
   ...cardTimedProcesses,
+  ...cardReconcileTimedProcesses,
   ...cardLifecycleTimedProcesses,
 ];
