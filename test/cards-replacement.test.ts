@@ -9,7 +9,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { MerchantWalletClient } from '@merchant-wallet/sdk';
+import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
 import { runReplacement } from '../src/modules/cards/replacement-executor.js';
@@ -172,6 +172,19 @@ describe('card replacement', () => {
     assert.equal(fresh.inventory_status, 'in_production');
     assert.deepEqual(fresh.billing_address, card.billing_address);
     await h.ledgerOk();
+    // The issuer knows the new card: it ships and activates with its own expiry and the sandbox PIN.
+    await client.cards.sandboxShip(fresh.id);
+    const expiry = `${String(fresh.exp_month).padStart(2, '0')}/${String(fresh.exp_year % 100).padStart(2, '0')}`;
+    const key = randomUUID();
+    let activated;
+    try {
+      activated = await client.cards.activate(fresh.id, { expiry, pin: '1234' }, { onBehalfOf: m.external, idempotencyKey: key });
+    } catch (err) {
+      if (!(err instanceof StepUpRequiredError)) throw err;
+      await client.hostedScreens.sandboxComplete(err.challengeId, 'approved');
+      activated = await client.cards.activate(fresh.id, { expiry, pin: '1234' }, { onBehalfOf: m.external, idempotencyKey: key, stepUp: err.challengeId });
+    }
+    assert.deepEqual(activated, { id: fresh.id, status: 'active' });
   });
 
   it('non-security reason on a card never activated: inventory voided, no fees, new card issued', async () => {
