@@ -14,6 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
+const nodeTestShim = join(root, 'test/support/node-test.ts');
 
 /**
  * A fresh folder for one build, inside the repository (under node_modules/.cache, ignored by git)
@@ -74,6 +75,9 @@ export async function bundleForTests({ entryPoints, outdir }) {
     plugins: [{
       name: 'mwa-test-sources',
       setup(b) {
+        // The test files' node:test is support/node-test.ts (node:test itself, recording the
+        // file's top-level registrations while a pooled worker loads it); that module's is Node's.
+        b.onResolve({ filter: /^node:test$/ }, (args) => (args.importer === nodeTestShim ? { external: true } : { path: nodeTestShim }));
         b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@merchant-wallet/') ? undefined : { external: true }));
         b.onLoad({ filter: /\.ts$/ }, (args) => {
           if (relative(root, args.path).startsWith('node_modules')) return undefined;

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError, type DomainErrorMapper } from './errors.js';
 import { installPublicPipeline } from './pipeline.js';
-import { findUnsafeRequestText, findUnsafeText, jsonDepthExceeds, jsonDepthMax, pathParamLengthMax, validatorCompiler } from './validation.js';
+import { findUnsafeRequestText, findUnsafeText, jsonDepthExceeds, jsonDepthMax, pathParamLengthMax, serializerCompiler, validatorCompiler } from './validation.js';
 import './request-context.js';
 
 export type { AppInstance } from './app-instance.js';
@@ -146,6 +146,7 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>() as AppInstance;
   app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
   installBodyParsing(app);
   installErrorHandling(app, ctx.mapDomainError);
   // First of every listener's hooks: the request id header, then text no later step may see.

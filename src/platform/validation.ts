@@ -1,6 +1,7 @@
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifySchemaCompiler } from 'fastify';
+import { createRequire } from 'node:module';
+import type { FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -11,8 +12,44 @@ const base: Options = { allErrors: false, removeAdditional: true, useDefaults: t
 const bodyAjv = addFormats(new Ajv({ ...base, coerceTypes: false }));
 const textAjv = addFormats(new Ajv({ ...base, coerceTypes: 'array' }));
 
-export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object) as any;
+/**
+ * Compiled validators, one per schema (by content) and kind of part, for the whole process. A
+ * service builds two apps whose routes share schemas, and a test process starts many services:
+ * compiling every route's schemas again took ~0.4 s of CPU per service start. A validator depends
+ * only on its schema and the Ajv instance's options, and keeps no state between calls.
+ */
+const compiledValidators = new Map<string, ValidateFunction>();
+
+export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
+  const body = httpPart === 'body';
+  const key = `${body ? 'body' : 'text'} ${JSON.stringify(schema)}`;
+  let validate = compiledValidators.get(key);
+  if (!validate) {
+    validate = (body ? bodyAjv : textAjv).compile(schema as object);
+    compiledValidators.set(key, validate);
+  }
+  return validate as any;
+};
+
+/**
+ * Fastify's own response serializer compiler (fast-json-stringify, as Fastify sets it up when given
+ * no options), with its compiled serializers kept per schema (by content) for the whole process, for
+ * the same reason as the validators. Taken from Fastify's own dependency: it is what Fastify would
+ * use, whatever version Fastify brings.
+ */
+const fastifyRequire = createRequire(import.meta.resolve('fastify'));
+const buildFastifySerializer = (fastifyRequire('@fastify/fast-json-stringify-compiler') as () => (externalSchemas: unknown, options: unknown) => FastifySerializerCompiler<any>)()({}, {});
+const compiledSerializers = new Map<string, (data: unknown) => string>();
+
+export const serializerCompiler: FastifySerializerCompiler<any> = (route) => {
+  const key = JSON.stringify(route.schema);
+  let serialize = compiledSerializers.get(key);
+  if (!serialize) {
+    serialize = buildFastifySerializer(route);
+    compiledSerializers.set(key, serialize);
+  }
+  return serialize;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Input every request passes before anything reads it (body parser and the first onRequest hook).

@@ -46,7 +46,7 @@ const lockStaleMs = 120_000;
 const imageWaitMs = 300_000;
 
 /**
- * The image is a plain tar (~40 MB), not gzip (~5 MB): every embedded database of the suite starts
+ * The image is a plain tar (~29 MB), not gzip (~5 MB): every embedded database of the suite starts
  * from it, and unpacking gzip cost each start ~0.4 s of CPU; the checkpoint before the dump spares
  * each start the replay of the migrations' WAL (together 1.45 → 0.9 s of CPU per start).
  */
@@ -54,6 +54,11 @@ async function buildImage(): Promise<Buffer> {
   const handle = await openDatabase('memory://', tmpdir());
   try {
     await migrateToLatest(handle.db);
+    // template0 and template1 are half the image's files (~15 of its 44 MB): nothing in the tests
+    // creates a database in an embedded one, and each start unpacks the image (~0.15 s less per start).
+    await handle.pglite!.exec("UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')");
+    await handle.pglite!.exec('DROP DATABASE template0');
+    await handle.pglite!.exec('DROP DATABASE template1');
     await handle.pglite!.exec('CHECKPOINT');
     const blob = await handle.pglite!.dumpDataDir('none');
     return Buffer.from(await blob.arrayBuffer());
@@ -80,7 +85,7 @@ function tryLock(lock: string): boolean {
 }
 
 async function loadOrBuildImage(): Promise<Blob> {
-  const file = join(tmpdir(), `mwa-test-db-${migrationsHash(`pglite ${pgliteVersion()} tar checkpointed`)}.tar`);
+  const file = join(tmpdir(), `mwa-test-db-${migrationsHash(`pglite ${pgliteVersion()} tar checkpointed without templates`)}.tar`);
   const lock = `${file}.lock`;
   const deadline = Date.now() + imageWaitMs;
   while (!existsSync(file)) {
@@ -240,4 +245,15 @@ export function dropPostgresDatabasesSync(baseUrl: string, which: { name: string
     timeout: 30_000,
   });
   if (res.status !== 0) process.stderr.write(`# could not drop test databases (${exact || `${prefix}*`}): ${res.stderr || res.error}\n`);
+}
+
+/** Drops one copy made by `isolatePostgresDatabase` (the pooled worker's, when its file ends). */
+export async function dropPostgresDatabase(baseUrl: string, name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${quote(name)} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
 }

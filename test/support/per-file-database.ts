@@ -1,5 +1,8 @@
 /**
- * Loaded by `npm test` (`--import`) into every test process. With `TEST_DATABASE_URL=postgres://...`
+ * Loaded (`--import`) into a test process that runs one file under `node --test`: a file run on its
+ * own from its source (README), and each file of `node scripts/test-cpu.mjs` without `--pool`.
+ * `npm test` runs files in pooled workers, which do the same per file (support/worker.ts).
+ * With `TEST_DATABASE_URL=postgres://...`
  * each test file runs on a database of its own, copied from a template migrated once, so files
  * can run in parallel without seeing each other's rows. `TEST_DATABASE_URL` is pointed at the copy
  * before the test file loads, so everything that reads it (test services, spawned server

@@ -8,9 +8,13 @@ import { migratedImage } from './database.js';
 /**
  * The suite runs on the embedded database by default; `TEST_DATABASE_URL=postgres://...` runs the
  * same tests against a PostgreSQL server (CI does both). Under `npm test` that URL names this test
- * file's own copy of a migrated template (support/per-file-database.ts).
+ * file's own copy of a migrated template (support/worker.ts, support/per-file-database.ts). Read
+ * when a service starts, not when this module loads: a pooled worker runs several files, each
+ * with its own copy, and loads this module once.
  */
-export const testDatabaseUrl = process.env.TEST_DATABASE_URL || 'memory://';
+export function testDatabaseUrl(): string {
+  return process.env.TEST_DATABASE_URL || 'memory://';
+}
 export const adminToken = 'test-admin-token';
 
 /** A service on a fresh database: in memory, it starts from the migrated image (support/database.ts). */
@@ -20,7 +24,7 @@ export async function startTestService(options: StartOptions = {}): Promise<Runn
     adminPort: 0,
     host: '127.0.0.1',
     adminHost: '127.0.0.1',
-    databaseUrl: testDatabaseUrl,
+    databaseUrl: testDatabaseUrl(),
     dataDir: mkdtempSync(join(tmpdir(), 'mwa-test-')),
     adminToken,
     workers: false,
