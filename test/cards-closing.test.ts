@@ -14,6 +14,8 @@ import { verifyLedger } from '../src/ledger/index.js';
 import { newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { lifecycleHelpers } from './support/card-lifecycle.js';
+import { cardLifecycleJobHandlers, cardLifecycleTickers } from '../src/modules/cards/lifecycle-workers.js';
+import { RetryLater } from '../src/jobs/types.js';
 
 describe('card closing and expiry', () => {
   let service: RunningService;
@@ -167,8 +169,6 @@ describe('card lifecycle background work (production paths)', () => {
   const h = lifecycleHelpers(() => service, () => client, () => merchantId);
 
   it('the job defers until the request is due, then carries it out; the ticker reconciles closing cards on each scope\'s clock', async () => {
-    const { cardLifecycleJobHandlers, cardLifecycleTickers } = await import('../src/modules/cards/lifecycle-workers.js');
-    const { RetryLater } = await import('../src/jobs/types.js');
     const m = await h.member();
     const card = await h.card(m, 'virtual');
     await h.fundCard(m, card.id, 600n);
