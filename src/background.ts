@@ -10,6 +10,7 @@ import { earnTickers, earnTimedProcesses } from './modules/earn/workers.js';
 import { cardJobHandlers, cardTickers, cardTimedProcesses } from './modules/cards/workers.js';
 import { cardReconcileTickers, cardReconcileTimedProcesses } from './modules/cards/reconcile.js';
 import { cardMoneyJobHandlers, cardMoneyTickers } from './modules/cards/money-workers.js';
+import { cardLifecycleJobHandlers, cardLifecycleTickers, cardLifecycleTimedProcesses } from './modules/cards/lifecycle-workers.js';
 
 /**
  * Every background job, assembled in one place (a composition root, like src/routes.ts): src/jobs
@@ -24,6 +25,7 @@ export const jobHandlers: Record<string, JobHandler> = {
   ...remittanceJobHandlers,
   ...cardJobHandlers,
   ...cardMoneyJobHandlers,
+  ...cardLifecycleJobHandlers,
 };
 
 /** Periodic work of every area. */
@@ -38,6 +40,7 @@ export const tickers: Ticker[] = [
   ...cardTickers,
   ...cardReconcileTickers,
   ...cardMoneyTickers,
+  ...cardLifecycleTickers,
 ];
 
 /**
@@ -50,4 +53,5 @@ export const timedProcesses: TimedProcess[] = [
   ...earnTimedProcesses,
   ...cardTimedProcesses,
   ...cardReconcileTimedProcesses,
+  ...cardLifecycleTimedProcesses,
 ];

@@ -32,6 +32,7 @@ import { remittanceOrderRoutes } from './modules/remittance/order-routes.js';
 import { exchangeRoutes } from './modules/exchange/routes.js';
 import { earnRoutes } from './modules/earn/routes.js';
 import { cardMoneyRoutes } from './modules/cards/money-routes.js';
+import { cardLifecycleRoutes } from './modules/cards/lifecycle-routes.js';
 
 /** Every public route module, registered in one place. */
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -41,6 +42,7 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
     healthRoutes, authRoutes, assetRoutes, memberRoutes, depositRoutes, balanceRoutes, withdrawalRoutes,
     qrpayRoutes, sandboxRoutes(timedProcesses), merchantDepositAddressRoutes, webhookRoutes, hostedScreenRoutes(hostedScreens), kycRoutes, remittanceRoutes, remittanceOrderRoutes, exchangeRoutes, earnRoutes, cardRoutes,
     cardMoneyRoutes,
+    cardLifecycleRoutes,
   ]);
   await app.after(); // loaded now, so callers see every route when this resolves
 }

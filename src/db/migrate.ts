@@ -20,6 +20,7 @@ import * as m018 from './migrations/018_cards.js';
 import * as m019 from './migrations/019_card_controls.js';
 import * as m020 from './migrations/020_card_reconcile.js';
 import * as m021 from './migrations/021_card_money.js';
+import * as m022 from './migrations/022_card_lifecycle.js';
 import * as m025 from './migrations/025_high_value_transfers.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
@@ -45,6 +46,7 @@ const migrations: Record<string, Migration> = {
   '019_card_controls': m019,
   '020_card_reconcile': m020,
   '021_card_money': m021,
+  '022_card_lifecycle': m022,
   '025_high_value_transfers': m025,
 };
 

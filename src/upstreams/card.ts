@@ -49,6 +49,16 @@ export interface CardUpstream {
   /** Read-only: whether the issuer holds the card as active (after an activation whose answer was lost). */
   activationStatus(call: CallContext, cardRef: string): Promise<ActivationStatusOutcome>;
   /**
+   * State-changing: cancels a card for good (closing; replacement: `voided` for a card never
+   * activated). Idempotent by `requestId`: asking again answers what the issuer did.
+   */
+  cancelCard(call: CallContext, req: CardCancelRequest): Promise<CallOutcome>;
+  /**
+   * State-changing: issues the card that replaces `cardRef` (same product). Idempotent by
+   * `requestId`: asking again answers the same card. Never the number or the CVV.
+   */
+  issueReplacement(call: CallContext, req: CardReplacementIssueRequest): Promise<ReplacementIssueOutcome>;
+  /**
    * Sandbox test helper, only simulators have it: the card network sends a message about one card
    * (an authorisation request, a clearing, a reversal, a refund). Answers the network's reference
    * of the message; the service then decides and posts it exactly as a real message.
@@ -143,6 +153,28 @@ export type RevealOutcome =
   | { kind: 'unknown'; reason: string };
 
 export type ApplicationDecision = 'approved' | 'rejected' | 'need_docs';
+
+export interface CardCancelRequest {
+  requestId: string;
+  cardRef: string;
+  /** Why, for the issuer's books: the member closed it, it was replaced, or (never activated) its inventory row is void. */
+  reason: 'closed' | 'replaced' | 'voided';
+}
+
+export interface CardReplacementIssueRequest {
+  /** Our replacement id: the issuer's idempotency key. */
+  requestId: string;
+  /** The card being replaced. */
+  cardRef: string;
+  bin: string;
+  formFactor: 'virtual' | 'physical';
+}
+
+export type ReplacementIssueOutcome =
+  | { kind: 'issued'; card: IssuedCard }
+  | { kind: 'rejected'; reason: string }
+  | { kind: 'timeout' }
+  | { kind: 'unknown'; reason: string };
 
 /** What the service may keep of an issued card: never the number or the CVV. */
 export interface IssuedCard {
@@ -327,6 +359,32 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
   /** The simulated network plays the card scheme: no injected behaviour applies; each message gets its own reference. */
   async sandboxNetworkMessage(_call: CallContext, _message: CardNetworkMessage): Promise<{ networkRef: string }> {
     return { networkRef: `NW${randomBytes(8).toString('hex').toUpperCase()}` };
+  }
+
+  cancelCard(call: CallContext, req: CardCancelRequest): Promise<CallOutcome> {
+    return this.stateChange(call, req.requestId, 'cancel', req.cardRef, { reason: req.reason });
+  }
+
+  /**
+   * The new card is written into the issuer's books as a `card` (so activation and the reveal
+   * screen find it), keyed by our request id: a repeated call answers the same card. Injected
+   * behaviours apply as to any state change; a status outside our enumeration is not an answer.
+   */
+  async issueReplacement(call: CallContext, req: CardReplacementIssueRequest): Promise<ReplacementIssueOutcome> {
+    const now = await this.now(call);
+    const detail = {
+      last4: String(randomInt(0, 10000)).padStart(4, '0'),
+      exp_month: String(now.getUTCMonth() + 1),
+      exp_year: String(now.getUTCFullYear() + simulatedValidityYears),
+      replaces: req.cardRef,
+      form_factor: req.formFactor,
+    };
+    const refusal = req.cardRef.startsWith(simulatorRefusedCardPrefix) ? 'card not replaceable' : undefined;
+    const outcome = await this.provider.submit(call, { requestId: req.requestId, operation: 'card', detail, refusal, synchronous: true });
+    if (outcome.kind !== 'accepted') return outcome;
+    if (outcome.status !== 'succeeded') return { kind: 'unknown', reason: `issuer status ${outcome.status}` };
+    const d = outcome.detail;
+    return { kind: 'issued', card: { cardRef: outcome.providerOrderId, last4: d.last4, expMonth: Number(d.exp_month), expYear: Number(d.exp_year) } };
   }
 }
 

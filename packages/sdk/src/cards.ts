@@ -21,6 +21,7 @@ export interface Card {
   last4: string; exp_month: number; exp_year: number; billing_address: CardAddress | null; billing_address_updatable: boolean;
   cvv_blocked: boolean; locked_until: string | null; inventory_status: string | null;
   limits: { single: string; daily: string; monthly: string }; limits_sync: 'synced' | 'pending' | 'failed'; application_id: string; activated_at: string | null; created_at: string;
+  frozen: boolean; replaces: string | null; replaced_by: string | null;
 }
 export interface CardMerchantRules {
   id: string; rule_type: 'white' | 'black' | null; merchant_names: string[]; mcc_list: string[]; synced: boolean; synced_at: string | null;
@@ -28,6 +29,14 @@ export interface CardMerchantRules {
 export interface CardLimitsInput { single?: string; daily?: string; monthly?: string }
 export interface CardMerchantRulesInput { rule_type: 'white' | 'black'; merchant_names?: string[]; mcc_list?: string[] }
 export interface CardTicket { id: string; hosted_url: string; expires_at: number }
+export type CardReplacementReason =
+  | 'pan_leaked' | 'stolen' | 'pin_locked' | 'damaged' | 'user_request' | 'expiring'
+  | 'lost_in_transit' | 'not_received' | 'production_error' | 'name_error';
+export interface CardReplacement {
+  id: string; status: 'requested' | 'processing' | 'completed' | 'failed' | (string & {}); status_version: number; card_id: string;
+  reason: string; security: boolean; note: string | null; fees: { asset: string; replacement: string; postage: string } | null;
+  returned_amount: string; new_card_id: string | null; failure_reason: string | null; created_at: string; completed_at: string | null;
+}
 
 interface Opts { onBehalfOf: string; idempotencyKey?: string; stepUp?: string }
 
@@ -64,6 +73,14 @@ export interface CardsResource {
   sandboxAdvanceApplication(id: string, to: 'need_docs' | 'approved' | 'rejected', opts?: { idempotencyKey?: string }): Promise<CardApplication>;
   /** Sandbox: POST /v1/sandbox/cards/{id}/ship. */
   sandboxShip(id: string, opts?: { idempotencyKey?: string }): Promise<Card>;
+  /** POST /v1/cards/{id}/replacements: only creates the request (`requested`); the service's executor carries it out. */
+  requestReplacement(id: string, body: { reason: CardReplacementReason | (string & {}); note?: string }, opts: Opts): Promise<{ id: string; status: 'requested' }>;
+  /** GET /v1/cards/replacements/{id}. */
+  getReplacement(id: string, opts?: { onBehalfOf?: string }): Promise<CardReplacement>;
+  /** GET /v1/cards/replacements (all pages, newest first); `cardId` narrows it to one card. */
+  listReplacements(opts?: { onBehalfOf?: string; cardId?: string; limit?: number }): AsyncIterable<CardReplacement>;
+  /** POST /v1/cards/{id}/close: `closed` when the issuer confirmed, `closing` while its answer is pending. */
+  close(id: string, opts: Opts): Promise<{ id: string; status: 'closing' | 'closed' }>;
 }
 
 const seg = (id: string): string => {
@@ -91,6 +108,10 @@ export function createCardsResource(host: CardsHost): CardsResource {
     sandboxAdvanceApplication: (id, to, o) => host.request({ method: 'POST', path: `/v1/sandbox/cards/applications/${seg(id)}/advance`, body: { to }, idempotencyKey: key(o) }),
     sandboxShip: (id, o) => host.request({ method: 'POST', path: `/v1/sandbox/cards/${seg(id)}/ship`, idempotencyKey: key(o) }),
     ...createCardMoneyMethods(host),
+    requestReplacement: (id, body, o) => host.request({ method: 'POST', path: `/v1/cards/${seg(id)}/replacements`, body, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
+    getReplacement: (id, o) => host.request({ method: 'GET', path: `/v1/cards/replacements/${seg(id)}`, onBehalfOf: o?.onBehalfOf }),
+    listReplacements: (o) => host.paginate<CardReplacement>('/v1/cards/replacements', { onBehalfOf: o?.onBehalfOf, limit: o?.limit, ...(o?.cardId ? { query: { card_id: o.cardId } } : {}) }),
+    close: (id, o) => host.request({ method: 'POST', path: `/v1/cards/${seg(id)}/close`, onBehalfOf: o.onBehalfOf, idempotencyKey: key(o) }),
   };
 }
 

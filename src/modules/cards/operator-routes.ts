@@ -31,6 +31,8 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
         opening_fee: Type.Optional(Type.String()), topup_min: Type.Optional(Type.String()), topup_max_single: Type.Optional(Type.String()),
         max_single: Type.Optional(Type.String()), max_daily: Type.Optional(Type.String()), max_monthly: Type.Optional(Type.String()),
         billing_address_updatable: Type.Optional(Type.Boolean()), card_lists_supported: Type.Optional(Type.Boolean()),
+        replacement_fee: Type.Optional(Type.String({ description: 'Charged on a security replacement (card currency)' })),
+        postage_fee: Type.Optional(Type.String({ description: 'Charged with it for a physical card (card currency)' })),
       }),
       response: { 200: Type.Any() },
     },

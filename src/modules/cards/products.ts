@@ -32,6 +32,8 @@ export async function operatorProductView(db: Db, p: CardProductRow) {
     billing_address_updatable: p.billing_address_updatable,
     card_lists_supported: p.card_lists_supported,
     enabled: p.enabled,
+    replacement_fee: amount(p.replacement_fee),
+    postage_fee: amount(p.postage_fee),
   };
 }
 
@@ -46,9 +48,12 @@ export interface ProductPatch {
   max_monthly?: string;
   billing_address_updatable?: boolean;
   card_lists_supported?: boolean;
+  replacement_fee?: string;
+  postage_fee?: string;
 }
 
-const amountKeys = ['opening_fee', 'topup_min', 'topup_max_single', 'max_single', 'max_daily', 'max_monthly'] as const;
+const amountKeys = ['opening_fee', 'topup_min', 'topup_max_single', 'max_single', 'max_daily', 'max_monthly',
+  'replacement_fee', 'postage_fee'] as const;
 
 /** Operator: changes a product's settings (amounts in the card currency). */
 export async function updateProduct(trx: Transaction<Database>, id: string, patch: ProductPatch, now: Date) {

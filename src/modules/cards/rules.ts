@@ -167,3 +167,63 @@ export function merchantRuleProblems(input: MerchantRulesInput): FieldProblem[] 
   }
   return out;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Replacement, closing and expiry (replacements.ts, closing.ts; docs/cards.md).
+
+export const lifecycleEntryKinds = {
+  /** A card's spendable balance back to the member's available balance (card currency). */
+  balanceReturn: 'card.balance_return',
+  replacementFeeFreeze: 'card.replacement_fee_freeze',
+  replacementFeeCharge: 'card.replacement_fee_charge',
+  replacementFeeRelease: 'card.replacement_fee_release',
+} as const;
+
+export const replacementReferenceType = 'card_replacement';
+/** Closing and expiry return a card's balance under (`card`, `<card id>:close` / `<card id>:expiry`): each happens once per card. */
+export const cardReferenceTypeOfCard = 'card';
+
+/**
+ * A card stops (security replacement, closing confirmed, expiry): its spendable balance goes back
+ * to the member's available balance, in the card currency (the same asset, so custody does not
+ * change). Only `card:<id>` moves: amounts held by authorisations stay in `card_held:<id>` and
+ * leave it as their clearings or reversals come (see `heldReleaseToAvailableLines`).
+ */
+export function balanceReturnLines(p: { memberId: string; cardId: string; amount: bigint }): EntryLine[] {
+  return [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'card', cardId: p.cardId }, side: 'debit', amount: p.amount },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
+  ];
+}
+
+/**
+ * A hold reversed (or an authorisation expired) after the card's balance went back: the amount
+ * goes from `card_held:<id>` straight to available, never onto a card that cannot spend any more.
+ */
+export function heldReleaseToAvailableLines(p: { memberId: string; cardId: string; amount: bigint }): EntryLine[] {
+  return [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'card_held', cardId: p.cardId }, side: 'debit', amount: p.amount },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
+  ];
+}
+
+/**
+ * The fees of a replacement in card-currency minor units (the product's settings): a security
+ * reason pays the replacement fee, plus postage for a physical card; a non-security reason
+ * (the issuer's or the post's fault) pays nothing.
+ */
+export function replacementFees(product: { replacementFee: bigint; postageFee: bigint; formFactor: 'virtual' | 'physical' }, security: boolean): { replacement: bigint; postage: bigint } {
+  if (!security) return { replacement: 0n, postage: 0n };
+  return { replacement: product.replacementFee, postage: product.formFactor === 'physical' ? product.postageFee : 0n };
+}
+
+/**
+ * The source asset the replacement fees are taken in: the card's application's source asset
+ * when its available balance covers the fee, else the first of the product's source assets that
+ * does (the products' source assets are USD stablecoins, taken 1:1, `feeInSource`). Undefined when
+ * none does.
+ */
+export function replacementFeeAsset(preferred: string, productSources: readonly string[], canPay: (asset: string) => boolean): string | undefined {
+  const order = [preferred, ...productSources.filter((a) => a !== preferred)];
+  return order.find(canPay);
+}

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { PageQuery } from '../../platform/pagination.js';
 import { expiryShape } from './rules.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -50,9 +51,12 @@ export const Card = Type.Object({
   inventory_status: Nullable(Type.String({ description: 'Physical cards: `in_production`, `shipped`, `binding`, `bound`, `voided`' })),
   limits: Type.Object({ single: Type.String(), daily: Type.String(), monthly: Type.String() }, { description: 'Card currency; `"0"` = no limit. What is recorded (a failed push keeps only tightening)' }),
   limits_sync: Type.String({ description: '`pending` while the limits are pushed to the issuer, `synced` when it confirmed them, `failed` when it did not (only tightening kept)' }),
-  application_id: Type.String(),
+  application_id: Type.String({ description: 'The application that opened the card, or the card it replaces (a replacement card keeps its lineage\'s application)' }),
   activated_at: Nullable(Type.String()),
   created_at: Type.String(),
+  frozen: Type.Boolean({ description: 'true once a security replacement froze the card: it spends nothing (docs/cards.md)' }),
+  replaces: Nullable(Type.String({ description: 'The card this one replaces (`crd_<uuid>`)' })),
+  replaced_by: Nullable(Type.String({ description: 'The card that replaced this one, once the replacement completed' })),
 });
 
 export const ApplicationBody = Type.Object({
@@ -100,4 +104,52 @@ export const BillingAddressBody = Type.Object({
   state: Type.Optional(Type.String({ maxLength: 100, description: 'Omit where the country has none' })),
   country: Type.Optional(Type.String({ maxLength: 8, description: 'Required; ISO 3166-1 alpha-2, upper case (only the shape is checked)' })),
   postal_code: Type.Optional(Type.String({ maxLength: 20, description: 'Required' })),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Replacement and closing (replacements.ts, closing.ts)
+
+export const ReplacementReasonSchema = Type.Union([
+  ...['pan_leaked', 'stolen', 'pin_locked', 'damaged', 'user_request', 'expiring', 'lost_in_transit', 'not_received', 'production_error', 'name_error']
+    .map((r) => Type.Literal(r)),
+], { description: 'Security reasons: `pan_leaked`, `stolen`, `pin_locked`, `damaged`, `user_request`, `expiring`. Non-security reasons (card never activated): `lost_in_transit`, `not_received`, `production_error`, `name_error`. Any other value: `invalid_request` (the reference answers 500)' });
+
+export const ReplacementBody = Type.Object({
+  reason: ReplacementReasonSchema,
+  note: Type.Optional(Type.String({ maxLength: 10_000, description: 'Kept to its first 200 characters (the reference truncates)' })),
+});
+
+export const ReplacementCreated = Type.Object({
+  id: Type.String({ description: '`crp_<uuid>`' }),
+  status: Type.Literal('requested'),
+});
+
+export const Replacement = Type.Object({
+  id: Type.String({ description: '`crp_<uuid>`' }),
+  status: Type.String({ description: '`requested` (created; nothing moved), `processing` (the executor took it: card frozen, balance returned, fees reserved for a security reason; inventory row voided otherwise), `completed` (new card issued, old card `replaced`, fees charged), `failed` (see `failure_reason`; reserved fees released)' }),
+  status_version: Type.Integer(),
+  card_id: Type.String({ description: 'The card being replaced' }),
+  reason: Type.String(),
+  security: Type.Boolean({ description: 'Whether `reason` is a security reason' }),
+  note: Nullable(Type.String()),
+  fees: Nullable(Type.Object({
+    asset: Type.String({ description: 'The source asset the fees are taken in' }),
+    replacement: Type.String({ description: 'Decimal in `asset`' }),
+    postage: Type.String({ description: 'Decimal in `asset`; physical cards only' }),
+  }, { description: 'Reserved by the executor (null before, and for non-security reasons); charged on completion, released on failure' })),
+  returned_amount: Type.String({ description: 'What went from the card back to the available balance, decimal in the card currency' }),
+  new_card_id: Nullable(Type.String({ description: 'The new card (`crd_<uuid>`), once completed' })),
+  failure_reason: Nullable(Type.String({ description: '`insufficient_balance` (fees), `issuer_refused`, `card_activated`, `card_closed`, `card_closing`, `card_expired`, `card_replaced`' })),
+  created_at: Type.String(),
+  completed_at: Nullable(Type.String({ description: 'When it became `completed` or `failed`' })),
+});
+
+export const CloseResult = Type.Object({
+  id: Type.String(),
+  status: Type.Union([Type.Literal('closing'), Type.Literal('closed')], { description: '`closed` when the issuer confirmed at once; `closing` while its answer is pending' }),
+});
+
+export const ReplacementListQuery = Type.Object({
+  ...PageQuery.properties,
+  card_id: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: 'Only this card\'s replacements' })),
 });

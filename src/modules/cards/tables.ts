@@ -38,6 +38,10 @@ export interface CardProductsTable {
   billing_address_updatable: boolean;
   card_lists_supported: boolean;
   enabled: Generated<boolean>;
+  /** Charged on a replacement for a security reason (migration 022), card-currency minor units. */
+  replacement_fee: MinorDefault;
+  /** Charged with it for a physical card (the new card is posted). */
+  postage_fee: MinorDefault;
   created_at: Generated<Date>;
   updated_at: Timestamp;
 }
@@ -136,6 +140,19 @@ export interface CardsTable {
    */
   activation_attempt_ref: ColumnType<string | null, string | null | undefined, string | null>;
   activation_attempt_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Migration 022 (replacements.ts, closing.ts): set when a security replacement froze the card; a frozen card never spends. */
+  frozen_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The card this one replaces, and the one that replaced it. */
+  replaces: ColumnType<string | null, string | null | undefined, string | null>;
+  replaced_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** While `closing`: the status it was closed from (a refusal by the issuer goes back to it). */
+  closing_from: ColumnType<'unactivated' | 'active' | null, 'unactivated' | 'active' | null | undefined, 'unactivated' | 'active' | null>;
+  /** While `closing`: what the issuer last answered to the cancellation (`timeout`/`unknown`: reconciled). */
+  close_outcome: ColumnType<'pending' | 'timeout' | 'unknown' | null, 'pending' | 'timeout' | 'unknown' | null | undefined, 'pending' | 'timeout' | 'unknown' | null>;
+  close_checks: Generated<number>;
+  close_next_check_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** When the card's spendable balance went back to the member's available balance (once). */
+  balance_returned_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface MerchantRuleSet {
@@ -272,3 +289,57 @@ export interface CardMoneyTables {
 }
 
 export interface CardTables extends CardMoneyTables {}
+
+// The card lifecycle (migration 022): replacement requests and the executor's progress.
+
+export type ReplacementReason =
+  | 'pan_leaked' | 'stolen' | 'pin_locked' | 'damaged' | 'user_request' | 'expiring'
+  | 'lost_in_transit' | 'not_received' | 'production_error' | 'name_error';
+export type ReplacementStatus = 'requested' | 'processing' | 'completed' | 'failed';
+/** How far the executor got: `prepared` (card frozen, balance returned, fees reserved), `issued` (the new card exists at the issuer). */
+export type ReplacementStep = 'none' | 'prepared' | 'issued';
+
+export interface CardReplacementsTable {
+  seq: Generated<string>;
+  /** `crp_<uuid>` */
+  id: string;
+  merchant_id: string;
+  environment: Environment;
+  member_id: string;
+  card_id: string;
+  reason: ReplacementReason;
+  security: boolean;
+  note: string | null;
+  status: ReplacementStatus;
+  status_version: number;
+  step: ColumnType<ReplacementStep, ReplacementStep | undefined, ReplacementStep>;
+  /** The asset the fees were reserved and charged in (a source asset of the product), minor units of it. */
+  fee_asset: string | null;
+  replacement_fee: MinorDefault;
+  postage_fee: MinorDefault;
+  /** What went back from the card to the member's available balance (card-currency minor units). */
+  returned_amount: MinorDefault;
+  inventory_before: InventoryStatus | null;
+  new_card_ref: string | null;
+  new_card_last4: string | null;
+  new_card_exp_month: number | null;
+  new_card_exp_year: number | null;
+  new_card_id: string | null;
+  /** What the issuer last answered when it answered nothing usable (retried with the same request id). */
+  upstream_outcome: ColumnType<'none' | 'timeout' | 'unknown', 'none' | 'timeout' | 'unknown' | undefined, 'none' | 'timeout' | 'unknown'>;
+  attempts: Generated<number>;
+  failure_reason: string | null;
+  /** When the executor takes it next, on the merchant's clock. */
+  next_run_at: Timestamp;
+  /** A running executor's lease, on real time. */
+  lease_until: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  completed_at: NullableTimestamp;
+}
+
+export type CardReplacementRow = Selectable<CardReplacementsTable>;
+
+export interface CardLifecycleTables {
+  card_replacements: CardReplacementsTable;
+}

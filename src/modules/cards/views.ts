@@ -49,5 +49,8 @@ export async function cardView(db: Db, c: CardRow, product?: CardProductRow) {
     application_id: c.application_id,
     activated_at: iso(c.activated_at),
     created_at: iso(c.created_at)!,
+    frozen: c.frozen_at !== null,
+    replaces: c.replaces,
+    replaced_by: c.replaced_by,
   };
 }

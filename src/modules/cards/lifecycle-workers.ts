@@ -1,0 +1,81 @@
+/**
+ * The card lifecycle's work on the merchant's clock (docs/cards.md, docs/clock.md): the
+ * replacement executor, the reconciliation of closing cards, and expiry. Each is a timed process
+ * (so `POST /v1/sandbox/clock/advance` runs it as the clock passes), the executor also a job
+ * queued with each request, and one ticker runs all three on each scope's own clock in production.
+ */
+import { sql } from 'kysely';
+import { RetryLater, type JobHandler, type Ticker, type TimedProcess } from '../../jobs/types.js';
+import type { ClockScope } from '../../platform/clock.js';
+import type { ServiceContext } from '../../service-context.js';
+import { expireCards, nextClosingCheck, nextExpiry, reconcileClosingCards } from './closing.js';
+import { runReplacement } from './replacement-executor.js';
+import { replacementJobKind } from './replacements.js';
+
+/** Replacements taken per run (a bound on one batch). */
+const executorBatchMax = 100;
+const open = ['requested', 'processing'] as const;
+const notLeased = sql<boolean>`(lease_until IS NULL OR lease_until < now())`;
+
+function dueReplacements(ctx: Pick<ServiceContext, 'db'>, scope: ClockScope) {
+  return ctx.db.selectFrom('card_replacements')
+    .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment).where('status', 'in', [...open]).where(notLeased);
+}
+
+export const cardLifecycleTimedProcesses: TimedProcess[] = [
+  {
+    name: 'card.replacement_executor',
+    async nextDue(db, scope) {
+      const row = await dueReplacements({ db }, scope).select(sql<Date | null>`min(next_run_at)`.as('due')).executeTakeFirst();
+      return row?.due ? new Date(row.due) : null;
+    },
+    async runDue(ctx, scope, now) {
+      const due = await dueReplacements(ctx, scope).select('id').where('next_run_at', '<=', now).orderBy('next_run_at').limit(executorBatchMax).execute();
+      for (const { id } of due) await runReplacement(ctx, id);
+    },
+  },
+  { name: 'card.closing_reconcile', nextDue: nextClosingCheck, runDue: reconcileClosingCards },
+  { name: 'card.expiry', nextDue: nextExpiry, runDue: expireCards },
+];
+
+/** The executor's job, queued with each request: runs it when due, and defers itself while it waits for the issuer. */
+const replacementJob: JobHandler = async (job, ctx) => {
+  const id = String(job.payload.replacement_id);
+  const read = () => ctx.db.selectFrom('card_replacements').selectAll().where('id', '=', id).executeTakeFirst();
+  let row = await read();
+  if (!row || !(open as readonly string[]).includes(row.status)) return;
+  const scope = { merchantId: row.merchant_id, environment: row.environment };
+  let now = await ctx.clock.now(ctx.db, scope);
+  if (row.next_run_at.getTime() <= now.getTime()) {
+    row = (await runReplacement(ctx, id)) ?? (await read());
+    if (!row || !(open as readonly string[]).includes(row.status)) return;
+    now = await ctx.clock.now(ctx.db, scope);
+  }
+  throw new RetryLater(Math.max(1000, row.next_run_at.getTime() - now.getTime()), 'the replacement waits for its next run');
+};
+
+export const cardLifecycleJobHandlers: Record<string, JobHandler> = { [replacementJobKind]: replacementJob };
+
+/** Scopes looked at per tick (a bound). */
+const scopesPerTickMax = 200;
+
+/** The three processes on each scope's own clock, for the service running on its own. */
+export const cardLifecycleTickers: Ticker[] = [{
+  name: 'card.lifecycle',
+  intervalMs: 60_000,
+  async run(ctx) {
+    const scopes = await ctx.db.selectFrom('card_replacements').select(['merchant_id', 'environment']).where('status', 'in', [...open])
+      .union(ctx.db.selectFrom('cards').select(['merchant_id', 'environment']).where('status', '=', 'closing'))
+      .union(ctx.db.selectFrom('cards').select(['merchant_id', 'environment']).where('status', 'in', ['unactivated', 'active'])
+        .where(sql<boolean>`make_timestamptz(exp_year, exp_month, 1, 0, 0, 0, 'UTC') + interval '1 month' <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval '1 millisecond'`))
+      .limit(scopesPerTickMax).execute();
+    for (const s of scopes) {
+      const scope = { merchantId: s.merchant_id, environment: s.environment };
+      const now = await ctx.clock.now(ctx.db, scope);
+      for (const p of cardLifecycleTimedProcesses) {
+        const due = await p.nextDue(ctx.db, scope);
+        if (due && due.getTime() <= now.getTime()) await p.runDue(ctx, scope, now);
+      }
+    }
+  },
+}];

@@ -1,0 +1,325 @@
+/**
+ * Card replacement through HTTP via the SDK (docs/cards.md, "Replacement, closing and expiry"):
+ * the request's rules (reasons, note, one in flight, non-security only before activation), the
+ * executor driven by the sandbox clock (security: card frozen, balance back once, fees charged,
+ * old card `replaced`, new card linked; non-security: inventory voided, no fees), issuer timeouts
+ * and refusals, a second run and a second advance changing nothing, and the events. The ledger is
+ * verified after each money step.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { verifyLedger } from '../src/ledger/index.js';
+import { runReplacement } from '../src/modules/cards/replacement-executor.js';
+import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { expectCode } from './support/expect.js';
+import { lifecycleHelpers } from './support/card-lifecycle.js';
+
+describe('card replacement', () => {
+  let service: RunningService;
+  let client: MerchantWalletClient;
+  let merchantId: string;
+  before(async () => {
+    service = await startTestService({ config: { simulatorConfirmDelayMs: 0 } });
+    ({ client, merchantId } = await newMerchantClient(service));
+  });
+  after(async () => {
+    const report = await verifyLedger(service.ctx.db);
+    await service.close();
+    assert.deepEqual(report.problems, []);
+  });
+  const h = lifecycleHelpers(() => service, () => client, () => merchantId);
+  const advance = (seconds = 61) => client.sandbox.advanceClock(seconds);
+
+  it('refuses a reason outside the enumeration, a non-security reason on an activated card, and a card of another member', async () => {
+    const m = await h.member();
+    const card = await h.card(m, 'virtual');
+    await expectCode(client.cards.requestReplacement(card.id, { reason: 'bored' }, { onBehalfOf: m.external }), 'invalid_request', 400);
+    await expectCode(client.cards.requestReplacement(card.id, { reason: '' }, { onBehalfOf: m.external }), 'invalid_request', 400);
+    for (const reason of ['lost_in_transit', 'not_received', 'production_error', 'name_error']) {
+      await expectCode(client.cards.requestReplacement(card.id, { reason }, { onBehalfOf: m.external }), 'state_invalid', 400);
+    }
+    const other = await h.member('0');
+    await expectCode(client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: other.external }), 'not_found', 404);
+    await expectCode(client.cards.requestReplacement(`crd_${randomUUID()}`, { reason: 'stolen' }, { onBehalfOf: m.external }), 'not_found', 404);
+    assert.equal((await client.cards.get(card.id, { onBehalfOf: m.external })).status, 'active');
+  });
+
+  it('creates only the request: crp_ id, requested, no money, the note kept to 200 characters; one in flight per card, also under a race', async () => {
+    const m = await h.member();
+    const card = await h.card(m, 'virtual');
+    await h.fundCard(m, card.id, 2500n);
+    const before = await h.available(m, 'USDT');
+    const key = randomUUID();
+    const created = await client.cards.requestReplacement(card.id, { reason: 'pan_leaked', note: 'é'.repeat(250) }, { onBehalfOf: m.external, idempotencyKey: key });
+    assert.match(created.id, /^crp_[0-9a-f-]{36}$/);
+    assert.deepEqual(created, { id: created.id, status: 'requested' });
+    // The same key and body replays; another key finds the one in flight.
+    assert.deepEqual(await client.cards.requestReplacement(card.id, { reason: 'pan_leaked', note: 'é'.repeat(250) }, { onBehalfOf: m.external, idempotencyKey: key }), created);
+    await expectCode(client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external }), 'state_invalid', 400);
+    const got = await client.cards.getReplacement(created.id, { onBehalfOf: m.external });
+    assert.equal(got.status, 'requested');
+    assert.equal(got.note, 'é'.repeat(200));
+    assert.equal(got.fees, null);
+    assert.equal(got.returned_amount, '0.00');
+    assert.equal(got.security, true);
+    assert.equal(await h.available(m, 'USDT'), before);
+    assert.equal(await h.onCard(m, card.id), 2500n);
+    assert.equal((await client.cards.get(card.id, { onBehalfOf: m.external })).frozen, false);
+    // By the merchant principal too; a `crp_`-less id works; another member: 404.
+    assert.equal((await client.cards.getReplacement(created.id.slice(4))).id, created.id);
+    await expectCode(client.cards.getReplacement(created.id, { onBehalfOf: (await h.member('0')).external }), 'not_found', 404);
+
+    // Race: two requests with different keys on a fresh card: exactly one is created.
+    const card2 = await h.card(m, 'virtual');
+    const results = await Promise.allSettled([0, 1, 2].map(() => client.cards.requestReplacement(card2.id, { reason: 'damaged' }, { onBehalfOf: m.external })));
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+    for (const r of results) if (r.status === 'rejected') assert.equal((r.reason as { code: string }).code, 'state_invalid');
+    const list = async (opts: { onBehalfOf?: string; cardId?: string }) => {
+      const out = [];
+      for await (const r of client.cards.listReplacements({ ...opts, limit: 1 })) out.push(r.id);
+      return out;
+    };
+    const ofCard2 = await list({ onBehalfOf: m.external, cardId: card2.id });
+    assert.equal(ofCard2.length, 1);
+    assert.deepEqual(await list({ onBehalfOf: m.external, cardId: card.id }), [created.id]);
+    assert.deepEqual(await list({ onBehalfOf: m.external }), [ofCard2[0], created.id], 'newest first, across pages');
+    assert.deepEqual(await list({ cardId: card2.id.slice(4) }), ofCard2, 'the merchant principal sees its members\' replacements');
+    assert.deepEqual(await list({ onBehalfOf: (await h.member('0')).external, cardId: card2.id }), []);
+    assert.deepEqual(await list({ onBehalfOf: m.external, cardId: `crd_${randomUUID()}` }), []);
+    await advance();
+    await h.ledgerOk();
+  });
+
+  it('security reason: the executor freezes, returns the balance once, charges the fees, ends the old card replaced and links the new one', async () => {
+    const m = await h.member();
+    const card = await h.card(m, 'virtual');
+    await h.fundCard(m, card.id, 3000n);
+    await h.hold(m, card.id, 500n);
+    await h.ledgerOk();
+    const usdtBefore = await h.available(m, 'USDT');
+    const usdBefore = await h.available(m, 'USD');
+    const { id } = await client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external });
+    // Not yet due: an advance of 30 s does nothing.
+    await advance(30);
+    assert.equal((await client.cards.getReplacement(id)).status, 'requested');
+    await advance(31);
+    const done = await client.cards.getReplacement(id, { onBehalfOf: m.external });
+    assert.equal(done.status, 'completed');
+    assert.equal(done.returned_amount, '25.00');
+    assert.deepEqual(done.fees, { asset: 'USDT', replacement: '3.000000', postage: '0.000000' });
+    assert.match(done.new_card_id!, /^crd_/);
+    assert.equal(await h.available(m, 'USD'), usdBefore + 2500n);
+    assert.equal(await h.onCard(m, card.id), 0n);
+    assert.equal(await h.held(m, card.id), 500n, 'held amounts stay until they clear or are reversed');
+    assert.equal(await h.available(m, 'USDT'), usdtBefore - 3_000000n);
+    assert.equal(await h.frozen(m, 'USDT'), 0n);
+    await h.ledgerOk();
+    const old = await client.cards.get(card.id, { onBehalfOf: m.external });
+    assert.equal(old.status, 'replaced');
+    assert.equal(old.frozen, true);
+    assert.equal(old.replaced_by, done.new_card_id);
+    const fresh = await client.cards.get(done.new_card_id!, { onBehalfOf: m.external });
+    assert.equal(fresh.status, 'active');
+    assert.equal(fresh.replaces, card.id);
+    assert.equal(fresh.frozen, false);
+    assert.equal(fresh.application_id, old.application_id);
+    assert.notEqual(fresh.id, old.id);
+    assert.equal(await h.onCard(m, fresh.id), 0n, 'the balance never moves between cards');
+
+    // Exactly once: a second advance and a second run of the executor change nothing.
+    await advance(3600);
+    assert.equal(await runReplacement(service.ctx, id), undefined);
+    assert.equal(await h.available(m, 'USD'), usdBefore + 2500n);
+    assert.equal(await h.available(m, 'USDT'), usdtBefore - 3_000000n);
+    assert.equal(await h.entries('card.balance_return', id), 1);
+    assert.equal(await h.entries('card.replacement_fee_charge', id), 1);
+    await h.ledgerOk();
+    // The old card is terminal: no new replacement, no closing.
+    await expectCode(client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external }), 'state_invalid', 400);
+    await expectCode(client.cards.close(card.id, { onBehalfOf: m.external }), 'state_invalid', 400);
+
+    const types = (await h.events(id)).map((e) => `${e.type}:${e.status_version}`);
+    assert.deepEqual(types, ['card.replacement.requested:1', 'card.replacement.processing:2', 'card.replacement.completed:3']);
+    assert.ok((await h.events(card.id)).some((e) => e.type === 'card.replaced' && e.status === 'replaced'));
+    assert.ok((await h.events(fresh.id)).some((e) => e.type === 'card.active' && e.status_version === 1));
+  });
+
+  it('physical card, security reason: replacement and postage fees; the new card waits for activation', async () => {
+    const m = await h.member();
+    const card = await h.card(m, 'physical');
+    const usdtBefore = await h.available(m, 'USDT');
+    // The fees are the product's settings, changed by the operator.
+    const patched = await admin(service, 'PATCH', `/admin/v1/cards/products/${card.product_id}`, { postage_fee: '6.5' });
+    assert.equal(patched.status, 200);
+    assert.equal(patched.body.postage_fee, '6.50');
+    assert.equal(patched.body.replacement_fee, '10.00');
+    let done;
+    try {
+      const { id } = await client.cards.requestReplacement(card.id, { reason: 'damaged', note: 'cracked' }, { onBehalfOf: m.external });
+      await advance();
+      done = await client.cards.getReplacement(id);
+    } finally {
+      await admin(service, 'PATCH', `/admin/v1/cards/products/${card.product_id}`, { postage_fee: '5' });
+    }
+    assert.equal(done.status, 'completed');
+    assert.deepEqual(done.fees, { asset: 'USDT', replacement: '10.000000', postage: '6.500000' });
+    assert.equal(await h.available(m, 'USDT'), usdtBefore - 16_500000n);
+    const fresh = await client.cards.get(done.new_card_id!, { onBehalfOf: m.external });
+    assert.equal(fresh.status, 'unactivated');
+    assert.equal(fresh.inventory_status, 'in_production');
+    assert.deepEqual(fresh.billing_address, card.billing_address);
+    await h.ledgerOk();
+    // The issuer knows the new card: it ships and activates with its own expiry and the sandbox PIN.
+    await client.cards.sandboxShip(fresh.id);
+    const expiry = `${String(fresh.exp_month).padStart(2, '0')}/${String(fresh.exp_year % 100).padStart(2, '0')}`;
+    const key = randomUUID();
+    let activated;
+    try {
+      activated = await client.cards.activate(fresh.id, { expiry, pin: '1234' }, { onBehalfOf: m.external, idempotencyKey: key });
+    } catch (err) {
+      if (!(err instanceof StepUpRequiredError)) throw err;
+      await client.hostedScreens.sandboxComplete(err.challengeId, 'approved');
+      activated = await client.cards.activate(fresh.id, { expiry, pin: '1234' }, { onBehalfOf: m.external, idempotencyKey: key, stepUp: err.challengeId });
+    }
+    assert.deepEqual(activated, { id: fresh.id, status: 'active' });
+  });
+
+  it('non-security reason on a card never activated: inventory voided, no fees, new card issued', async () => {
+    const m = await h.member();
+    const card = await h.card(m, 'physical');
+    const usdtBefore = await h.available(m, 'USDT');
+    const { id } = await client.cards.requestReplacement(card.id, { reason: 'not_received' }, { onBehalfOf: m.external });
+    await advance();
+    const done = await client.cards.getReplacement(id);
+    assert.equal(done.status, 'completed');
+    assert.equal(done.security, false);
+    assert.equal(done.fees, null);
+    assert.equal(await h.available(m, 'USDT'), usdtBefore);
+    const old = await client.cards.get(card.id, { onBehalfOf: m.external });
+    assert.equal(old.status, 'replaced');
+    assert.equal(old.inventory_status, 'voided');
+    assert.equal(old.frozen, false);
+    assert.equal((await client.cards.get(done.new_card_id!, { onBehalfOf: m.external })).status, 'unactivated');
+    await h.ledgerOk();
+  });
+
+  it('a non-security request whose card got activated before the executor ran fails with nothing moved', async () => {
+    const m = await h.member();
+    const card = await h.card(m, 'physical');
+    const { id } = await client.cards.requestReplacement(card.id, { reason: 'name_error' }, { onBehalfOf: m.external });
+    await service.ctx.db.updateTable('cards').set({ status: 'active' }).where('id', '=', card.id).execute();
+    await advance();
+    const failed = await client.cards.getReplacement(id);
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.failure_reason, 'card_activated');
+    assert.equal((await client.cards.get(card.id, { onBehalfOf: m.external })).inventory_status, 'in_production');
+  });
+
+  it('fees the member cannot pay: failed before anything moves; the card is not frozen', async () => {
+    const m = await h.member('2');
+    const product = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
+    await service.ctx.db.updateTable('card_products').set({ opening_fee: '0' }).where('seq', '=', product.id.slice(4)).execute();
+    try {
+      const card = await h.card(m, 'virtual');
+      await h.fundCard(m, card.id, 1000n);
+      const { id } = await client.cards.requestReplacement(card.id, { reason: 'user_request' }, { onBehalfOf: m.external });
+      await advance();
+      const failed = await client.cards.getReplacement(id);
+      assert.equal(failed.status, 'failed');
+      assert.equal(failed.failure_reason, 'insufficient_balance');
+      const after = await client.cards.get(card.id, { onBehalfOf: m.external });
+      assert.equal(after.status, 'active');
+      assert.equal(after.frozen, false);
+      assert.equal(await h.onCard(m, card.id), 1000n);
+      assert.equal(await h.available(m, 'USDT'), 2_000000n);
+      await h.ledgerOk();
+      // Failed is not in flight: a new request is accepted.
+      assert.equal((await client.cards.requestReplacement(card.id, { reason: 'user_request' }, { onBehalfOf: m.external })).status, 'requested');
+    } finally {
+      await service.ctx.db.updateTable('card_products').set({ opening_fee: '500' }).where('seq', '=', product.id.slice(4)).execute();
+    }
+  });
+
+  it('issuer timeouts never refund or undo: the replacement stays processing and completes once the issuer answers', async () => {
+    const m = await h.member();
+    const card = await h.card(m, 'virtual');
+    await h.fundCard(m, card.id, 1200n);
+    const usdtBefore = await h.available(m, 'USDT');
+    const usdBefore = await h.available(m, 'USD');
+    const { id } = await client.cards.requestReplacement(card.id, { reason: 'pin_locked' }, { onBehalfOf: m.external });
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'timeout' });
+    await advance();
+    let r = await client.cards.getReplacement(id);
+    assert.equal(r.status, 'processing');
+    assert.equal(await h.available(m, 'USD'), usdBefore + 1200n);
+    assert.equal(await h.frozen(m, 'USDT'), 3_000000n, 'fees reserved, not charged, not released');
+    assert.equal((await client.cards.get(card.id, { onBehalfOf: m.external })).frozen, true);
+    await h.ledgerOk();
+    // Still no answer: a longer advance asks again (backoff), nothing is refunded.
+    await advance(600);
+    r = await client.cards.getReplacement(id);
+    assert.equal(r.status, 'processing');
+    assert.equal(await h.frozen(m, 'USDT'), 3_000000n);
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+    await advance(3600);
+    r = await client.cards.getReplacement(id);
+    assert.equal(r.status, 'completed');
+    assert.equal(await h.available(m, 'USD'), usdBefore + 1200n);
+    assert.equal(await h.available(m, 'USDT'), usdtBefore - 3_000000n);
+    assert.equal(await h.frozen(m, 'USDT'), 0n);
+    assert.equal(await h.entries('card.balance_return', id), 1);
+    await h.ledgerOk();
+  });
+
+  it('a crash between steps resumes where it stopped: two executors at once do the work once', async () => {
+    const m = await h.member();
+    const card = await h.card(m, 'virtual');
+    await h.fundCard(m, card.id, 700n);
+    const usdBefore = await h.available(m, 'USD');
+    const { id } = await client.cards.requestReplacement(card.id, { reason: 'expiring' }, { onBehalfOf: m.external });
+    // The issuer's 5xx after the first step: the process "stops" there.
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'unknown' });
+    await advance();
+    assert.equal((await client.cards.getReplacement(id)).status, 'processing');
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+    // Due again (merchant clock), then two runs race for it: the lease lets one through.
+    await service.ctx.db.updateTable('card_replacements').set({ next_run_at: new Date(0) }).where('id', '=', id).execute();
+    await Promise.all([runReplacement(service.ctx, id), runReplacement(service.ctx, id)]);
+    assert.equal((await client.cards.getReplacement(id)).status, 'completed');
+    assert.equal(await h.available(m, 'USD'), usdBefore + 700n);
+    assert.equal(await h.entries('card.balance_return', id), 1);
+    assert.equal(await h.entries('card.replacement_fee_charge', id), 1);
+    assert.equal((await service.ctx.db.selectFrom('cards').select('id').where('replaces', '=', card.id).execute()).length, 1);
+    await h.ledgerOk();
+  });
+
+  it('the issuer refuses the new card: failed, fees released, the card stays frozen (a security reason was given) and may be replaced again', async () => {
+    const m = await h.member();
+    const card = await h.card(m, 'virtual');
+    await h.fundCard(m, card.id, 900n);
+    const usdtBefore = await h.available(m, 'USDT');
+    const { id } = await client.cards.requestReplacement(card.id, { reason: 'pan_leaked' }, { onBehalfOf: m.external });
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'reject' });
+    await advance();
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+    const failed = await client.cards.getReplacement(id);
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.failure_reason, 'issuer_refused');
+    assert.equal(failed.returned_amount, '9.00');
+    assert.equal(await h.available(m, 'USDT'), usdtBefore);
+    assert.equal(await h.frozen(m, 'USDT'), 0n);
+    const after = await client.cards.get(card.id, { onBehalfOf: m.external });
+    assert.equal(after.status, 'active');
+    assert.equal(after.frozen, true);
+    assert.equal(after.replaced_by, null);
+    await h.ledgerOk();
+    const again = await client.cards.requestReplacement(card.id, { reason: 'pan_leaked' }, { onBehalfOf: m.external });
+    await advance();
+    assert.equal((await client.cards.getReplacement(again.id)).status, 'completed');
+    assert.deepEqual((await h.events(id)).map((e) => e.type), ['card.replacement.requested', 'card.replacement.processing', 'card.replacement.failed']);
+    await h.ledgerOk();
+  });
+});
