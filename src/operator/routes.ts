@@ -14,6 +14,7 @@ import { remittanceOperatorRoutes } from '../modules/remittance/operator-routes.
 import { exchangeOperatorRoutes } from '../modules/exchange/operator-routes.js';
 import { earnOperatorRoutes } from '../modules/earn/operator-routes.js';
 import { cardOperatorRoutes } from '../modules/cards/operator-routes.js';
+import { consoleOperatorRoutes } from '../modules/console/operator-routes.js';
 
 /** Every operator route module (each area's operator-routes.ts), registered on the operator listener. */
 export const operatorRouteModules: readonly RouteModule[] = [
@@ -32,4 +33,5 @@ export const operatorRouteModules: readonly RouteModule[] = [
   exchangeOperatorRoutes,
   earnOperatorRoutes,
   cardOperatorRoutes,
+  consoleOperatorRoutes,
 ];
