@@ -31,6 +31,7 @@ import { remittanceRoutes } from './modules/remittance/routes.js';
 import { remittanceOrderRoutes } from './modules/remittance/order-routes.js';
 import { exchangeRoutes } from './modules/exchange/routes.js';
 import { earnRoutes } from './modules/earn/routes.js';
+import { consoleRoutes } from './modules/console/routes.js';
 
 /** Every public route module, registered in one place. */
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -39,6 +40,7 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
   registerModules(app, ctx, [
     healthRoutes, authRoutes, assetRoutes, memberRoutes, depositRoutes, balanceRoutes, withdrawalRoutes,
     qrpayRoutes, sandboxRoutes(timedProcesses), merchantDepositAddressRoutes, webhookRoutes, hostedScreenRoutes(hostedScreens), kycRoutes, remittanceRoutes, remittanceOrderRoutes, exchangeRoutes, earnRoutes, cardRoutes,
+    consoleRoutes(timedProcesses),
   ]);
   await app.after(); // loaded now, so callers see every route when this resolves
 }

@@ -130,3 +130,39 @@ export async function auditPage(db: Db, merchantId: string, environment: Environ
   const q = db.selectFrom('console_audit').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment);
   return keysetPage(q, page, (r: Selectable<ConsoleAuditTable>) => r);
 }
+
+// Reads of other tables the console shows (the writes go through their areas' services) ------
+
+export async function listKeys(db: Db, merchantId: string, environment: Environment) {
+  return db.selectFrom('api_keys').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment)
+    .orderBy('created_at', 'desc').limit(200).execute();
+}
+
+/** The newest API calls, at most `limit`, before the id `before` when given (the log's own bigserial). */
+export async function apiCalls(db: Db, merchantId: string, environment: Environment, limit: number, before?: bigint) {
+  let q = db.selectFrom('api_call_logs').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment);
+  if (before !== undefined) q = q.where('id', '<', before.toString() as unknown as bigint);
+  return q.orderBy('id', 'desc').limit(limit).execute();
+}
+
+export async function deliveryAttempts(db: Db, deliveryIds: readonly string[]) {
+  if (deliveryIds.length === 0) return [];
+  return db.selectFrom('webhook_delivery_attempts').selectAll().where('delivery_id', 'in', deliveryIds).orderBy('id').limit(2000).execute();
+}
+
+export async function listMembers(db: Db, merchantId: string, environment: Environment, page: PageParams) {
+  const q = db.selectFrom('members').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment);
+  return keysetPage(q, page);
+}
+
+export async function endpointUrls(db: Db, merchantId: string, environment: Environment): Promise<Map<string, string>> {
+  const rows = await db.selectFrom('webhook_endpoints').select(['id', 'url']).where('merchant_id', '=', merchantId).where('environment', '=', environment).limit(1000).execute();
+  return new Map(rows.map((r) => [r.id, r.url]));
+}
+
+/** The endpoint each delivery is bound to (the list view of the webhooks area leaves it out). */
+export async function deliveryEndpoints(db: Db, ids: readonly string[]): Promise<Map<string, string | null>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('webhook_deliveries').select(['id', 'endpoint_id']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, r.endpoint_id]));
+}
