@@ -124,7 +124,7 @@ export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
 
   app.post('/console/:env/keys', route, withChange(ctx, 'keys.write', async (req, reply, page) => {
     const form = formOf(req);
-    const values = { scopes: all(form, 'scopes'), allowlist: one(form, 'ip_allowlist'), expires: one(form, 'expires') };
+    const values = { scopes: all(form, 'scopes'), allowlist: allowlistLines(one(form, 'ip_allowlist')).join('\n'), expires: one(form, 'expires') };
     const expiresAt = expiryFrom(values.expires);
     if (expiresAt === 'bad') return listPage(ctx, reply, page, { problem: 'The expiry is not a date and time.', form: values }, 400);
     if (values.scopes.length === 0) return listPage(ctx, reply, page, { problem: 'Choose at least one scope.', form: values }, 400);
@@ -145,7 +145,8 @@ export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
 
   app.post('/console/:env/keys/:id/allowlist', route, withChange(ctx, 'keys.write', async (req, reply, page) => {
     const form = formOf(req);
-    const draft = one(form, 'ip_allowlist');
+    // A textarea sends CRLF line ends; the list is kept one trimmed entry per line.
+    const draft = allowlistLines(one(form, 'ip_allowlist')).join('\n');
     if (one(form, 'intent') !== 'save') return keyPage(ctx, reply, req, page, { draft, preview: true });
     const r = await attempt(ctx, async (trx) => {
       const key = await ownedKey(trx, page, keyId(req));
