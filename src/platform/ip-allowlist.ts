@@ -85,7 +85,7 @@ export function describeEntry(raw: string): { matches: boolean; text: string } {
     case 'ipv4':
       return { matches: true, text: `exactly ${entry.address}` };
     case 'ipv6':
-      return { matches: true, text: `exactly the IPv6 address ${entry.address}` };
+      return { matches: true, text: `exactly the IPv6 address ${entry.address.replace(/^\[|\]$/g, '')}` };
     case 'ipv4-prefix': {
       const free = 4 - entry.octets.length;
       const low = [...entry.octets, ...Array(free).fill(0)].join('.');

@@ -29,6 +29,7 @@ main { flex: 1; min-width: 0; padding: 1.25rem 1.5rem 3rem; }
 h1 { font-size: 1.6rem; margin: 0 0 1rem; }
 h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
 .card { background: #fff; border: 1px solid #d1d5db; border-radius: 8px; padding: 1rem 1.25rem; margin-bottom: 1rem; }
+.card h2 { margin-top: 0; }
 .table-wrap { overflow-x: auto; background: #fff; border: 1px solid #d1d5db; border-radius: 8px; margin-bottom: 1rem; }
 table { border-collapse: collapse; width: 100%; font-size: .95rem; }
 caption { text-align: left; padding: .5rem .75rem; font-weight: 600; }
@@ -36,6 +37,9 @@ th, td { text-align: left; padding: .5rem .75rem; border-bottom: 1px solid #e5e7
 th { background: #f3f4f6; font-weight: 600; white-space: nowrap; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; overflow-wrap: anywhere; }
+/* Ids and addresses in a table stay on one line: the table scrolls sideways in its box instead. */
+td code, td .mono { white-space: nowrap; overflow-wrap: normal; }
+td ol, td ul { margin: 0; padding-left: 1.25rem; }
 .badge { display: inline-block; padding: 0 .5rem; border-radius: 999px; font-size: .85rem; border: 1px solid #6b7280; color: #1f2937; background: #f9fafb; white-space: nowrap; }
 .badge.ok { border-color: #15803d; color: #14532d; background: #dcfce7; }
 .badge.warn { border-color: #b45309; color: #78350f; background: #fef3c7; }

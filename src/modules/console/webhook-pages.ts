@@ -158,7 +158,7 @@ ${table('Deliveries, newest first', [
       { label: 'Event', cell: (d: D) => html`<code>${d.event_type}</code><br><span class="mono">${d.event_id}</span>` },
       { label: 'Endpoint', cell: (d) => { const id = endpointOf.get(d.id); return id ? html`<code>${urls.get(id) ?? id}</code>` : 'none'; } },
       { label: 'Status', cell: (d) => badge(d.status.replace('_', ' '), tone(d.status)) },
-      { label: 'Attempts', cell: (d) => { const a = attempts.filter((x) => x.delivery_id === d.id); return a.length === 0 ? '0' : html`<ol>${a.map((x) => html`<li>${when(x.started_at)}: ${x.outcome}${x.http_status ? ` (HTTP ${x.http_status})` : ''}${x.error ? html` <span class="mono">${x.error.slice(0, 120)}</span>` : ''}</li>`)}</ol>`; } },
+      { label: 'Attempts', cell: (d) => { const a = attempts.filter((x) => x.delivery_id === d.id); return a.length === 0 ? '0' : html`<ol>${a.map((x) => html`<li>${when(x.started_at)}: ${x.outcome}${x.http_status ? ` (HTTP ${x.http_status})` : ''}${x.error && x.error !== `HTTP ${x.http_status}` ? html` <span class="mono">${x.error.slice(0, 120)}</span>` : ''}</li>`)}</ol>`; } },
       { label: 'Next attempt', cell: (d) => when(d.next_attempt_at || null) },
       ...(canWrite ? [{ label: 'Actions', cell: (d: D) => (redeliverAction(d.status) === 'refuse' ? '' : postButton(page, `${base}/${d.id}/redeliver`, 'Redeliver', { secondary: true })) }] : []),
     ], list.data, 'No deliveries match.')}${nextPageLink(base, list.next_cursor, filter ? { status: filter } : {})}`,
