@@ -95,6 +95,9 @@ test('sign-in with a wrong password, then the right one; the overview; the accou
     await shot(page, '03-overview');
     await page.getByRole('link', { name: 'Your account' }).click();
     assert.match(await page.locator('main').innerText(), /owner@kopi\.example/);
+    await page.getByRole('button', { name: 'Set up two-step sign-in' }).click();
+    assert.match(await page.locator('#totp-key').innerText(), /^([A-Z2-7]{4} ){7}[A-Z2-7]{4}$/);
+    assert.equal(await page.getByLabel('Code from your app').getAttribute('autocomplete'), 'one-time-code');
     await shot(page, '04-account');
     await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     assert.match(await page.getByRole('status').innerText(), /You are signed out/);

@@ -4,6 +4,7 @@ import type { RunningService } from '../src/server.js';
 import { admin, createKey, createMerchant, startTestService } from './support/service.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { consoleClient, consolePassword, inviteConsoleUser, signedInConsole } from './support/console.js';
+import { stepAt, totpCode } from '../src/modules/console/totp.js';
 
 /**
  * The merchant console over HTTP: invites, sign-in, CSRF, session timeouts, the sign-in throttle,
@@ -203,3 +204,64 @@ test('the demo merchant made at a first start has a console owner whose printed 
     await demoService.close();
   }
 });
+
+test('two-step sign-in: set up with a first code, then sign-in asks for a code; a wrong or reused code is refused; turned off with a code', async () => {
+  const email = 'totp@example.com';
+  const { jar } = await signedInConsole(service, merchantId, email, 'developer');
+  const account = '/console/sandbox/account';
+  await jar.request('POST', `${account}/totp/start`, { csrf_token: await jar.csrfOf(account) });
+  const page = await jar.request('GET', account);
+  const key = /id="totp-key">([A-Z2-7 ]+)</.exec(page.body)![1]!.replace(/ /g, '');
+  const secret = fromBase32(key);
+  // Steps are counted from the one the set-up is confirmed in (s0); the test runs well within
+  // 30 s, so real time stays at s0 or s0 + 1 and both codes below are within the window.
+  const s0 = stepAt(Date.now());
+  const code = (offsetSteps = 0) => totpCode(secret, s0 + offsetSteps);
+  assert.equal((await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), code: code(7) })).status, 400);
+  const on = await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), code: code() });
+  assert.equal(on.status, 200);
+  assert.match(on.body, /Two-step sign-in is on/);
+  const stored = await service.ctx.db.selectFrom('console_users').select(['totp_secret', 'totp_pending_secret']).where('email', '=', email).executeTakeFirstOrThrow();
+  assert.ok(stored.totp_secret && !stored.totp_secret.includes(key) && stored.totp_pending_secret === null, 'the secret is stored sealed');
+
+  // Sign in again: the password leads to the code page, not to a session.
+  const browser = consoleClient(service);
+  const first = await browser.request('POST', '/console/sign-in', { csrf_token: await browser.csrfOf('/console/sign-in'), email, password: consolePassword });
+  assert.equal(first.location, '/console/two-step');
+  assert.equal(browser.cookies.has('mwa_console_session'), false);
+  assert.equal((await browser.request('GET', '/console/sandbox')).status, 303, 'no session before the code');
+  const wrong = await browser.request('POST', '/console/two-step', { csrf_token: await browser.csrfOf('/console/two-step'), code: code(5) });
+  assert.equal(wrong.status, 401);
+  // The code of the step used to confirm the set-up (or an older one) is not accepted again; the next step's is.
+  const used = await browser.request('POST', '/console/two-step', { csrf_token: await browser.csrfOf('/console/two-step'), code: code() });
+  assert.equal(used.status, 401, 'a code is good once');
+  const ok = await browser.request('POST', '/console/two-step', { csrf_token: await browser.csrfOf('/console/two-step'), code: code(1) });
+  assert.equal(ok.location, '/console/sandbox');
+  assert.equal((await browser.request('GET', '/console/sandbox')).status, 200);
+  // Without the signed two-step cookie the code page sends back to sign-in.
+  assert.equal((await consoleClient(service).request('GET', '/console/two-step')).location, '/console/sign-in');
+
+  const off = await browser.request('POST', `${account}/totp/disable`, { csrf_token: await browser.csrfOf(account), code: code(1) });
+  assert.equal(off.status, 400, 'the code just used does not turn it off');
+  await service.ctx.db.updateTable('console_users').set({ totp_last_step: null }).where('email', '=', email).execute();
+  const off2 = await browser.request('POST', `${account}/totp/disable`, { csrf_token: await browser.csrfOf(account), code: totpCode(secret, stepAt(Date.now())) });
+  assert.match(off2.body, /Two-step sign-in is off/);
+  const plain = consoleClient(service);
+  assert.equal((await plain.request('POST', '/console/sign-in', { csrf_token: await plain.csrfOf('/console/sign-in'), email, password: consolePassword })).location, '/console/sandbox');
+});
+
+function fromBase32(text: string): Buffer {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = 0;
+  let value = 0;
+  const out: number[] = [];
+  for (const c of text) {
+    value = (value << 5) | alphabet.indexOf(c);
+    bits += 5;
+    if (bits >= 8) {
+      out.push((value >>> (bits - 8)) & 255);
+      bits -= 8;
+    }
+  }
+  return Buffer.from(out);
+}

@@ -5,7 +5,8 @@ import { runScript } from '../sql-script.js';
  * The merchant console (docs/console.md):
  * - `console_users`: people of a merchant who sign in to the console, invited by the operator
  *   (e-mail, role); the password as a scrypt hash, set through the invite link (whose token is
- *   kept only as a SHA-256 hash, with its expiry).
+ *   kept only as a SHA-256 hash, with its expiry); the optional TOTP second factor's secret,
+ *   sealed (AES-256-GCM), with the last step used (a code is good once).
  * - `console_sessions`: one row per signed-in browser; the cookie's value is kept only as its
  *   SHA-256 hash. Idle and absolute timeouts are checked against `last_seen_at` and `created_at`.
  * - `console_login_failures`: failed sign-ins by e-mail and by client address, counted in a
@@ -23,6 +24,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       password_hash text,
       invite_token_hash text,
       invite_expires_at timestamptz,
+      totp_secret text,
+      totp_pending_secret text,
+      totp_last_step bigint,
       created_at timestamptz NOT NULL DEFAULT now(),
       updated_at timestamptz NOT NULL DEFAULT now()
     );

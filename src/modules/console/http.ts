@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
@@ -179,4 +180,36 @@ export async function attempt<T>(ctx: ServiceContext, effect: (trx: Transaction<
     const fields = (api.extras as { fields?: { key: string; reason: string }[] }).fields;
     return { ok: false, problem: fields?.length ? `${api.message} (${fields.map((f) => `${f.key}: ${f.reason.replace(/_/g, ' ')}`).join(', ')})` : api.message };
   }
+}
+
+// The step between password and second factor -----------------------------------------------------
+
+export const twoStepCookieName = 'mwa_console_two_step';
+/** The password was right this long ago at most when the code is sent. */
+export const twoStepSeconds = 300;
+
+export const totpKey = (ctx: ServiceContext) => configuredKey(ctx.config, 'console/totp/v1');
+
+function twoStepMac(ctx: ServiceContext, userId: string, expires: number): string {
+  return createHmac('sha256', key(ctx)).update(`two-step\n${userId}\n${expires}`).digest('base64url');
+}
+
+/** A signed, short-lived cookie naming the user whose password was right: no session yet. */
+export function twoStepSetCookie(ctx: ServiceContext, req: FastifyRequest, userId: string, now: Date): string {
+  const expires = Math.floor(now.getTime() / 1000) + twoStepSeconds;
+  return cookie(twoStepCookieName, `${userId}.${expires}.${twoStepMac(ctx, userId, expires)}`, req, twoStepSeconds);
+}
+
+export const twoStepClearCookie = (req: FastifyRequest) => cookie(twoStepCookieName, '', req, 0);
+
+/** The user of a valid two-step cookie. */
+export function twoStepUser(ctx: ServiceContext, req: FastifyRequest, now: Date): string | undefined {
+  const value = cookieFrom(req.headers.cookie, twoStepCookieName) ?? '';
+  const m = /^(cus_[0-9a-f-]{36})\.([0-9]{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value);
+  if (!m) return undefined;
+  const expires = Number(m[2]);
+  if (expires * 1000 <= now.getTime()) return undefined;
+  const expected = Buffer.from(twoStepMac(ctx, m[1]!, expires));
+  const given = Buffer.from(m[3]!);
+  return expected.length === given.length && timingSafeEqual(expected, given) ? m[1] : undefined;
 }

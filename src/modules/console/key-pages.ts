@@ -52,7 +52,7 @@ async function ownedKey(db: Parameters<typeof getKey>[0], page: PageRequest, id:
 
 function secretsPanel(k: KeyWithSecrets, heading: string): HtmlPart {
   return html`<div class="secret" role="status"><h2>${heading}</h2><p><strong>Copy these now: they are shown only once.</strong> The service keeps only a hash of the API key.</p>
-<p>Client id</p><code>${k.client_id}</code><p>API key</p><code id="new-api-key">${k.api_key}</code><p>Signing key</p><code id="new-signing-key">${k.signing_key}</code></div>`;
+<p>Client id</p><code class="value">${k.client_id}</code><p>API key</p><code class="value" id="new-api-key">${k.api_key}</code><p>Signing key</p><code class="value" id="new-signing-key">${k.signing_key}</code></div>`;
 }
 
 function createForm(page: PageRequest, values: { scopes: readonly string[]; allowlist: string; expires: string }): HtmlPart {

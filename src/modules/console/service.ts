@@ -10,6 +10,7 @@ import {
 } from './queries.js';
 import { inviteTtlSeconds, loginAllowed, loginWindowSeconds, needsTouch, normaliseEmail, sessionState, type SessionLimits } from './rules.js';
 import type { ConsoleRole } from './tables.js';
+import { matchTotp, newTotpSecret, openSecret, sealSecret } from './totp.js';
 
 /**
  * The console's accounts: invites (operator API), the password set through the invite link,
@@ -109,30 +110,94 @@ export async function createActiveUser(trx: Transaction<Database>, merchantId: s
   return insertUser(trx, { merchantId, email, role, status: 'active', passwordHash: await hashPassword(password), inviteTokenHash: null, inviteExpiresAt: null, now });
 }
 
-export type SignInResult = { ok: true; token: string } | { ok: false; reason: 'throttled' | 'wrong' };
+export type SignInResult =
+  | { kind: 'session'; token: string }
+  | { kind: 'second_factor'; userId: string }
+  | { kind: 'throttled' }
+  | { kind: 'wrong' };
 
 /**
  * Checks the throttle, then the password; a failure is counted against the address and the
  * client. An unknown address costs the same hash as a known one. On success a new session (a new
- * token: nothing of a session before sign-in carries over).
+ * token: nothing of a session before sign-in carries over), or, for a user with a second factor,
+ * the step that asks for its code (`completeSecondFactor`).
  */
 export async function signIn(db: Kysely<Database>, input: { email: string; password: string; ip: string }, now: Date): Promise<SignInResult> {
   const email = normaliseEmail(input.email) ?? input.email.trim().toLowerCase().slice(0, 254);
   const windowStart = new Date(now.getTime() - loginWindowSeconds * 1000);
-  if (!loginAllowed(await countFailures(db, email, input.ip, windowStart))) return { ok: false, reason: 'throttled' };
+  if (!loginAllowed(await countFailures(db, email, input.ip, windowStart))) return { kind: 'throttled' };
   const user = await findUserByEmail(db, email);
   const usable = user && user.status === 'active' && user.password_hash;
   const matches = await verifyPassword(input.password, usable ? user.password_hash! : await decoyHash());
   if (!usable || !matches) {
     await recordFailure(db, email, input.ip, now, windowStart);
-    return { ok: false, reason: 'wrong' };
+    return { kind: 'wrong' };
   }
+  if (user.totp_secret) return { kind: 'second_factor', userId: user.id };
+  return { kind: 'session', token: await startSession(db, user, now) };
+}
+
+async function startSession(db: Kysely<Database>, user: ConsoleUserRow, now: Date): Promise<string> {
   const token = randomToken(32);
   await db.transaction().execute(async (trx) => {
-    await clearFailures(trx, email);
+    await clearFailures(trx, user.email);
     await insertSession(trx, sha256Hex(token), user.id, now);
   });
-  return { ok: true, token };
+  return token;
+}
+
+/**
+ * The second step of a sign-in with a second factor: the code of the user's authenticator, under
+ * the same throttle as the password. A code is accepted once (its step is recorded).
+ */
+export async function completeSecondFactor(db: Kysely<Database>, totpKey: Buffer, input: { userId: string; code: string; ip: string }, now: Date): Promise<SignInResult> {
+  const user = await findUser(db, input.userId);
+  if (!user || user.status !== 'active' || !user.totp_secret) return { kind: 'wrong' };
+  const windowStart = new Date(now.getTime() - loginWindowSeconds * 1000);
+  if (!loginAllowed(await countFailures(db, user.email, input.ip, windowStart))) return { kind: 'throttled' };
+  const lastStep = user.totp_last_step === null ? null : Number(user.totp_last_step);
+  const step = matchTotp(openSecret(totpKey, user.id, user.totp_secret), input.code, now.getTime(), lastStep);
+  // The step is taken with a conditional update: of two submissions of one code, one wins.
+  const taken = step !== undefined && Number((await db.updateTable('console_users').set({ totp_last_step: step })
+    .where('id', '=', user.id).where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', String(step))]))
+    .executeTakeFirst()).numUpdatedRows) === 1;
+  if (!taken) {
+    await recordFailure(db, user.email, input.ip, now, windowStart);
+    return { kind: 'wrong' };
+  }
+  return { kind: 'session', token: await startSession(db, user, now) };
+}
+
+/** Begins setting up the second factor: a new secret, kept aside until a first code confirms it. */
+export async function startTotpSetup(db: Db, totpKey: Buffer, session: ConsoleSession): Promise<Buffer> {
+  const secret = newTotpSecret();
+  await db.updateTable('console_users').set({ totp_pending_secret: sealSecret(totpKey, session.userId, secret) }).where('id', '=', session.userId).execute();
+  return secret;
+}
+
+export async function totpStatus(db: Db, totpKey: Buffer, session: ConsoleSession): Promise<{ enabled: boolean; pending: Buffer | undefined }> {
+  const user = await findUser(db, session.userId);
+  return { enabled: Boolean(user?.totp_secret), pending: user?.totp_pending_secret ? openSecret(totpKey, session.userId, user.totp_pending_secret) : undefined };
+}
+
+/** The first code of the secret being set up turns the second factor on. Answers whether it did. */
+export async function confirmTotpSetup(trx: Transaction<Database>, totpKey: Buffer, session: ConsoleSession, code: string, now: Date): Promise<boolean> {
+  const user = await findUser(trx, session.userId);
+  if (!user?.totp_pending_secret) return false;
+  const step = matchTotp(openSecret(totpKey, user.id, user.totp_pending_secret), code, now.getTime(), null);
+  if (step === undefined) return false;
+  await trx.updateTable('console_users').set({ totp_secret: user.totp_pending_secret, totp_pending_secret: null, totp_last_step: step, updated_at: now }).where('id', '=', user.id).execute();
+  return true;
+}
+
+/** Turning the second factor off takes a current code. Answers whether it did. */
+export async function disableTotp(trx: Transaction<Database>, totpKey: Buffer, session: ConsoleSession, code: string, now: Date): Promise<boolean> {
+  const user = await findUser(trx, session.userId);
+  if (!user?.totp_secret) return false;
+  const lastStep = user.totp_last_step === null ? null : Number(user.totp_last_step);
+  if (matchTotp(openSecret(totpKey, user.id, user.totp_secret), code, now.getTime(), lastStep) === undefined) return false;
+  await trx.updateTable('console_users').set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now }).where('id', '=', user.id).execute();
+  return true;
 }
 
 /** The session of a cookie, if alive; a session past a timeout is deleted. Touched at most once a minute. */

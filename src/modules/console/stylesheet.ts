@@ -64,7 +64,8 @@ button.danger { background: #b91c1c; border-color: #7f1d1d; }
 .notice { background: #ecfdf5; border-left: 4px solid #15803d; padding: .75rem 1rem; margin-bottom: 1rem; }
 .problem { background: #fef2f2; border-left: 4px solid #b91c1c; padding: .75rem 1rem; margin-bottom: 1rem; }
 .secret { background: #fffbeb; border: 2px solid #b45309; border-radius: 6px; padding: .75rem 1rem; margin-bottom: 1rem; }
-.secret code { display: block; background: #fff; padding: .35rem .5rem; border: 1px solid #d1d5db; margin: .25rem 0 .5rem; }
+.secret h2 { margin-top: 0; }
+.secret code.value { display: block; background: #fff; padding: .35rem .5rem; border: 1px solid #d1d5db; margin: .25rem 0 .5rem; }
 dl.summary { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0; }
 dl.summary dt { font-weight: 600; }
 dl.summary dd { margin: 0; overflow-wrap: anywhere; }

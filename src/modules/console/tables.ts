@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { Environment, NullableTimestamp, Timestamp } from '../../db/columns.js';
 
 export type ConsoleRole = 'owner' | 'developer' | 'viewer';
@@ -15,6 +15,12 @@ export interface ConsoleUsersTable {
   password_hash: string | null;
   invite_token_hash: string | null;
   invite_expires_at: NullableTimestamp;
+  /** TOTP secret sealed with AES-256-GCM (totp.ts); null: no second factor. */
+  totp_secret: string | null;
+  /** A secret being set up, until the first code confirms it. */
+  totp_pending_secret: string | null;
+  /** The last 30-second step whose code was accepted (no code is accepted twice). */
+  totp_last_step: ColumnType<string | null, string | number | null, string | number | null>;
   created_at: Generated<Date>;
   updated_at: Timestamp;
 }

@@ -105,10 +105,10 @@ export function nextPageLink(path: string, nextCursor: string | null, extra: Rec
   return html`<p><a href="${path}?${q.toString()}">Older entries</a></p>`;
 }
 
-export function textInput(name: string, label: string, opts: { value?: string; hint?: string; type?: string; required?: boolean; autocomplete?: string } = {}): SafeHtml {
+export function textInput(name: string, label: string, opts: { value?: string; hint?: string; type?: string; required?: boolean; autocomplete?: string; inputMode?: 'numeric' } = {}): SafeHtml {
   const id = `f-${name}`;
   return html`<div class="field"><label for="${id}">${label}</label>${opts.hint ? html`<p class="hint" id="${id}-hint">${opts.hint}</p>` : ''}<input id="${id}" name="${name}" type="${opts.type ?? 'text'}" value="${opts.value ?? ''}"${
-    opts.hint ? html` aria-describedby="${id}-hint"` : ''}${opts.required ? html` required` : ''}${opts.autocomplete ? html` autocomplete="${opts.autocomplete}"` : ''}></div>`;
+    opts.hint ? html` aria-describedby="${id}-hint"` : ''}${opts.required ? html` required` : ''}${opts.autocomplete ? html` autocomplete="${opts.autocomplete}"` : ''}${opts.inputMode ? html` inputmode="${opts.inputMode}"` : ''}></div>`;
 }
 
 export function selectInput(name: string, label: string, options: readonly { value: string; label: string }[], current = ''): SafeHtml {

@@ -32,7 +32,7 @@ function endpointStatus(e: EndpointView) {
 }
 
 function secretPanel(heading: string, url: string, secret: string): HtmlPart {
-  return html`<div class="secret" role="status"><h2>${heading}</h2><p>For <code>${url}</code>. <strong>Copy the signing secret now: it is shown only once.</strong></p><code id="new-webhook-secret">${secret}</code></div>`;
+  return html`<div class="secret" role="status"><h2>${heading}</h2><p>For <code>${url}</code>. <strong>Copy the signing secret now: it is shown only once.</strong></p><code class="value" id="new-webhook-secret">${secret}</code></div>`;
 }
 
 async function endpointsPage(ctx: ServiceContext, reply: FastifyReply, page: PageRequest, extra: { top?: HtmlPart; problem?: string; notice?: string; values?: { url: string; event_types: string } } = {}, status = 200) {
