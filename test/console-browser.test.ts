@@ -231,6 +231,14 @@ test('withdrawals: an owner confirms one from the list (the ledger posts once); 
     assert.match(await page.getByRole('status').innerText(), /confirmed \(settled\)/);
     assert.match(await page.getByRole('row').filter({ hasText: w.id }).innerText(), /settled/);
     assert.equal((await client.withdrawals.get(w.id)).status, 'settled');
+    // Its page: the state history and the ledger entries (lock, then confirm), debits equal to credits.
+    await page.getByRole('link', { name: w.id }).click();
+    const events = await page.getByRole('table', { name: 'Events' }).innerText();
+    assert.match(events, /withdrawal\.locked[\s\S]*withdrawal\.settled/);
+    const postings = await page.getByRole('table', { name: 'Postings' }).innerText();
+    assert.match(postings, /withdrawal_lock|withdrawal\.lock|lock/);
+    assert.match(postings, /member · available\s+mem_/);
+    await shot(page, '13b-withdrawal');
 
     await page.getByRole('link', { name: 'Members' }).click();
     assert.match(await page.getByRole('row').filter({ hasText: 'wd-member' }).innerText(), /USDT: 5\d\.\d+ available/);

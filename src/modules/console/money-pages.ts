@@ -3,11 +3,13 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { html } from '../hosted-screens/html.js';
 import { memberBalances, merchantBalances } from '../balances/queries.js';
-import { confirmWithdrawal, failWithdrawal, listWithdrawals } from '../withdrawals/service.js';
-import { listDeposits } from '../deposits/service.js';
+import { confirmWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals } from '../withdrawals/service.js';
+import { getDeposit, listDeposits } from '../deposits/service.js';
+import { formatAmount, minorFromDb } from '../../ledger/index.js';
+import type { HtmlPart } from '../hosted-screens/html.js';
 import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './service.js';
-import { listMembers } from './queries.js';
+import { listMembers, objectEntries, objectEvents } from './queries.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
 import { badge, consolePage, envPath, nextPageLink, postButton, selectInput, table, when } from './views.js';
@@ -67,13 +69,34 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
     }, refusedPage));
   }
 
+  app.get('/console/:env/withdrawals/:id', route, withSession(ctx, async (req, reply, page) => {
+    const w = await getWithdrawal(ctx.db, callerOf(page), (req.params as { id: string }).id);
+    const base = envPath(page.environment, '/withdrawals');
+    const canWrite = can(page.session.role, 'withdrawals.write') && w.status === 'locked';
+    return sendHtml(reply, 200, consolePage(page, {
+      title: `Withdrawal ${w.id}`, section: '/withdrawals',
+      body: html`<div class="card"><dl class="summary"><dt>Status</dt><dd>${badge(w.status, w.status === 'settled' ? 'ok' : w.status === 'locked' ? 'warn' : 'bad')}</dd><dt>Member</dt><dd><code>${w.member_id}</code></dd><dt>Amount</dt><dd>${w.amount} ${w.asset} (fee ${w.fee})</dd><dt>To</dt><dd>${w.network} <code>${w.address}</code></dd><dt>Created</dt><dd>${when(w.created_at)}</dd></dl>${
+        canWrite ? html`<div class="actions">${postButton(page, `${base}/${w.id}/confirm`, 'Confirm payout')}${postButton(page, `${base}/${w.id}/fail`, 'Fail', { danger: true })}</div>` : ''}</div>${
+        await history(ctx, page, w.id)}<p><a href="${base}">All withdrawals</a></p>`,
+    }));
+  }));
+
+  app.get('/console/:env/deposits/:id', route, withSession(ctx, async (req, reply, page) => {
+    const d = await getDeposit(ctx.db, callerOf(page), (req.params as { id: string }).id);
+    return sendHtml(reply, 200, consolePage(page, {
+      title: `Deposit ${d.id}`, section: '/deposits',
+      body: html`<div class="card"><dl class="summary"><dt>Status</dt><dd>${badge(d.status, 'ok')}</dd><dt>Member</dt><dd><code>${d.member_id}</code></dd><dt>Amount</dt><dd>${d.amount} ${d.asset}</dd><dt>Network</dt><dd>${d.network}</dd><dt>Transaction</dt><dd><code>${d.tx_hash}</code></dd><dt>Created</dt><dd>${when(d.created_at)}</dd></dl></div>${
+        await history(ctx, page, d.id)}<p><a href="${envPath(page.environment, '/deposits')}">All deposits</a></p>`,
+    }));
+  }));
+
   app.get('/console/:env/deposits', route, withSession(ctx, async (req, reply, page) => {
     const list = await listDeposits(ctx.db, callerOf(page), { limit: 25, cursor: cursorOf(req) });
     type D = (typeof list.data)[number];
     return sendHtml(reply, 200, consolePage(page, {
       title: 'Deposits', section: '/deposits',
       body: html`${table('Deposits, newest first', [
-        { label: 'Deposit', cell: (d: D) => html`<code>${d.id}</code>` },
+        { label: 'Deposit', cell: (d: D) => html`<a href="${envPath(page.environment, `/deposits/${d.id}`)}"><code>${d.id}</code></a>` },
         { label: 'Member', cell: (d) => html`<code>${d.member_id}</code>` },
         { label: 'Amount', cell: (d) => `${d.amount} ${d.asset}`, num: true },
         { label: 'Network', cell: (d) => d.network },
@@ -98,7 +121,7 @@ async function withdrawalsPage(ctx: ServiceContext, req: FastifyRequest, reply: 
     body: html`<p>A withdrawal waits in <em>locked</em> until you confirm that you paid it out on chain, or fail it to give the member the money back.${canWrite ? '' : ' Only an owner can confirm or fail one.'}</p>
 <form method="get" action="${base}" class="filters">${selectInput('status', 'Status', [{ value: '', label: 'Any' }, { value: 'locked', label: 'locked' }, { value: 'settled', label: 'settled' }, { value: 'failed', label: 'failed' }], filter)}<button type="submit" class="secondary">Filter</button></form>
 ${table('Withdrawals, newest first', [
-      { label: 'Withdrawal', cell: (w: W) => html`<code>${w.id}</code>` },
+      { label: 'Withdrawal', cell: (w: W) => html`<a href="${base}/${w.id}"><code>${w.id}</code></a>` },
       { label: 'Member', cell: (w) => html`<code>${w.member_id}</code>` },
       { label: 'Amount', cell: (w) => `${w.amount} ${w.asset}`, num: true },
       { label: 'Fee', cell: (w) => w.fee, num: true },
@@ -108,4 +131,30 @@ ${table('Withdrawals, newest first', [
       ...(canWrite ? [{ label: 'Actions', cell: (w: W) => (w.status !== 'locked' ? '' : html`<div class="actions">${postButton(page, `${base}/${w.id}/confirm`, 'Confirm payout')}${postButton(page, `${base}/${w.id}/fail`, 'Fail', { danger: true })}</div>`) }] : []),
     ], list.data, 'No withdrawals match.')}${nextPageLink(base, list.next_cursor, filter ? { status: filter } : {})}`,
   }));
+}
+
+/** An order's state history (its events) and its ledger entries, each posting with its account. */
+async function history(ctx: ServiceContext, page: PageRequest, objectId: string): Promise<HtmlPart> {
+  const [events, postings] = await Promise.all([
+    objectEvents(ctx.db, page.session.merchantId, page.environment, objectId),
+    objectEntries(ctx.db, page.session.merchantId, page.environment, objectId),
+  ]);
+  type E = (typeof events)[number];
+  type P = (typeof postings)[number];
+  const account = (p: P) => html`${p.owner_type} · ${p.bucket}${p.owner_id ? html`<br><span class="mono">${p.owner_id}</span>` : ''}`;
+  const amount = (p: P, side: 'debit' | 'credit') => {
+    const minor = minorFromDb(p.amount);
+    return (side === 'debit') === minor > 0n ? `${formatAmount(minor < 0n ? -minor : minor, p.scale)} ${p.asset}` : '';
+  };
+  return html`<h2>State history</h2>${table('Events', [
+    { label: 'Time', cell: (e: E) => when(e.created_at) },
+    { label: 'Event', cell: (e) => html`<code>${e.type}</code>` },
+    { label: 'Status', cell: (e) => e.status },
+    { label: 'Version', cell: (e) => String(e.status_version), num: true },
+  ], events, 'No events.')}<h2>Ledger entries</h2>${table('Postings', [
+    { label: 'Entry', cell: (p: P) => html`<code>${p.kind}</code><br><span class="mono">${when(p.created_at)}</span>` },
+    { label: 'Account', cell: account },
+    { label: 'Debit', cell: (p) => amount(p, 'debit'), num: true },
+    { label: 'Credit', cell: (p) => amount(p, 'credit'), num: true },
+  ], postings, 'No ledger entries.')}`;
 }

@@ -166,3 +166,21 @@ export async function deliveryEndpoints(db: Db, ids: readonly string[]): Promise
   const rows = await db.selectFrom('webhook_deliveries').select(['id', 'endpoint_id']).where('id', 'in', ids).execute();
   return new Map(rows.map((r) => [r.id, r.endpoint_id]));
 }
+
+/** An object's events, oldest first: its state history as the webhooks told it. */
+export async function objectEvents(db: Db, merchantId: string, environment: Environment, objectId: string) {
+  return db.selectFrom('events').select(['id', 'type', 'status', 'status_version', 'created_at'])
+    .where('merchant_id', '=', merchantId).where('environment', '=', environment).where('object_id', '=', objectId)
+    .orderBy('seq').limit(200).execute();
+}
+
+/** The ledger entries posted for an object, with their postings and each account's owner and bucket. */
+export async function objectEntries(db: Db, merchantId: string, environment: Environment, referenceId: string) {
+  return db.selectFrom('journal_entries as e')
+    .innerJoin('postings as p', 'p.entry_id', 'e.id')
+    .innerJoin('ledger_accounts as a', 'a.id', 'p.account_id')
+    .innerJoin('assets as s', 's.code', 'p.asset')
+    .select(['e.id as entry_id', 'e.kind', 'e.created_at', 'p.id as posting_id', 'p.amount', 'p.asset', 's.scale', 'a.owner_type', 'a.owner_id', 'a.bucket'])
+    .where('e.merchant_id', '=', merchantId).where('e.environment', '=', environment).where('e.reference_id', '=', referenceId)
+    .orderBy('e.seq').orderBy('p.id').limit(500).execute();
+}
