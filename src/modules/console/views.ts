@@ -49,7 +49,9 @@ export function messages(notice?: string, problem?: string): SafeHtml {
 /** A signed-in page: top bar, side navigation, the page's own content. */
 export function consolePage(page: PageRequest, shell: Shell): string {
   const other: Environment = page.environment === 'sandbox' ? 'production' : 'sandbox';
-  const switchTo = (env: Environment) => envPath(env, env === 'production' && shell.section === '/tools' ? '' : shell.section);
+  // The switch keeps the section (not the object: an id of one environment means nothing in the other).
+  const section = nav.some((g) => g.items.some((i) => i.path === shell.section)) ? shell.section : '';
+  const switchTo = (env: Environment) => envPath(env, env === 'production' && section === '/tools' ? '' : section);
   const links = nav.map((group) => {
     const items = group.items.filter((i) => !i.show || i.show(page));
     if (items.length === 0) return '';
