@@ -179,32 +179,6 @@ test('a disabled user\'s sessions end at once; an unknown environment or key is 
   assert.equal((await jar.request('GET', '/console/sandbox')).status, 303);
 });
 
-test('the demo merchant made at a first start has a console owner whose printed credentials sign in', async () => {
-  const printed: string[] = [];
-  const original = console.log;
-  console.log = (line: string) => printed.push(line);
-  let demoService: RunningService | undefined;
-  try {
-    demoService = await startTestService({ config: { hostedScreenKey: testHostedScreenKey }, announce: true });
-  } finally {
-    console.log = original;
-  }
-  try {
-    const demo = demoService.demo!;
-    assert.equal(demo.console_email, 'owner@demo-merchant.test');
-    assert.ok(printed.some((l) => l.includes(demo.console_email!) && l.includes(demo.console_password!) && l.includes('/console')), 'printed with the API key');
-    const jar = consoleClient(demoService);
-    const signIn = await jar.request('POST', '/console/sign-in', { csrf_token: await jar.csrfOf('/console/sign-in'), email: demo.console_email!, password: demo.console_password! });
-    assert.equal(signIn.status, 303);
-    const page = await jar.request('GET', '/console/sandbox/keys');
-    assert.equal(page.status, 200);
-    assert.match(page.body, new RegExp(demo.client_id));
-    assert.match(page.body, /Demo merchant/);
-  } finally {
-    await demoService.close();
-  }
-});
-
 test('two-step sign-in: set up with a first code, then sign-in asks for a code; a wrong or reused code is refused; turned off with a code', async () => {
   const email = 'totp@example.com';
   const { jar } = await signedInConsole(service, merchantId, email, 'developer');
