@@ -86,6 +86,14 @@ test('CSRF: a change without the field, with another session\'s field, or with t
   const ok = await jar.request('POST', '/console/sandbox/keys', { ...form, csrf_token: await jar.csrfOf('/console/sandbox/keys') });
   assert.equal(ok.status, 201);
   assert.equal(await count(), before + 1);
+  // A JSON body is no form: even carrying the right token it is refused.
+  const json = await fetch(`${service.publicUrl}/console/sandbox/keys`, {
+    method: 'POST', redirect: 'manual',
+    headers: { 'content-type': 'application/json', cookie: [...jar.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+    body: JSON.stringify({ ...form, csrf_token: [await jar.csrfOf('/console/sandbox/keys')], scopes: ['balances:read'] }),
+  });
+  assert.equal(json.status, 403);
+  assert.equal(await count(), before + 1);
   // The sign-in form has its own double submit.
   const fresh = consoleClient(service);
   assert.equal((await fresh.request('POST', '/console/sign-in', { email: 'csrf@example.com', password: consolePassword })).status, 403);

@@ -100,9 +100,11 @@ export function parseForm(text: string): FormFields {
 export const one = (form: FormFields, name: string): string => form[name]?.[0] ?? '';
 export const all = (form: FormFields, name: string): readonly string[] => form[name] ?? [];
 
+/** The fields of a form post; any other body (JSON, say) is no form and has no fields, so no CSRF field either. */
 export function formOf(req: FastifyRequest): FormFields {
+  const type = (req.headers['content-type'] ?? '').toLowerCase();
   const body = req.body;
-  return body && typeof body === 'object' ? (body as FormFields) : {};
+  return type.startsWith('application/x-www-form-urlencoded') && body && typeof body === 'object' ? (body as FormFields) : {};
 }
 
 // Sessions --------------------------------------------------------------------------------------
