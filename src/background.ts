@@ -9,6 +9,7 @@ import { exchangeTickers, exchangeTimedProcesses } from './modules/exchange/work
 import { earnTickers, earnTimedProcesses } from './modules/earn/workers.js';
 import { cardJobHandlers, cardTickers, cardTimedProcesses } from './modules/cards/workers.js';
 import { cardReconcileTickers, cardReconcileTimedProcesses } from './modules/cards/reconcile.js';
+import { consoleTickers } from './modules/console/workers.js';
 
 /**
  * Every background job, assembled in one place (a composition root, like src/routes.ts): src/jobs
@@ -35,6 +36,7 @@ export const tickers: Ticker[] = [
   ...upstreamTickers,
   ...cardTickers,
   ...cardReconcileTickers,
+  ...consoleTickers,
 ];
 
 /**

@@ -5,6 +5,7 @@ import { admin, createKey, createMerchant, startTestService } from './support/se
 import { testHostedScreenKey } from './support/hosted.js';
 import { consoleClient, consolePassword, inviteConsoleUser, signedInConsole } from './support/console.js';
 import { stepAt, totpCode } from '../src/modules/console/totp.js';
+import { consoleCleanupTicker } from '../src/modules/console/workers.js';
 
 /**
  * The merchant console over HTTP: invites, sign-in, CSRF, session timeouts, the sign-in throttle,
@@ -247,3 +248,19 @@ function fromBase32(text: string): Buffer {
   }
   return Buffer.from(out);
 }
+
+test('housekeeping deletes sessions past a timeout and sign-in failures out of the window, and keeps the rest', async () => {
+  const { userId } = await signedInConsole(service, merchantId, 'cleanup@example.com', 'viewer');
+  const { userId: liveUser } = await signedInConsole(service, merchantId, 'cleanup-live@example.com', 'viewer');
+  await service.ctx.db.updateTable('console_sessions').set({ last_seen_at: new Date(Date.now() - (service.ctx.config.consoleSessionIdleSeconds + 1) * 1000) })
+    .where('user_id', '=', userId).execute();
+  await service.ctx.db.insertInto('console_login_failures').values([
+    { email: 'old@example.com', client_ip: '192.0.2.1', failed_at: new Date(Date.now() - 16 * 60_000) },
+    { email: 'new@example.com', client_ip: '192.0.2.1', failed_at: new Date() },
+  ]).execute();
+  await consoleCleanupTicker.run(service.ctx);
+  const sessions = await service.ctx.db.selectFrom('console_sessions').select('user_id').where('user_id', 'in', [userId, liveUser]).execute();
+  assert.deepEqual(sessions.map((s) => s.user_id), [liveUser]);
+  const failures = await service.ctx.db.selectFrom('console_login_failures').select('email').where('client_ip', '=', '192.0.2.1').execute();
+  assert.deepEqual(failures.map((f) => f.email), ['new@example.com']);
+});

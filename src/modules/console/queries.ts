@@ -184,3 +184,13 @@ export async function objectEntries(db: Db, merchantId: string, environment: Env
     .where('e.merchant_id', '=', merchantId).where('e.environment', '=', environment).where('e.reference_id', '=', referenceId)
     .orderBy('e.seq').orderBy('p.id').limit(500).execute();
 }
+
+/** Sessions past the idle or the absolute timeout, and sign-in failures out of the window. */
+export async function deleteStaleRows(db: Db, now: Date, limits: { idleSeconds: number; maxSeconds: number; failureWindowSeconds: number }) {
+  const before = (seconds: number) => new Date(now.getTime() - seconds * 1000);
+  const sessions = await db.deleteFrom('console_sessions')
+    .where((eb) => eb.or([eb('last_seen_at', '<=', before(limits.idleSeconds)), eb('created_at', '<=', before(limits.maxSeconds))]))
+    .executeTakeFirst();
+  const failures = await db.deleteFrom('console_login_failures').where('failed_at', '<=', before(limits.failureWindowSeconds)).executeTakeFirst();
+  return { sessions: Number(sessions.numDeletedRows), failures: Number(failures.numDeletedRows) };
+}
