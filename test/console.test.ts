@@ -180,6 +180,10 @@ test('a viewer reads every page but every change is refused on the server (403),
 test('a disabled user\'s sessions end at once; an unknown environment or key is a 404 page', async () => {
   const { jar, userId } = await signedInConsole(service, merchantId, 'disabled@example.com', 'owner');
   assert.equal((await jar.request('GET', '/console/staging/keys')).status, 404);
+  const keysBefore = (await service.ctx.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchantId).execute()).length;
+  const staging = await jar.request('POST', '/console/staging/keys', { csrf_token: await jar.csrfOf('/console/sandbox/keys'), scopes: 'balances:read' });
+  assert.equal(staging.status, 404, 'a change in an unknown environment is not made in the sandbox');
+  assert.equal((await service.ctx.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchantId).execute()).length, keysBefore);
   assert.equal((await jar.request('GET', '/console/sandbox/keys/key_nope')).status, 404);
   const other = await createMerchant(service, 'Someone else');
   const foreign = await createKey(service, other);

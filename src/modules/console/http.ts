@@ -157,10 +157,13 @@ export function withSession(ctx: ServiceContext, handler: PageHandler) {
 export type Refusal = 'csrf' | 'role';
 export function withChange(ctx: ServiceContext, permission: Permission | 'session', handler: PageHandler, refused: (page: PageRequest, reply: FastifyReply, why: Refusal) => unknown) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
-    const environment = environmentParam(req) ?? 'sandbox';
+    // Routes without an environment in the path (sign-out) act on none; a path naming another one is not found.
+    const named = (req.params as { env?: string }).env;
+    const environment = environmentParam(req);
+    if (named !== undefined && !environment) throw new ApiError('not_found');
     const s = await sessionOf(ctx, req, reply);
     if (!s) return reply;
-    const page = { ...s, environment, csrf: sessionCsrf(ctx, req) };
+    const page = { ...s, environment: environment ?? 'sandbox', csrf: sessionCsrf(ctx, req) };
     const session = cookieFrom(req.headers.cookie, sessionCookieName);
     if (!verifyCsrf(key(ctx), csrfPurpose.session, session, one(formOf(req), csrfField))) return refused(page, reply, 'csrf');
     if (permission !== 'session' && !can(s.session.role, permission)) return refused(page, reply, 'role');
