@@ -11,6 +11,7 @@ import { cardJobHandlers, cardTickers, cardTimedProcesses } from './modules/card
 import { cardReconcileTickers, cardReconcileTimedProcesses } from './modules/cards/reconcile.js';
 import { cardMoneyJobHandlers, cardMoneyTickers } from './modules/cards/money-workers.js';
 import { cardLifecycleJobHandlers, cardLifecycleTickers, cardLifecycleTimedProcesses } from './modules/cards/lifecycle-workers.js';
+import { consoleTickers } from './modules/console/workers.js';
 
 /**
  * Every background job, assembled in one place (a composition root, like src/routes.ts): src/jobs
@@ -41,6 +42,7 @@ export const tickers: Ticker[] = [
   ...cardReconcileTickers,
   ...cardMoneyTickers,
   ...cardLifecycleTickers,
+  ...consoleTickers,
 ];
 
 /**

@@ -4,7 +4,8 @@ import { sql } from 'kysely';
 import type { ServiceContext } from './service-context.js';
 import { createKey } from './modules/merchants/service.js';
 import { scopeCatalogue } from './platform/scopes.js';
-import { newId } from './platform/ids.js';
+import { newId, randomToken } from './platform/ids.js';
+import { createActiveUser } from './modules/console/service.js';
 
 export interface DemoCredentials {
   merchant_id: string;
@@ -12,13 +13,19 @@ export interface DemoCredentials {
   client_id: string;
   api_key: string;
   signing_key: string;
+  /** The merchant console's owner user (docs/console.md): sign in at /console. Made when the start announces itself, or asked to. */
+  console_email?: string;
+  console_password?: string;
 }
 
+export const demoConsoleEmail = 'owner@demo-merchant.test';
+
 /**
- * With an empty database, creates a demo merchant with one sandbox key holding every scope. The
+ * With an empty database, creates a demo merchant with one sandbox key holding every scope and
+ * an owner user of the merchant console. The
  * advisory lock makes two processes starting together on one PostgreSQL create it once.
  */
-export async function ensureDemoMerchant(ctx: ServiceContext, print: (line: string) => void): Promise<DemoCredentials | undefined> {
+export async function ensureDemoMerchant(ctx: ServiceContext, print: (line: string) => void, options: { consoleUser: boolean }): Promise<DemoCredentials | undefined> {
   const demo = await ctx.db.transaction().execute(async (trx) => {
     await sql`SELECT pg_advisory_xact_lock(hashtextextended('bootstrap:demo-merchant', 0))`.execute(trx);
     const any = await trx.selectFrom('merchants').select('id').limit(1).executeTakeFirst();
@@ -36,7 +43,14 @@ export async function ensureDemoMerchant(ctx: ServiceContext, print: (line: stri
       ipAllowlist: '',
       expiresAt: null,
     });
-    return { merchant_id: merchant.id, environment: 'sandbox' as const, client_id: key.client_id, api_key: key.api_key, signing_key: key.signing_key };
+    // The password hash costs about a third of a second of CPU (scrypt, password.ts): made only
+    // when asked (a real start), not in every test service.
+    const consolePassword = options.consoleUser ? randomToken(18) : undefined;
+    if (consolePassword) await createActiveUser(trx, merchant.id, demoConsoleEmail, 'owner', consolePassword, ctx.clock.real());
+    return {
+      merchant_id: merchant.id, environment: 'sandbox' as const, client_id: key.client_id, api_key: key.api_key, signing_key: key.signing_key,
+      ...(consolePassword ? { console_email: demoConsoleEmail, console_password: consolePassword } : {}),
+    };
   });
   if (!demo) return undefined;
   mkdirSync(ctx.config.dataDir, { recursive: true });
@@ -46,5 +60,6 @@ export async function ensureDemoMerchant(ctx: ServiceContext, print: (line: stri
   print(`  client_id:   ${demo.client_id}`);
   print(`  api_key:     ${demo.api_key}`);
   print(`  signing_key: ${demo.signing_key}`);
+  if (demo.console_email) print(`Merchant console (/console on the public listener): sign in as ${demo.console_email} with the password ${demo.console_password}`);
   return demo;
 }

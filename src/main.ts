@@ -13,7 +13,7 @@ try {
   console.error(`${err.message}\nThe service did not start. See the configuration table in README.md.`);
   process.exit(exitConfigError);
 }
-console.log(`Merchant Wallet API on ${service.publicUrl} (operator API on ${service.adminUrl})`);
+console.log(`Merchant Wallet API on ${service.publicUrl} (operator API on ${service.adminUrl}); merchant console: ${service.publicUrl}/console`);
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -33,6 +33,7 @@ import { exchangeRoutes } from './modules/exchange/routes.js';
 import { earnRoutes } from './modules/earn/routes.js';
 import { cardMoneyRoutes } from './modules/cards/money-routes.js';
 import { cardLifecycleRoutes } from './modules/cards/lifecycle-routes.js';
+import { consoleRoutes } from './modules/console/routes.js';
 
 /** Every public route module, registered in one place. */
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -43,6 +44,7 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
     qrpayRoutes, sandboxRoutes(timedProcesses), merchantDepositAddressRoutes, webhookRoutes, hostedScreenRoutes(hostedScreens), kycRoutes, remittanceRoutes, remittanceOrderRoutes, exchangeRoutes, earnRoutes, cardRoutes,
     cardMoneyRoutes,
     cardLifecycleRoutes,
+    consoleRoutes(timedProcesses),
   ]);
   await app.after(); // loaded now, so callers see every route when this resolves
 }

@@ -44,6 +44,8 @@ export interface StartOptions {
   log?: FastifyBaseLogger;
   /** Print the first-start banner (credentials, admin token). */
   announce?: boolean;
+  /** Give the demo merchant a console owner user (default: when `announce`; its scrypt hash costs CPU every test would pay). */
+  demoConsoleUser?: boolean;
   /** `memory://` only: open the embedded database from this image (tests start from one migrated image). */
   embeddedImage?: Blob;
 }
@@ -115,7 +117,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     mapDomainError,
   };
   const adminToken = resolveAdminToken(config, print);
-  const demo = await ensureDemoMerchant(ctx, print);
+  const demo = await ensureDemoMerchant(ctx, print, { consoleUser: options.demoConsoleUser ?? options.announce ?? false });
 
   const publicApp = buildPublicApp(ctx);
   await registerPublicRoutes(publicApp, ctx);

@@ -21,6 +21,7 @@ import * as m019 from './migrations/019_card_controls.js';
 import * as m020 from './migrations/020_card_reconcile.js';
 import * as m021 from './migrations/021_card_money.js';
 import * as m022 from './migrations/022_card_lifecycle.js';
+import * as m023 from './migrations/023_console.js';
 import * as m025 from './migrations/025_high_value_transfers.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
@@ -47,6 +48,7 @@ const migrations: Record<string, Migration> = {
   '020_card_reconcile': m020,
   '021_card_money': m021,
   '022_card_lifecycle': m022,
+  '023_console': m023,
   '025_high_value_transfers': m025,
 };
 

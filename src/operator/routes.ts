@@ -15,6 +15,7 @@ import { exchangeOperatorRoutes } from '../modules/exchange/operator-routes.js';
 import { earnOperatorRoutes } from '../modules/earn/operator-routes.js';
 import { cardOperatorRoutes } from '../modules/cards/operator-routes.js';
 import { cardMoneyOperatorRoutes } from '../modules/cards/money-operator-routes.js';
+import { consoleOperatorRoutes } from '../modules/console/operator-routes.js';
 
 /** Every operator route module (each area's operator-routes.ts), registered on the operator listener. */
 export const operatorRouteModules: readonly RouteModule[] = [
@@ -34,4 +35,5 @@ export const operatorRouteModules: readonly RouteModule[] = [
   earnOperatorRoutes,
   cardOperatorRoutes,
   cardMoneyOperatorRoutes,
+  consoleOperatorRoutes,
 ];

@@ -70,6 +70,10 @@ export interface Config {
    * (src/server.ts), which suits one process on one disk only.
    */
   hostedScreenKey: Buffer | undefined;
+  /** Console: a session unused this long ends (`CONSOLE_SESSION_IDLE_SECONDS`, default 1800: 30 minutes). */
+  consoleSessionIdleSeconds: number;
+  /** Console: a session ends this long after sign-in whatever its use (`CONSOLE_SESSION_MAX_SECONDS`, default 43200: 12 hours). */
+  consoleSessionMaxSeconds: number;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -249,6 +253,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     upstreamNotFoundGraceMs: r.int('UPSTREAM_NOT_FOUND_GRACE_MS', 60_000, 0, day, ' (ms)'),
     depositAddressRetryAfterSeconds: r.int('DEPOSIT_ADDRESS_RETRY_AFTER_SECONDS', 60, 1, day / second, ' (seconds)'),
     hostedScreenKey: hostedScreenKeyFrom(r),
+    consoleSessionIdleSeconds: r.int('CONSOLE_SESSION_IDLE_SECONDS', 1_800, 1, day / second, ' (seconds)'),
+    consoleSessionMaxSeconds: r.int('CONSOLE_SESSION_MAX_SECONDS', 43_200, 1, 7 * day / second, ' (seconds)'),
   };
   if (config.upstreamReconcileMaxDelayMs < config.upstreamReconcileDelayMs) {
     r.refuse('UPSTREAM_RECONCILE_MAX_DELAY_MS', `at least UPSTREAM_RECONCILE_DELAY_MS (${config.upstreamReconcileDelayMs})`);

@@ -28,34 +28,79 @@ export function unmapIPv4(ip: string): string {
   return m ? m[1]! : ip;
 }
 
-export function compileEntry(raw: string): Matcher {
+/**
+ * What one allow-list line is, read once: both the matcher (`compileEntry`) and the console's
+ * preview of a line (`describeEntry`) are built from this, so the preview can never disagree
+ * with what the pipeline lets through.
+ */
+export type AllowlistEntry =
+  | { kind: 'ipv4'; address: string }
+  | { kind: 'ipv6'; address: string }
+  | { kind: 'ipv4-prefix'; octets: number[]; notation: 'wildcard' | 'cidr' }
+  | { kind: 'nothing'; reason: 'empty' | 'notation' | 'cidr-prefix' };
+
+export function parseEntry(raw: string): AllowlistEntry {
   const entry = raw.trim();
-  if (entry === '') return never;
-  if (isIPv4(entry)) return (ip) => ip === entry;
+  if (entry === '') return { kind: 'nothing', reason: 'empty' };
+  if (isIPv4(entry)) return { kind: 'ipv4', address: entry };
   if (isIPv6(entry)) {
-    const want = normaliseIPv6(entry);
-    return (ip) => normaliseIPv6(ip) === want;
+    const address = normaliseIPv6(entry);
+    return address === null ? { kind: 'nothing', reason: 'notation' } : { kind: 'ipv6', address };
   }
   const wildcard = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.\*$/.exec(entry);
   if (wildcard) {
     const prefix = `${wildcard[1]}.${wildcard[2]}.${wildcard[3]}.0`;
-    if (!isIPv4(prefix)) return never;
-    const head = prefix.split('.').slice(0, 3).map(Number);
-    return (ip) => {
-      const o = ipv4Octets(ip);
-      return o !== null && o[0] === head[0] && o[1] === head[1] && o[2] === head[2];
-    };
+    if (!isIPv4(prefix)) return { kind: 'nothing', reason: 'notation' };
+    return { kind: 'ipv4-prefix', octets: prefix.split('.').slice(0, 3).map(Number), notation: 'wildcard' };
   }
   const cidr = /^(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})\/(\d{1,2})$/.exec(entry);
-  if (cidr && isIPv4(cidr[1]!) && ['8', '16', '24'].includes(cidr[2]!)) {
-    const octets = Number(cidr[2]) / 8;
-    const base = cidr[1]!.split('.').map(Number).slice(0, octets);
-    return (ip) => {
-      const o = ipv4Octets(ip);
-      return o !== null && base.every((b, i) => o[i] === b);
-    };
+  if (cidr && isIPv4(cidr[1]!)) {
+    if (!['8', '16', '24'].includes(cidr[2]!)) return { kind: 'nothing', reason: 'cidr-prefix' };
+    return { kind: 'ipv4-prefix', octets: cidr[1]!.split('.').map(Number).slice(0, Number(cidr[2]) / 8), notation: 'cidr' };
   }
-  return never;
+  return { kind: 'nothing', reason: 'notation' };
+}
+
+export function compileEntry(raw: string): Matcher {
+  const entry = parseEntry(raw);
+  switch (entry.kind) {
+    case 'ipv4':
+      return (ip) => ip === entry.address;
+    case 'ipv6':
+      return (ip) => normaliseIPv6(ip) === entry.address;
+    case 'ipv4-prefix':
+      return (ip) => {
+        const o = ipv4Octets(ip);
+        return o !== null && entry.octets.every((b, i) => o[i] === b);
+      };
+    case 'nothing':
+      return never;
+  }
+}
+
+/** In words, what one line lets through (the console's preview of an allow-list). */
+export function describeEntry(raw: string): { matches: boolean; text: string } {
+  const entry = parseEntry(raw);
+  switch (entry.kind) {
+    case 'ipv4':
+      return { matches: true, text: `exactly ${entry.address}` };
+    case 'ipv6':
+      return { matches: true, text: `exactly the IPv6 address ${entry.address.replace(/^\[|\]$/g, '')}` };
+    case 'ipv4-prefix': {
+      const free = 4 - entry.octets.length;
+      const low = [...entry.octets, ...Array(free).fill(0)].join('.');
+      const high = [...entry.octets, ...Array(free).fill(255)].join('.');
+      return { matches: true, text: `${low} to ${high} (${(256 ** free).toLocaleString('en')} addresses)` };
+    }
+    case 'nothing':
+      return {
+        matches: false,
+        text: entry.reason === 'cidr-prefix'
+          ? 'nothing: only /8, /16 and /24 prefixes are accepted'
+          : entry.reason === 'empty' ? 'nothing (empty line)'
+            : 'nothing: not an IP address, a.b.c.* or a.b.c.d/8, /16, /24',
+      };
+  }
 }
 
 export function parseAllowlist(text: string): string[] {

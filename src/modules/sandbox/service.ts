@@ -38,3 +38,6 @@ export async function resetSandbox(trx: Transaction<Database>, merchantId: strin
     note: resetNote,
   };
 }
+
+/** The sandbox clock, for the other areas that drive it (the merchant console's sandbox tools). */
+export { advanceClock, advanceSecondsMax, readClock } from './clock.js';

@@ -1,0 +1,183 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Selectable } from 'kysely';
+import type { AppInstance } from '../../platform/http-app.js';
+import type { ServiceContext } from '../../service-context.js';
+import type { ApiKeysTable } from '../../platform/tables.js';
+import { describeEntry, isAllowed } from '../../platform/ip-allowlist.js';
+import { restrictedScopes, scopeCatalogue } from '../../platform/scopes.js';
+import { ApiError } from '../../platform/errors.js';
+import { html, type HtmlPart } from '../hosted-screens/html.js';
+import { createKey, getKey, rotateKey, updateKey, type KeyWithSecrets } from '../merchants/service.js';
+import { splitScopes } from '../merchants/rules.js';
+import { all, attempt, one, formOf, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { audit } from './service.js';
+import { listKeys } from './queries.js';
+import { allowlistLines, can } from './rules.js';
+import { refusedPage } from './auth-pages.js';
+import { badge, checkboxes, consolePage, csrfInput, envPath, postButton, selectInput, table, when } from './views.js';
+
+/**
+ * API keys: the list, creation (secrets shown once), the key's page (allow-list edited one entry
+ * per line with a preview of each line, rotation with an overlap, disabling). Every write is the
+ * merchants area's own function (createKey, updateKey, rotateKey) with the same rules the
+ * operator API applies; restricted scopes asked for in production wait for the operator.
+ */
+
+type KeyRow = Selectable<ApiKeysTable>;
+const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
+const keyId = (req: FastifyRequest) => (req.params as { id: string }).id;
+
+const overlaps = [
+  { value: '0', label: 'None: the old key stops now' }, { value: '3600', label: '1 hour' },
+  { value: '86400', label: '24 hours' }, { value: '604800', label: '7 days' },
+];
+
+function keyStatus(k: KeyRow, now: Date) {
+  if (k.disabled) return badge('disabled', 'bad');
+  if (k.expires_at && new Date(k.expires_at) <= now) return badge('expired', 'bad');
+  if (k.expires_at) return badge(`expires ${when(k.expires_at)}`, 'warn');
+  return badge('active', 'ok');
+}
+
+function scopeList(k: Pick<KeyRow, 'scopes' | 'pending_scopes'>): HtmlPart {
+  return html`${k.scopes.map((s) => html`<code>${s}</code> `)}${k.pending_scopes.map((s) => html` ${badge(`${s}: waiting for approval`, 'warn')}`)}`;
+}
+
+/** The key, if it is this merchant's in this environment (else "not found", whatever it is). */
+async function ownedKey(db: Parameters<typeof getKey>[0], page: PageRequest, id: string): Promise<KeyRow> {
+  const key = await getKey(db, id).catch(() => undefined);
+  if (!key || key.merchant_id !== page.session.merchantId || key.environment !== page.environment) throw new ApiError('not_found', 'No such API key.');
+  return key;
+}
+
+function secretsPanel(k: KeyWithSecrets, heading: string): HtmlPart {
+  return html`<div class="secret" role="status"><h2>${heading}</h2><p><strong>Copy these now: they are shown only once.</strong> The service keeps only a hash of the API key.</p>
+<p>Client id</p><code class="value">${k.client_id}</code><p>API key</p><code class="value" id="new-api-key">${k.api_key}</code><p>Signing key</p><code class="value" id="new-signing-key">${k.signing_key}</code></div>`;
+}
+
+function createForm(page: PageRequest, values: { scopes: readonly string[]; allowlist: string; expires: string }): HtmlPart {
+  const options = scopeCatalogue.map((s) => ({ value: s, label: restrictedScopes.has(s) && page.environment === 'production' ? `${s} (needs approval)` : s }));
+  return html`<form method="post" action="${envPath(page.environment, '/keys')}" class="card" novalidate><h2>Create a key</h2>${csrfInput(page)}${
+    checkboxes('scopes', 'Scopes', options, values.scopes, page.environment === 'production' ? 'Restricted scopes wait for the operator\'s approval; the key works meanwhile with the others.' : undefined)}
+<div class="field"><label for="f-ip_allowlist">IP allow-list${page.environment === 'sandbox' ? ' (optional in the sandbox)' : ''}</label><p class="hint" id="f-ip_allowlist-hint">One entry per line: an address (203.0.113.7), a.b.c.* or a.b.c.d/8, /16, /24.${
+    page.environment === 'production' ? ' Required for a production key.' : ''}</p><textarea id="f-ip_allowlist" name="ip_allowlist" aria-describedby="f-ip_allowlist-hint" rows="4">${values.allowlist}</textarea></div>
+<div class="field"><label for="f-expires">Expires (optional, UTC)</label><input id="f-expires" name="expires" type="datetime-local" value="${values.expires}"></div>
+<div class="actions"><button type="submit">Create key</button></div></form>`;
+}
+
+async function listPage(ctx: ServiceContext, reply: FastifyReply, page: PageRequest, extra: { top?: HtmlPart; problem?: string; notice?: string; form?: Parameters<typeof createForm>[1] } = {}, status = 200) {
+  const keys = await listKeys(ctx.db, page.session.merchantId, page.environment);
+  const canWrite = can(page.session.role, 'keys.write');
+  return sendHtml(reply, status, consolePage(page, {
+    title: 'API keys', section: '/keys', problem: extra.problem, notice: extra.notice,
+    body: html`${extra.top ?? ''}${table('Keys of this environment', [
+      { label: 'Client id', cell: (k: KeyRow) => html`<a href="${envPath(page.environment, `/keys/${k.id}`)}"><code>${k.client_id}</code></a>` },
+      { label: 'Status', cell: (k) => keyStatus(k, page.now) },
+      { label: 'Scopes', cell: (k) => scopeList(k) },
+      { label: 'Allow-list', cell: (k) => (k.ip_allowlist.trim() ? `${allowlistLines(k.ip_allowlist).length} entries` : 'any address') },
+      { label: 'Created', cell: (k) => when(k.created_at) },
+    ], keys, 'No keys in this environment yet.')}${canWrite ? createForm(page, extra.form ?? { scopes: [], allowlist: '', expires: '' }) : ''}`,
+  }));
+}
+
+/** The preview of an allow-list: each line, what it matches, and whether this browser's address would pass. */
+function allowlistPreview(text: string, clientIp: string): HtmlPart {
+  const lines = allowlistLines(text);
+  return html`${table('Preview: what each line matches', [
+    { label: 'Line', cell: (l: { n: number; entry: string }) => String(l.n) },
+    { label: 'Entry', cell: (l) => html`<code>${l.entry}</code>` },
+    { label: 'Matches', cell: (l) => { const d = describeEntry(l.entry); return d.matches ? d.text : badge(d.text, 'bad'); } },
+  ], lines.map((entry, i) => ({ n: i + 1, entry })), 'The list is empty: any address may use a sandbox key; a production key needs at least one entry.')}
+<p>Your address as this service sees it, <code>${clientIp}</code>, ${isAllowed(text, clientIp) ? 'would be allowed' : 'would not be allowed'}.</p>`;
+}
+
+async function keyPage(ctx: ServiceContext, reply: FastifyReply, req: FastifyRequest, page: PageRequest, extra: { draft?: string; preview?: boolean; problem?: string; notice?: string; top?: HtmlPart } = {}, status = 200) {
+  const k = await ownedKey(ctx.db, page, keyId(req));
+  const canWrite = can(page.session.role, 'keys.write');
+  const path = envPath(page.environment, `/keys/${k.id}`);
+  const draft = extra.draft ?? k.ip_allowlist;
+  const stopped = k.disabled || (k.expires_at !== null && new Date(k.expires_at) <= page.now);
+  const editor = html`<form method="post" action="${path}/allowlist" class="card" novalidate><h2>IP allow-list</h2>${csrfInput(page)}
+<div class="field"><label for="f-ip_allowlist">Entries, one per line</label><p class="hint" id="f-ip_allowlist-hint">An address (203.0.113.7 or an IPv6 address), a.b.c.* or a.b.c.d/8, /16, /24. Any other notation matches nothing. Production keys only are checked against it.</p>
+<textarea id="f-ip_allowlist" name="ip_allowlist" rows="6" aria-describedby="f-ip_allowlist-hint"${canWrite ? '' : html` readonly`}>${draft}</textarea></div>
+${canWrite ? html`<div class="actions"><button type="submit" name="intent" value="preview" class="secondary">Preview</button><button type="submit" name="intent" value="save">Save allow-list</button></div>` : ''}</form>
+${extra.preview ? allowlistPreview(draft, req.ip) : ''}`;
+  const actions = canWrite && !stopped ? html`<div class="card"><h2>Rotate or disable</h2>
+<form method="post" action="${path}/rotate">${csrfInput(page)}${selectInput('overlap_seconds', 'The old key keeps working for', overlaps, '86400')}<div class="actions"><button type="submit">Rotate key</button></div></form>
+<div class="actions">${postButton(page, `${path}/disable`, 'Disable key', { danger: true })}</div></div>` : '';
+  return sendHtml(reply, status, consolePage(page, {
+    title: `API key ${k.client_id}`, section: '/keys', problem: extra.problem, notice: extra.notice,
+    body: html`${extra.top ?? ''}<div class="card"><dl class="summary"><dt>Client id</dt><dd><code>${k.client_id}</code></dd><dt>Key id</dt><dd><code>${k.id}</code></dd><dt>Status</dt><dd>${keyStatus(k, page.now)}</dd><dt>Scopes</dt><dd>${scopeList(k)}</dd>${
+      k.rotated_from ? html`<dt>Rotated from</dt><dd><a href="${envPath(page.environment, `/keys/${k.rotated_from}`)}"><code>${k.rotated_from}</code></a></dd>` : ''}<dt>Created</dt><dd>${when(k.created_at)}</dd></dl></div>${editor}${actions}
+<p><a href="${envPath(page.environment, '/keys')}">All keys</a></p>`,
+  }));
+}
+
+function expiryFrom(value: string): Date | null | 'bad' {
+  if (value.trim() === '') return null;
+  const d = new Date(`${value}${value.length === 16 ? ':00' : ''}Z`);
+  return Number.isNaN(d.getTime()) ? 'bad' : d;
+}
+
+export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
+  app.get('/console/:env/keys', route, withSession(ctx, (_req, reply, page) => listPage(ctx, reply, page)));
+
+  app.post('/console/:env/keys', route, withChange(ctx, 'keys.write', async (req, reply, page) => {
+    const form = formOf(req);
+    const values = { scopes: all(form, 'scopes'), allowlist: allowlistLines(one(form, 'ip_allowlist')).join('\n'), expires: one(form, 'expires') };
+    const expiresAt = expiryFrom(values.expires);
+    if (expiresAt === 'bad') return listPage(ctx, reply, page, { problem: 'The expiry is not a date and time.', form: values }, 400);
+    if (values.scopes.length === 0) return listPage(ctx, reply, page, { problem: 'Choose at least one scope.', form: values }, 400);
+    const r = await attempt(ctx, async (trx) => {
+      const { scopes, pending } = splitScopes(page.environment, values.scopes);
+      const key = await createKey(trx, { merchantId: page.session.merchantId, environment: page.environment, scopes, pendingScopes: pending, ipAllowlist: values.allowlist, expiresAt });
+      await audit(trx, page.session, page.environment, 'api_key.create', key.id, `scopes ${key.scopes.join(' ')}${key.pending_scopes.length ? `; waiting ${key.pending_scopes.join(' ')}` : ''}`, page.now);
+      return key;
+    });
+    if (!r.ok) return listPage(ctx, reply, page, { problem: r.problem, form: values }, 400);
+    return listPage(ctx, reply, page, { top: secretsPanel(r.value, `Key ${r.value.client_id} created`) }, 201);
+  }, refusedPage));
+
+  app.get('/console/:env/keys/:id', route, withSession(ctx, (req, reply, page) => {
+    const notice = (req.query as { saved?: string }).saved === 'allowlist' ? 'The allow-list is saved.' : (req.query as { saved?: string }).saved === 'disabled' ? 'The key is disabled.' : undefined;
+    return keyPage(ctx, reply, req, page, { notice });
+  }));
+
+  app.post('/console/:env/keys/:id/allowlist', route, withChange(ctx, 'keys.write', async (req, reply, page) => {
+    const form = formOf(req);
+    // A textarea sends CRLF line ends; the list is kept one trimmed entry per line.
+    const draft = allowlistLines(one(form, 'ip_allowlist')).join('\n');
+    if (one(form, 'intent') !== 'save') return keyPage(ctx, reply, req, page, { draft, preview: true });
+    const r = await attempt(ctx, async (trx) => {
+      const key = await ownedKey(trx, page, keyId(req));
+      await updateKey(trx, key.id, { ip_allowlist: draft });
+      await audit(trx, page.session, page.environment, 'api_key.allowlist', key.id, allowlistLines(draft).join(', '), page.now);
+    });
+    if (!r.ok) return keyPage(ctx, reply, req, page, { draft, preview: true, problem: r.problem }, 400);
+    return redirect(reply, `${envPath(page.environment, `/keys/${keyId(req)}`)}?saved=allowlist`);
+  }, refusedPage));
+
+  app.post('/console/:env/keys/:id/rotate', route, withChange(ctx, 'keys.write', async (req, reply, page) => {
+    const overlap = Number(one(formOf(req), 'overlap_seconds'));
+    if (!overlaps.some((o) => Number(o.value) === overlap)) return keyPage(ctx, reply, req, page, { problem: 'Choose how long the old key keeps working.' }, 400);
+    const r = await attempt(ctx, async (trx) => {
+      const key = await ownedKey(trx, page, keyId(req));
+      const next = await rotateKey(trx, key.id, overlap);
+      await audit(trx, page.session, page.environment, 'api_key.rotate', key.id, `new key ${next.id}; overlap ${overlap} s`, page.now);
+      return next;
+    });
+    if (!r.ok) return keyPage(ctx, reply, req, page, { problem: r.problem }, 400);
+    (req.params as { id: string }).id = r.value.id;
+    return keyPage(ctx, reply, req, page, { top: secretsPanel(r.value, `New key ${r.value.client_id}`) }, 201);
+  }, refusedPage));
+
+  app.post('/console/:env/keys/:id/disable', route, withChange(ctx, 'keys.write', async (req, reply, page) => {
+    const r = await attempt(ctx, async (trx) => {
+      const key = await ownedKey(trx, page, keyId(req));
+      await updateKey(trx, key.id, { disabled: true });
+      await audit(trx, page.session, page.environment, 'api_key.disable', key.id, '', page.now);
+    });
+    if (!r.ok) return keyPage(ctx, reply, req, page, { problem: r.problem }, 400);
+    return redirect(reply, `${envPath(page.environment, `/keys/${keyId(req)}`)}?saved=disabled`);
+  }, refusedPage));
+}

@@ -1,0 +1,160 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppInstance } from '../../platform/http-app.js';
+import type { ServiceContext } from '../../service-context.js';
+import { html } from '../hosted-screens/html.js';
+import { memberBalances, merchantBalances } from '../balances/queries.js';
+import { confirmWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals } from '../withdrawals/service.js';
+import { getDeposit, listDeposits } from '../deposits/service.js';
+import { formatAmount, minorFromDb } from '../../ledger/index.js';
+import type { HtmlPart } from '../hosted-screens/html.js';
+import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { audit } from './service.js';
+import { listMembers, objectEntries, objectEvents } from './queries.js';
+import { can } from './rules.js';
+import { refusedPage } from './auth-pages.js';
+import { badge, consolePage, envPath, nextPageLink, postButton, selectInput, table, when } from './views.js';
+
+/**
+ * Money: the merchant's balances (custody and prepaid per asset), members with their balances and
+ * KYC level, withdrawals (confirm and fail through the withdrawals area's own functions, which
+ * post the ledger entry and the event in the same transaction as the audit line), deposits.
+ */
+
+const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
+const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
+const cursorOf = (req: FastifyRequest) => (req.query as { cursor?: string }).cursor;
+
+export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void {
+  app.get('/console/:env', route, withSession(ctx, async (_req, reply, page) => {
+    const balances = await merchantBalances(ctx.db, page.environment, page.session.merchantId);
+    return sendHtml(reply, 200, consolePage(page, {
+      title: 'Balances', section: '',
+      body: html`<p>The merchant's own balances in the ${page.environment}: custody (what the merchant holds for its members) and prepaid (what it has paid in for fees and payouts).</p>${
+        table('Merchant balances', [
+          { label: 'Asset', cell: (b: (typeof balances)[number]) => b.asset },
+          { label: 'Custody', cell: (b) => b.custody, num: true },
+          { label: 'Prepaid available', cell: (b) => b.prepaid_available, num: true },
+        ], balances, 'No money has moved in this environment yet.')}`,
+    }));
+  }));
+
+  app.get('/console/:env/members', route, withSession(ctx, async (req, reply, page) => {
+    const list = await listMembers(ctx.db, page.session.merchantId, page.environment, { limit: 25, cursor: cursorOf(req) });
+    const balances = new Map(await Promise.all(list.data.map(async (m) => [m.id, await memberBalances(ctx.db, page.environment, m.id)] as const)));
+    type M = (typeof list.data)[number];
+    return sendHtml(reply, 200, consolePage(page, {
+      title: 'Members', section: '/members',
+      body: html`${table('Members, newest first', [
+        { label: 'Member', cell: (m: M) => html`<code>${m.external_member_id}</code><br><span class="mono">${m.id}</span>` },
+        { label: 'Status', cell: (m) => badge(m.status, m.status === 'active' ? 'ok' : 'bad') },
+        { label: 'KYC level', cell: (m) => String(m.kyc_level), num: true },
+        { label: 'Balances', cell: (m) => { const b = balances.get(m.id) ?? []; return b.length === 0 ? 'none' : html`<ul>${b.map((x) => html`<li>${x.asset}: ${x.available} available${x.frozen !== '0' && !/^0(\.0+)?$/.test(x.frozen) ? `, ${x.frozen} frozen` : ''}${/^0(\.0+)?$/.test(x.withdrawing) ? '' : `, ${x.withdrawing} withdrawing`}</li>`)}</ul>`; } },
+        { label: 'Created', cell: (m) => when(m.created_at) },
+      ], list.data, 'No members in this environment yet.')}${nextPageLink(envPath(page.environment, '/members'), list.next_cursor)}`,
+    }));
+  }));
+
+  app.get('/console/:env/withdrawals', route, withSession(ctx, (req, reply, page) => withdrawalsPage(ctx, req, reply, page)));
+
+  for (const action of ['confirm', 'fail'] as const) {
+    app.post(`/console/:env/withdrawals/:id/${action}`, route, withChange(ctx, 'withdrawals.write', async (req, reply, page) => {
+      const id = (req.params as { id: string }).id;
+      const r = await attempt(ctx, async (trx) => {
+        const done = action === 'confirm' ? await confirmWithdrawal(trx, callerOf(page), id) : await failWithdrawal(trx, callerOf(page), id);
+        await audit(trx, page.session, page.environment, `withdrawal.${action}`, done.id, `status ${done.status}`, page.now);
+        return done;
+      });
+      if (!r.ok) return withdrawalsPage(ctx, req, reply, page, { problem: r.problem }, 400);
+      return redirect(reply, `${envPath(page.environment, '/withdrawals')}?done=${action === 'confirm' ? 'settled' : 'failed'}`);
+    }, refusedPage));
+  }
+
+  app.get('/console/:env/withdrawals/:id', route, withSession(ctx, async (req, reply, page) => {
+    const w = await getWithdrawal(ctx.db, callerOf(page), (req.params as { id: string }).id);
+    const base = envPath(page.environment, '/withdrawals');
+    const canWrite = can(page.session.role, 'withdrawals.write') && w.status === 'locked';
+    return sendHtml(reply, 200, consolePage(page, {
+      title: `Withdrawal ${w.id}`, section: '/withdrawals',
+      body: html`<div class="card"><dl class="summary"><dt>Status</dt><dd>${badge(w.status, w.status === 'settled' ? 'ok' : w.status === 'locked' ? 'warn' : 'bad')}</dd><dt>Member</dt><dd><code>${w.member_id}</code></dd><dt>Amount</dt><dd>${w.amount} ${w.asset} (fee ${w.fee})</dd><dt>To</dt><dd>${w.network} <code>${w.address}</code></dd><dt>Created</dt><dd>${when(w.created_at)}</dd></dl>${
+        canWrite ? html`<div class="actions">${postButton(page, `${base}/${w.id}/confirm`, 'Confirm payout')}${postButton(page, `${base}/${w.id}/fail`, 'Fail', { danger: true })}</div>` : ''}</div>${
+        await history(ctx, page, w.id)}<p><a href="${base}">All withdrawals</a></p>`,
+    }));
+  }));
+
+  app.get('/console/:env/deposits/:id', route, withSession(ctx, async (req, reply, page) => {
+    const d = await getDeposit(ctx.db, callerOf(page), (req.params as { id: string }).id);
+    return sendHtml(reply, 200, consolePage(page, {
+      title: `Deposit ${d.id}`, section: '/deposits',
+      body: html`<div class="card"><dl class="summary"><dt>Status</dt><dd>${badge(d.status, 'ok')}</dd><dt>Member</dt><dd><code>${d.member_id}</code></dd><dt>Amount</dt><dd>${d.amount} ${d.asset}</dd><dt>Network</dt><dd>${d.network}</dd><dt>Transaction</dt><dd><code>${d.tx_hash}</code></dd><dt>Created</dt><dd>${when(d.created_at)}</dd></dl></div>${
+        await history(ctx, page, d.id)}<p><a href="${envPath(page.environment, '/deposits')}">All deposits</a></p>`,
+    }));
+  }));
+
+  app.get('/console/:env/deposits', route, withSession(ctx, async (req, reply, page) => {
+    const list = await listDeposits(ctx.db, callerOf(page), { limit: 25, cursor: cursorOf(req) });
+    type D = (typeof list.data)[number];
+    return sendHtml(reply, 200, consolePage(page, {
+      title: 'Deposits', section: '/deposits',
+      body: html`${table('Deposits, newest first', [
+        { label: 'Deposit', cell: (d: D) => html`<a href="${envPath(page.environment, `/deposits/${d.id}`)}"><code>${d.id}</code></a>` },
+        { label: 'Member', cell: (d) => html`<code>${d.member_id}</code>` },
+        { label: 'Amount', cell: (d) => `${d.amount} ${d.asset}`, num: true },
+        { label: 'Network', cell: (d) => d.network },
+        { label: 'Transaction', cell: (d) => html`<code>${d.tx_hash}</code>` },
+        { label: 'Status', cell: (d) => badge(d.status, 'ok') },
+        { label: 'Created', cell: (d) => when(d.created_at) },
+      ], list.data, 'No deposits in this environment yet.')}${nextPageLink(envPath(page.environment, '/deposits'), list.next_cursor)}`,
+    }));
+  }));
+}
+
+async function withdrawalsPage(ctx: ServiceContext, req: FastifyRequest, reply: FastifyReply, page: PageRequest, extra: { problem?: string } = {}, status = 200) {
+  const q = req.query as { status?: string; cursor?: string; done?: string };
+  const filter = ['locked', 'settled', 'failed'].includes(q.status ?? '') ? q.status! : '';
+  const list = await listWithdrawals(ctx.db, callerOf(page), { limit: 25, cursor: q.cursor, status: filter || undefined });
+  const canWrite = can(page.session.role, 'withdrawals.write');
+  const base = envPath(page.environment, '/withdrawals');
+  type W = (typeof list.data)[number];
+  const notice = q.done === 'settled' ? 'The withdrawal is confirmed (settled).' : q.done === 'failed' ? 'The withdrawal is failed; the member\'s money is available again.' : undefined;
+  return sendHtml(reply, status, consolePage(page, {
+    title: 'Withdrawals', section: '/withdrawals', notice, problem: extra.problem,
+    body: html`<p>A withdrawal waits in <em>locked</em> until you confirm that you paid it out on chain, or fail it to give the member the money back.${canWrite ? '' : ' Only an owner can confirm or fail one.'}</p>
+<form method="get" action="${base}" class="filters">${selectInput('status', 'Status', [{ value: '', label: 'Any' }, { value: 'locked', label: 'locked' }, { value: 'settled', label: 'settled' }, { value: 'failed', label: 'failed' }], filter)}<button type="submit" class="secondary">Filter</button></form>
+${table('Withdrawals, newest first', [
+      { label: 'Withdrawal', cell: (w: W) => html`<a href="${base}/${w.id}"><code>${w.id}</code></a>` },
+      { label: 'Member', cell: (w) => html`<code>${w.member_id}</code>` },
+      { label: 'Amount', cell: (w) => `${w.amount} ${w.asset}`, num: true },
+      { label: 'Fee', cell: (w) => w.fee, num: true },
+      { label: 'To', cell: (w) => html`${w.network} <code>${w.address}</code>` },
+      { label: 'Status', cell: (w) => badge(w.status, w.status === 'settled' ? 'ok' : w.status === 'locked' ? 'warn' : 'bad') },
+      { label: 'Created', cell: (w) => when(w.created_at) },
+      ...(canWrite ? [{ label: 'Actions', cell: (w: W) => (w.status !== 'locked' ? '' : html`<div class="actions">${postButton(page, `${base}/${w.id}/confirm`, 'Confirm payout')}${postButton(page, `${base}/${w.id}/fail`, 'Fail', { danger: true })}</div>`) }] : []),
+    ], list.data, 'No withdrawals match.')}${nextPageLink(base, list.next_cursor, filter ? { status: filter } : {})}`,
+  }));
+}
+
+/** An order's state history (its events) and its ledger entries, each posting with its account. */
+async function history(ctx: ServiceContext, page: PageRequest, objectId: string): Promise<HtmlPart> {
+  const [events, postings] = await Promise.all([
+    objectEvents(ctx.db, page.session.merchantId, page.environment, objectId),
+    objectEntries(ctx.db, page.session.merchantId, page.environment, objectId),
+  ]);
+  type E = (typeof events)[number];
+  type P = (typeof postings)[number];
+  const account = (p: P) => html`${p.owner_type} · ${p.bucket}${p.owner_id ? html`<br><span class="mono">${p.owner_id}</span>` : ''}`;
+  const amount = (p: P, side: 'debit' | 'credit') => {
+    const minor = minorFromDb(p.amount);
+    return (side === 'debit') === minor > 0n ? `${formatAmount(minor < 0n ? -minor : minor, p.scale)} ${p.asset}` : '';
+  };
+  return html`<h2>State history</h2>${table('Events', [
+    { label: 'Time', cell: (e: E) => when(e.created_at) },
+    { label: 'Event', cell: (e) => html`<code>${e.type}</code>` },
+    { label: 'Status', cell: (e) => e.status },
+    { label: 'Version', cell: (e) => String(e.status_version), num: true },
+  ], events, 'No events.')}<h2>Ledger entries</h2>${table('Postings', [
+    { label: 'Entry', cell: (p: P) => html`<code>${p.kind}</code><br><span class="mono">${when(p.created_at)}</span>` },
+    { label: 'Account', cell: account },
+    { label: 'Debit', cell: (p) => amount(p, 'debit'), num: true },
+    { label: 'Credit', cell: (p) => amount(p, 'credit'), num: true },
+  ], postings, 'No ledger entries.')}`;
+}

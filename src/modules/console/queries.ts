@@ -1,0 +1,196 @@
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Database, Environment } from '../../db/schema.js';
+import { newId } from '../../platform/ids.js';
+import { keysetPage, type PageParams } from '../../platform/pagination.js';
+import type { ConsoleAuditTable, ConsoleRole, ConsoleUsersTable } from './tables.js';
+
+/** Reads and writes of the console's own tables. */
+
+type Db = Kysely<Database> | Transaction<Database>;
+export type ConsoleUserRow = Selectable<ConsoleUsersTable>;
+
+export async function findUserByEmail(db: Db, email: string): Promise<ConsoleUserRow | undefined> {
+  return db.selectFrom('console_users').selectAll().where('email', '=', email).executeTakeFirst();
+}
+
+export async function findUser(db: Db, id: string): Promise<ConsoleUserRow | undefined> {
+  return db.selectFrom('console_users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findUserByInvite(db: Db, tokenHash: string): Promise<ConsoleUserRow | undefined> {
+  return db.selectFrom('console_users').selectAll().where('invite_token_hash', '=', tokenHash).forUpdate().executeTakeFirst();
+}
+
+export async function listUsers(db: Db, merchantId: string): Promise<ConsoleUserRow[]> {
+  return db.selectFrom('console_users').selectAll().where('merchant_id', '=', merchantId).orderBy('created_at').limit(500).execute();
+}
+
+export async function insertUser(db: Db, values: {
+  merchantId: string; email: string; role: ConsoleRole; status: 'invited' | 'active'; passwordHash: string | null;
+  inviteTokenHash: string | null; inviteExpiresAt: Date | null; now: Date;
+}): Promise<ConsoleUserRow> {
+  return db.insertInto('console_users').values({
+    id: newId('cus'),
+    merchant_id: values.merchantId,
+    email: values.email,
+    role: values.role,
+    status: values.status,
+    password_hash: values.passwordHash,
+    invite_token_hash: values.inviteTokenHash,
+    invite_expires_at: values.inviteExpiresAt,
+    created_at: values.now,
+    updated_at: values.now,
+  }).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function updateUser(db: Db, id: string, set: Partial<{
+  role: ConsoleRole; status: 'invited' | 'active' | 'disabled'; password_hash: string | null;
+  invite_token_hash: string | null; invite_expires_at: Date | null; updated_at: Date;
+}>): Promise<ConsoleUserRow> {
+  return db.updateTable('console_users').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+// Sessions ------------------------------------------------------------------------------------
+
+export async function insertSession(db: Db, tokenHash: string, userId: string, now: Date): Promise<void> {
+  await db.insertInto('console_sessions').values({ token_hash: tokenHash, user_id: userId, created_at: now, last_seen_at: now }).execute();
+}
+
+export async function findSession(db: Db, tokenHash: string) {
+  return db
+    .selectFrom('console_sessions as s')
+    .innerJoin('console_users as u', 'u.id', 's.user_id')
+    .innerJoin('merchants as m', 'm.id', 'u.merchant_id')
+    .select(['s.token_hash', 's.created_at', 's.last_seen_at', 'u.id as user_id', 'u.email', 'u.role', 'u.status', 'u.merchant_id', 'm.name as merchant_name'])
+    .where('s.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+}
+
+export async function touchSession(db: Db, tokenHash: string, now: Date): Promise<void> {
+  await db.updateTable('console_sessions').set({ last_seen_at: now }).where('token_hash', '=', tokenHash).execute();
+}
+
+export async function deleteSession(db: Db, tokenHash: string): Promise<void> {
+  await db.deleteFrom('console_sessions').where('token_hash', '=', tokenHash).execute();
+}
+
+export async function deleteUserSessions(db: Db, userId: string): Promise<number> {
+  const r = await db.deleteFrom('console_sessions').where('user_id', '=', userId).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+// Sign-in failures ----------------------------------------------------------------------------
+
+export async function countFailures(db: Db, email: string, ip: string, since: Date): Promise<{ byEmail: number; byIp: number }> {
+  const [e, i] = await Promise.all([
+    db.selectFrom('console_login_failures').select((eb) => eb.fn.countAll<string>().as('n')).where('email', '=', email).where('failed_at', '>', since).executeTakeFirstOrThrow(),
+    db.selectFrom('console_login_failures').select((eb) => eb.fn.countAll<string>().as('n')).where('client_ip', '=', ip).where('failed_at', '>', since).executeTakeFirstOrThrow(),
+  ]);
+  return { byEmail: Number(e.n), byIp: Number(i.n) };
+}
+
+/** Records a failure and drops this address's and this e-mail's rows that left the window (the table stays small). */
+export async function recordFailure(db: Db, email: string, ip: string, now: Date, windowStart: Date): Promise<void> {
+  await db.deleteFrom('console_login_failures').where('failed_at', '<=', windowStart).where((eb) => eb.or([eb('email', '=', email), eb('client_ip', '=', ip)])).execute();
+  await db.insertInto('console_login_failures').values({ email, client_ip: ip, failed_at: now }).execute();
+}
+
+export async function clearFailures(db: Db, email: string): Promise<void> {
+  await db.deleteFrom('console_login_failures').where('email', '=', email).execute();
+}
+
+// Audit ---------------------------------------------------------------------------------------
+
+export interface AuditInput {
+  merchantId: string;
+  environment: Environment;
+  userId: string;
+  userEmail: string;
+  action: string;
+  objectId?: string;
+  detail?: string;
+  now: Date;
+}
+
+export async function insertAudit(db: Db, a: AuditInput): Promise<void> {
+  await db.insertInto('console_audit').values({
+    id: newId('aud'),
+    merchant_id: a.merchantId,
+    environment: a.environment,
+    user_id: a.userId,
+    user_email: a.userEmail,
+    action: a.action,
+    object_id: a.objectId ?? '',
+    detail: (a.detail ?? '').slice(0, 2000),
+    created_at: a.now,
+  }).execute();
+}
+
+export async function auditPage(db: Db, merchantId: string, environment: Environment, page: PageParams) {
+  const q = db.selectFrom('console_audit').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment);
+  return keysetPage(q, page, (r: Selectable<ConsoleAuditTable>) => r);
+}
+
+// Reads of other tables the console shows (the writes go through their areas' services) ------
+
+export async function listKeys(db: Db, merchantId: string, environment: Environment) {
+  return db.selectFrom('api_keys').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment)
+    .orderBy('created_at', 'desc').limit(200).execute();
+}
+
+/** The newest API calls, at most `limit`, before the id `before` when given (the log's own bigserial). */
+export async function apiCalls(db: Db, merchantId: string, environment: Environment, limit: number, before?: bigint) {
+  let q = db.selectFrom('api_call_logs').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment);
+  if (before !== undefined) q = q.where('id', '<', before.toString() as unknown as bigint);
+  return q.orderBy('id', 'desc').limit(limit).execute();
+}
+
+export async function deliveryAttempts(db: Db, deliveryIds: readonly string[]) {
+  if (deliveryIds.length === 0) return [];
+  return db.selectFrom('webhook_delivery_attempts').selectAll().where('delivery_id', 'in', deliveryIds).orderBy('id').limit(2000).execute();
+}
+
+export async function listMembers(db: Db, merchantId: string, environment: Environment, page: PageParams) {
+  const q = db.selectFrom('members').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment);
+  return keysetPage(q, page);
+}
+
+export async function endpointUrls(db: Db, merchantId: string, environment: Environment): Promise<Map<string, string>> {
+  const rows = await db.selectFrom('webhook_endpoints').select(['id', 'url']).where('merchant_id', '=', merchantId).where('environment', '=', environment).limit(1000).execute();
+  return new Map(rows.map((r) => [r.id, r.url]));
+}
+
+/** The endpoint each delivery is bound to (the list view of the webhooks area leaves it out). */
+export async function deliveryEndpoints(db: Db, ids: readonly string[]): Promise<Map<string, string | null>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('webhook_deliveries').select(['id', 'endpoint_id']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, r.endpoint_id]));
+}
+
+/** An object's events, oldest first: its state history as the webhooks told it. */
+export async function objectEvents(db: Db, merchantId: string, environment: Environment, objectId: string) {
+  return db.selectFrom('events').select(['id', 'type', 'status', 'status_version', 'created_at'])
+    .where('merchant_id', '=', merchantId).where('environment', '=', environment).where('object_id', '=', objectId)
+    .orderBy('seq').limit(200).execute();
+}
+
+/** The ledger entries posted for an object, with their postings and each account's owner and bucket. */
+export async function objectEntries(db: Db, merchantId: string, environment: Environment, referenceId: string) {
+  return db.selectFrom('journal_entries as e')
+    .innerJoin('postings as p', 'p.entry_id', 'e.id')
+    .innerJoin('ledger_accounts as a', 'a.id', 'p.account_id')
+    .innerJoin('assets as s', 's.code', 'p.asset')
+    .select(['e.id as entry_id', 'e.kind', 'e.created_at', 'p.id as posting_id', 'p.amount', 'p.asset', 's.scale', 'a.owner_type', 'a.owner_id', 'a.bucket'])
+    .where('e.merchant_id', '=', merchantId).where('e.environment', '=', environment).where('e.reference_id', '=', referenceId)
+    .orderBy('e.seq').orderBy('p.id').limit(500).execute();
+}
+
+/** Sessions past the idle or the absolute timeout, and sign-in failures out of the window. */
+export async function deleteStaleRows(db: Db, now: Date, limits: { idleSeconds: number; maxSeconds: number; failureWindowSeconds: number }) {
+  const before = (seconds: number) => new Date(now.getTime() - seconds * 1000);
+  const sessions = await db.deleteFrom('console_sessions')
+    .where((eb) => eb.or([eb('last_seen_at', '<=', before(limits.idleSeconds)), eb('created_at', '<=', before(limits.maxSeconds))]))
+    .executeTakeFirst();
+  const failures = await db.deleteFrom('console_login_failures').where('failed_at', '<=', before(limits.failureWindowSeconds)).executeTakeFirst();
+  return { sessions: Number(sessions.numDeletedRows), failures: Number(failures.numDeletedRows) };
+}

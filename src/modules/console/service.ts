@@ -1,0 +1,229 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, Environment } from '../../db/schema.js';
+import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
+import { randomToken, sha256Hex } from '../../platform/ids.js';
+import { getMerchant } from '../merchants/queries.js';
+import { decoyHash, hashPassword, verifyPassword } from './password.js';
+import {
+  clearFailures, countFailures, deleteSession, deleteUserSessions, findSession, findUser, findUserByEmail, findUserByInvite,
+  insertAudit, insertSession, insertUser, listUsers, recordFailure, touchSession, updateUser, type ConsoleUserRow,
+} from './queries.js';
+import { inviteTtlSeconds, loginAllowed, loginWindowSeconds, needsTouch, normaliseEmail, sessionState, type SessionLimits } from './rules.js';
+import type { ConsoleRole } from './tables.js';
+import { matchTotp, newTotpSecret, openSecret, sealSecret } from './totp.js';
+
+/**
+ * The console's accounts: invites (operator API), the password set through the invite link,
+ * sign-in with its throttle, sessions with idle and absolute timeouts, sign-out (one or every
+ * browser), and the audit log. Times are real time (`ctx.clock.real()`), never a merchant's
+ * sandbox clock: a session is a security window, like an access token.
+ */
+
+export const consoleErrors = {
+  invite: ['not_found', 'invalid_fields', 'state_invalid'],
+  patchUser: ['not_found'],
+} as const satisfies Record<string, readonly ErrorCode[]>;
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** A signed-in user as every console page sees it. */
+export interface ConsoleSession {
+  tokenHash: string;
+  userId: string;
+  email: string;
+  role: ConsoleRole;
+  merchantId: string;
+  merchantName: string;
+}
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+export function userView(u: ConsoleUserRow) {
+  return {
+    id: u.id, merchant_id: u.merchant_id, email: u.email, role: u.role, status: u.status,
+    invite_expires_at: u.status === 'invited' ? iso(u.invite_expires_at) : null, created_at: iso(u.created_at)!,
+  };
+}
+
+/**
+ * Invites a person by e-mail address (operator). A new address becomes an `invited` user; an
+ * address already invited gets a fresh link (the old one stops working) and the role given. The
+ * answer carries the invite path once: the operator sends it (the service sends no e-mail).
+ */
+export async function inviteUser(trx: Transaction<Database>, merchantId: string, input: { email: string; role: ConsoleRole }, now: Date) {
+  await getMerchant(trx, merchantId);
+  const email = normaliseEmail(input.email);
+  if (!email) throw invalidFields([{ key: 'email', reason: 'pattern' }]);
+  const token = randomToken(32);
+  const invite = { invite_token_hash: sha256Hex(token), invite_expires_at: new Date(now.getTime() + inviteTtlSeconds * 1000) };
+  const existing = await findUserByEmail(trx, email);
+  let user: ConsoleUserRow;
+  if (existing) {
+    if (existing.merchant_id !== merchantId) throw invalidFields([{ key: 'email', reason: 'taken' }], 'this address belongs to a user of another merchant');
+    if (existing.status !== 'invited') throw new ApiError('state_invalid', 'This user has already set a password; change the role with PATCH.');
+    user = await updateUser(trx, existing.id, { ...invite, role: input.role, updated_at: now });
+  } else {
+    user = await insertUser(trx, {
+      merchantId, email, role: input.role, status: 'invited', passwordHash: null,
+      inviteTokenHash: invite.invite_token_hash, inviteExpiresAt: invite.invite_expires_at, now,
+    });
+  }
+  return { ...userView(user), invite_path: `/console/invite/${token}` };
+}
+
+export async function listConsoleUsers(db: Db, merchantId: string) {
+  await getMerchant(db, merchantId);
+  return { data: (await listUsers(db, merchantId)).map(userView) };
+}
+
+/** Role change or disabling (operator). Disabling ends every session of the user at once. */
+export async function patchUser(trx: Transaction<Database>, id: string, patch: { role?: ConsoleRole; disabled?: boolean }, now: Date) {
+  const user = await findUser(trx, id);
+  if (!user) throw new ApiError('not_found', 'No such console user.');
+  const set: Parameters<typeof updateUser>[2] = { updated_at: now };
+  if (patch.role) set.role = patch.role;
+  if (patch.disabled === true) set.status = 'disabled';
+  if (patch.disabled === false && user.status === 'disabled') set.status = user.password_hash ? 'active' : 'invited';
+  const updated = await updateUser(trx, id, set);
+  if (patch.disabled === true || patch.role) await deleteUserSessions(trx, id);
+  return userView(updated);
+}
+
+/** The invite behind a link, if it can still be used. */
+export async function openInvite(db: Db, token: string, now: Date): Promise<ConsoleUserRow | undefined> {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
+  const user = await findUserByInvite(db, sha256Hex(token));
+  if (!user || user.status !== 'invited' || !user.invite_expires_at || new Date(user.invite_expires_at) <= now) return undefined;
+  return user;
+}
+
+/** Sets the password and spends the link. Answers false when the link is no longer usable. */
+export async function acceptInvite(trx: Transaction<Database>, token: string, password: string, now: Date): Promise<boolean> {
+  const user = await openInvite(trx, token, now);
+  if (!user) return false;
+  await updateUser(trx, user.id, { password_hash: await hashPassword(password), status: 'active', invite_token_hash: null, invite_expires_at: null, updated_at: now });
+  return true;
+}
+
+/** A user with a password already set (the demo merchant's owner at first start). */
+export async function createActiveUser(trx: Transaction<Database>, merchantId: string, email: string, role: ConsoleRole, password: string, now: Date) {
+  return insertUser(trx, { merchantId, email, role, status: 'active', passwordHash: await hashPassword(password), inviteTokenHash: null, inviteExpiresAt: null, now });
+}
+
+export type SignInResult =
+  | { kind: 'session'; token: string }
+  | { kind: 'second_factor'; userId: string }
+  | { kind: 'throttled' }
+  | { kind: 'wrong' };
+
+/**
+ * Checks the throttle, then the password; a failure is counted against the address and the
+ * client. An unknown address costs the same hash as a known one. On success a new session (a new
+ * token: nothing of a session before sign-in carries over), or, for a user with a second factor,
+ * the step that asks for its code (`completeSecondFactor`).
+ */
+export async function signIn(db: Kysely<Database>, input: { email: string; password: string; ip: string }, now: Date): Promise<SignInResult> {
+  const email = normaliseEmail(input.email) ?? input.email.trim().toLowerCase().slice(0, 254);
+  const windowStart = new Date(now.getTime() - loginWindowSeconds * 1000);
+  if (!loginAllowed(await countFailures(db, email, input.ip, windowStart))) return { kind: 'throttled' };
+  const user = await findUserByEmail(db, email);
+  const usable = user && user.status === 'active' && user.password_hash;
+  const matches = await verifyPassword(input.password, usable ? user.password_hash! : await decoyHash());
+  if (!usable || !matches) {
+    await recordFailure(db, email, input.ip, now, windowStart);
+    return { kind: 'wrong' };
+  }
+  if (user.totp_secret) return { kind: 'second_factor', userId: user.id };
+  return { kind: 'session', token: await startSession(db, user, now) };
+}
+
+async function startSession(db: Kysely<Database>, user: ConsoleUserRow, now: Date): Promise<string> {
+  const token = randomToken(32);
+  await db.transaction().execute(async (trx) => {
+    await clearFailures(trx, user.email);
+    await insertSession(trx, sha256Hex(token), user.id, now);
+  });
+  return token;
+}
+
+/**
+ * The second step of a sign-in with a second factor: the code of the user's authenticator, under
+ * the same throttle as the password. A code is accepted once (its step is recorded).
+ */
+export async function completeSecondFactor(db: Kysely<Database>, totpKey: Buffer, input: { userId: string; code: string; ip: string }, now: Date): Promise<SignInResult> {
+  const user = await findUser(db, input.userId);
+  if (!user || user.status !== 'active' || !user.totp_secret) return { kind: 'wrong' };
+  const windowStart = new Date(now.getTime() - loginWindowSeconds * 1000);
+  if (!loginAllowed(await countFailures(db, user.email, input.ip, windowStart))) return { kind: 'throttled' };
+  const lastStep = user.totp_last_step === null ? null : Number(user.totp_last_step);
+  const step = matchTotp(openSecret(totpKey, user.id, user.totp_secret), input.code, now.getTime(), lastStep);
+  // The step is taken with a conditional update: of two submissions of one code, one wins.
+  const taken = step !== undefined && Number((await db.updateTable('console_users').set({ totp_last_step: step })
+    .where('id', '=', user.id).where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', String(step))]))
+    .executeTakeFirst()).numUpdatedRows) === 1;
+  if (!taken) {
+    await recordFailure(db, user.email, input.ip, now, windowStart);
+    return { kind: 'wrong' };
+  }
+  return { kind: 'session', token: await startSession(db, user, now) };
+}
+
+/** Begins setting up the second factor: a new secret, kept aside until a first code confirms it. */
+export async function startTotpSetup(db: Db, totpKey: Buffer, session: ConsoleSession): Promise<Buffer> {
+  const secret = newTotpSecret();
+  await db.updateTable('console_users').set({ totp_pending_secret: sealSecret(totpKey, session.userId, secret) }).where('id', '=', session.userId).execute();
+  return secret;
+}
+
+export async function totpStatus(db: Db, totpKey: Buffer, session: ConsoleSession): Promise<{ enabled: boolean; pending: Buffer | undefined }> {
+  const user = await findUser(db, session.userId);
+  return { enabled: Boolean(user?.totp_secret), pending: user?.totp_pending_secret ? openSecret(totpKey, session.userId, user.totp_pending_secret) : undefined };
+}
+
+/** The first code of the secret being set up turns the second factor on. Answers whether it did. */
+export async function confirmTotpSetup(trx: Transaction<Database>, totpKey: Buffer, session: ConsoleSession, code: string, now: Date): Promise<boolean> {
+  const user = await findUser(trx, session.userId);
+  if (!user?.totp_pending_secret) return false;
+  const step = matchTotp(openSecret(totpKey, user.id, user.totp_pending_secret), code, now.getTime(), null);
+  if (step === undefined) return false;
+  await trx.updateTable('console_users').set({ totp_secret: user.totp_pending_secret, totp_pending_secret: null, totp_last_step: step, updated_at: now }).where('id', '=', user.id).execute();
+  return true;
+}
+
+/** Turning the second factor off takes a current code. Answers whether it did. */
+export async function disableTotp(trx: Transaction<Database>, totpKey: Buffer, session: ConsoleSession, code: string, now: Date): Promise<boolean> {
+  const user = await findUser(trx, session.userId);
+  if (!user?.totp_secret) return false;
+  const lastStep = user.totp_last_step === null ? null : Number(user.totp_last_step);
+  if (matchTotp(openSecret(totpKey, user.id, user.totp_secret), code, now.getTime(), lastStep) === undefined) return false;
+  await trx.updateTable('console_users').set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now }).where('id', '=', user.id).execute();
+  return true;
+}
+
+/** The session of a cookie, if alive; a session past a timeout is deleted. Touched at most once a minute. */
+export async function resumeSession(db: Db, token: string | undefined, now: Date, limits: SessionLimits): Promise<ConsoleSession | 'ended' | undefined> {
+  if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
+  const tokenHash = sha256Hex(token);
+  const row = await findSession(db, tokenHash);
+  if (!row) return undefined;
+  if (row.status !== 'active' || sessionState(row, now, limits) !== 'alive') {
+    await deleteSession(db, tokenHash);
+    return 'ended';
+  }
+  if (needsTouch(row.last_seen_at, now)) await touchSession(db, tokenHash, now);
+  return { tokenHash, userId: row.user_id, email: row.email, role: row.role, merchantId: row.merchant_id, merchantName: row.merchant_name };
+}
+
+export async function signOut(db: Db, session: ConsoleSession): Promise<void> {
+  await deleteSession(db, session.tokenHash);
+}
+
+/** Ends every session of the user, this one included. */
+export async function signOutEverywhere(db: Db, session: ConsoleSession): Promise<number> {
+  return deleteUserSessions(db, session.userId);
+}
+
+/** One line of the audit log, in the transaction of the change it records. */
+export async function audit(db: Db, session: ConsoleSession, environment: Environment, action: string, objectId: string, detail: string, now: Date): Promise<void> {
+  await insertAudit(db, { merchantId: session.merchantId, environment, userId: session.userId, userEmail: session.email, action, objectId, detail, now });
+}

@@ -1,0 +1,110 @@
+import type { FastifyReply } from 'fastify';
+import type { AppInstance } from '../../platform/http-app.js';
+import type { ServiceContext } from '../../service-context.js';
+import type { TimedProcess } from '../../jobs/types.js';
+import { ApiError } from '../../platform/errors.js';
+import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../../upstreams/types.js';
+import { html } from '../hosted-screens/html.js';
+import { advanceClock, advanceSecondsMax, presetBehavior, readClock, resetSandbox } from '../sandbox/service.js';
+import { attempt, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { audit } from './service.js';
+import { auditPage } from './queries.js';
+import { can } from './rules.js';
+import { refusedPage } from './auth-pages.js';
+import { consolePage, csrfInput, envPath, nextPageLink, postButton, selectInput, table, when } from './views.js';
+
+/**
+ * The sandbox tools (upstream behaviour, reset, the sandbox clock: the sandbox area's own
+ * functions, as its API calls use them) and the audit log, which only an owner reads.
+ */
+
+const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
+
+const clockSteps = [
+  { value: '60', label: '1 minute' }, { value: '3600', label: '1 hour' }, { value: '86400', label: '1 day' },
+  { value: '604800', label: '7 days' }, { value: '2592000', label: '30 days' },
+];
+
+async function toolsPage(ctx: ServiceContext, reply: FastifyReply, page: PageRequest, extra: { notice?: string; problem?: string } = {}, status = 200) {
+  const clock = await readClock(ctx, page.session.merchantId);
+  const canWrite = can(page.session.role, 'sandbox.write');
+  const base = envPath('sandbox', '/tools');
+  return sendHtml(reply, status, consolePage(page, {
+    title: 'Sandbox tools', section: '/tools', ...extra,
+    body: html`<div class="card"><h2>Sandbox clock</h2><p>Your sandbox time is <strong id="sandbox-now">${when(clock.now)}</strong>. It only moves forward; moving it runs everything that falls due on the way (expiries, accruals, webhook retries).</p>${
+      canWrite ? html`<form method="post" action="${base}/clock">${csrfInput(page)}${selectInput('seconds', 'Move the clock forward by', clockSteps, '3600')}<div class="actions"><button type="submit">Advance clock</button></div></form>` : ''}</div>
+<div class="card"><h2>Upstream behaviour</h2><p>How one provider's money-moving step answers for your sandbox, for ${injectionTtlSeconds / 60} minutes (then back to success).</p>${
+      canWrite ? html`<form method="post" action="${base}/behavior">${csrfInput(page)}${selectInput('upstream', 'Provider', upstreamNames.map((u) => ({ value: u, label: u })))}${
+        selectInput('behavior', 'Answer', injectedBehaviors.map((b) => ({ value: b, label: b.replace('_', ' ') })))}<div class="actions"><button type="submit">Set behaviour</button></div></form>` : ''}</div>
+<div class="card"><h2>Reset</h2><p id="reset-hint">Deletes the sandbox webhook deliveries and API call log and removes injected behaviours. Ledger entries, orders and members are kept, so balances do not reset.</p>${
+      canWrite ? html`<div class="actions">${postButton(page, `${base}/reset`, 'Reset sandbox logs', { danger: true, describedBy: 'reset-hint' })}</div>` : ''}</div>`,
+  }));
+}
+
+export function registerSettingsPages(app: AppInstance, ctx: ServiceContext, timedProcesses: readonly TimedProcess[]): void {
+  const sandboxOnly = (page: PageRequest) => {
+    if (page.environment !== 'sandbox') throw new ApiError('not_found');
+  };
+
+  app.get('/console/:env/tools', route, withSession(ctx, (_req, reply, page) => {
+    sandboxOnly(page);
+    return toolsPage(ctx, reply, page);
+  }));
+
+  app.post('/console/:env/tools/behavior', route, withChange(ctx, 'sandbox.write', async (req, reply, page) => {
+    sandboxOnly(page);
+    const form = formOf(req);
+    const r = await attempt(ctx, async (trx) => {
+      const set = await presetBehavior(trx, page.session.merchantId, { upstream: one(form, 'upstream'), behavior: one(form, 'behavior') });
+      await audit(trx, page.session, 'sandbox', 'sandbox.upstream_behavior', set.upstream, set.behavior, page.now);
+      return set;
+    });
+    if (!r.ok) return toolsPage(ctx, reply, page, { problem: r.problem }, 400);
+    return toolsPage(ctx, reply, page, { notice: `${r.value.upstream} answers ${r.value.behavior.replace('_', ' ')} for the next ${r.value.expires_in / 60} minutes.` });
+  }, refusedPage));
+
+  app.post('/console/:env/tools/reset', route, withChange(ctx, 'sandbox.write', async (_req, reply, page) => {
+    sandboxOnly(page);
+    await ctx.apiCallLog.flush();
+    const r = await attempt(ctx, async (trx) => {
+      const done = await resetSandbox(trx, page.session.merchantId);
+      await audit(trx, page.session, 'sandbox', 'sandbox.reset', '', `deliveries ${done.cleared.merchant_webhook_deliveries}, api calls ${done.cleared.merchant_api_logs}`, page.now);
+      return done;
+    });
+    if (!r.ok) return toolsPage(ctx, reply, page, { problem: r.problem }, 400);
+    return toolsPage(ctx, reply, page, { notice: `Cleared ${r.value.cleared.merchant_webhook_deliveries} webhook deliveries and ${r.value.cleared.merchant_api_logs} API calls.` });
+  }, refusedPage));
+
+  app.post('/console/:env/tools/clock', route, withChange(ctx, 'sandbox.write', async (req, reply, page) => {
+    sandboxOnly(page);
+    const seconds = Number(one(formOf(req), 'seconds'));
+    if (!Number.isInteger(seconds) || seconds < 1 || seconds > advanceSecondsMax) return toolsPage(ctx, reply, page, { problem: 'Choose how far to move the clock.' }, 400);
+    // The advance runs its own transactions (each timed process commits its steps), so the audit
+    // line follows it; a console advance has no idempotency key of its own (it is not replayed).
+    try {
+      const idem = { key: '', endpoint: 'console', requestHash: '', settled: false, noStore: true };
+      const moved = await advanceClock(ctx, timedProcesses, page.session.merchantId, seconds, idem);
+      await audit(ctx.db, page.session, 'sandbox', 'sandbox.clock_advance', '', `${seconds} s, now ${moved.now}`, page.now);
+      return await toolsPage(ctx, reply, page, { notice: `The sandbox clock moved forward; it is now ${when(moved.now)}.` });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      return toolsPage(ctx, reply, page, { problem: err.message }, 400);
+    }
+  }, refusedPage));
+
+  app.get('/console/:env/audit', route, withSession(ctx, async (req, reply, page) => {
+    if (!can(page.session.role, 'audit.read')) return refusedPage(page, reply, 'role');
+    const list = await auditPage(ctx.db, page.session.merchantId, page.environment, { limit: 50, cursor: (req.query as { cursor?: string }).cursor });
+    type A = (typeof list.data)[number];
+    return sendHtml(reply, 200, consolePage(page, {
+      title: 'Audit log', section: '/audit',
+      body: html`<p>Every change made through the console in the ${page.environment}, with who made it. Newest first.</p>${table('Changes', [
+        { label: 'Time', cell: (a: A) => when(a.created_at) },
+        { label: 'User', cell: (a) => a.user_email },
+        { label: 'Change', cell: (a) => html`<code>${a.action}</code>` },
+        { label: 'Object', cell: (a) => html`<code>${a.object_id}</code>` },
+        { label: 'Detail', cell: (a) => a.detail },
+      ], list.data, 'No changes yet.')}${nextPageLink(envPath(page.environment, '/audit'), list.next_cursor)}`,
+    }));
+  }));
+}

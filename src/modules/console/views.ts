@@ -1,0 +1,124 @@
+import type { Environment } from '../../db/schema.js';
+import { html, type HtmlPart, type SafeHtml } from '../hosted-screens/html.js';
+import { consoleBase, csrfField, type PageRequest } from './http.js';
+import { can } from './rules.js';
+
+/**
+ * The console's page parts: the shell (top bar with the environment switch, side navigation,
+ * main), tables, buttons that post, notices. Pure functions from data to markup; values are
+ * escaped by the `html` tag of the hosted pages. No script: everything is a link or a form.
+ */
+
+export const stylesheetPath = `${consoleBase}/assets/console.css`;
+
+export const envPath = (environment: Environment, rest = '') => `${consoleBase}/${environment}${rest}`;
+
+interface NavItem { path: string; label: string; show?: (page: PageRequest) => boolean }
+const nav: { heading: string; items: NavItem[] }[] = [
+  { heading: 'Overview', items: [{ path: '', label: 'Balances' }] },
+  { heading: 'Developers', items: [
+    { path: '/keys', label: 'API keys' }, { path: '/webhooks', label: 'Webhooks' },
+    { path: '/deliveries', label: 'Webhook deliveries' }, { path: '/api-log', label: 'API calls' },
+  ] },
+  { heading: 'Money', items: [{ path: '/members', label: 'Members' }, { path: '/withdrawals', label: 'Withdrawals' }, { path: '/deposits', label: 'Deposits' }] },
+  { heading: 'Settings', items: [
+    { path: '/tools', label: 'Sandbox tools', show: (p) => p.environment === 'sandbox' },
+    { path: '/audit', label: 'Audit log', show: (p) => can(p.session.role, 'audit.read') },
+    { path: '/account', label: 'Your account' },
+  ] },
+];
+
+export interface Shell {
+  title: string;
+  /** The nav entry this page belongs to ('' is the overview). */
+  section: string;
+  body: HtmlPart;
+  notice?: string;
+  problem?: string;
+}
+
+function document(title: string, body: HtmlPart): string {
+  return '<!doctype html>\n' + html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><title>${title} · Merchant console</title><link rel="stylesheet" href="${stylesheetPath}"></head><body>${body}</body></html>`.value;
+}
+
+export function messages(notice?: string, problem?: string): SafeHtml {
+  return html`${problem ? html`<div class="problem" role="alert"><strong>There is a problem:</strong> ${problem}</div>` : ''}${
+    notice ? html`<div class="notice" role="status">${notice}</div>` : ''}`;
+}
+
+/** A signed-in page: top bar, side navigation, the page's own content. */
+export function consolePage(page: PageRequest, shell: Shell): string {
+  const other: Environment = page.environment === 'sandbox' ? 'production' : 'sandbox';
+  // The switch keeps the section (not the object: an id of one environment means nothing in the other).
+  const section = nav.some((g) => g.items.some((i) => i.path === shell.section)) ? shell.section : '';
+  const switchTo = (env: Environment) => envPath(env, env === 'production' && section === '/tools' ? '' : section);
+  const links = nav.map((group) => {
+    const items = group.items.filter((i) => !i.show || i.show(page));
+    if (items.length === 0) return '';
+    return html`<h2>${group.heading}</h2><ul>${items.map((i) => html`<li><a href="${envPath(page.environment, i.path)}"${
+      i.path === shell.section ? html` aria-current="page"` : ''}>${i.label}</a></li>`)}</ul>`;
+  });
+  return document(shell.title, html`<a class="skip" href="#main">Skip to content</a>
+<header class="topbar"><span class="brand">${page.session.merchantName}</span>
+<nav class="envswitch" aria-label="Environment"><a href="${switchTo('sandbox')}" aria-current="${page.environment === 'sandbox' ? 'true' : 'false'}">Sandbox</a><a href="${switchTo('production')}" aria-current="${page.environment === 'production' ? 'true' : 'false'}">Production</a></nav>
+<span class="who">${page.session.email} (${page.session.role})</span>
+<form method="post" action="${consoleBase}/sign-out"><input type="hidden" name="${csrfField}" value="${page.csrf}"><button type="submit">Sign out</button></form></header>
+${page.environment === 'sandbox' ? html`<div class="envbanner">Sandbox: test data. <a href="${switchTo(other)}">Switch to production</a></div>` : ''}
+<div class="layout"><nav class="side" aria-label="Console">${links}</nav>
+<main id="main" tabindex="-1"><h1>${shell.title}</h1>${messages(shell.notice, shell.problem)}${shell.body}</main></div>`);
+}
+
+/** A page outside the signed-in shell (sign-in, invite, refusals before a session). */
+export function plainPage(title: string, body: HtmlPart, problem?: string, notice?: string): string {
+  return document(title, html`<main id="main" class="signin"><div class="card"><h1>${title}</h1>${messages(notice, problem)}${body}</div></main>`);
+}
+
+/** A button that posts to `action` with the CSRF field and optional hidden fields. */
+export function postButton(page: PageRequest, action: string, label: string, opts: { danger?: boolean; secondary?: boolean; fields?: Record<string, string>; describedBy?: string } = {}): SafeHtml {
+  const cls = opts.danger ? 'danger' : opts.secondary ? 'secondary' : '';
+  const hidden = Object.entries(opts.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
+  return html`<form method="post" action="${action}"><input type="hidden" name="${csrfField}" value="${page.csrf}">${hidden}<button type="submit"${
+    cls ? html` class="${cls}"` : ''}${opts.describedBy ? html` aria-describedby="${opts.describedBy}"` : ''}>${label}</button></form>`;
+}
+
+export function csrfInput(page: PageRequest): SafeHtml {
+  return html`<input type="hidden" name="${csrfField}" value="${page.csrf}">`;
+}
+
+export interface Column<T> { label: string; cell: (row: T) => HtmlPart; num?: boolean }
+
+/** A data table with a caption; an empty list says so. */
+export function table<T>(caption: string, columns: readonly Column<T>[], rows: readonly T[], empty = 'Nothing yet.'): SafeHtml {
+  if (rows.length === 0) return html`<div class="card"><p><strong>${caption}:</strong> ${empty}</p></div>`;
+  return html`<div class="table-wrap"><table><caption>${caption}</caption><thead><tr>${columns.map((c) => html`<th scope="col">${c.label}</th>`)}</tr></thead><tbody>${
+    rows.map((r) => html`<tr>${columns.map((c) => html`<td${c.num ? html` class="num"` : ''}>${c.cell(r)}</td>`)}</tr>`)}</tbody></table></div>`;
+}
+
+export function badge(text: string, tone: 'ok' | 'warn' | 'bad' | '' = ''): SafeHtml {
+  return html`<span class="badge${tone ? ` ${tone}` : ''}">${text}</span>`;
+}
+
+export const when = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC') : '');
+
+/** "Older" link of a keyset list. */
+export function nextPageLink(path: string, nextCursor: string | null, extra: Record<string, string> = {}): SafeHtml {
+  if (!nextCursor) return html``;
+  const q = new URLSearchParams({ ...extra, cursor: nextCursor });
+  return html`<p><a href="${path}?${q.toString()}">Older entries</a></p>`;
+}
+
+export function textInput(name: string, label: string, opts: { value?: string; hint?: string; type?: string; required?: boolean; autocomplete?: string; inputMode?: 'numeric' } = {}): SafeHtml {
+  const id = `f-${name}`;
+  return html`<div class="field"><label for="${id}">${label}</label>${opts.hint ? html`<p class="hint" id="${id}-hint">${opts.hint}</p>` : ''}<input id="${id}" name="${name}" type="${opts.type ?? 'text'}" value="${opts.value ?? ''}"${
+    opts.hint ? html` aria-describedby="${id}-hint"` : ''}${opts.required ? html` required` : ''}${opts.autocomplete ? html` autocomplete="${opts.autocomplete}"` : ''}${opts.inputMode ? html` inputmode="${opts.inputMode}"` : ''}></div>`;
+}
+
+export function selectInput(name: string, label: string, options: readonly { value: string; label: string }[], current = ''): SafeHtml {
+  const id = `f-${name}`;
+  return html`<div class="field"><label for="${id}">${label}</label><select id="${id}" name="${name}">${options.map((o) => html`<option value="${o.value}"${o.value === current ? html` selected` : ''}>${o.label}</option>`)}</select></div>`;
+}
+
+export function checkboxes(name: string, legend: string, options: readonly { value: string; label: string }[], checked: readonly string[], hint?: string): SafeHtml {
+  return html`<fieldset><legend>${legend}</legend>${hint ? html`<p class="hint">${hint}</p>` : ''}<div class="checks">${options.map((o, i) => html`<label for="f-${name}-${i}"><input type="checkbox" id="f-${name}-${i}" name="${name}" value="${o.value}"${
+    checked.includes(o.value) ? html` checked` : ''}> ${o.label}</label>`)}</div></fieldset>`;
+}

@@ -1,0 +1,69 @@
+import type { RunningService } from '../../src/server.js';
+import { admin } from './service.js';
+
+/**
+ * The merchant console from a test: invite a user through the operator API, set the password
+ * through the invite link, sign in with a small cookie jar (plain fetch, no browser).
+ */
+
+export const consolePassword = 'a long enough passphrase';
+
+export interface ConsoleBrowser {
+  cookies: Map<string, string>;
+  request(method: 'GET' | 'POST', path: string, form?: Record<string, string | string[]>): Promise<{ status: number; body: string; location: string | null }>;
+  /** The CSRF field of the page at `path` (the first form's). */
+  csrfOf(path: string): Promise<string>;
+}
+
+export function consoleClient(service: RunningService): ConsoleBrowser {
+  const cookies = new Map<string, string>();
+  const jar: ConsoleBrowser = {
+    cookies,
+    async request(method, path, form) {
+      const body = form ? new URLSearchParams(Object.entries(form).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x]) : [[k, v]]))).toString() : undefined;
+      const res = await fetch(`${service.publicUrl}${path}`, {
+        method,
+        redirect: 'manual',
+        headers: {
+          ...(cookies.size ? { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
+          ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        },
+        body,
+      });
+      for (const line of res.headers.getSetCookie()) {
+        const [pair] = line.split(';');
+        const eq = pair!.indexOf('=');
+        const name = pair!.slice(0, eq);
+        const value = pair!.slice(eq + 1);
+        if (value === '' || /Max-Age=0/i.test(line)) cookies.delete(name);
+        else cookies.set(name, value);
+      }
+      return { status: res.status, body: await res.text(), location: res.headers.get('location') };
+    },
+    async csrfOf(path) {
+      const page = await jar.request('GET', path);
+      const m = /name="csrf_token" value="([^"]+)"/.exec(page.body);
+      if (!m) throw new Error(`no CSRF field on ${path} (${page.status}): ${page.body.slice(0, 300)}`);
+      return m[1]!;
+    },
+  };
+  return jar;
+}
+
+export async function inviteConsoleUser(service: RunningService, merchantId: string, email: string, role: 'owner' | 'developer' | 'viewer') {
+  const res = await admin<{ id: string; invite_path: string }>(service, 'POST', `/admin/v1/merchants/${merchantId}/console-users`, { email, role });
+  if (res.status !== 201) throw new Error(`invite failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** Invited, password set, signed in: a cookie jar holding a session. */
+export async function signedInConsole(service: RunningService, merchantId: string, email: string, role: 'owner' | 'developer' | 'viewer') {
+  const invite = await inviteConsoleUser(service, merchantId, email, role);
+  const jar = consoleClient(service);
+  const set = await jar.request('POST', invite.invite_path, { password: consolePassword, confirmation: consolePassword });
+  if (set.status !== 200) throw new Error(`password not set: ${set.status}`);
+  const csrf = await jar.csrfOf('/console/sign-in');
+  const res = await jar.request('POST', '/console/sign-in', { csrf_token: csrf, email, password: consolePassword });
+  if (res.status !== 303) throw new Error(`sign-in failed: ${res.status} ${res.body.slice(0, 300)}`);
+  return { jar, userId: invite.id, invitePath: invite.invite_path };
+}
