@@ -6,6 +6,8 @@ import { migrateToLatest } from './db/migrate.js';
 import { loadConfig, type Config } from './platform/config.js';
 import { createMetrics } from './platform/metrics.js';
 import { ApiCallLog } from './platform/api-call-log.js';
+import { AuthCache, authChangeChannel } from './platform/auth-cache.js';
+import { RateWindows } from './platform/rate-limit.js';
 import { resolveMember } from './modules/members/queries.js';
 import { mapDomainError } from './api-errors.js';
 import { buildPublicApp, loggerOptions, type AppInstance } from './platform/http-app.js';
@@ -113,7 +115,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     upstreams: createUpstreams(handle.db, config, clock),
     resolveMember,
     mapDomainError,
+    authCache: new AuthCache(),
+    rateWindows: new RateWindows(handle.db, (err) => reportFailure({ log, metrics }, { job: 'rate-windows' }, err, 'hits counted in memory could not be written; kept for the next attempt')),
   };
+  const stopListening = await handle.listen(authChangeChannel, () => ctx.authCache.invalidate(), (listening) => ctx.authCache.setListening(listening));
   const adminToken = resolveAdminToken(config, print);
   const demo = await ensureDemoMerchant(ctx, print);
 
@@ -145,6 +150,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       await Promise.all([publicApp.close(), adminApp.close()]);
       await workers.stop();
       await ctx.apiCallLog.flush();
+      await ctx.rateWindows.close();
+      await stopListening();
       await handle.close();
     },
   };

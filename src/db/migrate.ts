@@ -18,6 +18,7 @@ import * as m016 from './migrations/016_remittance.js';
 import * as m017 from './migrations/017_exchange_earn.js';
 import * as m018 from './migrations/018_cards.js';
 import * as m019 from './migrations/019_card_controls.js';
+import * as m024 from './migrations/024_performance.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '017_exchange_earn': m017,
   '018_cards': m018,
   '019_card_controls': m019,
+  '024_performance': m024,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
