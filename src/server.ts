@@ -21,6 +21,7 @@ import { jobHandlers, tickers } from './background.js';
 import { reportFailure } from './jobs/failures.js';
 import { createUpstreams } from './upstreams/index.js';
 import { createClock } from './platform/clock.js';
+import { closeDeliveryPools } from './modules/webhooks/http-post.js';
 import { hostedScreenKeyBytes, parseHostedScreenKey } from './platform/keys.js';
 import { randomBytes } from 'node:crypto';
 
@@ -149,6 +150,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       // Stop accepting, let requests in flight finish, then stop workers and close the database.
       await Promise.all([publicApp.close(), adminApp.close()]);
       await workers.stop();
+      closeDeliveryPools();
       await ctx.apiCallLog.flush();
       await ctx.rateWindows.close();
       await stopListening();
