@@ -92,6 +92,56 @@ const deposit = (m: Merchant, n: number) => ({ m, body: { member_id: m.members[n
 
 type Row = Figures & { ratio: number; note?: string };
 
+/**
+ * How long a key change made through process A's operator API takes to reach process B: per
+ * trial the key is re-scoped (merchant:read taken away, then given back) and B is asked until it
+ * answers accordingly. Also the time from the operator's answer to the notification's arrival at
+ * a third listening connection (negative: it arrived first).
+ */
+async function measurePropagation(a: BenchServer, b: BenchServer, databaseUrl: string, trials = 20) {
+  const m = await adminCall(a, 'POST', '/admin/v1/merchants', { name: 'propagation' });
+  const key = await adminCall(a, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, { environment: 'sandbox', scopes: ['merchant:read', 'members:write'] });
+  const host = `api-sandbox.localhost:${new URL(b.publicUrl).port}`;
+  const tokenRes = await fetch(`${b.publicUrl}/v1/connect/token`, { method: 'POST', headers: { host, 'x-client-id': key.client_id, 'x-api-key': key.api_key } });
+  const token = ((await tokenRes.json()) as { auth_token: string }).auth_token;
+  const read = async () => (await fetch(`${b.publicUrl}/v1/merchant/balances`, { headers: { host, authorization: `Bearer ${token}` } })).status;
+  const listener = new pg.Client({ connectionString: databaseUrl });
+  await listener.connect();
+  await listener.query('LISTEN mwa_auth');
+  let notifiedAt = 0;
+  listener.on('notification', () => (notifiedAt = performance.now()));
+  const waits: number[] = [];
+  const notifyLags: number[] = [];
+  let firstRequestRefused = 0;
+  for (let i = 0; i < trials; i++) {
+    for (const [scopes, expected] of [[['members:write'], 403], [['merchant:read', 'members:write'], 200]] as const) {
+      notifiedAt = 0;
+      await fetch(`${a.adminUrl}/admin/v1/api-keys/${key.id}`, { method: 'PATCH', headers: { authorization: `Bearer ${a.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ scopes }) });
+      const answered = performance.now();
+      let requests = 0;
+      while ((await read()) !== expected) {
+        requests++;
+        if (performance.now() - answered > 5_000) break;
+      }
+      if (requests === 0) firstRequestRefused++;
+      waits.push(performance.now() - answered);
+      for (let w = 0; notifiedAt === 0 && w < 100; w++) await new Promise((r) => setTimeout(r, 1));
+      notifyLags.push(notifiedAt - answered);
+    }
+  }
+  await listener.end();
+  const sorted = (xs: number[]) => [...xs].sort((x, y) => x - y);
+  const at = (xs: number[], p: number) => Math.round(sorted(xs)[Math.min(xs.length - 1, Math.floor(p * xs.length))]! * 100) / 100;
+  const result = {
+    changes: waits.length,
+    answeredOnFirstRequest: firstRequestRefused,
+    untilAnsweredMs: { p50: at(waits, 0.5), max: at(waits, 1) },
+    notificationAfterOperatorAnswerMs: { p50: at(notifyLags, 0.5), max: at(notifyLags, 1) },
+  };
+  console.log(`  propagation of a key change to the other process: ${JSON.stringify(result)}`);
+  return result;
+}
+
 async function runSuite(label: string, databaseUrl: string, bareRps: number): Promise<Record<string, Row>> {
   const onPostgres = databaseUrl.startsWith('postgres');
   const server = await startServer(databaseUrl);
@@ -127,6 +177,7 @@ async function runSuite(label: string, databaseUrl: string, bareRps: number): Pr
         { ...base, url: s2.publicUrl, requests: signedPosts('/v1/deposits', (n) => deposit(ten[(2 * n + 1) % 10]!, n)) });
       add(twoDep, twoDep.rps / Math.max(depTen.rps, 1), 'ratio to one process');
     }
+    if (second) results.propagation = await measurePropagation(server, second, databaseUrl);
     for (const m of [one, ...ten]) m.client.close();
     return out;
   } finally {
@@ -136,7 +187,8 @@ async function runSuite(label: string, databaseUrl: string, bareRps: number): Pr
 }
 
 const started = loadavg();
-const results: Record<string, any> = { date: new Date().toISOString(), node: process.version, seconds: durationSeconds, connections, loadavgBefore: started };
+let results: Record<string, any> = {};
+results = { date: new Date().toISOString(), node: process.version, seconds: durationSeconds, connections, loadavgBefore: started };
 const only = process.env.BENCH_DB; // 'embedded' or 'postgres' to run one of the two
 
 const bare = await startBare();
