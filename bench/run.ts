@@ -10,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { Agent, request as httpRequest } from 'node:http';
 import { MerchantWalletClient, signRequest } from '@merchant-wallet/sdk';
 import { adminCall, connections, load, loadBoth, startBare, startServer, type BenchServer, type Figures } from './support.js';
 import { benchWebhookDeliveries } from './webhooks.js';
@@ -92,6 +93,8 @@ const deposit = (m: Merchant, n: number) => ({ m, body: { member_id: m.members[n
 
 type Row = Figures & { ratio: number; note?: string };
 
+const keepAlive = new Agent({ keepAlive: true });
+
 /**
  * How long a key change made through process A's operator API takes to reach process B: per
  * trial the key is re-scoped (merchant:read taken away, then given back) and B is asked until it
@@ -101,10 +104,19 @@ type Row = Figures & { ratio: number; note?: string };
 async function measurePropagation(a: BenchServer, b: BenchServer, databaseUrl: string, trials = 20) {
   const m = await adminCall(a, 'POST', '/admin/v1/merchants', { name: 'propagation' });
   const key = await adminCall(a, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, { environment: 'sandbox', scopes: ['merchant:read', 'members:write'] });
+  // fetch cannot set Host (the environment comes from it): node:http can.
   const host = `api-sandbox.localhost:${new URL(b.publicUrl).port}`;
-  const tokenRes = await fetch(`${b.publicUrl}/v1/connect/token`, { method: 'POST', headers: { host, 'x-client-id': key.client_id, 'x-api-key': key.api_key } });
-  const token = ((await tokenRes.json()) as { auth_token: string }).auth_token;
-  const read = async () => (await fetch(`${b.publicUrl}/v1/merchant/balances`, { headers: { host, authorization: `Bearer ${token}` } })).status;
+  const call = (method: string, path: string, headers: Record<string, string>) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = httpRequest(`${b.publicUrl}${path}`, { method, headers: { host, ...headers }, agent: keepAlive }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  const token = (JSON.parse((await call('POST', '/v1/connect/token', { 'x-client-id': key.client_id, 'x-api-key': key.api_key })).body) as { auth_token: string }).auth_token;
+  const read = async () => (await call('GET', '/v1/merchant/balances', { authorization: `Bearer ${token}` })).status;
   const listener = new pg.Client({ connectionString: databaseUrl });
   await listener.connect();
   await listener.query('LISTEN mwa_auth');

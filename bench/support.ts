@@ -33,7 +33,8 @@ export async function startServer(databaseUrl: string, extraEnv: Record<string, 
   });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  for (let i = 0; i < 600; i++) {
+  // Up to two minutes: a first start on a busy machine (migrations on an empty database) is slow.
+  for (let i = 0; i < 2400; i++) {
     const m = /Merchant Wallet API on (\S+) \(operator API on (\S+)\)/.exec(out);
     if (m) {
       return {
