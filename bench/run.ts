@@ -154,15 +154,22 @@ async function measurePropagation(a: BenchServer, b: BenchServer, databaseUrl: s
   return result;
 }
 
-async function runSuite(label: string, databaseUrl: string, bareRps: number): Promise<Record<string, Row>> {
+async function runSuite(label: string, databaseUrl: string): Promise<Record<string, Row>> {
   const onPostgres = databaseUrl.startsWith('postgres');
   const server = await startServer(databaseUrl);
+  // The yardstick is measured again right before each suite's figures: on a shared machine the
+  // load changes from minute to minute, and a ratio is only fair between neighbouring runs.
+  const bare = await startBare();
+  const bareFigures = await load('bare Fastify', { url: bare.url, duration: durationSeconds });
+  await bare.stop();
+  const bareRps = bareFigures.rps || 1;
   let second: BenchServer | undefined;
   const out: Record<string, Row> = {};
   const add = (f: Figures, ratio = f.rps / bareRps, note?: string) => {
     out[f.name] = { ...f, ratio: Math.round(ratio * 1000) / 1000, ...(note ? { note } : {}) };
     console.log(`  ${label}: ${f.name}: ${f.rps}/s (ratio ${out[f.name]!.ratio}${note ? `, ${note}` : ''})`);
   };
+  add(bareFigures);
   try {
     const one = await merchant(server, 200);
     const ten: Merchant[] = [];
@@ -203,11 +210,7 @@ let results: Record<string, any> = {};
 results = { date: new Date().toISOString(), node: process.version, seconds: durationSeconds, connections, loadavgBefore: started };
 const only = process.env.BENCH_DB; // 'embedded' or 'postgres' to run one of the two
 
-const bare = await startBare();
-const bareFigures = await load('bare Fastify', { url: bare.url, duration: durationSeconds });
-await bare.stop();
-results.bare = bareFigures;
-console.log(`bare Fastify: ${bareFigures.rps}/s (load average ${started.map((l) => l.toFixed(2)).join(' ')})`);
+console.log(`load average ${started.map((l) => l.toFixed(2)).join(' ')}`);
 
 const toClean: string[] = [];
 if (only !== 'embedded') {
@@ -221,7 +224,7 @@ if (only !== 'embedded') {
   const pgUrl = await freshPostgres();
   if (pgUrl) {
     toClean.push(pgUrl);
-    results.postgres = await runSuite('PostgreSQL', pgUrl, bareFigures.rps);
+    results.postgres = await runSuite('PostgreSQL', pgUrl);
     const pgWebhooks = await freshPostgres();
     if (pgWebhooks) {
       toClean.push(pgWebhooks);
@@ -231,7 +234,7 @@ if (only !== 'embedded') {
   }
 }
 if (only !== 'postgres') {
-  results.embedded = await runSuite('Embedded (PGlite)', 'memory://', bareFigures.rps);
+  results.embedded = await runSuite('Embedded (PGlite)', 'memory://');
   results.embedded.webhooks = await benchWebhookDeliveries('memory://', durationSeconds);
   console.log(`  Embedded: webhook deliveries ${results.embedded.webhooks.perSecond}/s`);
 }
@@ -241,7 +244,6 @@ results.loadavgAfter = loadavg();
 // One table: every figure, its ratio to bare Fastify, and embedded against PostgreSQL.
 const names = [...new Set([...Object.keys(results.postgres ?? {}), ...Object.keys(results.embedded ?? {})])].filter((n) => n !== 'webhooks');
 const table: Record<string, Record<string, string | number>> = {};
-table['bare Fastify'] = { 'PostgreSQL /s': bareFigures.rps, 'PG ratio': 1, 'embedded /s': bareFigures.rps, 'emb ratio': 1, 'emb / PG': '' };
 for (const n of names) {
   const p = results.postgres?.[n];
   const e = results.embedded?.[n];
