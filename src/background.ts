@@ -8,6 +8,7 @@ import { remittanceJobHandlers, remittanceTickers } from './modules/remittance/w
 import { exchangeTickers, exchangeTimedProcesses } from './modules/exchange/workers.js';
 import { earnTickers, earnTimedProcesses } from './modules/earn/workers.js';
 import { cardJobHandlers, cardTickers, cardTimedProcesses } from './modules/cards/workers.js';
+import { cardReconcileTickers, cardReconcileTimedProcesses } from './modules/cards/reconcile.js';
 
 /**
  * Every background job, assembled in one place (a composition root, like src/routes.ts): src/jobs
@@ -33,6 +34,7 @@ export const tickers: Ticker[] = [
   ...earnTickers,
   ...upstreamTickers,
   ...cardTickers,
+  ...cardReconcileTickers,
 ];
 
 /**
@@ -44,4 +46,5 @@ export const timedProcesses: TimedProcess[] = [
   ...exchangeTimedProcesses,
   ...earnTimedProcesses,
   ...cardTimedProcesses,
+  ...cardReconcileTimedProcesses,
 ];

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { DatabaseHandle } from '../src/db/connection.js';
 import {
-  DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds,
+  DuplicatePostingError, InsufficientFundsError, accountBalance, accountSpec, depositLines, entryKinds,
   postEntry, prepaidCreditLines, recordEvent, verifyLedger, withdrawalConfirmLines,
   withdrawalFailLines, withdrawalLockLines, type EntryInput, type EntryLine,
 } from '../src/ledger/index.js';
@@ -312,5 +312,37 @@ test('balances list only enabled assets the owner has an account in, by code', a
   const list = await memberBalances(handle.db, env, memberId);
   assert.deepEqual(list.map((b) => [b.asset, b.available, b.total]), [['BTC', '0.00000001', '0.00000001'], ['USD', '1.23', '1.23']]);
   assert.deepEqual(await memberBalances(handle.db, 'production', memberId), []);
-  assert.equal(await accountBalance(handle.db, env, { owner: 'member', memberId, bucket: 'card' }, 'USD'), 0n);
+  assert.equal(await accountBalance(handle.db, env, { owner: 'member', memberId, bucket: 'card', cardId: cardA }, 'USD'), 0n);
+});
+
+const cardA = 'crd_00000000-0000-4000-8000-00000000000a';
+const cardB = 'crd_00000000-0000-4000-8000-00000000000b';
+
+test("a card's money is its own pair of accounts; the member's card bucket is their sum", async () => {
+  const { memberId, merchantId } = await ids();
+  await deposit(memberId, merchantId, 1000n, 'USD');
+  const available = { owner: 'member', memberId, bucket: 'available' } as const;
+  await handle.db.transaction().execute((trx) => postEntry(trx, {
+    environment: env, merchantId, asset: 'USD', kind: 'test.card', referenceType: 'test', referenceId: `card-${memberId}`,
+    lines: [
+      { account: available, side: 'debit', amount: 700n },
+      { account: { owner: 'member', memberId, bucket: 'card', cardId: cardA }, side: 'credit', amount: 300n },
+      { account: { owner: 'member', memberId, bucket: 'card_held', cardId: cardA }, side: 'credit', amount: 100n },
+      { account: { owner: 'member', memberId, bucket: 'card', cardId: cardB }, side: 'credit', amount: 300n },
+    ],
+  }));
+  assert.equal(await accountBalance(handle.db, env, { owner: 'member', memberId, bucket: 'card', cardId: cardA }, 'USD'), 300n);
+  assert.equal(await accountBalance(handle.db, env, { owner: 'member', memberId, bucket: 'card_held', cardId: cardA }, 'USD'), 100n);
+  const [usd] = await memberBalances(handle.db, env, memberId);
+  assert.deepEqual([usd!.available, usd!.card, usd!.total], ['3.00', '7.00', '10.00']);
+  // A card account cannot go below zero, and one without a card id is a programmer error.
+  await assert.rejects(handle.db.transaction().execute((trx) => postEntry(trx, {
+    environment: env, merchantId, asset: 'USD', kind: 'test.card', referenceType: 'test', referenceId: `card-over-${memberId}`,
+    lines: [
+      { account: { owner: 'member', memberId, bucket: 'card', cardId: cardB }, side: 'debit', amount: 301n },
+      { account: available, side: 'credit', amount: 301n },
+    ],
+  })), InsufficientFundsError);
+  assert.throws(() => accountSpec({ owner: 'member', memberId, bucket: 'card' } as never), /card id/);
+  assert.deepEqual((await verifyLedger(handle.db)).problems, []);
 });

@@ -86,6 +86,40 @@ describe('remittance orders', () => {
     await ledgerOk();
   });
 
+  it('high-value transfers: at or above the operator\'s threshold a remittance or a withdrawal needs the high_value_transfer level', async () => {
+    const requirements = await admin(service, 'GET', '/admin/v1/kyc/requirements?environment=sandbox');
+    assert.deepEqual(requirements.body.data.find((r: any) => r.business === 'high_value_transfer'), { business: 'high_value_transfer', min_kyc_level: 2 });
+    const put = (min_amount: string | null) => admin(service, 'PUT', '/admin/v1/kyc/high-value-thresholds/usdt', { environment: 'sandbox', min_amount });
+    assert.equal((await put('0')).status, 400);
+    assert.equal((await put('1.0000001')).status, 400, 'more places than USDT has: refused, not rounded');
+    assert.equal((await admin(service, 'PUT', '/admin/v1/kyc/high-value-thresholds/NOPE', { environment: 'sandbox', min_amount: '1' })).status, 404);
+    const set = await put('150');
+    assert.deepEqual([set.status, set.body], [200, { asset: 'USDT', min_amount: '150.000000' }]);
+    assert.deepEqual((await admin(service, 'GET', '/admin/v1/kyc/high-value-thresholds?environment=sandbox')).body.data, [{ asset: 'USDT', min_amount: '150.000000' }]);
+    assert.deepEqual((await admin(service, 'GET', '/admin/v1/kyc/high-value-thresholds?environment=production')).body.data, []);
+    try {
+      const { m, payee } = await setup();
+      await expectCode(send(m, payee, 'USDT', '150'), 'kyc_required', 400);
+      const tron = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
+      await expectCode(client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: tron, amount: '150' }, { onBehalfOf: m }), 'kyc_required', 400);
+      assert.equal((await balance(m, 'USDT')).available, '1000.000000', 'a refusal freezes nothing');
+      const below = await send(m, payee, 'USDT', '149.999999');
+      assert.equal(below.status, 'pending', 'below the threshold level 1 is enough');
+      await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: tron, amount: '149' }, { onBehalfOf: m });
+      await send(m, payee, 'EUR', '150');
+
+      const level2 = await setup({ kyc: 2 });
+      assert.equal((await send(level2.m, level2.payee, 'USDT', '150')).status, 'pending');
+      await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: tron, amount: '200' }, { onBehalfOf: level2.m });
+      await run();
+      await ledgerOk();
+    } finally {
+      assert.deepEqual((await put(null)).body, { asset: 'USDT', min_amount: null });
+    }
+    const { m, payee } = await setup();
+    assert.equal((await send(m, payee, 'USDT', '150')).status, 'pending', 'no threshold: no amount is high-value');
+  });
+
   it('same currency: rate 1, no spread, fee on top', async () => {
     const { m, payee } = await setup();
     const order = await send(m, payee, 'eur', '100');

@@ -18,6 +18,8 @@ import * as m016 from './migrations/016_remittance.js';
 import * as m017 from './migrations/017_exchange_earn.js';
 import * as m018 from './migrations/018_cards.js';
 import * as m019 from './migrations/019_card_controls.js';
+import * as m020 from './migrations/020_card_reconcile.js';
+import * as m025 from './migrations/025_high_value_transfers.js';
 import * as m024 from './migrations/024_performance.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
@@ -41,7 +43,9 @@ const migrations: Record<string, Migration> = {
   '017_exchange_earn': m017,
   '018_cards': m018,
   '019_card_controls': m019,
+  '020_card_reconcile': m020,
   '024_performance': m024,
+  '025_high_value_transfers': m025,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,12 +1,22 @@
 import type { OwnerType, Side } from './tables.js';
 
 export type MemberBucket = 'available' | 'frozen' | 'withdrawing' | 'earn' | 'card';
+/**
+ * A card's own money, one pair of accounts per card (in the card currency): `card` is what the card
+ * can spend, `card_held` what authorisations hold until they clear or are reversed. Both are the
+ * member's money (the `card` column of `GET /v1/balances` sums them over the member's cards) and
+ * count in the custody check like every member bucket; stored as `card:<card id>` and
+ * `card_held:<card id>`.
+ */
+export type CardBucket = 'card' | 'card_held';
+export const cardBuckets: readonly CardBucket[] = ['card', 'card_held'];
 export type MerchantBucket = 'custody' | 'prepaid' | 'fee_income' | 'fee_retained';
 export type PlatformBucket = 'fee_income' | 'prepaid_funding' | 'settlement_clearing' | 'earn_interest';
 
 /** Names one ledger account of an environment and asset (both given by the entry). */
 export type AccountRef =
-  | { owner: 'member'; memberId: string; bucket: MemberBucket }
+  | { owner: 'member'; memberId: string; bucket: Exclude<MemberBucket, 'card'> }
+  | { owner: 'member'; memberId: string; bucket: CardBucket; cardId: string }
   | { owner: 'merchant'; merchantId: string; bucket: MerchantBucket }
   | { owner: 'platform'; bucket: PlatformBucket };
 
@@ -35,6 +45,11 @@ export interface AccountSpec {
 /** The row identity and rules of a reference; throws (programmer error) for an ill-formed one. */
 export function accountSpec(ref: AccountRef): AccountSpec {
   const ownerId = ownerIdOf(ref);
+  if (ref.owner === 'member' && (cardBuckets as readonly string[]).includes(ref.bucket)) {
+    const cardId = (ref as { cardId?: unknown }).cardId;
+    if (typeof cardId !== 'string' || !cardIdPattern.test(cardId)) throw new Error(`ledger: card account without a card id`);
+    return { ownerType: 'member', ownerId, bucket: `${ref.bucket}:${cardId}`, normalSide: 'credit', nonNegative: true };
+  }
   const buckets: readonly string[] =
     ref.owner === 'member' ? memberBuckets : ref.owner === 'merchant' ? merchantBuckets : ref.owner === 'platform' ? platformBuckets : [];
   if (!buckets.includes(ref.bucket)) throw new Error(`ledger: bucket ${String(ref.bucket)} is not a ${String(ref.owner)} bucket`);
@@ -68,9 +83,23 @@ export function accountKey(ref: AccountRef): string {
   return `${spec.ownerType}\u0000${spec.ownerId}\u0000${spec.bucket}`;
 }
 
+const cardIdPattern = /^crd_[0-9a-f-]{36}$/;
+
+/** The bucket a stored bucket name belongs to: `card:crd_…` → `card`. */
+export function baseBucket(stored: string): string {
+  const colon = stored.indexOf(':');
+  return colon < 0 ? stored : stored.slice(0, colon);
+}
+
 /** The reference of a stored account row. */
 export function refFromRow(row: { owner_type: string; owner_id: string; bucket: string }): AccountRef {
-  if (row.owner_type === 'member') return { owner: 'member', memberId: row.owner_id, bucket: row.bucket as MemberBucket };
+  if (row.owner_type === 'member') {
+    const base = baseBucket(row.bucket);
+    if ((cardBuckets as readonly string[]).includes(base)) {
+      return { owner: 'member', memberId: row.owner_id, bucket: base as CardBucket, cardId: row.bucket.slice(base.length + 1) };
+    }
+  }
+  if (row.owner_type === 'member') return { owner: 'member', memberId: row.owner_id, bucket: row.bucket as Exclude<MemberBucket, 'card'> };
   if (row.owner_type === 'merchant') return { owner: 'merchant', merchantId: row.owner_id, bucket: row.bucket as MerchantBucket };
   return { owner: 'platform', bucket: row.bucket as PlatformBucket };
 }

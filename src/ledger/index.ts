@@ -1,8 +1,8 @@
 /** The money core: amounts, accounts, posting, balances, verification and the events outbox. */
 export { parseAmount, formatAmount, minorFromDb, scaleMax, amountMinorMax, AmountError, type AmountProblem } from './money.js';
 export {
-  accountSpec, accountKey, describeAccount, memberBuckets, merchantBuckets, platformBuckets,
-  type AccountRef, type AccountSpec, type MemberBucket, type MerchantBucket, type PlatformBucket,
+  accountSpec, accountKey, describeAccount, baseBucket, cardBuckets, memberBuckets, merchantBuckets, platformBuckets,
+  type AccountRef, type AccountSpec, type MemberBucket, type CardBucket, type MerchantBucket, type PlatformBucket,
 } from './accounts.js';
 export { postEntry, postEntryOrRefuse, assertEntry, entryLinesMax, type EntryInput, type EntryLine } from './ledger.js';
 export { InsufficientFundsError, DuplicatePostingError, shortfallOf, type Shortfall } from './errors.js';

@@ -1,8 +1,8 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { SimulatedUpstream, simulatorRefusedPrefix, type SimulatorOptions } from './simulator.js';
-import type { CallContext, CallOutcome, MoneyRequest, StatusOutcome } from './types.js';
+import { SANDBOX_UNKNOWN_STATUS, type CallContext, type CallOutcome, type MoneyRequest, type StatusOutcome } from './types.js';
 
 /**
  * The card issuer-processor: card applications and their decisions, activation checks, and money
@@ -40,7 +40,36 @@ export interface CardUpstream {
    * (`approved` opens the card and answers its non-secret data).
    */
   sandboxDecide?(call: CallContext, requestId: string, decision: ApplicationDecision): Promise<DecisionOutcome>;
+  /**
+   * Read-only: the issuer's state of an application, by our request id (the application id):
+   * its review status and, once approved, the card's non-secret data. Reconciliation of a
+   * submission whose outcome is unknown asks it.
+   */
+  applicationStatus(call: CallContext, requestId: string): Promise<ApplicationStatusOutcome>;
+  /** Read-only: whether the issuer holds the card as active (after an activation whose answer was lost). */
+  activationStatus(call: CallContext, cardRef: string): Promise<ActivationStatusOutcome>;
 }
+
+/**
+ * The issuer's review states of an application, as `applicationStatus` answers them (raw; anything
+ * else is outside our enumeration): `in_review` (received, undecided) and the three decisions.
+ */
+export const applicationReviewStatuses = ['in_review', 'approved', 'rejected', 'need_docs'] as const;
+export type ApplicationReviewStatus = (typeof applicationReviewStatuses)[number];
+
+export type ApplicationStatusOutcome =
+  /** `status` is raw: one of `applicationReviewStatuses`, or outside our enumeration. `card` when approved. */
+  | { kind: 'found'; status: string; card?: IssuedCard }
+  /** The issuer never received the application. */
+  | { kind: 'not_found' }
+  | { kind: 'timeout' }
+  | { kind: 'unknown'; reason: string };
+
+export type ActivationStatusOutcome =
+  | { kind: 'found'; active: boolean }
+  | { kind: 'not_found' }
+  | { kind: 'timeout' }
+  | { kind: 'unknown'; reason: string };
 
 export interface CardTopUpRequest extends MoneyRequest {
   /** The provider-side reference of the card. */
@@ -137,21 +166,31 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     return this.provider.submit(call, { requestId: req.requestId, operation: 'application', detail: { form_factor: req.formFactor, bin: req.bin }, synchronous: true }) as Promise<CallOutcome>;
   }
 
+  /**
+   * Checks the elements and, when they match, records the card as active in the issuer's books
+   * (`activationStatus` reads it). Like every simulated call: `unknown` = never received (nothing
+   * recorded); `timeout` = processed (recorded as for `success`), the answer lost.
+   */
   async activate(call: CallContext, req: CardActivationRequest): Promise<ActivationOutcome> {
     const behavior = await this.provider.behavior(call);
     if (behavior === 'unknown') return { kind: 'unknown', reason: 'simulated upstream 5xx' };
-    if (behavior === 'timeout') return { kind: 'timeout' };
     if (behavior === 'reject') return { kind: 'rejected', reason: 'simulated refusal' };
-    const card = await this.db
-      .selectFrom('upstream_sim_orders')
-      .select('detail')
-      .where('upstream', '=', 'card')
-      .where('operation', '=', 'card')
-      .where('provider_order_id', '=', req.cardRef)
-      .executeTakeFirst();
-    if (!card) return { kind: 'rejected', reason: 'no such card' };
+    const card = await this.simCard(req.cardRef);
+    if (!card) return behavior === 'timeout' ? { kind: 'timeout' } : { kind: 'rejected', reason: 'no such card' };
     const expiry = `${card.detail.exp_month!.padStart(2, '0')}/${card.detail.exp_year!.slice(-2)}`;
-    return req.expiry === expiry && req.pin === simulatorCardPin ? { kind: 'activated' } : { kind: 'mismatch' };
+    const matches = req.expiry === expiry && req.pin === simulatorCardPin;
+    if (matches) {
+      await this.db.updateTable('upstream_sim_orders')
+        .set({ detail: sql<string>`detail || '{"activated":"true"}'::jsonb`, updated_at: new Date() })
+        .where('upstream', '=', 'card').where('operation', '=', 'card').where('provider_order_id', '=', req.cardRef).execute();
+    }
+    if (behavior === 'timeout') return { kind: 'timeout' };
+    return matches ? { kind: 'activated' } : { kind: 'mismatch' };
+  }
+
+  private simCard(cardRef: string) {
+    return this.db.selectFrom('upstream_sim_orders').select('detail')
+      .where('upstream', '=', 'card').where('operation', '=', 'card').where('provider_order_id', '=', cardRef).executeTakeFirst();
   }
 
   setLimits(call: CallContext, req: CardLimitsRequest): Promise<CallOutcome> {
@@ -205,6 +244,7 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
   async sandboxDecide(call: CallContext, requestId: string, decision: ApplicationDecision): Promise<DecisionOutcome> {
     const application = await this.provider.find(requestId);
     if (!application) return { kind: 'not_found' };
+    await this.recordDecision(requestId, decision);
     if (decision !== 'approved') return { kind: 'decided', decision };
     const now = await this.now(call);
     const detail = {
@@ -223,10 +263,48 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
       })
       .onConflict((oc) => oc.columns(['upstream', 'request_id']).doNothing())
       .execute();
+    const card = (await this.issuedCard(requestId))!;
+    return { kind: 'decided', decision, card };
+  }
+
+  /** The card opened for an application, if any (non-secret data only). */
+  private async issuedCard(requestId: string): Promise<IssuedCard | undefined> {
     const row = await this.db.selectFrom('upstream_sim_orders').select(['provider_order_id', 'detail'])
-      .where('upstream', '=', 'card').where('request_id', '=', `card:${requestId}`).executeTakeFirstOrThrow();
+      .where('upstream', '=', 'card').where('request_id', '=', `card:${requestId}`).executeTakeFirst();
+    if (!row) return undefined;
     const d = row.detail;
-    return { kind: 'decided', decision, card: { cardRef: row.provider_order_id, last4: d.last4!, expMonth: Number(d.exp_month), expYear: Number(d.exp_year) } };
+    return { cardRef: row.provider_order_id, last4: d.last4!, expMonth: Number(d.exp_month), expYear: Number(d.exp_year) };
+  }
+
+  /** The issuer's decision is written into its books (`applicationStatus` answers it). */
+  private async recordDecision(requestId: string, decision: ApplicationDecision): Promise<void> {
+    await this.db.updateTable('upstream_sim_orders')
+      .set({ detail: sql<string>`detail || jsonb_build_object('decision', ${decision}::text)`, updated_at: new Date() })
+      .where('upstream', '=', 'card').where('request_id', '=', requestId).where('operation', '=', 'application').execute();
+  }
+
+  /**
+   * Read-only (no injected behaviour, like every status query): `in_review` until decided, the
+   * decision afterwards (with the card when approved), `rejected` for an application refused at
+   * submission; the sentinel for one received under `unknown_status`.
+   */
+  async applicationStatus(_call: CallContext, requestId: string): Promise<ApplicationStatusOutcome> {
+    const row = await this.provider.find(requestId);
+    if (!row || row.operation !== 'application') return { kind: 'not_found' };
+    if (row.unknown_status) return { kind: 'found', status: SANDBOX_UNKNOWN_STATUS };
+    if (row.status === 'failed') return { kind: 'found', status: 'rejected' };
+    const decision = row.detail.decision as ApplicationDecision | undefined;
+    if (!decision) return { kind: 'found', status: 'in_review' };
+    if (decision !== 'approved') return { kind: 'found', status: decision };
+    const card = await this.issuedCard(requestId);
+    return card ? { kind: 'found', status: 'approved', card } : { kind: 'found', status: 'in_review' };
+  }
+
+  /** Read-only: whether the simulated issuer recorded the card's activation. */
+  async activationStatus(_call: CallContext, cardRef: string): Promise<ActivationStatusOutcome> {
+    const card = await this.simCard(cardRef);
+    if (!card) return { kind: 'not_found' };
+    return { kind: 'found', active: card.detail.activated === 'true' };
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
-import { formatAmount, memberBuckets, minorFromDb, type MemberBucket } from '../../ledger/index.js';
+import { baseBucket, formatAmount, memberBuckets, minorFromDb, type MemberBucket } from '../../ledger/index.js';
 
 /** Balance views read from the ledger's accounts: a member's buckets and a merchant's custody and prepaid. */
 
@@ -49,7 +49,9 @@ function byAsset(rows: BalanceRow[]): Array<{ asset: string; scale: number; buck
   const out = new Map<string, { asset: string; scale: number; buckets: Map<string, bigint> }>();
   for (const row of rows) {
     const group = out.get(row.asset) ?? { asset: row.asset, scale: row.scale, buckets: new Map<string, bigint>() };
-    group.buckets.set(row.bucket, minorFromDb(row.balance));
+    // A card's accounts (`card:crd_…`, `card_held:crd_…`) add up to the member's `card` bucket.
+    const bucket = baseBucket(row.bucket) === 'card_held' ? 'card' : baseBucket(row.bucket);
+    group.buckets.set(bucket, (group.buckets.get(bucket) ?? 0n) + minorFromDb(row.balance));
     out.set(row.asset, group);
   }
   return [...out.values()].sort((a, b) => (a.asset < b.asset ? -1 : a.asset > b.asset ? 1 : 0));

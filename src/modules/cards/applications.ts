@@ -11,6 +11,7 @@ import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { minorFromDb, postEntry, postEntryOrRefuse, recordEvent, type EntryLine } from '../../ledger/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';
+import { recheckDelayMs } from '../../upstreams/order-lifecycle.js';
 import type { ApplicationDecision, IssuedCard } from '../../upstreams/card.js';
 import { getAsset } from '../assets/queries.js';
 import { minKycLevel } from '../kyc/queries.js';
@@ -94,6 +95,8 @@ export async function createApplication(ctx: ServiceContext, trx: Transaction<Da
     source_asset: sourceAsset, fee: fee.toString(), shipping_address: shipping ? JSON.stringify(shipping) : null, status: 'pending', status_version: 1,
     upstream_outcome: 'none', upstream_ref: null, supplement_status: null, supplement_expires_at: null, card_id: null, failure_reason: null,
     created_at: now, updated_at: now,
+    // Reconciliation takes it up if the submission never records an answer (a crash mid-call).
+    next_check_at: new Date(now.getTime() + submitLeaseMs),
   }).returningAll().executeTakeFirstOrThrow();
   if (fee > 0n) {
     await postEntryOrRefuse(trx, {
@@ -120,11 +123,13 @@ export async function submitToIssuer(ctx: ServiceContext, app: CardApplicationRo
     const locked = (await findApplication(trx, call, app.id, true))!;
     if (locked.status !== 'pending' || locked.upstream_outcome === 'accepted') return locked;
     if (outcome.kind === 'accepted') {
-      return trx.updateTable('card_applications').set({ upstream_outcome: 'accepted', upstream_ref: outcome.providerOrderId, updated_at: now })
+      return trx.updateTable('card_applications').set({ upstream_outcome: 'accepted', upstream_ref: outcome.providerOrderId, next_check_at: null, updated_at: now })
         .where('id', '=', app.id).returningAll().executeTakeFirstOrThrow();
     }
     if (outcome.kind === 'rejected') return (await decide(ctx, trx, locked, 'rejected')) ?? locked;
-    return trx.updateTable('card_applications').set({ upstream_outcome: 'unknown', updated_at: now })
+    // Outcome unknown: reconciliation asks the issuer (reconcile.ts); nothing is refunded on it.
+    const firstCheck = recheckDelayMs(1, ctx.config.upstreamReconcileDelayMs, ctx.config.upstreamReconcileMaxDelayMs);
+    return trx.updateTable('card_applications').set({ upstream_outcome: 'unknown', next_check_at: new Date(now.getTime() + firstCheck), updated_at: now })
       .where('id', '=', app.id).returningAll().executeTakeFirstOrThrow();
   });
   return applicationView(ctx.db, row);
@@ -145,7 +150,9 @@ export async function decide(
   if (verdict.kind === 'replay') return app;
   if (verdict.kind === 'refuse') throw new ApiError(verdict.code, verdict.reason);
   const now = await ctx.clock.now(trx, { merchantId: app.merchant_id, environment: app.environment });
-  const set: Record<string, unknown> = { status: verdict.to, status_version: app.status_version + 1, updated_at: now };
+  // A decision is the issuer's answer: nothing is left to reconcile (and a supplement sent back to review is not re-queried).
+  const set: Record<string, unknown> = { status: verdict.to, status_version: app.status_version + 1, next_check_at: null, updated_at: now };
+  if (event === 'need_docs' || event === 'approved') set.upstream_outcome = 'accepted';
   if (event === 'need_docs') {
     set.supplement_status = 'pending';
     set.supplement_expires_at = new Date(now.getTime() + supplementTtlSeconds * 1000);

@@ -13,7 +13,8 @@ import { requireStepUp, type StepUpCall } from '../step-up/service.js';
 import { stepUpObjectRef } from '../step-up/rules.js';
 import { emitCard } from './applications.js';
 import { cardsQuery, findCard, type CardCaller, type Db, type MemberCardCaller } from './queries.js';
-import { afterActivationFailure, activationVerdict, isLocked } from './state.js';
+import { activationResumeDecision, activationResumeSeconds, afterActivationFailure, activationVerdict, isLocked } from './state.js';
+import { sha256Hex } from '../../platform/ids.js';
 import type { CardRow } from './tables.js';
 import { cardView } from './views.js';
 
@@ -38,7 +39,17 @@ export async function listCards(db: Db, caller: MemberCardCaller, page: PagePara
   return mapPage({ ...rows, data }, (x) => x);
 }
 
-export type Prepared = { kind: 'already'; id: string } | { kind: 'ask'; card: CardRow };
+/**
+ * What a retry must match to reuse the step-up challenge its first attempt consumed: a digest of
+ * the idempotency key, the body's hash (the PIN enters it only as a keyed digest,
+ * `secretBodyFields`) and the challenge. Nothing of it is in clear or reversible to the PIN.
+ */
+export interface ActivationAttempt { key: string; requestHash: string }
+
+const attemptRef = (attempt: ActivationAttempt, challengeId: string) =>
+  sha256Hex(`card.activate\n${attempt.key}\n${attempt.requestHash}\n${challengeId}`);
+
+export type Prepared = { kind: 'already'; id: string } | { kind: 'ask'; card: CardRow; resumed: boolean };
 
 const lockedError = (lockedUntil: Date) =>
   new ApiError('state_invalid', 'The card is locked after too many failed activations.', { locked_until: lockedUntil.toISOString() });
@@ -47,8 +58,15 @@ const lockedError = (lockedUntil: Date) =>
  * Activation, step 1 (committed with the key's claim): the card is checked by the state machine
  * and the step-up challenge bound to the member and this card is consumed. A repeat on an active
  * card answers at once: no step-up, nothing counted.
+ *
+ * The attempt is recorded on the card (`activation_attempt_ref`) until the issuer answers. When
+ * that answer is lost (504/502), the retry of the same request (same key, same body, the same
+ * challenge in `x-step-up`) within `activationResumeSeconds` passes with the challenge it already
+ * consumed (`resumed`); any other request needs a new challenge. docs/cards.md.
  */
-export async function prepareActivation(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, stepUp: StepUpCall): Promise<Prepared> {
+export async function prepareActivation(
+  ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, stepUp: StepUpCall, attempt: ActivationAttempt,
+): Promise<Prepared> {
   const card = await findCard(trx, caller, id, true);
   if (!card) throw new ApiError('not_found', 'No such card.');
   const now = await ctx.clock.now(trx, caller);
@@ -58,10 +76,18 @@ export async function prepareActivation(ctx: ServiceContext, trx: Transaction<Da
     if (card.locked_until && isLocked(card.locked_until, now)) throw lockedError(card.locked_until);
     throw new ApiError(verdict.code, verdict.reason);
   }
+  const presented = stepUp.header;
+  const resumable = presented !== undefined && card.activation_attempt_ref === attemptRef(attempt, presented)
+    && card.activation_attempt_at !== null && now.getTime() - new Date(card.activation_attempt_at).getTime() < activationResumeSeconds * 1000;
   await requireStepUp(ctx, trx, {
     principal: caller, action: 'card.activate', objectRef: stepUpObjectRef('card.activate', { card: card.id }), call: stepUp,
+    resume: resumable ? presented : undefined,
   });
-  return { kind: 'ask', card };
+  // Passed, so a challenge was presented: this attempt is the card's open one until the issuer answers.
+  const updated = await trx.updateTable('cards')
+    .set({ activation_attempt_ref: attemptRef(attempt, presented!), activation_attempt_at: resumable ? card.activation_attempt_at : now })
+    .where('id', '=', card.id).returningAll().executeTakeFirstOrThrow();
+  return { kind: 'ask', card: updated, resumed: resumable };
 }
 
 /**
@@ -69,25 +95,40 @@ export async function prepareActivation(ctx: ServiceContext, trx: Transaction<Da
  * mismatch or an explicit refusal is counted (the third locks the card for 24 hours on the
  * merchant's clock); a timeout or 5xx is not counted and answers 504 / 502.
  */
-export async function finishActivation(ctx: ServiceContext, card: CardRow, elements: { expiry: string; pin: string }) {
+export async function finishActivation(ctx: ServiceContext, card: CardRow, elements: { expiry: string; pin: string }, resumed = false) {
   const call = { merchantId: card.merchant_id, environment: card.environment };
-  const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+  const ask = () => withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.activate(call, { cardRef: card.upstream_ref, expiry: elements.expiry, pin: elements.pin }));
-  if (outcome.kind === 'timeout') throw new ApiError('upstream_timeout', 'The card issuer did not answer; retry with the same key.');
-  if (outcome.kind === 'unknown') throw new ApiError('upstream_error', 'The card issuer could not be asked; retry with the same key.');
+  let outcome: Awaited<ReturnType<typeof ask>>;
+  if (resumed) {
+    // The retry of an attempt whose answer was lost: the issuer's state first, so that an
+    // activation it already made is taken as done rather than checked (and perhaps counted) again.
+    const known = activationResumeDecision(await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.card.activationStatus(call, card.upstream_ref)));
+    if (known.kind === 'unknown') outcome = known.timeout ? { kind: 'timeout' } : { kind: 'unknown', reason: 'activation status unknown' };
+    else outcome = known.kind === 'activated' ? { kind: 'activated' } : await ask();
+  } else {
+    outcome = await ask();
+  }
+  if (outcome.kind === 'timeout') throw new ApiError('upstream_timeout', 'The card issuer did not answer; retry with the same key, body and x-step-up.');
+  if (outcome.kind === 'unknown') throw new ApiError('upstream_error', 'The card issuer could not be asked; retry with the same key, body and x-step-up.');
   const result = await ctx.db.transaction().execute(async (trx) => {
     const locked = (await findCard(trx, call, card.id, true))!;
     if (locked.status === 'active') return { ok: true as const };
     const now = await ctx.clock.now(trx, call);
     if (outcome.kind === 'activated') {
       const updated = await trx.updateTable('cards')
-        .set({ status: 'active', status_version: locked.status_version + 1, inventory_status: 'bound', activation_failures: 0, locked_until: null, activated_at: now, updated_at: now })
+        .set({
+          status: 'active', status_version: locked.status_version + 1, inventory_status: 'bound', activation_failures: 0, locked_until: null, activated_at: now,
+          activation_attempt_ref: null, activation_attempt_at: null, updated_at: now,
+        })
         .where('id', '=', card.id).returningAll().executeTakeFirstOrThrow();
       await emitCard(trx, updated);
       return { ok: true as const };
     }
     const next = afterActivationFailure(locked.activation_failures, now);
-    await trx.updateTable('cards').set({ activation_failures: next.failures, locked_until: next.lockedUntil, updated_at: now }).where('id', '=', card.id).execute();
+    await trx.updateTable('cards')
+      .set({ activation_failures: next.failures, locked_until: next.lockedUntil, activation_attempt_ref: null, activation_attempt_at: null, updated_at: now })
+      .where('id', '=', card.id).execute();
     return { ok: false as const, lockedUntil: next.lockedUntil };
   });
   if (result.ok) return { id: card.id, status: 'active' as const };

@@ -199,6 +199,9 @@ export async function prepareMerchantRules(ctx: ServiceContext, trx: Transaction
     request_id: requestId,
     confirmed: confirmed ? JSON.stringify(confirmed) : null,
     updated_at: now,
+    // Left unconfirmed (a 502 and no retry: an unowned key), reconciliation asks the issuer once the claim's lease is past.
+    check_count: 0,
+    next_check_at: new Date(now.getTime() + controlLeaseMs),
   };
   if (existing) await trx.updateTable('card_merchant_rules').set(values).where('card_id', '=', card.id).execute();
   else await trx.insertInto('card_merchant_rules').values({ card_id: card.id, ...values }).execute();
@@ -230,20 +233,34 @@ export async function finishMerchantRules(ctx: ServiceContext, p: PreparedRules)
       return getMerchantRules(trx, { ...call, memberId: p.card.member_id }, p.card.id);
     }
     if (outcome.kind === 'rejected') {
-      const back = row.confirmed;
-      await trx.updateTable('card_merchant_rules').set({
-        rule_type: back?.rule_type ?? null, merchant_names: JSON.stringify(back?.merchant_names ?? []), mcc_list: JSON.stringify(back?.mcc_list ?? []),
-        synced: true, updated_at: now,
-      }).where('card_id', '=', p.card.id).execute();
+      await restoreConfirmedRules(trx, p.card.id, row.confirmed, now);
       return 'refused';
     }
-    await trx.updateTable('card_merchant_rules').set({ synced: true, synced_at: now, confirmed: JSON.stringify(p.rules), updated_at: now })
-      .where('card_id', '=', p.card.id).execute();
+    await confirmRules(trx, p.card.id, p.rules, now);
     if (!p.rules) return { ...noRules(p.card.id), synced_at: now.toISOString() };
     return { id: p.card.id, ...p.rules, synced: true, synced_at: now.toISOString() };
   });
   if (answer === 'refused') throw new ApiError('invalid_request', 'The card issuer refused the rules.');
   return answer;
+}
+
+/** The issuer refused the stored set: the set it last confirmed comes back (`synced: true`, `synced_at` unchanged). */
+export async function restoreConfirmedRules(trx: Transaction<Database>, cardId: string, back: MerchantRuleSet | null, now: Date): Promise<void> {
+  await trx.updateTable('card_merchant_rules').set({
+    rule_type: back?.rule_type ?? null, merchant_names: JSON.stringify(back?.merchant_names ?? []), mcc_list: JSON.stringify(back?.mcc_list ?? []),
+    synced: true, next_check_at: null, updated_at: now,
+  }).where('card_id', '=', cardId).execute();
+}
+
+/** The issuer holds the stored set: `synced: true`, `synced_at` now, and it is the confirmed set. */
+export async function confirmRules(trx: Transaction<Database>, cardId: string, rules: MerchantRuleSet | null, now: Date): Promise<void> {
+  await trx.updateTable('card_merchant_rules').set({ synced: true, synced_at: now, confirmed: JSON.stringify(rules), next_check_at: null, updated_at: now })
+    .where('card_id', '=', cardId).execute();
+}
+
+/** The stored (requested) set of a rules row, null when it is a removal. */
+export function storedRuleSet(row: { rule_type: 'white' | 'black' | null; merchant_names: string[]; mcc_list: string[] }): MerchantRuleSet | null {
+  return setOf(row);
 }
 
 /** Timeout and 5xx of a synchronous state change: the outcome is unknown, answered 502 `upstream_error` (the reference, for these calls). */

@@ -46,7 +46,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
         'Signed. Checks the member\'s KYC level (`card_issuing`), the product (`product_not_available`: unknown, disabled, BIN not authorised, or `source_asset` not in its list) and, for a physical card, `shipping_address` (`invalid_fields`). ',
         'The opening fee is frozen in `source_asset` (available → frozen; `insufficient_balance`), then the issuer is asked. The answer is `pending` while the issuer reviews, or `rejected` (fee refunded) when it refuses at once. ',
         'Later: `approved` (fee charged; card opened, `unactivated` when physical, `active` when virtual; `card_id` set), `rejected`, or `need_docs` with a supplement work order (`supplement.status` `pending`; see the supplement-sessions call); a work order that expires fails the application and refunds the fee. ',
-        'A timeout or 5xx of the issuer leaves the application `pending` and the fee frozen (never refunded on an unknown outcome).',
+        'A timeout or 5xx of the issuer leaves the application `pending` and the fee frozen (never refunded on an unknown outcome) until reconciliation learns the issuer\'s state: its decision is applied as above; an application it never received is submitted again.',
       ].join(''),
       tags,
       body: ApplicationBody,
@@ -96,6 +96,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
         'Irreversible; protected by step-up (bound to the member and this card, 300 s, single use): the first call answers `step_up_required`; repeat with the same key and body and `x-step-up`. ',
         'The issuer checks `expiry` and `pin`; the PIN is never stored or logged (the idempotency record keeps only a keyed digest of it). ',
         'A mismatch answers `invalid_request` and is counted; the third counted failure locks the card for 24 hours (`state_invalid` with `locked_until`); issuer timeouts (504) and 5xx (502) are not counted. ',
+        'After a 504/502 the outcome is unknown: retry the same request (same key, same body, the same `x-step-up`) within 24 hours; it passes with the challenge it already used, the issuer\'s state is asked first, and the member is not asked again. Any other request needs a new challenge. ',
         'A repeat on an `active` card answers 200 without step-up and is not counted. Virtual cards: `product_not_available`; a card not `unactivated`, locked, or not yet shipped: `state_invalid`.',
       ].join(''),
       tags,
@@ -103,11 +104,12 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
       body: ActivateBody,
       response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('active') }) },
     },
-  }, async ({ principal, params, body, claim, replay, req }) => {
-    const outcome = await claim(activationLeaseMs, (trx) => prepareActivation(ctx, trx, principal, params.id, stepUpCall(req)));
+  }, async ({ principal, params, body, claim, replay, req, idempotency }) => {
+    const attempt = { key: idempotency.key, requestHash: idempotency.requestHash };
+    const outcome = await claim(activationLeaseMs, (trx) => prepareActivation(ctx, trx, principal, params.id, stepUpCall(req), attempt));
     if ('replay' in outcome) return replay(outcome.replay);
     if (outcome.value.kind === 'already') return { id: outcome.value.id, status: 'active' as const };
-    return finishActivation(ctx, outcome.value.card, body);
+    return finishActivation(ctx, outcome.value.card, body, outcome.value.resumed);
   });
 
   route.patch('/v1/cards/:id/limits', {
@@ -133,7 +135,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
     errors: [...controlErrors.getMerchantRules],
     schema: {
       summary: 'Get a card\'s merchant rules',
-      description: 'The stored set; `synced: false` while the issuer has not confirmed it (after a 502 the requested set is the stored baseline). No rules: `rule_type` null and empty lists.',
+      description: 'The stored set; `synced: false` while the issuer has not confirmed it (after a 502 the requested set is the stored baseline, until a retry or reconciliation settles it). No rules: `rule_type` null and empty lists.',
       tags, params: IdParams, response: { 200: MerchantRules },
     },
   }, async ({ principal, params }) => getMerchantRules(db, principal, params.id));
@@ -146,7 +148,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
       description: [
         'Replaces the whole set (not an append); DELETE removes it. `rule_type` `white` or `black`; up to 200 `merchant_names` and 200 four-digit `mcc_list` codes, not both empty (`invalid_fields` with `fields`). ',
         'Card `closed`, `expired` or `replaced`: `state_invalid`; product without card-level lists: `product_not_available`; the issuer refused: `invalid_request` (the confirmed set stays). ',
-        '200 when the issuer confirmed (`synced: true`). 502 `upstream_error`: the outcome is unknown; the requested set is stored as the baseline, unconfirmed (`synced: false`); retry with the same key.',
+        '200 when the issuer confirmed (`synced: true`). 502 `upstream_error`: the outcome is unknown; the requested set is stored as the baseline, unconfirmed (`synced: false`); retry with the same key. Left alone (or abandoned for a new key), the set is reconciled with the issuer: it becomes `synced: true` when the issuer holds it, the confirmed set comes back when it refused it, and it is pushed again when the issuer never received it.',
       ].join(''),
       tags, params: IdParams, body: MerchantRulesBody, response: { 200: MerchantRules },
     },

@@ -1,4 +1,6 @@
 import type { ApplicationStatus, CardStatus, FormFactor, InventoryStatus } from './tables.js';
+import type { ActivationStatusOutcome, ApplicationDecision, ApplicationStatusOutcome } from '../../upstreams/card.js';
+import { providerStatusOf, type CallOutcome, type StatusOutcome } from '../../upstreams/types.js';
 
 /**
  * The card and application state machines as pure functions (docs/cards.md, "States"). The
@@ -99,4 +101,121 @@ export function applicationTransition(from: ApplicationStatus, event: Applicatio
 /** Whether an application's opening fee is still frozen (decided ones have been charged or refunded). */
 export function feeFrozen(status: ApplicationStatus): boolean {
   return status === 'pending' || status === 'need_docs';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reconciliation of unknown outcomes (docs/cards.md, "Reconciliation"): what the issuer's answer
+// to a status query means. Only what the issuer says moves money; an unanswered query, a status
+// outside our enumeration or a request still in flight leaves everything as it is.
+
+export type ApplicationReconcileDecision =
+  /** The issuer decided: applied like any decision (approved → card opened and fee charged, …). */
+  | { kind: 'decide'; decision: ApplicationDecision }
+  /** The issuer has it and is reviewing: the submission's outcome is known (`accepted`). */
+  | { kind: 'received' }
+  /** The issuer never received it (past the grace of a call in flight): submitted again, same request id. */
+  | { kind: 'resubmit' }
+  /** Nothing learnt: stays `pending`, the fee frozen, asked again later. */
+  | { kind: 'wait' };
+
+/** What the issuer's answer to `applicationStatus` means for an application whose submission outcome is unknown. */
+export function applicationQueryDecision(answer: ApplicationStatusOutcome, callAgeMs: number, notFoundGraceMs: number): ApplicationReconcileDecision {
+  switch (answer.kind) {
+    case 'timeout':
+    case 'unknown':
+      return { kind: 'wait' };
+    case 'not_found':
+      return callAgeMs >= notFoundGraceMs ? { kind: 'resubmit' } : { kind: 'wait' };
+    case 'found':
+      switch (answer.status) {
+        case 'in_review':
+          return { kind: 'received' };
+        case 'approved':
+          // Approved without the card's data is not an answer we can open a card on.
+          return answer.card ? { kind: 'decide', decision: 'approved' } : { kind: 'wait' };
+        case 'rejected':
+        case 'need_docs':
+          return { kind: 'decide', decision: answer.status };
+        default:
+          return { kind: 'wait' };
+      }
+  }
+}
+
+/** What the answer to a re-submission means: the issuer's refusal rejects it (fee refunded); no answer waits. */
+export function applicationResubmitDecision(answer: CallOutcome): ApplicationReconcileDecision {
+  switch (answer.kind) {
+    case 'accepted':
+      return { kind: 'received' };
+    case 'rejected':
+      return { kind: 'decide', decision: 'rejected' };
+    default:
+      return { kind: 'wait' };
+  }
+}
+
+export type RulesReconcileDecision =
+  /** The issuer holds the requested set: `synced: true`. */
+  | { kind: 'confirm' }
+  /** The issuer refused it: the confirmed set comes back. */
+  | { kind: 'refused' }
+  /** The issuer never received it (past the grace): pushed again with the same request id. */
+  | { kind: 'repush' }
+  | { kind: 'wait' };
+
+/** What a status query of an unconfirmed merchant-rule set's request means. */
+export function rulesQueryDecision(answer: StatusOutcome, ageMs: number, notFoundGraceMs: number): RulesReconcileDecision {
+  switch (answer.kind) {
+    case 'timeout':
+    case 'unknown':
+      return { kind: 'wait' };
+    case 'not_found':
+      return ageMs >= notFoundGraceMs ? { kind: 'repush' } : { kind: 'wait' };
+    case 'found':
+      switch (providerStatusOf(answer.status)) {
+        case 'succeeded':
+          return { kind: 'confirm' };
+        case 'failed':
+          return { kind: 'refused' };
+        default:
+          return { kind: 'wait' };
+      }
+  }
+}
+
+/** What the answer to a re-push means (the same rules as the request's own answer). */
+export function rulesCallDecision(answer: CallOutcome): RulesReconcileDecision {
+  switch (answer.kind) {
+    case 'accepted':
+      return providerStatusOf(answer.status) === 'succeeded' ? { kind: 'confirm' } : { kind: 'wait' };
+    case 'rejected':
+      return { kind: 'refused' };
+    default:
+      return { kind: 'wait' };
+  }
+}
+
+/** How long after a lost activation answer its retry may reuse the step-up challenge it consumed: the idempotency window. */
+export const activationResumeSeconds = 24 * 3600;
+
+export type ActivationResumeDecision =
+  /** The issuer has the card active: activate it here without asking for the elements again. */
+  | { kind: 'activated' }
+  /** The issuer has it inactive (the lost call never arrived, or did not match): ask with the elements. */
+  | { kind: 'ask' }
+  /** No answer: the outcome stays unknown (502/504, nothing counted). */
+  | { kind: 'unknown'; timeout: boolean };
+
+/** What the issuer's activation status means for the retry of an activation whose answer was lost. */
+export function activationResumeDecision(answer: ActivationStatusOutcome): ActivationResumeDecision {
+  switch (answer.kind) {
+    case 'found':
+      return answer.active ? { kind: 'activated' } : { kind: 'ask' };
+    case 'not_found':
+      return { kind: 'ask' };
+    case 'timeout':
+      return { kind: 'unknown', timeout: true };
+    case 'unknown':
+      return { kind: 'unknown', timeout: false };
+  }
 }

@@ -72,6 +72,10 @@ export interface CardApplicationsTable {
   failure_reason: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Status queries made by reconciliation of an unknown submission outcome (migration 020). */
+  check_count: Generated<number>;
+  /** When reconciliation next asks the issuer (merchant's clock); null: nothing to reconcile. */
+  next_check_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface CardSupplementImagesTable {
@@ -125,6 +129,13 @@ export interface CardsTable {
   activated_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /**
+   * The activation request whose issuer answer was lost (504/502): a digest of its idempotency
+   * key, body hash and the step-up challenge it consumed (migration 020). Its retry may reuse that
+   * challenge; null once the issuer answered.
+   */
+  activation_attempt_ref: ColumnType<string | null, string | null | undefined, string | null>;
+  activation_attempt_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface MerchantRuleSet {
@@ -146,6 +157,10 @@ export interface CardMerchantRulesTable {
   /** The set the issuer last confirmed (null: none); a refused change falls back to it. */
   confirmed: ColumnType<MerchantRuleSet | null, string | null, string | null>;
   updated_at: Timestamp;
+  /** Status queries made by reconciliation of an unconfirmed set (migration 020). */
+  check_count: Generated<number>;
+  /** When reconciliation next asks the issuer about the unconfirmed set (merchant's clock). */
+  next_check_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface CardCvvUnblockCallsTable {

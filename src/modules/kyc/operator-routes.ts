@@ -6,7 +6,9 @@ import { decodeCursor, encodeCursor, pageSize, PageQuery } from '../../platform/
 import { configuredKey } from '../../platform/keys.js';
 import { ApiError } from '../../platform/errors.js';
 import { imageKeyLabel, openImage } from './images.js';
-import { imageById, profileById, profileQueue, putRequirement, requirementsOf, type KycProfile } from './queries.js';
+import { highValueThresholds, imageById, profileById, profileQueue, putHighValueThreshold, putRequirement, requirementsOf, type KycProfile } from './queries.js';
+import { getAsset } from '../assets/queries.js';
+import { formatAmount, parseAmount } from '../../ledger/index.js';
 import { businessPattern, orderRequirements } from './rules.js';
 import { kycErrors, reviewMember, reviewProfile } from './service.js';
 
@@ -134,5 +136,38 @@ export async function kycOperatorRoutes(app: AppInstance, ctx: ServiceContext): 
   }, ({ params, body, write }) => write(async (trx) => {
     await putRequirement(trx, body.environment, params.business, body.min_kyc_level, ctx.clock.real());
     return { business: params.business, min_kyc_level: body.min_kyc_level };
+  }));
+
+  const Threshold = Type.Object({
+    asset: Type.String(),
+    min_amount: Type.String({ description: 'At or above this amount of the asset a withdrawal or a remittance is a high-value transfer.' }),
+  });
+
+  route.get('/admin/v1/kyc/high-value-thresholds', {
+    schema: { querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ data: Type.Array(Threshold) }) } },
+  }, async ({ query }) => {
+    const rows = await highValueThresholds(ctx.db, query.environment);
+    const data = [];
+    for (const row of rows) data.push({ asset: row.asset, min_amount: formatAmount(BigInt(row.min_amount), (await getAsset(ctx.db, row.asset))!.scale) });
+    return { data };
+  });
+
+  route.put('/admin/v1/kyc/high-value-thresholds/:asset', {
+    errors: ['not_found', 'invalid_fields'],
+    schema: {
+      params: Type.Object({ asset: Type.String({ minLength: 1, maxLength: 16 }) }),
+      body: Type.Object({
+        environment: OperatorEnvironment,
+        min_amount: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], { description: 'Greater than zero; null removes the threshold (no amount is high-value).' }),
+      }),
+      response: { 200: Type.Object({ asset: Type.String(), min_amount: Type.Union([Type.String(), Type.Null()]) }) },
+    },
+  }, ({ params, body, write }) => write(async (trx) => {
+    const asset = await getAsset(trx, params.asset.toUpperCase());
+    if (!asset) throw new ApiError('not_found', 'No such asset.');
+    const amount = body.min_amount === null ? null : parseAmount(body.min_amount, asset.scale, 'min_amount');
+    if (amount !== null && amount <= 0n) throw new ApiError('invalid_fields', 'min_amount must be greater than zero.', { fields: [{ key: 'min_amount', reason: 'out_of_range' }] });
+    await putHighValueThreshold(trx, body.environment, asset.code, amount, ctx.clock.real());
+    return { asset: asset.code, min_amount: amount === null ? null : formatAmount(amount, asset.scale) };
   }));
 }

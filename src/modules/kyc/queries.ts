@@ -80,3 +80,22 @@ export async function putRequirement(db: Db, environment: Environment, business:
     .onConflict((oc) => oc.columns(['environment', 'business']).doUpdateSet({ min_kyc_level: level, updated_at: now }))
     .execute();
 }
+
+/** The operator's high-value thresholds of an environment, by asset (minor units). */
+export async function highValueThresholds(db: Db, environment: Environment): Promise<Array<{ asset: string; min_amount: string }>> {
+  return db.selectFrom('kyc_high_value_thresholds').select(['asset', 'min_amount']).where('environment', '=', environment).orderBy('asset').execute();
+}
+
+/** Sets (`minAmount` given) or removes (null) the high-value threshold of one asset. */
+export async function putHighValueThreshold(db: Db, environment: Environment, asset: string, minAmount: bigint | null, now: Date): Promise<void> {
+  if (minAmount === null) {
+    await db.deleteFrom('kyc_high_value_thresholds').where('environment', '=', environment).where('asset', '=', asset).execute();
+    return;
+  }
+  await db
+    .insertInto('kyc_high_value_thresholds')
+    .values({ environment, asset, min_amount: minAmount.toString(), updated_at: now })
+    .onConflict((oc) => oc.columns(['environment', 'asset']).doUpdateSet({ min_amount: minAmount.toString(), updated_at: now }))
+    .execute();
+}
+

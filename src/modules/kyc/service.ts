@@ -11,7 +11,7 @@ import { ticketView } from '../hosted-screens/rules.js';
 import { resolveMember } from '../members/queries.js';
 import { imageKeyLabel, sealImage } from './images.js';
 import {
-  deleteImages, insertImage, insertProfile, lockMember, profileById, profileOfMember, setMemberLevel, updateProfile, type KycProfile,
+  deleteImages, insertImage, insertProfile, lockMember, minKycLevel, profileById, profileOfMember, setMemberLevel, updateProfile, type KycProfile,
 } from './queries.js';
 import { levelAfterUpdate, levelOnApproval, type ProfileFields } from './rules.js';
 import { transition, type KycAction } from './state.js';
@@ -326,4 +326,18 @@ export async function sandboxReview(ctx: ServiceContext, caller: { merchantId: s
 /** The profile as the merchant sees it: ids, status and level, never the personal data. */
 export function profileSummary(p: KycProfile, kycLevel: number) {
   return { id: p.id, member_id: p.member_id, status: p.status, status_version: p.status_version, kyc_level: kycLevel };
+}
+
+/**
+ * The `high_value_transfer` gate of withdrawals and remittances: at or above the operator's
+ * threshold for the asset (none by default), the member needs the level that business requires.
+ * Refuses with `kyc_required`, which carries no level (the reference).
+ */
+export async function requireHighValueLevel(db: Db, p: { environment: Environment; memberId: string; asset: string; amount: bigint }): Promise<void> {
+  const row = await db.selectFrom('kyc_high_value_thresholds').select('min_amount')
+    .where('environment', '=', p.environment).where('asset', '=', p.asset).executeTakeFirst();
+  if (!row || p.amount < BigInt(row.min_amount)) return;
+  const member = await db.selectFrom('members').select('kyc_level').where('id', '=', p.memberId).executeTakeFirstOrThrow();
+  const required = await minKycLevel(db, p.environment, 'high_value_transfer');
+  if (member.kyc_level < required) throw new ApiError('kyc_required');
 }

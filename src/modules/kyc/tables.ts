@@ -1,5 +1,5 @@
-import type { Generated } from 'kysely';
-import type { Environment, NullableTimestamp, Timestamp } from '../../db/columns.js';
+import type { ColumnType, Generated } from 'kysely';
+import type { Environment, Minor, NullableTimestamp, Timestamp } from '../../db/columns.js';
 
 /** A profile's review state (state.ts). */
 export type KycProfileStatus = 'pending_review' | 'approved' | 'rejected';
@@ -77,8 +77,17 @@ export interface KycRequirementsTable {
   updated_at: Timestamp;
 }
 
+/** Per environment and asset: at or above `min_amount` (minor units) a transfer is high-value. */
+export interface KycHighValueThresholdsTable {
+  environment: Environment;
+  asset: string;
+  min_amount: ColumnType<string, Minor, Minor>;
+  updated_at: Timestamp;
+}
+
 export interface KycTables {
   kyc_profiles: KycProfilesTable;
   kyc_images: KycImagesTable;
   kyc_requirements: KycRequirementsTable;
+  kyc_high_value_thresholds: KycHighValueThresholdsTable;
 }

@@ -15,6 +15,7 @@ import { withDeadline } from '../../upstreams/deadline.js';
 import type { CallContext } from '../../upstreams/types.js';
 import { getAsset } from '../assets/queries.js';
 import { minKycLevel } from '../kyc/queries.js';
+import { requireHighValueLevel } from '../kyc/service.js';
 import { emitOrderEvent } from './apply.js';
 import { corridorById } from './corridors.js';
 import { dailyTotals, findOrder, lockDailyTotals, ordersQuery, scaleOf, type OrderCaller } from './order-queries.js';
@@ -87,6 +88,7 @@ export async function createOrder(ctx: ServiceContext, trx: Transaction<Database
   if (market.midRate === undefined) throw new ApiError('asset_not_allowed', `${asset.code} cannot be converted to ${corridor.currency}.`);
   const amount = parseAmount(input.source_amount, asset.scale, 'source_amount');
   if (amount <= 0n) throw new ApiError('invalid_request', 'source_amount must be greater than zero.');
+  await requireHighValueLevel(trx, { environment: caller.environment, memberId: caller.memberId, asset: asset.code, amount });
   const payoutScale = await scaleOf(trx, corridor.currency);
   const price = priceOrder({
     sourceAmount: amount, sourceScale: asset.scale, payoutScale, midRate: market.midRate,

@@ -99,6 +99,28 @@ export function challengeVerdict(
   return { pass: true };
 }
 
+/**
+ * Pure: may `ticket`, which a request already used, authorise that same request's retry? Only
+ * for a request whose outcome was lost after the challenge was consumed (card activation: the
+ * issuer's 502/504); the caller alone knows the retry is the same request (its idempotency key,
+ * body hash and challenge, recorded when the challenge was used) and asks this only then. The
+ * challenge must be `used` (not merely completed: that one passes the ordinary way, once) and
+ * bound to the same merchant, environment, member, action and object. docs/step-up.md.
+ */
+export function resumeVerdict(
+  ticket: Pick<Ticket, 'merchant_id' | 'environment' | 'member_id' | 'purpose' | 'action' | 'object_ref' | 'status' | 'outcome'> | undefined,
+  binding: StepUpBinding,
+): { pass: true } | { pass: false; reason: ChallengeRefusal } {
+  const refuse = (reason: ChallengeRefusal) => ({ pass: false as const, reason });
+  if (!ticket || ticket.purpose !== 'step_up') return refuse('unknown');
+  if (ticket.merchant_id !== binding.merchantId || ticket.environment !== binding.environment) return refuse('other_merchant');
+  if (ticket.member_id !== binding.memberId) return refuse('other_member');
+  if (ticket.action !== binding.action) return refuse('other_action');
+  if (ticket.object_ref !== binding.objectRef) return refuse('other_object');
+  if (ticket.status !== 'used' || ticket.outcome !== 'approved') return refuse('not_completed');
+  return { pass: true };
+}
+
 /** What one code entered on the screen does to an open challenge. */
 export type CodeDecision =
   | { kind: 'approve' }

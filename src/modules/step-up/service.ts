@@ -10,7 +10,7 @@ import { requestOrigin, ticketTtlSeconds, ticketView } from '../hosted-screens/r
 import { issueTicket } from '../hosted-screens/service.js';
 import { hashStepUpCode, newStepUpCode } from './code.js';
 import { findThreshold, markChallengeUsed } from './queries.js';
-import { atOrAboveThreshold, challengeVerdict, stepUpActions, type StepUpAction, type StepUpBinding } from './rules.js';
+import { atOrAboveThreshold, challengeVerdict, resumeVerdict, stepUpActions, type StepUpAction, type StepUpBinding } from './rules.js';
 
 /**
  * The step-up gate (docs/step-up.md). An action that needs strong authentication calls
@@ -57,6 +57,13 @@ export interface StepUpDemand {
   call: StepUpCall;
   /** Step-up only when `amount` (minor units of `asset`) is at or above the operator's threshold for the action; without it, always. */
   above?: { asset: string; amount: bigint };
+  /**
+   * The challenge this very request consumed before its outcome was lost (the caller has checked
+   * that it is the same request: key, body hash and challenge). Presented again in `x-step-up`, it
+   * passes without being consumed a second time (`resumeVerdict`); any other request still needs
+   * an unused one. docs/step-up.md, "A retry after an unknown outcome".
+   */
+  resume?: string;
 }
 
 /** Passes (consuming the presented challenge) or throws `step_up_required` with a new challenge. */
@@ -69,6 +76,7 @@ export async function requireStepUp(ctx: ServiceContext, trx: Transaction<Databa
   if (d.call.header) {
     const binding: StepUpBinding = { merchantId, environment, memberId, action: d.action, objectRef: d.objectRef };
     const ticket = await findTicket(trx, d.call.header, true);
+    if (d.resume !== undefined && d.resume === d.call.header && resumeVerdict(ticket, binding).pass) return;
     const now = await ctx.clock.now(trx, { merchantId, environment });
     const verdict = challengeVerdict(ticket, binding, now);
     if (verdict.pass && (await markChallengeUsed(trx, ticket!.id, now))) return;

@@ -12,6 +12,7 @@ import {
 import { addressMatches, usableNetwork } from '../assets/rules.js';
 import { getAsset, pageAtScale } from '../assets/queries.js';
 import { requireStepUp, stepUpErrors, type StepUpCall } from '../step-up/service.js';
+import { requireHighValueLevel } from '../kyc/service.js';
 import { stepUpObjectRef } from '../step-up/rules.js';
 import { transition, type WithdrawalAction } from './state.js';
 import { addressRefused, findOwned, memberExternalId, withdrawalPage, type Caller } from './queries.js';
@@ -80,6 +81,7 @@ export async function createWithdrawal(
   if (amount <= 0n) throw new ApiError('invalid_request', 'amount must be greater than zero.');
   if (amount < network.withdrawalMin) throw new ApiError('amount_out_of_range', `The minimum withdrawal is ${formatAmount(network.withdrawalMin, asset.scale)} ${asset.code}.`);
   await checkAddress(trx, network, input.address);
+  await requireHighValueLevel(trx, { environment: caller.environment, memberId: caller.memberId, asset: asset.code, amount });
   await requireStepUp(ctx, trx, {
     principal: caller,
     action: 'withdrawal.create',

@@ -1,0 +1,402 @@
+/**
+ * The card area's unknown outcomes through HTTP via the SDK (docs/cards.md, "Reconciliation"):
+ * applications whose submission timed out or met a 5xx, resolved by reconciliation as the sandbox
+ * clock passes (approved → card opened and fee charged; rejected → fee refunded; need_docs →
+ * supplement; never received → submitted again; no answer → still pending, fee frozen);
+ * merchant-rule sets left unconfirmed after a 502 with no retry; and the retry of a card
+ * activation after a 504/502 with the step-up challenge it already consumed. The ledger is
+ * verified after each money step.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { verifyLedger } from '../src/ledger/index.js';
+import type { ApplicationDecision } from '../src/upstreams/card.js';
+import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { expectCode } from './support/expect.js';
+import { activationResumeDecision, applicationQueryDecision, applicationResubmitDecision, rulesCallDecision, rulesQueryDecision } from '../src/modules/cards/state.js';
+import { resumeVerdict, type StepUpBinding } from '../src/modules/step-up/rules.js';
+
+const shipping = { address: '1 Main St', city: 'Berlin', country: 'DE', postal_code: '10115' };
+
+describe('card reconciliation rules (pure)', () => {
+  const card = { cardRef: 'CD1', last4: '1234', expMonth: 1, expYear: 2030 };
+  it('an application: decisions applied, in review received, never received resubmitted after the grace, anything else waits', () => {
+    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'approved', card }, 0, 60_000), { kind: 'decide', decision: 'approved' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'approved' }, 0, 60_000), { kind: 'wait' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'rejected' }, 0, 60_000), { kind: 'decide', decision: 'rejected' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'need_docs' }, 0, 60_000), { kind: 'decide', decision: 'need_docs' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'in_review' }, 0, 60_000), { kind: 'received' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'SANDBOX_UNKNOWN_STATUS' }, 0, 60_000), { kind: 'wait' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'not_found' }, 59_999, 60_000), { kind: 'wait' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'not_found' }, 60_000, 60_000), { kind: 'resubmit' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'timeout' }, 1e9, 60_000), { kind: 'wait' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'unknown', reason: '5xx' }, 1e9, 60_000), { kind: 'wait' });
+    assert.deepEqual(applicationResubmitDecision({ kind: 'accepted', providerOrderId: 'CD2', status: 'succeeded', detail: {} }), { kind: 'received' });
+    assert.deepEqual(applicationResubmitDecision({ kind: 'rejected', reason: 'no' }), { kind: 'decide', decision: 'rejected' });
+    assert.deepEqual(applicationResubmitDecision({ kind: 'timeout' }), { kind: 'wait' });
+  });
+  it('a rule set: succeeded confirms, failed restores, never received re-pushes after the grace, anything else waits', () => {
+    const found = (status: string) => ({ kind: 'found' as const, providerOrderId: 'CD3', status });
+    assert.deepEqual(rulesQueryDecision(found('succeeded'), 0, 60_000), { kind: 'confirm' });
+    assert.deepEqual(rulesQueryDecision(found('failed'), 0, 60_000), { kind: 'refused' });
+    assert.deepEqual(rulesQueryDecision(found('processing'), 0, 60_000), { kind: 'wait' });
+    assert.deepEqual(rulesQueryDecision(found('SANDBOX_UNKNOWN_STATUS'), 0, 60_000), { kind: 'wait' });
+    assert.deepEqual(rulesQueryDecision({ kind: 'not_found' }, 1, 60_000), { kind: 'wait' });
+    assert.deepEqual(rulesQueryDecision({ kind: 'not_found' }, 60_000, 60_000), { kind: 'repush' });
+    assert.deepEqual(rulesQueryDecision({ kind: 'unknown', reason: '5xx' }, 1e9, 60_000), { kind: 'wait' });
+    assert.deepEqual(rulesCallDecision({ kind: 'accepted', providerOrderId: 'CD3', status: 'succeeded', detail: {} }), { kind: 'confirm' });
+    assert.deepEqual(rulesCallDecision({ kind: 'rejected', reason: 'no' }), { kind: 'refused' });
+    assert.deepEqual(rulesCallDecision({ kind: 'unknown', reason: '5xx' }), { kind: 'wait' });
+  });
+  it('an activation retry: active at the issuer is done, inactive is asked again, no answer stays unknown', () => {
+    assert.deepEqual(activationResumeDecision({ kind: 'found', active: true }), { kind: 'activated' });
+    assert.deepEqual(activationResumeDecision({ kind: 'found', active: false }), { kind: 'ask' });
+    assert.deepEqual(activationResumeDecision({ kind: 'not_found' }), { kind: 'ask' });
+    assert.deepEqual(activationResumeDecision({ kind: 'timeout' }), { kind: 'unknown', timeout: true });
+    assert.deepEqual(activationResumeDecision({ kind: 'unknown', reason: '5xx' }), { kind: 'unknown', timeout: false });
+  });
+  it('a used challenge resumes only its own binding, and only once used', () => {
+    const binding: StepUpBinding = { merchantId: 'mer_1', environment: 'sandbox', memberId: 'mem_1', action: 'card.activate', objectRef: 'o1' };
+    const ticket = {
+      merchant_id: 'mer_1', environment: 'sandbox' as const, member_id: 'mem_1', purpose: 'step_up' as const, action: 'card.activate', object_ref: 'o1',
+      status: 'used' as const, outcome: 'approved',
+    };
+    assert.deepEqual(resumeVerdict(ticket, binding), { pass: true });
+    assert.deepEqual(resumeVerdict({ ...ticket, status: 'completed' as never }, binding), { pass: false, reason: 'not_completed' });
+    assert.deepEqual(resumeVerdict({ ...ticket, outcome: 'declined' }, binding), { pass: false, reason: 'not_completed' });
+    assert.deepEqual(resumeVerdict({ ...ticket, object_ref: 'o2' }, binding), { pass: false, reason: 'other_object' });
+    assert.deepEqual(resumeVerdict({ ...ticket, member_id: 'mem_2' }, binding), { pass: false, reason: 'other_member' });
+    assert.deepEqual(resumeVerdict({ ...ticket, merchant_id: 'mer_2' }, binding), { pass: false, reason: 'other_merchant' });
+    assert.deepEqual(resumeVerdict(undefined, binding), { pass: false, reason: 'unknown' });
+  });
+});
+
+describe('card reconciliation', () => {
+  let service: RunningService;
+  let client: MerchantWalletClient;
+  let merchantId: string;
+  before(async () => {
+    service = await startTestService({ config: { simulatorConfirmDelayMs: 0 } });
+  });
+  after(async () => {
+    const report = await verifyLedger(service.ctx.db);
+    await service.close();
+    assert.deepEqual(report.problems, []);
+  });
+  /** A merchant per test: each has its own sandbox clock and its own injected behaviours. */
+  const freshMerchant = async () => { ({ client, merchantId } = await newMerchantClient(service)); };
+  const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
+  const usdt = async (m: string) => {
+    const b = (await client.balances.list({ onBehalfOf: m })).find((x) => x.asset === 'USDT') as { available: string; frozen: string };
+    return [b.available, b.frozen];
+  };
+  const inject = (behavior: string) => client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior });
+  /** Runs `f` with the card issuer answering `behavior`, then back to `success`. */
+  async function withIssuer<T>(behavior: string, f: () => Promise<T>): Promise<T> {
+    await inject(behavior);
+    try {
+      return await f();
+    } finally {
+      await inject('success');
+    }
+  }
+  /** The issuer decides on its own, without telling us (the simulator's books only). */
+  const issuerDecides = (applicationId: string, decision: ApplicationDecision) =>
+    service.ctx.upstreams.card.sandboxDecide!({ merchantId, environment: 'sandbox' }, applicationId, decision);
+
+  async function member() {
+    const external = `r-${randomUUID().slice(0, 8)}`;
+    const m = await client.members.create({ external_member_id: external });
+    await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: 1 });
+    await client.deposits.create({ member_id: external, asset: 'USDT', amount: '100', tx_hash: `t-${randomUUID()}` });
+    return external;
+  }
+  async function products() {
+    const list = await client.cards.products();
+    return { virtual: list.find((p) => p.form_factor === 'virtual')!, physical: list.find((p) => p.form_factor === 'physical')! };
+  }
+  /** An application whose submission outcome is unknown: the issuer answered `behavior` (timeout or 5xx). */
+  async function unknownApplication(m: string, behavior: 'timeout' | 'unknown') {
+    const { virtual } = await products();
+    const app = await withIssuer(behavior, () => client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m }));
+    assert.equal(app.status, 'pending');
+    assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
+    await ledgerOk();
+    return app;
+  }
+
+  describe('applications whose submission outcome is unknown', () => {
+    before(freshMerchant);
+
+    it('timeout, the issuer approved meanwhile: reconciliation opens the card and charges the fee', async () => {
+      const m = await member();
+      const app = await unknownApplication(m, 'timeout');
+      await issuerDecides(app.id, 'approved');
+      // Nothing moves before reconciliation asks.
+      assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'pending');
+      await client.sandbox.advanceClock(60);
+      const done = await client.cards.getApplication(app.id, { onBehalfOf: m });
+      assert.equal(done.status, 'approved');
+      assert.match(done.card_id!, /^crd_/);
+      const card = await client.cards.get(done.card_id!, { onBehalfOf: m });
+      assert.equal(card.status, 'active');
+      assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
+      await ledgerOk();
+      const kinds = (await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', app.id).execute()).map((r) => r.kind).sort();
+      assert.deepEqual(kinds, ['card.fee_charge', 'card.fee_freeze']);
+      // Later passes change nothing (the card is opened once, the fee charged once).
+      await client.sandbox.advanceClock(3600);
+      assert.equal((await service.ctx.db.selectFrom('cards').select('id').where('application_id', '=', app.id).execute()).length, 1);
+      assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
+    });
+
+    it('timeout, the issuer rejected it: the fee is refunded', async () => {
+      const m = await member();
+      const app = await unknownApplication(m, 'timeout');
+      await issuerDecides(app.id, 'rejected');
+      await client.sandbox.advanceClock(60);
+      const done = await client.cards.getApplication(app.id, { onBehalfOf: m });
+      assert.equal(done.status, 'rejected');
+      assert.equal(done.card_id, null);
+      assert.deepEqual(await usdt(m), ['100.000000', '0.000000']);
+      await ledgerOk();
+    });
+
+    it('timeout, the issuer needs documents: a supplement work order, the fee still frozen', async () => {
+      const m = await member();
+      const app = await unknownApplication(m, 'timeout');
+      await issuerDecides(app.id, 'need_docs');
+      await client.sandbox.advanceClock(60);
+      const done = await client.cards.getApplication(app.id, { onBehalfOf: m });
+      assert.equal(done.status, 'need_docs');
+      assert.equal(done.supplement!.status, 'pending');
+      assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
+      // The member sends the supplement: back to review, and no further query sends it back to need_docs.
+      const ticket = await client.cards.createSupplementSession(app.id, { onBehalfOf: m });
+      await client.hostedScreens.sandboxComplete(ticket.id, 'submitted');
+      await client.sandbox.advanceClock(3600);
+      const back = await client.cards.getApplication(app.id, { onBehalfOf: m });
+      assert.deepEqual([back.status, back.supplement!.status], ['pending', 'submitted']);
+      assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'approved');
+      assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
+      await ledgerOk();
+    });
+
+    it('timeout, the issuer is reviewing: still pending with the fee frozen; its decision then arrives as usual', async () => {
+      const m = await member();
+      const app = await unknownApplication(m, 'timeout');
+      await client.sandbox.advanceClock(60);
+      assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'pending');
+      const row = await service.ctx.db.selectFrom('card_applications').select(['upstream_outcome', 'next_check_at']).where('id', '=', app.id).executeTakeFirstOrThrow();
+      assert.deepEqual(row, { upstream_outcome: 'accepted', next_check_at: null });
+      assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
+      assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'approved');
+      assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
+      await ledgerOk();
+    });
+
+    it('5xx, never received: no refund while the issuer keeps failing; submitted again once it answers', async () => {
+      const m = await member();
+      const app = await unknownApplication(m, 'unknown');
+      await withIssuer('unknown', async () => {
+        // (Less than the preset's hour: advancing past it ends the preset.)
+        await client.sandbox.advanceClock(1800);
+        assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'pending');
+        assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
+      });
+      await ledgerOk();
+      // The issuer answers again: the re-submission (same request id) arrives; the application waits for its decision.
+      await client.sandbox.advanceClock(3600);
+      const row = await service.ctx.db.selectFrom('card_applications').select(['status', 'upstream_outcome']).where('id', '=', app.id).executeTakeFirstOrThrow();
+      assert.deepEqual(row, { status: 'pending', upstream_outcome: 'accepted' });
+      assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
+      const approved = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
+      assert.equal(approved.status, 'approved');
+      assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
+      await ledgerOk();
+    });
+
+    it('the background ticker resolves it on its own as well (real time, no clock advance)', async () => {
+      const m = await member();
+      const app = await unknownApplication(m, 'timeout');
+      await issuerDecides(app.id, 'rejected');
+      // Due now on the merchant's clock (as if its first check time had come).
+      await service.ctx.db.updateTable('card_applications').set({ next_check_at: new Date(Date.now() - 1000) }).where('id', '=', app.id).execute();
+      await service.workers.tick();
+      assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'rejected');
+      assert.deepEqual(await usdt(m), ['100.000000', '0.000000']);
+      await ledgerOk();
+    });
+  });
+
+  describe('merchant rules left unconfirmed after a 502', () => {
+    before(freshMerchant);
+
+    async function virtualCard() {
+      const m = await member();
+      const { virtual } = await products();
+      const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
+      const done = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
+      return { m, id: done.card_id! };
+    }
+
+    it('5xx (never received), no retry: pushed again by reconciliation and synced; no answer keeps it unconfirmed', async () => {
+      const { m, id } = await virtualCard();
+      const body = { rule_type: 'white' as const, merchant_names: ['Corner Shop'], mcc_list: ['5411'] };
+      await withIssuer('unknown', async () => {
+        await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m }), 'upstream_error', 502);
+        await client.sandbox.advanceClock(600);
+        const still = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+        assert.deepEqual([still.rule_type, still.synced, still.synced_at], ['white', false, null]);
+      });
+      await client.sandbox.advanceClock(600);
+      const synced = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+      assert.equal(synced.synced, true);
+      assert.match(synced.synced_at!, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      assert.deepEqual([synced.rule_type, synced.merchant_names, synced.mcc_list], ['white', ['Corner Shop'], ['5411']]);
+    });
+
+    it('timeout (the issuer has it), abandoned for a new key that also timed out: the latest set is confirmed', async () => {
+      const { m, id } = await virtualCard();
+      await withIssuer('timeout', async () => {
+        await expectCode(client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m }), 'upstream_error', 502);
+        await expectCode(client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995', '7801'] }, { onBehalfOf: m }), 'upstream_error', 502);
+      });
+      assert.equal((await client.cards.getMerchantRules(id, { onBehalfOf: m })).synced, false);
+      await client.sandbox.advanceClock(61);
+      const synced = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+      assert.deepEqual([synced.rule_type, synced.mcc_list, synced.synced], ['black', ['7995', '7801'], true]);
+      assert.ok(synced.synced_at);
+    });
+
+    it('a removal left unconfirmed is confirmed too', async () => {
+      const { m, id } = await virtualCard();
+      const first = await client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m });
+      await withIssuer('timeout', () => expectCode(client.cards.deleteMerchantRules(id, { onBehalfOf: m }), 'upstream_error', 502));
+      await client.sandbox.advanceClock(61);
+      const after = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+      assert.deepEqual([after.rule_type, after.mcc_list, after.synced], [null, [], true]);
+      assert.ok(after.synced_at! > first.synced_at!);
+    });
+
+    it('the issuer refused the unconfirmed set: the confirmed set comes back', async () => {
+      const { m, id } = await virtualCard();
+      const confirmed = await client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m });
+      // Sandbox test data: the simulated issuer refuses every change of a card whose reference starts SIM-REFUSE.
+      await service.ctx.db.updateTable('cards').set({ upstream_ref: `SIM-REFUSE-${randomUUID()}` }).where('id', '=', id).execute();
+      await withIssuer('timeout', () =>
+        expectCode(client.cards.setMerchantRules(id, { rule_type: 'white', mcc_list: ['5411'] }, { onBehalfOf: m }), 'upstream_error', 502));
+      assert.equal((await client.cards.getMerchantRules(id, { onBehalfOf: m })).rule_type, 'white');
+      await client.sandbox.advanceClock(61);
+      const back = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+      assert.deepEqual([back.rule_type, back.mcc_list, back.synced, back.synced_at], ['black', ['7995'], true, confirmed.synced_at]);
+    });
+  });
+
+  describe('activation retried after an unknown outcome', () => {
+    before(freshMerchant);
+
+    const expiryOf = (c: { exp_month: number; exp_year: number }) => `${String(c.exp_month).padStart(2, '0')}/${String(c.exp_year % 100).padStart(2, '0')}`;
+    async function shippedCard() {
+      const m = await member();
+      const { physical } = await products();
+      const app = await client.cards.apply({ product_id: physical.id, source_asset: 'USDT', shipping_address: shipping }, { onBehalfOf: m });
+      const done = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
+      await client.cards.sandboxShip(done.card_id!);
+      return { m, card: await client.cards.get(done.card_id!, { onBehalfOf: m }) };
+    }
+    /** The first call of a key: step-up required; the member completes the challenge. */
+    async function approvedChallenge(m: string, cardId: string, body: { expiry: string; pin: string }, key: string) {
+      try {
+        await client.cards.activate(cardId, body, { onBehalfOf: m, idempotencyKey: key });
+        assert.fail('step-up expected');
+      } catch (err) {
+        assert.ok(err instanceof StepUpRequiredError);
+        await client.hostedScreens.sandboxComplete(err.challengeId, 'approved');
+        return err.challengeId;
+      }
+    }
+    const challengesOf = async (cardMember: string) => {
+      const m = await service.ctx.db.selectFrom('members').select('id').where('external_member_id', '=', cardMember).executeTakeFirstOrThrow();
+      return (await service.ctx.db.selectFrom('hosted_tickets').select('id').where('member_id', '=', m.id).where('purpose', '=', 'step_up').execute()).length;
+    };
+
+    it('504 (the issuer activated it): the same request with the same challenge is answered 200, no new step-up', async () => {
+      const { m, card } = await shippedCard();
+      const body = { expiry: expiryOf(card), pin: '1234' };
+      const key = randomUUID();
+      const challenge = await approvedChallenge(m, card.id, body, key);
+      await withIssuer('timeout', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_timeout', 504));
+      assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).status, 'unactivated');
+      const issued = await challengesOf(m);
+      const done = await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge });
+      assert.deepEqual(done, { id: card.id, status: 'active' });
+      assert.equal(await challengesOf(m), issued, 'no new challenge');
+      const after = await client.cards.get(card.id, { onBehalfOf: m });
+      assert.deepEqual([after.status, after.inventory_status], ['active', 'bound']);
+      // Nothing of the attempt is left on the card; the PIN is nowhere in our tables.
+      const row = await service.ctx.db.selectFrom('cards').select(['activation_attempt_ref', 'activation_attempt_at', 'activation_failures']).where('id', '=', card.id).executeTakeFirstOrThrow();
+      assert.deepEqual(row, { activation_attempt_ref: null, activation_attempt_at: null, activation_failures: 0 });
+      const keys = await service.ctx.db.selectFrom('idempotency_keys').select(['response_body']).execute();
+      assert.ok(keys.every((r) => !r.response_body.includes('1234')));
+    });
+
+    it('502 (never received): the challenge stays single-use for any other request; the same request is asked again and activates', async () => {
+      const { m, card } = await shippedCard();
+      const body = { expiry: expiryOf(card), pin: '1234' };
+      const key = randomUUID();
+      const challenge = await approvedChallenge(m, card.id, body, key);
+      await withIssuer('unknown', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_error', 502));
+      const stored = await service.ctx.db.selectFrom('cards').select('activation_attempt_ref').where('id', '=', card.id).executeTakeFirstOrThrow();
+      assert.match(stored.activation_attempt_ref!, /^[0-9a-f]{64}$/);
+      // Another key, the same body and challenge: a new challenge is required.
+      await expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, stepUp: challenge }), 'step_up_required');
+      // The same key with another body (another PIN: another body hash): not the same request.
+      await expectCode(client.cards.activate(card.id, { ...body, pin: '9999' }, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'step_up_required');
+      // The step-up refusal left the key reserved for that other body: the original body is now another request for it.
+      await expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'idempotency_key_reused', 409);
+      // Nothing was counted, nothing activated.
+      const row = await service.ctx.db.selectFrom('cards').select(['status', 'activation_failures']).where('id', '=', card.id).executeTakeFirstOrThrow();
+      assert.deepEqual(row, { status: 'unactivated', activation_failures: 0 });
+    });
+
+    it('502 then the same request: asked again at the issuer, activates without a new step-up', async () => {
+      const { m, card } = await shippedCard();
+      const body = { expiry: expiryOf(card), pin: '1234' };
+      const key = randomUUID();
+      const challenge = await approvedChallenge(m, card.id, body, key);
+      await withIssuer('unknown', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_error', 502));
+      // Still unknown on the retry: 502 again, nothing counted, still resumable.
+      await withIssuer('unknown', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_error', 502));
+      const issued = await challengesOf(m);
+      assert.deepEqual(await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), { id: card.id, status: 'active' });
+      assert.equal(await challengesOf(m), issued);
+      // The finished result is replayed for the key, with or without the header.
+      assert.deepEqual(await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key }), { id: card.id, status: 'active' });
+    });
+
+    it('a wrong PIN on the resumed request is counted once, like any answered check', async () => {
+      const { m, card } = await shippedCard();
+      const body = { expiry: expiryOf(card), pin: '0000' };
+      const key = randomUUID();
+      const challenge = await approvedChallenge(m, card.id, body, key);
+      await withIssuer('unknown', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_error', 502));
+      await expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'invalid_request');
+      const row = await service.ctx.db.selectFrom('cards').select(['activation_failures', 'activation_attempt_ref']).where('id', '=', card.id).executeTakeFirstOrThrow();
+      assert.deepEqual(row, { activation_failures: 1, activation_attempt_ref: null });
+    });
+
+    it('the consumed challenge cannot be reused after the resume window', async () => {
+      const { m, card } = await shippedCard();
+      const body = { expiry: expiryOf(card), pin: '1234' };
+      const key = randomUUID();
+      const challenge = await approvedChallenge(m, card.id, body, key);
+      await withIssuer('unknown', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_error', 502));
+      await client.sandbox.advanceClock(24 * 3600 + 1);
+      await expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'step_up_required');
+    });
+  });
+});
