@@ -193,7 +193,8 @@ test('the new pages in a browser: keyboard, labels, phone width; screenshots', a
       await page.getByRole('button', { name: 'Decide review' }).focus();
       await Promise.all([page.waitForResponse((r) => r.url().endsWith('/console/sandbox/helpers/kyc')), page.keyboard.press('Enter')]);
       await page.waitForLoadState();
-      assert.ok(await page.getByRole('alert').isVisible(), 'the area\'s refusal shows as an alert');
+      await page.getByRole('alert').waitFor({ timeout: 5000 });
+      assert.match(await page.getByRole('alert').innerText(), /no KYC profile/, 'the area\'s refusal shows as an alert');
       await page.screenshot({ path: join(shots, `helpers-problem-${width}.png`), fullPage: true });
     }
     await context.close();
