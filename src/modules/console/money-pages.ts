@@ -5,11 +5,10 @@ import { html } from '../hosted-screens/html.js';
 import { memberBalances, merchantBalances } from '../balances/queries.js';
 import { confirmWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals } from '../withdrawals/service.js';
 import { getDeposit, listDeposits } from '../deposits/service.js';
-import { formatAmount, minorFromDb } from '../../ledger/index.js';
-import type { HtmlPart } from '../hosted-screens/html.js';
 import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './service.js';
-import { listMembers, objectEntries, objectEvents } from './queries.js';
+import { listMembers } from './queries.js';
+import { history } from './history.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
 import { badge, consolePage, envPath, nextPageLink, postButton, selectInput, table, when } from './views.js';
@@ -131,30 +130,4 @@ ${table('Withdrawals, newest first', [
       ...(canWrite ? [{ label: 'Actions', cell: (w: W) => (w.status !== 'locked' ? '' : html`<div class="actions">${postButton(page, `${base}/${w.id}/confirm`, 'Confirm payout')}${postButton(page, `${base}/${w.id}/fail`, 'Fail', { danger: true })}</div>`) }] : []),
     ], list.data, 'No withdrawals match.')}${nextPageLink(base, list.next_cursor, filter ? { status: filter } : {})}`,
   }));
-}
-
-/** An order's state history (its events) and its ledger entries, each posting with its account. */
-async function history(ctx: ServiceContext, page: PageRequest, objectId: string): Promise<HtmlPart> {
-  const [events, postings] = await Promise.all([
-    objectEvents(ctx.db, page.session.merchantId, page.environment, objectId),
-    objectEntries(ctx.db, page.session.merchantId, page.environment, objectId),
-  ]);
-  type E = (typeof events)[number];
-  type P = (typeof postings)[number];
-  const account = (p: P) => html`${p.owner_type} · ${p.bucket}${p.owner_id ? html`<br><span class="mono">${p.owner_id}</span>` : ''}`;
-  const amount = (p: P, side: 'debit' | 'credit') => {
-    const minor = minorFromDb(p.amount);
-    return (side === 'debit') === minor > 0n ? `${formatAmount(minor < 0n ? -minor : minor, p.scale)} ${p.asset}` : '';
-  };
-  return html`<h2>State history</h2>${table('Events', [
-    { label: 'Time', cell: (e: E) => when(e.created_at) },
-    { label: 'Event', cell: (e) => html`<code>${e.type}</code>` },
-    { label: 'Status', cell: (e) => e.status },
-    { label: 'Version', cell: (e) => String(e.status_version), num: true },
-  ], events, 'No events.')}<h2>Ledger entries</h2>${table('Postings', [
-    { label: 'Entry', cell: (p: P) => html`<code>${p.kind}</code><br><span class="mono">${when(p.created_at)}</span>` },
-    { label: 'Account', cell: account },
-    { label: 'Debit', cell: (p) => amount(p, 'debit'), num: true },
-    { label: 'Credit', cell: (p) => amount(p, 'credit'), num: true },
-  ], postings, 'No ledger entries.')}`;
 }

@@ -194,3 +194,16 @@ export async function deleteStaleRows(db: Db, now: Date, limits: { idleSeconds: 
   const failures = await db.deleteFrom('console_login_failures').where('failed_at', '<=', before(limits.failureWindowSeconds)).executeTakeFirst();
   return { sessions: Number(sessions.numDeletedRows), failures: Number(failures.numDeletedRows) };
 }
+
+/** The merchant's cards of every member (the cards area lists one member's at a time). */
+export async function listMerchantCards(db: Db, merchantId: string, environment: Environment, page: PageParams) {
+  const q = db.selectFrom('cards').select(['seq', 'id', 'member_id', 'form_factor', 'currency', 'status', 'last4', 'created_at'])
+    .where('merchant_id', '=', merchantId).where('environment', '=', environment);
+  return keysetPage(q, page);
+}
+
+/** The merchant's card applications, newest first (the sandbox helpers decide pending ones). */
+export async function listMerchantApplications(db: Db, merchantId: string, environment: Environment, limit: number) {
+  return db.selectFrom('card_applications').select(['id', 'member_id', 'status', 'created_at'])
+    .where('merchant_id', '=', merchantId).where('environment', '=', environment).orderBy('seq', 'desc').limit(limit).execute();
+}

@@ -8,6 +8,8 @@ import { registerAuthPages } from './auth-pages.js';
 import { registerKeyPages } from './key-pages.js';
 import { registerWebhookPages } from './webhook-pages.js';
 import { registerMoneyPages } from './money-pages.js';
+import { registerAreaPages } from './area-pages.js';
+import { registerHelperPages } from './helper-pages.js';
 import { registerSettingsPages } from './settings-pages.js';
 import { consoleStylesheet } from './stylesheet.js';
 import { plainPage, stylesheetPath } from './views.js';
@@ -47,6 +49,8 @@ export function consoleRoutes(timedProcesses: readonly TimedProcess[]): RouteMod
       registerKeyPages(pages, ctx);
       registerWebhookPages(pages, ctx);
       registerMoneyPages(pages, ctx);
+      registerAreaPages(pages, ctx);
+      registerHelperPages(pages, ctx);
       registerSettingsPages(pages, ctx, timedProcesses);
     });
   };

@@ -21,8 +21,13 @@ const nav: { heading: string; items: NavItem[] }[] = [
     { path: '/deliveries', label: 'Webhook deliveries' }, { path: '/api-log', label: 'API calls' },
   ] },
   { heading: 'Money', items: [{ path: '/members', label: 'Members' }, { path: '/withdrawals', label: 'Withdrawals' }, { path: '/deposits', label: 'Deposits' }] },
+  { heading: 'Orders', items: [
+    { path: '/qr-payments', label: 'QR payments' }, { path: '/remittances', label: 'Remittances' }, { path: '/exchange', label: 'Exchange orders' },
+    { path: '/earn', label: 'Earn orders' }, { path: '/earn-positions', label: 'Earn positions' }, { path: '/cards', label: 'Cards' },
+  ] },
   { heading: 'Settings', items: [
     { path: '/tools', label: 'Sandbox tools', show: (p) => p.environment === 'sandbox' },
+    { path: '/helpers', label: 'Sandbox test helpers', show: (p) => p.environment === 'sandbox' },
     { path: '/audit', label: 'Audit log', show: (p) => can(p.session.role, 'audit.read') },
     { path: '/account', label: 'Your account' },
   ] },
@@ -51,7 +56,7 @@ export function consolePage(page: PageRequest, shell: Shell): string {
   const other: Environment = page.environment === 'sandbox' ? 'production' : 'sandbox';
   // The switch keeps the section (not the object: an id of one environment means nothing in the other).
   const section = nav.some((g) => g.items.some((i) => i.path === shell.section)) ? shell.section : '';
-  const switchTo = (env: Environment) => envPath(env, env === 'production' && section === '/tools' ? '' : section);
+  const switchTo = (env: Environment) => envPath(env, env === 'production' && (section === '/tools' || section === '/helpers') ? '' : section);
   const links = nav.map((group) => {
     const items = group.items.filter((i) => !i.show || i.show(page));
     if (items.length === 0) return '';
