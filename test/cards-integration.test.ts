@@ -181,4 +181,38 @@ describe('card money and card lifecycle together', () => {
     assert.equal(await h.entries('card.balance_return', `${card.id}:close`), 1);
     await h.ledgerOk();
   });
+
+  it('a non-security replacement of a card never activated: no top-up while it is in flight; one the issuer confirms after the balance went back arrives on available', async () => {
+    const m = await h.member('1000');
+    const card = await h.card(m, 'physical');
+    assert.equal(card.status, 'unactivated');
+    const first = await client.cards.topUp(card.id, { amount: '50' }, { onBehalfOf: m.external });
+    await drain();
+    assert.equal((await client.cards.getTopUp(card.id, first.id, { onBehalfOf: m.external })).status, 'credited');
+    const onCard = await h.onCard(m, card.id);
+    await behave('timeout');
+    const late = await client.cards.topUp(card.id, { amount: '30' }, { onBehalfOf: m.external });
+    await drain();
+    const usdBefore = await h.available(m, 'USD');
+    const { id } = await client.cards.requestReplacement(card.id, { reason: 'not_received' }, { onBehalfOf: m.external });
+    await expectCode(client.cards.topUp(card.id, { amount: '20' }, { onBehalfOf: m.external }), 'state_invalid', 400);
+    await client.sandbox.advanceClock(61);
+    await behave('success');
+    assert.equal((await client.cards.getReplacement(id)).status, 'processing');
+    assert.equal(await h.available(m, 'USD'), usdBefore + onCard, 'the balance went back when the replacement started');
+    assert.equal(await h.onCard(m, card.id), 0n);
+    await reconcile();
+    await reconcile();
+    const credited = await client.cards.getTopUp(card.id, late.id, { onBehalfOf: m.external });
+    assert.equal(credited.status, 'credited');
+    const arrival = BigInt(credited.arrival_amount.replace('.', ''));
+    assert.equal(await h.available(m, 'USD'), usdBefore + onCard + arrival);
+    assert.equal(await h.onCard(m, card.id), 0n, 'nothing onto a card whose balance went back');
+    await h.ledgerOk();
+    await client.sandbox.advanceClock(3600);
+    assert.equal((await client.cards.getReplacement(id)).status, 'completed');
+    assert.equal(await h.onCard(m, card.id), 0n);
+    assert.equal(await h.available(m, 'USD'), usdBefore + onCard + arrival);
+    await h.ledgerOk();
+  });
 });
