@@ -1,17 +1,22 @@
 /**
- * `npm run bench`: throughput and latency of the request pipeline and the ledger, on the embedded
- * database and on PostgreSQL (when reachable), each figure also as a ratio of the bare route
- * measured in the same run. Results go to stdout and to bench/results.json.
+ * `npm run bench`: every figure of issue 16 in one run, for the embedded database and for
+ * PostgreSQL (when reachable), each as a ratio of the bare Fastify route measured in the same run
+ * (docs/performance.md). Results go to stdout and to bench/results.json.
+ *
+ * BENCH_SECONDS (default 3) per figure, BENCH_CONNECTIONS (default 32), BENCH_DB=embedded|postgres
+ * runs one database, BENCH_PG_URL the PostgreSQL server (a database is created per suite).
  */
 import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { Agent, request as httpRequest } from 'node:http';
 import { MerchantWalletClient, signRequest } from '@merchant-wallet/sdk';
-import { adminCall, load, startServer, type BenchServer, type Figures } from './support.js';
-import { plainDepositScript } from './ledger-script.js';
+import { adminCall, connections, load, loadBoth, startBare, startServer, type BenchServer, type Figures } from './support.js';
 import { benchWebhookDeliveries } from './webhooks.js';
+import { findPgbench, runPgbench } from './pgbench.js';
 
-const durationSeconds = Number(process.env.BENCH_SECONDS ?? 5);
+const durationSeconds = Number(process.env.BENCH_SECONDS ?? 3);
 const pgAdminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 async function freshPostgres(): Promise<string | undefined> {
@@ -29,95 +34,233 @@ async function freshPostgres(): Promise<string | undefined> {
   }
 }
 
-async function merchantClient(server: BenchServer) {
-  const merchant = await adminCall(server, 'POST', '/admin/v1/merchants', { name: 'bench' });
-  const key = await adminCall(server, 'POST', `/admin/v1/merchants/${merchant.id}/api-keys`, {
-    environment: 'sandbox', scopes: ['members:write', 'deposits:write', 'balances:read', 'withdrawals:write', 'merchant:read'],
-  });
-  const port = new URL(server.publicUrl).port;
-  const host = `api-sandbox.localhost:${port}`;
-  const client = new MerchantWalletClient({ baseUrl: `http://${host}`, connectHost: '127.0.0.1', clientId: key.client_id, apiKey: key.api_key, signingKey: key.signing_key });
-  return { merchantId: merchant.id as string, key, host, client, token: await client.getToken() };
+async function dropDatabase(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: pgAdminUrl });
+  try {
+    await client.connect();
+    await client.query(`DROP DATABASE IF EXISTS ${new URL(url).pathname.slice(1)} WITH (FORCE)`);
+  } catch {
+    /* left for the operator */
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
-function signedPost(host: string, token: string, signingKey: string, path: string, body: () => unknown) {
-  return {
+interface Merchant {
+  merchantId: string;
+  host: string;
+  token: string;
+  signingKey: string;
+  client: MerchantWalletClient;
+  members: string[];
+}
+
+async function merchant(server: BenchServer, members: number): Promise<Merchant> {
+  const m = await adminCall(server, 'POST', '/admin/v1/merchants', { name: 'bench' });
+  const key = await adminCall(server, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, {
+    environment: 'sandbox', scopes: ['members:write', 'deposits:write', 'balances:read', 'withdrawals:write', 'merchant:read'],
+  });
+  const host = `api-sandbox.localhost:${new URL(server.publicUrl).port}`;
+  const client = new MerchantWalletClient({ baseUrl: `http://${host}`, connectHost: '127.0.0.1', clientId: key.client_id, apiKey: key.api_key, signingKey: key.signing_key });
+  const ids: string[] = [];
+  for (let i = 0; i < members; i++) ids.push(((await client.members.create({ external_member_id: `bench-${i}` })) as { id: string }).id);
+  return { merchantId: m.id, host, token: await client.getToken(), signingKey: key.signing_key, client, members: ids };
+}
+
+/** A signed, idempotent POST per request; `pick` chooses the merchant and body of the n-th request. */
+function signedPosts(path: string, pick: (n: number) => { m: Merchant; body: unknown }) {
+  let n = 0;
+  return [{
     setupRequest: (req: any) => {
-      const raw = JSON.stringify(body());
+      const { m, body } = pick(n++);
+      const raw = JSON.stringify(body);
       const timestamp = String(Math.floor(Date.now() / 1000));
       const nonce = randomUUID();
       req.method = 'POST';
       req.path = path;
       req.body = raw;
       req.headers = {
-        host, authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-idempotency-key': randomUUID(),
+        host: m.host, authorization: `Bearer ${m.token}`, 'content-type': 'application/json', 'x-idempotency-key': randomUUID(),
         'x-timestamp': timestamp, 'x-nonce': nonce,
-        'x-signature': signRequest({ method: 'POST', pathWithQuery: path, timestamp, nonce, rawBody: raw, signingKey }),
+        'x-signature': signRequest({ method: 'POST', pathWithQuery: path, timestamp, nonce, rawBody: raw, signingKey: m.signingKey }),
       };
       return req;
     },
-  };
+  }];
 }
 
-async function runSuite(label: string, databaseUrl: string): Promise<Record<string, Figures & { ratio: number }>> {
-  const server = await startServer(databaseUrl);
-  try {
-    const m = await merchantClient(server);
-    const member = (await m.client.members.create({ external_member_id: 'bench-member' })) as any;
-    const base = { url: server.publicUrl, duration: durationSeconds };
-    const figures: Figures[] = [];
-    figures.push(await load('bare GET /healthz', { ...base, url: `${server.publicUrl}/healthz` }));
-    figures.push(await load('authenticated GET /v1/members/{id}', {
-      ...base, url: `${server.publicUrl}/v1/members/${member.id}`, headers: { host: m.host, authorization: `Bearer ${m.token}` },
-    }));
-    let n = 0;
-    figures.push(await load('signed idempotent POST /v1/members', {
-      ...base, requests: [signedPost(m.host, m.token, m.key.signing_key, '/v1/members', () => ({ external_member_id: `b-${process.pid}-${n++}` }))],
-    }));
-    const members: string[] = [];
-    for (let i = 0; i < 200; i++) members.push(((await m.client.members.create({ external_member_id: `dep-${i}` })) as any).id);
-    let d = 0;
-    figures.push(await load('deposits POST /v1/deposits (200 members, one merchant)', {
-      ...base, requests: [signedPost(m.host, m.token, m.key.signing_key, '/v1/deposits', () => ({ member_id: members[d % members.length], asset: 'USDT', amount: '1.5', tx_hash: `0x${d++}-${randomUUID()}` }))],
-    }));
-    const bare = figures[0]!.rps || 1;
-    const out: Record<string, Figures & { ratio: number }> = {};
-    for (const f of figures) out[f.name] = { ...f, ratio: Math.round((f.rps / bare) * 1000) / 1000 };
-    if (databaseUrl.startsWith('postgres')) {
-      // The same database transaction without HTTP: the API's ratio to it is the pipeline's cost.
-      const api = out['deposits POST /v1/deposits (200 members, one merchant)']!;
-      const plain = await plainDepositScript(databaseUrl, [{ merchantId: m.merchantId, memberIds: members }], durationSeconds);
-      out['plain script: same transaction, one merchant'] = { name: 'plain', rps: plain.perSecond, p50: plain.p50, p99: plain.p99, errors: 0, non2xx: 0, ratio: Math.round((api.rps / Math.max(plain.perSecond, 1)) * 1000) / 1000 };
-      // Ten merchants, so no two concurrent deposits share a custody row: the gap is what the hot row serialises.
-      const spread: Array<{ merchantId: string; memberIds: string[] }> = [];
-      for (let i = 0; i < 10; i++) {
-        const other = await merchantClient(server);
-        const ids: string[] = [];
-        for (let j = 0; j < 20; j++) ids.push(((await other.client.members.create({ external_member_id: `s-${j}` })) as any).id);
-        spread.push({ merchantId: other.merchantId, memberIds: ids });
-        other.client.close();
+const deposit = (m: Merchant, n: number) => ({ m, body: { member_id: m.members[n % m.members.length], asset: 'USDT', amount: '1.5', tx_hash: `0x${randomUUID()}` } });
+
+type Row = Figures & { ratio: number; note?: string };
+
+const keepAlive = new Agent({ keepAlive: true });
+
+/**
+ * How long a key change made through process A's operator API takes to reach process B: per
+ * trial the key is re-scoped (merchant:read taken away, then given back) and B is asked until it
+ * answers accordingly. Also the time from the operator's answer to the notification's arrival at
+ * a third listening connection (negative: it arrived first).
+ */
+async function measurePropagation(a: BenchServer, b: BenchServer, databaseUrl: string, trials = 20) {
+  const m = await adminCall(a, 'POST', '/admin/v1/merchants', { name: 'propagation' });
+  const key = await adminCall(a, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, { environment: 'sandbox', scopes: ['merchant:read', 'members:write'] });
+  // fetch cannot set Host (the environment comes from it): node:http can.
+  const host = `api-sandbox.localhost:${new URL(b.publicUrl).port}`;
+  const call = (method: string, path: string, headers: Record<string, string>) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = httpRequest(`${b.publicUrl}${path}`, { method, headers: { host, ...headers }, agent: keepAlive }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  const token = (JSON.parse((await call('POST', '/v1/connect/token', { 'x-client-id': key.client_id, 'x-api-key': key.api_key })).body) as { auth_token: string }).auth_token;
+  const read = async () => (await call('GET', '/v1/merchant/balances', { authorization: `Bearer ${token}` })).status;
+  const listener = new pg.Client({ connectionString: databaseUrl });
+  await listener.connect();
+  await listener.query('LISTEN mwa_auth');
+  let notifiedAt = 0;
+  listener.on('notification', () => (notifiedAt = performance.now()));
+  const waits: number[] = [];
+  const notifyLags: number[] = [];
+  let firstRequestRefused = 0;
+  for (let i = 0; i < trials; i++) {
+    for (const [scopes, expected] of [[['members:write'], 403], [['merchant:read', 'members:write'], 200]] as const) {
+      notifiedAt = 0;
+      await fetch(`${a.adminUrl}/admin/v1/api-keys/${key.id}`, { method: 'PATCH', headers: { authorization: `Bearer ${a.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ scopes }) });
+      const answered = performance.now();
+      let requests = 0;
+      while ((await read()) !== expected) {
+        requests++;
+        if (performance.now() - answered > 5_000) break;
       }
-      const wide = await plainDepositScript(databaseUrl, spread, durationSeconds);
-      out['plain script: same transaction, ten merchants'] = { name: 'plain-spread', rps: wide.perSecond, p50: wide.p50, p99: wide.p99, errors: 0, non2xx: 0, ratio: Math.round((plain.perSecond / Math.max(wide.perSecond, 1)) * 1000) / 1000 };
+      if (requests === 0) firstRequestRefused++;
+      waits.push(performance.now() - answered);
+      for (let w = 0; notifiedAt === 0 && w < 100; w++) await new Promise((r) => setTimeout(r, 1));
+      notifyLags.push(notifiedAt - answered);
     }
-    console.log(`\n${label}`);
-    console.table(Object.fromEntries(Object.entries(out).map(([k, v]) => [k, { 'req/s': v.rps, 'p50 ms': v.p50, 'p99 ms': v.p99, 'ratio': v.ratio, 'non-2xx': v.non2xx, errors: v.errors }])));
+  }
+  await listener.end();
+  const sorted = (xs: number[]) => [...xs].sort((x, y) => x - y);
+  const at = (xs: number[], p: number) => Math.round(sorted(xs)[Math.min(xs.length - 1, Math.floor(p * xs.length))]! * 100) / 100;
+  const result = {
+    changes: waits.length,
+    answeredOnFirstRequest: firstRequestRefused,
+    untilAnsweredMs: { p50: at(waits, 0.5), max: at(waits, 1) },
+    notificationAfterOperatorAnswerMs: { p50: at(notifyLags, 0.5), max: at(notifyLags, 1) },
+  };
+  console.log(`  propagation of a key change to the other process: ${JSON.stringify(result)}`);
+  return result;
+}
+
+async function runSuite(label: string, databaseUrl: string): Promise<Record<string, Row>> {
+  const onPostgres = databaseUrl.startsWith('postgres');
+  const server = await startServer(databaseUrl);
+  // The yardstick is measured again right before each suite's figures: on a shared machine the
+  // load changes from minute to minute, and a ratio is only fair between neighbouring runs.
+  const bare = await startBare();
+  const bareFigures = await load('bare Fastify', { url: bare.url, duration: durationSeconds });
+  await bare.stop();
+  const bareRps = bareFigures.rps || 1;
+  let second: BenchServer | undefined;
+  const out: Record<string, Row> = {};
+  const add = (f: Figures, ratio = f.rps / bareRps, note?: string) => {
+    out[f.name] = { ...f, ratio: Math.round(ratio * 1000) / 1000, ...(note ? { note } : {}) };
+    console.log(`  ${label}: ${f.name}: ${f.rps}/s (ratio ${out[f.name]!.ratio}${note ? `, ${note}` : ''})`);
+  };
+  add(bareFigures);
+  try {
+    const one = await merchant(server, 200);
+    const ten: Merchant[] = [];
+    for (let i = 0; i < 10; i++) ten.push(await merchant(server, 20));
+    const base = { duration: durationSeconds };
+    add(await load('/healthz', { ...base, url: `${server.publicUrl}/healthz` }));
+    const readOpts = (s: BenchServer) => ({ ...base, url: `${s.publicUrl}/v1/balances`, headers: { host: one.host, authorization: `Bearer ${one.token}`, 'x-on-behalf-of': 'bench-0' } });
+    const read = await load('authenticated GET /v1/balances', readOpts(server));
+    add(read);
+    let e = 0;
+    add(await load('signed POST /v1/members', { ...base, url: server.publicUrl, requests: signedPosts('/v1/members', () => ({ m: one, body: { external_member_id: `m-${e++}-${randomUUID()}` } })) }));
+    const depOne = await load('signed POST /v1/deposits (one merchant)', { ...base, url: server.publicUrl, requests: signedPosts('/v1/deposits', (n) => deposit(one, n)) });
+    add(depOne);
+    const depTen = await load('signed POST /v1/deposits (ten merchants)', { ...base, url: server.publicUrl, requests: signedPosts('/v1/deposits', (n) => deposit(ten[n % 10]!, Math.floor(n / 10))) });
+    add(depTen);
+    add({ ...depOne, name: 'deposits: one merchant / ten merchants' }, depOne.rps / Math.max(depTen.rps, 1), 'target ≥ 0.9');
+    if (onPostgres) {
+      second = await startServer(databaseUrl);
+      const twoRead = await loadBoth('two processes: authenticated GET /v1/balances', readOpts(server), readOpts(second));
+      add(twoRead, twoRead.rps / Math.max(read.rps, 1), 'ratio to one process');
+      const [s1, s2] = [server, second];
+      const twoDep = await loadBoth('two processes: signed POST /v1/deposits (ten merchants)',
+        { ...base, url: s1.publicUrl, requests: signedPosts('/v1/deposits', (n) => deposit(ten[(2 * n) % 10]!, n)) },
+        { ...base, url: s2.publicUrl, requests: signedPosts('/v1/deposits', (n) => deposit(ten[(2 * n + 1) % 10]!, n)) });
+      add(twoDep, twoDep.rps / Math.max(depTen.rps, 1), 'ratio to one process');
+    }
+    if (second) results.propagation = await measurePropagation(server, second, databaseUrl);
+    for (const m of [one, ...ten]) m.client.close();
     return out;
   } finally {
+    await second?.stop();
     await server.stop();
   }
 }
 
-const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, seconds: durationSeconds };
+const started = loadavg();
+let results: Record<string, any> = {};
+results = { date: new Date().toISOString(), node: process.version, seconds: durationSeconds, connections, loadavgBefore: started };
 const only = process.env.BENCH_DB; // 'embedded' or 'postgres' to run one of the two
-if (only !== 'postgres') results.embedded = await runSuite('Embedded database (PGlite)', 'memory://');
-const pgUrl = only === 'embedded' ? undefined : await freshPostgres();
-if (pgUrl) results.postgres = await runSuite('PostgreSQL', pgUrl);
-const webhooks: Record<string, unknown> = {};
-if (only !== 'postgres') webhooks.embedded = await benchWebhookDeliveries('memory://', durationSeconds);
-const pgForWebhooks = only === 'embedded' ? undefined : await freshPostgres();
-if (pgForWebhooks) webhooks.postgres = await benchWebhookDeliveries(pgForWebhooks, durationSeconds);
-console.log('\nWebhook deliveries to a local receiver (deposits → events → fan-out → delivery jobs)');
-console.table(Object.fromEntries(Object.entries(webhooks).map(([k, v]: [string, any]) => [k, { 'deliveries/s': v.perSecond, 'p50 ms': Math.round(v.p50), 'p99 ms': Math.round(v.p99) }])));
-results.webhooks = webhooks;
+
+console.log(`load average ${started.map((l) => l.toFixed(2)).join(' ')}`);
+
+const toClean: string[] = [];
+if (only !== 'embedded') {
+  const pgbench = findPgbench();
+  const pgbenchDb = pgbench ? await freshPostgres() : undefined;
+  if (pgbench && pgbenchDb) {
+    toClean.push(pgbenchDb);
+    results.pgbench = runPgbench(pgbench, pgbenchDb, connections, durationSeconds);
+    console.log(`pgbench -N: ${results.pgbench.writeTps} tx/s, -S -M prepared: ${results.pgbench.readTps} reads/s`);
+  } else console.log('pgbench: not found (or PostgreSQL unreachable), skipped');
+  const pgUrl = await freshPostgres();
+  if (pgUrl) {
+    toClean.push(pgUrl);
+    results.postgres = await runSuite('PostgreSQL', pgUrl);
+    const pgWebhooks = await freshPostgres();
+    if (pgWebhooks) {
+      toClean.push(pgWebhooks);
+      results.postgres.webhooks = await benchWebhookDeliveries(pgWebhooks, durationSeconds);
+      console.log(`  PostgreSQL: webhook deliveries ${results.postgres.webhooks.perSecond}/s`);
+    }
+  }
+}
+if (only !== 'postgres') {
+  results.embedded = await runSuite('Embedded (PGlite)', 'memory://');
+  results.embedded.webhooks = await benchWebhookDeliveries('memory://', durationSeconds);
+  console.log(`  Embedded: webhook deliveries ${results.embedded.webhooks.perSecond}/s`);
+}
+for (const url of toClean) await dropDatabase(url);
+results.loadavgAfter = loadavg();
+
+// One table: every figure, its ratio to bare Fastify, and embedded against PostgreSQL.
+const names = [...new Set([...Object.keys(results.postgres ?? {}), ...Object.keys(results.embedded ?? {})])].filter((n) => n !== 'webhooks');
+const table: Record<string, Record<string, string | number>> = {};
+for (const n of names) {
+  const p = results.postgres?.[n];
+  const e = results.embedded?.[n];
+  table[n] = {
+    'PostgreSQL /s': p?.rps ?? '', 'PG ratio': p?.ratio ?? '', 'embedded /s': e?.rps ?? '', 'emb ratio': e?.ratio ?? '',
+    'emb / PG': p && e && p.rps ? Math.round((e.rps / p.rps) * 100) / 100 : '',
+    'p50/p99 ms (PG)': p ? `${p.p50}/${p.p99}` : '', 'non-2xx': `${p?.non2xx ?? ''}/${e?.non2xx ?? ''}`,
+  };
+}
+const pw = results.postgres?.webhooks;
+const ew = results.embedded?.webhooks;
+table['webhook deliveries/s (local receiver)'] = { 'PostgreSQL /s': pw?.perSecond ?? '', 'PG ratio': '', 'embedded /s': ew?.perSecond ?? '', 'emb ratio': '', 'emb / PG': pw && ew ? Math.round((ew.perSecond / pw.perSecond) * 100) / 100 : '' };
+if (results.pgbench) {
+  const dep = results.postgres?.['signed POST /v1/deposits (one merchant)'];
+  table['pgbench -N (tx/s)'] = { 'PostgreSQL /s': results.pgbench.writeTps, 'PG ratio': dep ? `deposit/pgbench ${Math.round((dep.rps / results.pgbench.writeTps) * 1000) / 1000}` : '' };
+  table['pgbench -S -M prepared (reads/s)'] = { 'PostgreSQL /s': results.pgbench.readTps };
+}
+console.log(`\n${connections} connections, ${durationSeconds} s per figure, Node ${process.version}; load average before ${started.map((l) => l.toFixed(2)).join(' ')}, after ${results.loadavgAfter.map((l: number) => l.toFixed(2)).join(' ')}`);
+console.table(table);
 writeFileSync(new URL('./results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

@@ -17,9 +17,9 @@ export interface BenchServer {
 }
 
 /** The real service in its own process, so the load generator does not share its event loop. */
-export async function startServer(databaseUrl: string): Promise<BenchServer> {
+export async function startServer(databaseUrl: string, extraEnv: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BenchServer> {
   const adminToken = 'bench-admin-token';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
     cwd: root,
     env: {
       ...process.env,
@@ -27,12 +27,14 @@ export async function startServer(databaseUrl: string): Promise<BenchServer> {
       DATABASE_URL: databaseUrl, DATA_DIR: mkdtempSync(join(tmpdir(), 'mwa-bench-')),
       // Quotas are multiplied so the limiter runs on every request without refusing the load.
       RATE_LIMIT_SCALE: '100000',
+      ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  for (let i = 0; i < 600; i++) {
+  // Up to two minutes: a first start on a busy machine (migrations on an empty database) is slow.
+  for (let i = 0; i < 2400; i++) {
     const m = /Merchant Wallet API on (\S+) \(operator API on (\S+)\)/.exec(out);
     if (m) {
       return {
@@ -49,6 +51,23 @@ export async function startServer(databaseUrl: string): Promise<BenchServer> {
   throw new Error(`server did not start: ${out}`);
 }
 
+/** The bare Fastify yardstick (bench/bare-fastify.ts) in its own process. */
+export async function startBare(): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-fastify.ts'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  for (let i = 0; i < 400; i++) {
+    const m = /bare fastify on (\S+)/.exec(out);
+    if (m) return { url: m[1]!, async stop() { child.kill('SIGTERM'); await once(child, 'exit'); } };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`bare fastify did not start: ${out}`);
+}
+
+/** Load generator connections (the issue's table used 32). */
+export const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+
 export interface Figures {
   name: string;
   rps: number;
@@ -59,7 +78,7 @@ export interface Figures {
 }
 
 export async function load(name: string, opts: autocannon.Options): Promise<Figures> {
-  const result = await autocannon({ connections: 10, duration: 5, ...opts });
+  const result = await autocannon({ connections, duration: 5, ...opts });
   return {
     name,
     rps: Math.round(result.requests.average),
@@ -68,6 +87,12 @@ export async function load(name: string, opts: autocannon.Options): Promise<Figu
     errors: result.errors,
     non2xx: result.non2xx,
   };
+}
+
+/** Two loads at once (e.g. one per server process): their sum. */
+export async function loadBoth(name: string, a: autocannon.Options, b: autocannon.Options): Promise<Figures> {
+  const [x, y] = await Promise.all([load(name, { connections: Math.ceil(connections / 2), ...a }), load(name, { connections: Math.floor(connections / 2), ...b })]);
+  return { name, rps: x.rps + y.rps, p50: Math.max(x.p50, y.p50), p99: Math.max(x.p99, y.p99), errors: x.errors + y.errors, non2xx: x.non2xx + y.non2xx };
 }
 
 export async function adminCall(server: BenchServer, method: string, path: string, body?: unknown): Promise<any> {

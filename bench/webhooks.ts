@@ -1,6 +1,7 @@
 /**
  * Webhook delivery throughput, end to end: deposits made through the API (each writes a
  * `deposit.credited` event) → fan-out ticker → delivery jobs → a local receiver on 127.0.0.1.
+ * Each deposit's event goes to `BENCH_WEBHOOK_ENDPOINTS` (5) endpoints of the merchant.
  * `perSecond` is deliveries received per second from the first deposit to the last delivery;
  * `p50`/`p99` are milliseconds from a deposit's 201 to its webhook's arrival.
  *
@@ -15,21 +16,23 @@ import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import { adminCall, startServer } from './support.js';
 
 /** Concurrent deposit callers. */
-const producers = 4;
+const producers = 8;
+/** Endpoints subscribed to the event: each deposit makes this many deliveries. */
+const endpoints = Number(process.env.BENCH_WEBHOOK_ENDPOINTS ?? 5);
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-export async function benchWebhookDeliveries(databaseUrl: string, seconds: number): Promise<{ perSecond: number; p50: number; p99: number }> {
+export async function benchWebhookDeliveries(databaseUrl: string, seconds: number): Promise<{ perSecond: number; p50: number; p99: number; delivered: number; endpoints: number }> {
   const arrivals = new Map<string, number>();
   const receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       try {
-        const id = JSON.parse(Buffer.concat(chunks).toString('utf8')).data.id as string;
+        const id = `${req.url}:${JSON.parse(Buffer.concat(chunks).toString('utf8')).data.id as string}`;
         if (!arrivals.has(id)) arrivals.set(id, performance.now());
       } catch {
         /* not ours */
@@ -49,7 +52,7 @@ export async function benchWebhookDeliveries(databaseUrl: string, seconds: numbe
       baseUrl: `http://api-sandbox.localhost:${new URL(server.publicUrl).port}`, connectHost: '127.0.0.1',
       clientId: key.client_id, apiKey: key.api_key, signingKey: key.signing_key,
     });
-    await client.webhooks.createEndpoint({ url: `http://127.0.0.1:${port}/bench`, event_types: ['deposit.credited'] });
+    for (let i = 0; i < endpoints; i++) await client.webhooks.createEndpoint({ url: `http://127.0.0.1:${port}/bench-${i}`, event_types: ['deposit.credited'] });
     await client.members.create({ external_member_id: 'webhook-bench' });
 
     const created = new Map<string, number>();
@@ -59,11 +62,11 @@ export async function benchWebhookDeliveries(databaseUrl: string, seconds: numbe
       // Bounded by time: each producer stops at the deadline.
       while (performance.now() < deadline) {
         const d = await client.deposits.create({ member_id: 'webhook-bench', asset: 'USDT', amount: '1', tx_hash: `0x${randomUUID()}` });
-        created.set((d as { id: string }).id, performance.now());
+        for (let i = 0; i < endpoints; i++) created.set(`/bench-${i}:${(d as { id: string }).id}`, performance.now());
       }
     }));
-    // Then wait for the backlog, at most 10 times the load's length plus 30 s.
-    const waitUntil = performance.now() + seconds * 10_000 + 30_000;
+    // Then wait for the backlog, at most 5 times the load's length plus 15 s.
+    const waitUntil = performance.now() + seconds * 5_000 + 15_000;
     while (performance.now() < waitUntil && [...created.keys()].some((id) => !arrivals.has(id))) await new Promise((r) => setTimeout(r, 50));
     client.close();
 
@@ -74,6 +77,8 @@ export async function benchWebhookDeliveries(databaseUrl: string, seconds: numbe
       perSecond: Math.round((delivered / ((last - start) / 1000)) * 10) / 10,
       p50: Math.round(percentile(latencies, 50)),
       p99: Math.round(percentile(latencies, 99)),
+      delivered,
+      endpoints,
     };
   } finally {
     await server.stop();

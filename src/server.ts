@@ -6,6 +6,8 @@ import { migrateToLatest } from './db/migrate.js';
 import { loadConfig, type Config } from './platform/config.js';
 import { createMetrics } from './platform/metrics.js';
 import { ApiCallLog } from './platform/api-call-log.js';
+import { AuthCache, authChangeChannel } from './platform/auth-cache.js';
+import { RateWindows } from './platform/rate-limit.js';
 import { resolveMember } from './modules/members/queries.js';
 import { mapDomainError } from './api-errors.js';
 import { buildPublicApp, loggerOptions, type AppInstance } from './platform/http-app.js';
@@ -19,6 +21,7 @@ import { jobHandlers, tickers } from './background.js';
 import { reportFailure } from './jobs/failures.js';
 import { createUpstreams } from './upstreams/index.js';
 import { createClock } from './platform/clock.js';
+import { closeDeliveryPools } from './modules/webhooks/http-post.js';
 import { hostedScreenKeyBytes, parseHostedScreenKey } from './platform/keys.js';
 import { randomBytes } from 'node:crypto';
 
@@ -115,7 +118,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     upstreams: createUpstreams(handle.db, config, clock),
     resolveMember,
     mapDomainError,
+    authCache: new AuthCache(),
+    rateWindows: new RateWindows(handle.db, (err) => reportFailure({ log, metrics }, { job: 'rate-windows' }, err, 'hits counted in memory could not be written; kept for the next attempt')),
   };
+  const stopListening = await handle.listen(authChangeChannel, () => ctx.authCache.invalidate(), (listening) => ctx.authCache.setListening(listening));
   const adminToken = resolveAdminToken(config, print);
   const demo = await ensureDemoMerchant(ctx, print, { consoleUser: options.demoConsoleUser ?? options.announce ?? false });
 
@@ -146,7 +152,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       // Stop accepting, let requests in flight finish, then stop workers and close the database.
       await Promise.all([publicApp.close(), adminApp.close()]);
       await workers.stop();
+      closeDeliveryPools();
       await ctx.apiCallLog.flush();
+      await ctx.rateWindows.close();
+      await stopListening();
       await handle.close();
     },
   };

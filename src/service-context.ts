@@ -9,6 +9,8 @@ import type { DomainErrorMapper } from './platform/errors.js';
 import type { MemberResolver } from './platform/request-context.js';
 import type { Upstreams } from './upstreams/index.js';
 import type { Clock } from './platform/clock.js';
+import type { AuthCache } from './platform/auth-cache.js';
+import type { RateWindows } from './platform/rate-limit.js';
 
 /** What every route module and job receives: built once at start-up, passed explicitly. */
 export interface ServiceContext {
@@ -39,4 +41,8 @@ export interface ServiceContext {
   mapDomainError: DomainErrorMapper;
   /** Provider adapters (remittance, card, qrpay, chain), chosen by configuration at start-up. */
   upstreams: Upstreams;
+  /** Token, key and merchant state held by this process, emptied by the database's change notifications. */
+  authCache: AuthCache;
+  /** The shared rate windows, counted in memory far from the limit (rate-limit.ts). */
+  rateWindows: RateWindows;
 }

@@ -83,6 +83,77 @@ describe('two server processes on one PostgreSQL behave as one', { skip: onPostg
     assert.equal(rows[0].n, 1);
   });
 
+  /**
+   * The other process learns of a change by the database's notification, which PostgreSQL sends at
+   * the commit, before the operator's answer leaves: it normally arrives before the next request,
+   * but nothing orders the two sockets, so the wait is bounded (docs/performance.md).
+   */
+  const propagationMsMax = 1_000;
+  async function until(request: () => Promise<{ status: number; body: any }>, done: (r: { status: number; body: any }) => boolean) {
+    const started = performance.now();
+    for (;;) {
+      const r = await request();
+      if (done(r) || performance.now() - started > propagationMsMax) return r;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  }
+
+  it('refuses a key disabled or re-scoped through the operator API at once in the other process', async () => {
+    const admin = (method: string, path: string, body: unknown) =>
+      rawRequest(`${a.adminUrl}${path}`, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` } });
+    const key = (await admin('POST', `/admin/v1/merchants/${creds.merchant}/api-keys`, { environment: 'sandbox', scopes: ['members:read', 'members:write'] })).body;
+    const tok = (await rawRequest(`${b.publicUrl}/v1/connect/token`, { method: 'POST', headers: { host: hostOf(b), 'x-client-id': key.client_id, 'x-api-key': key.api_key } })).body.auth_token;
+    const read = () => rawRequest(`${b.publicUrl}/v1/members/nobody`, { headers: { host: hostOf(b), authorization: `Bearer ${tok}` } });
+    // Process B now holds the token's state in memory.
+    for (let i = 0; i < 3; i++) assert.equal((await read()).body.code, 'member_not_found');
+
+    // Re-scoped on process A: B refuses the read scope.
+    assert.equal((await admin('PATCH', `/admin/v1/api-keys/${key.id}`, { scopes: ['deposits:read'] })).status, 200);
+    const rescoped = await until(read, (r) => r.status === 403);
+    assert.equal(rescoped.body.code, 'insufficient_scope', JSON.stringify(rescoped.body));
+    assert.equal((await admin('PATCH', `/admin/v1/api-keys/${key.id}`, { scopes: ['members:read', 'members:write'] })).status, 200);
+    assert.equal((await until(read, (r) => r.status === 404)).body.code, 'member_not_found');
+
+    // Disabled on process A: B refuses the token, and keeps refusing it.
+    assert.equal((await admin('PATCH', `/admin/v1/api-keys/${key.id}`, { disabled: true })).status, 200);
+    const refused = await until(read, (r) => r.status === 401);
+    assert.equal(refused.body.code, 'invalid_token', JSON.stringify(refused.body));
+    for (let i = 0; i < 3; i++) assert.equal((await read()).body.code, 'invalid_token');
+
+    // The merchant frozen on A: B refuses its requests too.
+    const other = (await admin('POST', '/admin/v1/merchants', { name: 'frozen later' })).body;
+    const otherKey = (await admin('POST', `/admin/v1/merchants/${other.id}/api-keys`, { environment: 'sandbox', scopes: ['members:read'] })).body;
+    const otherTok = (await rawRequest(`${b.publicUrl}/v1/connect/token`, { method: 'POST', headers: { host: hostOf(b), 'x-client-id': otherKey.client_id, 'x-api-key': otherKey.api_key } })).body.auth_token;
+    const otherRead = () => rawRequest(`${b.publicUrl}/v1/members/nobody`, { headers: { host: hostOf(b), authorization: `Bearer ${otherTok}` } });
+    assert.equal((await otherRead()).body.code, 'member_not_found');
+    assert.equal((await admin('PATCH', `/admin/v1/merchants/${other.id}`, { status: 'frozen' })).status, 200);
+    assert.equal((await until(otherRead, (r) => r.status === 403)).body.code, 'merchant_disabled');
+  });
+
+  it('reads the database per request while its notification connection is down', async () => {
+    const admin = (method: string, path: string, body: unknown) =>
+      rawRequest(`${a.adminUrl}${path}`, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` } });
+    const key = (await admin('POST', `/admin/v1/merchants/${creds.merchant}/api-keys`, { environment: 'sandbox', scopes: ['members:read'] })).body;
+    const tok = (await rawRequest(`${b.publicUrl}/v1/connect/token`, { method: 'POST', headers: { host: hostOf(b), 'x-client-id': key.client_id, 'x-api-key': key.api_key } })).body.auth_token;
+    const read = () => rawRequest(`${b.publicUrl}/v1/members/nobody`, { headers: { host: hostOf(b), authorization: `Bearer ${tok}` } });
+    assert.equal((await read()).body.code, 'member_not_found');
+    // Cut B's (and A's) LISTEN connections: a change then has no notification to carry it.
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      const { rows } = await db.query(`SELECT pg_terminate_backend(pid) AS gone FROM pg_stat_activity
+        WHERE datname = current_database() AND query = 'LISTEN mwa_auth' AND pid <> pg_backend_pid()`);
+      assert.ok(rows.length >= 2, 'both processes listen');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Disabled behind the processes' backs, straight in the table, while nobody listens.
+      await db.query('UPDATE api_keys SET disabled = true, token_generation = token_generation + 1 WHERE id = $1', [key.id]);
+      const refused = await read();
+      assert.equal(refused.status, 401, JSON.stringify(refused.body));
+    } finally {
+      await db.end();
+    }
+  });
+
   it('shares one rate window: 20 token exchanges a minute in total', async () => {
     const merchantCall = (path: string, body: unknown) =>
       rawRequest(`${b.adminUrl}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` } });

@@ -57,7 +57,8 @@ describe('webhook delivery across a crash of the service', () => {
     const adminToken = `adm_${randomUUID()}`;
     const env = {
       DATA_DIR: dataDir, DATABASE_URL: onPostgres ? testDatabaseUrl : '', ADMIN_TOKEN: adminToken,
-      JOB_POLL_INTERVAL_MS: '50', JOB_LEASE_SECONDS: '4', WEBHOOK_DELIVERY_TIMEOUT_MS: '2000', WEBHOOK_RETRY_SCHEDULE_MS: '500,500,500,500,500,500,500,500,500,500',
+      // Few deliveries at a time, so that some are still to come when the service dies.
+      JOB_POLL_INTERVAL_MS: '50', JOB_LEASE_SECONDS: '4', JOB_CONCURRENCY: '4', WEBHOOK_DELIVERY_TIMEOUT_MS: '2000', WEBHOOK_RETRY_SCHEDULE_MS: '500,500,500,500,500,500,500,500,500,500',
     };
     let svc: ServiceProcess | undefined;
     try {

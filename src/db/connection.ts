@@ -13,6 +13,59 @@ export interface DatabaseHandle {
   /** The embedded database itself (tests take a migrated image of it with `dumpDataDir`). */
   pglite?: PGlite;
   close(): Promise<void>;
+  /**
+   * Subscribes to a notification channel (LISTEN) on a connection of its own: `onNotify` per
+   * notification, `onListening(true)` once listening, `onListening(false)` when the connection is
+   * lost (it reconnects every `reconnectMs`). Returns the unsubscribe.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, onListening: (listening: boolean) => void): Promise<() => Promise<void>>;
+}
+
+/** Wait between attempts to re-open a lost notification connection. */
+export const listenReconnectMs = 1_000;
+
+/** LISTEN on a dedicated node-postgres client, reconnecting while subscribed. */
+function listenOnPostgres(databaseUrl: string) {
+  return async (channel: string, onNotify: (payload: string) => void, onListening: (listening: boolean) => void) => {
+    let stopped = false;
+    let client: pg.Client | undefined;
+    let retry: NodeJS.Timeout | undefined;
+    const lost = () => {
+      if (stopped) return;
+      onListening(false);
+      client?.removeAllListeners();
+      void client?.end().catch(() => {});
+      client = undefined;
+      retry ??= setTimeout(() => {
+        retry = undefined;
+        void connect();
+      }, listenReconnectMs);
+    };
+    const connect = async () => {
+      const c = new pg.Client({ connectionString: databaseUrl });
+      client = c;
+      c.on('notification', (n) => onNotify(n.payload ?? ''));
+      c.on('error', lost);
+      c.on('end', lost);
+      try {
+        await c.connect();
+        await c.query(`LISTEN ${channel}`);
+        if (!stopped && client === c) onListening(true);
+      } catch {
+        if (client === c) lost();
+      }
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      clearTimeout(retry);
+      const c = client;
+      client = undefined;
+      c?.removeAllListeners();
+      c?.on('error', () => {});
+      await c?.end().catch(() => {});
+    };
+  };
 }
 
 export interface OpenOptions {
@@ -110,7 +163,7 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
     const pool = new PreparingPool(new pg.Pool({ connectionString: databaseUrl, max: options.poolMax ?? 10 }));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
-    return { db, kind: 'postgres', close: () => db.destroy() };
+    return { db, kind: 'postgres', close: () => db.destroy(), listen: listenOnPostgres(databaseUrl) };
   }
   let pglite: PGlite;
   if (databaseUrl === 'memory://') {
@@ -123,7 +176,16 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }),
   });
-  return { db, kind: 'embedded', pglite, close: () => db.destroy() };
+  // The one connection delivers the notifications of its own commits (in-process, never lost).
+  const listen = async (channel: string, onNotify: (payload: string) => void, onListening: (listening: boolean) => void) => {
+    const unsubscribe = await pglite.listen(channel, onNotify);
+    onListening(true);
+    return async () => {
+      onListening(false);
+      await unsubscribe().catch(() => {});
+    };
+  };
+  return { db, kind: 'embedded', pglite, close: () => db.destroy(), listen };
 }
 
 export type { DatabaseConnection };

@@ -23,6 +23,7 @@ import * as m021 from './migrations/021_card_money.js';
 import * as m022 from './migrations/022_card_lifecycle.js';
 import * as m023 from './migrations/023_console.js';
 import * as m025 from './migrations/025_high_value_transfers.js';
+import * as m024 from './migrations/024_performance.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -49,6 +50,7 @@ const migrations: Record<string, Migration> = {
   '021_card_money': m021,
   '022_card_lifecycle': m022,
   '023_console': m023,
+  '024_performance': m024,
   '025_high_value_transfers': m025,
 };
 

@@ -38,6 +38,26 @@ export async function enqueue(db: Db, job: JobSpec): Promise<void> {
     .execute();
 }
 
+/** `enqueue` for many jobs in one statement (same rules: a live dedupe key makes its job a no-op). */
+export async function enqueueMany(db: Db, jobs: readonly JobSpec[]): Promise<void> {
+  if (jobs.length === 0) return;
+  // One shape for every row: unset times and attempts take the column defaults' values.
+  await db
+    .insertInto('jobs')
+    .values(jobs.map((job) => ({
+      kind: job.kind,
+      payload: JSON.stringify(job.payload ?? {}),
+      dedupe_key: job.dedupeKey ?? null,
+      clock_merchant_id: job.clock?.environment === 'sandbox' ? job.clock.merchantId : null,
+      run_at: job.runAt ?? sql<Date>`now()`,
+      max_attempts: job.maxAttempts ?? sql<number>`DEFAULT`,
+      locked_until: null,
+      last_error: null,
+    })) as never)
+    .onConflict((oc) => oc.column('dedupe_key').doNothing())
+    .execute();
+}
+
 export interface ClaimedJob {
   id: bigint;
   kind: string;
@@ -79,11 +99,12 @@ export async function complete(db: Db, id: bigint): Promise<void> {
 }
 
 /** Backs off (`delayMs` on the job's clock), or parks the job as `dead` (kept for the operator) once its attempts are spent. */
-export async function retryLater(db: Db, job: ClaimedJob, delayMs: number, error: string): Promise<void> {
-  const dead = job.attempts >= job.max_attempts;
+export async function retryLater(db: Db, job: ClaimedJob, delayMs: number, error: string, uncounted = false): Promise<void> {
+  const dead = !uncounted && job.attempts >= job.max_attempts;
   await db
     .updateTable('jobs')
     .set({
+      ...(uncounted ? { attempts: sql<number>`attempts - 1` } : {}),
       status: dead ? 'dead' : 'pending',
       run_at: sql<Date>`now() + ${jobClockOffset} + make_interval(secs => ${delayMs / 1000})`,
       locked_until: null,

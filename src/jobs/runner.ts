@@ -29,7 +29,7 @@ export class JobRunner {
   private readonly leaseSeconds: number;
 
   constructor(private readonly ctx: ServiceContext, private readonly handlers: Record<string, JobHandler>, private readonly options: RunnerOptions = {}) {
-    this.concurrencyMax = options.concurrencyMax ?? 8;
+    this.concurrencyMax = options.concurrencyMax ?? 32;
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.leaseSeconds = options.leaseSeconds ?? 60;
   }
@@ -85,11 +85,12 @@ export class JobRunner {
   /** Backs the job off (or parks it `dead` once its attempts are spent), then logs and counts the run. */
   private async failed(job: ClaimedJob, err: unknown): Promise<void> {
     const later = err instanceof RetryLater;
-    const dead = job.attempts >= job.max_attempts;
+    const uncounted = later && !err.countsAsAttempt;
+    const dead = !uncounted && job.attempts >= job.max_attempts;
     const delay = later ? err.delayMs : backoffMs(job.attempts, this.options.backoffBaseMs, this.options.backoffMaxMs);
     const where = { job: job.kind, jobId: job.id, attempt: job.attempts, attemptsMax: job.max_attempts };
     try {
-      await retryLater(this.ctx.db, job, delay, err instanceof Error ? err.message : String(err));
+      await retryLater(this.ctx.db, job, delay, err instanceof Error ? err.message : String(err), uncounted);
     } catch (recordErr) {
       reportFailure(this.ctx, { ...where, step: 'record' }, recordErr, 'the outcome of a background job could not be recorded; it runs again when its lease ends');
     }

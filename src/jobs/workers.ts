@@ -24,7 +24,7 @@ export interface WorkerOptions {
  */
 export function createWorkers(ctx: ServiceContext, start: boolean, options: WorkerOptions): Workers {
   const tickers = options.tickers;
-  const jobs = new JobRunner(ctx, options.handlers, { pollIntervalMs: ctx.config.jobPollIntervalMs, leaseSeconds: ctx.config.jobLeaseSeconds });
+  const jobs = new JobRunner(ctx, options.handlers, { pollIntervalMs: ctx.config.jobPollIntervalMs, leaseSeconds: ctx.config.jobLeaseSeconds, concurrencyMax: ctx.config.jobConcurrencyMax });
   const inFlight = new Map<string, Promise<void>>();
   const failingRuns = new Map<string, number>();
   const runTicker = (t: Ticker) => {

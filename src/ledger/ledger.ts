@@ -1,9 +1,8 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import { newId } from '../platform/ids.js';
-import { accountKey, accountSpec, refFromRow, type AccountRef, type AccountSpec } from './accounts.js';
+import { accountKey, accountSpec, type AccountRef, type AccountSpec } from './accounts.js';
 import { DuplicatePostingError, InsufficientFundsError } from './errors.js';
-import { minorFromDb } from './money.js';
 import type { Side } from './tables.js';
 
 export interface EntryLine {
@@ -36,15 +35,6 @@ interface AccountChange {
   delta: bigint;
 }
 
-interface LockedAccount {
-  id: bigint;
-  owner_type: string;
-  owner_id: string;
-  bucket: string;
-  normal_side: string;
-  non_negative: boolean;
-  balance: string;
-}
 
 const environments: ReadonlySet<string> = new Set(['sandbox', 'production']);
 
@@ -88,147 +78,43 @@ export function assertEntry(entry: EntryInput): Map<string, AccountChange> {
  * (`DuplicatePostingError`), then updates the balances and writes the entry and its postings.
  * Both refusals leave nothing written but empty accounts. Several entries in one transaction
  * lock in call order: callers that post more than one keep a fixed order.
+ *
+ * All of it is one statement, the database function `mwa_post_entry` (migration 024): one round
+ * trip, so a hot account (a merchant's custody) stays locked only from this statement to the
+ * commit. Missing accounts are inserted in key order before any row is locked: a transaction that
+ * waits on another's uncommitted account insert holds no row lock of this entry, so it cannot
+ * close a cycle.
  */
 export async function postEntry(trx: Transaction<Database>, entry: EntryInput): Promise<{ entryId: string }> {
-  const changes = assertEntry(entry);
-  const locked = await lockAccounts(trx, entry.environment, entry.asset, [...changes.values()]);
-  const short = shortfall(locked, changes);
-  if (short) {
-    if (await entryExists(trx, entry)) throw duplicate(entry);
-    throw new InsufficientFundsError(short, entry.asset);
-  }
+  const changes = [...assertEntry(entry).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c);
+  const indexOf = new Map(changes.map((c, i) => [accountKey(c.ref), i + 1]));
   const entryId = newId('jrn');
-  const inserted = await trx
-    .insertInto('journal_entries')
-    .values({
-      id: entryId,
-      environment: entry.environment,
-      kind: entry.kind,
-      reference_type: entry.referenceType,
-      reference_id: entry.referenceId,
-      merchant_id: entry.merchantId,
-      asset: entry.asset,
-    })
-    .onConflict((oc) => oc.columns(['environment', 'reference_type', 'reference_id', 'kind']).doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  if (!inserted) throw duplicate(entry);
-  await applyBalances(trx, entry.asset, locked, changes);
-  const byKey = new Map(locked.map((row) => [accountKey(refFromRow(row)), row.id]));
-  await trx
-    .insertInto('postings')
-    .values(entry.lines.map((line) => ({
-      entry_id: entryId,
-      account_id: byKey.get(accountKey(line.account))!,
-      asset: entry.asset,
-      amount: signed(line).toString(),
-    })))
-    .execute();
+  let result: { status: string; account_index: number | null } | undefined;
+  try {
+    const { rows } = await sql<{ status: string; account_index: number | null }>`
+      SELECT status, account_index FROM mwa_post_entry(
+        ${entryId}, ${entry.environment}, ${entry.kind}, ${entry.referenceType}, ${entry.referenceId}, ${entry.merchantId}, ${entry.asset},
+        ${changes.map((c) => c.spec.ownerType)}::text[], ${changes.map((c) => c.spec.ownerId)}::text[], ${changes.map((c) => c.spec.bucket)}::text[],
+        ${changes.map((c) => c.spec.normalSide)}::text[], ${changes.map((c) => c.spec.nonNegative)}::boolean[], ${changes.map((c) => c.delta.toString())}::numeric[],
+        ${entry.lines.map((l) => indexOf.get(accountKey(l.account))!)}::int[], ${entry.lines.map((l) => signed(l).toString())}::numeric[])
+    `.execute(trx);
+    result = rows[0];
+  } catch (err) {
+    // The CHECK constraint is the backstop: its violation is a shortfall too.
+    if (sqlState(err) === '23514') {
+      const first = changes.find((c) => c.spec.nonNegative && c.delta < 0n) ?? changes[0]!;
+      throw new InsufficientFundsError(first.ref, entry.asset);
+    }
+    throw err;
+  }
+  if (!result) throw new Error(`ledger: posting ${entry.kind} ${entry.referenceId} answered nothing`);
+  if (result.status === 'duplicate') throw duplicate(entry);
+  if (result.status === 'short') throw new InsufficientFundsError(changes[Number(result.account_index) - 1]!.ref, entry.asset);
+  if (result.status !== 'ok') throw new Error(`ledger: posting answered ${result.status}`);
   return { entryId };
 }
 
 const duplicate = (entry: EntryInput) => new DuplicatePostingError(entry.referenceType, entry.referenceId, entry.kind);
-
-async function entryExists(trx: Transaction<Database>, entry: EntryInput): Promise<boolean> {
-  const row = await trx
-    .selectFrom('journal_entries')
-    .select('id')
-    .where('environment', '=', entry.environment)
-    .where('reference_type', '=', entry.referenceType)
-    .where('reference_id', '=', entry.referenceId)
-    .where('kind', '=', entry.kind)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
-/** The accounts of an environment and asset that the specs name. */
-function matching(trx: Transaction<Database>, environment: Environment, asset: string, specs: AccountSpec[]) {
-  return trx
-    .selectFrom('ledger_accounts')
-    .where('environment', '=', environment)
-    .where('asset', '=', asset)
-    .where((eb) => eb.or(specs.map((s) => eb.and([eb('owner_type', '=', s.ownerType), eb('owner_id', '=', s.ownerId), eb('bucket', '=', s.bucket)]))));
-}
-
-/**
- * Locks every touched account, in ascending id order (the ORDER BY sits below the row locking),
- * so two entries over the same accounts never wait on each other crosswise. Missing accounts
- * are inserted first, in key order, before any row is locked: a transaction that waits on
- * another's uncommitted account insert holds no row lock of this entry, so it cannot close a
- * cycle. The plain look-up costs one round trip but happens before the locks, so it does not
- * lengthen the time a hot row (merchant custody) is held.
- */
-async function lockAccounts(trx: Transaction<Database>, environment: Environment, asset: string, changes: AccountChange[]): Promise<LockedAccount[]> {
-  const specs = changes.map((c) => c.spec);
-  const existing = await matching(trx, environment, asset, specs).select(['owner_type', 'owner_id', 'bucket']).execute();
-  if (existing.length < specs.length) {
-    const present = new Set(existing.map((r) => accountKey(refFromRow(r))));
-    const missing = changes.filter((c) => !present.has(accountKey(c.ref))).sort((a, b) => (accountKey(a.ref) < accountKey(b.ref) ? -1 : 1));
-    await trx
-      .insertInto('ledger_accounts')
-      .values(missing.map(({ spec }) => ({
-        environment,
-        owner_type: spec.ownerType,
-        owner_id: spec.ownerId,
-        asset,
-        bucket: spec.bucket,
-        normal_side: spec.normalSide,
-        non_negative: spec.nonNegative,
-      })))
-      .onConflict((oc) => oc.columns(['environment', 'owner_type', 'owner_id', 'asset', 'bucket']).doNothing())
-      .execute();
-  }
-  const rows = await matching(trx, environment, asset, specs)
-    .select(['id', 'owner_type', 'owner_id', 'bucket', 'normal_side', 'non_negative', 'balance'])
-    .orderBy('id')
-    .forUpdate()
-    .execute();
-  if (rows.length !== specs.length) throw new Error(`ledger: locked ${rows.length} accounts, expected ${specs.length}`);
-  for (const row of rows) {
-    const spec = accountSpec(refFromRow(row));
-    if (row.normal_side !== spec.normalSide || row.non_negative !== spec.nonNegative) {
-      throw new Error(`ledger: account ${row.id} rules differ from its reference`);
-    }
-  }
-  return rows;
-}
-
-/** The first non-negative account (in lock order) the changes would take below zero. */
-function shortfall(locked: LockedAccount[], changes: Map<string, AccountChange>): AccountRef | undefined {
-  for (const row of locked) {
-    const ref = refFromRow(row);
-    const change = changes.get(accountKey(ref))!;
-    if (row.non_negative && minorFromDb(row.balance) + change.delta < 0n) return change.ref;
-  }
-  return undefined;
-}
-
-/**
- * Writes the new balances as `balance + delta` and asserts each result is the one computed
- * under the lock. The CHECK constraint is the backstop: its violation is a shortfall too.
- */
-async function applyBalances(trx: Transaction<Database>, asset: string, locked: LockedAccount[], changes: Map<string, AccountChange>): Promise<void> {
-  for (const row of locked) {
-    const change = changes.get(accountKey(refFromRow(row)))!;
-    if (change.delta === 0n) continue;
-    let updated: { balance: string } | undefined;
-    try {
-      updated = await trx
-        .updateTable('ledger_accounts')
-        .set({ balance: sql<string>`balance + ${change.delta.toString()}::numeric` })
-        .where('id', '=', row.id)
-        .returning('balance')
-        .executeTakeFirst();
-    } catch (err) {
-      if (sqlState(err) === '23514') throw new InsufficientFundsError(change.ref, asset);
-      throw err;
-    }
-    const expected = minorFromDb(row.balance) + change.delta;
-    if (!updated || minorFromDb(updated.balance) !== expected) {
-      throw new Error(`ledger: account ${row.id} balance ${updated?.balance} after update, expected ${expected}`);
-    }
-  }
-}
 
 export function sqlState(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;

@@ -4,6 +4,7 @@ import { ApiError } from './errors.js';
 import { sha256Hex } from './ids.js';
 import { isAllowed } from './ip-allowlist.js';
 import type { AuthContext } from './request-context.js';
+import type { AuthCache, TokenState } from './auth-cache.js';
 
 /** A key is usable while it is enabled and not past its expiry. */
 export function keyUsable(row: { disabled: boolean; key_expires_at: Date | null }, now: Date): boolean {
@@ -30,71 +31,73 @@ export function bearerFrom(headers: Record<string, string | string[] | undefined
   return m ? m[1] : undefined;
 }
 
-export interface RequestHit {
-  bucket: string;
-  windowStart: number;
-}
-
 export interface Authenticated extends AuthContext {
   ipAllowlist: string;
-  /** The request's hit in its rate window, counted in the same statement as the token lookup. */
-  hits: { subject: string; current: number; previous: number };
 }
 
 /**
- * Resolves a token to its key and merchant and counts the request in its rate window, in one
- * statement: the hot path of every authenticated request is one round trip. The key's state is
- * read on every request, so disabling, expiry, rotation and added scopes take effect at once, and
- * a token issued before the key's last stop (an older token generation) is unknown. A hit is
- * counted only for a usable token of this environment.
+ * Resolves a token to its key and merchant: from the process's cache (auth-cache.ts: emptied by
+ * the database's notification of any change to keys, merchants and tokens, and bypassed while that
+ * notification connection is down), else in one statement. The key's state is checked on every
+ * request, so disabling, expiry, rotation and added scopes take effect at once, and a token issued
+ * before the key's last stop (an older token generation) is unknown.
  */
 export async function authenticate(
   db: Kysely<Database>,
+  cache: AuthCache,
   token: string | undefined,
   environment: Environment,
-  hit: RequestHit,
+  nowMs: number = Date.now(),
 ): Promise<Authenticated> {
   if (!token) throw new ApiError('invalid_token');
-  const { rows } = await sql<{
-    token_expires_at: Date; key_id: string; merchant_id: string; environment: Environment; signing_key: string; scopes: string[];
-    ip_allowlist: string; disabled: boolean; key_expires_at: Date | null; merchant_status: string; current_hits: number | null; previous_hits: number | null;
-  }>`
-    WITH auth AS (
-      SELECT t.expires_at AS token_expires_at, k.id AS key_id, k.merchant_id, k.environment, k.signing_key, k.scopes,
-             k.ip_allowlist, k.disabled, k.expires_at AS key_expires_at, m.status AS merchant_status,
-             k.merchant_id || ':' || k.environment AS subject
-      FROM access_tokens t
-      JOIN api_keys k ON k.id = t.key_id AND k.token_generation = t.key_generation
-      JOIN merchants m ON m.id = k.merchant_id
-      WHERE t.token_hash = ${sha256Hex(token)}
-    ), hit AS (
-      INSERT INTO rate_limit_windows (subject, bucket, window_start, hits)
-      SELECT subject, ${hit.bucket}, ${hit.windowStart}, 1 FROM auth
-      WHERE auth.token_expires_at > now() AND NOT auth.disabled
-        AND (auth.key_expires_at IS NULL OR auth.key_expires_at > now()) AND auth.environment = ${environment}
-      ON CONFLICT (subject, bucket, window_start) DO UPDATE SET hits = rate_limit_windows.hits + 1
-      RETURNING hits
-    )
-    SELECT auth.*, (SELECT hits FROM hit) AS current_hits,
-           (SELECT w.hits FROM rate_limit_windows w
-             WHERE w.subject = auth.subject AND w.bucket = ${hit.bucket} AND w.window_start = ${hit.windowStart - 1}) AS previous_hits
-    FROM auth
-  `.execute(db);
-  const row = rows[0];
-  const now = new Date();
-  if (!row || new Date(row.token_expires_at).getTime() <= now.getTime() || !keyUsable({ disabled: row.disabled, key_expires_at: row.key_expires_at ? new Date(row.key_expires_at) : null }, now)) {
+  const tokenHash = sha256Hex(token);
+  let state = cache.get(tokenHash);
+  if (!state) {
+    const generation = cache.begin();
+    state = await readTokenState(db, tokenHash);
+    if (!state) throw new ApiError('invalid_token');
+    cache.put(tokenHash, state, generation);
+  }
+  if (state.tokenExpiresAt <= nowMs || !keyUsable({ disabled: state.disabled, key_expires_at: state.keyExpiresAt === null ? null : new Date(state.keyExpiresAt) }, new Date(nowMs))) {
     throw new ApiError('invalid_token');
   }
-  if (row.environment !== environment) throw new ApiError('environment_mismatch');
+  if (state.environment !== environment) throw new ApiError('environment_mismatch');
   return {
+    merchantId: state.merchantId,
+    environment: state.environment,
+    keyId: state.keyId,
+    scopes: state.scopes,
+    signingKey: state.signingKey,
+    merchantStatus: state.merchantStatus,
+    ipAllowlist: state.ipAllowlist,
+  };
+}
+
+async function readTokenState(db: Kysely<Database>, tokenHash: string): Promise<TokenState | undefined> {
+  const { rows } = await sql<{
+    token_expires_at: Date; key_id: string; merchant_id: string; environment: Environment; signing_key: string; scopes: string[];
+    ip_allowlist: string; disabled: boolean; key_expires_at: Date | null; merchant_status: string;
+  }>`
+    SELECT t.expires_at AS token_expires_at, k.id AS key_id, k.merchant_id, k.environment, k.signing_key, k.scopes,
+           k.ip_allowlist, k.disabled, k.expires_at AS key_expires_at, m.status AS merchant_status
+    FROM access_tokens t
+    JOIN api_keys k ON k.id = t.key_id AND k.token_generation = t.key_generation
+    JOIN merchants m ON m.id = k.merchant_id
+    WHERE t.token_hash = ${tokenHash}
+  `.execute(db);
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    tokenExpiresAt: new Date(row.token_expires_at).getTime(),
+    keyId: row.key_id,
     merchantId: row.merchant_id,
     environment: row.environment,
-    keyId: row.key_id,
-    scopes: row.scopes,
     signingKey: row.signing_key,
-    merchantStatus: row.merchant_status,
+    scopes: row.scopes,
     ipAllowlist: row.ip_allowlist,
-    hits: { subject: `${row.merchant_id}:${row.environment}`, current: Number(row.current_hits ?? 0), previous: Number(row.previous_hits ?? 0) },
+    disabled: row.disabled,
+    keyExpiresAt: row.key_expires_at ? new Date(row.key_expires_at).getTime() : null,
+    merchantStatus: row.merchant_status,
   };
 }
 

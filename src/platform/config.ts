@@ -29,6 +29,8 @@ export interface Config {
   jobPollIntervalMs: number;
   /** How long a claimed job stays with its process; after a crash the job is taken again when it ends. */
   jobLeaseSeconds: number;
+  /** Background jobs one process runs at once (most wait on the database or a webhook receiver). */
+  jobConcurrencyMax: number;
   /** Access-token lifetime (`TOKEN_TTL_SECONDS`): 1800 by the reference, shortened only by tests. */
   tokenTtlSeconds: number;
   /**
@@ -239,6 +241,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     rateLimitScale: r.int('RATE_LIMIT_SCALE', 1, 1, 1_000_000),
     jobPollIntervalMs: r.int('JOB_POLL_INTERVAL_MS', 250, 10, minute, ' (ms)'),
     jobLeaseSeconds: r.int('JOB_LEASE_SECONDS', 60, 1, day / second, ' (seconds)'),
+    jobConcurrencyMax: r.int('JOB_CONCURRENCY', 32, 1, 1_000),
     tokenTtlSeconds: r.int('TOKEN_TTL_SECONDS', 1_800, 1, 1_800, ' (seconds; the reference fixes 1800)'),
     webhookRetryScheduleMs: r.parsed(() => parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE_MS), [...defaultWebhookRetryScheduleMs]),
     webhookPrivateTargets: r.oneOf('WEBHOOK_PRIVATE_TARGETS', ['sandbox', 'none', 'all'] as const, 'sandbox'),

@@ -150,10 +150,16 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
   installBodyParsing(app);
   installErrorHandling(app, ctx.mapDomainError);
   // First of every listener's hooks: the request id header, then text no later step may see.
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback style: synchronous work needs no promise per request.
+  app.addHook('onRequest', (req, reply, done) => {
     req.startedAt = process.hrtime.bigint();
     void reply.header('x-request-id', req.id);
-    refuseUnsafeText(req);
+    try {
+      refuseUnsafeText(req);
+    } catch (err) {
+      return done(err as Error);
+    }
+    done();
   });
   return app;
 }

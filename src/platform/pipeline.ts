@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../service-context.js';
+import type { Environment } from '../db/schema.js';
 import type { AppInstance } from './app-instance.js';
 import { authenticate, bearerFrom, checkIp, checkMerchantStatus } from './auth.js';
 import { environmentFromHost } from './environment.js';
@@ -7,7 +8,6 @@ import { ApiError } from './errors.js';
 import { beginIdempotency, isKeyShape, requestHash, sendReplay, storeAfterResponse } from './idempotency.js';
 import { configuredKey } from './keys.js';
 import { consumeNonce } from './nonces.js';
-import { settleHit, windowAt } from './rate-limit.js';
 import { isSignedRoute, rateBucketFor, rateLimitsPerMinute, type RouteAccess } from './route-access.js';
 import { hasScope } from './scopes.js';
 import { verifySignature } from './signing.js';
@@ -25,20 +25,41 @@ const undeclared: RouteAccess = { scope: 'public' };
 export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): void {
   const { db, config } = ctx;
 
-  // Every route declares its access; one that does not is wired to refuse with 403.
+  // The request's environment, from its Host header, when something asks (public routes that
+  // never ask pay nothing); the authentication hook sets it for the others.
+  app.decorateRequest('environment', {
+    getter(this: FastifyRequest & { _environment?: Environment }) {
+      return (this._environment ??= environmentFromHost(this.headers.host));
+    },
+    setter(this: FastifyRequest & { _environment?: Environment }, value: Environment) {
+      this._environment = value;
+    },
+  } as unknown as Environment);
+
+  // Every route declares its access; one that does not is wired to refuse with 403. The pipeline's
+  // steps are attached per route, to the routes that need them (ahead of the route's own hooks):
+  // a public route such as /healthz runs none of them, only the shared request id, log and metrics.
   app.addHook('onRoute', (route) => {
-    if (route.config?.access) return;
-    app.log.warn({ url: route.url }, 'route without access declaration answers 403');
-    route.config = { ...(route.config ?? {}), access: undeclared };
-    // It is not part of the API: the document leaves it out.
-    route.schema = { ...(route.schema ?? {}), hide: true } as typeof route.schema;
-    route.handler = async () => {
-      throw new ApiError('insufficient_scope', 'This endpoint has no scope declaration.');
-    };
-    route.preValidation = undefined;
+    if (!route.config?.access) {
+      app.log.warn({ url: route.url }, 'route without access declaration answers 403');
+      route.config = { ...(route.config ?? {}), access: undeclared };
+      // It is not part of the API: the document leaves it out.
+      route.schema = { ...(route.schema ?? {}), hide: true } as typeof route.schema;
+      route.handler = async () => {
+        throw new ApiError('insufficient_scope', 'This endpoint has no scope declaration.');
+      };
+      route.preValidation = undefined;
+      return;
+    }
+    const access = route.config.access;
+    if (access.scope === 'public' && !access.sandboxOnly) return;
+    route.onRequest = [authenticateRequest, ...hooksOf(route.onRequest)] as typeof route.onRequest;
+    if (access.scope === 'public') return;
+    route.preValidation = [signatureAndIdempotency, ...hooksOf(route.preValidation)] as typeof route.preValidation;
+    if ((access.idempotency ?? 'none') !== 'none') route.onSend = [storeIdempotentResult, ...hooksOf(route.onSend)] as typeof route.onSend;
   });
 
-  app.addHook('onRequest', async (req) => {
+  async function authenticateRequest(req: FastifyRequest) {
     req.environment = environmentFromHost(req.headers.host);
     const access = req.routeOptions.config.access;
     if (!access) return;
@@ -46,33 +67,35 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
     if (access.scope === 'public') return;
     const path = req.url.split('?')[0]!;
     const bucket = rateBucketFor(req.method, path);
-    const position = windowAt(Date.now());
-    const auth = await authenticate(db, bearerFrom(req.headers), req.environment, { bucket, windowStart: position.windowStart });
+    const nowMs = Date.now();
+    const auth = await authenticate(db, ctx.authCache, bearerFrom(req.headers), req.environment, nowMs);
     // Known from here on: refusals below are logged against the merchant too.
     req.auth = auth;
-    await settleHit(db, { ...auth.hits, bucket, position }, rateLimitsPerMinute[bucket] * config.rateLimitScale);
+    await ctx.rateWindows.hit(`${auth.merchantId}:${auth.environment}`, bucket, rateLimitsPerMinute[bucket] * config.rateLimitScale, nowMs);
     checkIp(auth.environment, auth.ipAllowlist, req.ip);
     if (access.scope !== 'token' && !hasScope(auth.scopes, access.scope)) throw new ApiError('insufficient_scope');
     const isRead = req.method === 'GET' || req.method === 'HEAD';
     checkMerchantStatus(auth.merchantStatus, isRead);
     await bindPrincipal(ctx, req, access);
-  });
+  }
 
-  app.addHook('preValidation', async (req, reply) => {
+  async function signatureAndIdempotency(req: FastifyRequest, reply: FastifyReply) {
     const access = req.routeOptions.config.access;
     if (!access || !req.auth) return;
     await checkSignature(ctx, req, access);
     return beginIdempotencyFor(ctx, req, reply, access);
-  });
+  }
 
-  app.addHook('onSend', async (req, reply, payload) => {
+  async function storeIdempotentResult(req: FastifyRequest, reply: FastifyReply, payload: unknown) {
     if (req.idempotency && typeof payload === 'string') {
       await storeAfterResponse(db, req, reply.statusCode, payload);
     }
     return payload;
-  });
+  }
 
-  app.addHook('onResponse', async (req, reply) => {
+  // Every answer, matched or not: the latency histogram, and the API call log of authenticated
+  // requests (a buffered push). Callback style: no promise per request.
+  app.addHook('onResponse', (req, reply, done) => {
     const seconds = Number(process.hrtime.bigint() - (req.startedAt ?? process.hrtime.bigint())) / 1e9;
     const route = req.routeOptions.url ?? 'unmatched';
     ctx.metrics.httpDuration.observe({ listener: 'public', method: req.method, route, status: String(reply.statusCode) }, seconds);
@@ -87,8 +110,14 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
         duration_ms: Math.round(seconds * 1000),
       });
     }
+    done();
   });
+}
 
+/** A route's own hooks of one kind, as a list. */
+function hooksOf<T>(hooks: T | T[] | undefined): T[] {
+  if (hooks === undefined) return [];
+  return Array.isArray(hooks) ? hooks : [hooks];
 }
 
 async function bindPrincipal(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess): Promise<void> {

@@ -106,3 +106,127 @@ export async function purgeOldWindows(db: Kysely<Database>, nowMs = Date.now()):
   const windowStart = Math.floor(nowMs / 1000 / windowSeconds);
   await db.deleteFrom('rate_limit_windows').where('window_start', '<', String(windowStart - 1)).execute();
 }
+
+/** Far from the limit a process counts hits in memory: below this share of the limit... */
+export const localShareOfLimit = 0.9;
+/** ...and at most this share of it (at least one hit) unwritten per window, per process. */
+export const unflushedShareOfLimit = 0.025;
+/** Hits counted in memory reach the shared table this often. */
+export const rateFlushIntervalMs = 50;
+
+interface WindowCount {
+  subject: string;
+  bucket: string;
+  windowStart: number;
+  /** The shared count as last read from the table (every process's written hits). */
+  known: number;
+  /** The previous window's shared count, read with the first hit of this window. */
+  previous: number;
+  /** Hits this process admitted and has not written yet. */
+  pending: number;
+}
+
+/**
+ * Rate windows shared by every process through `rate_limit_windows`, without a round trip per
+ * request (docs/rate-limits.md, "Several processes"). The first hit of a window in a process, and
+ * every hit once the estimate nears the limit, is counted in the table in the same statement that
+ * decides it, exactly as `consume` does. In between, far from the limit, hits are counted in
+ * memory and written in one statement every `rateFlushIntervalMs`, which also brings back the
+ * other processes' counts. A process holds at most max(1, unflushedShareOfLimit × limit)
+ * unwritten hits of a window, and goes back to the table as soon as its estimate passes
+ * localShareOfLimit × limit, so N processes admit at most
+ * max(0, 2·N·unflushedShareOfLimit − (1 − localShareOfLimit)) × limit above the limit in a
+ * window: none for one or two processes. A crash loses at most the unwritten hits (it only admits more).
+ */
+export class RateWindows {
+  private readonly counts = new Map<string, WindowCount>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly db: Kysely<Database>, private readonly onError: (err: unknown) => void = () => {}) {}
+
+  /** Counts one hit of `subject` in `bucket`; throws `rate_limited` (429) when over `limit` per minute. */
+  async hit(subject: string, bucket: string, limit: number, nowMs: number): Promise<void> {
+    const position = windowAt(nowMs);
+    const id = `${subject}\u0000${bucket}\u0000${position.windowStart}`;
+    const count = this.counts.get(id);
+    if (count) {
+      const weight = (windowSeconds - position.elapsedSeconds) / windowSeconds;
+      const estimate = count.previous * weight + count.known + count.pending + 1;
+      if (estimate <= limit * localShareOfLimit && count.pending + 1 <= Math.max(1, Math.floor(limit * unflushedShareOfLimit))) {
+        count.pending++;
+        this.timer ??= setTimeout(() => void this.flush(), rateFlushIntervalMs);
+        return;
+      }
+    }
+    // In the table, with this process's unwritten hits: the decision sees every written hit.
+    const add = 1 + (count?.pending ?? 0);
+    if (count) count.pending = 0;
+    const { rows } = await sql<{ current: number; previous: number | null }>`
+      WITH cur AS (
+        INSERT INTO rate_limit_windows (subject, bucket, window_start, hits)
+        VALUES (${subject}, ${bucket}, ${position.windowStart}, ${add})
+        ON CONFLICT (subject, bucket, window_start) DO UPDATE SET hits = rate_limit_windows.hits + EXCLUDED.hits
+        RETURNING hits
+      )
+      SELECT (SELECT hits FROM cur) AS current,
+             (SELECT hits FROM rate_limit_windows WHERE subject = ${subject} AND bucket = ${bucket} AND window_start = ${position.windowStart - 1}) AS previous
+    `.execute(this.db);
+    const current = Number(rows[0]!.current);
+    const previous = Number(rows[0]!.previous ?? 0);
+    const held = this.counts.get(id);
+    if (held) {
+      held.known = Math.max(held.known, current);
+      held.previous = previous;
+    } else {
+      this.forgetOld(position.windowStart);
+      this.counts.set(id, { subject, bucket, windowStart: position.windowStart, known: current, previous, pending: 0 });
+    }
+    try {
+      await settleHit(this.db, { subject, bucket, position, current, previous }, limit);
+    } catch (err) {
+      const c = this.counts.get(id);
+      if (c) c.known = Math.max(0, c.known - 1);
+      throw err;
+    }
+  }
+
+  /** Writes every unwritten hit in one statement and reads back the shared counts. */
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.flushing = this.flushing.then(async () => {
+      const due = [...this.counts.values()].filter((c) => c.pending > 0);
+      if (due.length === 0) return;
+      const adds = due.map((c) => c.pending);
+      for (const c of due) c.pending = 0;
+      try {
+        const { rows } = await sql<{ subject: string; bucket: string; window_start: string | bigint; hits: number }>`
+          INSERT INTO rate_limit_windows (subject, bucket, window_start, hits)
+          SELECT * FROM unnest(${due.map((c) => c.subject)}::text[], ${due.map((c) => c.bucket)}::text[],
+                               ${due.map((c) => String(c.windowStart))}::bigint[], ${adds}::int[])
+          ON CONFLICT (subject, bucket, window_start) DO UPDATE SET hits = rate_limit_windows.hits + EXCLUDED.hits
+          RETURNING subject, bucket, window_start, hits
+        `.execute(this.db);
+        for (const r of rows) {
+          const c = this.counts.get(`${r.subject}\u0000${r.bucket}\u0000${String(r.window_start)}`);
+          if (c) c.known = Math.max(c.known, Number(r.hits));
+        }
+      } catch (err) {
+        // Not written: kept for the next flush.
+        due.forEach((c, i) => (c.pending += adds[i]!));
+        this.timer ??= setTimeout(() => void this.flush(), rateFlushIntervalMs * 10);
+        this.onError(err);
+      }
+    });
+    return this.flushing;
+  }
+
+  private forgetOld(windowStart: number): void {
+    for (const [id, c] of this.counts) if (c.windowStart < windowStart - 1 && c.pending === 0) this.counts.delete(id);
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+  }
+}

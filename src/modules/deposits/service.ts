@@ -66,15 +66,6 @@ export async function createDeposit(trx: Transaction<Database>, merchantId: stri
   });
   if (!row) throw new ApiError('duplicate_resource', 'A deposit with this tx_hash and asset was already reported.');
 
-  await postEntry(trx, {
-    environment,
-    merchantId,
-    kind: entryKinds.deposit,
-    referenceType: 'deposit',
-    referenceId: row.id,
-    asset: asset.code,
-    lines: depositLines({ memberId: member.id, merchantId, amount }),
-  });
   await recordEvent(trx, {
     merchantId,
     environment,
@@ -84,6 +75,17 @@ export async function createDeposit(trx: Transaction<Database>, merchantId: stri
     externalMemberId: member.external_member_id,
     status: 'credited',
     statusVersion: 1,
+  });
+  // Posted last: the merchant's custody row, which every deposit of the merchant locks, is held
+  // from here to the commit only.
+  await postEntry(trx, {
+    environment,
+    merchantId,
+    kind: entryKinds.deposit,
+    referenceType: 'deposit',
+    referenceId: row.id,
+    asset: asset.code,
+    lines: depositLines({ memberId: member.id, merchantId, amount }),
   });
   return depositView(row, asset);
 }

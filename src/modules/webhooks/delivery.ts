@@ -8,7 +8,7 @@ import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './tables.js'
 import { decideClaim, decideOutcome, failingTooLong, type AttemptResult } from './state.js';
 import { envelope, signatureHeader, signingSecrets } from './signature.js';
 import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
-import { postOnce } from './http-post.js';
+import { connectionsPerEndpointMax, postOnce } from './http-post.js';
 
 /**
  * Sending one attempt of a delivery record: claim it under a lease, sign and post, record the
@@ -184,9 +184,30 @@ export const deliverHandler: JobHandler = async (job, ctx) => {
   const id = String(job.payload.delivery_id ?? '');
   const generation = Number(job.payload.generation ?? 0);
   if (id === '') return;
-  const done = await deliverOnce(ctx, id, generation);
-  if (done.kind === 'wait') throw new RetryLater(done.ms, done.reason);
+  // Bounded concurrency per endpoint: while its attempts in flight in this process are at the
+  // bound, the job steps aside at once (its run not used up) and the runner's slot goes to other
+  // endpoints' jobs, so one slow receiver cannot hold them back.
+  const endpointId = typeof job.payload.endpoint_id === 'string' ? job.payload.endpoint_id : undefined;
+  if (endpointId !== undefined && (attemptsInFlight.get(endpointId) ?? 0) >= connectionsPerEndpointMax) {
+    throw new RetryLater(busyEndpointRetryMs, 'endpoint busy: attempts in flight at the bound', false);
+  }
+  if (endpointId !== undefined) attemptsInFlight.set(endpointId, (attemptsInFlight.get(endpointId) ?? 0) + 1);
+  try {
+    const done = await deliverOnce(ctx, id, generation);
+    if (done.kind === 'wait') throw new RetryLater(done.ms, done.reason);
+  } finally {
+    if (endpointId !== undefined) {
+      const left = (attemptsInFlight.get(endpointId) ?? 1) - 1;
+      if (left <= 0) attemptsInFlight.delete(endpointId);
+      else attemptsInFlight.set(endpointId, left);
+    }
+  }
 };
+
+/** Delivery jobs running per endpoint in this process (at most `connectionsPerEndpointMax`). */
+const attemptsInFlight = new Map<string, number>();
+/** A job whose endpoint is busy is looked at again after this long. */
+export const busyEndpointRetryMs = 200;
 
 /**
  * One attempt of a record, if it is due: what the delivery job and the sandbox clock's

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { enqueue } from '../../jobs/queue.js';
+import { enqueue, enqueueMany, type JobSpec } from '../../jobs/queue.js';
 import { newId } from '../../platform/ids.js';
 import { scopeNowSql, type ClockScope } from '../../platform/clock.js';
 import { planFanOut, type PlannedDelivery } from './state.js';
@@ -30,15 +30,20 @@ const dedupeKey = (id: string, generation: number) => `${deliverJobKind}:${id}:$
  * Queues the job that delivers one record (in the caller's transaction). One live job per record
  * and generation. The job is on the record's merchant's clock (a sandbox merchant's own time).
  */
-export async function enqueueDelivery(trx: Db, id: string, generation: number, clock: ClockScope, runAt?: Date): Promise<void> {
-  await enqueue(trx, {
+export async function enqueueDelivery(trx: Db, id: string, generation: number, clock: ClockScope, runAt?: Date, endpointId?: string): Promise<void> {
+  await enqueue(trx, deliveryJob(id, generation, clock, runAt, endpointId));
+}
+
+/** A record's job; the endpoint in the payload lets the job step aside while its endpoint is busy (delivery.ts). */
+function deliveryJob(id: string, generation: number, clock: ClockScope, runAt?: Date, endpointId?: string): JobSpec {
+  return {
     kind: deliverJobKind,
-    payload: { delivery_id: id, generation },
+    payload: { delivery_id: id, generation, ...(endpointId ? { endpoint_id: endpointId } : {}) },
     dedupeKey: dedupeKey(id, generation),
     maxAttempts: deliverJobRunsMax,
     clock,
     ...(runAt ? { runAt } : {}),
-  });
+  };
 }
 
 /**
@@ -71,7 +76,8 @@ export async function insertDeliveries(trx: Transaction<Database>, plan: readonl
       .onConflict((oc) => oc.doNothing())
       .returning(['id', 'endpoint_id', 'generation', 'merchant_id', 'environment'])
       .execute();
-    for (const r of inserted) if (r.endpoint_id !== null) await enqueueDelivery(trx, r.id, r.generation, { merchantId: r.merchant_id, environment: r.environment });
+    // Their jobs in one statement (the fan-out of a batch costs a few round trips, not one per record).
+    await enqueueMany(trx, inserted.filter((r) => r.endpoint_id !== null).map((r) => deliveryJob(r.id, r.generation, { merchantId: r.merchant_id, environment: r.environment }, undefined, r.endpoint_id!)));
     created += inserted.length;
   }
   return created;

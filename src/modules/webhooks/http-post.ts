@@ -1,5 +1,5 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { AttemptResult } from './state.js';
 import type { ResolvedAddress } from './ssrf.js';
@@ -17,9 +17,47 @@ export function pinnedLookup(address: ResolvedAddress): LookupFunction {
   }) as unknown as LookupFunction;
 }
 
+/** Connections kept open to one endpoint address: also the bound on attempts in flight to it. */
+export const connectionsPerEndpointMax = 16;
+/** Endpoint addresses with a pool; past this the least recently used pool is closed. */
+const poolsMax = 1_000;
+/** An idle kept-alive connection is closed after this long. */
+const idleConnectionMs = 30_000;
+
+const pools = new Map<string, HttpAgent>();
+
 /**
- * One POST, no redirects followed, a fresh connection (never pooled: each attempt connects to the
- * address it checked). Resolves with the status line's code or a network error; never rejects.
+ * The keep-alive pool of one endpoint origin at one checked address: its connections all go to
+ * that address, so reusing one never reaches anything but the address that was checked.
+ */
+function poolFor(url: URL, address: ResolvedAddress): HttpAgent {
+  const key = `${url.protocol}//${url.host}|${address.address}`;
+  let agent = pools.get(key);
+  if (agent) {
+    pools.delete(key);
+    pools.set(key, agent);
+    return agent;
+  }
+  const options = { keepAlive: true, maxSockets: connectionsPerEndpointMax, maxFreeSockets: connectionsPerEndpointMax, timeout: idleConnectionMs, scheduling: 'lifo' as const };
+  agent = url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
+  pools.set(key, agent);
+  if (pools.size > poolsMax) {
+    const [oldestKey, oldest] = pools.entries().next().value as [string, HttpAgent];
+    pools.delete(oldestKey);
+    oldest.destroy();
+  }
+  return agent;
+}
+
+/** Closes every pooled connection (shutdown, tests). */
+export function closeDeliveryPools(): void {
+  for (const agent of pools.values()) agent.destroy();
+  pools.clear();
+}
+
+/**
+ * One POST, no redirects followed, over the endpoint's keep-alive pool (one pool per checked
+ * address). Resolves with the status line's code or a network error; never rejects.
  */
 export function postOnce(url: URL, address: ResolvedAddress, headers: Record<string, string>, body: Buffer, timeoutMs = deliveryTimeoutMs): Promise<AttemptResult> {
   return new Promise((resolve) => {
@@ -34,7 +72,7 @@ export function postOnce(url: URL, address: ResolvedAddress, headers: Record<str
       url,
       {
         method: 'POST',
-        agent: false,
+        agent: poolFor(url, address),
         lookup: pinnedLookup(address),
         headers: { ...headers, 'content-length': String(body.length) },
       },
@@ -43,13 +81,13 @@ export function postOnce(url: URL, address: ResolvedAddress, headers: Record<str
         let read = 0;
         res.on('data', (chunk: Buffer) => {
           read += chunk.length;
+          // Too long an answer: the connection is closed rather than returned to the pool.
           if (read > answerBytesMax) res.destroy();
         });
         res.on('error', () => {});
-        res.on('end', () => {
-          clearTimeout(timer);
-          req.destroy();
-        });
+        // Read to its end, the connection goes back to the pool.
+        res.on('end', () => clearTimeout(timer));
+        res.on('close', () => clearTimeout(timer));
       },
     );
     // Ends the wait for the status line, and also a body that never ends.
