@@ -6,6 +6,7 @@ import {
   arrivalAt, authHoldLines, clearingLines, clearingSplit, decideAuthorization, effectiveLimits, payingAsset, priceTopUp, refundLines, reversalLines,
   ruleVerdict, topUpCreditLines, topUpFailLines, topUpFreezeLines, topUpSettleLines, type AuthorizationFacts,
 } from '../src/modules/cards/money-rules.js';
+import { cardStopped } from '../src/modules/cards/state.js';
 import { rateAfterSpread } from '../src/upstreams/rates.js';
 
 const pricing = { feeBps: 100, feeFixed: 0n, topupMin: 1000n, topupMaxSingle: 1_000_000n };
@@ -45,7 +46,7 @@ describe('payment priority', () => {
 describe('authorisation decision', () => {
   const none = { single: 0n, daily: 0n, monthly: 0n };
   const base: AuthorizationFacts = {
-    cardStatus: 'active', cardCurrency: 'USD', amount: 1000n, currency: 'USD', merchantName: 'Shop', mcc: '5411', rules: null,
+    cardStatus: 'active', cardFrozenAt: null, cardCurrency: 'USD', amount: 1000n, currency: 'USD', merchantName: 'Shop', mcc: '5411', rules: null,
     cardLimits: none, productLimits: { single: 100_000n, daily: 200_000n, monthly: 1_000_000n }, spentToday: 0n, spentThisMonth: 0n, balance: 5000n,
   };
   const reason = (patch: Partial<AuthorizationFacts>) => {
@@ -60,7 +61,9 @@ describe('authorisation decision', () => {
   });
 
   it('declines in order: status, currency, amount, rules, single, daily, monthly (card layer first), balance', () => {
-    for (const s of ['unactivated', 'closing', 'closed', 'expired', 'replaced']) assert.equal(reason({ cardStatus: s }), 'card_not_active');
+    for (const s of ['unactivated', 'closing', 'closed', 'expired', 'replaced'] as const) assert.equal(reason({ cardStatus: s }), 'card_not_active');
+    // An active card frozen by a security replacement spends nothing either (cardCanSpend).
+    assert.equal(reason({ cardFrozenAt: new Date('2026-01-01T00:00:00Z') }), 'card_not_active');
     assert.equal(reason({ cardStatus: 'closed', currency: 'EUR' }), 'card_not_active');
     assert.equal(reason({ currency: 'EUR' }), 'currency_not_supported');
     assert.equal(reason({ amount: 0n }), 'invalid_amount');
@@ -104,6 +107,21 @@ describe('posting rules balance', () => {
     const move = { memberId: 'mem_1', cardId, amount: 700n };
     for (const lines of [authHoldLines(move), reversalLines(move), refundLines(move)]) entry(lines);
     for (const cleared of [0n, 300n, 700n, 900n]) entry(clearingLines({ memberId: 'mem_1', cardId, held: 700n, cleared }));
+    for (const cleared of [0n, 300n, 700n, 900n]) entry(clearingLines({ memberId: 'mem_1', cardId, held: 700n, cleared }, 'available'));
+    for (const lines of [reversalLines(move, 'available'), refundLines(move, 'available'), topUpCreditLines(money, 'available')]) entry(lines);
+  });
+  it('once the card stopped, what comes back goes to available, never onto card:<id> (the card whose balance was returned)', () => {
+    const move = { memberId: 'mem_1', cardId, amount: 700n };
+    const credited = (lines: ReturnType<typeof authHoldLines>) => lines.filter((l) => l.side === 'credit').map((l) => l.account.bucket);
+    assert.deepEqual(credited(reversalLines(move, 'available')), ['available']);
+    assert.deepEqual(reversalLines(move, 'available').find((l) => l.side === 'debit')!.account.bucket, 'card_held');
+    assert.deepEqual(credited(refundLines(move, 'available')), ['available']);
+    assert.deepEqual(credited(topUpCreditLines(money, 'available')), ['available']);
+    assert.deepEqual(credited(clearingLines({ memberId: 'mem_1', cardId, held: 700n, cleared: 500n }, 'available')), ['settlement_clearing', 'available']);
+    assert.deepEqual(credited(reversalLines(move)), ['card']);
+    for (const status of ['closing', 'closed', 'replaced', 'expired'] as const) assert.equal(cardStopped({ status, frozenAt: null }), true);
+    for (const status of ['unactivated', 'active'] as const) assert.equal(cardStopped({ status, frozenAt: null }), false);
+    assert.equal(cardStopped({ status: 'active', frozenAt: new Date(0) }), true);
   });
   it('a clearing takes from the hold first, releases the rest, or takes the difference from the card', () => {
     assert.deepEqual(clearingSplit(700n, 700n), { fromHeld: 700n, released: 0n, extra: 0n });

@@ -5,7 +5,9 @@
  */
 import type { EntryLine } from '../../ledger/index.js';
 import { convert } from '../../upstreams/rates.js';
-import { feeInSource } from './rules.js';
+import { feeInSource, heldReleaseToAvailableLines } from './rules.js';
+import { cardCanSpend } from './state.js';
+import type { CardStatus } from './tables.js';
 
 // ---------------------------------------------------------------------------------------------
 // Top-up price
@@ -97,7 +99,9 @@ export interface LimitLayers {
 }
 
 export interface AuthorizationFacts {
-  cardStatus: string;
+  cardStatus: CardStatus;
+  /** When a security replacement froze the card (null: not frozen). */
+  cardFrozenAt: Date | null;
   cardCurrency: string;
   /** Minor units of `currency`. */
   amount: bigint;
@@ -139,14 +143,15 @@ export function ruleVerdict(rules: RuleSet | null, merchantName: string, mcc: st
 }
 
 /**
- * Decides an authorisation, in this order: the card's status (only `active` spends), the
+ * Decides an authorisation, in this order: the card's status (`cardCanSpend`: only `active` and
+ * not frozen by a security replacement spends), the
  * currency (the card's own), the merchant rules, the single, daily and monthly limits (at each
  * layer the member's card-level limit first, then the product's cap), then the card balance.
  * The first refusal is the decline reason.
  */
 export function decideAuthorization(f: AuthorizationFacts): AuthorizationDecision {
   const decline = (reason: DeclineReason): AuthorizationDecision => ({ approved: false, reason });
-  if (f.cardStatus !== 'active') return decline('card_not_active');
+  if (!cardCanSpend({ status: f.cardStatus, frozenAt: f.cardFrozenAt })) return decline('card_not_active');
   if (f.currency !== f.cardCurrency) return decline('currency_not_supported');
   if (f.amount <= 0n) return decline('invalid_amount');
   const rule = ruleVerdict(f.rules, f.merchantName, f.mcc);
@@ -205,6 +210,14 @@ const member = (memberId: string, bucket: 'available' | 'frozen') => ({ owner: '
 const card = (memberId: string, cardId: string, bucket: 'card' | 'card_held') => ({ owner: 'member' as const, memberId, bucket, cardId });
 const clearing = { owner: 'platform' as const, bucket: 'settlement_clearing' as const };
 
+/**
+ * Where money arriving for a card goes: `card` (onto `card:<id>`) while the card can still be
+ * used, `available` (the member's available balance, card currency) once it stopped
+ * (`cardStopped` in state.ts): its balance was or will be returned, so nothing may land on it.
+ */
+export type CardMoneyDestination = 'card' | 'available';
+const destination = (memberId: string, cardId: string, to: CardMoneyDestination) => (to === 'card' ? card(memberId, cardId, 'card') : member(memberId, 'available'));
+
 /** Top-up created: amount plus fee frozen (available → frozen), source asset. */
 export function topUpFreezeLines(p: TopUpMoney): EntryLine[] {
   return [
@@ -232,11 +245,14 @@ export function topUpSettleLines(p: TopUpMoney): EntryLine[] {
   return lines;
 }
 
-/** Credited, card currency: the issuer's load arrives on the card (settlement clearing → card). */
-export function topUpCreditLines(p: TopUpMoney): EntryLine[] {
+/**
+ * Credited, card currency: the issuer's load arrives on the card (settlement clearing → card), or,
+ * confirmed after the card stopped, on the member's available balance in the card currency.
+ */
+export function topUpCreditLines(p: TopUpMoney, to: CardMoneyDestination = 'card'): EntryLine[] {
   return [
     { account: clearing, side: 'debit', amount: p.arrival },
-    { account: card(p.memberId, p.cardId, 'card'), side: 'credit', amount: p.arrival },
+    { account: destination(p.memberId, p.cardId, to), side: 'credit', amount: p.arrival },
   ];
 }
 
@@ -265,30 +281,32 @@ export function authHoldLines(p: CardMove): EntryLine[] {
 /**
  * Clearing of an authorisation holding `held` for `cleared`: the cleared amount leaves to the card
  * network (→ settlement clearing), from the hold first; a smaller clearing releases the rest of
- * the hold to the card, a larger one takes the difference from the card balance. One entry.
+ * the hold to the card (to available once the card stopped), a larger one takes the difference
+ * from the card balance. One entry.
  */
-export function clearingLines(p: { memberId: string; cardId: string; held: bigint; cleared: bigint }): EntryLine[] {
+export function clearingLines(p: { memberId: string; cardId: string; held: bigint; cleared: bigint }, to: CardMoneyDestination = 'card'): EntryLine[] {
   const s = clearingSplit(p.held, p.cleared);
   const lines: EntryLine[] = [];
   if (p.held > 0n) lines.push({ account: card(p.memberId, p.cardId, 'card_held'), side: 'debit', amount: p.held });
   if (s.extra > 0n) lines.push({ account: card(p.memberId, p.cardId, 'card'), side: 'debit', amount: s.extra });
   if (p.cleared > 0n) lines.push({ account: clearing, side: 'credit', amount: p.cleared });
-  if (s.released > 0n) lines.push({ account: card(p.memberId, p.cardId, 'card'), side: 'credit', amount: s.released });
+  if (s.released > 0n) lines.push({ account: destination(p.memberId, p.cardId, to), side: 'credit', amount: s.released });
   return lines;
 }
 
-/** Reversal of an approved authorisation: the hold goes back (card_held → card). */
-export function reversalLines(p: CardMove): EntryLine[] {
+/** Reversal of an approved authorisation: the hold goes back (card_held → card; card_held → available once the card stopped). */
+export function reversalLines(p: CardMove, to: CardMoneyDestination = 'card'): EntryLine[] {
+  if (to === 'available') return heldReleaseToAvailableLines(p);
   return [
     { account: card(p.memberId, p.cardId, 'card_held'), side: 'debit', amount: p.amount },
     { account: card(p.memberId, p.cardId, 'card'), side: 'credit', amount: p.amount },
   ];
 }
 
-/** Refund of cleared spending: the network pays it back onto the card (settlement clearing → card). */
-export function refundLines(p: CardMove): EntryLine[] {
+/** Refund of cleared spending: the network pays it back onto the card (settlement clearing → card; → available once the card stopped). */
+export function refundLines(p: CardMove, to: CardMoneyDestination = 'card'): EntryLine[] {
   return [
     { account: clearing, side: 'debit', amount: p.amount },
-    { account: card(p.memberId, p.cardId, 'card'), side: 'credit', amount: p.amount },
+    { account: destination(p.memberId, p.cardId, to), side: 'credit', amount: p.amount },
   ];
 }

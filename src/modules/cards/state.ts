@@ -352,3 +352,18 @@ export function expiryDue(card: { status: CardStatus; expMonth: number; expYear:
 export function cardCanSpend(card: { status: CardStatus; frozenAt: Date | null }): boolean {
   return card.status === 'active' && card.frozenAt === null;
 }
+
+/** The states in which a card has stopped for good (or is stopping): its balance is, or is about to be, returned. */
+const stoppedStatuses: ReadonlySet<CardStatus> = new Set<CardStatus>(['closing', 'closed', 'replaced', 'expired']);
+
+/**
+ * Whether money arriving for a card (a reversal, a refund, the rest of a smaller clearing, a
+ * top-up the issuer confirms late) must go to the member's available balance instead of onto
+ * `card:<id>`: the card is closing, closed, replaced, expired, or frozen by a security
+ * replacement. Each of these has returned, or will return, the card's balance and the card can
+ * never spend again (a closing refused puts it back, and the money then simply is on available).
+ * An `unactivated` card is not stopped: it is loadable and spends once activated.
+ */
+export function cardStopped(card: { status: CardStatus; frozenAt: Date | null }): boolean {
+  return stoppedStatuses.has(card.status) || card.frozenAt !== null;
+}

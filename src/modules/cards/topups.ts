@@ -30,6 +30,7 @@ import {
 import type { CardTopupRow, TopUpStatus } from './tables.js';
 import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from './queries.js';
 import type { CardProductRow, CardRow } from './tables.js';
+import { cardStopped } from './state.js';
 
 export const topUpErrors = {
   quote: ['product_not_available', 'state_invalid', 'not_found', 'amount_out_of_range', 'invalid_request'],
@@ -62,7 +63,16 @@ async function loadableCard(db: Db, caller: MemberCardCaller, id: string): Promi
   const product = await db.selectFrom('card_products').selectAll().where('seq', '=', card.product_seq).executeTakeFirstOrThrow();
   if (!product.enabled) throw new ApiError('product_not_available', 'The card\'s product is withdrawn.');
   if (notLoadable.has(card.status)) throw new ApiError('state_invalid', `The card is ${card.status}.`);
+  // A security replacement froze it and returned its balance: it never spends again.
+  if (card.frozen_at !== null) throw new ApiError('state_invalid', 'The card is frozen by a security replacement.');
+  // A replacement in flight returns the card's balance and ends the card: nothing more is loaded onto it.
+  if (await replacementInFlight(db, card.id, ['requested', 'processing'])) throw new ApiError('state_invalid', 'A replacement of the card is in flight.');
   return { card, product };
+}
+
+/** Whether a replacement of the card is in one of `statuses` (`processing`: the executor has returned the card's balance). */
+async function replacementInFlight(db: Db, cardId: string, statuses: Array<'requested' | 'processing'>): Promise<boolean> {
+  return (await db.selectFrom('card_replacements').select('id').where('card_id', '=', cardId).where('status', 'in', statuses).executeTakeFirst()) !== undefined;
 }
 
 /**
@@ -233,13 +243,24 @@ async function emit(trx: Transaction<Database>, row: CardTopupRow, status: 'cred
   });
 }
 
-/** Credited once: the source-asset side and the card-currency side, the state change and the event in the caller's transaction. */
+/**
+ * Credited once: the source-asset side and the card-currency side, the state change and the event
+ * in the caller's transaction. The card row is locked first (as every stopping action locks it
+ * while it returns the balance): a card that stopped before (`cardStopped`: closing, closed,
+ * replaced, expired, frozen; or under a replacement that has returned its balance) gets nothing, the arrival goes to the member's available balance in
+ * the card currency; a card stopping after returns this arrival with the rest of its balance.
+ */
 async function creditIn(trx: Transaction<Database>, id: string, fields: Record<string, unknown>): Promise<void> {
+  const open = await trx.selectFrom('card_topups').select('card_id').where('id', '=', id).executeTakeFirstOrThrow();
+  const card = await trx.selectFrom('cards').select(['status', 'frozen_at']).where('id', '=', open.card_id).forUpdate().executeTakeFirstOrThrow();
   const row = await claimMove<CardTopupRow>(trx, cardTopUps, id, { to: 'credited', from: ['processing', 'suspended'], at: 'credited_at', fields });
   if (!row) return;
+  // A non-security replacement returns the balance of a card that is not frozen: `processing` says it has.
+  const stopped = cardStopped({ status: card.status, frozenAt: card.frozen_at }) || await replacementInFlight(trx, row.card_id, ['processing']);
+  const to = stopped ? 'available' as const : 'card' as const;
   const base = { environment: row.environment, merchantId: row.merchant_id, referenceType: topUpReferenceType, referenceId: row.id };
   await postEntry(trx, { ...base, kind: cardMoneyEntryKinds.topUpSettle, asset: row.source_asset, lines: topUpSettleLines(moneyOf(row)) });
-  await postEntry(trx, { ...base, kind: cardMoneyEntryKinds.topUpCredit, asset: row.card_currency, lines: topUpCreditLines(moneyOf(row)) });
+  await postEntry(trx, { ...base, kind: cardMoneyEntryKinds.topUpCredit, asset: row.card_currency, lines: topUpCreditLines(moneyOf(row), to) });
   await emit(trx, row, 'credited');
 }
 

@@ -23,6 +23,7 @@ import {
 import type { CardTransactionRow, CardTransactionType } from './tables.js';
 import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db } from './queries.js';
 import type { CardRow } from './tables.js';
+import { cardStopped } from './state.js';
 
 export const transactionErrors = {
   authorize: ['not_found', 'invalid_request'],
@@ -153,7 +154,7 @@ export async function authorize(ctx: ServiceContext, trx: Transaction<Database>,
   const now = await ctx.clock.now(trx, caller);
   const { day, month } = periodStarts(now);
   const decision: AuthorizationDecision = decideAuthorization({
-    cardStatus: card.status, cardCurrency: card.currency, amount, currency, merchantName, mcc: body.mcc, rules,
+    cardStatus: card.status, cardFrozenAt: card.frozen_at, cardCurrency: card.currency, amount, currency, merchantName, mcc: body.mcc, rules,
     cardLimits: effectiveLimits(
       { single: minorFromDb(card.limit_single), daily: minorFromDb(card.limit_daily), monthly: minorFromDb(card.limit_monthly) },
       { single: minorFromDb(card.confirmed_single), daily: minorFromDb(card.confirmed_daily), monthly: minorFromDb(card.confirmed_monthly) },
@@ -195,11 +196,20 @@ type FollowKind = 'clearing' | 'reversal' | 'refund';
  * - refund (`amount` defaults to what is left to refund): of a `cleared` authorisation, at most
  *   the cleared amount less what was refunded (`amount_out_of_range`).
  * Answers the new transaction. A message not valid in the authorisation's state: `state_invalid`.
+ * On a card that stopped (`cardStopped`: closing, closed, replaced, expired, frozen) whatever comes
+ * back (the reversed hold, a refund, the rest of a smaller clearing) goes to the member's available
+ * balance, never onto the card whose balance was returned; a clearing still takes its hold from
+ * card_held.
  */
 export async function follow(ctx: ServiceContext, trx: Transaction<Database>, caller: CardCaller, id: string, kind: FollowKind, body: FollowBody) {
-  const card = await merchantCard(trx, caller, id);
-  const scale = await scaleOf(trx, card.currency);
+  const found = await merchantCard(trx, caller, id);
+  const scale = await scaleOf(trx, found.currency);
   const requested = body.amount === undefined ? undefined : parseAmount(body.amount, scale);
+  // The card row locked first (as the authorisation and every stopping action lock it): a card
+  // stopping meanwhile either returned its balance before this money arrives (then it goes to
+  // available) or returns it after (then this money is on the card and goes back with it).
+  const card = await trx.selectFrom('cards').selectAll().where('id', '=', found.id).forUpdate().executeTakeFirstOrThrow();
+  const to = cardStopped({ status: card.status, frozenAt: card.frozen_at }) ? 'available' as const : 'card' as const;
   const auth = await lockedAuthorization(trx, card, body.transaction_id);
   const { networkRef } = await networkOf(ctx)(card, { type: kind, amountMinor: requested ?? minorFromDb(auth.amount), currency: card.currency, merchantName: auth.merchant_name, mcc: auth.mcc });
   const now = await ctx.clock.now(trx, caller);
@@ -212,12 +222,12 @@ export async function follow(ctx: ServiceContext, trx: Transaction<Database>, ca
     if (auth.status !== 'approved') throw new ApiError('state_invalid', `The authorisation is ${auth.status}.`);
     const cleared = requested ?? held;
     created = await insertTransaction(trx, card, now, { ...base, type: 'clearing', amount: cleared });
-    await post(trx, card, cardMoneyEntryKinds.clearing, created.id, clearingLines({ memberId: card.member_id, cardId: card.id, held, cleared }));
+    await post(trx, card, cardMoneyEntryKinds.clearing, created.id, clearingLines({ memberId: card.member_id, cardId: card.id, held, cleared }, to));
     await move('cleared', { cleared_amount: cleared });
   } else if (kind === 'reversal') {
     if (auth.status !== 'approved') throw new ApiError('state_invalid', `The authorisation is ${auth.status}.`);
     created = await insertTransaction(trx, card, now, { ...base, type: 'reversal', amount: held });
-    await post(trx, card, cardMoneyEntryKinds.reversal, created.id, reversalLines({ memberId: card.member_id, cardId: card.id, amount: held }));
+    await post(trx, card, cardMoneyEntryKinds.reversal, created.id, reversalLines({ memberId: card.member_id, cardId: card.id, amount: held }, to));
     await move('reversed');
   } else {
     if (auth.status !== 'cleared') throw new ApiError('state_invalid', `The authorisation is ${auth.status}; only cleared spending is refunded.`);
@@ -225,7 +235,7 @@ export async function follow(ctx: ServiceContext, trx: Transaction<Database>, ca
     const amount = requested ?? left;
     if (amount <= 0n || amount > left) throw new ApiError('amount_out_of_range', 'A refund is more than zero and at most the cleared amount not yet refunded.');
     created = await insertTransaction(trx, card, now, { ...base, type: 'refund', amount });
-    await post(trx, card, cardMoneyEntryKinds.refund, created.id, refundLines({ memberId: card.member_id, cardId: card.id, amount }));
+    await post(trx, card, cardMoneyEntryKinds.refund, created.id, refundLines({ memberId: card.member_id, cardId: card.id, amount }, to));
     await trx.updateTable('card_transactions').set({ refunded_amount: minorFromDb(auth.refunded_amount) + amount, updated_at: now }).where('id', '=', auth.id).execute();
   }
   await emit(trx, created);

@@ -1,0 +1,218 @@
+/**
+ * The two halves of card issuing II together, through HTTP via the SDK (docs/cards.md "Money of a
+ * card that stops"): a card filled by real top-ups and spent by network messages, then closed,
+ * replaced or frozen. Only a card that can spend (`cardCanSpend`) authorises or takes a top-up;
+ * what comes back after the card stopped (a reversal, a refund, the rest of a smaller clearing, a
+ * top-up the issuer confirms late) goes to the member's available balance once, never onto the
+ * card whose balance was returned; clearings still take their holds. The ledger is verified after
+ * each money step.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { verifyLedger } from '../src/ledger/index.js';
+import { newMerchantClient, startTestService } from './support/service.js';
+import { expectCode } from './support/expect.js';
+import { lifecycleHelpers } from './support/card-lifecycle.js';
+
+describe('card money and card lifecycle together', () => {
+  let service: RunningService;
+  let client: MerchantWalletClient;
+  let merchantId: string;
+  before(async () => {
+    service = await startTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } });
+    ({ client, merchantId } = await newMerchantClient(service));
+  });
+  after(async () => {
+    const report = await verifyLedger(service.ctx.db);
+    await service.close();
+    assert.deepEqual(report.problems, []);
+  });
+  const h = lifecycleHelpers(() => service, () => client, () => merchantId);
+  const drain = () => service.workers.jobs.drain();
+  const reconcile = () => service.workers.tick();
+  const behave = (behavior: string) => client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior });
+  const auth = (cardId: string, amount: string) => client.cards.sandboxAuthorize(cardId, { amount, merchant_name: 'Corner Shop', mcc: '5411' });
+  const approved = async (cardId: string, amount: string) => {
+    const r = await auth(cardId, amount);
+    assert.equal(r.approved, true, `${amount}: ${r.decline_reason}`);
+    return r.transaction_id;
+  };
+  const declined = async (cardId: string, amount: string) => {
+    const r = await auth(cardId, amount);
+    assert.deepEqual({ approved: r.approved, decline_reason: r.decline_reason }, { approved: false, decline_reason: 'card_not_active' });
+  };
+  /** A member (1000 USDT) with an active virtual card topped up by `usdt` through the API, credited by the issuer. */
+  async function toppedUpCard(usdt = '500') {
+    const m = await h.member('1000');
+    const card = await h.card(m, 'virtual');
+    const t = await client.cards.topUp(card.id, { amount: usdt }, { onBehalfOf: m.external });
+    await drain();
+    assert.equal((await client.cards.getTopUp(card.id, t.id, { onBehalfOf: m.external })).status, 'credited');
+    const onCard = await h.onCard(m, card.id);
+    assert.ok(onCard > 0n);
+    await h.ledgerOk();
+    return { m, card, onCard };
+  }
+
+  it('top up → authorise → close: the topped-up balance less holds goes back once; afterwards reversals, refunds and the rest of a clearing go to available; clearings take their holds', async () => {
+    const { m, card, onCard } = await toppedUpCard();
+    const reversedLater = await approved(card.id, '100');
+    const clearedBefore = await approved(card.id, '50');
+    await client.cards.sandboxClear(card.id, { transaction_id: clearedBefore });
+    const clearedLater = await approved(card.id, '30');
+    await h.ledgerOk();
+    assert.equal(await h.onCard(m, card.id), onCard - 180_00n);
+    assert.equal(await h.held(m, card.id), 130_00n);
+    const usdBefore = await h.available(m, 'USD');
+
+    assert.equal((await client.cards.close(card.id, { onBehalfOf: m.external })).status, 'closed');
+    assert.equal(await h.available(m, 'USD'), usdBefore + onCard - 180_00n, 'the balance filled by the top-up, less holds and spending, back to available');
+    assert.equal(await h.onCard(m, card.id), 0n);
+    assert.equal(await h.held(m, card.id), 130_00n);
+    assert.equal(await h.entries('card.balance_return', `${card.id}:close`), 1);
+    await h.ledgerOk();
+    const returned = await h.available(m, 'USD');
+
+    // A reversal after the close: the hold to available, nothing onto the closed card.
+    await client.cards.sandboxReverse(card.id, { transaction_id: reversedLater });
+    assert.equal(await h.available(m, 'USD'), returned + 100_00n);
+    assert.equal(await h.onCard(m, card.id), 0n);
+    assert.equal(await h.held(m, card.id), 30_00n);
+    await h.ledgerOk();
+    // A smaller clearing after the close: taken from the hold, its rest to available.
+    await client.cards.sandboxClear(card.id, { transaction_id: clearedLater, amount: '20' });
+    assert.equal(await h.available(m, 'USD'), returned + 110_00n);
+    assert.equal(await h.held(m, card.id), 0n);
+    assert.equal(await h.onCard(m, card.id), 0n);
+    await h.ledgerOk();
+    // A refund of spending cleared before the close: to available as well.
+    await client.cards.sandboxRefund(card.id, { transaction_id: clearedBefore, amount: '15' });
+    assert.equal(await h.available(m, 'USD'), returned + 125_00n);
+    assert.equal(await h.onCard(m, card.id), 0n);
+    await h.ledgerOk();
+    // The closed card spends and loads nothing.
+    await declined(card.id, '1');
+    await expectCode(client.cards.topUp(card.id, { amount: '20' }, { onBehalfOf: m.external }), 'state_invalid', 400);
+    // A second close moves nothing again.
+    assert.equal((await client.cards.close(card.id, { onBehalfOf: m.external })).status, 'closed');
+    assert.equal(await h.available(m, 'USD'), returned + 125_00n);
+    await h.ledgerOk();
+  });
+
+  it('a security replacement after a top-up: the topped-up balance goes back once; a later reversal goes to available, not onto the replaced card', async () => {
+    const { m, card, onCard } = await toppedUpCard('200');
+    const hold = await approved(card.id, '40');
+    const usdBefore = await h.available(m, 'USD');
+    const { id } = await client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external });
+    await client.sandbox.advanceClock(61);
+    const r = await client.cards.getReplacement(id);
+    assert.equal(r.status, 'completed');
+    assert.equal((await client.cards.get(card.id, { onBehalfOf: m.external })).status, 'replaced');
+    assert.equal(await h.available(m, 'USD'), usdBefore + onCard - 40_00n);
+    assert.equal(await h.onCard(m, card.id), 0n);
+    assert.equal(await h.held(m, card.id), 40_00n);
+    assert.equal(await h.entries('card.balance_return', id), 1);
+    await h.ledgerOk();
+    await client.cards.sandboxReverse(card.id, { transaction_id: hold });
+    assert.equal(await h.available(m, 'USD'), usdBefore + onCard);
+    assert.equal(await h.onCard(m, card.id), 0n);
+    assert.equal(await h.held(m, card.id), 0n);
+    await declined(card.id, '1');
+    // The new card starts empty and loads normally.
+    const fresh = r.new_card_id!;
+    const t = await client.cards.topUp(fresh, { amount: '20' }, { onBehalfOf: m.external });
+    await drain();
+    assert.equal((await client.cards.getTopUp(fresh, t.id, { onBehalfOf: m.external })).status, 'credited');
+    assert.ok(await h.onCard(m, fresh) > 0n);
+    await h.ledgerOk();
+  });
+
+  it('a card frozen by a security replacement in progress authorises nothing and takes no top-up; a top-up the issuer confirms meanwhile arrives on available, once', async () => {
+    const { m, card } = await toppedUpCard('100');
+    // A top-up the issuer has not answered yet.
+    await behave('timeout');
+    const late = await client.cards.topUp(card.id, { amount: '40' }, { onBehalfOf: m.external });
+    await drain();
+    assert.equal((await client.cards.getTopUp(card.id, late.id, { onBehalfOf: m.external })).status, 'processing');
+    // A security replacement the issuer does not answer either: the card is frozen, its balance returned.
+    await client.cards.requestReplacement(card.id, { reason: 'pan_leaked' }, { onBehalfOf: m.external });
+    await client.sandbox.advanceClock(61);
+    await behave('success');
+    const frozen = await client.cards.get(card.id, { onBehalfOf: m.external });
+    assert.deepEqual({ status: frozen.status, frozen: frozen.frozen }, { status: 'active', frozen: true });
+    assert.equal(await h.onCard(m, card.id), 0n);
+    await h.ledgerOk();
+    await declined(card.id, '1');
+    await expectCode(client.cards.topUp(card.id, { amount: '20' }, { onBehalfOf: m.external }), 'state_invalid', 400);
+    await expectCode(client.cards.quoteTopUp(card.id, { amount: '20' }, { onBehalfOf: m.external }), 'state_invalid', 400);
+
+    const usdBefore = await h.available(m, 'USD');
+    await reconcile();
+    await reconcile();
+    const credited = await client.cards.getTopUp(card.id, late.id, { onBehalfOf: m.external });
+    assert.equal(credited.status, 'credited');
+    const arrival = BigInt(credited.arrival_amount.replace('.', ''));
+    assert.equal(await h.available(m, 'USD'), usdBefore + arrival, 'the late arrival on available, in the card currency');
+    assert.equal(await h.onCard(m, card.id), 0n, 'nothing onto the frozen card');
+    assert.equal(await h.entries('card.topup_credit', late.id), 1);
+    await h.ledgerOk();
+  });
+
+  it('a top-up the issuer confirms after the card closed arrives on available, once; nothing stays on the closed card', async () => {
+    const { m, card, onCard } = await toppedUpCard('100');
+    await behave('timeout');
+    const late = await client.cards.topUp(card.id, { amount: '30' }, { onBehalfOf: m.external });
+    await drain();
+    assert.equal((await client.cards.getTopUp(card.id, late.id, { onBehalfOf: m.external })).status, 'processing');
+    await behave('success');
+    const usdBefore = await h.available(m, 'USD');
+    assert.equal((await client.cards.close(card.id, { onBehalfOf: m.external })).status, 'closed');
+    assert.equal(await h.available(m, 'USD'), usdBefore + onCard);
+    await reconcile();
+    await reconcile();
+    const credited = await client.cards.getTopUp(card.id, late.id, { onBehalfOf: m.external });
+    assert.equal(credited.status, 'credited');
+    const arrival = BigInt(credited.arrival_amount.replace('.', ''));
+    assert.equal(await h.available(m, 'USD'), usdBefore + onCard + arrival);
+    assert.equal(await h.onCard(m, card.id), 0n);
+    assert.equal(await h.entries('card.topup_credit', late.id), 1);
+    assert.equal(await h.entries('card.balance_return', `${card.id}:close`), 1);
+    await h.ledgerOk();
+  });
+
+  it('a non-security replacement of a card never activated: no top-up while it is in flight; one the issuer confirms after the balance went back arrives on available', async () => {
+    const m = await h.member('1000');
+    const card = await h.card(m, 'physical');
+    assert.equal(card.status, 'unactivated');
+    const first = await client.cards.topUp(card.id, { amount: '50' }, { onBehalfOf: m.external });
+    await drain();
+    assert.equal((await client.cards.getTopUp(card.id, first.id, { onBehalfOf: m.external })).status, 'credited');
+    const onCard = await h.onCard(m, card.id);
+    await behave('timeout');
+    const late = await client.cards.topUp(card.id, { amount: '30' }, { onBehalfOf: m.external });
+    await drain();
+    const usdBefore = await h.available(m, 'USD');
+    const { id } = await client.cards.requestReplacement(card.id, { reason: 'not_received' }, { onBehalfOf: m.external });
+    await expectCode(client.cards.topUp(card.id, { amount: '20' }, { onBehalfOf: m.external }), 'state_invalid', 400);
+    await client.sandbox.advanceClock(61);
+    await behave('success');
+    assert.equal((await client.cards.getReplacement(id)).status, 'processing');
+    assert.equal(await h.available(m, 'USD'), usdBefore + onCard, 'the balance went back when the replacement started');
+    assert.equal(await h.onCard(m, card.id), 0n);
+    await reconcile();
+    await reconcile();
+    const credited = await client.cards.getTopUp(card.id, late.id, { onBehalfOf: m.external });
+    assert.equal(credited.status, 'credited');
+    const arrival = BigInt(credited.arrival_amount.replace('.', ''));
+    assert.equal(await h.available(m, 'USD'), usdBefore + onCard + arrival);
+    assert.equal(await h.onCard(m, card.id), 0n, 'nothing onto a card whose balance went back');
+    await h.ledgerOk();
+    await client.sandbox.advanceClock(3600);
+    assert.equal((await client.cards.getReplacement(id)).status, 'completed');
+    assert.equal(await h.onCard(m, card.id), 0n);
+    assert.equal(await h.available(m, 'USD'), usdBefore + onCard + arrival);
+    await h.ledgerOk();
+  });
+});
