@@ -161,7 +161,13 @@ class PreparingPool {
 
 export async function openDatabase(databaseUrl: string | undefined, dataDir: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
-    const pool = new PreparingPool(new pg.Pool({ connectionString: databaseUrl, max: options.poolMax ?? 10 }));
+    const pgPool = new pg.Pool({ connectionString: databaseUrl, max: options.poolMax ?? 10 });
+    // An idle connection the server ends (restart, failover, an operator's pg_terminate_backend)
+    // is an 'error' event of the pool; unhandled, it would end the whole process. node-postgres
+    // drops that connection from the pool and the next checkout opens a new one, so there is
+    // nothing to do here: statements in flight fail on their own connection and are answered.
+    pgPool.on('error', () => {});
+    const pool = new PreparingPool(pgPool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
     return { db, kind: 'postgres', close: () => db.destroy(), listen: listenOnPostgres(databaseUrl) };
   }
