@@ -18,6 +18,14 @@ export function buildAdminApp(ctx: ServiceContext, adminToken: string): AppInsta
     if (!m || !timingSafeEqual(digest(m[1]!), expected)) throw new ApiError('invalid_token');
   });
 
+  // A change of keys, merchants or tokens reaches every process's authentication cache by the
+  // database's notification, which may arrive a moment after the answer; this process forgets
+  // its cache before answering, so the caller's next request here sees the change at once.
+  app.addHook('onSend', async (req, _reply, payload) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') ctx.authCache.invalidate();
+    return payload;
+  });
+
   app.get('/metrics', async (_req, reply) => {
     return reply.header('content-type', ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
   });

@@ -39,8 +39,11 @@ export function consoleRoutes(timedProcesses: readonly TimedProcess[]): RouteMod
           : clientFault ? [400, 'The request could not be read', 'Go back and try again.'] : [500, 'Something went wrong', 'Try again in a minute.'];
         void sendHtml(reply, status, plainPage(title, html`<p>${text}</p><p><a href="/console">Open the console</a></p>`));
       });
-      pages.addHook('onSend', async (_req, reply, payload) => {
+      pages.addHook('onSend', async (req, reply, payload) => {
         if (!reply.hasHeader('content-security-policy')) void reply.headers(consoleSecurityHeaders);
+        // Key changes made here take effect in this process before the page answers (the
+        // database's notification tells the other processes; docs/performance.md).
+        if (req.method === 'POST') ctx.authCache.invalidate();
         return payload;
       });
       const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
