@@ -15,7 +15,7 @@ import { merchantDepositAddressRoutes } from './modules/merchant-deposit-address
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { timedProcesses } from './background.js';
 import { hostedScreenRoutes } from './modules/hosted-screens/routes.js';
-import type { HostedScreen } from './modules/hosted-screens/screen.js';
+import { screenRegistry, type HostedScreen } from './modules/hosted-screens/screen.js';
 import { kycRoutes } from './modules/kyc/routes.js';
 import { kycScreens } from './modules/kyc/screens.js';
 import { stepUpScreen } from './modules/step-up/screen.js';
@@ -44,7 +44,7 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
     qrpayRoutes, sandboxRoutes(timedProcesses), merchantDepositAddressRoutes, webhookRoutes, hostedScreenRoutes(hostedScreens), kycRoutes, remittanceRoutes, remittanceOrderRoutes, exchangeRoutes, earnRoutes, cardRoutes,
     cardMoneyRoutes,
     cardLifecycleRoutes,
-    consoleRoutes(timedProcesses),
+    consoleRoutes(timedProcesses, screenRegistry(hostedScreens)),
   ]);
   await app.after(); // loaded now, so callers see every route when this resolves
 }

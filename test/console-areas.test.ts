@@ -140,10 +140,25 @@ test('sandbox helpers from the page: the application approved (card, fee history
   assert.equal(kyc.status, 400);
   assert.match(kyc.body, /role="alert"/);
 
+  // A hosted screen completed from the page, as the sandbox call does: the KYC submission then waits
+  // for review, which the KYC helper decides.
+  const reviewed = await client.members.create({ external_member_id: 'console-kyc-screen' });
+  const ticket = await client.kyc.createSession({ onBehalfOf: reviewed.id });
+  const badOutcome = await jar.request('POST', '/console/sandbox/helpers/hosted-screen', { csrf_token: csrf, ticket_id: ticket.id, outcome: 'maybe' });
+  assert.equal(badOutcome.status, 400);
+  const completed = await jar.request('POST', '/console/sandbox/helpers/hosted-screen', { csrf_token: csrf, ticket_id: ticket.id, outcome: 'submitted' });
+  assert.equal(completed.status, 200, completed.body.slice(0, 500));
+  assert.match(completed.body, new RegExp(`Ticket ${ticket.id} is completed`));
+  const twice = await jar.request('POST', '/console/sandbox/helpers/hosted-screen', { csrf_token: csrf, ticket_id: ticket.id, outcome: 'submitted' });
+  assert.equal(twice.status, 400, 'a used ticket: the area refuses, as the API call does');
+  const review = await jar.request('POST', '/console/sandbox/helpers/kyc', { csrf_token: csrf, member: reviewed.id, decision: 'approved', level: '1' });
+  assert.equal(review.status, 200, review.body.slice(0, 500));
+  assert.equal(((await client.members.get(reviewed.id)) as { kyc_level: number }).kyc_level, 1);
+
   const owner = await signedInConsole(service, merchantId, 'boss@kopi.example', 'owner');
   const audit = await owner.jar.request('GET', '/console/sandbox/audit');
-  for (const action of ['sandbox.card_application_advance', 'sandbox.card_ship', 'sandbox.card_authorization']) assert.ok(audit.body.includes(`<code>${action}</code>`), action);
-  assert.ok(!audit.body.includes('<code>sandbox.kyc_review</code>'), 'a refused review is not recorded as a change');
+  for (const action of ['sandbox.card_application_advance', 'sandbox.card_ship', 'sandbox.card_authorization', 'sandbox.hosted_screen_complete', 'sandbox.kyc_review']) assert.ok(audit.body.includes(`<code>${action}</code>`), action);
+  assert.equal(audit.body.split('<code>sandbox.kyc_review</code>').length - 1, 1, 'the refused review is not recorded as a change; the one that passed is');
 });
 
 test('the new pages in a browser: keyboard, labels, phone width; screenshots', async () => {

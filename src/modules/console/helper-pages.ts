@@ -6,6 +6,7 @@ import { validatorCompiler } from '../../platform/validation.js';
 import { html, type HtmlPart } from '../hosted-screens/html.js';
 import { AuthorizationBodySchema, authorize, sandboxAdvance, sandboxShip } from '../cards/service.js';
 import { sandboxReview } from '../kyc/service.js';
+import { completeInSandbox } from '../hosted-screens/service.js';
 import { attempt, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './service.js';
 import { listMerchantApplications } from './queries.js';
@@ -62,7 +63,10 @@ async function helpersPage(ctx: ServiceContext, reply: FastifyReply, page: PageR
 <div class="card"><h2>KYC review</h2><p>The reviewer decides the member's submission waiting for review.</p>${
       form('kyc', html`${textInput('member', 'Member', { required: true, hint: 'mem_… id or your external member id' })}${
         selectInput('decision', 'Decision', [{ value: 'approved', label: 'approved' }, { value: 'rejected', label: 'rejected' }])}${
-        selectInput('level', 'Level (when approved)', [{ value: '1', label: '1' }, { value: '2', label: '2' }])}`, 'Decide review')}</div>`,
+        selectInput('level', 'Level (when approved)', [{ value: '1', label: '1' }, { value: '2', label: '2' }])}`, 'Decide review')}</div>
+<div class="card"><h2>Complete a hosted screen</h2><p>As if the member had used the screen: <em>submitted</em> for the KYC, profile update and card supplement screens, <em>approved</em> or <em>declined</em> for a step-up challenge.</p>${
+      form('hosted-screen', html`${textInput('ticket_id', 'Ticket', { required: true, hint: 'kyc_… id of a hosted-screen ticket' })}${
+        selectInput('outcome', 'Outcome', screenOutcomes.map((o) => ({ value: o, label: o })))}`, 'Complete screen')}</div>`,
   }));
 }
 
@@ -77,7 +81,11 @@ async function selfCommitting<T>(ctx: ServiceContext, effect: () => Promise<T>):
   }
 }
 
-export function registerHelperPages(app: AppInstance, ctx: ServiceContext): void {
+/** The hosted screens, as the sandbox API call completes them (src/routes.ts builds the registry). */
+export type HostedScreenRegistry = Parameters<typeof completeInSandbox>[2];
+const screenOutcomes = ['submitted', 'approved', 'declined'] as const;
+
+export function registerHelperPages(app: AppInstance, ctx: ServiceContext, screens: HostedScreenRegistry): void {
   app.get('/console/:env/helpers', route, withSession(ctx, (_req, reply, page) => {
     sandboxOnly(page);
     return helpersPage(ctx, reply, page);
@@ -132,5 +140,21 @@ export function registerHelperPages(app: AppInstance, ctx: ServiceContext): void
     if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
     await audit(ctx.db, page.session, 'sandbox', 'sandbox.kyc_review', member, decision === 'approved' ? `approved, level ${level}` : 'rejected', page.now);
     return helpersPage(ctx, reply, page, { notice: `The review of ${member} is ${decision}.` });
+  }, refusedPage));
+
+  app.post('/console/:env/helpers/hosted-screen', route, withChange(ctx, 'sandbox.write', async (req, reply, page) => {
+    sandboxOnly(page);
+    const form = formOf(req);
+    const outcome = one(form, 'outcome') as (typeof screenOutcomes)[number];
+    if (!screenOutcomes.includes(outcome)) return helpersPage(ctx, reply, page, { problem: 'Choose an outcome.' }, 400);
+    const ticketId = one(form, 'ticket_id').trim();
+    if (ticketId === '' || ticketId.length > 100) return helpersPage(ctx, reply, page, { problem: 'Name the ticket.' }, 400);
+    const r = await attempt(ctx, async (trx) => {
+      const state = await completeInSandbox(ctx, trx, screens, callerOf(page), ticketId, outcome);
+      await audit(trx, page.session, 'sandbox', 'sandbox.hosted_screen_complete', ticketId, outcome, page.now);
+      return state;
+    });
+    if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
+    return helpersPage(ctx, reply, page, { notice: `Ticket ${ticketId} is ${(r.value as { status: string }).status}.` });
   }, refusedPage));
 }

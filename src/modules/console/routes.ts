@@ -9,7 +9,7 @@ import { registerKeyPages } from './key-pages.js';
 import { registerWebhookPages } from './webhook-pages.js';
 import { registerMoneyPages } from './money-pages.js';
 import { registerAreaPages } from './area-pages.js';
-import { registerHelperPages } from './helper-pages.js';
+import { registerHelperPages, type HostedScreenRegistry } from './helper-pages.js';
 import { registerSettingsPages } from './settings-pages.js';
 import { consoleStylesheet } from './stylesheet.js';
 import { plainPage, stylesheetPath } from './views.js';
@@ -19,7 +19,7 @@ import { plainPage, stylesheetPath } from './views.js';
  * listener, in a scope of their own (form bodies, HTML error pages, security headers). The
  * composition root hands in the timed processes, which the sandbox clock runs.
  */
-export function consoleRoutes(timedProcesses: readonly TimedProcess[]): RouteModule {
+export function consoleRoutes(timedProcesses: readonly TimedProcess[], screens: HostedScreenRegistry): RouteModule {
   return async function consolePages(app: AppInstance, ctx: ServiceContext): Promise<void> {
     await app.register(async (scope) => {
       const pages = scope as AppInstance;
@@ -53,7 +53,7 @@ export function consoleRoutes(timedProcesses: readonly TimedProcess[]): RouteMod
       registerWebhookPages(pages, ctx);
       registerMoneyPages(pages, ctx);
       registerAreaPages(pages, ctx);
-      registerHelperPages(pages, ctx);
+      registerHelperPages(pages, ctx, screens);
       registerSettingsPages(pages, ctx, timedProcesses);
     });
   };
