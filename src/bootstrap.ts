@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { ServiceContext } from './service-context.js';
 import { createKey } from './modules/merchants/service.js';
+import { createMerchant } from './modules/merchants/queries.js';
 import { scopeCatalogue } from './platform/scopes.js';
-import { newId, randomToken } from './platform/ids.js';
+import { randomToken } from './platform/ids.js';
 import { createActiveUser } from './modules/console/service.js';
 
 export interface DemoCredentials {
@@ -30,11 +31,8 @@ export async function ensureDemoMerchant(ctx: ServiceContext, print: (line: stri
     await sql`SELECT pg_advisory_xact_lock(hashtextextended('bootstrap:demo-merchant', 0))`.execute(trx);
     const any = await trx.selectFrom('merchants').select('id').limit(1).executeTakeFirst();
     if (any) return undefined;
-    const merchant = await trx
-      .insertInto('merchants')
-      .values({ id: newId('mch'), name: 'Demo merchant', updated_at: new Date() })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const now = ctx.clock.real();
+    const merchant = await createMerchant(trx, 'Demo merchant', now);
     const key = await createKey(trx, {
       merchantId: merchant.id,
       environment: 'sandbox',
@@ -42,11 +40,11 @@ export async function ensureDemoMerchant(ctx: ServiceContext, print: (line: stri
       pendingScopes: [],
       ipAllowlist: '',
       expiresAt: null,
-    });
+    }, now);
     // The password hash costs about a third of a second of CPU (scrypt, password.ts): made only
     // when asked (a real start), not in every test service.
     const consolePassword = options.consoleUser ? randomToken(18) : undefined;
-    if (consolePassword) await createActiveUser(trx, merchant.id, demoConsoleEmail, 'owner', consolePassword, ctx.clock.real());
+    if (consolePassword) await createActiveUser(trx, merchant.id, demoConsoleEmail, 'owner', consolePassword, now);
     return {
       merchant_id: merchant.id, environment: 'sandbox' as const, client_id: key.client_id, api_key: key.api_key, signing_key: key.signing_key,
       ...(consolePassword ? { console_email: demoConsoleEmail, console_password: consolePassword } : {}),

@@ -11,7 +11,7 @@ import { mount, type Effect, type Part, type ResultOf, type RouteSchema } from '
  *   const route = operatorRouter(app, ctx);
  *   route.post('/admin/v1/merchants', {
  *     schema: { body: CreateMerchantBody, response: { 201: OperatorMerchant } },
- *   }, ({ body, write }) => write((trx) => createMerchant(trx, body.name)));
+ *   }, ({ body, write }) => write((trx) => createMerchant(trx, body.name, ctx.clock.real())));
  *
  * The same core as `router` (route.ts): validated typed input, the result sent with the success
  * status through the response schema, domain errors mapped. What differs: the principal is the

@@ -44,7 +44,7 @@ export async function alertOperatorRoutes(app: AppInstance, ctx: ServiceContext)
     errors: ['not_found'],
     schema: { params: Type.Object({ id: Type.String({ maxLength: 100 }) }), response: { 200: Type.Object({ id: Type.String(), resolved: Type.Boolean() }) } },
   }, async ({ params, write }) => {
-    const row = await write((trx) => resolveAlert(trx, params.id));
+    const row = await write((trx) => resolveAlert(trx, params.id, ctx.clock.real()));
     if (!row) throw new ApiError('not_found', 'No such alert.');
     return { id: row.id, resolved: true };
   });

@@ -52,6 +52,6 @@ export async function alertPage(db: Db, f: AlertFilters, page: PageParams): Prom
 }
 
 /** Marks an alert resolved; undefined when there is no such alert. */
-export async function resolveAlert(db: Db, id: string) {
-  return db.updateTable('operator_alerts').set({ resolved_at: new Date() }).where('id', '=', id).returning(['id', 'resolved_at']).executeTakeFirst();
+export async function resolveAlert(db: Db, id: string, now: Date) {
+  return db.updateTable('operator_alerts').set({ resolved_at: now }).where('id', '=', id).returning(['id', 'resolved_at']).executeTakeFirst();
 }

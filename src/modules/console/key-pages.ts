@@ -130,7 +130,7 @@ export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
     if (values.scopes.length === 0) return listPage(ctx, reply, page, { problem: 'Choose at least one scope.', form: values }, 400);
     const r = await attempt(ctx, async (trx) => {
       const { scopes, pending } = splitScopes(page.environment, values.scopes);
-      const key = await createKey(trx, { merchantId: page.session.merchantId, environment: page.environment, scopes, pendingScopes: pending, ipAllowlist: values.allowlist, expiresAt });
+      const key = await createKey(trx, { merchantId: page.session.merchantId, environment: page.environment, scopes, pendingScopes: pending, ipAllowlist: values.allowlist, expiresAt }, page.now);
       await audit(trx, page.session, page.environment, 'api_key.create', key.id, `scopes ${key.scopes.join(' ')}${key.pending_scopes.length ? `; waiting ${key.pending_scopes.join(' ')}` : ''}`, page.now);
       return key;
     });
@@ -150,7 +150,7 @@ export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
     if (one(form, 'intent') !== 'save') return keyPage(ctx, reply, req, page, { draft, preview: true });
     const r = await attempt(ctx, async (trx) => {
       const key = await ownedKey(trx, page, keyId(req));
-      await updateKey(trx, key.id, { ip_allowlist: draft });
+      await updateKey(trx, key.id, { ip_allowlist: draft }, page.now);
       await audit(trx, page.session, page.environment, 'api_key.allowlist', key.id, allowlistLines(draft).join(', '), page.now);
     });
     if (!r.ok) return keyPage(ctx, reply, req, page, { draft, preview: true, problem: r.problem }, 400);
@@ -162,7 +162,7 @@ export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
     if (!overlaps.some((o) => Number(o.value) === overlap)) return keyPage(ctx, reply, req, page, { problem: 'Choose how long the old key keeps working.' }, 400);
     const r = await attempt(ctx, async (trx) => {
       const key = await ownedKey(trx, page, keyId(req));
-      const next = await rotateKey(trx, key.id, overlap);
+      const next = await rotateKey(trx, key.id, overlap, page.now);
       await audit(trx, page.session, page.environment, 'api_key.rotate', key.id, `new key ${next.id}; overlap ${overlap} s`, page.now);
       return next;
     });
@@ -174,7 +174,7 @@ export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
   app.post('/console/:env/keys/:id/disable', route, withChange(ctx, 'keys.write', async (req, reply, page) => {
     const r = await attempt(ctx, async (trx) => {
       const key = await ownedKey(trx, page, keyId(req));
-      await updateKey(trx, key.id, { disabled: true });
+      await updateKey(trx, key.id, { disabled: true }, page.now);
       await audit(trx, page.session, page.environment, 'api_key.disable', key.id, '', page.now);
     });
     if (!r.ok) return keyPage(ctx, reply, req, page, { problem: r.problem }, 400);

@@ -29,7 +29,7 @@ export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceConte
 
   route.post('/admin/v1/merchants', {
     schema: { body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }), response: { 201: Merchant } },
-  }, ({ body, write }) => write((trx) => createMerchant(trx, body.name)));
+  }, ({ body, write }) => write((trx) => createMerchant(trx, body.name, ctx.clock.real())));
 
   route.get('/admin/v1/merchants/:id', {
     errors: ['not_found'],
@@ -43,7 +43,7 @@ export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceConte
       body: Type.Object({ status: Type.Union(merchantStatuses.map((s) => Type.Literal(s))) }),
       response: { 200: Merchant },
     },
-  }, ({ params, body, write }) => write((trx) => setMerchantStatus(trx, params.id, body.status)));
+  }, ({ params, body, write }) => write((trx) => setMerchantStatus(trx, params.id, body.status, ctx.clock.real())));
 
   route.post('/admin/v1/merchants/:id/api-keys', {
     errors: ['not_found'],
@@ -67,7 +67,7 @@ export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceConte
       pendingScopes: pending,
       ipAllowlist: body.ip_allowlist ?? '',
       expiresAt: body.expires_at ? new Date(body.expires_at) : null,
-    });
+    }, ctx.clock.real());
   }));
 
   route.post('/admin/v1/api-keys/:id/approve', {
@@ -77,7 +77,7 @@ export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceConte
       body: Type.Optional(Type.Object({ scopes: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })) })),
       response: { 200: ApiKey },
     },
-  }, ({ params, body, write }) => write((trx) => approveScopes(trx, params.id, body?.scopes)));
+  }, ({ params, body, write }) => write((trx) => approveScopes(trx, params.id, body?.scopes, ctx.clock.real())));
 
   route.patch('/admin/v1/api-keys/:id', {
     errors: ['not_found'],
@@ -91,7 +91,7 @@ export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceConte
       }),
       response: { 200: ApiKey },
     },
-  }, ({ params, body, write }) => write((trx) => updateKey(trx, params.id, body)));
+  }, ({ params, body, write }) => write((trx) => updateKey(trx, params.id, body, ctx.clock.real())));
 
   route.post('/admin/v1/api-keys/:id/rotate', {
     errors: ['not_found', 'state_invalid'],
@@ -100,5 +100,5 @@ export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceConte
       body: Type.Object({ overlap_seconds: Type.Integer({ minimum: 0, maximum: 30 * 24 * 3600 }) }),
       response: { 201: ApiKeyWithSecrets },
     },
-  }, ({ params, body, write }) => write((trx) => rotateKey(trx, params.id, body.overlap_seconds)));
+  }, ({ params, body, write }) => write((trx) => rotateKey(trx, params.id, body.overlap_seconds, ctx.clock.real())));
 }

@@ -12,10 +12,10 @@ const view = (m: { id: string; name: string; status: string; created_at: Date })
   created_at: new Date(m.created_at).toISOString(),
 });
 
-export async function createMerchant(db: Db, name: string) {
+export async function createMerchant(db: Db, name: string, now: Date) {
   const row = await db
     .insertInto('merchants')
-    .values({ id: newId('mch'), name, updated_at: new Date() })
+    .values({ id: newId('mch'), name, updated_at: now })
     .returning(['id', 'name', 'status', 'created_at'])
     .executeTakeFirstOrThrow();
   return view(row);
@@ -27,10 +27,10 @@ export async function getMerchant(db: Db, id: string) {
   return view(row);
 }
 
-export async function setMerchantStatus(db: Db, id: string, status: string) {
+export async function setMerchantStatus(db: Db, id: string, status: string, now: Date) {
   const row = await db
     .updateTable('merchants')
-    .set({ status, updated_at: new Date() })
+    .set({ status, updated_at: now })
     .where('id', '=', id)
     .returning(['id', 'name', 'status', 'created_at'])
     .executeTakeFirst();

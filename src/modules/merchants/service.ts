@@ -46,9 +46,10 @@ function view(row: Selectable<ApiKeysTable>): KeyView {
 export async function createKey(
   db: Db,
   input: { merchantId: string; environment: Environment; scopes: string[]; pendingScopes: string[]; ipAllowlist: string; expiresAt: Date | null; rotatedFrom?: string },
+  now: Date,
 ): Promise<KeyWithSecrets> {
   requireAllowlist(input.environment, input.ipAllowlist);
-  requireFutureExpiry(input.expiresAt, new Date());
+  requireFutureExpiry(input.expiresAt, now);
   const apiKey = `mwk_${randomToken(32)}`;
   const signingKey = `mws_${randomToken(32)}`;
   const row = await db
@@ -65,7 +66,7 @@ export async function createKey(
       ip_allowlist: input.ipAllowlist,
       expires_at: input.expiresAt,
       rotated_from: input.rotatedFrom ?? null,
-      updated_at: new Date(),
+      updated_at: now,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -78,7 +79,7 @@ export async function getKey(db: Db, id: string) {
   return row;
 }
 
-export async function approveScopes(db: Db, id: string, scopes: string[] | undefined): Promise<KeyView> {
+export async function approveScopes(db: Db, id: string, scopes: string[] | undefined, now: Date): Promise<KeyView> {
   const row = await getKey(db, id);
   const approving = scopes === undefined ? row.pending_scopes : row.pending_scopes.filter((s: string) => scopes.includes(s));
   const updated = await db
@@ -86,7 +87,7 @@ export async function approveScopes(db: Db, id: string, scopes: string[] | undef
     .set({
       scopes: JSON.stringify([...new Set([...row.scopes, ...approving])]),
       pending_scopes: JSON.stringify(row.pending_scopes.filter((s: string) => !approving.includes(s))),
-      updated_at: new Date(),
+      updated_at: now,
     })
     .where('id', '=', id)
     .returningAll()
@@ -98,9 +99,9 @@ export async function updateKey(
   db: Db,
   id: string,
   patch: { scopes?: string[]; ip_allowlist?: string; disabled?: boolean; expires_at?: string | null },
+  now: Date,
 ): Promise<KeyView> {
   const row = await getKey(db, id);
-  const now = new Date();
   const set: Record<string, unknown> = { updated_at: now };
   if (patch.expires_at !== undefined && patch.expires_at !== null) requireFutureExpiry(new Date(patch.expires_at), now);
   if (patch.scopes !== undefined) {
@@ -125,17 +126,17 @@ export async function updateKey(
 
 /** A new key with the same grants; the old one keeps working until the overlap ends, then stops hard. */
 /** In the caller's transaction (the old key is updated and the new one inserted together). */
-export async function rotateKey(trx: Transaction<Database>, id: string, overlapSeconds: number): Promise<KeyWithSecrets> {
+export async function rotateKey(trx: Transaction<Database>, id: string, overlapSeconds: number, at: Date): Promise<KeyWithSecrets> {
   const old = await getKey(trx, id);
   if (old.disabled) throw new ApiError('state_invalid', 'A disabled key cannot be rotated.');
-  const now = Date.now();
+  const now = at.getTime();
   const edge = new Date(now + overlapSeconds * 1000);
   const oldExpiry = old.expires_at ? new Date(old.expires_at) : null;
   // Its successor would inherit a passed expiry: a key must not be born dead.
   if (oldExpiry && oldExpiry.getTime() <= now) throw new ApiError('state_invalid', 'An expired key cannot be rotated.');
   await trx
     .updateTable('api_keys')
-    .set({ expires_at: oldExpiry && oldExpiry < edge ? oldExpiry : edge, updated_at: new Date() })
+    .set({ expires_at: oldExpiry && oldExpiry < edge ? oldExpiry : edge, updated_at: at })
     .where('id', '=', id)
     .execute();
   return createKey(trx, {
@@ -146,5 +147,5 @@ export async function rotateKey(trx: Transaction<Database>, id: string, overlapS
     ipAllowlist: old.ip_allowlist,
     expiresAt: oldExpiry,
     rotatedFrom: old.id,
-  });
+  }, at);
 }
