@@ -1,6 +1,6 @@
-import type { JobHandler, Ticker, TimedProcess } from './jobs/types.js';
+import type { BatchQueue, JobHandler, Ticker, TimedProcess } from './jobs/types.js';
 import { housekeepingTicker } from './jobs/housekeeping.js';
-import { webhookJobHandlers, webhookTickers, webhookTimedProcesses } from './modules/webhooks/workers.js';
+import { webhookBatchQueues, webhookJobHandlers, webhookTickers, webhookTimedProcesses } from './modules/webhooks/workers.js';
 import { qrpayTickers } from './modules/qrpay/workers.js';
 import { upstreamTickers } from './upstreams/workers.js';
 import { kycJobHandlers } from './modules/kyc/workers.js';
@@ -56,4 +56,9 @@ export const timedProcesses: TimedProcess[] = [
   ...cardTimedProcesses,
   ...cardReconcileTimedProcesses,
   ...cardLifecycleTimedProcesses,
+];
+
+/** Queues claimed in batches from an area's own table (the job runner polls them beside the jobs table). */
+export const batchQueues: BatchQueue[] = [
+  ...webhookBatchQueues,
 ];

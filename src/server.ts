@@ -17,7 +17,7 @@ import type { ServiceContext } from './service-context.js';
 import { registerPublicRoutes } from './routes.js';
 import { ensureDemoMerchant, type DemoCredentials } from './bootstrap.js';
 import { createWorkers, type Workers } from './jobs/workers.js';
-import { jobHandlers, tickers } from './background.js';
+import { batchQueues, jobHandlers, tickers } from './background.js';
 import { reportFailure } from './jobs/failures.js';
 import { createUpstreams } from './upstreams/index.js';
 import { createClock } from './platform/clock.js';
@@ -130,7 +130,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const adminApp = buildAdminApp(ctx, adminToken);
   await publicApp.listen({ port: config.port, host: config.host });
   await adminApp.listen({ port: config.adminPort, host: config.adminHost });
-  const workers: Workers = createWorkers(ctx, config.workers, { handlers: jobHandlers, tickers });
+  const workers: Workers = createWorkers(ctx, config.workers, { handlers: jobHandlers, tickers, batchQueues });
 
   const addr = (app: AppInstance) => {
     const a = app.server.address();

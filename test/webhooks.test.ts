@@ -7,7 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { MerchantWalletError, verifyWebhookSignature, type MerchantWalletClient, type WebhookDelivery } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { recordEvent, verifyLedger } from '../src/ledger/index.js';
-import { fanOutBatch, recoverOverdue } from '../src/modules/webhooks/fan-out.js';
+import { fanOutBatch } from '../src/modules/webhooks/fan-out.js';
 import { enqueue } from '../src/jobs/queue.js';
 import { postOnce } from '../src/modules/webhooks/http-post.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
@@ -63,8 +63,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('webhooks', () => {
   let service: RunningService;
+  /**
+   * Four attempts, a minute apart: far longer than any test's own run, so no retry falls due on
+   * real time while a test watches a state. Tests pass the retries by advancing the sandbox clock
+   * (production records, which have no such clock, are made due directly).
+   */
+  const retryMs = 60_000;
   before(async () => {
-    service = await startTestService({ config: { webhookRetryScheduleMs: [50, 50, 50] } });
+    service = await startTestService({ config: { webhookRetryScheduleMs: [retryMs, retryMs, retryMs] } });
   });
   after(async () => {
     const report = await verifyLedger(service.ctx.db);
@@ -200,11 +206,18 @@ describe('webhooks', () => {
       assert.deepEqual(inspected.body.attempt_log.map((a: any) => [a.attempt, a.outcome, a.http_status]), [[1, 'failed', 500]]);
       assert.equal((await admin(service, 'GET', `/admin/v1/webhooks/deliveries/whd_${randomUUID()}`)).status, 404);
 
+      // The first retry is a minute away on the merchant's clock: not before.
+      await client.sandbox.advanceClock(retryMs / 1000 - 5);
+      await service.workers.jobs.drain();
+      assert.equal((await deliveries(client))[0]!.attempts, 1, 'not yet due');
+      assert.equal(receiver.received.length, 1);
       // The sandbox clock passes the three retries (no waiting): they have run when the advance answers.
-      await client.sandbox.advanceClock(1);
+      await client.sandbox.advanceClock(3 * retryMs / 1000);
       const [dead] = await deliveries(client);
       assert.equal(dead!.status, 'dead');
-      assert.equal(dead!.attempts, 4, 'schedule 50,50,50: four attempts, then dead');
+      assert.equal(dead!.attempts, 4, 'schedule of three delays: four attempts, then dead');
+      const log = await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${dead!.id}`);
+      assert.deepEqual(log.body.attempt_log.map((a: any) => [a.attempt, a.outcome, a.http_status]).sort(), [[1, 'failed', 500], [2, 'failed', 500], [3, 'failed', 500], [4, 'failed', 500]]);
       assert.equal(dead!.next_attempt_at, '');
       assert.equal(receiver.received.length, 4);
 
@@ -336,7 +349,11 @@ describe('webhooks', () => {
       assert.equal((await client.webhooks.listEndpoints())[0]!.disabled_reason, 'failing');
       const alert = await service.ctx.db.selectFrom('operator_alerts').selectAll().where('merchant_id', '=', merchantId).executeTakeFirstOrThrow();
       assert.equal(alert.kind, 'webhook.endpoint_disabled');
-      await pump(async () => (await deliveries(client))[0]!.status === 'dead');
+      // Its retry, when the clock gets there, finds the endpoint disabled: dead, without a request.
+      const requests = receiver.received.length;
+      await client.sandbox.advanceClock(retryMs / 1000);
+      assert.equal((await deliveries(client))[0]!.status, 'dead');
+      assert.equal(receiver.received.length, requests);
     } finally {
       await receiver.close();
     }
@@ -438,7 +455,13 @@ describe('webhooks', () => {
       assert.equal(attempt.outcome, 'refused');
       assert.match(attempt.error, /loopback_address/);
       assert.ok(!receiver.received.some((r) => r.path === '/prod'), 'no request reached the internal address');
-      await pump(async () => (await deliveries(prod))[0]!.status === 'dead');
+      // Production records have no sandbox clock: each retry is made due directly, as the passing time would.
+      for (let retry = 0; retry < 3; retry++) {
+        await service.ctx.db.updateTable('webhook_deliveries').set({ next_attempt_at: sql<Date>`now()` }).where('id', '=', refusedDelivery!.id).execute();
+        await service.workers.jobs.drain();
+      }
+      const [deadDelivery] = await deliveries(prod);
+      assert.deepEqual([deadDelivery!.status, deadDelivery!.attempts], ['dead', 4]);
       assert.ok(!receiver.received.some((r) => r.path === '/prod'));
     } finally {
       await receiver.close();
@@ -518,7 +541,7 @@ describe('webhooks', () => {
     }
   });
 
-  it('queues again a record whose job was lost (recovery ticker)', async () => {
+  it('takes over a record whose attempt was cut (its process died) once the lease ends, and marks that attempt abandoned', async () => {
     const receiver = await startReceiver();
     try {
       const { client } = await newMerchantClient(service);
@@ -528,13 +551,23 @@ describe('webhooks', () => {
       await service.workers.tick();
       const [d] = await deliveries(client);
       const db = service.ctx.db;
-      const dropped = await db.deleteFrom('jobs').where('dedupe_key', 'like', `webhook.deliver:${d!.id}:%`).executeTakeFirst();
-      assert.equal(dropped.numDeletedRows, 1n);
-      await db.updateTable('webhook_deliveries').set({ next_attempt_at: new Date(Date.now() - 5 * 60_000) }).where('id', '=', d!.id).execute();
-      assert.ok((await recoverOverdue(db)) >= 1);
-      assert.equal(await recoverOverdue(db), 0, 'a record with a live job is left alone');
-      await pump(async () => (await deliveries(client))[0]!.status === 'sent');
+      // As a claim by a process that then died would leave it: one attempt in flight under a live lease.
+      await db.updateTable('webhook_deliveries').set({ attempts: 1, round_attempts: 1, lease_until: sql<Date>`now() + interval '1 hour'` }).where('id', '=', d!.id).execute();
+      await db.insertInto('webhook_delivery_attempts').values({ delivery_id: d!.id, generation: 0, attempt: 1, finished_at: null }).execute();
+      await service.workers.jobs.drain();
+      assert.equal(receiver.received.length, 0, 'nothing is sent while the lease holds');
+      await db.updateTable('webhook_deliveries').set({ lease_until: sql<Date>`now() - interval '1 second'` }).where('id', '=', d!.id).execute();
+      await service.workers.jobs.drain();
       assert.equal(receiver.received.length, 1);
+      const [sent] = await deliveries(client);
+      assert.deepEqual([sent!.status, sent!.attempts], ['sent', 2]);
+      const attempts = await db.selectFrom('webhook_delivery_attempts').select(['attempt', 'outcome']).where('delivery_id', '=', d!.id).orderBy('attempt').execute();
+      assert.deepEqual(attempts, [{ attempt: 1, outcome: 'abandoned' }, { attempt: 2, outcome: 'sent' }]);
+      // A job an earlier version queued for the record ends without effect.
+      await enqueue(db, { kind: 'webhook.deliver', payload: { delivery_id: d!.id, generation: 0 }, dedupeKey: `old-${randomUUID()}` });
+      await service.workers.jobs.drain();
+      assert.equal(receiver.received.length, 1);
+      assert.equal(await db.selectFrom('jobs').select('id').where('kind', '=', 'webhook.deliver').executeTakeFirst(), undefined);
     } finally {
       await receiver.close();
     }

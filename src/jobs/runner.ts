@@ -1,7 +1,7 @@
 import type { ServiceContext } from '../service-context.js';
 import { backoffMs, claim, complete, release, retryLater, type ClaimedJob } from './queue.js';
 import { reportFailure } from './failures.js';
-import { RetryLater, type JobHandler } from './types.js';
+import { RetryLater, type BatchQueue, type BatchWorker, type JobHandler } from './types.js';
 
 export { RetryLater, type JobHandler } from './types.js';
 
@@ -14,7 +14,8 @@ export interface RunnerOptions {
 }
 
 /**
- * Polls the jobs table and runs handlers. Bounded concurrency; a lease protects each claimed job;
+ * Polls the jobs table and runs handlers, and polls the batch queues it is given (their workers
+ * bound their own concurrency). Bounded concurrency; a lease protects each claimed job;
  * stop() stops claiming, gives back what was claimed but not started, and waits for running ones.
  * Every failure, of a handler or of the runner's own database work, is logged and counted
  * (`reportFailure`); none is swallowed.
@@ -24,14 +25,24 @@ export class JobRunner {
   private running = new Set<Promise<void>>();
   private stopped = false;
   private polling: Promise<void> | undefined;
+  /** A poll was asked for while one ran: run another when it ends (a wake is never lost). */
+  private pollAgain = false;
+  private readonly batchWorkers: BatchWorker[];
   private readonly concurrencyMax: number;
   private readonly pollIntervalMs: number;
   private readonly leaseSeconds: number;
 
-  constructor(private readonly ctx: ServiceContext, private readonly handlers: Record<string, JobHandler>, private readonly options: RunnerOptions = {}) {
+  constructor(
+    private readonly ctx: ServiceContext, private readonly handlers: Record<string, JobHandler>, private readonly options: RunnerOptions = {},
+    batchQueues: readonly BatchQueue[] = [],
+  ) {
     this.concurrencyMax = options.concurrencyMax ?? 32;
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.leaseSeconds = options.leaseSeconds ?? 60;
+    // A batch worker's item finished: poll now when running by ourselves (tests poll through drain()).
+    this.batchWorkers = batchQueues.map((q) => q.create(ctx, () => {
+      if (!this.stopped && this.timer) void this.poll();
+    }));
   }
 
   start(): void {
@@ -42,11 +53,26 @@ export class JobRunner {
   /** Runs one poll now (tests, and right after enqueueing urgent work). */
   poll(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    this.polling ??= this.pollOnce().finally(() => (this.polling = undefined));
+    if (this.polling) {
+      this.pollAgain = true;
+      return this.polling;
+    }
+    this.polling = (async () => {
+      do {
+        this.pollAgain = false;
+        await this.pollOnce();
+      } while (this.pollAgain && !this.stopped);
+    })().finally(() => (this.polling = undefined));
     return this.polling;
   }
 
   private async pollOnce(): Promise<void> {
+    // Batch workers never reject (they report their own failures).
+    for (const worker of this.batchWorkers) await worker.poll();
+    await this.pollJobs();
+  }
+
+  private async pollJobs(): Promise<void> {
     const free = this.concurrencyMax - this.running.size;
     if (free <= 0) return;
     let jobs: ClaimedJob[];
@@ -105,16 +131,20 @@ export class JobRunner {
     }
   }
 
-  /** Waits until no job is running and nothing due is left (tests). Bounded by timeoutMs. */
+  private idle(): boolean {
+    return this.running.size === 0 && this.batchWorkers.every((w) => w.inFlight() === 0);
+  }
+
+  /** Waits until no job or batch item is running and nothing due is left (tests). Bounded by timeoutMs. */
   async drain(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       await this.poll();
-      if (this.running.size === 0) {
+      if (this.idle()) {
         await this.poll();
-        if (this.running.size === 0) return;
+        if (this.idle()) return;
       }
-      await Promise.race([...this.running, new Promise((r) => setTimeout(r, 20))]);
+      await Promise.race([...this.running, ...this.batchWorkers.map((w) => w.settled()), new Promise((r) => setTimeout(r, 20))]);
     }
   }
 
@@ -122,6 +152,6 @@ export class JobRunner {
     this.stopped = true;
     clearInterval(this.timer);
     await this.polling;
-    await Promise.allSettled([...this.running]);
+    await Promise.allSettled([...this.running, ...this.batchWorkers.map((w) => w.stop())]);
   }
 }

@@ -16,6 +16,31 @@ export class RetryLater extends Error {
 }
 
 /**
+ * A queue kept in an area's own table and claimed in batches (webhook deliveries: the records
+ * are the queue, docs/webhooks.md), for work too frequent to pay a job row and two transactions
+ * per item. The job runner polls it beside the jobs table, and `drain()` waits for it too.
+ */
+export interface BatchQueue {
+  name: string;
+  /** One worker per runner (per process); `wake` asks the runner for a poll now (work finished, a slot is free). */
+  create(ctx: ServiceContext, wake: () => void): BatchWorker;
+}
+
+export interface BatchWorker {
+  /**
+   * Claims what is due within the worker's own bounds and starts it without waiting for it;
+   * answers how many items it started. Reports its own failures; never rejects.
+   */
+  poll(): Promise<number>;
+  /** Items started and not yet recorded. */
+  inFlight(): number;
+  /** Resolves when the next item in flight is recorded (at once when none is). */
+  settled(): Promise<void>;
+  /** Stops claiming and waits until every item started is recorded. */
+  stop(): Promise<void>;
+}
+
+/**
  * Periodic work. Every ticker must be safe to run in several processes at once (SKIP LOCKED claims
  * or idempotent deletes), because each process runs its own.
  */

@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../service-context.js';
 import { JobRunner } from './runner.js';
-import type { JobHandler, Ticker } from './types.js';
+import type { BatchQueue, JobHandler, Ticker } from './types.js';
 import { reportFailure } from './failures.js';
 
 export interface Workers {
@@ -15,6 +15,8 @@ export interface WorkerOptions {
   handlers: Record<string, JobHandler>;
   /** Periodic work (src/background.ts assembles the service's). */
   tickers: readonly Ticker[];
+  /** Queues claimed in batches from an area's own table (src/background.ts assembles the service's); the job runner polls them. */
+  batchQueues?: readonly BatchQueue[];
 }
 
 /**
@@ -24,7 +26,7 @@ export interface WorkerOptions {
  */
 export function createWorkers(ctx: ServiceContext, start: boolean, options: WorkerOptions): Workers {
   const tickers = options.tickers;
-  const jobs = new JobRunner(ctx, options.handlers, { pollIntervalMs: ctx.config.jobPollIntervalMs, leaseSeconds: ctx.config.jobLeaseSeconds, concurrencyMax: ctx.config.jobConcurrencyMax });
+  const jobs = new JobRunner(ctx, options.handlers, { pollIntervalMs: ctx.config.jobPollIntervalMs, leaseSeconds: ctx.config.jobLeaseSeconds, concurrencyMax: ctx.config.jobConcurrencyMax }, options.batchQueues ?? []);
   const inFlight = new Map<string, Promise<void>>();
   const failingRuns = new Map<string, number>();
   const runTicker = (t: Ticker) => {

@@ -1,227 +1,186 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { ClockScope } from '../../platform/clock.js';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
-import { RetryLater, type JobHandler } from '../../jobs/types.js';
+import { reportFailure } from '../../jobs/failures.js';
 import { raiseAlert } from '../alerts/queries.js';
-import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './tables.js';
-import { decideClaim, decideOutcome, failingTooLong, type AttemptResult } from './state.js';
+import { decideOutcome, failingTooLong, type AttemptResult } from './state.js';
 import { envelope, signatureHeader, signingSecrets } from './signature.js';
 import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
-import { connectionsPerEndpointMax, postOnce } from './http-post.js';
+import { postOnce } from './http-post.js';
+import { claimDue, recordOutcomes, type ClaimedAttempt, type EndpointAfter, type RecordedOutcome, type StreakChange } from './claims.js';
+import { claiming, laneReleased, releaseLane } from './lanes.js';
 
 /**
- * Sending one attempt of a delivery record: claim it under a lease, sign and post, record the
- * outcome, keep the endpoint's health. Making records and their jobs is fan-out.ts.
+ * Sending attempts: a claimed batch is grouped by endpoint, each endpoint's address is checked,
+ * each attempt signed and posted over the endpoint's keep-alive pool, and the outcomes recorded
+ * together (claims.ts holds the statements; delivery-worker.ts is the background loop; fan-out.ts
+ * makes the records).
  *
- * Times: a record's schedule (next_attempt_at, updated_at), the endpoint's failing streak and its
- * secret overlap are on the merchant's clock (ctx.clock; a sandbox merchant's own time). The
- * attempt lease, the attempt log and the `webhook-timestamp` header are real time: they are about
- * the HTTP request itself, and the receiver checks the timestamp against its own clock.
+ * Times: a record's schedule, the endpoint's failing streak and its secret overlap are on the
+ * merchant's clock (each record's merchant's time, read by the statements); the attempt lease, the
+ * attempt log and the `webhook-timestamp` header are real time: they are about the HTTP request
+ * itself, and the receiver checks the timestamp against its own clock.
  */
-
-type DeliveryRow = Selectable<WebhookDeliveriesTable>;
-type EndpointRow = Selectable<WebhookEndpointsTable>;
 
 /** An attempt's lease outlives its request by a margin, so two processes never send one record at once. */
 export const attemptLeaseMs = (timeoutMs: number): number => timeoutMs + Math.max(2_000, 2 * timeoutMs);
 
 export const userAgent = 'MerchantWalletAPI-Webhooks/1.0';
 
-type Claim =
-  | { kind: 'done' }
-  | { kind: 'wait'; ms: number }
-  | {
-      kind: 'go';
-      delivery: DeliveryRow;
-      endpoint: EndpointRow;
-      event: Selectable<Database['events']>;
-      /** The merchant's time when the attempt was claimed. */
-      now: Date;
-    };
-
-const scopeOf = (row: { merchant_id: string; environment: ClockScope['environment'] }): ClockScope => ({ merchantId: row.merchant_id, environment: row.environment });
-
-async function claimAttempt(ctx: ServiceContext, id: string, generation: number, timeoutMs: number): Promise<Claim> {
-  return ctx.db.transaction().execute(async (trx): Promise<Claim> => {
-    const delivery = await trx.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
-    if (!delivery) return { kind: 'done' };
-    const endpoint = delivery.endpoint_id
-      ? await trx.selectFrom('webhook_endpoints').selectAll().where('id', '=', delivery.endpoint_id).executeTakeFirst()
-      : undefined;
-    const now = await ctx.clock.now(trx, scopeOf(delivery));
-    const real = ctx.clock.real();
-    const decision = decideClaim(delivery, endpoint?.status, generation, now, real);
-    if (decision.kind === 'stale') return { kind: 'done' };
-    if (decision.kind === 'wait') return { kind: 'wait', ms: decision.ms };
-    if (decision.kind === 'endpoint_unavailable') {
-      await trx
-        .updateTable('webhook_deliveries')
-        .set({ status: 'dead', next_attempt_at: null, last_error: decision.reason, updated_at: now })
-        .where('id', '=', id)
-        .execute();
-      return { kind: 'done' };
-    }
-    const claimed = await trx
-      .updateTable('webhook_deliveries')
-      .set((eb) => ({
-        attempts: eb('attempts', '+', 1),
-        round_attempts: eb('round_attempts', '+', 1),
-        lease_until: new Date(real.getTime() + attemptLeaseMs(timeoutMs)),
-        updated_at: now,
-      }))
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    // An attempt still in flight here lost its lease: its process died, or it stalled past the lease.
-    await trx
-      .updateTable('webhook_delivery_attempts')
-      .set({ outcome: 'abandoned', error: 'no outcome recorded before the lease ended', finished_at: real })
-      .where('delivery_id', '=', id)
-      .where('outcome', '=', 'in_flight')
-      .execute();
-    await trx
-      .insertInto('webhook_delivery_attempts')
-      .values({ delivery_id: id, generation: claimed.generation, attempt: claimed.attempts, finished_at: null })
-      .execute();
-    const event = await trx.selectFrom('events').selectAll().where('id', '=', claimed.event_id).executeTakeFirstOrThrow();
-    return { kind: 'go', delivery: claimed, endpoint: endpoint!, event, now };
-  });
+/** A finished attempt, ready to record. */
+export interface Finished {
+  attempt: ClaimedAttempt;
+  result: AttemptResult;
 }
 
-/** Builds, signs and sends one attempt; checks the address first (no request when it is refused). */
-async function attempt(ctx: ServiceContext, endpoint: EndpointRow, event: Selectable<Database['events']>, now: Date): Promise<AttemptResult> {
-  const target = await resolveTarget(endpoint.url, allowsPrivateTargets(ctx.config, endpoint.environment));
-  if (!target.ok) return { kind: 'refused', reason: target.reason };
-  const body = Buffer.from(envelope(event), 'utf8');
+/** Builds, signs and sends one attempt to the address already checked. */
+function post(ctx: ServiceContext, a: ClaimedAttempt, url: URL, address: { address: string; family: 4 | 6 }): Promise<AttemptResult> {
+  const body = Buffer.from(envelope(a.event), 'utf8');
   const timestamp = Math.floor(ctx.clock.real().getTime() / 1000);
   const headers = {
     'content-type': 'application/json',
     'user-agent': userAgent,
-    'webhook-id': event.id,
+    'webhook-id': a.event.id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': signatureHeader(signingSecrets(endpoint, now), event.id, timestamp, body),
+    'webhook-signature': signatureHeader(signingSecrets(a, a.now), a.event.id, timestamp, body),
   };
-  return postOnce(target.url, target.address, headers, body, ctx.config.webhookDeliveryTimeoutMs);
-}
-
-/** Writes the attempt's outcome; the record changes only if this attempt still holds it. */
-async function recordOutcome(ctx: ServiceContext, claim: Extract<Claim, { kind: 'go' }>, result: AttemptResult) {
-  const { delivery, endpoint } = claim;
-  const outcome = decideOutcome(result, delivery.round_attempts, ctx.config.webhookRetryScheduleMs, delivery.last_http_status);
-  const still = await ctx.db.transaction().execute(async (trx) => {
-    const now = await ctx.clock.now(trx, scopeOf(delivery));
-    await trx
-      .updateTable('webhook_delivery_attempts')
-      .set({ outcome: outcome.attemptOutcome, http_status: result.kind === 'response' ? result.httpStatus : 0, error: outcome.error.slice(0, 500), finished_at: ctx.clock.real() })
-      .where('delivery_id', '=', delivery.id)
-      .where('attempt', '=', delivery.attempts)
-      .execute();
-    const updated = await trx
-      .updateTable('webhook_deliveries')
-      .set({
-        status: outcome.status,
-        last_http_status: outcome.lastHttpStatus,
-        last_error: outcome.error.slice(0, 500),
-        next_attempt_at: outcome.status === 'failed' ? new Date(now.getTime() + outcome.retryInMs!) : null,
-        lease_until: null,
-        updated_at: now,
-      })
-      .where('id', '=', delivery.id)
-      .where('generation', '=', delivery.generation)
-      .where('attempts', '=', delivery.attempts)
-      .where('status', 'in', ['pending', 'failed'])
-      .returning('id')
-      .executeTakeFirst();
-    await updateEndpointHealth(ctx, trx, endpoint, outcome.status === 'sent', outcome.endpointGone, now);
-    return updated !== undefined;
-  });
-  return { still, outcome };
-}
-
-/** Success clears the failing streak; a failure starts it, and a streak too long (or a 410) disables the endpoint. */
-async function updateEndpointHealth(ctx: ServiceContext, trx: Transaction<Database>, endpoint: EndpointRow, success: boolean, gone: boolean, now: Date) {
-  if (success) {
-    await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', endpoint.id).where('failing_since', 'is not', null).execute();
-    return;
-  }
-  const row = await trx
-    .updateTable('webhook_endpoints')
-    .set({ failing_since: sql<Date>`COALESCE(failing_since, ${now})` })
-    .where('id', '=', endpoint.id)
-    .returning(['failing_since', 'status'])
-    .executeTakeFirst();
-  if (!row || row.status !== 'enabled') return;
-  const tooLong = failingTooLong(row.failing_since ? new Date(row.failing_since) : null, now, ctx.config.webhookDisableAfterFailingMs);
-  if (!gone && !tooLong) return;
-  const reason = gone ? 'gone' : 'failing';
-  const disabled = await trx
-    .updateTable('webhook_endpoints')
-    .set({ status: 'disabled', disabled_reason: reason, updated_at: now })
-    .where('id', '=', endpoint.id)
-    .where('status', '=', 'enabled')
-    .returning('id')
-    .executeTakeFirst();
-  if (!disabled) return;
-  await raiseAlert(trx, {
-    kind: 'webhook.endpoint_disabled',
-    merchantId: endpoint.merchant_id,
-    environment: endpoint.environment,
-    object: 'webhook_endpoint',
-    objectId: endpoint.id,
-    message: gone
-      ? 'The endpoint answered 410 Gone; it was disabled. The merchant can re-enable it (PATCH status enabled) and requeue dead deliveries.'
-      : `Every attempt to the endpoint has failed for ${Math.round(ctx.config.webhookDisableAfterFailingMs / 60_000)} minutes; it was disabled.`,
-  });
+  return postOnce(url, address, headers, body, ctx.config.webhookDeliveryTimeoutMs);
 }
 
 /**
- * The delivery job (at least once): claim the record under a lease (a conditional update: a
- * record already `sent`, `dead` or redelivered since is left alone, so no job posts after `sent`),
- * send, record. A crash after sending and before recording resends after the lease: at least once.
+ * Sends the claimed attempts of one endpoint, all at once (the claim gave no more than its free
+ * lanes). The address is checked right before they go (once for the group: they leave together);
+ * a refused check sends nothing and each attempt counts as failed (`refused`). `done` is called
+ * for each attempt as it finishes; never rejects.
  */
-export const deliverHandler: JobHandler = async (job, ctx) => {
-  const id = String(job.payload.delivery_id ?? '');
-  const generation = Number(job.payload.generation ?? 0);
-  if (id === '') return;
-  // Bounded concurrency per endpoint: while its attempts in flight in this process are at the
-  // bound, the job steps aside at once (its run not used up) and the runner's slot goes to other
-  // endpoints' jobs, so one slow receiver cannot hold them back.
-  const endpointId = typeof job.payload.endpoint_id === 'string' ? job.payload.endpoint_id : undefined;
-  if (endpointId !== undefined && (attemptsInFlight.get(endpointId) ?? 0) >= connectionsPerEndpointMax) {
-    throw new RetryLater(busyEndpointRetryMs, 'endpoint busy: attempts in flight at the bound', false);
-  }
-  if (endpointId !== undefined) attemptsInFlight.set(endpointId, (attemptsInFlight.get(endpointId) ?? 0) + 1);
+export async function sendToEndpoint(ctx: ServiceContext, group: readonly ClaimedAttempt[], done: (f: Finished) => void | Promise<void>): Promise<void> {
+  const first = group[0];
+  if (!first) return;
+  let target: Awaited<ReturnType<typeof resolveTarget>>;
   try {
-    const done = await deliverOnce(ctx, id, generation);
-    if (done.kind === 'wait') throw new RetryLater(done.ms, done.reason);
-  } finally {
-    if (endpointId !== undefined) {
-      const left = (attemptsInFlight.get(endpointId) ?? 1) - 1;
-      if (left <= 0) attemptsInFlight.delete(endpointId);
-      else attemptsInFlight.set(endpointId, left);
+    target = await resolveTarget(first.url, allowsPrivateTargets(ctx.config, first.environment));
+  } catch (err) {
+    target = { ok: false, reason: `check failed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 200) };
+  }
+  await Promise.all(group.map(async (attempt) => {
+    let result: AttemptResult;
+    if (!target.ok) result = { kind: 'refused', reason: target.reason };
+    else {
+      try {
+        result = await post(ctx, attempt, target.url, target.address);
+      } catch (err) {
+        result = { kind: 'network', error: (err instanceof Error ? err.message : String(err)).slice(0, 200) };
+      }
+    }
+    await done({ attempt, result });
+  }));
+}
+
+/** Claimed attempts by endpoint, in claim order. */
+export function byEndpoint(claimed: readonly ClaimedAttempt[]): ClaimedAttempt[][] {
+  const groups = new Map<string, ClaimedAttempt[]>();
+  for (const c of claimed) {
+    const g = groups.get(c.endpoint_id);
+    if (g) g.push(c);
+    else groups.set(c.endpoint_id, [c]);
+  }
+  return [...groups.values()];
+}
+
+/** The record and attempt-log values of a finished attempt (the pure state machine decides). */
+export function toRecorded(ctx: ServiceContext, f: Finished): RecordedOutcome & { endpointGone: boolean } {
+  const { attempt, result } = f;
+  const outcome = decideOutcome(result, attempt.round_attempts, ctx.config.webhookRetryScheduleMs, attempt.last_http_status);
+  return {
+    id: attempt.id,
+    generation: attempt.generation,
+    attempt: attempt.attempts,
+    status: outcome.status,
+    attemptOutcome: outcome.attemptOutcome,
+    httpStatus: result.kind === 'response' ? result.httpStatus : 0,
+    lastHttpStatus: outcome.lastHttpStatus,
+    error: outcome.error,
+    retryInMs: outcome.retryInMs ?? 0,
+    endpointGone: outcome.endpointGone,
+  };
+}
+
+/** Each endpoint's streak change after its outcomes, in the order they finished. */
+export function streakChanges(outcomes: ReadonlyArray<{ endpointId: string; success: boolean }>): Map<string, StreakChange> {
+  const seen = new Map<string, { hadSuccess: boolean; lastSuccess: boolean }>();
+  for (const o of outcomes) {
+    const s = seen.get(o.endpointId) ?? { hadSuccess: false, lastSuccess: false };
+    seen.set(o.endpointId, { hadSuccess: s.hadSuccess || o.success, lastSuccess: o.success });
+  }
+  const changes = new Map<string, StreakChange>();
+  for (const [id, s] of seen) changes.set(id, s.lastSuccess ? 'ok' : s.hadSuccess ? 'restart' : 'failing');
+  return changes;
+}
+
+/** Tries to write a batch of outcomes this many times before the records are left to their lease (then sent again). */
+export const recordTriesMax = 3;
+
+/**
+ * Records finished attempts in one statement (retried on an error, e.g. a deadlock or a lost
+ * connection), then disables the endpoints that answered 410 or whose streak is too long. Never
+ * rejects: a batch that cannot be written is reported, and its records are taken again when their
+ * lease ends (at least once).
+ */
+export async function recordFinished(ctx: ServiceContext, finished: readonly Finished[]): Promise<void> {
+  if (finished.length === 0) return;
+  const outcomes = finished.map((f) => toRecorded(ctx, f));
+  const streaks = streakChanges(finished.map((f, i) => ({ endpointId: f.attempt.endpoint_id, success: outcomes[i]!.status === 'sent' })));
+  const gone = new Set(finished.filter((_, i) => outcomes[i]!.endpointGone).map((f) => f.attempt.endpoint_id));
+  let endpoints: EndpointAfter[] = [];
+  for (let tryNo = 1; tryNo <= recordTriesMax; tryNo++) {
+    try {
+      endpoints = (await recordOutcomes(ctx.db, outcomes, streaks)).endpoints;
+      break;
+    } catch (err) {
+      if (tryNo === recordTriesMax) {
+        reportFailure(ctx, { job: 'webhook.deliver', step: 'record', attempt: tryNo, attemptsMax: recordTriesMax }, err,
+          `the outcomes of ${outcomes.length} webhook attempts could not be recorded; their records are attempted again when their lease ends`);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 50 * tryNo));
     }
   }
-};
+  for (const o of outcomes) ctx.metrics.jobRuns.inc({ job: 'webhook.deliver', outcome: o.status === 'sent' ? 'ok' : o.status === 'failed' ? 'later' : 'dead' });
+  for (const e of endpoints) {
+    if (e.change === 'ok' || e.status !== 'enabled') continue;
+    const isGone = gone.has(e.id);
+    if (!isGone && !failingTooLong(e.failing_since, e.now, ctx.config.webhookDisableAfterFailingMs)) continue;
+    try {
+      await disableEndpoint(ctx, e, isGone);
+    } catch (err) {
+      reportFailure(ctx, { job: 'webhook.deliver', step: 'disable' }, err, 'a webhook endpoint to be disabled could not be; its next failed attempt tries again');
+    }
+  }
+}
 
-/** Delivery jobs running per endpoint in this process (at most `connectionsPerEndpointMax`). */
-const attemptsInFlight = new Map<string, number>();
-/** A job whose endpoint is busy is looked at again after this long. */
-export const busyEndpointRetryMs = 200;
-
-/**
- * One attempt of a record, if it is due: what the delivery job and the sandbox clock's
- * `webhook.retry` process both run. Answers `wait` with the delay (on the merchant's clock) when
- * the record is not due, is held by another attempt, or failed again and waits for its next one.
- */
-export async function deliverOnce(ctx: ServiceContext, id: string, generation: number): Promise<{ kind: 'done' } | { kind: 'wait'; ms: number; reason: string }> {
-  const claim = await claimAttempt(ctx, id, generation, ctx.config.webhookDeliveryTimeoutMs);
-  if (claim.kind === 'done') return claim;
-  if (claim.kind === 'wait') return { kind: 'wait', ms: claim.ms, reason: 'not due' };
-  const result = await attempt(ctx, claim.endpoint, claim.event, claim.now);
-  const { still, outcome } = await recordOutcome(ctx, claim, result);
-  if (still && outcome.status === 'failed') return { kind: 'wait', ms: outcome.retryInMs!, reason: `attempt ${claim.delivery.round_attempts} failed: ${outcome.error}` };
-  return { kind: 'done' };
+/** A 410, or a streak too long: the endpoint is disabled (once) with an operator alert. */
+async function disableEndpoint(ctx: ServiceContext, endpoint: EndpointAfter, gone: boolean): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    const disabled = await trx
+      .updateTable('webhook_endpoints')
+      .set({ status: 'disabled', disabled_reason: gone ? 'gone' : 'failing', updated_at: endpoint.now })
+      .where('id', '=', endpoint.id)
+      .where('status', '=', 'enabled')
+      .returning('id')
+      .executeTakeFirst();
+    if (!disabled) return;
+    await raiseAlert(trx, {
+      kind: 'webhook.endpoint_disabled',
+      merchantId: endpoint.merchant_id,
+      environment: endpoint.environment,
+      object: 'webhook_endpoint',
+      objectId: endpoint.id,
+      message: gone
+        ? 'The endpoint answered 410 Gone; it was disabled. The merchant can re-enable it (PATCH status enabled) and requeue dead deliveries.'
+        : `Every attempt to the endpoint has failed for ${Math.round(ctx.config.webhookDisableAfterFailingMs / 60_000)} minutes; it was disabled.`,
+    });
+  });
 }
 
 /** Records of one merchant and environment that an attempt may take now: pending or failed, scheduled, not held by a live lease. */
@@ -239,26 +198,35 @@ export async function nextAttemptDue(db: Kysely<Database>, scope: ClockScope): P
   return row?.due ? new Date(row.due) : null;
 }
 
-/** Records of a merchant retried per batch by the clock's process, and batches per run (named bounds). */
+/** Records of a merchant claimed per batch by the clock's process, and batches (or waits for a lane) per run (named bounds). */
 export const clockRetryBatch = 100;
 export const clockRetryBatchesMax = 50;
+/** While a due record's endpoint has no free lane (the background worker is sending to it), the clock's process waits this long at most for one. */
+const laneWaitMs = 200;
 
 /**
  * Every attempt of a merchant's records due at or before `now` (its clock), earliest first, in
- * bounded batches: the sandbox clock's `webhook.retry` process. The records' jobs stay queued and
- * find them sent, or not yet due, when they run.
+ * bounded batches: the sandbox clock's `webhook.retry` process. The same claim and record
+ * statements as the background worker, waiting for records another claim has locked instead of
+ * skipping them; each batch is sent and recorded before the next is claimed.
  */
 export async function attemptDue(ctx: ServiceContext, scope: ClockScope, now: Date): Promise<void> {
+  const leaseMs = attemptLeaseMs(ctx.config.webhookDeliveryTimeoutMs);
   for (let batch = 0; batch < clockRetryBatchesMax; batch++) {
-    const rows = await retryable(ctx.db, scope)
-      .select(['id', 'generation'])
-      .where('next_attempt_at', '<=', now)
-      .orderBy('next_attempt_at')
-      .orderBy('seq')
-      .limit(clockRetryBatch)
-      .execute();
-    if (rows.length === 0) return;
-    for (const r of rows) await deliverOnce(ctx, r.id, r.generation);
+    const claimed = await claiming((lanes) => claimDue(ctx.db, { limit: clockRetryBatch, lanes, leaseMs, scope, dueBy: now, skipLocked: false }));
+    if (claimed.length === 0) {
+      const due = await nextAttemptDue(ctx.db, scope);
+      if (due === null || due.getTime() > now.getTime()) return;
+      // Due, but its endpoint's lanes are all in use here: wait for one.
+      await laneReleased(laneWaitMs);
+      continue;
+    }
+    const finished: Finished[] = [];
+    try {
+      await Promise.all(byEndpoint(claimed).map((group) => sendToEndpoint(ctx, group, (f) => void finished.push(f))));
+      await recordFinished(ctx, finished);
+    } finally {
+      for (const c of claimed) releaseLane(c.endpoint_id);
+    }
   }
 }
-

@@ -8,7 +8,7 @@ import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './tables.js'
 import { newSecret } from './signature.js';
 import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
 import { normaliseEventTypes, redeliverAction, subscribes } from './state.js';
-import { enqueueDelivery, insertDeliveries } from './fan-out.js';
+import { insertDeliveries } from './fan-out.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const webhookErrors = {
@@ -219,9 +219,12 @@ async function matchingEndpoints(trx: Transaction<Database>, caller: Caller, eve
   return rows.filter((e) => subscribes(e.event_types, eventType));
 }
 
-/** Back to `pending`, due now, in a new generation (a job of the old one does nothing) and a new round of the schedule. */
-async function requeueRecord(trx: Transaction<Database>, caller: Caller, id: string, now: Date, endpointId?: string): Promise<void> {
-  const row = await trx
+/**
+ * Back to `pending`, due now, in a new generation (an attempt of the old one in flight does not
+ * write its outcome) and a new round of the schedule; the delivery worker takes it.
+ */
+async function requeueRecord(trx: Transaction<Database>, id: string, now: Date, endpointId?: string): Promise<void> {
+  await trx
     .updateTable('webhook_deliveries')
     .set((eb) => ({
       status: 'pending',
@@ -232,9 +235,7 @@ async function requeueRecord(trx: Transaction<Database>, caller: Caller, id: str
       ...(endpointId ? { endpoint_id: endpointId } : {}),
     }))
     .where('id', '=', id)
-    .returning(['id', 'generation'])
-    .executeTakeFirstOrThrow();
-  await enqueueDelivery(trx, row.id, row.generation, caller);
+    .execute();
 }
 
 /** The reference's redeliver: dead/failed queued again; no_subscriber bound to today's endpoints; others refused. */
@@ -251,11 +252,11 @@ export async function redeliver(trx: Transaction<Database>, caller: Caller, rawI
   const action = redeliverAction(d.status);
   if (action === 'refuse') throw new ApiError('state_invalid', `A ${d.status} delivery cannot be redelivered.`);
   if (action === 'requeue') {
-    await requeueRecord(trx, caller, d.id, now);
+    await requeueRecord(trx, d.id, now);
   } else {
     const endpoints = await matchingEndpoints(trx, caller, d.event_type);
     if (endpoints.length === 0) throw new ApiError('state_invalid', 'No enabled endpoint subscribes to this event type.');
-    await requeueRecord(trx, caller, d.id, now, endpoints[0]!.id);
+    await requeueRecord(trx, d.id, now, endpoints[0]!.id);
     const rest = endpoints.slice(1).map((e) => ({
       eventId: d.event_id, eventType: d.event_type, merchantId: d.merchant_id, environment: d.environment, endpointId: e.id,
     }));
@@ -279,6 +280,5 @@ export async function requeueSince(trx: Transaction<Database>, caller: Caller, s
     )
     RETURNING id, generation
   `.execute(trx);
-  for (const r of rows) await enqueueDelivery(trx, r.id, r.generation, caller);
   return { queued: rows.length, limit: requeueBatchMax };
 }

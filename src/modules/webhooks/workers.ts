@@ -1,15 +1,22 @@
-import type { JobHandler, Ticker, TimedProcess } from '../../jobs/types.js';
-import { attemptDue, deliverHandler, nextAttemptDue } from './delivery.js';
-import { deliverJobKind, fanOutBatch, recoverOverdue } from './fan-out.js';
+import type { BatchQueue, JobHandler, Ticker, TimedProcess } from '../../jobs/types.js';
+import { attemptDue, nextAttemptDue } from './delivery.js';
+import { deliveryQueue } from './delivery-worker.js';
+import { deliverJobKind, fanOutBatch } from './fan-out.js';
 
-/** Job handlers of the module, listed in src/background.ts. */
-export const webhookJobHandlers: Record<string, JobHandler> = { [deliverJobKind]: deliverHandler };
+/**
+ * Job handlers of the module, listed in src/background.ts. Deliveries are no longer jobs (the
+ * records are the queue: `webhookBatchQueues`); a `webhook.deliver` job an earlier version left
+ * in the database ends at once, without effect: its record is delivered by the worker.
+ */
+export const webhookJobHandlers: Record<string, JobHandler> = { [deliverJobKind]: async () => {} };
 
-/** Tickers of the module: fan-out every 250 ms (one batch of at most 500 events), recovery every minute. */
+/** Tickers of the module: fan-out every 250 ms (one batch of at most 500 events). */
 export const webhookTickers: Ticker[] = [
   { name: 'webhook-fanout', intervalMs: 250, run: async (ctx) => void (await fanOutBatch(ctx.db)) },
-  { name: 'webhook-recovery', intervalMs: 60_000, run: async (ctx) => void (await recoverOverdue(ctx.db)) },
 ];
+
+/** The delivery worker: due records claimed, sent and recorded in batches (delivery-worker.ts). */
+export const webhookBatchQueues: BatchQueue[] = [deliveryQueue];
 
 /**
  * Timed processes of the module (docs/clock.md): a delivery's next attempt is due at its
