@@ -49,6 +49,8 @@ export interface WebhookBench {
   /** Requests received in all (a resend after a lost record counts here, not in `delivered`). */
   requests: number;
   drainSeconds: number;
+  /** Milliseconds from the start of the draining service to the first arrival. */
+  firstArrivalMs: number;
   note: string;
 }
 
@@ -103,7 +105,9 @@ export async function benchWebhookDeliveries(databaseUrl: string, _seconds?: num
     await server.stop();
 
     // The drain: the same database, workers on.
-    server = await startServer(url, env);
+    // BENCH_WEBHOOK_PROFILE=<dir>: the draining service runs under `node --cpu-prof` (the profile is written at its exit).
+    const profileDir = process.env.BENCH_WEBHOOK_PROFILE;
+    server = await startServer(url, env, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
     const start = performance.now();
     const expected = created.length * endpoints;
     // Bounded wait: at most 5 minutes.
@@ -112,8 +116,9 @@ export async function benchWebhookDeliveries(databaseUrl: string, _seconds?: num
     const times = [...arrivals.values()].map((t) => t - start).sort((a, b) => a - b);
     const last = times.at(-1) ?? 0;
     const delivered = arrivals.size;
+    const first = times[0] ?? 0;
     const note = `drain of ${created.length} events already in the outbox (made by deposits at ${producedPerSecond}/s with the workers off) to ${endpoints} endpoints of a local receiver, from the start of a service to the last arrival`;
-    console.log(`  webhooks: ${note}: ${delivered} of ${expected} in ${Math.round(last) / 1000} s`);
+    console.log(`  webhooks: ${note}: ${delivered} of ${expected} in ${Math.round(last) / 1000} s (first arrival after ${Math.round(first)} ms)`);
     return {
       perSecond: Math.round((delivered / (last / 1000)) * 10) / 10,
       p50: Math.round(percentile(times, 50)),
@@ -124,6 +129,7 @@ export async function benchWebhookDeliveries(databaseUrl: string, _seconds?: num
       events: created.length,
       requests,
       drainSeconds: Math.round(last) / 1000,
+      firstArrivalMs: Math.round(first),
       note,
     };
   } finally {

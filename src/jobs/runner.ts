@@ -39,10 +39,30 @@ export class JobRunner {
     this.concurrencyMax = options.concurrencyMax ?? 32;
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.leaseSeconds = options.leaseSeconds ?? 60;
-    // A batch worker's item finished: poll now when running by ourselves (tests poll through drain()).
+    // A batch worker's item finished: poll the batch queues now when running by ourselves (tests
+    // poll through drain()); the jobs table waits for its tick.
     this.batchWorkers = batchQueues.map((q) => q.create(ctx, () => {
-      if (!this.stopped && this.timer) void this.poll();
+      if (!this.stopped && this.timer) void this.pollBatches();
     }));
+  }
+
+  private batchPolling: Promise<void> | undefined;
+  private batchPollAgain = false;
+
+  /** Polls the batch queues only; a call while one runs asks for one more after it (never lost). */
+  private pollBatches(): Promise<void> {
+    if (this.batchPolling) {
+      this.batchPollAgain = true;
+      return this.batchPolling;
+    }
+    this.batchPolling = (async () => {
+      do {
+        this.batchPollAgain = false;
+        // Batch workers never reject (they report their own failures).
+        for (const worker of this.batchWorkers) await worker.poll();
+      } while (this.batchPollAgain && !this.stopped);
+    })().finally(() => (this.batchPolling = undefined));
+    return this.batchPolling;
   }
 
   start(): void {
@@ -67,9 +87,7 @@ export class JobRunner {
   }
 
   private async pollOnce(): Promise<void> {
-    // Batch workers never reject (they report their own failures).
-    for (const worker of this.batchWorkers) await worker.poll();
-    await this.pollJobs();
+    await Promise.all([this.pollBatches(), this.pollJobs()]);
   }
 
   private async pollJobs(): Promise<void> {
@@ -152,6 +170,7 @@ export class JobRunner {
     this.stopped = true;
     clearInterval(this.timer);
     await this.polling;
+    await this.batchPolling;
     await Promise.allSettled([...this.running, ...this.batchWorkers.map((w) => w.stop())]);
   }
 }

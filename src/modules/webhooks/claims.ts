@@ -106,7 +106,9 @@ export async function claimDue(db: Kysely<Database>, o: ClaimOptions): Promise<C
     WITH candidates AS (
       SELECT d.id, d.endpoint_id, d.next_attempt_at, d.seq FROM webhook_deliveries d
       WHERE ${dueCondition(o)} AND NOT (d.endpoint_id = ANY(${sql.val(o.lanes.full)}::text[]))
-      ORDER BY d.next_attempt_at, d.seq
+      -- The order of the index on next_attempt_at (records of one time in the order they were
+      -- written), so that the scan stops after the candidates instead of sorting every due record.
+      ORDER BY d.next_attempt_at
       LIMIT ${candidatesFor(o.limit)}
     ), ranked AS (
       SELECT c.id, c.next_attempt_at, c.seq, COALESCE(cap.free, ${o.lanes.perEndpointMax}) AS free,

@@ -10,8 +10,9 @@ import { claiming, releaseLane } from './lanes.js';
  * due records in one statement (within the process's bound and each endpoint's free lanes),
  * sends them at once, each endpoint's over its keep-alive pool, and hands each finished attempt
  * to a recorder that writes every outcome waiting in one statement (group commit: while one
- * batch is written, the next gathers). An attempt's lane is given back once its outcome is
- * written, and the runner polls again.
+ * batch is written, the next gathers). An attempt's lane (its endpoint's connection) is given
+ * back when its request ends, its place in the process's bound when its outcome is written; each
+ * makes the runner poll again.
  */
 
 /** Attempts in flight in one process, over all endpoints. */
@@ -60,8 +61,10 @@ export function createDeliveryWorker(ctx: ServiceContext, wake: () => void): Bat
     for (const w of waiters) w();
   };
   const finish = async (f: Finished) => {
-    await record(f);
+    // The connection is free: the endpoint's lane goes back now, the outcome is written with the next batch.
     releaseLane(f.attempt.endpoint_id);
+    wake();
+    await record(f);
     inFlight--;
     settle();
     wake();

@@ -47,7 +47,7 @@ export function claiming<T extends { endpoint_id: string }>(claim: (limits: Lane
   return run;
 }
 
-/** Gives back the lane of one attempt (recorded, or given up). */
+/** Gives back the lane of one attempt (its request ended). */
 export function releaseLane(endpointId: string): void {
   const left = (inFlight.get(endpointId) ?? 1) - 1;
   if (left <= 0) inFlight.delete(endpointId);

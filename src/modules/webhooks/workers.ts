@@ -1,7 +1,7 @@
 import type { BatchQueue, JobHandler, Ticker, TimedProcess } from '../../jobs/types.js';
 import { attemptDue, nextAttemptDue } from './delivery.js';
 import { deliveryQueue } from './delivery-worker.js';
-import { deliverJobKind, fanOutBatch } from './fan-out.js';
+import { deliverJobKind, fanOut } from './fan-out.js';
 
 /**
  * Job handlers of the module, listed in src/background.ts. Deliveries are no longer jobs (the
@@ -10,9 +10,9 @@ import { deliverJobKind, fanOutBatch } from './fan-out.js';
  */
 export const webhookJobHandlers: Record<string, JobHandler> = { [deliverJobKind]: async () => {} };
 
-/** Tickers of the module: fan-out every 250 ms (one batch of at most 500 events). */
+/** Tickers of the module: fan-out every 250 ms (batches of at most 500 events until the outbox is empty, at most 8). */
 export const webhookTickers: Ticker[] = [
-  { name: 'webhook-fanout', intervalMs: 250, run: async (ctx) => void (await fanOutBatch(ctx.db)) },
+  { name: 'webhook-fanout', intervalMs: 250, run: async (ctx) => void (await fanOut(ctx.db)) },
 ];
 
 /** The delivery worker: due records claimed, sent and recorded in batches (delivery-worker.ts). */
