@@ -45,7 +45,12 @@ function createRecorder(ctx: ServiceContext) {
   };
   return (finished: Finished): Promise<void> => new Promise((written) => {
     waiting.push({ finished, written });
-    if (!writing) void writeAll();
+    if (writing) return;
+    writing = true;
+    // After the answers already received are read (the I/O phase ends first): they join this
+    // batch. The embedded database runs on this thread, so a write begun at the first answer
+    // would hold the others back, and each would then be written alone.
+    setImmediate(() => void writeAll());
   });
 }
 
@@ -60,14 +65,24 @@ export function createDeliveryWorker(ctx: ServiceContext, wake: () => void): Bat
     settledWaiters = [];
     for (const w of waiters) w();
   };
+  // Polls asked for by ending requests wait for the I/O phase to end, for the same reason: one claim for all the lanes it freed.
+  let wakeScheduled = false;
+  const wakeSoon = () => {
+    if (wakeScheduled) return;
+    wakeScheduled = true;
+    setImmediate(() => {
+      wakeScheduled = false;
+      wake();
+    });
+  };
   const finish = async (f: Finished) => {
     // The connection is free: the endpoint's lane goes back now, the outcome is written with the next batch.
     releaseLane(f.attempt.endpoint_id);
-    wake();
+    wakeSoon();
     await record(f);
     inFlight--;
     settle();
-    wake();
+    wakeSoon();
   };
   const worker: BatchWorker = {
     async poll() {

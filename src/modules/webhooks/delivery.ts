@@ -45,7 +45,7 @@ function post(ctx: ServiceContext, a: ClaimedAttempt, url: URL, address: { addre
     'webhook-timestamp': String(timestamp),
     'webhook-signature': signatureHeader(signingSecrets(a, a.now), a.event.id, timestamp, body),
   };
-  return postOnce(url, address, headers, body, ctx.config.webhookDeliveryTimeoutMs);
+  return postOnce(url, address, headers, body, ctx.config.webhookDeliveryTimeoutMs, a.endpoint_id);
 }
 
 /**

@@ -27,11 +27,12 @@ const idleConnectionMs = 30_000;
 const pools = new Map<string, HttpAgent>();
 
 /**
- * The keep-alive pool of one endpoint origin at one checked address: its connections all go to
+ * The keep-alive pool of one endpoint (`endpointId`; endpoints sharing an origin each have
+ * their own, so each gets its own connections) at one checked address: its connections all go to
  * that address, so reusing one never reaches anything but the address that was checked.
  */
-function poolFor(url: URL, address: ResolvedAddress): HttpAgent {
-  const key = `${url.protocol}//${url.host}|${address.address}`;
+function poolFor(url: URL, address: ResolvedAddress, endpointId: string): HttpAgent {
+  const key = `${endpointId}|${url.protocol}//${url.host}|${address.address}`;
   let agent = pools.get(key);
   if (agent) {
     pools.delete(key);
@@ -56,10 +57,10 @@ export function closeDeliveryPools(): void {
 }
 
 /**
- * One POST, no redirects followed, over the endpoint's keep-alive pool (one pool per checked
- * address). Resolves with the status line's code or a network error; never rejects.
+ * One POST, no redirects followed, over the endpoint's keep-alive pool (one pool per endpoint
+ * and checked address). Resolves with the status line's code or a network error; never rejects.
  */
-export function postOnce(url: URL, address: ResolvedAddress, headers: Record<string, string>, body: Buffer, timeoutMs = deliveryTimeoutMs): Promise<AttemptResult> {
+export function postOnce(url: URL, address: ResolvedAddress, headers: Record<string, string>, body: Buffer, timeoutMs = deliveryTimeoutMs, endpointId = ''): Promise<AttemptResult> {
   return new Promise((resolve) => {
     let settled = false;
     const finish = (result: AttemptResult) => {
@@ -72,7 +73,7 @@ export function postOnce(url: URL, address: ResolvedAddress, headers: Record<str
       url,
       {
         method: 'POST',
-        agent: poolFor(url, address),
+        agent: poolFor(url, address, endpointId),
         lookup: pinnedLookup(address),
         headers: { ...headers, 'content-length': String(body.length) },
       },
