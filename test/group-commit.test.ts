@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
+import { depositLines, entryKinds, postEntry, verifyLedger, withdrawalLockLines } from '../src/ledger/index.js';
 import { GroupCommitter } from '../src/platform/group-commit.js';
 import { createWriteGroup, type GroupedWrite } from '../src/platform/idempotency.js';
 import { newMerchantClient, startTestService } from './support/service.js';
@@ -124,6 +124,49 @@ describe('group commit', () => {
     assert.deepEqual(stored.map((r) => r.key).sort(), [keys[0], keys[2]].sort(), 'the failed write left no record');
   });
 
+  it("does not deadlock with another transaction of the merchant that holds a member's account (PostgreSQL)", async (t) => {
+    if (service.ctx.databaseKind !== 'postgres') return t.skip('one connection: transactions take turns');
+    const { client, merchantId } = await newMerchantClient(service);
+    const a = (await client.members.create({ external_member_id: 'gc-dl-a' })) as { id: string };
+    const b = (await client.members.create({ external_member_id: 'gc-dl-b' })) as { id: string };
+    assert.equal((await post(client, depositBody('gc-dl-b'))).status, 201);
+    client.close();
+    let held: () => void = () => {};
+    const isHeld = new Promise<void>((r) => (held = r));
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const base = { environment: 'sandbox' as const, merchantId, asset: 'USDT' };
+    const deposit = (trx: Parameters<typeof postEntry>[0], memberId: string) =>
+      postEntry(trx, { ...base, kind: entryKinds.deposit, referenceType: 'test', referenceId: randomUUID(), lines: depositLines({ memberId, merchantId, amount: 100n }) });
+    // Another transaction of the merchant: it locks member b's accounts, then (later) custody.
+    const other = service.ctx.db.transaction().execute(async (trx) => {
+      await postEntry(trx, { ...base, kind: entryKinds.withdrawalLock, referenceType: 'test', referenceId: randomUUID(), lines: withdrawalLockLines({ memberId: b.id, amount: 100n, fee: 0n }) });
+      held();
+      await gate;
+      await deposit(trx, b.id);
+    });
+    await isHeld;
+    // One batch: a's deposit locks custody, b's then needs b's account.
+    const group = createWriteGroup(service.ctx.db, { maxBatch: 10, maxInFlight: 1 });
+    const write = (memberId: string): GroupedWrite => ({
+      req: { id: `req_${memberId}`, auth: { merchantId, environment: 'sandbox' }, idempotency: { key: randomUUID(), endpoint: 'POST /v1/test', requestHash: 'h', settled: false, noStore: false } } as any,
+      reply: { code() { return this; }, serialize: (x: unknown) => JSON.stringify(x) } as any,
+      effect: async (trx) => {
+        await deposit(trx, memberId);
+        return { status: 201, body: { memberId } };
+      },
+    });
+    const batch = Promise.all([group.submit(`${merchantId}|sandbox`, write(a.id)), group.submit(`${merchantId}|sandbox`, write(b.id))]);
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    // Without the merchant's write lock first (migration 031) the two wait for each other until
+    // PostgreSQL's deadlock_timeout (1 s) picks one to fail.
+    await other;
+    const outcomes = await batch;
+    assert.deepEqual(outcomes.map((o) => ('status' in o ? o.status : o)), [201, 201]);
+    assert.deepEqual(group.stats, { batches: 1, items: 2, fallbacks: 0, largest: 2 });
+  });
+
   it('keeps the ledger balanced', async () => {
     const report = await verifyLedger(service.ctx.db);
     assert.deepEqual(report.problems, []);
@@ -138,6 +181,7 @@ describe('the group committer', () => {
     const group = new GroupCommitter<{ p: string; n: number }, number>({
       async runBatch(items) {
         const partitions = new Set(items.map((i) => i.p));
+        assert.equal(partitions.size, 1, 'one partition a batch');
         for (const p of partitions) {
           assert.ok(!running.has(p), `partition ${p} already in a running batch`);
           running.add(p);
@@ -154,16 +198,20 @@ describe('the group committer', () => {
       for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
     };
     await settle();
-    // What arrived in one turn of the event loop is gathered, three at most, in partition order:
-    // a1 a2 b3; then c5 (a4, a6, a7 wait: a is in a running batch).
-    assert.deepEqual(batches, [['a1', 'a2', 'b3'], ['c5']]);
+    // What arrived in one turn of the event loop is gathered, one partition a batch, three at
+    // most: a1 a2 a4, then b3; c5, a6 and a7 wait (two batches run at most).
+    assert.deepEqual(batches, [['a1', 'a2', 'a4'], ['b3']]);
     releases.shift()!();
     await settle();
-    assert.deepEqual(batches.slice(2), [['a4', 'a6', 'a7']]);
+    // a is done, but a6 waited behind c5, which is free: c goes first.
+    assert.deepEqual(batches.slice(2), [['c5']]);
+    releases.shift()!();
+    await settle();
+    assert.deepEqual(batches.slice(3), [['a6', 'a7']]);
     releases.shift()!();
     releases.shift()!();
     assert.deepEqual(await Promise.all(answers), [10, 20, 30, 40, 50, 60, 70]);
-    assert.deepEqual(group.stats, { batches: 3, items: 7, fallbacks: 0, largest: 3 });
+    assert.deepEqual(group.stats, { batches: 4, items: 7, fallbacks: 0, largest: 3 });
   });
 
   it('runs the items of a batch that failed one by one', async () => {

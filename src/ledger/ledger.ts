@@ -79,7 +79,7 @@ export function assertEntry(entry: EntryInput): Map<string, AccountChange> {
  * Both refusals leave nothing written but empty accounts. Several entries in one transaction
  * lock in call order: callers that post more than one keep a fixed order.
  *
- * All of it is one statement, the database function `mwa_post_entry` (migration 024): one round
+ * All of it is one statement, the database function `mwa_post_entry` (migrations 024, 031: the merchant's write lock first): one round
  * trip, so a hot account (a merchant's custody) stays locked only from this statement to the
  * commit. Missing accounts are inserted in key order before any row is locked: a transaction that
  * waits on another's uncommitted account insert holds no row lock of this entry, so it cannot

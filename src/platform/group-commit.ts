@@ -4,9 +4,10 @@
  * does; `runBatch` (idempotency.ts, `runWriteBatch`) decides each item's outcome inside the shared
  * transaction, and answers every item only after the commit.
  *
- * A partition (the merchant and environment) is in at most one running batch of this process:
- * two batches of one process never wait for each other's rows, so they cannot deadlock. A batch
- * may hold several partitions; their items are run in partition order.
+ * A batch holds the requests of one partition (a merchant in one environment), so no transaction
+ * crosses merchants (docs/scaling.md), and a partition is in at most one running batch of this
+ * process: requests of a busy merchant wait and form the next batch, without holding a
+ * connection to wait for the merchant's rows.
  */
 
 export interface BatchOptions {
@@ -64,26 +65,19 @@ export class GroupCommitter<I, O> {
 
   /** Starts batches while connections are free and requests of free partitions wait. */
   private pump(): void {
-    while (this.inFlight < this.options.maxInFlight && this.waiting.length > 0) {
+    while (this.inFlight < this.options.maxInFlight) {
+      const first = this.waiting.findIndex((w) => !this.busy.has(w.partition));
+      if (first < 0) return;
+      const partition = this.waiting[first]!.partition;
       const batch: Waiting<I, O>[] = [];
-      const taken = new Set<string>();
-      for (let i = 0; i < this.waiting.length && batch.length < this.options.maxBatch;) {
-        const w = this.waiting[i]!;
-        if (this.busy.has(w.partition)) {
-          i++;
-          continue;
-        }
-        taken.add(w.partition);
-        batch.push(w);
-        this.waiting.splice(i, 1);
+      for (let i = first; i < this.waiting.length && batch.length < this.options.maxBatch;) {
+        if (this.waiting[i]!.partition === partition) batch.push(...this.waiting.splice(i, 1));
+        else i++;
       }
-      if (batch.length === 0) return;
-      // Partitions in one order everywhere: two processes' batches lock merchants alike.
-      batch.sort((a, b) => (a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : 0));
-      for (const p of taken) this.busy.add(p);
+      this.busy.add(partition);
       this.inFlight++;
       void this.commit(batch).finally(() => {
-        for (const p of taken) this.busy.delete(p);
+        this.busy.delete(partition);
         this.inFlight--;
         this.pump();
       });

@@ -422,9 +422,9 @@ interface PendingRecord {
 /**
  * Several idempotent writes in one transaction (group commit, docs/group-commit.md), in a fixed
  * number of statements besides each write's own effect:
- * 1. one statement takes the merchants' write locks (`pg_advisory_xact_lock`, in the batch's
- *    sorted order: batches of two processes never wait for each other in a cycle) and tries each
- *    key's lock (held elsewhere: 409 `idempotency_in_progress`, as `lockKey`);
+ * 1. one statement takes the merchant's write lock (`pg_advisory_xact_lock`: the batches of one
+ *    merchant in two processes take turns instead of locking its rows in two orders) and tries
+ *    each key's lock (held elsewhere: 409 `idempotency_in_progress`, as `lockKey`);
  * 2. one statement reads the keys' records (after the locks: a statement's snapshot is taken
  *    when it starts, so the read must be a statement of its own);
  * 3. each effect behind a savepoint of its own: a refusal, or any error, is undone without
@@ -435,6 +435,7 @@ interface PendingRecord {
 export async function runWriteBatch(trx: Transaction<Database>, writes: readonly GroupedWrite[]): Promise<WriteOutcome[]> {
   const outcomes: (WriteOutcome | undefined)[] = writes.map(() => undefined);
   const lockNames = writes.map(({ req }) => `${req.auth!.merchantId}|${req.auth!.environment}|${req.idempotency!.key}`);
+  // One merchant a batch (group-commit.ts); the list form keeps the statement one shape.
   const merchants = [...new Set(writes.map(({ req }) => `merchant-writes|${req.auth!.merchantId}|${req.auth!.environment}`))].sort();
   const { rows: locks } = await sql<{ ord: string; locked: boolean }>`
     WITH merchants AS MATERIALIZED (
