@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { DatabaseHandle } from '../src/db/connection.js';
 import {
-  DuplicatePostingError, InsufficientFundsError, accountBalance, accountSpec, depositLines, entryKinds,
-  postEntry, prepaidCreditLines, recordEvent, verifyLedger, withdrawalConfirmLines,
+  DuplicatePostingError, InsufficientFundsError, accountBalance, accountSpec, depositLines, describeAccount, entryKinds,
+  platformAccount, platformTotal, postEntry, prepaidChargeLines, prepaidCreditLines, recordEvent, refFromRow, verifyLedger, withdrawalConfirmLines,
   withdrawalFailLines, withdrawalLockLines, type EntryInput, type EntryLine,
 } from '../src/ledger/index.js';
 import { memberBalances, merchantBalances } from '../src/modules/balances/queries.js';
@@ -34,7 +34,7 @@ async function ids() {
   return { merchantId, memberId: await newMember(merchantId) };
 }
 
-function entry(kind: string, referenceId: string, merchantId: string | null, lines: EntryLine[], asset = 'USDT'): EntryInput {
+function entry(kind: string, referenceId: string, merchantId: string, lines: EntryLine[], asset = 'USDT'): EntryInput {
   return { environment: env, merchantId, kind, referenceType: kind.split('.')[0]!, referenceId, asset, lines };
 }
 
@@ -74,7 +74,7 @@ test('a balanced entry posts: accounts created, balances moved, postings signed 
 test('withdrawal lock, confirm and fail move amount and fee between buckets', async () => {
   const { memberId, merchantId } = await ids();
   await deposit(memberId, merchantId, 100_000_000n);
-  const feeBefore = await accountBalance(handle.db, env, { owner: 'platform', bucket: 'fee_income' }, 'USDT');
+  const feeBefore = await platformTotal(handle.db, env, 'fee_income', 'USDT');
   const w1 = `wdr_${randomUUID()}`;
   const w2 = `wdr_${randomUUID()}`;
   await post(entry(entryKinds.withdrawalLock, w1, merchantId, withdrawalLockLines({ memberId, amount: 10_000_000n, fee: 1_000_000n })));
@@ -89,7 +89,7 @@ test('withdrawal lock, confirm and fail move amount and fee between buckets', as
   assert.equal(await custody(merchantId), 89_000_000n);
   assert.equal(await accountBalance(handle.db, env, { owner: 'merchant', merchantId, bucket: 'fee_income' }, 'USDT'), 1_000_000n);
   assert.equal(await accountBalance(handle.db, env, { owner: 'merchant', merchantId, bucket: 'fee_retained' }, 'USDT'), 1_000_000n);
-  assert.equal(await accountBalance(handle.db, env, { owner: 'platform', bucket: 'fee_income' }, 'USDT') - feeBefore, 0n);
+  assert.equal(await platformTotal(handle.db, env, 'fee_income', 'USDT') - feeBefore, 0n);
   const [balance] = await memberBalances(handle.db, env, memberId);
   assert.equal(balance!.total, '89.000000');
   assert.equal((await verifyLedger(handle.db)).ok, true);
@@ -145,10 +145,7 @@ test('insufficient funds: refused with the account named, nothing written, and m
   );
   // Merchant prepaid.
   await assert.rejects(
-    post(entry(entryKinds.prepaidCharge, `chg_${randomUUID()}`, merchantId, [
-      { account: { owner: 'merchant', merchantId, bucket: 'prepaid' }, side: 'debit', amount: 1n },
-      { account: { owner: 'platform', bucket: 'fee_income' }, side: 'credit', amount: 1n },
-    ])),
+    post(entry(entryKinds.prepaidCharge, `chg_${randomUUID()}`, merchantId, prepaidChargeLines({ merchantId, amount: 1n }))),
     (err: unknown) => err instanceof InsufficientFundsError && insufficientFundsCode(err) === 'merchant_insufficient_funds',
   );
   assert.equal((await verifyLedger(handle.db)).ok, true);
@@ -159,10 +156,10 @@ test('platform accounts may go negative; member and merchant accounts are refuse
   const reference = `promo_${randomUUID()}`;
   // A promotional prepaid credit paid from fee income takes the platform account below zero if it is empty.
   await post(entry('promotion', reference, merchantId, [
-    { account: { owner: 'platform', bucket: 'fee_income' }, side: 'debit', amount: 10n ** 30n },
+    { account: platformAccount('fee_income', merchantId), side: 'debit', amount: 10n ** 30n },
     { account: { owner: 'merchant', merchantId, bucket: 'prepaid' }, side: 'credit', amount: 10n ** 30n },
   ], 'EUR'));
-  assert.equal(await accountBalance(handle.db, env, { owner: 'platform', bucket: 'fee_income' }, 'EUR') < 0n, true);
+  assert.equal(await accountBalance(handle.db, env, platformAccount('fee_income', merchantId), 'EUR') < 0n, true);
   await post(entry(entryKinds.prepaidCredit, `pre_${randomUUID()}`, merchantId, prepaidCreditLines({ merchantId, amount: 500n }), 'EUR'));
   await deposit(memberId, merchantId, 700n, 'EUR');
   assert.deepEqual(await merchantBalances(handle.db, env, merchantId), [
