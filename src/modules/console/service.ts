@@ -104,10 +104,11 @@ export async function resetSecondFactor(trx: Transaction<Database>, id: string, 
   if (!user) throw new ApiError('not_found', 'No such console user.');
   const hadTotp = Boolean(user.totp_secret);
   await trx.updateTable('console_users').set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now }).where('id', '=', id).execute();
-  const codes = await deleteRecoveryCodes(trx, id);
+  const codes = await unusedRecoveryCodes(trx, id);
+  await deleteRecoveryCodes(trx, id);
   const sessions = await deleteUserSessions(trx, id);
   await auditAccount(trx, { ...user, actor: 'operator' }, 'operator.second_factor_reset',
-    `${user.email}: ${hadTotp ? 'two-step sign-in turned off' : 'two-step sign-in was off'}, ${codes} recovery codes deleted, ${sessions} sessions ended`, now);
+    `${user.email}: ${hadTotp ? 'two-step sign-in turned off' : 'two-step sign-in was off'}, ${codes} unused recovery codes deleted, ${sessions} sessions ended`, now);
   const updated = await findUser(trx, id);
   return { ...userView(updated!), sessions_ended: sessions };
 }
