@@ -165,6 +165,11 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     const { codes: first, secret } = await enableTotp(jar);
 
     assert.equal((await jar.request('POST', page, { password: consolePassword })).status, 403, 'the CSRF field is required');
+    // A hand-made set-up while the factor is on makes no new secret and no new codes.
+    await jar.request('POST', `${account}/totp/start`, { csrf_token: await jar.csrfOf(account) });
+    const pending = await db().selectFrom('console_users').select('totp_pending_secret').where('id', '=', userId).executeTakeFirstOrThrow();
+    assert.equal(pending.totp_pending_secret, null);
+    assert.equal((await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), code: await currentCode(userId, secret) })).status, 400);
     const wrong = await jar.request('POST', page, { csrf_token: await jar.csrfOf(page), password: 'not the password at all' });
     assert.equal(wrong.status, 401);
     assert.deepEqual(codesOf(wrong.body), []);

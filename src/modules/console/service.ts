@@ -288,10 +288,15 @@ export async function changePassword(db: Kysely<Database>, session: ConsoleSessi
   return { kind: 'changed', sessionsEnded: ended };
 }
 
-/** Begins setting up the second factor: a new secret, kept aside until a first code confirms it. */
+/**
+ * Begins setting up the second factor: a new secret, kept aside until a first code confirms it.
+ * Not while one is on (a hand-made post): replacing the factor, and getting new recovery codes
+ * with it, would then need neither the password nor a code. Turn it off first (with a code).
+ */
 export async function startTotpSetup(db: Db, totpKey: Buffer, session: ConsoleSession): Promise<Buffer> {
   const secret = newTotpSecret();
-  await db.updateTable('console_users').set({ totp_pending_secret: sealSecret(totpKey, session.userId, secret) }).where('id', '=', session.userId).execute();
+  await db.updateTable('console_users').set({ totp_pending_secret: sealSecret(totpKey, session.userId, secret) })
+    .where('id', '=', session.userId).where('totp_secret', 'is', null).execute();
   return secret;
 }
 
@@ -306,7 +311,7 @@ export async function totpStatus(db: Db, totpKey: Buffer, session: ConsoleSessio
  */
 export async function confirmTotpSetup(trx: Transaction<Database>, totpKey: Buffer, session: ConsoleSession, code: string, now: Date): Promise<string[] | undefined> {
   const user = await findUser(trx, session.userId);
-  if (!user?.totp_pending_secret) return undefined;
+  if (!user?.totp_pending_secret || user.totp_secret) return undefined;
   const step = matchTotp(openSecret(totpKey, user.id, user.totp_pending_secret), code, now.getTime(), null);
   if (step === undefined) return undefined;
   await trx.updateTable('console_users').set({ totp_secret: user.totp_pending_secret, totp_pending_secret: null, totp_last_step: step, updated_at: now }).where('id', '=', user.id).execute();
