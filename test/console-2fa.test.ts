@@ -278,6 +278,8 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     assert.equal(answers[0]!.status, 401);
     assert.equal(answers[0]!.session, false);
     assert.match(answers[0]!.body, /The e-mail address or the password is not right/);
+    const failures = await db().selectFrom('console_login_failures').select('email').orderBy('id').execute();
+    assert.deepEqual(failures.map((f) => f.email), cases.map(([email]) => email), 'each counts once in the throttle');
     await db().deleteFrom('console_login_failures').execute();
   });
 });
