@@ -8,6 +8,7 @@ import { depositLines, entryKinds, postEntry, verifyLedger, withdrawalLockLines 
 import { GroupCommitter } from '../src/platform/group-commit.js';
 import { createWriteGroup, type GroupedWrite } from '../src/platform/idempotency.js';
 import { newMerchantClient, startTestService } from './support/service.js';
+import { rawRequest } from './support/raw-http.js';
 
 /**
  * Issue 16, group commit (docs/group-commit.md): concurrent deposits are written in shared
@@ -46,6 +47,9 @@ describe('group commit', () => {
     const batches = stats.batches - before.batches;
     assert.equal(stats.items - before.items, 60);
     assert.ok(batches < 60 && stats.largest > 1, `60 deposits in ${batches} transactions (largest ${stats.largest})`);
+    const metrics = (await rawRequest(`${service.adminUrl}/metrics`)).text;
+    assert.match(metrics, new RegExp(`^group_commit_writes_total ${stats.items}$`, 'm'));
+    assert.match(metrics, new RegExp(`^group_commit_batches_total ${stats.batches}$`, 'm'));
     const balances = (await client.balances.list({ onBehalfOf: 'gc-1' })) as any[];
     assert.equal(balances.find((b) => b.asset === 'USDT').available, '90.000000');
     client.close();

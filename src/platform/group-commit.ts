@@ -1,3 +1,5 @@
+import { Gauge, type Registry } from 'prom-client';
+
 /**
  * Group commit: requests that arrive while earlier ones are being written are gathered into one
  * transaction and one commit (docs/group-commit.md). The batcher knows nothing of what a batch
@@ -112,5 +114,16 @@ export class GroupCommitter<I, O> {
       return;
     }
     batch.forEach((w, i) => w.resolve(outcomes[i]!));
+  }
+}
+
+/** The committer's counts on /metrics: batches, writes, fallbacks (each since start-up). */
+export function registerGroupCommitMetrics(registry: Registry, stats: BatchStats): void {
+  for (const [name, help, read] of [
+    ['group_commit_batches_total', 'Transactions written by group commit', () => stats.batches],
+    ['group_commit_writes_total', 'Writes in those transactions (writes / batches: the mean batch size)', () => stats.items],
+    ['group_commit_fallbacks_total', 'Batches whose transaction failed and whose writes then ran one by one', () => stats.fallbacks],
+  ] as const) {
+    new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
   }
 }
