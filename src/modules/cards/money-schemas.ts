@@ -33,7 +33,7 @@ export const CardTopUp = Type.Object({
   customer_total: Type.String({ description: 'amount + fee, decimal in the source asset: what left the available balance' }),
   card_currency: Type.String(),
   arrival_amount: Type.String({ description: 'Decimal in the card currency, at the rate fixed at creation' }),
-  failure_reason: Nullable(Type.String({ description: '`upstream_rejected`, `upstream_not_found`, `upstream_failed`, `upstream_reversed`' })),
+  failure_reason: Nullable(Type.String({ description: '`upstream_rejected`, `upstream_not_found`, `upstream_failed`, `upstream_reversed`, `operator`; never sent because the card stopped first: `card_closing`, `card_closed`, `card_replaced`, `card_expired`, `card_frozen`, `card_replacing`' })),
   created_at: Type.String(),
   credited_at: Nullable(Type.String()),
   updated_at: Type.String(),
