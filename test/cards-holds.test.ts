@@ -216,4 +216,19 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
     assert.equal(await h.held(m, card.id), 0n);
     await h.ledgerOk();
   });
+
+  it('an expiry racing a clearing: the hold is taken once, by whichever locks the card first', async () => {
+    const { m, card } = await fundedCard(300_00n);
+    const a = await approved(card.id, '100');
+    await client.sandbox.advanceClock(7 * day - 5);
+    const [, clearing] = await Promise.all([client.sandbox.advanceClock(60), client.cards.sandboxClear(card.id, { transaction_id: a, amount: '100' })]);
+    assert.equal(clearing.amount, '100.00');
+    const row = await authorization(card.id, m, a);
+    assert.deepEqual({ status: row.status, cleared_amount: row.cleared_amount }, { status: 'cleared', cleared_amount: '100.00' });
+    // Cleared in time: no expiry; cleared late: the hold came back first and the clearing took it from the card. Either way 100 left, once.
+    assert.ok((await h.entries('card.auth_expiry', a)) <= 1);
+    assert.equal(await h.onCard(m, card.id), 200_00n);
+    assert.equal(await h.held(m, card.id), 0n);
+    await h.ledgerOk();
+  });
 });

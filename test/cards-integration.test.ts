@@ -338,4 +338,36 @@ describe('card money and card lifecycle together', () => {
     assert.equal(await h.entries('card.topup_fail', pending.id), 1);
     await h.ledgerOk();
   });
+
+  it('a close racing the dispatch of several top-ups: each is either failed before dispatch or loaded (then returned with the card), never both, never neither', async () => {
+    const m = await h.member('2000');
+    const card = await h.card(m, 'virtual');
+    const usdt = await h.available(m, 'USDT');
+    const usd = await h.available(m, 'USD');
+    const topUps = [];
+    for (let i = 0; i < 4; i++) topUps.push(await pendingTopUp(m, card.id, '20'));
+    const [closed] = await Promise.all([client.cards.close(card.id, { onBehalfOf: m.external }), drain()]);
+    assert.equal(closed.status, 'closed');
+    await drain();
+    await reconcile();
+    let charged = 0n;
+    let arrived = 0n;
+    for (const t of topUps) {
+      const now = await client.cards.getTopUp(card.id, t.id, { onBehalfOf: m.external });
+      const fails = await h.entries('card.topup_fail', t.id);
+      const credits = await h.entries('card.topup_credit', t.id);
+      if (now.status === 'failed') {
+        assert.deepEqual({ reason: now.failure_reason, fails, credits }, { reason: 'card_closing', fails: 1, credits: 0 });
+      } else {
+        assert.deepEqual({ status: now.status, fails, credits }, { status: 'credited', fails: 0, credits: 1 });
+        charged += minor(now.customer_total);
+        arrived += minor(now.arrival_amount, 2);
+      }
+    }
+    assert.equal(await h.available(m, 'USDT'), usdt - charged, 'every failed top-up\'s freeze back, once');
+    assert.equal(await h.frozen(m, 'USDT'), 0n);
+    assert.equal(await h.available(m, 'USD'), usd + arrived, 'every loaded top-up back to available with the card, once');
+    assert.equal(await h.onCard(m, card.id), 0n);
+    await h.ledgerOk();
+  });
 });
