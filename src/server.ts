@@ -8,6 +8,7 @@ import { createMetrics } from './platform/metrics.js';
 import { ApiCallLog } from './platform/api-call-log.js';
 import { AuthCache, authChangeChannel } from './platform/auth-cache.js';
 import { RateWindows } from './platform/rate-limit.js';
+import { createWriteGroup } from './platform/idempotency.js';
 import { resolveMember } from './modules/members/queries.js';
 import { mapDomainError } from './api-errors.js';
 import { buildPublicApp, loggerOptions, type AppInstance } from './platform/http-app.js';
@@ -119,6 +120,11 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     resolveMember,
     mapDomainError,
     authCache: new AuthCache(),
+    // Connections left for reads and for writes that are not grouped; the embedded database has one.
+    writeGroup: createWriteGroup(handle.db, {
+      maxBatch: config.groupCommitMaxBatch,
+      maxInFlight: handle.kind === 'embedded' ? 1 : Math.max(1, config.databasePoolMax - 2),
+    }),
     rateWindows: new RateWindows(handle.db, (err) => reportFailure({ log, metrics }, { job: 'rate-windows' }, err, 'hits counted in memory could not be written; kept for the next attempt')),
   };
   const stopListening = await handle.listen(authChangeChannel, () => ctx.authCache.invalidate(), (listening) => ctx.authCache.setListening(listening));

@@ -100,25 +100,25 @@ describe('authorisation decision', () => {
 });
 
 describe('posting rules balance', () => {
-  const entry = (lines: ReturnType<typeof authHoldLines>) => assertEntry({ environment: 'sandbox', merchantId: 'mch_x', kind: 'k', referenceType: 'r', referenceId: 'i', asset: 'USD', lines });
+  const entry = (lines: ReturnType<typeof authHoldLines>) => assertEntry({ environment: 'sandbox', merchantId: 'mch_1', kind: 'k', referenceType: 'r', referenceId: 'i', asset: 'USD', lines });
   const cardId = 'crd_00000000-0000-4000-8000-000000000000';
   const money = { memberId: 'mem_1', merchantId: 'mch_1', cardId, amount: 5000n, fee: 50n, arrival: 497n };
   it('every top-up and transaction entry balances', () => {
     for (const lines of [topUpFreezeLines(money), topUpSettleLines(money), topUpSettleLines({ ...money, fee: 0n }), topUpCreditLines(money), topUpFailLines(money)]) entry(lines);
-    const move = { memberId: 'mem_1', cardId, amount: 700n };
+    const move = { memberId: 'mem_1', merchantId: 'mch_1', cardId, amount: 700n };
     for (const lines of [authHoldLines(move), reversalLines(move), refundLines(move)]) entry(lines);
-    for (const cleared of [0n, 300n, 700n, 900n]) entry(clearingLines({ memberId: 'mem_1', cardId, held: 700n, cleared }));
-    for (const cleared of [0n, 300n, 700n, 900n]) entry(clearingLines({ memberId: 'mem_1', cardId, held: 700n, cleared }, 'available'));
+    for (const cleared of [0n, 300n, 700n, 900n]) entry(clearingLines({ memberId: 'mem_1', merchantId: 'mch_1', cardId, held: 700n, cleared }));
+    for (const cleared of [0n, 300n, 700n, 900n]) entry(clearingLines({ memberId: 'mem_1', merchantId: 'mch_1', cardId, held: 700n, cleared }, 'available'));
     for (const lines of [reversalLines(move, 'available'), refundLines(move, 'available'), topUpCreditLines(money, 'available')]) entry(lines);
   });
   it('once the card stopped, what comes back goes to available, never onto card:<id> (the card whose balance was returned)', () => {
-    const move = { memberId: 'mem_1', cardId, amount: 700n };
+    const move = { memberId: 'mem_1', merchantId: 'mch_1', cardId, amount: 700n };
     const credited = (lines: ReturnType<typeof authHoldLines>) => lines.filter((l) => l.side === 'credit').map((l) => l.account.bucket);
     assert.deepEqual(credited(reversalLines(move, 'available')), ['available']);
     assert.deepEqual(reversalLines(move, 'available').find((l) => l.side === 'debit')!.account.bucket, 'card_held');
     assert.deepEqual(credited(refundLines(move, 'available')), ['available']);
     assert.deepEqual(credited(topUpCreditLines(money, 'available')), ['available']);
-    assert.deepEqual(credited(clearingLines({ memberId: 'mem_1', cardId, held: 700n, cleared: 500n }, 'available')), ['settlement_clearing', 'available']);
+    assert.deepEqual(credited(clearingLines({ memberId: 'mem_1', merchantId: 'mch_1', cardId, held: 700n, cleared: 500n }, 'available')), ['settlement_clearing', 'available']);
     assert.deepEqual(credited(reversalLines(move)), ['card']);
     for (const status of ['closing', 'closed', 'replaced', 'expired'] as const) assert.equal(cardStopped({ status, frozenAt: null }), true);
     for (const status of ['unactivated', 'active'] as const) assert.equal(cardStopped({ status, frozenAt: null }), false);
@@ -188,8 +188,8 @@ describe('authorisation holds', () => {
     // A late presentment takes all of it from the card.
     const cardId = 'crd_00000000-0000-4000-8000-000000000000';
     assertEntry({ environment: 'sandbox', merchantId: 'mch_x', kind: 'card.clearing', referenceType: 'card_transaction', referenceId: 'ctx_x', asset: 'USD',
-      lines: clearingLines({ memberId: 'mem_x', cardId, held: 0n, cleared: 3_000n }) });
-    assert.deepEqual(clearingLines({ memberId: 'm', cardId, held: 0n, cleared: 3_000n }).map((l) => `${l.side}:${l.account.bucket}:${l.amount}`),
+      lines: clearingLines({ memberId: 'mem_x', merchantId: 'mch_x', cardId, held: 0n, cleared: 3_000n }) });
+    assert.deepEqual(clearingLines({ memberId: 'm', merchantId: 'mch_x', cardId, held: 0n, cleared: 3_000n }).map((l) => `${l.side}:${l.account.bucket}:${l.amount}`),
       ['debit:card:3000', 'credit:settlement_clearing:3000']);
   });
   it('count against the limits what they hold or spent: the remaining hold, the cleared amount; nothing reversed, expired or declined', () => {

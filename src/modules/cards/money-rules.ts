@@ -3,7 +3,7 @@
  * member's payment priority, the decision on an authorisation, and the posting rules of top-ups
  * and card transactions. No database, no clock.
  */
-import type { EntryLine } from '../../ledger/index.js';
+import { platformAccount, type EntryLine } from '../../ledger/index.js';
 import { convert } from '../../upstreams/rates.js';
 import { feeInSource, heldReleaseToAvailableLines } from './rules.js';
 import { cardCanSpend } from './state.js';
@@ -305,7 +305,8 @@ export interface TopUpMoney {
 
 const member = (memberId: string, bucket: 'available' | 'frozen') => ({ owner: 'member' as const, memberId, bucket });
 const card = (memberId: string, cardId: string, bucket: 'card' | 'card_held') => ({ owner: 'member' as const, memberId, bucket, cardId });
-const clearing = { owner: 'platform' as const, bucket: 'settlement_clearing' as const };
+/** The platform's settlement clearing kept for the card's merchant. */
+const clearing = (merchantId: string) => platformAccount('settlement_clearing', merchantId);
 
 /**
  * Where money arriving for a card goes: `card` (onto `card:<id>`) while the card can still be
@@ -331,7 +332,7 @@ export function topUpFreezeLines(p: TopUpMoney): EntryLine[] {
 export function topUpSettleLines(p: TopUpMoney): EntryLine[] {
   const lines: EntryLine[] = [
     { account: member(p.memberId, 'frozen'), side: 'debit', amount: p.amount + p.fee },
-    { account: clearing, side: 'credit', amount: p.amount + p.fee },
+    { account: clearing(p.merchantId), side: 'credit', amount: p.amount + p.fee },
   ];
   if (p.fee > 0n) {
     lines.push(
@@ -348,7 +349,7 @@ export function topUpSettleLines(p: TopUpMoney): EntryLine[] {
  */
 export function topUpCreditLines(p: TopUpMoney, to: CardMoneyDestination = 'card'): EntryLine[] {
   return [
-    { account: clearing, side: 'debit', amount: p.arrival },
+    { account: clearing(p.merchantId), side: 'debit', amount: p.arrival },
     { account: destination(p.memberId, p.cardId, to), side: 'credit', amount: p.arrival },
   ];
 }
@@ -381,12 +382,12 @@ export function authHoldLines(p: CardMove): EntryLine[] {
  * the hold to the card (to available once the card stopped), a larger one takes the difference
  * from the card balance. One entry.
  */
-export function clearingLines(p: { memberId: string; cardId: string; held: bigint; cleared: bigint }, to: CardMoneyDestination = 'card'): EntryLine[] {
+export function clearingLines(p: { memberId: string; merchantId: string; cardId: string; held: bigint; cleared: bigint }, to: CardMoneyDestination = 'card'): EntryLine[] {
   const s = clearingSplit(p.held, p.cleared);
   const lines: EntryLine[] = [];
   if (p.held > 0n) lines.push({ account: card(p.memberId, p.cardId, 'card_held'), side: 'debit', amount: p.held });
   if (s.extra > 0n) lines.push({ account: card(p.memberId, p.cardId, 'card'), side: 'debit', amount: s.extra });
-  if (p.cleared > 0n) lines.push({ account: clearing, side: 'credit', amount: p.cleared });
+  if (p.cleared > 0n) lines.push({ account: clearing(p.merchantId), side: 'credit', amount: p.cleared });
   if (s.released > 0n) lines.push({ account: destination(p.memberId, p.cardId, to), side: 'credit', amount: s.released });
   return lines;
 }
@@ -401,9 +402,9 @@ export function reversalLines(p: CardMove, to: CardMoneyDestination = 'card'): E
 }
 
 /** Refund of cleared spending: the network pays it back onto the card (settlement clearing → card; → available once the card stopped). */
-export function refundLines(p: CardMove, to: CardMoneyDestination = 'card'): EntryLine[] {
+export function refundLines(p: CardMove & { merchantId: string }, to: CardMoneyDestination = 'card'): EntryLine[] {
   return [
-    { account: clearing, side: 'debit', amount: p.amount },
+    { account: clearing(p.merchantId), side: 'debit', amount: p.amount },
     { account: destination(p.memberId, p.cardId, to), side: 'credit', amount: p.amount },
   ];
 }

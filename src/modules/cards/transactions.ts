@@ -248,7 +248,7 @@ export async function follow(ctx: ServiceContext, trx: Transaction<Database>, ca
     // A late presentment (no hold left) moves money only if it has an amount.
     if (held === 0n && cleared <= 0n) throw new ApiError('amount_out_of_range', 'A clearing without a hold is more than zero.');
     created = await insertTransaction(trx, card, now, { ...base, type: 'clearing', amount: cleared });
-    await post(trx, card, cardMoneyEntryKinds.clearing, created.id, clearingLines({ memberId: card.member_id, cardId: card.id, held, cleared }, to));
+    await post(trx, card, cardMoneyEntryKinds.clearing, created.id, clearingLines({ memberId: card.member_id, merchantId: card.merchant_id, cardId: card.id, held, cleared }, to));
     await move('cleared', { cleared_amount: cleared });
   } else if (kind === 'reversal') {
     if (auth.status !== 'approved') throw new ApiError('state_invalid', `The authorisation is ${auth.status}.`);
@@ -265,7 +265,7 @@ export async function follow(ctx: ServiceContext, trx: Transaction<Database>, ca
     const amount = requested ?? left;
     if (amount <= 0n || amount > left) throw new ApiError('amount_out_of_range', 'A refund is more than zero and at most the cleared amount not yet refunded.');
     created = await insertTransaction(trx, card, now, { ...base, type: 'refund', amount });
-    await post(trx, card, cardMoneyEntryKinds.refund, created.id, refundLines({ memberId: card.member_id, cardId: card.id, amount }, to));
+    await post(trx, card, cardMoneyEntryKinds.refund, created.id, refundLines({ memberId: card.member_id, merchantId: card.merchant_id, cardId: card.id, amount }, to));
     await trx.updateTable('card_transactions').set({ refunded_amount: minorFromDb(auth.refunded_amount) + amount, updated_at: now }).where('id', '=', auth.id).execute();
   }
   await emit(trx, created);
