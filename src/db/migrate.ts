@@ -25,9 +25,9 @@ import * as m023 from './migrations/023_console.js';
 import * as m024 from './migrations/024_performance.js';
 import * as m025 from './migrations/025_high_value_transfers.js';
 import * as m026 from './migrations/026_platform_accounts_per_merchant.js';
+import * as m029 from './migrations/029_card_authorization_expiry.js';
 import * as m030 from './migrations/030_console_recovery_codes.js';
 import * as m031 from './migrations/031_merchant_posting_lock.js';
-import * as m029 from './migrations/029_card_authorization_expiry.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -57,9 +57,9 @@ const migrations: Record<string, Migration> = {
   '024_performance': m024,
   '025_high_value_transfers': m025,
   '026_platform_accounts_per_merchant': m026,
+  '029_card_authorization_expiry': m029,
   '030_console_recovery_codes': m030,
   '031_merchant_posting_lock': m031,
-  '029_card_authorization_expiry': m029,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
