@@ -8,6 +8,8 @@ import { createMetrics } from './platform/metrics.js';
 import { ApiCallLog } from './platform/api-call-log.js';
 import { AuthCache, authChangeChannel } from './platform/auth-cache.js';
 import { RateWindows } from './platform/rate-limit.js';
+import { createWriteGroup } from './platform/idempotency.js';
+import { registerGroupCommitMetrics } from './platform/group-commit.js';
 import { resolveMember } from './modules/members/queries.js';
 import { mapDomainError } from './api-errors.js';
 import { buildPublicApp, loggerOptions, type AppInstance } from './platform/http-app.js';
@@ -119,8 +121,14 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     resolveMember,
     mapDomainError,
     authCache: new AuthCache(),
+    // Connections left for reads and for writes that are not grouped; the embedded database has one.
+    writeGroup: createWriteGroup(handle.db, {
+      maxBatch: config.groupCommitMaxBatch,
+      maxInFlight: handle.kind === 'embedded' ? 1 : Math.max(1, config.databasePoolMax - 2),
+    }),
     rateWindows: new RateWindows(handle.db, (err) => reportFailure({ log, metrics }, { job: 'rate-windows' }, err, 'hits counted in memory could not be written; kept for the next attempt')),
   };
+  registerGroupCommitMetrics(metrics.registry, ctx.writeGroup.stats);
   const stopListening = await handle.listen(authChangeChannel, () => ctx.authCache.invalidate(), (listening) => ctx.authCache.setListening(listening));
   const adminToken = resolveAdminToken(config, print);
   const demo = await ensureDemoMerchant(ctx, print, { consoleUser: options.demoConsoleUser ?? options.announce ?? false });
