@@ -7,6 +7,7 @@ import { loadConfig, type Config } from './platform/config.js';
 import { createMetrics } from './platform/metrics.js';
 import { ApiCallLog } from './platform/api-call-log.js';
 import { AuthCache, authChangeChannel } from './platform/auth-cache.js';
+import { MemberCache, cachedMemberResolver, memberChangeChannel, memberWritesPlugin } from './platform/member-cache.js';
 import { RateWindows } from './platform/rate-limit.js';
 import { resolveMember } from './modules/members/queries.js';
 import { mapDomainError } from './api-errors.js';
@@ -104,9 +105,12 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const log = options.log ?? backgroundLogger(config, logger);
   config.hostedScreenKey = resolveHostedScreenKey(config, log);
   const clock = createClock();
+  const memberCache = new MemberCache();
+  // Every update or delete of members this process sends tells the member cache first (member-cache.ts).
+  const db = handle.db.withPlugin(memberWritesPlugin(memberCache));
   const ctx: ServiceContext = {
     config,
-    db: handle.db,
+    db,
     databaseKind: handle.kind,
     metrics,
     apiCallLog: new ApiCallLog(handle.db, (err) => reportFailure({ log, metrics }, { job: 'api-call-log' }, err, 'a batch of the API call log could not be written; it is lost')),
@@ -116,12 +120,15 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     logger,
     log,
     upstreams: createUpstreams(handle.db, config, clock),
-    resolveMember,
+    resolveMember: cachedMemberResolver(resolveMember, memberCache),
+    memberCache,
     mapDomainError,
     authCache: new AuthCache(),
     rateWindows: new RateWindows(handle.db, (err) => reportFailure({ log, metrics }, { job: 'rate-windows' }, err, 'hits counted in memory could not be written; kept for the next attempt')),
   };
-  const stopListening = await handle.listen(authChangeChannel, () => ctx.authCache.invalidate(), (listening) => ctx.authCache.setListening(listening));
+  const stopListeningAuth = await handle.listen(authChangeChannel, () => ctx.authCache.invalidate(), (listening) => ctx.authCache.setListening(listening));
+  const stopListeningMembers = await handle.listen(memberChangeChannel, (ids) => memberCache.onNotify(ids), (listening) => memberCache.setListening(listening));
+  const stopListening = () => Promise.all([stopListeningAuth(), stopListeningMembers()]);
   const adminToken = resolveAdminToken(config, print);
   const demo = await ensureDemoMerchant(ctx, print, { consoleUser: options.demoConsoleUser ?? options.announce ?? false });
 

@@ -24,6 +24,7 @@ import * as m022 from './migrations/022_card_lifecycle.js';
 import * as m023 from './migrations/023_console.js';
 import * as m025 from './migrations/025_high_value_transfers.js';
 import * as m024 from './migrations/024_performance.js';
+import * as m027 from './migrations/027_member_notifications.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -52,6 +53,7 @@ const migrations: Record<string, Migration> = {
   '023_console': m023,
   '024_performance': m024,
   '025_high_value_transfers': m025,
+  '027_member_notifications': m027,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -3,12 +3,23 @@ import assert from 'node:assert/strict';
 import { Histogram, Registry } from 'prom-client';
 import { LatencyHistogram, httpDurationBuckets } from '../src/platform/metrics.js';
 import { requestIdGenerator } from '../src/platform/request-id.js';
+import { Kysely, PostgresDialect } from 'kysely';
+import { ownerAccountsBuilt, ownerAccountsSql } from '../src/modules/balances/queries.js';
 
 /**
  * The cheap per-request parts of the pipeline (docs/performance.md, "Request pipeline"): the
  * latency histogram exports what prom-client's Histogram exported, and request ids keep their
- * shape and never repeat.
+ * shape and never repeat; the balances statement written once is the one the builder makes.
  */
+
+describe('balances statement', () => {
+  it('is the text the query builder compiles, with its parameters in order', () => {
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: {} as never }) });
+    const built = ownerAccountsBuilt(db, 'sandbox', 'member', 'mem_x').compile();
+    assert.equal(built.sql, ownerAccountsSql);
+    assert.deepEqual(built.parameters, ['sandbox', 'member', 'mem_x', true]);
+  });
+});
 
 describe('latency histogram', () => {
   const observations: Array<[string, string, string, number, number]> = [
