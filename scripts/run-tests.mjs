@@ -32,6 +32,7 @@ const longestFirst = [
   'test/webhooks.test.ts', 'test/webhooks-crash.test.ts', 'test/service-process.test.ts', 'test/fuzz.test.ts',
   'test/cards-reconcile.test.ts', 'test/cards-controls.test.ts', 'test/qrpay.test.ts', 'test/security-hardening.test.ts',
   'test/money-flows.test.ts', 'test/docs-page.test.ts', 'test/ledger-property.test.ts', 'test/sdk-server.test.ts',
+  'test/group-commit-crash.test.ts',
 ];
 const named = process.argv.slice(2).map((f) => relative(root, resolve(f)));
 const all = named.length ? named : [...testFilesIn('test'), ...testFilesIn('packages/sdk/test')];

@@ -9,6 +9,8 @@ import { ApiCallLog } from './platform/api-call-log.js';
 import { AuthCache, authChangeChannel } from './platform/auth-cache.js';
 import { MemberCache, cachedMemberResolver, memberChangeChannel, memberWritesPlugin } from './platform/member-cache.js';
 import { RateWindows } from './platform/rate-limit.js';
+import { createWriteGroup } from './platform/idempotency.js';
+import { registerGroupCommitMetrics } from './platform/group-commit.js';
 import { resolveMember } from './modules/members/queries.js';
 import { mapDomainError } from './api-errors.js';
 import { buildPublicApp, loggerOptions, type AppInstance } from './platform/http-app.js';
@@ -124,8 +126,15 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     memberCache,
     mapDomainError,
     authCache: new AuthCache(),
+    // Connections left for reads and for writes that are not grouped; the embedded database has one.
+    // Through the handle with the member-writes plugin, like every other write of a request.
+    writeGroup: createWriteGroup(db, {
+      maxBatch: config.groupCommitMaxBatch,
+      maxInFlight: handle.kind === 'embedded' ? 1 : Math.max(1, config.databasePoolMax - 2),
+    }),
     rateWindows: new RateWindows(handle.db, (err) => reportFailure({ log, metrics }, { job: 'rate-windows' }, err, 'hits counted in memory could not be written; kept for the next attempt')),
   };
+  registerGroupCommitMetrics(metrics.registry, ctx.writeGroup.stats);
   const stopListeningAuth = await handle.listen(authChangeChannel, () => ctx.authCache.invalidate(), (listening) => ctx.authCache.setListening(listening));
   const stopListeningMembers = await handle.listen(memberChangeChannel, (ids) => memberCache.onNotify(ids), (listening) => memberCache.setListening(listening));
   const stopListening = () => Promise.all([stopListeningAuth(), stopListeningMembers()]);

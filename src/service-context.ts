@@ -12,6 +12,7 @@ import type { Clock } from './platform/clock.js';
 import type { AuthCache } from './platform/auth-cache.js';
 import type { MemberCache } from './platform/member-cache.js';
 import type { RateWindows } from './platform/rate-limit.js';
+import type { WriteGroup } from './platform/idempotency.js';
 
 /** What every route module and job receives: built once at start-up, passed explicitly. */
 export interface ServiceContext {
@@ -48,4 +49,6 @@ export interface ServiceContext {
   memberCache: MemberCache;
   /** The shared rate windows, counted in memory far from the limit (rate-limit.ts). */
   rateWindows: RateWindows;
+  /** The group committer of the routes whose writes are `commit: 'grouped'` (group-commit.ts). */
+  writeGroup: WriteGroup;
 }

@@ -215,4 +215,159 @@ describe('card money and card lifecycle together', () => {
     assert.equal(await h.available(m, 'USD'), usdBefore + onCard + arrival);
     await h.ledgerOk();
   });
+
+  // -------------------------------------------------------------------------------------------
+  // A top-up not yet sent to the issuer when its card stops is failed, its freeze back once.
+
+  /** Minor units of a decimal string at `scale`. */
+  const minor = (decimal: string, scale = 6) => {
+    const [whole, frac = ''] = decimal.split('.');
+    return BigInt(whole! + frac.padEnd(scale, '0'));
+  };
+  const topUpRow = (id: string) => service.ctx.db.selectFrom('card_topups').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  /** A top-up created and left `pending` (its dispatch job not run): the freeze in place. */
+  async function pendingTopUp(m: { external: string; id: string }, cardId: string, amount: string) {
+    const before = await h.available(m, 'USDT');
+    const t = await client.cards.topUp(cardId, { amount }, { onBehalfOf: m.external });
+    assert.equal(t.status, 'pending');
+    assert.equal(await h.available(m, 'USDT'), before - minor(t.customer_total));
+    return t;
+  }
+  /** The top-up failed with `reason` before reaching the issuer: one release entry, no settlement, no credit, `card.topup.failed`. */
+  async function failedBeforeDispatch(m: { external: string }, cardId: string, id: string, reason: string) {
+    const t = await client.cards.getTopUp(cardId, id, { onBehalfOf: m.external });
+    assert.deepEqual({ status: t.status, failure_reason: t.failure_reason }, { status: 'failed', failure_reason: reason });
+    assert.equal(await h.entries('card.topup_fail', id), 1);
+    assert.equal(await h.entries('card.topup_settle', id), 0);
+    assert.equal(await h.entries('card.topup_credit', id), 0);
+    assert.deepEqual((await h.events(id)).map((e) => `${e.type}:${e.status}`), ['card.topup.failed:failed']);
+    assert.equal((await topUpRow(id)).dispatch_started_at, null, 'never sent to the issuer');
+  }
+
+  it('closing: a top-up still pending fails (card_closing), its freeze back once; one already sent keeps going and its late confirmation lands on available', async () => {
+    const { m, card, onCard } = await toppedUpCard('100');
+    await behave('timeout');
+    const sent = await client.cards.topUp(card.id, { amount: '30' }, { onBehalfOf: m.external });
+    await drain();
+    assert.equal((await client.cards.getTopUp(card.id, sent.id, { onBehalfOf: m.external })).status, 'processing');
+    await behave('success');
+    const usdt = await h.available(m, 'USDT');
+    const pending = await pendingTopUp(m, card.id, '40');
+    const usd = await h.available(m, 'USD');
+    assert.equal((await client.cards.close(card.id, { onBehalfOf: m.external })).status, 'closed');
+    await failedBeforeDispatch(m, card.id, pending.id, 'card_closing');
+    assert.equal(await h.available(m, 'USDT'), usdt, 'the pending freeze back to available, exactly');
+    assert.equal(await h.frozen(m, 'USDT'), minor(sent.customer_total), 'the dispatched one stays frozen: its outcome is unknown');
+    assert.equal(await h.available(m, 'USD'), usd + onCard);
+    await h.ledgerOk();
+    // The job runs later: nothing is sent, nothing moves again.
+    await drain();
+    await failedBeforeDispatch(m, card.id, pending.id, 'card_closing');
+    assert.equal(await h.available(m, 'USDT'), usdt);
+    // The dispatched one: reconciliation learns the issuer loaded it; it arrives on available.
+    await reconcile();
+    await reconcile();
+    const credited = await client.cards.getTopUp(card.id, sent.id, { onBehalfOf: m.external });
+    assert.equal(credited.status, 'credited');
+    assert.equal(await h.available(m, 'USD'), usd + onCard + minor(credited.arrival_amount, 2));
+    assert.equal(await h.onCard(m, card.id), 0n);
+    assert.equal(await h.frozen(m, 'USDT'), 0n);
+    await h.ledgerOk();
+  });
+
+  it('a security replacement: a top-up still pending fails (card_frozen) when the card is frozen, its freeze back once', async () => {
+    const { m, card } = await toppedUpCard('100');
+    const usdt = await h.available(m, 'USDT');
+    const pending = await pendingTopUp(m, card.id, '40');
+    const { id } = await client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external });
+    await client.sandbox.advanceClock(61);
+    const r = await client.cards.getReplacement(id);
+    assert.equal(r.status, 'completed');
+    await failedBeforeDispatch(m, card.id, pending.id, 'card_frozen');
+    const fee = minor(r.fees!.replacement) + minor(r.fees!.postage);
+    assert.equal(r.fees!.asset, 'USDT');
+    assert.equal(await h.available(m, 'USDT'), usdt - fee, 'the top-up freeze back; only the replacement fee charged');
+    assert.equal(await h.frozen(m, 'USDT'), 0n);
+    await drain();
+    await failedBeforeDispatch(m, card.id, pending.id, 'card_frozen');
+    assert.equal(await h.available(m, 'USDT'), usdt - fee);
+    await h.ledgerOk();
+  });
+
+  it('a non-security replacement: a top-up still pending fails (card_replacing) when the balance goes back, its freeze back once', async () => {
+    const m = await h.member('1000');
+    const card = await h.card(m, 'physical');
+    const usdt = await h.available(m, 'USDT');
+    const pending = await pendingTopUp(m, card.id, '50');
+    const { id } = await client.cards.requestReplacement(card.id, { reason: 'not_received' }, { onBehalfOf: m.external });
+    await client.sandbox.advanceClock(61);
+    assert.equal((await client.cards.getReplacement(id)).status, 'completed');
+    await failedBeforeDispatch(m, card.id, pending.id, 'card_replacing');
+    assert.equal(await h.available(m, 'USDT'), usdt);
+    assert.equal(await h.frozen(m, 'USDT'), 0n);
+    await drain();
+    assert.equal(await h.entries('card.topup_fail', pending.id), 1);
+    await h.ledgerOk();
+  });
+
+  it('the dispatch checks the card under its lock: a card that stopped without failing the top-up (a stop that raced its creation) gets no load', async () => {
+    const { m, card } = await toppedUpCard('100');
+    const usdt = await h.available(m, 'USDT');
+    const pending = await pendingTopUp(m, card.id, '25');
+    // The stop committed without seeing this top-up (it was created concurrently): only the dispatch can catch it.
+    await service.ctx.db.updateTable('cards').set({ frozen_at: new Date() }).where('id', '=', card.id).execute();
+    await drain();
+    await failedBeforeDispatch(m, card.id, pending.id, 'card_frozen');
+    assert.equal(await h.available(m, 'USDT'), usdt);
+    await h.ledgerOk();
+  });
+
+  it('card expiry: a top-up still pending fails (card_expired), its freeze back once', async () => {
+    const m = await h.member('1000');
+    const card = await h.card(m, 'virtual');
+    const now = new Date((await client.sandbox.clock()).now);
+    await service.ctx.db.updateTable('cards').set({ exp_month: now.getUTCMonth() + 1, exp_year: now.getUTCFullYear() }).where('id', '=', card.id).execute();
+    const usdt = await h.available(m, 'USDT');
+    const pending = await pendingTopUp(m, card.id, '20');
+    const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+    await client.sandbox.advanceClock(Math.ceil((next - now.getTime()) / 1000) + 60);
+    assert.equal((await client.cards.get(card.id, { onBehalfOf: m.external })).status, 'expired');
+    await failedBeforeDispatch(m, card.id, pending.id, 'card_expired');
+    assert.equal(await h.available(m, 'USDT'), usdt);
+    await drain();
+    assert.equal(await h.entries('card.topup_fail', pending.id), 1);
+    await h.ledgerOk();
+  });
+
+  it('a close racing the dispatch of several top-ups: each is either failed before dispatch or loaded (then returned with the card), never both, never neither', async () => {
+    const m = await h.member('2000');
+    const card = await h.card(m, 'virtual');
+    const usdt = await h.available(m, 'USDT');
+    const usd = await h.available(m, 'USD');
+    const topUps = [];
+    for (let i = 0; i < 4; i++) topUps.push(await pendingTopUp(m, card.id, '20'));
+    const [closed] = await Promise.all([client.cards.close(card.id, { onBehalfOf: m.external }), drain()]);
+    assert.equal(closed.status, 'closed');
+    await drain();
+    await reconcile();
+    let charged = 0n;
+    let arrived = 0n;
+    for (const t of topUps) {
+      const now = await client.cards.getTopUp(card.id, t.id, { onBehalfOf: m.external });
+      const fails = await h.entries('card.topup_fail', t.id);
+      const credits = await h.entries('card.topup_credit', t.id);
+      if (now.status === 'failed') {
+        assert.deepEqual({ reason: now.failure_reason, fails, credits }, { reason: 'card_closing', fails: 1, credits: 0 });
+      } else {
+        assert.deepEqual({ status: now.status, fails, credits }, { status: 'credited', fails: 0, credits: 1 });
+        charged += minor(now.customer_total);
+        arrived += minor(now.arrival_amount, 2);
+      }
+    }
+    assert.equal(await h.available(m, 'USDT'), usdt - charged, 'every failed top-up\'s freeze back, once');
+    assert.equal(await h.frozen(m, 'USDT'), 0n);
+    assert.equal(await h.available(m, 'USD'), usd + arrived, 'every loaded top-up back to available with the card, once');
+    assert.equal(await h.onCard(m, card.id), 0n);
+    await h.ledgerOk();
+  });
 });

@@ -3,8 +3,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertEntry } from '../src/ledger/index.js';
 import {
-  arrivalAt, authHoldLines, clearingLines, clearingSplit, decideAuthorization, effectiveLimits, payingAsset, priceTopUp, refundLines, reversalLines,
-  ruleVerdict, topUpCreditLines, topUpFailLines, topUpFreezeLines, topUpSettleLines, type AuthorizationFacts,
+  arrivalAt, authHoldLines, authorizationExpired, authorizationExpiresAt, authorizationHoldDays, clearableHold, clearingLines, clearingSplit,
+  decideAuthorization, effectiveLimits, heldOf, limitCounted, payingAsset, priceTopUp, refundLines, reversalLines, reversalOf, ruleVerdict,
+  topUpCreditLines, topUpDispatchProblem, topUpFailLines, topUpFreezeLines, topUpSettleLines, type AuthorizationFacts,
 } from '../src/modules/cards/money-rules.js';
 import { cardStopped } from '../src/modules/cards/state.js';
 import { rateAfterSpread } from '../src/upstreams/rates.js';
@@ -99,25 +100,25 @@ describe('authorisation decision', () => {
 });
 
 describe('posting rules balance', () => {
-  const entry = (lines: ReturnType<typeof authHoldLines>) => assertEntry({ environment: 'sandbox', merchantId: 'mch_x', kind: 'k', referenceType: 'r', referenceId: 'i', asset: 'USD', lines });
+  const entry = (lines: ReturnType<typeof authHoldLines>) => assertEntry({ environment: 'sandbox', merchantId: 'mch_1', kind: 'k', referenceType: 'r', referenceId: 'i', asset: 'USD', lines });
   const cardId = 'crd_00000000-0000-4000-8000-000000000000';
   const money = { memberId: 'mem_1', merchantId: 'mch_1', cardId, amount: 5000n, fee: 50n, arrival: 497n };
   it('every top-up and transaction entry balances', () => {
     for (const lines of [topUpFreezeLines(money), topUpSettleLines(money), topUpSettleLines({ ...money, fee: 0n }), topUpCreditLines(money), topUpFailLines(money)]) entry(lines);
-    const move = { memberId: 'mem_1', cardId, amount: 700n };
+    const move = { memberId: 'mem_1', merchantId: 'mch_1', cardId, amount: 700n };
     for (const lines of [authHoldLines(move), reversalLines(move), refundLines(move)]) entry(lines);
-    for (const cleared of [0n, 300n, 700n, 900n]) entry(clearingLines({ memberId: 'mem_1', cardId, held: 700n, cleared }));
-    for (const cleared of [0n, 300n, 700n, 900n]) entry(clearingLines({ memberId: 'mem_1', cardId, held: 700n, cleared }, 'available'));
+    for (const cleared of [0n, 300n, 700n, 900n]) entry(clearingLines({ memberId: 'mem_1', merchantId: 'mch_1', cardId, held: 700n, cleared }));
+    for (const cleared of [0n, 300n, 700n, 900n]) entry(clearingLines({ memberId: 'mem_1', merchantId: 'mch_1', cardId, held: 700n, cleared }, 'available'));
     for (const lines of [reversalLines(move, 'available'), refundLines(move, 'available'), topUpCreditLines(money, 'available')]) entry(lines);
   });
   it('once the card stopped, what comes back goes to available, never onto card:<id> (the card whose balance was returned)', () => {
-    const move = { memberId: 'mem_1', cardId, amount: 700n };
+    const move = { memberId: 'mem_1', merchantId: 'mch_1', cardId, amount: 700n };
     const credited = (lines: ReturnType<typeof authHoldLines>) => lines.filter((l) => l.side === 'credit').map((l) => l.account.bucket);
     assert.deepEqual(credited(reversalLines(move, 'available')), ['available']);
     assert.deepEqual(reversalLines(move, 'available').find((l) => l.side === 'debit')!.account.bucket, 'card_held');
     assert.deepEqual(credited(refundLines(move, 'available')), ['available']);
     assert.deepEqual(credited(topUpCreditLines(money, 'available')), ['available']);
-    assert.deepEqual(credited(clearingLines({ memberId: 'mem_1', cardId, held: 700n, cleared: 500n }, 'available')), ['settlement_clearing', 'available']);
+    assert.deepEqual(credited(clearingLines({ memberId: 'mem_1', merchantId: 'mch_1', cardId, held: 700n, cleared: 500n }, 'available')), ['settlement_clearing', 'available']);
     assert.deepEqual(credited(reversalLines(move)), ['card']);
     for (const status of ['closing', 'closed', 'replaced', 'expired'] as const) assert.equal(cardStopped({ status, frozenAt: null }), true);
     for (const status of ['unactivated', 'active'] as const) assert.equal(cardStopped({ status, frozenAt: null }), false);
@@ -127,5 +128,77 @@ describe('posting rules balance', () => {
     assert.deepEqual(clearingSplit(700n, 700n), { fromHeld: 700n, released: 0n, extra: 0n });
     assert.deepEqual(clearingSplit(700n, 500n), { fromHeld: 500n, released: 200n, extra: 0n });
     assert.deepEqual(clearingSplit(700n, 900n), { fromHeld: 700n, released: 0n, extra: 200n });
+  });
+});
+
+describe('top-up dispatch', () => {
+  const at = new Date('2026-01-01T00:00:00Z');
+  it('a card that can still take a load dispatches; a replacement only requested stops nothing yet', () => {
+    assert.equal(topUpDispatchProblem({ status: 'active', frozenAt: null }, false), undefined);
+    assert.equal(topUpDispatchProblem({ status: 'unactivated', frozenAt: null }, false), undefined);
+  });
+  it('a card that stopped fails its pending top-ups, with the reason of the stop', () => {
+    assert.equal(topUpDispatchProblem({ status: 'closing', frozenAt: null }, false), 'card_closing');
+    assert.equal(topUpDispatchProblem({ status: 'closed', frozenAt: null }, false), 'card_closed');
+    assert.equal(topUpDispatchProblem({ status: 'replaced', frozenAt: at }, false), 'card_replaced');
+    assert.equal(topUpDispatchProblem({ status: 'expired', frozenAt: null }, false), 'card_expired');
+    assert.equal(topUpDispatchProblem({ status: 'active', frozenAt: at }, false), 'card_frozen');
+    assert.equal(topUpDispatchProblem({ status: 'unactivated', frozenAt: null }, true), 'card_replacing');
+    // Every stopped card is refused (the same set as cardStopped).
+    for (const status of ['unactivated', 'active', 'closing', 'closed', 'replaced', 'expired'] as const) {
+      for (const frozenAt of [null, at]) {
+        assert.equal(topUpDispatchProblem({ status, frozenAt }, false) !== undefined, cardStopped({ status, frozenAt }), `${status} ${String(frozenAt)}`);
+      }
+    }
+  });
+});
+
+describe('authorisation holds', () => {
+  const t0 = new Date('2026-03-10T12:00:00Z');
+  it('last 7 days; 30 for lodging, vehicle rental and cruise lines', () => {
+    for (const mcc of ['5411', '5812', '4111', '3350', '4000', '7010', '7514']) assert.equal(authorizationHoldDays(mcc), 7, mcc);
+    for (const mcc of ['7011', '7512', '7513', '7519', '4411', '3351', '3500', '3501', '3999']) assert.equal(authorizationHoldDays(mcc), 30, mcc);
+    assert.equal(authorizationExpiresAt(t0, '5411').toISOString(), '2026-03-17T12:00:00.000Z');
+    assert.equal(authorizationExpiresAt(t0, '7011').toISOString(), '2026-04-09T12:00:00.000Z');
+  });
+  it('expire only while approved, at their time inclusive', () => {
+    const expiresAt = authorizationExpiresAt(t0, '5411');
+    assert.equal(authorizationExpired({ status: 'approved', expiresAt }, new Date(expiresAt.getTime() - 1)), false);
+    assert.equal(authorizationExpired({ status: 'approved', expiresAt }, expiresAt), true);
+    for (const status of ['cleared', 'reversed', 'declined', 'posted'] as const) assert.equal(authorizationExpired({ status, expiresAt }, new Date(expiresAt.getTime() + 1)), false);
+    assert.equal(authorizationExpired({ status: 'approved', expiresAt: null }, new Date(8.64e15)), false);
+  });
+  it('hold what was authorised less what was released; partial and full reversals within the hold', () => {
+    assert.equal(heldOf({ status: 'approved', amount: 10_000n, reversedAmount: 2_500n }), 7_500n);
+    assert.equal(heldOf({ status: 'reversed', amount: 10_000n, reversedAmount: 10_000n }), 0n);
+    assert.equal(heldOf({ status: 'cleared', amount: 10_000n, reversedAmount: 0n }), 0n);
+    assert.deepEqual(reversalOf(7_500n, undefined), { amount: 7_500n, full: true });
+    assert.deepEqual(reversalOf(7_500n, 7_500n), { amount: 7_500n, full: true });
+    assert.deepEqual(reversalOf(7_500n, 1n), { amount: 1n, full: false });
+    assert.equal(reversalOf(7_500n, 7_501n), undefined);
+    assert.equal(reversalOf(7_500n, 0n), undefined);
+    assert.equal(reversalOf(0n, undefined), undefined);
+  });
+  it('clear against the remaining hold; after an expiry as a late presentment with no hold; never after a network reversal or twice', () => {
+    assert.equal(clearableHold({ status: 'approved', amount: 10_000n, reversedAmount: 4_000n, reversalReason: null }), 6_000n);
+    assert.equal(clearableHold({ status: 'reversed', amount: 10_000n, reversedAmount: 10_000n, reversalReason: 'expired' }), 0n);
+    assert.equal(clearableHold({ status: 'reversed', amount: 10_000n, reversedAmount: 10_000n, reversalReason: 'network' }), undefined);
+    assert.equal(clearableHold({ status: 'cleared', amount: 10_000n, reversedAmount: 0n, reversalReason: null }), undefined);
+    assert.equal(clearableHold({ status: 'declined', amount: 10_000n, reversedAmount: 0n, reversalReason: null }), undefined);
+    // A late presentment takes all of it from the card.
+    const cardId = 'crd_00000000-0000-4000-8000-000000000000';
+    assertEntry({ environment: 'sandbox', merchantId: 'mch_x', kind: 'card.clearing', referenceType: 'card_transaction', referenceId: 'ctx_x', asset: 'USD',
+      lines: clearingLines({ memberId: 'mem_x', merchantId: 'mch_x', cardId, held: 0n, cleared: 3_000n }) });
+    assert.deepEqual(clearingLines({ memberId: 'm', merchantId: 'mch_x', cardId, held: 0n, cleared: 3_000n }).map((l) => `${l.side}:${l.account.bucket}:${l.amount}`),
+      ['debit:card:3000', 'credit:settlement_clearing:3000']);
+  });
+  it('count against the limits what they hold or spent: the remaining hold, the cleared amount; nothing reversed, expired or declined', () => {
+    const a = { amount: 10_000n, clearedAmount: 0n, reversedAmount: 0n };
+    assert.equal(limitCounted({ ...a, status: 'approved' }), 10_000n);
+    assert.equal(limitCounted({ ...a, status: 'approved', reversedAmount: 3_000n }), 7_000n);
+    assert.equal(limitCounted({ ...a, status: 'cleared', clearedAmount: 6_000n, reversedAmount: 3_000n }), 6_000n);
+    assert.equal(limitCounted({ ...a, status: 'cleared', clearedAmount: 12_000n }), 12_000n);
+    assert.equal(limitCounted({ ...a, status: 'reversed', reversedAmount: 10_000n }), 0n);
+    assert.equal(limitCounted({ ...a, status: 'declined' }), 0n);
   });
 });

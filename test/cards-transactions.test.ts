@@ -105,8 +105,10 @@ describe('card transactions', () => {
     assert.deepEqual(list.map((t) => t.type), ['reversal', 'authorization', 'authorization']);
     assert.deepEqual({ ...list[2], created_at: typeof list[2]!.created_at }, {
       id: r.transaction_id, card_id: id, type: 'authorization', status: 'approved', status_version: 1, amount: '12.34', currency: 'USD',
-      merchant_name: 'Corner Shop', mcc: '5411', decline_reason: null, authorization_id: null, cleared_amount: '0.00', refunded_amount: '0.00', created_at: 'string',
+      merchant_name: 'Corner Shop', mcc: '5411', decline_reason: null, authorization_id: null, cleared_amount: '0.00', refunded_amount: '0.00',
+      reversed_amount: '0.00', expires_at: new Date(Date.parse(list[2]!.created_at) + 7 * 86_400_000).toISOString(), reversal_reason: null, created_at: 'string',
     });
+    assert.equal(list[0]!.reversal_reason, 'network');
     await ledgerClean();
   });
 

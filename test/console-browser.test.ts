@@ -12,6 +12,7 @@ import { useBrowser } from './support/browser.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { clientFor, createKey, createMerchant, startTestService } from './support/service.js';
 import { consolePassword, inviteConsoleUser } from './support/console.js';
+import { stepAt, totpCode } from '../src/modules/console/totp.js';
 
 /**
  * The merchant console in headless Chromium, as a merchant's people use it: an invited owner sets
@@ -307,3 +308,62 @@ test('phone width: the navigation wraps above the content, tables scroll in thei
     await context.close();
   }
 });
+
+test('two-step sign-in with a recovery code: turned on (the codes shown once), signed out, back in with a code instead of the app', async () => {
+  const context = await newContext();
+  try {
+    const page = await signIn(context, 'recovery@kopi.example', 'developer');
+    await page.getByRole('link', { name: 'Your account' }).click();
+    await page.getByRole('button', { name: 'Set up two-step sign-in' }).click();
+    const secret = base32Decode((await page.locator('#totp-key').innerText()).replace(/ /g, ''));
+    await page.getByLabel('Code from your app').fill(totpCode(secret, stepAt(Date.now())));
+    await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
+    const codes = await page.locator('#recovery-codes code').allInnerTexts();
+    assert.equal(codes.length, 10);
+    await shot(page, '05-recovery-codes');
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+
+    await page.getByLabel('E-mail address').fill('recovery@kopi.example');
+    await page.getByLabel('Password').fill(consolePassword);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/console\/two-step$/);
+    await page.getByRole('link', { name: 'Use a recovery code' }).click();
+    assert.equal(await page.locator('h1').innerText(), 'Enter a recovery code');
+    await page.getByLabel('Recovery code').fill(codes[0]!.toUpperCase());
+    await shot(page, '06-recovery-sign-in');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.waitForURL(/\/console\/sandbox\/account\?recovered=1$/);
+    assert.match(await page.getByRole('status').innerText(), /You signed in with a recovery code/);
+    assert.match(await page.locator('#recovery-left').innerText(), /^9 unused recovery codes\./);
+
+    // The same code a second time: refused, no session.
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await page.getByLabel('E-mail address').fill('recovery@kopi.example');
+    await page.getByLabel('Password').fill(consolePassword);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'Use a recovery code' }).click();
+    await page.getByLabel('Recovery code').fill(codes[0]!);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    assert.match(await page.getByRole('alert').innerText(), /recovery code is not right, or was used already/);
+    await page.goto(`${service.publicUrl}/console/sandbox`);
+    assert.match(page.url(), /\/console\/sign-in$/);
+  } finally {
+    await context.close();
+  }
+});
+
+function base32Decode(text: string): Buffer {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = 0;
+  let value = 0;
+  const out: number[] = [];
+  for (const c of text) {
+    value = (value << 5) | alphabet.indexOf(c);
+    bits += 5;
+    if (bits >= 8) {
+      out.push((value >>> (bits - 8)) & 255);
+      bits -= 8;
+    }
+  }
+  return Buffer.from(out);
+}

@@ -8,6 +8,7 @@ import {
   assertEntry, entryKinds, postEntry, verifyLedger, withdrawalConfirmLines, type EntryLine,
 } from '../src/ledger/index.js';
 import { up as migration010 } from '../src/db/migrations/010_merchant_fees_and_deposit_reads.js';
+import { postAsBeforeSplit } from './support/legacy-ledger.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 
 /**
@@ -116,16 +117,17 @@ describe('custody over HTTP and in ledger:verify', () => {
     const m = await fundedMember(client, '100');
     const w = await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '40' }, { onBehalfOf: m.external });
     // The confirmation as it was posted before: custody reduced by the amount only, the fee to the
-    // platform. The entry balances, every account matches its postings: only custody drifts.
+    // platform (its shared row, as before migration 026). The entry balances, every account
+    // matches its postings: only custody drifts.
     const db = service.ctx.db;
     await db.transaction().execute(async (trx) => {
       await trx.updateTable('withdrawals').set({ status: 'settled', status_version: 2 }).where('id', '=', w.id).execute();
-      await postEntry(trx, {
+      await postAsBeforeSplit(trx, {
         environment: 'sandbox', merchantId, kind: entryKinds.withdrawalConfirm, referenceType: 'withdrawal', referenceId: w.id, asset: 'USDT',
         lines: [
           { account: { owner: 'member', memberId: m.id, bucket: 'withdrawing' }, side: 'debit', amount: 41_000_000n },
           { account: { owner: 'merchant', merchantId, bucket: 'custody' }, side: 'credit', amount: 40_000_000n },
-          { account: { owner: 'platform', bucket: 'fee_income' }, side: 'credit', amount: 1_000_000n },
+          { account: { owner: 'platform', bucket: 'fee_income', merchantId }, side: 'credit', amount: 1_000_000n },
         ],
       });
     });

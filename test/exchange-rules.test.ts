@@ -15,7 +15,7 @@ import { aprText, dailyInterest, maturityLines, payoutLines, redeemLines, subscr
 import { defaultDirections, defaultEarnProducts } from '../src/db/migrations/017_exchange_earn.js';
 
 const runs = { numRuns: 400 };
-const entry = (asset: string, lines: EntryLine[]) => assertEntry({ environment: 'sandbox', merchantId: 'm', kind: 'k', referenceType: 'r', referenceId: 'x', asset, lines });
+const entry = (asset: string, lines: EntryLine[]) => assertEntry({ environment: 'sandbox', merchantId: 'mch_1', kind: 'k', referenceType: 'r', referenceId: 'x', asset, lines });
 
 /** Net change of one owner's holdings (member buckets, merchant custody) in an entry. */
 const memberNet = (lines: EntryLine[]) => lines.filter((l) => l.account.owner === 'member').reduce((s, l) => s + (l.side === 'credit' ? l.amount : -l.amount), 0n);
@@ -216,12 +216,12 @@ describe('earn rules', () => {
     fc.assert(fc.property(fc.bigInt({ min: 1n, max: 10n ** 20n }), fc.bigInt({ min: 0n, max: 10n ** 12n }), (p, i) => {
       entry('USDT', subscribeLines('mem_1', p));
       entry('USDT', redeemLines('mem_1', p));
-      const mature = maturityLines('mem_1', p, i);
+      const mature = maturityLines({ memberId: 'mem_1', merchantId: 'mch_1' }, p, i);
       entry('USDT', mature);
       assert.equal(memberNet(mature), i, 'the member gains exactly the interest');
       if (i > 0n) {
-        entry('USDT', payoutLines('mem_1', i));
-        assert.ok(mature.some((l) => l.account.owner === 'platform' && l.account.bucket === 'earn_interest' && l.side === 'debit' && l.amount === i));
+        entry('USDT', payoutLines({ memberId: 'mem_1', merchantId: 'mch_1' }, i));
+        assert.ok(mature.some((l) => l.account.owner === 'platform' && l.account.bucket === 'earn_interest' && l.account.merchantId === 'mch_1' && l.side === 'debit' && l.amount === i));
       }
     }), runs);
   });

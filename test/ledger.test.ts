@@ -4,14 +4,15 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { DatabaseHandle } from '../src/db/connection.js';
 import {
-  DuplicatePostingError, InsufficientFundsError, accountBalance, accountSpec, depositLines, entryKinds,
-  postEntry, prepaidCreditLines, recordEvent, verifyLedger, withdrawalConfirmLines,
+  DuplicatePostingError, InsufficientFundsError, accountBalance, accountSpec, depositLines, describeAccount, entryKinds,
+  platformAccount, platformTotal, postEntry, prepaidChargeLines, prepaidCreditLines, recordEvent, refFromRow, verifyLedger, withdrawalConfirmLines,
   withdrawalFailLines, withdrawalLockLines, type EntryInput, type EntryLine,
 } from '../src/ledger/index.js';
 import { memberBalances, merchantBalances } from '../src/modules/balances/queries.js';
 // The reference's code for a shortfall is the API edge's mapping of the ledger's error.
 import { insufficientFundsCode } from '../src/api-errors.js';
 import { openTestDatabase } from './support/database.js';
+import { postAsBeforeSplit } from './support/legacy-ledger.js';
 
 let handle: DatabaseHandle;
 const env = 'sandbox' as const;
@@ -34,7 +35,7 @@ async function ids() {
   return { merchantId, memberId: await newMember(merchantId) };
 }
 
-function entry(kind: string, referenceId: string, merchantId: string | null, lines: EntryLine[], asset = 'USDT'): EntryInput {
+function entry(kind: string, referenceId: string, merchantId: string, lines: EntryLine[], asset = 'USDT'): EntryInput {
   return { environment: env, merchantId, kind, referenceType: kind.split('.')[0]!, referenceId, asset, lines };
 }
 
@@ -74,7 +75,7 @@ test('a balanced entry posts: accounts created, balances moved, postings signed 
 test('withdrawal lock, confirm and fail move amount and fee between buckets', async () => {
   const { memberId, merchantId } = await ids();
   await deposit(memberId, merchantId, 100_000_000n);
-  const feeBefore = await accountBalance(handle.db, env, { owner: 'platform', bucket: 'fee_income' }, 'USDT');
+  const feeBefore = await platformTotal(handle.db, env, 'fee_income', 'USDT');
   const w1 = `wdr_${randomUUID()}`;
   const w2 = `wdr_${randomUUID()}`;
   await post(entry(entryKinds.withdrawalLock, w1, merchantId, withdrawalLockLines({ memberId, amount: 10_000_000n, fee: 1_000_000n })));
@@ -89,7 +90,7 @@ test('withdrawal lock, confirm and fail move amount and fee between buckets', as
   assert.equal(await custody(merchantId), 89_000_000n);
   assert.equal(await accountBalance(handle.db, env, { owner: 'merchant', merchantId, bucket: 'fee_income' }, 'USDT'), 1_000_000n);
   assert.equal(await accountBalance(handle.db, env, { owner: 'merchant', merchantId, bucket: 'fee_retained' }, 'USDT'), 1_000_000n);
-  assert.equal(await accountBalance(handle.db, env, { owner: 'platform', bucket: 'fee_income' }, 'USDT') - feeBefore, 0n);
+  assert.equal(await platformTotal(handle.db, env, 'fee_income', 'USDT') - feeBefore, 0n);
   const [balance] = await memberBalances(handle.db, env, memberId);
   assert.equal(balance!.total, '89.000000');
   assert.equal((await verifyLedger(handle.db)).ok, true);
@@ -145,10 +146,7 @@ test('insufficient funds: refused with the account named, nothing written, and m
   );
   // Merchant prepaid.
   await assert.rejects(
-    post(entry(entryKinds.prepaidCharge, `chg_${randomUUID()}`, merchantId, [
-      { account: { owner: 'merchant', merchantId, bucket: 'prepaid' }, side: 'debit', amount: 1n },
-      { account: { owner: 'platform', bucket: 'fee_income' }, side: 'credit', amount: 1n },
-    ])),
+    post(entry(entryKinds.prepaidCharge, `chg_${randomUUID()}`, merchantId, prepaidChargeLines({ merchantId, amount: 1n }))),
     (err: unknown) => err instanceof InsufficientFundsError && insufficientFundsCode(err) === 'merchant_insufficient_funds',
   );
   assert.equal((await verifyLedger(handle.db)).ok, true);
@@ -159,10 +157,10 @@ test('platform accounts may go negative; member and merchant accounts are refuse
   const reference = `promo_${randomUUID()}`;
   // A promotional prepaid credit paid from fee income takes the platform account below zero if it is empty.
   await post(entry('promotion', reference, merchantId, [
-    { account: { owner: 'platform', bucket: 'fee_income' }, side: 'debit', amount: 10n ** 30n },
+    { account: platformAccount('fee_income', merchantId), side: 'debit', amount: 10n ** 30n },
     { account: { owner: 'merchant', merchantId, bucket: 'prepaid' }, side: 'credit', amount: 10n ** 30n },
   ], 'EUR'));
-  assert.equal(await accountBalance(handle.db, env, { owner: 'platform', bucket: 'fee_income' }, 'EUR') < 0n, true);
+  assert.equal(await accountBalance(handle.db, env, platformAccount('fee_income', merchantId), 'EUR') < 0n, true);
   await post(entry(entryKinds.prepaidCredit, `pre_${randomUUID()}`, merchantId, prepaidCreditLines({ merchantId, amount: 500n }), 'EUR'));
   await deposit(memberId, merchantId, 700n, 'EUR');
   assert.deepEqual(await merchantBalances(handle.db, env, merchantId), [
@@ -344,5 +342,115 @@ test("a card's money is its own pair of accounts; the member's card bucket is th
     ],
   })), InsufficientFundsError);
   assert.throws(() => accountSpec({ owner: 'member', memberId, bucket: 'card' } as never), /card id/);
+  assert.deepEqual((await verifyLedger(handle.db)).problems, []);
+});
+
+test('platform accounts are kept per merchant: a platform line without a merchant, or kept for another merchant than the entry\'s, is a programmer error', async () => {
+  const { memberId, merchantId } = await ids();
+  await deposit(memberId, merchantId, 100n);
+  const frozen = { owner: 'member', memberId, bucket: 'available' } as const;
+  const cases: Array<EntryLine['account']> = [
+    { owner: 'platform', bucket: 'settlement_clearing' } as never,
+    { owner: 'platform', bucket: 'settlement_clearing', merchantId: '' },
+    { owner: 'platform', bucket: 'settlement_clearing', merchantId: null } as never,
+    platformAccount('settlement_clearing', `mch_${randomUUID()}`),
+  ];
+  for (const clearing of cases) {
+    const reference = `qrp_${randomUUID()}`;
+    await assert.rejects(post(entry('qrpay.complete', reference, merchantId, [
+      { account: frozen, side: 'debit', amount: 5n },
+      { account: clearing, side: 'credit', amount: 5n },
+    ])), /^Error: ledger: (platform account without merchantId|entry qrpay\.complete .* touches the platform settlement_clearing kept for mch_)/);
+    assert.equal((await entriesOf(reference)).length, 0);
+  }
+  // An entry names its merchant.
+  await assert.rejects(post(entry(entryKinds.prepaidCredit, `pre_${randomUUID()}`, '', prepaidCreditLines({ merchantId, amount: 1n }))), /merchantId must be a non-empty string/);
+  const platformRows = await handle.db.selectFrom('ledger_accounts').select('id').where('owner_type', '=', 'platform').where('owner_id', '=', merchantId).execute();
+  assert.equal(platformRows.length, 0);
+  // The database keeps an owner on member and merchant rows (platform rows may have '' from before migration 026).
+  await assert.rejects(
+    sql`INSERT INTO ledger_accounts (environment, owner_type, owner_id, asset, bucket, normal_side, non_negative) VALUES ('sandbox', 'merchant', '', 'USDT', 'custody', 'debit', true)`.execute(handle.db),
+    (err: unknown) => (err as { code?: string }).code === '23514',
+  );
+});
+
+test('two merchants\' platform postings land on two rows, each with its merchant as owner id; prepaid charges included', async () => {
+  const a = await ids();
+  const b = await ids();
+  for (const { merchantId } of [a, b]) {
+    await post(entry(entryKinds.prepaidCredit, `pre_${randomUUID()}`, merchantId, prepaidCreditLines({ merchantId, amount: 900n }), 'GBP'));
+    await post(entry(entryKinds.prepaidCharge, `chg_${randomUUID()}`, merchantId, prepaidChargeLines({ merchantId, amount: 40n }), 'GBP'));
+  }
+  const rows = await handle.db.selectFrom('ledger_accounts').select(['id', 'owner_id', 'bucket', 'balance'])
+    .where('owner_type', '=', 'platform').where('asset', '=', 'GBP').where('owner_id', 'in', [a.merchantId, b.merchantId]).orderBy('id').execute();
+  assert.equal(rows.length, 4);
+  assert.equal(new Set(rows.map((r) => String(r.id))).size, 4);
+  for (const { merchantId } of [a, b]) {
+    assert.equal(await accountBalance(handle.db, env, platformAccount('fee_income', merchantId), 'GBP'), 40n);
+    assert.equal(await accountBalance(handle.db, env, platformAccount('prepaid_funding', merchantId), 'GBP'), 900n);
+  }
+  assert.ok(await platformTotal(handle.db, env, 'fee_income', 'GBP') >= 80n);
+  assert.deepEqual((await verifyLedger(handle.db)).problems, []);
+});
+
+test('a database from before migration 026 (platform rows shared, owner_id \'\') still reads and verifies beside the per-merchant rows', async () => {
+  const { memberId, merchantId } = await ids();
+  const other = await ids();
+  const asset = 'HKD';
+  const freeze = (who: { memberId: string; merchantId: string }, reference: string, amount: bigint) => post(entry('qrpay.freeze', reference, who.merchantId, [
+    { account: { owner: 'member', memberId: who.memberId, bucket: 'available' }, side: 'debit', amount },
+    { account: { owner: 'member', memberId: who.memberId, bucket: 'frozen' }, side: 'credit', amount },
+  ], asset));
+  const complete = (who: { memberId: string; merchantId: string }, reference: string, amount: bigint): EntryInput => entry('qrpay.complete', reference, who.merchantId, [
+    { account: { owner: 'member', memberId: who.memberId, bucket: 'frozen' }, side: 'debit', amount },
+    { account: platformAccount('settlement_clearing', who.merchantId), side: 'credit', amount },
+  ], asset);
+  const refund = (who: { memberId: string; merchantId: string }, reference: string, amount: bigint): EntryInput => entry('qrpay.refund', reference, who.merchantId, [
+    { account: platformAccount('settlement_clearing', who.merchantId), side: 'debit', amount },
+    { account: { owner: 'member', memberId: who.memberId, bucket: 'available' }, side: 'credit', amount },
+  ], asset);
+  await deposit(memberId, merchantId, 1000n, asset);
+  await deposit(other.memberId, other.merchantId, 1000n, asset);
+  // Before the split: both merchants' payments completed on the one shared clearing row.
+  const [old1, old2] = [`qrp_${randomUUID()}`, `qrp_${randomUUID()}`];
+  await freeze({ memberId, merchantId }, old1, 300n);
+  await freeze(other, old2, 200n);
+  await handle.db.transaction().execute((trx) => postAsBeforeSplit(trx, complete({ memberId, merchantId }, old1, 300n)));
+  await handle.db.transaction().execute((trx) => postAsBeforeSplit(trx, complete(other, old2, 200n)));
+  // After it: a refund of the old payment and a new payment, on the merchant's own row.
+  await post(refund({ memberId, merchantId }, old1, 100n));
+  const fresh = `qrp_${randomUUID()}`;
+  await freeze({ memberId, merchantId }, fresh, 50n);
+  await post(complete({ memberId, merchantId }, fresh, 50n));
+
+  const rows = await handle.db.selectFrom('ledger_accounts').select(['id', 'owner_type', 'owner_id', 'bucket', 'balance'])
+    .where('environment', '=', env).where('owner_type', '=', 'platform').where('asset', '=', asset).where('bucket', '=', 'settlement_clearing').orderBy('id').execute();
+  const shared = rows.find((r) => r.owner_id === '')!;
+  const own = rows.find((r) => r.owner_id === merchantId)!;
+  assert.equal(String(shared.balance), '-500', 'the shared row keeps its history');
+  assert.equal(String(own.balance), '50', 'debited 100 by the refund, credited 50 by the new payment');
+  assert.equal(rows.some((r) => r.owner_id === other.merchantId), false);
+  // Reading: the shared row is named as before, a merchant's row with its merchant; the platform's total sums both.
+  assert.deepEqual(refFromRow(shared), { owner: 'platform', bucket: 'settlement_clearing', merchantId: null });
+  assert.deepEqual(refFromRow(own), { owner: 'platform', bucket: 'settlement_clearing', merchantId });
+  assert.equal(describeAccount(refFromRow(shared)), 'platform settlement_clearing');
+  assert.equal(describeAccount(refFromRow(own)), `platform settlement_clearing for merchant ${merchantId}`);
+  assert.equal(await platformTotal(handle.db, env, 'settlement_clearing', asset), -450n);
+  assert.equal(await accountBalance(handle.db, env, platformAccount('settlement_clearing', merchantId), asset), 50n);
+  // The custody check attributes the shared row's postings by the entry's merchant: settlement 300 - 100 + 50 for one, 200 for the other.
+  const report = await verifyLedger(handle.db);
+  assert.deepEqual(report.problems, []);
+  const [held] = await memberBalances(handle.db, env, memberId);
+  assert.equal(held!.total, '7.50', '1000 - 300 + 100 - 50 minor units');
+
+  // A merchant's platform row moved by another merchant's entry is reported.
+  const refundEntry = await handle.db.selectFrom('journal_entries').select('id').where('reference_id', '=', old1).where('kind', '=', 'qrpay.refund').executeTakeFirstOrThrow();
+  await handle.db.updateTable('journal_entries').set({ merchant_id: other.merchantId }).where('id', '=', refundEntry.id).execute();
+  try {
+    const tampered = await verifyLedger(handle.db);
+    assert.ok(tampered.problems.some((p) => p.includes(`of entry ${refundEntry.id} (merchant ${other.merchantId}): moves platform settlement_clearing for merchant ${merchantId} (${asset}, sandbox)`)), tampered.problems.join('\n'));
+  } finally {
+    await handle.db.updateTable('journal_entries').set({ merchant_id: merchantId }).where('id', '=', refundEntry.id).execute();
+  }
   assert.deepEqual((await verifyLedger(handle.db)).problems, []);
 });

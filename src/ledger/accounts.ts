@@ -13,12 +13,41 @@ export const cardBuckets: readonly CardBucket[] = ['card', 'card_held'];
 export type MerchantBucket = 'custody' | 'prepaid' | 'fee_income' | 'fee_retained';
 export type PlatformBucket = 'fee_income' | 'prepaid_funding' | 'settlement_clearing' | 'earn_interest';
 
+/**
+ * A platform account kept for one merchant: the platform's money (owner type `platform`),
+ * partitioned by the merchant whose entries move it and stored with `owner_id` = that merchant's
+ * id, so no row is shared by every merchant (docs/ledger.md "Platform accounts per merchant").
+ * The merchant is part of the type: no posting can leave it out.
+ */
+export interface PlatformAccountRef {
+  owner: 'platform';
+  bucket: PlatformBucket;
+  merchantId: string;
+}
+
 /** Names one ledger account of an environment and asset (both given by the entry). */
 export type AccountRef =
   | { owner: 'member'; memberId: string; bucket: Exclude<MemberBucket, 'card'> }
   | { owner: 'member'; memberId: string; bucket: CardBucket; cardId: string }
   | { owner: 'merchant'; merchantId: string; bucket: MerchantBucket }
-  | { owner: 'platform'; bucket: PlatformBucket };
+  | PlatformAccountRef;
+
+/**
+ * A platform account stored before migration 026: one row per environment, asset and bucket with
+ * `owner_id` '', shared by every merchant. Its balance and postings stay as they were (history is
+ * not rewritten) and are still read; nothing posts to it any more.
+ */
+export interface SharedPlatformAccountRef {
+  owner: 'platform';
+  bucket: PlatformBucket;
+  merchantId: null;
+}
+
+/** What a stored row names: any account a posting may touch, or a shared platform row of before 026. */
+export type StoredAccountRef = AccountRef | SharedPlatformAccountRef;
+
+/** The platform's account of `bucket` kept for `merchantId`. */
+export const platformAccount = (bucket: PlatformBucket, merchantId: string): PlatformAccountRef => ({ owner: 'platform', bucket, merchantId });
 
 export const memberBuckets: readonly MemberBucket[] = ['available', 'frozen', 'withdrawing', 'earn', 'card'];
 export const merchantBuckets: readonly MerchantBucket[] = ['custody', 'prepaid', 'fee_income', 'fee_retained'];
@@ -71,7 +100,9 @@ function ownerIdOf(ref: AccountRef): string {
       if (typeof ref.merchantId !== 'string' || ref.merchantId === '') throw new Error('ledger: merchant account without merchantId');
       return ref.merchantId;
     case 'platform':
-      return '';
+      // Kept per merchant: the shared row ('') of before migration 026 is never posted to.
+      if (typeof ref.merchantId !== 'string' || ref.merchantId === '') throw new Error('ledger: platform account without merchantId');
+      return ref.merchantId;
     default:
       throw new Error(`ledger: unknown owner ${String((ref as { owner: unknown }).owner)}`);
   }
@@ -91,8 +122,11 @@ export function baseBucket(stored: string): string {
   return colon < 0 ? stored : stored.slice(0, colon);
 }
 
-/** The reference of a stored account row. */
-export function refFromRow(row: { owner_type: string; owner_id: string; bucket: string }): AccountRef {
+/**
+ * The reference of a stored account row. A platform row names the merchant it is kept for, or
+ * `merchantId: null` for a shared row of before migration 026 (`owner_id` '').
+ */
+export function refFromRow(row: { owner_type: string; owner_id: string; bucket: string }): StoredAccountRef {
   if (row.owner_type === 'member') {
     const base = baseBucket(row.bucket);
     if ((cardBuckets as readonly string[]).includes(base)) {
@@ -101,11 +135,21 @@ export function refFromRow(row: { owner_type: string; owner_id: string; bucket: 
   }
   if (row.owner_type === 'member') return { owner: 'member', memberId: row.owner_id, bucket: row.bucket as Exclude<MemberBucket, 'card'> };
   if (row.owner_type === 'merchant') return { owner: 'merchant', merchantId: row.owner_id, bucket: row.bucket as MerchantBucket };
-  return { owner: 'platform', bucket: row.bucket as PlatformBucket };
+  return { owner: 'platform', bucket: row.bucket as PlatformBucket, merchantId: row.owner_id === '' ? null : row.owner_id };
 }
 
-/** "member mem_… available" for messages and reports. */
-export function describeAccount(ref: AccountRef): string {
-  const spec = accountSpec(ref);
-  return spec.ownerType === 'platform' ? `platform ${spec.bucket}` : `${spec.ownerType} ${spec.ownerId} ${spec.bucket}`;
+/**
+ * "member mem_… available", "platform settlement_clearing for merchant mch_…" for messages and
+ * reports; a shared platform row of before migration 026 is "platform settlement_clearing".
+ */
+export function describeAccount(ref: StoredAccountRef): string {
+  if (ref.owner === 'platform' && ref.merchantId === null) return `platform ${String(ref.bucket)}`;
+  const spec = accountSpec(ref as AccountRef);
+  return describeStored({ owner_type: spec.ownerType, owner_id: spec.ownerId, bucket: spec.bucket });
+}
+
+/** The same words from a stored row's plain columns (no validation: a tampered row is still named). */
+export function describeStored(row: { owner_type: string; owner_id: string; bucket: string }): string {
+  if (row.owner_type !== 'platform') return `${row.owner_type} ${row.owner_id} ${row.bucket}`;
+  return row.owner_id === '' ? `platform ${row.bucket}` : `platform ${row.bucket} for merchant ${row.owner_id}`;
 }

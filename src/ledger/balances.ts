@@ -1,6 +1,6 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
-import { accountSpec, type AccountRef } from './accounts.js';
+import { accountSpec, type AccountRef, type PlatformBucket } from './accounts.js';
 import { minorFromDb } from './money.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -18,4 +18,22 @@ export async function accountBalance(db: Db, environment: Environment, ref: Acco
     .where('bucket', '=', spec.bucket)
     .executeTakeFirst();
   return row ? minorFromDb(row.balance) : 0n;
+}
+
+/**
+ * The platform's whole balance of one bucket and asset in an environment (minor units, signed by
+ * the bucket's normal side): the sum of its accounts kept for each merchant and of the shared row
+ * of before migration 026 (`owner_id` ''), if any. One merchant's part: `accountBalance` with
+ * `platformAccount(bucket, merchantId)`.
+ */
+export async function platformTotal(db: Db, environment: Environment, bucket: PlatformBucket, asset: string): Promise<bigint> {
+  const row = await db
+    .selectFrom('ledger_accounts')
+    .select(sql<string>`coalesce(sum(balance), 0)`.as('total'))
+    .where('environment', '=', environment)
+    .where('owner_type', '=', 'platform')
+    .where('asset', '=', asset)
+    .where('bucket', '=', bucket)
+    .executeTakeFirst();
+  return row ? minorFromDb(row.total) : 0n;
 }

@@ -1,8 +1,8 @@
 /** The money core: amounts, accounts, posting, balances, verification and the events outbox. */
 export { parseAmount, formatAmount, minorFromDb, scaleMax, amountMinorMax, AmountError, type AmountProblem } from './money.js';
 export {
-  accountSpec, accountKey, describeAccount, baseBucket, cardBuckets, memberBuckets, merchantBuckets, platformBuckets,
-  type AccountRef, type AccountSpec, type MemberBucket, type CardBucket, type MerchantBucket, type PlatformBucket,
+  accountSpec, accountKey, describeAccount, describeStored, refFromRow, platformAccount, baseBucket, cardBuckets, memberBuckets, merchantBuckets, platformBuckets,
+  type AccountRef, type AccountSpec, type PlatformAccountRef, type SharedPlatformAccountRef, type StoredAccountRef, type MemberBucket, type CardBucket, type MerchantBucket, type PlatformBucket,
 } from './accounts.js';
 export { postEntry, postEntryOrRefuse, assertEntry, entryLinesMax, type EntryInput, type EntryLine } from './ledger.js';
 export { InsufficientFundsError, DuplicatePostingError, shortfallOf, type Shortfall } from './errors.js';
@@ -10,6 +10,6 @@ export {
   entryKinds, depositLines, withdrawalLockLines, withdrawalConfirmLines, withdrawalFailLines, prepaidCreditLines, prepaidChargeLines,
 } from './rules.js';
 export { recordEvent, type EventInput } from './events.js';
-export { accountBalance } from './balances.js';
+export { accountBalance, platformTotal } from './balances.js';
 export { verifyLedger, problemsPerCheckMax, type LedgerReport } from './verify.js';
 export type { LedgerTables, AssetType, OwnerType, Side } from './tables.js';

@@ -14,8 +14,11 @@ export interface EntryLine {
 
 export interface EntryInput {
   environment: Environment;
-  /** The merchant the movement belongs to; null for platform-only movements. */
-  merchantId: string | null;
+  /**
+   * The merchant the movement belongs to. Every movement has one; the platform accounts the entry
+   * touches are the ones kept for this merchant (checked by `assertEntry`).
+   */
+  merchantId: string;
   /** The movement, e.g. `deposit`, `withdrawal.lock`; with the reference it posts once. */
   kind: string;
   referenceType: string;
@@ -47,7 +50,7 @@ const signed = (line: EntryLine): bigint => (line.side === 'debit' ? line.amount
  */
 export function assertEntry(entry: EntryInput): Map<string, AccountChange> {
   if (!environments.has(entry.environment)) throw new Error(`ledger: unknown environment ${String(entry.environment)}`);
-  for (const field of ['kind', 'referenceType', 'referenceId', 'asset'] as const) {
+  for (const field of ['merchantId', 'kind', 'referenceType', 'referenceId', 'asset'] as const) {
     if (typeof entry[field] !== 'string' || entry[field] === '') throw new Error(`ledger: entry ${field} must be a non-empty string`);
   }
   const lines = entry.lines;
@@ -62,6 +65,9 @@ export function assertEntry(entry: EntryInput): Map<string, AccountChange> {
     if (line.side === 'debit') debits += line.amount;
     else credits += line.amount;
     const spec = accountSpec(line.account);
+    if (line.account.owner === 'platform' && line.account.merchantId !== entry.merchantId) {
+      throw new Error(`ledger: entry ${entry.kind} ${entry.referenceId} of merchant ${entry.merchantId} touches the platform ${line.account.bucket} kept for ${line.account.merchantId}`);
+    }
     const key = accountKey(line.account);
     const change = changes.get(key) ?? { ref: line.account, spec, delta: 0n };
     change.delta += spec.normalSide === 'debit' ? signed(line) : -signed(line);
@@ -79,9 +85,10 @@ export function assertEntry(entry: EntryInput): Map<string, AccountChange> {
  * Both refusals leave nothing written but empty accounts. Several entries in one transaction
  * lock in call order: callers that post more than one keep a fixed order.
  *
- * All of it is one statement, the database function `mwa_post_entry` (migration 024): one round
+ * All of it is one statement, the database function `mwa_post_entry` (migrations 024, 031: the merchant's write lock first): one round
  * trip, so a hot account (a merchant's custody) stays locked only from this statement to the
- * commit. Missing accounts are inserted in key order before any row is locked: a transaction that
+ * commit. Platform accounts are kept per merchant (`owner_id` = the entry's merchant), so no
+ * row is locked by the entries of every merchant. Missing accounts are inserted in key order before any row is locked: a transaction that
  * waits on another's uncommitted account insert holds no row lock of this entry, so it cannot
  * close a cycle.
  */

@@ -1,9 +1,11 @@
+import { platformAccount } from './accounts.js';
 import type { EntryLine } from './ledger.js';
 
 /**
  * The posting rules of the money flows, as pure functions from amounts (minor units) to the
  * lines of one entry. Zero fee lines are left out (a posting is never zero). docs/ledger.md
- * shows them as a table.
+ * shows them as a table. A platform line names the merchant the entry belongs to: platform
+ * accounts are kept per merchant.
  */
 
 /** Entry kinds; with (reference type, reference id) each posts once. */
@@ -65,18 +67,18 @@ export function withdrawalFailLines(p: { memberId: string; amount: bigint; fee: 
   ];
 }
 
-/** The operator credits a merchant's prepaid account (money received outside the ledger). */
+/** The operator credits a merchant's prepaid account (money received outside the ledger), against the platform's prepaid funding kept for the merchant. */
 export function prepaidCreditLines(p: { merchantId: string; amount: bigint }): EntryLine[] {
   return [
-    { account: { owner: 'platform', bucket: 'prepaid_funding' }, side: 'debit', amount: p.amount },
+    { account: platformAccount('prepaid_funding', p.merchantId), side: 'debit', amount: p.amount },
     { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' }, side: 'credit', amount: p.amount },
   ];
 }
 
-/** A service charge taken from the merchant's prepaid account as platform income. */
+/** A service charge taken from the merchant's prepaid account as platform income (the platform's fee income kept for the merchant). */
 export function prepaidChargeLines(p: { merchantId: string; amount: bigint }): EntryLine[] {
   return [
     { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' }, side: 'debit', amount: p.amount },
-    { account: { owner: 'platform', bucket: 'fee_income' }, side: 'credit', amount: p.amount },
+    { account: platformAccount('fee_income', p.merchantId), side: 'credit', amount: p.amount },
   ];
 }

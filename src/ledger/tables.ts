@@ -36,7 +36,10 @@ export interface LedgerAccountsTable {
   id: Generated<bigint>;
   environment: Environment;
   owner_type: OwnerType;
-  /** The member or merchant id; '' for platform accounts. */
+  /**
+   * The member or merchant id; for a platform account the merchant it is kept for (migration 026),
+   * or '' for a platform account shared by every merchant, stored before 026.
+   */
   owner_id: string;
   asset: string;
   bucket: string;

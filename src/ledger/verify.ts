@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { describeStored } from './accounts.js';
 
 export interface LedgerReport {
   ok: boolean;
@@ -16,9 +17,10 @@ type Trx = Transaction<Database>;
  * Checks the ledger's invariants over one snapshot (a read-only REPEATABLE READ transaction):
  * every entry has two or more postings that sum to zero, in the entry's asset and environment;
  * postings of each asset sum to zero per environment; each account's stored balance equals the
- * sum of its postings signed by its normal side; no member or merchant account is negative; each
- * merchant's custody equals what its members hold plus its net settlement position (see
- * `custodyMismatches`, and docs/ledger.md "Custody").
+ * sum of its postings signed by its normal side; no member or merchant account is negative; a
+ * platform account kept for a merchant is moved only by that merchant's entries; each merchant's
+ * custody equals what its members hold plus its net settlement position (see `custodyMismatches`,
+ * and docs/ledger.md "Custody").
  */
 export async function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> {
   return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (trx) => {
@@ -29,6 +31,7 @@ export async function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> 
       ...(await accountDrift(trx)),
       ...(await negativeAccounts(trx)),
       ...(await orphanMemberAccounts(trx)),
+      ...(await misattributedPlatformPostings(trx)),
       ...(await custodyMismatches(trx)),
     ];
     const { rows } = await sql<{ entries: bigint; postings: bigint; accounts: bigint }>`
@@ -45,8 +48,7 @@ export async function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> 
 }
 
 /** Plain text of a row: a tampered row must not make the report itself fail. */
-const label = (r: { owner_type: string; owner_id: string; bucket: string }) =>
-  (r.owner_type === 'platform' ? `platform ${r.bucket}` : `${r.owner_type} ${r.owner_id} ${r.bucket}`);
+const label = (r: { owner_type: string; owner_id: string; bucket: string }) => describeStored(r);
 
 function bounded(found: string[], what: string): string[] {
   if (found.length <= problemsPerCheckMax) return found;
@@ -123,17 +125,41 @@ async function orphanMemberAccounts(trx: Trx): Promise<string[]> {
 }
 
 /**
+ * A platform account kept for a merchant (`owner_id` = the merchant, since migration 026) moved by
+ * an entry of another merchant, or of none: the per-merchant split, and with it the settlement term
+ * of the custody check, would no longer say whose money it is. The shared rows of before 026
+ * (`owner_id` '') were moved by every merchant's entries and are not checked here.
+ */
+async function misattributedPlatformPostings(trx: Trx): Promise<string[]> {
+  const { rows } = await sql<{ id: bigint; entry_id: string; merchant_id: string | null; environment: string; owner_type: string; owner_id: string; asset: string; bucket: string }>`
+    SELECT p.id, p.entry_id, e.merchant_id, a.environment, a.owner_type, a.owner_id, a.asset, a.bucket
+    FROM postings p
+    JOIN ledger_accounts a ON a.id = p.account_id
+    JOIN journal_entries e ON e.id = p.entry_id
+    WHERE a.owner_type = 'platform' AND a.owner_id <> '' AND e.merchant_id IS DISTINCT FROM a.owner_id
+    ORDER BY p.id
+    LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
+  return bounded(rows.map((r) =>
+    `posting ${r.id} of entry ${r.entry_id} (merchant ${r.merchant_id ?? 'none'}): moves ${label(r)} (${r.asset}, ${r.environment})`), 'misattributed platform postings');
+}
+
+/**
  * For each environment, merchant and asset:
  *
  *   custody = sum of every account of the merchant's members (available, frozen, withdrawing,
  *             earn, card) + settlement
  *
- * where settlement is the net credit of the platform's settlement clearing account in the
+ * where settlement is the net credit of the platform's settlement clearing accounts in the
  * merchant's entries (QR payments completed minus refunded, less the operator's custody
  * decreases, plus its increases): member money that left to an acquirer while the merchant still
- * holds it; it also counts the platform's `earn_interest` account in the merchant's entries
+ * holds it; it also counts the platform's `earn_interest` accounts in the merchant's entries
  * (interest the platform paid the merchant's members and still owes the merchant's custody, a
  * negative term; docs/earn.md). Custody is the stored balance; so are the members' buckets.
+ *
+ * Settlement is summed from postings by the entry's merchant, whichever platform row they are on:
+ * the merchant's own rows (since migration 026, `owner_id` = the merchant; only its entries move
+ * them, `misattributedPlatformPostings`) and its share of the shared rows of before 026
+ * (`owner_id` ''), so a database from before the split verifies as it did.
  */
 async function custodyMismatches(trx: Trx): Promise<string[]> {
   const { rows } = await sql<{ environment: string; merchant_id: string; asset: string; custody: string; members: string; settlement: string }>`

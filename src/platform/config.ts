@@ -18,6 +18,8 @@ export interface Config {
   dataDir: string;
   /** Connections to a PostgreSQL server (`DATABASE_POOL_MAX`, 1 to 1000, default 10). */
   databasePoolMax: number;
+  /** Writes per group commit at most (`GROUP_COMMIT_MAX_BATCH`, 1 to 60, default 24; 1: each write alone). */
+  groupCommitMaxBatch: number;
   logLevel: LogLevel;
   /** Addresses of reverse proxies whose X-Forwarded-For is believed; empty: the socket address is the client. */
   trustedProxies: string[];
@@ -234,6 +236,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     databaseUrl: r.text('DATABASE_URL', undefined, isDatabaseUrl, 'unset (embedded database in DATA_DIR), memory:// or a postgres:// (postgresql://) URL', { secret: true }),
     dataDir: r.raw('DATA_DIR') ?? './data',
     databasePoolMax: r.int('DATABASE_POOL_MAX', 10, 1, 1_000),
+    groupCommitMaxBatch: r.int('GROUP_COMMIT_MAX_BATCH', 24, 1, 60),
     logLevel: r.oneOf('LOG_LEVEL', logLevels, 'info'),
     trustedProxies: r.list('TRUSTED_PROXIES', isProxy, 'comma-separated IP addresses, address/prefix ranges, or loopback, linklocal, uniquelocal'),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024, ' (bytes)'),

@@ -5,9 +5,9 @@ import type { AppInstance } from './app-instance.js';
 import { authenticate, bearerFrom, checkIp, checkMerchantStatus } from './auth.js';
 import { environmentFromHost } from './environment.js';
 import { ApiError } from './errors.js';
-import { beginIdempotency, isKeyShape, requestHash, sendReplay, storeAfterResponse } from './idempotency.js';
+import { beginIdempotency, consumeNonceAndBegin, isKeyShape, requestHash, sendReplay, storeAfterResponse } from './idempotency.js';
 import { configuredKey } from './keys.js';
-import { consumeNonce } from './nonces.js';
+import { consumeNonce, type NonceUse } from './nonces.js';
 import { isSignedRoute, rateBucketFor, rateLimitsPerMinute, type RouteAccess } from './route-access.js';
 import { hasScope } from './scopes.js';
 import { verifySignature } from './signing.js';
@@ -82,8 +82,28 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
   async function signatureAndIdempotency(req: FastifyRequest, reply: FastifyReply) {
     const access = req.routeOptions.config.access;
     if (!access || !req.auth) return;
-    await checkSignature(ctx, req, access);
-    return beginIdempotencyFor(ctx, req, reply, access);
+    const nonce = verifiedNonce(ctx, req, access);
+    let keyRefusal: unknown;
+    try {
+      prepareIdempotency(ctx, req, access);
+    } catch (err) {
+      keyRefusal = err;
+    }
+    if (nonce && req.idempotency) {
+      // One round trip for both: the nonce consumed, the key's result looked up.
+      const { fresh, replay } = await consumeNonceAndBegin(ctx.db, req, nonce);
+      if (!fresh) {
+        req.idempotency = undefined;
+        throw new ApiError('nonce_reused');
+      }
+      if (replay) return sendReplay(reply, replay.stored);
+      return;
+    }
+    if (nonce && !(await consumeNonce(ctx.db, nonce))) throw new ApiError('nonce_reused');
+    if (keyRefusal) throw keyRefusal;
+    if (!req.idempotency) return;
+    const replay = await beginIdempotency(ctx.db, req);
+    if (replay) return sendReplay(reply, replay.stored);
   }
 
   async function storeIdempotentResult(req: FastifyRequest, reply: FastifyReply, payload: unknown) {
@@ -143,8 +163,9 @@ function header(req: FastifyRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-async function checkSignature(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess): Promise<void> {
-  if (!isSignedRoute(req.method, access)) return;
+/** Verifies a signed route's signature (no round trip); answers the nonce to consume. */
+function verifiedNonce(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess): NonceUse | undefined {
+  if (!isSignedRoute(req.method, access)) return undefined;
   const auth = req.auth!;
   const nowMs = ctx.requestClock();
   const check = verifySignature(
@@ -160,11 +181,11 @@ async function checkSignature(ctx: ServiceContext, req: FastifyRequest, access: 
     Math.floor(nowMs / 1000),
   );
   if (!check.ok) throw new ApiError(check.code);
-  const use = { merchantId: auth.merchantId, environment: auth.environment, nonce: check.nonce, timestampSeconds: check.timestampSeconds, nowMs };
-  if (!(await consumeNonce(ctx.db, use))) throw new ApiError('nonce_reused');
+  return { merchantId: auth.merchantId, environment: auth.environment, nonce: check.nonce, timestampSeconds: check.timestampSeconds, nowMs };
 }
 
-async function beginIdempotencyFor(ctx: ServiceContext, req: FastifyRequest, reply: FastifyReply, access: RouteAccess) {
+/** Sets `req.idempotency` for a route that takes a key and got a well-formed one; throws for a missing or malformed key. */
+function prepareIdempotency(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess): void {
   const mode = access.idempotency ?? 'none';
   if (mode === 'none') return;
   const key = header(req, 'x-idempotency-key');
@@ -182,6 +203,4 @@ async function beginIdempotencyFor(ctx: ServiceContext, req: FastifyRequest, rep
     settled: false,
     noStore: false,
   };
-  const replay = await beginIdempotency(ctx.db, req);
-  if (replay) return sendReplay(reply, replay.stored);
 }

@@ -18,6 +18,12 @@ export interface RouteAccess {
   /** Only in the sandbox; production answers 404 not_found. */
   sandboxOnly?: boolean;
   /**
+   * `grouped`: the route's idempotent writes are group-committed (docs/group-commit.md): gathered
+   * with other requests' into one transaction and one commit, each keeping its own result. For
+   * short effects that stay inside the database; a merchant's grouped writes take turns.
+   */
+  commit?: 'grouped';
+  /**
    * Top-level body fields that are secrets (a card PIN): the idempotency record's body hash covers
    * them only through a keyed HMAC, so the record cannot be used to guess them (idempotency.ts).
    */

@@ -193,7 +193,7 @@ export function defineRoute<const A extends RouteAccess, const S extends RouteSc
     headers: req.headers,
     idempotency: req.idempotency,
     write: async (effect: Effect<unknown>) =>
-      (await executeWrite(ctx.db, req, reply, async (trx) => ({ status, body: await mapped(effect)(trx) }))) as unknown as Sent,
+      (await executeWrite(ctx.db, req, reply, async (trx) => ({ status, body: await mapped(effect)(trx) }), access.commit === 'grouped' ? ctx.writeGroup : undefined)) as unknown as Sent,
     claim: <T>(leaseMs: number, effect: Effect<T>) => claimWrite(ctx.db, req, leaseMs, mapped(effect)),
     replay: (stored: StoredResult) => sendReplay(reply, stored) as unknown as Sent,
     req,

@@ -16,7 +16,9 @@ export interface CardTopUp {
 export interface CardTransaction {
   id: string; card_id: string; type: 'authorization' | 'clearing' | 'reversal' | 'refund'; status: 'approved' | 'declined' | 'cleared' | 'reversed' | 'posted';
   status_version: number; amount: string; currency: string; merchant_name: string; mcc: string; decline_reason: string | null;
-  authorization_id: string | null; cleared_amount: string | null; refunded_amount: string | null; created_at: string;
+  authorization_id: string | null; cleared_amount: string | null; refunded_amount: string | null;
+  /** Authorisations: released by partial reversals or the expiry; when the hold expires. Reversals: `network` or `expired`. */
+  reversed_amount: string | null; expires_at: string | null; reversal_reason: 'network' | 'expired' | null; created_at: string;
 }
 export interface CardAuthorizationInput { amount: string; currency?: string; merchant_name: string; mcc: string }
 export interface CardAuthorizationResult { approved: boolean; decline_reason?: string; transaction_id: string }
@@ -37,7 +39,7 @@ export interface CardMoneyMethods {
   /** Sandbox: POST /v1/sandbox/cards/{id}/clearings. */
   sandboxClear(id: string, body: { transaction_id: string; amount?: string }, opts?: { idempotencyKey?: string }): Promise<CardTransaction>;
   /** Sandbox: POST /v1/sandbox/cards/{id}/reversals. */
-  sandboxReverse(id: string, body: { transaction_id: string }, opts?: { idempotencyKey?: string }): Promise<CardTransaction>;
+  sandboxReverse(id: string, body: { transaction_id: string; amount?: string }, opts?: { idempotencyKey?: string }): Promise<CardTransaction>;
   /** Sandbox: POST /v1/sandbox/cards/{id}/refunds. */
   sandboxRefund(id: string, body: { transaction_id: string; amount?: string }, opts?: { idempotencyKey?: string }): Promise<CardTransaction>;
 }

@@ -2,7 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { entryKinds, formatAmount, parseAmount, postEntry, postEntryOrRefuse, prepaidCreditLines } from '../../ledger/index.js';
+import { entryKinds, formatAmount, parseAmount, platformAccount, postEntry, postEntryOrRefuse, prepaidCreditLines } from '../../ledger/index.js';
 import { getAsset } from '../assets/queries.js';
 import { getMerchant } from '../merchants/queries.js';
 import { merchantBalances } from './queries.js';
@@ -42,7 +42,8 @@ export async function creditPrepaid(
 
 /**
  * Reconciles the recorded custody with what the merchant really holds (for example funds the
- * merchant moved off the platform): custody against the platform's settlement clearing account.
+ * merchant moved off the platform): custody against the platform's settlement clearing account
+ * kept for the merchant.
  */
 export async function adjustCustody(
   trx: Transaction<Database>,
@@ -55,7 +56,7 @@ export async function adjustCustody(
   const amount = parseAmount(input.amount, asset.scale);
   if (amount <= 0n) throw new ApiError('invalid_request', 'amount must be greater than zero.');
   const custody = { owner: 'merchant' as const, merchantId, bucket: 'custody' as const };
-  const clearing = { owner: 'platform' as const, bucket: 'settlement_clearing' as const };
+  const clearing = platformAccount('settlement_clearing', merchantId);
   const increase = input.direction === 'increase';
   await postEntryOrRefuse(trx, {
     environment: input.environment,

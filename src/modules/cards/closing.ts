@@ -20,6 +20,7 @@ import { cardReferenceTypeOfCard } from './rules.js';
 import { closeOutcomeTransition, closeVerdict, expiryDue } from './state.js';
 import type { CardRow } from './tables.js';
 import { replacementRetryDelaySeconds } from './replacement-executor.js';
+import { failPendingTopUps } from './topups.js';
 
 export const closingErrors = {
   close: ['state_invalid', 'not_found'],
@@ -51,6 +52,8 @@ export async function prepareClose(ctx: ServiceContext, trx: Transaction<Databas
     close_checks: 0, close_next_check_at: new Date(now.getTime() + closeFirstCheckSeconds * 1000), updated_at: now,
   }).where('id', '=', card.id).returningAll().executeTakeFirstOrThrow();
   await emitCardStatus(trx, updated);
+  // Nothing more is loaded onto a closing card: top-ups not yet sent to the issuer fail, their freeze back.
+  await failPendingTopUps(trx, card.id, 'card_closing');
   return { kind: 'ask', card: updated };
 }
 
@@ -145,6 +148,7 @@ export async function expireCards(ctx: ServiceContext, scope: ClockScope, now: D
         .where('id', '=', id).returningAll().executeTakeFirstOrThrow();
       await returnCardBalance(trx, updated, { type: cardReferenceTypeOfCard, id: `${id}:expiry` }, now);
       await emitCardStatus(trx, updated);
+      await failPendingTopUps(trx, id, 'card_expired');
     });
   }
 }

@@ -1,8 +1,9 @@
 /**
  * The card lifecycle's work on the merchant's clock (docs/cards.md, docs/clock.md): the
- * replacement executor, the reconciliation of closing cards, and expiry. Each is a timed process
+ * replacement executor, the reconciliation of closing cards, card expiry and the expiry of
+ * authorisation holds (transactions.ts). Each is a timed process
  * (so `POST /v1/sandbox/clock/advance` runs it as the clock passes), the executor also a job
- * queued with each request, and one ticker runs all three on each scope's own clock in production.
+ * queued with each request, and one ticker runs them all on each scope's own clock in production.
  */
 import { sql } from 'kysely';
 import { RetryLater, type JobHandler, type Ticker, type TimedProcess } from '../../jobs/types.js';
@@ -11,6 +12,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { expireCards, nextClosingCheck, nextExpiry, reconcileClosingCards } from './closing.js';
 import { runReplacement } from './replacement-executor.js';
 import { replacementJobKind } from './replacements.js';
+import { expireAuthorizations, nextAuthorizationExpiry } from './transactions.js';
 
 /** Replacements taken per run (a bound on one batch). */
 const executorBatchMax = 100;
@@ -36,6 +38,8 @@ export const cardLifecycleTimedProcesses: TimedProcess[] = [
   },
   { name: 'card.closing_reconcile', nextDue: nextClosingCheck, runDue: reconcileClosingCards },
   { name: 'card.expiry', nextDue: nextExpiry, runDue: expireCards },
+  // Holds neither cleared nor reversed by their `expires_at` go back (transactions.ts, docs/cards.md "Transactions").
+  { name: 'card.authorization_expiry', nextDue: nextAuthorizationExpiry, async runDue(ctx, scope, now) { await expireAuthorizations(ctx, scope, now); } },
 ];
 
 /** The executor's job, queued with each request: runs it when due, and defers itself while it waits for the issuer. */
@@ -59,7 +63,7 @@ export const cardLifecycleJobHandlers: Record<string, JobHandler> = { [replaceme
 /** Scopes looked at per tick (a bound). */
 const scopesPerTickMax = 200;
 
-/** The three processes on each scope's own clock, for the service running on its own. */
+/** The processes on each scope's own clock, for the service running on its own. */
 export const cardLifecycleTickers: Ticker[] = [{
   name: 'card.lifecycle',
   intervalMs: 60_000,
@@ -68,6 +72,8 @@ export const cardLifecycleTickers: Ticker[] = [{
       .union(ctx.db.selectFrom('cards').select(['merchant_id', 'environment']).where('status', '=', 'closing'))
       .union(ctx.db.selectFrom('cards').select(['merchant_id', 'environment']).where('status', 'in', ['unactivated', 'active'])
         .where(sql<boolean>`make_timestamptz(exp_year, exp_month, 1, 0, 0, 0, 'UTC') + interval '1 month' <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval '1 millisecond'`))
+      .union(ctx.db.selectFrom('card_transactions').select(['merchant_id', 'environment']).where('type', '=', 'authorization').where('status', '=', 'approved')
+        .where(sql<boolean>`expires_at <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval '1 millisecond'`))
       .limit(scopesPerTickMax).execute();
     for (const s of scopes) {
       const scope = { merchantId: s.merchant_id, environment: s.environment };

@@ -80,8 +80,9 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
       summary: 'Sandbox: a card authorisation',
       description: [
         'The card network asks to authorise (extensions 8). Decided in this order: the card is `active`; the currency is the card\'s; the card\'s merchant rules (`white`: only listed names or MCCs; `black`: none of them; names trimmed, case-insensitive); ',
-        'the single, daily and monthly limits (the member\'s card-level limits, then the product\'s caps; days and months on the merchant\'s clock, UTC; approved and cleared authorisations count); the card balance. ',
-        'Approved: the amount is held (card → held). Always recorded as a transaction with its decline reason.',
+        'the single, daily and monthly limits (the member\'s card-level limits, then the product\'s caps; days and months on the merchant\'s clock, UTC; approved authorisations count what they still hold, cleared ones what cleared); the card balance. ',
+        'Approved: the amount is held (card → held) until cleared, reversed, or `expires_at` (7 days; 30 for lodging, vehicle rental and cruise MCCs; merchant clock). Always recorded as a transaction with its decline reason. ',
+        'Another currency than the card\'s is declined `currency_not_supported` (no conversion: see docs/cards.md).',
       ].join(''),
       tags: ['Sandbox'], params: IdParams, body: AuthorizationBody, response: { 200: AuthorizationAnswer },
     },
@@ -92,7 +93,7 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
     errors: [...transactionErrors.follow],
     schema: {
       summary: 'Sandbox: the network clears an authorisation',
-      description: 'Of an `approved` authorisation; `amount` defaults to the authorised one and may differ: less releases the rest of the hold to the card, more takes the difference from the card balance (`insufficient_balance` when it is short). The money leaves to the card network. The authorisation becomes `cleared`.',
+      description: 'Of an `approved` authorisation; `amount` defaults to the authorised one and may differ: less than what is still held releases the rest of the hold to the card, more takes the difference from the card balance (`insufficient_balance` when it is short). The money leaves to the card network. The authorisation becomes `cleared` and counts the cleared amount against the limits. A late presentment of an authorisation whose hold expired (`reversed`, `reversal_reason: expired`) still clears, all from the card balance.',
       tags: ['Sandbox'], params: IdParams, body: FollowBody, response: { 200: CardTransaction },
     },
   }, async ({ principal, params, body, write }) => write((trx) => follow(ctx, trx, principal, params.id, 'clearing', body)));
@@ -102,8 +103,8 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
     errors: [...transactionErrors.follow],
     schema: {
       summary: 'Sandbox: the network reverses an authorisation',
-      description: 'Of an `approved` (not cleared) authorisation: the hold goes back to the card balance; the authorisation becomes `reversed` and no longer counts against the limits.',
-      tags: ['Sandbox'], params: IdParams, body: Type.Object({ transaction_id: FollowBody.properties.transaction_id }), response: { 200: CardTransaction },
+      description: 'Of an `approved` (not cleared) authorisation: `amount` (default: all that is still held) of the hold goes back to the card balance (more than zero, at most the hold: `amount_out_of_range`). The whole hold: the authorisation becomes `reversed` and no longer counts against the limits; part of it: it stays `approved` and counts only what it still holds.',
+      tags: ['Sandbox'], params: IdParams, body: FollowBody, response: { 200: CardTransaction },
     },
   }, async ({ principal, params, body, write }) => write((trx) => follow(ctx, trx, principal, params.id, 'reversal', body)));
 

@@ -3,11 +3,11 @@
  * member's payment priority, the decision on an authorisation, and the posting rules of top-ups
  * and card transactions. No database, no clock.
  */
-import type { EntryLine } from '../../ledger/index.js';
+import { platformAccount, type EntryLine } from '../../ledger/index.js';
 import { convert } from '../../upstreams/rates.js';
 import { feeInSource, heldReleaseToAvailableLines } from './rules.js';
 import { cardCanSpend } from './state.js';
-import type { CardStatus } from './tables.js';
+import type { CardReversalReason, CardStatus, CardTransactionStatus } from './tables.js';
 
 // ---------------------------------------------------------------------------------------------
 // Top-up price
@@ -53,6 +53,32 @@ export function priceTopUp(amount: bigint, sourceScale: number, cardScale: numbe
 /** What a top-up really delivers: `amount` at the rate fixed at creation, rounded down. */
 export function arrivalAt(amount: bigint, sourceScale: number, cardScale: number, rate: string): bigint {
   return convert(amount, sourceScale, cardScale, rate, 'down');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Top-up dispatch
+
+/** Why a pending top-up is failed instead of being sent to the issuer: the card stopped before it was dispatched. */
+export type TopUpStopReason = 'card_closing' | 'card_closed' | 'card_replaced' | 'card_expired' | 'card_frozen' | 'card_replacing';
+
+/**
+ * Whether a `pending` top-up may still be sent to the issuer. A card that stopped (`cardStopped`:
+ * closing, closed, replaced, expired, frozen by a security replacement) or whose balance a
+ * non-security replacement has returned (`replacementReturnedBalance`: the replacement is
+ * `processing`) takes no new load: the top-up fails with this reason and its freeze goes back.
+ * A replacement only `requested` stops nothing yet (it may still fail): the top-up is dispatched.
+ */
+export function topUpDispatchProblem(card: { status: CardStatus; frozenAt: Date | null }, replacementReturnedBalance: boolean): TopUpStopReason | undefined {
+  switch (card.status) {
+    case 'closing': return 'card_closing';
+    case 'closed': return 'card_closed';
+    case 'replaced': return 'card_replaced';
+    case 'expired': return 'card_expired';
+    default: break;
+  }
+  if (card.frozenAt !== null) return 'card_frozen';
+  if (replacementReturnedBalance) return 'card_replacing';
+  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -114,7 +140,7 @@ export interface AuthorizationFacts {
   cardLimits: LimitLayers;
   /** The product's caps (always apply). */
   productLimits: LimitLayers;
-  /** Approved authorisations already counted today / this month (card currency, the merchant's clock). */
+  /** What authorisations already count today / this month (`limitCounted`; card currency, the merchant's clock). */
   spentToday: bigint;
   spentThisMonth: bigint;
   /** The card's spendable balance (`card` bucket). */
@@ -166,6 +192,75 @@ export function decideAuthorization(f: AuthorizationFacts): AuthorizationDecisio
   return { approved: true };
 }
 
+/**
+ * What an authorisation counts against the daily and monthly limits: what it really holds or
+ * spent. `approved`: the hold still in place (the authorised amount less what partial reversals
+ * released); `cleared`: the cleared amount (less or more than authorised); `reversed` (by the
+ * network or by expiry) and `declined`: nothing. Refunds do not give the limit back: they are
+ * money coming back, not spending undone (as issuers count velocity).
+ */
+export function limitCounted(a: { status: CardTransactionStatus; amount: bigint; clearedAmount: bigint; reversedAmount: bigint }): bigint {
+  if (a.status === 'approved') return a.amount - a.reversedAmount;
+  if (a.status === 'cleared') return a.clearedAmount;
+  return 0n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Authorisation holds: expiry, partial reversal, late clearing
+
+/** Days a hold lasts when the network neither clears nor reverses it (most merchants). */
+export const authorizationHoldDaysDefault = 7;
+/** Lodging, vehicle rental and cruise lines: authorised ahead of the final amount, held longer (as Visa and Mastercard allow). */
+export const authorizationHoldDaysExtended = 30;
+const extendedHoldMccs: ReadonlySet<string> = new Set(['4411', '7011', '7512', '7513', '7519']);
+
+/** How long an authorisation's hold lasts: 30 days for lodging (7011, 3501–3999), vehicle rental (7512, 7513, 7519, 3351–3500) and cruise lines (4411); 7 days otherwise. */
+export function authorizationHoldDays(mcc: string): number {
+  if (extendedHoldMccs.has(mcc)) return authorizationHoldDaysExtended;
+  if (/^[0-9]{4}$/.test(mcc) && mcc >= '3351' && mcc <= '3999') return authorizationHoldDaysExtended;
+  return authorizationHoldDaysDefault;
+}
+
+/** When the hold of an authorisation approved at `authorizedAt` (merchant clock) is released if still open. */
+export function authorizationExpiresAt(authorizedAt: Date, mcc: string): Date {
+  return new Date(authorizedAt.getTime() + authorizationHoldDays(mcc) * 86_400_000);
+}
+
+/** Whether an approved authorisation's hold has expired at `now`. */
+export function authorizationExpired(a: { status: CardTransactionStatus; expiresAt: Date | null }, now: Date): boolean {
+  return a.status === 'approved' && a.expiresAt !== null && a.expiresAt.getTime() <= now.getTime();
+}
+
+/** What an authorisation still holds on `card_held`: the authorised amount less what was released; nothing once it left `approved`. */
+export function heldOf(a: { status: CardTransactionStatus; amount: bigint; reversedAmount: bigint }): bigint {
+  return a.status === 'approved' ? a.amount - a.reversedAmount : 0n;
+}
+
+/**
+ * A reversal of `requested` (default: all that is held) of an authorisation holding `held`:
+ * more than zero and at most the hold (otherwise undefined: `amount_out_of_range`); `full` when
+ * it releases the whole hold (the authorisation becomes `reversed`), otherwise it stays
+ * `approved` with a smaller hold.
+ */
+export function reversalOf(held: bigint, requested: bigint | undefined): { amount: bigint; full: boolean } | undefined {
+  const amount = requested ?? held;
+  if (amount <= 0n || amount > held) return undefined;
+  return { amount, full: amount === held };
+}
+
+/**
+ * What a clearing may take from `card_held` for an authorisation, or undefined when it may not
+ * be cleared (`state_invalid`): an `approved` one clears against its remaining hold; one whose
+ * hold expired (`reversed` by `expired`) is a late presentment: it still clears, with no hold
+ * left (the whole amount from the card balance, as the network may present up to its own limits);
+ * one reversed by the network, declined or already cleared: no.
+ */
+export function clearableHold(a: { status: CardTransactionStatus; amount: bigint; reversedAmount: bigint; reversalReason: CardReversalReason | null }): bigint | undefined {
+  if (a.status === 'approved') return heldOf(a);
+  if (a.status === 'reversed' && a.reversalReason === 'expired') return 0n;
+  return undefined;
+}
+
 /** The limits in force at the issuer: per layer the tighter of what is recorded and what it last confirmed (0 = none). */
 export function effectiveLimits(recorded: LimitLayers, confirmed: LimitLayers): LimitLayers {
   const t = (a: bigint, b: bigint) => (a === 0n ? b : b === 0n ? a : a < b ? a : b);
@@ -194,6 +289,8 @@ export const cardMoneyEntryKinds = {
   authHold: 'card.auth_hold',
   clearing: 'card.clearing',
   reversal: 'card.reversal',
+  /** The hold of an authorisation that expired, released (keyed by the authorisation: once). */
+  authExpiry: 'card.auth_expiry',
   refund: 'card.refund',
 } as const;
 
@@ -208,7 +305,8 @@ export interface TopUpMoney {
 
 const member = (memberId: string, bucket: 'available' | 'frozen') => ({ owner: 'member' as const, memberId, bucket });
 const card = (memberId: string, cardId: string, bucket: 'card' | 'card_held') => ({ owner: 'member' as const, memberId, bucket, cardId });
-const clearing = { owner: 'platform' as const, bucket: 'settlement_clearing' as const };
+/** The platform's settlement clearing kept for the card's merchant. */
+const clearing = (merchantId: string) => platformAccount('settlement_clearing', merchantId);
 
 /**
  * Where money arriving for a card goes: `card` (onto `card:<id>`) while the card can still be
@@ -234,7 +332,7 @@ export function topUpFreezeLines(p: TopUpMoney): EntryLine[] {
 export function topUpSettleLines(p: TopUpMoney): EntryLine[] {
   const lines: EntryLine[] = [
     { account: member(p.memberId, 'frozen'), side: 'debit', amount: p.amount + p.fee },
-    { account: clearing, side: 'credit', amount: p.amount + p.fee },
+    { account: clearing(p.merchantId), side: 'credit', amount: p.amount + p.fee },
   ];
   if (p.fee > 0n) {
     lines.push(
@@ -251,7 +349,7 @@ export function topUpSettleLines(p: TopUpMoney): EntryLine[] {
  */
 export function topUpCreditLines(p: TopUpMoney, to: CardMoneyDestination = 'card'): EntryLine[] {
   return [
-    { account: clearing, side: 'debit', amount: p.arrival },
+    { account: clearing(p.merchantId), side: 'debit', amount: p.arrival },
     { account: destination(p.memberId, p.cardId, to), side: 'credit', amount: p.arrival },
   ];
 }
@@ -284,12 +382,12 @@ export function authHoldLines(p: CardMove): EntryLine[] {
  * the hold to the card (to available once the card stopped), a larger one takes the difference
  * from the card balance. One entry.
  */
-export function clearingLines(p: { memberId: string; cardId: string; held: bigint; cleared: bigint }, to: CardMoneyDestination = 'card'): EntryLine[] {
+export function clearingLines(p: { memberId: string; merchantId: string; cardId: string; held: bigint; cleared: bigint }, to: CardMoneyDestination = 'card'): EntryLine[] {
   const s = clearingSplit(p.held, p.cleared);
   const lines: EntryLine[] = [];
   if (p.held > 0n) lines.push({ account: card(p.memberId, p.cardId, 'card_held'), side: 'debit', amount: p.held });
   if (s.extra > 0n) lines.push({ account: card(p.memberId, p.cardId, 'card'), side: 'debit', amount: s.extra });
-  if (p.cleared > 0n) lines.push({ account: clearing, side: 'credit', amount: p.cleared });
+  if (p.cleared > 0n) lines.push({ account: clearing(p.merchantId), side: 'credit', amount: p.cleared });
   if (s.released > 0n) lines.push({ account: destination(p.memberId, p.cardId, to), side: 'credit', amount: s.released });
   return lines;
 }
@@ -304,9 +402,9 @@ export function reversalLines(p: CardMove, to: CardMoneyDestination = 'card'): E
 }
 
 /** Refund of cleared spending: the network pays it back onto the card (settlement clearing → card; → available once the card stopped). */
-export function refundLines(p: CardMove, to: CardMoneyDestination = 'card'): EntryLine[] {
+export function refundLines(p: CardMove & { merchantId: string }, to: CardMoneyDestination = 'card'): EntryLine[] {
   return [
-    { account: clearing, side: 'debit', amount: p.amount },
+    { account: clearing(p.merchantId), side: 'debit', amount: p.amount },
     { account: destination(p.memberId, p.cardId, to), side: 'credit', amount: p.amount },
   ];
 }

@@ -33,7 +33,7 @@ export const CardTopUp = Type.Object({
   customer_total: Type.String({ description: 'amount + fee, decimal in the source asset: what left the available balance' }),
   card_currency: Type.String(),
   arrival_amount: Type.String({ description: 'Decimal in the card currency, at the rate fixed at creation' }),
-  failure_reason: Nullable(Type.String({ description: '`upstream_rejected`, `upstream_not_found`, `upstream_failed`, `upstream_reversed`' })),
+  failure_reason: Nullable(Type.String({ description: '`upstream_rejected`, `upstream_not_found`, `upstream_failed`, `upstream_reversed`, `operator`; never sent because the card stopped first: `card_closing`, `card_closed`, `card_replaced`, `card_expired`, `card_frozen`, `card_replacing`' })),
   created_at: Type.String(),
   credited_at: Nullable(Type.String()),
   updated_at: Type.String(),
@@ -49,7 +49,7 @@ export const CardTransaction = Type.Object({
   card_id: Type.String(),
   type: Type.Union([Type.Literal('authorization'), Type.Literal('clearing'), Type.Literal('reversal'), Type.Literal('refund')]),
   status: Type.Union([Type.Literal('approved'), Type.Literal('declined'), Type.Literal('cleared'), Type.Literal('reversed'), Type.Literal('posted')], {
-    description: 'Authorisations: `approved` (held), `declined`, then `cleared` or `reversed`. Clearings, reversals, refunds: `posted`',
+    description: 'Authorisations: `approved` (held), `declined`, then `cleared` or `reversed` (by the network, or its hold expired: `reversal_reason`). Clearings, reversals, refunds: `posted`',
   }),
   status_version: Type.Integer(),
   amount: Type.String({ description: 'Decimal in `currency`' }),
@@ -60,6 +60,11 @@ export const CardTransaction = Type.Object({
   authorization_id: Nullable(Type.String({ description: 'Clearing, reversal, refund: the authorisation they follow' })),
   cleared_amount: Nullable(Type.String({ description: 'Authorisations: the amount cleared' })),
   refunded_amount: Nullable(Type.String({ description: 'Authorisations: the amount refunded so far' })),
+  reversed_amount: Nullable(Type.String({ description: 'Authorisations: what partial reversals and the expiry released of the hold (held = amount − reversed_amount while `approved`)' })),
+  expires_at: Nullable(Type.String({ description: 'Authorisations approved: when the hold is released if neither cleared nor reversed (merchant clock; 7 days, 30 for lodging, vehicle rental and cruise MCCs)' })),
+  reversal_reason: Nullable(Type.Union([Type.Literal('network'), Type.Literal('expired')], {
+    description: 'Reversals (and an authorisation fully released): `network` (the network reversed it) or `expired` (ours: the hold expired unused)',
+  })),
   created_at: Type.String(),
 });
 

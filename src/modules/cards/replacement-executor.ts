@@ -28,6 +28,7 @@ import {
 } from './rules.js';
 import { openingInventory, openingStatus, replacementStartProblem, replacementTransition } from './state.js';
 import type { CardReplacementRow, CardRow } from './tables.js';
+import { failPendingTopUps } from './topups.js';
 
 /** A running executor's hold on one replacement (real time). */
 const leaseSeconds = 120;
@@ -110,6 +111,8 @@ async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promise<CardR
   if (r.security) await trx.updateTable('cards').set({ frozen_at: card.frozen_at ?? now, updated_at: now }).where('id', '=', card.id).execute();
   else await trx.updateTable('cards').set({ inventory_status: 'voided', updated_at: now }).where('id', '=', card.id).execute();
   const returned = await returnCardBalance(trx, card, { type: replacementReferenceType, id: r.id }, now);
+  // The card ends with this replacement: top-ups not yet sent to the issuer fail, their freeze back.
+  await failPendingTopUps(trx, card.id, r.security ? 'card_frozen' : 'card_replacing');
   const verdict = replacementTransition(r.status, 'start');
   if (verdict.kind !== 'move') throw new Error(`cards: replacement ${r.id} cannot start from ${r.status}`);
   const updated = await trx.updateTable('card_replacements').set({

@@ -251,6 +251,7 @@ export interface CardTopupsTable {
 
 export type CardTransactionType = 'authorization' | 'clearing' | 'reversal' | 'refund';
 export type CardTransactionStatus = 'approved' | 'declined' | 'cleared' | 'reversed' | 'posted';
+export type CardReversalReason = 'network' | 'expired';
 
 export interface CardTransactionsTable {
   seq: Generated<string>;
@@ -274,7 +275,13 @@ export interface CardTransactionsTable {
   /** Authorisations: what has cleared, and what has been refunded of it. */
   cleared_amount: MinorDefault;
   refunded_amount: MinorDefault;
-  /** The card network's reference of the message. */
+  /** Authorisations (migration 029): what partial reversals and the expiry released of the hold; held = amount − reversed_amount while `approved`. */
+  reversed_amount: MinorDefault;
+  /** Approved authorisations: when the hold is released if neither cleared nor reversed (merchant clock; `authorizationHoldDays`). */
+  expires_at: NullableTimestamp;
+  /** Reversals (and an authorisation fully released): `network` (the network's message) or `expired` (the hold expired, ours). */
+  reversal_reason: ColumnType<CardReversalReason | null, CardReversalReason | null | undefined, CardReversalReason | null>;
+  /** The card network's reference of the message (`expiry:<authorisation>` for a release by expiry). */
   network_ref: string;
   created_at: Timestamp;
   updated_at: Timestamp;

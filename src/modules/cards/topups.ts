@@ -24,8 +24,8 @@ import type { CallOutcome, StatusOutcome } from '../../upstreams/types.js';
 import { raiseAlert } from '../alerts/queries.js';
 import { getAsset } from '../assets/queries.js';
 import {
-  arrivalAt, cardMoneyEntryKinds, payingAsset, priceTopUp, topUpCreditLines, topUpFailLines, topUpFreezeLines, topUpReferenceType,
-  topUpSettleLines, type SourceCandidate, type TopUpMoney, type TopUpPrice,
+  arrivalAt, cardMoneyEntryKinds, payingAsset, priceTopUp, topUpCreditLines, topUpDispatchProblem, topUpFailLines, topUpFreezeLines, topUpReferenceType,
+  topUpSettleLines, type SourceCandidate, type TopUpMoney, type TopUpPrice, type TopUpStopReason,
 } from './money-rules.js';
 import type { CardTopupRow, TopUpStatus } from './tables.js';
 import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from './queries.js';
@@ -264,16 +264,37 @@ async function creditIn(trx: Transaction<Database>, id: string, fields: Record<s
   await emit(trx, row, 'credited');
 }
 
-async function failIn(trx: Transaction<Database>, id: string, reason: string, fields: Record<string, unknown>): Promise<void> {
+async function failIn(trx: Transaction<Database>, id: string, reason: string, fields: Record<string, unknown>, from: readonly TopUpStatus[] = ['pending', 'processing', 'suspended']): Promise<boolean> {
   const row = await claimMove<CardTopupRow>(trx, cardTopUps, id, {
-    to: 'failed', from: ['pending', 'processing', 'suspended'], at: 'failed_at', fields: { ...fields, failure_reason: reason, next_check_at: null },
+    to: 'failed', from, at: 'failed_at', fields: { ...fields, failure_reason: reason, next_check_at: null },
   });
-  if (!row) return;
+  if (!row) return false;
   await postEntry(trx, {
     environment: row.environment, merchantId: row.merchant_id, kind: cardMoneyEntryKinds.topUpFail,
     referenceType: topUpReferenceType, referenceId: row.id, asset: row.source_asset, lines: topUpFailLines(moneyOf(row)),
   });
   await emit(trx, row, 'failed');
+  return true;
+}
+
+/** Top-ups of one card cancelled per call (a bound; a card has few pending at once, the dispatch check catches any left). */
+const pendingCancelMax = 100;
+
+/**
+ * A card stops (closing, expired, frozen or voided by a replacement): its top-ups not yet sent to
+ * the issuer (`pending`) are failed with `reason` in the caller's transaction (the one that
+ * changes the card's state, with the card row locked), their freeze back to available
+ * (`card.topup_fail`, once: the move from `pending` has one winner, against the dispatch's claim)
+ * and `card.topup.failed`. Top-ups already dispatched keep going: an issuer that confirms them
+ * later credits available (`creditIn`); an unknown outcome stays frozen until reconciliation.
+ * Answers how many were failed.
+ */
+export async function failPendingTopUps(trx: Transaction<Database>, cardId: string, reason: TopUpStopReason): Promise<number> {
+  const pending = await trx.selectFrom('card_topups').select('id').where('card_id', '=', cardId).where('status', '=', 'pending')
+    .orderBy('seq').limit(pendingCancelMax).execute();
+  let failed = 0;
+  for (const { id } of pending) if (await failIn(trx, id, reason, {}, ['pending'])) failed++;
+  return failed;
 }
 
 async function applyIn(trx: Transaction<Database>, id: string, d: Decision, source: 'call' | 'query'): Promise<void> {
@@ -281,9 +302,11 @@ async function applyIn(trx: Transaction<Database>, id: string, d: Decision, sour
     case 'complete':
       return creditIn(trx, id, { upstream_outcome: 'accepted', ...providerFields(d), next_check_at: null });
     case 'reversed':
-      return failIn(trx, id, 'upstream_reversed', providerFields(d));
+      await failIn(trx, id, 'upstream_reversed', providerFields(d));
+      return;
     case 'fail':
-      return failIn(trx, id, d.reason, providerFields(d));
+      await failIn(trx, id, d.reason, providerFields(d));
+      return;
     case 'suspend':
       return suspendOrder(trx, cardTopUps, id, d, providerFields(d));
     case 'wait':
@@ -300,8 +323,8 @@ export function applyTopUpDecision(ctx: ServiceContext, id: string, d: Decision,
 const callOf = (row: { merchant_id: string; environment: CardTopupRow['environment'] }) => ({ merchantId: row.merchant_id, environment: row.environment });
 
 /** Moves `pending` → `processing` once and records that the issuer call starts now. */
-async function claimDispatch(ctx: ServiceContext, id: string): Promise<CardTopupRow | undefined> {
-  return ctx.db.updateTable('card_topups')
+async function claimDispatch(ctx: ServiceContext, trx: Transaction<Database>, id: string): Promise<CardTopupRow | undefined> {
+  return trx.updateTable('card_topups')
     .set((eb) => ({
       status: 'processing', status_version: eb('status_version', '+', 1), upstream_outcome: 'pending',
       dispatch_started_at: sql<Date>`now()` as unknown as Date,
@@ -313,9 +336,29 @@ async function claimDispatch(ctx: ServiceContext, id: string): Promise<CardTopup
     .returningAll().executeTakeFirst();
 }
 
+/**
+ * The dispatch claim, one transaction with the card row locked first (as every stopping action
+ * and `creditIn` lock it): a card that stopped meanwhile (`topUpDispatchProblem`) gets no load,
+ * the top-up fails and its freeze goes back; otherwise `pending` → `processing`. The stop and the
+ * claim exclude each other, so a top-up is either failed before it is sent or sent once.
+ */
+async function claimOrStop(ctx: ServiceContext, id: string): Promise<CardTopupRow | undefined> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const open = await trx.selectFrom('card_topups').select(['card_id', 'status']).where('id', '=', id).executeTakeFirst();
+    if (!open || open.status !== 'pending') return undefined;
+    const card = await trx.selectFrom('cards').select(['status', 'frozen_at']).where('id', '=', open.card_id).forUpdate().executeTakeFirstOrThrow();
+    const problem = topUpDispatchProblem({ status: card.status, frozenAt: card.frozen_at }, await replacementInFlight(trx, open.card_id, ['processing']));
+    if (problem) {
+      await failIn(trx, id, problem, {}, ['pending']);
+      return undefined;
+    }
+    return claimDispatch(ctx, trx, id);
+  });
+}
+
 /** The dispatch job: the issuer is asked to load the card with the top-up id as its idempotency key; the answer applied once. */
 export async function dispatchTopUp(ctx: ServiceContext, id: string): Promise<CardTopupRow | undefined> {
-  const claimed = await claimDispatch(ctx, id);
+  const claimed = await claimOrStop(ctx, id);
   if (!claimed) return ctx.db.selectFrom('card_topups').selectAll().where('id', '=', id).executeTakeFirst();
   const card = await ctx.db.selectFrom('cards').select('upstream_ref').where('id', '=', claimed.card_id).executeTakeFirstOrThrow();
   const answer: CallOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.card.topUp(callOf(claimed), {

@@ -16,11 +16,12 @@ import { newId } from '../../platform/ids.js';
 import { keysetPage, type PageParams } from '../../platform/pagination.js';
 import { accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, recordEvent, type EntryLine } from '../../ledger/index.js';
 import type { CardNetworkMessage } from '../../upstreams/card.js';
+import type { ClockScope } from '../../platform/clock.js';
 import {
-  authHoldLines, cardMoneyEntryKinds, cardTransactionReferenceType, clearingLines, decideAuthorization, effectiveLimits, refundLines,
-  reversalLines, type AuthorizationDecision, type RuleSet,
+  authHoldLines, authorizationExpired, authorizationExpiresAt, cardMoneyEntryKinds, cardTransactionReferenceType, clearableHold, clearingLines,
+  decideAuthorization, effectiveLimits, heldOf, limitCounted, refundLines, reversalLines, reversalOf, type AuthorizationDecision, type RuleSet,
 } from './money-rules.js';
-import type { CardTransactionRow, CardTransactionType } from './tables.js';
+import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
 import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db } from './queries.js';
 import type { CardRow } from './tables.js';
 import { cardStopped } from './state.js';
@@ -56,6 +57,9 @@ export async function transactionView(db: Db, row: CardTransactionRow) {
     authorization_id: row.authorization_id,
     cleared_amount: row.type === 'authorization' ? formatAmount(minorFromDb(row.cleared_amount), scale) : null,
     refunded_amount: row.type === 'authorization' ? formatAmount(minorFromDb(row.refunded_amount), scale) : null,
+    reversed_amount: row.type === 'authorization' ? formatAmount(minorFromDb(row.reversed_amount), scale) : null,
+    expires_at: row.type === 'authorization' && row.expires_at !== null ? iso(row.expires_at) : null,
+    reversal_reason: row.reversal_reason,
     created_at: iso(row.created_at),
   };
 }
@@ -100,22 +104,31 @@ export function periodStarts(now: Date): { day: Date; month: Date } {
   };
 }
 
-/** Approved spending counted against the limits since `since`: authorisations approved or cleared (reversed ones free their amount). */
+/**
+ * What counts against the limits since `since`: each authorisation approved or cleared since then
+ * at what it really holds or spent (`limitCounted`: the remaining hold, or the cleared amount);
+ * reversed and expired ones count nothing.
+ */
 async function spentSince(trx: Transaction<Database>, cardId: string, since: Date): Promise<bigint> {
-  const row = await trx.selectFrom('card_transactions').select(sql<string>`coalesce(sum(amount), 0)`.as('total'))
+  const rows = await trx.selectFrom('card_transactions').select(['status', 'amount', 'cleared_amount', 'reversed_amount'])
     .where('card_id', '=', cardId).where('type', '=', 'authorization').where('status', 'in', ['approved', 'cleared'])
-    .where('created_at', '>=', since).executeTakeFirstOrThrow();
-  return minorFromDb(row.total);
+    .where('created_at', '>=', since).execute();
+  let total = 0n;
+  for (const r of rows) {
+    total += limitCounted({ status: r.status, amount: minorFromDb(r.amount), clearedAmount: minorFromDb(r.cleared_amount), reversedAmount: minorFromDb(r.reversed_amount) });
+  }
+  return total;
 }
 
 async function insertTransaction(trx: Transaction<Database>, card: CardRow, now: Date, t: {
   type: CardTransactionType; status: CardTransactionRow['status']; amount: bigint; currency: string; merchantName: string; mcc: string;
-  declineReason?: string; authorizationId?: string; networkRef: string;
+  declineReason?: string; authorizationId?: string; networkRef: string; expiresAt?: Date; reversalReason?: CardReversalReason;
 }): Promise<CardTransactionRow> {
   return trx.insertInto('card_transactions').values({
     id: newId('ctx'), merchant_id: card.merchant_id, environment: card.environment, member_id: card.member_id, card_id: card.id,
     type: t.type, status: t.status, status_version: 1, amount: t.amount, currency: t.currency, merchant_name: t.merchantName, mcc: t.mcc,
-    decline_reason: t.declineReason ?? null, authorization_id: t.authorizationId ?? null, network_ref: t.networkRef, created_at: now, updated_at: now,
+    decline_reason: t.declineReason ?? null, authorization_id: t.authorizationId ?? null, network_ref: t.networkRef,
+    expires_at: t.expiresAt ?? null, reversal_reason: t.reversalReason ?? null, created_at: now, updated_at: now,
   }).returningAll().executeTakeFirstOrThrow();
 }
 
@@ -167,6 +180,8 @@ export async function authorize(ctx: ServiceContext, trx: Transaction<Database>,
   const row = await insertTransaction(trx, card, now, {
     type: 'authorization', status: decision.approved ? 'approved' : 'declined', amount, currency, merchantName, mcc: body.mcc,
     declineReason: decision.approved ? undefined : decision.reason, networkRef,
+    // The hold is released if the network neither clears nor reverses it by then (`expireAuthorizations`).
+    expiresAt: decision.approved ? authorizationExpiresAt(now, body.mcc) : undefined,
   });
   if (decision.approved) await post(trx, card, cardMoneyEntryKinds.authHold, row.id, authHoldLines({ memberId: card.member_id, cardId: card.id, amount }));
   await emit(trx, row);
@@ -188,11 +203,20 @@ async function lockedAuthorization(trx: Transaction<Database>, card: CardRow, id
 
 type FollowKind = 'clearing' | 'reversal' | 'refund';
 
+const authFacts = (a: CardTransactionRow) => ({
+  status: a.status, amount: minorFromDb(a.amount), reversedAmount: minorFromDb(a.reversed_amount), reversalReason: a.reversal_reason,
+});
+
 /**
  * Sandbox clearing, reversal and refund: the network's follow-up of an authorisation.
  * - clearing (`amount` defaults to the authorised amount; may differ): of an `approved`
- *   authorisation; the authorisation becomes `cleared`.
- * - reversal: of an `approved` (not cleared) authorisation: the hold goes back; `reversed`.
+ *   authorisation, against what it still holds (`clearableHold`: the authorised amount less partial
+ *   reversals); the authorisation becomes `cleared`. A late presentment of an authorisation whose
+ *   hold expired still clears, all of it from the card balance (`insufficient_balance` when short).
+ * - reversal (`amount` defaults to all that is still held): of an `approved` (not cleared)
+ *   authorisation: that much of the hold goes back (`reversalOf`: more than zero, at most the hold,
+ *   else `amount_out_of_range`); the whole hold → `reversed`, part of it → stays `approved` with
+ *   the smaller hold (`reversed_amount` grows), which is what then counts against the limits.
  * - refund (`amount` defaults to what is left to refund): of a `cleared` authorisation, at most
  *   the cleared amount less what was refunded (`amount_out_of_range`).
  * Answers the new transaction. A message not valid in the authorisation's state: `state_invalid`.
@@ -213,31 +237,98 @@ export async function follow(ctx: ServiceContext, trx: Transaction<Database>, ca
   const auth = await lockedAuthorization(trx, card, body.transaction_id);
   const { networkRef } = await networkOf(ctx)(card, { type: kind, amountMinor: requested ?? minorFromDb(auth.amount), currency: card.currency, merchantName: auth.merchant_name, mcc: auth.mcc });
   const now = await ctx.clock.now(trx, caller);
-  const held = minorFromDb(auth.amount);
   const base = { currency: card.currency, merchantName: auth.merchant_name, mcc: auth.mcc, authorizationId: auth.id, networkRef, status: 'posted' as const };
   const move = (status: 'cleared' | 'reversed', extra: Record<string, unknown> = {}) => trx.updateTable('card_transactions')
     .set((eb) => ({ status, status_version: eb('status_version', '+', 1), updated_at: now, ...extra })).where('id', '=', auth.id).execute();
   let created: CardTransactionRow;
   if (kind === 'clearing') {
-    if (auth.status !== 'approved') throw new ApiError('state_invalid', `The authorisation is ${auth.status}.`);
-    const cleared = requested ?? held;
+    const held = clearableHold(authFacts(auth));
+    if (held === undefined) throw new ApiError('state_invalid', `The authorisation is ${auth.status}.`);
+    const cleared = requested ?? minorFromDb(auth.amount);
+    // A late presentment (no hold left) moves money only if it has an amount.
+    if (held === 0n && cleared <= 0n) throw new ApiError('amount_out_of_range', 'A clearing without a hold is more than zero.');
     created = await insertTransaction(trx, card, now, { ...base, type: 'clearing', amount: cleared });
-    await post(trx, card, cardMoneyEntryKinds.clearing, created.id, clearingLines({ memberId: card.member_id, cardId: card.id, held, cleared }, to));
+    await post(trx, card, cardMoneyEntryKinds.clearing, created.id, clearingLines({ memberId: card.member_id, merchantId: card.merchant_id, cardId: card.id, held, cleared }, to));
     await move('cleared', { cleared_amount: cleared });
   } else if (kind === 'reversal') {
     if (auth.status !== 'approved') throw new ApiError('state_invalid', `The authorisation is ${auth.status}.`);
-    created = await insertTransaction(trx, card, now, { ...base, type: 'reversal', amount: held });
-    await post(trx, card, cardMoneyEntryKinds.reversal, created.id, reversalLines({ memberId: card.member_id, cardId: card.id, amount: held }, to));
-    await move('reversed');
+    const r = reversalOf(heldOf(authFacts(auth)), requested);
+    if (!r) throw new ApiError('amount_out_of_range', 'A reversal is more than zero and at most what the authorisation still holds.');
+    created = await insertTransaction(trx, card, now, { ...base, type: 'reversal', amount: r.amount, reversalReason: 'network' });
+    await post(trx, card, cardMoneyEntryKinds.reversal, created.id, reversalLines({ memberId: card.member_id, cardId: card.id, amount: r.amount }, to));
+    const reversedAmount = minorFromDb(auth.reversed_amount) + r.amount;
+    if (r.full) await move('reversed', { reversed_amount: reversedAmount, reversal_reason: 'network' });
+    else await trx.updateTable('card_transactions').set({ reversed_amount: reversedAmount, updated_at: now }).where('id', '=', auth.id).execute();
   } else {
     if (auth.status !== 'cleared') throw new ApiError('state_invalid', `The authorisation is ${auth.status}; only cleared spending is refunded.`);
     const left = minorFromDb(auth.cleared_amount) - minorFromDb(auth.refunded_amount);
     const amount = requested ?? left;
     if (amount <= 0n || amount > left) throw new ApiError('amount_out_of_range', 'A refund is more than zero and at most the cleared amount not yet refunded.');
     created = await insertTransaction(trx, card, now, { ...base, type: 'refund', amount });
-    await post(trx, card, cardMoneyEntryKinds.refund, created.id, refundLines({ memberId: card.member_id, cardId: card.id, amount }, to));
+    await post(trx, card, cardMoneyEntryKinds.refund, created.id, refundLines({ memberId: card.member_id, merchantId: card.merchant_id, cardId: card.id, amount }, to));
     await trx.updateTable('card_transactions').set({ refunded_amount: minorFromDb(auth.refunded_amount) + amount, updated_at: now }).where('id', '=', auth.id).execute();
   }
   await emit(trx, created);
   return transactionView(trx, created);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expiry of holds
+
+/** Authorisations expired per run of the timed process (a bound on one batch). */
+const expiryBatchMax = 100;
+/** Batches per run (a bound: what is left is taken by the next run). */
+const expiryBatchesPerRunMax = 20;
+
+function openAuthorizations(db: Db, scope: ClockScope) {
+  return db.selectFrom('card_transactions')
+    .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment)
+    .where('type', '=', 'authorization').where('status', '=', 'approved');
+}
+
+/** Timed process `card.authorization_expiry`: the earliest expiry of the scope's open authorisations. */
+export async function nextAuthorizationExpiry(db: Db, scope: ClockScope): Promise<Date | null> {
+  const row = await openAuthorizations(db, scope).select(sql<Date | null>`min(expires_at)`.as('due')).executeTakeFirst();
+  return row?.due ? new Date(row.due) : null;
+}
+
+/**
+ * Releases the holds of the scope's authorisations neither cleared nor reversed by their
+ * `expires_at` (merchant clock): each in its own transaction, card row locked first (as every
+ * message and stopping action), the authorisation locked and checked again (`authorizationExpired`:
+ * a clearing or reversal that won the race leaves nothing to do). What is still held goes back
+ * (`card.auth_expiry`, keyed by the authorisation: once) onto the card, or to available when the
+ * card stopped; a `reversal` row (`reversal_reason: expired`, `posted`) records it with its
+ * `card.transaction.reversal` event; the authorisation becomes `reversed` (ours: the reference has
+ * no card transaction states) and no longer counts against the limits.
+ */
+export async function expireAuthorizations(ctx: ServiceContext, scope: ClockScope, now: Date): Promise<number> {
+  let expired = 0;
+  for (let batch = 0; batch < expiryBatchesPerRunMax; batch++) {
+    const due = await openAuthorizations(ctx.db, scope).select(['id', 'card_id']).where('expires_at', '<=', now)
+      .orderBy('expires_at').limit(expiryBatchMax).execute();
+    for (const { id, card_id: cardId } of due) {
+      if (await ctx.db.transaction().execute((trx) => expireOne(trx, cardId, id, now))) expired++;
+    }
+    if (due.length < expiryBatchMax) break;
+  }
+  return expired;
+}
+
+async function expireOne(trx: Transaction<Database>, cardId: string, authId: string, now: Date): Promise<boolean> {
+  const card = await trx.selectFrom('cards').selectAll().where('id', '=', cardId).forUpdate().executeTakeFirstOrThrow();
+  const auth = await trx.selectFrom('card_transactions').selectAll().where('id', '=', authId).forUpdate().executeTakeFirstOrThrow();
+  if (!authorizationExpired({ status: auth.status, expiresAt: auth.expires_at === null ? null : new Date(auth.expires_at) }, now)) return false;
+  const held = heldOf(authFacts(auth));
+  const to = cardStopped({ status: card.status, frozenAt: card.frozen_at }) ? 'available' as const : 'card' as const;
+  const created = await insertTransaction(trx, card, now, {
+    type: 'reversal', status: 'posted', amount: held, currency: card.currency, merchantName: auth.merchant_name, mcc: auth.mcc,
+    authorizationId: auth.id, networkRef: `expiry:${auth.id}`, reversalReason: 'expired',
+  });
+  if (held > 0n) await post(trx, card, cardMoneyEntryKinds.authExpiry, auth.id, reversalLines({ memberId: card.member_id, cardId: card.id, amount: held }, to));
+  await trx.updateTable('card_transactions').set((eb) => ({
+    status: 'reversed', status_version: eb('status_version', '+', 1), reversed_amount: auth.amount, reversal_reason: 'expired', updated_at: now,
+  })).where('id', '=', auth.id).execute();
+  await emit(trx, created);
+  return true;
 }

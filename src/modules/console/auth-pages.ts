@@ -1,18 +1,18 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { html } from '../hosted-screens/html.js';
+import { html, type HtmlPart } from '../hosted-screens/html.js';
 import {
   consoleBase, csrfField, formOf, one, redirect, sendHtml, sessionClearCookie, sessionSetCookie, signInCsrf, signInCsrfValid, withChange, withSession,
   totpKey, twoStepClearCookie, twoStepSetCookie, twoStepUser, type PageRequest, type Refusal,
 } from './http.js';
 import {
-  acceptInvite, audit, completeSecondFactor, confirmTotpSetup, disableTotp, openInvite, signIn, signOut, signOutEverywhere, startTotpSetup, totpStatus,
+  acceptInvite, audit, completeSecondFactor, confirmTotpSetup, disableTotp, openInvite, recoveryCodesLeft, signIn, signOut, signOutEverywhere, startTotpSetup, totpStatus,
 } from './service.js';
 import { base32, otpauthUri } from './totp.js';
 import { passwordProblem } from './rules.js';
-import { passwordLengthMin } from './password.js';
-import { badge, consolePage, csrfInput, envPath, plainPage, postButton, textInput } from './views.js';
+import { decoyHash, passwordLengthMin } from './password.js';
+import { badge, consolePage, csrfInput, envPath, plainPage, postButton, recoveryCodesPanel, textInput } from './views.js';
 
 /** Sign-in, the invite link, sign-out (this browser or all), the account page. */
 
@@ -41,15 +41,26 @@ function inviteForm(token: string, email: string, problem?: string): string {
 
 const throttledText = 'Too many failed attempts. Wait 15 minutes, then try again.';
 
-function twoStepForm(csrf: string, problem?: string): string {
-  return plainPage('Enter your sign-in code', html`<p>Open the authenticator app you set up for the merchant console and enter the 6-digit code it shows.</p>
-<form method="post" action="${consoleBase}/two-step" novalidate><input type="hidden" name="${csrfField}" value="${csrf}">${
-    textInput('code', 'Code', { required: true, autocomplete: 'one-time-code', inputMode: 'numeric' })}<div class="actions"><button type="submit">Continue</button></div></form>`, problem);
+/**
+ * The second step: the app's code, or (a link away, so that a phone shows a keyboard with letters)
+ * one of the recovery codes. Both post the field `code`; the service tells them apart by shape.
+ */
+function twoStepForm(csrf: string, problem?: string, recovery = false): string {
+  const form = (field: HtmlPart) => html`<form method="post" action="${consoleBase}/two-step${recovery ? '?recovery=1' : ''}" novalidate><input type="hidden" name="${csrfField}" value="${csrf}">${
+    field}<div class="actions"><button type="submit">Continue</button></div></form>`;
+  return recovery
+    ? plainPage('Enter a recovery code', html`<p>Enter one of the recovery codes you saved when you turned on two-step sign-in. Each code works once.</p>${
+      form(textInput('code', 'Recovery code', { required: true, autocomplete: 'off', hint: 'For example k7tq-2mxa-9fwe-c4hn' }))}<p><a href="${consoleBase}/two-step">Use a code from your app instead</a></p>`, problem)
+    : plainPage('Enter your sign-in code', html`<p>Open the authenticator app you set up for the merchant console and enter the 6-digit code it shows.</p>${
+      form(textInput('code', 'Code', { required: true, autocomplete: 'one-time-code', inputMode: 'numeric' }))}<p><a href="${consoleBase}/two-step?recovery=1">Use a recovery code</a> if you do not have your phone.</p>`, problem);
 }
 
 const inviteGone = () => plainPage('This invite link cannot be used', html`<p>It was used already, has expired (after 7 days) or was replaced by a newer one. Ask your operator for a new invite.</p>`);
 
 export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
+  // The hash an unknown address is checked against, made now: else the first unknown address
+  // would take two scrypt runs instead of one, and the time would tell it has no account.
+  void decoyHash();
   app.get(consoleBase, route, async (_req, reply) => redirect(reply, envPath('sandbox')));
 
   app.get(`${consoleBase}/sign-in`, route, async (req: FastifyRequest, reply) => {
@@ -76,9 +87,11 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
     return redirect(reply, envPath('sandbox'));
   });
 
+  const wantsRecovery = (req: FastifyRequest) => (req.query as { recovery?: string }).recovery === '1';
+
   app.get(`${consoleBase}/two-step`, route, async (req, reply) => {
     if (!twoStepUser(ctx, req, ctx.clock.real())) return redirect(reply, `${consoleBase}/sign-in`);
-    return sendHtml(reply, 200, twoStepForm(signInCsrf(ctx, req, reply)));
+    return sendHtml(reply, 200, twoStepForm(signInCsrf(ctx, req, reply), undefined, wantsRecovery(req)));
   });
 
   app.post(`${consoleBase}/two-step`, route, async (req, reply) => {
@@ -87,12 +100,17 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
     if (!userId) return redirect(reply, `${consoleBase}/sign-in?ended=1`);
     const form = formOf(req);
     const csrf = signInCsrf(ctx, req, reply);
-    if (!signInCsrfValid(ctx, req, form)) return sendHtml(reply, 403, twoStepForm(csrf, 'The form expired. Enter the code again.'));
+    const recovery = wantsRecovery(req);
+    if (!signInCsrfValid(ctx, req, form)) return sendHtml(reply, 403, twoStepForm(csrf, 'The form expired. Enter the code again.', recovery));
     const result = await completeSecondFactor(ctx.db, totpKey(ctx), { userId, code: one(form, 'code'), ip: req.ip }, now);
-    if (result.kind === 'throttled') return sendHtml(reply, 429, twoStepForm(csrf, throttledText));
-    if (result.kind !== 'session') return sendHtml(reply, 401, twoStepForm(csrf, 'That code is not right, or was used already. Enter the code your app shows now.'));
+    if (result.kind === 'throttled') return sendHtml(reply, 429, twoStepForm(csrf, throttledText, recovery));
+    if (result.kind !== 'session') {
+      return sendHtml(reply, 401, twoStepForm(csrf, recovery ? 'That recovery code is not right, or was used already.'
+        : 'That code is not right, or was used already. Enter the code your app shows now.', recovery));
+    }
     void reply.header('set-cookie', [sessionSetCookie(result.token, req), twoStepClearCookie(req)]);
-    return redirect(reply, envPath('sandbox'));
+    // After a recovery code: the account page, which says how many are left and offers a new set.
+    return redirect(reply, result.recoveryCodesLeft === undefined ? envPath('sandbox') : envPath('sandbox', '/account?recovered=1'));
   });
 
   app.get(`${consoleBase}/invite/:token`, route, async (req, reply) => {
@@ -128,7 +146,9 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
     return redirect(reply, `${consoleBase}/sign-in?out=1`);
   }, refusedPage));
 
-  app.get(`${consoleBase}/:env/account`, route, withSession(ctx, (_req, reply, page) => accountPage(ctx, reply, page)));
+  app.get(`${consoleBase}/:env/account`, route, withSession(ctx, (req, reply, page) => accountPage(ctx, reply, page, {
+    notice: (req.query as { recovered?: string }).recovered === '1' ? 'You signed in with a recovery code; it cannot be used again.' : undefined,
+  })));
 
   app.post(`${consoleBase}/:env/account/totp/start`, route, withChange(ctx, 'session', async (_req, reply, page) => {
     await startTotpSetup(ctx.db, totpKey(ctx), page.session);
@@ -136,12 +156,12 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
   }, refusedPage));
 
   app.post(`${consoleBase}/:env/account/totp/confirm`, route, withChange(ctx, 'session', async (req, reply, page) => {
-    const done = await ctx.db.transaction().execute(async (trx) => {
-      const ok = await confirmTotpSetup(trx, totpKey(ctx), page.session, one(formOf(req), 'code'), page.now);
-      if (ok) await audit(trx, page.session, page.environment, 'user.totp_enable', page.session.userId, '', page.now);
-      return ok;
+    const codes = await ctx.db.transaction().execute(async (trx) => {
+      const made = await confirmTotpSetup(trx, totpKey(ctx), page.session, one(formOf(req), 'code'), page.now);
+      if (made) await audit(trx, page.session, page.environment, 'user.totp_enable', page.session.userId, `${made.length} recovery codes made`, page.now);
+      return made;
     });
-    return done ? accountPage(ctx, reply, page, { notice: 'Two-step sign-in is on. From now on, sign-in asks for a code from your app.' })
+    return codes ? accountPage(ctx, reply, page, { notice: 'Two-step sign-in is on. From now on, sign-in asks for a code from your app.', top: recoveryCodesPanel(codes) })
       : accountPage(ctx, reply, page, { problem: 'That code is not right. Enter the code your app shows now.' }, 400);
   }, refusedPage));
 
@@ -156,13 +176,17 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
   }, refusedPage));
 }
 
-async function accountPage(ctx: ServiceContext, reply: FastifyReply, page: PageRequest, extra: { notice?: string; problem?: string } = {}, status = 200) {
+export async function accountPage(ctx: ServiceContext, reply: FastifyReply, page: PageRequest, extra: { notice?: string; problem?: string; top?: HtmlPart } = {}, status = 200) {
+  const { top, ...messages } = extra;
   const totp = await totpStatus(ctx.db, totpKey(ctx), page.session);
+  const left = totp.enabled ? await recoveryCodesLeft(ctx.db, page.session) : 0;
   const base = `${consoleBase}/${page.environment}/account/totp`;
   const codeForm = (action: string, button: string) => html`<form method="post" action="${action}" novalidate>${csrfInput(page)}${
     textInput('code', 'Code from your app', { required: true, autocomplete: 'one-time-code', inputMode: 'numeric' })}<div class="actions"><button type="submit">${button}</button></div></form>`;
   const twoStep = totp.enabled
-    ? html`<p>${badge('on', 'ok')} Sign-in asks for a code from your authenticator app.</p>${codeForm(`${base}/disable`, 'Turn off two-step sign-in')}`
+    ? html`<p>${badge('on', 'ok')} Sign-in asks for a code from your authenticator app.</p>
+<p id="recovery-left">${left} unused recovery code${left === 1 ? '' : 's'}${left <= 3 ? ': make a new set before you run out.' : '.'} <a href="${envPath(page.environment, '/account/recovery-codes')}">Recovery codes</a></p>${
+      codeForm(`${base}/disable`, 'Turn off two-step sign-in')}`
     : totp.pending
       ? html`<p>In your authenticator app, add an account with this key (time-based, 6 digits, every 30 seconds), then enter the code it shows.</p>
 <p>Key</p><code class="value" id="totp-key">${base32(totp.pending).replace(/(.{4})/g, '$1 ').trim()}</code>
@@ -171,8 +195,9 @@ async function accountPage(ctx: ServiceContext, reply: FastifyReply, page: PageR
   return sendHtml(reply, status, consolePage(page, {
     title: 'Your account',
     section: '/account',
-    ...extra,
-    body: html`<div class="card"><dl class="summary"><dt>E-mail address</dt><dd>${page.session.email}</dd><dt>Role</dt><dd>${page.session.role}</dd><dt>Merchant</dt><dd>${page.session.merchantName} <code>${page.session.merchantId}</code></dd></dl></div>
+    ...messages,
+    body: html`${top ?? ''}<div class="card"><dl class="summary"><dt>E-mail address</dt><dd>${page.session.email}</dd><dt>Role</dt><dd>${page.session.role}</dd><dt>Merchant</dt><dd>${page.session.merchantName} <code>${page.session.merchantId}</code></dd></dl>
+<p><a href="${envPath(page.environment, '/account/password')}">Change your password</a></p></div>
 <div class="card"><h2>Two-step sign-in</h2>${twoStep}</div>
 <div class="card"><h2>Sessions</h2><p id="everywhere-hint">Signs you out in every browser where you are signed in, this one included.</p><div class="actions">${
       postButton(page, `${consoleBase}/sign-out-everywhere`, 'Sign out everywhere', { danger: true, describedBy: 'everywhere-hint' })}</div></div>`,

@@ -79,6 +79,38 @@ export async function deleteUserSessions(db: Db, userId: string): Promise<number
   return Number(r.numDeletedRows);
 }
 
+/** Ends every session of the user but one (a password change keeps the browser that made it). */
+export async function deleteOtherSessions(db: Db, userId: string, keepTokenHash: string): Promise<number> {
+  const r = await db.deleteFrom('console_sessions').where('user_id', '=', userId).where('token_hash', '<>', keepTokenHash).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+// Recovery codes ------------------------------------------------------------------------------
+
+/** Replaces the user's set: the old codes stop working in the same transaction. */
+export async function replaceRecoveryCodes(db: Db, userId: string, hashes: readonly string[], now: Date): Promise<void> {
+  await deleteRecoveryCodes(db, userId);
+  if (hashes.length) await db.insertInto('console_recovery_codes').values(hashes.map((h) => ({ user_id: userId, code_hash: h, created_at: now }))).execute();
+}
+
+export async function deleteRecoveryCodes(db: Db, userId: string): Promise<number> {
+  const r = await db.deleteFrom('console_recovery_codes').where('user_id', '=', userId).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** Spends one unused code: a conditional update, so of two uses of one code only one wins. */
+export async function spendRecoveryCode(db: Db, userId: string, codeHash: string, now: Date): Promise<boolean> {
+  const r = await db.updateTable('console_recovery_codes').set({ used_at: now })
+    .where('user_id', '=', userId).where('code_hash', '=', codeHash).where('used_at', 'is', null).executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+export async function unusedRecoveryCodes(db: Db, userId: string): Promise<number> {
+  const r = await db.selectFrom('console_recovery_codes').select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('user_id', '=', userId).where('used_at', 'is', null).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
 // Sign-in failures ----------------------------------------------------------------------------
 
 export async function countFailures(db: Db, email: string, ip: string, since: Date): Promise<{ byEmail: number; byIp: number }> {

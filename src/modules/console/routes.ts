@@ -11,6 +11,7 @@ import { registerMoneyPages } from './money-pages.js';
 import { registerAreaPages } from './area-pages.js';
 import { registerHelperPages, type HostedScreenRegistry } from './helper-pages.js';
 import { registerSettingsPages } from './settings-pages.js';
+import { registerAccountPages } from './account-pages.js';
 import { consoleStylesheet } from './stylesheet.js';
 import { plainPage, stylesheetPath } from './views.js';
 
@@ -55,6 +56,7 @@ export function consoleRoutes(timedProcesses: readonly TimedProcess[], screens: 
       registerAreaPages(pages, ctx);
       registerHelperPages(pages, ctx, screens);
       registerSettingsPages(pages, ctx, timedProcesses);
+      registerAccountPages(pages, ctx);
     });
   };
 }

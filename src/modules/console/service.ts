@@ -5,12 +5,14 @@ import { randomToken, sha256Hex } from '../../platform/ids.js';
 import { getMerchant } from '../merchants/queries.js';
 import { decoyHash, hashPassword, verifyPassword } from './password.js';
 import {
-  clearFailures, countFailures, deleteSession, deleteUserSessions, findSession, findUser, findUserByEmail, findUserByInvite,
-  insertAudit, insertSession, insertUser, listUsers, recordFailure, touchSession, updateUser, type ConsoleUserRow,
+  clearFailures, countFailures, deleteOtherSessions, deleteRecoveryCodes, deleteSession, deleteUserSessions, findSession, findUser, findUserByEmail, findUserByInvite,
+  insertAudit, insertSession, insertUser, listUsers, recordFailure, replaceRecoveryCodes, spendRecoveryCode, touchSession, unusedRecoveryCodes, updateUser,
+  type ConsoleUserRow,
 } from './queries.js';
-import { inviteTtlSeconds, loginAllowed, loginWindowSeconds, needsTouch, normaliseEmail, sessionState, type SessionLimits } from './rules.js';
+import { inviteTtlSeconds, loginAllowed, loginWindowSeconds, needsTouch, normaliseEmail, passwordProblem, sessionState, type SessionLimits } from './rules.js';
 import type { ConsoleRole } from './tables.js';
 import { matchTotp, newTotpSecret, openSecret, sealSecret } from './totp.js';
+import { isRecoveryCodeShape, newRecoveryCodes, recoveryCodeHash } from './recovery.js';
 
 /**
  * The console's accounts: invites (operator API), the password set through the invite link,
@@ -22,6 +24,7 @@ import { matchTotp, newTotpSecret, openSecret, sealSecret } from './totp.js';
 export const consoleErrors = {
   invite: ['not_found', 'invalid_fields', 'state_invalid'],
   patchUser: ['not_found'],
+  resetSecondFactor: ['not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -41,7 +44,7 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
 export function userView(u: ConsoleUserRow) {
   return {
     id: u.id, merchant_id: u.merchant_id, email: u.email, role: u.role, status: u.status,
-    invite_expires_at: u.status === 'invited' ? iso(u.invite_expires_at) : null, created_at: iso(u.created_at)!,
+    invite_expires_at: u.status === 'invited' ? iso(u.invite_expires_at) : null, two_step: Boolean(u.totp_secret), created_at: iso(u.created_at)!,
   };
 }
 
@@ -89,6 +92,27 @@ export async function patchUser(trx: Transaction<Database>, id: string, patch: {
   return userView(updated);
 }
 
+/**
+ * The operator's reset of a user's second factor (a lost phone): the TOTP secret (and one being
+ * set up) and every recovery code are deleted, and every session of the user ends, so whoever
+ * holds a session cannot stay in. The user signs in with the password alone and can set up a new
+ * factor. Written in the audit log (as the operator). A user without a second factor is reset all
+ * the same (its sessions end): the call can be repeated.
+ */
+export async function resetSecondFactor(trx: Transaction<Database>, id: string, now: Date) {
+  const user = await findUser(trx, id);
+  if (!user) throw new ApiError('not_found', 'No such console user.');
+  const hadTotp = Boolean(user.totp_secret);
+  await trx.updateTable('console_users').set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now }).where('id', '=', id).execute();
+  const codes = await unusedRecoveryCodes(trx, id);
+  await deleteRecoveryCodes(trx, id);
+  const sessions = await deleteUserSessions(trx, id);
+  await auditAccount(trx, { ...user, actor: 'operator' }, 'operator.second_factor_reset',
+    `${user.email}: ${hadTotp ? 'two-step sign-in turned off' : 'two-step sign-in was off'}, ${codes} unused recovery codes deleted, ${sessions} sessions ended`, now);
+  const updated = await findUser(trx, id);
+  return { ...userView(updated!), sessions_ended: sessions };
+}
+
 /** The invite behind a link, if it can still be used. */
 export async function openInvite(db: Db, token: string, now: Date): Promise<ConsoleUserRow | undefined> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
@@ -111,7 +135,7 @@ export async function createActiveUser(trx: Transaction<Database>, merchantId: s
 }
 
 export type SignInResult =
-  | { kind: 'session'; token: string }
+  | { kind: 'session'; token: string; recoveryCodesLeft?: number }
   | { kind: 'second_factor'; userId: string }
   | { kind: 'throttled' }
   | { kind: 'wrong' };
@@ -137,6 +161,15 @@ export async function signIn(db: Kysely<Database>, input: { email: string; passw
   return { kind: 'session', token: await startSession(db, user, now) };
 }
 
+/** The password check of every form that asks again for it, under the sign-in throttle. */
+async function recheckPassword(db: Kysely<Database>, user: ConsoleUserRow, password: string, ip: string, now: Date): Promise<'ok' | 'throttled' | 'wrong'> {
+  const windowStart = new Date(now.getTime() - loginWindowSeconds * 1000);
+  if (!loginAllowed(await countFailures(db, user.email, ip, windowStart))) return 'throttled';
+  if (user.password_hash && await verifyPassword(password, user.password_hash)) return 'ok';
+  await recordFailure(db, user.email, ip, now, windowStart);
+  return 'wrong';
+}
+
 async function startSession(db: Kysely<Database>, user: ConsoleUserRow, now: Date): Promise<string> {
   const token = randomToken(32);
   await db.transaction().execute(async (trx) => {
@@ -147,31 +180,123 @@ async function startSession(db: Kysely<Database>, user: ConsoleUserRow, now: Dat
 }
 
 /**
- * The second step of a sign-in with a second factor: the code of the user's authenticator, under
- * the same throttle as the password. A code is accepted once (its step is recorded).
+ * Whether `code` is a current code of the user's authenticator not used before; its step is taken
+ * with a conditional update: of two submissions of one code, one wins.
+ */
+async function takeTotpCode(db: Db, totpKey: Buffer, user: ConsoleUserRow, code: string, now: Date): Promise<boolean> {
+  if (!user.totp_secret) return false;
+  const lastStep = user.totp_last_step === null ? null : Number(user.totp_last_step);
+  const step = matchTotp(openSecret(totpKey, user.id, user.totp_secret), code, now.getTime(), lastStep);
+  return step !== undefined && Number((await db.updateTable('console_users').set({ totp_last_step: step })
+    .where('id', '=', user.id).where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', String(step))]))
+    .executeTakeFirst()).numUpdatedRows) === 1;
+}
+
+/**
+ * The second step of a sign-in with a second factor: the code of the user's authenticator, or one
+ * of its recovery codes (told apart by their shape: 6 digits, or 16 letters and digits), under the
+ * same throttle as the password: a wrong code of either kind is a failure. A TOTP code is accepted
+ * once (its step is recorded); a recovery code is spent, in the transaction of its audit line.
  */
 export async function completeSecondFactor(db: Kysely<Database>, totpKey: Buffer, input: { userId: string; code: string; ip: string }, now: Date): Promise<SignInResult> {
   const user = await findUser(db, input.userId);
   if (!user || user.status !== 'active' || !user.totp_secret) return { kind: 'wrong' };
   const windowStart = new Date(now.getTime() - loginWindowSeconds * 1000);
   if (!loginAllowed(await countFailures(db, user.email, input.ip, windowStart))) return { kind: 'throttled' };
-  const lastStep = user.totp_last_step === null ? null : Number(user.totp_last_step);
-  const step = matchTotp(openSecret(totpKey, user.id, user.totp_secret), input.code, now.getTime(), lastStep);
-  // The step is taken with a conditional update: of two submissions of one code, one wins.
-  const taken = step !== undefined && Number((await db.updateTable('console_users').set({ totp_last_step: step })
-    .where('id', '=', user.id).where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', String(step))]))
-    .executeTakeFirst()).numUpdatedRows) === 1;
-  if (!taken) {
+  if (isRecoveryCodeShape(input.code)) {
+    const left = await db.transaction().execute(async (trx) => {
+      if (!await spendRecoveryCode(trx, user.id, recoveryCodeHash(user.id, input.code)!, now)) return undefined;
+      const n = await unusedRecoveryCodes(trx, user.id);
+      await auditAccount(trx, user, 'user.recovery_code_use', `signed in with a recovery code; ${n} left`, now);
+      return n;
+    });
+    if (left === undefined) {
+      await recordFailure(db, user.email, input.ip, now, windowStart);
+      return { kind: 'wrong' };
+    }
+    return { kind: 'session', token: await startSession(db, user, now), recoveryCodesLeft: left };
+  }
+  if (!await takeTotpCode(db, totpKey, user, input.code, now)) {
     await recordFailure(db, user.email, input.ip, now, windowStart);
     return { kind: 'wrong' };
   }
   return { kind: 'session', token: await startSession(db, user, now) };
 }
 
-/** Begins setting up the second factor: a new secret, kept aside until a first code confirms it. */
+/** A new set of recovery codes for the user, replacing the old set; the codes are shown once. */
+async function issueRecoveryCodes(trx: Transaction<Database>, userId: string, now: Date): Promise<string[]> {
+  const codes = newRecoveryCodes();
+  await replaceRecoveryCodes(trx, userId, codes.map((c) => recoveryCodeHash(userId, c)!), now);
+  return codes;
+}
+
+export type RecoveryCodesResult = { kind: 'codes'; codes: string[] } | { kind: 'throttled' } | { kind: 'wrong' } | { kind: 'no_second_factor' };
+
+/**
+ * A new set of recovery codes, after the user proves again who it is: its password, or a current
+ * code of its authenticator (a recovery code does not make new ones). A wrong answer counts in
+ * the sign-in throttle, so a session left open is no way to guess the password. The old set stops
+ * working in the same transaction; audited.
+ */
+export async function regenerateRecoveryCodes(db: Kysely<Database>, totpKey: Buffer, session: ConsoleSession, proof: { password: string; code: string; ip: string }, now: Date): Promise<RecoveryCodesResult> {
+  const user = await findUser(db, session.userId);
+  if (!user?.totp_secret) return { kind: 'no_second_factor' };
+  const windowStart = new Date(now.getTime() - loginWindowSeconds * 1000);
+  if (proof.code.trim() !== '') {
+    if (!loginAllowed(await countFailures(db, user.email, proof.ip, windowStart))) return { kind: 'throttled' };
+    if (!await takeTotpCode(db, totpKey, user, proof.code, now)) {
+      await recordFailure(db, user.email, proof.ip, now, windowStart);
+      return { kind: 'wrong' };
+    }
+  } else {
+    const checked = await recheckPassword(db, user, proof.password, proof.ip, now);
+    if (checked !== 'ok') return { kind: checked };
+  }
+  const codes = await db.transaction().execute(async (trx) => {
+    const fresh = await issueRecoveryCodes(trx, user.id, now);
+    await auditAccount(trx, user, 'user.recovery_codes_new', `${fresh.length} new recovery codes; the old set no longer works`, now);
+    return fresh;
+  });
+  return { kind: 'codes', codes };
+}
+
+export async function recoveryCodesLeft(db: Db, session: ConsoleSession): Promise<number> {
+  return unusedRecoveryCodes(db, session.userId);
+}
+
+export type PasswordChangeResult = { kind: 'changed'; sessionsEnded: number } | { kind: 'problem'; problem: string } | { kind: 'throttled' } | { kind: 'wrong' };
+
+/**
+ * A new password, after the current one (under the sign-in throttle). Every other session of the
+ * user ends: whoever knew the old password and signed in elsewhere is out. This browser's session
+ * stays. Audited.
+ */
+export async function changePassword(db: Kysely<Database>, session: ConsoleSession, input: { current: string; password: string; confirmation: string; ip: string }, now: Date): Promise<PasswordChangeResult> {
+  const problem = passwordProblem(input.password, input.confirmation);
+  if (problem) return { kind: 'problem', problem };
+  const user = await findUser(db, session.userId);
+  if (!user) return { kind: 'wrong' };
+  const checked = await recheckPassword(db, user, input.current, input.ip, now);
+  if (checked !== 'ok') return { kind: checked };
+  const hash = await hashPassword(input.password);
+  const ended = await db.transaction().execute(async (trx) => {
+    await updateUser(trx, user.id, { password_hash: hash, updated_at: now });
+    const n = await deleteOtherSessions(trx, user.id, session.tokenHash);
+    await auditAccount(trx, user, 'user.password_change', `${n} other sessions ended`, now);
+    return n;
+  });
+  return { kind: 'changed', sessionsEnded: ended };
+}
+
+/**
+ * Begins setting up the second factor: a new secret, kept aside until a first code confirms it.
+ * Not while one is on (a hand-made post): replacing the factor, and getting new recovery codes
+ * with it, would then need neither the password nor a code. Turn it off first (with a code).
+ */
 export async function startTotpSetup(db: Db, totpKey: Buffer, session: ConsoleSession): Promise<Buffer> {
   const secret = newTotpSecret();
-  await db.updateTable('console_users').set({ totp_pending_secret: sealSecret(totpKey, session.userId, secret) }).where('id', '=', session.userId).execute();
+  await db.updateTable('console_users').set({ totp_pending_secret: sealSecret(totpKey, session.userId, secret) })
+    .where('id', '=', session.userId).where('totp_secret', 'is', null).execute();
   return secret;
 }
 
@@ -180,14 +305,17 @@ export async function totpStatus(db: Db, totpKey: Buffer, session: ConsoleSessio
   return { enabled: Boolean(user?.totp_secret), pending: user?.totp_pending_secret ? openSecret(totpKey, session.userId, user.totp_pending_secret) : undefined };
 }
 
-/** The first code of the secret being set up turns the second factor on. Answers whether it did. */
-export async function confirmTotpSetup(trx: Transaction<Database>, totpKey: Buffer, session: ConsoleSession, code: string, now: Date): Promise<boolean> {
+/**
+ * The first code of the secret being set up turns the second factor on, and makes the first set of
+ * recovery codes. Answers the codes (to show once), or undefined when the code was not right.
+ */
+export async function confirmTotpSetup(trx: Transaction<Database>, totpKey: Buffer, session: ConsoleSession, code: string, now: Date): Promise<string[] | undefined> {
   const user = await findUser(trx, session.userId);
-  if (!user?.totp_pending_secret) return false;
+  if (!user?.totp_pending_secret || user.totp_secret) return undefined;
   const step = matchTotp(openSecret(totpKey, user.id, user.totp_pending_secret), code, now.getTime(), null);
-  if (step === undefined) return false;
+  if (step === undefined) return undefined;
   await trx.updateTable('console_users').set({ totp_secret: user.totp_pending_secret, totp_pending_secret: null, totp_last_step: step, updated_at: now }).where('id', '=', user.id).execute();
-  return true;
+  return issueRecoveryCodes(trx, user.id, now);
 }
 
 /** Turning the second factor off takes a current code. Answers whether it did. */
@@ -197,6 +325,7 @@ export async function disableTotp(trx: Transaction<Database>, totpKey: Buffer, s
   const lastStep = user.totp_last_step === null ? null : Number(user.totp_last_step);
   if (matchTotp(openSecret(totpKey, user.id, user.totp_secret), code, now.getTime(), lastStep) === undefined) return false;
   await trx.updateTable('console_users').set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now }).where('id', '=', user.id).execute();
+  await deleteRecoveryCodes(trx, user.id);
   return true;
 }
 
@@ -221,6 +350,17 @@ export async function signOut(db: Db, session: ConsoleSession): Promise<void> {
 /** Ends every session of the user, this one included. */
 export async function signOutEverywhere(db: Db, session: ConsoleSession): Promise<number> {
   return deleteUserSessions(db, session.userId);
+}
+
+/**
+ * A line about the account itself (recovery codes, password, the operator's reset): it belongs to
+ * no environment, so it is written in the audit log of both. `actor` is who made it when not the
+ * user (the operator).
+ */
+export async function auditAccount(db: Db, user: { id: string; merchant_id: string; email: string; actor?: string }, action: string, detail: string, now: Date): Promise<void> {
+  for (const environment of ['sandbox', 'production'] as const) {
+    await insertAudit(db, { merchantId: user.merchant_id, environment, userId: user.id, userEmail: user.actor ?? user.email, action, objectId: user.id, detail, now });
+  }
 }
 
 /** One line of the audit log, in the transaction of the change it records. */

@@ -53,9 +53,19 @@ export interface ConsoleAuditTable {
   created_at: Timestamp;
 }
 
+export interface ConsoleRecoveryCodesTable {
+  user_id: string;
+  /** recovery.ts#recoveryCodeHash: SHA-256 of the user id and the code; the code itself is shown once. */
+  code_hash: string;
+  created_at: Timestamp;
+  /** Set once, when the code signs in (a conditional update: a code is good once). */
+  used_at: NullableTimestamp;
+}
+
 export interface ConsoleTables {
   console_users: ConsoleUsersTable;
   console_sessions: ConsoleSessionsTable;
   console_login_failures: ConsoleLoginFailuresTable;
   console_audit: ConsoleAuditTable;
+  console_recovery_codes: ConsoleRecoveryCodesTable;
 }

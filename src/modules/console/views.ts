@@ -127,3 +127,9 @@ export function checkboxes(name: string, legend: string, options: readonly { val
   return html`<fieldset><legend>${legend}</legend>${hint ? html`<p class="hint">${hint}</p>` : ''}<div class="checks">${options.map((o, i) => html`<label for="f-${name}-${i}"><input type="checkbox" id="f-${name}-${i}" name="${name}" value="${o.value}"${
     checked.includes(o.value) ? html` checked` : ''}> ${o.label}</label>`)}</div></fieldset>`;
 }
+
+/** The codes of a new set, shown once (the service keeps only their hashes). */
+export function recoveryCodesPanel(codes: readonly string[]): HtmlPart {
+  return html`<div class="secret" role="status"><h2>Your recovery codes</h2><p><strong>Save these now: they are shown only once.</strong> Each one signs you in once in place of a code from your app, if you lose your phone. Keep them somewhere safe, apart from your password (printed, or in a password manager).</p>
+<ol class="recovery-codes" id="recovery-codes">${codes.map((c) => html`<li><code class="value">${c}</code></li>`)}</ol></div>`;
+}

@@ -22,7 +22,7 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
   const route = router(app, ctx);
 
   route.post('/v1/deposits', {
-    access: { scope: 'deposits:write', idempotency: 'required', signature: 'always' },
+    access: { scope: 'deposits:write', idempotency: 'required', signature: 'always', commit: 'grouped' },
     errors: depositErrors.create,
     schema: {
       summary: 'Report a deposit',

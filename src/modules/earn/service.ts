@@ -228,7 +228,7 @@ async function accrueOneDay(trx: Transaction<Database>, id: string, now: Date | 
   if (o.type === 'flexible') {
     await trx.updateTable('earn_orders').set({ days_accrued: day, interest_paid: (minorFromDb(o.interest_paid) + interest).toString(), next_accrual_at: nextAt, updated_at: dueAt }).where('id', '=', o.id).execute();
     if (interest > 0n) {
-      await postEntry(trx, { ...base, kind: earnEntryKinds.payout(day), lines: payoutLines(o.member_id, interest) });
+      await postEntry(trx, { ...base, kind: earnEntryKinds.payout(day), lines: payoutLines({ memberId: o.member_id, merchantId: o.merchant_id }, interest) });
       await recordEvent(trx, {
         merchantId: o.merchant_id, environment: o.environment, type: 'earn.order.settled', object: 'earn_order',
         objectId: o.member_id, externalMemberId, status: 'settled', statusVersion: 0,
@@ -247,7 +247,7 @@ async function accrueOneDay(trx: Transaction<Database>, id: string, now: Date | 
       status_version: eb('status_version', '+', 1), settled_at: o.matures_at ?? dueAt, next_accrual_at: null, updated_at: dueAt,
     }))
     .where('id', '=', o.id).returningAll().executeTakeFirstOrThrow();
-  await postEntry(trx, { ...base, kind: earnEntryKinds.mature, lines: maturityLines(o.member_id, principal, accrued) });
+  await postEntry(trx, { ...base, kind: earnEntryKinds.mature, lines: maturityLines({ memberId: o.member_id, merchantId: o.merchant_id }, principal, accrued) });
   await recordEvent(trx, {
     merchantId: o.merchant_id, environment: o.environment, type: 'earn.order.settled', object: 'earn_order',
     objectId: o.id, externalMemberId, status: 'settled', statusVersion: settled.status_version,

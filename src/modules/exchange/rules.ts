@@ -3,7 +3,7 @@
  * direction's side, every rounding in the service's favour), the amount and daily limits, the
  * posting rules of a member exchange and of a merchant conversion. No database, no clock.
  */
-import type { EntryLine } from '../../ledger/index.js';
+import { platformAccount, type EntryLine } from '../../ledger/index.js';
 import { convert, rateAfterSpread } from '../../upstreams/rates.js';
 import type { FeeSide } from './tables.js';
 
@@ -132,7 +132,7 @@ const merchantFee = (merchantId: string, fee: bigint): EntryLine[] => fee > 0n
 export function exchangeSellLines(p: ExecutionMoney): EntryLine[] {
   return [
     { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: p.fromAmount },
-    { account: { owner: 'platform', bucket: 'settlement_clearing' }, side: 'credit', amount: p.fromAmount },
+    { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.fromAmount },
     ...merchantFee(p.merchantId, p.feeSide === 'from' ? p.fee : 0n),
   ];
 }
@@ -143,7 +143,7 @@ export function exchangeSellLines(p: ExecutionMoney): EntryLine[] {
  */
 export function exchangeBuyLines(p: ExecutionMoney): EntryLine[] {
   return [
-    { account: { owner: 'platform', bucket: 'settlement_clearing' }, side: 'debit', amount: p.toAmount },
+    { account: platformAccount('settlement_clearing', p.merchantId), side: 'debit', amount: p.toAmount },
     { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.toAmount },
     ...merchantFee(p.merchantId, p.feeSide === 'to' ? p.fee : 0n),
   ];
@@ -158,18 +158,18 @@ export function conversionSellLines(p: Omit<ExecutionMoney, 'memberId'>): EntryL
   const feeHere = p.feeSide === 'from' ? p.fee : 0n;
   const lines: EntryLine[] = [
     { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' }, side: 'debit', amount: p.fromAmount },
-    { account: { owner: 'platform', bucket: 'prepaid_funding' }, side: 'credit', amount: p.fromAmount - feeHere },
+    { account: platformAccount('prepaid_funding', p.merchantId), side: 'credit', amount: p.fromAmount - feeHere },
   ];
-  if (feeHere > 0n) lines.push({ account: { owner: 'platform', bucket: 'fee_income' }, side: 'credit', amount: feeHere });
+  if (feeHere > 0n) lines.push({ account: platformAccount('fee_income', p.merchantId), side: 'credit', amount: feeHere });
   return lines;
 }
 
 export function conversionBuyLines(p: Omit<ExecutionMoney, 'memberId'>): EntryLine[] {
   const feeHere = p.feeSide === 'to' ? p.fee : 0n;
   const lines: EntryLine[] = [
-    { account: { owner: 'platform', bucket: 'prepaid_funding' }, side: 'debit', amount: p.toAmount + feeHere },
+    { account: platformAccount('prepaid_funding', p.merchantId), side: 'debit', amount: p.toAmount + feeHere },
     { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' }, side: 'credit', amount: p.toAmount },
   ];
-  if (feeHere > 0n) lines.push({ account: { owner: 'platform', bucket: 'fee_income' }, side: 'credit', amount: feeHere });
+  if (feeHere > 0n) lines.push({ account: platformAccount('fee_income', p.merchantId), side: 'credit', amount: feeHere });
   return lines;
 }

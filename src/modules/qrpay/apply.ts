@@ -67,7 +67,7 @@ async function moveTo(trx: Transaction<Database>, id: string, to: TerminalStatus
   const move = terminalMoves[to];
   const claimed = await claimMove<QrOrderRow>(trx, qrpayOrders, id, { to, from: move.from, at: move.at, fields });
   if (!claimed) return undefined;
-  await post(trx, claimed, move.kind, move.lines({ memberId: claimed.member_id, amount: minorFromDb(claimed.amount) }));
+  await post(trx, claimed, move.kind, move.lines({ memberId: claimed.member_id, merchantId: claimed.merchant_id, amount: minorFromDb(claimed.amount) }));
   await emit(trx, claimed, to);
   return claimed;
 }

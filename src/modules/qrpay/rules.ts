@@ -1,4 +1,4 @@
-import type { EntryLine } from '../../ledger/index.js';
+import { platformAccount, type EntryLine } from '../../ledger/index.js';
 
 /**
  * Posting rules of QR payments (one asset per entry, amounts in minor units). With the order id as
@@ -23,11 +23,11 @@ export function qrpayFreezeLines(p: { memberId: string; amount: bigint }): Entry
   ];
 }
 
-/** The provider confirmed the payment: frozen is cleared towards settlement clearing. */
-export function qrpayCompleteLines(p: { memberId: string; amount: bigint }): EntryLine[] {
+/** The provider confirmed the payment: frozen is cleared towards settlement clearing (kept for the order's merchant). */
+export function qrpayCompleteLines(p: { memberId: string; merchantId: string; amount: bigint }): EntryLine[] {
   return [
     { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.amount },
-    { account: { owner: 'platform', bucket: 'settlement_clearing' }, side: 'credit', amount: p.amount },
+    { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.amount },
   ];
 }
 
@@ -40,9 +40,9 @@ export function qrpayFailLines(p: { memberId: string; amount: bigint }): EntryLi
 }
 
 /** The acquirer refunded a completed payment: settlement clearing → member available. */
-export function qrpayRefundLines(p: { memberId: string; amount: bigint }): EntryLine[] {
+export function qrpayRefundLines(p: { memberId: string; merchantId: string; amount: bigint }): EntryLine[] {
   return [
-    { account: { owner: 'platform', bucket: 'settlement_clearing' }, side: 'debit', amount: p.amount },
+    { account: platformAccount('settlement_clearing', p.merchantId), side: 'debit', amount: p.amount },
     { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
   ];
 }

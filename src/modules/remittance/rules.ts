@@ -3,7 +3,7 @@
  * FX through the one rate service's helpers), its limits, and the posting rules
  * (docs/remittance.md). No database, no clock: callers pass what these need.
  */
-import type { EntryLine } from '../../ledger/index.js';
+import { platformAccount, type EntryLine } from '../../ledger/index.js';
 import { convert, convertBack, rateAfterSpread } from '../../upstreams/rates.js';
 import { jurisdictionsOf, routingTypeOf, type FieldSpec } from './contracts.js';
 
@@ -149,7 +149,7 @@ export function remitFreezeLines(p: OrderMoney): EntryLine[] {
 export function remitCompleteLines(p: OrderMoney): EntryLine[] {
   const lines: EntryLine[] = [
     { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.amount + p.fee },
-    { account: { owner: 'platform', bucket: 'settlement_clearing' }, side: 'credit', amount: p.amount },
+    { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.amount },
   ];
   if (p.fee > 0n) {
     lines.push(
@@ -173,7 +173,7 @@ export function remitFailLines(p: OrderMoney): EntryLine[] {
 /** Returned by the beneficiary bank after completion: the amount comes back to available; the fee is kept. */
 export function remitReturnLines(p: OrderMoney): EntryLine[] {
   return [
-    { account: { owner: 'platform', bucket: 'settlement_clearing' }, side: 'debit', amount: p.amount },
+    { account: platformAccount('settlement_clearing', p.merchantId), side: 'debit', amount: p.amount },
     { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
   ];
 }

@@ -1,0 +1,83 @@
+/**
+ * CPU of a signed deposit load, split by process (the server, PostgreSQL's backends, the load
+ * generator), and a CPU profile of the server: `npx tsx bench/profile-writes.ts [merchants]`.
+ * Profiles go to PROFILE_DIR (default /tmp/mwa-prof).
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { execSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { MerchantWalletClient, signRequest } from '@merchant-wallet/sdk';
+import { adminCall, load, startServer, type BenchServer } from './support.js';
+
+const merchantCount = Number(process.argv[2] ?? 10);
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const profileDir = process.env.PROFILE_DIR ?? '/tmp/mwa-prof';
+const admin = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
+await admin.connect();
+const name = `mwa_prof_${Date.now()}`;
+await admin.query(`CREATE DATABASE ${name}`);
+const url = process.env.PROFILE_EMBEDDED ? '' : `postgres://postgres@127.0.0.1:5432/${name}`;
+const server: BenchServer = await startServer(url, {}, process.env.NO_PROF ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+
+async function merchant(i: number) {
+  const m = await adminCall(server, 'POST', '/admin/v1/merchants', { name: `p${i}` });
+  const key = await adminCall(server, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, { environment: 'sandbox', scopes: ['members:write', 'deposits:write', 'balances:read'] });
+  const host = `api-sandbox.localhost:${new URL(server.publicUrl).port}`;
+  const client = new MerchantWalletClient({ baseUrl: `http://${host}`, connectHost: '127.0.0.1', clientId: key.client_id, apiKey: key.api_key, signingKey: key.signing_key });
+  const members: string[] = [];
+  for (let j = 0; j < 20; j++) members.push(((await client.members.create({ external_member_id: `p-${j}` })) as { id: string }).id);
+  const token = await client.getToken();
+  client.close();
+  return { host, token, signingKey: key.signing_key as string, members };
+}
+const merchants: Awaited<ReturnType<typeof merchant>>[] = [];
+for (let i = 0; i < merchantCount; i++) merchants.push(await merchant(i));
+
+/** user+system ticks of a process and its threads. */
+function ticks(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+}
+const postgresPids = () => readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => {
+  try { return readFileSync(`/proc/${p}/comm`, 'utf8').startsWith('postgres'); } catch { return false; }
+});
+const sample = () => ({ server: ticks(server.child.pid!), me: ticks(process.pid), pg: postgresPids().reduce((s, p) => s + ticks(p), 0) });
+
+let n = 0;
+const before = sample();
+const t0 = performance.now();
+const fig = await load('deposits', {
+  url: server.publicUrl, duration: seconds,
+  requests: [{
+    setupRequest: (req: any) => {
+      const m = merchants[n % merchants.length]!;
+      const body = JSON.stringify({ member_id: m.members[Math.floor(n / merchants.length) % m.members.length], asset: 'USDT', amount: '1.5', tx_hash: `0x${randomUUID()}` });
+      n++;
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const nonce = randomUUID();
+      req.method = 'POST'; req.path = '/v1/deposits'; req.body = body;
+      req.headers = {
+        host: m.host, authorization: `Bearer ${m.token}`, 'content-type': 'application/json', 'x-idempotency-key': randomUUID(),
+        'x-timestamp': timestamp, 'x-nonce': nonce,
+        'x-signature': signRequest({ method: 'POST', pathWithQuery: '/v1/deposits', timestamp, nonce, rawBody: body, signingKey: m.signingKey }),
+      };
+      return req;
+    },
+  }],
+});
+const wall = (performance.now() - t0) / 1000;
+const after = sample();
+const hz = Number(execSync('getconf CLK_TCK').toString());
+const cpu = (k: 'server' | 'pg' | 'me') => Math.round(((after[k] - before[k]) / hz / wall) * 100);
+console.log(JSON.stringify(fig));
+console.log(`CPU share of one core over ${wall.toFixed(1)} s: server ${cpu('server')} %, PostgreSQL ${cpu('pg')} %, load generator ${cpu('me')} %`);
+const totalMs = ((after.server - before.server + after.pg - before.pg) / hz) * 1000;
+console.log(`server+PostgreSQL CPU per deposit: ${(totalMs / Math.max(1, fig.rps * seconds)).toFixed(2)} ms`);
+await server.stop();
+await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
+await admin.end();

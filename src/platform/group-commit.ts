@@ -1,0 +1,129 @@
+import { Gauge, type Registry } from 'prom-client';
+
+/**
+ * Group commit: requests that arrive while earlier ones are being written are gathered into one
+ * transaction and one commit (docs/group-commit.md). The batcher knows nothing of what a batch
+ * does; `runBatch` (idempotency.ts, `runWriteBatch`) decides each item's outcome inside the shared
+ * transaction, and answers every item only after the commit.
+ *
+ * A batch holds the requests of one partition (a merchant in one environment), so no transaction
+ * crosses merchants (docs/scaling.md), and a partition is in at most one running batch of this
+ * process: requests of a busy merchant wait and form the next batch, without holding a
+ * connection to wait for the merchant's rows.
+ */
+
+export interface BatchOptions {
+  /** Items per batch at most. */
+  maxBatch: number;
+  /** Batches (transactions, so connections) running at once. */
+  maxInFlight: number;
+}
+
+export interface BatchRunner<I, O> {
+  /** Runs the items in one transaction; answers one outcome per item, in order, once committed. */
+  runBatch(items: readonly I[]): Promise<O[]>;
+}
+
+interface Waiting<I, O> {
+  partition: string;
+  item: I;
+  resolve: (outcome: O) => void;
+  reject: (err: unknown) => void;
+}
+
+export interface BatchStats {
+  batches: number;
+  items: number;
+  /** Batches whose transaction failed and whose items were then run one by one. */
+  fallbacks: number;
+  largest: number;
+}
+
+export class GroupCommitter<I, O> {
+  private readonly waiting: Waiting<I, O>[] = [];
+  private readonly busy = new Set<string>();
+  private inFlight = 0;
+  readonly stats: BatchStats = { batches: 0, items: 0, fallbacks: 0, largest: 0 };
+
+  constructor(private readonly runner: BatchRunner<I, O>, private readonly options: BatchOptions) {
+    if (options.maxBatch < 1 || options.maxInFlight < 1) throw new Error('group commit: maxBatch and maxInFlight must be at least 1');
+  }
+
+  /** The item's outcome, once the transaction that wrote it has committed. */
+  submit(partition: string, item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.waiting.push({ partition, item, resolve, reject });
+      // Started on the next turn of the event loop, not at once: requests whose bytes arrived
+      // together reach this point in that turn and share the batch. On the embedded database
+      // that turn is the only chance to: its statements complete without yielding to the loop.
+      this.scheduled ??= setImmediate(() => {
+        this.scheduled = undefined;
+        this.pump();
+      });
+    });
+  }
+
+  private scheduled: NodeJS.Immediate | undefined;
+
+  /** Starts batches while connections are free and requests of free partitions wait. */
+  private pump(): void {
+    while (this.inFlight < this.options.maxInFlight) {
+      const first = this.waiting.findIndex((w) => !this.busy.has(w.partition));
+      if (first < 0) return;
+      const partition = this.waiting[first]!.partition;
+      const batch: Waiting<I, O>[] = [];
+      for (let i = first; i < this.waiting.length && batch.length < this.options.maxBatch;) {
+        if (this.waiting[i]!.partition === partition) batch.push(...this.waiting.splice(i, 1));
+        else i++;
+      }
+      this.busy.add(partition);
+      this.inFlight++;
+      void this.commit(batch).finally(() => {
+        this.busy.delete(partition);
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private async commit(batch: Waiting<I, O>[]): Promise<void> {
+    this.stats.batches++;
+    this.stats.items += batch.length;
+    this.stats.largest = Math.max(this.stats.largest, batch.length);
+    let outcomes: O[];
+    try {
+      outcomes = await this.runner.runBatch(batch.map((w) => w.item));
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0]!.reject(err);
+        return;
+      }
+      // The shared transaction did not commit (a deadlock with another process, a lost
+      // connection), or its commit's outcome is unknown: every item runs again on its own. The
+      // items carry idempotency keys, so an item whose batch did commit finds its own result
+      // under its key and answers it.
+      this.stats.fallbacks++;
+      for (const w of batch) {
+        try {
+          const [outcome] = await this.runner.runBatch([w.item]);
+          w.resolve(outcome!);
+        } catch (e) {
+          w.reject(e);
+        }
+      }
+      return;
+    }
+    batch.forEach((w, i) => w.resolve(outcomes[i]!));
+  }
+}
+
+/** The committer's counts on /metrics: batches, writes, fallbacks (each since start-up). */
+export function registerGroupCommitMetrics(registry: Registry, stats: BatchStats): void {
+  for (const [name, help, read] of [
+    ['group_commit_batches_total', 'Transactions written by group commit', () => stats.batches],
+    ['group_commit_writes_total', 'Writes in those transactions (writes / batches: the mean batch size)', () => stats.items],
+    ['group_commit_fallbacks_total', 'Batches whose transaction failed and whose writes then ran one by one', () => stats.fallbacks],
+  ] as const) {
+    new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+  }
+}

@@ -1,0 +1,236 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { depositLines, entryKinds, postEntry, verifyLedger, withdrawalLockLines } from '../src/ledger/index.js';
+import { GroupCommitter } from '../src/platform/group-commit.js';
+import { createWriteGroup, type GroupedWrite } from '../src/platform/idempotency.js';
+import { newMerchantClient, startTestService } from './support/service.js';
+import { rawRequest } from './support/raw-http.js';
+
+/**
+ * Issue 16, group commit (docs/group-commit.md): concurrent deposits are written in shared
+ * transactions, each request keeping its own idempotency result, a refusal or a failure of one
+ * never failing its neighbours.
+ */
+describe('group commit', () => {
+  let service: RunningService;
+  before(async () => {
+    service = await startTestService({ config: { rateLimitScale: 1_000 } });
+  });
+  after(async () => {
+    await service.close();
+  });
+
+  const depositBody = (member: string, txHash = `0x${randomUUID()}`) => ({ member_id: member, asset: 'USDT', amount: '1.5', tx_hash: txHash });
+  const post = (client: MerchantWalletClient, body: unknown, key = randomUUID()) =>
+    client.requestRaw({ method: 'POST', path: '/v1/deposits', body, idempotencyKey: key });
+  /**
+   * Opens `n` kept-alive connections first, as a busy merchant's client has: requests on open
+   * connections arrive together (new connections are accepted one per turn of the event loop,
+   * which the embedded database's statements hold).
+   */
+  const warm = (client: MerchantWalletClient, n: number) =>
+    Promise.all(Array.from({ length: n }, () => client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { limit: 1 } })));
+
+  it('writes concurrent deposits of one merchant in shared transactions, each answered with its own deposit', async () => {
+    const { client } = await newMerchantClient(service);
+    await client.members.create({ external_member_id: 'gc-1' });
+    await warm(client, 60);
+    const before = { ...service.ctx.writeGroup.stats };
+    const answers = await Promise.all(Array.from({ length: 60 }, () => post(client, depositBody('gc-1'))));
+    assert.deepEqual(answers.map((a) => a.status), answers.map(() => 201));
+    assert.equal(new Set(answers.map((a) => a.body.id)).size, 60, 'sixty distinct deposits');
+    const stats = service.ctx.writeGroup.stats;
+    const batches = stats.batches - before.batches;
+    assert.equal(stats.items - before.items, 60);
+    assert.ok(batches < 60 && stats.largest > 1, `60 deposits in ${batches} transactions (largest ${stats.largest})`);
+    const metrics = (await rawRequest(`${service.adminUrl}/metrics`)).text;
+    assert.match(metrics, new RegExp(`^group_commit_writes_total ${stats.items}$`, 'm'));
+    assert.match(metrics, new RegExp(`^group_commit_batches_total ${stats.batches}$`, 'm'));
+    const balances = (await client.balances.list({ onBehalfOf: 'gc-1' })) as any[];
+    assert.equal(balances.find((b) => b.asset === 'USDT').available, '90.000000');
+    client.close();
+  });
+
+  it("stores each refusal as its request's result without failing the neighbours in its batch", async () => {
+    const { client } = await newMerchantClient(service);
+    await client.members.create({ external_member_id: 'gc-2' });
+    const taken = `0x${randomUUID()}`;
+    assert.equal((await post(client, depositBody('gc-2', taken))).status, 201);
+    await warm(client, 40);
+    const requests = Array.from({ length: 40 }, (_, i) => {
+      const body = i % 8 === 3 ? depositBody('no-such-member') : i % 8 === 5 ? depositBody('gc-2', taken) : depositBody('gc-2');
+      return { body, key: randomUUID() };
+    });
+    const before = { ...service.ctx.writeGroup.stats };
+    const answers = await Promise.all(requests.map((r) => post(client, r.body, r.key)));
+    assert.ok(service.ctx.writeGroup.stats.batches - before.batches < 40, 'the requests shared transactions');
+    answers.forEach((a, i) => {
+      const expected = i % 8 === 3 ? [404, 'member_not_found'] : i % 8 === 5 ? [409, 'duplicate_resource'] : [201, undefined];
+      assert.deepEqual([a.status, (a.body.error ?? a.body).code], expected, `request ${i}`);
+    });
+    // Each answer is its key's result: refusals too are replayed as they were first answered.
+    for (const i of [3, 5, 0]) {
+      const replay = await post(client, requests[i]!.body, requests[i]!.key);
+      assert.equal(replay.status, answers[i]!.status);
+      assert.equal(replay.headers['x-idempotent-replay'], 'true');
+      assert.equal(replay.rawBody, answers[i]!.rawBody);
+    }
+    const balances = (await client.balances.list({ onBehalfOf: 'gc-2' })) as any[];
+    // 1 before, 30 accepted of the 40.
+    assert.equal(balances.find((b) => b.asset === 'USDT').available, '46.500000');
+    client.close();
+  });
+
+  it('answers one key sent many times at once with one deposit', async () => {
+    const { client } = await newMerchantClient(service);
+    await client.members.create({ external_member_id: 'gc-3' });
+    await warm(client, 12);
+    const key = randomUUID();
+    const body = depositBody('gc-3');
+    const answers = await Promise.all(Array.from({ length: 12 }, () => post(client, body, key)));
+    const created = answers.filter((a) => a.status === 201);
+    assert.ok(created.length >= 1);
+    assert.equal(new Set(created.map((a) => a.body.id)).size, 1, 'every 201 names the same deposit');
+    for (const a of answers) {
+      if (a.status !== 201) assert.deepEqual([a.status, (a.body.error ?? a.body).code], [409, 'idempotency_in_progress']);
+    }
+    const list = await client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { member_id: 'gc-3' } });
+    assert.equal(list.body.data.length, 1);
+    client.close();
+  });
+
+  it('undoes a write that fails inside a batch and commits its neighbours', async () => {
+    const merchantId = (await newMerchantClient(service)).merchantId;
+    const group = createWriteGroup(service.ctx.db, { maxBatch: 10, maxInFlight: 1 });
+    const keys = [randomUUID(), randomUUID(), randomUUID()];
+    const write = (key: string, fail: boolean): GroupedWrite => ({
+      req: {
+        id: `req_${key}`,
+        auth: { merchantId, environment: 'sandbox' },
+        idempotency: { key, endpoint: 'POST /v1/test', requestHash: 'h', settled: false, noStore: false },
+      } as any,
+      reply: { code() { return this; }, serialize: (b: unknown) => JSON.stringify(b) } as any,
+      effect: async (trx) => {
+        if (fail) await sql`SELECT * FROM no_such_table`.execute(trx);
+        return { status: 201, body: { key } };
+      },
+    });
+    const outcomes = await Promise.all(keys.map((k, i) => group.submit(`${merchantId}|sandbox`, write(k, i === 1))));
+    assert.equal(group.stats.batches, 1, 'the three together');
+    assert.deepEqual(outcomes[0], { status: 201, body: JSON.stringify({ key: keys[0] }) });
+    assert.ok('error' in outcomes[1]!);
+    assert.deepEqual(outcomes[2], { status: 201, body: JSON.stringify({ key: keys[2] }) });
+    const stored = await service.ctx.db.selectFrom('idempotency_keys').select(['key', 'status_code']).where('merchant_id', '=', merchantId).execute();
+    assert.deepEqual(stored.map((r) => r.key).sort(), [keys[0], keys[2]].sort(), 'the failed write left no record');
+  });
+
+  it("does not deadlock with another transaction of the merchant that holds a member's account (PostgreSQL)", async (t) => {
+    if (service.ctx.databaseKind !== 'postgres') return t.skip('one connection: transactions take turns');
+    const { client, merchantId } = await newMerchantClient(service);
+    const a = (await client.members.create({ external_member_id: 'gc-dl-a' })) as { id: string };
+    const b = (await client.members.create({ external_member_id: 'gc-dl-b' })) as { id: string };
+    assert.equal((await post(client, depositBody('gc-dl-b'))).status, 201);
+    client.close();
+    let held: () => void = () => {};
+    const isHeld = new Promise<void>((r) => (held = r));
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const base = { environment: 'sandbox' as const, merchantId, asset: 'USDT' };
+    const deposit = (trx: Parameters<typeof postEntry>[0], memberId: string) =>
+      postEntry(trx, { ...base, kind: entryKinds.deposit, referenceType: 'test', referenceId: randomUUID(), lines: depositLines({ memberId, merchantId, amount: 100n }) });
+    // Another transaction of the merchant: it locks member b's accounts, then (later) custody.
+    const other = service.ctx.db.transaction().execute(async (trx) => {
+      await postEntry(trx, { ...base, kind: entryKinds.withdrawalLock, referenceType: 'test', referenceId: randomUUID(), lines: withdrawalLockLines({ memberId: b.id, amount: 100n, fee: 0n }) });
+      held();
+      await gate;
+      await deposit(trx, b.id);
+    });
+    await isHeld;
+    // One batch: a's deposit locks custody, b's then needs b's account.
+    const group = createWriteGroup(service.ctx.db, { maxBatch: 10, maxInFlight: 1 });
+    const write = (memberId: string): GroupedWrite => ({
+      req: { id: `req_${memberId}`, auth: { merchantId, environment: 'sandbox' }, idempotency: { key: randomUUID(), endpoint: 'POST /v1/test', requestHash: 'h', settled: false, noStore: false } } as any,
+      reply: { code() { return this; }, serialize: (x: unknown) => JSON.stringify(x) } as any,
+      effect: async (trx) => {
+        await deposit(trx, memberId);
+        return { status: 201, body: { memberId } };
+      },
+    });
+    const batch = Promise.all([group.submit(`${merchantId}|sandbox`, write(a.id)), group.submit(`${merchantId}|sandbox`, write(b.id))]);
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    // Without the merchant's write lock first (migration 031) the two wait for each other until
+    // PostgreSQL's deadlock_timeout (1 s) picks one to fail.
+    await other;
+    const outcomes = await batch;
+    assert.deepEqual(outcomes.map((o) => ('status' in o ? o.status : o)), [201, 201]);
+    assert.deepEqual(group.stats, { batches: 1, items: 2, fallbacks: 0, largest: 2 });
+  });
+
+  it('keeps the ledger balanced', async () => {
+    const report = await verifyLedger(service.ctx.db);
+    assert.deepEqual(report.problems, []);
+  });
+});
+
+describe('the group committer', () => {
+  it('never runs one partition in two batches at once, and gathers what waits', async () => {
+    const running = new Set<string>();
+    const batches: string[][] = [];
+    const releases: Array<() => void> = [];
+    const group = new GroupCommitter<{ p: string; n: number }, number>({
+      async runBatch(items) {
+        const partitions = new Set(items.map((i) => i.p));
+        assert.equal(partitions.size, 1, 'one partition a batch');
+        for (const p of partitions) {
+          assert.ok(!running.has(p), `partition ${p} already in a running batch`);
+          running.add(p);
+        }
+        batches.push(items.map((i) => `${i.p}${i.n}`));
+        await new Promise<void>((r) => releases.push(r));
+        for (const p of partitions) running.delete(p);
+        return items.map((i) => i.n * 10);
+      },
+    }, { maxBatch: 3, maxInFlight: 2 });
+    const submit = (p: string, n: number) => group.submit(p, { p, n });
+    const answers = [submit('a', 1), submit('a', 2), submit('b', 3), submit('a', 4), submit('c', 5), submit('a', 6), submit('a', 7)];
+    const settle = async () => {
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    };
+    await settle();
+    // What arrived in one turn of the event loop is gathered, one partition a batch, three at
+    // most: a1 a2 a4, then b3; c5, a6 and a7 wait (two batches run at most).
+    assert.deepEqual(batches, [['a1', 'a2', 'a4'], ['b3']]);
+    releases.shift()!();
+    await settle();
+    // a is done, but a6 waited behind c5, which is free: c goes first.
+    assert.deepEqual(batches.slice(2), [['c5']]);
+    releases.shift()!();
+    await settle();
+    assert.deepEqual(batches.slice(3), [['a6', 'a7']]);
+    releases.shift()!();
+    releases.shift()!();
+    assert.deepEqual(await Promise.all(answers), [10, 20, 30, 40, 50, 60, 70]);
+    assert.deepEqual(group.stats, { batches: 4, items: 7, fallbacks: 0, largest: 3 });
+  });
+
+  it('runs the items of a batch that failed one by one', async () => {
+    const seen: number[][] = [];
+    const group = new GroupCommitter<number, number>({
+      async runBatch(items) {
+        seen.push([...items]);
+        if (items.length > 1) throw new Error('deadlock detected');
+        if (items[0] === 2) throw new Error('this one fails alone too');
+        return items.map((n) => n * 10);
+      },
+    }, { maxBatch: 5, maxInFlight: 1 });
+    const answers = [0, 1, 2, 3].map((n) => group.submit('x', n).then((v) => v, (e: Error) => e.message));
+    assert.deepEqual(await Promise.all(answers), [0, 10, 'this one fails alone too', 30]);
+    assert.deepEqual(seen, [[0, 1, 2, 3], [0], [1], [2], [3]]);
+    assert.equal(group.stats.fallbacks, 1);
+  });
+});
