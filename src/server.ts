@@ -12,6 +12,7 @@ import { RateWindows } from './platform/rate-limit.js';
 import { createWriteGroup } from './platform/idempotency.js';
 import { registerGroupCommitMetrics } from './platform/group-commit.js';
 import { resolveMember } from './modules/members/queries.js';
+import { AssetCatalogueCache, assetChangeChannel, useAssetCache } from './modules/assets/catalogue-cache.js';
 import { mapDomainError } from './api-errors.js';
 import { buildPublicApp, loggerOptions, type AppInstance } from './platform/http-app.js';
 import { buildAdminApp } from './operator/admin-app.js';
@@ -110,6 +111,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const memberCache = new MemberCache();
   // Every update or delete of members this process sends tells the member cache first (member-cache.ts).
   const db = handle.db.withPlugin(memberWritesPlugin(memberCache));
+  const assetCache = new AssetCatalogueCache();
+  useAssetCache(handle.db, assetCache);
   const ctx: ServiceContext = {
     config,
     db,
@@ -137,7 +140,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   registerGroupCommitMetrics(metrics.registry, ctx.writeGroup.stats);
   const stopListeningAuth = await handle.listen(authChangeChannel, () => ctx.authCache.invalidate(), (listening) => ctx.authCache.setListening(listening));
   const stopListeningMembers = await handle.listen(memberChangeChannel, (ids) => memberCache.onNotify(ids), (listening) => memberCache.setListening(listening));
-  const stopListening = () => Promise.all([stopListeningAuth(), stopListeningMembers()]);
+  const stopListeningAssets = await handle.listen(assetChangeChannel, () => assetCache.invalidate(), (listening) => assetCache.setListening(listening));
+  const stopListening = () => Promise.all([stopListeningAuth(), stopListeningMembers(), stopListeningAssets()]);
   const adminToken = resolveAdminToken(config, print);
   const demo = await ensureDemoMerchant(ctx, print, { consoleUser: options.demoConsoleUser ?? options.announce ?? false });
 

@@ -7,6 +7,10 @@ import { sql, type Kysely } from 'kysely';
  * `x-on-behalf-of` names (id, status, KYC level) and forget it the moment it changes
  * (src/platform/member-cache.ts). Statement-level triggers with a transition table: one
  * notification per statement, delivered at the commit.
+ *
+ * Every insert, update or delete of `assets` or `asset_networks` notifies channel `mwa_asset`, so
+ * each process can hold the asset catalogue that money writes read
+ * (src/modules/assets/catalogue-cache.ts) and forget it the moment the operator changes it.
  */
 const idsPerNotificationMax = 100;
 
@@ -27,5 +31,15 @@ $$`).execute(db);
     await sql.raw(`CREATE TRIGGER members_notify_${event.toLowerCase()} AFTER ${event} ON members
       REFERENCING OLD TABLE AS changed_members
       FOR EACH STATEMENT EXECUTE FUNCTION mwa_notify_member_change()`).execute(db);
+  }
+  await sql.raw(`CREATE FUNCTION mwa_notify_asset_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('mwa_asset', TG_TABLE_NAME);
+  RETURN NULL;
+END
+$$`).execute(db);
+  for (const table of ['assets', 'asset_networks']) {
+    await sql.raw(`CREATE TRIGGER ${table}_notify_asset_change AFTER INSERT OR UPDATE OR DELETE ON ${table}
+      FOR EACH STATEMENT EXECUTE FUNCTION mwa_notify_asset_change()`).execute(db);
   }
 }
