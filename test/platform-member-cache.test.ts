@@ -6,7 +6,7 @@ import { MemberCache, memberWritesPlugin, ownMemberWriteBypassMs } from '../src/
 import type { ResolvedMember } from '../src/platform/request-context.js';
 import { newMerchantClient, startTestService } from './support/service.js';
 
-/** The member an `x-on-behalf-of` names, held per process (docs/performance.md, "Reads in one round trip"). */
+/** The member an `x-on-behalf-of` names, held per process (docs/performance.md, "Request pipeline and the authenticated read"). */
 
 const alice: ResolvedMember = { id: 'mem_a', external_member_id: 'alice', kyc_level: 1, status: 'active' };
 const bob: ResolvedMember = { id: 'mem_b', external_member_id: 'bob', kyc_level: 0, status: 'active' };

@@ -16,8 +16,8 @@ export const ownMemberWriteBypassMs = 10_000;
 export const memberChangeChannel = 'mwa_member';
 
 /**
- * The per-process copy of who `x-on-behalf-of` names (docs/performance.md, "Reads in one round
- * trip"): per merchant, environment and the value sent (an id or an external id), the member's
+ * The per-process copy of who `x-on-behalf-of` names (docs/performance.md, "Request pipeline and
+ * the authenticated read"): per merchant, environment and the value sent (an id or an external id), the member's
  * id, external id, KYC level and status. Trusted, like the authentication cache, only while the
  * process listens to the database's notifications: every update or delete of members notifies the
  * ids it touched (migration 027) and each process forgets those members; `*` forgets everyone.

@@ -50,7 +50,7 @@ class Series {
 /**
  * The HTTP latency histogram, by listener, method, route pattern and status: the series prom-client's
  * `Histogram` would export (same name, type, labels, buckets, `_bucket`/`_sum`/`_count` lines;
- * test/metrics.test.ts compares the two), registered as a custom metric of the registry. An
+ * test/read-path.test.ts compares the two), registered as a custom metric of the registry. An
  * observation finds its series through three maps keyed by the strings a request already holds
  * (no label object, no label hash) and adds to plain numbers: prom-client's `observe` cost ~5 %
  * of a `/healthz` request (docs/performance.md).

@@ -8,7 +8,7 @@ export const assetChangeChannel = 'mwa_asset';
 export const ownAssetWriteBypassMs = 10_000;
 
 /**
- * The asset catalogue held per process (docs/performance.md, "Reads in one round trip"): `getAsset`
+ * The asset catalogue held per process (docs/performance.md, "Request pipeline and the authenticated read"): `getAsset`
  * is read by every money write (1-2 round trips). Trusted only while the process listens to
  * `mwa_asset`: every insert, update or delete of `assets` or `asset_networks` notifies (migration
  * 027) and every process forgets the whole catalogue, so an asset or network the operator
