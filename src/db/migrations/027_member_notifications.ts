@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Performance (issue 16, docs/performance.md, "Reads in one round trip"): every update or delete
+ * Performance (issue 16, docs/performance.md, "Request pipeline and the authenticated read"): every update or delete
  * of members notifies channel `mwa_member` with the ids of the rows it touched (comma-separated),
  * or `*` when there are more than fit one notification, so each process can hold the member an
  * `x-on-behalf-of` names (id, status, KYC level) and forget it the moment it changes
