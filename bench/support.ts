@@ -52,13 +52,13 @@ export async function startServer(databaseUrl: string, extraEnv: Record<string, 
 }
 
 /** The bare Fastify yardstick (bench/bare-fastify.ts) in its own process. */
-export async function startBare(): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startBare(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-fastify.ts'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   for (let i = 0; i < 400; i++) {
     const m = /bare fastify on (\S+)/.exec(out);
-    if (m) return { url: m[1]!, async stop() { child.kill('SIGTERM'); await once(child, 'exit'); } };
+    if (m) return { url: m[1]!, pid: child.pid!, async stop() { child.kill('SIGTERM'); await once(child, 'exit'); } };
     await new Promise((r) => setTimeout(r, 50));
   }
   child.kill('SIGKILL');

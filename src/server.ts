@@ -7,10 +7,12 @@ import { loadConfig, type Config } from './platform/config.js';
 import { createMetrics } from './platform/metrics.js';
 import { ApiCallLog } from './platform/api-call-log.js';
 import { AuthCache, authChangeChannel } from './platform/auth-cache.js';
+import { MemberCache, cachedMemberResolver, memberChangeChannel, memberWritesPlugin } from './platform/member-cache.js';
 import { RateWindows } from './platform/rate-limit.js';
 import { createWriteGroup } from './platform/idempotency.js';
 import { registerGroupCommitMetrics } from './platform/group-commit.js';
 import { resolveMember } from './modules/members/queries.js';
+import { AssetCatalogueCache, assetChangeChannel, useAssetCache } from './modules/assets/catalogue-cache.js';
 import { mapDomainError } from './api-errors.js';
 import { buildPublicApp, loggerOptions, type AppInstance } from './platform/http-app.js';
 import { buildAdminApp } from './operator/admin-app.js';
@@ -106,9 +108,14 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const log = options.log ?? backgroundLogger(config, logger);
   config.hostedScreenKey = resolveHostedScreenKey(config, log);
   const clock = createClock();
+  const memberCache = new MemberCache();
+  // Every update or delete of members this process sends tells the member cache first (member-cache.ts).
+  const db = handle.db.withPlugin(memberWritesPlugin(memberCache));
+  const assetCache = new AssetCatalogueCache();
+  useAssetCache(handle.db, assetCache);
   const ctx: ServiceContext = {
     config,
-    db: handle.db,
+    db,
     databaseKind: handle.kind,
     metrics,
     apiCallLog: new ApiCallLog(handle.db, (err) => reportFailure({ log, metrics }, { job: 'api-call-log' }, err, 'a batch of the API call log could not be written; it is lost')),
@@ -118,18 +125,23 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     logger,
     log,
     upstreams: createUpstreams(handle.db, config, clock),
-    resolveMember,
+    resolveMember: cachedMemberResolver(resolveMember, memberCache),
+    memberCache,
     mapDomainError,
     authCache: new AuthCache(),
     // Connections left for reads and for writes that are not grouped; the embedded database has one.
-    writeGroup: createWriteGroup(handle.db, {
+    // Through the handle with the member-writes plugin, like every other write of a request.
+    writeGroup: createWriteGroup(db, {
       maxBatch: config.groupCommitMaxBatch,
       maxInFlight: handle.kind === 'embedded' ? 1 : Math.max(1, config.databasePoolMax - 2),
     }),
     rateWindows: new RateWindows(handle.db, (err) => reportFailure({ log, metrics }, { job: 'rate-windows' }, err, 'hits counted in memory could not be written; kept for the next attempt')),
   };
   registerGroupCommitMetrics(metrics.registry, ctx.writeGroup.stats);
-  const stopListening = await handle.listen(authChangeChannel, () => ctx.authCache.invalidate(), (listening) => ctx.authCache.setListening(listening));
+  const stopListeningAuth = await handle.listen(authChangeChannel, () => ctx.authCache.invalidate(), (listening) => ctx.authCache.setListening(listening));
+  const stopListeningMembers = await handle.listen(memberChangeChannel, (ids) => memberCache.onNotify(ids), (listening) => memberCache.setListening(listening));
+  const stopListeningAssets = await handle.listen(assetChangeChannel, () => assetCache.invalidate(), (listening) => assetCache.setListening(listening));
+  const stopListening = () => Promise.all([stopListeningAuth(), stopListeningMembers(), stopListeningAssets()]);
   const adminToken = resolveAdminToken(config, print);
   const demo = await ensureDemoMerchant(ctx, print, { consoleUser: options.demoConsoleUser ?? options.announce ?? false });
 

@@ -10,6 +10,7 @@ import type { MemberResolver } from './platform/request-context.js';
 import type { Upstreams } from './upstreams/index.js';
 import type { Clock } from './platform/clock.js';
 import type { AuthCache } from './platform/auth-cache.js';
+import type { MemberCache } from './platform/member-cache.js';
 import type { RateWindows } from './platform/rate-limit.js';
 import type { WriteGroup } from './platform/idempotency.js';
 
@@ -44,6 +45,8 @@ export interface ServiceContext {
   upstreams: Upstreams;
   /** Token, key and merchant state held by this process, emptied by the database's change notifications. */
   authCache: AuthCache;
+  /** Who `x-on-behalf-of` names, held by this process and forgotten on the members' change notifications (member-cache.ts). */
+  memberCache: MemberCache;
   /** The shared rate windows, counted in memory far from the limit (rate-limit.ts). */
   rateWindows: RateWindows;
   /** The group committer of the routes whose writes are `commit: 'grouped'` (group-commit.ts). */

@@ -130,6 +130,74 @@ describe('two server processes on one PostgreSQL behave as one', { skip: onPostg
     assert.equal((await until(otherRead, (r) => r.status === 403)).body.code, 'merchant_disabled');
   });
 
+  it('refuses a member suspended through one process at once in the other (on behalf of it)', async () => {
+    const admin = (method: string, path: string, body: unknown) =>
+      rawRequest(`${a.adminUrl}${path}`, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` } });
+    const key = (await admin('POST', `/admin/v1/merchants/${creds.merchant}/api-keys`, { environment: 'sandbox', scopes: ['members:read', 'members:write', 'balances:read'] })).body;
+    const tokenOn = async (p: ServiceProcess) =>
+      (await rawRequest(`${p.publicUrl}/v1/connect/token`, { method: 'POST', headers: { host: hostOf(p), 'x-client-id': key.client_id, 'x-api-key': key.api_key } })).body.auth_token as string;
+    const tokA = await tokenOn(a);
+    const tokB = await tokenOn(b);
+    const signedPost = (path: string, body: string) => {
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const nonce = randomUUID();
+      return rawRequest(`${a.publicUrl}${path}`, {
+        method: 'POST',
+        body,
+        headers: {
+          host: hostOf(a), authorization: `Bearer ${tokA}`, 'content-type': 'application/json', 'x-idempotency-key': randomUUID(),
+          'x-timestamp': timestamp, 'x-nonce': nonce,
+          'x-signature': signRequest({ method: 'POST', pathWithQuery: path, timestamp, nonce, rawBody: body, signingKey: key.signing_key }),
+        },
+      });
+    };
+    const external = `mp-${randomUUID()}`;
+    const created = await signedPost('/v1/members', JSON.stringify({ external_member_id: external }));
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const read = () => rawRequest(`${b.publicUrl}/v1/balances`, { headers: { host: hostOf(b), authorization: `Bearer ${tokB}`, 'x-on-behalf-of': external } });
+    // Process B now holds the member in memory.
+    for (let i = 0; i < 3; i++) assert.equal((await read()).status, 200);
+
+    const suspended = await signedPost(`/v1/members/${created.body.id}/suspend`, '');
+    assert.equal(suspended.status, 200, JSON.stringify(suspended.body));
+    const refused = await until(read, (r) => r.status === 404);
+    assert.equal(refused.body.code, 'member_not_found', JSON.stringify(refused.body));
+    for (let i = 0; i < 3; i++) assert.equal((await read()).body.code, 'member_not_found');
+  });
+
+  it('refuses an asset disabled through the operator API on one process at once in the other', async () => {
+    const admin = (method: string, path: string, body: unknown) =>
+      rawRequest(`${a.adminUrl}${path}`, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` } });
+    const key = (await admin('POST', `/admin/v1/merchants/${creds.merchant}/api-keys`, { environment: 'sandbox', scopes: ['members:write', 'deposits:write'] })).body;
+    const tokB = (await rawRequest(`${b.publicUrl}/v1/connect/token`, { method: 'POST', headers: { host: hostOf(b), 'x-client-id': key.client_id, 'x-api-key': key.api_key } })).body.auth_token;
+    const signedPost = (path: string, body: string) => {
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const nonce = randomUUID();
+      return rawRequest(`${b.publicUrl}${path}`, {
+        method: 'POST',
+        body,
+        headers: {
+          host: hostOf(b), authorization: `Bearer ${tokB}`, 'content-type': 'application/json', 'x-idempotency-key': randomUUID(),
+          'x-timestamp': timestamp, 'x-nonce': nonce,
+          'x-signature': signRequest({ method: 'POST', pathWithQuery: path, timestamp, nonce, rawBody: body, signingKey: key.signing_key }),
+        },
+      });
+    };
+    const member = await signedPost('/v1/members', JSON.stringify({ external_member_id: `asset-${randomUUID()}` }));
+    assert.equal(member.status, 201, JSON.stringify(member.body));
+    const deposit = () => signedPost('/v1/deposits', JSON.stringify({ member_id: member.body.id, asset: 'USDT', amount: '1', tx_hash: `0x${randomUUID().replace(/-/g, '')}` }));
+    // Process B now holds the catalogue's USDT.
+    for (let i = 0; i < 2; i++) assert.equal((await deposit()).status, 201);
+    assert.equal((await admin('PATCH', '/admin/v1/assets/USDT', { enabled: false })).status, 200);
+    try {
+      const refused = await until(deposit, (r) => r.status !== 201);
+      assert.equal(refused.body.code, 'asset_not_allowed', JSON.stringify(refused.body));
+    } finally {
+      assert.equal((await admin('PATCH', '/admin/v1/assets/USDT', { enabled: true })).status, 200);
+    }
+    assert.equal((await until(deposit, (r) => r.status === 201)).status, 201);
+  });
+
   it('reads the database per request while its notification connection is down', async () => {
     const admin = (method: string, path: string, body: unknown) =>
       rawRequest(`${a.adminUrl}${path}`, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` } });

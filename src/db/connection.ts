@@ -115,6 +115,7 @@ class PGlitePool {
 }
 
 const preparedStatementsPerConnectionMax = 500;
+const statementNamesCachedMax = 2_000;
 const preparable = /^\s*(select|insert|update|delete|with)\b/i;
 
 /**
@@ -125,8 +126,19 @@ const preparable = /^\s*(select|insert|update|delete|with)\b/i;
  */
 class PreparingPool {
   private readonly wrappers = new WeakMap<pg.PoolClient, unknown>();
+  /** Statement text → its name: hashing the text cost every query a few per cent of a read's CPU. */
+  private readonly names = new Map<string, string>();
 
   constructor(private readonly pool: pg.Pool) {}
+
+  private nameOf(text: string): string {
+    let name = this.names.get(text);
+    if (name === undefined) {
+      name = `s${createHash('sha1').update(text).digest('base64url')}`;
+      if (this.names.size < statementNamesCachedMax) this.names.set(text, name);
+    }
+    return name;
+  }
 
   get options() {
     return this.pool.options;
@@ -137,10 +149,11 @@ class PreparingPool {
     let wrapper = this.wrappers.get(client);
     if (!wrapper) {
       const names = new Set<string>();
+      const nameOf = (text: string) => this.nameOf(text);
       wrapper = {
         query(text: unknown, values?: unknown[]) {
           if (typeof text !== 'string' || !preparable.test(text)) return client.query(text as string, values);
-          const name = `s${createHash('sha1').update(text).digest('base64url')}`;
+          const name = nameOf(text);
           if (!names.has(name)) {
             if (names.size >= preparedStatementsPerConnectionMax) return client.query(text, values);
             names.add(name);

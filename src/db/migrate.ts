@@ -25,6 +25,7 @@ import * as m023 from './migrations/023_console.js';
 import * as m024 from './migrations/024_performance.js';
 import * as m025 from './migrations/025_high_value_transfers.js';
 import * as m026 from './migrations/026_platform_accounts_per_merchant.js';
+import * as m027 from './migrations/027_member_notifications.js';
 import * as m029 from './migrations/029_card_authorization_expiry.js';
 import * as m030 from './migrations/030_console_recovery_codes.js';
 import * as m031 from './migrations/031_merchant_posting_lock.js';
@@ -57,6 +58,7 @@ const migrations: Record<string, Migration> = {
   '024_performance': m024,
   '025_high_value_transfers': m025,
   '026_platform_accounts_per_merchant': m026,
+  '027_member_notifications': m027,
   '029_card_authorization_expiry': m029,
   '030_console_recovery_codes': m030,
   '031_merchant_posting_lock': m031,

@@ -117,8 +117,7 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
   // requests (a buffered push). Callback style: no promise per request.
   app.addHook('onResponse', (req, reply, done) => {
     const seconds = Number(process.hrtime.bigint() - (req.startedAt ?? process.hrtime.bigint())) / 1e9;
-    const route = req.routeOptions.url ?? 'unmatched';
-    ctx.metrics.httpDuration.observe({ listener: 'public', method: req.method, route, status: String(reply.statusCode) }, seconds);
+    ctx.metrics.httpDuration.observe('public', req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, seconds);
     if (req.auth) {
       ctx.apiCallLog.record({
         merchant_id: req.auth.merchantId,

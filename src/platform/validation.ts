@@ -127,16 +127,19 @@ export function findUnsafeRequestText(parts: {
   query?: unknown;
   headers?: Record<string, string | string[] | undefined>;
 }): string | undefined {
-  const label = { params: 'path parameter', query: 'query parameter', headers: 'header' } as const;
-  for (const part of ['params', 'query', 'headers'] as const) {
-    const values = parts[part];
-    if (values === null || typeof values !== 'object') continue;
-    for (const [name, v] of Object.entries(values)) {
-      const texts = Array.isArray(v) ? v : [v];
-      if (!isSafeText(name) || texts.some((t) => typeof t === 'string' && !isSafeText(t))) {
-        return `${label[part]} ${isSafeText(name) ? name : JSON.stringify(name)}`;
-      }
-    }
+  // Runs on every request: plain loops, no entry arrays.
+  return unsafeIn(parts.params, 'path parameter') ?? unsafeIn(parts.query, 'query parameter') ?? unsafeIn(parts.headers, 'header');
+}
+
+function unsafeIn(values: unknown, label: string): string | undefined {
+  if (values === null || typeof values !== 'object') return undefined;
+  const record = values as Record<string, unknown>;
+  for (const name of Object.keys(record)) {
+    const v = record[name];
+    let safe = isSafeText(name);
+    if (safe && typeof v === 'string') safe = isSafeText(v);
+    else if (safe && Array.isArray(v)) safe = v.every((t) => typeof t !== 'string' || isSafeText(t));
+    if (!safe) return `${label} ${isSafeText(name) ? name : JSON.stringify(name)}`;
   }
   return undefined;
 }

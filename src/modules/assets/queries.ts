@@ -6,6 +6,7 @@ import { minorFromDb } from '../../ledger/money.js';
 import { sqlState } from '../../ledger/ledger.js';
 import type { AssetType } from '../../ledger/tables.js';
 import type { Asset, AssetNetwork } from './rules.js';
+import { assetCacheOf } from './catalogue-cache.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -30,8 +31,23 @@ function toNetwork(row: NetworkRow): AssetNetwork {
   };
 }
 
-/** One asset with all its networks (by name), or undefined. The withdrawal module reads fees here. */
+/**
+ * One asset with all its networks (by name), or undefined. The withdrawal module reads fees here.
+ * Answered from the service's catalogue cache when it holds the asset (catalogue-cache.ts): a
+ * copy, so a caller cannot change what the next one reads.
+ */
 export async function getAsset(db: Db, code: string): Promise<Asset | undefined> {
+  const cache = assetCacheOf(db);
+  const held = cache?.get(code);
+  if (held) return { ...held, networks: held.networks.map((n) => ({ ...n })) };
+  const generation = cache?.begin() ?? 0;
+  const asset = await readAsset(db, code);
+  if (asset && cache) cache.put(code, { ...asset, networks: asset.networks.map((n) => ({ ...n })) }, generation);
+  return asset;
+}
+
+/** The asset as the database has it now (in the caller's transaction: its own changes included). */
+async function readAsset(db: Db, code: string): Promise<Asset | undefined> {
   const asset = await db.selectFrom('assets').select(['code', 'scale', 'type', 'enabled']).where('code', '=', code).executeTakeFirst();
   if (!asset) return undefined;
   const networks = await db.selectFrom('asset_networks').select(networkColumns).where('asset', '=', code).orderBy('network').execute();
@@ -67,12 +83,13 @@ export async function pageAtScale<R extends { asset: string }, T>(
 }
 
 async function mustGet(db: Db, code: string): Promise<Asset> {
-  const asset = await getAsset(db, code);
+  const asset = await readAsset(db, code);
   if (!asset) throw new ApiError('not_found', 'No such asset.');
   return asset;
 }
 
 export async function createAsset(db: Db, input: { code: string; scale: number; type: AssetType }): Promise<Asset> {
+  assetCacheOf(db)?.ownWrite();
   const inserted = await db
     .insertInto('assets')
     .values({ code: input.code, scale: input.scale, type: input.type })
@@ -84,6 +101,7 @@ export async function createAsset(db: Db, input: { code: string; scale: number; 
 }
 
 export async function setAssetEnabled(db: Db, code: string, enabled: boolean): Promise<Asset> {
+  assetCacheOf(db)?.ownWrite();
   const row = await db.updateTable('assets').set({ enabled }).where('code', '=', code).returning('code').executeTakeFirst();
   if (!row) throw new ApiError('not_found', 'No such asset.');
   return mustGet(db, code);
@@ -98,6 +116,7 @@ export interface NetworkInput {
 
 /** Creates or replaces one network of a crypto asset, in the caller's transaction (the asset row is locked). */
 export async function putAssetNetwork(trx: Transaction<Database>, code: string, network: string, input: NetworkInput, now: Date): Promise<Asset> {
+  assetCacheOf(trx)?.ownWrite();
   const asset = await trx.selectFrom('assets').select(['code', 'type']).where('code', '=', code).forUpdate().executeTakeFirst();
   if (!asset) throw new ApiError('not_found', 'No such asset.');
   if (asset.type !== 'crypto') throw new ApiError('invalid_request', 'Networks apply to crypto assets only.');

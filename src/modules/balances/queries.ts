@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { baseBucket, formatAmount, memberBuckets, minorFromDb, type MemberBucket } from '../../ledger/index.js';
 
@@ -31,7 +31,23 @@ interface BalanceRow {
   balance: string;
 }
 
-function ownerAccounts(db: Db, environment: Environment, ownerType: 'member' | 'merchant', ownerId: string): Promise<BalanceRow[]> {
+/**
+ * The owner's accounts of enabled assets, in asset order. The statement is written once, not
+ * built per call: the member's balances are the hot authenticated read (issue 16), and building
+ * and compiling the query with Kysely's builder cost ~15 % of that request's CPU. The text is
+ * what the builder produced (so the prepared statement and its plan are the same).
+ */
+const ownerAccountsSql = 'select "a"."asset", "s"."scale", "a"."bucket", "a"."balance" from "ledger_accounts" as "a" '
+  + 'inner join "assets" as "s" on "s"."code" = "a"."asset" '
+  + 'where "a"."environment" = $1 and "a"."owner_type" = $2 and "a"."owner_id" = $3 and "s"."enabled" = $4 order by "a"."asset"';
+
+async function ownerAccounts(db: Db, environment: Environment, ownerType: 'member' | 'merchant', ownerId: string): Promise<BalanceRow[]> {
+  const result = await db.executeQuery<BalanceRow>(CompiledQuery.raw(ownerAccountsSql, [environment, ownerType, ownerId, true]));
+  return result.rows;
+}
+
+/** The same statement through the query builder (a test compares the two). */
+export function ownerAccountsBuilt(db: Db, environment: Environment, ownerType: 'member' | 'merchant', ownerId: string) {
   return db
     .selectFrom('ledger_accounts as a')
     .innerJoin('assets as s', 's.code', 'a.asset')
@@ -40,9 +56,10 @@ function ownerAccounts(db: Db, environment: Environment, ownerType: 'member' | '
     .where('a.owner_type', '=', ownerType)
     .where('a.owner_id', '=', ownerId)
     .where('s.enabled', '=', true)
-    .orderBy('a.asset')
-    .execute();
+    .orderBy('a.asset');
 }
+
+export { ownerAccountsSql };
 
 /** Rows grouped by asset, in code order, as bucket → minor units. */
 function byAsset(rows: BalanceRow[]): Array<{ asset: string; scale: number; buckets: Map<string, bigint> }> {
