@@ -17,7 +17,7 @@ const admin = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5
 await admin.connect();
 const name = `mwa_prof_${Date.now()}`;
 await admin.query(`CREATE DATABASE ${name}`);
-const url = process.env.PROFILE_EMBEDDED ? '' : `postgres://postgres@127.0.0.1:5432/${name}`;
+const url = process.env.PROFILE_EMBEDDED ? "" : process.env.PROFILE_SOCKET ? `postgres://postgres@%2Fvar%2Frun%2Fpostgresql/${name}` : `postgres://postgres@127.0.0.1:5432/${name}`;
 const server: BenchServer = await startServer(url, {}, process.env.NO_PROF ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
 
 async function merchant(i: number) {
@@ -78,6 +78,9 @@ console.log(JSON.stringify(fig));
 console.log(`CPU share of one core over ${wall.toFixed(1)} s: server ${cpu('server')} %, PostgreSQL ${cpu('pg')} %, load generator ${cpu('me')} %`);
 const totalMs = ((after.server - before.server + after.pg - before.pg) / hz) * 1000;
 console.log(`server+PostgreSQL CPU per deposit: ${(totalMs / Math.max(1, fig.rps * seconds)).toFixed(2)} ms`);
+const metrics = await (await fetch(`${server.adminUrl}/metrics`, { headers: { authorization: `Bearer ${server.adminToken}` } })).text();
+const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+console.log(`group commit: ${value('group_commit_writes_total')} writes in ${value('group_commit_batches_total')} transactions, ${value('group_commit_fallbacks_total')} fallbacks`);
 await server.stop();
 await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
 await admin.end();
