@@ -1,4 +1,5 @@
 import type { Environment } from '../db/schema.js';
+import { NotifiedCache } from './notified-cache.js';
 
 /** What a token resolves to: its key, the key's merchant and their states. Times in ms since the epoch. */
 export interface TokenState {
@@ -29,47 +30,9 @@ export const tokenCacheEntriesMax = 20_000;
  * A read that began before an invalidation is never stored (the generation it started under has
  * passed): it may have seen the state from before the change.
  */
-export class AuthCache {
-  private readonly entries = new Map<string, TokenState>();
-  private generation = 0;
-  private listening = false;
-
-  /** The generation a database read starts under; give it back to `put`. */
-  begin(): number {
-    return this.generation;
-  }
-
-  get(tokenHash: string): TokenState | undefined {
-    return this.listening ? this.entries.get(tokenHash) : undefined;
-  }
-
-  put(tokenHash: string, state: TokenState, generation: number): void {
-    if (!this.listening || generation !== this.generation) return;
-    if (this.entries.size >= tokenCacheEntriesMax) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-    this.entries.set(tokenHash, state);
-  }
-
-  /** A change notification: forget everything. */
-  invalidate(): void {
-    this.generation++;
-    this.entries.clear();
-  }
-
-  /** The notification connection came up (true) or was lost (false); either way nothing held is trusted. */
-  setListening(listening: boolean): void {
-    this.invalidate();
-    this.listening = listening;
-  }
-
-  get isListening(): boolean {
-    return this.listening;
-  }
-
-  get size(): number {
-    return this.entries.size;
+export class AuthCache extends NotifiedCache<TokenState> {
+  constructor() {
+    super(tokenCacheEntriesMax);
   }
 }
 

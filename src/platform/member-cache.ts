@@ -1,6 +1,7 @@
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import type { Environment } from '../db/schema.js';
 import type { MemberResolver, ResolvedMember } from './request-context.js';
+import { NotifiedCache } from './notified-cache.js';
 
 /** Members held per process; past this the oldest go (a miss costs one read). */
 export const memberCacheEntriesMax = 50_000;
@@ -30,46 +31,25 @@ export const memberChangeChannel = 'mwa_member';
  * which covers the commit and the notification's way back. A read that began before an
  * invalidation is never stored (generation check). Unknown members are not held.
  */
-export class MemberCache {
-  private readonly entries = new Map<string, ResolvedMember>();
+export class MemberCache extends NotifiedCache<ResolvedMember> {
   /** Member id → the keys that hold it. */
   private readonly keysOf = new Map<string, Set<string>>();
-  private generation = 0;
-  private listening = false;
-  private bypassUntilMs = 0;
 
-  constructor(private readonly nowMs: () => number = Date.now) {}
+  constructor(nowMs: () => number = Date.now) {
+    super(memberCacheEntriesMax, nowMs, ownMemberWriteBypassMs);
+  }
 
   static key(merchantId: string, environment: Environment, idOrExternal: string): string {
     return `${merchantId}\u0000${environment}\u0000${idOrExternal}`;
   }
 
-  /** The generation a database read starts under; give it back to `put`. */
-  begin(): number {
-    return this.generation;
-  }
-
-  private get trusted(): boolean {
-    return this.listening && (this.bypassUntilMs === 0 || this.nowMs() >= this.bypassUntilMs);
-  }
-
-  get(key: string): ResolvedMember | undefined {
-    return this.trusted ? this.entries.get(key) : undefined;
-  }
-
-  put(key: string, member: ResolvedMember, generation: number): void {
-    if (!this.trusted || generation !== this.generation) return;
-    if (this.entries.size >= memberCacheEntriesMax) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.drop(oldest);
-    }
-    this.entries.set(key, member);
+  protected override stored(key: string, member: ResolvedMember): void {
     let keys = this.keysOf.get(member.id);
     if (!keys) this.keysOf.set(member.id, (keys = new Set()));
     keys.add(key);
   }
 
-  private drop(key: string): void {
+  protected override evict(key: string): void {
     const member = this.entries.get(key);
     this.entries.delete(key);
     if (!member) return;
@@ -78,45 +58,23 @@ export class MemberCache {
     if (keys?.size === 0) this.keysOf.delete(member.id);
   }
 
+  protected override cleared(): void {
+    this.keysOf.clear();
+  }
+
   /** A notification: the ids of the members that changed (comma-separated), or `*`. */
   onNotify(payload: string): void {
-    this.generation++;
     if (payload === '*' || payload === '') {
-      this.entries.clear();
-      this.keysOf.clear();
+      this.invalidate();
       return;
     }
+    this.bumpGeneration();
     for (const id of payload.split(',')) {
       const keys = this.keysOf.get(id);
       if (!keys) continue;
       for (const key of keys) this.entries.delete(key);
       this.keysOf.delete(id);
     }
-  }
-
-  /** Forget everyone. */
-  invalidate(): void {
-    this.onNotify('*');
-  }
-
-  /** This process is changing members: answer nothing until its change has surely come back. */
-  ownWrite(): void {
-    this.invalidate();
-    this.bypassUntilMs = this.nowMs() + ownMemberWriteBypassMs;
-  }
-
-  /** The notification connection came up (true) or was lost (false); either way nothing held is trusted. */
-  setListening(listening: boolean): void {
-    this.invalidate();
-    this.listening = listening;
-  }
-
-  get isListening(): boolean {
-    return this.listening;
-  }
-
-  get size(): number {
-    return this.entries.size;
   }
 }
 

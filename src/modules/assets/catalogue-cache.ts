@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Asset } from './rules.js';
+import { NotifiedCache } from '../../platform/notified-cache.js';
 
 /** The channel migration 027's triggers notify on every change of `assets` or `asset_networks`. */
 export const assetChangeChannel = 'mwa_asset';
@@ -17,52 +18,10 @@ export const ownAssetWriteBypassMs = 10_000;
  * (its commit and its notification's way back). A read that began before a notification is never
  * stored; unknown codes are not held.
  */
-export class AssetCatalogueCache {
-  private readonly entries = new Map<string, Asset>();
-  private generation = 0;
-  private listening = false;
-  private bypassUntilMs = 0;
-
-  constructor(private readonly nowMs: () => number = Date.now) {}
-
-  begin(): number {
-    return this.generation;
-  }
-
-  private get trusted(): boolean {
-    return this.listening && (this.bypassUntilMs === 0 || this.nowMs() >= this.bypassUntilMs);
-  }
-
-  get(code: string): Asset | undefined {
-    return this.trusted ? this.entries.get(code) : undefined;
-  }
-
-  put(code: string, asset: Asset, generation: number): void {
-    if (!this.trusted || generation !== this.generation) return;
-    this.entries.set(code, asset);
-  }
-
-  invalidate(): void {
-    this.generation++;
-    this.entries.clear();
-  }
-
-  ownWrite(): void {
-    this.invalidate();
-    this.bypassUntilMs = this.nowMs() + ownAssetWriteBypassMs;
-  }
-
-  setListening(listening: boolean): void {
-    this.invalidate();
-    this.listening = listening;
-  }
-
-  get isListening(): boolean {
-    return this.listening;
-  }
-
-  get size(): number {
-    return this.entries.size;
+export class AssetCatalogueCache extends NotifiedCache<Asset> {
+  constructor(nowMs: () => number = Date.now) {
+    // The catalogue is small: the bound only guards against a flood of unknown codes (not held anyway).
+    super(10_000, nowMs, ownAssetWriteBypassMs);
   }
 }
 
