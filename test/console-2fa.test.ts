@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
 import { admin, createMerchant, startTestService } from './support/service.js';
 import { testHostedScreenKey } from './support/hosted.js';
-import { consoleClient, consolePassword, inviteConsoleUser, signedInConsole, type ConsoleBrowser } from './support/console.js';
+import { consoleClient, consolePassword, inviteConsoleUser, signedInConsole, type ConsoleBrowser, authenticatorSecret } from './support/console.js';
 import { stepAt, totpCode } from '../src/modules/console/totp.js';
 import { newRecoveryCode, newRecoveryCodes, normaliseRecoveryCode, recoveryCodeHash, recoveryCodesPerSet } from '../src/modules/console/recovery.js';
 import { sha256Hex } from '../src/platform/ids.js';
@@ -59,7 +59,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
   async function enableTotp(jar: ConsoleBrowser) {
     await jar.request('POST', `${account}/totp/start`, { csrf_token: await jar.csrfOf(account) });
     const key = /id="totp-key">([A-Z2-7 ]+)</.exec((await jar.request('GET', account)).body)![1]!.replace(/ /g, '');
-    const secret = fromBase32(key);
+    const secret = authenticatorSecret(key);
     const on = await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), code: totpCode(secret, stepAt(Date.now())) });
     assert.equal(on.status, 200);
     return { secret, codes: codesOf(on.body), page: on.body };
@@ -284,18 +284,3 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
   });
 });
 
-function fromBase32(text: string): Buffer {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let value = 0;
-  const out: number[] = [];
-  for (const c of text) {
-    value = (value << 5) | alphabet.indexOf(c);
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 255);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
-}

@@ -11,7 +11,7 @@ import { verifyLedger } from '../src/ledger/index.js';
 import { useBrowser } from './support/browser.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { clientFor, createKey, createMerchant, startTestService } from './support/service.js';
-import { consolePassword, inviteConsoleUser } from './support/console.js';
+import { consolePassword, inviteConsoleUser, authenticatorSecret } from './support/console.js';
 import { stepAt, totpCode } from '../src/modules/console/totp.js';
 
 /**
@@ -315,7 +315,7 @@ test('two-step sign-in with a recovery code: turned on (the codes shown once), s
     const page = await signIn(context, 'recovery@kopi.example', 'developer');
     await page.getByRole('link', { name: 'Your account' }).click();
     await page.getByRole('button', { name: 'Set up two-step sign-in' }).click();
-    const secret = base32Decode((await page.locator('#totp-key').innerText()).replace(/ /g, ''));
+    const secret = authenticatorSecret((await page.locator('#totp-key').innerText()).replace(/ /g, ''));
     await page.getByLabel('Code from your app').fill(totpCode(secret, stepAt(Date.now())));
     await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
     const codes = await page.locator('#recovery-codes code').allInnerTexts();
@@ -352,18 +352,3 @@ test('two-step sign-in with a recovery code: turned on (the codes shown once), s
   }
 });
 
-function base32Decode(text: string): Buffer {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let value = 0;
-  const out: number[] = [];
-  for (const c of text) {
-    value = (value << 5) | alphabet.indexOf(c);
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 255);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
-}

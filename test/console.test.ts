@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
 import { admin, createKey, createMerchant, startTestService } from './support/service.js';
 import { testHostedScreenKey } from './support/hosted.js';
-import { consoleClient, consolePassword, inviteConsoleUser, signedInConsole } from './support/console.js';
+import { consoleClient, consolePassword, inviteConsoleUser, signedInConsole, authenticatorSecret } from './support/console.js';
 import { stepAt, totpCode } from '../src/modules/console/totp.js';
 import { consoleCleanupTicker } from '../src/modules/console/workers.js';
 
@@ -199,7 +199,7 @@ test('two-step sign-in: set up with a first code, then sign-in asks for a code; 
   await jar.request('POST', `${account}/totp/start`, { csrf_token: await jar.csrfOf(account) });
   const page = await jar.request('GET', account);
   const key = /id="totp-key">([A-Z2-7 ]+)</.exec(page.body)![1]!.replace(/ /g, '');
-  const secret = fromBase32(key);
+  const secret = authenticatorSecret(key);
   // Steps are counted from the one the set-up is confirmed in (s0); the test runs well within
   // 30 s, so real time stays at s0 or s0 + 1 and both codes below are within the window.
   const s0 = stepAt(Date.now());
@@ -237,21 +237,6 @@ test('two-step sign-in: set up with a first code, then sign-in asks for a code; 
   assert.equal((await plain.request('POST', '/console/sign-in', { csrf_token: await plain.csrfOf('/console/sign-in'), email, password: consolePassword })).location, '/console/sandbox');
 });
 
-function fromBase32(text: string): Buffer {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let value = 0;
-  const out: number[] = [];
-  for (const c of text) {
-    value = (value << 5) | alphabet.indexOf(c);
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 255);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
-}
 
 test('housekeeping deletes sessions past a timeout and sign-in failures out of the window, and keeps the rest', async () => {
   const { userId } = await signedInConsole(service, merchantId, 'cleanup@example.com', 'viewer');

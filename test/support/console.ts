@@ -67,3 +67,20 @@ export async function signedInConsole(service: RunningService, merchantId: strin
   if (res.status !== 303) throw new Error(`sign-in failed: ${res.status} ${res.body.slice(0, 300)}`);
   return { jar, userId: invite.id, invitePath: invite.invite_path };
 }
+
+/** The secret an authenticator app reads from the base32 text the set-up page shows (RFC 4648, no padding). */
+export function authenticatorSecret(text: string): Buffer {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = 0;
+  let value = 0;
+  const out: number[] = [];
+  for (const c of text) {
+    value = (value << 5) | alphabet.indexOf(c);
+    bits += 5;
+    if (bits >= 8) {
+      out.push((value >>> (bits - 8)) & 255);
+      bits -= 8;
+    }
+  }
+  return Buffer.from(out);
+}
