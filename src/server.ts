@@ -9,7 +9,7 @@ import { ApiCallLog } from './platform/api-call-log.js';
 import { AuthCache, authChangeChannel } from './platform/auth-cache.js';
 import { MemberCache, cachedMemberResolver, memberChangeChannel, memberWritesPlugin } from './platform/member-cache.js';
 import { RateWindows } from './platform/rate-limit.js';
-import { createWriteGroup } from './platform/idempotency.js';
+import { createWriteGroup } from './platform/write-batch.js';
 import { registerGroupCommitMetrics } from './platform/group-commit.js';
 import { resolveMember } from './modules/members/queries.js';
 import { AssetCatalogueCache, assetChangeChannel, useAssetCache } from './modules/assets/catalogue-cache.js';

@@ -12,7 +12,7 @@ import type { Clock } from './platform/clock.js';
 import type { AuthCache } from './platform/auth-cache.js';
 import type { MemberCache } from './platform/member-cache.js';
 import type { RateWindows } from './platform/rate-limit.js';
-import type { WriteGroup } from './platform/idempotency.js';
+import type { WriteGroup } from './platform/write-batch.js';
 
 /** What every route module and job receives: built once at start-up, passed explicitly. */
 export interface ServiceContext {

@@ -6,7 +6,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { depositLines, entryKinds, postEntry, verifyLedger, withdrawalLockLines } from '../src/ledger/index.js';
 import { GroupCommitter } from '../src/platform/group-commit.js';
-import { createWriteGroup, type GroupedWrite } from '../src/platform/idempotency.js';
+import { createWriteGroup, type GroupedWrite } from '../src/platform/write-batch.js';
 import { newMerchantClient, startTestService } from './support/service.js';
 import { rawRequest } from './support/raw-http.js';
 

@@ -5,8 +5,6 @@ import type { Database } from '../db/schema.js';
 import { ApiError, type ErrorCode, type ErrorExtras } from './errors.js';
 import { sha256Hex } from './ids.js';
 import type { IdempotencyContext } from './request-context.js';
-import { GroupCommitter } from './group-commit.js';
-import { nonceExpiryMs, type NonceUse } from './nonces.js';
 
 /*
  * Over 300 lines on purpose: one job, the idempotency record of a key from lock to replay. The
@@ -131,14 +129,14 @@ export class ReplaySignal {
  * outside call (`claimWrite`) holds its key while the call runs. The body names the holder and
  * how long the claim lasts; after that a holder that stopped (a crash) is presumed gone.
  */
-const claimStatus = 0;
+export const claimStatus = 0;
 
 /**
  * The record a `SameKeyRefusal` leaves: a claim that has already lapsed. It holds the endpoint
  * and the body's hash (another body or endpoint with the key: `idempotency_key_reused`) but no
  * result, so the same request with the key runs anew and replaces it.
  */
-const reservation = JSON.stringify({ in_progress: 'retry_with_same_key', lease_until_ms: 0 });
+export const reservation = JSON.stringify({ in_progress: 'retry_with_same_key', lease_until_ms: 0 });
 
 interface Claim {
   in_progress: string;
@@ -172,7 +170,7 @@ const ownClaim = (req: FastifyRequest, claim: string) => (eb: ExpressionBuilder<
  * `idempotency_key_reused` (another body or endpoint), 409 `idempotency_in_progress` (a live
  * claim), or undefined for a lapsed claim (the caller may take the key over).
  */
-function matchStored(req: FastifyRequest, stored: StoredResult): ReplaySignal | undefined {
+export function matchStored(req: FastifyRequest, stored: StoredResult): ReplaySignal | undefined {
   const idem = req.idempotency!;
   if (stored.endpoint !== idem.endpoint || stored.request_hash !== idem.requestHash) {
     idem.noStore = true;
@@ -203,33 +201,6 @@ export async function beginIdempotency(db: Kysely<Database>, req: FastifyRequest
   const idem = req.idempotency!;
   const stored = await findFresh(db, req.auth!.merchantId, req.auth!.environment, idem.key);
   return stored ? matchStored(req, stored) : undefined;
-}
-
-/**
- * A signed idempotent request's first two reads in one statement: the nonce is consumed (as
- * `consumeNonce`) and the key's finished record, if any, read. Answers whether the nonce was
- * fresh, and a replay when the key has a result to replay.
- */
-export async function consumeNonceAndBegin(db: Kysely<Database>, req: FastifyRequest, use: NonceUse): Promise<{ fresh: boolean; replay?: ReplaySignal }> {
-  const idem = req.idempotency!;
-  const expiresAt = new Date(nonceExpiryMs(use.timestampSeconds, use.nowMs));
-  const { rows } = await sql<{ fresh: boolean } & Partial<StoredResult>>`
-    WITH nonce AS (
-      INSERT INTO signature_nonces (merchant_id, environment, nonce, expires_at)
-      VALUES (${use.merchantId}, ${use.environment}, ${use.nonce}, ${expiresAt})
-      ON CONFLICT (merchant_id, environment, nonce) DO UPDATE SET expires_at = excluded.expires_at
-        WHERE signature_nonces.expires_at <= ${new Date(use.nowMs)}
-      RETURNING 1
-    )
-    SELECT EXISTS (SELECT 1 FROM nonce) AS fresh, k.endpoint, k.request_hash, k.status_code, k.response_body, k.created_at
-    FROM (SELECT 1) AS one
-    LEFT JOIN idempotency_keys k ON k.merchant_id = ${req.auth!.merchantId} AND k.environment = ${req.auth!.environment} AND k.key = ${idem.key}
-      AND k.created_at > now() - make_interval(hours => ${idempotencyWindowHours})
-  `.execute(db);
-  const row = rows[0]!;
-  if (!row.fresh) return { fresh: false };
-  if (row.endpoint === null || row.endpoint === undefined) return { fresh: true };
-  return { fresh: true, replay: matchStored(req, row as StoredResult) };
 }
 
 async function writeRecord(db: Db, req: FastifyRequest, statusCode: number, body: string, replaceLapsedClaim: boolean): Promise<void> {
@@ -362,16 +333,10 @@ export async function executeWrite<T>(
   req: FastifyRequest,
   reply: FastifyReply,
   effect: (trx: Transaction<Database>) => Promise<WriteResult<T>>,
-  group?: WriteGroup,
 ): Promise<FastifyReply> {
   if (!req.idempotency) {
     const result = await transactionOrRefusal(db, effect);
     return reply.code(result.status).send(result.body);
-  }
-  if (group) {
-    const auth = req.auth!;
-    const grouped = await group.submit(`${auth.merchantId}|${auth.environment}`, { req, reply, effect: effect as GroupedWrite['effect'] });
-    return answer(reply, grouped);
   }
   const outcome = await db.transaction().execute(async (trx) => {
     const found = await lockKey(trx, req);
@@ -390,151 +355,6 @@ export async function executeWrite<T>(
   return reply.code(outcome.status).header('content-type', 'application/json; charset=utf-8').send(outcome.body);
 }
 
-/** What a write answers: a replay, its result, a refusal stored as its result, or an error (not stored). */
-export type WriteOutcome = ReplaySignal | { status: number; body: string } | { refusal: ApiError } | { error: unknown };
-
-export interface GroupedWrite {
-  req: FastifyRequest;
-  reply: FastifyReply;
-  effect: (trx: Transaction<Database>) => Promise<WriteResult<unknown>>;
-}
-
-/** The group committer of idempotent writes (`createWriteGroup`). */
-export type WriteGroup = GroupCommitter<GroupedWrite, WriteOutcome>;
-
-async function answer(reply: FastifyReply, outcome: WriteOutcome): Promise<FastifyReply> {
-  if (outcome instanceof ReplaySignal) return sendReplay(reply, outcome.stored);
-  if ('refusal' in outcome) throw await afterRefusal(outcome.refusal);
-  if ('error' in outcome) throw outcome.error;
-  return reply.code(outcome.status).header('content-type', 'application/json; charset=utf-8').send(outcome.body);
-}
-
-interface PendingRecord {
-  merchantId: string;
-  environment: string;
-  key: string;
-  endpoint: string;
-  requestHash: string;
-  statusCode: number;
-  body: string;
-}
-
-/**
- * Several idempotent writes in one transaction (group commit, docs/group-commit.md), in a fixed
- * number of statements besides each write's own effect:
- * 1. one statement takes the merchant's write lock (`pg_advisory_xact_lock`: the batches of one
- *    merchant in two processes take turns instead of locking its rows in two orders) and tries
- *    each key's lock (held elsewhere: 409 `idempotency_in_progress`, as `lockKey`);
- * 2. one statement reads the keys' records (after the locks: a statement's snapshot is taken
- *    when it starts, so the read must be a statement of its own);
- * 3. each effect behind a savepoint of its own: a refusal, or any error, is undone without
- *    touching its neighbours;
- * 4. one statement stores every result and refusal.
- * Two writes of the batch with one key: the second is answered from the first's result.
- */
-export async function runWriteBatch(trx: Transaction<Database>, writes: readonly GroupedWrite[]): Promise<WriteOutcome[]> {
-  const outcomes: (WriteOutcome | undefined)[] = writes.map(() => undefined);
-  const lockNames = writes.map(({ req }) => `${req.auth!.merchantId}|${req.auth!.environment}|${req.idempotency!.key}`);
-  // One merchant a batch (group-commit.ts); the list form keeps the statement one shape.
-  const merchants = [...new Set(writes.map(({ req }) => `merchant-writes|${req.auth!.merchantId}|${req.auth!.environment}`))].sort();
-  const { rows: locks } = await sql<{ ord: string; locked: boolean }>`
-    WITH merchants AS MATERIALIZED (
-      SELECT count(pg_advisory_xact_lock(hashtextextended(m, 0))) AS n FROM unnest(${merchants}::text[]) AS m
-    )
-    SELECT k.ord, pg_try_advisory_xact_lock(hashtextextended(k.name, 0)) AS locked
-    FROM merchants, unnest(${lockNames}::text[]) WITH ORDINALITY AS k(name, ord)
-  `.execute(trx);
-  const locked = new Set(locks.filter((l) => l.locked).map((l) => Number(l.ord) - 1));
-  const { rows: found } = await sql<StoredResult & { merchant_id: string; environment: string; key: string }>`
-    SELECT k.merchant_id, k.environment, k.key, k.endpoint, k.request_hash, k.status_code, k.response_body, k.created_at
-    FROM idempotency_keys k
-    JOIN unnest(${writes.map(({ req }) => req.auth!.merchantId)}::text[], ${writes.map(({ req }) => req.auth!.environment)}::text[],
-                ${writes.map(({ req }) => req.idempotency!.key)}::text[]) AS w(merchant_id, environment, key)
-      ON k.merchant_id = w.merchant_id AND k.environment = w.environment AND k.key = w.key
-    WHERE k.created_at > now() - make_interval(hours => ${idempotencyWindowHours})
-  `.execute(trx);
-  const records = new Map<string, StoredResult>(found.map((r) => [`${r.merchant_id}|${r.environment}|${r.key}`, r]));
-  const pending = new Map<string, PendingRecord>();
-
-  for (const [i, write] of writes.entries()) {
-    const { req, reply, effect } = write;
-    const idem = req.idempotency!;
-    const name = lockNames[i]!;
-    try {
-      if (!locked.has(i)) {
-        idem.noStore = true;
-        throw new ApiError('idempotency_in_progress');
-      }
-      const earlier = pending.get(name);
-      const stored = earlier ? storedOf(earlier) : records.get(name);
-      const match = stored ? matchStored(req, stored) : undefined;
-      if (match) {
-        outcomes[i] = match;
-        continue;
-      }
-      let body = '';
-      const record = (statusCode: number, text: string) => pending.set(name, {
-        merchantId: req.auth!.merchantId, environment: req.auth!.environment, key: idem.key,
-        endpoint: idem.endpoint, requestHash: idem.requestHash, statusCode, body: text,
-      });
-      await sql`SAVEPOINT idempotent_effect`.execute(trx);
-      try {
-        const result = await effect(trx);
-        body = reply.code(result.status).serialize(result.body) as string;
-        record(result.status, body);
-        outcomes[i] = { status: result.status, body };
-      } catch (err) {
-        await sql`ROLLBACK TO SAVEPOINT idempotent_effect`.execute(trx);
-        if (!(err instanceof ApiError) || !isStorableStatus(err.status)) throw err;
-        if (err instanceof SameKeyRefusal) {
-          await err.persist(trx);
-          record(claimStatus, reservation);
-        } else {
-          record(err.status, errorBodyFor(err, req));
-        }
-        outcomes[i] = { refusal: err };
-      }
-    } catch (err) {
-      outcomes[i] = { error: err };
-    }
-  }
-
-  if (pending.size > 0) {
-    const rows = [...pending.values()];
-    // A row older than the window is a new key, and a claim found here has lapsed (a live one
-    // was refused above): both are overwritten by the holder of the key's lock.
-    await sql`
-      INSERT INTO idempotency_keys (merchant_id, environment, key, endpoint, request_hash, status_code, response_body)
-      SELECT * FROM unnest(${rows.map((r) => r.merchantId)}::text[], ${rows.map((r) => r.environment)}::text[], ${rows.map((r) => r.key)}::text[],
-                           ${rows.map((r) => r.endpoint)}::text[], ${rows.map((r) => r.requestHash)}::text[],
-                           ${rows.map((r) => r.statusCode)}::int[], ${rows.map((r) => r.body)}::text[])
-      ON CONFLICT (merchant_id, environment, key) DO UPDATE SET
-        endpoint = excluded.endpoint, request_hash = excluded.request_hash, status_code = excluded.status_code,
-        response_body = excluded.response_body, created_at = now()
-      WHERE idempotency_keys.created_at <= now() - make_interval(hours => ${idempotencyWindowHours})
-         OR idempotency_keys.status_code = ${claimStatus}
-    `.execute(trx);
-    for (const w of writes) {
-      const idem = w.req.idempotency!;
-      if (pending.has(`${w.req.auth!.merchantId}|${w.req.auth!.environment}|${idem.key}`)) idem.settled = true;
-    }
-  }
-  return outcomes as WriteOutcome[];
-}
-
-function storedOf(r: PendingRecord): StoredResult {
-  return { endpoint: r.endpoint, request_hash: r.requestHash, status_code: r.statusCode, response_body: r.body, created_at: new Date() };
-}
-
-/**
- * The group committer of a service: batches of at most `maxBatch` writes, `maxInFlight`
- * transactions at once (leave connections for reads and for writes that are not grouped).
- */
-export function createWriteGroup(db: Kysely<Database>, options: { maxBatch: number; maxInFlight: number }): WriteGroup {
-  return new GroupCommitter<GroupedWrite, WriteOutcome>({
-    runBatch: (writes) => db.transaction().execute((trx) => runWriteBatch(trx, writes)),
-  }, options);
-}
 
 /**
  * For a write whose effect must commit before a call outside the database (a provider): the
@@ -568,7 +388,7 @@ export async function claimWrite<T>(
 }
 
 /** Once a refusal's transaction committed: a `SameKeyRefusal`'s work after commit; answers the refusal to throw. */
-async function afterRefusal(refusal: ApiError): Promise<ApiError> {
+export async function afterRefusal(refusal: ApiError): Promise<ApiError> {
   if (refusal instanceof SameKeyRefusal) await refusal.afterCommit();
   return refusal;
 }

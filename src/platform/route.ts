@@ -6,6 +6,7 @@ import type { ServiceContext } from '../service-context.js';
 import type { ErrorCode } from './errors.js';
 import type { AppInstance } from './http-app.js';
 import { claimWrite, executeWrite, sendReplay, type StoredResult } from './idempotency.js';
+import { executeGroupedWrite } from './write-batch.js';
 import type { IdempotencyContext, MemberContext } from './request-context.js';
 import type { RouteAccess } from './route-access.js';
 
@@ -192,8 +193,11 @@ export function defineRoute<const A extends RouteAccess, const S extends RouteSc
     body: req.body,
     headers: req.headers,
     idempotency: req.idempotency,
-    write: async (effect: Effect<unknown>) =>
-      (await executeWrite(ctx.db, req, reply, async (trx) => ({ status, body: await mapped(effect)(trx) }), access.commit === 'grouped' ? ctx.writeGroup : undefined)) as unknown as Sent,
+    write: async (effect: Effect<unknown>) => {
+      const run = async (trx: Transaction<Database>) => ({ status, body: await mapped(effect)(trx) });
+      const grouped = access.commit === 'grouped';
+      return (await (grouped ? executeGroupedWrite(ctx.db, ctx.writeGroup, req, reply, run) : executeWrite(ctx.db, req, reply, run))) as unknown as Sent;
+    },
     claim: <T>(leaseMs: number, effect: Effect<T>) => claimWrite(ctx.db, req, leaseMs, mapped(effect)),
     replay: (stored: StoredResult) => sendReplay(reply, stored) as unknown as Sent,
     req,
