@@ -2,6 +2,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
 import { createBaseApp, registerModules, type AppInstance } from '../platform/http-app.js';
+import { registerOperatorOpenApi } from '../platform/openapi-operator.js';
 import { operatorRouteModules } from './routes.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -29,6 +30,7 @@ export function buildAdminApp(ctx: ServiceContext, adminToken: string): AppInsta
   app.get('/metrics', async (_req, reply) => {
     return reply.header('content-type', ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
   });
+  registerOperatorOpenApi(app); // first: it collects every route registered after it
   registerModules(app, ctx, operatorRouteModules);
   return app;
 }

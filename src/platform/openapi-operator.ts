@@ -1,0 +1,109 @@
+import { STATUS_CODES } from 'node:http';
+import fastifySwagger from '@fastify/swagger';
+import type { FastifySchema } from 'fastify';
+import type { AppInstance } from './app-instance.js';
+import type { ErrorCode } from './errors.js';
+import { errorResponse, errorSchema, errorsByStatus } from './openapi-access.js';
+import type { OperatorAccess } from './operator-route.js';
+
+/**
+ * The operator listener's own OpenAPI 3.1 document, GET /admin/v1/openapi.json (behind the
+ * operator token like every /admin call). As for the public document, the route schemas are the
+ * single source; the error responses come from each route's declared `errors` plus what every
+ * operator call can answer. Kept apart from the public document so that no operator path is
+ * ever published to merchants.
+ */
+
+type Json = Record<string, any>;
+
+const routeKey = 'x-mwa-operator-route';
+const methods = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+/** `/admin/v1/merchants/{id}/api-keys` → `Merchants`: operations are grouped by their first path segment. */
+export function operatorTag(path: string): string {
+  const segment = path.replace(/^\/admin\/v1\//, '').split('/')[0] ?? '';
+  const words = segment.split('-').filter(Boolean);
+  return words.length === 0 ? 'Operator' : words.map((w, i) => (i === 0 ? w[0]!.toUpperCase() + w.slice(1) : w)).join(' ');
+}
+
+/** The codes one operator operation can answer: its own, `invalid_token` always, `invalid_request` when it validates input. */
+export function operatorErrorCodes(access: OperatorAccess, validatesInput: boolean): ErrorCode[] {
+  const codes = new Set<ErrorCode>(['invalid_token', ...(validatesInput ? (['invalid_request'] as const) : []), ...access.errors]);
+  return [...codes];
+}
+
+function describeOperatorOperation(method: string, path: string, op: Json): Json {
+  const { [routeKey]: note, ...rest } = op as Json & { [routeKey]?: { access: OperatorAccess; validatesInput: boolean } };
+  const responses: Json = { ...(rest.responses ?? {}) };
+  if (note) {
+    for (const [status, codes] of errorsByStatus(operatorErrorCodes(note.access, note.validatesInput))) {
+      responses[String(status)] = errorResponse(status, codes, responses[String(status)]);
+    }
+  }
+  for (const [status, response] of Object.entries<Json>(responses)) {
+    const placeholder = !response.description || response.description === 'Default Response';
+    responses[status] = {
+      ...response,
+      description: placeholder ? STATUS_CODES[Number(status)] ?? 'Response' : response.description,
+      headers: { ...(response.headers ?? {}), 'X-Request-Id': { $ref: '#/components/headers/RequestId' } },
+    };
+  }
+  return {
+    summary: rest.summary ?? `${method.toUpperCase()} ${path}`,
+    tags: rest.tags ?? [operatorTag(path)],
+    ...rest,
+    security: [{ operatorToken: [] }],
+    responses,
+  };
+}
+
+/** Fills in every operation of the document (summary, tag, security, error responses). */
+export function finishOperatorDocument(doc: Json): Json {
+  const tags = new Set<string>();
+  for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
+    const next: Json = { ...item };
+    for (const method of methods) {
+      if (!item[method]) continue;
+      next[method] = describeOperatorOperation(method, path, item[method]);
+      for (const tag of next[method].tags) tags.add(tag);
+    }
+    doc.paths[path] = next;
+  }
+  doc.tags = [...tags].sort().map((name) => ({ name }));
+  return doc;
+}
+
+const description = `The operator's calls: merchants and their API keys, the asset catalogue, reviews (KYC, withdrawals, card applications), alerts, corridors, products and the other settings merchants cannot change themselves.
+
+Served on its own listener (\`ADMIN_HOST:ADMIN_PORT\`), never on the public one. Every \`/admin\` call takes \`authorization: Bearer <ADMIN_TOKEN>\` (401 \`invalid_token\` otherwise); JSON bodies, no signing and no idempotency keys; the same error envelope as the public API. \`GET /healthz\`, \`GET /readyz\` and \`GET /metrics\` (Prometheus) need no token. docs/operator-api.md describes each call.`;
+
+/** Registers @fastify/swagger on the operator listener and GET /admin/v1/openapi.json. Call before the operator routes. */
+export function registerOperatorOpenApi(app: AppInstance): void {
+  // Not awaited: avvio loads it before the route modules registered after it, so its onRoute hook sees them all.
+  void app.register(fastifySwagger, {
+    mode: 'dynamic',
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Merchant Wallet API: operator', version: '1.0.0', description },
+      servers: [{ url: 'http://127.0.0.1:8081', description: 'The operator listener (ADMIN_HOST:ADMIN_PORT); never exposed to merchants.' }],
+      security: [{ operatorToken: [] }],
+      components: {
+        securitySchemes: {
+          operatorToken: { type: 'http', scheme: 'bearer', description: 'The service\'s `ADMIN_TOKEN`, as `authorization: Bearer <ADMIN_TOKEN>`.' },
+        },
+        schemas: { Error: errorSchema },
+        headers: { RequestId: { description: 'Identifier of this request; also `request_id` in error bodies.', schema: { type: 'string' } } },
+      } as any,
+    },
+    transform: ({ schema, url, route }) => {
+      const access = route.config?.operator;
+      const base = (schema ?? {}) as FastifySchema;
+      if (!url.startsWith('/admin/v1/') || !access) return { schema: { ...base, hide: true }, url };
+      const validatesInput = !!(base.body || base.querystring || base.params || base.headers);
+      return { schema: { ...base, [routeKey]: { access, validatesInput } } as FastifySchema, url };
+    },
+    transformObject: (documentObject) => finishOperatorDocument((documentObject as { openapiObject: Json }).openapiObject) as any,
+  });
+
+  app.get('/admin/v1/openapi.json', { schema: { hide: true } }, async (_req, reply) => reply.type('application/json; charset=utf-8').send(app.swagger()));
+}

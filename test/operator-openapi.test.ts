@@ -1,0 +1,109 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import type { RouteOptions } from 'fastify';
+import { buildAdminApp } from '../src/operator/admin-app.js';
+import { errorStatus, type ErrorCode } from '../src/platform/errors.js';
+import type { OperatorAccess } from '../src/platform/operator-route.js';
+import type { RunningService } from '../src/server.js';
+import { adminToken, startTestService } from './support/service.js';
+
+/** The operator listener's document, checked against the operator routes actually registered. */
+
+type Json = Record<string, any>;
+
+interface SeenRoute {
+  method: string;
+  url: string;
+  access: OperatorAccess;
+  schema: Json;
+}
+
+/** Builds the operator app once more (never started) with an `onRoute` hook, to see every operator route as declared. */
+async function collectOperatorRoutes(service: RunningService): Promise<SeenRoute[]> {
+  const app = buildAdminApp({ ...service.ctx, logger: false } as typeof service.ctx, adminToken);
+  const seen: SeenRoute[] = [];
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const access = route.config?.operator;
+    if (!access) return;
+    for (const method of [route.method].flat()) if (method !== 'HEAD') seen.push({ method, url: route.url, access, schema: (route.schema ?? {}) as Json });
+  });
+  await app.ready();
+  await app.close();
+  return seen;
+}
+
+const openapiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+describe('GET /admin/v1/openapi.json', () => {
+  let service: RunningService;
+  let doc: Json;
+  let routes: SeenRoute[];
+
+  before(async () => {
+    service = await startTestService();
+    const res = await fetch(`${service.adminUrl}/admin/v1/openapi.json`, { headers: { authorization: `Bearer ${adminToken}` } });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    doc = (await res.json()) as Json;
+    routes = await collectOperatorRoutes(service);
+  });
+  after(() => service?.close());
+
+  test('needs the operator token like every /admin call', async () => {
+    for (const headers of [{}, { authorization: 'Bearer wrong' }] as Record<string, string>[]) {
+      const res = await fetch(`${service.adminUrl}/admin/v1/openapi.json`, { headers });
+      assert.equal(res.status, 401);
+      assert.equal(((await res.json()) as Json).code, 'invalid_token');
+    }
+  });
+
+  test('is a valid OpenAPI 3.1 document', async () => {
+    assert.equal(doc.openapi, '3.1.0');
+    const validator = new Validator();
+    const result = await validator.validate(doc);
+    assert.equal(validator.version, '3.1');
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 1)?.slice(0, 2000));
+    assert.deepEqual(doc.components.securitySchemes.operatorToken, {
+      type: 'http', scheme: 'bearer', description: "The service's `ADMIN_TOKEN`, as `authorization: Bearer <ADMIN_TOKEN>`.",
+    });
+  });
+
+  test('documents every operator route, and nothing else', () => {
+    assert.ok(routes.length >= 60, `only ${routes.length} operator routes seen`);
+    const expected = new Set(routes.map((r) => `${r.method} ${openapiPath(r.url)}`));
+    const seen = new Set<string>();
+    for (const [path, item] of Object.entries<Json>(doc.paths)) {
+      for (const method of Object.keys(item)) if (typeof item[method] === 'object' && method !== 'parameters') seen.add(`${method.toUpperCase()} ${path}`);
+    }
+    assert.deepEqual([...seen].sort(), [...expected].sort());
+    assert.ok([...seen].every((op) => op.split(' ')[1]!.startsWith('/admin/v1/')));
+  });
+
+  test('each operation: a tag, the operator security, and every error code it can answer under its status', () => {
+    for (const route of routes) {
+      const op = doc.paths[openapiPath(route.url)][route.method.toLowerCase()];
+      const where = `${route.method} ${route.url}`;
+      assert.deepEqual(op.security, [{ operatorToken: [] }], where);
+      assert.equal(op.tags.length, 1, where);
+      assert.ok(op.summary, where);
+      const codes: ErrorCode[] = ['invalid_token', ...route.access.errors];
+      if (route.schema.body || route.schema.querystring || route.schema.params) codes.push('invalid_request');
+      for (const code of codes) {
+        const listed: string[] = op.responses[String(errorStatus(code))]?.['x-error-codes'] ?? [];
+        assert.ok(listed.includes(code), `${where}: ${code} not under ${errorStatus(code)}`);
+      }
+      const success = Object.keys(op.responses).filter((s) => s.startsWith('2'));
+      assert.equal(success.length, 1, `${where}: one success response`);
+      for (const response of Object.values<Json>(op.responses)) assert.ok(response.headers?.['X-Request-Id'], where);
+    }
+  });
+
+  test('the public document names no operator path', async () => {
+    const res = await fetch(`${service.publicUrl}/v1/openapi.json`);
+    const publicDoc = (await res.json()) as Json;
+    assert.ok(Object.keys(publicDoc.paths).every((p) => !p.startsWith('/admin')));
+    const text = JSON.stringify(publicDoc);
+    assert.ok(!text.includes('operatorToken'));
+  });
+});
