@@ -37,13 +37,15 @@ export interface BatchStats {
   /** Batches whose transaction failed and whose items were then run one by one. */
   fallbacks: number;
   largest: number;
+  /** Items the runner answered together through a batch effect (write-batch.ts), not one by one. */
+  together: number;
 }
 
 export class GroupCommitter<I, O> {
   private readonly waiting: Waiting<I, O>[] = [];
   private readonly busy = new Set<string>();
   private inFlight = 0;
-  readonly stats: BatchStats = { batches: 0, items: 0, fallbacks: 0, largest: 0 };
+  readonly stats: BatchStats = { batches: 0, items: 0, fallbacks: 0, largest: 0, together: 0 };
 
   constructor(private readonly runner: BatchRunner<I, O>, private readonly options: BatchOptions) {
     if (options.maxBatch < 1 || options.maxInFlight < 1) throw new Error('group commit: maxBatch and maxInFlight must be at least 1');
@@ -123,6 +125,7 @@ export function registerGroupCommitMetrics(registry: Registry, stats: BatchStats
     ['group_commit_batches_total', 'Transactions written by group commit', () => stats.batches],
     ['group_commit_writes_total', 'Writes in those transactions (writes / batches: the mean batch size)', () => stats.items],
     ['group_commit_fallbacks_total', 'Batches whose transaction failed and whose writes then ran one by one', () => stats.fallbacks],
+    ['group_commit_together_total', 'Writes run together by their route\'s batch effect, without a savepoint each', () => stats.together],
   ] as const) {
     new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
   }
