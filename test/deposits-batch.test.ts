@@ -90,8 +90,8 @@ describe('deposits written together', () => {
     const outcomes = await Promise.all(cases.map(([, w]) => group.submit(`${merchantId}|sandbox`, w)));
     assert.equal(group.stats.batches, 2, 'the cases in one batch');
     assert.equal(group.stats.fallbacks, 0);
-    // All but the two replays and the reused key ran through the batch effect.
-    assert.equal(group.stats.together, 13);
+    // All but the two replays and the reused key ran through the batch effect (and the lone write before).
+    assert.equal(group.stats.together, 1 + 13);
 
     const answerOf = (o: (typeof outcomes)[number]): number | string => {
       if ('stored' in o) return 'replay';
@@ -147,6 +147,9 @@ describe('deposits written together', () => {
     const outcomes = await Promise.all(writes.map((w) => group.submit(`${merchantId}|sandbox`, w)));
     assert.deepEqual(outcomes, [1, 2, 3].map((n) => ({ status: 201, body: JSON.stringify({ alone: n }) })));
     assert.equal(group.stats.fallbacks, 1);
+    // A write alone in its batch is answered with the failure (a 500, no record), as a transaction of its own.
+    const alone = write(merchantId, body('bt-fail'), randomUUID(), async () => ({ status: 201, body: {} }));
+    await assert.rejects(group.submit(`${merchantId}|sandbox`, { ...alone, batch: { ...alone.batch!, effect: failing } }), /the batch statement failed/);
   });
 
   it('answers concurrent HTTP deposits mixing good ones and refusals, each with its own answer', async () => {

@@ -3,7 +3,7 @@ import { Gauge, type Registry } from 'prom-client';
 /**
  * Group commit: requests that arrive while earlier ones are being written are gathered into one
  * transaction and one commit (docs/group-commit.md). The batcher knows nothing of what a batch
- * does; `runBatch` (idempotency.ts, `runWriteBatch`) decides each item's outcome inside the shared
+ * does; `runBatch` (write-batch.ts, `runWriteBatch`) decides each item's outcome inside the shared
  * transaction, and answers every item only after the commit.
  *
  * A batch holds the requests of one partition (a merchant in one environment), so no transaction
@@ -20,8 +20,12 @@ export interface BatchOptions {
 }
 
 export interface BatchRunner<I, O> {
-  /** Runs the items in one transaction; answers one outcome per item, in order, once committed. */
-  runBatch(items: readonly I[]): Promise<O[]>;
+  /**
+   * Runs the items in one transaction; answers one outcome per item, in order, once committed.
+   * `fallback`: the item is run again alone because its batch failed (the runner may then avoid
+   * what it does for a batch).
+   */
+  runBatch(items: readonly I[], fallback?: boolean): Promise<O[]>;
 }
 
 interface Waiting<I, O> {
@@ -107,7 +111,7 @@ export class GroupCommitter<I, O> {
       this.stats.fallbacks++;
       for (const w of batch) {
         try {
-          const [outcome] = await this.runner.runBatch([w.item]);
+          const [outcome] = await this.runner.runBatch([w.item], true);
           w.resolve(outcome!);
         } catch (e) {
           w.reject(e);

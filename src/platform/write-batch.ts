@@ -20,7 +20,8 @@ export type WriteOutcome = ReplaySignal | { status: number; body: string } | { r
  * A grouped route's effect for many of its writes at once: one answer per item, in order, its
  * result or its refusal (an `Error`; an `ApiError` below 500 is stored as the key's result). A
  * refused item must have written nothing, since no savepoint separates the items; throwing fails
- * the whole batch, whose writes then run one by one through their own effects.
+ * the whole batch, whose writes then run one by one through their own effects (a write alone in
+ * its batch is answered with the error, as a failed transaction of its own would be).
  */
 export type BatchEffect = (trx: Transaction<Database>, items: readonly unknown[]) => Promise<(WriteResult<unknown> | Error)[]>;
 
@@ -28,7 +29,7 @@ export interface GroupedWrite {
   req: FastifyRequest;
   reply: FastifyReply;
   effect: (trx: Transaction<Database>) => Promise<WriteResult<unknown>>;
-  /** The route's batch effect and this write's item for it: used when two or more writes of a batch have it. */
+  /** The route's batch effect and this write's item for it: used unless the write runs again alone after its batch failed. */
   batch?: { effect: BatchEffect; item: unknown };
 }
 
@@ -75,14 +76,16 @@ interface PendingRecord {
  *    each key's lock (held elsewhere: 409 `idempotency_in_progress`, as `lockKey`);
  * 2. one statement reads the keys' records (after the locks: a statement's snapshot is taken
  *    when it starts, so the read must be a statement of its own);
- * 3. the writes to run: those of one batch effect together in its own statements when there are
- *    two or more of them (`BatchEffect`); any other behind a savepoint of its own: a refusal, or
- *    any error, is undone without touching its neighbours;
+ * 3. the writes to run: those of one batch effect together in its own statements
+ *    (`BatchEffect`), except in a fallback run; any other behind a savepoint of its own: a
+ *    refusal, or any error, is undone without touching its neighbours;
  * 4. one statement stores every result and refusal.
  * Two writes of the batch with one key: the second is answered from the first's result (or runs
  * after it, when the first failed without one).
  */
-export async function runWriteBatch(trx: Transaction<Database>, writes: readonly GroupedWrite[], stats?: { together: number }): Promise<WriteOutcome[]> {
+export async function runWriteBatch(
+  trx: Transaction<Database>, writes: readonly GroupedWrite[], options: { stats?: { together: number }; fallback?: boolean } = {},
+): Promise<WriteOutcome[]> {
   const outcomes: (WriteOutcome | undefined)[] = writes.map(() => undefined);
   const lockNames = writes.map(({ req }) => `${req.auth!.merchantId}|${req.auth!.environment}|${req.idempotency!.key}`);
   // One merchant a batch (group-commit.ts); the list form keeps the statement one shape.
@@ -159,16 +162,16 @@ export async function runWriteBatch(trx: Transaction<Database>, writes: readonly
     }
   }
 
-  // The writes of one batch effect, two or more: together, without savepoints.
+  // The writes of one batch effect together, without savepoints; one alone too (fewer statements
+  // than its own effect), except when it runs again because its batch failed.
   const byEffect = new Map<BatchEffect, number[]>();
   for (const i of toRun) {
     const batch = writes[i]!.batch;
-    if (batch) byEffect.set(batch.effect, [...(byEffect.get(batch.effect) ?? []), i]);
+    if (batch && !options.fallback) byEffect.set(batch.effect, [...(byEffect.get(batch.effect) ?? []), i]);
   }
   for (const [effect, indexes] of byEffect) {
-    if (indexes.length < 2) continue;
     const answers = await effect(trx, indexes.map((i) => writes[i]!.batch!.item));
-    if (stats) stats.together += indexes.length;
+    if (options.stats) options.stats.together += indexes.length;
     for (const [k, i] of indexes.entries()) {
       const a = answers[k];
       if (a === undefined) throw new Error('write batch: the batch effect answered fewer items than it was given');
@@ -238,7 +241,7 @@ function storedOf(r: PendingRecord): StoredResult {
  */
 export function createWriteGroup(db: Kysely<Database>, options: { maxBatch: number; maxInFlight: number }): WriteGroup {
   const group: WriteGroup = new GroupCommitter<GroupedWrite, WriteOutcome>({
-    runBatch: (writes) => db.transaction().execute((trx) => runWriteBatch(trx, writes, group.stats)),
+    runBatch: (writes, fallback) => db.transaction().execute((trx) => runWriteBatch(trx, writes, { stats: group.stats, fallback })),
   }, options);
   return group;
 }
