@@ -168,7 +168,7 @@ describe('group commit', () => {
     await other;
     const outcomes = await batch;
     assert.deepEqual(outcomes.map((o) => ('status' in o ? o.status : o)), [201, 201]);
-    assert.deepEqual(group.stats, { batches: 1, items: 2, fallbacks: 0, largest: 2 });
+    assert.deepEqual(group.stats, { batches: 1, items: 2, fallbacks: 0, largest: 2, together: 0 });
   });
 
   it('keeps the ledger balanced', async () => {
@@ -215,7 +215,7 @@ describe('the group committer', () => {
     releases.shift()!();
     releases.shift()!();
     assert.deepEqual(await Promise.all(answers), [10, 20, 30, 40, 50, 60, 70]);
-    assert.deepEqual(group.stats, { batches: 4, items: 7, fallbacks: 0, largest: 3 });
+    assert.deepEqual(group.stats, { batches: 4, items: 7, fallbacks: 0, largest: 3, together: 0 });
   });
 
   it('runs the items of a batch that failed one by one', async () => {

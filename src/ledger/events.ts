@@ -17,34 +17,38 @@ export interface EventInput {
   statusVersion: number;
 }
 
-/**
- * Writes one event to the outbox, in the caller's transaction, so the event exists exactly when
- * the state change it reports does. Delivery reads the outbox later. Returns `evt_<uuid>`.
- */
-export async function recordEvent(trx: Transaction<Database> | Kysely<Database>, event: EventInput): Promise<string> {
+/** An event's row without its time, checked (a programmer error throws); `id` is `evt_<uuid>`. */
+export function eventRow(event: EventInput) {
   if (!Number.isInteger(event.statusVersion) || event.statusVersion < 0) {
     throw new Error(`events: statusVersion must be a non-negative integer, got ${String(event.statusVersion)}`);
   }
   for (const field of ['merchantId', 'type', 'object', 'objectId', 'status'] as const) {
     if (typeof event[field] !== 'string' || event[field] === '') throw new Error(`events: ${field} must be a non-empty string`);
   }
-  const id = newId('evt');
+  return {
+    id: newId('evt'),
+    merchant_id: event.merchantId,
+    environment: event.environment,
+    type: event.type,
+    object: event.object,
+    object_id: event.objectId,
+    external_member_id: event.externalMemberId ?? '',
+    status: event.status,
+    status_version: event.statusVersion,
+    livemode: event.environment === 'production',
+  };
+}
+
+/**
+ * Writes one event to the outbox, in the caller's transaction, so the event exists exactly when
+ * the state change it reports does. Delivery reads the outbox later. Returns `evt_<uuid>`.
+ */
+export async function recordEvent(trx: Transaction<Database> | Kysely<Database>, event: EventInput): Promise<string> {
+  const row = eventRow(event);
   await trx
     .insertInto('events')
-    .values({
-      id,
-      merchant_id: event.merchantId,
-      environment: event.environment,
-      type: event.type,
-      object: event.object,
-      object_id: event.objectId,
-      external_member_id: event.externalMemberId ?? '',
-      status: event.status,
-      status_version: event.statusVersion,
-      livemode: event.environment === 'production',
-      // The merchant's time (a sandbox merchant's own clock): the envelope's created_at.
-      created_at: scopeNowSql(event.merchantId, event.environment) as unknown as Date,
-    })
+    // The merchant's time (a sandbox merchant's own clock): the envelope's created_at.
+    .values({ ...row, created_at: scopeNowSql(event.merchantId, event.environment) as unknown as Date })
     .execute();
-  return id;
+  return row.id;
 }

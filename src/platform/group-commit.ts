@@ -3,7 +3,7 @@ import { Gauge, type Registry } from 'prom-client';
 /**
  * Group commit: requests that arrive while earlier ones are being written are gathered into one
  * transaction and one commit (docs/group-commit.md). The batcher knows nothing of what a batch
- * does; `runBatch` (idempotency.ts, `runWriteBatch`) decides each item's outcome inside the shared
+ * does; `runBatch` (write-batch.ts, `runWriteBatch`) decides each item's outcome inside the shared
  * transaction, and answers every item only after the commit.
  *
  * A batch holds the requests of one partition (a merchant in one environment), so no transaction
@@ -20,8 +20,12 @@ export interface BatchOptions {
 }
 
 export interface BatchRunner<I, O> {
-  /** Runs the items in one transaction; answers one outcome per item, in order, once committed. */
-  runBatch(items: readonly I[]): Promise<O[]>;
+  /**
+   * Runs the items in one transaction; answers one outcome per item, in order, once committed.
+   * `fallback`: the item is run again alone because its batch failed (the runner may then avoid
+   * what it does for a batch).
+   */
+  runBatch(items: readonly I[], fallback?: boolean): Promise<O[]>;
 }
 
 interface Waiting<I, O> {
@@ -37,13 +41,15 @@ export interface BatchStats {
   /** Batches whose transaction failed and whose items were then run one by one. */
   fallbacks: number;
   largest: number;
+  /** Items the runner answered together through a batch effect (write-batch.ts), not one by one. */
+  together: number;
 }
 
 export class GroupCommitter<I, O> {
   private readonly waiting: Waiting<I, O>[] = [];
   private readonly busy = new Set<string>();
   private inFlight = 0;
-  readonly stats: BatchStats = { batches: 0, items: 0, fallbacks: 0, largest: 0 };
+  readonly stats: BatchStats = { batches: 0, items: 0, fallbacks: 0, largest: 0, together: 0 };
 
   constructor(private readonly runner: BatchRunner<I, O>, private readonly options: BatchOptions) {
     if (options.maxBatch < 1 || options.maxInFlight < 1) throw new Error('group commit: maxBatch and maxInFlight must be at least 1');
@@ -105,7 +111,7 @@ export class GroupCommitter<I, O> {
       this.stats.fallbacks++;
       for (const w of batch) {
         try {
-          const [outcome] = await this.runner.runBatch([w.item]);
+          const [outcome] = await this.runner.runBatch([w.item], true);
           w.resolve(outcome!);
         } catch (e) {
           w.reject(e);
@@ -123,6 +129,7 @@ export function registerGroupCommitMetrics(registry: Registry, stats: BatchStats
     ['group_commit_batches_total', 'Transactions written by group commit', () => stats.batches],
     ['group_commit_writes_total', 'Writes in those transactions (writes / batches: the mean batch size)', () => stats.items],
     ['group_commit_fallbacks_total', 'Batches whose transaction failed and whose writes then ran one by one', () => stats.fallbacks],
+    ['group_commit_together_total', 'Writes run together by their route\'s batch effect, without a savepoint each', () => stats.together],
   ] as const) {
     new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
   }

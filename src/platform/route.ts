@@ -6,7 +6,7 @@ import type { ServiceContext } from '../service-context.js';
 import type { ErrorCode } from './errors.js';
 import type { AppInstance } from './http-app.js';
 import { claimWrite, executeWrite, sendReplay, type StoredResult } from './idempotency.js';
-import { executeGroupedWrite } from './write-batch.js';
+import { executeGroupedWrite, type BatchEffect } from './write-batch.js';
 import type { IdempotencyContext, MemberContext } from './request-context.js';
 import type { RouteAccess } from './route-access.js';
 
@@ -82,6 +82,16 @@ export type Sent = { readonly [sentBrand]: true };
 
 export type Effect<T> = (trx: Transaction<Database>) => Promise<T>;
 
+/**
+ * A grouped route's way to write many of its requests at once (docs/group-commit.md): `effect`
+ * answers each item's result or its refusal (an `Error`, a domain error mapped as in `write`),
+ * in order, and leaves nothing written for a refused one. `item` is this request's.
+ */
+export interface BatchedWrite<T, I> {
+  effect: (trx: Transaction<Database>, items: readonly I[]) => Promise<(T | Error)[]>;
+  item: I;
+}
+
 /** A claimed write's first step: the value, or the key's finished result (sent by the helper). */
 export type ClaimOutcome<T> = { value: T } | { replay: StoredResult };
 
@@ -95,9 +105,10 @@ export interface RouteInput<A extends RouteAccess, S extends RouteSchema> {
   idempotency: A['idempotency'] extends 'required' ? IdempotencyContext : IdempotencyContext | undefined;
   /**
    * Runs `effect` in one transaction with the idempotency record (`executeWrite`): the result is
-   * serialized through the response schema before it is stored, then sent.
+   * serialized through the response schema before it is stored, then sent. A route declared
+   * `commit: 'grouped'` may give `batch` too: the batch's writes of this route then run through it.
    */
-  write: (effect: Effect<ResultOf<S>>) => Promise<Sent>;
+  write: <I>(effect: Effect<ResultOf<S>>, batch?: BatchedWrite<ResultOf<S>, I>) => Promise<Sent>;
   /**
    * For a write whose effect commits before a provider call (`claimWrite`): commits the effect
    * with a claim on the key; the handler then calls out and returns the result (or
@@ -186,6 +197,8 @@ export function defineRoute<const A extends RouteAccess, const S extends RouteSc
   app: AppInstance, ctx: ServiceContext, method: HTTPMethods, url: string, def: RouteDefinition<A, S>, handler: RouteHandler<A, S>,
 ): void {
   const access: RouteAccess = def.errors ? { ...def.access, errors: [...def.errors] } : def.access;
+  // One batch effect per function of the route: the group committer gathers the writes by it.
+  const batchEffects = new WeakMap<BatchedWrite<unknown, unknown>['effect'], BatchEffect>();
   mount(app, ctx, method, url, { schema: def.schema, config: { access }, preValidation: def.preValidation }, (req, reply, { status, mapped }) => ({
     principal: principalOf(req, access),
     params: req.params,
@@ -193,10 +206,16 @@ export function defineRoute<const A extends RouteAccess, const S extends RouteSc
     body: req.body,
     headers: req.headers,
     idempotency: req.idempotency,
-    write: async (effect: Effect<unknown>) => {
+    write: async (effect: Effect<unknown>, batch?: BatchedWrite<unknown, unknown>) => {
       const run = async (trx: Transaction<Database>) => ({ status, body: await mapped(effect)(trx) });
-      const grouped = access.commit === 'grouped';
-      return (await (grouped ? executeGroupedWrite(ctx.db, ctx.writeGroup, req, reply, run) : executeWrite(ctx.db, req, reply, run))) as unknown as Sent;
+      if (access.commit !== 'grouped') return (await executeWrite(ctx.db, req, reply, run)) as unknown as Sent;
+      let batchEffect = batch && batchEffects.get(batch.effect);
+      if (batch && !batchEffect) {
+        const many = batch.effect;
+        batchEffect = async (trx, items) => (await many(trx, items)).map((a) => (a instanceof Error ? ctx.mapDomainError(a) ?? a : { status, body: a }));
+        batchEffects.set(many, batchEffect);
+      }
+      return (await executeGroupedWrite(ctx.db, ctx.writeGroup, req, reply, run, batch && { effect: batchEffect!, item: batch.item })) as unknown as Sent;
     },
     claim: <T>(leaseMs: number, effect: Effect<T>) => claimWrite(ctx.db, req, leaseMs, mapped(effect)),
     replay: (stored: StoredResult) => sendReplay(reply, stored) as unknown as Sent,

@@ -16,10 +16,21 @@ import {
 /** What a write answers: a replay, its result, a refusal stored as its result, or an error (not stored). */
 export type WriteOutcome = ReplaySignal | { status: number; body: string } | { refusal: ApiError } | { error: unknown };
 
+/**
+ * A grouped route's effect for many of its writes at once: one answer per item, in order, its
+ * result or its refusal (an `Error`; an `ApiError` below 500 is stored as the key's result). A
+ * refused item must have written nothing, since no savepoint separates the items; throwing fails
+ * the whole batch, whose writes then run one by one through their own effects (a write alone in
+ * its batch is answered with the error, as a failed transaction of its own would be).
+ */
+export type BatchEffect = (trx: Transaction<Database>, items: readonly unknown[]) => Promise<(WriteResult<unknown> | Error)[]>;
+
 export interface GroupedWrite {
   req: FastifyRequest;
   reply: FastifyReply;
   effect: (trx: Transaction<Database>) => Promise<WriteResult<unknown>>;
+  /** The route's batch effect and this write's item for it: used unless the write runs again alone after its batch failed. */
+  batch?: { effect: BatchEffect; item: unknown };
 }
 
 /** The group committer of idempotent writes (`createWriteGroup`). */
@@ -39,11 +50,12 @@ async function answer(reply: FastifyReply, outcome: WriteOutcome): Promise<Fasti
  */
 export async function executeGroupedWrite<T>(
   db: Kysely<Database>, group: WriteGroup, req: FastifyRequest, reply: FastifyReply,
-  effect: (trx: Transaction<Database>) => Promise<WriteResult<T>>,
+  effect: (trx: Transaction<Database>) => Promise<WriteResult<T>>, batch?: GroupedWrite['batch'],
 ): Promise<FastifyReply> {
   if (!req.idempotency) return executeWrite(db, req, reply, effect);
   const auth = req.auth!;
-  return answer(reply, await group.submit(`${auth.merchantId}|${auth.environment}`, { req, reply, effect: effect as GroupedWrite['effect'] }));
+  const write: GroupedWrite = { req, reply, effect: effect as GroupedWrite['effect'], ...(batch ? { batch } : {}) };
+  return answer(reply, await group.submit(`${auth.merchantId}|${auth.environment}`, write));
 }
 
 interface PendingRecord {
@@ -64,12 +76,16 @@ interface PendingRecord {
  *    each key's lock (held elsewhere: 409 `idempotency_in_progress`, as `lockKey`);
  * 2. one statement reads the keys' records (after the locks: a statement's snapshot is taken
  *    when it starts, so the read must be a statement of its own);
- * 3. each effect behind a savepoint of its own: a refusal, or any error, is undone without
- *    touching its neighbours;
+ * 3. the writes to run: those of one batch effect together in its own statements
+ *    (`BatchEffect`), except in a fallback run; any other behind a savepoint of its own: a
+ *    refusal, or any error, is undone without touching its neighbours;
  * 4. one statement stores every result and refusal.
- * Two writes of the batch with one key: the second is answered from the first's result.
+ * Two writes of the batch with one key: the second is answered from the first's result (or runs
+ * after it, when the first failed without one).
  */
-export async function runWriteBatch(trx: Transaction<Database>, writes: readonly GroupedWrite[]): Promise<WriteOutcome[]> {
+export async function runWriteBatch(
+  trx: Transaction<Database>, writes: readonly GroupedWrite[], options: { stats?: { together: number }; fallback?: boolean } = {},
+): Promise<WriteOutcome[]> {
   const outcomes: (WriteOutcome | undefined)[] = writes.map(() => undefined);
   const lockNames = writes.map(({ req }) => `${req.auth!.merchantId}|${req.auth!.environment}|${req.idempotency!.key}`);
   // One merchant a batch (group-commit.ts); the list form keeps the statement one shape.
@@ -92,44 +108,100 @@ export async function runWriteBatch(trx: Transaction<Database>, writes: readonly
   `.execute(trx);
   const records = new Map<string, StoredResult>(found.map((r) => [`${r.merchant_id}|${r.environment}|${r.key}`, r]));
   const pending = new Map<string, PendingRecord>();
-
-  for (const [i, write] of writes.entries()) {
-    const { req, reply, effect } = write;
+  const record = (i: number, statusCode: number, text: string) => {
+    const { req } = writes[i]!;
     const idem = req.idempotency!;
+    pending.set(lockNames[i]!, {
+      merchantId: req.auth!.merchantId, environment: req.auth!.environment, key: idem.key,
+      endpoint: idem.endpoint, requestHash: idem.requestHash, statusCode, body: text,
+    });
+  };
+  /** A write's effect answered: its result or its refusal becomes the key's record. Its effect's writes stay. */
+  const succeeded = (i: number, result: WriteResult<unknown>) => {
+    const body = writes[i]!.reply.code(result.status).serialize(result.body) as string;
+    record(i, result.status, body);
+    outcomes[i] = { status: result.status, body };
+  };
+  /** A write's effect failed with nothing of it written: a stored refusal, or an error (no record). */
+  const refused = async (i: number, err: unknown) => {
+    if (!(err instanceof ApiError) || !isStorableStatus(err.status)) {
+      outcomes[i] = { error: err };
+      return;
+    }
+    if (err instanceof SameKeyRefusal) {
+      await err.persist(trx);
+      record(i, claimStatus, reservation);
+    } else {
+      record(i, err.status, errorBodyFor(err, writes[i]!.req));
+    }
+    outcomes[i] = { refusal: err };
+  };
+
+  // What each write is, before any effect: refused (its key held elsewhere, reused), replayed,
+  // to run, or a later write with the key of one that runs (answered after it, below).
+  const toRun = new Set<number>();
+  const running = new Set<string>();
+  for (const [i, { req }] of writes.entries()) {
     const name = lockNames[i]!;
+    if (running.has(name)) continue;
     try {
       if (!locked.has(i)) {
-        idem.noStore = true;
+        req.idempotency!.noStore = true;
         throw new ApiError('idempotency_in_progress');
       }
-      const earlier = pending.get(name);
-      const stored = earlier ? storedOf(earlier) : records.get(name);
+      const stored = records.get(name);
       const match = stored ? matchStored(req, stored) : undefined;
       if (match) {
         outcomes[i] = match;
         continue;
       }
-      let body = '';
-      const record = (statusCode: number, text: string) => pending.set(name, {
-        merchantId: req.auth!.merchantId, environment: req.auth!.environment, key: idem.key,
-        endpoint: idem.endpoint, requestHash: idem.requestHash, statusCode, body: text,
-      });
+      toRun.add(i);
+      running.add(name);
+    } catch (err) {
+      outcomes[i] = { error: err };
+    }
+  }
+
+  // The writes of one batch effect together, without savepoints; one alone too (fewer statements
+  // than its own effect), except when it runs again because its batch failed.
+  const byEffect = new Map<BatchEffect, number[]>();
+  for (const i of toRun) {
+    const batch = writes[i]!.batch;
+    if (batch && !options.fallback) byEffect.set(batch.effect, [...(byEffect.get(batch.effect) ?? []), i]);
+  }
+  for (const [effect, indexes] of byEffect) {
+    const answers = await effect(trx, indexes.map((i) => writes[i]!.batch!.item));
+    if (options.stats) options.stats.together += indexes.length;
+    for (const [k, i] of indexes.entries()) {
+      const a = answers[k];
+      if (a === undefined) throw new Error('write batch: the batch effect answered fewer items than it was given');
+      toRun.delete(i);
+      if (a instanceof Error) await refused(i, a);
+      else succeeded(i, a);
+    }
+  }
+
+  for (const [i, write] of writes.entries()) {
+    if (outcomes[i] !== undefined) continue;
+    const { req, effect } = write;
+    const name = lockNames[i]!;
+    try {
+      if (!toRun.has(i)) {
+        // A later write with the key of one that ran before it.
+        const earlier = pending.get(name);
+        const stored = earlier ? storedOf(earlier) : records.get(name);
+        const match = stored ? matchStored(req, stored) : undefined;
+        if (match) {
+          outcomes[i] = match;
+          continue;
+        }
+      }
       await sql`SAVEPOINT idempotent_effect`.execute(trx);
       try {
-        const result = await effect(trx);
-        body = reply.code(result.status).serialize(result.body) as string;
-        record(result.status, body);
-        outcomes[i] = { status: result.status, body };
+        succeeded(i, await effect(trx));
       } catch (err) {
         await sql`ROLLBACK TO SAVEPOINT idempotent_effect`.execute(trx);
-        if (!(err instanceof ApiError) || !isStorableStatus(err.status)) throw err;
-        if (err instanceof SameKeyRefusal) {
-          await err.persist(trx);
-          record(claimStatus, reservation);
-        } else {
-          record(err.status, errorBodyFor(err, req));
-        }
-        outcomes[i] = { refusal: err };
+        await refused(i, err);
       }
     } catch (err) {
       outcomes[i] = { error: err };
@@ -168,8 +240,9 @@ function storedOf(r: PendingRecord): StoredResult {
  * transactions at once (leave connections for reads and for writes that are not grouped).
  */
 export function createWriteGroup(db: Kysely<Database>, options: { maxBatch: number; maxInFlight: number }): WriteGroup {
-  return new GroupCommitter<GroupedWrite, WriteOutcome>({
-    runBatch: (writes) => db.transaction().execute((trx) => runWriteBatch(trx, writes)),
+  const group: WriteGroup = new GroupCommitter<GroupedWrite, WriteOutcome>({
+    runBatch: (writes, fallback) => db.transaction().execute((trx) => runWriteBatch(trx, writes, { stats: group.stats, fallback })),
   }, options);
+  return group;
 }
 

@@ -4,10 +4,10 @@ import type { DepositsTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { constantList, keysetPage } from '../../platform/pagination.js';
-import { depositLines, entryKinds, formatAmount, minorFromDb, parseAmount, postEntry, recordEvent } from '../../ledger/index.js';
+import { depositLines, entryKinds, formatAmount, minorFromDb, parseAmount, postEntries, postEntry, recordEvent, type EntryWithEvent } from '../../ledger/index.js';
 import { getAsset, pageAtScale } from '../assets/queries.js';
 import { resolveMember } from '../members/queries.js';
-import { depositPage, findDeposit, insertDeposit, type Caller } from './queries.js';
+import { depositPage, findDeposit, insertDeposit, insertDeposits, type Caller, type NewDeposit } from './queries.js';
 import type { Asset } from '../assets/rules.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
@@ -37,11 +37,8 @@ export function depositView(d: Selectable<DepositsTable>, asset: Pick<Asset, 'sc
   };
 }
 
-/**
- * The merchant reports money received for a member: the deposit row, the ledger entry (member
- * available and merchant custody both grow) and the event commit together.
- */
-export async function createDeposit(trx: Transaction<Database>, merchantId: string, environment: Environment, input: DepositInput) {
+/** What a deposit's own fields decide before any row is read: the asset, its network, the amount. */
+async function checkDeposit(trx: Transaction<Database>, input: DepositInput) {
   const asset = await getAsset(trx, input.asset.toUpperCase());
   if (!asset || !asset.enabled) throw new ApiError('asset_not_allowed');
   const network = input.network?.toUpperCase();
@@ -50,6 +47,17 @@ export async function createDeposit(trx: Transaction<Database>, merchantId: stri
   }
   const amount = parseAmount(input.amount, asset.scale);
   if (amount <= 0n) throw new ApiError('invalid_request', 'amount must be greater than zero.');
+  return { asset, network, amount };
+}
+
+const duplicateMessage = 'A deposit with this tx_hash and asset was already reported.';
+
+/**
+ * The merchant reports money received for a member: the deposit row, the ledger entry (member
+ * available and merchant custody both grow) and the event commit together.
+ */
+export async function createDeposit(trx: Transaction<Database>, merchantId: string, environment: Environment, input: DepositInput) {
+  const { asset, network, amount } = await checkDeposit(trx, input);
   const member = await resolveMember(trx, merchantId, environment, input.member_id);
   if (!member || member.status !== 'active') throw new ApiError('member_not_found');
 
@@ -64,7 +72,7 @@ export async function createDeposit(trx: Transaction<Database>, merchantId: stri
     tx_hash: input.tx_hash,
     status: 'credited',
   });
-  if (!row) throw new ApiError('duplicate_resource', 'A deposit with this tx_hash and asset was already reported.');
+  if (!row) throw new ApiError('duplicate_resource', duplicateMessage);
 
   await recordEvent(trx, {
     merchantId,
@@ -88,6 +96,68 @@ export async function createDeposit(trx: Transaction<Database>, merchantId: stri
     lines: depositLines({ memberId: member.id, merchantId, amount }),
   });
   return depositView(row, asset);
+}
+
+/** One deposit of `createDeposits`: the merchant reporting it and the request's body. */
+export interface DepositItem {
+  merchantId: string;
+  environment: Environment;
+  input: DepositInput;
+}
+
+/**
+ * `createDeposit` for a group commit's batch (docs/group-commit.md), in two statements whatever
+ * the number of deposits: each deposit's own fields are checked first (asset, network, amount:
+ * the catalogue is held in memory), then one statement resolves the members and inserts the
+ * rows (`insertDeposits`), and one posts the entries with their events (`postEntries`). One
+ * answer per deposit, in order: its view, or its refusal, with nothing of it written; the
+ * refusals and their order are those of `createDeposit`. A posting refused here cannot happen
+ * (a deposit only adds, under a new reference): it would throw, and the batch's writes run one
+ * by one instead.
+ */
+export async function createDeposits(trx: Transaction<Database>, items: readonly DepositItem[]): Promise<(ReturnType<typeof depositView> | Error)[]> {
+  const answers: (ReturnType<typeof depositView> | Error)[] = items.map(() => new Error('deposits: not answered'));
+  const checked: { i: number; asset: Asset; deposit: NewDeposit; amount: bigint }[] = [];
+  for (const [i, { input }] of items.entries()) {
+    try {
+      const { asset, network, amount } = await checkDeposit(trx, input);
+      checked.push({ i, asset, amount, deposit: { id: newId('dep'), memberRef: input.member_id, asset: asset.code, network: network ?? null, amount: amount.toString(), txHash: input.tx_hash } });
+    } catch (err) {
+      answers[i] = err as Error;
+    }
+  }
+  if (checked.length === 0) return answers;
+  const { merchantId, environment } = items[0]!;
+  if (items.some((x) => x.merchantId !== merchantId || x.environment !== environment)) throw new Error('deposits: a batch holds one merchant');
+  const inserted = await insertDeposits(trx, merchantId, environment, checked.map((c) => c.deposit));
+  const posted: { i: number; row: Selectable<DepositsTable>; asset: Asset }[] = [];
+  const postings: EntryWithEvent[] = [];
+  for (const [j, c] of checked.entries()) {
+    const done = inserted[j]!;
+    if ('refused' in done) {
+      answers[c.i] = done.refused === 'member_not_found' ? new ApiError('member_not_found') : new ApiError('duplicate_resource', duplicateMessage);
+      continue;
+    }
+    const { row } = done;
+    posted.push({ i: c.i, row, asset: c.asset });
+    postings.push({
+      entry: {
+        environment, merchantId, kind: entryKinds.deposit, referenceType: 'deposit', referenceId: row.id, asset: row.asset,
+        lines: depositLines({ memberId: row.member_id, merchantId, amount: c.amount }),
+      },
+      event: {
+        merchantId, environment, type: 'deposit.credited', object: 'deposit', objectId: row.id,
+        externalMemberId: done.externalMemberId, status: 'credited', statusVersion: 1,
+      },
+    });
+  }
+  const outcomes = await postEntries(trx, postings);
+  for (const [k, p] of posted.entries()) {
+    const outcome = outcomes[k]!;
+    if (outcome instanceof Error) throw new Error(`deposits: the posting of ${p.row.id} was refused in a batch`, { cause: outcome });
+    answers[p.i] = depositView(p.row, p.asset);
+  }
+  return answers;
 }
 
 type Db = Kysely<Database> | Transaction<Database>;

@@ -1,0 +1,231 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { mapDomainError } from '../src/api-errors.js';
+import { ApiError } from '../src/platform/errors.js';
+import {
+  DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds, postEntries, verifyLedger, withdrawalLockLines,
+} from '../src/ledger/index.js';
+import { createDeposit, createDeposits, type DepositItem } from '../src/modules/deposits/service.js';
+import { createWriteGroup, type BatchEffect, type GroupedWrite } from '../src/platform/write-batch.js';
+import { newMerchantClient, startTestService } from './support/service.js';
+
+/**
+ * Issue 16, group commit's batch effect (docs/group-commit.md): the deposits of one batch are
+ * written in a fixed number of statements, each request keeping its own answer.
+ */
+describe('deposits written together', () => {
+  let service: RunningService;
+  before(async () => {
+    service = await startTestService({ config: { rateLimitScale: 1_000 } });
+  });
+  after(async () => {
+    await service.close();
+  });
+
+  const body = (member: string, txHash = `0x${randomUUID()}`, amount = '1.5', extra: object = {}) => ({ member_id: member, asset: 'USDT', amount, tx_hash: txHash, ...extra });
+
+  /** The route's batch effect as route.ts builds it: 201 for a deposit, the edge's mapping for a refusal. */
+  const depositBatch: BatchEffect = async (trx, items) =>
+    (await createDeposits(trx, items as DepositItem[])).map((a) => (a instanceof Error ? mapDomainError(a) ?? a : { status: 201, body: a }));
+
+  function write(merchantId: string, input: ReturnType<typeof body>, key = randomUUID(), effect?: GroupedWrite['effect']): GroupedWrite {
+    const item: DepositItem = { merchantId, environment: 'sandbox', input };
+    return {
+      req: {
+        id: `req_${key}`,
+        auth: { merchantId, environment: 'sandbox' },
+        idempotency: { key, endpoint: 'POST /v1/deposits', requestHash: JSON.stringify(input), settled: false, noStore: false },
+      } as any,
+      reply: { code() { return this; }, serialize: (b: unknown) => JSON.stringify(b) } as any,
+      effect: effect ?? (async (trx) => {
+        try {
+          return { status: 201, body: await createDeposit(trx, merchantId, 'sandbox', input) };
+        } catch (err) {
+          throw mapDomainError(err) ?? err;
+        }
+      }),
+      batch: { effect: depositBatch, item },
+    };
+  }
+
+  it('answers each deposit of one batch on its own: good ones, duplicates, an unknown or suspended member, a bad amount or asset, one key twice', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const ann = (await client.members.create({ external_member_id: 'bt-ann' })) as { id: string };
+    await client.members.create({ external_member_id: 'bt-bob' });
+    const gone = (await client.members.create({ external_member_id: 'bt-gone' })) as { id: string };
+    assert.equal((await client.requestRaw({ method: 'POST', path: `/v1/members/${gone.id}/suspend`, idempotencyKey: randomUUID() })).status, 200);
+    const taken = `0x${randomUUID()}`;
+    assert.equal((await client.requestRaw({ method: 'POST', path: '/v1/deposits', body: body('bt-ann', taken, '100'), idempotencyKey: randomUUID() })).status, 201);
+    // A key finished before the batch: found by the batch's record read.
+    const doneKey = randomUUID();
+    const doneBody = body('bt-bob', `0x${randomUUID()}`, '2');
+    const group = createWriteGroup(service.ctx.db, { maxBatch: 32, maxInFlight: 1 });
+    const first = await group.submit(`${merchantId}|sandbox`, write(merchantId, doneBody, doneKey));
+    assert.ok('status' in first && first.status === 201);
+
+    const twice = `0x${randomUUID()}`;
+    const sharedKey = randomUUID();
+    const shared = body('bt-bob', `0x${randomUUID()}`, '3');
+    const cases: [string, GroupedWrite, number | string][] = [
+      ['good, by external id', write(merchantId, body('bt-ann', undefined, '10')), 201],
+      ['good, by internal id', write(merchantId, body(ann.id, undefined, '20', { network: 'tron' })), 201],
+      ['tx_hash reported before', write(merchantId, body('bt-bob', taken)), 'duplicate_resource'],
+      ['unknown member', write(merchantId, body('bt-nobody')), 'member_not_found'],
+      ['suspended member', write(merchantId, body(gone.id)), 'member_not_found'],
+      ['a new tx_hash, first', write(merchantId, body('bt-bob', twice, '4')), 201],
+      ['the same tx_hash again in the batch', write(merchantId, body('bt-ann', twice, '5')), 'duplicate_resource'],
+      ['bad amount', write(merchantId, body('bt-ann', undefined, '1.1234567')), 'invalid_request'],
+      ['zero amount', write(merchantId, body('bt-ann', undefined, '0')), 'invalid_request'],
+      ['unknown asset', write(merchantId, { ...body('bt-ann'), asset: 'NOPE' }), 'asset_not_allowed'],
+      ['a network without a channel', write(merchantId, body('bt-ann', undefined, '1', { network: 'nowhere' })), 'asset_not_allowed'],
+      ['a key with a result: replayed', write(merchantId, doneBody, doneKey), 'replay'],
+      ['a key with a result, another body', write(merchantId, body('bt-bob'), doneKey), 'idempotency_key_reused'],
+      ['one key twice: first', write(merchantId, shared, sharedKey), 201],
+      ['one key twice: second', write(merchantId, shared, sharedKey), 'replay'],
+      ['good, last', write(merchantId, body('bt-bob', undefined, '30')), 201],
+    ];
+    const outcomes = await Promise.all(cases.map(([, w]) => group.submit(`${merchantId}|sandbox`, w)));
+    assert.equal(group.stats.batches, 2, 'the cases in one batch');
+    assert.equal(group.stats.fallbacks, 0);
+    // All but the two replays and the reused key ran through the batch effect (and the lone write before).
+    assert.equal(group.stats.together, 1 + 13);
+
+    const answerOf = (o: (typeof outcomes)[number]): number | string => {
+      if ('stored' in o) return 'replay';
+      if ('refusal' in o) return (o.refusal as ApiError).code;
+      if ('error' in o) return o.error instanceof ApiError ? o.error.code : String(o.error);
+      return o.status;
+    };
+    cases.forEach(([name, , expected], i) => assert.equal(answerOf(outcomes[i]!), expected, name));
+    const bodyOf = (i: number) => JSON.parse((outcomes[i] as { body: string }).body);
+    assert.equal(bodyOf(1).network, 'TRON');
+    assert.equal(bodyOf(1).member_id, ann.id);
+    assert.equal(bodyOf(0).amount, '10.000000');
+    // The second of one key is answered from the first's result; the finished key from its record.
+    assert.equal((outcomes[14] as { stored: { response_body: string } }).stored.response_body, (outcomes[13] as { body: string }).body);
+    assert.equal((outcomes[11] as { stored: { response_body: string } }).stored.response_body, (first as { body: string }).body);
+
+    // Every answer is its key's record: the refusals too.
+    const stored = await service.ctx.db.selectFrom('idempotency_keys').select(['key', 'status_code', 'request_hash']).where('merchant_id', '=', merchantId).execute();
+    const statusOf = new Map(stored.map((r) => [r.key, r.status_code]));
+    assert.equal(statusOf.get(cases[3]![1].req.idempotency!.key), 404);
+    assert.equal(statusOf.get(cases[6]![1].req.idempotency!.key), 409);
+    assert.equal(statusOf.get(cases[7]![1].req.idempotency!.key), 400);
+    assert.equal(statusOf.get(cases[5]![1].req.idempotency!.key), 201);
+    assert.equal(stored.find((r) => r.key === doneKey)!.request_hash, JSON.stringify(doneBody), 'the reused key keeps its first record');
+
+    // One deposit, one entry and one event per 201 (the two earlier ones included), nothing for a refusal.
+    const deposits = await service.ctx.db.selectFrom('deposits').select(['id', 'amount']).where('merchant_id', '=', merchantId).execute();
+    assert.equal(deposits.length, 2 + 5);
+    const entries = await service.ctx.db.selectFrom('journal_entries').select(['reference_id']).where('merchant_id', '=', merchantId).execute();
+    assert.deepEqual(entries.map((e) => e.reference_id).sort(), deposits.map((d) => d.id).sort());
+    const events = await service.ctx.db.selectFrom('events').select(['object_id', 'external_member_id']).where('merchant_id', '=', merchantId).where('type', '=', 'deposit.credited').execute();
+    assert.deepEqual(events.map((e) => e.object_id).sort(), deposits.map((d) => d.id).sort());
+    assert.equal(events.find((e) => e.object_id === bodyOf(1).id)!.external_member_id, 'bt-ann');
+
+    const balance = (memberId: string) => accountBalance(service.ctx.db, 'sandbox', { owner: 'member', memberId, bucket: 'available' }, 'USDT');
+    // ann: 100 before, 10 and 20 now (scale 6).
+    assert.equal(await balance(ann.id), 130_000_000n);
+    assert.equal(await accountBalance(service.ctx.db, 'sandbox', { owner: 'merchant', merchantId, bucket: 'custody' }, 'USDT'), 169_000_000n);
+    assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
+    client.close();
+  });
+
+  it('runs every write of the batch on its own when the batch effect fails', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    await client.members.create({ external_member_id: 'bt-fail' });
+    client.close();
+    const group = createWriteGroup(service.ctx.db, { maxBatch: 8, maxInFlight: 1 });
+    const failing: BatchEffect = async () => { throw new Error('the batch statement failed'); };
+    const writes = [1, 2, 3].map((n) => {
+      const w = write(merchantId, body('bt-fail'), randomUUID(), async () => ({ status: 201, body: { alone: n } }));
+      return { ...w, batch: { ...w.batch!, effect: failing } };
+    });
+    const outcomes = await Promise.all(writes.map((w) => group.submit(`${merchantId}|sandbox`, w)));
+    assert.deepEqual(outcomes, [1, 2, 3].map((n) => ({ status: 201, body: JSON.stringify({ alone: n }) })));
+    assert.equal(group.stats.fallbacks, 1);
+    // A write alone in its batch is answered with the failure (a 500, no record), as a transaction of its own.
+    const alone = write(merchantId, body('bt-fail'), randomUUID(), async () => ({ status: 201, body: {} }));
+    await assert.rejects(group.submit(`${merchantId}|sandbox`, { ...alone, batch: { ...alone.batch!, effect: failing } }), /the batch statement failed/);
+  });
+
+  it('answers concurrent HTTP deposits mixing good ones and refusals, each with its own answer', async () => {
+    const { client } = await newMerchantClient(service);
+    await client.members.create({ external_member_id: 'bt-http' });
+    const taken = `0x${randomUUID()}`;
+    const post = (c: MerchantWalletClient, b: unknown, key = randomUUID()) => c.requestRaw({ method: 'POST', path: '/v1/deposits', body: b, idempotencyKey: key });
+    assert.equal((await post(client, body('bt-http', taken))).status, 201);
+    await Promise.all(Array.from({ length: 24 }, () => client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { limit: 1 } })));
+    const twice = `0x${randomUUID()}`;
+    const requests = Array.from({ length: 24 }, (_, i) => {
+      const b = i % 6 === 1 ? body('bt-nobody') : i % 6 === 2 ? body('bt-http', taken) : i % 6 === 3 ? body('bt-http', undefined, 'x') : i === 4 || i === 10 ? body('bt-http', twice) : body('bt-http');
+      return { b, key: randomUUID() };
+    });
+    const before = { ...service.ctx.writeGroup.stats };
+    const answers = await Promise.all(requests.map((r) => post(client, r.b, r.key)));
+    assert.ok(service.ctx.writeGroup.stats.together - before.together >= 2, `some deposits were written together: ${JSON.stringify([before, service.ctx.writeGroup.stats])}`);
+    const answerOf = (i: number) => [answers[i]!.status, (answers[i]!.body.error ?? answers[i]!.body).code];
+    answers.forEach((a, i) => {
+      if (i === 4 || i === 10) return;
+      const expected = i % 6 === 1 ? [404, 'member_not_found'] : i % 6 === 2 ? [409, 'duplicate_resource'] : i % 6 === 3 ? [400, 'invalid_request'] : [201, undefined];
+      assert.deepEqual(answerOf(i), expected, `request ${i}`);
+    });
+    // One tx_hash twice at once: whichever came first is the deposit.
+    assert.deepEqual([answerOf(4), answerOf(10)].sort((a, b) => Number(a[0]) - Number(b[0])), [[201, undefined], [409, 'duplicate_resource']]);
+    // Each answer is replayed as it was first given.
+    for (const i of [0, 1, 10]) {
+      const replay = await post(client, requests[i]!.b, requests[i]!.key);
+      assert.equal(replay.headers['x-idempotent-replay'], 'true');
+      assert.equal(replay.rawBody, answers[i]!.rawBody);
+    }
+    const balances = (await client.balances.list({ onBehalfOf: 'bt-http' })) as any[];
+    // 1 before, 24 - 4 - 4 - 4 - 1 = 11 accepted now.
+    assert.equal(balances.find((b) => b.asset === 'USDT').available, '18.000000');
+    assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
+    client.close();
+  });
+
+  it("posts many entries in one call with each entry's own answer: a shortfall and a repeat refuse only their entry", async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const m = (await client.members.create({ external_member_id: 'bt-ledger' })) as { id: string };
+    client.close();
+    const entry = (kind: string, referenceId: string, lines: ReturnType<typeof depositLines>) =>
+      ({ environment: 'sandbox' as const, merchantId, kind, referenceType: 'test', referenceId, asset: 'USDT', lines });
+    const dep = randomUUID();
+    const outcomes = await service.ctx.db.transaction().execute((trx) => postEntries(trx, [
+      { entry: entry(entryKinds.deposit, dep, depositLines({ memberId: m.id, merchantId, amount: 100n })) },
+      // 150 is more than the 100 the first entry left: refused, nothing written.
+      { entry: entry(entryKinds.withdrawalLock, randomUUID(), withdrawalLockLines({ memberId: m.id, amount: 150n, fee: 0n })) },
+      { entry: entry(entryKinds.withdrawalLock, randomUUID(), withdrawalLockLines({ memberId: m.id, amount: 60n, fee: 0n })) },
+      // Sees the 40 the third left.
+      { entry: entry(entryKinds.withdrawalLock, randomUUID(), withdrawalLockLines({ memberId: m.id, amount: 50n, fee: 0n })) },
+      { entry: entry(entryKinds.deposit, dep, depositLines({ memberId: m.id, merchantId, amount: 7n })) },
+      {
+        entry: entry(entryKinds.deposit, randomUUID(), depositLines({ memberId: m.id, merchantId, amount: 5n })),
+        event: { merchantId, environment: 'sandbox', type: 'test.posted', object: 'test', objectId: 'x1', externalMemberId: 'bt-ledger', status: 'ok', statusVersion: 1 },
+      },
+      {
+        entry: entry(entryKinds.withdrawalLock, randomUUID(), withdrawalLockLines({ memberId: m.id, amount: 1_000n, fee: 0n })),
+        event: { merchantId, environment: 'sandbox', type: 'test.posted', object: 'test', objectId: 'x2', externalMemberId: 'bt-ledger', status: 'ok', statusVersion: 1 },
+      },
+    ]));
+    assert.ok(!(outcomes[0] instanceof Error));
+    assert.ok(outcomes[1] instanceof InsufficientFundsError);
+    assert.deepEqual((outcomes[1] as InsufficientFundsError).account, { owner: 'member', memberId: m.id, bucket: 'available' });
+    assert.ok(!(outcomes[2] instanceof Error));
+    assert.ok(outcomes[3] instanceof InsufficientFundsError);
+    assert.ok(outcomes[4] instanceof DuplicatePostingError);
+    assert.ok(!(outcomes[5] instanceof Error) && outcomes[5]!.eventId);
+    assert.ok(outcomes[6] instanceof InsufficientFundsError);
+    const balance = (bucket: 'available' | 'withdrawing') => accountBalance(service.ctx.db, 'sandbox', { owner: 'member', memberId: m.id, bucket }, 'USDT');
+    assert.equal(await balance('available'), 45n);
+    assert.equal(await balance('withdrawing'), 60n);
+    const events = await service.ctx.db.selectFrom('events').select('object_id').where('merchant_id', '=', merchantId).where('type', '=', 'test.posted').execute();
+    assert.deepEqual(events.map((e) => e.object_id), ['x1'], 'a refused entry records no event');
+    assert.equal((await service.ctx.db.selectFrom('journal_entries').select('id').where('merchant_id', '=', merchantId).execute()).length, 3);
+    assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
+  });
+});
