@@ -5,30 +5,26 @@
  * a refusal puts the card back; expiry by the sandbox clock. The ledger is verified after each
  * money step.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { lifecycleHelpers } from './support/card-lifecycle.js';
 import { cardLifecycleJobHandlers, cardLifecycleTickers } from '../src/modules/cards/lifecycle-workers.js';
 import { RetryLater } from '../src/jobs/types.js';
 
+// One service for both describes (the same configuration), a merchant of its own for each.
+let service: RunningService;
+useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service } = s));
+
 describe('card closing and expiry', () => {
-  let service: RunningService;
   let client: MerchantWalletClient;
   let merchantId: string;
   before(async () => {
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0 } });
     ({ client, merchantId } = await newMerchantClient(service));
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, []);
   });
   const h = lifecycleHelpers(() => service, () => client, () => merchantId);
 
@@ -154,17 +150,10 @@ describe('card closing and expiry', () => {
 });
 
 describe('card lifecycle background work (production paths)', () => {
-  let service: RunningService;
   let client: MerchantWalletClient;
   let merchantId: string;
   before(async () => {
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0 } });
     ({ client, merchantId } = await newMerchantClient(service));
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, []);
   });
   const h = lifecycleHelpers(() => service, () => client, () => merchantId);
 

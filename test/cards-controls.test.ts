@@ -5,13 +5,12 @@
  * (synchronous, every error, nothing stored on an unknown outcome) and the CVV unblock (5 per
  * member per hour).
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { getHostedPage, postHostedPage, testHostedScreenKey } from './support/hosted.js';
 
@@ -20,15 +19,7 @@ const address = { address: '2 Market St', city: 'San Francisco', state: 'CA', co
 describe('card controls', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
-  before(async () => {
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0, hostedScreenKey: testHostedScreenKey } });
-    ({ client } = await newMerchantClient(service));
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, []);
-  });
+  useTestService({ config: { simulatorConfirmDelayMs: 0, hostedScreenKey: testHostedScreenKey } }, (s) => ({ service, client } = s));
 
   const inject = (behavior: string) => client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'card', behavior } });
   const drain = () => service.workers.jobs.drain();

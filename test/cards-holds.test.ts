@@ -7,12 +7,11 @@
  * authorisation still holds or what cleared; another currency than the card's is declined. The
  * ledger is verified after each money step and at the end.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { lifecycleHelpers } from './support/card-lifecycle.js';
 
@@ -22,15 +21,7 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
   let merchantId: string;
-  before(async () => {
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0 } });
-    ({ client, merchantId } = await newMerchantClient(service));
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, []);
-  });
+  useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client, merchantId } = s));
   const h = lifecycleHelpers(() => service, () => client, () => merchantId);
   const auth = (cardId: string, amount: string, mcc = '5411', currency?: string) =>
     client.cards.sandboxAuthorize(cardId, { amount, merchant_name: 'Corner Shop', mcc, ...(currency ? { currency } : {}) });

@@ -6,14 +6,13 @@
  * and refusals, a second run and a second advance changing nothing, and the events. The ledger is
  * verified after each money step.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
 import { runReplacement } from '../src/modules/cards/replacement-executor.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { lifecycleHelpers } from './support/card-lifecycle.js';
 
@@ -21,15 +20,7 @@ describe('card replacement', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
   let merchantId: string;
-  before(async () => {
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0 } });
-    ({ client, merchantId } = await newMerchantClient(service));
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, []);
-  });
+  useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client, merchantId } = s));
   const h = lifecycleHelpers(() => service, () => client, () => merchantId);
   const advance = (seconds = 61) => client.sandbox.advanceClock(seconds);
 

@@ -6,27 +6,19 @@
  * card balance, each decline recorded with its reason; clearings (equal, smaller, larger),
  * reversals and refunds; each money movement one entry, and the ledger verified after each.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { accountBalance, verifyLedger } from '../src/ledger/index.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 
 describe('card transactions', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
-  before(async () => {
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0 } });
-    ({ client } = await newMerchantClient(service));
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, []);
-  });
+  useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client } = s));
 
   const ledgerClean = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   const drain = () => service.workers.jobs.drain();

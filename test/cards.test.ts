@@ -4,13 +4,13 @@
  * clock), the card record, activation with step-up and the 3-failure lock ended by the clock.
  * The ledger is verified after each money step.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 
 const shipping = { address: '1 Main St', city: 'Berlin', country: 'DE', postal_code: '10115' };
@@ -18,15 +18,7 @@ const shipping = { address: '1 Main St', city: 'Berlin', country: 'DE', postal_c
 describe('cards', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
-  before(async () => {
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0 } });
-    ({ client } = await newMerchantClient(service));
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, []);
-  });
+  useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client } = s));
   const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   const usdt = async (m: string) => (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === 'USDT') as any;
 

@@ -103,13 +103,20 @@ describe('signed-request replay (7) and nonce bounds (15)', () => {
   });
 });
 
+// One service for the token-exchange limits and the operator key changes. Requests arrive from
+// 127.0.0.1; X-Forwarded-For gives each client of the limits' tests its own source address (the
+// key changes' requests send none: they come from 127.0.0.1, whose budget those tests leave alone).
+let keysService: RunningService;
+before(async () => {
+  keysService = await startTestService({ config: { trustedProxies: ['127.0.0.1'] } });
+});
+after(async () => keysService?.close());
+
 describe('token-exchange limits (8)', () => {
   let service: RunningService;
-  before(async () => {
-    // Requests arrive from 127.0.0.1; X-Forwarded-For gives each test client its own source address.
-    service = await startTestService({ config: { trustedProxies: ['127.0.0.1'] } });
+  before(() => {
+    service = keysService;
   });
-  after(async () => service.close());
 
   function exchange(from: string, headers: Record<string, string>) {
     return rawRequest(`${service.publicUrl}/v1/connect/token`, {
@@ -177,10 +184,9 @@ describe('token-exchange limits (8)', () => {
 
 describe('operator key changes (9, 11)', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
+  before(() => {
+    service = keysService;
   });
-  after(async () => service.close());
 
   async function tokenFor(creds: Credentials): Promise<string> {
     const res = await rawRequest(`${service.publicUrl}/v1/connect/token`, {

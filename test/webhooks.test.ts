@@ -579,9 +579,11 @@ describe('webhooks', () => {
       await client.webhooks.createEndpoint({ url: receiver.url('/a'), event_types: ['*'] });
       await client.webhooks.createEndpoint({ url: receiver.url('/b'), event_types: ['thing.happened'] });
       await client.webhooks.createEndpoint({ url: receiver.url('/c'), event_types: ['other.thing'] });
+      // Enough events for several batches of every run below (6 runs of batches of 7 or 2 events).
+      const events = 48;
       const ids: string[] = [];
       await service.ctx.db.transaction().execute(async (trx) => {
-        for (let i = 0; i < 120; i++) {
+        for (let i = 0; i < events; i++) {
           ids.push(await recordEvent(trx, {
             merchantId, environment: 'sandbox', type: i % 2 ? 'thing.happened' : 'other.thing', object: 'thing', objectId: `thg_${i}`,
             externalMemberId: '', status: 'happened', statusVersion: 1,
@@ -591,25 +593,25 @@ describe('webhooks', () => {
       const runs = await Promise.all(Array.from({ length: 6 }, async (_, k) => {
         let n = 0;
         // Half the runs also meet the bound on records per batch (2 records per event here: 2 events a batch).
-        for (let i = 0; i < 50; i++) {
+        for (let i = 0; i < 20; i++) {
           const batch = await fanOutBatch(service.ctx.db, 7, k % 2 ? 5 : undefined);
           assert.ok(k % 2 === 0 || batch <= 2, `records bound: ${batch} events`);
           n += batch;
         }
         return n;
       }));
-      assert.ok(runs.reduce((a, b) => a + b, 0) >= 120);
+      assert.ok(runs.reduce((a, b) => a + b, 0) >= events);
       const { rows } = await sql<{ event_id: string; n: string }>`
         SELECT event_id, count(*)::text AS n FROM webhook_deliveries WHERE event_id = ANY(${sql.val(ids)}::text[]) GROUP BY event_id
       `.execute(service.ctx.db);
-      assert.equal(rows.length, 120);
+      assert.equal(rows.length, events);
       assert.ok(rows.every((r) => r.n === '2'), 'two matching endpoints each: /a and the type-specific one');
       const undispatched = await sql<{ n: string }>`SELECT count(*)::text AS n FROM events WHERE id = ANY(${sql.val(ids)}::text[]) AND webhook_dispatched_at IS NULL`.execute(service.ctx.db);
       assert.equal(undispatched.rows[0]!.n, '0');
-      await pump(() => receiver.received.length >= 240, 60_000); // 240 deliveries: a loaded 2-core machine needs more than the default bound
+      await pump(() => receiver.received.length >= 2 * events, 60_000); // a loaded 2-core machine may need more than the default bound
       const perPath = new Map<string, number>();
       for (const r of receiver.received) perPath.set(r.path, (perPath.get(r.path) ?? 0) + 1);
-      assert.deepEqual(Object.fromEntries(perPath), { '/a': 120, '/b': 60, '/c': 60 });
+      assert.deepEqual(Object.fromEntries(perPath), { '/a': events, '/b': events / 2, '/c': events / 2 });
     } finally {
       await receiver.close();
     }

@@ -1,8 +1,11 @@
+import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
+import { after, before } from 'node:test';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import { startService, type RunningService, type StartOptions } from '../../src/server.js';
+import { verifyLedger } from '../../src/ledger/index.js';
 import { migratedImage } from './database.js';
 
 /**
@@ -115,4 +118,31 @@ export async function newMerchantClient(service: RunningService, options: Parame
   const merchantId = await createMerchant(service);
   const creds = await createKey(service, merchantId, options);
   return { merchantId, creds, client: clientFor(service, creds) };
+}
+
+export interface TestServiceSetup {
+  service: RunningService;
+  client: MerchantWalletClient;
+  merchantId: string;
+  creds: Credentials;
+}
+
+/**
+ * The usual set-up of a file (or describe) that drives one service: the service started before its
+ * tests, with a fresh merchant and a client holding every scope (`ready` gets them: assign them to
+ * the file's variables); after them, the ledger verified over everything the tests did, and the
+ * service closed. Call it at the file's top level or in a describe's body.
+ */
+export function useTestService(options: StartOptions, ready: (setup: TestServiceSetup) => void): void {
+  let service: RunningService | undefined;
+  before(async () => {
+    service = await startTestService(options);
+    ready({ service, ...(await newMerchantClient(service)) });
+  });
+  after(async () => {
+    if (!service) return;
+    const report = await verifyLedger(service.ctx.db);
+    await service.close();
+    assert.deepEqual(report.problems, [], 'ledger invariants hold after the tests');
+  });
 }
