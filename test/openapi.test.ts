@@ -6,6 +6,7 @@ import { buildPublicApp } from '../src/platform/http-app.js';
 import { errorStatus, type ErrorCode } from '../src/platform/errors.js';
 import type { RouteAccess } from '../src/platform/route-access.js';
 import { registerPublicRoutes } from '../src/routes.js';
+import { compileDeferredSchemas } from '../src/platform/validation.js';
 import type { RunningService } from '../src/server.js';
 import { startTestService } from './support/service.js';
 
@@ -112,6 +113,12 @@ describe('GET /v1/openapi.json', () => {
     documented = routes.filter((r) => r.url.startsWith('/v1/') && !r.hidden);
   });
   after(() => service?.close());
+
+  test('every route schema the service registered compiles (compilation is put off to first use: a broken schema must not wait for a request)', () => {
+    const compiled = compileDeferredSchemas();
+    assert.ok(compiled >= 50, `only ${compiled} schemas were waiting to compile`);
+    assert.equal(compileDeferredSchemas(), 0);
+  });
 
   test('is a valid OpenAPI 3.1 document', async () => {
     assert.equal(doc.openapi, '3.1.0');
