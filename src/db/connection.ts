@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { Kysely, PostgresDialect, type DatabaseConnection } from 'kysely';
 import type { Database } from './schema.js';
+import { EmbeddedStatements } from './pglite-statements.js';
 
 export type DatabaseKind = 'embedded' | 'postgres';
 
@@ -75,6 +76,9 @@ export interface OpenOptions {
   embeddedImage?: Blob;
 }
 
+/** Data statements, which both databases run prepared; DDL and transaction control run as sent. */
+const preparable = /^\s*(select|insert|update|delete|with)\b/i;
+
 // int8 comes back as bigint from both drivers, numeric as string: money never passes through `number`.
 pg.types.setTypeParser(20, (v: string) => BigInt(v));
 const pgliteParsers = { 20: (v: string) => BigInt(v), 1700: (v: string) => v };
@@ -88,14 +92,21 @@ class PGlitePool {
   private queue: Array<() => void> = [];
   private busy = false;
 
-  constructor(private readonly pglite: PGlite) {}
+  private readonly statements: EmbeddedStatements;
+
+  constructor(private readonly pglite: PGlite) {
+    this.statements = new EmbeddedStatements(pglite);
+  }
 
   async connect() {
     if (this.busy) await new Promise<void>((resolve) => this.queue.push(resolve));
     this.busy = true;
     const pglite = this.pglite;
+    const statements = this.statements;
     return {
       query: async (sql: string, params: readonly unknown[]) => {
+        // Data statements prepared once (pglite-statements.ts); DDL and transaction control as they are.
+        if (preparable.test(sql) && statements.canPrepare(sql)) return statements.run(sql, params);
         const res = await pglite.query(sql, params as unknown[]);
         return { command: (res as { command?: string }).command ?? 'SELECT', rowCount: res.affectedRows ?? res.rows.length, rows: res.rows };
       },
@@ -116,7 +127,6 @@ class PGlitePool {
 
 const preparedStatementsPerConnectionMax = 500;
 const statementNamesCachedMax = 2_000;
-const preparable = /^\s*(select|insert|update|delete|with)\b/i;
 
 /**
  * Presents a node-postgres pool whose clients run data statements as named prepared statements
