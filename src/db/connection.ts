@@ -5,6 +5,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, type DatabaseConnection } from 'kysely';
 import type { Database } from './schema.js';
 import { EmbeddedStatements } from './pglite-statements.js';
+import { registerDirectRunner } from './direct.js';
 
 export type DatabaseKind = 'embedded' | 'postgres';
 
@@ -114,6 +115,16 @@ class PGlitePool {
     };
   }
 
+  /** One statement on the connection, in its turn (`readRows`, direct.ts). */
+  async run(text: string, values: readonly unknown[]) {
+    const connection = await this.connect();
+    try {
+      return await connection.query(text, values);
+    } finally {
+      connection.release();
+    }
+  }
+
   private release() {
     const next = this.queue.shift();
     if (next) next();
@@ -126,6 +137,11 @@ class PGlitePool {
 }
 
 const preparedStatementsPerConnectionMax = 500;
+
+interface PreparedClient {
+  query(text: unknown, values?: unknown[]): Promise<pg.QueryResult>;
+  release(destroy?: boolean): void;
+}
 const statementNamesCachedMax = 2_000;
 
 /**
@@ -135,7 +151,7 @@ const statementNamesCachedMax = 2_000;
  * connection; DDL and transaction control run unnamed.
  */
 class PreparingPool {
-  private readonly wrappers = new WeakMap<pg.PoolClient, unknown>();
+  private readonly wrappers = new WeakMap<pg.PoolClient, PreparedClient>();
   /** Statement text → its name: hashing the text cost every query a few per cent of a read's CPU. */
   private readonly names = new Map<string, string>();
 
@@ -156,12 +172,12 @@ class PreparingPool {
 
   async connect() {
     const client = await this.pool.connect();
-    let wrapper = this.wrappers.get(client);
+    let wrapper: PreparedClient | undefined = this.wrappers.get(client);
     if (!wrapper) {
       const names = new Set<string>();
       const nameOf = (text: string) => this.nameOf(text);
       wrapper = {
-        query(text: unknown, values?: unknown[]) {
+        query(text: unknown, values?: unknown[]): Promise<pg.QueryResult> {
           if (typeof text !== 'string' || !preparable.test(text)) return client.query(text as string, values);
           const name = nameOf(text);
           if (!names.has(name)) {
@@ -177,6 +193,16 @@ class PreparingPool {
     return wrapper;
   }
 
+  /** One statement on a pooled connection (`readRows`, direct.ts). */
+  async run(text: string, values: readonly unknown[]) {
+    const client = await this.connect();
+    try {
+      return await client.query(text, values as unknown[]);
+    } finally {
+      client.release();
+    }
+  }
+
   end() {
     return this.pool.end();
   }
@@ -184,7 +210,9 @@ class PreparingPool {
 
 export async function openDatabase(databaseUrl: string | undefined, dataDir: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
-    const pgPool = new pg.Pool({ connectionString: databaseUrl, max: options.poolMax ?? 10 });
+    // Idle connections are kept (at most `poolMax`): an idle timeout costs every checkout and
+    // release a timer set and cleared, ~1 % of a read's CPU, to close connections the next burst reopens.
+    const pgPool = new pg.Pool({ connectionString: databaseUrl, max: options.poolMax ?? 10, idleTimeoutMillis: 0 });
     // An idle connection the server ends (restart, failover, an operator's pg_terminate_backend)
     // is an 'error' event of the pool; unhandled, it would end the whole process. node-postgres
     // drops that connection from the pool and the next checkout opens a new one, so there is
@@ -192,6 +220,7 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
     pgPool.on('error', () => {});
     const pool = new PreparingPool(pgPool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
+    registerDirectRunner(db, (text, values) => pool.run(text, values));
     return { db, kind: 'postgres', close: () => db.destroy(), listen: listenOnPostgres(databaseUrl) };
   }
   let pglite: PGlite;
@@ -205,6 +234,7 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }),
   });
+  registerDirectRunner(db, (text, values) => pool.run(text, values));
   // The one connection delivers the notifications of its own commits (in-process, never lost).
   const listen = async (channel: string, onNotify: (payload: string) => void, onListening: (listening: boolean) => void) => {
     const unsubscribe = await pglite.listen(channel, onNotify);

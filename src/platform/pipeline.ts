@@ -55,7 +55,10 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
     if (access.scope === 'public' && !access.sandboxOnly) return;
     route.onRequest = [authenticateRequest, ...hooksOf(route.onRequest)] as typeof route.onRequest;
     if (access.scope === 'public') return;
-    route.preValidation = [signatureAndIdempotency, ...hooksOf(route.preValidation)] as typeof route.preValidation;
+    // Reads that are neither signed nor keyed (GET /v1/balances) skip the step, and its promise.
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const signedOrKeyed = methods.some((m) => isSignedRoute(m, access)) || (access.idempotency ?? 'none') !== 'none';
+    if (signedOrKeyed) route.preValidation = [signatureAndIdempotency, ...hooksOf(route.preValidation)] as typeof route.preValidation;
     if ((access.idempotency ?? 'none') !== 'none') route.onSend = [storeIdempotentResult, ...hooksOf(route.onSend)] as typeof route.onSend;
   });
 
