@@ -31,6 +31,20 @@ export function bearerFrom(headers: Record<string, string | string[] | undefined
   return m ? m[1] : undefined;
 }
 
+/**
+ * The SHA-256 of tokens that resolved to a key, so a client's next requests skip the hash (~2 % of
+ * a read's CPU). Only tokens that were found are held (random tokens do not fill it); what a hash
+ * resolves to is still checked on every request (the cache, expiry, key state). Emptied when full.
+ */
+const tokenHashes = new Map<string, string>();
+const tokenHashesMax = 20_000;
+
+function rememberHash(token: string, tokenHash: string): void {
+  if (tokenHashes.has(token)) return;
+  if (tokenHashes.size >= tokenHashesMax) tokenHashes.clear();
+  tokenHashes.set(token, tokenHash);
+}
+
 export interface Authenticated extends AuthContext {
   ipAllowlist: string;
 }
@@ -50,7 +64,7 @@ export async function authenticate(
   nowMs: number = Date.now(),
 ): Promise<Authenticated> {
   if (!token) throw new ApiError('invalid_token');
-  const tokenHash = sha256Hex(token);
+  const tokenHash = tokenHashes.get(token) ?? sha256Hex(token);
   let state = cache.get(tokenHash);
   if (!state) {
     const generation = cache.begin();
@@ -58,6 +72,7 @@ export async function authenticate(
     if (!state) throw new ApiError('invalid_token');
     cache.put(tokenHash, state, generation);
   }
+  rememberHash(token, tokenHash);
   if (state.tokenExpiresAt <= nowMs || !keyUsable({ disabled: state.disabled, key_expires_at: state.keyExpiresAt === null ? null : new Date(state.keyExpiresAt) }, new Date(nowMs))) {
     throw new ApiError('invalid_token');
   }

@@ -119,7 +119,8 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
   // Every answer, matched or not: the latency histogram, and the API call log of authenticated
   // requests (a buffered push). Callback style: no promise per request.
   app.addHook('onResponse', (req, reply, done) => {
-    const seconds = Number(process.hrtime.bigint() - (req.startedAt ?? process.hrtime.bigint())) / 1e9;
+    // Fastify times every request (its request log needs it): from before the first hook to the answer's end.
+    const seconds = reply.elapsedTime / 1000;
     ctx.metrics.httpDuration.observe('public', req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, seconds);
     if (req.auth) {
       ctx.apiCallLog.record({

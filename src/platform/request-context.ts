@@ -48,7 +48,6 @@ declare module 'fastify' {
     member?: MemberContext;
     idempotency?: IdempotencyContext;
     environment: Environment;
-    startedAt: bigint;
   }
   interface FastifyContextConfig {
     access?: RouteAccess;
