@@ -5,8 +5,9 @@ const admin = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5
 await admin.connect();
 const name = `mwa_prof_${Date.now()}`;
 await admin.query(`CREATE DATABASE ${name}`);
-const url = `postgres://postgres@127.0.0.1:5432/${name}`;
-const server = await startServer(url, {}, ['--cpu-prof', '--cpu-prof-dir=/tmp/perfwork/prof']);
+// PROFILE_EMBEDDED=1: the embedded database (in memory) instead of PostgreSQL.
+const url = process.env.PROFILE_EMBEDDED ? 'memory://' : `postgres://postgres@127.0.0.1:5432/${name}`;
+const server = await startServer(url, {}, ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_DIR ?? '/tmp/perfwork/prof'}`]);
 const m = await adminCall(server, 'POST', '/admin/v1/merchants', { name: 'p' });
 const key = await adminCall(server, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, { environment: 'sandbox', scopes: ['members:write', 'balances:read'] });
 const host = `api-sandbox.localhost:${new URL(server.publicUrl).port}`;

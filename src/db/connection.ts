@@ -4,6 +4,8 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { Kysely, PostgresDialect, type DatabaseConnection } from 'kysely';
 import type { Database } from './schema.js';
+import { EmbeddedStatements } from './pglite-statements.js';
+import { registerDirectRunner } from './direct.js';
 
 export type DatabaseKind = 'embedded' | 'postgres';
 
@@ -75,6 +77,9 @@ export interface OpenOptions {
   embeddedImage?: Blob;
 }
 
+/** Data statements, which both databases run prepared; DDL and transaction control run as sent. */
+const preparable = /^\s*(select|insert|update|delete|with)\b/i;
+
 // int8 comes back as bigint from both drivers, numeric as string: money never passes through `number`.
 pg.types.setTypeParser(20, (v: string) => BigInt(v));
 const pgliteParsers = { 20: (v: string) => BigInt(v), 1700: (v: string) => v };
@@ -88,19 +93,36 @@ class PGlitePool {
   private queue: Array<() => void> = [];
   private busy = false;
 
-  constructor(private readonly pglite: PGlite) {}
+  private readonly statements: EmbeddedStatements;
+
+  constructor(private readonly pglite: PGlite) {
+    this.statements = new EmbeddedStatements(pglite);
+  }
 
   async connect() {
     if (this.busy) await new Promise<void>((resolve) => this.queue.push(resolve));
     this.busy = true;
     const pglite = this.pglite;
+    const statements = this.statements;
     return {
       query: async (sql: string, params: readonly unknown[]) => {
+        // Data statements prepared once (pglite-statements.ts); DDL and transaction control as they are.
+        if (preparable.test(sql) && statements.canPrepare(sql)) return statements.run(sql, params);
         const res = await pglite.query(sql, params as unknown[]);
         return { command: (res as { command?: string }).command ?? 'SELECT', rowCount: res.affectedRows ?? res.rows.length, rows: res.rows };
       },
       release: () => this.release(),
     };
+  }
+
+  /** One statement on the connection, in its turn (`readRows`, direct.ts). */
+  async run(text: string, values: readonly unknown[]) {
+    const connection = await this.connect();
+    try {
+      return await connection.query(text, values);
+    } finally {
+      connection.release();
+    }
   }
 
   private release() {
@@ -115,8 +137,12 @@ class PGlitePool {
 }
 
 const preparedStatementsPerConnectionMax = 500;
+
+interface PreparedClient {
+  query(text: unknown, values?: unknown[]): Promise<pg.QueryResult>;
+  release(destroy?: boolean): void;
+}
 const statementNamesCachedMax = 2_000;
-const preparable = /^\s*(select|insert|update|delete|with)\b/i;
 
 /**
  * Presents a node-postgres pool whose clients run data statements as named prepared statements
@@ -125,7 +151,7 @@ const preparable = /^\s*(select|insert|update|delete|with)\b/i;
  * connection; DDL and transaction control run unnamed.
  */
 class PreparingPool {
-  private readonly wrappers = new WeakMap<pg.PoolClient, unknown>();
+  private readonly wrappers = new WeakMap<pg.PoolClient, PreparedClient>();
   /** Statement text → its name: hashing the text cost every query a few per cent of a read's CPU. */
   private readonly names = new Map<string, string>();
 
@@ -146,12 +172,12 @@ class PreparingPool {
 
   async connect() {
     const client = await this.pool.connect();
-    let wrapper = this.wrappers.get(client);
+    let wrapper: PreparedClient | undefined = this.wrappers.get(client);
     if (!wrapper) {
       const names = new Set<string>();
       const nameOf = (text: string) => this.nameOf(text);
       wrapper = {
-        query(text: unknown, values?: unknown[]) {
+        query(text: unknown, values?: unknown[]): Promise<pg.QueryResult> {
           if (typeof text !== 'string' || !preparable.test(text)) return client.query(text as string, values);
           const name = nameOf(text);
           if (!names.has(name)) {
@@ -167,6 +193,16 @@ class PreparingPool {
     return wrapper;
   }
 
+  /** One statement on a pooled connection (`readRows`, direct.ts). */
+  async run(text: string, values: readonly unknown[]) {
+    const client = await this.connect();
+    try {
+      return await client.query(text, values as unknown[]);
+    } finally {
+      client.release();
+    }
+  }
+
   end() {
     return this.pool.end();
   }
@@ -174,7 +210,9 @@ class PreparingPool {
 
 export async function openDatabase(databaseUrl: string | undefined, dataDir: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
-    const pgPool = new pg.Pool({ connectionString: databaseUrl, max: options.poolMax ?? 10 });
+    // Idle connections are kept (at most `poolMax`): an idle timeout costs every checkout and
+    // release a timer set and cleared, ~1 % of a read's CPU, to close connections the next burst reopens.
+    const pgPool = new pg.Pool({ connectionString: databaseUrl, max: options.poolMax ?? 10, idleTimeoutMillis: 0 });
     // An idle connection the server ends (restart, failover, an operator's pg_terminate_backend)
     // is an 'error' event of the pool; unhandled, it would end the whole process. node-postgres
     // drops that connection from the pool and the next checkout opens a new one, so there is
@@ -182,6 +220,7 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
     pgPool.on('error', () => {});
     const pool = new PreparingPool(pgPool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
+    registerDirectRunner(db, (text, values) => pool.run(text, values));
     return { db, kind: 'postgres', close: () => db.destroy(), listen: listenOnPostgres(databaseUrl) };
   }
   let pglite: PGlite;
@@ -195,6 +234,7 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }),
   });
+  registerDirectRunner(db, (text, values) => pool.run(text, values));
   // The one connection delivers the notifications of its own commits (in-process, never lost).
   const listen = async (channel: string, onNotify: (payload: string) => void, onListening: (listening: boolean) => void) => {
     const unsubscribe = await pglite.listen(channel, onNotify);

@@ -31,6 +31,20 @@ export function bearerFrom(headers: Record<string, string | string[] | undefined
   return m ? m[1] : undefined;
 }
 
+/**
+ * The SHA-256 of tokens that resolved to a key, so a client's next requests skip the hash (~2 % of
+ * a read's CPU). Only tokens that were found are held (random tokens do not fill it); what a hash
+ * resolves to is still checked on every request (the cache, expiry, key state). Emptied when full.
+ */
+const tokenHashes = new Map<string, string>();
+const tokenHashesMax = 20_000;
+
+function rememberHash(token: string, tokenHash: string): void {
+  if (tokenHashes.has(token)) return;
+  if (tokenHashes.size >= tokenHashesMax) tokenHashes.clear();
+  tokenHashes.set(token, tokenHash);
+}
+
 export interface Authenticated extends AuthContext {
   ipAllowlist: string;
 }
@@ -49,15 +63,32 @@ export async function authenticate(
   environment: Environment,
   nowMs: number = Date.now(),
 ): Promise<Authenticated> {
+  const held = authenticateHeld(cache, token, environment, nowMs);
+  if (held) return held;
+  const tokenHash = sha256Hex(token!);
+  const generation = cache.begin();
+  const state = await readTokenState(db, tokenHash);
+  if (!state) throw new ApiError('invalid_token');
+  cache.put(tokenHash, state, generation);
+  rememberHash(token!, tokenHash);
+  return checked(state, environment, nowMs);
+}
+
+/**
+ * `authenticate` from the process's cache alone, without a promise: the token's state when held
+ * (checked exactly as `authenticate` checks it; its refusals thrown), undefined when the state
+ * must be read.
+ */
+export function authenticateHeld(cache: AuthCache, token: string | undefined, environment: Environment, nowMs: number): Authenticated | undefined {
   if (!token) throw new ApiError('invalid_token');
-  const tokenHash = sha256Hex(token);
-  let state = cache.get(tokenHash);
-  if (!state) {
-    const generation = cache.begin();
-    state = await readTokenState(db, tokenHash);
-    if (!state) throw new ApiError('invalid_token');
-    cache.put(tokenHash, state, generation);
-  }
+  const tokenHash = tokenHashes.get(token) ?? sha256Hex(token);
+  const state = cache.get(tokenHash);
+  if (!state) return undefined;
+  rememberHash(token, tokenHash);
+  return checked(state, environment, nowMs);
+}
+
+function checked(state: TokenState, environment: Environment, nowMs: number): Authenticated {
   if (state.tokenExpiresAt <= nowMs || !keyUsable({ disabled: state.disabled, key_expires_at: state.keyExpiresAt === null ? null : new Date(state.keyExpiresAt) }, new Date(nowMs))) {
     throw new ApiError('invalid_token');
   }

@@ -80,7 +80,7 @@ export class MemberCache extends NotifiedCache<ResolvedMember> {
 
 /** The on-behalf-of lookup through the cache: a hit costs no round trip, a miss reads and stores. */
 export function cachedMemberResolver(resolve: MemberResolver, cache: MemberCache): MemberResolver {
-  return async (db, merchantId, environment, idOrExternal) => {
+  const resolver: MemberResolver = async (db, merchantId, environment, idOrExternal) => {
     const key = MemberCache.key(merchantId, environment, idOrExternal);
     const held = cache.get(key);
     if (held) return held;
@@ -91,6 +91,9 @@ export function cachedMemberResolver(resolve: MemberResolver, cache: MemberCache
     cache.put(key, member, generation);
     return member;
   };
+  // The pipeline's synchronous look-up: a held member without a promise (undefined: ask `resolver`).
+  resolver.held = (merchantId, environment, idOrExternal) => cache.get(MemberCache.key(merchantId, environment, idOrExternal));
+  return resolver;
 }
 
 /**

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../service-context.js';
 import type { Environment } from '../db/schema.js';
 import type { AppInstance } from './app-instance.js';
-import { authenticate, bearerFrom, checkIp, checkMerchantStatus } from './auth.js';
+import { authenticate, authenticateHeld, bearerFrom, checkIp, checkMerchantStatus, type Authenticated } from './auth.js';
 import { environmentFromHost } from './environment.js';
 import { ApiError } from './errors.js';
 import { beginIdempotency, isKeyShape, requestHash, sendReplay, storeAfterResponse } from './idempotency.js';
@@ -11,6 +11,7 @@ import { consumeNonce, consumeNonceAndBegin, type NonceUse } from './nonces.js';
 import { isSignedRoute, rateBucketFor, rateLimitsPerMinute, type RouteAccess } from './route-access.js';
 import { hasScope } from './scopes.js';
 import { verifySignature } from './signing.js';
+import type { ResolvedMember } from './request-context.js';
 import './request-context.js';
 
 /**
@@ -55,28 +56,62 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
     if (access.scope === 'public' && !access.sandboxOnly) return;
     route.onRequest = [authenticateRequest, ...hooksOf(route.onRequest)] as typeof route.onRequest;
     if (access.scope === 'public') return;
-    route.preValidation = [signatureAndIdempotency, ...hooksOf(route.preValidation)] as typeof route.preValidation;
+    // Reads that are neither signed nor keyed (GET /v1/balances) skip the step, and its promise.
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const signedOrKeyed = methods.some((m) => isSignedRoute(m, access)) || (access.idempotency ?? 'none') !== 'none';
+    if (signedOrKeyed) route.preValidation = [signatureAndIdempotency, ...hooksOf(route.preValidation)] as typeof route.preValidation;
     if ((access.idempotency ?? 'none') !== 'none') route.onSend = [storeIdempotentResult, ...hooksOf(route.onSend)] as typeof route.onSend;
   });
 
-  async function authenticateRequest(req: FastifyRequest) {
+  /**
+   * Callback style, and synchronous while everything it needs is held in memory (the token's
+   * state, the rate window far from its quota, the member): a cached read then makes no promise
+   * here. Whatever is not held is read as before, and the steps keep their order.
+   */
+  function authenticateRequest(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+    let pending: Promise<void> | undefined;
+    try {
+      pending = authenticateSteps(req);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (pending === undefined) return done();
+    pending.then(() => done(), done);
+  }
+
+  /** The steps; a promise only when one of them has to wait for the database. */
+  function authenticateSteps(req: FastifyRequest): Promise<void> | undefined {
     req.environment = environmentFromHost(req.headers.host);
     const access = req.routeOptions.config.access;
-    if (!access) return;
+    if (!access) return undefined;
     if (access.sandboxOnly && req.environment !== 'sandbox') throw new ApiError('not_found');
-    if (access.scope === 'public') return;
-    const path = req.url.split('?')[0]!;
-    const bucket = rateBucketFor(req.method, path);
+    if (access.scope === 'public') return undefined;
     const nowMs = Date.now();
-    const auth = await authenticate(db, ctx.authCache, bearerFrom(req.headers), req.environment, nowMs);
+    const token = bearerFrom(req.headers);
+    const held = authenticateHeld(ctx.authCache, token, req.environment, nowMs);
+    if (held) return afterAuthentication(req, access, held, nowMs);
+    return authenticate(db, ctx.authCache, token, req.environment, nowMs).then((auth) => afterAuthentication(req, access, auth, nowMs));
+  }
+
+  function afterAuthentication(req: FastifyRequest, access: RouteAccess, auth: Authenticated, nowMs: number): Promise<void> | undefined {
     // Known from here on: refusals below are logged against the merchant too.
     req.auth = auth;
-    await ctx.rateWindows.hit(`${auth.merchantId}:${auth.environment}`, bucket, rateLimitsPerMinute[bucket] * config.rateLimitScale, nowMs);
+    const bucket = rateBucketFor(req.method, req.url.split('?')[0]!);
+    const subject = `${auth.merchantId}:${auth.environment}`;
+    const limit = rateLimitsPerMinute[bucket] * config.rateLimitScale;
+    if (!ctx.rateWindows.hitHeld(subject, bucket, limit, nowMs)) {
+      return ctx.rateWindows.hit(subject, bucket, limit, nowMs).then(() => checksAndPrincipal(req, access, auth));
+    }
+    return checksAndPrincipal(req, access, auth);
+  }
+
+  function checksAndPrincipal(req: FastifyRequest, access: RouteAccess, auth: Authenticated): Promise<void> | undefined {
     checkIp(auth.environment, auth.ipAllowlist, req.ip);
-    if (access.scope !== 'token' && !hasScope(auth.scopes, access.scope)) throw new ApiError('insufficient_scope');
+    // (A public route never gets here: authenticateSteps returned before.)
+    if (access.scope !== 'token' && access.scope !== 'public' && !hasScope(auth.scopes, access.scope)) throw new ApiError('insufficient_scope');
     const isRead = req.method === 'GET' || req.method === 'HEAD';
     checkMerchantStatus(auth.merchantStatus, isRead);
-    await bindPrincipal(ctx, req, access);
+    return bindPrincipal(ctx, req, access);
   }
 
   async function signatureAndIdempotency(req: FastifyRequest, reply: FastifyReply) {
@@ -116,7 +151,8 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
   // Every answer, matched or not: the latency histogram, and the API call log of authenticated
   // requests (a buffered push). Callback style: no promise per request.
   app.addHook('onResponse', (req, reply, done) => {
-    const seconds = Number(process.hrtime.bigint() - (req.startedAt ?? process.hrtime.bigint())) / 1e9;
+    // Fastify times every request (its request log needs it): from before the first hook to the answer's end.
+    const seconds = reply.elapsedTime / 1000;
     ctx.metrics.httpDuration.observe('public', req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, seconds);
     if (req.auth) {
       ctx.apiCallLog.record({
@@ -139,23 +175,31 @@ function hooksOf<T>(hooks: T | T[] | undefined): T[] {
   return Array.isArray(hooks) ? hooks : [hooks];
 }
 
-async function bindPrincipal(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess): Promise<void> {
+/** Binds the member `x-on-behalf-of` names; a promise only when the member has to be read. */
+function bindPrincipal(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess): Promise<void> | undefined {
   const principal = access.principal ?? 'merchant';
   const raw = req.headers['x-on-behalf-of'];
   const onBehalfOf = (Array.isArray(raw) ? raw[0] : raw)?.trim() ?? '';
   if (principal === 'merchant') {
     if (raw !== undefined) throw new ApiError('invalid_request', 'x-on-behalf-of is not accepted on this endpoint; it acts as the merchant.');
-    return;
+    return undefined;
   }
   if (onBehalfOf === '') {
     if (principal === 'member') throw new ApiError('member_context_required');
-    return;
+    return undefined;
   }
   // The members area answers who the header names (injected by the composition root: the
-  // platform imports no module).
-  const member = await ctx.resolveMember(ctx.db, req.auth!.merchantId, req.auth!.environment, onBehalfOf);
+  // platform imports no module); held members without a promise.
+  const { merchantId, environment } = req.auth!;
+  const held = ctx.resolveMember.held?.(merchantId, environment, onBehalfOf);
+  if (held) return bindMember(req, held);
+  return ctx.resolveMember(ctx.db, merchantId, environment, onBehalfOf).then((member) => bindMember(req, member));
+}
+
+function bindMember(req: FastifyRequest, member: ResolvedMember | undefined): undefined {
   if (!member || member.status !== 'active') throw new ApiError('member_not_found');
   req.member = { id: member.id, externalMemberId: member.external_member_id, kycLevel: member.kyc_level };
+  return undefined;
 }
 
 function header(req: FastifyRequest, name: string): string | undefined {

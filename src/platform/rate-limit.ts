@@ -145,20 +145,28 @@ export class RateWindows {
 
   constructor(private readonly db: Kysely<Database>, private readonly onError: (err: unknown) => void = () => {}) {}
 
+  /**
+   * Counts one hit in memory when the window is far enough from the quota (no promise); false when
+   * the decision needs the table: then call `hit`, which counts it.
+   */
+  hitHeld(subject: string, bucket: string, limit: number, nowMs: number): boolean {
+    const position = windowAt(nowMs);
+    const count = this.counts.get(`${subject}\u0000${bucket}\u0000${position.windowStart}`);
+    if (!count) return false;
+    const weight = (windowSeconds - position.elapsedSeconds) / windowSeconds;
+    const estimate = count.previous * weight + count.known + count.pending + 1;
+    if (estimate > limit * localShareOfLimit || count.pending + 1 > Math.max(1, Math.floor(limit * unflushedShareOfLimit))) return false;
+    count.pending++;
+    this.timer ??= setTimeout(() => void this.flush(), rateFlushIntervalMs);
+    return true;
+  }
+
   /** Counts one hit of `subject` in `bucket`; throws `rate_limited` (429) when over `limit` per minute. */
   async hit(subject: string, bucket: string, limit: number, nowMs: number): Promise<void> {
+    if (this.hitHeld(subject, bucket, limit, nowMs)) return;
     const position = windowAt(nowMs);
     const id = `${subject}\u0000${bucket}\u0000${position.windowStart}`;
     const count = this.counts.get(id);
-    if (count) {
-      const weight = (windowSeconds - position.elapsedSeconds) / windowSeconds;
-      const estimate = count.previous * weight + count.known + count.pending + 1;
-      if (estimate <= limit * localShareOfLimit && count.pending + 1 <= Math.max(1, Math.floor(limit * unflushedShareOfLimit))) {
-        count.pending++;
-        this.timer ??= setTimeout(() => void this.flush(), rateFlushIntervalMs);
-        return;
-      }
-    }
     // In the table, with this process's unwritten hits: the decision sees every written hit.
     const add = 1 + (count?.pending ?? 0);
     if (count) count.pending = 0;

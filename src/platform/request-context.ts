@@ -29,7 +29,11 @@ export interface ResolvedMember {
  * Finds the member `x-on-behalf-of` names (`mem_<uuid>` or the merchant's external id). The
  * members area provides it; the composition root puts it on the service context.
  */
-export type MemberResolver = (db: Kysely<Database>, merchantId: string, environment: Environment, idOrExternal: string) => Promise<ResolvedMember | undefined>;
+export interface MemberResolver {
+  (db: Kysely<Database>, merchantId: string, environment: Environment, idOrExternal: string): Promise<ResolvedMember | undefined>;
+  /** A member the resolver holds in memory, without a promise; undefined when it would have to read. */
+  held?: (merchantId: string, environment: Environment, idOrExternal: string) => ResolvedMember | undefined;
+}
 
 export interface IdempotencyContext {
   key: string;
@@ -48,7 +52,6 @@ declare module 'fastify' {
     member?: MemberContext;
     idempotency?: IdempotencyContext;
     environment: Environment;
-    startedAt: bigint;
   }
   interface FastifyContextConfig {
     access?: RouteAccess;

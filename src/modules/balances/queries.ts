@@ -1,4 +1,5 @@
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import { readRows } from '../../db/direct.js';
 import type { Database, Environment } from '../../db/schema.js';
 import { baseBucket, formatAmount, memberBuckets, minorFromDb, type MemberBucket } from '../../ledger/index.js';
 
@@ -42,8 +43,8 @@ const ownerAccountsSql = 'select "a"."asset", "s"."scale", "a"."bucket", "a"."ba
   + 'where "a"."environment" = $1 and "a"."owner_type" = $2 and "a"."owner_id" = $3 and "s"."enabled" = $4 order by "a"."asset"';
 
 async function ownerAccounts(db: Db, environment: Environment, ownerType: 'member' | 'merchant', ownerId: string): Promise<BalanceRow[]> {
-  const result = await db.executeQuery<BalanceRow>(CompiledQuery.raw(ownerAccountsSql, [environment, ownerType, ownerId, true]));
-  return result.rows;
+  // On the pool directly outside a transaction (direct.ts): Kysely's executor cost a few per cent of the read.
+  return readRows<BalanceRow>(db, ownerAccountsSql, [environment, ownerType, ownerId, true]);
 }
 
 /** The same statement through the query builder (a test compares the two). */

@@ -1,0 +1,69 @@
+/**
+ * Statements as the handles run them: the embedded database's prepared statements
+ * (src/db/pglite-statements.ts) answer what `PGlite.query` answers, and `readRows` (src/db/direct.ts)
+ * runs inside the transaction it is given. Both databases (`readRows`); the prepared statements are
+ * the embedded database's own.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { PGlite } from '@electric-sql/pglite';
+import { openDatabase } from '../src/db/connection.js';
+import { readRows } from '../src/db/direct.js';
+import { EmbeddedStatements } from '../src/db/pglite-statements.js';
+import { testDatabaseUrl } from './support/service.js';
+
+test('embedded prepared statements answer as PGlite.query does: rows, types, counts and errors', async () => {
+  const pglite = await PGlite.create({ parsers: { 20: (v: string) => BigInt(v), 1700: (v: string) => v } });
+  try {
+    await pglite.exec('CREATE TABLE t (id text PRIMARY KEY, n int8, amount numeric, at timestamptz, tags text[], doc jsonb)');
+    const statements = new EmbeddedStatements(pglite);
+    const insert = 'INSERT INTO t VALUES ($1, $2, $3, $4, $5, $6)';
+    const row = ['a', 5n, '1.50', new Date(0), ['x', 'y'], { k: 1 }];
+    const inserted = await statements.run(insert, row);
+    assert.deepEqual(inserted, { command: 'INSERT', rowCount: 1, rows: [] });
+    const select = 'SELECT * FROM t WHERE n >= $1 ORDER BY id';
+    const ours = await statements.run(select, [1]);
+    const theirs = await pglite.query(select, [1]);
+    assert.deepEqual(ours.rows, theirs.rows);
+    assert.deepEqual(ours.rows[0], { id: 'a', n: 5n, amount: '1.50', at: new Date(0), tags: ['x', 'y'], doc: { k: 1 } });
+    assert.deepEqual(await statements.run('UPDATE t SET n = n + $1', [1n]), { command: 'UPDATE', rowCount: 1, rows: [] });
+    // Prepared once: the same text runs again under the same name.
+    await statements.run(select, [1]);
+    const prepared = await pglite.query<{ name: string }>('SELECT name FROM pg_prepared_statements ORDER BY name');
+    assert.equal(prepared.rows.filter((r) => r.name.startsWith('mwa_')).length, 3);
+    // A refusal is PostgreSQL's error, with its code, as query throws it; the next statement runs.
+    await assert.rejects(statements.run(insert, row), (err: { code?: string; query?: string }) => err.code === '23505' && err.query === insert);
+    await assert.rejects(statements.run('SELEC 1', []), (err: { code?: string }) => err.code === '42601');
+    assert.deepEqual((await statements.run('SELECT count(*)::int AS c FROM t', [])).rows, [{ c: 1 }]);
+    // Inside a transaction: rolled back with it.
+    await pglite.query('BEGIN');
+    await statements.run('DELETE FROM t', []);
+    await pglite.query('ROLLBACK');
+    assert.deepEqual((await statements.run('SELECT id FROM t', [])).rows, [{ id: 'a' }]);
+  } finally {
+    await pglite.close();
+  }
+});
+
+test('readRows reads through the pool outside a transaction and inside the one it is given', async () => {
+  const url = testDatabaseUrl();
+  const handle = await openDatabase(url, '', {});
+  try {
+    const table = `read_rows_${process.pid}_${Date.now()}`;
+    await sql.raw(`CREATE TABLE ${table} (id int PRIMARY KEY, v text)`).execute(handle.db);
+    try {
+      await sql.raw(`INSERT INTO ${table} VALUES (1, 'committed')`).execute(handle.db);
+      const text = `SELECT v FROM ${table} WHERE id = $1`;
+      assert.deepEqual(await readRows(handle.db, text, [1]), [{ v: 'committed' }]);
+      await handle.db.transaction().execute(async (trx) => {
+        await sql.raw(`UPDATE ${table} SET v = 'uncommitted' WHERE id = 1`).execute(trx);
+        assert.deepEqual(await readRows(trx, text, [1]), [{ v: 'uncommitted' }]);
+      });
+    } finally {
+      await sql.raw(`DROP TABLE ${table}`).execute(handle.db);
+    }
+  } finally {
+    await handle.close();
+  }
+});
