@@ -9,13 +9,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
-import { load } from './support.js';
+import { cpuTicks, load } from './support.js';
 
 const oldRoot = resolve(process.argv[2] ?? '/work/main');
 const which = process.argv[3] ?? 'both';
@@ -26,14 +26,7 @@ const pgUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/po
 const newRoot = fileURLToPath(new URL('..', import.meta.url));
 const hz = 100;
 
-function ticks(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return Number(f[11]) + Number(f[12]);
-  } catch {
-    return 0;
-  }
-}
+const ticks = cpuTicks;
 
 interface Service {
   label: string;

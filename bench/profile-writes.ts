@@ -8,7 +8,7 @@ import { execSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { MerchantWalletClient, signRequest } from '@merchant-wallet/sdk';
-import { adminCall, load, startServer, type BenchServer } from './support.js';
+import { adminCall, cpuTicks, load, startServer, type BenchServer } from './support.js';
 
 const merchantCount = Number(process.argv[2] ?? 10);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -34,15 +34,7 @@ async function merchant(i: number) {
 const merchants: Awaited<ReturnType<typeof merchant>>[] = [];
 for (let i = 0; i < merchantCount; i++) merchants.push(await merchant(i));
 
-/** user+system ticks of a process and its threads. */
-function ticks(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return Number(f[11]) + Number(f[12]);
-  } catch {
-    return 0;
-  }
-}
+const ticks = cpuTicks;
 const postgresPids = () => readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => {
   try { return readFileSync(`/proc/${p}/comm`, 'utf8').startsWith('postgres'); } catch { return false; }
 });

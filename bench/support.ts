@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -102,4 +102,14 @@ export async function adminCall(server: BenchServer, method: string, path: strin
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return res.json();
+}
+
+/** User+system CPU ticks (1/100 s) of a process and its threads so far; 0 once it is gone. */
+export function cpuTicks(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
 }
