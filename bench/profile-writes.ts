@@ -73,6 +73,7 @@ console.log(`server+PostgreSQL CPU per deposit: ${(totalMs / Math.max(1, fig.rps
 const metrics = await (await fetch(`${server.adminUrl}/metrics`, { headers: { authorization: `Bearer ${server.adminToken}` } })).text();
 const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
 console.log(`group commit: ${value('group_commit_writes_total')} writes in ${value('group_commit_batches_total')} transactions, ${value('group_commit_fallbacks_total')} fallbacks`);
+if (!Number.isNaN(value("nonce_batch_statements_total"))) console.log(`nonces: ${value("nonce_batch_nonces_total")} in ${value("nonce_batch_statements_total")} statements`);
 await server.stop();
 await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
 await admin.end();

@@ -11,6 +11,7 @@ import { MemberCache, cachedMemberResolver, memberChangeChannel, memberWritesPlu
 import { RateWindows } from './platform/rate-limit.js';
 import { createWriteGroup } from './platform/write-batch.js';
 import { registerGroupCommitMetrics } from './platform/group-commit.js';
+import { NonceBatcher } from './platform/nonce-batch.js';
 import { resolveMember } from './modules/members/queries.js';
 import { AssetCatalogueCache, assetChangeChannel, useAssetCache } from './modules/assets/catalogue-cache.js';
 import { mapDomainError } from './api-errors.js';
@@ -135,9 +136,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       maxBatch: config.groupCommitMaxBatch,
       maxInFlight: handle.kind === 'embedded' ? 1 : Math.max(1, config.databasePoolMax - 2),
     }),
+    nonces: new NonceBatcher(handle.db),
     rateWindows: new RateWindows(handle.db, (err) => reportFailure({ log, metrics }, { job: 'rate-windows' }, err, 'hits counted in memory could not be written; kept for the next attempt')),
   };
-  registerGroupCommitMetrics(metrics.registry, ctx.writeGroup.stats);
+  registerGroupCommitMetrics(metrics.registry, ctx.writeGroup.stats, ctx.nonces.stats);
   const stopListeningAuth = await handle.listen(authChangeChannel, () => ctx.authCache.invalidate(), (listening) => ctx.authCache.setListening(listening));
   const stopListeningMembers = await handle.listen(memberChangeChannel, (ids) => memberCache.onNotify(ids), (listening) => memberCache.setListening(listening));
   const stopListeningAssets = await handle.listen(assetChangeChannel, () => assetCache.invalidate(), (listening) => assetCache.setListening(listening));

@@ -13,6 +13,7 @@ import type { AuthCache } from './platform/auth-cache.js';
 import type { MemberCache } from './platform/member-cache.js';
 import type { RateWindows } from './platform/rate-limit.js';
 import type { WriteGroup } from './platform/write-batch.js';
+import type { NonceBatcher } from './platform/nonce-batch.js';
 
 /** What every route module and job receives: built once at start-up, passed explicitly. */
 export interface ServiceContext {
@@ -51,4 +52,6 @@ export interface ServiceContext {
   rateWindows: RateWindows;
   /** The group committer of the routes whose writes are `commit: 'grouped'` (group-commit.ts). */
   writeGroup: WriteGroup;
+  /** The nonces of signed requests that arrive together, consumed in one statement (nonce-batch.ts). */
+  nonces: NonceBatcher;
 }

@@ -124,8 +124,12 @@ export class GroupCommitter<I, O> {
 }
 
 /** The committer's counts on /metrics: batches, writes, fallbacks (each since start-up). */
-export function registerGroupCommitMetrics(registry: Registry, stats: BatchStats): void {
+export function registerGroupCommitMetrics(registry: Registry, stats: BatchStats, nonces?: { statements: number; nonces: number }): void {
   for (const [name, help, read] of [
+    ...(nonces ? [
+      ['nonce_batch_statements_total', 'Statements that consumed the nonces of signed requests (nonce-batch.ts)', () => nonces.statements],
+      ['nonce_batch_nonces_total', 'Nonces consumed by them (nonces / statements: the mean batch size)', () => nonces.nonces],
+    ] as const : []),
     ['group_commit_batches_total', 'Transactions written by group commit', () => stats.batches],
     ['group_commit_writes_total', 'Writes in those transactions (writes / batches: the mean batch size)', () => stats.items],
     ['group_commit_fallbacks_total', 'Batches whose transaction failed and whose writes then ran one by one', () => stats.fallbacks],

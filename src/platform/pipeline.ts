@@ -5,9 +5,9 @@ import type { AppInstance } from './app-instance.js';
 import { authenticate, authenticateHeld, bearerFrom, checkIp, checkMerchantStatus, type Authenticated } from './auth.js';
 import { environmentFromHost } from './environment.js';
 import { ApiError } from './errors.js';
-import { beginIdempotency, isKeyShape, requestHash, sendReplay, storeAfterResponse } from './idempotency.js';
+import { beginIdempotency, isKeyShape, matchStored, requestHash, sendReplay, storeAfterResponse } from './idempotency.js';
 import { configuredKey } from './keys.js';
-import { consumeNonce, consumeNonceAndBegin, type NonceUse } from './nonces.js';
+import type { NonceUse } from './nonces.js';
 import { isSignedRoute, rateBucketFor, rateLimitsPerMinute, type RouteAccess } from './route-access.js';
 import { hasScope } from './scopes.js';
 import { verifySignature } from './signing.js';
@@ -125,16 +125,18 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
       keyRefusal = err;
     }
     if (nonce && req.idempotency) {
-      // One round trip for both: the nonce consumed, the key's result looked up.
-      const { fresh, replay } = await consumeNonceAndBegin(ctx.db, req, nonce);
+      // One statement for both, shared with the signed requests that arrived with this one
+      // (nonce-batch.ts): the nonce consumed, the key's result looked up.
+      const { fresh, record } = await ctx.nonces.check({ use: nonce, key: { merchantId: req.auth.merchantId, environment: req.auth.environment, key: req.idempotency.key } });
       if (!fresh) {
         req.idempotency = undefined;
         throw new ApiError('nonce_reused');
       }
+      const replay = record ? matchStored(req, record) : undefined;
       if (replay) return sendReplay(reply, replay.stored);
       return;
     }
-    if (nonce && !(await consumeNonce(ctx.db, nonce))) throw new ApiError('nonce_reused');
+    if (nonce && !(await ctx.nonces.check({ use: nonce })).fresh) throw new ApiError('nonce_reused');
     if (keyRefusal) throw keyRefusal;
     if (!req.idempotency) return;
     const replay = await beginIdempotency(ctx.db, req);

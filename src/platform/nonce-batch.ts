@@ -1,0 +1,120 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database, Environment } from '../db/schema.js';
+import { idempotencyWindowHours, type StoredResult } from './idempotency.js';
+import { nonceExpiryMs, type NonceUse } from './nonces.js';
+
+/**
+ * The nonces of signed requests that arrive together, consumed in one statement (issue 16: the
+ * nonce statement was the one round trip every signed request still made on its own; a batch of
+ * deposits makes seven for all of them). Each request keeps its own answer: whether its nonce was
+ * fresh and, for an idempotent request, its key's finished record within the window, as
+ * `consumeNonce` (nonces.ts) answers one request.
+ *
+ * Requests are gathered for one turn of the event loop (those whose bytes arrived together),
+ * then sent as one autocommitted statement; several such statements may run at once. Two of them
+ * inserting the same nonce take its row in the same (sorted) order, so they cannot deadlock: one
+ * waits for the other and finds the nonce used.
+ */
+
+export interface NonceCheck {
+  use: NonceUse;
+  /** The idempotency key whose finished record to read with it (idempotent requests). */
+  key?: { merchantId: string; environment: Environment; key: string };
+}
+
+export interface NonceAnswer {
+  fresh: boolean;
+  /** The key's record within the window, when one was asked for and exists. */
+  record?: StoredResult;
+}
+
+interface Waiting {
+  check: NonceCheck;
+  resolve: (answer: NonceAnswer) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Most nonces in one statement; more waiting start another statement at once. */
+export const nonceBatchMax = 64;
+
+export class NonceBatcher {
+  private waiting: Waiting[] = [];
+  private scheduled: NodeJS.Immediate | undefined;
+  readonly stats = { statements: 0, nonces: 0 };
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  check(check: NonceCheck): Promise<NonceAnswer> {
+    return new Promise<NonceAnswer>((resolve, reject) => {
+      this.waiting.push({ check, resolve, reject });
+      this.scheduled ??= setImmediate(() => {
+        this.scheduled = undefined;
+        const all = this.waiting;
+        this.waiting = [];
+        for (let i = 0; i < all.length; i += nonceBatchMax) void this.run(all.slice(i, i + nonceBatchMax));
+      });
+    });
+  }
+
+  private async run(batch: Waiting[]): Promise<void> {
+    try {
+      const answers = await consumeNonces(this.db, batch.map((w) => w.check));
+      this.stats.statements++;
+      this.stats.nonces += batch.length;
+      batch.forEach((w, i) => w.resolve(answers[i]!));
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+    }
+  }
+}
+
+/**
+ * Consumes many nonces in one statement, and reads the records of the keys given. A nonce named
+ * twice in the list is fresh for its first request only. An expired row is taken over as in
+ * `consumeNonce`, judged at the earliest request time of the list: a request of the list never
+ * takes over a nonce that has not expired for every request in it (the requests' times are
+ * milliseconds apart).
+ */
+export async function consumeNonces(db: Kysely<Database>, checks: readonly NonceCheck[]): Promise<NonceAnswer[]> {
+  const nameOf = ({ use }: NonceCheck) => `${use.merchantId}\u0000${use.environment}\u0000${use.nonce}`;
+  const first = new Map<string, number>();
+  checks.forEach((c, i) => {
+    if (!first.has(nameOf(c))) first.set(nameOf(c), i);
+  });
+  // Sorted, so that two statements inserting the same nonces lock them in one order.
+  const sent = [...first.values()].sort((a, b) => (nameOf(checks[a]!) < nameOf(checks[b]!) ? -1 : 1));
+  const nowMs = Math.min(...checks.map((c) => c.use.nowMs));
+  const col = <T>(read: (c: NonceCheck) => T) => sent.map((i) => read(checks[i]!));
+  const { rows } = await sql<{ ord: string; fresh: boolean } & Partial<StoredResult>>`
+    WITH input AS (
+      SELECT * FROM unnest(${col((c) => c.use.merchantId)}::text[], ${col((c) => c.use.environment)}::text[], ${col((c) => c.use.nonce)}::text[],
+                           ${col((c) => new Date(nonceExpiryMs(c.use.timestampSeconds, c.use.nowMs)).toISOString())}::timestamptz[],
+                           ${col((c) => c.key?.merchantId ?? null)}::text[], ${col((c) => c.key?.environment ?? null)}::text[], ${col((c) => c.key?.key ?? null)}::text[])
+        WITH ORDINALITY AS i(merchant_id, environment, nonce, expires_at, key_merchant_id, key_environment, key, ord)
+    ),
+    consumed AS (
+      INSERT INTO signature_nonces (merchant_id, environment, nonce, expires_at)
+      SELECT merchant_id, environment, nonce, expires_at FROM input ORDER BY ord
+      ON CONFLICT (merchant_id, environment, nonce) DO UPDATE SET expires_at = excluded.expires_at
+        WHERE signature_nonces.expires_at <= ${new Date(nowMs)}
+      RETURNING merchant_id, environment, nonce
+    )
+    SELECT i.ord, EXISTS (SELECT 1 FROM consumed c WHERE c.merchant_id = i.merchant_id AND c.environment = i.environment AND c.nonce = i.nonce) AS fresh,
+           k.endpoint, k.request_hash, k.status_code, k.response_body, k.created_at
+    FROM input i
+    LEFT JOIN idempotency_keys k ON k.merchant_id = i.key_merchant_id AND k.environment = i.key_environment AND k.key = i.key
+      AND k.created_at > now() - make_interval(hours => ${idempotencyWindowHours})
+  `.execute(db);
+  const bySent = new Map<number, NonceAnswer>();
+  for (const row of rows) {
+    const i = sent[Number(row.ord) - 1]!;
+    bySent.set(i, row.fresh && row.endpoint != null ? { fresh: true, record: row as StoredResult } : { fresh: row.fresh });
+  }
+  return checks.map((c, i) => {
+    const firstIndex = first.get(nameOf(c))!;
+    if (firstIndex !== i) return { fresh: false };
+    const answer = bySent.get(i);
+    if (!answer) throw new Error('nonces: a nonce of the batch got no answer');
+    return answer;
+  });
+}
