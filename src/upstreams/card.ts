@@ -230,7 +230,7 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     const matches = req.expiry === expiry && req.pin === simulatorCardPin;
     if (matches) {
       await this.db.updateTable('upstream_sim_orders')
-        .set({ detail: sql<string>`detail || '{"activated":"true"}'::jsonb`, updated_at: new Date() })
+        .set({ detail: sql<string>`detail || '{"activated":"true"}'::jsonb`, updated_at: await this.now(call) })
         .where('upstream', '=', 'card').where('operation', '=', 'card').where('provider_order_id', '=', req.cardRef).execute();
     }
     if (behavior === 'timeout') return { kind: 'timeout' };
@@ -293,9 +293,9 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
   async sandboxDecide(call: CallContext, requestId: string, decision: ApplicationDecision): Promise<DecisionOutcome> {
     const application = await this.provider.find(requestId);
     if (!application) return { kind: 'not_found' };
-    await this.recordDecision(requestId, decision);
-    if (decision !== 'approved') return { kind: 'decided', decision };
     const now = await this.now(call);
+    await this.recordDecision(requestId, decision, now);
+    if (decision !== 'approved') return { kind: 'decided', decision };
     const detail = {
       last4: String(randomInt(0, 10000)).padStart(4, '0'),
       exp_month: String(now.getUTCMonth() + 1),
@@ -308,7 +308,7 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
       .values({
         upstream: 'card', request_id: `card:${requestId}`, merchant_id: call.merchantId, environment: call.environment,
         provider_order_id: `CD${randomBytes(8).toString('hex').toUpperCase()}`, operation: 'card', status: 'succeeded', final_status: 'succeeded',
-        settle_at: new Date(), detail: JSON.stringify(detail), updated_at: new Date(),
+        settle_at: now, detail: JSON.stringify(detail), updated_at: now,
       })
       .onConflict((oc) => oc.columns(['upstream', 'request_id']).doNothing())
       .execute();
@@ -326,9 +326,9 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
   }
 
   /** The issuer's decision is written into its books (`applicationStatus` answers it). */
-  private async recordDecision(requestId: string, decision: ApplicationDecision): Promise<void> {
+  private async recordDecision(requestId: string, decision: ApplicationDecision, now: Date): Promise<void> {
     await this.db.updateTable('upstream_sim_orders')
-      .set({ detail: sql<string>`detail || jsonb_build_object('decision', ${decision}::text)`, updated_at: new Date() })
+      .set({ detail: sql<string>`detail || jsonb_build_object('decision', ${decision}::text)`, updated_at: now })
       .where('upstream', '=', 'card').where('request_id', '=', requestId).where('operation', '=', 'application').execute();
   }
 

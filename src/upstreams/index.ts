@@ -42,7 +42,7 @@ export function createUpstreams(db: Kysely<Database>, config: UpstreamConfig, cl
     card: pick('card', () => new SimulatedCard(db, sim, (call) => clock.now(db, call))),
     qrpay: pick('qrpay', () => new SimulatedQrPay(db, sim)),
     chain: pick('chain', () => new SimulatedChain(db, { ...sim, networks: config.simulatorChainNetworks })),
-    kyc: pick('kyc', () => new SimulatedKyc(db)),
+    kyc: pick('kyc', () => new SimulatedKyc(db, (call) => clock.now(db, call))),
     notifier: pick('notifier', () => new SimulatedNotifier(db)),
     rates: new SimulatedMarket(undefined, (call) => clock.now(db, call)),
   };

@@ -65,7 +65,7 @@ const upstream = 'kyc';
 export class SimulatedKyc implements KycUpstream {
   readonly name = 'kyc' as const;
 
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<Database>, private readonly now: (call: CallContext) => Date | Promise<Date> = () => new Date()) {}
 
   async submit(call: CallContext, req: KycCheckRequest): Promise<KycSubmitOutcome> {
     await this.db
@@ -81,7 +81,7 @@ export class SimulatedKyc implements KycUpstream {
         final_status: 'processing',
         settle_at: new Date('9999-12-31T00:00:00Z'),
         detail: JSON.stringify({}),
-        updated_at: new Date(),
+        updated_at: await this.now(call),
       })
       .onConflict((oc) => oc.columns(['upstream', 'request_id']).doNothing())
       .execute();
@@ -98,12 +98,12 @@ export class SimulatedKyc implements KycUpstream {
     return { kind: 'decided', decision: 'rejected', ...(detail.reason ? { reason: detail.reason } : {}) };
   }
 
-  async sandboxDecide(_call: CallContext, requestId: string, v: KycDecision): Promise<boolean> {
+  async sandboxDecide(call: CallContext, requestId: string, v: KycDecision): Promise<boolean> {
     const detail = v.decision === 'approved' ? { level: String(v.level ?? 1) } : { reason: v.reason ?? 'rejected by the sandbox reviewer' };
     const status = v.decision === 'approved' ? 'succeeded' : 'failed';
     const row = await this.db
       .updateTable('upstream_sim_orders')
-      .set({ status, final_status: status, detail: JSON.stringify(detail), updated_at: new Date() })
+      .set({ status, final_status: status, detail: JSON.stringify(detail), updated_at: await this.now(call) })
       .where('upstream', '=', upstream)
       .where('request_id', '=', requestId)
       .where('status', '=', 'processing')
