@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
@@ -10,7 +10,7 @@ import {
 } from '../src/ledger/index.js';
 import { createDeposit, createDeposits, type DepositItem } from '../src/modules/deposits/service.js';
 import { createWriteGroup, type BatchEffect, type GroupedWrite } from '../src/platform/write-batch.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { newMerchantClient, useTestService } from './support/service.js';
 
 /**
  * Issue 16, group commit's batch effect (docs/group-commit.md): the deposits of one batch are
@@ -18,12 +18,7 @@ import { newMerchantClient, startTestService } from './support/service.js';
  */
 describe('deposits written together', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService({ config: { rateLimitScale: 1_000 } });
-  });
-  after(async () => {
-    await service.close();
-  });
+  useTestService({ config: { rateLimitScale: 1_000 } }, (setup) => ({ service } = setup));
 
   const body = (member: string, txHash = `0x${randomUUID()}`, amount = '1.5', extra: object = {}) => ({ member_id: member, asset: 'USDT', amount, tx_hash: txHash, ...extra });
 

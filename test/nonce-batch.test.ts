@@ -1,12 +1,12 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { signRequest } from '@merchant-wallet/sdk';
+import { signRequest, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { consumeNonce } from '../src/platform/nonces.js';
 import { consumeNonces, type NonceCheck } from '../src/platform/nonce-batch.js';
 import { rawRequest } from './support/raw-http.js';
-import { baseUrlFor, newMerchantClient, startTestService, type Credentials } from './support/service.js';
+import { baseUrlFor, newMerchantClient, useTestService, type Credentials } from './support/service.js';
 
 /**
  * Nonces of signed requests that arrive together are consumed in one statement
@@ -17,13 +17,11 @@ describe('nonces consumed in batches', () => {
   let service: RunningService;
   let creds: Credentials;
   let token: string;
+  let merchantClient: MerchantWalletClient;
+  useTestService({ config: { rateLimitScale: 1_000 } }, (setup) => ({ service, creds, client: merchantClient } = setup));
   before(async () => {
-    service = await startTestService({ config: { rateLimitScale: 1_000 } });
-    const m = await newMerchantClient(service);
-    creds = m.creds;
-    token = await m.client.getToken();
+    token = await merchantClient.getToken();
   });
-  after(async () => service.close());
 
   const nowMs = Date.UTC(2031, 0, 1, 12, 0, 0);
   const check = (nonce: string, atMs = nowMs, key?: string): NonceCheck => ({
