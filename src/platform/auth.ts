@@ -31,20 +31,6 @@ export function bearerFrom(headers: Record<string, string | string[] | undefined
   return m ? m[1] : undefined;
 }
 
-/**
- * The SHA-256 of tokens that resolved to a key, so a client's next requests skip the hash (~2 % of
- * a read's CPU). Only tokens that were found are held (random tokens do not fill it); what a hash
- * resolves to is still checked on every request (the cache, expiry, key state). Emptied when full.
- */
-const tokenHashes = new Map<string, string>();
-const tokenHashesMax = 20_000;
-
-function rememberHash(token: string, tokenHash: string): void {
-  if (tokenHashes.has(token)) return;
-  if (tokenHashes.size >= tokenHashesMax) tokenHashes.clear();
-  tokenHashes.set(token, tokenHash);
-}
-
 export interface Authenticated extends AuthContext {
   ipAllowlist: string;
 }
@@ -63,14 +49,15 @@ export async function authenticate(
   environment: Environment,
   nowMs: number = Date.now(),
 ): Promise<Authenticated> {
-  const held = authenticateHeld(cache, token, environment, nowMs);
-  if (held) return held;
-  const tokenHash = sha256Hex(token!);
-  const generation = cache.begin();
-  const state = await readTokenState(db, tokenHash);
-  if (!state) throw new ApiError('invalid_token');
-  cache.put(tokenHash, state, generation);
-  rememberHash(token!, tokenHash);
+  if (!token) throw new ApiError('invalid_token');
+  const tokenHash = sha256Hex(token);
+  let state = cache.get(tokenHash);
+  if (!state) {
+    const generation = cache.begin();
+    state = await readTokenState(db, tokenHash);
+    if (!state) throw new ApiError('invalid_token');
+    cache.put(tokenHash, state, generation);
+  }
   return checked(state, environment, nowMs);
 }
 
@@ -81,10 +68,8 @@ export async function authenticate(
  */
 export function authenticateHeld(cache: AuthCache, token: string | undefined, environment: Environment, nowMs: number): Authenticated | undefined {
   if (!token) throw new ApiError('invalid_token');
-  const tokenHash = tokenHashes.get(token) ?? sha256Hex(token);
-  const state = cache.get(tokenHash);
+  const state = cache.get(sha256Hex(token));
   if (!state) return undefined;
-  rememberHash(token, tokenHash);
   return checked(state, environment, nowMs);
 }
 
