@@ -49,6 +49,8 @@ async function start(label: string, root: string): Promise<Service> {
     const url = new URL(pgUrl);
     url.pathname = `/${dbName}`;
     databaseUrl = url.toString();
+    // NEW_PG_SOCKET=1: the new service reaches PostgreSQL over its Unix socket (one host), the old over pgUrl.
+    if (label === 'new' && process.env.NEW_PG_SOCKET) databaseUrl = `postgres://postgres@%2Fvar%2Frun%2Fpostgresql/${dbName}`;
   }
   const adminToken = 'bench-admin-token';
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { openDatabase } from './db/connection.js';
 import { migrateToLatest } from './db/migrate.js';
+import { keyedReadStats } from './db/direct.js';
 import { loadConfig, type Config } from './platform/config.js';
 import { createMetrics } from './platform/metrics.js';
 import { ApiCallLog } from './platform/api-call-log.js';
@@ -139,7 +140,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     nonces: new NonceBatcher(handle.db),
     rateWindows: new RateWindows(handle.db, (err) => reportFailure({ log, metrics }, { job: 'rate-windows' }, err, 'hits counted in memory could not be written; kept for the next attempt')),
   };
-  registerGroupCommitMetrics(metrics.registry, ctx.writeGroup.stats, ctx.nonces.stats);
+  registerGroupCommitMetrics(metrics.registry, ctx.writeGroup.stats, ctx.nonces.stats, keyedReadStats(handle.db));
   const stopListeningAuth = await handle.listen(authChangeChannel, () => ctx.authCache.invalidate(), (listening) => ctx.authCache.setListening(listening));
   const stopListeningMembers = await handle.listen(memberChangeChannel, (ids) => memberCache.onNotify(ids), (listening) => memberCache.setListening(listening));
   const stopListeningAssets = await handle.listen(assetChangeChannel, () => assetCache.invalidate(), (listening) => assetCache.setListening(listening));

@@ -1,7 +1,7 @@
 /**
  * Statements as the handles run them: the embedded database's prepared statements
- * (src/db/pglite-statements.ts) answer what `PGlite.query` answers, and `readRows` (src/db/direct.ts)
- * runs inside the transaction it is given. Both databases (`readRows`); the prepared statements are
+ * (src/db/pglite-statements.ts) answer what `PGlite.query` answers, `readRows` (src/db/direct.ts)
+ * runs inside the transaction it is given, and `readRowsByKey` gathers the reads of a turn. Both databases (`readRows`); the prepared statements are
  * the embedded database's own.
  */
 import { test } from 'node:test';
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { PGlite } from '@electric-sql/pglite';
 import { openDatabase } from '../src/db/connection.js';
-import { readRows } from '../src/db/direct.js';
+import { keyedReadStats, readRows, readRowsByKey } from '../src/db/direct.js';
 import { EmbeddedStatements } from '../src/db/pglite-statements.js';
 import { testDatabaseUrl } from './support/service.js';
 
@@ -60,6 +60,48 @@ test('readRows reads through the pool outside a transaction and inside the one i
         await sql.raw(`UPDATE ${table} SET v = 'uncommitted' WHERE id = 1`).execute(trx);
         assert.deepEqual(await readRows(trx, text, [1]), [{ v: 'uncommitted' }]);
       });
+    } finally {
+      await sql.raw(`DROP TABLE ${table}`).execute(handle.db);
+    }
+  } finally {
+    await handle.close();
+  }
+});
+
+test('readRowsByKey: the reads of one turn share a statement, each gets its own key\'s rows; in a transaction it reads alone', async () => {
+  const url = testDatabaseUrl();
+  const handle = await openDatabase(url, '', {});
+  try {
+    const table = `read_keyed_${process.pid}_${Date.now()}`;
+    await sql.raw(`CREATE TABLE ${table} (owner text, kind text, n int, PRIMARY KEY (owner, n))`).execute(handle.db);
+    try {
+      await sql.raw(`INSERT INTO ${table} VALUES ('a', 'x', 1), ('a', 'x', 2), ('b', 'x', 3), ('c', 'y', 4)`).execute(handle.db);
+      const text = `SELECT owner, n FROM ${table} WHERE kind = $1 AND owner = any($2::text[]) ORDER BY n`;
+      const read = (db: typeof handle.db, owner: string, kind = 'x') => readRowsByKey<{ owner: string; n: number }>(db, text, [kind], owner, 'owner');
+      const before = { ...keyedReadStats(handle.db) };
+      // Called in one turn: a, b, a again, an owner with no rows, and c under another fixed value.
+      const [a, b, again, none, c, cx] = await Promise.all([read(handle.db, 'a'), read(handle.db, 'b'), read(handle.db, 'a'), read(handle.db, 'z'), read(handle.db, 'c', 'y'), read(handle.db, 'c')]);
+      assert.deepEqual(a, [{ owner: 'a', n: 1 }, { owner: 'a', n: 2 }]);
+      assert.deepEqual(again, a);
+      assert.notEqual(again, a, 'each caller gets an array of its own');
+      assert.deepEqual(b, [{ owner: 'b', n: 3 }]);
+      assert.deepEqual(none, []);
+      assert.deepEqual(c, [{ owner: 'c', n: 4 }]);
+      assert.deepEqual(cx, []);
+      const after = keyedReadStats(handle.db);
+      assert.equal(after.items - before.items, 6);
+      // One batch for the turn (in it one statement for kind x: a, b, z, c; one for kind y).
+      assert.equal(after.batches - before.batches, 1);
+      await handle.db.transaction().execute(async (trx) => {
+        await sql.raw(`UPDATE ${table} SET n = 10 WHERE n = 3`).execute(trx);
+        assert.deepEqual(await read(trx, 'b'), [{ owner: 'b', n: 10 }]);
+      });
+      assert.equal(keyedReadStats(handle.db).items, after.items, 'the read in the transaction did not go through the batcher');
+      // A failing statement fails every read of its batch, and the next turn reads again.
+      const broken = `SELECT owner FROM ${table}_missing WHERE kind = $1 AND owner = any($2::text[])`;
+      const failing = await Promise.allSettled([readRowsByKey(handle.db, broken, ['x'], 'a', 'owner'), readRowsByKey(handle.db, broken, ['x'], 'b', 'owner')]);
+      assert.deepEqual(failing.map((r) => r.status), ['rejected', 'rejected']);
+      assert.deepEqual(await read(handle.db, 'b'), [{ owner: 'b', n: 10 }]);
     } finally {
       await sql.raw(`DROP TABLE ${table}`).execute(handle.db);
     }

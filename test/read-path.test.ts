@@ -15,9 +15,9 @@ import { ownerAccountsBuilt, ownerAccountsSql } from '../src/modules/balances/qu
 describe('balances statement', () => {
   it('is the text the query builder compiles, with its parameters in order', () => {
     const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: {} as never }) });
-    const built = ownerAccountsBuilt(db, 'sandbox', 'member', 'mem_x').compile();
+    const built = ownerAccountsBuilt(db, 'sandbox', 'member', ['mem_x', 'mem_y']).compile();
     assert.equal(built.sql, ownerAccountsSql);
-    assert.deepEqual(built.parameters, ['sandbox', 'member', 'mem_x', true]);
+    assert.deepEqual(built.parameters, ['sandbox', 'member', true, ['mem_x', 'mem_y']]);
   });
 });
 

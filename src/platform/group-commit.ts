@@ -123,12 +123,19 @@ export class GroupCommitter<I, O> {
   }
 }
 
+/** A turn batcher's counts (db/turn-batch.ts). */
+type TurnStats = { readonly batches: number; readonly items: number };
+
 /** The committer's counts on /metrics: batches, writes, fallbacks (each since start-up). */
-export function registerGroupCommitMetrics(registry: Registry, stats: BatchStats, nonces?: { statements: number; nonces: number }): void {
+export function registerGroupCommitMetrics(registry: Registry, stats: BatchStats, nonces?: TurnStats, reads?: TurnStats): void {
   for (const [name, help, read] of [
     ...(nonces ? [
-      ['nonce_batch_statements_total', 'Statements that consumed the nonces of signed requests (nonce-batch.ts)', () => nonces.statements],
-      ['nonce_batch_nonces_total', 'Nonces consumed by them (nonces / statements: the mean batch size)', () => nonces.nonces],
+      ['nonce_batch_statements_total', 'Statements that consumed the nonces of signed requests (nonce-batch.ts)', () => nonces.batches],
+      ['nonce_batch_nonces_total', 'Nonces consumed by them (nonces / statements: the mean batch size)', () => nonces.items],
+    ] as const : []),
+    ...(reads ? [
+      ['read_batches_total', 'Turns of keyed reads such as members\' balances run together (readRowsByKey, db/direct.ts; one statement per text in a turn)', () => reads.batches],
+      ['read_batch_reads_total', 'Reads answered by them (reads / batches: the mean batch size)', () => reads.items],
     ] as const : []),
     ['group_commit_batches_total', 'Transactions written by group commit', () => stats.batches],
     ['group_commit_writes_total', 'Writes in those transactions (writes / batches: the mean batch size)', () => stats.items],

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
+import { TurnBatcher } from '../db/turn-batch.js';
 import { idempotencyWindowHours, type StoredResult } from './idempotency.js';
 import { nonceExpiryMs, type NonceUse } from './nonces.js';
 
@@ -28,43 +29,23 @@ export interface NonceAnswer {
   record?: StoredResult;
 }
 
-interface Waiting {
-  check: NonceCheck;
-  resolve: (answer: NonceAnswer) => void;
-  reject: (err: unknown) => void;
-}
-
 /** Most nonces in one statement; more waiting start another statement at once. */
 export const nonceBatchMax = 64;
 
 export class NonceBatcher {
-  private waiting: Waiting[] = [];
-  private scheduled: NodeJS.Immediate | undefined;
-  readonly stats = { statements: 0, nonces: 0 };
+  private readonly batcher: TurnBatcher<NonceCheck, NonceAnswer>;
 
-  constructor(private readonly db: Kysely<Database>) {}
-
-  check(check: NonceCheck): Promise<NonceAnswer> {
-    return new Promise<NonceAnswer>((resolve, reject) => {
-      this.waiting.push({ check, resolve, reject });
-      this.scheduled ??= setImmediate(() => {
-        this.scheduled = undefined;
-        const all = this.waiting;
-        this.waiting = [];
-        for (let i = 0; i < all.length; i += nonceBatchMax) void this.run(all.slice(i, i + nonceBatchMax));
-      });
-    });
+  constructor(db: Kysely<Database>) {
+    this.batcher = new TurnBatcher((checks) => consumeNonces(db, checks), nonceBatchMax);
   }
 
-  private async run(batch: Waiting[]): Promise<void> {
-    try {
-      const answers = await consumeNonces(this.db, batch.map((w) => w.check));
-      this.stats.statements++;
-      this.stats.nonces += batch.length;
-      batch.forEach((w, i) => w.resolve(answers[i]!));
-    } catch (err) {
-      for (const w of batch) w.reject(err);
-    }
+  /** Statements run (`batches`) and nonces consumed (`items`) since start-up, for /metrics. */
+  get stats(): { readonly batches: number; readonly items: number } {
+    return this.batcher.stats;
+  }
+
+  check(check: NonceCheck): Promise<NonceAnswer> {
+    return this.batcher.add(check);
   }
 }
 
