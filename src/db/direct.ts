@@ -35,9 +35,11 @@ interface KeyedRead {
 
 /** Most keys in one statement. */
 const keyedReadBatchMax = 100;
-const keyedReaders = new WeakMap<object, TurnBatcher<KeyedRead, unknown[]>>();
+/** A statement's rows for one read, or its statement's error (a failing statement fails only its own reads). */
+type KeyedRows = unknown[] | Error;
+const keyedReaders = new WeakMap<object, TurnBatcher<KeyedRead, KeyedRows>>();
 
-function keyedReader(adapter: object, run: Runner): TurnBatcher<KeyedRead, unknown[]> {
+function keyedReader(adapter: object, run: Runner): TurnBatcher<KeyedRead, KeyedRows> {
   let reader = keyedReaders.get(adapter);
   if (!reader) {
     reader = new TurnBatcher(async (reads) => {
@@ -48,12 +50,19 @@ function keyedReader(adapter: object, run: Runner): TurnBatcher<KeyedRead, unkno
         if (group) group.push(read);
         else groups.set(id, [read]);
       }
-      const rowsByRead = new Map<KeyedRead, unknown[]>();
+      const rowsByRead = new Map<KeyedRead, KeyedRows>();
       await Promise.all([...groups.values()].map(async (group) => {
         const { text, fixed, keyColumn } = group[0]!;
         const keys = [...new Set(group.map((r) => r.key))];
         const byKey = new Map<string, unknown[]>(keys.map((k) => [k, []]));
-        for (const row of (await run(text, [...fixed, keys])).rows) byKey.get(String((row as Record<string, unknown>)[keyColumn]))?.push(row);
+        let rows: unknown[];
+        try {
+          ({ rows } = await run(text, [...fixed, keys]));
+        } catch (err) {
+          for (const read of group) rowsByRead.set(read, err instanceof Error ? err : new Error(String(err)));
+          return;
+        }
+        for (const row of rows) byKey.get(String((row as Record<string, unknown>)[keyColumn]))?.push(row);
         // The same key read twice in one turn: each caller gets an array of its own.
         const given = new Set<string>();
         for (const read of group) {
@@ -80,7 +89,9 @@ function keyedReader(adapter: object, run: Runner): TurnBatcher<KeyedRead, unkno
 export async function readRowsByKey<R>(db: Kysely<any>, text: string, fixed: readonly unknown[], key: string, keyColumn: keyof R & string): Promise<R[]> {
   const run = db.isTransaction ? undefined : runners.get(db.getExecutor().adapter);
   if (!run) return (await db.executeQuery<R>(CompiledQuery.raw(text, [...fixed, [key]]))).rows;
-  return (await keyedReader(db.getExecutor().adapter, run).add({ text, fixed, group: JSON.stringify(fixed), key, keyColumn })) as R[];
+  const rows = await keyedReader(db.getExecutor().adapter, run).add({ text, fixed, group: JSON.stringify(fixed), key, keyColumn });
+  if (rows instanceof Error) throw rows;
+  return rows as R[];
 }
 
 /** Statements run (`batches`) and reads answered (`items`) by `readRowsByKey` on this handle since start-up, for /metrics. */
