@@ -1,15 +1,15 @@
 /**
  * Statements as the handles run them: the embedded database's prepared statements
- * (src/db/pglite-statements.ts) answer what `PGlite.query` answers, `readRows` (src/db/direct.ts)
- * runs inside the transaction it is given, and `readRowsByKey` gathers the reads of a turn. Both databases (`readRows`); the prepared statements are
- * the embedded database's own.
+ * (src/db/pglite-statements.ts) answer what `PGlite.query` answers, and `readRowsByKey`
+ * (src/db/direct.ts) gathers the reads of a turn on the pool and runs inside the transaction it is
+ * given. Both databases (`readRowsByKey`); the prepared statements are the embedded database's own.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { PGlite } from '@electric-sql/pglite';
 import { openDatabase } from '../src/db/connection.js';
-import { keyedReadStats, readRows, readRowsByKey } from '../src/db/direct.js';
+import { keyedReadStats, readRowsByKey } from '../src/db/direct.js';
 import { EmbeddedStatements } from '../src/db/pglite-statements.js';
 import { testDatabaseUrl } from './support/service.js';
 
@@ -43,28 +43,6 @@ test('embedded prepared statements answer as PGlite.query does: rows, types, cou
     assert.deepEqual((await statements.run('SELECT id FROM t', [])).rows, [{ id: 'a' }]);
   } finally {
     await pglite.close();
-  }
-});
-
-test('readRows reads through the pool outside a transaction and inside the one it is given', async () => {
-  const url = testDatabaseUrl();
-  const handle = await openDatabase(url, '', {});
-  try {
-    const table = `read_rows_${process.pid}_${Date.now()}`;
-    await sql.raw(`CREATE TABLE ${table} (id int PRIMARY KEY, v text)`).execute(handle.db);
-    try {
-      await sql.raw(`INSERT INTO ${table} VALUES (1, 'committed')`).execute(handle.db);
-      const text = `SELECT v FROM ${table} WHERE id = $1`;
-      assert.deepEqual(await readRows(handle.db, text, [1]), [{ v: 'committed' }]);
-      await handle.db.transaction().execute(async (trx) => {
-        await sql.raw(`UPDATE ${table} SET v = 'uncommitted' WHERE id = 1`).execute(trx);
-        assert.deepEqual(await readRows(trx, text, [1]), [{ v: 'uncommitted' }]);
-      });
-    } finally {
-      await sql.raw(`DROP TABLE ${table}`).execute(handle.db);
-    }
-  } finally {
-    await handle.close();
   }
 });
 

@@ -115,7 +115,7 @@ class PGlitePool {
     };
   }
 
-  /** One statement on the connection, in its turn (`readRows`, direct.ts). */
+  /** One statement on the connection, in its turn (`readRowsByKey`, direct.ts). */
   async run(text: string, values: readonly unknown[]) {
     const connection = await this.connect();
     try {
@@ -193,7 +193,7 @@ class PreparingPool {
     return wrapper;
   }
 
-  /** One statement on a pooled connection (`readRows`, direct.ts). */
+  /** One statement on a pooled connection (`readRowsByKey`, direct.ts). */
   async run(text: string, values: readonly unknown[]) {
     const client = await this.connect();
     try {
