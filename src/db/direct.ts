@@ -24,7 +24,7 @@ interface KeyedRead {
   keyColumn: string;
 }
 
-/** Most keys in one statement. */
+/** Most reads in one batch (so at most as many keys in one statement). */
 const keyedReadBatchMax = 100;
 /** A statement's rows for one read, or its statement's error (a failing statement fails only its own reads). */
 type KeyedRows = unknown[] | Error;
@@ -85,7 +85,7 @@ export async function readRowsByKey<R>(db: Kysely<any>, text: string, fixed: rea
   return rows as R[];
 }
 
-/** Statements run (`batches`) and reads answered (`items`) by `readRowsByKey` on this handle since start-up, for /metrics. */
+/** Turns run together (`batches`, one statement per text and fixed values in each) and reads answered (`items`) by `readRowsByKey` on this handle since start-up, for /metrics. */
 export function keyedReadStats(db: Kysely<any>): { readonly batches: number; readonly items: number } {
   const adapter = db.getExecutor().adapter;
   const run = runners.get(adapter);
