@@ -1,6 +1,6 @@
 /**
  * Paired CPU per request of two versions of the service: `npx tsx bench/paired.ts <old root>
- * [health|read|both] [postgres|embedded]`. Starts the service of `<old root>` (a checkout with
+ * [health|read|both|deposit] [postgres|embedded]` (deposit: signed idempotent deposits of one merchant with 20 members). Starts the service of `<old root>` (a checkout with
  * its node_modules) and of this checkout, each on its own database, then measures them in turns,
  * seconds apart, under the same load (`ROUNDS`, default 3; `BENCH_SECONDS`, default 3; the order
  * alternates per round). Per figure: requests/s, and the CPU (user + system, from /proc) per
@@ -14,7 +14,8 @@ import { tmpdir, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { MerchantWalletClient } from '@merchant-wallet/sdk';
+import { randomUUID } from 'node:crypto';
+import { MerchantWalletClient, signRequest } from '@merchant-wallet/sdk';
 import { cpuTicks, load } from './support.js';
 
 const oldRoot = resolve(process.argv[2] ?? '/work/main');
@@ -35,6 +36,8 @@ interface Service {
   dbName?: string;
   host: string;
   token: string;
+  signingKey: string;
+  members: string[];
 }
 
 const admin = new pg.Client({ connectionString: pgUrl });
@@ -74,13 +77,14 @@ async function start(label: string, root: string): Promise<Service> {
     method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
   })).json() as Promise<any>;
   const merchant = await call('/admin/v1/merchants', { name: 'p' });
-  const key = await call(`/admin/v1/merchants/${merchant.id}/api-keys`, { environment: 'sandbox', scopes: ['members:write', 'balances:read'] });
+  const key = await call(`/admin/v1/merchants/${merchant.id}/api-keys`, { environment: 'sandbox', scopes: ['members:write', 'balances:read', 'deposits:write'] });
   const host = `api-sandbox.localhost:${new URL(publicUrl!).port}`;
   const client = new MerchantWalletClient({ baseUrl: `http://${host}`, connectHost: '127.0.0.1', clientId: key.client_id, apiKey: key.api_key, signingKey: key.signing_key });
-  await client.members.create({ external_member_id: 'p-0' });
+  const members: string[] = [];
+  for (let j = 0; j < 20; j++) members.push(((await client.members.create({ external_member_id: `p-${j}` })) as { id: string }).id);
   const token = await client.getToken();
   client.close();
-  return { label, child, publicUrl: publicUrl!, dbName, host, token };
+  return { label, child, publicUrl: publicUrl!, dbName, host, token, signingKey: key.signing_key, members };
 }
 
 async function backendTicks(s: Service): Promise<number> {
@@ -89,10 +93,33 @@ async function backendTicks(s: Service): Promise<number> {
   return rows.reduce((sum, r) => sum + ticks(r.pid), 0);
 }
 
-async function measure(s: Service, kind: 'health' | 'read') {
-  const opts = kind === 'health'
-    ? { url: `${s.publicUrl}/healthz`, duration }
-    : { url: `${s.publicUrl}/v1/balances`, duration, headers: { host: s.host, authorization: `Bearer ${s.token}`, 'x-on-behalf-of': 'p-0' } };
+type Kind = 'health' | 'read' | 'deposit';
+
+function loadOptions(s: Service, kind: Kind, seconds: number) {
+  if (kind === 'health') return { url: `${s.publicUrl}/healthz`, duration: seconds };
+  if (kind === 'read') return { url: `${s.publicUrl}/v1/balances`, duration: seconds, headers: { host: s.host, authorization: `Bearer ${s.token}`, 'x-on-behalf-of': 'p-0' } };
+  let n = 0;
+  return {
+    url: s.publicUrl, duration: seconds,
+    requests: [{
+      setupRequest: (req: any) => {
+        const body = JSON.stringify({ member_id: s.members[n++ % s.members.length], asset: 'USDT', amount: '1.5', tx_hash: `0x${randomUUID()}` });
+        const timestamp = String(Math.floor(Date.now() / 1000));
+        const nonce = randomUUID();
+        req.method = 'POST'; req.path = '/v1/deposits'; req.body = body;
+        req.headers = {
+          host: s.host, authorization: `Bearer ${s.token}`, 'content-type': 'application/json', 'x-idempotency-key': randomUUID(),
+          'x-timestamp': timestamp, 'x-nonce': nonce,
+          'x-signature': signRequest({ method: 'POST', pathWithQuery: '/v1/deposits', timestamp, nonce, rawBody: body, signingKey: s.signingKey }),
+        };
+        return req;
+      },
+    }],
+  };
+}
+
+async function measure(s: Service, kind: Kind) {
+  const opts = loadOptions(s, kind, duration);
   const server0 = ticks(s.child.pid!);
   const db0 = await backendTicks(s);
   const f = await load(kind, opts);
@@ -103,9 +130,9 @@ async function measure(s: Service, kind: 'health' | 'read') {
 }
 
 const services = [await start('old', oldRoot), await start('new', newRoot)];
-const kinds = (which === 'both' ? ['health', 'read'] : [which]) as Array<'health' | 'read'>;
+const kinds = (which === 'both' ? ['health', 'read'] : [which]) as Kind[];
 // Warm-up (JIT, pools, caches), not counted.
-for (const kind of kinds) for (const s of services) await load(kind, kind === 'health' ? { url: `${s.publicUrl}/healthz`, duration: 2 } : { url: `${s.publicUrl}/v1/balances`, duration: 2, headers: { host: s.host, authorization: `Bearer ${s.token}`, 'x-on-behalf-of': 'p-0' } });
+for (const kind of kinds) for (const s of services) await load(kind, loadOptions(s, kind, 2));
 const results: Record<string, Array<Awaited<ReturnType<typeof measure>>>> = {};
 console.log(`paired: old ${oldRoot}, new ${newRoot}, ${dbKind}, ${rounds} rounds of ${duration} s, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 for (let round = 0; round < rounds; round++) {

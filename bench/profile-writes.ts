@@ -75,5 +75,5 @@ const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(
 console.log(`group commit: ${value('group_commit_writes_total')} writes in ${value('group_commit_batches_total')} transactions, ${value('group_commit_fallbacks_total')} fallbacks`);
 if (!Number.isNaN(value("nonce_batch_statements_total"))) console.log(`nonces: ${value("nonce_batch_nonces_total")} in ${value("nonce_batch_statements_total")} statements`);
 await server.stop();
-await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
+if (process.env.KEEP_DB) console.log(`kept database ${name}`); else await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
 await admin.end();

@@ -6,7 +6,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { depositLines, entryKinds, postEntry, verifyLedger, withdrawalLockLines } from '../src/ledger/index.js';
 import { GroupCommitter } from '../src/platform/group-commit.js';
-import { createWriteGroup, type GroupedWrite } from '../src/platform/write-batch.js';
+import { createWriteGroup, runWriteBatch, type GroupedWrite } from '../src/platform/write-batch.js';
 import { newMerchantClient, startTestService } from './support/service.js';
 import { rawRequest } from './support/raw-http.js';
 
@@ -101,6 +101,59 @@ describe('group commit', () => {
     const list = await client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { member_id: 'gc-3' } });
     assert.equal(list.body.data.length, 1);
     client.close();
+  });
+
+  it("consumes each deposit's nonce in its batch: one sent twice at once, or used before, is nonce_reused and not the key's result", async () => {
+    const { client } = await newMerchantClient(service);
+    await client.members.create({ external_member_id: 'gc-n' });
+    const used = randomUUID();
+    assert.equal((await client.requestRaw({ method: 'POST', path: '/v1/deposits', body: depositBody('gc-n'), idempotencyKey: randomUUID(), nonce: used })).status, 201);
+    await warm(client, 8);
+    const twice = randomUUID();
+    const requests = Array.from({ length: 8 }, (_, i) => ({ key: randomUUID(), body: depositBody('gc-n'), nonce: i === 2 || i === 5 ? twice : i === 6 ? used : randomUUID() }));
+    const before = { ...service.ctx.writeGroup.stats };
+    const answers = await Promise.all(requests.map((r) => client.requestRaw({ method: 'POST', path: '/v1/deposits', body: r.body, idempotencyKey: r.key, nonce: r.nonce })));
+    assert.ok(service.ctx.writeGroup.stats.batches - before.batches < 8, 'the requests shared transactions');
+    const codes = answers.map((a) => (a.status === 201 ? 201 : `${a.status} ${(a.body.error ?? a.body).code}`));
+    assert.deepEqual(codes.filter((_, i) => ![2, 5].includes(i)), [201, 201, 201, 201, '401 nonce_reused', 201]);
+    assert.deepEqual([codes[2], codes[5]].sort(), [201, '401 nonce_reused'].sort() as unknown[], 'the nonce sent twice is fresh for one of them');
+    // A refused nonce is not the key's result: the key goes on with a fresh nonce.
+    for (const [i, a] of answers.entries()) {
+      if (a.status === 201) continue;
+      const retry = await post(client, requests[i]!.body, requests[i]!.key);
+      assert.equal(retry.status, 201);
+      assert.equal(retry.headers['x-idempotent-replay'], undefined);
+    }
+    // The nonces are the merchant's, whichever route consumed them.
+    const member = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'gc-n-2' }, idempotencyKey: randomUUID(), nonce: twice });
+    assert.deepEqual([member.status, (member.body.error ?? member.body).code], [401, 'nonce_reused']);
+    const balances = (await client.balances.list({ onBehalfOf: 'gc-n' })) as any[];
+    assert.equal(balances.find((b) => b.asset === 'USDT').available, '13.500000', 'nine deposits, one each');
+    client.close();
+  });
+
+  it('lets a write run again alone after its batch failed find its result, though its nonce is used, and nothing else', async () => {
+    const merchantId = (await newMerchantClient(service)).merchantId;
+    const key = randomUUID();
+    const nonce = { merchantId, environment: 'sandbox' as const, nonce: randomUUID(), timestampSeconds: Math.floor(Date.now() / 1000), nowMs: Date.now() };
+    const write = (): GroupedWrite => ({
+      req: { id: `req_${key}`, auth: { merchantId, environment: 'sandbox' }, idempotency: { key, endpoint: 'POST /v1/test', requestHash: 'h', settled: false, noStore: false, nonce } } as any,
+      reply: { code() { return this; }, serialize: (b: unknown) => JSON.stringify(b) } as any,
+      effect: async () => ({ status: 201, body: { key } }),
+    });
+    const run = (fallback: boolean) => service.ctx.db.transaction().execute((trx) => runWriteBatch(trx, [write()], { fallback }));
+    assert.deepEqual(await run(false), [{ status: 201, body: JSON.stringify({ key }) }]);
+    // The same request again, as after a commit whose outcome was unknown: in a batch its nonce
+    // is used; run alone as a fallback, its key answers.
+    const [again] = await run(false);
+    assert.ok(again && 'error' in again && (again.error as { code?: string }).code === 'nonce_reused');
+    const [alone] = await run(true);
+    assert.ok(alone && 'stored' in alone, 'replayed from its key');
+    // Another key with that nonce (a replay of the signed bytes under a new key) finds nothing.
+    const other = write();
+    other.req.idempotency = { ...other.req.idempotency!, key: randomUUID() };
+    const [refused] = await service.ctx.db.transaction().execute((trx) => runWriteBatch(trx, [other], { fallback: true }));
+    assert.ok(refused && 'error' in refused && (refused.error as { code?: string }).code === 'nonce_reused');
   });
 
   it('undoes a write that fails inside a batch and commits its neighbours', async () => {

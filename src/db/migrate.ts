@@ -30,6 +30,7 @@ import * as m029 from './migrations/029_card_authorization_expiry.js';
 import * as m030 from './migrations/030_console_recovery_codes.js';
 import * as m031 from './migrations/031_merchant_posting_lock.js';
 import * as m032 from './migrations/032_post_entries.js';
+import * as m033 from './migrations/033_claim_keys.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -64,6 +65,7 @@ const migrations: Record<string, Migration> = {
   '030_console_recovery_codes': m030,
   '031_merchant_posting_lock': m031,
   '032_post_entries': m032,
+  '033_claim_keys': m033,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -124,6 +124,12 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
     } catch (err) {
       keyRefusal = err;
     }
+    if (nonce && req.idempotency && access.commit === 'grouped') {
+      // Consumed by the write's batch, in its transaction, with the key's lock and record
+      // (write-batch.ts): no statement of its own, no commit of its own.
+      req.idempotency.nonce = nonce;
+      return;
+    }
     if (nonce && req.idempotency) {
       // One statement for both, shared with the signed requests that arrived with this one
       // (nonce-batch.ts): the nonce consumed, the key's result looked up.

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import type { RouteAccess } from './route-access.js';
+import type { NonceUse } from './nonces.js';
 
 export interface AuthContext {
   merchantId: string;
@@ -43,6 +44,11 @@ export interface IdempotencyContext {
   settled: boolean;
   /** Errors about the key itself are never stored as its result. */
   noStore: boolean;
+  /**
+   * A grouped write's verified nonce, left for its batch to consume in the batch's transaction
+   * (write-batch.ts; docs/group-commit.md "Nonces in the batch").
+   */
+  nonce?: NonceUse;
 }
 
 declare module 'fastify' {

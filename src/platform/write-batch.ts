@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../db/schema.js';
 import { ApiError } from './errors.js';
 import { GroupCommitter } from './group-commit.js';
+import { nonceExpiryMs } from './nonces.js';
 import {
   ReplaySignal, SameKeyRefusal, afterRefusal, claimStatus, executeWrite, sendReplay, errorBodyFor, idempotencyWindowHours, isStorableStatus, matchStored, reservation,
   type StoredResult, type WriteResult,
@@ -71,15 +72,15 @@ interface PendingRecord {
 /**
  * Several idempotent writes in one transaction (group commit, docs/group-commit.md), in a fixed
  * number of statements besides each write's own effect:
- * 1. one statement takes the merchant's write lock (`pg_advisory_xact_lock`: the batches of one
- *    merchant in two processes take turns instead of locking its rows in two orders) and tries
- *    each key's lock (held elsewhere: 409 `idempotency_in_progress`, as `lockKey`);
- * 2. one statement reads the keys' records (after the locks: a statement's snapshot is taken
- *    when it starts, so the read must be a statement of its own);
- * 3. the writes to run: those of one batch effect together in its own statements
+ * 1. one statement (`mwa_claim_keys`, migration 033) takes the merchant's write lock
+ *    (`pg_advisory_xact_lock`: the batches of one merchant in two processes take turns instead
+ *    of locking its rows in two orders), consumes the writes' nonces (those the pipeline left
+ *    to the batch: a used one is `nonce_reused`, not stored), tries each key's lock (held
+ *    elsewhere: 409 `idempotency_in_progress`, as `lockKey`) and reads each locked key's record;
+ * 2. the writes to run: those of one batch effect together in its own statements
  *    (`BatchEffect`), except in a fallback run; any other behind a savepoint of its own: a
  *    refusal, or any error, is undone without touching its neighbours;
- * 4. one statement stores every result and refusal.
+ * 3. one statement stores every result and refusal.
  * Two writes of the batch with one key: the second is answered from the first's result (or runs
  * after it, when the first failed without one).
  */
@@ -87,26 +88,23 @@ export async function runWriteBatch(
   trx: Transaction<Database>, writes: readonly GroupedWrite[], options: { stats?: { together: number }; fallback?: boolean } = {},
 ): Promise<WriteOutcome[]> {
   const outcomes: (WriteOutcome | undefined)[] = writes.map(() => undefined);
-  const lockNames = writes.map(({ req }) => `${req.auth!.merchantId}|${req.auth!.environment}|${req.idempotency!.key}`);
   // One merchant a batch (group-commit.ts); the list form keeps the statement one shape.
   const merchants = [...new Set(writes.map(({ req }) => `merchant-writes|${req.auth!.merchantId}|${req.auth!.environment}`))].sort();
-  const { rows: locks } = await sql<{ ord: string; locked: boolean }>`
-    WITH merchants AS MATERIALIZED (
-      SELECT count(pg_advisory_xact_lock(hashtextextended(m, 0))) AS n FROM unnest(${merchants}::text[]) AS m
-    )
-    SELECT k.ord, pg_try_advisory_xact_lock(hashtextextended(k.name, 0)) AS locked
-    FROM merchants, unnest(${lockNames}::text[]) WITH ORDINALITY AS k(name, ord)
+  const lockNames = writes.map(({ req }) => `${req.auth!.merchantId}|${req.auth!.environment}|${req.idempotency!.key}`);
+  const nonces = writes.map(({ req }) => req.idempotency!.nonce);
+  const { rows: claims } = await sql<{ ord: number; fresh: boolean | null; locked: boolean } & Partial<StoredResult>>`
+    SELECT ord, fresh, locked, endpoint, request_hash, status_code, response_body, created_at
+    FROM mwa_claim_keys(${merchants}::text[], ${lockNames}::text[], ${writes.map(({ req }) => req.auth!.merchantId)}::text[],
+                        ${writes.map(({ req }) => req.auth!.environment)}::text[], ${writes.map(({ req }) => req.idempotency!.key)}::text[],
+                        ${idempotencyWindowHours}::int, ${nonces.map((n) => n?.nonce ?? null)}::text[],
+                        ${nonces.map((n) => (n ? new Date(nonceExpiryMs(n.timestampSeconds, n.nowMs)).toISOString() : null))}::timestamptz[],
+                        ${nonces.map((n) => (n ? new Date(n.nowMs).toISOString() : null))}::timestamptz[])
   `.execute(trx);
-  const locked = new Set(locks.filter((l) => l.locked).map((l) => Number(l.ord) - 1));
-  const { rows: found } = await sql<StoredResult & { merchant_id: string; environment: string; key: string }>`
-    SELECT k.merchant_id, k.environment, k.key, k.endpoint, k.request_hash, k.status_code, k.response_body, k.created_at
-    FROM idempotency_keys k
-    JOIN unnest(${writes.map(({ req }) => req.auth!.merchantId)}::text[], ${writes.map(({ req }) => req.auth!.environment)}::text[],
-                ${writes.map(({ req }) => req.idempotency!.key)}::text[]) AS w(merchant_id, environment, key)
-      ON k.merchant_id = w.merchant_id AND k.environment = w.environment AND k.key = w.key
-    WHERE k.created_at > now() - make_interval(hours => ${idempotencyWindowHours})
-  `.execute(trx);
-  const records = new Map<string, StoredResult>(found.map((r) => [`${r.merchant_id}|${r.environment}|${r.key}`, r]));
+  const stale = new Set(claims.filter((c) => c.fresh === false).map((c) => Number(c.ord) - 1));
+  const locked = new Set(claims.filter((c) => c.locked).map((c) => Number(c.ord) - 1));
+  const records = new Map<string, StoredResult>(
+    claims.filter((c) => c.endpoint != null).map((c) => [lockNames[Number(c.ord) - 1]!, c as StoredResult]),
+  );
   const pending = new Map<string, PendingRecord>();
   const record = (i: number, statusCode: number, text: string) => {
     const { req } = writes[i]!;
@@ -143,6 +141,20 @@ export async function runWriteBatch(
   const running = new Set<string>();
   for (const [i, { req }] of writes.entries()) {
     const name = lockNames[i]!;
+    if (stale.has(i)) {
+      // Run again alone after its batch failed, a write may find its nonce used by that batch
+      // itself, committed though its outcome was unknown: its key's result then answers it. A
+      // request that reused a nonce has no result of its own to find.
+      const stored = options.fallback ? records.get(name) : undefined;
+      const match = stored && locked.has(i) ? matchStored(req, stored) : undefined;
+      if (match) {
+        outcomes[i] = match;
+        continue;
+      }
+      req.idempotency!.noStore = true;
+      outcomes[i] = { error: new ApiError('nonce_reused') };
+      continue;
+    }
     if (running.has(name)) continue;
     try {
       if (!locked.has(i)) {
