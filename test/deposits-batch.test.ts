@@ -223,4 +223,27 @@ describe('deposits written together', () => {
     assert.equal((await service.ctx.db.selectFrom('journal_entries').select('id').where('merchant_id', '=', merchantId).execute()).length, 3);
     assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   });
+
+  it('posts entries that only add in one insert, with the same answers: a repeat of an earlier posting or of an earlier entry of the call is refused alone', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const m = (await client.members.create({ external_member_id: 'bt-add' })) as { id: string };
+    client.close();
+    const deposit = (referenceId: string, amount: bigint, objectId?: string) => ({
+      entry: { environment: 'sandbox' as const, merchantId, kind: entryKinds.deposit, referenceType: 'test', referenceId, asset: 'USDT', lines: depositLines({ memberId: m.id, merchantId, amount }) },
+      ...(objectId ? { event: { merchantId, environment: 'sandbox' as const, type: 'test.added', object: 'test', objectId, externalMemberId: 'bt-add', status: 'ok', statusVersion: 1 } } : {}),
+    });
+    const earlier = randomUUID();
+    const post = (items: Parameters<typeof postEntries>[1]) => service.ctx.db.transaction().execute((trx) => postEntries(trx, items));
+    assert.ok(!((await post([deposit(earlier, 1n)]))[0] instanceof Error));
+    const twice = randomUUID();
+    const outcomes = await post([
+      deposit(randomUUID(), 10n, 'a1'), deposit(earlier, 20n, 'a2'), deposit(twice, 30n, 'a3'), deposit(twice, 40n, 'a4'), deposit(randomUUID(), 50n, 'a5'),
+    ]);
+    assert.deepEqual(outcomes.map((o) => (o instanceof DuplicatePostingError ? 'duplicate' : o instanceof Error ? o.name : 'ok')), ['ok', 'duplicate', 'ok', 'duplicate', 'ok']);
+    assert.equal(await accountBalance(service.ctx.db, 'sandbox', { owner: 'member', memberId: m.id, bucket: 'available' }, 'USDT'), 91n);
+    const events = await service.ctx.db.selectFrom('events').select('object_id').where('merchant_id', '=', merchantId).where('type', '=', 'test.added').orderBy('seq').execute();
+    assert.deepEqual(events.map((e) => e.object_id), ['a1', 'a3', 'a5'], 'a refused entry records no event');
+    assert.equal((await service.ctx.db.selectFrom('journal_entries').select('id').where('merchant_id', '=', merchantId).execute()).length, 4);
+    assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
+  });
 });
