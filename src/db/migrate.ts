@@ -31,7 +31,7 @@ import * as m030 from './migrations/030_console_recovery_codes.js';
 import * as m031 from './migrations/031_merchant_posting_lock.js';
 import * as m032 from './migrations/032_post_entries.js';
 import * as m033 from './migrations/033_claim_keys.js';
-import * as m034 from './migrations/034_post_entries_at_once.js';
+import * as m034 from './migrations/034_postings_by_key.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -67,7 +67,7 @@ const migrations: Record<string, Migration> = {
   '031_merchant_posting_lock': m031,
   '032_post_entries': m032,
   '033_claim_keys': m033,
-  '034_post_entries_at_once': m034,
+  '034_postings_by_key': m034,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
