@@ -26,7 +26,7 @@ async function merchant(i: number) {
   const host = `api-sandbox.localhost:${new URL(server.publicUrl).port}`;
   const client = new MerchantWalletClient({ baseUrl: `http://${host}`, connectHost: '127.0.0.1', clientId: key.client_id, apiKey: key.api_key, signingKey: key.signing_key });
   const members: string[] = [];
-  for (let j = 0; j < 20; j++) members.push(((await client.members.create({ external_member_id: `p-${j}` })) as { id: string }).id);
+  for (let j = 0; j < Number(process.env.MEMBERS ?? 20); j++) members.push(((await client.members.create({ external_member_id: `p-${j}` })) as { id: string }).id);
   const token = await client.getToken();
   client.close();
   return { host, token, signingKey: key.signing_key as string, members };

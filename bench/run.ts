@@ -12,11 +12,18 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Agent, request as httpRequest } from 'node:http';
 import { MerchantWalletClient, signRequest } from '@merchant-wallet/sdk';
-import { adminCall, connections, load, loadBoth, startBare, startServer, type BenchServer, type Figures } from './support.js';
+import { adminCall, connections, load, loadBoth, startBare, startServer, warmupSeconds, type BenchServer, type Figures } from './support.js';
 import { benchWebhookDeliveries } from './webhooks.js';
 import { findPgbench, runPgbench } from './pgbench.js';
 
 const durationSeconds = Number(process.env.BENCH_SECONDS ?? 3);
+/**
+ * Pause before each write figure (`BENCH_SETTLE_SECONDS`, default 2): the background work the
+ * previous figure left (its events' fan-out, autovacuum of the tables it grew) is not counted
+ * against the next one.
+ */
+const settleSeconds = Number(process.env.BENCH_SETTLE_SECONDS ?? 2);
+const settle = () => new Promise((r) => setTimeout(r, settleSeconds * 1000));
 const pgAdminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 async function freshPostgres(): Promise<string | undefined> {
@@ -180,9 +187,12 @@ async function runSuite(label: string, databaseUrl: string): Promise<Record<stri
     const read = await load('authenticated GET /v1/balances', readOpts(server));
     add(read);
     let e = 0;
+    await settle();
     add(await load('signed POST /v1/members', { ...base, url: server.publicUrl, requests: signedPosts('/v1/members', () => ({ m: one, body: { external_member_id: `m-${e++}-${randomUUID()}` } })) }));
+    await settle();
     const depOne = await load('signed POST /v1/deposits (one merchant)', { ...base, url: server.publicUrl, requests: signedPosts('/v1/deposits', (n) => deposit(one, n)) });
     add(depOne);
+    await settle();
     const depTen = await load('signed POST /v1/deposits (ten merchants)', { ...base, url: server.publicUrl, requests: signedPosts('/v1/deposits', (n) => deposit(ten[n % 10]!, Math.floor(n / 10))) });
     add(depTen);
     add({ ...depOne, name: 'deposits: one merchant / ten merchants' }, depOne.rps / Math.max(depTen.rps, 1), 'target ≥ 0.9');
@@ -191,6 +201,7 @@ async function runSuite(label: string, databaseUrl: string): Promise<Record<stri
       const twoRead = await loadBoth('two processes: authenticated GET /v1/balances', readOpts(server), readOpts(second));
       add(twoRead, twoRead.rps / Math.max(read.rps, 1), 'ratio to one process');
       const [s1, s2] = [server, second];
+      await settle();
       const twoDep = await loadBoth('two processes: signed POST /v1/deposits (ten merchants)',
         { ...base, url: s1.publicUrl, requests: signedPosts('/v1/deposits', (n) => deposit(ten[(2 * n) % 10]!, n)) },
         { ...base, url: s2.publicUrl, requests: signedPosts('/v1/deposits', (n) => deposit(ten[(2 * n + 1) % 10]!, n)) });
@@ -207,7 +218,7 @@ async function runSuite(label: string, databaseUrl: string): Promise<Record<stri
 
 const started = loadavg();
 let results: Record<string, any> = {};
-results = { date: new Date().toISOString(), node: process.version, seconds: durationSeconds, connections, loadavgBefore: started };
+results = { date: new Date().toISOString(), node: process.version, seconds: durationSeconds, warmupSeconds, settleSeconds, connections, loadavgBefore: started };
 const only = process.env.BENCH_DB; // 'embedded' or 'postgres' to run one of the two
 
 console.log(`load average ${started.map((l) => l.toFixed(2)).join(' ')}`);
@@ -261,6 +272,6 @@ if (results.pgbench) {
   table['pgbench -N (tx/s)'] = { 'PostgreSQL /s': results.pgbench.writeTps, 'PG ratio': dep ? `deposit/pgbench ${Math.round((dep.rps / results.pgbench.writeTps) * 1000) / 1000}` : '' };
   table['pgbench -S -M prepared (reads/s)'] = { 'PostgreSQL /s': results.pgbench.readTps };
 }
-console.log(`\n${connections} connections, ${durationSeconds} s per figure, Node ${process.version}; load average before ${started.map((l) => l.toFixed(2)).join(' ')}, after ${results.loadavgAfter.map((l: number) => l.toFixed(2)).join(' ')}`);
+console.log(`\n${connections} connections, ${durationSeconds} s per figure after ${warmupSeconds} s of warm-up (${settleSeconds} s of pause before each write figure), Node ${process.version}; load average before ${started.map((l) => l.toFixed(2)).join(' ')}, after ${results.loadavgAfter.map((l: number) => l.toFixed(2)).join(' ')}`);
 console.table(table);
 writeFileSync(new URL('./results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

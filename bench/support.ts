@@ -77,8 +77,16 @@ export interface Figures {
   non2xx: number;
 }
 
+/**
+ * Seconds of the same load before each figure, not counted (`BENCH_WARMUP_SECONDS`, default 1): the
+ * figure is the steady state, not the first second of a process (JIT) or of a pool connection
+ * (its PostgreSQL backend compiling the posting functions and preparing each statement).
+ */
+export const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+
 export async function load(name: string, opts: autocannon.Options): Promise<Figures> {
-  const result = await autocannon({ connections, duration: 5, ...opts });
+  const warmup = warmupSeconds > 0 ? { warmup: { connections: opts.connections ?? connections, duration: warmupSeconds } } : {};
+  const result = await autocannon({ connections, duration: 5, ...warmup, ...opts });
   return {
     name,
     rps: Math.round(result.requests.average),

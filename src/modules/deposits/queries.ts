@@ -62,8 +62,13 @@ export async function insertDeposits(
       FROM input i
       LEFT JOIN LATERAL (
         SELECT c.id, c.external_member_id, c.status FROM (
-          SELECT mm.id, mm.external_member_id, mm.status, 1 AS preference FROM members mm
-          WHERE mm.id = i.member_ref AND mm.merchant_id = ${merchantId} AND mm.environment = ${environment}
+          -- By the primary key alone (OFFSET 0 keeps the merchant's condition out of the scan): a
+          -- plan made while the table was small used the merchant's index and filtered every
+          -- member of the merchant on each deposit.
+          SELECT by_id.id, by_id.external_member_id, by_id.status, 1 AS preference FROM (
+            SELECT mm.id, mm.external_member_id, mm.status, mm.merchant_id, mm.environment FROM members mm WHERE mm.id = i.member_ref OFFSET 0
+          ) by_id
+          WHERE by_id.merchant_id = ${merchantId} AND by_id.environment = ${environment}
           UNION ALL
           SELECT mm.id, mm.external_member_id, mm.status, 2 FROM members mm
           WHERE mm.external_member_id = i.member_ref AND mm.merchant_id = ${merchantId} AND mm.environment = ${environment}
