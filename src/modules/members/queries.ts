@@ -11,10 +11,13 @@ const internalId = /^mem_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
  * internal form is tried first when the value has its shape; each lookup uses an index.
  */
 export async function resolveMember(db: Db, merchantId: string, environment: Environment, idOrExternal: string) {
-  const base = db.selectFrom('members').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment);
   if (internalId.test(idOrExternal)) {
-    const byId = await base.where('id', '=', idOrExternal).executeTakeFirst();
-    if (byId) return byId;
+    // By the primary key alone, the merchant checked here: with the merchant in the statement, a
+    // plan PostgreSQL made while the table was small read the merchant's index and filtered
+    // every member of the merchant.
+    const byId = await db.selectFrom('members').selectAll().where('id', '=', idOrExternal).executeTakeFirst();
+    if (byId && byId.merchant_id === merchantId && byId.environment === environment) return byId;
   }
-  return base.where('external_member_id', '=', idOrExternal).executeTakeFirst();
+  return db.selectFrom('members').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment)
+    .where('external_member_id', '=', idOrExternal).executeTakeFirst();
 }
