@@ -1,0 +1,54 @@
+/**
+ * Postings read their accounts by key and by id whatever plan PostgreSQL keeps for the
+ * statements of the posting functions (migration 034, docs/ledger.md "Locking and concurrency"):
+ * PL/pgSQL keeps a generic plan per statement, and the join the functions used before, planned
+ * while the table was small, read every account of the environment on every posting. Measured as
+ * the buffers a call touches under generic plans, with thousands of accounts in the environment.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { RunningService } from '../src/server.js';
+import { startTestService } from './support/service.js';
+
+describe('postings under generic plans', () => {
+  let service: RunningService;
+  before(async () => {
+    service = await startTestService();
+  });
+  after(async () => {
+    await service.close();
+  });
+
+  it("locks a posting's accounts touching a few pages, however many accounts the environment holds", async () => {
+    const db = service.ctx.db;
+    const owner = `plans-${randomUUID()}`;
+    await sql`
+      INSERT INTO ledger_accounts (environment, owner_type, owner_id, asset, bucket, normal_side, non_negative)
+      SELECT 'sandbox', 'member', ${owner} || '-' || g, 'USDT', 'available', 'credit', true FROM generate_series(1, 3000) AS g
+    `.execute(db);
+    const lock = (owners: string[]) => sql`
+      SELECT * FROM mwa_lock_accounts('sandbox', ${owners.map(() => 'USDT')}::text[], ${owners.map(() => 'member')}::text[], ${owners}::text[],
+        ${owners.map(() => 'available')}::text[], ${owners.map(() => 'credit')}::text[], ${owners.map(() => true)}::boolean[])`;
+    const buffersOf = (owners: string[]) => db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
+      const { rows } = await sql<Record<string, unknown>>`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${lock(owners)}`.execute(trx);
+      const raw = Object.values(rows[0]!)[0];
+      const [explained] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }>;
+      return explained!.Plan['Shared Hit Blocks'] + explained!.Plan['Shared Read Blocks'];
+    });
+    // The first calls of a connection also read the catalogue (the function compiled, its
+    // statements planned): measured after them. Found (two of the 3,000), then one of them with
+    // one account to create.
+    for (let i = 0; i < 3; i++) await buffersOf([`${owner}-${i + 1}`, `${owner}-warm-${i}`]);
+    const found = await buffersOf([`${owner}-17`, `${owner}-2900`]);
+    const withNew = await buffersOf([`${owner}-17`, `${owner}-new`]);
+    // A look-up by key is a few index pages and a heap page; the environment's accounts fill
+    // dozens of pages, read in full by the old join.
+    assert.ok(found < 40, `two accounts looked up and locked: ${found} buffers`);
+    assert.ok(withNew < 60, `one looked up, one created, both locked: ${withNew} buffers`);
+    const { rows } = await db.transaction().execute((trx) => lock([`${owner}-2900`, `${owner}-17`]).execute(trx));
+    assert.equal(rows.length, 2, 'one row per account, in id order');
+  });
+});
