@@ -5,21 +5,16 @@
  * while the table was small, read every account of the environment on every posting. Measured as
  * the buffers a call touches under generic plans, with thousands of accounts in the environment.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { RunningService } from '../src/server.js';
-import { startTestService } from './support/service.js';
+import { useTestService } from './support/service.js';
 
 describe('postings under generic plans', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => {
-    await service.close();
-  });
+  useTestService({}, (setup) => (service = setup.service));
 
   it("locks a posting's accounts touching a few pages, however many accounts the environment holds", async () => {
     const db = service.ctx.db;
