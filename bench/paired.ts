@@ -14,9 +14,8 @@ import { tmpdir, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { randomUUID } from 'node:crypto';
-import { MerchantWalletClient, signRequest } from '@merchant-wallet/sdk';
-import { cpuTicks, load } from './support.js';
+import { MerchantWalletClient } from '@merchant-wallet/sdk';
+import { cpuTicks, depositBody, load, signedPosts } from './support.js';
 
 const oldRoot = resolve(process.argv[2] ?? '/work/main');
 const which = process.argv[3] ?? 'both';
@@ -98,24 +97,7 @@ type Kind = 'health' | 'read' | 'deposit';
 function loadOptions(s: Service, kind: Kind, seconds: number) {
   if (kind === 'health') return { url: `${s.publicUrl}/healthz`, duration: seconds };
   if (kind === 'read') return { url: `${s.publicUrl}/v1/balances`, duration: seconds, headers: { host: s.host, authorization: `Bearer ${s.token}`, 'x-on-behalf-of': 'p-0' } };
-  let n = 0;
-  return {
-    url: s.publicUrl, duration: seconds,
-    requests: [{
-      setupRequest: (req: any) => {
-        const body = JSON.stringify({ member_id: s.members[n++ % s.members.length], asset: 'USDT', amount: '1.5', tx_hash: `0x${randomUUID()}` });
-        const timestamp = String(Math.floor(Date.now() / 1000));
-        const nonce = randomUUID();
-        req.method = 'POST'; req.path = '/v1/deposits'; req.body = body;
-        req.headers = {
-          host: s.host, authorization: `Bearer ${s.token}`, 'content-type': 'application/json', 'x-idempotency-key': randomUUID(),
-          'x-timestamp': timestamp, 'x-nonce': nonce,
-          'x-signature': signRequest({ method: 'POST', pathWithQuery: '/v1/deposits', timestamp, nonce, rawBody: body, signingKey: s.signingKey }),
-        };
-        return req;
-      },
-    }],
-  };
+  return { url: s.publicUrl, duration: seconds, requests: signedPosts('/v1/deposits', (n) => ({ m: s, body: depositBody(s.members, n) })) };
 }
 
 async function measure(s: Service, kind: Kind) {

@@ -5,10 +5,9 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { execSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { MerchantWalletClient, signRequest } from '@merchant-wallet/sdk';
-import { adminCall, cpuTicks, load, startServer, type BenchServer } from './support.js';
+import { MerchantWalletClient } from '@merchant-wallet/sdk';
+import { adminCall, cpuTicks, depositBody, load, signedPosts, startServer, type BenchServer } from './support.js';
 
 const merchantCount = Number(process.argv[2] ?? 10);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -40,27 +39,14 @@ const postgresPids = () => readdirSync('/proc').filter((p) => /^\d+$/.test(p)).m
 });
 const sample = () => ({ server: ticks(server.child.pid!), me: ticks(process.pid), pg: postgresPids().reduce((s, p) => s + ticks(p), 0) });
 
-let n = 0;
 const before = sample();
 const t0 = performance.now();
 const fig = await load('deposits', {
   url: server.publicUrl, duration: seconds,
-  requests: [{
-    setupRequest: (req: any) => {
-      const m = merchants[n % merchants.length]!;
-      const body = JSON.stringify({ member_id: m.members[Math.floor(n / merchants.length) % m.members.length], asset: 'USDT', amount: '1.5', tx_hash: `0x${randomUUID()}` });
-      n++;
-      const timestamp = String(Math.floor(Date.now() / 1000));
-      const nonce = randomUUID();
-      req.method = 'POST'; req.path = '/v1/deposits'; req.body = body;
-      req.headers = {
-        host: m.host, authorization: `Bearer ${m.token}`, 'content-type': 'application/json', 'x-idempotency-key': randomUUID(),
-        'x-timestamp': timestamp, 'x-nonce': nonce,
-        'x-signature': signRequest({ method: 'POST', pathWithQuery: '/v1/deposits', timestamp, nonce, rawBody: body, signingKey: m.signingKey }),
-      };
-      return req;
-    },
-  }],
+  requests: signedPosts('/v1/deposits', (n) => {
+    const m = merchants[n % merchants.length]!;
+    return { m, body: depositBody(m.members, Math.floor(n / merchants.length)) };
+  }),
 });
 const wall = (performance.now() - t0) / 1000;
 const after = sample();

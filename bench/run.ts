@@ -11,8 +11,8 @@ import { loadavg } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Agent, request as httpRequest } from 'node:http';
-import { MerchantWalletClient, signRequest } from '@merchant-wallet/sdk';
-import { adminCall, connections, load, loadBoth, startBare, startServer, warmupSeconds, type BenchServer, type Figures } from './support.js';
+import { MerchantWalletClient } from '@merchant-wallet/sdk';
+import { adminCall, connections, depositBody, load, loadBoth, signedPosts, startBare, startServer, warmupSeconds, type BenchServer, type Figures } from './support.js';
 import { benchWebhookDeliveries } from './webhooks.js';
 import { findPgbench, runPgbench } from './pgbench.js';
 
@@ -74,29 +74,7 @@ async function merchant(server: BenchServer, members: number): Promise<Merchant>
   return { merchantId: m.id, host, token: await client.getToken(), signingKey: key.signing_key, client, members: ids };
 }
 
-/** A signed, idempotent POST per request; `pick` chooses the merchant and body of the n-th request. */
-function signedPosts(path: string, pick: (n: number) => { m: Merchant; body: unknown }) {
-  let n = 0;
-  return [{
-    setupRequest: (req: any) => {
-      const { m, body } = pick(n++);
-      const raw = JSON.stringify(body);
-      const timestamp = String(Math.floor(Date.now() / 1000));
-      const nonce = randomUUID();
-      req.method = 'POST';
-      req.path = path;
-      req.body = raw;
-      req.headers = {
-        host: m.host, authorization: `Bearer ${m.token}`, 'content-type': 'application/json', 'x-idempotency-key': randomUUID(),
-        'x-timestamp': timestamp, 'x-nonce': nonce,
-        'x-signature': signRequest({ method: 'POST', pathWithQuery: path, timestamp, nonce, rawBody: raw, signingKey: m.signingKey }),
-      };
-      return req;
-    },
-  }];
-}
-
-const deposit = (m: Merchant, n: number) => ({ m, body: { member_id: m.members[n % m.members.length], asset: 'USDT', amount: '1.5', tx_hash: `0x${randomUUID()}` } });
+const deposit = (m: Merchant, n: number) => ({ m, body: depositBody(m.members, n) });
 
 type Row = Figures & { ratio: number; note?: string };
 

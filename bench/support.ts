@@ -4,7 +4,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
+import { signRequest } from '@merchant-wallet/sdk';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -121,3 +123,38 @@ export function cpuTicks(pid: number): number {
     return 0;
   }
 }
+
+/** Who signs a request: the merchant's API host, access token and signing key. */
+export interface Signer {
+  host: string;
+  token: string;
+  signingKey: string;
+}
+
+/**
+ * autocannon requests: a signed, idempotent POST each (a new key, nonce and timestamp per
+ * request); `pick` gives the n-th request's signer and body.
+ */
+export function signedPosts(path: string, pick: (n: number) => { m: Signer; body: unknown }) {
+  let n = 0;
+  return [{
+    setupRequest: (req: any) => {
+      const { m, body } = pick(n++);
+      const raw = JSON.stringify(body);
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const nonce = randomUUID();
+      req.method = 'POST';
+      req.path = path;
+      req.body = raw;
+      req.headers = {
+        host: m.host, authorization: `Bearer ${m.token}`, 'content-type': 'application/json', 'x-idempotency-key': randomUUID(),
+        'x-timestamp': timestamp, 'x-nonce': nonce,
+        'x-signature': signRequest({ method: 'POST', pathWithQuery: path, timestamp, nonce, rawBody: raw, signingKey: m.signingKey }),
+      };
+      return req;
+    },
+  }];
+}
+
+/** A deposit of 1.5 USDT to the n-th of the merchant's members (round robin), with a new tx_hash. */
+export const depositBody = (members: readonly string[], n: number) => ({ member_id: members[n % members.length], asset: 'USDT', amount: '1.5', tx_hash: `0x${randomUUID()}` });
