@@ -5,10 +5,10 @@ import { sql, type Kysely } from 'kysely';
  * `runWriteBatch`; docs/group-commit.md):
  * 1. the merchants' write locks, waited for, in the given order;
  * 2. the signed requests' nonces, consumed as `consumeNonce` does (src/platform/nonces.ts: a new
- *    row, or an expired one taken over; else the nonce is used), in one sorted order so that two
- *    transactions consuming the same nonces cannot wait in a cycle; a nonce named twice in the
- *    batch is fresh for its first request only. They commit with the batch, so a batch that
- *    rolls back consumed none;
+ *    row, or an expired one taken over; else the nonce is used), in one sorted order (byte order,
+ *    as the nonce batcher sorts its statements') so that two transactions consuming the same
+ *    nonces cannot wait in a cycle; a nonce named twice in the batch is fresh for its first
+ *    request only. They commit with the batch, so a batch that rolls back consumed none;
  * 3. per idempotency key its lock, tried (one held elsewhere answers `locked` false and is not
  *    read), and the key's record within the window.
  * It replaces three statements: the nonces were consumed before the batch in an autocommitted
@@ -41,7 +41,7 @@ BEGIN
   FOR i IN
     SELECT x.ord FROM unnest(p_merchant_ids, p_environments, p_nonces) WITH ORDINALITY AS x(merchant_id, environment, nonce, ord)
     WHERE x.nonce IS NOT NULL
-    ORDER BY x.merchant_id, x.environment, x.nonce, x.ord
+    ORDER BY x.merchant_id COLLATE "C", x.environment COLLATE "C", x.nonce COLLATE "C", x.ord
   LOOP
     INSERT INTO signature_nonces (merchant_id, environment, nonce, expires_at)
     VALUES (p_merchant_ids[i], p_environments[i], p_nonces[i], p_nonce_expires[i])
