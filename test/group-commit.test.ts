@@ -132,6 +132,28 @@ describe('group commit', () => {
     client.close();
   });
 
+  it("refuses a deposit's invalid input after its nonce and its key's result, as before grouping", async () => {
+    const { client } = await newMerchantClient(service);
+    await client.members.create({ external_member_id: 'gc-v' });
+    const key = randomUUID();
+    const nonce = randomUUID();
+    const invalid = { member_id: 'gc-v', asset: 'USDT', tx_hash: `0x${randomUUID()}` };
+    const send = (body: unknown, k: string, n?: string) => client.requestRaw({ method: 'POST', path: '/v1/deposits', body, idempotencyKey: k, ...(n ? { nonce: n } : {}) });
+    const first = await send(invalid, key, nonce);
+    assert.deepEqual([first.status, (first.body.error ?? first.body).code], [400, 'invalid_request']);
+    // The same key and body again: the first answer, replayed.
+    const again = await send(invalid, key);
+    assert.equal(again.status, 400);
+    assert.equal(again.headers['x-idempotent-replay'], 'true');
+    assert.equal(again.rawBody, first.rawBody);
+    // Its nonce was consumed: reused, invalid input or not, it is refused as such.
+    for (const body of [invalid, depositBody('gc-v')]) {
+      const reused = await send(body, randomUUID(), nonce);
+      assert.deepEqual([reused.status, (reused.body.error ?? reused.body).code], [401, 'nonce_reused']);
+    }
+    client.close();
+  });
+
   it('lets a write run again alone after its batch failed find its result, though its nonce is used, and nothing else', async () => {
     const merchantId = (await newMerchantClient(service)).merchantId;
     const key = randomUUID();

@@ -60,6 +60,12 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const signedOrKeyed = methods.some((m) => isSignedRoute(m, access)) || (access.idempotency ?? 'none') !== 'none';
     if (signedOrKeyed) route.preValidation = [signatureAndIdempotency, ...hooksOf(route.preValidation)] as typeof route.preValidation;
+    if (access.commit === 'grouped') {
+      // A grouped write leaves its nonce to its batch; one whose input is refused never reaches
+      // a batch, so the refusal comes after its nonce and its key's result, as for other writes.
+      route.attachValidation = true;
+      route.preHandler = [refuseInvalidInput, ...hooksOf(route.preHandler)] as typeof route.preHandler;
+    }
     if ((access.idempotency ?? 'none') !== 'none') route.onSend = [storeIdempotentResult, ...hooksOf(route.onSend)] as typeof route.onSend;
   });
 
@@ -130,23 +136,40 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
       req.idempotency.nonce = nonce;
       return;
     }
-    if (nonce && req.idempotency) {
-      // One statement for both, shared with the signed requests that arrived with this one
-      // (nonce-batch.ts): the nonce consumed, the key's result looked up.
-      const { fresh, record } = await ctx.nonces.check({ use: nonce, key: { merchantId: req.auth.merchantId, environment: req.auth.environment, key: req.idempotency.key } });
-      if (!fresh) {
-        req.idempotency = undefined;
-        throw new ApiError('nonce_reused');
-      }
-      const replay = record ? matchStored(req, record) : undefined;
-      if (replay) return sendReplay(reply, replay.stored);
-      return;
-    }
+    if (nonce && req.idempotency) return nonceAndReplay(req, reply, nonce);
     if (nonce && !(await ctx.nonces.check({ use: nonce })).fresh) throw new ApiError('nonce_reused');
     if (keyRefusal) throw keyRefusal;
     if (!req.idempotency) return;
     const replay = await beginIdempotency(ctx.db, req);
     if (replay) return sendReplay(reply, replay.stored);
+  }
+
+  /**
+   * One statement for both, shared with the signed requests that arrived with this one
+   * (nonce-batch.ts): the nonce consumed, the key's result looked up and replayed.
+   */
+  async function nonceAndReplay(req: FastifyRequest, reply: FastifyReply, nonce: NonceUse) {
+    const { fresh, record } = await ctx.nonces.check({ use: nonce, key: { merchantId: req.auth!.merchantId, environment: req.auth!.environment, key: req.idempotency!.key } });
+    if (!fresh) {
+      req.idempotency = undefined;
+      throw new ApiError('nonce_reused');
+    }
+    const replay = record ? matchStored(req, record) : undefined;
+    if (replay) return sendReplay(reply, replay.stored);
+    return undefined;
+  }
+
+  /** A grouped route's input refused by its schema: its nonce and its key's result first (the batch would have done both). */
+  async function refuseInvalidInput(req: FastifyRequest, reply: FastifyReply) {
+    const refusal = req.validationError;
+    if (!refusal) return;
+    const nonce = req.idempotency?.nonce;
+    if (nonce) {
+      req.idempotency!.nonce = undefined;
+      await nonceAndReplay(req, reply, nonce);
+      if (reply.sent) return;
+    }
+    throw refusal;
   }
 
   async function storeIdempotentResult(req: FastifyRequest, reply: FastifyReply, payload: unknown) {
