@@ -146,7 +146,7 @@ export async function runWriteBatch(
       // itself, committed though its outcome was unknown: its key's result then answers it. A
       // request that reused a nonce has no result of its own to find.
       const stored = options.fallback ? records.get(name) : undefined;
-      const match = stored && locked.has(i) ? matchStored(req, stored) : undefined;
+      const match = stored ? matchStored(req, stored) : undefined;
       if (match) {
         outcomes[i] = match;
         continue;
