@@ -32,7 +32,7 @@ describe('deposits written together', () => {
       req: {
         id: `req_${key}`,
         auth: { merchantId, environment: 'sandbox' },
-        idempotency: { key, endpoint: 'POST /v1/deposits', requestHash: JSON.stringify(input), settled: false, noStore: false },
+        idempotency: { key, endpoint: 'POST /v1/deposits', requestHash: JSON.stringify(input), settled: false, noStore: false, now: Date.now },
       } as any,
       reply: { code() { return this; }, serialize: (b: unknown) => JSON.stringify(b) } as any,
       effect: effect ?? (async (trx) => {

@@ -159,7 +159,7 @@ describe('group commit', () => {
     const key = randomUUID();
     const nonce = { merchantId, environment: 'sandbox' as const, nonce: randomUUID(), timestampSeconds: Math.floor(Date.now() / 1000), nowMs: Date.now() };
     const write = (): GroupedWrite => ({
-      req: { id: `req_${key}`, auth: { merchantId, environment: 'sandbox' }, idempotency: { key, endpoint: 'POST /v1/test', requestHash: 'h', settled: false, noStore: false, nonce } } as any,
+      req: { id: `req_${key}`, auth: { merchantId, environment: 'sandbox' }, idempotency: { key, endpoint: 'POST /v1/test', requestHash: 'h', settled: false, noStore: false, now: Date.now, nonce } } as any,
       reply: { code() { return this; }, serialize: (b: unknown) => JSON.stringify(b) } as any,
       effect: async () => ({ status: 201, body: { key } }),
     });
@@ -186,7 +186,7 @@ describe('group commit', () => {
       req: {
         id: `req_${key}`,
         auth: { merchantId, environment: 'sandbox' },
-        idempotency: { key, endpoint: 'POST /v1/test', requestHash: 'h', settled: false, noStore: false },
+        idempotency: { key, endpoint: 'POST /v1/test', requestHash: 'h', settled: false, noStore: false, now: Date.now },
       } as any,
       reply: { code() { return this; }, serialize: (b: unknown) => JSON.stringify(b) } as any,
       effect: async (trx) => {
@@ -228,7 +228,7 @@ describe('group commit', () => {
     // One batch: a's deposit locks custody, b's then needs b's account.
     const group = createWriteGroup(service.ctx.db, { maxBatch: 10, maxInFlight: 1 });
     const write = (memberId: string): GroupedWrite => ({
-      req: { id: `req_${memberId}`, auth: { merchantId, environment: 'sandbox' }, idempotency: { key: randomUUID(), endpoint: 'POST /v1/test', requestHash: 'h', settled: false, noStore: false } } as any,
+      req: { id: `req_${memberId}`, auth: { merchantId, environment: 'sandbox' }, idempotency: { key: randomUUID(), endpoint: 'POST /v1/test', requestHash: 'h', settled: false, noStore: false, now: Date.now } } as any,
       reply: { code() { return this; }, serialize: (x: unknown) => JSON.stringify(x) } as any,
       effect: async (trx) => {
         await deposit(trx, memberId);

@@ -398,7 +398,7 @@ describe('the rate service', () => {
     }), runs);
   });
   it('the simulated market is deterministic and knows its codes', async () => {
-    const market = new SimulatedMarket();
+    const market = new SimulatedMarket(undefined, async () => new Date());
     const call = { merchantId: 'm', environment: 'sandbox' as const };
     const a = await market.mid(call, 'USDT', 'EUR');
     assert.equal(a.kind, 'rate');

@@ -69,6 +69,16 @@ describe('signed-request replay (7) and nonce bounds (15)', () => {
     offsetMs = 0;
   });
 
+  it('ends a token 30 minutes after its exchange on the request-security clock', async () => {
+    offsetMs = 0;
+    const read = () => rawRequest(`${service.publicUrl}/v1/merchant/balances`, { headers: { host: sandboxHost(service), authorization: `Bearer ${token}` } });
+    assert.equal((await read()).status, 200);
+    offsetMs = 30 * 60_000 + 5_000;
+    expectError(await read(), 401, 'invalid_token', 'after 30 minutes');
+    offsetMs = 0;
+    assert.equal((await read()).status, 200);
+  });
+
   it('keeps a nonce for max(first use, timestamp) + 300 s in the database', async () => {
     const db = service.ctx.db;
     const now = Date.UTC(2030, 0, 1, 12, 0, 0);

@@ -51,8 +51,8 @@ describe('upstream simulators', () => {
   before(async () => {
     const db = service.ctx.db;
     const sim = { confirmDelayMs: delayMs };
-    const remittance = new SimulatedRemittance(db, sim);
-    const card = new SimulatedCard(db, sim);
+    const remittance = new SimulatedRemittance(db, sim, () => new Date());
+    const card = new SimulatedCard(db, sim, () => new Date());
     const qrpay = new SimulatedQrPay(db, sim);
     const chain = new SimulatedChain(db, { ...sim, networks: ['TRON', 'ETHEREUM', 'BITCOIN'] });
     cases = [
@@ -174,8 +174,8 @@ describe('upstream simulators', () => {
     const db = service.ctx.db;
     const sim = { confirmDelayMs: 0 };
     const id = () => `req_${randomUUID()}`;
-    assert.equal((await new SimulatedRemittance(db, sim).submit(call, { requestId: id(), payoutCurrency: 'JPY', payoutAmountMinor: 1n, payeeRef: 'p' })).kind, 'rejected');
-    assert.equal((await new SimulatedCard(db, sim).topUp(call, { requestId: id(), cardRef: 'SIM-REFUSE-1', currency: 'USD', amountMinor: 1n })).kind, 'rejected');
+    assert.equal((await new SimulatedRemittance(db, sim, () => new Date()).submit(call, { requestId: id(), payoutCurrency: 'JPY', payoutAmountMinor: 1n, payeeRef: 'p' })).kind, 'rejected');
+    assert.equal((await new SimulatedCard(db, sim, () => new Date()).topUp(call, { requestId: id(), cardRef: 'SIM-REFUSE-1', currency: 'USD', amountMinor: 1n })).kind, 'rejected');
     const qr = new SimulatedQrPay(db, sim);
     assert.equal((await qr.check(call, { scheme: 'sg_paynow', merchantAccount: '2|SIM-REFUSE-7|1' })).kind, 'refused');
     assert.equal((await qr.pay(call, { requestId: id(), scheme: 'sg_paynow', merchantAccount: '2|SIM-REFUSE-7|1', qrCode: '', currency: 'SGD', amountMinor: 1n })).kind, 'rejected');

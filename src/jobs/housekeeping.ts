@@ -9,9 +9,11 @@ export const housekeepingTicker: Ticker = {
   name: 'housekeeping',
   intervalMs: 60_000,
   async run(ctx) {
-    await purgeExpiredNonces(ctx.db);
+    // The request-security windows' own time (real time; tests move it).
+    const nowMs = ctx.requestClock();
+    await purgeExpiredNonces(ctx.db, nowMs);
     await purgeExpiredKeys(ctx.db);
-    await purgeOldWindows(ctx.db);
+    await purgeOldWindows(ctx.db, nowMs);
     await purgeExpiredTokens(ctx.db);
   },
 };

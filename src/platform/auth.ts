@@ -47,7 +47,7 @@ export async function authenticate(
   cache: AuthCache,
   token: string | undefined,
   environment: Environment,
-  nowMs: number = Date.now(),
+  nowMs: number,
 ): Promise<Authenticated> {
   if (!token) throw new ApiError('invalid_token');
   const tokenHash = sha256Hex(token);

@@ -178,7 +178,7 @@ export function matchStored(req: FastifyRequest, stored: StoredResult): ReplaySi
   }
   const claim = claimOf(stored);
   if (claim) {
-    if (claim.lease_until_ms > Date.now()) {
+    if (claim.lease_until_ms > idem.now()) {
       idem.noStore = true;
       throw new ApiError('idempotency_in_progress');
     }
@@ -375,7 +375,7 @@ export async function claimWrite<T>(
 ): Promise<{ value: T } | { replay: StoredResult }> {
   const idem = req.idempotency;
   if (!idem) return { value: await transactionOrRefusal(db, effect) };
-  const claim = JSON.stringify({ in_progress: randomUUID(), lease_until_ms: Date.now() + leaseMs } satisfies Claim);
+  const claim = JSON.stringify({ in_progress: randomUUID(), lease_until_ms: idem.now() + leaseMs } satisfies Claim);
   const outcome = await db.transaction().execute(async (trx) => {
     const found = await lockKey(trx, req);
     if (found instanceof ReplaySignal) return found;

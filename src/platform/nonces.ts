@@ -39,6 +39,6 @@ export async function consumeNonce(db: Kysely<Database>, use: NonceUse): Promise
   return rows.length === 1;
 }
 
-export async function purgeExpiredNonces(db: Kysely<Database>, nowMs = Date.now()): Promise<void> {
+export async function purgeExpiredNonces(db: Kysely<Database>, nowMs: number): Promise<void> {
   await db.deleteFrom('signature_nonces').where('expires_at', '<=', new Date(nowMs)).execute();
 }

@@ -92,7 +92,7 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
     if (!access) return undefined;
     if (access.sandboxOnly && req.environment !== 'sandbox') throw new ApiError('not_found');
     if (access.scope === 'public') return undefined;
-    const nowMs = Date.now();
+    const nowMs = ctx.requestClock();
     const token = bearerFrom(req.headers);
     const held = authenticateHeld(ctx.authCache, token, req.environment, nowMs);
     if (held) return afterAuthentication(req, access, held, nowMs);
@@ -277,5 +277,6 @@ function prepareIdempotency(ctx: ServiceContext, req: FastifyRequest, access: Ro
       : undefined),
     settled: false,
     noStore: false,
+    now: ctx.requestClock,
   };
 }

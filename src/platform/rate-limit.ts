@@ -59,7 +59,7 @@ export async function settleHit(
  * Counts the hit atomically in the database (so several processes share one window) and reads the
  * previous window in the same statement; then settles it.
  */
-export async function consume(db: Kysely<Database>, subject: string, bucket: string, limit: number, nowMs = Date.now()): Promise<CountedHit> {
+export async function consume(db: Kysely<Database>, subject: string, bucket: string, limit: number, nowMs: number): Promise<CountedHit> {
   const position = windowAt(nowMs);
   const { windowStart } = position;
   const { rows } = await sql<{ current: number; previous: number | null }>`
@@ -102,7 +102,7 @@ export function sourceSubject(ip: string): string {
   return `${hextets.slice(0, 4).map((h) => h.toString(16)).join(':')}::/64`;
 }
 
-export async function purgeOldWindows(db: Kysely<Database>, nowMs = Date.now()): Promise<void> {
+export async function purgeOldWindows(db: Kysely<Database>, nowMs: number): Promise<void> {
   const windowStart = Math.floor(nowMs / 1000 / windowSeconds);
   await db.deleteFrom('rate_limit_windows').where('window_start', '<', String(windowStart - 1)).execute();
 }

@@ -44,6 +44,8 @@ export interface IdempotencyContext {
   settled: boolean;
   /** Errors about the key itself are never stored as its result. */
   noStore: boolean;
+  /** The request-security clock (`ServiceContext.requestClock`, ms): an in-progress claim's lease runs on it. */
+  now: () => number;
   /**
    * A grouped write's verified nonce, left for its batch to consume in the batch's transaction
    * (write-batch.ts; docs/group-commit.md "Nonces in the batch").

@@ -201,7 +201,7 @@ const simulatedValidityYears = 3;
 export type CardClockOf = (call: CallContext) => Date | Promise<Date>;
 
 export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpstream {
-  constructor(private readonly db: Kysely<Database>, options: SimulatorOptions, private readonly now: CardClockOf = () => new Date()) {
+  constructor(private readonly db: Kysely<Database>, options: SimulatorOptions, private readonly now: CardClockOf) {
     super(db, 'card', 'CD', options);
   }
 

@@ -65,7 +65,7 @@ const upstream = 'kyc';
 export class SimulatedKyc implements KycUpstream {
   readonly name = 'kyc' as const;
 
-  constructor(private readonly db: Kysely<Database>, private readonly now: (call: CallContext) => Date | Promise<Date> = () => new Date()) {}
+  constructor(private readonly db: Kysely<Database>, private readonly now: (call: CallContext) => Date | Promise<Date>) {}
 
   async submit(call: CallContext, req: KycCheckRequest): Promise<KycSubmitOutcome> {
     await this.db

@@ -141,7 +141,7 @@ export class SimulatedMarket implements RateSource {
 
   constructor(
     private readonly prices: Readonly<Record<string, string>> = simulatedUsdPrices,
-    private readonly now: (call: CallContext) => Promise<Date> = async () => new Date(),
+    private readonly now: (call: CallContext) => Promise<Date>,
   ) {}
 
   /** Stops (at `at`) or restarts (`at` undefined) one code's feed: a simulator switch for tests and operators. */

@@ -151,7 +151,7 @@ export type ClockOf = (call: CallContext) => Date | Promise<Date>;
 
 export class SimulatedRemittance extends SimulatedUpstream<'remittance'> implements RemittanceUpstream {
   /** `now`: the provider's time for a caller (the merchant's clock: the sandbox clock moves its calendar). */
-  constructor(db: Kysely<Database>, options: SimulatorOptions, private readonly now: ClockOf = () => new Date()) {
+  constructor(db: Kysely<Database>, options: SimulatorOptions, private readonly now: ClockOf) {
     super(db, 'remittance', 'RM', options);
   }
 

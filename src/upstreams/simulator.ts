@@ -98,7 +98,7 @@ export class SimulatedProvider {
     if (row.status !== 'succeeded') return { kind: 'rejected', reason: `the payment is ${row.status}` };
     const updated = await this.db
       .updateTable('upstream_sim_orders')
-      .set({ status: 'refunded', final_status: 'refunded', updated_at: new Date() })
+      .set({ status: 'refunded', final_status: 'refunded', updated_at: sql<Date>`now()` })
       .where('upstream', '=', this.upstream)
       .where('request_id', '=', paymentRequestId)
       .where('status', 'in', ['succeeded', 'refunded'])
@@ -112,7 +112,7 @@ export class SimulatedProvider {
   async find(requestId: string): Promise<SimRow | undefined> {
     const settled = await this.db
       .updateTable('upstream_sim_orders')
-      .set((eb) => ({ status: eb.ref('final_status'), updated_at: new Date() }))
+      .set((eb) => ({ status: eb.ref('final_status'), updated_at: sql<Date>`now()` }))
       .where('upstream', '=', this.upstream)
       .where('request_id', '=', requestId)
       .where('status', '=', 'processing')
@@ -153,7 +153,7 @@ export class SimulatedProvider {
         settle_at: sql<Date>`now() + make_interval(secs => ${immediate ? 0 : this.options.confirmDelayMs / 1000})` as unknown as Date,
         unknown_status: unknownStatus,
         detail: JSON.stringify(req.detail),
-        updated_at: new Date(),
+        updated_at: sql<Date>`now()`,
       })
       .onConflict((oc) => oc.columns(['upstream', 'request_id']).doNothing())
       .returningAll()

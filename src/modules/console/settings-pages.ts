@@ -82,7 +82,7 @@ export function registerSettingsPages(app: AppInstance, ctx: ServiceContext, tim
     // The advance runs its own transactions (each timed process commits its steps), so the audit
     // line follows it; a console advance has no idempotency key of its own (it is not replayed).
     try {
-      const idem = { key: '', endpoint: 'console', requestHash: '', settled: false, noStore: true };
+      const idem = { key: '', endpoint: 'console', requestHash: '', settled: false, noStore: true, now: ctx.requestClock };
       const moved = await advanceClock(ctx, timedProcesses, page.session.merchantId, seconds, idem);
       await audit(ctx.db, page.session, 'sandbox', 'sandbox.clock_advance', '', `${seconds} s, now ${moved.now}`, page.now);
       return await toolsPage(ctx, reply, page, { notice: `The sandbox clock moved forward; it is now ${when(moved.now)}.` });
