@@ -3,8 +3,9 @@
  * PostgreSQL (when reachable), each as a ratio of the bare Fastify route measured in the same run
  * (docs/performance.md). Results go to stdout and to bench/results.json.
  *
- * BENCH_SECONDS (default 3) per figure, BENCH_CONNECTIONS (default 32), BENCH_DB=embedded|postgres
- * runs one database, BENCH_PG_URL the PostgreSQL server (a database is created per suite).
+ * BENCH_SECONDS (default 3) per figure, BENCH_ROUNDS (default 3) rounds of the ratio figures (bare
+ * Fastify, /healthz, the read, in turn; the median round is reported), BENCH_CONNECTIONS (default
+ * 32), BENCH_DB=embedded|postgres runs one database, BENCH_PG_URL the PostgreSQL server (a database is created per suite).
  */
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -139,40 +140,73 @@ async function measurePropagation(a: BenchServer, b: BenchServer, databaseUrl: s
   return result;
 }
 
+/**
+ * Rounds of the ratio figures (`BENCH_ROUNDS`, default 3): bare Fastify, `/healthz` and the
+ * authenticated read measured in turn, each round's ratios taken against that round's bare
+ * Fastify, and the median round reported. On a shared machine the yardstick itself swings by
+ * ±30 % from one minute to the next; a ratio of neighbours, taken several times, does not.
+ */
+const ratioRounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** The round whose ratio is the median (its own figures, so rps, latency and ratio belong together). */
+function medianRound(rounds: { figures: Figures; ratio: number }[]): { figures: Figures; ratio: number; ratios: number[] } {
+  const sorted = [...rounds].sort((a, b) => a.ratio - b.ratio);
+  return { ...sorted[Math.floor((sorted.length - 1) / 2)]!, ratios: rounds.map((r) => Math.round(r.ratio * 1000) / 1000) };
+}
+
 async function runSuite(label: string, databaseUrl: string): Promise<Record<string, Row>> {
   const onPostgres = databaseUrl.startsWith('postgres');
   const server = await startServer(databaseUrl);
-  // The yardstick is measured again right before each suite's figures: on a shared machine the
-  // load changes from minute to minute, and a ratio is only fair between neighbouring runs.
+  // The yardstick runs through the suite: measured again in each round of the ratio figures.
   const bare = await startBare();
-  const bareFigures = await load('bare Fastify', { url: bare.url, duration: durationSeconds });
-  await bare.stop();
-  const bareRps = bareFigures.rps || 1;
   let second: BenchServer | undefined;
   const out: Record<string, Row> = {};
-  const add = (f: Figures, ratio = f.rps / bareRps, note?: string) => {
+  const add = (f: Figures, ratio: number, note?: string) => {
     out[f.name] = { ...f, ratio: Math.round(ratio * 1000) / 1000, ...(note ? { note } : {}) };
     console.log(`  ${label}: ${f.name}: ${f.rps}/s (ratio ${out[f.name]!.ratio}${note ? `, ${note}` : ''})`);
   };
-  add(bareFigures);
   try {
     const one = await merchant(server, 200);
     const ten: Merchant[] = [];
     for (let i = 0; i < 10; i++) ten.push(await merchant(server, 20));
     const base = { duration: durationSeconds };
-    add(await load('/healthz', { ...base, url: `${server.publicUrl}/healthz` }));
     const readOpts = (s: BenchServer) => ({ ...base, url: `${s.publicUrl}/v1/balances`, headers: { host: one.host, authorization: `Bearer ${one.token}`, 'x-on-behalf-of': 'bench-0' } });
-    const read = await load('authenticated GET /v1/balances', readOpts(server));
-    add(read);
+    const rounds: { bare: Figures; health: Figures; read: Figures }[] = [];
+    for (let r = 0; r < ratioRounds; r++) {
+      const round = {
+        bare: await load('bare Fastify', { ...base, url: bare.url }),
+        health: await load('/healthz', { ...base, url: `${server.publicUrl}/healthz` }),
+        read: await load('authenticated GET /v1/balances', readOpts(server)),
+      };
+      rounds.push(round);
+      const of = (f: Figures) => `${f.rps}/s (${Math.round((f.rps / Math.max(round.bare.rps, 1)) * 1000) / 1000})`;
+      console.log(`  ${label}: round ${r + 1}: bare Fastify ${round.bare.rps}/s, /healthz ${of(round.health)}, read ${of(round.read)}`);
+    }
+    const bareRps = median(rounds.map((r) => r.bare.rps)) || 1;
+    const bareFigures = medianRound(rounds.map((r) => ({ figures: r.bare, ratio: r.bare.rps / bareRps })));
+    add(bareFigures.figures, 1, `median of ${ratioRounds} rounds: ${bareRps}/s`);
+    const health = medianRound(rounds.map((r) => ({ figures: r.health, ratio: r.health.rps / Math.max(r.bare.rps, 1) })));
+    add(health.figures, health.ratio, `median round; rounds ${health.ratios.join(', ')}`);
+    const readRound = medianRound(rounds.map((r) => ({ figures: r.read, ratio: r.read.rps / Math.max(r.bare.rps, 1) })));
+    const read = readRound.figures;
+    add(read, readRound.ratio, `median round; rounds ${readRound.ratios.join(', ')}`);
     let e = 0;
     await settle();
-    add(await load('signed POST /v1/members', { ...base, url: server.publicUrl, requests: signedPosts('/v1/members', () => ({ m: one, body: { external_member_id: `m-${e++}-${randomUUID()}` } })) }));
+    const ofBare = (f: Figures) => f.rps / bareRps;
+    const members = await load('signed POST /v1/members', { ...base, url: server.publicUrl, requests: signedPosts('/v1/members', () => ({ m: one, body: { external_member_id: `m-${e++}-${randomUUID()}` } })) });
+    add(members, ofBare(members));
     await settle();
     const depOne = await load('signed POST /v1/deposits (one merchant)', { ...base, url: server.publicUrl, requests: signedPosts('/v1/deposits', (n) => deposit(one, n)) });
-    add(depOne);
+    add(depOne, ofBare(depOne));
     await settle();
     const depTen = await load('signed POST /v1/deposits (ten merchants)', { ...base, url: server.publicUrl, requests: signedPosts('/v1/deposits', (n) => deposit(ten[n % 10]!, Math.floor(n / 10))) });
-    add(depTen);
+    add(depTen, ofBare(depTen));
     add({ ...depOne, name: 'deposits: one merchant / ten merchants' }, depOne.rps / Math.max(depTen.rps, 1), 'target ≥ 0.9');
     if (onPostgres) {
       second = await startServer(databaseUrl);
@@ -189,6 +223,7 @@ async function runSuite(label: string, databaseUrl: string): Promise<Record<stri
     for (const m of [one, ...ten]) m.client.close();
     return out;
   } finally {
+    await bare.stop();
     await second?.stop();
     await server.stop();
   }
