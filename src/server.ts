@@ -173,6 +173,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       if (closed) return;
       closed = true;
       // Stop accepting, let requests in flight finish, then stop workers and close the database.
+      // Closing drops the connections idle at that moment; one still answering a request would
+      // then stay open for the keep-alive timeout (Fastify's 72 s) after its answer: it is
+      // dropped right after it instead.
+      for (const app of [publicApp, adminApp]) app.server.keepAliveTimeout = 10;
       await Promise.all([publicApp.close(), adminApp.close()]);
       await workers.stop();
       closeDeliveryPools();

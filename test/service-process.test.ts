@@ -73,8 +73,11 @@ describe('the service as a process', () => {
     const inFlight = Array.from({ length: 10 }, (_, i) => client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: `t-${i}` } }));
     await new Promise((r) => setTimeout(r, 5));
     first.child.kill('SIGTERM');
+    const signalled = performance.now();
     const results = await Promise.allSettled(inFlight);
     assert.equal(await first.exited, 0);
+    // Not the keep-alive timeout (72 s) of the connections that were answering.
+    assert.ok(performance.now() - signalled < 10_000, `exited ${Math.round(performance.now() - signalled)} ms after SIGTERM`);
     for (const r of results) {
       // Every request that reached the server got its full answer; none was cut off half-way.
       if (r.status === 'fulfilled') assert.ok([201, 503].includes(r.value.status), String(r.value.status));
