@@ -12,9 +12,11 @@ import { openDatabase } from '../src/db/connection.js';
 import { keyedReadStats, readRowsByKey } from '../src/db/direct.js';
 import { EmbeddedStatements } from '../src/db/pglite-statements.js';
 import { testDatabaseUrl } from './support/service.js';
+import { migratedImage } from './support/database.js';
 
 test('embedded prepared statements answer as PGlite.query does: rows, types, counts and errors', async () => {
-  const pglite = await PGlite.create({ parsers: { 20: (v: string) => BigInt(v), 1700: (v: string) => v } });
+  // From the suite's migrated image: an empty cluster of its own would cost an initdb.
+  const pglite = await PGlite.create({ parsers: { 20: (v: string) => BigInt(v), 1700: (v: string) => v }, loadDataDir: await migratedImage() });
   try {
     await pglite.exec('CREATE TABLE t (id text PRIMARY KEY, n int8, amount numeric, at timestamptz, tags text[], doc jsonb)');
     const statements = new EmbeddedStatements(pglite);
@@ -48,7 +50,7 @@ test('embedded prepared statements answer as PGlite.query does: rows, types, cou
 
 test('readRowsByKey: the reads of one turn share a statement, each gets its own key\'s rows; in a transaction it reads alone', async () => {
   const url = testDatabaseUrl();
-  const handle = await openDatabase(url, '', {});
+  const handle = await openDatabase(url, '', url.startsWith('memory:') ? { embeddedImage: await migratedImage() } : {});
   try {
     const table = `read_keyed_${process.pid}_${Date.now()}`;
     await sql.raw(`CREATE TABLE ${table} (owner text, kind text, n int, PRIMARY KEY (owner, n))`).execute(handle.db);
