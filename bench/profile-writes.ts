@@ -1,7 +1,9 @@
 /**
  * CPU of a signed deposit load, split by process (the server, PostgreSQL's backends, the load
  * generator), and a CPU profile of the server: `npx tsx bench/profile-writes.ts [merchants]`.
- * Profiles go to PROFILE_DIR (default /tmp/mwa-prof).
+ * Profiles go to PROFILE_DIR (default /tmp/mwa-prof). With `NO_PROF=1` no profile is taken and
+ * `NODE_ARGS` are the server's extra Node flags (`--perf-basic-prof` for `perf record -p`: CPU time,
+ * where `--cpu-prof` samples wall time and charges the time a process waits for a core to `writev`).
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { execSync } from 'node:child_process';
@@ -17,7 +19,7 @@ await admin.connect();
 const name = `mwa_prof_${Date.now()}`;
 await admin.query(`CREATE DATABASE ${name}`);
 const url = process.env.PROFILE_EMBEDDED ? "" : process.env.PROFILE_SOCKET ? `postgres://postgres@%2Fvar%2Frun%2Fpostgresql/${name}` : `postgres://postgres@127.0.0.1:5432/${name}`;
-const server: BenchServer = await startServer(url, {}, process.env.NO_PROF ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+const server: BenchServer = await startServer(url, {}, process.env.NO_PROF ? (process.env.NODE_ARGS ? process.env.NODE_ARGS.split(' ') : []) : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
 
 async function merchant(i: number) {
   const m = await adminCall(server, 'POST', '/admin/v1/merchants', { name: `p${i}` });
