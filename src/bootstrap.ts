@@ -44,7 +44,7 @@ export async function ensureDemoMerchant(ctx: ServiceContext, print: (line: stri
     // The password hash costs about a third of a second of CPU (scrypt, password.ts): made only
     // when asked (a real start), not in every test service.
     const consolePassword = options.consoleUser ? randomToken(18) : undefined;
-    if (consolePassword) await createActiveUser(trx, merchant.id, demoConsoleEmail, 'owner', consolePassword, now);
+    if (consolePassword) await createActiveUser(trx, merchant.id, demoConsoleEmail, 'owner', consolePassword, now, ctx.config.consolePasswordCost);
     return {
       merchant_id: merchant.id, environment: 'sandbox' as const, client_id: key.client_id, api_key: key.api_key, signing_key: key.signing_key,
       ...(consolePassword ? { console_email: demoConsoleEmail, console_password: consolePassword } : {}),

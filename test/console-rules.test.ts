@@ -48,8 +48,8 @@ test('e-mail addresses and new passwords', () => {
 });
 
 test('scrypt hashes: verify the right password only, salted, parameters stored with the hash', async () => {
-  const a = await hashPassword('correct horse battery staple');
-  const b = await hashPassword('correct horse battery staple');
+  const a = await hashPassword('correct horse battery staple', 15);
+  const b = await hashPassword('correct horse battery staple', 15);
   assert.match(a, /^scrypt\$32768\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
   assert.notEqual(a, b, 'a fresh salt each time');
   assert.equal(await verifyPassword('correct horse battery staple', a), true);

@@ -78,6 +78,12 @@ export interface Config {
   consoleSessionIdleSeconds: number;
   /** Console: a session ends this long after sign-in whatever its use (`CONSOLE_SESSION_MAX_SECONDS`, default 43200: 12 hours). */
   consoleSessionMaxSeconds: number;
+  /**
+   * Console: scrypt work factor of new password hashes, as log2 of N (15: 32 MiB and ~0.2 s of
+   * CPU a hash). Not read from the environment: only tests lower it, to save CPU. A stored hash
+   * carries its own parameters, so every hash verifies whatever the setting.
+   */
+  consolePasswordCost: number;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -261,6 +267,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     hostedScreenKey: hostedScreenKeyFrom(r),
     consoleSessionIdleSeconds: r.int('CONSOLE_SESSION_IDLE_SECONDS', 1_800, 1, day / second, ' (seconds)'),
     consoleSessionMaxSeconds: r.int('CONSOLE_SESSION_MAX_SECONDS', 43_200, 1, 7 * day / second, ' (seconds)'),
+    consolePasswordCost: 15,
   };
   if (config.upstreamReconcileMaxDelayMs < config.upstreamReconcileDelayMs) {
     r.refuse('UPSTREAM_RECONCILE_MAX_DELAY_MS', `at least UPSTREAM_RECONCILE_DELAY_MS (${config.upstreamReconcileDelayMs})`);

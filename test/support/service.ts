@@ -31,6 +31,8 @@ export async function startTestService(options: StartOptions = {}): Promise<Runn
     dataDir: mkdtempSync(join(tmpdir(), 'mwa-test-')),
     adminToken,
     workers: false,
+    // Console password hashes at 1 MiB instead of 32 (config.ts): ~120 of them in the suite.
+    consolePasswordCost: 10,
     ...options.config,
   };
   const embeddedImage = config.databaseUrl === 'memory://' && !options.embeddedImage ? await migratedImage() : options.embeddedImage;

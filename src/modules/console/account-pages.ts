@@ -57,7 +57,7 @@ export function registerAccountPages(app: AppInstance, ctx: ServiceContext): voi
 
   app.post(`${consoleBase}/:env/account/password`, route, withChange(ctx, 'session', async (req, reply, page) => {
     const form = formOf(req);
-    const r = await changePassword(ctx.db, page.session, { current: one(form, 'current'), password: one(form, 'password'), confirmation: one(form, 'confirmation'), ip: req.ip }, page.now);
+    const r = await changePassword(ctx.db, page.session, { current: one(form, 'current'), password: one(form, 'password'), confirmation: one(form, 'confirmation'), ip: req.ip }, page.now, ctx.config.consolePasswordCost);
     if (r.kind === 'problem') return passwordPage(reply, page, { problem: r.problem }, 400);
     if (r.kind === 'throttled') return passwordPage(reply, page, { problem: throttledText }, 429);
     if (r.kind === 'wrong') return passwordPage(reply, page, { problem: 'The current password is not right.' }, 401);

@@ -60,7 +60,7 @@ const inviteGone = () => plainPage('This invite link cannot be used', html`<p>It
 export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
   // The hash an unknown address is checked against, made now: else the first unknown address
   // would take two scrypt runs instead of one, and the time would tell it has no account.
-  void decoyHash();
+  void decoyHash(ctx.config.consolePasswordCost);
   app.get(consoleBase, route, async (_req, reply) => redirect(reply, envPath('sandbox')));
 
   app.get(`${consoleBase}/sign-in`, route, async (req: FastifyRequest, reply) => {
@@ -76,7 +76,7 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
     const csrf = signInCsrf(ctx, req, reply);
     if (!signInCsrfValid(ctx, req, form)) return sendHtml(reply, 403, signInForm(csrf, email, 'The form expired. Sign in again.'));
     const now = ctx.clock.real();
-    const result = await signIn(ctx.db, { email, password: one(form, 'password'), ip: req.ip }, now);
+    const result = await signIn(ctx.db, { email, password: one(form, 'password'), ip: req.ip }, now, ctx.config.consolePasswordCost);
     if (result.kind === 'throttled') return sendHtml(reply, 429, signInForm(csrf, email, throttledText));
     if (result.kind === 'wrong') return sendHtml(reply, 401, signInForm(csrf, email, 'The e-mail address or the password is not right.'));
     if (result.kind === 'second_factor') {
@@ -129,7 +129,7 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
     if (!user) return sendHtml(reply, 410, inviteGone());
     const problem = passwordProblem(one(form, 'password'), one(form, 'confirmation'));
     if (problem) return sendHtml(reply, 400, inviteForm(token, user.email, problem));
-    const done = await ctx.db.transaction().execute((trx) => acceptInvite(trx, token, one(form, 'password'), now));
+    const done = await ctx.db.transaction().execute((trx) => acceptInvite(trx, token, one(form, 'password'), now, ctx.config.consolePasswordCost));
     if (!done) return sendHtml(reply, 410, inviteGone());
     return sendHtml(reply, 200, signInForm(signInCsrf(ctx, req, reply), user.email, undefined, 'Your password is set. Sign in.'));
   });

@@ -10,7 +10,6 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
  * they can be raised later and old hashes still verify (and be re-hashed at the next sign-in).
  */
 
-const cost = { N: 2 ** 15, r: 8, p: 1 } as const;
 const keyBytes = 32;
 const saltBytes = 16;
 /** Password length bounds: 12 characters at least (NIST SP 800-63B suggests 8 or more), at most 200. */
@@ -24,7 +23,9 @@ function derive(password: string, salt: Buffer, params: { N: number; r: number; 
   });
 }
 
-export async function hashPassword(password: string): Promise<string> {
+/** A new hash; `log2N` is the work factor (`Config.consolePasswordCost`: N = 2^log2N, r = 8, p = 1). */
+export async function hashPassword(password: string, log2N: number): Promise<string> {
+  const cost = { N: 2 ** log2N, r: 8, p: 1 };
   const salt = randomBytes(saltBytes);
   const key = await derive(password, salt, cost);
   return ['scrypt', cost.N, cost.r, cost.p, salt.toString('base64url'), key.toString('base64url')].join('$');
@@ -42,8 +43,13 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
-/** A hash to verify against when the e-mail address is unknown, so the answer takes as long either way. */
-let decoy: Promise<string> | undefined;
-export function decoyHash(): Promise<string> {
-  return (decoy ??= hashPassword(randomBytes(16).toString('hex')));
+/**
+ * A hash to verify against when the e-mail address is unknown, so the answer takes as long either
+ * way: made with the work factor of new hashes (`log2N`).
+ */
+const decoys = new Map<number, Promise<string>>();
+export function decoyHash(log2N: number): Promise<string> {
+  let decoy = decoys.get(log2N);
+  if (!decoy) decoys.set(log2N, (decoy = hashPassword(randomBytes(16).toString('hex'), log2N)));
+  return decoy;
 }

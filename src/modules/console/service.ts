@@ -122,16 +122,16 @@ export async function openInvite(db: Db, token: string, now: Date): Promise<Cons
 }
 
 /** Sets the password and spends the link. Answers false when the link is no longer usable. */
-export async function acceptInvite(trx: Transaction<Database>, token: string, password: string, now: Date): Promise<boolean> {
+export async function acceptInvite(trx: Transaction<Database>, token: string, password: string, now: Date, passwordCost: number): Promise<boolean> {
   const user = await openInvite(trx, token, now);
   if (!user) return false;
-  await updateUser(trx, user.id, { password_hash: await hashPassword(password), status: 'active', invite_token_hash: null, invite_expires_at: null, updated_at: now });
+  await updateUser(trx, user.id, { password_hash: await hashPassword(password, passwordCost), status: 'active', invite_token_hash: null, invite_expires_at: null, updated_at: now });
   return true;
 }
 
 /** A user with a password already set (the demo merchant's owner at first start). */
-export async function createActiveUser(trx: Transaction<Database>, merchantId: string, email: string, role: ConsoleRole, password: string, now: Date) {
-  return insertUser(trx, { merchantId, email, role, status: 'active', passwordHash: await hashPassword(password), inviteTokenHash: null, inviteExpiresAt: null, now });
+export async function createActiveUser(trx: Transaction<Database>, merchantId: string, email: string, role: ConsoleRole, password: string, now: Date, passwordCost: number) {
+  return insertUser(trx, { merchantId, email, role, status: 'active', passwordHash: await hashPassword(password, passwordCost), inviteTokenHash: null, inviteExpiresAt: null, now });
 }
 
 export type SignInResult =
@@ -146,13 +146,13 @@ export type SignInResult =
  * token: nothing of a session before sign-in carries over), or, for a user with a second factor,
  * the step that asks for its code (`completeSecondFactor`).
  */
-export async function signIn(db: Kysely<Database>, input: { email: string; password: string; ip: string }, now: Date): Promise<SignInResult> {
+export async function signIn(db: Kysely<Database>, input: { email: string; password: string; ip: string }, now: Date, passwordCost: number): Promise<SignInResult> {
   const email = normaliseEmail(input.email) ?? input.email.trim().toLowerCase().slice(0, 254);
   const windowStart = new Date(now.getTime() - loginWindowSeconds * 1000);
   if (!loginAllowed(await countFailures(db, email, input.ip, windowStart))) return { kind: 'throttled' };
   const user = await findUserByEmail(db, email);
   const usable = user && user.status === 'active' && user.password_hash;
-  const matches = await verifyPassword(input.password, usable ? user.password_hash! : await decoyHash());
+  const matches = await verifyPassword(input.password, usable ? user.password_hash! : await decoyHash(passwordCost));
   if (!usable || !matches) {
     await recordFailure(db, email, input.ip, now, windowStart);
     return { kind: 'wrong' };
@@ -271,14 +271,14 @@ export type PasswordChangeResult = { kind: 'changed'; sessionsEnded: number } | 
  * user ends: whoever knew the old password and signed in elsewhere is out. This browser's session
  * stays. Audited.
  */
-export async function changePassword(db: Kysely<Database>, session: ConsoleSession, input: { current: string; password: string; confirmation: string; ip: string }, now: Date): Promise<PasswordChangeResult> {
+export async function changePassword(db: Kysely<Database>, session: ConsoleSession, input: { current: string; password: string; confirmation: string; ip: string }, now: Date, passwordCost: number): Promise<PasswordChangeResult> {
   const problem = passwordProblem(input.password, input.confirmation);
   if (problem) return { kind: 'problem', problem };
   const user = await findUser(db, session.userId);
   if (!user) return { kind: 'wrong' };
   const checked = await recheckPassword(db, user, input.current, input.ip, now);
   if (checked !== 'ok') return { kind: checked };
-  const hash = await hashPassword(input.password);
+  const hash = await hashPassword(input.password, passwordCost);
   const ended = await db.transaction().execute(async (trx) => {
     await updateUser(trx, user.id, { password_hash: hash, updated_at: now });
     const n = await deleteOtherSessions(trx, user.id, session.tokenHash);
