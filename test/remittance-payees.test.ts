@@ -2,10 +2,25 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { MerchantWalletClient, PayeeFormField, PayeeFormSchema } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
+import type { FormField, FormSchema } from '../src/modules/remittance/form-schema.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
+
+/*
+ * The SDK declares the form schema's types itself (a client package does not import the server).
+ * Checked here by the type checker against the server's: what the server sends is assignable to
+ * the SDK's type, and the SDK names no field the server does not send.
+ */
+type Named<T> = { [K in keyof T as string extends K ? never : K]: T[K] };
+type Holds<T extends true> = T;
+export type SdkFormTypesMatchServer = [
+  Holds<FormField extends Named<PayeeFormField> ? true : false>,
+  Holds<Omit<FormSchema, 'fields'> extends Named<Omit<PayeeFormSchema, 'fields'>> ? true : false>,
+  Holds<[Exclude<keyof Named<PayeeFormSchema>, keyof FormSchema>] extends [never] ? true : false>,
+  Holds<[Exclude<keyof Named<PayeeFormField>, keyof FormField>] extends [never] ? true : false>,
+];
 
 const annaFields = {
   first_name: 'Anna', last_name: 'Müller', 'bank_details.iban': 'DE89 3704 0044 0532 0130 00',
