@@ -1,4 +1,5 @@
-import { createHmac, createHash, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { sha256Hex } from './ids.js';
 
 export const timestampToleranceSeconds = 300;
 export const nonceWindowSeconds = 300;
@@ -18,7 +19,7 @@ export interface SigningInput {
 }
 
 export function signingString(input: SigningInput): string {
-  const bodyHash = createHash('sha256').update(input.rawBody).digest('hex');
+  const bodyHash = sha256Hex(input.rawBody);
   return [input.method.toUpperCase(), input.pathWithQuery, input.timestamp, input.nonce, bodyHash].join('\n');
 }
 
