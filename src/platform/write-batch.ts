@@ -67,6 +67,8 @@ interface PendingRecord {
   requestHash: string;
   statusCode: number;
   body: string;
+  /** When the result was recorded, on the request clock (the stored row takes the database's time). */
+  recordedAtMs: number;
 }
 
 /**
@@ -111,7 +113,7 @@ export async function runWriteBatch(
     const idem = req.idempotency!;
     pending.set(lockNames[i]!, {
       merchantId: req.auth!.merchantId, environment: req.auth!.environment, key: idem.key,
-      endpoint: idem.endpoint, requestHash: idem.requestHash, statusCode, body: text,
+      endpoint: idem.endpoint, requestHash: idem.requestHash, statusCode, body: text, recordedAtMs: idem.now(),
     });
   };
   /** A write's effect answered: its result or its refusal becomes the key's record. Its effect's writes stay. */
@@ -244,7 +246,7 @@ export async function runWriteBatch(
 }
 
 function storedOf(r: PendingRecord): StoredResult {
-  return { endpoint: r.endpoint, request_hash: r.requestHash, status_code: r.statusCode, response_body: r.body, created_at: new Date() };
+  return { endpoint: r.endpoint, request_hash: r.requestHash, status_code: r.statusCode, response_body: r.body, created_at: new Date(r.recordedAtMs) };
 }
 
 /**
