@@ -148,12 +148,6 @@ async function measurePropagation(a: BenchServer, b: BenchServer, databaseUrl: s
  */
 const ratioRounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
-
 /** The round whose ratio is the median (its own figures, so rps, latency and ratio belong together). */
 function medianRound(rounds: { figures: Figures; ratio: number }[]): { figures: Figures; ratio: number; ratios: number[] } {
   const sorted = [...rounds].sort((a, b) => a.ratio - b.ratio);
@@ -188,9 +182,9 @@ async function runSuite(label: string, databaseUrl: string): Promise<Record<stri
       const of = (f: Figures) => `${f.rps}/s (${Math.round((f.rps / Math.max(round.bare.rps, 1)) * 1000) / 1000})`;
       console.log(`  ${label}: round ${r + 1}: bare Fastify ${round.bare.rps}/s, /healthz ${of(round.health)}, read ${of(round.read)}`);
     }
-    const bareRps = median(rounds.map((r) => r.bare.rps)) || 1;
-    const bareFigures = medianRound(rounds.map((r) => ({ figures: r.bare, ratio: r.bare.rps / bareRps })));
-    add(bareFigures.figures, 1, `median of ${ratioRounds} rounds: ${bareRps}/s`);
+    const bareFigures = medianRound(rounds.map((r) => ({ figures: r.bare, ratio: r.bare.rps }))).figures;
+    const bareRps = bareFigures.rps || 1;
+    add(bareFigures, 1, `median of ${ratioRounds} rounds`);
     const health = medianRound(rounds.map((r) => ({ figures: r.health, ratio: r.health.rps / Math.max(r.bare.rps, 1) })));
     add(health.figures, health.ratio, `median round; rounds ${health.ratios.join(', ')}`);
     const readRound = medianRound(rounds.map((r) => ({ figures: r.read, ratio: r.read.rps / Math.max(r.bare.rps, 1) })));

@@ -38,12 +38,13 @@ export async function exchangeWithLimits(
   input: { clientId: string | undefined; apiKey: string | undefined; environment: Environment; clientIp: string },
 ): Promise<TokenExchangeResult> {
   const scale = ctx.config.rateLimitScale;
-  const attempt = await consume(ctx.db, `ip:${sourceSubject(input.clientIp)}`, 'token_exchange_failures', exchangeFailuresPerMinute * scale, ctx.requestClock());
-  // Real time: token expiry is a request-security window, which the sandbox clock never moves (extensions 8).
-  const now = new Date(ctx.requestClock());
+  // Real time: token expiry and rate windows are request-security windows, which the sandbox clock never moves (extensions 8).
+  const nowMs = ctx.requestClock();
+  const now = new Date(nowMs);
+  const attempt = await consume(ctx.db, `ip:${sourceSubject(input.clientIp)}`, 'token_exchange_failures', exchangeFailuresPerMinute * scale, nowMs);
   const key = await verifyCredentials(ctx.db, input.clientId, input.apiKey, now);
   await refund(ctx.db, attempt);
-  await consume(ctx.db, `key:${key.key_id}`, 'token_exchange', rateLimitsPerMinute.token_exchange * scale, ctx.requestClock());
+  await consume(ctx.db, `key:${key.key_id}`, 'token_exchange', rateLimitsPerMinute.token_exchange * scale, nowMs);
   return issueToken(ctx.db, key, { environment: input.environment, clientIp: input.clientIp, ttlSeconds: ctx.tokenTtlSeconds, now });
 }
 
