@@ -191,4 +191,18 @@ describe('authentication and keys', () => {
     assert.equal(res.status, 401);
     assert.equal(((await res.json()) as any).code, 'invalid_token');
   });
+
+  it('decides the operator token by the matched route: a percent-escaped /admin path still needs it', async () => {
+    const count = async () => Number((await service.ctx.db.selectFrom('merchants').select((e) => e.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
+    const before = await count();
+    for (const path of ['/%61dmin/v1/merchants', '/%61%64%6d%69%6e/v1/merchants', '/admin%2Fv1/merchants']) {
+      const res = await fetch(`${service.adminUrl}${path}`, { method: 'POST', body: '{"name":"escaped"}', headers: { 'content-type': 'application/json' } });
+      assert.equal(res.status, 401, path);
+      assert.equal(((await res.json()) as any).code, 'invalid_token', path);
+    }
+    assert.equal(await count(), before, 'no merchant was created');
+    const unknown = await fetch(`${service.adminUrl}/nowhere`);
+    assert.equal(unknown.status, 401, 'an unmatched path needs the token too');
+    for (const open of ['/healthz', '/readyz', '/metrics']) assert.equal((await fetch(`${service.adminUrl}${open}`)).status, 200, open);
+  });
 });

@@ -7,14 +7,21 @@ import { operatorRouteModules } from './routes.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
+/** The operator listener's routes that answer without the token (extensions 2: health, readiness, metrics). */
+const openRoutes = new Set(['/healthz', '/readyz', '/metrics']);
+
 /** The operator listener: bearer ADMIN_TOKEN on every /admin call, health and metrics without. */
 export function buildAdminApp(ctx: ServiceContext, adminToken: string): AppInstance {
   const app = createBaseApp(ctx);
   const expected = digest(adminToken);
 
+  // Decided by the route the router matched, never by the URL as sent: the router decodes
+  // percent-escapes (`/%61dmin/...` is `/admin/...`), a prefix test of the raw URL does not.
+  // Everything but the probes and the metrics needs the token, unmatched paths included.
   app.addHook('onRequest', async (req, reply) => {
     void reply.header('x-request-id', req.id);
-    if (!req.url.startsWith('/admin/')) return;
+    const route = req.routeOptions.url;
+    if (route !== undefined && openRoutes.has(route)) return;
     const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (!m || !timingSafeEqual(digest(m[1]!), expected)) throw new ApiError('invalid_token');
   });
