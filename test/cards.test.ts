@@ -18,7 +18,8 @@ const shipping = { address: '1 Main St', city: 'Berlin', country: 'DE', postal_c
 describe('cards', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
-  useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client } = s));
+  let merchantId: string;
+  useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client, merchantId } = s));
   const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   const usdt = async (m: string) => (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === 'USDT') as any;
 
@@ -211,5 +212,28 @@ describe('cards', () => {
     await client.sandbox.advanceClock(24 * 3600 + 1);
     assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).locked_until, null);
     assert.deepEqual(await activate(m, card.id, { expiry: expiryOf(card), pin: '1234' }), { id: card.id, status: 'active' });
+  });
+
+  it('the opening fee is charged whatever custody the merchant holds: it leaves through settlement clearing', async () => {
+    const { virtual } = await products();
+    const m = await member();
+    const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
+    // The merchant settles every USDT it holds with the platform (its members' coins now held there).
+    const custodyOf = async () => (await client.merchant.balances()).find((b) => b.asset === 'USDT')!.custody;
+    const adjust = (direction: string, amount: string) => admin(service, 'POST', `/admin/v1/merchants/${merchantId}/custody-adjustments`,
+      { environment: 'sandbox', asset: 'USDT', amount, direction, reason: 'settled with the platform' });
+    const held = await custodyOf();
+    assert.equal((await adjust('decrease', held)).status, 201);
+    try {
+      const approved = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
+      assert.equal(approved.status, 'approved');
+      assert.equal((await client.cards.get(approved.card_id!, { onBehalfOf: m })).status, 'active');
+      const b = await usdt(m);
+      assert.deepEqual([b.available, b.frozen], ['95.000000', '0.000000']);
+      assert.equal(await custodyOf(), '0.000000', 'custody untouched');
+      await ledgerOk();
+    } finally {
+      assert.equal((await adjust('increase', held)).status, 201);
+    }
   });
 });

@@ -24,9 +24,10 @@ function freshIban(): string {
 describe('remittance orders', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
+  let merchantId: string;
   before(async () => {
     service = await startTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } });
-    ({ client } = await newMerchantClient(service));
+    ({ client, merchantId } = await newMerchantClient(service));
   });
   after(async () => {
     const report = await verifyLedger(service.ctx.db);
@@ -83,6 +84,33 @@ describe('remittance orders', () => {
     assert.deepEqual(await eventsOf(order.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3']);
     const entity = await service.ctx.db.selectFrom('remit_payees as p').innerJoin('remit_payee_entities as e', 'e.id', 'p.entity_id').select('e.provider_payee_ref').where('p.seq', '=', BigInt(payee.slice(4))).executeTakeFirstOrThrow();
     assert.match(entity.provider_payee_ref!, /^RB/, 'registered at dispatch');
+    await ledgerOk();
+  });
+
+  it('an asset bought through the exchange desk (no custody of it) is sent and completes; the fee is the merchant\'s', async () => {
+    const external = `r-${randomUUID().slice(0, 8)}`;
+    const member = await client.members.create({ external_member_id: external });
+    await admin(service, 'POST', `/admin/v1/members/${member.id}/kyc-review`, { decision: 'approved', level: 1 });
+    await client.deposits.create({ member_id: external, asset: 'USDT', amount: '100', tx_hash: `t-${randomUUID()}` });
+    const bought = await client.exchange.execute({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '50' }, { onBehalfOf: external });
+    assert.equal(bought.status, 'completed');
+    const custodyOf = async (asset: string) => (await client.merchant.balances()).find((b) => b.asset === asset)?.custody;
+    const eurCustody = await custodyOf('EUR');
+    const payee = await client.remittance.createPayee({ ...sepa, fields: { first_name: 'Anna', last_name: 'Müller', 'bank_details.iban': freshIban(), ...address } }, { onBehalfOf: external });
+    const feeIncome = async () => BigInt(String((await service.ctx.db.selectFrom('ledger_accounts').select('balance')
+      .where('owner_type', '=', 'merchant').where('owner_id', '=', merchantId).where('environment', '=', 'sandbox').where('asset', '=', 'EUR').where('bucket', '=', 'fee_income')
+      .executeTakeFirst())?.balance ?? 0));
+    const feeBefore = await feeIncome();
+    const order = await send(external, payee.id, 'EUR', '20');
+    assert.equal(order.fee, '1.10');
+    await run();
+    assert.equal((await client.remittance.get(order.id, { onBehalfOf: external })).status, 'completed');
+    const eur = await balance(external, 'EUR');
+    assert.equal(eur.frozen, '0.00');
+    const cents = (amount: string) => BigInt(amount.replace('.', ''));
+    assert.equal(cents(eur.total), cents(bought.to_amount) - 2110n, 'amount and fee left the member');
+    assert.equal(await custodyOf('EUR'), eurCustody, 'custody untouched: amount and fee left through settlement clearing');
+    assert.equal(await feeIncome() - feeBefore, 110n, "the fee is the merchant's income");
     await ledgerOk();
   });
 

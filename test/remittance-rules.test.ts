@@ -315,7 +315,7 @@ describe('price, limits and posting rules', () => {
       for (const lines of [remitFreezeLines(p), remitCompleteLines(p), remitFailLines(p), remitReturnLines(p)] as EntryLine[][]) {
         assertEntry({ environment: 'sandbox', merchantId: 'mch_1', kind: 'k', referenceType: 'r', referenceId: 'i', asset: 'USDT', lines });
       }
-      assert.equal(remitCompleteLines(p).length, fee > 0n ? 5 : 2);
+      assert.equal(remitCompleteLines(p).length, fee > 0n ? 4 : 2);
     }), runs);
   });
 });

@@ -8,7 +8,7 @@ export { postEntry, postEntryOrRefuse, assertEntry, entryLinesMax, type EntryInp
 export { postEntries, type EntryWithEvent, type PostOutcome } from './post-many.js';
 export { InsufficientFundsError, DuplicatePostingError, shortfallOf, type Shortfall } from './errors.js';
 export {
-  entryKinds, depositLines, withdrawalLockLines, withdrawalConfirmLines, withdrawalFailLines, prepaidCreditLines, prepaidChargeLines,
+  entryKinds, depositLines, withdrawalLockLines, withdrawalConfirmLines, withdrawalFailLines, prepaidCreditLines, prepaidChargeLines, memberFeeToMerchant,
 } from './rules.js';
 export { recordEvent, type EventInput } from './events.js';
 export { accountBalance, platformTotal } from './balances.js';

@@ -18,6 +18,21 @@ export const entryKinds = {
   prepaidCharge: 'prepaid.charge',
 } as const;
 
+/**
+ * A fee a member paid, recognised as the merchant's: fee income against the fee retained (coins
+ * the merchant keeps outside custody). The pair stands beside lines that take the fee out of the
+ * member's balance to settlement clearing (the platform's side, custody untouched), so it posts
+ * whatever custody the merchant holds of the asset: exchanges, remittances and card fees, whose
+ * asset a member may have bought through the exchange desk. A zero fee adds no lines.
+ */
+export function memberFeeToMerchant(merchantId: string, fee: bigint): EntryLine[] {
+  if (fee <= 0n) return [];
+  return [
+    { account: { owner: 'merchant', merchantId, bucket: 'fee_retained' }, side: 'debit', amount: fee },
+    { account: { owner: 'merchant', merchantId, bucket: 'fee_income' }, side: 'credit', amount: fee },
+  ];
+}
+
 /** The merchant reports a deposit: custody grows, the member's available balance grows. */
 export function depositLines(p: { memberId: string; merchantId: string; amount: bigint }): EntryLine[] {
   return [

@@ -3,7 +3,7 @@
  * member's payment priority, the decision on an authorisation, and the posting rules of top-ups
  * and card transactions. No database, no clock.
  */
-import { platformAccount, type EntryLine } from '../../ledger/index.js';
+import { memberFeeToMerchant, platformAccount, type EntryLine } from '../../ledger/index.js';
 import { convert } from '../../upstreams/rates.js';
 import { feeInSource, heldReleaseToAvailableLines } from './rules.js';
 import { cardCanSpend } from './state.js';
@@ -264,17 +264,11 @@ export function topUpFreezeLines(p: TopUpMoney): EntryLine[] {
  * retained against fee income, as exchange's merchant fee).
  */
 export function topUpSettleLines(p: TopUpMoney): EntryLine[] {
-  const lines: EntryLine[] = [
+  return [
     { account: member(p.memberId, 'frozen'), side: 'debit', amount: p.amount + p.fee },
     { account: clearing(p.merchantId), side: 'credit', amount: p.amount + p.fee },
+    ...memberFeeToMerchant(p.merchantId, p.fee),
   ];
-  if (p.fee > 0n) {
-    lines.push(
-      { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_retained' }, side: 'debit', amount: p.fee },
-      { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_income' }, side: 'credit', amount: p.fee },
-    );
-  }
-  return lines;
 }
 
 /**

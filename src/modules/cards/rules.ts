@@ -1,4 +1,4 @@
-import type { EntryLine } from '../../ledger/index.js';
+import { memberFeeToMerchant, platformAccount, type EntryLine } from '../../ledger/index.js';
 import type { Address } from './tables.js';
 
 /**
@@ -29,15 +29,15 @@ export function feeFreezeLines(p: FeeMoney): EntryLine[] {
 }
 
 /**
- * Card opened: the frozen fee is charged. It is the merchant's income, recognised like a
- * withdrawal or remittance fee: custody reduced by it, fee income against fee retained.
+ * Card opened: the frozen fee is charged. It leaves the member through settlement clearing and is
+ * the merchant's income (`memberFeeToMerchant`), like a remittance fee; custody is not asked for
+ * it, since the source asset may have been bought through the exchange desk.
  */
 export function feeChargeLines(p: FeeMoney): EntryLine[] {
   return [
     { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.fee },
-    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'custody' }, side: 'credit', amount: p.fee },
-    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_retained' }, side: 'debit', amount: p.fee },
-    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_income' }, side: 'credit', amount: p.fee },
+    { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.fee },
+    ...memberFeeToMerchant(p.merchantId, p.fee),
   ];
 }
 

@@ -3,7 +3,7 @@
  * direction's side, every rounding in the service's favour), the amount and daily limits, the
  * posting rules of a member exchange and of a merchant conversion. No database, no clock.
  */
-import { platformAccount, type EntryLine } from '../../ledger/index.js';
+import { memberFeeToMerchant, platformAccount, type EntryLine } from '../../ledger/index.js';
 import { convert, rateAfterSpread } from '../../upstreams/rates.js';
 import type { FeeSide } from './tables.js';
 
@@ -113,16 +113,12 @@ export interface ExecutionMoney {
 }
 
 /**
- * The merchant's fee, on either side: fee income against fee retained (the coins the desk hands
- * the merchant beside custody). Custody is never touched by an execution, so an asset the merchant
- * holds no custody of (bought by its members through the desk) can be sold and charged for.
+ * The merchant's fee, on either side (`memberFeeToMerchant`: fee income against fee retained, the
+ * coins the desk hands the merchant beside custody). Custody is never touched by an execution, so
+ * an asset the merchant holds no custody of (bought by its members through the desk) can be sold
+ * and charged for.
  */
-const merchantFee = (merchantId: string, fee: bigint): EntryLine[] => fee > 0n
-  ? [
-      { account: { owner: 'merchant', merchantId, bucket: 'fee_retained' }, side: 'debit', amount: fee },
-      { account: { owner: 'merchant', merchantId, bucket: 'fee_income' }, side: 'credit', amount: fee },
-    ]
-  : [];
+const merchantFee = memberFeeToMerchant;
 
 /**
  * The from-asset: the member's available drops by from_amount, which goes to the platform's

@@ -3,7 +3,7 @@
  * FX through the one rate service's helpers), its limits, and the posting rules
  * (docs/remittance.md). No database, no clock: callers pass what these need.
  */
-import { platformAccount, type EntryLine } from '../../ledger/index.js';
+import { memberFeeToMerchant, platformAccount, type EntryLine } from '../../ledger/index.js';
 import { convert, convertBack, rateAfterSpread } from '../../upstreams/rates.js';
 import { jurisdictionsOf, routingTypeOf, type FieldSpec } from './contracts.js';
 
@@ -142,23 +142,18 @@ export function remitFreezeLines(p: OrderMoney): EntryLine[] {
 }
 
 /**
- * Paid out: the freeze is cleared. The amount left the platform through the provider (settlement
- * clearing, custody untouched, as QR payments); the fee stays: it is the merchant's, recognised
- * like a withdrawal fee (custody reduced by it, fee income against fee retained).
+ * Paid out: the freeze is cleared. Amount and fee leave the member through settlement clearing
+ * (custody untouched, as QR payments and exchanges); the fee comes back to the merchant as its
+ * income (`memberFeeToMerchant`). Custody is not asked for the fee: a member may send an asset
+ * the merchant holds no custody of (bought through the exchange desk), and the completion must
+ * still post: the provider has paid out.
  */
 export function remitCompleteLines(p: OrderMoney): EntryLine[] {
-  const lines: EntryLine[] = [
+  return [
     { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.amount + p.fee },
-    { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.amount },
+    { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.amount + p.fee },
+    ...memberFeeToMerchant(p.merchantId, p.fee),
   ];
-  if (p.fee > 0n) {
-    lines.push(
-      { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'custody' }, side: 'credit', amount: p.fee },
-      { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_retained' }, side: 'debit', amount: p.fee },
-      { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_income' }, side: 'credit', amount: p.fee },
-    );
-  }
-  return lines;
 }
 
 /** Failed (refused, never received): the freeze is released in full, fee included (frozen → available). */
