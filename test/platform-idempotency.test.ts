@@ -66,6 +66,7 @@ describe('idempotency', () => {
     assert.equal(second.status, 409);
     assert.equal(second.headers['x-idempotent-replay'], 'true');
     assert.equal(second.body.request_id, first.body.request_id, 'the first result, as it was');
+    assert.equal(second.headers['x-request-id'], second.body.request_id, 'the header names the request the envelope names');
     const invalid = randomUUID();
     const v1 = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'bad id!' }, idempotencyKey: invalid });
     assert.equal(v1.body.code, 'invalid_request');

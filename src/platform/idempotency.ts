@@ -188,12 +188,30 @@ export function matchStored(req: FastifyRequest, stored: StoredResult): ReplaySi
   return new ReplaySignal(stored);
 }
 
+/**
+ * The first result, byte for byte. A replayed error keeps the first request's `request_id`, and
+ * its `X-Request-Id` says the same (the envelope's id and the header never differ); the replaying
+ * request's own id stays in its log line.
+ */
 export function sendReplay(reply: FastifyReply, stored: StoredResult): FastifyReply {
+  if (stored.status_code >= 400) {
+    const requestId = storedRequestId(stored.response_body);
+    if (requestId !== undefined) void reply.header('x-request-id', requestId);
+  }
   return reply
     .code(stored.status_code)
     .header('x-idempotent-replay', 'true')
     .header('content-type', 'application/json; charset=utf-8')
     .send(stored.response_body);
+}
+
+function storedRequestId(body: string): string | undefined {
+  try {
+    const parsed = JSON.parse(body) as { request_id?: unknown };
+    return typeof parsed.request_id === 'string' ? parsed.request_id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Fast path before the handler: replay a finished result without opening a transaction. */
