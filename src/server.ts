@@ -16,6 +16,7 @@ import { NonceBatcher } from './platform/nonce-batch.js';
 import { resolveMember } from './modules/members/queries.js';
 import { AssetCatalogueCache, assetChangeChannel, useAssetCache } from './modules/assets/catalogue-cache.js';
 import { mapDomainError } from './api-errors.js';
+import { raiseAlert } from './modules/alerts/queries.js';
 import { buildPublicApp, loggerOptions, type AppInstance } from './platform/http-app.js';
 import { buildAdminApp } from './operator/admin-app.js';
 import { randomToken } from './platform/ids.js';
@@ -130,6 +131,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     resolveMember: cachedMemberResolver(resolveMember, memberCache),
     memberCache,
     mapDomainError,
+    alertOperator: (alert) => raiseAlert(db, alert),
     authCache: new AuthCache(),
     // Connections left for reads and for writes that are not grouped; the embedded database has one.
     // Through the handle with the member-writes plugin, like every other write of a request.

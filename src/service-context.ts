@@ -16,6 +16,14 @@ import type { WriteGroup } from './platform/write-batch.js';
 import type { NonceBatcher } from './platform/nonce-batch.js';
 
 /** What every route module and job receives: built once at start-up, passed explicitly. */
+/** An operator alert raised outside a business area (see `ServiceContext.alertOperator`). */
+export interface OperatorAlert {
+  kind: string;
+  object?: string;
+  objectId?: string;
+  message: string;
+}
+
 export interface ServiceContext {
   config: Config;
   db: Kysely<Database>;
@@ -42,6 +50,12 @@ export interface ServiceContext {
   resolveMember: MemberResolver;
   /** Maps domain errors (the ledger's) to the reference's codes at the API edge (`src/api-errors.ts`). */
   mapDomainError: DomainErrorMapper;
+  /**
+   * Raises an operator alert (the alerts area's `raiseAlert`, injected by the composition root:
+   * the job runner imports no module). Used where nothing else would tell the operator, such as a
+   * background job parked as dead.
+   */
+  alertOperator: (alert: OperatorAlert) => Promise<unknown>;
   /** Provider adapters (remittance, card, qrpay, chain), chosen by configuration at start-up. */
   upstreams: Upstreams;
   /** Token, key and merchant state held by this process, emptied by the database's change notifications. */

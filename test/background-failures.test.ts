@@ -69,6 +69,10 @@ describe('background failures', () => {
     assert.equal(await sample('background_job_runs_total', 'job="test.explodes",outcome="dead"'), 1);
     const metrics = await rawRequest(`${service.adminUrl}/metrics`);
     assert.ok(!metrics.text.includes('handler exploded'), 'the error text stays in the log');
+    const alerts = await fetch(`${service.adminUrl}/admin/v1/alerts?kind=job.dead`, { headers: { authorization: `Bearer ${service.adminToken}` } });
+    const dead = ((await alerts.json()) as { data: { kind: string; object: string; object_id: string; message: string }[] }).data;
+    assert.deepEqual(dead.map((a) => [a.kind, a.object, a.object_id]), [['job.dead', 'job', String(row.id)]], 'the operator is alerted once, when the job is parked');
+    assert.match(dead[0]!.message, /test\.explodes failed 2 times.*handler exploded/);
     await service.ctx.db.deleteFrom('jobs').where('kind', '=', 'test.explodes').execute();
   });
 

@@ -141,6 +141,11 @@ export class JobRunner {
     this.ctx.metrics.jobRuns.inc({ job: job.kind, outcome: dead ? 'dead' : later ? 'later' : 'error' });
     if (dead) {
       reportFailure(this.ctx, where, err, `background job failed on its last attempt (${job.attempts} of ${job.max_attempts}); parked as dead`);
+      // Money may be waiting on it (a payout applied, a freeze released): the operator must know.
+      await this.ctx.alertOperator({
+        kind: 'job.dead', object: 'job', objectId: job.id.toString(),
+        message: `Background job ${job.kind} failed ${job.attempts} times and is parked as dead; last error: ${(err instanceof Error ? err.message : String(err)).slice(0, 500)}`,
+      }).catch((alertErr: unknown) => reportFailure(this.ctx, { ...where, step: 'alert' }, alertErr, 'the operator alert of a dead background job could not be raised'));
     } else if (later) {
       // Not a failure: the handler asked to be run again later (e.g. no answer from the provider yet).
       this.ctx.log.debug({ job: job.kind, job_id: job.id.toString(), attempt: job.attempts, delay_ms: delay, reason: err.message }, 'background job deferred');
