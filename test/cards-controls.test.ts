@@ -8,9 +8,9 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
+import { MerchantWalletClient, MerchantWalletError } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { admin, newMerchantClient, useTestService } from './support/service.js';
+import { admin, baseUrlFor, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { getHostedPage, postHostedPage, testHostedScreenKey } from './support/hosted.js';
 
@@ -19,7 +19,10 @@ const address = { address: '2 Market St', city: 'San Francisco', state: 'CA', co
 describe('card controls', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
-  useTestService({ config: { simulatorConfirmDelayMs: 0, hostedScreenKey: testHostedScreenKey } }, (s) => ({ service, client } = s));
+  // The request-security clock (rate limits, nonces, tokens), moved by the CVV test instead of waiting an hour.
+  let requestOffsetMs = 0;
+  const requestNow = () => Date.now() + requestOffsetMs;
+  useTestService({ requestClock: requestNow, config: { simulatorConfirmDelayMs: 0, hostedScreenKey: testHostedScreenKey } }, (s) => ({ service, client } = s));
 
   const inject = (behavior: string) => client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'card', behavior } });
   const drain = () => service.workers.jobs.drain();
@@ -330,9 +333,16 @@ describe('card controls', () => {
   });
 
   describe('POST /v1/cards/{id}/cvv/unblock', () => {
-    // A merchant per group: the orders bucket allows 120 writes a minute.
-    before(async () => { ({ client } = await newMerchantClient(service)); });
-    it('unblocks (cvv_blocked false on the card), 5 calls per member per hour, then 429 with Retry-After; the hour slides on the clock', async () => {
+    // A merchant per group: the orders bucket allows 120 writes a minute. Its client signs on the
+    // request clock, so the test can move that clock an hour without the timestamp check refusing it.
+    before(async () => {
+      const { creds } = await newMerchantClient(service);
+      client = new MerchantWalletClient({
+        baseUrl: baseUrlFor(service, creds.environment), connectHost: '127.0.0.1', clientId: creds.clientId, apiKey: creds.apiKey,
+        signingKey: creds.signingKey, maxAttempts: 1, now: requestNow,
+      });
+    });
+    it('unblocks (cvv_blocked false on the card), 5 calls per member per hour, then 429 with Retry-After; the hour is real time, not the sandbox clock', async () => {
       const { m, id } = await virtualCard();
       await service.ctx.db.updateTable('cards').set({ cvv_blocked: true }).where('id', '=', id).execute();
       assert.equal((await client.cards.get(id, { onBehalfOf: m })).cvv_blocked, true);
@@ -345,21 +355,41 @@ describe('card controls', () => {
       await client.cards.unblockCvv(id, { onBehalfOf: m });
       await client.cards.unblockCvv(id, { onBehalfOf: m });
       await client.cards.unblockCvv(id, { onBehalfOf: m });
-      await assert.rejects(client.cards.unblockCvv(id, { onBehalfOf: m }), (err: unknown) => {
-        assert.ok(err instanceof MerchantWalletError);
-        assert.equal(err.code, 'rate_limited');
-        assert.equal(err.status, 429);
+      const limited = async (what: string) => assert.rejects(client.cards.unblockCvv(id, { onBehalfOf: m }), (err: unknown) => {
+        assert.ok(err instanceof MerchantWalletError, what);
+        assert.equal(err.code, 'rate_limited', what);
+        assert.equal(err.status, 429, what);
         const retry = Number(err.body.retry_after);
-        assert.ok(retry > 3500 && retry <= 3600, String(retry));
-        assert.equal(String(err.headers['retry-after']), String(retry));
+        assert.ok(retry > 3500 && retry <= 3600, `${what}: ${retry}`);
+        assert.equal(String(err.headers['retry-after']), String(retry), what);
         return true;
       });
+      await limited('the sixth call');
       // Per member: another member is not limited.
       const other = await virtualCard();
       assert.deepEqual(await client.cards.unblockCvv(other.id, { onBehalfOf: other.m }), { unblocked: true });
-      // An hour later on the merchant's clock, the calls have left the window.
+      // A rate limit stays on real time (extensions 8): an hour on the merchant's sandbox clock lifts nothing.
       await client.sandbox.advanceClock(3601);
+      await limited('after the sandbox clock moved an hour');
+      // An hour later in real time, the calls have left the window.
+      requestOffsetMs = 3_601_000;
+      try {
+        assert.deepEqual(await client.cards.unblockCvv(id, { onBehalfOf: m }), { unblocked: true });
+      } finally {
+        requestOffsetMs = 0;
+      }
+    });
+
+    it('calls stamped more than an hour ahead of real time (left from the sandbox clock) are not counted, and are dropped', async () => {
+      const { m, id } = await virtualCard();
+      const memberId = (await service.ctx.db.selectFrom('cards').select('member_id').where('id', '=', id).executeTakeFirstOrThrow()).member_id;
+      const aYearAhead = new Date(Date.now() + 365 * 86_400_000);
+      await service.ctx.db.insertInto('card_cvv_unblock_calls')
+        .values([0, 1, 2, 3, 4].map((i) => ({ member_id: memberId, called_at: new Date(aYearAhead.getTime() + i) }))).execute();
       assert.deepEqual(await client.cards.unblockCvv(id, { onBehalfOf: m }), { unblocked: true });
+      const left = await service.ctx.db.selectFrom('card_cvv_unblock_calls').select('called_at').where('member_id', '=', memberId).execute();
+      assert.equal(left.length, 1, 'only the call just made');
+      assert.ok(new Date(left[0]!.called_at).getTime() <= Date.now());
     });
 
     it('state_invalid on a closed card, not_found for another member, idempotency_key_required without a key', async () => {

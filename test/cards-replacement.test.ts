@@ -209,28 +209,83 @@ describe('card replacement', () => {
     assert.equal((await client.cards.get(card.id, { onBehalfOf: m.external })).inventory_status, 'in_production');
   });
 
-  it('fees the member cannot pay: failed before anything moves; the card is not frozen', async () => {
+  it('security reason, fees the member cannot pay: failed insufficient_balance, but the card is frozen, its balance returned, and it authorises nothing', async () => {
     const m = await h.member('2');
     const product = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
     await service.ctx.db.updateTable('card_products').set({ opening_fee: '0' }).where('seq', '=', product.id.slice(4)).execute();
     try {
       const card = await h.card(m, 'virtual');
       await h.fundCard(m, card.id, 1000n);
-      const { id } = await client.cards.requestReplacement(card.id, { reason: 'user_request' }, { onBehalfOf: m.external });
+      await h.hold(m, card.id, 200n);
+      const usdBefore = await h.available(m, 'USD');
+      assert.equal((await client.cards.sandboxAuthorize(card.id, { amount: '1', merchant_name: 'Corner Shop', mcc: '5411' })).approved, true);
+      const { id } = await client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external });
       await advance();
-      const failed = await client.cards.getReplacement(id);
+      const failed = await client.cards.getReplacement(id, { onBehalfOf: m.external });
       assert.equal(failed.status, 'failed');
       assert.equal(failed.failure_reason, 'insufficient_balance');
+      assert.equal(failed.fees, null, 'nothing reserved');
+      assert.equal(failed.returned_amount, '7.00', 'the card balance (10.00 less 2.00 held less 1.00 authorised) back to available');
       const after = await client.cards.get(card.id, { onBehalfOf: m.external });
-      assert.equal(after.status, 'active');
-      assert.equal(after.frozen, false);
-      assert.equal(await h.onCard(m, card.id), 1000n);
-      assert.equal(await h.available(m, 'USDT'), 2_000000n);
+      assert.equal(after.status, 'active', 'not replaced: the replacement failed');
+      assert.equal(after.frozen, true, 'a security reason was given: the card is frozen whatever the fees');
+      assert.equal(after.replaced_by, null);
+      assert.equal(await h.onCard(m, card.id), 0n);
+      assert.equal(await h.held(m, card.id), 300n, 'held amounts stay until they clear or are reversed');
+      assert.equal(await h.available(m, 'USD'), usdBefore + 700n);
+      assert.equal(await h.available(m, 'USDT'), 2_000000n, 'no fee taken');
+      assert.equal(await h.frozen(m, 'USDT'), 0n);
+      assert.equal(await h.entries('card.balance_return', id), 1);
+      assert.equal(await h.entries('card.replacement_fee_freeze', id), 0);
       await h.ledgerOk();
-      // Failed is not in flight: a new request is accepted.
-      assert.equal((await client.cards.requestReplacement(card.id, { reason: 'user_request' }, { onBehalfOf: m.external })).status, 'requested');
+      // The frozen card authorises nothing and takes no top-up.
+      const declined = await client.cards.sandboxAuthorize(card.id, { amount: '20', merchant_name: 'Corner Shop', mcc: '5411' });
+      assert.equal(declined.approved, false);
+      assert.equal(declined.decline_reason, 'card_not_active');
+      await expectCode(client.cards.quoteTopUp(card.id, { amount: '20' }, { onBehalfOf: m.external }), 'state_invalid', 400);
+      assert.deepEqual((await h.events(id)).map((e) => `${e.type}:${e.status_version}`), ['card.replacement.requested:1', 'card.replacement.failed:2']);
+      // A second run and a second advance change nothing.
+      assert.equal(await runReplacement(service.ctx, id), undefined);
+      await advance(3600);
+      assert.equal(await h.available(m, 'USD'), usdBefore + 700n);
+      assert.equal(await h.entries('card.balance_return', id), 1);
+      await h.ledgerOk();
+      // Failed is not in flight: the member may request again once it can pay; the card stays frozen meanwhile.
+      await client.deposits.create({ member_id: m.external, asset: 'USDT', amount: '5', tx_hash: `t-${randomUUID()}` });
+      const again = await client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external });
+      await advance();
+      const done = await client.cards.getReplacement(again.id);
+      assert.equal(done.status, 'completed');
+      assert.equal(done.returned_amount, '0.00', 'nothing left on the card to return twice');
+      assert.equal(await h.available(m, 'USDT'), 4_000000n);
+      assert.equal((await client.cards.get(card.id, { onBehalfOf: m.external })).status, 'replaced');
+      await h.ledgerOk();
     } finally {
       await service.ctx.db.updateTable('card_products').set({ opening_fee: '500' }).where('seq', '=', product.id.slice(4)).execute();
+    }
+  });
+
+  it('security reason: the balance is returned before the fees are taken, so it pays them when the card currency is a source asset', async () => {
+    const m = await h.member('0');
+    const product = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
+    const patch = (body: Record<string, unknown>) => admin(service, 'PATCH', `/admin/v1/cards/products/${product.id}`, body);
+    assert.equal((await patch({ opening_fee: '0' })).status, 200);
+    try {
+      const card = await h.card(m, 'virtual');
+      await h.fundCard(m, card.id, 1000n);
+      // USD after the stablecoins: nothing in USDT or USDC, so only the returned card balance can pay.
+      assert.equal((await patch({ source_assets: ['USDT', 'USDC', 'USD'] })).status, 200);
+      const { id } = await client.cards.requestReplacement(card.id, { reason: 'pan_leaked' }, { onBehalfOf: m.external });
+      await advance();
+      const done = await client.cards.getReplacement(id);
+      assert.equal(done.status, 'completed');
+      assert.equal(done.returned_amount, '10.00');
+      assert.deepEqual(done.fees, { asset: 'USD', replacement: '3.00', postage: '0.00' });
+      assert.equal(await h.available(m, 'USD'), 700n);
+      assert.equal(await h.frozen(m, 'USD'), 0n);
+      await h.ledgerOk();
+    } finally {
+      assert.equal((await patch({ opening_fee: '5', source_assets: ['USDT', 'USDC'] })).status, 200);
     }
   });
 

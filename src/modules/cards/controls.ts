@@ -311,20 +311,29 @@ const cvvWindowMs = 3_600_000;
  * locked, so concurrent calls count one by one, on any process); the sixth answers 429
  * `rate_limited` with `Retry-After` = seconds until the oldest counted call leaves the hour.
  * A replay of a finished key is not counted (it never reaches here).
+ *
+ * A rate limit is a request-security window: the hour is real time (`ctx.requestClock`), never
+ * the merchant's sandbox clock (extensions 8), so advancing the sandbox clock does not lift it.
+ * Calls stamped more than an hour ahead of the request clock can only be left from when this
+ * limit read the sandbox clock (a sandbox merchant's time runs ahead of real time): they are not
+ * counted and are deleted with the calls that left the hour. Anything closer (clock skew between
+ * processes, a small sandbox offset) counts as it is.
  */
 export async function prepareCvvUnblock(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, key: string) {
   await trx.selectFrom('members').select('id').where('id', '=', caller.memberId).forUpdate().executeTakeFirst();
-  const now = await ctx.clock.now(trx, caller);
+  const now = new Date(ctx.requestClock());
   const since = new Date(now.getTime() - cvvWindowMs);
+  const ahead = new Date(now.getTime() + cvvWindowMs);
   const calls = await trx.selectFrom('card_cvv_unblock_calls').select('called_at')
-    .where('member_id', '=', caller.memberId).where('called_at', '>', since).orderBy('called_at').execute();
+    .where('member_id', '=', caller.memberId).where('called_at', '>', since).where('called_at', '<=', ahead).orderBy('called_at').execute();
   if (calls.length >= cvvUnblockPerHour) {
     const oldest = new Date(calls[calls.length - cvvUnblockPerHour]!.called_at).getTime();
     const retryAfter = Math.max(1, Math.ceil((oldest + cvvWindowMs - now.getTime()) / 1000));
     throw new ApiError('rate_limited', undefined, { retry_after: retryAfter }, { 'retry-after': String(retryAfter) });
   }
   await trx.insertInto('card_cvv_unblock_calls').values({ member_id: caller.memberId, called_at: now }).execute();
-  await trx.deleteFrom('card_cvv_unblock_calls').where('member_id', '=', caller.memberId).where('called_at', '<=', since).execute();
+  await trx.deleteFrom('card_cvv_unblock_calls').where('member_id', '=', caller.memberId)
+    .where((eb) => eb.or([eb('called_at', '<=', since), eb('called_at', '>', ahead)])).execute();
   const card = await findCard(trx, caller, id, true);
   if (!card) throw new ApiError('not_found', 'No such card.');
   if (terminal.has(card.status)) throw new ApiError('state_invalid', `The card is ${card.status}.`);

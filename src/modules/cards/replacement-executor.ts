@@ -7,10 +7,11 @@
  *   requested ─prepare─▶ processing/prepared ─issuer issues─▶ processing/issued ─issuer cancels─▶ completed
  *        └──────────────────┴─ refused ─▶ failed (reserved fees released)
  *
- * prepare: security reasons freeze the card, reserve the fees (available → frozen in a source
- * asset) and return the card's balance to available; non-security reasons void the inventory row
- * (no fees). The issuer calls are idempotent by our ids (`crp_…`, `crp_…:cancel`): a timeout or 5xx
- * is never taken as a refusal; the same call is made again later (backoff on the merchant's clock).
+ * prepare: security reasons freeze the card and return its balance to available first, then
+ * reserve the fees (available → frozen in a source asset); fees the member cannot pay fail the
+ * replacement with the card left frozen. Non-security reasons void the inventory row (no fees).
+ * The issuer calls are idempotent by our ids (`crp_…`, `crp_…:cancel`): a timeout or 5xx is never
+ * taken as a refusal; the same call is made again later (backoff on the merchant's clock).
  * Run by its job, its timed process (the sandbox clock advance) and the lifecycle ticker; a lease
  * keeps two of them off one replacement.
  */
@@ -79,7 +80,15 @@ async function advance(ctx: ServiceContext, r: CardReplacementRow): Promise<Card
   throw new Error(`cards: replacement ${r.id} is ${r.status} at step ${r.step}`);
 }
 
-/** Step 1, one transaction: the state machine, the fees reserved, the card frozen, its balance returned (security); the inventory row voided (non-security). */
+/**
+ * Step 1, one transaction. Security reasons stop the card first, whatever follows: frozen, its
+ * balance returned to available, its pending top-ups failed; then the fees are reserved from
+ * available as it stands after that (the spec's order: "card frozen, balance refunded to available
+ * balance, then ... fees charged"; the returned balance pays only if the card currency is itself a
+ * source asset, no conversion). Fees the member cannot pay fail the replacement with the card left
+ * frozen (a security reason was given: the card must not spend again). Non-security reasons void
+ * the inventory row and return the balance (no fees).
+ */
 async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promise<CardReplacementRow> {
   const cardId = (await trx.selectFrom('card_replacements').select('card_id').where('id', '=', id).executeTakeFirstOrThrow()).card_id;
   const card = await lockCard(trx, cardId);
@@ -88,6 +97,14 @@ async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promise<CardR
   const now = await ctx.clock.now(trx, callOf(r));
   const problem = replacementStartProblem(card, r.security);
   if (problem) return fail(ctx, trx, r, problem, now);
+  const reference = { type: replacementReferenceType, id: r.id };
+  let returned = 0n;
+  if (r.security) {
+    await trx.updateTable('cards').set({ frozen_at: card.frozen_at ?? now, updated_at: now }).where('id', '=', card.id).execute();
+    returned = await returnCardBalance(trx, card, reference, now);
+    // The card ends with this replacement or stays frozen: top-ups not yet sent to the issuer fail, their freeze back.
+    await failPendingTopUps(trx, card.id, 'card_frozen');
+  }
   const product = (await productBySeq(trx, card.environment, card.product_seq))!;
   const fees = replacementFees({ replacementFee: minorFromDb(product.replacement_fee), postageFee: minorFromDb(product.postage_fee), formFactor: card.form_factor }, r.security);
   const cardScale = await scaleOf(trx, card.currency);
@@ -101,18 +118,20 @@ async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promise<CardR
   const total = (a: string) => inAsset.get(a)!.replacement + inAsset.get(a)!.postage;
   const feeAsset = fees.replacement + fees.postage === 0n ? null
     : replacementFeeAsset(application.source_asset, product.source_assets, (a) => inAsset.has(a) && inAsset.get(a)!.available >= total(a));
-  if (fees.replacement + fees.postage > 0n && !feeAsset) return fail(ctx, trx, r, 'insufficient_balance', now);
+  // Security: the card stays frozen, its balance returned (recorded on the replacement). Non-security has no fees.
+  if (fees.replacement + fees.postage > 0n && !feeAsset) return fail(ctx, trx, r, 'insufficient_balance', now, returned);
   if (feeAsset) {
     await postEntry(trx, {
       environment: r.environment, merchantId: r.merchant_id, kind: lifecycleEntryKinds.replacementFeeFreeze, referenceType: replacementReferenceType,
       referenceId: r.id, asset: feeAsset, lines: feeFreezeLines({ memberId: r.member_id, merchantId: r.merchant_id, fee: total(feeAsset) }),
     });
   }
-  if (r.security) await trx.updateTable('cards').set({ frozen_at: card.frozen_at ?? now, updated_at: now }).where('id', '=', card.id).execute();
-  else await trx.updateTable('cards').set({ inventory_status: 'voided', updated_at: now }).where('id', '=', card.id).execute();
-  const returned = await returnCardBalance(trx, card, { type: replacementReferenceType, id: r.id }, now);
-  // The card ends with this replacement: top-ups not yet sent to the issuer fail, their freeze back.
-  await failPendingTopUps(trx, card.id, r.security ? 'card_frozen' : 'card_replacing');
+  if (!r.security) {
+    await trx.updateTable('cards').set({ inventory_status: 'voided', updated_at: now }).where('id', '=', card.id).execute();
+    returned = await returnCardBalance(trx, card, reference, now);
+    // The card ends with this replacement: top-ups not yet sent to the issuer fail, their freeze back.
+    await failPendingTopUps(trx, card.id, 'card_replacing');
+  }
   const verdict = replacementTransition(r.status, 'start');
   if (verdict.kind !== 'move') throw new Error(`cards: replacement ${r.id} cannot start from ${r.status}`);
   const updated = await trx.updateTable('card_replacements').set({
@@ -124,8 +143,12 @@ async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promise<CardR
   return updated;
 }
 
-/** Fails a replacement: reserved fees back to available, a voided inventory row restored; a frozen card stays frozen (a security reason was given). */
-async function fail(ctx: ServiceContext, trx: Trx, r: CardReplacementRow, reason: string, now: Date): Promise<CardReplacementRow> {
+/**
+ * Fails a replacement: reserved fees back to available, a voided inventory row restored; a frozen
+ * card stays frozen (a security reason was given). `returned`: what the failing step itself moved
+ * off the card (prepare, security reason, fees unpaid), recorded on the replacement.
+ */
+async function fail(ctx: ServiceContext, trx: Trx, r: CardReplacementRow, reason: string, now: Date, returned?: bigint): Promise<CardReplacementRow> {
   const verdict = replacementTransition(r.status, 'fail');
   if (verdict.kind === 'replay') return r;
   if (verdict.kind === 'refuse') throw new Error(`cards: replacement ${r.id} cannot fail from ${r.status}`);
@@ -141,6 +164,7 @@ async function fail(ctx: ServiceContext, trx: Trx, r: CardReplacementRow, reason
   }
   const updated = await trx.updateTable('card_replacements').set({
     status: verdict.to, status_version: r.status_version + 1, failure_reason: reason, completed_at: now, updated_at: now,
+    ...(returned === undefined ? {} : { returned_amount: returned }),
   }).where('id', '=', r.id).returningAll().executeTakeFirstOrThrow();
   await emitReplacement(trx, updated);
   return updated;
