@@ -58,7 +58,7 @@ describe('card replacement', () => {
     assert.equal(got.security, true);
     assert.equal(await h.available(m, 'USDT'), before);
     assert.equal(await h.onCard(m, card.id), 2500n);
-    assert.equal((await client.cards.get(card.id, { onBehalfOf: m.external })).frozen, false);
+    assert.equal((await client.cards.get(card.id, { onBehalfOf: m.external })).frozen, true, 'a security reason freezes the card with the request');
     // By the merchant principal too; a `crp_`-less id works; another member: 404.
     assert.equal((await client.cards.getReplacement(created.id.slice(4))).id, created.id);
     await expectCode(client.cards.getReplacement(created.id, { onBehalfOf: (await h.member('0')).external }), 'not_found', 404);
@@ -220,6 +220,9 @@ describe('card replacement', () => {
       const usdBefore = await h.available(m, 'USD');
       assert.equal((await client.cards.sandboxAuthorize(card.id, { amount: '1', merchant_name: 'Corner Shop', mcc: '5411' })).approved, true);
       const { id } = await client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external });
+      // Stopped with the answer, not a minute later when the executor runs.
+      const meanwhile = await client.cards.sandboxAuthorize(card.id, { amount: '1', merchant_name: 'Thief Shop', mcc: '5411' });
+      assert.deepEqual([meanwhile.approved, meanwhile.decline_reason], [false, 'card_not_active']);
       await advance();
       const failed = await client.cards.getReplacement(id, { onBehalfOf: m.external });
       assert.equal(failed.status, 'failed');

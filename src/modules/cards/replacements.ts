@@ -57,6 +57,9 @@ export async function createReplacement(ctx: ServiceContext, trx: Transaction<Da
     .onConflict((oc) => oc.column('card_id').where(sql<boolean>`status IN ('requested', 'processing')`).doNothing())
     .returningAll().executeTakeFirst();
   if (!row) throw new ApiError('state_invalid', 'The card already has a replacement in flight.');
+  // A security reason (stolen, number leaked, ...) stops the card at once, in the request's own
+  // transaction: the executor runs a minute later, and a stolen card must not spend meanwhile.
+  if (verdict.security) await trx.updateTable('cards').set({ frozen_at: card.frozen_at ?? now, updated_at: now }).where('id', '=', card.id).execute();
   await enqueue(trx, { kind: replacementJobKind, payload: { replacement_id: row.id }, runAt: nextRunAt, clock: caller, dedupeKey: `${replacementJobKind}:${row.id}`, maxAttempts: replacementJobAttemptsMax });
   await emitReplacement(trx, row);
   return { id: row.id, status: 'requested' as const };
