@@ -263,4 +263,35 @@ describe('deposits, balances and withdrawals', () => {
     const entries = await service.ctx.db.selectFrom('journal_entries').select('id').where('reference_id', '=', w.id).execute();
     assert.equal(entries.length, 2, 'one lock and one confirm');
   });
+
+  it('keeps a disabled asset in both balance lists while money is held in it; nothing held, it leaves them; re-enabled, as before', async () => {
+    const { client } = await newMerchantClient(service);
+    const held = await fundedMember(client, '5.5', 'USDC');
+    const other = await newMerchantClient(service);
+    const emptied = await fundedMember(other.client, '15', 'USDC');
+    const w = (await other.client.withdrawals.create({ asset: 'USDC', network: 'ETHEREUM', address: ETH_ADDR, amount: '10' }, { onBehalfOf: emptied.external })) as any;
+    await other.client.withdrawals.confirm(w.id);
+    const zero = '0.000000';
+    const heldBalance = { asset: 'USDC', available: '5.500000', frozen: zero, withdrawing: zero, earn: zero, card: zero, total: '5.500000' };
+    const heldCustody = { asset: 'USDC', custody: '5.500000', prepaid_available: zero };
+    const emptyBalance = { asset: 'USDC', available: zero, frozen: zero, withdrawing: zero, earn: zero, card: zero, total: zero };
+    const emptyCustody = { asset: 'USDC', custody: zero, prepaid_available: zero };
+    const lists = async () => ({
+      member: await client.balances.list({ onBehalfOf: held.external }),
+      merchant: await client.merchant.balances(),
+      emptiedMember: await other.client.balances.list({ onBehalfOf: emptied.external }),
+      emptiedMerchant: await other.client.merchant.balances(),
+    });
+    const enabled = { member: [heldBalance], merchant: [heldCustody], emptiedMember: [emptyBalance], emptiedMerchant: [emptyCustody] };
+    assert.deepEqual(await lists(), enabled, 'an enabled asset is listed, zero balances too');
+    assert.equal((await admin(service, 'PATCH', '/admin/v1/assets/USDC', { enabled: false })).status, 200);
+    try {
+      assert.deepEqual(await lists(), { member: [heldBalance], merchant: [heldCustody], emptiedMember: [], emptiedMerchant: [] },
+        'money held in a disabled asset stays visible; a disabled asset holding nothing is not listed');
+      await expectCode(client.deposits.create({ member_id: held.external, asset: 'USDC', amount: '1', tx_hash: `0x${randomUUID()}` }), 'asset_not_allowed');
+    } finally {
+      assert.equal((await admin(service, 'PATCH', '/admin/v1/assets/USDC', { enabled: true })).status, 200);
+    }
+    assert.deepEqual(await lists(), enabled);
+  });
 });

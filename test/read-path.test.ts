@@ -17,7 +17,7 @@ describe('balances statement', () => {
     const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: {} as never }) });
     const built = ownerAccountsBuilt(db, 'sandbox', 'member', ['mem_x', 'mem_y']).compile();
     assert.equal(built.sql, ownerAccountsSql);
-    assert.deepEqual(built.parameters, ['sandbox', 'member', true, ['mem_x', 'mem_y']]);
+    assert.deepEqual(built.parameters, ['sandbox', 'member', ['mem_x', 'mem_y']]);
   });
 });
 

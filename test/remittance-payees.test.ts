@@ -133,6 +133,36 @@ describe('remittance payees', () => {
     assert.equal(entities.length, 1, 'one platform-level payee');
   });
 
+  it('a review on the link the member already has records the name mismatch on it (GET and list show it)', async () => {
+    const m = await member();
+    const iban = freshIban();
+    const first = await create(m, { ...sepa, fields: { ...annaFields, 'bank_details.iban': iban } });
+    assert.equal(first.outcome, 'created');
+    assert.equal((await client.remittance.getPayee(first.id, { onBehalfOf: m })).name_mismatch, false);
+    const review = await create(m, { ...sepa, nickname: 'ignored', fields: { ...annaFields, first_name: 'Bob', 'bank_details.iban': iban } });
+    assert.deepEqual([review.id, review.outcome, review.status], [first.id, 'review', 'active'], 'the one link, answered review');
+    const after = await client.remittance.getPayee(first.id, { onBehalfOf: m });
+    assert.equal(after.name_mismatch, true, 'what a review answers is recorded on the link');
+    assert.equal(after.outcome, 'created', 'the link was made by the first request');
+    assert.equal(after.holder_name, 'Anna Müller', 'a payee\'s details are not edited by a create');
+    assert.equal(after.nickname, null);
+    const listed = (await client.request<any>({ method: 'GET', path: '/v1/remit/payees', onBehalfOf: m })).data;
+    assert.deepEqual(listed.map((p: any) => [p.id, p.name_mismatch]), [[first.id, true]]);
+    // A later matching name links again; the recorded mismatch stays.
+    const again = await create(m, { ...sepa, fields: { ...annaFields, 'bank_details.iban': iban } });
+    assert.deepEqual([again.id, again.outcome], [first.id, 'linked']);
+    assert.equal((await client.remittance.getPayee(first.id, { onBehalfOf: m })).name_mismatch, true);
+    // Two names at once for a new account: one creates, the other is a review recorded on the same link.
+    const iban2 = freshIban();
+    const both = await Promise.all([
+      create(m, { ...sepa, fields: { ...annaFields, 'bank_details.iban': iban2 } }, randomUUID()),
+      create(m, { ...sepa, fields: { ...annaFields, first_name: 'Bob', 'bank_details.iban': iban2 } }, randomUUID()),
+    ]);
+    assert.equal(both[0].id, both[1].id);
+    assert.deepEqual(both.map((r) => r.outcome).sort(), ['created', 'review']);
+    assert.equal((await client.remittance.getPayee(both[0].id, { onBehalfOf: m })).name_mismatch, true);
+  });
+
   it('accepts the aliases country, method, clearing, entity', async () => {
     const m = await member();
     const res = await create(m, { country: 'GB', currency: 'GBP', method: 'LOCAL', clearing: 'FPS', entity: 'INDIVIDUAL', fields: { ...gbFields, 'bank_details.account_number': String(Math.floor(1e7 + Math.random() * 8e7)) } });

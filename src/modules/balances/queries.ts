@@ -29,24 +29,28 @@ interface BalanceRow {
   owner_id: string;
   asset: string;
   scale: number;
+  /** The asset's `enabled`: a disabled asset is listed only while the owner holds some of it. */
+  enabled: boolean;
   bucket: string;
   balance: string;
 }
 
 /**
- * The accounts of enabled assets of many owners of one type, in no order (`byAsset` sorts; an
- * `order by` made PostgreSQL's generic plan scan every owner's accounts for the index order). The
+ * The accounts of many owners of one type, in every asset (enabled or not: `listed` decides), in
+ * no order (`byAsset` sorts; an `order by` made PostgreSQL's generic plan scan every owner's
+ * accounts for the index order). No filter on `assets`: the asset's `enabled` comes with its scale,
+ * so the statement and its plan stay those of the hot read (docs/performance.md). The
  * statement is written once, not built per call: the member's balances are the hot authenticated
  * read (issue 16), and building and compiling the query with Kysely's builder cost ~15 % of that
  * request's CPU. The text is what the builder produces (a test compares them), and it takes the
  * owners as an array so that the reads of one turn of the event loop share it (`readRowsByKey`).
  */
-const ownerAccountsSql = 'select "a"."owner_id", "a"."asset", "s"."scale", "a"."bucket", "a"."balance" from "ledger_accounts" as "a" '
+const ownerAccountsSql = 'select "a"."owner_id", "a"."asset", "s"."scale", "s"."enabled", "a"."bucket", "a"."balance" from "ledger_accounts" as "a" '
   + 'inner join "assets" as "s" on "s"."code" = "a"."asset" '
-  + 'where "a"."environment" = $1 and "a"."owner_type" = $2 and "s"."enabled" = $3 and "a"."owner_id" = any($4::text[])';
+  + 'where "a"."environment" = $1 and "a"."owner_type" = $2 and "a"."owner_id" = any($3::text[])';
 
 function ownerAccounts(db: Db, environment: Environment, ownerType: 'member' | 'merchant', ownerId: string): Promise<BalanceRow[]> {
-  return readRowsByKey<BalanceRow>(db, ownerAccountsSql, [environment, ownerType, true], ownerId, 'owner_id');
+  return readRowsByKey<BalanceRow>(db, ownerAccountsSql, [environment, ownerType], ownerId, 'owner_id');
 }
 
 /** The same statement through the query builder (a test compares the two). */
@@ -54,20 +58,21 @@ export function ownerAccountsBuilt(db: Db, environment: Environment, ownerType: 
   return db
     .selectFrom('ledger_accounts as a')
     .innerJoin('assets as s', 's.code', 'a.asset')
-    .select(['a.owner_id', 'a.asset', 's.scale', 'a.bucket', 'a.balance'])
+    .select(['a.owner_id', 'a.asset', 's.scale', 's.enabled', 'a.bucket', 'a.balance'])
     .where('a.environment', '=', environment)
     .where('a.owner_type', '=', ownerType)
-    .where('s.enabled', '=', true)
     .where('a.owner_id', '=', sql<string>`any(${ownerIds}::text[])`);
 }
 
 export { ownerAccountsSql };
 
+interface AssetGroup { asset: string; scale: number; enabled: boolean; buckets: Map<string, bigint> }
+
 /** Rows grouped by asset, in code order, as bucket → minor units. */
-function byAsset(rows: BalanceRow[]): Array<{ asset: string; scale: number; buckets: Map<string, bigint> }> {
-  const out = new Map<string, { asset: string; scale: number; buckets: Map<string, bigint> }>();
+function byAsset(rows: BalanceRow[]): AssetGroup[] {
+  const out = new Map<string, AssetGroup>();
   for (const row of rows) {
-    const group = out.get(row.asset) ?? { asset: row.asset, scale: row.scale, buckets: new Map<string, bigint>() };
+    const group = out.get(row.asset) ?? { asset: row.asset, scale: row.scale, enabled: row.enabled, buckets: new Map<string, bigint>() };
     // A card's accounts (`card:crd_…`, `card_held:crd_…`) add up to the member's `card` bucket.
     const bucket = baseBucket(row.bucket) === 'card_held' ? 'card' : baseBucket(row.bucket);
     group.buckets.set(bucket, (group.buckets.get(bucket) ?? 0n) + minorFromDb(row.balance));
@@ -76,9 +81,20 @@ function byAsset(rows: BalanceRow[]): Array<{ asset: string; scale: number; buck
   return [...out.values()].sort((a, b) => (a.asset < b.asset ? -1 : a.asset > b.asset ? 1 : 0));
 }
 
-/** Every enabled asset the member has any account in. */
+/**
+ * Which assets a balance list shows: every enabled asset the owner has an account in (zero
+ * balances too), and a disabled one while any balance the list shows is not zero. Disabling an
+ * asset stops new business in it, never hides money still held (docs/ledger.md, "Balances").
+ */
+function listed(group: AssetGroup, shown: readonly string[]): boolean {
+  return group.enabled || shown.some((b) => (group.buckets.get(b) ?? 0n) !== 0n);
+}
+
+const merchantShown = ['custody', 'prepaid'] as const;
+
+/** Every enabled asset the member has any account in, and every disabled one it still holds some of. */
 export async function memberBalances(db: Db, environment: Environment, memberId: string): Promise<MemberBalance[]> {
-  const groups = byAsset(await ownerAccounts(db, environment, 'member', memberId));
+  const groups = byAsset(await ownerAccounts(db, environment, 'member', memberId)).filter((g) => listed(g, memberBuckets));
   return groups.map(({ asset, scale, buckets }) => {
     const get = (b: MemberBucket) => buckets.get(b) ?? 0n;
     const total = memberBuckets.reduce((sum, b) => sum + get(b), 0n);
@@ -94,9 +110,9 @@ export async function memberBalances(db: Db, environment: Environment, memberId:
   });
 }
 
-/** Every enabled asset the merchant has any account in: custody and prepaid. */
+/** Every enabled asset the merchant has any account in, and every disabled one it still holds custody or prepaid of. */
 export async function merchantBalances(db: Db, environment: Environment, merchantId: string): Promise<MerchantBalance[]> {
-  const groups = byAsset(await ownerAccounts(db, environment, 'merchant', merchantId));
+  const groups = byAsset(await ownerAccounts(db, environment, 'merchant', merchantId)).filter((g) => listed(g, merchantShown));
   return groups.map(({ asset, scale, buckets }) => ({
     asset,
     custody: formatAmount(buckets.get('custody') ?? 0n, scale),

@@ -140,7 +140,7 @@ export async function createPayee(trx: Transaction<Database>, caller: MemberCall
   });
   const outcome: PayeeOutcome = created ? 'created' : entity.holder_fingerprint === holderFp ? 'linked' : 'review';
   const nickname = nicknameOf(input.nickname) ?? null;
-  const linked = await trx
+  const insert = trx
     .insertInto('remit_payees')
     .values({
       merchant_id: caller.merchantId,
@@ -161,12 +161,20 @@ export async function createPayee(trx: Transaction<Database>, caller: MemberCall
       name_checked_at: null,
       updated_at: now,
       unlinked_at: null,
-    })
-    // One active link per member and payee: a concurrent request (another key) finds the first.
-    // The predicate is a literal: PostgreSQL infers a partial unique index only from a constant, not a bound parameter.
-    .onConflict((oc) => oc.columns(['member_id', 'entity_id']).where('status', '=', sql.lit('active')).doNothing())
+    });
+  // One active link per member and payee: a concurrent request (another key) finds the first.
+  // The predicate is a literal: PostgreSQL infers a partial unique index only from a constant, not a bound parameter.
+  // A review is recorded on the link the member already has (spec "Payee outcome": the link is
+  // made and a name mismatch is recorded): `name_mismatch` set, in this statement. The link's
+  // `outcome` (how it was made), holder name and fields stay: a payee's details are not edited.
+  const linked = await (outcome === 'review'
+    ? insert.onConflict((oc) => oc.columns(['member_id', 'entity_id']).where('status', '=', sql.lit('active'))
+      .doUpdateSet({ name_mismatch: true, updated_at: now })
+      .where('remit_payees.name_mismatch', '=', false))
+    : insert.onConflict((oc) => oc.columns(['member_id', 'entity_id']).where('status', '=', sql.lit('active')).doNothing()))
     .returning('seq')
     .executeTakeFirst();
+  // Nothing inserted or updated: the member's link exists (and already records any mismatch).
   const seq = linked?.seq ?? (await trx
     .selectFrom('remit_payees').select('seq')
     .where('member_id', '=', caller.memberId).where('entity_id', '=', entity.id).where('status', '=', 'active')
