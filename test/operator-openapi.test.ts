@@ -99,6 +99,11 @@ describe('GET /admin/v1/openapi.json', () => {
     }
   });
 
+  test('a body the route declares optional is not required: approving a key takes none', () => {
+    assert.equal(doc.paths['/admin/v1/api-keys/{id}/approve'].post.requestBody.required, false);
+    assert.equal(doc.paths['/admin/v1/api-keys/{id}/rotate'].post.requestBody.required, true);
+  });
+
   test('the public document names no operator path', async () => {
     const res = await fetch(`${service.publicUrl}/v1/openapi.json`);
     const publicDoc = (await res.json()) as Json;

@@ -116,6 +116,32 @@ describe('authentication and keys', () => {
     assert.deepEqual(sandbox.scopes, ['deposits:write']);
   });
 
+  it('approves every pending scope when the approval has no body at all, as when it is {}', async () => {
+    const merchantId = await createMerchant(service);
+    const approve = async (keyId: string, body?: string) => {
+      const res = await fetch(`${service.adminUrl}/admin/v1/api-keys/${keyId}/approve`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${service.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body }),
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    for (const body of [undefined, '', '{}']) {
+      const prod = await createKey(service, merchantId, { environment: 'production', scopes: ['members:write', 'deposits:write', 'cards:secure'] });
+      const approved = await approve(prod.keyId, body);
+      assert.equal(approved.status, 200, `${JSON.stringify(body)}: ${JSON.stringify(approved.body)}`);
+      assert.deepEqual(approved.body.scopes.sort(), ['cards:secure', 'deposits:write', 'members:write'], JSON.stringify(body));
+      assert.deepEqual(approved.body.pending_scopes, []);
+    }
+    // A body that is there must still be an object.
+    const prod = await createKey(service, merchantId, { environment: 'production', scopes: ['deposits:write'] });
+    for (const body of ['null', '[]', '"x"']) {
+      const refused = await approve(prod.keyId, body);
+      assert.equal(refused.status, 400, body);
+      assert.equal(refused.body.code, 'invalid_request', body);
+    }
+  });
+
   it('refuses a production key without an IP allow-list', async () => {
     const merchantId = await createMerchant(service);
     const res = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/api-keys`, { environment: 'production', scopes: ['members:write'] });

@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { signRequest } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { allErrorCodes, errorStatus, errorType } from '../src/platform/errors.js';
@@ -109,5 +110,71 @@ describe('errors and the request pipeline', () => {
     assert.equal(res.statusCode, 403);
     assert.equal(res.json().code, 'insufficient_scope');
     await app.close();
+  });
+});
+
+describe('a request that reaches the listener while it closes', () => {
+  /** The HTTP/1.1 answers read from one connection, in order. */
+  function answersIn(raw: Buffer): Array<{ status: number; headers: Record<string, string>; body: any }> {
+    const answers = [];
+    let rest = raw;
+    while (rest.length > 0) {
+      const end = rest.indexOf('\r\n\r\n');
+      if (end < 0) break;
+      const [statusLine = '', ...lines] = rest.subarray(0, end).toString('latin1').split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines) headers[line.slice(0, line.indexOf(':')).trim().toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+      const length = Number(headers['content-length'] ?? 0);
+      const text = rest.subarray(end + 4, end + 4 + length).toString('utf8');
+      answers.push({ status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(text) });
+      rest = rest.subarray(end + 4 + length);
+    }
+    return answers;
+  }
+
+  it('answers 503 with the envelope (retry with the same key), X-Request-Id and Connection: close', async () => {
+    const service = await startTestService();
+    let closing: Promise<void> | undefined;
+    try {
+      const { client, creds } = await newMerchantClient(service);
+      const token = await client.getToken();
+      const host = new URL(baseUrlFor(service, creds.environment)).host;
+      const post = (externalId: string) => {
+        const body = JSON.stringify({ external_member_id: externalId });
+        const timestamp = String(Math.floor(Date.now() / 1000));
+        const nonce = randomUUID();
+        const signature = signRequest({ method: 'POST', pathWithQuery: '/v1/members', timestamp, nonce, rawBody: body, signingKey: creds.signingKey });
+        return `POST /v1/members HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`
+          + `x-idempotency-key: ${randomUUID()}\r\nx-timestamp: ${timestamp}\r\nx-nonce: ${nonce}\r\nx-signature: ${signature}\r\n\r\n${body}`;
+      };
+      const socket = connect(Number(new URL(service.publicUrl).port), '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      const ended = new Promise<void>((resolve, reject) => {
+        socket.on('close', () => resolve());
+        socket.on('error', reject);
+      });
+      // The first request is under way when the close begins: its body is not all there yet.
+      const first = post('before-close');
+      socket.write(first.slice(0, -5));
+      await new Promise((r) => setTimeout(r, 500));
+      closing = service.close();
+      while (service.publicApp.server.listening) await new Promise((r) => setTimeout(r, 5));
+      // The rest of it, and a second request on the same connection.
+      socket.write(first.slice(-5) + post('while-closing'));
+      await ended;
+      const [a, b, ...more] = answersIn(Buffer.concat(chunks));
+      assert.equal(more.length, 0);
+      assert.equal(a?.status, 201, JSON.stringify(a?.body));
+      assert.equal(b?.status, 503, JSON.stringify(b?.body));
+      assert.equal(b.body.code, 'api_error');
+      assert.equal(b.body.type, 'api_error');
+      assert.match(b.body.message, /shutting down/);
+      assert.match(b.headers['x-request-id'] ?? '', /^req_/);
+      assert.equal(b.body.request_id, b.headers['x-request-id']);
+      assert.equal(b.headers.connection, 'close');
+    } finally {
+      await (closing ?? service.close());
+    }
   });
 });

@@ -3,7 +3,23 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { RunningService } from '../src/server.js';
+import { routeKeys } from '../src/platform/route-access.js';
 import { newMerchantClient, startTestService } from './support/service.js';
+
+describe('a route\'s keys, worked out at registration', () => {
+  it('the endpoint: the pattern with the decoded parameters put back, each encoded as one segment', () => {
+    const topup = routeKeys('POST', '/v1/cards/:id/topups/:topup_id', true);
+    assert.equal(topup.rateBucket, 'orders');
+    assert.equal(topup.endpoint!({ id: 'crd_1', topup_id: 'ctu_2' }), 'POST /v1/cards/crd_1/topups/ctu_2');
+    assert.equal(topup.endpoint!({ id: 'a/b c', topup_id: 'x' }), 'POST /v1/cards/a%2Fb%20c/topups/x');
+    const deposits = routeKeys('POST', '/v1/deposits', true);
+    assert.deepEqual([deposits.rateBucket, deposits.endpoint!({})], ['deposits', 'POST /v1/deposits']);
+    assert.equal(routeKeys('POST', '/v1/members/:id/suspend', true).rateBucket, 'members_write');
+    assert.equal(routeKeys('GET', '/v1/members/:id', false).rateBucket, 'reads');
+    assert.equal(routeKeys('GET', '/v1/members/:id', false).endpoint, undefined, 'built only for routes that take a key');
+    assert.throws(() => routeKeys('POST', '/v1/files/*', true), /plain :name parameters/);
+  });
+});
 
 describe('idempotency', () => {
   let service: RunningService;
@@ -88,6 +104,55 @@ describe('idempotency', () => {
     const original = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'k1' }, idempotencyKey: key });
     assert.equal(original.headers['x-idempotent-replay'], 'true');
     assert.equal(original.status, 201);
+  });
+
+  it('one endpoint for every spelling of a path: the router decodes it, and so does the key\'s record', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const key = randomUUID();
+    const body = { external_member_id: 'spelled' };
+    const first = await client.requestRaw({ method: 'POST', path: '/v1/%6dembers', body, idempotencyKey: key });
+    assert.equal(first.status, 201, first.rawBody);
+    for (const path of ['/v1/members', '/v1/%6D%65mbers']) {
+      const again = await client.requestRaw({ method: 'POST', path, body, idempotencyKey: key });
+      assert.equal(again.status, 201, `${path}: ${again.rawBody}`);
+      assert.equal(again.headers['x-idempotent-replay'], 'true', path);
+      assert.deepEqual(again.body, first.body, path);
+    }
+    assert.equal(await countMembers(merchantId, 'spelled'), 1);
+    // Stored as the path the SDK sends: records written before and after agree.
+    const stored = await service.ctx.db.selectFrom('idempotency_keys').select('endpoint').where('merchant_id', '=', merchantId).where('key', '=', key).executeTakeFirstOrThrow();
+    assert.equal(stored.endpoint, 'POST /v1/members');
+
+    // With a parameter: the decoded value is the endpoint's (an escaped id is the same member), another id is another endpoint.
+    const other = await client.members.create({ external_member_id: 'spelled-2' });
+    const id = first.body.id as string;
+    const suspendKey = randomUUID();
+    const suspended = await client.requestRaw({ method: 'POST', path: `/v1/members/%${id.charCodeAt(0).toString(16)}${id.slice(1)}/suspend`, idempotencyKey: suspendKey });
+    assert.equal(suspended.status, 200, suspended.rawBody);
+    const replay = await client.requestRaw({ method: 'POST', path: `/v1/members/${id}/suspend`, idempotencyKey: suspendKey });
+    assert.equal(replay.headers['x-idempotent-replay'], 'true', replay.rawBody);
+    const otherMember = await client.requestRaw({ method: 'POST', path: `/v1/members/${other.id}/suspend`, idempotencyKey: suspendKey });
+    assert.equal(otherMember.status, 409);
+    assert.equal(otherMember.body.code, 'idempotency_key_reused');
+    // An escaped slash stays inside its segment: `a%2Fb` is not the path a/b.
+    const slashKey = randomUUID();
+    const slashed = await client.requestRaw({ method: 'POST', path: '/v1/members/x%2Fy/suspend', idempotencyKey: slashKey });
+    assert.equal(slashed.status, 404, slashed.rawBody);
+    const slashStored = await service.ctx.db.selectFrom('idempotency_keys').select('endpoint').where('merchant_id', '=', merchantId).where('key', '=', slashKey).executeTakeFirstOrThrow();
+    assert.equal(slashStored.endpoint, 'POST /v1/members/x%2Fy/suspend');
+  });
+
+  it('a deposit (a grouped write) sent as /v1/deposits and as /v1/%64eposits is one endpoint', async () => {
+    const { client } = await newMerchantClient(service);
+    const member = await client.members.create({ external_member_id: 'spelled-deposit' });
+    const key = randomUUID();
+    const body = { member_id: member.id, asset: 'USDT', amount: '1', tx_hash: `0x${randomUUID().replace(/-/g, '')}` };
+    const first = await client.requestRaw({ method: 'POST', path: '/v1/deposits', body, idempotencyKey: key });
+    assert.equal(first.status, 201, first.rawBody);
+    const escaped = await client.requestRaw({ method: 'POST', path: '/v1/%64eposits', body, idempotencyKey: key });
+    assert.equal(escaped.status, 201, escaped.rawBody);
+    assert.equal(escaped.headers['x-idempotent-replay'], 'true');
+    assert.deepEqual(escaped.body, first.body);
   });
 
   it('keys are per merchant: another merchant may use the same key', async () => {

@@ -1,5 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { RunningService } from '../src/server.js';
 import { decide } from '../src/platform/rate-limit.js';
@@ -63,6 +64,28 @@ describe('rate limits over HTTP', () => {
     assert.equal(read.body.code, 'member_not_found');
     const other = await b.client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'rl' } });
     assert.equal(other.status, 201);
+  });
+
+  it('charges every spelling of a path to the bucket of the route it reaches', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    // No request of the merchant before: the process reads these windows from the table at its first hit.
+    const member = { id: `mem_${randomUUID()}` };
+    await awayFromMinuteEdge();
+    // The deposits (60) and member-write (300) quotas of this minute already spent; orders (120) untouched.
+    for (const [bucket, hits] of [['deposits', 60], ['members_write', 300]] as const) {
+      await sql`INSERT INTO rate_limit_windows (subject, bucket, window_start, hits) VALUES (${`${merchantId}:sandbox`}, ${bucket}, ${minute()}, ${hits})`.execute(service.ctx.db);
+    }
+    const deposit = () => ({ member_id: member.id, asset: 'USDT', amount: '1', tx_hash: `0x${randomUUID().replace(/-/g, '')}` });
+    for (const path of ['/v1/deposits', '/v1/%64eposits', '/v1/%64%65%70%6F%73%69%74%73', '/v1/deposit%73?x=1']) {
+      const res = await client.requestRaw({ method: 'POST', path, body: deposit() });
+      assert.equal(res.status, 429, `${path}: ${res.rawBody}`);
+      assert.equal(res.body.code, 'rate_limited', path);
+    }
+    for (const path of ['/v1/%6dembers', `/v1/%6Dembers/${member.id}/suspend`, `/v1/m%65mbers/${member.id}/sessions/revoke`]) {
+      const res = await client.requestRaw({ method: 'POST', path, body: path.endsWith('members') ? { external_member_id: 'spelled-2' } : undefined });
+      assert.equal(res.status, 429, `${path}: ${res.rawBody}`);
+      assert.equal(res.body.code, 'rate_limited', path);
+    }
   });
 
   it('counts requests so that exactly the quota passes in a window', async () => {

@@ -199,7 +199,9 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
     ...(ctx.logger === false ? {} : { childLoggerFactory: requestLogger }),
     trustProxy: options.trustProxy ?? false,
     bodyLimit: ctx.config.bodyLimitBytes,
-    return503OnClosing: true,
+    // Requests that reach a closing listener (on a connection still open) are answered by the
+    // first hook below, with the envelope and the request id, not by Fastify's bare 503.
+    return503OnClosing: false,
     routerOptions: { maxParamLength: pathParamLengthMax },
     frameworkErrors,
     clientErrorHandler,
@@ -208,11 +210,18 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
   app.setSerializerCompiler(serializerCompiler);
   installBodyParsing(app);
   installErrorHandling(app, ctx.mapDomainError);
-  // First of every listener's hooks: the request id header, then text no later step may see.
-  // Callback style: synchronous work needs no promise per request. (The latency is Fastify's
-  // `reply.elapsedTime`, from the request's start: no clock read of our own.)
+  // Set when the listener starts to close (Fastify's own flag is not public): one boolean per request.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  // First of every listener's hooks: the request id header, a listener closing, then text no later
+  // step may see. Callback style: synchronous work needs no promise per request. (The latency is
+  // Fastify's `reply.elapsedTime`, from the request's start: no clock read of our own.)
   app.addHook('onRequest', (req, reply, done) => {
     void reply.header('x-request-id', req.id);
+    if (closing) return refuseWhileClosing(req, reply);
     try {
       refuseUnsafeText(req);
     } catch (err) {
@@ -221,6 +230,16 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
     done();
   });
   return app;
+}
+
+/**
+ * A request that arrives while the listener closes (on a keep-alive connection that was busy when
+ * the close began): not run, 503 with the envelope (`api_error`: retry, with the same key) and
+ * `Connection: close`, so the client's next try opens a connection to a listener still serving.
+ */
+function refuseWhileClosing(req: FastifyRequest, reply: FastifyReply): void {
+  const body = new ApiError('api_error', 'The service is shutting down; the request was not run. Retry it, with the same idempotency key.').body(req.id);
+  void reply.code(503).header('connection', 'close').send(body);
 }
 
 export type RouteModule = (app: AppInstance, ctx: ServiceContext) => Promise<void>;

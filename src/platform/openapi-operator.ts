@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import fastifySwagger from '@fastify/swagger';
 import type { FastifySchema } from 'fastify';
+import { Type } from 'typebox';
 import type { AppInstance } from './app-instance.js';
 import type { ErrorCode } from './errors.js';
 import { errorResponse, errorSchema, errorsByStatus } from './openapi-access.js';
@@ -33,7 +34,9 @@ export function operatorErrorCodes(access: OperatorAccess, validatesInput: boole
 }
 
 function describeOperatorOperation(method: string, path: string, op: Json): Json {
-  const { [routeKey]: note, ...rest } = op as Json & { [routeKey]?: { access: OperatorAccess; validatesInput: boolean } };
+  const { [routeKey]: note, ...rest } = op as Json & { [routeKey]?: { access: OperatorAccess; validatesInput: boolean; bodyOptional: boolean } };
+  // A body declared optional may be left out (route.ts reads none as `{}`).
+  if (note?.bodyOptional && rest.requestBody) rest.requestBody = { ...rest.requestBody, required: false };
   const responses: Json = { ...(rest.responses ?? {}) };
   if (note) {
     for (const [status, codes] of errorsByStatus(operatorErrorCodes(note.access, note.validatesInput))) {
@@ -100,7 +103,8 @@ export function registerOperatorOpenApi(app: AppInstance): void {
       const base = (schema ?? {}) as FastifySchema;
       if (!url.startsWith('/admin/v1/') || !access) return { schema: { ...base, hide: true }, url };
       const validatesInput = !!(base.body || base.querystring || base.params || base.headers);
-      return { schema: { ...base, [routeKey]: { access, validatesInput } } as FastifySchema, url };
+      const bodyOptional = base.body !== undefined && Type.IsOptional(base.body);
+      return { schema: { ...base, [routeKey]: { access, validatesInput, bodyOptional } } as FastifySchema, url };
     },
     transformObject: (documentObject) => finishOperatorDocument((documentObject as { openapiObject: Json }).openapiObject) as any,
   });

@@ -6,7 +6,9 @@ export const pageSizeMax = 100;
 
 export const PageQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, description: `default ${pageSizeDefault}, at most ${pageSizeMax} (larger values are capped)` })),
-  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'the previous page\'s next_cursor; an unreadable cursor restarts from the first page' })),
+  // No length bound: a cursor that cannot be read, however long, restarts from the first page
+  // (the reference's rule), never 400. The request line's own limit (16 KiB of headers) bounds it.
+  cursor: Type.Optional(Type.String({ description: 'the previous page\'s next_cursor; an unreadable cursor restarts from the first page' })),
 });
 
 export const listEnvelope = <T extends Parameters<typeof Type.Array>[0]>(item: T) =>

@@ -8,7 +8,7 @@ import { ApiError } from './errors.js';
 import { beginIdempotency, isKeyShape, matchStored, requestHash, sendReplay, storeAfterResponse } from './idempotency.js';
 import { configuredKey } from './keys.js';
 import type { NonceUse } from './nonces.js';
-import { isSignedRoute, rateBucketFor, rateLimitsPerMinute, type RouteAccess } from './route-access.js';
+import { isSignedRoute, rateLimitsPerMinute, routeKeys, type RateBucket, type RouteAccess, type RouteKeys } from './route-access.js';
 import { hasScope } from './scopes.js';
 import { verifySignature } from './signing.js';
 import type { ResolvedMember } from './request-context.js';
@@ -56,9 +56,14 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
     if (access.scope === 'public' && !access.sandboxOnly) return;
     route.onRequest = [authenticateRequest, ...hooksOf(route.onRequest)] as typeof route.onRequest;
     if (access.scope === 'public') return;
-    // Reads that are neither signed nor keyed (GET /v1/balances) skip the step, and its promise.
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const signedOrKeyed = methods.some((m) => isSignedRoute(m, access)) || (access.idempotency ?? 'none') !== 'none';
+    const keyed = (access.idempotency ?? 'none') !== 'none';
+    // The rate bucket and the idempotency endpoint, from the route (never the raw URL), once here.
+    const keys: Record<string, RouteKeys> = {};
+    for (const m of methods) keys[m] = routeKeys(m, route.url, keyed);
+    route.config = { ...route.config, keys };
+    // Reads that are neither signed nor keyed (GET /v1/balances) skip the step, and its promise.
+    const signedOrKeyed = methods.some((m) => isSignedRoute(m, access)) || keyed;
     if (signedOrKeyed) route.preValidation = [signatureAndIdempotency, ...hooksOf(route.preValidation)] as typeof route.preValidation;
     if (access.commit === 'grouped') {
       // A grouped write leaves its nonce to its batch; one whose input is refused never reaches
@@ -88,21 +93,22 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
   /** The steps; a promise only when one of them has to wait for the database. */
   function authenticateSteps(req: FastifyRequest): Promise<void> | undefined {
     req.environment = environmentFromHost(req.headers.host);
-    const access = req.routeOptions.config.access;
+    const routeConfig = req.routeOptions.config;
+    const access = routeConfig.access;
     if (!access) return undefined;
     if (access.sandboxOnly && req.environment !== 'sandbox') throw new ApiError('not_found');
     if (access.scope === 'public') return undefined;
+    const bucket = routeConfig.keys![req.method]!.rateBucket;
     const nowMs = ctx.requestClock();
     const token = bearerFrom(req.headers);
     const held = authenticateHeld(ctx.authCache, token, req.environment, nowMs);
-    if (held) return afterAuthentication(req, access, held, nowMs);
-    return authenticate(db, ctx.authCache, token, req.environment, nowMs).then((auth) => afterAuthentication(req, access, auth, nowMs));
+    if (held) return afterAuthentication(req, access, bucket, held, nowMs);
+    return authenticate(db, ctx.authCache, token, req.environment, nowMs).then((auth) => afterAuthentication(req, access, bucket, auth, nowMs));
   }
 
-  function afterAuthentication(req: FastifyRequest, access: RouteAccess, auth: Authenticated, nowMs: number): Promise<void> | undefined {
+  function afterAuthentication(req: FastifyRequest, access: RouteAccess, bucket: RateBucket, auth: Authenticated, nowMs: number): Promise<void> | undefined {
     // Known from here on: refusals below are logged against the merchant too.
     req.auth = auth;
-    const bucket = rateBucketFor(req.method, req.url.split('?')[0]!);
     const subject = `${auth.merchantId}:${auth.environment}`;
     const limit = rateLimitsPerMinute[bucket] * config.rateLimitScale;
     if (!ctx.rateWindows.hitHeld(subject, bucket, limit, nowMs)) {
@@ -121,12 +127,13 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
   }
 
   async function signatureAndIdempotency(req: FastifyRequest, reply: FastifyReply) {
-    const access = req.routeOptions.config.access;
+    const routeConfig = req.routeOptions.config;
+    const access = routeConfig.access;
     if (!access || !req.auth) return;
     const nonce = verifiedNonce(ctx, req, access);
     let keyRefusal: unknown;
     try {
-      prepareIdempotency(ctx, req, access);
+      prepareIdempotency(ctx, req, access, routeConfig.keys![req.method]!);
     } catch (err) {
       keyRefusal = err;
     }
@@ -260,7 +267,7 @@ function verifiedNonce(ctx: ServiceContext, req: FastifyRequest, access: RouteAc
 }
 
 /** Sets `req.idempotency` for a route that takes a key and got a well-formed one; throws for a missing or malformed key. */
-function prepareIdempotency(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess): void {
+function prepareIdempotency(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess, keys: RouteKeys): void {
   const mode = access.idempotency ?? 'none';
   if (mode === 'none') return;
   const key = header(req, 'x-idempotency-key');
@@ -271,7 +278,7 @@ function prepareIdempotency(ctx: ServiceContext, req: FastifyRequest, access: Ro
   if (!isKeyShape(key)) throw new ApiError('idempotency_key_invalid');
   req.idempotency = {
     key: key.toLowerCase(),
-    endpoint: `${req.method} ${req.url.split('?')[0]}`,
+    endpoint: keys.endpoint!(req.params),
     requestHash: requestHash(req.rawBody, req.body, access.secretBodyFields?.length
       ? { fields: access.secretBodyFields, key: configuredKey(ctx.config, 'idempotency/secret-fields/v1') }
       : undefined),

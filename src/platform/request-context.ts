@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
-import type { RouteAccess } from './route-access.js';
+import type { RouteAccess, RouteKeys } from './route-access.js';
 import type { NonceUse } from './nonces.js';
 
 export interface AuthContext {
@@ -63,5 +63,7 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     access?: RouteAccess;
+    /** Set by the public pipeline when the route is registered (pipeline.ts): its keys, by method. */
+    keys?: Readonly<Record<string, RouteKeys>>;
   }
 }

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { Transaction } from 'kysely';
-import type { Static, TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import type { Database, Environment } from '../db/schema.js';
 import type { ServiceContext } from '../service-context.js';
 import type { ErrorCode } from './errors.js';
@@ -178,18 +178,30 @@ export function mount<I>(
       }
     },
   };
+  // A body declared `Type.Optional(...)` may be left out: no body at all is read as `{}` (its
+  // defaults), where the schema alone would answer 400 "must be object". Only on such routes.
+  const preValidation = [
+    ...(def.schema.body && Type.IsOptional(def.schema.body) ? [absentBodyAsEmpty] : []),
+    ...(def.preValidation ? [def.preValidation] : []),
+  ];
   app.route({
     method,
     url,
     ...(def.config ? { config: def.config } : {}),
     schema: def.schema,
-    ...(def.preValidation ? { preValidation: def.preValidation } : {}),
+    ...(preValidation.length ? { preValidation } : {}),
     handler: async (req: FastifyRequest, reply: FastifyReply): Promise<any> => {
       const result = await handler(input(req, reply, core));
       if (reply.sent || result === (reply as unknown)) return reply;
       return reply.code(core.status).send(result);
     },
   });
+}
+
+/** A route's hook (callback style, no promise): an absent body becomes `{}` before validation. */
+function absentBodyAsEmpty(req: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  if (req.body === undefined) req.body = {};
+  done();
 }
 
 /**
