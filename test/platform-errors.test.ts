@@ -132,7 +132,7 @@ describe('a request that reaches the listener while it closes', () => {
     return answers;
   }
 
-  it('answers 503 with the envelope (retry with the same key), X-Request-Id and Connection: close', async () => {
+  it('answers 500 api_error in the envelope (retry with the same key), X-Request-Id and Connection: close', async () => {
     const service = await startTestService();
     let closing: Promise<void> | undefined;
     try {
@@ -166,7 +166,7 @@ describe('a request that reaches the listener while it closes', () => {
       const [a, b, ...more] = answersIn(Buffer.concat(chunks));
       assert.equal(more.length, 0);
       assert.equal(a?.status, 201, JSON.stringify(a?.body));
-      assert.equal(b?.status, 503, JSON.stringify(b?.body));
+      assert.equal(b?.status, 500, JSON.stringify(b?.body));
       assert.equal(b.body.code, 'api_error');
       assert.equal(b.body.type, 'api_error');
       assert.match(b.body.message, /shutting down/);

@@ -200,7 +200,7 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
     trustProxy: options.trustProxy ?? false,
     bodyLimit: ctx.config.bodyLimitBytes,
     // Requests that reach a closing listener (on a connection still open) are answered by the
-    // first hook below, with the envelope and the request id, not by Fastify's bare 503.
+    // first hook below, with the envelope and the request id, not by Fastify's bare 503 body.
     return503OnClosing: false,
     routerOptions: { maxParamLength: pathParamLengthMax },
     frameworkErrors,
@@ -234,12 +234,13 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
 
 /**
  * A request that arrives while the listener closes (on a keep-alive connection that was busy when
- * the close began): not run, 503 with the envelope (`api_error`: retry, with the same key) and
- * `Connection: close`, so the client's next try opens a connection to a listener still serving.
+ * the close began): not run, `api_error` (500, "retry with same key": the reference's table has no
+ * 503) in the envelope with `Connection: close`, so the client's next try opens a connection to a
+ * listener still serving.
  */
 function refuseWhileClosing(req: FastifyRequest, reply: FastifyReply): void {
-  const body = new ApiError('api_error', 'The service is shutting down; the request was not run. Retry it, with the same idempotency key.').body(req.id);
-  void reply.code(503).header('connection', 'close').send(body);
+  const apiError = new ApiError('api_error', 'The service is shutting down; the request was not run. Retry it, with the same idempotency key.');
+  void reply.code(apiError.status).header('connection', 'close').send(apiError.body(req.id));
 }
 
 export type RouteModule = (app: AppInstance, ctx: ServiceContext) => Promise<void>;
