@@ -214,6 +214,46 @@ describe('cards', () => {
     assert.deepEqual(await activate(m, card.id, { expiry: expiryOf(card), pin: '1234' }), { id: card.id, status: 'active' });
   });
 
+  it('an activation whose card was closed while the issuer was asked does not bring it back', async () => {
+    const m = await member();
+    const card = await physicalCard(m);
+    await client.cards.sandboxShip(card.id);
+    // The issuer answers, then waits: the close lands inside the activation's issuer call.
+    const upstream = service.ctx.upstreams.card as unknown as { activate: (...args: unknown[]) => Promise<unknown> };
+    const original = upstream.activate;
+    let entered!: () => void;
+    const inFlight = new Promise<void>((r) => { entered = r; });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    upstream.activate = async (...args: unknown[]) => {
+      const out = await original.apply(upstream, args);
+      entered();
+      await gate;
+      return out;
+    };
+    try {
+      const key = randomUUID();
+      const body = { expiry: expiryOf(card), pin: '1234' };
+      const challenge = await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key }).then(
+        () => assert.fail('step-up expected'), (err: unknown) => (err as StepUpRequiredError).challengeId);
+      await client.hostedScreens.sandboxComplete(challenge, 'approved');
+      const activation = client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge });
+      await inFlight;
+      await client.cards.close(card.id, { onBehalfOf: m });
+      const closedAs = (await client.cards.get(card.id, { onBehalfOf: m })).status;
+      assert.ok(['closing', 'closed'].includes(closedAs), closedAs);
+      release();
+      await expectCode(activation, 'state_invalid', 400);
+      assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).status, closedAs, 'the close stands');
+      const events = await service.ctx.db.selectFrom('events').select('type').where('object_id', '=', card.id).execute();
+      assert.ok(!events.some((e) => e.type === 'card.active'), 'no card.active event');
+      await ledgerOk();
+    } finally {
+      upstream.activate = original;
+      release();
+    }
+  });
+
   it('the opening fee is charged whatever custody the merchant holds: it leaves through settlement clearing', async () => {
     const { virtual } = await products();
     const m = await member();

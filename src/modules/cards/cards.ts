@@ -114,6 +114,9 @@ export async function finishActivation(ctx: ServiceContext, card: CardRow, eleme
   const result = await ctx.db.transaction().execute(async (trx) => {
     const locked = (await findCard(trx, call, card.id, true))!;
     if (locked.status === 'active') return { ok: true as const };
+    // The issuer was asked outside any transaction: a close, the expiry or a replacement may have
+    // ended the card meanwhile. Its answer never brings such a card back, nor counts against it.
+    if (locked.status !== 'unactivated' || locked.inventory_status === 'voided') return { ok: false as const, endedAs: locked.inventory_status === 'voided' ? 'being replaced' : locked.status };
     const now = await ctx.clock.now(trx, call);
     if (outcome.kind === 'activated') {
       const updated = await trx.updateTable('cards')
@@ -132,6 +135,7 @@ export async function finishActivation(ctx: ServiceContext, card: CardRow, eleme
     return { ok: false as const, lockedUntil: next.lockedUntil };
   });
   if (result.ok) return { id: card.id, status: 'active' as const };
+  if ('endedAs' in result) throw new ApiError('state_invalid', `The card changed while the issuer was asked (it is now ${result.endedAs}); it cannot be activated.`);
   if (result.lockedUntil) throw lockedError(result.lockedUntil);
   throw new ApiError('invalid_request', 'The expiry or the PIN does not match the card.');
 }
