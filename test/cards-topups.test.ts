@@ -181,6 +181,25 @@ describe('card top-ups', () => {
       await ledgerClean();
     });
 
+    it('GET /v1/cards/topups/{id}: by the id alone (a card.topup.* event\'s data.id), prefix optional; member, merchant; another member or merchant: not_found', async () => {
+      const { m, id } = await virtualCard();
+      const t = await client.cards.topUp(id, { amount: '20' }, { onBehalfOf: m });
+      await drain();
+      const nested = await client.cards.getTopUp(id, t.id, { onBehalfOf: m });
+      assert.equal(nested.status, 'credited');
+      // The event carries only data.id (and the member's external id): enough to fetch it.
+      const event = await service.ctx.db.selectFrom('events').select(['object', 'object_id']).where('object_id', '=', t.id).executeTakeFirstOrThrow();
+      assert.equal(event.object, 'card_topup');
+      assert.deepEqual(await client.cards.getTopUpById(event.object_id, { onBehalfOf: m }), nested);
+      assert.deepEqual(await client.cards.getTopUpById(t.id.slice(4), { onBehalfOf: m }), nested);
+      assert.deepEqual(await client.cards.getTopUpById(t.id), nested);
+      const other = await member();
+      await expectCode(client.cards.getTopUpById(t.id, { onBehalfOf: other }), 'not_found', 404);
+      await expectCode(client.cards.getTopUpById(`ctu_${randomUUID()}`), 'not_found', 404);
+      const { client: stranger } = await newMerchantClient(service);
+      await expectCode(stranger.cards.getTopUpById(t.id), 'not_found', 404);
+    });
+
     it('replays the same key without a second freeze; another body with the key is refused', async () => {
       const { m, id } = await virtualCard();
       const key = randomUUID();

@@ -241,6 +241,24 @@ describe('card transactions', () => {
     await ledgerClean();
   });
 
+  it('GET /v1/cards/transactions/{id}: by the id alone (a card.transaction.* event\'s data.id), prefix optional; member, merchant; another member: not_found', async () => {
+    const { m, id } = await fundedCard();
+    const r = await approved(id, '3.21');
+    const declinedOne = await declined(id, '10', 'currency_not_supported', undefined, undefined, 'EUR');
+    const listed = [];
+    for await (const t of client.cards.listTransactions(id, { onBehalfOf: m })) listed.push(t);
+    const event = await service.ctx.db.selectFrom('events').select(['object', 'object_id']).where('object_id', '=', r.transaction_id).executeTakeFirstOrThrow();
+    assert.equal(event.object, 'card_transaction');
+    // The same object as the card's list.
+    assert.deepEqual(await client.cards.getTransaction(event.object_id, { onBehalfOf: m }), listed.find((t) => t.id === r.transaction_id));
+    assert.deepEqual(await client.cards.getTransaction(declinedOne.transaction_id.slice(4), { onBehalfOf: m }), listed.find((t) => t.id === declinedOne.transaction_id));
+    assert.equal((await client.cards.getTransaction(r.transaction_id)).id, r.transaction_id);
+    const other = `cx-${randomUUID().slice(0, 8)}`;
+    await client.members.create({ external_member_id: other });
+    await expectCode(client.cards.getTransaction(r.transaction_id, { onBehalfOf: other }), 'not_found', 404);
+    await expectCode(client.cards.getTransaction(`ctx_${randomUUID()}`), 'not_found', 404);
+  });
+
   it('refuses malformed messages and unknown cards; transactions are the member\'s own', async () => {
     const { m, id } = await fundedCard();
     await expectCode(auth(id, '1.001'), 'invalid_request');

@@ -231,6 +231,12 @@ describe('deposits, balances and withdrawals', () => {
     assert.equal(garbage.data.length, 2, 'an unreadable cursor restarts from the first page');
     const big = await client.request<any>({ method: 'GET', path: '/v1/withdrawals', query: { limit: 1000 }, onBehalfOf: m.external });
     assert.equal(big.data.length, 8);
+    const sdkListed: string[] = [];
+    for await (const w of client.withdrawals.list({ onBehalfOf: m.external, limit: 3 })) sdkListed.push(w.id);
+    assert.equal(sdkListed.length, 8, 'client.withdrawals.list: every page');
+    const asMerchant: string[] = [];
+    for await (const w of client.withdrawals.list({ status: 'locked' })) asMerchant.push(w.id);
+    assert.ok(ids.every((id) => asMerchant.includes(id)), 'the merchant lists its members\' withdrawals');
     const all: string[] = [];
     for await (const w of client.paginate<any>('/v1/withdrawals', { onBehalfOf: m.external, limit: 2 })) all.push(w.id);
     assert.equal(all.length, 8);

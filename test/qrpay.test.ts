@@ -8,6 +8,22 @@ import { SimulatedQrPay } from '../src/upstreams/qrpay.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { emv, payNow } from './support/emv.js';
 import { expectCode } from './support/expect.js';
+import type { DecodedQr as SdkDecodedQr, QrPayment as SdkQrPayment, QrScheme as SdkQrScheme } from '@merchant-wallet/sdk';
+import type { Static } from 'typebox';
+import type { DecodedQr, QrPayment, QrScheme } from '../src/modules/qrpay/routes.js';
+
+/*
+ * The SDK declares its QR pay types itself (a client package does not import the server); the type
+ * checker holds them to the route schemas both ways: what the server sends is assignable to the
+ * SDK's type, and the SDK's type to the server's (no field named that the server does not send).
+ */
+type Holds<T extends true> = T;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export type SdkQrTypesMatchServer = [
+  Holds<Same<Static<typeof QrScheme>, SdkQrScheme>>,
+  Holds<Same<Static<typeof DecodedQr>, SdkDecodedQr>>,
+  Holds<Same<Static<typeof QrPayment>, SdkQrPayment>>,
+];
 
 const duitNow = emv([
   ['00', '01'], ['01', '11'], ['26', [['00', 'COM.DUITNOW'], ['01', '890053']]],
@@ -65,6 +81,8 @@ describe('QR payments', () => {
     assert.deepEqual(byId.get('sg_paynow'), { id: 'sg_paynow', name: 'PayNow', country: 'SG', currency: 'SGD', payable: true });
     assert.equal((byId.get('hk_fps') as any).payable, true);
     assert.equal((byId.get('my_duitnow') as any).payable, false);
+    const viaSdk = await client.qrpay.schemes();
+    assert.deepEqual(viaSdk, res.data);
     const op = await admin(service, 'GET', '/admin/v1/qrpay/schemes');
     assert.ok(op.body.data.find((s: any) => s.id === 'sg_paynow').guids.includes('SG.PAYNOW'));
   });
@@ -130,6 +148,27 @@ describe('QR payments', () => {
     assert.deepEqual(mine.data.map((o: any) => o.id), [order.id]);
     const theirs = (await client.request({ method: 'GET', path: '/v1/qrpay/payments', onBehalfOf: other.external })) as any;
     assert.deepEqual(theirs.data, []);
+  });
+
+  it('the SDK\'s helpers: schemes, decode, pay (replayed by its key), get, list', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client);
+    assert.equal((await client.qrpay.schemes({ onBehalfOf: m.external })).find((s) => s.id === 'sg_paynow')?.payable, true);
+    const decoded = await client.qrpay.decode(payNow({ amount: '3' }), { onBehalfOf: m.external });
+    assert.deepEqual([decoded.scheme, decoded.amount, decoded.currency], ['sg_paynow', '3.00', 'SGD']);
+    await expectCode(client.qrpay.decode('not a qr', { onBehalfOf: m.external }), 'qr_code_invalid');
+    const key = randomUUID();
+    const paid = await client.qrpay.pay({ qr_code: payNow({ amount: '3' }), asset: 'SGD', note: 'tea' }, { onBehalfOf: m.external, idempotencyKey: key });
+    assert.deepEqual([paid.status, paid.amount, paid.note], ['completed', '3.00', 'tea']);
+    assert.equal((await client.qrpay.pay({ qr_code: payNow({ amount: '3' }), asset: 'SGD', note: 'tea' }, { onBehalfOf: m.external, idempotencyKey: key })).id, paid.id);
+    assert.deepEqual(await client.qrpay.get(paid.id, { onBehalfOf: m.external }), paid);
+    assert.deepEqual(await client.qrpay.get(paid.id.slice(4)), paid);
+    const listed = [];
+    for await (const o of client.qrpay.list({ onBehalfOf: m.external, status: 'completed', limit: 1 })) listed.push(o);
+    assert.deepEqual(listed, [paid]);
+    const other = await fundedMember(client);
+    await expectCode(client.qrpay.get(paid.id, { onBehalfOf: other.external }), 'not_found', 404);
+    assert.equal((await sgd(client, m.external)).available, '97.00');
   });
 
   it('pages the list and filters by status', async () => {

@@ -245,14 +245,14 @@ describe('remittance orders', () => {
     const { m, payee } = await setup();
     const order = await send(m, payee);
     await run();
-    await expectCode(client.request({ method: 'POST', path: `/v1/sandbox/remittances/${randomUUID()}/return` }), 'not_found', 404);
-    const returned = await client.request<any>({ method: 'POST', path: `/v1/sandbox/remittances/${order.id}/return` });
+    await expectCode(client.remittance.sandboxReturn(randomUUID()), 'not_found', 404);
+    const returned = await client.remittance.sandboxReturn(order.id);
     assert.equal(returned.status, 'returned');
     assert.equal(returned.status_version, 4);
     const usdt = await balance(m, 'USDT');
     assert.equal(usdt.available, '998.416750');
     assert.deepEqual(await eventsOf(order.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3', 'remittance.order.returned@4']);
-    const again = await client.request<any>({ method: 'POST', path: `/v1/sandbox/remittances/${order.id}/return` });
+    const again = await client.remittance.sandboxReturn(order.id.slice(4));
     assert.equal(again.status, 'returned');
     assert.equal((await balance(m, 'USDT')).available, '998.416750', 'once');
     await ledgerOk();

@@ -268,6 +268,13 @@ describe('POST /v1/merchant/deposit-address', () => {
     const tronOnly = (await client.request({ method: 'GET', path: '/v1/merchant/deposit-addresses', query: { network: 'tron' } })) as any;
     assert.deepEqual(tronOnly.data.map((a: any) => a.id), [res.body.id]);
 
+    // The SDK's helpers: the same key yields the same address; the list pages with filters.
+    const viaSdk = await client.merchant.requestDepositAddress({ asset: 'usdt', network: 'tron' }, { idempotencyKey: key });
+    assert.deepEqual(viaSdk, res.body);
+    const listed = [];
+    for await (const a of client.merchant.depositAddresses({ network: 'TRON', limit: 1 })) listed.push(a.id);
+    assert.deepEqual(listed, [res.body.id]);
+
     const member = (await client.members.create({ external_member_id: `w-${randomUUID().slice(0, 6)}` })) as any;
     await client.deposits.create({ member_id: member.id, asset: 'USDT', amount: '50', tx_hash: `0x${randomUUID()}` });
     await expectCode(client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: res.body.address, amount: '10' }, { onBehalfOf: member.id }), 'address_not_allowed');

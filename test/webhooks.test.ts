@@ -11,6 +11,31 @@ import { fanOutBatch } from '../src/modules/webhooks/fan-out.js';
 import { enqueue } from '../src/jobs/queue.js';
 import { postOnce } from '../src/modules/webhooks/http-post.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
+import type {
+  CreatedWebhookEndpoint, DeletedWebhookEndpoint, MerchantDepositAddress, RolledWebhookEndpoint, WebhookEndpoint, WebhookRequeueResult, Withdrawal,
+} from '@merchant-wallet/sdk';
+import type { Static } from 'typebox';
+import type { CreatedEndpoint, DeletedEndpoint, Endpoint, RequeueResult, RolledEndpoint } from '../src/modules/webhooks/routes.js';
+import type { DepositAddress } from '../src/modules/merchant-deposit-address/routes.js';
+import type { Withdrawal as WithdrawalSchema } from '../src/modules/withdrawals/routes.js';
+
+/*
+ * The SDK declares its types itself (a client package does not import the server); the type checker
+ * holds them to the route schemas: what the server sends is assignable to the SDK's type, and the
+ * SDK names no field the server does not send (index signatures, kept for forward compatibility, aside).
+ */
+type Named<T> = { [K in keyof T as string extends K ? never : K]: T[K] };
+type Holds<T extends true> = T;
+type Matches<Server, Sdk> = [Server] extends [Named<Sdk>] ? ([Exclude<keyof Named<Sdk>, keyof Server>] extends [never] ? true : false) : false;
+export type SdkWebhookTypesMatchServer = [
+  Holds<Matches<Static<typeof Endpoint>, WebhookEndpoint>>,
+  Holds<Matches<Static<typeof CreatedEndpoint>, CreatedWebhookEndpoint>>,
+  Holds<Matches<Static<typeof RolledEndpoint>, RolledWebhookEndpoint>>,
+  Holds<Matches<Static<typeof DeletedEndpoint>, DeletedWebhookEndpoint>>,
+  Holds<Matches<Static<typeof RequeueResult>, WebhookRequeueResult>>,
+  Holds<Matches<Static<typeof DepositAddress>, MerchantDepositAddress>>,
+  Holds<Matches<Static<typeof WithdrawalSchema>, Withdrawal>>,
+];
 
 const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 
@@ -173,6 +198,29 @@ describe('webhooks', () => {
     } finally {
       await receiver.close();
     }
+  });
+
+  it('the SDK\'s endpoint helpers: disable, enable, update, roll the secret, requeue, delete (typed as the server answers)', async () => {
+    const { client } = await newMerchantClient(service);
+    const created = await client.webhooks.createEndpoint({ url: 'http://127.0.0.1:9/hook', event_types: ['deposit.credited'] });
+    const disabled = await client.webhooks.disableEndpoint(created.id);
+    assert.deepEqual([disabled.status, disabled.disabled_reason], ['disabled', 'merchant']);
+    assert.deepEqual(Object.keys(disabled).sort(), ['created_at', 'disabled_reason', 'event_types', 'id', 'status', 'updated_at', 'url']);
+    const enabled = await client.webhooks.enableEndpoint(created.id.slice(4));
+    assert.deepEqual([enabled.status, enabled.disabled_reason], ['enabled', '']);
+    const updated = await client.webhooks.updateEndpoint(created.id, { event_types: ['*'] });
+    assert.deepEqual(updated.event_types, ['*']);
+    assert.deepEqual(await client.webhooks.listEndpoints(), [updated]);
+    const rolled = await client.webhooks.rollSecret(created.id, { overlapSeconds: 0 });
+    assert.match(rolled.secret, /^whsec_/);
+    assert.notEqual(rolled.secret, created.secret);
+    assert.equal(rolled.previous_secret_expires_at, '');
+    const overlapping = await client.webhooks.rollSecret(created.id);
+    assert.ok(Date.parse(overlapping.previous_secret_expires_at) > Date.now() - 60_000);
+    assert.deepEqual(await client.webhooks.requeueDeliveries({ since: new Date(0), status: 'dead' }), { queued: 0, has_more: false });
+    assert.deepEqual(await client.webhooks.deleteEndpoint(created.id), { id: created.id, deleted: true });
+    assert.deepEqual(await client.webhooks.deleteEndpoint(created.id), { id: created.id, deleted: true });
+    assert.deepEqual(await client.webhooks.listEndpoints(), []);
   });
 
   it('moves a failing delivery through failed to dead, redelivers it, and refuses sent and pending', async () => {

@@ -103,6 +103,7 @@ export class MerchantWalletClient implements Resources {
   readonly assets: Resources['assets'];
   readonly withdrawals: Resources['withdrawals'];
   readonly webhooks: Resources['webhooks'];
+  readonly qrpay: Resources['qrpay'];
   readonly kyc: Resources['kyc'];
   readonly hostedScreens: Resources['hostedScreens'];
   readonly sandbox: Resources['sandbox'];
@@ -123,6 +124,7 @@ export class MerchantWalletClient implements Resources {
     this.assets = r.assets;
     this.withdrawals = r.withdrawals;
     this.webhooks = r.webhooks;
+    this.qrpay = r.qrpay;
     this.kyc = r.kyc;
     this.hostedScreens = r.hostedScreens;
     this.sandbox = r.sandbox;

@@ -153,6 +153,9 @@ export function createRemittanceResource(host: RemittanceHost) {
       host.paginate<Remittance>('/v1/remittances', { query: { status: opts.status }, onBehalfOf: opts.onBehalfOf, limit: opts.limit }),
     /** GET /v1/remittances/{id}; `rmt_` optional. */
     get: (id: string, opts: { onBehalfOf?: string } = {}) => host.request<Remittance>({ method: 'GET', path: `/v1/remittances/${seg(id)}`, onBehalfOf: opts.onBehalfOf }),
+    /** Sandbox: POST /v1/sandbox/remittances/{id}/return (idempotent): the beneficiary bank returns a completed payout (`returned`; the amount back to available, the fee kept). */
+    sandboxReturn: (id: string, opts: Key = {}) =>
+      host.request<Remittance>({ method: 'POST', path: `/v1/sandbox/remittances/${seg(id)}/return`, idempotencyKey: opts.idempotencyKey ?? randomUUID() }),
   };
 }
 

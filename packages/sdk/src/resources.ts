@@ -15,7 +15,11 @@ import type {
   Balance,
   CreateDepositBody,
   CreateMemberBody,
+  CreateQrPaymentBody,
   CreateWebhookEndpointBody,
+  CreatedWebhookEndpoint,
+  DecodedQr,
+  DeletedWebhookEndpoint,
   CreateWithdrawalBody,
   Deposit,
   DepositListFilters,
@@ -30,16 +34,25 @@ import type {
   Member,
   MemberSuspension,
   MerchantBalance,
+  MerchantDepositAddress,
+  QrPayment,
+  QrPaymentStatus,
+  QrScheme,
   Redelivery,
+  RolledWebhookEndpoint,
   SandboxClock,
   SandboxReset,
   SessionRevocation,
+  UpdateWebhookEndpointBody,
   UpstreamBehaviorPreset,
   WebhookDelivery,
   WebhookDeliveryStatus,
   WebhookEndpoint,
+  WebhookRequeueBody,
+  WebhookRequeueResult,
   Withdrawal,
   WithdrawalConfirmation,
+  WithdrawalListFilters,
 } from './types.js';
 
 /** Options accepted by every write helper. */
@@ -91,6 +104,13 @@ export interface Resources {
   merchant: {
     /** GET /v1/merchant/balances: the `data` array. */
     balances(): Promise<MerchantBalance[]>;
+    /**
+     * POST /v1/merchant/deposit-address (idempotent): a new address from the chain provider. On
+     * `service_unavailable` retry after `retry_after` seconds with the same `idempotencyKey` (the same key always yields the same address).
+     */
+    requestDepositAddress(body: { asset: string; network: string }, opts?: WriteOptions): Promise<MerchantDepositAddress>;
+    /** GET /v1/merchant/deposit-addresses, every page, newest first; optional `asset` and `network`. */
+    depositAddresses(opts?: { asset?: string; network?: string; limit?: number }): AsyncIterable<MerchantDepositAddress>;
   };
   assets: {
     /** GET /v1/assets: the `data` array. */
@@ -101,6 +121,8 @@ export interface Resources {
     create(body: CreateWithdrawalBody, opts: OnBehalfOfOptions & WriteOptions): Promise<Withdrawal>;
     /** GET /v1/withdrawals/{id}; as the merchant, or on behalf of the owning member. */
     get(id: string, opts?: { onBehalfOf?: string }): Promise<Withdrawal>;
+    /** GET /v1/withdrawals, every page, newest first; on behalf of a member: only its own; as the merchant: all. */
+    list(opts?: WithdrawalListFilters & { onBehalfOf?: string; limit?: number }): AsyncIterable<Withdrawal>;
     /** POST /v1/withdrawals/{id}/confirm (idempotent): the on-chain payout succeeded. */
     confirm(id: string, opts?: WriteOptions): Promise<WithdrawalConfirmation>;
     /** POST /v1/withdrawals/{id}/fail (idempotent): the payout could not be made; funds return to available. */
@@ -108,15 +130,37 @@ export interface Resources {
   };
   webhooks: {
     /** POST /v1/webhooks/endpoints (idempotent). The response's `secret` is shown only here. */
-    createEndpoint(body: CreateWebhookEndpointBody, opts?: WriteOptions): Promise<WebhookEndpoint>;
+    createEndpoint(body: CreateWebhookEndpointBody, opts?: WriteOptions): Promise<CreatedWebhookEndpoint>;
     /** GET /v1/webhooks/endpoints: the `data` array. */
     listEndpoints(): Promise<WebhookEndpoint[]>;
-    /** DELETE /v1/webhooks/endpoints/{id} (signed, no idempotency key). */
-    deleteEndpoint(id: string): Promise<unknown>;
+    /** PATCH /v1/webhooks/endpoints/{id}: status (`enabled` / `disabled`), event types and/or URL. */
+    updateEndpoint(id: string, body: UpdateWebhookEndpointBody, opts?: WriteOptions): Promise<WebhookEndpoint>;
+    /** PATCH /v1/webhooks/endpoints/{id} `{status: "disabled"}`: pauses the endpoint. */
+    disableEndpoint(id: string, opts?: WriteOptions): Promise<WebhookEndpoint>;
+    /** PATCH /v1/webhooks/endpoints/{id} `{status: "enabled"}`: re-enables it (requeue its dead deliveries separately). */
+    enableEndpoint(id: string, opts?: WriteOptions): Promise<WebhookEndpoint>;
+    /** POST /v1/webhooks/endpoints/{id}/roll-secret (idempotent): a new secret; the previous one signs beside it for `overlapSeconds` (server default when omitted; 0 drops it now). */
+    rollSecret(id: string, opts?: WriteOptions & { overlapSeconds?: number }): Promise<RolledWebhookEndpoint>;
+    /** DELETE /v1/webhooks/endpoints/{id} (signed, no idempotency key; a repeat answers the same). */
+    deleteEndpoint(id: string): Promise<DeletedWebhookEndpoint>;
     /** GET /v1/webhooks/deliveries, every page. */
     deliveries(opts?: { status?: WebhookDeliveryStatus | (string & {}); limit?: number }): AsyncIterable<WebhookDelivery>;
     /** POST /v1/webhooks/deliveries/{id}/redeliver (idempotent). */
     redeliver(id: string, opts?: WriteOptions): Promise<Redelivery>;
+    /** POST /v1/webhooks/deliveries/requeue (idempotent): `failed` and/or `dead` records since a time, a batch per call (`has_more`: call again). */
+    requeueDeliveries(body: { since: string | Date; status?: WebhookRequeueBody['status'] }, opts?: WriteOptions): Promise<WebhookRequeueResult>;
+  };
+  qrpay: {
+    /** GET /v1/qrpay/schemes (either principal): the `data` array. */
+    schemes(opts?: { onBehalfOf?: string }): Promise<QrScheme[]>;
+    /** POST /v1/qrpay/decode (on behalf of a member; read-only). */
+    decode(qrCode: string, opts: OnBehalfOfOptions): Promise<DecodedQr>;
+    /** POST /v1/qrpay/payments (idempotent): on `UpstreamError` retry with the same key to resume the same order. */
+    pay(body: CreateQrPaymentBody, opts: OnBehalfOfOptions & WriteOptions): Promise<QrPayment>;
+    /** GET /v1/qrpay/payments/{id}; `qrp_` prefix optional. */
+    get(id: string, opts?: { onBehalfOf?: string }): Promise<QrPayment>;
+    /** GET /v1/qrpay/payments, every page, newest first; on behalf of a member: its own. */
+    list(opts?: { onBehalfOf?: string; status?: QrPaymentStatus; limit?: number }): AsyncIterable<QrPayment>;
   };
   kyc: {
     /** POST /v1/kyc/sessions (idempotent): the hosted KYC screen for the member's first profile. 409 `duplicate_resource` when it has one. */
@@ -174,6 +218,8 @@ const isoTime = (t: string | Date | undefined): string | undefined => (t instanc
 
 export function createResources(host: ResourceHost): Resources {
   const data = async <T>(p: Promise<ListEnvelope<T>>): Promise<T[]> => (await p).data;
+  const updateEndpoint = (id: string, body: UpdateWebhookEndpointBody, opts?: WriteOptions) =>
+    host.request<WebhookEndpoint>({ method: 'PATCH', path: `/v1/webhooks/endpoints/${seg(id)}`, body, ...writeOpts(opts) });
 
   return {
     members: {
@@ -208,6 +254,10 @@ export function createResources(host: ResourceHost): Resources {
     },
     merchant: {
       balances: () => data(host.request<ListEnvelope<MerchantBalance>>({ method: 'GET', path: '/v1/merchant/balances' })),
+      requestDepositAddress: (body, opts) =>
+        host.request<MerchantDepositAddress>({ method: 'POST', path: '/v1/merchant/deposit-address', body, ...writeOpts(opts) }),
+      depositAddresses: (opts) =>
+        host.paginate<MerchantDepositAddress>('/v1/merchant/deposit-addresses', { query: { asset: opts?.asset, network: opts?.network }, limit: opts?.limit }),
     },
     assets: {
       list: () => data(host.request<ListEnvelope<Asset>>({ method: 'GET', path: '/v1/assets' })),
@@ -222,16 +272,27 @@ export function createResources(host: ResourceHost): Resources {
           ...writeOpts(opts),
         }),
       get: (id, opts) => host.request<Withdrawal>({ method: 'GET', path: `/v1/withdrawals/${seg(id)}`, onBehalfOf: opts?.onBehalfOf }),
+      list: (opts) => host.paginate<Withdrawal>('/v1/withdrawals', { query: { status: opts?.status }, onBehalfOf: opts?.onBehalfOf, limit: opts?.limit }),
       confirm: (id, opts) =>
         host.request<WithdrawalConfirmation>({ method: 'POST', path: `/v1/withdrawals/${seg(id)}/confirm`, ...writeOpts(opts) }),
       fail: (id, opts) => host.request<Withdrawal>({ method: 'POST', path: `/v1/withdrawals/${seg(id)}/fail`, ...writeOpts(opts) }),
     },
     webhooks: {
       createEndpoint: (body, opts) =>
-        host.request<WebhookEndpoint>({ method: 'POST', path: '/v1/webhooks/endpoints', body, ...writeOpts(opts) }),
+        host.request<CreatedWebhookEndpoint>({ method: 'POST', path: '/v1/webhooks/endpoints', body, ...writeOpts(opts) }),
       listEndpoints: () => data(host.request<ListEnvelope<WebhookEndpoint>>({ method: 'GET', path: '/v1/webhooks/endpoints' })),
+      updateEndpoint: (id, body, opts) => updateEndpoint(id, body, opts),
+      disableEndpoint: (id, opts) => updateEndpoint(id, { status: 'disabled' }, opts),
+      enableEndpoint: (id, opts) => updateEndpoint(id, { status: 'enabled' }, opts),
+      rollSecret: (id, opts) =>
+        host.request<RolledWebhookEndpoint>({
+          method: 'POST',
+          path: `/v1/webhooks/endpoints/${seg(id)}/roll-secret`,
+          body: opts?.overlapSeconds === undefined ? {} : { overlap_seconds: opts.overlapSeconds },
+          ...writeOpts(opts),
+        }),
       deleteEndpoint: (id) =>
-        host.request<unknown>({ method: 'DELETE', path: `/v1/webhooks/endpoints/${seg(id)}`, idempotencyKey: false }),
+        host.request<DeletedWebhookEndpoint>({ method: 'DELETE', path: `/v1/webhooks/endpoints/${seg(id)}`, idempotencyKey: false }),
       deliveries: (opts) =>
         host.paginate<WebhookDelivery>('/v1/webhooks/deliveries', {
           query: { status: opts?.status },
@@ -239,6 +300,23 @@ export function createResources(host: ResourceHost): Resources {
         }),
       redeliver: (id, opts) =>
         host.request<Redelivery>({ method: 'POST', path: `/v1/webhooks/deliveries/${seg(id)}/redeliver`, ...writeOpts(opts) }),
+      requeueDeliveries: (body, opts) =>
+        host.request<WebhookRequeueResult>({
+          method: 'POST',
+          path: '/v1/webhooks/deliveries/requeue',
+          body: { since: isoTime(body.since), ...(body.status !== undefined ? { status: body.status } : {}) },
+          ...writeOpts(opts),
+        }),
+    },
+    qrpay: {
+      schemes: (opts) => data(host.request<ListEnvelope<QrScheme>>({ method: 'GET', path: '/v1/qrpay/schemes', onBehalfOf: opts?.onBehalfOf })),
+      decode: (qrCode, opts) =>
+        host.request<DecodedQr>({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code: qrCode }, onBehalfOf: opts.onBehalfOf, idempotencyKey: false }),
+      pay: (body, opts) =>
+        host.request<QrPayment>({ method: 'POST', path: '/v1/qrpay/payments', body, onBehalfOf: opts.onBehalfOf, ...writeOpts(opts) }),
+      get: (id, opts) => host.request<QrPayment>({ method: 'GET', path: `/v1/qrpay/payments/${seg(id)}`, onBehalfOf: opts?.onBehalfOf }),
+      list: (opts) =>
+        host.paginate<QrPayment>('/v1/qrpay/payments', { query: { status: opts?.status }, onBehalfOf: opts?.onBehalfOf, limit: opts?.limit }),
     },
     kyc: {
       createSession: (opts) =>

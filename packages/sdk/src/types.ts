@@ -122,13 +122,22 @@ export interface CreateWithdrawalBody {
 export interface Withdrawal {
   id: string;
   status: 'locked' | 'settled' | 'failed' | string;
+  /** Increases with each status; merge webhook events forward by it. */
+  status_version: number;
+  member_id: string;
   asset: string;
   network: string;
   address: string;
   amount: string;
   fee: string;
   created_at: string;
+  updated_at: string;
   [extra: string]: unknown;
+}
+
+export interface WithdrawalListFilters {
+  /** `locked`, `settled` or `failed`. */
+  status?: 'locked' | 'settled' | 'failed' | (string & {});
 }
 
 export interface WithdrawalConfirmation {
@@ -145,14 +154,69 @@ export interface CreateWebhookEndpointBody {
   [extra: string]: unknown;
 }
 
+/** A webhook endpoint as listed and updated (never with its secret). */
 export interface WebhookEndpoint {
+  /** `whe_<uuid>`. */
   id: string;
   url: string;
   event_types: string[];
-  /** `whsec_<base64>`; present only in the creation response. */
-  secret?: string;
-  status: string;
+  /** `enabled` or `disabled` (by the merchant, after a 410 Gone, or after failing for 3 days). */
+  status: 'enabled' | 'disabled' | (string & {});
+  /** `''` when enabled; `merchant`, `gone` (410) or `failing`. */
+  disabled_reason: '' | 'merchant' | 'gone' | 'failing' | (string & {});
+  created_at: string;
+  updated_at: string;
   [extra: string]: unknown;
+}
+
+/** `POST /v1/webhooks/endpoints`: the only answer that shows the first secret. */
+export interface CreatedWebhookEndpoint {
+  id: string;
+  url: string;
+  event_types: string[];
+  /** `whsec_<base64>`; shown only here. */
+  secret: string;
+  status: 'enabled' | 'disabled' | (string & {});
+  created_at: string;
+  [extra: string]: unknown;
+}
+
+/** `PATCH /v1/webhooks/endpoints/{id}`: at least one field. */
+export interface UpdateWebhookEndpointBody {
+  /** `enabled` re-enables a disabled endpoint (its failure streak restarts); `disabled` pauses it. */
+  status?: 'enabled' | 'disabled';
+  /** Replaces the current event types. */
+  event_types?: string[];
+  /** Replaces the URL (checked again). */
+  url?: string;
+}
+
+/** `POST /v1/webhooks/endpoints/{id}/roll-secret`: the endpoint with its new secret. */
+export interface RolledWebhookEndpoint extends WebhookEndpoint {
+  /** The new `whsec_<base64>`; shown only here. */
+  secret: string;
+  /** When the previous secret stops signing; `''` when it already has. */
+  previous_secret_expires_at: string;
+}
+
+/** `DELETE /v1/webhooks/endpoints/{id}` (a repeat answers the same). */
+export interface DeletedWebhookEndpoint {
+  id: string;
+  deleted: true;
+}
+
+/** `POST /v1/webhooks/deliveries/requeue`. */
+export interface WebhookRequeueBody {
+  /** ISO 8601: records created at or after it. */
+  since: string;
+  /** Default: both. */
+  status?: 'failed' | 'dead';
+}
+
+export interface WebhookRequeueResult {
+  queued: number;
+  /** More records were left for another call. */
+  has_more: boolean;
 }
 
 export type WebhookDeliveryStatus = 'pending' | 'sent' | 'failed' | 'dead' | 'no_subscriber';
@@ -264,4 +328,77 @@ export interface KycProfileReview {
   status_version: number;
   kyc_level: number;
   [extra: string]: unknown;
+}
+
+/** `POST /v1/merchant/deposit-address`, `GET /v1/merchant/deposit-addresses`. */
+export interface MerchantDepositAddress {
+  /** `dad_<uuid>`. */
+  id: string;
+  asset: string;
+  network: string;
+  /** The service's own address: never accepted as a withdrawal target. */
+  address: string;
+  created_at: string;
+}
+
+/** `GET /v1/qrpay/schemes`. */
+export interface QrScheme {
+  /** Our scheme id, e.g. `sg_paynow`. */
+  id: string;
+  name: string;
+  /** ISO 3166-1 alpha-2. */
+  country: string;
+  /** ISO 4217 alphabetic. */
+  currency: string;
+  /** Whether the service can pay this scheme now (its currency is an enabled asset). */
+  payable: boolean;
+}
+
+/** `POST /v1/qrpay/decode`. */
+export interface DecodedQr {
+  scheme: string;
+  scheme_name: string;
+  payable: boolean;
+  merchant_name: string;
+  merchant_city: string;
+  country: string;
+  currency: string;
+  /** At the currency's scale; null when the code carries no amount (the payer enters it). */
+  amount: string | null;
+  merchant_category_code: string;
+  point_of_initiation: 'static' | 'dynamic' | null;
+  reference: string | null;
+}
+
+export type QrPaymentStatus = 'processing' | 'completed' | 'failed' | 'refunded';
+
+/** `POST /v1/qrpay/payments`, `GET /v1/qrpay/payments[/{id}]`. */
+export interface QrPayment {
+  /** `qrp_<uuid>`. */
+  id: string;
+  status: QrPaymentStatus;
+  status_version: number;
+  member_id: string;
+  scheme: string;
+  merchant_name: string;
+  merchant_city: string;
+  country: string;
+  /** The asset debited (the QR currency). */
+  asset: string;
+  amount: string;
+  note: string | null;
+  /** When failed: `upstream_rejected`, `upstream_not_found`, `upstream_failed`, `operator`. */
+  failure_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CreateQrPaymentBody {
+  /** The EMVCo merchant-presented QR payload, as scanned. */
+  qr_code: string;
+  /** Required when the QR has none; must equal it when it has one. */
+  amount?: string;
+  /** The funding asset: the QR currency (e.g. SGD for PayNow). */
+  asset: string;
+  note?: string;
 }

@@ -5,8 +5,8 @@ import { PageQuery, listEnvelope } from '../../platform/pagination.js';
 import { router } from '../../platform/route.js';
 import { AuthorizationAnswer, AuthorizationBody, CardTopUp, CardTransaction, FollowBody, TopUpBody, TopUpParams, TopUpQuote, TransactionsQuery } from './money-schemas.js';
 import { IdParams } from './schemas.js';
-import { createTopUp, getTopUp, listTopUps, quoteTopUp, rateFor, topUpErrors } from './topups.js';
-import { authorize, follow, listTransactions, transactionErrors } from './transactions.js';
+import { createTopUp, getTopUp, getTopUpById, listTopUps, quoteTopUp, rateFor, topUpErrors } from './topups.js';
+import { authorize, follow, getTransaction, listTransactions, transactionErrors } from './transactions.js';
 
 const tags = ['Cards'];
 
@@ -54,6 +54,26 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
     errors: [...topUpErrors.get],
     schema: { summary: 'List a card\'s top-ups', description: 'Newest first (cursor). On behalf of a member, only its own cards.', tags, params: IdParams, querystring: PageQuery, response: { 200: listEnvelope(CardTopUp) } },
   }, async ({ principal, params, query }) => listTopUps(db, principal, params.id, query));
+
+  route.get('/v1/cards/topups/:id', {
+    access: { scope: 'cards:read', principal: 'either' },
+    errors: [...topUpErrors.get],
+    schema: {
+      summary: 'Get a card top-up by its id',
+      description: 'The same object as `GET /v1/cards/{id}/topups/{topup_id}`, without the card id (a `card.topup.*` event carries only `data.id`). `ctu_` prefix optional. On behalf of a member, only its own; as the merchant, any of its members\'.',
+      tags, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 80, description: 'Top-up id; `ctu_` prefix optional' }) }), response: { 200: CardTopUp },
+    },
+  }, async ({ principal, params }) => getTopUpById(db, principal, params.id));
+
+  route.get('/v1/cards/transactions/:id', {
+    access: { scope: 'cards:read', principal: 'either' },
+    errors: [...transactionErrors.get],
+    schema: {
+      summary: 'Get a card transaction by its id',
+      description: 'One transaction as `GET /v1/cards/{id}/transactions` lists it, without the card id (a `card.transaction.*` event carries only `data.id`). `ctx_` prefix optional. On behalf of a member, only its own; as the merchant, any of its members\'.',
+      tags, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 80, description: 'Transaction id; `ctx_` prefix optional' }) }), response: { 200: CardTransaction },
+    },
+  }, async ({ principal, params }) => getTransaction(db, principal, params.id));
 
   route.get('/v1/cards/:id/topups/:topup_id', {
     access: { scope: 'cards:read', principal: 'either' },

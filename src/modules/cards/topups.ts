@@ -216,6 +216,20 @@ export async function getTopUp(db: Db, caller: CardCaller, cardId: string, id: s
   return topUpView(db, row);
 }
 
+/** `GET /v1/cards/topups/{id}`: one top-up by its id alone (events carry no card id); another member's, or none: not_found. */
+export async function findTopUpById(db: Db, caller: CardCaller, id: string): Promise<CardTopupRow | undefined> {
+  let q = db.selectFrom('card_topups').selectAll()
+    .where('id', '=', withIdPrefix('ctu', id)).where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  return q.executeTakeFirst();
+}
+
+export async function getTopUpById(db: Db, caller: CardCaller, id: string) {
+  const row = await findTopUpById(db, caller, id);
+  if (!row) throw new ApiError('not_found', 'No such top-up.');
+  return topUpView(db, row);
+}
+
 /** A card's top-ups, newest first (cursor). Another member's card, or none: not_found. */
 export async function listTopUps(db: Db, caller: CardCaller, cardId: string, page: PageParams) {
   const card = await findCard(db, caller, cardId);

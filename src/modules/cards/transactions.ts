@@ -30,6 +30,7 @@ export const transactionErrors = {
   authorize: ['not_found', 'invalid_request'],
   follow: ['not_found', 'invalid_request', 'state_invalid', 'amount_out_of_range', 'insufficient_balance'],
   list: ['not_found'],
+  get: ['not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
 export interface AuthorizationBody {
@@ -79,6 +80,16 @@ export async function listTransactions(db: Db, caller: CardCaller, cardId: strin
   const data = [];
   for (const row of rows.data) data.push(await transactionView(db, row));
   return { ...rows, data };
+}
+
+/** `GET /v1/cards/transactions/{id}`: one transaction by its id alone (events carry no card id); another member's, or none: not_found. */
+export async function getTransaction(db: Db, caller: CardCaller, id: string) {
+  let q = db.selectFrom('card_transactions').selectAll()
+    .where('id', '=', withIdPrefix('ctx', id)).where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  const row = await q.executeTakeFirst();
+  if (!row) throw new ApiError('not_found', 'No such card transaction.');
+  return transactionView(db, row);
 }
 
 const cardAccount = (card: CardRow, bucket: 'card' | 'card_held') => ({ owner: 'member' as const, memberId: card.member_id, bucket, cardId: card.id });

@@ -7,7 +7,7 @@ import { depositAddressErrors, listDepositAddresses, requestAddress, storeAddres
 
 const tags = ['Merchant'];
 
-const DepositAddress = Type.Object({
+export const DepositAddress = Type.Object({
   id: Type.String({ description: 'dad_<uuid>' }),
   asset: Type.String(),
   network: Type.String(),

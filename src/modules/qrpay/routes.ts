@@ -17,7 +17,7 @@ const qrpayErrors = {
   get: ['not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
-const QrScheme = Type.Object({
+export const QrScheme = Type.Object({
   id: Type.String({ description: 'Our scheme id, e.g. `sg_paynow`' }),
   name: Type.String(),
   country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
@@ -25,7 +25,7 @@ const QrScheme = Type.Object({
   payable: Type.Boolean({ description: 'Whether the service can pay this scheme now: its currency is an enabled asset' }),
 });
 
-const DecodedQr = Type.Object({
+export const DecodedQr = Type.Object({
   scheme: Type.String({ description: 'Scheme id (see `GET /v1/qrpay/schemes`), from the merchant account template\'s GUID' }),
   scheme_name: Type.String(),
   payable: Type.Boolean({ description: 'Whether `POST /v1/qrpay/payments` can pay this code' }),

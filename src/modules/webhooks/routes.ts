@@ -22,7 +22,7 @@ const Url = Type.String({
   description: 'https; it must not resolve to loopback, private, link-local, metadata, multicast or unspecified addresses (checked now and before every attempt). The sandbox also accepts http and loopback/private addresses.',
 });
 const EndpointStatus = Type.String({ description: '`enabled` or `disabled` (by the merchant, after a 410 Gone, or after failing for 3 days)' });
-const Endpoint = Type.Object({
+export const Endpoint = Type.Object({
   id: Type.String({ description: 'whe_<uuid>' }),
   url: Type.String(),
   event_types: Type.Array(Type.String()),
@@ -32,6 +32,17 @@ const Endpoint = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
 });
 const Secret = Type.String({ description: '`whsec_<base64 of 32 bytes>`: shown only in this response. Verify with the Standard Webhooks scheme.' });
+export const CreatedEndpoint = Type.Object({
+  id: Type.String(), url: Type.String(), event_types: Type.Array(Type.String()), secret: Secret, status: EndpointStatus,
+  created_at: Type.String({ format: 'date-time' }),
+});
+export const RolledEndpoint = Type.Object({
+  ...Endpoint.properties,
+  secret: Secret,
+  previous_secret_expires_at: Type.String({ description: "When the previous secret stops signing; '' when it already has" }),
+});
+export const DeletedEndpoint = Type.Object({ id: Type.String(), deleted: Type.Literal(true) });
+export const RequeueResult = Type.Object({ queued: Type.Integer(), has_more: Type.Boolean() });
 const IdParams = (prefix: string) => Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: `${prefix}_ prefix optional` }) });
 const Delivery = Type.Object({
   id: Type.String({ description: 'whd_<uuid>' }),
@@ -56,12 +67,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       description: `Subscribes a URL to event types. The \`secret\` is shown only in this response. At most ${endpointsPerMerchantMax} endpoints per environment. A URL that fails the address check answers \`invalid_fields\` with \`fields: [{key: "url", reason}]\`.`,
       tags,
       body: Type.Object({ url: Url, event_types: EventTypes }),
-      response: {
-        201: Type.Object({
-          id: Type.String(), url: Type.String(), event_types: Type.Array(Type.String()), secret: Secret, status: EndpointStatus,
-          created_at: Type.String({ format: 'date-time' }),
-        }),
-      },
+      response: { 201: CreatedEndpoint },
     },
   }, async ({ principal, body, write }) => {
     await checkEndpointUrl(config, principal.environment, body.url);
@@ -106,7 +112,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       description: 'Removes the endpoint and its secret; deliveries still planned for it end `dead`. Naturally idempotent: a repeat answers the same.',
       tags,
       params: IdParams('whe'),
-      response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) },
+      response: { 200: DeletedEndpoint },
     },
   }, async ({ principal, params, write }) => write(async (trx) => deleteEndpoint(trx, principal, params.id, await ctx.clock.now(trx, principal))));
 
@@ -121,13 +127,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       body: Type.Object({
         overlap_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: overlapSecondsMax })),
       }),
-      response: {
-        200: Type.Object({
-          ...Endpoint.properties,
-          secret: Secret,
-          previous_secret_expires_at: Type.String({ description: "When the previous secret stops signing; '' when it already has" }),
-        }),
-      },
+      response: { 200: RolledEndpoint },
     },
     // The body is optional: an empty one means the defaults.
     preValidation: async (req) => {
@@ -159,7 +159,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
         since: Type.String({ format: 'date-time' }),
         status: Type.Optional(Type.Union([Type.Literal('failed'), Type.Literal('dead')], { description: 'default: both' })),
       }),
-      response: { 200: Type.Object({ queued: Type.Integer(), has_more: Type.Boolean() }) },
+      response: { 200: RequeueResult },
     },
   }, async ({ principal, body, write }) =>
     write(async (trx) => {

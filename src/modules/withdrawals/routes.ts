@@ -7,7 +7,7 @@ import { stepUpCall } from '../step-up/service.js';
 import { confirmWithdrawal, createWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals, withdrawalErrors } from './service.js';
 
 const tags = ['Withdrawals'];
-const Withdrawal = Type.Object({
+export const Withdrawal = Type.Object({
   id: Type.String({ description: 'wdr_<uuid>' }),
   status: Type.Union([Type.Literal('locked'), Type.Literal('settled'), Type.Literal('failed')]),
   status_version: Type.Integer(),
