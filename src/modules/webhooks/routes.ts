@@ -14,7 +14,7 @@ const tags = ['Webhooks'];
 const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
   minItems: 1,
   maxItems: 50,
-  description: '`["*"]` for every event, or event types such as `withdrawal.settled`, `deposit.credited`, `qrpay.order.completed` (pattern `^[a-z_]+(\\.[a-z_]+)+$`).',
+  description: '`["*"]` for every event (`*` anywhere means all), or types of the event catalogue (the `webhooks` of this document), such as `withdrawal.settled`, `deposit.credited`, `qrpay.order.completed`. An unknown type answers `invalid_fields` (`reason: unknown_event_type`), naming it in the message.',
 });
 const Url = Type.String({
   minLength: 1,
@@ -172,7 +172,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     errors: webhookErrors.redeliver,
     schema: {
       summary: 'Redeliver a webhook',
-      description: '`dead` and `failed` records are queued again with a new attempt schedule; a `no_subscriber` record is bound to the endpoints that subscribe now (one record each), or refused with `state_invalid` if none does. `sent` and `pending` answer `state_invalid`. Queued, not delivered.',
+      description: '`dead` and `failed` records are queued again with a new attempt schedule; a `no_subscriber` record is bound to the endpoints that subscribe now (one record each), or refused with `state_invalid` if none does. `sent` and `pending` answer `state_invalid`, and so does a `dead` or `failed` record whose endpoint is disabled or deleted (re-enable the endpoint first). Queued, not delivered.',
       tags,
       params: IdParams('whd'),
       response: { 200: Type.Object({ id: Type.String(), queued: Type.Literal(true) }) },
