@@ -5,7 +5,7 @@ import { router } from '../../platform/route.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
 import {
   checkEndpointUrl, createEndpoint, deleteEndpoint, listDeliveries, listEndpoints, overlapSecondsDefault, overlapSecondsMax,
-  redeliver, requeueBatchMax, requeueSince, rollSecret, updateEndpoint, endpointsPerMerchantMax, webhookErrors,
+  deliveryStatuses, redeliver, requeueBatchMax, requeueSince, rollSecret, updateEndpoint, endpointsPerMerchantMax, webhookErrors,
 } from './service.js';
 import { maxUrlLength } from './ssrf.js';
 
@@ -42,6 +42,16 @@ const Delivery = Type.Object({
   last_http_status: Type.Integer({ description: '0 if never answered' }),
   next_attempt_at: Type.String({ description: "ISO 8601, or '' when no attempt is planned" }),
   created_at: Type.String({ format: 'date-time' }),
+});
+
+/**
+ * The `status` filter: the delivery statuses as an enum, beside any other string of at most 40
+ * characters (an open enum): '' means all and an unknown value answers an empty page, as the
+ * contract says, so validation must not refuse them.
+ */
+const DeliveryStatusFilter = Type.Unsafe<string>({
+  anyOf: [{ type: 'string', enum: [...deliveryStatuses] }, { type: 'string', maxLength: 40 }],
+  description: 'One of the delivery statuses; empty means all; any other value answers an empty page.',
 });
 
 export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -118,9 +128,10 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       description: `A new secret, shown only here. The previous one keeps signing beside it for \`overlap_seconds\` (default ${overlapSecondsDefault}, at most ${overlapSecondsMax}; 0 drops it now): each request then carries both signatures, space separated, in \`webhook-signature\`.`,
       tags,
       params: IdParams('whe'),
-      body: Type.Object({
+      // Optional: no body at all means the defaults (route.ts reads it as `{}`; the document marks it not required).
+      body: Type.Optional(Type.Object({
         overlap_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: overlapSecondsMax })),
-      }),
+      })),
       response: {
         200: Type.Object({
           ...Endpoint.properties,
@@ -128,10 +139,6 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
           previous_secret_expires_at: Type.String({ description: "When the previous secret stops signing; '' when it already has" }),
         }),
       },
-    },
-    // The body is optional: an empty one means the defaults.
-    preValidation: async (req) => {
-      if (req.body === undefined) req.body = {};
     },
   }, async ({ principal, params, body, write }) => {
     const overlap = body.overlap_seconds ?? overlapSecondsDefault;
@@ -144,7 +151,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       summary: 'List webhook deliveries',
       description: 'Delivery log without payload, newest first. `status` filters (`pending`, `sent`, `failed`, `dead`, `no_subscriber`; empty means all; an unknown value returns an empty page).',
       tags,
-      querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(Type.String({ maxLength: 40 })) }),
+      querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(DeliveryStatusFilter) }),
       response: { 200: listEnvelope(Delivery) },
     },
   }, async ({ principal, query }) => listDeliveries(db, principal, query));
