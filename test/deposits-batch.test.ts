@@ -8,6 +8,7 @@ import { ApiError } from '../src/platform/errors.js';
 import {
   DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds, postEntries, verifyLedger, withdrawalLockLines,
 } from '../src/ledger/index.js';
+import type { EventType } from '../src/ledger/index.js';
 import { createDeposit, createDeposits, type DepositItem } from '../src/modules/deposits/service.js';
 import { createWriteGroup, type BatchEffect, type GroupedWrite } from '../src/platform/write-batch.js';
 import { newMerchantClient, useTestService } from './support/service.js';
@@ -200,11 +201,11 @@ describe('deposits written together', () => {
       { entry: entry(entryKinds.deposit, dep, depositLines({ memberId: m.id, merchantId, amount: 7n })) },
       {
         entry: entry(entryKinds.deposit, randomUUID(), depositLines({ memberId: m.id, merchantId, amount: 5n })),
-        event: { merchantId, environment: 'sandbox', type: 'test.posted', object: 'test', objectId: 'x1', externalMemberId: 'bt-ledger', status: 'ok', statusVersion: 1 },
+        event: { merchantId, environment: 'sandbox', type: 'test.posted' as EventType, object: 'test', objectId: 'x1', externalMemberId: 'bt-ledger', status: 'ok', statusVersion: 1 },
       },
       {
         entry: entry(entryKinds.withdrawalLock, randomUUID(), withdrawalLockLines({ memberId: m.id, amount: 1_000n, fee: 0n })),
-        event: { merchantId, environment: 'sandbox', type: 'test.posted', object: 'test', objectId: 'x2', externalMemberId: 'bt-ledger', status: 'ok', statusVersion: 1 },
+        event: { merchantId, environment: 'sandbox', type: 'test.posted' as EventType, object: 'test', objectId: 'x2', externalMemberId: 'bt-ledger', status: 'ok', statusVersion: 1 },
       },
     ]));
     assert.ok(!(outcomes[0] instanceof Error));
@@ -230,7 +231,7 @@ describe('deposits written together', () => {
     client.close();
     const deposit = (referenceId: string, amount: bigint, objectId?: string) => ({
       entry: { environment: 'sandbox' as const, merchantId, kind: entryKinds.deposit, referenceType: 'test', referenceId, asset: 'USDT', lines: depositLines({ memberId: m.id, merchantId, amount }) },
-      ...(objectId ? { event: { merchantId, environment: 'sandbox' as const, type: 'test.added', object: 'test', objectId, externalMemberId: 'bt-add', status: 'ok', statusVersion: 1 } } : {}),
+      ...(objectId ? { event: { merchantId, environment: 'sandbox' as const, type: 'test.added' as EventType, object: 'test', objectId, externalMemberId: 'bt-add', status: 'ok', statusVersion: 1 } } : {}),
     });
     const earlier = randomUUID();
     const post = (items: Parameters<typeof postEntries>[1]) => service.ctx.db.transaction().execute((trx) => postEntries(trx, items));

@@ -8,6 +8,7 @@ import {
   platformAccount, platformTotal, postEntry, prepaidChargeLines, prepaidCreditLines, recordEvent, refFromRow, verifyLedger, withdrawalConfirmLines,
   withdrawalFailLines, withdrawalLockLines, type EntryInput, type EntryLine,
 } from '../src/ledger/index.js';
+import type { EventType } from '../src/ledger/index.js';
 import { memberBalances, merchantBalances } from '../src/modules/balances/queries.js';
 // The reference's code for a shortfall is the API edge's mapping of the ledger's error.
 import { insufficientFundsCode } from '../src/api-errors.js';
@@ -300,7 +301,7 @@ test('recordEvent writes an outbox row with livemode from the environment', asyn
     [sandboxId, 'sandbox', false, 'ext-1', 2, objectId],
     [liveId, 'production', true, '', 2, objectId],
   ]);
-  await assert.rejects(recordEvent(handle.db, { merchantId, environment: 'sandbox', type: 't', object: 'o', objectId, externalMemberId: '', status: 's', statusVersion: -1 }));
+  await assert.rejects(recordEvent(handle.db, { merchantId, environment: 'sandbox', type: 't' as EventType, object: 'o', objectId, externalMemberId: '', status: 's', statusVersion: -1 }));
 });
 
 test('balances list only enabled assets the owner has an account in, by code', async () => {

@@ -9,6 +9,9 @@ import { registerPublicRoutes } from '../src/routes.js';
 import { compileDeferredSchemas } from '../src/platform/validation.js';
 import type { RunningService } from '../src/server.js';
 import { startTestService } from './support/service.js';
+import { eventCatalogue, eventTypes } from '../src/ledger/index.js';
+import { defaultWebhookRetryScheduleMs } from '../src/platform/config.js';
+import { deliveryStatuses } from '../src/modules/webhooks/service.js';
 
 /**
  * The document is checked against the routes actually registered, whatever they are: each new
@@ -234,6 +237,56 @@ describe('GET /v1/openapi.json', () => {
     const codes = Object.values<Json>(op.responses).flatMap((r) => r['x-error-codes'] ?? []);
     for (const code of ['invalid_token', 'insufficient_scope', 'invalid_signature', 'member_context_required']) {
       assert.ok(!codes.includes(code), code);
+    }
+  });
+
+  test('every operation has an operationId from its method and path, unique in the document', () => {
+    const ids: string[] = [];
+    for (const r of documented) {
+      const op = doc.paths[openapiPath(r.url)][r.method.toLowerCase()];
+      assert.match(op.operationId ?? '', /^[a-z0-9]+(_[a-z0-9]+)*$/, `${r.method} ${r.url}`);
+      ids.push(op.operationId);
+    }
+    for (const item of Object.values<Json>(doc.webhooks)) ids.push(item.post.operationId);
+    assert.deepEqual(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'duplicate operationIds');
+    assert.equal(doc.paths['/v1/cards/{id}/topups'].get.operationId, 'get_v1_cards_id_topups');
+    assert.equal(doc.paths['/v1/webhooks/deliveries/{id}/redeliver'].post.operationId, 'post_v1_webhooks_deliveries_id_redeliver');
+  });
+
+  test('a body the route declares optional is not required: rolling a webhook secret takes none', () => {
+    assert.equal(doc.paths['/v1/webhooks/endpoints/{id}/roll-secret'].post.requestBody.required, false);
+    assert.equal(doc.paths['/v1/webhooks/endpoints'].post.requestBody.required, true);
+  });
+
+  test('the deliveries list documents its status filter with the delivery statuses (an open enum: unknown values give an empty page)', () => {
+    const status = doc.paths['/v1/webhooks/deliveries'].get.parameters.find((p: Json) => p.in === 'query' && p.name === 'status');
+    assert.ok(status, 'status parameter');
+    const enums = (status.schema.anyOf ?? [status.schema]).flatMap((s: Json) => s.enum ?? []);
+    assert.deepEqual(enums, [...deliveryStatuses]);
+  });
+
+  test('documents the webhook request under webhooks: envelope, Standard Webhooks headers, success rule, retries, every event type', () => {
+    const op = doc.webhooks?.event?.post;
+    assert.ok(op, 'webhooks.event.post');
+    assert.deepEqual(op.security, []);
+    for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
+      const h = headerParam(op, name);
+      assert.equal(h?.required, true, name);
+    }
+    assert.match(op.description, /2xx answer within 15 s/);
+    assert.match(op.description, /5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h/);
+    assert.match(op.description, new RegExp(`${defaultWebhookRetryScheduleMs.length + 1} attempts in all`));
+    assert.ok(op.responses['2XX'] && op.responses['410'] && op.responses.default);
+    const envelope = doc.components.schemas.WebhookEvent;
+    assert.deepEqual([...envelope.required].sort(), ['created_at', 'data', 'event_id', 'event_type', 'livemode', 'merchant_id']);
+    assert.deepEqual([...envelope.properties.data.required].sort(), ['external_member_id', 'id', 'object', 'status', 'status_version']);
+    assert.deepEqual(envelope.properties.event_type.enum, eventTypes);
+    const variants: Json[] = op.requestBody.content['application/json'].schema.oneOf;
+    assert.deepEqual(variants.map((v) => v.properties.event_type.const), eventTypes, 'one variant per catalogue type, in order');
+    for (const v of variants) {
+      const type = v.properties.event_type.const as keyof typeof eventCatalogue;
+      assert.equal(v.properties.data.properties.object.const, eventCatalogue[type].object, type);
+      assert.ok(op.description.includes(`| \`${type}\` | \`${eventCatalogue[type].object}\` |`), `${type} in the description's table`);
     }
   });
 

@@ -99,6 +99,20 @@ describe('GET /admin/v1/openapi.json', () => {
     }
   });
 
+  test('every operation has an operationId from its method and path, unique in the document', () => {
+    const ids: string[] = [];
+    for (const [path, item] of Object.entries<Json>(doc.paths)) {
+      for (const method of ['get', 'put', 'post', 'delete', 'patch']) {
+        if (!item[method]) continue;
+        assert.match(item[method].operationId ?? '', /^[a-z0-9]+(_[a-z0-9]+)*$/, `${method} ${path}`);
+        ids.push(item[method].operationId);
+      }
+    }
+    assert.ok(ids.length >= 60);
+    assert.deepEqual(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'duplicate operationIds');
+    assert.equal(doc.paths['/admin/v1/api-keys/{id}/approve'].post.operationId, 'post_admin_v1_api_keys_id_approve');
+  });
+
   test('a body the route declares optional is not required: approving a key takes none', () => {
     assert.equal(doc.paths['/admin/v1/api-keys/{id}/approve'].post.requestBody.required, false);
     assert.equal(doc.paths['/admin/v1/api-keys/{id}/rotate'].post.requestBody.required, true);

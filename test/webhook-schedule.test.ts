@@ -90,7 +90,10 @@ describe('delivery state machine', () => {
     assert.deepEqual(normaliseEventTypes(['withdrawal.settled', '*']), { ok: true, types: ['*'] });
     assert.deepEqual(normaliseEventTypes([]), { ok: false, reason: 'empty' });
     for (const bad of ['withdrawal', 'Withdrawal.settled', 'withdrawal.', '.x', 'a.b-c', 'a..b']) {
-      assert.deepEqual(normaliseEventTypes([bad]), { ok: false, reason: 'invalid_event_type' }, bad);
+      assert.deepEqual(normaliseEventTypes([bad]), { ok: false, reason: 'invalid_event_type', entry: bad }, bad);
+    }
+    for (const unknown of ['card.topup.credit', 'withdrawal.setled', 'thing.happened']) {
+      assert.deepEqual(normaliseEventTypes(['deposit.credited', unknown]), { ok: false, reason: 'unknown_event_type', entry: unknown }, unknown);
     }
   });
 });

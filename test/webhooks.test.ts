@@ -340,6 +340,10 @@ describe('webhooks', () => {
       assert.equal(endpoint!.disabled_reason, 'gone');
       const alerts = await service.ctx.db.selectFrom('operator_alerts').selectAll().where('merchant_id', '=', merchantId).execute();
       assert.deepEqual(alerts.map((a) => [a.kind, a.object_id]), [['webhook.endpoint_disabled', ep.id]]);
+      // Redelivering a record of a disabled endpoint is refused (it would go straight back to dead with no attempt).
+      const refused = await expectCode(client.webhooks.redeliver(gone!.id), 'state_invalid', 400);
+      assert.match((refused as MerchantWalletError).body.message as string, /endpoint of this delivery is disabled \(gone\)/);
+      assert.equal((await deliveries(client))[0]!.status, 'dead', 'the refused record is unchanged');
 
       // New events find no enabled endpoint.
       await deposit(client, 'gone');
@@ -522,11 +526,14 @@ describe('webhooks', () => {
       for (const [body, field, reason] of [
         [{ url: receiver.url(), event_types: ['Withdrawal.Settled'] }, 'event_types', 'invalid_event_type'],
         [{ url: receiver.url(), event_types: ['withdrawal'] }, 'event_types', 'invalid_event_type'],
+        [{ url: receiver.url(), event_types: ['deposit.credited', 'card.topup.credit'] }, 'event_types', 'unknown_event_type'],
         [{ url: 'not a url', event_types: ['*'] }, 'url', 'invalid_url'],
       ] as const) {
         const err = await expectCode(client.webhooks.createEndpoint(body as any), 'invalid_fields', 400);
         assert.deepEqual((err as MerchantWalletError).body.fields, [{ key: field, reason }]);
       }
+      const typo = await expectCode(client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['card.topup.credit'] }), 'invalid_fields', 400);
+      assert.match((typo as MerchantWalletError).body.message as string, /"card\.topup\.credit"/, 'the message names the entry');
       await expectCode(client.webhooks.createEndpoint({ url: receiver.url(), event_types: [] }), 'invalid_request', 400);
       await expectCode(client.request({ method: 'POST', path: '/v1/webhooks/endpoints', body: { url: receiver.url() } }), 'invalid_request', 400);
       const noKey = await client.requestRaw({ method: 'POST', path: '/v1/webhooks/endpoints', body: { url: receiver.url(), event_types: ['*'] }, idempotencyKey: false });
@@ -538,6 +545,10 @@ describe('webhooks', () => {
       assert.deepEqual([patched.url, patched.event_types, patched.secret], [receiver.url('/v2'), ['deposit.credited'], undefined]);
       await expectCode(client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { url: 'http://169.254.169.254/' } }), 'invalid_fields', 400);
       await expectCode(client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: {} }), 'invalid_request', 400);
+      await expectCode(client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { event_types: ['withdrawal.setled'] } }), 'invalid_fields', 400);
+      const wildcard = await client.request<any>({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { event_types: ['withdrawal.settled', '*'] } });
+      assert.deepEqual(wildcard.event_types, ['*'], '`*` anywhere still means every event');
+      await client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { event_types: ['deposit.credited'] } });
       await expectCode(client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { status: 'deleted' } }), 'invalid_request', 400);
 
       // A record planned before the deletion ends dead, without a request.
@@ -551,6 +562,8 @@ describe('webhooks', () => {
       assert.deepEqual(row, { secret: '', status: 'deleted' }, 'the secret is wiped');
       await pump(async () => (await deliveries(client))[0]?.status === 'dead');
       assert.equal(receiver.received.length, 0);
+      const ofDeleted = await expectCode(client.webhooks.redeliver((await deliveries(client))[0]!.id), 'state_invalid', 400);
+      assert.match((ofDeleted as MerchantWalletError).body.message as string, /was deleted/);
       await expectCode(client.webhooks.deleteEndpoint(`whe_${randomUUID()}`), 'not_found', 404);
       await expectCode(client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { status: 'enabled' } }), 'not_found', 404);
       const other = await newMerchantClient(service);
@@ -625,15 +638,15 @@ describe('webhooks', () => {
     const receiver = await startReceiver();
     try {
       await client.webhooks.createEndpoint({ url: receiver.url('/a'), event_types: ['*'] });
-      await client.webhooks.createEndpoint({ url: receiver.url('/b'), event_types: ['thing.happened'] });
-      await client.webhooks.createEndpoint({ url: receiver.url('/c'), event_types: ['other.thing'] });
+      await client.webhooks.createEndpoint({ url: receiver.url('/b'), event_types: ['kyc.profile.approved'] });
+      await client.webhooks.createEndpoint({ url: receiver.url('/c'), event_types: ['kyc.profile.rejected'] });
       // Enough events for several batches of every run below (6 runs of batches of 7 or 2 events).
       const events = 48;
       const ids: string[] = [];
       await service.ctx.db.transaction().execute(async (trx) => {
         for (let i = 0; i < events; i++) {
           ids.push(await recordEvent(trx, {
-            merchantId, environment: 'sandbox', type: i % 2 ? 'thing.happened' : 'other.thing', object: 'thing', objectId: `thg_${i}`,
+            merchantId, environment: 'sandbox', type: i % 2 ? 'kyc.profile.approved' : 'kyc.profile.rejected', object: 'kyc_profile', objectId: `thg_${i}`,
             externalMemberId: '', status: 'happened', statusVersion: 1,
           }));
         }

@@ -2,12 +2,13 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import { newId } from '../platform/ids.js';
 import { scopeNowSql } from '../platform/clock.js';
+import type { EventType } from './event-types.js';
 
 export interface EventInput {
   merchantId: string;
   environment: Environment;
-  /** e.g. `withdrawal.settled`. */
-  type: string;
+  /** e.g. `withdrawal.settled`: one of the catalogue (event-types.ts). */
+  type: EventType;
   /** e.g. `withdrawal`. */
   object: string;
   objectId: string;

@@ -11,6 +11,7 @@ export {
   entryKinds, depositLines, withdrawalLockLines, withdrawalConfirmLines, withdrawalFailLines, prepaidCreditLines, prepaidChargeLines, memberFeeToMerchant,
 } from './rules.js';
 export { recordEvent, type EventInput } from './events.js';
+export { eventCatalogue, eventTypes, isEventType, type EventType } from './event-types.js';
 export { accountBalance, platformTotal } from './balances.js';
 export { verifyLedger, problemsPerCheckMax, type LedgerReport } from './verify.js';
 export type { LedgerTables, AssetType, OwnerType, Side } from './tables.js';

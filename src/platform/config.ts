@@ -98,6 +98,10 @@ export class ConfigError extends Error {
 }
 
 export const defaultWebhookRetryScheduleMs = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+/** The contract's success rule: a 2xx within 15 s (WEBHOOK_DELIVERY_TIMEOUT_MS may only shorten it). */
+export const webhookDeliveryTimeoutContractMs = 15_000;
+/** An endpoint failing this long is disabled (WEBHOOK_DISABLE_AFTER_FAILING_MS's default: 3 days). */
+export const defaultWebhookDisableAfterFailingMs = 3 * 24 * 3_600_000;
 
 const second = 1_000;
 const minute = 60 * second;
@@ -254,8 +258,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     tokenTtlSeconds: r.int('TOKEN_TTL_SECONDS', 1_800, 1, 1_800, ' (seconds; the reference fixes 1800)'),
     webhookRetryScheduleMs: r.parsed(() => parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE_MS), [...defaultWebhookRetryScheduleMs]),
     webhookPrivateTargets: r.oneOf('WEBHOOK_PRIVATE_TARGETS', ['sandbox', 'none', 'all'] as const, 'sandbox'),
-    webhookDeliveryTimeoutMs: r.int('WEBHOOK_DELIVERY_TIMEOUT_MS', 15_000, 1, 15_000, ' (ms; the contract allows 15 s)'),
-    webhookDisableAfterFailingMs: r.int('WEBHOOK_DISABLE_AFTER_FAILING_MS', 3 * day, 1, 90 * day, ' (ms, at most 90 days)'),
+    webhookDeliveryTimeoutMs: r.int('WEBHOOK_DELIVERY_TIMEOUT_MS', webhookDeliveryTimeoutContractMs, 1, webhookDeliveryTimeoutContractMs, ' (ms; the contract allows 15 s)'),
+    webhookDisableAfterFailingMs: r.int('WEBHOOK_DISABLE_AFTER_FAILING_MS', defaultWebhookDisableAfterFailingMs, 1, 90 * day, ' (ms, at most 90 days)'),
     upstreamAdapters: r.parsed(() => upstreamAdaptersFrom(env), upstreamAdaptersFrom({})),
     simulatorConfirmDelayMs: r.int('SIMULATOR_CONFIRM_DELAY_MS', 2_000, 0, hour, ' (ms)'),
     simulatorChainNetworks: r.parsed(networks, defaultNetworks),

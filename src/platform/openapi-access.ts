@@ -197,3 +197,13 @@ export function accessSummary(method: string, access: RouteAccess): string {
   if (access.sandboxOnly) parts.push('sandbox only (production answers 404 `not_found`)');
   return `**Access:** ${parts.join('; ')}.`;
 }
+
+/**
+ * A stable operationId from the method and the path: `GET /v1/cards/{id}/topups` →
+ * `get_v1_cards_id_topups` (lower case, every run of other characters one `_`). Unique as long as
+ * no two paths differ only in braces or punctuation (the OpenAPI tests check uniqueness).
+ */
+export function operationIdFor(method: string, path: string): string {
+  const words = `${method} ${path}`.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+  return words.join('_');
+}

@@ -4,7 +4,7 @@ import type { FastifySchema } from 'fastify';
 import { Type } from 'typebox';
 import type { AppInstance } from './app-instance.js';
 import type { ErrorCode } from './errors.js';
-import { errorResponse, errorSchema, errorsByStatus } from './openapi-access.js';
+import { errorResponse, errorSchema, errorsByStatus, operationIdFor } from './openapi-access.js';
 import type { OperatorAccess } from './operator-route.js';
 
 /**
@@ -53,6 +53,7 @@ function describeOperatorOperation(method: string, path: string, op: Json): Json
   }
   return {
     summary: rest.summary ?? `${method.toUpperCase()} ${path}`,
+    operationId: rest.operationId ?? operationIdFor(method, path),
     tags: rest.tags ?? [operatorTag(path)],
     ...rest,
     security: [{ operatorToken: [] }],

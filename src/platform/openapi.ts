@@ -1,9 +1,11 @@
 import { STATUS_CODES } from 'node:http';
 import fastifySwagger from '@fastify/swagger';
 import type { FastifySchema } from 'fastify';
+import { Type } from 'typebox';
 import type { ServiceContext } from '../service-context.js';
 import type { AppInstance } from './app-instance.js';
-import { accessErrorCodes, accessHeaders, accessSummary, errorResponse, errorSchema, errorsByStatus, isSigned, securitySchemes, type RouteParts } from './openapi-access.js';
+import { accessErrorCodes, accessHeaders, accessSummary, errorResponse, errorSchema, errorsByStatus, isSigned, operationIdFor, securitySchemes, type RouteParts } from './openapi-access.js';
+import { webhooksDocument } from './openapi-webhooks.js';
 import { rateLimitsPerMinute, type RouteAccess } from './route-access.js';
 import { nonceWindowSeconds, timestampToleranceSeconds } from './signing.js';
 
@@ -23,6 +25,8 @@ const routeKey = 'x-mwa-route';
 interface RouteNote {
   access: RouteAccess;
   parts: RouteParts;
+  /** The body is declared `Type.Optional(...)`: none at all is accepted (route.ts reads it as `{}`). */
+  bodyOptional?: boolean;
 }
 
 /** Adds everything `config.access` implies to one operation of the document. */
@@ -68,14 +72,17 @@ export function describeOperation(method: string, operation: Json, note: RouteNo
   return {
     ...head,
     ...(params.length > 0 ? { parameters: params } : {}),
-    ...(requestBody ? { requestBody } : {}),
+    ...(requestBody ? { requestBody: note.bodyOptional ? { ...requestBody, required: false } : requestBody } : {}),
     responses,
   };
 }
 
 const operationMethods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
-/** Applies `describeOperation` across the document, then keeps only the tags in use. */
+/**
+ * Applies `describeOperation` across the document (with an `operationId` from method and path
+ * where the route gives none), adds the `webhooks` the service sends, then keeps only the tags in use.
+ */
 export function finishDocument(doc: Json): Json {
   const used = new Set<string>();
   for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
@@ -84,10 +91,17 @@ export function finishDocument(doc: Json): Json {
       const op = item[method];
       if (!op) continue;
       const note = op[routeKey] as RouteNote | undefined;
-      next[method] = note ? describeOperation(method.toUpperCase(), op, note) : op;
+      const described = note ? describeOperation(method.toUpperCase(), op, note) : op;
+      next[method] = described.operationId ? described : { operationId: operationIdFor(method, path), ...described };
       for (const tag of next[method].tags ?? []) used.add(tag);
     }
     doc.paths[path] = next;
+  }
+  const { webhooks, schemas } = webhooksDocument();
+  doc.webhooks = webhooks;
+  doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, ...schemas } };
+  for (const item of Object.values<Json>(webhooks)) {
+    for (const method of operationMethods) for (const tag of item[method]?.tags ?? []) used.add(tag);
   }
   const known: Json[] = (doc.tags ?? []).filter((t: Json) => used.has(t.name));
   for (const name of used) if (!known.some((t) => t.name === name)) known.push({ name });
@@ -165,6 +179,7 @@ export async function registerOpenApi(app: AppInstance, _ctx: ServiceContext): P
       const note: RouteNote = {
         access,
         parts: { body: !!base.body, querystring: !!base.querystring, params: !!base.params, headers: !!base.headers },
+        bodyOptional: base.body !== undefined && Type.IsOptional(base.body),
       };
       return { schema: { ...base, [routeKey]: note } as FastifySchema, url };
     },

@@ -5,7 +5,7 @@ import { router } from '../../platform/route.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
 import {
   checkEndpointUrl, createEndpoint, deleteEndpoint, listDeliveries, listEndpoints, overlapSecondsDefault, overlapSecondsMax,
-  redeliver, requeueBatchMax, requeueSince, rollSecret, updateEndpoint, endpointsPerMerchantMax, webhookErrors,
+  deliveryStatuses, redeliver, requeueBatchMax, requeueSince, rollSecret, updateEndpoint, endpointsPerMerchantMax, webhookErrors,
 } from './service.js';
 import { maxUrlLength } from './ssrf.js';
 
@@ -14,7 +14,7 @@ const tags = ['Webhooks'];
 const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
   minItems: 1,
   maxItems: 50,
-  description: '`["*"]` for every event, or event types such as `withdrawal.settled`, `deposit.credited`, `qrpay.order.completed` (pattern `^[a-z_]+(\\.[a-z_]+)+$`).',
+  description: '`["*"]` for every event (`*` anywhere means all), or types of the event catalogue (the `webhooks` of this document), such as `withdrawal.settled`, `deposit.credited`, `qrpay.order.completed`. An unknown type answers `invalid_fields` (`reason: unknown_event_type`), naming it in the message.',
 });
 const Url = Type.String({
   minLength: 1,
@@ -53,6 +53,16 @@ const Delivery = Type.Object({
   last_http_status: Type.Integer({ description: '0 if never answered' }),
   next_attempt_at: Type.String({ description: "ISO 8601, or '' when no attempt is planned" }),
   created_at: Type.String({ format: 'date-time' }),
+});
+
+/**
+ * The `status` filter: the delivery statuses as an enum, beside any other string of at most 40
+ * characters (an open enum): '' means all and an unknown value answers an empty page, as the
+ * contract says, so validation must not refuse them.
+ */
+const DeliveryStatusFilter = Type.Unsafe<string>({
+  anyOf: [{ type: 'string', enum: [...deliveryStatuses] }, { type: 'string', maxLength: 40 }],
+  description: 'One of the delivery statuses; empty means all; any other value answers an empty page.',
 });
 
 export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -124,14 +134,11 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       description: `A new secret, shown only here. The previous one keeps signing beside it for \`overlap_seconds\` (default ${overlapSecondsDefault}, at most ${overlapSecondsMax}; 0 drops it now): each request then carries both signatures, space separated, in \`webhook-signature\`.`,
       tags,
       params: IdParams('whe'),
-      body: Type.Object({
+      // Optional: no body at all means the defaults (route.ts reads it as `{}`; the document marks it not required).
+      body: Type.Optional(Type.Object({
         overlap_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: overlapSecondsMax })),
-      }),
+      })),
       response: { 200: RolledEndpoint },
-    },
-    // The body is optional: an empty one means the defaults.
-    preValidation: async (req) => {
-      if (req.body === undefined) req.body = {};
     },
   }, async ({ principal, params, body, write }) => {
     const overlap = body.overlap_seconds ?? overlapSecondsDefault;
@@ -144,7 +151,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       summary: 'List webhook deliveries',
       description: 'Delivery log without payload, newest first. `status` filters (`pending`, `sent`, `failed`, `dead`, `no_subscriber`; empty means all; an unknown value returns an empty page).',
       tags,
-      querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(Type.String({ maxLength: 40 })) }),
+      querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(DeliveryStatusFilter) }),
       response: { 200: listEnvelope(Delivery) },
     },
   }, async ({ principal, query }) => listDeliveries(db, principal, query));
@@ -172,7 +179,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     errors: webhookErrors.redeliver,
     schema: {
       summary: 'Redeliver a webhook',
-      description: '`dead` and `failed` records are queued again with a new attempt schedule; a `no_subscriber` record is bound to the endpoints that subscribe now (one record each), or refused with `state_invalid` if none does. `sent` and `pending` answer `state_invalid`. Queued, not delivered.',
+      description: '`dead` and `failed` records are queued again with a new attempt schedule; a `no_subscriber` record is bound to the endpoints that subscribe now (one record each), or refused with `state_invalid` if none does. `sent` and `pending` answer `state_invalid`, and so does a `dead` or `failed` record whose endpoint is disabled or deleted (re-enable the endpoint first). Queued, not delivered.',
       tags,
       params: IdParams('whd'),
       response: { 200: Type.Object({ id: Type.String(), queued: Type.Literal(true) }) },

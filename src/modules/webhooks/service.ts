@@ -78,7 +78,13 @@ export async function checkEndpointUrl(config: Config, environment: Environment,
 
 function eventTypesOrThrow(input: readonly string[]): string[] {
   const checked = normaliseEventTypes(input);
-  if (!checked.ok) throw invalidFields([{ key: 'event_types', reason: checked.reason }]);
+  if (!checked.ok) {
+    const fields = [{ key: 'event_types', reason: checked.reason }];
+    if (checked.reason === 'unknown_event_type') {
+      throw new ApiError('invalid_fields', `Unknown event type "${checked.entry}" in event_types: use "*" or a type of the event catalogue (the webhooks of GET /v1/openapi.json).`, { fields, reason: 'validation_failed' });
+    }
+    throw invalidFields(fields);
+  }
   return checked.types;
 }
 
@@ -238,7 +244,10 @@ async function requeueRecord(trx: Transaction<Database>, id: string, now: Date, 
     .execute();
 }
 
-/** The reference's redeliver: dead/failed queued again; no_subscriber bound to today's endpoints; others refused. */
+/**
+ * The reference's redeliver: dead/failed queued again (refused when their endpoint is disabled or
+ * deleted); no_subscriber bound to today's endpoints (refused when none matches); others refused.
+ */
 export async function redeliver(trx: Transaction<Database>, caller: Caller, rawId: string, now: Date) {
   const d = await trx
     .selectFrom('webhook_deliveries')
@@ -252,6 +261,15 @@ export async function redeliver(trx: Transaction<Database>, caller: Caller, rawI
   const action = redeliverAction(d.status);
   if (action === 'refuse') throw new ApiError('state_invalid', `A ${d.status} delivery cannot be redelivered.`);
   if (action === 'requeue') {
+    // A record of a disabled or deleted endpoint would only go straight back to `dead` at its
+    // claim, without an attempt: refuse it, as a no_subscriber record with no endpoint is.
+    const endpoint = d.endpoint_id ? await findEndpoint(trx, caller, d.endpoint_id) : undefined;
+    if (!endpoint || endpoint.status === 'deleted') {
+      throw new ApiError('state_invalid', 'The endpoint of this delivery was deleted: it cannot be redelivered.');
+    }
+    if (endpoint.status !== 'enabled') {
+      throw new ApiError('state_invalid', `The endpoint of this delivery is disabled${endpoint.disabled_reason ? ` (${endpoint.disabled_reason})` : ''}: re-enable it (PATCH /v1/webhooks/endpoints/{id} {"status": "enabled"}) before redelivering.`);
+    }
     await requeueRecord(trx, d.id, now);
   } else {
     const endpoints = await matchingEndpoints(trx, caller, d.event_type);

@@ -1,5 +1,6 @@
 import type { DeliveryStatus, EndpointStatus } from './tables.js';
 import { retryDelayAfter } from './schedule.js';
+import { isEventType } from '../../ledger/index.js';
 
 /**
  * The delivery state machine (pure).
@@ -110,12 +111,19 @@ export function subscribes(eventTypes: readonly string[], type: string): boolean
 
 export const eventTypePattern = /^[a-z_]+(\.[a-z_]+)+$/;
 
-/** Normalises a subscription list: `*` alone, or the distinct types in order. undefined when invalid. */
-export function normaliseEventTypes(input: readonly string[]): { ok: true; types: string[] } | { ok: false; reason: string } {
+/**
+ * Normalises a subscription list: `*` alone (it may appear anywhere), or the distinct types in
+ * order. Refused: an entry not of the pattern (`invalid_event_type`), or well formed but not in the
+ * event catalogue (`unknown_event_type`: a typo such as `card.topup.credit` would match nothing).
+ * `entry` names the first offending one.
+ */
+export function normaliseEventTypes(input: readonly string[]): { ok: true; types: string[] } | { ok: false; reason: string; entry?: string } {
   if (input.length === 0) return { ok: false, reason: 'empty' };
   if (input.includes('*')) return { ok: true, types: ['*'] };
   const bad = input.find((t) => t.length > 100 || !eventTypePattern.test(t));
-  if (bad !== undefined) return { ok: false, reason: 'invalid_event_type' };
+  if (bad !== undefined) return { ok: false, reason: 'invalid_event_type', entry: bad };
+  const unknown = input.find((t) => !isEventType(t));
+  if (unknown !== undefined) return { ok: false, reason: 'unknown_event_type', entry: unknown };
   return { ok: true, types: [...new Set(input)] };
 }
 
