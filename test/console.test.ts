@@ -147,6 +147,21 @@ test('sign-in throttle: after 5 failures for an address even the right password 
   assert.equal((await jar.request('POST', '/console/sign-in', { csrf_token: await jar.csrfOf('/console/sign-in'), email: 'nobody@example.com', password: 'whatever it is' })).status, 401);
 });
 
+test('sign-in throttle: guesses sent together are counted before they are checked (at most 5 are tried)', async () => {
+  const email = 'burst@example.com';
+  await inviteConsoleUser(service, merchantId, email, 'viewer').then((i) =>
+    consoleClient(service).request('POST', i.invite_path, { password: consolePassword, confirmation: consolePassword }));
+  const jar = consoleClient(service);
+  const csrf = await jar.csrfOf('/console/sign-in');
+  const answers = await Promise.all(Array.from({ length: 20 }, () => jar.request('POST', '/console/sign-in', { csrf_token: csrf, email, password: 'wrong password here' })));
+  const tried = answers.filter((a) => a.status === 401).length;
+  assert.ok(tried <= 5, `${tried} guesses were checked`);
+  assert.equal(answers.filter((a) => a.status === 429).length, 20 - tried, 'the others are refused unchecked');
+  const rows = await service.ctx.db.selectFrom('console_login_failures').select('id').where('email', '=', email).execute();
+  assert.equal(rows.length, tried, 'a refused guess leaves no failure behind; each checked one stays');
+  assert.equal((await jar.request('POST', '/console/sign-in', { csrf_token: csrf, email, password: consolePassword })).status, tried === 5 ? 429 : 303);
+});
+
 test('a viewer reads every page but every change is refused on the server (403), whatever the form', async () => {
   const { jar } = await signedInConsole(service, merchantId, 'viewer@example.com', 'viewer');
   const key = await createKey(service, merchantId);

@@ -121,10 +121,20 @@ export async function countFailures(db: Db, email: string, ip: string, since: Da
   return { byEmail: Number(e.n), byIp: Number(i.n) };
 }
 
-/** Records a failure and drops this address's and this e-mail's rows that left the window (the table stays small). */
-export async function recordFailure(db: Db, email: string, ip: string, now: Date, windowStart: Date): Promise<void> {
+/**
+ * Records an attempt as a failure before it is checked (it stays one unless `releaseAttempt`
+ * takes it back), and drops this address's and this e-mail's rows that left the window (the table
+ * stays small). Answers the row's id.
+ */
+export async function reserveAttempt(db: Db, email: string, ip: string, now: Date, windowStart: Date): Promise<string> {
   await db.deleteFrom('console_login_failures').where('failed_at', '<=', windowStart).where((eb) => eb.or([eb('email', '=', email), eb('client_ip', '=', ip)])).execute();
-  await db.insertInto('console_login_failures').values({ email, client_ip: ip, failed_at: now }).execute();
+  const row = await db.insertInto('console_login_failures').values({ email, client_ip: ip, failed_at: now }).returning('id').executeTakeFirstOrThrow();
+  return String(row.id);
+}
+
+/** An attempt that turned out right, or was never checked (throttled): no failure. */
+export async function releaseAttempt(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('console_login_failures').where('id', '=', id as never).execute();
 }
 
 export async function clearFailures(db: Db, email: string): Promise<void> {

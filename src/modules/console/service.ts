@@ -2,11 +2,12 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
 import { randomToken, sha256Hex } from '../../platform/ids.js';
+import { sourceSubject } from '../../platform/rate-limit.js';
 import { getMerchant } from '../merchants/queries.js';
 import { decoyHash, hashPassword, verifyPassword } from './password.js';
 import {
   clearFailures, countFailures, deleteOtherSessions, deleteRecoveryCodes, deleteSession, deleteUserSessions, findSession, findUser, findUserByEmail, findUserByInvite,
-  insertAudit, insertSession, insertUser, listUsers, recordFailure, replaceRecoveryCodes, spendRecoveryCode, touchSession, unusedRecoveryCodes, updateUser,
+  insertAudit, insertSession, insertUser, listUsers, releaseAttempt, replaceRecoveryCodes, reserveAttempt, spendRecoveryCode, touchSession, unusedRecoveryCodes, updateUser,
   type ConsoleUserRow,
 } from './queries.js';
 import { inviteTtlSeconds, loginAllowed, loginWindowSeconds, needsTouch, normaliseEmail, passwordProblem, sessionState, type SessionLimits } from './rules.js';
@@ -148,26 +149,41 @@ export type SignInResult =
  */
 export async function signIn(db: Kysely<Database>, input: { email: string; password: string; ip: string }, now: Date, passwordCost: number): Promise<SignInResult> {
   const email = normaliseEmail(input.email) ?? input.email.trim().toLowerCase().slice(0, 254);
+  let user: ConsoleUserRow | undefined;
+  const outcome = await throttledAttempt(db, email, input.ip, now, async () => {
+    user = await findUserByEmail(db, email);
+    const usable = user && user.status === 'active' && user.password_hash;
+    const matches = await verifyPassword(input.password, usable ? user!.password_hash! : await decoyHash(passwordCost));
+    return Boolean(usable && matches);
+  });
+  if (outcome !== 'ok') return { kind: outcome };
+  if (user!.totp_secret) return { kind: 'second_factor', userId: user!.id };
+  return { kind: 'session', token: await startSession(db, user!, now) };
+}
+
+/**
+ * One guess under the sign-in throttle (5 failures an e-mail address, 20 a client, per window).
+ * The attempt is written as a failure before it is checked and counted with the others, so
+ * guesses sent together cannot all read the count before any of them writes it; a right answer,
+ * or a refusal by the throttle, takes its row back. A client is its IPv4 address or its IPv6 /64.
+ */
+async function throttledAttempt(db: Kysely<Database>, email: string, ip: string, now: Date, check: () => Promise<boolean>): Promise<'ok' | 'throttled' | 'wrong'> {
   const windowStart = new Date(now.getTime() - loginWindowSeconds * 1000);
-  if (!loginAllowed(await countFailures(db, email, input.ip, windowStart))) return { kind: 'throttled' };
-  const user = await findUserByEmail(db, email);
-  const usable = user && user.status === 'active' && user.password_hash;
-  const matches = await verifyPassword(input.password, usable ? user.password_hash! : await decoyHash(passwordCost));
-  if (!usable || !matches) {
-    await recordFailure(db, email, input.ip, now, windowStart);
-    return { kind: 'wrong' };
+  const client = sourceSubject(ip);
+  const attempt = await reserveAttempt(db, email, client, now, windowStart);
+  const counted = await countFailures(db, email, client, windowStart);
+  if (!loginAllowed({ byEmail: counted.byEmail - 1, byIp: counted.byIp - 1 })) {
+    await releaseAttempt(db, attempt);
+    return 'throttled';
   }
-  if (user.totp_secret) return { kind: 'second_factor', userId: user.id };
-  return { kind: 'session', token: await startSession(db, user, now) };
+  if (!await check()) return 'wrong';
+  await releaseAttempt(db, attempt);
+  return 'ok';
 }
 
 /** The password check of every form that asks again for it, under the sign-in throttle. */
 async function recheckPassword(db: Kysely<Database>, user: ConsoleUserRow, password: string, ip: string, now: Date): Promise<'ok' | 'throttled' | 'wrong'> {
-  const windowStart = new Date(now.getTime() - loginWindowSeconds * 1000);
-  if (!loginAllowed(await countFailures(db, user.email, ip, windowStart))) return 'throttled';
-  if (user.password_hash && await verifyPassword(password, user.password_hash)) return 'ok';
-  await recordFailure(db, user.email, ip, now, windowStart);
-  return 'wrong';
+  return throttledAttempt(db, user.email, ip, now, async () => Boolean(user.password_hash && await verifyPassword(password, user.password_hash)));
 }
 
 async function startSession(db: Kysely<Database>, user: ConsoleUserRow, now: Date): Promise<string> {
@@ -201,25 +217,22 @@ async function takeTotpCode(db: Db, totpKey: Buffer, user: ConsoleUserRow, code:
 export async function completeSecondFactor(db: Kysely<Database>, totpKey: Buffer, input: { userId: string; code: string; ip: string }, now: Date): Promise<SignInResult> {
   const user = await findUser(db, input.userId);
   if (!user || user.status !== 'active' || !user.totp_secret) return { kind: 'wrong' };
-  const windowStart = new Date(now.getTime() - loginWindowSeconds * 1000);
-  if (!loginAllowed(await countFailures(db, user.email, input.ip, windowStart))) return { kind: 'throttled' };
   if (isRecoveryCodeShape(input.code)) {
-    const left = await db.transaction().execute(async (trx) => {
-      if (!await spendRecoveryCode(trx, user.id, recoveryCodeHash(user.id, input.code)!, now)) return undefined;
-      const n = await unusedRecoveryCodes(trx, user.id);
-      await auditAccount(trx, user, 'user.recovery_code_use', `signed in with a recovery code; ${n} left`, now);
-      return n;
+    let left: number | undefined;
+    const outcome = await throttledAttempt(db, user.email, input.ip, now, async () => {
+      left = await db.transaction().execute(async (trx) => {
+        if (!await spendRecoveryCode(trx, user.id, recoveryCodeHash(user.id, input.code)!, now)) return undefined;
+        const n = await unusedRecoveryCodes(trx, user.id);
+        await auditAccount(trx, user, 'user.recovery_code_use', `signed in with a recovery code; ${n} left`, now);
+        return n;
+      });
+      return left !== undefined;
     });
-    if (left === undefined) {
-      await recordFailure(db, user.email, input.ip, now, windowStart);
-      return { kind: 'wrong' };
-    }
+    if (outcome !== 'ok') return { kind: outcome };
     return { kind: 'session', token: await startSession(db, user, now), recoveryCodesLeft: left };
   }
-  if (!await takeTotpCode(db, totpKey, user, input.code, now)) {
-    await recordFailure(db, user.email, input.ip, now, windowStart);
-    return { kind: 'wrong' };
-  }
+  const outcome = await throttledAttempt(db, user.email, input.ip, now, () => takeTotpCode(db, totpKey, user, input.code, now));
+  if (outcome !== 'ok') return { kind: outcome };
   return { kind: 'session', token: await startSession(db, user, now) };
 }
 
@@ -241,13 +254,9 @@ export type RecoveryCodesResult = { kind: 'codes'; codes: string[] } | { kind: '
 export async function regenerateRecoveryCodes(db: Kysely<Database>, totpKey: Buffer, session: ConsoleSession, proof: { password: string; code: string; ip: string }, now: Date): Promise<RecoveryCodesResult> {
   const user = await findUser(db, session.userId);
   if (!user?.totp_secret) return { kind: 'no_second_factor' };
-  const windowStart = new Date(now.getTime() - loginWindowSeconds * 1000);
   if (proof.code.trim() !== '') {
-    if (!loginAllowed(await countFailures(db, user.email, proof.ip, windowStart))) return { kind: 'throttled' };
-    if (!await takeTotpCode(db, totpKey, user, proof.code, now)) {
-      await recordFailure(db, user.email, proof.ip, now, windowStart);
-      return { kind: 'wrong' };
-    }
+    const checked = await throttledAttempt(db, user.email, proof.ip, now, () => takeTotpCode(db, totpKey, user, proof.code, now));
+    if (checked !== 'ok') return { kind: checked };
   } else {
     const checked = await recheckPassword(db, user, proof.password, proof.ip, now);
     if (checked !== 'ok') return { kind: checked };
