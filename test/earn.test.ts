@@ -75,6 +75,21 @@ describe('earn', () => {
     await ledgerOk();
   });
 
+  it('a redemption pays the days already due first, even when the ticker has not run them yet', async () => {
+    const { client, m, flexible } = await setup();
+    const order = await client.earn.subscribe({ product_id: flexible.id, amount: '1000' }, { onBehalfOf: m });
+    // Day 1 falls due now (as if the ticker had not come round yet): 1000 × 3.65 % / 365 = 0.1.
+    const row = await service.ctx.db.selectFrom('earn_orders').select('started_at').where('id', '=', order.id).executeTakeFirstOrThrow();
+    await service.ctx.db.updateTable('earn_orders').set({ next_accrual_at: row.started_at }).where('id', '=', order.id).execute();
+    await client.earn.redeem(order.position_id, { onBehalfOf: m });
+    const b = await usdt(client, m);
+    assert.equal(b.available, '2000.100000', 'principal back and the finished day paid');
+    assert.equal(b.earn, '0.000000');
+    const paid = await service.ctx.db.selectFrom('earn_orders').select(['interest_paid', 'days_accrued', 'status']).where('id', '=', order.id).executeTakeFirstOrThrow();
+    assert.deepEqual([String(paid.interest_paid), paid.days_accrued, paid.status], ['100000', 1, 'redeemed']);
+    await ledgerOk();
+  });
+
   it('refuses: unknown product, amount out of range, more than available', async () => {
     const { client, m, flexible, fixed } = await setup();
     await expectCode(client.earn.subscribe({ product_id: 'epr_nope', amount: '10' }, { onBehalfOf: m }), 'product_not_available', 400);

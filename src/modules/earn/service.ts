@@ -179,13 +179,18 @@ export async function subscribe(ctx: ServiceContext, trx: Transaction<Database>,
   return orderView(row, asset.scale);
 }
 
-/** Flexible: the principal back to available (the day's unfinished interest is not paid). Fixed-term: `state_invalid`. */
+/**
+ * Flexible: the days already due are paid first, in this transaction (the ticker may not have run
+ * them yet: a redemption must not lose a finished day), then the principal goes back to available;
+ * the unfinished day earns nothing. Fixed-term: `state_invalid`.
+ */
 export async function redeem(ctx: ServiceContext, trx: Transaction<Database>, scope: MemberScope, positionId: string) {
   const o = await ordersQuery(trx, scope).where('position_id', '=', withPrefix('epo', positionId)).forUpdate().executeTakeFirst();
   if (!o) throw new ApiError('not_found', 'No such earn position.');
   if (o.type === 'fixed') throw new ApiError('state_invalid', o.status === 'active' ? 'A fixed-term position cannot be redeemed before maturity.' : 'The position is closed.');
   if (o.status !== 'active') throw new ApiError('state_invalid', 'The position is closed.');
   const now = await ctx.clock.now(trx, scope);
+  while (await accrueOneDay(trx, o.id, now));
   const row = await trx.updateTable('earn_orders')
     .set((eb) => ({ status: 'redeemed', status_version: eb('status_version', '+', 1), redeemed_at: now, next_accrual_at: null, updated_at: now }))
     .where('id', '=', o.id).where('status', '=', 'active').returningAll().executeTakeFirstOrThrow();
