@@ -37,6 +37,17 @@ export function qrAmountMinor(decoded: DecodedQr, scale: number): bigint | null 
 }
 
 /**
+ * The QR amount as `POST /v1/qrpay/decode` shows it: read and printed at one scale, the payable
+ * asset's when there is one (as a payment reads it, so decode refuses what payment would refuse),
+ * else the currency's. Never rounded.
+ */
+export function qrAmountText(decoded: DecodedQr, assetScale: number | undefined): string | null {
+  const scale = assetScale ?? decoded.currencyScale;
+  const amount = qrAmountMinor(decoded, scale);
+  return amount === null ? null : formatAmount(amount, scale);
+}
+
+/**
  * The amount a payment debits, in minor units at the asset's scale: the caller's `amount` must
  * equal the QR's when the QR has one, and is required when it has none; never zero or less.
  */
