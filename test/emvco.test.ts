@@ -192,6 +192,16 @@ describe('the QR amount at the asset\'s scale (decode as payment reads it)', () 
     assert.throws(() => amountToPay(qr('12.5'), 0, undefined), invalid);
     assert.throws(() => qrAmountText(qr('1.005'), 2), invalid);
   });
+
+  it('refuses (qr_code_invalid) a zero amount in the QR, at decode and at payment, whatever the caller sends', () => {
+    for (const zero of ['0', '0.00', '000', '00.0']) {
+      assert.throws(() => qrAmountText(qr(zero), undefined), invalid, zero);
+      assert.throws(() => amountToPay(qr(zero), 2, undefined), invalid, zero);
+      assert.throws(() => amountToPay(qr(zero), 2, '1.00'), invalid, zero);
+    }
+    // A QR without an amount still takes the caller's.
+    assert.equal(amountToPay(decodeEmvco(encodeEmv(payNowFields())), 2, '1.50'), 150n);
+  });
 });
 
 describe('QR payment state decisions (pure)', () => {

@@ -26,13 +26,15 @@ export function readQr(qrCode: string): ReadQr {
 }
 
 /**
- * The QR amount in minor units at `scale`, or null; too many decimals for the currency is an
- * invalid QR. The code is the payee's text, not ours: leading zeros ("05.00") are read past.
+ * The QR amount in minor units at `scale`, or null; too many decimals for the currency, or a zero
+ * amount (a QR asks for a positive amount or none), is an invalid QR. The code is the payee's text,
+ * not ours: leading zeros ("05.00") are read past.
  */
 export function qrAmountMinor(decoded: DecodedQr, scale: number): bigint | null {
   if (decoded.amount === null) return null;
   const reading = readAmount(decoded.amount.replace(/^0+(?=\d)/, ''), scale);
   if (!reading.ok) throw new ApiError('qr_code_invalid', 'The QR amount has more decimal places than its currency allows.');
+  if (reading.minor === 0n) throw new ApiError('qr_code_invalid', 'The QR amount is zero.');
   return reading.minor;
 }
 
