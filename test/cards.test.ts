@@ -119,6 +119,32 @@ describe('cards', () => {
     await expectCode(client.cards.get(card.id, { onBehalfOf: await member() }), 'not_found');
   });
 
+  it('approval after the member\'s KYC level fell below card_issuing: no card, application failed (kyc_required), fee refunded', async () => {
+    const { virtual } = await products();
+    const m = await member();
+    const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
+    assert.equal((await usdt(m)).frozen, '5.000000');
+    // The level drops to 0 after applying (as a profile update under re-review does).
+    const internal = (await client.members.get(m)).id;
+    assert.equal((await admin(service, 'POST', `/admin/v1/members/${internal}/kyc-review`, { decision: 'rejected' })).body.kyc_level, 0);
+    const decided = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
+    assert.equal(decided.status, 'failed');
+    assert.equal(decided.card_id, null);
+    const row = await service.ctx.db.selectFrom('card_applications').selectAll().where('id', '=', app.id).executeTakeFirstOrThrow();
+    assert.equal(row.failure_reason, 'kyc_required');
+    assert.equal((await service.ctx.db.selectFrom('cards').select('id').where('application_id', '=', app.id).execute()).length, 0);
+    const b = await usdt(m);
+    assert.equal(b.available, '100.000000');
+    assert.equal(b.frozen, '0.000000');
+    const entries = await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', app.id).orderBy('kind').execute();
+    assert.deepEqual(entries.map((e) => e.kind), ['card.fee_freeze', 'card.fee_refund']);
+    const events = await service.ctx.db.selectFrom('events').select('type').where('object_id', '=', app.id).orderBy('seq').execute();
+    assert.deepEqual(events.map((e) => e.type), ['card.application.pending', 'card.application.failed']);
+    await ledgerOk();
+    // A repeated approval changes nothing.
+    await expectCode(client.cards.sandboxAdvanceApplication(app.id, 'approved'), 'state_invalid');
+  });
+
   it('need_docs: supplement session, sandbox submission, then approval of a physical card (unactivated)', async () => {
     const { physical } = await products();
     const m = await member();

@@ -155,6 +155,56 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     await db().deleteFrom('console_login_failures').execute();
   });
 
+  test('turning TOTP off counts wrong codes in the sign-in throttle: after 5, even a right code is refused (429); a used code is not taken again', async () => {
+    const email = 'disable-guess@example.com';
+    const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
+    const { secret } = await enableTotp(jar);
+    const post = async (code: string) => jar.request('POST', `${account}/totp/disable`, { csrf_token: await jar.csrfOf(account), code });
+    const failures = async () => (await db().selectFrom('console_login_failures').select('id').where('email', '=', email).execute()).length;
+    const isOn = async () => (await db().selectFrom('console_users').select('totp_secret').where('id', '=', userId).executeTakeFirstOrThrow()).totp_secret !== null;
+    // A code already taken (the set-up's own step) does not turn it off, and counts.
+    const setUpStep = Number((await db().selectFrom('console_users').select('totp_last_step').where('id', '=', userId).executeTakeFirstOrThrow()).totp_last_step);
+    const replay = await post(totpCode(secret, setUpStep));
+    assert.equal(replay.status, 400, 'the code of the set-up is not taken again');
+    assert.equal(await failures(), 1);
+    for (let i = 0; i < 4; i++) {
+      const now = totpCode(secret, stepAt(Date.now()));
+      const wrong = await post(now === '000000' ? '111111' : '000000');
+      assert.equal(wrong.status, 400, `guess ${i + 2}`);
+    }
+    assert.equal(await failures(), 5);
+    const right = await post(await currentCode(userId, secret));
+    assert.equal(right.status, 429);
+    assert.match(right.body, /Too many failed attempts/);
+    assert.equal(await isOn(), true, 'still on');
+    assert.equal(await failures(), 5, 'the refused attempt is taken back');
+    assert.equal((await auditOf(userId, 'user.totp_disable')).length, 0);
+    // Once the failures age out, a current code turns it off; its step is recorded and the same code is not taken again.
+    await db().updateTable('console_login_failures').set({ failed_at: new Date(Date.now() - 16 * 60_000) }).where('email', '=', email).execute();
+    const code = await currentCode(userId, secret);
+    const off = await post(code);
+    assert.equal(off.status, 200);
+    assert.match(off.body, /Two-step sign-in is off/);
+    assert.equal(await isOn(), false);
+    assert.equal((await db().selectFrom('console_recovery_codes').select('code_hash').where('user_id', '=', userId).execute()).length, 0);
+    assert.equal((await auditOf(userId, 'user.totp_disable')).length, 1);
+    await db().deleteFrom('console_login_failures').execute();
+  });
+
+  test('a code used at sign-in does not turn TOTP off (the step is taken)', async () => {
+    const email = 'disable-replay@example.com';
+    const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
+    const { secret } = await enableTotp(jar);
+    const code = await currentCode(userId, secret);
+    // The step recorded by the code's use (here: its use at sign-in) makes a replay fail.
+    assert.equal((await signInWith(email, code, { recovery: false })).res.location, '/console/sandbox');
+    const replay = await jar.request('POST', `${account}/totp/disable`, { csrf_token: await jar.csrfOf(account), code });
+    assert.equal(replay.status, 400);
+    const user = await db().selectFrom('console_users').select(['totp_secret', 'totp_last_step']).where('id', '=', userId).executeTakeFirstOrThrow();
+    assert.ok(user.totp_secret !== null && user.totp_last_step !== null);
+    await db().deleteFrom('console_login_failures').execute();
+  });
+
   test('a new set of recovery codes: after the password or an app code (a wrong one counts as a failure), the old set stops working; audited', async () => {
     const email = 'regenerate@example.com';
     const { jar, userId } = await signedInConsole(service, merchantId, email, 'owner');

@@ -2,6 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EmvcoError, crc16, decodeEmvco, parseTlv, payloadLengthMax } from '../src/modules/qrpay/emvco.js';
 import { schemeOf } from '../src/modules/qrpay/schemes.js';
+import { amountToPay, qrAmountText } from '../src/modules/qrpay/decode.js';
+import { ApiError } from '../src/platform/errors.js';
 import { decideOnCall, decideOnQuery, publicStatus, recheckDelayMs } from '../src/modules/qrpay/state.js';
 
 /**
@@ -167,6 +169,38 @@ describe('EMVCo merchant-presented QR decoding', () => {
     // Format indicator "02" (the payload must still start with 000201 to be EMV at all).
     const v2 = encodeEmv([['00', '01'], ['00', '02']]);
     assert.throws(() => decodeEmvco(v2), (e: unknown) => e instanceof EmvcoError);
+  });
+});
+
+describe('the QR amount at the asset\'s scale (decode as payment reads it)', () => {
+  const qr = (amount: string) => decodeEmvco(encodeEmv(payNowFields({ amount })));
+  const invalid = (err: unknown) => err instanceof ApiError && err.code === 'qr_code_invalid';
+
+  it('reads and prints at one scale: the payable asset\'s, else the currency\'s', () => {
+    assert.equal(qrAmountText(qr('12.5'), undefined), '12.50');
+    assert.equal(qrAmountText(qr('12.5'), 2), '12.50');
+    // An operator asset whose scale differs from ISO 4217's: same value, never a power of ten off.
+    assert.equal(qrAmountText(qr('12.5'), 4), '12.5000');
+    assert.equal(qrAmountText(qr('12'), 0), '12');
+    assert.equal(qrAmountText(qr('1.005'), 3), '1.005');
+    assert.equal(amountToPay(qr('1.005'), 3, undefined), 1005n);
+    assert.equal(qrAmountText(decodeEmvco(encodeEmv(payNowFields())), 4), null);
+  });
+
+  it('refuses (qr_code_invalid) an amount with more places than the asset allows, as payment does; never rounds', () => {
+    assert.throws(() => qrAmountText(qr('12.5'), 0), invalid);
+    assert.throws(() => amountToPay(qr('12.5'), 0, undefined), invalid);
+    assert.throws(() => qrAmountText(qr('1.005'), 2), invalid);
+  });
+
+  it('refuses (qr_code_invalid) a zero amount in the QR, at decode and at payment, whatever the caller sends', () => {
+    for (const zero of ['0', '0.00', '000', '00.0']) {
+      assert.throws(() => qrAmountText(qr(zero), undefined), invalid, zero);
+      assert.throws(() => amountToPay(qr(zero), 2, undefined), invalid, zero);
+      assert.throws(() => amountToPay(qr(zero), 2, '1.00'), invalid, zero);
+    }
+    // A QR without an amount still takes the caller's.
+    assert.equal(amountToPay(decodeEmvco(encodeEmv(payNowFields())), 2, '1.50'), 150n);
   });
 });
 

@@ -104,6 +104,9 @@ describe('QR payments', () => {
     await expectCode(decode('hello, not a QR'), 'qr_code_invalid', 400);
     await expectCode(decode(visaOnly), 'qr_code_invalid', 400);
     await expectCode(decode(payNow({ uen: 'SIM-REFUSE-1' })), 'qr_code_invalid', 400);
+    // A zero amount in the QR itself is an invalid QR (a QR asks for a positive amount or none).
+    await expectCode(decode(payNow({ amount: '0' })), 'qr_code_invalid', 400);
+    await expectCode(decode(payNow({ amount: '0.00' })), 'qr_code_invalid', 400);
     await expectCode(client.request({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code: good } }), 'member_context_required', 400);
     // Read-only: an injected refusal of the money-moving step does not touch decoding.
     await inject(client, 'qrpay', 'reject');
@@ -193,6 +196,9 @@ describe('QR payments', () => {
     assert.equal(await code({ qr_code: payNow({ amount: '5.00' }), amount: '4.99', asset: 'SGD' }), 'invalid_request');
     assert.equal(await code({ qr_code: payNow(), asset: 'SGD' }), 'invalid_request', 'no amount anywhere');
     assert.equal(await code({ qr_code: payNow(), amount: '0', asset: 'SGD' }), 'invalid_request');
+    assert.equal(await code({ qr_code: payNow({ amount: '0' }), asset: 'SGD' }), 'qr_code_invalid', 'zero amount in the QR');
+    assert.equal(await code({ qr_code: payNow({ amount: '0.00' }), amount: '0.00', asset: 'SGD' }), 'qr_code_invalid');
+    assert.equal(await code({ qr_code: payNow({ amount: '000' }), amount: '1', asset: 'SGD' }), 'qr_code_invalid');
     assert.equal(await code({ qr_code: payNow(), amount: '1.001', asset: 'SGD' }), 'invalid_request');
     assert.equal(await code({ qr_code: payNow(), amount: '1', asset: 'USDT' }), 'asset_not_allowed');
     assert.equal(await code({ qr_code: duitNow, amount: '1', asset: 'MYR' }), 'qr_code_invalid');

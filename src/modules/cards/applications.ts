@@ -68,10 +68,19 @@ async function postFee(trx: Transaction<Database>, a: CardApplicationRow, kind: 
   });
 }
 
+/**
+ * The `card_issuing` KYC gate: whether the member's current level meets the requirement. Asked when
+ * the application is created and again when the issuer approves it (a profile update under re-review
+ * drops the level to 0 meanwhile: no card is opened then).
+ */
+async function cardKycPasses(trx: Db, environment: CardApplicationRow['environment'], memberId: string): Promise<boolean> {
+  const member = await trx.selectFrom('members').select('kyc_level').where('id', '=', memberId).executeTakeFirstOrThrow();
+  return member.kyc_level >= await minKycLevel(trx, environment, 'card_issuing');
+}
+
 /** Step 1 of `POST /v1/cards/applications`, committed with the key's claim: the application and the frozen fee. */
 export async function createApplication(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, input: ApplicationInput): Promise<CardApplicationRow> {
-  const member = await trx.selectFrom('members').select('kyc_level').where('id', '=', caller.memberId).executeTakeFirstOrThrow();
-  if (member.kyc_level < await minKycLevel(trx, caller.environment, 'card_issuing')) throw new ApiError('kyc_required');
+  if (!await cardKycPasses(trx, caller.environment, caller.memberId)) throw new ApiError('kyc_required');
   const seq = productSeqOf(input.product_id);
   const product = seq ? await productBySeq(trx, caller.environment, seq) : undefined;
   if (!product || !product.enabled || !binAllowed(await authorisedBins(trx, caller.merchantId, caller.environment), product.bin)) {
@@ -153,13 +162,20 @@ export async function decide(
   // A decision is the issuer's answer: nothing is left to reconcile (and a supplement sent back to review is not re-queried).
   const set: Record<string, unknown> = { status: verdict.to, status_version: app.status_version + 1, next_check_at: null, updated_at: now };
   if (event === 'need_docs' || event === 'approved') set.upstream_outcome = 'accepted';
+  // The KYC gate again at approval: a member whose level fell below `card_issuing` since applying
+  // (a profile update under re-review) gets no card; the application fails and the fee is refunded.
+  const kycLapsed = event === 'approved' && !await cardKycPasses(trx, app.environment, app.member_id);
+  if (kycLapsed) {
+    set.status = 'failed';
+    set.failure_reason = 'kyc_required';
+  }
   if (event === 'need_docs') {
     set.supplement_status = 'pending';
     set.supplement_expires_at = new Date(now.getTime() + supplementTtlSeconds * 1000);
   }
   if (event === 'supplement_expired') set.failure_reason = 'supplement_expired';
   if (event === 'rejected') set.failure_reason = 'rejected_by_issuer';
-  if (event === 'approved') {
+  if (event === 'approved' && !kycLapsed) {
     if (!card) throw new Error(`cards: approval of ${app.id} without the issued card`);
     const product = (await productBySeq(trx, app.environment, app.product_seq))!;
     const opened = await trx.insertInto('cards').values({
@@ -173,7 +189,7 @@ export async function decide(
     await postFee(trx, app, cardEntryKinds.feeCharge, feeChargeLines);
     await emitCard(trx, opened);
   }
-  if (event === 'rejected' || event === 'supplement_expired') await postFee(trx, app, cardEntryKinds.feeRefund, feeRefundLines);
+  if (event === 'rejected' || event === 'supplement_expired' || kycLapsed) await postFee(trx, app, cardEntryKinds.feeRefund, feeRefundLines);
   const updated = await trx.updateTable('card_applications').set(set).where('id', '=', app.id).returningAll().executeTakeFirstOrThrow();
   await emitApplication(trx, updated);
   return updated;

@@ -166,13 +166,10 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
   }, refusedPage));
 
   app.post(`${consoleBase}/:env/account/totp/disable`, route, withChange(ctx, 'session', async (req, reply, page) => {
-    const done = await ctx.db.transaction().execute(async (trx) => {
-      const ok = await disableTotp(trx, totpKey(ctx), page.session, one(formOf(req), 'code'), page.now);
-      if (ok) await audit(trx, page.session, page.environment, 'user.totp_disable', page.session.userId, '', page.now);
-      return ok;
-    });
-    return done ? accountPage(ctx, reply, page, { notice: 'Two-step sign-in is off.' })
-      : accountPage(ctx, reply, page, { problem: 'That code is not right. Enter the code your app shows now.' }, 400);
+    const r = await disableTotp(ctx.db, totpKey(ctx), page.session, { code: one(formOf(req), 'code'), ip: req.ip }, page.environment, page.now);
+    if (r === 'disabled') return accountPage(ctx, reply, page, { notice: 'Two-step sign-in is off.' });
+    if (r === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
+    return accountPage(ctx, reply, page, { problem: 'That code is not right. Enter the code your app shows now.' }, 400);
   }, refusedPage));
 }
 

@@ -327,15 +327,30 @@ export async function confirmTotpSetup(trx: Transaction<Database>, totpKey: Buff
   return issueRecoveryCodes(trx, user.id, now);
 }
 
-/** Turning the second factor off takes a current code. Answers whether it did. */
-export async function disableTotp(trx: Transaction<Database>, totpKey: Buffer, session: ConsoleSession, code: string, now: Date): Promise<boolean> {
-  const user = await findUser(trx, session.userId);
-  if (!user?.totp_secret) return false;
-  const lastStep = user.totp_last_step === null ? null : Number(user.totp_last_step);
-  if (matchTotp(openSecret(totpKey, user.id, user.totp_secret), code, now.getTime(), lastStep) === undefined) return false;
-  await trx.updateTable('console_users').set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now }).where('id', '=', user.id).execute();
-  await deleteRecoveryCodes(trx, user.id);
-  return true;
+export type TotpDisableResult = 'disabled' | 'throttled' | 'wrong';
+
+/**
+ * Turning the second factor off takes a current code of the authenticator, under the sign-in
+ * throttle (a wrong code counts as a failure; once throttled even a right code is refused). The
+ * code's step is taken (`takeTotpCode`): a code already used, here or at sign-in, does not work.
+ * The factor and its recovery codes go in one transaction with the audit line.
+ */
+export async function disableTotp(
+  db: Kysely<Database>, totpKey: Buffer, session: ConsoleSession, input: { code: string; ip: string }, environment: Environment, now: Date,
+): Promise<TotpDisableResult> {
+  const user = await findUser(db, session.userId);
+  if (!user?.totp_secret) return 'wrong';
+  const checked = await throttledAttempt(db, user.email, input.ip, now, () => takeTotpCode(db, totpKey, user, input.code, now));
+  if (checked !== 'ok') return checked;
+  return db.transaction().execute(async (trx) => {
+    // The factor checked is the one turned off (not one set up again meanwhile).
+    const off = await trx.updateTable('console_users').set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now })
+      .where('id', '=', user.id).where('totp_secret', '=', user.totp_secret).executeTakeFirst();
+    if (Number(off.numUpdatedRows) !== 1) return 'wrong';
+    await deleteRecoveryCodes(trx, user.id);
+    await audit(trx, session, environment, 'user.totp_disable', user.id, '', now);
+    return 'disabled';
+  });
 }
 
 /** The session of a cookie, if alive; a session past a timeout is deleted. Touched at most once a minute. */

@@ -26,14 +26,27 @@ export function readQr(qrCode: string): ReadQr {
 }
 
 /**
- * The QR amount in minor units at `scale`, or null; too many decimals for the currency is an
- * invalid QR. The code is the payee's text, not ours: leading zeros ("05.00") are read past.
+ * The QR amount in minor units at `scale`, or null; too many decimals for the currency, or a zero
+ * amount (a QR asks for a positive amount or none), is an invalid QR. The code is the payee's text,
+ * not ours: leading zeros ("05.00") are read past.
  */
 export function qrAmountMinor(decoded: DecodedQr, scale: number): bigint | null {
   if (decoded.amount === null) return null;
   const reading = readAmount(decoded.amount.replace(/^0+(?=\d)/, ''), scale);
   if (!reading.ok) throw new ApiError('qr_code_invalid', 'The QR amount has more decimal places than its currency allows.');
+  if (reading.minor === 0n) throw new ApiError('qr_code_invalid', 'The QR amount is zero.');
   return reading.minor;
+}
+
+/**
+ * The QR amount as `POST /v1/qrpay/decode` shows it: read and printed at one scale, the payable
+ * asset's when there is one (as a payment reads it, so decode refuses what payment would refuse),
+ * else the currency's. Never rounded.
+ */
+export function qrAmountText(decoded: DecodedQr, assetScale: number | undefined): string | null {
+  const scale = assetScale ?? decoded.currencyScale;
+  const amount = qrAmountMinor(decoded, scale);
+  return amount === null ? null : formatAmount(amount, scale);
 }
 
 /**

@@ -2,9 +2,8 @@
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { keysetPage, type PageParams } from '../../platform/pagination.js';
-import { formatAmount } from '../../ledger/index.js';
 import { pageAtScale } from '../assets/queries.js';
-import { qrAmountMinor, readQr } from './decode.js';
+import { qrAmountText, readQr } from './decode.js';
 import { callOf, safely } from './provider.js';
 import { findOrder, openOrdersQuery, paymentsQuery, payableAsset, scaleOf, type Caller, type Db } from './queries.js';
 import type { PublicStatus } from './state.js';
@@ -21,7 +20,7 @@ export async function decodeQr(ctx: ServiceContext, caller: Caller, qrCode: stri
   const check = await safely(ctx, () => ctx.upstreams.qrpay.check(callOf(caller), { scheme: scheme.id, merchantAccount: account.account }));
   if (check.kind !== 'ok') throw upstreamCheckError(check.kind);
   const asset = await payableAsset(ctx.db, scheme, decoded);
-  const amount = qrAmountMinor(decoded, decoded.currencyScale);
+  const amount = qrAmountText(decoded, asset?.scale);
   return {
     scheme: scheme.id,
     scheme_name: scheme.name,
@@ -30,7 +29,7 @@ export async function decodeQr(ctx: ServiceContext, caller: Caller, qrCode: stri
     merchant_city: decoded.merchantCity,
     country: decoded.country,
     currency: decoded.currency,
-    amount: amount === null ? null : formatAmount(amount, asset?.scale ?? decoded.currencyScale),
+    amount,
     merchant_category_code: decoded.merchantCategoryCode,
     point_of_initiation: decoded.pointOfInitiation,
     reference: decoded.reference,
