@@ -363,6 +363,8 @@ describe('webhooks', () => {
       assert.equal(receiver.received.length, 1, 'only the 410 attempt reached the receiver');
       assert.deepEqual((await deliveries(client, 'dead')).map((d) => d.attempts).sort(), [0, 0, 1]);
 
+      const whileDisabled = await client.request<any>({ method: 'POST', path: '/v1/webhooks/deliveries/requeue', body: { since } });
+      assert.deepEqual(whileDisabled, { queued: 0, has_more: false }, 'nothing of a disabled endpoint is requeued');
       const enabled = await client.request<any>({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { status: 'enabled' } });
       assert.deepEqual([enabled.status, enabled.disabled_reason], ['enabled', '']);
       const future = await client.request<any>({ method: 'POST', path: '/v1/webhooks/deliveries/requeue', body: { since: new Date(Date.now() + 60_000).toISOString() } });

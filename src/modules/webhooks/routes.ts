@@ -160,7 +160,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     access: { scope: 'merchant:read', idempotency: 'required' },
     schema: {
       summary: 'Requeue failed and dead deliveries since a time',
-      description: `Every \`failed\` and/or \`dead\` record created at or after \`since\` goes back to the queue with a new attempt schedule, oldest first, at most ${requeueBatchMax} per call (\`has_more\` then says to call again).`,
+      description: `Every \`failed\` and/or \`dead\` record created at or after \`since\` goes back to the queue with a new attempt schedule, oldest first (records of a disabled or deleted endpoint stay as they are until it is enabled again), at most ${requeueBatchMax} per call (\`has_more\` then says to call again).`,
       tags,
       body: Type.Object({
         since: Type.String({ format: 'date-time' }),

@@ -292,6 +292,9 @@ export async function requeueSince(trx: Transaction<Database>, caller: Caller, s
       SELECT id FROM webhook_deliveries
       WHERE merchant_id = ${caller.merchantId} AND environment = ${caller.environment}
         AND status = ANY(${sql.val(statuses)}::text[]) AND created_at >= ${since}
+        -- A record of a disabled or deleted endpoint would go straight back to dead unsent (as
+        -- redeliver refuses it): it waits until its endpoint is enabled again.
+        AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id AND e.status = 'enabled')
       ORDER BY seq
       LIMIT ${requeueBatchMax}
       FOR UPDATE
