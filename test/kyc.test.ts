@@ -331,6 +331,13 @@ describe('reviews and levels', () => {
     assert.equal(approved.status, 'approved');
     assert.equal(approved.kyc_level, 1);
     await assert.rejects(client.kyc.sandboxReview(m.id, { decision: 'approved' }), { status: 400, code: 'state_invalid' });
+    // The profile a kyc.profile.* event names, read by its data.id alone: status and level, no personal data.
+    const event = await service.ctx.db.selectFrom('events').select(['object_id', 'status']).where('type', '=', 'kyc.profile.approved').where('object_id', '=', approved.id).executeTakeFirstOrThrow();
+    const read = await client.kyc.getProfile(event.object_id);
+    assert.deepEqual(read, { id: approved.id, member_id: m.id, status: 'approved', status_version: approved.status_version, kyc_level: 1 });
+    assert.deepEqual(await client.kyc.getProfile(approved.id.slice(4), { onBehalfOf: m.external_member_id }), read, 'on behalf of its member, prefix optional');
+    await assert.rejects(client.kyc.getProfile(approved.id, { onBehalfOf: (await newMember()).id }), { status: 404, code: 'not_found' });
+    await assert.rejects((await newMerchantClient(service)).client.kyc.getProfile(approved.id), { status: 404, code: 'not_found' });
     let member = await client.members.get(m.id);
     assert.equal(member.kyc_level, 1);
     assert.equal(member.kyc_profile_status, 'approved');

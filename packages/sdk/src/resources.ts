@@ -169,6 +169,8 @@ export interface Resources {
     createProfileSession(opts: OnBehalfOfOptions & WriteOptions): Promise<HostedScreenTicket>;
     /** GET /v1/kyc/requirements: the `data` array (minimum level per business). */
     requirements(opts?: { onBehalfOf?: string }): Promise<KycRequirement[]>;
+    /** GET /v1/kyc/profiles/{id}: the profile a `kyc.profile.*` event names (status and level, no personal data); `kyp_` prefix optional. */
+    getProfile(id: string, opts?: { onBehalfOf?: string }): Promise<KycProfileReview>;
     /** Sandbox: POST /v1/sandbox/kyc/{member_id}/review (idempotent): decides the member's pending review. */
     sandboxReview(memberId: string, body: KycReviewBody, opts?: WriteOptions): Promise<KycProfileReview>;
   };
@@ -325,6 +327,7 @@ export function createResources(host: ResourceHost): Resources {
         host.request<HostedScreenTicket>({ method: 'POST', path: '/v1/kyc/profile-sessions', onBehalfOf: opts.onBehalfOf, idempotencyKey: key(opts) }),
       requirements: (opts) =>
         data(host.request<ListEnvelope<KycRequirement>>({ method: 'GET', path: '/v1/kyc/requirements', onBehalfOf: opts?.onBehalfOf })),
+      getProfile: (id, opts) => host.request<KycProfileReview>({ method: 'GET', path: `/v1/kyc/profiles/${seg(id)}`, onBehalfOf: opts?.onBehalfOf }),
       sandboxReview: (memberId, body, opts) =>
         host.request<KycProfileReview>({ method: 'POST', path: `/v1/sandbox/kyc/${seg(memberId)}/review`, body, idempotencyKey: key(opts) }),
     },

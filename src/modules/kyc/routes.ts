@@ -6,7 +6,7 @@ import { router } from '../../platform/route.js';
 import { requestOrigin } from '../hosted-screens/rules.js';
 import { requirementsOf } from './queries.js';
 import { orderRequirements } from './rules.js';
-import { createKycSession, createProfileSession, kycErrors, sandboxReview } from './service.js';
+import { createKycSession, createProfileSession, getProfile, kycErrors, sandboxReview } from './service.js';
 
 const tags = ['KYC'];
 
@@ -56,6 +56,19 @@ export async function kycRoutes(app: AppInstance, ctx: ServiceContext): Promise<
       response: { 201: HostedTicket },
     },
   }, async ({ principal, req, write }) => write((trx) => createProfileSession(ctx, trx, principal, requestOrigin(req))));
+
+  route.get('/v1/kyc/profiles/:id', {
+    access: { scope: 'kyc:write', principal: 'either' },
+    errors: kycErrors.read,
+    schema: {
+      summary: 'A KYC profile: status and level',
+      description: 'The profile a `kyc.profile.*` event names (`data.id`): ids, status and the member\'s `kyc_level`, never the personal data. '
+        + 'On behalf of a member only its own; another member\'s or merchant\'s: 404 `not_found`. `kyp_` prefix optional.',
+      tags,
+      params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 80, description: 'kyp_<uuid>' }) }),
+      response: { 200: ReviewedProfile },
+    },
+  }, async ({ principal, params }) => getProfile(ctx.db, principal, params.id));
 
   route.get('/v1/kyc/requirements', {
     access: { scope: 'kyc:write', principal: 'either' },

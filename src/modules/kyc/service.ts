@@ -323,6 +323,18 @@ export async function sandboxReview(ctx: ServiceContext, caller: { merchantId: s
   return profileSummary(after!, level);
 }
 
+/**
+ * `GET /v1/kyc/profiles/{id}`: the profile a `kyc.profile.*` event names (its `data.id`), as the
+ * merchant sees it (`profileSummary`); on behalf of a member only its own. `kyp_` prefix optional.
+ */
+export async function getProfile(db: Db, caller: { merchantId: string; environment: Environment; memberId?: string }, id: string) {
+  const profile = await profileById(db, id.startsWith('kyp_') ? id : `kyp_${id}`);
+  if (!profile || profile.merchant_id !== caller.merchantId || profile.environment !== caller.environment || (caller.memberId !== undefined && profile.member_id !== caller.memberId)) {
+    throw new ApiError('not_found', 'No such KYC profile.');
+  }
+  return profileSummary(profile, await memberLevel(db, profile.member_id));
+}
+
 /** The profile as the merchant sees it: ids, status and level, never the personal data. */
 export function profileSummary(p: KycProfile, kycLevel: number) {
   return { id: p.id, member_id: p.member_id, status: p.status, status_version: p.status_version, kyc_level: kycLevel };
