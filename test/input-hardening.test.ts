@@ -236,6 +236,17 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
     }
   });
 
+  it('a leap second (23:59:60, valid RFC 3339 that JavaScript cannot read) in a date-time is a 400, not a 500', async () => {
+    const leap = '2030-12-31T23:59:60Z';
+    const listed = await client.requestRaw({ method: 'GET', path: `/v1/deposits?created_gte=${encodeURIComponent(leap)}` });
+    assert.deepEqual([listed.status, listed.body.code], [400, 'invalid_request']);
+    const merchant = await adminCall('POST', '/admin/v1/merchants', JSON.stringify({ name: 'leap' }));
+    const key = await adminCall('POST', `/admin/v1/merchants/${merchant.body.id}/api-keys`, JSON.stringify({ environment: 'sandbox', scopes: [], expires_at: leap }));
+    assert.deepEqual([key.status, key.body.code], [400, 'invalid_request']);
+    const fine = await adminCall('POST', `/admin/v1/merchants/${merchant.body.id}/api-keys`, JSON.stringify({ environment: 'sandbox', scopes: [], expires_at: '2030-12-31T23:59:59Z' }));
+    assert.equal(fine.status, 201);
+  });
+
   it('14: JSON nested 10,000 deep is refused before anything walks it, on both listeners', async () => {
     const deep = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000);
     const res = await client.requestRaw({ method: 'POST', path: '/v1/members', rawBody: deep });
