@@ -292,6 +292,7 @@ describe('exchange', () => {
     const pairs = await client.exchange.conversionPairs();
     assert.deepEqual(pairs.map((p) => `${p.from_asset}>${p.to_asset}`).sort(), ['BTC>USDT', 'EUR>USDT', 'USDC>USDT', 'USDT>BTC', 'USDT>EUR', 'USDT>USDC']);
     await expectCode(client.exchange.convert({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '10', quote_id: 'exc_1' }), 'quote_lock_unsupported', 400);
+    await expectCode(client.exchange.convert({ quote_id: 'exc_1' } as never), 'quote_lock_unsupported', 400);
     await expectCode(client.exchange.convert({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '10' }), 'merchant_insufficient_funds', 400);
     const credit = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/prepaid-credits`, { environment: 'sandbox', asset: 'USDT', amount: '500' });
     assert.equal(credit.status, 201, JSON.stringify(credit.body));
@@ -303,6 +304,14 @@ describe('exchange', () => {
     assert.equal(balances.find((b) => b.asset === 'USDT')?.prepaid_available, '400.000000');
     assert.equal(balances.find((b) => b.asset === 'EUR')?.prepaid_available, '92.22');
     await expectCode(client.exchange.convert({ from_asset: 'USDT', to_asset: 'ETH', from_amount: '10' }), 'service_unavailable', 400);
+    // A disabled asset's pairs leave the list (a conversion would only answer asset_not_allowed).
+    assert.equal((await admin(service, 'PATCH', '/admin/v1/assets/USDC', { enabled: false })).status, 200);
+    try {
+      assert.deepEqual((await client.exchange.conversionPairs()).map((p) => `${p.from_asset}>${p.to_asset}`).sort(), ['BTC>USDT', 'EUR>USDT', 'USDT>BTC', 'USDT>EUR']);
+    } finally {
+      assert.equal((await admin(service, 'PATCH', '/admin/v1/assets/USDC', { enabled: true })).status, 200);
+    }
+    assert.equal((await client.exchange.conversionPairs()).length, 6);
     await ledgerOk();
   });
 

@@ -11,6 +11,7 @@ import { ApiError } from '../../platform/errors.js';
 import { keysetPage, type PageParams } from '../../platform/pagination.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../ledger/index.js';
 import { directionById, directionsQuery, findDirection, scaleOf, type Db } from './queries.js';
+import { getAsset } from '../assets/queries.js';
 import type { DirectionRow, FeeSide } from './tables.js';
 
 export interface DirectionSettings {
@@ -134,11 +135,17 @@ export async function updateDirection(trx: Transaction<Database>, id: string, bo
   return directionView(trx, row);
 }
 
-/** The merchant conversion pairs (`GET /v1/merchant/conversion-pairs`): enabled directions marked for conversion. */
+/**
+ * The merchant conversion pairs (`GET /v1/merchant/conversion-pairs`): enabled directions marked
+ * for conversion whose two assets are enabled (a disabled asset's pair would only answer
+ * `asset_not_allowed`).
+ */
 export async function conversionPairs(db: Db, environment: Environment) {
   const rows = await directionsQuery(db, environment).where('enabled', '=', true).where('merchant_conversion', '=', true).orderBy('seq').execute();
   const data = [];
   for (const d of rows) {
+    const [from, to] = [await getAsset(db, d.from_asset), await getAsset(db, d.to_asset)];
+    if (!from?.enabled || !to?.enabled) continue;
     const v = await directionView(db, d);
     data.push({
       from_asset: v.from_asset, to_asset: v.to_asset, fee_asset: v.fee_asset, fee_bps: v.fee_bps, fee_fixed: v.fee_fixed,

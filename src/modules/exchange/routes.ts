@@ -179,6 +179,9 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
       body: ConversionBody,
       response: { 201: Conversion },
     },
+    // Before the body's schema: `{quote_id}` alone (an exchange order's body) is told to remove the
+    // quote, not that from_asset is missing.
+    preValidation: async (req) => refuseQuoteId((req.body ?? {}) as { quote_id?: unknown }),
   }, async ({ principal, body, write }) => {
     refuseQuoteId(body);
     const sides = sidesOf(body);
