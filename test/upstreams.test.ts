@@ -304,8 +304,16 @@ describe('POST /v1/merchant/deposit-address', () => {
     assert.equal((await ask(client, { asset: 'USDT', network: 'TRON' }, key)).body.code, 'service_unavailable');
     await inject(client, 'chain', 'success');
     const later = await ask(client, { asset: 'USDT', network: 'TRON' }, key);
-    assert.equal(later.status, 201, 'the refusal was not stored as the key\'s result');
+    assert.equal(later.status, 201, 'no answer (unknown) is not stored as the key\'s result');
     assert.equal(later.headers['x-idempotent-replay'], undefined);
+    // A refusal is the key's result (the provider would repeat it to the same request id): a new key then works.
+    const refusedKey = randomUUID();
+    await inject(client, 'chain', 'reject');
+    assert.equal((await ask(client, { asset: 'USDT', network: 'TRON' }, refusedKey)).body.code, 'service_unavailable');
+    await inject(client, 'chain', 'success');
+    const replayed = await ask(client, { asset: 'USDT', network: 'TRON' }, refusedKey);
+    assert.deepEqual([replayed.body.code, replayed.headers['x-idempotent-replay']], ['service_unavailable', 'true']);
+    assert.equal((await ask(client, { asset: 'USDT', network: 'TRON' })).status, 201, 'a new key gets an address');
 
     // A network of the catalogue the chain provider has no channel on.
     const put = await admin(service, 'PUT', '/admin/v1/assets/USDT/networks/SOLANA', {

@@ -38,8 +38,10 @@ export interface ChainAddress {
 /**
  * Checks the asset and network, then asks the chain upstream for an address (outside any
  * transaction; the provider is idempotent by our request id, so a retry with the same key gets the
- * same address). Anything but an issued address is 400 `service_unavailable` with `retry_after`;
- * that answer is not kept as the key's result, so the same key may be retried after `retry_after`.
+ * same address). Anything but an issued address is 400 `service_unavailable` with `retry_after`.
+ * No answer (timeout, 5xx): not kept as the key's result, so the same key is retried (the provider
+ * sees the same request id and issues at most one address). A refusal: kept, as every 4xx, since
+ * the provider would only repeat its refusal to the same request id; a retry takes a new key.
  */
 export async function requestAddress(ctx: ServiceContext, merchantId: string, environment: 'sandbox' | 'production', idem: IdempotencyContext, input: { asset: string; network: string }): Promise<ChainAddress> {
   const asset = await getAsset(ctx.db, input.asset.trim().toUpperCase());
@@ -49,8 +51,9 @@ export async function requestAddress(ctx: ServiceContext, merchantId: string, en
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.chain.createDepositAddress({ merchantId, environment }, { requestId: id, asset: asset.code, network: network.network }));
   if (answer.kind !== 'accepted') {
-    idem.noStore = true;
-    throw new ApiError('service_unavailable', 'Deposit addresses for this asset and network are temporarily unavailable.', {
+    const refused = answer.kind === 'rejected';
+    if (!refused) idem.noStore = true;
+    throw new ApiError('service_unavailable', `Deposit addresses for this asset and network are temporarily unavailable; retry after retry_after seconds${refused ? ' with a new idempotency key' : ' with the same idempotency key'}.`, {
       retry_after: ctx.config.depositAddressRetryAfterSeconds,
     });
   }
