@@ -122,6 +122,20 @@ before(async () => {
 });
 after(async () => keysService?.close());
 
+describe('pages over HTTPS', () => {
+  it('the console and hosted screens send HSTS and Secure cookies only when the request came over HTTPS (a trusted proxy says so)', async () => {
+    for (const path of ['/console/sign-in', '/hosted/kyc_00000000000000000000000000000000']) {
+      const viaProxy = await rawRequest(`${keysService.publicUrl}${path}`, { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' } });
+      assert.equal(viaProxy.headers['strict-transport-security'], 'max-age=31536000', path);
+      const plain = await rawRequest(`${keysService.publicUrl}${path}`);
+      assert.equal(plain.headers['strict-transport-security'], undefined, path);
+    }
+    const signIn = await rawRequest(`${keysService.publicUrl}/console/sign-in`, { headers: { 'x-forwarded-proto': 'https' } });
+    const cookies = ([] as string[]).concat(signIn.headers['set-cookie'] ?? []);
+    assert.ok(cookies.length > 0 && cookies.every((c) => /; Secure/.test(c)), cookies.join(' | '));
+  });
+});
+
 describe('token-exchange limits (8)', () => {
   let service: RunningService;
   before(() => {

@@ -42,6 +42,8 @@ export function consoleRoutes(timedProcesses: readonly TimedProcess[], screens: 
       });
       pages.addHook('onSend', async (req, reply, payload) => {
         if (!reply.hasHeader('content-security-policy')) void reply.headers(consoleSecurityHeaders);
+        // Over HTTPS (as the connection or a trusted proxy says), browsers keep to it for a year.
+        if (req.protocol === 'https') void reply.header('strict-transport-security', 'max-age=31536000');
         // Key changes made here take effect in this process before the page answers (the
         // database's notification tells the other processes; docs/performance.md).
         if (req.method === 'POST') ctx.authCache.invalidate();

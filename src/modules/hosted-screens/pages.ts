@@ -80,8 +80,10 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
     void sendHtml(reply, clientFault ? 400 : 500, unavailablePage(clientFault ? 400 : 500), []);
   });
   // Whatever else answers in this scope gets the headers too.
-  app.addHook('onSend', async (_req, reply, payload) => {
+  app.addHook('onSend', async (req, reply, payload) => {
     if (!reply.hasHeader('content-security-policy')) void reply.headers(hostedSecurityHeaders([]));
+    // Over HTTPS (as the connection or a trusted proxy says), browsers keep to it for a year.
+    if (req.protocol === 'https') void reply.header('strict-transport-security', 'max-age=31536000');
     return payload;
   });
 
