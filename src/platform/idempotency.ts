@@ -1,9 +1,8 @@
 import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/schema.js';
 import { ApiError, type ErrorCode, type ErrorExtras } from './errors.js';
-import { sha256Hex } from './ids.js';
 import type { IdempotencyContext } from './request-context.js';
 
 /*
@@ -14,41 +13,7 @@ import type { IdempotencyContext } from './request-context.js';
  */
 
 export const idempotencyWindowHours = 24;
-const keyShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isKeyShape(key: string): boolean {
-  return keyShape.test(key);
-}
-
-/** Bodies are compared by content, not by bytes: key order and white space do not make another body. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value as object).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-export function requestHash(rawBody: Buffer | undefined, parsed: unknown, secrets?: { fields: readonly string[]; key: Buffer }): string {
-  if (!rawBody || rawBody.length === 0) return sha256Hex('');
-  if (parsed === undefined) return sha256Hex(rawBody);
-  return sha256Hex(canonicalJson(secrets ? maskSecretFields(parsed, secrets.fields, secrets.key) : parsed));
-}
-
-/**
- * A body with its secret fields (a card PIN) replaced by a keyed HMAC of their JSON: the same
- * secret still gives the same hash (a changed PIN is another body), but a stored hash cannot be
- * reversed by trying the few possible values without the service's key.
- */
-export function maskSecretFields(body: unknown, fields: readonly string[], key: Buffer): unknown {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
-  const out: Record<string, unknown> = { ...(body as Record<string, unknown>) };
-  for (const f of fields) {
-    if (Object.hasOwn(out, f)) out[f] = `hmac:${createHmac('sha256', key).update(JSON.stringify(out[f]) ?? 'null').digest('hex')}`;
-  }
-  return out;
-}
+export { canonicalJson, isKeyShape, maskSecretFields, requestHash } from './request-hash.js';
 
 export interface StoredResult {
   endpoint: string;

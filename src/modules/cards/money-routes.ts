@@ -5,7 +5,7 @@ import { PageQuery, listEnvelope } from '../../platform/pagination.js';
 import { router } from '../../platform/route.js';
 import { AuthorizationAnswer, AuthorizationBody, CardTopUp, CardTransaction, FollowBody, TopUpBody, TopUpParams, TopUpQuote, TransactionsQuery } from './money-schemas.js';
 import { IdParams } from './schemas.js';
-import { createTopUp, getTopUp, getTopUpById, listTopUps, quoteTopUp, rateFor, topUpErrors } from './topups.js';
+import { createTopUp, getTopUp, listTopUps, quoteTopUp, rateFor, topUpErrors } from './topups.js';
 import { authorize, follow, getTransaction, listTransactions, transactionErrors } from './transactions.js';
 
 const tags = ['Cards'];
@@ -63,7 +63,7 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
       description: 'The same object as `GET /v1/cards/{id}/topups/{topup_id}`, without the card id (a `card.topup.*` event carries only `data.id`). `ctu_` prefix optional. On behalf of a member, only its own; as the merchant, any of its members\'.',
       tags, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 80, description: 'Top-up id; `ctu_` prefix optional' }) }), response: { 200: CardTopUp },
     },
-  }, async ({ principal, params }) => getTopUpById(db, principal, params.id));
+  }, async ({ principal, params }) => getTopUp(db, principal, undefined, params.id));
 
   route.get('/v1/cards/transactions/:id', {
     access: { scope: 'cards:read', principal: 'either' },

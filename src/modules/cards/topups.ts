@@ -202,30 +202,20 @@ export async function topUpView(db: Db, row: CardTopupRow) {
   };
 }
 
-export async function findTopUp(db: Db, caller: CardCaller, cardId: string, id: string): Promise<CardTopupRow | undefined> {
-  let q = db.selectFrom('card_topups').selectAll()
-    .where('id', '=', withIdPrefix('ctu', id)).where('card_id', '=', withIdPrefix('crd', cardId))
-    .where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  return q.executeTakeFirst();
-}
-
-export async function getTopUp(db: Db, caller: CardCaller, cardId: string, id: string) {
-  const row = await findTopUp(db, caller, cardId, id);
-  if (!row) throw new ApiError('not_found', 'No such top-up.');
-  return topUpView(db, row);
-}
-
-/** `GET /v1/cards/topups/{id}`: one top-up by its id alone (events carry no card id); another member's, or none: not_found. */
-export async function findTopUpById(db: Db, caller: CardCaller, id: string): Promise<CardTopupRow | undefined> {
+/**
+ * One top-up of the caller's: under its card (`GET /v1/cards/{id}/topups/{topup_id}`), or by its id
+ * alone when `cardId` is undefined (`GET /v1/cards/topups/{id}`: events carry no card id).
+ */
+export async function findTopUp(db: Db, caller: CardCaller, cardId: string | undefined, id: string): Promise<CardTopupRow | undefined> {
   let q = db.selectFrom('card_topups').selectAll()
     .where('id', '=', withIdPrefix('ctu', id)).where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+  if (cardId !== undefined) q = q.where('card_id', '=', withIdPrefix('crd', cardId));
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
   return q.executeTakeFirst();
 }
 
-export async function getTopUpById(db: Db, caller: CardCaller, id: string) {
-  const row = await findTopUpById(db, caller, id);
+export async function getTopUp(db: Db, caller: CardCaller, cardId: string | undefined, id: string) {
+  const row = await findTopUp(db, caller, cardId, id);
   if (!row) throw new ApiError('not_found', 'No such top-up.');
   return topUpView(db, row);
 }

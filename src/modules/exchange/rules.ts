@@ -113,35 +113,29 @@ export interface ExecutionMoney {
 }
 
 /**
- * The merchant's fee, on either side (`memberFeeToMerchant`: fee income against fee retained, the
- * coins the desk hands the merchant beside custody). Custody is never touched by an execution, so
- * an asset the merchant holds no custody of (bought by its members through the desk) can be sold
- * and charged for.
- */
-const merchantFee = memberFeeToMerchant;
-
-/**
  * The from-asset: the member's available drops by from_amount, which goes to the platform's
  * exchange desk through settlement clearing (custody untouched, as QR payments); a from-side fee
- * comes back from the desk to the merchant (`merchantFee`).
+ * comes back from the desk to the merchant (`memberFeeToMerchant`: fee income against fee
+ * retained, the coins the desk hands the merchant beside custody). Custody is never touched, so an
+ * asset bought through the desk can be sold and charged for.
  */
 export function exchangeSellLines(p: ExecutionMoney): EntryLine[] {
   return [
     { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: p.fromAmount },
     { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.fromAmount },
-    ...merchantFee(p.merchantId, p.feeSide === 'from' ? p.fee : 0n),
+    ...memberFeeToMerchant(p.merchantId, p.feeSide === 'from' ? p.fee : 0n),
   ];
 }
 
 /**
  * The to-asset: the desk delivers the net amount through settlement clearing to the member's
- * available; a to-side fee is the merchant's (`merchantFee`).
+ * available; a to-side fee is the merchant's (`memberFeeToMerchant`).
  */
 export function exchangeBuyLines(p: ExecutionMoney): EntryLine[] {
   return [
     { account: platformAccount('settlement_clearing', p.merchantId), side: 'debit', amount: p.toAmount },
     { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.toAmount },
-    ...merchantFee(p.merchantId, p.feeSide === 'to' ? p.fee : 0n),
+    ...memberFeeToMerchant(p.merchantId, p.feeSide === 'to' ? p.fee : 0n),
   ];
 }
 
