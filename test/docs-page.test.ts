@@ -68,8 +68,12 @@ test('GET /docs renders the API reference from our own server only', { timeout: 
   }
   assert.deepEqual(missing, [], 'operations not listed on the page');
 
-  await page.screenshot({ path: screenshotPath });
-  t.diagnostic(`screenshot: ${screenshotPath}`);
+  // A picture for a person to look at, not an assertion: the page of ~300 operations can keep a
+  // busy machine's renderer past any sensible wait (a CI run timed out at 30 s), so it is best effort.
+  await page.screenshot({ path: screenshotPath, timeout: 10_000 }).then(
+    () => t.diagnostic(`screenshot: ${screenshotPath}`),
+    (err: Error) => t.diagnostic(`no screenshot: ${err.message.split('\n')[0]}`),
+  );
 
   assert.ok(requested.some((u) => u.endsWith('/docs/assets/scalar.js')), 'the bundle comes from our server');
   assert.ok(requested.some((u) => u.endsWith('/v1/openapi.json')), 'the page reads our document');
