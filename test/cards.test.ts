@@ -143,6 +143,34 @@ describe('cards', () => {
     await ledgerOk();
     // A repeated approval changes nothing.
     await expectCode(client.cards.sandboxAdvanceApplication(app.id, 'approved'), 'state_invalid');
+    // The card the issuer made for it is cancelled there (voided), once.
+    await service.workers.jobs.drain();
+    const voids = await service.ctx.db.selectFrom('upstream_sim_orders').select(['operation', 'status', 'detail'])
+      .where('upstream', '=', 'card').where('request_id', '=', `void:${app.id}`).execute();
+    assert.equal(voids.length, 1);
+    assert.equal(voids[0]!.operation, 'cancel');
+    assert.equal(voids[0]!.status, 'succeeded');
+    assert.equal((voids[0]!.detail as Record<string, string>).reason, 'voided');
+  });
+
+  it('a card the issuer issued for an application failed by the KYC gate, which it then refuses to cancel: an operator alert names it', async () => {
+    const { virtual } = await products();
+    const m = await member();
+    const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
+    const internal = (await client.members.get(m)).id;
+    await admin(service, 'POST', `/admin/v1/members/${internal}/kyc-review`, { decision: 'rejected' });
+    // Refused from before the failure, so no background run of the job can get a success first.
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'reject' });
+    try {
+      assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'failed');
+      await service.workers.jobs.drain();
+    } finally {
+      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+    }
+    const alerts = (await admin(service, 'GET', `/admin/v1/alerts?kind=card.void_failed`)).body.data as Array<{ object_id: string; message: string }>;
+    const alert = alerts.find((a) => a.object_id === app.id);
+    assert.ok(alert, 'an alert for the application');
+    assert.match(alert.message, /refused to cancel/);
   });
 
   it('need_docs: supplement session, sandbox submission, then approval of a physical card (unactivated)', async () => {

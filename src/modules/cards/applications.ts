@@ -24,6 +24,7 @@ import {
 import { applicationTransition, openingInventory, openingStatus, type ApplicationEvent } from './state.js';
 import type { Address, CardApplicationRow, CardRow } from './tables.js';
 import { applicationView } from './views.js';
+import { enqueueVoidIssuedCard } from './void-issued.js';
 
 export const applicationErrors = {
   create: ['invalid_request', 'invalid_fields', 'kyc_required', 'product_not_available', 'insufficient_balance'],
@@ -190,6 +191,8 @@ export async function decide(
     await emitCard(trx, opened);
   }
   if (event === 'rejected' || event === 'supplement_expired' || kycLapsed) await postFee(trx, app, cardEntryKinds.feeRefund, feeRefundLines);
+  // The issuer made a card that no one here will hold: it is told to cancel it (void-issued.ts).
+  if (kycLapsed && card) await enqueueVoidIssuedCard(trx, app, card.cardRef);
   const updated = await trx.updateTable('card_applications').set(set).where('id', '=', app.id).returningAll().executeTakeFirstOrThrow();
   await emitApplication(trx, updated);
   return updated;

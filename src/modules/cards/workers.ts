@@ -4,6 +4,7 @@ import { limitsPushJobKind, pushLimits } from './controls.js';
 import { liftActivationLocks } from './cards.js';
 import { decide } from './applications.js';
 import { findApplication } from './queries.js';
+import { voidIssuedCard, voidIssuedCardJobKind } from './void-issued.js';
 
 /** Supplements expired per run (a bound on one batch). */
 const expiryBatchMax = 100;
@@ -69,5 +70,5 @@ export const cardTickers: Ticker[] = [{
   },
 }];
 
-/** Queue handlers: the push of recorded limits to the issuer. */
-export const cardJobHandlers: Record<string, JobHandler> = { [limitsPushJobKind]: pushLimits };
+/** Queue handlers: the push of recorded limits to the issuer; the cancellation of a card issued for a failed application. */
+export const cardJobHandlers: Record<string, JobHandler> = { [limitsPushJobKind]: pushLimits, [voidIssuedCardJobKind]: voidIssuedCard };
