@@ -156,6 +156,26 @@ describe('deposits, balances and withdrawals', () => {
     assert.equal(ok.fee, '5.000000');
   });
 
+  it('refuses a blacklisted or own deposit hex address written in another letter case (EIP-55 checksum case is the same account)', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const m = await fundedMember(client);
+    const create = (address: string) => client.withdrawals.create({ asset: 'USDT', network: 'ETHEREUM', address, amount: '20' }, { onBehalfOf: m.external });
+    const blocked = '0x8ba1f109551bd432803012645ac136ddd64dba72';
+    await admin(service, 'POST', '/admin/v1/address-blacklist', { network: 'ETHEREUM', address: blocked, reason: 'sanctions' });
+    await expectCode(create('0x8ba1f109551bD432803012645Ac136ddd64DBA72'), 'address_not_allowed');
+    await expectCode(create(`0x${blocked.slice(2).toUpperCase()}`), 'address_not_allowed');
+    const ours = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed';
+    await service.ctx.db.insertInto('deposit_addresses').values({ id: `dad_${randomUUID()}`, merchant_id: merchantId, environment: 'sandbox', asset: 'USDT', network: 'ETHEREUM', address: ours }).execute();
+    await expectCode(create('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'), 'address_not_allowed');
+    assert.equal((await balanceOf(client, m.external)).available, '100.000000', 'nothing was locked');
+    const checksummedBlock = '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359';
+    await admin(service, 'POST', '/admin/v1/address-blacklist', { network: 'ETHEREUM', address: checksummedBlock });
+    await expectCode(create(checksummedBlock.toLowerCase()), 'address_not_allowed');
+    const removed = await admin(service, 'DELETE', `/admin/v1/address-blacklist/ETHEREUM/${blocked.toUpperCase().replace('0X', '0x')}`);
+    assert.equal(removed.status, 200);
+    assert.equal(((await create(blocked)) as any).status, 'locked', 'unlisted in any letter case');
+  });
+
   it('confirms once: custody shrinks by amount plus fee, withdrawing is cleared, a repeat replays', async () => {
     const { client } = await newMerchantClient(service);
     const m = await fundedMember(client, '100');

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { WithdrawalsTable } from './tables.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
@@ -16,11 +16,22 @@ export interface Caller {
   memberId?: string;
 }
 
+/**
+ * A hex (EVM) address names one account whatever the case of its letters: `0xAbC…` (the EIP-55
+ * checksum case) and `0xabc…` are the same. Compared exactly, a blacklisted or own deposit
+ * address was let through by writing it in another case; such addresses are compared without
+ * case. Others (base58, bech32) stay exact: there the case is part of the address.
+ */
+const hexAddress = /^0x[0-9a-fA-F]{40}$/;
+
 /** Blacklisted, or one of the service's own deposit addresses. */
 export async function addressRefused(db: Db, network: string, address: string): Promise<boolean> {
+  const hex = hexAddress.test(address);
+  const stored = hex ? sql<string>`lower(address)` : sql<string>`address`;
+  const sent = hex ? address.toLowerCase() : address;
   const [blacklisted, ours] = await Promise.all([
-    db.selectFrom('blacklisted_addresses').select('address').where('network', '=', network).where('address', '=', address).executeTakeFirst(),
-    db.selectFrom('deposit_addresses').select('address').where('network', '=', network).where('address', '=', address).executeTakeFirst(),
+    db.selectFrom('blacklisted_addresses').select('address').where('network', '=', network).where(stored, '=', sent).executeTakeFirst(),
+    db.selectFrom('deposit_addresses').select('address').where('network', '=', network).where(stored, '=', sent).executeTakeFirst(),
   ]);
   return Boolean(blacklisted || ours);
 }
@@ -33,8 +44,12 @@ export async function blacklistAddress(db: Db, network: string, address: string,
     .execute();
 }
 
+/** Removes the address in every letter case a hex address was listed in (each one refuses it). */
 export async function unblacklistAddress(db: Db, network: string, address: string): Promise<void> {
-  await db.deleteFrom('blacklisted_addresses').where('network', '=', network).where('address', '=', address).execute();
+  const hex = hexAddress.test(address);
+  await db.deleteFrom('blacklisted_addresses').where('network', '=', network)
+    .where(hex ? sql<string>`lower(address)` : sql<string>`address`, '=', hex ? address.toLowerCase() : address)
+    .execute();
 }
 
 export async function findOwned(db: Db, caller: Caller, id: string): Promise<Row | undefined> {
