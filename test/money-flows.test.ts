@@ -176,6 +176,14 @@ describe('deposits, balances and withdrawals', () => {
     assert.equal(((await create(blocked)) as any).status, 'locked', 'unlisted in any letter case');
   });
 
+  it('documents every refusal of a withdrawal creation, the high-value gate\'s kyc_required included', async () => {
+    const doc = (await (await fetch(`${service.publicUrl}/v1/openapi.json`)).json()) as any;
+    const listed = doc.paths['/v1/withdrawals'].post.responses['400']['x-error-codes'];
+    for (const code of ['asset_not_allowed', 'address_not_allowed', 'insufficient_balance', 'amount_out_of_range', 'kyc_required', 'step_up_required']) {
+      assert.ok(listed.includes(code), `POST /v1/withdrawals lists ${code}`);
+    }
+  });
+
   it('confirms once: custody shrinks by amount plus fee, withdrawing is cleared, a repeat replays', async () => {
     const { client } = await newMerchantClient(service);
     const m = await fundedMember(client, '100');

@@ -19,7 +19,8 @@ import { addressRefused, findOwned, memberExternalId, withdrawalPage, type Calle
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const withdrawalErrors = {
-  create: ['asset_not_allowed', 'address_not_allowed', 'insufficient_balance', 'amount_out_of_range', ...stepUpErrors],
+  // kyc_required: the high-value gate (requireHighValueLevel), at or above the operator's threshold for the asset.
+  create: ['asset_not_allowed', 'address_not_allowed', 'insufficient_balance', 'amount_out_of_range', 'kyc_required', ...stepUpErrors],
   confirm: ['order_not_cancellable', 'merchant_custody_shortfall', 'not_found'],
   fail: ['order_not_cancellable', 'not_found'],
   get: ['not_found'],
