@@ -32,6 +32,7 @@ import * as m031 from './migrations/031_merchant_posting_lock.js';
 import * as m032 from './migrations/032_post_entries.js';
 import * as m033 from './migrations/033_claim_keys.js';
 import * as m034 from './migrations/034_postings_by_key.js';
+import * as m035 from './migrations/035_hex_address_lookup.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '032_post_entries': m032,
   '033_claim_keys': m033,
   '034_postings_by_key': m034,
+  '035_hex_address_lookup': m035,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
