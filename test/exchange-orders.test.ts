@@ -331,4 +331,32 @@ describe('exchange', () => {
     const q = await client.exchange.quote({ from_asset: 'EUR', to_asset: 'USD', from_amount: '10' }, { onBehalfOf: m });
     assert.equal(q.fee_amount, '0.01');
   });
+
+  it('the fixed fee is stated in the fee asset: moving the fee to the other side must restate it (never reread at the other asset\'s scale)', async () => {
+    const id = 'exd_s_usdt_eur';
+    await direction(id, { fee_fixed: '0.500000' });
+    try {
+      // 0.5 USDT (500000 minor units at scale 6) would become 5000.00 EUR at the EUR side's scale 2.
+      const res = await admin(service, 'PATCH', `/admin/v1/exchange/directions/${id}`, { fee_side: 'to' });
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.code, 'invalid_fields');
+      assert.deepEqual(res.body.fields, [{ key: 'fee_fixed', reason: 'required_with_fee_side' }]);
+      const unchanged = await admin(service, 'GET', `/admin/v1/exchange/directions/${id}`);
+      assert.equal(unchanged.body.fee_side, 'from');
+      assert.equal(unchanged.body.fee_fixed, '0.500000');
+      // Restated in the new fee asset, the move is accepted.
+      const moved = await direction(id, { fee_side: 'to', fee_fixed: '0.25' });
+      assert.equal(moved.fee_asset, 'EUR');
+      assert.equal(moved.fee_fixed, '0.25');
+      const m = await member();
+      const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '100' }, { onBehalfOf: m });
+      assert.equal(q.fee_asset, 'EUR');
+      assert.equal(q.fee_amount, '0.35', '10 bps of the gross 92.31 EUR (rounded up) plus the fixed 0.25 EUR');
+    } finally {
+      await direction(id, { fee_side: 'from', fee_fixed: '0' });
+    }
+    // No fixed part: nothing to restate, the side alone may move.
+    assert.equal((await direction(id, { fee_side: 'to' })).fee_fixed, '0.00');
+    await direction(id, { fee_side: 'from' });
+  });
 });

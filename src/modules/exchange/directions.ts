@@ -130,6 +130,14 @@ export async function createDirection(trx: Transaction<Database>, body: Directio
 export async function updateDirection(trx: Transaction<Database>, id: string, body: DirectionSettings, now: Date) {
   const d = await directionById(trx, id);
   if (!d) throw new ApiError('not_found', 'No such exchange direction.');
+  // The fixed fee is stored in minor units of the fee asset: moved to the other side, the stored
+  // number would be read in the other asset at its scale (0.5 USDT became 5000.00 EUR). A non-zero
+  // fixed fee must be restated in the new fee asset with the move.
+  if (body.fee_side !== undefined && body.fee_side !== d.fee_side && body.fee_fixed === undefined && minorFromDb(d.fee_fixed) !== 0n) {
+    throw new ApiError('invalid_fields', 'Moving the fee to the other side needs fee_fixed restated in the new fee asset.', {
+      fields: [{ key: 'fee_fixed', reason: 'required_with_fee_side' }],
+    });
+  }
   const cols = await columnsOf(trx, d.from_asset, d.to_asset, body.fee_side ?? d.fee_side, body);
   const row = await trx.updateTable('exchange_directions').set({ ...cols, updated_at: now }).where('id', '=', d.id).returningAll().executeTakeFirstOrThrow();
   return directionView(trx, row);
