@@ -155,6 +155,23 @@ describe('idempotency', () => {
     assert.deepEqual(escaped.body, first.body);
   });
 
+  it('on behalf of another member, the same key and body is another request: idempotency_key_reused, not the first member\'s result', async () => {
+    const { client } = await newMerchantClient(service);
+    for (const m of ['obo-a', 'obo-b']) await client.members.create({ external_member_id: m });
+    const key = randomUUID();
+    const first = await client.requestRaw({ method: 'POST', path: '/v1/kyc/sessions', onBehalfOf: 'obo-a', idempotencyKey: key });
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    const other = await client.requestRaw({ method: 'POST', path: '/v1/kyc/sessions', onBehalfOf: 'obo-b', idempotencyKey: key });
+    assert.equal(other.status, 409, JSON.stringify(other.body));
+    assert.equal(other.body.code, 'idempotency_key_reused');
+    // The member named either way is one member: its own retry replays.
+    const internalA = (await client.members.get('obo-a')).id;
+    const again = await client.requestRaw({ method: 'POST', path: '/v1/kyc/sessions', onBehalfOf: internalA, idempotencyKey: key });
+    assert.equal(again.status, 201);
+    assert.equal(again.headers['x-idempotent-replay'], 'true');
+    assert.equal(again.body.id, first.body.id);
+  });
+
   it('keys are per merchant: another merchant may use the same key', async () => {
     const a = await newMerchantClient(service);
     const b = await newMerchantClient(service);

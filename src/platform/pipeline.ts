@@ -278,7 +278,9 @@ function prepareIdempotency(ctx: ServiceContext, req: FastifyRequest, access: Ro
   if (!isKeyShape(key)) throw new ApiError('idempotency_key_invalid');
   req.idempotency = {
     key: key.toLowerCase(),
-    endpoint: keys.endpoint!(req.params),
+    // Keys are the merchant's; on behalf of a member the member is part of the request, so the
+    // same key and body for another member is another request (409), never that member's replay.
+    endpoint: req.member ? `${keys.endpoint!(req.params)} for ${req.member.id}` : keys.endpoint!(req.params),
     requestHash: requestHash(req.rawBody, req.body, access.secretBodyFields?.length
       ? { fields: access.secretBodyFields, key: configuredKey(ctx.config, 'idempotency/secret-fields/v1') }
       : undefined),
