@@ -211,7 +211,15 @@ describe('exchange', () => {
     assert.equal(await balance(m, 'BTC'), '0.00000000');
     assert.ok(Number(await balance(m, 'USDT')) < 1000, 'a round trip never creates money');
     await expectCode(client.exchange.execute({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '5000' }, { onBehalfOf: m }), 'insufficient_balance', 400);
-    await expectCode(client.exchange.execute({ quote_id: 'exc_x', from_amount: '1' } as any, { onBehalfOf: m }), 'invalid_request', 400);
+    // A lock sent with numbers (the reference names the call as taking quote_id and from_amount): they must be the quote's.
+    const restated = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '10', lock: true }, { onBehalfOf: m });
+    for (const wrong of [{ from_amount: '10.000001' }, { from_amount: '11' }, { from_asset: 'USDC' }, { to_asset: 'USD' }, { from_amount: '10.0000001' }]) {
+      await expectCode(client.exchange.execute({ quote_id: restated.quote_id!, ...wrong }, { onBehalfOf: m }), 'invalid_request', 400);
+    }
+    assert.equal((await client.exchange.get(restated.quote_id!, { onBehalfOf: m })).status, 'quoted', 'a refused restatement executes nothing');
+    const executed = await client.exchange.execute({ quote_id: restated.quote_id!, from_amount: '10.00', from_asset: 'usdt', to_asset: 'EUR' }, { onBehalfOf: m });
+    assert.equal(executed.id, restated.quote_id);
+    assert.equal(executed.to_amount, restated.to_amount);
     // A lock fixes the price only: balance is checked at execution.
     const lock = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'USD', from_amount: '300', lock: true }, { onBehalfOf: m });
     await client.exchange.execute({ from_asset: 'USDT', to_asset: 'USD', from_amount: await balance(m, 'USDT') }, { onBehalfOf: m });

@@ -59,7 +59,8 @@ export interface ExchangeOrder {
   [extra: string]: unknown;
 }
 
-export type ExchangeOrderBody = { quote_id: string } | { from_asset: string; to_asset: string; from_amount: string };
+/** A lock may be sent with its own numbers (each must be the quote's, or the call is refused); a market order with all three. */
+export type ExchangeOrderBody = { quote_id: string; from_asset?: string; to_asset?: string; from_amount?: string } | { from_asset: string; to_asset: string; from_amount: string };
 
 export interface MerchantConversion {
   id: string;

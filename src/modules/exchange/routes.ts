@@ -58,10 +58,10 @@ export const ExchangeOrder = Type.Object({
 });
 
 const OrderBody = Type.Object({
-  quote_id: Type.Optional(Type.String({ maxLength: 100, description: 'Executes this locked quote at its numbers (alone)' })),
-  from_asset: Type.Optional(AssetCode('Market order: asset sold')),
-  to_asset: Type.Optional(AssetCode('Market order: asset bought')),
-  from_amount: Type.Optional(Amount('Market order: amount sold')),
+  quote_id: Type.Optional(Type.String({ maxLength: 100, description: 'Executes this locked quote at its numbers; the fields below may be sent with it only as the quote\'s own (otherwise `invalid_request`)' })),
+  from_asset: Type.Optional(AssetCode('Market order: asset sold (with `quote_id`: the quote\'s)')),
+  to_asset: Type.Optional(AssetCode('Market order: asset bought (with `quote_id`: the quote\'s)')),
+  from_amount: Type.Optional(Amount('Market order: amount sold (with `quote_id`: the quote\'s, compared at the asset\'s scale)')),
 });
 
 const ConversionBody = Type.Object({
@@ -136,7 +136,7 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
     schema: {
       summary: 'Execute an exchange',
       description: [
-        '`{quote_id}` executes a locked quote at its numbers before `quote_expires_at` (after it: `state_invalid`; an executed quote: `state_invalid`; parallel executions of one quote: one execution). ',
+        '`{quote_id}` executes a locked quote at its numbers before `quote_expires_at` (after it: `state_invalid`; an executed quote: `state_invalid`; parallel executions of one quote: one execution); `from_amount`, `from_asset` and `to_asset` may come with it, and must then be the quote\'s (`invalid_request` otherwise, nothing executed). ',
         '`{from_asset, to_asset, from_amount}` executes at market, priced now. Every gate applies again: member active, KYC, direction enabled, amount range, daily limits, step-up at or above the direction\'s threshold (`step_up_required`; repeat with `x-step-up` and the same key), balance (`insufficient_balance`). ',
         'One execution moves both assets in one transaction (docs/exchange.md). After a timeout, read the order (`GET /v1/exchange/orders/{id}` with the quote id, or the list) before retrying.',
       ].join(''),
@@ -147,7 +147,7 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
   }, async ({ principal, body, write, req }) => {
     const request = executeRequestOf(body);
     const call = { scope: principal, stepUp: stepUpCall(req) };
-    if (request.kind === 'locked') return write((trx) => executeLocked(ctx, trx, call, request.quoteId));
+    if (request.kind === 'locked') return write((trx) => executeLocked(ctx, trx, call, request.quoteId, request.restated));
     const rate = await askRate(ctx, principal, request.from, request.to);
     return write((trx) => executeMarket(ctx, trx, call, request, rate));
   });

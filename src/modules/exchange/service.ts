@@ -256,19 +256,42 @@ export interface ExecuteBody {
   from_amount?: string;
 }
 
-export type ExecuteRequest = { kind: 'locked'; quoteId: string } | { kind: 'market'; from: string; to: string; amount: string };
+/**
+ * A locked quote may be sent with the numbers it was taken for (the reference names the call
+ * as taking `quote_id` and `from_amount`): they must be the quote's, or the request is refused.
+ */
+export interface QuoteRestatement {
+  from?: string;
+  to?: string;
+  amount?: string;
+}
 
-/** `{quote_id}` alone, or `{from_asset, to_asset, from_amount}`; anything else is `invalid_request`. */
+export type ExecuteRequest = { kind: 'locked'; quoteId: string; restated: QuoteRestatement } | { kind: 'market'; from: string; to: string; amount: string };
+
+/** `{quote_id}` (with, if sent, the quote's own `from_asset`, `to_asset`, `from_amount`), or `{from_asset, to_asset, from_amount}`; anything else is `invalid_request`. */
 export function executeRequestOf(body: ExecuteBody): ExecuteRequest {
-  const market = body.from_asset !== undefined || body.to_asset !== undefined || body.from_amount !== undefined;
   if (body.quote_id !== undefined) {
-    if (market) throw new ApiError('invalid_request', 'Send either quote_id or from_asset, to_asset and from_amount, not both.');
     if (body.quote_id.trim() === '') throw new ApiError('invalid_request', 'quote_id is empty.');
-    return { kind: 'locked', quoteId: body.quote_id.trim() };
+    const restated: QuoteRestatement = {};
+    if (body.from_asset !== undefined) restated.from = body.from_asset.trim().toUpperCase();
+    if (body.to_asset !== undefined) restated.to = body.to_asset.trim().toUpperCase();
+    if (body.from_amount !== undefined) restated.amount = body.from_amount;
+    return { kind: 'locked', quoteId: body.quote_id.trim(), restated };
   }
   if (body.from_amount === undefined || body.from_amount === '') throw new ApiError('invalid_request', 'from_amount (or quote_id) is required.');
   const sides = sidesOf(body);
   return { kind: 'market', from: sides.from, to: sides.to, amount: body.from_amount };
+}
+
+/** Refuses a restatement that is not the quote's: another asset, or another amount (compared at the from-asset's scale). */
+export function checkRestatement(restated: QuoteRestatement, quote: { from_asset: string; to_asset: string; from_amount: bigint }, fromScale: number): void {
+  const differs: string[] = [];
+  if (restated.from !== undefined && restated.from !== quote.from_asset) differs.push('from_asset');
+  if (restated.to !== undefined && restated.to !== quote.to_asset) differs.push('to_asset');
+  if (restated.amount !== undefined && parseAmount(restated.amount, fromScale, 'from_amount') !== quote.from_amount) differs.push('from_amount');
+  if (differs.length > 0) {
+    throw new ApiError('invalid_request', `${differs.join(', ')} ${differs.length === 1 ? 'is' : 'are'} not the quote's; send quote_id alone, or with the quote's own numbers.`);
+  }
 }
 
 interface ExecuteCall {
@@ -302,9 +325,13 @@ async function post(trx: Transaction<Database>, row: ExchangeOrderRow): Promise<
  * of one quote run one after the other and only the first finds it `quoted`; after
  * `quote_expires_at` (the merchant's clock) it is refused and never re-priced.
  */
-export async function executeLocked(ctx: ServiceContext, trx: Transaction<Database>, call: ExecuteCall, quoteId: string) {
+export async function executeLocked(ctx: ServiceContext, trx: Transaction<Database>, call: ExecuteCall, quoteId: string, restated: QuoteRestatement = {}) {
   const quoted = await findOrder(trx, quoteId, call.scope, true);
   if (!quoted) throw new ApiError('resource_not_found', 'No such quote for this member.');
+  if (Object.keys(restated).length > 0) {
+    const fromAsset = await getAsset(trx, quoted.from_asset);
+    checkRestatement(restated, { from_asset: quoted.from_asset, to_asset: quoted.to_asset, from_amount: minorFromDb(quoted.from_amount) }, fromAsset?.scale ?? 0);
+  }
   if (quoted.status !== 'quoted') throw new ApiError('state_invalid', quoted.status === 'completed' ? 'The quote was already executed.' : 'The quote has expired.');
   const now = await ctx.clock.now(trx, call.scope);
   if (quoted.quote_expires_at && now.getTime() >= new Date(quoted.quote_expires_at).getTime()) throw new ApiError('state_invalid', 'The quote has expired.');
