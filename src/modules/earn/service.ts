@@ -187,9 +187,15 @@ export async function subscribe(ctx: ServiceContext, trx: Transaction<Database>,
 export async function redeem(ctx: ServiceContext, trx: Transaction<Database>, scope: MemberScope, positionId: string) {
   const o = await ordersQuery(trx, scope).where('position_id', '=', withPrefix('epo', positionId)).forUpdate().executeTakeFirst();
   if (!o) throw new ApiError('not_found', 'No such earn position.');
-  if (o.type === 'fixed') throw new ApiError('state_invalid', o.status === 'active' ? 'A fixed-term position cannot be redeemed before maturity.' : 'The position is closed.');
   if (o.status !== 'active') throw new ApiError('state_invalid', 'The position is closed.');
   const now = await ctx.clock.now(trx, scope);
+  if (o.type === 'fixed') {
+    // Never redeemed by the member: paid out at maturity by the service (within a minute of it).
+    const matured = o.matures_at !== null && now.getTime() >= new Date(o.matures_at).getTime();
+    throw new ApiError('state_invalid', matured
+      ? 'A fixed-term position is not redeemed: it has matured and is being paid out (principal and interest) by the service.'
+      : 'A fixed-term position cannot be redeemed before maturity; it is paid out at maturity.');
+  }
   while (await accrueOneDay(trx, o.id, now));
   const row = await trx.updateTable('earn_orders')
     .set((eb) => ({ status: 'redeemed', status_version: eb('status_version', '+', 1), redeemed_at: now, next_accrual_at: null, updated_at: now }))
