@@ -258,6 +258,62 @@ describe('remittance orders', () => {
     await ledgerOk();
   });
 
+  it('a payout the bank returns later is found by the return watch: asked 1 h, 1, 3, 7, 14 and 30 days after completion on the merchant\'s clock', async () => {
+    // A merchant of its own: the test moves its clock by a month.
+    const own = await newMerchantClient(service);
+    const saved = client;
+    client = own.client;
+    try {
+      const { m, payee } = await setup();
+      const returnedLater = await send(m, payee);
+      const neverReturned = await send(m, payee);
+      await run();
+      for (const o of [returnedLater, neverReturned]) assert.equal((await client.remittance.get(o.id, { onBehalfOf: m })).status, 'completed');
+      const watchOf = (id: string) => service.ctx.db.selectFrom('remit_orders').select(['return_checks', 'return_check_at', 'completed_at']).where('id', '=', id).executeTakeFirstOrThrow();
+      const first = await watchOf(neverReturned.id);
+      assert.equal(first.return_check_at!.getTime() - first.completed_at!.getTime(), 3_600_000, 'first asked an hour after completion');
+      // The beneficiary's bank sends one payout back: the provider knows; nothing here has asked yet.
+      const provider = service.ctx.upstreams.remittance;
+      assert.equal((await provider.sandboxReturn!.call(provider, { merchantId: own.merchantId, environment: 'sandbox' }, returnedLater.id)).kind, 'accepted');
+      await client.sandbox.advanceClock(3_599);
+      assert.equal((await client.remittance.get(returnedLater.id, { onBehalfOf: m })).status, 'completed', 'not asked before the hour');
+      await client.sandbox.advanceClock(1);
+      const returned = await client.remittance.get(returnedLater.id, { onBehalfOf: m });
+      assert.equal(returned.status, 'returned');
+      assert.equal(returned.status_version, 4);
+      assert.deepEqual(await eventsOf(returnedLater.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3', 'remittance.order.returned@4']);
+      assert.equal((await balance(m, 'USDT')).available, '896.833500', 'one amount back (its fee kept), the other still paid out');
+      assert.equal((await watchOf(returnedLater.id)).return_check_at, null, 'a returned order is watched no more');
+      // The other payout stays paid: asked on the schedule, then no longer watched after 30 days.
+      const once = await watchOf(neverReturned.id);
+      assert.equal(once.return_checks, 1);
+      assert.equal(once.return_check_at!.getTime() - once.completed_at!.getTime(), 86_400_000);
+      await client.sandbox.advanceClock(31 * 86_400);
+      const done = await watchOf(neverReturned.id);
+      assert.equal(done.return_checks, 6);
+      assert.equal(done.return_check_at, null);
+      assert.equal((await client.remittance.get(neverReturned.id, { onBehalfOf: m })).status, 'completed');
+      await ledgerOk();
+    } finally {
+      client = saved;
+    }
+  });
+
+  it('the return watch also runs as the service\'s own ticker, on each merchant\'s time', async () => {
+    const { m, payee } = await setup();
+    const order = await send(m, payee);
+    await run();
+    const provider = service.ctx.upstreams.remittance;
+    await provider.sandboxReturn!.call(provider, { merchantId, environment: 'sandbox' }, order.id);
+    await reconcile();
+    assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'completed', 'not due yet');
+    // Due now (as an hour after completion would be), on the real clock of a merchant never advanced.
+    await service.ctx.db.updateTable('remit_orders').set({ return_check_at: new Date(Date.now() - 1000) }).where('id', '=', order.id).execute();
+    await reconcile();
+    assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'returned');
+    await ledgerOk();
+  });
+
   it('gates: kyc_required, resource_not_found, asset_not_allowed, invalid amounts, insufficient_balance, amount_out_of_range', async () => {
     const low = await setup({ kyc: 0 });
     await expectCode(send(low.m, low.payee), 'kyc_required', 400);

@@ -33,6 +33,7 @@ import * as m032 from './migrations/032_post_entries.js';
 import * as m033 from './migrations/033_claim_keys.js';
 import * as m034 from './migrations/034_postings_by_key.js';
 import * as m035 from './migrations/035_hex_address_lookup.js';
+import * as m036 from './migrations/036_remittance_return_watch.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -70,6 +71,7 @@ const migrations: Record<string, Migration> = {
   '033_claim_keys': m033,
   '034_postings_by_key': m034,
   '035_hex_address_lookup': m035,
+  '036_remittance_return_watch': m036,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

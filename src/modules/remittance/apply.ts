@@ -5,15 +5,15 @@
  * suspension and the re-query schedule are the shared lifecycle's (src/upstreams/order-store.ts);
  * remittance keeps its table, entries, events and the payout date.
  */
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { minorFromDb, postEntry, recordEvent, type EntryLine } from '../../ledger/index.js';
-import { applyAndSchedule, claimMove, providerFields as lifecycleFields, recordWait, suspendOrder, type OrderStore } from '../../upstreams/order-store.js';
+import { applyAndSchedule, claimMove, orderNowSql, providerFields as lifecycleFields, recordWait, suspendOrder, type OrderStore } from '../../upstreams/order-store.js';
 import { raiseAlert } from '../alerts/queries.js';
 import { externalIdOf } from './order-queries.js';
 import { remitCompleteLines, remitEntryKinds, remitFailLines, remitReferenceType, remitReturnLines, type OrderMoney } from './rules.js';
-import { movesFrom, publicStatus, type Decision, type FailureReason } from './state.js';
+import { movesFrom, publicStatus, returnCheckOffsetsSeconds, type Decision, type FailureReason } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 
 export { reconcileStalledAfterChecks } from '../../upstreams/order-lifecycle.js';
@@ -82,10 +82,13 @@ const providerFields = (d: ProviderFacts) => ({
 export const failIn = (trx: Transaction<Database>, id: string, reason: FailureReason, d: ProviderFacts = {}) =>
   moveTo(trx, id, 'failed', { failure_reason: reason, ...providerFields(d), next_check_at: null });
 
+// A completed payout is watched for a return by its bank from then on (return-watch.ts): the
+// first check is due the first offset after the completion, on the merchant's clock.
+const firstReturnCheckSql = () => sql<Date>`${orderNowSql(remitOrders)} + ${returnCheckOffsetsSeconds[0]!} * interval '1 second'`;
 const completeIn = (trx: Transaction<Database>, id: string, d: ProviderFacts) =>
-  moveTo(trx, id, 'completed', { upstream_outcome: 'accepted', ...providerFields(d), next_check_at: null });
+  moveTo(trx, id, 'completed', { upstream_outcome: 'accepted', ...providerFields(d), next_check_at: null, return_check_at: firstReturnCheckSql() });
 
-export const returnIn = (trx: Transaction<Database>, id: string, d: ProviderFacts = {}) => moveTo(trx, id, 'returned', providerFields(d));
+export const returnIn = (trx: Transaction<Database>, id: string, d: ProviderFacts = {}) => moveTo(trx, id, 'returned', { ...providerFields(d), return_check_at: null });
 
 async function applyIn(trx: Transaction<Database>, id: string, decision: Decision, source: 'call' | 'query'): Promise<void> {
   switch (decision.kind) {

@@ -81,4 +81,12 @@ export function decideOnReturnCheck(status: RemitOrderStatus, answer: StatusOutc
   return providerStatusOf(answer.status) === 'refunded' ? { kind: 'return', providerStatus: answer.status } : { kind: 'none' };
 }
 
+/** When a completed order is asked about for a return (return-watch.ts), from its completion: 1 h, 1, 3, 7, 14 and 30 days. */
+export const returnCheckOffsetsSeconds: readonly number[] = [3_600, 86_400, 3 * 86_400, 7 * 86_400, 14 * 86_400, 30 * 86_400];
+
+/** The next return check after `checksDone` questions, in seconds from completion (undefined: watched no more). */
+export function nextReturnCheckOffset(checksDone: number): number | undefined {
+  return returnCheckOffsetsSeconds[checksDone];
+}
+
 export { recheckDelayMs };

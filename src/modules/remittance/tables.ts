@@ -111,6 +111,9 @@ export interface RemitOrdersTable {
   completed_at: NullableTimestamp;
   failed_at: NullableTimestamp;
   returned_at: NullableTimestamp;
+  /** The return watch (return-watch.ts): questions asked since completion, and when the next is due. */
+  return_checks: Generated<number>;
+  return_check_at: NullableTimestamp;
   created_at: Generated<Date>;
   updated_at: Timestamp;
 }

@@ -2,6 +2,7 @@ import type { JobHandler, Ticker } from '../../jobs/types.js';
 import { dispatchOrder } from './dispatch.js';
 import { dispatchJobKind } from './orders.js';
 import { reconcileDueOrders, reconcileJobName } from './reconcile.js';
+import { returnWatchProcess, returnWatchTicker } from './return-watch.js';
 
 /** Interval of the reconciliation ticker, in milliseconds. */
 export const reconcileIntervalMs = 5_000;
@@ -21,4 +22,7 @@ export const remittanceTickers: Ticker[] = [{
   async run(ctx) {
     await reconcileDueOrders(ctx);
   },
-}];
+}, returnWatchTicker];
+
+/** Work due on a merchant's clock: completed payouts asked about for a return by the bank. */
+export const remittanceTimedProcesses = [returnWatchProcess];

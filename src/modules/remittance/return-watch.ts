@@ -1,0 +1,84 @@
+/**
+ * The return watch (docs/remittance.md, "Returns"): a completed payout can still come back from
+ * the beneficiary's bank (an account closed, a name refused, a recall) days after the provider
+ * paid it out. The provider tells us only when asked, so each completed order is asked about
+ * again on a schedule counted from its completion (`returnCheckOffsetsSeconds`, state.ts), on its
+ * merchant's clock; a provider that answers `refunded` returns the order (the amount back to
+ * available, the fee kept: `returnIn`, the same move as the sandbox helper's). After the last
+ * check the order is no longer watched. A question that gets no answer counts as asked: the next
+ * one is due on the schedule as usual.
+ */
+import { sql, type RawBuilder } from 'kysely';
+import type { ServiceContext } from '../../service-context.js';
+import type { Ticker, TimedProcess } from '../../jobs/types.js';
+import type { ClockScope } from '../../platform/clock.js';
+import { orderNowSql } from '../../upstreams/order-store.js';
+import { withDeadline } from '../../upstreams/deadline.js';
+import { remitOrders, returnIn } from './apply.js';
+import { decideOnReturnCheck, nextReturnCheckOffset } from './state.js';
+import type { RemitOrderRow } from './tables.js';
+
+/** Orders asked about per run (a bound on one batch). */
+const batchMax = 50;
+/** A claimed order's next check is pushed out by this much while it is asked (so two runs never ask at once). */
+const claimLeaseSeconds = 600;
+
+/** Claims the due orders (one scope's, or every merchant's on each one's own clock) and asks about each. */
+async function watch(ctx: ServiceContext, scope?: ClockScope, now?: Date): Promise<number> {
+  const due = scope && now
+    ? sql<boolean>`merchant_id = ${scope.merchantId} AND environment = ${scope.environment} AND return_check_at <= ${now}`
+    // Every merchant: a range on the index first (no merchant's clock is ahead by more than the
+    // largest offset), then each order against its own merchant's time.
+    : sql<boolean>`return_check_at <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval '1 millisecond' AND return_check_at <= ${orderNowSql(remitOrders)}`;
+  const { rows } = await sql<RemitOrderRow>`
+    UPDATE remit_orders SET return_check_at = ${orderNowSql(remitOrders)} + ${claimLeaseSeconds} * interval '1 second'
+    WHERE id IN (
+      SELECT id FROM remit_orders
+      WHERE status = 'completed' AND return_check_at IS NOT NULL AND ${due}
+      ORDER BY return_check_at LIMIT ${batchMax} FOR UPDATE SKIP LOCKED
+    )
+    RETURNING *`.execute(ctx.db);
+  for (const order of rows) await askAboutReturn(ctx, order);
+  return rows.length;
+}
+
+async function askAboutReturn(ctx: ServiceContext, order: RemitOrderRow): Promise<void> {
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+    ctx.upstreams.remittance.status({ merchantId: order.merchant_id, environment: order.environment }, order.id));
+  const decision = decideOnReturnCheck(order.status, answer);
+  await ctx.db.transaction().execute(async (trx) => {
+    if (decision.kind === 'return') {
+      await returnIn(trx, order.id, decision);
+      return;
+    }
+    const checks = order.return_checks + 1;
+    const offset = nextReturnCheckOffset(checks);
+    await trx.updateTable('remit_orders').set({
+      return_checks: checks,
+      return_check_at: offset === undefined ? null : sql<Date>`completed_at + ${offset} * interval '1 second'`,
+    }).where('id', '=', order.id).where('status', '=', 'completed').execute();
+  });
+}
+
+/** A timed process, so that an advance of a sandbox merchant's clock asks about its orders as their checks fall due. */
+export const returnWatchProcess: TimedProcess = {
+  name: 'remittance.return_watch',
+  async nextDue(db, scope) {
+    const row = await db.selectFrom('remit_orders').select(sql<Date | null>`min(return_check_at)`.as('due'))
+      .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment)
+      .where('status', '=', 'completed').where('return_check_at', 'is not', null).executeTakeFirst();
+    return row?.due ? new Date(row.due) : null;
+  },
+  async runDue(ctx, scope, now) {
+    while (await watch(ctx, scope, now) === batchMax);
+  },
+};
+
+/** The same for every merchant, on each one's own clock, for the service running on its own. */
+export const returnWatchTicker: Ticker = {
+  name: 'remittance.return_watch',
+  intervalMs: 60_000,
+  async run(ctx) {
+    await watch(ctx);
+  },
+};
