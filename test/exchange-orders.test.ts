@@ -340,6 +340,20 @@ describe('exchange', () => {
     assert.equal(q.fee_amount, '0.01');
   });
 
+  it('the operator\'s member_daily_count past the column\'s range is a 400, not a 500, and changes nothing', async () => {
+    const before = await admin(service, 'GET', '/admin/v1/exchange/directions/exd_s_usdt_usdc');
+    for (const count of [2_147_483_648, 99_999_999_999]) {
+      const patched = await admin(service, 'PATCH', '/admin/v1/exchange/directions/exd_s_usdt_usdc', { member_daily_count: count });
+      assert.deepEqual([patched.status, patched.body.code], [400, 'invalid_request'], `PATCH member_daily_count ${count}`);
+      const created = await admin(service, 'POST', '/admin/v1/exchange/directions', { environment: 'production', from_asset: 'EUR', to_asset: 'USD', fee_side: 'from', min_amount: '1', member_daily_count: count });
+      assert.deepEqual([created.status, created.body.code], [400, 'invalid_request'], `POST member_daily_count ${count}`);
+    }
+    assert.deepEqual((await admin(service, 'GET', '/admin/v1/exchange/directions/exd_s_usdt_usdc')).body, before.body);
+    const largest = await admin(service, 'PATCH', '/admin/v1/exchange/directions/exd_s_usdt_usdc', { member_daily_count: 2_147_483_647 });
+    assert.equal(largest.status, 200, JSON.stringify(largest.body));
+    assert.equal((await admin(service, 'PATCH', '/admin/v1/exchange/directions/exd_s_usdt_usdc', { member_daily_count: before.body.member_daily_count })).status, 200);
+  });
+
   it('the fixed fee is stated in the fee asset: moving the fee to the other side must restate it (never reread at the other asset\'s scale)', async () => {
     const id = 'exd_s_usdt_eur';
     await direction(id, { fee_fixed: '0.500000' });

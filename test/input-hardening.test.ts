@@ -247,6 +247,19 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
     assert.equal(fine.status, 201);
   });
 
+  it('a date-time before year 1 (year 0000, or 0001 with a positive offset: valid RFC 3339 that PostgreSQL cannot store) is a 400, not a 500', async () => {
+    for (const early of ['0000-01-01T00:00:00Z', '0000-06-01T00:00:00Z', '0001-01-01T00:00:00+01:00']) {
+      const gte = await client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { created_gte: early } });
+      assert.deepEqual([gte.status, gte.body.code], [400, 'invalid_request'], `created_gte ${early}`);
+      const lt = await client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { created_lt: early } });
+      assert.deepEqual([lt.status, lt.body.code], [400, 'invalid_request'], `created_lt ${early}`);
+      const requeue = await client.requestRaw({ method: 'POST', path: '/v1/webhooks/deliveries/requeue', body: { since: early } });
+      assert.deepEqual([requeue.status, requeue.body.code], [400, 'invalid_request'], `requeue since ${early}`);
+    }
+    const first = await client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { created_gte: '0001-01-01T00:00:00Z' } });
+    assert.equal(first.status, 200, 'the first instant of year 1 is still a time');
+  });
+
   it('14: JSON nested 10,000 deep is refused before anything walks it, on both listeners', async () => {
     const deep = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000);
     const res = await client.requestRaw({ method: 'POST', path: '/v1/members', rawBody: deep });

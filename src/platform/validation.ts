@@ -12,15 +12,20 @@ const base: Options = { allErrors: false, removeAdditional: true, useDefaults: t
 const bodyAjv = parsableDateTimes(addFormats(new Ajv({ ...base, coerceTypes: false })));
 const textAjv = parsableDateTimes(addFormats(new Ajv({ ...base, coerceTypes: 'array' })));
 
+/** The first instant of year 1 (UTC): the earliest time the database reads from JavaScript. */
+const earliestStorableMs = Date.parse('0001-01-01T00:00:00Z');
+
 /**
  * `date-time` as RFC 3339 and also a time JavaScript can read: RFC 3339 allows a leap second
  * (`23:59:60Z`), which `new Date` reads as an invalid date, and a handler given one failed with a
- * 500. Refused at validation instead (400 `invalid_request`).
+ * 500. Refused at validation instead (400 `invalid_request`). So is a time before year 1 (year
+ * `0000`, or `0001-01-01` with a positive offset): RFC 3339 and JavaScript read it, but the driver
+ * sends it as year 0000, which PostgreSQL refuses ("date/time field value out of range"): a 500.
  */
 function parsableDateTimes(ajv: Ajv): Ajv {
   const rfc3339 = ajv.formats['date-time'] as ((s: string) => boolean) | { validate: (s: string) => boolean };
   const shape = typeof rfc3339 === 'function' ? rfc3339 : rfc3339.validate;
-  ajv.addFormat('date-time', { type: 'string', validate: (s: string) => shape(s) && Number.isFinite(Date.parse(s)) });
+  ajv.addFormat('date-time', { type: 'string', validate: (s: string) => shape(s) && Date.parse(s) >= earliestStorableMs });
   return ajv;
 }
 

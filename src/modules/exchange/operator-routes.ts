@@ -18,7 +18,8 @@ const Settings = {
   spread_bps: Type.Optional(Type.Integer({ minimum: 0, maximum: 5000 })),
   max_amount: Type.Optional(Nullable(Amount)),
   member_daily_amount: Type.Optional(Nullable(Amount)),
-  member_daily_count: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  // At most the column's (int4) range: a larger count reached the database and answered 500.
+  member_daily_count: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 2_147_483_647 }))),
   quote_lock_seconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 3600 })),
   step_up_threshold: Type.Optional(Nullable(Amount)),
   merchant_conversion: Type.Optional(Type.Boolean()),

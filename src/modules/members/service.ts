@@ -60,6 +60,9 @@ export async function getMember(db: Db, merchantId: string, environment: Environ
 export async function suspendMember(trx: Db, merchantId: string, environment: Environment, id: string, now: Date) {
   const member = await getMember(trx, merchantId, environment, id);
   await trx.updateTable('members').set({ status: 'suspended', updated_at: now }).where('id', '=', member.id).execute();
+  // Its hosted-screen links and step-up challenges die too: the pages already refuse a suspended
+  // member, but the sandbox helper completed an open link as if the member had submitted it.
+  await voidMemberTickets(trx, member.id);
   return { id: member.id, status: 'suspended' as const };
 }
 
