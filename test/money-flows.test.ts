@@ -62,6 +62,23 @@ describe('deposits, balances and withdrawals', () => {
     assert.equal((await balanceOf(client, 'dup-dep')).available, '1.000000');
   });
 
+  it('a hex transaction hash is one transaction in any letter case: the second report is duplicate_resource, not a second credit', async () => {
+    const { client } = await newMerchantClient(service);
+    await client.members.create({ external_member_id: 'case-dep' });
+    const hex = randomUUID().replace(/-/g, '').repeat(2);
+    const first = (await client.deposits.create({ member_id: 'case-dep', asset: 'USDT', amount: '3', tx_hash: `0x${hex}` })) as any;
+    assert.equal(first.tx_hash, `0x${hex}`, 'kept as sent');
+    await expectCode(client.deposits.create({ member_id: 'case-dep', asset: 'USDT', amount: '3', tx_hash: `0x${hex.toUpperCase()}` }), 'duplicate_resource', 409);
+    // A Bitcoin-style id (64 hex digits, no prefix) too; in a batch of deposits sent together as well.
+    const btc = randomUUID().replace(/-/g, '').repeat(2).toUpperCase();
+    const together = await Promise.all([btc, btc.toLowerCase()].map((tx_hash) => client.requestRaw({ method: 'POST', path: '/v1/deposits', body: { member_id: 'case-dep', asset: 'USDT', amount: '2', tx_hash } })));
+    assert.deepEqual(together.map((r) => r.status).sort(), [201, 409]);
+    // Other forms (base58, or anything not 64 hex digits) stay exact: case is part of them.
+    await client.deposits.create({ member_id: 'case-dep', asset: 'USDT', amount: '1', tx_hash: '5VfYkR' });
+    await client.deposits.create({ member_id: 'case-dep', asset: 'USDT', amount: '1', tx_hash: '5vfykr' });
+    assert.equal((await balanceOf(client, 'case-dep')).available, '7.000000');
+  });
+
   it('rejects, never rounds, amounts with too many places; accepts trailing zeros', async () => {
     const { client } = await newMerchantClient(service);
     await client.members.create({ external_member_id: 'places' });

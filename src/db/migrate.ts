@@ -34,6 +34,7 @@ import * as m033 from './migrations/033_claim_keys.js';
 import * as m034 from './migrations/034_postings_by_key.js';
 import * as m035 from './migrations/035_hex_address_lookup.js';
 import * as m036 from './migrations/036_remittance_return_watch.js';
+import * as m037 from './migrations/037_deposit_tx_key.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -72,6 +73,7 @@ const migrations: Record<string, Migration> = {
   '034_postings_by_key': m034,
   '035_hex_address_lookup': m035,
   '036_remittance_return_watch': m036,
+  '037_deposit_tx_key': m037,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -21,7 +21,7 @@ export async function insertDeposit(trx: Transaction<Database>, values: Insertab
   return trx
     .insertInto('deposits')
     .values({ created_at: scopeNowSql(values.merchant_id, values.environment) as unknown as Date, ...values })
-    .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'asset', 'tx_hash']).doNothing())
+    .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'asset', 'tx_key']).doNothing())
     .returningAll()
     .executeTakeFirst();
 }
@@ -80,7 +80,7 @@ export async function insertDeposits(
       SELECT r.id, ${merchantId}, ${environment}, r.member_id, r.asset, r.network, r.amount, r.tx_hash, 'credited', ${scopeNowSql(merchantId, environment)}
       FROM resolved r WHERE r.member_status = 'active'
       ORDER BY r.ord
-      ON CONFLICT (merchant_id, environment, asset, tx_hash) DO NOTHING
+      ON CONFLICT (merchant_id, environment, asset, tx_key) DO NOTHING
       RETURNING *
     )
     SELECT r.ord, r.member_status IS NOT DISTINCT FROM 'active' AS member_found, r.external_member_id, d.id IS NOT NULL AS inserted,

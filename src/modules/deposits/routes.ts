@@ -28,7 +28,7 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
       summary: 'Report a deposit',
       description:
         "Credits the member's available balance and the merchant's custody of the asset by `amount`, in one transaction. " +
-        'The same tx_hash and asset reported again with a new key answers 409 duplicate_resource. Always signed.',
+        'The same tx_hash and asset reported again with a new key answers 409 duplicate_resource (a hash of 64 hex digits, with or without 0x, in any letter case: it names one transaction). Always signed.',
       tags,
       body: Type.Object({
         member_id: Type.String({ minLength: 1, maxLength: 100, description: 'mem_<uuid> or external_member_id' }),
