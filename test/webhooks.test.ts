@@ -182,6 +182,7 @@ describe('webhooks', () => {
       assert.equal((await deliveries(client, 'sent')).length, 3);
       assert.equal((await deliveries(client, 'dead')).length, 0);
       assert.equal((await deliveries(client, 'exploded')).length, 0, 'an unknown status filter gives an empty page');
+      assert.equal((await deliveries(client, 'x'.repeat(500))).length, 0, 'of any length');
       const page = await client.request<any>({ method: 'GET', path: '/v1/webhooks/deliveries', query: { limit: 2 } });
       assert.equal(page.data.length, 2);
       assert.equal(page.has_more, true);
