@@ -71,3 +71,12 @@ describe('card supplement tickets', () => {
     await assert.rejects(client.hostedScreens.sandboxComplete(spare.id, 'submitted'), { status: 400, code: 'state_invalid' });
   });
 });
+
+describe('hosted-screen settings', () => {
+  test('origins that normalise to the same one are kept once, not refused', async () => {
+    const other = await newMerchantClient(service);
+    const set = await other.client.hostedScreens.putSettings({ frame_ancestors: ['HTTPS://Shop.Example:443', 'https://shop.example', 'https://*.shop.example'] });
+    assert.deepEqual(set.frame_ancestors, ['https://shop.example', 'https://*.shop.example']);
+    assert.deepEqual((await other.client.hostedScreens.getSettings()).frame_ancestors, ['https://shop.example', 'https://*.shop.example']);
+  });
+});
