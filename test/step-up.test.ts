@@ -255,6 +255,17 @@ describe('step-up on POST /v1/withdrawals', () => {
     assert.equal(nobody.status, 404);
   });
 
+  it('refuses operator thresholds for actions that no threshold decides (exchange: its direction; card activation: always)', async () => {
+    const merchantId = await createMerchant(service);
+    for (const action of ['exchange.execute', 'card.activate']) {
+      const res = await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, { environment: 'sandbox', action, asset: 'USDT', amount: '1' });
+      assert.equal(res.status, 400, `${action}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.code, 'invalid_request');
+    }
+    const list = await admin(service, 'GET', `/admin/v1/merchants/${merchantId}/step-up-thresholds?environment=sandbox`);
+    assert.deepEqual(list.body.data, [], 'nothing is kept that would be shown but never read');
+  });
+
   // --- the hosted page ----------------------------------------------------------------------
 
   interface Page {

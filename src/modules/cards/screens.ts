@@ -1,7 +1,7 @@
 import { configuredKey } from '../../platform/keys.js';
 import { newId } from '../../platform/ids.js';
 import { ApiError } from '../../platform/errors.js';
-import { completeTicket, voidTicket } from '../hosted-screens/queries.js';
+import { completeTicket, voidSubjectTickets, voidTicket } from '../hosted-screens/queries.js';
 import { fieldset, fileField, form, html, summaryList, type FieldError, type FormState } from '../hosted-screens/html.js';
 import type { HostedScreen, ScreenPage, UploadedFile } from '../hosted-screens/screen.js';
 import type { Ticket } from '../hosted-screens/rules.js';
@@ -47,6 +47,16 @@ async function storeImages(ctx: Parameters<HostedScreen['submit']>[0], trx: Db, 
       key_label: supplementImageKeyLabel, iv: sealed.iv, ciphertext: sealed.ciphertext, auth_tag: sealed.authTag,
     }).execute();
   }
+}
+
+/**
+ * The ticket is spent, and every other open ticket of the application is void: a ticket is bound
+ * to the work order it was issued for (the reference), and the issuer may later open another work
+ * order on the same application, which those links must not reach.
+ */
+async function spendTicket(trx: Db, ticket: Ticket, applicationId: string, now: Date): Promise<void> {
+  await completeTicket(trx, ticket.id, now);
+  await voidSubjectTickets(trx, ticket.member_id, 'card_supplement', applicationId);
 }
 
 function readImages(files: readonly UploadedFile[]): { images: { kind: 'document' | 'selfie'; data: Buffer; type: string }[] } | { errors: FieldError[] } {
@@ -100,7 +110,7 @@ export const cardSupplementScreen: HostedScreen = {
     if ('errors' in read) return { kind: 'invalid', values: {}, errors: read.errors };
     await storeImages(ctx, trx, ticket, app.id, read.images);
     await supplementSubmitted(ctx, trx, app);
-    await completeTicket(trx, ticket.id, await ctx.clock.now(trx, scopeOf(ticket)));
+    await spendTicket(trx, ticket, app.id, await ctx.clock.now(trx, scopeOf(ticket)));
     return { kind: 'done', page: sentPage };
   },
   async sandboxComplete(ctx, trx, ticket, outcome, now) {
@@ -109,7 +119,7 @@ export const cardSupplementScreen: HostedScreen = {
     if (!app) throw new ApiError('state_invalid', 'The application no longer needs documents.');
     await storeImages(ctx, trx, ticket, app.id, [{ kind: 'document', data: sandboxPng, type: 'image/png' }, { kind: 'selfie', data: sandboxPng, type: 'image/png' }]);
     await supplementSubmitted(ctx, trx, app);
-    await completeTicket(trx, ticket.id, now);
+    await spendTicket(trx, ticket, app.id, now);
   },
 };
 

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { ticketIdShape, type Ticket } from './rules.js';
+import type { TicketPurpose } from './tables.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -19,6 +20,24 @@ export async function voidMemberTickets(trx: Db, memberId: string): Promise<numb
     .set({ status: 'void' })
     .where('member_id', '=', memberId)
     .where('status', 'in', ['open', 'completed'])
+    .returning('id')
+    .execute();
+  return rows.length;
+}
+
+/**
+ * The open tickets of one purpose on one object become void: the work they were issued for is
+ * over (a card supplement's work order was submitted), so none of them may act on the next one.
+ * By member first (its index); spent tickets are left as they are.
+ */
+export async function voidSubjectTickets(trx: Db, memberId: string, purpose: TicketPurpose, subjectId: string): Promise<number> {
+  const rows = await trx
+    .updateTable('hosted_tickets')
+    .set({ status: 'void' })
+    .where('member_id', '=', memberId)
+    .where('purpose', '=', purpose)
+    .where('subject_id', '=', subjectId)
+    .where('status', '=', 'open')
     .returning('id')
     .execute();
   return rows.length;

@@ -12,7 +12,7 @@ const hostLabel = '[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?';
 const dnsName = new RegExp(`^(\\*\\.)?(${hostLabel}\\.)*${hostLabel}$`);
 const loopbackHosts = /^(localhost|127\.0\.0\.1|\[::1\]|(\*\.)?([a-z0-9-]+\.)*localhost)$/;
 
-export type FrameAncestorProblem = 'not_an_origin' | 'https_required' | 'too_many' | 'duplicate';
+export type FrameAncestorProblem = 'not_an_origin' | 'https_required' | 'too_many';
 
 /**
  * One allowed framing origin, normalised (lower case, no default port), or the reason it is refused.
@@ -34,7 +34,11 @@ export function normaliseFrameAncestor(value: string, environment: Environment):
   return { origin: `${scheme}://${host}${port === undefined || port === defaultPort ? '' : `:${port}`}` };
 }
 
-/** A whole list: normalised origins, or each refused entry with its index. */
+/**
+ * A whole list: normalised origins, or each refused entry with its index. Entries that normalise
+ * to the same origin (`HTTPS://Shop.Example:443`, `https://shop.example`) are one: the later ones
+ * are dropped, as documented, not refused.
+ */
 export function normaliseFrameAncestors(values: readonly string[], environment: Environment):
   { origins: string[] } | { problems: { index: number; problem: FrameAncestorProblem }[] } {
   if (values.length > frameAncestorsMax) return { problems: [{ index: frameAncestorsMax, problem: 'too_many' }] };
@@ -43,8 +47,7 @@ export function normaliseFrameAncestors(values: readonly string[], environment: 
   values.forEach((value, index) => {
     const r = normaliseFrameAncestor(value, environment);
     if ('problem' in r) problems.push({ index, problem: r.problem });
-    else if (origins.includes(r.origin)) problems.push({ index, problem: 'duplicate' });
-    else origins.push(r.origin);
+    else if (!origins.includes(r.origin)) origins.push(r.origin);
   });
   return problems.length > 0 ? { problems } : { origins };
 }

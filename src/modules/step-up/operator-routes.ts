@@ -8,9 +8,9 @@ import { formatAmount, parseAmount } from '../../ledger/money.js';
 import { getAsset } from '../assets/queries.js';
 import { getMerchant } from '../merchants/queries.js';
 import { listThresholds, putThreshold } from './queries.js';
-import { isStepUpAction, stepUpActions } from './rules.js';
+import { isStepUpAction, thresholdActions } from './rules.js';
 
-const actions = Object.keys(stepUpActions);
+const actions = [...thresholdActions];
 const Threshold = Type.Object({
   action: Type.String(),
   asset: Type.String(),
@@ -56,7 +56,8 @@ export async function stepUpOperatorRoutes(app: AppInstance, ctx: ServiceContext
     },
   }, async ({ params, body, write }) => {
     await getMerchant(db, params.id);
-    if (!isStepUpAction(body.action)) throw new ApiError('invalid_request', `action must be one of ${actions.join(', ')}.`);
+    // Only actions whose gate reads these thresholds (`thresholdActions`); the others decide elsewhere.
+    if (!isStepUpAction(body.action) || !thresholdActions.includes(body.action)) throw new ApiError('invalid_request', `action must be one of ${actions.join(', ')}.`);
     const asset = await getAsset(db, body.asset.trim().toUpperCase());
     if (!asset) throw new ApiError('not_found', 'No such asset.');
     const minAmount = body.amount === null ? null : parseAmount(body.amount, asset.scale, 'amount');

@@ -40,6 +40,14 @@ export function isStepUpAction(value: string): value is StepUpAction {
   return Object.hasOwn(stepUpActions, value);
 }
 
+/**
+ * The actions whose step-up the operator's per-merchant thresholds decide (`requireStepUp` with
+ * `above`). The others decide elsewhere: `exchange.execute` at its direction's
+ * `step_up_threshold` (docs/exchange.md), `card.activate` always. A threshold stored for them
+ * would be listed as if it applied, and never read.
+ */
+export const thresholdActions: readonly StepUpAction[] = ['withdrawal.create'];
+
 /** The reference's constants and ours: 6-digit codes, 5 wrong codes void a challenge. */
 export const stepUpCodeLength = 6;
 export const stepUpAttemptsMax = 5;
