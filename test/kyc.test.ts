@@ -560,3 +560,34 @@ describe('pure rules', () => {
     assert.throws(() => loadConfig({ HOSTED_SCREEN_KEY: 'abc' }), (err: unknown) => err instanceof ConfigError && /HOSTED_SCREEN_KEY must be 32 random bytes/.test(err.message) && !/abc/.test(err.message));
   });
 });
+
+// The embedded database has one connection: its transactions never overlap, so lock order shows only on PostgreSQL.
+const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
+test('lock order (PostgreSQL only): the operator\'s profile review takes the member first, as a submission does, so the two cannot deadlock', {
+  skip: onPostgres ? false : 'needs TEST_DATABASE_URL=postgres://...: the embedded database runs one transaction at a time',
+}, async () => {
+  const m = await newMember();
+  await client.hostedScreens.sandboxComplete((await client.kyc.createSession({ onBehalfOf: m.id })).id, 'submitted');
+  const profile = await service.ctx.db.selectFrom('kyc_profiles').select('id').where('member_id', '=', m.id).executeTakeFirstOrThrow();
+  // A submission of the member holds its row (as submitProfileUpdate does, first of its locks).
+  const { default: pg } = await import('pg');
+  const holder = new pg.Client({ connectionString: service.ctx.config.databaseUrl });
+  const prober = new pg.Client({ connectionString: service.ctx.config.databaseUrl });
+  await Promise.all([holder.connect(), prober.connect()]);
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM members WHERE id = $1 FOR UPDATE', [m.id]);
+    const review = admin(service, 'POST', `/admin/v1/kyc/profiles/${profile.id}/review`, { decision: 'approved' });
+    await new Promise((r) => setTimeout(r, 300));
+    // The review waits for the member without holding the profile: the submission could go on and take it.
+    await prober.query('BEGIN');
+    const probe = await prober.query('SELECT 1 FROM kyc_profiles WHERE id = $1 FOR UPDATE NOWAIT', [profile.id]).then(() => 'free', (err: { code?: string }) => err.code);
+    await prober.query('ROLLBACK');
+    assert.equal(probe, 'free', 'the profile was locked by a review still waiting for its member (55P03: the order that deadlocks)');
+    await holder.query('COMMIT');
+    assert.equal((await review).status, 200);
+  } finally {
+    await holder.end();
+    await prober.end();
+  }
+});

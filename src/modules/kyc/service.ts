@@ -250,10 +250,22 @@ async function memberLevel(db: Db, memberId: string): Promise<number> {
 
 /** The operator's review of one profile of the queue. */
 export async function reviewProfile(ctx: ServiceContext, trx: Transaction<Database>, profileId: string, review: ReviewDecision): Promise<KycProfile> {
-  const profile = await profileById(trx, profileId, true);
+  const profile = await lockMemberThenProfile(trx, profileId);
   if (!profile) throw new ApiError('not_found', 'No such KYC profile.');
   const now = await ctx.clock.now(trx, { merchantId: profile.merchant_id, environment: profile.environment });
   return (await applyReview(trx, profile, review, 'operator', now))!;
+}
+
+/**
+ * The profile locked after its member, the order every KYC write takes (a submission and the
+ * member review lock the member first): the other order could deadlock with them on PostgreSQL.
+ * A profile never changes member, so the unlocked read names the member to lock.
+ */
+async function lockMemberThenProfile(trx: Transaction<Database>, profileId: string): Promise<KycProfile | undefined> {
+  const seen = await profileById(trx, profileId);
+  if (!seen) return undefined;
+  await lockMember(trx, seen.member_id);
+  return profileById(trx, profileId, true);
 }
 
 const requestIdOf = (profile: Pick<KycProfile, 'id' | 'submissions'>) => `${profile.id}:${profile.submissions}`;
@@ -290,7 +302,7 @@ export async function runCheck(ctx: ServiceContext, profileId: string, submissio
   if (!providerRef) return 'no_answer';
   const verdict = await ctx.upstreams.kyc.verdict({ merchantId: profile.merchant_id, environment: profile.environment }, requestIdOf(profile));
   return ctx.db.transaction().execute(async (trx) => {
-    const locked = await profileById(trx, profileId, true);
+    const locked = await lockMemberThenProfile(trx, profileId);
     if (!locked) return 'stale';
     if (locked.provider_ref === null && locked.submissions === submission) await updateProfile(trx, profileId, { provider_ref: providerRef });
     if (verdict.kind !== 'decided') return verdict.kind === 'pending' ? 'pending' : 'no_answer';
