@@ -354,6 +354,20 @@ describe('exchange', () => {
     assert.equal((await admin(service, 'PATCH', '/admin/v1/exchange/directions/exd_s_usdt_usdc', { member_daily_count: before.body.member_daily_count })).status, 200);
   });
 
+  it('an operator range no amount fits (max_amount below min_amount, either changed alone) is refused and changes nothing', async () => {
+    const id = 'exd_s_usdt_usdc';
+    const before = await admin(service, 'GET', `/admin/v1/exchange/directions/${id}`);
+    const tooLow = await admin(service, 'PATCH', `/admin/v1/exchange/directions/${id}`, { max_amount: '0.5' });
+    assert.deepEqual([tooLow.status, tooLow.body.code, tooLow.body.fields], [400, 'invalid_fields', [{ key: 'max_amount', reason: 'below_min_amount' }]]);
+    assert.equal((await admin(service, 'PATCH', `/admin/v1/exchange/directions/${id}`, { max_amount: '100' })).status, 200);
+    const minAbove = await admin(service, 'PATCH', `/admin/v1/exchange/directions/${id}`, { min_amount: '101' });
+    assert.deepEqual([minAbove.status, minAbove.body.code], [400, 'invalid_fields']);
+    const created = await admin(service, 'POST', '/admin/v1/exchange/directions', { environment: 'production', from_asset: 'EUR', to_asset: 'USD', fee_side: 'from', min_amount: '10', max_amount: '5' });
+    assert.deepEqual([created.status, created.body.code], [400, 'invalid_fields']);
+    assert.equal((await admin(service, 'PATCH', `/admin/v1/exchange/directions/${id}`, { max_amount: before.body.max_amount })).status, 200);
+    assert.deepEqual((await admin(service, 'GET', `/admin/v1/exchange/directions/${id}`)).body.min_amount, before.body.min_amount);
+  });
+
   it('the fixed fee is stated in the fee asset: moving the fee to the other side must restate it (never reread at the other asset\'s scale)', async () => {
     const id = 'exd_s_usdt_eur';
     await direction(id, { fee_fixed: '0.500000' });

@@ -124,7 +124,18 @@ export async function createDirection(trx: Transaction<Database>, body: Directio
     ...cols,
     updated_at: now,
   }).returningAll().executeTakeFirstOrThrow();
+  refuseEmptyRange(row);
   return directionView(trx, row);
+}
+
+/**
+ * A range no amount fits (`max_amount` below `min_amount`, either changed alone) would refuse every
+ * order of the direction: refused, in the transaction that would have stored it.
+ */
+function refuseEmptyRange(row: Pick<DirectionRow, 'min_amount' | 'max_amount'>): void {
+  if (row.max_amount !== null && minorFromDb(row.max_amount) < minorFromDb(row.min_amount)) {
+    throw new ApiError('invalid_fields', 'max_amount is below min_amount: no order would fit.', { fields: [{ key: 'max_amount', reason: 'below_min_amount' }] });
+  }
 }
 
 export async function updateDirection(trx: Transaction<Database>, id: string, body: DirectionSettings, now: Date) {
@@ -140,6 +151,7 @@ export async function updateDirection(trx: Transaction<Database>, id: string, bo
   }
   const cols = await columnsOf(trx, d.from_asset, d.to_asset, body.fee_side ?? d.fee_side, body);
   const row = await trx.updateTable('exchange_directions').set({ ...cols, updated_at: now }).where('id', '=', d.id).returningAll().executeTakeFirstOrThrow();
+  refuseEmptyRange(row);
   return directionView(trx, row);
 }
 
