@@ -33,6 +33,18 @@ describe('members', () => {
     assert.equal(longest.external_member_id.length, 64);
   });
 
+  it('refuses an external id in the service\'s own id form (mem_<uuid>): it would name another member in x-on-behalf-of', async () => {
+    const { client } = await newMerchantClient(service);
+    const first = (await client.members.create({ external_member_id: 'plain' })) as any;
+    await expectCode(client.members.create({ external_member_id: first.id }), 'invalid_request', 400);
+    await expectCode(client.members.create({ external_member_id: 'mem_00000000-0000-4000-8000-000000000000' }), 'invalid_request', 400);
+    // Only that exact form: other ids that start alike are the merchant's to choose.
+    for (const ok of ['mem_1', first.id.toUpperCase().replace('MEM_', 'mem_'), `${first.id}x`]) {
+      assert.equal(((await client.members.create({ external_member_id: ok })) as any).external_member_id, ok);
+    }
+    assert.equal(((await client.members.get(first.id)) as any).external_member_id, 'plain');
+  });
+
   it('answers duplicate_resource for an external id already used by this merchant in this environment', async () => {
     const { client } = await newMerchantClient(service);
     await client.members.create({ external_member_id: 'twice' });

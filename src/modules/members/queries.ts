@@ -6,12 +6,17 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 const internalId = /^mem_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/** The service's own member id form (`mem_<uuid>`), which a look-up tries first. */
+export function isInternalMemberId(value: string): boolean {
+  return internalId.test(value);
+}
+
 /**
  * A member by either of its ids: the service's `mem_<uuid>` or the merchant's external id. The
  * internal form is tried first when the value has its shape; each lookup uses an index.
  */
 export async function resolveMember(db: Db, merchantId: string, environment: Environment, idOrExternal: string) {
-  if (internalId.test(idOrExternal)) {
+  if (isInternalMemberId(idOrExternal)) {
     // By the primary key alone, the merchant checked here: with the merchant in the statement, a
     // plan PostgreSQL made while the table was small read the merchant's index and filtered
     // every member of the merchant.

@@ -4,7 +4,7 @@ import type { Database, Environment } from '../../db/schema.js';
 import type { MembersTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { resolveMember } from './queries.js';
+import { isInternalMemberId, resolveMember } from './queries.js';
 import { voidMemberTickets } from '../hosted-screens/queries.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
@@ -32,6 +32,11 @@ export function memberView(m: Selectable<MembersTable>, kycProfileStatus: string
 
 /** `now`: the merchant's time (ctx.clock), as for the writes below. */
 export async function createMember(trx: Db, merchantId: string, environment: Environment, externalId: string, profile: Record<string, unknown>, now: Date) {
+  // A look-up tries the service's id first: an external id of that form could name another of the
+  // merchant's members in x-on-behalf-of (or a deposit's member_id), never reaching this one.
+  if (isInternalMemberId(externalId)) {
+    throw new ApiError('invalid_request', 'external_member_id cannot take the service\'s own member id form (mem_<uuid>).');
+  }
   const row = await trx
     .insertInto('members')
     .values({
