@@ -208,6 +208,28 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
     await h.ledgerOk();
   });
 
+  it('a clearing without an amount after a partial reversal clears what is still held, not the reversed part again', async () => {
+    const { m, card } = await fundedCard(500_00n);
+    const a = await approved(card.id, '100');
+    await client.cards.sandboxReverse(card.id, { transaction_id: a, amount: '30' });
+    assert.equal(await h.onCard(m, card.id), 430_00n);
+    const clearing = await client.cards.sandboxClear(card.id, { transaction_id: a });
+    assert.equal(clearing.amount, '70.00');
+    const row = await authorization(card.id, m, a);
+    assert.deepEqual({ status: row.status, cleared_amount: row.cleared_amount }, { status: 'cleared', cleared_amount: '70.00' });
+    assert.equal(await h.onCard(m, card.id), 430_00n, 'the 30 released stays released');
+    assert.equal(await h.held(m, card.id), 0n);
+    // A late presentment without an amount: what the hold still held when it expired (60 of 100 after a reversal of 40).
+    const b = await approved(card.id, '100');
+    await client.cards.sandboxReverse(card.id, { transaction_id: b, amount: '40' });
+    await client.sandbox.advanceClock(7 * day + 60);
+    assert.equal(await h.onCard(m, card.id), 430_00n);
+    const late = await client.cards.sandboxClear(card.id, { transaction_id: b });
+    assert.equal(late.amount, '60.00');
+    assert.equal(await h.onCard(m, card.id), 370_00n);
+    await h.ledgerOk();
+  });
+
   it('an expiry racing a clearing: the hold is taken once, by whichever locks the card first', async () => {
     const { m, card } = await fundedCard(300_00n);
     const a = await approved(card.id, '100');

@@ -113,7 +113,7 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
     errors: [...transactionErrors.follow],
     schema: {
       summary: 'Sandbox: the network clears an authorisation',
-      description: 'Of an `approved` authorisation; `amount` defaults to the authorised one and may differ: less than what is still held releases the rest of the hold to the card, more takes the difference from the card balance (`insufficient_balance` when it is short). The money leaves to the card network. The authorisation becomes `cleared` and counts the cleared amount against the limits. A late presentment of an authorisation whose hold expired (`reversed`, `reversal_reason: expired`) still clears, all from the card balance.',
+      description: 'Of an `approved` authorisation; `amount` defaults to what the authorisation still holds (after a partial reversal, not the reversed part again; for a late presentment, what was held when it expired) and may differ: less than what is still held releases the rest of the hold to the card, more takes the difference from the card balance (`insufficient_balance` when it is short). The money leaves to the card network. The authorisation becomes `cleared` and counts the cleared amount against the limits. A late presentment of an authorisation whose hold expired (`reversed`, `reversal_reason: expired`) still clears, all from the card balance.',
       tags: ['Sandbox'], params: IdParams, body: FollowBody, response: { 200: CardTransaction },
     },
   }, async ({ principal, params, body, write }) => write((trx) => follow(ctx, trx, principal, params.id, 'clearing', body)));

@@ -214,13 +214,20 @@ async function lockedAuthorization(trx: Transaction<Database>, card: CardRow, id
 
 type FollowKind = 'clearing' | 'reversal' | 'refund';
 
+/** What an expired authorisation still held when its hold expired (its `expired` reversal), the authorised amount if none is recorded. */
+async function expiredHold(trx: Transaction<Database>, auth: CardTransactionRow): Promise<bigint> {
+  const released = await trx.selectFrom('card_transactions').select('amount')
+    .where('card_id', '=', auth.card_id).where('authorization_id', '=', auth.id).where('type', '=', 'reversal').where('reversal_reason', '=', 'expired').executeTakeFirst();
+  return released ? minorFromDb(released.amount) : minorFromDb(auth.amount);
+}
+
 const authFacts = (a: CardTransactionRow) => ({
   status: a.status, amount: minorFromDb(a.amount), reversedAmount: minorFromDb(a.reversed_amount), reversalReason: a.reversal_reason,
 });
 
 /**
  * Sandbox clearing, reversal and refund: the network's follow-up of an authorisation.
- * - clearing (`amount` defaults to the authorised amount; may differ): of an `approved`
+ * - clearing (`amount` defaults to what is still held; may differ): of an `approved`
  *   authorisation, against what it still holds (`clearableHold`: the authorised amount less partial
  *   reversals); the authorisation becomes `cleared`. A late presentment of an authorisation whose
  *   hold expired still clears, all of it from the card balance (`insufficient_balance` when short).
@@ -255,7 +262,10 @@ export async function follow(ctx: ServiceContext, trx: Transaction<Database>, ca
   if (kind === 'clearing') {
     const held = clearableHold(authFacts(auth));
     if (held === undefined) throw new ApiError('state_invalid', `The authorisation is ${auth.status}.`);
-    const cleared = requested ?? minorFromDb(auth.amount);
+    // Without an amount the clearing is for what the authorisation still stands for: its remaining
+    // hold, or (a late presentment) what was still held when it expired. The authorised amount
+    // would take a part already reversed back onto the card a second time.
+    const cleared = requested ?? (held > 0n ? held : await expiredHold(trx, auth));
     // A late presentment (no hold left) moves money only if it has an amount.
     if (held === 0n && cleared <= 0n) throw new ApiError('amount_out_of_range', 'A clearing without a hold is more than zero.');
     created = await insertTransaction(trx, card, now, { ...base, type: 'clearing', amount: cleared });
