@@ -230,6 +230,17 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
     await h.ledgerOk();
   });
 
+  it('an authorisation in another currency is read and shown in that currency\'s decimals', async () => {
+    const { card } = await fundedCard(100_00n);
+    // USDT has 6 places, the USD card 2: the amount is the message's, in its own currency.
+    const r = await auth(card.id, '10.123456', '5411', 'USDT');
+    assert.deepEqual({ approved: r.approved, decline_reason: r.decline_reason }, { approved: false, decline_reason: 'currency_not_supported' });
+    const row = await client.cards.getTransaction(r.transaction_id);
+    assert.deepEqual({ amount: row.amount, currency: row.currency }, { amount: '10.123456', currency: 'USDT' });
+    const s = await auth(card.id, '10.50', '5411', 'USDT');
+    assert.equal((await client.cards.getTransaction(s.transaction_id)).amount, '10.500000');
+  });
+
   it('an expiry racing a clearing: the hold is taken once, by whichever locks the card first', async () => {
     const { m, card } = await fundedCard(300_00n);
     const a = await approved(card.id, '100');

@@ -166,8 +166,12 @@ async function merchantCard(db: Db, caller: CardCaller, id: string): Promise<Car
 export async function authorize(ctx: ServiceContext, trx: Transaction<Database>, caller: CardCaller, id: string, body: AuthorizationBody): Promise<{ approved: boolean; decline_reason?: string; transaction_id: string }> {
   const card0 = await merchantCard(trx, caller, id);
   const cardScale = await scaleOf(trx, card0.currency);
-  const amount = parseAmount(body.amount, cardScale);
   const currency = (body.currency ?? card0.currency).toUpperCase();
+  // The amount is in the message's currency (`CardNetworkMessage`), read at that currency's scale
+  // as `transactionView` shows it; a currency outside the catalogue is read at the card's. Read at
+  // the card's scale, "10.50 USDT" was stored as 1050 and shown as 0.001050.
+  const amountScale = currency === card0.currency ? cardScale : await scaleOf(trx, currency).catch(() => cardScale);
+  const amount = parseAmount(body.amount, amountScale);
   const merchantName = body.merchant_name.trim();
   if (merchantName === '') throw new ApiError('invalid_request', 'merchant_name must not be empty.');
   const { networkRef } = await networkOf(ctx)(card0, { type: 'authorization', amountMinor: amount, currency, merchantName, mcc: body.mcc });
