@@ -458,6 +458,16 @@ describe('card controls', () => {
       await expectCode(client.cards.createSecureSession(id, { onBehalfOf: m }), 'state_invalid');
     });
 
+    it('a card frozen by a security replacement (reported stolen) shows its details no more: no new link, and an open link is gone', async () => {
+      const { m, id } = await virtualCard();
+      const open = await client.cards.createSecureSession(id, { onBehalfOf: m });
+      await client.cards.requestReplacement(id, { reason: 'stolen' }, { onBehalfOf: m });
+      await expectCode(client.cards.createSecureSession(id, { onBehalfOf: m }), 'state_invalid');
+      const page = await getHostedPage(service, open.hosted_url);
+      assert.match(page.text, /Card details unavailable/);
+      assert.equal(page.csrfToken, undefined, 'nothing to submit');
+    });
+
     it('needs the restricted scope cards:secure', async () => {
       const { m, id } = await virtualCard();
       const limited = await newMerchantClient(service, { scopes: ['cards:write', 'members:write'] });

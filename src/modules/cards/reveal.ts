@@ -26,11 +26,16 @@ export const revealErrors = {
 
 /** Cards whose details can be shown: not closed, expired or replaced. */
 const revealable = new Set(['unactivated', 'active', 'closing']);
+/**
+ * Nor frozen by a security replacement (reported stolen, the number leaked, ...): details that are
+ * about to be cancelled are not shown again, least of all to whoever may now hold the member's access.
+ */
+const canReveal = (card: { status: string; frozen_at: Date | null }) => revealable.has(card.status) && card.frozen_at === null;
 
 export async function secureSession(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, origin: string) {
   const card = await findCard(trx, caller, id, true);
   if (!card) throw new ApiError('not_found', 'No such card.');
-  if (!revealable.has(card.status)) throw new ApiError('state_invalid', `The card is ${card.status}.`);
+  if (!canReveal(card)) throw new ApiError('state_invalid', card.frozen_at === null ? `The card is ${card.status}.` : 'The card is frozen by a security replacement.');
   const ticket = await issueTicket(ctx, trx, { merchantId: caller.merchantId, environment: caller.environment, memberId: caller.memberId, purpose: 'card_reveal', origin, subjectId: card.id });
   return ticketView(ticket);
 }
@@ -39,7 +44,7 @@ const scopeOf = (t: Ticket) => ({ merchantId: t.merchant_id, environment: t.envi
 
 async function cardOf(db: Db, ticket: Ticket, forUpdate = false) {
   const card = ticket.subject_id ? await findCard(db, scopeOf(ticket), ticket.subject_id, forUpdate) : undefined;
-  return card && revealable.has(card.status) ? card : undefined;
+  return card && canReveal(card) ? card : undefined;
 }
 
 const gonePage: ScreenPage = { title: 'Card details unavailable', body: html`<p>This card's details can no longer be shown. You can close this page.</p>` };
