@@ -82,8 +82,8 @@ function expectedCodes(method: string, access: RouteAccess, schema: Json): { lis
   when(signedRoute(method, access), 'invalid_signature', 'timestamp_out_of_range', 'nonce_reused');
   when(idempotency === 'required', 'idempotency_key_required');
   when(idempotency !== 'none', 'idempotency_key_invalid', 'idempotency_key_reused', 'idempotency_in_progress');
-  when(authenticated && principal === 'member', 'member_context_required');
-  when(authenticated && principal !== 'merchant', 'member_not_found');
+  // A blank x-on-behalf-of is refused where the header is required and where it is optional.
+  when(authenticated && principal !== 'merchant', 'member_context_required', 'member_not_found');
   if (access.sandboxOnly) listed.push('not_found');
   if (schema.body || schema.querystring) listed.push('invalid_request');
   listed.push(...(access.errors ?? []));

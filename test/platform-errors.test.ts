@@ -101,6 +101,20 @@ describe('errors and the request pipeline', () => {
     assert.equal(res.body.code, 'invalid_request');
   });
 
+  it('refuses a blank x-on-behalf-of where it is optional, instead of acting as the merchant for every member', async () => {
+    const { client } = await newMerchantClient(service);
+    await client.members.create({ external_member_id: 'blank-obo' });
+    await client.deposits.create({ member_id: 'blank-obo', asset: 'USDT', amount: '5', tx_hash: `blank-${randomUUID()}` });
+    // GET /v1/deposits acts as the merchant without the header, on behalf of the member with it.
+    assert.equal((await client.requestRaw({ method: 'GET', path: '/v1/deposits' })).body.data.length, 1);
+    for (const blank of ['', '   ']) {
+      const res = await client.requestRaw({ method: 'GET', path: '/v1/deposits', onBehalfOf: blank });
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.code, 'member_context_required');
+      assert.equal(res.body.request_id, res.headers['x-request-id']);
+    }
+  });
+
   it('answers 403 on a route registered without an access declaration', async () => {
     const { buildPublicApp } = await import('../src/platform/http-app.js');
     const app = buildPublicApp(service.ctx);

@@ -68,6 +68,23 @@ describe('the service as a process', () => {
     assert.match(text, /\[redacted\]/);
   });
 
+  it('never logs a console invite link: its token is the credential, stored only as a hash', async () => {
+    const adminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+    const asOperator = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
+    const merchant = await rawRequest(`${first.adminUrl}/admin/v1/merchants`, { method: 'POST', headers: asOperator, body: JSON.stringify({ name: 'Invited' }) });
+    const invited = await rawRequest(`${first.adminUrl}/admin/v1/merchants/${merchant.body.id}/console-users`, {
+      method: 'POST', headers: asOperator, body: JSON.stringify({ email: 'invited@example.com', role: 'viewer' }),
+    });
+    assert.equal(invited.status, 201);
+    const token = String(invited.body.invite_path).split('/').pop()!;
+    const page = await rawRequest(`${first.publicUrl}${invited.body.invite_path}`);
+    assert.equal(page.status, 200);
+    const done = () => first.output().includes(String(page.headers['x-request-id']));
+    for (const deadline = Date.now() + 10_000; !done() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(done(), 'the request was logged');
+    assert.ok(!first.output().includes(token), 'the invite token is not in the logs');
+  });
+
   it('on SIGTERM finishes the requests in flight, then exits 0', async () => {
     await client.getToken();
     const inFlight = Array.from({ length: 10 }, (_, i) => client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: `t-${i}` } }));

@@ -16,6 +16,16 @@ const newRequestId = requestIdGenerator();
 
 const redactedHeaders = ['authorization', 'x-auth-token', 'x-api-key', 'x-signature', 'x-step-up', 'cookie'];
 
+/**
+ * The URL as logged. A route whose path has a `:token` parameter (the console's invite link,
+ * `/console/invite/:token`) carries a credential in its path, stored only as a hash: it is logged
+ * as the route's pattern, never as sent (in any spelling the router accepts).
+ */
+export function loggedUrl(req: FastifyRequest): string {
+  const route = req.routeOptions?.url;
+  return route !== undefined && route.includes('/:token') ? route : req.url;
+}
+
 export function loggerOptions(level: string) {
   return {
     level,
@@ -28,7 +38,7 @@ export function loggerOptions(level: string) {
     },
     serializers: {
       req(req: FastifyRequest) {
-        return { method: req.method, url: req.url, host: req.headers.host, remoteAddress: req.ip, headers: { ...req.headers } };
+        return { method: req.method, url: loggedUrl(req), host: req.headers.host, remoteAddress: req.ip, headers: { ...req.headers } };
       },
     },
   };

@@ -69,7 +69,7 @@ export function accessHeaders(method: string, access: RouteAccess): Json[] {
       required: principal === 'member',
       description: principal === 'member'
         ? 'The member this call acts for: its id (`mem_<uuid>`) or your `external_member_id`. Required; an unknown or suspended member gives 404 `member_not_found`.'
-        : 'Optional member this call acts for (`mem_<uuid>` or your `external_member_id`); without it the call acts as the merchant.',
+        : 'Optional member this call acts for (`mem_<uuid>` or your `external_member_id`); without it the call acts as the merchant. Sent blank: 400 `member_context_required`.',
       schema: { type: 'string', minLength: 1 },
     });
   }
@@ -134,8 +134,7 @@ export function accessErrorCodes(method: string, access: RouteAccess, parts: Rou
   if (authenticated) {
     codes.push('invalid_token', 'environment_mismatch', 'ip_not_allowed', 'merchant_disabled', 'rate_limited');
     if (access.scope !== 'token') codes.push('insufficient_scope');
-    if (principal === 'member') codes.push('member_context_required');
-    if (principal !== 'merchant') codes.push('member_not_found');
+    if (principal !== 'merchant') codes.push('member_context_required', 'member_not_found');
   }
   if (isSigned(method, access)) codes.push('invalid_signature', 'timestamp_out_of_range', 'nonce_reused');
   const idempotency = access.idempotency ?? 'none';

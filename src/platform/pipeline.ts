@@ -223,7 +223,9 @@ function bindPrincipal(ctx: ServiceContext, req: FastifyRequest, access: RouteAc
     return undefined;
   }
   if (onBehalfOf === '') {
-    if (principal === 'member') throw new ApiError('member_context_required');
+    // Sent but blank is no member (the reference: the trimmed value must be non-empty, no default
+    // member), also where the header is optional: acting as the merchant would answer for every member.
+    if (principal === 'member' || raw !== undefined) throw new ApiError('member_context_required');
     return undefined;
   }
   // The members area answers who the header names (injected by the composition root: the
