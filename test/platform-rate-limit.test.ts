@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { RunningService } from '../src/server.js';
-import { decide } from '../src/platform/rate-limit.js';
+import { decide, RateWindows } from '../src/platform/rate-limit.js';
 import { rateBucketFor } from '../src/platform/route-access.js';
 import { newMerchantClient, startTestService } from './support/service.js';
 
@@ -97,5 +97,20 @@ describe('rate limits over HTTP', () => {
     const limited = results.filter((r) => r.status === 429).length;
     assert.equal(passed, 10);
     assert.equal(limited, 10);
+  });
+
+  it('a process idle while others filled the window asks the table before counting in memory again (its view is trusted for a second)', async () => {
+    // Two processes' windows on one database; a fixed time in the middle of a minute keeps both hits in one window.
+    const first = new RateWindows(service.ctx.db);
+    const t0 = (Math.floor(Date.now() / 60_000) + 10_000) * 60_000 + 1_000;
+    const subject = `idle-${randomUUID()}`;
+    await first.hit(subject, 'orders', 100, t0);
+    assert.equal(first.hitHeld(subject, 'orders', 100, t0 + 500), true, 'a fresh view far from the quota counts in memory');
+    await first.flush();
+    // Meanwhile the other processes fill the window.
+    await sql`UPDATE rate_limit_windows SET hits = 100 WHERE subject = ${subject}`.execute(service.ctx.db);
+    assert.equal(first.hitHeld(subject, 'orders', 100, t0 + 2_000), false, 'two seconds later the view is stale: the table decides');
+    await assert.rejects(first.hit(subject, 'orders', 100, t0 + 2_000), (err: { code?: string }) => err.code === 'rate_limited');
+    await first.close();
   });
 });

@@ -113,6 +113,12 @@ export const localShareOfLimit = 0.9;
 export const unflushedShareOfLimit = 0.025;
 /** Hits counted in memory reach the shared table this often. */
 export const rateFlushIntervalMs = 50;
+/**
+ * A process's view of a window (the others' hits) is trusted this long after it was last read
+ * from the table; older (a process that was idle while others filled the window), the next hit
+ * asks the table. A busy process refreshes it with every flush, so only idle ones pay a read.
+ */
+export const rateViewFreshMs = 1_000;
 
 interface WindowCount {
   subject: string;
@@ -124,6 +130,10 @@ interface WindowCount {
   previous: number;
   /** Hits this process admitted and has not written yet. */
   pending: number;
+  /** The request time of the latest table read that refreshed `known` (a decision or a flush). */
+  readAtMs: number;
+  /** The request time of the latest hit counted in memory. */
+  lastHitMs: number;
 }
 
 /**
@@ -136,7 +146,8 @@ interface WindowCount {
  * unwritten hits of a window, and goes back to the table as soon as its estimate passes
  * localShareOfLimit × limit, so N processes admit at most
  * max(0, 2·N·unflushedShareOfLimit − (1 − localShareOfLimit)) × limit above the limit in a
- * window: none for one or two processes. A crash loses at most the unwritten hits (it only admits more).
+ * window, for views no older than `rateViewFreshMs` (an older one is read again first): none for
+ * one or two processes. A crash loses at most the unwritten hits (it only admits more).
  */
 export class RateWindows {
   private readonly counts = new Map<string, WindowCount>();
@@ -152,11 +163,12 @@ export class RateWindows {
   hitHeld(subject: string, bucket: string, limit: number, nowMs: number): boolean {
     const position = windowAt(nowMs);
     const count = this.counts.get(`${subject}\u0000${bucket}\u0000${position.windowStart}`);
-    if (!count) return false;
+    if (!count || nowMs - count.readAtMs > rateViewFreshMs) return false;
     const weight = (windowSeconds - position.elapsedSeconds) / windowSeconds;
     const estimate = count.previous * weight + count.known + count.pending + 1;
     if (estimate > limit * localShareOfLimit || count.pending + 1 > Math.max(1, Math.floor(limit * unflushedShareOfLimit))) return false;
     count.pending++;
+    count.lastHitMs = Math.max(count.lastHitMs, nowMs);
     this.timer ??= setTimeout(() => void this.flush(), rateFlushIntervalMs);
     return true;
   }
@@ -186,9 +198,10 @@ export class RateWindows {
     if (held) {
       held.known = Math.max(held.known, current);
       held.previous = previous;
+      held.readAtMs = Math.max(held.readAtMs, nowMs);
     } else {
       this.forgetOld(position.windowStart);
-      this.counts.set(id, { subject, bucket, windowStart: position.windowStart, known: current, previous, pending: 0 });
+      this.counts.set(id, { subject, bucket, windowStart: position.windowStart, known: current, previous, pending: 0, readAtMs: nowMs, lastHitMs: nowMs });
     }
     try {
       await settleHit(this.db, { subject, bucket, position, current, previous }, limit);
@@ -207,6 +220,7 @@ export class RateWindows {
       const due = [...this.counts.values()].filter((c) => c.pending > 0);
       if (due.length === 0) return;
       const adds = due.map((c) => c.pending);
+      const seen = due.map((c) => c.lastHitMs);
       for (const c of due) c.pending = 0;
       try {
         const { rows } = await sql<{ subject: string; bucket: string; window_start: string | bigint; hits: number }>`
@@ -220,6 +234,8 @@ export class RateWindows {
           const c = this.counts.get(`${r.subject}\u0000${r.bucket}\u0000${String(r.window_start)}`);
           if (c) c.known = Math.max(c.known, Number(r.hits));
         }
+        // Read back after the latest hit it wrote: the view is as fresh as that hit's time.
+        due.forEach((c, i) => (c.readAtMs = Math.max(c.readAtMs, seen[i]!)));
       } catch (err) {
         // Not written: kept for the next flush.
         due.forEach((c, i) => (c.pending += adds[i]!));
