@@ -83,6 +83,16 @@ describe('members', () => {
     assert.equal(profile, undefined, 'no KYC profile is made for a suspended member');
   });
 
+  it('the sandbox KYC reviewer does not find a suspended member either', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = (await client.members.create({ external_member_id: 'suspended-review' })) as any;
+    await client.hostedScreens.sandboxComplete((await client.kyc.createSession({ onBehalfOf: m.id })).id, 'submitted');
+    await client.members.suspend(m.id);
+    await expectCode(client.kyc.sandboxReview(m.id, { decision: 'approved' }), 'member_not_found', 404);
+    const row = await service.ctx.db.selectFrom('kyc_profiles').select('status').where('member_id', '=', m.id).executeTakeFirstOrThrow();
+    assert.equal(row.status, 'pending_review', 'nothing reviewed');
+  });
+
   it('revokes sessions by external id only', async () => {
     const { client } = await newMerchantClient(service);
     const m = (await client.members.create({ external_member_id: 'signed-in' })) as any;

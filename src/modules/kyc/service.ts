@@ -319,7 +319,8 @@ export async function runCheck(ctx: ServiceContext, profileId: string, submissio
  */
 export async function sandboxReview(ctx: ServiceContext, caller: { merchantId: string; environment: Environment }, memberRef: string, review: ReviewDecision) {
   const member = await resolveMember(ctx.db, caller.merchantId, caller.environment, memberRef);
-  if (!member) throw new ApiError('member_not_found');
+  // A suspended member is not found here either, as on every call for it.
+  if (!member || member.status !== 'active') throw new ApiError('member_not_found');
   const profile = await profileOfMember(ctx.db, member.id);
   if (!profile) throw new ApiError('not_found', 'The member has no KYC profile.');
   if (profile.status !== 'pending_review') throw new ApiError('state_invalid', 'The profile is not waiting for review.');
