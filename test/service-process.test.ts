@@ -68,7 +68,7 @@ describe('the service as a process', () => {
     assert.match(text, /\[redacted\]/);
   });
 
-  it('never logs a console invite link: its token is the credential, stored only as a hash', async () => {
+  it('never logs a console invite link or a hosted screen link: each is a credential (the invite token is stored only as a hash)', async () => {
     const adminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
     const asOperator = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
     const merchant = await rawRequest(`${first.adminUrl}/admin/v1/merchants`, { method: 'POST', headers: asOperator, body: JSON.stringify({ name: 'Invited' }) });
@@ -83,6 +83,14 @@ describe('the service as a process', () => {
     for (const deadline = Date.now() + 10_000; !done() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
     assert.ok(done(), 'the request was logged');
     assert.ok(!first.output().includes(token), 'the invite token is not in the logs');
+    // Nor a hosted screen's link: whoever holds it opens the screen (a card reveal shows number and CVV).
+    const ticket = await client.kyc.createSession({ onBehalfOf: member.id });
+    const link = new URL(ticket.hosted_url);
+    const hosted = await rawRequest(`${first.publicUrl}${link.pathname}`, { headers: { host: link.host } });
+    const logged = () => first.output().includes(String(hosted.headers['x-request-id']));
+    for (const deadline = Date.now() + 10_000; !logged() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(logged(), 'the hosted request was logged');
+    assert.ok(!first.output().includes(ticket.id), 'the ticket id is not in the logs');
   });
 
   it('on SIGTERM finishes the requests in flight, then exits 0', async () => {

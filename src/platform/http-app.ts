@@ -17,13 +17,17 @@ const newRequestId = requestIdGenerator();
 const redactedHeaders = ['authorization', 'x-auth-token', 'x-api-key', 'x-signature', 'x-step-up', 'cookie'];
 
 /**
- * The URL as logged. A route whose path has a `:token` parameter (the console's invite link,
- * `/console/invite/:token`) carries a credential in its path, stored only as a hash: it is logged
- * as the route's pattern, never as sent (in any spelling the router accepts).
+ * The URL as logged. A route whose path carries a credential is logged as the route's pattern,
+ * never as sent (in any spelling the router accepts): the console's invite link
+ * (`/console/invite/:token`, stored only as a hash) and a hosted screen's link
+ * (`/hosted/:ticket_id` and the sandbox helper that completes it): whoever holds a ticket's link
+ * can open its screen, and a card reveal screen shows the card's number and CVV.
  */
+const credentialParams = ['/:token', '/:ticket_id'];
+
 export function loggedUrl(req: FastifyRequest): string {
   const route = req.routeOptions?.url;
-  return route !== undefined && route.includes('/:token') ? route : req.url;
+  return route !== undefined && credentialParams.some((p) => route.includes(p)) ? route : req.url;
 }
 
 export function loggerOptions(level: string) {
