@@ -95,6 +95,8 @@ export class MerchantWalletClient implements Resources {
   private readonly cfg: ResolvedConfig;
   private readonly transport: HttpTransport;
   private readonly tokens: TokenCache;
+  /** Failures of the token exchange (already retried by the exchange itself): never retried again by the call that needed the token. */
+  private readonly tokenFailures = new WeakSet<object>();
 
   readonly members: Resources['members'];
   readonly deposits: Resources['deposits'];
@@ -232,7 +234,15 @@ export class MerchantWalletClient implements Resources {
 
   /** Headers of one attempt: fresh timestamp and nonce each time. */
   private async buildAttempt(call: PreparedCall): Promise<{ out: OutgoingRequest; token: string | undefined }> {
-    const token = call.auth ? await this.tokens.get() : undefined;
+    let token: string | undefined;
+    if (call.auth) {
+      try {
+        token = await this.tokens.get();
+      } catch (err) {
+        if (typeof err === 'object' && err !== null) this.tokenFailures.add(err);
+        throw err;
+      }
+    }
     const h: Record<string, string | undefined> = {
       host: this.cfg.hostHeader,
       'user-agent': this.cfg.userAgent,
@@ -287,7 +297,7 @@ export class MerchantWalletClient implements Resources {
       try {
         res = await this.sendOnce(call);
       } catch (err) {
-        if (!(err instanceof MerchantWalletError)) throw err;
+        if (!(err instanceof MerchantWalletError) || this.tokenFailures.has(err)) throw err;
         error = err;
       }
       if (res !== undefined) {

@@ -167,3 +167,23 @@ test('token exchange rate-limited: waits Retry-After, then succeeds', async (t) 
   assert.equal(await client.getToken(), 'tok_2');
   assert.deepEqual(sleeps, [3000]);
 });
+
+test('a failing token exchange is attempted maxAttempts times in all, not retried again by the call that needed the token', { timeout: 5000 }, async (t) => {
+  const stub = await startStub({
+    handle: () => ({ body: { data: [] } }),
+    token: () => ({ status: 500, body: errorBody('api_error', 'api_error') }),
+  });
+  const { client, sleeps } = makeClient(stub, { maxAttempts: 3 });
+  t.after(async () => {
+    client.close();
+    await stub.close();
+  });
+  await assert.rejects(client.request({ method: 'GET', path: '/v1/assets' }), (e: unknown) => {
+    assert.ok(e instanceof MerchantWalletError);
+    assert.equal(e.code, 'api_error');
+    return true;
+  });
+  assert.equal(stub.tokenRequests.length, 3);
+  assert.equal(sleeps.length, 2);
+  assert.equal(stub.requests.length, 0);
+});
