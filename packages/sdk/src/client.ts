@@ -73,6 +73,8 @@ interface PreparedCall {
   timestamp: string | undefined;
   nonce: string | undefined;
   headers: Record<string, string | undefined>;
+  /** A write without an idempotency key that may still be resent (the token exchange: it creates nothing). */
+  resendWithoutKey?: boolean;
 }
 
 const METHODS: ReadonlySet<string> = new Set(['GET', 'POST', 'PATCH', 'PUT', 'DELETE']);
@@ -89,6 +91,15 @@ export function buildQueryString(query: QueryParams | undefined): string {
 
 function isSuccess(status: number): boolean {
   return status >= 200 && status < 300;
+}
+
+/**
+ * Whether a call whose answer was lost or failed (5xx, reset, timeout) may be sent again: a GET,
+ * or a write with its idempotency key (the server replays the first result). A write without a
+ * key might have run, and a second copy would run again.
+ */
+function mayResend(call: PreparedCall): boolean {
+  return call.method === 'GET' || call.idempotencyKey !== undefined || call.resendWithoutKey === true;
 }
 
 export class MerchantWalletClient implements Resources {
@@ -279,7 +290,7 @@ export class MerchantWalletClient implements Resources {
     try {
       return { ...(await this.transport.send(attempt.out)), token: attempt.token };
     } catch (err) {
-      if (!(err instanceof StaleSocketError)) throw err;
+      if (!(err instanceof StaleSocketError) || !mayResend(call)) throw err;
       attempt = await this.buildAttempt(call);
       return { ...(await this.transport.send(attempt.out)), token: attempt.token };
     }
@@ -319,6 +330,8 @@ export class MerchantWalletClient implements Resources {
       }
       const decision = decideRetry(error);
       if (!decision.retry || attempt >= this.cfg.maxAttempts) throw error;
+      // A 429 is refused before anything runs; any other failure of a keyless write may have run.
+      if (decision.reason !== 'rate_limited' && !mayResend(call)) throw error;
       await this.cfg.sleep(delayBeforeRetry(decision, attempt - 1, this.cfg));
     }
   }
@@ -336,6 +349,7 @@ export class MerchantWalletClient implements Resources {
       timestamp: undefined,
       nonce: undefined,
       headers: { 'x-client-id': this.cfg.clientId, 'x-api-key': this.cfg.apiKey },
+      resendWithoutKey: true,
     };
     const res = await this.execute(call, false);
     const body = res.body as TokenResponse;

@@ -307,3 +307,58 @@ test('each logical call gets its own generated key', async (t) => {
   await client.members.create({ external_member_id: 'a' });
   assert.notEqual(stub.requests[0]!.headers['x-idempotency-key'], stub.requests[1]!.headers['x-idempotency-key']);
 });
+
+test('a write sent without an idempotency key is not retried after a 5xx or a lost answer; a 429 still is', { timeout: 5000 }, async (t) => {
+  let mode: 'api_error' | 'timeout' | 'rate_limited' | 'ok' = 'api_error';
+  const stub = await startStub({
+    handle: () => {
+      if (mode === 'timeout') return { hang: true };
+      if (mode === 'ok') return { body: { ok: true } };
+      if (mode === 'rate_limited') {
+        mode = 'ok';
+        return { status: 429, headers: { 'retry-after': '1' }, body: errorBody('rate_limited', 'rate_limit_error') };
+      }
+      return { status: 500, body: errorBody('api_error', 'api_error') };
+    },
+  });
+  const { client, sleeps } = makeClient(stub, { timeoutMs: 150 });
+  t.after(async () => {
+    client.close();
+    await stub.close();
+  });
+  await client.getToken();
+  await assert.rejects(client.request({ method: 'POST', path: '/v1/remit/payees/pye_1/verify', idempotencyKey: false }), (e: unknown) => {
+    assert.ok(e instanceof MerchantWalletError);
+    assert.equal(e.code, 'api_error');
+    return true;
+  });
+  assert.equal(stub.requests.length, 1, 'a keyless write answered 500 is attempted once');
+  await assert.rejects(client.request({ method: 'DELETE', path: '/v1/remit/payees/pye_1' }), MerchantWalletError);
+  assert.equal(stub.requests.length, 2, 'a keyless DELETE answered 500 is attempted once');
+  mode = 'timeout';
+  await assert.rejects(client.request({ method: 'PATCH', path: '/v1/remit/payees/pye_1', body: { favorite: true }, idempotencyKey: false }), MerchantWalletConnectionError);
+  assert.equal(stub.requests.length, 3, 'a keyless write that timed out is attempted once');
+  assert.deepEqual(sleeps, []);
+  // A 429 is refused before anything runs: retried after Retry-After even without a key.
+  mode = 'rate_limited';
+  assert.deepEqual(await client.request({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code: 'x' }, idempotencyKey: false }), { ok: true });
+  assert.equal(stub.requests.length, 5);
+  assert.deepEqual(sleeps, [1000]);
+  // A write with a key is still retried with that key.
+  mode = 'api_error';
+  await assert.rejects(client.request({ method: 'POST', path: '/v1/members', body: { external_member_id: 'a' } }), MerchantWalletError);
+  assert.equal(stub.requests.length, 9);
+});
+
+test('a reset on a reused keep-alive socket is not re-sent for a write without a key', async (t) => {
+  const stub = await startStub({ handle: () => ({ destroy: true }) });
+  const { client, sleeps } = makeClient(stub);
+  t.after(async () => {
+    client.close();
+    await stub.close();
+  });
+  await client.getToken(); // opens the keep-alive socket the next request reuses
+  await assert.rejects(client.request({ method: 'POST', path: '/v1/remit/payees/pye_1/verify', idempotencyKey: false }), MerchantWalletConnectionError);
+  assert.equal(stub.requests.length, 1);
+  assert.deepEqual(sleeps, []);
+});
