@@ -94,12 +94,13 @@ function isSuccess(status: number): boolean {
 }
 
 /**
- * Whether a call whose answer was lost or failed (5xx, reset, timeout) may be sent again: a GET,
- * or a write with its idempotency key (the server replays the first result). A write without a
- * key might have run, and a second copy would run again.
+ * Whether a call whose answer was lost or failed (5xx, reset, timeout) may be sent again: a GET, a
+ * DELETE (the reference: deletes are naturally idempotent and need no key; a second one finds the
+ * thing gone), or a write with its idempotency key (the server replays the first result). Another
+ * write without a key might have run, and a second copy would run again.
  */
 function mayResend(call: PreparedCall): boolean {
-  return call.method === 'GET' || call.idempotencyKey !== undefined || call.resendWithoutKey === true;
+  return call.method === 'GET' || call.method === 'DELETE' || call.idempotencyKey !== undefined || call.resendWithoutKey === true;
 }
 
 export class MerchantWalletClient implements Resources {

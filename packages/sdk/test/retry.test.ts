@@ -333,21 +333,22 @@ test('a write sent without an idempotency key is not retried after a 5xx or a lo
     return true;
   });
   assert.equal(stub.requests.length, 1, 'a keyless write answered 500 is attempted once');
-  await assert.rejects(client.request({ method: 'DELETE', path: '/v1/remit/payees/pye_1' }), MerchantWalletError);
-  assert.equal(stub.requests.length, 2, 'a keyless DELETE answered 500 is attempted once');
   mode = 'timeout';
   await assert.rejects(client.request({ method: 'PATCH', path: '/v1/remit/payees/pye_1', body: { favorite: true }, idempotencyKey: false }), MerchantWalletConnectionError);
-  assert.equal(stub.requests.length, 3, 'a keyless write that timed out is attempted once');
+  assert.equal(stub.requests.length, 2, 'a keyless write that timed out is attempted once');
   assert.deepEqual(sleeps, []);
   // A 429 is refused before anything runs: retried after Retry-After even without a key.
   mode = 'rate_limited';
   assert.deepEqual(await client.request({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code: 'x' }, idempotencyKey: false }), { ok: true });
-  assert.equal(stub.requests.length, 5);
+  assert.equal(stub.requests.length, 4);
   assert.deepEqual(sleeps, [1000]);
   // A write with a key is still retried with that key.
   mode = 'api_error';
   await assert.rejects(client.request({ method: 'POST', path: '/v1/members', body: { external_member_id: 'a' } }), MerchantWalletError);
-  assert.equal(stub.requests.length, 9);
+  assert.equal(stub.requests.length, 8);
+  // So is a DELETE without one: the reference calls deletes naturally idempotent.
+  await assert.rejects(client.request({ method: 'DELETE', path: '/v1/webhooks/endpoints/whe_1' }), MerchantWalletError);
+  assert.equal(stub.requests.length, 12, 'a keyless DELETE answered 500 is retried like a GET');
 });
 
 test('a reset on a reused keep-alive socket is not re-sent for a write without a key', async (t) => {
