@@ -5,9 +5,10 @@
  *   - HTTP 500, 502, 504 and codes api_error, upstream_error, upstream_timeout, idempotency_in_progress;
  *   - network failures (connection refused/reset, DNS hiccups, per-attempt timeout);
  *   - 429 rate_limited, after waiting Retry-After seconds (header, else `retry_after` in the body).
- * A write sent without an idempotency key (`idempotencyKey: false`, or a DELETE by default) is
- * retried only after 429 (refused before it ran): after a 5xx or a lost answer it may have run, and
- * a second copy would run again (the client applies this; decideRetry only classifies the error).
+ * A write sent without an idempotency key (`idempotencyKey: false`) is retried only after 429
+ * (refused before it ran): after a 5xx or a lost answer it may have run, and a second copy would
+ * run again. A DELETE is the exception: naturally idempotent (the reference), it is retried like a
+ * GET. (The client applies this; decideRetry only classifies the error.)
  * Never retried: any other 4xx (request_rejected, insufficient_scope, ip_not_allowed, merchant_disabled,
  * product_not_available, every 404, order_not_cancellable, state_invalid, invalid_signature, ...).
  */
