@@ -25,6 +25,11 @@ describe('background jobs', () => {
     jobHandlers['test.broken'] = async () => {
       throw new Error('always broken');
     };
+    jobHandlers['test.long'] = async (job) => {
+      seen.push(`long-start-${String(job.payload.tag)}`);
+      await new Promise((r) => setTimeout(r, 2_500));
+      seen.push(`long-end-${String(job.payload.tag)}`);
+    };
     jobHandlers['test.later'] = async (job) => {
       if (job.attempts === 1) throw new RetryLater(0);
       seen.push('later-done');
@@ -86,6 +91,24 @@ describe('background jobs', () => {
     await Promise.all(runners.map((r) => r.drain()));
     await Promise.all(runners.map((r) => r.stop()));
     for (let i = 0; i < 30; i++) assert.equal(seen.filter((s) => s === `par-${i}`).length, 1, `par-${i}`);
+  });
+
+  it('keeps the lease of a job that runs longer than it: another process never runs it too', async () => {
+    // Two processes with 1-second leases; the job runs for 2.5 s in the first.
+    const first = new JobRunner(service.ctx, jobHandlers, { leaseSeconds: 1 });
+    const second = new JobRunner(service.ctx, jobHandlers, { leaseSeconds: 1 });
+    await enqueue(service.ctx.db, { kind: 'test.long', payload: { tag: 'lease' } });
+    await first.poll();
+    assert.deepEqual(seen.filter((s) => s === 'long-start-lease'), ['long-start-lease']);
+    for (let i = 0; i < 8; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      await second.poll();
+    }
+    await Promise.all([first.drain(), second.drain()]);
+    await Promise.all([first.stop(), second.stop()]);
+    assert.equal(seen.filter((s) => s === 'long-start-lease').length, 1, 'the job ran in one process only');
+    assert.equal(seen.filter((s) => s === 'long-end-lease').length, 1);
+    assert.equal((await jobRows()).length, 0);
   });
 
   it('finishes a running job on stop and claims nothing after', async () => {

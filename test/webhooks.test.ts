@@ -636,6 +636,31 @@ describe('webhooks', () => {
     }
   });
 
+  it('marks a cut attempt abandoned when its record goes dead because the endpoint was disabled meanwhile (never in flight forever)', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { client } = await newMerchantClient(service);
+      const endpoint = await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] }) as any;
+      await client.members.create({ external_member_id: 'lost-disabled' });
+      await deposit(client, 'lost-disabled');
+      await service.workers.tick();
+      const [d] = await deliveries(client);
+      const db = service.ctx.db;
+      // As a claim by a process that then died would leave it, its lease already over.
+      await db.updateTable('webhook_deliveries').set({ attempts: 1, round_attempts: 1, lease_until: sql<Date>`now() - interval '1 second'` }).where('id', '=', d!.id).execute();
+      await db.insertInto('webhook_delivery_attempts').values({ delivery_id: d!.id, generation: 0, attempt: 1, finished_at: null }).execute();
+      await client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${endpoint.id}`, body: { status: 'disabled' } });
+      await service.workers.jobs.drain();
+      assert.equal(receiver.received.length, 0);
+      const [dead] = await deliveries(client);
+      assert.equal(dead!.status, 'dead');
+      const attempts = await db.selectFrom('webhook_delivery_attempts').select(['attempt', 'outcome']).where('delivery_id', '=', d!.id).orderBy('attempt').execute();
+      assert.deepEqual(attempts, [{ attempt: 1, outcome: 'abandoned' }]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('fans each event out exactly once, even with several fan-outs at the same time', async () => {
     const { client, merchantId } = await newMerchantClient(service);
     const receiver = await startReceiver();

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { ClockScope } from '../platform/clock.js';
 
@@ -94,14 +94,35 @@ export async function claim(db: Kysely<Database>, kinds: string[], limit: number
   return rows;
 }
 
-export async function complete(db: Db, id: bigint): Promise<void> {
-  await db.deleteFrom('jobs').where('id', '=', id.toString() as unknown as bigint).execute();
+/**
+ * A claim is its job's attempt count: a later claim (after this one's lease ended) raised it, so
+ * the writes of an earlier claim, still running, touch nothing.
+ */
+const heldBy = (job: Pick<ClaimedJob, 'id' | 'attempts'>) => (eb: ExpressionBuilder<Database, 'jobs'>) =>
+  eb.and([eb('id', '=', job.id.toString() as unknown as bigint), eb('attempts', '=', job.attempts), eb('status', '=', 'pending')]);
+
+/** Extends the lease of a job still running (the runner renews it well before it ends); false: the claim was lost. */
+export async function renewLease(db: Db, job: ClaimedJob, leaseSeconds: number): Promise<boolean> {
+  const row = await db
+    .updateTable('jobs')
+    .set({ locked_until: sql<Date>`now() + make_interval(secs => ${leaseSeconds})` })
+    .where(heldBy(job))
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
-/** Backs off (`delayMs` on the job's clock), or parks the job as `dead` (kept for the operator) once its attempts are spent. */
-export async function retryLater(db: Db, job: ClaimedJob, delayMs: number, error: string, uncounted = false): Promise<void> {
+export async function complete(db: Db, job: ClaimedJob): Promise<void> {
+  await db.deleteFrom('jobs').where(heldBy(job)).execute();
+}
+
+/**
+ * Backs off (`delayMs` on the job's clock), or parks the job as `dead` (kept for the operator) once its attempts are spent.
+ * False: the claim was lost (another claim holds the job), nothing was written.
+ */
+export async function retryLater(db: Db, job: ClaimedJob, delayMs: number, error: string, uncounted = false): Promise<boolean> {
   const dead = !uncounted && job.attempts >= job.max_attempts;
-  await db
+  const result = await db
     .updateTable('jobs')
     .set({
       ...(uncounted ? { attempts: sql<number>`attempts - 1` } : {}),
@@ -110,8 +131,9 @@ export async function retryLater(db: Db, job: ClaimedJob, delayMs: number, error
       locked_until: null,
       last_error: error.slice(0, 2000),
     })
-    .where('id', '=', job.id.toString() as unknown as bigint)
-    .execute();
+    .where(heldBy(job))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /** Gives back claimed jobs that were not started (shutdown), so another process takes them at once. */

@@ -1,5 +1,5 @@
 import type { ServiceContext } from '../service-context.js';
-import { backoffMs, claim, complete, release, retryLater, type ClaimedJob } from './queue.js';
+import { backoffMs, claim, complete, release, renewLease, retryLater, type ClaimedJob } from './queue.js';
 import { reportFailure } from './failures.js';
 import { RetryLater, type BatchQueue, type BatchWorker, type JobHandler } from './types.js';
 
@@ -117,11 +117,21 @@ export class JobRunner {
   }
 
   private async execute(job: ClaimedJob): Promise<void> {
+    // The lease is renewed while the handler runs (a third of it at a time), so that a job running
+    // longer than its lease is never claimed by another process meanwhile; it lapses only when
+    // this process is gone.
+    const renewal = setInterval(() => {
+      renewLease(this.ctx.db, job, this.leaseSeconds).catch((err: unknown) =>
+        reportFailure(this.ctx, { job: job.kind, jobId: job.id, attempt: job.attempts, step: 'lease' }, err, 'the lease of a running background job could not be renewed; the next renewal tries again'));
+    }, (this.leaseSeconds * 1000) / 3);
+    renewal.unref();
     try {
       await this.handlers[job.kind]!(job, this.ctx);
-      await complete(this.ctx.db, job.id);
+      clearInterval(renewal);
+      await complete(this.ctx.db, job);
       this.ctx.metrics.jobRuns.inc({ job: job.kind, outcome: 'ok' });
     } catch (err) {
+      clearInterval(renewal);
       await this.failed(job, err);
     }
   }
@@ -130,11 +140,13 @@ export class JobRunner {
   private async failed(job: ClaimedJob, err: unknown): Promise<void> {
     const later = err instanceof RetryLater;
     const uncounted = later && !err.countsAsAttempt;
-    const dead = !uncounted && job.attempts >= job.max_attempts;
     const delay = later ? err.delayMs : backoffMs(job.attempts, this.options.backoffBaseMs, this.options.backoffMaxMs);
     const where = { job: job.kind, jobId: job.id, attempt: job.attempts, attemptsMax: job.max_attempts };
+    // Parked only when this claim wrote it: the dead alert is raised once, by the run that parked the job.
+    let dead = false;
     try {
-      await retryLater(this.ctx.db, job, delay, err instanceof Error ? err.message : String(err), uncounted);
+      const written = await retryLater(this.ctx.db, job, delay, err instanceof Error ? err.message : String(err), uncounted);
+      dead = written && !uncounted && job.attempts >= job.max_attempts;
     } catch (recordErr) {
       reportFailure(this.ctx, { ...where, step: 'record' }, recordErr, 'the outcome of a background job could not be recorded; it runs again when its lease ends');
     }

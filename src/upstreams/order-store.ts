@@ -188,9 +188,9 @@ export async function applyAndSchedule<Row extends LifecycleOrderRow>(
 
 /**
  * Claims up to `batchMax` due open orders (SKIP LOCKED, so concurrent processes take different
- * ones); the claim pushes next_check_at out by `leaseSeconds`.
+ * ones), other than those of `excluding`; the claim pushes next_check_at out by `leaseSeconds`.
  */
-export async function claimDueOrders<Row>(db: Kysely<Database>, store: Pick<OrderStore, 'table'>, batchMax: number, leaseSeconds: number): Promise<Row[]> {
+export async function claimDueOrders<Row>(db: Kysely<Database>, store: Pick<OrderStore, 'table'>, batchMax: number, leaseSeconds: number, excluding: readonly string[] = []): Promise<Row[]> {
   const rows = await ordersOf(db)
     .updateTable(store.table)
     .set({ next_check_at: sql<Date>`now() + make_interval(secs => ${leaseSeconds})` as unknown as Date })
@@ -199,6 +199,7 @@ export async function claimDueOrders<Row>(db: Kysely<Database>, store: Pick<Orde
       .select('id')
       .where('status', 'in', openOrderStatuses)
       .where('next_check_at', '<=', sql<Date>`now()`)
+      .$if(excluding.length > 0, (q) => q.where('id', 'not in', [...excluding]))
       .orderBy('next_check_at')
       .limit(batchMax)
       .forUpdate()
@@ -209,10 +210,13 @@ export async function claimDueOrders<Row>(db: Kysely<Database>, store: Pick<Orde
 }
 
 /**
- * One reconciliation pass: claims up to `batchMax` due open orders, then re-queries each
- * (`reconcileOne`) outside any transaction. Answers how many were looked at. An order whose
- * re-query fails is logged and counted (`background_failures_total{job}`); its lease lapses and a
- * later pass tries again.
+ * One reconciliation pass: up to `batchMax` due open orders, each claimed when its turn comes and
+ * re-queried (`reconcileOne`) outside any transaction. One at a time, so that an order's lease
+ * starts with its own query: a batch claimed at once would hold its last orders through every
+ * query before theirs (50 slow provider answers outlast a 60-second lease), and another process
+ * would claim and query them too. Answers how many were looked at. An order whose re-query fails
+ * is logged and counted (`background_failures_total{job}`); its lease lapses and a later pass
+ * tries again.
  */
 export async function reconcilePass<Row extends LifecycleOrderRow>(
   ctx: Parameters<typeof reportFailure>[0] & { db: Kysely<Database> },
@@ -220,13 +224,17 @@ export async function reconcilePass<Row extends LifecycleOrderRow>(
   pass: { job: string; batchMax: number; leaseSeconds: number; failureMessage: (order: Row) => string },
   reconcileOne: (order: Row) => Promise<unknown>,
 ): Promise<number> {
-  const claimed = await claimDueOrders<Row>(ctx.db, store, pass.batchMax, pass.leaseSeconds);
-  for (const order of claimed) {
+  // The orders looked at in this pass: one due again at once (no re-query delay) waits for the next pass.
+  const seen: string[] = [];
+  while (seen.length < pass.batchMax) {
+    const [order] = await claimDueOrders<Row>(ctx.db, store, 1, pass.leaseSeconds, seen);
+    if (!order) break;
+    seen.push(order.id);
     try {
       await reconcileOne(order);
     } catch (err) {
       reportFailure(ctx, { job: pass.job, attempt: order.check_count + 1 }, err, pass.failureMessage(order));
     }
   }
-  return claimed.length;
+  return seen.length;
 }

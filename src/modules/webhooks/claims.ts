@@ -93,7 +93,8 @@ interface ClaimRow {
  * Claims up to `limit` due records in one statement, earliest first, no more per endpoint than
  * its free lanes: each gets `attempts` and `round_attempts` + 1, a lease, and an attempt row
  * (`in_flight`; an attempt still in flight from a lease that ended is marked `abandoned`). A record
- * whose endpoint is disabled or deleted goes `dead` without a request. Candidates are ranked
+ * whose endpoint is disabled or deleted goes `dead` without a request (its attempt left in flight
+ * by a lease that ended is marked `abandoned` too). Candidates are ranked
  * unlocked; only the records claimed are locked (`FOR UPDATE`, re-checked once locked), so a
  * concurrent claim of another process skips or re-checks them and never takes one twice.
  */
@@ -132,9 +133,10 @@ export async function claimDue(db: Kysely<Database>, o: ClaimOptions): Promise<C
       FROM locked l WHERE d.id = l.id AND l.endpoint_status = 'enabled'
       RETURNING d.id, d.generation, d.attempts, d.round_attempts, d.last_http_status, d.merchant_id, d.environment, d.event_id, d.endpoint_id, d.updated_at
     ), abandoned AS (
+      -- Every record taken, claimed or gone dead on its endpoint: an attempt cut with its process never stays in flight.
       UPDATE webhook_delivery_attempts a
       SET outcome = 'abandoned', error = 'no outcome recorded before the lease ended', finished_at = now()
-      FROM claimed c WHERE a.delivery_id = c.id AND a.outcome = 'in_flight'
+      FROM locked l WHERE a.delivery_id = l.id AND a.outcome = 'in_flight'
     ), logged AS (
       INSERT INTO webhook_delivery_attempts (delivery_id, generation, attempt, finished_at)
       SELECT id, generation, attempts, NULL FROM claimed
