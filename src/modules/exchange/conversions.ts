@@ -14,7 +14,8 @@ import type { RateOutcome } from '../../upstreams/rates.js';
 import { getAsset } from '../assets/queries.js';
 import { findDirection, limitsOf, type Scope } from './queries.js';
 import { conversionBuyLines, conversionEntryKinds, conversionReferenceType, conversionSellLines, limitBreach, priceExchange } from './rules.js';
-import { sidesOf, usableMid } from './service.js';
+import { usableMid } from './service.js';
+import { sidesOf } from './requests.js';
 
 export const conversionErrors = {
   create: ['invalid_request', 'quote_lock_unsupported', 'asset_not_allowed', 'service_unavailable', 'amount_out_of_range', 'merchant_insufficient_funds'],

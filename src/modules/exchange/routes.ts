@@ -7,8 +7,9 @@ import { stepUpCall } from '../step-up/service.js';
 import { conversionErrors, createConversion, refuseQuoteId } from './conversions.js';
 import { conversionPairs } from './directions.js';
 import {
-  askRate, exchangeErrors, executeLocked, executeMarket, executeRequestOf, getOrder, listOrders, lockedQuote, lockOf, readOnlyQuote, sidesOf,
+  askRate, exchangeErrors, executeLocked, executeMarket, getOrder, listOrders, lockedQuote, readOnlyQuote,
 } from './service.js';
+import { executeRequestOf, lockOf, sidesOf } from './requests.js';
 
 const tags = ['Exchange'];
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
