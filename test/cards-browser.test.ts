@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { launchBrowser } from './support/browser.js';
+import { closeBrowser, launchBrowser } from './support/browser.js';
 import { jpegBytes, pngBytes, testHostedScreenKey } from './support/hosted.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 
@@ -28,7 +28,7 @@ before(async () => {
   browser = await launchBrowser();
 });
 after(async () => {
-  await browser?.close();
+  await closeBrowser(browser);
   await service?.close();
 });
 

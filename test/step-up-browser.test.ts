@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StepUpRequiredError } from '@merchant-wallet/sdk';
-import { launchBrowser } from './support/browser.js';
+import { closeBrowser, launchBrowser } from './support/browser.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 
 /**
@@ -35,7 +35,7 @@ test('a member completes step-up on the hosted page, then the withdrawal passes'
   const code: string = messages.body.data.find((m: any) => m.reference === refusal.challengeId).code;
 
   const browser = await launchBrowser();
-  t.after(() => browser.close());
+  t.after(() => closeBrowser(browser));
   const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
   const page = await context.newPage();
   const response = await page.goto(refusal.hostedUrl);

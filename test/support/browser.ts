@@ -77,10 +77,25 @@ export async function chromiumExecutable(): Promise<{ path: string; source: stri
 export async function launchBrowser(): Promise<Browser> {
   const { path, source } = await chromiumExecutable();
   try {
-    return await chromium.launch({ executablePath: path, args: launchArgs });
+    // A minute, not Playwright's three: a launch stuck on a loaded machine fails inside the test's own timeout.
+    return await chromium.launch({ executablePath: path, args: launchArgs, timeout: 60_000 });
   } catch (err) {
     throw new Error(`Chromium at ${path} (${source}) did not start: ${String(err)}`);
   }
+}
+
+/**
+ * Closes a browser, waiting at most `ms`: a Chromium that stopped answering (seen once on a loaded
+ * CI machine) must not hold the test file open until the runner stops it; its processes end with
+ * the test worker.
+ */
+export async function closeBrowser(browser: Browser | undefined, ms = 15_000): Promise<void> {
+  if (!browser) return;
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)));
+  const outcome = await Promise.race([browser.close().then(() => 'closed' as const, () => 'closed' as const), gaveUp]);
+  clearTimeout(timer);
+  if (outcome === 'timeout') process.stderr.write(`browser.close() did not finish within ${ms} ms; left to the worker's exit\n`);
 }
 
 /**
@@ -92,7 +107,7 @@ export async function launchBrowser(): Promise<Browser> {
 export function useBrowser(): () => Promise<Browser> {
   let launched: Promise<Browser> | undefined;
   after(async () => {
-    if (launched) await (await launched.catch(() => undefined))?.close();
+    if (launched) await closeBrowser(await launched.catch(() => undefined));
   });
   return () => (launched ??= launchBrowser());
 }

@@ -246,7 +246,7 @@ test('a reset on a reused keep-alive socket is re-sent at once (also by requestR
 
 test('per-attempt timeout is retried, then surfaces as a connection error', async (t) => {
   const stub = await startStub({ handle: () => ({ hang: true }) });
-  const { client, sleeps } = makeClient(stub, { timeoutMs: 150, maxAttempts: 2 });
+  const { client, sleeps } = makeClient(stub, { timeoutMs: 400, maxAttempts: 2 });
   t.after(async () => {
     client.close();
     await stub.close();
@@ -260,8 +260,10 @@ test('per-attempt timeout is retried, then surfaces as a connection error', asyn
     assert.equal(e.status, 0);
     return true;
   });
-  assert.equal(stub.requests.length, 2);
+  // Two attempts, one pause between them. (The stub counts the requests that reached it: on a
+  // loaded machine the second can time out before its bytes are read, so that count is 1 or 2.)
   assert.equal(sleeps.length, 1);
+  assert.ok(stub.requests.length >= 1 && stub.requests.length <= 2, String(stub.requests.length));
 });
 
 test('connection refused (ECONNREFUSED) is retried up to maxAttempts', { timeout: 5000 }, async () => {
