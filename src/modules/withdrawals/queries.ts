@@ -24,11 +24,15 @@ export interface Caller {
  */
 const hexAddress = /^0x[0-9a-fA-F]{40}$/;
 
+/** The stored column and the value to compare it with: without case for a hex address, exactly otherwise. */
+function addressKey(address: string) {
+  const hex = hexAddress.test(address);
+  return { stored: hex ? sql<string>`lower(address)` : sql<string>`address`, sent: hex ? address.toLowerCase() : address };
+}
+
 /** Blacklisted, or one of the service's own deposit addresses. */
 export async function addressRefused(db: Db, network: string, address: string): Promise<boolean> {
-  const hex = hexAddress.test(address);
-  const stored = hex ? sql<string>`lower(address)` : sql<string>`address`;
-  const sent = hex ? address.toLowerCase() : address;
+  const { stored, sent } = addressKey(address);
   const [blacklisted, ours] = await Promise.all([
     db.selectFrom('blacklisted_addresses').select('address').where('network', '=', network).where(stored, '=', sent).executeTakeFirst(),
     db.selectFrom('deposit_addresses').select('address').where('network', '=', network).where(stored, '=', sent).executeTakeFirst(),
@@ -46,10 +50,8 @@ export async function blacklistAddress(db: Db, network: string, address: string,
 
 /** Removes the address in every letter case a hex address was listed in (each one refuses it). */
 export async function unblacklistAddress(db: Db, network: string, address: string): Promise<void> {
-  const hex = hexAddress.test(address);
-  await db.deleteFrom('blacklisted_addresses').where('network', '=', network)
-    .where(hex ? sql<string>`lower(address)` : sql<string>`address`, '=', hex ? address.toLowerCase() : address)
-    .execute();
+  const { stored, sent } = addressKey(address);
+  await db.deleteFrom('blacklisted_addresses').where('network', '=', network).where(stored, '=', sent).execute();
 }
 
 export async function findOwned(db: Db, caller: Caller, id: string): Promise<Row | undefined> {
