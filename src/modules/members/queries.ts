@@ -12,6 +12,15 @@ export function isInternalMemberId(value: string): boolean {
 }
 
 /**
+ * The member id form in any letter case: never an external id (creation refuses it, and
+ * `sessions/revoke`, which takes only the external id, refuses it as an unknown member).
+ */
+const memberIdForm = new RegExp(internalId.source, 'i');
+export function hasMemberIdForm(value: string): boolean {
+  return memberIdForm.test(value);
+}
+
+/**
  * A member by either of its ids: the service's `mem_<uuid>` or the merchant's external id. The
  * internal form is tried first when the value has its shape; each lookup uses an index.
  */

@@ -12,7 +12,7 @@ export const MemberProfile = Type.Object({
 }, { additionalProperties: false });
 
 export const CreateMemberBody = Type.Object({
-  external_member_id: Type.String({ pattern: externalMemberIdPattern, description: "the merchant's own id: 1 to 64 of A-Z a-z 0-9 _ . : -, not in the service's own form mem_<uuid> (`invalid_request`: x-on-behalf-of would name another member)" }),
+  external_member_id: Type.String({ pattern: externalMemberIdPattern, description: "the merchant's own id: 1 to 64 of A-Z a-z 0-9 _ . : -, not in the service's own form mem_<uuid> in any letter case (`invalid_request`: x-on-behalf-of would name another member)" }),
   profile: Type.Optional(MemberProfile),
 });
 

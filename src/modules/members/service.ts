@@ -4,7 +4,7 @@ import type { Database, Environment } from '../../db/schema.js';
 import type { MembersTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { isInternalMemberId, resolveMember } from './queries.js';
+import { hasMemberIdForm, resolveMember } from './queries.js';
 import { voidMemberTickets } from '../hosted-screens/queries.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
@@ -34,7 +34,7 @@ export function memberView(m: Selectable<MembersTable>, kycProfileStatus: string
 export async function createMember(trx: Db, merchantId: string, environment: Environment, externalId: string, profile: Record<string, unknown>, now: Date) {
   // A look-up tries the service's id first: an external id of that form could name another of the
   // merchant's members in x-on-behalf-of (or a deposit's member_id), never reaching this one.
-  if (isInternalMemberId(externalId)) {
+  if (hasMemberIdForm(externalId)) {
     throw new ApiError('invalid_request', 'external_member_id cannot take the service\'s own member id form (mem_<uuid>).');
   }
   const row = await trx
@@ -71,12 +71,10 @@ export async function suspendMember(trx: Db, merchantId: string, environment: En
   return { id: member.id, status: 'suspended' as const };
 }
 
-const internalIdShape = /^mem_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Signs a member out everywhere: sessions and hosted-screen links issued before now are void. */
 export async function revokeSessions(trx: Db, merchantId: string, environment: Environment, externalId: string, now: Date) {
   // The reference accepts only the external id here; the internal form is refused like an unknown member.
-  if (internalIdShape.test(externalId)) throw new ApiError('member_not_found');
+  if (hasMemberIdForm(externalId)) throw new ApiError('member_not_found');
   const row = await trx
     .updateTable('members')
     .set({ sessions_revoked_at: now, updated_at: now })
