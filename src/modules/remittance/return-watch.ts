@@ -26,7 +26,9 @@ const claimLeaseSeconds = 600;
 /** Claims the due orders (one scope's, or every merchant's on each one's own clock) and asks about each. */
 async function watch(ctx: ServiceContext, scope?: ClockScope, now?: Date): Promise<number> {
   const due = scope && now
-    ? sql<boolean>`merchant_id = ${scope.merchantId} AND environment = ${scope.environment} AND return_check_at <= ${now}`
+    // `now` has milliseconds, the stored times microseconds (the database's clock): a check due
+    // within the millisecond `now` names is due, as `nextDue` (also in milliseconds) said it was.
+    ? sql<boolean>`merchant_id = ${scope.merchantId} AND environment = ${scope.environment} AND return_check_at < ${now}::timestamptz + interval '1 millisecond'`
     // Every merchant: a range on the index first (no merchant's clock is ahead by more than the
     // largest offset), then each order against its own merchant's time.
     : sql<boolean>`return_check_at <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval '1 millisecond' AND return_check_at <= ${orderNowSql(remitOrders)}`;
