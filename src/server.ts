@@ -131,7 +131,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     resolveMember: cachedMemberResolver(resolveMember, memberCache),
     memberCache,
     mapDomainError,
-    alertOperator: (alert) => raiseAlert(db, alert),
+    alertOperator: (alert, trx) => raiseAlert(trx ?? db, alert),
     authCache: new AuthCache(),
     // Connections left for reads and for writes that are not grouped; the embedded database has one.
     // Through the handle with the member-writes plugin, like every other write of a request.

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './db/schema.js';
 import type { DatabaseKind } from './db/connection.js';
 import type { Config } from './platform/config.js';
@@ -53,9 +53,10 @@ export interface ServiceContext {
   /**
    * Raises an operator alert (the alerts area's `raiseAlert`, injected by the composition root:
    * the job runner imports no module). Used where nothing else would tell the operator, such as a
-   * background job parked as dead.
+   * background job parked as dead. Given a transaction, the alert is written in it (with the
+   * state change it reports).
    */
-  alertOperator: (alert: OperatorAlert) => Promise<unknown>;
+  alertOperator: (alert: OperatorAlert, db?: Transaction<Database>) => Promise<unknown>;
   /** Provider adapters (remittance, card, qrpay, chain), chosen by configuration at start-up. */
   upstreams: Upstreams;
   /** Token, key and merchant state held by this process, emptied by the database's change notifications. */

@@ -76,6 +76,24 @@ describe('background failures', () => {
     await service.ctx.db.deleteFrom('jobs').where('kind', '=', 'test.explodes').execute();
   });
 
+  it('a job is parked as dead only together with its operator alert (one transaction)', async () => {
+    // The alert cannot be written: the job must not be parked without it; it stays claimed and
+    // runs again when its lease ends, when the alert is raised with the parking.
+    const ctx: ServiceContext = { ...service.ctx, alertOperator: async () => { throw new Error('alert store down'); } };
+    const runner = new JobRunner(ctx, { 'test.unalerted': async () => { throw new Error('always fails'); } }, { backoffBaseMs: 1, backoffMaxMs: 2 });
+    await enqueue(service.ctx.db, { kind: 'test.unalerted', maxAttempts: 1 });
+    for (let i = 0; i < 50 && !lines.some((l) => l.step === 'record' && l.job === 'test.unalerted'); i++) {
+      await runner.drain();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await runner.stop();
+    const row = await service.ctx.db.selectFrom('jobs').select(['status', 'attempts']).where('kind', '=', 'test.unalerted').executeTakeFirstOrThrow();
+    assert.notEqual(row.status, 'dead', 'not parked without its alert');
+    assert.equal(row.attempts, 1);
+    assert.equal(await sample('background_job_runs_total', 'job="test.unalerted",outcome="dead"'), 0);
+    await service.ctx.db.deleteFrom('jobs').where('kind', '=', 'test.unalerted').execute();
+  });
+
   it('a deferral (RetryLater) is not a failure', async () => {
     let runs = 0;
     const runner = new JobRunner(service.ctx, { 'test.defers': async () => { if (++runs === 1) throw new RetryLater(0, 'not yet'); } });

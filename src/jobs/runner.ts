@@ -142,22 +142,29 @@ export class JobRunner {
     const uncounted = later && !err.countsAsAttempt;
     const delay = later ? err.delayMs : backoffMs(job.attempts, this.options.backoffBaseMs, this.options.backoffMaxMs);
     const where = { job: job.kind, jobId: job.id, attempt: job.attempts, attemptsMax: job.max_attempts };
-    // Parked only when this claim wrote it: the dead alert is raised once, by the run that parked the job.
+    const message = err instanceof Error ? err.message : String(err);
+    const lastAttempt = !uncounted && job.attempts >= job.max_attempts;
+    // Parked only when this claim wrote it, and the alert in the same transaction (money may be
+    // waiting on the job: a payout applied, a freeze released; the operator must know): raised
+    // once, by the run that parked the job, and never lost between the two writes.
     let dead = false;
     try {
-      const written = await retryLater(this.ctx.db, job, delay, err instanceof Error ? err.message : String(err), uncounted);
-      dead = written && !uncounted && job.attempts >= job.max_attempts;
+      dead = await this.ctx.db.transaction().execute(async (trx) => {
+        const parked = (await retryLater(trx, job, delay, message, uncounted)) && lastAttempt;
+        if (parked) {
+          await this.ctx.alertOperator({
+            kind: 'job.dead', object: 'job', objectId: job.id.toString(),
+            message: `Background job ${job.kind} failed ${job.attempts} times and is parked as dead; last error: ${message.slice(0, 500)}`,
+          }, trx);
+        }
+        return parked;
+      });
     } catch (recordErr) {
       reportFailure(this.ctx, { ...where, step: 'record' }, recordErr, 'the outcome of a background job could not be recorded; it runs again when its lease ends');
     }
     this.ctx.metrics.jobRuns.inc({ job: job.kind, outcome: dead ? 'dead' : later ? 'later' : 'error' });
     if (dead) {
       reportFailure(this.ctx, where, err, `background job failed on its last attempt (${job.attempts} of ${job.max_attempts}); parked as dead`);
-      // Money may be waiting on it (a payout applied, a freeze released): the operator must know.
-      await this.ctx.alertOperator({
-        kind: 'job.dead', object: 'job', objectId: job.id.toString(),
-        message: `Background job ${job.kind} failed ${job.attempts} times and is parked as dead; last error: ${(err instanceof Error ? err.message : String(err)).slice(0, 500)}`,
-      }).catch((alertErr: unknown) => reportFailure(this.ctx, { ...where, step: 'alert' }, alertErr, 'the operator alert of a dead background job could not be raised'));
     } else if (later) {
       // Not a failure: the handler asked to be run again later (e.g. no answer from the provider yet).
       this.ctx.log.debug({ job: job.kind, job_id: job.id.toString(), attempt: job.attempts, delay_ms: delay, reason: err.message }, 'background job deferred');
