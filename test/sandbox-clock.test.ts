@@ -8,6 +8,9 @@ import { verifyLedger } from '../src/ledger/index.js';
 import { clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
+import { sql } from 'kysely';
+import { advanceClock } from '../src/modules/sandbox/clock.js';
+import type { IdempotencyContext } from '../src/platform/request-context.js';
 
 /** A receiver on 127.0.0.1 answering each request with what `answer` says (a status). */
 async function startReceiver(answer: () => number) {
@@ -260,5 +263,26 @@ describe('sandbox clock', () => {
     assert.equal(await pay(), 'failed', 'still in force before the hour is over');
     await client.sandbox.advanceClock(11);
     assert.equal(await pay(), 'completed', 'back to success after 3601 s');
+  });
+  it('an advance that outlived its lease never frees the lease another advance took meanwhile', async () => {
+    const merchantId = await createMerchant(service);
+    const leaseOf = async () => (await sql<{ held: boolean }>`SELECT advance_lease_until IS NOT NULL AS held FROM sandbox_clocks WHERE merchant_id = ${merchantId}`.execute(service.ctx.db)).rows[0]?.held;
+    let ran = false;
+    // One step of the advance runs past its lease: the lease lapses and another advance takes the clock.
+    const longStep = {
+      name: 'test.long_step',
+      nextDue: async () => (ran ? null : new Date(Date.now() + 1_000)),
+      runDue: async () => {
+        ran = true;
+        await sql`UPDATE sandbox_clocks SET advance_lease_until = now() - interval '1 second' WHERE merchant_id = ${merchantId}`.execute(service.ctx.db);
+        await sql`UPDATE sandbox_clocks SET advance_lease_until = now() + interval '10 minutes' WHERE merchant_id = ${merchantId} AND advance_lease_until < now()`.execute(service.ctx.db);
+      },
+    };
+    await advanceClock(service.ctx, [longStep], merchantId, 60, { noStore: false } as IdempotencyContext);
+    assert.ok(ran);
+    assert.equal(await leaseOf(), true, 'the other advance still holds the clock');
+    await sql`UPDATE sandbox_clocks SET advance_lease_until = NULL WHERE merchant_id = ${merchantId}`.execute(service.ctx.db);
+    await advanceClock(service.ctx, [], merchantId, 1, { noStore: false } as IdempotencyContext);
+    assert.equal(await leaseOf(), false, 'an advance that kept its lease frees it');
   });
 });

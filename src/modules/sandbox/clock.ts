@@ -60,28 +60,49 @@ async function serialised<T>(merchantId: string, work: () => Promise<T>): Promis
   }
 }
 
-async function takeLease(db: Kysely<Database>, merchantId: string): Promise<boolean> {
-  const { rows } = await sql`
+/**
+ * A held lease: its expiry as the database wrote it (text, to the microsecond), which is also
+ * what proves the lease is still this call's. Renewing and releasing touch the row only while it
+ * holds that value: an advance that outlived its lease (another process then took the clock)
+ * never extends nor frees the other's lease, so a third advance cannot start beside it.
+ */
+interface Lease {
+  merchantId: string;
+  until: string;
+}
+
+async function takeLease(db: Kysely<Database>, merchantId: string): Promise<Lease | undefined> {
+  const { rows } = await sql<{ until: string }>`
     UPDATE sandbox_clocks SET advance_lease_until = now() + make_interval(secs => ${advanceLeaseMs / 1000})
     WHERE merchant_id = ${merchantId} AND (advance_lease_until IS NULL OR advance_lease_until < now())
-    RETURNING merchant_id
+    RETURNING advance_lease_until::text AS until
   `.execute(db);
-  return rows.length === 1;
+  return rows[0] ? { merchantId, until: rows[0].until } : undefined;
 }
 
-async function renewLease(db: Kysely<Database>, merchantId: string): Promise<void> {
-  await sql`UPDATE sandbox_clocks SET advance_lease_until = now() + make_interval(secs => ${advanceLeaseMs / 1000}) WHERE merchant_id = ${merchantId}`.execute(db);
+/** Extends the lease while it is still this call's; false once another advance holds the clock. */
+async function renewLease(db: Kysely<Database>, lease: Lease): Promise<boolean> {
+  const { rows } = await sql<{ until: string }>`
+    UPDATE sandbox_clocks SET advance_lease_until = now() + make_interval(secs => ${advanceLeaseMs / 1000})
+    WHERE merchant_id = ${lease.merchantId} AND advance_lease_until = ${lease.until}::timestamptz
+    RETURNING advance_lease_until::text AS until
+  `.execute(db);
+  if (!rows[0]) return false;
+  lease.until = rows[0].until;
+  return true;
 }
 
-async function releaseLease(db: Kysely<Database>, merchantId: string): Promise<void> {
-  await sql`UPDATE sandbox_clocks SET advance_lease_until = NULL WHERE merchant_id = ${merchantId}`.execute(db);
+async function releaseLease(db: Kysely<Database>, lease: Lease): Promise<void> {
+  await sql`UPDATE sandbox_clocks SET advance_lease_until = NULL WHERE merchant_id = ${lease.merchantId} AND advance_lease_until = ${lease.until}::timestamptz`.execute(db);
 }
 
 /** Waits (bounded) until this call holds the merchant's clock; another process's advance may hold it. */
-async function acquireLease(ctx: ServiceContext, merchantId: string, idem: IdempotencyContext): Promise<void> {
+async function acquireLease(ctx: ServiceContext, merchantId: string, idem: IdempotencyContext): Promise<Lease> {
   await ensureClockRow(ctx.db, merchantId);
   const deadline = ctx.clock.real().getTime() + advanceWaitMaxMs;
-  while (!(await takeLease(ctx.db, merchantId))) {
+  for (;;) {
+    const lease = await takeLease(ctx.db, merchantId);
+    if (lease) return lease;
     if (ctx.clock.real().getTime() >= deadline) {
       idem.noStore = true; // not a result: the same key may be retried
       throw new ApiError('rate_limited', 'Another advance of this sandbox clock is still running; retry later.', {}, { 'retry-after': '30' });
@@ -105,15 +126,15 @@ export async function advanceClock(
     throw new ApiError('invalid_request', `seconds must be an integer from 1 to ${advanceSecondsMax}.`);
   }
   return serialised(merchantId, async () => {
-    await acquireLease(ctx, merchantId, idem);
+    const lease = await acquireLease(ctx, merchantId, idem);
     const scope = sandboxScope(merchantId);
     try {
       const targetOffset = (await ctx.clock.offsetMs(ctx.db, scope)) + BigInt(seconds) * 1000n;
-      await runUntil(ctx, processes, scope, targetOffset);
+      await runUntil(ctx, processes, scope, targetOffset, lease);
       await raiseSandboxOffset(ctx.db, merchantId, targetOffset);
       return { now: (await ctx.clock.now(ctx.db, scope)).toISOString() };
     } finally {
-      await releaseLease(ctx.db, merchantId);
+      await releaseLease(ctx.db, lease);
     }
   });
 }
@@ -138,7 +159,7 @@ async function dueProcesses(
  * contract), is logged and left out for the rest of this advance; its background worker still
  * takes it up.
  */
-async function runUntil(ctx: ServiceContext, processes: readonly TimedProcess[], scope: ClockScope, targetOffset: bigint): Promise<void> {
+async function runUntil(ctx: ServiceContext, processes: readonly TimedProcess[], scope: ClockScope, targetOffset: bigint, lease: Lease): Promise<void> {
   const skipped = new Set<string>();
   for (let step = 0; step < advanceStepsMax; step++) {
     const target = ctx.clock.real().getTime() + Number(targetOffset);
@@ -148,7 +169,11 @@ async function runUntil(ctx: ServiceContext, processes: readonly TimedProcess[],
     // Real time keeps moving: the offset that makes the merchant's time reach stepAt now, never past the target.
     const needed = BigInt(stepAt - ctx.clock.real().getTime());
     if (needed > 0n) await raiseSandboxOffset(ctx.db, scope.merchantId, needed < targetOffset ? needed : targetOffset);
-    await renewLease(ctx.db, scope.merchantId);
+    if (!(await renewLease(ctx.db, lease))) {
+      // The timed processes are safe to run side by side (their background workers do), so the
+      // steps go on; the other advance keeps its lease.
+      ctx.log.warn({ merchant_id: scope.merchantId }, 'sandbox clock: an advance outlived its lease and another advance took the clock');
+    }
     const now = await ctx.clock.now(ctx.db, scope);
     for (const { process } of due.filter((d) => d.due <= now.getTime())) {
       try {
