@@ -145,6 +145,19 @@ describe('GET /v1/openapi.json', () => {
     assert.equal(doc.components.securitySchemes.xAuthToken.name, 'x-auth-token');
   });
 
+  test('the shared Error schema describes the extra fields the service answers with some codes (the reference\'s "Extra fields", and locked_until)', () => {
+    const props = doc.components.schemas.Error.properties as Json;
+    const described = (name: string) => assert.ok(props[name] && typeof props[name].description === 'string', `Error.${name} is described`);
+    for (const name of ['challenge_id', 'hosted_url', 'expires_at', 'fields', 'reason', 'retry_after', 'limit_type', 'limit_scope', 'locked_until', 'error']) described(name);
+    assert.equal(props.fields.type, 'array');
+    assert.deepEqual([...props.fields.items.required].sort(), ['key', 'reason']);
+    assert.equal(props.retry_after.type, 'integer');
+    assert.deepEqual([...props.limit_type.enum].sort(), ['daily', 'single']);
+    assert.deepEqual([...props.limit_scope.enum].sort(), ['member', 'merchant']);
+    assert.deepEqual([props.locked_until.type, props.locked_until.format], ['string', 'date-time']);
+    assert.equal(props.error.type, 'object');
+  });
+
   test('the collected routes are the ones the service serves', () => {
     assert.ok(routes.some((r) => r.method === 'POST' && r.url === '/v1/connect/token'));
     for (const r of routes) {

@@ -131,6 +131,36 @@ describe('sandbox clock', () => {
     assert.ok(Math.abs(Date.parse(tb) - Date.now()) < 5_000, 'b did not');
   });
 
+  it('answers 429 rate_limited with retry_after in the body and Retry-After when another process holds the clock too long; the clock unmoved', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const start = (await client.sandbox.clock()).now;
+    // Another process's advance holds this merchant's clock (its lease runs for the next hour).
+    await service.ctx.db.insertInto('sandbox_clocks').values({ merchant_id: merchantId }).onConflict((oc) => oc.column('merchant_id').doNothing()).execute();
+    await service.ctx.db.updateTable('sandbox_clocks').set({ advance_lease_until: new Date(Date.now() + 3_600_000) }).where('merchant_id', '=', merchantId).execute();
+    // Real time jumps past the advance's wait (10.5 minutes) once the call is waiting for the lease.
+    const clock = service.ctx.clock;
+    const real = clock.real;
+    let jumpMs = 0;
+    clock.real = () => new Date(Date.now() + jumpMs);
+    try {
+      const pending = advance(client, { seconds: 60 });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      jumpMs = 11 * 60_000;
+      const res = await pending;
+      assert.equal(res.status, 429);
+      const body = res.body as { code: string; type: string; retry_after?: unknown; error?: { retry_after?: unknown } };
+      assert.equal(body.code, 'rate_limited');
+      assert.equal(body.type, 'rate_limit_error');
+      assert.equal(res.headers['retry-after'], '30');
+      assert.equal(body.retry_after, 30, 'the reference: rate_limited carries retry_after (seconds) in the body');
+      assert.equal(body.error?.retry_after, 30);
+    } finally {
+      clock.real = real;
+      await service.ctx.db.updateTable('sandbox_clocks').set({ advance_lease_until: null }).where('merchant_id', '=', merchantId).execute();
+    }
+    assert.ok(seconds(start, (await client.sandbox.clock()).now) < 60, 'the clock did not move');
+  });
+
   it('runs two advances of one merchant one after the other: both count, neither is lost', async () => {
     const { client } = await newMerchantClient(service);
     const start = (await client.sandbox.clock()).now;

@@ -45,6 +45,17 @@ export const errorSchema = {
     challenge_id: { type: 'string', description: '`step_up_required` only: the challenge (`kyc_<32 hex>`) to send back as `x-step-up` once the member completed it.' },
     hosted_url: { type: 'string', format: 'uri', description: '`step_up_required` only: the hosted screen where the member completes the challenge.' },
     expires_at: { type: 'integer', description: '`step_up_required` only: Unix seconds (the merchant\'s clock; 300 seconds after issue) after which the challenge no longer passes.' },
+    fields: {
+      type: 'array',
+      description: '`invalid_fields`: the fields that failed, each with its reason (e.g. `required`, `too_long`, `pattern`). Some endpoints answer `invalid_fields` without it (stated on the operation).',
+      items: { type: 'object', required: ['key', 'reason'], properties: { key: { type: 'string' }, reason: { type: 'string' } } },
+    },
+    reason: { type: 'string', description: '`invalid_fields`: a summary reason beside `fields` (e.g. `validation_failed`).' },
+    retry_after: { type: 'integer', description: '`rate_limited` (also the `Retry-After` header) and `service_unavailable` of `POST /v1/merchant/deposit-address`: seconds to wait before retrying.' },
+    limit_type: { type: 'string', enum: ['single', 'daily'], description: '`limit_exceeded`: the layer of the quota that was hit; may be absent.' },
+    limit_scope: { type: 'string', enum: ['merchant', 'member'], description: '`limit_exceeded`: whose quota was hit; may be absent.' },
+    locked_until: { type: 'string', format: 'date-time', description: '`state_invalid` of `POST /v1/cards/{id}/activate` on a card locked after 3 failed activations: when the lock ends (ISO 8601).' },
+    error: { type: 'object', description: '`rate_limited` (429) only: the same fields again, wrapped, as the reference\'s 429 example shows.' },
   },
   additionalProperties: true,
 } as const;
