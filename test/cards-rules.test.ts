@@ -1,13 +1,22 @@
 /** Pure rules of card issuing: the state machines, the activation lock, limits, merchant rules, fees. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { activationVerdict, afterActivationFailure, applicationTransition, openingStatus } from '../src/modules/cards/state.js';
+import { activationVerdict, afterActivationFailure, applicationTransition, openingStatus, supplementOpen } from '../src/modules/cards/state.js';
 import { feeInSource, limitProblems, merchantRuleProblems, tighterLimits, expiryText } from '../src/modules/cards/rules.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 const physical = { status: 'unactivated' as const, formFactor: 'physical' as const, inventory: 'shipped' as const, lockedUntil: null };
 
 describe('card state machine', () => {
+  it('a supplement is open while pending and before its expiry, not at it', () => {
+    const at = new Date('2026-01-01T00:00:00Z');
+    const order = { status: 'need_docs', supplement_status: 'pending', supplement_expires_at: new Date(at.getTime() + 1) };
+    assert.equal(supplementOpen(order, at), true);
+    assert.equal(supplementOpen(order, new Date(at.getTime() + 1)), false);
+    assert.equal(supplementOpen({ ...order, supplement_status: 'submitted' }, at), false);
+    assert.equal(supplementOpen({ ...order, status: 'failed' }, at), false);
+  });
+
   it('opens physical cards unactivated and virtual cards active', () => {
     assert.equal(openingStatus('physical'), 'unactivated');
     assert.equal(openingStatus('virtual'), 'active');

@@ -217,6 +217,24 @@ describe('cards', () => {
     await expectCode(client.cards.sandboxAdvanceApplication(app.id, 'approved'), 'state_invalid');
   });
 
+  it('a supplement work order past its expiry takes no submission, even before the expiry has run', async () => {
+    const { physical } = await products();
+    const m = await member();
+    const app = await client.cards.apply({ product_id: physical.id, source_asset: 'USDT', shipping_address: shipping }, { onBehalfOf: m });
+    await client.cards.sandboxAdvanceApplication(app.id, 'need_docs');
+    const ticket = await client.cards.createSupplementSession(app.id, { onBehalfOf: m });
+    // The work order's time is over; the expiry process (a worker) has not run yet.
+    await service.ctx.db.updateTable('card_applications').set({ supplement_expires_at: new Date(Date.now() - 1_000) }).where('id', '=', app.id).execute();
+    await expectCode(client.cards.createSupplementSession(app.id, { onBehalfOf: m }), 'not_found');
+    await expectCode(client.hostedScreens.sandboxComplete(ticket.id, 'submitted'), 'state_invalid');
+    const page = await fetch(ticket.hosted_url.replace(/^https?:\/\/[^/]+/, service.publicUrl), { headers: { host: new URL(ticket.hosted_url).host } });
+    assert.doesNotMatch(await page.text(), /Send photos/, 'the screen no longer offers the form');
+    const still = await client.cards.getApplication(app.id, { onBehalfOf: m });
+    assert.equal(still.status, 'need_docs', 'left to the expiry, which fails it and refunds the fee');
+    assert.equal(still.supplement!.status, 'pending');
+    assert.equal((await usdt(m)).frozen, '15.000000');
+  });
+
   it('activation: not shipped refused; step-up of another card refused; right PIN and expiry activate', async () => {
     const m = await member();
     const card = await physicalCard(m);

@@ -21,7 +21,7 @@ import { authorisedBins, binAllowed, externalIdOf, findApplication, productBySeq
 import {
   addressProblems, cardEntryKinds, cardReferenceType, feeChargeLines, feeFreezeLines, feeInSource, feeRefundLines, normaliseAddress,
 } from './rules.js';
-import { applicationTransition, openingInventory, openingStatus, type ApplicationEvent } from './state.js';
+import { applicationTransition, openingInventory, openingStatus, supplementOpen, type ApplicationEvent } from './state.js';
 import type { Address, CardApplicationRow, CardRow } from './tables.js';
 import { applicationView } from './views.js';
 import { enqueueVoidIssuedCard } from './void-issued.js';
@@ -200,9 +200,9 @@ export async function decide(
 
 /** The member sent the supplement: the work order is `submitted` and the application goes back to review. */
 export async function supplementSubmitted(ctx: ServiceContext, trx: Transaction<Database>, app: CardApplicationRow): Promise<CardApplicationRow> {
-  const verdict = applicationTransition(app.status, 'supplement_submitted', app.supplement_status === 'pending');
-  if (verdict.kind !== 'move') throw new ApiError('state_invalid', 'No supplement is pending.');
   const now = await ctx.clock.now(trx, { merchantId: app.merchant_id, environment: app.environment });
+  const verdict = applicationTransition(app.status, 'supplement_submitted', supplementOpen(app, now));
+  if (verdict.kind !== 'move') throw new ApiError('state_invalid', 'No supplement is pending.');
   const updated = await trx.updateTable('card_applications')
     .set({ status: verdict.to, status_version: app.status_version + 1, supplement_status: 'submitted', updated_at: now })
     .where('id', '=', app.id).returningAll().executeTakeFirstOrThrow();
@@ -219,7 +219,7 @@ export async function getApplication(db: Db, caller: CardCaller, id: string) {
 /** `POST /v1/cards/applications/{id}/supplement-sessions`: a ticket for the pending work order, else one 404. */
 export async function supplementSession(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, origin: string) {
   const app = await findApplication(trx, caller, id, true);
-  if (!app || app.status !== 'need_docs' || app.supplement_status !== 'pending') throw new ApiError('not_found', 'No pending supplement for this application.');
+  if (!app || !supplementOpen(app, await ctx.clock.now(trx, caller))) throw new ApiError('not_found', 'No pending supplement for this application.');
   const ticket = await issueTicket(ctx, trx, { merchantId: caller.merchantId, environment: caller.environment, memberId: caller.memberId, purpose: 'card_supplement', origin, subjectId: app.id });
   return ticketView(ticket);
 }

@@ -9,6 +9,7 @@ import { sealSupplementImage as sealImage } from './images.js';
 import { profileOfMember } from '../kyc/queries.js';
 import { imageFields, sniffImageType, validateImage, type ImageFieldName } from '../kyc/rules.js';
 import { supplementSubmitted } from './applications.js';
+import { supplementOpen } from './state.js';
 import { findApplication, type Db } from './queries.js';
 import { cardRevealScreen } from './reveal.js';
 
@@ -32,9 +33,9 @@ const sentPage: ScreenPage = {
   body: html`<p class="notice">Thank you. Your documents have been sent and your card application continues.</p><p>You can close this page.</p>`,
 };
 
-async function pendingApplication(db: Db, ticket: Ticket, forUpdate = false) {
+async function pendingApplication(db: Db, ticket: Ticket, now: Date, forUpdate = false) {
   const app = ticket.subject_id ? await findApplication(db, scopeOf(ticket), ticket.subject_id, forUpdate) : undefined;
-  return app?.status === 'need_docs' && app.supplement_status === 'pending' ? app : undefined;
+  return app && supplementOpen(app, now) ? app : undefined;
 }
 
 async function storeImages(ctx: Parameters<HostedScreen['submit']>[0], trx: Db, ticket: Ticket, applicationId: string, images: { kind: 'document' | 'selfie'; data: Buffer; type: string }[]) {
@@ -78,7 +79,7 @@ export const cardSupplementScreen: HostedScreen = {
   purpose: 'card_supplement',
   acceptsFiles: true,
   async render(ctx, ticket, state) {
-    if (!(await pendingApplication(ctx.db, ticket))) return gonePage;
+    if (!(await pendingApplication(ctx.db, ticket, await ctx.clock.now(ctx.db, scopeOf(ticket))))) return gonePage;
     const profile = await profileOfMember(ctx.db, ticket.member_id);
     const s: FormState = state;
     const details = profile
@@ -101,7 +102,8 @@ export const cardSupplementScreen: HostedScreen = {
     };
   },
   async submit(ctx, trx, ticket, _fields, files) {
-    const app = await pendingApplication(trx, ticket, true);
+    const now = await ctx.clock.now(trx, scopeOf(ticket));
+    const app = await pendingApplication(trx, ticket, now, true);
     if (!app) {
       await voidTicket(trx, ticket.id);
       return { kind: 'done', page: gonePage };
@@ -110,12 +112,12 @@ export const cardSupplementScreen: HostedScreen = {
     if ('errors' in read) return { kind: 'invalid', values: {}, errors: read.errors };
     await storeImages(ctx, trx, ticket, app.id, read.images);
     await supplementSubmitted(ctx, trx, app);
-    await spendTicket(trx, ticket, app.id, await ctx.clock.now(trx, scopeOf(ticket)));
+    await spendTicket(trx, ticket, app.id, now);
     return { kind: 'done', page: sentPage };
   },
   async sandboxComplete(ctx, trx, ticket, outcome, now) {
     if (outcome !== 'submitted') throw new ApiError('invalid_request', 'This screen is completed with outcome `submitted`.');
-    const app = await pendingApplication(trx, ticket, true);
+    const app = await pendingApplication(trx, ticket, now, true);
     if (!app) throw new ApiError('state_invalid', 'The application no longer needs documents.');
     await storeImages(ctx, trx, ticket, app.id, [{ kind: 'document', data: sandboxPng, type: 'image/png' }, { kind: 'selfie', data: sandboxPng, type: 'image/png' }]);
     await supplementSubmitted(ctx, trx, app);

@@ -73,6 +73,16 @@ export function afterActivationFailure(failuresBefore: number, now: Date): { fai
   return { failures, lockedUntil: null };
 }
 
+/**
+ * Whether the member can still send the supplement: a pending work order before its expiry. Past
+ * it the order is the expiry's (workers.ts) even before that process has run, so a screen
+ * submitted late never wins over the expiry.
+ */
+export function supplementOpen(app: { status: string; supplement_status: string | null; supplement_expires_at: Date | null }, now: Date): boolean {
+  return app.status === 'need_docs' && app.supplement_status === 'pending'
+    && (app.supplement_expires_at === null || app.supplement_expires_at.getTime() > now.getTime());
+}
+
 export type ApplicationEvent = 'need_docs' | 'approved' | 'rejected' | 'supplement_submitted' | 'supplement_expired';
 
 /**
