@@ -21,6 +21,8 @@ export const advanceLeaseMs = 10 * 60_000;
 export const advanceWaitMaxMs = advanceLeaseMs + 30_000;
 /** How often a waiting advance looks whether the clock is free, in milliseconds. */
 export const advanceWaitPollMs = 100;
+/** The `retry_after` (seconds) of the rate_limited an advance answers when another one held the clock past the wait. */
+export const advanceBusyRetryAfterSeconds = 30;
 /**
  * How long the idempotency key of an advance is held while it runs: the wait for another advance
  * and a long run of timed processes. A retry with the key meanwhile answers 409 `idempotency_in_progress`.
@@ -84,7 +86,8 @@ async function acquireLease(ctx: ServiceContext, merchantId: string, idem: Idemp
   while (!(await takeLease(ctx.db, merchantId))) {
     if (ctx.clock.real().getTime() >= deadline) {
       idem.noStore = true; // not a result: the same key may be retried
-      throw new ApiError('rate_limited', 'Another advance of this sandbox clock is still running; retry later.', {}, { 'retry-after': '30' });
+      // The reference's rate_limited carries `retry_after` (seconds) in the body and the Retry-After header.
+      throw new ApiError('rate_limited', 'Another advance of this sandbox clock is still running; retry later.', { retry_after: advanceBusyRetryAfterSeconds }, { 'retry-after': String(advanceBusyRetryAfterSeconds) });
     }
     await new Promise((resolve) => setTimeout(resolve, advanceWaitPollMs));
   }
