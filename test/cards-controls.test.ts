@@ -164,6 +164,28 @@ describe('card controls', () => {
       assert.deepEqual((await client.cards.getMerchantRules(id, { onBehalfOf: m })).mcc_list, []);
     });
 
+    it('DELETE needs no idempotency key (the reference: deletes are naturally idempotent); a repeat answers the same', async () => {
+      const { m, id } = await virtualCard();
+      await client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m });
+      const remove = () => client.requestRaw({ method: 'DELETE', path: `/v1/cards/${id}/merchant-rules`, onBehalfOf: m, idempotencyKey: false });
+      const first = await remove();
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      assert.equal(first.body.rule_type, null);
+      assert.equal(first.body.synced, true);
+      assert.equal(first.headers['x-idempotent-replay'], undefined);
+      const again = await remove();
+      assert.equal(again.status, 200, JSON.stringify(again.body));
+      assert.equal(again.body.rule_type, null);
+      assert.deepEqual((await client.cards.getMerchantRules(id, { onBehalfOf: m })).mcc_list, []);
+      // A key, when sent, still replays.
+      const key = randomUUID();
+      const keyed = await client.requestRaw({ method: 'DELETE', path: `/v1/cards/${id}/merchant-rules`, onBehalfOf: m, idempotencyKey: key });
+      assert.equal(keyed.status, 200);
+      const replayed = await client.requestRaw({ method: 'DELETE', path: `/v1/cards/${id}/merchant-rules`, onBehalfOf: m, idempotencyKey: key });
+      assert.equal(replayed.headers['x-idempotent-replay'], 'true');
+      assert.deepEqual(replayed.body, keyed.body);
+    });
+
     it('invalid_fields with fields: bad MCC, both lists empty, more than 200 entries, bad rule type; 200 + 200 accepted', async () => {
       const { m, id } = await virtualCard();
       const fieldsOf = async (body: any) => {

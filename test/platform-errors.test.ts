@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { signRequest } from '@merchant-wallet/sdk';
+import { REFERENCE_CODES } from '../packages/sdk/src/retry.js';
 import type { RunningService } from '../src/server.js';
 import { allErrorCodes, errorStatus, errorType } from '../src/platform/errors.js';
 import { rawRequest } from './support/raw-http.js';
@@ -37,6 +38,8 @@ describe('errors and the request pipeline', () => {
       assert.equal(statusByType[errorType(code)], expected[code], `${code} type`);
     }
     assert.equal(errorType('insufficient_balance'), 'invalid_request_error');
+    // The SDK retries a code outside this table once (the reference): it must know the same table.
+    assert.deepEqual([...REFERENCE_CODES].sort(), [...allErrorCodes].sort(), 'the SDK\'s table is the server\'s');
   });
 
   it('answers an unknown path with 404 not_found and X-Request-Id equal to request_id', async () => {

@@ -2,14 +2,14 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
 import { clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
-import { sql } from 'kysely';
-import { advanceClock } from '../src/modules/sandbox/clock.js';
+import { advanceClock, advanceWaitMaxMs } from '../src/modules/sandbox/clock.js';
 import type { IdempotencyContext } from '../src/platform/request-context.js';
 
 /** A receiver on 127.0.0.1 answering each request with what `answer` says (a status). */
@@ -131,36 +131,6 @@ describe('sandbox clock', () => {
     assert.ok(Math.abs(Date.parse(tb) - Date.now()) < 5_000, 'b did not');
   });
 
-  it('answers 429 rate_limited with retry_after in the body and Retry-After when another process holds the clock too long; the clock unmoved', async () => {
-    const { client, merchantId } = await newMerchantClient(service);
-    const start = (await client.sandbox.clock()).now;
-    // Another process's advance holds this merchant's clock (its lease runs for the next hour).
-    await service.ctx.db.insertInto('sandbox_clocks').values({ merchant_id: merchantId }).onConflict((oc) => oc.column('merchant_id').doNothing()).execute();
-    await service.ctx.db.updateTable('sandbox_clocks').set({ advance_lease_until: new Date(Date.now() + 3_600_000) }).where('merchant_id', '=', merchantId).execute();
-    // Real time jumps past the advance's wait (10.5 minutes) once the call is waiting for the lease.
-    const clock = service.ctx.clock;
-    const real = clock.real;
-    let jumpMs = 0;
-    clock.real = () => new Date(Date.now() + jumpMs);
-    try {
-      const pending = advance(client, { seconds: 60 });
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      jumpMs = 11 * 60_000;
-      const res = await pending;
-      assert.equal(res.status, 429);
-      const body = res.body as { code: string; type: string; retry_after?: unknown; error?: { retry_after?: unknown } };
-      assert.equal(body.code, 'rate_limited');
-      assert.equal(body.type, 'rate_limit_error');
-      assert.equal(res.headers['retry-after'], '30');
-      assert.equal(body.retry_after, 30, 'the reference: rate_limited carries retry_after (seconds) in the body');
-      assert.equal(body.error?.retry_after, 30);
-    } finally {
-      clock.real = real;
-      await service.ctx.db.updateTable('sandbox_clocks').set({ advance_lease_until: null }).where('merchant_id', '=', merchantId).execute();
-    }
-    assert.ok(seconds(start, (await client.sandbox.clock()).now) < 60, 'the clock did not move');
-  });
-
   it('runs two advances of one merchant one after the other: both count, neither is lost', async () => {
     const { client } = await newMerchantClient(service);
     const start = (await client.sandbox.clock()).now;
@@ -170,6 +140,36 @@ describe('sandbox clock', () => {
     const [early, late] = [x, y].sort((p, q) => Date.parse(p.now) - Date.parse(q.now));
     const gap = seconds(early!.now, late!.now);
     assert.ok(gap >= 1000 && gap < 2010, `the second started where the first ended: ${gap} s`);
+  });
+
+  it('answers rate_limited with retry_after in the body and Retry-After when another process holds the clock too long; the key may be retried', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    // Another process's advance holds the merchant's clock (its lease row), and real time runs
+    // past the wait at once (each read of real time is advanceWaitMaxMs later than the one before).
+    await sql`INSERT INTO sandbox_clocks (merchant_id, advance_lease_until) VALUES (${merchantId}, now() + interval '1 hour')
+              ON CONFLICT (merchant_id) DO UPDATE SET advance_lease_until = excluded.advance_lease_until`.execute(service.ctx.db);
+    const clock = service.ctx.clock;
+    const real = clock.real;
+    let jumps = 0;
+    clock.real = () => new Date(Date.now() + advanceWaitMaxMs * jumps++);
+    const key = randomUUID();
+    let res;
+    try {
+      res = await advance(client, { seconds: 60 }, key);
+    } finally {
+      clock.real = real;
+    }
+    assert.equal(res.status, 429, JSON.stringify(res.body));
+    assert.equal(res.body.code, 'rate_limited');
+    assert.equal(res.body.type, 'rate_limit_error');
+    // The reference's extra fields of rate_limited: `retry_after` (seconds) and the header Retry-After.
+    assert.equal(typeof res.body.retry_after, 'number', 'retry_after in the body');
+    assert.equal(String(res.headers['retry-after']), String(res.body.retry_after));
+    assert.equal(res.body.error?.retry_after, res.body.retry_after, 'also in the wrapped error object');
+    // Not the key's result: once the clock is free, the same key runs.
+    await sql`UPDATE sandbox_clocks SET advance_lease_until = NULL WHERE merchant_id = ${merchantId}`.execute(service.ctx.db);
+    const again = await advance(client, { seconds: 60 }, key);
+    assert.equal(again.status, 200, JSON.stringify(again.body));
   });
 
   it('retries a failing webhook delivery when the clock passes its next attempt, in order, without waiting', async () => {

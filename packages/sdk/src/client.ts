@@ -301,6 +301,7 @@ export class MerchantWalletClient implements Resources {
   private async execute(call: PreparedCall, resendOnInvalidToken: boolean): Promise<RawResponse> {
     let attempt = 0;
     let tokenResent = false;
+    let unknownCodeRetried = false;
     for (;;) {
       attempt++;
       let error: unknown;
@@ -331,6 +332,11 @@ export class MerchantWalletClient implements Resources {
       }
       const decision = decideRetry(error);
       if (!decision.retry || attempt >= this.cfg.maxAttempts) throw error;
+      // The reference: a code outside its table is retried once with the same key, then reported.
+      if (decision.reason === 'unknown_code') {
+        if (unknownCodeRetried) throw error;
+        unknownCodeRetried = true;
+      }
       // A 429 is refused before anything runs; any other failure of a keyless write may have run.
       if (decision.reason !== 'rate_limited' && !mayResend(call)) throw error;
       await this.cfg.sleep(delayBeforeRetry(decision, attempt - 1, this.cfg));

@@ -12,7 +12,7 @@ export { signRequest, buildSigningString, sha256Hex, isSignedMethod } from './si
 export type { SignRequestInput } from './signing.js';
 export { verifyWebhookSignature, signWebhook } from './webhooks.js';
 export type { VerifyWebhookSignatureInput, WebhookHeaders } from './webhooks.js';
-export { decideRetry, parseRetryAfter, RETRYABLE_CODES, RETRYABLE_STATUSES, NON_RETRYABLE_CODES } from './retry.js';
+export { decideRetry, parseRetryAfter, RETRYABLE_CODES, RETRYABLE_STATUSES, NON_RETRYABLE_CODES, REFERENCE_CODES } from './retry.js';
 export type { PaginateOptions } from './pagination.js';
 export type { Resources, WriteOptions, OnBehalfOfOptions } from './resources.js';
 export type * from './types.js';

@@ -11,6 +11,8 @@
  * GET. (The client applies this; decideRetry only classifies the error.)
  * Never retried: any other 4xx (request_rejected, insufficient_scope, ip_not_allowed, merchant_disabled,
  * product_not_available, every 404, order_not_cancellable, state_invalid, invalid_signature, ...).
+ * A code outside the reference's table is handled as api_error, as the reference says: retried
+ * once with the same key, then reported (whatever its HTTP status).
  */
 
 import type { ResolvedConfig } from './config.js';
@@ -32,6 +34,17 @@ export const NON_RETRYABLE_CODES: ReadonlySet<string> = new Set([
   'environment_mismatch',
   'idempotency_key_reused',
 ]);
+/** The codes of the reference's table (Errors > Codes). */
+export const REFERENCE_CODES: ReadonlySet<string> = new Set([
+  'invalid_credentials', 'invalid_token', 'invalid_signature', 'signature_required', 'timestamp_out_of_range', 'nonce_reused',
+  'environment_mismatch', 'insufficient_scope', 'ip_not_allowed', 'merchant_disabled', 'idempotency_key_required',
+  'idempotency_key_invalid', 'quote_lock_unsupported', 'idempotency_key_reused', 'idempotency_in_progress', 'member_not_found',
+  'member_context_required', 'member_suspended', 'kyc_required', 'insufficient_balance', 'merchant_insufficient_funds',
+  'merchant_custody_shortfall', 'product_not_available', 'limit_exceeded', 'amount_out_of_range', 'request_rejected',
+  'step_up_required', 'order_not_cancellable', 'asset_not_allowed', 'invalid_request', 'invalid_fields', 'corridor_not_supported',
+  'resource_not_found', 'state_invalid', 'duplicate_resource', 'address_not_allowed', 'qr_code_invalid', 'not_found',
+  'rate_limited', 'api_error', 'upstream_error', 'upstream_timeout', 'service_unavailable',
+]);
 export const RETRYABLE_NETWORK_ERRNOS: ReadonlySet<string> = new Set([
   'ECONNRESET',
   'ECONNREFUSED',
@@ -49,7 +62,9 @@ export const RETRYABLE_NETWORK_ERRNOS: ReadonlySet<string> = new Set([
 export type RetryDecision =
   | { retry: false }
   | { retry: true; reason: 'rate_limited'; delayMs: number | undefined }
-  | { retry: true; reason: 'in_progress' | 'server' | 'network' };
+  | { retry: true; reason: 'in_progress' | 'server' | 'network' }
+  /** A code outside the reference's table: handled as api_error, retried once (the client counts it). */
+  | { retry: true; reason: 'unknown_code' };
 
 export function decideRetry(err: unknown): RetryDecision {
   if (err instanceof MerchantWalletConnectionError) {
@@ -60,6 +75,7 @@ export function decideRetry(err: unknown): RetryDecision {
   if (err.status === 429 || err.code === 'rate_limited') {
     return { retry: true, reason: 'rate_limited', delayMs: retryAfterMs(err) };
   }
+  if (!REFERENCE_CODES.has(err.code)) return { retry: true, reason: 'unknown_code' };
   if (err.status === 404) return { retry: false };
   if (err.code === 'idempotency_in_progress') return { retry: true, reason: 'in_progress' };
   if (RETRYABLE_STATUSES.has(err.status) || RETRYABLE_CODES.has(err.code)) return { retry: true, reason: 'server' };

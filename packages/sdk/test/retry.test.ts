@@ -151,6 +151,47 @@ test('do-not-retry codes are attempted exactly once', { timeout: 5000 }, async (
   assert.deepEqual(sleeps, []);
 });
 
+test('a code outside the reference\'s table is handled as api_error: retried once with the same key, then reported', { timeout: 5000 }, async (t) => {
+  let reply: [number, string] = [400, 'code_from_the_future'];
+  const stub = await startStub({ handle: () => ({ status: reply[0], body: errorBody(reply[1], 'invalid_request_error') }) });
+  const { client, sleeps } = makeClient(stub);
+  t.after(async () => {
+    client.close();
+    await stub.close();
+  });
+  // Whatever the status: a 400, a 409 and a 5xx (which would otherwise be retried up to maxAttempts).
+  for (const entry of [[400, 'code_from_the_future'], [409, 'another_new_code'], [503, 'overloaded']] as Array<[number, string]>) {
+    reply = entry;
+    const before = stub.requests.length;
+    await assert.rejects(client.request({ method: 'POST', path: '/v1/withdrawals', body: { a: 1 }, onBehalfOf: 'u1' }), (e: unknown) => {
+      assert.ok(e instanceof MerchantWalletError);
+      assert.equal(e.code, entry[1]);
+      assert.equal(e.status, entry[0]);
+      assert.equal(e.requestId, `req_${entry[1]}`, 'reported with its request_id');
+      return true;
+    });
+    const sent = stub.requests.slice(before);
+    assert.equal(sent.length, 2, `${entry[1]}: one retry, no more`);
+    assert.equal(sent[0]!.headers['x-idempotency-key'], sent[1]!.headers['x-idempotency-key'], 'same key');
+    assert.notEqual(sent[0]!.headers['x-nonce'], sent[1]!.headers['x-nonce'], 'new nonce');
+  }
+  assert.equal(sleeps.length, 3);
+});
+
+test('a code outside the table followed by success resolves with the success', async (t) => {
+  const stub = await startStub({
+    handle: (_r, i) => (i === 0 ? { status: 400, body: errorBody('code_from_the_future', 'invalid_request_error') } : { status: 201, body: { id: 'wdr_1' } }),
+  });
+  const { client } = makeClient(stub);
+  t.after(async () => {
+    client.close();
+    await stub.close();
+  });
+  const out = await client.request<{ id: string }>({ method: 'POST', path: '/v1/withdrawals', body: { a: 1 }, onBehalfOf: 'u1' });
+  assert.equal(out.id, 'wdr_1');
+  assert.equal(stub.requests.length, 2);
+});
+
 test('429 rate_limited waits Retry-After (header) then retries', async (t) => {
   const stub = await startStub({
     handle: (_r, i) =>

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
@@ -158,16 +159,19 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
     return finishMerchantRules(ctx, outcome.value);
   });
 
+  // The reference: deletes are naturally idempotent and need no key. A key, when sent, is kept as
+  // on every write (replay, retry of a 502 with the same issuer request id); without one each
+  // request asks the issuer under a request id of its own.
   route.delete('/v1/cards/:id/merchant-rules', {
-    access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
+    access: { scope: 'cards:write', principal: 'member', idempotency: 'optional' },
     errors: [...controlErrors.merchantRules.filter((c) => c !== 'invalid_fields')],
     schema: {
       summary: 'Remove a card\'s merchant rules',
-      description: 'Removes every restriction. Same preconditions and answers as PUT; 200 answers the empty set (`rule_type` null) confirmed by the issuer.',
+      description: 'Removes every restriction. Naturally idempotent: `x-idempotency-key` is optional (with one, a 502 is retried with the same key). Same preconditions and answers as PUT; 200 answers the empty set (`rule_type` null) confirmed by the issuer.',
       tags, params: IdParams, response: { 200: MerchantRules },
     },
   }, async ({ principal, params, claim, replay, idempotency }) => {
-    const outcome = await claim(controlLeaseMs, (trx) => prepareMerchantRules(ctx, trx, principal, params.id, null, idempotency.key));
+    const outcome = await claim(controlLeaseMs, (trx) => prepareMerchantRules(ctx, trx, principal, params.id, null, idempotency?.key ?? randomUUID()));
     if ('replay' in outcome) return replay(outcome.replay);
     return finishMerchantRules(ctx, outcome.value);
   });
