@@ -389,10 +389,13 @@ describe('reviews and levels', () => {
     assert.deepEqual(waiting.map((p: any) => p.member_id), members.map((m) => m.id), 'oldest first');
     assert.equal(waiting[0].status, 'pending_review');
     assert.equal(waiting[0].first_name, 'Sandbox');
+    assert.match(waiting[0].created_at, /^\d{4}-\d\d-\d\dT.*Z$/, 'when the profile was made');
+    assert.match(waiting[0].updated_at, /^\d{4}-\d\d-\d\dT.*Z$/);
 
     const approved = await admin(service, 'POST', `/admin/v1/kyc/profiles/${waiting[0].id}/review`, { decision: 'approved', level: 2 });
     assert.equal(approved.status, 200);
     assert.deepEqual([approved.body.status, approved.body.granted_level, approved.body.review_source], ['approved', 2, 'operator']);
+    assert.ok(Date.parse(approved.body.updated_at) >= Date.parse(waiting[0].updated_at), 'the review updated the profile');
     assert.equal((await other.client.members.get(members[0]!.id)).kyc_level, 2);
     const rejected = await admin(service, 'POST', `/admin/v1/kyc/profiles/${waiting[1].id}/review`, { decision: 'rejected', reason: 'document expired' });
     assert.deepEqual([rejected.body.status, rejected.body.rejection_reason], ['rejected', 'document expired']);

@@ -51,6 +51,8 @@ const Profile = Type.Object({
   provider_ref: Type.Union([Type.String(), Type.Null()]),
   submitted_at: Time,
   reviewed_at: TimeOrNull,
+  created_at: Time,
+  updated_at: Time,
 });
 
 function profileView(p: KycProfile) {
@@ -59,6 +61,8 @@ function profileView(p: KycProfile) {
     seq: undefined,
     submitted_at: new Date(p.submitted_at).toISOString(),
     reviewed_at: p.reviewed_at ? new Date(p.reviewed_at).toISOString() : null,
+    created_at: new Date(p.created_at).toISOString(),
+    updated_at: new Date(p.updated_at).toISOString(),
   };
 }
 
