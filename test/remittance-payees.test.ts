@@ -145,7 +145,7 @@ describe('remittance payees', () => {
     assert.equal(after.name_mismatch, true, 'what a review answers is recorded on the link');
     assert.equal(after.outcome, 'created', 'the link was made by the first request');
     assert.equal(after.holder_name, 'Anna Müller', 'a payee\'s details are not edited by a create');
-    assert.equal(after.nickname, null);
+    assert.equal(after.nickname, '', 'a string, as the reference types it');
     const listed = (await client.request<any>({ method: 'GET', path: '/v1/remit/payees', onBehalfOf: m })).data;
     assert.deepEqual(listed.map((p: any) => [p.id, p.name_mismatch]), [[first.id, true]]);
     // A later matching name links again; the recorded mismatch stays.
@@ -278,7 +278,7 @@ describe('remittance payees', () => {
 
     const patched = await client.remittance.updatePayee(ids[0]!.replace('pye_', ''), { nickname: 'M'.repeat(70) }, { onBehalfOf: m });
     assert.deepEqual(patched, { id: ids[0], nickname: 'M'.repeat(64), favorite: false });
-    assert.equal((await client.remittance.updatePayee(ids[0]!, { nickname: '' }, { onBehalfOf: m })).nickname, null);
+    assert.equal((await client.remittance.updatePayee(ids[0]!, { nickname: '' }, { onBehalfOf: m })).nickname, '');
     const none = await client.requestRaw({ method: 'PATCH', path: `/v1/remit/payees/${ids[0]}`, body: {}, onBehalfOf: m });
     assert.equal(none.body.code, 'invalid_fields');
     assert.deepEqual(none.body.fields.map((f: any) => f.key), ['nickname', 'favorite']);

@@ -59,7 +59,8 @@ export interface PayeeCreated {
 export interface Payee {
   id: string;
   status: string;
-  nickname: string | null;
+  /** Empty when none. */
+  nickname: string;
   favorite: boolean;
   country_code: string;
   currency: string;
@@ -135,7 +136,7 @@ export function createRemittanceResource(host: RemittanceHost) {
     getPayee: (id: string, opts: Member) => host.request<Payee>({ method: 'GET', path: `/v1/remit/payees/${seg(id)}`, onBehalfOf: opts.onBehalfOf }),
     /** PATCH /v1/remit/payees/{id}: nickname (empty clears) and/or favourite. */
     updatePayee: (id: string, body: { nickname?: string; favorite?: boolean }, opts: Member) =>
-      host.request<{ id: string; nickname: string | null; favorite: boolean }>({ method: 'PATCH', path: `/v1/remit/payees/${seg(id)}`, body, onBehalfOf: opts.onBehalfOf, idempotencyKey: false }),
+      host.request<{ id: string; nickname: string; favorite: boolean }>({ method: 'PATCH', path: `/v1/remit/payees/${seg(id)}`, body, onBehalfOf: opts.onBehalfOf, idempotencyKey: false }),
     /** DELETE /v1/remit/payees/{id}: unlink (naturally idempotent). */
     unlinkPayee: (id: string, opts: Member) =>
       host.request<{ id: string; status: 'unlinked' }>({ method: 'DELETE', path: `/v1/remit/payees/${seg(id)}`, onBehalfOf: opts.onBehalfOf, idempotencyKey: false }),

@@ -225,7 +225,7 @@ export async function updatePayee(trx: Transaction<Database>, caller: MemberCall
     .returning(['seq', 'nickname', 'favorite'])
     .executeTakeFirst();
   if (!row) throw new ApiError('not_found', 'No such payee.');
-  return { id: payeeIdOf(row.seq), nickname: row.nickname, favorite: row.favorite };
+  return { id: payeeIdOf(row.seq), nickname: row.nickname ?? '', favorite: row.favorite };
 }
 
 /** DELETE: unlinks (naturally idempotent: a repeat answers the same); the shared payee stays. */

@@ -89,7 +89,7 @@ export const PayeeIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLe
 export const Payee = Type.Object({
   id: Type.String({ description: 'pye_<number>' }),
   status: Type.String({ description: '`active`' }),
-  nickname: Nullable(Type.String()),
+  nickname: Type.String({ description: 'Private to the member; empty when none' }),
   favorite: Type.Boolean(),
   country_code: Type.String(),
   currency: Type.String(),
@@ -120,7 +120,7 @@ export const Payee = Type.Object({
 
 export const PayeeUpdated = Type.Object({
   id: Type.String(),
-  nickname: Nullable(Type.String()),
+  nickname: Type.String({ description: 'Private to the member; empty when none' }),
   favorite: Type.Boolean(),
 }, { examples: [{ id: 'pye_42', nickname: 'Mum', favorite: true }] });
 

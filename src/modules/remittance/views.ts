@@ -41,7 +41,8 @@ export function payeeView(link: PayeeRow, entity: PayeeEntityRow, contract: read
   return {
     id: payeeIdOf(link.seq),
     status: link.status,
-    nickname: link.nickname,
+    // The reference types it as a string (empty clears it): no nickname reads as "", never null.
+    nickname: link.nickname ?? '',
     favorite: link.favorite,
     country_code: entity.country,
     currency: entity.currency,
