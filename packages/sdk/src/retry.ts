@@ -106,14 +106,16 @@ export function backoffDelayMs(retryIndex: number, cfg: Pick<ResolvedConfig, 're
 
 /**
  * Delay before the next attempt. `retryIndex` is 0 before the second attempt.
- * idempotency_in_progress waits 1 to 2 seconds as the reference advises (capped by retryMaxDelayMs).
+ * idempotency_in_progress waits 1 to 2 seconds, then backs off as the reference advises ("wait 1
+ * to 2 seconds, same key, backoff"): twice as long before each further attempt, capped by
+ * retryMaxDelayMs.
  */
 export function delayBeforeRetry(decision: Exclude<RetryDecision, { retry: false }>, retryIndex: number, cfg: ResolvedConfig): number {
   switch (decision.reason) {
     case 'rate_limited':
       return decision.delayMs ?? backoffDelayMs(retryIndex, cfg);
     case 'in_progress':
-      return Math.min(cfg.retryMaxDelayMs, 1000 + Math.floor(cfg.random() * 1000));
+      return Math.min(cfg.retryMaxDelayMs, (1000 + Math.floor(cfg.random() * 1000)) * 2 ** retryIndex);
     default:
       return backoffDelayMs(retryIndex, cfg);
   }

@@ -107,6 +107,21 @@ test('idempotency_in_progress (409) is retried with the same key after 1-2 s', a
   assert.deepEqual(sleeps, [1500]);
 });
 
+test('idempotency_in_progress again and again: 1-2 s, then backoff (doubling, capped by retryMaxDelayMs)', async (t) => {
+  const stub = await startStub({
+    handle: (_r, i) => (i < 3 ? { status: 409, body: errorBody('idempotency_in_progress', 'idempotency_error') } : { body: { id: 'x' } }),
+  });
+  const { client, sleeps } = makeClient(stub, { random: () => 0.5, retryMaxDelayMs: 5000 });
+  t.after(async () => {
+    client.close();
+    await stub.close();
+  });
+  await client.request({ method: 'POST', path: '/v1/withdrawals/wdr_1/confirm' });
+  assert.equal(stub.requests.length, 4);
+  assert.equal(new Set(stub.requests.map((r) => r.headers['x-idempotency-key'])).size, 1, 'the same key every time');
+  assert.deepEqual(sleeps, [1500, 3000, 5000]);
+});
+
 const NEVER_RETRIED: Array<[number, string, string]> = [
   [400, 'request_rejected', 'invalid_request_error'],
   [403, 'insufficient_scope', 'permission_error'],
