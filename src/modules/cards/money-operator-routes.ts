@@ -74,6 +74,9 @@ export async function cardMoneyOperatorRoutes(app: AppInstance, ctx: ServiceCont
     const done = isOpenOrder(row.status)
       ? await applyTopUpDecision(ctx, id, body.status === 'credited' ? { kind: 'complete' } : { kind: 'fail', reason: 'operator' }, 'query')
       : row;
+    // Another decision (the operator's, the issuer's answer, a card that stopped) may have won the
+    // top-up meanwhile, or it could not move (not yet sent): never 200 for a decision not taken.
+    if (done.status !== body.status) throw new ApiError('state_invalid', `The top-up is ${done.status}.`);
     return operatorTopUpView(db, done);
   });
 }

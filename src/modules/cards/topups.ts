@@ -57,8 +57,8 @@ interface Priced {
   price: TopUpPrice;
 }
 
-async function loadableCard(db: Db, caller: MemberCardCaller, id: string): Promise<{ card: CardRow; product: CardProductRow }> {
-  const card = await findCard(db, caller, id);
+async function loadableCard(db: Db, caller: MemberCardCaller, id: string, lock = false): Promise<{ card: CardRow; product: CardProductRow }> {
+  const card = await findCard(db, caller, id, lock);
   if (!card) throw new ApiError('not_found', 'No such card.');
   const product = await db.selectFrom('card_products').selectAll().where('seq', '=', card.product_seq).executeTakeFirstOrThrow();
   if (!product.enabled) throw new ApiError('product_not_available', 'The card\'s product is withdrawn.');
@@ -80,8 +80,8 @@ async function replacementInFlight(db: Db, cardId: string, statuses: Array<'requ
  * the payment priority (`payingAsset`). The amount is read at each candidate's scale (too many
  * places: `invalid_request`); out of the product's range: `amount_out_of_range` (extensions 6).
  */
-async function priceFor(db: Db, caller: MemberCardCaller, id: string, body: TopUpBody): Promise<Priced> {
-  const { card, product } = await loadableCard(db, caller, id);
+async function priceFor(db: Db, caller: MemberCardCaller, id: string, body: TopUpBody, lock = false): Promise<Priced> {
+  const { card, product } = await loadableCard(db, caller, id, lock);
   const cardScale = await scaleOf(db, card.currency);
   const pricing = {
     feeBps: product.topup_fee_bps, feeFixed: minorFromDb(product.topup_fee_fixed),
@@ -146,10 +146,15 @@ export async function rateFor(ctx: ServiceContext, caller: MemberCardCaller, id:
  * The write (one transaction with the idempotency record): the top-up `pending` (version 1),
  * amount + fee frozen in the source asset (available → frozen; `insufficient_balance`), the
  * dispatch job queued. Concurrent top-ups against one balance serialise on the member's
- * available account (postEntry locks it), so they never overdraw it.
+ * available account (postEntry locks it), so they never overdraw it. The card row is locked
+ * first, as every action that stops a card locks it while it fails the card's pending top-ups
+ * (closing, expiry, replacement): a card stopping at the same time stops either before this
+ * top-up (refused `state_invalid`) or after it (and fails it with the others); without the lock a
+ * top-up could be accepted `pending` on a card whose close had already answered, its money frozen
+ * until the dispatch job failed it.
  */
 export async function createTopUp(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, body: TopUpBody, market: { asset: string; rate: string } | undefined) {
-  const q = await priceFor(trx, caller, id, market ? { ...body, source_asset: market.asset } : body);
+  const q = await priceFor(trx, caller, id, market ? { ...body, source_asset: market.asset } : body, true);
   if (!market || market.asset !== q.asset) throw new ApiError('product_not_available', 'The source asset changed meanwhile; retry.');
   const arrival = arrivalAt(q.price.amount, q.sourceScale, q.cardScale, market.rate);
   if (arrival <= 0n) throw new ApiError('amount_out_of_range', 'The amount converts to nothing.', { reason: 'converts_to_nothing' });

@@ -102,7 +102,12 @@ export async function remittanceOperatorRoutes(app: AppInstance, ctx: ServiceCon
     const order = await findOrder(db, params.id);
     if (!order) throw new ApiError('not_found', 'No such remittance.');
     if (!isOpen(order.status) && order.status !== body.status) throw new ApiError('state_invalid', `The remittance is already ${order.status}.`);
-    if (isOpen(order.status)) await applyDecision(ctx, order.id, body.status === 'completed' ? { kind: 'complete' } : { kind: 'fail', reason: 'operator' }, 'query');
+    if (isOpen(order.status)) {
+      const row = await applyDecision(ctx, order.id, body.status === 'completed' ? { kind: 'complete' } : { kind: 'fail', reason: 'operator' }, 'query');
+      // Another decision (the operator's, or the provider's through reconciliation) may have won the
+      // order meanwhile: the answer is never 200 for a decision that was not taken.
+      if (row.status !== body.status) throw new ApiError('state_invalid', `The remittance became ${row.status} meanwhile.`);
+    }
     return operatorView(order.id);
   });
 }
