@@ -147,11 +147,8 @@ export async function rateFor(ctx: ServiceContext, caller: MemberCardCaller, id:
  * amount + fee frozen in the source asset (available → frozen; `insufficient_balance`), the
  * dispatch job queued. Concurrent top-ups against one balance serialise on the member's
  * available account (postEntry locks it), so they never overdraw it. The card row is locked
- * first, as every action that stops a card locks it while it fails the card's pending top-ups
- * (closing, expiry, replacement): a card stopping at the same time stops either before this
- * top-up (refused `state_invalid`) or after it (and fails it with the others); without the lock a
- * top-up could be accepted `pending` on a card whose close had already answered, its money frozen
- * until the dispatch job failed it.
+ * first, as every action that stops a card (and fails its pending top-ups) locks it: a card
+ * stopping meanwhile stops before this top-up (`state_invalid`) or after it (and fails it too).
  */
 export async function createTopUp(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, body: TopUpBody, market: { asset: string; rate: string } | undefined) {
   const q = await priceFor(trx, caller, id, market ? { ...body, source_asset: market.asset } : body, true);
