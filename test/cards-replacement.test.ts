@@ -68,6 +68,11 @@ describe('card replacement', () => {
     const results = await Promise.allSettled([0, 1, 2].map(() => client.cards.requestReplacement(card2.id, { reason: 'damaged' }, { onBehalfOf: m.external })));
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
     for (const r of results) if (r.status === 'rejected') assert.equal((r.reason as { code: string }).code, 'state_invalid');
+
+    // However long the note, the reference truncates it: never a refusal of the request.
+    const card3 = await h.card(m, 'virtual');
+    const long = await client.cards.requestReplacement(card3.id, { reason: 'damaged', note: 'n'.repeat(20_000) }, { onBehalfOf: m.external });
+    assert.equal((await client.cards.getReplacement(long.id, { onBehalfOf: m.external })).note, 'n'.repeat(200));
     const list = async (opts: { onBehalfOf?: string; cardId?: string }) => {
       const out = [];
       for await (const r of client.cards.listReplacements({ ...opts, limit: 1 })) out.push(r.id);
@@ -76,7 +81,7 @@ describe('card replacement', () => {
     const ofCard2 = await list({ onBehalfOf: m.external, cardId: card2.id });
     assert.equal(ofCard2.length, 1);
     assert.deepEqual(await list({ onBehalfOf: m.external, cardId: card.id }), [created.id]);
-    assert.deepEqual(await list({ onBehalfOf: m.external }), [ofCard2[0], created.id], 'newest first, across pages');
+    assert.deepEqual(await list({ onBehalfOf: m.external }), [long.id, ofCard2[0], created.id], 'newest first, across pages');
     assert.deepEqual(await list({ cardId: card2.id.slice(4) }), ofCard2, 'the merchant principal sees its members\' replacements');
     assert.deepEqual(await list({ onBehalfOf: (await h.member('0')).external, cardId: card2.id }), []);
     assert.deepEqual(await list({ onBehalfOf: m.external, cardId: `crd_${randomUUID()}` }), []);

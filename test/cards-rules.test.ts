@@ -36,6 +36,11 @@ describe('card state machine', () => {
     assert.deepEqual(afterActivationFailure(0, now), { failures: 1, lockedUntil: null });
     assert.deepEqual(afterActivationFailure(1, now), { failures: 2, lockedUntil: null });
     assert.deepEqual(afterActivationFailure(2, now), { failures: 0, lockedUntil: new Date('2026-01-02T00:00:00Z') });
+    // A failure answered after another attempt locked the card keeps the lock as it is.
+    const lock = new Date(now.getTime() + 3_600_000);
+    assert.deepEqual(afterActivationFailure(0, now, lock), { failures: 0, lockedUntil: lock });
+    // A lock whose time is over counts as none.
+    assert.deepEqual(afterActivationFailure(0, now, now), { failures: 1, lockedUntil: null });
   });
   it('application transitions', () => {
     assert.deepEqual(applicationTransition('pending', 'approved', false), { kind: 'move', to: 'approved' });

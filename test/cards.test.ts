@@ -286,6 +286,58 @@ describe('cards', () => {
     assert.deepEqual(await activate(m, card.id, { expiry: expiryOf(card), pin: '1234' }), { id: card.id, status: 'active' });
   });
 
+  it('a counted failure whose answer lands after the lock keeps the card locked: parallel wrong PINs never lift it', async () => {
+    const m = await member();
+    const card = await physicalCard(m);
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+    await client.cards.sandboxShip(card.id);
+    await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '0000' }), 'invalid_request');
+    await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '0001' }), 'invalid_request');
+    // Two more attempts, each with its own approved challenge, both at the issuer at once: the
+    // first answer applied is the third failure (the lock), the second lands on a locked card.
+    const ready: Array<{ key: string; body: { expiry: string; pin: string }; challenge: string }> = [];
+    for (const pin of ['0002', '0003']) {
+      const key = randomUUID();
+      const body = { expiry: expiryOf(card), pin };
+      const challenge = await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key }).then(
+        () => assert.fail('step-up expected'), (err: unknown) => (err as StepUpRequiredError).challengeId);
+      await client.hostedScreens.sandboxComplete(challenge, 'approved');
+      ready.push({ key, body, challenge });
+    }
+    const upstream = service.ctx.upstreams.card as unknown as { activate: (...args: unknown[]) => Promise<unknown> };
+    const original = upstream.activate;
+    let inside = 0;
+    let bothInside!: () => void;
+    const entered = new Promise<void>((r) => { bothInside = r; });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    upstream.activate = async (...args: unknown[]) => {
+      const out = await original.apply(upstream, args);
+      if (++inside === 2) bothInside();
+      await gate;
+      return out;
+    };
+    try {
+      const calls = ready.map((r) => client.cards.activate(card.id, r.body, { onBehalfOf: m, idempotencyKey: r.key, stepUp: r.challenge })
+        .then(() => assert.fail('a wrong PIN activated the card'), (err: { code?: string; body?: { locked_until?: string } }) => err));
+      await entered;
+      release();
+      const answers = await Promise.all(calls);
+      for (const err of answers) {
+        assert.equal(err.code, 'state_invalid', 'both answers report the lock');
+        assert.match(String(err.body?.locked_until), /^\d{4}-\d{2}-\d{2}T/);
+      }
+    } finally {
+      upstream.activate = original;
+      release();
+    }
+    const after = await client.cards.get(card.id, { onBehalfOf: m });
+    assert.ok(after.locked_until, 'still locked');
+    assert.equal(after.status, 'unactivated');
+    // The right PIN is refused until the 24 hours have passed.
+    await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '1234' }), 'state_invalid');
+  });
+
   it('an activation whose card was closed while the issuer was asked does not bring it back', async () => {
     const m = await member();
     const card = await physicalCard(m);

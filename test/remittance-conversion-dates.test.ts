@@ -40,6 +40,9 @@ describe('remittance conversion dates', () => {
     assert.deepEqual(same.dates, []);
     assert.equal(same.earliest_valid, '2030-12-24');
     assert.deepEqual(await client.remittance.conversionDates({ currency: 'EUR', line: 'overnight' }), eur, 'an unknown line is express');
+    // Whatever its length: the reference treats every unknown value as express, never as a malformed request.
+    assert.deepEqual(await client.remittance.conversionDates({ currency: 'EUR', line: 'x'.repeat(33) }), eur, 'a long unknown line is express too');
+    assert.deepEqual(await client.remittance.conversionDates({ currency: 'EUR', line: 'pobo'.repeat(100) }), eur);
   });
 
   it('answers each error code; the provider not answering is 502, never an empty list', async () => {

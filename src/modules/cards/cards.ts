@@ -128,7 +128,7 @@ export async function finishActivation(ctx: ServiceContext, card: CardRow, eleme
       await emitCard(trx, updated);
       return { ok: true as const };
     }
-    const next = afterActivationFailure(locked.activation_failures, now);
+    const next = afterActivationFailure(locked.activation_failures, now, locked.locked_until);
     await trx.updateTable('cards')
       .set({ activation_failures: next.failures, locked_until: next.lockedUntil, activation_attempt_ref: null, activation_attempt_at: null, updated_at: now })
       .where('id', '=', card.id).execute();

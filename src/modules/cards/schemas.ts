@@ -116,7 +116,8 @@ export const ReplacementReasonSchema = Type.Union([
 
 export const ReplacementBody = Type.Object({
   reason: ReplacementReasonSchema,
-  note: Type.Optional(Type.String({ maxLength: 10_000, description: 'Kept to its first 200 characters (the reference truncates)' })),
+  // No length bound: the reference truncates a longer note, it never refuses one (the body limit bounds it).
+  note: Type.Optional(Type.String({ description: 'Kept to its first 200 characters (the reference truncates)' })),
 });
 
 export const ReplacementCreated = Type.Object({

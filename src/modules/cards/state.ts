@@ -65,9 +65,12 @@ export function isLocked(lockedUntil: Date | null, now: Date): boolean {
 
 /**
  * A counted activation failure (a wrong element, or an explicit refusal by the issuer): the new
- * count and, at the third, the lock's end. Network faults and issuer 5xx never come here.
+ * count and, at the third, the lock's end. Network faults and issuer 5xx never come here. A card
+ * already locked (attempts asked of the issuer at once: another one's answer locked it first)
+ * keeps its lock as it is: a later failure never lifts or shortens it.
  */
-export function afterActivationFailure(failuresBefore: number, now: Date): { failures: number; lockedUntil: Date | null } {
+export function afterActivationFailure(failuresBefore: number, now: Date, lockedUntil: Date | null = null): { failures: number; lockedUntil: Date | null } {
+  if (isLocked(lockedUntil, now)) return { failures: failuresBefore, lockedUntil };
   const failures = failuresBefore + 1;
   if (failures >= activationFailuresMax) return { failures: 0, lockedUntil: new Date(now.getTime() + activationLockSeconds * 1000) };
   return { failures, lockedUntil: null };

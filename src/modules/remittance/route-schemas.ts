@@ -133,7 +133,9 @@ export const NameCheck = Type.Object({
 
 export const ConversionDatesQuery = Type.Object({
   currency: Type.Optional(Type.String({ maxLength: 16, description: 'Payout currency, three upper-case letters (required)' })),
-  line: Type.Optional(Type.String({ maxLength: 32, description: '`express` (default) or `pobo`; other values are treated as `express`' })),
+  // No length bound: the reference treats every other value as `express`, however long (the request
+  // line's own limit bounds it), never as a malformed request.
+  line: Type.Optional(Type.String({ description: '`express` (default) or `pobo`; other values are treated as `express`' })),
 });
 
 export const ConversionDatesResponse = Type.Object({
