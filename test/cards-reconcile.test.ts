@@ -389,6 +389,17 @@ describe('card reconciliation', () => {
       assert.deepEqual(row, { activation_failures: 1, activation_attempt_ref: null });
     });
 
+    it('a member signed out (sessions revoked) after the lost answer: the retry needs a new step-up', async () => {
+      const { m, card } = await shippedCard();
+      const body = { expiry: expiryOf(card), pin: '1234' };
+      const key = randomUUID();
+      const challenge = await approvedChallenge(m, card.id, body, key);
+      await withIssuer('unknown', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_error', 502));
+      await client.members.revokeSessions(m);
+      await expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'step_up_required');
+      assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).status, 'unactivated');
+    });
+
     it('the consumed challenge cannot be reused after the resume window', async () => {
       const { m, card } = await shippedCard();
       const body = { expiry: expiryOf(card), pin: '1234' };

@@ -13,13 +13,17 @@ export async function findTicket(db: Db, id: string, forUpdate = false): Promise
   return q.executeTakeFirst();
 }
 
-/** `sessions/revoke`: every ticket of the member not yet spent becomes void. */
+/**
+ * `sessions/revoke`: every ticket of the member not yet spent becomes void, and so does every used
+ * step-up challenge: a used one can still let the request that consumed it be retried after a lost
+ * answer (step-up `resumeVerdict`), and a member signed out must authorise anew.
+ */
 export async function voidMemberTickets(trx: Db, memberId: string): Promise<number> {
   const rows = await trx
     .updateTable('hosted_tickets')
     .set({ status: 'void' })
     .where('member_id', '=', memberId)
-    .where('status', 'in', ['open', 'completed'])
+    .where((eb) => eb.or([eb('status', 'in', ['open', 'completed']), eb.and([eb('status', '=', 'used'), eb('purpose', '=', 'step_up')])]))
     .returning('id')
     .execute();
   return rows.length;
