@@ -26,6 +26,9 @@ describe('card controls', () => {
 
   const inject = (behavior: string) => client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'card', behavior } });
   const drain = () => service.workers.jobs.drain();
+  /** The open `upstream.unknown_status` alerts about a card. */
+  const unknownStatusAlerts = async (cardId: string) =>
+    (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data.filter((a: { object_id: string }) => a.object_id === cardId);
 
   async function member() {
     const external = `cc-${randomUUID().slice(0, 8)}`;
@@ -257,6 +260,25 @@ describe('card controls', () => {
       const kept = await client.cards.getMerchantRules(id, { onBehalfOf: m });
       assert.deepEqual([kept.rule_type, kept.merchant_names, kept.synced], ['white', ['Corner Shop'], true]);
     });
+
+    it('unknown_status: an answer outside our enumeration is no confirmation: 502, the set stored unconfirmed (synced: false), one operator alert', async () => {
+      const { m, id } = await virtualCard();
+      const key = randomUUID();
+      const body = { rule_type: 'black' as const, mcc_list: ['7995'] };
+      await inject('unknown_status');
+      try {
+        await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key }), 'upstream_error', 502);
+      } finally {
+        await inject('success');
+      }
+      const stored = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+      assert.deepEqual([stored.rule_type, stored.mcc_list, stored.synced, stored.synced_at], ['black', ['7995'], false, null]);
+      assert.equal((await unknownStatusAlerts(id)).length, 1);
+      // The issuer keeps answering that request so: a retry is 502 again, with no second alert.
+      await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key }), 'upstream_error', 502);
+      assert.equal((await unknownStatusAlerts(id)).length, 1);
+      assert.equal((await client.cards.setMerchantRules(id, body, { onBehalfOf: m })).synced, true, 'a new request is confirmed');
+    });
   });
 
   describe('PATCH /v1/cards/{id}/billing-address', () => {
@@ -337,6 +359,18 @@ describe('card controls', () => {
       }
       assert.deepEqual((await client.cards.updateBillingAddress(id, address, { onBehalfOf: m })).billing_address, address);
       assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).billing_address, address);
+    });
+
+    it('unknown_status: an answer outside our enumeration is no confirmation: 502, the address not stored, an operator alert', async () => {
+      const { m, id } = await virtualCard();
+      await inject('unknown_status');
+      try {
+        await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m }), 'upstream_error', 502);
+      } finally {
+        await inject('success');
+      }
+      assert.equal((await client.cards.get(id, { onBehalfOf: m })).billing_address, null);
+      assert.equal((await unknownStatusAlerts(id)).length, 1);
     });
 
     it('a retry with the same key after a 502 stores the address', async () => {
@@ -420,6 +454,19 @@ describe('card controls', () => {
       await expectCode(client.request({ method: 'POST', path: `/v1/cards/${id}/cvv/unblock`, onBehalfOf: m, idempotencyKey: false }), 'idempotency_key_required');
       await setStatus(id, 'closed');
       await expectCode(client.cards.unblockCvv(id, { onBehalfOf: m }), 'state_invalid');
+    });
+
+    it('unknown_status: an answer outside our enumeration is no confirmation: 502, cvv_blocked unchanged, an operator alert', async () => {
+      const { m, id } = await virtualCard();
+      await service.ctx.db.updateTable('cards').set({ cvv_blocked: true }).where('id', '=', id).execute();
+      await inject('unknown_status');
+      try {
+        await expectCode(client.cards.unblockCvv(id, { onBehalfOf: m }), 'upstream_error', 502);
+      } finally {
+        await inject('success');
+      }
+      assert.equal((await client.cards.get(id, { onBehalfOf: m })).cvv_blocked, true);
+      assert.equal((await unknownStatusAlerts(id)).length, 1);
     });
   });
 

@@ -135,6 +135,36 @@ describe('exchange', () => {
     assert.equal(await balance(m, 'USDT'), '1000.000000');
   });
 
+  it('the key means something only with lock: true: a read-only quote with a key is priced anew each time, never replayed, and leaves the key free for a lock', async () => {
+    const m = await member({ kyc: 0 });
+    const key = randomUUID();
+    const body = { from_asset: 'USDT', to_asset: 'USDC', from_amount: '10' };
+    const quote = () => client.requestRaw({ method: 'POST', path: '/v1/exchange/quotes', body, onBehalfOf: m, idempotencyKey: key });
+    const refused = await quote();
+    assert.equal(refused.body.code, 'kyc_required');
+    await admin(service, 'POST', `/admin/v1/members/${(await client.members.get(m)).id}/kyc-review`, { decision: 'approved', level: 1 });
+    const first = await quote();
+    assert.equal(first.status, 200, 'priced now, not the first refusal replayed');
+    assert.equal(first.headers['x-idempotent-replay'], undefined);
+    const { spread_bps: spread } = await service.ctx.db.selectFrom('exchange_directions').select('spread_bps').where('id', '=', 'exd_s_usdt_usdc').executeTakeFirstOrThrow();
+    await direction('exd_s_usdt_usdc', { spread_bps: spread + 40 });
+    try {
+      const second = await quote();
+      assert.equal(second.headers['x-idempotent-replay'], undefined);
+      assert.notEqual(second.body.rate, first.body.rate, 'a read-only quote is never a stale replay');
+    } finally {
+      await direction('exd_s_usdt_usdc', { spread_bps: spread });
+    }
+    const lock = { ...body, lock: true };
+    const locked = await client.requestRaw({ method: 'POST', path: '/v1/exchange/quotes', body: lock, onBehalfOf: m, idempotencyKey: key });
+    assert.equal(locked.status, 200, JSON.stringify(locked.body));
+    assert.match(locked.body.quote_id, /^exc_/);
+    const replayed = await client.requestRaw({ method: 'POST', path: '/v1/exchange/quotes', body: lock, onBehalfOf: m, idempotencyKey: key });
+    assert.equal(replayed.headers['x-idempotent-replay'], 'true');
+    assert.equal(replayed.body.quote_id, locked.body.quote_id, 'with lock: true the same key and body return the same locked quote');
+    assert.equal((await client.exchange.list({ onBehalfOf: m })).length, 1);
+  });
+
   it('executes a lock at its numbers; one balanced pair of entries; a second execution is state_invalid', async () => {
     const m = await member();
     const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '100', lock: true }, { onBehalfOf: m });

@@ -90,7 +90,8 @@ export function accessHeaders(method: string, access: RouteAccess): Json[] {
       name: 'x-idempotency-key',
       in: 'header',
       required: idempotency === 'required',
-      description: 'UUID form (8-4-4-4-12 hex; only the shape is checked). The same key and body within 24 hours replays the first result with `X-Idempotent-Replay: true`. Keep it on retries.',
+      description: 'UUID form (8-4-4-4-12 hex; only the shape is checked). The same key and body within 24 hours replays the first result with `X-Idempotent-Replay: true`. Keep it on retries.'
+        + (access.keyedBody ? ` ${access.keyedBody.description}` : ''),
       schema: { type: 'string', format: 'uuid', pattern: uuidPattern },
       example: '5f0c6b8e-3a4d-4c1e-9b7a-2d6f8e1c0a93',
     });

@@ -278,6 +278,7 @@ function prepareIdempotency(ctx: ServiceContext, req: FastifyRequest, access: Ro
     return;
   }
   if (!isKeyShape(key)) throw new ApiError('idempotency_key_invalid');
+  if (access.keyedBody && !access.keyedBody.applies(req.body)) return;
   req.idempotency = {
     key: key.toLowerCase(),
     // Keys are the merchant's; on behalf of a member the member is part of the request, so the

@@ -13,6 +13,12 @@ export interface RouteAccess {
   /** Who may call: the merchant itself, the merchant acting for a member, or either. */
   principal?: 'merchant' | 'member' | 'either';
   idempotency?: 'required' | 'optional' | 'none';
+  /**
+   * With `idempotency: 'optional'`: the bodies for which the key counts. For any other body the key
+   * (its shape still checked) is not read: no replay, no 409, nothing stored. `POST
+   * /v1/exchange/quotes`: the reference's key is "meaningful only with `lock: true`".
+   */
+  keyedBody?: { applies: (body: unknown) => boolean; description: string };
   /** `always`: signed whatever the method (POST /v1/deposits). Default: every method but GET and HEAD. */
   signature?: 'always' | 'by_method';
   /** Only in the sandbox; production answers 404 not_found. */

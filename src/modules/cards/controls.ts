@@ -12,7 +12,8 @@ import { enqueue } from '../../jobs/queue.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
 import { minorFromDb, parseAmount } from '../../ledger/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import type { CallOutcome } from '../../upstreams/types.js';
+import { providerStatusOf, type CallOutcome } from '../../upstreams/types.js';
+import { raiseAlert } from '../alerts/queries.js';
 import { findCard, scaleOf, type Db, type MemberCardCaller } from './queries.js';
 import { addressProblems, limitProblems, merchantRuleProblems, normaliseAddress, tighterLimits, type Limits } from './rules.js';
 import type { Address, CardRow, MerchantRuleSet } from './tables.js';
@@ -223,7 +224,7 @@ export async function finishMerchantRules(ctx: ServiceContext, p: PreparedRules)
     requestId: p.requestId, cardRef: p.card.upstream_ref,
     rules: p.rules ? { ruleType: p.rules.rule_type, merchantNames: p.rules.merchant_names, mccList: p.rules.mcc_list } : null,
   }));
-  unknownOutcome(outcome, 'The card issuer\'s answer is unknown; the rules are stored unconfirmed. Retry with the same key, then read the rules.');
+  await confirmedOrUnknown(ctx, p.card, 'merchant rules', outcome, 'The card issuer\'s answer is unknown; the rules are stored unconfirmed. Retry with the same key, then read the rules.');
   const answer = await ctx.db.transaction().execute(async (trx): Promise<MerchantRulesView | 'refused'> => {
     const row = await trx.selectFrom('card_merchant_rules').selectAll().where('card_id', '=', p.card.id).forUpdate().executeTakeFirstOrThrow();
     const now = await ctx.clock.now(trx, call);
@@ -263,9 +264,31 @@ export function storedRuleSet(row: { rule_type: 'white' | 'black' | null; mercha
   return setOf(row);
 }
 
-/** Timeout and 5xx of a synchronous state change: the outcome is unknown, answered 502 `upstream_error` (the reference, for these calls). */
-function unknownOutcome(outcome: CallOutcome, message: string): asserts outcome is Exclude<CallOutcome, { kind: 'timeout' | 'unknown' }> {
+/**
+ * What a synchronous state change's answer says, or 502 `upstream_error` when it says nothing we
+ * can take as done (the reference: "200 means the upstream confirmed"): a timeout or 5xx (outcome
+ * unknown), or an acceptance whose status is not `succeeded`. A status outside our enumeration
+ * (`unknown_status`, sentinel `SANDBOX_UNKNOWN_STATUS`) also raises the operator alert
+ * `upstream.unknown_status`, once per card while it is open.
+ */
+async function confirmedOrUnknown(ctx: ServiceContext, card: CardRow, what: string, outcome: CallOutcome, message: string): Promise<Exclude<CallOutcome, { kind: 'timeout' | 'unknown' }>> {
   if (outcome.kind === 'timeout' || outcome.kind === 'unknown') throw new ApiError('upstream_error', message);
+  if (outcome.kind === 'accepted' && providerStatusOf(outcome.status) !== 'succeeded') {
+    if (providerStatusOf(outcome.status) === undefined) await alertUnknownStatus(ctx, card, what, outcome.status);
+    throw new ApiError('upstream_error', message);
+  }
+  return outcome;
+}
+
+async function alertUnknownStatus(ctx: ServiceContext, card: CardRow, what: string, status: string): Promise<void> {
+  const open = await ctx.db.selectFrom('operator_alerts').select('id')
+    .where('kind', '=', 'upstream.unknown_status').where('object', '=', 'card').where('object_id', '=', card.id).where('resolved_at', 'is', null)
+    .executeTakeFirst();
+  if (open) return;
+  await raiseAlert(ctx.db, {
+    kind: 'upstream.unknown_status', merchantId: card.merchant_id, environment: card.environment, object: 'card', objectId: card.id,
+    message: `Card ${card.id}: the issuer answered the ${what} with a status outside our enumeration (${status}); it is not taken as confirmed.`,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -290,7 +313,7 @@ export async function finishBillingAddress(ctx: ServiceContext, p: PreparedAddre
   const call = callOf(p.card);
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.updateBillingAddress(call, { requestId: p.requestId, cardRef: p.card.upstream_ref, address: p.address }));
-  unknownOutcome(outcome, 'The card issuer\'s answer is unknown; the address is not stored. Retry with the same key, then read the card.');
+  await confirmedOrUnknown(ctx, p.card, 'billing address change', outcome, 'The card issuer\'s answer is unknown; the address is not stored. Retry with the same key, then read the card.');
   if (outcome.kind === 'rejected') throw new ApiError('invalid_request', 'The card issuer refused the address.');
   await ctx.db.transaction().execute(async (trx) => {
     const now = await ctx.clock.now(trx, call);
@@ -344,7 +367,7 @@ export async function prepareCvvUnblock(ctx: ServiceContext, trx: Transaction<Da
 export async function finishCvvUnblock(ctx: ServiceContext, p: { card: CardRow; requestId: string }) {
   const call = callOf(p.card);
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.card.unblockCvv(call, { requestId: p.requestId, cardRef: p.card.upstream_ref }));
-  unknownOutcome(outcome, 'The card issuer\'s answer is unknown; retry with the same key, then read `cvv_blocked` from the card.');
+  await confirmedOrUnknown(ctx, p.card, 'CVV unblock', outcome, 'The card issuer\'s answer is unknown; retry with the same key, then read `cvv_blocked` from the card.');
   if (outcome.kind === 'rejected') throw new ApiError('state_invalid', 'The card issuer refused to unlock the CVV.');
   await ctx.db.transaction().execute(async (trx) => {
     const now = await ctx.clock.now(trx, call);
