@@ -282,6 +282,10 @@ describe('remittance payees', () => {
     const none = await client.requestRaw({ method: 'PATCH', path: `/v1/remit/payees/${ids[0]}`, body: {}, onBehalfOf: m });
     assert.equal(none.body.code, 'invalid_fields');
     assert.deepEqual(none.body.fields.map((f: any) => f.key), ['nickname', 'favorite']);
+    const absent = await client.requestRaw({ method: 'PATCH', path: `/v1/remit/payees/${ids[0]}`, onBehalfOf: m });
+    assert.equal(absent.body.code, 'invalid_fields', 'no body at all: neither field sent');
+    const long = await client.remittance.updatePayee(ids[0]!, { nickname: 'L'.repeat(2000) }, { onBehalfOf: m });
+    assert.equal(long.nickname, 'L'.repeat(64), 'truncated at any length, as on creation');
 
     const other = await member();
     await expectCode(client.remittance.getPayee(ids[0]!, { onBehalfOf: other }), 'not_found', 404);

@@ -87,10 +87,12 @@ export async function remittanceRoutes(app: AppInstance, ctx: ServiceContext): P
       description: 'Only the member\'s private nickname (at most 64 characters, longer is truncated; an empty string clears it) and favourite flag change; bank details never do (a changed account is a new payee). Neither sent: `invalid_fields`. Missing, another member\'s or unlinked: `not_found`.',
       tags,
       params: PayeeIdParams,
-      body: Type.Object({
-        nickname: Type.Optional(Type.String({ maxLength: 1000 })),
+      // Optional: no body at all is "neither sent" (`invalid_fields`), like `{}`. A nickname of any
+      // length is truncated to 64, as on creation (the body limit bounds it).
+      body: Type.Optional(Type.Object({
+        nickname: Type.Optional(Type.String()),
         favorite: Type.Optional(Type.Boolean()),
-      }, { examples: [{ nickname: 'Mum', favorite: true }] }),
+      }, { examples: [{ nickname: 'Mum', favorite: true }] })),
       response: { 200: PayeeUpdated },
     },
   }, async ({ principal, params, body, write }) => write(async (trx) => updatePayee(trx, principal, params.id, body, await ctx.clock.now(trx, principal))));
