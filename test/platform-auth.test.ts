@@ -189,6 +189,25 @@ describe('authentication and keys', () => {
     await expectCode(fresh.request({ method: 'GET', path: '/v1/members/x' }), 'member_not_found');
   });
 
+  it('a second rotation of a key still in its overlap (a retry whose answer was lost) gives a key with the original expiry, not the overlap\'s edge', async () => {
+    const merchantId = await createMerchant(service);
+    const never = await createKey(service, merchantId);
+    const first = await admin(service, 'POST', `/admin/v1/api-keys/${never.keyId}/rotate`, { overlap_seconds: 60 });
+    assert.equal(first.body.expires_at, null);
+    const again = await admin(service, 'POST', `/admin/v1/api-keys/${never.keyId}/rotate`, { overlap_seconds: 60 });
+    assert.equal(again.status, 201);
+    assert.equal(again.body.expires_at, null, 'the key never expired: neither does its successor');
+    // The old key keeps its first edge (a hard edge: a later rotation does not move it).
+    const old = await service.ctx.db.selectFrom('api_keys').select('expires_at').where('id', '=', never.keyId).executeTakeFirstOrThrow();
+    assert.ok(old.expires_at && new Date(old.expires_at).getTime() <= Date.now() + 60_000);
+
+    const until = new Date(Date.now() + 90 * 24 * 3600_000).toISOString();
+    const dated = await createKey(service, merchantId, { expires_at: until });
+    await admin(service, 'POST', `/admin/v1/api-keys/${dated.keyId}/rotate`, { overlap_seconds: 60 });
+    const datedAgain = await admin(service, 'POST', `/admin/v1/api-keys/${dated.keyId}/rotate`, { overlap_seconds: 60 });
+    assert.equal(datedAgain.body.expires_at, until, 'the expiry the operator gave the key');
+  });
+
   it('lets a suspended merchant read but not write; frozen and closed merchants can do neither', async () => {
     const { client, merchantId } = await newMerchantClient(service);
     await client.members.create({ external_member_id: 'm1' });

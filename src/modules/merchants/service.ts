@@ -139,13 +139,18 @@ export async function rotateKey(trx: Transaction<Database>, id: string, overlapS
     .set({ expires_at: oldExpiry && oldExpiry < edge ? oldExpiry : edge, updated_at: at })
     .where('id', '=', id)
     .execute();
+  // A key already rotated carries its overlap's edge as its expiry: its first successor holds the
+  // expiry it had before (a second rotation, such as a retry whose answer was lost, must not give
+  // a key that dies at that edge).
+  const successor = await trx.selectFrom('api_keys').select('expires_at').where('rotated_from', '=', id)
+    .orderBy('created_at').limit(1).executeTakeFirst();
   return createKey(trx, {
     merchantId: old.merchant_id,
     environment: old.environment,
     scopes: old.scopes,
     pendingScopes: old.pending_scopes,
     ipAllowlist: old.ip_allowlist,
-    expiresAt: oldExpiry,
+    expiresAt: successor ? (successor.expires_at ? new Date(successor.expires_at) : null) : oldExpiry,
     rotatedFrom: old.id,
   }, at);
 }
