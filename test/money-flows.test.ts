@@ -69,9 +69,12 @@ describe('deposits, balances and withdrawals', () => {
     const first = (await client.deposits.create({ member_id: 'case-dep', asset: 'USDT', amount: '3', tx_hash: `0x${hex}` })) as any;
     assert.equal(first.tx_hash, `0x${hex}`, 'kept as sent');
     await expectCode(client.deposits.create({ member_id: 'case-dep', asset: 'USDT', amount: '3', tx_hash: `0x${hex.toUpperCase()}` }), 'duplicate_resource', 409);
+    // With or without the 0x prefix: one transaction.
+    await expectCode(client.deposits.create({ member_id: 'case-dep', asset: 'USDT', amount: '3', tx_hash: hex }), 'duplicate_resource', 409);
+    await expectCode(client.deposits.create({ member_id: 'case-dep', asset: 'USDT', amount: '3', tx_hash: `0X${hex}` }), 'duplicate_resource', 409);
     // A Bitcoin-style id (64 hex digits, no prefix) too; in a batch of deposits sent together as well.
     const btc = randomUUID().replace(/-/g, '').repeat(2).toUpperCase();
-    const together = await Promise.all([btc, btc.toLowerCase()].map((tx_hash) => client.requestRaw({ method: 'POST', path: '/v1/deposits', body: { member_id: 'case-dep', asset: 'USDT', amount: '2', tx_hash } })));
+    const together = await Promise.all([btc, `0x${btc.toLowerCase()}`].map((tx_hash) => client.requestRaw({ method: 'POST', path: '/v1/deposits', body: { member_id: 'case-dep', asset: 'USDT', amount: '2', tx_hash } })));
     assert.deepEqual(together.map((r) => r.status).sort(), [201, 409]);
     // Other forms (base58, or anything not 64 hex digits) stay exact: case is part of them.
     await client.deposits.create({ member_id: 'case-dep', asset: 'USDT', amount: '1', tx_hash: '5VfYkR' });
