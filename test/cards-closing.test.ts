@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { newMerchantClient, useTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { lifecycleHelpers } from './support/card-lifecycle.js';
 import { cardLifecycleJobHandlers, cardLifecycleTickers } from '../src/modules/cards/lifecycle-workers.js';
@@ -93,6 +93,29 @@ describe('card closing and expiry', () => {
     await client.sandbox.advanceClock(3600);
     assert.equal(await h.available(m, 'USD'), usdBefore + 1100n);
     assert.equal(await h.entries('card.balance_return', `${card.id}:close`), 1);
+    await h.ledgerOk();
+  });
+
+  it('unknown_status: a cancellation answered outside our enumeration is no confirmation: closing, nothing returned, one operator alert', async () => {
+    const m = await h.member();
+    const card = await h.card(m, 'virtual');
+    await h.fundCard(m, card.id, 1100n);
+    const usdBefore = await h.available(m, 'USD');
+    const alerts = async () => (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data
+      .filter((a: { object_id: string }) => a.object_id === card.id);
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'unknown_status' });
+    try {
+      assert.deepEqual(await client.cards.close(card.id, { onBehalfOf: m.external }), { id: card.id, status: 'closing' });
+    } finally {
+      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+    }
+    assert.equal((await alerts()).length, 1);
+    // The issuer answers that request so every time it is asked again: still closing, no second alert.
+    await client.sandbox.advanceClock(3600);
+    assert.equal((await client.cards.get(card.id, { onBehalfOf: m.external })).status, 'closing');
+    assert.equal(await h.available(m, 'USD'), usdBefore, 'nothing returned');
+    assert.equal(await h.onCard(m, card.id), 1100n);
+    assert.equal((await alerts()).length, 1);
     await h.ledgerOk();
   });
 

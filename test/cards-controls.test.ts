@@ -134,6 +134,32 @@ describe('card controls', () => {
       assert.deepEqual(after.limits, { single: '50.00', daily: '3000.00', monthly: '5000.00' });
     });
 
+    it('unknown_status: a push answered outside our enumeration is no confirmation; asked again, then only tightening kept; one operator alert', async () => {
+      const { m, id } = await virtualCard();
+      await client.cards.setLimits(id, { single: '100', daily: '1000', monthly: '5000' }, { onBehalfOf: m });
+      await drain();
+      assert.equal((await client.cards.get(id, { onBehalfOf: m })).limits_sync, 'synced');
+      await inject('unknown_status');
+      try {
+        await client.cards.setLimits(id, { single: '50', daily: '2000' }, { onBehalfOf: m });
+        await drain();
+      } finally {
+        await inject('success');
+      }
+      const card = await client.cards.get(id, { onBehalfOf: m });
+      assert.equal(card.limits_sync, 'pending', 'not taken as confirmed');
+      assert.equal((await unknownStatusAlerts(id)).length, 1);
+      // The issuer answers that request so on every retry: after the last attempt the loosened daily falls back.
+      for (let i = 0; i < 5; i++) {
+        await client.sandbox.advanceClock(700);
+        await drain();
+      }
+      const after = await client.cards.get(id, { onBehalfOf: m });
+      assert.equal(after.limits_sync, 'failed');
+      assert.deepEqual(after.limits, { single: '50.00', daily: '1000.00', monthly: '5000.00' });
+      assert.equal((await unknownStatusAlerts(id)).length, 1);
+    });
+
     it('a withdrawn product answers product_not_available', async () => {
       const { m, id } = await virtualCard();
       await setProduct({ enabled: false });

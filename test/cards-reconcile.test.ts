@@ -29,7 +29,8 @@ describe('card reconciliation rules (pure)', () => {
     assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'rejected' }, 0, 60_000), { kind: 'decide', decision: 'rejected' });
     assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'need_docs' }, 0, 60_000), { kind: 'decide', decision: 'need_docs' });
     assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'in_review' }, 0, 60_000), { kind: 'received' });
-    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'SANDBOX_UNKNOWN_STATUS' }, 0, 60_000), { kind: 'wait' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'SANDBOX_UNKNOWN_STATUS' }, 0, 60_000), { kind: 'wait', unknownStatus: 'SANDBOX_UNKNOWN_STATUS' });
+    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'processing' }, 0, 60_000), { kind: 'wait' });
     assert.deepEqual(applicationQueryDecision({ kind: 'not_found' }, 59_999, 60_000), { kind: 'wait' });
     assert.deepEqual(applicationQueryDecision({ kind: 'not_found' }, 60_000, 60_000), { kind: 'resubmit' });
     assert.deepEqual(applicationQueryDecision({ kind: 'timeout' }, 1e9, 60_000), { kind: 'wait' });
@@ -37,6 +38,8 @@ describe('card reconciliation rules (pure)', () => {
     assert.deepEqual(applicationResubmitDecision({ kind: 'accepted', providerOrderId: 'CD2', status: 'succeeded', detail: {} }), { kind: 'received' });
     assert.deepEqual(applicationResubmitDecision({ kind: 'rejected', reason: 'no' }), { kind: 'decide', decision: 'rejected' });
     assert.deepEqual(applicationResubmitDecision({ kind: 'timeout' }), { kind: 'wait' });
+    assert.deepEqual(applicationResubmitDecision({ kind: 'accepted', providerOrderId: 'CD2', status: 'SANDBOX_UNKNOWN_STATUS', detail: {} }), { kind: 'wait', unknownStatus: 'SANDBOX_UNKNOWN_STATUS' });
+    assert.deepEqual(applicationResubmitDecision({ kind: 'accepted', providerOrderId: 'CD2', status: 'failed', detail: {} }), { kind: 'wait' });
   });
   it('a rule set: succeeded confirms, failed restores, never received re-pushes after the grace, anything else waits', () => {
     const found = (status: string) => ({ kind: 'found' as const, providerOrderId: 'CD3', status });
@@ -216,6 +219,49 @@ describe('card reconciliation', () => {
       const approved = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
       assert.equal(approved.status, 'approved');
       assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
+      await ledgerOk();
+    });
+
+    /** The open `upstream.unknown_status` alerts about an object. */
+    const unknownStatusAlerts = async (objectId: string) =>
+      (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data.filter((a: { object_id: string }) => a.object_id === objectId);
+
+    it('unknown_status at submission: never taken as received; pending with the fee frozen, one operator alert, kept under reconciliation', async () => {
+      const m = await member();
+      const { virtual } = await products();
+      const app = await withIssuer('unknown_status', () => client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m }));
+      assert.equal(app.status, 'pending');
+      assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
+      const alerts = await unknownStatusAlerts(app.id);
+      assert.equal(alerts.length, 1);
+      assert.equal(alerts[0].object, 'card_application');
+      const row = await service.ctx.db.selectFrom('card_applications').select(['upstream_outcome', 'next_check_at']).where('id', '=', app.id).executeTakeFirstOrThrow();
+      assert.equal(row.upstream_outcome, 'unknown', 'not taken as received');
+      assert.notEqual(row.next_check_at, null, 'reconciliation keeps asking');
+      // The issuer keeps answering the sentinel: reconciliation changes nothing and raises no second alert.
+      await client.sandbox.advanceClock(600);
+      assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'pending');
+      assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
+      assert.equal((await unknownStatusAlerts(app.id)).length, 1);
+      await ledgerOk();
+      // The issuer's decision still settles it.
+      assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'rejected')).status, 'rejected');
+      assert.deepEqual(await usdt(m), ['100.000000', '0.000000']);
+      await ledgerOk();
+    });
+
+    it('unknown_status on a re-submission (first submission never received): not received; one alert; the fee stays frozen', async () => {
+      const m = await member();
+      const app = await unknownApplication(m, 'unknown');
+      await withIssuer('unknown_status', async () => {
+        await client.sandbox.advanceClock(1800);
+      });
+      const row = await service.ctx.db.selectFrom('card_applications').select(['status', 'upstream_outcome']).where('id', '=', app.id).executeTakeFirstOrThrow();
+      assert.deepEqual(row, { status: 'pending', upstream_outcome: 'unknown' });
+      assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
+      assert.equal((await unknownStatusAlerts(app.id)).length, 1);
+      await client.sandbox.advanceClock(600);
+      assert.equal((await unknownStatusAlerts(app.id)).length, 1);
       await ledgerOk();
     });
 

@@ -328,6 +328,30 @@ describe('card replacement', () => {
     await h.ledgerOk();
   });
 
+  it('unknown_status: a new card answered outside our enumeration is no card: processing, nothing refunded or charged, one operator alert', async () => {
+    const m = await h.member();
+    const card = await h.card(m, 'virtual');
+    await h.fundCard(m, card.id, 800n);
+    const { id } = await client.cards.requestReplacement(card.id, { reason: 'pin_locked' }, { onBehalfOf: m.external });
+    const alerts = async () => (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data
+      .filter((a: { object_id: string }) => a.object_id === card.id);
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'unknown_status' });
+    try {
+      await advance();
+      await advance(600);
+    } finally {
+      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+    }
+    assert.equal((await client.cards.getReplacement(id)).status, 'processing');
+    assert.equal(await h.frozen(m, 'USDT'), 3_000000n, 'fees reserved, not charged, not released');
+    assert.equal((await alerts()).length, 1);
+    // The issuer answers that request so every time: still processing, no second alert.
+    await advance(3600);
+    assert.equal((await client.cards.getReplacement(id)).status, 'processing');
+    assert.equal((await alerts()).length, 1);
+    await h.ledgerOk();
+  });
+
   it('a crash between steps resumes where it stopped: two executors at once do the work once', async () => {
     const m = await h.member();
     const card = await h.card(m, 'virtual');

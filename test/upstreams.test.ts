@@ -328,6 +328,30 @@ describe('POST /v1/merchant/deposit-address', () => {
     });
   });
 
+  it('unknown_status: an address answered with a status outside our enumeration is not issued: service_unavailable, nothing stored, one operator alert', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const key = randomUUID();
+    await inject(client, 'chain', 'unknown_status');
+    try {
+      for (let i = 0; i < 2; i++) {
+        const res = await ask(client, { asset: 'USDT', network: 'TRON' }, key);
+        assert.equal(res.status, 400, JSON.stringify(res.body));
+        assert.equal(res.body.code, 'service_unavailable');
+        assert.equal(res.body.retry_after, 60);
+        assert.equal(res.headers['x-idempotent-replay'], undefined, 'not stored as the key\'s result');
+      }
+    } finally {
+      await inject(client, 'chain', 'success');
+    }
+    assert.deepEqual(((await client.request({ method: 'GET', path: '/v1/merchant/deposit-addresses' })) as any).data, []);
+    const alerts = (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data
+      .filter((a: { object: string; merchant_id: string }) => a.object === 'deposit_address' && a.merchant_id === merchantId);
+    assert.equal(alerts.length, 1, 'one alert for the request, however often it is retried');
+    // The provider keeps answering that request id so; a new key gets an address.
+    assert.equal((await ask(client, { asset: 'USDT', network: 'TRON' }, key)).body.code, 'service_unavailable');
+    assert.equal((await ask(client, { asset: 'USDT', network: 'TRON' })).status, 201);
+  });
+
   it('is a merchant-principal call needing merchant:write; listing needs merchant:read', async () => {
     const merchantId = await createMerchant(service);
     const reader = clientFor(service, await createKey(service, merchantId, { scopes: ['merchant:read'] }));

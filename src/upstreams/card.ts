@@ -174,7 +174,7 @@ export type ReplacementIssueOutcome =
   | { kind: 'issued'; card: IssuedCard }
   | { kind: 'rejected'; reason: string }
   | { kind: 'timeout' }
-  | { kind: 'unknown'; reason: string };
+  | { kind: 'unknown'; reason: string; /** raw status of an acceptance that is not `succeeded` */ status?: string };
 
 /** What the service may keep of an issued card: never the number or the CVV. */
 export interface IssuedCard {
@@ -382,7 +382,7 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     const refusal = req.cardRef.startsWith(simulatorRefusedCardPrefix) ? 'card not replaceable' : undefined;
     const outcome = await this.provider.submit(call, { requestId: req.requestId, operation: 'card', detail, refusal, synchronous: true });
     if (outcome.kind !== 'accepted') return outcome;
-    if (outcome.status !== 'succeeded') return { kind: 'unknown', reason: `issuer status ${outcome.status}` };
+    if (outcome.status !== 'succeeded') return { kind: 'unknown', reason: `issuer status ${outcome.status}`, status: outcome.status };
     const d = outcome.detail;
     return { kind: 'issued', card: { cardRef: outcome.providerOrderId, last4: d.last4, expMonth: Number(d.exp_month), expYear: Number(d.exp_year) } };
   }

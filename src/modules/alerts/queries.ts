@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { newId } from '../../platform/ids.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
@@ -33,6 +33,24 @@ export async function raiseAlert(db: Db, alert: AlertInput): Promise<string> {
     })
     .execute();
   return id;
+}
+
+/**
+ * Raises the alert unless one of the same kind about the same object is still open: one alert per
+ * object while the operator has not resolved it (e.g. `upstream.unknown_status`, which the same
+ * answer repeated by every retry or status query would otherwise raise again). The check and the
+ * insert are serialised per (kind, object) by a transaction-scoped advisory lock, in the caller's
+ * transaction when there is one. Answers the new alert's id, or undefined when one was open.
+ */
+export async function raiseAlertOnce(db: Db, alert: AlertInput & { object: string; objectId: string }): Promise<string | undefined> {
+  const run = async (trx: Transaction<Database>) => {
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`operator_alerts|${alert.kind}|${alert.object}|${alert.objectId}`}, 0))`.execute(trx);
+    const open = await trx.selectFrom('operator_alerts').select('id')
+      .where('kind', '=', alert.kind).where('object', '=', alert.object).where('object_id', '=', alert.objectId).where('resolved_at', 'is', null)
+      .executeTakeFirst();
+    return open ? undefined : raiseAlert(trx, alert);
+  };
+  return db.isTransaction ? run(db as Transaction<Database>) : db.transaction().execute(run);
 }
 
 export interface AlertFilters {

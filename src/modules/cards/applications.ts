@@ -16,12 +16,15 @@ import type { ApplicationDecision, IssuedCard } from '../../upstreams/card.js';
 import { getAsset } from '../assets/queries.js';
 import { minKycLevel } from '../kyc/queries.js';
 import { issueTicket } from '../hosted-screens/service.js';
+import { raiseAlertOnce } from '../alerts/queries.js';
 import { ticketView } from '../hosted-screens/rules.js';
 import { authorisedBins, binAllowed, externalIdOf, findApplication, productBySeq, productSeqOf, scaleOf, type CardCaller, type Db, type MemberCardCaller } from './queries.js';
 import {
   addressProblems, cardEntryKinds, cardReferenceType, feeChargeLines, feeFreezeLines, feeInSource, feeRefundLines, normaliseAddress,
 } from './rules.js';
-import { applicationTransition, openingInventory, openingStatus, supplementOpen, type ApplicationEvent } from './state.js';
+import {
+  applicationReceived, applicationTransition, openingInventory, openingStatus, outsideApplicationEnumeration, supplementOpen, type ApplicationEvent,
+} from './state.js';
 import type { Address, CardApplicationRow, CardRow } from './tables.js';
 import { applicationView } from './views.js';
 import { enqueueVoidIssuedCard } from './void-issued.js';
@@ -132,17 +135,30 @@ export async function submitToIssuer(ctx: ServiceContext, app: CardApplicationRo
     const now = await ctx.clock.now(trx, call);
     const locked = (await findApplication(trx, call, app.id, true))!;
     if (locked.status !== 'pending' || locked.upstream_outcome === 'accepted') return locked;
-    if (outcome.kind === 'accepted') {
+    if (outcome.kind === 'accepted' && applicationReceived(outcome.status)) {
       return trx.updateTable('card_applications').set({ upstream_outcome: 'accepted', upstream_ref: outcome.providerOrderId, next_check_at: null, updated_at: now })
         .where('id', '=', app.id).returningAll().executeTakeFirstOrThrow();
     }
     if (outcome.kind === 'rejected') return (await decide(ctx, trx, locked, 'rejected')) ?? locked;
-    // Outcome unknown: reconciliation asks the issuer (reconcile.ts); nothing is refunded on it.
+    // Outcome unknown (timeout, 5xx, or an acceptance whose status does not say "received"):
+    // reconciliation asks the issuer (reconcile.ts); nothing is refunded on it. A status outside
+    // our enumeration is also an operator alert (the application is held as suspended).
+    if (outcome.kind === 'accepted' && outsideApplicationEnumeration(outcome.status)) await alertApplicationUnknownStatus(trx, locked, outcome.status);
     const firstCheck = recheckDelayMs(1, ctx.config.upstreamReconcileDelayMs, ctx.config.upstreamReconcileMaxDelayMs);
-    return trx.updateTable('card_applications').set({ upstream_outcome: 'unknown', next_check_at: new Date(now.getTime() + firstCheck), updated_at: now })
-      .where('id', '=', app.id).returningAll().executeTakeFirstOrThrow();
+    return trx.updateTable('card_applications').set({
+      upstream_outcome: 'unknown', next_check_at: new Date(now.getTime() + firstCheck), updated_at: now,
+      ...(outcome.kind === 'accepted' ? { upstream_ref: outcome.providerOrderId } : {}),
+    }).where('id', '=', app.id).returningAll().executeTakeFirstOrThrow();
   });
   return applicationView(ctx.db, row);
+}
+
+/** One `upstream.unknown_status` alert per application while open: the issuer answered it with a status outside our enumeration. */
+export async function alertApplicationUnknownStatus(trx: Db, app: CardApplicationRow, status: string): Promise<void> {
+  await raiseAlertOnce(trx, {
+    kind: 'upstream.unknown_status', merchantId: app.merchant_id, environment: app.environment, object: 'card_application', objectId: app.id,
+    message: `Card application ${app.id}: the issuer answered with a status outside our enumeration (${status}); it stays pending with the opening fee frozen until the issuer's decision is known.`,
+  });
 }
 
 const eventOf: Record<ApplicationDecision, ApplicationEvent> = { approved: 'approved', rejected: 'rejected', need_docs: 'need_docs' };

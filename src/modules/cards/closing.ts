@@ -12,8 +12,9 @@ import type { ServiceContext } from '../../service-context.js';
 import type { ClockScope } from '../../platform/clock.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import type { CallOutcome } from '../../upstreams/types.js';
+import { providerStatusOf, type CallOutcome } from '../../upstreams/types.js';
 import { emitCardStatus, returnCardBalance } from './balance-return.js';
+import { alertUnknownStatus } from './controls.js';
 import { findCard, type Db, type MemberCardCaller } from './queries.js';
 import { inFlightReplacement } from './replacements.js';
 import { cardReferenceTypeOfCard } from './rules.js';
@@ -60,7 +61,7 @@ export async function prepareClose(ctx: ServiceContext, trx: Transaction<Databas
 /** Step 2: the issuer is asked to cancel the card; its answer is applied. A refusal answers `state_invalid` (the card is back as it was). */
 export async function finishClose(ctx: ServiceContext, card: CardRow) {
   const outcome = await askIssuer(ctx, card);
-  const after = await applyCloseAnswer(ctx, card.id, outcome);
+  const after = await applyCloseAnswer(ctx, card, outcome);
   if (after.status !== 'closing' && after.status !== 'closed') throw new ApiError('state_invalid', 'The card issuer refused to close the card.');
   return { id: card.id, status: after.status as 'closing' | 'closed' };
 }
@@ -75,7 +76,10 @@ function askIssuer(ctx: ServiceContext, card: CardRow) {
  * balance returned (once: keyed `<card>:close`); refused → back to the status it was closed from;
  * no answer → stays `closing`, asked again after a backoff on the merchant's clock.
  */
-async function applyCloseAnswer(ctx: ServiceContext, cardId: string, outcome: CallOutcome | { kind: 'timeout' }): Promise<CardRow> {
+async function applyCloseAnswer(ctx: ServiceContext, card: CardRow, outcome: CallOutcome | { kind: 'timeout' }): Promise<CardRow> {
+  const cardId = card.id;
+  // A status outside our enumeration is no confirmation (stays closing, asked again) and one alert for the card.
+  if (outcome.kind === 'accepted' && providerStatusOf(outcome.status) === undefined) await alertUnknownStatus(ctx, card, 'closing', outcome.status);
   return ctx.db.transaction().execute(async (trx) => {
     const card = await trx.selectFrom('cards').selectAll().where('id', '=', cardId).forUpdate().executeTakeFirstOrThrow();
     const now = await ctx.clock.now(trx, callOf(card));
@@ -115,7 +119,7 @@ export async function reconcileClosingCards(ctx: ServiceContext, scope: ClockSco
     const claimed = await ctx.db.updateTable('cards').set({ close_next_check_at: new Date(now.getTime() + closeCheckLeaseSeconds * 1000) })
       .where('id', '=', id).where('status', '=', 'closing').where('close_next_check_at', '<=', now).returningAll().executeTakeFirst();
     if (!claimed) continue;
-    await applyCloseAnswer(ctx, id, await askIssuer(ctx, claimed));
+    await applyCloseAnswer(ctx, claimed, await askIssuer(ctx, claimed));
   }
 }
 

@@ -13,7 +13,7 @@ import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.j
 import { minorFromDb, parseAmount } from '../../ledger/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { providerStatusOf, type CallOutcome } from '../../upstreams/types.js';
-import { raiseAlert } from '../alerts/queries.js';
+import { raiseAlertOnce } from '../alerts/queries.js';
 import { findCard, scaleOf, type Db, type MemberCardCaller } from './queries.js';
 import { addressProblems, limitProblems, merchantRuleProblems, normaliseAddress, tighterLimits, type Limits } from './rules.js';
 import type { Address, CardRow, MerchantRuleSet } from './tables.js';
@@ -118,10 +118,13 @@ export async function pushLimits(job: ClaimedJob, ctx: ServiceContext): Promise<
   const wanted = limitsOf(card);
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.setLimits(callOf(card), { requestId: `limits:${card.id}:${version}`, cardRef: card.upstream_ref, ...wanted }));
-  if ((outcome.kind === 'timeout' || outcome.kind === 'unknown') && job.attempts < job.max_attempts) {
-    throw new Error(`card limits push: issuer outcome ${outcome.kind}; retried`);
+  // Only `succeeded` confirms; any other acceptance is as unknown as no answer (a status outside
+  // our enumeration also raises one alert for the card): asked again, then only tightening is kept.
+  const confirmed = outcome.kind === 'accepted' && outcome.status === 'succeeded';
+  if (outcome.kind === 'accepted' && providerStatusOf(outcome.status) === undefined) await alertUnknownStatus(ctx, card, 'limits', outcome.status);
+  if (outcome.kind !== 'rejected' && !confirmed && job.attempts < job.max_attempts) {
+    throw new Error(`card limits push: issuer outcome ${outcome.kind === 'accepted' ? `status ${outcome.status}` : outcome.kind}; retried`);
   }
-  const confirmed = outcome.kind === 'accepted';
   await ctx.db.transaction().execute(async (trx) => {
     const locked = await trx.selectFrom('cards').selectAll().where('id', '=', cardId).forUpdate().executeTakeFirstOrThrow();
     if (locked.limits_version !== version) return;
@@ -280,12 +283,9 @@ async function confirmedOrUnknown(ctx: ServiceContext, card: CardRow, what: stri
   return outcome;
 }
 
-async function alertUnknownStatus(ctx: ServiceContext, card: CardRow, what: string, status: string): Promise<void> {
-  const open = await ctx.db.selectFrom('operator_alerts').select('id')
-    .where('kind', '=', 'upstream.unknown_status').where('object', '=', 'card').where('object_id', '=', card.id).where('resolved_at', 'is', null)
-    .executeTakeFirst();
-  if (open) return;
-  await raiseAlert(ctx.db, {
+/** One `upstream.unknown_status` alert per card while open (closing.ts and the replacement executor raise it too). */
+export async function alertUnknownStatus(ctx: ServiceContext, card: Pick<CardRow, 'id' | 'merchant_id' | 'environment'>, what: string, status: string): Promise<void> {
+  await raiseAlertOnce(ctx.db, {
     kind: 'upstream.unknown_status', merchantId: card.merchant_id, environment: card.environment, object: 'card', objectId: card.id,
     message: `Card ${card.id}: the issuer answered the ${what} with a status outside our enumeration (${status}); it is not taken as confirmed.`,
   });

@@ -25,7 +25,7 @@ import { reportFailure } from '../../jobs/failures.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { reconcileStalledAfterChecks, recheckDelayMs } from '../../upstreams/order-lifecycle.js';
 import { raiseAlert } from '../alerts/queries.js';
-import { decide } from './applications.js';
+import { alertApplicationUnknownStatus, decide } from './applications.js';
 import { confirmRules, restoreConfirmedRules, storedRuleSet } from './controls.js';
 import { findApplication, productBySeq, type Db } from './queries.js';
 import {
@@ -77,6 +77,7 @@ export async function reconcileApplication(ctx: ServiceContext, app: CardApplica
       return;
     }
     await trx.updateTable('card_applications').set({ check_count: checks, next_check_at: nextCheck(ctx, checks, now) }).where('id', '=', app.id).execute();
+    if (decision.kind === 'wait' && decision.unknownStatus !== undefined) await alertApplicationUnknownStatus(trx, locked, decision.unknownStatus);
     if (checks === reconcileStalledAfterChecks) {
       await raiseAlert(trx, {
         kind: 'upstream.reconciliation_stalled', merchantId: app.merchant_id, environment: app.environment, object: 'card_application', objectId: app.id,

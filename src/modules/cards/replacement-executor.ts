@@ -21,8 +21,10 @@ import type { ServiceContext } from '../../service-context.js';
 import { newId } from '../../platform/ids.js';
 import { accountBalance, minorFromDb, postEntry } from '../../ledger/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';
+import { providerStatusOf } from '../../upstreams/types.js';
 import { raiseAlert } from '../alerts/queries.js';
 import { emitCardStatus, emitReplacement, returnCardBalance } from './balance-return.js';
+import { alertUnknownStatus } from './controls.js';
 import { productBySeq, scaleOf } from './queries.js';
 import {
   feeChargeLines, feeFreezeLines, feeInSource, feeRefundLines, lifecycleEntryKinds, replacementFeeAsset, replacementFees, replacementReferenceType,
@@ -196,6 +198,8 @@ async function issueNewCard(ctx: ServiceContext, r: CardReplacementRow): Promise
   const product = (await productBySeq(ctx.db, card.environment, card.product_seq))!;
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.issueReplacement(callOf(r), { requestId: r.id, cardRef: card.upstream_ref, bin: product.bin, formFactor: card.form_factor }));
+  const status = outcome.kind === 'unknown' && 'status' in outcome ? outcome.status : undefined;
+  if (status !== undefined && providerStatusOf(status) === undefined) await alertUnknownStatus(ctx, card, 'replacement card', status);
   if (outcome.kind === 'timeout' || outcome.kind === 'unknown') return wait(ctx, r, outcome.kind);
   return ctx.db.transaction().execute(async (trx) => {
     await lockCard(trx, r.card_id);
@@ -220,7 +224,10 @@ async function cancelOldCard(ctx: ServiceContext, r: CardReplacementRow): Promis
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.cancelCard(callOf(r), { requestId: `${r.id}:cancel`, cardRef: card.upstream_ref, reason: r.security ? 'replaced' : 'voided' }));
   if (outcome.kind === 'timeout' || outcome.kind === 'unknown') return wait(ctx, r, outcome.kind);
-  if (outcome.kind === 'accepted' && outcome.status !== 'succeeded') return wait(ctx, r, 'unknown');
+  if (outcome.kind === 'accepted' && outcome.status !== 'succeeded') {
+    if (providerStatusOf(outcome.status) === undefined) await alertUnknownStatus(ctx, card, 'cancellation of the replaced card', outcome.status);
+    return wait(ctx, r, 'unknown');
+  }
   return ctx.db.transaction().execute(async (trx) => {
     const updated = await complete(ctx, trx, r.id);
     if (outcome.kind === 'rejected' && updated.status === 'completed') {

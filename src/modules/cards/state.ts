@@ -1,4 +1,4 @@
-import type { ActivationStatusOutcome, ApplicationDecision, ApplicationStatusOutcome } from '../../upstreams/card.js';
+import type { ActivationStatusOutcome, ApplicationDecision, ApplicationReviewStatus, ApplicationStatusOutcome } from '../../upstreams/card.js';
 import { providerStatusOf, type CallOutcome, type StatusOutcome } from '../../upstreams/types.js';
 import type { ApplicationStatus, CardStatus, FormFactor, InventoryStatus, ReplacementReason, ReplacementStatus } from './tables.js';
 
@@ -128,8 +128,21 @@ export type ApplicationReconcileDecision =
   | { kind: 'received' }
   /** The issuer never received it (past the grace of a call in flight): submitted again, same request id. */
   | { kind: 'resubmit' }
-  /** Nothing learnt: stays `pending`, the fee frozen, asked again later. */
-  | { kind: 'wait' };
+  /** Nothing learnt: stays `pending`, fee frozen, asked again; `unknownStatus` (outside our enumeration) also raises one alert. */
+  | { kind: 'wait'; unknownStatus?: string };
+
+/** Whether an accepted submission's status says the issuer has it under review (anything else is not taken as received). */
+export function applicationReceived(raw: string): boolean {
+  return raw === 'in_review' || raw === 'processing' || raw === 'succeeded';
+}
+
+const reviewStatuses: readonly ApplicationReviewStatus[] = ['in_review', 'approved', 'rejected', 'need_docs'];
+/** Whether an issuer status is outside both our provider enumeration and the application review states (sandbox `SANDBOX_UNKNOWN_STATUS`). */
+export function outsideApplicationEnumeration(raw: string): boolean {
+  return providerStatusOf(raw) === undefined && !(reviewStatuses as readonly string[]).includes(raw);
+}
+
+const waitOn = (raw: string): ApplicationReconcileDecision => (outsideApplicationEnumeration(raw) ? { kind: 'wait', unknownStatus: raw } : { kind: 'wait' });
 
 /** What the issuer's answer to `applicationStatus` means for an application whose submission outcome is unknown. */
 export function applicationQueryDecision(answer: ApplicationStatusOutcome, callAgeMs: number, notFoundGraceMs: number): ApplicationReconcileDecision {
@@ -150,16 +163,16 @@ export function applicationQueryDecision(answer: ApplicationStatusOutcome, callA
         case 'need_docs':
           return { kind: 'decide', decision: answer.status };
         default:
-          return { kind: 'wait' };
+          return waitOn(answer.status);
       }
   }
 }
 
-/** What the answer to a re-submission means: the issuer's refusal rejects it (fee refunded); no answer waits. */
+/** A re-submission's answer: refused → rejected (fee refunded); received only on a status that says so; anything else waits. */
 export function applicationResubmitDecision(answer: CallOutcome): ApplicationReconcileDecision {
   switch (answer.kind) {
     case 'accepted':
-      return { kind: 'received' };
+      return applicationReceived(answer.status) ? { kind: 'received' } : waitOn(answer.status);
     case 'rejected':
       return { kind: 'decide', decision: 'rejected' };
     default:

@@ -27,7 +27,7 @@ export async function merchantDepositAddressRoutes(app: AppInstance, ctx: Servic
       description: [
         'Issues an address for the asset and network. `asset_not_allowed`: the asset or network is unknown or not enabled. ',
         '`service_unavailable` (with `retry_after`, seconds): the chain provider cannot serve now (no channel for the network, refusal, timeout); ',
-        'after no answer (timeout, 5xx) it is not stored against the key: retry after `retry_after` seconds with the same key (the same key always yields the same address); '
+        'after no answer (timeout, 5xx, or an answer that issues no address) it is not stored against the key: retry after `retry_after` seconds with the same key (the same key always yields the same address); '
         + 'after a refusal (no channel, refused) it is the key\'s result, as every 4xx: retry after `retry_after` seconds with a new key. The message says which.',
       ].join(''),
       tags,

@@ -9,6 +9,8 @@ import { keysetPage } from '../../platform/pagination.js';
 import { usableNetwork } from '../assets/rules.js';
 import { getAsset } from '../assets/queries.js';
 import { withDeadline } from '../../upstreams/deadline.js';
+import { providerStatusOf } from '../../upstreams/types.js';
+import { raiseAlertOnce } from '../alerts/queries.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const depositAddressErrors = {
@@ -38,8 +40,9 @@ export interface ChainAddress {
 /**
  * Checks the asset and network, then asks the chain upstream for an address (outside any
  * transaction; the provider is idempotent by our request id, so a retry with the same key gets the
- * same address). Anything but an issued address is 400 `service_unavailable` with `retry_after`.
- * No answer (timeout, 5xx): not kept as the key's result, so the same key is retried (the provider
+ * same address). Anything but an issued address (accepted, `succeeded`) is 400 `service_unavailable`
+ * with `retry_after`. No answer (timeout, 5xx) or an acceptance with another status (outside our
+ * enumeration: also an operator alert): not kept as the key's result, so the same key is retried (the provider
  * sees the same request id and issues at most one address). A refusal: kept, as every 4xx, since
  * the provider would only repeat its refusal to the same request id; a retry takes a new key.
  */
@@ -50,7 +53,16 @@ export async function requestAddress(ctx: ServiceContext, merchantId: string, en
   const id = depositAddressIdFor(merchantId, environment, idem.key);
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.chain.createDepositAddress({ merchantId, environment }, { requestId: id, asset: asset.code, network: network.network }));
-  if (answer.kind !== 'accepted') {
+  // Only an address the provider says is issued (`succeeded`) is stored and answered. An acceptance
+  // with any other status is no address: answered as no answer (the same key retries); a status
+  // outside our enumeration (sandbox `unknown_status`) also raises one operator alert per request.
+  if (answer.kind === 'accepted' && answer.status !== 'succeeded' && providerStatusOf(answer.status) === undefined) {
+    await raiseAlertOnce(ctx.db, {
+      kind: 'upstream.unknown_status', merchantId, environment, object: 'deposit_address', objectId: id,
+      message: `Deposit address ${id} (${asset.code} on ${network.network}): the chain provider answered with a status outside our enumeration (${answer.status}); no address was stored or answered.`,
+    });
+  }
+  if (answer.kind !== 'accepted' || answer.status !== 'succeeded') {
     const refused = answer.kind === 'rejected';
     if (!refused) idem.noStore = true;
     throw new ApiError('service_unavailable', `Deposit addresses for this asset and network are temporarily unavailable; retry after retry_after seconds${refused ? ' with a new idempotency key' : ' with the same idempotency key'}.`, {
