@@ -500,6 +500,25 @@ describe('QR payments', () => {
     const read = (await client.request({ method: 'GET', path: `/v1/qrpay/payments/${done.id}`, onBehalfOf: m.external })) as any;
     assert.equal(read.status, 'refunded');
 
+    // A provider answering the refund with any status but refunded (one outside its enumeration):
+    // nothing credited, 502, one alert.
+    const other = (await pay(client, m.external, { qr_code: payNow({ amount: '10' }), asset: 'SGD' })).body;
+    const qrpay = service.ctx.upstreams.qrpay;
+    const realRefund = qrpay.refund;
+    qrpay.refund = async () => ({ kind: 'accepted', providerOrderId: 'p-1', status: 'SANDBOX_UNKNOWN_STATUS', detail: {} });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const unsure = await admin(service, 'POST', `/admin/v1/qrpay/payments/${other.id}/refund`, {});
+        assert.deepEqual([unsure.status, unsure.body.code], [502, 'upstream_error']);
+      }
+    } finally {
+      qrpay.refund = realRefund;
+    }
+    assert.equal((await sgd(client, m.external)).available, '90.00', 'nothing credited');
+    assert.deepEqual(await entriesOf(other.id), ['qrpay.complete', 'qrpay.freeze']);
+    const alerts = (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status')).body.data.filter((a: any) => a.object_id === other.id);
+    assert.equal(alerts.length, 1, 'one alert');
+
     await inject(client, 'qrpay', 'reject');
     const failed = (await pay(client, m.external, { qr_code: payNow({ amount: '1' }), asset: 'SGD' })).body;
     assert.equal((await admin(service, 'POST', `/admin/v1/qrpay/payments/${failed.id}/refund`, {})).body.code, 'state_invalid');

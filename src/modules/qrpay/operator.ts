@@ -2,6 +2,7 @@
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { minorFromDb } from '../../ledger/index.js';
+import { raiseAlertOnce } from '../alerts/queries.js';
 import { applyDecision, refundIn } from './apply.js';
 import { callOf, safely } from './provider.js';
 import { findOrder } from './queries.js';
@@ -23,6 +24,15 @@ export async function refundPayment(ctx: ServiceContext, id: string): Promise<{ 
   if (answer.kind === 'rejected') throw new ApiError('request_rejected', `The provider refused the refund: ${answer.reason}.`);
   if (answer.kind === 'timeout') throw new ApiError('upstream_timeout');
   if (answer.kind === 'unknown') throw new ApiError('upstream_error');
+  // Only a refund the provider says is done moves money back; any other status (one outside its
+  // enumeration above all) is an outcome not known: nothing is credited, the operator is told once.
+  if (answer.status !== 'refunded') {
+    await raiseAlertOnce(ctx.db, {
+      kind: 'upstream.unknown_status', merchantId: order.merchant_id, environment: order.environment, object: 'qrpay_order', objectId: order.id,
+      message: `QR payment ${order.id}: the provider answered the refund with the status ${answer.status}, not refunded; nothing was credited.`,
+    });
+    throw new ApiError('upstream_error', 'The provider did not confirm the refund; nothing was credited. Ask the provider, then retry.');
+  }
   const row = await ctx.db.transaction().execute(async (trx) => refundIn(trx, order.id));
   if (row) return { row, replayed: false };
   const now = (await findOrder(ctx.db, order.id))!;
