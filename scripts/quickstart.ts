@@ -1,5 +1,5 @@
 /**
- * `npm run example`: the README's SDK example, against the server `npm start` runs.
+ * `npm run example`: the SDK example of docs/quickstart.md, against the server `npm start` runs.
  *
  * Reads the demo credentials the first start wrote (`$DATA_DIR/demo-credentials.json`, default
  * `data/`), then creates a member, reports a deposit for it and reads its balances. The member's

@@ -1,6 +1,6 @@
 /**
  * Loaded (`--import`) into a test process that runs one file under `node --test`: a file run on its
- * own from its source (README), and each file of `node scripts/test-cpu.mjs` without `--pool`.
+ * own from its source (docs/testing.md), and each file of `node scripts/test-cpu.mjs` without `--pool`.
  * `npm test` runs files in pooled workers, which do the same per file (support/worker.ts).
  * With `TEST_DATABASE_URL=postgres://...`
  * each test file runs on a database of its own, copied from a template migrated once, so files
