@@ -77,7 +77,7 @@ export function finishOperatorDocument(doc: Json): Json {
   return doc;
 }
 
-const description = `The operator's calls: merchants and their API keys, the asset catalogue, reviews (KYC, withdrawals, card applications), alerts, corridors, products and the other settings merchants cannot change themselves.
+const description = `The operator's calls: merchants and their API keys, the asset catalogue, KYC reviews, alerts, the settling of orders left on a provider status outside our enumeration, corridors, exchange directions, earn and card products and the other settings merchants cannot change themselves.
 
 Served on its own listener (\`ADMIN_HOST:ADMIN_PORT\`), never on the public one. Every \`/admin\` call takes \`authorization: Bearer <ADMIN_TOKEN>\` (401 \`invalid_token\` otherwise); JSON bodies, no signing and no idempotency keys; the same error envelope as the public API. \`GET /healthz\`, \`GET /readyz\` and \`GET /metrics\` (Prometheus) need no token. docs/operator-api.md describes each call.`;
 
