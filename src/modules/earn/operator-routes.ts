@@ -50,7 +50,12 @@ export async function earnOperatorRoutes(app: AppInstance, ctx: ServiceContext):
     errors: ['not_found'],
     schema: { params: IdParams, body: Type.Object({ enabled: Type.Optional(Type.Boolean()), apr_bps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })) }), response: { 200: EarnProduct } },
   }, ({ params, body, write }) => write(async (trx) => {
-    const row = await trx.updateTable('earn_products').set({ ...body, updated_at: ctx.clock.real() }).where('id', '=', params.id).returningAll().executeTakeFirst();
+    // Only the two settings the schema names: the body may carry other keys (validation keeps them),
+    // and a column named by one of them (asset, min_amount, type...) must never be set from here.
+    const set: { enabled?: boolean; apr_bps?: number; updated_at: Date } = { updated_at: ctx.clock.real() };
+    if (body.enabled !== undefined) set.enabled = body.enabled;
+    if (body.apr_bps !== undefined) set.apr_bps = body.apr_bps;
+    const row = await trx.updateTable('earn_products').set(set).where('id', '=', params.id).returningAll().executeTakeFirst();
     if (!row) throw new ApiError('not_found', 'No such earn product.');
     return productView(row, (await getAsset(trx, row.asset))?.scale ?? 2);
   }));
