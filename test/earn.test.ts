@@ -152,4 +152,41 @@ describe('earn', () => {
     assert.ok(!(await client.earn.products()).some((p) => p.id === created.body.id));
     await expectCode(client.earn.subscribe({ product_id: created.body.id, amount: '10' }, { onBehalfOf: m }), 'product_not_available', 400);
   });
+
+  it('POST of a product: a zero min_amount or max_amount, or a max below the min, is 400 invalid_fields (zero was a 500 from the table)', async () => {
+    const base = { environment: 'sandbox', asset: 'USDT', type: 'flexible', term_days: 0, apr_bps: 100 };
+    for (const [extra, key, reason] of [
+      [{ min_amount: '0' }, 'min_amount', 'not_positive'],
+      [{ min_amount: '0.000000' }, 'min_amount', 'not_positive'],
+      [{ min_amount: '1', max_amount: '0.0' }, 'max_amount', 'not_positive'],
+      [{ min_amount: '10', max_amount: '9.999999' }, 'max_amount', 'below_min_amount'],
+    ] as const) {
+      const res = await admin(service, 'POST', '/admin/v1/earn/products', { ...base, ...extra });
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.code, 'invalid_fields');
+      assert.deepEqual(res.body.fields, [{ key, reason }], JSON.stringify(res.body));
+    }
+    const ok = await admin(service, 'POST', '/admin/v1/earn/products', { ...base, min_amount: '10', max_amount: '10', environment: 'production' });
+    assert.equal(ok.status, 201, JSON.stringify(ok.body));
+    assert.deepEqual([ok.body.min_amount, ok.body.max_amount], ['10.000000', '10.000000']);
+  });
+
+  it('PATCH of a product changes only enabled and apr_bps: other keys of the body are ignored, never written to the row', async () => {
+    const created = await admin(service, 'POST', '/admin/v1/earn/products', { environment: 'sandbox', asset: 'USDT', type: 'fixed', term_days: 30, apr_bps: 400, min_amount: '5', max_amount: '100' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const patched = await admin(service, 'PATCH', `/admin/v1/earn/products/${created.body.id}`, {
+      apr_bps: 450, min_amount: '0', max_amount: null, term_days: 0, type: 'flexible', asset: 'BTC', environment: 'production',
+    });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    assert.deepEqual(
+      { ...patched.body, apr: undefined },
+      { ...created.body, apr: undefined },
+    );
+    assert.equal(patched.body.apr, '0.0450');
+    // A key naming no column at all was a 500 (the UPDATE named it).
+    const odd = await admin(service, 'PATCH', `/admin/v1/earn/products/${created.body.id}`, { enabled: true, constructor: 'x', 'no such column': 1 });
+    assert.equal(odd.status, 200, JSON.stringify(odd.body));
+    const row = await service.ctx.db.selectFrom('earn_products').selectAll().where('id', '=', created.body.id).executeTakeFirstOrThrow();
+    assert.deepEqual([row.environment, row.asset, row.type, row.term_days, row.apr_bps], ['sandbox', 'USDT', 'fixed', 30, 450]);
+  });
 });

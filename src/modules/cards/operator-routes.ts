@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { OperatorEnvironment, OperatorIdParams as IdParams, operatorRouter } from '../../platform/operator-route.js';
+import { getMerchant } from '../merchants/queries.js';
 import { operatorProductView, updateProduct } from './products.js';
 
 const Bins = Type.Object({ data: Type.Array(Type.Object({ bin: Type.String(), created_at: Type.String() })), next_cursor: Type.Null(), has_more: Type.Boolean() });
@@ -48,8 +49,9 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
 
   route.put('/admin/v1/merchants/:id/card-bins/:bin', {
     errors: ['not_found'],
-    schema: { params: Type.Object({ id: Type.String(), bin: Type.String({ pattern: '^[0-9]{6,8}$' }) }), body: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) } },
+    schema: { params: Type.Object({ id: IdParams.properties.id, bin: Type.String({ pattern: '^[0-9]{6,8}$' }) }), body: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) } },
   }, ({ params, body, write }) => write(async (trx) => {
+    await getMerchant(trx, params.id); // 404 for an unknown merchant (the insert's foreign key was a 500)
     await trx.insertInto('card_bin_authorizations').values({ merchant_id: params.id, environment: body.environment, bin: params.bin })
       .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'bin']).doNothing()).execute();
     return { bin: params.bin, authorized: true };

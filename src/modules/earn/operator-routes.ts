@@ -37,11 +37,15 @@ export async function earnOperatorRoutes(app: AppInstance, ctx: ServiceContext):
     const asset = await getAsset(trx, body.asset.toUpperCase());
     if (!asset) throw new ApiError('invalid_fields', 'Unknown asset.', { fields: [{ key: 'asset', reason: 'unknown_asset' }] });
     if ((body.type === 'flexible') !== (body.term_days === 0)) throw new ApiError('invalid_fields', 'term_days is 0 exactly for flexible products.', { fields: [{ key: 'term_days', reason: 'inconsistent' }] });
+    // Both bounds above zero and max not below min (the table refuses zero: a 500 before).
+    const minAmount = positive(parseAmount(body.min_amount, asset.scale, 'min_amount'), 'min_amount');
+    const maxAmount = body.max_amount === undefined || body.max_amount === null ? null : positive(parseAmount(body.max_amount, asset.scale, 'max_amount'), 'max_amount');
+    if (maxAmount !== null && maxAmount < minAmount) {
+      throw new ApiError('invalid_fields', 'max_amount is below min_amount: no subscription would fit.', { fields: [{ key: 'max_amount', reason: 'below_min_amount' }] });
+    }
     const row = await trx.insertInto('earn_products').values({
       id: newId('epr'), environment: body.environment, asset: asset.code, type: body.type, term_days: body.term_days, apr_bps: body.apr_bps,
-      min_amount: parseAmount(body.min_amount, asset.scale, 'min_amount').toString(),
-      max_amount: body.max_amount ? parseAmount(body.max_amount, asset.scale, 'max_amount').toString() : null,
-      updated_at: ctx.clock.real(),
+      min_amount: minAmount.toString(), max_amount: maxAmount === null ? null : maxAmount.toString(), updated_at: ctx.clock.real(),
     }).returningAll().executeTakeFirstOrThrow();
     return productView(row, asset.scale);
   }));
@@ -50,8 +54,18 @@ export async function earnOperatorRoutes(app: AppInstance, ctx: ServiceContext):
     errors: ['not_found'],
     schema: { params: IdParams, body: Type.Object({ enabled: Type.Optional(Type.Boolean()), apr_bps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })) }), response: { 200: EarnProduct } },
   }, ({ params, body, write }) => write(async (trx) => {
-    const row = await trx.updateTable('earn_products').set({ ...body, updated_at: ctx.clock.real() }).where('id', '=', params.id).returningAll().executeTakeFirst();
+    // Only the two settings the schema names: the body may carry other keys (validation keeps them),
+    // and a column named by one of them (asset, min_amount, type...) must never be set from here.
+    const set: { enabled?: boolean; apr_bps?: number; updated_at: Date } = { updated_at: ctx.clock.real() };
+    if (body.enabled !== undefined) set.enabled = body.enabled;
+    if (body.apr_bps !== undefined) set.apr_bps = body.apr_bps;
+    const row = await trx.updateTable('earn_products').set(set).where('id', '=', params.id).returningAll().executeTakeFirst();
     if (!row) throw new ApiError('not_found', 'No such earn product.');
     return productView(row, (await getAsset(trx, row.asset))?.scale ?? 2);
   }));
+}
+
+function positive(v: bigint, field: string): bigint {
+  if (v <= 0n) throw new ApiError('invalid_fields', `${field} must be greater than zero.`, { fields: [{ key: field, reason: 'not_positive' }] });
+  return v;
 }
