@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { RunningService } from '../src/server.js';
 import { newMerchantClient, startTestService } from './support/service.js';
+import { encodeSegment } from './support/hostile.js';
 
 /**
  * Bad input of any kind gets a clear 4xx, never a 5xx and never a crash: every public operation of
@@ -20,14 +21,6 @@ const hostileText = fc.array(
   { minLength: 1, maxLength: 6 },
 ).map((parts) => parts.join(''));
 
-/** A path segment as it goes on the request line (already encoded, or deliberately not). */
-const encodeSegment = (text: string) => {
-  try {
-    return encodeURIComponent(text);
-  } catch {
-    return '%ED%A0%80'; // an unpaired surrogate has no UTF-8 form: its would-be bytes
-  }
-};
 const hostileSegment = fc.oneof(
   hostileText.map(encodeSegment),
   fc.constantFrom('%00', 'wdr_%00', '%E0%A4%A', '%ZZ', '%', '%ED%A0%80', '%C0%80', 'a'.repeat(101), 'a'.repeat(300), 'a'.repeat(3000)),

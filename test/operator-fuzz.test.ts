@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import fc from 'fast-check';
 import type { RunningService } from '../src/server.js';
 import { admin, adminToken, newMerchantClient, startTestService } from './support/service.js';
+import { encodeSegment } from './support/hostile.js';
 
 /**
  * The operator listener's twin of fuzz.test.ts: every operation of the operator OpenAPI document
@@ -68,14 +69,6 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.anything({ maxDepth: 2 }),
 );
 
-/** A path segment as it goes on the request line (already encoded, or deliberately not). */
-const encodeSegment = (text: string) => {
-  try {
-    return encodeURIComponent(text);
-  } catch {
-    return '%ED%A0%80'; // an unpaired surrogate has no UTF-8 form: its would-be bytes
-  }
-};
 const hostileSegment = fc.oneof(
   hostileText.map(encodeSegment),
   fc.string({ maxLength: 40 }).map(encodeSegment),
