@@ -446,13 +446,27 @@ describe('card reconciliation', () => {
       assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).status, 'unactivated');
     });
 
-    it('the consumed challenge cannot be reused after the resume window', async () => {
+    it('the resume window is the idempotency window, on real time: a sandbox advance of a day does not close it', async () => {
       const { m, card } = await shippedCard();
       const body = { expiry: expiryOf(card), pin: '1234' };
       const key = randomUUID();
       const challenge = await approvedChallenge(m, card.id, body, key);
       await withIssuer('unknown', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_error', 502));
+      // The key is still in its (real-time) window, so is the retry it names (extensions 8).
       await client.sandbox.advanceClock(24 * 3600 + 1);
+      const issued = await challengesOf(m);
+      assert.deepEqual(await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), { id: card.id, status: 'active' });
+      assert.equal(await challengesOf(m), issued, 'no new challenge');
+    });
+
+    it('the consumed challenge cannot be reused after the resume window (24 hours of real time)', async () => {
+      const { m, card } = await shippedCard();
+      const body = { expiry: expiryOf(card), pin: '1234' };
+      const key = randomUUID();
+      const challenge = await approvedChallenge(m, card.id, body, key);
+      await withIssuer('unknown', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_error', 502));
+      // A day of real time is not waited for: the attempt is dated a day and a second back.
+      await service.ctx.db.updateTable('cards').set({ activation_attempt_at: new Date(Date.now() - (24 * 3600 + 1) * 1000) }).where('id', '=', card.id).execute();
       await expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'step_up_required');
     });
   });

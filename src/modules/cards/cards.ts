@@ -61,8 +61,9 @@ const lockedError = (lockedUntil: Date) =>
  *
  * The attempt is recorded on the card (`activation_attempt_ref`) until the issuer answers. When
  * that answer is lost (504/502), the retry of the same request (same key, same body, the same
- * challenge in `x-step-up`) within `activationResumeSeconds` passes with the challenge it already
- * consumed (`resumed`); any other request needs a new challenge. docs/cards.md.
+ * challenge in `x-step-up`) within `activationResumeSeconds` of real time (the idempotency window,
+ * which the sandbox clock does not move) passes with the challenge it already consumed (`resumed`);
+ * any other request needs a new challenge. docs/cards.md.
  */
 export async function prepareActivation(
   ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, stepUp: StepUpCall, attempt: ActivationAttempt,
@@ -77,15 +78,18 @@ export async function prepareActivation(
     throw new ApiError(verdict.code, verdict.reason);
   }
   const presented = stepUp.header;
+  // The resume window is the idempotency window: real time, never the sandbox clock (extensions 8),
+  // so `activation_attempt_at` is stamped and compared on real time.
+  const realNow = ctx.clock.real();
   const resumable = presented !== undefined && card.activation_attempt_ref === attemptRef(attempt, presented)
-    && card.activation_attempt_at !== null && now.getTime() - new Date(card.activation_attempt_at).getTime() < activationResumeSeconds * 1000;
+    && card.activation_attempt_at !== null && realNow.getTime() - new Date(card.activation_attempt_at).getTime() < activationResumeSeconds * 1000;
   await requireStepUp(ctx, trx, {
     principal: caller, action: 'card.activate', objectRef: stepUpObjectRef('card.activate', { card: card.id }), call: stepUp,
     resume: resumable ? presented : undefined,
   });
   // Passed, so a challenge was presented: this attempt is the card's open one until the issuer answers.
   const updated = await trx.updateTable('cards')
-    .set({ activation_attempt_ref: attemptRef(attempt, presented!), activation_attempt_at: resumable ? card.activation_attempt_at : now })
+    .set({ activation_attempt_ref: attemptRef(attempt, presented!), activation_attempt_at: resumable ? card.activation_attempt_at : realNow })
     .where('id', '=', card.id).returningAll().executeTakeFirstOrThrow();
   return { kind: 'ask', card: updated, resumed: resumable };
 }

@@ -221,7 +221,7 @@ export function rulesCallDecision(answer: CallOutcome): RulesReconcileDecision {
   }
 }
 
-/** How long after a lost activation answer its retry may reuse the step-up challenge it consumed: the idempotency window. */
+/** How long after a lost activation answer its retry may reuse the step-up challenge it consumed: the idempotency window (real time, as the key's own). */
 export const activationResumeSeconds = 24 * 3600;
 
 export type ActivationResumeDecision =

@@ -6,6 +6,7 @@ import type { IdempotencyContext } from '../../platform/request-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { sha256Hex } from '../../platform/ids.js';
 import { keysetPage } from '../../platform/pagination.js';
+import { scopeNowSql } from '../../platform/clock.js';
 import { usableNetwork } from '../assets/rules.js';
 import { getAsset } from '../assets/queries.js';
 import { withDeadline } from '../../upstreams/deadline.js';
@@ -76,7 +77,8 @@ export async function requestAddress(ctx: ServiceContext, merchantId: string, en
 export async function storeAddress(trx: Transaction<Database>, merchantId: string, environment: 'sandbox' | 'production', a: ChainAddress) {
   await trx
     .insertInto('deposit_addresses')
-    .values({ id: a.id, merchant_id: merchantId, environment, asset: a.asset, network: a.network, address: a.address })
+    // created_at on the merchant's clock (a sandbox merchant's own time), not the column's default (the database's real time).
+    .values({ id: a.id, merchant_id: merchantId, environment, asset: a.asset, network: a.network, address: a.address, created_at: scopeNowSql(merchantId, environment) as unknown as Date })
     .onConflict((oc) => oc.column('id').doNothing())
     .execute();
   const row = await trx.selectFrom('deposit_addresses').selectAll().where('id', '=', a.id).executeTakeFirstOrThrow();

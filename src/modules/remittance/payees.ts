@@ -159,6 +159,8 @@ export async function createPayee(trx: Transaction<Database>, caller: MemberCall
       name_check: null,
       name_check_suggestion: null,
       name_checked_at: null,
+      // The merchant's clock, as updated_at (the column's default would be the database's real time).
+      created_at: now,
       updated_at: now,
       unlinked_at: null,
     });
