@@ -32,4 +32,18 @@ describe('input audit', () => {
     const patched = await client.request<any>({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { status: 'disabled', Status: 'enabled' } });
     assert.equal(patched.status, 'disabled');
   });
+
+  it('DELETE /admin/v1/merchants/{id}/card-bins/{bin} takes the BIN and id PUT takes: anything else is 400, not a 200 echoing it', async () => {
+    const merchantId = await createMerchant(service);
+    await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/card-bins/400000`, { environment: 'sandbox' });
+    for (const [id, bin] of [[merchantId, 'not-a-bin'], [merchantId, '4'.repeat(200)], ['m'.repeat(200), '400000']]) {
+      const res = await admin(service, 'DELETE', `/admin/v1/merchants/${id}/card-bins/${bin}?environment=sandbox`);
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.code, 'invalid_request');
+    }
+    const ok = await admin(service, 'DELETE', `/admin/v1/merchants/${merchantId}/card-bins/400000?environment=sandbox`);
+    assert.deepEqual([ok.status, ok.body], [200, { bin: '400000', authorized: false }]);
+    const listed = await admin(service, 'GET', `/admin/v1/merchants/${merchantId}/card-bins?environment=sandbox`);
+    assert.deepEqual(listed.body.data, []);
+  });
 });
