@@ -46,4 +46,26 @@ describe('input audit', () => {
     const listed = await admin(service, 'GET', `/admin/v1/merchants/${merchantId}/card-bins?environment=sandbox`);
     assert.deepEqual(listed.body.data, []);
   });
+
+  it('a KYC rejection reason of 500 characters ending in an emoji is stored as sent (it was cut inside the emoji and stored changed)', async () => {
+    const other = await newMerchantClient(service);
+    const reason = `${'a'.repeat(499)}\u{1F600}`;
+    const rejectWith = async (memberRef: string, via: 'operator' | 'sandbox') => {
+      const m = await other.client.members.create({ external_member_id: memberRef });
+      await other.client.hostedScreens.sandboxComplete((await other.client.kyc.createSession({ onBehalfOf: m.id })).id, 'submitted');
+      const queue = (await admin(service, 'GET', '/admin/v1/kyc/profiles?environment=sandbox&limit=100')).body.data;
+      const profile = queue.find((p: any) => p.member_id === m.id);
+      if (via === 'operator') {
+        const res = await admin(service, 'POST', `/admin/v1/kyc/profiles/${profile.id}/review`, { decision: 'rejected', reason });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        assert.equal(res.body.rejection_reason, reason);
+      } else {
+        await other.client.request({ method: 'POST', path: `/v1/sandbox/kyc/${m.id}/review`, body: { decision: 'rejected', reason } });
+      }
+      const read = await admin(service, 'GET', `/admin/v1/kyc/profiles/${profile.id}`);
+      assert.equal(read.body.rejection_reason, reason, via);
+    };
+    await rejectWith('reason-op', 'operator');
+    await rejectWith('reason-sbx', 'sandbox');
+  });
 });
