@@ -68,4 +68,18 @@ describe('input audit', () => {
     await rejectWith('reason-op', 'operator');
     await rejectWith('reason-sbx', 'sandbox');
   });
+  it('PATCH /admin/v1/cards/products/{id}: a source asset the catalogue does not have is 400 invalid_fields, and the list is unchanged', async () => {
+    const products = (await admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox')).body.data;
+    const product = products[0];
+    const res = await admin(service, 'PATCH', `/admin/v1/cards/products/${product.id}`, { source_assets: ['USDT', 'NOPE'] });
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.equal(res.body.code, 'invalid_fields');
+    assert.deepEqual(res.body.fields, [{ key: 'source_assets[1]', reason: 'unknown_asset' }]);
+    const after = (await admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox')).body.data.find((p: any) => p.id === product.id);
+    assert.deepEqual(after.source_assets, product.source_assets);
+    // Known codes, in any letter case, are taken (upper case), as before.
+    const ok = await admin(service, 'PATCH', `/admin/v1/cards/products/${product.id}`, { source_assets: product.source_assets.map((a: string) => a.toLowerCase()) });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.deepEqual(ok.body.source_assets, product.source_assets);
+  });
 });
