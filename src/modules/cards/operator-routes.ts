@@ -5,6 +5,8 @@ import { OperatorEnvironment, OperatorIdParams as IdParams, operatorRouter } fro
 import { getMerchant } from '../merchants/queries.js';
 import { operatorProductView, updateProduct } from './products.js';
 
+/** A merchant and one BIN (6 to 8 digits), for PUT and DELETE alike: DELETE took any text and answered 200 echoing it. */
+const BinParams = Type.Object({ id: IdParams.properties.id, bin: Type.String({ pattern: '^[0-9]{6,8}$' }) });
 const Bins = Type.Object({ data: Type.Array(Type.Object({ bin: Type.String(), created_at: Type.String() })), next_cursor: Type.Null(), has_more: Type.Boolean() });
 
 /** Operator side of cards: the product catalogue and per-merchant BIN authorisations (docs/cards.md). */
@@ -49,7 +51,7 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
 
   route.put('/admin/v1/merchants/:id/card-bins/:bin', {
     errors: ['not_found'],
-    schema: { params: Type.Object({ id: IdParams.properties.id, bin: Type.String({ pattern: '^[0-9]{6,8}$' }) }), body: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) } },
+    schema: { params: BinParams, body: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) } },
   }, ({ params, body, write }) => write(async (trx) => {
     await getMerchant(trx, params.id); // 404 for an unknown merchant (the insert's foreign key was a 500)
     await trx.insertInto('card_bin_authorizations').values({ merchant_id: params.id, environment: body.environment, bin: params.bin })
@@ -58,7 +60,7 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
   }));
 
   route.delete('/admin/v1/merchants/:id/card-bins/:bin', {
-    schema: { params: Type.Object({ id: Type.String(), bin: Type.String() }), querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) } },
+    schema: { params: BinParams, querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) } },
   }, ({ params, query, write }) => write(async (trx) => {
     await trx.deleteFrom('card_bin_authorizations').where('merchant_id', '=', params.id).where('environment', '=', query.environment).where('bin', '=', params.bin).execute();
     return { bin: params.bin, authorized: false };

@@ -63,7 +63,15 @@ export async function updateProduct(trx: Transaction<Database>, id: string, patc
   const scale = await scaleOf(trx, row.currency);
   const set: Record<string, unknown> = { updated_at: now };
   for (const k of amountKeys) if (patch[k] !== undefined) set[k] = parseAmount(patch[k]!, scale, k).toString();
-  if (patch.source_assets) set.source_assets = JSON.stringify(patch.source_assets.map((a) => a.toUpperCase()));
+  if (patch.source_assets) {
+    // Codes of the catalogue only: an unknown one was stored, and the replacement executor (which
+    // reads the scale of every source asset) then failed each security replacement of the product.
+    const codes = patch.source_assets.map((a) => a.toUpperCase());
+    const known = new Set((await trx.selectFrom('assets').select('code').where('code', 'in', codes.length ? codes : ['']).execute()).map((a) => a.code));
+    const unknown = codes.flatMap((c, i) => (known.has(c) ? [] : [{ key: `source_assets[${i}]`, reason: 'unknown_asset' }]));
+    if (unknown.length > 0) throw new ApiError('invalid_fields', 'source_assets names an asset the catalogue does not have.', { fields: unknown, reason: 'validation_failed' });
+    set.source_assets = JSON.stringify(codes);
+  }
   for (const k of ['enabled', 'billing_address_updatable', 'card_lists_supported'] as const) if (patch[k] !== undefined) set[k] = patch[k];
   const merged = { ...row, ...set } as Record<string, unknown>;
   const v = (k: string) => BigInt(merged[k] as string);

@@ -192,6 +192,19 @@ export interface ReviewDecision {
   reason?: string;
 }
 
+/** Longest rejection reason kept, in characters (the review routes' own bound; a provider's may be longer). */
+const reasonLengthMax = 500;
+
+/**
+ * A rejection reason as stored: its first 500 characters. Cut by characters, not UTF-16 units: a
+ * cut inside an emoji left half of it, which the database cannot hold and stored as U+FFFD.
+ */
+function reasonKept(reason: string | undefined): string | null {
+  if (reason === undefined) return null;
+  const chars = Array.from(reason);
+  return chars.length <= reasonLengthMax ? reason : chars.slice(0, reasonLengthMax).join('');
+}
+
 /**
  * The one review path: the profile moves as `state.ts` says, the member's level follows
  * (approved: the level granted, 1 by default; rejected: 0), the event is recorded. Answers the
@@ -212,7 +225,7 @@ export async function applyReview(
   const after = await updateProfile(trx, profile.id, {
     status: move.move,
     status_version: profile.status_version + 1,
-    ...(approved ? { granted_level: level, rejection_reason: null } : { rejection_reason: review.reason?.slice(0, 500) ?? null }),
+    ...(approved ? { granted_level: level, rejection_reason: null } : { rejection_reason: reasonKept(review.reason) }),
     review_source: source,
     reviewed_at: now,
     updated_at: now,

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
+import { ApiError } from '../../platform/errors.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
 import {
   checkEndpointUrl, createEndpoint, deleteEndpoint, listDeliveries, listEndpoints, overlapSecondsDefault, overlapSecondsMax,
@@ -110,6 +111,11 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       response: { 200: Endpoint },
     },
   }, async ({ principal, params, body, write }) => {
+    // `minProperties` counts keys the schema does not name (validation keeps them): a body of only
+    // such keys (a misspelt `Status`) changed nothing and answered 200. It is refused as {} is.
+    if (body.status === undefined && body.event_types === undefined && body.url === undefined) {
+      throw new ApiError('invalid_request', 'Send at least one of status, event_types and url.');
+    }
     if (body.url !== undefined) await checkEndpointUrl(config, principal.environment, body.url);
     return write(async (trx) => updateEndpoint(trx, principal, params.id, body, await ctx.clock.now(trx, principal)));
   });
