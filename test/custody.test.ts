@@ -92,8 +92,14 @@ describe('custody over HTTP and in ledger:verify', () => {
     const w = await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '45' }, { onBehalfOf: m.external });
     // Custody 50 → 45.5: covers the amount (45), not amount plus fee (46).
     const adj = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/custody-adjustments`,
-      { environment: 'sandbox', asset: 'USDT', amount: '4.5', direction: 'decrease', reason: 'test' });
+      { environment: 'sandbox', asset: 'USDT', amount: '4.5', direction: 'decrease', reason: 'chain fee paid from custody' });
     assert.equal(adj.status, 201);
+    // The adjustment is kept with the operator's reason, and its journal entry names it.
+    assert.match(adj.body.id, /^cad_/);
+    const kept = await service.ctx.db.selectFrom('custody_adjustments').select(['direction', 'amount', 'reason']).where('id', '=', adj.body.id).executeTakeFirstOrThrow();
+    assert.deepEqual([kept.direction, String(kept.amount), kept.reason], ['decrease', '4500000', 'chain fee paid from custody']);
+    const entry = await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', adj.body.id).executeTakeFirstOrThrow();
+    assert.equal(entry.kind, 'custody.adjustment');
     await assert.rejects(client.withdrawals.confirm(w.id), (err: { code?: string }) => err.code === 'merchant_custody_shortfall');
     assert.equal(await custodyOf(client), '45.500000');
     assert.equal((await client.withdrawals.get(w.id)).status, 'locked');

@@ -36,6 +36,7 @@ import * as m035 from './migrations/035_hex_address_lookup.js';
 import * as m036 from './migrations/036_remittance_return_watch.js';
 import * as m037 from './migrations/037_deposit_tx_key.js';
 import * as m038 from './migrations/038_deposit_tx_key_prefix.js';
+import * as m039 from './migrations/039_custody_adjustments.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -76,6 +77,7 @@ const migrations: Record<string, Migration> = {
   '036_remittance_return_watch': m036,
   '037_deposit_tx_key': m037,
   '038_deposit_tx_key_prefix': m038,
+  '039_custody_adjustments': m039,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

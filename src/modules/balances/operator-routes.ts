@@ -33,7 +33,7 @@ export async function balanceOperatorRoutes(app: AppInstance, ctx: ServiceContex
         direction: Type.Union([Type.Literal('increase'), Type.Literal('decrease')]),
         reason: Type.String({ minLength: 1, maxLength: 500 }),
       }),
-      response: { 201: Type.Object({ asset: Type.String(), custody: Type.String() }) },
+      response: { 201: Type.Object({ id: Type.String({ description: 'The adjustment (`cad_…`), kept with its reason; its journal entry names it' }), asset: Type.String(), custody: Type.String() }) },
     },
   }, ({ params, body, write }) => write((trx) => adjustCustody(trx, params.id, body)));
 

@@ -48,8 +48,8 @@ export async function creditPrepaid(
 export async function adjustCustody(
   trx: Transaction<Database>,
   merchantId: string,
-  input: { environment: Environment; asset: string; amount: string; direction: 'increase' | 'decrease' },
-): Promise<{ asset: string; custody: string }> {
+  input: { environment: Environment; asset: string; amount: string; direction: 'increase' | 'decrease'; reason: string },
+): Promise<{ id: string; asset: string; custody: string }> {
   await getMerchant(trx, merchantId);
   const asset = await getAsset(trx, input.asset.toUpperCase());
   if (!asset) throw new ApiError('asset_not_allowed');
@@ -58,12 +58,16 @@ export async function adjustCustody(
   const custody = { owner: 'merchant' as const, merchantId, bucket: 'custody' as const };
   const clearing = platformAccount('settlement_clearing', merchantId);
   const increase = input.direction === 'increase';
+  const id = newId('cad');
+  await trx.insertInto('custody_adjustments').values({
+    id, merchant_id: merchantId, environment: input.environment, asset: asset.code, amount: amount.toString(), direction: input.direction, reason: input.reason,
+  }).execute();
   await postEntryOrRefuse(trx, {
     environment: input.environment,
     merchantId,
     kind: 'custody.adjustment',
     referenceType: 'custody_adjustment',
-    referenceId: newId('cad'),
+    referenceId: id,
     asset: asset.code,
     lines: [
       { account: custody, side: increase ? 'debit' : 'credit', amount },
@@ -71,5 +75,5 @@ export async function adjustCustody(
     ],
   });
   const balance = (await merchantBalances(trx, input.environment, merchantId)).find((b) => b.asset === asset.code);
-  return { asset: asset.code, custody: balance?.custody ?? formatAmount(0n, asset.scale) };
+  return { id, asset: asset.code, custody: balance?.custody ?? formatAmount(0n, asset.scale) };
 }

@@ -12,6 +12,20 @@ export interface PrepaidCreditsTable {
   created_at: Generated<Date>;
 }
 
+/** An operator's custody adjustment, with its reason (the reference row of its journal entry). */
+export interface CustodyAdjustmentsTable {
+  seq: Generated<bigint>;
+  id: string;
+  merchant_id: string;
+  environment: Environment;
+  asset: string;
+  amount: Minor;
+  direction: 'increase' | 'decrease';
+  reason: string;
+  created_at: Generated<Date>;
+}
+
 export interface BalanceTables {
   prepaid_credits: PrepaidCreditsTable;
+  custody_adjustments: CustodyAdjustmentsTable;
 }
