@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { runReplacement } from '../src/modules/cards/replacement-executor.js';
+import { dueLifecycleScopes } from '../src/modules/cards/lifecycle-workers.js';
 import { admin, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { lifecycleHelpers } from './support/card-lifecycle.js';
@@ -36,6 +37,17 @@ describe('card replacement', () => {
     await expectCode(client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: other.external }), 'not_found', 404);
     await expectCode(client.cards.requestReplacement(`crd_${randomUUID()}`, { reason: 'stolen' }, { onBehalfOf: m.external }), 'not_found', 404);
     assert.equal((await client.cards.get(card.id, { onBehalfOf: m.external })).status, 'active');
+  });
+
+  it('the lifecycle ticker picks a scope when its replacement is due on its clock, not while it waits', async () => {
+    const m = await h.member();
+    const card = await h.card(m, 'virtual');
+    const created = await client.cards.requestReplacement(card.id, { reason: 'damaged' }, { onBehalfOf: m.external });
+    const picked = async () => (await dueLifecycleScopes(service.ctx.db)).some((s) => s.merchant_id === merchantId && s.environment === 'sandbox');
+    await service.ctx.db.updateTable('card_replacements').set({ next_run_at: new Date(Date.now() + 3_600_000) }).where('id', '=', created.id).execute();
+    assert.equal(await picked(), false, 'waiting: not taking one of the bounded places');
+    await service.ctx.db.updateTable('card_replacements').set({ next_run_at: new Date(Date.now() - 1_000) }).where('id', '=', created.id).execute();
+    assert.equal(await picked(), true, 'due');
   });
 
   it('creates only the request: crp_ id, requested, no money, the note kept to 200 characters; one in flight per card, also under a race', async () => {

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
+import { dueTimedScopes } from '../src/modules/cards/workers.js';
 import { admin, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 
@@ -233,6 +234,24 @@ describe('cards', () => {
     assert.equal(still.status, 'need_docs', 'left to the expiry, which fails it and refunds the fee');
     assert.equal(still.supplement!.status, 'pending');
     assert.equal((await usdt(m)).frozen, '15.000000');
+    // The expiry then runs (here by an advance of the clock): failed, the fee refunded.
+    await client.sandbox.advanceClock(1);
+    assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'failed');
+    assert.equal((await usdt(m)).frozen, '0.000000');
+  });
+
+  it('the card ticker picks a scope when a supplement is due on its clock, not while it waits', async () => {
+    const { physical } = await products();
+    const m = await member();
+    const app = await client.cards.apply({ product_id: physical.id, source_asset: 'USDT', shipping_address: shipping }, { onBehalfOf: m });
+    await client.cards.sandboxAdvanceApplication(app.id, 'need_docs');
+    const merchantId = (await service.ctx.db.selectFrom('card_applications').select('merchant_id').where('id', '=', app.id).executeTakeFirstOrThrow()).merchant_id;
+    const picked = async () => (await dueTimedScopes(service.ctx.db)).some((s) => s.merchant_id === merchantId);
+    assert.equal(await picked(), false, 'a pending work order takes none of the bounded places');
+    await service.ctx.db.updateTable('card_applications').set({ supplement_expires_at: new Date(Date.now() - 1_000) }).where('id', '=', app.id).execute();
+    assert.equal(await picked(), true, 'due');
+    await client.sandbox.advanceClock(1);
+    assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'failed');
   });
 
   it('activation: not shipped refused; step-up of another card refused; right PIN and expiry activate', async () => {

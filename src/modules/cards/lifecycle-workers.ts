@@ -5,9 +5,10 @@
  * (so `POST /v1/sandbox/clock/advance` runs it as the clock passes), the executor also a job
  * queued with each request, and one ticker runs them all on each scope's own clock in production.
  */
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
 import { RetryLater, type JobHandler, type Ticker, type TimedProcess } from '../../jobs/types.js';
-import type { ClockScope } from '../../platform/clock.js';
+import { scopeNowSql, type ClockScope } from '../../platform/clock.js';
 import type { ServiceContext } from '../../service-context.js';
 import { expireCards, nextClosingCheck, nextExpiry, reconcileClosingCards } from './closing.js';
 import { runReplacement } from './replacement-executor.js';
@@ -63,18 +64,31 @@ export const cardLifecycleJobHandlers: Record<string, JobHandler> = { [replaceme
 /** Scopes looked at per tick (a bound). */
 const scopesPerTickMax = 200;
 
+/**
+ * The scopes with work due on their own clock (a bound on them per tick): a bound over scopes
+ * merely waiting (a replacement or a close whose next run is later) could leave due ones out tick
+ * after tick.
+ */
+export function dueLifecycleScopes(db: Kysely<Database>) {
+  const replacementNow = scopeNowSql(sql.ref('card_replacements.merchant_id'), sql.ref('card_replacements.environment'));
+  const cardNow = scopeNowSql(sql.ref('cards.merchant_id'), sql.ref('cards.environment'));
+  const transactionNow = scopeNowSql(sql.ref('card_transactions.merchant_id'), sql.ref('card_transactions.environment'));
+  return db.selectFrom('card_replacements').select(['merchant_id', 'environment']).where('status', 'in', [...open])
+    .where(sql<boolean>`next_run_at <= ${replacementNow}`)
+    .union(db.selectFrom('cards').select(['merchant_id', 'environment']).where('status', '=', 'closing').where(sql<boolean>`close_next_check_at <= ${cardNow}`))
+    .union(db.selectFrom('cards').select(['merchant_id', 'environment']).where('status', 'in', ['unactivated', 'active'])
+      .where(sql<boolean>`make_timestamptz(exp_year, exp_month, 1, 0, 0, 0, 'UTC') + interval '1 month' <= ${cardNow}`))
+    .union(db.selectFrom('card_transactions').select(['merchant_id', 'environment']).where('type', '=', 'authorization').where('status', '=', 'approved')
+      .where(sql<boolean>`expires_at <= ${transactionNow}`))
+    .limit(scopesPerTickMax).execute();
+}
+
 /** The processes on each scope's own clock, for the service running on its own. */
 export const cardLifecycleTickers: Ticker[] = [{
   name: 'card.lifecycle',
   intervalMs: 60_000,
   async run(ctx) {
-    const scopes = await ctx.db.selectFrom('card_replacements').select(['merchant_id', 'environment']).where('status', 'in', [...open])
-      .union(ctx.db.selectFrom('cards').select(['merchant_id', 'environment']).where('status', '=', 'closing'))
-      .union(ctx.db.selectFrom('cards').select(['merchant_id', 'environment']).where('status', 'in', ['unactivated', 'active'])
-        .where(sql<boolean>`make_timestamptz(exp_year, exp_month, 1, 0, 0, 0, 'UTC') + interval '1 month' <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval '1 millisecond'`))
-      .union(ctx.db.selectFrom('card_transactions').select(['merchant_id', 'environment']).where('type', '=', 'authorization').where('status', '=', 'approved')
-        .where(sql<boolean>`expires_at <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval '1 millisecond'`))
-      .limit(scopesPerTickMax).execute();
+    const scopes = await dueLifecycleScopes(ctx.db);
     for (const s of scopes) {
       const scope = { merchantId: s.merchant_id, environment: s.environment };
       const now = await ctx.clock.now(ctx.db, scope);

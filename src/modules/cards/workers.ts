@@ -1,4 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { scopeNowSql } from '../../platform/clock.js';
+import type { Database } from '../../db/schema.js';
 import type { JobHandler, Ticker, TimedProcess } from '../../jobs/types.js';
 import { limitsPushJobKind, pushLimits } from './controls.js';
 import { liftActivationLocks } from './cards.js';
@@ -50,15 +52,25 @@ export const cardTimedProcesses: TimedProcess[] = [
 /** Scopes looked at per tick (a bound). */
 const scopesPerTickMax = 200;
 
+/**
+ * The scopes with work due on their own clock (a bound on them per tick): a bound over scopes
+ * merely waiting (a pending supplement, a lock not yet over) could leave due ones out tick after tick.
+ */
+export function dueTimedScopes(db: Kysely<Database>) {
+  const applicationNow = scopeNowSql(sql.ref('card_applications.merchant_id'), sql.ref('card_applications.environment'));
+  const cardNow = scopeNowSql(sql.ref('cards.merchant_id'), sql.ref('cards.environment'));
+  return db.selectFrom('card_applications').select(['merchant_id', 'environment'])
+    .where('status', '=', 'need_docs').where('supplement_status', '=', 'pending').where(sql<boolean>`supplement_expires_at <= ${applicationNow}`)
+    .union(db.selectFrom('cards').select(['merchant_id', 'environment']).where('locked_until', 'is not', null).where(sql<boolean>`locked_until <= ${cardNow}`))
+    .limit(scopesPerTickMax).execute();
+}
+
 /** The same processes on each scope's own clock, for the service running on its own (not only on a sandbox advance). */
 export const cardTickers: Ticker[] = [{
   name: 'card.timed',
   intervalMs: 60_000,
   async run(ctx) {
-    const scopes = await ctx.db.selectFrom('card_applications').select(['merchant_id', 'environment'])
-      .where('status', '=', 'need_docs').where('supplement_status', '=', 'pending')
-      .union(ctx.db.selectFrom('cards').select(['merchant_id', 'environment']).where('locked_until', 'is not', null))
-      .limit(scopesPerTickMax).execute();
+    const scopes = await dueTimedScopes(ctx.db);
     for (const s of scopes) {
       const scope = { merchantId: s.merchant_id, environment: s.environment };
       const now = await ctx.clock.now(ctx.db, scope);
