@@ -19,6 +19,11 @@ describe('operator calls on odd input', () => {
       const res = await admin(service, 'PUT', `/admin/v1/merchants/${id}/card-bins/400000`, { environment: 'sandbox' });
       assert.equal(res.status, 404, JSON.stringify(res.body));
       assert.equal(res.body.code, 'not_found');
+      // Reading and removing a BIN of an unknown merchant: the same 404, not an empty list or `authorized: false`.
+      for (const [method, path] of [['GET', `/admin/v1/merchants/${id}/card-bins?environment=sandbox`], ['DELETE', `/admin/v1/merchants/${id}/card-bins/400000?environment=sandbox`]] as const) {
+        const other = await admin(service, method, path);
+        assert.deepEqual([other.status, other.body.code], [404, 'not_found'], `${method} ${path}`);
+      }
     }
     const long = await admin(service, 'PUT', `/admin/v1/merchants/${'m'.repeat(3000)}/card-bins/400000`, { environment: 'sandbox' });
     assert.equal(long.status, 400, JSON.stringify(long.body));

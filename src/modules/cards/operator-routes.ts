@@ -42,8 +42,10 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
   }, ({ params, body, write }) => write((trx) => updateProduct(trx, params.id, body, ctx.clock.real())));
 
   route.get('/admin/v1/merchants/:id/card-bins', {
+    errors: ['not_found'],
     schema: { params: IdParams, querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Bins } },
   }, async ({ params, query }) => {
+    await getMerchant(db, params.id); // an unknown merchant is 404, not an empty list
     const rows = await db.selectFrom('card_bin_authorizations').select(['bin', 'created_at'])
       .where('merchant_id', '=', params.id).where('environment', '=', query.environment).orderBy('bin').execute();
     return { data: rows.map((r) => ({ bin: r.bin, created_at: new Date(r.created_at).toISOString() })), next_cursor: null, has_more: false };
@@ -60,8 +62,10 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
   }));
 
   route.delete('/admin/v1/merchants/:id/card-bins/:bin', {
+    errors: ['not_found'],
     schema: { params: BinParams, querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) } },
   }, ({ params, query, write }) => write(async (trx) => {
+    await getMerchant(trx, params.id); // an unknown merchant is 404, as for PUT
     await trx.deleteFrom('card_bin_authorizations').where('merchant_id', '=', params.id).where('environment', '=', query.environment).where('bin', '=', params.bin).execute();
     return { bin: params.bin, authorized: false };
   }));
