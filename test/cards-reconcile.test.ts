@@ -13,6 +13,8 @@ import { randomUUID } from 'node:crypto';
 import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
+import { raiseSandboxOffset } from '../src/platform/clock.js';
+import { dueReconcileScopes } from '../src/modules/cards/reconcile.js';
 import type { ApplicationDecision } from '../src/upstreams/card.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
@@ -275,6 +277,54 @@ describe('card reconciliation', () => {
       assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'rejected');
       assert.deepEqual(await usdt(m), ['100.000000', '0.000000']);
       await ledgerOk();
+    });
+  });
+
+  describe('the ticker\'s choice of scopes', () => {
+    before(freshMerchant);
+    const picked = async (id = merchantId) => (await dueReconcileScopes(service.ctx.db)).findIndex((s) => s.merchant_id === id && s.environment === 'sandbox');
+    const checkAt = (table: 'card_applications' | 'card_merchant_rules', key: 'id' | 'card_id', id: string, at: Date) =>
+      service.ctx.db.updateTable(table).set({ next_check_at: at }).where(key, '=', id).execute();
+
+    it('an application: its scope is picked when its check is due on its own clock, not while it waits', async () => {
+      const m = await member();
+      const app = await unknownApplication(m, 'timeout');
+      await checkAt('card_applications', 'id', app.id, new Date(Date.now() + 3_600_000));
+      assert.equal(await picked(), -1, 'waiting: not taking one of the bounded places');
+      // The merchant's own clock passes it (the offset alone, no process run): due.
+      await raiseSandboxOffset(service.ctx.db, merchantId, 7_200_000n);
+      assert.ok(await picked() >= 0, 'due on its clock');
+      await issuerDecides(app.id, 'rejected');
+      await service.workers.tick();
+      assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'rejected');
+      assert.equal(await picked(), -1, 'nothing left due');
+    });
+
+    it('a rule set: its scope is picked only once its check is due; the longest overdue scope first', async () => {
+      const m = await member();
+      const { virtual } = await products();
+      const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
+      const cardId = (await client.cards.sandboxAdvanceApplication(app.id, 'approved')).card_id!;
+      await withIssuer('unknown', () => expectCode(client.cards.setMerchantRules(cardId, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m }), 'upstream_error', 502));
+      assert.equal(await picked(), -1, 'unconfirmed, its first check not due yet');
+      const now = await service.ctx.clock.now(service.ctx.db, { merchantId, environment: 'sandbox' });
+      await checkAt('card_merchant_rules', 'card_id', cardId, new Date(now.getTime() - 1_000));
+      assert.ok(await picked() >= 0, 'due');
+      // Another merchant's check, overdue by longer: it goes first.
+      const other = await newMerchantClient(service);
+      const ext = `r-${randomUUID().slice(0, 8)}`;
+      const om = await other.client.members.create({ external_member_id: ext });
+      await admin(service, 'POST', `/admin/v1/members/${om.id}/kyc-review`, { decision: 'approved', level: 1 });
+      await other.client.deposits.create({ member_id: ext, asset: 'USDT', amount: '100', tx_hash: `t-${randomUUID()}` });
+      await other.client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'timeout' });
+      const otherApp = await other.client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: ext });
+      await other.client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+      await checkAt('card_applications', 'id', otherApp.id, new Date(Date.now() - 3_600_000));
+      assert.ok(await picked(other.merchantId) >= 0 && await picked(other.merchantId) < await picked(), 'the longest overdue first');
+      // Asked (the issuer never received it, within the grace: asked again later): neither scope is due any more.
+      await service.workers.tick();
+      assert.equal((await service.ctx.db.selectFrom('card_merchant_rules').select('check_count').where('card_id', '=', cardId).executeTakeFirstOrThrow()).check_count, 1);
+      assert.deepEqual([await picked(), await picked(other.merchantId)], [-1, -1]);
     });
   });
 

@@ -13,7 +13,7 @@ import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet
 import type { RunningService } from '../src/server.js';
 import { runReplacement } from '../src/modules/cards/replacement-executor.js';
 import { dueLifecycleScopes } from '../src/modules/cards/lifecycle-workers.js';
-import { admin, useTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { lifecycleHelpers } from './support/card-lifecycle.js';
 
@@ -48,6 +48,34 @@ describe('card replacement', () => {
     assert.equal(await picked(), false, 'waiting: not taking one of the bounded places');
     await service.ctx.db.updateTable('card_replacements').set({ next_run_at: new Date(Date.now() - 1_000) }).where('id', '=', created.id).execute();
     assert.equal(await picked(), true, 'due');
+  });
+
+  it('the lifecycle ticker leaves out what no process acts on: a leased replacement, an expired card under a replacement in progress', async () => {
+    // A merchant of its own: nothing else of it is due.
+    const own = await newMerchantClient(service);
+    const h2 = lifecycleHelpers(() => service, () => own.client, () => own.merchantId);
+    const m = await h2.member();
+    const card = await h2.card(m, 'virtual');
+    const created = await own.client.cards.requestReplacement(card.id, { reason: 'damaged' }, { onBehalfOf: m.external });
+    const db = service.ctx.db;
+    const picked = async () => (await dueLifecycleScopes(db)).some((s) => s.merchant_id === own.merchantId);
+    const setReplacement = (v: { status?: 'processing' | 'failed'; next_run_at?: Date; lease_until?: Date | null }) =>
+      db.updateTable('card_replacements').set(v).where('id', '=', created.id).execute();
+    // Due, but leased by a run in flight: the executor takes it only once the lease is over.
+    await setReplacement({ next_run_at: new Date(Date.now() - 1_000), lease_until: new Date(Date.now() + 600_000) });
+    assert.equal(await picked(), false, 'leased: not taking one of the bounded places');
+    await setReplacement({ lease_until: null });
+    assert.equal(await picked(), true, 'due');
+    // In progress, waiting for its next run; the card past its expiry month, which the replacement ends itself.
+    await setReplacement({ status: 'processing', next_run_at: new Date(Date.now() + 3_600_000) });
+    await db.updateTable('cards').set({ exp_year: 2020, exp_month: 1 }).where('id', '=', card.id).execute();
+    assert.equal(await picked(), false, 'nothing the expiry acts on');
+    // Without it in progress, the card expires.
+    await setReplacement({ status: 'failed' });
+    assert.equal(await picked(), true, 'the expiry is due');
+    await service.workers.tick();
+    assert.equal((await own.client.cards.get(card.id, { onBehalfOf: m.external })).status, 'expired');
+    assert.equal(await picked(), false);
   });
 
   it('creates only the request: crp_ id, requested, no money, the note kept to 200 characters; one in flight per card, also under a race', async () => {

@@ -67,17 +67,20 @@ const scopesPerTickMax = 200;
 /**
  * The scopes with work due on their own clock (a bound on them per tick): a bound over scopes
  * merely waiting (a replacement or a close whose next run is later) could leave due ones out tick
- * after tick.
+ * after tick. Only what the processes act on: a replacement leased by a run in flight, or an
+ * expired card under a replacement in progress, is not due.
  */
 export function dueLifecycleScopes(db: Kysely<Database>) {
   const replacementNow = scopeNowSql(sql.ref('card_replacements.merchant_id'), sql.ref('card_replacements.environment'));
   const cardNow = scopeNowSql(sql.ref('cards.merchant_id'), sql.ref('cards.environment'));
   const transactionNow = scopeNowSql(sql.ref('card_transactions.merchant_id'), sql.ref('card_transactions.environment'));
   return db.selectFrom('card_replacements').select(['merchant_id', 'environment']).where('status', 'in', [...open])
-    .where(sql<boolean>`next_run_at <= ${replacementNow}`)
+    .where(notLeased).where(sql<boolean>`next_run_at <= ${replacementNow}`)
     .union(db.selectFrom('cards').select(['merchant_id', 'environment']).where('status', '=', 'closing').where(sql<boolean>`close_next_check_at <= ${cardNow}`))
     .union(db.selectFrom('cards').select(['merchant_id', 'environment']).where('status', 'in', ['unactivated', 'active'])
-      .where(sql<boolean>`make_timestamptz(exp_year, exp_month, 1, 0, 0, 0, 'UTC') + interval '1 month' <= ${cardNow}`))
+      .where(sql<boolean>`make_timestamptz(exp_year, exp_month, 1, 0, 0, 0, 'UTC') + interval '1 month' <= ${cardNow}`)
+      // As `card.expiry` (closing.ts): a card under a replacement in progress is ended by the replacement, not expired.
+      .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM card_replacements r WHERE r.card_id = cards.id AND r.status = 'processing')`))
     .union(db.selectFrom('card_transactions').select(['merchant_id', 'environment']).where('type', '=', 'authorization').where('status', '=', 'approved')
       .where(sql<boolean>`expires_at <= ${transactionNow}`))
     .limit(scopesPerTickMax).execute();

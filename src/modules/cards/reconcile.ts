@@ -13,14 +13,15 @@
  *
  * Both are timed processes on the merchant's clock (the sandbox clock advance runs them) with
  * the shared backoff of src/upstreams/order-lifecycle.ts and its `upstream.reconciliation_stalled`
- * alert; a ticker runs them on real time for every scope that has something due. Every change is
+ * alert; a ticker runs them for every scope with a check due on its own clock. Every change is
  * a conditional one under the row's lock, so a pass racing the request's own answer (or another
  * process) changes nothing twice; the request ids are the issuer's idempotency keys.
  */
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { Ticker, TimedProcess } from '../../jobs/types.js';
-import type { ClockScope } from '../../platform/clock.js';
+import { scopeNowSql, type ClockScope } from '../../platform/clock.js';
 import { reportFailure } from '../../jobs/failures.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { reconcileStalledAfterChecks, recheckDelayMs } from '../../upstreams/order-lifecycle.js';
@@ -192,18 +193,35 @@ export const cardReconcileTimedProcesses: TimedProcess[] = [applicationReconcile
 const scopesPerTickMax = 200;
 
 /**
+ * The scopes with a check due on their own clock, the longest overdue first (a bound on them per
+ * tick): a bound over every scope with something open (a check not yet due, a rule set still in
+ * its claim's lease) could leave due ones out tick after tick, and so could a bound over due ones
+ * in no particular order while more than the bound stay due.
+ */
+export function dueReconcileScopes(db: Kysely<Database>) {
+  const applicationNow = scopeNowSql(sql.ref('card_applications.merchant_id'), sql.ref('card_applications.environment'));
+  const cardNow = scopeNowSql(sql.ref('cards.merchant_id'), sql.ref('cards.environment'));
+  const applications = db.selectFrom('card_applications')
+    .select(['merchant_id', 'environment', sql<Date>`next_check_at - ${applicationNow}`.as('ahead')])
+    .where('status', '=', 'pending').where('upstream_outcome', '<>', 'accepted').where('next_check_at', 'is not', null)
+    .where(sql<boolean>`next_check_at <= ${applicationNow}`);
+  const ruleSets = db.selectFrom('card_merchant_rules').innerJoin('cards', 'cards.id', 'card_merchant_rules.card_id')
+    .select(['cards.merchant_id', 'cards.environment', sql<Date>`card_merchant_rules.next_check_at - ${cardNow}`.as('ahead')])
+    .where('card_merchant_rules.synced', '=', false).where('card_merchant_rules.next_check_at', 'is not', null)
+    .where(sql<boolean>`card_merchant_rules.next_check_at <= ${cardNow}`);
+  return db.selectFrom(applications.unionAll(ruleSets).as('due')).select(['due.merchant_id', 'due.environment'])
+    .groupBy(['due.merchant_id', 'due.environment']).orderBy(sql`min(due.ahead)`).limit(scopesPerTickMax).execute();
+}
+
+/**
  * The same processes on each scope's own clock, for the service running on its own (not only on a
- * sandbox advance): every scope with an unknown outcome open.
+ * sandbox advance): every scope with a check due.
  */
 export const cardReconcileTickers: Ticker[] = [{
   name: 'card.reconcile',
   intervalMs: 5_000,
   async run(ctx) {
-    const scopes = await ctx.db.selectFrom('card_applications').select(['merchant_id', 'environment'])
-      .where('status', '=', 'pending').where('upstream_outcome', '<>', 'accepted').where('next_check_at', 'is not', null)
-      .union(ctx.db.selectFrom('card_merchant_rules').innerJoin('cards', 'cards.id', 'card_merchant_rules.card_id')
-        .select(['cards.merchant_id', 'cards.environment']).where('card_merchant_rules.synced', '=', false))
-      .limit(scopesPerTickMax).execute();
+    const scopes = await dueReconcileScopes(ctx.db);
     for (const s of scopes) {
       const scope = { merchantId: s.merchant_id, environment: s.environment };
       const now = await ctx.clock.now(ctx.db, scope);
