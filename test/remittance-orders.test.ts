@@ -11,6 +11,7 @@ import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
+import { returnWatchTicker } from '../src/modules/remittance/return-watch.js';
 
 const sepa = { country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL', clearing_system: 'SEPA', entity_type: 'INDIVIDUAL' };
 const address = { 'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117' };
@@ -312,6 +313,34 @@ describe('remittance orders', () => {
     await reconcile();
     assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'returned');
     await ledgerOk();
+  });
+
+  it('one order\'s failed return check does not hold back the others of its run', async () => {
+    const { m, payee } = await setup();
+    const failing = [await send(m, payee), await send(m, payee), await send(m, payee)];
+    const other = await send(m, payee);
+    await run();
+    // All due, the failing ones first.
+    for (const [i, o] of [...failing, other].entries()) {
+      await service.ctx.db.updateTable('remit_orders').set({ return_check_at: new Date(Date.now() - 5_000 + i * 1_000) }).where('id', '=', o.id).execute();
+    }
+    const failingIds = new Set(failing.map((o) => o.id));
+    const provider = service.ctx.upstreams.remittance;
+    const status = provider.status;
+    // An answer our own code fails on (a provider's throw is only "no answer", counted as asked).
+    provider.status = async (call, id) => {
+      if (failingIds.has(id)) return { kind: 'found', providerOrderId: 'p', get status(): string { throw new Error('answer unreadable'); } };
+      return status.call(provider, call, id);
+    };
+    try {
+      // One run of the watch (the old one threw at the first failing order; the error is not the point here).
+      await returnWatchTicker.run(service.ctx).catch(() => undefined);
+    } finally {
+      provider.status = status;
+    }
+    const checksOf = async (id: string) => (await service.ctx.db.selectFrom('remit_orders').select('return_checks').where('id', '=', id).executeTakeFirstOrThrow()).return_checks;
+    assert.equal(await checksOf(other.id), 1, 'the other order was asked');
+    for (const o of failing) assert.equal(await checksOf(o.id), 0, 'a failing one is asked again when its claim ends');
   });
 
   it('gates: kyc_required, resource_not_found, asset_not_allowed, invalid amounts, insufficient_balance, amount_out_of_range', async () => {

@@ -14,6 +14,7 @@ import type { Ticker, TimedProcess } from '../../jobs/types.js';
 import type { ClockScope } from '../../platform/clock.js';
 import { orderNowSql } from '../../upstreams/order-store.js';
 import { withDeadline } from '../../upstreams/deadline.js';
+import { reportFailure } from '../../jobs/failures.js';
 import { remitOrders, returnIn } from './apply.js';
 import { decideOnReturnCheck, nextReturnCheckOffset } from './state.js';
 import type { RemitOrderRow } from './tables.js';
@@ -23,7 +24,12 @@ const batchMax = 50;
 /** A claimed order's next check is pushed out by this much while it is asked (so two runs never ask at once). */
 const claimLeaseSeconds = 600;
 
-/** Claims the due orders (one scope's, or every merchant's on each one's own clock) and asks about each. */
+/**
+ * Finds the due orders (one scope's, or every merchant's on each one's own clock) and asks about
+ * each, claiming each one when its turn comes (as the reconcile pass does): a batch claimed at
+ * once outlived its lease behind slow provider answers, and one order's failure left the rest of
+ * the batch claimed and unasked for the lease. Answers how many were due.
+ */
 async function watch(ctx: ServiceContext, scope?: ClockScope, now?: Date): Promise<number> {
   const due = scope && now
     // `now` has milliseconds, the stored times microseconds (the database's clock): a check due
@@ -32,15 +38,21 @@ async function watch(ctx: ServiceContext, scope?: ClockScope, now?: Date): Promi
     // Every merchant: a range on the index first (no merchant's clock is ahead by more than the
     // largest offset), then each order against its own merchant's time.
     : sql<boolean>`return_check_at <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval '1 millisecond' AND return_check_at <= ${orderNowSql(remitOrders)}`;
-  const { rows } = await sql<RemitOrderRow>`
-    UPDATE remit_orders SET return_check_at = ${orderNowSql(remitOrders)} + ${claimLeaseSeconds} * interval '1 second'
-    WHERE id IN (
-      SELECT id FROM remit_orders
-      WHERE status = 'completed' AND return_check_at IS NOT NULL AND ${due}
-      ORDER BY return_check_at LIMIT ${batchMax} FOR UPDATE SKIP LOCKED
-    )
-    RETURNING *`.execute(ctx.db);
-  for (const order of rows) await askAboutReturn(ctx, order);
+  const { rows } = await sql<{ id: string }>`
+    SELECT id FROM remit_orders WHERE status = 'completed' AND return_check_at IS NOT NULL AND ${due}
+    ORDER BY return_check_at LIMIT ${batchMax}`.execute(ctx.db);
+  for (const { id } of rows) {
+    const { rows: claimed } = await sql<RemitOrderRow>`
+      UPDATE remit_orders SET return_check_at = ${orderNowSql(remitOrders)} + ${claimLeaseSeconds} * interval '1 second'
+      WHERE id = ${id} AND status = 'completed' AND return_check_at IS NOT NULL AND ${due}
+      RETURNING *`.execute(ctx.db);
+    if (!claimed[0]) continue; // another run took it meanwhile
+    try {
+      await askAboutReturn(ctx, claimed[0]);
+    } catch (err) {
+      reportFailure(ctx, { job: 'remittance.return_watch' }, err, 'the return check of a completed remittance failed; it is asked again when its claim ends');
+    }
+  }
   return rows.length;
 }
 
