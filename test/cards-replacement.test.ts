@@ -78,6 +78,24 @@ describe('card replacement', () => {
     assert.equal(await picked(), false);
   });
 
+  it('the lifecycle ticker takes the longest overdue scope first', async () => {
+    const db = service.ctx.db;
+    const overdue = async (by: number) => {
+      const own = await newMerchantClient(service);
+      const hx = lifecycleHelpers(() => service, () => own.client, () => own.merchantId);
+      const m = await hx.member();
+      const card = await hx.card(m, 'virtual');
+      const created = await own.client.cards.requestReplacement(card.id, { reason: 'damaged' }, { onBehalfOf: m.external });
+      await db.updateTable('card_replacements').set({ next_run_at: new Date(Date.now() - by) }).where('id', '=', created.id).execute();
+      return own.merchantId;
+    };
+    const lately = await overdue(1_000);
+    const long = await overdue(86_400_000);
+    const order = (await dueLifecycleScopes(db)).map((s) => s.merchant_id);
+    assert.ok(order.includes(lately) && order.indexOf(long) < order.indexOf(lately), 'a day overdue before a second overdue');
+    await service.workers.tick();
+  });
+
   it('creates only the request: crp_ id, requested, no money, the note kept to 200 characters; one in flight per card, also under a race', async () => {
     const m = await h.member();
     const card = await h.card(m, 'virtual');

@@ -74,16 +74,20 @@ export function dueLifecycleScopes(db: Kysely<Database>) {
   const replacementNow = scopeNowSql(sql.ref('card_replacements.merchant_id'), sql.ref('card_replacements.environment'));
   const cardNow = scopeNowSql(sql.ref('cards.merchant_id'), sql.ref('cards.environment'));
   const transactionNow = scopeNowSql(sql.ref('card_transactions.merchant_id'), sql.ref('card_transactions.environment'));
-  return db.selectFrom('card_replacements').select(['merchant_id', 'environment']).where('status', 'in', [...open])
-    .where(notLeased).where(sql<boolean>`next_run_at <= ${replacementNow}`)
-    .union(db.selectFrom('cards').select(['merchant_id', 'environment']).where('status', '=', 'closing').where(sql<boolean>`close_next_check_at <= ${cardNow}`))
-    .union(db.selectFrom('cards').select(['merchant_id', 'environment']).where('status', 'in', ['unactivated', 'active'])
-      .where(sql<boolean>`make_timestamptz(exp_year, exp_month, 1, 0, 0, 0, 'UTC') + interval '1 month' <= ${cardNow}`)
+  const cardExpiry = sql<Date>`make_timestamptz(exp_year, exp_month, 1, 0, 0, 0, 'UTC') + interval '1 month'`;
+  const due = db.selectFrom('card_replacements').select(['merchant_id', 'environment', sql<Date>`next_run_at - ${replacementNow}`.as('ahead')])
+    .where('status', 'in', [...open]).where(notLeased).where(sql<boolean>`next_run_at <= ${replacementNow}`)
+    .unionAll(db.selectFrom('cards').select(['merchant_id', 'environment', sql<Date>`close_next_check_at - ${cardNow}`.as('ahead')])
+      .where('status', '=', 'closing').where(sql<boolean>`close_next_check_at <= ${cardNow}`))
+    .unionAll(db.selectFrom('cards').select(['merchant_id', 'environment', sql<Date>`${cardExpiry} - ${cardNow}`.as('ahead')])
+      .where('status', 'in', ['unactivated', 'active']).where(sql<boolean>`${cardExpiry} <= ${cardNow}`)
       // As `card.expiry` (closing.ts): a card under a replacement in progress is ended by the replacement, not expired.
       .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM card_replacements r WHERE r.card_id = cards.id AND r.status = 'processing')`))
-    .union(db.selectFrom('card_transactions').select(['merchant_id', 'environment']).where('type', '=', 'authorization').where('status', '=', 'approved')
-      .where(sql<boolean>`expires_at <= ${transactionNow}`))
-    .limit(scopesPerTickMax).execute();
+    .unionAll(db.selectFrom('card_transactions').select(['merchant_id', 'environment', sql<Date>`expires_at - ${transactionNow}`.as('ahead')])
+      .where('type', '=', 'authorization').where('status', '=', 'approved').where(sql<boolean>`expires_at <= ${transactionNow}`));
+  // The longest overdue scopes first, so that scopes still due after their run cannot take every place tick after tick.
+  return db.selectFrom(due.as('due')).select(['due.merchant_id', 'due.environment'])
+    .groupBy(['due.merchant_id', 'due.environment']).orderBy(sql`min(due.ahead)`).limit(scopesPerTickMax).execute();
 }
 
 /** The processes on each scope's own clock, for the service running on its own. */

@@ -59,10 +59,13 @@ const scopesPerTickMax = 200;
 export function dueTimedScopes(db: Kysely<Database>) {
   const applicationNow = scopeNowSql(sql.ref('card_applications.merchant_id'), sql.ref('card_applications.environment'));
   const cardNow = scopeNowSql(sql.ref('cards.merchant_id'), sql.ref('cards.environment'));
-  return db.selectFrom('card_applications').select(['merchant_id', 'environment'])
+  const due = db.selectFrom('card_applications').select(['merchant_id', 'environment', sql<Date>`supplement_expires_at - ${applicationNow}`.as('ahead')])
     .where('status', '=', 'need_docs').where('supplement_status', '=', 'pending').where(sql<boolean>`supplement_expires_at <= ${applicationNow}`)
-    .union(db.selectFrom('cards').select(['merchant_id', 'environment']).where('locked_until', 'is not', null).where(sql<boolean>`locked_until <= ${cardNow}`))
-    .limit(scopesPerTickMax).execute();
+    .unionAll(db.selectFrom('cards').select(['merchant_id', 'environment', sql<Date>`locked_until - ${cardNow}`.as('ahead')])
+      .where('locked_until', 'is not', null).where(sql<boolean>`locked_until <= ${cardNow}`));
+  // The longest overdue scopes first, so that scopes still due after their run cannot take every place tick after tick.
+  return db.selectFrom(due.as('due')).select(['due.merchant_id', 'due.environment'])
+    .groupBy(['due.merchant_id', 'due.environment']).orderBy(sql`min(due.ahead)`).limit(scopesPerTickMax).execute();
 }
 
 /** The same processes on each scope's own clock, for the service running on its own (not only on a sandbox advance). */
