@@ -174,6 +174,25 @@ describe('cards', () => {
     assert.match(alert.message, /refused to cancel/);
   });
 
+  it('a cancellation of such a card answered with a status outside our enumeration: not taken as done, one upstream.unknown_status alert', async () => {
+    const { virtual } = await products();
+    const m = await member();
+    const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
+    const internal = (await client.members.get(m)).id;
+    await admin(service, 'POST', `/admin/v1/members/${internal}/kyc-review`, { decision: 'rejected' });
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'unknown_status' });
+    try {
+      assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'failed');
+      await service.workers.jobs.drain(2_000);
+    } finally {
+      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+    }
+    const alerts = (await admin(service, 'GET', `/admin/v1/alerts?kind=upstream.unknown_status`)).body.data as Array<{ object: string; object_id: string }>;
+    assert.equal(alerts.filter((a) => a.object === 'card_application' && a.object_id === app.id).length, 1, 'one alert for the application');
+    const job = await service.ctx.db.selectFrom('jobs').select('status').where('kind', '=', 'card.void_issued').where('dedupe_key', '=', `card.void_issued:${app.id}`).executeTakeFirst();
+    assert.ok(job, 'the cancellation is still to be done (retried)');
+  });
+
   it('need_docs: supplement session, sandbox submission, then approval of a physical card (unactivated)', async () => {
     const { physical } = await products();
     const m = await member();

@@ -9,7 +9,8 @@
 import { enqueue, type ClaimedJob } from '../../jobs/queue.js';
 import type { ServiceContext } from '../../service-context.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import { raiseAlert } from '../alerts/queries.js';
+import { providerStatusOf } from '../../upstreams/types.js';
+import { raiseAlert, raiseAlertOnce } from '../alerts/queries.js';
 import type { Db } from './queries.js';
 import type { CardApplicationRow } from './tables.js';
 
@@ -31,6 +32,13 @@ export async function voidIssuedCard(job: ClaimedJob, ctx: ServiceContext): Prom
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.cancelCard(call, { requestId: `void:${applicationId}`, cardRef, reason: 'voided' }));
   if (outcome.kind === 'accepted' && outcome.status === 'succeeded') return;
+  // A status outside our enumeration: not taken as cancelled (retried like no answer), and one alert, as every card call raises.
+  if (outcome.kind === 'accepted' && providerStatusOf(outcome.status) === undefined) {
+    await raiseAlertOnce(ctx.db, {
+      kind: 'upstream.unknown_status', merchantId: call.merchantId, environment: call.environment, object: 'card_application', objectId: applicationId,
+      message: `Card application ${applicationId}: the issuer answered the cancellation of card ${cardRef} with a status outside our enumeration (${outcome.status}); it is not taken as cancelled.`,
+    });
+  }
   const unknown = outcome.kind !== 'rejected';
   if (unknown && job.attempts < job.max_attempts) throw new Error(`card void: issuer outcome ${outcome.kind}; retried`);
   await raiseAlert(ctx.db, {
