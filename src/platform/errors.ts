@@ -117,3 +117,9 @@ export interface FieldProblem {
 export function invalidFields(fields: FieldProblem[], reason = 'validation_failed'): ApiError {
   return new ApiError('invalid_fields', undefined, { fields, reason });
 }
+
+/** A catalogue amount (minor units) that must be above zero: itself, or 400 `invalid_fields` naming the field (`not_positive`). */
+export function positiveAmount(v: bigint, field: string): bigint {
+  if (v <= 0n) throw new ApiError('invalid_fields', `${field} must be greater than zero.`, { fields: [{ key: field, reason: 'not_positive' }] });
+  return v;
+}

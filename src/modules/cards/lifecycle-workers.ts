@@ -11,6 +11,7 @@ import { RetryLater, type JobHandler, type Ticker, type TimedProcess } from '../
 import { scopeNowSql, type ClockScope } from '../../platform/clock.js';
 import type { ServiceContext } from '../../service-context.js';
 import { expireCards, nextClosingCheck, nextExpiry, reconcileClosingCards } from './closing.js';
+import { longestOverdueScopes } from './queries.js';
 import { runReplacement } from './replacement-executor.js';
 import { replacementJobKind } from './replacements.js';
 import { expireAuthorizations, nextAuthorizationExpiry } from './transactions.js';
@@ -61,9 +62,6 @@ const replacementJob: JobHandler = async (job, ctx) => {
 
 export const cardLifecycleJobHandlers: Record<string, JobHandler> = { [replacementJobKind]: replacementJob };
 
-/** Scopes looked at per tick (a bound). */
-const scopesPerTickMax = 200;
-
 /**
  * The scopes with work due on their own clock (a bound on them per tick): a bound over scopes
  * merely waiting (a replacement or a close whose next run is later) could leave due ones out tick
@@ -85,9 +83,7 @@ export function dueLifecycleScopes(db: Kysely<Database>) {
       .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM card_replacements r WHERE r.card_id = cards.id AND r.status = 'processing')`))
     .unionAll(db.selectFrom('card_transactions').select(['merchant_id', 'environment', sql<Date>`expires_at - ${transactionNow}`.as('ahead')])
       .where('type', '=', 'authorization').where('status', '=', 'approved').where(sql<boolean>`expires_at <= ${transactionNow}`));
-  // The longest overdue scopes first, so that scopes still due after their run cannot take every place tick after tick.
-  return db.selectFrom(due.as('due')).select(['due.merchant_id', 'due.environment'])
-    .groupBy(['due.merchant_id', 'due.environment']).orderBy(sql`min(due.ahead)`).limit(scopesPerTickMax).execute();
+  return longestOverdueScopes(db, due);
 }
 
 /** The processes on each scope's own clock, for the service running on its own. */

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { CardApplicationRow, CardProductRow, CardRow } from './tables.js';
 
@@ -76,4 +76,20 @@ export async function externalIdOf(db: Db, memberId: string): Promise<string> {
 export async function scaleOf(db: Db, code: string): Promise<number> {
   const row = await db.selectFrom('assets').select('scale').where('code', '=', code).executeTakeFirstOrThrow();
   return row.scale;
+}
+
+/** Scopes a card ticker looks at per tick (a bound). */
+const scopesPerTickMax = 200;
+
+/** Due work of the card tickers: its scope and `ahead`, its due time less its scope's own now (≤ 0). */
+export type DueWork = SelectQueryBuilder<Database, any, { merchant_id: string; environment: Environment; ahead: Date }>;
+
+/**
+ * The scopes of `due`, the longest overdue first, at most `scopesPerTickMax`: a bound over scopes
+ * merely waiting, or over due ones in no order while more than the bound stay due, could leave due
+ * ones out tick after tick.
+ */
+export function longestOverdueScopes(db: Kysely<Database>, due: DueWork) {
+  return db.selectFrom(due.as('due')).select(['due.merchant_id', 'due.environment'])
+    .groupBy(['due.merchant_id', 'due.environment']).orderBy(sql`min(due.ahead)`).limit(scopesPerTickMax).execute();
 }

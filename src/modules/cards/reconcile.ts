@@ -28,7 +28,7 @@ import { reconcileStalledAfterChecks, recheckDelayMs } from '../../upstreams/ord
 import { raiseAlert } from '../alerts/queries.js';
 import { alertApplicationUnknownStatus, decide } from './applications.js';
 import { confirmRules, restoreConfirmedRules, storedRuleSet } from './controls.js';
-import { findApplication, productBySeq, type Db } from './queries.js';
+import { findApplication, longestOverdueScopes, productBySeq, type Db } from './queries.js';
 import {
   applicationQueryDecision, applicationResubmitDecision, rulesCallDecision, rulesQueryDecision,
   type ApplicationReconcileDecision, type RulesReconcileDecision,
@@ -189,9 +189,6 @@ export const rulesReconcileProcess: TimedProcess = {
 /** The card area's reconciliation processes (src/background.ts lists them among the timed processes). */
 export const cardReconcileTimedProcesses: TimedProcess[] = [applicationReconcileProcess, rulesReconcileProcess];
 
-/** Scopes looked at per tick (a bound). */
-const scopesPerTickMax = 200;
-
 /**
  * The scopes with a check due on their own clock, the longest overdue first (a bound on them per
  * tick): a bound over every scope with something open (a check not yet due, a rule set still in
@@ -209,8 +206,7 @@ export function dueReconcileScopes(db: Kysely<Database>) {
     .select(['cards.merchant_id', 'cards.environment', sql<Date>`card_merchant_rules.next_check_at - ${cardNow}`.as('ahead')])
     .where('card_merchant_rules.synced', '=', false).where('card_merchant_rules.next_check_at', 'is not', null)
     .where(sql<boolean>`card_merchant_rules.next_check_at <= ${cardNow}`);
-  return db.selectFrom(applications.unionAll(ruleSets).as('due')).select(['due.merchant_id', 'due.environment'])
-    .groupBy(['due.merchant_id', 'due.environment']).orderBy(sql`min(due.ahead)`).limit(scopesPerTickMax).execute();
+  return longestOverdueScopes(db, applications.unionAll(ruleSets));
 }
 
 /**

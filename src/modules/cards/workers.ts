@@ -5,7 +5,7 @@ import type { JobHandler, Ticker, TimedProcess } from '../../jobs/types.js';
 import { limitsPushJobKind, pushLimits } from './controls.js';
 import { liftActivationLocks } from './cards.js';
 import { decide } from './applications.js';
-import { findApplication } from './queries.js';
+import { findApplication, longestOverdueScopes } from './queries.js';
 import { voidIssuedCard, voidIssuedCardJobKind } from './void-issued.js';
 
 /** Supplements expired per run (a bound on one batch). */
@@ -49,9 +49,6 @@ export const cardTimedProcesses: TimedProcess[] = [
   },
 ];
 
-/** Scopes looked at per tick (a bound). */
-const scopesPerTickMax = 200;
-
 /**
  * The scopes with work due on their own clock (a bound on them per tick): a bound over scopes
  * merely waiting (a pending supplement, a lock not yet over) could leave due ones out tick after tick.
@@ -63,9 +60,7 @@ export function dueTimedScopes(db: Kysely<Database>) {
     .where('status', '=', 'need_docs').where('supplement_status', '=', 'pending').where(sql<boolean>`supplement_expires_at <= ${applicationNow}`)
     .unionAll(db.selectFrom('cards').select(['merchant_id', 'environment', sql<Date>`locked_until - ${cardNow}`.as('ahead')])
       .where('locked_until', 'is not', null).where(sql<boolean>`locked_until <= ${cardNow}`));
-  // The longest overdue scopes first, so that scopes still due after their run cannot take every place tick after tick.
-  return db.selectFrom(due.as('due')).select(['due.merchant_id', 'due.environment'])
-    .groupBy(['due.merchant_id', 'due.environment']).orderBy(sql`min(due.ahead)`).limit(scopesPerTickMax).execute();
+  return longestOverdueScopes(db, due);
 }
 
 /** The same processes on each scope's own clock, for the service running on its own (not only on a sandbox advance). */

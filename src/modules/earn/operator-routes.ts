@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { ApiError } from '../../platform/errors.js';
+import { ApiError, positiveAmount } from '../../platform/errors.js';
 import { OperatorEnvironment, OperatorIdParams as IdParams, operatorRouter } from '../../platform/operator-route.js';
 import { constantList, listEnvelope } from '../../platform/pagination.js';
 import { newId } from '../../platform/ids.js';
@@ -38,8 +38,8 @@ export async function earnOperatorRoutes(app: AppInstance, ctx: ServiceContext):
     if (!asset) throw new ApiError('invalid_fields', 'Unknown asset.', { fields: [{ key: 'asset', reason: 'unknown_asset' }] });
     if ((body.type === 'flexible') !== (body.term_days === 0)) throw new ApiError('invalid_fields', 'term_days is 0 exactly for flexible products.', { fields: [{ key: 'term_days', reason: 'inconsistent' }] });
     // Both bounds above zero and max not below min (the table refuses zero: a 500 before).
-    const minAmount = positive(parseAmount(body.min_amount, asset.scale, 'min_amount'), 'min_amount');
-    const maxAmount = body.max_amount === undefined || body.max_amount === null ? null : positive(parseAmount(body.max_amount, asset.scale, 'max_amount'), 'max_amount');
+    const minAmount = positiveAmount(parseAmount(body.min_amount, asset.scale, 'min_amount'), 'min_amount');
+    const maxAmount = body.max_amount === undefined || body.max_amount === null ? null : positiveAmount(parseAmount(body.max_amount, asset.scale, 'max_amount'), 'max_amount');
     if (maxAmount !== null && maxAmount < minAmount) {
       throw new ApiError('invalid_fields', 'max_amount is below min_amount: no subscription would fit.', { fields: [{ key: 'max_amount', reason: 'below_min_amount' }] });
     }
@@ -63,9 +63,4 @@ export async function earnOperatorRoutes(app: AppInstance, ctx: ServiceContext):
     if (!row) throw new ApiError('not_found', 'No such earn product.');
     return productView(row, (await getAsset(trx, row.asset))?.scale ?? 2);
   }));
-}
-
-function positive(v: bigint, field: string): bigint {
-  if (v <= 0n) throw new ApiError('invalid_fields', `${field} must be greater than zero.`, { fields: [{ key: field, reason: 'not_positive' }] });
-  return v;
 }

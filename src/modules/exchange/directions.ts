@@ -7,7 +7,7 @@
  */
 import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
-import { ApiError } from '../../platform/errors.js';
+import { ApiError, positiveAmount } from '../../platform/errors.js';
 import { keysetPage, type PageParams } from '../../platform/pagination.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../ledger/index.js';
 import { directionById, directionsQuery, findDirection, scaleOf, type Db } from './queries.js';
@@ -60,7 +60,7 @@ export async function directionView(db: Db, d: DirectionRow) {
 async function columnsOf(db: Db, from: string, to: string, feeSide: FeeSide, s: DirectionSettings) {
   const fromScale = await scaleOf(db, from);
   const feeScale = feeSide === 'from' ? fromScale : await scaleOf(db, to);
-  const amount = (v: string | null | undefined, field: string) => (v === undefined ? undefined : v === null ? null : positive(parseAmount(v, fromScale, field), field).toString());
+  const amount = (v: string | null | undefined, field: string) => (v === undefined ? undefined : v === null ? null : positiveAmount(parseAmount(v, fromScale, field), field).toString());
   return {
     ...(s.enabled !== undefined ? { enabled: s.enabled } : {}),
     ...(s.min_kyc_level !== undefined ? { min_kyc_level: s.min_kyc_level } : {}),
@@ -76,11 +76,6 @@ async function columnsOf(db: Db, from: string, to: string, feeSide: FeeSide, s: 
     ...(s.step_up_threshold !== undefined ? { step_up_threshold: s.step_up_threshold === null ? null : parseAmount(s.step_up_threshold, fromScale, 'step_up_threshold').toString() } : {}),
     ...(s.merchant_conversion !== undefined ? { merchant_conversion: s.merchant_conversion } : {}),
   };
-}
-
-function positive(v: bigint, field: string): bigint {
-  if (v <= 0n) throw new ApiError('invalid_fields', `${field} must be greater than zero.`, { fields: [{ key: field, reason: 'not_positive' }] });
-  return v;
 }
 
 export async function listDirections(db: Db, query: PageParams & { environment?: Environment }) {
