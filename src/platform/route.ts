@@ -117,6 +117,14 @@ export interface RouteInput<A extends RouteAccess, S extends RouteSchema> {
   claim: <T>(leaseMs: number, effect: Effect<T>) => Promise<ClaimOutcome<T>>;
   /** Sends the key's finished result found by `claim`. */
   replay: (stored: StoredResult) => Sent;
+  /**
+   * For work that is neither one `write` nor a `claim`ed effect (an outside call, or transactions
+   * of its own): `work` runs under a claim on the key, so that the same key meanwhile answers 409
+   * `idempotency_in_progress` and later replays; with a finished result `work` does not run and
+   * that result is sent. Unlocked, requests with one key sent together each ran the work. The
+   * claim lapses after `onceLeaseMs` (a holder that stopped).
+   */
+  once: <T>(work: () => Promise<T>) => Promise<T | Sent>;
   /** The request, for what the input does not carry (client address, environment by host). */
   req: FastifyRequest;
 }
@@ -148,6 +156,9 @@ function principalOf(req: FastifyRequest, access: RouteAccess): MerchantPrincipa
   if (access.principal === 'member') throw new Error(`route: ${req.method} ${req.url} reached its handler without its member`);
   return merchant;
 }
+
+/** How long `once` holds a key: up to four outside calls in turn, each within the upstream deadline, and 10 s besides. */
+export const onceLeaseMs = (ctx: ServiceContext): number => 4 * ctx.config.upstreamCallTimeoutMs + 10_000;
 
 /** What every typed route shares: the success status, the domain-error mapping and the send. */
 export interface Core {
@@ -250,6 +261,16 @@ class PublicRouteInput {
   get replay() {
     const reply = this.reply;
     return (stored: StoredResult) => sendReplay(reply, stored) as unknown as Sent;
+  }
+
+  get once() {
+    const { req, reply, ctx } = this;
+    return async <T>(work: () => Promise<T>): Promise<T | Sent> => {
+      if (!req.idempotency) return work();
+      const held = await claimWrite(ctx.db, req, onceLeaseMs(ctx), async () => undefined);
+      if ('replay' in held) return sendReplay(reply, held.replay) as unknown as Sent;
+      return work();
+    };
   }
 }
 

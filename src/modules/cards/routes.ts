@@ -230,11 +230,11 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
       body: AdvanceBody,
       response: { 200: CardApplication },
     },
-  }, async ({ principal, params, body }) => sandboxAdvance(ctx, principal, params.id, body.to));
+  }, async ({ principal, params, body, once }) => once(() => sandboxAdvance(ctx, principal, params.id, body.to)));
 
   route.post('/v1/sandbox/cards/:id/ship', {
     access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
     errors: [...cardErrors.ship],
     schema: { summary: 'Sandbox: a physical card is shipped', description: 'Its inventory row becomes `shipped`.', tags: ['Sandbox'], params: IdParams, response: { 200: Card } },
-  }, async ({ principal, params }) => sandboxShip(ctx, principal, params.id));
+  }, async ({ principal, params, once }) => once(() => sandboxShip(ctx, principal, params.id)));
 }

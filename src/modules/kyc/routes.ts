@@ -98,5 +98,5 @@ export async function kycRoutes(app: AppInstance, ctx: ServiceContext): Promise<
       }),
       response: { 200: ReviewedProfile },
     },
-  }, async ({ principal, params, body }) => sandboxReview(ctx, principal, params.member_id, body));
+  }, async ({ principal, params, body, once }) => once(() => sandboxReview(ctx, principal, params.member_id, body)));
 }

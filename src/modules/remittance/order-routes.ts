@@ -65,5 +65,5 @@ export async function remittanceOrderRoutes(app: AppInstance, ctx: ServiceContex
       params: RemittanceIdParams,
       response: { 200: Remittance },
     },
-  }, async ({ principal, params }) => viewOf(db, await simulateReturn(ctx, principal, params.id)));
+  }, async ({ principal, params, once }) => once(async () => viewOf(db, await simulateReturn(ctx, principal, params.id))));
 }

@@ -119,7 +119,7 @@ export async function remittanceRoutes(app: AppInstance, ctx: ServiceContext): P
       params: PayeeIdParams,
       response: { 200: NameCheck },
     },
-  }, async ({ principal, params }) => verifyPayee(ctx, principal, params.id));
+  }, async ({ principal, params, once }) => once(() => verifyPayee(ctx, principal, params.id)));
 
   route.get('/v1/remit/conversion-dates', {
     access: { scope: 'remittances:read', principal: 'merchant' },
