@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import { signRequest, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { rawRequest, type RawResponse } from './support/raw-http.js';
-import { baseUrlFor, useTestService, type Credentials } from './support/service.js';
+import { baseUrlFor, newMerchantClient, useTestService, type Credentials } from './support/service.js';
 import { writeCases, type WriteCall } from './support/write-routes.js';
 
 type Json = Record<string, any>;
@@ -168,46 +168,64 @@ describe('idempotency and signing of every write', () => {
   for (const [route, prepare] of Object.entries(cases)) {
     describe(route, () => {
       const rule = () => writes.get(route)!;
+      // A merchant of its own per route: the digest reads only this route's rows.
+      before(async () => {
+        ({ merchantId, creds, client } = await newMerchantClient(service));
+        token = await client.getToken();
+      });
 
-      it('replays the first answer byte for byte with X-Idempotent-Replay, and refuses the key with another body, path or member', async (t) => {
-        if (rule().key === 'none') return t.skip('takes no key');
+      it('signing, key rules, replay, reuse and the 24 hours, on one prepared request', async () => {
         const call = await prepare();
         const someoneElse = call.onBehalfOf === undefined ? undefined : await otherMember();
-        const key = randomUUID();
-        const first = await send(route, call, { key });
-        fresh(first, 'first');
-        const after = await digest();
-        replayOf(await send(route, call, { key }), first, 'same key, same body');
-        assert.equal(await digest(), after, 'the replay changed nothing');
+        const before = await digest();
+        // Signing: each refusal changes nothing.
+        const now = Math.floor(Date.now() / 1000);
+        refused(await send(route, call, { timestamp: String(now - 301) }), 401, 'timestamp_out_of_range', 'stale timestamp');
+        // (Well beyond the 300 s: the service's clock moves on while the requests are sent.)
+        refused(await send(route, call, { timestamp: String(now + 330) }), 401, 'timestamp_out_of_range', 'future timestamp');
+        const body = call.body === undefined ? '' : JSON.stringify(call.body);
+        refused(await send(route, call, { rawBody: body === '' ? '{}' : `${body} `, signedBody: body }), 401, 'invalid_signature', 'body changed after signing');
+        refused(await send(route, call, { signedPath: call.other.path === call.path ? `${call.path}/x` : call.other.path }), 401, 'invalid_signature', 'signed for another path');
+        refused(await send(route, call, { query: '?a=1', signedPath: call.path }), 401, 'invalid_signature', 'query not signed');
+        // Key rules: a missing key where it is required, a malformed one always; a refused input is the key's result.
+        if (rule().key !== 'none') {
+          if (rule().key === 'required') refused(await send(route, call, { key: false }), 400, 'idempotency_key_required', 'no key');
+          refused(await send(route, call, { key: 'not-a-key' }), 400, 'idempotency_key_invalid', 'malformed key');
+          refused(await send(route, call, { key: `${randomUUID()}0` }), 400, 'idempotency_key_invalid', 'too long');
+          if (call.body !== undefined) {
+            const key = randomUUID();
+            // A quote takes its key only with `lock: true` (the reference: "meaningful only with lock: true").
+            const rawBody = route === 'POST /v1/exchange/quotes' ? '{"lock":true}' : '[]';
+            const invalid = await send(route, call, { key, rawBody });
+            assert.equal(invalid.status, 400, invalid.text);
+            replayOf(await send(route, call, { key, rawBody }), invalid, 'a refused input is replayed');
+            refused(await send(route, call, { key }), 409, 'idempotency_key_reused', 'the corrected input takes a new key');
+          }
+        }
+        assert.equal(await digest(), before, 'no refused request changed anything');
 
+        const key = randomUUID();
+        const nonce = randomUUID();
+        const first = await send(route, call, { key, nonce });
+        fresh(first, 'first, signed as it should be');
+        const after = await digest();
+        refused(await send(route, call.other, { nonce }), 401, 'nonce_reused', 'the nonce again');
+        if (rule().key === 'none') return assert.equal(await digest(), after, 'a used nonce changed nothing');
+
+        replayOf(await send(route, call, { key }), first, 'same key, same body');
         refused(await send(route, call.other, { key }), 409, 'idempotency_key_reused', 'another request on the route');
         refused(await send(...elsewhere(route, call), { key }), 409, 'idempotency_key_reused', 'another endpoint');
         if (someoneElse !== undefined) refused(await send(route, call, { key, onBehalfOf: someoneElse }), 409, 'idempotency_key_reused', 'another member');
-        assert.equal(await digest(), after, 'no refusal changed anything');
+        assert.equal(await digest(), after, 'neither the replay nor a refusal changed anything');
         replayOf(await send(route, call, { key }), first, 'the first answer stays retrievable with its key');
+
+        // After 24 hours the key is new. Everything that dates its first use on real time: the record, and a QR order's own key.
+        await sql`UPDATE idempotency_keys SET created_at = created_at - interval '24 hours 1 second' WHERE merchant_id = ${merchantId} AND key = ${key}`.execute(service.ctx.db);
+        await sql`UPDATE qrpay_orders SET call_started_at = call_started_at - interval '24 hours 1 second' WHERE merchant_id = ${merchantId} AND idempotency_key = ${key}`.execute(service.ctx.db);
+        fresh(await send(route, call.other, { key }), 'another request with the key, a day later');
       });
 
-      it('a missing key is refused where the key is required, a malformed one always; a refusal of the input is the key\'s result', async (t) => {
-        if (rule().key === 'none') return t.skip('takes no key');
-        const call = await prepare();
-        const before = await digest();
-        if (rule().key === 'required') refused(await send(route, call, { key: false }), 400, 'idempotency_key_required', 'no key');
-        refused(await send(route, call, { key: 'not-a-key' }), 400, 'idempotency_key_invalid', 'malformed key');
-        refused(await send(route, call, { key: `${randomUUID()}0` }), 400, 'idempotency_key_invalid', 'too long');
-        if (call.body !== undefined) {
-          const key = randomUUID();
-          // A quote takes its key only with `lock: true` (the reference: "meaningful only with lock: true").
-          const rawBody = route === 'POST /v1/exchange/quotes' ? '{"lock":true}' : '[]';
-          const invalid = await send(route, call, { key, rawBody });
-          assert.equal(invalid.status, 400, invalid.text);
-          replayOf(await send(route, call, { key, rawBody }), invalid, 'a refused input is replayed');
-          refused(await send(route, call, { key }), 409, 'idempotency_key_reused', 'the corrected input takes a new key');
-        }
-        assert.equal(await digest(), before, 'nothing changed');
-        if (rule().key === 'optional') fresh(await send(route, call, { key: false }), 'no key where it is optional');
-      });
-
-      it('runs once for requests with one key sent together: the others replay it or are told it is in progress', async (t) => {
+      it('runs once for requests with one key sent together (the others replay it or are told it is in progress); runs without a key where the key is optional', async (t) => {
         if (rule().key === 'none') return t.skip('takes no key');
         const call = await prepare();
         const key = randomUUID();
@@ -221,36 +239,7 @@ describe('idempotency and signing of every write', () => {
         const after = await digest();
         replayOf(await send(route, call, { key }), ran[0]!, 'afterwards');
         assert.equal(await digest(), after);
-      });
-
-      it('after 24 hours the key is new', async (t) => {
-        if (rule().key === 'none') return t.skip('takes no key');
-        const call = await prepare();
-        const key = randomUUID();
-        fresh(await send(route, call, { key }), 'first');
-        // Everything that dates the key's first use on real time: the record, and a QR order's own key.
-        await sql`UPDATE idempotency_keys SET created_at = created_at - interval '24 hours 1 second' WHERE merchant_id = ${merchantId} AND key = ${key}`.execute(service.ctx.db);
-        await sql`UPDATE qrpay_orders SET call_started_at = call_started_at - interval '24 hours 1 second' WHERE merchant_id = ${merchantId} AND idempotency_key = ${key}`.execute(service.ctx.db);
-        fresh(await send(route, call.other, { key }), 'another request with the key, a day later');
-      });
-
-      it('refuses a stale or future timestamp, a changed body, path or query, and a used nonce; changes nothing', async () => {
-        const call = await prepare();
-        const before = await digest();
-        const now = Math.floor(Date.now() / 1000);
-        refused(await send(route, call, { timestamp: String(now - 301) }), 401, 'timestamp_out_of_range', 'stale timestamp');
-        // (Well beyond the 300 s: the service's clock moves on while the requests are sent.)
-        refused(await send(route, call, { timestamp: String(now + 330) }), 401, 'timestamp_out_of_range', 'future timestamp');
-        const body = call.body === undefined ? '' : JSON.stringify(call.body);
-        refused(await send(route, call, { rawBody: body === '' ? '{}' : `${body} `, signedBody: body }), 401, 'invalid_signature', 'body changed after signing');
-        refused(await send(route, call, { signedPath: call.other.path === call.path ? `${call.path}/x` : call.other.path }), 401, 'invalid_signature', 'signed for another path');
-        refused(await send(route, call, { query: '?a=1', signedPath: call.path }), 401, 'invalid_signature', 'query not signed');
-        assert.equal(await digest(), before, 'no refused request changed anything');
-        const nonce = randomUUID();
-        fresh(await send(route, call, { nonce }), 'signed as it should be');
-        const after = await digest();
-        refused(await send(route, call.other, { nonce }), 401, 'nonce_reused', 'the nonce again');
-        assert.equal(await digest(), after);
+        if (rule().key === 'optional') fresh(await send(route, call.other, { key: false }), 'no key where it is optional');
       });
     });
   }
