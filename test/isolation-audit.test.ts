@@ -20,6 +20,7 @@ import { verifyLedger } from '../src/ledger/index.js';
 import { admin, baseUrlFor, startTestService } from './support/service.js';
 import { getHostedPage, postHostedPage } from './support/hosted.js';
 import { signedInConsole } from './support/console.js';
+import { rawRequest } from './support/raw-http.js';
 import { fanOut } from '../src/modules/webhooks/fan-out.js';
 import { payNow } from './support/emv.js';
 import { buildWorld, fund, party, shipping, type Member, type Objects, type Party, type World } from './support/isolation-world.js';
@@ -126,6 +127,12 @@ function ownedIds(o: Objects): string[] {
   return Object.values(o).flatMap((v) => (typeof v === 'string' ? [v] : [v.id, v.external]));
 }
 
+/** Objects shaped as A's that do not exist: the answer to them is what A's must look like. */
+function ghostOf(o: Objects): Objects {
+  const ghost = (id: string) => (/^pye_\d+$/.test(id) ? 'pye_999999' : id.replace(/[0-9a-f]{6}$/, '000000'));
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeof v === 'string' ? ghost(v) : { id: ghost(v.id), external: `${v.external}-none` }])) as unknown as Objects;
+}
+
 const describeCall = (r: RawResult) => `${r.status} ${r.rawBody.slice(0, 300)}`;
 
 describe('tenant isolation audit', () => {
@@ -171,11 +178,17 @@ describe('tenant isolation audit', () => {
     const leaks: string[] = [];
     for (const intruder of intruders) {
       for (const r of routes.filter(objectRoute)) {
-        for (const probe of probes[`${r.method} ${r.url}`]!(world.objects)) {
+        for (const [i, probe] of probes[`${r.method} ${r.url}`]!(world.objects).entries()) {
           for (const onBehalfOf of callers(r.access, intruder)) {
             const res = await intruder.client.requestRaw({ method: r.method as 'GET', path: probe.path, body: probe.body, onBehalfOf, idempotencyKey: r.access.idempotency && r.access.idempotency !== 'none' ? randomUUID() : false });
             if (res.status !== 404 || !notFoundCodes.includes(res.body?.code)) {
               leaks.push(`${intruder.name}${onBehalfOf ? ' (on behalf)' : ''}: ${r.method} ${probe.path} → ${describeCall(res)}`);
+            }
+            // Nor may the words tell A's object from one that does not exist.
+            const ghost = probes[`${r.method} ${r.url}`]!(ghostOf(world.objects))[i]!;
+            const none = await intruder.client.requestRaw({ method: r.method as 'GET', path: ghost.path, body: ghost.body, onBehalfOf, idempotencyKey: r.access.idempotency && r.access.idempotency !== 'none' ? randomUUID() : false });
+            if (none.status !== res.status || none.body?.code !== res.body?.code || none.body?.message !== res.body?.message) {
+              leaks.push(`${intruder.name}${onBehalfOf ? ' (on behalf)' : ''}: ${r.method} ${probe.path} → ${describeCall(res)}; an unknown id → ${describeCall(none)}`);
             }
           }
         }
@@ -350,6 +363,19 @@ describe('tenant isolation audit', () => {
     assert.equal(await status(), 'dead');
     assert.equal((await requeue(a.client)).queued, 1, 'the owner\'s requeue takes it');
     assert.equal(await status(), 'pending');
+  });
+
+  it('a token works only on the host of its environment', async () => {
+    const port = new URL(service.publicUrl).port;
+    const hosts = { sandbox: `api-sandbox.localhost:${port}`, production: `api.localhost:${port}` };
+    for (const p of [world.a, world.aProd]) {
+      const token = await p.client.getToken();
+      const call = (host: string) => rawRequest(`${service.publicUrl}/v1/cards/${world.objects.card}`, { headers: { host, 'x-auth-token': `Bearer ${token}`, 'x-on-behalf-of': world.objects.member.external } });
+      const other = p.creds.environment === 'sandbox' ? hosts.production : hosts.sandbox;
+      const res = await call(other);
+      assert.deepEqual([res.status, res.body?.code], [400, 'environment_mismatch'], `${p.creds.environment} token on ${other}`);
+      if (p.creds.environment === 'sandbox') assert.equal((await call(hosts.sandbox)).status, 200, 'control: its own host');
+    }
   });
 
   it('a hosted-screen ticket opens only on the host (environment) that issued it', async () => {
