@@ -474,10 +474,17 @@ describe('tenant isolation audit', () => {
     }
     // B's clock, presets and reset are B's.
     const clock = async (c: MerchantWalletClient) => Date.parse((await c.request<any>({ method: 'GET', path: '/v1/sandbox/clock' })).now);
+    // B's advance runs the timed processes due on B's clock: none of A's (quote expiry, supplement
+    // expiry, earn accrual, card expiry...) may run on it.
+    const quote = (await a.client.request<any>({ method: 'POST', path: '/v1/exchange/quotes', body: { from_asset: 'USDT', to_asset: 'USDC', from_amount: '5', lock: true }, onBehalfOf: o.member.external, idempotencyKey: randomUUID() })).quote_id;
+    const snapshot = async () => Promise.all([`/v1/exchange/orders/${quote}`, `/v1/cards/applications/${o.needDocsApplication}`, `/v1/earn/orders/${o.earnOrder}`, `/v1/cards/${o.card}`]
+      .map((path) => a.client.request({ method: 'GET', path, onBehalfOf: o.member.external })));
+    const objectsBefore = await snapshot();
     const aBefore = await clock(a.client);
-    await b.client.request({ method: 'POST', path: '/v1/sandbox/clock/advance', body: { seconds: 86_400 } });
-    assert.ok((await clock(b.client)) - aBefore > 86_000_000, 'B moved');
+    await b.client.request({ method: 'POST', path: '/v1/sandbox/clock/advance', body: { seconds: 31_536_000 } });
+    assert.ok((await clock(b.client)) - aBefore > 364 * 86_400_000, 'B moved');
     assert.ok((await clock(a.client)) - aBefore < 60_000, 'A did not');
+    assert.deepEqual(await snapshot(), objectsBefore, 'A\'s timed work ran on B\'s clock');
     await b.client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'qrpay', behavior: 'reject' } });
     const paid = await a.client.request<any>({ method: 'POST', path: '/v1/qrpay/payments', body: { qr_code: payNow({ amount: '1' }), asset: 'SGD' }, onBehalfOf: o.member.external });
     assert.equal(paid.status, 'completed', 'B\'s preset reached A\'s payment');
