@@ -5,7 +5,9 @@
  * (the environment is decided by the host), and A's other member Y acting on-behalf-of. The route
  * list is the one the service registers, so a new route fails the coverage test until it is probed.
  * Then the lists, the ids carried in bodies, headers and queries, the idempotency keys, nonces and
- * rate-limit windows, the webhook records, the hosted-screen tickets and the operator listener.
+ * rate-limit windows, the webhook records, tokens and hosted-screen tickets on the other host, the
+ * operator paths on the public listener, the merchant console, and the sandbox tools and clock.
+ * The objects are made in support/isolation-world.ts, the probes are in support/isolation-probes.ts.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,7 +25,8 @@ import { signedInConsole } from './support/console.js';
 import { rawRequest } from './support/raw-http.js';
 import { fanOut } from '../src/modules/webhooks/fan-out.js';
 import { payNow } from './support/emv.js';
-import { buildWorld, fund, party, shipping, type Member, type Objects, type Party, type World } from './support/isolation-world.js';
+import { buildWorld, fund, party, type Member, type Party, type World } from './support/isolation-world.js';
+import { ghostOf, ownedIds, probes } from './support/isolation-probes.js';
 
 interface SeenRoute { method: string; url: string; access: RouteAccess; hidden: boolean }
 
@@ -40,73 +43,6 @@ async function publicRoutes(service: RunningService): Promise<SeenRoute[]> {
   return seen;
 }
 
-interface Probe { path: string; body?: unknown; headers?: Record<string, string> }
-
-/**
- * One probe (or more) per route naming an object: the path with A's object and a body valid for the
- * route, so that only the ownership of the object can refuse it.
- */
-const probes: Record<string, (o: Objects) => Probe[]> = {
-  'GET /v1/members/:id': (o) => [{ path: `/v1/members/${o.member.id}` }, { path: `/v1/members/${o.member.external}` }],
-  'POST /v1/members/:id/suspend': (o) => [{ path: `/v1/members/${o.member.id}/suspend` }, { path: `/v1/members/${o.member.external}/suspend` }],
-  'POST /v1/members/:id/sessions/revoke': (o) => [{ path: `/v1/members/${o.member.external}/sessions/revoke` }],
-  'GET /v1/deposits/:id': (o) => [{ path: `/v1/deposits/${o.deposit}` }],
-  'GET /v1/withdrawals/:id': (o) => [{ path: `/v1/withdrawals/${o.withdrawal}` }, { path: `/v1/withdrawals/${o.withdrawal.slice(4)}` }],
-  'POST /v1/withdrawals/:id/confirm': (o) => [{ path: `/v1/withdrawals/${o.withdrawal}/confirm` }],
-  'POST /v1/withdrawals/:id/fail': (o) => [{ path: `/v1/withdrawals/${o.withdrawal}/fail` }],
-  'GET /v1/qrpay/payments/:id': (o) => [{ path: `/v1/qrpay/payments/${o.qrPayment}` }],
-  'PATCH /v1/webhooks/endpoints/:id': (o) => [{ path: `/v1/webhooks/endpoints/${o.endpoint}`, body: { status: 'disabled' } }],
-  'DELETE /v1/webhooks/endpoints/:id': (o) => [{ path: `/v1/webhooks/endpoints/${o.endpoint}` }],
-  'POST /v1/webhooks/endpoints/:id/roll-secret': (o) => [{ path: `/v1/webhooks/endpoints/${o.endpoint}/roll-secret` }],
-  'POST /v1/webhooks/deliveries/:id/redeliver': (o) => [{ path: `/v1/webhooks/deliveries/${o.delivery}/redeliver` }, { path: `/v1/webhooks/deliveries/${o.delivery.slice(4)}/redeliver` }],
-  'POST /v1/sandbox/hosted-screens/:ticket_id/complete': (o) => [
-    { path: `/v1/sandbox/hosted-screens/${o.profileTicket}/complete`, body: { outcome: 'submitted' } },
-    { path: `/v1/sandbox/hosted-screens/${o.supplementTicket}/complete`, body: { outcome: 'submitted' } },
-    { path: `/v1/sandbox/hosted-screens/${o.challenge}/complete`, body: { outcome: 'approved' } },
-  ],
-  'GET /v1/kyc/profiles/:id': (o) => [{ path: `/v1/kyc/profiles/${o.profile}` }],
-  'POST /v1/sandbox/kyc/:member_id/review': (o) => [
-    { path: `/v1/sandbox/kyc/${o.member.id}/review`, body: { decision: 'rejected' } },
-    { path: `/v1/sandbox/kyc/${o.member.external}/review`, body: { decision: 'rejected' } },
-  ],
-  'GET /v1/remit/payees/:id': (o) => [{ path: `/v1/remit/payees/${o.payee}` }, { path: `/v1/remit/payees/${o.payee.slice(4)}` }],
-  'PATCH /v1/remit/payees/:id': (o) => [{ path: `/v1/remit/payees/${o.payee}`, body: { nickname: 'taken' } }],
-  'DELETE /v1/remit/payees/:id': (o) => [{ path: `/v1/remit/payees/${o.payee}` }],
-  'POST /v1/remit/payees/:id/verify': (o) => [{ path: `/v1/remit/payees/${o.payee}/verify` }],
-  'GET /v1/remittances/:id': (o) => [{ path: `/v1/remittances/${o.remittance}` }],
-  'POST /v1/sandbox/remittances/:id/return': (o) => [{ path: `/v1/sandbox/remittances/${o.remittance}/return` }],
-  'GET /v1/exchange/orders/:id': (o) => [{ path: `/v1/exchange/orders/${o.quote}` }, { path: `/v1/exchange/orders/${o.exchangeOrder}` }],
-  'GET /v1/earn/orders/:id': (o) => [{ path: `/v1/earn/orders/${o.earnOrder}` }],
-  'POST /v1/earn/positions/:id/redeem': (o) => [{ path: `/v1/earn/positions/${o.position}/redeem` }],
-  'GET /v1/cards/applications/:id': (o) => [{ path: `/v1/cards/applications/${o.application}` }],
-  'POST /v1/cards/applications/:id/supplement-sessions': (o) => [{ path: `/v1/cards/applications/${o.needDocsApplication}/supplement-sessions` }],
-  'GET /v1/cards/:id': (o) => [{ path: `/v1/cards/${o.card}` }, { path: `/v1/cards/${o.card.slice(4)}` }],
-  'POST /v1/cards/:id/activate': (o) => [{ path: `/v1/cards/${o.physicalCard}/activate`, body: { expiry: '01/30', pin: '1234' } }],
-  'PATCH /v1/cards/:id/limits': (o) => [{ path: `/v1/cards/${o.card}/limits`, body: { single: '100' } }],
-  'GET /v1/cards/:id/merchant-rules': (o) => [{ path: `/v1/cards/${o.card}/merchant-rules` }],
-  'PUT /v1/cards/:id/merchant-rules': (o) => [{ path: `/v1/cards/${o.card}/merchant-rules`, body: { rule_type: 'black', mcc_list: ['5411'] } }],
-  'DELETE /v1/cards/:id/merchant-rules': (o) => [{ path: `/v1/cards/${o.card}/merchant-rules` }],
-  'PATCH /v1/cards/:id/billing-address': (o) => [{ path: `/v1/cards/${o.card}/billing-address`, body: shipping }],
-  'POST /v1/cards/:id/cvv/unblock': (o) => [{ path: `/v1/cards/${o.card}/cvv/unblock` }],
-  'POST /v1/cards/:id/secure-session': (o) => [{ path: `/v1/cards/${o.card}/secure-session` }],
-  'POST /v1/sandbox/cards/applications/:id/advance': (o) => [{ path: `/v1/sandbox/cards/applications/${o.needDocsApplication}/advance`, body: { to: 'rejected' } }],
-  'POST /v1/sandbox/cards/:id/ship': (o) => [{ path: `/v1/sandbox/cards/${o.physicalCard}/ship` }],
-  'POST /v1/cards/:id/topup-quotes': (o) => [{ path: `/v1/cards/${o.card}/topup-quotes`, body: { amount: '10' } }],
-  'POST /v1/cards/:id/topups': (o) => [{ path: `/v1/cards/${o.card}/topups`, body: { amount: '10', source_asset: 'USDT' } }],
-  'GET /v1/cards/:id/topups': (o) => [{ path: `/v1/cards/${o.card}/topups` }],
-  'GET /v1/cards/topups/:id': (o) => [{ path: `/v1/cards/topups/${o.topup}` }],
-  'GET /v1/cards/transactions/:id': (o) => [{ path: `/v1/cards/transactions/${o.transaction}` }],
-  'GET /v1/cards/:id/topups/:topup_id': (o) => [{ path: `/v1/cards/${o.card}/topups/${o.topup}` }],
-  'GET /v1/cards/:id/transactions': (o) => [{ path: `/v1/cards/${o.card}/transactions` }],
-  'POST /v1/sandbox/cards/:id/authorizations': (o) => [{ path: `/v1/sandbox/cards/${o.card}/authorizations`, body: { amount: '1', merchant_name: 'SHOP', mcc: '5411' } }],
-  'POST /v1/sandbox/cards/:id/clearings': (o) => [{ path: `/v1/sandbox/cards/${o.card}/clearings`, body: { transaction_id: o.transaction } }],
-  'POST /v1/sandbox/cards/:id/reversals': (o) => [{ path: `/v1/sandbox/cards/${o.card}/reversals`, body: { transaction_id: o.transaction } }],
-  'POST /v1/sandbox/cards/:id/refunds': (o) => [{ path: `/v1/sandbox/cards/${o.card}/refunds`, body: { transaction_id: o.transaction } }],
-  'POST /v1/cards/:id/replacements': (o) => [{ path: `/v1/cards/${o.card}/replacements`, body: { reason: 'damaged' } }],
-  'GET /v1/cards/replacements/:id': (o) => [{ path: `/v1/cards/replacements/${o.replacement}` }],
-  'POST /v1/cards/:id/close': (o) => [{ path: `/v1/cards/${o.card}/close` }],
-};
-
 const notFoundCodes = ['not_found', 'resource_not_found', 'member_not_found'];
 const objectRoute = (r: SeenRoute) => !r.hidden && r.access.scope !== 'public' && r.url.includes('/:');
 
@@ -120,17 +56,6 @@ function callers(access: RouteAccess, intruder: Intruder): (string | undefined)[
   if (principal === 'merchant') return asMerchant;
   if (principal === 'member') return [intruder.member.external];
   return [...asMerchant, intruder.member.external];
-}
-
-/** Every id of A's objects (and of its member X), as it appears in JSON. */
-function ownedIds(o: Objects): string[] {
-  return Object.values(o).flatMap((v) => (typeof v === 'string' ? [v] : [v.id, v.external]));
-}
-
-/** Objects shaped as A's that do not exist: the answer to them is what A's must look like. */
-function ghostOf(o: Objects): Objects {
-  const ghost = (id: string) => (/^pye_\d+$/.test(id) ? 'pye_999999' : id.replace(/[0-9a-f]{6}$/, '000000'));
-  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeof v === 'string' ? ghost(v) : { id: ghost(v.id), external: `${v.external}-none` }])) as unknown as Objects;
 }
 
 const describeCall = (r: RawResult) => `${r.status} ${r.rawBody.slice(0, 300)}`;
