@@ -25,7 +25,7 @@ import { signedInConsole } from './support/console.js';
 import { rawRequest } from './support/raw-http.js';
 import { fanOut } from '../src/modules/webhooks/fan-out.js';
 import { payNow } from './support/emv.js';
-import { buildWorld, fund, party, type Member, type Party, type World } from './support/isolation-world.js';
+import { buildWorld, fund, party, sepa, type Member, type Party, type World } from './support/isolation-world.js';
 import { ghostOf, ownedIds, probes } from './support/isolation-probes.js';
 
 interface SeenRoute { method: string; url: string; access: RouteAccess; hidden: boolean }
@@ -240,6 +240,23 @@ describe('tenant isolation audit', () => {
       assert.notEqual(res.body.id, world.y.id);
     }
     assert.equal((await world.a.client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: world.y.external } })).body?.code, 'duplicate_resource');
+  });
+
+  it('the shared payee entity gives another merchant\'s member its own link: none of A\'s member\'s details', async () => {
+    const { a, b, aProd, objects: o, payeeIban } = world;
+    const before = await a.client.request<any>({ method: 'GET', path: `/v1/remit/payees/${o.payee}`, onBehalfOf: o.member.external });
+    const other = { 'address.country': 'DE', 'address.city': 'Hamburg', 'address.street_address': 'Elbchaussee 9', 'address.postal_code': '22763' };
+    const body = { ...sepa, fields: { first_name: 'Eve', last_name: 'Other', 'bank_details.iban': payeeIban, ...other } };
+    for (const p of [b, aProd]) {
+      const created = await p.client.request<any>({ method: 'POST', path: '/v1/remit/payees', body, onBehalfOf: p.member.external });
+      // The reference's outcome: `review` where the account exists in the environment under another name.
+      assert.equal(created.outcome, p === b ? 'review' : 'created');
+      assert.notEqual(created.id, o.payee);
+      const seen = await p.client.requestRaw({ method: 'GET', path: `/v1/remit/payees/${created.id}`, onBehalfOf: p.member.external });
+      assert.equal(seen.body.holder_name, 'Eve Other');
+      for (const theirs of ['Anna', 'Muller', 'Unter den Linden', '10117']) assert.ok(!seen.rawBody.includes(theirs), `${p.creds.environment}: shows A's member's ${theirs}`);
+    }
+    assert.deepEqual(await a.client.request<any>({ method: 'GET', path: `/v1/remit/payees/${o.payee}`, onBehalfOf: o.member.external }), before, 'A\'s link is as it was');
   });
 
   it('a nonce is spent per merchant and environment', async () => {

@@ -71,6 +71,8 @@ export interface World {
   aProd: Party;
   /** Another merchant (sandbox) and its member. */
   b: Party;
+  /** The account of A's payee: the shared payee entity is the one row tenants may both reach. */
+  payeeIban: string;
 }
 
 async function newMember(service: RunningService, c: MerchantWalletClient, prefix: string, kyc: 0 | 1 | 2 = 2): Promise<Member> {
@@ -109,7 +111,7 @@ async function virtualCard(p: Party): Promise<string> {
 }
 
 /** Builds A's objects, one of each kind, through the API as the member and its merchant would. */
-async function objectsOf(service: RunningService, a: Party): Promise<Objects> {
+async function objectsOf(service: RunningService, a: Party): Promise<{ objects: Objects; payeeIban: string }> {
   const c = a.client;
   const x = a.member;
   const as = { onBehalfOf: x.external };
@@ -122,7 +124,8 @@ async function objectsOf(service: RunningService, a: Party): Promise<Objects> {
   const withdrawal = (await c.request<any>({ method: 'POST', path: '/v1/withdrawals', body: { asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '10' }, ...as })).id;
   const quote = (await c.request<any>({ method: 'POST', path: '/v1/exchange/quotes', body: { from_asset: 'USDT', to_asset: 'USDC', from_amount: '100', lock: true }, ...as, idempotencyKey: randomUUID() })).quote_id;
   const exchangeOrder = (await c.request<any>({ method: 'POST', path: '/v1/exchange/orders', body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: '50' }, ...as })).id;
-  const payee = (await c.request<any>({ method: 'POST', path: '/v1/remit/payees', body: { ...sepa, fields: { first_name: 'Anna', last_name: 'Muller', 'bank_details.iban': freshIban(), ...payeeAddress } }, ...as })).id;
+  const payeeIban = freshIban();
+  const payee = (await c.request<any>({ method: 'POST', path: '/v1/remit/payees', body: { ...sepa, fields: { first_name: 'Anna', last_name: 'Muller', 'bank_details.iban': payeeIban, ...payeeAddress } }, ...as })).id;
   const remittance = (await c.request<any>({ method: 'POST', path: '/v1/remittances', body: { payee_id: payee, source_asset: 'USDT', source_amount: '100' }, ...as })).id;
 
   const products = (await c.request<any>({ method: 'GET', path: '/v1/cards/products' })).data as any[];
@@ -162,21 +165,22 @@ async function objectsOf(service: RunningService, a: Party): Promise<Objects> {
   const deliveries = (await c.request<any>({ method: 'GET', path: '/v1/webhooks/deliveries', query: { limit: 1 } })).data as any[];
   if (!deliveries.length) throw new Error('no webhook delivery record');
   const transactions = (await c.request<any>({ method: 'GET', path: `/v1/cards/${card}/transactions`, ...as })).data as any[];
-  return {
+  const objects = {
     member: x, deposit, withdrawal, quote, exchangeOrder, payee, remittance, application, needDocsApplication, card, physicalCard, topup,
     transaction: transactions[0].id, replacement, earnOrder: earn.id, position: earn.position_id, qrPayment, endpoint,
     delivery: deliveries[0].id, depositAddress, profile, profileTicket, supplementTicket, challenge,
   };
+  return { objects, payeeIban };
 }
 
 export async function buildWorld(service: RunningService): Promise<World> {
   const a = await party(service, 'sandbox');
-  const objects = await objectsOf(service, a);
+  const { objects, payeeIban } = await objectsOf(service, a);
   const y = await newMember(service, a.client, 'isoy');
   await fund(a.client, y, 'USDT', '1000');
   const aProd = await party(service, 'production', a.merchantId);
   const b = await party(service, 'sandbox');
   await fund(b.client, b.member, 'USDT', '1000');
   b.card = await virtualCard(b);
-  return { a, objects, y, aProd, b };
+  return { a, objects, y, aProd, b, payeeIban };
 }
