@@ -422,9 +422,18 @@ describe('tenant isolation audit', () => {
     const snapshot = async () => Promise.all([`/v1/exchange/orders/${quote}`, `/v1/cards/applications/${o.needDocsApplication}`, `/v1/earn/orders/${o.earnOrder}`, `/v1/cards/${o.card}`]
       .map((path) => a.client.request({ method: 'GET', path, onBehalfOf: o.member.external })));
     const objectsBefore = await snapshot();
+    // B's own work of each kind falls due after A's (a quote, a supplement, a daily accrual): B's
+    // advance steps through those times, when a process that forgot its scope would take A's too.
+    const asB = { onBehalfOf: b.member.external };
+    await b.client.request({ method: 'POST', path: '/v1/exchange/quotes', body: { from_asset: 'USDT', to_asset: 'USDC', from_amount: '5', lock: true }, ...asB, idempotencyKey: randomUUID() });
+    const flexible = ((await b.client.request<any>({ method: 'GET', path: '/v1/earn/products' })).data as any[]).find((p) => p.type === 'flexible')!.id;
+    await b.client.request({ method: 'POST', path: '/v1/earn/orders', body: { product_id: flexible, amount: '10' }, ...asB });
+    const virtual = ((await b.client.request<any>({ method: 'GET', path: '/v1/cards/products' })).data as any[]).find((p) => p.form_factor === 'virtual')!.id;
+    const bApplication = await b.client.request<any>({ method: 'POST', path: '/v1/cards/applications', body: { product_id: virtual, source_asset: 'USDT' }, ...asB });
+    await b.client.request({ method: 'POST', path: `/v1/sandbox/cards/applications/${bApplication.id}/advance`, body: { to: 'need_docs' } });
     const aBefore = await clock(a.client);
-    await b.client.request({ method: 'POST', path: '/v1/sandbox/clock/advance', body: { seconds: 31_536_000 } });
-    assert.ok((await clock(b.client)) - aBefore > 364 * 86_400_000, 'B moved');
+    await b.client.request({ method: 'POST', path: '/v1/sandbox/clock/advance', body: { seconds: 3 * 86_400 } });
+    assert.ok((await clock(b.client)) - aBefore > 3 * 86_000_000, 'B moved');
     assert.ok((await clock(a.client)) - aBefore < 60_000, 'A did not');
     assert.deepEqual(await snapshot(), objectsBefore, 'A\'s timed work ran on B\'s clock');
     await b.client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'qrpay', behavior: 'reject' } });
