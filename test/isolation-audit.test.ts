@@ -259,6 +259,33 @@ describe('tenant isolation audit', () => {
     assert.deepEqual(await a.client.request<any>({ method: 'GET', path: `/v1/remit/payees/${o.payee}`, onBehalfOf: o.member.external }), before, 'A\'s link is as it was');
   });
 
+  it('a completed step-up challenge passes only its own merchant, environment, member and object', async () => {
+    const { a, aProd, b, objects: o, y } = world;
+    for (const p of [a, aProd, b]) {
+      const res = await admin(service, 'PUT', `/admin/v1/merchants/${p.merchantId}/step-up-thresholds`, { environment: p.creds.environment, action: 'withdrawal.create', asset: 'USDT', amount: '50' });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+    }
+    await fund(aProd.client, aProd.member, 'USDT', '500');
+    const body = { asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '60' };
+    const key = randomUUID();
+    const withdraw = (c: MerchantWalletClient, m: Member, stepUp?: string, idempotencyKey = randomUUID()) =>
+      c.requestRaw({ method: 'POST', path: '/v1/withdrawals', body, onBehalfOf: m.external, idempotencyKey, ...(stepUp ? { stepUp } : {}) });
+    const asked = await withdraw(a.client, o.member, undefined, key);
+    assert.equal(asked.body?.code, 'step_up_required', asked.rawBody);
+    const challenge = asked.body.challenge_id as string;
+    await a.client.request({ method: 'POST', path: `/v1/sandbox/hosted-screens/${challenge}/complete`, body: { outcome: 'approved' } });
+    for (const [name, c, m] of [['member Y', a.client, y], ['A on production', aProd.client, aProd.member], ['merchant B', b.client, b.member]] as const) {
+      const res = await withdraw(c, m, challenge);
+      assert.equal(res.body?.code, 'step_up_required', `${name}: ${res.rawBody}`);
+      assert.notEqual(res.body.challenge_id, challenge, `${name} was given A's challenge back`);
+    }
+    const passed = await withdraw(a.client, o.member, challenge, key);
+    assert.equal(passed.status, 201, `the owner's challenge is untouched: ${passed.rawBody}`);
+    for (const p of [a, aProd, b]) {
+      await admin(service, 'PUT', `/admin/v1/merchants/${p.merchantId}/step-up-thresholds`, { environment: p.creds.environment, action: 'withdrawal.create', asset: 'USDT', amount: null });
+    }
+  });
+
   it('a nonce is spent per merchant and environment', async () => {
     const { a, aProd, b } = world;
     const nonce = randomUUID();
