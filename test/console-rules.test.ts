@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { can, loginAllowed, loginFailuresPerEmailMax, loginFailuresPerIpMax, needsTouch, normaliseEmail, passwordProblem, permissions, sessionState } from '../src/modules/console/rules.js';
+import { accountDelaySeconds, can, loginAllowed, loginFailuresPerDeviceMax, loginFailuresPerIpMax, needsTouch, normaliseEmail, passwordProblem, permissions, sessionState } from '../src/modules/console/rules.js';
 import { hashPassword, verifyPassword } from '../src/modules/console/password.js';
 import { compileEntry, describeEntry } from '../src/platform/ip-allowlist.js';
 import { parseForm, ConsoleFormError, formFieldsMax } from '../src/modules/console/http.js';
@@ -32,11 +32,25 @@ test('sessions: idle and absolute timeouts, each at its exact edge', () => {
   assert.equal(needsTouch(t0, at(60)), true);
 });
 
-test('the sign-in throttle: per address and per client, each bound exclusive', () => {
-  assert.equal(loginAllowed({ byEmail: loginFailuresPerEmailMax - 1, byIp: 0 }), true);
-  assert.equal(loginAllowed({ byEmail: loginFailuresPerEmailMax, byIp: 0 }), false);
-  assert.equal(loginAllowed({ byEmail: 0, byIp: loginFailuresPerIpMax - 1 }), true);
-  assert.equal(loginAllowed({ byEmail: 0, byIp: loginFailuresPerIpMax }), false);
+test('the sign-in throttle: a known browser on its own failures; others per client and with a growing delay per account, never a lock', () => {
+  const now = new Date('2026-11-23T12:00:00Z');
+  const ago = (s: number) => new Date(now.getTime() - s * 1000);
+  // A known browser: its own failures only, the bound exclusive.
+  assert.equal(loginAllowed({ kind: 'device', device: loginFailuresPerDeviceMax - 1 }, now), true);
+  assert.equal(loginAllowed({ kind: 'device', device: loginFailuresPerDeviceMax }, now), false);
+  // Elsewhere: the client address, exclusive.
+  const unknown = (byIp: number, byAccount: number, last?: Date) => loginAllowed({ kind: 'unknown', byIp, byAccount, lastAccountFailure: last }, now);
+  assert.equal(unknown(loginFailuresPerIpMax - 1, 0), true);
+  assert.equal(unknown(loginFailuresPerIpMax, 0), false);
+  // The account: 5 free failures, then 30 s after the last one, doubling, at most 15 minutes.
+  assert.deepEqual([0, 4, 5, 6, 7, 8, 9, 10, 11, 50, 10_000].map(accountDelaySeconds), [0, 0, 30, 60, 120, 240, 480, 900, 900, 900, 900]);
+  assert.equal(unknown(0, 4, ago(0)), true);
+  assert.equal(unknown(0, 5, ago(29.999)), false);
+  assert.equal(unknown(0, 5, ago(30)), true);
+  assert.equal(unknown(0, 6, ago(59)), false);
+  assert.equal(unknown(0, 6, ago(60)), true);
+  assert.equal(unknown(0, 500, ago(899)), false);
+  assert.equal(unknown(0, 500, ago(900)), true, 'however many failures, 15 minutes after the last one an attempt is taken');
 });
 
 test('e-mail addresses and new passwords', () => {

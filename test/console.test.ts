@@ -1,9 +1,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import type { RunningService } from '../src/server.js';
 import { admin, createKey, createMerchant, startTestService } from './support/service.js';
 import { testHostedScreenKey } from './support/hosted.js';
-import { consoleClient, consolePassword, inviteConsoleUser, signedInConsole, authenticatorSecret } from './support/console.js';
+import { consoleClient, consolePassword, type ConsoleBrowser, inviteConsoleUser, signedInConsole, authenticatorSecret } from './support/console.js';
 import { stepAt, totpCode } from '../src/modules/console/totp.js';
 import { consoleCleanupTicker } from '../src/modules/console/workers.js';
 
@@ -17,7 +18,8 @@ let service: RunningService;
 let merchantId: string;
 
 before(async () => {
-  service = await startTestService({ config: { hostedScreenKey: testHostedScreenKey } });
+  // The loopback is a trusted proxy: a test browser can appear from another address (x-forwarded-for).
+  service = await startTestService({ config: { hostedScreenKey: testHostedScreenKey, trustedProxies: ['127.0.0.1'] } });
   merchantId = await createMerchant(service, 'Console merchant');
 });
 after(async () => service?.close());
@@ -131,7 +133,7 @@ test('timeouts: an idle session and one past the absolute lifetime end (the row 
   assert.equal((await a.request('GET', '/console/sandbox')).status, 303);
 });
 
-test('sign-in throttle: after 5 failures for an address even the right password is refused (429); other addresses still sign in', async () => {
+test('sign-in throttle: after 5 failures for an address from an unknown browser even the right password is refused (429) for 30 s', async () => {
   const email = 'throttle@example.com';
   await inviteConsoleUser(service, merchantId, email, 'viewer').then((i) =>
     consoleClient(service).request('POST', i.invite_path, { password: consolePassword, confirmation: consolePassword }));
@@ -160,6 +162,66 @@ test('sign-in throttle: guesses sent together are counted before they are checke
   const rows = await service.ctx.db.selectFrom('console_login_failures').select('id').where('email', '=', email).execute();
   assert.equal(rows.length, tried, 'a refused guess leaves no failure behind; each checked one stays');
   assert.equal((await jar.request('POST', '/console/sign-in', { csrf_token: csrf, email, password: consolePassword })).status, tried === 5 ? 429 : 303);
+});
+
+const signInAs = async (jar: ConsoleBrowser, email: string, password: string) =>
+  jar.request('POST', '/console/sign-in', { csrf_token: await jar.csrfOf('/console/sign-in'), email, password });
+const moveFailuresBack = (email: string, seconds: number) => service.ctx.db.updateTable('console_login_failures')
+  .set({ failed_at: sql`failed_at - make_interval(secs => ${seconds})` }).where('email', '=', email).execute();
+
+test('sign-in throttle: a stranger\'s failures do not keep the person out of a browser that signed in before (its device cookie)', async () => {
+  const email = 'known-browser@example.com';
+  const { jar } = await signedInConsole(service, merchantId, email, 'viewer');
+  assert.match(jar.cookies.get('mwa_console_device') ?? '', /^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
+  await jar.request('POST', '/console/sign-out', { csrf_token: await jar.csrfOf('/console/sandbox/account') });
+  // A guesser, from three addresses: 5 failures, then even the right password is refused.
+  for (let i = 0; i < 5; i++) assert.equal((await signInAs(consoleClient(service, { forwardedFor: `198.51.100.${i % 3}` }), email, 'wrong password here')).status, 401);
+  assert.equal((await signInAs(consoleClient(service, { forwardedFor: '198.51.100.9' }), email, consolePassword)).status, 429);
+  // The person's browser is not locked out, even behind the guesser's address.
+  const own = consoleClient(service, { forwardedFor: '198.51.100.0' });
+  own.cookies.set('mwa_console_device', jar.cookies.get('mwa_console_device')!);
+  assert.equal((await signInAs(own, email, consolePassword)).status, 303);
+  // A device cookie of another account, or a forged one, makes a browser no better than a stranger.
+  const { jar: otherAccount } = await signedInConsole(service, merchantId, 'known-browser-2@example.com', 'viewer');
+  for (const value of [otherAccount.cookies.get('mwa_console_device')!, `${'A'.repeat(22)}.${'B'.repeat(43)}`]) {
+    const pretender = consoleClient(service, { forwardedFor: '203.0.113.50' });
+    pretender.cookies.set('mwa_console_device', value);
+    assert.equal((await signInAs(pretender, email, consolePassword)).status, 429);
+  }
+  // A known browser's own failures are bounded too (5), and hold back no one else.
+  for (let i = 0; i < 5; i++) assert.equal((await signInAs(own, email, 'wrong password here')).status, 401);
+  assert.equal((await signInAs(own, email, consolePassword)).status, 429);
+  const rows = await service.ctx.db.selectFrom('console_login_failures').select(['device_hash']).where('email', '=', email).execute();
+  assert.equal(rows.filter((r) => r.device_hash !== null).length, 5);
+  assert.ok(rows.every((r) => r.device_hash === null || /^[0-9a-f]{64}$/.test(r.device_hash)), 'only a hash of the cookie is kept');
+});
+
+test('sign-in throttle: from unknown browsers an account waits 30 s after 5 failures, then twice as long after each; never a lock, whatever the addresses', async () => {
+  const email = 'delay@example.com';
+  await inviteConsoleUser(service, merchantId, email, 'viewer').then((i) =>
+    consoleClient(service).request('POST', i.invite_path, { password: consolePassword, confirmation: consolePassword }));
+  let n = 0;
+  const stranger = () => consoleClient(service, { forwardedFor: `198.18.0.${++n}` });
+  for (let i = 0; i < 5; i++) assert.equal((await signInAs(stranger(), email, 'wrong password here')).status, 401);
+  assert.equal((await signInAs(stranger(), email, 'wrong password here')).status, 429, 'a new address does not help');
+  await moveFailuresBack(email, 31);
+  assert.equal((await signInAs(stranger(), email, 'wrong password here')).status, 401, '30 s after the last failure one more attempt is checked');
+  assert.equal((await signInAs(stranger(), email, consolePassword)).status, 429);
+  await moveFailuresBack(email, 45);
+  assert.equal((await signInAs(stranger(), email, consolePassword)).status, 429, 'after the sixth failure the wait is 60 s');
+  await moveFailuresBack(email, 16);
+  assert.equal((await signInAs(stranger(), email, consolePassword)).status, 303, 'and then the right password signs in');
+});
+
+test('sign-in throttle: 20 failures from one address over many accounts stop that address\'s unknown browsers, not a known browser behind it', async () => {
+  const office = '203.0.113.7';
+  const { jar } = await signedInConsole(service, merchantId, 'office@example.com', 'viewer');
+  for (let i = 0; i < 20; i++) assert.equal((await signInAs(consoleClient(service, { forwardedFor: office }), `nobody-${i}@example.com`, 'wrong password here')).status, 401);
+  assert.equal((await signInAs(consoleClient(service, { forwardedFor: office }), 'office@example.com', consolePassword)).status, 429);
+  const known = consoleClient(service, { forwardedFor: office });
+  known.cookies.set('mwa_console_device', jar.cookies.get('mwa_console_device')!);
+  assert.equal((await signInAs(known, 'office@example.com', consolePassword)).status, 303);
+  assert.equal((await signInAs(consoleClient(service, { forwardedFor: '203.0.113.8' }), 'office@example.com', consolePassword)).status, 303, 'another address is not held back');
 });
 
 test('a viewer reads every page but every change is refused on the server (403), whatever the form', async () => {
@@ -253,14 +315,14 @@ test('two-step sign-in: set up with a first code, then sign-in asks for a code; 
 });
 
 
-test('housekeeping deletes sessions past a timeout and sign-in failures out of the window, and keeps the rest', async () => {
+test('housekeeping deletes sessions past a timeout and sign-in failures out of the longest window (24 hours), and keeps the rest', async () => {
   const { userId } = await signedInConsole(service, merchantId, 'cleanup@example.com', 'viewer');
   const { userId: liveUser } = await signedInConsole(service, merchantId, 'cleanup-live@example.com', 'viewer');
   await service.ctx.db.updateTable('console_sessions').set({ last_seen_at: new Date(Date.now() - (service.ctx.config.consoleSessionIdleSeconds + 1) * 1000) })
     .where('user_id', '=', userId).execute();
   await service.ctx.db.insertInto('console_login_failures').values([
-    { email: 'old@example.com', client_ip: '192.0.2.1', failed_at: new Date(Date.now() - 16 * 60_000) },
-    { email: 'new@example.com', client_ip: '192.0.2.1', failed_at: new Date() },
+    { email: 'old@example.com', client_ip: '192.0.2.1', failed_at: new Date(Date.now() - 25 * 3600_000) },
+    { email: 'new@example.com', client_ip: '192.0.2.1', failed_at: new Date(Date.now() - 23 * 3600_000) },
   ]).execute();
   await consoleCleanupTicker.run(service.ctx);
   const sessions = await service.ctx.db.selectFrom('console_sessions').select('user_id').where('user_id', 'in', [userId, liveUser]).execute();

@@ -15,7 +15,8 @@ export interface ConsoleBrowser {
   csrfOf(path: string): Promise<string>;
 }
 
-export function consoleClient(service: RunningService): ConsoleBrowser {
+/** A browser with a cookie jar; `forwardedFor` is the address it appears from to a service that trusts the loopback proxy. */
+export function consoleClient(service: RunningService, options: { forwardedFor?: string } = {}): ConsoleBrowser {
   const cookies = new Map<string, string>();
   const jar: ConsoleBrowser = {
     cookies,
@@ -27,6 +28,7 @@ export function consoleClient(service: RunningService): ConsoleBrowser {
         headers: {
           ...(cookies.size ? { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
           ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+          ...(options.forwardedFor ? { 'x-forwarded-for': options.forwardedFor } : {}),
         },
         body,
       });

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { html } from '../hosted-screens/html.js';
-import { consoleBase, formOf, one, sendHtml, totpKey, withChange, withSession, type PageRequest } from './http.js';
+import { consoleBase, formOf, loginClient, one, sendHtml, totpKey, withChange, withSession, type PageRequest } from './http.js';
 import { changePassword, recoveryCodesLeft, regenerateRecoveryCodes, totpStatus } from './service.js';
 import { passwordLengthMin } from './password.js';
 import { accountPage, refusedPage } from './auth-pages.js';
@@ -46,7 +46,7 @@ export function registerAccountPages(app: AppInstance, ctx: ServiceContext): voi
 
   app.post(`${consoleBase}/:env/account/recovery-codes`, route, withChange(ctx, 'session', async (req, reply, page) => {
     const form = formOf(req);
-    const r = await regenerateRecoveryCodes(ctx.db, totpKey(ctx), page.session, { password: one(form, 'password'), code: one(form, 'code'), ip: req.ip }, page.now);
+    const r = await regenerateRecoveryCodes(ctx.db, totpKey(ctx), page.session, { password: one(form, 'password'), code: one(form, 'code'), client: loginClient(ctx, req) }, page.now);
     if (r.kind === 'codes') return recoveryPage(ctx, reply, page, { codes: r.codes }, 201);
     if (r.kind === 'throttled') return recoveryPage(ctx, reply, page, { problem: throttledText }, 429);
     if (r.kind === 'no_second_factor') return recoveryPage(ctx, reply, page, { problem: 'Two-step sign-in is off.' }, 400);
@@ -57,7 +57,7 @@ export function registerAccountPages(app: AppInstance, ctx: ServiceContext): voi
 
   app.post(`${consoleBase}/:env/account/password`, route, withChange(ctx, 'session', async (req, reply, page) => {
     const form = formOf(req);
-    const r = await changePassword(ctx.db, page.session, { current: one(form, 'current'), password: one(form, 'password'), confirmation: one(form, 'confirmation'), ip: req.ip }, page.now, ctx.config.consolePasswordCost);
+    const r = await changePassword(ctx.db, page.session, { current: one(form, 'current'), password: one(form, 'password'), confirmation: one(form, 'confirmation'), client: loginClient(ctx, req) }, page.now, ctx.config.consolePasswordCost);
     if (r.kind === 'problem') return passwordPage(reply, page, { problem: r.problem }, 400);
     if (r.kind === 'throttled') return passwordPage(reply, page, { problem: throttledText }, 429);
     if (r.kind === 'wrong') return passwordPage(reply, page, { problem: 'The current password is not right.' }, 401);

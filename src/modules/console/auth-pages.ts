@@ -3,7 +3,7 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { html, type HtmlPart } from '../hosted-screens/html.js';
 import {
-  consoleBase, csrfField, formOf, one, redirect, sendHtml, sessionClearCookie, sessionSetCookie, signInCsrf, signInCsrfValid, withChange, withSession,
+  consoleBase, csrfField, deviceSetCookie, formOf, loginClient, one, redirect, sendHtml, sessionClearCookie, sessionSetCookie, signInCsrf, signInCsrfValid, withChange, withSession,
   totpKey, twoStepClearCookie, twoStepSetCookie, twoStepUser, type PageRequest, type Refusal,
 } from './http.js';
 import {
@@ -76,16 +76,22 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
     const csrf = signInCsrf(ctx, req, reply);
     if (!signInCsrfValid(ctx, req, form)) return sendHtml(reply, 403, signInForm(csrf, email, 'The form expired. Sign in again.'));
     const now = ctx.clock.real();
-    const result = await signIn(ctx.db, { email, password: one(form, 'password'), ip: req.ip }, now, ctx.config.consolePasswordCost);
+    const result = await signIn(ctx.db, { email, password: one(form, 'password'), client: loginClient(ctx, req) }, now, ctx.config.consolePasswordCost);
     if (result.kind === 'throttled') return sendHtml(reply, 429, signInForm(csrf, email, throttledText));
     if (result.kind === 'wrong') return sendHtml(reply, 401, signInForm(csrf, email, 'The e-mail address or the password is not right.'));
     if (result.kind === 'second_factor') {
       void reply.header('set-cookie', twoStepSetCookie(ctx, req, result.userId, now));
       return redirect(reply, `${consoleBase}/two-step`);
     }
-    void reply.header('set-cookie', sessionSetCookie(result.token, req));
+    void reply.header('set-cookie', signedInCookies(result, req, sessionSetCookie(result.token, req)));
     return redirect(reply, envPath('sandbox'));
   });
+
+  /** The cookies of a complete sign-in: the session, and the device cookie when the browser is new to the account. */
+  const signedInCookies = (result: { email: string }, req: FastifyRequest, ...cookies: string[]) => {
+    const device = deviceSetCookie(ctx, req, result.email);
+    return device === undefined ? cookies : [...cookies, device];
+  };
 
   const wantsRecovery = (req: FastifyRequest) => (req.query as { recovery?: string }).recovery === '1';
 
@@ -102,13 +108,13 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
     const csrf = signInCsrf(ctx, req, reply);
     const recovery = wantsRecovery(req);
     if (!signInCsrfValid(ctx, req, form)) return sendHtml(reply, 403, twoStepForm(csrf, 'The form expired. Enter the code again.', recovery));
-    const result = await completeSecondFactor(ctx.db, totpKey(ctx), { userId, code: one(form, 'code'), ip: req.ip }, now);
+    const result = await completeSecondFactor(ctx.db, totpKey(ctx), { userId, code: one(form, 'code'), client: loginClient(ctx, req) }, now);
     if (result.kind === 'throttled') return sendHtml(reply, 429, twoStepForm(csrf, throttledText, recovery));
     if (result.kind !== 'session') {
       return sendHtml(reply, 401, twoStepForm(csrf, recovery ? 'That recovery code is not right, or was used already.'
         : 'That code is not right, or was used already. Enter the code your app shows now.', recovery));
     }
-    void reply.header('set-cookie', [sessionSetCookie(result.token, req), twoStepClearCookie(req)]);
+    void reply.header('set-cookie', signedInCookies(result, req, sessionSetCookie(result.token, req), twoStepClearCookie(req)));
     // After a recovery code: the account page, which says how many are left and offers a new set.
     return redirect(reply, result.recoveryCodesLeft === undefined ? envPath('sandbox') : envPath('sandbox', '/account?recovered=1'));
   });
@@ -166,7 +172,7 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
   }, refusedPage));
 
   app.post(`${consoleBase}/:env/account/totp/disable`, route, withChange(ctx, 'session', async (req, reply, page) => {
-    const r = await disableTotp(ctx.db, totpKey(ctx), page.session, { code: one(formOf(req), 'code'), ip: req.ip }, page.environment, page.now);
+    const r = await disableTotp(ctx.db, totpKey(ctx), page.session, { code: one(formOf(req), 'code'), client: loginClient(ctx, req) }, page.environment, page.now);
     if (r === 'disabled') return accountPage(ctx, reply, page, { notice: 'Two-step sign-in is off.' });
     if (r === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
     return accountPage(ctx, reply, page, { problem: 'That code is not right. Enter the code your app shows now.' }, 400);

@@ -7,6 +7,8 @@ import { ApiError } from '../../platform/errors.js';
 import { configuredKey } from '../../platform/keys.js';
 import { cookieFrom, csrfToken, isCsrfCookieValue, newCsrfCookieValue, verifyCsrf } from '../hosted-screens/csrf.js';
 import { resumeSession, type ConsoleSession } from './service.js';
+import type { LoginClient } from './throttle.js';
+import { deviceCookieName, deviceCookieSeconds, deviceIdFor, newDeviceValue } from './device.js';
 import { can, type Permission } from './rules.js';
 
 /**
@@ -74,6 +76,23 @@ export function signInCsrf(ctx: ServiceContext, req: FastifyRequest, reply: Fast
 
 export function signInCsrfValid(ctx: ServiceContext, req: FastifyRequest, form: FormFields): boolean {
   return verifyCsrf(key(ctx), csrfPurpose.signIn, cookieFrom(req.headers.cookie, signInCookieName), one(form, csrfField));
+}
+
+const deviceKey = (ctx: ServiceContext) => configuredKey(ctx.config, 'console/device/v1');
+
+/** The request as the sign-in throttle sees it: its address, and its device cookie (device.ts). */
+export function loginClient(ctx: ServiceContext, req: FastifyRequest): LoginClient {
+  const value = cookieFrom(req.headers.cookie, deviceCookieName);
+  return { ip: req.ip, deviceFor: (email) => deviceIdFor(deviceKey(ctx), email, value) };
+}
+
+/**
+ * After a complete sign-in: the browser becomes known to the account (a new device cookie), unless
+ * it is already; then no header (undefined), so its failures keep counting under the same id.
+ */
+export function deviceSetCookie(ctx: ServiceContext, req: FastifyRequest, email: string): string | undefined {
+  if (loginClient(ctx, req).deviceFor(email) !== undefined) return undefined;
+  return cookie(deviceCookieName, newDeviceValue(deviceKey(ctx), email), req, deviceCookieSeconds);
 }
 
 // Forms -----------------------------------------------------------------------------------------

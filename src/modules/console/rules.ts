@@ -46,16 +46,46 @@ export function needsTouch(lastSeen: Date | string, now: Date): boolean {
 }
 
 /**
- * The sign-in throttle: failures in the last 15 minutes, per e-mail address (guessing one
- * account's password) and per client address (trying many accounts). Past either bound the form
- * refuses every attempt, right or wrong, until failures age out of the window.
+ * The sign-in throttle (docs/console.md, "Sign-in throttle"). A stranger must not be able to lock
+ * a person out, and a guesser must be bounded per account however many addresses it has, so
+ * attempts are told apart by where they come from:
+ *
+ * - From a browser that signed in to this account before (its device cookie names the account):
+ *   only that browser's own failures count, 5 in 15 minutes. Nobody else can spend this budget, so
+ *   neither a guesser on the same office network nor one on the other side of the world keeps
+ *   the person out of the browsers they use.
+ * - From anywhere else: the client address's failures (20 in 15 minutes, whatever the accounts),
+ *   and the account's failures from unknown browsers over 24 hours: 5 free, then each attempt
+ *   waits 30 seconds after the last failure, doubling with every failure up to 15 minutes. A
+ *   delay, never a lock: the wait is over 15 minutes after the last failure, and a guesser with
+ *   any number of addresses gets about 4 tries an hour on one account.
+ *
+ * Past a bound every attempt is refused unchecked, right or wrong.
  */
 export const loginWindowSeconds = 15 * 60;
-export const loginFailuresPerEmailMax = 5;
+export const accountWindowSeconds = 24 * 3600;
+export const loginFailuresPerDeviceMax = 5;
 export const loginFailuresPerIpMax = 20;
+export const accountFailuresFree = 5;
+export const accountDelaySecondsFirst = 30;
+export const accountDelaySecondsMax = 15 * 60;
 
-export function loginAllowed(failures: { byEmail: number; byIp: number }): boolean {
-  return failures.byEmail < loginFailuresPerEmailMax && failures.byIp < loginFailuresPerIpMax;
+/** How long after its last failure an account takes the next attempt from an unknown browser. */
+export function accountDelaySeconds(failures: number): number {
+  if (failures < accountFailuresFree) return 0;
+  return Math.min(accountDelaySecondsFirst * 2 ** Math.min(failures - accountFailuresFree, 16), accountDelaySecondsMax);
+}
+
+/** Other failures than the attempt's own, as the throttle counts them (`device` for a known browser). */
+export type LoginFailures =
+  | { kind: 'device'; device: number }
+  | { kind: 'unknown'; byIp: number; byAccount: number; lastAccountFailure: Date | undefined };
+
+export function loginAllowed(failures: LoginFailures, now: Date): boolean {
+  if (failures.kind === 'device') return failures.device < loginFailuresPerDeviceMax;
+  if (failures.byIp >= loginFailuresPerIpMax) return false;
+  const delayMs = accountDelaySeconds(failures.byAccount) * 1000;
+  return delayMs === 0 || failures.lastAccountFailure === undefined || now.getTime() - failures.lastAccountFailure.getTime() >= delayMs;
 }
 
 /** Invite links are valid for 7 days. */

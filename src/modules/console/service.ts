@@ -2,18 +2,19 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
 import { randomToken, sha256Hex } from '../../platform/ids.js';
-import { sourceSubject } from '../../platform/rate-limit.js';
 import { getMerchant } from '../merchants/queries.js';
 import { decoyHash, hashPassword, verifyPassword } from './password.js';
 import {
-  clearFailures, countFailures, deleteOtherSessions, deleteRecoveryCodes, deleteSession, deleteUserSessions, findSession, findUser, findUserByEmail, findUserByInvite,
-  insertAudit, insertSession, insertUser, listUsers, releaseAttempt, replaceRecoveryCodes, reserveAttempt, spendRecoveryCode, touchSession, unusedRecoveryCodes, updateUser,
+  deleteOtherSessions, deleteRecoveryCodes, deleteSession, deleteUserSessions, findSession, findUser, findUserByEmail, findUserByInvite,
+  insertAudit, insertSession, insertUser, listUsers, replaceRecoveryCodes, spendRecoveryCode, touchSession, unusedRecoveryCodes, updateUser,
   type ConsoleUserRow,
 } from './queries.js';
-import { inviteTtlSeconds, loginAllowed, loginWindowSeconds, needsTouch, normaliseEmail, passwordProblem, sessionState, type SessionLimits } from './rules.js';
+import { inviteTtlSeconds, needsTouch, normaliseEmail, passwordProblem, sessionState, type SessionLimits } from './rules.js';
 import type { ConsoleRole } from './tables.js';
 import { matchTotp, newTotpSecret, openSecret, sealSecret } from './totp.js';
 import { isRecoveryCodeShape, newRecoveryCodes, recoveryCodeHash } from './recovery.js';
+import { clearAttempts, throttledAttempt, type LoginClient } from './throttle.js';
+
 
 /**
  * The console's accounts: invites (operator API), the password set through the invite link,
@@ -136,7 +137,7 @@ export async function createActiveUser(trx: Transaction<Database>, merchantId: s
 }
 
 export type SignInResult =
-  | { kind: 'session'; token: string; recoveryCodesLeft?: number }
+  | { kind: 'session'; token: string; email: string; recoveryCodesLeft?: number }
   | { kind: 'second_factor'; userId: string }
   | { kind: 'throttled' }
   | { kind: 'wrong' };
@@ -147,10 +148,10 @@ export type SignInResult =
  * token: nothing of a session before sign-in carries over), or, for a user with a second factor,
  * the step that asks for its code (`completeSecondFactor`).
  */
-export async function signIn(db: Kysely<Database>, input: { email: string; password: string; ip: string }, now: Date, passwordCost: number): Promise<SignInResult> {
+export async function signIn(db: Kysely<Database>, input: { email: string; password: string; client: LoginClient }, now: Date, passwordCost: number): Promise<SignInResult> {
   const email = normaliseEmail(input.email) ?? input.email.trim().toLowerCase().slice(0, 254);
   let user: ConsoleUserRow | undefined;
-  const outcome = await throttledAttempt(db, email, input.ip, now, async () => {
+  const outcome = await throttledAttempt(db, email, input.client, now, async () => {
     user = await findUserByEmail(db, email);
     const usable = user && user.status === 'active' && user.password_hash;
     const matches = await verifyPassword(input.password, usable ? user!.password_hash! : await decoyHash(passwordCost));
@@ -158,38 +159,19 @@ export async function signIn(db: Kysely<Database>, input: { email: string; passw
   });
   if (outcome !== 'ok') return { kind: outcome };
   if (user!.totp_secret) return { kind: 'second_factor', userId: user!.id };
-  return { kind: 'session', token: await startSession(db, user!, now) };
+  return { kind: 'session', token: await startSession(db, user!, input.client, now), email: user!.email };
 }
 
-/**
- * One guess under the sign-in throttle (5 failures an e-mail address, 20 a client, per window).
- * The attempt is written as a failure before it is checked and counted with the others, so
- * guesses sent together cannot all read the count before any of them writes it; a right answer,
- * or a refusal by the throttle, takes its row back. A client is its IPv4 address or its IPv6 /64.
- */
-async function throttledAttempt(db: Kysely<Database>, email: string, ip: string, now: Date, check: () => Promise<boolean>): Promise<'ok' | 'throttled' | 'wrong'> {
-  const windowStart = new Date(now.getTime() - loginWindowSeconds * 1000);
-  const client = sourceSubject(ip);
-  const attempt = await reserveAttempt(db, email, client, now, windowStart);
-  const counted = await countFailures(db, email, client, windowStart);
-  if (!loginAllowed({ byEmail: counted.byEmail - 1, byIp: counted.byIp - 1 })) {
-    await releaseAttempt(db, attempt);
-    return 'throttled';
-  }
-  if (!await check()) return 'wrong';
-  await releaseAttempt(db, attempt);
-  return 'ok';
-}
 
 /** The password check of every form that asks again for it, under the sign-in throttle. */
-async function recheckPassword(db: Kysely<Database>, user: ConsoleUserRow, password: string, ip: string, now: Date): Promise<'ok' | 'throttled' | 'wrong'> {
-  return throttledAttempt(db, user.email, ip, now, async () => Boolean(user.password_hash && await verifyPassword(password, user.password_hash)));
+async function recheckPassword(db: Kysely<Database>, user: ConsoleUserRow, password: string, client: LoginClient, now: Date): Promise<'ok' | 'throttled' | 'wrong'> {
+  return throttledAttempt(db, user.email, client, now, async () => Boolean(user.password_hash && await verifyPassword(password, user.password_hash)));
 }
 
-async function startSession(db: Kysely<Database>, user: ConsoleUserRow, now: Date): Promise<string> {
+async function startSession(db: Kysely<Database>, user: ConsoleUserRow, client: LoginClient, now: Date): Promise<string> {
   const token = randomToken(32);
   await db.transaction().execute(async (trx) => {
-    await clearFailures(trx, user.email);
+    await clearAttempts(trx, user.email, client);
     await insertSession(trx, sha256Hex(token), user.id, now);
   });
   return token;
@@ -214,12 +196,12 @@ async function takeTotpCode(db: Db, totpKey: Buffer, user: ConsoleUserRow, code:
  * same throttle as the password: a wrong code of either kind is a failure. A TOTP code is accepted
  * once (its step is recorded); a recovery code is spent, in the transaction of its audit line.
  */
-export async function completeSecondFactor(db: Kysely<Database>, totpKey: Buffer, input: { userId: string; code: string; ip: string }, now: Date): Promise<SignInResult> {
+export async function completeSecondFactor(db: Kysely<Database>, totpKey: Buffer, input: { userId: string; code: string; client: LoginClient }, now: Date): Promise<SignInResult> {
   const user = await findUser(db, input.userId);
   if (!user || user.status !== 'active' || !user.totp_secret) return { kind: 'wrong' };
   if (isRecoveryCodeShape(input.code)) {
     let left: number | undefined;
-    const outcome = await throttledAttempt(db, user.email, input.ip, now, async () => {
+    const outcome = await throttledAttempt(db, user.email, input.client, now, async () => {
       left = await db.transaction().execute(async (trx) => {
         if (!await spendRecoveryCode(trx, user.id, recoveryCodeHash(user.id, input.code)!, now)) return undefined;
         const n = await unusedRecoveryCodes(trx, user.id);
@@ -229,11 +211,11 @@ export async function completeSecondFactor(db: Kysely<Database>, totpKey: Buffer
       return left !== undefined;
     });
     if (outcome !== 'ok') return { kind: outcome };
-    return { kind: 'session', token: await startSession(db, user, now), recoveryCodesLeft: left };
+    return { kind: 'session', token: await startSession(db, user, input.client, now), email: user.email, recoveryCodesLeft: left };
   }
-  const outcome = await throttledAttempt(db, user.email, input.ip, now, () => takeTotpCode(db, totpKey, user, input.code, now));
+  const outcome = await throttledAttempt(db, user.email, input.client, now, () => takeTotpCode(db, totpKey, user, input.code, now));
   if (outcome !== 'ok') return { kind: outcome };
-  return { kind: 'session', token: await startSession(db, user, now) };
+  return { kind: 'session', token: await startSession(db, user, input.client, now), email: user.email };
 }
 
 /** A new set of recovery codes for the user, replacing the old set; the codes are shown once. */
@@ -251,14 +233,14 @@ export type RecoveryCodesResult = { kind: 'codes'; codes: string[] } | { kind: '
  * the sign-in throttle, so a session left open is no way to guess the password. The old set stops
  * working in the same transaction; audited.
  */
-export async function regenerateRecoveryCodes(db: Kysely<Database>, totpKey: Buffer, session: ConsoleSession, proof: { password: string; code: string; ip: string }, now: Date): Promise<RecoveryCodesResult> {
+export async function regenerateRecoveryCodes(db: Kysely<Database>, totpKey: Buffer, session: ConsoleSession, proof: { password: string; code: string; client: LoginClient }, now: Date): Promise<RecoveryCodesResult> {
   const user = await findUser(db, session.userId);
   if (!user?.totp_secret) return { kind: 'no_second_factor' };
   if (proof.code.trim() !== '') {
-    const checked = await throttledAttempt(db, user.email, proof.ip, now, () => takeTotpCode(db, totpKey, user, proof.code, now));
+    const checked = await throttledAttempt(db, user.email, proof.client, now, () => takeTotpCode(db, totpKey, user, proof.code, now));
     if (checked !== 'ok') return { kind: checked };
   } else {
-    const checked = await recheckPassword(db, user, proof.password, proof.ip, now);
+    const checked = await recheckPassword(db, user, proof.password, proof.client, now);
     if (checked !== 'ok') return { kind: checked };
   }
   const codes = await db.transaction().execute(async (trx) => {
@@ -280,12 +262,12 @@ export type PasswordChangeResult = { kind: 'changed'; sessionsEnded: number } | 
  * user ends: whoever knew the old password and signed in elsewhere is out. This browser's session
  * stays. Audited.
  */
-export async function changePassword(db: Kysely<Database>, session: ConsoleSession, input: { current: string; password: string; confirmation: string; ip: string }, now: Date, passwordCost: number): Promise<PasswordChangeResult> {
+export async function changePassword(db: Kysely<Database>, session: ConsoleSession, input: { current: string; password: string; confirmation: string; client: LoginClient }, now: Date, passwordCost: number): Promise<PasswordChangeResult> {
   const problem = passwordProblem(input.password, input.confirmation);
   if (problem) return { kind: 'problem', problem };
   const user = await findUser(db, session.userId);
   if (!user) return { kind: 'wrong' };
-  const checked = await recheckPassword(db, user, input.current, input.ip, now);
+  const checked = await recheckPassword(db, user, input.current, input.client, now);
   if (checked !== 'ok') return { kind: checked };
   const hash = await hashPassword(input.password, passwordCost);
   const ended = await db.transaction().execute(async (trx) => {
@@ -336,11 +318,11 @@ export type TotpDisableResult = 'disabled' | 'throttled' | 'wrong';
  * The factor and its recovery codes go in one transaction with the audit line.
  */
 export async function disableTotp(
-  db: Kysely<Database>, totpKey: Buffer, session: ConsoleSession, input: { code: string; ip: string }, environment: Environment, now: Date,
+  db: Kysely<Database>, totpKey: Buffer, session: ConsoleSession, input: { code: string; client: LoginClient }, environment: Environment, now: Date,
 ): Promise<TotpDisableResult> {
   const user = await findUser(db, session.userId);
   if (!user?.totp_secret) return 'wrong';
-  const checked = await throttledAttempt(db, user.email, input.ip, now, () => takeTotpCode(db, totpKey, user, input.code, now));
+  const checked = await throttledAttempt(db, user.email, input.client, now, () => takeTotpCode(db, totpKey, user, input.code, now));
   if (checked !== 'ok') return checked;
   return db.transaction().execute(async (trx) => {
     // The factor checked is the one turned off (not one set up again meanwhile).

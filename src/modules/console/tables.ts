@@ -38,6 +38,8 @@ export interface ConsoleLoginFailuresTable {
   email: string;
   client_ip: string;
   failed_at: Timestamp;
+  /** The device cookie's hash when the attempt came from a browser known to the account (device.ts). */
+  device_hash: string | null;
 }
 
 export interface ConsoleAuditTable {

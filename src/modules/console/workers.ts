@@ -1,11 +1,11 @@
 import type { Ticker } from '../../jobs/types.js';
 import { deleteStaleRows } from './queries.js';
-import { loginWindowSeconds } from './rules.js';
+import { accountWindowSeconds } from './rules.js';
 
 /**
  * Housekeeping of the console's tables: sessions past either timeout that no browser came back
  * with (a returning one is deleted on the spot), and sign-in failures older than the throttle's
- * window. Real time, like the sessions themselves.
+ * longest window (an account's, 24 hours). Real time, like the sessions themselves.
  */
 export const consoleCleanupTicker: Ticker = {
   name: 'console.cleanup',
@@ -14,7 +14,7 @@ export const consoleCleanupTicker: Ticker = {
     await deleteStaleRows(ctx.db, ctx.clock.real(), {
       idleSeconds: ctx.config.consoleSessionIdleSeconds,
       maxSeconds: ctx.config.consoleSessionMaxSeconds,
-      failureWindowSeconds: loginWindowSeconds,
+      failureWindowSeconds: accountWindowSeconds,
     });
   },
 };
