@@ -311,6 +311,29 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     await db().deleteFrom('console_login_failures').execute();
   });
 
+  test('turning TOTP on or off ends every other session of the user (one opened with the password alone stays no longer); this browser stays', async () => {
+    const email = 'totp-sessions@example.com';
+    const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
+    const elsewhere = async () => {
+      const other = consoleClient(service);
+      await other.request('POST', '/console/sign-in', { csrf_token: await other.csrfOf('/console/sign-in'), email, password: consolePassword });
+      assert.equal((await other.request('GET', '/console/sandbox')).status, 200);
+      return other;
+    };
+    const before = await elsewhere();
+    const { secret } = await enableTotp(jar);
+    assert.equal((await before.request('GET', '/console/sandbox')).location, '/console/sign-in', 'the password-only session is gone');
+    assert.equal((await jar.request('GET', '/console/sandbox')).status, 200);
+
+    const { jar: second } = await signInWith(email, await currentCode(userId, secret), { recovery: false });
+    assert.equal((await second.request('GET', '/console/sandbox')).status, 200);
+    const off = await jar.request('POST', `${account}/totp/disable`, { csrf_token: await jar.csrfOf(account), code: await currentCode(userId, secret) });
+    assert.match(off.body, /Two-step sign-in is off/);
+    assert.equal((await second.request('GET', '/console/sandbox')).location, '/console/sign-in', 'the other session is gone');
+    assert.equal((await jar.request('GET', '/console/sandbox')).status, 200);
+    assert.deepEqual((await auditOf(userId, 'user.totp_disable')).map((a) => a.detail), ['1 other sessions ended']);
+  });
+
   test('sign-in answers the same for an unknown address, a wrong password, a disabled user and one still invited', async () => {
     await signedInConsole(service, merchantId, 'known@example.com', 'viewer');
     const { userId: disabledId } = await signedInConsole(service, merchantId, 'gone@example.com', 'viewer');

@@ -297,8 +297,9 @@ export async function totpStatus(db: Db, totpKey: Buffer, session: ConsoleSessio
 }
 
 /**
- * The first code of the secret being set up turns the second factor on, and makes the first set of
- * recovery codes. Answers the codes (to show once), or undefined when the code was not right.
+ * The first code of the secret being set up turns the second factor on, makes the first set of
+ * recovery codes and ends every other session of the user. Answers the codes (to show once), or
+ * undefined when the code was not right.
  */
 export async function confirmTotpSetup(trx: Transaction<Database>, totpKey: Buffer, session: ConsoleSession, code: string, now: Date): Promise<string[] | undefined> {
   const user = await findUser(trx, session.userId);
@@ -306,6 +307,9 @@ export async function confirmTotpSetup(trx: Transaction<Database>, totpKey: Buff
   const step = matchTotp(openSecret(totpKey, user.id, user.totp_pending_secret), code, now.getTime(), null);
   if (step === undefined) return undefined;
   await trx.updateTable('console_users').set({ totp_secret: user.totp_pending_secret, totp_pending_secret: null, totp_last_step: step, updated_at: now }).where('id', '=', user.id).execute();
+  // Sessions opened elsewhere with the password alone (perhaps by whoever made the person want a
+  // second factor) end; this browser's stays.
+  await deleteOtherSessions(trx, user.id, session.tokenHash);
   return issueRecoveryCodes(trx, user.id, now);
 }
 
@@ -315,7 +319,8 @@ export type TotpDisableResult = 'disabled' | 'throttled' | 'wrong';
  * Turning the second factor off takes a current code of the authenticator, under the sign-in
  * throttle (a wrong code counts as a failure; once throttled even a right code is refused). The
  * code's step is taken (`takeTotpCode`): a code already used, here or at sign-in, does not work.
- * The factor and its recovery codes go in one transaction with the audit line.
+ * The factor and its recovery codes go in one transaction with the audit line, and every other
+ * session of the user ends.
  */
 export async function disableTotp(
   db: Kysely<Database>, totpKey: Buffer, session: ConsoleSession, input: { code: string; client: LoginClient }, environment: Environment, now: Date,
@@ -330,7 +335,9 @@ export async function disableTotp(
       .where('id', '=', user.id).where('totp_secret', '=', user.totp_secret).executeTakeFirst();
     if (Number(off.numUpdatedRows) !== 1) return 'wrong';
     await deleteRecoveryCodes(trx, user.id);
-    await audit(trx, session, environment, 'user.totp_disable', user.id, '', now);
+    // A change of how the account signs in ends the user's other sessions, as a password change does.
+    const ended = await deleteOtherSessions(trx, user.id, session.tokenHash);
+    await audit(trx, session, environment, 'user.totp_disable', user.id, `${ended} other sessions ended`, now);
     return 'disabled';
   });
 }
