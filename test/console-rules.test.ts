@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { accountDelaySeconds, can, loginAllowed, loginFailuresPerDeviceMax, loginFailuresPerIpMax, needsTouch, normaliseEmail, passwordProblem, permissions, sessionState } from '../src/modules/console/rules.js';
-import { hashPassword, verifyPassword } from '../src/modules/console/password.js';
+import { hashPassword, needsRehash, verifyPassword } from '../src/modules/console/password.js';
 import { compileEntry, describeEntry } from '../src/platform/ip-allowlist.js';
 import { parseForm, ConsoleFormError, formFieldsMax } from '../src/modules/console/http.js';
 import { base32, matchTotp, openSecret, sealSecret, stepAt, totpCode } from '../src/modules/console/totp.js';
@@ -61,10 +61,13 @@ test('e-mail addresses and new passwords', () => {
   assert.equal(passwordProblem('long enough password', 'long enough password'), undefined);
 });
 
-test('scrypt hashes: verify the right password only, salted, parameters stored with the hash', async () => {
+test('scrypt hashes: verify the right password only, salted, parameters stored with the hash and raised at the next sign-in', async () => {
   const a = await hashPassword('correct horse battery staple', 15);
   const b = await hashPassword('correct horse battery staple', 15);
-  assert.match(a, /^scrypt\$32768\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+  assert.match(a, /^scrypt\$32768\$8\$3\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/, 'N = 2^15, r = 8, p = 3: OWASP\'s equivalent of N = 2^17, p = 1');
+  assert.equal(needsRehash(a, 15), false);
+  assert.equal(needsRehash(a, 16), true, 'a higher work factor later re-hashes');
+  assert.equal(needsRehash('scrypt$32768$8$1$AAAA$AAAA', 15), true, 'p = 1 is below today\'s parameters');
   assert.notEqual(a, b, 'a fresh salt each time');
   assert.equal(await verifyPassword('correct horse battery staple', a), true);
   assert.equal(await verifyPassword('correct horse battery stapl', a), false);

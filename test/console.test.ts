@@ -1,5 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes, scryptSync } from 'node:crypto';
 import { sql } from 'kysely';
 import type { RunningService } from '../src/server.js';
 import { admin, createKey, createMerchant, startTestService } from './support/service.js';
@@ -222,6 +223,22 @@ test('sign-in throttle: 20 failures from one address over many accounts stop tha
   known.cookies.set('mwa_console_device', jar.cookies.get('mwa_console_device')!);
   assert.equal((await signInAs(known, 'office@example.com', consolePassword)).status, 303);
   assert.equal((await signInAs(consoleClient(service, { forwardedFor: '203.0.113.8' }), 'office@example.com', consolePassword)).status, 303, 'another address is not held back');
+});
+
+test('a password hash made with weaker scrypt parameters (p = 1) is replaced by one with today\'s at the next sign-in', async () => {
+  const email = 'rehash@example.com';
+  const { userId } = await signedInConsole(service, merchantId, email, 'viewer');
+  const salt = randomBytes(16);
+  const old = ['scrypt', 1024, 8, 1, salt.toString('base64url'), scryptSync(consolePassword.normalize('NFKC'), salt, 32, { N: 1024, r: 8, p: 1 }).toString('base64url')].join('$');
+  await service.ctx.db.updateTable('console_users').set({ password_hash: old }).where('id', '=', userId).execute();
+  const hashOf = async () => (await service.ctx.db.selectFrom('console_users').select('password_hash').where('id', '=', userId).executeTakeFirstOrThrow()).password_hash!;
+  assert.equal((await signInAs(consoleClient(service, { forwardedFor: '198.18.1.1' }), email, 'not the password at all')).status, 401);
+  assert.equal(await hashOf(), old, 'a wrong password changes nothing');
+  assert.equal((await signInAs(consoleClient(service), email, consolePassword)).status, 303);
+  const now = await hashOf();
+  assert.match(now, /^scrypt\$1024\$8\$3\$/);
+  assert.equal((await signInAs(consoleClient(service), email, consolePassword)).status, 303, 'and the password still signs in');
+  assert.equal(await hashOf(), now, 'a current hash is kept');
 });
 
 test('a viewer reads every page but every change is refused on the server (403), whatever the form', async () => {

@@ -3,11 +3,13 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
 /**
  * Console passwords, hashed with scrypt (Node's built-in `crypto.scrypt`, RFC 7914). scrypt is
  * memory-hard: each guess needs N·r·128 bytes (32 MiB here), which makes guessing on GPUs and
- * ASICs expensive. It is part of Node's OpenSSL, so the console needs no native npm package (a
+ * ASICs expensive. N = 2^15, r = 8, p = 3 is OWASP's equivalent of its minimum (N = 2^17, r = 8,
+ * p = 1) at a quarter of the memory, so that sign-ins at once do not take 128 MiB each. It is part of Node's OpenSSL, so the console needs no native npm package (a
  * prebuilt argon2 binary is one more supply-chain and platform dependency for the same property).
  *
  * Stored as `scrypt$N$r$p$<salt b64url>$<hash b64url>`: the parameters travel with the hash, so
- * they can be raised later and old hashes still verify (and be re-hashed at the next sign-in).
+ * they can be raised later and old hashes still verify, and are re-hashed at the next sign-in
+ * (`needsRehash`).
  */
 
 const keyBytes = 32;
@@ -23,9 +25,11 @@ function derive(password: string, salt: Buffer, params: { N: number; r: number; 
   });
 }
 
-/** A new hash; `log2N` is the work factor (`Config.consolePasswordCost`: N = 2^log2N, r = 8, p = 1). */
+const costOf = (log2N: number) => ({ N: 2 ** log2N, r: 8, p: 3 });
+
+/** A new hash; `log2N` is the work factor (`Config.consolePasswordCost`: N = 2^log2N, r = 8, p = 3). */
 export async function hashPassword(password: string, log2N: number): Promise<string> {
-  const cost = { N: 2 ** log2N, r: 8, p: 1 };
+  const cost = costOf(log2N);
   const salt = randomBytes(saltBytes);
   const key = await derive(password, salt, cost);
   return ['scrypt', cost.N, cost.r, cost.p, salt.toString('base64url'), key.toString('base64url')].join('$');
@@ -41,6 +45,13 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const expected = Buffer.from(parts[5]!, 'base64url');
   const actual = await derive(password, salt, { N, r, p });
   return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/** Whether a stored hash was made with weaker parameters than new ones (its password is re-hashed when next given). */
+export function needsRehash(stored: string, log2N: number): boolean {
+  const [N, r, p] = stored.split('$').slice(1, 4).map(Number);
+  const cost = costOf(log2N);
+  return !(N! >= cost.N && r! >= cost.r && p! >= cost.p);
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Database, Environment } from '../../db/schema.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
 import { randomToken, sha256Hex } from '../../platform/ids.js';
 import { getMerchant } from '../merchants/queries.js';
-import { decoyHash, hashPassword, verifyPassword } from './password.js';
+import { decoyHash, hashPassword, needsRehash, verifyPassword } from './password.js';
 import {
   deleteOtherSessions, deleteRecoveryCodes, deleteSession, deleteUserSessions, findSession, findUser, findUserByEmail, findUserByInvite,
   insertAudit, insertSession, insertUser, listUsers, replaceRecoveryCodes, spendRecoveryCode, touchSession, unusedRecoveryCodes, updateUser,
@@ -158,6 +158,11 @@ export async function signIn(db: Kysely<Database>, input: { email: string; passw
     return Boolean(usable && matches);
   });
   if (outcome !== 'ok') return { kind: outcome };
+  // A hash made with weaker parameters than today's is replaced while the password is at hand.
+  if (needsRehash(user!.password_hash!, passwordCost)) {
+    await db.updateTable('console_users').set({ password_hash: await hashPassword(input.password, passwordCost) })
+      .where('id', '=', user!.id).where('password_hash', '=', user!.password_hash!).execute();
+  }
   if (user!.totp_secret) return { kind: 'second_factor', userId: user!.id };
   return { kind: 'session', token: await startSession(db, user!, input.client, now), email: user!.email };
 }
