@@ -60,7 +60,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     await jar.request('POST', `${account}/totp/start`, { csrf_token: await jar.csrfOf(account) });
     const key = /id="totp-key">([A-Z2-7 ]+)</.exec((await jar.request('GET', account)).body)![1]!.replace(/ /g, '');
     const secret = authenticatorSecret(key);
-    const on = await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), code: totpCode(secret, stepAt(Date.now())) });
+    const on = await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), password: consolePassword, code: totpCode(secret, stepAt(Date.now())) });
     assert.equal(on.status, 200);
     return { secret, codes: codesOf(on.body), page: on.body };
   }
@@ -219,7 +219,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     await jar.request('POST', `${account}/totp/start`, { csrf_token: await jar.csrfOf(account) });
     const pending = await db().selectFrom('console_users').select('totp_pending_secret').where('id', '=', userId).executeTakeFirstOrThrow();
     assert.equal(pending.totp_pending_secret, null);
-    assert.equal((await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), code: await currentCode(userId, secret) })).status, 400);
+    assert.equal((await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), password: consolePassword, code: await currentCode(userId, secret) })).status, 400);
     const wrong = await jar.request('POST', page, { csrf_token: await jar.csrfOf(page), password: 'not the password at all' });
     assert.equal(wrong.status, 401);
     assert.deepEqual(codesOf(wrong.body), []);

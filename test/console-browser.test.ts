@@ -99,6 +99,7 @@ test('sign-in with a wrong password, then the right one; the overview; the accou
     await page.getByRole('button', { name: 'Set up two-step sign-in' }).click();
     assert.match(await page.locator('#totp-key').innerText(), /^([A-Z2-7]{4} ){7}[A-Z2-7]{4}$/);
     assert.equal(await page.getByLabel('Code from your app').getAttribute('autocomplete'), 'one-time-code');
+    assert.equal(await page.getByLabel('Your password').getAttribute('autocomplete'), 'current-password');
     await shot(page, '04-account');
     await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     assert.match(await page.getByRole('status').innerText(), /You are signed out/);
@@ -316,6 +317,7 @@ test('two-step sign-in with a recovery code: turned on (the codes shown once), s
     await page.getByRole('link', { name: 'Your account' }).click();
     await page.getByRole('button', { name: 'Set up two-step sign-in' }).click();
     const secret = authenticatorSecret((await page.locator('#totp-key').innerText()).replace(/ /g, ''));
+    await page.getByLabel('Your password').fill(consolePassword);
     await page.getByLabel('Code from your app').fill(totpCode(secret, stepAt(Date.now())));
     await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
     const codes = await page.locator('#recovery-codes code').allInnerTexts();

@@ -286,7 +286,7 @@ test('a disabled user\'s sessions end at once; an unknown environment or key is 
   assert.equal((await jar.request('GET', '/console/sandbox')).status, 303);
 });
 
-test('two-step sign-in: set up with a first code, then sign-in asks for a code; a wrong or reused code is refused; turned off with a code', async () => {
+test('two-step sign-in: set up with the password and a first code, then sign-in asks for a code; a wrong or reused code is refused; turned off with a code', async () => {
   const email = 'totp@example.com';
   const { jar } = await signedInConsole(service, merchantId, email, 'developer');
   const account = '/console/sandbox/account';
@@ -298,8 +298,17 @@ test('two-step sign-in: set up with a first code, then sign-in asks for a code; 
   // 30 s, so real time stays at s0 or s0 + 1 and both codes below are within the window.
   const s0 = stepAt(Date.now());
   const code = (offsetSteps = 0) => totpCode(secret, s0 + offsetSteps);
-  assert.equal((await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), code: code(7) })).status, 400);
-  const on = await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), code: code() });
+  assert.equal((await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), password: consolePassword, code: code(7) })).status, 400);
+  // A session alone does not turn it on (someone at an unattended browser): the password is asked again.
+  const noPassword = await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), code: code() });
+  assert.equal(noPassword.status, 400);
+  assert.match(noPassword.body, /not your password/);
+  const wrongPassword = await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), password: 'not the password at all', code: code() });
+  assert.equal(wrongPassword.status, 400);
+  assert.equal((await service.ctx.db.selectFrom('console_users').select('totp_secret').where('email', '=', email).executeTakeFirstOrThrow()).totp_secret, null);
+  assert.equal((await service.ctx.db.selectFrom('console_login_failures').select('id').where('email', '=', email).execute()).length, 2, 'each wrong password counts in the throttle');
+  await service.ctx.db.deleteFrom('console_login_failures').where('email', '=', email).execute();
+  const on = await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), password: consolePassword, code: code() });
   assert.equal(on.status, 200);
   assert.match(on.body, /Two-step sign-in is on/);
   const stored = await service.ctx.db.selectFrom('console_users').select(['totp_secret', 'totp_pending_secret']).where('email', '=', email).executeTakeFirstOrThrow();

@@ -7,7 +7,7 @@ import {
   totpKey, twoStepClearCookie, twoStepSetCookie, twoStepUser, type PageRequest, type Refusal,
 } from './http.js';
 import {
-  acceptInvite, audit, completeSecondFactor, confirmTotpSetup, disableTotp, openInvite, recoveryCodesLeft, signIn, signOut, signOutEverywhere, startTotpSetup, totpStatus,
+  acceptInvite, audit, checkCurrentPassword, completeSecondFactor, confirmTotpSetup, disableTotp, openInvite, recoveryCodesLeft, signIn, signOut, signOutEverywhere, startTotpSetup, totpStatus,
 } from './service.js';
 import { base32, otpauthUri } from './totp.js';
 import { passwordProblem } from './rules.js';
@@ -162,8 +162,12 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
   }, refusedPage));
 
   app.post(`${consoleBase}/:env/account/totp/confirm`, route, withChange(ctx, 'session', async (req, reply, page) => {
+    const form = formOf(req);
+    const checked = await checkCurrentPassword(ctx.db, page.session, one(form, 'password'), loginClient(ctx, req), page.now);
+    if (checked === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
+    if (checked === 'wrong') return accountPage(ctx, reply, page, { problem: 'That is not your password. Enter your current password and the code your app shows now.' }, 400);
     const codes = await ctx.db.transaction().execute(async (trx) => {
-      const made = await confirmTotpSetup(trx, totpKey(ctx), page.session, one(formOf(req), 'code'), page.now);
+      const made = await confirmTotpSetup(trx, totpKey(ctx), page.session, one(form, 'code'), page.now);
       if (made) await audit(trx, page.session, page.environment, 'user.totp_enable', page.session.userId, `${made.length} recovery codes made`, page.now);
       return made;
     });
@@ -184,16 +188,17 @@ export async function accountPage(ctx: ServiceContext, reply: FastifyReply, page
   const totp = await totpStatus(ctx.db, totpKey(ctx), page.session);
   const left = totp.enabled ? await recoveryCodesLeft(ctx.db, page.session) : 0;
   const base = `${consoleBase}/${page.environment}/account/totp`;
-  const codeForm = (action: string, button: string) => html`<form method="post" action="${action}" novalidate>${csrfInput(page)}${
+  const codeForm = (action: string, button: string, withPassword = false) => html`<form method="post" action="${action}" novalidate>${csrfInput(page)}${
+    withPassword ? textInput('password', 'Your password', { type: 'password', required: true, autocomplete: 'current-password' }) : ''}${
     textInput('code', 'Code from your app', { required: true, autocomplete: 'one-time-code', inputMode: 'numeric' })}<div class="actions"><button type="submit">${button}</button></div></form>`;
   const twoStep = totp.enabled
     ? html`<p>${badge('on', 'ok')} Sign-in asks for a code from your authenticator app.</p>
 <p id="recovery-left">${left} unused recovery code${left === 1 ? '' : 's'}${left <= 3 ? ': make a new set before you run out.' : '.'} <a href="${envPath(page.environment, '/account/recovery-codes')}">Recovery codes</a></p>${
       codeForm(`${base}/disable`, 'Turn off two-step sign-in')}`
     : totp.pending
-      ? html`<p>In your authenticator app, add an account with this key (time-based, 6 digits, every 30 seconds), then enter the code it shows.</p>
+      ? html`<p>In your authenticator app, add an account with this key (time-based, 6 digits, every 30 seconds), then enter your password and the code it shows.</p>
 <p>Key</p><code class="value" id="totp-key">${base32(totp.pending).replace(/(.{4})/g, '$1 ').trim()}</code>
-<p class="hint">Or, in an app that takes a link: <code>${otpauthUri(totp.pending, page.session.email, 'Merchant console')}</code></p>${codeForm(`${base}/confirm`, 'Turn on two-step sign-in')}`
+<p class="hint">Or, in an app that takes a link: <code>${otpauthUri(totp.pending, page.session.email, 'Merchant console')}</code></p>${codeForm(`${base}/confirm`, 'Turn on two-step sign-in', true)}`
       : html`<p>${badge('off')} Add a second step to sign-in: a code from an authenticator app on your phone.</p><div class="actions">${postButton(page, `${base}/start`, 'Set up two-step sign-in')}</div>`;
   return sendHtml(reply, status, consolePage(page, {
     title: 'Your account',

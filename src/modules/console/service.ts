@@ -168,6 +168,16 @@ export async function signIn(db: Kysely<Database>, input: { email: string; passw
 }
 
 
+/**
+ * The current password of a signed-in user, asked again before a change of how the account signs
+ * in (turning the second factor on): a session alone, perhaps taken from an unattended browser,
+ * must not be able to bind the account to someone else's authenticator.
+ */
+export async function checkCurrentPassword(db: Kysely<Database>, session: ConsoleSession, password: string, client: LoginClient, now: Date): Promise<'ok' | 'throttled' | 'wrong'> {
+  const user = await findUser(db, session.userId);
+  return user ? recheckPassword(db, user, password, client, now) : 'wrong';
+}
+
 /** The password check of every form that asks again for it, under the sign-in throttle. */
 async function recheckPassword(db: Kysely<Database>, user: ConsoleUserRow, password: string, client: LoginClient, now: Date): Promise<'ok' | 'throttled' | 'wrong'> {
   return throttledAttempt(db, user.email, client, now, async () => Boolean(user.password_hash && await verifyPassword(password, user.password_hash)));
