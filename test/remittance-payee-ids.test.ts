@@ -11,7 +11,7 @@ import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { openDatabase } from '../src/db/connection.js';
-import * as migration040 from '../src/db/migrations/040_payee_public_ids.js';
+import * as migration041 from '../src/db/migrations/041_payee_public_ids.js';
 import { migratedImage } from './support/database.js';
 import { admin, newMerchantClient, startTestService, testDatabaseUrl } from './support/service.js';
 import { expectCode } from './support/expect.js';
@@ -177,7 +177,7 @@ describe('payee ids', () => {
   });
 });
 
-describe('migration 040 records the last plain payee number and draws a key', { skip: testDatabaseUrl() === 'memory://' ? false : 'runs on the embedded database' }, () => {
+describe('migration 041 records the last plain payee number and draws a key', { skip: testDatabaseUrl() === 'memory://' ? false : 'runs on the embedded database' }, () => {
   it('the cutoff is the last link\'s sequence; each installation gets its own 32-byte key', async () => {
     const handles = [];
     try {
@@ -186,7 +186,7 @@ describe('migration 040 records the last plain payee number and draws a key', { 
         const handle = await openDatabase('memory://', tmpdir(), { embeddedImage: await migratedImage() });
         handles.push(handle);
         const db = handle.db;
-        // Back to before 040, with one link (its owners' rows are beside the point: no foreign key checks).
+        // Back to before 041, with one link (its owners' rows are beside the point: no foreign key checks).
         await sql`DROP TABLE remit_payee_id_scheme`.execute(db);
         if (seq > 0n) {
           await sql`ALTER TABLE remit_payees DISABLE TRIGGER ALL`.execute(db);
@@ -194,7 +194,7 @@ describe('migration 040 records the last plain payee number and draws a key', { 
             VALUES (${seq.toString()}, 'mch_x', 'sandbox', 'mem_x', 'ben_x', 'cor_x', 'INDIVIDUAL', 'unlinked', 'created', 'X', '{}', '{}')`.execute(db);
         }
         // In a transaction, as the Migrator runs it (the lock lasts until the commit).
-        await db.transaction().execute((trx) => migration040.up(trx as never));
+        await db.transaction().execute((trx) => migration041.up(trx as never));
         const row = await db.selectFrom('remit_payee_id_scheme').select(['key', 'legacy_seq_max']).executeTakeFirstOrThrow();
         assert.equal(BigInt(row.legacy_seq_max), seq);
         assert.equal(row.key.length, 32);

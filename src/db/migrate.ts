@@ -37,7 +37,7 @@ import * as m036 from './migrations/036_remittance_return_watch.js';
 import * as m037 from './migrations/037_deposit_tx_key.js';
 import * as m038 from './migrations/038_deposit_tx_key_prefix.js';
 import * as m039 from './migrations/039_custody_adjustments.js';
-import * as m040 from './migrations/040_payee_public_ids.js';
+import * as m041 from './migrations/041_payee_public_ids.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -79,7 +79,7 @@ const migrations: Record<string, Migration> = {
   '037_deposit_tx_key': m037,
   '038_deposit_tx_key_prefix': m038,
   '039_custody_adjustments': m039,
-  '040_payee_public_ids': m040,
+  '041_payee_public_ids': m041,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -2,7 +2,7 @@
  * Payee ids, `pye_<number>` (docs/remittance.md, "Payee ids"). Pure.
  *
  * The number is not the link's sequence: two ids a day apart would tell any merchant how many
- * links all merchants made in between. Links made before migration 040 keep the number they were
+ * links all merchants made in between. Links made before migration 041 keep the number they were
  * given, their sequence (at most the scheme's `legacySeqMax`); every later link's number is
  * `opaqueBase` plus its sequence through a keyed permutation of [0, 2^52). The two ranges cannot
  * meet (`legacySeqMax` < `opaqueBase`), the permutation is a bijection, so no two links share a
