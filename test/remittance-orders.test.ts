@@ -12,6 +12,7 @@ import { verifyLedger } from '../src/ledger/index.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { returnWatchTicker } from '../src/modules/remittance/return-watch.js';
+import { payeeIdsOf } from '../src/modules/remittance/queries.js';
 
 const sepa = { country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL', clearing_system: 'SEPA', entity_type: 'INDIVIDUAL' };
 const address = { 'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117' };
@@ -83,7 +84,7 @@ describe('remittance orders', () => {
     assert.equal(usdt.available, '898.416750');
     assert.equal(usdt.frozen, '0.000000');
     assert.deepEqual(await eventsOf(order.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3']);
-    const entity = await service.ctx.db.selectFrom('remit_payees as p').innerJoin('remit_payee_entities as e', 'e.id', 'p.entity_id').select('e.provider_payee_ref').where('p.seq', '=', BigInt(payee.slice(4))).executeTakeFirstOrThrow();
+    const entity = await service.ctx.db.selectFrom('remit_payees as p').innerJoin('remit_payee_entities as e', 'e.id', 'p.entity_id').select('e.provider_payee_ref').where('p.seq', '=', (await payeeIdsOf(service.ctx.db)).seqOf(payee)!).executeTakeFirstOrThrow();
     assert.match(entity.provider_payee_ref!, /^RB/, 'registered at dispatch');
     await ledgerOk();
   });

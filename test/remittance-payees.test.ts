@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient, PayeeFormField, PayeeFormSchema } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import type { FormField, FormSchema } from '../src/modules/remittance/form-schema.js';
+import { payeeIdsOf } from '../src/modules/remittance/queries.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 
@@ -105,7 +106,7 @@ describe('remittance payees', () => {
     assert.equal(payee.fields['bank_details.iban'], payee.account_identifier);
     assert.equal(payee.holder_name, 'Anna Müller');
     assert.ok(!('surprise' in payee.fields));
-    const row = await service.ctx.db.selectFrom('remit_payees').select(['original_fields', 'fields']).where('seq', '=', BigInt(created.id.slice(4))).executeTakeFirstOrThrow();
+    const row = await service.ctx.db.selectFrom('remit_payees').select(['original_fields', 'fields']).where('seq', '=', (await payeeIdsOf(service.ctx.db)).seqOf(created.id)!).executeTakeFirstOrThrow();
     assert.equal(row.original_fields['bank_details.iban'], spaced, 'the text as sent is kept');
     assert.equal(row.fields['bank_details.iban'], iban, 'the normalised value is used');
     assert.ok(!('surprise' in row.original_fields));
@@ -259,7 +260,7 @@ describe('remittance payees', () => {
       const n = await service.ctx.db.selectFrom('remit_payee_entities').select('id').where('account_mask', '=', `DE${'*'.repeat(12)}${i.slice(-4)}`).where('fields', '@>', JSON.stringify({ 'bank_details.iban': i }) as never).execute();
       assert.equal(n.length, 1);
     }
-    const links = await service.ctx.db.selectFrom('remit_payees').select('seq').where('seq', '=', BigInt(results[0]!.id.slice(4))).execute();
+    const links = await service.ctx.db.selectFrom('remit_payees').select('seq').where('seq', '=', (await payeeIdsOf(service.ctx.db)).seqOf(results[0]!.id)!).execute();
     assert.equal(links.length, 1);
   });
 

@@ -38,6 +38,7 @@ import * as m037 from './migrations/037_deposit_tx_key.js';
 import * as m038 from './migrations/038_deposit_tx_key_prefix.js';
 import * as m039 from './migrations/039_custody_adjustments.js';
 import * as m040 from './migrations/040_console_login_devices.js';
+import * as m041 from './migrations/041_payee_public_ids.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -80,6 +81,7 @@ const migrations: Record<string, Migration> = {
   '038_deposit_tx_key_prefix': m038,
   '039_custody_adjustments': m039,
   '040_console_login_devices': m040,
+  '041_payee_public_ids': m041,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -99,27 +99,42 @@ export function constantList<T>(data: T[]): ListEnvelope<T> {
 export type PageQueryType = Static<typeof PageQuery>;
 
 /**
- * A keyset walk with one leading group before `seq` (e.g. favourites first, then newest): rows
- * ordered by `group` descending (a boolean column: true first), then `seq` descending. The cursor
- * carries both (`v1g:<0|1>:<seq>`); an unreadable one restarts from the first page, as above.
+ * How a cursor writes a row's `seq` when the sequence itself must stay private (it would tell how
+ * many rows all merchants made): a bijection onto positive numbers and its inverse, which answers
+ * undefined for a number no row can have (the cursor is then unreadable).
  */
-export function encodeGroupedCursor(group: boolean, seq: bigint | string): string {
-  return Buffer.from(`v1g:${group ? 1 : 0}:${seq}`, 'utf8').toString('base64url');
+export interface CursorSeqCodec {
+  encode(seq: bigint | string): bigint;
+  decode(n: bigint): bigint | undefined;
 }
 
-export function decodeGroupedCursor(cursor: string | undefined): { group: boolean; seq: bigint } | undefined {
+const plainSeq: CursorSeqCodec = { encode: (seq) => BigInt(seq), decode: (n) => n };
+
+/**
+ * A keyset walk with one leading group before `seq` (e.g. favourites first, then newest): rows
+ * ordered by `group` descending (a boolean column: true first), then `seq` descending. The cursor
+ * carries both (`v1g:<0|1>:<number>`, the number `seq` through `codec`); an unreadable one
+ * restarts from the first page, as above.
+ */
+export function encodeGroupedCursor(group: boolean, seq: bigint | string, codec: CursorSeqCodec = plainSeq): string {
+  return Buffer.from(`v1g:${group ? 1 : 0}:${codec.encode(seq)}`, 'utf8').toString('base64url');
+}
+
+export function decodeGroupedCursor(cursor: string | undefined, codec: CursorSeqCodec = plainSeq): { group: boolean; seq: bigint } | undefined {
   if (!cursor) return undefined;
   const m = /^v1g:([01]):(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (!m) return undefined;
-  const seq = BigInt(m[2]!);
-  return seq <= cursorSeqMax ? { group: m[1] === '1', seq } : undefined;
+  const n = BigInt(m[2]!);
+  const seq = n <= cursorSeqMax ? codec.decode(n) : undefined;
+  return seq === undefined ? undefined : { group: m[1] === '1', seq };
 }
 
 export async function groupedKeysetPage<DB, TB extends keyof DB, O extends KeysetRow, T>(
   query: SelectQueryBuilder<DB, TB, O>, groupColumn: string, groupOf: (row: O) => boolean, page: PageParams, view: (row: O) => T,
+  codec: CursorSeqCodec = plainSeq,
 ): Promise<ListEnvelope<T>> {
   const limit = pageSize(page.limit);
-  const after = decodeGroupedCursor(page.cursor);
+  const after = decodeGroupedCursor(page.cursor, codec);
   const seq = sql.ref('seq');
   const group = sql.ref(groupColumn);
   const walk = after === undefined ? query : query.where(sql<boolean>`(${group}::int, ${seq}) < (${after.group ? 1 : 0}, ${after.seq.toString()}::bigint)`);
@@ -127,5 +142,5 @@ export async function groupedKeysetPage<DB, TB extends keyof DB, O extends Keyse
   const hasMore = rows.length > limit;
   const pageRows = rows.slice(0, limit);
   const last = pageRows[pageRows.length - 1];
-  return { data: pageRows.map(view), next_cursor: hasMore && last ? encodeGroupedCursor(groupOf(last), last.seq) : null, has_more: hasMore };
+  return { data: pageRows.map(view), next_cursor: hasMore && last ? encodeGroupedCursor(groupOf(last), last.seq, codec) : null, has_more: hasMore };
 }

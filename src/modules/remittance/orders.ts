@@ -19,7 +19,7 @@ import { requireHighValueLevel } from '../kyc/service.js';
 import { emitOrderEvent } from './apply.js';
 import { corridorById } from './corridors.js';
 import { dailyTotals, findOrder, lockDailyTotals, ordersQuery, scaleOf, type OrderCaller } from './order-queries.js';
-import { findActivePayee, type Db, type MemberCaller } from './queries.js';
+import { findActivePayee, payeeIdsOf, type Db, type MemberCaller } from './queries.js';
 import { corridorRefusal, limitBreach, payeeRefusal, priceOrder, remitEntryKinds, remitFreezeLines, remitReferenceType } from './rules.js';
 import type { PublicStatus } from './state.js';
 import type { RemitOrderRow } from './tables.js';
@@ -146,11 +146,11 @@ export async function createOrder(ctx: ServiceContext, trx: Transaction<Database
   });
   await emitOrderEvent(trx, order);
   await enqueue(trx, { kind: dispatchJobKind, payload: { order_id: order.id }, dedupeKey: `${dispatchJobKind}:${order.id}`, maxAttempts: 20 });
-  return orderView(order, asset.scale, payoutScale);
+  return orderView(await payeeIdsOf(trx), order, asset.scale, payoutScale);
 }
 
 export async function viewOf(db: Db, row: RemitOrderRow) {
-  return orderView(row, await scaleOf(db, row.source_asset), await scaleOf(db, row.payout_currency));
+  return orderView(await payeeIdsOf(db), row, await scaleOf(db, row.source_asset), await scaleOf(db, row.payout_currency));
 }
 
 export async function getOrder(db: Db, caller: OrderCaller, id: string) {

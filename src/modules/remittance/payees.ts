@@ -14,7 +14,7 @@ import { accountIdentifierOf, holderNameOf, nicknameLengthMax, readFields, trunc
 import { corridorById, findCorridors, paymentMethods, type Corridor } from './corridors.js';
 import { accountFingerprint, holderFingerprint } from './fingerprints.js';
 import {
-  activePayeesQuery, entitiesByIds, entityById, entityFor, findActivePayee, findOwnPayee, payeeIdOf, type Db, type MemberCaller,
+  activePayeesQuery, entitiesByIds, entityById, entityFor, findActivePayee, findOwnPayee, payeeIdsOf, type Db, type MemberCaller,
 } from './queries.js';
 import { corridorRefusal, payeeRefusal } from './rules.js';
 import type { EntityType, NameCheckResult, PayeeOutcome, PayeeRow } from './tables.js';
@@ -181,13 +181,13 @@ export async function createPayee(trx: Transaction<Database>, caller: MemberCall
     .selectFrom('remit_payees').select('seq')
     .where('member_id', '=', caller.memberId).where('entity_id', '=', entity.id).where('status', '=', 'active')
     .executeTakeFirstOrThrow()).seq;
-  return { id: payeeIdOf(seq), outcome, status: 'active' as const };
+  return { id: (await payeeIdsOf(trx)).idOf(seq), outcome, status: 'active' as const };
 }
 
 async function fullView(db: Db, link: PayeeRow) {
   const entity = await entityById(db, link.entity_id);
   const corridor = await corridorById(db, link.corridor_id);
-  return payeeView(link, entity, corridor?.contracts[link.entity_type] ?? []);
+  return payeeView(await payeeIdsOf(db), link, entity, corridor?.contracts[link.entity_type] ?? []);
 }
 
 export async function getPayee(db: Db, caller: MemberCaller, id: string) {
@@ -196,15 +196,20 @@ export async function getPayee(db: Db, caller: MemberCaller, id: string) {
   return fullView(db, link);
 }
 
-/** The member's payees: favourites first, then newest (grouped keyset walk). */
+/**
+ * The member's payees: favourites first, then newest (grouped keyset walk). The cursor carries
+ * the last link's public number, not its sequence (which the ids keep private).
+ */
 export async function listPayees(db: Db, caller: MemberCaller, page: PageParams) {
-  const links = await groupedKeysetPage(activePayeesQuery(db, caller), 'favorite', (r) => r.favorite, page, (r) => r);
+  const ids = await payeeIdsOf(db);
+  const cursorSeq = { encode: ids.numberOf, decode: ids.seqOfNumber };
+  const links = await groupedKeysetPage(activePayeesQuery(db, caller), 'favorite', (r) => r.favorite, page, (r) => r, cursorSeq);
   const entities = await entitiesByIds(db, links.data.map((l) => l.entity_id));
   const contracts = new Map<string, Corridor | undefined>();
   for (const id of new Set(links.data.map((l) => l.corridor_id))) contracts.set(id, await corridorById(db, id));
   return {
     ...links,
-    data: links.data.map((l) => payeeView(l, entities.get(l.entity_id)!, contracts.get(l.corridor_id)?.contracts[l.entity_type] ?? [])),
+    data: links.data.map((l) => payeeView(ids, l, entities.get(l.entity_id)!, contracts.get(l.corridor_id)?.contracts[l.entity_type] ?? [])),
   };
 }
 
@@ -227,7 +232,7 @@ export async function updatePayee(trx: Transaction<Database>, caller: MemberCall
     .returning(['seq', 'nickname', 'favorite'])
     .executeTakeFirst();
   if (!row) throw new ApiError('not_found', 'No such payee.');
-  return { id: payeeIdOf(row.seq), nickname: row.nickname ?? '', favorite: row.favorite };
+  return { id: (await payeeIdsOf(trx)).idOf(row.seq), nickname: row.nickname ?? '', favorite: row.favorite };
 }
 
 /** DELETE: unlinks (naturally idempotent: a repeat answers the same); the shared payee stays. */
@@ -237,7 +242,7 @@ export async function unlinkPayee(trx: Transaction<Database>, caller: MemberCall
   if (link.status === 'active') {
     await trx.updateTable('remit_payees').set({ status: 'unlinked', unlinked_at: now, updated_at: now }).where('seq', '=', link.seq).execute();
   }
-  return { id: payeeIdOf(link.seq), status: 'unlinked' as const };
+  return { id: (await payeeIdsOf(trx)).idOf(link.seq), status: 'unlinked' as const };
 }
 
 /**
@@ -266,5 +271,5 @@ export async function verifyPayee(ctx: ServiceContext, caller: MemberCaller, id:
     .set({ name_check: result, name_check_suggestion: suggested, name_checked_at: checkedAt, updated_at: checkedAt })
     .where('seq', '=', link.seq)
     .execute();
-  return { id: payeeIdOf(link.seq), result, suggested_name: suggested, checked_at: checkedAt.toISOString() };
+  return { id: (await payeeIdsOf(ctx.db)).idOf(link.seq), result, suggested_name: suggested, checked_at: checkedAt.toISOString() };
 }

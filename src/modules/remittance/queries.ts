@@ -1,6 +1,7 @@
 /** Remittance's SQL for shared payees and members' links (orders: order-queries.ts; corridors: corridors.ts). */
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
+import { payeeIds, type PayeeIds } from './payee-ids.js';
 import type { PayeeEntityRow, PayeeRow, RemitPayeeEntitiesTable } from './tables.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -32,19 +33,35 @@ export async function entityFor(trx: Transaction<Database>, values: Insertable<R
   return { entity, created: false };
 }
 
-/** Parses `pye_<number>` or `<number>`; anything else names no payee. */
-export function payeeSeqOf(id: string): bigint | undefined {
-  const m = /^(?:pye_)?([1-9][0-9]{0,18})$/.exec(id);
-  if (!m) return undefined;
-  const n = BigInt(m[1]!);
-  return n <= 2n ** 63n - 1n ? n : undefined;
+/*
+ * The payee id scheme of a database handle, read once: the row never changes after its migration.
+ * Kept by the handle's dialect adapter, which its transactions and plugin-extended handles share,
+ * so a service's scheme is never another's (tests run several in one process, each database with
+ * its own key); the same reading as the asset cache (assets/catalogue-cache.ts).
+ */
+const schemes = new WeakMap<object, Promise<PayeeIds>>();
+
+/** The one mapping between link sequences and `pye_<number>` (payee-ids.ts). */
+export function payeeIdsOf(db: Db): Promise<PayeeIds> {
+  const holder = db.getExecutor().adapter;
+  let ids = schemes.get(holder);
+  if (!ids) {
+    ids = loadPayeeIds(db);
+    schemes.set(holder, ids);
+    ids.catch(() => schemes.delete(holder));
+  }
+  return ids;
 }
 
-export const payeeIdOf = (seq: bigint | string) => `pye_${seq}`;
+async function loadPayeeIds(db: Db): Promise<PayeeIds> {
+  const row = await db.selectFrom('remit_payee_id_scheme').select(['key', 'legacy_seq_max']).executeTakeFirst();
+  if (!row) throw new Error('remit_payee_id_scheme has no row (migration 040 writes it)');
+  return payeeIds({ key: Uint8Array.from(row.key), legacySeqMax: BigInt(row.legacy_seq_max) });
+}
 
 /** The member's active link by id (unlinked, another member's or absent: undefined). */
 export async function findActivePayee(db: Db, caller: MemberCaller, id: string): Promise<PayeeRow | undefined> {
-  const seq = payeeSeqOf(id);
+  const seq = (await payeeIdsOf(db)).seqOf(id);
   if (seq === undefined) return undefined;
   return db
     .selectFrom('remit_payees')
@@ -59,7 +76,7 @@ export async function findActivePayee(db: Db, caller: MemberCaller, id: string):
 
 /** The member's link by id in any status (DELETE answers a repeat from it). */
 export async function findOwnPayee(db: Db, caller: MemberCaller, id: string): Promise<PayeeRow | undefined> {
-  const seq = payeeSeqOf(id);
+  const seq = (await payeeIdsOf(db)).seqOf(id);
   if (seq === undefined) return undefined;
   return db
     .selectFrom('remit_payees')

@@ -79,15 +79,15 @@ export const PayeeBody = Type.Object({
 });
 
 export const PayeeCreated = Type.Object({
-  id: Type.String({ description: 'pye_<number>' }),
+  id: Type.String({ description: 'pye_<number>: an opaque number, in no order (docs/remittance.md)' }),
   outcome: Type.Union([Type.Literal('created'), Type.Literal('linked'), Type.Literal('review')]),
   status: Type.Literal('active'),
-}, { examples: [{ id: 'pye_42', outcome: 'created', status: 'active' }] });
+}, { examples: [{ id: 'pye_3141592653589793', outcome: 'created', status: 'active' }] });
 
 export const PayeeIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'pye_ prefix optional' }) });
 
 export const Payee = Type.Object({
-  id: Type.String({ description: 'pye_<number>' }),
+  id: Type.String({ description: 'pye_<number>: an opaque number, in no order (docs/remittance.md)' }),
   status: Type.String({ description: '`active`' }),
   nickname: Type.String({ description: 'Private to the member; empty when none' }),
   favorite: Type.Boolean(),
@@ -110,7 +110,7 @@ export const Payee = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
 }, {
   examples: [{
-    id: 'pye_42', status: 'active', nickname: 'Anna (Berlin)', favorite: true, country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL',
+    id: 'pye_3141592653589793', status: 'active', nickname: 'Anna (Berlin)', favorite: true, country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL',
     clearing_system: 'SEPA', entity_type: 'INDIVIDUAL', holder_name: 'Anna Müller', account_identifier: 'DE************3000',
     fields: { first_name: 'Anna', last_name: 'Müller', 'bank_details.iban': 'DE************3000', 'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117' },
     outcome: 'created', name_mismatch: false, name_check: { result: 'match', suggested_name: null, checked_at: '2026-01-05T10:00:00.000Z' },
@@ -122,14 +122,14 @@ export const PayeeUpdated = Type.Object({
   id: Type.String(),
   nickname: Type.String({ description: 'Private to the member; empty when none' }),
   favorite: Type.Boolean(),
-}, { examples: [{ id: 'pye_42', nickname: 'Mum', favorite: true }] });
+}, { examples: [{ id: 'pye_3141592653589793', nickname: 'Mum', favorite: true }] });
 
 export const NameCheck = Type.Object({
   id: Type.String(),
   result: Type.Union([Type.Literal('match'), Type.Literal('close_match'), Type.Literal('no_match'), Type.Literal('unavailable')]),
   suggested_name: Nullable(Type.String({ description: 'With `close_match`: the name the bank holds' })),
   checked_at: Type.String({ format: 'date-time' }),
-}, { examples: [{ id: 'pye_42', result: 'close_match', suggested_name: 'Max Mustermann', checked_at: '2026-01-05T10:00:00.000Z' }] });
+}, { examples: [{ id: 'pye_3141592653589793', result: 'close_match', suggested_name: 'Max Mustermann', checked_at: '2026-01-05T10:00:00.000Z' }] });
 
 export const ConversionDatesQuery = Type.Object({
   currency: Type.Optional(Type.String({ maxLength: 16, description: 'Payout currency, three upper-case letters (required)' })),
@@ -158,7 +158,7 @@ export const RemittanceBody = Type.Object({
   payee_id: Type.String({ minLength: 1, maxLength: 100, description: 'pye_<number> (prefix optional) of one of the member\'s payees' }),
   source_asset: Type.String({ minLength: 1, maxLength: 16, description: 'The asset debited; converted to the payout currency when it differs' }),
   source_amount: Type.String({ minLength: 1, maxLength: 40, description: 'Decimal string at the source asset\'s scale; the fee is charged on top' }),
-}, { examples: [{ payee_id: 'pye_42', source_asset: 'USDT', source_amount: '250.00' }] });
+}, { examples: [{ payee_id: 'pye_3141592653589793', source_asset: 'USDT', source_amount: '250.00' }] });
 
 export const Remittance = Type.Object({
   id: Type.String({ description: 'rmt_<uuid>' }),
@@ -180,7 +180,7 @@ export const Remittance = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
 }, {
   examples: [{
-    id: 'rmt_6b1d3c2a-8f0e-4e55-9a7b-1c2d3e4f5a6b', payee_id: 'pye_42', member_id: 'mem_0d7e6f1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a', status: 'pending', status_version: 1,
+    id: 'rmt_6b1d3c2a-8f0e-4e55-9a7b-1c2d3e4f5a6b', payee_id: 'pye_3141592653589793', member_id: 'mem_0d7e6f1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a', status: 'pending', status_version: 1,
     source_asset: 'USDT', source_amount: '250.000000', fee: '2.333250', payout_currency: 'EUR', payout_amount: '230.78', rate: '0.9231481481',
     payout_date: '2026-01-05', failure_reason: null, created_at: '2026-01-05T09:00:00.000Z', updated_at: '2026-01-05T09:00:00.000Z',
   }],

@@ -123,8 +123,17 @@ export type PayeeEntityRow = Selectable<RemitPayeeEntitiesTable>;
 export type PayeeRow = Selectable<RemitPayeesTable>;
 export type RemitOrderRow = Selectable<RemitOrdersTable>;
 
+/** One row (migration 040): the payee id permutation's key and the last sequence with a plain number (payee-ids.ts). */
+export interface RemitPayeeIdSchemeTable {
+  singleton: Generated<boolean>;
+  key: Uint8Array;
+  legacy_seq_max: string | bigint;
+  created_at: Generated<Date>;
+}
+
 export interface RemittanceTables {
   remit_corridors: RemitCorridorsTable;
+  remit_payee_id_scheme: RemitPayeeIdSchemeTable;
   remit_payee_entities: RemitPayeeEntitiesTable;
   remit_payees: RemitPayeesTable;
   remit_orders: RemitOrdersTable;

@@ -1,7 +1,7 @@
 /** What callers see of payees and orders (pure). */
 import { formatAmount, minorFromDb } from '../../ledger/index.js';
 import { primaryIdentifierParts, type FieldSpec } from './contracts.js';
-import { payeeIdOf } from './queries.js';
+import type { PayeeIds } from './payee-ids.js';
 import { publicStatus } from './state.js';
 import type { PayeeEntityRow, PayeeRow, RemitOrderRow } from './tables.js';
 
@@ -37,9 +37,9 @@ function maskedFields(contract: readonly FieldSpec[], values: Record<string, str
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 /** The full payee record (list and get). */
-export function payeeView(link: PayeeRow, entity: PayeeEntityRow, contract: readonly FieldSpec[]) {
+export function payeeView(ids: PayeeIds, link: PayeeRow, entity: PayeeEntityRow, contract: readonly FieldSpec[]) {
   return {
-    id: payeeIdOf(link.seq),
+    id: ids.idOf(link.seq),
     status: link.status,
     // The reference types it as a string (empty clears it): no nickname reads as "", never null.
     nickname: link.nickname ?? '',
@@ -64,10 +64,10 @@ export function payeeView(link: PayeeRow, entity: PayeeEntityRow, contract: read
   };
 }
 
-export function orderView(o: RemitOrderRow, sourceScale: number, payoutScale: number) {
+export function orderView(ids: PayeeIds, o: RemitOrderRow, sourceScale: number, payoutScale: number) {
   return {
     id: o.id,
-    payee_id: payeeIdOf(o.payee_seq),
+    payee_id: ids.idOf(o.payee_seq),
     member_id: o.member_id,
     status: publicStatus(o.status),
     status_version: o.status_version,
