@@ -11,6 +11,8 @@ import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { openDatabase } from '../src/db/connection.js';
+import { openCursor } from '../src/platform/cursor-seal.js';
+import { configuredKey } from '../src/platform/keys.js';
 import * as migration041 from '../src/db/migrations/041_payee_public_ids.js';
 import { migratedImage } from './support/database.js';
 import { admin, newMerchantClient, startTestService, testDatabaseUrl } from './support/service.js';
@@ -92,7 +94,8 @@ describe('payee ids', () => {
     for (let i = 0; i < 3; i++) ids.push(await createPayee(m));
     const first = await client.request<any>({ method: 'GET', path: '/v1/remit/payees', query: { limit: 1 }, onBehalfOf: m });
     assert.equal(first.data[0].id, ids[2]);
-    const cursor = Buffer.from(first.next_cursor, 'base64url').toString('utf8');
+    // The public cursor is sealed (test/cursor-seal.test.ts); inside it, the payee's public number.
+    const cursor = Buffer.from(openCursor(configuredKey(service.ctx.config, 'pagination/cursor/v1'), first.next_cursor)!, 'base64url').toString('utf8');
     const seqs = await seqsOf(m);
     assert.equal(cursor, `v1g:0:${ids[2]!.slice(4)}`);
     assert.ok(!cursor.endsWith(`:${seqs[2]}`), 'the sequence stays private');

@@ -9,7 +9,7 @@ import { hkdfSync } from 'node:crypto';
 export const hostedScreenKeyBytes = 32;
 
 /** Labels of the derived keys. A new use adds a label; changing one makes old data unreadable. */
-export type DerivedKeyLabel = 'hosted-screens/csrf/v1' | 'kyc/images/v1' | 'idempotency/secret-fields/v1' | 'cards/supplement-images/v1' | 'console/csrf/v1' | 'console/totp/v1' | 'console/device/v1';
+export type DerivedKeyLabel = 'hosted-screens/csrf/v1' | 'kyc/images/v1' | 'idempotency/secret-fields/v1' | 'cards/supplement-images/v1' | 'console/csrf/v1' | 'console/totp/v1' | 'console/device/v1' | 'pagination/cursor/v1';
 
 /**
  * A 32-byte key written as 64 hex digits or as base64 / base64url (44 or 43 characters); undefined

@@ -6,6 +6,7 @@ import { authenticate, authenticateHeld, bearerFrom, checkIp, checkMerchantStatu
 import { environmentFromHost } from './environment.js';
 import { ApiError } from './errors.js';
 import { beginIdempotency, isKeyShape, matchStored, requestHash, sendReplay, storeAfterResponse } from './idempotency.js';
+import { openCursor, sealCursor } from './cursor-seal.js';
 import { configuredKey } from './keys.js';
 import type { NonceUse } from './nonces.js';
 import { isSignedRoute, rateLimitsPerMinute, routeKeys, type RateBucket, type RouteAccess, type RouteKeys } from './route-access.js';
@@ -53,6 +54,10 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
       return;
     }
     const access = route.config.access;
+    if (isList(route.schema)) {
+      route.preValidation = [openListCursor, ...hooksOf(route.preValidation)] as typeof route.preValidation;
+      route.preSerialization = [sealNextCursor, ...hooksOf(route.preSerialization)] as typeof route.preSerialization;
+    }
     if (access.scope === 'public' && !access.sandboxOnly) return;
     route.onRequest = [authenticateRequest, ...hooksOf(route.onRequest)] as typeof route.onRequest;
     if (access.scope === 'public') return;
@@ -179,6 +184,30 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
     throw refusal;
   }
 
+  // List cursors are sealed on the way out and opened on the way in (cursor-seal.ts); the key is
+  // derived at first use, after start-up has resolved the master key.
+  let cursorKey: Buffer | undefined;
+  const cursorKeyOf = () => (cursorKey ??= configuredKey(config, 'pagination/cursor/v1'));
+
+  function openListCursor(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) {
+    const query = req.query as { cursor?: unknown } | undefined;
+    if (query && typeof query.cursor === 'string' && query.cursor !== '') {
+      const opened = openCursor(cursorKeyOf(), query.cursor);
+      // Unreadable: the walk restarts from the first page, as the services do for a bad cursor.
+      if (opened === undefined) delete query.cursor;
+      else query.cursor = opened;
+    }
+    done();
+  }
+
+  function sealNextCursor(_req: FastifyRequest, _reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) {
+    const page = payload as { next_cursor?: unknown } | null;
+    if (page && typeof page === 'object' && typeof page.next_cursor === 'string') {
+      return done(null, { ...page, next_cursor: sealCursor(cursorKeyOf(), page.next_cursor) });
+    }
+    done(null, payload);
+  }
+
   async function storeIdempotentResult(req: FastifyRequest, reply: FastifyReply, payload: unknown) {
     if (req.idempotency && typeof payload === 'string') {
       await storeAfterResponse(db, req, reply.statusCode, payload);
@@ -205,6 +234,12 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
     }
     done();
   });
+}
+
+/** A list route: its 200 answer is a list envelope (`next_cursor`) and its query takes a `cursor`. */
+function isList(schema: unknown): boolean {
+  const s = schema as { response?: Record<string, { properties?: Record<string, unknown> }>; querystring?: { properties?: Record<string, unknown> } } | undefined;
+  return s?.response?.['200']?.properties?.next_cursor !== undefined && s?.querystring?.properties?.cursor !== undefined;
 }
 
 /** A route's own hooks of one kind, as a list. */
