@@ -1,7 +1,6 @@
 import { isIP } from 'node:net';
 import { networkListFrom, upstreamAdaptersFrom } from '../upstreams/config.js';
 import { parseHostedScreenKey } from './keys.js';
-import type { StrictResponses } from './response-check.js';
 
 /**
  * Every setting of the service, read from the environment once at start-up and validated here: no
@@ -94,6 +93,9 @@ export interface Config {
   /** Where `report` (and `fail`) write what they find (`MWA_STRICT_RESPONSES_LOG`, JSON lines appended); unset: stderr. */
   strictResponsesLog: string | undefined;
 }
+
+/** The strict response check's modes (platform/response-check.ts). */
+export type StrictResponses = 'off' | 'report' | 'fail';
 
 const strictResponsesMode = { off: 'off', 0: 'off', fail: 'fail', 1: 'fail', report: 'report' } as const;
 

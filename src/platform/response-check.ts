@@ -3,8 +3,10 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyReply, FastifyRequest, FastifySerializerCompiler } from 'fastify';
 import type { AppInstance } from './app-instance.js';
-import { ApiError } from './errors.js';
-import { errorSchema } from './openapi-access.js';
+import type { StrictResponses } from './config.js';
+import { ApiError, errorStatus, errorType, isErrorCode, type ErrorCode } from './errors.js';
+import { accessErrorCodes, errorSchema, operatorErrorCodes } from './openapi-access.js';
+import type { RouteAccess } from './route-access.js';
 import { serializerCompiler } from './validation.js';
 
 /**
@@ -21,7 +23,7 @@ import { serializerCompiler } from './validation.js';
  * runs with it.
  */
 
-export type StrictResponses = 'off' | 'report' | 'fail';
+export type { StrictResponses };
 
 export interface ResponseViolation {
   method: string;
@@ -157,13 +159,37 @@ export function installStrictResponseHook(app: AppInstance, mode: Exclude<Strict
     const method = req.method;
     const url = req.routeOptions?.url ?? '(no route)';
     let found: Array<{ path: string; message: string }> = [];
-    if (status >= 400) found = responseViolations(closedErrorSchema, payload);
+    if (status >= 400) found = [...responseViolations(closedErrorSchema, payload), ...codeViolations(req, status, payload)];
     else if (schema?.hide !== true && schema?.response?.[status] === undefined) found = [{ path: '/', message: `status ${status} answered with a body the route's response schema does not declare` }];
     for (const v of found) report({ method, url, status, ...v });
     if (found.length === 0 || mode !== 'fail' || status === 500) return done(null, payload);
     void reply.code(500);
     done(null, new ApiError('api_error', `strict response check: ${found[0]!.path}: ${found[0]!.message}`).body(req.id));
   });
+}
+
+type RouteSchemaParts = { body?: unknown; querystring?: unknown; params?: unknown; headers?: unknown; hide?: boolean };
+
+/**
+ * An error's code against the operation's document: a code of the catalogue, answered with its
+ * own type and status, and listed for the operation (`x-error-codes`, from the route's access or
+ * operator declaration). A 500 is always possible and not checked.
+ */
+function codeViolations(req: FastifyRequest, status: number, payload: unknown): Array<{ path: string; message: string }> {
+  const code = (payload as { code?: unknown } | null)?.code;
+  const type = (payload as { type?: unknown } | null)?.type;
+  if (typeof code !== 'string' || !isErrorCode(code)) return [{ path: '/code', message: `not a code of the error catalogue: ${String(code)}` }];
+  if (errorStatus(code) !== status || errorType(code) !== type) return [{ path: '/code', message: `${code} is ${errorType(code)} ${errorStatus(code)}; answered as ${String(type)} ${status}` }];
+  if (status === 500) return [];
+  const schema = (req.routeOptions?.schema ?? {}) as RouteSchemaParts;
+  const config = req.routeOptions?.config as { access?: RouteAccess; operator?: { errors: ErrorCode[] } } | undefined;
+  if (schema.hide === true) return [];
+  const parts = { body: !!schema.body, querystring: !!schema.querystring, params: !!schema.params, headers: !!schema.headers };
+  const listed = config?.access ? accessErrorCodes(req.method, config.access, parts)
+    : config?.operator ? operatorErrorCodes(config.operator)
+      : undefined;
+  if (listed === undefined || listed.includes(code)) return [];
+  return [{ path: '/code', message: `${code} is not among the codes the document lists for this operation` }];
 }
 
 /**
