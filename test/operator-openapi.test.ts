@@ -92,6 +92,20 @@ describe('GET /admin/v1/openapi.json', () => {
     assert.ok(listed('get', '/admin/v1/assets', 400).includes('invalid_request'));
   });
 
+  test('every success answer has a declared shape (an undeclared one, `Type.Any()`, says nothing of what the call answers)', () => {
+    const shapeless: string[] = [];
+    for (const route of routes) {
+      const responses: Json = doc.paths[openapiPath(route.url)][route.method.toLowerCase()].responses;
+      for (const [status, response] of Object.entries<Json>(responses)) {
+        const schema = response.content?.['application/json']?.schema;
+        if (!status.startsWith('2')) continue;
+        const walk = (s: Json): boolean => !!s && (s.type !== undefined || !!s.anyOf || !!s.$ref) && (s.type !== 'array' || walk(s.items)) && Object.values<Json>(s.properties ?? {}).every(walk);
+        if (!schema || !walk(schema)) shapeless.push(`${route.method} ${route.url} ${status}`);
+      }
+    }
+    assert.deepEqual(shapeless, []);
+  });
+
   test('documents every operator route, and nothing else', () => {
     assert.ok(routes.length >= 60, `only ${routes.length} operator routes seen`);
     const expected = new Set(routes.map((r) => `${r.method} ${openapiPath(r.url)}`));
