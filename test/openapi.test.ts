@@ -247,6 +247,13 @@ describe('GET /v1/openapi.json', () => {
     assert.ok(doc.paths['/v1/assets'].get.responses['400']['x-error-codes'].includes('invalid_request'));
   });
 
+  test('card merchant rules: rule_type is the reference\'s enum (white, black; null without rules), synced_at a date-time', () => {
+    const schema = doc.paths['/v1/cards/{id}/merchant-rules'].get.responses['200'].content['application/json'].schema;
+    const ruleType = schema.properties.rule_type;
+    assert.deepEqual((ruleType.anyOf ?? []).map((s: Json) => s.const ?? s.enum?.[0] ?? s.type), ['white', 'black', 'null']);
+    assert.ok(schema.properties.synced_at.anyOf.some((s: Json) => s.format === 'date-time'));
+  });
+
   test('POST /v1/connect/token is public: no token, no signing, no member header', () => {
     const op = doc.paths['/v1/connect/token'].post;
     assert.equal(op['x-scope'], 'public');

@@ -109,11 +109,11 @@ export const MerchantRulesBody = Type.Object({
 
 export const MerchantRules = Type.Object({
   id: Type.String({ description: 'The card id' }),
-  rule_type: Nullable(Type.String({ description: '`white` or `black`; null: no rules' })),
+  rule_type: Type.Union([Type.Literal('white'), Type.Literal('black'), Type.Null()], { description: '`white` (only listed spending allowed) or `black` (listed spending refused); null: no rules' }),
   merchant_names: Type.Array(Type.String()),
   mcc_list: Type.Array(Type.String()),
   synced: Type.Boolean({ description: 'true = the issuer confirmed this set' }),
-  synced_at: Nullable(Type.String({ description: 'ISO 8601 with milliseconds: the last confirmation' })),
+  synced_at: Nullable(Type.String({ format: 'date-time', description: 'ISO 8601 with milliseconds: the last confirmation; null while no set was ever confirmed' })),
 });
 
 /** Required fields are checked by `addressProblems`, so that every missing one is answered in `fields` (`invalid_fields`). */
