@@ -73,6 +73,15 @@ describe('background failures', () => {
     const dead = ((await alerts.json()) as { data: { kind: string; object: string; object_id: string; message: string }[] }).data;
     assert.deepEqual(dead.map((a) => [a.kind, a.object, a.object_id]), [['job.dead', 'job', String(row.id)]], 'the operator is alerted once, when the job is parked');
     assert.match(dead[0]!.message, /test\.explodes failed 2 times.*handler exploded/);
+    // The operator resolves it: gone from the open list, listed as resolved.
+    const adminHeaders = { authorization: `Bearer ${service.adminToken}` };
+    const resolved = await fetch(`${service.adminUrl}/admin/v1/alerts/${(dead[0] as { id?: string }).id}/resolve`, { method: 'POST', headers: adminHeaders });
+    assert.equal(resolved.status, 200);
+    assert.deepEqual(await resolved.json(), { id: (dead[0] as { id?: string }).id, resolved: true });
+    const open = await fetch(`${service.adminUrl}/admin/v1/alerts?kind=job.dead`, { headers: adminHeaders });
+    assert.deepEqual(((await open.json()) as { data: unknown[] }).data, []);
+    const unknown = await fetch(`${service.adminUrl}/admin/v1/alerts/alr_unknown/resolve`, { method: 'POST', headers: adminHeaders });
+    assert.equal(((await unknown.json()) as { code: string }).code, 'not_found');
     await service.ctx.db.deleteFrom('jobs').where('kind', '=', 'test.explodes').execute();
   });
 

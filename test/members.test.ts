@@ -24,6 +24,14 @@ describe('members', () => {
     assert.deepEqual(await client.members.get('Ab_1.2:3-x'), m);
   });
 
+  it('answers every profile field it was given (each one declared by the answer\'s schema, or the serializer would drop it)', async () => {
+    const { client } = await newMerchantClient(service);
+    const profile = { email: 'ada@example.com', phone: '+6591234567', first_name: 'Ada', last_name: 'Lovelace', date_of_birth: '1990-12-10', country: 'SG' };
+    const m = (await client.members.create({ external_member_id: 'full-profile', profile })) as any;
+    assert.deepEqual(m.profile, profile);
+    assert.deepEqual(((await client.members.get(m.id)) as any).profile, profile);
+  });
+
   it('checks the external id: 1 to 64 of A-Z a-z 0-9 _ . : -', async () => {
     const { client } = await newMerchantClient(service);
     for (const bad of ['', 'a b', 'é', 'x'.repeat(65), 'a/b', 'a@b']) {

@@ -85,7 +85,7 @@ function expectedCodes(method: string, access: RouteAccess, schema: Json): { lis
   // A blank x-on-behalf-of is refused where the header is required and where it is optional.
   when(authenticated && principal !== 'merchant', 'member_context_required', 'member_not_found');
   if (access.sandboxOnly) listed.push('not_found');
-  if (schema.body || schema.querystring) listed.push('invalid_request');
+  listed.push('invalid_request'); // every operation: a query value with NUL, a body that is not JSON
   listed.push(...(access.errors ?? []));
   return { listed, unlisted: unlisted.filter((c) => !listed.includes(c)) };
 }
@@ -238,6 +238,20 @@ describe('GET /v1/openapi.json', () => {
       for (const code of listed) assert.ok(listedAt.has(code), `${where} should list ${code}`);
       for (const code of unlisted) assert.ok(!listedAt.has(code), `${where} should not list ${code}`);
     }
+  });
+
+  test('invalid_request is listed on every operation: a query value with NUL is refused before any route runs', async () => {
+    const res = await fetch(`${service.publicUrl}/v1/assets?x=%00`);
+    assert.equal(res.status, 400);
+    assert.equal(((await res.json()) as Json).code, 'invalid_request');
+    assert.ok(doc.paths['/v1/assets'].get.responses['400']['x-error-codes'].includes('invalid_request'));
+  });
+
+  test('card merchant rules: rule_type is the reference\'s enum (white, black; null without rules), synced_at a date-time', () => {
+    const schema = doc.paths['/v1/cards/{id}/merchant-rules'].get.responses['200'].content['application/json'].schema;
+    const ruleType = schema.properties.rule_type;
+    assert.deepEqual((ruleType.anyOf ?? []).map((s: Json) => s.const ?? s.enum?.[0] ?? s.type), ['white', 'black', 'null']);
+    assert.ok(schema.properties.synced_at.anyOf.some((s: Json) => s.format === 'date-time'));
   });
 
   test('POST /v1/connect/token is public: no token, no signing, no member header', () => {

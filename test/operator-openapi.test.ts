@@ -69,6 +69,43 @@ describe('GET /admin/v1/openapi.json', () => {
     });
   });
 
+  test('lists the codes the operations really answer: invalid_fields of a production key without an allow-list, invalid_request of a query value with NUL', async () => {
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${service.adminUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: res.status, body: (await res.json()) as Json };
+    };
+    const listed = (method: string, path: string, status: number): string[] => doc.paths[path][method].responses[String(status)]?.['x-error-codes'] ?? [];
+    const merchant = await call('POST', '/admin/v1/merchants', { name: 'Documented codes' });
+    const created = await call('POST', `/admin/v1/merchants/${merchant.body.id}/api-keys`, { environment: 'production', scopes: ['merchant:read'] });
+    assert.equal(created.body.code, 'invalid_fields');
+    assert.ok(listed('post', '/admin/v1/merchants/{id}/api-keys', 400).includes('invalid_fields'));
+    const key = await call('POST', `/admin/v1/merchants/${merchant.body.id}/api-keys`, { environment: 'production', scopes: ['merchant:read'], ip_allowlist: '127.0.0.1' });
+    const patched = await call('PATCH', `/admin/v1/api-keys/${key.body.id}`, { ip_allowlist: '' });
+    assert.equal(patched.body.code, 'invalid_fields');
+    assert.ok(listed('patch', '/admin/v1/api-keys/{id}', 400).includes('invalid_fields'));
+    const nul = await call('GET', '/admin/v1/assets?x=%00');
+    assert.equal(nul.body.code, 'invalid_request');
+    assert.ok(listed('get', '/admin/v1/assets', 400).includes('invalid_request'));
+  });
+
+  test('every success answer has a declared shape (an undeclared one, `Type.Any()`, says nothing of what the call answers)', () => {
+    const shapeless: string[] = [];
+    for (const route of routes) {
+      const responses: Json = doc.paths[openapiPath(route.url)][route.method.toLowerCase()].responses;
+      for (const [status, response] of Object.entries<Json>(responses)) {
+        const schema = response.content?.['application/json']?.schema;
+        if (!status.startsWith('2')) continue;
+        const walk = (s: Json): boolean => !!s && (s.type !== undefined || !!s.anyOf || !!s.$ref) && (s.type !== 'array' || walk(s.items)) && Object.values<Json>(s.properties ?? {}).every(walk);
+        if (!schema || !walk(schema)) shapeless.push(`${route.method} ${route.url} ${status}`);
+      }
+    }
+    assert.deepEqual(shapeless, []);
+  });
+
   test('documents every operator route, and nothing else', () => {
     assert.ok(routes.length >= 60, `only ${routes.length} operator routes seen`);
     const expected = new Set(routes.map((r) => `${r.method} ${openapiPath(r.url)}`));
@@ -87,8 +124,8 @@ describe('GET /admin/v1/openapi.json', () => {
       assert.deepEqual(op.security, [{ operatorToken: [] }], where);
       assert.equal(op.tags.length, 1, where);
       assert.ok(op.summary, where);
-      const codes: ErrorCode[] = ['invalid_token', ...route.access.errors];
-      if (route.schema.body || route.schema.querystring || route.schema.params) codes.push('invalid_request');
+      // invalid_request on every operation: a query value with NUL, a body that is not JSON.
+      const codes: ErrorCode[] = ['invalid_token', 'invalid_request', ...route.access.errors];
       for (const code of codes) {
         const listed: string[] = op.responses[String(errorStatus(code))]?.['x-error-codes'] ?? [];
         assert.ok(listed.includes(code), `${where}: ${code} not under ${errorStatus(code)}`);

@@ -84,7 +84,20 @@ export interface Config {
    * carries its own parameters, so every hash verifies whatever the setting.
    */
   consolePasswordCost: number;
+  /**
+   * Tests only (`MWA_STRICT_RESPONSES`: `off` or `0` by default, `fail` or `1`, `report`): every
+   * body a route answers through its response schema is checked against the schema first
+   * (platform/response-check.ts); `fail` turns a mismatch into a 500, `report` only records it.
+   */
+  strictResponses: StrictResponses;
+  /** Where `report` (and `fail`) write what they find (`MWA_STRICT_RESPONSES_LOG`, JSON lines appended); unset: stderr. */
+  strictResponsesLog: string | undefined;
 }
+
+/** The strict response check's modes (platform/response-check.ts). */
+export type StrictResponses = 'off' | 'report' | 'fail';
+
+const strictResponsesMode = { off: 'off', 0: 'off', fail: 'fail', 1: 'fail', report: 'report' } as const;
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof logLevels)[number];
@@ -272,6 +285,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     consoleSessionIdleSeconds: r.int('CONSOLE_SESSION_IDLE_SECONDS', 1_800, 1, day / second, ' (seconds)'),
     consoleSessionMaxSeconds: r.int('CONSOLE_SESSION_MAX_SECONDS', 43_200, 1, 7 * day / second, ' (seconds)'),
     consolePasswordCost: 15,
+    strictResponses: strictResponsesMode[r.oneOf('MWA_STRICT_RESPONSES', ['off', '0', 'fail', '1', 'report'] as const, 'off')],
+    strictResponsesLog: r.raw('MWA_STRICT_RESPONSES_LOG'),
   };
   if (config.upstreamReconcileMaxDelayMs < config.upstreamReconcileDelayMs) {
     r.refuse('UPSTREAM_RECONCILE_MAX_DELAY_MS', `at least UPSTREAM_RECONCILE_DELAY_MS (${config.upstreamReconcileDelayMs})`);

@@ -8,6 +8,7 @@ import { ApiError, type DomainErrorMapper } from './errors.js';
 import { installPublicPipeline } from './pipeline.js';
 import { findUnsafeRequestText, findUnsafeText, jsonDepthExceeds, jsonDepthMax, pathParamLengthMax, serializerCompiler, validatorCompiler } from './validation.js';
 import { requestIdGenerator } from './request-id.js';
+import { installStrictResponseHook, strictSerializerCompiler, violationReporter } from './response-check.js';
 import './request-context.js';
 
 export type { AppInstance } from './app-instance.js';
@@ -221,7 +222,14 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>() as AppInstance;
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  const strict = ctx.config.strictResponses;
+  if (strict === 'fail' || strict === 'report') {
+    const report = violationReporter(ctx.config.strictResponsesLog);
+    app.setSerializerCompiler(strictSerializerCompiler(strict, report));
+    installStrictResponseHook(app, strict, report);
+  } else {
+    app.setSerializerCompiler(serializerCompiler);
+  }
   installBodyParsing(app);
   installErrorHandling(app, ctx.mapDomainError);
   // Set when the listener starts to close (Fastify's own flag is not public): one boolean per request.

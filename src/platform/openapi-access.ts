@@ -138,7 +138,7 @@ export function accessHeaders(method: string, access: RouteAccess): Json[] {
 }
 
 /** Every code a route can answer: the ones its access implies, then the ones it declares. */
-export function accessErrorCodes(method: string, access: RouteAccess, parts: RouteParts): ErrorCode[] {
+export function accessErrorCodes(method: string, access: RouteAccess, _parts: RouteParts): ErrorCode[] {
   const codes: ErrorCode[] = [];
   const principal = access.principal ?? 'merchant';
   const authenticated = access.scope !== 'public';
@@ -152,11 +152,18 @@ export function accessErrorCodes(method: string, access: RouteAccess, parts: Rou
   const idempotency = access.idempotency ?? 'none';
   if (idempotency === 'required') codes.push('idempotency_key_required');
   if (idempotency !== 'none') codes.push('idempotency_key_invalid', 'idempotency_key_reused', 'idempotency_in_progress');
-  // Validation of any declared part, a body that is not JSON, or x-on-behalf-of sent to a merchant-only route.
-  const validates = parts.body || parts.querystring || parts.params || parts.headers;
-  if (validates || !isRead(method.toUpperCase()) || (authenticated && principal === 'merchant')) codes.push('invalid_request');
+  // Every operation: besides the validation of its declared parts (`parts`), a body that is not
+  // JSON and a path, query or header value holding NUL or an unpaired surrogate are refused before
+  // any route runs (http-app.ts), so `GET /v1/assets?x=%00` answers it too.
+  codes.push('invalid_request');
   codes.push(...(access.errors ?? []), 'api_error');
   return [...new Set(codes)];
+}
+
+/** The codes one operator operation can answer: its own, `invalid_token` and `invalid_request` always (as `accessErrorCodes`). */
+export function operatorErrorCodes(access: { readonly errors: readonly ErrorCode[] }): ErrorCode[] {
+  const codes = new Set<ErrorCode>(['invalid_token', 'invalid_request', ...access.errors]);
+  return [...codes];
 }
 
 /** Codes grouped by the HTTP status `errorStatus()` gives them, statuses ascending. */

@@ -4,7 +4,7 @@ import type { FastifySchema } from 'fastify';
 import { Type } from 'typebox';
 import type { AppInstance } from './app-instance.js';
 import type { ErrorCode } from './errors.js';
-import { errorResponse, errorSchema, errorsByStatus, operationIdFor } from './openapi-access.js';
+import { errorResponse, errorSchema, errorsByStatus, operationIdFor, operatorErrorCodes } from './openapi-access.js';
 import type { OperatorAccess } from './operator-route.js';
 
 /**
@@ -27,19 +27,13 @@ export function operatorTag(path: string): string {
   return words.length === 0 ? 'Operator' : words.map((w, i) => (i === 0 ? w[0]!.toUpperCase() + w.slice(1) : w)).join(' ');
 }
 
-/** The codes one operator operation can answer: its own, `invalid_token` always, `invalid_request` when it validates input. */
-export function operatorErrorCodes(access: OperatorAccess, validatesInput: boolean): ErrorCode[] {
-  const codes = new Set<ErrorCode>(['invalid_token', ...(validatesInput ? (['invalid_request'] as const) : []), ...access.errors]);
-  return [...codes];
-}
-
 function describeOperatorOperation(method: string, path: string, op: Json): Json {
-  const { [routeKey]: note, ...rest } = op as Json & { [routeKey]?: { access: OperatorAccess; validatesInput: boolean; bodyOptional: boolean } };
+  const { [routeKey]: note, ...rest } = op as Json & { [routeKey]?: { access: OperatorAccess; bodyOptional: boolean } };
   // A body declared optional may be left out (route.ts reads none as `{}`).
   if (note?.bodyOptional && rest.requestBody) rest.requestBody = { ...rest.requestBody, required: false };
   const responses: Json = { ...(rest.responses ?? {}) };
   if (note) {
-    for (const [status, codes] of errorsByStatus(operatorErrorCodes(note.access, note.validatesInput))) {
+    for (const [status, codes] of errorsByStatus(operatorErrorCodes(note.access))) {
       responses[String(status)] = errorResponse(status, codes, responses[String(status)]);
     }
   }
@@ -103,9 +97,8 @@ export function registerOperatorOpenApi(app: AppInstance): void {
       const access = route.config?.operator;
       const base = (schema ?? {}) as FastifySchema;
       if (!url.startsWith('/admin/v1/') || !access) return { schema: { ...base, hide: true }, url };
-      const validatesInput = !!(base.body || base.querystring || base.params || base.headers);
       const bodyOptional = base.body !== undefined && Type.IsOptional(base.body);
-      return { schema: { ...base, [routeKey]: { access, validatesInput, bodyOptional } } as FastifySchema, url };
+      return { schema: { ...base, [routeKey]: { access, bodyOptional } } as FastifySchema, url };
     },
     transformObject: (documentObject) => finishOperatorDocument((documentObject as { openapiObject: Json }).openapiObject) as any,
   });

@@ -26,7 +26,8 @@ export function serviceEntry(): Promise<string> {
 export async function spawnServiceProcess(env: Record<string, string>): Promise<ChildProcess> {
   return spawn(process.execPath, [...testNodeFlags(), await serviceEntry()], {
     cwd: root,
-    env: { ...process.env, ...env },
+    // The strict response check, as support/service.ts turns it on for the services it starts.
+    env: { MWA_STRICT_RESPONSES: 'fail', ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

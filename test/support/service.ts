@@ -33,6 +33,9 @@ export async function startTestService(options: StartOptions = {}): Promise<Runn
     workers: false,
     // Console password hashes at 1 MiB instead of 32 (config.ts): ~120 of them in the suite.
     consolePasswordCost: 10,
+    // Every answer checked against its route's response schema before it is sent (platform/
+    // response-check.ts): a mismatch is a 500 the test sees. `MWA_STRICT_RESPONSES` set chooses.
+    ...(process.env.MWA_STRICT_RESPONSES ? {} : { strictResponses: 'fail' as const }),
     ...options.config,
   };
   const embeddedImage = config.databaseUrl === 'memory://' && !options.embeddedImage ? await migratedImage() : options.embeddedImage;

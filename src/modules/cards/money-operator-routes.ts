@@ -7,6 +7,7 @@ import { formatAmount, minorFromDb, parseAmount } from '../../ledger/index.js';
 import { isOpenOrder } from '../../upstreams/order-lifecycle.js';
 import { productSeqOf, scaleOf, withIdPrefix, type Db } from './queries.js';
 import { applyTopUpDecision, topUpView } from './topups.js';
+import { OperatorCardTopUp } from './money-schemas.js';
 import type { CardProductRow, CardTopupRow } from './tables.js';
 
 const Bps = Type.Integer({ minimum: 0, maximum: 10_000 });
@@ -56,7 +57,7 @@ export async function cardMoneyOperatorRoutes(app: AppInstance, ctx: ServiceCont
 
   route.get('/admin/v1/cards/topups/:id', {
     errors: ['not_found'],
-    schema: { params: IdParams, response: { 200: Type.Any() } },
+    schema: { params: IdParams, response: { 200: OperatorCardTopUp } },
   }, async ({ params }) => {
     const row = await db.selectFrom('card_topups').selectAll().where('id', '=', withIdPrefix('ctu', params.id)).executeTakeFirst();
     if (!row) throw new ApiError('not_found', 'No such top-up.');
@@ -65,7 +66,7 @@ export async function cardMoneyOperatorRoutes(app: AppInstance, ctx: ServiceCont
 
   route.post('/admin/v1/cards/topups/:id/resolve', {
     errors: ['not_found', 'state_invalid'],
-    schema: { params: IdParams, body: Type.Object({ status: Type.Union([Type.Literal('credited'), Type.Literal('failed')]) }), response: { 200: Type.Any() } },
+    schema: { params: IdParams, body: Type.Object({ status: Type.Union([Type.Literal('credited'), Type.Literal('failed')]) }), response: { 200: OperatorCardTopUp } },
   }, async ({ params, body }) => {
     const id = withIdPrefix('ctu', params.id);
     const row = await db.selectFrom('card_topups').selectAll().where('id', '=', id).executeTakeFirst();

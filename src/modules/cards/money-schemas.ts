@@ -1,5 +1,6 @@
 /** Route schemas of a card's money (top-up quotes, top-ups, transactions): the single source for validation, types and OpenAPI. */
 import { Type } from 'typebox';
+import { OperatorEnvironment } from '../../platform/operator-route.js';
 import { declineReasons } from './money-rules.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -37,6 +38,22 @@ export const CardTopUp = Type.Object({
   created_at: Type.String(),
   credited_at: Nullable(Type.String()),
   updated_at: Type.String(),
+});
+
+/** The operator's view of a top-up (`GET /admin/v1/cards/topups/{id}`): the merchant's fields and the provider facts. */
+export const OperatorCardTopUp = Type.Object({
+  ...CardTopUp.properties,
+  merchant_id: Type.String(),
+  environment: OperatorEnvironment,
+  member_id: Type.String(),
+  internal_status: Type.String({ description: 'The stored status: the public ones and `suspended` (reconciliation gave up; the operator resolves it), which the merchant reads as `processing`' }),
+  rate: Type.String({ description: 'The real rate fixed at creation (mid less the product\'s markup; `1` for the same currency)' }),
+  upstream_outcome: Type.String({ description: '`none`, `pending`, `accepted`, `timeout` or `unknown`: what the issuer\'s answer to the call said' }),
+  provider_order_id: Nullable(Type.String()),
+  provider_status: Nullable(Type.String({ description: 'The issuer\'s last status, as it said it' })),
+  check_count: Type.Integer({ description: 'Status queries made so far' }),
+  next_check_at: Nullable(Type.String({ format: 'date-time' })),
+  last_checked_at: Nullable(Type.String({ format: 'date-time' })),
 });
 
 export const TopUpParams = Type.Object({

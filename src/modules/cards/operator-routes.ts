@@ -4,6 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { OperatorEnvironment, OperatorIdParams as IdParams, operatorRouter } from '../../platform/operator-route.js';
 import { getMerchant } from '../merchants/queries.js';
 import { operatorProductView, updateProduct } from './products.js';
+import { OperatorCardProduct } from './schemas.js';
 
 /** A merchant and one BIN (6 to 8 digits), for PUT and DELETE alike: DELETE took any text and answered 200 echoing it. */
 const BinParams = Type.Object({ id: IdParams.properties.id, bin: Type.String({ pattern: '^[0-9]{6,8}$' }) });
@@ -15,7 +16,7 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
   const route = operatorRouter(app, ctx);
 
   route.get('/admin/v1/cards/products', {
-    schema: { querystring: Type.Object({ environment: Type.Optional(OperatorEnvironment) }), response: { 200: Type.Object({ data: Type.Array(Type.Any()), next_cursor: Type.Null(), has_more: Type.Boolean() }) } },
+    schema: { querystring: Type.Object({ environment: Type.Optional(OperatorEnvironment) }), response: { 200: Type.Object({ data: Type.Array(OperatorCardProduct), next_cursor: Type.Null(), has_more: Type.Boolean() }) } },
   }, async ({ query }) => {
     let q = db.selectFrom('card_products').selectAll().orderBy('seq');
     if (query.environment) q = q.where('environment', '=', query.environment);
@@ -37,7 +38,7 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
         replacement_fee: Type.Optional(Type.String({ description: 'Charged on a security replacement (card currency)' })),
         postage_fee: Type.Optional(Type.String({ description: 'Charged with it for a physical card (card currency)' })),
       }),
-      response: { 200: Type.Any() },
+      response: { 200: OperatorCardProduct },
     },
   }, ({ params, body, write }) => write((trx) => updateProduct(trx, params.id, body, ctx.clock.real())));
 

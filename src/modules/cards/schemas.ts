@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { OperatorEnvironment } from '../../platform/operator-route.js';
 import { PageQuery } from '../../platform/pagination.js';
 import { expiryShape } from './rules.js';
 
@@ -19,6 +20,24 @@ export const CardProduct = Type.Object({
   bin: Type.String(),
   scheme: Type.String(),
   card_types: Type.Array(Type.String()),
+});
+
+/** The operator's view of a product: every setting, amounts as decimal strings in the card currency. */
+export const OperatorCardProduct = Type.Object({
+  ...CardProduct.properties,
+  environment: OperatorEnvironment,
+  source_assets: Type.Array(Type.String(), { description: 'Assets a card of the product is funded from' }),
+  opening_fee: Type.String(),
+  topup_min: Type.String(),
+  topup_max_single: Type.String(),
+  max_single: Type.String({ description: 'Cap of a card\'s single limit' }),
+  max_daily: Type.String(),
+  max_monthly: Type.String(),
+  billing_address_updatable: Type.Boolean(),
+  card_lists_supported: Type.Boolean({ description: 'Whether card-level merchant and MCC lists are offered' }),
+  enabled: Type.Boolean(),
+  replacement_fee: Type.String({ description: 'Charged on a security replacement' }),
+  postage_fee: Type.String({ description: 'Charged with it for a physical card' }),
 });
 
 export const CardApplication = Type.Object({
@@ -90,11 +109,11 @@ export const MerchantRulesBody = Type.Object({
 
 export const MerchantRules = Type.Object({
   id: Type.String({ description: 'The card id' }),
-  rule_type: Nullable(Type.String({ description: '`white` or `black`; null: no rules' })),
+  rule_type: Type.Union([Type.Literal('white'), Type.Literal('black'), Type.Null()], { description: '`white` (only listed spending allowed) or `black` (listed spending refused); null: no rules' }),
   merchant_names: Type.Array(Type.String()),
   mcc_list: Type.Array(Type.String()),
   synced: Type.Boolean({ description: 'true = the issuer confirmed this set' }),
-  synced_at: Nullable(Type.String({ description: 'ISO 8601 with milliseconds: the last confirmation' })),
+  synced_at: Nullable(Type.String({ format: 'date-time', description: 'ISO 8601 with milliseconds: the last confirmation; null while no set was ever confirmed' })),
 });
 
 /** Required fields are checked by `addressProblems`, so that every missing one is answered in `fields` (`invalid_fields`). */

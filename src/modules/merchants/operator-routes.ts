@@ -46,7 +46,8 @@ export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceConte
   }, ({ params, body, write }) => write((trx) => setMerchantStatus(trx, params.id, body.status, ctx.clock.real())));
 
   route.post('/admin/v1/merchants/:id/api-keys', {
-    errors: ['not_found'],
+    // invalid_fields: a production key without an IP allow-list (extensions 2), or a list too long.
+    errors: ['not_found', 'invalid_fields'],
     schema: {
       params: IdParams,
       body: Type.Object({
@@ -80,7 +81,7 @@ export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceConte
   }, ({ params, body, write }) => write((trx) => approveScopes(trx, params.id, body?.scopes, ctx.clock.real())));
 
   route.patch('/admin/v1/api-keys/:id', {
-    errors: ['not_found'],
+    errors: ['not_found', 'invalid_fields'],
     schema: {
       params: IdParams,
       body: Type.Object({
