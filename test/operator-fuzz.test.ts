@@ -303,7 +303,7 @@ describe('random input on the operator listener never makes a server error', () 
           }
           return true;
         }),
-        { numRuns: 60, seed: 20261123, endOnFailure: true },
+        { numRuns: 36, seed: 20261123, endOnFailure: true },
       ).catch((err: Error) => {
         // A property that returned false is already listed; anything thrown (a dropped connection) is listed here.
         if (!listed) failures.push(`${op.method} ${op.path}: ${err.message.slice(0, 1500)}`);
