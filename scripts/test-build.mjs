@@ -100,9 +100,12 @@ let flags;
  *   test file's does, that compilation costs more CPU than the faster code saves: a test file with
  *   one service uses ~25-30% less CPU without it. What the code does is the same either way. Left
  *   out where the Node in use does not know the flag (V8 keeps it for testing).
+ * - `--max-semi-space-size=32`: a larger young generation (MB), so the many short-lived objects of
+ *   service start-ups and requests are collected in fewer scavenges: ~5-7 % less CPU over a set
+ *   of the heaviest files, in alternating runs (only the collector's work changes).
  */
 export function testNodeFlags() {
-  flags ??= ['--enable-source-maps', ...['--liftoff-only'].filter((f) => spawnSync(process.execPath, [f, '-e', ''], { stdio: 'ignore' }).status === 0)];
+  flags ??= ['--enable-source-maps', '--max-semi-space-size=32', ...['--liftoff-only'].filter((f) => spawnSync(process.execPath, [f, '-e', ''], { stdio: 'ignore' }).status === 0)];
   return flags;
 }
 
