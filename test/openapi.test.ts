@@ -118,8 +118,9 @@ describe('GET /v1/openapi.json', () => {
   after(() => service?.close());
 
   test('every route schema the service registered compiles (compilation is put off to first use: a broken schema must not wait for a request)', () => {
-    const compiled = compileDeferredSchemas();
-    assert.ok(compiled >= 50, `only ${compiled} schemas were waiting to compile`);
+    // Compiles (and so throws on a broken one) whatever is still waiting. How many that is depends
+    // on the test worker's history: compiled schemas are kept per process, across the files it ran.
+    compileDeferredSchemas();
     assert.equal(compileDeferredSchemas(), 0);
   });
 
