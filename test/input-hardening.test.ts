@@ -8,7 +8,7 @@ import { decodeCursor, encodeCursor } from '../src/platform/pagination.js';
 import { findUnsafeRequestText, findUnsafeText, jsonDepthExceeds, jsonDepthMax } from '../src/platform/validation.js';
 import { payNow } from './support/emv.js';
 import { rawRequest } from './support/raw-http.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { baseUrlFor, newMerchantClient, startTestService } from './support/service.js';
 
 /**
  * Bad input that once answered 500 or a framework body (issue 9, points 12 to 14 and 16 to 18):
@@ -153,6 +153,15 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
         assertEnvelope(res, 400, 'invalid_request', `GET ${path}`);
       }
     }
+  });
+
+  it('12: the request checks run before authentication: NUL in the query of a route that needs a token, sent without one, is 400, not 401', async () => {
+    for (const path of ['/v1/balances?asset=%00', '/v1/deposits?x%00=1', '/v1/members/%00']) {
+      const res = await rawRequest(`${service.publicUrl}${path}`, { headers: { host: new URL(baseUrlFor(service, 'sandbox')).host } });
+      assertEnvelope(res, 400, 'invalid_request', `GET ${path} without a token`);
+    }
+    const res = await rawRequest(`${service.publicUrl}/v1/balances`, { headers: { host: new URL(baseUrlFor(service, 'sandbox')).host } });
+    assertEnvelope(res, 401, 'invalid_token', 'GET /v1/balances without a token');
   });
 
   it('12: NUL or an unpaired surrogate in a body field or key (public and operator)', async () => {

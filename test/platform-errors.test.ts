@@ -194,4 +194,42 @@ describe('a request that reaches the listener while it closes', () => {
       await (closing ?? service.close());
     }
   });
+
+  it('/healthz, which runs no hook (its handler sets the id): 200 with X-Request-Id, then 500 api_error with Connection: close once the close began', async () => {
+    const service = await startTestService();
+    let closing: Promise<void> | undefined;
+    try {
+      const get = 'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n';
+      const socket = connect(Number(new URL(service.publicUrl).port), '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      const ended = new Promise<void>((resolve, reject) => {
+        socket.on('close', () => resolve());
+        socket.on('error', reject);
+      });
+      // A second request on the connection: the first's body is not all there when the close begins.
+      const body = '{"a":1}';
+      socket.write(get + `POST /healthz-missing HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, -2)}`);
+      while (chunks.length === 0) await new Promise((r) => setTimeout(r, 5));
+      closing = service.close();
+      while (service.publicApp.server.listening) await new Promise((r) => setTimeout(r, 5));
+      socket.write(body.slice(-2) + get);
+      await ended;
+      const [first, missing, during, ...more] = answersIn(Buffer.concat(chunks));
+      assert.equal(more.length, 0);
+      assert.equal(first?.status, 200, JSON.stringify(first?.body));
+      assert.deepEqual(first.body, { ok: true });
+      assert.match(first.headers['x-request-id'] ?? '', /^req_[0-9a-f-]{36}$/);
+      assert.equal(missing?.status, 404, JSON.stringify(missing?.body));
+      assert.equal(missing.body.request_id, missing.headers['x-request-id']);
+      assert.equal(during?.status, 500, JSON.stringify(during?.body));
+      assert.equal(during.body.code, 'api_error');
+      assert.match(during.body.message, /shutting down/);
+      assert.match(during.headers['x-request-id'] ?? '', /^req_/);
+      assert.equal(during.body.request_id, during.headers['x-request-id']);
+      assert.equal(during.headers.connection, 'close');
+    } finally {
+      await (closing ?? service.close());
+    }
+  });
 });

@@ -8,6 +8,7 @@ import { ApiError, type DomainErrorMapper } from './errors.js';
 import { installPublicPipeline } from './pipeline.js';
 import { findUnsafeRequestText, findUnsafeText, jsonDepthExceeds, jsonDepthMax, pathParamLengthMax, serializerCompiler, validatorCompiler } from './validation.js';
 import { requestIdGenerator } from './request-id.js';
+import { firstChecks, hooksOf } from './route-hooks.js';
 import { installStrictResponseHook, strictSerializerCompiler, violationReporter } from './response-check.js';
 import './request-context.js';
 
@@ -238,10 +239,14 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
     closing = true;
     done();
   });
-  // First of every listener's hooks: the request id header, a listener closing, then text no later
+  // First of every route's hooks: the request id header, a listener closing, then text no later
   // step may see. Callback style: synchronous work needs no promise per request. (The latency is
-  // Fastify's `reply.elapsedTime`, from the request's start: no clock read of our own.)
-  app.addHook('onRequest', (req, reply, done) => {
+  // Fastify's `reply.elapsedTime`, from the request's start: no clock read of our own.) Attached
+  // per route, not as a listener-wide hook, so that a route that reads nothing of the request
+  // (`config.readsNoInput`: /healthz) runs no hook at all: its handler is wrapped with the request
+  // id and the closing check instead. Requests that match no route get their id from the 404
+  // handler, like every error answer (installErrorHandling).
+  const requestChecks = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     void reply.header('x-request-id', req.id);
     if (closing) return refuseWhileClosing(req, reply);
     try {
@@ -250,6 +255,19 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
       return done(err as Error);
     }
     done();
+  };
+  firstChecks.add(requestChecks);
+  app.addHook('onRoute', (route) => {
+    if (route.config?.readsNoInput) {
+      const handler = route.handler;
+      route.handler = function (this: unknown, req: FastifyRequest, reply: FastifyReply) {
+        void reply.header('x-request-id', req.id);
+        if (closing) return refuseWhileClosing(req, reply);
+        return handler.call(this as never, req, reply);
+      } as typeof route.handler;
+      return;
+    }
+    route.onRequest = [requestChecks, ...hooksOf(route.onRequest)] as typeof route.onRequest;
   });
   return app;
 }

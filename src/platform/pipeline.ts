@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../service-context.js';
 import type { Environment } from '../db/schema.js';
 import type { AppInstance } from './app-instance.js';
+import { hooksOf, withOnRequestFirst } from './route-hooks.js';
 import { authenticate, authenticateHeld, bearerFrom, checkIp, checkMerchantStatus, type Authenticated } from './auth.js';
 import { environmentFromHost } from './environment.js';
 import { ApiError } from './errors.js';
@@ -59,7 +60,7 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
       route.preSerialization = [sealNextCursor, ...hooksOf(route.preSerialization)] as typeof route.preSerialization;
     }
     if (access.scope === 'public' && !access.sandboxOnly) return;
-    route.onRequest = [authenticateRequest, ...hooksOf(route.onRequest)] as typeof route.onRequest;
+    route.onRequest = withOnRequestFirst(route.onRequest, authenticateRequest) as typeof route.onRequest;
     if (access.scope === 'public') return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const keyed = (access.idempotency ?? 'none') !== 'none';
@@ -242,11 +243,6 @@ function isList(schema: unknown): boolean {
   return s?.response?.['200']?.properties?.next_cursor !== undefined && s?.querystring?.properties?.cursor !== undefined;
 }
 
-/** A route's own hooks of one kind, as a list. */
-function hooksOf<T>(hooks: T | T[] | undefined): T[] {
-  if (hooks === undefined) return [];
-  return Array.isArray(hooks) ? hooks : [hooks];
-}
 
 /** Binds the member `x-on-behalf-of` names; a promise only when the member has to be read. */
 function bindPrincipal(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess): Promise<void> | undefined {

@@ -65,5 +65,10 @@ declare module 'fastify' {
     access?: RouteAccess;
     /** Set by the public pipeline when the route is registered (pipeline.ts): its keys, by method. */
     keys?: Readonly<Record<string, RouteKeys>>;
+    /**
+     * The route reads nothing of the request (no path parameter, query, header or body): it runs
+     * no hook of the base app (http-app.ts), its handler sets the request id. /healthz.
+     */
+    readsNoInput?: boolean;
   }
 }
