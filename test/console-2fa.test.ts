@@ -134,6 +134,48 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     await db().deleteFrom('console_login_failures').execute();
   });
 
+  test('the two-step cookie is spent by the sign-in it leads to: presented again (a copy of it) it goes back to the password, even with a fresh code', async () => {
+    const email = 'two-step-once@example.com';
+    const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
+    const { secret, codes } = await enableTotp(jar);
+    const browser = consoleClient(service);
+    await browser.request('POST', '/console/sign-in', { csrf_token: await browser.csrfOf('/console/sign-in'), email, password: consolePassword });
+    const pending = browser.cookies.get('mwa_console_two_step')!;
+    assert.ok(pending, 'the password step leaves a two-step cookie');
+    const copy = consoleClient(service);
+    copy.cookies.set('mwa_console_two_step', pending);
+    const csrfOfCopy = await copy.csrfOf('/console/two-step');
+    const done = await browser.request('POST', '/console/two-step', { csrf_token: await browser.csrfOf('/console/two-step'), code: await currentCode(userId, secret) });
+    assert.equal(done.location, '/console/sandbox');
+    // Within its five minutes, with a code the server would take: back to the password.
+    const again = await copy.request('POST', '/console/two-step', { csrf_token: csrfOfCopy, code: await currentCode(userId, secret) });
+    assert.deepEqual([again.status, again.location], [303, '/console/sign-in?ended=1']);
+    assert.equal(copy.cookies.has('mwa_console_session'), false);
+    assert.equal(copy.cookies.has('mwa_console_two_step'), false, 'the spent cookie is cleared');
+    // A recovery code does not get through either, and is not spent.
+    const viaRecovery = await copy.request('POST', '/console/two-step?recovery=1', { csrf_token: csrfOfCopy, code: codes[0]! });
+    assert.equal(viaRecovery.location, '/console/sign-in?ended=1');
+    assert.equal((await db().selectFrom('console_recovery_codes').select('used_at').where('user_id', '=', userId).where('used_at', 'is not', null).execute()).length, 0);
+    // A new password step makes a new cookie, which works.
+    assert.equal((await signInWith(email, await currentCode(userId, secret), { recovery: false })).res.location, '/console/sandbox');
+  });
+
+  test('signing in again from a browser that still holds a session ends that session', async () => {
+    const email = 'sign-in-again@example.com';
+    const { jar } = await signedInConsole(service, merchantId, email, 'viewer');
+    const old = jar.cookies.get('mwa_console_session')!;
+    const copy = consoleClient(service);
+    copy.cookies.set('mwa_console_session', old);
+    assert.equal((await copy.request('GET', '/console/sandbox')).status, 200, 'the old session works before');
+    const res = await jar.request('POST', '/console/sign-in', { csrf_token: await jar.csrfOf('/console/sign-in'), email, password: consolePassword });
+    assert.equal(res.location, '/console/sandbox');
+    assert.notEqual(jar.cookies.get('mwa_console_session'), old);
+    assert.equal((await jar.request('GET', '/console/sandbox')).status, 200);
+    const after = await copy.request('GET', '/console/sandbox');
+    assert.equal(after.location, '/console/sign-in', 'the old session is gone');
+    assert.equal((await db().selectFrom('console_sessions').select('token_hash').where('token_hash', '=', sha256Hex(old)).execute()).length, 0);
+  });
+
   test('the sign-in throttle counts wrong recovery codes: after 5, even a right code is refused (429) and nothing is spent', async () => {
     const email = 'guess-recovery@example.com';
     const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');

@@ -39,6 +39,7 @@ import * as m038 from './migrations/038_deposit_tx_key_prefix.js';
 import * as m039 from './migrations/039_custody_adjustments.js';
 import * as m040 from './migrations/040_console_login_devices.js';
 import * as m041 from './migrations/041_payee_public_ids.js';
+import * as m042 from './migrations/042_console_sign_in_generation.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -82,6 +83,7 @@ const migrations: Record<string, Migration> = {
   '039_custody_adjustments': m039,
   '040_console_login_devices': m040,
   '041_payee_public_ids': m041,
+  '042_console_sign_in_generation': m042,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

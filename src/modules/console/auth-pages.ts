@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { html, type HtmlPart } from '../hosted-screens/html.js';
 import {
   consoleBase, csrfField, deviceSetCookie, formOf, loginClient, one, redirect, sendHtml, sessionClearCookie, sessionSetCookie, signInCsrf, signInCsrfValid, withChange, withSession,
-  totpKey, twoStepClearCookie, twoStepSetCookie, twoStepUser, type PageRequest, type Refusal,
+  presentedSession, totpKey, twoStepClearCookie, twoStepSetCookie, twoStepUser, type PageRequest, type Refusal,
 } from './http.js';
 import {
   acceptInvite, audit, checkCurrentPassword, completeSecondFactor, confirmTotpSetup, disableTotp, openInvite, recoveryCodesLeft, signIn, signOut, signOutEverywhere, startTotpSetup, totpStatus,
@@ -76,11 +76,11 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
     const csrf = signInCsrf(ctx, req, reply);
     if (!signInCsrfValid(ctx, req, form)) return sendHtml(reply, 403, signInForm(csrf, email, 'The form expired. Sign in again.'));
     const now = ctx.clock.real();
-    const result = await signIn(ctx.db, { email, password: one(form, 'password'), client: loginClient(ctx, req) }, now, ctx.config.consolePasswordCost);
+    const result = await signIn(ctx.db, { email, password: one(form, 'password'), client: loginClient(ctx, req), replacing: presentedSession(req) }, now, ctx.config.consolePasswordCost);
     if (result.kind === 'throttled') return sendHtml(reply, 429, signInForm(csrf, email, throttledText));
-    if (result.kind === 'wrong') return sendHtml(reply, 401, signInForm(csrf, email, 'The e-mail address or the password is not right.'));
+    if (result.kind === 'wrong' || result.kind === 'spent') return sendHtml(reply, 401, signInForm(csrf, email, 'The e-mail address or the password is not right.'));
     if (result.kind === 'second_factor') {
-      void reply.header('set-cookie', twoStepSetCookie(ctx, req, result.userId, now));
+      void reply.header('set-cookie', twoStepSetCookie(ctx, req, result.userId, result.generation, now));
       return redirect(reply, `${consoleBase}/two-step`);
     }
     void reply.header('set-cookie', signedInCookies(result, req, sessionSetCookie(result.token, req)));
@@ -102,13 +102,17 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
 
   app.post(`${consoleBase}/two-step`, route, async (req, reply) => {
     const now = ctx.clock.real();
-    const userId = twoStepUser(ctx, req, now);
-    if (!userId) return redirect(reply, `${consoleBase}/sign-in?ended=1`);
+    const pending = twoStepUser(ctx, req, now);
+    if (!pending) return redirect(reply, `${consoleBase}/sign-in?ended=1`);
     const form = formOf(req);
     const csrf = signInCsrf(ctx, req, reply);
     const recovery = wantsRecovery(req);
     if (!signInCsrfValid(ctx, req, form)) return sendHtml(reply, 403, twoStepForm(csrf, 'The form expired. Enter the code again.', recovery));
-    const result = await completeSecondFactor(ctx.db, totpKey(ctx), { userId, code: one(form, 'code'), client: loginClient(ctx, req) }, now);
+    const result = await completeSecondFactor(ctx.db, totpKey(ctx), { ...pending, code: one(form, 'code'), client: loginClient(ctx, req), replacing: presentedSession(req) }, now);
+    if (result.kind === 'spent') {
+      void reply.header('set-cookie', twoStepClearCookie(req));
+      return redirect(reply, `${consoleBase}/sign-in?ended=1`);
+    }
     if (result.kind === 'throttled') return sendHtml(reply, 429, twoStepForm(csrf, throttledText, recovery));
     if (result.kind !== 'session') {
       return sendHtml(reply, 401, twoStepForm(csrf, recovery ? 'That recovery code is not right, or was used already.'

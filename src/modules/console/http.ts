@@ -214,26 +214,33 @@ export const twoStepSeconds = 300;
 
 export const totpKey = (ctx: ServiceContext) => configuredKey(ctx.config, 'console/totp/v1');
 
-function twoStepMac(ctx: ServiceContext, userId: string, expires: number): string {
-  return createHmac('sha256', key(ctx)).update(`two-step\n${userId}\n${expires}`).digest('base64url');
+function twoStepMac(ctx: ServiceContext, userId: string, generation: string, expires: number): string {
+  return createHmac('sha256', key(ctx)).update(`two-step\n${userId}\n${generation}\n${expires}`).digest('base64url');
 }
 
-/** A signed, short-lived cookie naming the user whose password was right: no session yet. */
-export function twoStepSetCookie(ctx: ServiceContext, req: FastifyRequest, userId: string, now: Date): string {
+/**
+ * A signed, short-lived cookie naming the user whose password was right: no session yet. It
+ * carries the user's count of completed sign-ins when it was made (`generation`): the sign-in it
+ * leads to (or any other) spends it.
+ */
+export function twoStepSetCookie(ctx: ServiceContext, req: FastifyRequest, userId: string, generation: string, now: Date): string {
   const expires = Math.floor(now.getTime() / 1000) + twoStepSeconds;
-  return cookie(twoStepCookieName, `${userId}.${expires}.${twoStepMac(ctx, userId, expires)}`, req, twoStepSeconds);
+  return cookie(twoStepCookieName, `${userId}.${generation}.${expires}.${twoStepMac(ctx, userId, generation, expires)}`, req, twoStepSeconds);
 }
 
 export const twoStepClearCookie = (req: FastifyRequest) => cookie(twoStepCookieName, '', req, 0);
 
-/** The user of a valid two-step cookie. */
-export function twoStepUser(ctx: ServiceContext, req: FastifyRequest, now: Date): string | undefined {
+/** The user of a valid two-step cookie, and the generation it was made at (checked against the user's when the code comes). */
+export function twoStepUser(ctx: ServiceContext, req: FastifyRequest, now: Date): { userId: string; generation: string } | undefined {
   const value = cookieFrom(req.headers.cookie, twoStepCookieName) ?? '';
-  const m = /^(cus_[0-9a-f-]{36})\.([0-9]{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value);
+  const m = /^(cus_[0-9a-f-]{36})\.([0-9]{1,19})\.([0-9]{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value);
   if (!m) return undefined;
-  const expires = Number(m[2]);
+  const expires = Number(m[3]);
   if (expires * 1000 <= now.getTime()) return undefined;
-  const expected = Buffer.from(twoStepMac(ctx, m[1]!, expires));
-  const given = Buffer.from(m[3]!);
-  return expected.length === given.length && timingSafeEqual(expected, given) ? m[1] : undefined;
+  const expected = Buffer.from(twoStepMac(ctx, m[1]!, m[2]!, expires));
+  const given = Buffer.from(m[4]!);
+  return expected.length === given.length && timingSafeEqual(expected, given) ? { userId: m[1]!, generation: m[2]! } : undefined;
 }
+
+/** The session token the browser still holds, if any: a new sign-in ends that session. */
+export const presentedSession = (req: FastifyRequest): string | undefined => cookieFrom(req.headers.cookie, sessionCookieName);

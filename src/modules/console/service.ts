@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
 import { randomToken, sha256Hex } from '../../platform/ids.js';
@@ -138,9 +138,11 @@ export async function createActiveUser(trx: Transaction<Database>, merchantId: s
 
 export type SignInResult =
   | { kind: 'session'; token: string; email: string; recoveryCodesLeft?: number }
-  | { kind: 'second_factor'; userId: string }
+  | { kind: 'second_factor'; userId: string; generation: string }
   | { kind: 'throttled' }
-  | { kind: 'wrong' };
+  | { kind: 'wrong' }
+  /** The two-step cookie was spent by a sign-in completed since it was made. */
+  | { kind: 'spent' };
 
 /**
  * Checks the throttle, then the password; a failure is counted against the address and the
@@ -148,7 +150,7 @@ export type SignInResult =
  * token: nothing of a session before sign-in carries over), or, for a user with a second factor,
  * the step that asks for its code (`completeSecondFactor`).
  */
-export async function signIn(db: Kysely<Database>, input: { email: string; password: string; client: LoginClient }, now: Date, passwordCost: number): Promise<SignInResult> {
+export async function signIn(db: Kysely<Database>, input: { email: string; password: string; client: LoginClient; replacing?: string }, now: Date, passwordCost: number): Promise<SignInResult> {
   const email = normaliseEmail(input.email) ?? input.email.trim().toLowerCase().slice(0, 254);
   let user: ConsoleUserRow | undefined;
   const outcome = await throttledAttempt(db, email, input.client, now, async () => {
@@ -163,8 +165,10 @@ export async function signIn(db: Kysely<Database>, input: { email: string; passw
     await db.updateTable('console_users').set({ password_hash: await hashPassword(input.password, passwordCost) })
       .where('id', '=', user!.id).where('password_hash', '=', user!.password_hash!).execute();
   }
-  if (user!.totp_secret) return { kind: 'second_factor', userId: user!.id };
-  return { kind: 'session', token: await startSession(db, user!, input.client, now), email: user!.email };
+  if (user!.totp_secret) return { kind: 'second_factor', userId: user!.id, generation: String(user!.sign_in_generation) };
+  const token = await startSession(db, user!, input, now);
+  // No session only when the user's row went away meanwhile.
+  return token === undefined ? { kind: 'wrong' } : { kind: 'session', token, email: user!.email };
 }
 
 
@@ -183,13 +187,25 @@ async function recheckPassword(db: Kysely<Database>, user: ConsoleUserRow, passw
   return throttledAttempt(db, user.email, client, now, async () => Boolean(user.password_hash && await verifyPassword(password, user.password_hash)));
 }
 
-async function startSession(db: Kysely<Database>, user: ConsoleUserRow, client: LoginClient, now: Date): Promise<string> {
+/**
+ * A new session, in one transaction with what a completed sign-in changes: the throttle's
+ * failures cleared, the user's sign-in generation advanced (spending every two-step cookie made
+ * before; with `generation`, only if it is still that one: of two codes sent with one cookie, one
+ * signs in), and the session the browser still held ended (`replacing`: its cookie is replaced
+ * now, and a copy of it must not outlive it).
+ */
+async function startSession(db: Kysely<Database>, user: ConsoleUserRow, input: { client: LoginClient; replacing?: string; generation?: string }, now: Date): Promise<string | undefined> {
   const token = randomToken(32);
-  await db.transaction().execute(async (trx) => {
-    await clearAttempts(trx, user.email, client);
+  const started = await db.transaction().execute(async (trx) => {
+    let advance = trx.updateTable('console_users').set({ sign_in_generation: sql`sign_in_generation + 1` }).where('id', '=', user.id);
+    if (input.generation !== undefined) advance = advance.where('sign_in_generation', '=', input.generation);
+    if (Number((await advance.executeTakeFirst()).numUpdatedRows) !== 1) return false;
+    await clearAttempts(trx, user.email, input.client);
     await insertSession(trx, sha256Hex(token), user.id, now);
+    if (input.replacing) await deleteSession(trx, sha256Hex(input.replacing));
+    return true;
   });
-  return token;
+  return started ? token : undefined;
 }
 
 /**
@@ -211,9 +227,12 @@ async function takeTotpCode(db: Db, totpKey: Buffer, user: ConsoleUserRow, code:
  * same throttle as the password: a wrong code of either kind is a failure. A TOTP code is accepted
  * once (its step is recorded); a recovery code is spent, in the transaction of its audit line.
  */
-export async function completeSecondFactor(db: Kysely<Database>, totpKey: Buffer, input: { userId: string; code: string; client: LoginClient }, now: Date): Promise<SignInResult> {
+export async function completeSecondFactor(
+  db: Kysely<Database>, totpKey: Buffer, input: { userId: string; generation: string; code: string; client: LoginClient; replacing?: string }, now: Date,
+): Promise<SignInResult> {
   const user = await findUser(db, input.userId);
   if (!user || user.status !== 'active' || !user.totp_secret) return { kind: 'wrong' };
+  if (String(user.sign_in_generation) !== input.generation) return { kind: 'spent' };
   if (isRecoveryCodeShape(input.code)) {
     let left: number | undefined;
     const outcome = await throttledAttempt(db, user.email, input.client, now, async () => {
@@ -226,11 +245,13 @@ export async function completeSecondFactor(db: Kysely<Database>, totpKey: Buffer
       return left !== undefined;
     });
     if (outcome !== 'ok') return { kind: outcome };
-    return { kind: 'session', token: await startSession(db, user, input.client, now), email: user.email, recoveryCodesLeft: left };
+    const token = await startSession(db, user, input, now);
+    return token === undefined ? { kind: 'spent' } : { kind: 'session', token, email: user.email, recoveryCodesLeft: left };
   }
   const outcome = await throttledAttempt(db, user.email, input.client, now, () => takeTotpCode(db, totpKey, user, input.code, now));
   if (outcome !== 'ok') return { kind: outcome };
-  return { kind: 'session', token: await startSession(db, user, input.client, now), email: user.email };
+  const token = await startSession(db, user, input, now);
+  return token === undefined ? { kind: 'spent' } : { kind: 'session', token, email: user.email };
 }
 
 /** A new set of recovery codes for the user, replacing the old set; the codes are shown once. */

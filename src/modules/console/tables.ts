@@ -21,6 +21,8 @@ export interface ConsoleUsersTable {
   totp_pending_secret: string | null;
   /** The last 30-second step whose code was accepted (no code is accepted twice). */
   totp_last_step: ColumnType<string | null, string | number | null, string | number | null>;
+  /** Completed sign-ins (migration 042): the two-step cookie is good for the generation it was made at only. */
+  sign_in_generation: ColumnType<string, string | number | undefined, string | number>;
   created_at: Generated<Date>;
   updated_at: Timestamp;
 }
