@@ -149,6 +149,29 @@ describe('a request that reaches the listener while it closes', () => {
     return answers;
   }
 
+  /** A raw connection to the public listener: what it receives, and when it closes. */
+  function openConnection(service: RunningService) {
+    const socket = connect(Number(new URL(service.publicUrl).port), '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    const ended = new Promise<void>((resolve, reject) => {
+      socket.on('close', () => resolve());
+      socket.on('error', reject);
+    });
+    return { socket, chunks, ended };
+  }
+
+  /** The answer to a request that reached the listener after its close began. */
+  function assertRefusedWhileClosing(answer: { status: number; headers: Record<string, string>; body: any } | undefined): void {
+    assert.equal(answer?.status, 500, JSON.stringify(answer?.body));
+    assert.equal(answer.body.code, 'api_error');
+    assert.equal(answer.body.type, 'api_error');
+    assert.match(answer.body.message, /shutting down/);
+    assert.match(answer.headers['x-request-id'] ?? '', /^req_/);
+    assert.equal(answer.body.request_id, answer.headers['x-request-id']);
+    assert.equal(answer.headers.connection, 'close');
+  }
+
   it('answers 500 api_error in the envelope (retry with the same key), X-Request-Id and Connection: close', async () => {
     const service = await startTestService();
     let closing: Promise<void> | undefined;
@@ -164,13 +187,7 @@ describe('a request that reaches the listener while it closes', () => {
         return `POST /v1/members HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`
           + `x-idempotency-key: ${randomUUID()}\r\nx-timestamp: ${timestamp}\r\nx-nonce: ${nonce}\r\nx-signature: ${signature}\r\n\r\n${body}`;
       };
-      const socket = connect(Number(new URL(service.publicUrl).port), '127.0.0.1');
-      const chunks: Buffer[] = [];
-      socket.on('data', (c: Buffer) => chunks.push(c));
-      const ended = new Promise<void>((resolve, reject) => {
-        socket.on('close', () => resolve());
-        socket.on('error', reject);
-      });
+      const { socket, chunks, ended } = openConnection(service);
       // The first request is under way when the close begins: its body is not all there yet.
       const first = post('before-close');
       socket.write(first.slice(0, -5));
@@ -183,13 +200,7 @@ describe('a request that reaches the listener while it closes', () => {
       const [a, b, ...more] = answersIn(Buffer.concat(chunks));
       assert.equal(more.length, 0);
       assert.equal(a?.status, 201, JSON.stringify(a?.body));
-      assert.equal(b?.status, 500, JSON.stringify(b?.body));
-      assert.equal(b.body.code, 'api_error');
-      assert.equal(b.body.type, 'api_error');
-      assert.match(b.body.message, /shutting down/);
-      assert.match(b.headers['x-request-id'] ?? '', /^req_/);
-      assert.equal(b.body.request_id, b.headers['x-request-id']);
-      assert.equal(b.headers.connection, 'close');
+      assertRefusedWhileClosing(b);
     } finally {
       await (closing ?? service.close());
     }
@@ -200,13 +211,7 @@ describe('a request that reaches the listener while it closes', () => {
     let closing: Promise<void> | undefined;
     try {
       const get = 'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n';
-      const socket = connect(Number(new URL(service.publicUrl).port), '127.0.0.1');
-      const chunks: Buffer[] = [];
-      socket.on('data', (c: Buffer) => chunks.push(c));
-      const ended = new Promise<void>((resolve, reject) => {
-        socket.on('close', () => resolve());
-        socket.on('error', reject);
-      });
+      const { socket, chunks, ended } = openConnection(service);
       // A second request on the connection: the first's body is not all there when the close begins.
       const body = '{"a":1}';
       socket.write(get + `POST /healthz-missing HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, -2)}`);
@@ -222,12 +227,7 @@ describe('a request that reaches the listener while it closes', () => {
       assert.match(first.headers['x-request-id'] ?? '', /^req_[0-9a-f-]{36}$/);
       assert.equal(missing?.status, 404, JSON.stringify(missing?.body));
       assert.equal(missing.body.request_id, missing.headers['x-request-id']);
-      assert.equal(during?.status, 500, JSON.stringify(during?.body));
-      assert.equal(during.body.code, 'api_error');
-      assert.match(during.body.message, /shutting down/);
-      assert.match(during.headers['x-request-id'] ?? '', /^req_/);
-      assert.equal(during.body.request_id, during.headers['x-request-id']);
-      assert.equal(during.headers.connection, 'close');
+      assertRefusedWhileClosing(during);
     } finally {
       await (closing ?? service.close());
     }
