@@ -109,8 +109,8 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
 
 async function withdrawalsPage(ctx: ServiceContext, req: FastifyRequest, reply: FastifyReply, page: PageRequest, extra: { problem?: string } = {}, status = 200) {
   const q = req.query as { status?: string; cursor?: string; done?: string };
-  const filter = ['locked', 'settled', 'failed'].includes(q.status ?? '') ? q.status! : '';
-  const list = await listWithdrawals(ctx.db, callerOf(page), { limit: 25, cursor: q.cursor, status: filter || undefined });
+  const filter = (['locked', 'settled', 'failed'] as const).find((s) => s === q.status);
+  const list = await listWithdrawals(ctx.db, callerOf(page), { limit: 25, cursor: q.cursor, status: filter });
   const canWrite = can(page.session.role, 'withdrawals.write');
   const base = envPath(page.environment, '/withdrawals');
   type W = (typeof list.data)[number];

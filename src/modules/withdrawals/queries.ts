@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
-import type { WithdrawalsTable } from './tables.js';
+import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 import { withPrefix } from '../../platform/ids.js';
 
@@ -70,13 +70,13 @@ export async function memberExternalId(db: Db, memberId: string): Promise<{ exte
 }
 
 /** One page of the caller's withdrawals, newest first (the one keyset walk). */
-export async function withdrawalPage(db: Db, caller: Caller, filter: { status?: string }, page: PageParams): Promise<ListEnvelope<Row>> {
+export async function withdrawalPage(db: Db, caller: Caller, filter: { status?: WithdrawalStatus }, page: PageParams): Promise<ListEnvelope<Row>> {
   let q = db
     .selectFrom('withdrawals')
     .selectAll()
     .where('merchant_id', '=', caller.merchantId)
     .where('environment', '=', caller.environment);
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  if (filter.status) q = q.where('status', '=', filter.status as 'locked');
+  if (filter.status) q = q.where('status', '=', filter.status);
   return keysetPage(q, page);
 }

@@ -83,7 +83,7 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
       summary: 'List withdrawals',
       description: "On behalf of a member: that member's withdrawals; as the merchant: all of them. Newest first.",
       tags,
-      querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(Type.String({ maxLength: 20 })) }),
+      querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(Type.Union([Type.Literal('locked'), Type.Literal('settled'), Type.Literal('failed')])) }),
       response: { 200: listEnvelope(Withdrawal) },
     },
   }, async ({ principal, query }) => listWithdrawals(db, principal, query));

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
-import type { WithdrawalsTable } from './tables.js';
+import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { scopeNowSql } from '../../platform/clock.js';
@@ -185,6 +185,6 @@ export async function failWithdrawal(trx: Transaction<Database>, caller: Caller,
   return withdrawalView(row, await scaleOf(trx, row.asset));
 }
 
-export async function listWithdrawals(db: Db, caller: Caller, query: { limit?: number; cursor?: string; status?: string }) {
+export async function listWithdrawals(db: Db, caller: Caller, query: { limit?: number; cursor?: string; status?: WithdrawalStatus }) {
   return pageAtScale(db, await withdrawalPage(db, caller, { status: query.status }, query), withdrawalView);
 }

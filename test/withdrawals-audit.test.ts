@@ -1,0 +1,193 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { verifyLedger } from '../src/ledger/index.js';
+import { expectCode } from './support/expect.js';
+import { admin, newMerchantClient, startTestService } from './support/service.js';
+
+/**
+ * Withdrawals against the reference (merchant-wallet-api.md "Withdrawal" states, "POST
+ * /v1/withdrawals/{id}/confirm", Errors; extensions.md section 4): the rules the other files
+ * (money-flows, step-up, concurrency-audit, webhooks) do not already drive.
+ */
+const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
+const BTC_ADDR = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
+
+describe('withdrawals: conformance audit', () => {
+  let service: RunningService;
+  before(async () => { service = await startTestService(); });
+  after(async () => {
+    const report = await verifyLedger(service.ctx.db);
+    await service.close();
+    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
+  });
+
+  async function fundedMember(client: MerchantWalletClient, amount = '100', asset = 'USDT') {
+    const external = `m-${randomUUID().slice(0, 8)}`;
+    const member = (await client.members.create({ external_member_id: external })) as any;
+    await client.deposits.create({ member_id: external, asset, amount, tx_hash: `0x${randomUUID()}` });
+    return { id: member.id as string, external };
+  }
+  const balanceOf = async (client: MerchantWalletClient, member: string, asset = 'USDT') =>
+    ((await client.balances.list({ onBehalfOf: member })) as any[]).find((b) => b.asset === asset);
+  const custodyOf = async (client: MerchantWalletClient, asset = 'USDT') =>
+    ((await client.merchant.balances()) as any[]).find((b) => b.asset === asset);
+  const create = (client: MerchantWalletClient, member: string, amount = '10') =>
+    client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount }, { onBehalfOf: member }) as Promise<any>;
+  const eventsOf = (id: string) =>
+    service.ctx.db.selectFrom('events').select(['type', 'object', 'external_member_id', 'status', 'status_version']).where('object_id', '=', id).orderBy('seq').execute();
+  const entriesOf = async (id: string) =>
+    (await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', id).execute()).map((e) => e.kind).sort();
+
+  it('lists by status: only locked, settled or failed are filters; any other value is invalid_request', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client);
+    const locked = await create(client, m.external);
+    const settled = await create(client, m.external);
+    const failed = await create(client, m.external);
+    await client.withdrawals.confirm(settled.id);
+    await client.withdrawals.fail(failed.id);
+    for (const [status, id] of [['locked', locked.id], ['settled', settled.id], ['failed', failed.id]] as const) {
+      const page = await client.request<any>({ method: 'GET', path: '/v1/withdrawals', query: { status } });
+      assert.deepEqual(page.data.map((w: any) => w.id), [id], `status=${status} as the merchant`);
+      assert.ok(page.data.every((w: any) => w.status === status));
+      const own = await client.request<any>({ method: 'GET', path: '/v1/withdrawals', query: { status }, onBehalfOf: m.external });
+      assert.deepEqual(own.data.map((w: any) => w.id), [id], `status=${status} on behalf of the member`);
+    }
+    for (const bad of ['bogus', 'LOCKED', 'pending']) {
+      await expectCode(client.request({ method: 'GET', path: '/v1/withdrawals', query: { status: bad } }), 'invalid_request', 400);
+    }
+  });
+
+  it('refuses an amount below the network minimum with amount_out_of_range and locks nothing; the minimum itself passes', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client);
+    // TRON USDT: minimum 1, fee 1 (default catalogue).
+    await expectCode(create(client, m.external, '0.999999'), 'amount_out_of_range', 400);
+    await expectCode(create(client, m.external, '0'), 'invalid_request', 400);
+    assert.deepEqual([(await balanceOf(client, m.external)).available, (await balanceOf(client, m.external)).withdrawing], ['100.000000', '0.000000']);
+    const w = await create(client, m.external, '1');
+    assert.equal(w.amount, '1.000000');
+    assert.equal((await balanceOf(client, m.external)).withdrawing, '2.000000', 'amount plus fee');
+  });
+
+  it('shows the withdrawal at the asset\'s scale (BTC: 8 places) with the fields of the contract', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client, '1', 'BTC');
+    const w = (await client.withdrawals.create({ asset: 'btc', network: 'bitcoin', address: BTC_ADDR, amount: '0.1' }, { onBehalfOf: m.external })) as any;
+    assert.match(w.id, /^wdr_[0-9a-f-]{36}$/);
+    assert.equal(w.status, 'locked');
+    assert.equal(w.asset, 'BTC');
+    assert.equal(w.network, 'BITCOIN');
+    assert.equal(w.address, BTC_ADDR);
+    assert.equal(w.amount, '0.10000000');
+    assert.match(w.fee, /^\d+\.\d{8}$/);
+    assert.match(w.created_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    const read = (await client.withdrawals.get(w.id.slice(4), { onBehalfOf: m.external })) as any;
+    assert.deepEqual(read, w, 'GET (prefix optional) answers the same object');
+    const bal = await balanceOf(client, m.external, 'BTC');
+    const minor = (text: string) => BigInt(text.replace('.', ''));
+    assert.match(bal.withdrawing, /^\d+\.\d{8}$/);
+    assert.equal(minor(bal.withdrawing), minor(w.amount) + minor(w.fee), 'amount plus fee, at 8 places');
+  });
+
+  it('confirm acts as the merchant: x-on-behalf-of is refused and nothing moves', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client);
+    const w = await create(client, m.external);
+    for (const action of ['confirm', 'fail']) {
+      await expectCode(client.request({ method: 'POST', path: `/v1/withdrawals/${w.id}/${action}`, onBehalfOf: m.external }), 'invalid_request', 400);
+    }
+    assert.equal(((await client.withdrawals.get(w.id)) as any).status, 'locked');
+    assert.deepEqual(await entriesOf(w.id), ['withdrawal.lock']);
+  });
+
+  it('a custody shortfall is replayed under the same key; after the missed deposit is reported a new key settles, custody may reach exactly zero', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const m = await fundedMember(client, '100');
+    const w = await create(client, m.external, '49'); // 49 + fee 1 = 50
+    const adj = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/custody-adjustments`, { environment: 'sandbox', asset: 'USDT', amount: '60', direction: 'decrease', reason: 'moved off platform' });
+    assert.equal(adj.status, 201);
+    assert.equal((await custodyOf(client)).custody, '40.000000');
+    const key = randomUUID();
+    const first = await client.requestRaw({ method: 'POST', path: `/v1/withdrawals/${w.id}/confirm`, idempotencyKey: key });
+    assert.equal(first.status, 400);
+    assert.equal((first.body as any).code, 'merchant_custody_shortfall');
+    assert.equal((first.body as any).type, 'invalid_request_error');
+    // The missed deposit is reported: custody 50, exactly amount plus fee.
+    const other = await fundedMember(client, '10');
+    assert.equal((await custodyOf(client)).custody, '50.000000');
+    const replay = await client.requestRaw({ method: 'POST', path: `/v1/withdrawals/${w.id}/confirm`, idempotencyKey: key });
+    assert.equal(replay.status, 400, 'same key: the first failure is replayed');
+    assert.equal(replay.headers['x-idempotent-replay'], 'true');
+    assert.equal((replay.body as any).code, 'merchant_custody_shortfall');
+    assert.equal(((await client.withdrawals.get(w.id)) as any).status, 'locked');
+    const settled = await client.withdrawals.confirm(w.id, { idempotencyKey: randomUUID() });
+    assert.deepEqual(settled, { id: w.id, status: 'settled', replayed: false });
+    assert.equal((await custodyOf(client)).custody, '0.000000');
+    const bal = await balanceOf(client, m.external);
+    assert.deepEqual([bal.available, bal.withdrawing, bal.total], ['50.000000', '0.000000', '50.000000']);
+    assert.equal((await balanceOf(client, other.external)).available, '10.000000');
+  });
+
+  it('each transition posts once and records one event with ids and status only; replays and refusals add neither', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client, '100');
+    const toFail = await create(client, m.external, '20');
+    const toSettle = await create(client, m.external, '30');
+    const failKey = randomUUID();
+    const failed = (await client.withdrawals.fail(toFail.id, { idempotencyKey: failKey })) as any;
+    assert.deepEqual({ status: failed.status, status_version: failed.status_version, amount: failed.amount, fee: failed.fee }, { status: 'failed', status_version: 2, amount: '20.000000', fee: '1.000000' });
+    const sameKey = await client.requestRaw({ method: 'POST', path: `/v1/withdrawals/${toFail.id}/fail`, idempotencyKey: failKey });
+    assert.equal(sameKey.headers['x-idempotent-replay'], 'true');
+    assert.equal(((await client.withdrawals.fail(toFail.id)) as any).status, 'failed', 'a repeat on failed replays 200');
+    await expectCode(client.withdrawals.confirm(toFail.id), 'order_not_cancellable', 400);
+    await client.withdrawals.confirm(toSettle.id);
+    await client.withdrawals.confirm(toSettle.id);
+    await expectCode(client.withdrawals.fail(toSettle.id), 'order_not_cancellable', 400);
+    assert.deepEqual(await entriesOf(toFail.id), ['withdrawal.fail', 'withdrawal.lock']);
+    assert.deepEqual(await entriesOf(toSettle.id), ['withdrawal.confirm', 'withdrawal.lock']);
+    assert.deepEqual(await eventsOf(toFail.id), [
+      { type: 'withdrawal.locked', object: 'withdrawal', external_member_id: m.external, status: 'locked', status_version: 1 },
+      { type: 'withdrawal.failed', object: 'withdrawal', external_member_id: m.external, status: 'failed', status_version: 2 },
+    ]);
+    assert.deepEqual(await eventsOf(toSettle.id), [
+      { type: 'withdrawal.locked', object: 'withdrawal', external_member_id: m.external, status: 'locked', status_version: 1 },
+      { type: 'withdrawal.settled', object: 'withdrawal', external_member_id: m.external, status: 'settled', status_version: 2 },
+    ]);
+    const bal = await balanceOf(client, m.external);
+    assert.deepEqual([bal.available, bal.withdrawing], ['69.000000', '0.000000']);
+    assert.equal((await custodyOf(client)).custody, '69.000000');
+  });
+
+  it('a withdrawal locked before its member was suspended can still be confirmed or failed by the merchant', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client, '100');
+    const a = await create(client, m.external, '10');
+    const b = await create(client, m.external, '10');
+    await client.members.suspend(m.external);
+    await expectCode(client.withdrawals.get(a.id, { onBehalfOf: m.external }), 'member_not_found', 404);
+    assert.equal(((await client.withdrawals.confirm(a.id)) as any).status, 'settled');
+    assert.equal(((await client.withdrawals.fail(b.id)) as any).status, 'failed');
+    assert.equal((await custodyOf(client)).custody, '89.000000');
+  });
+
+  it('a withdrawal locked before its asset was disabled can still be read, confirmed and failed', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client, '100', 'USDC');
+    const w1 = (await client.withdrawals.create({ asset: 'USDC', network: 'ETHEREUM', address: '0x52908400098527886E0F7030069857D2E4169EE7', amount: '20' }, { onBehalfOf: m.external })) as any;
+    const w2 = (await client.withdrawals.create({ asset: 'USDC', network: 'ETHEREUM', address: '0x52908400098527886E0F7030069857D2E4169EE7', amount: '20' }, { onBehalfOf: m.external })) as any;
+    const off = await admin(service, 'PATCH', '/admin/v1/assets/USDC', { enabled: false });
+    try {
+      assert.equal(off.status, 200, JSON.stringify(off.body));
+      await expectCode(client.withdrawals.create({ asset: 'USDC', network: 'ETHEREUM', address: '0x52908400098527886E0F7030069857D2E4169EE7', amount: '20' }, { onBehalfOf: m.external }), 'asset_not_allowed', 400);
+      assert.equal(((await client.withdrawals.get(w1.id)) as any).amount, w1.amount);
+      assert.equal(((await client.withdrawals.confirm(w1.id)) as any).status, 'settled');
+      assert.equal(((await client.withdrawals.fail(w2.id)) as any).status, 'failed');
+    } finally {
+      await admin(service, 'PATCH', '/admin/v1/assets/USDC', { enabled: true });
+    }
+  });
+});
