@@ -5,7 +5,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
 import { expectCode } from './support/expect.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, clientFor, createKey, newMerchantClient, startTestService } from './support/service.js';
 
 /**
  * Withdrawals against the reference (merchant-wallet-api.md "Withdrawal" states, "POST
@@ -189,5 +189,29 @@ describe('withdrawals: conformance audit', () => {
     } finally {
       await admin(service, 'PATCH', '/admin/v1/assets/USDC', { enabled: true });
     }
+  });
+  it('scopes: withdrawals:write creates, confirms and fails; withdrawals:read only reads; neither gives 403 insufficient_scope', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const m = await fundedMember(client);
+    const w = await create(client, m.external);
+    const reader = clientFor(service, await createKey(service, merchantId, { scopes: ['withdrawals:read'] }));
+    const outsider = clientFor(service, await createKey(service, merchantId, { scopes: ['members:write'] }));
+    assert.equal(((await reader.withdrawals.get(w.id)) as any).status, 'locked');
+    assert.equal((await reader.request<any>({ method: 'GET', path: '/v1/withdrawals', onBehalfOf: m.external })).data.length, 1);
+    await expectCode(reader.withdrawals.confirm(w.id), 'insufficient_scope', 403);
+    await expectCode(reader.withdrawals.fail(w.id), 'insufficient_scope', 403);
+    await expectCode(reader.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '5' }, { onBehalfOf: m.external }), 'insufficient_scope', 403);
+    await expectCode(outsider.withdrawals.get(w.id), 'insufficient_scope', 403);
+    await expectCode(outsider.request({ method: 'GET', path: '/v1/withdrawals' }), 'insufficient_scope', 403);
+    assert.equal(((await client.withdrawals.get(w.id)) as any).status, 'locked', 'nothing moved');
+  });
+
+  it('refuses a withdrawal to a deposit address the service issued to another merchant (the service\'s own address)', async () => {
+    const issuer = await newMerchantClient(service);
+    const issued = (await issuer.client.merchant.requestDepositAddress({ asset: 'USDT', network: 'TRON' })) as any;
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client);
+    await expectCode(client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: issued.address, amount: '10' }, { onBehalfOf: m.external }), 'address_not_allowed', 400);
+    assert.equal((await balanceOf(client, m.external)).withdrawing, '0.000000');
   });
 });
