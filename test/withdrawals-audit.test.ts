@@ -214,4 +214,25 @@ describe('withdrawals: conformance audit', () => {
     await expectCode(client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: issued.address, amount: '10' }, { onBehalfOf: m.external }), 'address_not_allowed', 400);
     assert.equal((await balanceOf(client, m.external)).withdrawing, '0.000000');
   });
+  it('refuses an address that has the network\'s shape but a wrong checksum (malformed): TRON base58check, Bitcoin base58check and bech32/bech32m', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client, '100');
+    const b = await fundedMember(client, '1', 'BTC');
+    const tron = (address: string) => client.withdrawals.create({ asset: 'USDT', network: 'TRON', address, amount: '10' }, { onBehalfOf: m.external });
+    const btc = (address: string) => client.withdrawals.create({ asset: 'BTC', network: 'BITCOIN', address, amount: '0.001' }, { onBehalfOf: b.external });
+    // One character changed: still the pattern's shape, no longer an address.
+    await expectCode(tron('TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMX'), 'address_not_allowed', 400);
+    await expectCode(tron('TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMw'), 'address_not_allowed', 400);
+    await expectCode(btc('bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdp'), 'address_not_allowed', 400);
+    await expectCode(btc('1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNb'), 'address_not_allowed', 400);
+    // BIP-350: version 0 needs bech32, version 1 bech32m; the other checksum is refused.
+    await expectCode(btc('bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kemeawh'), 'address_not_allowed', 400);
+    await expectCode(btc('bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqh2y7hd'), 'address_not_allowed', 400);
+    assert.equal((await balanceOf(client, m.external)).withdrawing, '0.000000', 'nothing was locked');
+    assert.equal((await balanceOf(client, b.external, 'BTC')).withdrawing, '0.00000000');
+    assert.equal(((await tron(TRON)) as any).status, 'locked');
+    for (const address of [BTC_ADDR, 'bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0', 'bc1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3qccfmv3', '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa', '3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy']) {
+      assert.equal(((await btc(address)) as any).status, 'locked', address);
+    }
+  });
 });

@@ -15,6 +15,7 @@ import { requireStepUp, stepUpErrors, type StepUpCall } from '../step-up/service
 import { requireHighValueLevel } from '../kyc/service.js';
 import { stepUpObjectRef } from '../step-up/rules.js';
 import { transition, type WithdrawalAction } from './state.js';
+import { addressChecksumValid } from './address-rules.js';
 import { addressRefused, findOwned, memberExternalId, withdrawalPage, type Caller } from './queries.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
@@ -54,9 +55,9 @@ export function withdrawalView(w: Row, scale: number, externalMemberId?: string)
   };
 }
 
-/** Malformed, wrong chain, blacklisted, or one of the service's own deposit addresses. */
+/** Malformed (shape or checksum), wrong chain, blacklisted, or one of the service's own deposit addresses. */
 async function checkAddress(db: Db, network: { network: string; addressPattern: string }, address: string): Promise<void> {
-  if (!addressMatches(network, address)) throw new ApiError('address_not_allowed');
+  if (!addressMatches(network, address) || !addressChecksumValid(network.network, address)) throw new ApiError('address_not_allowed');
   if (await addressRefused(db, network.network, address)) throw new ApiError('address_not_allowed');
 }
 
