@@ -235,4 +235,16 @@ describe('withdrawals: conformance audit', () => {
       assert.equal(((await btc(address)) as any).status, 'locked', address);
     }
   });
+  it('refuses a mixed-case Ethereum address whose letters break its EIP-55 checksum; one-case and correctly checksummed addresses pass', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client, '100');
+    const eth = (address: string) => client.withdrawals.create({ asset: 'USDT', network: 'ETHEREUM', address, amount: '10' }, { onBehalfOf: m.external });
+    // EIP-55's own examples with one letter's case flipped.
+    await expectCode(eth('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD'), 'address_not_allowed', 400);
+    await expectCode(eth('0xFB6916095ca1df60bB79Ce92cE3Ea74c37c5d359'), 'address_not_allowed', 400);
+    assert.equal((await balanceOf(client, m.external)).withdrawing, '0.000000', 'nothing was locked');
+    for (const address of ['0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB', '0xde709f2102306220921060314715629080e2fb77', '0x8617E340B3D01FA5F11F306F4090FD50E238070D']) {
+      assert.equal(((await eth(address)) as any).status, 'locked', address);
+    }
+  });
 });

@@ -10,7 +10,9 @@ import { createHash } from 'node:crypto';
  * - TRON: base58check, 25 bytes, version byte 0x41.
  * - BITCOIN: base58check (version 0x00 P2PKH or 0x05 P2SH, 25 bytes), or a segwit address of
  *   human-readable part `bc`: BIP-173 bech32 for version 0, BIP-350 bech32m for versions 1 to 16.
- * - ETHEREUM: not checked here (EIP-55 needs Keccak-256, which node:crypto lacks).
+ * - ETHEREUM: a mixed-case address must carry its EIP-55 checksum (Keccak-256 of the lower-case
+ *   hex, below: node:crypto has SHA3 but not Keccak's padding); all lower or all upper case carries
+ *   none and passes.
  */
 export function addressChecksumValid(network: string, address: string): boolean {
   switch (network) {
@@ -21,6 +23,8 @@ export function addressChecksumValid(network: string, address: string): boolean 
       const version = base58checkPayload(address, 25)?.[0];
       return version === 0x00 || version === 0x05;
     }
+    case 'ETHEREUM':
+      return eip55Valid(address);
     default:
       return true;
   }
@@ -109,4 +113,66 @@ function segwitValid(hrp: string, address: string): boolean {
   if (bits >= 5 || ((acc << (8 - bits)) & 0xff) !== 0) return false;
   if (program.length < 2 || program.length > 40) return false;
   return version !== 0 || program.length === 20 || program.length === 32;
+}
+
+/** EIP-55: unchecked when the hex has one case; mixed, each letter is upper case exactly where the hash's nibble is 8 or more. */
+function eip55Valid(address: string): boolean {
+  const hex = address.slice(2);
+  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) return true; // the pattern decides the shape
+  if (hex === hex.toLowerCase() || hex === hex.toUpperCase()) return true;
+  const hash = keccak256(Buffer.from(hex.toLowerCase(), 'ascii')).toString('hex');
+  for (let i = 0; i < 40; i++) {
+    const c = hex[i]!;
+    if (/[0-9]/.test(c)) continue;
+    const upper = parseInt(hash[i]!, 16) >= 8;
+    if ((c === c.toUpperCase()) !== upper) return false;
+  }
+  return true;
+}
+
+const mask64 = (1n << 64n) - 1n;
+const roundConstants = [
+  0x0000000000000001n, 0x0000000000008082n, 0x800000000000808an, 0x8000000080008000n, 0x000000000000808bn, 0x0000000080000001n,
+  0x8000000080008081n, 0x8000000000008009n, 0x000000000000008an, 0x0000000000000088n, 0x0000000080008009n, 0x000000008000000an,
+  0x000000008000808bn, 0x800000000000008bn, 0x8000000000008089n, 0x8000000000008003n, 0x8000000000008002n, 0x8000000000000080n,
+  0x000000000000800an, 0x800000008000000an, 0x8000000080008081n, 0x8000000000008080n, 0x0000000080000001n, 0x8000000080008008n,
+];
+/** Rotation of lane x + 5y. */
+const rotations = [0, 1, 62, 28, 27, 36, 44, 6, 55, 20, 3, 10, 43, 25, 39, 41, 45, 15, 21, 8, 18, 2, 61, 56, 14];
+
+const rotl = (v: bigint, n: number): bigint => (n === 0 ? v : ((v << BigInt(n)) | (v >> BigInt(64 - n))) & mask64);
+
+function keccakF(a: bigint[]): void {
+  for (const rc of roundConstants) {
+    const c = [0, 1, 2, 3, 4].map((x) => a[x]! ^ a[x + 5]! ^ a[x + 10]! ^ a[x + 15]! ^ a[x + 20]!);
+    for (let x = 0; x < 5; x++) {
+      const d = c[(x + 4) % 5]! ^ rotl(c[(x + 1) % 5]!, 1);
+      for (let y = 0; y < 25; y += 5) a[x + y] = a[x + y]! ^ d;
+    }
+    const b = new Array<bigint>(25).fill(0n);
+    for (let x = 0; x < 5; x++) {
+      for (let y = 0; y < 5; y++) b[y + 5 * ((2 * x + 3 * y) % 5)] = rotl(a[x + 5 * y]!, rotations[x + 5 * y]!);
+    }
+    for (let y = 0; y < 25; y += 5) {
+      for (let x = 0; x < 5; x++) a[x + y] = b[x + y]! ^ (~b[((x + 1) % 5) + y]! & mask64 & b[((x + 2) % 5) + y]!);
+    }
+    a[0] = a[0]! ^ rc;
+  }
+}
+
+/** Keccak-256 (the original padding, as Ethereum uses it; not FIPS 202 SHA3-256). */
+export function keccak256(data: Buffer): Buffer {
+  const rate = 136;
+  const padded = Buffer.alloc((Math.floor(data.length / rate) + 1) * rate);
+  data.copy(padded);
+  padded[data.length] = padded[data.length]! ^ 0x01;
+  padded[padded.length - 1] = padded[padded.length - 1]! ^ 0x80;
+  const state = new Array<bigint>(25).fill(0n);
+  for (let off = 0; off < padded.length; off += rate) {
+    for (let i = 0; i < rate / 8; i++) state[i] = state[i]! ^ padded.readBigUInt64LE(off + i * 8);
+    keccakF(state);
+  }
+  const out = Buffer.alloc(32);
+  for (let i = 0; i < 4; i++) out.writeBigUInt64LE(state[i]!, i * 8);
+  return out;
 }
