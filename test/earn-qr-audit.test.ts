@@ -174,6 +174,16 @@ describe('earn and QR payments: conformance audit', () => {
     assert.deepEqual([bal.available, bal.frozen], ['100.00', '0.00']);
   });
 
+  it('qrpay: decode is read-only: a preset on the money-moving step (reject, timeout, unknown) does not change it', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await qrMember(client);
+    for (const behavior of ['reject', 'timeout', 'unknown', 'unknown_status']) {
+      await client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'qrpay', behavior } });
+      const d = await client.qrpay.decode(payNow({ amount: '2.5' }), { onBehalfOf: m.external });
+      assert.deepEqual([d.scheme, d.amount, d.payable], ['sg_paynow', '2.50', true], behavior);
+    }
+  });
+
   it('qrpay: events carry the member\'s external id and object qrpay_order; status_version rises with each state', async () => {
     const { client } = await newMerchantClient(service);
     const m = await qrMember(client);
