@@ -65,6 +65,35 @@ describe('earn and QR payments: conformance audit', () => {
     await expectCode(client.earn.redeem(term.position_id, { onBehalfOf: m }), 'state_invalid', 400);
   });
 
+  it('earn: a fixed-term position redeemed at maturity, before the daily process has settled it, is settled then (not state_invalid), once', async () => {
+    const { client, m, fixed } = await setup();
+    const term = await client.earn.subscribe({ product_id: fixed.id, amount: '500' }, { onBehalfOf: m });
+    await expectCode(client.earn.redeem(term.position_id, { onBehalfOf: m }), 'state_invalid', 400);
+    // The 30 days have passed and the ticker has not come round yet (as in production, where it
+    // runs once a minute): the whole term falls due now.
+    const row = await service.ctx.db.selectFrom('earn_orders').select('started_at').where('id', '=', term.id).executeTakeFirstOrThrow();
+    const started = new Date(row.started_at).getTime();
+    await service.ctx.db.updateTable('earn_orders').set({
+      started_at: new Date(started - 30 * 86_400_000), matures_at: new Date(started), next_accrual_at: new Date(started - 29 * 86_400_000),
+    }).where('id', '=', term.id).execute();
+    const key = randomUUID();
+    const res = await req(client, 'POST', `/v1/earn/positions/${term.position_id}/redeem`, { onBehalfOf: m, idempotencyKey: key });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual([(res.body as any).status, (res.body as any).redeemable, (res.body as any).interest_paid], ['closed', false, '3.000000']);
+    const o = await client.earn.order(term.id, { onBehalfOf: m });
+    assert.deepEqual([o.status, o.status_version, o.interest_paid], ['settled', 2, '3.000000']);
+    const b = await usdt(client, m);
+    assert.deepEqual([b.available, b.earn], ['2003.000000', '0.000000']);
+    const events = await service.ctx.db.selectFrom('events').select(['status_version']).where('type', '=', 'earn.order.settled').where('object_id', '=', term.id).execute();
+    assert.deepEqual(events, [{ status_version: 2 }]);
+    await client.sandbox.advanceClock(2 * 86_400);
+    await expectCode(client.earn.redeem(term.position_id, { onBehalfOf: m }), 'state_invalid', 400);
+    assert.equal((await usdt(client, m)).available, '2003.000000', 'settled once');
+    const entries = await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', term.id).execute();
+    assert.deepEqual(entries.map((e) => e.kind).sort(), ['earn.mature', 'earn.subscribe']);
+    assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
+  });
+
   it('earn: another member sees neither the order nor the position; redeeming it is 404 and moves nothing', async () => {
     const { client, m, flexible } = await setup();
     const other = `b-${randomUUID().slice(0, 8)}`;
