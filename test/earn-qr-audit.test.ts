@@ -15,6 +15,8 @@ import { newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
 import { SimulatedQrPay } from '../src/upstreams/qrpay.js';
+import { addSandboxOffset } from '../src/platform/clock.js';
+import { earnTickers } from '../src/modules/earn/workers.js';
 
 describe('earn and QR payments: conformance audit', () => {
   let service: RunningService;
@@ -288,5 +290,45 @@ describe('qrpay: a key is bound to the member it was used for', () => {
     assert.deepEqual([other.status, (other.body as any).code], [409, 'idempotency_key_reused'], JSON.stringify(other.body));
     const bBal = ((await client.balances.list({ onBehalfOf: b })) as any[]).find((x) => x.asset === 'SGD');
     assert.deepEqual([bBal.available, bBal.frozen], ['50.00', '0.00']);
+  });
+});
+
+const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
+
+describe('earn: redeeming a matured fixed-term position while the daily process settles it (PostgreSQL)', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL=postgres://...' }, () => {
+  let service: RunningService;
+  before(async () => {
+    service = await startTestService();
+  });
+  after(async () => {
+    const report = await verifyLedger(service.ctx.db);
+    await service.close();
+    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
+  });
+
+  it('settled once, by one of them: one maturity entry, one event, principal and interest credited once', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const m = `c-${randomUUID().slice(0, 8)}`;
+    await client.members.create({ external_member_id: m });
+    await client.deposits.create({ member_id: m, asset: 'USDT', amount: '1000', tx_hash: `t-${randomUUID()}` });
+    const fixed = (await client.earn.products()).find((p) => p.type === 'fixed')!;
+    const term = await client.earn.subscribe({ product_id: fixed.id, amount: '500' }, { onBehalfOf: m });
+    await addSandboxOffset(service.ctx.db, merchantId, BigInt(30 * 86_400_000 + 60_000));
+    const accrue = async () => { for (let i = 0; i < 31; i++) await earnTickers[0]!.run(service.ctx); };
+    const [, , ...rs] = await Promise.all([
+      accrue(), accrue(),
+      ...Array.from({ length: 4 }, () => client.requestRaw({ method: 'POST', path: `/v1/earn/positions/${term.position_id}/redeem`, onBehalfOf: m, idempotencyKey: randomUUID() } as any)),
+    ]);
+    const codes = rs.map((r) => (r.status === 200 ? 200 : (r.body as any).code));
+    assert.ok(codes.filter((c) => c === 200).length <= 1, JSON.stringify(codes));
+    assert.ok(codes.every((c) => c === 200 || c === 'state_invalid'), JSON.stringify(codes));
+    const o = await client.earn.order(term.id, { onBehalfOf: m });
+    assert.deepEqual([o.status, o.status_version, o.interest_paid], ['settled', 2, '3.000000']);
+    const entries = await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', term.id).execute();
+    assert.deepEqual(entries.map((e) => e.kind).sort(), ['earn.mature', 'earn.subscribe']);
+    const events = await service.ctx.db.selectFrom('events').select('id').where('type', '=', 'earn.order.settled').where('object_id', '=', term.id).execute();
+    assert.equal(events.length, 1);
+    const b = ((await client.balances.list({ onBehalfOf: m })) as any[]).find((x) => x.asset === 'USDT');
+    assert.deepEqual([b.available, b.earn], ['1003.000000', '0.000000']);
   });
 });
