@@ -170,6 +170,11 @@ describe('earn and QR payments: conformance audit', () => {
     const events = await service.ctx.db.selectFrom('events').selectAll().where('type', '=', 'earn.order.settled').where('object_id', 'in', [memberId, t.id]).execute();
     assert.equal(events.length, 31);
     for (const e of events as any[]) assert.equal(e.external_member_id, m);
+    // The Events table's lookup: data.id found in GET /v1/earn/orders is a fixed-term maturity;
+    // not found (404, never a 500) is a flexible payout, read in GET /v1/earn/positions.
+    assert.equal((await client.earn.order(t.id, { onBehalfOf: m })).status, 'settled');
+    await expectCode(client.earn.order(memberId, { onBehalfOf: m }), 'not_found', 404);
+    await expectCode(client.earn.order(memberId), 'not_found', 404);
   });
   // ---------------------------------------------------------------------------------------------
   // QR payments
