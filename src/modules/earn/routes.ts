@@ -108,7 +108,7 @@ export async function earnRoutes(app: AppInstance, ctx: ServiceContext): Promise
     errors: earnErrors.redeem,
     schema: {
       summary: 'Redeem a flexible earn position',
-      description: 'Flexible: the principal goes back to available. A fixed-term position before maturity (or any closed position): 400 `state_invalid`.',
+      description: 'Flexible: the principal goes back to available. A fixed-term position before maturity (or any closed position): 400 `state_invalid`; at or after maturity, not yet settled by the daily process: settled now (principal and interest to available) and answered closed.',
       tags,
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: '`epo_` prefix optional' }) }),
       response: { 200: EarnPosition },

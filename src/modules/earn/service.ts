@@ -182,7 +182,8 @@ export async function subscribe(ctx: ServiceContext, trx: Transaction<Database>,
 /**
  * Flexible: the days already due are paid first, in this transaction (the ticker may not have run
  * them yet: a redemption must not lose a finished day), then the principal goes back to available;
- * the unfinished day earns nothing. Fixed-term: `state_invalid`.
+ * the unfinished day earns nothing. Fixed-term before maturity: `state_invalid`; at or after
+ * maturity (not yet settled by the daily process): settled now, principal and interest to available.
  */
 export async function redeem(ctx: ServiceContext, trx: Transaction<Database>, scope: MemberScope, positionId: string) {
   const o = await ordersQuery(trx, scope).where('position_id', '=', withPrefix('epo', positionId)).forUpdate().executeTakeFirst();
@@ -190,11 +191,14 @@ export async function redeem(ctx: ServiceContext, trx: Transaction<Database>, sc
   if (o.status !== 'active') throw new ApiError('state_invalid', 'The position is closed.');
   const now = await ctx.clock.now(trx, scope);
   if (o.type === 'fixed') {
-    // Never redeemed by the member: paid out at maturity by the service (within a minute of it).
     const matured = o.matures_at !== null && now.getTime() >= new Date(o.matures_at).getTime();
-    throw new ApiError('state_invalid', matured
-      ? 'A fixed-term position is not redeemed: it has matured and is being paid out (principal and interest) by the service.'
-      : 'A fixed-term position cannot be redeemed before maturity; it is paid out at maturity.');
+    if (!matured) throw new ApiError('state_invalid', 'A fixed-term position cannot be redeemed before maturity; it is paid out at maturity.');
+    // Matured, and the daily process (a ticker, once a minute) has not settled it yet: the due days
+    // run here, the last one settling the order with principal and interest (its event included),
+    // exactly as the process would; the closed position is the answer.
+    while (await accrueOneDay(trx, o.id, now));
+    const settled = await ordersQuery(trx, scope).where('id', '=', o.id).executeTakeFirstOrThrow();
+    return viewPosition(trx, settled);
   }
   while (await accrueOneDay(trx, o.id, now));
   const row = await trx.updateTable('earn_orders')

@@ -131,7 +131,7 @@ export async function createPayment(
   });
   if ('replay' in first) return first;
   const { order, created } = first.value;
-  if (!created) return { order: await resumePayment(ctx, order, idem) };
+  if (!created) return { order: await resumePayment(ctx, caller, order, idem) };
 
   const answer = await safely(ctx, () => ctx.upstreams.qrpay.pay(callOf(caller), {
     requestId: order.id,
@@ -145,9 +145,13 @@ export async function createPayment(
   return { order: await answerFor(ctx, row) };
 }
 
-/** A retry with the key of an existing order: same body or 409; in flight: 409; else re-query. */
-async function resumePayment(ctx: ServiceContext, order: QrOrderRow, idem: IdempotencyContext) {
-  if (order.request_hash !== idem.requestHash) {
+/**
+ * A retry with the key of an existing order: same body and same member or 409 (a key is bound to
+ * the member it was used for, as every stored result is: idempotency.ts compares the endpoint,
+ * member included); in flight: 409; else re-query.
+ */
+async function resumePayment(ctx: ServiceContext, caller: Payer, order: QrOrderRow, idem: IdempotencyContext) {
+  if (order.request_hash !== idem.requestHash || order.member_id !== caller.memberId) {
     idem.noStore = true;
     throw new ApiError('idempotency_key_reused');
   }
