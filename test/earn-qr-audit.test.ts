@@ -5,13 +5,14 @@
  * to another member's objects, the on-behalf-of requirement, replays that never post twice, the
  * list filters, and the events' fields.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { balanceOf, fundedMember, useLedgerCheckedService } from './support/ledger-checked.js';
+import { newMerchantClient } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
 import { SimulatedQrPay } from '../src/upstreams/qrpay.js';
@@ -20,16 +21,9 @@ import { earnTickers } from '../src/modules/earn/workers.js';
 
 describe('earn and QR payments: conformance audit', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService({
+  useLedgerCheckedService((s) => (service = s), {
       config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 },
     });
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
-  });
 
   async function setup(amount = '2000') {
     const { client, merchantId } = await newMerchantClient(service);
@@ -179,14 +173,8 @@ describe('earn and QR payments: conformance audit', () => {
   // ---------------------------------------------------------------------------------------------
   // QR payments
 
-  async function qrMember(client: MerchantWalletClient, amount = '100.00') {
-    const external = `q-${randomUUID().slice(0, 8)}`;
-    const member = (await client.members.create({ external_member_id: external })) as any;
-    await client.deposits.create({ member_id: external, asset: 'SGD', amount, tx_hash: `bank-${randomUUID()}` });
-    return { id: member.id as string, external };
-  }
-  const sgd = async (client: MerchantWalletClient, member: string) =>
-    ((await client.balances.list({ onBehalfOf: member })) as any[]).find((b) => b.asset === 'SGD');
+  const qrMember = (client: MerchantWalletClient, amount = '100.00') => fundedMember(client, amount, 'SGD');
+  const sgd = (client: MerchantWalletClient, member: string) => balanceOf(client, member, 'SGD');
   const pay = (client: MerchantWalletClient, member: string | undefined, body: Record<string, unknown>, idempotencyKey: string = randomUUID()) =>
     client.requestRaw({ method: 'POST', path: '/v1/qrpay/payments', body, onBehalfOf: member, idempotencyKey } as any);
   const kinds = async (id: string) =>
@@ -267,14 +255,7 @@ describe('earn and QR payments: conformance audit', () => {
 
 describe('qrpay: a key is bound to the member it was used for', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } });
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
-  });
+  useLedgerCheckedService((s) => (service = s), { config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } });
 
   it('after a 504, the same key and body on behalf of another member never resumes (nor shows) the first member\'s order', async () => {
     const { client } = await newMerchantClient(service);
@@ -302,14 +283,7 @@ const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '
 
 describe('earn: redeeming a matured fixed-term position while the daily process settles it (PostgreSQL)', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL=postgres://...' }, () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
-  });
+  useLedgerCheckedService((s) => (service = s));
 
   it('settled once, by one of them: one maturity entry, one event, principal and interest credited once', async () => {
     const { client, merchantId } = await newMerchantClient(service);

@@ -1,11 +1,11 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
+import { balanceOf, custodyOf, fundedMember, useLedgerCheckedService } from './support/ledger-checked.js';
 import { expectCode } from './support/expect.js';
-import { admin, clientFor, createKey, newMerchantClient, startTestService } from './support/service.js';
+import { admin, clientFor, createKey, newMerchantClient } from './support/service.js';
 
 /**
  * Withdrawals against the reference (merchant-wallet-api.md "Withdrawal" states, "POST
@@ -17,23 +17,8 @@ const BTC_ADDR = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
 
 describe('withdrawals: conformance audit', () => {
   let service: RunningService;
-  before(async () => { service = await startTestService(); });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
-  });
+  useLedgerCheckedService((s) => (service = s));
 
-  async function fundedMember(client: MerchantWalletClient, amount = '100', asset = 'USDT') {
-    const external = `m-${randomUUID().slice(0, 8)}`;
-    const member = (await client.members.create({ external_member_id: external })) as any;
-    await client.deposits.create({ member_id: external, asset, amount, tx_hash: `0x${randomUUID()}` });
-    return { id: member.id as string, external };
-  }
-  const balanceOf = async (client: MerchantWalletClient, member: string, asset = 'USDT') =>
-    ((await client.balances.list({ onBehalfOf: member })) as any[]).find((b) => b.asset === asset);
-  const custodyOf = async (client: MerchantWalletClient, asset = 'USDT') =>
-    ((await client.merchant.balances()) as any[]).find((b) => b.asset === asset);
   const create = (client: MerchantWalletClient, member: string, amount = '10') =>
     client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount }, { onBehalfOf: member }) as Promise<any>;
   const eventsOf = (id: string) =>
