@@ -1,6 +1,5 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
@@ -10,6 +9,7 @@ import { recordEvent, verifyLedger } from '../src/ledger/index.js';
 import { fanOutBatch } from '../src/modules/webhooks/fan-out.js';
 import { enqueue } from '../src/jobs/queue.js';
 import { postOnce } from '../src/modules/webhooks/http-post.js';
+import { pumpWebhooks, startReceiver } from './support/webhook-receiver.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
 import type {
   CreatedWebhookEndpoint, DeletedWebhookEndpoint, MerchantDepositAddress, RolledWebhookEndpoint, WebhookEndpoint, WebhookRequeueResult, Withdrawal,
@@ -38,35 +38,6 @@ export type SdkWebhookTypesMatchServer = [
 ];
 
 const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-  path: string;
-}
-
-/** A real HTTP receiver on 127.0.0.1; `answer` decides each status (default 200). */
-async function startReceiver(answer: (r: Received) => number | Promise<number> = () => 200) {
-  const received: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const r = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '' };
-      received.push(r);
-      res.statusCode = await answer(r);
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  return {
-    port,
-    url: (path = '/hook') => `http://127.0.0.1:${port}${path}`,
-    received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 async function expectCode(promise: Promise<unknown>, code: string, status?: number) {
   await assert.rejects(promise, (err: unknown) => {
@@ -103,17 +74,7 @@ describe('webhooks', () => {
     assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
   });
 
-  /** Drives the fan-out ticker and the job queue until `done` holds (bounded: 15 s). */
-  async function pump(done: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      await service.workers.tick();
-      await service.workers.jobs.drain(5_000);
-      if (await done()) return;
-      await sleep(20);
-    }
-    throw new Error('pump: condition not reached in time');
-  }
+  const pump = (done: () => boolean | Promise<boolean>, timeoutMs?: number) => pumpWebhooks(service, done, timeoutMs);
 
   const deliveries = (client: MerchantWalletClient, status?: string) => all<WebhookDelivery>(client.webhooks.deliveries(status === undefined ? {} : { status }));
 
