@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createHmac, randomUUID } from 'node:crypto';
 import type { MerchantWalletClient, WebhookDelivery } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { admin, newMerchantClient } from './support/service.js';
+import { admin, clientFor, createKey, newMerchantClient } from './support/service.js';
+import { MerchantWalletError } from '@merchant-wallet/sdk';
 import { useLedgerCheckedService } from './support/ledger-checked.js';
 import { pumpWebhooks, startReceiver, type Answer } from './support/webhook-receiver.js';
 
@@ -31,12 +32,12 @@ describe('webhooks: conformance of requests and answers', () => {
 
   /** A merchant with one endpoint at `url` for deposit.credited, and one such event. */
   async function oneEvent(url: string) {
-    const { client } = await newMerchantClient(service);
+    const { client, merchantId } = await newMerchantClient(service);
     const endpoint = (await client.webhooks.createEndpoint({ url, event_types: ['deposit.credited'] })) as { id: string; secret: string };
     const external = `m-${randomUUID().slice(0, 8)}`;
     await client.members.create({ external_member_id: external });
     await client.deposits.create({ member_id: external, asset: 'USDT', amount: '5', tx_hash: `0x${randomUUID()}` });
-    return { client, endpoint };
+    return { client, endpoint, merchantId };
   }
 
   it('signs "{webhook-id}.{webhook-timestamp}.{body}" with the base64-decoded secret (HMAC-SHA256 written here from extensions §5)', async () => {
@@ -130,5 +131,41 @@ describe('webhooks: conformance of requests and answers', () => {
     assert.equal(new Set(ids).size, 23, 'no record twice across pages');
     assert.equal(c.has_more, false);
     assert.equal((await list({ status: 'sent' })).data.length, 0);
+  });
+  it('a retry carries the same webhook-id, its own webhook-timestamp and a signature over that; redeliver takes merchant:read and answers {id, queued: true}', async () => {
+    let answer = 503;
+    const receiver = await startReceiver(() => answer);
+    try {
+      const { client, endpoint, merchantId } = await oneEvent(receiver.url());
+      await pumpWebhooks(service, () => receiver.received.length >= 1);
+      await client.sandbox.advanceClock(retryMs / 1000 + 1);
+      await pumpWebhooks(service, () => receiver.received.length >= 2);
+      const verify = (r: (typeof receiver.received)[number]) => {
+        const key = Buffer.from(endpoint.secret.slice('whsec_'.length), 'base64');
+        const id = String(r.headers['webhook-id']);
+        const ts = String(r.headers['webhook-timestamp']);
+        assert.equal(r.headers['webhook-signature'], `v1,${createHmac('sha256', key).update(`${id}.${ts}.${r.body}`).digest('base64')}`);
+      };
+      const [first, second] = receiver.received;
+      assert.equal(second!.headers['webhook-id'], first!.headers['webhook-id'], 'the event id, for deduplication');
+      assert.equal(second!.body, first!.body, 'the same body');
+      verify(first!);
+      verify(second!);
+      // The third and last attempt fails too: dead. A key with merchant:read alone redelivers it.
+      await client.sandbox.advanceClock(retryMs / 1000 + 1);
+      await pumpWebhooks(service, async () => (await deliveries(client))[0]?.status === 'dead');
+      const [dead] = await deliveries(client);
+      assert.equal(dead!.attempts, 3);
+      const noRead = clientFor(service, await createKey(service, merchantId, { scopes: ['webhooks:write'] }));
+      await assert.rejects(noRead.webhooks.redeliver(dead!.id), (e: unknown) => e instanceof MerchantWalletError && e.code === 'insufficient_scope' && e.status === 403);
+      const logReader = clientFor(service, await createKey(service, merchantId, { scopes: ['merchant:read'] }));
+      answer = 200;
+      assert.deepEqual(await logReader.webhooks.redeliver(dead!.id.slice('whd_'.length)), { id: dead!.id, queued: true });
+      await pumpWebhooks(service, async () => (await deliveries(client))[0]?.status === 'sent');
+      verify(receiver.received[receiver.received.length - 1]!);
+      assert.equal(receiver.received[receiver.received.length - 1]!.headers['webhook-id'], first!.headers['webhook-id']);
+    } finally {
+      await receiver.close();
+    }
   });
 });
