@@ -157,6 +157,7 @@ describe('webhooks: conformance of requests and answers', () => {
       const [dead] = await deliveries(client);
       assert.equal(dead!.attempts, 3);
       const noRead = clientFor(service, await createKey(service, merchantId, { scopes: ['webhooks:write'] }));
+      assert.equal((await noRead.webhooks.listEndpoints()).length, 1, 'webhooks:write includes webhooks:read');
       await assert.rejects(noRead.webhooks.redeliver(dead!.id), (e: unknown) => e instanceof MerchantWalletError && e.code === 'insufficient_scope' && e.status === 403);
       const logReader = clientFor(service, await createKey(service, merchantId, { scopes: ['merchant:read'] }));
       answer = 200;
