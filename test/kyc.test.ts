@@ -400,6 +400,31 @@ describe('reviews and levels', () => {
     assert.equal((await client.members.get(m.id)).kyc_profile_status, 'pending_review');
   });
 
+  test('a profile update stops the businesses level 1 opens (card issuing, exchange) until the re-review passes', async () => {
+    const m = await newMember();
+    await client.hostedScreens.sandboxComplete((await client.kyc.createSession({ onBehalfOf: m.id })).id, 'submitted');
+    await client.kyc.sandboxReview(m.id, { decision: 'approved' });
+    const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
+    // The member holds nothing: past the KYC gate a call is refused for its balance, never for its level.
+    const gate = async () => {
+      const apply = await client.requestRaw({ method: 'POST', path: '/v1/cards/applications', body: { product_id: virtual.id, source_asset: 'USDT' }, onBehalfOf: m.id });
+      const exchange = await client.requestRaw({ method: 'POST', path: '/v1/exchange/orders', body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10' }, onBehalfOf: m.id });
+      for (const res of [apply, exchange]) {
+        if (res.body.code === 'kyc_required') assert.deepEqual(Object.keys(res.body).sort(), ['code', 'message', 'request_id', 'type'], 'kyc_required carries no level');
+      }
+      return [apply.body.code, exchange.body.code];
+    };
+    const opened = await gate();
+    assert.ok(!opened.includes('kyc_required'), JSON.stringify(opened));
+    const update = await client.kyc.createProfileSession({ onBehalfOf: m.id });
+    await client.hostedScreens.sandboxComplete(update.id, 'submitted');
+    await assert.rejects(client.hostedScreens.sandboxComplete(update.id, 'submitted'), { status: 400, code: 'state_invalid' }, 'the update link is single use');
+    assert.equal((await getHostedPage(service, update.hosted_url)).status, 410);
+    assert.deepEqual(await gate(), ['kyc_required', 'kyc_required']);
+    await client.kyc.sandboxReview(m.id, { decision: 'approved' });
+    assert.deepEqual(await gate(), opened);
+  });
+
   test('operator review: the queue, approve with a level, reject with a reason, the member review of extensions 2', async () => {
     const other = await newMerchantClient(service);
     const members = [];
