@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { admin, clientFor, createKey, newMerchantClient, startTestService } from './support/service.js';
@@ -231,6 +232,29 @@ describe('tickets', () => {
     assert.equal((await fillIn((await client.kyc.createSession({ onBehalfOf: m.id })).hosted_url)).status, 200);
   });
 
+  test('sessions/revoke is idempotent: a replay with the same key voids nothing more; the key on another member is 409; no key is 400', async () => {
+    const m = await newMember();
+    const key = randomUUID();
+    const revoke = (ext: string, idempotencyKey: string | false = key) =>
+      client.requestRaw({ method: 'POST', path: `/v1/members/${encodeURIComponent(ext)}/sessions/revoke`, idempotencyKey });
+    const first = await revoke(m.external_member_id);
+    assert.deepEqual([first.status, first.body], [200, { id: m.external_member_id, revoked: true }]);
+    // A link issued after the revocation is not voided by a replay of it (nothing runs twice).
+    await client.sandbox.advanceClock(1);
+    const t = await client.kyc.createSession({ onBehalfOf: m.id });
+    const replay = await revoke(m.external_member_id);
+    assert.deepEqual([replay.status, replay.body, replay.headers['x-idempotent-replay']], [200, first.body, 'true']);
+    assert.equal((await getHostedPage(service, t.hosted_url)).status, 200, 'the later link still opens');
+    const other = await newMember();
+    const reused = await revoke(other.external_member_id);
+    assert.deepEqual([reused.status, reused.body.code], [409, 'idempotency_key_reused']);
+    const keyless = await revoke(m.external_member_id, false);
+    assert.deepEqual([keyless.status, keyless.body.code], [400, 'idempotency_key_required']);
+    // A new key revokes again.
+    assert.equal((await revoke(m.external_member_id, randomUUID())).status, 200);
+    assert.equal((await getHostedPage(service, t.hosted_url)).status, 410);
+  });
+
   test('a ticket is bound to its member and merchant', async () => {
     const a = await newMember();
     const b = await newMember();
@@ -376,6 +400,31 @@ describe('reviews and levels', () => {
     assert.equal((await client.members.get(m.id)).kyc_profile_status, 'pending_review');
   });
 
+  test('a profile update stops the businesses level 1 opens (card issuing, exchange) until the re-review passes', async () => {
+    const m = await newMember();
+    await client.hostedScreens.sandboxComplete((await client.kyc.createSession({ onBehalfOf: m.id })).id, 'submitted');
+    await client.kyc.sandboxReview(m.id, { decision: 'approved' });
+    const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
+    // The member holds nothing: past the KYC gate a call is refused for its balance, never for its level.
+    const gate = async () => {
+      const apply = await client.requestRaw({ method: 'POST', path: '/v1/cards/applications', body: { product_id: virtual.id, source_asset: 'USDT' }, onBehalfOf: m.id });
+      const exchange = await client.requestRaw({ method: 'POST', path: '/v1/exchange/orders', body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10' }, onBehalfOf: m.id });
+      for (const res of [apply, exchange]) {
+        if (res.body.code === 'kyc_required') assert.deepEqual(Object.keys(res.body).sort(), ['code', 'message', 'request_id', 'type'], 'kyc_required carries no level');
+      }
+      return [apply.body.code, exchange.body.code];
+    };
+    const opened = await gate();
+    assert.ok(!opened.includes('kyc_required'), JSON.stringify(opened));
+    const update = await client.kyc.createProfileSession({ onBehalfOf: m.id });
+    await client.hostedScreens.sandboxComplete(update.id, 'submitted');
+    await assert.rejects(client.hostedScreens.sandboxComplete(update.id, 'submitted'), { status: 400, code: 'state_invalid' }, 'the update link is single use');
+    assert.equal((await getHostedPage(service, update.hosted_url)).status, 410);
+    assert.deepEqual(await gate(), ['kyc_required', 'kyc_required']);
+    await client.kyc.sandboxReview(m.id, { decision: 'approved' });
+    assert.deepEqual(await gate(), opened);
+  });
+
   test('operator review: the queue, approve with a level, reject with a reason, the member review of extensions 2', async () => {
     const other = await newMerchantClient(service);
     const members = [];
@@ -432,6 +481,53 @@ describe('reviews and levels', () => {
     // A verdict on an older submission changes nothing.
     await kycCheckJob(job, service.ctx);
     assert.equal((await eventsOf(profile.id)).length, 2);
+  });
+});
+
+describe('the provider\'s outcome-unknown answers', () => {
+  test('a timeout or 5xx from the KYC provider changes nothing (no rejection, no level, no event); the check polls again and applies the verdict later', async () => {
+    const { kycCheckJob } = await import('../src/modules/kyc/workers.js');
+    const kyc = service.ctx.upstreams.kyc;
+    const m = await newMember();
+    await client.hostedScreens.sandboxComplete((await client.kyc.createSession({ onBehalfOf: m.id })).id, 'submitted');
+    const profile = await service.ctx.db.selectFrom('kyc_profiles').selectAll().where('member_id', '=', m.id).executeTakeFirstOrThrow();
+    const job = { id: 1n, kind: 'kyc.check', payload: { profile_id: profile.id, submission: 1 }, attempts: 1, max_attempts: 200 };
+    const call = { merchantId, environment: 'sandbox' as const };
+    await kyc.submit(call, { requestId: `${profile.id}:1`, memberRef: m.external_member_id } as any);
+    assert.equal(await kyc.sandboxDecide!(call, `${profile.id}:1`, { decision: 'rejected', reason: 'x' }), true);
+    const unchanged = async () => {
+      const row = await service.ctx.db.selectFrom('kyc_profiles').selectAll().where('id', '=', profile.id).executeTakeFirstOrThrow();
+      assert.deepEqual([row.status, row.status_version], ['pending_review', 1]);
+      assert.equal((await client.members.get(m.id)).kyc_level, 0);
+      assert.deepEqual((await eventsOf(profile.id)).map((e) => e.type), ['kyc.profile.pending_review']);
+    };
+    const answers: { submit?: { kind: string; reason?: string }; verdict?: { kind: string; reason?: string } }[] = [
+      { submit: { kind: 'timeout' } },
+      { submit: { kind: 'unknown', reason: 'HTTP 503' } },
+      { verdict: { kind: 'timeout' } },
+      { verdict: { kind: 'unknown', reason: 'HTTP 500' } },
+    ];
+    const realSubmit = kyc.submit;
+    const realVerdict = kyc.verdict;
+    try {
+      for (const answer of answers) {
+        (kyc as any).submit = answer.submit ? async () => answer.submit : realSubmit;
+        (kyc as any).verdict = answer.verdict ? async () => answer.verdict : realVerdict;
+        await assert.rejects(kycCheckJob(job, service.ctx), (err: any) => err.constructor.name === 'RetryLater', JSON.stringify(answer));
+        await unchanged();
+        // The sandbox reviewer's call meets the same answer: a timeout is 504 upstream_timeout, a 5xx 502 upstream_error; the state kept.
+        const timedOut = (answer.submit ?? answer.verdict)!.kind === 'timeout';
+        await assert.rejects(client.kyc.sandboxReview(m.id, { decision: 'approved' }), timedOut ? { status: 504, code: 'upstream_timeout' } : { status: 502, code: 'upstream_error' });
+        await unchanged();
+      }
+    } finally {
+      (kyc as any).submit = realSubmit;
+      (kyc as any).verdict = realVerdict;
+    }
+    // The provider answers again: its verdict (recorded before the faults) is applied once.
+    await kycCheckJob(job, service.ctx);
+    const after = await service.ctx.db.selectFrom('kyc_profiles').selectAll().where('id', '=', profile.id).executeTakeFirstOrThrow();
+    assert.deepEqual([after.status, after.review_source], ['rejected', 'provider']);
   });
 });
 

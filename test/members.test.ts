@@ -103,6 +103,19 @@ describe('members', () => {
     assert.equal(row.status, 'pending_review', 'nothing reviewed');
   });
 
+  it('x-on-behalf-of takes mem_<uuid> or the external id; a bare uuid, an e-mail or a phone is not recognised; blank is no member', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = (await client.members.create({ external_member_id: 'obo-forms', profile: { email: 'obo@example.com', phone: '+6591234568' } })) as any;
+    for (const ok of [m.id, 'obo-forms']) await client.balances.list({ onBehalfOf: ok });
+    for (const other of [m.id.slice('mem_'.length), 'obo@example.com', '+6591234568']) {
+      await expectCode(client.balances.list({ onBehalfOf: other }), 'member_not_found', 404);
+      await expectCode(client.kyc.createSession({ onBehalfOf: other }), 'member_not_found', 404);
+    }
+    await expectCode(client.kyc.createProfileSession({ onBehalfOf: '' }), 'member_context_required', 400);
+    const blank = await client.requestRaw({ method: 'POST', path: '/v1/kyc/profile-sessions', onBehalfOf: '   ' });
+    assert.deepEqual([blank.status, blank.body.code], [400, 'member_context_required']);
+  });
+
   it('revokes sessions by external id only', async () => {
     const { client } = await newMerchantClient(service);
     const m = (await client.members.create({ external_member_id: 'signed-in' })) as any;

@@ -162,6 +162,35 @@ describe('webhooks', () => {
     }
   });
 
+  it('delivers the KYC profile\'s events (submitted, approved, updated) in the same envelope: ids and status only, status_version rising', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { client, merchantId } = await newMerchantClient(service);
+      await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] });
+      const member = (await client.members.create({ external_member_id: 'wh-kyc' })) as any;
+      await client.hostedScreens.sandboxComplete((await client.kyc.createSession({ onBehalfOf: member.id })).id, 'submitted');
+      const approved = await client.kyc.sandboxReview('wh-kyc', { decision: 'approved', level: 2 });
+      await client.hostedScreens.sandboxComplete((await client.kyc.createProfileSession({ onBehalfOf: 'wh-kyc' })).id, 'submitted');
+      await pump(() => receiver.received.length >= 3);
+      await sleep(50);
+      const bodies = receiver.received.map((r) => JSON.parse(r.body)).sort((a, b) => a.data.status_version - b.data.status_version);
+      assert.deepEqual(bodies.map((b) => [b.event_type, b.data.status, b.data.status_version]), [
+        ['kyc.profile.pending_review', 'pending_review', 1], ['kyc.profile.approved', 'approved', 2], ['kyc.profile.pending_review', 'pending_review', 3],
+      ]);
+      for (const b of bodies) {
+        assert.deepEqual(Object.keys(b).sort(), ['created_at', 'data', 'event_id', 'event_type', 'livemode', 'merchant_id']);
+        assert.match(b.event_id, /^evt_/);
+        assert.match(b.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+        assert.deepEqual([b.merchant_id, b.livemode], [merchantId, false]);
+        assert.deepEqual(Object.keys(b.data).sort(), ['external_member_id', 'id', 'object', 'status', 'status_version']);
+        assert.deepEqual([b.data.object, b.data.id, b.data.external_member_id], ['kyc_profile', approved.id, 'wh-kyc']);
+      }
+      assert.ok(!receiver.received.some((r) => /Sandbox|passport|birth|level/i.test(r.body)), 'no personal data or level in the body');
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('the SDK\'s endpoint helpers: disable, enable, update, roll the secret, requeue, delete (typed as the server answers)', async () => {
     const { client } = await newMerchantClient(service);
     const created = await client.webhooks.createEndpoint({ url: 'http://127.0.0.1:9/hook', event_types: ['deposit.credited'] });

@@ -16,6 +16,7 @@ import {
 import { levelAfterUpdate, levelOnApproval, type ProfileFields } from './rules.js';
 import { transition, type KycAction } from './state.js';
 import type { KycImageKind, KycImageType, KycReviewSource } from './tables.js';
+import type { KycSubmitOutcome } from '../../upstreams/kyc.js';
 
 /**
  * The KYC area's operations (docs/kyc.md): hosted-screen sessions, submissions from the screens,
@@ -29,7 +30,7 @@ export const kycErrors = {
   createSession: ['duplicate_resource'],
   profileSession: ['not_found'],
   requirements: [],
-  sandboxReview: ['member_not_found', 'not_found', 'state_invalid', 'upstream_error'],
+  sandboxReview: ['member_not_found', 'not_found', 'state_invalid', 'upstream_error', 'upstream_timeout'],
   memberReview: ['member_not_found'],
   profileReview: ['not_found'],
   read: ['not_found'],
@@ -283,8 +284,8 @@ async function lockMemberThenProfile(trx: Transaction<Database>, profileId: stri
 
 const requestIdOf = (profile: Pick<KycProfile, 'id' | 'submissions'>) => `${profile.id}:${profile.submissions}`;
 
-/** Starts (idempotently) the provider check of the profile's current submission; the provider's reference or undefined. */
-async function submitCheck(ctx: ServiceContext, profile: KycProfile, externalMemberId: string): Promise<string | undefined> {
+/** Starts (idempotently) the provider check of the profile's current submission: the provider's answer. */
+async function submitCheck(ctx: ServiceContext, profile: KycProfile, externalMemberId: string): Promise<KycSubmitOutcome> {
   const outcome = await ctx.upstreams.kyc.submit({ merchantId: profile.merchant_id, environment: profile.environment }, {
     requestId: requestIdOf(profile),
     memberRef: externalMemberId,
@@ -297,10 +298,13 @@ async function submitCheck(ctx: ServiceContext, profile: KycProfile, externalMem
     addressCountry: profile.address_country,
     imageRefs: [profile.document_image_id, profile.selfie_image_id],
   });
-  return outcome.kind === 'accepted' ? outcome.providerRef : undefined;
+  return outcome;
 }
 
-export type CheckResult = 'applied' | 'pending' | 'stale' | 'no_answer';
+/** `timed_out`: the provider sent nothing back in time; `no_answer`: any other answer without a verdict (5xx, fault). Both are outcome-unknown. */
+export type CheckResult = 'applied' | 'pending' | 'stale' | 'no_answer' | 'timed_out';
+
+const unanswered = (outcome: { kind: string }): 'timed_out' | 'no_answer' => (outcome.kind === 'timeout' ? 'timed_out' : 'no_answer');
 
 /**
  * The provider side of one submission (the `kyc.check` job and the sandbox helper): submit the
@@ -311,14 +315,15 @@ export async function runCheck(ctx: ServiceContext, profileId: string, submissio
   const profile = await profileById(ctx.db, profileId);
   if (!profile || profile.submissions !== submission || profile.status !== 'pending_review') return 'stale';
   const member = await resolveMember(ctx.db, profile.merchant_id, profile.environment, profile.member_id);
-  const providerRef = await submitCheck(ctx, profile, member?.external_member_id ?? '');
-  if (!providerRef) return 'no_answer';
+  const submitted = await submitCheck(ctx, profile, member?.external_member_id ?? '');
+  if (submitted.kind !== 'accepted') return unanswered(submitted);
+  const providerRef = submitted.providerRef;
   const verdict = await ctx.upstreams.kyc.verdict({ merchantId: profile.merchant_id, environment: profile.environment }, requestIdOf(profile));
   return ctx.db.transaction().execute(async (trx) => {
     const locked = await lockMemberThenProfile(trx, profileId);
     if (!locked) return 'stale';
     if (locked.provider_ref === null && locked.submissions === submission) await updateProfile(trx, profileId, { provider_ref: providerRef });
-    if (verdict.kind !== 'decided') return verdict.kind === 'pending' ? 'pending' : 'no_answer';
+    if (verdict.kind !== 'decided') return verdict.kind === 'pending' ? 'pending' : unanswered(verdict);
     const now = await ctx.clock.now(trx, { merchantId: locked.merchant_id, environment: locked.environment });
     const applied = await applyReview(trx, { ...locked, provider_ref: providerRef }, verdict, 'provider', now, submission);
     return applied ? 'applied' : 'stale';
@@ -340,9 +345,12 @@ export async function sandboxReview(ctx: ServiceContext, caller: { merchantId: s
   const provider = ctx.upstreams.kyc;
   if (!provider.sandboxDecide) throw new ApiError('state_invalid', 'The configured KYC provider has no sandbox reviewer.');
   const call = { merchantId: caller.merchantId, environment: caller.environment };
-  if (!(await submitCheck(ctx, profile, member.external_member_id))) throw new ApiError('upstream_error');
+  // The provider's outcome-unknown answers change nothing; a timeout is 504 `upstream_timeout`, any other 502 `upstream_error`.
+  const submitted = await submitCheck(ctx, profile, member.external_member_id);
+  if (submitted.kind !== 'accepted') throw new ApiError(submitted.kind === 'timeout' ? 'upstream_timeout' : 'upstream_error');
   await provider.sandboxDecide(call, requestIdOf(profile), review);
   const result = await runCheck(ctx, profile.id, profile.submissions);
+  if (result === 'timed_out') throw new ApiError('upstream_timeout');
   if (result === 'no_answer') throw new ApiError('upstream_error');
   const after = await profileOfMember(ctx.db, member.id);
   const level = await memberLevel(ctx.db, member.id);

@@ -15,7 +15,7 @@ export const kycCheckJob: JobHandler = async (job, ctx) => {
   const profileId = String(job.payload.profile_id ?? '');
   const submission = Number(job.payload.submission);
   const result = await runCheck(ctx, profileId, submission);
-  if (result === 'pending' || result === 'no_answer') {
+  if (result === 'pending' || result === 'no_answer' || result === 'timed_out') {
     throw new RetryLater(Math.min(kycCheckPollDelayMs * 2 ** Math.min(job.attempts - 1, 10), kycCheckPollDelayMsMax), `kyc check ${result}`);
   }
 };
