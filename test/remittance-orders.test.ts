@@ -260,6 +260,37 @@ describe('remittance orders', () => {
     await ledgerOk();
   });
 
+  it('illegal moves are refused with state_invalid and post nothing: a return before completion or after failure, an operator resolve of a finished order', async () => {
+    const { m, payee } = await setup();
+    const returnOf = (id: string) => client.remittance.sandboxReturn(id);
+    const pending = await send(m, payee, 'EUR', '20');
+    await expectCode(returnOf(pending.id), 'state_invalid', 400);
+    assert.equal((await client.remittance.get(pending.id, { onBehalfOf: m })).status, 'pending');
+    await run();
+    assert.equal((await client.remittance.get(pending.id, { onBehalfOf: m })).status, 'completed');
+    const refusedResolve = await admin(service, 'POST', `/admin/v1/remittances/${pending.id}/resolve`, { status: 'failed' });
+    assert.deepEqual([refusedResolve.status, refusedResolve.body.code], [400, 'state_invalid'], 'a completed order is not failed afterwards');
+    await inject('reject');
+    let failed;
+    try {
+      failed = await send(m, payee, 'EUR', '30');
+      await run();
+    } finally {
+      await inject('success');
+    }
+    assert.equal((await client.remittance.get(failed.id, { onBehalfOf: m })).status, 'failed');
+    const before = await balance(m, 'EUR');
+    await expectCode(returnOf(failed.id), 'state_invalid', 400);
+    const revived = await admin(service, 'POST', `/admin/v1/remittances/${failed.id}/resolve`, { status: 'completed' });
+    assert.deepEqual([revived.status, revived.body.code], [400, 'state_invalid'], 'a failed order is not completed afterwards');
+    assert.deepEqual(await balance(m, 'EUR'), before, 'nothing posted by a refused move');
+    assert.equal(before.frozen, '0.00');
+    assert.equal(before.available, '478.90', '500 less the completed 20 + 1.10 fee; the failed order gave everything back');
+    assert.deepEqual(await eventsOf(failed.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.failed@3']);
+    assert.deepEqual(await eventsOf(pending.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3']);
+    await ledgerOk();
+  });
+
   it('a payout the bank returns later is found by the return watch: asked 1 h, 1, 3, 7, 14 and 30 days after completion on the merchant\'s clock', async () => {
     // A merchant of its own: the test moves its clock by a month.
     const own = await newMerchantClient(service);
