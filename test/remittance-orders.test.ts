@@ -399,6 +399,27 @@ describe('remittance orders', () => {
     assert.equal((await balance(m, 'USDT')).available, '1000.000000', 'nothing moved');
   });
 
+  it('a completed KYC profile update stops remittance (kyc_required, nothing frozen) until the re-review passes', async () => {
+    const external = `r-${randomUUID().slice(0, 8)}`;
+    const member = await client.members.create({ external_member_id: external });
+    await client.hostedScreens.sandboxComplete((await client.kyc.createSession({ onBehalfOf: member.id })).id, 'submitted');
+    await client.kyc.sandboxReview(member.id, { decision: 'approved' });
+    assert.equal((await client.members.get(member.id)).kyc_level, 1);
+    await client.deposits.create({ member_id: external, asset: 'EUR', amount: '100', tx_hash: `t-${randomUUID()}` });
+    const payee = await client.remittance.createPayee({ ...sepa, fields: { first_name: 'Anna', last_name: 'Müller', 'bank_details.iban': freshIban(), ...address } }, { onBehalfOf: external });
+    assert.equal((await send(external, payee.id, 'EUR', '10')).status, 'pending', 'level 1 opens remittance');
+    await client.hostedScreens.sandboxComplete((await client.kyc.createProfileSession({ onBehalfOf: member.id })).id, 'submitted');
+    assert.equal((await client.members.get(member.id)).kyc_level, 0, 'the level falls while the update is reviewed');
+    const before = await balance(external, 'EUR');
+    const refused = await client.requestRaw({ method: 'POST', path: '/v1/remittances', body: { payee_id: payee.id, source_asset: 'EUR', source_amount: '10' }, onBehalfOf: external, idempotencyKey: randomUUID() });
+    assert.deepEqual([refused.status, refused.body.code], [400, 'kyc_required']);
+    assert.deepEqual(await balance(external, 'EUR'), before, 'nothing frozen by the refusal');
+    await client.kyc.sandboxReview(member.id, { decision: 'approved' });
+    assert.equal((await send(external, payee.id, 'EUR', '10')).status, 'pending', 'open again after the re-review');
+    await run();
+    await ledgerOk();
+  });
+
   it('limits: single and daily, member and merchant, with limit_type and limit_scope', async () => {
     const { m, payee } = await setup();
     const corridor = 'rco_de_eur_local_sepa_sbx';
