@@ -425,4 +425,63 @@ describe('exchange', () => {
     assert.equal((await direction(id, { fee_side: 'to' })).fee_fixed, '0.00');
     await direction(id, { fee_side: 'from' });
   });
+  it('a lock executes at its numbers one second before its end on the sandbox clock; at its end it is refused (never re-priced)', async () => {
+    const { client: c } = await newMerchantClient(service);
+    const m = await member({ c });
+    const t0 = Date.parse((await c.sandbox.clock()).now);
+    const early = await c.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '100', lock: true }, { onBehalfOf: m });
+    const t1 = Date.parse((await c.sandbox.clock()).now);
+    const late = await c.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '100', lock: true }, { onBehalfOf: m });
+    const end = Date.parse(early.quote_expires_at!) - early.quote_ttl_sec * 1000;
+    assert.ok(end >= t0 && end <= t1, 'the lock window is quote_ttl_sec from the quote, on the merchant\'s clock');
+    await c.sandbox.advanceClock(early.quote_ttl_sec - 1);
+    const done = await c.exchange.execute({ quote_id: early.quote_id! }, { onBehalfOf: m });
+    assert.equal(done.rate, early.rate);
+    assert.equal(done.to_amount, early.to_amount);
+    assert.equal(done.fee_amount, early.fee_amount);
+    await c.sandbox.advanceClock(1);
+    await expectCode(c.exchange.execute({ quote_id: late.quote_id! }, { onBehalfOf: m }), 'state_invalid', 400);
+    assert.equal((await c.exchange.get(late.quote_id!, { onBehalfOf: m })).status, 'expired');
+    await ledgerOk();
+  });
+
+  it('lists filter by status; a member sees its own orders, the merchant all of them; unused or expired locks do not count toward the daily count', async () => {
+    const { client: c } = await newMerchantClient(service);
+    const a = await member({ c });
+    const b = await member({ c });
+    const id = 'exd_s_usdt_usdc';
+    const before = (await admin(service, 'GET', `/admin/v1/exchange/directions/${id}`)).body.member_daily_count;
+    await direction(id, { member_daily_count: 1 });
+    try {
+      const unused = await c.exchange.quote({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '10', lock: true }, { onBehalfOf: a });
+      const toExpire = await c.exchange.quote({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '10', lock: true }, { onBehalfOf: a });
+      await c.sandbox.advanceClock(1);
+      const kept = await c.exchange.quote({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '10', lock: true }, { onBehalfOf: a });
+      await c.sandbox.advanceClock(unused.quote_ttl_sec - 1);
+      assert.equal((await c.exchange.get(toExpire.quote_id!, { onBehalfOf: a })).status, 'expired');
+      const done = await c.exchange.execute({ quote_id: kept.quote_id! }, { onBehalfOf: a });
+      await expectCode(c.exchange.execute({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '10' }, { onBehalfOf: a }), 'limit_exceeded', 400);
+      const other = await c.exchange.execute({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '10' }, { onBehalfOf: b });
+      const ids = (list: { id: string }[]) => list.map((o) => o.id).sort();
+      assert.deepEqual(ids(await c.exchange.list({ onBehalfOf: a, status: 'completed' })), [done.id]);
+      assert.deepEqual(ids(await c.exchange.list({ onBehalfOf: a, status: 'expired' })), ids([unused, toExpire].map((q) => ({ id: q.quote_id! }))));
+      assert.deepEqual(await c.exchange.list({ onBehalfOf: a, status: 'quoted' }), []);
+      assert.deepEqual(ids(await c.exchange.list({ onBehalfOf: b })), [other.id]);
+      assert.deepEqual(ids(await c.exchange.list({ status: 'completed' })), ids([done, other]));
+      assert.equal((await c.exchange.list()).length, 4);
+      await expectCode(c.exchange.get(done.id, { onBehalfOf: b }), 'not_found', 404);
+    } finally {
+      await direction(id, { member_daily_count: before });
+    }
+    await ledgerOk();
+  });
+
+  it('a lock does not fix the member\'s disposition: a member suspended after the lock cannot execute it, and nothing moves', async () => {
+    const m = await member();
+    const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '40', lock: true }, { onBehalfOf: m });
+    await client.members.suspend(m);
+    await expectCode(client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m }), 'member_not_found', 404);
+    assert.equal((await client.exchange.get(q.quote_id!)).status, 'quoted');
+    assert.equal((await service.ctx.db.selectFrom('journal_entries').select('id').where('reference_id', '=', q.quote_id!).execute()).length, 0);
+  });
 });
