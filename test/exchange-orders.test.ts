@@ -484,4 +484,29 @@ describe('exchange', () => {
     assert.equal((await client.exchange.get(q.quote_id!)).status, 'quoted');
     assert.equal((await service.ctx.db.selectFrom('journal_entries').select('id').where('reference_id', '=', q.quote_id!).execute()).length, 0);
   });
+  it('each execution posts the documented lines: the member spends from_amount and gets to_amount, the fee goes to the merchant in fee_asset, on either side', async () => {
+    const m = await member();
+    const lines = async (id: string) => (await service.ctx.db.selectFrom('postings as p')
+      .innerJoin('ledger_accounts as l', 'l.id', 'p.account_id').innerJoin('journal_entries as e', 'e.id', 'p.entry_id')
+      .select(['e.kind', 'l.asset', 'l.owner_type', 'l.bucket', 'p.amount']).where('e.reference_id', '=', id).execute())
+      .map((r) => `${r.kind} ${r.asset} ${r.owner_type}.${r.bucket} ${BigInt(r.amount) > 0n ? `debit ${r.amount}` : `credit ${-BigInt(r.amount)}`}`).sort();
+    const minor = (amount: string) => amount.replace('.', '').replace(/^0+(?=\d)/, '');
+    const fromSide = await client.exchange.execute({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '100' }, { onBehalfOf: m });
+    assert.equal(fromSide.fee_asset, 'USDT');
+    const [f, t, fee] = [minor(fromSide.from_amount), minor(fromSide.to_amount), minor(fromSide.fee_amount)];
+    assert.deepEqual(await lines(fromSide.id), [
+      `exchange.buy EUR member.available credit ${t}`, `exchange.buy EUR platform.settlement_clearing debit ${t}`,
+      `exchange.sell USDT member.available debit ${f}`, `exchange.sell USDT merchant.fee_income credit ${fee}`,
+      `exchange.sell USDT merchant.fee_retained debit ${fee}`, `exchange.sell USDT platform.settlement_clearing credit ${f}`,
+    ].sort());
+    const toSide = await client.exchange.execute({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '100' }, { onBehalfOf: m });
+    assert.equal(toSide.fee_asset, 'BTC');
+    const [f2, t2, fee2] = [minor(toSide.from_amount), minor(toSide.to_amount), minor(toSide.fee_amount)];
+    assert.deepEqual(await lines(toSide.id), [
+      `exchange.buy BTC member.available credit ${t2}`, `exchange.buy BTC merchant.fee_income credit ${fee2}`,
+      `exchange.buy BTC merchant.fee_retained debit ${fee2}`, `exchange.buy BTC platform.settlement_clearing debit ${t2}`,
+      `exchange.sell USDT member.available debit ${f2}`, `exchange.sell USDT platform.settlement_clearing credit ${f2}`,
+    ].sort());
+    await ledgerOk();
+  });
 });
