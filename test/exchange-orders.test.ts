@@ -484,6 +484,7 @@ describe('exchange', () => {
     assert.equal((await client.exchange.get(q.quote_id!)).status, 'quoted');
     assert.equal((await service.ctx.db.selectFrom('journal_entries').select('id').where('reference_id', '=', q.quote_id!).execute()).length, 0);
   });
+
   it('each execution posts the documented lines: the member spends from_amount and gets to_amount, the fee goes to the merchant in fee_asset, on either side', async () => {
     const m = await member();
     const lines = async (id: string) => (await service.ctx.db.selectFrom('postings as p')
@@ -491,22 +492,22 @@ describe('exchange', () => {
       .select(['e.kind', 'l.asset', 'l.owner_type', 'l.bucket', 'p.amount']).where('e.reference_id', '=', id).execute())
       .map((r) => `${r.kind} ${r.asset} ${r.owner_type}.${r.bucket} ${BigInt(r.amount) > 0n ? `debit ${r.amount}` : `credit ${-BigInt(r.amount)}`}`).sort();
     const minor = (amount: string) => amount.replace('.', '').replace(/^0+(?=\d)/, '');
-    const fromSide = await client.exchange.execute({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '100' }, { onBehalfOf: m });
-    assert.equal(fromSide.fee_asset, 'USDT');
-    const [f, t, fee] = [minor(fromSide.from_amount), minor(fromSide.to_amount), minor(fromSide.fee_amount)];
-    assert.deepEqual(await lines(fromSide.id), [
-      `exchange.buy EUR member.available credit ${t}`, `exchange.buy EUR platform.settlement_clearing debit ${t}`,
-      `exchange.sell USDT member.available debit ${f}`, `exchange.sell USDT merchant.fee_income credit ${fee}`,
-      `exchange.sell USDT merchant.fee_retained debit ${fee}`, `exchange.sell USDT platform.settlement_clearing credit ${f}`,
-    ].sort());
-    const toSide = await client.exchange.execute({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '100' }, { onBehalfOf: m });
-    assert.equal(toSide.fee_asset, 'BTC');
-    const [f2, t2, fee2] = [minor(toSide.from_amount), minor(toSide.to_amount), minor(toSide.fee_amount)];
-    assert.deepEqual(await lines(toSide.id), [
-      `exchange.buy BTC member.available credit ${t2}`, `exchange.buy BTC merchant.fee_income credit ${fee2}`,
-      `exchange.buy BTC merchant.fee_retained debit ${fee2}`, `exchange.buy BTC platform.settlement_clearing debit ${t2}`,
-      `exchange.sell USDT member.available debit ${f2}`, `exchange.sell USDT platform.settlement_clearing credit ${f2}`,
-    ].sort());
+    /** docs/exchange.md "Posting rules": the fee is the merchant's (fee_retained to fee_income) in the fee asset's entry. */
+    const documented = (o: { from_asset: string; to_asset: string; from_amount: string; to_amount: string; fee_amount: string; fee_asset: string }) => {
+      const [from, to, fee] = [minor(o.from_amount), minor(o.to_amount), minor(o.fee_amount)];
+      const kindOf = o.fee_asset === o.from_asset ? `exchange.sell ${o.from_asset}` : `exchange.buy ${o.to_asset}`;
+      return [
+        `exchange.sell ${o.from_asset} member.available debit ${from}`, `exchange.sell ${o.from_asset} platform.settlement_clearing credit ${from}`,
+        `exchange.buy ${o.to_asset} platform.settlement_clearing debit ${to}`, `exchange.buy ${o.to_asset} member.available credit ${to}`,
+        `${kindOf} merchant.fee_retained debit ${fee}`, `${kindOf} merchant.fee_income credit ${fee}`,
+      ].sort();
+    };
+    for (const [to, feeAsset] of [['EUR', 'USDT'], ['BTC', 'BTC']] as const) {
+      const order = await client.exchange.execute({ from_asset: 'USDT', to_asset: to, from_amount: '100' }, { onBehalfOf: m });
+      assert.equal(order.fee_asset, feeAsset, 'the catalogue puts this direction\'s fee on this side');
+      assert.notEqual(minor(order.fee_amount), '0');
+      assert.deepEqual(await lines(order.id), documented(order));
+    }
     await ledgerOk();
   });
 });
