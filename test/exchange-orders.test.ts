@@ -510,4 +510,19 @@ describe('exchange', () => {
     }
     await ledgerOk();
   });
+
+  it('each state change writes one exchange.order.<status> event with ids and status only: quoted@1 then completed@2 for a lock, completed@1 for a market order', async () => {
+    const m = await member();
+    const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '30', lock: true }, { onBehalfOf: m });
+    await client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m });
+    const market = await client.exchange.execute({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '30' }, { onBehalfOf: m });
+    const events = await service.ctx.db.selectFrom('events').select(['type', 'object', 'object_id', 'external_member_id', 'status', 'status_version', 'merchant_id', 'livemode'])
+      .where('object_id', 'in', [q.quote_id!, market.id]).orderBy('seq').execute();
+    const envelope = { object: 'exchange_order', external_member_id: m, merchant_id: merchantId, livemode: false };
+    assert.deepEqual(events, [
+      { ...envelope, type: 'exchange.order.quoted', object_id: q.quote_id, status: 'quoted', status_version: 1 },
+      { ...envelope, type: 'exchange.order.completed', object_id: q.quote_id, status: 'completed', status_version: 2 },
+      { ...envelope, type: 'exchange.order.completed', object_id: market.id, status: 'completed', status_version: 1 },
+    ]);
+  });
 });
