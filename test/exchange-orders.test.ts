@@ -425,4 +425,104 @@ describe('exchange', () => {
     assert.equal((await direction(id, { fee_side: 'to' })).fee_fixed, '0.00');
     await direction(id, { fee_side: 'from' });
   });
+  it('a lock executes at its numbers one second before its end on the sandbox clock; at its end it is refused (never re-priced)', async () => {
+    const { client: c } = await newMerchantClient(service);
+    const m = await member({ c });
+    const t0 = Date.parse((await c.sandbox.clock()).now);
+    const early = await c.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '100', lock: true }, { onBehalfOf: m });
+    const t1 = Date.parse((await c.sandbox.clock()).now);
+    const late = await c.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '100', lock: true }, { onBehalfOf: m });
+    const end = Date.parse(early.quote_expires_at!) - early.quote_ttl_sec * 1000;
+    assert.ok(end >= t0 && end <= t1, 'the lock window is quote_ttl_sec from the quote, on the merchant\'s clock');
+    await c.sandbox.advanceClock(early.quote_ttl_sec - 1);
+    const done = await c.exchange.execute({ quote_id: early.quote_id! }, { onBehalfOf: m });
+    assert.equal(done.rate, early.rate);
+    assert.equal(done.to_amount, early.to_amount);
+    assert.equal(done.fee_amount, early.fee_amount);
+    await c.sandbox.advanceClock(1);
+    await expectCode(c.exchange.execute({ quote_id: late.quote_id! }, { onBehalfOf: m }), 'state_invalid', 400);
+    assert.equal((await c.exchange.get(late.quote_id!, { onBehalfOf: m })).status, 'expired');
+    await ledgerOk();
+  });
+
+  it('lists filter by status; a member sees its own orders, the merchant all of them; unused or expired locks do not count toward the daily count', async () => {
+    const { client: c } = await newMerchantClient(service);
+    const a = await member({ c });
+    const b = await member({ c });
+    const id = 'exd_s_usdt_usdc';
+    const before = (await admin(service, 'GET', `/admin/v1/exchange/directions/${id}`)).body.member_daily_count;
+    await direction(id, { member_daily_count: 1 });
+    try {
+      const unused = await c.exchange.quote({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '10', lock: true }, { onBehalfOf: a });
+      const toExpire = await c.exchange.quote({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '10', lock: true }, { onBehalfOf: a });
+      await c.sandbox.advanceClock(1);
+      const kept = await c.exchange.quote({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '10', lock: true }, { onBehalfOf: a });
+      await c.sandbox.advanceClock(unused.quote_ttl_sec - 1);
+      assert.equal((await c.exchange.get(toExpire.quote_id!, { onBehalfOf: a })).status, 'expired');
+      const done = await c.exchange.execute({ quote_id: kept.quote_id! }, { onBehalfOf: a });
+      await expectCode(c.exchange.execute({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '10' }, { onBehalfOf: a }), 'limit_exceeded', 400);
+      const other = await c.exchange.execute({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '10' }, { onBehalfOf: b });
+      const ids = (list: { id: string }[]) => list.map((o) => o.id).sort();
+      assert.deepEqual(ids(await c.exchange.list({ onBehalfOf: a, status: 'completed' })), [done.id]);
+      assert.deepEqual(ids(await c.exchange.list({ onBehalfOf: a, status: 'expired' })), ids([unused, toExpire].map((q) => ({ id: q.quote_id! }))));
+      assert.deepEqual(await c.exchange.list({ onBehalfOf: a, status: 'quoted' }), []);
+      assert.deepEqual(ids(await c.exchange.list({ onBehalfOf: b })), [other.id]);
+      assert.deepEqual(ids(await c.exchange.list({ status: 'completed' })), ids([done, other]));
+      assert.equal((await c.exchange.list()).length, 4);
+      await expectCode(c.exchange.get(done.id, { onBehalfOf: b }), 'not_found', 404);
+    } finally {
+      await direction(id, { member_daily_count: before });
+    }
+    await ledgerOk();
+  });
+
+  it('a lock does not fix the member\'s disposition: a member suspended after the lock cannot execute it, and nothing moves', async () => {
+    const m = await member();
+    const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '40', lock: true }, { onBehalfOf: m });
+    await client.members.suspend(m);
+    await expectCode(client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m }), 'member_not_found', 404);
+    assert.equal((await client.exchange.get(q.quote_id!)).status, 'quoted');
+    assert.equal((await service.ctx.db.selectFrom('journal_entries').select('id').where('reference_id', '=', q.quote_id!).execute()).length, 0);
+  });
+
+  it('each execution posts the documented lines: the member spends from_amount and gets to_amount, the fee goes to the merchant in fee_asset, on either side', async () => {
+    const m = await member();
+    const lines = async (id: string) => (await service.ctx.db.selectFrom('postings as p')
+      .innerJoin('ledger_accounts as l', 'l.id', 'p.account_id').innerJoin('journal_entries as e', 'e.id', 'p.entry_id')
+      .select(['e.kind', 'l.asset', 'l.owner_type', 'l.bucket', 'p.amount']).where('e.reference_id', '=', id).execute())
+      .map((r) => `${r.kind} ${r.asset} ${r.owner_type}.${r.bucket} ${BigInt(r.amount) > 0n ? `debit ${r.amount}` : `credit ${-BigInt(r.amount)}`}`).sort();
+    const minor = (amount: string) => amount.replace('.', '').replace(/^0+(?=\d)/, '');
+    /** docs/exchange.md "Posting rules": the fee is the merchant's (fee_retained to fee_income) in the fee asset's entry. */
+    const documented = (o: { from_asset: string; to_asset: string; from_amount: string; to_amount: string; fee_amount: string; fee_asset: string }) => {
+      const [from, to, fee] = [minor(o.from_amount), minor(o.to_amount), minor(o.fee_amount)];
+      const kindOf = o.fee_asset === o.from_asset ? `exchange.sell ${o.from_asset}` : `exchange.buy ${o.to_asset}`;
+      return [
+        `exchange.sell ${o.from_asset} member.available debit ${from}`, `exchange.sell ${o.from_asset} platform.settlement_clearing credit ${from}`,
+        `exchange.buy ${o.to_asset} platform.settlement_clearing debit ${to}`, `exchange.buy ${o.to_asset} member.available credit ${to}`,
+        `${kindOf} merchant.fee_retained debit ${fee}`, `${kindOf} merchant.fee_income credit ${fee}`,
+      ].sort();
+    };
+    for (const [to, feeAsset] of [['EUR', 'USDT'], ['BTC', 'BTC']] as const) {
+      const order = await client.exchange.execute({ from_asset: 'USDT', to_asset: to, from_amount: '100' }, { onBehalfOf: m });
+      assert.equal(order.fee_asset, feeAsset, 'the catalogue puts this direction\'s fee on this side');
+      assert.notEqual(minor(order.fee_amount), '0');
+      assert.deepEqual(await lines(order.id), documented(order));
+    }
+    await ledgerOk();
+  });
+
+  it('each state change writes one exchange.order.<status> event with ids and status only: quoted@1 then completed@2 for a lock, completed@1 for a market order', async () => {
+    const m = await member();
+    const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '30', lock: true }, { onBehalfOf: m });
+    await client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m });
+    const market = await client.exchange.execute({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '30' }, { onBehalfOf: m });
+    const events = await service.ctx.db.selectFrom('events').select(['type', 'object', 'object_id', 'external_member_id', 'status', 'status_version', 'merchant_id', 'livemode'])
+      .where('object_id', 'in', [q.quote_id!, market.id]).orderBy('seq').execute();
+    const envelope = { object: 'exchange_order', external_member_id: m, merchant_id: merchantId, livemode: false };
+    assert.deepEqual(events, [
+      { ...envelope, type: 'exchange.order.quoted', object_id: q.quote_id, status: 'quoted', status_version: 1 },
+      { ...envelope, type: 'exchange.order.completed', object_id: q.quote_id, status: 'completed', status_version: 2 },
+      { ...envelope, type: 'exchange.order.completed', object_id: market.id, status: 'completed', status_version: 1 },
+    ]);
+  });
 });
