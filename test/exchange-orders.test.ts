@@ -127,6 +127,11 @@ describe('exchange', () => {
     const again = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '250', lock: true }, { onBehalfOf: m, idempotencyKey: key });
     assert.deepEqual(again, q);
     await expectCode(client.exchange.quote({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '251', lock: true }, { onBehalfOf: m, idempotencyKey: key }), 'idempotency_key_reused', 409);
+    // "The same key, direction and amount": asset codes in any case, the amount with a zero tail.
+    const respelled = await client.exchange.quote({ from_asset: 'usdt', to_asset: 'Usdc', from_amount: '250.000000', lock: true }, { onBehalfOf: m, idempotencyKey: key });
+    assert.deepEqual(respelled, q);
+    await expectCode(client.exchange.quote({ from_asset: 'USDC', to_asset: 'USDT', from_amount: '250', lock: true }, { onBehalfOf: m, idempotencyKey: key }), 'idempotency_key_reused', 409);
+    await expectCode(client.exchange.quote({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '0250', lock: true }, { onBehalfOf: m, idempotencyKey: key }), 'idempotency_key_reused', 409);
     const order = await client.exchange.get(q.quote_id!, { onBehalfOf: m });
     assert.equal(order.status, 'quoted');
     assert.equal(order.type, 'locked');

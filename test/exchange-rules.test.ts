@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { assertEntry, type EntryLine } from '../src/ledger/index.js';
 import { convert, isStale, rateAfterSpread, ratioOf, SimulatedMarket, driftBps } from '../src/upstreams/rates.js';
 import {
-  bpsUp, conversionBuyLines, conversionSellLines, exchangeBuyLines, exchangeSellLines, limitBreach, needsStepUp, priceExchange, type PriceInput,
+  bpsUp, conversionBuyLines, conversionSellLines, exchangeBuyLines, exchangeSellLines, limitBreach, needsStepUp, priceExchange, quoteRequestIdentity, type PriceInput,
 } from '../src/modules/exchange/rules.js';
 import { aprText, dailyInterest, maturityLines, payoutLines, redeemLines, subscribeLines } from '../src/modules/earn/rules.js';
 import { defaultDirections, defaultEarnProducts } from '../src/db/migrations/017_exchange_earn.js';
@@ -236,3 +236,16 @@ describe('the default catalogue (migration 017 against extensions 7)', () => {
     assert.deepEqual(defaultEarnProducts.map((p) => [p.asset, p.type, p.term_days]), [['USDT', 'flexible', 0], ['USDT', 'fixed', 30]]);
   });
 });
+
+describe('quote request identity (the locked quote idempotency comparison)', () => {
+  it('meets asset case and a zero tail of the amount, nothing else; total on any body', () => {
+    const base = quoteRequestIdentity({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '250', lock: true });
+    assert.deepEqual(quoteRequestIdentity({ from_asset: 'usdt', to_asset: 'UsDc', from_amount: '250.000', lock: true }), base);
+    assert.deepEqual(quoteRequestIdentity({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '250.50', lock: true }), { from_asset: 'USDT', to_asset: 'USDC', from_amount: '250.5', lock: true });
+    for (const amount of ['0250', '250.', '2.5e2', ' 250', '-250']) {
+      assert.notDeepEqual(quoteRequestIdentity({ from_asset: 'USDT', to_asset: 'USDC', from_amount: amount, lock: true }), base, amount);
+    }
+    for (const body of [null, undefined, 'x', 3, [1], { from_amount: 250 }]) assert.doesNotThrow(() => quoteRequestIdentity(body));
+  });
+});
+

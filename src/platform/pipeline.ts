@@ -315,7 +315,7 @@ function prepareIdempotency(ctx: ServiceContext, req: FastifyRequest, access: Ro
     // Keys are the merchant's; on behalf of a member the member is part of the request, so the
     // same key and body for another member is another request (409), never that member's replay.
     endpoint: req.member ? `${keys.endpoint!(req.params)} for ${req.member.id}` : keys.endpoint!(req.params),
-    requestHash: requestHash(req.rawBody, req.body, access.secretBodyFields?.length
+    requestHash: requestHash(req.rawBody, access.canonicalBody ? access.canonicalBody(req.body) : req.body, access.secretBodyFields?.length
       ? { fields: access.secretBodyFields, key: configuredKey(ctx.config, 'idempotency/secret-fields/v1') }
       : undefined),
     settled: false,

@@ -19,6 +19,13 @@ export interface RouteAccess {
    * /v1/exchange/quotes`: the reference's key is "meaningful only with `lock: true`".
    */
   keyedBody?: { applies: (body: unknown) => boolean; description: string };
+  /**
+   * The body as the idempotency record compares it, where the reference makes two spellings one
+   * request (`POST /v1/exchange/quotes`: "the same key, direction and amount return the same
+   * locked quote", asset codes being case-insensitive and `250` the amount `250.000000` is).
+   * Given any parsed body (it runs before validation), it must not throw. Default: the body.
+   */
+  canonicalBody?: (body: unknown) => unknown;
   /** `always`: signed whatever the method (POST /v1/deposits). Default: every method but GET and HEAD. */
   signature?: 'always' | 'by_method';
   /** Only in the sandbox; production answers 404 not_found. */

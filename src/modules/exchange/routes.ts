@@ -10,6 +10,7 @@ import {
   askRate, exchangeErrors, executeLocked, executeMarket, getOrder, listOrders, lockedQuote, readOnlyQuote,
 } from './service.js';
 import { executeRequestOf, lockOf, sidesOf } from './requests.js';
+import { quoteRequestIdentity } from './rules.js';
 
 const tags = ['Exchange'];
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -112,6 +113,9 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
       // The reference: the key is "meaningful only with lock: true". A read-only quote is priced
       // anew on every call, key or not: never a replayed (stale) price or refusal.
       keyedBody: { applies: (body) => (body as { lock?: unknown } | null)?.lock === true, description: 'Read only with `lock: true`: a quote without a lock is priced anew on every call (the key is not kept).' },
+      // "The same key, direction and amount return the same locked quote": asset case and a zero
+      // tail of the amount do not make another request.
+      canonicalBody: quoteRequestIdentity,
     },
     errors: exchangeErrors.quote,
     schema: {
@@ -119,7 +123,7 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
       description: [
         'Without `lock`: read-only, nothing stored, no `quote_id`; execution later re-prices. ',
         'With `lock: true`: an exchange order in state `quoted` (`quote_id` = its id) whose numbers `POST /v1/exchange/orders` executes until `quote_expires_at`; afterwards it becomes `expired` (no money moves) and execution is refused, never re-priced. ',
-        'With `lock: true` the same idempotency key with the same body returns the same locked quote; without a lock the key is not read (every read-only quote is priced anew). ',
+        'With `lock: true` the same idempotency key with the same direction and amount returns the same locked quote (asset codes in any case, the amount with or without a zero tail); without a lock the key is not read (every read-only quote is priced anew). ',
         'Refusals (4xx, where the reference answers 500 `api_error`; docs/compatibility.md): `invalid_request` (unknown asset, same asset both sides, bad amount), `invalid_fields` (`lock` not a JSON boolean), ',
         '`asset_not_allowed` (asset disabled), `service_unavailable` (direction switched off, rate unavailable or stale), `kyc_required`, `amount_out_of_range` (below minimum, above single cap, fee consumes the amount), ',
         '`limit_exceeded` with `limit_type: daily`, `limit_scope: member` (the member\'s daily amount or count in the direction, on the merchant\'s day).',

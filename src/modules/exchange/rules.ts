@@ -163,3 +163,27 @@ export function conversionBuyLines(p: Omit<ExecutionMoney, 'memberId'>): EntryLi
   if (feeHere > 0n) lines.push({ account: platformAccount('fee_income', p.merchantId), side: 'credit', amount: feeHere });
   return lines;
 }
+
+/**
+ * A quote request as its idempotency record compares it (route access `canonicalBody`): the
+ * reference's "the same key, direction and amount return the same locked quote" makes `usdt` the
+ * asset `USDT` is (codes are case-insensitive) and `250.000000` the amount `250` is (a zero tail
+ * is accepted and changes nothing). Only those spellings meet; anything the quote would refuse
+ * stays as sent, so a refused spelling never replays an accepted quote. Total on any input.
+ */
+export function quoteRequestIdentity(body: unknown): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const out: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  for (const field of ['from_asset', 'to_asset'] as const) {
+    if (typeof out[field] === 'string') out[field] = (out[field] as string).toUpperCase();
+  }
+  if (typeof out.from_amount === 'string') out.from_amount = withoutZeroTail(out.from_amount);
+  return out;
+}
+
+/** `250.500` → `250.5`, `250.000` → `250`; any other text unchanged. */
+function withoutZeroTail(amount: string): string {
+  const m = /^([0-9]+)\.([0-9]*?)0+$/.exec(amount);
+  if (!m) return amount;
+  return m[2] === '' ? m[1]! : `${m[1]}.${m[2]}`;
+}
