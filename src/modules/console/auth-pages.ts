@@ -6,9 +6,9 @@ import {
   consoleBase, csrfField, deviceSetCookie, formOf, loginClient, one, redirect, sendHtml, sessionClearCookie, sessionSetCookie, signInCsrf, signInCsrfValid, withChange, withSession,
   presentedSession, totpKey, twoStepClearCookie, twoStepSetCookie, twoStepUser, type PageRequest, type Refusal,
 } from './http.js';
-import {
-  acceptInvite, audit, checkCurrentPassword, completeSecondFactor, confirmTotpSetup, disableTotp, openInvite, recoveryCodesLeft, signIn, signOut, signOutEverywhere, startTotpSetup, totpStatus,
-} from './service.js';
+import { acceptInvite, checkCurrentPassword, completeSecondFactor, openInvite, signIn, signOut, signOutEverywhere } from './service.js';
+import { confirmTotpSetup, disableTotp, recoveryCodesLeft, startTotpSetup, totpStatus } from './second-factor.js';
+import { audit } from './audit.js';
 import { base32, otpauthUri } from './totp.js';
 import { passwordProblem } from './rules.js';
 import { decoyHash, passwordLengthMin } from './password.js';

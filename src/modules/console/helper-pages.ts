@@ -8,7 +8,7 @@ import { AuthorizationBodySchema, authorize, sandboxAdvance, sandboxShip } from 
 import { sandboxReview } from '../kyc/service.js';
 import { completeInSandbox } from '../hosted-screens/service.js';
 import { attempt, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';
-import { audit } from './service.js';
+import { audit } from './audit.js';
 import { listMerchantApplications } from './queries.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';

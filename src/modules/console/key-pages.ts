@@ -10,7 +10,7 @@ import { html, type HtmlPart } from '../hosted-screens/html.js';
 import { createKey, getKey, rotateKey, updateKey, type KeyWithSecrets } from '../merchants/service.js';
 import { splitScopes } from '../merchants/rules.js';
 import { all, attempt, one, formOf, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
-import { audit } from './service.js';
+import { audit } from './audit.js';
 import { listKeys } from './queries.js';
 import { allowlistLines, can } from './rules.js';
 import { refusedPage } from './auth-pages.js';

@@ -6,7 +6,7 @@ import { memberBalances, merchantBalances } from '../balances/queries.js';
 import { confirmWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals } from '../withdrawals/service.js';
 import { getDeposit, listDeposits } from '../deposits/service.js';
 import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
-import { audit } from './service.js';
+import { audit } from './audit.js';
 import { listMembers } from './queries.js';
 import { history } from './history.js';
 import { can } from './rules.js';

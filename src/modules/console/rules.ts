@@ -109,3 +109,13 @@ export function passwordProblem(password: string, confirmation: string): string 
 export function allowlistLines(text: string): string[] {
   return text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
 }
+
+/** A signed-in user as every console page sees it. */
+export interface ConsoleSession {
+  tokenHash: string;
+  userId: string;
+  email: string;
+  role: ConsoleRole;
+  merchantId: string;
+  merchantName: string;
+}

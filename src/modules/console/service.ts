@@ -1,26 +1,29 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
 import { randomToken, sha256Hex } from '../../platform/ids.js';
 import { getMerchant } from '../merchants/queries.js';
 import { decoyHash, hashPassword, needsRehash, verifyPassword } from './password.js';
 import {
   deleteOtherSessions, deleteRecoveryCodes, deleteSession, deleteUserSessions, findSession, findUser, findUserByEmail, findUserByInvite,
-  insertAudit, insertSession, insertUser, listUsers, replaceRecoveryCodes, spendRecoveryCode, touchSession, unusedRecoveryCodes, updateUser,
+  insertSession, insertUser, listUsers, spendRecoveryCode, touchSession, unusedRecoveryCodes, updateUser,
   type ConsoleUserRow,
 } from './queries.js';
-import { inviteTtlSeconds, needsTouch, normaliseEmail, passwordProblem, sessionState, type SessionLimits } from './rules.js';
+import { inviteTtlSeconds, needsTouch, normaliseEmail, passwordProblem, sessionState, type ConsoleSession, type SessionLimits } from './rules.js';
+import { recheckPassword, takeTotpCode } from './second-factor.js';
+import { auditAccount } from './audit.js';
 import type { ConsoleRole } from './tables.js';
-import { matchTotp, newTotpSecret, openSecret, sealSecret } from './totp.js';
-import { isRecoveryCodeShape, newRecoveryCodes, recoveryCodeHash } from './recovery.js';
+import { isRecoveryCodeShape, recoveryCodeHash } from './recovery.js';
 import { clearAttempts, throttledAttempt, type LoginClient } from './throttle.js';
 
+export type { ConsoleSession } from './rules.js';
 
 /**
  * The console's accounts: invites (operator API), the password set through the invite link,
  * sign-in with its throttle, sessions with idle and absolute timeouts, sign-out (one or every
- * browser), and the audit log. Times are real time (`ctx.clock.real()`), never a merchant's
- * sandbox clock: a session is a security window, like an access token.
+ * browser); the second factor is second-factor.ts, the audit log audit.ts. Times are real time
+ * (`ctx.clock.real()`), never a merchant's sandbox clock: a session is a security window, like an
+ * access token.
  */
 
 export const consoleErrors = {
@@ -30,16 +33,6 @@ export const consoleErrors = {
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
 type Db = Kysely<Database> | Transaction<Database>;
-
-/** A signed-in user as every console page sees it. */
-export interface ConsoleSession {
-  tokenHash: string;
-  userId: string;
-  email: string;
-  role: ConsoleRole;
-  merchantId: string;
-  merchantName: string;
-}
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
@@ -182,11 +175,6 @@ export async function checkCurrentPassword(db: Kysely<Database>, session: Consol
   return user ? recheckPassword(db, user, password, client, now) : 'wrong';
 }
 
-/** The password check of every form that asks again for it, under the sign-in throttle. */
-async function recheckPassword(db: Kysely<Database>, user: ConsoleUserRow, password: string, client: LoginClient, now: Date): Promise<'ok' | 'throttled' | 'wrong'> {
-  return throttledAttempt(db, user.email, client, now, async () => Boolean(user.password_hash && await verifyPassword(password, user.password_hash)));
-}
-
 /**
  * A new session, in one transaction with what a completed sign-in changes: the throttle's
  * failures cleared, the user's sign-in generation advanced (spending every two-step cookie made
@@ -206,19 +194,6 @@ async function startSession(db: Kysely<Database>, user: ConsoleUserRow, input: {
     return true;
   });
   return started ? token : undefined;
-}
-
-/**
- * Whether `code` is a current code of the user's authenticator not used before; its step is taken
- * with a conditional update: of two submissions of one code, one wins.
- */
-async function takeTotpCode(db: Db, totpKey: Buffer, user: ConsoleUserRow, code: string, now: Date): Promise<boolean> {
-  if (!user.totp_secret) return false;
-  const lastStep = user.totp_last_step === null ? null : Number(user.totp_last_step);
-  const step = matchTotp(openSecret(totpKey, user.id, user.totp_secret), code, now.getTime(), lastStep);
-  return step !== undefined && Number((await db.updateTable('console_users').set({ totp_last_step: step })
-    .where('id', '=', user.id).where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', String(step))]))
-    .executeTakeFirst()).numUpdatedRows) === 1;
 }
 
 /**
@@ -254,43 +229,6 @@ export async function completeSecondFactor(
   return token === undefined ? { kind: 'spent' } : { kind: 'session', token, email: user.email };
 }
 
-/** A new set of recovery codes for the user, replacing the old set; the codes are shown once. */
-async function issueRecoveryCodes(trx: Transaction<Database>, userId: string, now: Date): Promise<string[]> {
-  const codes = newRecoveryCodes();
-  await replaceRecoveryCodes(trx, userId, codes.map((c) => recoveryCodeHash(userId, c)!), now);
-  return codes;
-}
-
-export type RecoveryCodesResult = { kind: 'codes'; codes: string[] } | { kind: 'throttled' } | { kind: 'wrong' } | { kind: 'no_second_factor' };
-
-/**
- * A new set of recovery codes, after the user proves again who it is: its password, or a current
- * code of its authenticator (a recovery code does not make new ones). A wrong answer counts in
- * the sign-in throttle, so a session left open is no way to guess the password. The old set stops
- * working in the same transaction; audited.
- */
-export async function regenerateRecoveryCodes(db: Kysely<Database>, totpKey: Buffer, session: ConsoleSession, proof: { password: string; code: string; client: LoginClient }, now: Date): Promise<RecoveryCodesResult> {
-  const user = await findUser(db, session.userId);
-  if (!user?.totp_secret) return { kind: 'no_second_factor' };
-  if (proof.code.trim() !== '') {
-    const checked = await throttledAttempt(db, user.email, proof.client, now, () => takeTotpCode(db, totpKey, user, proof.code, now));
-    if (checked !== 'ok') return { kind: checked };
-  } else {
-    const checked = await recheckPassword(db, user, proof.password, proof.client, now);
-    if (checked !== 'ok') return { kind: checked };
-  }
-  const codes = await db.transaction().execute(async (trx) => {
-    const fresh = await issueRecoveryCodes(trx, user.id, now);
-    await auditAccount(trx, user, 'user.recovery_codes_new', `${fresh.length} new recovery codes; the old set no longer works`, now);
-    return fresh;
-  });
-  return { kind: 'codes', codes };
-}
-
-export async function recoveryCodesLeft(db: Db, session: ConsoleSession): Promise<number> {
-  return unusedRecoveryCodes(db, session.userId);
-}
-
 export type PasswordChangeResult = { kind: 'changed'; sessionsEnded: number } | { kind: 'problem'; problem: string } | { kind: 'throttled' } | { kind: 'wrong' };
 
 /**
@@ -313,69 +251,6 @@ export async function changePassword(db: Kysely<Database>, session: ConsoleSessi
     return n;
   });
   return { kind: 'changed', sessionsEnded: ended };
-}
-
-/**
- * Begins setting up the second factor: a new secret, kept aside until a first code confirms it.
- * Not while one is on (a hand-made post): replacing the factor, and getting new recovery codes
- * with it, would then need neither the password nor a code. Turn it off first (with a code).
- */
-export async function startTotpSetup(db: Db, totpKey: Buffer, session: ConsoleSession): Promise<Buffer> {
-  const secret = newTotpSecret();
-  await db.updateTable('console_users').set({ totp_pending_secret: sealSecret(totpKey, session.userId, secret) })
-    .where('id', '=', session.userId).where('totp_secret', 'is', null).execute();
-  return secret;
-}
-
-export async function totpStatus(db: Db, totpKey: Buffer, session: ConsoleSession): Promise<{ enabled: boolean; pending: Buffer | undefined }> {
-  const user = await findUser(db, session.userId);
-  return { enabled: Boolean(user?.totp_secret), pending: user?.totp_pending_secret ? openSecret(totpKey, session.userId, user.totp_pending_secret) : undefined };
-}
-
-/**
- * The first code of the secret being set up turns the second factor on, makes the first set of
- * recovery codes and ends every other session of the user. Answers the codes (to show once), or
- * undefined when the code was not right.
- */
-export async function confirmTotpSetup(trx: Transaction<Database>, totpKey: Buffer, session: ConsoleSession, code: string, now: Date): Promise<string[] | undefined> {
-  const user = await findUser(trx, session.userId);
-  if (!user?.totp_pending_secret || user.totp_secret) return undefined;
-  const step = matchTotp(openSecret(totpKey, user.id, user.totp_pending_secret), code, now.getTime(), null);
-  if (step === undefined) return undefined;
-  await trx.updateTable('console_users').set({ totp_secret: user.totp_pending_secret, totp_pending_secret: null, totp_last_step: step, updated_at: now }).where('id', '=', user.id).execute();
-  // Sessions opened elsewhere with the password alone (perhaps by whoever made the person want a
-  // second factor) end; this browser's stays.
-  await deleteOtherSessions(trx, user.id, session.tokenHash);
-  return issueRecoveryCodes(trx, user.id, now);
-}
-
-export type TotpDisableResult = 'disabled' | 'throttled' | 'wrong';
-
-/**
- * Turning the second factor off takes a current code of the authenticator, under the sign-in
- * throttle (a wrong code counts as a failure; once throttled even a right code is refused). The
- * code's step is taken (`takeTotpCode`): a code already used, here or at sign-in, does not work.
- * The factor and its recovery codes go in one transaction with the audit line, and every other
- * session of the user ends.
- */
-export async function disableTotp(
-  db: Kysely<Database>, totpKey: Buffer, session: ConsoleSession, input: { code: string; client: LoginClient }, environment: Environment, now: Date,
-): Promise<TotpDisableResult> {
-  const user = await findUser(db, session.userId);
-  if (!user?.totp_secret) return 'wrong';
-  const checked = await throttledAttempt(db, user.email, input.client, now, () => takeTotpCode(db, totpKey, user, input.code, now));
-  if (checked !== 'ok') return checked;
-  return db.transaction().execute(async (trx) => {
-    // The factor checked is the one turned off (not one set up again meanwhile).
-    const off = await trx.updateTable('console_users').set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now })
-      .where('id', '=', user.id).where('totp_secret', '=', user.totp_secret).executeTakeFirst();
-    if (Number(off.numUpdatedRows) !== 1) return 'wrong';
-    await deleteRecoveryCodes(trx, user.id);
-    // A change of how the account signs in ends the user's other sessions, as a password change does.
-    const ended = await deleteOtherSessions(trx, user.id, session.tokenHash);
-    await audit(trx, session, environment, 'user.totp_disable', user.id, `${ended} other sessions ended`, now);
-    return 'disabled';
-  });
 }
 
 /** The session of a cookie, if alive; a session past a timeout is deleted. Touched at most once a minute. */
@@ -401,18 +276,4 @@ export async function signOutEverywhere(db: Db, session: ConsoleSession): Promis
   return deleteUserSessions(db, session.userId);
 }
 
-/**
- * A line about the account itself (recovery codes, password, the operator's reset): it belongs to
- * no environment, so it is written in the audit log of both. `actor` is who made it when not the
- * user (the operator).
- */
-export async function auditAccount(db: Db, user: { id: string; merchant_id: string; email: string; actor?: string }, action: string, detail: string, now: Date): Promise<void> {
-  for (const environment of ['sandbox', 'production'] as const) {
-    await insertAudit(db, { merchantId: user.merchant_id, environment, userId: user.id, userEmail: user.actor ?? user.email, action, objectId: user.id, detail, now });
-  }
-}
 
-/** One line of the audit log, in the transaction of the change it records. */
-export async function audit(db: Db, session: ConsoleSession, environment: Environment, action: string, objectId: string, detail: string, now: Date): Promise<void> {
-  await insertAudit(db, { merchantId: session.merchantId, environment, userId: session.userId, userEmail: session.email, action, objectId, detail, now });
-}

@@ -7,7 +7,7 @@ import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../../ups
 import { html } from '../hosted-screens/html.js';
 import { advanceClock, advanceSecondsMax, presetBehavior, readClock, resetSandbox } from '../sandbox/service.js';
 import { attempt, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';
-import { audit } from './service.js';
+import { audit } from './audit.js';
 import { auditPage } from './queries.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
