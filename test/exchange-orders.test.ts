@@ -8,6 +8,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { MerchantWalletError, StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
@@ -231,6 +232,30 @@ describe('exchange', () => {
     await service.ctx.db.updateTable('exchange_orders').set({ quote_expires_at: new Date(Date.now() - 1000) }).where('id', '=', q.quote_id!).execute();
     await exchangeTickers[0]!.run(service.ctx);
     assert.equal((await client.exchange.get(q.quote_id!, { onBehalfOf: m })).status, 'expired');
+  });
+
+  it('a read never shows a lock past its end as quoted: get and list void it first (once, with its event), before the ticker runs', async () => {
+    const { client: c, merchantId: mid } = await newMerchantClient(service);
+    const m = await member({ c });
+    const q = await c.exchange.quote({ from_asset: 'USDT', to_asset: 'ETH', from_amount: '50', lock: true }, { onBehalfOf: m });
+    const other = await c.exchange.quote({ from_asset: 'USDT', to_asset: 'ETH', from_amount: '40', lock: true }, { onBehalfOf: m });
+    assert.equal((await c.exchange.get(q.quote_id!, { onBehalfOf: m })).status, 'quoted', 'within the window a read changes nothing');
+    // Time passes with no ticker (the test service runs no workers): the merchant's clock moves
+    // without `advance`, which would run the timed processes itself.
+    await service.ctx.db.insertInto('sandbox_clocks').values({ merchant_id: mid, offset_ms: '61000' })
+      .onConflict((oc) => oc.column('merchant_id').doUpdateSet({ offset_ms: sql`sandbox_clocks.offset_ms + 61000` })).execute();
+    const read = await c.exchange.get(q.quote_id!, { onBehalfOf: m });
+    assert.equal(read.status, 'expired');
+    assert.equal(read.status_version, 2);
+    assert.equal(read.expired_at, q.quote_expires_at);
+    const listed = await c.exchange.list({ onBehalfOf: m, status: 'quoted' });
+    assert.deepEqual(listed.map((o) => o.id), [], 'the other due lock is voided by the list before it answers');
+    assert.equal((await c.exchange.get(other.quote_id!, { onBehalfOf: m })).status, 'expired');
+    await c.exchange.get(q.quote_id!, { onBehalfOf: m });
+    const events = await service.ctx.db.selectFrom('events').select(['type', 'status_version']).where('object_id', '=', q.quote_id!).orderBy('seq').execute();
+    assert.deepEqual(events.map((e) => `${e.type}@${e.status_version}`), ['exchange.order.quoted@1', 'exchange.order.expired@2']);
+    await expectCode(c.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m }), 'state_invalid', 400);
+    await ledgerOk();
   });
 
   it('market orders are priced at execution, in both directions; balance is a gate', async () => {

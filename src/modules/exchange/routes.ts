@@ -7,7 +7,7 @@ import { stepUpCall } from '../step-up/service.js';
 import { conversionErrors, createConversion, refuseQuoteId } from './conversions.js';
 import { conversionPairs } from './directions.js';
 import {
-  askRate, exchangeErrors, executeLocked, executeMarket, getOrder, listOrders, lockedQuote, readOnlyQuote,
+  askRate, exchangeErrors, executeLocked, executeMarket, lockedQuote, readOnlyQuote, readOrder, readOrders,
 } from './service.js';
 import { executeRequestOf, lockOf, sidesOf } from './requests.js';
 import { quoteRequestIdentity } from './rules.js';
@@ -171,13 +171,13 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
       querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(Type.Union([Type.Literal('quoted'), Type.Literal('completed'), Type.Literal('expired')])) }),
       response: { 200: listEnvelope(ExchangeOrder) },
     },
-  }, async ({ principal, query }) => listOrders(db, principal, query));
+  }, async ({ principal, query }) => readOrders(ctx, principal, query));
 
   route.get('/v1/exchange/orders/:id', {
     access: { scope: 'exchange:read', principal: 'either' },
     errors: exchangeErrors.get,
-    schema: { summary: 'Get an exchange order', description: 'A locked quote too (its `quote_id`). On behalf of a member, only its own.', tags, params: IdParams, response: { 200: ExchangeOrder } },
-  }, async ({ principal, params }) => getOrder(db, principal, params.id));
+    schema: { summary: 'Get an exchange order', description: 'A locked quote too (its `quote_id`). On behalf of a member, only its own. A lock past `quote_expires_at` (merchant\'s clock) is answered `expired`, never `quoted`.', tags, params: IdParams, response: { 200: ExchangeOrder } },
+  }, async ({ principal, params }) => readOrder(ctx, principal, params.id));
 
   route.post('/v1/merchant/conversions', {
     access: { scope: 'merchant:write', principal: 'merchant', idempotency: 'required' },

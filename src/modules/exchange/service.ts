@@ -9,7 +9,7 @@ import type { Database, Environment } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { keysetPage, type PageParams } from '../../platform/pagination.js';
+import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 import { formatAmount, minorFromDb, parseAmount, postEntryOrRefuse, recordEvent } from '../../ledger/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { isStale, type RateOutcome } from '../../upstreams/rates.js';
@@ -18,7 +18,7 @@ import { minKycLevel } from '../kyc/queries.js';
 import { requireStepUp, stepUpErrors, type StepUpCall } from '../step-up/service.js';
 import { stepUpObjectRef } from '../step-up/rules.js';
 import {
-  dailyTotals, directionById, externalIdOf, findDirection, findOrder, limitsOf, lockMemberDirection, ordersQuery, scaleOf, stepUpThresholdOf,
+  dailyTotals, directionById, expireQuotes, externalIdOf, findDirection, findOrder, limitsOf, lockMemberDirection, ordersQuery, scaleOf, stepUpThresholdOf,
   type Db, type OrderCaller, type Scope,
 } from './queries.js';
 import {
@@ -327,6 +327,25 @@ export async function executeMarket(ctx: ServiceContext, trx: Transaction<Databa
 // ---------------------------------------------------------------------------------------------
 // Reads and expiry
 
+/**
+ * Locks whose window has ended, on the merchant's clock, become `expired` before a read answers
+ * them: the ticker voids them within its interval, but a read must not show `quoted` for a lock
+ * that can no longer be executed. The same claim as the ticker's (`expireQuotes`, SKIP LOCKED),
+ * with the same event; run only when a row read is such a lock.
+ */
+async function expireDueBeforeRead(ctx: ServiceContext, caller: OrderCaller, rows: readonly ExchangeOrderRow[]): Promise<boolean> {
+  const locks = rows.filter((r) => r.status === 'quoted' && r.quote_expires_at !== null);
+  if (locks.length === 0) return false;
+  const scope = { merchantId: caller.merchantId, environment: caller.environment };
+  const now = await ctx.clock.now(ctx.db, scope);
+  if (!locks.some((r) => now.getTime() >= new Date(r.quote_expires_at!).getTime())) return false;
+  await ctx.db.transaction().execute(async (trx) => emitExpired(trx, await expireQuotes(trx, expiryBatchMax, scope, now)));
+  return true;
+}
+
+/** Locks voided in one transaction at most (the ticker and the timed process). */
+export const expiryBatchMax = 500;
+
 export async function getOrder(db: Db, caller: OrderCaller, id: string) {
   const row = await findOrder(db, id, caller);
   if (!row) throw new ApiError('not_found', 'No such exchange order.');
@@ -334,10 +353,28 @@ export async function getOrder(db: Db, caller: OrderCaller, id: string) {
 }
 
 export async function listOrders(db: Db, caller: OrderCaller, query: PageParams & { status?: OrderStatus }) {
-  const page = await keysetPage(ordersQuery(db, caller, query.status), query);
+  return viewsOf(db, await keysetPage(ordersQuery(db, caller, query.status), query));
+}
+
+async function viewsOf(db: Db, page: ListEnvelope<ExchangeOrderRow>) {
   const data = [];
   for (const row of page.data) data.push(await viewOf(db, row));
   return { ...page, data };
+}
+
+/** `getOrder` for the API: a lock whose window has ended is voided before it is answered (`expireDueBeforeRead`). */
+export async function readOrder(ctx: ServiceContext, caller: OrderCaller, id: string) {
+  const row = await findOrder(ctx.db, id, caller);
+  if (!row) throw new ApiError('not_found', 'No such exchange order.');
+  if (await expireDueBeforeRead(ctx, caller, [row])) return getOrder(ctx.db, caller, id);
+  return viewOf(ctx.db, row);
+}
+
+/** `listOrders` for the API: the page is read again when a lock on it was voided first. */
+export async function readOrders(ctx: ServiceContext, caller: OrderCaller, query: PageParams & { status?: OrderStatus }) {
+  const page = await keysetPage(ordersQuery(ctx.db, caller, query.status), query);
+  if (await expireDueBeforeRead(ctx, caller, page.data)) return listOrders(ctx.db, caller, query);
+  return viewsOf(ctx.db, page);
 }
 
 /** Voided locks get their `exchange.order.expired` event in the same transaction. */

@@ -6,9 +6,7 @@
 import type { ServiceContext } from '../../service-context.js';
 import type { Ticker, TimedProcess } from '../../jobs/types.js';
 import { expireQuotes, nextQuoteExpiry } from './queries.js';
-import { emitExpired } from './service.js';
-
-const batchMax = 500;
+import { emitExpired, expiryBatchMax as batchMax } from './service.js';
 
 export const quoteExpiryProcess: TimedProcess = {
   name: 'exchange.quote_expiry',
