@@ -529,6 +529,33 @@ describe('the provider\'s outcome-unknown answers', () => {
     const after = await service.ctx.db.selectFrom('kyc_profiles').selectAll().where('id', '=', profile.id).executeTakeFirstOrThrow();
     assert.deepEqual([after.status, after.review_source], ['rejected', 'provider']);
   });
+
+  test('sandbox review after a lost answer: another verdict is state_invalid (nothing applied), the same one is applied once', async () => {
+    const kyc = service.ctx.upstreams.kyc;
+    const m = await newMember();
+    await client.hostedScreens.sandboxComplete((await client.kyc.createSession({ onBehalfOf: m.id })).id, 'submitted');
+    const profile = await service.ctx.db.selectFrom('kyc_profiles').selectAll().where('member_id', '=', m.id).executeTakeFirstOrThrow();
+    const realVerdict = kyc.verdict;
+    (kyc as any).verdict = async () => ({ kind: 'timeout' });
+    try {
+      // The reviewer's decision reaches the provider; reading it back times out.
+      await assert.rejects(client.kyc.sandboxReview(m.id, { decision: 'approved', level: 2 }), { status: 504, code: 'upstream_timeout' });
+    } finally {
+      (kyc as any).verdict = realVerdict;
+    }
+    const pending = async () => {
+      const row = await service.ctx.db.selectFrom('kyc_profiles').selectAll().where('id', '=', profile.id).executeTakeFirstOrThrow();
+      assert.deepEqual([row.status, row.status_version], ['pending_review', 1]);
+      assert.equal((await client.members.get(m.id)).kyc_level, 0);
+    };
+    await assert.rejects(client.kyc.sandboxReview(m.id, { decision: 'rejected' }), { status: 400, code: 'state_invalid' });
+    await assert.rejects(client.kyc.sandboxReview(m.id, { decision: 'approved' }), { status: 400, code: 'state_invalid' }, 'level 1 is not the level 2 decided');
+    await pending();
+    const applied = await client.kyc.sandboxReview(m.id, { decision: 'approved', level: 2 });
+    assert.equal(applied.status, 'approved');
+    assert.equal((await client.members.get(m.id)).kyc_level, 2);
+    assert.deepEqual((await eventsOf(profile.id)).map((e) => e.type), ['kyc.profile.pending_review', 'kyc.profile.approved']);
+  });
 });
 
 describe('requirements', () => {

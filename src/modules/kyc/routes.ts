@@ -88,7 +88,8 @@ export async function kycRoutes(app: AppInstance, ctx: ServiceContext): Promise<
       summary: 'Decide the member\'s pending KYC review (sandbox)',
       description: 'The simulated KYC provider\'s reviewer decides the submission waiting for review; the service then applies the verdict as in production '
         + '(profile status, `kyc_level`, `kyc.profile.*` event). `level` (1 or 2, default 1) only with `approved`. '
-        + 'No profile: 404 `not_found`; a profile not `pending_review`: 400 `state_invalid`.',
+        + 'No profile: 404 `not_found`; a profile not `pending_review`: 400 `state_invalid`. After a lost answer (502/504) the reviewer has decided '
+        + 'the submission: a retry with the same `decision` and `level` applies it, one with another is 400 `state_invalid`.',
       tags: ['Sandbox'],
       params: Type.Object({ member_id: Type.String({ minLength: 1, maxLength: 100, description: 'mem_<uuid> or external_member_id' }) }),
       body: Type.Object({

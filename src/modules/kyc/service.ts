@@ -330,6 +330,9 @@ export async function runCheck(ctx: ServiceContext, profileId: string, submissio
   });
 }
 
+const sameVerdict = (a: { decision: string; level?: number }, b: { decision: string; level?: number }): boolean =>
+  a.decision === b.decision && (a.decision !== 'approved' || (a.level ?? 1) === (b.level ?? 1));
+
 /**
  * `POST /v1/sandbox/kyc/{member_id}/review`: the simulated provider's reviewer decides the
  * member's pending submission, then the service handles the verdict exactly as in production
@@ -348,7 +351,15 @@ export async function sandboxReview(ctx: ServiceContext, caller: { merchantId: s
   // The provider's outcome-unknown answers change nothing; a timeout is 504 `upstream_timeout`, any other 502 `upstream_error`.
   const submitted = await submitCheck(ctx, profile, member.external_member_id);
   if (submitted.kind !== 'accepted') throw new ApiError(submitted.kind === 'timeout' ? 'upstream_timeout' : 'upstream_error');
-  await provider.sandboxDecide(call, requestIdOf(profile), review);
+  if (!(await provider.sandboxDecide(call, requestIdOf(profile), review))) {
+    // The reviewer decided this submission before (a call whose answer was lost): a retry asking
+    // for the same verdict goes on to apply it, one asking for another is refused, never
+    // answered 200 with the verdict it did not ask for.
+    const earlier = await provider.verdict(call, requestIdOf(profile));
+    if (earlier.kind === 'decided' && !sameVerdict(earlier, review)) {
+      throw new ApiError('state_invalid', `The provider's reviewer already decided this submission: ${earlier.decision}${earlier.decision === 'approved' ? ` at level ${earlier.level ?? 1}` : ''}.`);
+    }
+  }
   const result = await runCheck(ctx, profile.id, profile.submissions);
   if (result === 'timed_out') throw new ApiError('upstream_timeout');
   if (result === 'no_answer') throw new ApiError('upstream_error');
