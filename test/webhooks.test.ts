@@ -313,6 +313,36 @@ describe('webhooks', () => {
     }
   });
 
+  it('a failing record of an event type the endpoint no longer subscribes to (event_types narrowed) goes dead at its next retry without a request', async () => {
+    let status = 500;
+    const receiver = await startReceiver(() => status);
+    try {
+      const { client } = await newMerchantClient(service);
+      const ep = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited', 'withdrawal.locked'] })) as any;
+      await client.members.create({ external_member_id: 'narrowed' });
+      await deposit(client, 'narrowed');
+      await service.workers.tick();
+      await service.workers.jobs.drain();
+      assert.equal((await deliveries(client))[0]!.status, 'failed');
+      assert.equal(receiver.received.length, 1);
+      await client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { event_types: ['withdrawal.locked'] } });
+      await client.sandbox.advanceClock(retryMs / 1000);
+      const [dead] = await deliveries(client);
+      assert.equal(dead!.status, 'dead');
+      assert.equal(dead!.attempts, 1, 'no attempt after the narrowing');
+      assert.equal(receiver.received.length, 1, 'the receiver got nothing more');
+      assert.equal((await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${dead!.id}`)).body.last_error, 'endpoint no longer subscribes to the event type');
+      // Widened again: the record can be redelivered and is sent.
+      status = 200;
+      await client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { event_types: ['*'] } });
+      assert.deepEqual(await client.webhooks.redeliver(dead!.id), { id: dead!.id, queued: true });
+      await pump(async () => (await deliveries(client))[0]?.status === 'sent');
+      assert.equal(receiver.received.length, 2);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('disables an endpoint that answers 410 Gone, with an operator alert; a disabled endpoint gets no request; re-enable and requeue', async () => {
     let status = 410;
     const receiver = await startReceiver(() => status);

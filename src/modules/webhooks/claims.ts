@@ -93,7 +93,7 @@ interface ClaimRow {
  * Claims up to `limit` due records in one statement, earliest first, no more per endpoint than
  * its free lanes: each gets `attempts` and `round_attempts` + 1, a lease, and an attempt row
  * (`in_flight`; an attempt still in flight from a lease that ended is marked `abandoned`). A record
- * whose endpoint is disabled or deleted goes `dead` without a request (its attempt left in flight
+ * whose endpoint is disabled or deleted, or no longer subscribes to its event's type, goes `dead` without a request (its attempt left in flight
  * by a lease that ended is marked `abandoned` too). Candidates are ranked
  * unlocked; only the records claimed are locked (`FOR UPDATE`, re-checked once locked), so a
  * concurrent claim of another process skips or re-checks them and never takes one twice.
@@ -118,13 +118,20 @@ export async function claimDue(db: Kysely<Database>, o: ClaimOptions): Promise<C
     ), picked AS (
       SELECT id FROM ranked WHERE rn <= free ORDER BY next_attempt_at, seq LIMIT ${o.limit}
     ), locked AS (
-      SELECT d.id, COALESCE(w.status, 'missing') AS endpoint_status
-      FROM webhook_deliveries d LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id
+      -- An endpoint whose event_types no longer take the event's type (narrowed by PATCH) counts as
+      -- unavailable for it, as fan-out would not have planned the record (state.ts, subscribes).
+      SELECT d.id, CASE
+          WHEN w.status IS NULL THEN 'missing'
+          WHEN w.status <> 'enabled' THEN w.status
+          WHEN NOT (w.event_types @> '["*"]'::jsonb OR w.event_types @> jsonb_build_array(ev.type)) THEN 'unsubscribed'
+          ELSE 'enabled' END AS endpoint_status
+      FROM webhook_deliveries d LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id LEFT JOIN events ev ON ev.id = d.event_id
       WHERE d.id IN (SELECT id FROM picked) AND ${dueCondition(o)}
       ${lock}
     ), unavailable AS (
       UPDATE webhook_deliveries d
-      SET status = 'dead', next_attempt_at = NULL, last_error = 'endpoint ' || l.endpoint_status, updated_at = ${recordNow('d')}
+      SET status = 'dead', next_attempt_at = NULL, updated_at = ${recordNow('d')},
+        last_error = CASE l.endpoint_status WHEN 'unsubscribed' THEN 'endpoint no longer subscribes to the event type' ELSE 'endpoint ' || l.endpoint_status END
       FROM locked l WHERE d.id = l.id AND l.endpoint_status <> 'enabled'
     ), claimed AS (
       UPDATE webhook_deliveries d

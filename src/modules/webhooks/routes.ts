@@ -100,7 +100,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     errors: webhookErrors.updateEndpoint,
     schema: {
       summary: 'Update a webhook endpoint',
-      description: '`{status: "enabled"}` re-enables a disabled endpoint (its failure streak restarts; requeue its dead deliveries separately); `{status: "disabled"}` pauses it. `event_types` and `url` replace the current values (the URL is checked again).',
+      description: '`{status: "enabled"}` re-enables a disabled endpoint (its failure streak restarts; requeue its dead deliveries separately); `{status: "disabled"}` pauses it. `event_types` and `url` replace the current values (the URL is checked again); a record already planned for a type the new `event_types` leave out goes `dead` at its next attempt, unsent.',
       tags,
       params: IdParams('whe'),
       body: Type.Object({
