@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
@@ -214,4 +215,18 @@ test('the new pages in a browser: keyboard, labels, phone width; screenshots', a
     }
     await context.close();
   }
+});
+
+test('the console reads exchange orders as the API does: a lock past its end shows expired before the ticker voids it', async () => {
+  const { jar } = await signedInConsole(service, merchantId, 'lock-reader@kopi.example', 'viewer');
+  const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '10', lock: true }, { onBehalfOf: made.external! });
+  const before = await jar.request('GET', `/console/sandbox/exchange/${q.quote_id}`);
+  assert.match(before.body, /<span class="badge warn">quoted<\/span>/);
+  assert.doesNotMatch(before.body, /<span class="badge bad">expired<\/span>/);
+  // Time passes with no ticker (the test service runs no workers); last in this file, as it moves the merchant's clock.
+  await service.ctx.db.insertInto('sandbox_clocks').values({ merchant_id: merchantId, offset_ms: '61000' })
+    .onConflict((oc) => oc.column('merchant_id').doUpdateSet({ offset_ms: sql`sandbox_clocks.offset_ms + 61000` })).execute();
+  const after = await jar.request('GET', `/console/sandbox/exchange/${q.quote_id}`);
+  assert.equal(after.status, 200);
+  assert.match(after.body, /<span class="badge bad">expired<\/span>/, 'the order and its history show expired');
 });

@@ -5,7 +5,7 @@ import type { PageParams } from '../../platform/pagination.js';
 import { html, type HtmlPart } from '../hosted-screens/html.js';
 import { getPayment, listPayments } from '../qrpay/service.js';
 import { getOrder as getRemittance, listOrders as listRemittances } from '../remittance/service.js';
-import { getOrder as getExchange, listOrders as listExchanges } from '../exchange/service.js';
+import { readOrder, readOrders } from '../exchange/service.js';
 import { getOrder as getEarnOrder, listOrders as listEarnOrders, listPositions } from '../earn/service.js';
 import { getCard, getReplacement, getTopUp, listReplacements, listTopUps, listTransactions } from '../cards/service.js';
 import { sendHtml, withSession, type PageRequest } from './http.js';
@@ -27,7 +27,6 @@ const idOf = (req: FastifyRequest, name = 'id') => (req.params as Record<string,
 const pageSize = 25;
 
 type Row = Record<string, any>;
-type Db = ServiceContext['db'];
 type Caller = ReturnType<typeof callerOf>;
 
 /** A status badge: green when done, amber while under way, red when it ended without the money moving. */
@@ -46,8 +45,8 @@ interface Area {
   noun: string;
   intro: string;
   empty: string;
-  list(db: Db, caller: Caller, page: PageParams): Promise<{ data: Row[]; next_cursor: string | null }>;
-  get(db: Db, caller: Caller, id: string): Promise<Row>;
+  list(ctx: ServiceContext, caller: Caller, page: PageParams): Promise<{ data: Row[]; next_cursor: string | null }>;
+  get(ctx: ServiceContext, caller: Caller, id: string): Promise<Row>;
   /** Columns between the id and the status. */
   columns: Column<Row>[];
   /** The detail's summary lines after the status. */
@@ -58,7 +57,7 @@ const areas: Area[] = [
   {
     path: '/qr-payments', title: 'QR payments', noun: 'QR payment', empty: 'No QR payments in this environment yet.',
     intro: 'Payments of scanned QR codes, paid from the member\'s balance to the scheme\'s merchant.',
-    list: (db, c, p) => listPayments(db, c, p), get: (db, c, id) => getPayment(db, c, id),
+    list: (ctx, c, p) => listPayments(ctx.db, c, p), get: (ctx, c, id) => getPayment(ctx.db, c, id),
     columns: [
       { label: 'Pays', cell: (r) => html`${r.merchant_name}${r.merchant_city ? `, ${r.merchant_city}` : ''}<br><span class="mono">${r.scheme}</span>` },
       { label: 'Amount', cell: (r) => money(r.amount, r.asset), num: true },
@@ -68,7 +67,7 @@ const areas: Area[] = [
   {
     path: '/remittances', title: 'Remittances', noun: 'Remittance', empty: 'No remittances in this environment yet.',
     intro: 'Money sent to payees abroad: the source amount leaves the member\'s balance, the payout arrives in the payee\'s currency.',
-    list: (db, c, p) => listRemittances(db, c, p), get: (db, c, id) => getRemittance(db, c, id),
+    list: (ctx, c, p) => listRemittances(ctx.db, c, p), get: (ctx, c, id) => getRemittance(ctx.db, c, id),
     columns: [
       { label: 'Payee', cell: (r) => code(r.payee_id) },
       { label: 'Sends', cell: (r) => money(r.source_amount, r.source_asset), num: true },
@@ -80,7 +79,7 @@ const areas: Area[] = [
   {
     path: '/exchange', title: 'Exchange orders', noun: 'Exchange order', empty: 'No exchange orders in this environment yet.',
     intro: 'Conversions between two assets of a member: quotes (locked rates) and executed orders.',
-    list: (db, c, p) => listExchanges(db, c, p), get: (db, c, id) => getExchange(db, c, id),
+    list: (ctx, c, p) => readOrders(ctx, c, p), get: (ctx, c, id) => readOrder(ctx, c, id),
     columns: [
       { label: 'Type', cell: (r) => r.type },
       { label: 'From', cell: (r) => money(r.from_amount, r.from_asset), num: true },
@@ -93,7 +92,7 @@ const areas: Area[] = [
   {
     path: '/earn', title: 'Earn orders', noun: 'Earn order', empty: 'No earn orders in this environment yet.',
     intro: 'Subscriptions to earn products: the principal is held while interest accrues; a flexible position can be redeemed. Open positions: see Earn positions.',
-    list: (db, c, p) => listEarnOrders(db, c, p), get: (db, c, id) => getEarnOrder(db, c, id),
+    list: (ctx, c, p) => listEarnOrders(ctx.db, c, p), get: (ctx, c, id) => getEarnOrder(ctx.db, c, id),
     columns: [
       { label: 'Product', cell: (r) => html`${code(r.product_id)}<br><span class="mono">${r.type}${r.term_days ? `, ${r.term_days} days` : ''}</span>` },
       { label: 'Amount', cell: (r) => money(r.amount, r.asset), num: true },
@@ -112,7 +111,7 @@ function summaryCard(row: Row, lines: [string, HtmlPart][]): HtmlPart {
 export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
   for (const area of areas) {
     app.get(`/console/:env${area.path}`, route, withSession(ctx, async (req, reply, page) => {
-      const list = await area.list(ctx.db, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
+      const list = await area.list(ctx, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
       const base = envPath(page.environment, area.path);
       return sendHtml(reply, 200, consolePage(page, {
         title: area.title, section: area.path,
@@ -127,7 +126,7 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
     }));
 
     app.get(`/console/:env${area.path}/:id`, route, withSession(ctx, async (req, reply, page) => {
-      const row = await area.get(ctx.db, callerOf(page), idOf(req));
+      const row = await area.get(ctx, callerOf(page), idOf(req));
       const base = envPath(page.environment, area.path);
       return sendHtml(reply, 200, consolePage(page, {
         title: `${area.noun} ${row.id}`, section: area.path,

@@ -346,13 +346,13 @@ async function expireDueBeforeRead(ctx: ServiceContext, caller: OrderCaller, row
 /** Locks voided in one transaction at most (the ticker and the timed process). */
 export const expiryBatchMax = 500;
 
-export async function getOrder(db: Db, caller: OrderCaller, id: string) {
+async function getOrder(db: Db, caller: OrderCaller, id: string) {
   const row = await findOrder(db, id, caller);
   if (!row) throw new ApiError('not_found', 'No such exchange order.');
   return viewOf(db, row);
 }
 
-export async function listOrders(db: Db, caller: OrderCaller, query: PageParams & { status?: OrderStatus }) {
+async function listOrders(db: Db, caller: OrderCaller, query: PageParams & { status?: OrderStatus }) {
   return viewsOf(db, await keysetPage(ordersQuery(db, caller, query.status), query));
 }
 
