@@ -339,12 +339,25 @@ async function expireDueBeforeRead(ctx: ServiceContext, caller: OrderCaller, row
   const scope = { merchantId: caller.merchantId, environment: caller.environment };
   const now = await ctx.clock.now(ctx.db, scope);
   if (!locks.some((r) => now.getTime() >= new Date(r.quote_expires_at!).getTime())) return false;
-  await ctx.db.transaction().execute(async (trx) => emitExpired(trx, await expireQuotes(trx, expiryBatchMax, scope, now)));
+  await expireLocks(ctx, { scope, now });
   return true;
 }
 
-/** Locks voided in one transaction at most (the ticker and the timed process). */
+/** Locks voided in one transaction at most. */
 export const expiryBatchMax = 500;
+
+/**
+ * Voids up to `expiryBatchMax` locks past their end in one transaction, each with its
+ * `exchange.order.expired` event, and answers how many: of one merchant at `now` on its clock
+ * (the timed process, a read), or of every merchant on its own clock (the ticker).
+ */
+export async function expireLocks(ctx: ServiceContext, at?: { scope: Scope; now: Date }): Promise<number> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const rows = await expireQuotes(trx, expiryBatchMax, at?.scope, at?.now);
+    await emitExpired(trx, rows);
+    return rows.length;
+  });
+}
 
 async function getOrder(db: Db, caller: OrderCaller, id: string) {
   const row = await findOrder(db, id, caller);
@@ -378,6 +391,6 @@ export async function readOrders(ctx: ServiceContext, caller: OrderCaller, query
 }
 
 /** Voided locks get their `exchange.order.expired` event in the same transaction. */
-export async function emitExpired(trx: Transaction<Database>, rows: ExchangeOrderRow[]): Promise<void> {
+async function emitExpired(trx: Transaction<Database>, rows: ExchangeOrderRow[]): Promise<void> {
   for (const row of rows) await emitOrderEvent(trx, row);
 }

@@ -5,21 +5,15 @@
  */
 import type { ServiceContext } from '../../service-context.js';
 import type { Ticker, TimedProcess } from '../../jobs/types.js';
-import { expireQuotes, nextQuoteExpiry } from './queries.js';
-import { emitExpired, expiryBatchMax as batchMax } from './service.js';
+import { nextQuoteExpiry } from './queries.js';
+import { expireLocks, expiryBatchMax } from './service.js';
 
 export const quoteExpiryProcess: TimedProcess = {
   name: 'exchange.quote_expiry',
   nextDue: (db, scope) => nextQuoteExpiry(db, scope),
   async runDue(ctx, scope, now) {
-    for (;;) {
-      const n = await ctx.db.transaction().execute(async (trx) => {
-        const rows = await expireQuotes(trx, batchMax, scope, now);
-        await emitExpired(trx, rows);
-        return rows.length;
-      });
-      if (n < batchMax) return;
-    }
+    // A full batch may leave more due locks behind it.
+    for (;;) if ((await expireLocks(ctx, { scope, now })) < expiryBatchMax) return;
   },
 };
 
@@ -29,6 +23,6 @@ export const exchangeTickers: Ticker[] = [{
   name: 'exchange.quote_expiry',
   intervalMs: 5_000,
   async run(ctx: ServiceContext) {
-    await ctx.db.transaction().execute(async (trx) => emitExpired(trx, await expireQuotes(trx, batchMax)));
+    await expireLocks(ctx);
   },
 }];
