@@ -332,6 +332,11 @@ describe('webhooks', () => {
       assert.equal(dead!.attempts, 1, 'no attempt after the narrowing');
       assert.equal(receiver.received.length, 1, 'the receiver got nothing more');
       assert.equal((await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${dead!.id}`)).body.last_error, 'endpoint no longer subscribes to the event type');
+      // While narrowed, neither redeliver nor requeue takes it (it would only go dead again unsent).
+      const refused = (await expectCode(client.webhooks.redeliver(dead!.id), 'state_invalid', 400)) as MerchantWalletError;
+      assert.match(refused.message, /no longer subscribes to deposit\.credited/);
+      assert.deepEqual(await client.webhooks.requeueDeliveries({ since: new Date(0) }), { queued: 0, has_more: false });
+      assert.equal((await deliveries(client))[0]!.status, 'dead');
       // Widened again: the record can be redelivered and is sent.
       status = 200;
       await client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { event_types: ['*'] } });

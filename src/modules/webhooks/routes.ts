@@ -100,7 +100,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     errors: webhookErrors.updateEndpoint,
     schema: {
       summary: 'Update a webhook endpoint',
-      description: '`{status: "enabled"}` re-enables a disabled endpoint (its failure streak restarts; requeue its dead deliveries separately); `{status: "disabled"}` pauses it. `event_types` and `url` replace the current values (the URL is checked again); a record already planned for a type the new `event_types` leave out goes `dead` at its next attempt, unsent.',
+      description: '`{status: "enabled"}` re-enables a disabled endpoint (its failure streak restarts; requeue its dead deliveries separately); `{status: "disabled"}` pauses it. `event_types` and `url` replace the current values (the URL is checked again); a record already planned for a type the new `event_types` leave out goes `dead` at its next attempt, unsent (redeliver and requeue leave it until the type is added back).',
       tags,
       params: IdParams('whe'),
       body: Type.Object({
@@ -166,7 +166,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     access: { scope: 'merchant:read', idempotency: 'required' },
     schema: {
       summary: 'Requeue failed and dead deliveries since a time',
-      description: `Every \`failed\` and/or \`dead\` record created at or after \`since\` goes back to the queue with a new attempt schedule, oldest first (records of a disabled or deleted endpoint stay as they are until it is enabled again), at most ${requeueBatchMax} per call (\`has_more\` then says to call again).`,
+      description: `Every \`failed\` and/or \`dead\` record created at or after \`since\` goes back to the queue with a new attempt schedule, oldest first (records of a disabled or deleted endpoint, or of one that no longer subscribes to their event's type, stay as they are until it is enabled or widened again), at most ${requeueBatchMax} per call (\`has_more\` then says to call again).`,
       tags,
       body: Type.Object({
         since: Type.String({ format: 'date-time' }),
@@ -185,7 +185,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     errors: webhookErrors.redeliver,
     schema: {
       summary: 'Redeliver a webhook',
-      description: '`dead` and `failed` records are queued again with a new attempt schedule; a `no_subscriber` record is bound to the endpoints that subscribe now (one record each), or refused with `state_invalid` if none does. `sent` and `pending` answer `state_invalid`, and so does a `dead` or `failed` record whose endpoint is disabled or deleted (re-enable the endpoint first). Queued, not delivered.',
+      description: '`dead` and `failed` records are queued again with a new attempt schedule; a `no_subscriber` record is bound to the endpoints that subscribe now (one record each), or refused with `state_invalid` if none does. `sent` and `pending` answer `state_invalid`, and so does a `dead` or `failed` record whose endpoint is disabled or deleted (re-enable the endpoint first) or no longer subscribes to the event type (add it to `event_types` first). Queued, not delivered.',
       tags,
       params: IdParams('whd'),
       response: { 200: Type.Object({ id: Type.String(), queued: Type.Literal(true) }) },

@@ -245,8 +245,8 @@ async function requeueRecord(trx: Transaction<Database>, id: string, now: Date, 
 }
 
 /**
- * The reference's redeliver: dead/failed queued again (refused when their endpoint is disabled or
- * deleted); no_subscriber bound to today's endpoints (refused when none matches); others refused.
+ * The reference's redeliver: dead/failed queued again (refused when their endpoint is disabled,
+ * deleted, or no longer subscribes to the event's type); no_subscriber bound to today's endpoints (refused when none matches); others refused.
  */
 export async function redeliver(trx: Transaction<Database>, caller: Caller, rawId: string, now: Date) {
   const d = await trx
@@ -261,14 +261,18 @@ export async function redeliver(trx: Transaction<Database>, caller: Caller, rawI
   const action = redeliverAction(d.status);
   if (action === 'refuse') throw new ApiError('state_invalid', `A ${d.status} delivery cannot be redelivered.`);
   if (action === 'requeue') {
-    // A record of a disabled or deleted endpoint would only go straight back to `dead` at its
-    // claim, without an attempt: refuse it, as a no_subscriber record with no endpoint is.
+    // A record of a disabled or deleted endpoint, or of one whose event_types no longer take its
+    // type, would only go straight back to `dead` at its claim, without an attempt: refuse it, as
+    // a no_subscriber record with no endpoint is.
     const endpoint = d.endpoint_id ? await findEndpoint(trx, caller, d.endpoint_id) : undefined;
     if (!endpoint || endpoint.status === 'deleted') {
       throw new ApiError('state_invalid', 'The endpoint of this delivery was deleted: it cannot be redelivered.');
     }
     if (endpoint.status !== 'enabled') {
       throw new ApiError('state_invalid', `The endpoint of this delivery is disabled${endpoint.disabled_reason ? ` (${endpoint.disabled_reason})` : ''}: re-enable it (PATCH /v1/webhooks/endpoints/{id} {"status": "enabled"}) before redelivering.`);
+    }
+    if (!subscribes(endpoint.event_types, d.event_type)) {
+      throw new ApiError('state_invalid', `The endpoint of this delivery no longer subscribes to ${d.event_type}: add it to the endpoint's event_types (PATCH /v1/webhooks/endpoints/{id}) before redelivering.`);
     }
     await requeueRecord(trx, d.id, now);
   } else {
@@ -292,9 +296,11 @@ export async function requeueSince(trx: Transaction<Database>, caller: Caller, s
       SELECT id FROM webhook_deliveries
       WHERE merchant_id = ${caller.merchantId} AND environment = ${caller.environment}
         AND status = ANY(${sql.val(statuses)}::text[]) AND created_at >= ${since}
-        -- A record of a disabled or deleted endpoint would go straight back to dead unsent (as
-        -- redeliver refuses it): it waits until its endpoint is enabled again.
-        AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id AND e.status = 'enabled')
+        -- A record of a disabled or deleted endpoint, or of one that no longer subscribes to its
+        -- type, would go straight back to dead unsent (as redeliver refuses it): it waits until
+        -- its endpoint is enabled (or widened) again.
+        AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id AND e.status = 'enabled'
+                      AND (e.event_types @> '["*"]'::jsonb OR e.event_types @> jsonb_build_array(webhook_deliveries.event_type)))
       ORDER BY seq
       LIMIT ${requeueBatchMax}
       FOR UPDATE
