@@ -412,6 +412,42 @@ describe('QR payments', () => {
     assert.equal((await admin(service, 'POST', `/admin/v1/qrpay/payments/${id}/resolve`, { status: 'failed' })).body.code, 'state_invalid');
   });
 
+  it('an operator resolve asks the provider first: its outcome wins, a payment it reports in progress is refused, one it cannot tell about is the operator\'s', async () => {
+    const { client } = await newMerchantClient(service);
+    const m = await fundedMember(client);
+    // The provider took the payment; its answer was lost. The operator would fail it.
+    await inject(client, 'qrpay', 'timeout');
+    const paid = await pay(client, m.external, { qr_code: payNow({ amount: '40' }), asset: 'SGD' });
+    assert.equal(paid.status, 504);
+    const [order] = await service.ctx.db.selectFrom('qrpay_orders').selectAll().where('member_id', '=', m.id).execute();
+    const refused = await admin(service, 'POST', `/admin/v1/qrpay/payments/${order!.id}/resolve`, { status: 'failed' });
+    assert.deepEqual([refused.status, refused.body.code], [400, 'state_invalid'], JSON.stringify(refused.body));
+    assert.match(refused.body.message, /provider reports the payment succeeded: it is now completed/);
+    assert.deepEqual(await entriesOf(order!.id), ['qrpay.complete', 'qrpay.freeze'], 'paid, not refunded');
+    assert.deepEqual([(await sgd(client, m.external)).available, (await sgd(client, m.external)).frozen], ['60.00', '0.00']);
+    await inject(client, 'qrpay', 'unknown_status');
+    const original = service.ctx.upstreams.qrpay;
+    try {
+      // Suspended on a status outside the provider's list; the provider now says it is still processing.
+      const open = await pay(client, m.external, { qr_code: payNow({ amount: '15' }), asset: 'SGD' });
+      assert.equal((await admin(service, 'GET', `/admin/v1/qrpay/payments/${open.body.id}`)).body.internal_status, 'suspended');
+      service.ctx.upstreams.qrpay = Object.assign(Object.create(original), { status: async () => ({ kind: 'found', providerOrderId: 'QP-1', status: 'processing' }) });
+      const inProgress = await admin(service, 'POST', `/admin/v1/qrpay/payments/${open.body.id}/resolve`, { status: 'failed' });
+      assert.deepEqual([inProgress.status, inProgress.body.code], [400, 'state_invalid']);
+      assert.match(inProgress.body.message, /in progress \(processing\)/);
+      assert.equal((await admin(service, 'GET', `/admin/v1/qrpay/payments/${open.body.id}`)).body.internal_status, 'suspended');
+      assert.equal((await sgd(client, m.external)).frozen, '15.00');
+      // The provider cannot answer: the operator's decision is applied.
+      service.ctx.upstreams.qrpay = Object.assign(Object.create(original), { status: async () => ({ kind: 'timeout' }) });
+      const failed = await admin(service, 'POST', `/admin/v1/qrpay/payments/${open.body.id}/resolve`, { status: 'failed' });
+      assert.deepEqual([failed.status, failed.body.status, failed.body.failure_reason], [200, 'failed', 'operator'], JSON.stringify(failed.body));
+      assert.deepEqual([(await sgd(client, m.external)).available, (await sgd(client, m.external)).frozen], ['60.00', '0.00']);
+    } finally {
+      service.ctx.upstreams.qrpay = original;
+      await inject(client, 'qrpay', 'success');
+    }
+  });
+
   it('an injection affects only its merchant, and reverts after 3600 seconds', async () => {
     const a = await newMerchantClient(service);
     const b = await newMerchantClient(service);

@@ -219,6 +219,29 @@ describe('remittance orders', () => {
     await ledgerOk();
   });
 
+  it('an operator resolve asks the provider first: a payout it made is completed whatever the operator asked, never refunded', async () => {
+    const { m, payee } = await setup();
+    await inject('timeout');
+    try {
+      const order = await send(m, payee);
+      await run();
+      assert.equal((await admin(service, 'GET', `/admin/v1/remittances/${order.id}`)).body.internal_status, 'processing');
+      // The operator would fail it; the provider paid it out: the provider's outcome is applied.
+      const refused = await admin(service, 'POST', `/admin/v1/remittances/${order.id}/resolve`, { status: 'failed' });
+      assert.deepEqual([refused.status, refused.body.code], [400, 'state_invalid'], JSON.stringify(refused.body));
+      assert.match(refused.body.message, /provider reports the remittance succeeded: it is now completed/);
+      assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'completed');
+      const usdt = await balance(m, 'USDT');
+      assert.deepEqual([usdt.available, usdt.frozen], ['898.416750', '0.000000'], 'paid out, not refunded');
+      assert.deepEqual(await eventsOf(order.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3']);
+      const asked = await admin(service, 'POST', `/admin/v1/remittances/${order.id}/resolve`, { status: 'completed' });
+      assert.deepEqual([asked.status, asked.body.status], [200, 'completed']);
+    } finally {
+      await inject('success');
+    }
+    await ledgerOk();
+  });
+
   it('unknown_status: suspended (callers see processing) with an operator alert; funds frozen until the operator resolves', async () => {
     const { m, payee } = await setup();
     await inject('unknown_status');

@@ -111,6 +111,38 @@ function fromProviderStatus<Reverse extends string>(providerOrderId: string, raw
   }
 }
 
+/**
+ * What an operator's resolve of an open order does, given what the provider answered to a status
+ * query made just before it (`decideOnQueryAnswer`). The provider decides whether money moved:
+ * - it gives the outcome (succeeded, failed, reversed, or never received past the grace): that
+ *   outcome is applied, as reconciliation would apply it, whatever the operator asked;
+ * - it reports the order still in progress: refused, the order settles when the provider does
+ *   (failing it by hand could refund money the provider then pays out);
+ * - it cannot tell (no answer, an answer outside its statuses, the order missing within the
+ *   grace or after it was accepted): the operator's decision is applied. This is what a resolve
+ *   is for.
+ */
+export type OperatorResolution<D> =
+  | { kind: 'provider'; decision: D }
+  | { kind: 'in_progress'; providerStatus?: string }
+  | { kind: 'operator' };
+
+export function resolveByOperator<D extends { kind: string; providerStatus?: string }>(providerDecision: D): OperatorResolution<D> {
+  switch (providerDecision.kind) {
+    case 'none':
+    case 'suspend':
+      return { kind: 'operator' };
+    case 'wait': {
+      const { providerStatus } = providerDecision;
+      return providerStatus !== undefined && providerStatusOf(providerStatus) === 'processing'
+        ? { kind: 'in_progress', providerStatus }
+        : { kind: 'operator' };
+    }
+    default:
+      return { kind: 'provider', decision: providerDecision };
+  }
+}
+
 /** Delay before the next re-query of an open order: base·2^(checks-1), capped; base 0 means at once. */
 export function recheckDelayMs(checks: number, baseMs: number, maxMs: number): number {
   if (baseMs <= 0) return 0;

@@ -4,9 +4,9 @@ import type { ServiceContext } from '../../service-context.js';
 import { OperatorIdParams as IdParams, operatorRouter } from '../../platform/operator-route.js';
 import { ApiError } from '../../platform/errors.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../ledger/index.js';
-import { isOpenOrder } from '../../upstreams/order-lifecycle.js';
+import { resolveByHand } from '../../upstreams/order-store.js';
 import { productSeqOf, scaleOf, withIdPrefix, type Db } from './queries.js';
-import { applyTopUpDecision, topUpView } from './topups.js';
+import { applyTopUpDecision, callInFlight, queryDecision, topUpView, type TopUpDecision } from './topups.js';
 import { OperatorCardTopUp } from './money-schemas.js';
 import type { CardProductRow, CardTopupRow } from './tables.js';
 
@@ -71,13 +71,14 @@ export async function cardMoneyOperatorRoutes(app: AppInstance, ctx: ServiceCont
     const id = withIdPrefix('ctu', params.id);
     const row = await db.selectFrom('card_topups').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) throw new ApiError('not_found', 'No such top-up.');
-    if (!isOpenOrder(row.status) && row.status !== body.status) throw new ApiError('state_invalid', `The top-up is already ${row.status}.`);
-    const done = isOpenOrder(row.status)
-      ? await applyTopUpDecision(ctx, id, body.status === 'credited' ? { kind: 'complete' } : { kind: 'fail', reason: 'operator' }, 'query')
-      : row;
-    // Another decision (the operator's, the issuer's answer, a card that stopped) may have won the
-    // top-up meanwhile, or it could not move (not yet sent): never 200 for a decision not taken.
-    if (done.status !== body.status) throw new ApiError('state_invalid', `The top-up is ${done.status}.`);
+    // The issuer is asked first; another decision (the issuer's answer, a card that stopped) may
+    // win the top-up meanwhile, or it cannot move (not yet sent): never 200 for a decision not taken.
+    const done = await resolveByHand<CardTopupRow, TopUpDecision>({
+      order: row, requested: body.status, noun: 'top-up', callInFlight: callInFlight(ctx, row),
+      queryDecision: () => queryDecision(ctx, row),
+      operatorDecision: body.status === 'credited' ? { kind: 'complete' } : { kind: 'fail', reason: 'operator' },
+      apply: (decision) => applyTopUpDecision(ctx, id, decision, 'query'),
+    });
     return operatorTopUpView(db, done);
   });
 }

@@ -240,7 +240,6 @@ export const cardTopUps: OrderStore = { table: 'card_topups', object: 'card_topu
 
 /** The issuer reversed a load we still had open: nothing stays on the card, so it is a failure (freeze released). */
 export type TopUpDecision = LifecycleDecision<'reversed'> | { kind: 'fail'; reason: 'operator'; providerOrderId?: undefined; providerStatus?: undefined };
-type Decision = TopUpDecision;
 
 async function emit(trx: Transaction<Database>, row: CardTopupRow, status: 'credited' | 'failed'): Promise<void> {
   await recordEvent(trx, {
@@ -303,7 +302,7 @@ export async function failPendingTopUps(trx: Transaction<Database>, cardId: stri
   return failed;
 }
 
-async function applyIn(trx: Transaction<Database>, id: string, d: Decision, source: 'call' | 'query'): Promise<void> {
+async function applyIn(trx: Transaction<Database>, id: string, d: TopUpDecision, source: 'call' | 'query'): Promise<void> {
   switch (d.kind) {
     case 'complete':
       return creditIn(trx, id, { upstream_outcome: 'accepted', ...providerFields(d), next_check_at: null });
@@ -322,7 +321,7 @@ async function applyIn(trx: Transaction<Database>, id: string, d: Decision, sour
   }
 }
 
-export function applyTopUpDecision(ctx: ServiceContext, id: string, d: Decision, source: 'call' | 'query'): Promise<CardTopupRow> {
+export function applyTopUpDecision(ctx: ServiceContext, id: string, d: TopUpDecision, source: 'call' | 'query'): Promise<CardTopupRow> {
   return applyAndSchedule<CardTopupRow>(ctx, cardTopUps, id, source, (trx) => applyIn(trx, id, d, source));
 }
 
@@ -374,17 +373,20 @@ export async function dispatchTopUp(ctx: ServiceContext, id: string): Promise<Ca
 }
 
 /** Whether the issuer call may still be running (real time: a network call an advance does not end). */
-function callInFlight(ctx: ServiceContext, row: CardTopupRow): boolean {
-  return row.upstream_outcome === 'pending' && row.dispatch_started_at !== null
-    && ctx.clock.real().getTime() - new Date(row.dispatch_started_at).getTime() < ctx.config.upstreamCallTimeoutMs;
+export function callInFlight(ctx: ServiceContext, row: CardTopupRow): boolean {
+  return row.upstream_outcome === 'pending' && row.dispatch_started_at !== null && ctx.clock.real().getTime() - new Date(row.dispatch_started_at).getTime() < ctx.config.upstreamCallTimeoutMs;
+}
+
+/** What the issuer's answer to a status query asked now means for an open top-up (nothing applied). */
+export async function queryDecision(ctx: ServiceContext, row: CardTopupRow): Promise<TopUpDecision> {
+  const answer: StatusOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.card.status(callOf(row), row.id));
+  const callAgeMs = row.dispatch_started_at === null ? Number.MAX_SAFE_INTEGER : ctx.clock.real().getTime() - new Date(row.dispatch_started_at).getTime();
+  return decideOnQueryAnswer({ status: row.status, upstreamOutcome: row.upstream_outcome, callAgeMs }, answer, ctx.config.upstreamNotFoundGraceMs, 'reversed');
 }
 
 export async function reconcileTopUp(ctx: ServiceContext, row: CardTopupRow): Promise<CardTopupRow> {
   if (!isOpenOrder(row.status) || callInFlight(ctx, row)) return row;
-  const answer: StatusOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.card.status(callOf(row), row.id));
-  const callAgeMs = row.dispatch_started_at === null ? Number.MAX_SAFE_INTEGER : ctx.clock.real().getTime() - new Date(row.dispatch_started_at).getTime();
-  const d = decideOnQueryAnswer({ status: row.status, upstreamOutcome: row.upstream_outcome, callAgeMs }, answer, ctx.config.upstreamNotFoundGraceMs, 'reversed');
-  return applyTopUpDecision(ctx, row.id, d, 'query');
+  return applyTopUpDecision(ctx, row.id, await queryDecision(ctx, row), 'query');
 }
 
 export const topUpReconcileJobName = 'card.topup_reconcile';

@@ -85,7 +85,7 @@ export async function qrpayOperatorRoutes(app: AppInstance, ctx: ServiceContext)
     return { ...operatorOrderView(row, await scaleOf(db, row.asset)), replayed };
   });
 
-  // The operator's decision on an open (typically suspended) payment after checking with the provider.
+  // The operator's decision on an open (typically suspended) payment; the provider is asked first (resolveByHand).
   route.post('/admin/v1/qrpay/payments/:id/resolve', {
     errors: ['not_found', 'state_invalid'],
     schema: {

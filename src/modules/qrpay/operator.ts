@@ -4,9 +4,11 @@ import { ApiError } from '../../platform/errors.js';
 import { minorFromDb } from '../../ledger/index.js';
 import { raiseAlertOnce } from '../alerts/queries.js';
 import { applyDecision, refundIn } from './apply.js';
-import { callOf, safely } from './provider.js';
+import { callInFlight, callOf, safely } from './provider.js';
+import { queryDecision } from './reconcile.js';
+import { resolveByHand } from '../../upstreams/order-store.js';
 import { findOrder } from './queries.js';
-import { isOpen, publicStatus, type Decision } from './state.js';
+import { publicStatus, type Decision } from './state.js';
 import type { QrOrderRow } from './tables.js';
 
 async function mustFind(ctx: ServiceContext, id: string): Promise<QrOrderRow> {
@@ -39,15 +41,13 @@ export async function refundPayment(ctx: ServiceContext, id: string): Promise<{ 
   return { row: now, replayed: true };
 }
 
-/** The operator settles an open (typically suspended) order after checking with the provider. */
+/** The operator settles an open (typically suspended) order by hand (`resolveByHand`: the provider is asked first). */
 export async function resolvePayment(ctx: ServiceContext, id: string, status: 'completed' | 'failed'): Promise<QrOrderRow> {
   const order = await mustFind(ctx, id);
-  if (!isOpen(order.status)) {
-    if (order.status === status) return order;
-    throw new ApiError('state_invalid', `The payment is already ${order.status}.`);
-  }
-  const decision: Decision = status === 'completed' ? { kind: 'complete' } : { kind: 'fail', reason: 'operator' };
-  const row = await applyDecision(ctx, order.id, decision, 'query');
-  if (row.status !== status) throw new ApiError('state_invalid', `The payment became ${row.status} meanwhile.`);
-  return row;
+  return resolveByHand<QrOrderRow, Decision>({
+    order, requested: status, noun: 'payment', callInFlight: callInFlight(ctx, order),
+    queryDecision: () => queryDecision(ctx, order),
+    operatorDecision: status === 'completed' ? { kind: 'complete' } : { kind: 'fail', reason: 'operator' },
+    apply: (decision) => applyDecision(ctx, order.id, decision, 'query'),
+  });
 }

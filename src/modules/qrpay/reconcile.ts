@@ -3,7 +3,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { reconcilePass } from '../../upstreams/order-store.js';
 import { applyDecision, qrpayOrders } from './apply.js';
 import { callInFlight, callOf, safely } from './provider.js';
-import { decideOnQuery, isOpen } from './state.js';
+import { decideOnQuery, isOpen, type Decision } from './state.js';
 import type { QrOrderRow } from './tables.js';
 
 export { reconcileStalledAfterChecks } from './apply.js';
@@ -15,14 +15,18 @@ export const reconcileLeaseSeconds = 60;
 /** Name under which a pass's failures are logged and counted (the ticker's). */
 export const reconcileJobName = 'qrpay.reconcile';
 
-/** Re-queries the provider for one open order and applies the answer (exactly once by the claims). */
-export async function reconcileOrder(ctx: ServiceContext, order: QrOrderRow): Promise<QrOrderRow> {
-  if (!isOpen(order.status) || callInFlight(ctx, order)) return order;
+/** What the provider's answer to a status query, asked now, means for an open order (nothing applied). */
+export async function queryDecision(ctx: ServiceContext, order: QrOrderRow): Promise<Decision> {
   const answer = await safely(ctx, () => ctx.upstreams.qrpay.status(callOf(order), order.id));
   // Real time, like the call it measures (the provider's not-found grace runs on the provider's clock).
   const callAgeMs = ctx.clock.real().getTime() - new Date(order.call_started_at).getTime();
-  const decision = decideOnQuery({ status: order.status, upstreamOutcome: order.upstream_outcome, callAgeMs }, answer, ctx.config.upstreamNotFoundGraceMs);
-  return applyDecision(ctx, order.id, decision, 'query');
+  return decideOnQuery({ status: order.status, upstreamOutcome: order.upstream_outcome, callAgeMs }, answer, ctx.config.upstreamNotFoundGraceMs);
+}
+
+/** Re-queries the provider for one open order and applies the answer (exactly once by the claims). */
+export async function reconcileOrder(ctx: ServiceContext, order: QrOrderRow): Promise<QrOrderRow> {
+  if (!isOpen(order.status) || callInFlight(ctx, order)) return order;
+  return applyDecision(ctx, order.id, await queryDecision(ctx, order), 'query');
 }
 
 /**

@@ -5,12 +5,10 @@ import { ApiError } from '../../platform/errors.js';
 import { OperatorEnvironment, OperatorIdParams as IdParams, operatorRouter } from '../../platform/operator-route.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
 import { corridorById, createCorridor, listCorridorsPage, updateCorridor, viewCorridor } from './corridors.js';
-import { applyDecision } from './apply.js';
 import { findOrder } from './order-queries.js';
 import { viewOf } from './orders.js';
-import { reconcileDueOrders } from './reconcile.js';
+import { reconcileDueOrders, resolveOrder } from './reconcile.js';
 import { Remittance } from './route-schemas.js';
-import { isOpen } from './state.js';
 import { CorridorSettingsSchema, ContractsSchema, OperatorCorridor, PaymentMethodSchema } from './schemas.js';
 
 /**
@@ -90,7 +88,7 @@ export async function remittanceOperatorRoutes(app: AppInstance, ctx: ServiceCon
     schema: { response: { 200: Type.Object({ checked: Type.Integer() }) } },
   }, async () => ({ checked: await reconcileDueOrders(ctx) }));
 
-  // The operator's decision on an open (typically suspended) order after checking with the provider.
+  // The operator's decision on an open (typically suspended) order; the provider is asked first (resolveOrder).
   route.post('/admin/v1/remittances/:id/resolve', {
     errors: ['not_found', 'state_invalid'],
     schema: {
@@ -101,13 +99,7 @@ export async function remittanceOperatorRoutes(app: AppInstance, ctx: ServiceCon
   }, async ({ params, body }) => {
     const order = await findOrder(db, params.id);
     if (!order) throw new ApiError('not_found', 'No such remittance.');
-    if (!isOpen(order.status) && order.status !== body.status) throw new ApiError('state_invalid', `The remittance is already ${order.status}.`);
-    if (isOpen(order.status)) {
-      const row = await applyDecision(ctx, order.id, body.status === 'completed' ? { kind: 'complete' } : { kind: 'fail', reason: 'operator' }, 'query');
-      // Another decision (the operator's, or the provider's through reconciliation) may have won the
-      // order meanwhile: the answer is never 200 for a decision that was not taken.
-      if (row.status !== body.status) throw new ApiError('state_invalid', `The remittance became ${row.status} meanwhile.`);
-    }
+    await resolveOrder(ctx, order, body.status);
     return operatorView(order.id);
   });
 }

@@ -1,11 +1,11 @@
 /** Reconciliation of remittance orders: open orders re-queried with the provider until their outcome is known; returns. */
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import { reconcilePass } from '../../upstreams/order-store.js';
+import { reconcilePass, resolveByHand } from '../../upstreams/order-store.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { applyDecision, remitOrders } from './apply.js';
 import { findOrder, type OrderCaller } from './order-queries.js';
-import { decideOnQuery, decideOnReturnCheck, isOpen } from './state.js';
+import { decideOnQuery, decideOnReturnCheck, isOpen, type Decision } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 
 /** Orders re-queried per pass (bounded batch). */
@@ -24,13 +24,27 @@ function callInFlight(ctx: ServiceContext, o: RemitOrderRow): boolean {
   return o.upstream_outcome === 'pending' && o.dispatch_started_at !== null && ctx.clock.real().getTime() - new Date(o.dispatch_started_at).getTime() < ctx.config.upstreamCallTimeoutMs;
 }
 
-export async function reconcileOrder(ctx: ServiceContext, order: RemitOrderRow): Promise<RemitOrderRow> {
-  if (!isOpen(order.status) || callInFlight(ctx, order)) return order;
+/** What the provider's answer to a status query, asked now, means for an open order (nothing applied). */
+async function queryDecision(ctx: ServiceContext, order: RemitOrderRow): Promise<Decision> {
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.remittance.status(callOf(order), order.id));
   // Real time, like the call it measures (the provider's not-found grace runs on the provider's clock).
   const callAgeMs = order.dispatch_started_at === null ? Number.MAX_SAFE_INTEGER : ctx.clock.real().getTime() - new Date(order.dispatch_started_at).getTime();
-  const decision = decideOnQuery({ status: order.status, upstreamOutcome: order.upstream_outcome, callAgeMs }, answer, ctx.config.upstreamNotFoundGraceMs);
-  return applyDecision(ctx, order.id, decision, 'query');
+  return decideOnQuery({ status: order.status, upstreamOutcome: order.upstream_outcome, callAgeMs }, answer, ctx.config.upstreamNotFoundGraceMs);
+}
+
+export async function reconcileOrder(ctx: ServiceContext, order: RemitOrderRow): Promise<RemitOrderRow> {
+  if (!isOpen(order.status) || callInFlight(ctx, order)) return order;
+  return applyDecision(ctx, order.id, await queryDecision(ctx, order), 'query');
+}
+
+/** The operator's resolve of an open order (`resolveByHand`: the provider is asked first). */
+export function resolveOrder(ctx: ServiceContext, order: RemitOrderRow, status: 'completed' | 'failed'): Promise<RemitOrderRow> {
+  return resolveByHand<RemitOrderRow, Decision>({
+    order, requested: status, noun: 'remittance', callInFlight: callInFlight(ctx, order),
+    queryDecision: () => queryDecision(ctx, order),
+    operatorDecision: status === 'completed' ? { kind: 'complete' } : { kind: 'fail', reason: 'operator' },
+    apply: (decision) => applyDecision(ctx, order.id, decision, 'query'),
+  });
 }
 
 /** One pass (the shared one, src/upstreams/order-store.ts): claims due open orders (SKIP LOCKED) and re-queries each outside any transaction. */
