@@ -246,7 +246,8 @@ async function requeueRecord(trx: Transaction<Database>, id: string, now: Date, 
 
 /**
  * The reference's redeliver: dead/failed queued again (refused when their endpoint is disabled,
- * deleted, or no longer subscribes to the event's type); no_subscriber bound to today's endpoints (refused when none matches); others refused.
+ * deleted, or no longer subscribes to the event's type); no_subscriber bound to today's endpoints
+ * (refused when none matches); others refused.
  */
 export async function redeliver(trx: Transaction<Database>, caller: Caller, rawId: string, now: Date) {
   const d = await trx
