@@ -45,6 +45,18 @@ describe('card controls', () => {
     const done = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
     return { m, id: done.card_id! };
   }
+  /**
+   * One active virtual card for the tests of a group that leave it usable (made when the first of
+   * them asks, so each of them also runs alone): a card costs a member, a KYC review, a deposit, an
+   * application and its approval over HTTP. A test that ends the card (a status set, a replacement)
+   * or needs one that never had a value set keeps its own; each group says which share and why
+   * their order does not matter to what they assert. Its member also serves as "another member"
+   * for the other cards of the group.
+   */
+  function sharedVirtualCard() {
+    let card: Promise<{ m: string; id: string }> | undefined;
+    return () => (card ??= virtualCard());
+  }
   const setStatus = (id: string, status: string) => service.ctx.db.updateTable('cards').set({ status: status as 'closed' }).where('id', '=', id).execute();
   const setProduct = (patch: Record<string, unknown>) => admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox').then(async (r) => {
     for (const p of r.body.data) {
@@ -56,8 +68,12 @@ describe('card controls', () => {
   describe('PATCH /v1/cards/{id}/limits', () => {
     // A merchant per group: the orders bucket allows 120 writes a minute.
     before(async () => { ({ client } = await newMerchantClient(service)); });
+    // Shared: the first test (it reads the limits of a new card: it runs first), the refusals, the
+    // failed and unknown_status pushes (each sets all three limits first and waits for them to be
+    // synced) and the withdrawn product. The test that sets the card's status keeps its own.
+    const shared = sharedVirtualCard();
     it('records at once, pushes by a job, 0 is no limit, omitted keeps the value', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       const before = await client.cards.get(id, { onBehalfOf: m });
       assert.deepEqual(before.limits, { single: '0.00', daily: '0.00', monthly: '0.00' });
       assert.deepEqual(await client.cards.setLimits(id, { single: '100', daily: '500.50', monthly: '2000' }, { onBehalfOf: m }), { id, accepted: true });
@@ -78,7 +94,7 @@ describe('card controls', () => {
     });
 
     it('refuses below one unit, above the product caps, out of order (invalid_fields without fields); malformed amounts are invalid_request', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       for (const body of [{ single: '0.99' }, { single: '10000.01' }, { daily: '20000.01' }, { monthly: '100000.01' }, { single: '200', daily: '100' }, { single: '10', daily: '20', monthly: '15' }]) {
         await assert.rejects(client.cards.setLimits(id, body, { onBehalfOf: m }), (err: unknown) => {
           assert.ok(err instanceof MerchantWalletError);
@@ -100,7 +116,7 @@ describe('card controls', () => {
 
     it('refuses closed, closing, expired cards; another member\'s card is not_found', async () => {
       const { m, id } = await virtualCard();
-      const other = await member();
+      const { m: other } = await shared();
       await expectCode(client.cards.setLimits(id, { single: '5' }, { onBehalfOf: other }), 'not_found', 404);
       await expectCode(client.cards.setLimits(`crd_${randomUUID()}`, { single: '5' }, { onBehalfOf: m }), 'not_found', 404);
       for (const s of ['closing', 'closed', 'expired']) {
@@ -110,7 +126,7 @@ describe('card controls', () => {
     });
 
     it('a failed push keeps only tightening: a loosened layer falls back, a tightened one stays', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       await client.cards.setLimits(id, { single: '100', daily: '1000', monthly: '5000' }, { onBehalfOf: m });
       await drain();
       assert.equal((await client.cards.get(id, { onBehalfOf: m })).limits_sync, 'synced');
@@ -135,7 +151,7 @@ describe('card controls', () => {
     });
 
     it('unknown_status: a push answered outside our enumeration is no confirmation; asked again, then only tightening kept; one operator alert', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       await client.cards.setLimits(id, { single: '100', daily: '1000', monthly: '5000' }, { onBehalfOf: m });
       await drain();
       assert.equal((await client.cards.get(id, { onBehalfOf: m })).limits_sync, 'synced');
@@ -161,7 +177,7 @@ describe('card controls', () => {
     });
 
     it('a withdrawn product answers product_not_available', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       await setProduct({ enabled: false });
       try {
         await expectCode(client.cards.setLimits(id, { single: '5' }, { onBehalfOf: m }), 'product_not_available');
@@ -174,8 +190,12 @@ describe('card controls', () => {
   describe('merchant rules', () => {
     // A merchant per group: the orders bucket allows 120 writes a minute.
     before(async () => { ({ client } = await newMerchantClient(service)); });
+    // Shared: the first test (it reads the rules of a new card: it runs first), the DELETE, the
+    // field checks and the 502 test (each sets the rules it then reads). The status test ends its
+    // card; the unknown_status test needs a card whose rules were never confirmed (synced_at null).
+    const shared = sharedVirtualCard();
     it('GET before any: no rules; PUT replaces the whole set and is confirmed; DELETE removes it', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       assert.deepEqual(await client.cards.getMerchantRules(id, { onBehalfOf: m }), { id, rule_type: null, merchant_names: [], mcc_list: [], synced: true, synced_at: null });
       const first = await client.cards.setMerchantRules(id, { rule_type: 'black', merchant_names: ['ACME CASINO'], mcc_list: ['7995'] }, { onBehalfOf: m });
       assert.equal(first.id, id);
@@ -194,7 +214,7 @@ describe('card controls', () => {
     });
 
     it('DELETE needs no idempotency key (the reference: deletes are naturally idempotent); a repeat answers the same', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       await client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m });
       const remove = () => client.requestRaw({ method: 'DELETE', path: `/v1/cards/${id}/merchant-rules`, onBehalfOf: m, idempotencyKey: false });
       const first = await remove();
@@ -216,7 +236,7 @@ describe('card controls', () => {
     });
 
     it('invalid_fields with fields: bad MCC, both lists empty, more than 200 entries, bad rule type; 200 + 200 accepted', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       const fieldsOf = async (body: any) => {
         try {
           await client.cards.setMerchantRules(id, body, { onBehalfOf: m });
@@ -243,9 +263,10 @@ describe('card controls', () => {
 
     it('state_invalid on a closed card, product_not_available without card-level lists, not_found for another member', async () => {
       const { m, id } = await virtualCard();
+      const { m: other } = await shared();
       const body = { rule_type: 'black' as const, mcc_list: ['7995'] };
-      await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: await member() }), 'not_found', 404);
-      await expectCode(client.cards.getMerchantRules(id, { onBehalfOf: await member() }), 'not_found', 404);
+      await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: other }), 'not_found', 404);
+      await expectCode(client.cards.getMerchantRules(id, { onBehalfOf: other }), 'not_found', 404);
       await setProduct({ card_lists_supported: false });
       try {
         await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m }), 'product_not_available');
@@ -258,7 +279,7 @@ describe('card controls', () => {
     });
 
     it('502: the requested set is the baseline, unconfirmed; a retry with the same key confirms it; a refusal keeps the confirmed set', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       const confirmed = await client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m });
       const key = randomUUID();
       const body = { rule_type: 'white' as const, merchant_names: ['Corner Shop'] };
@@ -310,6 +331,11 @@ describe('card controls', () => {
   describe('PATCH /v1/cards/{id}/billing-address', () => {
     // A merchant per group: the orders bucket allows 120 writes a minute.
     before(async () => { ({ client } = await newMerchantClient(service)); });
+    // Shared: the field checks and the unknown_status test (both leave the card without an
+    // address, as they assert), then the retry test (the last: it stores one). The first test and
+    // the 502 test store an address on a card that has none, the status test ends its card: each
+    // keeps its own.
+    const shared = sharedVirtualCard();
     it('200 when the issuer confirms; the card shows it; state omitted where none', async () => {
       const { m, id } = await virtualCard();
       const res = await client.cards.updateBillingAddress(id, address, { onBehalfOf: m });
@@ -320,7 +346,7 @@ describe('card controls', () => {
     });
 
     it('invalid_fields with fields for missing fields and a bad country', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       const keys = async (body: any) => {
         try {
           await client.cards.updateBillingAddress(id, body, { onBehalfOf: m });
@@ -340,7 +366,7 @@ describe('card controls', () => {
 
     it('state_invalid, product_not_available, invalid_request (refused), not_found', async () => {
       const { m, id } = await virtualCard();
-      await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: await member() }), 'not_found', 404);
+      await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: (await shared()).m }), 'not_found', 404);
       await expectCode(client.cards.updateBillingAddress(id, { ...address, address: 'SIM-REFUSE 1' }, { onBehalfOf: m }), 'invalid_request');
       await inject('reject');
       try {
@@ -388,7 +414,7 @@ describe('card controls', () => {
     });
 
     it('unknown_status: an answer outside our enumeration is no confirmation: 502, the address not stored, an operator alert', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       await inject('unknown_status');
       try {
         await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m }), 'upstream_error', 502);
@@ -400,7 +426,7 @@ describe('card controls', () => {
     });
 
     it('a retry with the same key after a 502 stores the address', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       const key = randomUUID();
       await inject('unknown');
       try {
@@ -424,6 +450,11 @@ describe('card controls', () => {
         signingKey: creds.signingKey, maxAttempts: 1, now: requestNow,
       });
     });
+    // Shared: the rate-limit test's other member (its one call leaves it far from the limit), the
+    // closed-card test's other member and the unknown_status test (it blocks the CVV first). The
+    // rate-limit test and the test of calls stamped ahead count one member's calls exactly; the
+    // closed-card test ends its card: each keeps its own.
+    const shared = sharedVirtualCard();
     it('unblocks (cvv_blocked false on the card), 5 calls per member per hour, then 429 with Retry-After; the hour is real time, not the sandbox clock', async () => {
       const { m, id } = await virtualCard();
       await service.ctx.db.updateTable('cards').set({ cvv_blocked: true }).where('id', '=', id).execute();
@@ -448,7 +479,7 @@ describe('card controls', () => {
       });
       await limited('the sixth call');
       // Per member: another member is not limited.
-      const other = await virtualCard();
+      const other = await shared();
       assert.deepEqual(await client.cards.unblockCvv(other.id, { onBehalfOf: other.m }), { unblocked: true });
       // A rate limit stays on real time (extensions 8): an hour on the merchant's sandbox clock lifts nothing.
       await client.sandbox.advanceClock(3601);
@@ -476,14 +507,14 @@ describe('card controls', () => {
 
     it('state_invalid on a closed card, not_found for another member, idempotency_key_required without a key', async () => {
       const { m, id } = await virtualCard();
-      await expectCode(client.cards.unblockCvv(id, { onBehalfOf: await member() }), 'not_found', 404);
+      await expectCode(client.cards.unblockCvv(id, { onBehalfOf: (await shared()).m }), 'not_found', 404);
       await expectCode(client.request({ method: 'POST', path: `/v1/cards/${id}/cvv/unblock`, onBehalfOf: m, idempotencyKey: false }), 'idempotency_key_required');
       await setStatus(id, 'closed');
       await expectCode(client.cards.unblockCvv(id, { onBehalfOf: m }), 'state_invalid');
     });
 
     it('unknown_status: an answer outside our enumeration is no confirmation: 502, cvv_blocked unchanged, an operator alert', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       await service.ctx.db.updateTable('cards').set({ cvv_blocked: true }).where('id', '=', id).execute();
       await inject('unknown_status');
       try {
@@ -499,9 +530,12 @@ describe('card controls', () => {
   describe('POST /v1/cards/{id}/secure-session and the reveal screen', () => {
     // A merchant per group: the orders bucket allows 120 writes a minute.
     before(async () => { ({ client } = await newMerchantClient(service)); });
+    // Shared: the reveal (each link is its own) and the scope check, and the other member of the
+    // second test. The second test closes its card and the third has it replaced: each keeps its own.
+    const shared = sharedVirtualCard();
 
     it('the member sees number, expiry and CVV once, on the page only; the API and the database never hold them', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       const card = await client.cards.get(id, { onBehalfOf: m });
       const ticket = await client.cards.createSecureSession(id, { onBehalfOf: m });
       assert.match(ticket.id, /^kyc_[0-9a-f]{32}$/);
@@ -548,7 +582,7 @@ describe('card controls', () => {
       const ok = await postHostedPage(service, ticket.hosted_url, { fields: { csrf_token: retry.csrfToken! }, cookie: retry.cookie });
       assert.equal(ok.status, 200);
       assert.match(ok.text, /Card number/);
-      await expectCode(client.cards.createSecureSession(id, { onBehalfOf: await member() }), 'not_found', 404);
+      await expectCode(client.cards.createSecureSession(id, { onBehalfOf: (await shared()).m }), 'not_found', 404);
       await setStatus(id, 'closed');
       await expectCode(client.cards.createSecureSession(id, { onBehalfOf: m }), 'state_invalid');
     });
@@ -564,7 +598,7 @@ describe('card controls', () => {
     });
 
     it('needs the restricted scope cards:secure', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       const limited = await newMerchantClient(service, { scopes: ['cards:write', 'members:write'] });
       await expectCode(limited.client.cards.createSecureSession(id, { onBehalfOf: m }), 'insufficient_scope', 403);
     });

@@ -48,6 +48,13 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
     await h.fundCard(m, card.id, cents);
     return { m, card };
   }
+  /**
+   * One card of 100 USD for the two tests of an authorisation in another currency (made when the
+   * first asks, so each also runs alone): both are declined, nothing is held or moved (the first
+   * asserts it: the balance it reads is still the card's 100 USD), the second asserts no balance.
+   */
+  let otherCurrencyCard: ReturnType<typeof fundedCard> | undefined;
+  const sharedOtherCurrencyCard = () => (otherCurrencyCard ??= fundedCard(100_00n));
   /** One hour into the next UTC day on the merchant's clock, so that a test's limits do not cross a day under it. */
   async function startOfDay() {
     const now = new Date((await client.sandbox.clock()).now);
@@ -198,7 +205,7 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
   });
 
   it('an authorisation in another currency than the card\'s is declined currency_not_supported, nothing held', async () => {
-    const { m, card } = await fundedCard(100_00n);
+    const { m, card } = await sharedOtherCurrencyCard();
     const r = await auth(card.id, '10', '5411', 'EUR');
     assert.deepEqual({ approved: r.approved, decline_reason: r.decline_reason }, { approved: false, decline_reason: 'currency_not_supported' });
     const row = await authorization(card.id, m, r.transaction_id);
@@ -231,7 +238,7 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
   });
 
   it('an authorisation in another currency is read and shown in that currency\'s decimals', async () => {
-    const { card } = await fundedCard(100_00n);
+    const { card } = await sharedOtherCurrencyCard();
     // USDT has 6 places, the USD card 2: the amount is the message's, in its own currency.
     const r = await auth(card.id, '10.123456', '5411', 'USDT');
     assert.deepEqual({ approved: r.approved, decline_reason: r.decline_reason }, { approved: false, decline_reason: 'currency_not_supported' });

@@ -338,9 +338,17 @@ describe('card reconciliation', () => {
       const done = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
       return { m, id: done.card_id! };
     }
+    /**
+     * One card for the four tests (made when the first asks, so each also runs alone): each sets
+     * the rules it then reads and waits for reconciliation to settle them. The first reads a card
+     * whose rules were never confirmed (synced_at null): it runs first. The last makes the issuer
+     * refuse every change of the card: nothing runs after it.
+     */
+    let sharedCard: ReturnType<typeof virtualCard> | undefined;
+    const shared = () => (sharedCard ??= virtualCard());
 
     it('5xx (never received), no retry: pushed again by reconciliation and synced; no answer keeps it unconfirmed', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       const body = { rule_type: 'white' as const, merchant_names: ['Corner Shop'], mcc_list: ['5411'] };
       await withIssuer('unknown', async () => {
         await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m }), 'upstream_error', 502);
@@ -356,7 +364,7 @@ describe('card reconciliation', () => {
     });
 
     it('timeout (the issuer has it), abandoned for a new key that also timed out: the latest set is confirmed', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       await withIssuer('timeout', async () => {
         await expectCode(client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m }), 'upstream_error', 502);
         await expectCode(client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995', '7801'] }, { onBehalfOf: m }), 'upstream_error', 502);
@@ -369,7 +377,7 @@ describe('card reconciliation', () => {
     });
 
     it('a removal left unconfirmed is confirmed too', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       const first = await client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m });
       await withIssuer('timeout', () => expectCode(client.cards.deleteMerchantRules(id, { onBehalfOf: m }), 'upstream_error', 502));
       await client.sandbox.advanceClock(61);
@@ -379,7 +387,7 @@ describe('card reconciliation', () => {
     });
 
     it('the issuer refused the unconfirmed set: the confirmed set comes back', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       const confirmed = await client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m });
       // Sandbox test data: the simulated issuer refuses every change of a card whose reference starts SIM-REFUSE.
       await service.ctx.db.updateTable('cards').set({ upstream_ref: `SIM-REFUSE-${randomUUID()}` }).where('id', '=', id).execute();

@@ -53,9 +53,15 @@ describe('card top-ups', () => {
 
   describe('POST /v1/cards/{id}/topup-quotes', () => {
     before(async () => { ({ client } = await newMerchantClient(service)); });
+    // One card for the first two tests (made when the first asks, so each also runs alone): the
+    // first stores nothing (as it asserts: no top-up row, the balance unchanged), so the second
+    // still starts from a card with nothing loaded. Its member is the last test's other member.
+    // The third needs a member holding USDC too; the last ends its card (status set): their own.
+    let sharedCard: ReturnType<typeof virtualCard> | undefined;
+    const shared = () => (sharedCard ??= virtualCard());
 
     it('answers the reference\'s quote in smallest-unit integer strings and stores nothing', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       const before = await balance(m, 'USDT');
       const q = await client.cards.quoteTopUp(id, { amount: '100', source_asset: 'USDT' }, { onBehalfOf: m });
       assert.deepEqual({ ...q, note: typeof q.note }, {
@@ -73,7 +79,7 @@ describe('card top-ups', () => {
     });
 
     it('follows the operator\'s top-up pricing: fee in basis points plus a fixed part; the markup never shows in the quote', async () => {
-      const { m, id } = await virtualCard();
+      const { m, id } = await shared();
       const products = (await admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox')).body.data;
       const set = async (body: Record<string, unknown>) => {
         for (const p of products) assert.equal((await admin(service, 'PATCH', `/admin/v1/cards/products/${p.id}/topup-pricing`, body)).status, 200);
@@ -128,7 +134,7 @@ describe('card top-ups', () => {
       assert.equal((await client.cards.quoteTopUp(id, { amount: '10' }, { onBehalfOf: m })).arrival_amount, '1000');
       assert.equal((await client.cards.quoteTopUp(id, { amount: '10000' }, { onBehalfOf: m })).arrival_amount, '1000000');
       for (const amount of ['abc', '1.0000001', '-5', '1e3']) await expectCode(client.cards.quoteTopUp(id, { amount }, { onBehalfOf: m }), 'invalid_request');
-      const other = await member();
+      const { m: other } = await shared();
       await expectCode(client.cards.quoteTopUp(id, { amount: '20' }, { onBehalfOf: other }), 'not_found', 404);
       await expectCode(client.cards.quoteTopUp(`crd_${randomUUID()}`, { amount: '20' }, { onBehalfOf: m }), 'not_found', 404);
       await setProducts({ enabled: false });

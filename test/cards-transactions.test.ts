@@ -38,6 +38,16 @@ describe('card transactions', () => {
     await drain();
     return { m: external, memberId: m.id, id };
   }
+  /**
+   * One funded card for three tests that assert no balance of it, only decisions and records
+   * (made when the first asks, so each also runs alone): the merchant rules (they end deleted),
+   * the product caps (the card has no limits of its own; the test starts a new month on the
+   * merchant's clock first, so the earlier tests' spending is not in its day or month; 497.50 USD
+   * covers both tests' spending) and the read of a transaction by its id. The others assert the
+   * card's balances, set its status or limits, or read its empty list: their own card.
+   */
+  let sharedCard: ReturnType<typeof fundedCard> | undefined;
+  const sharedFundedCard = () => (sharedCard ??= fundedCard());
   const accounts = async (memberId: string, cardId: string) => ({
     card: await accountBalance(service.ctx.db, 'sandbox', { owner: 'member', memberId, bucket: 'card', cardId }, 'USD'),
     held: await accountBalance(service.ctx.db, 'sandbox', { owner: 'member', memberId, bucket: 'card_held', cardId }, 'USD'),
@@ -135,7 +145,7 @@ describe('card transactions', () => {
   });
 
   it('merchant rules: white lets only listed names or MCCs through; black refuses them (names trimmed, case-insensitive)', async () => {
-    const { m, id } = await fundedCard();
+    const { m, id } = await sharedFundedCard();
     await client.cards.setMerchantRules(id, { rule_type: 'white', merchant_names: ['Coffee Bar'], mcc_list: ['5812'] }, { onBehalfOf: m });
     await approved(id, '1', '  coffee bar ', '5999');
     await approved(id, '1', 'Any Restaurant', '5812');
@@ -171,7 +181,7 @@ describe('card transactions', () => {
   });
 
   it('product caps apply beside the card limits: single, daily, monthly', async () => {
-    const { id } = await fundedCard();
+    const { id } = await sharedFundedCard();
     await startOfMonth();
     await setProducts({ max_single: '100', max_daily: '150', max_monthly: '200' });
     try {
@@ -242,7 +252,7 @@ describe('card transactions', () => {
   });
 
   it('GET /v1/cards/transactions/{id}: by the id alone (a card.transaction.* event\'s data.id), prefix optional; member, merchant; another member: not_found', async () => {
-    const { m, id } = await fundedCard();
+    const { m, id } = await sharedFundedCard();
     const r = await approved(id, '3.21');
     const declinedOne = await declined(id, '10', 'currency_not_supported', undefined, undefined, 'EUR');
     const listed = [];
