@@ -285,6 +285,23 @@ describe('card top-ups', () => {
       await ledgerClean();
     });
 
+    it('timeout: an operator resolve to failed meets the issuer\'s answer first: the load it made is credited, never refunded', async () => {
+      const { m, id } = await virtualCard();
+      await inject('timeout');
+      const t = await client.cards.topUp(id, { amount: '40' }, { onBehalfOf: m });
+      await drain();
+      await inject('success');
+      assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'processing');
+      const refused = await admin(service, 'POST', `/admin/v1/cards/topups/${t.id}/resolve`, { status: 'failed' });
+      assert.deepEqual([refused.status, refused.body.code], [400, 'state_invalid'], JSON.stringify(refused.body));
+      assert.match(refused.body.message, /provider reports the top-up succeeded: it is now credited/);
+      assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'credited');
+      assert.deepEqual(await eventsOf(t.id), ['card.topup.credited@3']);
+      assert.equal((await balance(m, 'USD')).card, '39.80');
+      assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
+      await ledgerClean();
+    });
+
     it('unknown (5xx): never refunded on the answer; reconciliation learns the issuer never got it and fails it', async () => {
       const { m, id } = await virtualCard();
       await inject('unknown');
