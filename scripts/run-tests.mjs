@@ -54,6 +54,17 @@ console.log(`# test build: ${files.length} files in ${Math.round(performance.now
 
 const databaseUrl = process.env.TEST_DATABASE_URL ?? '';
 if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
+  // A database that does not exist (or a server that does not answer) would fail every file.
+  const { default: pg } = await import('pg');
+  const probe = new pg.Client({ connectionString: databaseUrl });
+  try {
+    await probe.connect();
+  } catch (err) {
+    console.error(`TEST_DATABASE_URL: cannot connect (${err.message}). The database must exist: createdb -h <host> -U <user> <name>.`);
+    process.exit(1);
+  } finally {
+    await probe.end().catch(() => undefined);
+  }
   // Workers drop their files' copies; this drops what a killed worker left (copies are named after the runner's pid).
   const { dropPostgresDatabasesSync } = await import(bundledPath(outdir, database));
   process.on('exit', () => dropPostgresDatabasesSync(databaseUrl, { runnerPid: process.pid }));
