@@ -28,8 +28,16 @@ test('sessions: idle and absolute timeouts, each at its exact edge', () => {
   assert.equal(sessionState({ created_at: t0, last_seen_at: t0 }, at(1800), limits), 'idle');
   assert.equal(sessionState({ created_at: t0, last_seen_at: at(43_000) }, at(43_199), limits), 'alive');
   assert.equal(sessionState({ created_at: t0, last_seen_at: at(43_199) }, at(43_200), limits), 'expired', 'used a second ago, but past the lifetime');
-  assert.equal(needsTouch(t0, at(59)), false);
-  assert.equal(needsTouch(t0, at(60)), true);
+  assert.equal(needsTouch(t0, at(59), 1800), false);
+  assert.equal(needsTouch(t0, at(60), 1800), true);
+  // A short idle timeout: recorded every half of it, so a session used every 3 s of an 8 s timeout lives on.
+  assert.equal(needsTouch(t0, at(3), 8), false);
+  assert.equal(needsTouch(t0, at(4), 8), true);
+  let seen = t0;
+  for (let s = 3; s <= 30; s += 3) {
+    assert.equal(sessionState({ created_at: t0, last_seen_at: seen }, at(s), { idleSeconds: 8, maxSeconds: 3600 }), 'alive', `used at ${s} s`);
+    if (needsTouch(seen, at(s), 8)) seen = at(s);
+  }
 });
 
 test('the sign-in throttle: a known browser on its own failures; others per client and with a growing delay per account, never a lock', () => {

@@ -39,10 +39,14 @@ export function sessionState(session: { created_at: Date | string; last_seen_at:
   return 'alive';
 }
 
-/** `last_seen_at` is written at most once a minute per session (not on every page). */
+/**
+ * `last_seen_at` is written at most once a minute per session (not on every page), and at least
+ * every half idle timeout, so that a session used more often than that never ends as idle
+ * however short the timeout is configured.
+ */
 export const touchIntervalSeconds = 60;
-export function needsTouch(lastSeen: Date | string, now: Date): boolean {
-  return now.getTime() - new Date(lastSeen).getTime() >= touchIntervalSeconds * 1000;
+export function needsTouch(lastSeen: Date | string, now: Date, idleSeconds: number): boolean {
+  return now.getTime() - new Date(lastSeen).getTime() >= Math.min(touchIntervalSeconds, idleSeconds / 2) * 1000;
 }
 
 /**

@@ -253,7 +253,7 @@ export async function changePassword(db: Kysely<Database>, session: ConsoleSessi
   return { kind: 'changed', sessionsEnded: ended };
 }
 
-/** The session of a cookie, if alive; a session past a timeout is deleted. Touched at most once a minute. */
+/** The session of a cookie, if alive; a session past a timeout is deleted. Touched at most once a minute (`needsTouch`). */
 export async function resumeSession(db: Db, token: string | undefined, now: Date, limits: SessionLimits): Promise<ConsoleSession | 'ended' | undefined> {
   if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
   const tokenHash = sha256Hex(token);
@@ -263,7 +263,7 @@ export async function resumeSession(db: Db, token: string | undefined, now: Date
     await deleteSession(db, tokenHash);
     return 'ended';
   }
-  if (needsTouch(row.last_seen_at, now)) await touchSession(db, tokenHash, now);
+  if (needsTouch(row.last_seen_at, now, limits.idleSeconds)) await touchSession(db, tokenHash, now);
   return { tokenHash, userId: row.user_id, email: row.email, role: row.role, merchantId: row.merchant_id, merchantName: row.merchant_name };
 }
 

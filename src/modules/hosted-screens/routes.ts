@@ -45,7 +45,8 @@ export function hostedScreenRoutes(screens: readonly HostedScreen[]): RouteModul
         description: 'As if the member had used the screen: `submitted` for the KYC, profile update and card supplement screens (valid data), '
           + '`approved` or `declined` for a step-up challenge. The service then handles it exactly as after the real screen. '
           + 'A ticket of another merchant: 404 `not_found`; one used, void or expired by the sandbox clock: 400 `state_invalid`; '
-          + 'an outcome the screen does not take: 400 `invalid_request`.',
+          + 'an outcome the screen does not take: 400 `invalid_request`; a first-profile KYC ticket of a member whose profile another ticket '
+          + 'already created: 409 `duplicate_resource` (its page says the details were already sent).',
         tags,
         params: Type.Object({ ticket_id: Type.String({ minLength: 1, maxLength: 100, description: 'kyc_<32 hex>' }) }),
         body: Type.Object({ outcome: Type.Union(sandboxOutcomes.map((o) => Type.Literal(o))) }),
