@@ -171,21 +171,21 @@ describe('earn', () => {
     assert.deepEqual([ok.body.min_amount, ok.body.max_amount], ['10.000000', '10.000000']);
   });
 
-  it('PATCH of a product changes only enabled and apr_bps: other keys of the body are ignored, never written to the row', async () => {
+  it('PATCH of a product changes only enabled and apr_bps: a body naming other keys is refused with them named, nothing written', async () => {
     const created = await admin(service, 'POST', '/admin/v1/earn/products', { environment: 'sandbox', asset: 'USDT', type: 'fixed', term_days: 30, apr_bps: 400, min_amount: '5', max_amount: '100' });
     assert.equal(created.status, 201, JSON.stringify(created.body));
-    const patched = await admin(service, 'PATCH', `/admin/v1/earn/products/${created.body.id}`, {
+    const refused = await admin(service, 'PATCH', `/admin/v1/earn/products/${created.body.id}`, {
       apr_bps: 450, min_amount: '0', max_amount: null, term_days: 0, type: 'flexible', asset: 'BTC', environment: 'production',
     });
+    assert.deepEqual([refused.status, refused.body.code], [400, 'invalid_request'], JSON.stringify(refused.body));
+    assert.match(refused.body.message, /Unknown fields: min_amount, max_amount, term_days, type, asset \(6 in all\)\. This call takes: enabled, apr_bps\./);
+    const patched = await admin(service, 'PATCH', `/admin/v1/earn/products/${created.body.id}`, { apr_bps: 450 });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
-    assert.deepEqual(
-      { ...patched.body, apr: undefined },
-      { ...created.body, apr: undefined },
-    );
+    assert.deepEqual({ ...patched.body, apr: undefined }, { ...created.body, apr: undefined });
     assert.equal(patched.body.apr, '0.0450');
-    // A key naming no column at all was a 500 (the UPDATE named it).
+    // A key naming no column at all was a 500 (the UPDATE named it); now a 400 naming it.
     const odd = await admin(service, 'PATCH', `/admin/v1/earn/products/${created.body.id}`, { enabled: true, constructor: 'x', 'no such column': 1 });
-    assert.equal(odd.status, 200, JSON.stringify(odd.body));
+    assert.deepEqual([odd.status, odd.body.code], [400, 'invalid_request'], JSON.stringify(odd.body));
     const row = await service.ctx.db.selectFrom('earn_products').selectAll().where('id', '=', created.body.id).executeTakeFirstOrThrow();
     assert.deepEqual([row.environment, row.asset, row.type, row.term_days, row.apr_bps], ['sandbox', 'USDT', 'fixed', 30, 450]);
   });

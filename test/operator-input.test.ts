@@ -35,4 +35,25 @@ describe('operator calls on odd input', () => {
     const listed = await admin(service, 'GET', `/admin/v1/merchants/${merchantId}/card-bins?environment=sandbox`);
     assert.deepEqual(listed.body.data.map((b: { bin: string }) => b.bin), ['400000']);
   });
+
+  it('a body naming a field the call does not take is 400 invalid_request naming it, with nothing changed (it was dropped and answered 200)', async () => {
+    const merchantId = await createMerchant(service);
+    const user = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/console-users`, { email: `ops-${merchantId.slice(-8)}@example.com`, role: 'viewer' });
+    assert.equal(user.status, 201, JSON.stringify(user.body));
+    // An operator meaning to disable the user, with the wrong field.
+    const slip = await admin(service, 'PATCH', `/admin/v1/console-users/${user.body.id}`, { status: 'disabled' });
+    assert.deepEqual([slip.status, slip.body.code], [400, 'invalid_request'], JSON.stringify(slip.body));
+    assert.equal(slip.body.message, 'Unknown field: status. This call takes: role, disabled.');
+    const listed = await admin(service, 'GET', `/admin/v1/merchants/${merchantId}/console-users`);
+    assert.equal(listed.body.data.find((u: { id: string }) => u.id === user.body.id).status, 'invited', 'not changed');
+    const disabled = await admin(service, 'PATCH', `/admin/v1/console-users/${user.body.id}`, { disabled: true });
+    assert.deepEqual([disabled.status, disabled.body.status], [200, 'disabled']);
+    // The same for a key: a known field beside an unknown one changes nothing either.
+    const key = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/api-keys`, { environment: 'sandbox', scopes: ['members:read'] });
+    const keySlip = await admin(service, 'PATCH', `/admin/v1/api-keys/${key.body.id}`, { scopes: ['members:write'], status: 'disabled' });
+    assert.deepEqual([keySlip.status, keySlip.body.code], [400, 'invalid_request'], JSON.stringify(keySlip.body));
+    assert.match(keySlip.body.message, /^Unknown field: status\. This call takes: .*disabled/);
+    const keyNow = await service.ctx.db.selectFrom('api_keys').select('scopes').where('id', '=', key.body.id).executeTakeFirstOrThrow();
+    assert.deepEqual(keyNow.scopes, ['members:read'], 'the scopes were not changed');
+  });
 });

@@ -1,7 +1,7 @@
 import type { FastifyRequest, HTTPMethods } from 'fastify';
 import { Type } from 'typebox';
 import type { ServiceContext } from '../service-context.js';
-import type { ErrorCode } from './errors.js';
+import { ApiError, type ErrorCode } from './errors.js';
 import type { AppInstance } from './http-app.js';
 import { mount, type Effect, type Part, type ResultOf, type RouteSchema } from './route.js';
 
@@ -73,7 +73,9 @@ export function defineOperatorRoute<const S extends RouteSchema>(
   app: AppInstance, ctx: ServiceContext, method: HTTPMethods, url: string, def: OperatorRouteDefinition<S>, handler: OperatorRouteHandler<S>,
 ): void {
   const config = { operator: { errors: [...(def.errors ?? [])] } };
-  mount(app, ctx, method, url, { schema: def.schema, config }, (req, _reply, { mapped }) => ({
+  const known = declaredFields(def.schema.body);
+  const preValidation = known ? async (req: FastifyRequest) => refuseUnknownFields(req.body, known) : undefined;
+  mount(app, ctx, method, url, { schema: def.schema, config, ...(preValidation ? { preValidation } : {}) }, (req, _reply, { mapped }) => ({
     principal: operator,
     params: req.params,
     query: req.query,
@@ -82,6 +84,29 @@ export function defineOperatorRoute<const S extends RouteSchema>(
     write: <T>(effect: Effect<T>) => ctx.db.transaction().execute(mapped(effect)),
     req,
   }) as unknown as OperatorRouteInput<S>, handler);
+}
+
+/** The top-level fields an object body schema names, unless it takes others too; undefined for any other body. */
+function declaredFields(body: unknown): Set<string> | undefined {
+  const schema = body as { type?: unknown; properties?: Record<string, unknown>; additionalProperties?: unknown; patternProperties?: unknown } | undefined;
+  if (!schema || schema.type !== 'object' || !schema.properties) return undefined;
+  if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) return undefined;
+  if (schema.patternProperties !== undefined) return undefined;
+  return new Set(Object.keys(schema.properties));
+}
+
+/**
+ * An operator's body naming a field the call does not take is refused (400 `invalid_request`
+ * naming it), where validation alone would drop it and answer 200: `{"status": "disabled"}` sent
+ * to a call that takes `disabled` would change nothing while looking done.
+ */
+function refuseUnknownFields(body: unknown, known: Set<string>): void {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
+  const unknown = Object.keys(body).filter((k) => !known.has(k));
+  if (unknown.length === 0) return;
+  const takes = known.size > 0 ? ` This call takes: ${[...known].join(', ')}.` : ' This call takes no fields.';
+  const named = unknown.slice(0, 5).map((k) => k.slice(0, 40)).join(', ') + (unknown.length > 5 ? ` (${unknown.length} in all)` : '');
+  throw new ApiError('invalid_request', `Unknown field${unknown.length > 1 ? 's' : ''}: ${named}.${takes}`);
 }
 
 /** `operatorRouter(app, ctx).post(url, { errors, schema }, handler)`: see the top of this file. */
