@@ -116,6 +116,16 @@ describe('exchange', () => {
       await admin(service, 'PUT', '/admin/v1/exchange/rate-feeds/BTC', { halted: false });
     }
     await other.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '10' }, { onBehalfOf: m2 });
+    // The same on a sandbox clock already a day ahead when the feed is halted (it was stale at once).
+    await other.sandbox.advanceClock(86_400);
+    assert.equal((await admin(service, 'PUT', '/admin/v1/exchange/rate-feeds/BTC', { halted: true })).status, 200);
+    try {
+      await other.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '10' }, { onBehalfOf: m2 });
+      await other.sandbox.advanceClock(120);
+      await expectCode(other.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '10' }, { onBehalfOf: m2 }), 'service_unavailable', 400);
+    } finally {
+      await admin(service, 'PUT', '/admin/v1/exchange/rate-feeds/BTC', { halted: false });
+    }
   });
 
   it('a locked quote is an order in state quoted; the same key and body give the same lock; no money moves', async () => {

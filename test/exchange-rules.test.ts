@@ -199,6 +199,22 @@ describe('the simulated market', () => {
     market.halt('BTC', undefined);
     assert.equal(isStale(((await market.mid(call, 'USDT', 'BTC')) as { asOf: string }).asOf, now, 60), false);
   });
+  it('a feed halted in real time is fresh on a sandbox clock already ahead, and stale once that clock moves past the maximum age', async () => {
+    const real = new Date('2026-01-01T00:00:00Z');
+    let ahead = new Date('2026-01-02T00:00:00Z');
+    const market = new SimulatedMarket(undefined, async (c) => (c.merchantId === 'ahead' ? ahead : real), () => real);
+    market.halt('BTC', real);
+    const first = await market.mid({ merchantId: 'ahead', environment: 'sandbox' }, 'USDT', 'BTC');
+    assert.ok(first.kind === 'rate');
+    assert.equal(first.asOf, '2026-01-02T00:00:00.000Z', 'the halt on the caller\'s clock');
+    assert.equal(isStale(first.asOf, ahead, 60), false);
+    ahead = new Date('2026-01-02T00:02:00Z');
+    const later = await market.mid({ merchantId: 'ahead', environment: 'sandbox' }, 'USDT', 'BTC');
+    assert.equal((later as { asOf: string }).asOf, '2026-01-02T00:00:00.000Z', 'an advance does not move the halt');
+    assert.equal(isStale((later as { asOf: string }).asOf, ahead, 60), true);
+    // A caller on real time sees the halt at its real moment.
+    assert.equal(((await market.mid({ merchantId: 'other', environment: 'sandbox' }, 'USDT', 'BTC')) as { asOf: string }).asOf, '2026-01-01T00:00:00.000Z');
+  });
 });
 
 describe('earn rules', () => {

@@ -134,26 +134,50 @@ export function isStale(asOf: string, now: Date, maxAgeSeconds: number): boolean
   return !Number.isFinite(t) || now.getTime() - t > maxAgeSeconds * 1000;
 }
 
+/** A halted feed: when it stopped (real time), and that moment on each caller's clock. */
+interface Halt {
+  at: Date;
+  /** Caller (`merchant|environment`) → its clock's offset from real time, taken at its first rate after the halt. */
+  offsets: Map<string, number>;
+}
+
 export class SimulatedMarket implements RateSource {
   readonly name = 'rates' as const;
-  /** Halted feeds: code → the time (on the halting caller's clock) the feed stopped. */
-  private readonly halted = new Map<string, Date>();
+  private readonly halted = new Map<string, Halt>();
 
+  /** `now`: the caller's clock (a sandbox merchant's may be ahead); `real`: real time, the clock a halt is given on. */
   constructor(
     private readonly prices: Readonly<Record<string, string>> = simulatedUsdPrices,
     private readonly now: (call: CallContext) => Promise<Date>,
+    private readonly real: () => Date = () => new Date(),
   ) {}
 
-  /** Stops (at `at`) or restarts (`at` undefined) one code's feed: a simulator switch for tests and operators. */
+  /** Stops (at `at`, real time) or restarts (`at` undefined) one code's feed: a simulator switch for tests and operators. */
   halt(code: string, at: Date | undefined): void {
-    if (at) this.halted.set(code, at);
+    if (at) this.halted.set(code, { at, offsets: new Map() });
     else this.halted.delete(code);
+  }
+
+  /**
+   * When a halted feed stopped, on the caller's clock: the real halt time moved by the caller's
+   * offset as it was at its first rate after the halt, so that a sandbox clock already ahead sees
+   * the feed fresh, then stale once it moves 60 s on (an offset taken anew at each call would
+   * never let the feed age by an advance; none at all would make it stale at once).
+   */
+  private stoppedAt(halt: Halt, call: CallContext, now: Date): Date {
+    const caller = `${call.merchantId}|${call.environment}`;
+    let offset = halt.offsets.get(caller);
+    if (offset === undefined) {
+      offset = Math.max(0, now.getTime() - this.real().getTime());
+      halt.offsets.set(caller, offset);
+    }
+    return new Date(halt.at.getTime() + offset);
   }
 
   async mid(call: CallContext, from: string, to: string): Promise<RateOutcome> {
     if (this.prices[from] === undefined || this.prices[to] === undefined) return { kind: 'unavailable', reason: `no market between ${from} and ${to}` };
     const now = await this.now(call);
-    const stops = [this.halted.get(from), this.halted.get(to)].filter((d): d is Date => d !== undefined);
+    const stops = [this.halted.get(from), this.halted.get(to)].filter((h): h is Halt => h !== undefined).map((h) => this.stoppedAt(h, call, now));
     const at = stops.length > 0 ? new Date(Math.min(...stops.map((d) => d.getTime()))) : now;
     if (from === to) return { kind: 'rate', rate: '1', asOf: at.toISOString() };
     const pa = simulatedPrice(this.prices, from, at)!;
