@@ -107,25 +107,22 @@ describe('exchange', () => {
     // A halted feed is fresh for 60 seconds of the merchant's clock, then `rate unavailable`.
     const { client: other } = await newMerchantClient(service);
     const m2 = await member({ c: other });
-    assert.equal((await admin(service, 'PUT', '/admin/v1/exchange/rate-feeds/BTC', { halted: true })).status, 200);
-    try {
-      await other.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '10' }, { onBehalfOf: m2 });
-      await other.sandbox.advanceClock(120);
-      await expectCode(other.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '10' }, { onBehalfOf: m2 }), 'service_unavailable', 400);
-    } finally {
-      await admin(service, 'PUT', '/admin/v1/exchange/rate-feeds/BTC', { halted: false });
-    }
-    await other.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '10' }, { onBehalfOf: m2 });
+    const quoteBtc = () => other.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '10' }, { onBehalfOf: m2 });
+    const freshThenStale = async () => {
+      assert.equal((await admin(service, 'PUT', '/admin/v1/exchange/rate-feeds/BTC', { halted: true })).status, 200);
+      try {
+        await quoteBtc();
+        await other.sandbox.advanceClock(120);
+        await expectCode(quoteBtc(), 'service_unavailable', 400);
+      } finally {
+        await admin(service, 'PUT', '/admin/v1/exchange/rate-feeds/BTC', { halted: false });
+      }
+      await quoteBtc();
+    };
+    await freshThenStale();
     // The same on a sandbox clock already a day ahead when the feed is halted (it was stale at once).
     await other.sandbox.advanceClock(86_400);
-    assert.equal((await admin(service, 'PUT', '/admin/v1/exchange/rate-feeds/BTC', { halted: true })).status, 200);
-    try {
-      await other.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '10' }, { onBehalfOf: m2 });
-      await other.sandbox.advanceClock(120);
-      await expectCode(other.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '10' }, { onBehalfOf: m2 }), 'service_unavailable', 400);
-    } finally {
-      await admin(service, 'PUT', '/admin/v1/exchange/rate-feeds/BTC', { halted: false });
-    }
+    await freshThenStale();
   });
 
   it('a locked quote is an order in state quoted; the same key and body give the same lock; no money moves', async () => {

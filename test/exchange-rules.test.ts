@@ -175,7 +175,7 @@ describe('the simulated market', () => {
   const call = { merchantId: 'm', environment: 'sandbox' as const };
   it('moves volatile codes with the caller\'s clock, deterministically, within ±2 %', async () => {
     let now = new Date('2026-01-01T00:00:00Z');
-    const market = new SimulatedMarket(undefined, async () => now);
+    const market = new SimulatedMarket(undefined, async () => now, () => now);
     const a = await market.mid(call, 'USDT', 'BTC');
     const again = await market.mid(call, 'USDT', 'BTC');
     assert.deepEqual(a, again);
@@ -188,7 +188,7 @@ describe('the simulated market', () => {
   });
   it('a halted feed keeps its time, and the service treats it as stale after the maximum age', async () => {
     let now = new Date('2026-01-01T00:00:00Z');
-    const market = new SimulatedMarket(undefined, async () => now);
+    const market = new SimulatedMarket(undefined, async () => now, () => now);
     market.halt('BTC', now);
     now = new Date('2026-01-01T00:02:00Z');
     const r = await market.mid(call, 'USDT', 'BTC');

@@ -398,7 +398,8 @@ describe('the rate service', () => {
     }), runs);
   });
   it('the simulated market is deterministic and knows its codes', async () => {
-    const market = new SimulatedMarket(undefined, async () => new Date());
+    const at = new Date('2026-01-01T00:00:00Z');
+    const market = new SimulatedMarket(undefined, async () => at, () => at);
     const call = { merchantId: 'm', environment: 'sandbox' as const };
     const a = await market.mid(call, 'USDT', 'EUR');
     assert.equal(a.kind, 'rate');

@@ -149,7 +149,7 @@ export class SimulatedMarket implements RateSource {
   constructor(
     private readonly prices: Readonly<Record<string, string>> = simulatedUsdPrices,
     private readonly now: (call: CallContext) => Promise<Date>,
-    private readonly real: () => Date = () => new Date(),
+    private readonly real: () => Date,
   ) {}
 
   /** Stops (at `at`, real time) or restarts (`at` undefined) one code's feed: a simulator switch for tests and operators. */
