@@ -14,6 +14,11 @@ import type { LaneLimits } from './lanes.js';
  * `now()` plus its sandbox offset, `scopeNowSql`); the lease and the attempt log are real time.
  */
 
+/** `subscribes` (state.ts) in SQL: an endpoint's `event_types` (jsonb) take `*` or the type. */
+export function subscribesSql(eventTypes: string, type: string): RawBuilder<boolean> {
+  return sql<boolean>`(${sql.ref(eventTypes)} @> '["*"]'::jsonb OR ${sql.ref(eventTypes)} @> jsonb_build_array(${sql.ref(type)}))`;
+}
+
 export interface ClaimedAttempt {
   id: string;
   generation: number;
@@ -123,7 +128,7 @@ export async function claimDue(db: Kysely<Database>, o: ClaimOptions): Promise<C
       SELECT d.id, CASE
           WHEN w.status IS NULL THEN 'missing'
           WHEN w.status <> 'enabled' THEN w.status
-          WHEN NOT (w.event_types @> '["*"]'::jsonb OR w.event_types @> jsonb_build_array(ev.type)) THEN 'unsubscribed'
+          WHEN NOT ${subscribesSql('w.event_types', 'ev.type')} THEN 'unsubscribed'
           ELSE 'enabled' END AS endpoint_status
       FROM webhook_deliveries d LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id LEFT JOIN events ev ON ev.id = d.event_id
       WHERE d.id IN (SELECT id FROM picked) AND ${dueCondition(o)}

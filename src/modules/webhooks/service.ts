@@ -8,6 +8,7 @@ import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './tables.js'
 import { newSecret } from './signature.js';
 import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
 import { normaliseEventTypes, redeliverAction, subscribes } from './state.js';
+import { subscribesSql } from './claims.js';
 import { insertDeliveries } from './fan-out.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
@@ -301,7 +302,7 @@ export async function requeueSince(trx: Transaction<Database>, caller: Caller, s
         -- type, would go straight back to dead unsent (as redeliver refuses it): it waits until
         -- its endpoint is enabled (or widened) again.
         AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id AND e.status = 'enabled'
-                      AND (e.event_types @> '["*"]'::jsonb OR e.event_types @> jsonb_build_array(webhook_deliveries.event_type)))
+                      AND ${subscribesSql('e.event_types', 'webhook_deliveries.event_type')})
       ORDER BY seq
       LIMIT ${requeueBatchMax}
       FOR UPDATE
