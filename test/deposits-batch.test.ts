@@ -9,13 +9,15 @@ import {
   DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds, postEntries, verifyLedger, withdrawalLockLines,
 } from '../src/ledger/index.js';
 import type { EventType } from '../src/ledger/index.js';
-import { createDeposit, createDeposits, type DepositItem } from '../src/modules/deposits/service.js';
-import { createWriteGroup, type BatchEffect, type GroupedWrite } from '../src/platform/write-batch.js';
+import { createDeposit, createDeposits, createDepositsInOneStatement, type DepositItem } from '../src/modules/deposits/service.js';
+import { claimStatus, errorBodyFor, reservation } from '../src/platform/idempotency.js';
+import { createWriteGroup, type BatchEffect, type BatchStatement, type GroupedWrite } from '../src/platform/write-batch.js';
 import { newMerchantClient, useTestService } from './support/service.js';
 
 /**
  * Issue 16, group commit's batch effect (docs/group-commit.md): the deposits of one batch are
- * written in a fixed number of statements, each request keeping its own answer.
+ * written in a fixed number of statements (in a transaction, or in one statement: "One statement
+ * a batch"), each request keeping its own answer.
  */
 describe('deposits written together', () => {
   let service: RunningService;
@@ -27,14 +29,30 @@ describe('deposits written together', () => {
   const depositBatch: BatchEffect = async (trx, items) =>
     (await createDeposits(trx, items as DepositItem[])).map((a) => (a instanceof Error ? mapDomainError(a) ?? a : { status: 201, body: a }));
 
-  function write(merchantId: string, input: ReturnType<typeof body>, key = randomUUID(), effect?: GroupedWrite['effect']): GroupedWrite {
+  /** The route's whole batch in one statement, as route.ts gives it (`statement`), or none: the batch runs in a transaction. */
+  type Path = 'transaction' | 'statement';
+
+  function writeVia(
+    merchantId: string, input: ReturnType<typeof body>, key: string = randomUUID(), effect?: GroupedWrite['effect'],
+    path: Path = 'transaction', statement: BatchStatement = createDepositsInOneStatement as BatchStatement,
+  ): GroupedWrite {
     const item: DepositItem = { merchantId, environment: 'sandbox', input };
+    const req = {
+      id: `req_${key}`,
+      auth: { merchantId, environment: 'sandbox' },
+      idempotency: {
+        key, endpoint: 'POST /v1/deposits', requestHash: JSON.stringify(input), settled: false, noStore: false, now: Date.now,
+        // Signed, as every deposit: its nonce is consumed by its batch.
+        nonce: { merchantId, environment: 'sandbox', nonce: randomUUID(), timestampSeconds: Math.floor(Date.now() / 1000), nowMs: Date.now() },
+      },
+    } as any;
+    const refusalOf = (err: unknown) => {
+      const refusal = err instanceof ApiError ? err : mapDomainError(err);
+      return refusal && refusal.status < 500 ? refusal : undefined;
+    };
+    const inOne = { run: statement, write: { item, render: (b: unknown) => ({ status: 201, body: JSON.stringify(b) }), refusalOf, refusalBody: (e: ApiError) => errorBodyFor(e, req) } };
     return {
-      req: {
-        id: `req_${key}`,
-        auth: { merchantId, environment: 'sandbox' },
-        idempotency: { key, endpoint: 'POST /v1/deposits', requestHash: JSON.stringify(input), settled: false, noStore: false, now: Date.now },
-      } as any,
+      req,
       reply: { code() { return this; }, serialize: (b: unknown) => JSON.stringify(b) } as any,
       effect: effect ?? (async (trx) => {
         try {
@@ -43,11 +61,12 @@ describe('deposits written together', () => {
           throw mapDomainError(err) ?? err;
         }
       }),
-      batch: { effect: depositBatch, item },
+      batch: { effect: depositBatch, item, ...(path === 'statement' ? { statement: inOne } : {}) },
     };
   }
 
-  it('answers each deposit of one batch on its own: good ones, duplicates, an unknown or suspended member, a bad amount or asset, one key twice', async () => {
+  for (const path of ['transaction', 'statement'] as const) it(`answers each deposit of one batch on its own (in ${path === 'statement' ? 'one statement' : 'a transaction'}): good ones, duplicates, an unknown or suspended member, a bad amount or asset, one key twice, a lapsed claim`, async () => {
+    const write = (merchantId: string, input: ReturnType<typeof body>, key?: string) => writeVia(merchantId, input, key, undefined, path);
     const { client, merchantId } = await newMerchantClient(service);
     const ann = (await client.members.create({ external_member_id: 'bt-ann' })) as { id: string };
     await client.members.create({ external_member_id: 'bt-bob' });
@@ -65,6 +84,13 @@ describe('deposits written together', () => {
     const twice = `0x${randomUUID()}`;
     const sharedKey = randomUUID();
     const shared = body('bt-bob', `0x${randomUUID()}`, '3');
+    // A claim on a key that lapsed (its holder stopped): the same request with the key runs anew.
+    const lapsedKey = randomUUID();
+    const lapsed = body('bt-bob', `0x${randomUUID()}`, '6');
+    await service.ctx.db.insertInto('idempotency_keys').values({
+      merchant_id: merchantId, environment: 'sandbox', key: lapsedKey, endpoint: 'POST /v1/deposits', request_hash: JSON.stringify(lapsed),
+      status_code: claimStatus, response_body: reservation,
+    }).execute();
     const cases: [string, GroupedWrite, number | string][] = [
       ['good, by external id', write(merchantId, body('bt-ann', undefined, '10')), 201],
       ['good, by internal id', write(merchantId, body(ann.id, undefined, '20', { network: 'tron' })), 201],
@@ -82,12 +108,13 @@ describe('deposits written together', () => {
       ['one key twice: first', write(merchantId, shared, sharedKey), 201],
       ['one key twice: second', write(merchantId, shared, sharedKey), 'replay'],
       ['good, last', write(merchantId, body('bt-bob', undefined, '30')), 201],
+      ['a lapsed claim of the key', write(merchantId, lapsed, lapsedKey), 201],
     ];
     const outcomes = await Promise.all(cases.map(([, w]) => group.submit(`${merchantId}|sandbox`, w)));
     assert.equal(group.stats.batches, 2, 'the cases in one batch');
     assert.equal(group.stats.fallbacks, 0);
-    // All but the two replays and the reused key ran through the batch effect (and the lone write before).
-    assert.equal(group.stats.together, 1 + 13);
+    // All but the two replays and the reused key ran through the batch effect or the statement (and the lone write before).
+    assert.equal(group.stats.together, 1 + 14);
 
     const answerOf = (o: (typeof outcomes)[number]): number | string => {
       if ('stored' in o) return 'replay';
@@ -111,11 +138,12 @@ describe('deposits written together', () => {
     assert.equal(statusOf.get(cases[6]![1].req.idempotency!.key), 409);
     assert.equal(statusOf.get(cases[7]![1].req.idempotency!.key), 400);
     assert.equal(statusOf.get(cases[5]![1].req.idempotency!.key), 201);
+    assert.equal(statusOf.get(lapsedKey), 201, 'the lapsed claim is replaced by the result');
     assert.equal(stored.find((r) => r.key === doneKey)!.request_hash, JSON.stringify(doneBody), 'the reused key keeps its first record');
 
     // One deposit, one entry and one event per 201 (the two earlier ones included), nothing for a refusal.
     const deposits = await service.ctx.db.selectFrom('deposits').select(['id', 'amount']).where('merchant_id', '=', merchantId).execute();
-    assert.equal(deposits.length, 2 + 5);
+    assert.equal(deposits.length, 2 + 6);
     const entries = await service.ctx.db.selectFrom('journal_entries').select(['reference_id']).where('merchant_id', '=', merchantId).execute();
     assert.deepEqual(entries.map((e) => e.reference_id).sort(), deposits.map((d) => d.id).sort());
     const events = await service.ctx.db.selectFrom('events').select(['object_id', 'external_member_id']).where('merchant_id', '=', merchantId).where('type', '=', 'deposit.credited').execute();
@@ -125,27 +153,28 @@ describe('deposits written together', () => {
     const balance = (memberId: string) => accountBalance(service.ctx.db, 'sandbox', { owner: 'member', memberId, bucket: 'available' }, 'USDT');
     // ann: 100 before, 10 and 20 now (scale 6).
     assert.equal(await balance(ann.id), 130_000_000n);
-    assert.equal(await accountBalance(service.ctx.db, 'sandbox', { owner: 'merchant', merchantId, bucket: 'custody' }, 'USDT'), 169_000_000n);
+    assert.equal(await accountBalance(service.ctx.db, 'sandbox', { owner: 'merchant', merchantId, bucket: 'custody' }, 'USDT'), 175_000_000n);
     assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
     client.close();
   });
 
-  it('runs every write of the batch on its own when the batch effect fails', async () => {
+  for (const path of ['transaction', 'statement'] as const) it(`runs every write of the batch on its own when the batch ${path === 'statement' ? 'statement' : 'effect'} fails`, async () => {
     const { client, merchantId } = await newMerchantClient(service);
     await client.members.create({ external_member_id: 'bt-fail' });
     client.close();
     const group = createWriteGroup(service.ctx.db, { maxBatch: 8, maxInFlight: 1 });
     const failing: BatchEffect = async () => { throw new Error('the batch statement failed'); };
-    const writes = [1, 2, 3].map((n) => {
-      const w = write(merchantId, body('bt-fail'), randomUUID(), async () => ({ status: 201, body: { alone: n } }));
-      return { ...w, batch: { ...w.batch!, effect: failing } };
-    });
+    const failingStatement: BatchStatement = async () => { throw new Error('the batch statement failed'); };
+    const failed = (effect: GroupedWrite['effect']) => {
+      const w = writeVia(merchantId, body('bt-fail'), randomUUID(), effect, path, failingStatement);
+      return path === 'statement' ? w : { ...w, batch: { ...w.batch!, effect: failing } };
+    };
+    const writes = [1, 2, 3].map((n) => failed(async () => ({ status: 201, body: { alone: n } })));
     const outcomes = await Promise.all(writes.map((w) => group.submit(`${merchantId}|sandbox`, w)));
     assert.deepEqual(outcomes, [1, 2, 3].map((n) => ({ status: 201, body: JSON.stringify({ alone: n }) })));
     assert.equal(group.stats.fallbacks, 1);
     // A write alone in its batch is answered with the failure (a 500, no record), as a transaction of its own.
-    const alone = write(merchantId, body('bt-fail'), randomUUID(), async () => ({ status: 201, body: {} }));
-    await assert.rejects(group.submit(`${merchantId}|sandbox`, { ...alone, batch: { ...alone.batch!, effect: failing } }), /the batch statement failed/);
+    await assert.rejects(group.submit(`${merchantId}|sandbox`, failed(async () => ({ status: 201, body: {} }))), /the batch statement failed/);
   });
 
   it('answers concurrent HTTP deposits mixing good ones and refusals, each with its own answer', async () => {
@@ -171,6 +200,10 @@ describe('deposits written together', () => {
     });
     // One tx_hash twice at once: whichever came first is the deposit.
     assert.deepEqual([answerOf(4), answerOf(10)].sort((a, b) => Number(a[0]) - Number(b[0])), [[201, undefined], [409, 'duplicate_resource']]);
+    // The answer is the deposit as a later read shows it, byte for byte (the member named by its external id, the time).
+    const read = await client.requestRaw({ method: 'GET', path: `/v1/deposits/${answers[0]!.body.id}` });
+    assert.equal(read.rawBody, answers[0]!.rawBody);
+    assert.match(answers[0]!.body.member_id, /^mem_/);
     // Each answer is replayed as it was first given.
     for (const i of [0, 1, 10]) {
       const replay = await post(client, requests[i]!.b, requests[i]!.key);

@@ -40,6 +40,7 @@ import * as m039 from './migrations/039_custody_adjustments.js';
 import * as m040 from './migrations/040_console_login_devices.js';
 import * as m041 from './migrations/041_payee_public_ids.js';
 import * as m042 from './migrations/042_console_sign_in_generation.js';
+import * as m043 from './migrations/043_deposit_batch.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -84,6 +85,7 @@ const migrations: Record<string, Migration> = {
   '040_console_login_devices': m040,
   '041_payee_public_ids': m041,
   '042_console_sign_in_generation': m042,
+  '043_deposit_batch': m043,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

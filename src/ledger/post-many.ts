@@ -101,3 +101,34 @@ export async function postEntries(trx: Transaction<Database>, items: readonly En
     return eventId ? { entryId: entryIds[i]!, eventId } : { entryId: entryIds[i]! };
   });
 }
+
+/** One line of `linesForStatement`: its account (the owner null when it is the statement's to name) and what it posts. */
+export interface StatementLine {
+  ownerType: string;
+  ownerId: string | null;
+  bucket: string;
+  normalSide: string;
+  nonNegative: boolean;
+  /** Change of the stored balance (signed by the account's normal side). */
+  delta: bigint;
+  /** Debit positive. */
+  amount: bigint;
+}
+
+/**
+ * An entry's lines for a database function that posts it through `mwa_post_entries` once it
+ * knows one owner itself (`mwa_deposit_batch`, migration 043: the deposit's member, named in the
+ * request by either id): the entry is checked as `postEntry` checks it, with `openOwnerId`
+ * standing for that owner, whose id each line then leaves null. Every account is on one line.
+ */
+export function linesForStatement(entry: EntryInput, openOwnerId: string): StatementLine[] {
+  const changes = assertEntry(entry);
+  if (changes.size !== entry.lines.length) throw new Error('ledger: linesForStatement takes an entry with each account on one line');
+  return entry.lines.map((line) => {
+    const { spec, delta } = changes.get(accountKey(line.account))!;
+    return {
+      ownerType: spec.ownerType, ownerId: spec.ownerId === openOwnerId ? null : spec.ownerId, bucket: spec.bucket,
+      normalSide: spec.normalSide, nonNegative: spec.nonNegative, delta, amount: signed(line),
+    };
+  });
+}

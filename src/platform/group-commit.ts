@@ -41,7 +41,7 @@ export interface BatchStats {
   /** Batches whose transaction failed and whose items were then run one by one. */
   fallbacks: number;
   largest: number;
-  /** Items the runner answered together through a batch effect (write-batch.ts), not one by one. */
+  /** Items the runner answered together through a batch effect or a batch statement (write-batch.ts), not one by one. */
   together: number;
 }
 
@@ -140,7 +140,7 @@ export function registerGroupCommitMetrics(registry: Registry, stats: BatchStats
     ['group_commit_batches_total', 'Transactions written by group commit', () => stats.batches],
     ['group_commit_writes_total', 'Writes in those transactions (writes / batches: the mean batch size)', () => stats.items],
     ['group_commit_fallbacks_total', 'Batches whose transaction failed and whose writes then ran one by one', () => stats.fallbacks],
-    ['group_commit_together_total', 'Writes run together by their route\'s batch effect, without a savepoint each', () => stats.together],
+    ['group_commit_together_total', 'Writes run together by their route\'s batch effect or batch statement, without a savepoint each', () => stats.together],
   ] as const) {
     new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
   }

@@ -3,10 +3,10 @@ import type { Transaction } from 'kysely';
 import { Type, type Static, type TSchema } from 'typebox';
 import type { Database, Environment } from '../db/schema.js';
 import type { ServiceContext } from '../service-context.js';
-import type { ErrorCode } from './errors.js';
+import { ApiError, type ErrorCode } from './errors.js';
 import type { AppInstance } from './http-app.js';
-import { claimWrite, executeWrite, sendReplay, type StoredResult } from './idempotency.js';
-import { executeGroupedWrite, type BatchEffect } from './write-batch.js';
+import { claimWrite, errorBodyFor, executeWrite, isStorableStatus, sendReplay, type StoredResult } from './idempotency.js';
+import { executeGroupedWrite, type BatchEffect, type BatchStatement } from './write-batch.js';
 import type { IdempotencyContext, MemberContext } from './request-context.js';
 import type { RouteAccess } from './route-access.js';
 
@@ -90,6 +90,8 @@ export type Effect<T> = (trx: Transaction<Database>) => Promise<T>;
 export interface BatchedWrite<T, I> {
   effect: (trx: Transaction<Database>, items: readonly I[]) => Promise<(T | Error)[]>;
   item: I;
+  /** The whole batch in one statement, when the route has one (`BatchStatement`, write-batch.ts); `effect` stays the fallback. */
+  statement?: BatchStatement<I>;
 }
 
 /** A claimed write's first step: the value, or the key's finished result (sent by the helper). */
@@ -249,7 +251,20 @@ class PublicRouteInput {
         batchEffect = async (trx, items) => (await many(trx, items)).map((a) => (a instanceof Error ? ctx.mapDomainError(a) ?? a : { status, body: a }));
         batchEffects.set(many, batchEffect);
       }
-      return (await executeGroupedWrite(ctx.db, ctx.writeGroup, req, reply, run, batch && { effect: batchEffect!, item: batch.item })) as unknown as Sent;
+      const statement = batch?.statement && {
+        run: batch.statement as BatchStatement,
+        write: {
+          item: batch.item,
+          render: (body: unknown) => ({ status, body: reply.code(status).serialize(body) as string }),
+          refusalOf: (err: unknown) => {
+            const refusal = err instanceof ApiError ? err : ctx.mapDomainError(err);
+            return refusal && isStorableStatus(refusal.status) ? refusal : undefined;
+          },
+          refusalBody: (err: ApiError) => errorBodyFor(err, req),
+        },
+      };
+      return (await executeGroupedWrite(ctx.db, ctx.writeGroup, req, reply, run,
+        batch && { effect: batchEffect!, item: batch.item, ...(statement ? { statement } : {}) })) as unknown as Sent;
     };
   }
 

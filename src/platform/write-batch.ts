@@ -31,7 +31,66 @@ export interface GroupedWrite {
   reply: FastifyReply;
   effect: (trx: Transaction<Database>) => Promise<WriteResult<unknown>>;
   /** The route's batch effect and this write's item for it: used unless the write runs again alone after its batch failed. */
-  batch?: { effect: BatchEffect; item: unknown };
+  batch?: { effect: BatchEffect; item: unknown; statement?: StatementOf };
+}
+
+/**
+ * A grouped route's whole batch in one autocommitted statement (docs/group-commit.md "One
+ * statement a batch"): the claim (`mwa_claim_keys`), the effect of the writes that run and their
+ * records (`mwa_store_results`) in one database function, so a batch costs one round trip and its
+ * commit. `claims` carries what the claim needs; each write gives its item and renders its own
+ * answers. A write runs when its nonce is fresh (or it has none), its key's lock was taken, the
+ * key has no record within the window, and no earlier write of the batch has its key. Throwing
+ * (the statement failed, so nothing of it committed, or its outcome is unknown) fails the batch:
+ * the committer then runs each write again alone in a transaction, which answers a write whose
+ * statement did commit from its key.
+ */
+export type BatchStatement<I = unknown> = (db: Kysely<Database>, claims: StatementClaims, writes: readonly StatementWrite<I>[]) => Promise<StatementRow[]>;
+
+export interface StatementClaims {
+  merchantId: string;
+  environment: string;
+  /** The merchant's write lock (`merchant-writes|…`), taken first. */
+  merchantLock: string;
+  keyLocks: string[];
+  keys: string[];
+  endpoints: string[];
+  requestHashes: string[];
+  nonces: (string | null)[];
+  nonceExpires: (string | null)[];
+  nonceNow: (string | null)[];
+  windowHours: number;
+  /** The status a claim's record has (`claimStatus`): a lapsed one is replaced. */
+  claimStatus: number;
+}
+
+export interface StatementWrite<I = unknown> {
+  item: I;
+  /** The route's answer for a result: its status and the body its response schema makes. */
+  render(body: unknown): { status: number; body: string };
+  /** The refusal an error of the write's effect is (a domain error mapped to the reference's code), or undefined when it is no refusal to store. */
+  refusalOf(err: unknown): ApiError | undefined;
+  /** The body stored for a refusal (the error envelope with this request's id). */
+  refusalBody(err: ApiError): string;
+}
+
+/** What the statement did with one write. */
+export interface StatementRow {
+  /** The nonce: null when the request had none, false when it was used. */
+  fresh: boolean | null;
+  /** The key's lock was taken (false: held by another transaction). */
+  locked: boolean;
+  ran: boolean;
+  /** A write that did not run: its key's record within the window, if any. */
+  record?: StoredResult;
+  /** A write that ran: its answer, the body stored under its key, or its refusal (stored too). */
+  answer?: { status: number; body: string } | { refusal: ApiError };
+}
+
+/** A write's statement and its part of it. */
+interface StatementOf {
+  run: BatchStatement;
+  write: StatementWrite;
 }
 
 /** The group committer of idempotent writes (`createWriteGroup`). */
@@ -91,16 +150,14 @@ export async function runWriteBatch(
 ): Promise<WriteOutcome[]> {
   const outcomes: (WriteOutcome | undefined)[] = writes.map(() => undefined);
   // One merchant a batch (group-commit.ts); the list form keeps the statement one shape.
-  const merchants = [...new Set(writes.map(({ req }) => `merchant-writes|${req.auth!.merchantId}|${req.auth!.environment}`))].sort();
-  const lockNames = writes.map(({ req }) => `${req.auth!.merchantId}|${req.auth!.environment}|${req.idempotency!.key}`);
-  const nonces = writes.map(({ req }) => req.idempotency!.nonce);
+  const merchants = [...new Set(writes.map(({ req }) => merchantLockOf(req.auth!.merchantId, req.auth!.environment)))].sort();
+  const lockNames = writes.map(({ req }) => keyLockOf(req));
+  const nonces = nonceArgs(writes);
   const { rows: claims } = await sql<{ ord: number; fresh: boolean | null; locked: boolean } & Partial<StoredResult>>`
     SELECT ord, fresh, locked, endpoint, request_hash, status_code, response_body, created_at
     FROM mwa_claim_keys(${merchants}::text[], ${lockNames}::text[], ${writes.map(({ req }) => req.auth!.merchantId)}::text[],
                         ${writes.map(({ req }) => req.auth!.environment)}::text[], ${writes.map(({ req }) => req.idempotency!.key)}::text[],
-                        ${idempotencyWindowHours}::int, ${nonces.map((n) => n?.nonce ?? null)}::text[],
-                        ${nonces.map((n) => (n ? new Date(nonceExpiryMs(n.timestampSeconds, n.nowMs)).toISOString() : null))}::timestamptz[],
-                        ${nonces.map((n) => (n ? new Date(n.nowMs).toISOString() : null))}::timestamptz[])
+                        ${idempotencyWindowHours}::int, ${nonces.nonces}::text[], ${nonces.nonceExpires}::timestamptz[], ${nonces.nonceNow}::timestamptz[])
   `.execute(trx);
   const stale = new Set(claims.filter((c) => c.fresh === false).map((c) => Number(c.ord) - 1));
   const locked = new Set(claims.filter((c) => c.locked).map((c) => Number(c.ord) - 1));
@@ -225,24 +282,34 @@ export async function runWriteBatch(
   if (pending.size > 0) {
     const rows = [...pending.values()];
     // A row older than the window is a new key, and a claim found here has lapsed (a live one
-    // was refused above): both are overwritten by the holder of the key's lock.
+    // was refused above): both are overwritten by the holder of the key's lock (mwa_store_results).
     await sql`
-      INSERT INTO idempotency_keys (merchant_id, environment, key, endpoint, request_hash, status_code, response_body)
-      SELECT * FROM unnest(${rows.map((r) => r.merchantId)}::text[], ${rows.map((r) => r.environment)}::text[], ${rows.map((r) => r.key)}::text[],
-                           ${rows.map((r) => r.endpoint)}::text[], ${rows.map((r) => r.requestHash)}::text[],
-                           ${rows.map((r) => r.statusCode)}::int[], ${rows.map((r) => r.body)}::text[])
-      ON CONFLICT (merchant_id, environment, key) DO UPDATE SET
-        endpoint = excluded.endpoint, request_hash = excluded.request_hash, status_code = excluded.status_code,
-        response_body = excluded.response_body, created_at = now()
-      WHERE idempotency_keys.created_at <= now() - make_interval(hours => ${idempotencyWindowHours})
-         OR idempotency_keys.status_code = ${claimStatus}
+      SELECT mwa_store_results(${rows[0]!.merchantId}, ${rows[0]!.environment}, ${rows.map((r) => r.key)}::text[],
+                               ${rows.map((r) => r.endpoint)}::text[], ${rows.map((r) => r.requestHash)}::text[],
+                               ${rows.map((r) => r.statusCode)}::int[], ${rows.map((r) => r.body)}::text[], ${idempotencyWindowHours}::int, ${claimStatus}::int)
     `.execute(trx);
     for (const w of writes) {
       const idem = w.req.idempotency!;
-      if (pending.has(`${w.req.auth!.merchantId}|${w.req.auth!.environment}|${idem.key}`)) idem.settled = true;
+      if (pending.has(keyLockOf(w.req))) idem.settled = true;
     }
   }
   return outcomes as WriteOutcome[];
+}
+
+/** The name of a merchant's write lock, as `mwa_post_entries` (migration 031) spells it. */
+const merchantLockOf = (merchantId: string, environment: string) => `merchant-writes|${merchantId}|${environment}`;
+
+/** The name of a write's key lock (`pg_try_advisory_xact_lock`), as `lockKey` names it. */
+const keyLockOf = (req: FastifyRequest) => `${req.auth!.merchantId}|${req.auth!.environment}|${req.idempotency!.key}`;
+
+/** The nonces the pipeline left to the batch, as `mwa_claim_keys` takes them (null: none). */
+function nonceArgs(writes: readonly GroupedWrite[]) {
+  const uses = writes.map(({ req }) => req.idempotency!.nonce);
+  return {
+    nonces: uses.map((n) => n?.nonce ?? null),
+    nonceExpires: uses.map((n) => (n ? new Date(nonceExpiryMs(n.timestampSeconds, n.nowMs)).toISOString() : null)),
+    nonceNow: uses.map((n) => (n ? new Date(n.nowMs).toISOString() : null)),
+  };
 }
 
 function storedOf(r: PendingRecord): StoredResult {
@@ -254,9 +321,75 @@ function storedOf(r: PendingRecord): StoredResult {
  * transactions at once (leave connections for reads and for writes that are not grouped).
  */
 export function createWriteGroup(db: Kysely<Database>, options: { maxBatch: number; maxInFlight: number }): WriteGroup {
+  const inTransaction = (writes: readonly GroupedWrite[], fallback?: boolean) =>
+    db.transaction().execute((trx) => runWriteBatch(trx, writes, { stats: group.stats, fallback }));
   const group: WriteGroup = new GroupCommitter<GroupedWrite, WriteOutcome>({
-    runBatch: (writes, fallback) => db.transaction().execute((trx) => runWriteBatch(trx, writes, { stats: group.stats, fallback })),
+    runBatch: (writes, fallback) => {
+      const statement = fallback ? undefined : writes[0]!.batch?.statement?.run;
+      if (statement && writes.every((w) => w.batch?.statement?.run === statement)) {
+        return runStatementBatch(db, writes, statement, group.stats, inTransaction);
+      }
+      return inTransaction(writes, fallback);
+    },
   }, options);
   return group;
+}
+
+/**
+ * The writes of a batch through their route's `BatchStatement`. A write whose key holds a lapsed
+ * claim (a record that is no result) did not run: it runs next in a transaction of its own
+ * (`runWriteBatch`), its nonce already consumed by the statement.
+ */
+async function runStatementBatch(
+  db: Kysely<Database>, writes: readonly GroupedWrite[], statement: BatchStatement, stats: { together: number },
+  inTransaction: (writes: readonly GroupedWrite[]) => Promise<WriteOutcome[]>,
+): Promise<WriteOutcome[]> {
+  const { merchantId, environment } = writes[0]!.req.auth!;
+  if (writes.some(({ req }) => req.auth!.merchantId !== merchantId || req.auth!.environment !== environment)) {
+    throw new Error('write batch: a batch statement takes the writes of one merchant');
+  }
+  const lockNames = writes.map(({ req }) => keyLockOf(req));
+  const rows = await statement(db, {
+    merchantId, environment, merchantLock: merchantLockOf(merchantId, environment),
+    keyLocks: lockNames, keys: writes.map(({ req }) => req.idempotency!.key),
+    endpoints: writes.map(({ req }) => req.idempotency!.endpoint), requestHashes: writes.map(({ req }) => req.idempotency!.requestHash),
+    ...nonceArgs(writes), windowHours: idempotencyWindowHours, claimStatus,
+  }, writes.map((w) => w.batch!.statement!.write));
+  if (rows.length !== writes.length) throw new Error('write batch: the statement answered another number of writes than it was given');
+  const outcomes: WriteOutcome[] = [];
+  const results = new Map<string, StoredResult>();
+  const again: number[] = [];
+  for (const [i, { req }] of writes.entries()) {
+    const row = rows[i]!;
+    const idem = req.idempotency!;
+    if (row.fresh === false) {
+      idem.noStore = true;
+      outcomes[i] = { error: new ApiError('nonce_reused') };
+    } else if (!row.locked) {
+      idem.noStore = true;
+      outcomes[i] = { error: new ApiError('idempotency_in_progress') };
+    } else if (row.ran) {
+      stats.together++;
+      idem.settled = true;
+      if (row.record) results.set(lockNames[i]!, row.record);
+      outcomes[i] = row.answer!;
+    } else {
+      // A key's record, or the result of an earlier write of the batch with its key.
+      const stored = row.record ?? results.get(lockNames[i]!);
+      try {
+        const match = stored ? matchStored(req, stored) : undefined;
+        if (match) outcomes[i] = match;
+        else again.push(i);
+      } catch (err) {
+        outcomes[i] = { error: err };
+      }
+    }
+  }
+  if (again.length > 0) {
+    for (const i of again) delete writes[i]!.req.idempotency!.nonce;
+    const answers = await inTransaction(again.map((i) => writes[i]!));
+    for (const [k, i] of again.entries()) outcomes[i] = answers[k]!;
+  }
+  return outcomes;
 }
 

@@ -1,4 +1,6 @@
-import { sql, type Insertable, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Insertable, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
+import type { StatementLine } from '../../ledger/index.js';
+import type { StatementClaims } from '../../platform/write-batch.js';
 import type { Database, Environment } from '../../db/schema.js';
 import type { DepositsTable } from './tables.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
@@ -42,58 +44,91 @@ export type InsertedDeposit =
   | { refused: 'member_not_found' | 'duplicate_resource' };
 
 /**
- * Many deposits of one merchant in one statement (group commit): each member resolved as
- * `resolveMember` does (the internal id first, then the external id; it must be active), the
- * rows inserted in the given order, a tx_hash already reported (before, or earlier in the list)
- * inserting nothing. One answer per deposit, in order; a refused one wrote nothing.
+ * Many deposits of one merchant in one statement (group commit), through `mwa_insert_deposits`
+ * (migration 043): each member resolved as `resolveMember` does (the internal id first, then the
+ * external id; it must be active), the rows inserted in the given order, a tx_hash already
+ * reported (before, or earlier in the list) inserting nothing. One answer per deposit, in order;
+ * a refused one wrote nothing.
  */
 export async function insertDeposits(
   trx: Transaction<Database>, merchantId: string, environment: Environment, deposits: readonly NewDeposit[],
 ): Promise<InsertedDeposit[]> {
   if (deposits.length === 0) return [];
-  const { rows } = await sql<Row & { ord: string; member_found: boolean; external_member_id: string | null; inserted: boolean }>`
-    WITH input AS (
-      SELECT * FROM unnest(${deposits.map((d) => d.id)}::text[], ${deposits.map((d) => d.memberRef)}::text[], ${deposits.map((d) => d.asset)}::text[],
-                           ${deposits.map((d) => d.network)}::text[], ${deposits.map((d) => d.amount)}::numeric[], ${deposits.map((d) => d.txHash)}::text[])
-        WITH ORDINALITY AS i(id, member_ref, asset, network, amount, tx_hash, ord)
-    ),
-    resolved AS MATERIALIZED (
-      SELECT i.*, m.id AS member_id, m.external_member_id, m.status AS member_status
-      FROM input i
-      LEFT JOIN LATERAL (
-        SELECT c.id, c.external_member_id, c.status FROM (
-          -- By the primary key alone (OFFSET 0 keeps the merchant's condition out of the scan): a
-          -- plan made while the table was small used the merchant's index and filtered every
-          -- member of the merchant on each deposit.
-          SELECT by_id.id, by_id.external_member_id, by_id.status, 1 AS preference FROM (
-            SELECT mm.id, mm.external_member_id, mm.status, mm.merchant_id, mm.environment FROM members mm WHERE mm.id = i.member_ref OFFSET 0
-          ) by_id
-          WHERE by_id.merchant_id = ${merchantId} AND by_id.environment = ${environment}
-          UNION ALL
-          SELECT mm.id, mm.external_member_id, mm.status, 2 FROM members mm
-          WHERE mm.external_member_id = i.member_ref AND mm.merchant_id = ${merchantId} AND mm.environment = ${environment}
-        ) c ORDER BY c.preference LIMIT 1
-      ) m ON true
-    ),
-    inserted AS (
-      INSERT INTO deposits (id, merchant_id, environment, member_id, asset, network, amount, tx_hash, status, created_at)
-      SELECT r.id, ${merchantId}, ${environment}, r.member_id, r.asset, r.network, r.amount, r.tx_hash, 'credited', ${scopeNowSql(merchantId, environment)}
-      FROM resolved r WHERE r.member_status = 'active'
-      ORDER BY r.ord
-      ON CONFLICT (merchant_id, environment, asset, tx_key) DO NOTHING
-      RETURNING *
-    )
-    SELECT r.ord, r.member_status IS NOT DISTINCT FROM 'active' AS member_found, r.external_member_id, d.id IS NOT NULL AS inserted,
-           d.seq, d.id, d.merchant_id, d.environment, d.member_id, d.asset, d.network, d.amount, d.tx_hash, d.status, d.created_at
-    FROM resolved r LEFT JOIN inserted d ON d.id = r.id
+  const { rows } = await sql<Partial<Row> & { member_found: boolean; member_external_id: string | null }>`
+    SELECT r.member_found, r.member_external_id, (r.deposit).*
+    FROM mwa_insert_deposits(${merchantId}, ${environment}, ${scopeNowSql(merchantId, environment)},
+                             ${deposits.map((d) => d.id)}::text[], ${deposits.map((d) => d.memberRef)}::text[], ${deposits.map((d) => d.asset)}::text[],
+                             ${deposits.map((d) => d.network)}::text[], ${deposits.map((d) => d.amount)}::numeric[], ${deposits.map((d) => d.txHash)}::text[]) r
     ORDER BY r.ord
   `.execute(trx);
   return rows.map((r) => {
     if (!r.member_found) return { refused: 'member_not_found' };
-    if (!r.inserted) return { refused: 'duplicate_resource' };
-    const { ord: _ord, member_found: _found, external_member_id, inserted: _inserted, ...row } = r;
-    return { row: row as Row, externalMemberId: external_member_id ?? '' };
+    if (r.id == null) return { refused: 'duplicate_resource' };
+    const { member_found: _found, member_external_id, ...row } = r;
+    return { row: row as Row, externalMemberId: member_external_id ?? '' };
   });
+}
+
+/** The arguments of `mwa_deposit_batch` (migration 043) besides the claim's: one element per write. */
+export interface DepositBatchArgs {
+  now: RawBuilder<Date>;
+  refusedStatus: (number | null)[];
+  refusedBodies: (string | null)[];
+  ids: string[];
+  memberRefs: (string | null)[];
+  assets: (string | null)[];
+  networks: (string | null)[];
+  amounts: (string | null)[];
+  txHashes: (string | null)[];
+  okStatus: number;
+  bodyHeads: (string | null)[];
+  bodyMids: (string | null)[];
+  bodyTails: (string | null)[];
+  notFoundStatus: number;
+  notFoundBodies: string[];
+  duplicateStatus: number;
+  duplicateBodies: string[];
+  entryIds: string[];
+  entryKind: string;
+  referenceType: string;
+  lines: (StatementLine & { item: number })[];
+  eventIds: string[];
+  event: { type: string; object: string; status: string; statusVersion: number; livemode: boolean };
+}
+
+export interface DepositBatchRow {
+  fresh: boolean | null;
+  locked: boolean;
+  ran: boolean;
+  outcome: 'ok' | 'member_not_found' | 'duplicate_resource' | 'refused' | null;
+  endpoint: string | null;
+  request_hash: string | null;
+  status_code: number | null;
+  response_body: string | null;
+  created_at: Date | null;
+}
+
+/** A group commit's batch of deposits in one autocommitted statement (`mwa_deposit_batch`): one row per write, in order. */
+export async function depositBatch(db: Kysely<Database>, claims: StatementClaims, a: DepositBatchArgs): Promise<DepositBatchRow[]> {
+  const l = a.lines;
+  const { rows } = await sql<DepositBatchRow>`
+    SELECT fresh, locked, ran, outcome, endpoint, request_hash, status_code, response_body, created_at
+    FROM mwa_deposit_batch(
+      ${claims.merchantId}, ${claims.environment}, ${a.now}, ${claims.windowHours}::int, ${claims.claimStatus}::int, ${claims.merchantLock},
+      ${claims.keyLocks}::text[], ${claims.keys}::text[], ${claims.nonces}::text[], ${claims.nonceExpires}::timestamptz[], ${claims.nonceNow}::timestamptz[],
+      ${claims.endpoints}::text[], ${claims.requestHashes}::text[],
+      ${a.refusedStatus}::int[], ${a.refusedBodies}::text[],
+      ${a.ids}::text[], ${a.memberRefs}::text[], ${a.assets}::text[], ${a.networks}::text[], ${a.amounts}::numeric[], ${a.txHashes}::text[],
+      ${a.okStatus}::int, ${a.bodyHeads}::text[], ${a.bodyMids}::text[], ${a.bodyTails}::text[],
+      ${a.notFoundStatus}::int, ${a.notFoundBodies}::text[], ${a.duplicateStatus}::int, ${a.duplicateBodies}::text[],
+      ${a.entryIds}::text[], ${a.entryKind}, ${a.referenceType},
+      ${l.map((x) => x.item)}::int[], ${l.map((x) => x.ownerType)}::text[], ${l.map((x) => x.ownerId)}::text[], ${l.map((x) => x.bucket)}::text[],
+      ${l.map((x) => x.normalSide)}::text[], ${l.map((x) => x.nonNegative)}::boolean[], ${l.map((x) => x.delta.toString())}::numeric[],
+      ${l.map((x) => x.amount.toString())}::numeric[],
+      ${a.eventIds}::text[], ${a.event.type}, ${a.event.object}, ${a.event.status}, ${a.event.statusVersion}::int, ${a.event.livemode})
+    ORDER BY ord
+  `.execute(db);
+  return rows;
 }
 
 /** One of the merchant's deposits in the caller's environment (on behalf of a member: only its own). */

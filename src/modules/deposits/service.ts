@@ -1,13 +1,17 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { DepositsTable } from './tables.js';
-import { ApiError, type ErrorCode } from '../../platform/errors.js';
+import { ApiError, errorStatus, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { constantList, keysetPage } from '../../platform/pagination.js';
-import { depositLines, entryKinds, formatAmount, minorFromDb, parseAmount, postEntries, postEntry, recordEvent, type EntryWithEvent } from '../../ledger/index.js';
+import {
+  depositLines, entryKinds, eventRow, formatAmount, linesForStatement, minorFromDb, parseAmount, postEntries, postEntry, recordEvent, type EntryWithEvent,
+} from '../../ledger/index.js';
+import { scopeNowSql } from '../../platform/clock.js';
+import type { StatementClaims, StatementRow, StatementWrite } from '../../platform/write-batch.js';
 import { getAsset, pageAtScale } from '../assets/queries.js';
 import { resolveMember } from '../members/queries.js';
-import { depositPage, findDeposit, insertDeposit, insertDeposits, type Caller, type NewDeposit } from './queries.js';
+import { depositBatch, depositPage, findDeposit, insertDeposit, insertDeposits, type Caller, type DepositBatchArgs, type NewDeposit } from './queries.js';
 import type { Asset } from '../assets/rules.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
@@ -24,7 +28,9 @@ export interface DepositInput {
   network?: string;
 }
 
-export function depositView(d: Selectable<DepositsTable>, asset: Pick<Asset, 'scale'>) {
+type DepositFields = Pick<Selectable<DepositsTable>, 'id' | 'member_id' | 'asset' | 'network' | 'amount' | 'tx_hash' | 'status' | 'created_at'>;
+
+export function depositView(d: DepositFields, asset: Pick<Asset, 'scale'>) {
   return {
     id: d.id,
     member_id: d.member_id,
@@ -37,8 +43,10 @@ export function depositView(d: Selectable<DepositsTable>, asset: Pick<Asset, 'sc
   };
 }
 
+type Db = Kysely<Database> | Transaction<Database>;
+
 /** What a deposit's own fields decide before any row is read: the asset, its network, the amount. */
-async function checkDeposit(trx: Transaction<Database>, input: DepositInput) {
+async function checkDeposit(trx: Db, input: DepositInput) {
   const asset = await getAsset(trx, input.asset.toUpperCase());
   if (!asset || !asset.enabled) throw new ApiError('asset_not_allowed');
   const network = input.network?.toUpperCase();
@@ -160,7 +168,105 @@ export async function createDeposits(trx: Transaction<Database>, items: readonly
   return answers;
 }
 
-type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * The values the answer of a deposit is rendered with before `mwa_deposit_batch` runs, where the
+ * statement puts the member's id (the request may name the external id) and the time. Each is
+ * found as a whole property of the rendered JSON (`"member_id":"…"`): a string the request sent
+ * is escaped inside it and cannot take that place.
+ */
+const openMember = 'mem_to_be_named';
+const openTime = '2000-01-01T00:00:00.000Z';
+const memberProperty = `"member_id":${JSON.stringify(openMember)}`;
+const timeProperty = `"created_at":${JSON.stringify(openTime)}`;
+
+/** The rendered answer around its two open values: before the member's id, between it and the time, after the time. */
+function aroundOpenValues(body: string): [string, string, string] {
+  const m = body.indexOf(memberProperty);
+  const t = body.indexOf(timeProperty);
+  if (m < 0 || t < m || body.indexOf(memberProperty, m + 1) >= 0 || body.indexOf(timeProperty, t + 1) >= 0) {
+    throw new Error('deposits: the rendered answer has no single place for the member and the time');
+  }
+  const memberAt = m + '"member_id":'.length;
+  const timeAt = t + '"created_at":'.length;
+  return [body.slice(0, memberAt), body.slice(m + memberProperty.length, timeAt), body.slice(t + timeProperty.length)];
+}
+
+/**
+ * `createDeposits` with the group commit's claim and records, in one autocommitted statement
+ * (`mwa_deposit_batch`, migration 043; docs/group-commit.md "One statement a batch"): each
+ * deposit's own fields are checked first, as `createDeposits` checks them (a refusal's body is
+ * stored by the statement if the write runs); each answer is rendered here and completed there.
+ * The refusals, their order and what is written are those of `createDeposits`.
+ */
+export async function createDepositsInOneStatement(
+  db: Kysely<Database>, claims: StatementClaims, writes: readonly StatementWrite<DepositItem>[],
+): Promise<StatementRow[]> {
+  const { merchantId } = claims;
+  const environment = claims.environment as Environment;
+  const none = writes.map(() => null);
+  const args: DepositBatchArgs = {
+    now: scopeNowSql(merchantId, environment),
+    refusedStatus: [...none], refusedBodies: [...none], ids: writes.map(() => newId('dep')), memberRefs: [...none], assets: [...none],
+    networks: [...none], amounts: [...none], txHashes: [...none], okStatus: 0, bodyHeads: [...none], bodyMids: [...none], bodyTails: [...none],
+    notFoundStatus: errorStatus('member_not_found'), notFoundBodies: [], duplicateStatus: errorStatus('duplicate_resource'), duplicateBodies: [],
+    entryIds: writes.map(() => newId('jrn')), entryKind: entryKinds.deposit, referenceType: 'deposit', lines: [], eventIds: [],
+    event: { type: 'deposit.credited', object: 'deposit', status: 'credited', statusVersion: 1, livemode: environment === 'production' },
+  };
+  const refusedBefore = new Map<number, ApiError>();
+  for (const [i, { item, render, refusalOf, refusalBody }] of writes.entries()) {
+    if (item.merchantId !== merchantId || item.environment !== environment) throw new Error('deposits: a batch holds one merchant');
+    const id = args.ids[i]!;
+    args.notFoundBodies.push(refusalBody(new ApiError('member_not_found')));
+    args.duplicateBodies.push(refusalBody(new ApiError('duplicate_resource', duplicateMessage)));
+    args.eventIds.push(eventRow({
+      merchantId, environment, type: 'deposit.credited', object: 'deposit', objectId: id, externalMemberId: null, status: 'credited', statusVersion: 1,
+    }).id);
+    let checked: Awaited<ReturnType<typeof checkDeposit>>;
+    try {
+      checked = await checkDeposit(db, item.input);
+    } catch (err) {
+      const refusal = refusalOf(err);
+      if (!refusal) throw err;
+      refusedBefore.set(i, refusal);
+      args.refusedStatus[i] = refusal.status;
+      args.refusedBodies[i] = refusalBody(refusal);
+      continue;
+    }
+    const { asset, network, amount } = checked;
+    const answer = render(depositView({
+      id, member_id: openMember, asset: asset.code, network: network ?? null, amount: amount.toString(), tx_hash: item.input.tx_hash,
+      status: 'credited', created_at: new Date(openTime),
+    }, asset));
+    args.okStatus = answer.status;
+    [args.bodyHeads[i], args.bodyMids[i], args.bodyTails[i]] = aroundOpenValues(answer.body);
+    args.memberRefs[i] = item.input.member_id;
+    args.assets[i] = asset.code;
+    args.networks[i] = network ?? null;
+    args.amounts[i] = amount.toString();
+    args.txHashes[i] = item.input.tx_hash;
+    const entry = {
+      environment, merchantId, kind: entryKinds.deposit, referenceType: 'deposit', referenceId: id, asset: asset.code,
+      lines: depositLines({ memberId: openMember, merchantId, amount }),
+    };
+    for (const line of linesForStatement(entry, openMember)) args.lines.push({ ...line, item: i + 1 });
+  }
+  const rows = await depositBatch(db, claims, args);
+  return rows.map((r, i): StatementRow => {
+    const record = r.endpoint == null ? undefined : {
+      endpoint: r.endpoint, request_hash: r.request_hash!, status_code: r.status_code!, response_body: r.response_body!, created_at: r.created_at!,
+    };
+    const row: StatementRow = { fresh: r.fresh, locked: r.locked, ran: r.ran, ...(record ? { record } : {}) };
+    if (!r.ran) return row;
+    switch (r.outcome) {
+      case 'ok': return { ...row, answer: { status: r.status_code!, body: r.response_body! } };
+      case 'member_not_found': return { ...row, answer: { refusal: new ApiError('member_not_found') } };
+      case 'duplicate_resource': return { ...row, answer: { refusal: new ApiError('duplicate_resource', duplicateMessage) } };
+      case 'refused': return { ...row, answer: { refusal: refusedBefore.get(i)! } };
+      default: throw new Error(`deposits: the batch statement answered ${String(r.outcome)}`);
+    }
+  });
+}
 
 export type { Caller } from './queries.js';
 
