@@ -214,11 +214,14 @@ export async function createDepositsInOneStatement(
     event: { type: 'deposit.credited', object: 'deposit', status: 'credited', statusVersion: 1, livemode: environment === 'production' },
   };
   const refusedBefore = new Map<number, ApiError>();
+  // The two refusals the statement may choose, rendered for every write (each body carries its request's id).
+  const notFound = new ApiError('member_not_found');
+  const duplicate = new ApiError('duplicate_resource', duplicateMessage);
   for (const [i, { item, render, refusalOf, refusalBody }] of writes.entries()) {
     if (item.merchantId !== merchantId || item.environment !== environment) throw new Error('deposits: a batch holds one merchant');
     const id = args.ids[i]!;
-    args.notFoundBodies.push(refusalBody(new ApiError('member_not_found')));
-    args.duplicateBodies.push(refusalBody(new ApiError('duplicate_resource', duplicateMessage)));
+    args.notFoundBodies.push(refusalBody(notFound));
+    args.duplicateBodies.push(refusalBody(duplicate));
     args.eventIds.push(eventRow({
       merchantId, environment, type: 'deposit.credited', object: 'deposit', objectId: id, externalMemberId: null, status: 'credited', statusVersion: 1,
     }).id);
