@@ -11,7 +11,8 @@ import {
 import type { EventType } from '../src/ledger/index.js';
 import { createDeposit, createDeposits, createDepositsInOneStatement, type DepositItem } from '../src/modules/deposits/service.js';
 import { claimStatus, errorBodyFor, reservation } from '../src/platform/idempotency.js';
-import { createWriteGroup, type BatchEffect, type BatchStatement, type GroupedWrite } from '../src/platform/write-batch.js';
+import { createWriteGroup, type BatchEffect, type GroupedWrite } from '../src/platform/write-batch.js';
+import type { BatchStatement } from '../src/platform/batch-statement.js';
 import { newMerchantClient, useTestService } from './support/service.js';
 
 /**
@@ -86,7 +87,8 @@ describe('deposits written together', () => {
     const shared = body('bt-bob', `0x${randomUUID()}`, '3');
     // A claim on a key that lapsed (its holder stopped): the same request with the key runs anew.
     const lapsedKey = randomUUID();
-    const lapsed = body('bt-bob', `0x${randomUUID()}`, '6');
+    const lapsedTx = `0x${randomUUID()}`;
+    const lapsed = body('bt-bob', lapsedTx, '6');
     await service.ctx.db.insertInto('idempotency_keys').values({
       merchant_id: merchantId, environment: 'sandbox', key: lapsedKey, endpoint: 'POST /v1/deposits', request_hash: JSON.stringify(lapsed),
       status_code: claimStatus, response_body: reservation,
@@ -109,12 +111,15 @@ describe('deposits written together', () => {
       ['one key twice: second', write(merchantId, shared, sharedKey), 'replay'],
       ['good, last', write(merchantId, body('bt-bob', undefined, '30')), 201],
       ['a lapsed claim of the key', write(merchantId, lapsed, lapsedKey), 201],
+      // In the batch's order: the write of the lapsed claim came first.
+      ["the lapsed claim's tx_hash again", write(merchantId, body('bt-bob', lapsedTx, '7')), 'duplicate_resource'],
     ];
     const outcomes = await Promise.all(cases.map(([, w]) => group.submit(`${merchantId}|sandbox`, w)));
     assert.equal(group.stats.batches, 2, 'the cases in one batch');
     assert.equal(group.stats.fallbacks, 0);
-    // All but the two replays and the reused key ran through the batch effect or the statement (and the lone write before).
-    assert.equal(group.stats.together, 1 + 14);
+    // All but the two replays and the reused key ran through the batch effect (and the lone write before): the
+    // lapsed claim declines the one statement, and the batch runs in a transaction, in order.
+    assert.equal(group.stats.together, 1 + 15);
 
     const answerOf = (o: (typeof outcomes)[number]): number | string => {
       if ('stored' in o) return 'replay';
@@ -175,6 +180,27 @@ describe('deposits written together', () => {
     assert.equal(group.stats.fallbacks, 1);
     // A write alone in its batch is answered with the failure (a 500, no record), as a transaction of its own.
     await assert.rejects(group.submit(`${merchantId}|sandbox`, failed(async () => ({ status: 201, body: {} }))), /the batch statement failed/);
+  });
+
+  it('answers each write of a statement that committed but whose answer was lost from its key, and writes nothing twice', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    await client.members.create({ external_member_id: 'bt-lost' });
+    client.close();
+    const group = createWriteGroup(service.ctx.db, { maxBatch: 8, maxInFlight: 1 });
+    const lost: BatchStatement = async (db, claims, writes) => {
+      await createDepositsInOneStatement(db, claims, writes as never);
+      throw new Error('the connection was lost after the commit');
+    };
+    const writes = [1, 2, 3].map((n) => writeVia(merchantId, body('bt-lost', undefined, String(n)), randomUUID(), undefined, 'statement', lost));
+    const outcomes = await Promise.all(writes.map((w) => group.submit(`${merchantId}|sandbox`, w)));
+    assert.equal(group.stats.fallbacks, 1);
+    // Each write, run again alone, finds its nonce used by the statement and its key's result stored there.
+    const replayed = outcomes.map((o) => (o as { stored: { status_code: number; response_body: string } }).stored);
+    assert.deepEqual(replayed.map((r) => r.status_code), [201, 201, 201]);
+    assert.deepEqual(replayed.map((r) => JSON.parse(r.response_body).amount), ['1.000000', '2.000000', '3.000000']);
+    const deposits = await service.ctx.db.selectFrom('deposits').select('id').where('merchant_id', '=', merchantId).execute();
+    assert.deepEqual(deposits.map((d) => d.id).sort(), replayed.map((r) => JSON.parse(r.response_body).id).sort());
+    assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   });
 
   it('answers concurrent HTTP deposits mixing good ones and refusals, each with its own answer', async () => {

@@ -137,7 +137,7 @@ export function registerGroupCommitMetrics(registry: Registry, stats: BatchStats
       ['read_batches_total', 'Turns of keyed reads such as members\' balances run together (readRowsByKey, db/direct.ts; one statement per text in a turn)', () => reads.batches],
       ['read_batch_reads_total', 'Reads answered by them (reads / batches: the mean batch size)', () => reads.items],
     ] as const : []),
-    ['group_commit_batches_total', 'Transactions written by group commit', () => stats.batches],
+    ['group_commit_batches_total', 'Transactions (or single statements) written by group commit', () => stats.batches],
     ['group_commit_writes_total', 'Writes in those transactions (writes / batches: the mean batch size)', () => stats.items],
     ['group_commit_fallbacks_total', 'Batches whose transaction failed and whose writes then ran one by one', () => stats.fallbacks],
     ['group_commit_together_total', 'Writes run together by their route\'s batch effect or batch statement, without a savepoint each', () => stats.together],

@@ -6,7 +6,8 @@ import type { ServiceContext } from '../service-context.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { AppInstance } from './http-app.js';
 import { claimWrite, errorBodyFor, executeWrite, isStorableStatus, sendReplay, type StoredResult } from './idempotency.js';
-import { executeGroupedWrite, type BatchEffect, type BatchStatement } from './write-batch.js';
+import { executeGroupedWrite, type BatchEffect } from './write-batch.js';
+import type { BatchStatement } from './batch-statement.js';
 import type { IdempotencyContext, MemberContext } from './request-context.js';
 import type { RouteAccess } from './route-access.js';
 

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../db/schema.js';
 import { ApiError } from './errors.js';
 import { GroupCommitter } from './group-commit.js';
+import { statementDeclined, type BatchStatement, type StatementRow, type StatementWrite } from './batch-statement.js';
 import { nonceExpiryMs } from './nonces.js';
 import {
   ReplaySignal, SameKeyRefusal, afterRefusal, claimStatus, executeWrite, sendReplay, errorBodyFor, idempotencyWindowHours, isStorableStatus, matchStored, reservation,
@@ -32,59 +33,6 @@ export interface GroupedWrite {
   effect: (trx: Transaction<Database>) => Promise<WriteResult<unknown>>;
   /** The route's batch effect and this write's item for it: used unless the write runs again alone after its batch failed. */
   batch?: { effect: BatchEffect; item: unknown; statement?: StatementOf };
-}
-
-/**
- * A grouped route's whole batch in one autocommitted statement (docs/group-commit.md "One
- * statement a batch"): the claim (`mwa_claim_keys`), the effect of the writes that run and their
- * records (`mwa_store_results`) in one database function, so a batch costs one round trip and its
- * commit. `claims` carries what the claim needs; each write gives its item and renders its own
- * answers. A write runs when its nonce is fresh (or it has none), its key's lock was taken, the
- * key has no record within the window, and no earlier write of the batch has its key. Throwing
- * (the statement failed, so nothing of it committed, or its outcome is unknown) fails the batch:
- * the committer then runs each write again alone in a transaction, which answers a write whose
- * statement did commit from its key.
- */
-export type BatchStatement<I = unknown> = (db: Kysely<Database>, claims: StatementClaims, writes: readonly StatementWrite<I>[]) => Promise<StatementRow[]>;
-
-export interface StatementClaims {
-  merchantId: string;
-  environment: string;
-  /** The merchant's write lock (`merchant-writes|…`), taken first. */
-  merchantLock: string;
-  keyLocks: string[];
-  keys: string[];
-  endpoints: string[];
-  requestHashes: string[];
-  nonces: (string | null)[];
-  nonceExpires: (string | null)[];
-  nonceNow: (string | null)[];
-  windowHours: number;
-  /** The status a claim's record has (`claimStatus`): a lapsed one is replaced. */
-  claimStatus: number;
-}
-
-export interface StatementWrite<I = unknown> {
-  item: I;
-  /** The route's answer for a result: its status and the body its response schema makes. */
-  render(body: unknown): { status: number; body: string };
-  /** The refusal an error of the write's effect is (a domain error mapped to the reference's code), or undefined when it is no refusal to store. */
-  refusalOf(err: unknown): ApiError | undefined;
-  /** The body stored for a refusal (the error envelope with this request's id). */
-  refusalBody(err: ApiError): string;
-}
-
-/** What the statement did with one write. */
-export interface StatementRow {
-  /** The nonce: null when the request had none, false when it was used. */
-  fresh: boolean | null;
-  /** The key's lock was taken (false: held by another transaction). */
-  locked: boolean;
-  ran: boolean;
-  /** A write that did not run: its key's record within the window, if any. */
-  record?: StoredResult;
-  /** A write that ran: its answer, the body stored under its key, or its refusal (stored too). */
-  answer?: { status: number; body: string } | { refusal: ApiError };
 }
 
 /** A write's statement and its part of it. */
@@ -281,6 +229,9 @@ export async function runWriteBatch(
 
   if (pending.size > 0) {
     const rows = [...pending.values()];
+    if (rows.some((r) => r.merchantId !== rows[0]!.merchantId || r.environment !== rows[0]!.environment)) {
+      throw new Error('write batch: a batch holds the writes of one merchant');
+    }
     // A row older than the window is a new key, and a claim found here has lapsed (a live one
     // was refused above): both are overwritten by the holder of the key's lock (mwa_store_results).
     await sql`
@@ -335,11 +286,7 @@ export function createWriteGroup(db: Kysely<Database>, options: { maxBatch: numb
   return group;
 }
 
-/**
- * The writes of a batch through their route's `BatchStatement`. A write whose key holds a lapsed
- * claim (a record that is no result) did not run: it runs next in a transaction of its own
- * (`runWriteBatch`), its nonce already consumed by the statement.
- */
+/** The writes of a batch through their route's `BatchStatement`, or in a transaction when it declines them. */
 async function runStatementBatch(
   db: Kysely<Database>, writes: readonly GroupedWrite[], statement: BatchStatement, stats: { together: number },
   inTransaction: (writes: readonly GroupedWrite[]) => Promise<WriteOutcome[]>,
@@ -349,16 +296,21 @@ async function runStatementBatch(
     throw new Error('write batch: a batch statement takes the writes of one merchant');
   }
   const lockNames = writes.map(({ req }) => keyLockOf(req));
-  const rows = await statement(db, {
-    merchantId, environment, merchantLock: merchantLockOf(merchantId, environment),
-    keyLocks: lockNames, keys: writes.map(({ req }) => req.idempotency!.key),
-    endpoints: writes.map(({ req }) => req.idempotency!.endpoint), requestHashes: writes.map(({ req }) => req.idempotency!.requestHash),
-    ...nonceArgs(writes), windowHours: idempotencyWindowHours, claimStatus,
-  }, writes.map((w) => w.batch!.statement!.write));
+  let rows: StatementRow[];
+  try {
+    rows = await statement(db, {
+      merchantId, environment, merchantLock: merchantLockOf(merchantId, environment),
+      keyLocks: lockNames, keys: writes.map(({ req }) => req.idempotency!.key),
+      endpoints: writes.map(({ req }) => req.idempotency!.endpoint), requestHashes: writes.map(({ req }) => req.idempotency!.requestHash),
+      ...nonceArgs(writes), windowHours: idempotencyWindowHours, claimStatus,
+    }, writes.map((w) => w.batch!.statement!.write));
+  } catch (err) {
+    if ((err as { code?: unknown } | null)?.code !== statementDeclined) throw err;
+    return inTransaction(writes);
+  }
   if (rows.length !== writes.length) throw new Error('write batch: the statement answered another number of writes than it was given');
   const outcomes: WriteOutcome[] = [];
   const results = new Map<string, StoredResult>();
-  const again: number[] = [];
   for (const [i, { req }] of writes.entries()) {
     const row = rows[i]!;
     const idem = req.idempotency!;
@@ -378,17 +330,13 @@ async function runStatementBatch(
       const stored = row.record ?? results.get(lockNames[i]!);
       try {
         const match = stored ? matchStored(req, stored) : undefined;
-        if (match) outcomes[i] = match;
-        else again.push(i);
+        // A claim for this request declines the statement (`statementDeclined`): none is left here.
+        if (!match) throw new Error('write batch: the statement neither ran a write nor found its result');
+        outcomes[i] = match;
       } catch (err) {
         outcomes[i] = { error: err };
       }
     }
-  }
-  if (again.length > 0) {
-    for (const i of again) delete writes[i]!.req.idempotency!.nonce;
-    const answers = await inTransaction(again.map((i) => writes[i]!));
-    for (const [k, i] of again.entries()) outcomes[i] = answers[k]!;
   }
   return outcomes;
 }

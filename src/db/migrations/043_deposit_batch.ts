@@ -18,8 +18,11 @@ import { sql, type Kysely } from 'kysely';
  *   before), their events written, and every result stored through `mwa_store_results`.
  *   The caller renders each deposit's answer before the call, around its two values the
  *   statement decides (the member's id, when the request named the external id, and the time);
- *   the stored body and the answer are the same text. `created_at` is kept to the millisecond,
- *   the precision of the answer, so that a later read shows the same time.
+ *   the stored body and the answer are the same text. `created_at` (the deposit's and its
+ *   event's) is kept to the millisecond, the precision of the answer, so that a later read shows
+ *   the same time. A key holding a claim for the same request (a record that is no result: in
+ *   progress, or lapsed and to run anew) declines the whole statement (SQLSTATE MWB01, nothing
+ *   kept): the caller runs the batch in a transaction, where such a key is judged in order.
  *   The ledger's lines come from the caller per deposit (one element per line: its account,
  *   whose owner is the deposit's member when `p_line_owner_id` is null, the change of the stored
  *   balance and the signed amount); every account of an entry is on one line.
@@ -135,6 +138,13 @@ BEGIN
     fresh_of[i] := c.fresh;
     locked_of[i] := c.locked;
     rec_endpoint[i] := c.endpoint; rec_hash[i] := c.request_hash; rec_status[i] := c.status_code; rec_body[i] := c.response_body; rec_at[i] := c.created_at;
+    IF c.fresh IS DISTINCT FROM false AND c.locked AND c.status_code = p_claim_status
+       AND c.endpoint = p_endpoints[i] AND c.request_hash = p_request_hashes[i] THEN
+      -- A claim on the key for this very request: live (in progress) or lapsed (to run anew), as
+      -- the server judges at the request's time. Declined: nothing of the statement is kept, and
+      -- the caller runs the batch in a transaction, in order.
+      RAISE EXCEPTION 'deposits: a key of the batch holds a claim' USING ERRCODE = 'MWB01';
+    END IF;
     IF c.fresh IS DISTINCT FROM false AND c.locked AND c.endpoint IS NULL AND NOT (p_key_locks[i] = ANY(claimed)) THEN
       run[i] := true;
       claimed := claimed || p_key_locks[i];
@@ -192,9 +202,12 @@ BEGIN
     INTO ln_entry, ln_account, ln_delta, ln_amount
     FROM unnest(posted) WITH ORDINALITY AS e(k, o)
     JOIN generate_subscripts(p_line_item, 1) AS l(i) ON p_line_item[l.i] = e.k
-    JOIN unnest(acc_asset, acc_owner_type, acc_owner_id, acc_bucket) WITH ORDINALITY AS a(asset, owner_type, owner_id, bucket, idx)
+    LEFT JOIN unnest(acc_asset, acc_owner_type, acc_owner_id, acc_bucket) WITH ORDINALITY AS a(asset, owner_type, owner_id, bucket, idx)
       ON a.asset = p_assets[e.k] AND a.owner_type = p_line_owner_type[l.i]
      AND a.owner_id = coalesce(p_line_owner_id[l.i], member_of[e.k]) AND a.bucket = p_line_bucket[l.i];
+    IF array_position(ln_account, NULL) IS NOT NULL THEN
+      RAISE EXCEPTION 'deposits: a line of the batch has no account';
+    END IF;
 
     FOR c IN
       SELECT * FROM mwa_post_entries(p_environment, p_merchant_id,
@@ -210,7 +223,7 @@ BEGIN
 
     INSERT INTO events (id, merchant_id, environment, type, object, object_id, external_member_id, status, status_version, livemode, created_at)
     SELECT p_event_ids[e.k], p_merchant_id, p_environment, p_event_type, p_event_object, p_ids[e.k], external_of[e.k],
-           p_event_status, p_event_status_version, p_livemode, p_now
+           p_event_status, p_event_status_version, p_livemode, created
     FROM unnest(posted) WITH ORDINALITY AS e(k, o)
     ORDER BY e.o;
   END IF;

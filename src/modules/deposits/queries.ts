@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import type { StatementLine } from '../../ledger/index.js';
-import type { StatementClaims } from '../../platform/write-batch.js';
+import type { StatementClaims } from '../../platform/batch-statement.js';
 import type { Database, Environment } from '../../db/schema.js';
 import type { DepositsTable } from './tables.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
@@ -114,18 +114,24 @@ export async function depositBatch(db: Kysely<Database>, claims: StatementClaims
   const { rows } = await sql<DepositBatchRow>`
     SELECT fresh, locked, ran, outcome, endpoint, request_hash, status_code, response_body, created_at
     FROM mwa_deposit_batch(
-      ${claims.merchantId}, ${claims.environment}, ${a.now}, ${claims.windowHours}::int, ${claims.claimStatus}::int, ${claims.merchantLock},
-      ${claims.keyLocks}::text[], ${claims.keys}::text[], ${claims.nonces}::text[], ${claims.nonceExpires}::timestamptz[], ${claims.nonceNow}::timestamptz[],
-      ${claims.endpoints}::text[], ${claims.requestHashes}::text[],
-      ${a.refusedStatus}::int[], ${a.refusedBodies}::text[],
-      ${a.ids}::text[], ${a.memberRefs}::text[], ${a.assets}::text[], ${a.networks}::text[], ${a.amounts}::numeric[], ${a.txHashes}::text[],
-      ${a.okStatus}::int, ${a.bodyHeads}::text[], ${a.bodyMids}::text[], ${a.bodyTails}::text[],
-      ${a.notFoundStatus}::int, ${a.notFoundBodies}::text[], ${a.duplicateStatus}::int, ${a.duplicateBodies}::text[],
-      ${a.entryIds}::text[], ${a.entryKind}, ${a.referenceType},
-      ${l.map((x) => x.item)}::int[], ${l.map((x) => x.ownerType)}::text[], ${l.map((x) => x.ownerId)}::text[], ${l.map((x) => x.bucket)}::text[],
-      ${l.map((x) => x.normalSide)}::text[], ${l.map((x) => x.nonNegative)}::boolean[], ${l.map((x) => x.delta.toString())}::numeric[],
-      ${l.map((x) => x.amount.toString())}::numeric[],
-      ${a.eventIds}::text[], ${a.event.type}, ${a.event.object}, ${a.event.status}, ${a.event.statusVersion}::int, ${a.event.livemode})
+      p_merchant_id => ${claims.merchantId}, p_environment => ${claims.environment}, p_now => ${a.now},
+      p_window_hours => ${claims.windowHours}::int, p_claim_status => ${claims.claimStatus}::int, p_merchant_lock => ${claims.merchantLock},
+      p_key_locks => ${claims.keyLocks}::text[], p_keys => ${claims.keys}::text[], p_nonces => ${claims.nonces}::text[],
+      p_nonce_expires => ${claims.nonceExpires}::timestamptz[], p_nonce_now => ${claims.nonceNow}::timestamptz[],
+      p_endpoints => ${claims.endpoints}::text[], p_request_hashes => ${claims.requestHashes}::text[],
+      p_refused_status => ${a.refusedStatus}::int[], p_refused_bodies => ${a.refusedBodies}::text[],
+      p_ids => ${a.ids}::text[], p_member_refs => ${a.memberRefs}::text[], p_assets => ${a.assets}::text[], p_networks => ${a.networks}::text[],
+      p_amounts => ${a.amounts}::numeric[], p_tx_hashes => ${a.txHashes}::text[],
+      p_ok_status => ${a.okStatus}::int, p_body_heads => ${a.bodyHeads}::text[], p_body_mids => ${a.bodyMids}::text[], p_body_tails => ${a.bodyTails}::text[],
+      p_not_found_status => ${a.notFoundStatus}::int, p_not_found_bodies => ${a.notFoundBodies}::text[],
+      p_duplicate_status => ${a.duplicateStatus}::int, p_duplicate_bodies => ${a.duplicateBodies}::text[],
+      p_entry_ids => ${a.entryIds}::text[], p_entry_kind => ${a.entryKind}, p_reference_type => ${a.referenceType},
+      p_line_item => ${l.map((x) => x.item)}::int[], p_line_owner_type => ${l.map((x) => x.ownerType)}::text[],
+      p_line_owner_id => ${l.map((x) => x.ownerId)}::text[], p_line_bucket => ${l.map((x) => x.bucket)}::text[],
+      p_line_normal_side => ${l.map((x) => x.normalSide)}::text[], p_line_non_negative => ${l.map((x) => x.nonNegative)}::boolean[],
+      p_line_delta => ${l.map((x) => x.delta.toString())}::numeric[], p_line_amount => ${l.map((x) => x.amount.toString())}::numeric[],
+      p_event_ids => ${a.eventIds}::text[], p_event_type => ${a.event.type}, p_event_object => ${a.event.object},
+      p_event_status => ${a.event.status}, p_event_status_version => ${a.event.statusVersion}::int, p_livemode => ${a.event.livemode})
     ORDER BY ord
   `.execute(db);
   return rows;

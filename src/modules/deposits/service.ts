@@ -8,7 +8,7 @@ import {
   depositLines, entryKinds, eventRow, formatAmount, linesForStatement, minorFromDb, parseAmount, postEntries, postEntry, recordEvent, type EntryWithEvent,
 } from '../../ledger/index.js';
 import { scopeNowSql } from '../../platform/clock.js';
-import type { StatementClaims, StatementRow, StatementWrite } from '../../platform/write-batch.js';
+import type { StatementClaims, StatementRow, StatementWrite } from '../../platform/batch-statement.js';
 import { getAsset, pageAtScale } from '../assets/queries.js';
 import { resolveMember } from '../members/queries.js';
 import { depositBatch, depositPage, findDeposit, insertDeposit, insertDeposits, type Caller, type DepositBatchArgs, type NewDeposit } from './queries.js';
@@ -246,6 +246,7 @@ export async function createDepositsInOneStatement(
       id, member_id: openMember, asset: asset.code, network: network ?? null, amount: amount.toString(), tx_hash: item.input.tx_hash,
       status: 'credited', created_at: new Date(openTime),
     }, asset));
+    if (args.okStatus !== 0 && args.okStatus !== answer.status) throw new Error('deposits: the answers of one batch have one status');
     args.okStatus = answer.status;
     [args.bodyHeads[i], args.bodyMids[i], args.bodyTails[i]] = aroundOpenValues(answer.body);
     args.memberRefs[i] = item.input.member_id;
