@@ -4,13 +4,15 @@
  * PL/pgSQL keeps a generic plan per statement, and the join the functions used before, planned
  * while the table was small, read every account of the environment on every posting. Measured as
  * the buffers a call touches under generic plans, with thousands of accounts in the environment.
+ * The same for a batch of deposits' members and rows (`mwa_insert_deposits`, migration 043), whose
+ * one-statement batch forces generic plans.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { RunningService } from '../src/server.js';
-import { useTestService } from './support/service.js';
+import { newMerchantClient, useTestService } from './support/service.js';
 
 describe('postings under generic plans', () => {
   let service: RunningService;
@@ -47,5 +49,39 @@ describe('postings under generic plans', () => {
     assert.equal(rows.length, 2, 'one row per account, in id order');
     // The accounts name no member: gone before the ledger is verified (no balance, no posting).
     await sql`DELETE FROM ledger_accounts WHERE owner_id LIKE ${`${owner}-%`}`.execute(db);
+  });
+
+  it("resolves a deposit's member and inserts its row touching a few pages, however many members the merchant has", async () => {
+    const db = service.ctx.db;
+    const { client, merchantId } = await newMerchantClient(service);
+    client.close();
+    const tag = randomUUID().slice(0, 8);
+    await sql`
+      INSERT INTO members (id, merchant_id, environment, external_member_id)
+      SELECT 'mem_plans_' || ${tag} || '_' || g, ${merchantId}, 'sandbox', 'plans-' || ${tag} || '-' || g FROM generate_series(1, 10000) AS g
+    `.execute(db);
+    const insert = (memberRef: string) => sql`
+      SELECT * FROM mwa_insert_deposits(${merchantId}, 'sandbox', now(), ARRAY[${`dep_${randomUUID()}`}]::text[], ARRAY[${memberRef}]::text[],
+        ARRAY['USDT']::text[], ARRAY[NULL]::text[], ARRAY[1]::numeric[], ARRAY[${`0x${randomUUID()}`}]::text[])`;
+    const rolledBack = new Error('rolled back');
+    const buffersOf = async (memberRef: string) => {
+      let buffers = 0;
+      await db.transaction().execute(async (trx) => {
+        await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
+        const { rows } = await sql<Record<string, unknown>>`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${insert(memberRef)}`.execute(trx);
+        const raw = Object.values(rows[0]!)[0];
+        const [explained] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }>;
+        buffers = explained!.Plan['Shared Hit Blocks'] + explained!.Plan['Shared Read Blocks'];
+        throw rolledBack;
+      }).catch((err: unknown) => { if (err !== rolledBack) throw err; });
+      return buffers;
+    };
+    for (let i = 0; i < 3; i++) await buffersOf(`plans-${tag}-${i + 1}`);
+    const byExternal = await buffersOf(`plans-${tag}-9000`);
+    const byId = await buffersOf(`mem_plans_${tag}_17`);
+    // 24 buffers each when written; the merchant's 10,000 members fill ~210 pages, which a scan would read.
+    assert.ok(byExternal < 80, `member by external id, one row inserted: ${byExternal} buffers`);
+    assert.ok(byId < 80, `member by id, one row inserted: ${byId} buffers`);
+    await sql`DELETE FROM members WHERE merchant_id = ${merchantId} AND id LIKE ${`mem_plans_${tag}_%`}`.execute(db);
   });
 });
