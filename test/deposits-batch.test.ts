@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { mapDomainError } from '../src/api-errors.js';
@@ -180,6 +181,70 @@ describe('deposits written together', () => {
     assert.equal(group.stats.fallbacks, 1);
     // A write alone in its batch is answered with the failure (a 500, no record), as a transaction of its own.
     await assert.rejects(group.submit(`${merchantId}|sandbox`, failed(async () => ({ status: 201, body: {} }))), /the batch statement failed/);
+  });
+
+  it('answers any batch in one statement as in a transaction: the same answers in the same order, the same money moved', async () => {
+    // Two merchants with the same members: one writes its batches in a transaction, the other in one statement.
+    const setUp = async () => {
+      const { client, merchantId } = await newMerchantClient(service);
+      const ids: Record<string, string> = {};
+      for (const m of ['pp-1', 'pp-2', 'pp-off']) ids[m] = ((await client.members.create({ external_member_id: m })) as { id: string }).id;
+      assert.equal((await client.requestRaw({ method: 'POST', path: `/v1/members/${ids['pp-off']}/suspend`, idempotencyKey: randomUUID() })).status, 200);
+      client.close();
+      return { merchantId, ids };
+    };
+    const [viaTransaction, viaStatement] = [await setUp(), await setUp()];
+    const members = ['pp-1', 'pp-2', 'pp-off', 'pp-nobody', 'internal:pp-1'] as const;
+    const write = fc.record({
+      member: fc.constantFrom(...members),
+      tx: fc.integer({ min: 0, max: 3 }),
+      amount: fc.constantFrom('1', '2.5', '0', '1.1234567', 'x'),
+      asset: fc.constantFrom('USDT', 'USDT', 'USDT', 'NOPE'),
+      // The key and the nonce of an earlier write of the batch (its index, modulo), or a new one.
+      sameKeyAs: fc.option(fc.nat(), { freq: 4 }),
+      sameNonceAs: fc.option(fc.nat(), { freq: 6 }),
+    });
+    let run = 0;
+    await fc.assert(fc.asyncProperty(fc.array(write, { minLength: 1, maxLength: 12 }), async (batch) => {
+      run++;
+      const keys: string[] = [];
+      const nonces: string[] = [];
+      const inputs: ReturnType<typeof body>[] = [];
+      for (const [i, w] of batch.entries()) {
+        const earlierKey = w.sameKeyAs !== null && i > 0 ? w.sameKeyAs % i : undefined;
+        const earlierNonce = w.sameNonceAs !== null && i > 0 ? w.sameNonceAs % i : undefined;
+        keys.push(earlierKey !== undefined ? keys[earlierKey]! : randomUUID());
+        nonces.push(earlierNonce !== undefined ? nonces[earlierNonce]! : randomUUID());
+        inputs.push({ ...body(w.member, `0xpp${run}-${w.tx}`, w.amount), asset: w.asset });
+      }
+      const answers = async (path: Path, m: typeof viaTransaction) => {
+        const group = createWriteGroup(service.ctx.db, { maxBatch: 32, maxInFlight: 1 });
+        const writes = inputs.map((input, i) => {
+          const member = input.member_id.startsWith('internal:') ? m.ids[input.member_id.slice('internal:'.length)]! : input.member_id;
+          const w = writeVia(m.merchantId, { ...input, member_id: member }, keys[i], undefined, path);
+          // The request hash names the body as sent (the member as the request named it), the same for both merchants.
+          w.req.idempotency!.requestHash = JSON.stringify(input);
+          w.req.idempotency!.nonce!.nonce = nonces[i]!;
+          return w;
+        });
+        const outcomes = await Promise.all(writes.map((w) => group.submit(`${m.merchantId}|sandbox`, w)));
+        assert.equal(group.stats.batches, 1);
+        return outcomes.map((o) => {
+          if ('stored' in o) return `replay ${o.stored.status_code} ${o.stored.status_code === 201 ? JSON.parse(o.stored.response_body).amount : JSON.parse(o.stored.response_body).code}`;
+          if ('refusal' in o) return `refused ${(o.refusal as ApiError).code}`;
+          if ('error' in o) return `error ${o.error instanceof ApiError ? o.error.code : String(o.error)}`;
+          return `${o.status} ${JSON.parse(o.body).amount}`;
+        });
+      };
+      const inTransaction = await answers('transaction', viaTransaction);
+      const inStatement = await answers('statement', viaStatement);
+      assert.deepEqual(inStatement, inTransaction, JSON.stringify(batch));
+    }), { numRuns: 60 });
+
+    const available = async (m: typeof viaTransaction) => Promise.all(['pp-1', 'pp-2'].map((x) =>
+      accountBalance(service.ctx.db, 'sandbox', { owner: 'member', memberId: m.ids[x]!, bucket: 'available' }, 'USDT')));
+    assert.deepEqual(await available(viaStatement), await available(viaTransaction));
+    assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   });
 
   it('answers each write of a statement that committed but whose answer was lost from its key, and writes nothing twice', async () => {
