@@ -26,13 +26,14 @@ import { relative, resolve } from 'node:path';
 import { bundleForTests, bundledPath, newBuildDir, root, testNodeFlags } from './test-build.mjs';
 
 const testFilesIn = (dir) => readdirSync(`${root}/${dir}`).filter((f) => f.endsWith('.test.ts')).sort().map((f) => `${dir}/${f}`);
-// Measured with scripts/test-cpu.mjs (docs/performance.md, "Test suite").
-// Wall times in pooled runs; files not in this list (or not present) follow in name order.
+// Wall times in pooled runs (CI's embedded run of 2026-11-24 evening, a slow machine: the browser
+// files grew most); files not in this list (or not present) follow in name order.
 const longestFirst = [
-  'test/webhooks.test.ts', 'test/webhooks-crash.test.ts', 'test/service-process.test.ts', 'test/fuzz.test.ts',
-  'test/cards-reconcile.test.ts', 'test/cards-controls.test.ts', 'test/qrpay.test.ts', 'test/security-hardening.test.ts',
-  'test/money-flows.test.ts', 'test/docs-page.test.ts', 'test/ledger-property.test.ts', 'test/sdk-server.test.ts',
-  'test/group-commit-crash.test.ts',
+  'test/console-browser.test.ts', 'test/console-areas.test.ts', 'test/idempotency-audit.test.ts', 'test/webhooks-crash.test.ts',
+  'test/docs-page.test.ts', 'test/service-process.test.ts', 'test/group-commit-crash.test.ts', 'test/earn-qr-audit.test.ts',
+  'test/isolation-audit.test.ts', 'test/step-up.test.ts', 'test/cards-reconcile.test.ts', 'test/fuzz.test.ts', 'test/webhooks.test.ts',
+  'test/exchange-orders.test.ts', 'test/console.test.ts', 'test/kyc-browser.test.ts', 'test/qrpay.test.ts', 'test/remittance-orders.test.ts',
+  'test/cards-controls.test.ts', 'test/security-hardening.test.ts', 'test/money-flows.test.ts', 'test/ledger-property.test.ts', 'test/sdk-server.test.ts',
 ];
 const named = process.argv.slice(2).map((f) => relative(root, resolve(f)));
 const all = named.length ? named : [...testFilesIn('test'), ...testFilesIn('packages/sdk/test')];
