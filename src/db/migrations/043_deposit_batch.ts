@@ -124,7 +124,7 @@ DECLARE
   posted int[] := '{}';
   post_entry_ids text[] := '{}'; post_ids text[] := '{}'; post_assets text[] := '{}';
   created timestamptz := date_trunc('milliseconds', p_now);
-  created_json text := to_json(to_char(date_trunc('milliseconds', p_now) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text;
+  created_json text := to_json(to_char(created AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text;
   acc_asset text[]; acc_owner_type text[]; acc_owner_id text[]; acc_bucket text[]; acc_normal_side text[]; acc_non_negative boolean[];
   ln_entry int[]; ln_account int[]; ln_delta numeric[]; ln_amount numeric[];
   run_keys text[] := '{}'; run_endpoints text[] := '{}'; run_hashes text[] := '{}'; run_status int[] := '{}'; run_bodies text[] := '{}';
@@ -186,14 +186,11 @@ BEGIN
              p_line_bucket[l.i] AS bucket, p_line_normal_side[l.i] AS normal_side, p_line_non_negative[l.i] AS non_negative
       FROM unnest(posted) AS e(k) JOIN generate_subscripts(p_line_item, 1) AS l(i) ON p_line_item[l.i] = e.k
     ), accounts AS (
-      SELECT DISTINCT asset, owner_type, owner_id, bucket, normal_side, non_negative FROM lines
+      SELECT d.*, row_number() OVER (ORDER BY d.asset COLLATE "C", d.owner_type COLLATE "C", d.owner_id COLLATE "C", d.bucket COLLATE "C") AS idx
+      FROM (SELECT DISTINCT asset, owner_type, owner_id, bucket, normal_side, non_negative FROM lines) d
     )
-    SELECT array_agg(a.asset ORDER BY a.asset COLLATE "C", a.owner_type COLLATE "C", a.owner_id COLLATE "C", a.bucket COLLATE "C"),
-           array_agg(a.owner_type ORDER BY a.asset COLLATE "C", a.owner_type COLLATE "C", a.owner_id COLLATE "C", a.bucket COLLATE "C"),
-           array_agg(a.owner_id ORDER BY a.asset COLLATE "C", a.owner_type COLLATE "C", a.owner_id COLLATE "C", a.bucket COLLATE "C"),
-           array_agg(a.bucket ORDER BY a.asset COLLATE "C", a.owner_type COLLATE "C", a.owner_id COLLATE "C", a.bucket COLLATE "C"),
-           array_agg(a.normal_side ORDER BY a.asset COLLATE "C", a.owner_type COLLATE "C", a.owner_id COLLATE "C", a.bucket COLLATE "C"),
-           array_agg(a.non_negative ORDER BY a.asset COLLATE "C", a.owner_type COLLATE "C", a.owner_id COLLATE "C", a.bucket COLLATE "C")
+    SELECT array_agg(a.asset ORDER BY a.idx), array_agg(a.owner_type ORDER BY a.idx), array_agg(a.owner_id ORDER BY a.idx),
+           array_agg(a.bucket ORDER BY a.idx), array_agg(a.normal_side ORDER BY a.idx), array_agg(a.non_negative ORDER BY a.idx)
     INTO acc_asset, acc_owner_type, acc_owner_id, acc_bucket, acc_normal_side, acc_non_negative
     FROM accounts a;
 
