@@ -74,15 +74,16 @@ describe('delivery state machine', () => {
 
   it('fans out to matching endpoints of the same merchant and environment, or one no_subscriber record', () => {
     const events = [
-      { id: 'e1', merchant_id: 'm1', environment: 'sandbox', type: 'withdrawal.settled' },
-      { id: 'e2', merchant_id: 'm1', environment: 'production', type: 'withdrawal.settled' },
-      { id: 'e3', merchant_id: 'm2', environment: 'sandbox', type: 'deposit.credited' },
+      { id: 'e1', merchant_id: 'm1', environment: 'sandbox', type: 'withdrawal.settled', created_at: now },
+      { id: 'e2', merchant_id: 'm1', environment: 'production', type: 'withdrawal.settled', created_at: now },
+      { id: 'e3', merchant_id: 'm2', environment: 'sandbox', type: 'deposit.credited', created_at: now },
     ];
     const endpoints = [
-      { id: 'a', merchant_id: 'm1', environment: 'sandbox', event_types: ['*'] },
-      { id: 'b', merchant_id: 'm1', environment: 'sandbox', event_types: ['withdrawal.settled'] },
-      { id: 'c', merchant_id: 'm1', environment: 'sandbox', event_types: ['deposit.credited'] },
-      { id: 'd', merchant_id: 'm2', environment: 'sandbox', event_types: ['withdrawal.settled'] },
+      { id: 'a', merchant_id: 'm1', environment: 'sandbox', status: 'enabled', event_types: ['*'] },
+      { id: 'b', merchant_id: 'm1', environment: 'sandbox', status: 'enabled', event_types: ['withdrawal.settled'] },
+      { id: 'c', merchant_id: 'm1', environment: 'sandbox', status: 'enabled', event_types: ['deposit.credited'] },
+      { id: 'd', merchant_id: 'm2', environment: 'sandbox', status: 'enabled', event_types: ['withdrawal.settled'] },
+      { id: 'x', merchant_id: 'm1', environment: 'sandbox', status: 'disabled', event_types: ['*'] },
     ];
     assert.deepEqual(planFanOut(events, endpoints).map((p) => `${p.eventId}:${p.endpointId}`), ['e1:a', 'e1:b', 'e2:null', 'e3:null']);
     assert.ok(subscribes(['*'], 'qrpay.order.completed'));
@@ -95,6 +96,37 @@ describe('delivery state machine', () => {
     for (const unknown of ['card.topup.credit', 'withdrawal.setled', 'thing.happened']) {
       assert.deepEqual(normaliseEventTypes(['deposit.credited', unknown]), { ok: false, reason: 'unknown_event_type', entry: unknown }, unknown);
     }
+  });
+
+  it('judges each event by the endpoints as they were at its time: created, enabled, disabled, resubscribed or deleted after it', () => {
+    const ev = (id: string, ms: number) => ({ id, merchant_id: 'm1', environment: 'sandbox', type: 'deposit.credited', created_at: at(ms) });
+    const endpoint = (id: string, status: string, event_types: string[]) => ({ id, merchant_id: 'm1', environment: 'sandbox', status, event_types });
+    const change = (endpoint_id: string, ms: number, prev_status: string | null, prev_event_types: string[] | null) => ({ endpoint_id, valid_from: at(ms), prev_status, prev_event_types });
+    const endpoints = [
+      endpoint('new', 'enabled', ['*']), // created at 100
+      endpoint('woke', 'enabled', ['*']), // disabled until 200
+      endpoint('slept', 'disabled', ['*']), // enabled until 300
+      endpoint('widened', 'enabled', ['*']), // only withdrawals until 400
+      endpoint('gone', 'deleted', []), // deleted at 500
+      endpoint('old', 'enabled', ['deposit.credited']), // no change since the batch's oldest event
+    ];
+    const changes = [
+      change('new', 100, null, null),
+      change('woke', 200, 'disabled', ['*']),
+      change('slept', 300, 'enabled', ['*']),
+      change('widened', 400, 'enabled', ['withdrawal.settled']),
+      change('gone', 500, 'enabled', ['deposit.credited']),
+    ];
+    const plan = (ms: number) => planFanOut([ev(`at${ms}`, ms)], endpoints, changes).map((p) => p.endpointId ?? 'no_subscriber').join(' ');
+    assert.equal(plan(50), 'slept gone old');
+    assert.equal(plan(100), 'new slept gone old', 'a change at the event\'s own time counts as before it');
+    assert.equal(plan(150), 'new slept gone old');
+    assert.equal(plan(250), 'new woke slept gone old');
+    assert.equal(plan(350), 'new woke gone old');
+    assert.equal(plan(450), 'new woke widened gone old');
+    assert.equal(plan(600), 'new woke widened old');
+    assert.equal(planFanOut([{ ...ev('w', 50), type: 'withdrawal.settled' }], endpoints, changes).map((p) => p.endpointId ?? 'no_subscriber').join(' '), 'slept widened');
+    assert.equal(planFanOut([ev('none', 600)], [endpoint('gone', 'deleted', [])], changes).map((p) => p.endpointId ?? 'no_subscriber').join(' '), 'no_subscriber');
   });
 });
 

@@ -313,6 +313,47 @@ describe('webhooks', () => {
     }
   });
 
+  it('judges an event by the endpoints as they were at its time, though the fan-out runs later: created, enabled, resubscribed or deleted in between', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { client } = await newMerchantClient(service);
+      const sleeping = (await client.webhooks.createEndpoint({ url: receiver.url('/sleeping'), event_types: ['*'] })) as any;
+      await client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${sleeping.id}`, body: { status: 'disabled' } });
+      const narrow = (await client.webhooks.createEndpoint({ url: receiver.url('/narrow'), event_types: ['withdrawal.settled'] })) as any;
+      const leaving = (await client.webhooks.createEndpoint({ url: receiver.url('/leaving'), event_types: ['deposit.credited'] })) as any;
+      await client.members.create({ external_member_id: 'then' });
+      // The event happens; before the fan-out runs (no worker runs in tests until pumped), every
+      // endpoint changes: one is created, one enabled, one widened to the event's type, one deleted.
+      const before = await deposit(client, 'then');
+      await client.webhooks.createEndpoint({ url: receiver.url('/late'), event_types: ['*'] });
+      await client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${sleeping.id}`, body: { status: 'enabled' } });
+      await client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${narrow.id}`, body: { event_types: ['*'] } });
+      await client.webhooks.deleteEndpoint(leaving.id);
+      const after = await deposit(client, 'then');
+      await pump(async () => { const l = await deliveries(client); return l.length === 4 && l.every((d) => d.status === 'sent' || d.status === 'dead'); });
+      const log = await deliveries(client);
+      const eventIds = new Map((await service.ctx.db.selectFrom('events').select(['id', 'object_id']).where('object_id', 'in', [before.id, after.id]).execute()).map((e) => [e.object_id, e.id]));
+      const of = (dep: { id: string }) => log.filter((d) => d.event_id === eventIds.get(dep.id));
+      // Only the endpoint deleted since was enabled and subscribed at the first event's time: its record goes dead unsent.
+      assert.deepEqual(of(before).map((d) => d.status), ['dead']);
+      const endpointOf = async (id: string) => (await service.ctx.db.selectFrom('webhook_deliveries').select('endpoint_id').where('id', '=', id).executeTakeFirstOrThrow()).endpoint_id;
+      assert.equal(await endpointOf(of(before)[0]!.id), leaving.id);
+      assert.deepEqual(of(after).map((d) => d.status).sort(), ['sent', 'sent', 'sent']);
+      assert.deepEqual(receiver.received.map((r) => r.path).sort(), ['/late', '/narrow', '/sleeping'], 'the second event reached the three endpoints that take it now; the first reached none');
+
+      // An event with no endpoint at its time is no_subscriber, even if one is created before the fan-out.
+      const { client: other } = await newMerchantClient(service);
+      await other.members.create({ external_member_id: 'first' });
+      await deposit(other, 'first');
+      await other.webhooks.createEndpoint({ url: receiver.url('/other'), event_types: ['*'] });
+      await pump(async () => (await deliveries(other)).length === 1);
+      assert.equal((await deliveries(other))[0]!.status, 'no_subscriber');
+      assert.equal(receiver.received.filter((r) => r.path === '/other').length, 0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('a failing record of an event type the endpoint no longer subscribes to (event_types narrowed) goes dead at its next retry without a request', async () => {
     let status = 500;
     const receiver = await startReceiver(() => status);

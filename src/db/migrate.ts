@@ -41,6 +41,7 @@ import * as m040 from './migrations/040_console_login_devices.js';
 import * as m041 from './migrations/041_payee_public_ids.js';
 import * as m042 from './migrations/042_console_sign_in_generation.js';
 import * as m043 from './migrations/043_deposit_batch.js';
+import * as m044 from './migrations/044_webhook_endpoint_changes.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -86,6 +87,7 @@ const migrations: Record<string, Migration> = {
   '041_payee_public_ids': m041,
   '042_console_sign_in_generation': m042,
   '043_deposit_batch': m043,
+  '044_webhook_endpoint_changes': m044,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -10,6 +10,7 @@ import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
 import { postOnce } from './http-post.js';
 import { claimDue, recordOutcomes, type ClaimedAttempt, type EndpointAfter, type RecordedOutcome, type StreakChange } from './claims.js';
 import { claiming, laneReleased, releaseLane } from './lanes.js';
+import { recordEndpointChange } from './fan-out.js';
 
 /**
  * Sending attempts: a claimed batch is grouped by endpoint, each endpoint's address is checked,
@@ -167,9 +168,10 @@ async function disableEndpoint(ctx: ServiceContext, endpoint: EndpointAfter, gon
       .set({ status: 'disabled', disabled_reason: gone ? 'gone' : 'failing', updated_at: endpoint.now })
       .where('id', '=', endpoint.id)
       .where('status', '=', 'enabled')
-      .returning('id')
+      .returning(['id', 'merchant_id', 'environment', 'event_types'])
       .executeTakeFirst();
     if (!disabled) return;
+    await recordEndpointChange(trx, disabled, { status: 'enabled', event_types: disabled.event_types });
     await raiseAlert(trx, {
       kind: 'webhook.endpoint_disabled',
       merchantId: endpoint.merchant_id,

@@ -53,12 +53,30 @@ export async function insertDeliveries(trx: Transaction<Database>, plan: readonl
   return created;
 }
 
+/**
+ * Notes a change of an endpoint's subscription (its creation, `status`, `event_types`, its
+ * deletion) with its state before (`prev` undefined: the change created it), at the merchant's
+ * time, in the caller's transaction: the fan-out judges each event by the endpoints as they were
+ * at its time (migration 044).
+ */
+export async function recordEndpointChange(
+  trx: Transaction<Database>, endpoint: { id: string; merchant_id: string; environment: string },
+  prev: { status: string; event_types: readonly string[] } | undefined,
+): Promise<void> {
+  await sql`
+    INSERT INTO webhook_endpoint_changes (endpoint_id, merchant_id, environment, valid_from, prev_status, prev_event_types)
+    VALUES (${endpoint.id}, ${endpoint.merchant_id}, ${endpoint.environment}, ${scopeNowSql(endpoint.merchant_id, endpoint.environment)},
+            ${prev?.status ?? null}, ${prev ? JSON.stringify(prev.event_types) : null}::jsonb)
+  `.execute(trx);
+}
+
 interface OutboxEvent {
   seq: string;
   id: string;
   merchant_id: string;
   environment: string;
   type: string;
+  created_at: Date;
 }
 
 /**
@@ -69,7 +87,7 @@ interface OutboxEvent {
 export async function fanOutBatch(db: Kysely<Database>, batchSize = fanOutBatchEvents, recordsMax = fanOutBatchRecords): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const { rows: events } = await sql<OutboxEvent>`
-      SELECT seq::text AS seq, id, merchant_id, environment, type FROM events
+      SELECT seq::text AS seq, id, merchant_id, environment, type, created_at FROM events
       WHERE webhook_dispatched_at IS NULL
       ORDER BY seq
       LIMIT ${batchSize}
@@ -77,14 +95,26 @@ export async function fanOutBatch(db: Kysely<Database>, batchSize = fanOutBatchE
     `.execute(trx);
     if (events.length === 0) return 0;
     const merchants = [...new Set(events.map((e) => e.merchant_id))];
-    const endpoints = await trx
-      .selectFrom('webhook_endpoints')
-      .select(['id', 'merchant_id', 'environment', 'event_types'])
-      .where('status', '=', 'enabled')
+    // Endpoints are judged as they were at each event's time: the changes made since the oldest
+    // event of the batch, and the endpoints enabled now or changed since.
+    const oldest = new Date(Math.min(...events.map((e) => e.created_at.getTime())));
+    const changes = await trx
+      .selectFrom('webhook_endpoint_changes')
+      .select(['endpoint_id', 'valid_from', 'prev_status', 'prev_event_types'])
       .where('merchant_id', 'in', merchants)
+      .where('valid_from', '>', oldest)
+      .orderBy('valid_from')
       .orderBy('seq')
       .execute();
-    const plan = planFanOut(events, endpoints);
+    const changed = [...new Set(changes.map((c) => c.endpoint_id))];
+    const endpoints = await trx
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'merchant_id', 'environment', 'status', 'event_types'])
+      .where('merchant_id', 'in', merchants)
+      .where((eb) => (changed.length > 0 ? eb.or([eb('status', '=', 'enabled'), eb('id', 'in', changed)]) : eb('status', '=', 'enabled')))
+      .orderBy('seq')
+      .execute();
+    const plan = planFanOut(events, endpoints, changes);
     const perEvent = new Map<string, number>();
     for (const p of plan) perEvent.set(p.eventId, (perEvent.get(p.eventId) ?? 0) + 1);
     const kept = new Set<string>();

@@ -9,7 +9,7 @@ import { newSecret } from './signature.js';
 import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
 import { normaliseEventTypes, redeliverAction, subscribes } from './state.js';
 import { subscribesSql } from './claims.js';
-import { insertDeliveries } from './fan-out.js';
+import { insertDeliveries, recordEndpointChange } from './fan-out.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const webhookErrors = {
@@ -127,6 +127,7 @@ export async function createEndpoint(trx: Transaction<Database>, caller: Caller,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  await recordEndpointChange(trx, row, undefined);
   const view = endpointView(row);
   return { id: view.id, url: view.url, event_types: view.event_types, secret, status: view.status, created_at: view.created_at };
 }
@@ -165,6 +166,7 @@ export async function deleteEndpoint(trx: Transaction<Database>, caller: Caller,
       .set({ status: 'deleted', secret: '', previous_secret: null, previous_secret_expires_at: null, updated_at: now })
       .where('id', '=', row.id)
       .execute();
+    await recordEndpointChange(trx, row, row);
   }
   return { id: row.id, deleted: true as const };
 }
@@ -180,6 +182,7 @@ export async function updateEndpoint(
   if (input.status === 'enabled' && row.status !== 'enabled') Object.assign(changes, { status: 'enabled', disabled_reason: '', failing_since: null });
   if (input.status === 'disabled' && row.status !== 'disabled') Object.assign(changes, { status: 'disabled', disabled_reason: 'merchant' });
   const updated = await trx.updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
+  if (updated.status !== row.status || JSON.stringify(updated.event_types) !== JSON.stringify(row.event_types)) await recordEndpointChange(trx, row, row);
   return endpointView(updated);
 }
 

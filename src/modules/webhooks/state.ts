@@ -132,13 +132,25 @@ export interface FanOutEvent {
   merchant_id: string;
   environment: string;
   type: string;
+  /** The merchant's time of the event: the endpoints are judged as they were then. */
+  created_at: Date;
 }
 
+/** An endpoint as it is now (deleted ones too when they changed after an event of the batch). */
 export interface FanOutEndpoint {
   id: string;
   merchant_id: string;
   environment: string;
+  status: string;
   event_types: string[];
+}
+
+/** A change of an endpoint's subscription, with the state before it (`prev_status` null: it did not exist). */
+export interface EndpointChange {
+  endpoint_id: string;
+  valid_from: Date;
+  prev_status: string | null;
+  prev_event_types: string[] | null;
 }
 
 export interface PlannedDelivery {
@@ -150,16 +162,37 @@ export interface PlannedDelivery {
   endpointId: string | null;
 }
 
-/** One record per matching enabled endpoint of the event's merchant and environment, or one `no_subscriber` record. */
-export function planFanOut(events: readonly FanOutEvent[], endpoints: readonly FanOutEndpoint[]): PlannedDelivery[] {
+/**
+ * An endpoint's status and subscription at `at`: the state before its earliest change after
+ * `at`, or its state now when it has none. `changes` must hold every change of the endpoint after
+ * `at`, in order (valid_from, then the order they were made).
+ */
+export function endpointAt(endpoint: FanOutEndpoint, changes: readonly EndpointChange[], at: Date): { status: string; event_types: readonly string[] } | undefined {
+  const later = changes.find((c) => c.endpoint_id === endpoint.id && c.valid_from.getTime() > at.getTime());
+  if (!later) return { status: endpoint.status, event_types: endpoint.event_types };
+  if (later.prev_status === null) return undefined;
+  return { status: later.prev_status, event_types: later.prev_event_types ?? [] };
+}
+
+/**
+ * One record per endpoint of the event's merchant and environment that was enabled and subscribed
+ * to its type at the event's time (the reference: "no matching endpoint at event time"), in the
+ * endpoints' order, or one `no_subscriber` record. `changes`: every change after the batch's
+ * oldest event.
+ */
+export function planFanOut(events: readonly FanOutEvent[], endpoints: readonly FanOutEndpoint[], changes: readonly EndpointChange[] = []): PlannedDelivery[] {
   const byOwner = new Map<string, FanOutEndpoint[]>();
   for (const e of endpoints) {
     const k = `${e.merchant_id}|${e.environment}`;
     byOwner.set(k, [...(byOwner.get(k) ?? []), e]);
   }
+  const ordered = [...changes].sort((a, b) => a.valid_from.getTime() - b.valid_from.getTime());
   const plan: PlannedDelivery[] = [];
   for (const ev of events) {
-    const matching = (byOwner.get(`${ev.merchant_id}|${ev.environment}`) ?? []).filter((e) => subscribes(e.event_types, ev.type));
+    const matching = (byOwner.get(`${ev.merchant_id}|${ev.environment}`) ?? []).filter((e) => {
+      const then = endpointAt(e, ordered, ev.created_at);
+      return then?.status === 'enabled' && subscribes(then.event_types, ev.type);
+    });
     const base = { eventId: ev.id, eventType: ev.type, merchantId: ev.merchant_id, environment: ev.environment };
     if (matching.length === 0) plan.push({ ...base, endpointId: null });
     for (const e of matching) plan.push({ ...base, endpointId: e.id });

@@ -22,6 +22,18 @@ export interface WebhookEndpointsTable {
   updated_at: Timestamp;
 }
 
+/** An endpoint's state before each change of its subscription (migration 044): the fan-out judges an event by the state at its time. */
+export interface WebhookEndpointChangesTable {
+  seq: Generated<bigint>;
+  endpoint_id: string;
+  merchant_id: string;
+  environment: Environment;
+  valid_from: Timestamp;
+  /** null: the change created the endpoint. */
+  prev_status: EndpointStatus | null;
+  prev_event_types: ColumnType<string[] | null, string | null, string | null>;
+}
+
 export interface WebhookDeliveriesTable {
   seq: Generated<bigint>;
   id: string;
@@ -57,6 +69,7 @@ export interface WebhookDeliveryAttemptsTable {
 /** Tables of webhook endpoints and deliveries. */
 export interface WebhookTables {
   webhook_endpoints: WebhookEndpointsTable;
+  webhook_endpoint_changes: WebhookEndpointChangesTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
 }
