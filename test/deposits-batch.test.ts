@@ -10,7 +10,7 @@ import {
   DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds, postEntries, verifyLedger, withdrawalLockLines,
 } from '../src/ledger/index.js';
 import type { EventType } from '../src/ledger/index.js';
-import { createDeposit, createDeposits, createDepositsInOneStatement, type DepositItem } from '../src/modules/deposits/service.js';
+import { createDeposit, createDeposits, depositsInOneStatement, type DepositItem } from '../src/modules/deposits/service.js';
 import { claimStatus, errorBodyFor, reservation } from '../src/platform/idempotency.js';
 import { createWriteGroup, type BatchEffect, type GroupedWrite } from '../src/platform/write-batch.js';
 import type { BatchStatement } from '../src/platform/batch-statement.js';
@@ -36,7 +36,7 @@ describe('deposits written together', () => {
 
   function writeVia(
     merchantId: string, input: ReturnType<typeof body>, key: string = randomUUID(), effect?: GroupedWrite['effect'],
-    path: Path = 'transaction', statement: BatchStatement = createDepositsInOneStatement as BatchStatement,
+    path: Path = 'transaction', statement: BatchStatement = depositsInOneStatement as BatchStatement,
   ): GroupedWrite {
     const item: DepositItem = { merchantId, environment: 'sandbox', input };
     const req = {
@@ -52,7 +52,10 @@ describe('deposits written together', () => {
       const refusal = err instanceof ApiError ? err : mapDomainError(err);
       return refusal && refusal.status < 500 ? refusal : undefined;
     };
-    const inOne = { run: statement, write: { item, render: (b: unknown) => ({ status: 201, body: JSON.stringify(b) }), refusalOf, refusalBody: (e: ApiError) => errorBodyFor(e, req) } };
+    const write = { item, render: (b: unknown) => ({ status: 201, body: JSON.stringify(b) }), refusalOf, refusalBody: (e: ApiError) => errorBodyFor(e, req) };
+    const prepared = path === 'statement' ? statement.prepare(service.ctx.db, write) : Promise.resolve();
+    prepared.catch(() => undefined);
+    const inOne = { run: statement, write, prepared };
     return {
       req,
       reply: { code() { return this; }, serialize: (b: unknown) => JSON.stringify(b) } as any,
@@ -170,7 +173,7 @@ describe('deposits written together', () => {
     client.close();
     const group = createWriteGroup(service.ctx.db, { maxBatch: 8, maxInFlight: 1 });
     const failing: BatchEffect = async () => { throw new Error('the batch statement failed'); };
-    const failingStatement: BatchStatement = async () => { throw new Error('the batch statement failed'); };
+    const failingStatement: BatchStatement = { prepare: async () => undefined, run: async () => { throw new Error('the batch statement failed'); } };
     const failed = (effect: GroupedWrite['effect']) => {
       const w = writeVia(merchantId, body('bt-fail'), randomUUID(), effect, path, failingStatement);
       return path === 'statement' ? w : { ...w, batch: { ...w.batch!, effect: failing } };
@@ -252,9 +255,12 @@ describe('deposits written together', () => {
     await client.members.create({ external_member_id: 'bt-lost' });
     client.close();
     const group = createWriteGroup(service.ctx.db, { maxBatch: 8, maxInFlight: 1 });
-    const lost: BatchStatement = async (db, claims, writes) => {
-      await createDepositsInOneStatement(db, claims, writes as never);
-      throw new Error('the connection was lost after the commit');
+    const lost: BatchStatement = {
+      prepare: depositsInOneStatement.prepare as BatchStatement['prepare'],
+      run: async (db, claims, writes, prepared) => {
+        await depositsInOneStatement.run(db, claims, writes as never, prepared as never);
+        throw new Error('the connection was lost after the commit');
+      },
     };
     const writes = [1, 2, 3].map((n) => writeVia(merchantId, body('bt-lost', undefined, String(n)), randomUUID(), undefined, 'statement', lost));
     const outcomes = await Promise.all(writes.map((w) => group.submit(`${merchantId}|sandbox`, w)));

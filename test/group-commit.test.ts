@@ -293,6 +293,25 @@ describe('the group committer', () => {
     assert.deepEqual(group.stats, { batches: 4, items: 7, fallbacks: 0, largest: 3, together: 0 });
   });
 
+  it("starts a partition's next batch before it answers the writes of the batch that just committed", async () => {
+    const log: string[] = [];
+    const releases: Array<() => void> = [];
+    const group = new GroupCommitter<number, number>({
+      async runBatch(items) {
+        log.push(`start ${items.join(',')}`);
+        await new Promise<void>((r) => releases.push(r));
+        return [...items];
+      },
+    }, { maxBatch: 2, maxInFlight: 1 });
+    const answered = [1, 2, 3, 4].map((n) => group.submit('x', n).then((v) => { log.push(`answer ${v}`); }));
+    await new Promise((r) => setImmediate(r));
+    releases.shift()!();
+    await new Promise((r) => setImmediate(r));
+    releases.shift()!();
+    await Promise.all(answered);
+    assert.deepEqual(log, ['start 1,2', 'start 3,4', 'answer 1', 'answer 2', 'answer 3', 'answer 4']);
+  });
+
   it('runs the items of a batch that failed one by one', async () => {
     const seen: number[][] = [];
     const group = new GroupCommitter<number, number>({

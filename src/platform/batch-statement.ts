@@ -7,15 +7,21 @@ import type { StoredResult } from './idempotency.js';
  * A grouped route's whole batch in one autocommitted statement (docs/group-commit.md "One
  * statement a batch"): the claim (`mwa_claim_keys`), the effect of the writes that run and their
  * records (`mwa_store_results`) in one database function, so a batch costs one round trip and its
- * commit. `claims` carries what the claim needs; each write gives its item and renders its own
- * answers. A write runs when its nonce is fresh (or it has none), its key's lock was taken, the
- * key has no record within the window, and no earlier write of the batch has its key; a claim on
- * a key for its very request declines the whole statement (`statementDeclined`). Throwing
- * (the statement failed, so nothing of it committed, or its outcome is unknown) fails the batch:
- * the committer then runs each write again alone in a transaction, which answers a write whose
- * statement did commit from its key.
+ * commit. `prepare` makes a write's own part of the statement (its checks, ids and rendered
+ * answers) when the write is submitted, while an earlier batch of its merchant is still running,
+ * so that a batch's statement is sent as soon as the previous one commits; a refusal is part of
+ * what it prepares, not a rejection (a rejection fails the batch, as `run` throwing does). `run`
+ * gets what the claim needs and each write's prepared part, in order. A write runs when its nonce
+ * is fresh (or it has none), its key's lock was taken, the key has no record within the window,
+ * and no earlier write of the batch has its key; a claim on a key for its very request declines
+ * the whole statement (`statementDeclined`). Throwing (the statement failed, so nothing of it
+ * committed, or its outcome is unknown) fails the batch: the committer then runs each write again
+ * alone in a transaction, which answers a write whose statement did commit from its key.
  */
-export type BatchStatement<I = unknown> = (db: Kysely<Database>, claims: StatementClaims, writes: readonly StatementWrite<I>[]) => Promise<StatementRow[]>;
+export interface BatchStatement<I = unknown, P = unknown> {
+  prepare(db: Kysely<Database>, write: StatementWrite<I>): Promise<P>;
+  run(db: Kysely<Database>, claims: StatementClaims, writes: readonly StatementWrite<I>[], prepared: readonly P[]): Promise<StatementRow[]>;
+}
 
 export interface StatementClaims {
   merchantId: string;

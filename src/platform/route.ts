@@ -7,7 +7,7 @@ import { ApiError, type ErrorCode } from './errors.js';
 import type { AppInstance } from './http-app.js';
 import { claimWrite, errorBodyFor, executeWrite, isStorableStatus, sendReplay, type StoredResult } from './idempotency.js';
 import { executeGroupedWrite, type BatchEffect } from './write-batch.js';
-import type { BatchStatement } from './batch-statement.js';
+import type { BatchStatement, StatementWrite } from './batch-statement.js';
 import type { IdempotencyContext, MemberContext } from './request-context.js';
 import type { RouteAccess } from './route-access.js';
 
@@ -92,7 +92,7 @@ export interface BatchedWrite<T, I> {
   effect: (trx: Transaction<Database>, items: readonly I[]) => Promise<(T | Error)[]>;
   item: I;
   /** The whole batch in one statement, when the route has one (`BatchStatement`, write-batch.ts); `effect` stays the fallback. */
-  statement?: BatchStatement<I>;
+  statement?: BatchStatement<I, any>;
 }
 
 /** A claimed write's first step: the value, or the key's finished result (sent by the helper). */
@@ -252,9 +252,9 @@ class PublicRouteInput {
         batchEffect = async (trx, items) => (await many(trx, items)).map((a) => (a instanceof Error ? ctx.mapDomainError(a) ?? a : { status, body: a }));
         batchEffects.set(many, batchEffect);
       }
-      const statement = batch?.statement && {
-        run: batch.statement as BatchStatement,
-        write: {
+      let statement: { run: BatchStatement; write: StatementWrite; prepared: Promise<unknown> } | undefined;
+      if (batch?.statement) {
+        const write: StatementWrite = {
           item: batch.item,
           render: (body: unknown) => ({ status, body: reply.code(status).serialize(body) as string }),
           refusalOf: (err: unknown) => {
@@ -262,8 +262,12 @@ class PublicRouteInput {
             return refusal && isStorableStatus(refusal.status) ? refusal : undefined;
           },
           refusalBody: (err: ApiError) => errorBodyFor(err, req),
-        },
-      };
+        };
+        const prepared = (batch.statement as BatchStatement).prepare(ctx.db, write);
+        // Awaited by the batch that runs the write; a write that runs alone instead never awaits it.
+        prepared.catch(() => undefined);
+        statement = { run: batch.statement as BatchStatement, write, prepared };
+      }
       return (await executeGroupedWrite(ctx.db, ctx.writeGroup, req, reply, run,
         batch && { effect: batchEffect!, item: batch.item, ...(statement ? { statement } : {}) })) as unknown as Sent;
     };

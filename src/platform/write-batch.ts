@@ -35,10 +35,11 @@ export interface GroupedWrite {
   batch?: { effect: BatchEffect; item: unknown; statement?: StatementOf };
 }
 
-/** A write's statement and its part of it. */
+/** A write's statement, its part of it, and that part prepared (`BatchStatement.prepare`, begun when the write was submitted). */
 interface StatementOf {
   run: BatchStatement;
   write: StatementWrite;
+  prepared: Promise<unknown>;
 }
 
 /** The group committer of idempotent writes (`createWriteGroup`). */
@@ -296,14 +297,15 @@ async function runStatementBatch(
     throw new Error('write batch: a batch statement takes the writes of one merchant');
   }
   const lockNames = writes.map(({ req }) => keyLockOf(req));
+  const prepared = await Promise.all(writes.map((w) => w.batch!.statement!.prepared));
   let rows: StatementRow[];
   try {
-    rows = await statement(db, {
+    rows = await statement.run(db, {
       merchantId, environment, merchantLock: merchantLockOf(merchantId, environment),
       keyLocks: lockNames, keys: writes.map(({ req }) => req.idempotency!.key),
       endpoints: writes.map(({ req }) => req.idempotency!.endpoint), requestHashes: writes.map(({ req }) => req.idempotency!.requestHash),
       ...nonceArgs(writes), windowHours: idempotencyWindowHours, claimStatus,
-    }, writes.map((w) => w.batch!.statement!.write));
+    }, writes.map((w) => w.batch!.statement!.write), prepared);
   } catch (err) {
     if ((err as { code?: unknown } | null)?.code !== statementDeclined) throw err;
     return inTransaction(writes);

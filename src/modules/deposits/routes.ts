@@ -3,7 +3,7 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
-import { createDeposit, createDeposits, createDepositsInOneStatement, depositErrors, getDeposit, listDeposits } from './service.js';
+import { createDeposit, createDeposits, depositsInOneStatement, depositErrors, getDeposit, listDeposits } from './service.js';
 
 const Deposit = Type.Object({
   id: Type.String({ description: 'dep_<uuid>' }),
@@ -41,7 +41,7 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
     },
   }, async ({ principal, body, write }) => write(
     (trx) => createDeposit(trx, principal.merchantId, principal.environment, body),
-    { effect: createDeposits, statement: createDepositsInOneStatement, item: { merchantId: principal.merchantId, environment: principal.environment, input: body } },
+    { effect: createDeposits, statement: depositsInOneStatement, item: { merchantId: principal.merchantId, environment: principal.environment, input: body } },
   ));
 
   route.get('/v1/deposits/:id', {

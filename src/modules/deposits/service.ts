@@ -5,10 +5,10 @@ import { ApiError, errorStatus, type ErrorCode } from '../../platform/errors.js'
 import { newId, withPrefix } from '../../platform/ids.js';
 import { constantList, keysetPage } from '../../platform/pagination.js';
 import {
-  depositLines, entryKinds, eventRow, formatAmount, linesForStatement, minorFromDb, parseAmount, postEntries, postEntry, recordEvent, type EntryWithEvent,
+  depositLines, entryKinds, eventRow, formatAmount, linesForStatement, minorFromDb, parseAmount, postEntries, postEntry, recordEvent, type EntryWithEvent, type StatementLine,
 } from '../../ledger/index.js';
 import { scopeNowSql } from '../../platform/clock.js';
-import type { StatementClaims, StatementRow, StatementWrite } from '../../platform/batch-statement.js';
+import type { BatchStatement, StatementClaims, StatementRow, StatementWrite } from '../../platform/batch-statement.js';
 import { getAsset, pageAtScale } from '../assets/queries.js';
 import { resolveMember } from '../members/queries.js';
 import { depositBatch, depositPage, findDeposit, insertDeposit, insertDeposits, type Caller, type DepositBatchArgs, type NewDeposit } from './queries.js';
@@ -202,63 +202,99 @@ const duplicateToRender = new ApiError('duplicate_resource', duplicateMessage);
 
 /**
  * `createDeposits` with the group commit's claim and records, in one autocommitted statement
- * (`mwa_deposit_batch`, migration 043; docs/group-commit.md "One statement a batch"): each
- * deposit's own fields are checked first, as `createDeposits` checks them (a refusal's body is
- * stored by the statement if the write runs); each answer is rendered here and completed there.
- * The refusals, their order and what is written are those of `createDeposits`.
+ * (`mwa_deposit_batch`, migration 043; docs/group-commit.md "One statement a batch"). `prepare`
+ * checks each deposit's own fields as `createDeposits` checks them (a refusal's body is stored by
+ * the statement if the write runs) and renders its answer, which the statement completes; `run`
+ * gathers a batch's prepared deposits into the call. The refusals, their order and what is
+ * written are those of `createDeposits`.
  */
-export async function createDepositsInOneStatement(
-  db: Kysely<Database>, claims: StatementClaims, writes: readonly StatementWrite<DepositItem>[],
+export const depositsInOneStatement: BatchStatement<DepositItem, PreparedDeposit> = { prepare: prepareDeposit, run: runDeposits };
+
+/** A deposit's own part of the batch statement: its ids and refusal bodies, and its checked fields and rendered answer or the refusal found by its checks. */
+export interface PreparedDeposit {
+  id: string;
+  entryId: string;
+  eventId: string;
+  notFoundBody: string;
+  duplicateBody: string;
+  refused?: { refusal: ApiError; body: string };
+  accepted?: {
+    status: number;
+    body: [string, string, string];
+    asset: string;
+    network: string | null;
+    amount: string;
+    lines: StatementLine[];
+  };
+}
+
+async function prepareDeposit(db: Kysely<Database>, { item, render, refusalOf, refusalBody }: StatementWrite<DepositItem>): Promise<PreparedDeposit> {
+  const { merchantId, environment } = item;
+  const id = newId('dep');
+  const prepared: PreparedDeposit = {
+    id, entryId: newId('jrn'),
+    eventId: eventRow({ merchantId, environment, type: 'deposit.credited', object: 'deposit', objectId: id, externalMemberId: null, status: 'credited', statusVersion: 1 }).id,
+    notFoundBody: refusalBody(notFoundToRender), duplicateBody: refusalBody(duplicateToRender),
+  };
+  let checked: Awaited<ReturnType<typeof checkDeposit>>;
+  try {
+    checked = await checkDeposit(db, item.input);
+  } catch (err) {
+    const refusal = refusalOf(err);
+    if (!refusal) throw err;
+    return { ...prepared, refused: { refusal, body: refusalBody(refusal) } };
+  }
+  const { asset, network, amount } = checked;
+  const answer = render(depositView({
+    id, member_id: openMember, asset: asset.code, network: network ?? null, amount: amount.toString(), tx_hash: item.input.tx_hash,
+    status: 'credited', created_at: new Date(openTime),
+  }, asset));
+  const entry = {
+    environment, merchantId, kind: entryKinds.deposit, referenceType: 'deposit', referenceId: id, asset: asset.code,
+    lines: depositLines({ memberId: openMember, merchantId, amount }),
+  };
+  return {
+    ...prepared,
+    accepted: {
+      status: answer.status, body: aroundOpenValues(answer.body), asset: asset.code, network: network ?? null, amount: amount.toString(),
+      lines: linesForStatement(entry, openMember),
+    },
+  };
+}
+
+async function runDeposits(
+  db: Kysely<Database>, claims: StatementClaims, writes: readonly StatementWrite<DepositItem>[], prepared: readonly PreparedDeposit[],
 ): Promise<StatementRow[]> {
   const { merchantId } = claims;
   const environment = claims.environment as Environment;
   const none = writes.map(() => null);
   const args: DepositBatchArgs = {
     now: scopeNowSql(merchantId, environment),
-    refusedStatus: [...none], refusedBodies: [...none], ids: writes.map(() => newId('dep')), memberRefs: [...none], assets: [...none],
+    refusedStatus: [...none], refusedBodies: [...none], ids: prepared.map((p) => p.id), memberRefs: [...none], assets: [...none],
     networks: [...none], amounts: [...none], txHashes: [...none], okStatus: 0, bodyHeads: [...none], bodyMids: [...none], bodyTails: [...none],
-    notFoundStatus: errorStatus('member_not_found'), notFoundBodies: [], duplicateStatus: errorStatus('duplicate_resource'), duplicateBodies: [],
-    entryIds: writes.map(() => newId('jrn')), entryKind: entryKinds.deposit, referenceType: 'deposit', lines: [], eventIds: [],
+    notFoundStatus: errorStatus('member_not_found'), notFoundBodies: prepared.map((p) => p.notFoundBody),
+    duplicateStatus: errorStatus('duplicate_resource'), duplicateBodies: prepared.map((p) => p.duplicateBody),
+    entryIds: prepared.map((p) => p.entryId), entryKind: entryKinds.deposit, referenceType: 'deposit', lines: [], eventIds: prepared.map((p) => p.eventId),
     event: { type: 'deposit.credited', object: 'deposit', status: 'credited', statusVersion: 1, livemode: environment === 'production' },
   };
-  const refusedBefore = new Map<number, ApiError>();
-  for (const [i, { item, render, refusalOf, refusalBody }] of writes.entries()) {
+  for (const [i, { item }] of writes.entries()) {
     if (item.merchantId !== merchantId || item.environment !== environment) throw new Error('deposits: a batch holds one merchant');
-    const id = args.ids[i]!;
-    args.notFoundBodies.push(refusalBody(notFoundToRender));
-    args.duplicateBodies.push(refusalBody(duplicateToRender));
-    args.eventIds.push(eventRow({
-      merchantId, environment, type: 'deposit.credited', object: 'deposit', objectId: id, externalMemberId: null, status: 'credited', statusVersion: 1,
-    }).id);
-    let checked: Awaited<ReturnType<typeof checkDeposit>>;
-    try {
-      checked = await checkDeposit(db, item.input);
-    } catch (err) {
-      const refusal = refusalOf(err);
-      if (!refusal) throw err;
-      refusedBefore.set(i, refusal);
-      args.refusedStatus[i] = refusal.status;
-      args.refusedBodies[i] = refusalBody(refusal);
+    const { refused, accepted } = prepared[i]!;
+    if (refused) {
+      args.refusedStatus[i] = refused.refusal.status;
+      args.refusedBodies[i] = refused.body;
       continue;
     }
-    const { asset, network, amount } = checked;
-    const answer = render(depositView({
-      id, member_id: openMember, asset: asset.code, network: network ?? null, amount: amount.toString(), tx_hash: item.input.tx_hash,
-      status: 'credited', created_at: new Date(openTime),
-    }, asset));
-    if (args.okStatus !== 0 && args.okStatus !== answer.status) throw new Error('deposits: the answers of one batch have one status');
-    args.okStatus = answer.status;
-    [args.bodyHeads[i], args.bodyMids[i], args.bodyTails[i]] = aroundOpenValues(answer.body);
+    if (!accepted) throw new Error('deposits: a prepared deposit is neither accepted nor refused');
+    if (args.okStatus !== 0 && args.okStatus !== accepted.status) throw new Error('deposits: the answers of one batch have one status');
+    args.okStatus = accepted.status;
+    [args.bodyHeads[i], args.bodyMids[i], args.bodyTails[i]] = accepted.body;
     args.memberRefs[i] = item.input.member_id;
-    args.assets[i] = asset.code;
-    args.networks[i] = network ?? null;
-    args.amounts[i] = amount.toString();
+    args.assets[i] = accepted.asset;
+    args.networks[i] = accepted.network;
+    args.amounts[i] = accepted.amount;
     args.txHashes[i] = item.input.tx_hash;
-    const entry = {
-      environment, merchantId, kind: entryKinds.deposit, referenceType: 'deposit', referenceId: id, asset: asset.code,
-      lines: depositLines({ memberId: openMember, merchantId, amount }),
-    };
-    for (const line of linesForStatement(entry, openMember)) args.lines.push({ ...line, item: i + 1 });
+    for (const line of accepted.lines) args.lines.push({ ...line, item: i + 1 });
   }
   const rows = await depositBatch(db, claims, args);
   return rows.map((r, i): StatementRow => {
@@ -271,7 +307,7 @@ export async function createDepositsInOneStatement(
       case 'ok': return { ...row, answer: { status: r.status_code!, body: r.response_body! } };
       case 'member_not_found': return { ...row, answer: { refusal: new ApiError('member_not_found') } };
       case 'duplicate_resource': return { ...row, answer: { refusal: new ApiError('duplicate_resource', duplicateMessage) } };
-      case 'refused': return { ...row, answer: { refusal: refusedBefore.get(i)! } };
+      case 'refused': return { ...row, answer: { refusal: prepared[i]!.refused!.refusal } };
       default: throw new Error(`deposits: the batch statement answered ${String(r.outcome)}`);
     }
   });
