@@ -23,5 +23,5 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       prev_event_types jsonb
     )
   `.execute(db);
-  await sql`CREATE INDEX webhook_endpoint_changes_merchant ON webhook_endpoint_changes (merchant_id, valid_from)`.execute(db);
+  await sql`CREATE INDEX webhook_endpoint_changes_endpoint ON webhook_endpoint_changes (endpoint_id, valid_from)`.execute(db);
 }

@@ -2,7 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { newId } from '../../platform/ids.js';
 import { scopeNowSql } from '../../platform/clock.js';
-import { planFanOut, type PlannedDelivery } from './state.js';
+import { planFanOut, type EndpointChange, type FanOutEndpoint, type PlannedDelivery } from './state.js';
 
 /**
  * Making delivery records: the fan-out of the events outbox. A record is its own queue item
@@ -95,25 +95,26 @@ export async function fanOutBatch(db: Kysely<Database>, batchSize = fanOutBatchE
     `.execute(trx);
     if (events.length === 0) return 0;
     const merchants = [...new Set(events.map((e) => e.merchant_id))];
-    // Endpoints are judged as they were at each event's time: the changes made since the oldest
-    // event of the batch, and the endpoints enabled now or changed since.
+    // Endpoints are judged as they were at each event's time: those enabled now or changed since
+    // the batch's oldest event, each with its changes since then, read in one statement so that an
+    // endpoint and its changes come from one snapshot.
     const oldest = new Date(Math.min(...events.map((e) => e.created_at.getTime())));
-    const changes = await trx
-      .selectFrom('webhook_endpoint_changes')
-      .select(['endpoint_id', 'valid_from', 'prev_status', 'prev_event_types'])
-      .where('merchant_id', 'in', merchants)
-      .where('valid_from', '>', oldest)
-      .orderBy('valid_from')
-      .orderBy('seq')
-      .execute();
-    const changed = [...new Set(changes.map((c) => c.endpoint_id))];
-    const endpoints = await trx
-      .selectFrom('webhook_endpoints')
-      .select(['id', 'merchant_id', 'environment', 'status', 'event_types'])
-      .where('merchant_id', 'in', merchants)
-      .where((eb) => (changed.length > 0 ? eb.or([eb('status', '=', 'enabled'), eb('id', 'in', changed)]) : eb('status', '=', 'enabled')))
-      .orderBy('seq')
-      .execute();
+    const { rows: found } = await sql<FanOutEndpoint & { changes: { valid_from: string; prev_status: string | null; prev_event_types: string[] | null }[] }>`
+      SELECT e.id, e.merchant_id, e.environment, e.status, e.event_types,
+        COALESCE((
+          SELECT json_agg(json_build_object('valid_from', c.valid_from, 'prev_status', c.prev_status, 'prev_event_types', c.prev_event_types)
+                          ORDER BY c.valid_from, c.seq)
+          FROM webhook_endpoint_changes c WHERE c.endpoint_id = e.id AND c.valid_from > ${oldest}
+        ), '[]'::json) AS changes
+      FROM webhook_endpoints e
+      WHERE e.merchant_id = ANY(${sql.val(merchants)}::text[])
+        AND (e.status = 'enabled' OR EXISTS (SELECT 1 FROM webhook_endpoint_changes c WHERE c.endpoint_id = e.id AND c.valid_from > ${oldest}))
+      ORDER BY e.seq
+    `.execute(trx);
+    const endpoints: FanOutEndpoint[] = found.map(({ changes: _, ...e }) => e);
+    const changes: EndpointChange[] = found.flatMap((e) => e.changes.map((c) => ({
+      endpoint_id: e.id, valid_from: new Date(c.valid_from), prev_status: c.prev_status, prev_event_types: c.prev_event_types,
+    })));
     const plan = planFanOut(events, endpoints, changes);
     const perEvent = new Map<string, number>();
     for (const p of plan) perEvent.set(p.eventId, (perEvent.get(p.eventId) ?? 0) + 1);
