@@ -92,7 +92,7 @@ export interface BatchedWrite<T, I> {
   effect: (trx: Transaction<Database>, items: readonly I[]) => Promise<(T | Error)[]>;
   item: I;
   /** The whole batch in one statement, when the route has one (`BatchStatement`, write-batch.ts); `effect` stays the fallback. */
-  statement?: BatchStatement<I, any>;
+  statement?: BatchStatement<I>;
 }
 
 /** A claimed write's first step: the value, or the key's finished result (sent by the helper). */
