@@ -138,6 +138,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     writeGroup: createWriteGroup(db, {
       maxBatch: config.groupCommitMaxBatch,
       maxInFlight: handle.kind === 'embedded' ? 1 : Math.max(1, config.databasePoolMax - 2),
+      answerAfterNextStart: handle.kind !== 'embedded',
     }),
     nonces: new NonceBatcher(handle.db),
     rateWindows: new RateWindows(handle.db, (err) => reportFailure({ log, metrics }, { job: 'rate-windows' }, err, 'hits counted in memory could not be written; kept for the next attempt')),

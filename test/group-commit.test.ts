@@ -302,7 +302,7 @@ describe('the group committer', () => {
         await new Promise<void>((r) => releases.push(r));
         return [...items];
       },
-    }, { maxBatch: 2, maxInFlight: 1 });
+    }, { maxBatch: 2, maxInFlight: 1, answerAfterNextStart: true });
     const answered = [1, 2, 3, 4].map((n) => group.submit('x', n).then((v) => { log.push(`answer ${v}`); }));
     await new Promise((r) => setImmediate(r));
     releases.shift()!();

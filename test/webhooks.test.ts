@@ -7,6 +7,7 @@ import { MerchantWalletError, verifyWebhookSignature, type MerchantWalletClient,
 import type { RunningService } from '../src/server.js';
 import { recordEvent, verifyLedger } from '../src/ledger/index.js';
 import { fanOutBatch } from '../src/modules/webhooks/fan-out.js';
+import { updateEndpoint } from '../src/modules/webhooks/service.js';
 import { enqueue } from '../src/jobs/queue.js';
 import { postOnce } from '../src/modules/webhooks/http-post.js';
 import { pumpWebhooks, startReceiver } from './support/webhook-receiver.js';
@@ -352,6 +353,34 @@ describe('webhooks', () => {
     } finally {
       await receiver.close();
     }
+  });
+
+  it('times the changes of one endpoint in the order they take effect, whatever time their transactions began (PostgreSQL)', async (t) => {
+    if (service.ctx.databaseKind !== 'postgres') return t.skip('one connection: transactions take turns');
+    const { client, merchantId } = await newMerchantClient(service);
+    const receiver = await startReceiver();
+    const ep = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
+    await receiver.close();
+    let begun: () => void = () => {};
+    const isBegun = new Promise<void>((r) => (begun = r));
+    let release: () => void = () => {};
+    const released = new Promise<void>((r) => (release = r));
+    // A change whose transaction began before another change of the endpoint took effect.
+    const early = service.ctx.db.transaction().execute(async (trx) => {
+      await sql`SELECT 1`.execute(trx);
+      begun();
+      await released;
+      await updateEndpoint(trx, { merchantId, environment: 'sandbox' }, ep.id, { status: 'disabled' }, new Date());
+    });
+    await isBegun;
+    await client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { event_types: ['withdrawal.settled'] } });
+    release();
+    await early;
+    const changes = await service.ctx.db.selectFrom('webhook_endpoint_changes').select(['valid_from', 'prev_status', 'prev_event_types'])
+      .where('endpoint_id', '=', ep.id).orderBy('seq').execute();
+    assert.deepEqual(changes.map((c) => [c.prev_status, c.prev_event_types]), [[null, null], ['enabled', ['*']], ['enabled', ['withdrawal.settled']]]);
+    const times = changes.map((c) => c.valid_from.getTime());
+    assert.ok(times[1]! <= times[2]!, `the later change is timed after the earlier one: ${times.join(', ')}`);
   });
 
   it('a failing record of an event type the endpoint no longer subscribes to (event_types narrowed) goes dead at its next retry without a request', async () => {

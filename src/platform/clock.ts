@@ -75,7 +75,20 @@ export async function raiseSandboxOffset(db: Db, merchantId: string, ms: bigint)
  * `merchant_id` would mean the subquery's own `sandbox_clocks.merchant_id`.
  */
 export function scopeNowSql(merchantId: string | RawBuilder<unknown>, environment: string | RawBuilder<unknown>): RawBuilder<Date> {
+  return scopeTimeSql(sql`now()`, merchantId, environment);
+}
+
+/**
+ * `scopeNowSql` read when the statement reaches it (`clock_timestamp()`), not when the
+ * transaction began: for a time that must follow whatever the transaction waited for before it
+ * (a lock).
+ */
+export function scopeClockSql(merchantId: string | RawBuilder<unknown>, environment: string | RawBuilder<unknown>): RawBuilder<Date> {
+  return scopeTimeSql(sql`clock_timestamp()`, merchantId, environment);
+}
+
+function scopeTimeSql(base: RawBuilder<unknown>, merchantId: string | RawBuilder<unknown>, environment: string | RawBuilder<unknown>): RawBuilder<Date> {
   const m = typeof merchantId === 'string' ? sql.val(merchantId) : merchantId;
   const e = typeof environment === 'string' ? sql.val(environment) : environment;
-  return sql<Date>`(now() + COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id = ${m}::text AND ${e}::text = 'sandbox'), 0) * interval '1 millisecond')`;
+  return sql<Date>`(${base} + COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id = ${m}::text AND ${e}::text = 'sandbox'), 0) * interval '1 millisecond')`;
 }

@@ -17,6 +17,13 @@ export interface BatchOptions {
   maxBatch: number;
   /** Batches (transactions, so connections) running at once. */
   maxInFlight: number;
+  /**
+   * Start the next batch before answering the one that has just committed, and answer it on the
+   * next turn of the event loop. Only where a batch yields to the event loop while it waits for
+   * its database (PostgreSQL): the embedded database's statements complete without yielding, so
+   * every batch already queued would run before any answer went out.
+   */
+  answerAfterNextStart?: boolean;
 }
 
 export interface BatchRunner<I, O> {
@@ -93,11 +100,11 @@ export class GroupCommitter<I, O> {
   }
 
   /**
-   * Runs a batch; `done` frees its partition and connection. On success the next batch is started
-   * first and this one's writes are answered on the next turn of the event loop: answering them
-   * (each response serialised and written) would otherwise delay the next batch's statement, on
-   * the path every write of one merchant waits on (+10 % deposits of one merchant in paired runs,
-   * docs/performance.md "Eleventh round").
+   * Runs a batch; `done` frees its partition and connection. With `answerAfterNextStart`, on
+   * success the next batch is started first and this one's writes are answered on the next turn of
+   * the event loop: answering them (each response serialised and written) would otherwise delay
+   * the next batch's statement, on the path every write of one merchant waits on (docs/performance.md
+   * "Eleventh round").
    */
   private async commit(batch: Waiting<I, O>[], done: () => void): Promise<void> {
     this.stats.batches++;
@@ -114,8 +121,14 @@ export class GroupCommitter<I, O> {
       }
       return;
     }
+    const answer = () => batch.forEach((w, i) => w.resolve(outcomes[i]!));
+    if (!this.options.answerAfterNextStart) {
+      answer();
+      done();
+      return;
+    }
+    setImmediate(answer);
     done();
-    setImmediate(() => batch.forEach((w, i) => w.resolve(outcomes[i]!)));
   }
 
   /**

@@ -2,7 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../db/schema.js';
 import { ApiError } from './errors.js';
-import { GroupCommitter } from './group-commit.js';
+import { GroupCommitter, type BatchOptions } from './group-commit.js';
 import { statementDeclined, type BatchStatement, type StatementRow, type StatementWrite } from './batch-statement.js';
 import { nonceExpiryMs } from './nonces.js';
 import {
@@ -272,7 +272,7 @@ function storedOf(r: PendingRecord): StoredResult {
  * The group committer of a service: batches of at most `maxBatch` writes, `maxInFlight`
  * transactions at once (leave connections for reads and for writes that are not grouped).
  */
-export function createWriteGroup(db: Kysely<Database>, options: { maxBatch: number; maxInFlight: number }): WriteGroup {
+export function createWriteGroup(db: Kysely<Database>, options: BatchOptions): WriteGroup {
   const inTransaction = (writes: readonly GroupedWrite[], fallback?: boolean) =>
     db.transaction().execute((trx) => runWriteBatch(trx, writes, { stats: group.stats, fallback }));
   const group: WriteGroup = new GroupCommitter<GroupedWrite, WriteOutcome>({

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { newId } from '../../platform/ids.js';
-import { scopeNowSql } from '../../platform/clock.js';
+import { scopeClockSql, scopeNowSql } from '../../platform/clock.js';
 import { planFanOut, type EndpointChange, type FanOutEndpoint, type PlannedDelivery } from './state.js';
 
 /**
@@ -53,20 +53,31 @@ export async function insertDeliveries(trx: Transaction<Database>, plan: readonl
   return created;
 }
 
+/** The lock of a merchant's endpoints in one environment: changes take it alone, the fan-out shared. */
+export function endpointsLockSql(merchantId: string, environment: string) {
+  return sql`hashtextextended(${`webhook_endpoints|${merchantId}|${environment}`}, 0)`;
+}
+
 /**
  * Notes a change of an endpoint's subscription (its creation, `status`, `event_types`, its
- * deletion) with its state before (`prev` undefined: the change created it), at the merchant's
- * time, in the caller's transaction: the fan-out judges each event by the endpoints as they were
- * at its time (migration 044).
+ * deletion) with its state before (`prev` undefined: the change created it), in the caller's
+ * transaction: the fan-out judges each event by the endpoints as they were at its time
+ * (migration 044). The change takes the merchant's endpoints lock first, which a fan-out holds
+ * shared while it reads them, and is timed after it (the merchant's time when the lock is held,
+ * and never before the endpoint's previous change): an event the fan-out has read was committed
+ * before any change it has not seen began to count.
  */
 export async function recordEndpointChange(
   trx: Transaction<Database>, endpoint: { id: string; merchant_id: string; environment: string },
   prev: { status: string; event_types: readonly string[] } | undefined,
 ): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(${endpointsLockSql(endpoint.merchant_id, endpoint.environment)})`.execute(trx);
   await sql`
     INSERT INTO webhook_endpoint_changes (endpoint_id, merchant_id, environment, valid_from, prev_status, prev_event_types)
-    VALUES (${endpoint.id}, ${endpoint.merchant_id}, ${endpoint.environment}, ${scopeNowSql(endpoint.merchant_id, endpoint.environment)},
-            ${prev?.status ?? null}, ${prev ? JSON.stringify(prev.event_types) : null}::jsonb)
+    SELECT ${endpoint.id}, ${endpoint.merchant_id}, ${endpoint.environment},
+           GREATEST(${scopeClockSql(endpoint.merchant_id, endpoint.environment)},
+                    (SELECT max(c.valid_from) FROM webhook_endpoint_changes c WHERE c.endpoint_id = ${endpoint.id})),
+           ${prev?.status ?? null}, ${prev ? JSON.stringify(prev.event_types) : null}::jsonb
   `.execute(trx);
 }
 
@@ -97,7 +108,12 @@ export async function fanOutBatch(db: Kysely<Database>, batchSize = fanOutBatchE
     const merchants = [...new Set(events.map((e) => e.merchant_id))];
     // Endpoints are judged as they were at each event's time: those enabled now or changed since
     // the batch's oldest event, each with its changes since then, read in one statement so that an
-    // endpoint and its changes come from one snapshot.
+    // endpoint and its changes come from one snapshot, under each merchant's endpoints lock held
+    // shared, so that no change begun before the read is still to commit.
+    for (const owner of [...new Set(events.map((e) => `${e.merchant_id}|${e.environment}`))].sort()) {
+      const [merchantId, environment] = owner.split('|') as [string, string];
+      await sql`SELECT pg_advisory_xact_lock_shared(${endpointsLockSql(merchantId, environment)})`.execute(trx);
+    }
     const oldest = new Date(Math.min(...events.map((e) => e.created_at.getTime())));
     const { rows: found } = await sql<FanOutEndpoint & { changes: { valid_from: string; prev_status: string | null; prev_event_types: string[] | null }[] }>`
       SELECT e.id, e.merchant_id, e.environment, e.status, e.event_types,

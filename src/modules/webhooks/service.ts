@@ -9,7 +9,7 @@ import { newSecret } from './signature.js';
 import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
 import { normaliseEventTypes, redeliverAction, subscribes } from './state.js';
 import { subscribesSql } from './claims.js';
-import { insertDeliveries, recordEndpointChange } from './fan-out.js';
+import { endpointsLockSql, insertDeliveries, recordEndpointChange } from './fan-out.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const webhookErrors = {
@@ -91,7 +91,7 @@ function eventTypesOrThrow(input: readonly string[]): string[] {
 
 /** Serialises endpoint changes of one merchant and environment (the per-merchant bound). */
 async function lockMerchantEndpoints(trx: Transaction<Database>, caller: Caller) {
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`webhook_endpoints|${caller.merchantId}|${caller.environment}`}, 0))`.execute(trx);
+  await sql`SELECT pg_advisory_xact_lock(${endpointsLockSql(caller.merchantId, caller.environment)})`.execute(trx);
 }
 
 /** `now`: the merchant's time (ctx.clock), as for every write below. */

@@ -169,6 +169,10 @@ export interface PlannedDelivery {
  */
 export function endpointAt(endpoint: FanOutEndpoint, changes: readonly EndpointChange[], at: Date): { status: string; event_types: readonly string[] } | undefined {
   const later = changes.find((c) => c.endpoint_id === endpoint.id && c.valid_from.getTime() > at.getTime());
+  return stateBefore(endpoint, later);
+}
+
+function stateBefore(endpoint: FanOutEndpoint, later: EndpointChange | undefined): { status: string; event_types: readonly string[] } | undefined {
   if (!later) return { status: endpoint.status, event_types: endpoint.event_types };
   if (later.prev_status === null) return undefined;
   return { status: later.prev_status, event_types: later.prev_event_types ?? [] };
@@ -186,11 +190,15 @@ export function planFanOut(events: readonly FanOutEvent[], endpoints: readonly F
     const k = `${e.merchant_id}|${e.environment}`;
     byOwner.set(k, [...(byOwner.get(k) ?? []), e]);
   }
-  const ordered = [...changes].sort((a, b) => a.valid_from.getTime() - b.valid_from.getTime());
+  const changesOf = new Map<string, EndpointChange[]>();
+  for (const c of [...changes].sort((a, b) => a.valid_from.getTime() - b.valid_from.getTime())) {
+    changesOf.set(c.endpoint_id, [...(changesOf.get(c.endpoint_id) ?? []), c]);
+  }
   const plan: PlannedDelivery[] = [];
   for (const ev of events) {
+    const at = ev.created_at.getTime();
     const matching = (byOwner.get(`${ev.merchant_id}|${ev.environment}`) ?? []).filter((e) => {
-      const then = endpointAt(e, ordered, ev.created_at);
+      const then = stateBefore(e, changesOf.get(e.id)?.find((c) => c.valid_from.getTime() > at));
       return then?.status === 'enabled' && subscribes(then.event_types, ev.type);
     });
     const base = { eventId: ev.id, eventType: ev.type, merchantId: ev.merchant_id, environment: ev.environment };
