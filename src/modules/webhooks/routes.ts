@@ -49,7 +49,7 @@ const Delivery = Type.Object({
   id: Type.String({ description: 'whd_<uuid>' }),
   event_id: Type.String(),
   event_type: Type.String(),
-  status: Type.String({ description: '`pending`, `sent`, `failed`, `dead`, `no_subscriber`; treat any other value as unknown, never as a failure' }),
+  status: Type.String({ description: '`pending`, `sent`, `failed`, `dead`, `no_subscriber` (no endpoint was enabled and subscribed to the type at the event\'s time, whatever was created or changed since); treat any other value as unknown, never as a failure' }),
   attempts: Type.Integer(),
   last_http_status: Type.Integer({ description: '0 if never answered' }),
   next_attempt_at: Type.String({ description: "ISO 8601, or '' when no attempt is planned" }),
