@@ -61,7 +61,11 @@ const recordNow = (alias: string) => scopeNowSql(sql.ref(`${alias}.merchant_id`)
 /** A record an attempt may take now: pending or failed, due, not held by a live lease. */
 function dueCondition(o: ClaimOptions): RawBuilder<unknown> {
   const due = o.dueBy !== undefined
-    ? sql`d.next_attempt_at <= ${o.dueBy}`
+    // `dueBy` has milliseconds, the stored times microseconds (the database's clock): a record due
+    // within the millisecond `dueBy` names is due, as `nextAttemptDue` (also in milliseconds) said
+    // it was. Otherwise an advance stepped to that millisecond claimed nothing, waited for a lane
+    // 50 times and left the record to the background worker.
+    ? sql`d.next_attempt_at < ${o.dueBy}::timestamptz + interval '1 millisecond'`
     : sql`d.next_attempt_at <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval '1 millisecond'
         AND d.next_attempt_at <= ${recordNow('d')}`;
   const scope = o.scope ? sql`AND d.merchant_id = ${o.scope.merchantId} AND d.environment = ${o.scope.environment}` : sql``;
