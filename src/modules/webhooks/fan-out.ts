@@ -55,7 +55,11 @@ export async function insertDeliveries(trx: Transaction<Database>, plan: readonl
 
 /** The lock of a merchant's endpoints in one environment: changes take it alone, the fan-out shared. */
 export function endpointsLockSql(merchantId: string, environment: string) {
-  return sql`hashtextextended(${`webhook_endpoints|${merchantId}|${environment}`}, 0)`;
+  return sql`hashtextextended(${endpointsLockName(merchantId, environment)}, 0)`;
+}
+
+function endpointsLockName(merchantId: string, environment: string): string {
+  return `webhook_endpoints|${merchantId}|${environment}`;
 }
 
 /**
@@ -110,10 +114,8 @@ export async function fanOutBatch(db: Kysely<Database>, batchSize = fanOutBatchE
     // the batch's oldest event, each with its changes since then, read in one statement so that an
     // endpoint and its changes come from one snapshot, under each merchant's endpoints lock held
     // shared, so that no change begun before the read is still to commit.
-    for (const owner of [...new Set(events.map((e) => `${e.merchant_id}|${e.environment}`))].sort()) {
-      const [merchantId, environment] = owner.split('|') as [string, string];
-      await sql`SELECT pg_advisory_xact_lock_shared(${endpointsLockSql(merchantId, environment)})`.execute(trx);
-    }
+    const owners = [...new Set(events.map((e) => endpointsLockName(e.merchant_id, e.environment)))];
+    await sql`SELECT pg_advisory_xact_lock_shared(hashtextextended(o.name, 0)) FROM unnest(${sql.val(owners)}::text[]) AS o(name) ORDER BY o.name`.execute(trx);
     const oldest = new Date(Math.min(...events.map((e) => e.created_at.getTime())));
     const { rows: found } = await sql<FanOutEndpoint & { changes: { valid_from: string; prev_status: string | null; prev_event_types: string[] | null }[] }>`
       SELECT e.id, e.merchant_id, e.environment, e.status, e.event_types,
