@@ -320,6 +320,8 @@ test('two-step sign-in with a recovery code: turned on (the codes shown once), s
     await page.getByLabel('Your password').fill(consolePassword);
     await page.getByLabel('Code from your app').fill(totpCode(secret, stepAt(Date.now())));
     await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
+    // allInnerTexts does not wait: the page that shows the codes may still be loading.
+    await page.locator('#recovery-codes code').first().waitFor();
     const codes = await page.locator('#recovery-codes code').allInnerTexts();
     assert.equal(codes.length, 10);
     await shot(page, '05-recovery-codes');
