@@ -2,7 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { newId } from '../../platform/ids.js';
 import { scopeClockSql, scopeNowSql } from '../../platform/clock.js';
-import { planFanOut, type EndpointChange, type FanOutEndpoint, type PlannedDelivery } from './state.js';
+import { planFanOut, type FanOutEndpoint, type PlannedDelivery } from './state.js';
 
 /**
  * Making delivery records: the fan-out of the events outbox. A record is its own queue item
@@ -117,23 +117,19 @@ export async function fanOutBatch(db: Kysely<Database>, batchSize = fanOutBatchE
     const owners = [...new Set(events.map((e) => endpointsLockName(e.merchant_id, e.environment)))];
     await sql`SELECT pg_advisory_xact_lock_shared(hashtextextended(o.name, 0)) FROM unnest(${sql.val(owners)}::text[]) AS o(name) ORDER BY o.name`.execute(trx);
     const oldest = new Date(Math.min(...events.map((e) => e.created_at.getTime())));
-    const { rows: found } = await sql<FanOutEndpoint & { changes: { valid_from: string; prev_status: string | null; prev_event_types: string[] | null }[] }>`
-      SELECT e.id, e.merchant_id, e.environment, e.status, e.event_types,
-        COALESCE((
-          SELECT json_agg(json_build_object('valid_from', c.valid_from, 'prev_status', c.prev_status, 'prev_event_types', c.prev_event_types)
-                          ORDER BY c.valid_from, c.seq)
-          FROM webhook_endpoint_changes c WHERE c.endpoint_id = e.id AND c.valid_from > ${oldest}
-        ), '[]'::json) AS changes
+    const { rows } = await sql<FanOutEndpoint & { changes: { valid_from: string; prev_status: string | null; prev_event_types: string[] | null }[] | null }>`
+      SELECT e.id, e.merchant_id, e.environment, e.status, e.event_types, ch.changes
       FROM webhook_endpoints e
-      WHERE e.merchant_id = ANY(${sql.val(merchants)}::text[])
-        AND (e.status = 'enabled' OR EXISTS (SELECT 1 FROM webhook_endpoint_changes c WHERE c.endpoint_id = e.id AND c.valid_from > ${oldest}))
+      LEFT JOIN LATERAL (
+        SELECT json_agg(json_build_object('valid_from', c.valid_from, 'prev_status', c.prev_status, 'prev_event_types', c.prev_event_types)
+                        ORDER BY c.valid_from, c.seq) AS changes
+        FROM webhook_endpoint_changes c WHERE c.endpoint_id = e.id AND c.valid_from > ${oldest}
+      ) ch ON true
+      WHERE e.merchant_id = ANY(${sql.val(merchants)}::text[]) AND (e.status = 'enabled' OR ch.changes IS NOT NULL)
       ORDER BY e.seq
     `.execute(trx);
-    const endpoints: FanOutEndpoint[] = found.map(({ changes: _, ...e }) => e);
-    const changes: EndpointChange[] = found.flatMap((e) => e.changes.map((c) => ({
-      endpoint_id: e.id, valid_from: new Date(c.valid_from), prev_status: c.prev_status, prev_event_types: c.prev_event_types,
-    })));
-    const plan = planFanOut(events, endpoints, changes);
+    const endpoints: FanOutEndpoint[] = rows.map((e) => ({ ...e, changes: (e.changes ?? []).map((c) => ({ ...c, valid_from: new Date(c.valid_from) })) }));
+    const plan = planFanOut(events, endpoints);
     const perEvent = new Map<string, number>();
     for (const p of plan) perEvent.set(p.eventId, (perEvent.get(p.eventId) ?? 0) + 1);
     const kept = new Set<string>();

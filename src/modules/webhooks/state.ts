@@ -143,11 +143,12 @@ export interface FanOutEndpoint {
   environment: string;
   status: string;
   event_types: string[];
+  /** Its changes after the batch's oldest event, in the order they were made. */
+  changes?: readonly EndpointChange[];
 }
 
 /** A change of an endpoint's subscription, with the state before it (`prev_status` null: it did not exist). */
 export interface EndpointChange {
-  endpoint_id: string;
   valid_from: Date;
   prev_status: string | null;
   prev_event_types: string[] | null;
@@ -164,15 +165,10 @@ export interface PlannedDelivery {
 
 /**
  * An endpoint's status and subscription at `at`: the state before its earliest change after
- * `at`, or its state now when it has none. `changes` must hold every change of the endpoint after
- * `at`, in order (valid_from, then the order they were made).
+ * `at`, or its state now when it has none (undefined: it did not exist yet).
  */
-export function endpointAt(endpoint: FanOutEndpoint, changes: readonly EndpointChange[], at: Date): { status: string; event_types: readonly string[] } | undefined {
-  const later = changes.find((c) => c.endpoint_id === endpoint.id && c.valid_from.getTime() > at.getTime());
-  return stateBefore(endpoint, later);
-}
-
-function stateBefore(endpoint: FanOutEndpoint, later: EndpointChange | undefined): { status: string; event_types: readonly string[] } | undefined {
+function endpointAt(endpoint: FanOutEndpoint, at: Date): { status: string; event_types: readonly string[] } | undefined {
+  const later = endpoint.changes?.find((c) => c.valid_from.getTime() > at.getTime());
   if (!later) return { status: endpoint.status, event_types: endpoint.event_types };
   if (later.prev_status === null) return undefined;
   return { status: later.prev_status, event_types: later.prev_event_types ?? [] };
@@ -181,24 +177,18 @@ function stateBefore(endpoint: FanOutEndpoint, later: EndpointChange | undefined
 /**
  * One record per endpoint of the event's merchant and environment that was enabled and subscribed
  * to its type at the event's time (the reference: "no matching endpoint at event time"), in the
- * endpoints' order, or one `no_subscriber` record. `changes`: every change after the batch's
- * oldest event.
+ * endpoints' order, or one `no_subscriber` record.
  */
-export function planFanOut(events: readonly FanOutEvent[], endpoints: readonly FanOutEndpoint[], changes: readonly EndpointChange[] = []): PlannedDelivery[] {
+export function planFanOut(events: readonly FanOutEvent[], endpoints: readonly FanOutEndpoint[]): PlannedDelivery[] {
   const byOwner = new Map<string, FanOutEndpoint[]>();
   for (const e of endpoints) {
     const k = `${e.merchant_id}|${e.environment}`;
     byOwner.set(k, [...(byOwner.get(k) ?? []), e]);
   }
-  const changesOf = new Map<string, EndpointChange[]>();
-  for (const c of [...changes].sort((a, b) => a.valid_from.getTime() - b.valid_from.getTime())) {
-    changesOf.set(c.endpoint_id, [...(changesOf.get(c.endpoint_id) ?? []), c]);
-  }
   const plan: PlannedDelivery[] = [];
   for (const ev of events) {
-    const at = ev.created_at.getTime();
     const matching = (byOwner.get(`${ev.merchant_id}|${ev.environment}`) ?? []).filter((e) => {
-      const then = stateBefore(e, changesOf.get(e.id)?.find((c) => c.valid_from.getTime() > at));
+      const then = endpointAt(e, ev.created_at);
       return then?.status === 'enabled' && subscribes(then.event_types, ev.type);
     });
     const base = { eventId: ev.id, eventType: ev.type, merchantId: ev.merchant_id, environment: ev.environment };
