@@ -305,7 +305,9 @@ describe('sandbox clock', () => {
       runDue: async () => {
         ran = true;
         await sql`UPDATE sandbox_clocks SET advance_lease_until = now() - interval '1 second' WHERE merchant_id = ${merchantId}`.execute(service.ctx.db);
-        await sql`UPDATE sandbox_clocks SET advance_lease_until = now() + interval '10 minutes' WHERE merchant_id = ${merchantId} AND advance_lease_until < now()`.execute(service.ctx.db);
+        // Its lease ends a second after this advance's renewed one would: the embedded database's
+        // clock can read the same instant for both, which would make them the same lease.
+        await sql`UPDATE sandbox_clocks SET advance_lease_until = now() + interval '10 minutes 1 second' WHERE merchant_id = ${merchantId} AND advance_lease_until < now()`.execute(service.ctx.db);
       },
     };
     await advanceClock(service.ctx, [longStep], merchantId, 60, { noStore: false } as IdempotencyContext);
