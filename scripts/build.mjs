@@ -1,0 +1,133 @@
+// `npm run build`: the server compiled into dist/ (docs/deployment.md).
+//
+//   node scripts/build.mjs [--outdir DIR]     (default: dist/ of this repository)
+//
+// One ES module, dist/main.js (and its source map), bundled from src/main.ts by esbuild. The
+// packages stay ordinary imports from node_modules, so a production install needs only the
+// `dependencies` of package.json: the build fails when the server imports any other package (a dev
+// dependency such as tsx would be missing in production). Nothing else is read from the source
+// tree at run time: the migrations are modules listed in src/db/migrate.ts, the console's and the
+// hosted screens' pages are strings in their modules, the docs page's script comes from a package.
+//
+// dist/build-info.json records a hash of the sources it was built from; `npm start`
+// (scripts/start.mjs) rebuilds when the sources no longer match it.
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const root = fileURLToPath(new URL('..', import.meta.url));
+export const defaultOutdir = join(root, 'dist');
+const entryPoint = 'src/main.ts';
+const thisFile = fileURLToPath(import.meta.url);
+
+/** Every file under src/, in a stable order. */
+function sourceFiles() {
+  const files = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile()) files.push(path);
+    }
+  };
+  walk(join(root, 'src'));
+  return files;
+}
+
+/**
+ * A hash of what the build is made from: every file under src/ (name and content), this script,
+ * and package.json (its dependencies decide what may stay external). Content, not modification
+ * times: a checkout or a copy changes times without changing the sources.
+ */
+export function sourceHash() {
+  const hash = createHash('sha256');
+  for (const file of [...sourceFiles(), thisFile, join(root, 'package.json')]) {
+    hash.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
+  }
+  return hash.digest('hex');
+}
+
+/** Whether `outdir` holds a build of the current sources. */
+export function buildIsCurrent(outdir = defaultOutdir) {
+  try {
+    const info = JSON.parse(readFileSync(join(outdir, 'build-info.json'), 'utf8'));
+    readFileSync(join(outdir, 'main.js'));
+    return info.sourceHash === sourceHash();
+  } catch {
+    return false;
+  }
+}
+
+/** The package an import names (`@scope/name/sub.js` → `@scope/name`), or undefined for a builtin or a relative path. */
+function packageOf(specifier) {
+  if (specifier.startsWith('node:') || builtinModules.includes(specifier) || /^[./]/.test(specifier)) return undefined;
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+export async function buildServer({ outdir = defaultOutdir } = {}) {
+  const { build, version } = await import('esbuild');
+  const hash = sourceHash();
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: [entryPoint],
+    outfile: join(outdir, 'main.js'),
+    bundle: true,
+    packages: 'external',
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    // Error and class names as in the sources (logs and error reports show them).
+    keepNames: true,
+    // Stack traces name the TypeScript lines with `node --enable-source-maps`; the sources
+    // themselves are not shipped.
+    sourcemap: 'linked',
+    sourcesContent: false,
+    metafile: true,
+    write: false,
+    logLevel: 'warning',
+  });
+
+  const { dependencies = {} } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const imported = new Set();
+  for (const output of Object.values(result.metafile.outputs)) {
+    for (const { path, external } of output.imports) if (external && packageOf(path)) imported.add(packageOf(path));
+  }
+  const missing = [...imported].filter((name) => !(name in dependencies)).sort();
+  if (missing.length) {
+    throw new Error(`The server imports ${missing.join(', ')}, not in the dependencies of package.json: a production install (npm ci --omit=dev) would not have ${missing.length > 1 ? 'them' : 'it'}.`);
+  }
+
+  // Each file is written beside its place and renamed into it, the build information last: a
+  // process starting meanwhile sees a whole file, and a build that stopped halfway is not current.
+  mkdirSync(outdir, { recursive: true });
+  const place = (path, contents) => {
+    const temporary = `${path}.${process.pid}.tmp`;
+    writeFileSync(temporary, contents);
+    renameSync(temporary, path);
+  };
+  for (const file of result.outputFiles) place(file.path, file.contents);
+  place(join(outdir, 'build-info.json'), `${JSON.stringify({
+    sourceHash: hash,
+    builtAt: new Date().toISOString(),
+    esbuild: version,
+    node: process.version,
+    packages: [...imported].sort(),
+  }, null, 2)}\n`);
+  return { outdir, packages: [...imported].sort() };
+}
+
+if (process.argv[1] && pathToFileURL(resolve(process.argv[1])).href === import.meta.url) {
+  const at = process.argv.indexOf('--outdir');
+  const outdir = at > 0 ? resolve(process.argv[at + 1] ?? '') : defaultOutdir;
+  const started = performance.now();
+  try {
+    await buildServer({ outdir });
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  }
+  console.log(`Built ${relative(process.cwd(), join(outdir, 'main.js')) || 'main.js'} in ${Math.round(performance.now() - started)} ms`);
+}
