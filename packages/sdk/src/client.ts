@@ -8,7 +8,8 @@
 
 import { randomUUID } from 'node:crypto';
 import { resolveConfig, type MerchantWalletClientOptions, type ResolvedConfig } from './config.js';
-import { errorFromResponse, headerValue, MerchantWalletError, StepUpRequiredError } from './errors.js';
+import { abortable, combineSignals, throwIfAborted } from './abort.js';
+import { errorFromResponse, headerValue, MerchantWalletAPIError, MerchantWalletError, StepUpRequiredError } from './errors.js';
 import { paginate, type PaginateOptions } from './pagination.js';
 import { createResources, type Resources } from './resources.js';
 import { decideRetry, delayBeforeRetry } from './retry.js';
@@ -17,7 +18,19 @@ import { TokenCache, type TokenExchangeResult } from './token.js';
 import { HttpTransport, StaleSocketError, type OutgoingRequest, type RawResponse } from './transport.js';
 import type { HttpMethod, ListEnvelope, QueryParams, TokenResponse } from './types.js';
 
-export interface RequestOptions {
+/** Options of one call that are not part of the request itself. */
+export interface CallOptions {
+  /** Timeout of each attempt of the call, ms (connect + request + full response). Default: the client's `timeoutMs`. */
+  timeoutMs?: number;
+  /**
+   * Cancels the call: it rejects with `MerchantWalletAbortError` whether it is waiting for the
+   * token, for an answer or before a retry, and is not retried. A write cancelled after it was
+   * sent may still have run: repeat it with the same idempotency key to learn its outcome.
+   */
+  signal?: AbortSignal;
+}
+
+export interface RequestOptions extends CallOptions {
   method: HttpMethod;
   /** Path relative to the base address, e.g. `/v1/members`. May already carry a query string. */
   path: string;
@@ -73,6 +86,8 @@ interface PreparedCall {
   timestamp: string | undefined;
   nonce: string | undefined;
   headers: Record<string, string | undefined>;
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
   /** A write without an idempotency key that may still be resent (the token exchange: it creates nothing). */
   resendWithoutKey?: boolean;
 }
@@ -87,6 +102,10 @@ export function buildQueryString(query: QueryParams | undefined): string {
     parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
   }
   return parts.join('&');
+}
+
+function checkTimeout(ms: number): void {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) throw new TypeError('timeoutMs must be a finite number > 0');
 }
 
 function isSuccess(status: number): boolean {
@@ -109,43 +128,67 @@ export class MerchantWalletClient implements Resources {
   private readonly tokens: TokenCache;
   /** Failures of the token exchange (already retried by the exchange itself): never retried again by the call that needed the token. */
   private readonly tokenFailures = new WeakSet<object>();
+  /** Timeout and signal of every call made through this object (`withOptions`). */
+  private callDefaults: CallOptions = {};
 
-  readonly members: Resources['members'];
-  readonly deposits: Resources['deposits'];
-  readonly balances: Resources['balances'];
-  readonly merchant: Resources['merchant'];
-  readonly assets: Resources['assets'];
-  readonly withdrawals: Resources['withdrawals'];
-  readonly webhooks: Resources['webhooks'];
-  readonly qrpay: Resources['qrpay'];
-  readonly kyc: Resources['kyc'];
-  readonly hostedScreens: Resources['hostedScreens'];
-  readonly sandbox: Resources['sandbox'];
-  readonly remittance: Resources['remittance'];
-  readonly exchange: Resources['exchange'];
-  readonly earn: Resources['earn'];
-  readonly cards: Resources['cards'];
+  declare readonly members: Resources['members'];
+  declare readonly deposits: Resources['deposits'];
+  declare readonly balances: Resources['balances'];
+  declare readonly merchant: Resources['merchant'];
+  declare readonly assets: Resources['assets'];
+  declare readonly withdrawals: Resources['withdrawals'];
+  declare readonly webhooks: Resources['webhooks'];
+  declare readonly qrpay: Resources['qrpay'];
+  declare readonly kyc: Resources['kyc'];
+  declare readonly hostedScreens: Resources['hostedScreens'];
+  declare readonly sandbox: Resources['sandbox'];
+  declare readonly remittance: Resources['remittance'];
+  declare readonly exchange: Resources['exchange'];
+  declare readonly earn: Resources['earn'];
+  declare readonly cards: Resources['cards'];
 
   constructor(options: MerchantWalletClientOptions) {
     this.cfg = resolveConfig(options);
     this.transport = new HttpTransport(this.cfg);
     this.tokens = new TokenCache(() => this.exchangeToken(), this.cfg.now, this.cfg.tokenRenewSkewSeconds);
+    this.attachResources();
+  }
+
+  /**
+   * The same client (token cache, connections, configuration) with a timeout and/or an
+   * `AbortSignal` for every call made through the returned object, e.g.
+   * `await client.withOptions({ timeoutMs: 5000, signal }).members.get('user-42')`. Options given
+   * to `request` itself win; a signal given there and here both cancel.
+   */
+  withOptions(options: CallOptions): MerchantWalletClient {
+    if (options.timeoutMs !== undefined) checkTimeout(options.timeoutMs);
+    const scoped = Object.create(this) as MerchantWalletClient;
+    scoped.callDefaults = {
+      timeoutMs: options.timeoutMs ?? this.callDefaults.timeoutMs,
+      signal: combineSignals(this.callDefaults.signal, options.signal),
+    };
+    scoped.attachResources();
+    return scoped;
+  }
+
+  private attachResources(): void {
     const r = createResources(this);
-    this.members = r.members;
-    this.deposits = r.deposits;
-    this.balances = r.balances;
-    this.merchant = r.merchant;
-    this.assets = r.assets;
-    this.withdrawals = r.withdrawals;
-    this.webhooks = r.webhooks;
-    this.qrpay = r.qrpay;
-    this.kyc = r.kyc;
-    this.hostedScreens = r.hostedScreens;
-    this.sandbox = r.sandbox;
-    this.remittance = r.remittance;
-    this.exchange = r.exchange;
-    this.earn = r.earn;
-    this.cards = r.cards;
+    const self = this as { -readonly [K in keyof Resources]: Resources[K] };
+    self.members = r.members;
+    self.deposits = r.deposits;
+    self.balances = r.balances;
+    self.merchant = r.merchant;
+    self.assets = r.assets;
+    self.withdrawals = r.withdrawals;
+    self.webhooks = r.webhooks;
+    self.qrpay = r.qrpay;
+    self.kyc = r.kyc;
+    self.hostedScreens = r.hostedScreens;
+    self.sandbox = r.sandbox;
+    self.remittance = r.remittance;
+    self.exchange = r.exchange;
+    self.earn = r.earn;
+    self.cards = r.cards;
   }
 
   /** A valid access token (cached; renewed about 60 s before `expired_at`; concurrent callers share one exchange). */
@@ -230,6 +273,7 @@ export class MerchantWalletClient implements Resources {
     if (opts.stepUp !== undefined) headers['x-step-up'] = opts.stepUp;
     for (const [k, v] of Object.entries(opts.headers ?? {})) headers[k.toLowerCase()] = v;
 
+    if (opts.timeoutMs !== undefined) checkTimeout(opts.timeoutMs);
     return {
       method,
       pathWithQuery,
@@ -241,6 +285,8 @@ export class MerchantWalletClient implements Resources {
       timestamp: opts.timestamp === undefined ? undefined : String(opts.timestamp),
       nonce: opts.nonce,
       headers,
+      timeoutMs: opts.timeoutMs ?? this.callDefaults.timeoutMs ?? this.cfg.timeoutMs,
+      signal: combineSignals(this.callDefaults.signal, opts.signal),
     };
   }
 
@@ -249,7 +295,7 @@ export class MerchantWalletClient implements Resources {
     let token: string | undefined;
     if (call.auth) {
       try {
-        token = await this.tokens.get();
+        token = await abortable(this.tokens.get(), call.signal, 'while waiting for the access token');
       } catch (err) {
         if (typeof err === 'object' && err !== null) this.tokenFailures.add(err);
         throw err;
@@ -282,7 +328,7 @@ export class MerchantWalletClient implements Resources {
     Object.assign(h, call.headers);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(h)) if (v !== undefined) headers[k] = v;
-    return { out: { method: call.method, path: call.pathWithQuery, headers, body: call.bodyBytes }, token };
+    return { out: { method: call.method, path: call.pathWithQuery, headers, body: call.bodyBytes, timeoutMs: call.timeoutMs, signal: call.signal }, token };
   }
 
   /** One attempt; a request that failed only because a kept-alive socket had been closed by the server is re-sent once with fresh headers. */
@@ -304,6 +350,7 @@ export class MerchantWalletClient implements Resources {
     let unknownCodeRetried = false;
     for (;;) {
       attempt++;
+      throwIfAborted(call.signal, `before attempt ${attempt} of ${call.method} ${call.pathWithQuery}`);
       let error: unknown;
       // Token exchange failures propagate as they are (the exchange has its own retries).
       let res: (RawResponse & { token: string | undefined }) | undefined;
@@ -339,7 +386,7 @@ export class MerchantWalletClient implements Resources {
       }
       // A 429 is refused before anything runs; any other failure of a keyless write may have run.
       if (decision.reason !== 'rate_limited' && !mayResend(call)) throw error;
-      await this.cfg.sleep(delayBeforeRetry(decision, attempt - 1, this.cfg));
+      await abortable(this.cfg.sleep(delayBeforeRetry(decision, attempt - 1, this.cfg)), call.signal, `while waiting to retry ${call.method} ${call.pathWithQuery}`);
     }
   }
 
@@ -356,12 +403,15 @@ export class MerchantWalletClient implements Resources {
       timestamp: undefined,
       nonce: undefined,
       headers: { 'x-client-id': this.cfg.clientId, 'x-api-key': this.cfg.apiKey },
+      // The exchange is shared by every call waiting for a token: none of their signals cancels it.
+      timeoutMs: this.cfg.timeoutMs,
+      signal: undefined,
       resendWithoutKey: true,
     };
     const res = await this.execute(call, false);
     const body = res.body as TokenResponse;
     if (body === null || typeof body !== 'object' || typeof body.auth_token !== 'string') {
-      throw new MerchantWalletError({
+      throw new MerchantWalletAPIError({
         status: res.status,
         code: 'api_error',
         type: 'api_error',

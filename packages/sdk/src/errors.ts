@@ -34,6 +34,8 @@ export interface MerchantWalletErrorInit {
   message: string;
   requestId: string;
   body: Record<string, unknown>;
+  /** The response body as received ('' when none). */
+  rawBody?: string;
   headers?: ResponseHeaders;
   cause?: unknown;
 }
@@ -49,6 +51,8 @@ export class MerchantWalletError extends Error {
   readonly requestId: string;
   /** The whole (unwrapped) error body including extra fields like `retry_after`, `fields`, `challenge_id`. */
   readonly body: Record<string, unknown>;
+  /** The response body exactly as received ('' when no HTTP answer was received). */
+  readonly rawBody: string;
   /** Response headers ({} when no HTTP answer was received). */
   readonly headers: ResponseHeaders;
 
@@ -61,9 +65,119 @@ export class MerchantWalletError extends Error {
     this.type = init.type;
     this.requestId = init.requestId;
     this.body = init.body;
+    this.rawBody = init.rawBody ?? '';
     this.headers = init.headers ?? {};
   }
+
+  /** The envelope's `request_id` (same as `requestId`). */
+  get request_id(): string {
+    return this.requestId;
+  }
 }
+
+/*
+ * One class per error `type` of the reference's table (Errors), so that a caller can branch with
+ * `instanceof` as with stripe-node; `code` stays the contract inside each class. The class comes
+ * from the envelope's `type`, else from the HTTP status; a type the SDK does not know stays a
+ * plain `MerchantWalletError`.
+ */
+
+/** 400 `invalid_request_error`: your mistake or a business refusal (`insufficient_balance`, `state_invalid`, ...). */
+export class MerchantWalletInvalidRequestError extends MerchantWalletError {
+  constructor(init: MerchantWalletErrorInit) {
+    super(init);
+    this.name = 'MerchantWalletInvalidRequestError';
+  }
+}
+
+/** 401 `authentication_error`: credentials, token, signature, timestamp or nonce refused. */
+export class MerchantWalletAuthenticationError extends MerchantWalletError {
+  constructor(init: MerchantWalletErrorInit) {
+    super(init);
+    this.name = 'MerchantWalletAuthenticationError';
+  }
+}
+
+/** 403 `permission_error`: scope, IP allow-list, merchant disabled. */
+export class MerchantWalletPermissionError extends MerchantWalletError {
+  constructor(init: MerchantWalletErrorInit) {
+    super(init);
+    this.name = 'MerchantWalletPermissionError';
+  }
+}
+
+/** 404 `not_found` (also `member_not_found`, `resource_not_found`): never retried. */
+export class MerchantWalletNotFoundError extends MerchantWalletError {
+  constructor(init: MerchantWalletErrorInit) {
+    super(init);
+    this.name = 'MerchantWalletNotFoundError';
+  }
+}
+
+/** 409 `idempotency_error`: `idempotency_key_reused` (a new key is needed) or `idempotency_in_progress` (retried by the client). */
+export class MerchantWalletIdempotencyError extends MerchantWalletError {
+  constructor(init: MerchantWalletErrorInit) {
+    super(init);
+    this.name = 'MerchantWalletIdempotencyError';
+  }
+}
+
+/** 429 `rate_limit_error` (after the client's own retries). */
+export class MerchantWalletRateLimitError extends MerchantWalletError {
+  /** Seconds to wait: the `Retry-After` header, else `retry_after` of the body; undefined when neither. */
+  readonly retryAfter: number | undefined;
+
+  constructor(init: MerchantWalletErrorInit) {
+    super(init);
+    this.name = 'MerchantWalletRateLimitError';
+    const header = headerValue(init.headers ?? {}, 'retry-after');
+    const given = header !== undefined && /^\d+(\.\d+)?$/.test(header.trim()) ? Number(header.trim()) : init.body['retry_after'];
+    this.retryAfter = typeof given === 'number' && Number.isFinite(given) ? given : undefined;
+  }
+}
+
+/** 500 `api_error`: retried with the same key; report `requestId` when it persists. */
+export class MerchantWalletAPIError extends MerchantWalletError {
+  constructor(init: MerchantWalletErrorInit) {
+    super(init);
+    this.name = 'MerchantWalletAPIError';
+  }
+}
+
+/** 502 `upstream_error` and 504 `upstream_timeout` (outcome unknown): retry with the same key, then read the object. */
+export class MerchantWalletUpstreamError extends MerchantWalletError {
+  constructor(init: MerchantWalletErrorInit) {
+    super(init);
+    this.name = 'MerchantWalletUpstreamError';
+  }
+}
+
+/**
+ * `webhooks.constructEvent` refused a webhook request: `code` says why (`webhook_headers_missing`,
+ * `webhook_timestamp_invalid`, `webhook_timestamp_out_of_range`, `webhook_signature_mismatch`,
+ * `webhook_secret_invalid`, `webhook_body_invalid`). Answer the request with a 4xx and do not act on it.
+ */
+export class MerchantWalletSignatureVerificationError extends MerchantWalletError {
+  constructor(code: string, message: string, cause?: unknown) {
+    super({ status: 0, code, type: 'signature_verification_error', message, requestId: '', body: {}, cause });
+    this.name = 'MerchantWalletSignatureVerificationError';
+  }
+}
+
+type ErrorClass = new (init: MerchantWalletErrorInit) => MerchantWalletError;
+
+/** The class of each error `type` of the reference. */
+export const ERROR_CLASS_BY_TYPE: Readonly<Record<string, ErrorClass>> = {
+  invalid_request_error: MerchantWalletInvalidRequestError,
+  authentication_error: MerchantWalletAuthenticationError,
+  permission_error: MerchantWalletPermissionError,
+  not_found: MerchantWalletNotFoundError,
+  idempotency_error: MerchantWalletIdempotencyError,
+  rate_limit_error: MerchantWalletRateLimitError,
+  api_error: MerchantWalletAPIError,
+  upstream_error: MerchantWalletUpstreamError,
+  upstream_timeout: MerchantWalletUpstreamError,
+};
 
 /**
  * 400 `step_up_required`: the member must pass strong authentication first. Send them to
@@ -72,7 +186,7 @@ export class MerchantWalletError extends Error {
  * client, or pass `{ idempotencyKey: e.idempotencyKey, stepUp: e.challengeId }` to the same
  * helper. The refusal is not stored against the key, so the repeat runs anew.
  */
-export class StepUpRequiredError extends MerchantWalletError {
+export class StepUpRequiredError extends MerchantWalletInvalidRequestError {
   /** The challenge (`kyc_<32 hex>`), to send back as `x-step-up`. */
   readonly challengeId: string;
   /** The hosted screen where the member completes the challenge. */
@@ -134,6 +248,19 @@ export class MerchantWalletConnectionError extends MerchantWalletError {
   }
 }
 
+/**
+ * The call was cancelled through its `AbortSignal` (before it was sent, while it waited for an
+ * answer or for a retry). Never retried. `code` is `aborted`, `cause` the signal's reason. A
+ * write cancelled after it was sent may still have run: repeat it with the same idempotency key
+ * to learn its outcome.
+ */
+export class MerchantWalletAbortError extends MerchantWalletError {
+  constructor(reason: unknown, where: string) {
+    super({ status: 0, code: 'aborted', type: 'abort_error', message: `aborted ${where}`, requestId: '', body: {}, cause: reason });
+    this.name = 'MerchantWalletAbortError';
+  }
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -170,6 +297,7 @@ export function errorFromResponse(status: number, headers: ResponseHeaders, body
       : `HTTP ${status}${rawBody ? `: ${rawBody.slice(0, 200)}` : ''}`;
   const requestId =
     typeof flat['request_id'] === 'string' && flat['request_id'] ? (flat['request_id'] as string) : (headerValue(headers, 'x-request-id') ?? '');
-  const init = { status, code, type, message, requestId, body: flat, headers };
-  return code === 'step_up_required' ? new StepUpRequiredError(init) : new MerchantWalletError(init);
+  const init = { status, code, type, message, requestId, body: flat, rawBody, headers };
+  if (code === 'step_up_required') return new StepUpRequiredError(init);
+  return new (ERROR_CLASS_BY_TYPE[type] ?? MerchantWalletError)(init);
 }

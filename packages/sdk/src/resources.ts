@@ -10,6 +10,7 @@ import type { PaginateOptions } from './pagination.js';
 import { createRemittanceResource, type RemittanceResource } from './remittance.js';
 import { createEarnResource, createExchangeResource, type EarnResource, type ExchangeResource } from './exchange.js';
 import { createCardsResource, type CardsResource } from './cards.js';
+import { constructEvent } from './webhooks.js';
 import type {
   Asset,
   Balance,
@@ -149,6 +150,8 @@ export interface Resources {
     redeliver(id: string, opts?: WriteOptions): Promise<Redelivery>;
     /** POST /v1/webhooks/deliveries/requeue (idempotent): `failed` and/or `dead` records since a time, a batch per call (`has_more`: call again). */
     requeueDeliveries(body: { since: string | Date; status?: WebhookRequeueBody['status'] }, opts?: WriteOptions): Promise<WebhookRequeueResult>;
+    /** Verifies an incoming webhook request and returns its event; throws `MerchantWalletSignatureVerificationError` (no request is made). */
+    constructEvent: typeof constructEvent;
   };
   qrpay: {
     /** GET /v1/qrpay/schemes (either principal): the `data` array. */
@@ -309,6 +312,7 @@ export function createResources(host: ResourceHost): Resources {
           body: { since: isoTime(body.since), ...(body.status !== undefined ? { status: body.status } : {}) },
           ...writeOpts(opts),
         }),
+      constructEvent,
     },
     qrpay: {
       schemes: (opts) => data(host.request<ListEnvelope<QrScheme>>({ method: 'GET', path: '/v1/qrpay/schemes', onBehalfOf: opts?.onBehalfOf })),

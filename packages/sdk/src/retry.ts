@@ -16,7 +16,7 @@
  */
 
 import type { ResolvedConfig } from './config.js';
-import { headerValue, MerchantWalletConnectionError, MerchantWalletError } from './errors.js';
+import { headerValue, MerchantWalletAbortError, MerchantWalletConnectionError, MerchantWalletError } from './errors.js';
 
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([500, 502, 504]);
 export const RETRYABLE_CODES: ReadonlySet<string> = new Set(['api_error', 'upstream_error', 'upstream_timeout', 'idempotency_in_progress']);
@@ -67,6 +67,7 @@ export type RetryDecision =
   | { retry: true; reason: 'unknown_code' };
 
 export function decideRetry(err: unknown): RetryDecision {
+  if (err instanceof MerchantWalletAbortError) return { retry: false };
   if (err instanceof MerchantWalletConnectionError) {
     return RETRYABLE_NETWORK_ERRNOS.has(err.errno) ? { retry: true, reason: 'network' } : { retry: false };
   }

@@ -6,7 +6,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { ResolvedConfig } from './config.js';
-import { MerchantWalletConnectionError, type ResponseHeaders } from './errors.js';
+import { MerchantWalletAbortError, MerchantWalletConnectionError, type ResponseHeaders } from './errors.js';
 
 export interface OutgoingRequest {
   method: string;
@@ -16,6 +16,10 @@ export interface OutgoingRequest {
   headers: Record<string, string>;
   /** Exact body bytes (undefined: no body). */
   body?: Buffer;
+  /** This attempt's timeout (connect + request + full response), ms. */
+  timeoutMs: number;
+  /** Cancels the attempt: it rejects with `MerchantWalletAbortError` and the socket is destroyed. */
+  signal?: AbortSignal;
 }
 
 export interface RawResponse {
@@ -70,15 +74,30 @@ export class HttpTransport {
     if (cfg.protocol === 'https:' && cfg.servername) options.servername = cfg.servername;
     const mod = cfg.protocol === 'https:' ? https : http;
 
+    const signal = out.signal;
+    if (signal?.aborted) return Promise.reject(new MerchantWalletAbortError(signal.reason, `before ${out.method} ${out.path} was sent`));
+
     return new Promise<RawResponse>((resolve, reject) => {
       let settled = false;
       let gotResponse = false;
       const req = mod.request(options);
 
-      const fail = (err: unknown): void => {
-        if (settled) return;
+      const done = (): void => {
         settled = true;
         clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const onAbort = (): void => {
+        if (settled) return;
+        done();
+        reject(new MerchantWalletAbortError(signal?.reason, `during ${out.method} ${out.path}`));
+        req.destroy();
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+
+      const fail = (err: unknown): void => {
+        if (settled) return;
+        done();
         const e = err as NodeJS.ErrnoException;
         const errno = typeof e?.code === 'string' ? e.code : 'ECONNRESET';
         const where = `${out.method} ${cfg.protocol}//${cfg.connectHost}:${cfg.port}${out.path}`;
@@ -88,11 +107,11 @@ export class HttpTransport {
       };
 
       const timer = setTimeout(() => {
-        const e = new Error(`timeout after ${cfg.timeoutMs} ms`) as NodeJS.ErrnoException;
+        const e = new Error(`timeout after ${out.timeoutMs} ms`) as NodeJS.ErrnoException;
         e.code = 'ETIMEDOUT';
         fail(e);
         req.destroy(e);
-      }, cfg.timeoutMs);
+      }, out.timeoutMs);
 
       req.on('error', fail);
       req.on('response', (res) => {
@@ -103,8 +122,7 @@ export class HttpTransport {
         res.on('aborted', () => fail(Object.assign(new Error('response aborted'), { code: 'ECONNRESET' })));
         res.on('end', () => {
           if (settled) return;
-          settled = true;
-          clearTimeout(timer);
+          done();
           const rawBody = Buffer.concat(chunks).toString('utf8');
           resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parseBody(rawBody), rawBody });
         });

@@ -8,6 +8,8 @@
  */
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { MerchantWalletSignatureVerificationError } from './errors.js';
+import type { WebhookEvent } from './webhook-types.js';
 
 export type WebhookHeaders =
   | Record<string, string | string[] | undefined>
@@ -59,38 +61,99 @@ export function signWebhook(input: { secret: string; id: string; timestamp: numb
   return `v1,${mac}`;
 }
 
+export type WebhookVerificationFailure =
+  | 'webhook_headers_missing'
+  | 'webhook_timestamp_invalid'
+  | 'webhook_timestamp_out_of_range'
+  | 'webhook_secret_invalid'
+  | 'webhook_signature_mismatch';
+
+const failureMessages: Record<WebhookVerificationFailure, string> = {
+  webhook_headers_missing: 'webhook-id, webhook-timestamp and webhook-signature headers are required',
+  webhook_timestamp_invalid: 'webhook-timestamp is not Unix seconds',
+  webhook_timestamp_out_of_range: 'webhook-timestamp is outside the tolerance (a stale or replayed request, or a skewed clock)',
+  webhook_secret_invalid: 'the endpoint secret is not whsec_<base64>',
+  webhook_signature_mismatch: 'no v1 signature in webhook-signature matches the body with this secret',
+};
+
+/** Why the request fails verification, or undefined when it passes. */
+function checkWebhook(input: VerifyWebhookSignatureInput): WebhookVerificationFailure | undefined {
+  const id = readHeader(input.headers, 'webhook-id');
+  const ts = readHeader(input.headers, 'webhook-timestamp')?.trim();
+  const sigHeader = readHeader(input.headers, 'webhook-signature');
+  if (!id || !ts || !sigHeader) return 'webhook_headers_missing';
+  if (!/^\d+$/.test(ts)) return 'webhook_timestamp_invalid';
+  const timestamp = Number(ts);
+
+  const tolerance = input.toleranceSeconds ?? 300;
+  let nowSec = input.now ?? Date.now() / 1000;
+  if (nowSec > 1e12) nowSec = nowSec / 1000;
+  if (Math.abs(nowSec - timestamp) > tolerance) return 'webhook_timestamp_out_of_range';
+
+  const key = decodeSecret(input.secret);
+  if (!key) return 'webhook_secret_invalid';
+  const body = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : input.body;
+  const expected = createHmac('sha256', key).update(`${id}.${ts}.`, 'utf8').update(body).digest('base64');
+  const expectedBytes = Buffer.from(expected, 'utf8');
+
+  let ok = false;
+  for (const part of sigHeader.split(' ')) {
+    if (part === '') continue;
+    const comma = part.indexOf(',');
+    if (comma < 0 || part.slice(0, comma) !== 'v1') continue;
+    const given = Buffer.from(part.slice(comma + 1), 'utf8');
+    // Constant-time compare; keep looping so timing does not reveal which entry matched.
+    if (given.length === expectedBytes.length && timingSafeEqual(given, expectedBytes)) ok = true;
+  }
+  return ok ? undefined : 'webhook_signature_mismatch';
+}
+
 /** True when one of the signatures matches and the timestamp lies within the tolerance. Never throws. */
 export function verifyWebhookSignature(input: VerifyWebhookSignatureInput): boolean {
   try {
-    const id = readHeader(input.headers, 'webhook-id');
-    const ts = readHeader(input.headers, 'webhook-timestamp');
-    const sigHeader = readHeader(input.headers, 'webhook-signature');
-    if (!id || !ts || !sigHeader) return false;
-    if (!/^\d+$/.test(ts.trim())) return false;
-    const timestamp = Number(ts.trim());
-
-    const tolerance = input.toleranceSeconds ?? 300;
-    let nowSec = input.now ?? Date.now() / 1000;
-    if (nowSec > 1e12) nowSec = nowSec / 1000;
-    if (Math.abs(nowSec - timestamp) > tolerance) return false;
-
-    const key = decodeSecret(input.secret);
-    if (!key) return false;
-    const body = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : input.body;
-    const expected = createHmac('sha256', key).update(`${id}.${ts.trim()}.`, 'utf8').update(body).digest('base64');
-    const expectedBytes = Buffer.from(expected, 'utf8');
-
-    let ok = false;
-    for (const part of sigHeader.split(' ')) {
-      if (part === '') continue;
-      const comma = part.indexOf(',');
-      if (comma < 0 || part.slice(0, comma) !== 'v1') continue;
-      const given = Buffer.from(part.slice(comma + 1), 'utf8');
-      // Constant-time compare; keep looping so timing does not reveal which entry matched.
-      if (given.length === expectedBytes.length && timingSafeEqual(given, expectedBytes)) ok = true;
-    }
-    return ok;
+    return checkWebhook(input) === undefined;
   } catch {
     return false;
   }
 }
+
+export interface ConstructEventOptions {
+  /** Allowed distance between `webhook-timestamp` and now, in seconds. Default 300. */
+  toleranceSeconds?: number;
+  /** Current time in Unix seconds (a value above 1e12 is taken as milliseconds). Default: the clock. */
+  now?: number;
+}
+
+/**
+ * Verifies a webhook request and returns its event, as stripe-node's `webhooks.constructEvent`:
+ * `body` is the raw request body exactly as received (a string, Buffer or Uint8Array; never
+ * parsed and re-serialised JSON), `headers` the request's headers, `secret` the endpoint's
+ * `whsec_...` secret. Throws `MerchantWalletSignatureVerificationError` when the headers are
+ * missing, the timestamp is further than `toleranceSeconds` from now (a stale or replayed
+ * request), no signature matches, or the body is not a JSON event.
+ */
+export function constructEvent(body: string | Uint8Array, headers: WebhookHeaders, secret: string, options: ConstructEventOptions = {}): WebhookEvent {
+  if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
+    throw new TypeError('constructEvent: body must be the raw request body (string, Buffer or Uint8Array), not parsed JSON');
+  }
+  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const failure = checkWebhook({ secret, headers, body: bytes, toleranceSeconds: options.toleranceSeconds, now: options.now });
+  if (failure) throw new MerchantWalletSignatureVerificationError(failure, failureMessages[failure]);
+  let event: unknown;
+  try {
+    event = JSON.parse(bytes.toString('utf8'));
+  } catch (err) {
+    throw new MerchantWalletSignatureVerificationError('webhook_body_invalid', 'the signed body is not JSON', err);
+  }
+  if (typeof event !== 'object' || event === null || typeof (event as { event_type?: unknown }).event_type !== 'string') {
+    throw new MerchantWalletSignatureVerificationError('webhook_body_invalid', 'the signed body is not a webhook event');
+  }
+  return event as WebhookEvent;
+}
+
+/** Webhook helpers in one object, as stripe-node's `stripe.webhooks`. */
+export const webhooks = {
+  constructEvent,
+  verifySignature: verifyWebhookSignature,
+  sign: signWebhook,
+} as const;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MerchantWalletClient, MerchantWalletError } from '../src/index.js';
+import { MerchantWalletClient, MerchantWalletError, MerchantWalletInvalidRequestError } from '../src/index.js';
 import { API_KEY, CLIENT_ID, errorBody, makeClient, signatureValid, SIGNING_KEY, startStub, UUID_V4 } from './helpers.js';
 
 test('connectHost: TCP goes to 127.0.0.1 while Host stays the baseUrl host:port (and the signature still verifies)', async (t) => {
@@ -83,7 +83,8 @@ test('error envelope: code/type/requestId/body with extra fields; message not re
   await assert.rejects(client.request({ method: 'POST', path: '/v1/remit/payees', body: {}, onBehalfOf: 'u1' }), (e: unknown) => {
     assert.ok(e instanceof MerchantWalletError);
     assert.ok(e instanceof Error);
-    assert.equal(e.name, 'MerchantWalletError');
+    assert.ok(e instanceof MerchantWalletInvalidRequestError, 'the class of its type');
+    assert.equal(e.name, 'MerchantWalletInvalidRequestError');
     assert.equal(e.code, 'invalid_fields');
     assert.equal(e.type, 'invalid_request_error');
     assert.equal(e.status, 400);
