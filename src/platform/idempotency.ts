@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/schema.js';
 import { ApiError, type ErrorCode, type ErrorExtras } from './errors.js';
 import type { IdempotencyContext } from './request-context.js';
+import { withConflictRetry } from './conflict-retry.js';
 
 /*
  * Over 300 lines on purpose: one job, the idempotency record of a key from lock to replay. The
@@ -73,16 +74,33 @@ export class SameKeyRefusal extends ApiError {
  * A transaction for a write without a key: a `SameKeyRefusal` thrown by the effect rolls it back,
  * then the refusal's own record commits in a transaction of its own.
  */
-async function transactionOrRefusal<T>(db: Kysely<Database>, effect: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+async function transactionOrRefusal<T>(db: Kysely<Database>, req: FastifyRequest, effect: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   try {
-    return await db.transaction().execute(effect);
+    return await requestTransaction(db, req, effect);
   } catch (err) {
     if (err instanceof SameKeyRefusal) {
-      await db.transaction().execute((trx) => err.persist(trx));
+      await requestTransaction(db, req, (trx) => err.persist(trx));
       await err.afterCommit();
     }
     throw err;
   }
+}
+
+/**
+ * One whole transaction of a request, run again when PostgreSQL ended it in a deadlock or a
+ * serialization failure (`withConflictRetry`, docs/locking.md): the key's lock and record are
+ * inside it, so a rolled-back attempt left nothing, and the request's record flags are as before
+ * it. A retry is logged: it means some write path took its locks out of the documented order.
+ */
+export function requestTransaction<T>(db: Kysely<Database>, req: FastifyRequest, effect: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  const idem = req.idempotency;
+  const flags = idem && { settled: idem.settled, noStore: idem.noStore };
+  return withConflictRetry(() => db.transaction().execute(effect), {
+    beforeAttempt: () => {
+      if (idem && flags) Object.assign(idem, flags);
+    },
+    onRetry: (info) => req.log.warn(info, 'transaction ended by PostgreSQL (deadlock or serialization failure): run again'),
+  });
 }
 
 export class ReplaySignal {
@@ -318,10 +336,10 @@ export async function executeWrite<T>(
   effect: (trx: Transaction<Database>) => Promise<WriteResult<T>>,
 ): Promise<FastifyReply> {
   if (!req.idempotency) {
-    const result = await transactionOrRefusal(db, effect);
+    const result = await transactionOrRefusal(db, req, effect);
     return reply.code(result.status).send(result.body);
   }
-  const outcome = await db.transaction().execute(async (trx) => {
+  const outcome = await requestTransaction(db, req, async (trx) => {
     const found = await lockKey(trx, req);
     if (found instanceof ReplaySignal) return found;
     let body = '';
@@ -357,9 +375,9 @@ export async function claimWrite<T>(
   effect: (trx: Transaction<Database>) => Promise<T>,
 ): Promise<{ value: T } | { replay: StoredResult }> {
   const idem = req.idempotency;
-  if (!idem) return { value: await transactionOrRefusal(db, effect) };
+  if (!idem) return { value: await transactionOrRefusal(db, req, effect) };
   const claim = JSON.stringify({ in_progress: randomUUID(), lease_until_ms: idem.now() + leaseMs } satisfies Claim);
-  const outcome = await db.transaction().execute(async (trx) => {
+  const outcome = await requestTransaction(db, req, async (trx) => {
     const found = await lockKey(trx, req);
     if (found instanceof ReplaySignal) return found;
     return effectOrRefusal(trx, req, found.lapsedClaim, effect, () => writeRecord(trx, req, claimStatus, claim, found.lapsedClaim));

@@ -4,6 +4,7 @@ import type { ServiceContext } from '../service-context.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { AppInstance } from './http-app.js';
 import { mount, type Effect, type Part, type ResultOf, type RouteSchema } from './route.js';
+import { requestTransaction } from './idempotency.js';
 
 /**
  * The operator form of the typed route helper (see "Writing a route" in docs/architecture.md):
@@ -17,7 +18,7 @@ import { mount, type Effect, type Part, type ResultOf, type RouteSchema } from '
  * status through the response schema, domain errors mapped. What differs: the principal is the
  * operator (the operator app checks its bearer token on every /admin call before any handler),
  * there is no access declaration, and `write` runs its effect in one plain transaction (no
- * idempotency key) and gives back what it committed.
+ * idempotency key; run again after a deadlock, `requestTransaction`) and gives back what it committed.
  */
 
 /** The caller of every operator route: the operator, whose token the operator app checked. */
@@ -81,7 +82,7 @@ export function defineOperatorRoute<const S extends RouteSchema>(
     query: req.query,
     body: req.body,
     headers: req.headers,
-    write: <T>(effect: Effect<T>) => ctx.db.transaction().execute(mapped(effect)),
+    write: <T>(effect: Effect<T>) => requestTransaction(ctx.db, req, mapped(effect)),
     req,
   }) as unknown as OperatorRouteInput<S>, handler);
 }

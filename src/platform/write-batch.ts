@@ -5,6 +5,7 @@ import { ApiError } from './errors.js';
 import { GroupCommitter, type BatchOptions } from './group-commit.js';
 import { statementDeclined, type BatchStatement, type StatementRow, type StatementWrite } from './batch-statement.js';
 import { nonceExpiryMs } from './nonces.js';
+import { conflictStateOf, withConflictRetry } from './conflict-retry.js';
 import {
   ReplaySignal, SameKeyRefusal, afterRefusal, claimStatus, executeWrite, sendReplay, errorBodyFor, idempotencyWindowHours, isStorableStatus, matchStored, reservation,
   type StoredResult, type WriteResult,
@@ -220,10 +221,14 @@ export async function runWriteBatch(
       try {
         succeeded(i, await effect(trx));
       } catch (err) {
+        // A deadlock ends the whole batch: its transaction keeps the locks taken before the
+        // savepoint, so only running the batch again from its first statement is safe.
+        if (conflictStateOf(err) !== undefined) throw err;
         await sql`ROLLBACK TO SAVEPOINT idempotent_effect`.execute(trx);
         await refused(i, err);
       }
     } catch (err) {
+      if (conflictStateOf(err) !== undefined) throw err;
       outcomes[i] = { error: err };
     }
   }
@@ -275,16 +280,31 @@ function storedOf(r: PendingRecord): StoredResult {
 export function createWriteGroup(db: Kysely<Database>, options: BatchOptions): WriteGroup {
   const inTransaction = (writes: readonly GroupedWrite[], fallback?: boolean) =>
     db.transaction().execute((trx) => runWriteBatch(trx, writes, { stats: group.stats, fallback }));
+  const run = (writes: readonly GroupedWrite[], fallback?: boolean) => {
+    const statement = fallback ? undefined : writes[0]!.batch?.statement?.run;
+    if (statement && writes.every((w) => w.batch?.statement?.run === statement)) {
+      return runStatementBatch(db, writes, statement, group.stats, inTransaction);
+    }
+    return inTransaction(writes, fallback);
+  };
   const group: WriteGroup = new GroupCommitter<GroupedWrite, WriteOutcome>({
-    runBatch: (writes, fallback) => {
-      const statement = fallback ? undefined : writes[0]!.batch?.statement?.run;
-      if (statement && writes.every((w) => w.batch?.statement?.run === statement)) {
-        return runStatementBatch(db, writes, statement, group.stats, inTransaction);
-      }
-      return inTransaction(writes, fallback);
-    },
+    runBatch: (writes, fallback) => runAgainAfterConflict(writes, () => run(writes, fallback)),
   }, options);
   return group;
+}
+
+/**
+ * A batch (its one statement, or its transaction) ended by PostgreSQL in a deadlock or a
+ * serialization failure is run again whole (`withConflictRetry`, docs/locking.md): the keys'
+ * locks, the nonces and the records are inside it, so nothing of the failed attempt stays, and
+ * each write's record flags are as before it. Without this a lone write was answered 500.
+ */
+function runAgainAfterConflict(writes: readonly GroupedWrite[], batch: () => Promise<WriteOutcome[]>): Promise<WriteOutcome[]> {
+  const flags = writes.map(({ req }) => ({ settled: req.idempotency!.settled, noStore: req.idempotency!.noStore }));
+  return withConflictRetry(batch, {
+    beforeAttempt: () => writes.forEach(({ req }, i) => Object.assign(req.idempotency!, flags[i])),
+    onRetry: (info) => writes[0]!.req.log.warn({ ...info, writes: writes.length }, 'write batch ended by PostgreSQL (deadlock or serialization failure): run again'),
+  });
 }
 
 /** The writes of a batch through their route's `BatchStatement`, or in a transaction when it declines them. */

@@ -117,7 +117,7 @@ export interface NetworkInput {
 /** Creates or replaces one network of a crypto asset, in the caller's transaction (the asset row is locked). */
 export async function putAssetNetwork(trx: Transaction<Database>, code: string, network: string, input: NetworkInput, now: Date): Promise<Asset> {
   assetCacheOf(trx)?.ownWrite();
-  const asset = await trx.selectFrom('assets').select(['code', 'type']).where('code', '=', code).forUpdate().executeTakeFirst();
+  const asset = await trx.selectFrom('assets').select(['code', 'type']).where('code', '=', code).forNoKeyUpdate().executeTakeFirst();
   if (!asset) throw new ApiError('not_found', 'No such asset.');
   if (asset.type !== 'crypto') throw new ApiError('invalid_request', 'Networks apply to crypto assets only.');
   const values = {

@@ -81,7 +81,7 @@ async function applyCloseAnswer(ctx: ServiceContext, card: CardRow, outcome: Cal
   // A status outside our enumeration is no confirmation (stays closing, asked again) and one alert for the card.
   if (outcome.kind === 'accepted' && providerStatusOf(outcome.status) === undefined) await alertUnknownStatus(ctx, card, 'closing', outcome.status);
   return ctx.db.transaction().execute(async (trx) => {
-    const card = await trx.selectFrom('cards').selectAll().where('id', '=', cardId).forUpdate().executeTakeFirstOrThrow();
+    const card = await trx.selectFrom('cards').selectAll().where('id', '=', cardId).forNoKeyUpdate().executeTakeFirstOrThrow();
     const now = await ctx.clock.now(trx, callOf(card));
     const answer = outcome.kind === 'rejected' ? 'refused' : outcome.kind === 'accepted' && outcome.status === 'succeeded' ? 'confirmed' : undefined;
     if (!answer) {
@@ -144,7 +144,7 @@ export async function expireCards(ctx: ServiceContext, scope: ClockScope, now: D
   const due = await expiringCards(ctx.db, scope).select('id').where(expiresAtSql, '<=', now).orderBy('seq').limit(batchMax).execute();
   for (const { id } of due) {
     await ctx.db.transaction().execute(async (trx) => {
-      const card = await trx.selectFrom('cards').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+      const card = await trx.selectFrom('cards').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirstOrThrow();
       if (!expiryDue({ status: card.status, expMonth: card.exp_month, expYear: card.exp_year }, now)) return;
       const underWay = await trx.selectFrom('card_replacements').select('id').where('card_id', '=', id).where('status', '=', 'processing').executeTakeFirst();
       if (underWay) return;

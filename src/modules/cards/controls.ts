@@ -126,7 +126,7 @@ export async function pushLimits(job: ClaimedJob, ctx: ServiceContext): Promise<
     throw new Error(`card limits push: issuer outcome ${outcome.kind === 'accepted' ? `status ${outcome.status}` : outcome.kind}; retried`);
   }
   await ctx.db.transaction().execute(async (trx) => {
-    const locked = await trx.selectFrom('cards').selectAll().where('id', '=', cardId).forUpdate().executeTakeFirstOrThrow();
+    const locked = await trx.selectFrom('cards').selectAll().where('id', '=', cardId).forNoKeyUpdate().executeTakeFirstOrThrow();
     if (locked.limits_version !== version) return;
     const now = await ctx.clock.now(trx, callOf(locked));
     if (confirmed) {
@@ -343,7 +343,7 @@ const cvvWindowMs = 3_600_000;
  * processes, a small sandbox offset) counts as it is.
  */
 export async function prepareCvvUnblock(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, key: string) {
-  await trx.selectFrom('members').select('id').where('id', '=', caller.memberId).forUpdate().executeTakeFirst();
+  await trx.selectFrom('members').select('id').where('id', '=', caller.memberId).forNoKeyUpdate().executeTakeFirst();
   const now = new Date(ctx.requestClock());
   const since = new Date(now.getTime() - cvvWindowMs);
   const ahead = new Date(now.getTime() + cvvWindowMs);

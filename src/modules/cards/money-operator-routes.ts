@@ -45,7 +45,7 @@ export async function cardMoneyOperatorRoutes(app: AppInstance, ctx: ServiceCont
     },
   }, ({ params, body, write }) => write(async (trx) => {
     const seq = productSeqOf(params.id);
-    const product = seq ? await trx.selectFrom('card_products').selectAll().where('seq', '=', seq).forUpdate().executeTakeFirst() : undefined;
+    const product = seq ? await trx.selectFrom('card_products').selectAll().where('seq', '=', seq).forNoKeyUpdate().executeTakeFirst() : undefined;
     if (!product) throw new ApiError('not_found', 'No such card product.');
     const set: Record<string, unknown> = { updated_at: ctx.clock.real() };
     if (body.topup_fee_bps !== undefined) set.topup_fee_bps = body.topup_fee_bps;

@@ -58,7 +58,7 @@ const amountKeys = ['opening_fee', 'topup_min', 'topup_max_single', 'max_single'
 /** Operator: changes a product's settings (amounts in the card currency). */
 export async function updateProduct(trx: Transaction<Database>, id: string, patch: ProductPatch, now: Date) {
   const seq = productSeqOf(id);
-  const row = seq ? await trx.selectFrom('card_products').selectAll().where('seq', '=', seq).forUpdate().executeTakeFirst() : undefined;
+  const row = seq ? await trx.selectFrom('card_products').selectAll().where('seq', '=', seq).forNoKeyUpdate().executeTakeFirst() : undefined;
   if (!row) throw new ApiError('not_found', 'No such card product.');
   const scale = await scaleOf(trx, row.currency);
   const set: Record<string, unknown> = { updated_at: now };

@@ -53,14 +53,14 @@ export async function findApplication(db: Db, caller: CardCaller, id: string, fo
   let q = db.selectFrom('card_applications').selectAll()
     .where('id', '=', withIdPrefix('cap', id)).where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  return forUpdate ? q.forUpdate().executeTakeFirst() : q.executeTakeFirst();
+  return forUpdate ? q.forNoKeyUpdate().executeTakeFirst() : q.executeTakeFirst();
 }
 
 export async function findCard(db: Db, caller: CardCaller, id: string, forUpdate = false): Promise<CardRow | undefined> {
   let q = db.selectFrom('cards').selectAll()
     .where('id', '=', withIdPrefix('crd', id)).where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  return forUpdate ? q.forUpdate().executeTakeFirst() : q.executeTakeFirst();
+  return forUpdate ? q.forNoKeyUpdate().executeTakeFirst() : q.executeTakeFirst();
 }
 
 export function cardsQuery(db: Db, caller: MemberCardCaller) {

@@ -49,7 +49,7 @@ type Trx = Transaction<Database>;
 const callOf = (r: { merchant_id: string; environment: CardReplacementRow['environment'] }) => ({ merchantId: r.merchant_id, environment: r.environment });
 
 async function lockCard(trx: Trx, id: string): Promise<CardRow> {
-  return trx.selectFrom('cards').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+  return trx.selectFrom('cards').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirstOrThrow();
 }
 async function lockReplacement(trx: Trx, id: string): Promise<CardReplacementRow> {
   return trx.selectFrom('card_replacements').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();

@@ -257,7 +257,7 @@ async function emit(trx: Transaction<Database>, row: CardTopupRow, status: 'cred
  */
 async function creditIn(trx: Transaction<Database>, id: string, fields: Record<string, unknown>): Promise<void> {
   const open = await trx.selectFrom('card_topups').select('card_id').where('id', '=', id).executeTakeFirstOrThrow();
-  const card = await trx.selectFrom('cards').select(['status', 'frozen_at']).where('id', '=', open.card_id).forUpdate().executeTakeFirstOrThrow();
+  const card = await trx.selectFrom('cards').select(['status', 'frozen_at']).where('id', '=', open.card_id).forNoKeyUpdate().executeTakeFirstOrThrow();
   const row = await claimMove<CardTopupRow>(trx, cardTopUps, id, { to: 'credited', from: ['processing', 'suspended'], at: 'credited_at', fields });
   if (!row) return;
   // A non-security replacement returns the balance of a card that is not frozen: `processing` says it has.
@@ -351,7 +351,7 @@ async function claimOrStop(ctx: ServiceContext, id: string): Promise<CardTopupRo
   return ctx.db.transaction().execute(async (trx) => {
     const open = await trx.selectFrom('card_topups').select(['card_id', 'status']).where('id', '=', id).executeTakeFirst();
     if (!open || open.status !== 'pending') return undefined;
-    const card = await trx.selectFrom('cards').select(['status', 'frozen_at']).where('id', '=', open.card_id).forUpdate().executeTakeFirstOrThrow();
+    const card = await trx.selectFrom('cards').select(['status', 'frozen_at']).where('id', '=', open.card_id).forNoKeyUpdate().executeTakeFirstOrThrow();
     const problem = topUpDispatchProblem({ status: card.status, frozenAt: card.frozen_at }, await replacementInFlight(trx, open.card_id, ['processing']));
     if (problem) {
       await failIn(trx, id, problem, {}, ['pending']);

@@ -175,7 +175,7 @@ export async function authorize(ctx: ServiceContext, trx: Transaction<Database>,
   const merchantName = body.merchant_name.trim();
   if (merchantName === '') throw new ApiError('invalid_request', 'merchant_name must not be empty.');
   const { networkRef } = await networkOf(ctx)(card0, { type: 'authorization', amountMinor: amount, currency, merchantName, mcc: body.mcc });
-  const card = await trx.selectFrom('cards').selectAll().where('id', '=', card0.id).forUpdate().executeTakeFirstOrThrow();
+  const card = await trx.selectFrom('cards').selectAll().where('id', '=', card0.id).forNoKeyUpdate().executeTakeFirstOrThrow();
   const product = await trx.selectFrom('card_products').selectAll().where('seq', '=', card.product_seq).executeTakeFirstOrThrow();
   const stored = await trx.selectFrom('card_merchant_rules').selectAll().where('card_id', '=', card.id).executeTakeFirst();
   const rules: RuleSet | null = stored?.rule_type ? { ruleType: stored.rule_type, merchantNames: stored.merchant_names, mccList: stored.mcc_list } : null;
@@ -211,7 +211,7 @@ export interface FollowBody {
 /** The authorisation a follow-up message names, locked; on this card. */
 async function lockedAuthorization(trx: Transaction<Database>, card: CardRow, id: string): Promise<CardTransactionRow> {
   const auth = await trx.selectFrom('card_transactions').selectAll()
-    .where('id', '=', withIdPrefix('ctx', id)).where('card_id', '=', card.id).forUpdate().executeTakeFirst();
+    .where('id', '=', withIdPrefix('ctx', id)).where('card_id', '=', card.id).forNoKeyUpdate().executeTakeFirst();
   if (!auth || auth.type !== 'authorization') throw new ApiError('not_found', 'No such authorisation on this card.');
   return auth;
 }
@@ -254,7 +254,7 @@ export async function follow(ctx: ServiceContext, trx: Transaction<Database>, ca
   // The card row locked first (as the authorisation and every stopping action lock it): a card
   // stopping meanwhile either returned its balance before this money arrives (then it goes to
   // available) or returns it after (then this money is on the card and goes back with it).
-  const card = await trx.selectFrom('cards').selectAll().where('id', '=', found.id).forUpdate().executeTakeFirstOrThrow();
+  const card = await trx.selectFrom('cards').selectAll().where('id', '=', found.id).forNoKeyUpdate().executeTakeFirstOrThrow();
   const to = cardStopped({ status: card.status, frozenAt: card.frozen_at }) ? 'available' as const : 'card' as const;
   const auth = await lockedAuthorization(trx, card, body.transaction_id);
   const { networkRef } = await networkOf(ctx)(card, { type: kind, amountMinor: requested ?? minorFromDb(auth.amount), currency: card.currency, merchantName: auth.merchant_name, mcc: auth.mcc });
@@ -341,8 +341,8 @@ export async function expireAuthorizations(ctx: ServiceContext, scope: ClockScop
 }
 
 async function expireOne(trx: Transaction<Database>, cardId: string, authId: string, now: Date): Promise<boolean> {
-  const card = await trx.selectFrom('cards').selectAll().where('id', '=', cardId).forUpdate().executeTakeFirstOrThrow();
-  const auth = await trx.selectFrom('card_transactions').selectAll().where('id', '=', authId).forUpdate().executeTakeFirstOrThrow();
+  const card = await trx.selectFrom('cards').selectAll().where('id', '=', cardId).forNoKeyUpdate().executeTakeFirstOrThrow();
+  const auth = await trx.selectFrom('card_transactions').selectAll().where('id', '=', authId).forNoKeyUpdate().executeTakeFirstOrThrow();
   if (!authorizationExpired({ status: auth.status, expiresAt: auth.expires_at === null ? null : new Date(auth.expires_at) }, now)) return false;
   const held = heldOf(authFacts(auth));
   const to = cardStopped({ status: card.status, frozenAt: card.frozen_at }) ? 'available' as const : 'card' as const;

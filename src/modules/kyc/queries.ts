@@ -53,7 +53,7 @@ export async function setMemberLevel(trx: Db, memberId: string, level: number, n
 
 /** The member's row, locked: submissions of one member are serialised on it. */
 export async function lockMember(trx: Db, memberId: string) {
-  return trx.selectFrom('members').select(['id', 'external_member_id', 'kyc_level', 'status']).where('id', '=', memberId).forUpdate().executeTakeFirst();
+  return trx.selectFrom('members').select(['id', 'external_member_id', 'kyc_level', 'status']).where('id', '=', memberId).forNoKeyUpdate().executeTakeFirst();
 }
 
 /** Profiles of one environment in one status, oldest submission first, after the cursor's `seq`. */
