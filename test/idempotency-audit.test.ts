@@ -45,9 +45,10 @@ describe('idempotency and signing of every write', () => {
     for (const [path, item] of Object.entries<Json>(doc.paths)) {
       for (const [method, op] of Object.entries<Json>(item)) {
         const header = (name: string) => (op.parameters ?? []).find((p: Json) => p.in === 'header' && p.name === name);
-        if (!header('x-signature')) continue;
-        const key = header('x-idempotency-key');
-        writes.set(`${method.toUpperCase()} ${path}`, { key: key ? (key.required ? 'required' : 'optional') : 'none', member: header('x-on-behalf-of')?.required === true });
+        // Signing and the key's requirement are the operation's extensions (the signing headers are
+        // security schemes, and the key is an optional parameter whose requirement `x-idempotency` states).
+        if (op['x-signed'] !== true) continue;
+        writes.set(`${method.toUpperCase()} ${path}`, { key: op['x-idempotency'] as KeyRule, member: header('x-on-behalf-of')?.required === true });
       }
     }
     const { rows } = await sql<{ table_name: string }>`

@@ -12,6 +12,7 @@ import { startTestService } from './support/service.js';
 import { eventCatalogue, eventTypes } from '../src/ledger/index.js';
 import { defaultWebhookRetryScheduleMs } from '../src/platform/config.js';
 import { deliveryStatuses } from '../src/modules/webhooks/service.js';
+import { hoistNamedSchemas, SchemaNameConflict } from '../src/platform/openapi-schemas.js';
 
 /**
  * The document is checked against the routes actually registered, whatever they are: each new
@@ -55,18 +56,30 @@ function headerParam(op: Json, name: string): Json | undefined {
   return (op.parameters ?? []).find((p: Json) => p.in === 'header' && String(p.name).toLowerCase() === name);
 }
 
-/** Header presence the contract asks for: 'required', 'optional' or 'absent'. */
+/**
+ * Header parameters the contract asks for: 'required', 'optional' or 'absent'. The signing headers
+ * are never parameters (they are security schemes: a generated typed call must not take them), and
+ * the idempotency key is an optional parameter even where the operation requires it (its
+ * description says so): a client sets both in one place, not as placeholders on every call.
+ */
 function expectedHeaders(method: string, access: RouteAccess): Record<string, 'required' | 'optional' | 'absent'> {
   const principal = access.scope === 'public' ? 'none' : access.principal ?? 'merchant';
   const idempotency = access.idempotency ?? 'none';
-  const signing = signedRoute(method, access) ? 'required' : 'absent';
   return {
     'x-on-behalf-of': principal === 'member' ? 'required' : principal === 'either' ? 'optional' : 'absent',
-    'x-idempotency-key': idempotency === 'none' ? 'absent' : idempotency,
-    'x-timestamp': signing,
-    'x-nonce': signing,
-    'x-signature': signing,
+    'x-idempotency-key': idempotency === 'none' ? 'absent' : 'optional',
+    'x-timestamp': 'absent',
+    'x-nonce': 'absent',
+    'x-signature': 'absent',
   };
+}
+
+const signatureSchemes = ['signatureTimestamp', 'signatureNonce', 'signature'];
+
+/** A schema of the document with its `$ref` (to components.schemas) followed. */
+function deref(doc: Json, schema: Json): Json {
+  const ref = schema?.$ref as string | undefined;
+  return ref ? deref(doc, doc.components.schemas[ref.replace('#/components/schemas/', '')]) : schema;
 }
 
 /** Codes the access implies (must be listed) and the implied codes that do not apply (must not be). */
@@ -195,8 +208,26 @@ describe('GET /v1/openapi.json', () => {
           for (const name of Object.keys(requirement)) assert.ok(doc.components.securitySchemes[name], `${where}: ${name}`);
         }
         assert.ok(op.security.some((s: Json) => s.bearerAuth) && op.security.some((s: Json) => s.xAuthToken), where);
+        // A signed operation needs the token and the three signature headers together, in each alternative.
+        const signed = signedRoute(r.method, r.access);
+        assert.equal(op['x-signed'], signed, where);
+        for (const requirement of op.security) {
+          for (const name of signatureSchemes) assert.equal(name in requirement, signed, `${where}: ${name} ${signed ? 'required' : 'not required'}`);
+        }
       }
     }
+  });
+
+  test('the signing headers are apiKey security schemes in the header (not parameters)', () => {
+    const schemes = doc.components.securitySchemes;
+    for (const [name, header] of [['signatureTimestamp', 'x-timestamp'], ['signatureNonce', 'x-nonce'], ['signature', 'x-signature']]) {
+      assert.deepEqual([schemes[name].type, schemes[name].in, schemes[name].name], ['apiKey', 'header', header], name);
+    }
+    assert.deepEqual(doc.paths['/v1/members'].post.security, [
+      { bearerAuth: ['members:write'], signatureTimestamp: [], signatureNonce: [], signature: [] },
+      { xAuthToken: ['members:write'], signatureTimestamp: [], signatureNonce: [], signature: [] },
+    ]);
+    assert.deepEqual(doc.paths['/v1/members/{id}'].get.security, [{ bearerAuth: ['members:read'] }, { xAuthToken: ['members:read'] }]);
   });
 
   test('each operation lists the headers its access asks for', () => {
@@ -212,6 +243,9 @@ describe('GET /v1/openapi.json', () => {
       if (key) {
         const shape = new RegExp(key.schema.pattern);
         assert.ok(shape.test('5f0c6b8e-3a4d-4c1e-9b7a-2d6f8e1c0a93') && !shape.test('not-a-uuid'), `${r.method} ${r.url}: UUID shape`);
+        // Where the operation requires it, the description says so (and the code its absence answers).
+        assert.equal(key.description.includes('`idempotency_key_required`'), r.access.idempotency === 'required', `${r.method} ${r.url}: key requirement described`);
+        assert.equal(op['x-idempotency'], r.access.idempotency, `${r.method} ${r.url}`);
       }
     }
   });
@@ -249,7 +283,7 @@ describe('GET /v1/openapi.json', () => {
   });
 
   test('card merchant rules: rule_type is the reference\'s enum (white, black; null without rules), synced_at a date-time', () => {
-    const schema = doc.paths['/v1/cards/{id}/merchant-rules'].get.responses['200'].content['application/json'].schema;
+    const schema = deref(doc, doc.paths['/v1/cards/{id}/merchant-rules'].get.responses['200'].content['application/json'].schema);
     const ruleType = schema.properties.rule_type;
     assert.deepEqual((ruleType.anyOf ?? []).map((s: Json) => s.const ?? s.enum?.[0] ?? s.type), ['white', 'black', 'null']);
     assert.ok(schema.properties.synced_at.anyOf.some((s: Json) => s.format === 'date-time'));
@@ -268,17 +302,63 @@ describe('GET /v1/openapi.json', () => {
     }
   });
 
-  test('every operation has an operationId from its method and path, unique in the document', () => {
+  test('every operation has the operationId its route declares: camelCase, unique in the document', () => {
     const ids: string[] = [];
     for (const r of documented) {
       const op = doc.paths[openapiPath(r.url)][r.method.toLowerCase()];
-      assert.match(op.operationId ?? '', /^[a-z0-9]+(_[a-z0-9]+)*$/, `${r.method} ${r.url}`);
+      const where = `${r.method} ${r.url}`;
+      assert.equal(typeof r.schema.operationId, 'string', `${where} declares no operationId`);
+      assert.equal(op.operationId, r.schema.operationId, where);
+      assert.match(op.operationId, /^[a-z][a-zA-Z0-9]*$/, `${where}: not camelCase`);
       ids.push(op.operationId);
     }
     for (const item of Object.values<Json>(doc.webhooks)) ids.push(item.post.operationId);
     assert.deepEqual(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'duplicate operationIds');
-    assert.equal(doc.paths['/v1/cards/{id}/topups'].get.operationId, 'get_v1_cards_id_topups');
-    assert.equal(doc.paths['/v1/webhooks/deliveries/{id}/redeliver'].post.operationId, 'post_v1_webhooks_deliveries_id_redeliver');
+    const idOf = (method: string, path: string) => doc.paths[path][method].operationId;
+    assert.deepEqual(
+      [idOf('post', '/v1/members'), idOf('get', '/v1/deposits'), idOf('get', '/v1/deposits/{id}'), idOf('post', '/v1/withdrawals/{id}/confirm'), idOf('get', '/v1/cards/{id}/topups')],
+      ['createMember', 'listDeposits', 'getDeposit', 'confirmWithdrawal', 'listCardTopups'],
+    );
+  });
+
+  test('every request body and success body is a named schema of components.schemas, referenced', () => {
+    const inline: string[] = [];
+    for (const [path, item] of Object.entries<Json>(doc.paths)) {
+      for (const [method, op] of Object.entries<Json>(item)) {
+        const bodies: Array<[string, Json]> = Object.entries<Json>(op.requestBody?.content ?? {}).map(([type, m]) => [`request ${type}`, m]);
+        for (const [status, response] of Object.entries<Json>(op.responses)) {
+          for (const [type, media] of Object.entries<Json>(response.content ?? {})) bodies.push([`${status} ${type}`, media]);
+        }
+        for (const [where, media] of bodies) {
+          const ref = media.schema?.$ref as string | undefined;
+          if (!ref?.startsWith('#/components/schemas/')) inline.push(`${method.toUpperCase()} ${path} ${where}`);
+          else assert.ok(doc.components.schemas[ref.slice('#/components/schemas/'.length)], `${method} ${path} ${where}: ${ref} missing`);
+        }
+      }
+    }
+    assert.deepEqual(inline, []);
+    // The reference's resources (and ours) under their own names, not their operations'.
+    const names = Object.keys(doc.components.schemas);
+    for (const name of ['Member', 'MemberProfile', 'Deposit', 'DepositList', 'Withdrawal', 'WithdrawalConfirmation', 'Balance', 'MerchantBalance', 'ExchangeQuote',
+      'ExchangeOrder', 'Card', 'CardApplication', 'CardProduct', 'CardTopup', 'CardTopupQuote', 'CardTransaction', 'CardReplacement', 'CardMerchantRules',
+      'Payee', 'RemittanceOrder', 'ConversionDates', 'WebhookEndpoint', 'WebhookDelivery', 'HostedScreenTicket', 'KycProfile', 'EarnProduct', 'EarnOrder',
+      'EarnPosition', 'QrPayment', 'AccessToken', 'Asset', 'CreateMemberRequest', 'CreateDepositRequest', 'Error', 'WebhookEvent']) {
+      assert.ok(names.includes(name), `components.schemas.${name}`);
+    }
+    for (const name of names) assert.match(name, /^[A-Z][A-Za-z0-9]*$/, name);
+    assert.equal(doc.paths['/v1/members'].post.requestBody.content['application/json'].schema.$ref, '#/components/schemas/CreateMemberRequest');
+    assert.equal(doc.paths['/v1/members/{id}'].get.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/Member');
+    assert.equal(deref(doc, doc.components.schemas.Member).properties.profile.$ref, '#/components/schemas/MemberProfile');
+    assert.equal(doc.components.schemas.DepositList.properties.data.items.$ref, '#/components/schemas/Deposit');
+  });
+
+  test('no two named schemas are the same schema (a resource answered by several operations is named once, in its route schema file)', () => {
+    const byShape = new Map<string, string[]>();
+    for (const [name, { title: _title, examples: _examples, ...schema }] of Object.entries<Json>(doc.components.schemas)) {
+      const shape = JSON.stringify(schema);
+      byShape.set(shape, [...(byShape.get(shape) ?? []), name]);
+    }
+    assert.deepEqual([...byShape.values()].filter((names) => names.length > 1), []);
   });
 
   test('a body the route declares optional is not required: rolling a webhook secret takes none', () => {
@@ -325,5 +405,25 @@ describe('GET /v1/openapi.json', () => {
     }
     for (const [kind, list] of kinds) t.diagnostic(`${kind}: ${list.length} (${list[0]}${list.length > 1 ? ', ...' : ''})`);
     assert.ok(kinds.has('public'));
+  });
+});
+
+describe('named schemas (openapi-schemas.ts)', () => {
+  const op = (body: Json, response: Json): Json => ({
+    paths: { '/v1/x': { post: { operationId: 'createThing', requestBody: { content: { 'application/json': { schema: body } } }, responses: { 201: { description: 'ok', content: { 'application/json': { schema: response } } } } } } },
+  });
+  const Thing = { title: 'Thing', type: 'object', properties: { id: { type: 'string' } } };
+
+  test('a titled schema is hoisted once and referenced; an untitled body is named after its operation', () => {
+    const doc = hoistNamedSchemas(op({ type: 'object', properties: { thing: Thing } }, { type: 'object', properties: { data: { type: 'array', items: Thing } } }));
+    const post = doc.paths['/v1/x'].post;
+    assert.equal(post.requestBody.content['application/json'].schema.$ref, '#/components/schemas/CreateThingRequest');
+    assert.equal(post.responses[201].content['application/json'].schema.$ref, '#/components/schemas/CreateThingResponse');
+    assert.deepEqual(doc.components.schemas.CreateThingRequest.properties.thing, { $ref: '#/components/schemas/Thing' });
+    assert.deepEqual(doc.components.schemas.Thing, Thing);
+  });
+
+  test('two different schemas with one name are refused', () => {
+    assert.throws(() => hoistNamedSchemas(op(Thing, { ...Thing, properties: { id: { type: 'integer' } } })), SchemaNameConflict);
   });
 });

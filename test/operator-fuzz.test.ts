@@ -241,7 +241,16 @@ describe('random input on the operator listener never makes a server error', () 
       return pool?.length ? pool : known.id!;
     };
 
-    const doc = (await admin<Json>(service, 'GET', '/admin/v1/openapi.json')).body;
+    const named = (await admin<Json>(service, 'GET', '/admin/v1/openapi.json')).body;
+    // Named schemas inlined (the document refers to components.schemas): the values follow the schema itself.
+    const inline = (value: unknown): any => {
+      if (Array.isArray(value)) return value.map(inline);
+      if (value === null || typeof value !== 'object') return value;
+      const ref = (value as Json).$ref;
+      if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) return inline(named.components.schemas[ref.slice('#/components/schemas/'.length)]);
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inline(v)]));
+    };
+    const doc: Json = { ...named, paths: inline(named.paths) };
     const operations: Operation[] = [];
     for (const [path, item] of Object.entries<Json>(doc.paths)) {
       for (const [method, op] of Object.entries<Json>(item)) {

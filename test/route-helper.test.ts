@@ -41,7 +41,7 @@ describe('route helper', () => {
 
     route.post('/v1/probe/write', {
       access: { scope: 'members:write', idempotency: 'required' },
-      schema: { body: Type.Object({ n: Type.Integer() }), response: { 201: Probe } },
+      schema: { operationId: 'probeWrite', body: Type.Object({ n: Type.Integer() }), response: { 201: Probe } },
     }, async ({ body, write }) => write(async () => {
       writes++;
       // `extra` is not in the response schema: it must not be sent, nor stored for the replay.
@@ -51,7 +51,7 @@ describe('route helper', () => {
     route.post('/v1/probe/short', {
       access: { scope: 'members:write', idempotency: 'required' },
       errors: ['insufficient_balance'],
-      schema: { response: { 200: Probe } },
+      schema: { operationId: 'probeShort', response: { 200: Probe } },
     }, async ({ write }) => write(async () => {
       writes++;
       throw new InsufficientFundsError({ owner: 'member', memberId: 'mem_x', bucket: 'available' }, 'USDT');
@@ -59,17 +59,17 @@ describe('route helper', () => {
 
     route.post('/v1/probe/amount', {
       access: { scope: 'members:write' },
-      schema: { body: Type.Object({ amount: Type.String() }), response: { 200: Type.Object({ minor: Type.String() }) } },
+      schema: { operationId: 'probeAmount', body: Type.Object({ amount: Type.String() }), response: { 200: Type.Object({ minor: Type.String() }) } },
     }, async ({ body }) => ({ minor: String(parseAmount(body.amount, 2)) }));
 
     route.get('/v1/probe/member', {
       access: { scope: 'members:read', principal: 'member' },
-      schema: { response: { 200: Type.Object({ member: Type.String(), merchant: Type.String() }) } },
+      schema: { operationId: 'probeMember', response: { 200: Type.Object({ member: Type.String(), merchant: Type.String() }) } },
     }, async ({ principal }) => ({ member: principal.memberId, merchant: principal.merchantId }));
 
     route.get('/v1/probe/either', {
       access: { scope: 'members:read', principal: 'either' },
-      schema: { response: { 200: Type.Object({ member: Type.Union([Type.String(), Type.Null()]) }) } },
+      schema: { operationId: 'probeEither', response: { 200: Type.Object({ member: Type.Union([Type.String(), Type.Null()]) }) } },
     }, async ({ principal }) => ({ member: principal.memberId ?? null }));
 
     await app.listen({ port: 0, host: '127.0.0.1' });

@@ -31,7 +31,35 @@ export const securitySchemes = {
     name: 'x-auth-token',
     description: 'The same access token sent as `x-auth-token: Bearer <auth_token>` (the reference header; `authorization` is also accepted).',
   },
+  // The signature is three headers computed per request, not a credential sent as is; described
+  // as three apiKey schemes that a signed operation requires together with the token (`x-signed`).
+  signatureTimestamp: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-timestamp',
+    description: `Signed operations (\`x-signed: true\`): Unix seconds (not milliseconds) of the request, within ${timestampToleranceSeconds} seconds of server time. Part of the signing string.`,
+  },
+  signatureNonce: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-nonce',
+    description: `Signed operations: fresh for every request, retries included; not reusable within ${nonceWindowSeconds / 60} minutes, nor while its \`x-timestamp\` is still accepted. 1 to ${nonceLengthMax} visible ASCII characters (a UUID fits). Part of the signing string.`,
+  },
+  signature: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-signature',
+    description: 'Signed operations: Base64 HMAC-SHA256, keyed with the API key\'s `signing_key`, of the signing string: the method, the path with its query, `x-timestamp`, `x-nonce` and the hex SHA-256 of the body, joined by line feeds (see "Signing requests" in the introduction). A missing or wrong signature header answers 401 `invalid_signature`.',
+  },
 } as const;
+
+/** The security requirements of an operation: the token (either header), plus the signature when it is signed. */
+export function securityFor(method: string, access: RouteAccess): Json[] {
+  if (access.scope === 'public') return [];
+  const roles = access.scope === 'token' ? [] : [access.scope];
+  const signing = isSigned(method, access) ? { signatureTimestamp: [], signatureNonce: [], signature: [] } : {};
+  return [{ bearerAuth: roles, ...signing }, { xAuthToken: roles, ...signing }];
+}
 
 export const errorSchema = {
   type: 'object',
@@ -89,8 +117,14 @@ export function accessHeaders(method: string, access: RouteAccess): Json[] {
     headers.push({
       name: 'x-idempotency-key',
       in: 'header',
-      required: idempotency === 'required',
-      description: 'UUID form (8-4-4-4-12 hex; only the shape is checked). The same key and body within 24 hours replays the first result with `X-Idempotent-Replay: true`. Keep it on retries.'
+      // Declared optional even where the operation requires it (`x-idempotency: required`): a
+      // client generated from the document sets it in one place (a middleware, a retry policy
+      // that keeps it) rather than as an argument of every typed call.
+      required: false,
+      description: (idempotency === 'required'
+        ? '**Required by this operation** (`x-idempotency: required`): without it the call answers 400 `idempotency_key_required`. '
+        : 'Optional: without it the call is not deduplicated. ')
+        + 'UUID form (8-4-4-4-12 hex; only the shape is checked). The same key and body within 24 hours replays the first result with `X-Idempotent-Replay: true`. Keep it on retries.'
         + (access.keyedBody ? ` ${access.keyedBody.description}` : ''),
       schema: { type: 'string', format: 'uuid', pattern: uuidPattern },
       example: '5f0c6b8e-3a4d-4c1e-9b7a-2d6f8e1c0a93',
@@ -106,33 +140,6 @@ export function accessHeaders(method: string, access: RouteAccess): Json[] {
       schema: { type: 'string', maxLength: 64 },
       example: 'kyc_0123456789abcdef0123456789abcdef',
     });
-  }
-  if (isSigned(method, access)) {
-    headers.push(
-      {
-        name: 'x-timestamp',
-        in: 'header',
-        required: true,
-        description: `Unix seconds (not milliseconds); within ${timestampToleranceSeconds} seconds of server time. Part of the signing string.`,
-        schema: { type: 'string', pattern: '^[0-9]{1,16}$' },
-        example: '1767225600',
-      },
-      {
-        name: 'x-nonce',
-        in: 'header',
-        required: true,
-        description: `Fresh for every request, retries included; not reusable within ${nonceWindowSeconds / 60} minutes, nor while its \`x-timestamp\` is still accepted. 1 to ${nonceLengthMax} visible ASCII characters (a UUID fits), otherwise \`invalid_signature\`. Part of the signing string.`,
-        schema: { type: 'string', minLength: 1, maxLength: nonceLengthMax, pattern: '^[\\x21-\\x7e]+$' },
-        example: 'b1946ac92492d2347c6235b4d2611184',
-      },
-      {
-        name: 'x-signature',
-        in: 'header',
-        required: true,
-        description: 'Base64 HMAC-SHA256, keyed with the API key\'s `signing_key`, of the signing string (see "Signing requests" in the introduction).',
-        schema: { type: 'string', pattern: '^[A-Za-z0-9+/]{43}=$' },
-      },
-    );
   }
   return headers;
 }
@@ -217,11 +224,15 @@ export function accessSummary(method: string, access: RouteAccess): string {
 }
 
 /**
- * A stable operationId from the method and the path: `GET /v1/cards/{id}/topups` →
- * `get_v1_cards_id_topups` (lower case, every run of other characters one `_`). Unique as long as
- * no two paths differ only in braces or punctuation (the OpenAPI tests check uniqueness).
+ * The operationId of an operation whose route declares none (only operator routes may): the
+ * method and the path after its version, camelCase, a parameter as `By<Name>`:
+ * `GET /admin/v1/merchants/{id}/api-keys` → `getMerchantsByIdApiKeys`. Public routes declare
+ * theirs (`schema.operationId`, required by the route helper's type); the OpenAPI tests check
+ * that every one is unique.
  */
 export function operationIdFor(method: string, path: string): string {
-  const words = `${method} ${path}`.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
-  return words.join('_');
+  const words = (text: string) => text.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase());
+  const segments = path.replace(/^\/(admin\/)?v\d+\//, '').split('/').filter(Boolean);
+  const tail = segments.map((s) => (/^\{.+\}$/.test(s) ? `By${words(s).join('')}` : words(s).join(''))).join('');
+  return `${method.toLowerCase()}${tail}`;
 }

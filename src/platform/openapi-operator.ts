@@ -6,6 +6,7 @@ import type { AppInstance } from './app-instance.js';
 import type { ErrorCode } from './errors.js';
 import { errorResponse, errorSchema, errorsByStatus, operationIdFor, operatorErrorCodes } from './openapi-access.js';
 import type { OperatorAccess } from './operator-route.js';
+import { hoistNamedSchemas } from './openapi-schemas.js';
 
 /**
  * The operator listener's own OpenAPI 3.1 document, GET /admin/v1/openapi.json (behind the
@@ -68,7 +69,7 @@ export function finishOperatorDocument(doc: Json): Json {
     doc.paths[path] = next;
   }
   doc.tags = [...tags].sort().map((name) => ({ name }));
-  return doc;
+  return hoistNamedSchemas(doc);
 }
 
 const description = `The operator's calls: merchants and their API keys, the asset catalogue, KYC reviews, alerts, the settling of orders left on a provider status outside our enumeration, corridors, exchange directions, earn and card products and the other settings merchants cannot change themselves.

@@ -4,7 +4,8 @@ import type { FastifySchema } from 'fastify';
 import { Type } from 'typebox';
 import type { ServiceContext } from '../service-context.js';
 import type { AppInstance } from './app-instance.js';
-import { accessErrorCodes, accessHeaders, accessSummary, errorResponse, errorSchema, errorsByStatus, isSigned, operationIdFor, securitySchemes, type RouteParts } from './openapi-access.js';
+import { accessErrorCodes, accessHeaders, accessSummary, errorResponse, errorSchema, errorsByStatus, isSigned, operationIdFor, securityFor, securitySchemes, type RouteParts } from './openapi-access.js';
+import { hoistNamedSchemas } from './openapi-schemas.js';
 import { webhooksDocument } from './openapi-webhooks.js';
 import { rateLimitsPerMinute, type RouteAccess } from './route-access.js';
 import { nonceWindowSeconds, timestampToleranceSeconds } from './signing.js';
@@ -34,7 +35,6 @@ export function describeOperation(method: string, operation: Json, note: RouteNo
   const { access, parts } = note;
   // The access declaration decides security; a route's own `security` would only contradict it.
   const { [routeKey]: _note, security: _security, summary, description, tags, operationId, ...rest } = operation;
-  const roles = access.scope === 'public' || access.scope === 'token' ? [] : [access.scope];
   const op: Json = {
     ...(summary ? { summary } : {}),
     ...(operationId ? { operationId } : {}),
@@ -45,7 +45,7 @@ export function describeOperation(method: string, operation: Json, note: RouteNo
     'x-signed': isSigned(method, access),
     'x-idempotency': access.idempotency ?? 'none',
     ...(access.sandboxOnly ? { 'x-sandbox-only': true } : {}),
-    security: access.scope === 'public' ? [] : [{ bearerAuth: roles }, { xAuthToken: roles }],
+    security: securityFor(method, access),
     ...rest,
   };
 
@@ -106,7 +106,7 @@ export function finishDocument(doc: Json): Json {
   const known: Json[] = (doc.tags ?? []).filter((t: Json) => used.has(t.name));
   for (const name of used) if (!known.some((t) => t.name === name)) known.push({ name });
   doc.tags = known;
-  return doc;
+  return hoistNamedSchemas(doc);
 }
 
 const tags = [

@@ -11,8 +11,14 @@ export const PageQuery = Type.Object({
   cursor: Type.Optional(Type.String({ description: 'the previous page\'s next_cursor; an unreadable cursor restarts from the first page' })),
 });
 
-export const listEnvelope = <T extends Parameters<typeof Type.Array>[0]>(item: T) =>
-  Type.Object({ data: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]), has_more: Type.Boolean() });
+/** A page of `item`s; a named item (`title`, openapi-schemas.ts) names its page `<title>List` in the OpenAPI document. */
+export const listEnvelope = <T extends Parameters<typeof Type.Array>[0]>(item: T) => {
+  const title = (item as { title?: unknown }).title;
+  return Type.Object(
+    { data: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]), has_more: Type.Boolean() },
+    typeof title === 'string' ? { title: `${title}List` } : {},
+  );
+};
 
 export interface ListEnvelope<T> {
   data: T[];

@@ -33,6 +33,8 @@ import type { RouteAccess } from './route-access.js';
 
 /** What a route declares in `schema`: TypeBox schemas for the input parts and the answers. */
 export interface RouteSchema {
+  /** The operation's name in the OpenAPI document (`createMember`): camelCase, unique; required on public routes. */
+  operationId?: string;
   summary?: string;
   description?: string;
   tags?: string[];
@@ -43,6 +45,9 @@ export interface RouteSchema {
   headers?: TSchema;
   response: { [status: number]: TSchema };
 }
+
+/** A public route's schema: it names its operation (generated clients call it by this name). */
+export type PublicRouteSchema = RouteSchema & { operationId: string };
 
 /** The merchant behind every authenticated call. */
 export interface MerchantPrincipal {
@@ -132,7 +137,7 @@ export interface RouteInput<A extends RouteAccess, S extends RouteSchema> {
   req: FastifyRequest;
 }
 
-export interface RouteDefinition<A extends RouteAccess, S extends RouteSchema> {
+export interface RouteDefinition<A extends RouteAccess, S extends PublicRouteSchema> {
   access: A;
   /** Codes the handler can answer beyond those its access implies; read by the OpenAPI document. */
   errors?: readonly ErrorCode[];
@@ -141,7 +146,7 @@ export interface RouteDefinition<A extends RouteAccess, S extends RouteSchema> {
   preValidation?: (req: FastifyRequest) => Promise<void>;
 }
 
-export type RouteHandler<A extends RouteAccess, S extends RouteSchema> = (input: RouteInput<A, S>) => Promise<ResultOf<S> | Sent>;
+export type RouteHandler<A extends RouteAccess, S extends PublicRouteSchema> = (input: RouteInput<A, S>) => Promise<ResultOf<S> | Sent>;
 
 /** The status a route answers on success: the 2xx its response schema declares (200 if none). */
 export function successStatus(schema: RouteSchema): number {
@@ -295,7 +300,7 @@ class PublicRouteInput {
 }
 
 /** Registers one public route; `router(app, ctx)` gives the per-method shorthands. */
-export function defineRoute<const A extends RouteAccess, const S extends RouteSchema>(
+export function defineRoute<const A extends RouteAccess, const S extends PublicRouteSchema>(
   app: AppInstance, ctx: ServiceContext, method: HTTPMethods, url: string, def: RouteDefinition<A, S>, handler: RouteHandler<A, S>,
 ): void {
   const access: RouteAccess = def.errors ? { ...def.access, errors: [...def.errors] } : def.access;
@@ -305,7 +310,7 @@ export function defineRoute<const A extends RouteAccess, const S extends RouteSc
     (req, reply, core) => new PublicRouteInput(req, reply, ctx, access, core, batchEffects) as unknown as RouteInput<A, S>, handler);
 }
 
-type Shorthand = <const A extends RouteAccess, const S extends RouteSchema>(
+type Shorthand = <const A extends RouteAccess, const S extends PublicRouteSchema>(
   url: string, def: RouteDefinition<A, S>, handler: RouteHandler<A, S>,
 ) => void;
 

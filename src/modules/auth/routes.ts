@@ -9,13 +9,14 @@ const TokenResponse = Type.Object({
   expired_at: Type.Integer({ description: 'Unix seconds; 30 minutes after issue' }),
   token_type: Type.Literal('Bearer'),
   scopes: Type.Array(Type.String()),
-});
+}, { title: 'AccessToken' });
 
 export async function authRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   router(app, ctx).post('/v1/connect/token', {
     access: { scope: 'public' },
     errors: exchangeErrors,
     schema: {
+      operationId: 'createToken',
       summary: 'Exchange an API key for an access token',
       tags: ['Authentication'],
       headers: Type.Object({ 'x-client-id': Type.Optional(Type.String()), 'x-api-key': Type.Optional(Type.String()) }),

@@ -13,15 +13,16 @@ const MemberBalance = Type.Object({
   earn: Type.String(),
   card: Type.String(),
   total: Type.String(),
-});
+}, { title: 'Balance' });
 
-const MerchantBalance = Type.Object({ asset: Type.String(), custody: Type.String(), prepaid_available: Type.String() });
+const MerchantBalance = Type.Object({ asset: Type.String(), custody: Type.String(), prepaid_available: Type.String() }, { title: 'MerchantBalance' });
 
 export async function balanceRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const route = router(app, ctx);
   route.get('/v1/balances', {
     access: { scope: 'balances:read', principal: 'member' },
     schema: {
+      operationId: 'listBalances',
       summary: "A member's balances per asset and bucket",
       description: 'Only `available` is spendable. Decimal strings with the asset scale. Not paged.',
       tags: ['Balances'],
@@ -32,6 +33,7 @@ export async function balanceRoutes(app: AppInstance, ctx: ServiceContext): Prom
   route.get('/v1/merchant/balances', {
     access: { scope: 'merchant:read' },
     schema: {
+      operationId: 'listMerchantBalances',
       summary: "The merchant's custody and prepaid balances per asset",
       tags: ['Balances'],
       response: { 200: listEnvelope(MerchantBalance) },

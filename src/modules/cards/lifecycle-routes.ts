@@ -18,6 +18,7 @@ export async function cardLifecycleRoutes(app: AppInstance, ctx: ServiceContext)
     access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
     errors: [...replacementErrors.create],
     schema: {
+      operationId: 'createCardReplacement',
       summary: 'Request a card replacement',
       description: [
         'Only creates the request (`crp_<uuid>`, `requested`): no money moves and no upstream call is made. The executor carries it out later (about a minute on the merchant\'s clock; the sandbox clock advance runs it). ',
@@ -33,6 +34,7 @@ export async function cardLifecycleRoutes(app: AppInstance, ctx: ServiceContext)
   route.get('/v1/cards/replacements', {
     access: { scope: 'cards:read', principal: 'either' },
     schema: {
+      operationId: 'listCardReplacements',
       summary: 'List card replacements',
       description: 'Newest first, cursor pages. On behalf of a member only its own; as the merchant, all of its members\'. `card_id` (`crd_` prefix optional) lists one card\'s replacements.',
       tags, querystring: ReplacementListQuery, response: { 200: listEnvelope(Replacement) },
@@ -42,13 +44,14 @@ export async function cardLifecycleRoutes(app: AppInstance, ctx: ServiceContext)
   route.get('/v1/cards/replacements/:id', {
     access: { scope: 'cards:read', principal: 'either' },
     errors: [...replacementErrors.get],
-    schema: { summary: 'Get a card replacement', description: 'On behalf of a member, only its own. `crp_` prefix optional.', tags, params: IdParams, response: { 200: Replacement } },
+    schema: { operationId: 'getCardReplacement', summary: 'Get a card replacement', description: 'On behalf of a member, only its own. `crp_` prefix optional.', tags, params: IdParams, response: { 200: Replacement } },
   }, async ({ principal, params }) => getReplacement(db, principal, params.id));
 
   route.post('/v1/cards/:id/close', {
     access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
     errors: [...closingErrors.close],
     schema: {
+      operationId: 'closeCard',
       summary: 'Close a card',
       description: [
         'The card becomes `closing` at once (it spends nothing any more) and the issuer is asked to cancel it. ',

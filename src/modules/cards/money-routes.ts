@@ -19,6 +19,7 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
     access: { scope: 'cards:read', principal: 'member' },
     errors: [...topUpErrors.quote],
     schema: {
+      operationId: 'createCardTopupQuote',
       summary: 'Quote a card top-up',
       description: [
         'Pure estimate: no lock, no order, no issuer call; nothing is stored. `amount` is the base amount in the source asset; `customer_total` = amount + fee. ',
@@ -34,6 +35,7 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
     access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
     errors: [...topUpErrors.create],
     schema: {
+      operationId: 'createCardTopup',
       summary: 'Top up a card',
       description: [
         'Signed. Priced as the quote (same source-asset choice, range and fee), at the real rate fixed now (mid less the product\'s markup; the same currency is 1:1). ',
@@ -52,13 +54,14 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
   route.get('/v1/cards/:id/topups', {
     access: { scope: 'cards:read', principal: 'either' },
     errors: [...topUpErrors.get],
-    schema: { summary: 'List a card\'s top-ups', description: 'Newest first (cursor). On behalf of a member, only its own cards.', tags, params: IdParams, querystring: PageQuery, response: { 200: listEnvelope(CardTopUp) } },
+    schema: { operationId: 'listCardTopups', summary: 'List a card\'s top-ups', description: 'Newest first (cursor). On behalf of a member, only its own cards.', tags, params: IdParams, querystring: PageQuery, response: { 200: listEnvelope(CardTopUp) } },
   }, async ({ principal, params, query }) => listTopUps(db, principal, params.id, query));
 
   route.get('/v1/cards/topups/:id', {
     access: { scope: 'cards:read', principal: 'either' },
     errors: [...topUpErrors.get],
     schema: {
+      operationId: 'getCardTopupById',
       summary: 'Get a card top-up by its id',
       description: 'The same object as `GET /v1/cards/{id}/topups/{topup_id}`, without the card id (a `card.topup.*` event carries only `data.id`). `ctu_` prefix optional. On behalf of a member, only its own; as the merchant, any of its members\'.',
       tags, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 80, description: 'Top-up id; `ctu_` prefix optional' }) }), response: { 200: CardTopUp },
@@ -69,6 +72,7 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
     access: { scope: 'cards:read', principal: 'either' },
     errors: [...transactionErrors.get],
     schema: {
+      operationId: 'getCardTransaction',
       summary: 'Get a card transaction by its id',
       description: 'One transaction as `GET /v1/cards/{id}/transactions` lists it, without the card id (a `card.transaction.*` event carries only `data.id`). `ctx_` prefix optional. On behalf of a member, only its own; as the merchant, any of its members\'.',
       tags, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 80, description: 'Transaction id; `ctx_` prefix optional' }) }), response: { 200: CardTransaction },
@@ -78,13 +82,14 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
   route.get('/v1/cards/:id/topups/:topup_id', {
     access: { scope: 'cards:read', principal: 'either' },
     errors: [...topUpErrors.get],
-    schema: { summary: 'Get a card top-up', description: 'Prefixes optional. On behalf of a member, only its own.', tags, params: TopUpParams, response: { 200: CardTopUp } },
+    schema: { operationId: 'getCardTopup', summary: 'Get a card top-up', description: 'Prefixes optional. On behalf of a member, only its own.', tags, params: TopUpParams, response: { 200: CardTopUp } },
   }, async ({ principal, params }) => getTopUp(db, principal, params.id, params.topup_id));
 
   route.get('/v1/cards/:id/transactions', {
     access: { scope: 'cards:read', principal: 'either' },
     errors: [...transactionErrors.list],
     schema: {
+      operationId: 'listCardTransactions',
       summary: 'List a card\'s transactions',
       description: 'Authorisations (approved or declined, with `decline_reason`), clearings, reversals and refunds, newest first (cursor); optional `type`.',
       tags, params: IdParams, querystring: Type.Object({ ...PageQuery.properties, ...TransactionsQuery.properties }), response: { 200: listEnvelope(CardTransaction) },
@@ -97,6 +102,7 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
     access: sandbox,
     errors: [...transactionErrors.authorize],
     schema: {
+      operationId: 'createSandboxCardAuthorization',
       summary: 'Sandbox: a card authorisation',
       description: [
         'The card network asks to authorise (extensions 8). Decided in this order: the card is `active`; the currency is the card\'s; the card\'s merchant rules (`white`: only listed names or MCCs; `black`: none of them; names trimmed, case-insensitive); ',
@@ -112,6 +118,7 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
     access: sandbox,
     errors: [...transactionErrors.follow],
     schema: {
+      operationId: 'createSandboxCardClearing',
       summary: 'Sandbox: the network clears an authorisation',
       description: 'Of an `approved` authorisation; `amount` defaults to what the authorisation still holds (after a partial reversal, not the reversed part again; for a late presentment, what was held when it expired) and may differ: less than what is still held releases the rest of the hold to the card, more takes the difference from the card balance (`insufficient_balance` when it is short). The money leaves to the card network. The authorisation becomes `cleared` and counts the cleared amount against the limits. A late presentment of an authorisation whose hold expired (`reversed`, `reversal_reason: expired`) still clears, all from the card balance.',
       tags: ['Sandbox'], params: IdParams, body: FollowBody, response: { 200: CardTransaction },
@@ -122,6 +129,7 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
     access: sandbox,
     errors: [...transactionErrors.follow],
     schema: {
+      operationId: 'createSandboxCardReversal',
       summary: 'Sandbox: the network reverses an authorisation',
       description: 'Of an `approved` (not cleared) authorisation: `amount` (default: all that is still held) of the hold goes back to the card balance (more than zero, at most the hold: `amount_out_of_range`). The whole hold: the authorisation becomes `reversed` and no longer counts against the limits; part of it: it stays `approved` and counts only what it still holds.',
       tags: ['Sandbox'], params: IdParams, body: FollowBody, response: { 200: CardTransaction },
@@ -132,6 +140,7 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
     access: sandbox,
     errors: [...transactionErrors.follow],
     schema: {
+      operationId: 'createSandboxCardRefund',
       summary: 'Sandbox: the network refunds cleared spending',
       description: 'Of a `cleared` authorisation: `amount` (default: all that is left) back onto the card; at most the cleared amount less earlier refunds (`amount_out_of_range`).',
       tags: ['Sandbox'], params: IdParams, body: FollowBody, response: { 200: CardTransaction },

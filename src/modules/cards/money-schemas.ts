@@ -8,7 +8,7 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => T
 export const TopUpBody = Type.Object({
   amount: Type.String({ minLength: 1, maxLength: 80, description: 'Base amount in the source asset\'s decimal form; the fee is added on top (`customer_total`)' }),
   source_asset: Type.Optional(Type.String({ minLength: 1, maxLength: 16, description: 'A preference: replaced by the member\'s payment priority when delisted or not in the product\'s list; read `source_asset` in the answer' })),
-});
+}, { title: 'CardTopupRequest' });
 
 export const TopUpQuote = Type.Object({
   customer_total: Type.String({ description: 'Smallest-unit integer string, scale `ledger_scale`: amount + fee' }),
@@ -19,7 +19,7 @@ export const TopUpQuote = Type.Object({
   card_currency: Type.String(),
   card_scale: Type.Integer({ description: 'Scale of the card currency' }),
   note: Type.String({ description: 'Human text; cross-currency arrival is final only at execution' }),
-});
+}, { title: 'CardTopupQuote' });
 
 export const CardTopUp = Type.Object({
   id: Type.String({ description: '`ctu_<uuid>`' }),
@@ -38,7 +38,7 @@ export const CardTopUp = Type.Object({
   created_at: Type.String(),
   credited_at: Nullable(Type.String()),
   updated_at: Type.String(),
-});
+}, { title: 'CardTopup' });
 
 /** The operator's view of a top-up (`GET /admin/v1/cards/topups/{id}`): the merchant's fields and the provider facts. */
 export const OperatorCardTopUp = Type.Object({
@@ -54,7 +54,7 @@ export const OperatorCardTopUp = Type.Object({
   check_count: Type.Integer({ description: 'Status queries made so far' }),
   next_check_at: Nullable(Type.String({ format: 'date-time' })),
   last_checked_at: Nullable(Type.String({ format: 'date-time' })),
-});
+}, { title: 'OperatorCardTopup' });
 
 export const TopUpParams = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 80, description: 'Card id; `crd_` prefix optional' }),
@@ -83,7 +83,7 @@ export const CardTransaction = Type.Object({
     description: 'Reversals (and an authorisation fully released): `network` (the network reversed it) or `expired` (ours: the hold expired unused)',
   })),
   created_at: Type.String(),
-});
+}, { title: 'CardTransaction' });
 
 export const TransactionsQuery = Type.Object({
   type: Type.Optional(Type.Union([Type.Literal('authorization'), Type.Literal('clearing'), Type.Literal('reversal'), Type.Literal('refund')])),
@@ -94,15 +94,15 @@ export const AuthorizationBody = Type.Object({
   currency: Type.Optional(Type.String({ minLength: 1, maxLength: 16, description: 'Defaults to the card currency; another one is declined (`currency_not_supported`)' })),
   merchant_name: Type.String({ minLength: 1, maxLength: 100 }),
   mcc: Type.String({ pattern: '^[0-9]{4}$', description: 'Four-digit ISO 18245 MCC' }),
-});
+}, { title: 'SandboxCardAuthorizationRequest' });
 
 export const AuthorizationAnswer = Type.Object({
   approved: Type.Boolean(),
   decline_reason: Type.Optional(Type.String({ description: declineReasons.map((r) => `\`${r}\``).join(', ') })),
   transaction_id: Type.String(),
-});
+}, { title: 'SandboxCardAuthorization' });
 
 export const FollowBody = Type.Object({
   transaction_id: Type.String({ minLength: 1, maxLength: 80, description: 'The authorisation (`ctx_…`)' }),
   amount: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: 'Decimal in the card currency' })),
-});
+}, { title: 'SandboxCardNetworkEventRequest' });

@@ -31,6 +31,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
   route.get('/v1/cards/products', {
     access: { scope: 'cards:read', principal: 'merchant' },
     schema: {
+      operationId: 'listCardProducts',
       summary: 'List card products',
       description: 'Enabled products the merchant may issue: all BINs when the merchant has no BIN authorisation rows, otherwise only the authorised BINs. Never paged.',
       tags,
@@ -42,6 +43,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
     access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
     errors: [...applicationErrors.create],
     schema: {
+      operationId: 'createCardApplication',
       summary: 'Apply for a card',
       description: [
         'Signed. Checks the member\'s KYC level (`card_issuing`), the product (`product_not_available`: unknown, disabled, BIN not authorised, or `source_asset` not in its list) and, for a physical card, `shipping_address` (`invalid_fields`). ',
@@ -62,13 +64,14 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
   route.get('/v1/cards/applications/:id', {
     access: { scope: 'cards:read', principal: 'either' },
     errors: [...applicationErrors.get],
-    schema: { summary: 'Get a card application', description: 'On behalf of a member, only its own. `cap_` prefix optional.', tags, params: IdParams, response: { 200: CardApplication } },
+    schema: { operationId: 'getCardApplication', summary: 'Get a card application', description: 'On behalf of a member, only its own. `cap_` prefix optional.', tags, params: IdParams, response: { 200: CardApplication } },
   }, async ({ principal, params }) => getApplication(db, principal, params.id));
 
   route.post('/v1/cards/applications/:id/supplement-sessions', {
     access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
     errors: [...applicationErrors.supplementSession],
     schema: {
+      operationId: 'createCardSupplementSession',
       summary: 'Open the card supplement screen',
       description: 'A one-time hosted-screen link (24 hours, bound to the member and the work order, void after a successful submission) on which the member re-uploads identity photos. Name, birth date, document number and address cannot be changed there. 404 `not_found` when the application is missing, not this member\'s, or has no pending work order. `cap_` prefix optional.',
       tags,
@@ -79,19 +82,20 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
 
   route.get('/v1/cards', {
     access: { scope: 'cards:read', principal: 'member' },
-    schema: { summary: 'List the member\'s cards', tags, querystring: PageQuery, response: { 200: listEnvelope(Card) } },
+    schema: { operationId: 'listCards', summary: 'List the member\'s cards', tags, querystring: PageQuery, response: { 200: listEnvelope(Card) } },
   }, async ({ principal, query }) => listCards(db, principal, query));
 
   route.get('/v1/cards/:id', {
     access: { scope: 'cards:read', principal: 'either' },
     errors: [...cardErrors.get],
-    schema: { summary: 'Get a card', description: 'The full record; never the card number or the CVV. `crd_` prefix optional.', tags, params: IdParams, response: { 200: Card } },
+    schema: { operationId: 'getCard', summary: 'Get a card', description: 'The full record; never the card number or the CVV. `crd_` prefix optional.', tags, params: IdParams, response: { 200: Card } },
   }, async ({ principal, params }) => getCard(db, principal, params.id));
 
   route.post('/v1/cards/:id/activate', {
     access: { scope: 'cards:write', principal: 'member', idempotency: 'required', secretBodyFields: ['pin'] },
     errors: [...cardErrors.activate, ...stepUpErrors],
     schema: {
+      operationId: 'activateCard',
       summary: 'Activate a physical card',
       description: [
         'Irreversible; protected by step-up (bound to the member and this card, 300 s, single use): the first call answers `step_up_required`; repeat with the same key and body and `x-step-up`. ',
@@ -117,6 +121,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
     access: { scope: 'cards:write', principal: 'member', idempotency: 'optional' },
     errors: [...controlErrors.limits],
     schema: {
+      operationId: 'updateCardLimits',
       summary: 'Set a card\'s limits',
       description: [
         'User limits in the card currency; each omitted field keeps its value; `0` means no limit at that layer (not block-all). ',
@@ -135,6 +140,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
     access: { scope: 'cards:read', principal: 'member' },
     errors: [...controlErrors.getMerchantRules],
     schema: {
+      operationId: 'getCardMerchantRules',
       summary: 'Get a card\'s merchant rules',
       description: 'The stored set; `synced: false` while the issuer has not confirmed it (after a 502 the requested set is the stored baseline, until a retry or reconciliation settles it). No rules: `rule_type` null and empty lists.',
       tags, params: IdParams, response: { 200: MerchantRules },
@@ -145,6 +151,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
     access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
     errors: [...controlErrors.merchantRules],
     schema: {
+      operationId: 'setCardMerchantRules',
       summary: 'Replace a card\'s merchant rules',
       description: [
         'Replaces the whole set (not an append); DELETE removes it. `rule_type` `white` or `black`; up to 200 `merchant_names` and 200 four-digit `mcc_list` codes, not both empty (`invalid_fields` with `fields`). ',
@@ -166,6 +173,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
     access: { scope: 'cards:write', principal: 'member', idempotency: 'optional' },
     errors: [...controlErrors.merchantRules.filter((c) => c !== 'invalid_fields')],
     schema: {
+      operationId: 'deleteCardMerchantRules',
       summary: 'Remove a card\'s merchant rules',
       description: 'Removes every restriction. Naturally idempotent: `x-idempotency-key` is optional (with one, a 502 is retried with the same key). Same preconditions and answers as PUT; 200 answers the empty set (`rule_type` null) confirmed by the issuer.',
       tags, params: IdParams, response: { 200: MerchantRules },
@@ -180,6 +188,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
     access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
     errors: [...controlErrors.billingAddress],
     schema: {
+      operationId: 'updateCardBillingAddress',
       summary: 'Change a card\'s billing address',
       description: [
         'Synchronous: 200 means the issuer confirmed (then the address is stored). Missing required field or bad country: `invalid_fields` with `fields`; ',
@@ -199,6 +208,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
     access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
     errors: [...controlErrors.cvvUnblock],
     schema: {
+      operationId: 'unblockCardCvv',
       summary: 'Unlock a card\'s CVV',
       description: 'Lifts the issuer\'s CVV lock; no strong authentication. Limited to 5 calls per member per hour (sliding hour; 429 `rate_limited` with `Retry-After`). The answer only says it was unlocked: read `cvv_blocked` from the card. `crd_` prefix optional.',
       tags, params: IdParams, response: { 200: Type.Object({ unblocked: Type.Literal(true) }) },
@@ -213,6 +223,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
     access: { scope: 'cards:secure', principal: 'member', idempotency: 'required' },
     errors: [...revealErrors.session],
     schema: {
+      operationId: 'createCardSecureSession',
       summary: 'Open the card reveal screen',
       description: 'Scope `cards:secure` (restricted: waits for approval on production keys). A one-time hosted-screen link (300 seconds, single use, bound to the member and this card) on which the member sees the card number, expiry and CVV, fetched from the issuer at that moment. None of them ever passes through this API, the service\'s logs or its storage. Card `closed`, `expired` or `replaced`: `state_invalid`. `crd_` prefix optional.',
       tags, params: IdParams, response: { 201: Ticket },
@@ -223,6 +234,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
     access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
     errors: [...applicationErrors.advance],
     schema: {
+      operationId: 'advanceSandboxCardApplication',
       summary: 'Sandbox: the issuer decides a card application',
       description: '`need_docs` (from `pending`: a supplement work order), `approved` (from `pending`: card opened, fee charged) or `rejected` (from `pending`: fee refunded). A repeat of the decision answers the application.',
       tags: ['Sandbox'],
@@ -235,6 +247,6 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
   route.post('/v1/sandbox/cards/:id/ship', {
     access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
     errors: [...cardErrors.ship],
-    schema: { summary: 'Sandbox: a physical card is shipped', description: 'Its inventory row becomes `shipped`.', tags: ['Sandbox'], params: IdParams, response: { 200: Card } },
+    schema: { operationId: 'shipSandboxCard', summary: 'Sandbox: a physical card is shipped', description: 'Its inventory row becomes `shipped`.', tags: ['Sandbox'], params: IdParams, response: { 200: Card } },
   }, async ({ principal, params, once }) => once(() => sandboxShip(ctx, principal, params.id)));
 }

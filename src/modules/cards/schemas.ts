@@ -11,7 +11,7 @@ export const AddressSchema = Type.Object({
   state: Type.Optional(Type.String({ maxLength: 100 })),
   country: Type.String({ description: 'ISO 3166-1 alpha-2, upper case' }),
   postal_code: Type.String({ minLength: 1, maxLength: 20 }),
-});
+}, { title: 'BillingAddress' });
 
 export const CardProduct = Type.Object({
   id: Type.String({ description: '`cpd_<number>`; passed as `product_id`' }),
@@ -20,7 +20,7 @@ export const CardProduct = Type.Object({
   bin: Type.String(),
   scheme: Type.String(),
   card_types: Type.Array(Type.String()),
-});
+}, { title: 'CardProduct' });
 
 /** The operator's view of a product: every setting, amounts as decimal strings in the card currency. */
 export const OperatorCardProduct = Type.Object({
@@ -38,7 +38,7 @@ export const OperatorCardProduct = Type.Object({
   enabled: Type.Boolean(),
   replacement_fee: Type.String({ description: 'Charged on a security replacement' }),
   postage_fee: Type.String({ description: 'Charged with it for a physical card' }),
-});
+}, { title: 'OperatorCardProduct' });
 
 export const CardApplication = Type.Object({
   id: Type.String({ description: '`cap_<uuid>`' }),
@@ -50,7 +50,7 @@ export const CardApplication = Type.Object({
   supplement: Nullable(Type.Object({ status: Type.String({ description: '`pending` or `submitted`' }), expires_at: Nullable(Type.String()) })),
   card_id: Nullable(Type.String()),
   created_at: Type.String(),
-});
+}, { title: 'CardApplication' });
 
 export const Card = Type.Object({
   id: Type.String({ description: '`crd_<uuid>`' }),
@@ -76,7 +76,7 @@ export const Card = Type.Object({
   frozen: Type.Boolean({ description: 'true once a security replacement froze the card: it spends nothing (docs/cards.md)' }),
   replaces: Nullable(Type.String({ description: 'The card this one replaces (`crd_<uuid>`)' })),
   replaced_by: Nullable(Type.String({ description: 'The card that replaced this one, once the replacement completed' })),
-});
+}, { title: 'Card' });
 
 export const ApplicationBody = Type.Object({
   product_id: Type.String({ minLength: 1, maxLength: 40 }),
@@ -93,7 +93,7 @@ export const AdvanceBody = Type.Object({
   to: Type.Union([Type.Literal('need_docs'), Type.Literal('approved'), Type.Literal('rejected')]),
 });
 
-export const Ticket = Type.Object({ id: Type.String(), hosted_url: Type.String(), expires_at: Type.Integer() });
+export const Ticket = Type.Object({ id: Type.String(), hosted_url: Type.String(), expires_at: Type.Integer() }, { title: 'CardScreenTicket' });
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 80 }) });
 
@@ -114,7 +114,7 @@ export const MerchantRules = Type.Object({
   mcc_list: Type.Array(Type.String()),
   synced: Type.Boolean({ description: 'true = the issuer confirmed this set' }),
   synced_at: Nullable(Type.String({ format: 'date-time', description: 'ISO 8601 with milliseconds: the last confirmation; null while no set was ever confirmed' })),
-});
+}, { title: 'CardMerchantRules' });
 
 /** Required fields are checked by `addressProblems`, so that every missing one is answered in `fields` (`invalid_fields`). */
 export const BillingAddressBody = Type.Object({
@@ -142,7 +142,7 @@ export const ReplacementBody = Type.Object({
 export const ReplacementCreated = Type.Object({
   id: Type.String({ description: '`crp_<uuid>`' }),
   status: Type.Literal('requested'),
-});
+}, { title: 'CardReplacementRequested' });
 
 export const Replacement = Type.Object({
   id: Type.String({ description: '`crp_<uuid>`' }),
@@ -162,7 +162,7 @@ export const Replacement = Type.Object({
   failure_reason: Nullable(Type.String({ description: '`insufficient_balance` (fees), `issuer_refused`, `card_activated`, `card_closed`, `card_closing`, `card_expired`, `card_replaced`' })),
   created_at: Type.String(),
   completed_at: Nullable(Type.String({ description: 'When it became `completed` or `failed`' })),
-});
+}, { title: 'CardReplacement' });
 
 export const CloseResult = Type.Object({
   id: Type.String(),

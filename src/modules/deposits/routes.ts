@@ -14,7 +14,7 @@ const Deposit = Type.Object({
   tx_hash: Type.String(),
   status: Type.Literal('credited'),
   created_at: Type.String({ format: 'date-time' }),
-});
+}, { title: 'Deposit' });
 
 const tags = ['Deposits'];
 
@@ -25,6 +25,7 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
     access: { scope: 'deposits:write', idempotency: 'required', signature: 'always', commit: 'grouped' },
     errors: depositErrors.create,
     schema: {
+      operationId: 'createDeposit',
       summary: 'Report a deposit',
       description:
         "Credits the member's available balance and the merchant's custody of the asset by `amount`, in one transaction. " +
@@ -48,6 +49,7 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
     access: { scope: 'deposits:read', principal: 'either' },
     errors: depositErrors.get,
     schema: {
+      operationId: 'getDeposit',
       summary: 'Get a deposit',
       description: "The merchant reads any of its deposits; on behalf of a member, only that member's own. Another merchant's deposit, or another environment's, is `not_found`.",
       tags,
@@ -59,6 +61,7 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
   route.get('/v1/deposits', {
     access: { scope: 'deposits:read', principal: 'either' },
     schema: {
+      operationId: 'listDeposits',
       summary: 'List deposits',
       description:
         "As the merchant: all its deposits; on behalf of a member: that member's own. Newest first, cursor pages. " +

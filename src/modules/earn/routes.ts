@@ -17,7 +17,7 @@ export const EarnProduct = Type.Object({
   min_amount: Type.String(),
   max_amount: Nullable(Type.String()),
   enabled: Type.Boolean(),
-});
+}, { title: 'EarnProduct' });
 
 const EarnOrder = Type.Object({
   id: Type.String({ description: '`ero_<uuid>`' }),
@@ -37,7 +37,7 @@ const EarnOrder = Type.Object({
   settled_at: Nullable(Type.String()),
   redeemed_at: Nullable(Type.String()),
   created_at: Type.String(),
-});
+}, { title: 'EarnOrder' });
 
 const EarnPosition = Type.Object({
   id: Type.String({ description: '`epo_<uuid>`' }),
@@ -53,7 +53,7 @@ const EarnPosition = Type.Object({
   started_at: Type.String(),
   matures_at: Nullable(Type.String()),
   next_accrual_at: Nullable(Type.String()),
-});
+}, { title: 'EarnPosition' });
 
 /** Earn (extensions 10): products, subscriptions, positions, redemption. */
 export async function earnRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -62,13 +62,14 @@ export async function earnRoutes(app: AppInstance, ctx: ServiceContext): Promise
 
   route.get('/v1/earn/products', {
     access: { scope: 'earn:read', principal: 'either' },
-    schema: { summary: 'List earn products', description: 'Enabled products (bounded list, never paged).', tags, response: { 200: listEnvelope(EarnProduct) } },
+    schema: { operationId: 'listEarnProducts', summary: 'List earn products', description: 'Enabled products (bounded list, never paged).', tags, response: { 200: listEnvelope(EarnProduct) } },
   }, async ({ principal }) => constantList(await listProducts(db, principal.environment)));
 
   route.post('/v1/earn/orders', {
     access: { scope: 'earn:write', principal: 'member', idempotency: 'required' },
     errors: earnErrors.subscribe,
     schema: {
+      operationId: 'createEarnOrder',
       summary: 'Subscribe to an earn product',
       description: 'Moves `amount` from available to earn; 201 earn order (`active`). No event at the start. Flexible: interest paid to available every day of the merchant\'s clock (`earn.order.settled`, `data.id` = the member\'s internal id, `status_version` 0). Fixed-term: interest accrues daily and is paid with the principal at maturity (`earn.order.settled`, `data.id` = the order id).',
       tags,
@@ -80,6 +81,7 @@ export async function earnRoutes(app: AppInstance, ctx: ServiceContext): Promise
   route.get('/v1/earn/orders', {
     access: { scope: 'earn:read', principal: 'either' },
     schema: {
+      operationId: 'listEarnOrders',
       summary: 'List earn orders',
       tags,
       querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('settled'), Type.Literal('redeemed')])) }),
@@ -90,12 +92,13 @@ export async function earnRoutes(app: AppInstance, ctx: ServiceContext): Promise
   route.get('/v1/earn/orders/:id', {
     access: { scope: 'earn:read', principal: 'either' },
     errors: ['not_found'],
-    schema: { summary: 'Get an earn order', tags, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }), response: { 200: EarnOrder } },
+    schema: { operationId: 'getEarnOrder', summary: 'Get an earn order', tags, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }), response: { 200: EarnOrder } },
   }, async ({ principal, params }) => getOrder(db, principal, params.id));
 
   route.get('/v1/earn/positions', {
     access: { scope: 'earn:read', principal: 'either' },
     schema: {
+      operationId: 'listEarnPositions',
       summary: 'List earn positions',
       tags,
       querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('closed')])) }),
@@ -107,6 +110,7 @@ export async function earnRoutes(app: AppInstance, ctx: ServiceContext): Promise
     access: { scope: 'earn:write', principal: 'member', idempotency: 'required' },
     errors: earnErrors.redeem,
     schema: {
+      operationId: 'redeemEarnPosition',
       summary: 'Redeem a flexible earn position',
       description: 'Flexible: the principal goes back to available. A fixed-term position before maturity (or any closed position): 400 `state_invalid`; at or after maturity, not yet settled by the daily process: settled now (principal and interest to available) and answered closed.',
       tags,

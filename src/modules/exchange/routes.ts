@@ -37,7 +37,7 @@ const Quote = Type.Object({
   quote_ttl_sec: Type.Integer({ description: 'Always present: the lock window when locked, otherwise the direction\'s reference value' }),
   ledger_scale_from: Type.Integer(),
   ledger_scale_to: Type.Integer(),
-});
+}, { title: 'ExchangeQuote' });
 
 export const ExchangeOrder = Type.Object({
   id: Type.String({ description: '`exc_<uuid>`; a locked quote\'s id is its order id' }),
@@ -57,7 +57,7 @@ export const ExchangeOrder = Type.Object({
   executed_at: Nullable(Type.String()),
   expired_at: Nullable(Type.String()),
   created_at: Type.String(),
-});
+}, { title: 'ExchangeOrder' });
 
 const OrderBody = Type.Object({
   quote_id: Type.Optional(Type.String({ maxLength: 100, description: 'Executes this locked quote at its numbers; the fields below may be sent with it only as the quote\'s own (otherwise `invalid_request`)' })),
@@ -86,7 +86,7 @@ const Conversion = Type.Object({
   ledger_scale_from: Type.Integer(),
   ledger_scale_to: Type.Integer(),
   created_at: Type.String(),
-});
+}, { title: 'MerchantConversion' });
 
 const ConversionPair = Type.Object({
   from_asset: Type.String(),
@@ -98,7 +98,7 @@ const ConversionPair = Type.Object({
   max_amount: Nullable(Type.String()),
   ledger_scale_from: Type.Integer(),
   ledger_scale_to: Type.Integer(),
-});
+}, { title: 'ConversionPair' });
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: '`exc_` prefix optional' }) });
 
@@ -119,6 +119,7 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
     },
     errors: exchangeErrors.quote,
     schema: {
+      operationId: 'createExchangeQuote',
       summary: 'Quote an exchange (read-only or locked)',
       description: [
         'Without `lock`: read-only, nothing stored, no `quote_id`; execution later re-prices. ',
@@ -144,6 +145,7 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
     access: { scope: 'exchange:write', principal: 'member', idempotency: 'required' },
     errors: exchangeErrors.execute,
     schema: {
+      operationId: 'createExchangeOrder',
       summary: 'Execute an exchange',
       description: [
         '`{quote_id}` executes a locked quote at its numbers before `quote_expires_at` (after it: `state_invalid`; an executed quote: `state_invalid`; parallel executions of one quote: one execution); `from_amount`, `from_asset` and `to_asset` may come with it, and must then be the quote\'s (`invalid_request` otherwise, nothing executed). ',
@@ -165,6 +167,7 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
   route.get('/v1/exchange/orders', {
     access: { scope: 'exchange:read', principal: 'either' },
     schema: {
+      operationId: 'listExchangeOrders',
       summary: 'List exchange orders',
       description: 'On behalf of a member: its orders (locked quotes included); as the merchant: all of them. Newest first; optional `status`.',
       tags,
@@ -176,13 +179,14 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
   route.get('/v1/exchange/orders/:id', {
     access: { scope: 'exchange:read', principal: 'either' },
     errors: exchangeErrors.get,
-    schema: { summary: 'Get an exchange order', description: 'A locked quote too (its `quote_id`). On behalf of a member, only its own. A lock past `quote_expires_at` (merchant\'s clock) is answered `expired`, never `quoted`.', tags, params: IdParams, response: { 200: ExchangeOrder } },
+    schema: { operationId: 'getExchangeOrder', summary: 'Get an exchange order', description: 'A locked quote too (its `quote_id`). On behalf of a member, only its own. A lock past `quote_expires_at` (merchant\'s clock) is answered `expired`, never `quoted`.', tags, params: IdParams, response: { 200: ExchangeOrder } },
   }, async ({ principal, params }) => readOrder(ctx, principal, params.id));
 
   route.post('/v1/merchant/conversions', {
     access: { scope: 'merchant:write', principal: 'merchant', idempotency: 'required' },
     errors: conversionErrors.create,
     schema: {
+      operationId: 'createMerchantConversion',
       summary: 'Convert between the merchant\'s own balances',
       description: 'Converts the merchant\'s prepaid balance of `from_asset` into `to_asset`, priced at execution (same rate service and rules as member exchange). A `quote_id` gives 400 `quote_lock_unsupported`. Pairs: `GET /v1/merchant/conversion-pairs`. Not enough prepaid balance: `merchant_insufficient_funds`.',
       tags,
@@ -201,6 +205,6 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
 
   route.get('/v1/merchant/conversion-pairs', {
     access: { scope: 'merchant:read', principal: 'merchant' },
-    schema: { summary: 'List merchant conversion pairs', description: 'From the exchange directions catalogue (bounded list, never paged).', tags, response: { 200: listEnvelope(ConversionPair) } },
+    schema: { operationId: 'listMerchantConversionPairs', summary: 'List merchant conversion pairs', description: 'From the exchange directions catalogue (bounded list, never paged).', tags, response: { 200: listEnvelope(ConversionPair) } },
   }, async ({ principal }) => constantList(await conversionPairs(db, principal.environment)));
 }

@@ -16,7 +16,7 @@ export const HostedTicketState = Type.Object({
   purpose: Type.String({ description: 'kyc, profile_update, card_supplement, step_up or card_reveal' }),
   status: Type.String({ description: 'open, completed, used or void' }),
   outcome: Type.Union([Type.String(), Type.Null()], { description: 'step-up: approved or declined' }),
-});
+}, { title: 'HostedScreenTicketState' });
 
 const FrameAncestors = Type.Object({
   frame_ancestors: Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
@@ -24,7 +24,7 @@ const FrameAncestors = Type.Object({
     description: `Origins allowed to embed the hosted screens in a frame (CSP frame-ancestors), at most ${frameAncestorsMax}: `
       + '`https://host[:port]`, the host may start with `*.`; in the sandbox also `http://` for localhost. Empty: no framing (the default).',
   }),
-});
+}, { title: 'HostedScreenSettings' });
 
 /**
  * The hosted screens (pages served on the host that issued the ticket) and their merchant calls.
@@ -41,6 +41,7 @@ export function hostedScreenRoutes(screens: readonly HostedScreen[]): RouteModul
       access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
       errors: hostedScreenErrors.sandboxComplete,
       schema: {
+        operationId: 'completeSandboxHostedScreen',
         summary: 'Complete a hosted screen without a browser (sandbox)',
         description: 'As if the member had used the screen: `submitted` for the KYC, profile update and card supplement screens (valid data), '
           + '`approved` or `declined` for a step-up challenge. The service then handles it exactly as after the real screen. '
@@ -57,13 +58,14 @@ export function hostedScreenRoutes(screens: readonly HostedScreen[]): RouteModul
 
     route.get('/v1/hosted-screens/settings', {
       access: { scope: 'merchant:read', principal: 'merchant' },
-      schema: { summary: 'Read the hosted-screen settings', description: 'The origins allowed to frame the hosted screens in this environment.', tags, response: { 200: FrameAncestors } },
+      schema: { operationId: 'getHostedScreenSettings', summary: 'Read the hosted-screen settings', description: 'The origins allowed to frame the hosted screens in this environment.', tags, response: { 200: FrameAncestors } },
     }, async ({ principal }) => getFrameAncestors(ctx.db, principal.merchantId, principal.environment));
 
     route.put('/v1/hosted-screens/settings', {
       access: { scope: 'merchant:write', principal: 'merchant', idempotency: 'required' },
       errors: hostedScreenErrors.putSettings,
       schema: {
+        operationId: 'setHostedScreenSettings',
         summary: 'Set the origins allowed to frame the hosted screens',
         description: 'Replaces the list for this environment. Each entry is an origin (no path); it is normalised (lower case, default port dropped) '
           + 'and repeated entries are dropped. A refused entry: 400 `invalid_fields` with `frame_ancestors[<index>]` and reason `pattern` (or `too_long` past the maximum).',

@@ -14,12 +14,12 @@ export const HostedTicket = Type.Object({
   id: Type.String({ description: 'kyc_<32 hex>' }),
   hosted_url: Type.String({ description: 'The screen, on the host that was called; send the member there.' }),
   expires_at: Type.Integer({ description: 'Unix seconds (24 hours after issue, by the merchant\'s clock)' }),
-});
+}, { title: 'HostedScreenTicket' });
 
 const Requirement = Type.Object({
   business: Type.String({ description: 'card_issuing, remittance, exchange, high_value_transfer (and any the operator adds)' }),
   min_kyc_level: Type.Integer({ minimum: 0, maximum: 2 }),
-});
+}, { title: 'KycRequirement' });
 
 const ReviewedProfile = Type.Object({
   id: Type.String({ description: 'kyp_<uuid>' }),
@@ -27,7 +27,7 @@ const ReviewedProfile = Type.Object({
   status: Type.String({ description: 'pending_review, approved or rejected' }),
   status_version: Type.Integer(),
   kyc_level: Type.Integer(),
-});
+}, { title: 'KycProfile' });
 
 export async function kycRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const route = router(app, ctx);
@@ -36,6 +36,7 @@ export async function kycRoutes(app: AppInstance, ctx: ServiceContext): Promise<
     access: { scope: 'kyc:write', principal: 'member', idempotency: 'required' },
     errors: kycErrors.createSession,
     schema: {
+      operationId: 'createKycSession',
       summary: 'Open the KYC screen for the member\'s first profile',
       description: 'A one-time hosted-screen link (single use, bound to the member, 24 hours). The member has a profile only once the screen is submitted, '
         + 'not when the link is issued. A member who already has a profile: 409 `duplicate_resource` (update it with `POST /v1/kyc/profile-sessions`). No body.',
@@ -48,6 +49,7 @@ export async function kycRoutes(app: AppInstance, ctx: ServiceContext): Promise<
     access: { scope: 'kyc:write', principal: 'member', idempotency: 'required' },
     errors: kycErrors.profileSession,
     schema: {
+      operationId: 'createKycProfileSession',
       summary: 'Open the screen that updates the member\'s existing profile',
       description: 'A one-time hosted-screen link (single use, bound to the member, 24 hours) to a pre-filled form; document images not uploaded again are kept. '
         + 'After the update the profile returns to `pending_review` and `kyc_level` falls to 0 until the review passes. '
@@ -61,6 +63,7 @@ export async function kycRoutes(app: AppInstance, ctx: ServiceContext): Promise<
     access: { scope: 'kyc:write', principal: 'either' },
     errors: kycErrors.read,
     schema: {
+      operationId: 'getKycProfile',
       summary: 'A KYC profile: status and level',
       description: 'The profile a `kyc.profile.*` event names (`data.id`): ids, status and the member\'s `kyc_level`, never the personal data. '
         + 'On behalf of a member only its own; another member\'s or merchant\'s: 404 `not_found`. `kyp_` prefix optional.',
@@ -74,6 +77,7 @@ export async function kycRoutes(app: AppInstance, ctx: ServiceContext): Promise<
     access: { scope: 'kyc:write', principal: 'either' },
     errors: kycErrors.requirements,
     schema: {
+      operationId: 'listKycRequirements',
       summary: 'Minimum KYC level per business',
       description: 'A bounded list (never paged). A call that needs a higher level than the member\'s `kyc_level` answers 400 `kyc_required`.',
       tags,
@@ -85,6 +89,7 @@ export async function kycRoutes(app: AppInstance, ctx: ServiceContext): Promise<
     access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
     errors: kycErrors.sandboxReview,
     schema: {
+      operationId: 'reviewSandboxKyc',
       summary: 'Decide the member\'s pending KYC review (sandbox)',
       description: 'The simulated KYC provider\'s reviewer decides the submission waiting for review; the service then applies the verdict as in production '
         + '(profile status, `kyc_level`, `kyc.profile.*` event). `level` (1 or 2, default 1) only with `approved`. '

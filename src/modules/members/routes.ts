@@ -15,14 +15,14 @@ export async function memberRoutes(app: AppInstance, ctx: ServiceContext): Promi
   route.post('/v1/members', {
     access: { scope: 'members:write', idempotency: 'required' },
     errors: memberErrors.create,
-    schema: { summary: 'Create a member', tags, body: CreateMemberBody, response: { 201: Member } },
+    schema: { operationId: 'createMember', summary: 'Create a member', tags, body: CreateMemberBody, response: { 201: Member } },
   }, async ({ principal, body, write }) =>
     write(async (trx) => createMember(trx, principal.merchantId, principal.environment, body.external_member_id, body.profile ?? {}, await ctx.clock.now(trx, principal))));
 
   route.get('/v1/members/:id', {
     access: { scope: 'members:read' },
     errors: memberErrors.get,
-    schema: { summary: 'Get a member', tags, params: MemberIdParams, response: { 200: Member } },
+    schema: { operationId: 'getMember', summary: 'Get a member', tags, params: MemberIdParams, response: { 200: Member } },
   }, async ({ principal, params }) => {
     const member = await getMember(db, principal.merchantId, principal.environment, params.id);
     return memberView(member, await profileStatusOf(db, member.id));
@@ -32,6 +32,7 @@ export async function memberRoutes(app: AppInstance, ctx: ServiceContext): Promi
     access: { scope: 'members:write', idempotency: 'required' },
     errors: memberErrors.suspend,
     schema: {
+      operationId: 'suspendMember',
       summary: 'Suspend a member',
       description: 'Afterwards every on-behalf-of call for the member answers 404 member_not_found.',
       tags,
@@ -44,6 +45,7 @@ export async function memberRoutes(app: AppInstance, ctx: ServiceContext): Promi
     access: { scope: 'members:write', idempotency: 'required' },
     errors: memberErrors.revokeSessions,
     schema: {
+      operationId: 'revokeMemberSessions',
       summary: 'Sign a member out on all devices',
       description: 'Voids every member-bound session and hosted-screen link of the member. Not a ban. The path takes only the external_member_id.',
       tags,

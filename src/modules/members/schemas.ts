@@ -9,12 +9,12 @@ export const MemberProfile = Type.Object({
   last_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   date_of_birth: Type.Optional(Type.String({ format: 'date' })),
   country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2' })),
-}, { additionalProperties: false });
+}, { title: 'MemberProfile', additionalProperties: false });
 
 export const CreateMemberBody = Type.Object({
   external_member_id: Type.String({ pattern: externalMemberIdPattern, description: "the merchant's own id: 1 to 64 of A-Z a-z 0-9 _ . : -, not in the service's own form mem_<uuid> in any letter case (`invalid_request`: x-on-behalf-of would name another member)" }),
   profile: Type.Optional(MemberProfile),
-});
+}, { title: 'CreateMemberRequest' });
 
 export const Member = Type.Object({
   id: Type.String({ description: 'mem_<uuid>' }),
@@ -26,6 +26,6 @@ export const Member = Type.Object({
   }),
   profile: MemberProfile,
   created_at: Type.String({ format: 'date-time' }),
-});
+}, { title: 'Member' });
 
 export const MemberIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'mem_<uuid> or external_member_id' }) });

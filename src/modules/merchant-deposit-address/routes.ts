@@ -13,7 +13,7 @@ export const DepositAddress = Type.Object({
   network: Type.String(),
   address: Type.String({ description: 'The service\'s own address: never accepted as a withdrawal target' }),
   created_at: Type.String({ format: 'date-time' }),
-});
+}, { title: 'DepositAddress' });
 
 export async function merchantDepositAddressRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
@@ -23,6 +23,7 @@ export async function merchantDepositAddressRoutes(app: AppInstance, ctx: Servic
     access: { scope: 'merchant:write', principal: 'merchant', idempotency: 'required' },
     errors: depositAddressErrors.request,
     schema: {
+      operationId: 'createMerchantDepositAddress',
       summary: 'Get a new deposit address from the chain provider',
       description: [
         'Issues an address for the asset and network. `asset_not_allowed`: the asset or network is unknown or not enabled. ',
@@ -45,6 +46,7 @@ export async function merchantDepositAddressRoutes(app: AppInstance, ctx: Servic
   route.get('/v1/merchant/deposit-addresses', {
     access: { scope: 'merchant:read', principal: 'merchant' },
     schema: {
+      operationId: 'listMerchantDepositAddresses',
       summary: 'List the merchant\'s deposit addresses',
       description: 'Newest first; optional `asset` and `network` filters.',
       tags,

@@ -23,7 +23,7 @@ export const QrScheme = Type.Object({
   country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
   currency: Type.String({ description: 'ISO 4217 alphabetic' }),
   payable: Type.Boolean({ description: 'Whether the service can pay this scheme now: its currency is an enabled asset' }),
-});
+}, { title: 'QrScheme' });
 
 export const DecodedQr = Type.Object({
   scheme: Type.String({ description: 'Scheme id (see `GET /v1/qrpay/schemes`), from the merchant account template\'s GUID' }),
@@ -37,7 +37,7 @@ export const DecodedQr = Type.Object({
   merchant_category_code: Type.String({ description: 'Field 52' }),
   point_of_initiation: Type.Union([Type.Literal('static'), Type.Literal('dynamic'), Type.Null()], { description: 'Field 01: 11 static, 12 dynamic' }),
   reference: Type.Union([Type.String(), Type.Null()], { description: 'Field 62: reference label (05) or bill number (01)' }),
-});
+}, { title: 'DecodedQrCode' });
 
 export const QrPayment = Type.Object({
   id: Type.String({ description: 'qrp_<uuid>' }),
@@ -58,7 +58,7 @@ export const QrPayment = Type.Object({
   }),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
-});
+}, { title: 'QrPayment' });
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'qrp_ prefix optional' }) });
 const QrCode = Type.String({ minLength: 1, maxLength: 1024, description: 'The EMVCo merchant-presented QR payload, as scanned' });
@@ -70,6 +70,7 @@ export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promis
   route.get('/v1/qrpay/schemes', {
     access: { scope: 'qrpay:read', principal: 'either' },
     schema: {
+      operationId: 'listQrpaySchemes',
       summary: 'List the QR payment schemes the service decodes',
       description: 'A bounded constant list. Only schemes whose currency is an enabled asset are `payable`.',
       tags,
@@ -84,6 +85,7 @@ export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promis
     access: { scope: 'qrpay:read', principal: 'member' },
     errors: qrpayErrors.decode,
     schema: {
+      operationId: 'decodeQrCode',
       summary: 'Decode a merchant-presented QR code',
       description: 'Parses an EMVCo QR (TLV, payload format indicator, CRC-16/CCITT-FALSE) and checks it with the payment network (read-only; sandbox injection does not affect it). `qr_code_invalid`: not decodable, wrong checksum, unsupported scheme, or refused by the network.',
       tags,
@@ -96,6 +98,7 @@ export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promis
     access: { scope: 'qrpay:write', principal: 'member', idempotency: 'required' },
     errors: qrpayErrors.pay,
     schema: {
+      operationId: 'createQrPayment',
       summary: 'Pay a QR code from the member\'s balance',
       description: [
         'Freezes the amount (available → frozen) and creates the order (`processing`), then asks the payment network. ',
@@ -123,12 +126,13 @@ export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promis
   route.get('/v1/qrpay/payments/:id', {
     access: { scope: 'qrpay:read', principal: 'either' },
     errors: qrpayErrors.get,
-    schema: { summary: 'Get a QR payment', description: 'On behalf of a member, only that member\'s own.', tags, params: IdParams, response: { 200: QrPayment } },
+    schema: { operationId: 'getQrPayment', summary: 'Get a QR payment', description: 'On behalf of a member, only that member\'s own.', tags, params: IdParams, response: { 200: QrPayment } },
   }, async ({ principal, params }) => getPayment(db, principal, params.id));
 
   route.get('/v1/qrpay/payments', {
     access: { scope: 'qrpay:read', principal: 'either' },
     schema: {
+      operationId: 'listQrPayments',
       summary: 'List QR payments',
       description: 'On behalf of a member: that member\'s payments; as the merchant: all of them. Newest first.',
       tags,

@@ -19,6 +19,7 @@ export async function remittanceOrderRoutes(app: AppInstance, ctx: ServiceContex
     access: { scope: 'remittances:write', principal: 'member', idempotency: 'required' },
     errors: orderErrors.create,
     schema: {
+      operationId: 'createRemittance',
       summary: 'Send money to a payee',
       description: [
         'Creates a remittance order to one of the member\'s payees and freezes `source_amount` + `fee` (available → frozen) in the same transaction; the answer is `pending`. ',
@@ -41,6 +42,7 @@ export async function remittanceOrderRoutes(app: AppInstance, ctx: ServiceContex
   route.get('/v1/remittances', {
     access: { scope: 'remittances:read', principal: 'either' },
     schema: {
+      operationId: 'listRemittances',
       summary: 'List remittances',
       description: 'On behalf of a member: that member\'s orders; as the merchant: all of them. Newest first; optional `status`.',
       tags,
@@ -52,13 +54,14 @@ export async function remittanceOrderRoutes(app: AppInstance, ctx: ServiceContex
   route.get('/v1/remittances/:id', {
     access: { scope: 'remittances:read', principal: 'either' },
     errors: orderErrors.get,
-    schema: { summary: 'Get a remittance', description: 'On behalf of a member, only that member\'s own.', tags, params: RemittanceIdParams, response: { 200: Remittance } },
+    schema: { operationId: 'getRemittance', summary: 'Get a remittance', description: 'On behalf of a member, only that member\'s own.', tags, params: RemittanceIdParams, response: { 200: Remittance } },
   }, async ({ principal, params }) => getOrder(db, principal, params.id));
 
   route.post('/v1/sandbox/remittances/:id/return', {
     access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
     errors: ['not_found', 'state_invalid'],
     schema: {
+      operationId: 'returnSandboxRemittance',
       summary: 'Sandbox: the beneficiary bank returns a completed payout',
       description: 'Test helper (sandbox only): the simulated provider marks the payout returned; the service learns it from the provider as in production: the order becomes `returned` and its amount goes back to the member\'s available balance (the fee is kept). A completed order only; a repeat answers the returned order.',
       tags: ['Sandbox'],

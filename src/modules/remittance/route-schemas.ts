@@ -31,7 +31,7 @@ export const FormField = Type.Object({
   account_identifier: Nullable(Type.String({ description: 'Part of the account identifier: `account_number`, `iban`, `proxy` (at least one of these three is needed), `routing_code`, `bic`' })),
   value: Nullable(Type.String({ description: 'The chosen value (selectors only)' })),
   refresh_on_change: Type.Boolean({ description: 'When this field changes, ask for the form again with the new value' }),
-});
+}, { title: 'PayeeFormField' });
 
 export const FormSchemaResponse = Type.Object({
   step: Type.String({ description: 'The first selector still to choose, or `fields`' }),
@@ -43,7 +43,7 @@ export const FormSchemaResponse = Type.Object({
     entity_type: Nullable(Type.String()),
   }),
   fields: Type.Array(FormField),
-}, {
+}, { title: 'PayeeFormSchema',
   examples: [{
     step: 'currency',
     selection: { country_code: 'GB', currency: null, payment_method: null, clearing_system: null, entity_type: null },
@@ -108,7 +108,7 @@ export const Payee = Type.Object({
   })),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
-}, {
+}, { title: 'Payee',
   examples: [{
     id: 'pye_3141592653589793', status: 'active', nickname: 'Anna (Berlin)', favorite: true, country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL',
     clearing_system: 'SEPA', entity_type: 'INDIVIDUAL', holder_name: 'Anna Müller', account_identifier: 'DE************3000',
@@ -129,7 +129,7 @@ export const NameCheck = Type.Object({
   result: Type.Union([Type.Literal('match'), Type.Literal('close_match'), Type.Literal('no_match'), Type.Literal('unavailable')]),
   suggested_name: Nullable(Type.String({ description: 'With `close_match`: the name the bank holds' })),
   checked_at: Type.String({ format: 'date-time' }),
-}, { examples: [{ id: 'pye_3141592653589793', result: 'close_match', suggested_name: 'Max Mustermann', checked_at: '2026-01-05T10:00:00.000Z' }] });
+}, { title: 'PayeeNameCheck', examples: [{ id: 'pye_3141592653589793', result: 'close_match', suggested_name: 'Max Mustermann', checked_at: '2026-01-05T10:00:00.000Z' }] });
 
 export const ConversionDatesQuery = Type.Object({
   currency: Type.Optional(Type.String({ maxLength: 16, description: 'Payout currency, three upper-case letters (required)' })),
@@ -144,7 +144,7 @@ export const ConversionDatesResponse = Type.Object({
   same_currency: Type.Boolean(),
   dates: Type.Array(Type.Object({ date: Type.String({ description: 'YYYY-MM-DD' }), valid: Type.Boolean() })),
   earliest_valid: Type.String({ description: 'YYYY-MM-DD' }),
-}, {
+}, { title: 'ConversionDates',
   examples: [{
     settlement_currency: 'USD', payout_currency: 'EUR', same_currency: false, earliest_valid: '2025-12-24',
     dates: [
@@ -178,7 +178,7 @@ export const Remittance = Type.Object({
   failure_reason: Nullable(Type.String({ description: 'When failed: `upstream_rejected`, `payee_rejected`, `upstream_not_found`, `upstream_failed`, `operator`' })),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
-}, {
+}, { title: 'RemittanceOrder',
   examples: [{
     id: 'rmt_6b1d3c2a-8f0e-4e55-9a7b-1c2d3e4f5a6b', payee_id: 'pye_3141592653589793', member_id: 'mem_0d7e6f1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a', status: 'pending', status_version: 1,
     source_asset: 'USDT', source_amount: '250.000000', fee: '2.333250', payout_currency: 'EUR', payout_amount: '230.78', rate: '0.9231481481',

@@ -20,6 +20,7 @@ export async function remittanceRoutes(app: AppInstance, ctx: ServiceContext): P
     access: { scope: 'remittances:read', principal: 'either' },
     errors: ['corridor_not_supported'],
     schema: {
+      operationId: 'getPayeeFormSchema',
       summary: 'The payee form for a corridor, step by step',
       description: [
         'Walk from country to the full form: with no query, the answer offers the countries; each chosen selector (`country_code`, `currency`, `payment_method`, `clearing_system`, `entity_type`; aliases `country`, `method`, `clearing`, `entity`) narrows the next one\'s `enum`. ',
@@ -47,6 +48,7 @@ export async function remittanceRoutes(app: AppInstance, ctx: ServiceContext): P
     access: { scope: 'remittances:write', principal: 'member', idempotency: 'required' },
     errors: payeeErrors.create,
     schema: {
+      operationId: 'createPayee',
       summary: 'Create or link a payee',
       description: [
         'Creates the member\'s link to a platform-level shared payee, keyed by the fingerprint of the four corridor segments plus the account identifier. ',
@@ -65,6 +67,7 @@ export async function remittanceRoutes(app: AppInstance, ctx: ServiceContext): P
   route.get('/v1/remit/payees', {
     access: { scope: 'remittances:read', principal: 'member' },
     schema: {
+      operationId: 'listPayees',
       summary: 'List the member\'s payees',
       description: 'Favourites first, then newest; keyset cursor. Unlinked payees are not listed.',
       tags,
@@ -76,13 +79,14 @@ export async function remittanceRoutes(app: AppInstance, ctx: ServiceContext): P
   route.get('/v1/remit/payees/:id', {
     access: { scope: 'remittances:read', principal: 'member' },
     errors: payeeErrors.get,
-    schema: { summary: 'Get a payee', description: 'The full record; the account number, IBAN or proxy is masked. Missing, another member\'s or unlinked: `not_found`.', tags, params: PayeeIdParams, response: { 200: Payee } },
+    schema: { operationId: 'getPayee', summary: 'Get a payee', description: 'The full record; the account number, IBAN or proxy is masked. Missing, another member\'s or unlinked: `not_found`.', tags, params: PayeeIdParams, response: { 200: Payee } },
   }, async ({ principal, params }) => getPayee(db, principal, params.id));
 
   route.patch('/v1/remit/payees/:id', {
     access: { scope: 'remittances:write', principal: 'member', idempotency: 'optional' },
     errors: payeeErrors.update,
     schema: {
+      operationId: 'updatePayee',
       summary: 'Change a payee\'s nickname or favourite flag',
       description: 'Only the member\'s private nickname (at most 64 characters, longer is truncated; an empty string clears it) and favourite flag change; bank details never do (a changed account is a new payee). Neither sent: `invalid_fields`. Missing, another member\'s or unlinked: `not_found`.',
       tags,
@@ -101,6 +105,7 @@ export async function remittanceRoutes(app: AppInstance, ctx: ServiceContext): P
     access: { scope: 'remittances:write', principal: 'member' },
     errors: payeeErrors.unlink,
     schema: {
+      operationId: 'deletePayee',
       summary: 'Unlink a payee',
       description: 'Removes the member\'s link (the shared payee stays for others). Naturally idempotent: a repeat answers the same. Afterwards the payee is `not_found` to every other call.',
       tags,
@@ -113,6 +118,7 @@ export async function remittanceRoutes(app: AppInstance, ctx: ServiceContext): P
     access: { scope: 'remittances:write', principal: 'member', idempotency: 'optional' },
     errors: payeeErrors.verify,
     schema: {
+      operationId: 'verifyPayee',
       summary: 'Check the payee\'s holder name with the bank',
       description: 'A name check through the remittance provider; moves no money and is not affected by sandbox injection. `result`: `match`, `close_match` (with `suggested_name`, the name the bank holds), `no_match`, or `unavailable` (the bank or provider cannot answer now; try again later). The last result is kept on the payee (`name_check`).',
       tags,
@@ -125,6 +131,7 @@ export async function remittanceRoutes(app: AppInstance, ctx: ServiceContext): P
     access: { scope: 'remittances:read', principal: 'merchant' },
     errors: conversionDateErrors,
     schema: {
+      operationId: 'getConversionDates',
       summary: 'Settlement days of the coming week for a payout currency',
       description: [
         'The provider\'s settlement days, forwarded without local calculation (weekends and the settlement systems\' holidays are not valid; today is valid only before the line\'s cut-off). ',

@@ -11,7 +11,7 @@ const tags = ['Sandbox'];
 
 const ClockNow = Type.Object({
   now: Type.String({ format: 'date-time', description: "The merchant's sandbox time (ISO 8601): real time plus every advance so far" }),
-});
+}, { title: 'SandboxClock' });
 
 /**
  * The sandbox tools. `timedProcesses` (src/background.ts) are what an advance of the clock runs:
@@ -23,6 +23,7 @@ export const sandboxRoutes = (timedProcesses: readonly TimedProcess[]) => async 
   route.get('/v1/sandbox/clock', {
     access: { scope: 'merchant:read', principal: 'merchant', sandboxOnly: true },
     schema: {
+      operationId: 'getSandboxClock',
       summary: "Read this merchant's sandbox clock",
       description: 'Every time-dependent rule of this sandbox merchant reads this clock (docs/clock.md). It only moves forward; token expiry, `x-timestamp`, nonces, rate limits and idempotency stay on real time.',
       tags,
@@ -34,6 +35,7 @@ export const sandboxRoutes = (timedProcesses: readonly TimedProcess[]) => async 
     access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
     errors: ['invalid_request', 'rate_limited'],
     schema: {
+      operationId: 'advanceSandboxClock',
       summary: "Move this merchant's sandbox clock forward",
       description: [
         `Adds \`seconds\` (an integer from 1 to ${advanceSecondsMax}) to this merchant's sandbox time. Before it answers, every timed process `,
@@ -55,6 +57,7 @@ export const sandboxRoutes = (timedProcesses: readonly TimedProcess[]) => async 
   route.post('/v1/sandbox/upstream-behavior', {
     access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
     schema: {
+      operationId: 'setSandboxUpstreamBehavior',
       summary: 'Preset how one upstream\'s money-moving step answers',
       description: [
         `For this merchant only, for ${injectionTtlSeconds} seconds, then back to \`success\` (which also clears a preset at once). `,
@@ -73,7 +76,7 @@ export const sandboxRoutes = (timedProcesses: readonly TimedProcess[]) => async 
           upstream: Type.String(),
           behavior: Type.String(),
           expires_in: Type.Integer({ description: 'Seconds until the preset reverts to success' }),
-        }),
+        }, { title: 'SandboxUpstreamBehavior' }),
       },
     },
   }, async ({ principal, body, write }) => write((trx) => presetBehavior(trx, principal.merchantId, body)));
@@ -81,6 +84,7 @@ export const sandboxRoutes = (timedProcesses: readonly TimedProcess[]) => async 
   route.post('/v1/sandbox/reset', {
     access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
     schema: {
+      operationId: 'resetSandbox',
       summary: 'Clear this merchant\'s sandbox logs and injected behaviours',
       description: 'Deletes the sandbox webhook delivery records and API call logs of this merchant and removes its injected upstream behaviours. Ledger entries, orders and members are never deleted, so balances do not reset.',
       tags,
@@ -92,7 +96,7 @@ export const sandboxRoutes = (timedProcesses: readonly TimedProcess[]) => async 
             merchant_api_logs: Type.Integer({ description: 'API call log rows deleted' }),
           }),
           note: Type.String(),
-        }),
+        }, { title: 'SandboxReset' }),
       },
     },
   }, async ({ principal, write }) => {

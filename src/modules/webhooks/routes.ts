@@ -31,7 +31,7 @@ export const Endpoint = Type.Object({
   disabled_reason: Type.String({ description: "'' when enabled; `merchant`, `gone` (410) or `failing`" }),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
-});
+}, { title: 'WebhookEndpoint' });
 const Secret = Type.String({ description: '`whsec_<base64 of 32 bytes>`: shown only in this response. Verify with the Standard Webhooks scheme.' });
 export const CreatedEndpoint = Type.Object({
   id: Type.String(), url: Type.String(), event_types: Type.Array(Type.String()), secret: Secret, status: EndpointStatus,
@@ -54,7 +54,7 @@ const Delivery = Type.Object({
   last_http_status: Type.Integer({ description: '0 if never answered' }),
   next_attempt_at: Type.String({ description: "ISO 8601, or '' when no attempt is planned" }),
   created_at: Type.String({ format: 'date-time' }),
-});
+}, { title: 'WebhookDelivery' });
 
 /**
  * The `status` filter: the delivery statuses as an enum, beside any other string (an open enum):
@@ -74,6 +74,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     access: { scope: 'webhooks:write', idempotency: 'required' },
     errors: webhookErrors.createEndpoint,
     schema: {
+      operationId: 'createWebhookEndpoint',
       summary: 'Create a webhook endpoint',
       description: `Subscribes a URL to event types. The \`secret\` is shown only in this response. At most ${endpointsPerMerchantMax} endpoints per environment. A URL that fails the address check answers \`invalid_fields\` with \`fields: [{key: "url", reason}]\`.`,
       tags,
@@ -88,6 +89,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
   route.get('/v1/webhooks/endpoints', {
     access: { scope: 'webhooks:read' },
     schema: {
+      operationId: 'listWebhookEndpoints',
       summary: 'List webhook endpoints',
       description: `Every endpoint of the environment (at most ${endpointsPerMerchantMax}, one page), newest first, without secrets.`,
       tags,
@@ -99,6 +101,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     access: { scope: 'webhooks:write', idempotency: 'optional' },
     errors: webhookErrors.updateEndpoint,
     schema: {
+      operationId: 'updateWebhookEndpoint',
       summary: 'Update a webhook endpoint',
       description: '`{status: "enabled"}` re-enables a disabled endpoint (its failure streak restarts; requeue its dead deliveries separately); `{status: "disabled"}` pauses it. `event_types` and `url` replace the current values (the URL is checked again); a record already planned for a type the new `event_types` leave out goes `dead` at its next attempt, unsent (redeliver and requeue leave it until the type is added back).',
       tags,
@@ -124,6 +127,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     access: { scope: 'webhooks:write' },
     errors: webhookErrors.deleteEndpoint,
     schema: {
+      operationId: 'deleteWebhookEndpoint',
       summary: 'Delete a webhook endpoint',
       description: 'Removes the endpoint and its secret; deliveries still planned for it end `dead`. Naturally idempotent: a repeat answers the same.',
       tags,
@@ -136,6 +140,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     access: { scope: 'webhooks:write', idempotency: 'required' },
     errors: webhookErrors.rollSecret,
     schema: {
+      operationId: 'rollWebhookEndpointSecret',
       summary: 'Roll the signing secret of a webhook endpoint',
       description: `A new secret, shown only here. The previous one keeps signing beside it for \`overlap_seconds\` (default ${overlapSecondsDefault}, at most ${overlapSecondsMax}; 0 drops it now): each request then carries both signatures, space separated, in \`webhook-signature\`.`,
       tags,
@@ -154,6 +159,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
   route.get('/v1/webhooks/deliveries', {
     access: { scope: 'merchant:read' },
     schema: {
+      operationId: 'listWebhookDeliveries',
       summary: 'List webhook deliveries',
       description: 'Delivery log without payload, newest first. `status` filters (`pending`, `sent`, `failed`, `dead`, `no_subscriber`; empty means all; an unknown value returns an empty page).',
       tags,
@@ -165,6 +171,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
   route.post('/v1/webhooks/deliveries/requeue', {
     access: { scope: 'merchant:read', idempotency: 'required' },
     schema: {
+      operationId: 'requeueWebhookDeliveries',
       summary: 'Requeue failed and dead deliveries since a time',
       description: `Every \`failed\` and/or \`dead\` record created at or after \`since\` goes back to the queue with a new attempt schedule, oldest first (records of a disabled or deleted endpoint, or of one that no longer subscribes to their event's type, stay as they are until it is enabled or widened again), at most ${requeueBatchMax} per call (\`has_more\` then says to call again).`,
       tags,
@@ -184,6 +191,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     access: { scope: 'merchant:read', idempotency: 'required' },
     errors: webhookErrors.redeliver,
     schema: {
+      operationId: 'redeliverWebhookDelivery',
       summary: 'Redeliver a webhook',
       description: '`dead` and `failed` records are queued again with a new attempt schedule; a `no_subscriber` record is bound to the endpoints that subscribe now (one record each), or refused with `state_invalid` if none does. `sent` and `pending` answer `state_invalid`, and so does a `dead` or `failed` record whose endpoint is disabled or deleted (re-enable the endpoint first) or no longer subscribes to the event type (add it to `event_types` first). Queued, not delivered.',
       tags,

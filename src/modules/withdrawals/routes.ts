@@ -19,7 +19,7 @@ export const Withdrawal = Type.Object({
   fee: Type.String(),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
-});
+}, { title: 'Withdrawal' });
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'wdr_ prefix optional' }) });
 
 export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -30,6 +30,7 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
     access: { scope: 'withdrawals:write', principal: 'member', idempotency: 'required' },
     errors: withdrawalErrors.create,
     schema: {
+      operationId: 'createWithdrawal',
       summary: 'Create an on-chain withdrawal',
       description: 'Moves amount plus the network fee from available to withdrawing. The merchant pays out on chain, then confirms (or fails) it. ' +
         'At or above the step-up threshold the operator set for the asset (none by default), the first call answers `step_up_required` with a challenge bound to the member and to this asset, network, address and amount; ' +
@@ -50,12 +51,13 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
     access: { scope: 'withdrawals:write', idempotency: 'required' },
     errors: withdrawalErrors.confirm,
     schema: {
+      operationId: 'confirmWithdrawal',
       summary: 'Confirm that the merchant completed the on-chain payout',
       description: 'Clears withdrawing and reduces custody by the amount plus the fee (the fee becomes the merchant\'s fee income); final. ' +
         'Custody must cover amount plus fee (`merchant_custody_shortfall`). Concurrent calls post once; the others receive `replayed: true`.',
       tags,
       params: IdParams,
-      response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('settled'), replayed: Type.Boolean() }) },
+      response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('settled'), replayed: Type.Boolean() }, { title: 'WithdrawalConfirmation' }) },
     },
   }, async ({ principal, params, write }) => write((trx) => confirmWithdrawal(trx, principal, params.id)));
 
@@ -63,6 +65,7 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
     access: { scope: 'withdrawals:write', idempotency: 'required' },
     errors: withdrawalErrors.fail,
     schema: {
+      operationId: 'failWithdrawal',
       summary: 'Fail a withdrawal the merchant could not pay out',
       description: 'locked → failed; withdrawing returns to available. A settled withdrawal answers order_not_cancellable; a repeat on failed answers 200.',
       tags,
@@ -74,12 +77,13 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
   route.get('/v1/withdrawals/:id', {
     access: { scope: 'withdrawals:read', principal: 'either' },
     errors: withdrawalErrors.get,
-    schema: { summary: 'Get a withdrawal', description: 'On behalf of a member, only that member\'s own.', tags, params: IdParams, response: { 200: Withdrawal } },
+    schema: { operationId: 'getWithdrawal', summary: 'Get a withdrawal', description: 'On behalf of a member, only that member\'s own.', tags, params: IdParams, response: { 200: Withdrawal } },
   }, async ({ principal, params }) => getWithdrawal(db, principal, params.id));
 
   route.get('/v1/withdrawals', {
     access: { scope: 'withdrawals:read', principal: 'either' },
     schema: {
+      operationId: 'listWithdrawals',
       summary: 'List withdrawals',
       description: "On behalf of a member: that member's withdrawals; as the merchant: all of them. Newest first.",
       tags,
