@@ -64,10 +64,12 @@ export async function getMember(db: Db, merchantId: string, environment: Environ
 
 export async function suspendMember(trx: Db, merchantId: string, environment: Environment, id: string, now: Date) {
   const member = await getMember(trx, merchantId, environment, id);
-  await trx.updateTable('members').set({ status: 'suspended', updated_at: now }).where('id', '=', member.id).execute();
   // Its hosted-screen links and step-up challenges die too: the pages already refuse a suspended
   // member, but the sandbox helper completed an open link as if the member had submitted it.
+  // The tickets before the member's row: the lock order (docs/locking.md) a screen's submission
+  // takes too (its ticket, then the member); the other order deadlocked with it.
   await voidMemberTickets(trx, member.id);
+  await trx.updateTable('members').set({ status: 'suspended', updated_at: now }).where('id', '=', member.id).execute();
   return { id: member.id, status: 'suspended' as const };
 }
 
@@ -75,16 +77,15 @@ export async function suspendMember(trx: Db, merchantId: string, environment: En
 export async function revokeSessions(trx: Db, merchantId: string, environment: Environment, externalId: string, now: Date) {
   // The reference accepts only the external id here; the internal form is refused like an unknown member.
   if (hasMemberIdForm(externalId)) throw new ApiError('member_not_found');
-  const row = await trx
-    .updateTable('members')
-    .set({ sessions_revoked_at: now, updated_at: now })
+  const row = await trx.selectFrom('members').select('id')
     .where('merchant_id', '=', merchantId)
     .where('environment', '=', environment)
     .where('external_member_id', '=', externalId)
-    .returning('id')
     .executeTakeFirst();
   if (!row) throw new ApiError('member_not_found');
-  // Hosted-screen links and step-up challenges die with the sessions (extensions 9).
+  // Hosted-screen links and step-up challenges die with the sessions (extensions 9), voided
+  // before the member's row is changed: the lock order of docs/locking.md (ticket, then member).
   await voidMemberTickets(trx, row.id);
+  await trx.updateTable('members').set({ sessions_revoked_at: now, updated_at: now }).where('id', '=', row.id).execute();
   return { id: externalId, revoked: true as const };
 }

@@ -1,0 +1,236 @@
+/**
+ * Issue 35, point 1: every card control, every money write and the sandbox helpers sent at once
+ * on ONE member and ONE card, through the SDK and the real HTTP server, on PostgreSQL. Before the
+ * lock order (docs/locking.md) and the bounded retry of a deadlock, a mix of card controls alone
+ * answered 500 `api_error` to valid calls (`deadlock detected` locking a `cards` or `members`
+ * row). Here no answer may be a 5xx, and the ledger verifies afterwards. The embedded database
+ * runs one transaction at a time, so nothing contends there: the hammer needs PostgreSQL. The
+ * bounded retry itself is shown on both databases with a trigger that fails a write's first
+ * attempts as PostgreSQL ends a deadlock's victim (SQLSTATE 40P01).
+ */
+import { before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { MerchantWalletClient, RawResult } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
+import { payNow } from './support/emv.js';
+import { conflictAttemptsMax, conflictDelayMs, withConflictRetry } from '../src/platform/conflict-retry.js';
+
+const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
+const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
+const sepa = { country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL', clearing_system: 'SEPA', entity_type: 'INDIVIDUAL' };
+const payeeAddress = { 'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117' };
+const billing = { address: '2 Market St', city: 'San Francisco', state: 'CA', country: 'US', postal_code: '94105' };
+
+function freshIban(): string {
+  const bban = `37040044${String(Math.floor(Math.random() * 1e10)).padStart(10, '0')}`;
+  const n = BigInt(`${bban}131400`);
+  return `DE${String(98n - (n % 97n)).padStart(2, '0')}${bban}`;
+}
+
+interface Call { name: string; method: 'POST' | 'PUT' | 'PATCH' | 'DELETE'; path: string; body?: unknown; member?: boolean; key?: boolean }
+
+describe('one member and one card hammered by every write at once on PostgreSQL', {
+  skip: onPostgres ? false : 'needs TEST_DATABASE_URL=postgres://... (the embedded database runs one transaction at a time)',
+}, () => {
+  let service: RunningService;
+  useTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0, rateLimitScale: 100 } }, (s) => ({ service } = s));
+
+  let client: MerchantWalletClient;
+  let external: string;
+  const body = (r: RawResult) => r.body as any;
+  const send = (c: Call): Promise<RawResult> => client.requestRaw({
+    method: c.method, path: c.path, body: c.body, onBehalfOf: c.member === false ? undefined : external,
+    idempotencyKey: c.key === false ? undefined : randomUUID(),
+  });
+  const must = async (c: Call, status?: number) => {
+    const r = await send(c);
+    assert.ok(r.status < 300 && (status === undefined || r.status === status), `${c.name}: ${r.status} ${r.rawBody}`);
+    return body(r);
+  };
+
+  /** A member's active virtual card. */
+  async function virtualCard(): Promise<string> {
+    const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
+    const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: external });
+    return (await client.cards.sandboxAdvanceApplication(app.id, 'approved')).card_id!;
+  }
+  const drain = async () => {
+    await service.workers.jobs.drain();
+    await service.workers.tick();
+    await service.workers.jobs.drain();
+  };
+
+  it('no 5xx, and the ledger verifies', async () => {
+    ({ client } = await newMerchantClient(service));
+    external = `hm-${randomUUID().slice(0, 8)}`;
+    const memberId = (await client.members.create({ external_member_id: external })).id;
+    const kyc = await must({ name: 'kyc session', method: 'POST', path: '/v1/kyc/sessions' });
+    await must({ name: 'kyc complete', method: 'POST', path: `/v1/sandbox/hosted-screens/${kyc.id}/complete`, body: { outcome: 'submitted' }, member: false });
+    await must({ name: 'kyc review', method: 'POST', path: `/v1/sandbox/kyc/${external}/review`, body: { decision: 'approved', level: 2 }, member: false });
+    for (const [asset, amount] of [['USDT', '100000'], ['SGD', '5000'], ['EUR', '5000']] as const) {
+      await client.deposits.create({ member_id: external, asset, amount, tx_hash: `t-${randomUUID()}` });
+    }
+    const card = await virtualCard();
+    await must({ name: 'top-up', method: 'POST', path: `/v1/cards/${card}/topups`, body: { amount: '500', source_asset: 'USDT' } });
+    await drain();
+    const payee = await client.remittance.createPayee({ ...sepa, fields: { first_name: 'Anna', last_name: 'Müller', 'bank_details.iban': freshIban(), ...payeeAddress } }, { onBehalfOf: external });
+    const flexible = (await client.earn.products()).find((p) => p.type === 'flexible')!;
+
+    const failures: string[] = [];
+    let answered = 0;
+    const rounds = 3;
+    for (let round = 0; round < rounds; round++) {
+      // The CVV unblock's hour (5 calls a member) starts empty each round, so that its calls take their locks.
+      await service.ctx.db.deleteFrom('card_cvv_unblock_calls').where('member_id', '=', memberId).execute();
+      // What the burst's follow-ups act on, made before it.
+      const many = async (n: number, c: Call) => { const out = []; for (let i = 0; i < n; i++) out.push(await must(c)); return out; };
+      const withdrawals = (await many(4, { name: 'withdrawal', method: 'POST', path: '/v1/withdrawals', body: { asset: 'USDT', network: 'TRON', address: TRON, amount: '5' } })).map((w) => w.id);
+      const quotes = (await many(2, { name: 'quote', method: 'POST', path: '/v1/exchange/quotes', body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10', lock: true } })).map((q) => q.quote_id);
+      const position = (await must({ name: 'earn', method: 'POST', path: '/v1/earn/orders', body: { product_id: flexible.id, amount: '50' } })).position_id;
+      const remittance = (await must({ name: 'remittance', method: 'POST', path: '/v1/remittances', body: { payee_id: payee.id, source_asset: 'USDT', source_amount: '20' } })).id;
+      const authorise = (on: string, amount = '3'): Call => ({ name: 'authorisation', method: 'POST', path: `/v1/sandbox/cards/${on}/authorizations`, body: { amount, merchant_name: 'SHOP', mcc: '5411' }, member: false });
+      const auths = (await many(4, authorise(card))).map((a) => a.transaction_id);
+      await must({ name: 'clearing', method: 'POST', path: `/v1/sandbox/cards/${card}/clearings`, body: { transaction_id: auths[3] }, member: false });
+      // A second card of the member, closed during the burst while money moves on it.
+      const doomed = await virtualCard();
+      await must({ name: 'top-up', method: 'POST', path: `/v1/cards/${doomed}/topups`, body: { amount: '30', source_asset: 'USDT' } });
+      const profileUpdate = (await must({ name: 'profile session', method: 'POST', path: '/v1/kyc/profile-sessions' })).id;
+      await drain();
+
+      const controls = (on: string): Call[] => [
+        { name: 'cvv unblock', method: 'POST', path: `/v1/cards/${on}/cvv/unblock` },
+        { name: 'secure session', method: 'POST', path: `/v1/cards/${on}/secure-session` },
+        { name: 'merchant rules put', method: 'PUT', path: `/v1/cards/${on}/merchant-rules`, body: { rule_type: 'black', merchant_names: ['CASINO'] } },
+        { name: 'merchant rules delete', method: 'DELETE', path: `/v1/cards/${on}/merchant-rules` },
+        { name: 'limits', method: 'PATCH', path: `/v1/cards/${on}/limits`, body: { daily: '5000' } },
+        { name: 'billing address', method: 'PATCH', path: `/v1/cards/${on}/billing-address`, body: billing },
+      ];
+      const money: Call[] = [
+        ...Array.from({ length: 3 }, (): Call => ({ name: 'deposit', method: 'POST', path: '/v1/deposits', body: { member_id: external, asset: 'USDT', amount: '10', tx_hash: `t-${randomUUID()}` }, member: false })),
+        { name: 'withdrawal', method: 'POST', path: '/v1/withdrawals', body: { asset: 'USDT', network: 'TRON', address: TRON, amount: '5' } },
+        ...withdrawals.map((id, i): Call => ({ name: `withdrawal ${i % 2 ? 'fail' : 'confirm'}`, method: 'POST', path: `/v1/withdrawals/${id}/${i % 2 ? 'fail' : 'confirm'}`, member: false })),
+        { name: 'quote', method: 'POST', path: '/v1/exchange/quotes', body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10', lock: true } },
+        ...quotes.map((quote_id): Call => ({ name: 'exchange order', method: 'POST', path: '/v1/exchange/orders', body: { quote_id } })),
+        { name: 'remittance', method: 'POST', path: '/v1/remittances', body: { payee_id: payee.id, source_asset: 'USDT', source_amount: '20' } },
+        { name: 'earn subscribe', method: 'POST', path: '/v1/earn/orders', body: { product_id: flexible.id, amount: '20' } },
+        { name: 'earn redeem', method: 'POST', path: `/v1/earn/positions/${position}/redeem` },
+        { name: 'card top-up', method: 'POST', path: `/v1/cards/${card}/topups`, body: { amount: '20', source_asset: 'USDT' } },
+        { name: 'card top-up quote', method: 'POST', path: `/v1/cards/${card}/topup-quotes`, body: { amount: '20', source_asset: 'USDT' } },
+        { name: 'doomed top-up', method: 'POST', path: `/v1/cards/${doomed}/topups`, body: { amount: '20', source_asset: 'USDT' } },
+        { name: 'qr payment', method: 'POST', path: '/v1/qrpay/payments', body: { qr_code: payNow({ amount: '3' }), asset: 'SGD' } },
+        { name: 'close', method: 'POST', path: `/v1/cards/${doomed}/close` },
+      ];
+      const sandbox: Call[] = [
+        authorise(card, '2'),
+        authorise(doomed, '2'),
+        { name: 'clearing', method: 'POST', path: `/v1/sandbox/cards/${card}/clearings`, body: { transaction_id: auths[0] }, member: false },
+        { name: 'reversal', method: 'POST', path: `/v1/sandbox/cards/${card}/reversals`, body: { transaction_id: auths[1] }, member: false },
+        { name: 'partial clearing', method: 'POST', path: `/v1/sandbox/cards/${card}/clearings`, body: { transaction_id: auths[2], amount: '1' }, member: false },
+        { name: 'refund', method: 'POST', path: `/v1/sandbox/cards/${card}/refunds`, body: { transaction_id: auths[3], amount: '1' }, member: false },
+        { name: 'remittance return', method: 'POST', path: `/v1/sandbox/remittances/${remittance}/return`, member: false },
+        { name: 'profile session', method: 'POST', path: '/v1/kyc/profile-sessions' },
+        // A profile update pauses the member's exchange and remittances until its review: the last round only.
+        ...(round === rounds - 1 ? [
+          { name: 'profile update', method: 'POST', path: `/v1/sandbox/hosted-screens/${profileUpdate}/complete`, body: { outcome: 'submitted' }, member: false },
+          { name: 'kyc review', method: 'POST', path: `/v1/sandbox/kyc/${external}/review`, body: { decision: 'approved', level: 2 }, member: false },
+        ] satisfies Call[] : []),
+        { name: 'sessions revoke', method: 'POST', path: `/v1/members/${external}/sessions/revoke`, member: false },
+        { name: 'clock advance', method: 'POST', path: '/v1/sandbox/clock/advance', body: { seconds: 60 }, member: false },
+      ];
+      const calls = [...controls(card), ...controls(card), ...controls(card), ...controls(doomed), ...money, ...sandbox];
+      const rs = await Promise.all(calls.map(send));
+      answered += rs.length;
+      for (const [i, r] of rs.entries()) if (r.status >= 500) failures.push(`round ${round} ${calls[i]!.name}: ${r.status} ${r.rawBody}`);
+      await drain();
+    }
+    const verify = await admin(service, 'GET', '/admin/v1/ledger/verify');
+    assert.equal(verify.status, 200, JSON.stringify(verify.body));
+    assert.equal(failures.length, 0, `${failures.length} of ${answered} answers were 5xx:\n${failures.join('\n')}`);
+    assert.deepEqual(verify.body.problems, [], 'the ledger verifies');
+    assert.equal(verify.body.ok, true);
+  });
+});
+
+describe('a transaction ended by a deadlock is run again whole, a bounded number of times', () => {
+  let service: RunningService;
+  let client: MerchantWalletClient;
+  useTestService({}, (s) => ({ service, client } = s));
+  const db = () => service.ctx.db;
+
+  // `deadlock-<n>-…` in a member's external id or a deposit's tx_hash: the first n attempts of
+  // its insert fail with 40P01. Counted by a sequence, which a rollback does not undo.
+  before(async () => {
+    await sql`CREATE SEQUENCE test_deadlock_attempts`.execute(db());
+    await sql`CREATE FUNCTION test_deadlock() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE tag text := coalesce(to_jsonb(NEW) ->> 'external_member_id', to_jsonb(NEW) ->> 'tx_hash');
+      BEGIN
+        IF tag LIKE 'deadlock-%' AND nextval('test_deadlock_attempts') <= split_part(tag, '-', 2)::int THEN
+          RAISE EXCEPTION 'deadlock detected (test)' USING ERRCODE = 'deadlock_detected';
+        END IF;
+        RETURN NEW;
+      END $$`.execute(db());
+    await sql`CREATE TRIGGER test_deadlock BEFORE INSERT ON members FOR EACH ROW EXECUTE FUNCTION test_deadlock()`.execute(db());
+    await sql`CREATE TRIGGER test_deadlock BEFORE INSERT ON deposits FOR EACH ROW EXECUTE FUNCTION test_deadlock()`.execute(db());
+  });
+  const attemptsFrom = async (fn: () => Promise<RawResult>) => {
+    await sql`SELECT setval('test_deadlock_attempts', 1, false)`.execute(db());
+    const r = await fn();
+    const { rows } = await sql<{ n: string }>`SELECT last_value - 1 + (CASE WHEN is_called THEN 1 ELSE 0 END) AS n FROM test_deadlock_attempts`.execute(db());
+    return { r, attempts: Number(rows[0]!.n) };
+  };
+  const members = async (external: string) =>
+    Number((await db().selectFrom('members').select((eb) => eb.fn.countAll<string>().as('n')).where('external_member_id', '=', external).executeTakeFirstOrThrow()).n);
+
+  it('backs off 20 then 40 ms, ±50 %, and gives up after the bound', async () => {
+    assert.equal(conflictAttemptsMax, 3);
+    assert.deepEqual([conflictDelayMs(1, () => 0), conflictDelayMs(1, () => 1), conflictDelayMs(2, () => 0.5)], [10, 30, 40]);
+    let calls = 0;
+    const deadlock = Object.assign(new Error('deadlock detected'), { code: '40P01' });
+    const slept: number[] = [];
+    await assert.rejects(withConflictRetry(async () => { calls++; throw deadlock; }, { sleep: async (ms) => { slept.push(ms); } }), deadlock);
+    assert.equal(calls, 3);
+    assert.equal(slept.length, 2);
+    calls = 0;
+    await assert.rejects(withConflictRetry(async () => { calls++; throw Object.assign(new Error('unique'), { code: '23505' }); }), /unique/);
+    assert.equal(calls, 1, 'any other error is not retried');
+  });
+
+  it('a keyed write: its transaction, key record included, runs again; one effect, one record, the replay identical', async () => {
+    const external = `deadlock-2-${randomUUID().slice(0, 8)}`;
+    const key = randomUUID();
+    const { r, attempts } = await attemptsFrom(() => client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: external }, idempotencyKey: key }));
+    assert.equal(r.status, 201, r.rawBody);
+    assert.equal(attempts, 3, 'two attempts ended by the deadlock, the third committed');
+    assert.equal(await members(external), 1);
+    const replay = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: external }, idempotencyKey: key });
+    assert.deepEqual([replay.status, replay.headers['x-idempotent-replay'], replay.rawBody], [201, 'true', r.rawBody]);
+  });
+
+  it('past the bound: 500 with nothing written or stored, and the same key then runs', async () => {
+    const external = `deadlock-3-${randomUUID().slice(0, 8)}`;
+    const key = randomUUID();
+    const { r, attempts } = await attemptsFrom(() => client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: external }, idempotencyKey: key }));
+    assert.deepEqual([r.status, r.body.code], [500, 'api_error']);
+    assert.equal(attempts, conflictAttemptsMax, 'no attempt beyond the bound');
+    assert.equal(await members(external), 0);
+    await sql`SELECT setval('test_deadlock_attempts', 100)`.execute(db());
+    const again = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: external }, idempotencyKey: key });
+    assert.equal(again.status, 201, again.rawBody);
+    assert.equal(again.headers['x-idempotent-replay'], undefined, 'the 500 was not the key\'s result');
+  });
+
+  it('a grouped write (a deposit\'s batch statement) runs again; one deposit', async () => {
+    const m = await client.members.create({ external_member_id: `dl-${randomUUID().slice(0, 8)}` });
+    const txHash = `deadlock-1-${randomUUID()}`;
+    const { r, attempts } = await attemptsFrom(() => client.requestRaw({
+      method: 'POST', path: '/v1/deposits', body: { member_id: m.id, asset: 'USDT', amount: '5', tx_hash: txHash }, idempotencyKey: randomUUID(),
+    }));
+    assert.equal(r.status, 201, r.rawBody);
+    assert.equal(attempts, 2);
+    const rows = await db().selectFrom('deposits').select('id').where('tx_hash', '=', txHash).execute();
+    assert.deepEqual(rows.map((d) => d.id), [r.body.id]);
+  });
+});
