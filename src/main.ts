@@ -15,15 +15,33 @@ try {
 }
 console.log(`Merchant Wallet API on ${service.publicUrl} (operator API on ${service.adminUrl}); merchant console: ${service.publicUrl}/console`);
 
+/**
+ * After SHUTDOWN_TIMEOUT_MS the drain closes the connections still open (server.ts); this much
+ * more is left for the workers to stop and the database to close. Past it the process exits
+ * anyway (status 1): a job cut off is taken again when its lease ends, like after a crash.
+ */
+const releaseGraceMs = 5_000;
+
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
-    if (stopping) return;
+    const log = service.ctx.log;
+    if (stopping) {
+      // A second signal: the operator does not want to wait.
+      log.warn({ signal }, 'shutdown: second signal; exiting now');
+      process.exit(1);
+    }
     stopping = true;
+    log.info({ signal }, 'shutdown: signal received');
+    const limitMs = service.ctx.config.shutdownTimeoutMs + releaseGraceMs;
+    setTimeout(() => {
+      log.error({ limitMs }, 'shutdown: not finished in time (see the last shutdown line for the step); exiting');
+      process.exit(1);
+    }, limitMs).unref();
     service.close().then(
       () => process.exit(0),
       (err) => {
-        console.error('shutdown failed', err);
+        log.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );

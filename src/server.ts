@@ -17,7 +17,8 @@ import { resolveMember } from './modules/members/queries.js';
 import { AssetCatalogueCache, assetChangeChannel, useAssetCache } from './modules/assets/catalogue-cache.js';
 import { mapDomainError } from './api-errors.js';
 import { raiseAlert } from './modules/alerts/queries.js';
-import { buildPublicApp, loggerOptions, type AppInstance } from './platform/http-app.js';
+import { buildPublicApp, cutConnections, loggerOptions, type AppInstance, type CutRequest } from './platform/http-app.js';
+import { beginDrain } from './platform/health.js';
 import { buildAdminApp } from './operator/admin-app.js';
 import { randomToken } from './platform/ids.js';
 import type { ServiceContext } from './service-context.js';
@@ -101,14 +102,35 @@ function backgroundLogger(config: Config, enabled: boolean): FastifyBaseLogger {
   return Fastify({ logger: enabled ? loggerOptions(config.logLevel) : false }).log.child({ component: 'background' });
 }
 
+/** Where the database is, as the start-up log says it (never the URL: it may hold a password). */
+function databaseDescription(config: Config): { database: string; firstStart?: boolean } {
+  if (config.databaseUrl === 'memory://') return { database: 'embedded, in memory' };
+  if (config.databaseUrl) return { database: 'PostgreSQL server' };
+  const dir = join(config.dataDir, 'pgdata');
+  return { database: `embedded in ${dir}`, firstStart: !existsSync(join(dir, 'PG_VERSION')) };
+}
+
+/** Milliseconds since `start`, for the log. */
+const since = (start: number) => Math.round(performance.now() - start);
+
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
-  const config: Config = { ...loadConfig(), ...options.config };
+  const started = performance.now();
+  const loaded = loadConfig();
+  const config: Config = { ...loaded, ...options.config, publicBaseUrls: { ...loaded.publicBaseUrls, ...options.config?.publicBaseUrls } };
   const print = options.announce ? (line: string) => console.log(line) : () => {};
-  const handle = await openDatabase(config.databaseUrl, config.dataDir, { poolMax: config.databasePoolMax, embeddedImage: options.embeddedImage });
-  await migrateToLatest(handle.db);
-  const metrics = createMetrics();
   const logger = options.logger ?? true;
   const log = options.log ?? backgroundLogger(config, logger);
+  // A first start is silent for a while otherwise: creating an embedded cluster and running every migration take seconds.
+  const where = databaseDescription(config);
+  log.info(where, where.firstStart ? 'starting: creating the embedded database (first start; this takes some seconds)' : 'starting: opening the database');
+  const handle = await openDatabase(config.databaseUrl, config.dataDir, {
+    poolMax: config.databasePoolMax, embeddedImage: options.embeddedImage, pooler: config.databasePooler, listenUrl: config.databaseListenUrl,
+  });
+  log.info({ ms: since(started) }, 'migrating the database schema (a first start runs every migration)');
+  const migrationsStarted = performance.now();
+  const applied = await migrateToLatest(handle.db);
+  log.info({ applied, ms: since(migrationsStarted) }, applied > 0 ? 'database schema migrated' : 'database schema up to date');
+  const metrics = createMetrics();
   config.hostedScreenKey = resolveHostedScreenKey(config, log);
   const clock = createClock();
   const memberCache = new MemberCache();
@@ -149,12 +171,15 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const stopListeningAssets = await handle.listen(assetChangeChannel, () => assetCache.invalidate(), (listening) => assetCache.setListening(listening));
   const stopListening = () => Promise.all([stopListeningAuth(), stopListeningMembers(), stopListeningAssets()]);
   const adminToken = resolveAdminToken(config, print);
+  log.info('looking for merchants: an empty database gets the demo merchant');
   const demo = await ensureDemoMerchant(ctx, print, { consoleUser: options.demoConsoleUser ?? options.announce ?? false });
+  if (demo) log.info({ merchantId: demo.merchant_id, file: join(config.dataDir, 'demo-credentials.json') }, 'created the demo merchant (its credentials are in the file)');
 
   const publicApp = buildPublicApp(ctx);
   await registerPublicRoutes(publicApp, ctx);
   const adminApp = buildAdminApp(ctx, adminToken);
   await publicApp.listen({ port: config.port, host: config.host });
+  resolvePublicBaseUrls(config, publicApp, log);
   await adminApp.listen({ port: config.adminPort, host: config.adminHost });
   const workers: Workers = createWorkers(ctx, config.workers, { handlers: jobHandlers, tickers, batchQueues });
 
@@ -162,32 +187,93 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     const a = app.server.address();
     return typeof a === 'object' && a ? `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}` : String(a);
   };
-  let closed = false;
+  const publicUrl = addr(publicApp);
+  const adminUrl = addr(adminApp);
+  log.info({ publicUrl, adminUrl, publicBaseUrls: config.publicBaseUrls, workers: config.workers, ms: since(started) }, 'started');
+  let closing: Promise<void> | undefined;
   return {
     ctx,
     publicApp,
     adminApp,
-    publicUrl: addr(publicApp),
-    adminUrl: addr(adminApp),
+    publicUrl,
+    adminUrl,
     adminToken,
     demo,
     workers,
-    async close() {
-      if (closed) return;
-      closed = true;
-      // Stop accepting, let requests in flight finish, then stop workers and close the database.
-      // Closing drops the connections idle at that moment; one still answering a request would
-      // then stay open for the keep-alive timeout (Fastify's 72 s) after its answer: it is
-      // dropped right after it instead.
-      for (const app of [publicApp, adminApp]) app.server.keepAliveTimeout = 10;
-      await Promise.all([publicApp.close(), adminApp.close()]);
-      await workers.stop();
-      closeDeliveryPools();
-      await ctx.apiCallLog.flush();
-      await ctx.rateWindows.close();
-      await stopListening();
-      await handle.close();
+    close() {
+      closing ??= stop({ ctx, log, publicApp, adminApp, workers, timeoutMs: config.shutdownTimeoutMs }, async () => {
+        closeDeliveryPools();
+        await ctx.apiCallLog.flush();
+        await ctx.rateWindows.close();
+        await stopListening();
+        await handle.close();
+      });
+      return closing;
     },
   };
+}
+
+/**
+ * The public base URLs not configured (PUBLIC_BASE_URL_SANDBOX, PUBLIC_BASE_URL_PRODUCTION): the
+ * local names the README gives, with the port the public listener got. Right for one machine
+ * only, so a listener on another address than loopback is warned about.
+ */
+function resolvePublicBaseUrls(config: Config, publicApp: AppInstance, log: FastifyBaseLogger): void {
+  const address = publicApp.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const defaults = { sandbox: `http://api-sandbox.localhost:${port}`, production: `http://api.localhost:${port}` } as const;
+  const missing = (['sandbox', 'production'] as const).filter((env) => config.publicBaseUrls[env] === undefined);
+  // As origins (`URL.origin`), also when given by a caller rather than read by loadConfig.
+  const origin = (url: string | undefined, fallback: string) => (url === undefined ? fallback : new URL(url).origin);
+  config.publicBaseUrls = { sandbox: origin(config.publicBaseUrls.sandbox, defaults.sandbox), production: origin(config.publicBaseUrls.production, defaults.production) };
+  const loopback = config.host === 'localhost' || config.host === '::1' || config.host.startsWith('127.');
+  if (missing.length > 0 && !loopback) {
+    log.warn({ unset: missing.map((env) => `PUBLIC_BASE_URL_${env.toUpperCase()}`), publicBaseUrls: config.publicBaseUrls }, 'hosted screens\' links (hosted_url) use local default base URLs: set PUBLIC_BASE_URL_SANDBOX and PUBLIC_BASE_URL_PRODUCTION to the names clients reach this service by');
+  }
+}
+
+interface Stopping {
+  ctx: ServiceContext;
+  log: FastifyBaseLogger;
+  publicApp: AppInstance;
+  adminApp: AppInstance;
+  workers: Workers;
+  timeoutMs: number;
+}
+
+/**
+ * The shutdown: /readyz answers 503 at once; the public listener stops accepting and its requests
+ * in flight finish; the operator listener (probes, metrics) closes after it, so a probe sees the
+ * 503 for the whole drain. Past `timeoutMs` (SHUTDOWN_TIMEOUT_MS) the connections still open on
+ * either listener are closed and the requests they carried are logged. Then the workers stop and
+ * `release` closes the rest (the database last).
+ */
+async function stop(s: Stopping, release: () => Promise<void>): Promise<void> {
+  const started = performance.now();
+  beginDrain(s.ctx);
+  s.log.info({ timeoutMs: s.timeoutMs }, 'shutdown: draining; /readyz answers 503, no new public connection is accepted, requests in flight finish');
+  // Closing drops the connections idle at that moment; one still answering a request would then
+  // stay open for the keep-alive timeout (Fastify's 72 s) after its answer: it is dropped right after it instead.
+  for (const app of [s.publicApp, s.adminApp]) app.server.keepAliveTimeout = 10;
+  const closes = new Map<AppInstance, Promise<void>>();
+  const close = (app: AppInstance) => closes.get(app) ?? closes.set(app, app.close().then(() => {})).get(app)!;
+  const drained = close(s.publicApp).then(() => close(s.adminApp));
+  let timer: NodeJS.Timeout | undefined;
+  const inTime = await Promise.race([drained.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(resolve, s.timeoutMs, false)))]);
+  clearTimeout(timer);
+  if (!inTime) {
+    void close(s.adminApp);
+    const cut: { listener: string; connections: number; requests: CutRequest[] }[] = [];
+    for (const [listener, app] of [['public', s.publicApp], ['operator', s.adminApp]] as const) {
+      const { connections, requests } = cutConnections(app);
+      if (connections > 0) cut.push({ listener, connections, requests });
+    }
+    s.log.warn({ timeoutMs: s.timeoutMs, cut }, 'shutdown: the drain outlasted SHUTDOWN_TIMEOUT_MS; the connections still open were closed, cutting short the requests listed');
+    await drained;
+  }
+  s.log.info({ ms: since(started) }, 'shutdown: listeners closed; stopping the workers');
+  await s.workers.stop();
+  await release();
+  s.log.info({ ms: since(started) }, 'shutdown: done');
 }
 

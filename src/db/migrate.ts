@@ -111,12 +111,14 @@ async function upToDate(db: Kysely<any>): Promise<boolean> {
   return applied.length === listed.length && applied.every((name, i) => name === listed[i]);
 }
 
-export async function migrateToLatest(db: Kysely<any>): Promise<void> {
-  if (await upToDate(db)) return;
+/** Runs the migrations not yet run; answers how many ran (0: the schema was up to date). */
+export async function migrateToLatest(db: Kysely<any>): Promise<number> {
+  if (await upToDate(db)) return 0;
   const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     throw new Error(`migration failed: ${failed?.migrationName ?? ''} ${String(error)}`);
   }
+  return results?.filter((r) => r.status === 'Success').length ?? 0;
 }

@@ -1,6 +1,9 @@
 import { isIP } from 'node:net';
 import { networkListFrom, upstreamAdaptersFrom } from '../upstreams/config.js';
 import { parseHostedScreenKey } from './keys.js';
+import { environmentFromHost } from './environment.js';
+import type { Environment } from '../db/schema.js';
+import { parseDatabaseTarget } from '../db/hosts.js';
 
 /**
  * Every setting of the service, read from the environment once at start-up and validated here: no
@@ -18,12 +21,40 @@ export interface Config {
   dataDir: string;
   /** Connections to a PostgreSQL server (`DATABASE_POOL_MAX`, 1 to 1000, default 10). */
   databasePoolMax: number;
+  /**
+   * `DATABASE_POOLER=transaction`: `DATABASE_URL` goes through a transaction-mode pooler
+   * (PgBouncer), so no state outlives a transaction (no named prepared statements); `none` (default).
+   */
+  databasePooler: 'none' | 'transaction';
+  /**
+   * `DATABASE_LISTEN_URL`: a direct connection for LISTEN (the caches' change notifications), needed
+   * behind a transaction-mode pooler; unset: `DATABASE_URL`'s servers (none behind a pooler).
+   */
+  databaseListenUrl: string | undefined;
   /** Writes per group commit at most (`GROUP_COMMIT_MAX_BATCH`, 1 to 60, default 24; 1: each write alone). */
   groupCommitMaxBatch: number;
   logLevel: LogLevel;
   /** Addresses of reverse proxies whose X-Forwarded-For is believed; empty: the socket address is the client. */
   trustedProxies: string[];
   bodyLimitBytes: number;
+  /**
+   * The whole request, headers and body, must arrive within this many ms of its first byte
+   * (`REQUEST_TIMEOUT_MS`, default 60000): Node's `requestTimeout` and `headersTimeout`, checked
+   * every `requestTimeoutCheckMs(...)`. Past it the connection is answered 400 and closed.
+   */
+  requestTimeoutMs: number;
+  /**
+   * After SIGTERM, the requests in flight get this long to finish (`SHUTDOWN_TIMEOUT_MS`, default
+   * 10000); then the connections still open are closed and what they carried is logged.
+   */
+  shutdownTimeoutMs: number;
+  /**
+   * The public base URL of each environment (`PUBLIC_BASE_URL_SANDBOX`, `PUBLIC_BASE_URL_PRODUCTION`):
+   * an origin (`https://host[:port]`) from which hosted screens' links (`hosted_url`) are built,
+   * never from the request's Host header. Unset: `http://api-sandbox.localhost:<port>` and
+   * `http://api.localhost:<port>` with the public listener's port, filled in by the start (src/server.ts).
+   */
+  publicBaseUrls: Partial<Record<Environment, string>>;
   /** Background workers (cleanup, webhook delivery); tests may turn them off. */
   workers: boolean;
   /** Multiplies every rate-limit quota; 1 in service. Load tests raise it to measure the limiter without hitting it. */
@@ -150,15 +181,27 @@ function isProxy(value: string): boolean {
   return wholeNumber.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
-function isDatabaseUrl(value: string): boolean {
-  if (value === 'memory://') return true;
-  if (!/^postgres(ql)?:\/\//.test(value)) return false;
+/**
+ * A public base URL: an http(s) origin without user, path, query or fragment, whose host the
+ * service takes for `environment` (environment.ts); answered normalised (`URL.origin`: lower-case
+ * host, default port dropped), or undefined when it is not one.
+ */
+export function publicBaseUrlOf(value: string, environment: Environment): string | undefined {
+  let url: URL;
   try {
-    new URL(value);
-    return true;
+    url = new URL(value);
   } catch {
-    return false;
+    return undefined;
   }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+  if (url.username || url.password || url.search || url.hash || url.pathname !== '/' || /[?#]$/.test(value)) return undefined;
+  if (environmentFromHost(url.host) !== environment) return undefined;
+  return url.origin;
+}
+
+function isDatabaseUrl(value: string): boolean {
+  // A host list (`h1:p1,h2:p2`) and target_session_attrs are read by db/hosts.ts.
+  return value === 'memory://' || parseDatabaseTarget(value) !== undefined;
 }
 
 /** Reads variables, collecting a problem per bad value instead of stopping at the first. */
@@ -234,6 +277,25 @@ function hostedScreenKeyFrom(r: EnvReader): Buffer | undefined {
   return key;
 }
 
+function publicBaseUrlFrom(r: EnvReader, name: string, environment: Environment): string | undefined {
+  const value = r.raw(name);
+  if (value === undefined) return undefined;
+  const origin = publicBaseUrlOf(value, environment);
+  if (origin === undefined) {
+    const hosts = environment === 'sandbox' ? 'a host containing `api-sandbox` or `sandbox.`' : 'a host containing neither `api-sandbox` nor `sandbox.`';
+    r.refuse(name, `an http:// or https:// origin (scheme, host, optional port; no path, query or user) with ${hosts}`);
+  }
+  return origin;
+}
+
+/**
+ * How often Node looks for requests past `requestTimeoutMs` (its `connectionsCheckingInterval`,
+ * 30 s by default): a tenth of the timeout, 100 ms to 1 s, so a request is cut at most a second late.
+ */
+export function requestTimeoutCheckMs(requestTimeoutMs: number): number {
+  return Math.min(second, Math.max(100, Math.floor(requestTimeoutMs / 10)));
+}
+
 /**
  * The configuration from `env` (the process environment by default). Throws a `ConfigError`
  * listing every bad value; the service does not start with one.
@@ -259,10 +321,18 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     databaseUrl: r.text('DATABASE_URL', undefined, isDatabaseUrl, 'unset (embedded database in DATA_DIR), memory:// or a postgres:// (postgresql://) URL', { secret: true }),
     dataDir: r.raw('DATA_DIR') ?? './data',
     databasePoolMax: r.int('DATABASE_POOL_MAX', 10, 1, 1_000),
+    databasePooler: r.oneOf('DATABASE_POOLER', ['none', 'transaction'] as const, 'none'),
+    databaseListenUrl: r.text('DATABASE_LISTEN_URL', undefined, (v) => parseDatabaseTarget(v) !== undefined, 'a postgres:// (postgresql://) URL reaching PostgreSQL without a transaction-mode pooler', { secret: true }),
     groupCommitMaxBatch: r.int('GROUP_COMMIT_MAX_BATCH', 24, 1, 60),
     logLevel: r.oneOf('LOG_LEVEL', logLevels, 'info'),
     trustedProxies: r.list('TRUSTED_PROXIES', isProxy, 'comma-separated IP addresses, address/prefix ranges, or loopback, linklocal, uniquelocal'),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024, ' (bytes)'),
+    requestTimeoutMs: r.int('REQUEST_TIMEOUT_MS', minute, 1_000, 10 * minute, ' (ms)'),
+    shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 10 * second, 1, 10 * minute, ' (ms)'),
+    publicBaseUrls: {
+      sandbox: publicBaseUrlFrom(r, 'PUBLIC_BASE_URL_SANDBOX', 'sandbox'),
+      production: publicBaseUrlFrom(r, 'PUBLIC_BASE_URL_PRODUCTION', 'production'),
+    },
     workers: r.oneOf('WORKERS', ['on', 'off'] as const, 'on') === 'on',
     rateLimitScale: r.int('RATE_LIMIT_SCALE', 1, 1, 1_000_000),
     jobPollIntervalMs: r.int('JOB_POLL_INTERVAL_MS', 250, 10, minute, ' (ms)'),

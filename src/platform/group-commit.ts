@@ -1,4 +1,4 @@
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 
 /**
  * Group commit: requests that arrive while earlier ones are being written are gathered into one
@@ -157,7 +157,11 @@ export class GroupCommitter<I, O> {
 /** A turn batcher's counts (db/turn-batch.ts). */
 type TurnStats = { readonly batches: number; readonly items: number };
 
-/** The committer's counts on /metrics: batches, writes, fallbacks (each since start-up). */
+/**
+ * The committer's counts on /metrics: batches, writes, fallbacks (each since start-up). Counters
+ * (they only grow, and end in `_total` as Prometheus names counters): read from the batchers'
+ * own counts when scraped, not counted twice.
+ */
 export function registerGroupCommitMetrics(registry: Registry, stats: BatchStats, nonces?: TurnStats, reads?: TurnStats): void {
   for (const [name, help, read] of [
     ...(nonces ? [
@@ -173,6 +177,6 @@ export function registerGroupCommitMetrics(registry: Registry, stats: BatchStats
     ['group_commit_fallbacks_total', 'Batches whose transaction failed and whose writes then ran one by one', () => stats.fallbacks],
     ['group_commit_together_total', 'Writes run together by their route\'s batch effect or batch statement, without a savepoint each', () => stats.together],
   ] as const) {
-    new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+    new Counter({ name, help, registers: [registry], collect() { this.reset(); this.inc(read()); } });
   }
 }

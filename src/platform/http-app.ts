@@ -1,6 +1,7 @@
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js';
 import type { Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppInstance } from './app-instance.js';
 import type { ServiceContext } from '../service-context.js';
@@ -10,6 +11,7 @@ import { findUnsafeRequestText, findUnsafeText, jsonDepthExceeds, jsonDepthMax, 
 import { requestIdGenerator } from './request-id.js';
 import { firstChecks, hooksOf } from './route-hooks.js';
 import { installStrictResponseHook, strictSerializerCompiler, violationReporter } from './response-check.js';
+import { requestTimeoutCheckMs } from './config.js';
 import './request-context.js';
 
 export type { AppInstance } from './app-instance.js';
@@ -23,16 +25,44 @@ const redactedHeaders = ['authorization', 'x-auth-token', 'x-api-key', 'x-signat
  * never as sent (in any spelling the router accepts): the console's invite link
  * (`/console/invite/:token`, stored only as a hash) and a hosted screen's link
  * (`/hosted/:ticket_id` and the sandbox helper that completes it): whoever holds a ticket's link
- * can open its screen, and a card reveal screen shows the card's number and CVV.
+ * can open its screen, and a card reveal screen shows the card's number and CVV. A path that
+ * matched no route (a typo may still carry a ticket) is logged redacted (`redactedPath`).
  */
 const credentialParams = ['/:token', '/:ticket_id'];
 
 export function loggedUrl(req: FastifyRequest): string {
   const route = req.routeOptions?.url;
-  return route !== undefined && credentialParams.some((p) => route.includes(p)) ? route : req.url;
+  if (route === undefined) return redactedPath(req.url);
+  return credentialParams.some((p) => route.includes(p)) ? route : req.url;
 }
 
+/** A path segment kept as sent: a word of the API's paths (`v1`, `hosted-screens`, `openapi.json`), never an id, ticket or token. */
+const plainSegment = /^[A-Za-z][A-Za-z0-9.-]{0,23}$/;
+const digits = /[0-9]/g;
+
+/**
+ * A path that matched no route, as logged: the query dropped, and every segment that is not a
+ * plain word replaced by `:redacted`: anything with `_` (every id and ticket of ours has a
+ * prefix: `kyc_...`, `mem_...`), a percent-escape or more than two digits, or longer than 24
+ * characters (tokens are 43). `/v1//sandbox/hosted-screens/kyc_<hex>/complete` is logged as
+ * `/v1//sandbox/hosted-screens/:redacted/complete`.
+ */
+export function redactedPath(url: string): string {
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  return path.split('/').map((segment) => (segment === '' || (plainSegment.test(segment) && (segment.match(digits)?.length ?? 0) <= 2) ? segment : ':redacted')).join('/');
+}
+
+/** The route as logged and counted: the matched route's pattern, or the redacted path of a request that matched none. */
+export function loggedRoute(req: FastifyRequest): string {
+  return req.routeOptions?.url ?? redactedPath(req.url);
+}
+
+const verboseLevels = new Set(['debug', 'trace']);
+
 export function loggerOptions(level: string) {
+  // Headers (redacted below) only at debug and trace: at info a request is one line of its own fields.
+  const withHeaders = verboseLevels.has(level);
   return {
     level,
     redact: {
@@ -44,10 +74,37 @@ export function loggerOptions(level: string) {
     },
     serializers: {
       req(req: FastifyRequest) {
-        return { method: req.method, url: loggedUrl(req), host: req.headers.host, remoteAddress: req.ip, headers: { ...req.headers } };
+        return withHeaders
+          ? { method: req.method, url: loggedUrl(req), host: req.headers.host, remoteAddress: req.ip, headers: { ...req.headers } }
+          : { method: req.method, url: loggedUrl(req), remoteAddress: req.ip };
       },
     },
   };
+}
+
+/**
+ * Fastify's request log lines, made ours: one line per request at `info` when its answer has
+ * been sent (`request completed`: method, route pattern, status, duration, and the merchant, key
+ * and environment of an authenticated request), and the request with its headers (redacted) when
+ * it arrives only at `debug`. Fastify's own pair (every header at `info`, twice the lines) is not written.
+ */
+class RequestLogController extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const auth = request.auth;
+    const line = {
+      method: request.method,
+      route: loggedRoute(request),
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+      ...(auth ? { merchantId: auth.merchantId, keyId: auth.keyId, environment: auth.environment } : {}),
+    };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request completed');
+  }
 }
 
 type LevelMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
@@ -150,15 +207,21 @@ function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyR
  * size limit, a broken request line) never reach Fastify: answered here with the envelope and a
  * fresh request id, then the connection is closed.
  */
-function clientErrorHandler(this: { log: { debug: (o: object, m: string) => void } }, err: NodeJS.ErrnoException, socket: Socket): void {
+function clientErrorHandler(this: { log: { debug: (o: object, m: string) => void; info: (o: object, m: string) => void } }, err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const requestId = newRequestId();
-  this.log.debug({ err, reqId: requestId }, 'client error');
+  // Never the error itself: Node's parser errors carry the raw bytes received (`rawPacket`), headers unredacted.
+  const fields = { err: { code: err.code, message: err.message }, reqId: requestId, remoteAddress: socket.remoteAddress };
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') this.log.info(fields, `request not received within REQUEST_TIMEOUT_MS; connection closed`);
+  else this.log.debug(fields, 'client error');
   const message = err.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.'
     : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'The request was not received in time.'
       : 'The request is not valid HTTP (a header or the request line is malformed).';
   const body = JSON.stringify(new ApiError('invalid_request', message).body(requestId));
-  if (socket.writable) {
+  // Not after an answer already begun on this connection (a request answered before its body
+  // had arrived, then cut by the timeout): a second status line would corrupt the stream.
+  const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (socket.writable && !answering?.headersSent) {
     socket.write([
       'HTTP/1.1 400 Bad Request',
       'Content-Type: application/json; charset=utf-8',
@@ -208,9 +271,16 @@ export function installBodyParsing(app: AppInstance): void {
 
 /** What both listeners share: request ids, logging, body limit and parsing, validation, the error envelope. */
 export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: string[] | false } = {}): AppInstance {
+  const requestTimeout = ctx.config.requestTimeoutMs;
   const app = Fastify({
     logger: ctx.logger === false ? false : loggerOptions(ctx.config.logLevel),
-    genReqId: newRequestId,
+    logController: new RequestLogController(),
+    genReqId: requestIdOfRaw,
+    // The whole request, headers and body, within REQUEST_TIMEOUT_MS of its first byte (Node's
+    // requestTimeout; headersTimeout the same): a client that trickles its body is cut, answered
+    // 400 by `clientErrorHandler`. Node looks for such requests every connectionsCheckingInterval.
+    requestTimeout,
+    http: { connectionsCheckingInterval: requestTimeoutCheckMs(requestTimeout), headersTimeout: requestTimeout, requestTimeout },
     // Without a logger Fastify hands every request the null logger itself: nothing to make lazy.
     ...(ctx.logger === false ? {} : { childLoggerFactory: requestLogger }),
     trustProxy: options.trustProxy ?? false,
@@ -222,6 +292,8 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
     frameworkErrors,
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>() as AppInstance;
+  app.server.headersTimeout = requestTimeout;
+  trackConnections(app);
   app.setValidatorCompiler(validatorCompiler);
   const strict = ctx.config.strictResponses;
   if (strict === 'fail' || strict === 'report') {
@@ -248,7 +320,7 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
   // handler, like every error answer (installErrorHandling).
   const requestChecks = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     void reply.header('x-request-id', req.id);
-    if (closing) return refuseWhileClosing(req, reply);
+    if (closing && !req.routeOptions.config.answersWhileClosing) return refuseWhileClosing(req, reply);
     try {
       refuseUnsafeText(req);
     } catch (err) {
@@ -262,7 +334,7 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
       const handler = route.handler;
       route.handler = function (this: unknown, req: FastifyRequest, reply: FastifyReply) {
         void reply.header('x-request-id', req.id);
-        if (closing) return refuseWhileClosing(req, reply);
+        if (closing && !route.config?.answersWhileClosing) return refuseWhileClosing(req, reply);
         return handler.call(this as never, req, reply);
       } as typeof route.handler;
       return;
@@ -270,6 +342,57 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
     route.onRequest = [requestChecks, ...hooksOf(route.onRequest)] as typeof route.onRequest;
   });
   return app;
+}
+
+const rawRequestId = Symbol('requestId');
+
+/** Fastify's `genReqId`: a new id, kept on the raw request too, so a drain cut short can name the requests it ends. */
+function requestIdOfRaw(raw: IncomingMessage): string {
+  const id = newRequestId();
+  (raw as IncomingMessage & { [rawRequestId]?: string })[rawRequestId] = id;
+  return id;
+}
+
+const openConnections = new WeakMap<object, Set<Socket>>();
+
+/** Keeps the listener's open connections (a set add and delete per connection, nothing per request) for `cutConnections`. */
+function trackConnections(app: AppInstance): void {
+  const sockets = new Set<Socket>();
+  openConnections.set(app, sockets);
+  app.server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+}
+
+/** A request a closed connection cut short: what the log says of it. */
+export interface CutRequest {
+  reqId: string | undefined;
+  method: string | undefined;
+  /** The path with ids, tickets and tokens redacted and no query (`redactedPath`). */
+  path: string;
+  /** The request had not been received whole (a slow body). */
+  receiving: boolean;
+}
+
+/**
+ * Closes every connection the listener still has (the end of a drain that ran out of time), and
+ * answers what they carried: how many there were and the requests in flight on them (idle
+ * keep-alive connections carry none).
+ */
+export function cutConnections(app: AppInstance): { connections: number; requests: CutRequest[] } {
+  const sockets = [...(openConnections.get(app) ?? [])];
+  const requests: CutRequest[] = [];
+  for (const socket of sockets) {
+    // Node's response in progress on the connection (`_httpMessage`), and through it its request.
+    const res = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    const req = res?.req as (IncomingMessage & { [rawRequestId]?: string }) | undefined;
+    if (!req || res!.writableFinished) continue;
+    requests.push({ reqId: req[rawRequestId], method: req.method, path: redactedPath(req.url ?? ''), receiving: !req.complete });
+  }
+  app.server.closeAllConnections();
+  for (const socket of sockets) socket.destroy();
+  return { connections: sockets.length, requests };
 }
 
 /**
@@ -294,5 +417,24 @@ export function registerModules(app: AppInstance, ctx: ServiceContext, modules: 
 export function buildPublicApp(ctx: ServiceContext): AppInstance {
   const app = createBaseApp(ctx, { trustProxy: ctx.config.trustedProxies.length > 0 ? ctx.config.trustedProxies : false });
   installPublicPipeline(app, ctx);
+  app.decorateRequest('publicBaseUrl', {
+    getter(this: FastifyRequest) {
+      const base = ctx.config.publicBaseUrls[this.environment];
+      // Filled in at start-up before the listener opens (server.ts): missing is a wiring fault.
+      if (base === undefined) throw new Error(`no public base URL for the ${this.environment} environment`);
+      return base;
+    },
+  } as unknown as string);
   return app;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route answers itself while its listener closes (/readyz: 503), instead of the shutdown refusal. */
+    answersWhileClosing?: boolean;
+  }
+  interface FastifyRequest {
+    /** The public base URL of the request's environment (PUBLIC_BASE_URL_*): hosted screens' links are built from it, never from the Host header. */
+    publicBaseUrl: string;
+  }
 }

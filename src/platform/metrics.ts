@@ -110,11 +110,18 @@ export class LatencyHistogram {
   }
 }
 
+/** Default metrics of prom-client left out of /metrics (docs/configuration.md, "Metrics"). */
+export const removedDefaultMetrics = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const;
+
 export const httpDurationBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // prom-client's sums of the handle, request and resource gauges are gauges named `_total`,
+  // which Prometheus keeps for counters (promtool refuses them); the gauges by type stay
+  // (`sum(nodejs_active_handles)` is the same number).
+  for (const name of removedDefaultMetrics) registry.removeSingleMetric(name);
   const httpDuration = new LatencyHistogram('http_request_duration_seconds', 'HTTP request latency by listener, route pattern and status', httpDurationBuckets);
   registry.registerMetric(httpDuration as unknown as Parameters<Registry['registerMetric']>[0]);
   const jobRuns = new Counter({

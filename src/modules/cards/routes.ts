@@ -3,7 +3,7 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
 import { router } from '../../platform/route.js';
-import { requestOrigin } from '../hosted-screens/rules.js';
+import { hostedOrigin } from '../hosted-screens/rules.js';
 import { stepUpCall, stepUpErrors } from '../step-up/service.js';
 import {
   applicationErrors, createApplication, getApplication, sandboxAdvance, submitLeaseMs, submitToIssuer, supplementSession,
@@ -78,7 +78,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
       params: IdParams,
       response: { 201: Ticket },
     },
-  }, async ({ principal, params, req, write }) => write((trx) => supplementSession(ctx, trx, principal, params.id, requestOrigin(req))));
+  }, async ({ principal, params, req, write }) => write((trx) => supplementSession(ctx, trx, principal, params.id, hostedOrigin(req))));
 
   route.get('/v1/cards', {
     access: { scope: 'cards:read', principal: 'member' },
@@ -228,7 +228,7 @@ export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise
       description: 'Scope `cards:secure` (restricted: waits for approval on production keys). A one-time hosted-screen link (300 seconds, single use, bound to the member and this card) on which the member sees the card number, expiry and CVV, fetched from the issuer at that moment. None of them ever passes through this API, the service\'s logs or its storage. Card `closed`, `expired` or `replaced`: `state_invalid`. `crd_` prefix optional.',
       tags, params: IdParams, response: { 201: Ticket },
     },
-  }, async ({ principal, params, req, write }) => write((trx) => secureSession(ctx, trx, principal, params.id, requestOrigin(req))));
+  }, async ({ principal, params, req, write }) => write((trx) => secureSession(ctx, trx, principal, params.id, hostedOrigin(req))));
 
   route.post('/v1/sandbox/cards/applications/:id/advance', {
     access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },

@@ -9,7 +9,7 @@ import { csrfCookieName, csrfSetCookie, csrfToken, cookieFrom, isCsrfCookieValue
 import { FormBodyError, multipartLimits, parseUrlencoded, readFormBody, urlencodedBodyMaxBytes } from './form-body.js';
 import { csrfFieldName, renderPage, stylesheetPath, unavailablePage, type FormFrame } from './html.js';
 import { findTicket, frameAncestorsOf } from './queries.js';
-import { isUsable, requestOrigin, type Ticket } from './rules.js';
+import { isTicketHost, isUsable, type Ticket } from './rules.js';
 import type { ScreenRegistry, ScreenState } from './screen.js';
 import { hostedSecurityHeaders } from './security-headers.js';
 import { stylesheet } from './stylesheet.js';
@@ -45,7 +45,7 @@ function sendHtml(reply: FastifyReply, status: number, body: string, frameAncest
 async function openTicket(ctx: ServiceContext, req: FastifyRequest): Promise<Opened | Refusal> {
   const ticket = await findTicket(ctx.db, ticketIdOf(req));
   // Another host (another environment, or a name the ticket was not issued on) is "not found".
-  if (!ticket || ticket.public_origin !== requestOrigin(req)) return { refused: 404, frameAncestors: [] };
+  if (!ticket || !isTicketHost(ticket, req)) return { refused: 404, frameAncestors: [] };
   const frameAncestors = await frameAncestorsOf(ctx.db, ticket.merchant_id, ticket.environment);
   const now = await ctx.clock.now(ctx.db, { merchantId: ticket.merchant_id, environment: ticket.environment });
   if (!isUsable(ticket, now)) return { refused: 410, frameAncestors };

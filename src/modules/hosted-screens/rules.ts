@@ -20,9 +20,32 @@ export function newTicketId(): string {
   return `kyc_${randomBytes(16).toString('hex')}`;
 }
 
-/** The origin (scheme://host) of the call that issues a ticket: the screen is served on the same host. */
-export function requestOrigin(req: FastifyRequest): string {
-  return `${req.protocol}://${req.host}`;
+/**
+ * The origin (scheme://host) a ticket issued by this request is served on: the configured public
+ * base URL of the request's environment (`PUBLIC_BASE_URL_SANDBOX`, `PUBLIC_BASE_URL_PRODUCTION`),
+ * never the request's Host header, which the caller chooses (a forged one made the link point
+ * anywhere).
+ */
+export function hostedOrigin(req: FastifyRequest): string {
+  return req.publicBaseUrl;
+}
+
+/** @deprecated The name of `hostedOrigin` before the origin came from configuration. */
+export const requestOrigin = hostedOrigin;
+
+/**
+ * Whether a page is asked on the host its ticket's link names (the scheme is not compared: a
+ * proxy that ends TLS may not be a trusted one). Another host, so another environment or a
+ * name the link does not use, is "not found".
+ */
+export function isTicketHost(ticket: Pick<Ticket, 'public_origin'>, req: FastifyRequest): boolean {
+  try {
+    const origin = new URL(ticket.public_origin);
+    // The request's host read with the link's scheme, so its default port compares as the link's.
+    return new URL(`${origin.protocol}//${req.host}`).host === origin.host;
+  } catch {
+    return false;
+  }
 }
 
 export function hostedUrl(ticket: Pick<Ticket, 'id' | 'public_origin'>): string {

@@ -3,7 +3,7 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { constantList, listEnvelope } from '../../platform/pagination.js';
 import { router } from '../../platform/route.js';
-import { requestOrigin } from '../hosted-screens/rules.js';
+import { hostedOrigin } from '../hosted-screens/rules.js';
 import { requirementsOf } from './queries.js';
 import { orderRequirements } from './rules.js';
 import { createKycSession, createProfileSession, getProfile, kycErrors, sandboxReview } from './service.js';
@@ -43,7 +43,7 @@ export async function kycRoutes(app: AppInstance, ctx: ServiceContext): Promise<
       tags,
       response: { 201: HostedTicket },
     },
-  }, async ({ principal, req, write }) => write((trx) => createKycSession(ctx, trx, principal, requestOrigin(req))));
+  }, async ({ principal, req, write }) => write((trx) => createKycSession(ctx, trx, principal, hostedOrigin(req))));
 
   route.post('/v1/kyc/profile-sessions', {
     access: { scope: 'kyc:write', principal: 'member', idempotency: 'required' },
@@ -57,7 +57,7 @@ export async function kycRoutes(app: AppInstance, ctx: ServiceContext): Promise<
       tags,
       response: { 201: HostedTicket },
     },
-  }, async ({ principal, req, write }) => write((trx) => createProfileSession(ctx, trx, principal, requestOrigin(req))));
+  }, async ({ principal, req, write }) => write((trx) => createProfileSession(ctx, trx, principal, hostedOrigin(req))));
 
   route.get('/v1/kyc/profiles/:id', {
     access: { scope: 'kyc:write', principal: 'either' },

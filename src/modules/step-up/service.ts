@@ -6,7 +6,7 @@ import type { ErrorCode } from '../../platform/errors.js';
 import { SameKeyRefusal } from '../../platform/idempotency.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { findTicket } from '../hosted-screens/queries.js';
-import { requestOrigin, ticketTtlSeconds, ticketView } from '../hosted-screens/rules.js';
+import { hostedOrigin, ticketTtlSeconds, ticketView } from '../hosted-screens/rules.js';
 import { issueTicket } from '../hosted-screens/service.js';
 import { hashStepUpCode, newStepUpCode } from './code.js';
 import { findThreshold, markChallengeUsed } from './queries.js';
@@ -46,7 +46,7 @@ export interface StepUpCall {
 
 export function stepUpCall(req: FastifyRequest): StepUpCall {
   const header = req.headers['x-step-up'];
-  return { header: typeof header === 'string' ? header.trim() : undefined, origin: requestOrigin(req) };
+  return { header: typeof header === 'string' ? header.trim() : undefined, origin: hostedOrigin(req) };
 }
 
 export interface StepUpDemand {
