@@ -1,8 +1,12 @@
 import { startService, type RunningService } from './server.js';
 import { ConfigError } from './platform/config.js';
+import { shutdownTelemetry, startTelemetry } from './platform/telemetry.js';
 
 /** Exit status of a start refused for its configuration (sysexits EX_CONFIG). */
 const exitConfigError = 78;
+
+// Before the service: its pool, loggers and listeners are traced only if tracing is on when made.
+await startTelemetry();
 
 let service: RunningService;
 try {
@@ -39,7 +43,9 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       process.exit(1);
     }, limitMs).unref();
     service.close().then(
-      () => process.exit(0),
+      // The spans still buffered go to the collector; a failed export (reported by the SDK on
+      // stderr) does not fail the shutdown.
+      () => shutdownTelemetry().catch(() => {}).then(() => process.exit(0)),
       (err) => {
         log.error({ err }, 'shutdown failed');
         process.exit(1);

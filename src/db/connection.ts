@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect, type DatabaseConnection } from 'kysely';
 import type { Database } from './schema.js';
 import { EmbeddedStatements } from './pglite-statements.js';
 import { registerDirectRunner } from './direct.js';
+import { tracing } from '../platform/telemetry.js';
 
 export type DatabaseKind = 'embedded' | 'postgres';
 
@@ -219,6 +220,8 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
     // nothing to do here: statements in flight fail on their own connection and are answered.
     pgPool.on('error', () => {});
     const pool = new PreparingPool(pgPool);
+    // A span per statement when tracing is on (telemetry.ts); the pool as it is otherwise.
+    tracing()?.traceStatements(pool, false);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
     registerDirectRunner(db, (text, values) => pool.run(text, values));
     return { db, kind: 'postgres', close: () => db.destroy(), listen: listenOnPostgres(databaseUrl) };
@@ -231,6 +234,7 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
     pglite = await PGlite.create({ dataDir: `${dataDir}/pgdata`, parsers: pgliteParsers });
   }
   const pool = new PGlitePool(pglite);
+  tracing()?.traceStatements(pool, true);
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }),
   });

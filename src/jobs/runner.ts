@@ -1,6 +1,7 @@
 import type { ServiceContext } from '../service-context.js';
 import { backoffMs, claim, complete, release, renewLease, retryLater, type ClaimedJob } from './queue.js';
 import { reportFailure } from './failures.js';
+import { tracing } from '../platform/telemetry.js';
 import { RetryLater, type BatchQueue, type BatchWorker, type JobHandler } from './types.js';
 
 export { RetryLater, type JobHandler } from './types.js';
@@ -116,7 +117,21 @@ export class JobRunner {
     }
   }
 
-  private async execute(job: ClaimedJob): Promise<void> {
+  private execute(job: ClaimedJob): Promise<void> {
+    const t = tracing();
+    if (t === undefined) return this.run(job);
+    // With tracing on, a span per run: the handler's statements, upstream calls and the run's
+    // log lines are in its trace. The merchant, when the job's payload names one.
+    const merchantId = job.payload.merchant_id;
+    return t.inSpan(`job ${job.kind}`, 'internal', {
+      'mwa.job.kind': job.kind,
+      'mwa.job.id': job.id.toString(),
+      'mwa.job.attempt': job.attempts,
+      ...(typeof merchantId === 'string' ? { 'mwa.merchant_id': merchantId } : {}),
+    }, () => this.run(job));
+  }
+
+  private async run(job: ClaimedJob): Promise<void> {
     // The lease is renewed while the handler runs (a third of it at a time), so that a job running
     // longer than its lease is never claimed by another process meanwhile; it lapses only when
     // this process is gone.

@@ -12,6 +12,7 @@ import { requestIdGenerator } from './request-id.js';
 import { firstChecks, hooksOf } from './route-hooks.js';
 import { installStrictResponseHook, strictSerializerCompiler, violationReporter } from './response-check.js';
 import { requestTimeoutCheckMs } from './config.js';
+import { tracing } from './telemetry.js';
 import './request-context.js';
 
 export type { AppInstance } from './app-instance.js';
@@ -63,8 +64,11 @@ const verboseLevels = new Set(['debug', 'trace']);
 export function loggerOptions(level: string) {
   // Headers (redacted below) only at debug and trace: at info a request is one line of its own fields.
   const withHeaders = verboseLevels.has(level);
+  // With tracing on, every line logged within a trace carries its trace and span id (telemetry.ts).
+  const mixin = tracing()?.logMixin;
   return {
     level,
+    ...(mixin ? { mixin } : {}),
     redact: {
       paths: [
         ...redactedHeaders.map((h) => `req.headers["${h}"]`),
@@ -294,6 +298,8 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
   }).withTypeProvider<TypeBoxTypeProvider>() as AppInstance;
   app.server.headersTimeout = requestTimeout;
   trackConnections(app);
+  // A server span per request when tracing is on; its hooks first, so later ones run in its trace.
+  tracing()?.instrumentHttp(app);
   app.setValidatorCompiler(validatorCompiler);
   const strict = ctx.config.strictResponses;
   if (strict === 'fail' || strict === 'report') {

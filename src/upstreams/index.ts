@@ -9,6 +9,7 @@ import { SimulatedRemittance, type RemittanceUpstream } from './remittance.js';
 import { SimulatedKyc, type KycUpstream } from './kyc.js';
 import { SimulatedMarket, type RateSource } from './rates.js';
 import { createClock, type Clock } from '../platform/clock.js';
+import { tracing } from '../platform/telemetry.js';
 
 export * from './types.js';
 export type { CardUpstream, ChainUpstream, KycUpstream, Notifier, QrPayUpstream, RemittanceUpstream, RateSource };
@@ -32,10 +33,13 @@ type UpstreamConfig = Pick<Config, 'upstreamAdapters' | 'simulatorConfirmDelayMs
 /** `clock`: the simulators' time per caller (a sandbox merchant's clock moves the simulated calendar). */
 export function createUpstreams(db: Kysely<Database>, config: UpstreamConfig, clock: Clock = createClock()): Upstreams {
   const sim = { confirmDelayMs: config.simulatorConfirmDelayMs };
-  const pick = <T>(name: Exclude<keyof Upstreams, 'rates'>, simulator: () => T): T => {
+  // With tracing on, each port's calls are client spans (telemetry.ts); the adapter itself otherwise.
+  const t = tracing();
+  const pick = <T extends object>(name: Exclude<keyof Upstreams, 'rates'>, simulator: () => T): T => {
     const kind = config.upstreamAdapters[name] ?? 'simulator';
-    if (kind === 'simulator') return simulator();
-    throw new Error(`upstream ${name}: unknown adapter ${kind}`);
+    if (kind !== 'simulator') throw new Error(`upstream ${name}: unknown adapter ${kind}`);
+    const adapter = simulator();
+    return t ? t.traceAdapter(name, adapter) : adapter;
   };
   return {
     remittance: pick('remittance', () => new SimulatedRemittance(db, sim, (call) => clock.now(db, call))),

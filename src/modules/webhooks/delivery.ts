@@ -11,6 +11,7 @@ import { postOnce } from './http-post.js';
 import { claimDue, recordOutcomes, type ClaimedAttempt, type EndpointAfter, type RecordedOutcome, type StreakChange } from './claims.js';
 import { claiming, laneReleased, releaseLane } from './lanes.js';
 import { recordEndpointChange } from './fan-out.js';
+import { tracing } from '../../platform/telemetry.js';
 
 /**
  * Sending attempts: a claimed batch is grouped by endpoint, each endpoint's address is checked,
@@ -46,7 +47,27 @@ function post(ctx: ServiceContext, a: ClaimedAttempt, url: URL, address: { addre
     'webhook-timestamp': String(timestamp),
     'webhook-signature': signatureHeader(signingSecrets(a, a.now), a.event.id, timestamp, body),
   };
-  return postOnce(url, address, headers, body, ctx.config.webhookDeliveryTimeoutMs, a.endpoint_id);
+  const t = tracing();
+  if (t === undefined) return postOnce(url, address, headers, body, ctx.config.webhookDeliveryTimeoutMs, a.endpoint_id);
+  // With tracing on, a client span per attempt (telemetry.ts); the URL without its query or credentials.
+  return t.inSpan('webhook delivery', 'client', {
+    'http.request.method': 'POST',
+    'url.full': `${url.origin}${url.pathname}`,
+    'server.address': url.hostname,
+    'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+    'mwa.merchant_id': a.merchant_id,
+    'mwa.environment': a.environment,
+    'mwa.webhook.endpoint_id': a.endpoint_id,
+    'mwa.webhook.attempt': a.attempts,
+    'mwa.event.id': a.event.id,
+    'mwa.event.type': a.event.type,
+  }, async (span) => {
+    const result = await postOnce(url, address, headers, body, ctx.config.webhookDeliveryTimeoutMs, a.endpoint_id);
+    if (result.kind === 'response') span.setAttribute('http.response.status_code', result.httpStatus);
+    const failed = result.kind === 'response' ? (result.httpStatus < 200 || result.httpStatus > 299) && String(result.httpStatus) : result.kind;
+    if (failed) t.markFailed(span, failed, result.kind === 'network' ? result.error : result.kind === 'refused' ? result.reason : undefined);
+    return result;
+  });
 }
 
 /**
