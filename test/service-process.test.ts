@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
@@ -53,6 +54,13 @@ describe('the service as a process', () => {
     assert.equal(member.status, 'active');
   });
 
+  it('a first start says what it is doing while it prepares the database, and when it has started', () => {
+    const messages = logLines(first.output()).map((l) => l.msg);
+    for (const step of [/^starting: creating the embedded database/, /^migrating the database schema/, /^database schema migrated$/, /^created the demo merchant/, /^started$/]) {
+      assert.ok(messages.some((m) => step.test(m)), `a line matching ${step}: ${JSON.stringify(messages)}`);
+    }
+  });
+
   it('logs JSON lines with the request id and never the credentials, tokens or signatures', async () => {
     const token = await client.getToken();
     const raw = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'logged' } });
@@ -60,12 +68,32 @@ describe('the service as a process', () => {
     // The request's last log line is written after the answer: wait for it (bounded), not a fixed time.
     const completed = () => first.output().split('\n').some((l) => l.startsWith('{') && l.includes(String(raw.headers['x-request-id'])) && l.includes('"request completed"') && l.endsWith('}'));
     for (const deadline = Date.now() + 10_000; !completed() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
-    const lines = first.output().split('\n').filter((l) => l.startsWith('{'));
-    const requestLines = lines.map((l) => JSON.parse(l)).filter((l) => l.reqId === raw.headers['x-request-id']);
-    assert.ok(requestLines.length >= 1, 'the request id is on the log lines');
+    const requestLines = logLines(first.output()).filter((l) => l.reqId === raw.headers['x-request-id']);
+    // One line per request at info: what it was and who sent it, no header.
+    assert.equal(requestLines.length, 1, JSON.stringify(requestLines));
+    const [line] = requestLines;
+    assert.equal(line.level, 30);
+    assert.equal(line.msg, 'request completed');
+    assert.deepEqual({ method: line.method, route: line.route, status: line.status, merchantId: line.merchantId, environment: line.environment },
+      { method: 'POST', route: '/v1/members', status: 201, merchantId: (creds as unknown as { merchant_id: string }).merchant_id, environment: 'sandbox' });
+    assert.match(line.keyId, /^key_/);
+    assert.equal(typeof line.durationMs, 'number');
+    assert.equal(line.req, undefined);
+    assert.equal(line.headers, undefined);
     const text = first.output().slice(first.output().indexOf('Merchant Wallet API on'));
     for (const secret of [creds.api_key, creds.signing_key, token]) assert.ok(!text.includes(secret), 'no secret in the logs');
-    assert.match(text, /\[redacted\]/);
+    assert.ok(!/"authorization"|"x-signature"|"user-agent"/.test(text), 'no header at info');
+  });
+
+  it('logs a path that matched no route with its ids and tickets redacted (a mistyped hosted-screen path carries a ticket)', async () => {
+    const ticket = `kyc_${'5e'.repeat(16)}`;
+    const res = await rawRequest(`${first.publicUrl}/v1//sandbox/hosted-screens/${ticket}/complete?token=abc123secret`, { method: 'POST', headers: { host: 'api-sandbox.localhost' } });
+    assert.equal(res.status, 404);
+    const logged = () => logLines(first.output()).find((l) => l.reqId === res.headers['x-request-id']);
+    for (const deadline = Date.now() + 10_000; !logged() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(logged()?.route, '/v1//sandbox/hosted-screens/:redacted/complete');
+    assert.ok(!first.output().includes(ticket), 'the ticket id is not in the logs');
+    assert.ok(!first.output().includes('abc123secret'), 'nor the query');
   });
 
   it('never logs a console invite link or a hosted screen link: each is a credential (the invite token is stored only as a hash)', async () => {
@@ -122,4 +150,54 @@ describe('the service as a process', () => {
       second.child.kill('SIGKILL');
     }
   });
+
+  it('SIGTERM with a connection that never finishes: /readyz 503 meanwhile, headers only at debug (redacted), the process exits after SHUTDOWN_TIMEOUT_MS logging what it cut short', async () => {
+    const shutdownTimeoutMs = 1_500;
+    const third = await spawnService({ DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'debug', SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs) });
+    try {
+      const thirdClient = clientOf(third);
+      const token = await thirdClient.getToken();
+      const signed = await thirdClient.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'debug-headers' } });
+      assert.equal(signed.status, 201);
+      const incoming = () => logLines(third.output()).find((l) => l.reqId === signed.headers['x-request-id'] && l.msg === 'incoming request');
+      for (const deadline = Date.now() + 10_000; !incoming() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(incoming()?.level, 20, 'the request and its headers at debug');
+      assert.equal(incoming()?.req.headers.authorization, '[redacted]');
+      assert.equal(incoming()?.req.headers['x-signature'], '[redacted]');
+      assert.ok(!third.output().includes(token), 'the token is not in the logs');
+
+      // Headers sent, the body never completed: the drain cannot end by itself.
+      const { port } = new URL(third.publicUrl);
+      const socket = connect(Number(port), '127.0.0.1');
+      socket.on('error', () => {});
+      await new Promise((r) => socket.once('connect', r));
+      socket.write('POST /v1/connect/token HTTP/1.1\r\nHost: api-sandbox.localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+      await new Promise((r) => setTimeout(r, 200));
+      third.child.kill('SIGTERM');
+      const signalled = performance.now();
+      // The operator listener stays open during the drain and its probe says: not ready.
+      let ready = await rawRequest(`${third.adminUrl}/readyz`);
+      for (const deadline = Date.now() + 1_000; ready.status === 200 && Date.now() < deadline;) ready = await rawRequest(`${third.adminUrl}/readyz`);
+      assert.equal(ready.status, 503);
+      assert.deepEqual(ready.body, { ok: false, draining: true });
+      assert.equal(await third.exited, 0);
+      const tookMs = performance.now() - signalled;
+      assert.ok(tookMs >= shutdownTimeoutMs - 100 && tookMs < shutdownTimeoutMs + 5_000, `exited ${Math.round(tookMs)} ms after SIGTERM`);
+      const cut = logLines(third.output()).find((l) => /^shutdown: the drain outlasted SHUTDOWN_TIMEOUT_MS/.test(l.msg));
+      assert.ok(cut, 'the cut is logged');
+      assert.equal(cut.level, 40);
+      assert.deepEqual(cut.cut.find((c: any) => c.listener === 'public')?.requests.map((r: any) => ({ method: r.method, path: r.path, receiving: r.receiving })),
+        [{ method: 'POST', path: '/v1/connect/token', receiving: true }]);
+      const messages = logLines(third.output()).map((l) => l.msg);
+      for (const step of ['shutdown: signal received', 'shutdown: done']) assert.ok(messages.includes(step), step);
+      socket.destroy();
+    } finally {
+      third.child.kill('SIGKILL');
+    }
+  });
 });
+
+/** The JSON lines of a process's output. */
+function logLines(output: string): any[] {
+  return output.split('\n').filter((l) => l.startsWith('{') && l.endsWith('}')).map((l) => JSON.parse(l));
+}
