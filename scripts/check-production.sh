@@ -26,7 +26,7 @@ work=$(mktemp -d)
 db="mwa_production_check_$(date +%s)_$$"
 pids=()
 
-say() { echo "check-production: $*"; }
+say() { echo "check-production: $* (at ${SECONDS}s)"; }
 fail() { echo "check-production: FAILED: $*" >&2; exit 1; }
 
 cleanup() {
