@@ -150,7 +150,11 @@ describe('GET /v1/openapi.json', () => {
     assert.equal(doc.info.version, '1.0.0');
     assert.match(doc.info.description, /api-sandbox/);
     assert.match(doc.info.description, /\[signing rules\]\(/);
-    assert.deepEqual(doc.servers.map((s: Json) => s.url), ['https://api.example.com', 'https://api-sandbox.example.com']);
+    // The reference's {base_url} and {sandbox_base_url} (a deployment's hosts, as variables), then a local service.
+    assert.deepEqual(doc.servers.map((s: Json) => s.url), ['https://{host}', 'https://{host}', 'http://127.0.0.1:{port}']);
+    assert.match(doc.servers[0].description, /\{base_url\}/);
+    assert.match(doc.servers[1].variables.host.default, /api-sandbox/);
+    assert.equal(doc.info.license.name, 'Apache-2.0');
     const error = doc.components.schemas.Error;
     assert.equal(error.type, 'object');
     assert.deepEqual([...error.required].sort(), ['code', 'message', 'request_id', 'type']);

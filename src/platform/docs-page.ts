@@ -21,7 +21,7 @@ const contentSecurityPolicy = [
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data: blob:",
   "font-src 'self' data:",
-  "connect-src 'self' https://api.example.com https://api-sandbox.example.com",
+  "connect-src 'self' http://127.0.0.1:8080",
   "worker-src 'self' blob:",
   "base-uri 'none'",
   "form-action 'none'",

@@ -56,6 +56,28 @@ function describeOperatorOperation(method: string, path: string, op: Json): Json
   };
 }
 
+/** What each group of operator calls (`operatorTag`) is for; a group not listed is described by its path. */
+const tagDescriptions: Record<string, string> = {
+  'Address blacklist': 'Withdrawal addresses refused for every merchant.',
+  Alerts: 'Operator alerts raised by the service (failing endpoints, provider trouble) and their resolution.',
+  'Api keys': 'Approving, changing and rotating merchants\' API keys.',
+  Assets: 'The asset catalogue and each asset\'s networks.',
+  Cards: 'Card products, their top-up pricing, and top-ups left on an unknown provider status.',
+  'Console users': 'The merchant console\'s users.',
+  Earn: 'Earn products.',
+  Exchange: 'Exchange directions and rate feeds.',
+  Kyc: 'KYC reviews, images, requirements per business and high-value thresholds.',
+  Ledger: 'Checks of the ledger\'s invariants.',
+  Members: 'Operator decisions on a merchant\'s members.',
+  Merchants: 'Merchants, their keys, balances, settings and console users.',
+  Notifier: 'Messages the service would have sent (codes, notices).',
+  Qrpay: 'QR payment schemes and payments left on an unknown provider status.',
+  Remit: 'Remittance corridors.',
+  Remittances: 'Remittance orders left on an unknown provider status, and their reconciliation.',
+  Upstreams: 'Reconciliation of orders whose provider outcome is unknown.',
+  Webhooks: 'Webhook delivery records.',
+};
+
 /** Fills in every operation of the document (summary, tag, security, error responses). */
 export function finishOperatorDocument(doc: Json): Json {
   const tags = new Set<string>();
@@ -68,7 +90,7 @@ export function finishOperatorDocument(doc: Json): Json {
     }
     doc.paths[path] = next;
   }
-  doc.tags = [...tags].sort().map((name) => ({ name }));
+  doc.tags = [...tags].sort().map((name) => ({ name, description: tagDescriptions[name] ?? `Operator calls under \`/admin/v1/${name.toLowerCase().replace(/ /g, '-')}\`.` }));
   return hoistNamedSchemas(doc);
 }
 
@@ -83,7 +105,7 @@ export function registerOperatorOpenApi(app: AppInstance): void {
     mode: 'dynamic',
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Merchant Wallet API: operator', version: '1.0.0', description },
+      info: { title: 'Merchant Wallet API: operator', version: '1.0.0', description, license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' } },
       servers: [{ url: 'http://127.0.0.1:8081', description: 'The operator listener (ADMIN_HOST:ADMIN_PORT); never exposed to merchants.' }],
       security: [{ operatorToken: [] }],
       components: {

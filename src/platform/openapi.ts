@@ -124,6 +124,7 @@ const tags = [
   { name: 'QR pay', description: 'Paying QR codes.' },
   { name: 'Merchant', description: 'The merchant account itself.' },
   { name: 'Webhooks', description: 'Webhook endpoints and deliveries.' },
+  { name: 'Hosted screens', description: 'Pages the service serves to your members (KYC, card details, step-up) and where they may be framed.' },
   { name: 'Sandbox', description: 'Test controls, only on the sandbox host.' },
 ];
 
@@ -149,17 +150,39 @@ Writes that create objects or move money take an \`x-idempotency-key\` (UUID for
 
 Every error has the envelope \`{type, code, message, request_id}\`; branch on \`code\`. Lists use \`{data, next_cursor, has_more}\` with cursor pagination (\`limit\` up to 100, \`cursor\`).`;
 
+/** The SDK's licence (packages/sdk/LICENSE): the document is what clients are generated from. */
+export const license = { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' };
+
+/**
+ * The reference's two hosts are a deployment's own (`{base_url}`, `{sandbox_base_url}`), so they
+ * are server variables; then a local service (`npm start`), whose environment the host chooses.
+ */
+export const servers: Array<{ url: string; description: string; variables?: Record<string, { default: string; description: string }> }> = [
+  {
+    url: 'https://{host}',
+    description: 'Production: your deployment\'s API host (the reference\'s `{base_url}`).',
+    variables: { host: { default: 'api.merchant-wallet.invalid', description: 'The production API host name (any host without `api-sandbox` or `sandbox.`).' } },
+  },
+  {
+    url: 'https://{host}',
+    description: 'Sandbox: your deployment\'s sandbox host (the reference\'s `{sandbox_base_url}`).',
+    variables: { host: { default: 'api-sandbox.merchant-wallet.invalid', description: 'The sandbox API host name: it contains `api-sandbox` or `sandbox.`.' } },
+  },
+  {
+    url: 'http://127.0.0.1:{port}',
+    description: 'A local service (`npm start`): production as called; for the sandbox send `Host: api-sandbox.localhost:<port>` (or call `http://api-sandbox.localhost:<port>`, which is this machine too).',
+    variables: { port: { default: '8080', description: '`PORT` of the service' } },
+  },
+];
+
 /** Registers @fastify/swagger and GET /v1/openapi.json. Call before any other route so it sees them all. */
 export async function registerOpenApi(app: AppInstance, _ctx: ServiceContext): Promise<void> {
   await app.register(fastifySwagger, {
     mode: 'dynamic',
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Merchant Wallet API', version: '1.0.0', description },
-      servers: [
-        { url: 'https://api.example.com', description: 'Production. Locally, the Host header chooses the environment (any host without `api-sandbox` or `sandbox.`).' },
-        { url: 'https://api-sandbox.example.com', description: 'Sandbox. Locally, send `Host: api-sandbox.localhost:<port>`.' },
-      ],
+      info: { title: 'Merchant Wallet API', version: '1.0.0', description, license },
+      servers,
       tags,
       security: [{ bearerAuth: [] }, { xAuthToken: [] }],
       components: {
