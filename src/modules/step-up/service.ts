@@ -22,7 +22,7 @@ import { atOrAboveThreshold, challengeVerdict, resumeVerdict, stepUpActions, typ
  *       principal,                                   // the member the call acts for
  *       action: 'withdrawal.create',                 // a line of stepUpActions
  *       objectRef: stepUpObjectRef('withdrawal.create', { asset, network, address, amount }),
- *       call: stepUpCall(req),                       // x-step-up and the host the screen is served on
+ *       call: stepUpCall(req),                       // x-step-up and the base URL the screen is served on
  *       above: { asset, amount },                    // optional: only at or above the operator's threshold
  *     });
  *     ...the effect...
@@ -38,7 +38,7 @@ import { atOrAboveThreshold, challengeVerdict, resumeVerdict, stepUpActions, typ
 
 export const stepUpErrors = ['step_up_required'] as const satisfies readonly ErrorCode[];
 
-/** What the gate reads from the request: the `x-step-up` header and the origin the screen is served on. */
+/** What the gate reads from the request: the `x-step-up` header and the origin the screen is served on (configured: `hostedOrigin`). */
 export interface StepUpCall {
   header: string | undefined;
   origin: string;
