@@ -199,6 +199,14 @@ describe('telemetry', () => {
       assert.ok(statements.some((s) => /^select/i.test(String(s.attributes['db.query.text']))));
     });
 
+    it("a group commit's batch is a span in its first request's trace, with the batch's statement", () => {
+      const [deposit] = named('POST /v1/deposits');
+      const [batch] = childrenOf(deposit!).filter((s) => s.name === 'group commit');
+      assert.ok(batch, 'the deposit was written by a batch');
+      assert.equal(batch.attributes['mwa.batch.size'], 1);
+      assert.ok(childrenOf(batch).some((s) => s.attributes['db.system.name'] === 'postgresql'));
+    });
+
     it('an upstream call is a client span of the request that made it', () => {
       const [request] = named('POST /v1/merchant/deposit-address');
       assert.ok(request);

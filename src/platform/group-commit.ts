@@ -1,4 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
+import { tracing, type TraceContext } from './telemetry.js';
 
 /**
  * Group commit: requests that arrive while earlier ones are being written are gathered into one
@@ -40,6 +41,8 @@ interface Waiting<I, O> {
   item: I;
   resolve: (outcome: O) => void;
   reject: (err: unknown) => void;
+  /** With tracing on, the submitter's trace: the batch's span is in it (telemetry.ts). */
+  context: TraceContext | undefined;
 }
 
 export interface BatchStats {
@@ -65,7 +68,7 @@ export class GroupCommitter<I, O> {
   /** The item's outcome, once the transaction that wrote it has committed. */
   submit(partition: string, item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.waiting.push({ partition, item, resolve, reject });
+      this.waiting.push({ partition, item, resolve, reject, context: tracing()?.activeContext() });
       // Started on the next turn of the event loop, not at once: requests whose bytes arrived
       // together reach this point in that turn and share the batch. On the embedded database
       // that turn is the only chance to: its statements complete without yielding to the loop.
@@ -91,11 +94,16 @@ export class GroupCommitter<I, O> {
       }
       this.busy.add(partition);
       this.inFlight++;
-      void this.commit(batch, () => {
+      const done = () => {
         this.busy.delete(partition);
         this.inFlight--;
         this.pump();
-      });
+      };
+      // With tracing on, the batch is a span in its first request's trace, linked to the others'
+      // (pump runs in whichever context called it: another batch's, a timer's).
+      const t = tracing();
+      if (t === undefined) void this.commit(batch, done);
+      else void t.inBatchSpan('group commit', { 'mwa.batch.size': batch.length }, batch.map((w) => w.context), () => this.commit(batch, done));
     }
   }
 

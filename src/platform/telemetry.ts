@@ -23,6 +23,8 @@ export const defaultServiceName = 'merchant-wallet-api';
 export const queryTextLengthMax = 4_096;
 
 type Env = Record<string, string | undefined>;
+/** A trace context held for later work (group commit); opaque outside this file. */
+export type TraceContext = Context;
 
 /** Tracing is on when an OTLP endpoint is set and the SDK is not disabled (`OTEL_SDK_DISABLED=true`, `OTEL_TRACES_EXPORTER=none`). */
 export function tracingConfigured(env: Env = process.env): boolean {
@@ -149,9 +151,9 @@ export class Tracing {
   };
 
   /**
-   * A span per statement the pool's connections run, as a child of the active span. A statement
-   * outside any trace (the workers' polls, every 250 ms) makes none: alone it says nothing, and
-   * would bury the traces that do.
+   * A span per statement the pool's connections run, as a child of the active span while it is
+   * open. A statement outside any trace (the workers' polls, every 250 ms) makes none: alone it
+   * says nothing, and would bury the traces that do.
    */
   traceStatements<P extends { connect(): Promise<QueryClient> }>(pool: P, embedded: boolean): P {
     const connect = pool.connect.bind(pool);
@@ -173,7 +175,9 @@ export class Tracing {
 
   private statement(client: QueryClient, text: string, values: unknown[], embedded: boolean): Promise<unknown> {
     const parent = this.api.context.active();
-    if (typeof text !== 'string' || this.api.trace.getSpan(parent) === undefined) return client.query(text, values);
+    // Not recording: no trace, or one not sampled, or one that has ended (a buffer's flush timer set
+    // during a request runs in that request's context long after its answer: api-call-log.ts).
+    if (typeof text !== 'string' || !this.api.trace.getSpan(parent)?.isRecording()) return client.query(text, values);
     const operation = operationOf(text);
     const span = this.tracer.startSpan(operation, {
       kind: spanKind.client,
@@ -212,6 +216,34 @@ export class Tracing {
       failSpan(span, err);
       throw err;
     }
+  }
+
+  /** The active context when it is within a trace (to run later work in it: `inBatchSpan`). */
+  activeContext(): TraceContext | undefined {
+    const context = this.api.context.active();
+    return this.api.trace.getSpan(context)?.isRecording() ? context : undefined;
+  }
+
+  /**
+   * Runs `fn`, work done for several traces at once (a group commit's batch), in a span that is a
+   * child of the first of `contexts` within a trace and links the others.
+   */
+  inBatchSpan<T>(name: string, attributes: Attributes, contexts: ReadonlyArray<TraceContext | undefined>, fn: () => Promise<T>): Promise<T> {
+    const { api } = this;
+    const traced = contexts.filter((c): c is TraceContext => c !== undefined);
+    const parent = traced[0] ?? api.ROOT_CONTEXT;
+    const links = traced.slice(1).map((c) => ({ context: api.trace.getSpanContext(c)! }));
+    const span = this.tracer.startSpan(name, { kind: spanKind.internal, attributes, links }, parent);
+    return api.context.with(api.trace.setSpan(parent, span), fn).then(
+      (result) => {
+        span.end();
+        return result;
+      },
+      (err: unknown) => {
+        failSpan(span, err);
+        throw err;
+      },
+    );
   }
 
   /**
