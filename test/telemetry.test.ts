@@ -81,7 +81,7 @@ interface LogLine {
 }
 
 describe('telemetry', () => {
-  it('with no OTLP endpoint set, nothing of the SDK is loaded, no hook is installed, no log line carries a trace', async () => {
+  it('with no OTLP endpoint set, nothing of the SDK is loaded, no provider is registered, the log has no trace mixin', async () => {
     assert.equal(tracingConfigured({}), false);
     assert.equal(tracingConfigured({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' }), false);
     assert.equal(tracingConfigured({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' }), true);
