@@ -94,8 +94,12 @@ describe('one member and one card hammered by every write at once on PostgreSQL'
       const authorise = (on: string, amount = '3'): Call => ({ name: 'authorisation', method: 'POST', path: `/v1/sandbox/cards/${on}/authorizations`, body: { amount, merchant_name: 'SHOP', mcc: '5411' }, member: false });
       const auths = (await many(4, authorise(card))).map((a) => a.transaction_id);
       await must({ name: 'clearing', method: 'POST', path: `/v1/sandbox/cards/${card}/clearings`, body: { transaction_id: auths[3] }, member: false });
-      // A second card of the member, closed during the burst while money moves on it.
+      // A second card of the member, closed during the burst while money moves on it; a third,
+      // replaced (reported stolen); and an application the issuer decides during the burst.
       const doomed = await virtualCard();
+      const stolen = await virtualCard();
+      const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
+      const pending = (await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: external })).id;
       await must({ name: 'top-up', method: 'POST', path: `/v1/cards/${doomed}/topups`, body: { amount: '30', source_asset: 'USDT' } });
       const profileUpdate = (await must({ name: 'profile session', method: 'POST', path: '/v1/kyc/profile-sessions' })).id;
       await drain();
@@ -122,10 +126,15 @@ describe('one member and one card hammered by every write at once on PostgreSQL'
         { name: 'doomed top-up', method: 'POST', path: `/v1/cards/${doomed}/topups`, body: { amount: '20', source_asset: 'USDT' } },
         { name: 'qr payment', method: 'POST', path: '/v1/qrpay/payments', body: { qr_code: payNow({ amount: '3' }), asset: 'SGD' } },
         { name: 'close', method: 'POST', path: `/v1/cards/${doomed}/close` },
+        { name: 'replacement', method: 'POST', path: `/v1/cards/${stolen}/replacements`, body: { reason: 'stolen' } },
+        { name: 'stolen top-up', method: 'POST', path: `/v1/cards/${stolen}/topups`, body: { amount: '20', source_asset: 'USDT' } },
+        { name: 'application', method: 'POST', path: '/v1/cards/applications', body: { product_id: virtual.id, source_asset: 'USDT' } },
       ];
       const sandbox: Call[] = [
         authorise(card, '2'),
         authorise(doomed, '2'),
+        authorise(stolen, '2'),
+        { name: 'application decided', method: 'POST', path: `/v1/sandbox/cards/applications/${pending}/advance`, body: { to: 'approved' }, member: false },
         { name: 'clearing', method: 'POST', path: `/v1/sandbox/cards/${card}/clearings`, body: { transaction_id: auths[0] }, member: false },
         { name: 'reversal', method: 'POST', path: `/v1/sandbox/cards/${card}/reversals`, body: { transaction_id: auths[1] }, member: false },
         { name: 'partial clearing', method: 'POST', path: `/v1/sandbox/cards/${card}/clearings`, body: { transaction_id: auths[2], amount: '1' }, member: false },
@@ -140,8 +149,9 @@ describe('one member and one card hammered by every write at once on PostgreSQL'
         { name: 'sessions revoke', method: 'POST', path: `/v1/members/${external}/sessions/revoke`, member: false },
         { name: 'clock advance', method: 'POST', path: '/v1/sandbox/clock/advance', body: { seconds: 60 }, member: false },
       ];
-      const calls = [...controls(card), ...controls(card), ...controls(card), ...controls(doomed), ...money, ...sandbox];
-      const rs = await Promise.all(calls.map(send));
+      const calls = [...controls(card), ...controls(card), ...controls(card), ...controls(doomed), ...controls(stolen), ...money, ...sandbox];
+      // The background jobs (top-up dispatch, limits push, replacement, close, remittance) run meanwhile.
+      const [rs] = await Promise.all([Promise.all(calls.map(send)), drain()]);
       answered += rs.length;
       for (const [i, r] of rs.entries()) if (r.status >= 500) failures.push(`round ${round} ${calls[i]!.name}: ${r.status} ${r.rawBody}`);
       await drain();
