@@ -95,7 +95,7 @@ describe('webhooks', () => {
       assert.deepEqual(endpoint.event_types, ['*']);
       const listed = await client.webhooks.listEndpoints();
       assert.equal(listed.length, 1);
-      assert.equal(listed[0]!.secret, undefined, 'the secret is shown only at creation');
+      assert.equal((listed[0] as Record<string, unknown>)['secret'], undefined, 'the secret is shown only at creation');
       assert.ok(!JSON.stringify(listed).includes(endpoint.secret.slice(6)));
 
       const member = (await client.members.create({ external_member_id: 'wh-1' })) as any;

@@ -2,26 +2,15 @@
  * A card's money: top-up quotes and top-ups, the card's transactions, and the sandbox helpers of
  * the card network (authorisation, clearing, reversal, refund). Merged into `client.cards`.
  */
+import type { Schemas } from './types.js';
 import { randomUUID } from 'node:crypto';
 import type { CardsHost } from './cards.js';
 
-export interface CardTopUpQuote {
-  customer_total: string; arrival_amount: string; fee: string; source_asset: string; ledger_scale: number; card_currency: string; card_scale: number; note: string;
-}
-export interface CardTopUp {
-  id: string; card_id: string; status: 'pending' | 'processing' | 'credited' | 'failed'; status_version: number; source_asset: string;
-  amount: string; fee: string; customer_total: string; card_currency: string; arrival_amount: string; failure_reason: string | null;
-  created_at: string; credited_at: string | null; updated_at: string;
-}
-export interface CardTransaction {
-  id: string; card_id: string; type: 'authorization' | 'clearing' | 'reversal' | 'refund'; status: 'approved' | 'declined' | 'cleared' | 'reversed' | 'posted';
-  status_version: number; amount: string; currency: string; merchant_name: string; mcc: string; decline_reason: string | null;
-  authorization_id: string | null; cleared_amount: string | null; refunded_amount: string | null;
-  /** Authorisations: released by partial reversals or the expiry; when the hold expires. Reversals: `network` or `expired`. */
-  reversed_amount: string | null; expires_at: string | null; reversal_reason: 'network' | 'expired' | null; created_at: string;
-}
+export type CardTopUpQuote = Schemas['CardTopupQuote'];
+export type CardTopUp = Schemas['CardTopup'];
+export type CardTransaction = Schemas['CardTransaction'];
 export interface CardAuthorizationInput { amount: string; currency?: string; merchant_name: string; mcc: string }
-export interface CardAuthorizationResult { approved: boolean; decline_reason?: string; transaction_id: string }
+export type CardAuthorizationResult = Schemas['SandboxCardAuthorization'];
 
 export interface CardMoneyMethods {
   /** POST /v1/cards/{id}/topup-quotes: a pure estimate (smallest-unit integer strings). */

@@ -2,6 +2,7 @@
  * Card issuing: products, applications and their supplement screen, the card record, activation,
  * and the sandbox helpers (advance an application, ship a card). One helper per call, like resources.ts.
  */
+import type { Schemas } from './types.js';
 import { randomUUID } from 'node:crypto';
 import type { QueryParams } from './types.js';
 
@@ -11,32 +12,17 @@ export interface CardsHost {
 }
 
 export interface CardAddress { address: string; city: string; state?: string; country: string; postal_code: string }
-export interface CardProduct { id: string; form_factor: string; currency: string; bin: string; scheme: string; card_types: string[] }
-export interface CardApplication {
-  id: string; status: string; status_version: number; product_id: string; source_asset: string; opening_fee: string;
-  supplement: { status: 'pending' | 'submitted'; expires_at: string | null } | null; card_id: string | null; created_at: string;
-}
-export interface Card {
-  id: string; status: string; status_version: number; product_id: string; form_factor: string; currency: string; scheme: string;
-  last4: string; exp_month: number; exp_year: number; billing_address: CardAddress | null; billing_address_updatable: boolean;
-  cvv_blocked: boolean; locked_until: string | null; inventory_status: string | null;
-  limits: { single: string; daily: string; monthly: string }; limits_sync: 'synced' | 'pending' | 'failed'; application_id: string; activated_at: string | null; created_at: string;
-  frozen: boolean; replaces: string | null; replaced_by: string | null;
-}
-export interface CardMerchantRules {
-  id: string; rule_type: 'white' | 'black' | null; merchant_names: string[]; mcc_list: string[]; synced: boolean; synced_at: string | null;
-}
+export type CardProduct = Schemas['CardProduct'];
+export type CardApplication = Schemas['CardApplication'];
+export type Card = Schemas['Card'];
+export type CardMerchantRules = Schemas['CardMerchantRules'];
 export interface CardLimitsInput { single?: string; daily?: string; monthly?: string }
 export interface CardMerchantRulesInput { rule_type: 'white' | 'black'; merchant_names?: string[]; mcc_list?: string[] }
-export interface CardTicket { id: string; hosted_url: string; expires_at: number }
+export type CardTicket = Schemas['CardScreenTicket'];
 export type CardReplacementReason =
   | 'pan_leaked' | 'stolen' | 'pin_locked' | 'damaged' | 'user_request' | 'expiring'
   | 'lost_in_transit' | 'not_received' | 'production_error' | 'name_error';
-export interface CardReplacement {
-  id: string; status: 'requested' | 'processing' | 'completed' | 'failed' | (string & {}); status_version: number; card_id: string;
-  reason: string; security: boolean; note: string | null; fees: { asset: string; replacement: string; postage: string } | null;
-  returned_amount: string; new_card_id: string | null; failure_reason: string | null; created_at: string; completed_at: string | null;
-}
+export type CardReplacement = Schemas['CardReplacement'];
 
 interface Opts { onBehalfOf: string; idempotencyKey?: string; stepUp?: string }
 
@@ -54,9 +40,9 @@ export interface CardsResource {
   /** GET /v1/cards/{id}. */
   get(id: string, opts?: { onBehalfOf?: string }): Promise<Card>;
   /** POST /v1/cards/{id}/activate (step-up: catch `StepUpRequiredError`, then `err.repeat()`). */
-  activate(id: string, body: { expiry: string; pin: string }, opts: Opts): Promise<{ id: string; status: 'active' }>;
+  activate(id: string, body: { expiry: string; pin: string }, opts: Opts): Promise<Schemas['ActivateCardResponse']>;
   /** PATCH /v1/cards/{id}/limits: recorded at once, pushed to the issuer afterwards (`limits_sync` on the card). */
-  setLimits(id: string, body: CardLimitsInput, opts: { onBehalfOf: string; idempotencyKey?: string }): Promise<{ id: string; accepted: true }>;
+  setLimits(id: string, body: CardLimitsInput, opts: { onBehalfOf: string; idempotencyKey?: string }): Promise<Schemas['UpdateCardLimitsResponse']>;
   /** GET /v1/cards/{id}/merchant-rules. */
   getMerchantRules(id: string, opts: { onBehalfOf: string }): Promise<CardMerchantRules>;
   /** PUT /v1/cards/{id}/merchant-rules: replaces the whole set (on `UpstreamError` retry with the same key). */
@@ -64,9 +50,9 @@ export interface CardsResource {
   /** DELETE /v1/cards/{id}/merchant-rules. */
   deleteMerchantRules(id: string, opts: Opts): Promise<CardMerchantRules>;
   /** PATCH /v1/cards/{id}/billing-address: synchronous; 200 means the issuer confirmed. */
-  updateBillingAddress(id: string, body: CardAddress, opts: Opts): Promise<{ id: string; billing_address: CardAddress }>;
+  updateBillingAddress(id: string, body: CardAddress, opts: Opts): Promise<Schemas['UpdateCardBillingAddressResponse']>;
   /** POST /v1/cards/{id}/cvv/unblock (5 per member per hour); read `cvv_blocked` from `get`. */
-  unblockCvv(id: string, opts: Opts): Promise<{ unblocked: true }>;
+  unblockCvv(id: string, opts: Opts): Promise<Schemas['UnblockCardCvvResponse']>;
   /** POST /v1/cards/{id}/secure-session (scope `cards:secure`): the hosted reveal screen; the card details are only ever on that page. */
   createSecureSession(id: string, opts: Opts): Promise<CardTicket>;
   /** Sandbox: POST /v1/sandbox/cards/applications/{id}/advance. */
@@ -74,13 +60,13 @@ export interface CardsResource {
   /** Sandbox: POST /v1/sandbox/cards/{id}/ship. */
   sandboxShip(id: string, opts?: { idempotencyKey?: string }): Promise<Card>;
   /** POST /v1/cards/{id}/replacements: only creates the request (`requested`); the service's executor carries it out. */
-  requestReplacement(id: string, body: { reason: CardReplacementReason | (string & {}); note?: string }, opts: Opts): Promise<{ id: string; status: 'requested' }>;
+  requestReplacement(id: string, body: { reason: CardReplacementReason | (string & {}); note?: string }, opts: Opts): Promise<Schemas['CardReplacementRequested']>;
   /** GET /v1/cards/replacements/{id}. */
   getReplacement(id: string, opts?: { onBehalfOf?: string }): Promise<CardReplacement>;
   /** GET /v1/cards/replacements (all pages, newest first); `cardId` narrows it to one card. */
   listReplacements(opts?: { onBehalfOf?: string; cardId?: string; limit?: number }): AsyncIterable<CardReplacement>;
   /** POST /v1/cards/{id}/close: `closed` when the issuer confirmed, `closing` while its answer is pending. */
-  close(id: string, opts: Opts): Promise<{ id: string; status: 'closing' | 'closed' }>;
+  close(id: string, opts: Opts): Promise<Schemas['CloseCardResponse']>;
 }
 
 const seg = (id: string): string => {

@@ -2,6 +2,8 @@
  * Exchange (quotes, locked quotes, orders), merchant conversions, and earn. One helper per call,
  * like resources.ts. Amounts are decimal strings.
  */
+
+import type { Schemas } from './types.js';
 import { randomUUID } from 'node:crypto';
 import type { QueryParams } from './types.js';
 
@@ -21,121 +23,22 @@ export interface ExchangeQuoteBody {
   lock?: boolean;
 }
 
-export interface ExchangeQuote {
-  from_asset: string;
-  to_asset: string;
-  from_amount: string;
-  to_amount: string;
-  rate: string;
-  fee_amount: string;
-  fee_asset: string;
-  /** Present only for a locked quote. */
-  quote_id?: string;
-  quote_expires_at?: string;
-  quote_ttl_sec: number;
-  ledger_scale_from: number;
-  ledger_scale_to: number;
-  [extra: string]: unknown;
-}
+export type ExchangeQuote = Schemas['ExchangeQuote'];
 
-export interface ExchangeOrder {
-  id: string;
-  type: 'locked' | 'market';
-  status: 'quoted' | 'completed' | 'expired' | (string & {});
-  status_version: number;
-  from_asset: string;
-  to_asset: string;
-  from_amount: string;
-  to_amount: string;
-  rate: string;
-  fee_amount: string;
-  fee_asset: string;
-  ledger_scale_from: number;
-  ledger_scale_to: number;
-  quote_expires_at: string | null;
-  executed_at: string | null;
-  expired_at: string | null;
-  created_at: string;
-  [extra: string]: unknown;
-}
+export type ExchangeOrder = Schemas['ExchangeOrder'];
 
 /** A lock may be sent with its own numbers (each must be the quote's, or the call is refused); a market order with all three. */
 export type ExchangeOrderBody = { quote_id: string; from_asset?: string; to_asset?: string; from_amount?: string } | { from_asset: string; to_asset: string; from_amount: string };
 
-export interface MerchantConversion {
-  id: string;
-  status: 'completed';
-  from_asset: string;
-  to_asset: string;
-  from_amount: string;
-  to_amount: string;
-  rate: string;
-  fee_amount: string;
-  fee_asset: string;
-  created_at: string;
-  [extra: string]: unknown;
-}
+export type MerchantConversion = Schemas['MerchantConversion'];
 
-export interface ConversionPair {
-  from_asset: string;
-  to_asset: string;
-  fee_asset: string;
-  fee_bps: number;
-  fee_fixed: string;
-  min_amount: string;
-  max_amount: string | null;
-  ledger_scale_from: number;
-  ledger_scale_to: number;
-}
+export type ConversionPair = Schemas['ConversionPair'];
 
-export interface EarnProduct {
-  id: string;
-  asset: string;
-  type: 'flexible' | 'fixed';
-  term_days: number;
-  apr: string;
-  min_amount: string;
-  max_amount: string | null;
-  [extra: string]: unknown;
-}
+export type EarnProduct = Schemas['EarnProduct'];
 
-export interface EarnOrder {
-  id: string;
-  position_id: string;
-  product_id: string;
-  asset: string;
-  type: string;
-  term_days: number;
-  apr: string;
-  amount: string;
-  status: 'active' | 'settled' | 'redeemed' | (string & {});
-  status_version: number;
-  interest_accrued: string;
-  interest_paid: string;
-  started_at: string;
-  matures_at: string | null;
-  settled_at: string | null;
-  redeemed_at: string | null;
-  created_at: string;
-  [extra: string]: unknown;
-}
+export type EarnOrder = Schemas['EarnOrder'];
 
-export interface EarnPosition {
-  id: string;
-  order_id: string;
-  product_id: string;
-  asset: string;
-  type: string;
-  principal: string;
-  interest_accrued: string;
-  interest_paid: string;
-  status: 'active' | 'closed' | (string & {});
-  redeemable: boolean;
-  started_at: string;
-  matures_at: string | null;
-  next_accrual_at: string | null;
-  [extra: string]: unknown;
-}
+export type EarnPosition = Schemas['EarnPosition'];
 
 type Member = { onBehalfOf: string };
 type Key = { idempotencyKey?: string; stepUp?: string };

@@ -2,6 +2,8 @@
  * Remittance: payees (with their form schema and name check), settlement dates, remittance orders.
  * One helper per call, like resources.ts. Amounts are decimal strings.
  */
+
+import type { Schemas } from './types.js';
 import { randomUUID } from 'node:crypto';
 import type { QueryParams } from './types.js';
 
@@ -18,29 +20,9 @@ export interface PayeeFormQuery {
   entity_type?: 'INDIVIDUAL' | 'COMPANY' | (string & {});
 }
 
-export interface PayeeFormField {
-  key: string;
-  label: string;
-  type: string;
-  required: boolean;
-  max_length: number;
-  pattern: string | null;
-  enum: string[] | null;
-  example: string | null;
-  description: string | null;
-  group: string | null;
-  account_identifier: string | null;
-  value: string | null;
-  refresh_on_change: boolean;
-  [extra: string]: unknown;
-}
+export type PayeeFormField = Schemas['PayeeFormField'];
 
-export interface PayeeFormSchema {
-  step: string;
-  selection: Record<string, string | null>;
-  fields: PayeeFormField[];
-  [extra: string]: unknown;
-}
+export type PayeeFormSchema = Schemas['PayeeFormSchema'];
 
 export interface CreatePayeeBody extends PayeeFormQuery {
   nickname?: string;
@@ -49,52 +31,13 @@ export interface CreatePayeeBody extends PayeeFormQuery {
   [alias: string]: unknown;
 }
 
-export interface PayeeCreated {
-  id: string;
-  outcome: 'created' | 'linked' | 'review';
-  status: 'active' | (string & {});
-  [extra: string]: unknown;
-}
+export type PayeeCreated = Schemas['CreatePayeeResponse'];
 
-export interface Payee {
-  id: string;
-  status: string;
-  /** Empty when none. */
-  nickname: string;
-  favorite: boolean;
-  country_code: string;
-  currency: string;
-  payment_method: string;
-  clearing_system: string;
-  entity_type: string;
-  holder_name: string;
-  /** Masked. */
-  account_identifier: string;
-  fields: Record<string, string>;
-  outcome: string;
-  name_mismatch: boolean;
-  name_check: { result: string; suggested_name: string | null; checked_at: string } | null;
-  created_at: string;
-  updated_at: string;
-  [extra: string]: unknown;
-}
+export type Payee = Schemas['Payee'];
 
-export interface NameCheck {
-  id: string;
-  result: 'match' | 'close_match' | 'no_match' | 'unavailable';
-  suggested_name: string | null;
-  checked_at: string;
-  [extra: string]: unknown;
-}
+export type NameCheck = Schemas['PayeeNameCheck'];
 
-export interface ConversionDates {
-  settlement_currency: string;
-  payout_currency: string;
-  same_currency: boolean;
-  dates: Array<{ date: string; valid: boolean }>;
-  earliest_valid: string;
-  [extra: string]: unknown;
-}
+export type ConversionDates = Schemas['ConversionDates'];
 
 export interface CreateRemittanceBody {
   payee_id: string;
@@ -102,21 +45,7 @@ export interface CreateRemittanceBody {
   source_amount: string;
 }
 
-export interface Remittance {
-  id: string;
-  payee_id: string;
-  status: 'pending' | 'processing' | 'completed' | 'failed' | 'returned' | (string & {});
-  status_version: number;
-  source_asset: string;
-  source_amount: string;
-  fee: string;
-  payout_currency: string;
-  payout_amount: string;
-  rate: string;
-  payout_date: string | null;
-  created_at: string;
-  [extra: string]: unknown;
-}
+export type Remittance = Schemas['RemittanceOrder'];
 
 type Member = { onBehalfOf: string };
 type Key = { idempotencyKey?: string };
@@ -136,10 +65,10 @@ export function createRemittanceResource(host: RemittanceHost) {
     getPayee: (id: string, opts: Member) => host.request<Payee>({ method: 'GET', path: `/v1/remit/payees/${seg(id)}`, onBehalfOf: opts.onBehalfOf }),
     /** PATCH /v1/remit/payees/{id}: nickname (empty clears) and/or favourite. */
     updatePayee: (id: string, body: { nickname?: string; favorite?: boolean }, opts: Member) =>
-      host.request<{ id: string; nickname: string; favorite: boolean }>({ method: 'PATCH', path: `/v1/remit/payees/${seg(id)}`, body, onBehalfOf: opts.onBehalfOf, idempotencyKey: false }),
+      host.request<Schemas['UpdatePayeeResponse']>({ method: 'PATCH', path: `/v1/remit/payees/${seg(id)}`, body, onBehalfOf: opts.onBehalfOf, idempotencyKey: false }),
     /** DELETE /v1/remit/payees/{id}: unlink (naturally idempotent). */
     unlinkPayee: (id: string, opts: Member) =>
-      host.request<{ id: string; status: 'unlinked' }>({ method: 'DELETE', path: `/v1/remit/payees/${seg(id)}`, onBehalfOf: opts.onBehalfOf, idempotencyKey: false }),
+      host.request<Schemas['DeletePayeeResponse']>({ method: 'DELETE', path: `/v1/remit/payees/${seg(id)}`, onBehalfOf: opts.onBehalfOf, idempotencyKey: false }),
     /** POST /v1/remit/payees/{id}/verify: name check (moves no money). */
     verifyPayee: (id: string, opts: Member) =>
       host.request<NameCheck>({ method: 'POST', path: `/v1/remit/payees/${seg(id)}/verify`, onBehalfOf: opts.onBehalfOf, idempotencyKey: false }),
