@@ -145,18 +145,21 @@ describe('GET /admin/v1/openapi.json', () => {
     }
   });
 
-  test('every operation has a camelCase operationId, unique in the document', () => {
+  test('every operation has the camelCase operationId its route declares, unique in the document; resources are named schemas', () => {
     const ids: string[] = [];
-    for (const [path, item] of Object.entries<Json>(doc.paths)) {
-      for (const method of ['get', 'put', 'post', 'delete', 'patch']) {
-        if (!item[method]) continue;
-        assert.match(item[method].operationId ?? '', /^[a-z][a-zA-Z0-9]*$/, `${method} ${path}`);
-        ids.push(item[method].operationId);
-      }
+    for (const route of routes) {
+      const op = doc.paths[openapiPath(route.url)][route.method.toLowerCase()];
+      const where = `${route.method} ${route.url}`;
+      assert.equal(typeof route.schema.operationId, 'string', `${where} declares no operationId`);
+      assert.equal(op.operationId, route.schema.operationId, where);
+      assert.match(op.operationId, /^[a-z][a-zA-Z0-9]*$/, where);
+      ids.push(op.operationId);
     }
     assert.ok(ids.length >= 60);
     assert.deepEqual(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'duplicate operationIds');
-    assert.equal(doc.paths['/admin/v1/api-keys/{id}/approve'].post.operationId, 'postApiKeysByIdApprove');
+    assert.equal(doc.paths['/admin/v1/api-keys/{id}/approve'].post.operationId, 'approveApiKey');
+    assert.equal(doc.paths['/admin/v1/merchants/{id}'].get.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/Merchant');
+    for (const name of ['Merchant', 'ApiKey', 'ApiKeyWithSecrets', 'OperatorAsset', 'Corridor', 'ExchangeDirection', 'KycProfile', 'Error']) assert.ok(doc.components.schemas[name], name);
   });
 
   test('a body the route declares optional is not required: approving a key takes none', () => {

@@ -16,7 +16,7 @@ const Alert = Type.Object({
   message: Type.String(),
   resolved_at: TimeOrNull,
   created_at: Time,
-});
+}, { title: 'Alert' });
 
 /** Operator calls of alerts: list and resolve. */
 export async function alertOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -24,6 +24,7 @@ export async function alertOperatorRoutes(app: AppInstance, ctx: ServiceContext)
 
   route.get('/admin/v1/alerts', {
     schema: {
+      operationId: 'listAlerts',
       querystring: Type.Object({
         ...PageQuery.properties,
         kind: Type.Optional(Type.String({ maxLength: 100 })),
@@ -42,7 +43,7 @@ export async function alertOperatorRoutes(app: AppInstance, ctx: ServiceContext)
 
   route.post('/admin/v1/alerts/:id/resolve', {
     errors: ['not_found'],
-    schema: { params: Type.Object({ id: Type.String({ maxLength: 100 }) }), response: { 200: Type.Object({ id: Type.String(), resolved: Type.Boolean() }) } },
+    schema: { operationId: 'resolveAlert', params: Type.Object({ id: Type.String({ maxLength: 100 }) }), response: { 200: Type.Object({ id: Type.String(), resolved: Type.Boolean() }) } },
   }, async ({ params, write }) => {
     const row = await write((trx) => resolveAlert(trx, params.id, ctx.clock.real()));
     if (!row) throw new ApiError('not_found', 'No such alert.');

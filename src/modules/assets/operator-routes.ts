@@ -24,7 +24,7 @@ const OperatorAsset = Type.Object({
     withdrawal_min: Type.String(),
     address_pattern: Type.String(),
   })),
-});
+}, { title: 'OperatorAsset' });
 
 /** Operator calls of the assets catalogue. */
 export async function assetOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -32,12 +32,12 @@ export async function assetOperatorRoutes(app: AppInstance, ctx: ServiceContext)
   const route = operatorRouter(app, ctx);
 
   route.get('/admin/v1/assets', {
-    schema: { response: { 200: listEnvelope(OperatorAsset) } },
+    schema: { operationId: 'listAssets', response: { 200: listEnvelope(OperatorAsset) } },
   }, async () => constantList((await listAssets(db, { enabledOnly: false })).map(operatorAssetView)));
 
   route.get('/admin/v1/assets/:code', {
     errors: ['not_found'],
-    schema: { params: CodeParams, response: { 200: OperatorAsset } },
+    schema: { operationId: 'getAsset', params: CodeParams, response: { 200: OperatorAsset } },
   }, async ({ params }) => {
     const asset = await getAsset(db, params.code);
     if (!asset) throw new ApiError('not_found', 'No such asset.');
@@ -47,6 +47,7 @@ export async function assetOperatorRoutes(app: AppInstance, ctx: ServiceContext)
   route.post('/admin/v1/assets', {
     errors: ['duplicate_resource'],
     schema: {
+      operationId: 'createAsset',
       body: Type.Object({ code: Type.String({ pattern: assetCodePattern }), scale: Type.Integer({ minimum: 0, maximum: 18 }), type: AssetType }),
       response: { 201: OperatorAsset },
     },
@@ -54,12 +55,13 @@ export async function assetOperatorRoutes(app: AppInstance, ctx: ServiceContext)
 
   route.patch('/admin/v1/assets/:code', {
     errors: ['not_found'],
-    schema: { params: CodeParams, body: Type.Object({ enabled: Type.Boolean() }), response: { 200: OperatorAsset } },
+    schema: { operationId: 'updateAsset', params: CodeParams, body: Type.Object({ enabled: Type.Boolean() }), response: { 200: OperatorAsset } },
   }, async ({ params, body, write }) => operatorAssetView(await write((trx) => setAssetEnabled(trx, params.code, body.enabled))));
 
   route.put('/admin/v1/assets/:code/networks/:network', {
     errors: ['not_found'],
     schema: {
+      operationId: 'setAssetNetwork',
       params: NetworkParams,
       body: Type.Object({
         enabled: Type.Boolean(),

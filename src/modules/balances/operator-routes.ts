@@ -16,6 +16,7 @@ export async function balanceOperatorRoutes(app: AppInstance, ctx: ServiceContex
   route.post('/admin/v1/merchants/:id/prepaid-credits', {
     errors: movementErrors,
     schema: {
+      operationId: 'createPrepaidCredit',
       params: MerchantParams,
       body: Type.Object({ environment: OperatorEnvironment, asset: Asset, amount: Amount }),
       response: { 201: Type.Object({ asset: Type.String(), prepaid_available: Type.String() }) },
@@ -25,6 +26,7 @@ export async function balanceOperatorRoutes(app: AppInstance, ctx: ServiceContex
   route.post('/admin/v1/merchants/:id/custody-adjustments', {
     errors: movementErrors,
     schema: {
+      operationId: 'createCustodyAdjustment',
       params: MerchantParams,
       body: Type.Object({
         environment: OperatorEnvironment,
@@ -40,6 +42,7 @@ export async function balanceOperatorRoutes(app: AppInstance, ctx: ServiceContex
   // The ledger's invariants over one snapshot (its own read-only transaction); `ok: false` lists what is wrong.
   route.get('/admin/v1/ledger/verify', {
     schema: {
+      operationId: 'verifyLedger',
       response: {
         200: Type.Object({
           ok: Type.Boolean(),

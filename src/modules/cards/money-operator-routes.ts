@@ -39,6 +39,7 @@ export async function cardMoneyOperatorRoutes(app: AppInstance, ctx: ServiceCont
   route.patch('/admin/v1/cards/products/:id/topup-pricing', {
     errors: ['not_found', 'invalid_request'],
     schema: {
+      operationId: 'updateCardTopupPricing',
       params: IdParams,
       body: Type.Object({ topup_fee_bps: Type.Optional(Bps), topup_fee_fixed: Type.Optional(Type.String({ maxLength: 40 })), topup_fx_markup_bps: Type.Optional(Bps) }),
       response: { 200: Type.Object({ product_id: Type.String(), topup_fee_bps: Type.Integer(), topup_fee_fixed: Type.String(), topup_fx_markup_bps: Type.Integer() }) },
@@ -57,7 +58,7 @@ export async function cardMoneyOperatorRoutes(app: AppInstance, ctx: ServiceCont
 
   route.get('/admin/v1/cards/topups/:id', {
     errors: ['not_found'],
-    schema: { params: IdParams, response: { 200: OperatorCardTopUp } },
+    schema: { operationId: 'getCardTopup', params: IdParams, response: { 200: OperatorCardTopUp } },
   }, async ({ params }) => {
     const row = await db.selectFrom('card_topups').selectAll().where('id', '=', withIdPrefix('ctu', params.id)).executeTakeFirst();
     if (!row) throw new ApiError('not_found', 'No such top-up.');
@@ -66,7 +67,7 @@ export async function cardMoneyOperatorRoutes(app: AppInstance, ctx: ServiceCont
 
   route.post('/admin/v1/cards/topups/:id/resolve', {
     errors: ['not_found', 'state_invalid'],
-    schema: { params: IdParams, body: Type.Object({ status: Type.Union([Type.Literal('credited'), Type.Literal('failed')]) }), response: { 200: OperatorCardTopUp } },
+    schema: { operationId: 'resolveCardTopup', params: IdParams, body: Type.Object({ status: Type.Union([Type.Literal('credited'), Type.Literal('failed')]) }), response: { 200: OperatorCardTopUp } },
   }, async ({ params, body }) => {
     const id = withIdPrefix('ctu', params.id);
     const row = await db.selectFrom('card_topups').selectAll().where('id', '=', id).executeTakeFirst();

@@ -16,7 +16,7 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
   const route = operatorRouter(app, ctx);
 
   route.get('/admin/v1/cards/products', {
-    schema: { querystring: Type.Object({ environment: Type.Optional(OperatorEnvironment) }), response: { 200: Type.Object({ data: Type.Array(OperatorCardProduct), next_cursor: Type.Null(), has_more: Type.Boolean() }) } },
+    schema: { operationId: 'listCardProducts', querystring: Type.Object({ environment: Type.Optional(OperatorEnvironment) }), response: { 200: Type.Object({ data: Type.Array(OperatorCardProduct), next_cursor: Type.Null(), has_more: Type.Boolean() }) } },
   }, async ({ query }) => {
     let q = db.selectFrom('card_products').selectAll().orderBy('seq');
     if (query.environment) q = q.where('environment', '=', query.environment);
@@ -28,6 +28,7 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
   route.patch('/admin/v1/cards/products/:id', {
     errors: ['not_found', 'invalid_fields', 'invalid_request'],
     schema: {
+      operationId: 'updateCardProduct',
       params: IdParams,
       body: Type.Object({
         enabled: Type.Optional(Type.Boolean()),
@@ -44,7 +45,7 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
 
   route.get('/admin/v1/merchants/:id/card-bins', {
     errors: ['not_found'],
-    schema: { params: IdParams, querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Bins } },
+    schema: { operationId: 'listMerchantCardBins', params: IdParams, querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Bins } },
   }, async ({ params, query }) => {
     await getMerchant(db, params.id); // an unknown merchant is 404, not an empty list
     const rows = await db.selectFrom('card_bin_authorizations').select(['bin', 'created_at'])
@@ -54,7 +55,7 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
 
   route.put('/admin/v1/merchants/:id/card-bins/:bin', {
     errors: ['not_found'],
-    schema: { params: BinParams, body: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) } },
+    schema: { operationId: 'setMerchantCardBin', params: BinParams, body: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) } },
   }, ({ params, body, write }) => write(async (trx) => {
     await getMerchant(trx, params.id); // 404 for an unknown merchant (the insert's foreign key was a 500)
     await trx.insertInto('card_bin_authorizations').values({ merchant_id: params.id, environment: body.environment, bin: params.bin })
@@ -64,7 +65,7 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
 
   route.delete('/admin/v1/merchants/:id/card-bins/:bin', {
     errors: ['not_found'],
-    schema: { params: BinParams, querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) } },
+    schema: { operationId: 'deleteMerchantCardBin', params: BinParams, querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) } },
   }, ({ params, query, write }) => write(async (trx) => {
     await getMerchant(trx, params.id); // an unknown merchant is 404, as for PUT
     await trx.deleteFrom('card_bin_authorizations').where('merchant_id', '=', params.id).where('environment', '=', query.environment).where('bin', '=', params.bin).execute();

@@ -16,12 +16,13 @@ export async function earnOperatorRoutes(app: AppInstance, ctx: ServiceContext):
   const route = operatorRouter(app, ctx);
 
   route.get('/admin/v1/earn/products', {
-    schema: { querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: listEnvelope(EarnProduct) } },
+    schema: { operationId: 'listEarnProducts', querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: listEnvelope(EarnProduct) } },
   }, async ({ query }) => constantList(await listProducts(db, query.environment, false)));
 
   route.post('/admin/v1/earn/products', {
     errors: ['invalid_fields', 'invalid_request'],
     schema: {
+      operationId: 'createEarnProduct',
       body: Type.Object({
         environment: OperatorEnvironment,
         asset: Type.String({ maxLength: 16 }),
@@ -52,7 +53,7 @@ export async function earnOperatorRoutes(app: AppInstance, ctx: ServiceContext):
 
   route.patch('/admin/v1/earn/products/:id', {
     errors: ['not_found'],
-    schema: { params: IdParams, body: Type.Object({ enabled: Type.Optional(Type.Boolean()), apr_bps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })) }), response: { 200: EarnProduct } },
+    schema: { operationId: 'updateEarnProduct', params: IdParams, body: Type.Object({ enabled: Type.Optional(Type.Boolean()), apr_bps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })) }), response: { 200: EarnProduct } },
   }, ({ params, body, write }) => write(async (trx) => {
     // Only the two settings the schema names: the body may carry other keys (validation keeps them),
     // and a column named by one of them (asset, min_amount, type...) must never be set from here.

@@ -44,7 +44,7 @@ const Direction = Type.Object({
   quote_lock_seconds: Type.Integer(),
   step_up_threshold: Nullable(Type.String()),
   merchant_conversion: Type.Boolean(),
-});
+}, { title: 'ExchangeDirection' });
 
 /** Operator side of exchange: the directions catalogue and the simulated rate feed switch (docs/exchange.md). */
 export async function exchangeOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -52,17 +52,18 @@ export async function exchangeOperatorRoutes(app: AppInstance, ctx: ServiceConte
   const route = operatorRouter(app, ctx);
 
   route.get('/admin/v1/exchange/directions', {
-    schema: { querystring: Type.Object({ ...PageQuery.properties, environment: Type.Optional(OperatorEnvironment) }), response: { 200: listEnvelope(Direction) } },
+    schema: { operationId: 'listExchangeDirections', querystring: Type.Object({ ...PageQuery.properties, environment: Type.Optional(OperatorEnvironment) }), response: { 200: listEnvelope(Direction) } },
   }, ({ query }) => listDirections(db, query));
 
   route.get('/admin/v1/exchange/directions/:id', {
     errors: ['not_found'],
-    schema: { params: IdParams, response: { 200: Direction } },
+    schema: { operationId: 'getExchangeDirection', params: IdParams, response: { 200: Direction } },
   }, ({ params }) => getDirection(db, params.id));
 
   route.post('/admin/v1/exchange/directions', {
     errors: ['invalid_fields', 'invalid_request', 'duplicate_resource'],
     schema: {
+      operationId: 'createExchangeDirection',
       body: Type.Object({ environment: OperatorEnvironment, from_asset: Type.String({ maxLength: 16 }), to_asset: Type.String({ maxLength: 16 }), fee_side: FeeSide, min_amount: Amount, ...Settings }),
       response: { 201: Direction },
     },
@@ -70,12 +71,13 @@ export async function exchangeOperatorRoutes(app: AppInstance, ctx: ServiceConte
 
   route.patch('/admin/v1/exchange/directions/:id', {
     errors: ['not_found', 'invalid_fields', 'invalid_request'],
-    schema: { params: IdParams, body: Type.Object({ fee_side: Type.Optional(FeeSide), min_amount: Type.Optional(Amount), ...Settings }), response: { 200: Direction } },
+    schema: { operationId: 'updateExchangeDirection', params: IdParams, body: Type.Object({ fee_side: Type.Optional(FeeSide), min_amount: Type.Optional(Amount), ...Settings }), response: { 200: Direction } },
   }, ({ params, body, write }) => write((trx) => updateDirection(trx, params.id, body, ctx.clock.real())));
 
   route.put('/admin/v1/exchange/rate-feeds/:code', {
     errors: ['not_found'],
     schema: {
+      operationId: 'setExchangeRateFeed',
       params: Type.Object({ code: Type.String({ maxLength: 16 }) }),
       body: Type.Object({ halted: Type.Boolean() }),
       response: { 200: Type.Object({ code: Type.String(), halted: Type.Boolean() }) },

@@ -10,7 +10,7 @@ const Settings = Type.Object({
   merchant_id: Type.String(),
   environment: OperatorEnvironment,
   frame_ancestors: Type.Array(Type.String()),
-});
+}, { title: 'MerchantHostedScreenSettings' });
 
 /** Operator calls: a merchant's hosted-screen settings (the same rule as the merchant's own PUT). */
 export async function hostedScreenOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -18,7 +18,7 @@ export async function hostedScreenOperatorRoutes(app: AppInstance, ctx: ServiceC
 
   route.get('/admin/v1/merchants/:id/hosted-screens', {
     errors: ['not_found'],
-    schema: { params: OperatorIdParams, querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Settings } },
+    schema: { operationId: 'getMerchantHostedScreens', params: OperatorIdParams, querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Settings } },
   }, async ({ params, query }) => {
     await getMerchant(ctx.db, params.id);
     return { merchant_id: params.id, environment: query.environment, ...(await getFrameAncestors(ctx.db, params.id, query.environment)) };
@@ -27,6 +27,7 @@ export async function hostedScreenOperatorRoutes(app: AppInstance, ctx: ServiceC
   route.put('/admin/v1/merchants/:id/hosted-screens', {
     errors: hostedScreenErrors.operatorSettings,
     schema: {
+      operationId: 'setMerchantHostedScreens',
       params: OperatorIdParams,
       body: Type.Object({
         environment: OperatorEnvironment,

@@ -22,7 +22,7 @@ const Review = Type.Object({
   decision: Decision,
   level: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(2)])),
   reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
-});
+}, { title: 'KycReviewRequest' });
 
 const Profile = Type.Object({
   id: Type.String(),
@@ -53,7 +53,7 @@ const Profile = Type.Object({
   reviewed_at: TimeOrNull,
   created_at: Time,
   updated_at: Time,
-});
+}, { title: 'KycProfile' });
 
 function profileView(p: KycProfile) {
   return {
@@ -66,7 +66,7 @@ function profileView(p: KycProfile) {
   };
 }
 
-const Requirement = Type.Object({ business: Type.String(), min_kyc_level: Type.Integer() });
+const Requirement = Type.Object({ business: Type.String(), min_kyc_level: Type.Integer() }, { title: 'KycRequirement' });
 
 export async function kycOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const route = operatorRouter(app, ctx);
@@ -74,6 +74,7 @@ export async function kycOperatorRoutes(app: AppInstance, ctx: ServiceContext): 
   route.post('/admin/v1/members/:id/kyc-review', {
     errors: kycErrors.memberReview,
     schema: {
+      operationId: 'reviewMemberKyc',
       params: Type.Object({ id: Type.String({ pattern: '^mem_' }) }),
       body: Review,
       response: { 200: Type.Object({ id: Type.String(), kyc_level: Type.Integer() }) },
@@ -82,6 +83,7 @@ export async function kycOperatorRoutes(app: AppInstance, ctx: ServiceContext): 
 
   route.get('/admin/v1/kyc/profiles', {
     schema: {
+      operationId: 'listKycProfiles',
       querystring: Type.Object({
         environment: OperatorEnvironment,
         status: Type.Optional(Type.Union([Type.Literal('pending_review'), Type.Literal('approved'), Type.Literal('rejected')])),
@@ -100,7 +102,7 @@ export async function kycOperatorRoutes(app: AppInstance, ctx: ServiceContext): 
 
   route.get('/admin/v1/kyc/profiles/:id', {
     errors: kycErrors.read,
-    schema: { params: OperatorIdParams, response: { 200: Profile } },
+    schema: { operationId: 'getKycProfile', params: OperatorIdParams, response: { 200: Profile } },
   }, async ({ params }) => {
     const profile = await profileById(ctx.db, params.id);
     if (!profile) throw new ApiError('not_found', 'No such KYC profile.');
@@ -109,12 +111,13 @@ export async function kycOperatorRoutes(app: AppInstance, ctx: ServiceContext): 
 
   route.post('/admin/v1/kyc/profiles/:id/review', {
     errors: kycErrors.profileReview,
-    schema: { params: OperatorIdParams, body: Review, response: { 200: Profile } },
+    schema: { operationId: 'reviewKycProfile', params: OperatorIdParams, body: Review, response: { 200: Profile } },
   }, async ({ params, body, write }) => profileView(await write((trx) => reviewProfile(ctx, trx, params.id, body))));
 
   route.get('/admin/v1/kyc/images/:id', {
     errors: kycErrors.read,
     schema: {
+      operationId: 'getKycImage',
       params: OperatorIdParams,
       response: { 200: Type.Object({ id: Type.String(), kind: Type.String(), content_type: Type.String(), size_bytes: Type.Integer(), data_base64: Type.String() }) },
     },
@@ -128,11 +131,12 @@ export async function kycOperatorRoutes(app: AppInstance, ctx: ServiceContext): 
   });
 
   route.get('/admin/v1/kyc/requirements', {
-    schema: { querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ data: Type.Array(Requirement) }) } },
+    schema: { operationId: 'listKycRequirements', querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ data: Type.Array(Requirement) }) } },
   }, async ({ query }) => ({ data: orderRequirements(await requirementsOf(ctx.db, query.environment)) }));
 
   route.put('/admin/v1/kyc/requirements/:business', {
     schema: {
+      operationId: 'setKycRequirement',
       params: Type.Object({ business: Type.String({ pattern: businessPattern }) }),
       body: Type.Object({ environment: OperatorEnvironment, min_kyc_level: Type.Integer({ minimum: 0, maximum: 2 }) }),
       response: { 200: Requirement },
@@ -148,7 +152,7 @@ export async function kycOperatorRoutes(app: AppInstance, ctx: ServiceContext): 
   });
 
   route.get('/admin/v1/kyc/high-value-thresholds', {
-    schema: { querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ data: Type.Array(Threshold) }) } },
+    schema: { operationId: 'listHighValueThresholds', querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ data: Type.Array(Threshold) }) } },
   }, async ({ query }) => {
     const rows = await highValueThresholds(ctx.db, query.environment);
     const data = [];
@@ -159,6 +163,7 @@ export async function kycOperatorRoutes(app: AppInstance, ctx: ServiceContext): 
   route.put('/admin/v1/kyc/high-value-thresholds/:asset', {
     errors: ['not_found', 'invalid_fields'],
     schema: {
+      operationId: 'setHighValueThreshold',
       params: Type.Object({ asset: Type.String({ minLength: 1, maxLength: 16 }) }),
       body: Type.Object({
         environment: OperatorEnvironment,

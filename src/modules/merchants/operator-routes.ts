@@ -6,7 +6,7 @@ import { approveScopes, createKey, rotateKey, updateKey } from './service.js';
 import { createMerchant, getMerchant, setMerchantStatus } from './queries.js';
 import { merchantStatuses, splitScopes } from './rules.js';
 
-const Merchant = Type.Object({ id: Type.String(), name: Type.String(), status: Type.String(), created_at: Time });
+const Merchant = Type.Object({ id: Type.String(), name: Type.String(), status: Type.String(), created_at: Time }, { title: 'Merchant' });
 const Scopes = Type.Array(Type.String());
 const ApiKey = Type.Object({
   id: Type.String(),
@@ -19,26 +19,27 @@ const ApiKey = Type.Object({
   disabled: Type.Boolean(),
   expires_at: TimeOrNull,
   created_at: Time,
-});
+}, { title: 'ApiKey' });
 /** A new key with its secrets: shown once, at creation and rotation. */
-const ApiKeyWithSecrets = Type.Object({ ...ApiKey.properties, api_key: Type.String(), signing_key: Type.String() });
+const ApiKeyWithSecrets = Type.Object({ ...ApiKey.properties, api_key: Type.String(), signing_key: Type.String() }, { title: 'ApiKeyWithSecrets' });
 
 /** Operator calls: merchants and their API keys. */
 export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const route = operatorRouter(app, ctx);
 
   route.post('/admin/v1/merchants', {
-    schema: { body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }), response: { 201: Merchant } },
+    schema: { operationId: 'createMerchant', body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }), response: { 201: Merchant } },
   }, ({ body, write }) => write((trx) => createMerchant(trx, body.name, ctx.clock.real())));
 
   route.get('/admin/v1/merchants/:id', {
     errors: ['not_found'],
-    schema: { params: IdParams, response: { 200: Merchant } },
+    schema: { operationId: 'getMerchant', params: IdParams, response: { 200: Merchant } },
   }, ({ params }) => getMerchant(ctx.db, params.id));
 
   route.patch('/admin/v1/merchants/:id', {
     errors: ['not_found'],
     schema: {
+      operationId: 'updateMerchant',
       params: IdParams,
       body: Type.Object({ status: Type.Union(merchantStatuses.map((s) => Type.Literal(s))) }),
       response: { 200: Merchant },
@@ -49,6 +50,7 @@ export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceConte
     // invalid_fields: a production key without an IP allow-list (extensions 2), or a list too long.
     errors: ['not_found', 'invalid_fields'],
     schema: {
+      operationId: 'createApiKey',
       params: IdParams,
       body: Type.Object({
         environment: OperatorEnvironment,
@@ -74,6 +76,7 @@ export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceConte
   route.post('/admin/v1/api-keys/:id/approve', {
     errors: ['not_found'],
     schema: {
+      operationId: 'approveApiKey',
       params: IdParams,
       body: Type.Optional(Type.Object({ scopes: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })) })),
       response: { 200: ApiKey },
@@ -83,6 +86,7 @@ export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceConte
   route.patch('/admin/v1/api-keys/:id', {
     errors: ['not_found', 'invalid_fields'],
     schema: {
+      operationId: 'updateApiKey',
       params: IdParams,
       body: Type.Object({
         scopes: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })),
@@ -97,6 +101,7 @@ export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceConte
   route.post('/admin/v1/api-keys/:id/rotate', {
     errors: ['not_found', 'state_invalid'],
     schema: {
+      operationId: 'rotateApiKey',
       params: IdParams,
       body: Type.Object({ overlap_seconds: Type.Integer({ minimum: 0, maximum: 30 * 24 * 3600 }) }),
       response: { 201: ApiKeyWithSecrets },

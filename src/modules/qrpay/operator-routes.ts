@@ -20,7 +20,7 @@ const Scheme = Type.Object({
   currency: Type.String(),
   guids: Type.Array(Type.String()),
   payable: Type.Boolean(),
-});
+}, { title: 'QrScheme' });
 /** The public view plus our internal state and the provider's side (`operatorOrderView`). */
 const OperatorQrPayment = Type.Object({
   ...QrPayment.properties,
@@ -38,7 +38,7 @@ const OperatorQrPayment = Type.Object({
   completed_at: TimeOrNull,
   failed_at: TimeOrNull,
   refunded_at: TimeOrNull,
-});
+}, { title: 'OperatorQrPayment' });
 
 /**
  * Operator side of QR pay: scheme catalogue, reconciliation view, refunds and manual resolution.
@@ -49,7 +49,7 @@ export async function qrpayOperatorRoutes(app: AppInstance, ctx: ServiceContext)
   const { db } = ctx;
   const route = operatorRouter(app, ctx);
 
-  route.get('/admin/v1/qrpay/schemes', { schema: { response: { 200: listEnvelope(Scheme) } } }, async () => {
+  route.get('/admin/v1/qrpay/schemes', { schema: { operationId: 'listQrpaySchemes', response: { 200: listEnvelope(Scheme) } } }, async () => {
     const enabled = new Set((await listAssets(db, { enabledOnly: true })).filter((a) => a.type === 'fiat').map((a) => a.code));
     return constantList(qrSchemes.map((s) => ({ ...s, guids: [...s.guids], payable: enabled.has(s.currency) })));
   });
@@ -57,6 +57,7 @@ export async function qrpayOperatorRoutes(app: AppInstance, ctx: ServiceContext)
   // Orders whose outcome is not final yet (processing, or suspended awaiting an operator).
   route.get('/admin/v1/upstreams/reconciliation', {
     schema: {
+      operationId: 'listUpstreamReconciliation',
       querystring: Type.Object({ ...PageQuery.properties, merchant_id: Type.Optional(Type.String({ maxLength: 100 })) }),
       response: { 200: listEnvelope(OperatorQrPayment) },
     },
@@ -64,12 +65,12 @@ export async function qrpayOperatorRoutes(app: AppInstance, ctx: ServiceContext)
 
   // Runs one reconciliation pass now (the ticker does it on its own every few seconds).
   route.post('/admin/v1/upstreams/reconciliation/run', {
-    schema: { response: { 200: Type.Object({ checked: Type.Integer() }) } },
+    schema: { operationId: 'runUpstreamReconciliation', response: { 200: Type.Object({ checked: Type.Integer() }) } },
   }, async () => ({ checked: await reconcileDueOrders(ctx) }));
 
   route.get('/admin/v1/qrpay/payments/:id', {
     errors: ['not_found'],
-    schema: { params: IdParams, response: { 200: OperatorQrPayment } },
+    schema: { operationId: 'getQrPayment', params: IdParams, response: { 200: OperatorQrPayment } },
   }, async ({ params }) => {
     const row = await findOrder(db, params.id);
     if (!row) throw new ApiError('not_found', 'No such QR payment.');
@@ -79,7 +80,7 @@ export async function qrpayOperatorRoutes(app: AppInstance, ctx: ServiceContext)
   // Acquirer-side refund of a completed payment: asked of the provider, then refunded to available once.
   route.post('/admin/v1/qrpay/payments/:id/refund', {
     errors: ['not_found', 'state_invalid', 'request_rejected', 'upstream_timeout', 'upstream_error'],
-    schema: { params: IdParams, response: { 200: Type.Object({ ...OperatorQrPayment.properties, replayed: Type.Boolean() }) } },
+    schema: { operationId: 'refundQrPayment', params: IdParams, response: { 200: Type.Object({ ...OperatorQrPayment.properties, replayed: Type.Boolean() }) } },
   }, async ({ params }) => {
     const { row, replayed } = await refundPayment(ctx, params.id);
     return { ...operatorOrderView(row, await scaleOf(db, row.asset)), replayed };
@@ -89,6 +90,7 @@ export async function qrpayOperatorRoutes(app: AppInstance, ctx: ServiceContext)
   route.post('/admin/v1/qrpay/payments/:id/resolve', {
     errors: ['not_found', 'state_invalid'],
     schema: {
+      operationId: 'resolveQrPayment',
       params: IdParams,
       body: Type.Object({ status: Type.Union([Type.Literal('completed'), Type.Literal('failed')]) }),
       response: { 200: OperatorQrPayment },

@@ -21,6 +21,7 @@ export async function remittanceOperatorRoutes(app: AppInstance, ctx: ServiceCon
 
   route.get('/admin/v1/remit/corridors', {
     schema: {
+      operationId: 'listCorridors',
       querystring: Type.Object({
         ...PageQuery.properties,
         environment: Type.Optional(OperatorEnvironment),
@@ -32,7 +33,7 @@ export async function remittanceOperatorRoutes(app: AppInstance, ctx: ServiceCon
 
   route.get('/admin/v1/remit/corridors/:id', {
     errors: ['not_found'],
-    schema: { params: IdParams, response: { 200: OperatorCorridor } },
+    schema: { operationId: 'getCorridor', params: IdParams, response: { 200: OperatorCorridor } },
   }, async ({ params }) => {
     const c = await corridorById(db, params.id);
     if (!c) throw new ApiError('not_found', 'No such corridor.');
@@ -42,6 +43,7 @@ export async function remittanceOperatorRoutes(app: AppInstance, ctx: ServiceCon
   route.post('/admin/v1/remit/corridors', {
     errors: ['invalid_fields', 'duplicate_resource'],
     schema: {
+      operationId: 'createCorridor',
       body: Type.Object({
         environment: OperatorEnvironment,
         country: Type.String({ pattern: '^[A-Z]{2}$' }),
@@ -57,7 +59,7 @@ export async function remittanceOperatorRoutes(app: AppInstance, ctx: ServiceCon
 
   route.patch('/admin/v1/remit/corridors/:id', {
     errors: ['not_found', 'invalid_fields'],
-    schema: { params: IdParams, body: Type.Object(CorridorSettingsSchema), response: { 200: OperatorCorridor } },
+    schema: { operationId: 'updateCorridor', params: IdParams, body: Type.Object(CorridorSettingsSchema), response: { 200: OperatorCorridor } },
   }, ({ params, body, write }) => write((trx) => updateCorridor(trx, params.id, body)));
 
   const OperatorRemittance = Type.Object({
@@ -68,7 +70,7 @@ export async function remittanceOperatorRoutes(app: AppInstance, ctx: ServiceCon
     provider_order_id: Type.Union([Type.String(), Type.Null()]),
     provider_status: Type.Union([Type.String(), Type.Null()]),
     check_count: Type.Integer(),
-  });
+  }, { title: 'OperatorRemittance' });
   const operatorView = async (id: string) => {
     const row = await findOrder(db, id);
     if (!row) throw new ApiError('not_found', 'No such remittance.');
@@ -80,18 +82,19 @@ export async function remittanceOperatorRoutes(app: AppInstance, ctx: ServiceCon
 
   route.get('/admin/v1/remittances/:id', {
     errors: ['not_found'],
-    schema: { params: IdParams, response: { 200: OperatorRemittance } },
+    schema: { operationId: 'getRemittance', params: IdParams, response: { 200: OperatorRemittance } },
   }, ({ params }) => operatorView(params.id));
 
   // One reconciliation pass of remittance orders now (the ticker does it every few seconds).
   route.post('/admin/v1/remittances/reconciliation/run', {
-    schema: { response: { 200: Type.Object({ checked: Type.Integer() }) } },
+    schema: { operationId: 'runRemittanceReconciliation', response: { 200: Type.Object({ checked: Type.Integer() }) } },
   }, async () => ({ checked: await reconcileDueOrders(ctx) }));
 
   // The operator's decision on an open (typically suspended) order; the provider is asked first (resolveOrder).
   route.post('/admin/v1/remittances/:id/resolve', {
     errors: ['not_found', 'state_invalid'],
     schema: {
+      operationId: 'resolveRemittance',
       params: IdParams,
       body: Type.Object({ status: Type.Union([Type.Literal('completed'), Type.Literal('failed')]) }),
       response: { 200: OperatorRemittance },

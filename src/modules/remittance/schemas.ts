@@ -70,4 +70,4 @@ export const OperatorCorridor = Type.Object({
   member_daily_max: Type.Union([Type.String(), Type.Null()]),
   merchant_single_max: Type.Union([Type.String(), Type.Null()]),
   merchant_daily_max: Type.Union([Type.String(), Type.Null()]),
-});
+}, { title: 'Corridor' });

@@ -15,7 +15,7 @@ const Threshold = Type.Object({
   action: Type.String(),
   asset: Type.String(),
   amount: Type.String({ description: 'Decimal at the asset\'s scale: step-up at or above it' }),
-});
+}, { title: 'StepUpThreshold' });
 
 /**
  * The operator's side of step-up (docs/step-up.md): thresholds per merchant, environment, action
@@ -28,6 +28,7 @@ export async function stepUpOperatorRoutes(app: AppInstance, ctx: ServiceContext
   route.get('/admin/v1/merchants/:id/step-up-thresholds', {
     errors: ['not_found'],
     schema: {
+      operationId: 'getMerchantStepUpThresholds',
       params: OperatorIdParams,
       querystring: Type.Object({ environment: OperatorEnvironment }),
       response: { 200: listEnvelope(Threshold) },
@@ -43,6 +44,7 @@ export async function stepUpOperatorRoutes(app: AppInstance, ctx: ServiceContext
   route.put('/admin/v1/merchants/:id/step-up-thresholds', {
     errors: ['not_found'],
     schema: {
+      operationId: 'setMerchantStepUpThresholds',
       params: OperatorIdParams,
       body: Type.Object({
         environment: OperatorEnvironment,
@@ -68,6 +70,7 @@ export async function stepUpOperatorRoutes(app: AppInstance, ctx: ServiceContext
   route.get('/admin/v1/notifier/messages', {
     errors: ['not_found'],
     schema: {
+      operationId: 'listNotifierMessages',
       querystring: Type.Object({
         member_id: Type.String({ minLength: 1, maxLength: 100, description: 'mem_<uuid>' }),
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),

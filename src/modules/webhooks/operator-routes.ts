@@ -40,13 +40,13 @@ const Delivery = Type.Object({
     started_at: TimeOrNull,
     finished_at: TimeOrNull,
   })),
-});
+}, { title: 'OperatorWebhookDelivery' });
 
 /** Operator view of one delivery: the record with its internals, its endpoint (never the secret) and its attempts. */
 export async function webhookOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   operatorRouter(app, ctx).get('/admin/v1/webhooks/deliveries/:id', {
     errors: ['not_found'],
-    schema: { params: OperatorIdParams, response: { 200: Delivery } },
+    schema: { operationId: 'getWebhookDelivery', params: OperatorIdParams, response: { 200: Delivery } },
   }, async ({ params }) => {
     const d = await ctx.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', withPrefix('whd', params.id)).executeTakeFirst();
     if (!d) throw new ApiError('not_found', 'No such webhook delivery.');
