@@ -18,7 +18,7 @@ import type { RouteAccess } from './route-access.js';
  *   route.post('/v1/members', {
  *     access: { scope: 'members:write', idempotency: 'required' },
  *     errors: memberErrors.create,
- *     schema: { summary: 'Create a member', tags, body: CreateMemberBody, response: { 201: Member } },
+ *     schema: { operationId: 'createMember', summary: 'Create a member', tags, body: CreateMemberBody, response: { 201: Member } },
  *   }, ({ principal, body, write }) => write((trx) => createMember(trx, principal.merchantId, ...)));
  *
  * The handler receives the principal its access declares (never optional for `member`), the
