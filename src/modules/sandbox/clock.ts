@@ -10,11 +10,25 @@ import { reportFailure } from '../../jobs/failures.js';
 import { raiseSandboxOffset, type ClockScope } from '../../platform/clock.js';
 import { ApiError } from '../../platform/errors.js';
 import type { IdempotencyContext } from '../../platform/request-context.js';
+import { Pacer, pacedDb } from './pacing.js';
 
 /** The largest advance of one call, in seconds (365 days). */
 export const advanceSecondsMax = 31_536_000;
 /** Distinct due times one advance steps through; past it the clock jumps to the target (logged). */
 export const advanceStepsMax = 10_000;
+/**
+ * How long one advance runs its steps, in milliseconds: it starts no step after this, and the
+ * clock jumps to the target (logged), the rest left to the background workers. With the step in
+ * progress, the bound on the advance's answer (docs/clock.md).
+ */
+export const advanceRunMaxMs = 20_000;
+/**
+ * The longest stretch of an advance's work without a turn of the event loop, in milliseconds:
+ * between two of its statements or transactions it lets the other requests of the process run
+ * (on the embedded database, their statements take the one connection in between). A statement or
+ * transaction of a timed process that starts within a slice is let finish.
+ */
+export const advanceSliceMs = 5;
 /** How long one advance holds its merchant's clock before another process may take it; renewed at every step. */
 export const advanceLeaseMs = 10 * 60_000;
 /** How long an advance waits for another advance of the same merchant to finish, in milliseconds. */
@@ -124,6 +138,7 @@ async function acquireLease(ctx: ServiceContext, merchantId: string, idem: Idemp
  */
 export async function advanceClock(
   ctx: ServiceContext, processes: readonly TimedProcess[], merchantId: string, seconds: number, idem: IdempotencyContext,
+  bounds: AdvanceBounds = { runMaxMs: advanceRunMaxMs, sliceMs: advanceSliceMs },
 ) {
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > advanceSecondsMax) {
     throw new ApiError('invalid_request', `seconds must be an integer from 1 to ${advanceSecondsMax}.`);
@@ -133,7 +148,7 @@ export async function advanceClock(
     const scope = sandboxScope(merchantId);
     try {
       const targetOffset = (await ctx.clock.offsetMs(ctx.db, scope)) + BigInt(seconds) * 1000n;
-      await runUntil(ctx, processes, scope, targetOffset, lease);
+      await runUntil(ctx, processes, scope, targetOffset, lease, bounds);
       await raiseSandboxOffset(ctx.db, merchantId, targetOffset);
       return { now: (await ctx.clock.now(ctx.db, scope)).toISOString() };
     } finally {
@@ -142,13 +157,22 @@ export async function advanceClock(
   });
 }
 
+/** An advance's bounds on its own run (tests shorten them). */
+export interface AdvanceBounds {
+  /** No step starts after this many milliseconds of the advance's run (`advanceRunMaxMs`). */
+  runMaxMs: number;
+  /** The event loop turns at least this often, between statements and transactions (`advanceSliceMs`). */
+  sliceMs: number;
+}
+
 /** The processes that answer a due time, earliest first (list order among equals), up to `until`. */
 async function dueProcesses(
-  db: Kysely<Database>, processes: readonly TimedProcess[], scope: ClockScope, skipped: ReadonlySet<string>, until: number,
+  db: Kysely<Database>, processes: readonly TimedProcess[], scope: ClockScope, skipped: ReadonlySet<string>, until: number, pacer: Pacer,
 ): Promise<Array<{ process: TimedProcess; due: number }>> {
   const due: Array<{ process: TimedProcess; due: number }> = [];
   for (const process of processes) {
     if (skipped.has(process.name)) continue;
+    await pacer.pace();
     const at = await process.nextDue(db, scope);
     if (at !== null && at.getTime() <= until) due.push({ process, due: at.getTime() });
   }
@@ -161,14 +185,33 @@ async function dueProcesses(
  * that throws, or that is still due at the time it just ran at (it broke the TimedProcess
  * contract), is logged and left out for the rest of this advance; its background worker still
  * takes it up.
+ *
+ * Paced (pacing.ts): the processes get a handle whose transactions start only after the event
+ * loop had a turn within the last slice, and the steps' own statements wait for it the same way,
+ * so the other requests of the process keep running beside a long advance. No step starts after
+ * `runMaxMs`.
  */
-async function runUntil(ctx: ServiceContext, processes: readonly TimedProcess[], scope: ClockScope, targetOffset: bigint, lease: Lease): Promise<void> {
+async function runUntil(
+  ctx: ServiceContext, processes: readonly TimedProcess[], scope: ClockScope, targetOffset: bigint, lease: Lease, bounds: AdvanceBounds,
+): Promise<void> {
+  const pacer = new Pacer(bounds.sliceMs);
+  const paced: ServiceContext = { ...ctx, db: pacedDb(ctx.db, pacer) };
+  // A bound on the advance's own run (real time, not a rule of the service): no clock read.
+  const started = performance.now();
   const skipped = new Set<string>();
+  const ended = (step: number, why: string) => ctx.log.debug(
+    { merchant_id: scope.merchantId, steps: step, ms: Math.round(performance.now() - started), longest_slice_ms: Math.round(pacer.longestMs) }, why);
   for (let step = 0; step < advanceStepsMax; step++) {
+    if (performance.now() - started >= bounds.runMaxMs) {
+      ctx.log.warn({ merchant_id: scope.merchantId, steps: step, run_max_ms: bounds.runMaxMs },
+        'sandbox clock: an advance reached its time bound; the clock jumps to its target and what is still due is left to the background workers');
+      return;
+    }
     const target = ctx.clock.real().getTime() + Number(targetOffset);
-    const due = await dueProcesses(ctx.db, processes, scope, skipped, target);
-    if (due.length === 0) return;
+    const due = await dueProcesses(ctx.db, processes, scope, skipped, target, pacer);
+    if (due.length === 0) return ended(step, 'sandbox clock: advance stepped through');
     const stepAt = due[0]!.due;
+    await pacer.pace();
     // Real time keeps moving: the offset that makes the merchant's time reach stepAt now, never past the target.
     const needed = BigInt(stepAt - ctx.clock.real().getTime());
     if (needed > 0n) await raiseSandboxOffset(ctx.db, scope.merchantId, needed < targetOffset ? needed : targetOffset);
@@ -180,7 +223,9 @@ async function runUntil(ctx: ServiceContext, processes: readonly TimedProcess[],
     const now = await ctx.clock.now(ctx.db, scope);
     for (const { process } of due.filter((d) => d.due <= now.getTime())) {
       try {
-        await process.runDue(ctx, scope, now);
+        await pacer.pace();
+        await process.runDue(paced, scope, now);
+        await pacer.pace();
         const next = await process.nextDue(ctx.db, scope);
         if (next !== null && next.getTime() <= now.getTime()) {
           skipped.add(process.name);

@@ -5,7 +5,7 @@ import { router } from '../../platform/route.js';
 import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../../upstreams/types.js';
 import type { TimedProcess } from '../../jobs/types.js';
 import { presetBehavior, resetSandbox } from './service.js';
-import { advanceClaimLeaseMs, advanceClock, advanceSecondsMax, ensureClockRow, readClock } from './clock.js';
+import { advanceClaimLeaseMs, advanceClock, advanceRunMaxMs, advanceSecondsMax, ensureClockRow, readClock } from './clock.js';
 
 const tags = ['Sandbox'];
 
@@ -40,7 +40,8 @@ export const sandboxRoutes = (timedProcesses: readonly TimedProcess[]) => async 
       description: [
         `Adds \`seconds\` (an integer from 1 to ${advanceSecondsMax}) to this merchant's sandbox time. Before it answers, every timed process `,
         'due before the new time (expiries, locks, accruals, executors, webhook retries) has run, earliest first, as if that time had passed. ',
-        'Advances of one merchant run one at a time; `rate_limited` only when another one has held the clock for over ten minutes.',
+        'Advances of one merchant run one at a time; `rate_limited` only when another one has held the clock for over ten minutes. ',
+        `An advance steps for ${advanceRunMaxMs / 1000} seconds at most: past that the clock jumps to the new time and what is still due runs there afterwards (docs/clock.md).`,
       ].join(''),
       tags,
       body: Type.Object({
