@@ -228,10 +228,10 @@ describe('GET /v1/openapi.json', () => {
       assert.deepEqual([schemes[name].type, schemes[name].in, schemes[name].name], ['apiKey', 'header', header], name);
     }
     assert.deepEqual(doc.paths['/v1/members'].post.security, [
-      { bearerAuth: ['members:write'], signatureTimestamp: [], signatureNonce: [], signature: [] },
-      { xAuthToken: ['members:write'], signatureTimestamp: [], signatureNonce: [], signature: [] },
+      { bearerAuth: [], signatureTimestamp: [], signatureNonce: [], signature: [] },
+      { xAuthToken: [], signatureTimestamp: [], signatureNonce: [], signature: [] },
     ]);
-    assert.deepEqual(doc.paths['/v1/members/{id}'].get.security, [{ bearerAuth: ['members:read'] }, { xAuthToken: ['members:read'] }]);
+    assert.deepEqual(doc.paths['/v1/members/{id}'].get.security, [{ bearerAuth: [] }, { xAuthToken: [] }]);
   });
 
   test('each operation lists the headers its access asks for', () => {
