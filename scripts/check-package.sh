@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Proves that a workspace package works as its users will get it (issue 36):
-#   1. builds it (scripts/build-package.mjs) and lints what would be published: publint (strict,
+#   1. builds it (scripts/build-package.mjs), checks its sources have no import cycle
+#      (scripts/package-cycles.cjs) and lints what would be published: publint (strict,
 #      nothing reported) and @arethetypeswrong/cli on the packed tarball (types for import and
 #      require under node10, node16 and bundler resolution);
 #   2. packs it (npm pack) and installs the tarball in a scratch project outside the repository
@@ -48,6 +49,9 @@ tarball="$work/$(pack "$pkg_dir")"
 dep_tarballs=()
 for d in "${deps[@]}"; do dep_tarballs+=("$work/$(pack "$d")"); done
 say "packed $(basename "$tarball"): $(tar -tzf "$tarball" | wc -l) files"
+
+say "no import cycle in its sources"
+"$bin/depcruise" "$pkg_dir/src" --config scripts/package-cycles.cjs
 
 say publint
 out="$("$bin/publint" run --strict --level suggestion "$tarball" 2>&1)" || { echo "$out"; exit 1; }

@@ -2,9 +2,15 @@
  * A card's money: top-up quotes and top-ups, the card's transactions, and the sandbox helpers of
  * the card network (authorisation, clearing, reversal, refund). Merged into `client.cards`.
  */
-import type { Schemas } from './types.js';
+import type { Schemas } from './schemas.js';
 import { randomUUID } from 'node:crypto';
-import type { CardsHost } from './cards.js';
+import type { QueryParams } from './types.js';
+
+/** What the card helpers need from the client. */
+export interface CardsHost {
+  request<T = unknown>(opts: { method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'; path: string; query?: QueryParams; body?: unknown; onBehalfOf?: string; idempotencyKey?: string | false; stepUp?: string }): Promise<T>;
+  paginate<T>(path: string, opts?: { query?: QueryParams; onBehalfOf?: string; limit?: number }): AsyncIterable<T>;
+}
 
 export type CardTopUpQuote = Schemas['CardTopupQuote'];
 export type CardTopUp = Schemas['CardTopup'];

@@ -2,14 +2,10 @@
  * Card issuing: products, applications and their supplement screen, the card record, activation,
  * and the sandbox helpers (advance an application, ship a card). One helper per call, like resources.ts.
  */
-import type { Schemas } from './types.js';
+import type { Schemas } from './schemas.js';
 import { randomUUID } from 'node:crypto';
 import type { QueryParams } from './types.js';
 
-export interface CardsHost {
-  request<T = unknown>(opts: { method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'; path: string; query?: QueryParams; body?: unknown; onBehalfOf?: string; idempotencyKey?: string | false; stepUp?: string }): Promise<T>;
-  paginate<T>(path: string, opts?: { query?: QueryParams; onBehalfOf?: string; limit?: number }): AsyncIterable<T>;
-}
 
 export interface CardAddress { address: string; city: string; state?: string; country: string; postal_code: string }
 export type CardProduct = Schemas['CardProduct'];
@@ -102,5 +98,7 @@ export function createCardsResource(host: CardsHost): CardsResource {
 }
 
 // A card's money (card-money.ts): top-up quotes and top-ups, transactions, the network's sandbox helpers.
-import { createCardMoneyMethods, type CardMoneyMethods } from './card-money.js';
+import { createCardMoneyMethods, type CardMoneyMethods, type CardsHost } from './card-money.js';
+
+export type { CardsHost } from './card-money.js';
 export interface CardsResource extends CardMoneyMethods {}

@@ -3,7 +3,7 @@
  * One helper per call, like resources.ts. Amounts are decimal strings.
  */
 
-import type { Schemas } from './types.js';
+import type { Schemas } from './schemas.js';
 import { randomUUID } from 'node:crypto';
 import type { QueryParams } from './types.js';
 

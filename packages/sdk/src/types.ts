@@ -6,10 +6,9 @@
  * served document by test/sdk-openapi-types.test.ts), so it cannot drift from what the server sends.
  */
 
-import type { components } from './generated/openapi.js';
+import type { Schemas } from './schemas.js';
 
-/** The response schemas of the service's OpenAPI document (generated: src/generated/openapi.ts). */
-export type Schemas = components['schemas'];
+export type { Schemas } from './schemas.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 

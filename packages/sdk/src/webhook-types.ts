@@ -1,6 +1,6 @@
 /** Shapes of the webhook calls (extensions 5) and of the event envelope a receiver gets; re-exported by types.ts. */
 
-import type { Schemas } from './types.js';
+import type { Schemas } from './schemas.js';
 
 export interface CreateWebhookEndpointBody {
   url: string;
