@@ -2,6 +2,8 @@
 //
 //   node scripts/build.mjs [--outdir DIR]     (default: dist/ of this repository)
 //
+// (`--entry FILE` builds another entry point instead of src/main.ts: test/build.test.ts uses it.)
+//
 // One ES module, dist/main.js (and its source map), bundled from src/main.ts by esbuild. The
 // packages stay ordinary imports from node_modules, so a production install needs only the
 // `dependencies` of package.json: the build fails when the server imports any other package (a dev
@@ -67,12 +69,12 @@ function packageOf(specifier) {
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }
 
-export async function buildServer({ outdir = defaultOutdir } = {}) {
+export async function buildServer({ outdir = defaultOutdir, entry = entryPoint } = {}) {
   const { build, version } = await import('esbuild');
   const hash = sourceHash();
   const result = await build({
     absWorkingDir: root,
-    entryPoints: [entryPoint],
+    entryPoints: [entry],
     outfile: join(outdir, 'main.js'),
     bundle: true,
     packages: 'external',
@@ -120,11 +122,14 @@ export async function buildServer({ outdir = defaultOutdir } = {}) {
 }
 
 if (process.argv[1] && pathToFileURL(resolve(process.argv[1])).href === import.meta.url) {
-  const at = process.argv.indexOf('--outdir');
-  const outdir = at > 0 ? resolve(process.argv[at + 1] ?? '') : defaultOutdir;
+  const option = (name) => {
+    const at = process.argv.indexOf(name);
+    return at > 0 ? resolve(process.argv[at + 1] ?? '') : undefined;
+  };
+  const outdir = option('--outdir') ?? defaultOutdir;
   const started = performance.now();
   try {
-    await buildServer({ outdir });
+    await buildServer({ outdir, entry: option('--entry') });
   } catch (err) {
     console.error(err instanceof Error ? err.message : err);
     process.exit(1);
