@@ -13,6 +13,7 @@ import { eventCatalogue, eventTypes } from '../src/ledger/index.js';
 import { defaultWebhookRetryScheduleMs } from '../src/platform/config.js';
 import { deliveryStatuses } from '../src/modules/webhooks/service.js';
 import { hoistNamedSchemas, SchemaNameConflict } from '../src/platform/openapi-schemas.js';
+import { serversFor } from '../src/platform/openapi.js';
 
 /**
  * The document is checked against the routes actually registered, whatever they are: each new
@@ -155,6 +156,9 @@ describe('GET /v1/openapi.json', () => {
     assert.match(doc.servers[0].description, /\{base_url\}/);
     assert.match(doc.servers[1].variables.host.default, /api-sandbox/);
     assert.equal(doc.info.license.name, 'Apache-2.0');
+    // A deployment that sets PUBLIC_BASE_URL_* documents its own hosts.
+    assert.deepEqual(serversFor({ production: 'https://api.wallet.test', sandbox: 'https://api-sandbox.wallet.test' }).slice(0, 2).map((s) => [s.url, s.variables]),
+      [['https://api.wallet.test', undefined], ['https://api-sandbox.wallet.test', undefined]]);
     const error = doc.components.schemas.Error;
     assert.equal(error.type, 'object');
     assert.deepEqual([...error.required].sort(), ['code', 'message', 'request_id', 'type']);

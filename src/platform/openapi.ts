@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import fastifySwagger from '@fastify/swagger';
 import type { FastifySchema } from 'fastify';
 import { Type } from 'typebox';
+import type { Environment } from '../db/schema.js';
 import type { ServiceContext } from '../service-context.js';
 import type { AppInstance } from './app-instance.js';
 import { accessErrorCodes, accessHeaders, accessSummary, errorResponse, errorSchema, errorsByStatus, isSigned, operationIdFor, securityFor, securitySchemes, type RouteParts } from './openapi-access.js';
@@ -153,36 +154,44 @@ Every error has the envelope \`{type, code, message, request_id}\`; branch on \`
 /** The SDK's licence (packages/sdk/LICENSE): the document is what clients are generated from. */
 export const license = { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' };
 
+type Server = { url: string; description: string; variables?: Record<string, { default: string; description: string }> };
+
 /**
- * The reference's two hosts are a deployment's own (`{base_url}`, `{sandbox_base_url}`), so they
- * are server variables; then a local service (`npm start`), whose environment the host chooses.
+ * The reference's two hosts are a deployment's own (`{base_url}`, `{sandbox_base_url}`): the
+ * configured `PUBLIC_BASE_URL_PRODUCTION` / `PUBLIC_BASE_URL_SANDBOX`, or else `https://{host}`
+ * with the host as a variable; then a local service (`npm start`), whose environment the host chooses.
  */
-export const servers: Array<{ url: string; description: string; variables?: Record<string, { default: string; description: string }> }> = [
-  {
-    url: 'https://{host}',
-    description: 'Production: your deployment\'s API host (the reference\'s `{base_url}`).',
-    variables: { host: { default: 'api.merchant-wallet.invalid', description: 'The production API host name (any host without `api-sandbox` or `sandbox.`).' } },
-  },
-  {
-    url: 'https://{host}',
-    description: 'Sandbox: your deployment\'s sandbox host (the reference\'s `{sandbox_base_url}`).',
-    variables: { host: { default: 'api-sandbox.merchant-wallet.invalid', description: 'The sandbox API host name: it contains `api-sandbox` or `sandbox.`.' } },
-  },
-  {
-    url: 'http://127.0.0.1:{port}',
-    description: 'A local service (`npm start`): production as called; for the sandbox send `Host: api-sandbox.localhost:<port>` (or call `http://api-sandbox.localhost:<port>`, which is this machine too).',
-    variables: { port: { default: '8080', description: '`PORT` of the service' } },
-  },
-];
+export function serversFor(publicBaseUrls: Partial<Record<Environment, string>>): Server[] {
+  const deployed = (environment: Environment, reference: string, hostRule: string, placeholder: string): Server => {
+    const name = environment === 'production' ? 'Production' : 'Sandbox';
+    const configured = publicBaseUrls[environment];
+    return configured
+      ? { url: configured, description: `${name} (the reference's \`${reference}\`).` }
+      : {
+        url: 'https://{host}',
+        description: `${name}: your deployment's ${environment === 'production' ? 'API' : 'sandbox'} host (the reference's \`${reference}\`).`,
+        variables: { host: { default: placeholder, description: hostRule } },
+      };
+  };
+  return [
+    deployed('production', '{base_url}', 'The production API host name (any host without `api-sandbox` or `sandbox.`).', 'api.merchant-wallet.invalid'),
+    deployed('sandbox', '{sandbox_base_url}', 'The sandbox API host name: it contains `api-sandbox` or `sandbox.`.', 'api-sandbox.merchant-wallet.invalid'),
+    {
+      url: 'http://127.0.0.1:{port}',
+      description: 'A local service (`npm start`): production as called; for the sandbox send `Host: api-sandbox.localhost:<port>` (browsers and curl also resolve `api-sandbox.localhost` to this machine).',
+      variables: { port: { default: '8080', description: '`PORT` of the service' } },
+    },
+  ];
+}
 
 /** Registers @fastify/swagger and GET /v1/openapi.json. Call before any other route so it sees them all. */
-export async function registerOpenApi(app: AppInstance, _ctx: ServiceContext): Promise<void> {
+export async function registerOpenApi(app: AppInstance, ctx: ServiceContext): Promise<void> {
   await app.register(fastifySwagger, {
     mode: 'dynamic',
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Merchant Wallet API', version: '1.0.0', description, license },
-      servers,
+      servers: serversFor(ctx.config.publicBaseUrls),
       tags,
       security: [{ bearerAuth: [] }, { xAuthToken: [] }],
       components: {
