@@ -397,7 +397,8 @@ describe('GET /v1/openapi.json', () => {
     assert.deepEqual([...envelope.required].sort(), ['created_at', 'data', 'event_id', 'event_type', 'livemode', 'merchant_id']);
     assert.deepEqual([...envelope.properties.data.required].sort(), ['external_member_id', 'id', 'object', 'status', 'status_version']);
     assert.deepEqual(envelope.properties.event_type.enum, eventTypes);
-    const variants: Json[] = op.requestBody.content['application/json'].schema.oneOf;
+    const variants: Json[] = op.requestBody.content['application/json'].schema.oneOf.map((v: Json) => deref(doc, v));
+    assert.equal(op.requestBody.content['application/json'].schema.oneOf[0].$ref, '#/components/schemas/DepositCreditedEvent');
     assert.deepEqual(variants.map((v) => v.properties.event_type.const), eventTypes, 'one variant per catalogue type, in order');
     for (const v of variants) {
       const type = v.properties.event_type.const as keyof typeof eventCatalogue;

@@ -47,6 +47,11 @@ export const webhookEventSchema: Json = {
   },
 };
 
+/** The component name of one event type's body: `card.transaction.authorization` → CardTransactionAuthorizationEvent. */
+export function webhookEventSchemaName(type: string): string {
+  return `${type.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')}Event`;
+}
+
 function header(name: string, description: string, example: string): Json {
   return { name, in: 'header', required: true, description, schema: { type: 'string' }, example };
 }
@@ -64,7 +69,9 @@ export function webhooksDocument(): { webhooks: Json; schemas: Json } {
     `**Signature:** \`webhook-signature\` is \`v1,<base64 of HMAC-SHA256>\` over \`{webhook-id}.{webhook-timestamp}.{body}\` (the raw body bytes), keyed with the endpoint secret base64-decoded after its \`whsec_\` prefix; during a secret roll it carries two signatures separated by a space (accept either).`,
     `**Event types** (\`event_type\` and its \`data.object\`):\n\n| event_type | data.object | Sent when |\n|---|---|---|\n${typeRows.join('\n')}`,
   ].join('\n\n');
-  const perType = Object.entries(eventCatalogue).map(([type, e]) => ({
+  // One named schema per event type (`deposit.credited` → DepositCreditedEvent): a generated
+  // client gets a type per event to narrow on `event_type`.
+  const perType = Object.fromEntries(Object.entries(eventCatalogue).map(([type, e]) => [webhookEventSchemaName(type), {
     title: type,
     description: e.description,
     allOf: [{ $ref: '#/components/schemas/WebhookEvent' }],
@@ -72,9 +79,9 @@ export function webhooksDocument(): { webhooks: Json; schemas: Json } {
       event_type: { const: type },
       data: { type: 'object', properties: { object: { const: e.object } } },
     },
-  }));
+  }]));
   return {
-    schemas: { WebhookEvent: webhookEventSchema },
+    schemas: { WebhookEvent: webhookEventSchema, ...perType },
     webhooks: {
       [webhookEntryName]: {
         post: {
@@ -90,7 +97,7 @@ export function webhooksDocument(): { webhooks: Json; schemas: Json } {
           ],
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: { oneOf: perType } } },
+            content: { 'application/json': { schema: { oneOf: Object.keys(perType).map((name) => ({ $ref: `#/components/schemas/${name}` })) } } },
           },
           responses: {
             '2XX': { description: `Received: any 2xx within ${timeout} ends the delivery (\`sent\`). The answer body is ignored.` },
