@@ -29,8 +29,10 @@ export const advanceRunMaxMs = 20_000;
  * transaction of a timed process that starts within a slice is let finish.
  */
 export const advanceSliceMs = 5;
-/** How long one advance holds its merchant's clock before another process may take it; renewed at every step. */
+/** How long one advance holds its merchant's clock before another process may take it; renewed as it steps. */
 export const advanceLeaseMs = 10 * 60_000;
+/** How often a stepping advance renews its lease, in milliseconds (a statement at every step was a tenth of a step's). */
+export const advanceLeaseRenewMs = 1_000;
 /** How long an advance waits for another advance of the same merchant to finish, in milliseconds. */
 export const advanceWaitMaxMs = advanceLeaseMs + 30_000;
 /** How often a waiting advance looks whether the clock is free, in milliseconds. */
@@ -198,6 +200,7 @@ async function runUntil(
   const paced: ServiceContext = { ...ctx, db: pacedDb(ctx.db, pacer) };
   // A bound on the advance's own run (real time, not a rule of the service): no clock read.
   const started = performance.now();
+  let renewed = started;
   const skipped = new Set<string>();
   const ended = (step: number, why: string) => ctx.log.debug(
     { merchant_id: scope.merchantId, steps: step, ms: Math.round(performance.now() - started), longest_slice_ms: Math.round(pacer.longestMs) }, why);
@@ -214,13 +217,17 @@ async function runUntil(
     await pacer.pace();
     // Real time keeps moving: the offset that makes the merchant's time reach stepAt now, never past the target.
     const needed = BigInt(stepAt - ctx.clock.real().getTime());
-    if (needed > 0n) await raiseSandboxOffset(ctx.db, scope.merchantId, needed < targetOffset ? needed : targetOffset);
-    if (!(await renewLease(ctx.db, lease))) {
-      // The timed processes are safe to run side by side (their background workers do), so the
-      // steps go on; the other advance keeps its lease.
-      ctx.log.warn({ merchant_id: scope.merchantId }, 'sandbox clock: an advance outlived its lease and another advance took the clock');
+    const offset = needed > 0n ? await raiseSandboxOffset(ctx.db, scope.merchantId, needed < targetOffset ? needed : targetOffset) : undefined;
+    if (performance.now() - renewed >= advanceLeaseRenewMs) {
+      renewed = performance.now();
+      if (!(await renewLease(ctx.db, lease))) {
+        // The timed processes are safe to run side by side (their background workers do), so the
+        // steps go on; the other advance keeps its lease.
+        ctx.log.warn({ merchant_id: scope.merchantId }, 'sandbox clock: an advance outlived its lease and another advance took the clock');
+      }
     }
-    const now = await ctx.clock.now(ctx.db, scope);
+    // The merchant's time as ctx.clock.now reads it (real time plus the offset in force), without reading the offset again.
+    const now = offset === undefined ? await ctx.clock.now(ctx.db, scope) : new Date(ctx.clock.real().getTime() + Number(offset));
     for (const { process } of due.filter((d) => d.due <= now.getTime())) {
       try {
         await pacer.pace();
