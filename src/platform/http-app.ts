@@ -93,11 +93,24 @@ export function loggerOptions(level: string) {
  * it arrives only at `debug`. Fastify's own pair (every header at `info`, twice the lines) is not written.
  */
 class RequestLogController extends LogController {
+  /** `level`: the listener's log level, undefined without a logger (tests, the bench): then nothing is even assembled. */
+  constructor(level: string | undefined) {
+    super();
+    this.debug = level === 'debug' || level === 'trace';
+    this.info = this.debug || level === 'info';
+    this.errors = this.info || level === 'warn' || level === 'error';
+  }
+
+  private readonly debug: boolean;
+  private readonly info: boolean;
+  private readonly errors: boolean;
+
   override incomingRequest(request: FastifyRequest): void {
-    request.log.debug({ req: request }, 'incoming request');
+    if (this.debug) request.log.debug({ req: request }, 'incoming request');
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error ? !this.errors : !this.info) return;
     const auth = request.auth;
     const line = {
       method: request.method,
@@ -278,7 +291,7 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
   const requestTimeout = ctx.config.requestTimeoutMs;
   const app = Fastify({
     logger: ctx.logger === false ? false : loggerOptions(ctx.config.logLevel),
-    logController: new RequestLogController(),
+    logController: new RequestLogController(ctx.logger === false ? undefined : ctx.config.logLevel),
     genReqId: requestIdOfRaw,
     // The whole request, headers and body, within REQUEST_TIMEOUT_MS of its first byte (Node's
     // requestTimeout; headersTimeout the same): a client that trickles its body is cut, answered
