@@ -75,9 +75,10 @@ export function webhooksDocument(): { webhooks: Json; schemas: Json } {
     title: type,
     description: e.description,
     allOf: [{ $ref: '#/components/schemas/WebhookEvent' }],
+    required: ['event_type', 'data'],
     properties: {
       event_type: { const: type },
-      data: { type: 'object', properties: { object: { const: e.object } } },
+      data: { type: 'object', required: ['object'], properties: { object: { const: e.object } } },
     },
   }]));
   return {

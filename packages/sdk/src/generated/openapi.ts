@@ -89,6 +89,14 @@ export interface components {
             status: string;
             status_version: number;
         };
+        CardActiveEvent: {
+            data: {
+                /** @constant */
+                object: "card";
+            };
+            /** @constant */
+            event_type: "card.active";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         CardApplication: {
             card_id: string | null;
             created_at: string;
@@ -103,6 +111,70 @@ export interface components {
                 status: string;
             } | null;
         };
+        CardApplicationApprovedEvent: {
+            data: {
+                /** @constant */
+                object: "card_application";
+            };
+            /** @constant */
+            event_type: "card.application.approved";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        CardApplicationFailedEvent: {
+            data: {
+                /** @constant */
+                object: "card_application";
+            };
+            /** @constant */
+            event_type: "card.application.failed";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        CardApplicationNeedDocsEvent: {
+            data: {
+                /** @constant */
+                object: "card_application";
+            };
+            /** @constant */
+            event_type: "card.application.need_docs";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        CardApplicationPendingEvent: {
+            data: {
+                /** @constant */
+                object: "card_application";
+            };
+            /** @constant */
+            event_type: "card.application.pending";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        CardApplicationRejectedEvent: {
+            data: {
+                /** @constant */
+                object: "card_application";
+            };
+            /** @constant */
+            event_type: "card.application.rejected";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        CardClosedEvent: {
+            data: {
+                /** @constant */
+                object: "card";
+            };
+            /** @constant */
+            event_type: "card.closed";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        CardClosingEvent: {
+            data: {
+                /** @constant */
+                object: "card";
+            };
+            /** @constant */
+            event_type: "card.closing";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        CardExpiredEvent: {
+            data: {
+                /** @constant */
+                object: "card";
+            };
+            /** @constant */
+            event_type: "card.expired";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         CardList: {
             data: components["schemas"]["Card"][];
             has_more: boolean;
@@ -129,6 +201,14 @@ export interface components {
             has_more: boolean;
             next_cursor: string | null;
         };
+        CardReplacedEvent: {
+            data: {
+                /** @constant */
+                object: "card";
+            };
+            /** @constant */
+            event_type: "card.replaced";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         CardReplacement: {
             card_id: string;
             completed_at: string | null;
@@ -148,16 +228,48 @@ export interface components {
             status: string;
             status_version: number;
         };
+        CardReplacementCompletedEvent: {
+            data: {
+                /** @constant */
+                object: "card_replacement";
+            };
+            /** @constant */
+            event_type: "card.replacement.completed";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        CardReplacementFailedEvent: {
+            data: {
+                /** @constant */
+                object: "card_replacement";
+            };
+            /** @constant */
+            event_type: "card.replacement.failed";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         CardReplacementList: {
             data: components["schemas"]["CardReplacement"][];
             has_more: boolean;
             next_cursor: string | null;
         };
+        CardReplacementProcessingEvent: {
+            data: {
+                /** @constant */
+                object: "card_replacement";
+            };
+            /** @constant */
+            event_type: "card.replacement.processing";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         CardReplacementRequested: {
             id: string;
             /** @enum {string} */
             status: "requested";
         };
+        CardReplacementRequestedEvent: {
+            data: {
+                /** @constant */
+                object: "card_replacement";
+            };
+            /** @constant */
+            event_type: "card.replacement.requested";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         CardScreenTicket: {
             expires_at: number;
             hosted_url: string;
@@ -179,6 +291,22 @@ export interface components {
             status_version: number;
             updated_at: string;
         };
+        CardTopupCreditedEvent: {
+            data: {
+                /** @constant */
+                object: "card_topup";
+            };
+            /** @constant */
+            event_type: "card.topup.credited";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        CardTopupFailedEvent: {
+            data: {
+                /** @constant */
+                object: "card_topup";
+            };
+            /** @constant */
+            event_type: "card.topup.failed";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         CardTopupList: {
             data: components["schemas"]["CardTopup"][];
             has_more: boolean;
@@ -217,11 +345,51 @@ export interface components {
             status_version: number;
             type: "authorization" | "clearing" | "reversal" | "refund";
         };
+        CardTransactionAuthorizationEvent: {
+            data: {
+                /** @constant */
+                object: "card_transaction";
+            };
+            /** @constant */
+            event_type: "card.transaction.authorization";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        CardTransactionClearingEvent: {
+            data: {
+                /** @constant */
+                object: "card_transaction";
+            };
+            /** @constant */
+            event_type: "card.transaction.clearing";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         CardTransactionList: {
             data: components["schemas"]["CardTransaction"][];
             has_more: boolean;
             next_cursor: string | null;
         };
+        CardTransactionRefundEvent: {
+            data: {
+                /** @constant */
+                object: "card_transaction";
+            };
+            /** @constant */
+            event_type: "card.transaction.refund";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        CardTransactionReversalEvent: {
+            data: {
+                /** @constant */
+                object: "card_transaction";
+            };
+            /** @constant */
+            event_type: "card.transaction.reversal";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        CardUnactivatedEvent: {
+            data: {
+                /** @constant */
+                object: "card";
+            };
+            /** @constant */
+            event_type: "card.unactivated";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         CloseCardResponse: {
             id: string;
             status: "closing" | "closed";
@@ -403,6 +571,14 @@ export interface components {
             has_more: boolean;
             next_cursor: string | null;
         };
+        DepositCreditedEvent: {
+            data: {
+                /** @constant */
+                object: "deposit";
+            };
+            /** @constant */
+            event_type: "deposit.credited";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         DepositList: {
             data: components["schemas"]["Deposit"][];
             has_more: boolean;
@@ -432,6 +608,14 @@ export interface components {
             has_more: boolean;
             next_cursor: string | null;
         };
+        EarnOrderSettledEvent: {
+            data: {
+                /** @constant */
+                object: "earn_order";
+            };
+            /** @constant */
+            event_type: "earn.order.settled";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         EarnPosition: {
             asset: string;
             id: string;
@@ -512,11 +696,35 @@ export interface components {
             to_asset: string;
             type: "locked" | "market";
         };
+        ExchangeOrderCompletedEvent: {
+            data: {
+                /** @constant */
+                object: "exchange_order";
+            };
+            /** @constant */
+            event_type: "exchange.order.completed";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        ExchangeOrderExpiredEvent: {
+            data: {
+                /** @constant */
+                object: "exchange_order";
+            };
+            /** @constant */
+            event_type: "exchange.order.expired";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         ExchangeOrderList: {
             data: components["schemas"]["ExchangeOrder"][];
             has_more: boolean;
             next_cursor: string | null;
         };
+        ExchangeOrderQuotedEvent: {
+            data: {
+                /** @constant */
+                object: "exchange_order";
+            };
+            /** @constant */
+            event_type: "exchange.order.quoted";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         ExchangeQuote: {
             fee_amount: string;
             fee_asset: string;
@@ -554,6 +762,30 @@ export interface components {
             status: string;
             status_version: number;
         };
+        KycProfileApprovedEvent: {
+            data: {
+                /** @constant */
+                object: "kyc_profile";
+            };
+            /** @constant */
+            event_type: "kyc.profile.approved";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        KycProfilePendingReviewEvent: {
+            data: {
+                /** @constant */
+                object: "kyc_profile";
+            };
+            /** @constant */
+            event_type: "kyc.profile.pending_review";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        KycProfileRejectedEvent: {
+            data: {
+                /** @constant */
+                object: "kyc_profile";
+            };
+            /** @constant */
+            event_type: "kyc.profile.rejected";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         KycRequirement: {
             business: string;
             min_kyc_level: number;
@@ -697,6 +929,30 @@ export interface components {
             has_more: boolean;
             next_cursor: string | null;
         };
+        QrpayOrderCompletedEvent: {
+            data: {
+                /** @constant */
+                object: "qrpay_order";
+            };
+            /** @constant */
+            event_type: "qrpay.order.completed";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        QrpayOrderFailedEvent: {
+            data: {
+                /** @constant */
+                object: "qrpay_order";
+            };
+            /** @constant */
+            event_type: "qrpay.order.failed";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        QrpayOrderRefundedEvent: {
+            data: {
+                /** @constant */
+                object: "qrpay_order";
+            };
+            /** @constant */
+            event_type: "qrpay.order.refunded";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         QrScheme: {
             country: string;
             currency: string;
@@ -733,11 +989,51 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        RemittanceOrderCompletedEvent: {
+            data: {
+                /** @constant */
+                object: "remittance_order";
+            };
+            /** @constant */
+            event_type: "remittance.order.completed";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        RemittanceOrderFailedEvent: {
+            data: {
+                /** @constant */
+                object: "remittance_order";
+            };
+            /** @constant */
+            event_type: "remittance.order.failed";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         RemittanceOrderList: {
             data: components["schemas"]["RemittanceOrder"][];
             has_more: boolean;
             next_cursor: string | null;
         };
+        RemittanceOrderPendingEvent: {
+            data: {
+                /** @constant */
+                object: "remittance_order";
+            };
+            /** @constant */
+            event_type: "remittance.order.pending";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        RemittanceOrderProcessingEvent: {
+            data: {
+                /** @constant */
+                object: "remittance_order";
+            };
+            /** @constant */
+            event_type: "remittance.order.processing";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        RemittanceOrderReturnedEvent: {
+            data: {
+                /** @constant */
+                object: "remittance_order";
+            };
+            /** @constant */
+            event_type: "remittance.order.returned";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         RequeueWebhookDeliveriesRequest: {
             /** Format: date-time */
             since: string;
@@ -929,11 +1225,35 @@ export interface components {
             /** @enum {string} */
             status: "settled";
         };
+        WithdrawalFailedEvent: {
+            data: {
+                /** @constant */
+                object: "withdrawal";
+            };
+            /** @constant */
+            event_type: "withdrawal.failed";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         WithdrawalList: {
             data: components["schemas"]["Withdrawal"][];
             has_more: boolean;
             next_cursor: string | null;
         };
+        WithdrawalLockedEvent: {
+            data: {
+                /** @constant */
+                object: "withdrawal";
+            };
+            /** @constant */
+            event_type: "withdrawal.locked";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        WithdrawalSettledEvent: {
+            data: {
+                /** @constant */
+                object: "withdrawal";
+            };
+            /** @constant */
+            event_type: "withdrawal.settled";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
     };
     responses: never;
     parameters: never;
@@ -942,4 +1262,7 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
+type WithRequired<T, K extends keyof T> = T & {
+    [P in K]-?: T[P];
+};
 export type operations = Record<string, never>;
