@@ -1,12 +1,12 @@
 import { startService, type RunningService } from './server.js';
-import { ConfigError } from './platform/config.js';
+import { ConfigError, telemetryEnvironment } from './platform/config.js';
 import { shutdownTelemetry, startTelemetry } from './platform/telemetry.js';
 
 /** Exit status of a start refused for its configuration (sysexits EX_CONFIG). */
 const exitConfigError = 78;
 
 // Before the service: its pool, loggers and listeners are traced only if tracing is on when made.
-await startTelemetry();
+await startTelemetry(telemetryEnvironment());
 
 let service: RunningService;
 try {

@@ -115,7 +115,7 @@ describe('telemetry', () => {
       // Read by the SDK's exporter and resource detector themselves, as in production.
       process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${collector.port}`;
       process.env.OTEL_SERVICE_NAME = 'mwa-telemetry-test';
-      assert.equal(await startTelemetry(), true);
+      assert.equal(await startTelemetry(process.env), true);
       assert.notDeepEqual(sdkModulesLoaded(), [], 'the SDK is loaded once an endpoint is set (the check above can see it)');
       // The background log as the service makes it (the listeners' options), made once tracing is on.
       const log = Fastify({ logger: { ...loggerOptions('info'), stream: { write: (line: string) => void lines.push(JSON.parse(line)) } } }).log;

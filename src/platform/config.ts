@@ -292,6 +292,15 @@ export function requestTimeoutCheckMs(requestTimeoutMs: number): number {
 }
 
 /**
+ * The `OTEL_*` variables of `env`, for `startTelemetry` (the OpenTelemetry SDK reads the same
+ * variables itself: endpoint, headers, service name, sampler); this file stays the one reader of
+ * the process environment in our code.
+ */
+export function telemetryEnvironment(env: Readonly<Record<string, string | undefined>> = process.env): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith('OTEL_')));
+}
+
+/**
  * The configuration from `env` (the process environment by default). Throws a `ConfigError`
  * listing every bad value; the service does not start with one.
  */

@@ -27,7 +27,7 @@ type Env = Record<string, string | undefined>;
 export type TraceContext = Context;
 
 /** Tracing is on when an OTLP endpoint is set and the SDK is not disabled (`OTEL_SDK_DISABLED=true`, `OTEL_TRACES_EXPORTER=none`). */
-export function tracingConfigured(env: Env = process.env): boolean {
+export function tracingConfigured(env: Env): boolean {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
   if (env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none') return false;
   return Boolean(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim());
@@ -322,7 +322,7 @@ const diagLevels = ['none', 'error', 'warn', 'info', 'debug', 'verbose', 'all'] 
  * before the service is started (the database pool, the loggers and the listeners ask `tracing()`
  * when they are made). Answers whether tracing is on.
  */
-export async function startTelemetry(env: Env = process.env): Promise<boolean> {
+export async function startTelemetry(env: Env): Promise<boolean> {
   if (started !== undefined) return true;
   if (!tracingConfigured(env)) return false;
   const [api, { NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, resources, semconv] = await Promise.all([
