@@ -42,6 +42,7 @@ import * as m041 from './migrations/041_payee_public_ids.js';
 import * as m042 from './migrations/042_console_sign_in_generation.js';
 import * as m043 from './migrations/043_deposit_batch.js';
 import * as m044 from './migrations/044_webhook_endpoint_changes.js';
+import * as m045 from './migrations/045_ledger_as_of.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -88,6 +89,7 @@ const migrations: Record<string, Migration> = {
   '042_console_sign_in_generation': m042,
   '043_deposit_batch': m043,
   '044_webhook_endpoint_changes': m044,
+  '045_ledger_as_of': m045,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

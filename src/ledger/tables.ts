@@ -69,6 +69,8 @@ export interface PostingsTable {
   asset: string;
   /** Debit positive, credit negative, never zero. */
   amount: Minor;
+  /** The entry's `created_at`, copied by a trigger (migration 045) for the as-of index. */
+  created_at: Generated<Date>;
 }
 
 export interface EventsTable {

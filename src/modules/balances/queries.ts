@@ -92,9 +92,34 @@ function listed(group: AssetGroup, shown: readonly string[]): boolean {
 
 const merchantShown = ['custody', 'prepaid'] as const;
 
-/** Every enabled asset the member has any account in, and every disabled one it still holds some of. */
-export async function memberBalances(db: Db, environment: Environment, memberId: string): Promise<MemberBalance[]> {
-  const groups = byAsset(await ownerAccounts(db, environment, 'member', memberId)).filter((g) => listed(g, memberBuckets));
+/**
+ * The owner's accounts as they were at `asOf`: each balance the sum of its postings created at or
+ * before it (signed by the account's normal side), in one statement (one snapshot). Only
+ * accounts with a posting by then: an account first used later did not exist yet. Each sum is a
+ * range of the index `postings_account_time (account_id, created_at) INCLUDE (amount)` (migration
+ * 045): it reads that account's postings up to the instant and nothing else (docs/ledger.md "As of").
+ */
+async function ownerAccountsAsOf(db: Db, environment: Environment, ownerType: 'member' | 'merchant', ownerId: string, asOf: Date): Promise<BalanceRow[]> {
+  const { rows } = await sql<BalanceRow>`
+    SELECT a.owner_id, a.asset, s.scale, s.enabled, a.bucket,
+           (CASE WHEN a.normal_side = 'debit' THEN t.total ELSE -t.total END)::text AS balance
+    FROM ledger_accounts a
+    JOIN assets s ON s.code = a.asset
+    CROSS JOIN LATERAL (SELECT sum(p.amount) AS total, count(*) AS n FROM postings p WHERE p.account_id = a.id AND p.created_at <= ${asOf}) t
+    WHERE a.environment = ${environment} AND a.owner_type = ${ownerType} AND a.owner_id = ${ownerId} AND t.n > 0
+  `.execute(db);
+  return rows;
+}
+
+const accountRows = (db: Db, environment: Environment, ownerType: 'member' | 'merchant', ownerId: string, asOf: Date | undefined) =>
+  asOf === undefined ? ownerAccounts(db, environment, ownerType, ownerId) : ownerAccountsAsOf(db, environment, ownerType, ownerId, asOf);
+
+/**
+ * Every enabled asset the member has any account in, and every disabled one it still holds some of;
+ * with `asOf`, as they were at that instant.
+ */
+export async function memberBalances(db: Db, environment: Environment, memberId: string, asOf?: Date): Promise<MemberBalance[]> {
+  const groups = byAsset(await accountRows(db, environment, 'member', memberId, asOf)).filter((g) => listed(g, memberBuckets));
   return groups.map(({ asset, scale, buckets }) => {
     const get = (b: MemberBucket) => buckets.get(b) ?? 0n;
     const total = memberBuckets.reduce((sum, b) => sum + get(b), 0n);
@@ -110,9 +135,12 @@ export async function memberBalances(db: Db, environment: Environment, memberId:
   });
 }
 
-/** Every enabled asset the merchant has any account in, and every disabled one it still holds custody or prepaid of. */
-export async function merchantBalances(db: Db, environment: Environment, merchantId: string): Promise<MerchantBalance[]> {
-  const groups = byAsset(await ownerAccounts(db, environment, 'merchant', merchantId)).filter((g) => listed(g, merchantShown));
+/**
+ * Every enabled asset the merchant has any account in, and every disabled one it still holds
+ * custody or prepaid of; with `asOf`, as they were at that instant.
+ */
+export async function merchantBalances(db: Db, environment: Environment, merchantId: string, asOf?: Date): Promise<MerchantBalance[]> {
+  const groups = byAsset(await accountRows(db, environment, 'merchant', merchantId, asOf)).filter((g) => listed(g, merchantShown));
   return groups.map(({ asset, scale, buckets }) => ({
     asset,
     custody: formatAmount(buckets.get('custody') ?? 0n, scale),

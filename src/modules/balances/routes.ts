@@ -4,6 +4,16 @@ import type { ServiceContext } from '../../service-context.js';
 import { constantList, listEnvelope } from '../../platform/pagination.js';
 import { memberBalances, merchantBalances } from './queries.js';
 import { router } from '../../platform/route.js';
+import { ApiError } from '../../platform/errors.js';
+import type { ClockScope } from '../../platform/clock.js';
+
+const AsOfQuery = Type.Object({
+  as_of: Type.Optional(Type.String({
+    format: 'date-time',
+    description: 'ISO 8601 with a time zone: the balances as they were at that instant (every posting created at or before it); ' +
+      'not after the current time (a sandbox merchant\'s clock); without it, now.',
+  })),
+});
 
 const MemberBalance = Type.Object({
   asset: Type.String(),
@@ -19,24 +29,40 @@ const MerchantBalance = Type.Object({ asset: Type.String(), custody: Type.String
 
 export async function balanceRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const route = router(app, ctx);
+  /**
+   * A future instant is refused (its answer could still change); the present is the scope's
+   * clock, a sandbox merchant's own (docs/ledger.md "As of").
+   */
+  const asOf = async (value: string | undefined, scope: ClockScope): Promise<Date | undefined> => {
+    if (value === undefined) return undefined;
+    const at = new Date(value);
+    if (Number.isNaN(at.getTime())) throw new ApiError('invalid_request', 'as_of must be an ISO 8601 date-time with a time zone.');
+    if (at.getTime() > (await ctx.clock.now(ctx.db, scope)).getTime()) throw new ApiError('invalid_request', 'as_of must not be in the future.');
+    return at;
+  };
   route.get('/v1/balances', {
     access: { scope: 'balances:read', principal: 'member' },
     schema: {
       operationId: 'listBalances',
       summary: "A member's balances per asset and bucket",
-      description: 'Only `available` is spendable. Decimal strings with the asset scale. Not paged.',
+      description: 'Only `available` is spendable. Decimal strings with the asset scale. Not paged. With `as_of`, the buckets as they were at that instant.',
       tags: ['Balances'],
+      querystring: AsOfQuery,
       response: { 200: listEnvelope(MemberBalance) },
     },
-  }, async ({ principal }) => constantList(await memberBalances(ctx.db, principal.environment, principal.memberId)));
+  }, async ({ principal, query }) =>
+    constantList(await memberBalances(ctx.db, principal.environment, principal.memberId, await asOf(query.as_of, principal))));
 
   route.get('/v1/merchant/balances', {
     access: { scope: 'merchant:read' },
     schema: {
       operationId: 'listMerchantBalances',
       summary: "The merchant's custody and prepaid balances per asset",
+      description: 'With `as_of`, custody and prepaid as they were at that instant.',
       tags: ['Balances'],
+      querystring: AsOfQuery,
       response: { 200: listEnvelope(MerchantBalance) },
     },
-  }, async ({ principal }) => constantList(await merchantBalances(ctx.db, principal.environment, principal.merchantId)));
+  }, async ({ principal, query }) =>
+    constantList(await merchantBalances(ctx.db, principal.environment, principal.merchantId, await asOf(query.as_of, principal))));
 }
