@@ -34,6 +34,8 @@ import { earnRoutes } from './modules/earn/routes.js';
 import { cardMoneyRoutes } from './modules/cards/money-routes.js';
 import { cardLifecycleRoutes } from './modules/cards/lifecycle-routes.js';
 import { consoleRoutes } from './modules/console/routes.js';
+import { ledgerEntryRoutes } from './modules/ledger-entries/routes.js';
+import { eventRoutes } from './modules/events/routes.js';
 
 /** Every public route module, registered in one place. */
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
@@ -44,6 +46,8 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
     qrpayRoutes, sandboxRoutes(timedProcesses), merchantDepositAddressRoutes, webhookRoutes, hostedScreenRoutes(hostedScreens), kycRoutes, remittanceRoutes, remittanceOrderRoutes, exchangeRoutes, earnRoutes, cardRoutes,
     cardMoneyRoutes,
     cardLifecycleRoutes,
+    ledgerEntryRoutes,
+    eventRoutes,
     consoleRoutes(timedProcesses, screenRegistry(hostedScreens)),
   ]);
   await app.after(); // loaded now, so callers see every route when this resolves

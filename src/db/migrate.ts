@@ -43,6 +43,7 @@ import * as m042 from './migrations/042_console_sign_in_generation.js';
 import * as m043 from './migrations/043_deposit_batch.js';
 import * as m044 from './migrations/044_webhook_endpoint_changes.js';
 import * as m045 from './migrations/045_ledger_as_of.js';
+import * as m046 from './migrations/046_events_api.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -90,6 +91,7 @@ const migrations: Record<string, Migration> = {
   '043_deposit_batch': m043,
   '044_webhook_endpoint_changes': m044,
   '045_ledger_as_of': m045,
+  '046_events_api': m046,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -53,3 +53,39 @@ export async function recordEvent(trx: Transaction<Database> | Kysely<Database>,
     .execute();
   return row.id;
 }
+
+/** An event as its row holds it (the outbox), what `eventBody` renders. */
+export interface StoredEvent {
+  id: string;
+  type: string;
+  created_at: Date | string;
+  merchant_id: string;
+  livemode: boolean;
+  object: string;
+  object_id: string;
+  external_member_id: string;
+  status: string;
+  status_version: number | string;
+}
+
+/**
+ * The event object: the reference's webhook body (ids and status only). The one rendering, used
+ * by webhook delivery (the signed bytes), the events API and the event stream, so that an event
+ * read or streamed is exactly the body its webhook carried.
+ */
+export function eventBody(ev: StoredEvent) {
+  return {
+    event_id: ev.id,
+    event_type: ev.type,
+    created_at: new Date(ev.created_at).toISOString(),
+    merchant_id: ev.merchant_id,
+    livemode: ev.livemode,
+    data: {
+      object: ev.object,
+      id: ev.object_id,
+      external_member_id: ev.external_member_id,
+      status: ev.status,
+      status_version: Number(ev.status_version),
+    },
+  };
+}

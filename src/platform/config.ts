@@ -38,6 +38,13 @@ export interface Config {
    */
   shutdownTimeoutMs: number;
   /**
+   * Days an event is kept and readable (`EVENT_RETENTION_DAYS`, 30 to 3650, default 30; extensions
+   * 11: at least 30), on its merchant's clock; then pruned with its delivery records (docs/events.md).
+   */
+  eventRetentionDays: number;
+  /** Milliseconds between keep-alive comments of an event stream (at most 15 s by the contract; tests shorten it). Not an environment variable. */
+  eventStreamKeepAliveMs: number;
+  /**
    * The public base URL of each environment (`PUBLIC_BASE_URL_SANDBOX`, `PUBLIC_BASE_URL_PRODUCTION`):
    * an origin (`https://host[:port]`) from which hosted screens' links (`hosted_url`) are built,
    * never from the request's Host header. Unset: `http://api-sandbox.localhost:<port>` and
@@ -331,6 +338,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024, ' (bytes)'),
     requestTimeoutMs: r.int('REQUEST_TIMEOUT_MS', minute, 1_000, 10 * minute, ' (ms)'),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 10 * second, 1, 10 * minute, ' (ms)'),
+    eventRetentionDays: r.int('EVENT_RETENTION_DAYS', 30, 30, 3650, ' (days)'),
+    eventStreamKeepAliveMs: 10 * second,
     publicBaseUrls: {
       sandbox: publicBaseUrlFrom(r, 'PUBLIC_BASE_URL_SANDBOX', 'sandbox'),
       production: publicBaseUrlFrom(r, 'PUBLIC_BASE_URL_PRODUCTION', 'production'),

@@ -15,6 +15,11 @@ export const scopeCatalogue = [
   'webhooks:read', 'webhooks:write',
   'earn:read', 'earn:write',
   'qrpay:read', 'qrpay:write',
+  // Extensions 13: the merchant's journal, and exports (`exports:write` includes `exports:read`).
+  'ledger:read',
+  'exports:read', 'exports:write',
+  // Read only (extensions 11): no write scope includes it, `webhooks:write` and `merchant:read` neither.
+  'events:read',
 ] as const;
 
 export type Scope = (typeof scopeCatalogue)[number];

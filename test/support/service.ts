@@ -78,7 +78,7 @@ export async function createMerchant(service: RunningService, name = 'Test merch
 
 export const allScopes = [
   'remittances:write', 'kyc:write', 'exchange:write', 'cards:write', 'cards:secure', 'members:write',
-  'withdrawals:write', 'merchant:write', 'deposits:write', 'balances:read', 'webhooks:write', 'earn:write', 'qrpay:write',
+  'withdrawals:write', 'merchant:write', 'deposits:write', 'balances:read', 'webhooks:write', 'earn:write', 'qrpay:write', 'ledger:read', 'exports:write', 'events:read',
 ];
 
 export async function createKey(

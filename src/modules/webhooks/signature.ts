@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { eventBody } from '../../ledger/events.js';
 
 /**
  * Standard Webhooks signing (pure apart from the secret generator), byte-compatible with the
@@ -66,18 +67,5 @@ export interface EnvelopeEvent {
  * details), serialised once so that the bytes signed are the bytes sent.
  */
 export function envelope(ev: EnvelopeEvent): string {
-  return JSON.stringify({
-    event_id: ev.id,
-    event_type: ev.type,
-    created_at: new Date(ev.created_at).toISOString(),
-    merchant_id: ev.merchant_id,
-    livemode: ev.livemode,
-    data: {
-      object: ev.object,
-      id: ev.object_id,
-      external_member_id: ev.external_member_id,
-      status: ev.status,
-      status_version: ev.status_version,
-    },
-  });
+  return JSON.stringify(eventBody(ev));
 }

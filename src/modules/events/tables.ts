@@ -1,0 +1,15 @@
+import type { Environment, Timestamp } from '../../db/columns.js';
+
+/** An open event stream (migration 046): the per-key bound, held across processes by a lease. */
+export interface EventStreamsTable {
+  id: string;
+  key_id: string;
+  merchant_id: string;
+  environment: Environment;
+  opened_at: Timestamp;
+  lease_until: Timestamp;
+}
+
+export interface EventTables {
+  event_streams: EventStreamsTable;
+}
