@@ -92,6 +92,13 @@ export async function buildServer({ outdir = defaultOutdir, entry = entryPoint }
     logLevel: 'warning',
   });
 
+  // A source that finds a file next to itself would find it next to dist/main.js instead.
+  const locating = Object.keys(result.metafile.inputs)
+    .filter((input) => /\b(import\.meta\.(url|dirname|filename)|__dirname|__filename)\b/.test(readFileSync(join(root, input), 'utf8')));
+  if (locating.length) {
+    throw new Error(`${locating.join(', ')} locate${locating.length > 1 ? '' : 's'} files by import.meta.url or __dirname, which in dist/main.js name the bundle, not the source: resolve them from a package (import.meta.resolve) or keep their content in a module.`);
+  }
+
   const { dependencies = {} } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const imported = new Set();
   for (const output of Object.values(result.metafile.outputs)) {
