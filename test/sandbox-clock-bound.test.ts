@@ -5,7 +5,8 @@
  * webhook deliveries, earn orders, locked quotes) runs while ANOTHER merchant's production reads
  * keep answering within a bound; the advance answers within its own bound with every effect due
  * in the year done. A process running transactions for seconds in one step is paced the same way,
- * and an advance that would run past its time bound answers with the clock at its target.
+ * an advance that would run past its time bound answers with the clock at its target, and the
+ * background tickers that take up what it left are paced too.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -197,6 +198,31 @@ describe('sandbox clock: an advance shares the process', () => {
     const times = await reads.stop();
     assert.ok(ran);
     assert.ok(times.length >= answeredMs / 100, `the other merchant's reads went on (${times.length} in ${Math.round(answeredMs)} ms, one due every 20 ms, beside ${transactions} transactions)`);
+    assert.ok(times.every((t) => t < otherRequestMaxMs), `each answered within ${otherRequestMaxMs} ms (slowest ${slowest(times)} ms of ${times.length})`);
+  });
+
+  it('what an advance left past its bound is run by the background tickers on the merchant\'s clock, paced the same way', async () => {
+    const { client, merchantId } = await newMerchantClient(service);
+    const flexible = (await client.earn.products()).find((p) => p.type === 'flexible')!;
+    const orders: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const m = `left-${i}-${randomUUID().slice(0, 6)}`;
+      await client.members.create({ external_member_id: m });
+      await client.deposits.create({ member_id: m, asset: 'USDT', amount: '500', tx_hash: `0x${randomUUID()}` });
+      orders.push((await client.earn.subscribe({ product_id: flexible.id, amount: '365' }, { onBehalfOf: m })).id);
+    }
+    // An advance out of time at once: the clock jumps a year and every order-day is left due.
+    await advanceClock(service.ctx, [], merchantId, year, { noStore: false } as IdempotencyContext, { runMaxMs: 0, sliceMs: 5 });
+    const accrued = async () => (await service.ctx.db.selectFrom('earn_orders').select('days_accrued').where('id', 'in', orders).execute()).map((o) => o.days_accrued);
+    assert.deepEqual(await accrued(), [0, 0, 0, 0]);
+    const reads = keepReading(await productionReader(service));
+    await new Promise((r) => setTimeout(r, 100));
+    const start = performance.now();
+    await service.workers.tick(); // the earn ticker: 1,460 order-days, one transaction each
+    const tookMs = performance.now() - start;
+    const times = await reads.stop();
+    assert.ok((await accrued()).every((d) => d >= 364), 'the year of each order accrued');
+    assert.ok(times.length >= tookMs / 100, `the other merchant's reads went on (${times.length} in ${Math.round(tookMs)} ms, one due every 20 ms)`);
     assert.ok(times.every((t) => t < otherRequestMaxMs), `each answered within ${otherRequestMaxMs} ms (slowest ${slowest(times)} ms of ${times.length})`);
   });
 

@@ -10,7 +10,7 @@ import { reportFailure } from '../../jobs/failures.js';
 import { raiseSandboxOffset, type ClockScope } from '../../platform/clock.js';
 import { ApiError } from '../../platform/errors.js';
 import type { IdempotencyContext } from '../../platform/request-context.js';
-import { Pacer, pacedDb } from './pacing.js';
+import { Pacer, pacedDb } from '../../platform/pacing.js';
 
 /** The largest advance of one call, in seconds (365 days). */
 export const advanceSecondsMax = 31_536_000;
@@ -188,7 +188,7 @@ async function dueProcesses(
  * contract), is logged and left out for the rest of this advance; its background worker still
  * takes it up.
  *
- * Paced (pacing.ts): the processes get a handle whose transactions start only after the event
+ * Paced (platform/pacing.ts): the processes get a handle whose transactions start only after the event
  * loop had a turn within the last slice, and the steps' own statements wait for it the same way,
  * so the other requests of the process keep running beside a long advance. No step starts after
  * `runMaxMs`.
