@@ -161,6 +161,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       answerAfterNextStart: handle.kind !== 'embedded',
     }),
     nonces: new NonceBatcher(handle.db),
+    listen: handle.listen,
     rateWindows: new RateWindows(handle.db, (err) => reportFailure({ log, metrics }, { job: 'rate-windows' }, err, 'hits counted in memory could not be written; kept for the next attempt')),
   };
   registerGroupCommitMetrics(metrics.registry, ctx.writeGroup.stats, ctx.nonces.stats, keyedReadStats(handle.db));

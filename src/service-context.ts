@@ -69,4 +69,10 @@ export interface ServiceContext {
   writeGroup: WriteGroup;
   /** The nonces of signed requests that arrive together, consumed in one statement (nonce-batch.ts). */
   nonces: NonceBatcher;
+  /**
+   * Subscribes to a database notification channel (the database handle's `listen`: LISTEN on
+   * PostgreSQL, in-process on the embedded database); absent where nothing can listen (a test
+   * context), then a caller polls. The event stream uses it (modules/events/stream.ts).
+   */
+  listen?: (channel: string, onNotify: (payload: string) => void, onListening: (listening: boolean) => void) => Promise<() => Promise<void>>;
 }

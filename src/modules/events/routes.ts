@@ -1,14 +1,19 @@
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { router } from '../../platform/route.js';
+import { Type } from 'typebox';
+import { mount, router, type MerchantPrincipal } from '../../platform/route.js';
+import type { RouteAccess } from '../../platform/route-access.js';
 import { ApiError } from '../../platform/errors.js';
 import { listEnvelope } from '../../platform/pagination.js';
-import { findEvent, listEvents } from './queries.js';
-import { Event, EventParams, EventsQuery } from './schemas.js';
+import { findEvent, listEvents, typesOfFilter } from './queries.js';
+import { Event, EventParams, EventsQuery, StreamQuery } from './schemas.js';
+import { StreamHub, streamsPerKeyMax } from './stream.js';
 
 const tags = ['Events'];
 
-/** The events API (extensions 11, docs/events.md): kept events read by filters, one by id. */
+const streamAccess: RouteAccess = { scope: 'events:read', errors: ['rate_limited'] };
+
+/** The events API (extensions 11, docs/events.md): kept events read by filters, one by id, and the live stream. */
 export async function eventRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
   const route = router(app, ctx);
@@ -24,6 +29,41 @@ export async function eventRoutes(app: AppInstance, ctx: ServiceContext): Promis
       response: { 200: listEnvelope(Event) },
     },
   }, async ({ principal, query }) => listEvents(db, principal, query));
+
+  // The stream answers with a body it writes as events come (a stream, not a serialized value), so
+  // it is mounted with the route helper's core (access, pipeline hooks, request id, log line,
+  // metrics) and handed the reply. Registered before `/v1/events/:id` (the router prefers the
+  // static path anyway).
+  const hub = new StreamHub(ctx);
+  // The drain (SIGTERM): streams end as the listener starts to close, not at SHUTDOWN_TIMEOUT_MS.
+  app.addHook('preClose', (done) => {
+    hub.closeAll();
+    done();
+  });
+  app.addHook('onClose', async () => hub.stop());
+  mount(app, ctx, 'GET', '/v1/events/stream', {
+    config: { access: streamAccess },
+    schema: {
+      operationId: 'streamEvents',
+      summary: 'Stream events (server-sent events)',
+      description: `\`text/event-stream\`: each new event of the merchant and environment as \`id: <event_id>\`, \`event: <event_type>\`, \`data: <event JSON>\` (the Event object). \`Last-Event-ID\` (header) resumes after that event: the kept events after it first, then new ones as they are written, none lost or repeated (an id that is not a kept event of the merchant replays every kept event). A comment line at least every 15 s keeps the connection open. At most ${streamsPerKeyMax} streams per API key are open at once (across processes); the next answers 429 \`rate_limited\` with \`Retry-After\`. Streams end when the service shuts down: reconnect with \`Last-Event-ID\`.`,
+      tags,
+      querystring: StreamQuery,
+      headers: Type.Object({ 'last-event-id': Type.Optional(Type.String({ maxLength: 200, description: 'The id of the last event received (`evt_...`): the stream resumes after it' })) }),
+      response: { 200: { content: { 'text/event-stream': { schema: Type.String({ description: 'Server-sent events; each data line is an Event (JSON)' }) } } } as never },
+    },
+  }, (req, reply) => ({ req, reply }), async ({ req, reply }) => {
+    const auth = req.auth!;
+    const principal: MerchantPrincipal = { merchantId: auth.merchantId, environment: auth.environment, keyId: auth.keyId, scopes: auth.scopes };
+    const query = req.query as { type?: string };
+    const lastEventId = req.headers['last-event-id'];
+    const out = await hub.open({
+      scope: principal, keyId: principal.keyId, types: typesOfFilter(query.type), lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,
+    });
+    return reply.code(200).headers({
+      'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no',
+    }).send(out);
+  });
 
   route.get('/v1/events/:id', {
     access: { scope: 'events:read' },

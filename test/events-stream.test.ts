@@ -1,0 +1,124 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { streamsPerKeyMax } from '../src/modules/events/stream.js';
+import { baseUrlFor, clientFor, createKey, createMerchant, startTestService, useTestService } from './support/service.js';
+import { openSse } from './support/sse.js';
+
+/*
+ * GET /v1/events/stream (extensions 11, docs/events.md): live events, type filter, resume with
+ * Last-Event-ID after a dropped connection (nothing lost or repeated), the per-key bound, the
+ * keep-alive comment, the drain. Across processes: events-stream-process.test.ts.
+ */
+
+let service: RunningService;
+let client: MerchantWalletClient;
+let merchantId: string;
+useTestService({ config: { workers: false, eventStreamKeepAliveMs: 200 } }, (s) => ({ service, client, merchantId } = s));
+
+async function member(c: MerchantWalletClient): Promise<string> {
+  const external = `st-${randomUUID()}`;
+  await c.members.create({ external_member_id: external });
+  return external;
+}
+const deposit = (c: MerchantWalletClient, external: string) =>
+  c.deposits.create({ member_id: external, asset: 'USDT', amount: '5', tx_hash: `t-${randomUUID()}` }) as Promise<{ id: string }>;
+
+describe('GET /v1/events/stream', () => {
+  it('sends each new event as id, event and data (the Event object), with keep-alive comments', async () => {
+    const external = await member(client);
+    const sse = await openSse(baseUrlFor(service, 'sandbox'), await client.getToken(), '/v1/events/stream');
+    try {
+      assert.equal(sse.status, 200, sse.body);
+      assert.match(String(sse.headers['content-type']), /^text\/event-stream/);
+      assert.match(String(sse.headers['x-request-id']), /^req_/);
+      const d1 = await deposit(client, external);
+      const d2 = await deposit(client, external);
+      const [e1, e2] = await sse.waitFor(2);
+      assert.equal(e1!.event, 'deposit.credited');
+      assert.deepEqual([JSON.parse(e1!.data).data.id, JSON.parse(e2!.data).data.id], [d1.id, d2.id]);
+      assert.deepEqual(JSON.parse(e1!.data), await client.request({ method: 'GET', path: `/v1/events/${e1!.id}` }));
+      await new Promise((r) => setTimeout(r, 450));
+      assert.ok(sse.comments.filter((c) => c === 'keep-alive').length >= 1, `comments: ${sse.comments.join(', ')}`);
+    } finally {
+      sse.close();
+    }
+  });
+
+  it('filters by type, and resumes after Last-Event-ID with nothing lost or repeated', async () => {
+    const external = await member(client);
+    const base = baseUrlFor(service, 'sandbox');
+    const token = await client.getToken();
+    const first = await openSse(base, token, '/v1/events/stream?type=deposit.*');
+    const seen: string[] = [];
+    const written: string[] = [];
+    written.push((await deposit(client, external)).id, (await deposit(client, external)).id);
+    await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '1' }, { onBehalfOf: external });
+    const got = await first.waitFor(2);
+    seen.push(...got.map((e) => JSON.parse(e.data).data.id));
+    first.close();
+    await first.ended;
+    // Written while no stream is connected, then more after the reconnect.
+    written.push((await deposit(client, external)).id, (await deposit(client, external)).id);
+    const second = await openSse(base, token, '/v1/events/stream?type=deposit.*', { 'last-event-id': got[1]!.id });
+    written.push((await deposit(client, external)).id);
+    const more = await second.waitFor(3);
+    seen.push(...more.map((e) => JSON.parse(e.data).data.id));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(second.events.length, 3, 'nothing repeated');
+    assert.ok(second.events.every((e) => e.event === 'deposit.credited'));
+    second.close();
+    assert.deepEqual(seen, written);
+    // An unknown type: the stream stays open and sends nothing.
+    const none = await openSse(base, token, '/v1/events/stream?type=no.such');
+    await deposit(client, external);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(none.events.length, 0);
+    none.close();
+  });
+
+  it(`holds at most ${streamsPerKeyMax} streams per key; the next is refused with 429 rate_limited`, async () => {
+    const creds = await createKey(service, merchantId);
+    const own = clientFor(service, creds);
+    const token = await own.getToken();
+    const base = baseUrlFor(service, 'sandbox');
+    const open = [];
+    for (let i = 0; i < streamsPerKeyMax; i++) open.push(await openSse(base, token, '/v1/events/stream'));
+    assert.ok(open.every((s) => s.status === 200));
+    const refused = await openSse(base, token, '/v1/events/stream');
+    await refused.ended;
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers['retry-after'], '30');
+    assert.equal(JSON.parse(refused.body).code, 'rate_limited');
+    // Another key of the merchant is not counted against this one.
+    const other = clientFor(service, await createKey(service, creds.merchantId));
+    const otherStream = await openSse(base, await other.getToken(), '/v1/events/stream');
+    assert.equal(otherStream.status, 200);
+    otherStream.close();
+    open[0]!.close();
+    await open[0]!.ended;
+    let again;
+    for (let i = 0; i < 50; i++) {
+      again = await openSse(base, token, '/v1/events/stream');
+      if (again.status === 200) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(again!.status, 200, 'a closed stream frees its slot');
+    for (const s of [...open, again!]) s.close();
+  });
+});
+
+describe('the drain', () => {
+  it('ends open streams as soon as the service starts to close', async () => {
+    const svc = await startTestService({ config: { workers: false } });
+    const c = clientFor(svc, await createKey(svc, await createMerchant(svc)));
+    const sse = await openSse(baseUrlFor(svc, 'sandbox'), await c.getToken(), '/v1/events/stream');
+    assert.equal(sse.status, 200);
+    const started = Date.now();
+    await svc.close();
+    await sse.ended;
+    assert.ok(Date.now() - started < 5_000, `closed in ${Date.now() - started} ms`);
+  });
+});
