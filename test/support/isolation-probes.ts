@@ -12,6 +12,7 @@ export const probes: Record<string, (o: Objects) => Probe[]> = {
   'POST /v1/members/:id/suspend': (o) => [{ path: `/v1/members/${o.member.id}/suspend` }, { path: `/v1/members/${o.member.external}/suspend` }],
   'POST /v1/members/:id/sessions/revoke': (o) => [{ path: `/v1/members/${o.member.external}/sessions/revoke` }],
   'GET /v1/deposits/:id': (o) => [{ path: `/v1/deposits/${o.deposit}` }],
+  'GET /v1/ledger/entries/:id': (o) => [{ path: `/v1/ledger/entries/${o.ledgerEntry}` }, { path: `/v1/ledger/entries/${o.ledgerEntry.slice(4)}` }],
   'GET /v1/withdrawals/:id': (o) => [{ path: `/v1/withdrawals/${o.withdrawal}` }, { path: `/v1/withdrawals/${o.withdrawal.slice(4)}` }],
   'POST /v1/withdrawals/:id/confirm': (o) => [{ path: `/v1/withdrawals/${o.withdrawal}/confirm` }],
   'POST /v1/withdrawals/:id/fail': (o) => [{ path: `/v1/withdrawals/${o.withdrawal}/fail` }],

@@ -50,6 +50,8 @@ export interface Objects {
   profileTicket: string;
   supplementTicket: string;
   challenge: string;
+  /** A's newest journal entry (`jre_…`). */
+  ledgerEntry: string;
 }
 
 export interface Party {
@@ -165,10 +167,11 @@ async function objectsOf(service: RunningService, a: Party): Promise<{ objects: 
   const deliveries = (await c.request<any>({ method: 'GET', path: '/v1/webhooks/deliveries', query: { limit: 1 } })).data as any[];
   if (!deliveries.length) throw new Error('no webhook delivery record');
   const transactions = (await c.request<any>({ method: 'GET', path: `/v1/cards/${card}/transactions`, ...as })).data as any[];
+  const ledgerEntry = ((await c.request<any>({ method: 'GET', path: '/v1/ledger/entries', query: { limit: 1 } })).data as any[])[0].id as string;
   const objects = {
     member: x, deposit, withdrawal, quote, exchangeOrder, payee, remittance, application, needDocsApplication, card, physicalCard, topup,
     transaction: transactions[0].id, replacement, earnOrder: earn.id, position: earn.position_id, qrPayment, endpoint,
-    delivery: deliveries[0].id, depositAddress, profile, profileTicket, supplementTicket, challenge,
+    delivery: deliveries[0].id, depositAddress, profile, profileTicket, supplementTicket, challenge, ledgerEntry,
   };
   return { objects, payeeIban };
 }

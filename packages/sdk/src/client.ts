@@ -95,6 +95,7 @@ export class MerchantWalletClient implements Resources {
   declare readonly withdrawals: Resources['withdrawals'];
   declare readonly webhooks: Resources['webhooks'];
   declare readonly qrpay: Resources['qrpay'];
+  declare readonly ledger: Resources['ledger'];
   declare readonly kyc: Resources['kyc'];
   declare readonly hostedScreens: Resources['hostedScreens'];
   declare readonly sandbox: Resources['sandbox'];
@@ -138,6 +139,7 @@ export class MerchantWalletClient implements Resources {
     self.withdrawals = r.withdrawals;
     self.webhooks = r.webhooks;
     self.qrpay = r.qrpay;
+    self.ledger = r.ledger;
     self.kyc = r.kyc;
     self.hostedScreens = r.hostedScreens;
     self.sandbox = r.sandbox;

@@ -30,6 +30,7 @@ export { constructEvent, verifyWebhookSignature, signWebhook, webhooks } from '.
 export type { ConstructEventOptions, VerifyWebhookSignatureInput, WebhookHeaders, WebhookVerificationFailure } from './webhooks.js';
 export { decideRetry, parseRetryAfter, RETRYABLE_CODES, RETRYABLE_STATUSES, NON_RETRYABLE_CODES, REFERENCE_CODES } from './retry.js';
 export type { PaginateOptions } from './pagination.js';
+export type { LedgerEntry, LedgerEntryFilters } from './resources/ledger.js';
 export type { Resources, WriteOptions, OnBehalfOfOptions } from './resources.js';
 export type * from './types.js';
 export type * from './remittance.js';

@@ -13,6 +13,7 @@ import { createBalancesResource, type BalancesResource } from './resources/balan
 import { createDepositsResource, type DepositsResource } from './resources/deposits.js';
 import { createHostedScreensResource, type HostedScreensResource } from './resources/hosted-screens.js';
 import { createKycResource, type KycResource } from './resources/kyc.js';
+import { createLedgerResource, type LedgerResource } from './resources/ledger.js';
 import { createMembersResource, type MembersResource } from './resources/members.js';
 import { createMerchantResource, type MerchantResource } from './resources/merchant.js';
 import { createQrpayResource, type QrpayResource } from './resources/qrpay.js';
@@ -32,6 +33,8 @@ export interface Resources {
   withdrawals: WithdrawalsResource;
   webhooks: WebhooksResource;
   qrpay: QrpayResource;
+  /** The merchant's journal entries (ledger.ts). */
+  ledger: LedgerResource;
   kyc: KycResource;
   hostedScreens: HostedScreensResource;
   /** Sandbox tools: 404 `not_found` on a production host. */
@@ -56,6 +59,7 @@ export function createResources(host: ResourceHost): Resources {
     withdrawals: createWithdrawalsResource(host),
     webhooks: createWebhooksResource(host),
     qrpay: createQrpayResource(host),
+    ledger: createLedgerResource(host),
     kyc: createKycResource(host),
     hostedScreens: createHostedScreensResource(host),
     sandbox: createSandboxResource(host),

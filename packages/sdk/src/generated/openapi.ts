@@ -677,6 +677,27 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        Event: {
+            /** Format: date-time */
+            created_at: string;
+            data: components["schemas"]["EventData"];
+            event_id: string;
+            event_type: string;
+            livemode: boolean;
+            merchant_id: string;
+        };
+        EventData: {
+            external_member_id: string;
+            id: string;
+            object: string;
+            status: string;
+            status_version: number;
+        };
+        EventList: {
+            data: components["schemas"]["Event"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
         ExchangeOrder: {
             created_at: string;
             executed_at: string | null;
@@ -794,6 +815,34 @@ export interface components {
             data: components["schemas"]["KycRequirement"][];
             has_more: boolean;
             next_cursor: string | null;
+        };
+        LedgerAccount: {
+            bucket: string;
+            owner: "member" | "merchant";
+            owner_id: string;
+        };
+        LedgerEntry: {
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            kind: string;
+            lines: components["schemas"]["LedgerLine"][];
+            reference: components["schemas"]["LedgerReference"];
+        };
+        LedgerEntryList: {
+            data: components["schemas"]["LedgerEntry"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        LedgerLine: {
+            account: components["schemas"]["LedgerAccount"];
+            asset: string;
+            credit: string;
+            debit: string;
+        };
+        LedgerReference: {
+            id: string;
+            object: string;
         };
         Member: {
             /** Format: date-time */
