@@ -40,6 +40,7 @@ const year = 31_536_000;
  */
 function keepReading(read: () => Promise<unknown>, everyMs = 20) {
   const times: number[] = [];
+  const failures: unknown[] = [];
   const inFlight = new Set<Promise<unknown>>();
   let stopped = false;
   let due = performance.now() + everyMs;
@@ -47,7 +48,9 @@ function keepReading(read: () => Promise<unknown>, everyMs = 20) {
   const tick = () => {
     if (stopped) return;
     const sentDue = due;
-    const sent: Promise<unknown> = read().then(() => void times.push(performance.now() - sentDue)).finally(() => inFlight.delete(sent));
+    const sent: Promise<unknown> = read()
+      .then(() => void times.push(performance.now() - sentDue), (err: unknown) => void failures.push(err))
+      .finally(() => inFlight.delete(sent));
     inFlight.add(sent);
     due = Math.max(due + everyMs, performance.now());
     timer = setTimeout(tick, due - performance.now());
@@ -61,6 +64,7 @@ function keepReading(read: () => Promise<unknown>, everyMs = 20) {
       stopped = true;
       clearTimeout(timer);
       await Promise.all(inFlight);
+      if (failures.length) throw failures[0];
       return times;
     },
   };
@@ -87,7 +91,7 @@ const slowest = (times: number[]) => Math.round(Math.max(...times));
 describe('sandbox clock: an advance shares the process', () => {
   let service: RunningService;
   before(async () => {
-    // The neighbour reads without a pause: on PostgreSQL fast enough to meet its rate limit otherwise.
+    // The neighbour sends two requests every 20 ms, past its rate limit otherwise.
     service = await startTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0, rateLimitScale: 1000 } });
   });
   after(async () => {
