@@ -124,3 +124,65 @@ describe('GET /v1/events and /v1/events/{id}', () => {
     }
   });
 });
+
+describe('POST /v1/webhooks/endpoints/{id}/replay', () => {
+  it('queues the events not sent (by default) or all of them, of the types the endpoint takes; refuses bad ranges and disabled endpoints', async () => {
+    const { client: c } = await newMerchantClient(service);
+    let failing = true;
+    const receiver = await startReceiver(() => (failing ? 500 : 200));
+    try {
+      const endpoint = (await c.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] })) as { id: string };
+      const start = new Date(Date.now() - 1000).toISOString();
+      const a = await someEvents(c);
+      const b = await someEvents(c);
+      // Both deposits' first attempts fail; the withdrawals go to nobody (no_subscriber).
+      await pumpWebhooks(service, async () => receiver.received.length >= 2);
+      const replay = (body: unknown, key = randomUUID()) =>
+        c.request<{ id: string; queued: number }>({ method: 'POST', path: `/v1/webhooks/endpoints/${endpoint.id}/replay`, body, idempotencyKey: key });
+      failing = false;
+      const key = randomUUID();
+      assert.deepEqual(await replay({ since: start }, key), { id: endpoint.id, queued: 2 });
+      // Same key: the stored answer; nothing queued again.
+      assert.deepEqual(await replay({ since: start }, key), { id: endpoint.id, queued: 2 });
+      await pumpWebhooks(service, async () => receiver.received.filter((r) => r.headers['webhook-id']).length >= 4);
+      await pumpWebhooks(service, async () => (await list(c, { delivery_success: true, type: 'deposit.credited' })).data.length === 2);
+      const ids = receiver.received.slice(2).map((r) => JSON.parse(r.body).data.id).sort();
+      assert.deepEqual(ids, [a.depositId, b.depositId].sort());
+      // Everything sent: nothing failed left to replay; all of them again with only_failed false.
+      assert.deepEqual(await replay({ since: start }), { id: endpoint.id, queued: 0 });
+      assert.deepEqual(await replay({ since: start, only_failed: false }), { id: endpoint.id, queued: 2 });
+      await pumpWebhooks(service, async () => receiver.received.length >= 6);
+      // A range: `until` excludes the later events.
+      const all = (await list(c, { type: 'deposit.credited' })).data;
+      await pumpWebhooks(service, async () => (await list(c, { delivery_success: true, type: 'deposit.credited' })).data.length === 2);
+      assert.deepEqual(await replay({ since: start, until: all[0]!.created_at, only_failed: false }), { id: endpoint.id, queued: 1 });
+      await pumpWebhooks(service, async () => receiver.received.length >= 7);
+      // Refusals.
+      await expectCode(replay({ since: new Date(Date.now() - 31 * 86_400_000).toISOString() }), 'state_invalid', 400);
+      await expectCode(replay({ since: start, until: start }), 'invalid_request', 400);
+      await expectCode(c.request({ method: 'POST', path: `/v1/webhooks/endpoints/${endpoint.id}/replay`, body: { since: start }, idempotencyKey: false }), 'idempotency_key_required', 400);
+      await c.webhooks.disableEndpoint(endpoint.id);
+      await expectCode(replay({ since: start }), 'state_invalid', 400);
+      await expectCode(c.request({ method: 'POST', path: `/v1/webhooks/endpoints/whe_${randomUUID()}/replay`, body: { since: start } }), 'not_found', 404);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('binds an event that had no subscriber to the endpoint', async () => {
+    const { client: c } = await newMerchantClient(service);
+    const receiver = await startReceiver();
+    try {
+      const start = new Date(Date.now() - 1000).toISOString();
+      const a = await someEvents(c);
+      await pumpWebhooks(service, async () => (await list(c, { delivery_success: false })).data.length === 2);
+      const endpoint = (await c.webhooks.createEndpoint({ url: receiver.url(), event_types: ['withdrawal.locked'] })) as { id: string };
+      assert.deepEqual(await c.request({ method: 'POST', path: `/v1/webhooks/endpoints/${endpoint.id}/replay`, body: { since: start } }), { id: endpoint.id, queued: 1 });
+      await pumpWebhooks(service, async () => receiver.received.length >= 1);
+      assert.equal(JSON.parse(receiver.received[0]!.body).data.id, a.withdrawalId);
+      await pumpWebhooks(service, async () => (await list(c, { delivery_success: true })).data.length === 1);
+    } finally {
+      await receiver.close();
+    }
+  });
+});

@@ -6,7 +6,7 @@ import { ApiError } from '../../platform/errors.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
 import {
   checkEndpointUrl, createEndpoint, deleteEndpoint, listDeliveries, listEndpoints, overlapSecondsDefault, overlapSecondsMax,
-  deliveryStatuses, redeliver, requeueBatchMax, requeueSince, rollSecret, updateEndpoint, endpointsPerMerchantMax, webhookErrors,
+  deliveryStatuses, redeliver, replayEndpoint, replayEventsMax, requeueBatchMax, requeueSince, rollSecret, updateEndpoint, endpointsPerMerchantMax, webhookErrors,
 } from './service.js';
 import { maxUrlLength } from './ssrf.js';
 
@@ -155,6 +155,25 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
     const overlap = body.overlap_seconds ?? overlapSecondsDefault;
     return write(async (trx) => rollSecret(trx, principal, params.id, overlap, await ctx.clock.now(trx, principal)));
   });
+
+  route.post('/v1/webhooks/endpoints/:id/replay', {
+    access: { scope: 'webhooks:write', idempotency: 'required' },
+    errors: webhookErrors.replay,
+    schema: {
+      operationId: 'replayWebhookEndpoint',
+      summary: 'Replay events to a webhook endpoint',
+      description: `Queues a new delivery to this endpoint of every kept event created from \`since\` (inclusive) to \`until\` (exclusive; default now) that the endpoint subscribes to; with \`only_failed\` (default true), only those whose delivery record for this endpoint is not \`sent\` (an event that had no subscriber counts as not sent). Records already \`pending\` are left (queued already) and not counted. At most ${replayEventsMax} events per call, oldest first: with \`only_failed\`, the same call again continues. A range longer than the retention (EVENT_RETENTION_DAYS), or an endpoint that is not \`enabled\`: \`state_invalid\`. Queued, not delivered.`,
+      tags,
+      params: IdParams('whe'),
+      body: Type.Object({
+        since: Type.String({ format: 'date-time' }),
+        until: Type.Optional(Type.String({ format: 'date-time' })),
+        only_failed: Type.Optional(Type.Boolean({ description: 'default true' })),
+      }),
+      response: { 200: Type.Object({ id: Type.String({ description: 'the endpoint (whe_...)' }), queued: Type.Integer({ description: 'deliveries queued by this call' }) }, { title: 'WebhookReplayResult' }) },
+    },
+  }, async ({ principal, params, body, write }) =>
+    write(async (trx) => replayEndpoint(trx, principal, params.id, body, await ctx.clock.now(trx, principal), config.eventRetentionDays)));
 
   route.get('/v1/webhooks/deliveries', {
     access: { scope: 'merchant:read' },

@@ -18,6 +18,7 @@ export const webhookErrors = {
   deleteEndpoint: ['not_found'],
   rollSecret: ['not_found'],
   redeliver: ['state_invalid', 'not_found'],
+  replay: ['state_invalid', 'not_found', 'invalid_request'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -313,4 +314,69 @@ export async function requeueSince(trx: Transaction<Database>, caller: Caller, s
     RETURNING id, generation
   `.execute(trx);
   return { queued: rows.length, limit: requeueBatchMax };
+}
+
+/**
+ * Events a replay queues per call at most, oldest first (one transaction). With `only_failed`
+ * the same call again continues (what it queued is `pending`, no longer counted as failed).
+ */
+export const replayEventsMax = 5_000;
+
+/**
+ * Replay (extensions 11): a new delivery to this endpoint of every kept event created in
+ * [`since`, `until`) (no `until`: up to now) that the endpoint subscribes to; with `onlyFailed`,
+ * only those whose record for this endpoint is not `sent`. An event with a record for the
+ * endpoint has that record queued again (a new generation, as redeliver does); one that had no
+ * subscriber has its `no_subscriber` record bound to the endpoint (as redeliver does); one with
+ * neither gets a new record. Records already `pending` are queued already: left, not counted.
+ * Events not yet fanned out are left to the fan-out. Refused: an endpoint not `enabled`, or a
+ * range longer than the retention (`state_invalid`).
+ */
+export async function replayEndpoint(
+  trx: Transaction<Database>, caller: Caller, rawId: string,
+  input: { since: string; until?: string; only_failed?: boolean }, now: Date, retentionDays: number,
+) {
+  const endpoint = await findEndpoint(trx, caller, rawId, true);
+  if (!endpoint || endpoint.status === 'deleted') throw new ApiError('not_found', 'No such webhook endpoint.');
+  if (endpoint.status !== 'enabled') {
+    throw new ApiError('state_invalid', `The endpoint is disabled${endpoint.disabled_reason ? ` (${endpoint.disabled_reason})` : ''}: re-enable it (PATCH /v1/webhooks/endpoints/{id} {"status": "enabled"}) before replaying.`);
+  }
+  const since = new Date(input.since);
+  const until = input.until === undefined ? undefined : new Date(input.until);
+  if (until && until.getTime() <= since.getTime()) throw new ApiError('invalid_request', '`until` must be after `since`.');
+  if ((until ?? now).getTime() - since.getTime() > retentionDays * 86_400_000) {
+    throw new ApiError('state_invalid', `The range is longer than the ${retentionDays} days events are kept.`);
+  }
+  const onlyFailed = input.only_failed ?? true;
+  const { rows } = await sql<{ event_id: string; event_type: string; record_id: string | null; unbound_id: string | null }>`
+    SELECT e.id AS event_id, e.type AS event_type, d.id AS record_id, ns.id AS unbound_id
+    FROM events e
+    LEFT JOIN webhook_deliveries d ON d.event_id = e.id AND d.endpoint_id = ${endpoint.id}
+    LEFT JOIN webhook_deliveries ns ON ns.event_id = e.id AND ns.endpoint_id IS NULL
+    WHERE e.merchant_id = ${caller.merchantId} AND e.environment = ${caller.environment}
+      AND e.created_at >= ${since} ${until ? sql`AND e.created_at < ${until}` : sql``}
+      AND e.webhook_dispatched_at IS NOT NULL
+      AND (${JSON.stringify(endpoint.event_types)}::jsonb @> '["*"]'::jsonb OR ${JSON.stringify(endpoint.event_types)}::jsonb @> jsonb_build_array(e.type))
+      AND (d.id IS NULL OR d.status <> 'pending')
+      ${onlyFailed ? sql`AND (d.id IS NULL OR d.status <> 'sent')` : sql``}
+    ORDER BY e.seq
+    LIMIT ${replayEventsMax}
+  `.execute(trx);
+  const requeue = rows.filter((r) => r.record_id !== null).map((r) => r.record_id!);
+  const bind = rows.filter((r) => r.record_id === null && r.unbound_id !== null).map((r) => r.unbound_id!);
+  const fresh = rows.filter((r) => r.record_id === null && r.unbound_id === null);
+  let queued = 0;
+  if (requeue.length > 0 || bind.length > 0) {
+    const result = await sql`
+      UPDATE webhook_deliveries SET status = 'pending', generation = generation + 1, round_attempts = 0, next_attempt_at = ${now}, updated_at = ${now},
+        endpoint_id = ${endpoint.id}
+      WHERE (id = ANY(${sql.val(requeue)}::text[]) AND endpoint_id = ${endpoint.id} AND status <> 'pending')
+         OR (id = ANY(${sql.val(bind)}::text[]) AND endpoint_id IS NULL)
+    `.execute(trx);
+    queued += Number(result.numAffectedRows ?? 0n);
+  }
+  queued += await insertDeliveries(trx, fresh.map((r) => ({
+    eventId: r.event_id, eventType: r.event_type, merchantId: caller.merchantId, environment: caller.environment, endpointId: endpoint.id,
+  })));
+  return { id: endpoint.id, queued };
 }
