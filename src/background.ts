@@ -12,6 +12,7 @@ import { cardReconcileTickers, cardReconcileTimedProcesses } from './modules/car
 import { cardMoneyJobHandlers, cardMoneyTickers } from './modules/cards/money-workers.js';
 import { cardLifecycleJobHandlers, cardLifecycleTickers, cardLifecycleTimedProcesses } from './modules/cards/lifecycle-workers.js';
 import { consoleTickers } from './modules/console/workers.js';
+import { eventTickers, eventTimedProcesses } from './modules/events/workers.js';
 
 /**
  * Every background job, assembled in one place (a composition root, like src/routes.ts): src/jobs
@@ -43,6 +44,7 @@ export const tickers: Ticker[] = [
   ...cardMoneyTickers,
   ...cardLifecycleTickers,
   ...consoleTickers,
+  ...eventTickers,
 ];
 
 /**
@@ -57,6 +59,8 @@ export const timedProcesses: TimedProcess[] = [
   ...cardTimedProcesses,
   ...cardReconcileTimedProcesses,
   ...cardLifecycleTimedProcesses,
+  // Last: an event's own deliveries due at the same time go first.
+  ...eventTimedProcesses,
 ];
 
 /** Queues claimed in batches from an area's own table (the job runner polls them beside the jobs table). */

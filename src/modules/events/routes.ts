@@ -8,6 +8,7 @@ import { listEnvelope } from '../../platform/pagination.js';
 import { findEvent, listEvents, typesOfFilter } from './queries.js';
 import { Event, EventParams, EventsQuery, StreamQuery } from './schemas.js';
 import { StreamHub, streamsPerKeyMax } from './stream.js';
+import { useRetention } from './retention.js';
 
 const tags = ['Events'];
 
@@ -16,6 +17,7 @@ const streamAccess: RouteAccess = { scope: 'events:read', errors: ['rate_limited
 /** The events API (extensions 11, docs/events.md): kept events read by filters, one by id, and the live stream. */
 export async function eventRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
+  useRetention(ctx.config.eventRetentionDays);
   const route = router(app, ctx);
 
   route.get('/v1/events', {
