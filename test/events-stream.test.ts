@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { streamsPerKeyMax } from '../src/modules/events/stream.js';
-import { baseUrlFor, clientFor, createKey, createMerchant, startTestService, useTestService } from './support/service.js';
+import { baseUrlFor, clientFor, createKey, createMerchant, newMerchantClient, startTestService, useTestService } from './support/service.js';
 import { openSse } from './support/sse.js';
 
 /*
@@ -30,6 +30,8 @@ describe('GET /v1/events/stream', () => {
   it('sends each new event as id, event and data (the Event object), with keep-alive comments', async () => {
     const external = await member(client);
     const sse = await openSse(baseUrlFor(service, 'sandbox'), await client.getToken(), '/v1/events/stream');
+    const intruder = await newMerchantClient(service);
+    const other = await openSse(baseUrlFor(service, 'sandbox'), await intruder.client.getToken(), '/v1/events/stream');
     try {
       assert.equal(sse.status, 200, sse.body);
       assert.match(String(sse.headers['content-type']), /^text\/event-stream/);
@@ -40,10 +42,13 @@ describe('GET /v1/events/stream', () => {
       assert.equal(e1!.event, 'deposit.credited');
       assert.deepEqual([JSON.parse(e1!.data).data.id, JSON.parse(e2!.data).data.id], [d1.id, d2.id]);
       assert.deepEqual(JSON.parse(e1!.data), await client.request({ method: 'GET', path: `/v1/events/${e1!.id}` }));
+      assert.equal(other.events.length, 0, "another merchant's stream carries none of them");
       await new Promise((r) => setTimeout(r, 450));
       assert.ok(sse.comments.filter((c) => c === 'keep-alive').length >= 1, `comments: ${sse.comments.join(', ')}`);
+      assert.equal(other.events.length, 0);
     } finally {
       sse.close();
+      other.close();
     }
   });
 

@@ -13,6 +13,7 @@ export const probes: Record<string, (o: Objects) => Probe[]> = {
   'POST /v1/members/:id/sessions/revoke': (o) => [{ path: `/v1/members/${o.member.external}/sessions/revoke` }],
   'GET /v1/deposits/:id': (o) => [{ path: `/v1/deposits/${o.deposit}` }],
   'GET /v1/ledger/entries/:id': (o) => [{ path: `/v1/ledger/entries/${o.ledgerEntry}` }, { path: `/v1/ledger/entries/${o.ledgerEntry.slice(4)}` }],
+  'DELETE /v1/balance-monitors/:id': (o) => [{ path: `/v1/balance-monitors/${o.monitor}` }],
   'GET /v1/withdrawals/:id': (o) => [{ path: `/v1/withdrawals/${o.withdrawal}` }, { path: `/v1/withdrawals/${o.withdrawal.slice(4)}` }],
   'POST /v1/withdrawals/:id/confirm': (o) => [{ path: `/v1/withdrawals/${o.withdrawal}/confirm` }],
   'POST /v1/withdrawals/:id/fail': (o) => [{ path: `/v1/withdrawals/${o.withdrawal}/fail` }],
@@ -20,6 +21,8 @@ export const probes: Record<string, (o: Objects) => Probe[]> = {
   'PATCH /v1/webhooks/endpoints/:id': (o) => [{ path: `/v1/webhooks/endpoints/${o.endpoint}`, body: { status: 'disabled' } }],
   'DELETE /v1/webhooks/endpoints/:id': (o) => [{ path: `/v1/webhooks/endpoints/${o.endpoint}` }],
   'POST /v1/webhooks/endpoints/:id/roll-secret': (o) => [{ path: `/v1/webhooks/endpoints/${o.endpoint}/roll-secret` }],
+  'POST /v1/webhooks/endpoints/:id/replay': (o) => [{ path: `/v1/webhooks/endpoints/${o.endpoint}/replay`, body: { since: new Date(Date.now() - 3_600_000).toISOString() } }],
+  'GET /v1/events/:id': (o) => [{ path: `/v1/events/${o.event}` }, { path: `/v1/events/${o.event.slice(4)}` }],
   'POST /v1/webhooks/deliveries/:id/redeliver': (o) => [{ path: `/v1/webhooks/deliveries/${o.delivery}/redeliver` }, { path: `/v1/webhooks/deliveries/${o.delivery.slice(4)}/redeliver` }],
   'POST /v1/sandbox/hosted-screens/:ticket_id/complete': (o) => [
     { path: `/v1/sandbox/hosted-screens/${o.profileTicket}/complete`, body: { outcome: 'submitted' } },

@@ -44,6 +44,8 @@ export interface Objects {
   qrPayment: string;
   endpoint: string;
   delivery: string;
+  /** The event of `delivery` (`evt_…`). */
+  event: string;
   depositAddress: string;
   profile: string;
   /** Unused hosted-screen tickets of X: a profile update, a card supplement, a step-up challenge. */
@@ -52,6 +54,8 @@ export interface Objects {
   challenge: string;
   /** A's newest journal entry (`jre_…`). */
   ledgerEntry: string;
+  /** A's balance monitor (`bmn_…`). */
+  monitor: string;
 }
 
 export interface Party {
@@ -168,10 +172,11 @@ async function objectsOf(service: RunningService, a: Party): Promise<{ objects: 
   if (!deliveries.length) throw new Error('no webhook delivery record');
   const transactions = (await c.request<any>({ method: 'GET', path: `/v1/cards/${card}/transactions`, ...as })).data as any[];
   const ledgerEntry = ((await c.request<any>({ method: 'GET', path: '/v1/ledger/entries', query: { limit: 1 } })).data as any[])[0].id as string;
+  const monitor = (await c.request<any>({ method: 'POST', path: '/v1/balance-monitors', body: { balance: 'custody', asset: 'USDT', below: '1' } })).id as string;
   const objects = {
     member: x, deposit, withdrawal, quote, exchangeOrder, payee, remittance, application, needDocsApplication, card, physicalCard, topup,
     transaction: transactions[0].id, replacement, earnOrder: earn.id, position: earn.position_id, qrPayment, endpoint,
-    delivery: deliveries[0].id, depositAddress, profile, profileTicket, supplementTicket, challenge, ledgerEntry,
+    delivery: deliveries[0].id, event: deliveries[0].event_id, depositAddress, profile, profileTicket, supplementTicket, challenge, ledgerEntry, monitor,
   };
   return { objects, payeeIban };
 }
