@@ -47,6 +47,11 @@ export const eventCatalogue = {
   'qrpay.order.completed': { object: 'qrpay_order', description: 'A QR payment completed.' },
   'qrpay.order.failed': { object: 'qrpay_order', description: 'A QR payment failed; the debit was returned in full.' },
   'qrpay.order.refunded': { object: 'qrpay_order', description: 'A QR payment was refunded to the available balance.' },
+  // Written by the ledger's trigger on the merchant's balances (migration 047), not by recordEvent.
+  'balance_monitor.triggered': { object: 'balance_monitor', description: 'A posting took the watched prepaid or custody balance below the monitor\'s `below`.' },
+  'balance_monitor.resolved': { object: 'balance_monitor', description: 'A posting brought the watched balance back at or above the monitor\'s `below`.' },
+  'export.completed': { object: 'export', description: 'An export\'s file is written; download it from `GET /v1/exports/{id}/file`.' },
+  'export.failed': { object: 'export', description: 'An export could not be written.' },
 } as const satisfies Record<string, { object: string; description: string }>;
 
 export type EventType = keyof typeof eventCatalogue;

@@ -96,6 +96,7 @@ export class MerchantWalletClient implements Resources {
   declare readonly webhooks: Resources['webhooks'];
   declare readonly qrpay: Resources['qrpay'];
   declare readonly ledger: Resources['ledger'];
+  declare readonly balanceMonitors: Resources['balanceMonitors'];
   declare readonly kyc: Resources['kyc'];
   declare readonly hostedScreens: Resources['hostedScreens'];
   declare readonly sandbox: Resources['sandbox'];
@@ -140,6 +141,7 @@ export class MerchantWalletClient implements Resources {
     self.webhooks = r.webhooks;
     self.qrpay = r.qrpay;
     self.ledger = r.ledger;
+    self.balanceMonitors = r.balanceMonitors;
     self.kyc = r.kyc;
     self.hostedScreens = r.hostedScreens;
     self.sandbox = r.sandbox;

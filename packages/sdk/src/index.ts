@@ -31,6 +31,7 @@ export type { ConstructEventOptions, VerifyWebhookSignatureInput, WebhookHeaders
 export { decideRetry, parseRetryAfter, RETRYABLE_CODES, RETRYABLE_STATUSES, NON_RETRYABLE_CODES, REFERENCE_CODES } from './retry.js';
 export type { PaginateOptions } from './pagination.js';
 export type { LedgerEntry, LedgerEntryFilters } from './resources/ledger.js';
+export type { BalanceMonitor, CreateBalanceMonitorBody, DeletedBalanceMonitor } from './resources/balance-monitors.js';
 export type { Resources, WriteOptions, OnBehalfOfOptions } from './resources.js';
 export type * from './types.js';
 export type * from './remittance.js';

@@ -10,6 +10,7 @@ import { createEarnResource, createExchangeResource, type EarnResource, type Exc
 import { createRemittanceResource, type RemittanceResource } from './remittance.js';
 import { createAssetsResource, type AssetsResource } from './resources/assets.js';
 import { createBalancesResource, type BalancesResource } from './resources/balances.js';
+import { createBalanceMonitorsResource, type BalanceMonitorsResource } from './resources/balance-monitors.js';
 import { createDepositsResource, type DepositsResource } from './resources/deposits.js';
 import { createHostedScreensResource, type HostedScreensResource } from './resources/hosted-screens.js';
 import { createKycResource, type KycResource } from './resources/kyc.js';
@@ -35,6 +36,8 @@ export interface Resources {
   qrpay: QrpayResource;
   /** The merchant's journal entries (ledger.ts). */
   ledger: LedgerResource;
+  /** Monitors of the merchant's prepaid and custody balances (balance-monitors.ts). */
+  balanceMonitors: BalanceMonitorsResource;
   kyc: KycResource;
   hostedScreens: HostedScreensResource;
   /** Sandbox tools: 404 `not_found` on a production host. */
@@ -60,6 +63,7 @@ export function createResources(host: ResourceHost): Resources {
     webhooks: createWebhooksResource(host),
     qrpay: createQrpayResource(host),
     ledger: createLedgerResource(host),
+    balanceMonitors: createBalanceMonitorsResource(host),
     kyc: createKycResource(host),
     hostedScreens: createHostedScreensResource(host),
     sandbox: createSandboxResource(host),

@@ -1,11 +1,21 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { constantList, listEnvelope } from '../../platform/pagination.js';
+import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
 import { memberBalances, merchantBalances } from './queries.js';
 import { router } from '../../platform/route.js';
 import { ApiError } from '../../platform/errors.js';
 import type { ClockScope } from '../../platform/clock.js';
+import { createMonitor, deleteMonitor, listMonitors, monitorErrors, monitorsMax } from './monitors.js';
+
+const BalanceMonitor = Type.Object({
+  id: Type.String({ description: 'bmn_<uuid>' }),
+  balance: Type.Union([Type.Literal('prepaid'), Type.Literal('custody')]),
+  asset: Type.String(),
+  below: Type.String({ description: "decimal string with the asset's scale" }),
+  state: Type.Union([Type.Literal('ok'), Type.Literal('triggered')], { description: '`triggered` while the balance is below `below`' }),
+}, { title: 'BalanceMonitor' });
+const DeletedBalanceMonitor = Type.Object({ id: Type.String(), deleted: Type.Literal(true) }, { title: 'DeletedBalanceMonitor' });
 
 const AsOfQuery = Type.Object({
   as_of: Type.Optional(Type.String({
@@ -65,4 +75,49 @@ export async function balanceRoutes(app: AppInstance, ctx: ServiceContext): Prom
     },
   }, async ({ principal, query }) =>
     constantList(await merchantBalances(ctx.db, principal.environment, principal.merchantId, await asOf(query.as_of, principal))));
+
+  route.post('/v1/balance-monitors', {
+    access: { scope: 'merchant:write', idempotency: 'required' },
+    errors: monitorErrors.create,
+    schema: {
+      operationId: 'createBalanceMonitor',
+      summary: 'Watch the prepaid or custody balance of an asset',
+      description:
+        'When a posting takes the balance below `below`, a `balance_monitor.triggered` event is written once, in the same transaction; ' +
+        'when one brings it back at or above, `balance_monitor.resolved` once. `state` at creation is the current balance\'s (no event). ' +
+        `At most ${monitorsMax} monitors per merchant and environment.`,
+      tags: ['Balances'],
+      body: Type.Object({
+        balance: Type.Union([Type.Literal('prepaid'), Type.Literal('custody')]),
+        asset: Type.String({ minLength: 1, maxLength: 16 }),
+        below: Type.String({ minLength: 1, maxLength: 80, description: "decimal string > 0; at most the asset's scale in places" }),
+      }),
+      response: { 201: BalanceMonitor },
+    },
+  }, async ({ principal, body, write }) => write((trx) => createMonitor(trx, ctx.clock, principal, body)));
+
+  route.get('/v1/balance-monitors', {
+    access: { scope: 'merchant:read' },
+    schema: {
+      operationId: 'listBalanceMonitors',
+      summary: "The merchant's balance monitors",
+      description: 'Newest first, cursor pages.',
+      tags: ['Balances'],
+      querystring: PageQuery,
+      response: { 200: listEnvelope(BalanceMonitor) },
+    },
+  }, async ({ principal, query }) => listMonitors(ctx.db, principal, query));
+
+  route.delete('/v1/balance-monitors/:id', {
+    access: { scope: 'merchant:write' },
+    errors: monitorErrors.remove,
+    schema: {
+      operationId: 'deleteBalanceMonitor',
+      summary: 'Remove a balance monitor',
+      description: "Another merchant's monitor, another environment's or one already removed is `not_found`.",
+      tags: ['Balances'],
+      params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'bmn_ prefix optional' }) }),
+      response: { 200: DeletedBalanceMonitor },
+    },
+  }, async ({ principal, params, write }) => write((trx) => deleteMonitor(trx, principal, params.id)));
 }

@@ -25,7 +25,24 @@ export interface CustodyAdjustmentsTable {
   created_at: Generated<Date>;
 }
 
+/** A merchant's watch on its prepaid or custody balance of one asset (migration 047; the ledger's trigger keeps `state`). */
+export interface BalanceMonitorsTable {
+  id: string;
+  seq: Generated<bigint>;
+  merchant_id: string;
+  environment: Environment;
+  balance: 'prepaid' | 'custody';
+  asset: string;
+  /** Minor units, > 0. */
+  below: Minor;
+  state: 'ok' | 'triggered';
+  /** Changes of state so far: the `status_version` of its events. */
+  changes: Generated<number>;
+  created_at: Date;
+}
+
 export interface BalanceTables {
+  balance_monitors: BalanceMonitorsTable;
   prepaid_credits: PrepaidCreditsTable;
   custody_adjustments: CustodyAdjustmentsTable;
 }

@@ -53,6 +53,34 @@ export interface components {
             has_more: boolean;
             next_cursor: string | null;
         };
+        BalanceMonitor: {
+            asset: string;
+            balance: "prepaid" | "custody";
+            below: string;
+            id: string;
+            state: "ok" | "triggered";
+        };
+        BalanceMonitorList: {
+            data: components["schemas"]["BalanceMonitor"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        BalanceMonitorResolvedEvent: {
+            data: {
+                /** @constant */
+                object: "balance_monitor";
+            };
+            /** @constant */
+            event_type: "balance_monitor.resolved";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        BalanceMonitorTriggeredEvent: {
+            data: {
+                /** @constant */
+                object: "balance_monitor";
+            };
+            /** @constant */
+            event_type: "balance_monitor.triggered";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         BillingAddress: {
             address: string;
             city: string;
@@ -423,6 +451,11 @@ export interface components {
             has_more: boolean;
             next_cursor: string | null;
         };
+        CreateBalanceMonitorRequest: {
+            asset: string;
+            balance: "prepaid" | "custody";
+            below: string;
+        };
         CreateCardApplicationRequest: {
             product_id: string;
             shipping_address?: components["schemas"]["BillingAddress"];
@@ -535,6 +568,11 @@ export interface components {
         };
         DecodeQrCodeRequest: {
             qr_code: string;
+        };
+        DeletedBalanceMonitor: {
+            /** @enum {boolean} */
+            deleted: true;
+            id: string;
         };
         DeletePayeeResponse: {
             id: string;
@@ -760,6 +798,22 @@ export interface components {
             to_amount: string;
             to_asset: string;
         };
+        ExportCompletedEvent: {
+            data: {
+                /** @constant */
+                object: "export";
+            };
+            /** @constant */
+            event_type: "export.completed";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        ExportFailedEvent: {
+            data: {
+                /** @constant */
+                object: "export";
+            };
+            /** @constant */
+            event_type: "export.failed";
+        } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
         HostedScreenSettings: {
             frame_ancestors: string[];
         };
@@ -1083,6 +1137,13 @@ export interface components {
             /** @constant */
             event_type: "remittance.order.returned";
         } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        ReplayWebhookEndpointRequest: {
+            only_failed?: boolean;
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            until?: string;
+        };
         RequeueWebhookDeliveriesRequest: {
             /** Format: date-time */
             since: string;
@@ -1160,6 +1221,7 @@ export interface components {
             behavior: string;
             upstream: string;
         };
+        StreamEventsResponse: string;
         SuspendMemberResponse: {
             id: string;
             /** @enum {string} */
@@ -1243,15 +1305,19 @@ export interface components {
                 external_member_id: string;
                 id: string;
                 /** @enum {string} */
-                object: "deposit" | "withdrawal" | "exchange_order" | "remittance_order" | "card_application" | "card" | "card_replacement" | "card_topup" | "card_transaction" | "kyc_profile" | "earn_order" | "qrpay_order";
+                object: "deposit" | "withdrawal" | "exchange_order" | "remittance_order" | "card_application" | "card" | "card_replacement" | "card_topup" | "card_transaction" | "kyc_profile" | "earn_order" | "qrpay_order" | "balance_monitor" | "export";
                 status: string;
                 status_version: number;
             };
             event_id: string;
             /** @enum {string} */
-            event_type: "deposit.credited" | "withdrawal.locked" | "withdrawal.settled" | "withdrawal.failed" | "exchange.order.quoted" | "exchange.order.completed" | "exchange.order.expired" | "remittance.order.pending" | "remittance.order.processing" | "remittance.order.completed" | "remittance.order.failed" | "remittance.order.returned" | "card.application.pending" | "card.application.need_docs" | "card.application.approved" | "card.application.rejected" | "card.application.failed" | "card.unactivated" | "card.active" | "card.closing" | "card.closed" | "card.expired" | "card.replaced" | "card.replacement.requested" | "card.replacement.processing" | "card.replacement.completed" | "card.replacement.failed" | "card.topup.credited" | "card.topup.failed" | "card.transaction.authorization" | "card.transaction.clearing" | "card.transaction.reversal" | "card.transaction.refund" | "kyc.profile.pending_review" | "kyc.profile.approved" | "kyc.profile.rejected" | "earn.order.settled" | "qrpay.order.completed" | "qrpay.order.failed" | "qrpay.order.refunded";
+            event_type: "deposit.credited" | "withdrawal.locked" | "withdrawal.settled" | "withdrawal.failed" | "exchange.order.quoted" | "exchange.order.completed" | "exchange.order.expired" | "remittance.order.pending" | "remittance.order.processing" | "remittance.order.completed" | "remittance.order.failed" | "remittance.order.returned" | "card.application.pending" | "card.application.need_docs" | "card.application.approved" | "card.application.rejected" | "card.application.failed" | "card.unactivated" | "card.active" | "card.closing" | "card.closed" | "card.expired" | "card.replaced" | "card.replacement.requested" | "card.replacement.processing" | "card.replacement.completed" | "card.replacement.failed" | "card.topup.credited" | "card.topup.failed" | "card.transaction.authorization" | "card.transaction.clearing" | "card.transaction.reversal" | "card.transaction.refund" | "kyc.profile.pending_review" | "kyc.profile.approved" | "kyc.profile.rejected" | "earn.order.settled" | "qrpay.order.completed" | "qrpay.order.failed" | "qrpay.order.refunded" | "balance_monitor.triggered" | "balance_monitor.resolved" | "export.completed" | "export.failed";
             livemode: boolean;
             merchant_id: string;
+        };
+        WebhookReplayResult: {
+            id: string;
+            queued: number;
         };
         Withdrawal: {
             address: string;
