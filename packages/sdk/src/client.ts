@@ -15,11 +15,12 @@ import { createResources, type Resources } from './resources.js';
 import { decideRetry, delayBeforeRetry } from './retry.js';
 import { isSignedMethod, signRequest } from './signing.js';
 import { TokenCache, type TokenExchangeResult } from './token.js';
-import { HttpTransport, StaleSocketError, type OutgoingRequest, type RawResponse } from './transport.js';
-import type { CallOptions, RequestOptions } from './request-options.js';
+import { HttpTransport, StaleSocketError, type OpenedStream, type OutgoingRequest, type RawResponse } from './transport.js';
+import type { CallOptions, RequestOptions, StreamRequestOptions } from './request-options.js';
 import type { HttpMethod, ListEnvelope, QueryParams, TokenResponse } from './types.js';
 
-export type { CallOptions, RequestOptions } from './request-options.js';
+export type { CallOptions, RequestOptions, StreamRequestOptions } from './request-options.js';
+export type { OpenedStream } from './transport.js';
 
 export interface RawResult {
   status: number;
@@ -94,6 +95,7 @@ export class MerchantWalletClient implements Resources {
   declare readonly assets: Resources['assets'];
   declare readonly withdrawals: Resources['withdrawals'];
   declare readonly webhooks: Resources['webhooks'];
+  declare readonly events: Resources['events'];
   declare readonly qrpay: Resources['qrpay'];
   declare readonly ledger: Resources['ledger'];
   declare readonly balanceMonitors: Resources['balanceMonitors'];
@@ -139,6 +141,7 @@ export class MerchantWalletClient implements Resources {
     self.assets = r.assets;
     self.withdrawals = r.withdrawals;
     self.webhooks = r.webhooks;
+    self.events = r.events;
     self.qrpay = r.qrpay;
     self.ledger = r.ledger;
     self.balanceMonitors = r.balanceMonitors;
@@ -189,6 +192,37 @@ export class MerchantWalletClient implements Resources {
     const call = this.prepare(opts);
     const res = await this.sendOnce(call);
     return { status: res.status, headers: res.headers, body: res.body, rawBody: res.rawBody };
+  }
+
+  /**
+   * Opens a GET whose 2xx answer is read as it arrives (`client.events.stream` builds on it):
+   * authenticated like any call (a refused token is exchanged again once), one attempt, no
+   * retries (the caller decides when to reconnect). Rejects with `MerchantWalletError` for a
+   * non-2xx answer or a connection failure.
+   */
+  async openStream(opts: StreamRequestOptions): Promise<OpenedStream> {
+    if (opts.idleTimeoutMs !== undefined) checkTimeout(opts.idleTimeoutMs);
+    const call = this.prepare({
+      method: 'GET',
+      path: opts.path,
+      query: opts.query,
+      headers: { accept: 'text/event-stream', ...opts.headers },
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+    });
+    let tokenResent = false;
+    for (;;) {
+      const { out, token } = await this.buildAttempt(call);
+      const res = await this.transport.openStream({ ...out, idleTimeoutMs: opts.idleTimeoutMs ?? 45_000 });
+      if (res.kind === 'stream') return res;
+      const err = errorFromResponse(res.status, res.headers, res.body, res.rawBody);
+      if (!tokenResent && err.status === 401 && err.code === 'invalid_token') {
+        tokenResent = true;
+        this.tokens.invalidate(token);
+        continue;
+      }
+      throw err;
+    }
   }
 
   /** Iterates every item of a cursor-paginated list, fetching pages until `has_more` is false. */

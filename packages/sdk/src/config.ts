@@ -12,7 +12,10 @@ export interface MerchantWalletClientOptions {
   baseUrl: string;
   /**
    * If set (e.g. `127.0.0.1`), the TCP connection goes to this host while the `Host`
-   * header (and TLS SNI) stays the `baseUrl`'s host:port.
+   * header (and TLS SNI) stays the `baseUrl`'s host:port. Default: the `baseUrl`'s host, except
+   * `localhost` and `*.localhost` (`http://api-sandbox.localhost:8080`), which connect to
+   * `127.0.0.1` as browsers do (RFC 6761: those names are the loopback address, whatever the
+   * system resolver says).
    */
   connectHost?: string;
   /** Client identifier of the API key. */
@@ -86,6 +89,12 @@ function isIpLiteral(host: string): boolean {
   return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(':');
 }
 
+/** `localhost` and any name under `.localhost` (RFC 6761 section 6.3), with or without a final dot. */
+export function isLoopbackName(hostname: string): boolean {
+  const h = hostname.toLowerCase().replace(/\.$/, '');
+  return h === 'localhost' || h.endsWith('.localhost');
+}
+
 async function defaultSleep(ms: number): Promise<void> {
   await wait(ms);
 }
@@ -116,7 +125,7 @@ export function resolveConfig(opts: MerchantWalletClientOptions): ResolvedConfig
     basePath: baseUrl.pathname.replace(/\/+$/, ''),
     // URL.host omits a default port, which matches what HTTP clients send.
     hostHeader: baseUrl.host,
-    connectHost: opts.connectHost ?? hostname,
+    connectHost: opts.connectHost ?? (isLoopbackName(hostname) ? '127.0.0.1' : hostname),
     port,
     protocol,
     servername: isIpLiteral(hostname) ? undefined : hostname,

@@ -4,7 +4,7 @@
 
 export { MerchantWalletClient, buildQueryString } from './client.js';
 export type { CallOptions, RequestOptions, RawResult } from './client.js';
-export { SDK_VERSION } from './config.js';
+export { SDK_VERSION, isLoopbackName } from './config.js';
 export type { MerchantWalletClientOptions } from './config.js';
 export {
   MerchantWalletError,
@@ -28,6 +28,10 @@ export { signRequest, buildSigningString, sha256Hex, isSignedMethod } from './si
 export type { SignRequestInput } from './signing.js';
 export { constructEvent, verifyWebhookSignature, signWebhook, webhooks } from './webhooks.js';
 export type { ConstructEventOptions, VerifyWebhookSignatureInput, WebhookHeaders, WebhookVerificationFailure } from './webhooks.js';
+export { EventStream, SseParser } from './event-stream.js';
+export type { EventStreamOptions, SseMessage } from './event-stream.js';
+export type { EventListFilters } from './resources/events.js';
+export type { OpenedStream, StreamRequestOptions } from './client.js';
 export { decideRetry, parseRetryAfter, RETRYABLE_CODES, RETRYABLE_STATUSES, NON_RETRYABLE_CODES, REFERENCE_CODES } from './retry.js';
 export type { PaginateOptions } from './pagination.js';
 export type { LedgerEntry, LedgerEntryFilters } from './resources/ledger.js';

@@ -48,3 +48,14 @@ export interface RequestOptions extends CallOptions {
   /** Advanced: fixed `x-nonce` used for the header and the signature (reused by retries: meant for `requestRaw`). */
   nonce?: string;
 }
+
+/** `MerchantWalletClient.openStream`: a GET whose answer is read as it arrives (server-sent events). */
+export interface StreamRequestOptions extends CallOptions {
+  /** Path relative to the base address, e.g. `/v1/events/stream`. */
+  path: string;
+  query?: QueryParams;
+  /** Extra headers, e.g. `last-event-id`; `accept` is `text/event-stream` unless given. */
+  headers?: Record<string, string | undefined>;
+  /** Longest silence of an open stream before it counts as broken, ms. Default 45000 (three of the server's 15-second keep-alives). */
+  idleTimeoutMs?: number;
+}

@@ -12,6 +12,7 @@ import { createAssetsResource, type AssetsResource } from './resources/assets.js
 import { createBalancesResource, type BalancesResource } from './resources/balances.js';
 import { createBalanceMonitorsResource, type BalanceMonitorsResource } from './resources/balance-monitors.js';
 import { createDepositsResource, type DepositsResource } from './resources/deposits.js';
+import { createEventsResource, type EventsResource } from './resources/events.js';
 import { createHostedScreensResource, type HostedScreensResource } from './resources/hosted-screens.js';
 import { createKycResource, type KycResource } from './resources/kyc.js';
 import { createLedgerResource, type LedgerResource } from './resources/ledger.js';
@@ -33,6 +34,8 @@ export interface Resources {
   assets: AssetsResource;
   withdrawals: WithdrawalsResource;
   webhooks: WebhooksResource;
+  /** Events kept by the service (list, one, the live stream with resume). */
+  events: EventsResource;
   qrpay: QrpayResource;
   /** The merchant's journal entries (ledger.ts). */
   ledger: LedgerResource;
@@ -61,6 +64,7 @@ export function createResources(host: ResourceHost): Resources {
     assets: createAssetsResource(host),
     withdrawals: createWithdrawalsResource(host),
     webhooks: createWebhooksResource(host),
+    events: createEventsResource(host),
     qrpay: createQrpayResource(host),
     ledger: createLedgerResource(host),
     balanceMonitors: createBalanceMonitorsResource(host),

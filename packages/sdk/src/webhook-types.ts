@@ -41,12 +41,18 @@ export interface WebhookRequeueBody {
 
 export type WebhookRequeueResult = Schemas['RequeueWebhookDeliveriesResponse'];
 
+/** `POST /v1/webhooks/endpoints/{id}/replay`: the endpoint's id and how many deliveries were queued. */
+export type WebhookReplayResult = Schemas['WebhookReplayResult'];
+
 /** Delivery statuses to filter by (the response's `status` may hold others: pass them through). */
 export type WebhookDeliveryStatus = 'pending' | 'sent' | 'failed' | 'dead' | 'no_subscriber';
 
 export type WebhookDelivery = Schemas['WebhookDelivery'];
 
 export type Redelivery = Schemas['RedeliverWebhookDeliveryResponse'];
+
+/** An event as `GET /v1/events` and the event stream give it: exactly the webhook body. */
+export type ApiEvent = Schemas['Event'];
 
 /** Body of a webhook request (identical envelope for all events). */
 export type WebhookEvent = Schemas['WebhookEvent'];

@@ -2,7 +2,8 @@
 
 import { randomUUID } from 'node:crypto';
 import type { PaginateOptions } from '../pagination.js';
-import type { RequestOptions } from '../request-options.js';
+import type { RequestOptions, StreamRequestOptions } from '../request-options.js';
+import type { OpenedStream } from '../transport.js';
 import type { ListEnvelope } from '../types.js';
 
 /** Options accepted by every write helper. */
@@ -26,6 +27,7 @@ export interface OnBehalfOfOptions {
 export interface ResourceHost {
   request<T = unknown>(opts: RequestOptions): Promise<T>;
   paginate<T>(path: string, opts?: PaginateOptions): AsyncIterable<T>;
+  openStream(opts: StreamRequestOptions): Promise<OpenedStream>;
 }
 
 /** A path segment: a non-empty id, percent-encoded. */

@@ -1,6 +1,6 @@
 /** Webhook endpoints and deliveries, and `constructEvent` for incoming requests. */
 import { constructEvent } from '../webhooks.js';
-import type { CreateWebhookEndpointBody, CreatedWebhookEndpoint, DeletedWebhookEndpoint, ListEnvelope, Redelivery, RolledWebhookEndpoint, UpdateWebhookEndpointBody, WebhookDelivery, WebhookDeliveryStatus, WebhookEndpoint, WebhookRequeueBody, WebhookRequeueResult } from '../types.js';
+import type { CreateWebhookEndpointBody, CreatedWebhookEndpoint, DeletedWebhookEndpoint, ListEnvelope, Redelivery, RolledWebhookEndpoint, UpdateWebhookEndpointBody, WebhookDelivery, WebhookDeliveryStatus, WebhookEndpoint, WebhookReplayResult, WebhookRequeueBody, WebhookRequeueResult } from '../types.js';
 import { seg, writeOpts, isoTime, data, type ResourceHost, type WriteOptions } from './shared.js';
 
 export interface WebhooksResource {
@@ -24,6 +24,12 @@ export interface WebhooksResource {
   redeliver(id: string, opts?: WriteOptions): Promise<Redelivery>;
   /** POST /v1/webhooks/deliveries/requeue (idempotent): `failed` and/or `dead` records since a time, a batch per call (`has_more`: call again). */
   requeueDeliveries(body: { since: string | Date; status?: WebhookRequeueBody['status'] }, opts?: WriteOptions): Promise<WebhookRequeueResult>;
+  /**
+   * POST /v1/webhooks/endpoints/{id}/replay (idempotent): queues a new delivery to this endpoint
+   * of every kept event created in [`since`, `until`) that it subscribes to; with `only_failed`
+   * (the default) only those whose delivery to it was not `sent`. Answers `{id, queued}`.
+   */
+  replay(id: string, body: { since: string | Date; until?: string | Date; only_failed?: boolean }, opts?: WriteOptions): Promise<WebhookReplayResult>;
   /** Verifies an incoming webhook request and returns its event; throws `MerchantWalletSignatureVerificationError` (no request is made). */
   constructEvent: typeof constructEvent;
 }
@@ -59,6 +65,17 @@ export function createWebhooksResource(host: ResourceHost): WebhooksResource {
         method: 'POST',
         path: '/v1/webhooks/deliveries/requeue',
         body: { since: isoTime(body.since), ...(body.status !== undefined ? { status: body.status } : {}) },
+        ...writeOpts(opts),
+      }),
+    replay: (id, body, opts) =>
+      host.request<WebhookReplayResult>({
+        method: 'POST',
+        path: `/v1/webhooks/endpoints/${seg(id)}/replay`,
+        body: {
+          since: isoTime(body.since),
+          ...(body.until !== undefined ? { until: isoTime(body.until) } : {}),
+          ...(body.only_failed !== undefined ? { only_failed: body.only_failed } : {}),
+        },
         ...writeOpts(opts),
       }),
     constructEvent,
