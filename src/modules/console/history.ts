@@ -3,7 +3,7 @@ import { formatAmount, minorFromDb } from '../../ledger/index.js';
 import { html, type HtmlPart } from '../hosted-screens/html.js';
 import type { PageRequest } from './http.js';
 import { objectEntries, objectEvents } from './queries.js';
-import { table, when } from './views.js';
+import { envPath, table, when } from './views.js';
 
 /** An order's state history (its events) and its ledger entries, each posting with its account. */
 export async function history(ctx: ServiceContext, page: PageRequest, objectId: string): Promise<HtmlPart> {
@@ -20,7 +20,7 @@ export async function history(ctx: ServiceContext, page: PageRequest, objectId: 
   };
   return html`<h2>State history</h2>${table('Events', [
     { label: 'Time', cell: (e: E) => when(e.created_at) },
-    { label: 'Event', cell: (e) => html`<code>${e.type}</code>` },
+    { label: 'Event', cell: (e) => html`<a href="${envPath(page.environment, `/events/${e.id}`)}"><code>${e.type}</code></a>` },
     { label: 'Status', cell: (e) => e.status },
     { label: 'Version', cell: (e) => String(e.status_version), num: true },
   ], events, 'No events.')}<h2>Ledger entries</h2>${table('Postings', [

@@ -7,6 +7,7 @@ import { ConsoleFormError, consoleSecurityHeaders, formBodyBytesMax, parseForm, 
 import { registerAuthPages } from './auth-pages.js';
 import { registerKeyPages } from './key-pages.js';
 import { registerWebhookPages } from './webhook-pages.js';
+import { registerEventPages } from './event-pages.js';
 import { registerMoneyPages } from './money-pages.js';
 import { registerAreaPages } from './area-pages.js';
 import { registerHelperPages, type HostedScreenRegistry } from './helper-pages.js';
@@ -54,6 +55,7 @@ export function consoleRoutes(timedProcesses: readonly TimedProcess[], screens: 
       registerAuthPages(pages, ctx);
       registerKeyPages(pages, ctx);
       registerWebhookPages(pages, ctx);
+      registerEventPages(pages, ctx);
       registerMoneyPages(pages, ctx);
       registerAreaPages(pages, ctx);
       registerHelperPages(pages, ctx, screens);

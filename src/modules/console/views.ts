@@ -18,7 +18,7 @@ const nav: { heading: string; items: NavItem[] }[] = [
   { heading: 'Overview', items: [{ path: '', label: 'Balances' }] },
   { heading: 'Developers', items: [
     { path: '/keys', label: 'API keys' }, { path: '/webhooks', label: 'Webhooks' },
-    { path: '/deliveries', label: 'Webhook deliveries' }, { path: '/api-log', label: 'API calls' },
+    { path: '/deliveries', label: 'Webhook deliveries' }, { path: '/events', label: 'Events' }, { path: '/api-log', label: 'API calls' },
   ] },
   { heading: 'Money', items: [{ path: '/members', label: 'Members' }, { path: '/withdrawals', label: 'Withdrawals' }, { path: '/deposits', label: 'Deposits' }] },
   { heading: 'Orders', items: [

@@ -43,7 +43,7 @@ async function endpointsPage(ctx: ServiceContext, reply: FastifyReply, page: Pag
   return sendHtml(reply, status, consolePage(page, {
     title: 'Webhooks', section: '/webhooks', problem: extra.problem, notice: extra.notice,
     body: html`${extra.top ?? ''}${table('Endpoints', [
-      { label: 'URL', cell: (e: EndpointView) => html`<code>${e.url}</code>` },
+      { label: 'URL', cell: (e: EndpointView) => html`<a href="${base}/${e.id}"><code>${e.url}</code></a>` },
       { label: 'Events', cell: (e) => e.event_types.join(', ') },
       { label: 'Status', cell: endpointStatus },
       { label: 'Created', cell: (e) => when(e.created_at) },
