@@ -62,6 +62,11 @@ export async function eventRoutes(app: AppInstance, ctx: ServiceContext): Promis
     const out = await hub.open({
       scope: principal, keyId: principal.keyId, types: typesOfFilter(query.type), lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,
     });
+    // A client gone while the stream was being opened: Fastify saw the close before it had the
+    // stream to end, so it is ended here (its lease, feed subscription and timers with it).
+    const res = reply.raw;
+    if (res.destroyed || req.raw.socket?.destroyed) out.destroy();
+    else res.once('close', () => out.destroy());
     return reply.code(200).headers({
       'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no',
     }).send(out);

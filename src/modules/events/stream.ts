@@ -278,7 +278,10 @@ class OpenStream {
   begin(feed: EventFeed, note?: string): void {
     this.out.write(`: ${note ?? 'connected'}\nretry: 1000\n\n`);
     this.unsubscribe = feed.subscribe(this.o.scope, () => this.wake());
-    this.keepAlive = setInterval(() => this.out.write(': keep-alive\n\n'), this.ctx.config.eventStreamKeepAliveMs);
+    // Nothing is added while earlier frames wait for a reader that does not read: they keep the connection busy already.
+    this.keepAlive = setInterval(() => {
+      if (this.out.writableLength === 0) this.out.write(': keep-alive\n\n');
+    }, this.ctx.config.eventStreamKeepAliveMs);
     this.keepAlive.unref();
     // The client went away (or the socket was cut): everything stops.
     this.out.on('close', () => this.end());
@@ -308,7 +311,7 @@ class OpenStream {
     this.ended = true;
     clearInterval(this.keepAlive);
     this.unsubscribe?.();
-    this.out.end();
+    if (!this.out.destroyed) this.out.end();
     this.onClosed();
   }
 
