@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { streamsPerKeyMax } from '../src/modules/events/stream.js';
+import { recordEvent } from '../src/ledger/events.js';
 import { baseUrlFor, clientFor, createKey, createMerchant, newMerchantClient, startTestService, useTestService } from './support/service.js';
 import { openSse } from './support/sse.js';
 
@@ -112,6 +113,41 @@ describe('GET /v1/events/stream', () => {
     }
     assert.equal(again!.status, 200, 'a closed stream frees its slot');
     for (const s of [...open, again!]) s.close();
+  });
+});
+
+const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
+
+describe('concurrent writers', () => {
+  it('an event whose transaction commits after a later one is sent first, once; nothing passes it meanwhile', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL=postgres://... (the embedded database runs one transaction at a time)' }, async () => {
+    const external = await member(client);
+    const sse = await openSse(baseUrlFor(service, 'sandbox'), await client.getToken(), '/v1/events/stream');
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let inserted!: () => void;
+    const isInserted = new Promise<void>((r) => (inserted = r));
+    // T1 writes its event (the smaller seq) and stays open; T2 writes one and commits first.
+    const t1 = service.ctx.db.transaction().execute(async (trx) => {
+      await recordEvent(trx, { merchantId, environment: 'sandbox', type: 'deposit.credited', object: 'deposit', objectId: 'dep_held', externalMemberId: external, status: 'credited', statusVersion: 1 });
+      inserted();
+      await held;
+    });
+    try {
+      await isInserted;
+      const later = await deposit(client, external);
+      await new Promise((r) => setTimeout(r, 800));
+      assert.equal(sse.events.length, 0, 'the committed later event waits for the open earlier one (a reader by seq alone would pass it and lose the earlier one)');
+      release();
+      await t1;
+      const got = await sse.waitFor(2);
+      assert.deepEqual(got.map((e) => JSON.parse(e.data).data.id), ['dep_held', later.id]);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(sse.events.length, 2);
+    } finally {
+      release();
+      await t1.catch(() => {});
+      sse.close();
+    }
   });
 });
 
