@@ -123,7 +123,9 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   // A first start is silent for a while otherwise: creating an embedded cluster and running every migration take seconds.
   const where = databaseDescription(config);
   log.info(where, where.firstStart ? 'starting: creating the embedded database (first start; this takes some seconds)' : 'starting: opening the database');
-  const handle = await openDatabase(config.databaseUrl, config.dataDir, { poolMax: config.databasePoolMax, embeddedImage: options.embeddedImage });
+  const handle = await openDatabase(config.databaseUrl, config.dataDir, {
+    poolMax: config.databasePoolMax, embeddedImage: options.embeddedImage, pooler: config.databasePooler, listenUrl: config.databaseListenUrl,
+  });
   log.info({ ms: since(started) }, 'migrating the database schema (a first start runs every migration)');
   const migrationsStarted = performance.now();
   const applied = await migrateToLatest(handle.db);

@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect, type DatabaseConnection } from 'kysely';
 import type { Database } from './schema.js';
 import { EmbeddedStatements } from './pglite-statements.js';
 import { registerDirectRunner } from './direct.js';
+import { parseDatabaseTarget, ServerList } from './hosts.js';
 import { tracing } from '../platform/telemetry.js';
 
 export type DatabaseKind = 'embedded' | 'postgres';
@@ -27,8 +28,12 @@ export interface DatabaseHandle {
 /** Wait between attempts to re-open a lost notification connection. */
 export const listenReconnectMs = 1_000;
 
-/** LISTEN on a dedicated node-postgres client, reconnecting while subscribed. */
-function listenOnPostgres(databaseUrl: string) {
+/**
+ * LISTEN on a dedicated node-postgres client, reconnecting while subscribed: to the server list of
+ * `DATABASE_URL` (after a failover, the promoted server), or of `DATABASE_LISTEN_URL` when the
+ * pool goes through a transaction-mode pooler, which cannot carry a session's LISTEN.
+ */
+function listenOnPostgres(servers: ServerList) {
   return async (channel: string, onNotify: (payload: string) => void, onListening: (listening: boolean) => void) => {
     let stopped = false;
     let client: pg.Client | undefined;
@@ -37,6 +42,8 @@ function listenOnPostgres(databaseUrl: string) {
       if (stopped) return;
       onListening(false);
       client?.removeAllListeners();
+      // A late error of the lost connection must find a listener: an unheard 'error' ends the process.
+      client?.on('error', () => {});
       void client?.end().catch(() => {});
       client = undefined;
       retry ??= setTimeout(() => {
@@ -45,17 +52,22 @@ function listenOnPostgres(databaseUrl: string) {
       }, listenReconnectMs);
     };
     const connect = async () => {
-      const c = new pg.Client({ connectionString: databaseUrl });
-      client = c;
-      c.on('notification', (n) => onNotify(n.payload ?? ''));
-      c.on('error', lost);
-      c.on('end', lost);
+      let c: pg.Client | undefined;
       try {
-        await c.connect();
+        c = await servers.connectClient();
+        if (stopped) {
+          await c.end().catch(() => {});
+          return;
+        }
+        client = c;
+        c.on('notification', (n) => onNotify(n.payload ?? ''));
+        c.on('error', lost);
+        c.on('end', lost);
         await c.query(`LISTEN ${channel}`);
         if (!stopped && client === c) onListening(true);
       } catch {
-        if (client === c) lost();
+        if (!c || client === c) lost();
+        else void c.end().catch(() => {});
       }
     };
     await connect();
@@ -71,11 +83,28 @@ function listenOnPostgres(databaseUrl: string) {
   };
 }
 
+/** No notification connection (behind a transaction-mode pooler without DATABASE_LISTEN_URL): the caches stay untrusted. */
+const neverListening: DatabaseHandle['listen'] = async (_channel, _onNotify, onListening) => {
+  onListening(false);
+  return async () => {};
+};
+
 export interface OpenOptions {
   /** Connections to a PostgreSQL server (config `databasePoolMax`); the embedded database has one. */
   poolMax?: number;
   /** In-memory embedded database only: start from this image (`PGlite.dumpDataDir`) instead of an empty cluster. */
   embeddedImage?: Blob;
+  /**
+   * `transaction`: the URL reaches PostgreSQL through a transaction-mode pooler (PgBouncer), so no
+   * state may outlive a transaction: statements are sent unnamed (config `databasePooler`).
+   */
+  pooler?: 'none' | 'transaction';
+  /**
+   * Where the notification connection goes (config `databaseListenUrl`); by default the
+   * `DATABASE_URL`, except behind a transaction-mode pooler, where nothing listens (every request
+   * reads the database instead of the caches: notified-cache.ts).
+   */
+  listenUrl?: string;
 }
 
 /** Data statements, which both databases run prepared; DDL and transaction control run as sent. */
@@ -156,7 +185,24 @@ class PreparingPool {
   /** Statement text → its name: hashing the text cost every query a few per cent of a read's CPU. */
   private readonly names = new Map<string, string>();
 
-  constructor(private readonly pool: pg.Pool) {}
+  /**
+   * `servers`: a failed checkout is tried again while the list moved to another server meanwhile
+   * (the server that refused was a standby, or gone), once per server. `named`: false behind a
+   * transaction-mode pooler, where a statement prepared on one server connection is unknown to
+   * the next transaction's.
+   */
+  constructor(private readonly pool: pg.Pool, private readonly servers?: ServerList, private readonly named = true) {}
+
+  private async checkout(): Promise<pg.PoolClient> {
+    for (let attempt = 1; ; attempt++) {
+      const moves = this.servers?.moves ?? 0;
+      try {
+        return await this.pool.connect();
+      } catch (err) {
+        if (!this.servers || attempt >= this.servers.size || this.servers.moves === moves) throw err;
+      }
+    }
+  }
 
   private nameOf(text: string): string {
     let name = this.names.get(text);
@@ -172,14 +218,15 @@ class PreparingPool {
   }
 
   async connect() {
-    const client = await this.pool.connect();
+    const client = await this.checkout();
     let wrapper: PreparedClient | undefined = this.wrappers.get(client);
     if (!wrapper) {
       const names = new Set<string>();
       const nameOf = (text: string) => this.nameOf(text);
+      const named = this.named;
       wrapper = {
         query(text: unknown, values?: unknown[]): Promise<pg.QueryResult> {
-          if (typeof text !== 'string' || !preparable.test(text)) return client.query(text as string, values);
+          if (typeof text !== 'string' || !named || !preparable.test(text)) return client.query(text as string, values);
           const name = nameOf(text);
           if (!names.has(name)) {
             if (names.size >= preparedStatementsPerConnectionMax) return client.query(text, values);
@@ -213,18 +260,28 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
     // Idle connections are kept (at most `poolMax`): an idle timeout costs every checkout and
     // release a timer set and cleared, ~1 % of a read's CPU, to close connections the next burst reopens.
-    const pgPool = new pg.Pool({ connectionString: databaseUrl, max: options.poolMax ?? 10, idleTimeoutMillis: 0 });
+    const target = parseDatabaseTarget(databaseUrl);
+    if (!target) throw new Error('DATABASE_URL is not a postgres:// URL this service can read (host list, target_session_attrs any, read-write or primary)');
+    const servers = new ServerList(target);
+    // Each new connection goes to the list's current server (hosts.ts); the hook refuses a standby.
+    const pgPool = new pg.Pool({
+      Client: servers.clientClass(), onConnect: servers.onConnect, max: options.poolMax ?? 10, idleTimeoutMillis: 0,
+    } as unknown as pg.PoolConfig);
     // An idle connection the server ends (restart, failover, an operator's pg_terminate_backend)
     // is an 'error' event of the pool; unhandled, it would end the whole process. node-postgres
     // drops that connection from the pool and the next checkout opens a new one, so there is
     // nothing to do here: statements in flight fail on their own connection and are answered.
     pgPool.on('error', () => {});
-    const pool = new PreparingPool(pgPool);
+    const pooled = options.pooler === 'transaction';
+    const pool = new PreparingPool(pgPool, servers, !pooled);
     // A span per statement when tracing is on (telemetry.ts); the pool as it is otherwise.
     tracing()?.traceStatements(pool, false);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
     registerDirectRunner(db, (text, values) => pool.run(text, values));
-    return { db, kind: 'postgres', close: () => db.destroy(), listen: listenOnPostgres(databaseUrl) };
+    const listenTarget = options.listenUrl ? parseDatabaseTarget(options.listenUrl) : pooled ? undefined : target;
+    if (options.listenUrl && !listenTarget) throw new Error('DATABASE_LISTEN_URL is not a postgres:// URL this service can read');
+    const listen = listenTarget ? listenOnPostgres(new ServerList(listenTarget)) : neverListening;
+    return { db, kind: 'postgres', close: () => db.destroy(), listen };
   }
   let pglite: PGlite;
   if (databaseUrl === 'memory://') {

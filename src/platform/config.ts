@@ -3,6 +3,7 @@ import { networkListFrom, upstreamAdaptersFrom } from '../upstreams/config.js';
 import { parseHostedScreenKey } from './keys.js';
 import { environmentFromHost } from './environment.js';
 import type { Environment } from '../db/schema.js';
+import { parseDatabaseTarget } from '../db/hosts.js';
 
 /**
  * Every setting of the service, read from the environment once at start-up and validated here: no
@@ -20,6 +21,16 @@ export interface Config {
   dataDir: string;
   /** Connections to a PostgreSQL server (`DATABASE_POOL_MAX`, 1 to 1000, default 10). */
   databasePoolMax: number;
+  /**
+   * `DATABASE_POOLER=transaction`: `DATABASE_URL` goes through a transaction-mode pooler
+   * (PgBouncer), so no state outlives a transaction (no named prepared statements); `none` (default).
+   */
+  databasePooler: 'none' | 'transaction';
+  /**
+   * `DATABASE_LISTEN_URL`: a direct connection for LISTEN (the caches' change notifications), needed
+   * behind a transaction-mode pooler; unset: `DATABASE_URL`'s servers (none behind a pooler).
+   */
+  databaseListenUrl: string | undefined;
   /** Writes per group commit at most (`GROUP_COMMIT_MAX_BATCH`, 1 to 60, default 24; 1: each write alone). */
   groupCommitMaxBatch: number;
   logLevel: LogLevel;
@@ -196,14 +207,8 @@ export function publicBaseUrlOf(value: string, environment: Environment): string
 }
 
 function isDatabaseUrl(value: string): boolean {
-  if (value === 'memory://') return true;
-  if (!/^postgres(ql)?:\/\//.test(value)) return false;
-  try {
-    new URL(value);
-    return true;
-  } catch {
-    return false;
-  }
+  // A host list (`h1:p1,h2:p2`) and target_session_attrs are read by db/hosts.ts.
+  return value === 'memory://' || parseDatabaseTarget(value) !== undefined;
 }
 
 /** Reads variables, collecting a problem per bad value instead of stopping at the first. */
@@ -332,6 +337,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     databaseUrl: r.text('DATABASE_URL', undefined, isDatabaseUrl, 'unset (embedded database in DATA_DIR), memory:// or a postgres:// (postgresql://) URL', { secret: true }),
     dataDir: r.raw('DATA_DIR') ?? './data',
     databasePoolMax: r.int('DATABASE_POOL_MAX', 10, 1, 1_000),
+    databasePooler: r.oneOf('DATABASE_POOLER', ['none', 'transaction'] as const, 'none'),
+    databaseListenUrl: r.text('DATABASE_LISTEN_URL', undefined, (v) => parseDatabaseTarget(v) !== undefined, 'a postgres:// (postgresql://) URL reaching PostgreSQL without a transaction-mode pooler', { secret: true }),
     groupCommitMaxBatch: r.int('GROUP_COMMIT_MAX_BATCH', 24, 1, 60),
     logLevel: r.oneOf('LOG_LEVEL', logLevels, 'info'),
     trustedProxies: r.list('TRUSTED_PROXIES', isProxy, 'comma-separated IP addresses, address/prefix ranges, or loopback, linklocal, uniquelocal'),
