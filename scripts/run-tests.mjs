@@ -1,4 +1,4 @@
-// `npm test`: every test file of the server and the SDK under node:test, or the files named:
+// `npm test`: every test file of the server, the SDK and the CLI under node:test, or the files named:
 //
 //   node scripts/run-tests.mjs [test files...]
 //
@@ -36,7 +36,7 @@ const longestFirst = [
   'test/cards-controls.test.ts', 'test/security-hardening.test.ts', 'test/money-flows.test.ts', 'test/ledger-property.test.ts', 'test/sdk-server.test.ts',
 ];
 const named = process.argv.slice(2).map((f) => relative(root, resolve(f)));
-const all = named.length ? named : [...testFilesIn('test'), ...testFilesIn('packages/sdk/test')];
+const all = named.length ? named : [...testFilesIn('test'), ...testFilesIn('packages/sdk/test'), ...testFilesIn('packages/cli/test')];
 const files = [...longestFirst.filter((f) => all.includes(f)), ...all.filter((f) => !longestFirst.includes(f))];
 const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? '3'));
 const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_S ?? '300') * 1000;
