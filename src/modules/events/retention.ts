@@ -52,7 +52,10 @@ export async function pruneScope(ctx: ServiceContext, scope: ClockScope, now: Da
   const cutoff = new Date(now.getTime() - retentionMs(ctx));
   let pruned = 0;
   for (let i = 0; i < batches; i++) {
-    const n = await pruneBatch(ctx.db, sql<boolean>`e.merchant_id = ${scope.merchantId} AND e.environment = ${scope.environment} AND e.created_at <= ${cutoff}`);
+    // To the millisecond, as `nextDue` reads `created_at` (a Date): an event at 12.3456 s is due at
+    // 12.345 s + the retention, and must go when the advance stops there.
+    const n = await pruneBatch(ctx.db, sql<boolean>`e.merchant_id = ${scope.merchantId} AND e.environment = ${scope.environment}
+      AND e.created_at < ${cutoff}::timestamptz + interval '1 millisecond'`);
     pruned += n;
     if (n < pruneBatchMax) break;
   }
