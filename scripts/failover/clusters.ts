@@ -131,7 +131,7 @@ export async function makePair(): Promise<Pair> {
     appendFileSync(join(primary.dir, 'postgresql.conf'), `\n${[...common, `port = ${p1}`].join('\n')}\n`);
     primary.start();
     await primary.query('CREATE DATABASE mwa', [], 'postgres');
-    primary.tool('pg_basebackup', ['-h', '127.0.0.1', '-p', String(p1), '-U', 'postgres', '-D', standby.dir, '-X', 'stream', '-R', '--no-sync']);
+    primary.tool('pg_basebackup', ['-h', '127.0.0.1', '-p', String(p1), '-U', 'postgres', '-D', standby.dir, '-X', 'stream', '-R', '--no-sync', '--checkpoint=fast']);
     appendFileSync(join(standby.dir, 'postgresql.conf'), `\nport = ${p2}\n`);
     appendFileSync(join(standby.dir, 'postgresql.auto.conf'), `\nprimary_conninfo = 'host=127.0.0.1 port=${p1} user=postgres application_name=standby1'\n`);
     standby.start();

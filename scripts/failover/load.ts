@@ -160,6 +160,8 @@ export class Load {
   readonly figures: Figures = { attempts: 0, acknowledged: { deposits: 0, withdrawals: 0, confirmations: 0 }, statuses: {}, refused: [], slowestMs: 0 };
   /** Every write answered 2xx: when it was sent and answered (for the time to recover). */
   readonly successes: Array<{ sentAt: number; answeredAt: number }> = [];
+  /** Every attempt's answer (status 0: none), for the figures of an outage. */
+  readonly answers: Array<{ sentAt: number; answeredAt: number; status: number }> = [];
   private stopping = false;
 
   /** `services`: the processes requests go to, in turn (one, or several behind an imagined balancer). */
@@ -227,6 +229,7 @@ export class Load {
           ...(member ? { 'x-on-behalf-of': member } : {}),
         }, body);
         this.figures.statuses[res.status] = (this.figures.statuses[res.status] ?? 0) + 1;
+        this.answers.push({ sentAt: res.sentAt, answeredAt: res.answeredAt, status: res.status });
         this.figures.slowestMs = Math.max(this.figures.slowestMs, res.answeredAt - res.sentAt);
       }
       if (res.status === 401 && res.body?.code === 'invalid_token') {

@@ -89,12 +89,20 @@ function report(load: Load, watch: ReadyWatch, outage: Outage, listenerMs: numbe
   const writeS = firstWrite ? seconds(firstWrite.answeredAt - outage.upAt) : undefined;
   const ready = watch.firstReadyAfter(outage.upAt);
   const readyS = ready ? seconds(ready - outage.upAt) : undefined;
-  console.log(`${outage.name}: primary down ${seconds(outage.upAt - outage.downAt)} s; after it was back: first write acknowledged in ${writeS} s, /readyz 200 in ${readyS} s, LISTEN back in ${listenerMs === undefined ? '-' : seconds(listenerMs)} s`);
+  // Requests sent from the server's loss until the first write acknowledged after it was back.
+  const until = firstWrite?.answeredAt ?? outage.upAt;
+  const during: Record<string, number> = {};
+  for (const a of load.answers) if (a.sentAt >= outage.downAt && a.sentAt < until) during[a.status] = (during[a.status] ?? 0) + 1;
+  const slowest = Math.max(0, ...load.answers.filter((a) => a.sentAt >= outage.downAt && a.sentAt < until).map((a) => a.answeredAt - a.sentAt));
+  console.log(`${outage.name}: no primary for ${seconds(outage.upAt - outage.downAt)} s; after: first write acknowledged in ${writeS} s, /readyz 200 in ${readyS} s, LISTEN back in ${listenerMs === undefined ? '-' : seconds(listenerMs)} s; requests meanwhile answered ${JSON.stringify(during)} (status 0: no answer), slowest ${seconds(slowest)} s`);
   check(watch.notReadyBetween(outage.downAt, outage.upAt), `${outage.name}: /readyz answered 503 while no primary answered`);
   check(writeS !== undefined && writeS <= recoverWithinS, `${outage.name}: a write acknowledged within ${recoverWithinS} s (${writeS} s)`);
   check(readyS !== undefined && readyS <= recoverWithinS, `${outage.name}: /readyz 200 within ${recoverWithinS} s (${readyS} s)`);
   check(listenerMs !== undefined && listenerMs <= recoverWithinS * 1000, `${outage.name}: the notification connection listens again within ${recoverWithinS} s`);
-  return { primary_down_s: seconds(outage.upAt - outage.downAt), first_write_s: writeS, readyz_s: readyS, listen_s: listenerMs === undefined ? null : seconds(listenerMs) };
+  return {
+    no_primary_s: seconds(outage.upAt - outage.downAt), first_write_s: writeS, readyz_s: readyS, listen_s: listenerMs === undefined ? null : seconds(listenerMs),
+    answers_meanwhile: during, slowest_meanwhile_s: seconds(slowest),
+  };
 }
 
 async function main(): Promise<void> {
@@ -102,6 +110,7 @@ async function main(): Promise<void> {
   console.log('failover: making a primary and a synchronous standby');
   const pair = await makePair();
   const { primary, standby } = pair;
+  console.log(`failover: primary on ${primary.port}, synchronous standby on ${standby.port} (${seconds(performance.now() - started)} s)`);
   const dataDir = mkdtempSync(join(tmpdir(), 'mwa-failover-data-'));
   const receiver = await startReceiver();
   let service: ServiceProcess | undefined;
@@ -114,7 +123,7 @@ async function main(): Promise<void> {
       WEBHOOK_RETRY_SCHEDULE_MS: '200,500,1000,2000,2000,2000,2000,2000',
     });
     const svc = service;
-    console.log(`failover: service on ${svc.publicUrl}, DATABASE_URL ${databaseUrl} (${seconds(performance.now() - started)} s)`);
+    console.log(`failover: clusters ready, service on ${svc.publicUrl}, DATABASE_URL ${databaseUrl} (${seconds(performance.now() - started)} s)`);
     const load = new Load(() => [svc], adminToken);
     await load.setUp(members, receiver.url);
     const listeners = (await primary.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'mwa' AND query LIKE 'LISTEN %'"))[0]!.n;
