@@ -13,6 +13,7 @@ import { cardMoneyJobHandlers, cardMoneyTickers } from './modules/cards/money-wo
 import { cardLifecycleJobHandlers, cardLifecycleTickers, cardLifecycleTimedProcesses } from './modules/cards/lifecycle-workers.js';
 import { consoleTickers } from './modules/console/workers.js';
 import { eventTickers, eventTimedProcesses } from './modules/events/workers.js';
+import { exportJobHandlers, exportTickers } from './modules/exports/workers.js';
 
 /**
  * Every background job, assembled in one place (a composition root, like src/routes.ts): src/jobs
@@ -28,6 +29,7 @@ export const jobHandlers: Record<string, JobHandler> = {
   ...cardJobHandlers,
   ...cardMoneyJobHandlers,
   ...cardLifecycleJobHandlers,
+  ...exportJobHandlers,
 };
 
 /** Periodic work of every area. */
@@ -45,6 +47,7 @@ export const tickers: Ticker[] = [
   ...cardLifecycleTickers,
   ...consoleTickers,
   ...eventTickers,
+  ...exportTickers,
 ];
 
 /**

@@ -35,6 +35,7 @@ import { cardMoneyRoutes } from './modules/cards/money-routes.js';
 import { cardLifecycleRoutes } from './modules/cards/lifecycle-routes.js';
 import { consoleRoutes } from './modules/console/routes.js';
 import { ledgerEntryRoutes } from './modules/ledger-entries/routes.js';
+import { exportRoutes } from './modules/exports/routes.js';
 import { eventRoutes } from './modules/events/routes.js';
 
 /** Every public route module, registered in one place. */
@@ -47,6 +48,7 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
     cardMoneyRoutes,
     cardLifecycleRoutes,
     ledgerEntryRoutes,
+    exportRoutes,
     eventRoutes,
     consoleRoutes(timedProcesses, screenRegistry(hostedScreens)),
   ]);

@@ -45,6 +45,7 @@ import * as m044 from './migrations/044_webhook_endpoint_changes.js';
 import * as m045 from './migrations/045_ledger_as_of.js';
 import * as m046 from './migrations/046_events_api.js';
 import * as m047 from './migrations/047_balance_monitors.js';
+import * as m048 from './migrations/048_exports.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -94,6 +95,7 @@ const migrations: Record<string, Migration> = {
   '045_ledger_as_of': m045,
   '046_events_api': m046,
   '047_balance_monitors': m047,
+  '048_exports': m048,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

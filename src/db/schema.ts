@@ -24,6 +24,7 @@ import type { WebhookTables } from '../modules/webhooks/tables.js';
 import type { WithdrawalTables } from '../modules/withdrawals/tables.js';
 import type { CardLifecycleTables } from '../modules/cards/tables.js';
 import type { ConsoleTables } from '../modules/console/tables.js';
+import type { ExportTables } from '../modules/exports/tables.js';
 import type { EventTables } from '../modules/events/tables.js';
 
 /** Kept here for the many callers that type a query by environment; new code imports it from ./columns.js. */
@@ -32,4 +33,4 @@ export type { Environment } from './columns.js';
 export interface Database
   extends PlatformTables, LedgerTables, JobTables, UpstreamTables,
     AlertTables, BalanceTables, CardTables, DepositTables, DepositAddressTables, MemberTables, HostedScreenTables, KycTables, QrPayTables, RemittanceTables, ExchangeTables, EarnTables, StepUpTables, WebhookTables, WithdrawalTables,
-    CardLifecycleTables, ConsoleTables, EventTables {}
+    CardLifecycleTables, ConsoleTables, ExportTables, EventTables {}

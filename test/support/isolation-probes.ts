@@ -14,6 +14,8 @@ export const probes: Record<string, (o: Objects) => Probe[]> = {
   'GET /v1/deposits/:id': (o) => [{ path: `/v1/deposits/${o.deposit}` }],
   'GET /v1/ledger/entries/:id': (o) => [{ path: `/v1/ledger/entries/${o.ledgerEntry}` }, { path: `/v1/ledger/entries/${o.ledgerEntry.slice(4)}` }],
   'DELETE /v1/balance-monitors/:id': (o) => [{ path: `/v1/balance-monitors/${o.monitor}` }],
+  'GET /v1/exports/:id': (o) => [{ path: `/v1/exports/${o.export}` }, { path: `/v1/exports/${o.export.slice(4)}` }],
+  'GET /v1/exports/:id/file': (o) => [{ path: `/v1/exports/${o.export}/file` }],
   'GET /v1/withdrawals/:id': (o) => [{ path: `/v1/withdrawals/${o.withdrawal}` }, { path: `/v1/withdrawals/${o.withdrawal.slice(4)}` }],
   'POST /v1/withdrawals/:id/confirm': (o) => [{ path: `/v1/withdrawals/${o.withdrawal}/confirm` }],
   'POST /v1/withdrawals/:id/fail': (o) => [{ path: `/v1/withdrawals/${o.withdrawal}/fail` }],

@@ -56,6 +56,8 @@ export interface Objects {
   ledgerEntry: string;
   /** A's balance monitor (`bmn_…`). */
   monitor: string;
+  /** A's export of its deposits (`exp_…`), written. */
+  export: string;
 }
 
 export interface Party {
@@ -166,6 +168,7 @@ async function objectsOf(service: RunningService, a: Party): Promise<{ objects: 
   await c.request({ method: 'POST', path: `/v1/sandbox/kyc/${x.external}/review`, body: { decision: 'approved', level: 2 } });
   const profileTicket = (await c.request<any>({ method: 'POST', path: '/v1/kyc/profile-sessions', ...as })).id;
   const depositAddress = (await c.request<any>({ method: 'POST', path: '/v1/merchant/deposit-address', body: { asset: 'USDT', network: 'TRON' } })).address;
+  const exportId = (await c.request<any>({ method: 'POST', path: '/v1/exports', body: { kind: 'deposits', created_gte: '2020-01-01T00:00:00Z', created_lt: '2100-01-01T00:00:00Z' } })).id as string;
   await drain();
   await fanOut(service.ctx.db);
   const deliveries = (await c.request<any>({ method: 'GET', path: '/v1/webhooks/deliveries', query: { limit: 1 } })).data as any[];
@@ -176,7 +179,7 @@ async function objectsOf(service: RunningService, a: Party): Promise<{ objects: 
   const objects = {
     member: x, deposit, withdrawal, quote, exchangeOrder, payee, remittance, application, needDocsApplication, card, physicalCard, topup,
     transaction: transactions[0].id, replacement, earnOrder: earn.id, position: earn.position_id, qrPayment, endpoint,
-    delivery: deliveries[0].id, event: deliveries[0].event_id, depositAddress, profile, profileTicket, supplementTicket, challenge, ledgerEntry, monitor,
+    delivery: deliveries[0].id, event: deliveries[0].event_id, depositAddress, profile, profileTicket, supplementTicket, challenge, ledgerEntry, monitor, export: exportId,
   };
   return { objects, payeeIban };
 }

@@ -99,6 +99,7 @@ export class MerchantWalletClient implements Resources {
   declare readonly qrpay: Resources['qrpay'];
   declare readonly ledger: Resources['ledger'];
   declare readonly balanceMonitors: Resources['balanceMonitors'];
+  declare readonly exports: Resources['exports'];
   declare readonly kyc: Resources['kyc'];
   declare readonly hostedScreens: Resources['hostedScreens'];
   declare readonly sandbox: Resources['sandbox'];
@@ -145,6 +146,7 @@ export class MerchantWalletClient implements Resources {
     self.qrpay = r.qrpay;
     self.ledger = r.ledger;
     self.balanceMonitors = r.balanceMonitors;
+    self.exports = r.exports;
     self.kyc = r.kyc;
     self.hostedScreens = r.hostedScreens;
     self.sandbox = r.sandbox;

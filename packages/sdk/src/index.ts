@@ -36,6 +36,7 @@ export { decideRetry, parseRetryAfter, RETRYABLE_CODES, RETRYABLE_STATUSES, NON_
 export type { PaginateOptions } from './pagination.js';
 export type { LedgerEntry, LedgerEntryFilters } from './resources/ledger.js';
 export type { BalanceMonitor, CreateBalanceMonitorBody, DeletedBalanceMonitor } from './resources/balance-monitors.js';
+export type { CreateExportBody, Export, ExportFile, ExportKind, ExportRequest } from './resources/exports.js';
 export type { Resources, WriteOptions, OnBehalfOfOptions } from './resources.js';
 export type * from './types.js';
 export type * from './remittance.js';

@@ -12,6 +12,7 @@ import { createAssetsResource, type AssetsResource } from './resources/assets.js
 import { createBalancesResource, type BalancesResource } from './resources/balances.js';
 import { createBalanceMonitorsResource, type BalanceMonitorsResource } from './resources/balance-monitors.js';
 import { createDepositsResource, type DepositsResource } from './resources/deposits.js';
+import { createExportsResource, type ExportsResource } from './resources/exports.js';
 import { createEventsResource, type EventsResource } from './resources/events.js';
 import { createHostedScreensResource, type HostedScreensResource } from './resources/hosted-screens.js';
 import { createKycResource, type KycResource } from './resources/kyc.js';
@@ -41,6 +42,8 @@ export interface Resources {
   ledger: LedgerResource;
   /** Monitors of the merchant's prepaid and custody balances (balance-monitors.ts). */
   balanceMonitors: BalanceMonitorsResource;
+  /** Export files of the merchant's objects (exports.ts). */
+  exports: ExportsResource;
   kyc: KycResource;
   hostedScreens: HostedScreensResource;
   /** Sandbox tools: 404 `not_found` on a production host. */
@@ -68,6 +71,7 @@ export function createResources(host: ResourceHost): Resources {
     qrpay: createQrpayResource(host),
     ledger: createLedgerResource(host),
     balanceMonitors: createBalanceMonitorsResource(host),
+    exports: createExportsResource(host),
     kyc: createKycResource(host),
     hostedScreens: createHostedScreensResource(host),
     sandbox: createSandboxResource(host),

@@ -488,6 +488,14 @@ export interface components {
             lock?: unknown;
             to_asset: string;
         };
+        CreateExportRequest: {
+            /** Format: date-time */
+            created_gte: string;
+            /** Format: date-time */
+            created_lt: string;
+            format?: "csv" | "jsonl";
+            kind: "deposits" | "withdrawals" | "remittances" | "exchange_orders" | "earn_orders" | "qrpay_payments" | "card_transactions" | "ledger_entries" | "member_balances";
+        };
         CreateMemberRequest: {
             external_member_id: string;
             profile?: components["schemas"]["MemberProfile"];
@@ -798,6 +806,17 @@ export interface components {
             to_amount: string;
             to_asset: string;
         };
+        Export: {
+            completed_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            kind: string;
+            row_count: number | null;
+            sha256: string | null;
+            size_bytes: number | null;
+            status: "pending" | "completed" | "failed";
+        };
         ExportCompletedEvent: {
             data: {
                 /** @constant */
@@ -806,6 +825,7 @@ export interface components {
             /** @constant */
             event_type: "export.completed";
         } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        ExportCsvFile: string;
         ExportFailedEvent: {
             data: {
                 /** @constant */
@@ -814,6 +834,20 @@ export interface components {
             /** @constant */
             event_type: "export.failed";
         } & WithRequired<components["schemas"]["WebhookEvent"], "event_type" | "data">;
+        ExportJsonLinesFile: string;
+        ExportList: {
+            data: components["schemas"]["Export"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        ExportRequest: {
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            kind: string;
+            /** @enum {string} */
+            status: "pending";
+        };
         HostedScreenSettings: {
             frame_ancestors: string[];
         };

@@ -1,0 +1,218 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { stringify } from 'csv-stringify/sync';
+import type { Database, Environment } from '../../db/schema.js';
+import type { Clock } from '../../platform/clock.js';
+import { ApiError, type ErrorCode } from '../../platform/errors.js';
+import { newId, withPrefix } from '../../platform/ids.js';
+import { keysetPage, mapPage, type PageParams } from '../../platform/pagination.js';
+import { enqueue } from '../../jobs/queue.js';
+import { recordEvent } from '../../ledger/index.js';
+import { exhausted, kindSpec, type ExportKind, type Record_ } from './kinds.js';
+import type { ExportsTable } from './tables.js';
+
+/**
+ * Exports (extensions 13, docs/exports.md): requested by the API, written by a job in keyset
+ * batches of rows into 256 KiB chunks in the database, read back one chunk at a time. Neither side
+ * holds more than a batch of rows and a chunk.
+ */
+
+type Db = Kysely<Database> | Transaction<Database>;
+interface Scope { merchantId: string; environment: Environment }
+
+export const exportJobKind = 'export.write';
+/** Rows read per statement while writing. */
+export const exportBatchRows = 1_000;
+/** Bytes per stored chunk. */
+export const exportChunkBytes = 256 * 1024;
+/** Files are kept this long after completion (on the merchant's clock). */
+export const exportKeepMs = 7 * 24 * 3600 * 1000;
+/** Attempts of the writing job before the export is `failed`. */
+export const exportAttempts = 3;
+
+export const exportErrors = {
+  create: ['invalid_request'],
+  get: ['not_found'],
+} as const satisfies Record<string, readonly ErrorCode[]>;
+
+const idShape = /^[A-Za-z0-9_.:-]{1,100}$/;
+type Row = Pick<ExportsTable, 'id' | 'kind' | 'status' | 'row_count' | 'sha256' | 'size_bytes' | 'created_at' | 'completed_at'> & { format: 'csv' | 'jsonl'; expires_at: Date | null };
+
+export interface ExportView {
+  id: string;
+  kind: string;
+  status: 'pending' | 'completed' | 'failed';
+  row_count: number | null;
+  sha256: string | null;
+  size_bytes: number | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+export function exportView(r: Row): ExportView {
+  return {
+    id: r.id, kind: r.kind, status: r.status,
+    row_count: r.row_count === null ? null : Number(r.row_count),
+    sha256: r.sha256,
+    size_bytes: r.size_bytes === null ? null : Number(r.size_bytes),
+    created_at: new Date(r.created_at).toISOString(),
+    completed_at: r.completed_at === null ? null : new Date(r.completed_at).toISOString(),
+  };
+}
+
+export async function createExport(
+  trx: Transaction<Database>, clock: Clock, scope: Scope,
+  body: { kind: ExportKind; created_gte: string; created_lt: string; format?: 'csv' | 'jsonl' },
+): Promise<{ id: string; kind: string; status: 'pending'; created_at: string }> {
+  const gte = new Date(body.created_gte);
+  const lt = new Date(body.created_lt);
+  if (Number.isNaN(gte.getTime()) || Number.isNaN(lt.getTime())) throw new ApiError('invalid_request', 'created_gte and created_lt must be ISO 8601 date-times with a time zone.');
+  if (gte.getTime() >= lt.getTime()) throw new ApiError('invalid_request', 'created_gte must be before created_lt.');
+  const now = await clock.now(trx, scope);
+  const row = {
+    id: newId('exp'), merchant_id: scope.merchantId, environment: scope.environment, kind: body.kind, format: body.format ?? 'csv' as const,
+    created_gte: gte, created_lt: lt, status: 'pending' as const, created_at: now,
+  };
+  await trx.insertInto('exports').values(row).execute();
+  await enqueue(trx, { kind: exportJobKind, payload: { id: row.id }, dedupeKey: `export:${row.id}`, maxAttempts: exportAttempts });
+  return { id: row.id, kind: row.kind, status: 'pending', created_at: now.toISOString() };
+}
+
+function exportsOf(db: Db, scope: Scope) {
+  return db.selectFrom('exports')
+    .select(['seq', 'id', 'kind', 'format', 'status', 'row_count', 'sha256', 'size_bytes', 'created_at', 'completed_at', 'expires_at'])
+    .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment);
+}
+
+export async function listExports(db: Db, scope: Scope, page: PageParams) {
+  return mapPage(await keysetPage(exportsOf(db, scope), page), exportView);
+}
+
+async function findExport(db: Db, scope: Scope, id: string) {
+  if (!idShape.test(id)) return undefined;
+  return exportsOf(db, scope).where('id', '=', withPrefix('exp', id)).executeTakeFirst();
+}
+
+export async function getExport(db: Db, scope: Scope, id: string): Promise<ExportView> {
+  const row = await findExport(db, scope, id);
+  if (!row) throw new ApiError('not_found', 'No such export.');
+  return exportView(row);
+}
+
+/**
+ * The file of a completed export, as a stream that reads one chunk per pull. Not yet written,
+ * failed or past its seven days: `not_found` with the reason.
+ */
+export async function openExportFile(db: Kysely<Database>, clock: Clock, scope: Scope, id: string): Promise<{ format: 'csv' | 'jsonl'; size: number; body: Readable; filename: string }> {
+  const row = await findExport(db, scope, id);
+  if (!row) throw new ApiError('not_found', 'No such export.');
+  if (row.status === 'pending') throw new ApiError('not_found', 'The export is not written yet: wait for status completed (or the export.completed event).');
+  if (row.status === 'failed') throw new ApiError('not_found', 'The export failed: it has no file. Request a new one.');
+  if (row.expires_at !== null && (await clock.now(db, scope)).getTime() >= new Date(row.expires_at).getTime()) {
+    throw new ApiError('not_found', 'The export\'s file has expired (kept 7 days). Request a new one.');
+  }
+  let n = 0;
+  const body = new Readable({
+    highWaterMark: 1,
+    read() {
+      db.selectFrom('export_chunks').select('data').where('export_id', '=', row.id).where('n', '=', n).executeTakeFirst().then((chunk) => {
+        n += 1;
+        this.push(chunk ? Buffer.from(chunk.data) : null);
+      }, (err: unknown) => this.destroy(err as Error));
+    },
+  });
+  return { format: row.format, size: Number(row.size_bytes ?? 0), body, filename: `${row.id}.${row.format === 'csv' ? 'csv' : 'jsonl'}` };
+}
+
+/** Serialises records of one batch; the header goes before the first. */
+function serialise(format: 'csv' | 'jsonl', columns: readonly string[], records: readonly Record_[], header: boolean): string {
+  if (format === 'jsonl') return records.map((r) => `${JSON.stringify(r, columns as string[])}\n`).join('');
+  if (records.length === 0 && !header) return '';
+  return stringify(records.map((r) => columns.map((c) => r[c] ?? '')), { header, columns: columns as string[], record_delimiter: 'unix' });
+}
+
+/**
+ * Writes one export's file (the job): deletes what an earlier attempt left, walks the kind's
+ * rows in batches, appends each batch's text to a buffer that is stored as a chunk whenever it
+ * reaches 256 KiB, hashes as it goes, then marks the export completed with its event, in one
+ * transaction with the last chunk.
+ */
+export async function writeExport(db: Kysely<Database>, clock: Clock, id: string): Promise<void> {
+  const ex = await db.selectFrom('exports').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!ex || ex.status !== 'pending') return;
+  const scope = { merchantId: ex.merchant_id, environment: ex.environment };
+  const spec = kindSpec(ex.kind as ExportKind);
+  await db.deleteFrom('export_chunks').where('export_id', '=', id).execute();
+  const hash = createHash('sha256');
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let n = 0;
+  let size = 0;
+  let rows = 0;
+  const flush = async (db: Db, all: boolean) => {
+    while (pendingBytes >= exportChunkBytes || (all && pendingBytes > 0)) {
+      const joined = Buffer.concat(pending);
+      const piece = joined.subarray(0, Math.min(exportChunkBytes, joined.length));
+      const rest = joined.subarray(piece.length);
+      await db.insertInto('export_chunks').values({ export_id: id, n, data: piece }).execute();
+      n += 1;
+      pending = rest.length ? [Buffer.from(rest)] : [];
+      pendingBytes = rest.length;
+    }
+  };
+  const append = (text: string) => {
+    if (text === '') return;
+    const bytes = Buffer.from(text, 'utf8');
+    hash.update(bytes);
+    size += bytes.length;
+    pending.push(bytes);
+    pendingBytes += bytes.length;
+  };
+  const window = { merchantId: ex.merchant_id, environment: ex.environment, createdGte: new Date(ex.created_gte), createdLt: new Date(ex.created_lt) };
+  if (ex.format === 'csv') append(serialise('csv', spec.columns, [], true));
+  let after: string | undefined;
+  for (;;) {
+    const { seq, records } = await spec.batch(db, window, after, exportBatchRows);
+    append(serialise(ex.format, spec.columns, records, false));
+    rows += records.length;
+    await flush(db, false);
+    if (exhausted(after, seq)) break;
+    after = seq;
+  }
+  await db.transaction().execute(async (trx) => {
+    await flush(trx, true);
+    const now = await clock.now(trx, scope);
+    const done = await trx.updateTable('exports').set({
+      status: 'completed', row_count: String(rows), sha256: hash.digest('hex'), size_bytes: String(size),
+      completed_at: now, expires_at: new Date(now.getTime() + exportKeepMs),
+    }).where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();
+    if (Number(done.numUpdatedRows) === 0) throw new Error(`export ${id} changed while it was written`);
+    await recordEvent(trx, { ...scope, type: 'export.completed', object: 'export', objectId: id, externalMemberId: null, status: 'completed', statusVersion: 1 });
+  });
+}
+
+/** The export could not be written after its attempts: `failed`, its chunks gone, with its event. */
+export async function failExport(db: Kysely<Database>, clock: Clock, id: string, reason: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const ex = await trx.updateTable('exports').set({ status: 'failed', failure_reason: reason.slice(0, 500) })
+      .where('id', '=', id).where('status', '=', 'pending').returning(['merchant_id', 'environment']).executeTakeFirst();
+    if (!ex) return;
+    const scope = { merchantId: ex.merchant_id, environment: ex.environment };
+    await trx.updateTable('exports').set({ completed_at: await clock.now(trx, scope) }).where('id', '=', id).execute();
+    await trx.deleteFrom('export_chunks').where('export_id', '=', id).execute();
+    await recordEvent(trx, { ...scope, type: 'export.failed', object: 'export', objectId: id, externalMemberId: null, status: 'failed', statusVersion: 1 });
+  });
+}
+
+/** Removes exports past their seven days (each merchant's clock), a bounded batch per call; answers how many. */
+export async function deleteExpiredExports(db: Kysely<Database>, limit = 100): Promise<number> {
+  const { rows } = await sql<{ id: string }>`
+    DELETE FROM exports WHERE id IN (
+      SELECT x.id FROM exports x
+      WHERE x.expires_at IS NOT NULL
+        AND x.expires_at <= now() + COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id = x.merchant_id AND x.environment = 'sandbox'), 0) * interval '1 millisecond'
+      ORDER BY x.expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+    RETURNING id`.execute(db);
+  return rows.length;
+}
