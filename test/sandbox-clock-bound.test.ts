@@ -2,11 +2,12 @@
  * A long sandbox clock advance shares the process (issue 35, point 2; docs/clock.md "Bounds"): on
  * the embedded database, whose statements never give the event loop a turn by themselves, one
  * sandbox merchant's advance of a year with its data (members, deposits, withdrawals, failing
- * webhook deliveries, earn orders, locked quotes) runs while ANOTHER merchant's production reads
- * keep answering within a bound; the advance answers within its own bound with every effect due
- * in the year done. A process running transactions for seconds in one step is paced the same way,
- * an advance that would run past its time bound answers with the clock at its target, and the
- * background tickers that take up what it left are paced too.
+ * webhook deliveries, fixed-term earn orders, locked quotes, the events' retention) runs while
+ * ANOTHER merchant's production reads keep answering within a bound; the advance answers within
+ * its own bound with every effect due in the year done. A process running transactions for
+ * seconds in one step is paced the same way, an advance that would run past its time bound
+ * answers with the clock at its target, and the background tickers that take up what it left (a
+ * year of flexible earn order-days) are paced too.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,23 +24,32 @@ import { startReceiver } from './support/webhook-receiver.js';
 
 /**
  * The longest another merchant's read (two requests) may take from when it was due while an
- * advance runs. Before the advance was paced a read waited for the whole advance (2.9 to 9.5 s
- * with this file's data); paced, the slowest took 45 ms (30 ms on PostgreSQL) on a machine
- * loaded three to five times over its cores: the event loop turns every 5 ms of the advance's work.
+ * advance runs. Before the advance was paced a read waited for most of the advance (4 to 5 s
+ * with this file's data on a loaded machine); paced, the slowest took 137 ms (22 ms on
+ * PostgreSQL) on a machine loaded four to six times over its cores: the event loop turns every
+ * 5 ms of the advance's work.
  */
 const otherRequestMaxMs = 750;
 /** The advance's own answer: its time bound plus the step in progress, with room for a loaded machine. */
 const advanceAnswerMaxMs = advanceRunMaxMs + 5_000;
 const year = 31_536_000;
 
+interface Read {
+  /** When it was due (performance.now()). */
+  due: number;
+  /** From when it was due to its answer. */
+  ms: number;
+}
+
 /**
- * Sends a production read of another merchant every 20 ms until `stop` (at a steady rate: back to
- * back, on PostgreSQL, they took most of the process), each timed from when it was due, so a
- * stalled event loop that holds back the timer of the next read counts too. A read due while the
- * loop was stalled goes out when the loop turns again; the missed ones are not made up.
+ * Sends a production read of another merchant every 100 ms until `stop` (a steady rate: back to
+ * back they took most of the process's CPU and slowed the advance twofold on a loaded machine),
+ * each timed from when it was due, so a stalled event loop that holds back the timer of the next
+ * read counts too. A read due while the loop was stalled goes out when the loop turns again; the
+ * missed ones are not made up.
  */
-function keepReading(read: () => Promise<unknown>, everyMs = 20) {
-  const times: number[] = [];
+function keepReading(read: () => Promise<unknown>, everyMs = 100) {
+  const reads: Read[] = [];
   const failures: unknown[] = [];
   const inFlight = new Set<Promise<unknown>>();
   let stopped = false;
@@ -49,7 +59,7 @@ function keepReading(read: () => Promise<unknown>, everyMs = 20) {
     if (stopped) return;
     const sentDue = due;
     const sent: Promise<unknown> = read()
-      .then(() => void times.push(performance.now() - sentDue), (err: unknown) => void failures.push(err))
+      .then(() => void reads.push({ due: sentDue, ms: performance.now() - sentDue }), (err: unknown) => void failures.push(err))
       .finally(() => inFlight.delete(sent));
     inFlight.add(sent);
     due = Math.max(due + everyMs, performance.now());
@@ -57,17 +67,31 @@ function keepReading(read: () => Promise<unknown>, everyMs = 20) {
   };
   timer = setTimeout(tick, everyMs);
   return {
-    times,
-    async stop() {
+    async stop(): Promise<Read[]> {
       // A read that fell due while the loop was held goes out first (its timer is overdue: it fires before this one).
       await new Promise((r) => setTimeout(r, 1));
       stopped = true;
       clearTimeout(timer);
       await Promise.all(inFlight);
       if (failures.length) throw failures[0];
-      return times;
+      return reads;
     },
   };
+}
+
+/**
+ * The other merchant kept being answered while `what` ran from `from` to `to`: the reads due in
+ * that time went out (at least a fifth of one every 100 ms: a held event loop sends one, when it
+ * turns again), and every read answered within the bound of when it was due, and within a quarter
+ * of the time the work ran (whatever the machine's speed, a read never waited for most of it).
+ */
+function assertKeptAnswering(reads: Read[], from: number, to: number, what: string) {
+  const ms = Math.round(to - from);
+  const during = reads.filter((r) => r.due >= from && r.due <= to).length;
+  const slowest = Math.round(Math.max(...reads.map((r) => r.ms)));
+  assert.ok(during >= ms / 500, `${what}: the other merchant's reads went out while it ran (${during} in ${ms} ms, one due every 100 ms)`);
+  assert.ok(slowest < otherRequestMaxMs, `${what}: each read of the other merchant answered within ${otherRequestMaxMs} ms of when it was due (slowest ${slowest} ms of ${reads.length})`);
+  assert.ok(slowest < ms / 4, `${what}: no read of the other merchant waited for a quarter of the ${ms} ms it ran (slowest ${slowest} ms)`);
 }
 
 /** A production merchant with a member holding a balance, and its reads: the asset list and the member's balances. */
@@ -86,12 +110,10 @@ async function productionReader(service: RunningService) {
   };
 }
 
-const slowest = (times: number[]) => Math.round(Math.max(...times));
-
 describe('sandbox clock: an advance shares the process', () => {
   let service: RunningService;
   before(async () => {
-    // The neighbour sends two requests every 20 ms, past its rate limit otherwise.
+    // The neighbour's reads, two requests each, come steadily: its rate limit out of the way.
     service = await startTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0, rateLimitScale: 1000 } });
   });
   after(async () => {
@@ -105,9 +127,7 @@ describe('sandbox clock: an advance shares the process', () => {
     try {
       const { client, merchantId } = await newMerchantClient(service);
       await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited', 'withdrawal.locked'] });
-      const products = await client.earn.products();
-      const flexible = products.find((p) => p.type === 'flexible')!;
-      const fixed = products.find((p) => p.type === 'fixed')!;
+      const fixed = (await client.earn.products()).find((p) => p.type === 'fixed')!;
       const members = Array.from({ length: 12 }, (_, i) => `yr-${i}-${randomUUID().slice(0, 6)}`);
       const earnOrders: string[] = [];
       const quotes: string[] = [];
@@ -118,8 +138,7 @@ describe('sandbox clock: an advance shares the process', () => {
           const w = await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '10' }, { onBehalfOf: m });
           await client.withdrawals.confirm(w.id);
         }
-        if (i < 1) earnOrders.push((await client.earn.subscribe({ product_id: flexible.id, amount: '365' }, { onBehalfOf: m })).id);
-        if (i < 4) earnOrders.push((await client.earn.subscribe({ product_id: fixed.id, amount: '100' }, { onBehalfOf: m })).id);
+        earnOrders.push((await client.earn.subscribe({ product_id: fixed.id, amount: '100' }, { onBehalfOf: m })).id);
         if (i < 4) assert.equal((await admin(service, 'POST', `/admin/v1/members/${member.id}/kyc-review`, { decision: 'approved', level: 1 })).status, 200);
         if (i < 4) quotes.push((await client.exchange.quote({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '5', lock: true }, { onBehalfOf: m })).quote_id!);
       }
@@ -133,40 +152,30 @@ describe('sandbox clock: an advance shares the process', () => {
       };
       // The events no endpoint subscribes to have `no_subscriber` records: nothing to send.
       const before = (await deliveries()).filter((d) => d.status !== 'no_subscriber');
-      assert.ok(before.length >= members.length + 4, `a delivery per deposit and per withdrawal (${before.length})`);
+      assert.ok(before.length >= members.length + members.length / 3, `a delivery per deposit and per withdrawal (${before.length})`);
       assert.ok(before.every((d) => d.status === 'failed' && d.attempts === 1), `each tried once and waiting for a retry: ${JSON.stringify(before.map((d) => [d.status, d.attempts]))}`);
 
       const reads = keepReading(await productionReader(service));
       await new Promise((r) => setTimeout(r, 100));
       const start = performance.now();
       const moved = await client.sandbox.advanceClock(year);
-      const answeredMs = performance.now() - start;
-      const times = await reads.stop();
-
-      assert.ok(answeredMs < advanceAnswerMaxMs, `the advance answered in ${Math.round(answeredMs)} ms`);
-      assert.ok(times.length >= answeredMs / 100, `the other merchant's reads went on during the advance (${times.length} in ${Math.round(answeredMs)} ms, one due every 20 ms)`);
-      assert.ok(times.every((t) => t < otherRequestMaxMs),
-        `each production read of the other merchant answered within ${otherRequestMaxMs} ms while the advance ran (slowest ${slowest(times)} ms of ${times.length})`);
+      const end = performance.now();
+      assertKeptAnswering(await reads.stop(), start, end, 'a year\'s advance');
+      assert.ok(end - start < advanceAnswerMaxMs, `the advance answered in ${Math.round(end - start)} ms`);
 
       // Every effect due within the year has run.
       const now = Date.parse(moved.now);
       assert.ok(now - Date.now() >= year * 1000 - 60_000, 'the clock moved a year');
-      const after = (await deliveries()).filter((x) => before.some((b) => b.id === x.id));
-      assert.equal(after.length, before.length);
-      for (const d of after) {
+      // The first attempt and the seven retries of the default schedule, each posted to the receiver.
+      // A record ends dead; its event's retention (30 days of the merchant's time, events.retention)
+      // may since have removed both.
+      assert.equal(receiver.received.length, before.length * 8, 'every retry of every delivery ran');
+      for (const d of (await deliveries()).filter((x) => before.some((b) => b.id === x.id))) {
         assert.equal(d.status, 'dead', `delivery ${d.id}: every retry of the schedule ran (${d.status}, ${d.attempts} attempts)`);
-        assert.equal(d.attempts, 8, 'the first attempt and the seven retries of the default schedule');
+        assert.equal(d.attempts, 8);
       }
-      const rows = await service.ctx.db.selectFrom('earn_orders').select(['id', 'type', 'status', 'days_accrued', 'next_accrual_at'])
-        .where('id', 'in', earnOrders).execute();
-      assert.equal(rows.length, earnOrders.length);
-      for (const o of rows) {
-        if (o.type === 'fixed') assert.equal(o.status, 'settled', `fixed-term ${o.id} matured`);
-        else {
-          assert.ok(o.days_accrued >= 364, `flexible ${o.id}: a year of daily payouts (${o.days_accrued})`);
-          assert.ok(new Date(o.next_accrual_at!).getTime() > now, 'no day left due');
-        }
-      }
+      const rows = await service.ctx.db.selectFrom('earn_orders').select(['id', 'status', 'days_accrued']).where('id', 'in', earnOrders).execute();
+      assert.deepEqual(rows.map((o) => [o.status, o.days_accrued]), earnOrders.map(() => ['settled', 30]), 'each fixed-term order accrued its 30 days and matured');
       for (const [i, q] of quotes.entries()) assert.equal((await client.exchange.get(q, { onBehalfOf: members[i]! })).status, 'expired');
       const clock = await service.ctx.db.selectFrom('sandbox_clocks').select('advance_lease_until').where('merchant_id', '=', merchantId).executeTakeFirstOrThrow();
       assert.equal(clock.advance_lease_until, null, 'the clock is free again');
@@ -198,18 +207,16 @@ describe('sandbox clock: an advance shares the process', () => {
     await new Promise((r) => setTimeout(r, 100));
     const start = performance.now();
     await advanceClock(service.ctx, [busy], merchantId, 60, { noStore: false } as IdempotencyContext);
-    const answeredMs = performance.now() - start;
-    const times = await reads.stop();
+    const end = performance.now();
     assert.ok(ran);
-    assert.ok(times.length >= answeredMs / 100, `the other merchant's reads went on (${times.length} in ${Math.round(answeredMs)} ms, one due every 20 ms, beside ${transactions} transactions)`);
-    assert.ok(times.every((t) => t < otherRequestMaxMs), `each answered within ${otherRequestMaxMs} ms (slowest ${slowest(times)} ms of ${times.length})`);
+    assertKeptAnswering(await reads.stop(), start, end, `one step of ${transactions} transactions`);
   });
 
   it('what an advance left past its bound is run by the background tickers on the merchant\'s clock, paced the same way', async () => {
     const { client, merchantId } = await newMerchantClient(service);
     const flexible = (await client.earn.products()).find((p) => p.type === 'flexible')!;
     const orders: string[] = [];
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 2; i++) {
       const m = `left-${i}-${randomUUID().slice(0, 6)}`;
       await client.members.create({ external_member_id: m });
       await client.deposits.create({ member_id: m, asset: 'USDT', amount: '500', tx_hash: `0x${randomUUID()}` });
@@ -218,16 +225,14 @@ describe('sandbox clock: an advance shares the process', () => {
     // An advance out of time at once: the clock jumps a year and every order-day is left due.
     await advanceClock(service.ctx, [], merchantId, year, { noStore: false } as IdempotencyContext, { runMaxMs: 0, sliceMs: 5 });
     const accrued = async () => (await service.ctx.db.selectFrom('earn_orders').select('days_accrued').where('id', 'in', orders).execute()).map((o) => o.days_accrued);
-    assert.deepEqual(await accrued(), [0, 0, 0, 0]);
+    assert.deepEqual(await accrued(), [0, 0]);
     const reads = keepReading(await productionReader(service));
     await new Promise((r) => setTimeout(r, 100));
     const start = performance.now();
-    await service.workers.tick(); // the earn ticker: 1,460 order-days, one transaction each
-    const tookMs = performance.now() - start;
-    const times = await reads.stop();
+    await service.workers.tick(); // the earn ticker: 730 order-days, one transaction each
+    const end = performance.now();
+    assertKeptAnswering(await reads.stop(), start, end, 'the tickers');
     assert.ok((await accrued()).every((d) => d >= 364), 'the year of each order accrued');
-    assert.ok(times.length >= tookMs / 100, `the other merchant's reads went on (${times.length} in ${Math.round(tookMs)} ms, one due every 20 ms)`);
-    assert.ok(times.every((t) => t < otherRequestMaxMs), `each answered within ${otherRequestMaxMs} ms (slowest ${slowest(times)} ms of ${times.length})`);
   });
 
   it('an advance that would step past its time bound stops stepping and answers with the clock at its target', async () => {
