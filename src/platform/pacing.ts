@@ -1,5 +1,6 @@
 /**
- * Pacing of long work that runs as one chain of promises (the sandbox clock's advance, docs/clock.md).
+ * Pacing of long work that runs as one chain of promises: the sandbox clock's advance
+ * (docs/clock.md, "Bounds") and the background tickers (src/jobs/workers.ts).
  *
  * The embedded database answers without I/O: a query's promise resolves in a microtask, so work
  * that only awaits the database never lets the event loop turn. Nothing else in the process then

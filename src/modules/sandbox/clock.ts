@@ -188,10 +188,10 @@ async function dueProcesses(
  * contract), is logged and left out for the rest of this advance; its background worker still
  * takes it up.
  *
- * Paced (platform/pacing.ts): the processes get a handle whose transactions start only after the event
- * loop had a turn within the last slice, and the steps' own statements wait for it the same way,
- * so the other requests of the process keep running beside a long advance. No step starts after
- * `runMaxMs`.
+ * Paced (platform/pacing.ts): the processes get a handle whose transactions start only after the
+ * event loop had a turn within the last slice, and the steps' own statements wait for it the same
+ * way, so the other requests of the process keep running beside a long advance. No step starts
+ * after `runMaxMs`.
  */
 async function runUntil(
   ctx: ServiceContext, processes: readonly TimedProcess[], scope: ClockScope, targetOffset: bigint, lease: Lease, bounds: AdvanceBounds,
