@@ -1,7 +1,8 @@
 /** What every command gets: its parsed arguments, output helpers, the profile and a client. */
-import { MerchantWalletClient, SDK_VERSION } from '@merchant-wallet/sdk';
+import { MerchantWalletClient, SDK_VERSION, type TokenStore } from '@merchant-wallet/sdk';
 import { configPath, profileName, readConfig, resolveCredentials, writeConfig, type ConfigFile, type Credentials, type Profile } from './config.js';
 import type { Io } from './io.js';
+import { fileTokenStore, tokenCachePath } from './token-store.js';
 
 export const CLI_VERSION = '0.1.0';
 
@@ -75,7 +76,7 @@ export class Context {
   client(): MerchantWalletClient {
     if (!this.clientInstance) {
       const c = this.credentials();
-      this.clientInstance = newClient(c);
+      this.clientInstance = newClient(c, fileTokenStore(tokenCachePath(this.io.env), c));
     }
     return this.clientInstance;
   }
@@ -85,7 +86,8 @@ export class Context {
   }
 }
 
-export function newClient(c: Credentials): MerchantWalletClient {
+/** `tokenStore`: the tokens of earlier runs (token-store.ts); none for `mwa login`, which checks the key itself. */
+export function newClient(c: Credentials, tokenStore?: TokenStore): MerchantWalletClient {
   // A *.localhost base URL connects to the loopback address: the SDK does it (RFC 6761).
   return new MerchantWalletClient({
     baseUrl: c.baseUrl,
@@ -93,5 +95,6 @@ export function newClient(c: Credentials): MerchantWalletClient {
     apiKey: c.apiKey,
     signingKey: c.signingKey,
     userAgent: `mwa/${CLI_VERSION} merchant-wallet-sdk-ts/${SDK_VERSION} node/${process.version}`,
+    tokenStore,
   });
 }

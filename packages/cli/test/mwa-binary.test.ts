@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -57,6 +57,7 @@ describe('the mwa binary against a service', () => {
   let service: RunningService;
   let bin: string;
   let env: Record<string, string>;
+  let keyId = '';
   let receiver: Server;
   let receiverPort = 0;
   const deliveries: Delivery[] = [];
@@ -66,13 +67,15 @@ describe('the mwa binary against a service', () => {
   before(async () => {
     [service, bin] = await Promise.all([
       startTestService({
-        // Each mwa process exchanges the key for a token: more than the 20 exchanges a minute a key gets.
-        config: { workers: true, jobPollIntervalMs: 50, simulatorConfirmDelayMs: 50, upstreamReconcileDelayMs: 100, upstreamCallTimeoutMs: 300, rateLimitScale: 10 },
+        // The reference's rate limits as they are: some 40 mwa runs in a minute share one token
+        // (the token cache), where an exchange per run would meet the 20 exchanges a minute a key gets.
+        config: { workers: true, jobPollIntervalMs: 50, simulatorConfirmDelayMs: 50, upstreamReconcileDelayMs: 100, upstreamCallTimeoutMs: 300 },
       }),
       buildBinary(),
     ]);
     const merchantId = await createMerchant(service);
     const creds = await createKey(service, merchantId, { scopes: [...allScopes, 'events:read'] });
+    keyId = creds.keyId;
     env = {
       PATH: process.env.PATH ?? '',
       HOME: mkdtempSync(join(tmpdir(), 'mwa-home-')),
@@ -239,5 +242,12 @@ describe('the mwa binary against a service', () => {
     const replay = await mwa(['events', 'replay', 'whe_00000000-0000-4000-8000-000000000000', '--since', '1h', '--json']);
     assert.equal(replay.code, 1);
     assert.equal(JSON.parse(replay.stderr).error.status, 404);
+
+    // Every run of this file used the token the first one obtained (tokens.json, 0600, beside no secret).
+    const tokens = await service.ctx.db.selectFrom('access_tokens').select('token_hash').where('key_id', '=', keyId).execute();
+    assert.equal(tokens.length, 1);
+    const cache = join(env.HOME!, '.cache', 'mwa', 'tokens.json');
+    assert.equal(statSync(cache).mode & 0o777, 0o600);
+    assert.ok(!readFileSync(cache, 'utf8').includes(env.MWA_API_KEY!));
   });
 });

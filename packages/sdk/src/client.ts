@@ -111,7 +111,7 @@ export class MerchantWalletClient implements Resources {
   constructor(options: MerchantWalletClientOptions) {
     this.cfg = resolveConfig(options);
     this.transport = new HttpTransport(this.cfg);
-    this.tokens = new TokenCache(() => this.exchangeToken(), this.cfg.now, this.cfg.tokenRenewSkewSeconds);
+    this.tokens = new TokenCache(() => this.exchangeToken(), this.cfg.now, this.cfg.tokenRenewSkewSeconds, this.cfg.tokenStore);
     this.attachResources();
   }
 

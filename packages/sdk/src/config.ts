@@ -4,6 +4,7 @@
  */
 
 import { setTimeout as wait } from 'node:timers/promises';
+import type { TokenStore } from './token.js';
 
 export const SDK_VERSION = '0.1.0';
 
@@ -36,6 +37,8 @@ export interface MerchantWalletClientOptions {
   userAgent?: string;
   /** Renew the cached token this many seconds before `expired_at`. Default 60. */
   tokenRenewSkewSeconds?: number;
+  /** Keeps tokens beyond this client (e.g. in a file for a command-line tool); default none. */
+  tokenStore?: TokenStore;
   /** Injectable sleep (tests). Default: `node:timers/promises` setTimeout. */
   sleep?: (ms: number) => Promise<void>;
   /** Injectable clock in milliseconds since the epoch (tests). Default `Date.now`. */
@@ -65,6 +68,7 @@ export interface ResolvedConfig {
   timeoutMs: number;
   userAgent: string;
   tokenRenewSkewSeconds: number;
+  tokenStore: TokenStore | undefined;
   sleep: (ms: number) => Promise<void>;
   now: () => number;
   random: () => number;
@@ -138,6 +142,7 @@ export function resolveConfig(opts: MerchantWalletClientOptions): ResolvedConfig
     timeoutMs,
     userAgent: opts.userAgent ?? `merchant-wallet-sdk-ts/${SDK_VERSION} node/${process.version}`,
     tokenRenewSkewSeconds: nonNegativeNumber('tokenRenewSkewSeconds', opts.tokenRenewSkewSeconds, 60),
+    tokenStore: opts.tokenStore,
     sleep: opts.sleep ?? defaultSleep,
     now: opts.now ?? Date.now,
     random: opts.random ?? Math.random,

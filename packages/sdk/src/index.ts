@@ -6,6 +6,7 @@ export { MerchantWalletClient, buildQueryString } from './client.js';
 export type { CallOptions, RequestOptions, RawResult } from './client.js';
 export { SDK_VERSION, isLoopbackName } from './config.js';
 export type { MerchantWalletClientOptions } from './config.js';
+export type { TokenStore } from './token.js';
 export {
   MerchantWalletError,
   MerchantWalletInvalidRequestError,

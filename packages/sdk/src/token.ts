@@ -12,6 +12,18 @@
 
 import type { TokenResponse } from './types.js';
 
+/**
+ * Where tokens outlive the client (`MerchantWalletClientOptions.tokenStore`): a process that
+ * starts often (a command-line tool) reuses the token an earlier one obtained instead of
+ * exchanging the key each time (20 exchanges a minute per key). Keep it as secret as the key.
+ */
+export interface TokenStore {
+  /** A token saved earlier, or undefined. Used while `expired_at` (less the renewal margin) is ahead. */
+  load(): TokenResponse | undefined;
+  /** Each new token, once exchanged. */
+  save(token: TokenResponse): void;
+}
+
 export interface TokenExchangeResult {
   token: TokenResponse;
   /** Server time of the answer in ms (from the `Date` header), if known. */
@@ -20,6 +32,8 @@ export interface TokenExchangeResult {
 
 interface CachedToken {
   value: string;
+  /** Loaded from the token store (not exchanged by this cache). */
+  stored?: boolean;
   /** Local time (ms) from which the token is considered stale and is renewed. */
   renewAtMs: number;
   response: TokenResponse;
@@ -29,17 +43,38 @@ export class TokenCache {
   private cached: CachedToken | undefined;
   private inflight: Promise<CachedToken> | undefined;
 
+  /** A stored token the server refused: never loaded again by this cache. */
+  private refusedStored: string | undefined;
+
   constructor(
     private readonly exchange: () => Promise<TokenExchangeResult>,
     private readonly now: () => number,
     private readonly renewSkewSeconds: number,
+    private readonly store?: TokenStore,
   ) {}
 
   /** A valid access token, exchanging credentials when none is cached or it is about to expire. */
   async get(): Promise<string> {
-    const c = this.cached;
+    const c = this.cached ?? this.fromStore();
     if (c && this.now() < c.renewAtMs) return c.value;
     return (await this.refresh()).value;
+  }
+
+  /** The store's token while it has more than the renewal margin left (by the local clock). */
+  private fromStore(): CachedToken | undefined {
+    if (!this.store) return undefined;
+    let token: TokenResponse | undefined;
+    try {
+      token = this.store.load();
+    } catch {
+      return undefined;
+    }
+    if (!token || typeof token.auth_token !== 'string' || token.auth_token === '' || token.auth_token === this.refusedStored) return undefined;
+    if (typeof token.expired_at !== 'number' || !Number.isFinite(token.expired_at)) return undefined;
+    const renewAtMs = token.expired_at * 1000 - this.renewSkewSeconds * 1000;
+    if (this.now() >= renewAtMs) return undefined;
+    this.cached = { value: token.auth_token, renewAtMs, response: token, stored: true };
+    return this.cached;
   }
 
   /** The last token response (scopes, expired_at), if any. */
@@ -50,6 +85,7 @@ export class TokenCache {
   /** Drops the cached token. With `token`, only when it is still the cached one. */
   invalidate(token?: string): void {
     if (token === undefined || this.cached?.value === token) {
+      if (this.cached?.stored) this.refusedStored = this.cached.value;
       this.cached = undefined;
     }
   }
@@ -75,6 +111,11 @@ export class TokenCache {
       const skewMs = Math.min(this.renewSkewSeconds * 1000, Math.max(0, lifetimeMs) / 2);
       const entry: CachedToken = { value: token.auth_token, renewAtMs: startedAt + lifetimeMs - skewMs, response: token };
       this.cached = entry;
+      try {
+        this.store?.save(token);
+      } catch {
+        // A store that cannot keep it costs an exchange next time, not this call.
+      }
       return entry;
     })();
     this.inflight = p;
