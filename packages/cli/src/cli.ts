@@ -109,7 +109,6 @@ function groupHelp(group: string): string {
 export async function main(argv: string[], io: Io = processIo()): Promise<number> {
   const json = argv.includes('--json');
   let ctx: Context | undefined;
-  const stop = () => ctx?.abort.abort();
   try {
     if (argv.includes('--version') && !argv.includes('--')) {
       io.stdout(json ? `${JSON.stringify({ version: CLI_VERSION })}\n` : `mwa ${CLI_VERSION}\n`);
@@ -154,14 +153,10 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     if (parsed.positionals.length < min) throw new UsageError(`missing ${names ?? 'arguments'}`, spec.name);
     if (parsed.positionals.length > max) throw new UsageError(`unexpected argument "${parsed.positionals[max]}"`, spec.name);
     ctx = new Context(io, parsed.values as Context['values'], parsed.positionals);
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
     return (await spec.run(ctx)) ?? EXIT_OK;
   } catch (err) {
     return report(err, io, json);
   } finally {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
     ctx?.close();
   }
 }

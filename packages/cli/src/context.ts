@@ -10,7 +10,7 @@ export type Values = Record<string, string | boolean | string[] | undefined>;
 
 export class Context {
   private clientInstance: MerchantWalletClient | undefined;
-  /** Set by a command that runs until interrupted (listen): `main` waits for it, and SIGINT/SIGTERM abort it. */
+  /** Aborted by SIGINT / SIGTERM while `untilInterrupted` runs (listen); other commands keep Node's default (exit at once). */
   readonly abort = new AbortController();
 
   constructor(
@@ -79,6 +79,19 @@ export class Context {
       this.clientInstance = newClient(c, fileTokenStore(tokenCachePath(this.io.env), c));
     }
     return this.clientInstance;
+  }
+
+  /** Runs `work` with SIGINT and SIGTERM turned into `abort` (a clean end, exit status 0), then restores them. */
+  async untilInterrupted<T>(work: () => Promise<T>): Promise<T> {
+    const stop = () => this.abort.abort();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    try {
+      return await work();
+    } finally {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    }
   }
 
   close(): void {

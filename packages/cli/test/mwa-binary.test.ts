@@ -190,6 +190,12 @@ describe('the mwa binary against a service', () => {
     const kept = (JSON.parse(all.stdout) as { data: { event_id: string }[] }).data.map((e) => e.event_id);
     await waitFor('every kept event forwarded', () => (kept.every((id) => ids.includes(id)) ? true : undefined), 5_000);
     assert.deepEqual([...kept].sort(), [...ids].sort());
+
+    // Ctrl-C / SIGTERM ends listen cleanly.
+    const exited = new Promise<number | null>((r) => listen!.once('exit', (code) => r(code)));
+    listen.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    listen = undefined;
   });
 
   it('events get, clock, request: output and exit statuses (0 done, 1 an API error, 2 a usage error); --help', async () => {

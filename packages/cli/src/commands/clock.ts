@@ -10,7 +10,7 @@ export const clockShow: CommandSpec = {
   name: 'clock',
   summary: 'Show the sandbox clock (GET /v1/sandbox/clock)',
   usage: 'clock',
-  details: 'Each sandbox merchant has its own clock, which only moves forward (mwa clock advance).',
+  details: 'Each sandbox merchant has its own clock, which only moves forward: mwa clock advance <duration> (see mwa clock advance --help).',
   run: async (ctx) => {
     const clock = await ctx.client().sandbox.clock();
     ctx.result(clock, clock.now);

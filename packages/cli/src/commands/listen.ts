@@ -80,10 +80,13 @@ export const listen: CommandSpec = {
         else ctx.note(`connection lost (${why}); reconnecting in ${(delayMs / 1000).toFixed(1)} s`);
       },
     });
-    for await (const event of stream) {
-      if (!matches(types, event.event_type)) continue;
-      await forwardOne(ctx, url, secret, event);
-    }
+    await ctx.untilInterrupted(async () => {
+      for await (const event of stream) {
+        if (!matches(types, event.event_type)) continue;
+        await forwardOne(ctx, url, secret, event);
+      }
+    });
+    ctx.note('stopped');
     return 0;
   },
 };
