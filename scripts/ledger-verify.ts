@@ -11,7 +11,7 @@ import { verifyLedger } from '../src/ledger/verify.js';
 
 async function main(): Promise<number> {
   const config = loadConfig();
-  const handle = await openDatabase(config.databaseUrl, config.dataDir);
+  const handle = await openDatabase(config.databaseUrl, config.dataDir, { pooler: config.databasePooler });
   try {
     await migrateToLatest(handle.db);
     const where = handle.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `embedded database in ${config.databaseUrl === 'memory://' ? 'memory' : config.dataDir}`;

@@ -11,6 +11,7 @@ import { openDatabase } from '../src/db/connection.js';
 import { parseDatabaseTarget } from '../src/db/hosts.js';
 import { loadConfig } from '../src/platform/config.js';
 import { testDatabaseUrl } from './support/service.js';
+import { directTestDatabaseUrl, testDatabaseOptions } from './support/database.js';
 
 const onPostgres = testDatabaseUrl().startsWith('postgres');
 
@@ -43,7 +44,7 @@ async function deadPort(): Promise<number> {
 test('connections go to the next server of the list when the first refuses, and listen there', { skip: !onPostgres && 'PostgreSQL only (TEST_DATABASE_URL)' }, async () => {
   const real = new URL(testDatabaseUrl());
   const url = `postgres://${real.username}@127.0.0.1:${await deadPort()},${real.host}${real.pathname}?target_session_attrs=read-write`;
-  const handle = await openDatabase(url, '', { poolMax: 2 });
+  const handle = await openDatabase(url, '', { ...testDatabaseOptions(), poolMax: 2 });
   try {
     const { rows } = await sql<{ one: number }>`SELECT 1 AS one`.execute(handle.db);
     assert.equal(rows[0]!.one, 1);
@@ -57,8 +58,8 @@ test('connections go to the next server of the list when the first refuses, and 
 });
 
 test('a connection the server ends while it is checked out (inside a transaction) neither crashes the process nor stays in the pool', { skip: !onPostgres && 'PostgreSQL only (TEST_DATABASE_URL)' }, async () => {
-  const handle = await openDatabase(testDatabaseUrl(), '', { poolMax: 1 });
-  const other = await openDatabase(testDatabaseUrl(), '', { poolMax: 1 });
+  const handle = await openDatabase(testDatabaseUrl(), '', { ...testDatabaseOptions(), poolMax: 1 });
+  const other = await openDatabase(directTestDatabaseUrl(), '', { poolMax: 1 });
   const crashes: unknown[] = [];
   const onCrash = (err: unknown) => crashes.push(err);
   process.on('uncaughtException', onCrash);

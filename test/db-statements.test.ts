@@ -12,7 +12,7 @@ import { openDatabase } from '../src/db/connection.js';
 import { keyedReadStats, readRowsByKey } from '../src/db/direct.js';
 import { EmbeddedStatements } from '../src/db/pglite-statements.js';
 import { testDatabaseUrl } from './support/service.js';
-import { migratedImage } from './support/database.js';
+import { migratedImage, testDatabaseOptions } from './support/database.js';
 
 test('embedded prepared statements answer as PGlite.query does: rows, types, counts and errors', async () => {
   // From the suite's migrated image: an empty cluster of its own would cost an initdb.
@@ -50,7 +50,7 @@ test('embedded prepared statements answer as PGlite.query does: rows, types, cou
 
 test('readRowsByKey: the reads of one turn share a statement, each gets its own key\'s rows; in a transaction it reads alone', async () => {
   const url = testDatabaseUrl();
-  const handle = await openDatabase(url, '', url.startsWith('memory:') ? { embeddedImage: await migratedImage() } : {});
+  const handle = await openDatabase(url, '', url.startsWith('memory:') ? { embeddedImage: await migratedImage() } : testDatabaseOptions());
   try {
     const table = `read_keyed_${process.pid}_${Date.now()}`;
     await sql.raw(`CREATE TABLE ${table} (owner text, kind text, n int, PRIMARY KEY (owner, n))`).execute(handle.db);

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { MerchantWalletClient, verifyWebhookSignature } from '@merchant-wallet/sdk';
 import { openDatabase } from '../src/db/connection.js';
 import { verifyLedger } from '../src/ledger/index.js';
-import { seedEmbeddedDataDir } from './support/database.js';
+import { seedEmbeddedDataDir, testDatabaseOptions } from './support/database.js';
 import { rawRequest } from './support/raw-http.js';
 import { spawnService, type ServiceProcess } from './support/process.js';
 
@@ -119,7 +119,7 @@ describe('webhook delivery across a crash of the service', () => {
       assert.equal(await svc.exited, 0);
       svc = undefined;
 
-      const handle = await openDatabase(env.DATABASE_URL || undefined, dataDir);
+      const handle = await openDatabase(env.DATABASE_URL || undefined, dataDir, testDatabaseOptions());
       try {
         const db = handle.db;
         const records = await db.selectFrom('webhook_deliveries').selectAll().where('merchant_id', '=', merchant.id).execute();

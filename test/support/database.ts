@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { openDatabase, type DatabaseHandle } from '../../src/db/connection.js';
+import { openDatabase, type DatabaseHandle, type OpenOptions } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 
 /**
@@ -158,10 +158,35 @@ export async function seedEmbeddedDataDir(dataDir: string): Promise<void> {
   await pglite.close();
 }
 
+/**
+ * The options a test opens the PostgreSQL test database with as the service would: behind a
+ * transaction-mode pooler (`DATABASE_POOLER=transaction`, the CI run through PgBouncer) statements
+ * go unnamed and LISTEN goes to the direct URL of the file's copy (`TEST_DATABASE_DIRECT_URL`).
+ */
+export function testDatabaseOptions(): OpenOptions {
+  if (process.env.DATABASE_POOLER !== 'transaction') return {};
+  return { pooler: 'transaction', ...(process.env.TEST_DATABASE_DIRECT_URL ? { listenUrl: process.env.TEST_DATABASE_DIRECT_URL } : {}) };
+}
+
+/** The file's PostgreSQL database without the pooler in between (the same as `TEST_DATABASE_URL` unless it goes through one). */
+export function directTestDatabaseUrl(): string {
+  return process.env.TEST_DATABASE_DIRECT_URL || process.env.TEST_DATABASE_URL || 'memory://';
+}
+
+/**
+ * Where the harness creates, copies and drops databases: `TEST_DATABASE_ADMIN_URL`, a direct
+ * connection to the server of `TEST_DATABASE_URL` (same database name) when that one goes through
+ * a transaction-mode pooler, which cannot hold the session lock taken below; else `TEST_DATABASE_URL`.
+ */
+function adminUrlFor(baseUrl: string): string {
+  const admin = process.env.TEST_DATABASE_ADMIN_URL;
+  return admin ? withDatabase(admin, baseName(baseUrl)) : baseUrl;
+}
+
 /** A migrated database for tests that use it without a service: the test database, or a copy of the embedded image. */
 export async function openTestDatabase(prefix = 'mwa-db-'): Promise<DatabaseHandle> {
   const url = process.env.TEST_DATABASE_URL || 'memory://';
-  const handle = await openDatabase(url, mkdtempSync(join(tmpdir(), prefix)), url === 'memory://' ? { embeddedImage: await migratedImage() } : {});
+  const handle = await openDatabase(url, mkdtempSync(join(tmpdir(), prefix)), url === 'memory://' ? { embeddedImage: await migratedImage() } : testDatabaseOptions());
   await migrateToLatest(handle.db);
   return handle;
 }
@@ -188,13 +213,14 @@ function baseName(baseUrl: string): string {
  * template migrated once (`<db>_template`, rebuilt when the migrations change), named after the
  * runner's and this process's ids.
  */
-export async function isolatePostgresDatabase(baseUrl: string, runnerPid: number): Promise<{ url: string; name: string }> {
+export async function isolatePostgresDatabase(baseUrl: string, runnerPid: number): Promise<{ url: string; name: string; directUrl: string }> {
   const base = baseName(baseUrl);
   const template = `${base.slice(0, 54)}_template`;
   const name = `${base.slice(0, baseNameMax)}_r${runnerPid}_f${process.pid}_${randomBytes(3).toString('hex')}`;
   const hash = migrationsHash('postgres');
   const lockKey = `mwa-test-template:${base}`;
-  const admin = new pg.Client({ connectionString: baseUrl });
+  const adminUrl = adminUrlFor(baseUrl);
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
     // One builder at a time per base database, across processes; copies are made under the lock
@@ -207,7 +233,7 @@ export async function isolatePostgresDatabase(baseUrl: string, runnerPid: number
     if (rows[0]?.comment !== hash) {
       await admin.query(`DROP DATABASE IF EXISTS ${quote(template)} WITH (FORCE)`);
       await admin.query(`CREATE DATABASE ${quote(template)}`);
-      const handle = await openDatabase(withDatabase(baseUrl, template), tmpdir());
+      const handle = await openDatabase(withDatabase(adminUrl, template), tmpdir());
       try {
         await migrateToLatest(handle.db);
       } finally {
@@ -221,7 +247,7 @@ export async function isolatePostgresDatabase(baseUrl: string, runnerPid: number
   } finally {
     await admin.end();
   }
-  return { url: withDatabase(baseUrl, name), name };
+  return { url: withDatabase(baseUrl, name), name, directUrl: withDatabase(adminUrl, name) };
 }
 
 function processAlive(pid: number): boolean {
@@ -262,7 +288,7 @@ export function dropPostgresDatabasesSync(baseUrl: string, which: { name: string
     await client.end();
   `;
   const res = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-    env: { ...process.env, NODE_OPTIONS: '', MWA_BASE_URL: baseUrl, MWA_DROP_NAME: exact, MWA_DROP_PREFIX: prefix },
+    env: { ...process.env, NODE_OPTIONS: '', MWA_BASE_URL: adminUrlFor(baseUrl), MWA_DROP_NAME: exact, MWA_DROP_PREFIX: prefix },
     encoding: 'utf8',
     timeout: 30_000,
   });
@@ -271,7 +297,7 @@ export function dropPostgresDatabasesSync(baseUrl: string, which: { name: string
 
 /** Drops one copy made by `isolatePostgresDatabase` (the pooled worker's, when its file ends). */
 export async function dropPostgresDatabase(baseUrl: string, name: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: baseUrl });
+  const admin = new pg.Client({ connectionString: adminUrlFor(baseUrl) });
   await admin.connect();
   try {
     await admin.query(`DROP DATABASE IF EXISTS ${quote(name)} WITH (FORCE)`);

@@ -29,6 +29,7 @@ if (/^postgres(ql)?:\/\//.test(url)) {
   } else {
     const own = await isolatePostgresDatabase(url, process.ppid);
     process.env.TEST_DATABASE_URL = own.url;
+    if (process.env.TEST_DATABASE_ADMIN_URL) process.env.TEST_DATABASE_DIRECT_URL = own.directUrl;
     let dropped = false;
     const drop = () => {
       if (dropped) return;

@@ -27,7 +27,8 @@ export async function spawnServiceProcess(env: Record<string, string>): Promise<
   return spawn(process.execPath, [...testNodeFlags(), await serviceEntry()], {
     cwd: root,
     // The strict response check, as support/service.ts turns it on for the services it starts.
-    env: { MWA_STRICT_RESPONSES: 'fail', ...process.env, ...env },
+    // Behind PgBouncer (DATABASE_POOLER=transaction in the environment): LISTEN on the file's copy directly.
+    env: { MWA_STRICT_RESPONSES: 'fail', ...process.env, ...(process.env.TEST_DATABASE_DIRECT_URL ? { DATABASE_LISTEN_URL: process.env.TEST_DATABASE_DIRECT_URL } : {}), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

@@ -36,6 +36,8 @@ export async function startTestService(options: StartOptions = {}): Promise<Runn
     // Every answer checked against its route's response schema before it is sent (platform/
     // response-check.ts): a mismatch is a 500 the test sees. `MWA_STRICT_RESPONSES` set chooses.
     ...(process.env.MWA_STRICT_RESPONSES ? {} : { strictResponses: 'fail' as const }),
+    // Behind PgBouncer (DATABASE_POOLER=transaction, read by the service): LISTEN on the copy directly.
+    ...(process.env.TEST_DATABASE_DIRECT_URL ? { databaseListenUrl: process.env.TEST_DATABASE_DIRECT_URL } : {}),
     ...options.config,
   };
   const embeddedImage = config.databaseUrl === 'memory://' && !options.embeddedImage ? await migratedImage() : options.embeddedImage;

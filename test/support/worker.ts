@@ -110,7 +110,7 @@ async function runFile({ file, bundle }: RunMessage): Promise<void> {
   const cpuBefore = process.cpuUsage();
   const before = activeResources();
 
-  let database: { url: string; name: string } | undefined;
+  let database: { url: string; name: string; directUrl: string } | undefined;
   let loadError: unknown;
   let registrations: Registration[] = [];
   try {
@@ -118,6 +118,8 @@ async function runFile({ file, bundle }: RunMessage): Promise<void> {
       const { isolatePostgresDatabase } = await import('./database.js');
       database = await isolatePostgresDatabase(baseDatabaseUrl, process.ppid);
       process.env.TEST_DATABASE_URL = database.url;
+      // Through a pooler: the copy's direct URL, for LISTEN (support/database.ts, testDatabaseOptions).
+      if (process.env.TEST_DATABASE_ADMIN_URL) process.env.TEST_DATABASE_DIRECT_URL = database.directUrl;
     }
     registrations = await recordRegistrations(() => import(pathToFileURL(bundle).href));
   } catch (err) {
