@@ -19,6 +19,7 @@ import { verifyLedger } from '../src/ledger/index.js';
 import { advanceClock, advanceRunMaxMs, advanceStepsMax, type AdvanceBounds } from '../src/modules/sandbox/clock.js';
 import type { TimedProcess } from '../src/jobs/types.js';
 import type { IdempotencyContext } from '../src/platform/request-context.js';
+import { Pacer, pacedDb } from '../src/platform/pacing.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
 import { startReceiver } from './support/webhook-receiver.js';
 
@@ -233,6 +234,33 @@ describe('sandbox clock: an advance shares the process', () => {
     const end = performance.now();
     assertKeptAnswering(await reads.stop(), start, end, 'the tickers');
     assert.ok((await accrued()).every((d) => d >= 364), 'the year of each order accrued');
+  });
+
+  it('the paced handle: a transaction waits for a turn of the event loop once a slice has run, through chained builders and derived handles too', async () => {
+    const db = pacedDb(service.ctx.db, new Pacer(5));
+    const noPlugin = { transformQuery: (a: { node: any }) => a.node, transformResult: async (a: { result: any }) => a.result };
+    const hold = (ms: number) => {
+      const until = performance.now() + ms;
+      while (performance.now() < until);
+    };
+    const starts = {
+      transaction: () => db.transaction(),
+      'chained builder': () => db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only'),
+      'derived handle': () => db.withPlugin(noPlugin).transaction(),
+    };
+    for (const [what, start] of Object.entries(starts)) {
+      await new Promise((r) => setImmediate(r));
+      hold(10); // the work has run two slices without a turn
+      let turned = false;
+      setImmediate(() => (turned = true));
+      const sawTurn = await start().execute(async (trx) => {
+        await sql`SELECT 1`.execute(trx);
+        return turned;
+      });
+      assert.equal(sawTurn, true, `${what}: the event loop turned before the transaction began`);
+    }
+    assert.equal(db.isTransaction, false);
+    assert.equal(db.getExecutor().adapter, service.ctx.db.getExecutor().adapter, 'the same database handle underneath');
   });
 
   it('an advance that would step past its time bound stops stepping and answers with the clock at its target', async () => {
