@@ -58,6 +58,7 @@ describe('the mwa binary against a service', () => {
   let bin: string;
   let env: Record<string, string>;
   let keyId = '';
+  let prodMerchant = '';
   let receiver: Server;
   let receiverPort = 0;
   const deliveries: Delivery[] = [];
@@ -76,6 +77,7 @@ describe('the mwa binary against a service', () => {
     const merchantId = await createMerchant(service);
     const creds = await createKey(service, merchantId, { scopes: [...allScopes, 'events:read'] });
     keyId = creds.keyId;
+    prodMerchant = await createMerchant(service, 'Production merchant');
     env = {
       PATH: process.env.PATH ?? '',
       HOME: mkdtempSync(join(tmpdir(), 'mwa-home-')),
@@ -198,7 +200,7 @@ describe('the mwa binary against a service', () => {
     listen = undefined;
   });
 
-  it('events get, clock, request: output and exit statuses (0 done, 1 an API error, 2 a usage error); --help', async () => {
+  it('events get, clock, request: output and exit statuses (0 done, 1 an API error, 2 a usage error); --help; trigger refuses a production key', async () => {
     const help = await mwa(['--help']);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /Usage: mwa <command>/);
@@ -249,7 +251,16 @@ describe('the mwa binary against a service', () => {
     assert.equal(replay.code, 1);
     assert.equal(JSON.parse(replay.stderr).error.status, 404);
 
-    // Every run of this file used the token the first one obtained (tokens.json, 0600, beside no secret).
+    // A production key: trigger refuses before it makes anything up (no member, no deposit).
+    const prod = await createKey(service, prodMerchant, { environment: 'production', scopes: allScopes });
+    const refused = await mwa(['trigger', 'deposit.credited'], {
+      MWA_BASE_URL: baseUrlFor(service, 'production'), MWA_CLIENT_ID: prod.clientId, MWA_API_KEY: prod.apiKey, MWA_SIGNING_KEY: prod.signingKey,
+    });
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(refused.stderr, /mwa trigger works in the sandbox only/);
+    assert.equal((await service.ctx.db.selectFrom('members').select('id').where('merchant_id', '=', prodMerchant).execute()).length, 0);
+
+    // Every sandbox run of this file used the token the first one obtained (tokens.json, 0600, beside no secret).
     const tokens = await service.ctx.db.selectFrom('access_tokens').select('token_hash').where('key_id', '=', keyId).execute();
     assert.equal(tokens.length, 1);
     const cache = join(env.HOME!, '.cache', 'mwa', 'tokens.json');
