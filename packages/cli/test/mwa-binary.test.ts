@@ -250,6 +250,15 @@ describe('the mwa binary against a service', () => {
     const replay = await mwa(['events', 'replay', 'whe_00000000-0000-4000-8000-000000000000', '--since', '1h', '--json']);
     assert.equal(replay.code, 1);
     assert.equal(JSON.parse(replay.stderr).error.status, 404);
+    // A real endpoint: the deposit.credited events of the first test (before the endpoint existed) are queued to it.
+    const endpoint = await mwa(['request', 'POST', '/v1/webhooks/endpoints', '--data', JSON.stringify({ url: `http://127.0.0.1:${receiverPort}/endpoint`, event_types: ['deposit.credited'] }), '--json']);
+    assert.equal(endpoint.code, 0, endpoint.stderr);
+    const endpointId = JSON.parse(endpoint.stdout).id as string;
+    const replayed = await mwa(['events', 'replay', endpointId, '--since', '3d', '--json']);
+    assert.equal(replayed.code, 0, replayed.stderr);
+    const queued = JSON.parse(replayed.stdout) as { id: string; queued: number };
+    assert.equal(queued.id, endpointId);
+    assert.ok(queued.queued >= 2, `queued ${queued.queued}`);
 
     // A production key: trigger refuses before it makes anything up (no member, no deposit).
     const prod = await createKey(service, prodMerchant, { environment: 'production', scopes: allScopes });
