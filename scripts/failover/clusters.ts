@@ -92,6 +92,29 @@ export class Cluster {
   }
 }
 
+/** One primary (database `mwa`), no standby: the process-kill measurement (kill-process.ts). */
+export async function makeOne(): Promise<{ server: Cluster; cleanup(): void }> {
+  const bin = binDir();
+  const runAs = owner();
+  const root = mkdtempSync(join(tmpdir(), 'mwa-kill-'));
+  if (runAs) chownSync(root, runAs.uid, runAs.gid);
+  const server = new Cluster('primary', join(root, 'primary'), await freePort(5440), bin, runAs);
+  const cleanup = () => {
+    server.stopFast();
+    rmSync(root, { recursive: true, force: true });
+  };
+  try {
+    server.tool('initdb', ['-D', server.dir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+    appendFileSync(join(server.dir, 'postgresql.conf'), `\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${root}'\nport = ${server.port}\nmax_connections = 100\n`);
+    server.start();
+    await server.query('CREATE DATABASE mwa', [], 'postgres');
+    return { server, cleanup };
+  } catch (err) {
+    cleanup();
+    throw err;
+  }
+}
+
 export interface Pair {
   root: string;
   primary: Cluster;

@@ -88,8 +88,8 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   throw new Error(`service did not start:\n${out}`);
 }
 
-/** A webhook receiver on 127.0.0.1 that notes each event it is sent (answers 200). */
-export async function startReceiver(): Promise<{ url: string; events: Map<string, number>; close(): Promise<void> }> {
+/** A webhook receiver on 127.0.0.1 that notes each event it is sent (answers 200, after `delayMs`). */
+export async function startReceiver(delayMs = 0): Promise<{ url: string; events: Map<string, number>; setDelay(ms: number): void; close(): Promise<void> }> {
   const events = new Map<string, number>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -102,13 +102,16 @@ export async function startReceiver(): Promise<{ url: string; events: Map<string
       } catch {
         // not an event
       }
-      res.end('ok');
+      setTimeout(() => res.end('ok'), delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   return {
     url: `http://127.0.0.1:${port}/hook`, events,
+    setDelay: (ms: number) => {
+      delayMs = ms;
+    },
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
