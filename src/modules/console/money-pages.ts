@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { html } from '../hosted-screens/html.js';
-import { memberBalances, merchantBalances } from '../balances/queries.js';
+import { memberBalances } from '../balances/queries.js';
 import { confirmWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals } from '../withdrawals/service.js';
 import { getDeposit, listDeposits } from '../deposits/service.js';
 import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
@@ -14,8 +14,8 @@ import { refusedPage } from './auth-pages.js';
 import { badge, consolePage, envPath, nextPageLink, postButton, selectInput, table, when } from './views.js';
 
 /**
- * Money: the merchant's balances (custody and prepaid per asset), members with their balances and
- * KYC level, withdrawals (confirm and fail through the withdrawals area's own functions, which
+ * Money: members with their balances and
+ * KYC level (the balances page, with its "as of" date and monitors, is ledger-pages.ts), withdrawals (confirm and fail through the withdrawals area's own functions, which
  * post the ledger entry and the event in the same transaction as the audit line), deposits.
  */
 
@@ -24,19 +24,6 @@ const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, 
 const cursorOf = (req: FastifyRequest) => (req.query as { cursor?: string }).cursor;
 
 export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get('/console/:env', route, withSession(ctx, async (_req, reply, page) => {
-    const balances = await merchantBalances(ctx.db, page.environment, page.session.merchantId);
-    return sendHtml(reply, 200, consolePage(page, {
-      title: 'Balances', section: '',
-      body: html`<p>The merchant's own balances in the ${page.environment}: custody (what the merchant holds for its members) and prepaid (what it has paid in for fees and payouts).</p>${
-        table('Merchant balances', [
-          { label: 'Asset', cell: (b: (typeof balances)[number]) => b.asset },
-          { label: 'Custody', cell: (b) => b.custody, num: true },
-          { label: 'Prepaid available', cell: (b) => b.prepaid_available, num: true },
-        ], balances, 'No money has moved in this environment yet.')}`,
-    }));
-  }));
-
   app.get('/console/:env/members', route, withSession(ctx, async (req, reply, page) => {
     const list = await listMembers(ctx.db, page.session.merchantId, page.environment, { limit: 25, cursor: cursorOf(req) });
     const balances = new Map(await Promise.all(list.data.map(async (m) => [m.id, await memberBalances(ctx.db, page.environment, m.id)] as const)));

@@ -9,6 +9,7 @@ import { registerKeyPages } from './key-pages.js';
 import { registerWebhookPages } from './webhook-pages.js';
 import { registerEventPages } from './event-pages.js';
 import { registerMoneyPages } from './money-pages.js';
+import { registerLedgerPages } from './ledger-pages.js';
 import { registerAreaPages } from './area-pages.js';
 import { registerHelperPages, type HostedScreenRegistry } from './helper-pages.js';
 import { registerSettingsPages } from './settings-pages.js';
@@ -57,6 +58,7 @@ export function consoleRoutes(timedProcesses: readonly TimedProcess[], screens: 
       registerWebhookPages(pages, ctx);
       registerEventPages(pages, ctx);
       registerMoneyPages(pages, ctx);
+      registerLedgerPages(pages, ctx);
       registerAreaPages(pages, ctx);
       registerHelperPages(pages, ctx, screens);
       registerSettingsPages(pages, ctx, timedProcesses);

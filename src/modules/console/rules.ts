@@ -14,6 +14,8 @@ export const permissions = {
   'webhooks.write': ['owner', 'developer'],
   'sandbox.write': ['owner', 'developer'],
   'withdrawals.write': ['owner'],
+  'monitors.write': ['owner', 'developer'],
+  'exports.write': ['owner', 'developer'],
   'audit.read': ['owner'],
 } as const satisfies Record<string, readonly ConsoleRole[]>;
 export type Permission = keyof typeof permissions;

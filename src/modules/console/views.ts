@@ -20,7 +20,8 @@ const nav: { heading: string; items: NavItem[] }[] = [
     { path: '/keys', label: 'API keys' }, { path: '/webhooks', label: 'Webhooks' },
     { path: '/deliveries', label: 'Webhook deliveries' }, { path: '/events', label: 'Events' }, { path: '/api-log', label: 'API calls' },
   ] },
-  { heading: 'Money', items: [{ path: '/members', label: 'Members' }, { path: '/withdrawals', label: 'Withdrawals' }, { path: '/deposits', label: 'Deposits' }] },
+  { heading: 'Money', items: [{ path: '/members', label: 'Members' }, { path: '/withdrawals', label: 'Withdrawals' }, { path: '/deposits', label: 'Deposits' },
+    { path: '/ledger', label: 'Ledger' }, { path: '/exports', label: 'Exports' }] },
   { heading: 'Orders', items: [
     { path: '/qr-payments', label: 'QR payments' }, { path: '/remittances', label: 'Remittances' }, { path: '/exchange', label: 'Exchange orders' },
     { path: '/earn', label: 'Earn orders' }, { path: '/earn-positions', label: 'Earn positions' }, { path: '/cards', label: 'Cards' },
