@@ -15,7 +15,7 @@ const BalanceMonitor = Type.Object({
   below: Type.String({ description: "decimal string with the asset's scale" }),
   state: Type.Union([Type.Literal('ok'), Type.Literal('triggered')], { description: '`triggered` while the balance is below `below`' }),
 }, { title: 'BalanceMonitor' });
-const DeletedBalanceMonitor = Type.Object({ id: Type.String(), deleted: Type.Literal(true) }, { title: 'DeletedBalanceMonitor' });
+const DeletedBalanceMonitor = Type.Object({ id: Type.String({ description: 'the removed monitor (bmn_<uuid>)' }), deleted: Type.Literal(true) }, { title: 'DeletedBalanceMonitor' });
 
 const AsOfQuery = Type.Object({
   as_of: Type.Optional(Type.String({
