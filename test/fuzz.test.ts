@@ -79,6 +79,9 @@ describe('random input never makes a server error', () => {
     for (const [path, item] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(item)) {
         if (path === '/v1/connect/token') continue;
+        // A stream never ends, so a valid request would hold the property for ever; its input is
+        // checked in test/events-stream.test.ts.
+        if (op.responses?.['200']?.content?.['text/event-stream']) continue;
         operations.push({
           method: method.toUpperCase(),
           path,

@@ -14,6 +14,12 @@ export function rawRequest(url: string, options: { method?: string; headers?: Re
     const req = request(
       { host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: options.method ?? 'GET', headers: options.headers ?? {} },
       (res) => {
+        // An event stream's body never ends: its status and headers are the answer.
+        if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: undefined, text: '' });
+          return;
+        }
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {

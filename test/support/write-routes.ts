@@ -167,6 +167,8 @@ export function writeCases(service: () => RunningService, client: () => Merchant
     'POST /v1/webhooks/endpoints': merchantBody('/v1/webhooks/endpoints', (n) => ({ url: `http://127.0.0.1:9/${n}-${randomUUID()}`, event_types: ['*'] })),
     'PATCH /v1/webhooks/endpoints/{id}': onObject((id) => `/v1/webhooks/endpoints/${id}`, endpoint, (n) => ({ event_types: n === 1 ? ['deposit.credited'] : ['*'] })),
     'DELETE /v1/webhooks/endpoints/{id}': onObject((id) => `/v1/webhooks/endpoints/${id}`, endpoint),
+    'POST /v1/webhooks/endpoints/{id}/replay': onObject((id) => `/v1/webhooks/endpoints/${id}/replay`, endpoint,
+      (n) => ({ since: new Date(Date.now() - 3_600_000 * n).toISOString(), only_failed: n === 1 })),
     'POST /v1/webhooks/endpoints/{id}/roll-secret': onObject((id) => `/v1/webhooks/endpoints/${id}/roll-secret`, endpoint, (n) => ({ overlap_seconds: 60 * n })),
     'POST /v1/webhooks/deliveries/requeue': merchantBody('/v1/webhooks/deliveries/requeue', (n) => ({ since: new Date(Date.now() - n * 60_000).toISOString() })),
     'POST /v1/webhooks/deliveries/{id}/redeliver': onObject((id) => `/v1/webhooks/deliveries/${id}/redeliver`, deadDelivery),
