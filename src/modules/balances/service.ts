@@ -77,3 +77,6 @@ export async function adjustCustody(
   const balance = (await merchantBalances(trx, input.environment, merchantId)).find((b) => b.asset === asset.code);
   return { id, asset: asset.code, custody: balance?.custody ?? formatAmount(0n, asset.scale) };
 }
+
+// Balance monitors (monitors.ts), for the console.
+export { createMonitor, deleteMonitor, listMonitors } from './monitors.js';

@@ -216,3 +216,5 @@ export async function deleteExpiredExports(db: Kysely<Database>, limit = 100): P
     RETURNING id`.execute(db);
   return rows.length;
 }
+
+export { exportKinds, type ExportKind } from './kinds.js';
