@@ -82,3 +82,33 @@ test('a connection the server ends while it is checked out (inside a transaction
     await other.close();
   }
 });
+
+test('behind a transaction-mode pooler no statement is named and nothing listens without DATABASE_LISTEN_URL', { skip: !onPostgres && 'PostgreSQL only (TEST_DATABASE_URL)' }, async () => {
+  // Directly to the server, so that the transaction below sees its own connection's statements.
+  const url = directTestDatabaseUrl();
+  const preparedIn = async (pooler: 'none' | 'transaction') => {
+    const handle = await openDatabase(url, '', { pooler, poolMax: 1 });
+    try {
+      return await handle.db.transaction().execute(async (trx) => {
+        await trx.selectFrom('merchants').select('id').where('id', '=', 'none').execute();
+        const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_prepared_statements`.execute(trx);
+        return rows[0]!.n;
+      });
+    } finally {
+      await handle.close();
+    }
+  };
+  assert.ok((await preparedIn('none')) > 0, 'without a pooler the data statements are prepared by name');
+  assert.equal(await preparedIn('transaction'), 0);
+
+  const pooled = await openDatabase(url, '', { pooler: 'transaction', poolMax: 1 });
+  try {
+    const states: boolean[] = [];
+    const stop = await pooled.listen('mwa_hosts_test', () => {}, (on) => states.push(on));
+    await new Promise((r) => setTimeout(r, 200));
+    await stop();
+    assert.deepEqual(states, [false]);
+  } finally {
+    await pooled.close();
+  }
+});
