@@ -27,8 +27,12 @@ export function parseDatabaseTarget(url: string): DatabaseTarget | undefined {
   const params = new URLSearchParams(query ?? '');
   const attrs = params.get('target_session_attrs') ?? 'any';
   if (!targetSessionAttrs.includes(attrs as TargetSessionAttrs)) return undefined;
-  params.delete('target_session_attrs');
-  const rest = `${path}${params.size > 0 ? `?${params.toString()}` : ''}`;
+  // The query as given unless target_session_attrs is taken out of it (node-postgres would pass it on).
+  let rest = `${path}${query !== undefined ? `?${query}` : ''}`;
+  if (params.has('target_session_attrs')) {
+    params.delete('target_session_attrs');
+    rest = `${path}${params.size > 0 ? `?${params.toString()}` : ''}`;
+  }
   const hosts = hostList!.split(',');
   if (hosts.some((h) => h === '' && hosts.length > 1)) return undefined;
   const urls = hosts.map((h) => `${scheme}${userinfo !== undefined ? `${userinfo}@` : ''}${h}${rest}`);
