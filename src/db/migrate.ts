@@ -46,6 +46,7 @@ import * as m045 from './migrations/045_ledger_as_of.js';
 import * as m046 from './migrations/046_events_api.js';
 import * as m047 from './migrations/047_balance_monitors.js';
 import * as m048 from './migrations/048_exports.js';
+import * as m049 from './migrations/049_members_merchant_seq_dropped.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -96,6 +97,7 @@ const migrations: Record<string, Migration> = {
   '046_events_api': m046,
   '047_balance_monitors': m047,
   '048_exports': m048,
+  '049_members_merchant_seq_dropped': m049,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

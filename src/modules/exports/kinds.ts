@@ -28,7 +28,7 @@ export interface Window {
 
 export interface KindSpec {
   columns: readonly string[];
-  /** Rows after `after` (a seq; undefined: from the first), at most `limit`, oldest first; `seq` is the batch's cursor. */
+  /** Rows after `after` (a seq, or for members an external id; undefined: from the first), at most `limit`, oldest first; `seq` is the batch's cursor. */
   batch(db: Kysely<Database>, w: Window, after: string | undefined, limit: number): Promise<{ seq: string; records: Record_[] }>;
 }
 
@@ -153,17 +153,18 @@ const kinds: Record<ExportKind, KindSpec> = {
   member_balances: {
     columns: ['member_id', 'external_member_id', 'asset', 'available', 'frozen', 'withdrawing', 'earn', 'card', 'total', 'as_of'],
     async batch(db, w, after, limit) {
-      const members = await db.selectFrom('members').select([sql<string>`seq::text`.as('seq'), 'id', 'external_member_id'])
+      // By external id: the unique (merchant_id, environment, external_member_id) index is the walk (migration 049).
+      const members = await db.selectFrom('members').select(['id', 'external_member_id'])
         .where('merchant_id', '=', w.merchantId).where('environment', '=', w.environment)
-        .$if(after !== undefined, (q) => q.where(sql<boolean>`seq > ${after}::bigint`))
-        .orderBy('seq').limit(Math.max(1, Math.floor(limit / 10))).execute();
+        .$if(after !== undefined, (q) => q.where('external_member_id', '>', after!))
+        .orderBy('external_member_id').limit(Math.max(1, Math.floor(limit / 10))).execute();
       const records: Record_[] = [];
       for (const m of members) {
         for (const b of await memberBalances(db, w.environment, m.id, w.createdLt)) {
           records.push({ member_id: m.id, external_member_id: m.external_member_id, ...b, as_of: w.createdLt.toISOString() });
         }
       }
-      return { seq: members.length ? members[members.length - 1]!.seq : after ?? '', records };
+      return { seq: members.length ? members[members.length - 1]!.external_member_id : after ?? '', records };
     },
   },
 };
