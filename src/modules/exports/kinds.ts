@@ -32,11 +32,14 @@ export interface KindSpec {
   batch(db: Kysely<Database>, w: Window, after: string | undefined, limit: number): Promise<{ seq: string; records: Record_[] }>;
 }
 
-/** An amount column: the minor units as text and the scale of its asset. */
+/**
+ * An amount column: the minor units as text and the scale of its asset; a currency outside the
+ * catalogue (a remittance payout) has 2 places, as the API prints it (`remittance/order-queries#scaleOf`).
+ */
 const amount = (col: string, assetExpr: string, as: string) =>
-  `${col}::text AS ${as}, (SELECT s.scale FROM assets s WHERE s.code = ${assetExpr}) AS ${as}__scale`;
+  `${col}::text AS ${as}, COALESCE((SELECT s.scale FROM assets s WHERE s.code = ${assetExpr}), 2) AS ${as}__scale`;
 const fmt = (r: Record<string, unknown>, as: string): string | null =>
-  r[as] === null || r[as] === undefined ? null : formatAmount(minorFromDb(String(r[as])), Number(r[`${as}__scale`] ?? 0));
+  r[as] === null || r[as] === undefined ? null : formatAmount(minorFromDb(String(r[as])), Number(r[`${as}__scale`]));
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
 interface TableKind {
