@@ -8,6 +8,7 @@ import { verifyLedger } from '../src/ledger/index.js';
 import { expectCode } from './support/expect.js';
 import { startTestService } from './support/service.js';
 import { buildWorld, type World } from './support/isolation-world.js';
+import { exportJobHandlers } from '../src/modules/exports/workers.js';
 
 /**
  * Issue 41, point 3: exports. Over one merchant with every flow (the isolation world), an export
@@ -149,4 +150,23 @@ describe('exports', () => {
     await c.sandbox.advanceClock(7 * 24 * 3600);
     await expectCode(c.exports.download(ex.id), 'not_found', 404);
   });
+
+  it('an export that cannot be written is failed after its last attempt, with export.failed and no file', async () => {
+    const req = await c.exports.create({ kind: 'deposits', created_gte: gte, created_lt: lt });
+    // A kind no writer knows: every attempt throws.
+    await service.ctx.db.updateTable('exports').set({ kind: 'unknown' }).where('id', '=', req.id).execute();
+    const handler = exportJobHandlers['export.write']!;
+    const job = { id: 0n, kind: 'export.write', payload: { id: req.id }, max_attempts: 3 };
+    await assert.rejects(handler({ ...job, attempts: 1 }, service.ctx), 'an early attempt fails and is retried');
+    assert.equal((await c.exports.get(req.id)).status, 'pending');
+    await handler({ ...job, attempts: 3 }, service.ctx);
+    const ex = await c.exports.get(req.id);
+    assert.equal(ex.status, 'failed');
+    assert.equal(ex.sha256, null);
+    const events = await service.ctx.db.selectFrom('events').select(['type', 'status']).where('object_id', '=', req.id).execute();
+    assert.deepEqual(events, [{ type: 'export.failed', status: 'failed' }]);
+    await expectCode(c.exports.download(req.id), 'not_found', 404);
+    await service.ctx.db.deleteFrom('jobs').where('kind', '=', 'export.write').execute();
+  });
 });
+
