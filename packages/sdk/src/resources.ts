@@ -12,8 +12,8 @@ import { createAssetsResource, type AssetsResource } from './resources/assets.js
 import { createBalancesResource, type BalancesResource } from './resources/balances.js';
 import { createBalanceMonitorsResource, type BalanceMonitorsResource } from './resources/balance-monitors.js';
 import { createDepositsResource, type DepositsResource } from './resources/deposits.js';
-import { createExportsResource, type ExportsResource } from './resources/exports.js';
 import { createEventsResource, type EventsResource } from './resources/events.js';
+import { createExportsResource, type ExportsResource } from './resources/exports.js';
 import { createHostedScreensResource, type HostedScreensResource } from './resources/hosted-screens.js';
 import { createKycResource, type KycResource } from './resources/kyc.js';
 import { createLedgerResource, type LedgerResource } from './resources/ledger.js';
