@@ -5,7 +5,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { streamsPerKeyMax } from '../src/modules/events/stream.js';
 import { recordEvent } from '../src/ledger/events.js';
-import { baseUrlFor, clientFor, createKey, createMerchant, newMerchantClient, startTestService, useTestService } from './support/service.js';
+import { admin, baseUrlFor, clientFor, createKey, createMerchant, newMerchantClient, startTestService, useTestService } from './support/service.js';
 import { openSse } from './support/sse.js';
 
 /*
@@ -113,6 +113,35 @@ describe('GET /v1/events/stream', () => {
     }
     assert.equal(again!.status, 200, 'a closed stream frees its slot');
     for (const s of [...open, again!]) s.close();
+  });
+
+  it('ends a stream whose key is disabled (or loses events:read) instead of sending it events', async () => {
+    const external = await member(client);
+    const base = baseUrlFor(service, 'sandbox');
+    const disabled = await createKey(service, merchantId, { scopes: ['events:read'] });
+    const rescoped = await createKey(service, merchantId, { scopes: ['events:read', 'merchant:read'] });
+    const sse = await openSse(base, await clientFor(service, disabled).getToken(), '/v1/events/stream');
+    const narrowed = await openSse(base, await clientFor(service, rescoped).getToken(), '/v1/events/stream');
+    try {
+      assert.equal(sse.status, 200, sse.body);
+      assert.equal(narrowed.status, 200, narrowed.body);
+      assert.equal((await admin(service, 'PATCH', `/admin/v1/api-keys/${disabled.keyId}`, { disabled: true })).status, 200);
+      assert.equal((await admin(service, 'PATCH', `/admin/v1/api-keys/${rescoped.keyId}`, { scopes: ['merchant:read'] })).status, 200);
+      await deposit(client, external);
+      const cut = async (s: typeof sse) => {
+        let timer: NodeJS.Timeout | undefined;
+        const ended = await Promise.race([s.ended.then(() => true), new Promise<false>((r) => (timer = setTimeout(r, 3_000, false)))]);
+        clearTimeout(timer);
+        return ended;
+      };
+      assert.equal(await cut(sse), true, 'the disabled key\'s stream ends');
+      assert.equal(await cut(narrowed), true, 'the stream of a key without events:read ends');
+      assert.deepEqual(sse.events, [], 'no event after the key was disabled');
+      assert.deepEqual(narrowed.events, [], 'no event after events:read was taken away');
+    } finally {
+      sse.close();
+      narrowed.close();
+    }
   });
 });
 

@@ -4,6 +4,8 @@ import { Type } from 'typebox';
 import { mount, router, type MerchantPrincipal } from '../../platform/route.js';
 import type { RouteAccess } from '../../platform/route-access.js';
 import { ApiError } from '../../platform/errors.js';
+import { authenticate, authenticateHeld, bearerFrom, checkIp, checkMerchantStatus } from '../../platform/auth.js';
+import { hasScope } from '../../platform/scopes.js';
 import { listEnvelope } from '../../platform/pagination.js';
 import { findEvent, listEvents, typesOfFilter } from './queries.js';
 import { Event, EventParams, EventsQuery, StreamQuery } from './schemas.js';
@@ -59,8 +61,25 @@ export async function eventRoutes(app: AppInstance, ctx: ServiceContext): Promis
     const principal: MerchantPrincipal = { merchantId: auth.merchantId, environment: auth.environment, keyId: auth.keyId, scopes: auth.scopes };
     const query = req.query as { type?: string };
     const lastEventId = req.headers['last-event-id'];
+    // The pipeline checked the token once, when the stream opened; a stream lasts, so the same
+    // checks are asked again as it goes (the process's auth cache answers them without a read
+    // until a change of key, merchant or token empties it).
+    const token = bearerFrom(req.headers);
+    const clientIp = req.ip;
+    const stillAllowed = async (): Promise<boolean> => {
+      try {
+        const nowMs = ctx.requestClock();
+        const now = authenticateHeld(ctx.authCache, token, auth.environment, nowMs) ?? await authenticate(db, ctx.authCache, token, auth.environment, nowMs);
+        checkIp(now.environment, now.ipAllowlist, clientIp);
+        checkMerchantStatus(now.merchantStatus, true);
+        return now.keyId === auth.keyId && now.merchantId === auth.merchantId && hasScope(now.scopes, 'events:read');
+      } catch (err) {
+        if (err instanceof ApiError) return false;
+        throw err;
+      }
+    };
     const out = await hub.open({
-      scope: principal, keyId: principal.keyId, types: typesOfFilter(query.type), lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,
+      scope: principal, keyId: principal.keyId, types: typesOfFilter(query.type), lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined, stillAllowed,
     });
     // A client gone while the stream was being opened: Fastify saw the close before it had the
     // stream to end, so it is ended here (its lease, feed subscription and timers with it).

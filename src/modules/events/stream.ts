@@ -164,6 +164,12 @@ interface StreamOptions {
   /** Types to send (undefined: all; empty: none). */
   types: string[] | undefined;
   lastEventId: string | undefined;
+  /**
+   * Whether the credential the stream was opened with still admits it (token not expired, key
+   * enabled, `events:read`, merchant, IP allow-list): asked before frames are written and at each
+   * keep-alive, so a disabled key or an expired token stops receiving events (the stream ends).
+   */
+  stillAllowed: () => Promise<boolean>;
 }
 
 /** Every stream of one listener: the feed, the open streams (ended by the drain), their leases. */
@@ -280,7 +286,13 @@ class OpenStream {
     this.unsubscribe = feed.subscribe(this.o.scope, () => this.wake());
     // Nothing is added while earlier frames wait for a reader that does not read: they keep the connection busy already.
     this.keepAlive = setInterval(() => {
-      if (this.out.writableLength === 0) this.out.write(': keep-alive\n\n');
+      // A stream with no event to send still ends soon after its access does (a key disabled, a token expired).
+      void this.o.stillAllowed().then((allowed) => {
+        if (!allowed) this.refuse();
+        else if (!this.ended && this.out.writableLength === 0) this.out.write(': keep-alive\n\n');
+      }, () => {
+        if (!this.ended && this.out.writableLength === 0) this.out.write(': keep-alive\n\n');
+      });
     }, this.ctx.config.eventStreamKeepAliveMs);
     this.keepAlive.unref();
     // The client went away (or the socket was cut): everything stops.
@@ -306,6 +318,13 @@ class OpenStream {
       });
   }
 
+  /** The credential no longer admits the stream: it ends, saying why; a reconnect is authenticated afresh. */
+  private refuse(): void {
+    if (this.ended) return;
+    if (!this.out.destroyed) this.out.write(': access ended (token expired, key disabled or scope removed); reconnect with a valid token\n\n');
+    this.end();
+  }
+
   end(): void {
     if (this.ended) return;
     this.ended = true;
@@ -327,6 +346,10 @@ class OpenStream {
           AND (writer_xid, seq) > (${from.xid.toString()}::bigint, ${from.seq.toString()}::bigint) AND writer_xid < ${horizonSql}
         ORDER BY writer_xid, seq LIMIT ${readBatch}
       `.execute(this.ctx.db);
+      if (rows.length > 0 && !(await this.o.stillAllowed())) {
+        this.refuse();
+        return;
+      }
       for (const row of rows) {
         if (this.ended) return;
         this.position = { xid: BigInt(row.writer_xid), seq: BigInt(row.seq) };
