@@ -125,6 +125,7 @@ const tags = [
   { name: 'QR pay', description: 'Paying QR codes.' },
   { name: 'Merchant', description: 'The merchant account itself.' },
   { name: 'Webhooks', description: 'Webhook endpoints and deliveries.' },
+  { name: 'Events', description: 'Events, kept at least 30 days: list, read, follow as a stream, and replay to a webhook endpoint.' },
   { name: 'Ledger', description: "The merchant's journal: every balanced entry that moved its or its members' money." },
   { name: 'Exports', description: 'Files of your objects for your accountants, written in the background.' },
   { name: 'Hosted screens', description: 'Pages the service serves to your members (KYC, card details, step-up) and where they may be framed.' },
