@@ -167,6 +167,12 @@ export function writeCases(service: () => RunningService, client: () => Merchant
     'POST /v1/webhooks/endpoints': merchantBody('/v1/webhooks/endpoints', (n) => ({ url: `http://127.0.0.1:9/${n}-${randomUUID()}`, event_types: ['*'] })),
     'PATCH /v1/webhooks/endpoints/{id}': onObject((id) => `/v1/webhooks/endpoints/${id}`, endpoint, (n) => ({ event_types: n === 1 ? ['deposit.credited'] : ['*'] })),
     'DELETE /v1/webhooks/endpoints/{id}': onObject((id) => `/v1/webhooks/endpoints/${id}`, endpoint),
+    'POST /v1/balance-monitors': merchantBody('/v1/balance-monitors', (n) => ({ balance: n === 1 ? 'custody' : 'prepaid', asset: 'USDT', below: `${n}00` })),
+    'DELETE /v1/balance-monitors/{id}': onObject((id) => `/v1/balance-monitors/${id}`, async () =>
+      (await post('/v1/balance-monitors', { balance: 'custody', asset: 'USDT', below: '100' })).id as string),
+    'POST /v1/exports': merchantBody('/v1/exports', (n) => ({
+      kind: n === 1 ? 'deposits' : 'withdrawals', created_gte: new Date(Date.now() - 86_400_000).toISOString(), created_lt: new Date().toISOString(),
+    })),
     'POST /v1/webhooks/endpoints/{id}/replay': onObject((id) => `/v1/webhooks/endpoints/${id}/replay`, endpoint,
       (n) => ({ since: new Date(Date.now() - 3_600_000 * n).toISOString(), only_failed: n === 1 })),
     'POST /v1/webhooks/endpoints/{id}/roll-secret': onObject((id) => `/v1/webhooks/endpoints/${id}/roll-secret`, endpoint, (n) => ({ overlap_seconds: 60 * n })),
