@@ -9,7 +9,8 @@ import { JobRunner } from '../src/jobs/runner.js';
 import { loggerOptions } from '../src/platform/http-app.js';
 import { shutdownTelemetry, startTelemetry, tracing, tracingConfigured } from '../src/platform/telemetry.js';
 import { pumpWebhooks, startReceiver } from './support/webhook-receiver.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { baseUrlFor, newMerchantClient, startTestService } from './support/service.js';
+import { openSse } from './support/sse.js';
 
 /**
  * Traces (docs/observability.md): with an OTLP endpoint set, spans of the requests, their
@@ -129,6 +130,12 @@ describe('telemetry', () => {
       await client.deposits.create({ member_id: 'traced', asset: 'USDT', amount: '10', tx_hash: `0x${randomUUID()}` });
       await client.merchant.requestDepositAddress({ asset: 'USDT', network: 'TRON' });
       await pumpWebhooks(service, () => hooks.received.length >= 1);
+      // An event stream held for a few of the feed's polls (every 500 ms) and a lease renewal's turn.
+      const sse = await openSse(baseUrlFor(service, 'sandbox'), await client.getToken(), '/v1/events/stream');
+      assert.equal(sse.status, 200);
+      await new Promise((r) => setTimeout(r, 1_600));
+      sse.close();
+      await sse.ended;
       // A caller's W3C trace context is continued.
       const res = await fetch(`${service.publicUrl}/v1/openapi.json`, { headers: { traceparent: `00-${traceparentTrace}-00f067aa0ba902b7-01` } });
       assert.equal(res.status, 200);
@@ -238,6 +245,14 @@ describe('telemetry', () => {
       assert.ok(line);
       assert.equal(line.trace_id, job.traceId);
       assert.equal(line.span_id, job.spanId);
+    });
+
+    it("an event stream's trace holds its own reads, not the process's event feed (its polls of every merchant's events)", () => {
+      const [stream] = named('GET /v1/events/stream');
+      assert.ok(stream, `spans: ${[...new Set(spans.map((s) => s.name))].join(', ')}`);
+      const inTrace = spans.filter((s) => s.traceId === stream.traceId && s.attributes['db.system.name'] === 'postgresql').map((s) => String(s.attributes['db.query.text']));
+      assert.ok(inTrace.some((q) => /FROM events\s+WHERE merchant_id =/.test(q)), "the stream's own read is in its trace");
+      assert.deepEqual(inTrace.filter((q) => /SELECT merchant_id, environment, writer_xid/.test(q)), [], "the feed's polls (every merchant's events) are not");
     });
 
     it("a caller's traceparent is continued; /healthz, probed by load balancers, makes no span", () => {

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { PassThrough } from 'node:stream';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
@@ -70,6 +71,12 @@ class EventFeed {
   private again = false;
   private unlisten: Promise<(() => Promise<void>) | undefined> | undefined;
   private stopped = false;
+  /**
+   * The service's own context (the feed is made when the routes are registered): its timer and
+   * notifications run there, not in the request of the stream that started them, whose trace
+   * would otherwise gather every poll of every merchant's events for as long as that stream lasts.
+   */
+  private readonly outside = new AsyncResource('mwa.events.feed');
 
   constructor(private readonly ctx: ServiceContext) {}
 
@@ -114,12 +121,14 @@ class EventFeed {
 
   private start(): void {
     if (this.stopped) return;
-    // LISTEN on first use only: a process that serves no stream holds no connection for it.
-    this.unlisten ??= this.ctx.listen
-      ? this.ctx.listen(eventsChannel, () => this.read(), () => this.read()).catch(() => undefined)
-      : Promise.resolve(undefined);
-    this.timer ??= setInterval(() => this.read(), feedPollMs);
-    this.timer.unref();
+    this.outside.runInAsyncScope(() => {
+      // LISTEN on first use only: a process that serves no stream holds no connection for it.
+      this.unlisten ??= this.ctx.listen
+        ? this.ctx.listen(eventsChannel, () => this.read(), () => this.read()).catch(() => undefined)
+        : Promise.resolve(undefined);
+      this.timer ??= setInterval(() => this.read(), feedPollMs);
+      this.timer.unref();
+    });
   }
 
   /** No stream left: stop polling; the position is read afresh when one opens (each stream reads its own backlog). */
@@ -178,6 +187,8 @@ export class StreamHub {
   private readonly streams = new Set<OpenStream>();
   private renewTimer: NodeJS.Timeout | undefined;
   private closing = false;
+  /** The service's context for the lease renewals (every stream's), as the feed's (`EventFeed.outside`). */
+  private readonly outside = new AsyncResource('mwa.events.leases');
 
   constructor(private readonly ctx: ServiceContext) {
     this.feed = new EventFeed(ctx);
@@ -205,7 +216,7 @@ export class StreamHub {
       const start = await startPosition(db, o.scope, o.lastEventId);
       const stream = new OpenStream(this.ctx, o, id, start.position, () => this.closed(stream));
       this.streams.add(stream);
-      this.renewTimer ??= setInterval(() => void this.renew(), leaseRenewMs);
+      this.renewTimer ??= this.outside.runInAsyncScope(() => setInterval(() => void this.renew(), leaseRenewMs));
       this.renewTimer.unref();
       stream.begin(this.feed, start.note);
       return stream.out;
