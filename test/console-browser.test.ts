@@ -168,6 +168,8 @@ test('API keys: create a key (secrets once), edit its allow-list with a preview 
     await page.getByRole('link', { name: prodKey.client_id }).click();
     await page.getByLabel('The old key keeps working for').selectOption('3600');
     await page.getByRole('button', { name: 'Rotate key' }).click();
+    assert.match(await page.locator('main').innerText(), /The old key keeps working for 1 hour, then stops for good/);
+    await page.getByRole('button', { name: /^Yes, rotate / }).click();
     assert.match(await page.locator('.secret').innerText(), /New key/);
     assert.match(await page.locator('main').innerText(), /Rotated from/);
   } finally {
@@ -229,7 +231,10 @@ test('withdrawals: an owner confirms one from the list (the ledger posts once); 
     const row = page.getByRole('row').filter({ hasText: w.id });
     assert.match(await row.innerText(), /locked/);
     await shot(page, '13-withdrawals');
-    await row.getByRole('button', { name: 'Confirm payout' }).click();
+    await row.getByRole('link', { name: 'Confirm payout' }).click();
+    // It asks first (issue 42), naming the withdrawal and its money.
+    assert.equal(await page.locator('h1').innerText(), 'Confirm the payout?');
+    await page.getByRole('button', { name: /^Yes, confirm the payout of 40\.0+ USDT$/ }).click();
     assert.match(await page.getByRole('status').innerText(), /confirmed \(settled\)/);
     assert.match(await page.getByRole('row').filter({ hasText: w.id }).innerText(), /settled/);
     assert.equal((await client.withdrawals.get(w.id)).status, 'settled');
@@ -253,6 +258,7 @@ test('withdrawals: an owner confirms one from the list (the ledger posts once); 
     await page.getByRole('link', { name: 'Sandbox tools' }).click();
     await page.getByLabel('Move the clock forward by').selectOption('86400');
     await page.getByRole('button', { name: 'Advance clock' }).click();
+    await page.getByRole('button', { name: 'Yes, move it forward by 1 day' }).click();
     assert.match(await page.getByRole('status').innerText(), /clock moved forward/);
     await page.getByLabel('Provider').selectOption('qrpay');
     await page.getByLabel('Answer').selectOption('timeout');
@@ -277,7 +283,7 @@ test('a viewer sees no change controls and a change it posts anyway is refused',
   try {
     const page = await signIn(context, 'viewer@kopi.example', 'viewer');
     await page.getByRole('link', { name: 'Withdrawals' }).click();
-    assert.equal(await page.getByRole('button', { name: 'Confirm payout' }).count(), 0);
+    assert.equal(await page.getByRole('link', { name: 'Confirm payout' }).count(), 0);
     assert.match(await page.locator('main').innerText(), /Only an owner can confirm or fail one/);
     await page.getByRole('link', { name: 'API keys' }).click();
     assert.equal(await page.getByRole('button', { name: 'Create key' }).count(), 0);

@@ -11,7 +11,7 @@ import { getCard, getReplacement, getTopUp, listReplacements, listTopUps, listTr
 import { sendHtml, withSession, type PageRequest } from './http.js';
 import { history } from './history.js';
 import { listMerchantCards } from './queries.js';
-import { badge, consolePage, envPath, nextPageLink, table, when, type Column } from './views.js';
+import { badge, consolePage, envPath, nextPageLink, table, when, type Column, shortId } from './views.js';
 
 /**
  * The other areas' orders, read only: QR payments, remittances, exchange orders, earn orders and
@@ -69,7 +69,7 @@ const areas: Area[] = [
     intro: 'Money sent to payees abroad: the source amount leaves the member\'s balance, the payout arrives in the payee\'s currency.',
     list: (ctx, c, p) => listRemittances(ctx.db, c, p), get: (ctx, c, id) => getRemittance(ctx.db, c, id),
     columns: [
-      { label: 'Payee', cell: (r) => code(r.payee_id) },
+      { label: 'Payee', cell: (r) => shortId(r.payee_id ? String(r.payee_id) : null) },
       { label: 'Sends', cell: (r) => money(r.source_amount, r.source_asset), num: true },
       { label: 'Payout', cell: (r) => money(r.payout_amount, r.payout_currency), num: true },
     ],
@@ -117,7 +117,7 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
         title: area.title, section: area.path,
         body: html`<p>${area.intro}</p>${table(`${area.title}, newest first`, [
           // The member under the order's id: two long ids side by side push the status out of a wide screen.
-          { label: area.noun, cell: (r: Row) => html`<a href="${base}/${r.id}"><code>${r.id}</code></a>${r.member_id ? html`<br><span class="mono">${r.member_id}</span>` : ''}` },
+          { label: area.noun, cell: (r: Row) => html`<a href="${base}/${r.id}">${shortId(String(r.id))}</a>${r.member_id ? html`<br>${shortId(String(r.member_id))}` : ''}` },
           ...area.columns,
           { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
           { label: 'Created', cell: (r) => when(r.created_at ?? r.started_at) },
@@ -141,7 +141,7 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
     return sendHtml(reply, 200, consolePage(page, {
       title: 'Earn positions', section: '/earn-positions',
       body: html`<p>What each earn order holds now. The order's page has its history and ledger entries.</p>${table('Earn positions, newest first', [
-        { label: 'Position', cell: (r: Row) => html`<code>${r.id}</code><br><a href="${earn}/${r.order_id}">Order <span class="mono">${r.order_id}</span></a>` },
+        { label: 'Position', cell: (r: Row) => html`${shortId(String(r.id))}<br><a href="${earn}/${r.order_id}">Order ${shortId(String(r.order_id))}</a>` },
         { label: 'Product', cell: (r) => html`${code(r.product_id)}<br><span class="mono">${r.type}</span>` },
         { label: 'Principal', cell: (r) => money(r.principal, r.asset), num: true },
         { label: 'Interest accrued', cell: (r) => money(r.interest_accrued, r.asset), num: true },
@@ -162,7 +162,7 @@ function registerCardPages(app: AppInstance, ctx: ServiceContext): void {
     return sendHtml(reply, 200, consolePage(page, {
       title: 'Cards', section: '/cards',
       body: html`<p>Your members' cards. A card's page has its top-ups, transactions and replacements.</p>${table('Cards, newest first', [
-        { label: 'Card', cell: (c: C) => html`<a href="${base}/${c.id}"><code>${c.id}</code></a>${c.last4 ? html` <span class="mono">•••• ${c.last4}</span>` : ''}<br><span class="mono">${c.member_id}</span>` },
+        { label: 'Card', cell: (c: C) => html`<a href="${base}/${c.id}">${shortId(c.id)}</a>${c.last4 ? html` <span class="mono">•••• ${c.last4}</span>` : ''}<br>${shortId(c.member_id)}` },
         { label: 'Form', cell: (c) => `${c.form_factor}, ${c.currency}` },
         { label: 'Status', cell: (c) => statusBadge(c.status) },
         { label: 'Created', cell: (c) => when(c.created_at) },
@@ -184,14 +184,14 @@ function registerCardPages(app: AppInstance, ctx: ServiceContext): void {
       body: html`${summaryCard(card, [['Form', `${card.form_factor}, ${card.currency}, ${card.scheme ?? ''}`], ['Expires', card.exp_month ? `${card.exp_month}/${card.exp_year}` : ''],
         ['Inventory', card.inventory_status ?? ''], ['Application', code(card.application_id)], ['Activated', when(card.activated_at)]])}
 <h2>Top-ups</h2>${table('Top-ups of this card, newest first', [
-        { label: 'Top-up', cell: (t: Row) => html`<a href="${base}/top-ups/${t.id}"><code>${t.id}</code></a>` },
+        { label: 'Top-up', cell: (t: Row) => html`<a href="${base}/top-ups/${t.id}">${shortId(String(t.id))}</a>` },
         { label: 'Pays', cell: (t) => money(t.customer_total, t.source_asset), num: true },
         { label: 'Arrives', cell: (t) => money(t.arrival_amount, t.card_currency), num: true },
         { label: 'Status', cell: (t) => statusBadge(String(t.status)) },
         { label: 'Created', cell: (t) => when(t.created_at) },
       ], topUps.data as Row[], 'No top-ups.')}
 <h2>Transactions</h2>${table('Card transactions, newest first', [
-        { label: 'Transaction', cell: (t: Row) => html`<code>${t.id}</code>${t.authorization_id ? html`<br><span class="mono">of ${t.authorization_id}</span>` : ''}` },
+        { label: 'Transaction', cell: (t: Row) => html`${shortId(String(t.id))}${t.authorization_id ? html`<br>of ${shortId(String(t.authorization_id))}` : ''}` },
         { label: 'Type', cell: (t) => t.type },
         { label: 'At', cell: (t) => html`${t.merchant_name}${t.mcc ? html`<br><span class="mono">MCC ${t.mcc}</span>` : ''}` },
         { label: 'Amount', cell: (t) => money(t.amount, t.currency), num: true },
@@ -199,9 +199,9 @@ function registerCardPages(app: AppInstance, ctx: ServiceContext): void {
         { label: 'Created', cell: (t) => when(t.created_at) },
       ], transactions.data as Row[], 'No transactions.')}
 <h2>Replacements</h2>${table('Replacements of this card', [
-        { label: 'Replacement', cell: (r: Row) => html`<a href="${base}/replacements/${r.id}"><code>${r.id}</code></a>` },
+        { label: 'Replacement', cell: (r: Row) => html`<a href="${base}/replacements/${r.id}">${shortId(String(r.id))}</a>` },
         { label: 'Reason', cell: (r) => r.reason },
-        { label: 'New card', cell: (r) => (r.new_card_id ? html`<a href="${envPath(page.environment, `/cards/${r.new_card_id}`)}"><code>${r.new_card_id}</code></a>` : '') },
+        { label: 'New card', cell: (r) => (r.new_card_id ? html`<a href="${envPath(page.environment, `/cards/${r.new_card_id}`)}">${shortId(String(r.new_card_id))}</a>` : '') },
         { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
         { label: 'Created', cell: (r) => when(r.created_at) },
       ], replacements.data as Row[], 'No replacements.')}

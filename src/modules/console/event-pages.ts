@@ -8,7 +8,7 @@ import { attempt, formOf, one, sendHtml, withChange, withSession, type PageReque
 import { audit } from './audit.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { badge, consolePage, csrfInput, envPath, nextPageLink, selectInput, table, textInput, when } from './views.js';
+import { badge, consolePage, csrfInput, envPath, nextPageLink, selectInput, shortId, table, textInput, when } from './views.js';
 
 /**
  * Events (extensions 11, docs/events.md): the Events page with the API's filters, one event with
@@ -46,8 +46,8 @@ async function eventsPage(ctx: ServiceContext, req: FastifyRequest, reply: Fasti
       selectInput('delivery_success', 'Delivery', [{ value: '', label: 'Any' }, { value: 'true', label: 'All sent' }, { value: 'false', label: 'Failed, dead or no subscriber' }], f.delivery_success)}<button type="submit" class="secondary">Filter</button></form>
 ${table('Events, newest first', [
       { label: 'Time', cell: (e: EventObject) => when(e.created_at) },
-      { label: 'Event', cell: (e) => html`<a href="${base}/${e.event_id}"><code>${e.event_type}</code></a><br><span class="mono">${e.event_id}</span>` },
-      { label: 'Object', cell: (e) => html`${e.data.object}<br><span class="mono">${e.data.id}</span>` },
+      { label: 'Event', cell: (e) => html`<a href="${base}/${e.event_id}"><code>${e.event_type}</code></a><br>${shortId(e.event_id)}` },
+      { label: 'Object', cell: (e) => html`${e.data.object}<br>${shortId(e.data.id)}` },
       { label: 'Status', cell: (e) => e.data.status },
       { label: 'Version', cell: (e) => String(e.data.status_version), num: true },
     ], list.data, 'No events match.')}${nextPageLink(base, list.next_cursor, kept)}`,

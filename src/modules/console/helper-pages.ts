@@ -56,9 +56,9 @@ async function helpersPage(ctx: ServiceContext, reply: FastifyReply, page: PageR
       ], applications, 'No card applications yet.')}${
       form('application', html`${textInput('application_id', 'Application', { required: true, hint: 'cap_… id' })}${
         selectInput('to', 'Decision', [{ value: 'approved', label: 'approved' }, { value: 'rejected', label: 'rejected' }, { value: 'need_docs', label: 'documents needed' }])}`, 'Decide application')}</div>
-<div class="card"><h2>Ship a physical card</h2>${form('ship', textInput('card_id', 'Card', { required: true, hint: 'crd_… id of a physical card in production' }), 'Mark shipped')}</div>
+<div class="card"><h2>Ship a physical card</h2>${form('ship', textInput('card_id', 'Card', { required: true, hint: 'crd_… id of a physical card in production', id: 'f-ship-card_id' }), 'Mark shipped')}</div>
 <div class="card"><h2>Card authorisation</h2><p>The card network asks to authorise a purchase; the card's rules, limits and balance decide.</p>${
-      form('authorization', html`${textInput('card_id', 'Card', { required: true, hint: 'crd_… id' })}${textInput('amount', 'Amount', { required: true, hint: 'In the card currency, e.g. 12.50', inputMode: 'numeric' })}${
+      form('authorization', html`${textInput('card_id', 'Card', { required: true, hint: 'crd_… id', id: 'f-authorization-card_id' })}${textInput('amount', 'Amount', { required: true, hint: 'In the card currency, e.g. 12.50', inputMode: 'numeric' })}${
         textInput('merchant_name', 'Shop name', { required: true })}${textInput('mcc', 'MCC', { required: true, hint: 'Four digits, e.g. 5411', inputMode: 'numeric' })}`, 'Authorise')}</div>
 <div class="card"><h2>KYC review</h2><p>The reviewer decides the member's submission waiting for review.</p>${
       form('kyc', html`${textInput('member', 'Member', { required: true, hint: 'mem_… id or your external member id' })}${

@@ -14,7 +14,7 @@ import { audit } from './audit.js';
 import { listKeys } from './queries.js';
 import { allowlistLines, can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { badge, checkboxes, consolePage, csrfInput, envPath, postButton, selectInput, table, when } from './views.js';
+import { askFirst, badge, checkboxes, confirmPage, consolePage, csrfInput, envPath, selectInput, table, when } from './views.js';
 
 /**
  * API keys: the list, creation (secrets shown once), the key's page (allow-list edited one entry
@@ -103,8 +103,8 @@ async function keyPage(ctx: ServiceContext, reply: FastifyReply, req: FastifyReq
 ${canWrite ? html`<div class="actions"><button type="submit" name="intent" value="preview" class="secondary">Preview</button><button type="submit" name="intent" value="save">Save allow-list</button></div>` : ''}</form>
 ${extra.preview ? allowlistPreview(draft, req.ip) : ''}`;
   const actions = canWrite && !stopped ? html`<div class="card"><h2>Rotate or disable</h2>
-<form method="post" action="${path}/rotate">${csrfInput(page)}${selectInput('overlap_seconds', 'The old key keeps working for', overlaps, '86400')}<div class="actions"><button type="submit">Rotate key</button></div></form>
-<div class="actions">${postButton(page, `${path}/disable`, 'Disable key', { danger: true })}</div></div>` : '';
+<form method="get" action="${path}/rotate">${selectInput('overlap_seconds', 'The old key keeps working for', overlaps, '86400')}<div class="actions"><button type="submit">Rotate key</button></div></form>
+<div class="actions">${askFirst(`${path}/disable`, 'Disable key', { danger: true })}</div></div>` : '';
   return sendHtml(reply, status, consolePage(page, {
     title: `API key ${k.client_id}`, section: '/keys', problem: extra.problem, notice: extra.notice,
     body: html`${extra.top ?? ''}<div class="card"><dl class="summary"><dt>Client id</dt><dd><code>${k.client_id}</code></dd><dt>Key id</dt><dd><code>${k.id}</code></dd><dt>Status</dt><dd>${keyStatus(k, page.now)}</dd><dt>Scopes</dt><dd>${scopeList(k)}</dd>${
@@ -139,8 +139,32 @@ export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
   }, refusedPage));
 
   app.get('/console/:env/keys/:id', route, withSession(ctx, (req, reply, page) => {
-    const notice = (req.query as { saved?: string }).saved === 'allowlist' ? 'The allow-list is saved.' : (req.query as { saved?: string }).saved === 'disabled' ? 'The key is disabled.' : undefined;
-    return keyPage(ctx, reply, req, page, { notice });
+    const saved = (req.query as { saved?: string }).saved;
+    return keyPage(ctx, reply, req, page, { notice: saved === 'allowlist' ? 'The allow-list is saved.' : saved === 'disabled' ? 'This key is disabled.' : undefined });
+  }));
+
+  // Disabling and rotating cannot be undone: a page first names the key (and the overlap chosen).
+  app.get('/console/:env/keys/:id/disable', route, withSession(ctx, async (req, reply, page) => {
+    const k = await ownedKey(ctx.db, page, keyId(req));
+    const path = envPath(page.environment, `/keys/${k.id}`);
+    return sendHtml(reply, 200, confirmPage(page, {
+      title: 'Disable the key?', section: '/keys', refused: can(page.session.role, 'keys.write') ? undefined : `Your role (${page.session.role}) cannot change keys.`,
+      question: html`Disable the API key ${k.client_id}? Every call signed with it is refused from now on; a disabled key cannot be enabled again from the console.`,
+      facts: [['Client id', html`<code>${k.client_id}</code>`], ['Scopes', scopeList(k)], ['Created', when(k.created_at)]],
+      action: `${path}/disable`, button: `Yes, disable ${k.client_id}`, danger: true, back: path,
+    }));
+  }));
+
+  app.get('/console/:env/keys/:id/rotate', route, withSession(ctx, async (req, reply, page) => {
+    const k = await ownedKey(ctx.db, page, keyId(req));
+    const path = envPath(page.environment, `/keys/${k.id}`);
+    const overlap = overlaps.find((o) => o.value === (req.query as { overlap_seconds?: string }).overlap_seconds) ?? overlaps.find((o) => o.value === '86400')!;
+    return sendHtml(reply, 200, confirmPage(page, {
+      title: 'Rotate the key?', section: '/keys', refused: can(page.session.role, 'keys.write') ? undefined : `Your role (${page.session.role}) cannot change keys.`,
+      question: html`Make a new key in place of ${k.client_id}? ${overlap.value === '0' ? 'The old key stops at once.' : `The old key keeps working for ${overlap.label}, then stops for good.`}`,
+      facts: [['Client id', html`<code>${k.client_id}</code>`], ['Scopes', scopeList(k)], ['Old key works for', overlap.label]],
+      action: `${path}/rotate`, button: `Yes, rotate ${k.client_id}`, back: path, fields: { overlap_seconds: overlap.value },
+    }));
   }));
 
   app.post('/console/:env/keys/:id/allowlist', route, withChange(ctx, 'keys.write', async (req, reply, page) => {

@@ -12,7 +12,7 @@ import { attempt, formOf, one, redirect, sendHtml, withChange, withSession, type
 import { audit } from './audit.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { badge, consolePage, csrfInput, envPath, nextPageLink, postButton, selectInput, table, textInput, when } from './views.js';
+import { badge, consolePage, csrfInput, envPath, nextPageLink, postButton, selectInput, shortId, table, textInput, when } from './views.js';
 
 /**
  * Money over time (extensions 13): the balances with an "as of" date and the balance monitors,
@@ -90,9 +90,9 @@ async function ledgerPage(ctx: ServiceContext, req: FastifyRequest, reply: Fasti
       textInput('asset', 'Asset', { value: filters.asset })}${textInput('reference_id', 'Reference', { value: filters.reference_id, hint: 'dep_…, wdr_…' })}<button type="submit" class="secondary">Filter</button></form>${
       table('Journal entries', [
         { label: 'Created', cell: (e: E) => when(e.created_at) },
-        { label: 'Entry', cell: (e) => html`<code>${e.kind}</code><br><span class="mono">${e.id}</span>` },
-        { label: 'Reference', cell: (e) => html`${e.reference.object} <span class="mono">${e.reference.id}</span>` },
-        { label: 'Lines', cell: (e) => html`<ul>${e.lines.map((l) => html`<li>${l.account.owner} ${l.account.owner === 'member' ? html`<span class="mono">${l.account.owner_id}</span> ` : ''}${l.account.bucket}: ${
+        { label: 'Entry', cell: (e) => html`<code>${e.kind}</code><br>${shortId(e.id)}` },
+        { label: 'Reference', cell: (e) => html`${e.reference.object} ${shortId(e.reference.id)}` },
+        { label: 'Lines', cell: (e) => html`<ul>${e.lines.map((l) => html`<li>${l.account.owner} ${l.account.owner === 'member' ? html`${shortId(l.account.owner_id)} ` : ''}${l.account.bucket}: ${
           /^0(\.0+)?$/.test(l.debit) ? `credit ${l.credit}` : `debit ${l.debit}`} ${l.asset}</li>`)}</ul>` },
       ], list.data, 'No entries.')}${nextPageLink(base, list.next_cursor, Object.fromEntries(Object.entries(filters).filter(([, v]) => v)))}`,
   }));

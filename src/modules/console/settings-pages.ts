@@ -6,12 +6,12 @@ import { ApiError } from '../../platform/errors.js';
 import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../../upstreams/types.js';
 import { html } from '../hosted-screens/html.js';
 import { advanceClock, advanceSecondsMax, presetBehavior, readClock, resetSandbox } from '../sandbox/service.js';
-import { attempt, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { attempt, csrfField, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './audit.js';
 import { auditPage } from './queries.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { consolePage, csrfInput, envPath, nextPageLink, postButton, selectInput, table, when } from './views.js';
+import { askFirst, confirmPage, consolePage, envPath, nextPageLink, selectInput, shortId, table, when } from './views.js';
 
 /**
  * The sandbox tools (upstream behaviour, reset, the sandbox clock: the sandbox area's own
@@ -29,15 +29,26 @@ async function toolsPage(ctx: ServiceContext, reply: FastifyReply, page: PageReq
   const clock = await readClock(ctx, page.session.merchantId);
   const canWrite = can(page.session.role, 'sandbox.write');
   const base = envPath('sandbox', '/tools');
+  // The presets in force, with their expiry on the sandbox clock (they expire by it): a rejection
+  // caused by one is visible here after the form has reset.
+  const presets = await ctx.db.selectFrom('upstream_behaviors').select(['upstream', 'behavior', 'expires_at'])
+    .where('merchant_id', '=', page.session.merchantId).where('environment', '=', 'sandbox').where('expires_at', '>', new Date(clock.now))
+    .orderBy('upstream').execute();
+  const real = page.now.getTime();
+  const ahead = new Date(clock.now).getTime() - real;
   return sendHtml(reply, status, consolePage(page, {
     title: 'Sandbox tools', section: '/tools', ...extra,
-    body: html`<div class="card"><h2>Sandbox clock</h2><p>Your sandbox time is <strong id="sandbox-now">${when(clock.now)}</strong>. It only moves forward; moving it runs everything that falls due on the way (expiries, accruals, webhook retries).</p>${
-      canWrite ? html`<form method="post" action="${base}/clock">${csrfInput(page)}${selectInput('seconds', 'Move the clock forward by', clockSteps, '3600')}<div class="actions"><button type="submit">Advance clock</button></div></form>` : ''}</div>
-<div class="card"><h2>Upstream behaviour</h2><p>How one provider's money-moving step answers for your sandbox, for ${injectionTtlSeconds / 60} minutes (then back to success).</p>${
-      canWrite ? html`<form method="post" action="${base}/behavior">${csrfInput(page)}${selectInput('upstream', 'Provider', upstreamNames.map((u) => ({ value: u, label: u })))}${
+    body: html`<div class="card"><h2>Sandbox clock</h2><p>Your sandbox time is <strong id="sandbox-now">${when(clock.now)}</strong> (sandbox clock)${Math.abs(ahead) >= 60_000 ? html`; real time is ${when(page.now)}` : ''}. It only moves forward; moving it runs everything that falls due on the way (expiries, accruals, webhook retries).</p>${
+      canWrite ? html`<form method="get" action="${base}/clock">${selectInput('seconds', 'Move the clock forward by', clockSteps, '3600')}<div class="actions"><button type="submit">Advance clock</button></div></form>` : ''}</div>
+<div class="card"><h2>Upstream behaviour</h2><p>How one provider's money-moving step answers for your sandbox, for ${injectionTtlSeconds / 60} minutes of sandbox time (then back to success).</p>${table('Behaviours in force', [
+      { label: 'Provider', cell: (b: (typeof presets)[number]) => b.upstream },
+      { label: 'Answer', cell: (b) => b.behavior.replace('_', ' ') },
+      { label: 'Until (sandbox clock)', cell: (b) => when(b.expires_at) },
+    ], presets, 'none: every provider answers success.')}${
+      canWrite ? html`<form method="post" action="${base}/behavior"><input type="hidden" name="${csrfField}" value="${page.csrf}">${selectInput('upstream', 'Provider', upstreamNames.map((u) => ({ value: u, label: u })))}${
         selectInput('behavior', 'Answer', injectedBehaviors.map((b) => ({ value: b, label: b.replace('_', ' ') })))}<div class="actions"><button type="submit">Set behaviour</button></div></form>` : ''}</div>
 <div class="card"><h2>Reset</h2><p id="reset-hint">Deletes the sandbox webhook deliveries and API call log and removes injected behaviours. Ledger entries, orders and members are kept, so balances do not reset.</p>${
-      canWrite ? html`<div class="actions">${postButton(page, `${base}/reset`, 'Reset sandbox logs', { danger: true, describedBy: 'reset-hint' })}</div>` : ''}</div>`,
+      canWrite ? html`<div class="actions">${askFirst(`${base}/reset`, 'Reset sandbox logs', { danger: true })}</div>` : ''}</div>`,
   }));
 }
 
@@ -49,6 +60,30 @@ export function registerSettingsPages(app: AppInstance, ctx: ServiceContext, tim
   app.get('/console/:env/tools', route, withSession(ctx, (_req, reply, page) => {
     sandboxOnly(page);
     return toolsPage(ctx, reply, page);
+  }));
+
+  // Resetting and moving the clock cannot be undone: a page first says what will happen.
+  app.get('/console/:env/tools/reset', route, withSession(ctx, async (_req, reply, page) => {
+    sandboxOnly(page);
+    const base = envPath('sandbox', '/tools');
+    return sendHtml(reply, 200, confirmPage(page, {
+      title: 'Reset the sandbox logs?', section: '/tools', refused: can(page.session.role, 'sandbox.write') ? undefined : `Your role (${page.session.role}) cannot use the sandbox tools.`,
+      question: html`Delete every sandbox webhook delivery and API call of ${page.session.merchantName}, and remove the upstream behaviours in force? Ledger entries, orders and members are kept.`,
+      facts: [], action: `${base}/reset`, button: 'Yes, reset the sandbox logs', danger: true, back: base,
+    }));
+  }));
+
+  app.get('/console/:env/tools/clock', route, withSession(ctx, async (req, reply, page) => {
+    sandboxOnly(page);
+    const base = envPath('sandbox', '/tools');
+    const step = clockSteps.find((c) => c.value === (req.query as { seconds?: string }).seconds) ?? clockSteps[1]!;
+    const clock = await readClock(ctx, page.session.merchantId);
+    const to = new Date(new Date(clock.now).getTime() + Number(step.value) * 1000);
+    return sendHtml(reply, 200, confirmPage(page, {
+      title: 'Move the sandbox clock?', section: '/tools', refused: can(page.session.role, 'sandbox.write') ? undefined : `Your role (${page.session.role}) cannot use the sandbox tools.`,
+      question: html`Move the sandbox clock forward by ${step.label}, from ${when(clock.now)} to ${when(to)}? Everything due on the way runs (expiries, accruals, webhook retries); the clock never moves back.`,
+      facts: [], action: `${base}/clock`, button: `Yes, move it forward by ${step.label}`, back: base, fields: { seconds: step.value },
+    }));
   }));
 
   app.post('/console/:env/tools/behavior', route, withChange(ctx, 'sandbox.write', async (req, reply, page) => {
@@ -102,7 +137,7 @@ export function registerSettingsPages(app: AppInstance, ctx: ServiceContext, tim
         { label: 'Time', cell: (a: A) => when(a.created_at) },
         { label: 'User', cell: (a) => a.user_email },
         { label: 'Change', cell: (a) => html`<code>${a.action}</code>` },
-        { label: 'Object', cell: (a) => html`<code>${a.object_id}</code>` },
+        { label: 'Object', cell: (a) => shortId(a.object_id) },
         { label: 'Detail', cell: (a) => a.detail },
       ], list.data, 'No changes yet.')}${nextPageLink(envPath(page.environment, '/audit'), list.next_cursor)}`,
     }));

@@ -11,6 +11,7 @@ a { color: #1d4ed8; }
 a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible, summary:focus-visible { outline: 3px solid #f59e0b; outline-offset: 2px; }
 .skip { position: absolute; left: -999px; top: 0; background: #fff; padding: .5rem 1rem; z-index: 10; }
 .skip:focus { left: .5rem; }
+.top { display: block; }
 .topbar { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1rem; padding: .5rem 1rem; background: #111827; color: #fff; }
 .topbar .brand { font-weight: 700; margin-right: auto; }
 .topbar .who { color: #e5e7eb; font-size: .9rem; }
@@ -39,6 +40,18 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; overflow-wrap: anywhere; }
 /* Ids and addresses in a table stay on one line: the table scrolls sideways in its box instead. */
 td code, td .mono { white-space: nowrap; overflow-wrap: normal; }
+/* Short ids stay on one line (the whole id is on the detail page); long values wrap anywhere, so the table fits its box at laptop width. */
+td code.long { white-space: normal; overflow-wrap: anywhere; word-break: break-all; }
+dl.summary code { user-select: all; }
+/* The hidden whole id sits on the short one (a 1-pixel box), so a click there still lands on the link. */
+code.id { position: relative; }
+code.id .visually-hidden { top: 0; left: 0; margin: 0; }
+.table-wrap:focus-visible { outline: 3px solid #f59e0b; outline-offset: 2px; }
+.navfold > summary { display: none; }
+.navfold::details-content { content-visibility: visible; display: contents; }
+.confirm .question { font-size: 1.1rem; font-weight: 600; }
+a.button.danger { background: #b91c1c; border-color: #7f1d1d; color: #fff; }
+a.button.secondary { background: #fff; color: #1e3a8a; }
 td ol, td ul { margin: 0; padding-left: 1.25rem; }
 .badge { display: inline-block; padding: 0 .5rem; border-radius: 999px; font-size: .85rem; border: 1px solid #6b7280; color: #1f2937; background: #f9fafb; white-space: nowrap; }
 .badge.ok { border-color: #15803d; color: #14532d; background: #dcfce7; }
@@ -77,6 +90,17 @@ dl.summary dd { margin: 0; overflow-wrap: anywhere; }
   .layout { display: block; }
   nav.side { width: auto; border-right: 0; border-bottom: 1px solid #d1d5db; padding: .25rem 0; }
   nav.side h2 { display: none; }
+  /* The navigation folds behind "Menu" on a phone, so the page's heading comes first. */
+  .navfold > summary { display: list-item; cursor: pointer; padding: .5rem 1rem; font-weight: 700; }
+  .navfold:not([open])::details-content { content-visibility: hidden; display: block; }
+  /* Rows stack: each cell under its column's name, nothing scrolls sideways. */
+  .table-wrap table, .table-wrap tbody, .table-wrap tr, .table-wrap td { display: block; width: 100%; }
+  .table-wrap thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  .table-wrap tr { border-bottom: 2px solid #d1d5db; padding: .25rem 0; }
+  .table-wrap td { border: 0; padding: .2rem .75rem; text-align: left; }
+  .table-wrap td.num { text-align: left; }
+  .table-wrap td::before { content: attr(data-label); display: block; font-size: .8rem; font-weight: 600; color: #4b5563; }
+  .table-wrap td[data-label=""]::before { display: none; }
   nav.side ul { display: flex; flex-wrap: wrap; padding: 0 .5rem; }
   nav.side a { padding: .35rem .5rem; }
   nav.side a[aria-current="page"] { border-left: 0; border-bottom: 3px solid #1d4ed8; padding-left: .5rem; }

@@ -65,12 +65,12 @@ export function consolePage(page: PageRequest, shell: Shell): string {
       i.path === shell.section ? html` aria-current="page"` : ''}>${i.label}</a></li>`)}</ul>`;
   });
   return document(shell.title, html`<a class="skip" href="#main">Skip to content</a>
-<header class="topbar"><span class="brand">${page.session.merchantName}</span>
+<header class="top"><div class="topbar"><span class="brand">${page.session.merchantName}</span>
 <nav class="envswitch" aria-label="Environment"><a href="${switchTo('sandbox')}" aria-current="${page.environment === 'sandbox' ? 'true' : 'false'}">Sandbox</a><a href="${switchTo('production')}" aria-current="${page.environment === 'production' ? 'true' : 'false'}">Production</a></nav>
 <span class="who">${page.session.email} (${page.session.role})</span>
-<form method="post" action="${consoleBase}/sign-out"><input type="hidden" name="${csrfField}" value="${page.csrf}"><button type="submit">Sign out</button></form></header>
-${page.environment === 'sandbox' ? html`<div class="envbanner">Sandbox: test data. <a href="${switchTo(other)}">Switch to production</a></div>` : ''}
-<div class="layout"><nav class="side" aria-label="Console">${links}</nav>
+<form method="post" action="${consoleBase}/sign-out"><input type="hidden" name="${csrfField}" value="${page.csrf}"><button type="submit">Sign out</button></form></div>
+${page.environment === 'sandbox' ? html`<div class="envbanner">Sandbox: test data. <a href="${switchTo(other)}">Switch to production</a></div>` : ''}</header>
+<div class="layout"><nav class="side" aria-label="Console"><details class="navfold"><summary>Menu</summary>${links}</details></nav>
 <main id="main" tabindex="-1"><h1>${shell.title}</h1>${messages(shell.notice, shell.problem)}${shell.body}</main></div>`);
 }
 
@@ -87,6 +87,38 @@ export function postButton(page: PageRequest, action: string, label: string, opt
     cls ? html` class="${cls}"` : ''}${opts.describedBy ? html` aria-describedby="${opts.describedBy}"` : ''}>${label}</button></form>`;
 }
 
+/**
+ * An irreversible action asks first: its button is a link to a page (GET of the action's own URL)
+ * that names the object and the money, with the form that posts and a way back. Works without
+ * script (the CSP allows none); a slip of the mouse changes nothing.
+ */
+export function askFirst(href: string, label: string, opts: { danger?: boolean } = {}): SafeHtml {
+  return html`<a class="button${opts.danger ? ' danger' : ' secondary'}" href="${href}">${label}</a>`;
+}
+
+export interface Confirmation {
+  title: string;
+  section: string;
+  /** What will happen, in a sentence that names the object (and the money). */
+  question: HtmlPart;
+  facts: readonly (readonly [string, HtmlPart])[];
+  action: string;
+  button: string;
+  danger?: boolean;
+  back: string;
+  fields?: Record<string, string>;
+  /** Set when the user's role cannot make this change: the page says so and offers no button. */
+  refused?: string;
+}
+
+export function confirmPage(page: PageRequest, c: Confirmation): string {
+  return consolePage(page, {
+    title: c.title, section: c.section, problem: c.refused,
+    body: html`<div class="card confirm"><p class="question">${c.question}</p>${c.facts.length ? html`<dl class="summary">${c.facts.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>` : ''}
+<p><strong>This cannot be undone.</strong></p><div class="actions">${c.refused ? '' : postButton(page, c.action, c.button, { danger: c.danger, fields: c.fields })}<a href="${c.back}">Cancel, go back</a></div></div>`,
+  });
+}
+
 export function csrfInput(page: PageRequest): SafeHtml {
   return html`<input type="hidden" name="${csrfField}" value="${page.csrf}">`;
 }
@@ -96,15 +128,40 @@ export interface Column<T> { label: string; cell: (row: T) => HtmlPart; num?: bo
 /** A data table with a caption; an empty list says so. */
 export function table<T>(caption: string, columns: readonly Column<T>[], rows: readonly T[], empty = 'Nothing yet.'): SafeHtml {
   if (rows.length === 0) return html`<div class="card"><p><strong>${caption}:</strong> ${empty}</p></div>`;
-  return html`<div class="table-wrap"><table><caption>${caption}</caption><thead><tr>${columns.map((c) => html`<th scope="col">${c.label}</th>`)}</tr></thead><tbody>${
-    rows.map((r) => html`<tr>${columns.map((c) => html`<td${c.num ? html` class="num"` : ''}>${c.cell(r)}</td>`)}</tr>`)}</tbody></table></div>`;
+  // The box scrolls when a table is wider than it (a phone): a region with a name, focusable, so a keyboard can scroll it.
+  // data-label: on a phone each row stacks, each cell under its column's name (stylesheet).
+  return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0"><table><caption>${caption}</caption><thead><tr>${columns.map((c) => html`<th scope="col">${c.label}</th>`)}</tr></thead><tbody>${
+    rows.map((r) => html`<tr>${columns.map((c) => html`<td data-label="${c.label}"${c.num ? html` class="num"` : ''}>${c.cell(r)}</td>`)}</tr>`)}</tbody></table></div>`;
 }
 
 export function badge(text: string, tone: 'ok' | 'warn' | 'bad' | '' = ''): SafeHtml {
   return html`<span class="badge${tone ? ` ${tone}` : ''}">${text}</span>`;
 }
 
-export const when = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC') : '');
+/** A time in UTC, on one line (no-break spaces: a table cell does not wrap it). */
+export const when = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString().replace('T', '\u00a0').replace(/\.\d{3}Z$/, '\u00a0UTC') : '');
+
+/**
+ * An id as lists show it: its prefix and its last 6 characters (`wdr_…9f3a1c`), the whole id in the
+ * tooltip and, for search, copy and screen readers, in a visually hidden copy. Detail pages show it whole.
+ */
+export function shortId(id: string | null | undefined): SafeHtml {
+  if (!id) return html``;
+  const m = /^([a-z]{2,6}_)(.+)$/.exec(id);
+  const prefix = m ? m[1]! : '';
+  const rest = m ? m[2]! : id;
+  if (rest.length <= 10) return html`<code class="id">${id}</code>`;
+  return html`<code class="id" title="${id}"><span class="visually-hidden">${id}</span><span aria-hidden="true">${prefix}…${rest.slice(-6)}</span></code>`;
+}
+
+/** The short form as plain text, for messages ("Withdrawal wdr_…9f3a1c for 20 USDT is failed"). */
+export function shortText(id: string): string {
+  const m = /^([a-z]{2,6}_)(.+)$/.exec(id);
+  return m && m[2]!.length > 10 ? `${m[1]}…${m[2]!.slice(-6)}` : id;
+}
+
+/** A long value in a table cell (an address, a transaction hash, a URL): wraps anywhere instead of widening the table. */
+export const longValue = (v: string | null | undefined): SafeHtml => (v ? html`<code class="long">${v}</code>` : html``);
 
 /** "Older" link of a keyset list. */
 export function nextPageLink(path: string, nextCursor: string | null, extra: Record<string, string> = {}): SafeHtml {
@@ -113,8 +170,9 @@ export function nextPageLink(path: string, nextCursor: string | null, extra: Rec
   return html`<p><a href="${path}?${q.toString()}">Older entries</a></p>`;
 }
 
-export function textInput(name: string, label: string, opts: { value?: string; hint?: string; type?: string; required?: boolean; autocomplete?: string; inputMode?: 'numeric' } = {}): SafeHtml {
-  const id = `f-${name}`;
+export function textInput(name: string, label: string, opts: { value?: string; hint?: string; type?: string; required?: boolean; autocomplete?: string; inputMode?: 'numeric'; id?: string } = {}): SafeHtml {
+  // `id`: when two forms of a page have a field of the same name, each label must point at its own.
+  const id = opts.id ?? `f-${name}`;
   return html`<div class="field"><label for="${id}">${label}</label>${opts.hint ? html`<p class="hint" id="${id}-hint">${opts.hint}</p>` : ''}<input id="${id}" name="${name}" type="${opts.type ?? 'text'}" value="${opts.value ?? ''}"${
     opts.hint ? html` aria-describedby="${id}-hint"` : ''}${opts.required ? html` required` : ''}${opts.autocomplete ? html` autocomplete="${opts.autocomplete}"` : ''}${opts.inputMode ? html` inputmode="${opts.inputMode}"` : ''}></div>`;
 }

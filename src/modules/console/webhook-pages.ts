@@ -13,7 +13,7 @@ import { audit } from './audit.js';
 import { apiCalls, deliveryAttempts, deliveryEndpoints, endpointUrls } from './queries.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { badge, consolePage, csrfInput, envPath, nextPageLink, postButton, selectInput, table, textInput, when } from './views.js';
+import { askFirst, badge, confirmPage, consolePage, csrfInput, envPath, longValue, nextPageLink, postButton, selectInput, shortId, shortText, table, textInput, when } from './views.js';
 
 /**
  * Webhook endpoints (create with the secret shown once, roll the secret, disable, enable, delete),
@@ -43,7 +43,7 @@ async function endpointsPage(ctx: ServiceContext, reply: FastifyReply, page: Pag
   return sendHtml(reply, status, consolePage(page, {
     title: 'Webhooks', section: '/webhooks', problem: extra.problem, notice: extra.notice,
     body: html`${extra.top ?? ''}${table('Endpoints', [
-      { label: 'URL', cell: (e: EndpointView) => html`<a href="${base}/${e.id}"><code>${e.url}</code></a>` },
+      { label: 'URL', cell: (e: EndpointView) => html`<a href="${base}/${e.id}">${longValue(e.url)}</a>` },
       { label: 'Events', cell: (e) => e.event_types.join(', ') },
       { label: 'Status', cell: endpointStatus },
       { label: 'Created', cell: (e) => when(e.created_at) },
@@ -52,7 +52,7 @@ async function endpointsPage(ctx: ServiceContext, reply: FastifyReply, page: Pag
         cell: (e: EndpointView) => html`<div class="actions">${e.status === 'enabled'
           ? postButton(page, `${base}/${e.id}/disable`, 'Disable', { secondary: true })
           : postButton(page, `${base}/${e.id}/enable`, 'Enable', { secondary: true })}${
-          postButton(page, `${base}/${e.id}/roll-secret`, 'Roll secret', { secondary: true })}${postButton(page, `${base}/${e.id}/delete`, 'Delete', { danger: true })}</div>`,
+          askFirst(`${base}/${e.id}/roll-secret`, 'Roll secret')}${askFirst(`${base}/${e.id}/delete`, 'Delete', { danger: true })}</div>`,
       }] : []),
     ], data, 'No endpoints in this environment yet.')}${canWrite ? html`<form method="post" action="${base}" class="card" novalidate><h2>Add an endpoint</h2>${csrfInput(page)}${
       textInput('url', 'Endpoint URL', { value: values.url, required: true, hint: page.environment === 'sandbox' ? 'https, or http and local addresses in the sandbox.' : 'https; internal and private addresses are refused.' })}${
@@ -62,10 +62,29 @@ async function endpointsPage(ctx: ServiceContext, reply: FastifyReply, page: Pag
 
 export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): void {
   app.get('/console/:env/webhooks', route, withSession(ctx, (req, reply, page) => {
-    const done = (req.query as { done?: string }).done;
-    const notices: Record<string, string> = { disabled: 'The endpoint is disabled.', enabled: 'The endpoint is enabled.', deleted: 'The endpoint is deleted.' };
+    const { done, id } = req.query as { done?: string; id?: string };
+    const what = id ? `The endpoint ${shortText(id)}` : 'The endpoint';
+    const notices: Record<string, string> = { disabled: `${what} is disabled.`, enabled: `${what} is enabled.`, deleted: `${what} is deleted.` };
     return endpointsPage(ctx, reply, page, { notice: done ? notices[done] : undefined });
   }));
+
+  // Deleting an endpoint and rolling its secret cannot be undone: a page first names the endpoint.
+  for (const action of ['delete', 'roll-secret'] as const) {
+    app.get(`/console/:env/webhooks/:id/${action}`, route, withSession(ctx, async (req, reply, page) => {
+      const e = (await listEndpoints(ctx.db, callerOf(page))).data.find((x) => x.id === idOf(req));
+      if (!e) throw new ApiError('not_found');
+      const base = envPath(page.environment, '/webhooks');
+      return sendHtml(reply, 200, confirmPage(page, {
+        title: action === 'delete' ? 'Delete the endpoint?' : 'Roll the signing secret?', section: '/webhooks',
+        refused: can(page.session.role, 'webhooks.write') ? undefined : `Your role (${page.session.role}) cannot change webhooks.`,
+        question: action === 'delete'
+          ? html`Delete the endpoint ${e.url}? No event is sent to it any more, and its deliveries not yet made are dropped.`
+          : html`Make a new signing secret for ${e.url}? The current secret keeps signing for 24 hours, then only the new one does.`,
+        facts: [['Endpoint', html`<code>${e.id}</code>`], ['URL', html`<code>${e.url}</code>`], ['Events', e.event_types.join(', ')], ['Status', e.status]],
+        action: `${base}/${e.id}/${action}`, button: action === 'delete' ? 'Yes, delete the endpoint' : 'Yes, roll the secret', danger: action === 'delete', back: base,
+      }));
+    }));
+  }
 
   app.post('/console/:env/webhooks', route, withChange(ctx, 'webhooks.write', async (req, reply, page) => {
     const form = formOf(req);
@@ -95,7 +114,7 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
         await audit(trx, page.session, page.environment, `webhook_endpoint.${action}`, idOf(req), '', page.now);
       });
       if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem }, 400);
-      return redirect(reply, `${envPath(page.environment, '/webhooks')}?done=${action}d`);
+      return redirect(reply, `${envPath(page.environment, '/webhooks')}?done=${action}d&id=${encodeURIComponent(idOf(req))}`);
     }, refusedPage));
   }
 
@@ -131,8 +150,8 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
       title: 'API calls', section: '/api-log',
       body: html`<p>The newest calls first. Quote the request id when you ask for support.</p>${table('API calls', [
         { label: 'Time', cell: (c: (typeof rows)[number]) => when(c.created_at) },
-        { label: 'Request id', cell: (c) => html`<code>${c.request_id}</code>` },
-        { label: 'Call', cell: (c) => html`<code>${c.method} ${c.path}</code>` },
+        { label: 'Request id', cell: (c) => longValue(c.request_id) },
+        { label: 'Call', cell: (c) => longValue(`${c.method} ${c.path}`) },
         { label: 'Status', cell: (c) => badge(String(c.status_code), c.status_code < 400 ? 'ok' : c.status_code < 500 ? 'warn' : 'bad') },
         { label: 'Duration', cell: (c) => `${c.duration_ms} ms`, num: true },
       ], rows, 'No calls in this environment yet.')}${last ? html`<p><a href="${envPath(page.environment, '/api-log')}?before=${String(last.id)}">Older calls</a></p>` : ''}`,
@@ -155,8 +174,8 @@ async function deliveriesPage(ctx: ServiceContext, req: FastifyRequest, reply: F
     title: 'Webhook deliveries', section: '/deliveries', ...extra,
     body: html`<form method="get" action="${base}" class="filters">${selectInput('status', 'Status', [{ value: '', label: 'Any' }, ...deliveryStatuses.map((s) => ({ value: s, label: s.replace('_', ' ') }))], filter)}<button type="submit" class="secondary">Filter</button></form>
 ${table('Deliveries, newest first', [
-      { label: 'Event', cell: (d: D) => html`<code>${d.event_type}</code><br><span class="mono">${d.event_id}</span>` },
-      { label: 'Endpoint', cell: (d) => { const id = endpointOf.get(d.id); return id ? html`<code>${urls.get(id) ?? id}</code>` : 'none'; } },
+      { label: 'Event', cell: (d: D) => html`<code>${d.event_type}</code><br>${shortId(d.event_id)}` },
+      { label: 'Endpoint', cell: (d) => { const id = endpointOf.get(d.id); return id ? longValue(urls.get(id) ?? id) : 'none'; } },
       { label: 'Status', cell: (d) => badge(d.status.replace('_', ' '), tone(d.status)) },
       { label: 'Attempts', cell: (d) => { const a = attempts.filter((x) => x.delivery_id === d.id); return a.length === 0 ? '0' : html`<ol>${a.map((x) => html`<li>${when(x.started_at)}: ${x.outcome}${x.http_status ? ` (HTTP ${x.http_status})` : ''}${x.error && x.error !== `HTTP ${x.http_status}` ? html` <span class="mono">${x.error.slice(0, 120)}</span>` : ''}</li>`)}</ol>`; } },
       { label: 'Next attempt', cell: (d) => when(d.next_attempt_at || null) },

@@ -1,0 +1,225 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { BrowserContext, Page } from 'playwright-core';
+import type { MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
+import { verifyLedger } from '../src/ledger/index.js';
+import { useBrowser } from './support/browser.js';
+import { testHostedScreenKey } from './support/hosted.js';
+import { admin, clientFor, createKey, createMerchant, startTestService } from './support/service.js';
+import { signedInConsole } from './support/console.js';
+
+/**
+ * The console as a merchant's people see it at laptop (1280 px) and phone (390 px) width (issue 42):
+ * no list page scrolls sideways and every status and action cell is on screen at 1280 px; rows
+ * stack and the navigation folds on a phone; every irreversible action asks first, on a page
+ * naming the object and the money, and the message after it names the object; axe-core finds no
+ * critical or serious violation. Screenshots go to CONSOLE_SCREENSHOTS_DIR or /tmp/console-layout.
+ */
+
+const shots = process.env.CONSOLE_SCREENSHOTS_DIR ?? '/tmp/console-layout';
+mkdirSync(shots, { recursive: true });
+const browser = useBrowser();
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+let service: RunningService;
+let merchantId: string;
+let client: MerchantWalletClient;
+let ownerCookies: Map<string, string>;
+const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
+const withdrawals: string[] = [];
+let keyId = '';
+let endpointId = '';
+
+const listPages = ['', '/keys', '/webhooks', '/deliveries', '/events', '/api-log', '/members', '/withdrawals', '/deposits', '/ledger', '/exports',
+  '/qr-payments', '/remittances', '/exchange', '/earn', '/earn-positions', '/cards', '/tools', '/helpers', '/audit'];
+
+before(async () => {
+  service = await startTestService({ config: { hostedScreenKey: testHostedScreenKey, webhookRetryScheduleMs: [60_000, 60_000] } });
+  merchantId = await createMerchant(service, 'Kopi Corner Pte Ltd');
+  keyId = await createKey(service, merchantId).then((k) => k.keyId);
+  client = clientFor(service, await createKey(service, merchantId));
+  const { jar } = await signedInConsole(service, merchantId, 'layout-owner@kopi.example', 'owner');
+  ownerCookies = jar.cookies;
+  // An endpoint nobody listens on: its deliveries fail, so the deliveries list has attempts and a Redeliver column.
+  await jar.request('POST', '/console/sandbox/webhooks', { csrf_token: await jar.csrfOf('/console/sandbox/webhooks'), url: 'http://127.0.0.1:9/hook', event_types: '*' });
+  endpointId = (await service.ctx.db.selectFrom('webhook_endpoints').select('id').where('merchant_id', '=', merchantId).executeTakeFirstOrThrow()).id;
+  const m = `layout-${randomUUID().slice(0, 8)}`;
+  const member = await client.members.create({ external_member_id: m });
+  await admin(service, 'POST', `/admin/v1/members/${member.id}/kyc-review`, { decision: 'approved', level: 1 });
+  for (const [asset, amount] of [['USDT', '500'], ['EUR', '50']] as const) {
+    await client.deposits.create({ member_id: m, asset, amount, tx_hash: `0x${randomUUID().replace(/-/g, '')}${randomUUID().replace(/-/g, '')}` });
+  }
+  for (const amount of ['20', '35.5', '12']) {
+    withdrawals.push((await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount }, { onBehalfOf: m })).id);
+  }
+  const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '100', lock: true }, { onBehalfOf: m });
+  await client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m });
+  await service.workers.jobs.drain();
+});
+after(async () => {
+  const report = await verifyLedger(service.ctx.db);
+  await service?.close();
+  assert.deepEqual(report.problems, [], 'the ledger is clean');
+});
+
+async function ownerContext(width: number, opts: { js?: boolean } = {}): Promise<BrowserContext> {
+  // axe runs as a script: that context bypasses the CSP (the console itself has no script to run).
+  const context = await (await browser()).newContext({ viewport: { width, height: 900 }, javaScriptEnabled: opts.js ?? false, bypassCSP: opts.js ?? false });
+  const host = new URL(service.publicUrl).hostname;
+  await context.addCookies([...ownerCookies].map(([name, value]) => ({ name, value, domain: host, path: '/console' })));
+  return context;
+}
+
+const url = (path: string) => `${service.publicUrl}/console/sandbox${path}`;
+
+/** What overflows: the page, a table box, or a status/action cell outside the viewport or its box. */
+function overflowAt(page: Page) {
+  return page.evaluate(() => {
+    const problems: string[] = [];
+    const vw = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth > vw) problems.push(`page ${document.documentElement.scrollWidth} px wide`);
+    for (const wrap of document.querySelectorAll('.table-wrap')) {
+      const name = wrap.querySelector('caption')?.textContent ?? '?';
+      if (wrap.scrollWidth > wrap.clientWidth + 1) problems.push(`table "${name}" ${wrap.scrollWidth} px in a ${wrap.clientWidth} px box`);
+      const box = wrap.getBoundingClientRect();
+      const headers = [...wrap.querySelectorAll('th')].map((th) => th.textContent ?? '');
+      for (const row of wrap.querySelectorAll('tbody tr')) {
+        [...row.children].forEach((cell, i) => {
+          if (!/^(Status|Actions)$/.test(headers[i] ?? '')) return;
+          const r = cell.getBoundingClientRect();
+          if (r.right > Math.min(vw, box.right) + 1 || r.width === 0) problems.push(`"${name}" ${headers[i]} cell at ${Math.round(r.left)}-${Math.round(r.right)} px`);
+        });
+      }
+    }
+    return problems;
+  });
+}
+
+test('1280 px: no list page scrolls sideways, every status and action cell is on screen; 390 px: rows stack, the navigation folds', async () => {
+  const wide = await ownerContext(1280);
+  const phone = await ownerContext(390);
+  try {
+    const page = await wide.newPage();
+    const problems: string[] = [];
+    for (const path of listPages) {
+      await page.goto(url(path));
+      assert.equal(await page.locator('h1').count(), 1, path);
+      problems.push(...(await overflowAt(page)).map((p) => `${path || '/'}: ${p}`));
+      await page.screenshot({ path: join(shots, `1280${path.replace('/', '-') || '-balances'}.png`), fullPage: true });
+    }
+    // Lists show short ids (prefix and the last characters); the whole id is on the detail page, selectable in one go.
+    assert.deepEqual(problems, [], 'at 1280 px');
+    await page.goto(url('/withdrawals'));
+    const w = withdrawals[0]!;
+    const listed = page.getByRole('row').filter({ hasText: w });
+    assert.equal(await listed.locator('code.id [aria-hidden="true"]').first().innerText(), `wdr_…${w.slice(-6)}`, 'the list shows the short form');
+    await page.getByRole('link', { name: w }).click();
+    assert.equal(await page.locator('h1').innerText(), `Withdrawal ${w}`);
+
+    const small = await phone.newPage();
+    const phoneProblems: string[] = [];
+    for (const path of listPages) {
+      await small.goto(url(path));
+      const width = await small.evaluate(() => document.documentElement.scrollWidth);
+      if (width > 390) phoneProblems.push(`${path || '/'}: ${width} px wide at 390 px`);
+      if (['/withdrawals', '/deliveries', '/api-log', '/deposits', '/keys', '/webhooks', '/exchange', '/tools'].includes(path)) {
+        await small.screenshot({ path: join(shots, `390${path.replace('/', '-')}.png`), fullPage: true });
+      }
+    }
+    assert.deepEqual(phoneProblems, [], 'at 390 px');
+    // The heading comes before the links: the navigation is folded behind "Menu" until opened.
+    await small.goto(url('/withdrawals'));
+    const h1 = await small.locator('h1').boundingBox();
+    assert.ok(h1 && h1.y < 250, `the heading is near the top (${h1?.y})`);
+    assert.equal(await small.getByRole('link', { name: 'Deposits' }).isVisible(), false);
+    await small.getByText('Menu', { exact: true }).click();
+    assert.equal(await small.getByRole('link', { name: 'Deposits' }).isVisible(), true);
+    // A stacked row: each cell under its column's name, the status and the actions visible.
+    const row = small.getByRole('row').filter({ hasText: withdrawals[1]! });
+    assert.ok(await row.getByRole('link', { name: 'Fail' }).isVisible());
+    const box = await row.getByRole('link', { name: 'Fail' }).boundingBox();
+    assert.ok(box && box.x + box.width <= 390, 'the action is on screen');
+  } finally {
+    await wide.close();
+    await phone.close();
+  }
+});
+
+test('every irreversible action asks first, naming the object and the money; the message after it names the object', async () => {
+  const context = await ownerContext(1280);
+  try {
+    const page = await context.newPage();
+    const w = withdrawals[0]!;
+    const short = `wdr_…${w.slice(-6)}`;
+    // Fail a withdrawal: one click shows a question, nothing changes; the second fails it.
+    await page.goto(url('/withdrawals'));
+    await page.getByRole('row').filter({ hasText: w }).getByRole('link', { name: 'Fail' }).click();
+    assert.equal(await page.locator('h1').innerText(), 'Fail the withdrawal?');
+    assert.match(await page.locator('main').innerText(), new RegExp(`Fail withdrawal ${short} for 20\\.0+ USDT\\?`));
+    assert.equal((await client.withdrawals.get(w)).status, 'locked', 'asking changed nothing');
+    await page.screenshot({ path: join(shots, 'confirm-fail.png') });
+    await page.getByRole('button', { name: /^Yes, fail it and return 20\.0+ USDT$/ }).click();
+    assert.match(await page.getByRole('status').innerText(), new RegExp(`Withdrawal ${short} for 20\\.0+ USDT is failed`));
+    assert.equal((await client.withdrawals.get(w)).status, 'failed');
+
+    // Confirm a payout: the page names the amount and the address; "Cancel" goes back and changes nothing.
+    const w2 = withdrawals[1]!;
+    await page.goto(url(`/withdrawals/${w2}`));
+    await page.getByRole('link', { name: 'Confirm payout' }).click();
+    assert.match(await page.locator('main').innerText(), new RegExp(`35\\.50+ USDT to TRON ${TRON}`));
+    await page.getByRole('link', { name: 'Cancel, go back' }).click();
+    assert.equal((await client.withdrawals.get(w2)).status, 'locked');
+    await page.getByRole('link', { name: 'Confirm payout' }).click();
+    await page.getByRole('button', { name: /^Yes, confirm the payout of 35\.50+ USDT$/ }).click();
+    assert.match(await page.getByRole('status').innerText(), new RegExp(`Withdrawal wdr_…${w2.slice(-6)} for 35\\.50+ USDT is confirmed`));
+
+    // The others: each first control leads to a question, and the object is unchanged until "Yes".
+    const asks: [string, string, string, () => Promise<void>][] = [
+      ['/webhooks', 'Delete', 'Delete the endpoint?', async () => assert.ok(await service.ctx.db.selectFrom('webhook_endpoints').select('id').where('id', '=', endpointId).executeTakeFirst())],
+      ['/webhooks', 'Roll secret', 'Roll the signing secret?', async () => undefined],
+      [`/keys/${keyId}`, 'Disable key', 'Disable the key?', async () => assert.equal((await service.ctx.db.selectFrom('api_keys').select('disabled').where('id', '=', keyId).executeTakeFirstOrThrow()).disabled, false)],
+      [`/keys/${keyId}`, 'Rotate key', 'Rotate the key?', async () => undefined],
+      ['/tools', 'Reset sandbox logs', 'Reset the sandbox logs?', async () => undefined],
+      ['/tools', 'Advance clock', 'Move the sandbox clock?', async () => undefined],
+    ];
+    for (const [path, control, question, unchanged] of asks) {
+      await page.goto(url(path));
+      await page.getByRole(control === 'Advance clock' || control === 'Rotate key' ? 'button' : 'link', { name: control }).first().click();
+      assert.equal(await page.locator('h1').innerText(), question, control);
+      assert.match(await page.locator('main').innerText(), /cannot be undone/);
+      await unchanged();
+    }
+    // Delete the endpoint: the message names it.
+    await page.goto(url('/webhooks'));
+    await page.getByRole('link', { name: 'Delete' }).click();
+    assert.match(await page.locator('main').innerText(), /http:\/\/127\.0\.0\.1:9\/hook/);
+    await page.getByRole('button', { name: 'Yes, delete the endpoint' }).click();
+    assert.match(await page.getByRole('status').innerText(), new RegExp(`The endpoint ${endpointId.slice(0, endpointId.indexOf('_') + 1)}…${endpointId.slice(-6)} is deleted`));
+  } finally {
+    await context.close();
+  }
+});
+
+test('axe-core: no critical or serious violation on the console pages', async () => {
+  const context = await ownerContext(1280, { js: true });
+  try {
+    const page = await context.newPage();
+    const found: string[] = [];
+    for (const path of ['', '/withdrawals', '/deliveries', '/api-log', '/keys', `/keys/${keyId}`, '/tools', '/helpers', '/audit', `/withdrawals/${withdrawals[2]}/fail`]) {
+      await page.goto(url(path));
+      await page.addScriptTag({ content: axeSource });
+      const result = await page.evaluate(async () => {
+        const axe = (globalThis as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe;
+        return (await axe.run(document, { resultTypes: ['violations'] })).violations.map((v) => ({ id: v.id, impact: v.impact, count: v.nodes.length }));
+      });
+      for (const v of result) if (v.impact === 'critical' || v.impact === 'serious' || v.id === 'region') found.push(`${path || '/'}: ${v.id} (${v.impact}, ${v.count})`);
+    }
+    assert.deepEqual(found, []);
+  } finally {
+    await context.close();
+  }
+});
