@@ -1,10 +1,10 @@
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
-import { openDatabase } from './db/connection.js';
+import { openDatabase, openDirectDatabase, type DatabaseHandle } from './db/connection.js';
 import { migrateToLatest } from './db/migrate.js';
 import { keyedReadStats } from './db/direct.js';
-import { loadConfig, type Config } from './platform/config.js';
+import { ConfigError, loadConfig, type Config } from './platform/config.js';
 import { createMetrics } from './platform/metrics.js';
 import { ApiCallLog } from './platform/api-call-log.js';
 import { AuthCache, authChangeChannel } from './platform/auth-cache.js';
@@ -113,6 +113,20 @@ function databaseDescription(config: Config): { database: string; firstStart?: b
 /** Milliseconds since `start`, for the log. */
 const since = (start: number) => Math.round(performance.now() - start);
 
+/**
+ * Behind a transaction-mode pooler the migrations run over the direct URL (`DATABASE_LISTEN_URL`):
+ * their lock is a session's (connection.ts, `openDirectDatabase`).
+ */
+async function migrateBehindPooler(config: Config, handle: DatabaseHandle): Promise<number> {
+  if (handle.kind !== 'postgres' || config.databasePooler !== 'transaction') return migrateToLatest(handle.db);
+  const direct = openDirectDatabase(config.databaseListenUrl!);
+  try {
+    return await migrateToLatest(direct.db);
+  } finally {
+    await direct.close();
+  }
+}
+
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
   const started = performance.now();
   const loaded = loadConfig();
@@ -121,6 +135,9 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const logger = options.logger ?? true;
   const log = options.log ?? backgroundLogger(config, logger);
   // A first start is silent for a while otherwise: creating an embedded cluster and running every migration take seconds.
+  if (config.databasePooler === 'transaction' && /^postgres(ql)?:\/\//.test(config.databaseUrl ?? '') && !config.databaseListenUrl) {
+    throw new ConfigError(['DATABASE_LISTEN_URL must be set with DATABASE_POOLER=transaction: a direct postgres:// URL (no pooler) for the migrations\' lock and LISTEN']);
+  }
   const where = databaseDescription(config);
   log.info(where, where.firstStart ? 'starting: creating the embedded database (first start; this takes some seconds)' : 'starting: opening the database');
   const handle = await openDatabase(config.databaseUrl, config.dataDir, {
@@ -128,7 +145,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   });
   log.info({ ms: since(started) }, 'migrating the database schema (a first start runs every migration)');
   const migrationsStarted = performance.now();
-  const applied = await migrateToLatest(handle.db);
+  const applied = await migrateBehindPooler(config, handle);
   log.info({ applied, ms: since(migrationsStarted) }, applied > 0 ? 'database schema migrated' : 'database schema up to date');
   const metrics = createMetrics();
   config.hostedScreenKey = resolveHostedScreenKey(config, log);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, defaultWebhookRetryScheduleMs, loadConfig } from '../src/platform/config.js';
 import { spawnServiceProcess } from './support/process.js';
+import { startService } from '../src/server.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -127,6 +128,12 @@ describe('configuration', () => {
     assert.ok(!dbProblem!.includes('hunter2'), dbProblem);
     const [tokenProblem] = problemsOf({ ADMIN_TOKEN: 'hunter2 with a space' });
     assert.ok(!tokenProblem!.includes('hunter2'), tokenProblem);
+  });
+
+  it('behind a transaction-mode pooler, refuses to start without a direct URL (the migrations\' session lock and LISTEN need one)', async () => {
+    // Refused before the database is opened: nothing listens on port 9.
+    const start = startService({ config: { databaseUrl: 'postgres://postgres@127.0.0.1:9/none', databasePooler: 'transaction', databaseListenUrl: undefined } });
+    await assert.rejects(start, (err: unknown) => err instanceof ConfigError && /DATABASE_LISTEN_URL must be set with DATABASE_POOLER=transaction/.test(err.message));
   });
 
   it('is the only reader of process.env in src/', () => {

@@ -308,4 +308,20 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
   return { db, kind: 'embedded', pglite, close: () => db.destroy(), listen };
 }
 
+/**
+ * A short-lived handle on a direct URL (no pooler), for the migrations behind a transaction-mode
+ * pooler: Kysely's Migrator holds a session advisory lock across its transaction, which a pooler
+ * that lends a server connection per transaction neither keeps nor releases (two replicas would
+ * migrate at once, and the lock would stay on a pooled server connection). Close it after use.
+ */
+export function openDirectDatabase(url: string): { db: Kysely<Database>; close: () => Promise<void> } {
+  const target = parseDatabaseTarget(url);
+  if (!target) throw new Error('the direct database URL is not a postgres:// URL this service can read');
+  const servers = new ServerList(target);
+  const pgPool = new pg.Pool({ Client: servers.clientClass(), onConnect: servers.onConnect, max: 1 } as unknown as pg.PoolConfig);
+  pgPool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PreparingPool(pgPool, servers, false) as unknown as pg.Pool }) });
+  return { db, close: () => db.destroy() };
+}
+
 export type { DatabaseConnection };
