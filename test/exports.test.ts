@@ -137,6 +137,23 @@ describe('exports', () => {
     assert.equal(ex.row_count, balances.length);
   });
 
+  it('CSV: a merchant name from outside that a spreadsheet would run as a formula is written as text; JSON lines keep it as it is', async () => {
+    const name = '=HYPERLINK("http://evil.example","x")';
+    const from = new Date(Date.now() - 1000).toISOString();
+    await c.request({ method: 'POST', path: `/v1/sandbox/cards/${world.objects.card}/authorizations`, body: { amount: '1', merchant_name: name, mcc: '5411' } });
+    await new Promise((r) => setTimeout(r, 20));
+    const to = new Date(Date.now() + 1000).toISOString();
+    const file = async (format: 'csv' | 'jsonl') => {
+      const req = await c.exports.create({ kind: 'card_transactions', created_gte: from, created_lt: to, format });
+      await service.workers.jobs.drain();
+      return (await bytesOf((await c.exports.download(req.id)).body)).toString('utf8');
+    };
+    const [header, ...rows] = parseCsv(await file('csv'));
+    const at = header!.indexOf('merchant_name');
+    assert.deepEqual(rows.map((r) => r[at]), [`'${name}`]);
+    assert.deepEqual(rowsOf(Buffer.from(await file('jsonl'))).map((r) => r.merchant_name), [name]);
+  });
+
   it('lists and reads exports; another merchant or environment finds none of them; the file goes after seven days', async () => {
     const { ex } = await exported('deposits', 'csv');
     const listed = await all(c.exports.list());

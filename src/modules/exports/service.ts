@@ -125,11 +125,25 @@ export async function openExportFile(db: Kysely<Database>, clock: Clock, scope: 
   return { format: row.format, size: Number(row.size_bytes ?? 0), body, filename: `${row.id}.${row.format === 'csv' ? 'csv' : 'jsonl'}` };
 }
 
+/**
+ * Columns whose text comes from outside the service (a card network's or QR payee's merchant name,
+ * a merchant's external ids and tx hashes, a member's address): in CSV, a cell of theirs that a
+ * spreadsheet would run as a formula is prefixed with `'` (OWASP's CSV injection advice). Only
+ * these: a negative amount (`-5.00`) is a number, not a formula. JSON lines are left as they are.
+ */
+const outsideText = new Set(['merchant_name', 'external_member_id', 'tx_hash', 'address']);
+const formulaStart = /^[=+\-@\t\r]/;
+
+export function csvCell(column: string, value: string): string {
+  return outsideText.has(column) && formulaStart.test(value) ? `'${value}` : value;
+}
+
 /** Serialises records of one batch; the header goes before the first. */
 function serialise(format: 'csv' | 'jsonl', columns: readonly string[], records: readonly Record_[], header: boolean): string {
   if (format === 'jsonl') return records.map((r) => `${JSON.stringify(r, columns as string[])}\n`).join('');
   if (records.length === 0 && !header) return '';
-  return stringify(records.map((r) => columns.map((c) => r[c] ?? '')), { header, columns: columns as string[], record_delimiter: 'unix' });
+  const cells = records.map((r) => columns.map((c) => { const v = r[c]; return typeof v === 'string' ? csvCell(c, v) : v ?? ''; }));
+  return stringify(cells, { header, columns: columns as string[], record_delimiter: 'unix' });
 }
 
 /**
