@@ -11,7 +11,7 @@ import { listMembers } from './queries.js';
 import { history } from './history.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { askFirst, badge, confirmPage, consolePage, envPath, longValue, nextPageLink, selectInput, shortId, shortText, table, when } from './views.js';
+import { askFirst, badge, confirmPage, consolePage, envPath, nextPageLink, selectInput, shortId, shortText, table, when } from './views.js';
 
 /**
  * Money: members with their balances and
@@ -104,7 +104,7 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
         { label: 'Member', cell: (d) => shortId(d.member_id) },
         { label: 'Amount', cell: (d) => `${d.amount} ${d.asset}`, num: true },
         { label: 'Network', cell: (d) => d.network },
-        { label: 'Transaction', cell: (d) => longValue(d.tx_hash) },
+        { label: 'Transaction', cell: (d) => shortId(d.tx_hash) },
         { label: 'Status', cell: (d) => badge(d.status, 'ok') },
         { label: 'Created', cell: (d) => when(d.created_at) },
       ], list.data, 'No deposits in this environment yet.')}${nextPageLink(envPath(page.environment, '/deposits'), list.next_cursor)}`,
@@ -130,9 +130,9 @@ async function withdrawalsPage(ctx: ServiceContext, req: FastifyRequest, reply: 
 ${table('Withdrawals, newest first', [
       { label: 'Withdrawal', cell: (w: W) => html`<a href="${base}/${w.id}">${shortId(w.id)}</a>` },
       { label: 'Member', cell: (w) => shortId(w.member_id) },
-      { label: 'Amount', cell: (w) => `${w.amount} ${w.asset}`, num: true },
-      { label: 'Fee', cell: (w) => w.fee, num: true },
-      { label: 'To', cell: (w) => html`${w.network} ${longValue(w.address)}` },
+      // The fee under the amount: one column less keeps the status and the actions on a laptop's screen.
+      { label: 'Amount', cell: (w) => html`${w.amount} ${w.asset}<br><span class="hint">fee ${w.fee}</span>`, num: true },
+      { label: 'To', cell: (w) => html`${w.network} ${shortId(w.address)}` },
       { label: 'Status', cell: (w) => badge(w.status, w.status === 'settled' ? 'ok' : w.status === 'locked' ? 'warn' : 'bad') },
       { label: 'Created', cell: (w) => when(w.created_at) },
       ...(canWrite ? [{ label: 'Actions', cell: (w: W) => (w.status !== 'locked' ? '' : html`<div class="actions">${askFirst(`${base}/${w.id}/confirm`, 'Confirm payout')}${askFirst(`${base}/${w.id}/fail`, 'Fail', { danger: true })}</div>`) }] : []),

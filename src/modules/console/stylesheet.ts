@@ -50,6 +50,8 @@ code.id .visually-hidden { top: 0; left: 0; margin: 0; }
 .navfold > summary { display: none; }
 .navfold::details-content { content-visibility: visible; display: contents; }
 .confirm .question { font-size: 1.1rem; font-weight: 600; }
+.nowrap { white-space: nowrap; }
+td .actions { flex-direction: column; align-items: flex-start; margin: 0; }
 a.button.danger { background: #b91c1c; border-color: #7f1d1d; color: #fff; }
 a.button.secondary { background: #fff; color: #1e3a8a; }
 td ol, td ul { margin: 0; padding-left: 1.25rem; }

@@ -131,7 +131,12 @@ export function table<T>(caption: string, columns: readonly Column<T>[], rows: r
   // The box scrolls when a table is wider than it (a phone): a region with a name, focusable, so a keyboard can scroll it.
   // data-label: on a phone each row stacks, each cell under its column's name (stylesheet).
   return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0"><table><caption>${caption}</caption><thead><tr>${columns.map((c) => html`<th scope="col">${c.label}</th>`)}</tr></thead><tbody>${
-    rows.map((r) => html`<tr>${columns.map((c) => html`<td data-label="${c.label}"${c.num ? html` class="num"` : ''}>${c.cell(r)}</td>`)}</tr>`)}</tbody></table></div>`;
+    rows.map((r) => html`<tr>${columns.map((c) => html`<td data-label="${c.label}"${c.num ? html` class="num"` : ''}>${oneLine(c.cell(r))}</td>`)}</tr>`)}</tbody></table></div>`;
+}
+
+/** A time cell (from `when`) stays on one line: a browser would break it after a hyphen of the date. */
+function oneLine(cell: HtmlPart): HtmlPart {
+  return typeof cell === 'string' && /^\d{4}-\d\d-\d\d\u00a0/.test(cell) ? html`<span class="nowrap">${cell}</span>` : cell;
 }
 
 export function badge(text: string, tone: 'ok' | 'warn' | 'bad' | '' = ''): SafeHtml {
@@ -151,7 +156,9 @@ export function shortId(id: string | null | undefined): SafeHtml {
   const prefix = m ? m[1]! : '';
   const rest = m ? m[2]! : id;
   if (rest.length <= 10) return html`<code class="id">${id}</code>`;
-  return html`<code class="id" title="${id}"><span class="visually-hidden">${id}</span><span aria-hidden="true">${prefix}…${rest.slice(-6)}</span></code>`;
+  // A value without a prefix (an address, a transaction hash) keeps its first characters too.
+  const shown = prefix ? `${prefix}…${rest.slice(-6)}` : `${id.slice(0, 6)}…${id.slice(-6)}`;
+  return html`<code class="id" title="${id}"><span class="visually-hidden">${id}</span><span aria-hidden="true">${shown}</span></code>`;
 }
 
 /** The short form as plain text, for messages ("Withdrawal wdr_…9f3a1c for 20 USDT is failed"). */
