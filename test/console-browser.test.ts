@@ -145,7 +145,11 @@ test('API keys: create a key (secrets once), edit its allow-list with a preview 
     assert.match(await page.locator('main').innerText(), /127\.0\.0\.1.* would not be allowed/);
     assert.equal((await service.ctx.db.selectFrom('api_keys').select('ip_allowlist').where('id', '=', row.id).executeTakeFirstOrThrow()).ip_allowlist, '', 'a preview saves nothing');
     await shot(page, '06-key-allowlist-preview');
+    // Two lines can never match: the save stops to say so (issue 42), and "Save anyway" keeps them.
     await page.getByRole('button', { name: 'Save allow-list' }).click();
+    assert.match(await page.getByRole('alert').innerText(), /These lines can never match any address: 10\.0\.0\.0\/12, localhost/);
+    assert.equal((await service.ctx.db.selectFrom('api_keys').select('ip_allowlist').where('id', '=', row.id).executeTakeFirstOrThrow()).ip_allowlist, '');
+    await page.getByRole('button', { name: 'Save anyway' }).click();
     assert.match(await page.getByRole('status').innerText(), /allow-list is saved/);
     const saved = await service.ctx.db.selectFrom('api_keys').select('ip_allowlist').where('id', '=', row.id).executeTakeFirstOrThrow();
     assert.equal(saved.ip_allowlist, '203.0.113.7\n198.51.100.*\n10.1.0.0/16\n10.0.0.0/12\nlocalhost');

@@ -204,6 +204,30 @@ test('every irreversible action asks first, naming the object and the money; the
   }
 });
 
+test('the create form previews the allow-list: the meaning of each entry, and a key with entries that can never match is not made without "Save anyway"', async () => {
+  const context = await ownerContext(1280);
+  try {
+    const page = await context.newPage();
+    await page.goto(url('/keys'));
+    const before = (await service.ctx.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchantId).execute()).length;
+    await page.getByLabel('balances:read').check();
+    await page.getByLabel(/IP allow-list/).fill('203.0.113.7\nnot-an-ip\n10.1.*');
+    await page.getByRole('button', { name: 'Preview allow-list' }).click();
+    const preview = await page.getByRole('table', { name: 'Preview: what each line matches' }).innerText();
+    assert.match(preview, /203\.0\.113\.7\s+exactly 203\.0\.113\.7/);
+    assert.match(preview, /not-an-ip\s+nothing/);
+    assert.match(preview, /10\.1\.\*\s+nothing/);
+    assert.equal(await page.getByLabel(/IP allow-list/).inputValue(), '203.0.113.7\nnot-an-ip\n10.1.*', 'the draft is kept');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    assert.match(await page.getByRole('alert').innerText(), /These lines can never match any address: not-an-ip, 10\.1\.\*/);
+    assert.equal((await service.ctx.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchantId).execute()).length, before, 'no key yet');
+    await page.getByRole('button', { name: 'Save anyway' }).click();
+    assert.match(await page.locator('.secret').innerText(), /shown only once/);
+  } finally {
+    await context.close();
+  }
+});
+
 test('axe-core: no critical or serious violation on the console pages', async () => {
   const context = await ownerContext(1280, { js: true });
   try {

@@ -55,17 +55,28 @@ function secretsPanel(k: KeyWithSecrets, heading: string): HtmlPart {
 <p>Client id</p><code class="value">${k.client_id}</code><p>API key</p><code class="value" id="new-api-key">${k.api_key}</code><p>Signing key</p><code class="value" id="new-signing-key">${k.signing_key}</code></div>`;
 }
 
-function createForm(page: PageRequest, values: { scopes: readonly string[]; allowlist: string; expires: string }): HtmlPart {
+/** The lines of an allow-list that can never match (the API keeps them and they match nothing: the console says so before saving). */
+function neverMatching(text: string): string[] {
+  return allowlistLines(text).filter((entry) => !describeEntry(entry).matches);
+}
+
+/** The problem shown when a save would keep lines that match nothing; "Save anyway" (intent save-anyway) keeps them. */
+const unmatchedProblem = (lines: readonly string[]) =>
+  `${lines.length === 1 ? 'This line can' : 'These lines can'} never match any address: ${lines.join(', ')}. Correct ${lines.length === 1 ? 'it' : 'them'}, or press "Save anyway" to keep ${lines.length === 1 ? 'it' : 'them'} (${lines.length === 1 ? 'it matches' : 'they match'} nothing).`;
+
+function createForm(page: PageRequest, values: { scopes: readonly string[]; allowlist: string; expires: string }, preview?: { clientIp: string; unmatched: boolean }): HtmlPart {
   const options = scopeCatalogue.map((s) => ({ value: s, label: restrictedScopes.has(s) && page.environment === 'production' ? `${s} (needs approval)` : s }));
   return html`<form method="post" action="${envPath(page.environment, '/keys')}" class="card" novalidate><h2>Create a key</h2>${csrfInput(page)}${
     checkboxes('scopes', 'Scopes', options, values.scopes, page.environment === 'production' ? 'Restricted scopes wait for the operator\'s approval; the key works meanwhile with the others.' : undefined)}
 <div class="field"><label for="f-ip_allowlist">IP allow-list${page.environment === 'sandbox' ? ' (optional in the sandbox)' : ''}</label><p class="hint" id="f-ip_allowlist-hint">One entry per line: an address (203.0.113.7), a.b.c.* or a.b.c.d/8, /16, /24.${
     page.environment === 'production' ? ' Required for a production key.' : ''}</p><textarea id="f-ip_allowlist" name="ip_allowlist" aria-describedby="f-ip_allowlist-hint" rows="4">${values.allowlist}</textarea></div>
+${preview ? allowlistPreview(values.allowlist, preview.clientIp) : ''}
 <div class="field"><label for="f-expires">Expires (optional, UTC)</label><input id="f-expires" name="expires" type="datetime-local" value="${values.expires}"></div>
-<div class="actions"><button type="submit">Create key</button></div></form>`;
+<div class="actions"><button type="submit" name="intent" value="preview" class="secondary">Preview allow-list</button><button type="submit" name="intent" value="create">Create key</button>${
+    preview?.unmatched ? html`<button type="submit" name="intent" value="save-anyway" class="secondary">Save anyway</button>` : ''}</div></form>`;
 }
 
-async function listPage(ctx: ServiceContext, reply: FastifyReply, page: PageRequest, extra: { top?: HtmlPart; problem?: string; notice?: string; form?: Parameters<typeof createForm>[1] } = {}, status = 200) {
+async function listPage(ctx: ServiceContext, reply: FastifyReply, page: PageRequest, extra: { top?: HtmlPart; problem?: string; notice?: string; form?: Parameters<typeof createForm>[1]; preview?: Parameters<typeof createForm>[2] } = {}, status = 200) {
   const keys = await listKeys(ctx.db, page.session.merchantId, page.environment);
   const canWrite = can(page.session.role, 'keys.write');
   return sendHtml(reply, status, consolePage(page, {
@@ -76,7 +87,7 @@ async function listPage(ctx: ServiceContext, reply: FastifyReply, page: PageRequ
       { label: 'Scopes', cell: (k) => scopeList(k) },
       { label: 'Allow-list', cell: (k) => (k.ip_allowlist.trim() ? `${allowlistLines(k.ip_allowlist).length} entries` : 'any address') },
       { label: 'Created', cell: (k) => when(k.created_at) },
-    ], keys, 'No keys in this environment yet.')}${canWrite ? createForm(page, extra.form ?? { scopes: [], allowlist: '', expires: '' }) : ''}`,
+    ], keys, 'No keys in this environment yet.')}${canWrite ? createForm(page, extra.form ?? { scopes: [], allowlist: '', expires: '' }, extra.preview) : ''}`,
   }));
 }
 
@@ -100,7 +111,8 @@ async function keyPage(ctx: ServiceContext, reply: FastifyReply, req: FastifyReq
   const editor = html`<form method="post" action="${path}/allowlist" class="card" novalidate><h2>IP allow-list</h2>${csrfInput(page)}
 <div class="field"><label for="f-ip_allowlist">Entries, one per line</label><p class="hint" id="f-ip_allowlist-hint">An address (203.0.113.7 or an IPv6 address), a.b.c.* or a.b.c.d/8, /16, /24. Any other notation matches nothing. Production keys only are checked against it.</p>
 <textarea id="f-ip_allowlist" name="ip_allowlist" rows="6" aria-describedby="f-ip_allowlist-hint"${canWrite ? '' : html` readonly`}>${draft}</textarea></div>
-${canWrite ? html`<div class="actions"><button type="submit" name="intent" value="preview" class="secondary">Preview</button><button type="submit" name="intent" value="save">Save allow-list</button></div>` : ''}</form>
+${canWrite ? html`<div class="actions"><button type="submit" name="intent" value="preview" class="secondary">Preview</button><button type="submit" name="intent" value="save">Save allow-list</button>${
+    extra.preview && neverMatching(draft).length > 0 ? html`<button type="submit" name="intent" value="save-anyway" class="secondary">Save anyway</button>` : ''}</div>` : ''}</form>
 ${extra.preview ? allowlistPreview(draft, req.ip) : ''}`;
   const actions = canWrite && !stopped ? html`<div class="card"><h2>Rotate or disable</h2>
 <form method="get" action="${path}/rotate">${selectInput('overlap_seconds', 'The old key keeps working for', overlaps, '86400')}<div class="actions"><button type="submit">Rotate key</button></div></form>
@@ -125,6 +137,12 @@ export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
   app.post('/console/:env/keys', route, withChange(ctx, 'keys.write', async (req, reply, page) => {
     const form = formOf(req);
     const values = { scopes: all(form, 'scopes'), allowlist: allowlistLines(one(form, 'ip_allowlist')).join('\n'), expires: one(form, 'expires') };
+    const intent = one(form, 'intent');
+    const unmatched = neverMatching(values.allowlist);
+    if (intent === 'preview') return listPage(ctx, reply, page, { form: values, preview: { clientIp: req.ip, unmatched: unmatched.length > 0 } });
+    if (unmatched.length > 0 && intent !== 'save-anyway') {
+      return listPage(ctx, reply, page, { form: values, preview: { clientIp: req.ip, unmatched: true }, problem: unmatchedProblem(unmatched) }, 400);
+    }
     const expiresAt = expiryFrom(values.expires);
     if (expiresAt === 'bad') return listPage(ctx, reply, page, { problem: 'The expiry is not a date and time.', form: values }, 400);
     if (values.scopes.length === 0) return listPage(ctx, reply, page, { problem: 'Choose at least one scope.', form: values }, 400);
@@ -171,7 +189,10 @@ export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
     const form = formOf(req);
     // A textarea sends CRLF line ends; the list is kept one trimmed entry per line.
     const draft = allowlistLines(one(form, 'ip_allowlist')).join('\n');
-    if (one(form, 'intent') !== 'save') return keyPage(ctx, reply, req, page, { draft, preview: true });
+    const intent = one(form, 'intent');
+    if (intent !== 'save' && intent !== 'save-anyway') return keyPage(ctx, reply, req, page, { draft, preview: true });
+    const unmatched = neverMatching(draft);
+    if (unmatched.length > 0 && intent !== 'save-anyway') return keyPage(ctx, reply, req, page, { draft, preview: true, problem: unmatchedProblem(unmatched) }, 400);
     const r = await attempt(ctx, async (trx) => {
       const key = await ownedKey(trx, page, keyId(req));
       await updateKey(trx, key.id, { ip_allowlist: draft }, page.now);
