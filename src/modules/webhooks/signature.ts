@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { eventBody } from '../../ledger/events.js';
+import { eventBody, type StoredEvent } from '../../ledger/events.js';
 
 /**
  * Standard Webhooks signing (pure apart from the secret generator), byte-compatible with the
@@ -49,18 +49,8 @@ export function signingSecrets(endpoint: { secret: string; previous_secret: stri
   return secrets;
 }
 
-export interface EnvelopeEvent {
-  id: string;
-  type: string;
-  created_at: Date;
-  merchant_id: string;
-  livemode: boolean;
-  object: string;
-  object_id: string;
-  external_member_id: string;
-  status: string;
-  status_version: number;
-}
+/** The event a delivery sends: the outbox row, as the events API reads it too. */
+export type EnvelopeEvent = StoredEvent;
 
 /**
  * The request body: the reference's envelope, ids and status only (no amounts, assets or other
