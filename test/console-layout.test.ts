@@ -228,6 +228,24 @@ test('the create form previews the allow-list: the meaning of each entry, and a 
   }
 });
 
+test('sandbox pages say which clock their times are on: the banner, real-time columns marked, both clocks on the tools page once they differ', async () => {
+  const context = await ownerContext(1280);
+  try {
+    const page = await context.newPage();
+    await page.goto(url('/api-log'));
+    assert.match(await page.getByRole('banner').innerText(), /Times are on your sandbox clock unless marked “real time”/);
+    assert.equal(await page.getByRole('columnheader').first().innerText(), 'Time (real time)');
+    await page.goto(url('/tools'));
+    await page.getByRole('button', { name: 'Advance clock' }).click();
+    await page.getByRole('button', { name: /^Yes, move it forward by/ }).click();
+    assert.match(await page.locator('main').innerText(), /\(sandbox clock\); real time is \d{4}-\d\d-\d\d/);
+    await page.goto(`${service.publicUrl}/console/production/api-log`);
+    assert.doesNotMatch(await page.locator('body').innerText(), /real time|sandbox clock/, 'production has one clock');
+  } finally {
+    await context.close();
+  }
+});
+
 test('axe-core: no critical or serious violation on the console pages', async () => {
   const context = await ownerContext(1280, { js: true });
   try {

@@ -14,7 +14,7 @@ import { audit } from './audit.js';
 import { listKeys } from './queries.js';
 import { allowlistLines, can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { askFirst, badge, checkboxes, confirmPage, consolePage, csrfInput, envPath, selectInput, table, when } from './views.js';
+import { askFirst, badge, checkboxes, confirmPage, consolePage, csrfInput, envPath, realTimeMark, selectInput, table, when } from './views.js';
 
 /**
  * API keys: the list, creation (secrets shown once), the key's page (allow-list edited one entry
@@ -86,7 +86,7 @@ async function listPage(ctx: ServiceContext, reply: FastifyReply, page: PageRequ
       { label: 'Status', cell: (k) => keyStatus(k, page.now) },
       { label: 'Scopes', cell: (k) => scopeList(k) },
       { label: 'Allow-list', cell: (k) => (k.ip_allowlist.trim() ? `${allowlistLines(k.ip_allowlist).length} entries` : 'any address') },
-      { label: 'Created', cell: (k) => when(k.created_at) },
+      { label: `Created${realTimeMark(page)}`, cell: (k) => when(k.created_at) },
     ], keys, 'No keys in this environment yet.')}${canWrite ? createForm(page, extra.form ?? { scopes: [], allowlist: '', expires: '' }, extra.preview) : ''}`,
   }));
 }
@@ -120,7 +120,7 @@ ${extra.preview ? allowlistPreview(draft, req.ip) : ''}`;
   return sendHtml(reply, status, consolePage(page, {
     title: `API key ${k.client_id}`, section: '/keys', problem: extra.problem, notice: extra.notice,
     body: html`${extra.top ?? ''}<div class="card"><dl class="summary"><dt>Client id</dt><dd><code>${k.client_id}</code></dd><dt>Key id</dt><dd><code>${k.id}</code></dd><dt>Status</dt><dd>${keyStatus(k, page.now)}</dd><dt>Scopes</dt><dd>${scopeList(k)}</dd>${
-      k.rotated_from ? html`<dt>Rotated from</dt><dd><a href="${envPath(page.environment, `/keys/${k.rotated_from}`)}"><code>${k.rotated_from}</code></a></dd>` : ''}<dt>Created</dt><dd>${when(k.created_at)}</dd></dl></div>${editor}${actions}
+      k.rotated_from ? html`<dt>Rotated from</dt><dd><a href="${envPath(page.environment, `/keys/${k.rotated_from}`)}"><code>${k.rotated_from}</code></a></dd>` : ''}<dt>Created${realTimeMark(page)}</dt><dd>${when(k.created_at)}</dd></dl></div>${editor}${actions}
 <p><a href="${envPath(page.environment, '/keys')}">All keys</a></p>`,
   }));
 }

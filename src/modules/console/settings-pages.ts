@@ -11,7 +11,7 @@ import { audit } from './audit.js';
 import { auditPage } from './queries.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { askFirst, confirmPage, consolePage, envPath, nextPageLink, selectInput, shortId, table, when } from './views.js';
+import { askFirst, confirmPage, consolePage, envPath, nextPageLink, realTimeMark, selectInput, shortId, table, when } from './views.js';
 
 /**
  * The sandbox tools (upstream behaviour, reset, the sandbox clock: the sandbox area's own
@@ -134,7 +134,7 @@ export function registerSettingsPages(app: AppInstance, ctx: ServiceContext, tim
     return sendHtml(reply, 200, consolePage(page, {
       title: 'Audit log', section: '/audit',
       body: html`<p>Every change made through the console in the ${page.environment}, with who made it. Newest first.</p>${table('Changes', [
-        { label: 'Time', cell: (a: A) => when(a.created_at) },
+        { label: `Time${realTimeMark(page)}`, cell: (a: A) => when(a.created_at) },
         { label: 'User', cell: (a) => a.user_email },
         { label: 'Change', cell: (a) => html`<code>${a.action}</code>` },
         { label: 'Object', cell: (a) => shortId(a.object_id) },

@@ -92,6 +92,8 @@ dl.summary dd { margin: 0; overflow-wrap: anywhere; }
   .layout { display: block; }
   nav.side { width: auto; border-right: 0; border-bottom: 1px solid #d1d5db; padding: .25rem 0; }
   nav.side h2 { display: none; }
+  /* Who is signed in is on "Your account": on a phone the top bar keeps to the switch and "Sign out". */
+  .topbar .who { display: none; }
   /* The navigation folds behind "Menu" on a phone, so the page's heading comes first. */
   .navfold > summary { display: list-item; cursor: pointer; padding: .5rem 1rem; font-weight: 700; }
   .navfold:not([open])::details-content { content-visibility: hidden; display: block; }

@@ -69,7 +69,7 @@ export function consolePage(page: PageRequest, shell: Shell): string {
 <nav class="envswitch" aria-label="Environment"><a href="${switchTo('sandbox')}" aria-current="${page.environment === 'sandbox' ? 'true' : 'false'}">Sandbox</a><a href="${switchTo('production')}" aria-current="${page.environment === 'production' ? 'true' : 'false'}">Production</a></nav>
 <span class="who">${page.session.email} (${page.session.role})</span>
 <form method="post" action="${consoleBase}/sign-out"><input type="hidden" name="${csrfField}" value="${page.csrf}"><button type="submit">Sign out</button></form></div>
-${page.environment === 'sandbox' ? html`<div class="envbanner">Sandbox: test data. <a href="${switchTo(other)}">Switch to production</a></div>` : ''}</header>
+${page.environment === 'sandbox' ? html`<div class="envbanner">Sandbox: test data. Times are on your sandbox clock unless marked “real time”. <a href="${switchTo(other)}">Switch to production</a></div>` : ''}</header>
 <div class="layout"><nav class="side" aria-label="Console"><details class="navfold"><summary>Menu</summary>${links}</details></nav>
 <main id="main" tabindex="-1"><h1>${shell.title}</h1>${messages(shell.notice, shell.problem)}${shell.body}</main></div>`);
 }
@@ -142,6 +142,13 @@ function oneLine(cell: HtmlPart): HtmlPart {
 export function badge(text: string, tone: 'ok' | 'warn' | 'bad' | '' = ''): SafeHtml {
   return html`<span class="badge${tone ? ` ${tone}` : ''}">${text}</span>`;
 }
+
+/**
+ * The mark of a column whose times are real time (the API call log, delivery attempts, the audit
+ * log, key dates: docs/clock.md): on a sandbox page every other time is on the sandbox clock, as its
+ * banner says.
+ */
+export const realTimeMark = (page: PageRequest) => (page.environment === 'sandbox' ? ' (real time)' : '');
 
 /** A time in UTC, on one line (no-break spaces: a table cell does not wrap it). */
 export const when = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString().replace('T', '\u00a0').replace(/\.\d{3}Z$/, '\u00a0UTC') : '');

@@ -13,7 +13,7 @@ import { audit } from './audit.js';
 import { apiCalls, deliveryAttempts, deliveryEndpoints, endpointUrls } from './queries.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { askFirst, badge, confirmPage, consolePage, csrfInput, envPath, longValue, nextPageLink, postButton, selectInput, shortId, shortText, table, textInput, when } from './views.js';
+import { askFirst, badge, confirmPage, consolePage, csrfInput, envPath, longValue, nextPageLink, postButton, selectInput, realTimeMark, shortId, shortText, table, textInput, when } from './views.js';
 
 /**
  * Webhook endpoints (create with the secret shown once, roll the secret, disable, enable, delete),
@@ -149,7 +149,7 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
     return sendHtml(reply, 200, consolePage(page, {
       title: 'API calls', section: '/api-log',
       body: html`<p>The newest calls first. Quote the request id when you ask for support.</p>${table('API calls', [
-        { label: 'Time', cell: (c: (typeof rows)[number]) => when(c.created_at) },
+        { label: `Time${realTimeMark(page)}`, cell: (c: (typeof rows)[number]) => when(c.created_at) },
         { label: 'Request id', cell: (c) => longValue(c.request_id) },
         { label: 'Call', cell: (c) => longValue(`${c.method} ${c.path}`) },
         { label: 'Status', cell: (c) => badge(String(c.status_code), c.status_code < 400 ? 'ok' : c.status_code < 500 ? 'warn' : 'bad') },
@@ -177,7 +177,7 @@ ${table('Deliveries, newest first', [
       { label: 'Event', cell: (d: D) => html`<code>${d.event_type}</code><br>${shortId(d.event_id)}` },
       { label: 'Endpoint', cell: (d) => { const id = endpointOf.get(d.id); return id ? longValue(urls.get(id) ?? id) : 'none'; } },
       { label: 'Status', cell: (d) => badge(d.status.replace('_', ' '), tone(d.status)) },
-      { label: 'Attempts', cell: (d) => { const a = attempts.filter((x) => x.delivery_id === d.id); return a.length === 0 ? '0' : html`<ol>${a.map((x) => html`<li>${when(x.started_at)}: ${x.outcome}${x.http_status ? ` (HTTP ${x.http_status})` : ''}${x.error && x.error !== `HTTP ${x.http_status}` ? html` <span class="mono">${x.error.slice(0, 120)}</span>` : ''}</li>`)}</ol>`; } },
+      { label: `Attempts${realTimeMark(page)}`, cell: (d) => { const a = attempts.filter((x) => x.delivery_id === d.id); return a.length === 0 ? '0' : html`<ol>${a.map((x) => html`<li>${when(x.started_at)}: ${x.outcome}${x.http_status ? ` (HTTP ${x.http_status})` : ''}${x.error && x.error !== `HTTP ${x.http_status}` ? html` <span class="mono">${x.error.slice(0, 120)}</span>` : ''}</li>`)}</ol>`; } },
       { label: 'Next attempt', cell: (d) => when(d.next_attempt_at || null) },
       ...(canWrite ? [{ label: 'Actions', cell: (d: D) => (redeliverAction(d.status) === 'refuse' ? '' : postButton(page, `${base}/${d.id}/redeliver`, 'Redeliver', { secondary: true })) }] : []),
     ], list.data, 'No deliveries match.')}${nextPageLink(base, list.next_cursor, filter ? { status: filter } : {})}`,
