@@ -239,6 +239,12 @@ test('sandbox pages say which clock their times are on: the banner, real-time co
     await page.getByRole('button', { name: 'Advance clock' }).click();
     await page.getByRole('button', { name: /^Yes, move it forward by/ }).click();
     assert.match(await page.locator('main').innerText(), /\(sandbox clock\); real time is \d{4}-\d\d-\d\d/);
+    // A preset in force stays listed, with its expiry, after the form has reset.
+    await page.getByLabel('Provider').selectOption('card');
+    await page.getByLabel('Answer').selectOption('reject');
+    await page.getByRole('button', { name: 'Set behaviour' }).click();
+    await page.goto(url('/tools'));
+    assert.match(await page.getByRole('table', { name: 'Behaviours in force' }).innerText(), /card\s+reject\s+\d{4}-\d\d-\d\d/);
     await page.goto(`${service.publicUrl}/console/production/api-log`);
     assert.doesNotMatch(await page.locator('body').innerText(), /real time|sandbox clock/, 'production has one clock');
   } finally {

@@ -38,7 +38,7 @@ async function toolsPage(ctx: ServiceContext, reply: FastifyReply, page: PageReq
   const ahead = new Date(clock.now).getTime() - real;
   return sendHtml(reply, status, consolePage(page, {
     title: 'Sandbox tools', section: '/tools', ...extra,
-    body: html`<div class="card"><h2>Sandbox clock</h2><p>Your sandbox time is <strong id="sandbox-now">${when(clock.now)}</strong> (sandbox clock)${Math.abs(ahead) >= 60_000 ? html`; real time is ${when(page.now)}` : ''}. It only moves forward; moving it runs everything that falls due on the way (expiries, accruals, webhook retries).</p>${
+    body: html`<div class="card"><h2>Sandbox clock</h2><p>Your sandbox time is <strong id="sandbox-now" class="nowrap">${when(clock.now)}</strong> (sandbox clock)${Math.abs(ahead) >= 60_000 ? html`; real time is <span class="nowrap">${when(page.now)}</span>` : ''}. It only moves forward; moving it runs everything that falls due on the way (expiries, accruals, webhook retries).</p>${
       canWrite ? html`<form method="get" action="${base}/clock">${selectInput('seconds', 'Move the clock forward by', clockSteps, '3600')}<div class="actions"><button type="submit">Advance clock</button></div></form>` : ''}</div>
 <div class="card"><h2>Upstream behaviour</h2><p>How one provider's money-moving step answers for your sandbox, for ${injectionTtlSeconds / 60} minutes of sandbox time (then back to success).</p>${table('Behaviours in force', [
       { label: 'Provider', cell: (b: (typeof presets)[number]) => b.upstream },
