@@ -87,6 +87,10 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
     return payload;
   });
 
+  /** The merchant's name as the operator registered it (a display name of its own is not kept yet). */
+  const merchantName = async (merchantId: string) =>
+    (await ctx.db.selectFrom('merchants').select('name').where('id', '=', merchantId).executeTakeFirst())?.name;
+
   app.get(stylesheetPath, { config: access, schema: hidden }, async (_req, reply) =>
     reply.headers(hostedSecurityHeaders([])).type('text/css; charset=utf-8').send(stylesheet));
 
@@ -101,7 +105,7 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
     }
     const state: ScreenState = { form: formFrame(key(), ticket, cookie), values: {}, errors: [], now };
     const page = await screens.get(ticket.purpose).render(ctx, ticket, state);
-    return sendHtml(reply, 200, renderPage({ title: page.title, body: page.body }), frameAncestors);
+    return sendHtml(reply, 200, renderPage({ title: page.title, body: page.body, merchantName: await merchantName(ticket.merchant_id) }), frameAncestors);
   });
 
   app.post('/hosted/:ticket_id', { config: access, schema: hidden }, async (req, reply) => {
@@ -127,13 +131,13 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
     });
     if (!outcome) return sendHtml(reply, 410, unavailablePage(410), frameAncestors);
     const { result, now } = outcome;
-    if (result.kind === 'done') return sendHtml(reply, 200, renderPage({ title: result.page.title, body: result.page.body }), frameAncestors);
+    if (result.kind === 'done') return sendHtml(reply, 200, renderPage({ title: result.page.title, body: result.page.body, merchantName: await merchantName(ticket.merchant_id) }), frameAncestors);
     // Refused: the same page with what was entered and the errors; the ticket is re-read (a
     // refusal may have changed it, e.g. a counted wrong code) and must still be open.
     const current = await findTicket(ctx.db, ticket.id);
     if (!current || !isUsable(current, now)) return sendHtml(reply, 410, unavailablePage(410), frameAncestors);
     const state: ScreenState = { form: formFrame(key(), current, cookie!), values: result.values, errors: result.errors, now };
     const page = await screen.render(ctx, current, state);
-    return sendHtml(reply, 400, renderPage({ title: page.title, body: page.body, errors: result.errors }), frameAncestors);
+    return sendHtml(reply, 400, renderPage({ title: page.title, body: page.body, errors: result.errors, merchantName: await merchantName(ticket.merchant_id) }), frameAncestors);
   });
 }

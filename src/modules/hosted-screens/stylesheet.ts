@@ -7,6 +7,8 @@ export const stylesheet = `
 *, *::before, *::after { box-sizing: border-box; }
 html { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; font-size: 100%; line-height: 1.5; color: #1b1b1b; background: #f3f4f6; }
 body { margin: 0; padding: 1rem; }
+.merchant { max-width: 40rem; margin: 0 auto .5rem; color: #374151; }
+.merchant p { margin: 0; }
 .screen { max-width: 40rem; margin: 0 auto; background: #fff; border: 1px solid #d1d5db; border-radius: 8px; padding: 1.5rem; }
 h1 { font-size: 1.75rem; line-height: 1.25; margin: 0 0 1rem; }
 h2 { font-size: 1.25rem; margin: 0 0 0.5rem; }
