@@ -58,6 +58,8 @@ before(async () => {
   }
   const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '100', lock: true }, { onBehalfOf: m });
   await client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m });
+  // The outbox relay (tick) makes the deliveries; the drain attempts them (they fail: nobody listens).
+  await service.workers.tick();
   await service.workers.jobs.drain();
 });
 after(async () => {

@@ -108,7 +108,7 @@ async function exportsPage(ctx: ServiceContext, req: FastifyRequest, reply: Fast
     body: html`<p>Files of your objects for your accountants, written in the background and kept 7 days. <a href="${base}">Refresh</a> to follow their progress.</p>${
       table('Exports, newest first', [
         { label: 'Requested', cell: (x: X) => when(x.created_at) },
-        { label: 'Kind', cell: (x) => html`${x.kind.replace(/_/g, ' ')}<br><span class="mono">${x.id}</span>` },
+        { label: 'Kind', cell: (x) => html`${x.kind.replace(/_/g, ' ')}<br>${shortId(x.id)}` },
         { label: 'Status', cell: (x) => badge(x.status, x.status === 'completed' ? 'ok' : x.status === 'pending' ? 'warn' : 'bad') },
         { label: 'Rows', cell: (x) => (x.row_count === null ? '' : String(x.row_count)), num: true },
         { label: 'File', cell: (x) => (x.status === 'completed' ? html`<a href="${base}/${x.id}/file">Download</a> (${String(x.size_bytes)} bytes)<br><span class="mono">sha256 ${x.sha256 ?? ''}</span>` : '') },

@@ -34,14 +34,14 @@ h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
 .table-wrap { overflow-x: auto; background: #fff; border: 1px solid #d1d5db; border-radius: 8px; margin-bottom: 1rem; }
 table { border-collapse: collapse; width: 100%; font-size: .95rem; }
 caption { text-align: left; padding: .5rem .75rem; font-weight: 600; }
-th, td { text-align: left; padding: .5rem .75rem; border-bottom: 1px solid #e5e7eb; vertical-align: top; }
+th, td { text-align: left; padding: .5rem .6rem; border-bottom: 1px solid #e5e7eb; vertical-align: top; }
 th { background: #f3f4f6; font-weight: 600; white-space: nowrap; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; overflow-wrap: anywhere; }
 /* Ids and addresses in a table stay on one line: the table scrolls sideways in its box instead. */
 td code, td .mono { white-space: nowrap; overflow-wrap: normal; }
 /* Short ids stay on one line (the whole id is on the detail page); long values wrap anywhere, so the table fits its box at laptop width. */
-td code.long { white-space: normal; overflow-wrap: anywhere; word-break: break-all; }
+td code.long { white-space: normal; overflow-wrap: anywhere; }
 dl.summary code { user-select: all; }
 /* The hidden whole id sits on the short one (a 1-pixel box), so a click there still lands on the link. */
 code.id { position: relative; }

@@ -177,7 +177,7 @@ ${table('Deliveries, newest first', [
       { label: 'Event', cell: (d: D) => html`<code>${d.event_type}</code><br>${shortId(d.event_id)}` },
       { label: 'Endpoint', cell: (d) => { const id = endpointOf.get(d.id); return id ? longValue(urls.get(id) ?? id) : 'none'; } },
       { label: 'Status', cell: (d) => badge(d.status.replace('_', ' '), tone(d.status)) },
-      { label: `Attempts${realTimeMark(page)}`, cell: (d) => { const a = attempts.filter((x) => x.delivery_id === d.id); return a.length === 0 ? '0' : html`<ol>${a.map((x) => html`<li>${when(x.started_at)}: ${x.outcome}${x.http_status ? ` (HTTP ${x.http_status})` : ''}${x.error && x.error !== `HTTP ${x.http_status}` ? html` <span class="mono">${x.error.slice(0, 120)}</span>` : ''}</li>`)}</ol>`; } },
+      { label: `Attempts${realTimeMark(page)}`, cell: (d) => { const a = attempts.filter((x) => x.delivery_id === d.id); return a.length === 0 ? '0' : html`<ol>${a.map((x) => html`<li><span class="nowrap">${when(x.started_at)}</span>: ${x.outcome}${x.http_status ? ` (HTTP ${x.http_status})` : ''}${x.error && x.error !== `HTTP ${x.http_status}` ? html` <code class="long">${x.error.slice(0, 120)}</code>` : ''}</li>`)}</ol>`; } },
       { label: 'Next attempt', cell: (d) => when(d.next_attempt_at || null) },
       ...(canWrite ? [{ label: 'Actions', cell: (d: D) => (redeliverAction(d.status) === 'refuse' ? '' : postButton(page, `${base}/${d.id}/redeliver`, 'Redeliver', { secondary: true })) }] : []),
     ], list.data, 'No deliveries match.')}${nextPageLink(base, list.next_cursor, filter ? { status: filter } : {})}`,
