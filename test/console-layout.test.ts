@@ -132,6 +132,13 @@ test('1280 px: no list page scrolls sideways, every status and action cell is on
         await small.screenshot({ path: join(shots, `390${path.replace('/', '-')}.png`), fullPage: true });
       }
     }
+    // Detail pages too: a withdrawal (ids whole), an event (its webhook body wraps).
+    const event = await service.ctx.db.selectFrom('events').select('id').where('merchant_id', '=', merchantId).orderBy('seq', 'desc').executeTakeFirstOrThrow();
+    for (const path of [`/withdrawals/${withdrawals[0]}`, `/events/${event.id}`]) {
+      await small.goto(url(path));
+      const width = await small.evaluate(() => document.documentElement.scrollWidth);
+      if (width > 390) phoneProblems.push(`${path}: ${width} px wide at 390 px`);
+    }
     assert.deepEqual(phoneProblems, [], 'at 390 px');
     // The heading comes before the links: the navigation is folded behind "Menu" until opened.
     await small.goto(url('/withdrawals'));

@@ -27,7 +27,7 @@ nav.side ul { list-style: none; margin: 0; padding: 0; }
 nav.side a { display: block; padding: .35rem 1rem; color: #1f2937; text-decoration: none; }
 nav.side a[aria-current="page"] { background: #eef2ff; color: #1e3a8a; font-weight: 700; border-left: 4px solid #1d4ed8; padding-left: calc(1rem - 4px); }
 main { flex: 1; min-width: 0; padding: 1.25rem 1.5rem 3rem; }
-h1 { font-size: 1.6rem; margin: 0 0 1rem; }
+h1 { font-size: 1.6rem; margin: 0 0 1rem; overflow-wrap: anywhere; }
 h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
 .card { background: #fff; border: 1px solid #d1d5db; border-radius: 8px; padding: 1rem 1.25rem; margin-bottom: 1rem; }
 .card h2 { margin-top: 0; }
@@ -43,6 +43,8 @@ td code, td .mono { white-space: nowrap; overflow-wrap: normal; }
 /* Short ids stay on one line (the whole id is on the detail page); long values wrap anywhere, so the table fits its box at laptop width. */
 td code.long { white-space: normal; overflow-wrap: anywhere; }
 dl.summary code { user-select: all; }
+/* A webhook body wraps rather than widening the page (no scroll region to reach by keyboard). */
+pre.mono { white-space: pre-wrap; overflow-wrap: anywhere; }
 /* The hidden whole id sits on the short one (a 1-pixel box), so a click there still lands on the link. */
 code.id { position: relative; }
 code.id .visually-hidden { top: 0; left: 0; margin: 0; }
