@@ -46,6 +46,7 @@ before(async () => {
   ownerCookies = jar.cookies;
   // An endpoint nobody listens on: its deliveries fail, so the deliveries list has attempts and a Redeliver column.
   await jar.request('POST', '/console/sandbox/webhooks', { csrf_token: await jar.csrfOf('/console/sandbox/webhooks'), url: 'http://127.0.0.1:9/hook', event_types: '*' });
+  await jar.request('POST', '/console/sandbox/balance-monitors', { csrf_token: await jar.csrfOf('/console/sandbox'), balance: 'custody', asset: 'USDT', below: '10' });
   endpointId = (await service.ctx.db.selectFrom('webhook_endpoints').select('id').where('merchant_id', '=', merchantId).executeTakeFirstOrThrow()).id;
   const m = `layout-${randomUUID().slice(0, 8)}`;
   const member = await client.members.create({ external_member_id: m });
@@ -193,6 +194,7 @@ test('every irreversible action asks first, naming the object and the money; the
       [`/keys/${keyId}`, 'Disable key', 'Disable the key?', async () => assert.equal((await service.ctx.db.selectFrom('api_keys').select('disabled').where('id', '=', keyId).executeTakeFirstOrThrow()).disabled, false)],
       [`/keys/${keyId}`, 'Rotate key', 'Rotate the key?', async () => undefined],
       ['/tools', 'Reset sandbox logs', 'Reset the sandbox logs?', async () => undefined],
+      ['', 'Remove', 'Remove the balance monitor?', async () => assert.equal((await service.ctx.db.selectFrom('balance_monitors').select('id').execute()).length, 1)],
       ['/tools', 'Advance clock', 'Move the sandbox clock?', async () => undefined],
     ];
     for (const [path, control, question, unchanged] of asks) {

@@ -79,4 +79,4 @@ export async function adjustCustody(
 }
 
 // Balance monitors (monitors.ts), for the console.
-export { createMonitor, deleteMonitor, listMonitors } from './monitors.js';
+export { createMonitor, deleteMonitor, getMonitor, listMonitors } from './monitors.js';

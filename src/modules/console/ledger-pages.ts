@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { html } from '../hosted-screens/html.js';
 import { merchantBalances } from '../balances/queries.js';
-import { createMonitor, deleteMonitor, listMonitors } from '../balances/service.js';
+import { createMonitor, deleteMonitor, getMonitor, listMonitors } from '../balances/service.js';
 import { entryPage } from '../ledger-entries/queries.js';
 import { resolveMember } from '../members/queries.js';
 import { createExport, exportKinds, listExports, openExportFile, type ExportKind } from '../exports/service.js';
@@ -12,7 +12,7 @@ import { attempt, formOf, one, redirect, sendHtml, withChange, withSession, type
 import { audit } from './audit.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { badge, consolePage, csrfInput, envPath, nextPageLink, postButton, selectInput, shortId, table, textInput, when } from './views.js';
+import { askFirst, badge, confirmPage, consolePage, csrfInput, envPath, nextPageLink, selectInput, shortId, table, textInput, when } from './views.js';
 
 /**
  * Money over time (extensions 13): the balances with an "as of" date and the balance monitors,
@@ -60,7 +60,7 @@ async function balancesPage(ctx: ServiceContext, req: FastifyRequest, reply: Fas
         { label: 'Asset', cell: (m) => m.asset },
         { label: 'Below', cell: (m) => m.below, num: true },
         { label: 'State', cell: (m) => badge(m.state, m.state === 'ok' ? 'ok' : 'bad') },
-        { label: '', cell: (m) => (canWrite ? postButton(page, `${base}/balance-monitors/${m.id}/delete`, 'Remove', { secondary: true }) : '') },
+        { label: '', cell: (m) => (canWrite ? askFirst(`${base}/balance-monitors/${m.id}/delete`, 'Remove') : '') },
       ], monitors, 'No monitors.')}${
       canWrite ? html`<form method="post" action="${base}/balance-monitors" class="card"><h3>New monitor</h3>${csrfInput(page)}${
         selectInput('balance', 'Balance', [{ value: 'prepaid', label: 'Prepaid' }, { value: 'custody', label: 'Custody' }])}${
@@ -134,6 +134,19 @@ export function registerLedgerPages(app: AppInstance, ctx: ServiceContext): void
     if (!r.ok) return balancesPage(ctx, req, reply, page, { problem: r.problem }, 400);
     return redirect(reply, envPath(page.environment));
   }, refusedPage));
+
+  // Removing a monitor ends its state (a new one starts over): a page first names it.
+  app.get('/console/:env/balance-monitors/:id/delete', route, withSession(ctx, async (req, reply, page) => {
+    const m = await getMonitor(ctx.db, scopeOf(page), (req.params as { id: string }).id);
+    if (!m) throw new ApiError('not_found', 'No such balance monitor.');
+    const base = envPath(page.environment);
+    return sendHtml(reply, 200, confirmPage(page, {
+      title: 'Remove the balance monitor?', section: '', refused: can(page.session.role, 'monitors.write') ? undefined : `Your role (${page.session.role}) cannot change balance monitors.`,
+      question: html`Remove the monitor of the ${m.balance} ${m.asset} balance below ${m.below}? No more balance_monitor events are sent for it.`,
+      facts: [['Monitor', html`<code>${m.id}</code>`], ['State', m.state]],
+      action: `${base}/balance-monitors/${m.id}/delete`, button: 'Yes, remove the monitor', danger: true, back: base,
+    }));
+  }));
 
   app.post('/console/:env/balance-monitors/:id/delete', route, withChange(ctx, 'monitors.write', async (req, reply, page) => {
     const id = (req.params as { id: string }).id;
