@@ -47,6 +47,7 @@ import * as m046 from './migrations/046_events_api.js';
 import * as m047 from './migrations/047_balance_monitors.js';
 import * as m048 from './migrations/048_exports.js';
 import * as m049 from './migrations/049_members_merchant_seq_dropped.js';
+import * as m050 from './migrations/050_merchant_branding.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -98,6 +99,7 @@ const migrations: Record<string, Migration> = {
   '047_balance_monitors': m047,
   '048_exports': m048,
   '049_members_merchant_seq_dropped': m049,
+  '050_merchant_branding': m050,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -123,7 +123,10 @@ export const all = (form: FormFields, name: string): readonly string[] => form[n
 export function formOf(req: FastifyRequest): FormFields {
   const type = (req.headers['content-type'] ?? '').toLowerCase();
   const body = req.body;
-  return type.startsWith('application/x-www-form-urlencoded') && body && typeof body === 'object' ? (body as FormFields) : {};
+  // multipart/form-data reaches a handler only where its parser is registered (the branding form),
+  // whose hook has already turned the parts into fields.
+  const form = type.startsWith('application/x-www-form-urlencoded') || type.startsWith('multipart/form-data');
+  return form && body && typeof body === 'object' && !Buffer.isBuffer(body) ? (body as FormFields) : {};
 }
 
 // Sessions --------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import { registerAreaPages } from './area-pages.js';
 import { registerHelperPages, type HostedScreenRegistry } from './helper-pages.js';
 import { registerSettingsPages } from './settings-pages.js';
 import { registerAccountPages } from './account-pages.js';
+import { registerBrandingPages } from './branding-pages.js';
 import { consoleStylesheet } from './stylesheet.js';
 import { plainPage, stylesheetPath } from './views.js';
 
@@ -63,6 +64,7 @@ export function consoleRoutes(timedProcesses: readonly TimedProcess[], screens: 
       registerHelperPages(pages, ctx, screens);
       registerSettingsPages(pages, ctx, timedProcesses);
       registerAccountPages(pages, ctx);
+      registerBrandingPages(pages, ctx);
     });
   };
 }

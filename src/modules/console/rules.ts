@@ -17,6 +17,7 @@ export const permissions = {
   'monitors.write': ['owner', 'developer'],
   'exports.write': ['owner', 'developer'],
   'audit.read': ['owner'],
+  'branding.write': ['owner'],
 } as const satisfies Record<string, readonly ConsoleRole[]>;
 export type Permission = keyof typeof permissions;
 

@@ -29,6 +29,7 @@ const nav: { heading: string; items: NavItem[] }[] = [
   { heading: 'Settings', items: [
     { path: '/tools', label: 'Sandbox tools', show: (p) => p.environment === 'sandbox' },
     { path: '/helpers', label: 'Sandbox test helpers', show: (p) => p.environment === 'sandbox' },
+    { path: '/branding', label: 'Branding', show: (p) => can(p.session.role, 'branding.write') },
     { path: '/audit', label: 'Audit log', show: (p) => can(p.session.role, 'audit.read') },
     { path: '/account', label: 'Your account' },
   ] },

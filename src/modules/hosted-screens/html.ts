@@ -172,15 +172,23 @@ export interface PageShell {
   body: HtmlPart;
   errors?: readonly FieldError[];
   /** The merchant whose member the ticket is for: named above the screen, so the page says who asks (issue 42). */
-  merchantName?: string;
+  merchant?: MerchantShell;
+}
+
+/** The merchant's branding on a page (branding.ts): its name, and its logo and accent stylesheet when set. */
+export interface MerchantShell {
+  name: string;
+  logoUrl?: string;
+  accentUrl?: string;
 }
 
 /** A whole document: one stylesheet of ours, no script, the title as the one <h1>. */
 export function renderPage(p: PageShell): string {
   const errors = p.errors ?? [];
   const title = errors.length > 0 ? `Error: ${p.title}` : p.title;
-  return '<!doctype html>\n' + html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><title>${title}</title><link rel="stylesheet" href="${stylesheetPath}"></head><body>${
-    p.merchantName ? html`<header class="merchant"><p>A secure page of this service, for <strong>${p.merchantName}</strong></p></header>` : ''}<main class="screen" id="main"><h1>${p.title}</h1>${errorSummary(errors)}${p.body}</main></body></html>`.value;
+  return '<!doctype html>\n' + html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><title>${title}</title><link rel="stylesheet" href="${stylesheetPath}">${
+    p.merchant?.accentUrl ? html`<link rel="stylesheet" href="${p.merchant.accentUrl}">` : ''}</head><body>${
+    p.merchant ? html`<header class="merchant">${p.merchant.logoUrl ? html`<img class="merchant-logo" src="${p.merchant.logoUrl}" alt="">` : ''}<p>A secure page of this service, for <strong>${p.merchant.name}</strong></p></header>` : ''}<main class="screen" id="main"><h1>${p.title}</h1>${errorSummary(errors)}${p.body}</main></body></html>`.value;
 }
 
 /** The page for a link that cannot be used: no detail of why. `retry` links back to the form (403). */

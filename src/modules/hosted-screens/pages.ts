@@ -7,7 +7,8 @@ import { configuredKey } from '../../platform/keys.js';
 import { resolveMember } from '../members/queries.js';
 import { csrfCookieName, csrfSetCookie, csrfToken, cookieFrom, isCsrfCookieValue, newCsrfCookieValue, verifyCsrf } from './csrf.js';
 import { FormBodyError, multipartLimits, parseUrlencoded, readFormBody, urlencodedBodyMaxBytes } from './form-body.js';
-import { csrfFieldName, renderPage, stylesheetPath, unavailablePage, type FormFrame } from './html.js';
+import { csrfFieldName, renderPage, stylesheetPath, unavailablePage, type FormFrame, type MerchantShell } from './html.js';
+import { accentPath, accentStylesheet, logoPath, readBranding, readLogo } from './branding.js';
 import { findTicket, frameAncestorsOf } from './queries.js';
 import { isTicketHost, isUsable, type Ticket } from './rules.js';
 import type { ScreenRegistry, ScreenState } from './screen.js';
@@ -16,7 +17,8 @@ import { stylesheet } from './stylesheet.js';
 
 /**
  * The hosted pages: `GET /hosted/:ticket_id` shows a ticket's screen, `POST /hosted/:ticket_id`
- * submits it, `GET /hosted/assets/screen.css` is the one stylesheet. Public (the ticket is the
+ * submits it, `GET /hosted/assets/screen.css` is the one stylesheet, `GET /hosted/branding/:merchant_id/logo`
+ * and `/accent.css` the merchant's branding (branding.ts). Public (the ticket is the
  * credential), answered in HTML with the security headers on every response, including refusals.
  * A ticket that is unknown or was issued on another host: 404; expired by the merchant's clock,
  * spent, void, or its member no longer active: 410. Neither page says which.
@@ -87,9 +89,39 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
     return payload;
   });
 
-  /** The merchant's name as the operator registered it (a display name of its own is not kept yet). */
-  const merchantName = async (merchantId: string) =>
-    (await ctx.db.selectFrom('merchants').select('name').where('id', '=', merchantId).executeTakeFirst())?.name;
+  /** The merchant's branding: its display name (else the name the operator registered), its logo and accent when set. */
+  const merchantShell = async (merchantId: string): Promise<MerchantShell | undefined> => {
+    const b = await readBranding(ctx.db, merchantId);
+    if (!b) return undefined;
+    return {
+      name: b.name,
+      // Versioned URLs: a new logo or colour is a new address, so a cached old one is never shown.
+      logoUrl: b.logo ? `${logoPath(merchantId)}?v=${b.logo.etag}` : undefined,
+      accentUrl: b.accent ? `${accentPath(merchantId)}?v=${b.version}` : undefined,
+    };
+  };
+
+  // The branding assets: public (a logo and a colour are shown to anyone holding a link), our
+  // own origin (the CSP allows no other), with the sniffed type and nosniff.
+  const assetHeaders = (etag: string) => ({ ...hostedSecurityHeaders([]), 'cache-control': 'public, max-age=300', etag: `"${etag}"` });
+  const notModified = (req: FastifyRequest, etag: string) => (req.headers['if-none-match'] ?? '').split(',').some((t) => t.trim().replace(/^W\//, '') === `"${etag}"`);
+  const merchantIdOf = (req: FastifyRequest) => (req.params as { merchant_id?: string }).merchant_id ?? '';
+
+  app.get('/hosted/branding/:merchant_id/logo', { config: access, schema: hidden }, async (req, reply) => {
+    const logo = await readLogo(ctx.db, merchantIdOf(req));
+    if (!logo) return reply.code(404).headers(hostedSecurityHeaders([])).type('text/plain; charset=utf-8').send('not found');
+    if (notModified(req, logo.etag)) return reply.code(304).headers(assetHeaders(logo.etag)).send();
+    return reply.headers(assetHeaders(logo.etag)).type(logo.type).send(logo.bytes);
+  });
+
+  app.get('/hosted/branding/:merchant_id/accent.css', { config: access, schema: hidden }, async (req, reply) => {
+    const b = await readBranding(ctx.db, merchantIdOf(req));
+    if (!b?.accent) return reply.code(404).headers(hostedSecurityHeaders([])).type('text/plain; charset=utf-8').send('not found');
+    const css = accentStylesheet(b.accent);
+    const etag = b.accent.slice(1);
+    if (notModified(req, etag)) return reply.code(304).headers(assetHeaders(etag)).send();
+    return reply.headers(assetHeaders(etag)).type('text/css; charset=utf-8').send(css);
+  });
 
   app.get(stylesheetPath, { config: access, schema: hidden }, async (_req, reply) =>
     reply.headers(hostedSecurityHeaders([])).type('text/css; charset=utf-8').send(stylesheet));
@@ -105,7 +137,7 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
     }
     const state: ScreenState = { form: formFrame(key(), ticket, cookie), values: {}, errors: [], now };
     const page = await screens.get(ticket.purpose).render(ctx, ticket, state);
-    return sendHtml(reply, 200, renderPage({ title: page.title, body: page.body, merchantName: await merchantName(ticket.merchant_id) }), frameAncestors);
+    return sendHtml(reply, 200, renderPage({ title: page.title, body: page.body, merchant: await merchantShell(ticket.merchant_id) }), frameAncestors);
   });
 
   app.post('/hosted/:ticket_id', { config: access, schema: hidden }, async (req, reply) => {
@@ -131,13 +163,13 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
     });
     if (!outcome) return sendHtml(reply, 410, unavailablePage(410), frameAncestors);
     const { result, now } = outcome;
-    if (result.kind === 'done') return sendHtml(reply, 200, renderPage({ title: result.page.title, body: result.page.body, merchantName: await merchantName(ticket.merchant_id) }), frameAncestors);
+    if (result.kind === 'done') return sendHtml(reply, 200, renderPage({ title: result.page.title, body: result.page.body, merchant: await merchantShell(ticket.merchant_id) }), frameAncestors);
     // Refused: the same page with what was entered and the errors; the ticket is re-read (a
     // refusal may have changed it, e.g. a counted wrong code) and must still be open.
     const current = await findTicket(ctx.db, ticket.id);
     if (!current || !isUsable(current, now)) return sendHtml(reply, 410, unavailablePage(410), frameAncestors);
     const state: ScreenState = { form: formFrame(key(), current, cookie!), values: result.values, errors: result.errors, now };
     const page = await screen.render(ctx, current, state);
-    return sendHtml(reply, 400, renderPage({ title: page.title, body: page.body, errors: result.errors, merchantName: await merchantName(ticket.merchant_id) }), frameAncestors);
+    return sendHtml(reply, 400, renderPage({ title: page.title, body: page.body, errors: result.errors, merchant: await merchantShell(ticket.merchant_id) }), frameAncestors);
   });
 }

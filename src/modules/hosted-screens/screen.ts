@@ -5,6 +5,7 @@ import { ApiError } from '../../platform/errors.js';
 import { html, type FieldError, type FormFrame, type SafeHtml } from './html.js';
 import type { Ticket } from './rules.js';
 import type { TicketPurpose } from './tables.js';
+import { readBranding } from './branding.js';
 
 /**
  * The hosted-screen framework's contract with the areas (docs/hosted-screens.md). An area builds a
@@ -98,12 +99,12 @@ export function screenRegistry(screens: readonly HostedScreen[]): ScreenRegistry
 
 /** The placeholder of a purpose whose area has no screen yet (card supplement, card reveal). */
 export function unavailableScreen(purpose: TicketPurpose): HostedScreen {
-  const page: ScreenPage = { title: 'Not available yet', body: html`<p>This screen is not available yet. Ask the app that sent you here.</p>` };
+  const page = (name: string | undefined): ScreenPage => ({ title: 'Not available yet', body: html`<p>This screen is not available yet. Ask ${name ?? 'the app that sent you here'}.</p>` });
   return {
     purpose,
     acceptsFiles: false,
-    render: async () => page,
-    submit: async () => ({ kind: 'done', page }),
+    render: async (ctx, ticket) => page((await readBranding(ctx.db, ticket.merchant_id))?.name),
+    submit: async (_ctx, trx, ticket) => ({ kind: 'done', page: page((await readBranding(trx, ticket.merchant_id))?.name) }),
     sandboxComplete: async () => {
       throw new ApiError('state_invalid', 'This kind of hosted screen cannot be completed yet.');
     },

@@ -9,6 +9,7 @@ html { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neu
 body { margin: 0; padding: 1rem; }
 .merchant { max-width: 40rem; margin: 0 auto .5rem; color: #374151; }
 .merchant p { margin: 0; }
+.merchant-logo { display: block; max-height: 3rem; max-width: 12rem; margin-bottom: .25rem; }
 .screen { max-width: 40rem; margin: 0 auto; background: #fff; border: 1px solid #d1d5db; border-radius: 8px; padding: 1.5rem; }
 h1 { font-size: 1.75rem; line-height: 1.25; margin: 0 0 1rem; }
 h2 { font-size: 1.25rem; margin: 0 0 0.5rem; }

@@ -49,7 +49,21 @@ export interface HostedScreenSettingsTable {
   updated_at: Timestamp;
 }
 
+/** Per merchant (both environments): how its hosted screens present it (branding.ts). */
+export interface MerchantBrandingTable {
+  merchant_id: string;
+  display_name: string | null;
+  /** `#rrggbb`, lower case. */
+  accent_color: string | null;
+  logo: Buffer | null;
+  /** Sniffed from the bytes: image/png, image/jpeg or image/webp. */
+  logo_type: string | null;
+  logo_etag: string | null;
+  updated_at: Timestamp;
+}
+
 export interface HostedScreenTables {
   hosted_tickets: HostedTicketsTable;
   hosted_screen_settings: HostedScreenSettingsTable;
+  merchant_branding: MerchantBrandingTable;
 }

@@ -1,5 +1,6 @@
 import { ApiError } from '../../platform/errors.js';
 import { completeTicket, voidTicket } from '../hosted-screens/queries.js';
+import { readBranding } from '../hosted-screens/service.js';
 import {
   fieldset, fileField, form, html, selectField, textField, type FieldError, type FormState,
 } from '../hosted-screens/html.js';
@@ -90,9 +91,10 @@ function readSubmission(form: FormFields, files: readonly UploadedFile[], now: D
 
 const scopeOf = (t: Ticket) => ({ merchantId: t.merchant_id, environment: t.environment, memberId: t.member_id });
 
-const sentPage = (update: boolean): ScreenPage => ({
+/** `merchant`: the name the screen's header shows (the merchant's display name), whom the member will hear from. */
+const sentPage = (update: boolean, merchant: string | undefined): ScreenPage => ({
   title: update ? 'Changes sent' : 'Details sent',
-  body: html`<p class="notice">Thank you. Your details have been sent for review.</p><p>You will hear from the app that sent you here once the review is complete. You can close this page.</p>`,
+  body: html`<p class="notice">Thank you. Your details have been sent for review.</p><p>You will hear from ${merchant ?? 'the app that sent you here'} once the review is complete. You can close this page.</p>`,
 });
 
 function profileValues(p: KycProfile): Record<string, string> {
@@ -133,7 +135,7 @@ export const kycScreen: HostedScreen = {
       return { kind: 'done', page: { title: 'Details already sent', body: html`<p>Your identity details had already been sent; nothing was changed. You can close this page.</p>` } };
     }
     await completeTicket(trx, ticket.id, now);
-    return { kind: 'done', page: sentPage(false) };
+    return { kind: 'done', page: sentPage(false, (await readBranding(trx, ticket.merchant_id))?.name) };
   },
   async sandboxComplete(ctx, trx, ticket, outcome, now) {
     requireSubmitted(outcome);
@@ -162,7 +164,7 @@ export const profileUpdateScreen: HostedScreen = {
     if (!('submission' in read)) return { kind: 'invalid', ...read };
     await submitProfileUpdate(ctx, trx, scopeOf(ticket), read.submission, now);
     await completeTicket(trx, ticket.id, now);
-    return { kind: 'done', page: sentPage(true) };
+    return { kind: 'done', page: sentPage(true, (await readBranding(trx, ticket.merchant_id))?.name) };
   },
   async sandboxComplete(ctx, trx, ticket, outcome, now) {
     requireSubmitted(outcome);
