@@ -35,7 +35,7 @@ const overlaps = [
 function keyStatus(k: KeyRow, now: Date) {
   if (k.disabled) return badge('disabled', 'bad');
   if (k.expires_at && new Date(k.expires_at) <= now) return badge('expired', 'bad');
-  if (k.expires_at) return badge(`expires ${when(k.expires_at)}`, 'warn');
+  if (k.expires_at) return badge(`expires ${when(k.expires_at)} (real time)`, 'warn');
   return badge('active', 'ok');
 }
 
@@ -71,7 +71,7 @@ function createForm(page: PageRequest, values: { scopes: readonly string[]; allo
 <div class="field"><label for="f-ip_allowlist">IP allow-list${page.environment === 'sandbox' ? ' (optional in the sandbox)' : ''}</label><p class="hint" id="f-ip_allowlist-hint">One entry per line: an address (203.0.113.7), a.b.c.* or a.b.c.d/8, /16, /24.${
     page.environment === 'production' ? ' Required for a production key.' : ''}</p><textarea id="f-ip_allowlist" name="ip_allowlist" aria-describedby="f-ip_allowlist-hint" rows="4">${values.allowlist}</textarea></div>
 ${preview ? allowlistPreview(values.allowlist, preview.clientIp) : ''}
-<div class="field"><label for="f-expires">Expires (optional, UTC)</label><input id="f-expires" name="expires" type="datetime-local" value="${values.expires}"></div>
+<div class="field"><label for="f-expires">Expires (optional, UTC, real time: a key expires on the real clock, not the sandbox clock)</label><input id="f-expires" name="expires" type="datetime-local" value="${values.expires}"></div>
 <div class="actions"><button type="submit" name="intent" value="preview" class="secondary">Preview allow-list</button><button type="submit" name="intent" value="create">Create key</button>${
     preview?.unmatched ? html`<button type="submit" name="intent" value="save-anyway" class="secondary">Save anyway</button>` : ''}</div></form>`;
 }
