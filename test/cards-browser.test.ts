@@ -9,6 +9,7 @@ import type { RunningService } from '../src/server.js';
 import { closeBrowser, launchBrowser } from './support/browser.js';
 import { jpegBytes, pngBytes, testHostedScreenKey } from './support/hosted.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { assertAxeClean } from './support/axe.js';
 
 /**
  * The card screens in headless Chromium (one browser), as a member uses them: the supplement
@@ -56,6 +57,7 @@ test('the supplement screen: refused without photos, then sent with both; the ap
   assert.equal(res?.status(), 200);
   assert.equal(await page.title(), 'Send new photos for your card');
   await shot(page, 'supplement-1-form');
+  await assertAxeClean(page, 'the card document supplement screen');
 
   await page.getByRole('button', { name: 'Send photos' }).click();
   await page.waitForLoadState();
@@ -92,6 +94,7 @@ test('the reveal screen: details shown once after the member presses the button'
   assert.equal(await page.title(), 'Show your card details');
   assert.match(await page.locator('main').innerText(), new RegExp(`ending in ${card.last4}`));
   await shot(page, 'reveal-1-ask');
+  await assertAxeClean(page, 'the card reveal screen');
   await page.getByRole('button', { name: 'Show card details' }).click();
   await page.waitForLoadState();
   assert.equal(await page.title(), 'Your card details');

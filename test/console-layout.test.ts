@@ -263,12 +263,13 @@ test('sandbox pages say which clock their times are on: the banner, real-time co
   }
 });
 
-test('axe-core: no critical or serious violation on the console pages', async () => {
+test('axe-core: no critical or serious violation on any console page', async () => {
   const context = await ownerContext(1280, { js: true });
   try {
     const page = await context.newPage();
     const found: string[] = [];
-    for (const path of ['', '/withdrawals', '/deliveries', '/api-log', '/keys', `/keys/${keyId}`, '/tools', '/helpers', '/audit', `/withdrawals/${withdrawals[2]}/fail`]) {
+    // Every page of the navigation, plus a detail page and a confirmation page.
+    for (const path of [...listPages, '/branding', '/account', `/keys/${keyId}`, `/withdrawals/${withdrawals[2]}/fail`]) {
       await page.goto(url(path));
       await page.addScriptTag({ content: axeSource });
       const result = await page.evaluate(async () => {

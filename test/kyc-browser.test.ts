@@ -8,6 +8,7 @@ import type { RunningService } from '../src/server.js';
 import { closeBrowser, launchBrowser } from './support/browser.js';
 import { jpegBytes, pngBytes, testHostedScreenKey } from './support/hosted.js';
 import { newMerchantClient, startTestService } from './support/service.js';
+import { assertAxeClean } from './support/axe.js';
 
 /**
  * The KYC screens in headless Chromium, as a member uses them: the form filled and sent with two
@@ -44,6 +45,7 @@ test('the KYC form: refused with errors next to the fields, then sent with both 
   assert.equal(res?.status(), 200);
   assert.equal(await page.title(), 'Confirm your identity');
   await shot(page, '1-form');
+  await assertAxeClean(page, 'the KYC screen');
 
   await page.getByLabel('First name').fill('Grace');
   await page.getByLabel('Date of birth').fill('1985-12-09');
@@ -105,6 +107,7 @@ test('the profile update: pre-filled, images kept, then back to review at level 
   const page = await context.newPage();
   await page.goto(t.hosted_url);
   assert.equal(await page.title(), 'Update your identity details');
+  await assertAxeClean(page, 'the profile update screen');
   assert.equal(await page.getByLabel('First name').inputValue(), 'Sandbox');
   assert.equal(await page.getByLabel('Town or city').inputValue(), 'Berlin');
   assert.equal(await page.getByLabel('Nationality').inputValue(), 'DE');

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { StepUpRequiredError } from '@merchant-wallet/sdk';
 import { closeBrowser, launchBrowser } from './support/browser.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { assertAxeClean } from './support/axe.js';
 
 /**
  * A member completes a step-up challenge in headless Chromium (docs/step-up.md): the hosted page
@@ -44,6 +45,7 @@ test('a member completes step-up on the hosted page, then the withdrawal passes'
   const field = page.getByLabel('Code');
   assert.equal(await field.getAttribute('autocomplete'), 'one-time-code');
   await page.screenshot({ path: join(screenshotDir, 'step-up.png'), fullPage: true });
+  await assertAxeClean(page, 'the step-up screen');
 
   await field.fill(code === '111111' ? '222222' : '111111');
   // Wait for the form's answer itself: waitForLoadState alone can look at the page before the POST navigates.
