@@ -58,11 +58,13 @@ describe('the event stream across processes', { skip: onPostgres ? false : 'need
     const first = await openSse(sandboxUrl(a), await clientOf(a).getToken(), '/v1/events/stream?type=deposit.credited');
     assert.equal(first.status, 200, first.body);
     for (let i = 0; i < 3; i++) {
-      const wrote = Date.now();
       written.push(await deposit());
+      // From the write's answer (its commit): the write's own time is not the stream's (through
+      // PgBouncer on a loaded CI machine, deposit and delivery together once took 1,006 ms).
+      const wrote = Date.now();
       const [ev] = (await first.waitFor(i + 1, 5_000)).slice(i);
       const ms = Date.now() - wrote;
-      assert.ok(ms < 1_000, `event ${i + 1} reached the other process's stream in ${ms} ms`);
+      assert.ok(ms < 1_000, `event ${i + 1} reached the other process's stream ${ms} ms after the write was answered`);
       seen.push(JSON.parse(ev!.data).data.id);
     }
     const lastId = first.events.at(-1)!.id;
