@@ -6,7 +6,7 @@ import type { ServiceContext } from '../src/service-context.js';
 import { enqueue } from '../src/jobs/queue.js';
 import { JobRunner, RetryLater } from '../src/jobs/runner.js';
 import { createWorkers } from '../src/jobs/workers.js';
-import { loggerOptions } from '../src/platform/http-app.js';
+import { loggerOptions } from '../src/platform/request-log.js';
 import { rawRequest } from './support/raw-http.js';
 import { startTestService } from './support/service.js';
 

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { loadConfig, ConfigError } from '../src/platform/config.js';
-import { redactedPath } from '../src/platform/http-app.js';
+import { redactedPath } from '../src/platform/request-log.js';
 import { rawRequest } from './support/raw-http.js';
 import { createKey, createMerchant, startTestService, type Credentials } from './support/service.js';
 import { testHostedScreenKey } from './support/hosted.js';

@@ -6,7 +6,7 @@ import Fastify from 'fastify';
 import type { RunningService } from '../src/server.js';
 import { enqueue } from '../src/jobs/queue.js';
 import { JobRunner } from '../src/jobs/runner.js';
-import { loggerOptions } from '../src/platform/http-app.js';
+import { loggerOptions } from '../src/platform/request-log.js';
 import { shutdownTelemetry, startTelemetry, tracing, tracingConfigured } from '../src/platform/telemetry.js';
 import { pumpWebhooks, startReceiver } from './support/webhook-receiver.js';
 import { baseUrlFor, newMerchantClient, startTestService } from './support/service.js';
