@@ -48,6 +48,7 @@ import * as m047 from './migrations/047_balance_monitors.js';
 import * as m048 from './migrations/048_exports.js';
 import * as m049 from './migrations/049_members_merchant_seq_dropped.js';
 import * as m050 from './migrations/050_merchant_branding.js';
+import * as m051 from './migrations/051_writes_across_merchants.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -100,6 +101,7 @@ const migrations: Record<string, Migration> = {
   '048_exports': m048,
   '049_members_merchant_seq_dropped': m049,
   '050_merchant_branding': m050,
+  '051_writes_across_merchants': m051,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

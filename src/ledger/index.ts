@@ -5,7 +5,7 @@ export {
   type AccountRef, type AccountSpec, type PlatformAccountRef, type SharedPlatformAccountRef, type StoredAccountRef, type MemberBucket, type CardBucket, type MerchantBucket, type PlatformBucket,
 } from './accounts.js';
 export { postEntry, postEntryOrRefuse, assertEntry, entryLinesMax, type EntryInput, type EntryLine } from './ledger.js';
-export { postEntries, linesForStatement, type EntryWithEvent, type PostOutcome, type StatementLine } from './post-many.js';
+export { postEntries, type EntryWithEvent, type PostOutcome } from './post-many.js';
 export { InsufficientFundsError, DuplicatePostingError, shortfallOf, type Shortfall } from './errors.js';
 export {
   entryKinds, depositLines, withdrawalLockLines, withdrawalConfirmLines, withdrawalFailLines, prepaidCreditLines, prepaidChargeLines, memberFeeToMerchant,

@@ -26,8 +26,9 @@ interface Account {
 }
 
 /**
- * `postEntry` for many entries of one merchant in one statement (group commit,
- * docs/group-commit.md): the database function `mwa_post_entries` (migration 032) gives each
+ * `postEntry` for many entries in one statement, whatever their merchants and environments (group
+ * commit, docs/group-commit.md): the database function `mwa_post_entries_across` (migration 051,
+ * after `mwa_post_entries` of 032) gives each
  * entry the answer `postEntry` would have given it, called once per entry in this order in the
  * caller's transaction, and a refusal (a shortfall, a repeat) writes nothing of its entry and
  * does not stop the others. Each entry's event is written in the same statement, only when the
@@ -36,22 +37,20 @@ interface Account {
  */
 export async function postEntries(trx: Transaction<Database>, items: readonly EntryWithEvent[]): Promise<PostOutcome[]> {
   if (items.length === 0) return [];
-  const { environment, merchantId } = items[0]!.entry;
-  const accounts = new Map<string, Account>();
+  const accounts = new Map<string, Account & { environment: string }>();
   const deltas: { entry: number; account: string; delta: bigint }[] = [];
   const lines: { entry: number; account: string; amount: bigint }[] = [];
   for (const [i, { entry }] of items.entries()) {
-    if (entry.environment !== environment || entry.merchantId !== merchantId) {
-      throw new Error('ledger: postEntries takes the entries of one merchant in one environment');
-    }
     for (const [key, change] of assertEntry(entry)) {
-      const id = `${entry.asset}\u0000${key}`;
-      if (!accounts.has(id)) accounts.set(id, { ref: change.ref, spec: change.spec, asset: entry.asset, key: id });
+      const id = `${entry.environment}\u0000${entry.asset}\u0000${key}`;
+      if (!accounts.has(id)) accounts.set(id, { ref: change.ref, spec: change.spec, asset: entry.asset, key: id, environment: entry.environment });
       deltas.push({ entry: i + 1, account: id, delta: change.delta });
     }
-    for (const line of entry.lines) lines.push({ entry: i + 1, account: `${entry.asset}\u0000${accountKey(line.account)}`, amount: signed(line) });
+    for (const line of entry.lines) {
+      lines.push({ entry: i + 1, account: `${entry.environment}\u0000${entry.asset}\u0000${accountKey(line.account)}`, amount: signed(line) });
+    }
   }
-  // Created in (asset, key) order, as `postEntry` creates one entry's accounts in key order.
+  // Created in (environment, asset, key) order, as `postEntry` creates one entry's accounts in key order.
   const ordered = [...accounts.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const indexOf = new Map(ordered.map((a, i) => [a.key, i + 1]));
   const entryIds = items.map(() => newId('jrn'));
@@ -61,10 +60,10 @@ export async function postEntries(trx: Transaction<Database>, items: readonly En
   try {
     ({ rows } = await sql<{ entry_index: number; status: string; account_index: number | null }>`
       WITH posted AS MATERIALIZED (
-        SELECT * FROM mwa_post_entries(
-          ${environment}, ${merchantId},
-          ${ordered.map((a) => a.asset)}::text[], ${ordered.map((a) => a.spec.ownerType)}::text[], ${ordered.map((a) => a.spec.ownerId)}::text[],
+        SELECT * FROM mwa_post_entries_across(
+          ${ordered.map((a) => a.environment)}::text[], ${ordered.map((a) => a.asset)}::text[], ${ordered.map((a) => a.spec.ownerType)}::text[], ${ordered.map((a) => a.spec.ownerId)}::text[],
           ${ordered.map((a) => a.spec.bucket)}::text[], ${ordered.map((a) => a.spec.normalSide)}::text[], ${ordered.map((a) => a.spec.nonNegative)}::boolean[],
+          ${items.map((x) => x.entry.environment)}::text[], ${items.map((x) => x.entry.merchantId)}::text[],
           ${entryIds}::text[], ${items.map((x) => x.entry.kind)}::text[], ${items.map((x) => x.entry.referenceType)}::text[],
           ${items.map((x) => x.entry.referenceId)}::text[], ${items.map((x) => x.entry.asset)}::text[],
           ${deltas.map((d) => d.entry)}::int[], ${deltas.map((d) => indexOf.get(d.account)!)}::int[], ${deltas.map((d) => d.delta.toString())}::numeric[],
@@ -73,7 +72,7 @@ export async function postEntries(trx: Transaction<Database>, items: readonly En
       recorded AS (
         INSERT INTO events (id, merchant_id, environment, type, object, object_id, external_member_id, status, status_version, livemode, created_at)
         SELECT e.id, e.merchant_id, e.environment, e.type, e.object, e.object_id, e.external_member_id, e.status, e.status_version, e.livemode,
-               ${scopeNowSql(merchantId, environment)}
+               ${scopeNowSql(sql.ref('e.merchant_id'), sql.ref('e.environment'))}
         FROM unnest(${events.map((e) => e.entry)}::int[], ${ev.map((e) => e.id)}::text[], ${ev.map((e) => e.merchant_id)}::text[],
                     ${ev.map((e) => e.environment)}::text[], ${ev.map((e) => e.type)}::text[], ${ev.map((e) => e.object)}::text[],
                     ${ev.map((e) => e.object_id)}::text[], ${ev.map((e) => e.external_member_id)}::text[], ${ev.map((e) => e.status)}::text[],
@@ -99,36 +98,5 @@ export async function postEntries(trx: Transaction<Database>, items: readonly En
     if (r.status !== 'ok') throw new Error(`ledger: posting answered ${r.status}`);
     const eventId = eventIdOf.get(i + 1);
     return eventId ? { entryId: entryIds[i]!, eventId } : { entryId: entryIds[i]! };
-  });
-}
-
-/** One line of `linesForStatement`: its account (the owner null when it is the statement's to name) and what it posts. */
-export interface StatementLine {
-  ownerType: string;
-  ownerId: string | null;
-  bucket: string;
-  normalSide: string;
-  nonNegative: boolean;
-  /** Change of the stored balance (signed by the account's normal side). */
-  delta: bigint;
-  /** Debit positive. */
-  amount: bigint;
-}
-
-/**
- * An entry's lines for a database function that posts it through `mwa_post_entries` once it
- * knows one owner itself (`mwa_deposit_batch`, migration 043: the deposit's member, named in the
- * request by either id): the entry is checked as `postEntry` checks it, with `openOwnerId`
- * standing for that owner, whose id each line then leaves null. Every account is on one line.
- */
-export function linesForStatement(entry: EntryInput, openOwnerId: string): StatementLine[] {
-  const changes = assertEntry(entry);
-  if (changes.size !== entry.lines.length) throw new Error('ledger: linesForStatement takes an entry with each account on one line');
-  return entry.lines.map((line) => {
-    const { spec, delta } = changes.get(accountKey(line.account))!;
-    return {
-      ownerType: spec.ownerType, ownerId: spec.ownerId === openOwnerId ? null : spec.ownerId, bucket: spec.bucket,
-      normalSide: spec.normalSide, nonNegative: spec.nonNegative, delta, amount: signed(line),
-    };
   });
 }

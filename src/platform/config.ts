@@ -33,6 +33,11 @@ export interface Config {
   databaseListenUrl: string | undefined;
   /** Writes per group commit at most (`GROUP_COMMIT_MAX_BATCH`, 1 to 60, default 24; 1: each write alone). */
   groupCommitMaxBatch: number;
+  /**
+   * `GROUP_COMMIT_PARTITION`: what one batch may hold. `none` (default): writes arriving together
+   * commit together whatever their merchant; `merchant`: one merchant's only (a sharded engine).
+   */
+  groupCommitPartition: 'none' | 'merchant';
   logLevel: LogLevel;
   /** Addresses of reverse proxies whose X-Forwarded-For is believed; empty: the socket address is the client. */
   trustedProxies: string[];
@@ -340,6 +345,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     databasePooler: r.oneOf('DATABASE_POOLER', ['none', 'transaction'] as const, 'none'),
     databaseListenUrl: r.text('DATABASE_LISTEN_URL', undefined, (v) => parseDatabaseTarget(v) !== undefined, 'a postgres:// (postgresql://) URL reaching PostgreSQL without a transaction-mode pooler', { secret: true }),
     groupCommitMaxBatch: r.int('GROUP_COMMIT_MAX_BATCH', 24, 1, 60),
+    groupCommitPartition: r.oneOf('GROUP_COMMIT_PARTITION', ['none', 'merchant'] as const, 'none'),
     logLevel: r.oneOf('LOG_LEVEL', logLevels, 'info'),
     trustedProxies: r.list('TRUSTED_PROXIES', isProxy, 'comma-separated IP addresses, address/prefix ranges, or loopback, linklocal, uniquelocal'),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024, ' (bytes)'),

@@ -7,10 +7,12 @@ import { tracing, type TraceContext } from './telemetry.js';
  * does; `runBatch` (write-batch.ts, `runWriteBatch`) decides each item's outcome inside the shared
  * transaction, and answers every item only after the commit.
  *
- * A batch holds the requests of one partition (a merchant in one environment), so no transaction
- * crosses merchants (docs/scaling.md), and a partition is in at most one running batch of this
- * process: requests of a busy merchant wait and form the next batch, without holding a
- * connection to wait for the merchant's rows.
+ * A batch takes the waiting requests of one partition, whatever their merchant: the partition is
+ * what the deployment keeps inside one transaction (`GROUP_COMMIT_PARTITION`: one partition on a
+ * single PostgreSQL; a shard's key where a sharded engine needs one). Each request also has an
+ * order key (its merchant and environment): an order key is in at most one running batch of this
+ * process, so a merchant's writes commit in the order they arrived, and its later requests wait
+ * for the next batch without holding a connection to wait for its rows.
  */
 
 export interface BatchOptions {
@@ -38,6 +40,8 @@ export interface BatchRunner<I, O> {
 
 interface Waiting<I, O> {
   partition: string;
+  /** Requests of one order key (a merchant in an environment) commit in arrival order. */
+  order: string;
   item: I;
   resolve: (outcome: O) => void;
   reject: (err: unknown) => void;
@@ -66,9 +70,9 @@ export class GroupCommitter<I, O> {
   }
 
   /** The item's outcome, once the transaction that wrote it has committed. */
-  submit(partition: string, item: I): Promise<O> {
+  submit(partition: string, order: string, item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.waiting.push({ partition, item, resolve, reject, context: tracing()?.activeContext() });
+      this.waiting.push({ partition, order, item, resolve, reject, context: tracing()?.activeContext() });
       // Started on the next turn of the event loop, not at once: requests whose bytes arrived
       // together reach this point in that turn and share the batch. On the embedded database
       // that turn is the only chance to: its statements complete without yielding to the loop.
@@ -81,21 +85,27 @@ export class GroupCommitter<I, O> {
 
   private scheduled: NodeJS.Immediate | undefined;
 
-  /** Starts batches while connections are free and requests of free partitions wait. */
+  /**
+   * Starts batches while connections are free and requests of free order keys wait. A batch takes,
+   * in arrival order, the waiting requests of the first free request's partition whose order key
+   * is free, whatever their merchant.
+   */
   private pump(): void {
     while (this.inFlight < this.options.maxInFlight) {
-      const first = this.waiting.findIndex((w) => !this.busy.has(w.partition));
+      const first = this.waiting.findIndex((w) => !this.busy.has(w.order));
       if (first < 0) return;
       const partition = this.waiting[first]!.partition;
       const batch: Waiting<I, O>[] = [];
       for (let i = first; i < this.waiting.length && batch.length < this.options.maxBatch;) {
-        if (this.waiting[i]!.partition === partition) batch.push(...this.waiting.splice(i, 1));
+        const w = this.waiting[i]!;
+        if (w.partition === partition && !this.busy.has(w.order)) batch.push(...this.waiting.splice(i, 1));
         else i++;
       }
-      this.busy.add(partition);
+      const orders = [...new Set(batch.map((w) => w.order))];
+      for (const order of orders) this.busy.add(order);
       this.inFlight++;
       const done = () => {
-        this.busy.delete(partition);
+        for (const order of orders) this.busy.delete(order);
         this.inFlight--;
         this.pump();
       };
@@ -108,7 +118,7 @@ export class GroupCommitter<I, O> {
   }
 
   /**
-   * Runs a batch; `done` frees its partition and connection. With `answerAfterNextStart`, on
+   * Runs a batch; `done` frees its order keys and connection. With `answerAfterNextStart`, on
    * success the next batch is started first and this one's writes are answered on the next turn of
    * the event loop: answering them (each response serialised and written) would otherwise delay
    * the next batch's statement, on the path every write of one merchant waits on (docs/performance.md

@@ -31,9 +31,9 @@ export interface RouteAccess {
   /** Only in the sandbox; production answers 404 not_found. */
   sandboxOnly?: boolean;
   /**
-   * `grouped`: the route's idempotent writes are group-committed (docs/group-commit.md): gathered
-   * with other requests' into one transaction and one commit, each keeping its own result. For
-   * short effects that stay inside the database; a merchant's grouped writes take turns.
+   * Set by the route helper, never declared: `grouped` on a command whose plan is made from the
+   * request alone (route.ts, `Command`), whose nonce and key's record its batch reads
+   * (docs/group-commit.md).
    */
   commit?: 'grouped';
   /**

@@ -5,9 +5,8 @@ import type { Database, Environment } from '../db/schema.js';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { AppInstance } from './http-app.js';
-import { claimWrite, errorBodyFor, executeWrite, isStorableStatus, sendReplay, type StoredResult } from './idempotency.js';
+import { claimWrite, executeWrite, sendReplay, type StoredResult } from './idempotency.js';
 import { executeGroupedWrite, type BatchEffect } from './write-batch.js';
-import type { BatchStatement, StatementWrite } from './batch-statement.js';
 import type { IdempotencyContext, MemberContext } from './request-context.js';
 import type { RouteAccess } from './route-access.js';
 
@@ -89,16 +88,29 @@ export type Sent = { readonly [sentBrand]: true };
 export type Effect<T> = (trx: Transaction<Database>) => Promise<T>;
 
 /**
- * A grouped route's way to write many of its requests at once (docs/group-commit.md): `effect`
- * answers each item's result or its refusal (an `Error`, a domain error mapped as in `write`),
- * in order, and leaves nothing written for a refused one. `item` is this request's.
+ * A money write or a member's creation, declared as a command (docs/write-model.md) instead of a
+ * handler: the platform runs it, group-committed with the writes that arrive with it, whatever
+ * their merchant (write-batch.ts).
+ *
+ * First the plan, plain data: `plan` makes it from the request alone (no I/O: the write's nonce
+ * and its key's record are then read in its batch), `prepare` reads rows and asks providers for it
+ * (a rate, a payout date; read-only calls) after the nonce is consumed and a finished result
+ * replayed. Then the write: `commit` writes one plan in the batch's transaction (behind a
+ * savepoint of its own), re-checking the rows it locks; `commitMany` writes a batch's plans of the
+ * route together and answers each one's result or its refusal (an `Error`) in order, a refused
+ * plan having written nothing (no savepoint separates them). A write alone is a list of one.
  */
-export interface BatchedWrite<T, I> {
-  effect: (trx: Transaction<Database>, items: readonly I[]) => Promise<(T | Error)[]>;
-  item: I;
-  /** The whole batch in one statement, when the route has one (`BatchStatement`, write-batch.ts); `effect` stays the fallback. */
-  statement?: BatchStatement<I>;
-}
+export type Command<A extends RouteAccess, S extends RouteSchema, P> =
+  & ({ plan: (input: RouteInput<A, S>) => P } | { prepare: (input: RouteInput<A, S>) => Promise<P> })
+  & ({ commit: (trx: Transaction<Database>, plan: P) => Promise<ResultOf<S>> }
+    | { commitMany: (trx: Transaction<Database>, plans: readonly P[]) => Promise<(ResultOf<S> | Error)[]> });
+
+type AnyCommand = {
+  plan?: (input: unknown) => unknown;
+  prepare?: (input: unknown) => Promise<unknown>;
+  commit?: (trx: Transaction<Database>, plan: unknown) => Promise<unknown>;
+  commitMany?: (trx: Transaction<Database>, plans: readonly unknown[]) => Promise<unknown[]>;
+};
 
 /** A claimed write's first step: the value, or the key's finished result (sent by the helper). */
 export type ClaimOutcome<T> = { value: T } | { replay: StoredResult };
@@ -113,10 +125,10 @@ export interface RouteInput<A extends RouteAccess, S extends RouteSchema> {
   idempotency: A['idempotency'] extends 'required' ? IdempotencyContext : IdempotencyContext | undefined;
   /**
    * Runs `effect` in one transaction with the idempotency record (`executeWrite`): the result is
-   * serialized through the response schema before it is stored, then sent. A route declared
-   * `commit: 'grouped'` may give `batch` too: the batch's writes of this route then run through it.
+   * serialized through the response schema before it is stored, then sent. Money writes are
+   * commands instead (`Command`).
    */
-  write: <I>(effect: Effect<ResultOf<S>>, batch?: BatchedWrite<ResultOf<S>, I>) => Promise<Sent>;
+  write: (effect: Effect<ResultOf<S>>) => Promise<Sent>;
   /**
    * For a write whose effect commits before a provider call (`claimWrite`): commits the effect
    * with a claim on the key; the handler then calls out and returns the result (or
@@ -147,6 +159,8 @@ export interface RouteDefinition<A extends RouteAccess, S extends PublicRouteSch
 }
 
 export type RouteHandler<A extends RouteAccess, S extends PublicRouteSchema> = (input: RouteInput<A, S>) => Promise<ResultOf<S> | Sent>;
+
+const isCommand = (h: unknown): h is AnyCommand => typeof h === 'object' && h !== null;
 
 /** The status a route answers on success: the 2xx its response schema declares (200 if none). */
 export function successStatus(schema: RouteSchema): number {
@@ -236,7 +250,7 @@ class PublicRouteInput {
     private readonly ctx: ServiceContext,
     private readonly access: RouteAccess,
     private readonly core: Core,
-    private readonly batchEffects: WeakMap<BatchedWrite<unknown, unknown>['effect'], BatchEffect>,
+    private readonly batchEffects: WeakMap<NonNullable<AnyCommand['commitMany']>, BatchEffect>,
   ) {}
 
   get principal() { return principalOf(this.req, this.access); }
@@ -247,35 +261,36 @@ class PublicRouteInput {
   get idempotency() { return this.req.idempotency; }
 
   get write() {
-    const { req, reply, ctx, access, batchEffects, core: { status, mapped } } = this;
-    return async (effect: Effect<unknown>, batch?: BatchedWrite<unknown, unknown>) => {
-      const run = async (trx: Transaction<Database>) => ({ status, body: await mapped(effect)(trx) });
-      if (access.commit !== 'grouped') return (await executeWrite(ctx.db, req, reply, run)) as unknown as Sent;
-      let batchEffect = batch && batchEffects.get(batch.effect);
-      if (batch && !batchEffect) {
-        const many = batch.effect;
-        batchEffect = async (trx, items) => (await many(trx, items)).map((a) => (a instanceof Error ? ctx.mapDomainError(a) ?? a : { status, body: a }));
-        batchEffects.set(many, batchEffect);
+    const { req, reply, ctx, core: { status, mapped } } = this;
+    return async (effect: Effect<unknown>) =>
+      (await executeWrite(ctx.db, req, reply, async (trx) => ({ status, body: await mapped(effect)(trx) }))) as unknown as Sent;
+  }
+
+  /** Runs a command (`Command`): its plan, then its write through the group committer. */
+  async run(command: AnyCommand): Promise<Sent> {
+    const { req, reply, ctx, core: { status, mapped }, batchEffects } = this;
+    const plan = command.plan ? command.plan(this) : await command.prepare!(this);
+    const many = command.commitMany;
+    let single: Effect<unknown>;
+    let batch: { effect: BatchEffect; item: unknown } | undefined;
+    if (many) {
+      single = async (trx) => {
+        const [answer] = await many(trx, [plan]);
+        if (answer instanceof Error) throw answer;
+        return answer;
+      };
+      let effect = batchEffects.get(many);
+      if (!effect) {
+        effect = async (trx, plans) => (await many(trx, plans)).map((a) => (a instanceof Error ? ctx.mapDomainError(a) ?? a : { status, body: a }));
+        batchEffects.set(many, effect);
       }
-      let statement: { run: BatchStatement; write: StatementWrite; prepared: Promise<unknown> } | undefined;
-      if (batch?.statement) {
-        const write: StatementWrite = {
-          item: batch.item,
-          render: (body: unknown) => ({ status, body: reply.code(status).serialize(body) as string }),
-          refusalOf: (err: unknown) => {
-            const refusal = err instanceof ApiError ? err : ctx.mapDomainError(err);
-            return refusal && isStorableStatus(refusal.status) ? refusal : undefined;
-          },
-          refusalBody: (err: ApiError) => errorBodyFor(err, req),
-        };
-        const prepared = (batch.statement as BatchStatement).prepare(ctx.db, write);
-        // Awaited by the batch that runs the write; a write that runs alone instead never awaits it.
-        prepared.catch(() => undefined);
-        statement = { run: batch.statement as BatchStatement, write, prepared };
-      }
-      return (await executeGroupedWrite(ctx.db, ctx.writeGroup, req, reply, run,
-        batch && { effect: batchEffect!, item: batch.item, ...(statement ? { statement } : {}) })) as unknown as Sent;
-    };
+      batch = { effect, item: plan };
+    } else {
+      const one = command.commit!;
+      single = (trx) => one(trx, plan);
+    }
+    const run = async (trx: Transaction<Database>) => ({ status, body: await mapped(single)(trx) });
+    return (await executeGroupedWrite(ctx.db, ctx.writeGroup, ctx.config.groupCommitPartition, req, reply, run, batch)) as unknown as Sent;
   }
 
   get claim() {
@@ -300,18 +315,24 @@ class PublicRouteInput {
 }
 
 /** Registers one public route; `router(app, ctx)` gives the per-method shorthands. */
-export function defineRoute<const A extends RouteAccess, const S extends PublicRouteSchema>(
-  app: AppInstance, ctx: ServiceContext, method: HTTPMethods, url: string, def: RouteDefinition<A, S>, handler: RouteHandler<A, S>,
+export function defineRoute<const A extends RouteAccess, const S extends PublicRouteSchema, P>(
+  app: AppInstance, ctx: ServiceContext, method: HTTPMethods, url: string, def: RouteDefinition<A, S>,
+  handler: RouteHandler<A, S> | Command<A, S, P>,
 ): void {
-  const access: RouteAccess = def.errors ? { ...def.access, errors: [...def.errors] } : def.access;
+  const command = isCommand(handler) ? handler as AnyCommand : undefined;
+  // A command made from the request alone leaves its nonce and its key's record to its batch.
+  const access: RouteAccess = {
+    ...def.access, ...(def.errors ? { errors: [...def.errors] } : {}), ...(command?.plan ? { commit: 'grouped' as const } : {}),
+  };
   // One batch effect per function of the route: the group committer gathers the writes by it.
-  const batchEffects = new WeakMap<BatchedWrite<unknown, unknown>['effect'], BatchEffect>();
-  mount(app, ctx, method, url, { schema: def.schema, config: { access }, preValidation: def.preValidation },
-    (req, reply, core) => new PublicRouteInput(req, reply, ctx, access, core, batchEffects) as unknown as RouteInput<A, S>, handler);
+  const batchEffects = new WeakMap<NonNullable<AnyCommand['commitMany']>, BatchEffect>();
+  const input = (req: FastifyRequest, reply: FastifyReply, core: Core) => new PublicRouteInput(req, reply, ctx, access, core, batchEffects);
+  mount(app, ctx, method, url, { schema: def.schema, config: { access }, preValidation: def.preValidation }, input,
+    command ? (i) => i.run(command) : (handler as unknown as (i: PublicRouteInput) => Promise<unknown>));
 }
 
-type Shorthand = <const A extends RouteAccess, const S extends PublicRouteSchema>(
-  url: string, def: RouteDefinition<A, S>, handler: RouteHandler<A, S>,
+type Shorthand = <const A extends RouteAccess, const S extends PublicRouteSchema, P = never>(
+  url: string, def: RouteDefinition<A, S>, handler: RouteHandler<A, S> | Command<A, S, P>,
 ) => void;
 
 export interface Router {

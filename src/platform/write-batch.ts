@@ -3,7 +3,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../db/schema.js';
 import { ApiError } from './errors.js';
 import { GroupCommitter, type BatchOptions } from './group-commit.js';
-import { statementDeclined, type BatchStatement, type StatementRow, type StatementWrite } from './batch-statement.js';
 import { nonceExpiryMs } from './nonces.js';
 import { conflictStateOf, withConflictRetry } from './conflict-retry.js';
 import {
@@ -33,14 +32,7 @@ export interface GroupedWrite {
   reply: FastifyReply;
   effect: (trx: Transaction<Database>) => Promise<WriteResult<unknown>>;
   /** The route's batch effect and this write's item for it: used unless the write runs again alone after its batch failed. */
-  batch?: { effect: BatchEffect; item: unknown; statement?: StatementOf };
-}
-
-/** A write's statement, its part of it, and that part prepared (`BatchStatement.prepare`, begun when the write was submitted). */
-interface StatementOf {
-  run: BatchStatement;
-  write: StatementWrite;
-  prepared: Promise<unknown>;
+  batch?: { effect: BatchEffect; item: unknown };
 }
 
 /** The group committer of idempotent writes (`createWriteGroup`). */
@@ -54,18 +46,26 @@ async function answer(reply: FastifyReply, outcome: WriteOutcome): Promise<Fasti
 }
 
 /**
- * `executeWrite` for a route declared `commit: 'grouped'`: a write with an idempotency key goes
- * through the service's group committer (partition: the merchant and environment); one without
- * a key runs alone as before.
+ * What a deployment keeps inside one batch (`GROUP_COMMIT_PARTITION`): `none`, one partition, so
+ * writes arriving together commit together whatever their merchant (a single PostgreSQL);
+ * `merchant`, a merchant's writes only (an engine sharded by merchant, where a transaction cannot
+ * cross shards).
+ */
+export type WritePartitioning = 'none' | 'merchant';
+
+/**
+ * `executeWrite` for a grouped route (a command, route.ts): a write with an idempotency key goes
+ * through the service's group committer; one without a key runs alone in its own transaction.
  */
 export async function executeGroupedWrite<T>(
-  db: Kysely<Database>, group: WriteGroup, req: FastifyRequest, reply: FastifyReply,
+  db: Kysely<Database>, group: WriteGroup, partitioning: WritePartitioning, req: FastifyRequest, reply: FastifyReply,
   effect: (trx: Transaction<Database>) => Promise<WriteResult<T>>, batch?: GroupedWrite['batch'],
 ): Promise<FastifyReply> {
   if (!req.idempotency) return executeWrite(db, req, reply, effect);
   const auth = req.auth!;
+  const order = `${auth.merchantId}|${auth.environment}`;
   const write: GroupedWrite = { req, reply, effect: effect as GroupedWrite['effect'], ...(batch ? { batch } : {}) };
-  return answer(reply, await group.submit(`${auth.merchantId}|${auth.environment}`, write));
+  return answer(reply, await group.submit(partitioning === 'merchant' ? order : '', order, write));
 }
 
 interface PendingRecord {
@@ -83,15 +83,15 @@ interface PendingRecord {
 /**
  * Several idempotent writes in one transaction (group commit, docs/group-commit.md), in a fixed
  * number of statements besides each write's own effect:
- * 1. one statement (`mwa_claim_keys`, migration 033) takes the merchant's write lock
- *    (`pg_advisory_xact_lock`: the batches of one merchant in two processes take turns instead
- *    of locking its rows in two orders), consumes the writes' nonces (those the pipeline left
+ * 1. one statement (`mwa_claim_keys`, migration 033) takes the write lock of every merchant of
+ *    the batch, in one global order (`pg_advisory_xact_lock`: batches sharing a merchant, in
+ *    this process or another, take turns instead of locking its rows in two orders), consumes the writes' nonces (those the pipeline left
  *    to the batch: a used one is `nonce_reused`, not stored), tries each key's lock (held
  *    elsewhere: 409 `idempotency_in_progress`, as `lockKey`) and reads each locked key's record;
  * 2. the writes to run: those of one batch effect together in its own statements
  *    (`BatchEffect`), except in a fallback run; any other behind a savepoint of its own: a
  *    refusal, or any error, is undone without touching its neighbours;
- * 3. one statement stores every result and refusal.
+ * 3. one statement stores every result and refusal (`mwa_store_results_across`, migration 051).
  * Two writes of the batch with one key: the second is answered from the first's result (or runs
  * after it, when the first failed without one).
  */
@@ -99,8 +99,10 @@ export async function runWriteBatch(
   trx: Transaction<Database>, writes: readonly GroupedWrite[], options: { stats?: { together: number }; fallback?: boolean } = {},
 ): Promise<WriteOutcome[]> {
   const outcomes: (WriteOutcome | undefined)[] = writes.map(() => undefined);
-  // One merchant a batch (group-commit.ts); the list form keeps the statement one shape.
-  const merchants = [...new Set(writes.map(({ req }) => merchantLockOf(req.auth!.merchantId, req.auth!.environment)))].sort();
+  // Every merchant's write lock, in one global order (byte order): two batches that share
+  // merchants take their locks in the same order and cannot wait on each other in a cycle.
+  const merchants = [...new Set(writes.map(({ req }) => merchantLockOf(req.auth!.merchantId, req.auth!.environment)))]
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const lockNames = writes.map(({ req }) => keyLockOf(req));
   const nonces = nonceArgs(writes);
   const { rows: claims } = await sql<{ ord: number; fresh: boolean | null; locked: boolean } & Partial<StoredResult>>`
@@ -235,14 +237,11 @@ export async function runWriteBatch(
 
   if (pending.size > 0) {
     const rows = [...pending.values()];
-    if (rows.some((r) => r.merchantId !== rows[0]!.merchantId || r.environment !== rows[0]!.environment)) {
-      throw new Error('write batch: a batch holds the writes of one merchant');
-    }
     // A row older than the window is a new key, and a claim found here has lapsed (a live one
-    // was refused above): both are overwritten by the holder of the key's lock (mwa_store_results).
+    // was refused above): both are overwritten by the holder of the key's lock.
     await sql`
-      SELECT mwa_store_results(${rows[0]!.merchantId}, ${rows[0]!.environment}, ${rows.map((r) => r.key)}::text[],
-                               ${rows.map((r) => r.endpoint)}::text[], ${rows.map((r) => r.requestHash)}::text[],
+      SELECT mwa_store_results_across(${rows.map((r) => r.merchantId)}::text[], ${rows.map((r) => r.environment)}::text[],
+                               ${rows.map((r) => r.key)}::text[], ${rows.map((r) => r.endpoint)}::text[], ${rows.map((r) => r.requestHash)}::text[],
                                ${rows.map((r) => r.statusCode)}::int[], ${rows.map((r) => r.body)}::text[], ${idempotencyWindowHours}::int, ${claimStatus}::int)
     `.execute(trx);
     for (const w of writes) {
@@ -278,15 +277,8 @@ function storedOf(r: PendingRecord): StoredResult {
  * transactions at once (leave connections for reads and for writes that are not grouped).
  */
 export function createWriteGroup(db: Kysely<Database>, options: BatchOptions): WriteGroup {
-  const inTransaction = (writes: readonly GroupedWrite[], fallback?: boolean) =>
+  const run = (writes: readonly GroupedWrite[], fallback?: boolean) =>
     db.transaction().execute((trx) => runWriteBatch(trx, writes, { stats: group.stats, fallback }));
-  const run = (writes: readonly GroupedWrite[], fallback?: boolean) => {
-    const statement = fallback ? undefined : writes[0]!.batch?.statement?.run;
-    if (statement && writes.every((w) => w.batch?.statement?.run === statement)) {
-      return runStatementBatch(db, writes, statement, group.stats, inTransaction);
-    }
-    return inTransaction(writes, fallback);
-  };
   const group: WriteGroup = new GroupCommitter<GroupedWrite, WriteOutcome>({
     runBatch: (writes, fallback) => runAgainAfterConflict(writes, () => run(writes, fallback)),
   }, options);
@@ -294,7 +286,7 @@ export function createWriteGroup(db: Kysely<Database>, options: BatchOptions): W
 }
 
 /**
- * A batch (its one statement, or its transaction) ended by PostgreSQL in a deadlock or a
+ * A batch's transaction ended by PostgreSQL in a deadlock or a
  * serialization failure is run again whole (`withConflictRetry`, docs/locking.md): the keys'
  * locks, the nonces and the records are inside it, so nothing of the failed attempt stays, and
  * each write's record flags are as before it. Without this a lone write was answered 500.
@@ -306,60 +298,3 @@ function runAgainAfterConflict(writes: readonly GroupedWrite[], batch: () => Pro
     onRetry: (info) => writes[0]!.req.log.warn({ ...info, writes: writes.length }, 'write batch ended by PostgreSQL (deadlock or serialization failure): run again'),
   });
 }
-
-/** The writes of a batch through their route's `BatchStatement`, or in a transaction when it declines them. */
-async function runStatementBatch(
-  db: Kysely<Database>, writes: readonly GroupedWrite[], statement: BatchStatement, stats: { together: number },
-  inTransaction: (writes: readonly GroupedWrite[]) => Promise<WriteOutcome[]>,
-): Promise<WriteOutcome[]> {
-  const { merchantId, environment } = writes[0]!.req.auth!;
-  if (writes.some(({ req }) => req.auth!.merchantId !== merchantId || req.auth!.environment !== environment)) {
-    throw new Error('write batch: a batch statement takes the writes of one merchant');
-  }
-  const lockNames = writes.map(({ req }) => keyLockOf(req));
-  const prepared = await Promise.all(writes.map((w) => w.batch!.statement!.prepared));
-  let rows: StatementRow[];
-  try {
-    rows = await statement.run(db, {
-      merchantId, environment, merchantLock: merchantLockOf(merchantId, environment),
-      keyLocks: lockNames, keys: writes.map(({ req }) => req.idempotency!.key),
-      endpoints: writes.map(({ req }) => req.idempotency!.endpoint), requestHashes: writes.map(({ req }) => req.idempotency!.requestHash),
-      ...nonceArgs(writes), windowHours: idempotencyWindowHours, claimStatus,
-    }, writes.map((w) => w.batch!.statement!.write), prepared);
-  } catch (err) {
-    if ((err as { code?: unknown } | null)?.code !== statementDeclined) throw err;
-    return inTransaction(writes);
-  }
-  if (rows.length !== writes.length) throw new Error('write batch: the statement answered another number of writes than it was given');
-  const outcomes: WriteOutcome[] = [];
-  const results = new Map<string, StoredResult>();
-  for (const [i, { req }] of writes.entries()) {
-    const row = rows[i]!;
-    const idem = req.idempotency!;
-    if (row.fresh === false) {
-      idem.noStore = true;
-      outcomes[i] = { error: new ApiError('nonce_reused') };
-    } else if (!row.locked) {
-      idem.noStore = true;
-      outcomes[i] = { error: new ApiError('idempotency_in_progress') };
-    } else if (row.ran) {
-      stats.together++;
-      idem.settled = true;
-      if (row.record) results.set(lockNames[i]!, row.record);
-      outcomes[i] = row.answer!;
-    } else {
-      // A key's record, or the result of an earlier write of the batch with its key.
-      const stored = row.record ?? results.get(lockNames[i]!);
-      try {
-        const match = stored ? matchStored(req, stored) : undefined;
-        // A claim for this request declines the statement (`statementDeclined`): none is left here.
-        if (!match) throw new Error('write batch: the statement neither ran a write nor found its result');
-        outcomes[i] = match;
-      } catch (err) {
-        outcomes[i] = { error: err };
-      }
-    }
-  }
-  return outcomes;
-}
-

@@ -45,10 +45,10 @@ export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Pr
       ].join(''),
       tags, params: IdParams, body: TopUpBody, response: { 201: CardTopUp },
     },
-  }, async ({ principal, params, body, write }) => {
+  }, {
     // Read-only before the transaction: the real rate from the one rate service.
-    const market = await rateFor(ctx, principal, params.id, body);
-    return write((trx) => createTopUp(ctx, trx, principal, params.id, body, market));
+    prepare: async ({ principal, params, body }) => ({ principal, cardId: params.id, body, market: await rateFor(ctx, principal, params.id, body) }),
+    commit: (trx, { principal, cardId, body, market }) => createTopUp(ctx, trx, principal, cardId, body, market),
   });
 
   route.get('/v1/cards/:id/topups', {

@@ -3,7 +3,7 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
-import { createDeposit, createDeposits, depositsInOneStatement, depositErrors, getDeposit, listDeposits } from './service.js';
+import { createDeposits, depositErrors, getDeposit, listDeposits } from './service.js';
 
 const Deposit = Type.Object({
   id: Type.String({ description: 'dep_<uuid>' }),
@@ -22,7 +22,7 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
   const route = router(app, ctx);
 
   route.post('/v1/deposits', {
-    access: { scope: 'deposits:write', idempotency: 'required', signature: 'always', commit: 'grouped' },
+    access: { scope: 'deposits:write', idempotency: 'required', signature: 'always' },
     errors: depositErrors.create,
     schema: {
       operationId: 'createDeposit',
@@ -40,10 +40,10 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
       }),
       response: { 201: Deposit },
     },
-  }, async ({ principal, body, write }) => write(
-    (trx) => createDeposit(trx, principal.merchantId, principal.environment, body),
-    { effect: createDeposits, statement: depositsInOneStatement, item: { merchantId: principal.merchantId, environment: principal.environment, input: body } },
-  ));
+  }, {
+    plan: ({ principal, body }) => ({ merchantId: principal.merchantId, environment: principal.environment, input: body }),
+    commitMany: createDeposits,
+  });
 
   route.get('/v1/deposits/:id', {
     access: { scope: 'deposits:read', principal: 'either' },

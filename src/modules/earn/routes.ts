@@ -76,7 +76,10 @@ export async function earnRoutes(app: AppInstance, ctx: ServiceContext): Promise
       body: Type.Object({ product_id: Type.String({ minLength: 1, maxLength: 100 }), amount: Type.String({ maxLength: 64 }) }),
       response: { 201: EarnOrder },
     },
-  }, async ({ principal, body, write }) => write((trx) => subscribe(ctx, trx, principal, body)));
+  }, {
+    plan: ({ principal, body }) => ({ principal, body }),
+    commit: (trx, { principal, body }) => subscribe(ctx, trx, principal, body),
+  });
 
   route.get('/v1/earn/orders', {
     access: { scope: 'earn:read', principal: 'either' },
@@ -117,5 +120,8 @@ export async function earnRoutes(app: AppInstance, ctx: ServiceContext): Promise
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: '`epo_` prefix optional' }) }),
       response: { 200: EarnPosition },
     },
-  }, async ({ principal, params, write }) => write((trx) => redeem(ctx, trx, principal, params.id)));
+  }, {
+    plan: ({ principal, params }) => ({ principal, id: params.id }),
+    commit: (trx, { principal, id }) => redeem(ctx, trx, principal, id),
+  });
 }

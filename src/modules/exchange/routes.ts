@@ -156,12 +156,17 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
       body: OrderBody,
       response: { 201: ExchangeOrder },
     },
-  }, async ({ principal, body, write, req }) => {
-    const request = executeRequestOf(body);
-    const call = { scope: principal, stepUp: stepUpCall(req) };
-    if (request.kind === 'locked') return write((trx) => executeLocked(ctx, trx, call, request.quoteId, request.restated));
-    const rate = await askRate(ctx, principal, request.from, request.to);
-    return write((trx) => executeMarket(ctx, trx, call, request, rate));
+  }, {
+    // A market order is priced before its transaction: the rate is asked of the rate service.
+    prepare: async ({ principal, body, req }) => {
+      const request = executeRequestOf(body);
+      const call = { scope: principal, stepUp: stepUpCall(req) };
+      if (request.kind === 'locked') return { call, request };
+      return { call, request, rate: await askRate(ctx, principal, request.from, request.to) };
+    },
+    commit: (trx, { call, request, rate }) => request.kind === 'locked'
+      ? executeLocked(ctx, trx, call, request.quoteId, request.restated)
+      : executeMarket(ctx, trx, call, request, rate!),
   });
 
   route.get('/v1/exchange/orders', {
@@ -196,11 +201,13 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
     // Before the body's schema: `{quote_id}` alone (an exchange order's body) is told to remove the
     // quote, not that from_asset is missing.
     preValidation: async (req) => refuseQuoteId((req.body ?? {}) as { quote_id?: unknown }),
-  }, async ({ principal, body, write }) => {
-    refuseQuoteId(body);
-    const sides = sidesOf(body);
-    const rate = await askRate(ctx, principal, sides.from, sides.to);
-    return write((trx) => createConversion(ctx, trx, principal, body, rate));
+  }, {
+    prepare: async ({ principal, body }) => {
+      refuseQuoteId(body);
+      const sides = sidesOf(body);
+      return { principal, body, rate: await askRate(ctx, principal, sides.from, sides.to) };
+    },
+    commit: (trx, { principal, body, rate }) => createConversion(ctx, trx, principal, body, rate),
   });
 
   route.get('/v1/merchant/conversion-pairs', {

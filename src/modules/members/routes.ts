@@ -3,7 +3,7 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
 import { CreateMemberBody, Member, MemberIdParams } from './schemas.js';
-import { createMember, getMember, memberErrors, memberView, revokeSessions, suspendMember } from './service.js';
+import { createMembers, getMember, memberErrors, memberView, revokeSessions, suspendMember } from './service.js';
 import { profileStatusOf } from '../kyc/queries.js';
 
 const tags = ['Members'];
@@ -16,8 +16,12 @@ export async function memberRoutes(app: AppInstance, ctx: ServiceContext): Promi
     access: { scope: 'members:write', idempotency: 'required' },
     errors: memberErrors.create,
     schema: { operationId: 'createMember', summary: 'Create a member', tags, body: CreateMemberBody, response: { 201: Member } },
-  }, async ({ principal, body, write }) =>
-    write(async (trx) => createMember(trx, principal.merchantId, principal.environment, body.external_member_id, body.profile ?? {}, await ctx.clock.now(trx, principal))));
+  }, {
+    plan: ({ principal, body }) => ({
+      merchantId: principal.merchantId, environment: principal.environment, externalId: body.external_member_id, profile: body.profile ?? {},
+    }),
+    commitMany: createMembers,
+  });
 
   route.get('/v1/members/:id', {
     access: { scope: 'members:read' },

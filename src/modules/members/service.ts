@@ -1,10 +1,9 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import { scopeNowSql } from '../../platform/clock.js';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { MembersTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { hasMemberIdForm, resolveMember } from './queries.js';
+import { hasMemberIdForm, insertMembers, resolveMember, type NewMember } from './queries.js';
 import { voidMemberTickets } from '../hosted-screens/queries.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
@@ -30,30 +29,40 @@ export function memberView(m: Selectable<MembersTable>, kycProfileStatus: string
   };
 }
 
-/** `now`: the merchant's time (ctx.clock), as for the writes below. */
-export async function createMember(trx: Db, merchantId: string, environment: Environment, externalId: string, profile: Record<string, unknown>, now: Date) {
-  // A look-up tries the service's id first: an external id of that form could name another of the
-  // merchant's members in x-on-behalf-of (or a deposit's member_id), never reaching this one.
-  if (hasMemberIdForm(externalId)) {
-    throw new ApiError('invalid_request', 'external_member_id cannot take the service\'s own member id form (mem_<uuid>).');
+/** A member to create: the merchant creating it and the request's fields. */
+export interface MemberPlan {
+  merchantId: string;
+  environment: Environment;
+  externalId: string;
+  profile: Record<string, unknown>;
+}
+
+const duplicateMessage = 'A member with this external_member_id already exists.';
+
+/**
+ * Creates members, of any merchants, in one statement (group commit, docs/write-model.md; a lone
+ * creation is a list of one), each at its merchant's time. One answer per plan, in order: the
+ * member, or its refusal with nothing of it written; an external id already taken, before or by
+ * an earlier plan of the list, is `duplicate_resource`.
+ */
+export async function createMembers(trx: Transaction<Database>, plans: readonly MemberPlan[]): Promise<(ReturnType<typeof memberView> | Error)[]> {
+  const answers: (ReturnType<typeof memberView> | Error)[] = plans.map(() => new Error('members: not answered'));
+  const rows: NewMember[] = [];
+  for (const [i, plan] of plans.entries()) {
+    // A look-up tries the service's id first: an external id of that form could name another of the
+    // merchant's members in x-on-behalf-of (or a deposit's member_id), never reaching this one.
+    if (hasMemberIdForm(plan.externalId)) {
+      answers[i] = new ApiError('invalid_request', 'external_member_id cannot take the service\'s own member id form (mem_<uuid>).');
+      continue;
+    }
+    rows.push({ ord: i, id: newId('mem'), ...plan });
   }
-  const row = await trx
-    .insertInto('members')
-    .values({
-      id: newId('mem'),
-      merchant_id: merchantId,
-      environment,
-      external_member_id: externalId,
-      profile: JSON.stringify(profile),
-      sessions_revoked_at: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'external_member_id']).doNothing())
-    .returningAll()
-    .executeTakeFirst();
-  if (!row) throw new ApiError('duplicate_resource', 'A member with this external_member_id already exists.');
-  return memberView(row);
+  const inserted = new Map((await insertMembers(trx, rows)).map((r) => [r.id, r]));
+  for (const r of rows) {
+    const row = inserted.get(r.id);
+    answers[r.ord] = row ? memberView(row) : new ApiError('duplicate_resource', duplicateMessage);
+  }
+  return answers;
 }
 
 export async function getMember(db: Db, merchantId: string, environment: Environment, id: string) {

@@ -33,10 +33,10 @@ export async function remittanceOrderRoutes(app: AppInstance, ctx: ServiceContex
       body: RemittanceBody,
       response: { 201: Remittance },
     },
-  }, async ({ principal, body, write }) => {
+  }, {
     // Read-only provider calls before the transaction: the rate and the provider's payout date.
-    const market = await marketFor(ctx, principal, body);
-    return write((trx) => createOrder(ctx, trx, principal, body, market));
+    prepare: async ({ principal, body }) => ({ principal, body, market: await marketFor(ctx, principal, body) }),
+    commit: (trx, { principal, body, market }) => createOrder(ctx, trx, principal, body, market),
   });
 
   route.get('/v1/remittances', {

@@ -44,8 +44,10 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
       }),
       response: { 201: Withdrawal },
     },
-  }, async ({ principal, body, write, req }) =>
-    write((trx) => createWithdrawal(ctx, trx, { ...principal, externalMemberId: principal.member.externalMemberId }, body, stepUpCall(req))));
+  }, {
+    plan: ({ principal, body, req }) => ({ caller: { ...principal, externalMemberId: principal.member.externalMemberId }, body, stepUp: stepUpCall(req) }),
+    commit: (trx, { caller, body, stepUp }) => createWithdrawal(ctx, trx, caller, body, stepUp),
+  });
 
   route.post('/v1/withdrawals/:id/confirm', {
     access: { scope: 'withdrawals:write', idempotency: 'required' },
@@ -59,7 +61,10 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
       params: IdParams,
       response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('settled'), replayed: Type.Boolean() }, { title: 'WithdrawalConfirmation' }) },
     },
-  }, async ({ principal, params, write }) => write((trx) => confirmWithdrawal(trx, principal, params.id)));
+  }, {
+    plan: ({ principal, params }) => ({ principal, id: params.id }),
+    commit: (trx, { principal, id }) => confirmWithdrawal(trx, principal, id),
+  });
 
   route.post('/v1/withdrawals/:id/fail', {
     access: { scope: 'withdrawals:write', idempotency: 'required' },
@@ -72,7 +77,10 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
       params: IdParams,
       response: { 200: Withdrawal },
     },
-  }, async ({ principal, params, write }) => write((trx) => failWithdrawal(trx, principal, params.id)));
+  }, {
+    plan: ({ principal, params }) => ({ principal, id: params.id }),
+    commit: (trx, { principal, id }) => failWithdrawal(trx, principal, id),
+  });
 
   route.get('/v1/withdrawals/:id', {
     access: { scope: 'withdrawals:read', principal: 'either' },
