@@ -10,16 +10,16 @@ import {
   DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds, postEntries, verifyLedger, withdrawalLockLines,
 } from '../src/ledger/index.js';
 import type { EventType } from '../src/ledger/index.js';
-import { createDeposit, createDeposits, depositsInOneStatement, type DepositItem } from '../src/modules/deposits/service.js';
-import { claimStatus, errorBodyFor, reservation } from '../src/platform/idempotency.js';
-import { createWriteGroup, type BatchEffect, type GroupedWrite } from '../src/platform/write-batch.js';
-import type { BatchStatement } from '../src/platform/batch-statement.js';
+import { createDeposits, type DepositPlan } from '../src/modules/deposits/service.js';
+import { claimStatus, reservation } from '../src/platform/idempotency.js';
+import { GroupCommitter } from '../src/platform/group-commit.js';
+import { createWriteGroup, runWriteBatch, type BatchEffect, type GroupedWrite, type WriteGroup, type WriteOutcome } from '../src/platform/write-batch.js';
 import { newMerchantClient, useTestService } from './support/service.js';
 
 /**
  * Issue 16, group commit's batch effect (docs/group-commit.md): the deposits of one batch are
- * written in a fixed number of statements (in a transaction, or in one statement: "One statement
- * a batch"), each request keeping its own answer.
+ * written in a fixed number of statements (`createDeposits`, the one implementation of a deposit
+ * since issue 37), each request keeping its own answer.
  */
 describe('deposits written together', () => {
   let service: RunningService;
@@ -29,16 +29,24 @@ describe('deposits written together', () => {
 
   /** The route's batch effect as route.ts builds it: 201 for a deposit, the edge's mapping for a refusal. */
   const depositBatch: BatchEffect = async (trx, items) =>
-    (await createDeposits(trx, items as DepositItem[])).map((a) => (a instanceof Error ? mapDomainError(a) ?? a : { status: 201, body: a }));
+    (await createDeposits(trx, items as DepositPlan[])).map((a) => (a instanceof Error ? mapDomainError(a) ?? a : { status: 201, body: a }));
 
-  /** The route's whole batch in one statement, as route.ts gives it (`statement`), or none: the batch runs in a transaction. */
-  type Path = 'transaction' | 'statement';
+  /** A write's own effect as route.ts builds it for a `commitMany` command: its plan as a list of one (a write run again alone). */
+  const depositAlone = (plan: DepositPlan): GroupedWrite['effect'] => async (trx) => {
+    try {
+      const [answer] = await createDeposits(trx, [plan]);
+      if (answer instanceof Error) throw answer;
+      return { status: 201, body: answer };
+    } catch (err) {
+      throw mapDomainError(err) ?? err;
+    }
+  };
 
-  function writeVia(
-    merchantId: string, input: ReturnType<typeof body>, key: string = randomUUID(), effect?: GroupedWrite['effect'],
-    path: Path = 'transaction', statement: BatchStatement = depositsInOneStatement as BatchStatement,
-  ): GroupedWrite {
-    const item: DepositItem = { merchantId, environment: 'sandbox', input };
+  /** Submitted as executeGroupedWrite does with the default partitioning (`none`): one partition, the merchant as order key. */
+  const submit = (group: WriteGroup, w: GroupedWrite) => group.submit('', `${w.req.auth!.merchantId}|${w.req.auth!.environment}`, w);
+
+  function writeVia(merchantId: string, input: ReturnType<typeof body>, key: string = randomUUID(), effect?: GroupedWrite['effect']): GroupedWrite {
+    const item: DepositPlan = { merchantId, environment: 'sandbox', input };
     const req = {
       id: `req_${key}`,
       auth: { merchantId, environment: 'sandbox' },
@@ -48,30 +56,16 @@ describe('deposits written together', () => {
         nonce: { merchantId, environment: 'sandbox', nonce: randomUUID(), timestampSeconds: Math.floor(Date.now() / 1000), nowMs: Date.now() },
       },
     } as any;
-    const refusalOf = (err: unknown) => {
-      const refusal = err instanceof ApiError ? err : mapDomainError(err);
-      return refusal && refusal.status < 500 ? refusal : undefined;
-    };
-    const write = { item, render: (b: unknown) => ({ status: 201, body: JSON.stringify(b) }), refusalOf, refusalBody: (e: ApiError) => errorBodyFor(e, req) };
-    const prepared = path === 'statement' ? statement.prepare(service.ctx.db, write) : Promise.resolve();
-    prepared.catch(() => undefined);
-    const inOne = { run: statement, write, prepared };
     return {
       req,
       reply: { code() { return this; }, serialize: (b: unknown) => JSON.stringify(b) } as any,
-      effect: effect ?? (async (trx) => {
-        try {
-          return { status: 201, body: await createDeposit(trx, merchantId, 'sandbox', input) };
-        } catch (err) {
-          throw mapDomainError(err) ?? err;
-        }
-      }),
-      batch: { effect: depositBatch, item, ...(path === 'statement' ? { statement: inOne } : {}) },
+      effect: effect ?? depositAlone(item),
+      batch: { effect: depositBatch, item },
     };
   }
 
-  for (const path of ['transaction', 'statement'] as const) it(`answers each deposit of one batch on its own (in ${path === 'statement' ? 'one statement' : 'a transaction'}): good ones, duplicates, an unknown or suspended member, a bad amount or asset, one key twice, a lapsed claim`, async () => {
-    const write = (merchantId: string, input: ReturnType<typeof body>, key?: string) => writeVia(merchantId, input, key, undefined, path);
+  it('answers each deposit of one batch on its own: good ones, duplicates, an unknown or suspended member, a bad amount or asset, one key twice, a lapsed claim', async () => {
+    const write = (merchantId: string, input: ReturnType<typeof body>, key?: string) => writeVia(merchantId, input, key);
     const { client, merchantId } = await newMerchantClient(service);
     const ann = (await client.members.create({ external_member_id: 'bt-ann' })) as { id: string };
     await client.members.create({ external_member_id: 'bt-bob' });
@@ -83,7 +77,7 @@ describe('deposits written together', () => {
     const doneKey = randomUUID();
     const doneBody = body('bt-bob', `0x${randomUUID()}`, '2');
     const group = createWriteGroup(service.ctx.db, { maxBatch: 32, maxInFlight: 1 });
-    const first = await group.submit(`${merchantId}|sandbox`, write(merchantId, doneBody, doneKey));
+    const first = await submit(group, write(merchantId, doneBody, doneKey));
     assert.ok('status' in first && first.status === 201);
 
     const twice = `0x${randomUUID()}`;
@@ -118,11 +112,11 @@ describe('deposits written together', () => {
       // In the batch's order: the write of the lapsed claim came first.
       ["the lapsed claim's tx_hash again", write(merchantId, body('bt-bob', lapsedTx, '7')), 'duplicate_resource'],
     ];
-    const outcomes = await Promise.all(cases.map(([, w]) => group.submit(`${merchantId}|sandbox`, w)));
+    const outcomes = await Promise.all(cases.map(([, w]) => submit(group, w)));
     assert.equal(group.stats.batches, 2, 'the cases in one batch');
     assert.equal(group.stats.fallbacks, 0);
-    // All but the two replays and the reused key ran through the batch effect (and the lone write before): the
-    // lapsed claim declines the one statement, and the batch runs in a transaction, in order.
+    // All but the two replays and the reused key ran through the batch effect (and the lone write
+    // before), in the batch's order: the lapsed claim's deposit before its tx_hash's repeat.
     assert.equal(group.stats.together, 1 + 15);
 
     const answerOf = (o: (typeof outcomes)[number]): number | string => {
@@ -167,27 +161,27 @@ describe('deposits written together', () => {
     client.close();
   });
 
-  for (const path of ['transaction', 'statement'] as const) it(`runs every write of the batch on its own when the batch ${path === 'statement' ? 'statement' : 'effect'} fails`, async () => {
+  it('runs every write of the batch on its own when the batch effect fails', async () => {
     const { client, merchantId } = await newMerchantClient(service);
     await client.members.create({ external_member_id: 'bt-fail' });
     client.close();
     const group = createWriteGroup(service.ctx.db, { maxBatch: 8, maxInFlight: 1 });
     const failing: BatchEffect = async () => { throw new Error('the batch statement failed'); };
-    const failingStatement: BatchStatement = { prepare: async () => undefined, run: async () => { throw new Error('the batch statement failed'); } };
     const failed = (effect: GroupedWrite['effect']) => {
-      const w = writeVia(merchantId, body('bt-fail'), randomUUID(), effect, path, failingStatement);
-      return path === 'statement' ? w : { ...w, batch: { ...w.batch!, effect: failing } };
+      const w = writeVia(merchantId, body('bt-fail'), randomUUID(), effect);
+      return { ...w, batch: { ...w.batch!, effect: failing } };
     };
     const writes = [1, 2, 3].map((n) => failed(async () => ({ status: 201, body: { alone: n } })));
-    const outcomes = await Promise.all(writes.map((w) => group.submit(`${merchantId}|sandbox`, w)));
+    const outcomes = await Promise.all(writes.map((w) => submit(group, w)));
     assert.deepEqual(outcomes, [1, 2, 3].map((n) => ({ status: 201, body: JSON.stringify({ alone: n }) })));
     assert.equal(group.stats.fallbacks, 1);
     // A write alone in its batch is answered with the failure (a 500, no record), as a transaction of its own.
-    await assert.rejects(group.submit(`${merchantId}|sandbox`, failed(async () => ({ status: 201, body: {} }))), /the batch statement failed/);
+    await assert.rejects(submit(group, failed(async () => ({ status: 201, body: {} }))), /the batch statement failed/);
   });
 
-  it('answers any batch in one statement as in a transaction: the same answers in the same order, the same money moved', async () => {
-    // Two merchants with the same members: one writes its batches in a transaction, the other in one statement.
+  it('answers any batch of deposits of several merchants as each deposit written alone: the same answers in the same order, the same money moved', async () => {
+    // Two sets of three merchants with the same members: one set has its writes committed together
+    // (one batch, whatever their merchant), the other each write alone, one after another.
     const setUp = async () => {
       const { client, merchantId } = await newMerchantClient(service);
       const ids: Record<string, string> = {};
@@ -196,14 +190,22 @@ describe('deposits written together', () => {
       client.close();
       return { merchantId, ids };
     };
-    const [viaTransaction, viaStatement] = [await setUp(), await setUp()];
+    type Merchant = Awaited<ReturnType<typeof setUp>>;
+    const together: Merchant[] = [];
+    const alone: Merchant[] = [];
+    for (let i = 0; i < 3; i++) {
+      together.push(await setUp());
+      alone.push(await setUp());
+    }
     const members = ['pp-1', 'pp-2', 'pp-off', 'pp-nobody', 'internal:pp-1'] as const;
     const write = fc.record({
+      merchant: fc.integer({ min: 0, max: 2 }),
       member: fc.constantFrom(...members),
       tx: fc.integer({ min: 0, max: 3 }),
       amount: fc.constantFrom('1', '2.5', '0', '1.1234567', 'x'),
       asset: fc.constantFrom('USDT', 'USDT', 'USDT', 'NOPE'),
-      // The key and the nonce of an earlier write of the batch (its index, modulo), or a new one.
+      // The key and the nonce of an earlier write of the batch (its index, modulo), or a new one:
+      // the same merchant's, or another's (then another key, and another merchant's nonce).
       sameKeyAs: fc.option(fc.nat(), { freq: 4 }),
       sameNonceAs: fc.option(fc.nat(), { freq: 6 }),
     });
@@ -220,18 +222,27 @@ describe('deposits written together', () => {
         nonces.push(earlierNonce !== undefined ? nonces[earlierNonce]! : randomUUID());
         inputs.push({ ...body(w.member, `0xpp${run}-${w.tx}`, w.amount), asset: w.asset });
       }
-      const answers = async (path: Path, m: typeof viaTransaction) => {
+      const answers = async (set: Merchant[], oneByOne: boolean) => {
         const group = createWriteGroup(service.ctx.db, { maxBatch: 32, maxInFlight: 1 });
         const writes = inputs.map((input, i) => {
+          const m = set[batch[i]!.merchant]!;
           const member = input.member_id.startsWith('internal:') ? m.ids[input.member_id.slice('internal:'.length)]! : input.member_id;
-          const w = writeVia(m.merchantId, { ...input, member_id: member }, keys[i], undefined, path);
-          // The request hash names the body as sent (the member as the request named it), the same for both merchants.
+          const w = writeVia(m.merchantId, { ...input, member_id: member }, keys[i]);
+          // The request hash names the body as sent (the member as the request named it), the same for both sets.
           w.req.idempotency!.requestHash = JSON.stringify(input);
           w.req.idempotency!.nonce!.nonce = nonces[i]!;
           return w;
         });
-        const outcomes = await Promise.all(writes.map((w) => group.submit(`${m.merchantId}|sandbox`, w)));
-        assert.equal(group.stats.batches, 1);
+        let outcomes: WriteOutcome[];
+        if (oneByOne) {
+          outcomes = [];
+          for (const w of writes) outcomes.push(await submit(group, w));
+          assert.equal(group.stats.batches, writes.length);
+        } else {
+          outcomes = await Promise.all(writes.map((w) => submit(group, w)));
+          assert.equal(group.stats.batches, 1, 'every write in one batch, whatever its merchant');
+        }
+        assert.equal(group.stats.fallbacks, 0);
         return outcomes.map((o) => {
           if ('stored' in o) return `replay ${o.stored.status_code} ${o.stored.status_code === 201 ? JSON.parse(o.stored.response_body).amount : JSON.parse(o.stored.response_body).code}`;
           if ('refusal' in o) return `refused ${(o.refusal as ApiError).code}`;
@@ -239,37 +250,48 @@ describe('deposits written together', () => {
           return `${o.status} ${JSON.parse(o.body).amount}`;
         });
       };
-      const inTransaction = await answers('transaction', viaTransaction);
-      const inStatement = await answers('statement', viaStatement);
-      assert.deepEqual(inStatement, inTransaction, JSON.stringify(batch));
+      const inBatch = await answers(together, false);
+      const oneByOne = await answers(alone, true);
+      assert.deepEqual(inBatch, oneByOne, JSON.stringify(batch));
     }), { numRuns: 60 });
 
-    const available = async (m: typeof viaTransaction) => Promise.all(['pp-1', 'pp-2'].map((x) =>
-      accountBalance(service.ctx.db, 'sandbox', { owner: 'member', memberId: m.ids[x]!, bucket: 'available' }, 'USDT')));
-    assert.deepEqual(await available(viaStatement), await available(viaTransaction));
+    const balances = async (set: Merchant[]) => Promise.all(set.map(async (m) => [
+      ...(await Promise.all(['pp-1', 'pp-2'].map((x) => accountBalance(service.ctx.db, 'sandbox', { owner: 'member', memberId: m.ids[x]!, bucket: 'available' }, 'USDT')))),
+      await accountBalance(service.ctx.db, 'sandbox', { owner: 'merchant', merchantId: m.merchantId, bucket: 'custody' }, 'USDT'),
+    ]));
+    assert.deepEqual(await balances(together), await balances(alone));
     assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   });
 
-  it('answers each write of a statement that committed but whose answer was lost from its key, and writes nothing twice', async () => {
+  it('answers each write of a batch that committed but whose answer was lost from its key, and writes nothing twice', async () => {
     const { client, merchantId } = await newMerchantClient(service);
     await client.members.create({ external_member_id: 'bt-lost' });
     client.close();
-    const group = createWriteGroup(service.ctx.db, { maxBatch: 8, maxInFlight: 1 });
-    const lost: BatchStatement = {
-      prepare: depositsInOneStatement.prepare as BatchStatement['prepare'],
-      run: async (db, claims, writes, prepared) => {
-        await depositsInOneStatement.run(db, claims, writes as never, prepared as never);
-        throw new Error('the connection was lost after the commit');
+    const other = await newMerchantClient(service);
+    await other.client.members.create({ external_member_id: 'bt-lost' });
+    other.client.close();
+    // The committer of createWriteGroup, whose first transaction commits and then loses its answer.
+    let cut = true;
+    const group: WriteGroup = new GroupCommitter<GroupedWrite, WriteOutcome>({
+      async runBatch(writes, fallback) {
+        const outcomes = await service.ctx.db.transaction().execute((trx) => runWriteBatch(trx, writes, { stats: group.stats, fallback }));
+        if (cut) {
+          cut = false;
+          throw new Error('the connection was lost after the commit');
+        }
+        return outcomes;
       },
-    };
-    const writes = [1, 2, 3].map((n) => writeVia(merchantId, body('bt-lost', undefined, String(n)), randomUUID(), undefined, 'statement', lost));
-    const outcomes = await Promise.all(writes.map((w) => group.submit(`${merchantId}|sandbox`, w)));
+    }, { maxBatch: 8, maxInFlight: 1 });
+    // Deposits of two merchants in the batch.
+    const writes = [1, 2, 3, 4].map((n) => writeVia(n % 2 ? merchantId : other.merchantId, body('bt-lost', undefined, String(n))));
+    const outcomes = await Promise.all(writes.map((w) => submit(group, w)));
+    assert.equal(group.stats.batches, 1);
     assert.equal(group.stats.fallbacks, 1);
-    // Each write, run again alone, finds its nonce used by the statement and its key's result stored there.
+    // Each write, run again alone, finds its nonce used by the batch and its key's result stored there.
     const replayed = outcomes.map((o) => (o as { stored: { status_code: number; response_body: string } }).stored);
-    assert.deepEqual(replayed.map((r) => r.status_code), [201, 201, 201]);
-    assert.deepEqual(replayed.map((r) => JSON.parse(r.response_body).amount), ['1.000000', '2.000000', '3.000000']);
-    const deposits = await service.ctx.db.selectFrom('deposits').select('id').where('merchant_id', '=', merchantId).execute();
+    assert.deepEqual(replayed.map((r) => r.status_code), [201, 201, 201, 201]);
+    assert.deepEqual(replayed.map((r) => JSON.parse(r.response_body).amount), ['1.000000', '2.000000', '3.000000', '4.000000']);
+    const deposits = await service.ctx.db.selectFrom('deposits').select('id').where('merchant_id', 'in', [merchantId, other.merchantId]).execute();
     assert.deepEqual(deposits.map((d) => d.id).sort(), replayed.map((r) => JSON.parse(r.response_body).id).sort());
     assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   });

@@ -6,7 +6,10 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { depositLines, entryKinds, postEntry, verifyLedger, withdrawalLockLines } from '../src/ledger/index.js';
 import { GroupCommitter } from '../src/platform/group-commit.js';
-import { createWriteGroup, runWriteBatch, type GroupedWrite } from '../src/platform/write-batch.js';
+import { createWriteGroup, runWriteBatch, type BatchEffect, type GroupedWrite } from '../src/platform/write-batch.js';
+import { createDeposits, type DepositPlan } from '../src/modules/deposits/service.js';
+import { mapDomainError } from '../src/api-errors.js';
+import { ApiError } from '../src/platform/errors.js';
 import { newMerchantClient, startTestService } from './support/service.js';
 import { rawRequest } from './support/raw-http.js';
 
@@ -194,7 +197,7 @@ describe('group commit', () => {
         return { status: 201, body: { key } };
       },
     });
-    const outcomes = await Promise.all(keys.map((k, i) => group.submit(`${merchantId}|sandbox`, write(k, i === 1))));
+    const outcomes = await Promise.all(keys.map((k, i) => group.submit('', `${merchantId}|sandbox`, write(k, i === 1))));
     assert.equal(group.stats.batches, 1, 'the three together');
     assert.deepEqual(outcomes[0], { status: 201, body: JSON.stringify({ key: keys[0] }) });
     assert.ok('error' in outcomes[1]!);
@@ -235,7 +238,7 @@ describe('group commit', () => {
         return { status: 201, body: { memberId } };
       },
     });
-    const batch = Promise.all([group.submit(`${merchantId}|sandbox`, write(a.id)), group.submit(`${merchantId}|sandbox`, write(b.id))]);
+    const batch = Promise.all([group.submit('', `${merchantId}|sandbox`, write(a.id)), group.submit('', `${merchantId}|sandbox`, write(b.id))]);
     await new Promise((r) => setTimeout(r, 300));
     release();
     // Without the merchant's write lock first (migration 031) the two wait for each other until
@@ -246,6 +249,66 @@ describe('group commit', () => {
     assert.deepEqual(group.stats, { batches: 1, items: 2, fallbacks: 0, largest: 2, together: 0 });
   });
 
+  it('writes the deposits of several merchants in one transaction, each with its own answer, key and nonce; one merchant a batch with a partition per merchant', async () => {
+    const merchants = await Promise.all([0, 1, 2].map(async () => {
+      const { client, merchantId } = await newMerchantClient(service);
+      await client.members.create({ external_member_id: 'gc-across' });
+      client.close();
+      return merchantId;
+    }));
+    const depositBatch: BatchEffect = async (trx, items) =>
+      (await createDeposits(trx, items as DepositPlan[])).map((a) => (a instanceof Error ? mapDomainError(a) ?? a : { status: 201, body: a }));
+    // The same key and the same nonce for every merchant: keys and nonces are each merchant's own.
+    const write = (merchantId: string, member: string, key: string, nonce: string, txHash = `0x${randomUUID()}`): GroupedWrite => {
+      const input = { ...depositBody(member, txHash), amount: '2' };
+      return {
+        req: {
+          id: `req_${key}`, auth: { merchantId, environment: 'sandbox' },
+          idempotency: {
+            key, endpoint: 'POST /v1/deposits', requestHash: JSON.stringify(input), settled: false, noStore: false, now: Date.now,
+            nonce: { merchantId, environment: 'sandbox', nonce, timestampSeconds: Math.floor(Date.now() / 1000), nowMs: Date.now() },
+          },
+        } as any,
+        reply: { code() { return this; }, serialize: (b: unknown) => JSON.stringify(b) } as any,
+        effect: async () => { throw new Error('run through the batch effect'); },
+        batch: { effect: depositBatch, item: { merchantId, environment: 'sandbox', input } satisfies DepositPlan },
+      };
+    };
+    const answerOf = (o: Awaited<ReturnType<ReturnType<typeof createWriteGroup>['submit']>>) =>
+      'stored' in o ? 'replay' : 'refusal' in o ? (o.refusal as ApiError).code : 'error' in o ? String((o.error as ApiError).code ?? o.error) : o.status;
+    for (const partitioning of ['none', 'merchant'] as const) {
+      const group = createWriteGroup(service.ctx.db, { maxBatch: 32, maxInFlight: 4 });
+      const key = randomUUID();
+      const nonce = randomUUID();
+      const tx = `0x${randomUUID()}`;
+      const writes = [
+        ...merchants.map((m) => write(m, 'gc-across', key, nonce, tx)),
+        write(merchants[1]!, 'gc-nobody', randomUUID(), randomUUID()),
+        // The tx_hash of merchant 0's deposit is merchant 0's: again there, a duplicate; elsewhere new.
+        write(merchants[0]!, 'gc-across', randomUUID(), randomUUID(), tx),
+        write(merchants[2]!, 'gc-across', randomUUID(), nonce),
+        write(merchants[2]!, 'gc-across', randomUUID(), randomUUID()),
+      ];
+      const outcomes = await Promise.all(writes.map((w) => {
+        const order = `${w.req.auth!.merchantId}|sandbox`;
+        return group.submit(partitioning === 'merchant' ? order : '', order, w);
+      }));
+      assert.deepEqual(outcomes.map(answerOf), [201, 201, 201, 'member_not_found', 'duplicate_resource', 'nonce_reused', 201], partitioning);
+      assert.equal(group.stats.batches, partitioning === 'none' ? 1 : 3, `${partitioning}: ${JSON.stringify(group.stats)}`);
+      assert.equal(group.stats.fallbacks, 0);
+      assert.equal(group.stats.together, 6);
+      // Each merchant's key holds its own deposit.
+      const stored = await service.ctx.db.selectFrom('idempotency_keys').select(['merchant_id', 'response_body']).where('key', '=', key).execute();
+      assert.deepEqual(stored.map((r) => r.merchant_id).sort(), [...merchants].sort());
+      for (const [i, m] of merchants.entries()) {
+        assert.equal(stored.find((r) => r.merchant_id === m)!.response_body, (outcomes[i] as { body: string }).body);
+      }
+    }
+    const deposits = await Promise.all(merchants.map(async (m) =>
+      (await service.ctx.db.selectFrom('deposits').select('id').where('merchant_id', '=', m).execute()).length));
+    assert.deepEqual(deposits, [2, 2, 4], "each merchant's deposits, from both runs");
+  });
+
   it('keeps the ledger balanced', async () => {
     const report = await verifyLedger(service.ctx.db);
     assert.deepEqual(report.problems, []);
@@ -253,32 +316,55 @@ describe('group commit', () => {
 });
 
 describe('the group committer', () => {
-  it('never runs one partition in two batches at once, and gathers what waits', async () => {
+  /** A committer whose batches wait to be released, recording what each held. */
+  function heldCommitter(options: { maxBatch: number; maxInFlight: number }) {
+    type Item = { p: string; o: string; n: number };
     const running = new Set<string>();
     const batches: string[][] = [];
     const releases: Array<() => void> = [];
-    const group = new GroupCommitter<{ p: string; n: number }, number>({
+    const group = new GroupCommitter<Item, number>({
       async runBatch(items) {
-        const partitions = new Set(items.map((i) => i.p));
-        assert.equal(partitions.size, 1, 'one partition a batch');
-        for (const p of partitions) {
-          assert.ok(!running.has(p), `partition ${p} already in a running batch`);
-          running.add(p);
+        const orders = new Set(items.map((i) => i.o));
+        for (const o of orders) {
+          assert.ok(!running.has(o), `order key ${o} already in a running batch`);
+          running.add(o);
         }
-        batches.push(items.map((i) => `${i.p}${i.n}`));
+        batches.push(items.map((i) => `${i.o}${i.n}`));
         await new Promise<void>((r) => releases.push(r));
-        for (const p of partitions) running.delete(p);
+        for (const o of orders) running.delete(o);
         return items.map((i) => i.n * 10);
       },
-    }, { maxBatch: 3, maxInFlight: 2 });
-    const submit = (p: string, n: number) => group.submit(p, { p, n });
-    const answers = [submit('a', 1), submit('a', 2), submit('b', 3), submit('a', 4), submit('c', 5), submit('a', 6), submit('a', 7)];
+    }, options);
     const settle = async () => {
       for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
     };
+    return { group, batches, releases, settle, submit: (p: string, o: string, n: number) => group.submit(p, o, { p, o, n }) };
+  }
+
+  it('takes the waiting writes of several merchants into one batch, a merchant in one running batch at most, in arrival order', async () => {
+    const { group, batches, releases, settle, submit } = heldCommitter({ maxBatch: 3, maxInFlight: 2 });
+    // One partition (GROUP_COMMIT_PARTITION=none); the order key is the merchant.
+    const answers = [submit('', 'a', 1), submit('', 'a', 2), submit('', 'b', 3), submit('', 'a', 4), submit('', 'c', 5), submit('', 'a', 6), submit('', 'b', 7)];
     await settle();
-    // What arrived in one turn of the event loop is gathered, one partition a batch, three at
-    // most: a1 a2 a4, then b3; c5, a6 and a7 wait (two batches run at most).
+    // What arrived in one turn is gathered whatever its merchant, three at most: a1 a2 b3; then
+    // the next batch takes only merchants not running: c5 (a4, a6 and b7 wait for theirs).
+    assert.deepEqual(batches, [['a1', 'a2', 'b3'], ['c5']]);
+    releases.shift()!();
+    await settle();
+    // a and b are free again: their writes, in the order they arrived.
+    assert.deepEqual(batches.slice(2), [['a4', 'a6', 'b7']]);
+    releases.shift()!();
+    releases.shift()!();
+    assert.deepEqual(await Promise.all(answers), [10, 20, 30, 40, 50, 60, 70]);
+    assert.deepEqual(group.stats, { batches: 3, items: 7, fallbacks: 0, largest: 3, together: 0 });
+  });
+
+  it('with a partition per merchant (GROUP_COMMIT_PARTITION=merchant) a batch holds one merchant, and gathers what waits', async () => {
+    const { group, batches, releases, settle, submit } = heldCommitter({ maxBatch: 3, maxInFlight: 2 });
+    const own = (o: string, n: number) => submit(o, o, n);
+    const answers = [own('a', 1), own('a', 2), own('b', 3), own('a', 4), own('c', 5), own('a', 6), own('a', 7)];
+    await settle();
+    // One merchant a batch, three at most: a1 a2 a4, then b3; c5, a6 and a7 wait (two batches run at most).
     assert.deepEqual(batches, [['a1', 'a2', 'a4'], ['b3']]);
     releases.shift()!();
     await settle();
@@ -293,6 +379,63 @@ describe('the group committer', () => {
     assert.deepEqual(group.stats, { batches: 4, items: 7, fallbacks: 0, largest: 3, together: 0 });
   });
 
+  for (const partitioning of ['none', 'merchant'] as const) it(`keeps each merchant's writes in arrival order and in one running batch at most, whatever arrives when (random schedules, partition ${partitioning})`, async () => {
+    const rounds = 60;
+    let mixed = 0;
+    for (let round = 0; round < rounds; round++) {
+      // A small random generator per round, so a failure names its seed.
+      let seed = round * 7919 + (partitioning === 'none' ? 1 : 2);
+      const rand = (n: number) => {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        return seed % n;
+      };
+      const maxBatch = 1 + rand(5);
+      const maxInFlight = 1 + rand(3);
+      const running = new Set<string>();
+      const committed = new Map<string, number[]>();
+      let inFlight = 0;
+      const group = new GroupCommitter<{ o: string; n: number; fail: boolean }, string>({
+        async runBatch(items, fallback) {
+          const orders = new Set(items.map((i) => i.o));
+          assert.ok(items.length <= maxBatch, `round ${round}: a batch of ${items.length} over ${maxBatch}`);
+          if (partitioning === 'merchant') assert.equal(orders.size, 1, `round ${round}: one merchant a batch`);
+          if (orders.size > 1) mixed++;
+          if (!fallback) {
+            assert.ok(++inFlight <= maxInFlight, `round ${round}: ${inFlight} batches at once`);
+            for (const o of orders) {
+              assert.ok(!running.has(o), `round ${round}: merchant ${o} in two running batches`);
+              running.add(o);
+            }
+          }
+          try {
+            for (let t = rand(3); t > 0; t--) await new Promise((r) => setImmediate(r));
+            if (items.length > 1 && items.some((i) => i.fail)) throw new Error('deadlock detected');
+            for (const i of items) committed.set(i.o, [...(committed.get(i.o) ?? []), i.n]);
+            return items.map((i) => `${i.o}${i.n}`);
+          } finally {
+            if (!fallback) {
+              inFlight--;
+              for (const o of orders) running.delete(o);
+            }
+          }
+        },
+      }, { maxBatch, maxInFlight });
+      const sent = new Map<string, number[]>();
+      const answers: Promise<void>[] = [];
+      for (let n = 0; n < 40; n++) {
+        const o = `m${rand(4)}`;
+        sent.set(o, [...(sent.get(o) ?? []), n]);
+        answers.push(group.submit(partitioning === 'merchant' ? o : '', o, { o, n, fail: rand(20) === 0 }).then((a) => assert.equal(a, `${o}${n}`)));
+        // Writes arrive in bursts, some in the same turn, some while batches run.
+        if (rand(3) === 0) for (let t = rand(3); t >= 0; t--) await new Promise((r) => setImmediate(r));
+      }
+      await Promise.all(answers);
+      assert.deepEqual(committed, sent, `round ${round}: every write once, each merchant's in arrival order`);
+    }
+    if (partitioning === 'none') assert.ok(mixed > 0, 'some batches held several merchants');
+    else assert.equal(mixed, 0);
+  });
+
   it("starts a partition's next batch before it answers the writes of the batch that just committed", async () => {
     const log: string[] = [];
     const releases: Array<() => void> = [];
@@ -303,7 +446,7 @@ describe('the group committer', () => {
         return [...items];
       },
     }, { maxBatch: 2, maxInFlight: 1, answerAfterNextStart: true });
-    const answered = [1, 2, 3, 4].map((n) => group.submit('x', n).then((v) => { log.push(`answer ${v}`); }));
+    const answered = [1, 2, 3, 4].map((n) => group.submit('', 'x', n).then((v) => { log.push(`answer ${v}`); }));
     await new Promise((r) => setImmediate(r));
     releases.shift()!();
     await new Promise((r) => setImmediate(r));
@@ -322,7 +465,7 @@ describe('the group committer', () => {
         return items.map((n) => n * 10);
       },
     }, { maxBatch: 5, maxInFlight: 1 });
-    const answers = [0, 1, 2, 3].map((n) => group.submit('x', n).then((v) => v, (e: Error) => e.message));
+    const answers = [0, 1, 2, 3].map((n) => group.submit('', 'x', n).then((v) => v, (e: Error) => e.message));
     assert.deepEqual(await Promise.all(answers), [0, 10, 'this one fails alone too', 30]);
     assert.deepEqual(seen, [[0, 1, 2, 3], [0], [1], [2], [3]]);
     assert.equal(group.stats.fallbacks, 1);
