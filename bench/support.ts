@@ -1,6 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,6 +51,77 @@ export async function startServer(databaseUrl: string, extraEnv: Record<string, 
   }
   child.kill('SIGKILL');
   throw new Error(`server did not start: ${out}`);
+}
+
+/**
+ * Where the deployment-mode server's build goes: bench/.build/dist (ignored by git; inside the
+ * repository so that the bundle's imports resolve from the repository's node_modules, as
+ * dist/main.js's do).
+ */
+const deploymentOutdir = join(root, 'bench', '.build', 'dist');
+let built: 'built' | 'tsx' | undefined;
+
+/**
+ * How the deployment-mode server runs: `built` (default) as production does, `node
+ * --enable-source-maps main.js` from a build of src/ made once per bench run by
+ * scripts/build.mjs; `BENCH_DEPLOY_SERVER=tsx` runs src/main.ts through tsx instead (as the
+ * scaled server always does). Production also installs with `npm ci --omit=dev`; the bench uses
+ * the repository's node_modules.
+ */
+export function deploymentEntry(): 'built' | 'tsx' {
+  if (built) return built;
+  if (process.env.BENCH_DEPLOY_SERVER === 'tsx') return (built = 'tsx');
+  const started = performance.now();
+  execFileSync(process.execPath, ['scripts/build.mjs', '--outdir', deploymentOutdir], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  console.log(`  built the server into bench/.build/dist (${Math.round(performance.now() - started)} ms)`);
+  return (built = 'built');
+}
+
+export interface DeploymentServer extends BenchServer {
+  /** The file the server's stdout (its request log) goes to, and its size so far. */
+  logFile: string;
+  logBytes(): number;
+  entry: 'built' | 'tsx';
+}
+
+/**
+ * The service as a deployment runs it: the default configuration (no LOG_LEVEL, so `info` and a
+ * JSON line per request; no RATE_LIMIT_SCALE, so the quotas of docs/rate-limits.md as they are;
+ * every other default too), only the listeners on free ports, a fixed operator token and a data
+ * directory of its own set. `databaseUrl` undefined: the default embedded database in DATA_DIR.
+ * Its stdout (the request log) goes to a file, as a log collector would take it, not through a
+ * pipe into this process.
+ */
+export async function startDeploymentServer(databaseUrl: string | undefined): Promise<DeploymentServer> {
+  const adminToken = 'bench-admin-token';
+  const entry = deploymentEntry();
+  const dataDir = mkdtempSync(join(tmpdir(), 'mwa-bench-deploy-'));
+  const logFile = join(dataDir, 'stdout.log');
+  const fd = openSync(logFile, 'w');
+  const env: Record<string, string | undefined> = { ...process.env, PORT: '0', ADMIN_PORT: '0', ADMIN_TOKEN: adminToken, DATA_DIR: dataDir };
+  for (const name of ['LOG_LEVEL', 'RATE_LIMIT_SCALE', 'DATABASE_URL', 'NODE_ENV']) delete env[name];
+  if (databaseUrl) env.DATABASE_URL = databaseUrl;
+  const args = entry === 'built' ? ['--enable-source-maps', join(deploymentOutdir, 'main.js')] : ['--import', 'tsx', 'src/main.ts'];
+  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', fd, 'inherit'] });
+  closeSync(fd);
+  const exited = once(child, 'exit');
+  for (let i = 0; i < 2400 && child.exitCode === null; i++) {
+    const m = /Merchant Wallet API on (\S+) \(operator API on (\S+)\)/.exec(readFileSync(logFile, 'utf8'));
+    if (m) {
+      return {
+        child, publicUrl: m[1]!, adminUrl: m[2]!, adminToken, logFile, entry,
+        logBytes: () => { try { return statSync(logFile).size; } catch { return 0; } },
+        async stop() {
+          child.kill('SIGTERM');
+          await exited;
+          rmSync(dataDir, { recursive: true, force: true });
+        },
+      };
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`deployment-mode server did not start: ${readFileSync(logFile, 'utf8').slice(-4000)}`);
 }
 
 /** The bare Fastify yardstick (bench/bare-fastify.ts) in its own process. */
