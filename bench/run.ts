@@ -349,8 +349,12 @@ async function deploymentPart(label: string, databaseUrl: string | undefined, ba
       try {
         const pool = await preparePool(server, spec, expected, durationSeconds);
         await settle();
+        const before = await groupCommitCounts(server);
         const f: Spread = await loadPool(server.publicUrl, pool, durationSeconds);
+        const after = await groupCommitCounts(server);
         if (pgbenchTps && databaseUrl) f.ofPgbench = Math.round((f.rps / pgbenchTps) * 1000) / 1000;
+        const batches = after.batches - before.batches;
+        console.log(`    ${spec.id}: group commit ${after.writes - before.writes} writes in ${batches} batches (${batches ? Math.round(((after.writes - before.writes) / batches) * 10) / 10 : 0} a batch)`);
         report(spec.id, f);
       } catch (err) {
         failed(spec.id, spec.name, err);
@@ -360,6 +364,13 @@ async function deploymentPart(label: string, databaseUrl: string | undefined, ba
     out.deploymentMode.logBytes = server.logBytes() - logBefore;
     await server.stop();
   }
+}
+
+/** The group committer's counters (/metrics): batches and the writes in them since start-up. */
+async function groupCommitCounts(server: BenchServer): Promise<{ batches: number; writes: number }> {
+  const text = await (await fetch(`${server.adminUrl}/metrics`, { headers: { authorization: `Bearer ${server.adminToken}` } })).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { batches: value('group_commit_batches_total'), writes: value('group_commit_writes_total') };
 }
 
 /** Issue 37's targets: of pgbench -N (writes) or of bare Fastify (deployment-mode reads). */

@@ -101,7 +101,9 @@ export async function startDeploymentServer(databaseUrl: string | undefined): Pr
   const env: Record<string, string | undefined> = { ...process.env, PORT: '0', ADMIN_PORT: '0', ADMIN_TOKEN: adminToken, DATA_DIR: dataDir };
   for (const name of ['LOG_LEVEL', 'RATE_LIMIT_SCALE', 'DATABASE_URL', 'NODE_ENV']) delete env[name];
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
-  const args = entry === 'built' ? ['--enable-source-maps', join(deploymentOutdir, 'main.js')] : ['--import', 'tsx', 'src/main.ts'];
+  // BENCH_SERVER_NODE_ARGS: extra node flags for the server (`--cpu-prof --cpu-prof-dir=/tmp/prof`).
+  const extra = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const args = [...extra, ...(entry === 'built' ? ['--enable-source-maps', join(deploymentOutdir, 'main.js')] : ['--import', 'tsx', 'src/main.ts'])];
   const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', fd, 'inherit'] });
   closeSync(fd);
   const exited = once(child, 'exit');

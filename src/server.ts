@@ -173,11 +173,12 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     mapDomainError,
     alertOperator: (alert, trx) => raiseAlert(trx ?? db, alert),
     authCache: new AuthCache(),
-    // Connections left for reads and for writes that are not grouped; the embedded database has one.
+    // Connections left for reads and for writes that are not grouped (at most the pool less two);
+    // the embedded database has one.
     // Through the handle with the member-writes plugin, like every other write of a request.
     writeGroup: createWriteGroup(db, {
       maxBatch: config.groupCommitMaxBatch,
-      maxInFlight: handle.kind === 'embedded' ? 1 : Math.max(1, config.databasePoolMax - 2),
+      maxInFlight: handle.kind === 'embedded' ? 1 : Math.max(1, Math.min(config.groupCommitInFlight, config.databasePoolMax - 2)),
       answerAfterNextStart: handle.kind !== 'embedded',
     }),
     nonces: new NonceBatcher(handle.db),

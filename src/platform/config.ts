@@ -38,6 +38,12 @@ export interface Config {
    * commit together whatever their merchant; `merchant`: one merchant's only (a sharded engine).
    */
   groupCommitPartition: 'none' | 'merchant';
+  /**
+   * `GROUP_COMMIT_IN_FLIGHT`: batches (transactions) running at once on PostgreSQL (the embedded
+   * database runs one). Fewer batches in flight make larger batches: a write waits for the batch
+   * before it instead of taking a connection of its own (docs/write-model.md).
+   */
+  groupCommitInFlight: number;
   logLevel: LogLevel;
   /** Addresses of reverse proxies whose X-Forwarded-For is believed; empty: the socket address is the client. */
   trustedProxies: string[];
@@ -346,6 +352,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     databaseListenUrl: r.text('DATABASE_LISTEN_URL', undefined, (v) => parseDatabaseTarget(v) !== undefined, 'a postgres:// (postgresql://) URL reaching PostgreSQL without a transaction-mode pooler', { secret: true }),
     groupCommitMaxBatch: r.int('GROUP_COMMIT_MAX_BATCH', 24, 1, 60),
     groupCommitPartition: r.oneOf('GROUP_COMMIT_PARTITION', ['none', 'merchant'] as const, 'none'),
+    groupCommitInFlight: r.int('GROUP_COMMIT_IN_FLIGHT', 2, 1, 64),
     logLevel: r.oneOf('LOG_LEVEL', logLevels, 'info'),
     trustedProxies: r.list('TRUSTED_PROXIES', isProxy, 'comma-separated IP addresses, address/prefix ranges, or loopback, linklocal, uniquelocal'),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024, ' (bytes)'),

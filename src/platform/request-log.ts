@@ -1,6 +1,7 @@
 // The request log: what a request's lines say and hide (redacted headers, credential paths,
 // unmatched paths), one line per request at info, and the lazy per-request logger.
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
+import pino from 'pino';
 import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js';
 import { tracing } from './telemetry.js';
 
@@ -46,6 +47,30 @@ export function loggedRoute(req: FastifyRequest): string {
 
 const verboseLevels = new Set(['debug', 'trace']);
 
+let stdoutDestination: ReturnType<typeof pino.destination> | undefined;
+
+/**
+ * Where log lines go: stdout, written asynchronously (pino's SonicBoom, `sync: false`), one for
+ * the process. Pino's default writes every line with a blocking `write(2)` on the request's path:
+ * at `info` (a line per request) that was a tenth of a read's CPU (docs/performance.md). Lines
+ * written while a write is in flight are joined into the next one; whatever is buffered at exit is
+ * flushed then (a SIGKILL loses at most what a write had not yet taken).
+ */
+function logDestination(): ReturnType<typeof pino.destination> {
+  if (!stdoutDestination) {
+    const destination = pino.destination({ dest: 1, sync: false });
+    process.on('exit', () => {
+      try {
+        destination.flushSync();
+      } catch {
+        // Not yet open, or already closed: nothing to flush.
+      }
+    });
+    stdoutDestination = destination;
+  }
+  return stdoutDestination;
+}
+
 export function loggerOptions(level: string) {
   // Headers (redacted below) only at debug and trace: at info a request is one line of its own fields.
   const withHeaders = verboseLevels.has(level);
@@ -53,6 +78,7 @@ export function loggerOptions(level: string) {
   const mixin = tracing()?.logMixin;
   return {
     level,
+    stream: logDestination(),
     ...(mixin ? { mixin } : {}),
     redact: {
       paths: [
@@ -96,6 +122,9 @@ export class RequestLogController extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (error ? !this.errors : !this.info) return;
+    // A load balancer's probe of /healthz (a route that reads nothing of the request) is logged
+    // at debug only: at info it would be most of the log, saying nothing.
+    if (!error && !this.debug && request.routeOptions.config?.readsNoInput) return;
     const auth = request.auth;
     const line = {
       method: request.method,
