@@ -40,7 +40,8 @@ export type { BalanceMonitor, CreateBalanceMonitorBody, DeletedBalanceMonitor } 
 export type { CreateExportBody, Export, ExportFile, ExportKind, ExportRequest } from './resources/exports.js';
 export type { Resources, WriteOptions, OnBehalfOfOptions } from './resources.js';
 export type * from './types.js';
-export type * from './remittance.js';
-export type * from './exchange.js';
-export type * from './cards.js';
-export type * from './card-money.js';
+export type * from './resources/remittance.js';
+export type * from './resources/exchange.js';
+export type * from './resources/earn.js';
+export type * from './resources/cards.js';
+export type * from './resources/card-money.js';

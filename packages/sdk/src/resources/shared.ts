@@ -46,3 +46,10 @@ export const isoTime = (t: string | Date | undefined): string | undefined => (t 
 
 /** A non-paged list's items. */
 export const data = async <T>(p: Promise<ListEnvelope<T>>): Promise<T[]> => (await p).data;
+
+/** Every item of a paged list, read to the end. */
+export const collect = async <T>(it: AsyncIterable<T>): Promise<T[]> => {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+};

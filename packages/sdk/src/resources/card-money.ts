@@ -2,9 +2,9 @@
  * A card's money: top-up quotes and top-ups, the card's transactions, and the sandbox helpers of
  * the card network (authorisation, clearing, reversal, refund). Merged into `client.cards`.
  */
-import type { Schemas } from './schemas.js';
+import type { Schemas } from '../schemas.js';
 import { randomUUID } from 'node:crypto';
-import type { QueryParams } from './types.js';
+import type { QueryParams } from '../types.js';
 
 /** What the card helpers need from the client. */
 export interface CardsHost {

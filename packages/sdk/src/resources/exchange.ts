@@ -1,11 +1,12 @@
 /**
- * Exchange (quotes, locked quotes, orders), merchant conversions, and earn. One helper per call,
- * like resources.ts. Amounts are decimal strings.
+ * Exchange (quotes, locked quotes, orders) and merchant conversions; earn is in earn.ts, on the
+ * same host. One helper per call, like the other resources. Amounts are decimal strings.
  */
 
-import type { Schemas } from './schemas.js';
+import type { Schemas } from '../schemas.js';
 import { randomUUID } from 'node:crypto';
-import type { QueryParams } from './types.js';
+import type { QueryParams } from '../types.js';
+import { collect } from './shared.js';
 
 export interface ExchangeHost {
   request<T = unknown>(opts: {
@@ -34,20 +35,9 @@ export type MerchantConversion = Schemas['MerchantConversion'];
 
 export type ConversionPair = Schemas['ConversionPair'];
 
-export type EarnProduct = Schemas['EarnProduct'];
-
-export type EarnOrder = Schemas['EarnOrder'];
-
-export type EarnPosition = Schemas['EarnPosition'];
-
 type Member = { onBehalfOf: string };
 type Key = { idempotencyKey?: string; stepUp?: string };
 const seg = (id: string) => encodeURIComponent(id);
-const collect = async <T>(it: AsyncIterable<T>): Promise<T[]> => {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-};
 
 export function createExchangeResource(host: ExchangeHost) {
   return {
@@ -70,26 +60,4 @@ export function createExchangeResource(host: ExchangeHost) {
   };
 }
 
-export function createEarnResource(host: ExchangeHost) {
-  return {
-    /** GET /v1/earn/products. */
-    products: async (opts: { onBehalfOf?: string } = {}) => (await host.request<{ data: EarnProduct[] }>({ method: 'GET', path: '/v1/earn/products', onBehalfOf: opts.onBehalfOf })).data,
-    /** POST /v1/earn/orders (idempotent, signed): available → earn. */
-    subscribe: (body: { product_id: string; amount: string }, opts: Member & Key) =>
-      host.request<EarnOrder>({ method: 'POST', path: '/v1/earn/orders', body, onBehalfOf: opts.onBehalfOf, idempotencyKey: opts.idempotencyKey ?? randomUUID() }),
-    /** GET /v1/earn/orders, every page. */
-    orders: (opts: { onBehalfOf?: string; status?: string; limit?: number } = {}) =>
-      collect(host.paginate<EarnOrder>('/v1/earn/orders', { query: { status: opts.status }, onBehalfOf: opts.onBehalfOf, limit: opts.limit })),
-    /** GET /v1/earn/orders/{id}. */
-    order: (id: string, opts: { onBehalfOf?: string } = {}) => host.request<EarnOrder>({ method: 'GET', path: `/v1/earn/orders/${seg(id)}`, onBehalfOf: opts.onBehalfOf }),
-    /** GET /v1/earn/positions, every page. */
-    positions: (opts: { onBehalfOf?: string; status?: 'active' | 'closed'; limit?: number } = {}) =>
-      collect(host.paginate<EarnPosition>('/v1/earn/positions', { query: { status: opts.status }, onBehalfOf: opts.onBehalfOf, limit: opts.limit })),
-    /** POST /v1/earn/positions/{id}/redeem (idempotent): flexible only; fixed-term before maturity is `state_invalid`. */
-    redeem: (positionId: string, opts: Member & Key) =>
-      host.request<EarnPosition>({ method: 'POST', path: `/v1/earn/positions/${seg(positionId)}/redeem`, onBehalfOf: opts.onBehalfOf, idempotencyKey: opts.idempotencyKey ?? randomUUID() }),
-  };
-}
-
 export type ExchangeResource = ReturnType<typeof createExchangeResource>;
-export type EarnResource = ReturnType<typeof createEarnResource>;

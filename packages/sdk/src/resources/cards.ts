@@ -1,10 +1,13 @@
 /**
  * Card issuing: products, applications and their supplement screen, the card record, activation,
- * and the sandbox helpers (advance an application, ship a card). One helper per call, like resources.ts.
+ * and the sandbox helpers (advance an application, ship a card). One helper per call, like the other resources.
  */
-import type { Schemas } from './schemas.js';
+import type { Schemas } from '../schemas.js';
 import { randomUUID } from 'node:crypto';
-import type { QueryParams } from './types.js';
+import type { QueryParams } from '../types.js';
+import { createCardMoneyMethods, type CardMoneyMethods, type CardsHost } from './card-money.js';
+
+export type { CardsHost } from './card-money.js';
 
 
 export interface CardAddress { address: string; city: string; state?: string; country: string; postal_code: string }
@@ -98,7 +101,4 @@ export function createCardsResource(host: CardsHost): CardsResource {
 }
 
 // A card's money (card-money.ts): top-up quotes and top-ups, transactions, the network's sandbox helpers.
-import { createCardMoneyMethods, type CardMoneyMethods, type CardsHost } from './card-money.js';
-
-export type { CardsHost } from './card-money.js';
 export interface CardsResource extends CardMoneyMethods {}

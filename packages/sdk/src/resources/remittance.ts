@@ -1,11 +1,11 @@
 /**
  * Remittance: payees (with their form schema and name check), settlement dates, remittance orders.
- * One helper per call, like resources.ts. Amounts are decimal strings.
+ * One helper per call, like the other resources. Amounts are decimal strings.
  */
 
-import type { Schemas } from './schemas.js';
+import type { Schemas } from '../schemas.js';
 import { randomUUID } from 'node:crypto';
-import type { QueryParams } from './types.js';
+import type { QueryParams } from '../types.js';
 
 export interface RemittanceHost {
   request<T = unknown>(opts: { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; path: string; query?: QueryParams; body?: unknown; onBehalfOf?: string; idempotencyKey?: string | false }): Promise<T>;
