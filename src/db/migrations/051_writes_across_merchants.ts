@@ -13,6 +13,11 @@ import { sql, type Kysely } from 'kysely';
  *   merchant and environment per entry; it takes the write lock of each of its merchants in one
  *   global order (byte order of the lock's name) before any account, as `mwa_claim_keys` does.
  *
+ * Each runs with `plan_cache_mode = force_generic_plan`, as `mwa_deposit_batch` did (043,
+ * docs/group-commit.md): PostgreSQL otherwise judged the generic plan of a statement over a
+ * batch's arrays dearer than a custom one and planned it anew on every call. Every statement in
+ * them is a look-up by key or by id, so the generic plan is the plan (test/ledger-plans.test.ts).
+ *
  * `mwa_deposit_batch` (043) is dropped: it rendered HTTP answers in SQL; a deposit now has one
  * implementation (the deposits module's `createDeposits`). A process of the previous release
  * still calling it fails that batch, whose writes it then runs again one by one in transactions.
@@ -225,7 +230,16 @@ BEGIN
 END
 $$`;
 
+const genericPlans = [
+  'mwa_store_results_across(text[], text[], text[], text[], text[], int[], text[], int, int)',
+  'mwa_insert_deposits_across(text[], text[], text[], text[], text[], text[], numeric[], text[])',
+  'mwa_lock_accounts_across(text[], text[], text[], text[], text[], text[], boolean[])',
+  'mwa_post_entries_across(text[], text[], text[], text[], text[], text[], boolean[], text[], text[], text[], text[], text[], text[], text[], int[], int[], numeric[], int[], int[], numeric[])',
+  'mwa_claim_keys(text[], text[], text[], text[], text[], int, text[], timestamptz[], timestamptz[])',
+];
+
 export async function up(db: Kysely<unknown>): Promise<void> {
   for (const fn of [storeResults, insertDeposits, lockAccounts, postEntries]) await sql.raw(fn).execute(db);
+  for (const fn of genericPlans) await sql.raw(`ALTER FUNCTION ${fn} SET plan_cache_mode = force_generic_plan`).execute(db);
   await sql`DROP FUNCTION IF EXISTS mwa_deposit_batch`.execute(db);
 }
