@@ -139,6 +139,19 @@ function claimOf(stored: StoredResult): Claim | undefined {
 /** The claim this request holds (the exact body written), kept apart from the request's other state. */
 const heldClaims = new WeakMap<IdempotencyContext, string>();
 
+/**
+ * A claim's body for a request that holds its key for `leaseMs` (a write whose answer comes after
+ * a provider call): what `claimWrite` and a claimed command's batch (write-batch.ts) store.
+ */
+export function newClaim(idem: IdempotencyContext, leaseMs: number): string {
+  return JSON.stringify({ in_progress: randomUUID(), lease_until_ms: idem.now() + leaseMs } satisfies Claim);
+}
+
+/** The request now holds `claim` on its key: its answer replaces it (`storeAfterResponse`). */
+export function holdClaim(idem: IdempotencyContext, claim: string): void {
+  heldClaims.set(idem, claim);
+}
+
 /** The record, only while it is still the claim `claim` (a successor may have taken over a lapsed one). */
 const ownClaim = (req: FastifyRequest, claim: string) => (eb: ExpressionBuilder<Database, 'idempotency_keys'>) => eb.and({
   merchant_id: req.auth!.merchantId,
@@ -376,7 +389,7 @@ export async function claimWrite<T>(
 ): Promise<{ value: T } | { replay: StoredResult }> {
   const idem = req.idempotency;
   if (!idem) return { value: await transactionOrRefusal(db, req, effect) };
-  const claim = JSON.stringify({ in_progress: randomUUID(), lease_until_ms: idem.now() + leaseMs } satisfies Claim);
+  const claim = newClaim(idem, leaseMs);
   const outcome = await requestTransaction(db, req, async (trx) => {
     const found = await lockKey(trx, req);
     if (found instanceof ReplaySignal) return found;

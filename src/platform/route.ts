@@ -99,17 +99,29 @@ export type Effect<T> = (trx: Transaction<Database>) => Promise<T>;
  * savepoint of its own), re-checking the rows it locks; `commitMany` writes a batch's plans of the
  * route together and answers each one's result or its refusal (an `Error`) in order, a refused
  * plan having written nothing (no savepoint separates them). A write alone is a list of one.
+ * `claim`, for a write whose answer needs a provider call after its commit (a QR payment): its
+ * `commit` runs in the batch and stores a claim on the key for `leaseMs` instead of a result;
+ * after the commit `after` makes the answer (the provider called), which replaces the claim.
  */
-export type Command<A extends RouteAccess, S extends RouteSchema, P> =
+export type Command<A extends RouteAccess, S extends RouteSchema, P, C = unknown> =
   & ({ plan: (input: RouteInput<A, S>) => P } | { prepare: (input: RouteInput<A, S>) => Promise<P> })
   & ({ commit: (trx: Transaction<Database>, plan: P) => Promise<ResultOf<S>> }
-    | { commitMany: (trx: Transaction<Database>, plans: readonly P[]) => Promise<(ResultOf<S> | Error)[]> });
+    | { commitMany: (trx: Transaction<Database>, plans: readonly P[]) => Promise<(ResultOf<S> | Error)[]> }
+    | { claim: ClaimedWrite<S, P, C> });
+
+/** A command's write whose answer comes after its commit (`Command`'s `claim`). */
+export interface ClaimedWrite<S extends RouteSchema, P, C> {
+  leaseMs: number;
+  commit: (trx: Transaction<Database>, plan: P) => Promise<C>;
+  after: (plan: P, committed: C) => Promise<ResultOf<S>>;
+}
 
 type AnyCommand = {
   plan?: (input: unknown) => unknown;
   prepare?: (input: unknown) => Promise<unknown>;
   commit?: (trx: Transaction<Database>, plan: unknown) => Promise<unknown>;
   commitMany?: (trx: Transaction<Database>, plans: readonly unknown[]) => Promise<unknown[]>;
+  claim?: ClaimedWrite<RouteSchema, unknown, unknown>;
 };
 
 /** A claimed write's first step: the value, or the key's finished result (sent by the helper). */
@@ -286,11 +298,15 @@ class PublicRouteInput {
       }
       batch = { effect, item: plan };
     } else {
-      const one = command.commit!;
+      const one = command.commit ?? command.claim!.commit;
       single = (trx) => one(trx, plan);
     }
     const run = async (trx: Transaction<Database>) => ({ status, body: await mapped(single)(trx) });
-    return (await executeGroupedWrite(ctx.db, ctx.writeGroup, ctx.config.groupCommitPartition, req, reply, run, batch)) as unknown as Sent;
+    const claim = command.claim;
+    const options = { ...(batch ? { batch } : {}), ...(claim ? { claimLeaseMs: claim.leaseMs } : {}) };
+    const done = await executeGroupedWrite(ctx.db, ctx.writeGroup, ctx.config.groupCommitPartition, req, reply, run, options);
+    if (claim && 'claimed' in done) return (await claim.after(plan, done.claimed)) as Sent;
+    return done as unknown as Sent;
   }
 
   get claim() {
@@ -315,9 +331,9 @@ class PublicRouteInput {
 }
 
 /** Registers one public route; `router(app, ctx)` gives the per-method shorthands. */
-export function defineRoute<const A extends RouteAccess, const S extends PublicRouteSchema, P>(
+export function defineRoute<const A extends RouteAccess, const S extends PublicRouteSchema, P, C>(
   app: AppInstance, ctx: ServiceContext, method: HTTPMethods, url: string, def: RouteDefinition<A, S>,
-  handler: RouteHandler<A, S> | Command<A, S, P>,
+  handler: RouteHandler<A, S> | Command<A, S, P, C>,
 ): void {
   const command = isCommand(handler) ? handler as AnyCommand : undefined;
   // A command made from the request alone leaves its nonce and its key's record to its batch.
@@ -331,8 +347,8 @@ export function defineRoute<const A extends RouteAccess, const S extends PublicR
     command ? (i) => i.run(command) : (handler as unknown as (i: PublicRouteInput) => Promise<unknown>));
 }
 
-type Shorthand = <const A extends RouteAccess, const S extends PublicRouteSchema, P = never>(
-  url: string, def: RouteDefinition<A, S>, handler: RouteHandler<A, S> | Command<A, S, P>,
+type Shorthand = <const A extends RouteAccess, const S extends PublicRouteSchema, P = never, C = never>(
+  url: string, def: RouteDefinition<A, S>, handler: RouteHandler<A, S> | Command<A, S, P, C>,
 ) => void;
 
 export interface Router {

@@ -6,7 +6,8 @@ import { GroupCommitter, type BatchOptions } from './group-commit.js';
 import { nonceExpiryMs } from './nonces.js';
 import { conflictStateOf, withConflictRetry } from './conflict-retry.js';
 import {
-  ReplaySignal, SameKeyRefusal, afterRefusal, claimStatus, executeWrite, sendReplay, errorBodyFor, idempotencyWindowHours, isStorableStatus, matchStored, reservation,
+  ReplaySignal, SameKeyRefusal, afterRefusal, claimStatus, executeWrite, holdClaim, newClaim, sendReplay, errorBodyFor, idempotencyWindowHours,
+  isStorableStatus, matchStored, reservation,
   type StoredResult, type WriteResult,
 } from './idempotency.js';
 
@@ -15,8 +16,11 @@ import {
  * `executeWrite` (idempotency.ts), for a batch of writes in one transaction.
  */
 
-/** What a write answers: a replay, its result, a refusal stored as its result, or an error (not stored). */
-export type WriteOutcome = ReplaySignal | { status: number; body: string } | { refusal: ApiError } | { error: unknown };
+/**
+ * What a write answers: a replay, its result, a refusal stored as its result, an error (not
+ * stored), or, for a claimed write, the value its effect returned with the claim stored on its key.
+ */
+export type WriteOutcome = ReplaySignal | { status: number; body: string } | { refusal: ApiError } | { error: unknown } | { claimed: unknown; claim: string };
 
 /**
  * A grouped route's effect for many of its writes at once: one answer per item, in order, its
@@ -33,15 +37,29 @@ export interface GroupedWrite {
   effect: (trx: Transaction<Database>) => Promise<WriteResult<unknown>>;
   /** The route's batch effect and this write's item for it: used unless the write runs again alone after its batch failed. */
   batch?: { effect: BatchEffect; item: unknown };
+  /**
+   * A claimed write (a command with `after`, route.ts): its effect's success stores a claim on
+   * the key for this long, not the result; the answer, made after the commit, replaces it.
+   */
+  claimLeaseMs?: number;
 }
 
 /** The group committer of idempotent writes (`createWriteGroup`). */
 export type WriteGroup = GroupCommitter<GroupedWrite, WriteOutcome>;
 
-async function answer(reply: FastifyReply, outcome: WriteOutcome): Promise<FastifyReply> {
+/** A claimed write's effect committed: its value, the claim now held on its key. */
+export interface Claimed {
+  claimed: unknown;
+}
+
+async function answer(req: FastifyRequest, reply: FastifyReply, outcome: WriteOutcome): Promise<FastifyReply | Claimed> {
   if (outcome instanceof ReplaySignal) return sendReplay(reply, outcome.stored);
   if ('refusal' in outcome) throw await afterRefusal(outcome.refusal);
   if ('error' in outcome) throw outcome.error;
+  if ('claimed' in outcome) {
+    holdClaim(req.idempotency!, outcome.claim);
+    return { claimed: outcome.claimed };
+  }
   return reply.code(outcome.status).header('content-type', 'application/json; charset=utf-8').send(outcome.body);
 }
 
@@ -59,13 +77,16 @@ export type WritePartitioning = 'none' | 'merchant';
  */
 export async function executeGroupedWrite<T>(
   db: Kysely<Database>, group: WriteGroup, partitioning: WritePartitioning, req: FastifyRequest, reply: FastifyReply,
-  effect: (trx: Transaction<Database>) => Promise<WriteResult<T>>, batch?: GroupedWrite['batch'],
-): Promise<FastifyReply> {
-  if (!req.idempotency) return executeWrite(db, req, reply, effect);
+  effect: (trx: Transaction<Database>) => Promise<WriteResult<T>>, options: Pick<GroupedWrite, 'batch' | 'claimLeaseMs'> = {},
+): Promise<FastifyReply | Claimed> {
+  if (!req.idempotency) {
+    if (options.claimLeaseMs === undefined) return executeWrite(db, req, reply, effect);
+    return { claimed: (await db.transaction().execute(effect)).body };
+  }
   const auth = req.auth!;
   const order = `${auth.merchantId}|${auth.environment}`;
-  const write: GroupedWrite = { req, reply, effect: effect as GroupedWrite['effect'], ...(batch ? { batch } : {}) };
-  return answer(reply, await group.submit(partitioning === 'merchant' ? order : '', order, write));
+  const write: GroupedWrite = { req, reply, effect: effect as GroupedWrite['effect'], ...options };
+  return answer(req, reply, await group.submit(partitioning === 'merchant' ? order : '', order, write));
 }
 
 interface PendingRecord {
@@ -127,6 +148,13 @@ export async function runWriteBatch(
   };
   /** A write's effect answered: its result or its refusal becomes the key's record. Its effect's writes stay. */
   const succeeded = (i: number, result: WriteResult<unknown>) => {
+    const lease = writes[i]!.claimLeaseMs;
+    if (lease !== undefined) {
+      const claim = newClaim(writes[i]!.req.idempotency!, lease);
+      record(i, claimStatus, claim);
+      outcomes[i] = { claimed: result.body, claim };
+      return;
+    }
     const body = writes[i]!.reply.code(result.status).serialize(result.body) as string;
     record(i, result.status, body);
     outcomes[i] = { status: result.status, body };

@@ -7,7 +7,6 @@ import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { IdempotencyContext } from '../../platform/request-context.js';
-import type { StoredResult } from '../../platform/idempotency.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { minorFromDb, postEntryOrRefuse } from '../../ledger/index.js';
@@ -36,12 +35,8 @@ export interface PaymentInput {
  * twice over plus 10 s for the two transactions around it. A request that stopped (a crash) is
  * presumed gone after it, and a retry with the key resumes the order.
  */
+/** How long a payment holds its key: the provider call, its reconciliation query, and 10 s besides. */
 export const claimLeaseMs = (ctx: ServiceContext) => 2 * ctx.config.upstreamCallTimeoutMs + 10_000;
-
-/** Runs the first transaction under the key's claim (`claimWrite` bound to the request). */
-export type ClaimKey = <T>(leaseMs: number, effect: (trx: Transaction<Database>) => Promise<T>) => Promise<{ value: T } | { replay: StoredResult }>;
-
-export type PaymentAnswer = { order: ReturnType<typeof orderView> } | { replay: StoredResult };
 
 type Payer = Caller & { memberId: string };
 
@@ -108,31 +103,45 @@ async function openOrder(
   return order;
 }
 
+/** A payment to make: the payer, the request's key and body, and its QR code read. */
+export interface PaymentPlan {
+  caller: Payer;
+  idem: IdempotencyContext;
+  input: PaymentInput;
+  qr: ReadQr;
+}
+
+/** What the batch's transaction made of a payment: its order, new or found under the key. */
+export interface OpenedPayment {
+  order: QrOrderRow;
+  created: boolean;
+}
+
 /**
- * POST /v1/qrpay/payments, through the one idempotency mechanism: one transaction claims the key,
- * validates, freezes the debit and creates the order (`processing`, version 1); the provider is
- * called outside it with the order id as its idempotency key; a second transaction applies the
- * answer, and the answer replaces the claim. A request with the same key meanwhile gets 409
- * `idempotency_in_progress`, afterwards the replay. After a 502/504 (not a result: the claim is
- * released) a retry with the key finds the order (never freezing twice), re-queries the provider
- * and answers from what it learns.
+ * POST /v1/qrpay/payments is a claimed command (docs/write-model.md): `paymentPlan` reads the QR
+ * code; `openPayment` runs in a group-committed batch, which stores a claim on the key: it
+ * validates, freezes the debit and creates the order (`processing`, version 1); then
+ * `finishPayment` calls the provider with the order id as its idempotency key and applies the
+ * answer in a transaction of its own, and the answer replaces the claim. A request with the same
+ * key meanwhile gets 409 `idempotency_in_progress`, afterwards the replay. After a 502/504 (not a
+ * result: the claim is released) a retry with the key finds the order (never freezing twice),
+ * re-queries the provider and answers from what it learns.
  */
-export async function createPayment(
-  ctx: ServiceContext, caller: Payer, idem: IdempotencyContext, input: PaymentInput, claimKey: ClaimKey,
-): Promise<PaymentAnswer> {
+export function paymentPlan(caller: Payer, idem: IdempotencyContext, input: PaymentInput): PaymentPlan {
   const qr = readQr(input.qr_code);
   if (input.note !== undefined && Array.from(input.note).length > noteLengthMax) throw new ApiError('invalid_request', `note has at most ${noteLengthMax} characters.`);
+  return { caller, idem, input, qr };
+}
 
-  const first = await claimKey(claimLeaseMs(ctx), async (trx) => {
-    // An order already made with this key (its request stopped, or answered 502/504) is resumed.
-    const existing = await findByKey(trx, caller, idem.key);
-    if (existing) return { order: existing, created: false };
-    return { order: await openOrder(ctx, trx, caller, idem, input, qr), created: true };
-  });
-  if ('replay' in first) return first;
-  const { order, created } = first.value;
-  if (!created) return { order: await resumePayment(ctx, caller, order, idem) };
+export async function openPayment(ctx: ServiceContext, trx: Transaction<Database>, { caller, idem, input, qr }: PaymentPlan): Promise<OpenedPayment> {
+  // An order already made with this key (its request stopped, or answered 502/504) is resumed.
+  const existing = await findByKey(trx, caller, idem.key);
+  if (existing) return { order: existing, created: false };
+  return { order: await openOrder(ctx, trx, caller, idem, input, qr), created: true };
+}
 
+export async function finishPayment(ctx: ServiceContext, { caller, idem, input, qr }: PaymentPlan, { order, created }: OpenedPayment) {
+  if (!created) return resumePayment(ctx, caller, order, idem);
   const answer = await safely(ctx, () => ctx.upstreams.qrpay.pay(callOf(caller), {
     requestId: order.id,
     scheme: qr.scheme.id,
@@ -142,7 +151,7 @@ export async function createPayment(
     amountMinor: minorFromDb(order.amount),
   }));
   const row = await applyDecision(ctx, order.id, decideOnCall(answer), 'call');
-  return { order: await answerFor(ctx, row) };
+  return answerFor(ctx, row);
 }
 
 /**

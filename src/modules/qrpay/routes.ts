@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
 import { router } from '../../platform/route.js';
 import type { ErrorCode } from '../../platform/errors.js';
-import { createPayment, decodeQr, getPayment, listPayments, noteLengthMax } from './service.js';
+import { claimLeaseMs, decodeQr, finishPayment, getPayment, listPayments, noteLengthMax, openPayment, paymentPlan } from './service.js';
 import { qrSchemes } from './schemes.js';
 import { listAssets } from '../assets/queries.js';
 
@@ -116,11 +116,11 @@ export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promis
       }),
       response: { 201: QrPayment },
     },
-  }, async ({ principal, idempotency, body, claim, replay }) => {
-    // The order commits under a claim on the key before the provider call (`claim`); the answer
-    // then goes through the response schema and replaces the claim.
-    const answer = await createPayment(ctx, principal, idempotency, body, claim);
-    return 'replay' in answer ? replay(answer.replay) : answer.order;
+  }, {
+    // The order commits in a batch under a claim on the key; the provider is called after the
+    // commit, and the answer goes through the response schema and replaces the claim.
+    prepare: async ({ principal, idempotency, body }) => paymentPlan(principal, idempotency, body),
+    claim: { leaseMs: claimLeaseMs(ctx), commit: (trx, plan) => openPayment(ctx, trx, plan), after: (plan, opened) => finishPayment(ctx, plan, opened) },
   });
 
   route.get('/v1/qrpay/payments/:id', {

@@ -6,4 +6,4 @@
  */
 export type { Caller } from './queries.js';
 export { decodeQr, getPayment, listPayments } from './reads.js';
-export { createPayment, noteLengthMax, type ClaimKey, type PaymentAnswer, type PaymentInput } from './create.js';
+export { claimLeaseMs, finishPayment, noteLengthMax, openPayment, paymentPlan, type PaymentInput } from './create.js';
