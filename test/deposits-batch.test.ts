@@ -123,6 +123,7 @@ describe('deposits written together', () => {
       if ('stored' in o) return 'replay';
       if ('refusal' in o) return (o.refusal as ApiError).code;
       if ('error' in o) return o.error instanceof ApiError ? o.error.code : String(o.error);
+      if ('claimed' in o) return 'claimed';
       return o.status;
     };
     cases.forEach(([name, , expected], i) => assert.equal(answerOf(outcomes[i]!), expected, name));
@@ -247,6 +248,7 @@ describe('deposits written together', () => {
           if ('stored' in o) return `replay ${o.stored.status_code} ${o.stored.status_code === 201 ? JSON.parse(o.stored.response_body).amount : JSON.parse(o.stored.response_body).code}`;
           if ('refusal' in o) return `refused ${(o.refusal as ApiError).code}`;
           if ('error' in o) return `error ${o.error instanceof ApiError ? o.error.code : String(o.error)}`;
+          if ('claimed' in o) return 'claimed';
           return `${o.status} ${JSON.parse(o.body).amount}`;
         });
       };

@@ -275,7 +275,7 @@ describe('group commit', () => {
       };
     };
     const answerOf = (o: Awaited<ReturnType<ReturnType<typeof createWriteGroup>['submit']>>) =>
-      'stored' in o ? 'replay' : 'refusal' in o ? (o.refusal as ApiError).code : 'error' in o ? String((o.error as ApiError).code ?? o.error) : o.status;
+      'stored' in o ? 'replay' : 'refusal' in o ? (o.refusal as ApiError).code : 'error' in o ? String((o.error as ApiError).code ?? o.error) : 'claimed' in o ? 'claimed' : o.status;
     for (const partitioning of ['none', 'merchant'] as const) {
       const group = createWriteGroup(service.ctx.db, { maxBatch: 32, maxInFlight: 4 });
       const key = randomUUID();
