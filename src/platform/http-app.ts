@@ -37,6 +37,9 @@ export function installErrorHandling(app: AppInstance, mapDomainError: DomainErr
       req.log.error({ err }, 'unhandled error');
       apiError = new ApiError('api_error');
     }
+    // A refusal about the key itself (another body, a request with it in progress) is never the
+    // key's result: the platform decides it, wherever it was found (idempotency.ts, an area's resume).
+    if (req.idempotency && (apiError.code === 'idempotency_key_reused' || apiError.code === 'idempotency_in_progress')) req.idempotency.noStore = true;
     const body = apiError.body(req.id);
     // The reference's 429 example wraps the fields in `error`; both shapes are sent so either reader works.
     const payload = apiError.code === 'rate_limited' ? { ...body, error: body } : body;

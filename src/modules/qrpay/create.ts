@@ -1,7 +1,7 @@
 /**
- * POST /v1/qrpay/payments: the write around the provider call. One transaction under the
- * idempotency key's claim (`claimWrite`) freezes the debit and opens the order; the provider is
- * called outside any transaction; a second transaction applies its answer.
+ * POST /v1/qrpay/payments: the write around the provider call. A group-committed batch under a
+ * claim on the idempotency key freezes the debit and opens the order; the provider is called
+ * outside any transaction; a second transaction applies its answer.
  */
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
@@ -35,7 +35,6 @@ export interface PaymentInput {
  * twice over plus 10 s for the two transactions around it. A request that stopped (a crash) is
  * presumed gone after it, and a retry with the key resumes the order.
  */
-/** How long a payment holds its key: the provider call, its reconciliation query, and 10 s besides. */
 export const claimLeaseMs = (ctx: ServiceContext) => 2 * ctx.config.upstreamCallTimeoutMs + 10_000;
 
 type Payer = Caller & { memberId: string };
@@ -160,16 +159,10 @@ export async function finishPayment(ctx: ServiceContext, { caller, idem, input, 
  * member included); in flight: 409; else re-query.
  */
 async function resumePayment(ctx: ServiceContext, caller: Payer, order: QrOrderRow, idem: IdempotencyContext) {
-  if (order.request_hash !== idem.requestHash || order.member_id !== caller.memberId) {
-    idem.noStore = true;
-    throw new ApiError('idempotency_key_reused');
-  }
+  if (order.request_hash !== idem.requestHash || order.member_id !== caller.memberId) throw new ApiError('idempotency_key_reused');
   let row = order;
   if (isOpen(order.status)) {
-    if (callInFlight(ctx, order)) {
-      idem.noStore = true;
-      throw new ApiError('idempotency_in_progress');
-    }
+    if (callInFlight(ctx, order)) throw new ApiError('idempotency_in_progress');
     row = await reconcileOrder(ctx, order);
   }
   return answerFor(ctx, row);
