@@ -213,28 +213,9 @@ export async function runWriteBatch(
     }
   }
 
-  // The writes of one batch effect together, without savepoints; one alone too (fewer statements
-  // than its own effect), except when it runs again because its batch failed.
-  const byEffect = new Map<BatchEffect, number[]>();
-  for (const i of toRun) {
-    const batch = writes[i]!.batch;
-    if (batch && !options.fallback) byEffect.set(batch.effect, [...(byEffect.get(batch.effect) ?? []), i]);
-  }
-  for (const [effect, indexes] of byEffect) {
-    const answers = await effect(trx, indexes.map((i) => writes[i]!.batch!.item));
-    if (options.stats) options.stats.together += indexes.length;
-    for (const [k, i] of indexes.entries()) {
-      const a = answers[k];
-      if (a === undefined) throw new Error('write batch: the batch effect answered fewer items than it was given');
-      toRun.delete(i);
-      if (a instanceof Error) await refused(i, a);
-      else succeeded(i, a);
-    }
-  }
-
-  for (const [i, write] of writes.entries()) {
-    if (outcomes[i] !== undefined) continue;
-    const { req, effect } = write;
+  /** A write run alone behind its savepoint, or answered from the result of an earlier write with its key. */
+  const runAlone = async (i: number) => {
+    const { req, effect } = writes[i]!;
     const name = lockNames[i]!;
     try {
       if (!toRun.has(i)) {
@@ -244,7 +225,7 @@ export async function runWriteBatch(
         const match = stored ? matchStored(req, stored) : undefined;
         if (match) {
           outcomes[i] = match;
-          continue;
+          return;
         }
       }
       await sql`SAVEPOINT idempotent_effect`.execute(trx);
@@ -260,6 +241,45 @@ export async function runWriteBatch(
     } catch (err) {
       if (conflictStateOf(err) !== undefined) throw err;
       outcomes[i] = { error: err };
+    }
+  };
+
+  // Each merchant's writes run in the order they arrived (a deposit to a member created just
+  // before it in the batch finds the member; a withdrawal sent before a deposit does not spend
+  // it). Merchants share no row, so only that order matters: the writes run in steps, each step
+  // the longest run of one kind at the head of every merchant's queue, the kind of the earliest
+  // head; the writes of one batch effect in a step run together, without savepoints (a lone one
+  // too: fewer statements than its own effect, except in a fallback run), the others one by one.
+  const alone = Symbol('alone');
+  const kindOf = (i: number): BatchEffect | typeof alone => {
+    const batch = writes[i]!.batch;
+    return toRun.has(i) && batch && !options.fallback ? batch.effect : alone;
+  };
+  const queues = new Map<string, number[]>();
+  for (const [i, { req }] of writes.entries()) {
+    if (outcomes[i] !== undefined) continue;
+    const order = `${req.auth!.merchantId}|${req.auth!.environment}`;
+    queues.set(order, [...(queues.get(order) ?? []), i]);
+  }
+  for (;;) {
+    const heads = [...queues.values()].filter((q) => q.length > 0).map((q) => q[0]!);
+    if (heads.length === 0) break;
+    const kind = kindOf(Math.min(...heads));
+    const step: number[] = [];
+    for (const queue of queues.values()) while (queue.length > 0 && kindOf(queue[0]!) === kind) step.push(queue.shift()!);
+    step.sort((x, y) => x - y);
+    if (kind === alone) {
+      for (const i of step) await runAlone(i);
+      continue;
+    }
+    const answers = await kind(trx, step.map((i) => writes[i]!.batch!.item));
+    if (options.stats) options.stats.together += step.length;
+    for (const [k, i] of step.entries()) {
+      const a = answers[k];
+      if (a === undefined) throw new Error('write batch: the batch effect answered fewer items than it was given');
+      toRun.delete(i);
+      if (a instanceof Error) await refused(i, a);
+      else succeeded(i, a);
     }
   }
 
