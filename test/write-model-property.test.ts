@@ -7,6 +7,7 @@ import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
 import type { GroupedWrite } from '../src/platform/write-batch.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
+import { payNow } from './support/emv.js';
 
 /**
  * Issue 37, point 5: one property over every group-committed route (a command, src/platform/route.ts),
@@ -39,6 +40,7 @@ type Op =
   | { kind: 'earn'; member: string; amount: string; product: 'flexible' | 'nope' }
   | { kind: 'redeem'; member: string; ref: number }
   | { kind: 'exchange'; member: string; amount: string }
+  | { kind: 'qr'; member: string; amount: string }
   | { kind: 'invalid' };
 
 interface Item {
@@ -109,6 +111,11 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     member: fc.constantFrom('pa', 'pa', 'pb'),
     amount: fc.constantFrom('2', '3', '500', '0.01', 'x'),
   }) },
+  { weight: 2, arbitrary: fc.record({
+    kind: fc.constant('qr' as const),
+    member: fc.constantFrom('pa', 'pb'),
+    amount: fc.constantFrom('5', '2.5', '500', '0', 'x'),
+  }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'invalid' as const }) },
 );
 
@@ -124,7 +131,8 @@ const itemArb: fc.Arbitrary<Item> = fc.record({
 
 describe('one write model: any mix of batched writes answers as each write alone', () => {
   let service: RunningService;
-  useTestService({ config: { rateLimitScale: 1_000 } }, (setup) => {
+  // The QR network simulator confirms at once: a payment's answer does not depend on timing.
+  useTestService({ config: { rateLimitScale: 1_000, simulatorConfirmDelayMs: 0 } }, (setup) => {
     ({ service } = setup);
     setup.client.close();
   });
@@ -138,8 +146,10 @@ describe('one write model: any mix of batched writes answers as each write alone
       // pa may exchange (KYC level 1); pb may not.
       assert.equal((await admin(service, 'POST', `/admin/v1/members/${ids.get('pa')}/kyc-review`, { decision: 'approved', level: 1 })).status, 200);
       for (const ext of ['pa', 'pb']) {
-        const res = await client.requestRaw({ method: 'POST', path: '/v1/deposits', body: { member_id: ext, asset: 'USDT', amount: '12', tx_hash: `0xseed-${ext}` }, idempotencyKey: randomUUID() });
-        assert.equal(res.status, 201);
+        for (const [asset, amount] of [['USDT', '12'], ['SGD', '20']]) {
+          const res = await client.requestRaw({ method: 'POST', path: '/v1/deposits', body: { member_id: ext, asset, amount, tx_hash: `0xseed-${ext}-${asset}` }, idempotencyKey: randomUUID() });
+          assert.equal(res.status, 201);
+        }
       }
       return { merchantId, client, ids, withdrawals: [], positions: [] };
     };
@@ -186,7 +196,7 @@ describe('one write model: any mix of batched writes answers as each write alone
         const keys: ReturnType<typeof randomUUID>[] = [];
         const nonces: ReturnType<typeof randomUUID>[] = [];
         const isolatedOp = (op: Op) => op.kind === 'invalid' || ((op.kind === 'withdrawal') && op.member === 'nobody');
-        const preparedOp = (op: Op) => op.kind === 'exchange';
+        const preparedOp = (op: Op) => op.kind === 'exchange' || op.kind === 'qr';
         const ownKeyAndNonce = (op: Op) => isolatedOp(op) || preparedOp(op);
         const source: Item[] = [];
         for (const [i, item] of items.entries()) {
@@ -229,6 +239,8 @@ describe('one write model: any mix of batched writes answers as each write alone
               return { ...base, path: `/v1/earn/positions/${m.positions[op.ref] ?? missing('epo')}/redeem`, onBehalfOf: op.member, body: undefined };
             case 'exchange':
               return { ...base, path: '/v1/exchange/orders', onBehalfOf: op.member, body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: op.amount } };
+            case 'qr':
+              return { ...base, path: '/v1/qrpay/payments', onBehalfOf: op.member, body: { qr_code: payNow(), amount: op.amount, asset: 'SGD' } };
             case 'invalid':
               return { ...base, path: '/v1/deposits', body: { member_id: 'pa', asset: 'USDT', tx_hash: `0xw${run}-invalid` } };
           }
