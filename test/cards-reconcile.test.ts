@@ -15,13 +15,12 @@ import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
 import { raiseSandboxOffset } from '../src/platform/clock.js';
 import { dueReconcileScopes } from '../src/modules/cards/reconcile.js';
-import type { ApplicationDecision } from '../src/upstreams/card.js';
+import type { ApplicationDecision } from '../src/upstreams/card/port.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { activationResumeDecision, applicationQueryDecision, applicationResubmitDecision, rulesCallDecision, rulesQueryDecision } from '../src/modules/cards/state.js';
 import { resumeVerdict, type StepUpBinding } from '../src/modules/step-up/rules.js';
-
-const shipping = { address: '1 Main St', city: 'Berlin', country: 'DE', postal_code: '10115' };
+import { shipping } from './support/fixtures.js';
 
 describe('card reconciliation rules (pure)', () => {
   const card = { cardRef: 'CD1', last4: '1234', expMonth: 1, expYear: 2030 };

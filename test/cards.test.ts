@@ -13,8 +13,7 @@ import { verifyLedger } from '../src/ledger/index.js';
 import { dueTimedScopes } from '../src/modules/cards/workers.js';
 import { admin, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
-
-const shipping = { address: '1 Main St', city: 'Berlin', country: 'DE', postal_code: '10115' };
+import { shipping } from './support/fixtures.js';
 
 describe('cards', () => {
   let service: RunningService;

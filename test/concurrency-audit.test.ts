@@ -18,17 +18,10 @@ import { payNow } from './support/emv.js';
 import { addSandboxOffset } from '../src/platform/clock.js';
 import { earnTickers } from '../src/modules/earn/workers.js';
 import { exchangeTickers } from '../src/modules/exchange/workers.js';
+import { sepaPayee } from './support/fixtures.js';
 
 const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
-const sepa = { country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL', clearing_system: 'SEPA', entity_type: 'INDIVIDUAL' };
-const address = { 'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117' };
-
-function freshIban(): string {
-  const bban = `37040044${String(Math.floor(Math.random() * 1e10)).padStart(10, '0')}`;
-  const n = BigInt(`${bban}131400`);
-  return `DE${String(98n - (n % 97n)).padStart(2, '0')}${bban}`;
-}
 
 describe('money paths under concurrency on PostgreSQL', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL=postgres://... (the embedded database runs one transaction at a time)' }, () => {
   let service: RunningService;
@@ -202,7 +195,7 @@ describe('money paths under concurrency on PostgreSQL', { skip: onPostgres ? fal
   it('remittances exceeding the balance: exactly as many as it covers are frozen, each then completes once', async () => {
     await fresh();
     const m = await member({ USDT: '1000' });
-    const payee = await client.remittance.createPayee({ ...sepa, fields: { first_name: 'Anna', last_name: 'Müller', 'bank_details.iban': freshIban(), ...address } }, { onBehalfOf: m.external });
+    const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: m.external });
     const rs = await Promise.all(Array.from({ length: 12 }, () =>
       post('/v1/remittances', { payee_id: payee.id, source_asset: 'USDT', source_amount: '100' }, { member: m.external })));
     // 100 plus a fee of 1.583250 each: nine fit in 1000.
@@ -225,7 +218,7 @@ describe('money paths under concurrency on PostgreSQL', { skip: onPostgres ? fal
   it('operator decisions on one open remittance at once: one final state; each answer is the decision taken or state_invalid', async () => {
     await fresh();
     const m = await member({ USDT: '1000' });
-    const payee = await client.remittance.createPayee({ ...sepa, fields: { first_name: 'Anna', last_name: 'Müller', 'bank_details.iban': freshIban(), ...address } }, { onBehalfOf: m.external });
+    const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: m.external });
     await post('/v1/sandbox/upstream-behavior', { upstream: 'remittance', behavior: 'timeout' });
     const order = body(await post('/v1/remittances', { payee_id: payee.id, source_asset: 'USDT', source_amount: '100' }, { member: m.external }));
     await service.workers.jobs.drain();
@@ -433,7 +426,7 @@ describe('money paths under concurrency on PostgreSQL', { skip: onPostgres ? fal
   it('one idempotency key sent many times at once with the same body: one execution, the rest replay it or are told it is in progress', async () => {
     await fresh();
     const m = await member({ USDT: '1000' });
-    const payee = await client.remittance.createPayee({ ...sepa, fields: { first_name: 'Anna', last_name: 'Müller', 'bank_details.iban': freshIban(), ...address } }, { onBehalfOf: m.external });
+    const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: m.external });
     const flexible = (await client.earn.products()).find((p) => p.type === 'flexible')!;
     const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
     const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m.external });

@@ -17,18 +17,11 @@ import type { RunningService } from '../src/server.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { payNow } from './support/emv.js';
 import { conflictAttemptsMax, conflictDelayMs, withConflictRetry } from '../src/platform/conflict-retry.js';
+import { sepaPayee } from './support/fixtures.js';
 
 const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
-const sepa = { country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL', clearing_system: 'SEPA', entity_type: 'INDIVIDUAL' };
-const payeeAddress = { 'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117' };
 const billing = { address: '2 Market St', city: 'San Francisco', state: 'CA', country: 'US', postal_code: '94105' };
-
-function freshIban(): string {
-  const bban = `37040044${String(Math.floor(Math.random() * 1e10)).padStart(10, '0')}`;
-  const n = BigInt(`${bban}131400`);
-  return `DE${String(98n - (n % 97n)).padStart(2, '0')}${bban}`;
-}
 
 /** One request; `member: false` for the merchant's own calls (no `x-on-behalf-of`). Every call has a key of its own. */
 interface Call { name: string; method: 'POST' | 'PUT' | 'PATCH' | 'DELETE'; path: string; body?: unknown; member?: boolean }
@@ -78,7 +71,7 @@ describe('one member and one card hammered by every write at once on PostgreSQL'
     const card = await virtualCard();
     await must({ name: 'top-up', method: 'POST', path: `/v1/cards/${card}/topups`, body: { amount: '500', source_asset: 'USDT' } });
     await drain();
-    const payee = await client.remittance.createPayee({ ...sepa, fields: { first_name: 'Anna', last_name: 'Müller', 'bank_details.iban': freshIban(), ...payeeAddress } }, { onBehalfOf: external });
+    const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: external });
     const flexible = (await client.earn.products()).find((p) => p.type === 'flexible')!;
 
     const failures: string[] = [];

@@ -12,7 +12,7 @@ import { payNow } from './support/emv.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { admin, clientFor, createKey, createMerchant, startTestService } from './support/service.js';
 import { consolePassword, inviteConsoleUser, signedInConsole } from './support/console.js';
-import { shipping } from './support/card-lifecycle.js';
+import { sepaPayee, shipping } from './support/fixtures.js';
 
 /**
  * The console's order pages of the other areas (QR payments, remittances, exchange, earn, cards)
@@ -28,14 +28,6 @@ const browser = useBrowser();
 let service: RunningService;
 let merchantId: string;
 let client: MerchantWalletClient;
-
-const sepa = { country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL', clearing_system: 'SEPA', entity_type: 'INDIVIDUAL' };
-const address = { 'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117' };
-function freshIban(): string {
-  const bban = `37040044${String(Math.floor(Math.random() * 1e10)).padStart(10, '0')}`;
-  const n = BigInt(`${bban}131400`);
-  return `DE${String(98n - (n % 97n)).padStart(2, '0')}${bban}`;
-}
 
 /** One member with an order in every area, made through the API. */
 const made: Record<string, string> = {};
@@ -55,7 +47,7 @@ before(async () => {
   const qr = await client.requestRaw({ method: 'POST', path: '/v1/qrpay/payments', body: { qr_code: payNow(), amount: '12.5', asset: 'SGD' }, onBehalfOf: m, idempotencyKey: randomUUID() });
   assert.ok(qr.status < 300, JSON.stringify(qr.body));
   made.qr = (qr.body as { id: string }).id;
-  const payee = await client.remittance.createPayee({ ...sepa, fields: { first_name: 'Anna', last_name: 'Müller', 'bank_details.iban': freshIban(), ...address } }, { onBehalfOf: m });
+  const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: m });
   made.remittance = (await client.remittance.create({ payee_id: payee.id, source_asset: 'USDT', source_amount: '100' }, { onBehalfOf: m })).id;
   const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '100', lock: true }, { onBehalfOf: m });
   made.exchange = (await client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m })).id;

@@ -5,6 +5,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { getHostedPage, jpegBytes, pngBytes, postHostedPage, testHostedScreenKey } from './support/hosted.js';
+import { shipping } from './support/fixtures.js';
 
 /**
  * Hosted-screen tickets through HTTP, the cases that cross areas (docs/hosted-screens.md): what a
@@ -19,8 +20,6 @@ before(async () => {
   ({ client } = await newMerchantClient(service));
 });
 after(async () => service?.close());
-
-const shipping = { address: '1 Main St', city: 'Berlin', country: 'DE', postal_code: '10115' };
 
 /** A member at KYC level 1 with 100 USDT and a physical-card application waiting for documents. */
 async function applicationNeedingDocs() {

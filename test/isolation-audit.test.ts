@@ -25,8 +25,9 @@ import { signedInConsole } from './support/console.js';
 import { rawRequest } from './support/raw-http.js';
 import { fanOut } from '../src/modules/webhooks/fan-out.js';
 import { payNow } from './support/emv.js';
-import { buildWorld, fund, party, sepa, type Member, type Party, type World } from './support/isolation-world.js';
+import { buildWorld, fund, party, type Member, type Party, type World } from './support/isolation-world.js';
 import { ghostOf, ownedIds, probes } from './support/isolation-probes.js';
+import { sepa } from './support/fixtures.js';
 
 interface SeenRoute { method: string; url: string; access: RouteAccess; hidden: boolean }
 

@@ -13,15 +13,7 @@ import { admin, newMerchantClient, startTestService } from './support/service.js
 import { expectCode } from './support/expect.js';
 import { returnWatchTicker } from '../src/modules/remittance/return-watch.js';
 import { payeeIdsOf } from '../src/modules/remittance/queries.js';
-
-const sepa = { country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL', clearing_system: 'SEPA', entity_type: 'INDIVIDUAL' };
-const address = { 'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117' };
-
-function freshIban(): string {
-  const bban = `37040044${String(Math.floor(Math.random() * 1e10)).padStart(10, '0')}`;
-  const n = BigInt(`${bban}131400`);
-  return `DE${String(98n - (n % 97n)).padStart(2, '0')}${bban}`;
-}
+import { freshIban, payeeAddress, sepa, sepaPayee } from './support/fixtures.js';
 
 describe('remittance orders', () => {
   let service: RunningService;
@@ -55,7 +47,7 @@ describe('remittance orders', () => {
     await client.deposits.create({ member_id: external, asset: 'USDT', amount: '1000', tx_hash: `t-${randomUUID()}` });
     await client.deposits.create({ member_id: external, asset: 'EUR', amount: '500', tx_hash: `t-${randomUUID()}` });
     const [first, last] = options.holder ?? ['Anna', 'Müller'];
-    const payee = await client.remittance.createPayee({ ...sepa, fields: { first_name: first, last_name: last, 'bank_details.iban': freshIban(), ...address } }, { onBehalfOf: external });
+    const payee = await client.remittance.createPayee({ ...sepa, fields: { first_name: first, last_name: last, 'bank_details.iban': freshIban(), ...payeeAddress } }, { onBehalfOf: external });
     return { m: external, payee: payee.id };
   }
   const send = (m: string, payee: string, source_asset = 'USDT', source_amount = '100') =>
@@ -98,7 +90,7 @@ describe('remittance orders', () => {
     assert.equal(bought.status, 'completed');
     const custodyOf = async (asset: string) => (await client.merchant.balances()).find((b) => b.asset === asset)?.custody;
     const eurCustody = await custodyOf('EUR');
-    const payee = await client.remittance.createPayee({ ...sepa, fields: { first_name: 'Anna', last_name: 'Müller', 'bank_details.iban': freshIban(), ...address } }, { onBehalfOf: external });
+    const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: external });
     const feeIncome = async () => BigInt(String((await service.ctx.db.selectFrom('ledger_accounts').select('balance')
       .where('owner_type', '=', 'merchant').where('owner_id', '=', merchantId).where('environment', '=', 'sandbox').where('asset', '=', 'EUR').where('bucket', '=', 'fee_income')
       .executeTakeFirst())?.balance ?? 0));
@@ -429,7 +421,7 @@ describe('remittance orders', () => {
     await client.kyc.sandboxReview(member.id, { decision: 'approved' });
     assert.equal((await client.members.get(member.id)).kyc_level, 1);
     await client.deposits.create({ member_id: external, asset: 'EUR', amount: '100', tx_hash: `t-${randomUUID()}` });
-    const payee = await client.remittance.createPayee({ ...sepa, fields: { first_name: 'Anna', last_name: 'Müller', 'bank_details.iban': freshIban(), ...address } }, { onBehalfOf: external });
+    const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: external });
     assert.equal((await send(external, payee.id, 'EUR', '10')).status, 'pending', 'level 1 opens remittance');
     await client.hostedScreens.sandboxComplete((await client.kyc.createProfileSession({ onBehalfOf: member.id })).id, 'submitted');
     assert.equal((await client.members.get(member.id)).kyc_level, 0, 'the level falls while the update is reviewed');

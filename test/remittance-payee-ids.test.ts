@@ -18,16 +18,9 @@ import { migratedImage } from './support/database.js';
 import { admin, newMerchantClient, startTestService, testDatabaseUrl } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payeeIds } from '../src/modules/remittance/payee-ids.js';
+import { sepaPayee } from './support/fixtures.js';
 
-const sepa = { country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL', clearing_system: 'SEPA', entity_type: 'INDIVIDUAL' };
-const address = { 'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117' };
 const opaqueMin = 10n ** 15n;
-
-function freshIban(): string {
-  const bban = `37040044${String(Math.floor(Math.random() * 1e10)).padStart(10, '0')}`;
-  const n = BigInt(`${bban}131400`);
-  return `DE${String(98n - (n % 97n)).padStart(2, '0')}${bban}`;
-}
 
 describe('payee ids', () => {
   let service: RunningService;
@@ -46,7 +39,7 @@ describe('payee ids', () => {
     return external;
   };
   const createPayee = async (m: string) =>
-    (await client.remittance.createPayee({ ...sepa, fields: { first_name: 'Anna', last_name: 'Müller', 'bank_details.iban': freshIban(), ...address } }, { onBehalfOf: m })).id;
+    (await client.remittance.createPayee(sepaPayee(), { onBehalfOf: m })).id;
   const seqsOf = async (m: string) =>
     (await service.ctx.db.selectFrom('remit_payees as p').innerJoin('members as mb', 'mb.id', 'p.member_id')
       .select('p.seq').where('mb.external_member_id', '=', m).orderBy('p.seq').execute()).map((r) => BigInt(r.seq));

@@ -8,6 +8,7 @@ import type { FormField, FormSchema } from '../src/modules/remittance/form-schem
 import { payeeIdsOf } from '../src/modules/remittance/queries.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
+import { freshIban, sepa } from './support/fixtures.js';
 
 /*
  * The SDK declares the form schema's types itself (a client package does not import the server).
@@ -27,20 +28,11 @@ const annaFields = {
   first_name: 'Anna', last_name: 'Müller', 'bank_details.iban': 'DE89 3704 0044 0532 0130 00',
   'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117',
 };
-const sepa = { country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL', clearing_system: 'SEPA', entity_type: 'INDIVIDUAL' };
 const gbFields = {
   first_name: 'Jane', last_name: 'Smith', 'bank_details.routing_code_type1': 'sort_code', 'bank_details.routing_code_value1': '04-00-04',
   'bank_details.account_number': '12345678', 'address.country': 'GB', 'address.city': 'London', 'address.street_address': '1 High St', 'address.postal_code': 'SW1A 1AA',
 };
 const fps = { country_code: 'GB', currency: 'GBP', payment_method: 'LOCAL', clearing_system: 'FPS', entity_type: 'INDIVIDUAL' };
-
-/** A fresh valid German IBAN (unique per call: tests never collide on the shared payee). */
-function freshIban(): string {
-  const bban = `37040044${String(Math.floor(Math.random() * 1e10)).padStart(10, '0')}`;
-  const n = BigInt(`${bban}131400`); // D=13 E=14, "00" check digits
-  const check = String(98n - (n % 97n)).padStart(2, '0');
-  return `DE${check}${bban}`;
-}
 
 describe('remittance payees', () => {
   let service: RunningService;

@@ -9,8 +9,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../../src/server.js';
 import { accountBalance, depositLines, postEntry, verifyLedger } from '../../src/ledger/index.js';
 import { admin } from './service.js';
-
-export const shipping = { address: '1 Main St', city: 'Berlin', country: 'DE', postal_code: '10115' };
+import { shipping } from './fixtures.js';
 
 export function lifecycleHelpers(service: () => RunningService, client: () => MerchantWalletClient, merchantId: () => string) {
   const db = () => service().ctx.db;

@@ -3,7 +3,8 @@
  * request(s) that ask for A's object with a body valid for the route, so that only the ownership
  * of the object can refuse it. Keyed by the route as registered (`METHOD /path/:param`).
  */
-import { shipping, type Objects } from './isolation-world.js';
+import { type Objects } from './isolation-world.js';
+import { shipping } from './fixtures.js';
 
 export interface Probe { path: string; body?: unknown }
 

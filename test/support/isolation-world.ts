@@ -10,16 +10,7 @@ import type { RunningService } from '../../src/server.js';
 import { fanOut } from '../../src/modules/webhooks/fan-out.js';
 import { payNow } from './emv.js';
 import { admin, clientFor, createKey, createMerchant, type Credentials } from './service.js';
-
-export const sepa = { country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL', clearing_system: 'SEPA', entity_type: 'INDIVIDUAL' };
-const payeeAddress = { 'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117' };
-export const shipping = { address: '1 Main St', city: 'Berlin', country: 'DE', postal_code: '10115' };
-
-export function freshIban(): string {
-  const bban = `37040044${String(Math.floor(Math.random() * 1e10)).padStart(10, '0')}`;
-  const n = BigInt(`${bban}131400`);
-  return `DE${String(98n - (n % 97n)).padStart(2, '0')}${bban}`;
-}
+import { freshIban, payeeAddress, sepa, shipping } from './fixtures.js';
 
 export interface Member { id: string; external: string }
 

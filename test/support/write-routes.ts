@@ -9,6 +9,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../../src/server.js';
 import { admin } from './service.js';
 import { payNow } from './emv.js';
+import { freshIban, payeeAddress, sepa, shipping } from './fixtures.js';
 
 export interface WriteCall {
   /** The path as sent (ids filled in). */
@@ -27,15 +28,6 @@ export interface PreparedWrite extends WriteCall {
 export type WriteCases = Record<string, () => Promise<PreparedWrite>>;
 
 const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
-const sepa = { country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL', clearing_system: 'SEPA', entity_type: 'INDIVIDUAL' };
-const payeeAddress = { 'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117' };
-const shipping = { address: '1 Main St', city: 'Berlin', country: 'DE', postal_code: '10115' };
-
-function freshIban(): string {
-  const bban = `37040044${String(Math.floor(Math.random() * 1e10)).padStart(10, '0')}`;
-  const n = BigInt(`${bban}131400`);
-  return `DE${String(98n - (n % 97n)).padStart(2, '0')}${bban}`;
-}
 
 export function writeCases(service: () => RunningService, client: () => MerchantWalletClient, merchantId: () => string): WriteCases {
   const c = () => client();
