@@ -33,9 +33,11 @@ export interface BatchRunner<I, O> {
   /**
    * Runs the items in one transaction; answers one outcome per item, in order, once committed.
    * `fallback`: the item is run again alone because its batch failed (the runner may then avoid
-   * what it does for a batch).
+   * what it does for a batch). `locked`: called once the batch holds the locks that order it
+   * (write-batch.ts: the merchants' write locks): its order keys may then go to the next batch,
+   * whose transaction waits for those locks in the database and so commits after this one.
    */
-  runBatch(items: readonly I[], fallback?: boolean): Promise<O[]>;
+  runBatch(items: readonly I[], fallback?: boolean, locked?: () => void): Promise<O[]>;
 }
 
 interface Waiting<I, O> {
@@ -104,16 +106,27 @@ export class GroupCommitter<I, O> {
       const orders = [...new Set(batch.map((w) => w.order))];
       for (const order of orders) this.busy.add(order);
       this.inFlight++;
-      const done = () => {
+      // A batch's order keys are freed as soon as it holds its locks (`locked`), or when it ends:
+      // a merchant's next batch then waits for them on its own connection in the database
+      // instead of for this batch's last round trips in this process, which under load are
+      // queued behind the event loop's other work.
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
         for (const order of orders) this.busy.delete(order);
-        this.inFlight--;
         this.pump();
+      };
+      const done = () => {
+        this.inFlight--;
+        if (released) this.pump();
+        else release();
       };
       // With tracing on, the batch is a span in its first request's trace, linked to the others'
       // (pump runs in whichever context called it: another batch's, a timer's).
       const t = tracing();
-      if (t === undefined) void this.commit(batch, done);
-      else void t.inBatchSpan('group commit', { 'mwa.batch.size': batch.length }, batch.map((w) => w.context), () => this.commit(batch, done));
+      if (t === undefined) void this.commit(batch, done, release);
+      else void t.inBatchSpan('group commit', { 'mwa.batch.size': batch.length }, batch.map((w) => w.context), () => this.commit(batch, done, release));
     }
   }
 
@@ -124,13 +137,13 @@ export class GroupCommitter<I, O> {
    * the next batch's statement, on the path every write of one merchant waits on (docs/performance.md
    * "Eleventh round").
    */
-  private async commit(batch: Waiting<I, O>[], done: () => void): Promise<void> {
+  private async commit(batch: Waiting<I, O>[], done: () => void, locked: () => void): Promise<void> {
     this.stats.batches++;
     this.stats.items += batch.length;
     this.stats.largest = Math.max(this.stats.largest, batch.length);
     let outcomes: O[];
     try {
-      outcomes = await this.runner.runBatch(batch.map((w) => w.item));
+      outcomes = await this.runner.runBatch(batch.map((w) => w.item), false, locked);
     } catch (err) {
       try {
         await this.retryAlone(batch, err);

@@ -117,7 +117,8 @@ interface PendingRecord {
  * after it, when the first failed without one).
  */
 export async function runWriteBatch(
-  trx: Transaction<Database>, writes: readonly GroupedWrite[], options: { stats?: { together: number }; fallback?: boolean } = {},
+  trx: Transaction<Database>, writes: readonly GroupedWrite[],
+  options: { stats?: { together: number }; fallback?: boolean; locked?: () => void } = {},
 ): Promise<WriteOutcome[]> {
   const outcomes: (WriteOutcome | undefined)[] = writes.map(() => undefined);
   // Every merchant's write lock, in one global order (byte order): two batches that share
@@ -132,6 +133,8 @@ export async function runWriteBatch(
                         ${writes.map(({ req }) => req.auth!.environment)}::text[], ${writes.map(({ req }) => req.idempotency!.key)}::text[],
                         ${idempotencyWindowHours}::int, ${nonces.nonces}::text[], ${nonces.nonceExpires}::timestamptz[], ${nonces.nonceNow}::timestamptz[])
   `.execute(trx);
+  // The merchants' write locks are held: their next batch may start and wait for them (group-commit.ts).
+  options.locked?.();
   const stale = new Set(claims.filter((c) => c.fresh === false).map((c) => Number(c.ord) - 1));
   const locked = new Set(claims.filter((c) => c.locked).map((c) => Number(c.ord) - 1));
   const records = new Map<string, StoredResult>(
@@ -325,10 +328,10 @@ function storedOf(r: PendingRecord): StoredResult {
  * transactions at once (leave connections for reads and for writes that are not grouped).
  */
 export function createWriteGroup(db: Kysely<Database>, options: BatchOptions): WriteGroup {
-  const run = (writes: readonly GroupedWrite[], fallback?: boolean) =>
-    db.transaction().execute((trx) => runWriteBatch(trx, writes, { stats: group.stats, fallback }));
+  const run = (writes: readonly GroupedWrite[], fallback?: boolean, locked?: () => void) =>
+    db.transaction().execute((trx) => runWriteBatch(trx, writes, { stats: group.stats, fallback, locked }));
   const group: WriteGroup = new GroupCommitter<GroupedWrite, WriteOutcome>({
-    runBatch: (writes, fallback) => runAgainAfterConflict(writes, () => run(writes, fallback)),
+    runBatch: (writes, fallback, locked) => runAgainAfterConflict(writes, () => run(writes, fallback, locked)),
   }, options);
   return group;
 }
