@@ -2,13 +2,21 @@
  * The arrows between the layers (docs/architecture.md, "Layers"); `npm run lint:deps` in CI.
  *
  *   composition roots (src/main.ts, server.ts, routes.ts, background.ts, src/operator/)
- *     → modules/<area>  → platform, ledger, db, jobs (queue and handler types), upstreams (interfaces)
- *   platform, ledger, db, jobs, upstreams import no module and no composition root.
+ *     → modules/<area>  → provider-orders (its index.ts)
+ *                       → platform, ledger, db, jobs (queue and handler types), upstreams (ports)
+ *   provider-orders → platform, db, jobs, upstreams (ports); nothing below imports it.
+ *   platform, ledger, db, jobs, upstreams, provider-orders import no module and no composition root.
  *
  * There is no list of tolerated violations: a wrong arrow fails the check.
  */
 const root = '^src/(main|server|routes|background)\\.ts$|^src/operator/';
-const lower = '^src/(platform|ledger|db|jobs|upstreams)/';
+const lower = '^src/(platform|ledger|db|jobs|upstreams|provider-orders)/';
+/** What an area may import of upstreams: the ports, the plumbing it calls (deadline, sandbox presets), the pure rate maths. */
+const upstreamPorts = [
+  '^src/upstreams/(index|port|deadline|behaviors)\\.ts$',
+  '^src/upstreams/[^/]+/port\\.ts$',
+  '^src/upstreams/rates/conversion\\.ts$',
+];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -23,8 +31,9 @@ module.exports = {
     {
       name: 'lower-layers-import-no-module',
       severity: 'error',
-      comment: 'platform, ledger, jobs and upstreams know nothing of the business areas; a module plugs in through a composition root.',
-      from: { path: '^src/(platform|ledger|jobs|upstreams)/' },
+      comment: 'platform, ledger, jobs, upstreams and provider-orders know nothing of the business areas; '
+        + 'a module plugs in through a composition root.',
+      from: { path: '^src/(platform|ledger|jobs|upstreams|provider-orders)/' },
       to: { path: '^src/modules/' },
     },
     {
@@ -51,7 +60,7 @@ module.exports = {
       name: 'no-composition-root-below',
       severity: 'error',
       comment: 'Only the composition roots assemble route modules and background work; nothing imports them back.',
-      from: { path: '^src/(platform|ledger|db|jobs|upstreams|modules)/' },
+      from: { path: '^src/(platform|ledger|db|jobs|upstreams|provider-orders|modules)/' },
       to: { path: root },
     },
     {
@@ -60,6 +69,29 @@ module.exports = {
       comment: 'The ledger raises its own domain errors; the API edge maps them to HTTP.',
       from: { path: '^src/ledger/' },
       to: { path: '(^|/)node_modules/(fastify|@fastify/[^/]+)/|^src/platform/(http-app|errors|route-access|openapi|validation)\\.ts$' },
+    },
+    {
+      name: 'provider-orders-import-nothing-http',
+      severity: 'error',
+      comment: 'The provider-order lifecycle raises its own domain errors (errors.ts); '
+        + 'the API edge (src/api-errors.ts) maps them to HTTP.',
+      from: { path: '^src/provider-orders/' },
+      to: { path: '(^|/)node_modules/(fastify|@fastify/[^/]+)/|^src/platform/(http-app|errors|route-access|openapi|validation)\\.ts$' },
+    },
+    {
+      name: 'provider-orders-sit-above-the-lower-layers',
+      severity: 'error',
+      comment: 'The provider-order lifecycle uses platform, db, jobs and the upstream ports; '
+        + 'none of them (nor the ledger) imports it back.',
+      from: { path: '^src/(platform|ledger|db|jobs|upstreams)/' },
+      to: { path: '^src/provider-orders/' },
+    },
+    {
+      name: 'modules-use-provider-orders-index',
+      severity: 'error',
+      comment: 'Areas use the shared provider-order lifecycle through its one public file.',
+      from: { path: '^src/modules/' },
+      to: { path: '^src/provider-orders/', pathNot: '^src/provider-orders/index\\.ts$' },
     },
     {
       name: 'modules-reach-other-areas-through-service-and-queries',
@@ -81,17 +113,24 @@ module.exports = {
       to: { path: '^src/jobs/', pathNot: '^src/jobs/(queue|types|failures)\\.ts$' },
     },
     {
-      name: 'modules-use-upstream-interfaces',
+      name: 'modules-use-upstream-ports',
       severity: 'error',
-      comment: 'Modules call providers through ctx.upstreams; simulators, their configuration and workers are the upstreams\' own.',
+      comment: 'Modules call providers through ctx.upstreams and know them by their ports (<provider>/port.ts); the simulators, '
+        + 'the factory (create-upstreams.ts), the adapter configuration, the tables and the workers are the upstreams\' own.',
       from: { path: '^src/modules/' },
-      to: { path: '^src/upstreams/(simulator|config|workers)\\.ts$' },
+      to: { path: '^src/upstreams/', pathNot: upstreamPorts },
     },
     {
-      name: 'modules-import-provider-files-type-only',
+      name: 'ports-import-no-adapter',
       severity: 'error',
-      from: { path: '^src/modules/' },
-      to: { path: '^src/upstreams/(card|chain|qrpay|remittance)\\.ts$', dependencyTypesNot: ['type-only'] },
+      comment: 'A port (port.ts, <provider>/port.ts, index.ts) states an interface: it never reaches a simulator or the factory.',
+      from: { path: '^src/upstreams/(index|port)\\.ts$|^src/upstreams/[^/]+/port\\.ts$' },
+      to: {
+        path: [
+          '^src/upstreams/(create-upstreams|simulated-provider|behaviors|tables|workers|config)\\.ts$',
+          '^src/upstreams/[^/]+/(simulator|settlement-calendar)\\.ts$',
+        ],
+      },
     },
   ],
   options: {

@@ -1,14 +1,15 @@
 import { ApiError, type ErrorCode } from './platform/errors.js';
 import { AmountError, InsufficientFundsError, shortfallOf, type Shortfall } from './ledger/index.js';
 import { parseAmount as readRequestAmount } from './ledger/money.js';
+import { OrderStateError } from './provider-orders/index.js';
 
 /**
- * The API edge's map from domain errors to the reference's codes. The ledger raises its own
- * errors and knows no HTTP; the platform writes envelopes and knows no domain; this file, beside
- * the composition root, is the one place that knows both. `server.ts` puts `mapDomainError` on
- * the service context: the error handler of both listeners and the route helper's transactions
- * use it. `DuplicatePostingError` is not mapped: callers check for a repeat first, so reaching it
- * is a bug (500 `api_error`).
+ * The API edge's map from domain errors to the reference's codes. The ledger and the
+ * provider-order lifecycle raise their own errors and know no HTTP; the platform writes envelopes
+ * and knows no domain; this file, beside the composition root, is the one place that knows both.
+ * `server.ts` puts `mapDomainError` on the service context: the error handler of both listeners
+ * and the route helper's transactions use it. `DuplicatePostingError` is not mapped: callers
+ * check for a repeat first, so reaching it is a bug (500 `api_error`).
  */
 
 const shortfallCodes: Record<Shortfall, ErrorCode> = {
@@ -25,6 +26,7 @@ export function insufficientFundsCode(err: InsufficientFundsError): ErrorCode {
 export function mapDomainError(err: unknown): ApiError | undefined {
   if (err instanceof AmountError) return new ApiError('invalid_request', err.message);
   if (err instanceof InsufficientFundsError) return new ApiError(insufficientFundsCode(err));
+  if (err instanceof OrderStateError) return new ApiError('state_invalid', err.message);
   return undefined;
 }
 

@@ -28,7 +28,7 @@ import { ensureDemoMerchant, type DemoCredentials } from './bootstrap.js';
 import { createWorkers, type Workers } from './jobs/workers.js';
 import { batchQueues, jobHandlers, tickers } from './background.js';
 import { reportFailure } from './jobs/failures.js';
-import { createUpstreams } from './upstreams/index.js';
+import { createUpstreams } from './upstreams/create-upstreams.js';
 import { createClock } from './platform/clock.js';
 import { closeDeliveryPools } from './modules/webhooks/http-post.js';
 import { hostedScreenKeyBytes, parseHostedScreenKey } from './platform/keys.js';

@@ -8,7 +8,7 @@ import {
   topUpCreditLines, topUpDispatchProblem, topUpFailLines, topUpFreezeLines, topUpSettleLines, type AuthorizationFacts,
 } from '../src/modules/cards/money-rules.js';
 import { cardStopped } from '../src/modules/cards/state.js';
-import { rateAfterSpread } from '../src/upstreams/rates.js';
+import { rateAfterSpread } from '../src/upstreams/rates/conversion.js';
 
 const pricing = { feeBps: 100, feeFixed: 0n, topupMin: 1000n, topupMaxSingle: 1_000_000n };
 

@@ -15,7 +15,7 @@ import { balanceOf, fundedMember, useLedgerCheckedService } from './support/ledg
 import { newMerchantClient } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
-import { SimulatedQrPay } from '../src/upstreams/qrpay.js';
+import { SimulatedQrPay } from '../src/upstreams/qrpay/simulator.js';
 import { addSandboxOffset } from '../src/platform/clock.js';
 import { earnTickers } from '../src/modules/earn/workers.js';
 

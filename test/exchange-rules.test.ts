@@ -7,7 +7,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { assertEntry, type EntryLine } from '../src/ledger/index.js';
-import { convert, isStale, rateAfterSpread, ratioOf, SimulatedMarket, driftBps } from '../src/upstreams/rates.js';
+import { convert, rateAfterSpread, ratioOf } from '../src/upstreams/rates/conversion.js';
+import { isStale } from '../src/upstreams/rates/port.js';
+import { SimulatedMarket, driftBps } from '../src/upstreams/rates/simulator.js';
 import {
   bpsUp, conversionBuyLines, conversionSellLines, exchangeBuyLines, exchangeSellLines, limitBreach, needsStepUp, priceExchange, quoteRequestIdentity, type PriceInput,
 } from '../src/modules/exchange/rules.js';

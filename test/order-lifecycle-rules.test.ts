@@ -1,8 +1,8 @@
-/** The shared provider-order lifecycle's pure rules (src/upstreams/order-lifecycle.ts): an operator's resolve against the provider's answer. */
+/** The shared provider-order lifecycle's pure rules (src/provider-orders/lifecycle.ts): an operator's resolve against the provider's answer. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideOnQueryAnswer, resolveByOperator, type OpenOrderStatus } from '../src/upstreams/order-lifecycle.js';
-import type { StatusOutcome } from '../src/upstreams/types.js';
+import { decideOnQueryAnswer, resolveByOperator, type OpenOrderStatus } from '../src/provider-orders/lifecycle.js';
+import type { StatusOutcome } from '../src/upstreams/port.js';
 
 const graceMs = 60_000;
 

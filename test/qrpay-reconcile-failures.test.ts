@@ -8,7 +8,7 @@ import type { ServiceContext } from '../src/service-context.js';
 import { loggerOptions } from '../src/platform/request-log.js';
 import { reconcileDueOrders, reconcileJobName } from '../src/modules/qrpay/reconcile.js';
 import { qrpayOrders } from '../src/modules/qrpay/apply.js';
-import { reconcilePass } from '../src/upstreams/order-store.js';
+import { reconcilePass } from '../src/provider-orders/store.js';
 import { newMerchantClient, startTestService } from './support/service.js';
 import { rawRequest } from './support/raw-http.js';
 import { payNow } from './support/emv.js';

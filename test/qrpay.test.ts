@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
-import { SimulatedQrPay } from '../src/upstreams/qrpay.js';
+import { SimulatedQrPay } from '../src/upstreams/qrpay/simulator.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { emv, payNow } from './support/emv.js';
 import { expectCode } from './support/expect.js';

@@ -18,9 +18,10 @@ import {
 } from '../src/modules/remittance/rules.js';
 import { decideOnCall, decideOnQuery, decideOnReturnCheck, publicStatus, recheckDelayMs } from '../src/modules/remittance/state.js';
 import { defaultCorridors, defaultRestrictedJurisdictions } from '../src/db/migrations/016_remittance.js';
-import { easterSunday, isHoliday, isSettlementDay, nextBusinessDay } from '../src/upstreams/settlement-calendar.js';
-import { calendarFor, simulatedNameCheck } from '../src/upstreams/remittance.js';
-import { convert, convertBack, rateAfterSpread, ratioOf, SimulatedMarket } from '../src/upstreams/rates.js';
+import { easterSunday, isHoliday, isSettlementDay, nextBusinessDay } from '../src/upstreams/remittance/settlement-calendar.js';
+import { calendarFor, simulatedNameCheck } from '../src/upstreams/remittance/simulator.js';
+import { convert, convertBack, rateAfterSpread, ratioOf } from '../src/upstreams/rates/conversion.js';
+import { SimulatedMarket } from '../src/upstreams/rates/simulator.js';
 import { assertEntry, type EntryLine } from '../src/ledger/index.js';
 
 const runs = { numRuns: 200 };

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { scopeNowSql } from '../platform/clock.js';
-import { injectionTtlSeconds, type CallContext, type InjectedBehavior, type UpstreamName } from './types.js';
+import { injectionTtlSeconds, type CallContext, type InjectedBehavior, type UpstreamName } from './port.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

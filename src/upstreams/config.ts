@@ -1,4 +1,4 @@
-import { upstreamNames, type UpstreamName } from './types.js';
+import { upstreamNames, type UpstreamName } from './port.js';
 
 /** Adapters built in. A real provider's adapter is added here and chosen by configuration. */
 export const adapterKinds = ['simulator'] as const;

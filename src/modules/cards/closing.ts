@@ -12,7 +12,7 @@ import type { ServiceContext } from '../../service-context.js';
 import type { ClockScope } from '../../platform/clock.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import { providerStatusOf, type CallOutcome } from '../../upstreams/types.js';
+import { providerStatusOf, type CallOutcome } from '../../upstreams/port.js';
 import { emitCardStatus, returnCardBalance } from './balance-return.js';
 import { alertUnknownStatus } from './controls.js';
 import { findCard, type Db, type MemberCardCaller } from './queries.js';

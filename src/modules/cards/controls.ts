@@ -12,7 +12,7 @@ import { enqueue } from '../../jobs/queue.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
 import { minorFromDb, parseAmount } from '../../ledger/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import { providerStatusOf, type CallOutcome } from '../../upstreams/types.js';
+import { providerStatusOf, type CallOutcome } from '../../upstreams/port.js';
 import { raiseAlertOnce } from '../alerts/queries.js';
 import { findCard, scaleOf, type Db, type MemberCardCaller } from './queries.js';
 import { addressProblems, limitProblems, merchantRuleProblems, normaliseAddress, tighterLimits, type Limits } from './rules.js';

@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { OperatorIdParams as IdParams, operatorRouter } from '../../platform/operator-route.js';
 import { ApiError } from '../../platform/errors.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../ledger/index.js';
-import { resolveByHand } from '../../upstreams/order-store.js';
+import { resolveByHand } from '../../provider-orders/index.js';
 import { productSeqOf, scaleOf, withIdPrefix, type Db } from './queries.js';
 import { applyTopUpDecision, callInFlight, queryDecision, topUpView, type TopUpDecision } from './topups.js';
 import { OperatorCardTopUp } from './money-schemas.js';

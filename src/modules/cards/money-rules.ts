@@ -4,7 +4,7 @@
  * and card transactions. No database, no clock.
  */
 import { memberFeeToMerchant, platformAccount, type EntryLine } from '../../ledger/index.js';
-import { convert } from '../../upstreams/rates.js';
+import { convert } from '../../upstreams/rates/conversion.js';
 import { feeInSource, heldReleaseToAvailableLines } from './rules.js';
 import { cardCanSpend } from './state.js';
 import type { CardStatus, CardTransactionStatus } from './tables.js';

@@ -12,7 +12,7 @@
  *   confirmed set comes back; never received → pushed again under the same request id.
  *
  * Both are timed processes on the merchant's clock (the sandbox clock advance runs them) with
- * the shared backoff of src/upstreams/order-lifecycle.ts and its `upstream.reconciliation_stalled`
+ * the shared backoff of src/provider-orders/lifecycle.ts and its `upstream.reconciliation_stalled`
  * alert; a ticker runs them for every scope with a check due on its own clock. Every change is
  * a conditional one under the row's lock, so a pass racing the request's own answer (or another
  * process) changes nothing twice; the request ids are the issuer's idempotency keys.
@@ -24,7 +24,7 @@ import type { Ticker, TimedProcess } from '../../jobs/types.js';
 import { scopeNowSql, type ClockScope } from '../../platform/clock.js';
 import { reportFailure } from '../../jobs/failures.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import { reconcileStalledAfterChecks, recheckDelayMs } from '../../upstreams/order-lifecycle.js';
+import { reconcileStalledAfterChecks, recheckDelayMs } from '../../provider-orders/index.js';
 import { raiseAlert } from '../alerts/queries.js';
 import { alertApplicationUnknownStatus, decide } from './applications.js';
 import { confirmRules, restoreConfirmedRules, storedRuleSet } from './controls.js';

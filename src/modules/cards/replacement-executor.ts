@@ -21,7 +21,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { newId } from '../../platform/ids.js';
 import { accountBalance, minorFromDb, postEntry } from '../../ledger/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import { providerStatusOf } from '../../upstreams/types.js';
+import { providerStatusOf } from '../../upstreams/port.js';
 import { raiseAlert } from '../alerts/queries.js';
 import { emitCardStatus, emitReplacement, returnCardBalance } from './balance-return.js';
 import { alertUnknownStatus } from './controls.js';

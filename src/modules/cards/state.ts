@@ -1,5 +1,5 @@
-import type { ActivationStatusOutcome, ApplicationDecision, ApplicationReviewStatus, ApplicationStatusOutcome } from '../../upstreams/card.js';
-import { providerStatusOf, type CallOutcome, type StatusOutcome } from '../../upstreams/types.js';
+import type { ActivationStatusOutcome, ApplicationDecision, ApplicationReviewStatus, ApplicationStatusOutcome } from '../../upstreams/card/port.js';
+import { providerStatusOf, type CallOutcome, type StatusOutcome } from '../../upstreams/port.js';
 import type { ApplicationStatus, CardStatus, FormFactor, InventoryStatus, ReplacementReason, ReplacementStatus } from './tables.js';
 
 /**

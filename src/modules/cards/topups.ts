@@ -2,7 +2,7 @@
  * Card top-ups (docs/cards.md "Card money"): the quote (a pure estimate, nothing stored), the
  * order (`POST /v1/cards/{id}/topups`: amount + fee frozen, `pending`), its dispatch to the card
  * issuer by a job, and the answer applied exactly once through the shared order lifecycle
- * (src/upstreams/order-store.ts), as remittance does: `credited` (the card bucket grows, the freeze
+ * (src/provider-orders/store.ts), as remittance does: `credited` (the card bucket grows, the freeze
  * is released to the issuer, `card.topup.credited`) or `failed` (the freeze back to available,
  * `card.topup.failed`); an unknown outcome stays frozen until reconciliation learns it.
  */
@@ -15,12 +15,12 @@ import { keysetPage, type PageParams } from '../../platform/pagination.js';
 import { accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, postEntryOrRefuse, recordEvent } from '../../ledger/index.js';
 import { enqueue } from '../../jobs/queue.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import { decideOnCallAnswer, decideOnQueryAnswer, isOpenOrder, type LifecycleDecision } from '../../upstreams/order-lifecycle.js';
 import {
-  applyAndSchedule, claimMove, orderNowSql, providerFields, reconcilePass, recordWait, suspendOrder, type OrderStore,
-} from '../../upstreams/order-store.js';
-import { rateAfterSpread } from '../../upstreams/rates.js';
-import type { CallOutcome, StatusOutcome } from '../../upstreams/types.js';
+  applyAndSchedule, claimMove, decideOnCallAnswer, decideOnQueryAnswer, isOpenOrder, orderNowSql, providerFields, reconcilePass, recordWait,
+  suspendOrder, type LifecycleDecision, type OrderStore,
+} from '../../provider-orders/index.js';
+import { rateAfterSpread } from '../../upstreams/rates/conversion.js';
+import type { CallOutcome, StatusOutcome } from '../../upstreams/port.js';
 import { raiseAlert } from '../alerts/queries.js';
 import { getAsset } from '../assets/queries.js';
 import {

@@ -15,7 +15,7 @@ import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { keysetPage, type PageParams } from '../../platform/pagination.js';
 import { accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, recordEvent, type EntryLine } from '../../ledger/index.js';
-import type { CardNetworkMessage } from '../../upstreams/card.js';
+import type { CardNetworkMessage } from '../../upstreams/card/port.js';
 import type { ClockScope } from '../../platform/clock.js';
 import {
   authHoldLines, authorizationExpired, authorizationExpiresAt, cardMoneyEntryKinds, cardTransactionReferenceType, clearableHold, clearingLines,

@@ -9,7 +9,7 @@
 import { enqueue, type ClaimedJob } from '../../jobs/queue.js';
 import type { ServiceContext } from '../../service-context.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import { providerStatusOf } from '../../upstreams/types.js';
+import { providerStatusOf } from '../../upstreams/port.js';
 import { raiseAlert, raiseAlertOnce } from '../alerts/queries.js';
 import type { Db } from './queries.js';
 import type { CardApplicationRow } from './tables.js';

@@ -3,7 +3,7 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { TimedProcess } from '../../jobs/types.js';
 import { ApiError } from '../../platform/errors.js';
-import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../../upstreams/types.js';
+import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../../upstreams/port.js';
 import { html } from '../hosted-screens/html.js';
 import { advanceClock, advanceSecondsMax, presetBehavior, readClock, resetSandbox } from '../sandbox/service.js';
 import { attempt, csrfField, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';

@@ -4,7 +4,7 @@
  * posting rules of a member exchange and of a merchant conversion. No database, no clock.
  */
 import { memberFeeToMerchant, platformAccount, type EntryLine } from '../../ledger/index.js';
-import { convert, rateAfterSpread } from '../../upstreams/rates.js';
+import { convert, rateAfterSpread } from '../../upstreams/rates/conversion.js';
 import type { FeeSide } from './tables.js';
 
 // ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import { newId } from '../../platform/ids.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 import { formatAmount, minorFromDb, parseAmount, postEntryOrRefuse, recordEvent } from '../../ledger/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import { isStale, type RateOutcome } from '../../upstreams/rates.js';
+import { isStale, type RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/queries.js';
 import { minKycLevel } from '../kyc/queries.js';
 import { requireStepUp, stepUpErrors, type StepUpCall } from '../step-up/service.js';

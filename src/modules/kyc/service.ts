@@ -16,7 +16,7 @@ import {
 import { levelAfterUpdate, levelOnApproval, type ProfileFields } from './rules.js';
 import { transition, type KycAction } from './state.js';
 import type { KycImageKind, KycImageType, KycReviewSource } from './tables.js';
-import type { KycSubmitOutcome } from '../../upstreams/kyc.js';
+import type { KycSubmitOutcome } from '../../upstreams/kyc/port.js';
 
 /**
  * The KYC area's operations (docs/kyc.md): hosted-screen sessions, submissions from the screens,

@@ -10,7 +10,7 @@ import { scopeNowSql } from '../../platform/clock.js';
 import { usableNetwork } from '../assets/rules.js';
 import { getAsset } from '../assets/queries.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import { providerStatusOf } from '../../upstreams/types.js';
+import { providerStatusOf } from '../../upstreams/port.js';
 import { raiseAlertOnce } from '../alerts/queries.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */

@@ -2,20 +2,20 @@
  * Applying what the provider (or the operator) said to an order: each transition is one
  * conditional UPDATE (the claim), and the ledger entry and the event are written only by the
  * transaction that won it. The claims, the suspension and the re-query schedule are the shared
- * lifecycle's (src/upstreams/order-store.ts); QR pay keeps its table, entries and events.
+ * lifecycle's (src/provider-orders/store.ts); QR pay keeps its table, entries and events.
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { minorFromDb, postEntry, recordEvent } from '../../ledger/index.js';
-import { applyAndSchedule, claimMove, providerFields, recordWait, suspendOrder, type OrderStore } from '../../upstreams/order-store.js';
+import { applyAndSchedule, claimMove, providerFields, recordWait, suspendOrder, type OrderStore } from '../../provider-orders/index.js';
 import { raiseAlert } from '../alerts/queries.js';
 import { externalIdOf } from './queries.js';
 import { qrpayCompleteLines, qrpayEntryKinds, qrpayFailLines, qrpayReferenceType, qrpayRefundLines } from './rules.js';
 import { openStatuses, type Decision, type FailureReason } from './state.js';
 import type { QrOrderRow } from './tables.js';
 
-export { reconcileStalledAfterChecks } from '../../upstreams/order-lifecycle.js';
+export { reconcileStalledAfterChecks } from '../../provider-orders/index.js';
 
 /** QR pay's orders as the shared lifecycle sees them. */
 export const qrpayOrders: OrderStore = {

@@ -6,7 +6,7 @@ import { raiseAlertOnce } from '../alerts/queries.js';
 import { applyDecision, refundIn } from './apply.js';
 import { callInFlight, callOf, safely } from './provider.js';
 import { queryDecision } from './reconcile.js';
-import { resolveByHand } from '../../upstreams/order-store.js';
+import { resolveByHand } from '../../provider-orders/index.js';
 import { findOrder } from './queries.js';
 import { publicStatus, type Decision } from './state.js';
 import type { QrOrderRow } from './tables.js';

@@ -1,7 +1,7 @@
 import type { Environment } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
-import type { CallContext, CallOutcome, StatusOutcome } from '../../upstreams/types.js';
-import type { QrCheckOutcome } from '../../upstreams/qrpay.js';
+import type { CallContext, CallOutcome, StatusOutcome } from '../../upstreams/port.js';
+import type { QrCheckOutcome } from '../../upstreams/qrpay/port.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import type { QrOrderRow } from './tables.js';
 

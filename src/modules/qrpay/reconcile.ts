@@ -1,6 +1,6 @@
 /** Reconciliation: open orders re-queried with the provider until their outcome is known. */
 import type { ServiceContext } from '../../service-context.js';
-import { reconcilePass } from '../../upstreams/order-store.js';
+import { reconcilePass } from '../../provider-orders/index.js';
 import { applyDecision, qrpayOrders } from './apply.js';
 import { callInFlight, callOf, safely } from './provider.js';
 import { decideOnQuery, isOpen, type Decision } from './state.js';
@@ -30,7 +30,7 @@ export async function reconcileOrder(ctx: ServiceContext, order: QrOrderRow): Pr
 }
 
 /**
- * One reconciliation pass (the shared one, src/upstreams/order-store.ts): claims up to `batchMax`
+ * One reconciliation pass (the shared one, src/provider-orders/store.ts): claims up to `batchMax`
  * due open orders (SKIP LOCKED; the claim pushes next_check_at out by a lease), then re-queries
  * each outside any transaction. Answers how many were looked at. An order whose re-query fails
  * is logged and counted (`background_failures_total{job="qrpay.reconcile"}`); its lease lapses

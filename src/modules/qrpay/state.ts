@@ -1,10 +1,10 @@
 import type { QrPayOrderStatus, QrPayUpstreamOutcome } from './tables.js';
-import type { CallOutcome, StatusOutcome } from '../../upstreams/types.js';
-import { decideOnCallAnswer, decideOnQueryAnswer, openOrderStatuses, recheckDelayMs, type UpstreamAlertKind } from '../../upstreams/order-lifecycle.js';
+import type { CallOutcome, StatusOutcome } from '../../upstreams/port.js';
+import { decideOnCallAnswer, decideOnQueryAnswer, openOrderStatuses, recheckDelayMs, type UpstreamAlertKind } from '../../provider-orders/index.js';
 
 /**
  * The QR payment order state machine (pure; the provider-answer rules are the shared ones of
- * src/upstreams/order-lifecycle.ts). Our states:
+ * src/provider-orders/lifecycle.ts). Our states:
  *
  *   processing ──complete──▶ completed ──refund──▶ refunded
  *        │  ╲──fail──▶ failed
@@ -40,7 +40,7 @@ export function publicStatus(status: QrPayOrderStatus): PublicStatus {
   return status === 'suspended' ? 'processing' : status;
 }
 
-/** What the answer of the payment call means for a new order (the shared rules, order-lifecycle.ts). */
+/** What the answer of the payment call means for a new order (the shared rules, provider-orders/lifecycle.ts). */
 export function decideOnCall(answer: CallOutcome): Decision {
   return decideOnCallAnswer(answer, 'complete_and_refund');
 }
@@ -52,7 +52,7 @@ export interface OrderFacts {
   callAgeMs: number;
 }
 
-/** What a status query's answer means for an open order (the shared rules, order-lifecycle.ts). */
+/** What a status query's answer means for an open order (the shared rules, provider-orders/lifecycle.ts). */
 export function decideOnQuery(order: OrderFacts, answer: StatusOutcome, notFoundGraceMs: number): Decision {
   return decideOnQueryAnswer(order, answer, notFoundGraceMs, 'complete_and_refund');
 }

@@ -2,21 +2,21 @@
  * Applying what the provider (or the operator) said to a remittance order: each transition is one
  * conditional UPDATE (the claim), and only the transaction that won it posts the ledger entry
  * (itself unique by order and kind) and writes the `remittance.order.*` event. The claims, the
- * suspension and the re-query schedule are the shared lifecycle's (src/upstreams/order-store.ts);
+ * suspension and the re-query schedule are the shared lifecycle's (src/provider-orders/store.ts);
  * remittance keeps its table, entries, events and the payout date.
  */
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { minorFromDb, postEntry, recordEvent, type EntryLine } from '../../ledger/index.js';
-import { applyAndSchedule, claimMove, orderNowSql, providerFields as lifecycleFields, recordWait, suspendOrder, type OrderStore } from '../../upstreams/order-store.js';
+import { applyAndSchedule, claimMove, orderNowSql, providerFields as lifecycleFields, recordWait, suspendOrder, type OrderStore } from '../../provider-orders/index.js';
 import { raiseAlert } from '../alerts/queries.js';
 import { externalIdOf } from './order-queries.js';
 import { remitCompleteLines, remitEntryKinds, remitFailLines, remitReferenceType, remitReturnLines, type OrderMoney } from './rules.js';
 import { movesFrom, publicStatus, returnCheckOffsetsSeconds, type Decision, type FailureReason } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 
-export { reconcileStalledAfterChecks } from '../../upstreams/order-lifecycle.js';
+export { reconcileStalledAfterChecks } from '../../provider-orders/index.js';
 
 /** Remittance orders as the shared lifecycle sees them. */
 export const remitOrders: OrderStore = {

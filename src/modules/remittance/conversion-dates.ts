@@ -5,7 +5,7 @@
  */
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
-import type { CallContext } from '../../upstreams/types.js';
+import type { CallContext } from '../../upstreams/port.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 
 export const conversionDateErrors = ['product_not_available', 'service_unavailable', 'upstream_error'] as const satisfies readonly ErrorCode[];

@@ -11,7 +11,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { minorFromDb } from '../../ledger/index.js';
 import { RetryLater } from '../../jobs/types.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import { orderNowSql } from '../../upstreams/order-store.js';
+import { orderNowSql } from '../../provider-orders/index.js';
 import { applyDecision, emitOrderEvent, failIn, remitOrders } from './apply.js';
 import { findOrder } from './order-queries.js';
 import { entityById } from './queries.js';

@@ -12,7 +12,7 @@ import { keysetPage, type PageParams } from '../../platform/pagination.js';
 import { parseAmount, postEntryOrRefuse } from '../../ledger/index.js';
 import { enqueue } from '../../jobs/queue.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import type { CallContext } from '../../upstreams/types.js';
+import type { CallContext } from '../../upstreams/port.js';
 import { getAsset } from '../assets/queries.js';
 import { minKycLevel } from '../kyc/queries.js';
 import { requireHighValueLevel } from '../kyc/service.js';

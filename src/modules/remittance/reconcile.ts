@@ -1,7 +1,7 @@
 /** Reconciliation of remittance orders: open orders re-queried with the provider until their outcome is known; returns. */
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import { reconcilePass, resolveByHand } from '../../upstreams/order-store.js';
+import { reconcilePass, resolveByHand } from '../../provider-orders/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { applyDecision, remitOrders } from './apply.js';
 import { findOrder, type OrderCaller } from './order-queries.js';
@@ -47,7 +47,7 @@ export function resolveOrder(ctx: ServiceContext, order: RemitOrderRow, status: 
   });
 }
 
-/** One pass (the shared one, src/upstreams/order-store.ts): claims due open orders (SKIP LOCKED) and re-queries each outside any transaction. */
+/** One pass (the shared one, src/provider-orders/store.ts): claims due open orders (SKIP LOCKED) and re-queries each outside any transaction. */
 export function reconcileDueOrders(ctx: ServiceContext, batchMax = reconcileBatchMax): Promise<number> {
   return reconcilePass<RemitOrderRow>(ctx, remitOrders, {
     job: reconcileJobName,

@@ -4,7 +4,7 @@
  * (docs/remittance.md). No database, no clock: callers pass what these need.
  */
 import { memberFeeToMerchant, platformAccount, type EntryLine } from '../../ledger/index.js';
-import { convert, convertBack, rateAfterSpread } from '../../upstreams/rates.js';
+import { convert, convertBack, rateAfterSpread } from '../../upstreams/rates/conversion.js';
 import { jurisdictionsOf, routingTypeOf, type FieldSpec } from './contracts.js';
 
 // ---------------------------------------------------------------------------------------------

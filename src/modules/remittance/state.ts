@@ -1,10 +1,10 @@
-import { providerStatusOf, type CallOutcome, type StatusOutcome } from '../../upstreams/types.js';
-import { decideOnCallAnswer, decideOnQueryAnswer, openOrderStatuses, recheckDelayMs, type UpstreamAlertKind } from '../../upstreams/order-lifecycle.js';
+import { providerStatusOf, type CallOutcome, type StatusOutcome } from '../../upstreams/port.js';
+import { decideOnCallAnswer, decideOnQueryAnswer, openOrderStatuses, recheckDelayMs, type UpstreamAlertKind } from '../../provider-orders/index.js';
 import type { RemitOrderStatus, RemitUpstreamOutcome } from './tables.js';
 
 /**
  * The remittance order state machine (pure; the provider-answer rules are the shared ones of
- * src/upstreams/order-lifecycle.ts). Our states:
+ * src/provider-orders/lifecycle.ts). Our states:
  *
  *   pending ──dispatch──▶ processing ──complete──▶ completed ──return──▶ returned
  *      │                     │  ╲──fail──▶ failed
@@ -70,7 +70,7 @@ export interface OrderFacts {
   callAgeMs: number;
 }
 
-/** What a status query's answer means for an open order (the shared rules, order-lifecycle.ts). */
+/** What a status query's answer means for an open order (the shared rules, provider-orders/lifecycle.ts). */
 export function decideOnQuery(order: OrderFacts, answer: StatusOutcome, notFoundGraceMs: number): Decision {
   return decideOnQueryAnswer(order, answer, notFoundGraceMs, 'complete_and_return');
 }

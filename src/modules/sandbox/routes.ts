@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
-import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../../upstreams/types.js';
+import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../../upstreams/port.js';
 import type { TimedProcess } from '../../jobs/types.js';
 import { presetBehavior, resetSandbox } from './service.js';
 import { advanceClaimLeaseMs, advanceClock, advanceRunMaxMs, advanceSecondsMax, ensureClockRow, readClock } from './clock.js';

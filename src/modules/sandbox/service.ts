@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { clearBehaviors, setBehavior } from '../../upstreams/behaviors.js';
-import { injectedBehaviors, injectionTtlSeconds, isInjectedBehavior, isUpstreamName, upstreamNames } from '../../upstreams/types.js';
+import { injectedBehaviors, injectionTtlSeconds, isInjectedBehavior, isUpstreamName, upstreamNames } from '../../upstreams/port.js';
 
 /** POST /v1/sandbox/upstream-behavior: upstream case-insensitive, behaviour exact; `success` clears. */
 export async function presetBehavior(trx: Transaction<Database>, merchantId: string, input: { upstream: string; behavior: string }) {

@@ -3,7 +3,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { SimOrderStatus, UpstreamSimOrdersTable } from './tables.js';
 import { activeBehavior } from './behaviors.js';
-import { SANDBOX_UNKNOWN_STATUS, type CallContext, type CallOutcome, type InjectedBehavior, type StatusOutcome, type UpstreamName } from './types.js';
+import { SANDBOX_UNKNOWN_STATUS, type CallContext, type CallOutcome, type InjectedBehavior, type StatusOutcome, type UpstreamName } from './port.js';
 
 type SimRow = Selectable<UpstreamSimOrdersTable>;
 

@@ -1,19 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
-import { SimulatedUpstream, type SimulatorOptions } from './simulator.js';
-import type { CallContext, CallOutcome, StatusOutcome } from './types.js';
-
-/** The on-chain custody provider: deposit addresses and payouts. */
-export interface ChainUpstream {
-  readonly name: 'chain';
-  /** Issues a deposit address (the step injection acts on for this upstream's address line). */
-  createDepositAddress(call: CallContext, req: { requestId: string; asset: string; network: string }): Promise<CallOutcome<{ address: string }>>;
-  /** Money-moving: sends an on-chain payout. */
-  send(call: CallContext, req: { requestId: string; asset: string; network: string; address: string; amountMinor: bigint }): Promise<CallOutcome<{ tx_hash: string }>>;
-  /** Read-only: the provider's state of a request, by our request id. */
-  status(call: CallContext, requestId: string): Promise<StatusOutcome>;
-}
+import type { Database } from '../../db/schema.js';
+import { SimulatedUpstream, type SimulatorOptions } from '../simulated-provider.js';
+import type { CallContext, CallOutcome } from '../port.js';
+import type { ChainUpstream } from './port.js';
 
 export interface ChainSimulatorOptions extends SimulatorOptions {
   /** Networks the simulated provider has a channel on (e.g. TRON, ETHEREUM, BITCOIN). */

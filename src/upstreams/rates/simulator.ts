@@ -1,86 +1,6 @@
-/**
- * The one rate service: where every conversion between assets gets its price (remittance now;
- * exchange and merchant conversions, docs/exchange.md "Rates"; docs/remittance.md "FX").
- * A `RateSource` answers a mid-market rate; the pure helpers below turn it into amounts, always
- * rounding in the service's favour: a rate after spread and an amount paid out are rounded down,
- * an amount charged is rounded up. Rates are decimal strings and exact rationals, never floats.
- */
-import type { CallContext } from './types.js';
-
-export interface RateSource {
-  readonly name: 'rates';
-  /** Read-only: units of `to` per one unit of `from` at mid-market (a decimal string). */
-  mid(call: CallContext, from: string, to: string): Promise<RateOutcome>;
-  /** Simulators only: stop (at `at`) or restart (`undefined`) one code's feed, to test `rate unavailable`. */
-  halt?(code: string, at: Date | undefined): void;
-}
-
-export type RateOutcome =
-  | { kind: 'rate'; rate: string; asOf: string }
-  | { kind: 'unavailable'; reason: string }
-  | { kind: 'timeout' }
-  | { kind: 'unknown'; reason: string };
-
-/** Decimal places of every rate the service states (a rate is at most this precise). */
-export const ratePlaces = 10;
-
-/** An exact rational of a decimal string (`1.0825` → 10825/10000). */
-export interface Ratio {
-  num: bigint;
-  den: bigint;
-}
-
-const decimal = /^(0|[1-9][0-9]{0,19})(?:\.([0-9]{1,18}))?$/;
-
-export function ratioOf(text: string): Ratio {
-  const m = decimal.exec(text);
-  if (!m) throw new Error(`rates: not a decimal rate: ${text}`);
-  const places = m[2]?.length ?? 0;
-  return { num: BigInt(m[1]! + (m[2] ?? '')), den: 10n ** BigInt(places) };
-}
-
-/** a/b rounded down (a, b > 0 or a = 0). */
-const floorDiv = (a: bigint, b: bigint) => a / b;
-/** a/b rounded up. */
-const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
-
-/** A ratio as a decimal string with exactly `places` places, rounded down. */
-export function formatRatioDown(r: Ratio, places = ratePlaces): string {
-  const scaled = floorDiv(r.num * 10n ** BigInt(places), r.den);
-  const digits = scaled.toString().padStart(places + 1, '0');
-  return places === 0 ? digits : `${digits.slice(0, -places)}.${digits.slice(-places)}`;
-}
-
-/** The rate a customer gets: mid less `spreadBps` basis points, rounded down to `ratePlaces`. */
-export function rateAfterSpread(mid: string, spreadBps: number): string {
-  if (!Number.isInteger(spreadBps) || spreadBps < 0 || spreadBps > 10_000) throw new Error(`rates: spread out of range: ${spreadBps}`);
-  const m = ratioOf(mid);
-  return formatRatioDown({ num: m.num * BigInt(10_000 - spreadBps), den: m.den * 10_000n });
-}
-
-/**
- * `amountMinor` (at `fromScale`) times `rate`, in minor units at `toScale`: rounded down (what
- * the service pays out) or up (what it charges).
- */
-export function convert(amountMinor: bigint, fromScale: number, toScale: number, rate: string, rounding: 'down' | 'up'): bigint {
-  if (amountMinor < 0n) throw new Error('rates: negative amount');
-  const r = ratioOf(rate);
-  const num = amountMinor * r.num * 10n ** BigInt(toScale);
-  const den = r.den * 10n ** BigInt(fromScale);
-  return rounding === 'down' ? floorDiv(num, den) : ceilDiv(num, den);
-}
-
-/**
- * The amount at `fromScale` that `amountMinor` (at `toScale`) is worth at `rate` (the inverse
- * of `convert`): rounded up when it is charged. A zero rate cannot be inverted.
- */
-export function convertBack(amountMinor: bigint, fromScale: number, toScale: number, rate: string, rounding: 'down' | 'up'): bigint {
-  const r = ratioOf(rate);
-  if (r.num === 0n) throw new Error('rates: a zero rate has no inverse');
-  const num = amountMinor * r.den * 10n ** BigInt(fromScale);
-  const den = r.num * 10n ** BigInt(toScale);
-  return rounding === 'down' ? floorDiv(num, den) : ceilDiv(num, den);
-}
+import type { CallContext } from '../port.js';
+import { formatRatioDown, ratioOf, type Ratio } from './conversion.js';
+import type { RateOutcome, RateSource } from './port.js';
 
 /**
  * A deterministic simulated market: every code has a reference price in US dollars, and a rate
@@ -126,12 +46,6 @@ export function simulatedPrice(prices: Readonly<Record<string, string>>, code: s
   if (!volatileCodes.has(code)) return r;
   const bps = driftBps(code, Math.floor(at.getTime() / marketStepMs));
   return { num: r.num * BigInt(10_000 + bps), den: r.den * 10_000n };
-}
-
-/** Whether a rate stated `asOf` is too old at `now` to be dealt on (older than `maxAgeSeconds`). */
-export function isStale(asOf: string, now: Date, maxAgeSeconds: number): boolean {
-  const t = Date.parse(asOf);
-  return !Number.isFinite(t) || now.getTime() - t > maxAgeSeconds * 1000;
 }
 
 /** A halted feed: when it stopped (real time), and that moment on each caller's clock. */

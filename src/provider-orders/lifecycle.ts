@@ -14,7 +14,7 @@
  * outcome is unknown (never failed on that alone). `suspended` is ours: the provider answered a
  * state outside our enumeration; callers still see `processing` and an operator is alerted.
  */
-import { providerStatusOf, type CallOutcome, type StatusOutcome } from './types.js';
+import { providerStatusOf, type CallOutcome, type StatusOutcome } from '../upstreams/port.js';
 
 /** The statuses in which an order waits for the provider (re-queried by reconciliation). */
 export const openOrderStatuses = ['processing', 'suspended'] as const;

@@ -1,0 +1,50 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { CallContext } from '../port.js';
+import { codeMessageText, outboxPageMax, type Notifier, type NotifierOutbox, type OneTimeCodeMessage } from './port.js';
+
+/**
+ * The built-in notifier: each message is written to `upstream_sim_notifications` (the simulator's
+ * own books, outside our transactions, like every simulator) and nothing is sent anywhere.
+ */
+export class SimulatedNotifier implements Notifier {
+  readonly name = 'notifier' as const;
+  readonly outbox: NotifierOutbox;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.outbox = {
+      list: async ({ memberId, limit }) => {
+        const rows = await this.db
+          .selectFrom('upstream_sim_notifications')
+          .selectAll()
+          .where('member_id', '=', memberId)
+          .orderBy('id', 'desc')
+          .limit(Math.min(Math.max(limit ?? 20, 1), outboxPageMax))
+          .execute();
+        return rows.map((r) => ({
+          merchantId: r.merchant_id,
+          environment: r.environment,
+          memberId: r.member_id,
+          reference: r.reference,
+          code: r.code,
+          message: r.message,
+          createdAt: new Date(r.created_at),
+        }));
+      },
+    };
+  }
+
+  async sendCode(call: CallContext, m: OneTimeCodeMessage): Promise<void> {
+    await this.db
+      .insertInto('upstream_sim_notifications')
+      .values({
+        merchant_id: call.merchantId,
+        environment: call.environment,
+        member_id: m.memberId,
+        reference: m.reference,
+        code: m.code,
+        message: codeMessageText(m),
+      })
+      .execute();
+  }
+}
