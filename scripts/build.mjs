@@ -8,8 +8,10 @@
 // packages stay ordinary imports from node_modules, so a production install needs only the
 // `dependencies` of package.json: the build fails when the server imports any other package (a dev
 // dependency such as tsx would be missing in production). Nothing else is read from the source
-// tree at run time: the migrations are modules listed in src/db/migrate.ts, the console's and the
-// hosted screens' pages are strings in their modules, the docs page's script comes from a package.
+// tree at run time: the migrations are modules listed in src/db/migrate.ts, the stored functions'
+// files (src/db/functions/*.sql) are put into the bundle as text (`storedFunctionsPlugin`), the
+// console's and the hosted screens' pages are strings in their modules, the docs page's script
+// comes from a package.
 //
 // dist/build-info.json records a hash of the sources it was built from; `npm start`
 // (scripts/start.mjs) rebuilds when the sources no longer match it.
@@ -62,6 +64,28 @@ export function buildIsCurrent(outdir = defaultOutdir) {
   }
 }
 
+/**
+ * src/db/function-files.ts reads the stored functions' files from its folder at run time (tsx, the
+ * tests); in the bundle it is a module holding their texts instead, read here at build time.
+ */
+const functionFilesModule = join(root, 'src/db/function-files.ts');
+const storedFunctionsPlugin = {
+  name: 'mwa-stored-functions',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]src[\\/]db[\\/]function-files\.ts$/ }, (args) => {
+      if (resolve(args.path) !== functionFilesModule) return undefined;
+      const dir = join(root, 'src/db/functions');
+      const files = readdirSync(dir).filter((file) => file.endsWith('.sql')).sort()
+        .map((file) => ({ file, text: readFileSync(join(dir, file), 'utf8') }));
+      return {
+        contents: `const files = ${JSON.stringify(files)};\nexport function functionFiles() { return files.map((f) => ({ ...f })); }\n`,
+        loader: 'js',
+        watchDirs: [dir],
+      };
+    });
+  },
+};
+
 /** The package an import names (`@scope/name/sub.js` → `@scope/name`), or undefined for a builtin or a relative path. */
 function packageOf(specifier) {
   if (specifier.startsWith('node:') || builtinModules.includes(specifier) || /^[./]/.test(specifier)) return undefined;
@@ -90,10 +114,12 @@ export async function buildServer({ outdir = defaultOutdir, entry = entryPoint }
     metafile: true,
     write: false,
     logLevel: 'warning',
+    plugins: [storedFunctionsPlugin],
   });
 
   // A source that finds a file next to itself would find it next to dist/main.js instead.
   const locating = Object.keys(result.metafile.inputs)
+    .filter((input) => resolve(root, input) !== functionFilesModule)
     .filter((input) => /\b(import\.meta\.(url|dirname|filename)|__dirname|__filename)\b/.test(readFileSync(join(root, input), 'utf8')));
   if (locating.length) {
     throw new Error(`${locating.join(', ')} locate${locating.length > 1 ? '' : 's'} files by import.meta.url or __dirname, which in dist/main.js name the bundle, not the source: resolve them from a package (import.meta.resolve) or keep their content in a module.`);

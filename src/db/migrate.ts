@@ -49,6 +49,7 @@ import * as m048 from './migrations/048_exports.js';
 import * as m049 from './migrations/049_members_merchant_seq_dropped.js';
 import * as m050 from './migrations/050_merchant_branding.js';
 import * as m051 from './migrations/051_writes_across_merchants.js';
+import { applyStoredFunctions } from './stored-functions.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
 const migrations: Record<string, Migration> = {
@@ -125,8 +126,19 @@ async function upToDate(db: Kysely<any>): Promise<boolean> {
   return applied.length === listed.length && applied.every((name, i) => name === listed[i]);
 }
 
-/** Runs the migrations not yet run; answers how many ran (0: the schema was up to date). */
+/**
+ * Runs the migrations not yet run, then makes every stored function what its file in
+ * src/db/functions/ says (stored-functions.ts; docs/stored-functions.md): migrations change the
+ * schema, the files are the functions' only source. Answers how many migrations ran (0: the
+ * schema was up to date).
+ */
 export async function migrateToLatest(db: Kysely<any>): Promise<number> {
+  const ran = await runMigrations(db);
+  await applyStoredFunctions(db);
+  return ran;
+}
+
+async function runMigrations(db: Kysely<any>): Promise<number> {
   if (await upToDate(db)) return 0;
   const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
   const { error, results } = await migrator.migrateToLatest();

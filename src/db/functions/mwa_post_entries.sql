@@ -1,0 +1,120 @@
+-- mwa_post_entries
+--
+-- Posts many balanced entries of one merchant in one call (`postEntries` of
+-- src/ledger/post-many.ts before migration 051): group commit (docs/group-commit.md) writes a
+-- batch of deposits with one posting statement instead of one per deposit. Each entry gets the
+-- answer `mwa_post_entry` would have given it, called once per entry in the same order in one
+-- transaction: the merchant's write lock first, missing accounts created in key order, the
+-- touched accounts locked in ascending id order, the rules of each account checked, then entry by
+-- entry: a shortfall ('short' and the first account in lock order) or a repeat ('duplicate')
+-- refuses that entry alone and writes nothing of it; a later entry sees the balances the earlier
+-- posted ones left. The balances are then updated once per account and the postings written in
+-- entry and line order.
+--
+-- Accounts come as parallel arrays, one element per distinct account of the call in creation
+-- order (asset, then key); deltas as (entry, account, change of the stored balance); lines as
+-- (entry, account, signed amount: debit positive). Indexes are 1-based.
+--
+-- A call in which no entry takes from an account that must stay non-negative (a batch of
+-- deposits: each only adds to two accounts) cannot have a shortfall, so its journal entries are
+-- inserted in one statement instead of a look-up and an insert per entry, with the same answers
+-- (a repeat of an earlier posting, or of an earlier entry of the call, is 'duplicate' and writes
+-- nothing). Any other call runs the loop. Accounts: `mwa_lock_accounts`.
+--
+-- Kept for processes of the release before `mwa_post_entries_across` (migration 051) until the
+-- release after; the current code calls the `_across` function.
+--
+-- History: migration 032, replaced by 034 (issue 16: plans independent of the tables' size).
+CREATE OR REPLACE FUNCTION public.mwa_post_entries(p_environment text, p_merchant_id text, p_asset text[], p_owner_type text[], p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[], p_entry_id text[], p_kind text[], p_reference_type text[], p_reference_id text[], p_entry_asset text[], p_delta_entry integer[], p_delta_account integer[], p_delta numeric[], p_line_entry integer[], p_line_account integer[], p_line_amount numeric[])
+ RETURNS TABLE(entry_index integer, status text, account_index integer)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  n int := coalesce(array_length(p_owner_type, 1), 0);
+  m int := coalesce(array_length(p_entry_id, 1), 0);
+  ids bigint[] := array_fill(NULL::bigint, ARRAY[n]);
+  bal numeric[] := array_fill(NULL::numeric, ARRAY[n]);
+  posted boolean[] := array_fill(false, ARRAY[m]);
+  acc record;
+  step record;
+  e int;
+  short_at int;
+  inserted text;
+  inserted_ids text[];
+BEGIN
+  IF p_merchant_id IS NOT NULL THEN
+    PERFORM pg_advisory_xact_lock(hashtextextended('merchant-writes|' || p_merchant_id || '|' || p_environment, 0));
+  END IF;
+
+  FOR acc IN SELECT * FROM mwa_lock_accounts(p_environment, p_asset, p_owner_type, p_owner_id, p_bucket, p_normal_side, p_non_negative) LOOP
+    ids[acc.ord] := acc.id;
+    bal[acc.ord] := acc.balance;
+  END LOOP;
+
+  IF NOT EXISTS (SELECT 1 FROM unnest(p_delta_account, p_delta) AS x(account, delta) WHERE p_non_negative[x.account] AND x.delta < 0) THEN
+    -- Nothing takes from an account that must stay non-negative, so no entry can fall short and
+    -- none depends on the balances an earlier one leaves: the entries are inserted in one
+    -- statement, in order, a repeat (of an earlier posting, or of an earlier entry of this call)
+    -- inserting nothing, as the loop below would decide one by one.
+    WITH ins AS (
+      INSERT INTO journal_entries (id, environment, kind, reference_type, reference_id, merchant_id, asset)
+      SELECT p_entry_id[t.e], p_environment, p_kind[t.e], p_reference_type[t.e], p_reference_id[t.e], p_merchant_id, p_entry_asset[t.e]
+      FROM generate_subscripts(p_entry_id, 1) AS t(e)
+      ORDER BY t.e
+      ON CONFLICT (environment, reference_type, reference_id, kind) DO NOTHING
+      RETURNING id
+    )
+    SELECT coalesce(array_agg(id), '{}') INTO inserted_ids FROM ins;
+    FOR e IN 1..m LOOP
+      posted[e] := p_entry_id[e] = ANY(inserted_ids);
+    END LOOP;
+    RETURN QUERY SELECT t.e::int, CASE WHEN posted[t.e] THEN 'ok' ELSE 'duplicate' END, NULL::int
+      FROM generate_subscripts(p_entry_id, 1) AS t(e);
+  ELSE
+    FOR e IN 1..m LOOP
+      short_at := NULL;
+      SELECT x.account INTO short_at
+      FROM unnest(p_delta_entry, p_delta_account, p_delta) AS x(entry, account, delta)
+      WHERE x.entry = e AND p_non_negative[x.account] AND bal[x.account] + x.delta < 0
+      ORDER BY ids[x.account]
+      LIMIT 1;
+      IF short_at IS NOT NULL THEN
+        IF EXISTS (SELECT 1 FROM journal_entries j WHERE j.environment = p_environment AND j.reference_type = p_reference_type[e]
+                     AND j.reference_id = p_reference_id[e] AND j.kind = p_kind[e]) THEN
+          RETURN QUERY SELECT e, 'duplicate'::text, NULL::int;
+        ELSE
+          RETURN QUERY SELECT e, 'short'::text, short_at;
+        END IF;
+        CONTINUE;
+      END IF;
+      inserted := NULL;
+      INSERT INTO journal_entries (id, environment, kind, reference_type, reference_id, merchant_id, asset)
+      VALUES (p_entry_id[e], p_environment, p_kind[e], p_reference_type[e], p_reference_id[e], p_merchant_id, p_entry_asset[e])
+      ON CONFLICT (environment, reference_type, reference_id, kind) DO NOTHING
+      RETURNING id INTO inserted;
+      IF inserted IS NULL THEN
+        RETURN QUERY SELECT e, 'duplicate'::text, NULL::int;
+        CONTINUE;
+      END IF;
+      FOR step IN SELECT x.account, x.delta FROM unnest(p_delta_entry, p_delta_account, p_delta) AS x(entry, account, delta) WHERE x.entry = e LOOP
+        bal[step.account] := bal[step.account] + step.delta;
+      END LOOP;
+      posted[e] := true;
+      RETURN QUERY SELECT e, 'ok'::text, NULL::int;
+    END LOOP;
+  END IF;
+
+  FOR step IN
+    SELECT x.account, sum(x.delta) AS delta FROM unnest(p_delta_entry, p_delta_account, p_delta) AS x(entry, account, delta)
+    WHERE posted[x.entry] GROUP BY x.account HAVING sum(x.delta) <> 0
+  LOOP
+    UPDATE ledger_accounts SET balance = balance + step.delta WHERE id = ids[step.account];
+  END LOOP;
+
+  INSERT INTO postings (entry_id, account_id, asset, amount)
+  SELECT p_entry_id[l.entry], ids[l.account], p_asset[l.account], l.amount
+  FROM unnest(p_line_entry, p_line_account, p_line_amount) WITH ORDINALITY AS l(entry, account, amount, ord)
+  WHERE posted[l.entry]
+  ORDER BY l.ord;
+END
+$function$

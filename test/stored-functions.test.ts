@@ -1,0 +1,103 @@
+/**
+ * The stored functions as files (src/db/functions/*.sql, docs/stored-functions.md): after a
+ * migrate every function of the public schema is exactly its file's definition
+ * (`pg_get_functiondef`, attributes such as `SET plan_cache_mode` included), no function is
+ * without a file and no file without its function; every migrate puts back a function changed or
+ * dropped behind its back; a file applied again reads back the same (so a migrate with nothing
+ * changed writes nothing); the migrations after the files came change the schema only. Both
+ * databases.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { sql } from 'kysely';
+import type { DatabaseHandle } from '../src/db/connection.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { applyStoredFunction, applyStoredFunctions, liveFunctionDefinitions, parseFunctionFile, storedFunctions } from '../src/db/stored-functions.js';
+import { openTestDatabase } from './support/database.js';
+
+/** The last migration written while functions were still defined in migrations. */
+const lastMigrationWithFunctions = 51;
+
+describe('stored functions as files', () => {
+  let handle: DatabaseHandle;
+  before(async () => {
+    handle = await openTestDatabase('mwa-stored-functions-');
+  });
+  after(async () => {
+    await handle?.close();
+  });
+
+  const definitionOf = async (name: string) => {
+    const { rows } = await sql<{ d: string }>`
+      SELECT pg_get_functiondef(p.oid) AS d FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+      WHERE n.nspname = 'public' AND p.proname = ${name}`.execute(handle.db);
+    return rows.map((r) => r.d);
+  };
+
+  it('every function of the database is its file, byte for byte, and every file is a function', async () => {
+    const files = storedFunctions();
+    assert.ok(files.length >= 18, `${files.length} files`);
+    const live = await liveFunctionDefinitions(handle.db);
+    const byDefinition = new Map(files.map((f) => [f.definition, f.file]));
+    const withoutFile = live.filter((d) => !byDefinition.has(d)).map((d) => d.slice(0, d.indexOf('(')));
+    assert.deepEqual(withoutFile, [], 'functions of the database without a file of that exact definition');
+    const withoutFunction = files.filter((f) => !live.includes(f.definition)).map((f) => f.file);
+    assert.deepEqual(withoutFunction, [], 'files whose definition is not in the database');
+    assert.equal(live.length, files.length);
+    assert.equal(new Set(files.map((f) => f.signature)).size, files.length, 'one file per function');
+    // Nothing to do on a migrated database: the files are what it holds.
+    assert.deepEqual(await applyStoredFunctions(handle.db), []);
+    // Attributes set by ALTER FUNCTION in migration 051 are in the files.
+    for (const name of ['mwa_claim_keys', 'mwa_post_entries_across', 'mwa_lock_accounts_across', 'mwa_insert_deposits_across', 'mwa_store_results_across']) {
+      assert.match(files.find((f) => f.file === `${name}.sql`)!.definition, /^ SET plan_cache_mode TO 'force_generic_plan'$/m, name);
+    }
+    // Dropped by migration 051: no file.
+    assert.equal(files.some((f) => f.file === 'mwa_deposit_batch.sql'), false);
+  });
+
+  it('a file applied again reads back as the same definition', async () => {
+    for (const f of storedFunctions()) await sql.raw(f.definition).execute(handle.db);
+    const live = await liveFunctionDefinitions(handle.db);
+    for (const f of storedFunctions()) assert.ok(live.includes(f.definition), f.file);
+  });
+
+  it('every migrate puts back a function changed or dropped since', async () => {
+    const [events] = await definitionOf('mwa_events_notify');
+    await sql.raw(`CREATE OR REPLACE FUNCTION mwa_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`).execute(handle.db);
+    await sql.raw('DROP FUNCTION mwa_store_results').execute(handle.db);
+    assert.notDeepEqual(await definitionOf('mwa_events_notify'), [events]);
+    assert.deepEqual(await definitionOf('mwa_store_results'), []);
+    assert.equal(await migrateToLatest(handle.db), 0, 'no migration ran');
+    assert.deepEqual(await definitionOf('mwa_events_notify'), [events]);
+    const file = storedFunctions().find((f) => f.file === 'mwa_store_results.sql')!;
+    assert.deepEqual(await definitionOf('mwa_store_results'), [file.definition]);
+    assert.deepEqual(await applyStoredFunctions(handle.db), []);
+    // One file on its own, as a migration that attaches a new trigger function calls it.
+    await sql.raw('DROP FUNCTION mwa_store_results').execute(handle.db);
+    await applyStoredFunction(handle.db, 'mwa_store_results.sql');
+    assert.deepEqual(await definitionOf('mwa_store_results'), [file.definition]);
+    await assert.rejects(applyStoredFunction(handle.db, 'mwa_nothing.sql'), /no stored function file/);
+  });
+
+  it('a file holds -- comments, then one definition of the function it is named after', () => {
+    const definition = 'CREATE OR REPLACE FUNCTION public.mwa_x()\n RETURNS void\n LANGUAGE plpgsql\nAS $function$\nBEGIN\nEND\n$function$\n';
+    const parsed = parseFunctionFile({ file: 'mwa_x.sql', text: `-- mwa_x\n--\n-- Does nothing.\n${definition}` });
+    assert.equal(parsed.definition, definition);
+    assert.equal(parsed.signature, 'CREATE OR REPLACE FUNCTION public.mwa_x()');
+    assert.throws(() => parseFunctionFile({ file: 'mwa_y.sql', text: definition }), /defines public\.mwa_x/);
+    assert.throws(() => parseFunctionFile({ file: 'mwa_x.sql', text: `/* a */\n${definition}` }), /only -- comments/);
+    assert.throws(() => parseFunctionFile({ file: 'mwa_x.sql', text: 'CREATE FUNCTION mwa_x() RETURNS void' }), /no line starting/);
+    assert.throws(() => parseFunctionFile({ file: 'mwa_x.sql', text: definition + definition }), /more than one/);
+  });
+
+  it('migrations after the files came change the schema only', () => {
+    const dir = new URL('../src/db/migrations/', import.meta.url);
+    const later = readdirSync(dir).filter((f) => Number(f.slice(0, 3)) > lastMigrationWithFunctions);
+    for (const file of later) {
+      const text = readFileSync(new URL(file, dir), 'utf8');
+      assert.doesNotMatch(text, /\b(CREATE\s+(OR\s+REPLACE\s+)?(FUNCTION|PROCEDURE)|ALTER\s+(FUNCTION|PROCEDURE))\b/i,
+        `${file}: a function is changed in its file in src/db/functions/, not in a migration (docs/stored-functions.md)`);
+    }
+  });
+});
