@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
@@ -13,6 +12,7 @@ import { testHostedScreenKey } from './support/hosted.js';
 import { clientFor, createKey, createMerchant, startTestService } from './support/service.js';
 import { consolePassword, inviteConsoleUser, authenticatorSecret } from './support/console.js';
 import { stepAt, totpCode } from '../src/modules/console/totp.js';
+import { fundedMember } from './support/fixtures.js';
 
 /**
  * The merchant console in headless Chromium, as a merchant's people use it: an invited owner sets
@@ -96,11 +96,6 @@ async function startReceiver(answer: () => number) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, received, close: () => new Promise((r) => server.close(r)) };
-}
-
-async function fundedMember(external: string, amount: string) {
-  await client.members.create({ external_member_id: external });
-  await client.deposits.create({ member_id: external, asset: 'USDT', amount, tx_hash: `0x${randomUUID()}` });
 }
 
 test('sign-in with a wrong password, then the right one; the overview; the account page; sign-out', async () => {
@@ -210,7 +205,7 @@ test('webhooks: add an endpoint (secret once), a delivery fails, redelivered fro
     assert.match(await page.locator('#new-webhook-secret').innerText(), /^whsec_/);
     await shot(page, '09-webhooks');
 
-    await fundedMember('hook-member', '10');
+    await fundedMember(client, '10', 'USDT', { external: 'hook-member' });
     await service.workers.tick();
     await service.workers.jobs.drain();
     assert.equal(receiver.received.length, 1);
@@ -242,7 +237,7 @@ test('webhooks: add an endpoint (secret once), a delivery fails, redelivered fro
 });
 
 test('withdrawals: an owner confirms one from the list (the ledger posts once); members show balances and KYC level', async () => {
-  await fundedMember('wd-member', '100');
+  await fundedMember(client, '100', 'USDT', { external: 'wd-member' });
   const w = await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '40' }, { onBehalfOf: 'wd-member' });
   const context = await newContext();
   try {
@@ -297,7 +292,7 @@ test('withdrawals: an owner confirms one from the list (the ledger posts once); 
 });
 
 test('a viewer sees no change controls and a change it posts anyway is refused', async () => {
-  await fundedMember('viewer-member', '30');
+  await fundedMember(client, '30', 'USDT', { external: 'viewer-member' });
   const w = await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '5' }, { onBehalfOf: 'viewer-member' });
   const context = await newContext();
   try {

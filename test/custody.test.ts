@@ -2,7 +2,6 @@ import { describe, it, before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import {
   assertEntry, entryKinds, postEntry, verifyLedger, withdrawalConfirmLines, type EntryLine,
@@ -10,6 +9,7 @@ import {
 import { up as migration010 } from '../src/db/migrations/010_merchant_fees_and_deposit_reads.js';
 import { postAsBeforeSplit } from './support/legacy-ledger.js';
 import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { balanceOf, custodyOf, fundedMember } from './support/fixtures.js';
 
 /**
  * Issue 9, point 5: a confirmation reduces custody by amount plus fee (the reference), the fee
@@ -56,31 +56,22 @@ describe('custody over HTTP and in ledger:verify', () => {
     assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
   });
 
-  async function fundedMember(client: MerchantWalletClient, amount: string) {
-    const external = `c-${randomUUID().slice(0, 8)}`;
-    const member = (await client.members.create({ external_member_id: external })) as { id: string };
-    await client.deposits.create({ member_id: external, asset: 'USDT', amount, tx_hash: `0x${randomUUID()}` });
-    return { id: member.id, external };
-  }
-  const custodyOf = async (client: MerchantWalletClient) => (await client.merchant.balances()).find((b) => b.asset === 'USDT')!.custody;
-  const membersOf = async (client: MerchantWalletClient, external: string) =>
-    (await client.balances.list({ onBehalfOf: external })).find((b) => b.asset === 'USDT')!;
   const verify = () => admin(service, 'GET', '/admin/v1/ledger/verify');
 
   it('confirm drops custody (GET /v1/merchant/balances) by amount plus fee, to what the members hold', async () => {
     const { client } = await newMerchantClient(service);
     const m = await fundedMember(client, '100');
-    assert.equal(await custodyOf(client), '100.000000');
+    assert.equal((await custodyOf(client)).custody, '100.000000');
     // ETHEREUM carries a 5 USDT fee in the default catalogue.
     const w = await client.withdrawals.create({ asset: 'USDT', network: 'ETHEREUM', address: ETH_ADDR, amount: '40' }, { onBehalfOf: m.external });
     assert.equal(w.fee, '5.000000');
-    assert.equal(await custodyOf(client), '100.000000', 'locking moves nothing out of custody');
+    assert.equal((await custodyOf(client)).custody, '100.000000', 'locking moves nothing out of custody');
     assert.deepEqual(await client.withdrawals.confirm(w.id), { id: w.id, status: 'settled', replayed: false });
-    assert.equal(await custodyOf(client), '55.000000', '100 - (40 + 5)');
-    const held = await membersOf(client, m.external);
+    assert.equal((await custodyOf(client)).custody, '55.000000', '100 - (40 + 5)');
+    const held = await balanceOf(client, m.external);
     assert.equal(held.total, '55.000000', 'custody equals what the member holds');
     assert.equal((await client.withdrawals.confirm(w.id)).replayed, true);
-    assert.equal(await custodyOf(client), '55.000000', 'a replay posts nothing');
+    assert.equal((await custodyOf(client)).custody, '55.000000', 'a replay posts nothing');
     const report = await verify();
     assert.equal(report.status, 200);
     assert.deepEqual(report.body.problems, []);
@@ -101,7 +92,7 @@ describe('custody over HTTP and in ledger:verify', () => {
     const entry = await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', adj.body.id).executeTakeFirstOrThrow();
     assert.equal(entry.kind, 'custody.adjustment');
     await assert.rejects(client.withdrawals.confirm(w.id), (err: { code?: string }) => err.code === 'merchant_custody_shortfall');
-    assert.equal(await custodyOf(client), '45.500000');
+    assert.equal((await custodyOf(client)).custody, '45.500000');
     assert.equal((await client.withdrawals.get(w.id)).status, 'locked');
   });
 
@@ -112,7 +103,7 @@ describe('custody over HTTP and in ledger:verify', () => {
       { environment: 'sandbox', asset: 'USDT', amount, direction, reason: 'reconciliation' });
     assert.equal((await adjust('decrease', '30')).status, 201);
     assert.equal((await adjust('increase', '5')).status, 201);
-    assert.equal(await custodyOf(client), '55.000000');
+    assert.equal((await custodyOf(client)).custody, '55.000000');
     const credit = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/prepaid-credits`, { environment: 'sandbox', asset: 'USDT', amount: '9' });
     assert.equal(credit.status, 201);
     assert.deepEqual((await verify()).body.problems, []);
@@ -137,7 +128,7 @@ describe('custody over HTTP and in ledger:verify', () => {
         ],
       });
     });
-    assert.equal(await custodyOf(client), '60.000000');
+    assert.equal((await custodyOf(client)).custody, '60.000000');
 
     const drift = await verifyLedger(db);
     assert.equal(drift.ok, false);
@@ -148,7 +139,7 @@ describe('custody over HTTP and in ledger:verify', () => {
     assert.ok(viaOperator.body.problems.includes(mine[0]), 'the operator endpoint runs the same check');
 
     await db.transaction().execute((trx) => migration010(trx as unknown as Kysely<unknown>));
-    assert.equal(await custodyOf(client), '59.000000');
+    assert.equal((await custodyOf(client)).custody, '59.000000');
     const fees = await db.selectFrom('ledger_accounts').select(['bucket', 'balance'])
       .where('owner_type', '=', 'merchant').where('owner_id', '=', merchantId).where('bucket', 'in', ['fee_income', 'fee_retained'])
       .orderBy('bucket').execute();
@@ -156,7 +147,7 @@ describe('custody over HTTP and in ledger:verify', () => {
     assert.deepEqual((await verifyLedger(db)).problems, []);
     // Run again, it finds nothing left to correct.
     await db.transaction().execute((trx) => migration010(trx as unknown as Kysely<unknown>));
-    assert.equal(await custodyOf(client), '59.000000');
+    assert.equal((await custodyOf(client)).custody, '59.000000');
   });
 
   it('ledger:verify reports a member account that belongs to no member', async () => {

@@ -6,6 +6,7 @@ import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
 import { expectCode } from './support/expect.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
+import { balanceOf, custodyOf, fundedMember } from './support/fixtures.js';
 
 const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 const ETH_ADDR = '0x52908400098527886E0F7030069857D2E4169EE7';
@@ -22,17 +23,6 @@ describe('deposits, balances and withdrawals', () => {
     assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
   });
 
-  async function fundedMember(client: MerchantWalletClient, amount = '100.000000', asset = 'USDT') {
-    const external = `m-${randomUUID().slice(0, 8)}`;
-    const member = (await client.members.create({ external_member_id: external })) as any;
-    await client.deposits.create({ member_id: external, asset, amount, tx_hash: `0x${randomUUID()}` });
-    return { id: member.id as string, external };
-  }
-
-  const balanceOf = async (client: MerchantWalletClient, member: string, asset = 'USDT') =>
-    ((await client.balances.list({ onBehalfOf: member })) as any[]).find((b) => b.asset === asset);
-  const custodyOf = async (client: MerchantWalletClient, asset = 'USDT') =>
-    ((await client.merchant.balances()) as any[]).find((b) => b.asset === asset);
 
   it('credits a deposit to the member available balance and the merchant custody in one go', async () => {
     const { client } = await newMerchantClient(service);
@@ -160,7 +150,7 @@ describe('deposits, balances and withdrawals', () => {
 
   it('refuses malformed, wrong-chain, blacklisted and own deposit addresses', async () => {
     const { client, merchantId } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await fundedMember(client, '100.000000');
     const create = (network: string, address: string) => client.withdrawals.create({ asset: 'USDT', network, address, amount: '20' }, { onBehalfOf: m.external });
     await expectCode(create('TRON', 'not-an-address'), 'address_not_allowed');
     await expectCode(create('TRON', ETH_ADDR), 'address_not_allowed');
@@ -178,7 +168,7 @@ describe('deposits, balances and withdrawals', () => {
 
   it('refuses a blacklisted or own deposit hex address written in another letter case (EIP-55 checksum case is the same account)', async () => {
     const { client, merchantId } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await fundedMember(client, '100.000000');
     const create = (address: string) => client.withdrawals.create({ asset: 'USDT', network: 'ETHEREUM', address, amount: '20' }, { onBehalfOf: m.external });
     const blocked = '0x8ba1f109551bd432803012645ac136ddd64dba72';
     await admin(service, 'POST', '/admin/v1/address-blacklist', { network: 'ETHEREUM', address: blocked, reason: 'sanctions' });
@@ -251,8 +241,8 @@ describe('deposits, balances and withdrawals', () => {
   it('shows a member only its own withdrawals, and another merchant none', async () => {
     const { client } = await newMerchantClient(service);
     const other = await newMerchantClient(service);
-    const a = await fundedMember(client);
-    const b = await fundedMember(client);
+    const a = await fundedMember(client, '100.000000');
+    const b = await fundedMember(client, '100.000000');
     const w = (await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '1' }, { onBehalfOf: a.external })) as any;
     await expectCode(client.withdrawals.get(w.id, { onBehalfOf: b.external }), 'not_found', 404);
     await expectCode(other.client.withdrawals.get(w.id), 'not_found', 404);

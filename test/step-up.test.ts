@@ -9,6 +9,7 @@ import { hashStepUpCode, newStepUpCode, stepUpCodeMatches } from '../src/modules
 import { expectCode } from './support/expect.js';
 import { rawRequest } from './support/raw-http.js';
 import { admin, baseUrlFor, clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
+import { fundedMember } from './support/fixtures.js';
 
 /**
  * Strong authentication (step-up) through HTTP and the SDK (docs/step-up.md), on POST
@@ -41,15 +42,8 @@ describe('step-up on POST /v1/withdrawals', () => {
   async function setup(options: { threshold?: string | null } = {}) {
     const { client, merchantId, creds } = await newMerchantClient(service);
     if (options.threshold !== null) await setThreshold(merchantId, 'USDT', options.threshold ?? '50');
-    const member = await fundedMember(client);
+    const member = await fundedMember(client, '1000');
     return { client, merchantId, creds, member };
-  }
-
-  async function fundedMember(client: MerchantWalletClient, amount = '1000') {
-    const external = `m-${randomUUID().slice(0, 8)}`;
-    const created = await client.members.create({ external_member_id: external });
-    await client.deposits.create({ member_id: external, asset: 'USDT', amount, tx_hash: `0x${randomUUID()}` });
-    return { id: created.id, external };
   }
 
   const withdrawal = (amount = '100', address = TRON) => ({ asset: 'USDT', network: 'TRON', address, amount });
@@ -166,7 +160,7 @@ describe('step-up on POST /v1/withdrawals', () => {
 
   it("does not pass another member's challenge", async () => {
     const { client, member } = await setup();
-    const other = await fundedMember(client);
+    const other = await fundedMember(client, '1000');
     const e = await refused(client.withdrawals.create(withdrawal(), { onBehalfOf: member.external }));
     await completeInSandbox(client, e.challengeId, 'approved');
     const theirs = await refused(client.withdrawals.create(withdrawal(), { onBehalfOf: other.external, stepUp: e.challengeId }));
@@ -361,7 +355,7 @@ describe('step-up on POST /v1/withdrawals', () => {
     await admin(service, 'POST', `/admin/v1/api-keys/${creds.keyId}/approve`, {});
     const prod = clientFor(service, creds);
     await setThreshold(merchantId, 'USDT', '50', 'production');
-    const m = await fundedMember(prod);
+    const m = await fundedMember(prod, '1000');
     const pe = await refused(prod.withdrawals.create(withdrawal('100'), { onBehalfOf: m.external }));
     assert.ok(pe.hostedUrl.startsWith(baseUrlFor(service, 'production')));
     const prodPage = await openPage(pe.hostedUrl);

@@ -1,7 +1,5 @@
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../../src/server.js';
 import { verifyLedger } from '../../src/ledger/index.js';
 import { startTestService } from './service.js';
@@ -25,18 +23,5 @@ export function useLedgerCheckedService(set: (service: RunningService) => void, 
   });
 }
 
-/** A new member of the client's merchant with `amount` of `asset` deposited. */
-export async function fundedMember(client: MerchantWalletClient, amount = '100', asset = 'USDT'): Promise<{ id: string; external: string }> {
-  const external = `m-${randomUUID().slice(0, 8)}`;
-  const member = (await client.members.create({ external_member_id: external })) as { id: string };
-  await client.deposits.create({ member_id: external, asset, amount, tx_hash: `0x${randomUUID()}` });
-  return { id: member.id, external };
-}
-
-/** The member's balance line of `asset`. */
-export const balanceOf = async (client: MerchantWalletClient, member: string, asset = 'USDT') =>
-  ((await client.balances.list({ onBehalfOf: member })) as any[]).find((b) => b.asset === asset);
-
-/** The merchant's custody line of `asset`. */
-export const custodyOf = async (client: MerchantWalletClient, asset = 'USDT') =>
-  ((await client.merchant.balances()) as any[]).find((b) => b.asset === asset);
+/** Moved to the fixtures module (support/fixtures.ts); imported from there. */
+export { balanceOf, custodyOf, fundedMember } from './fixtures.js';
