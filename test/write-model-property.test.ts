@@ -8,6 +8,7 @@ import { verifyLedger } from '../src/ledger/index.js';
 import type { GroupedWrite } from '../src/platform/write-batch.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { payNow } from './support/emv.js';
+import { freshIban } from './support/fixtures.js';
 
 /**
  * Issue 37, point 5: one property over every group-committed route (a command, src/platform/route.ts),
@@ -41,6 +42,8 @@ type Op =
   | { kind: 'redeem'; member: string; ref: number }
   | { kind: 'exchange'; member: string; amount: string }
   | { kind: 'qr'; member: string; amount: string }
+  | { kind: 'remit'; amount: string }
+  | { kind: 'topup'; amount: string }
   | { kind: 'invalid' };
 
 interface Item {
@@ -81,6 +84,9 @@ interface Merchant {
   /** Withdrawals and earn positions created, in the order of the requests that created them. */
   withdrawals: string[];
   positions: string[];
+  /** pa's SEPA payee and active virtual card. */
+  payee: string;
+  card: string;
 }
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -116,6 +122,9 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     member: fc.constantFrom('pa', 'pb'),
     amount: fc.constantFrom('5', '2.5', '500', '0', 'x'),
   }) },
+  // On behalf of pa, its payee and its card.
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('remit' as const), amount: fc.constantFrom('10', '20', '5000', 'x') }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('topup' as const), amount: fc.constantFrom('10', '12', '500', '2') }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'invalid' as const }) },
 );
 
@@ -146,12 +155,20 @@ describe('one write model: any mix of batched writes answers as each write alone
       // pa may exchange (KYC level 1); pb may not.
       assert.equal((await admin(service, 'POST', `/admin/v1/members/${ids.get('pa')}/kyc-review`, { decision: 'approved', level: 1 })).status, 200);
       for (const ext of ['pa', 'pb']) {
-        for (const [asset, amount] of [['USDT', '12'], ['SGD', '20']]) {
+        for (const [asset, amount] of [['USDT', ext === 'pa' ? '30' : '12'], ['SGD', '20']]) {
           const res = await client.requestRaw({ method: 'POST', path: '/v1/deposits', body: { member_id: ext, asset, amount, tx_hash: `0xseed-${ext}-${asset}` }, idempotencyKey: randomUUID() });
           assert.equal(res.status, 201);
         }
       }
-      return { merchantId, client, ids, withdrawals: [], positions: [] };
+      const payee = await client.remittance.createPayee({
+        country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL', clearing_system: 'SEPA', entity_type: 'INDIVIDUAL',
+        fields: { first_name: 'Anna', last_name: 'Muller', 'bank_details.iban': freshIban(), 'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117' },
+      }, { onBehalfOf: 'pa' });
+      // A virtual card (its opening fee, 5 USDT, leaves pa 25).
+      const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
+      const application = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: 'pa' });
+      const card = (await client.cards.sandboxAdvanceApplication(application.id, 'approved')).card_id!;
+      return { merchantId, client, ids, withdrawals: [], positions: [], payee: payee.id, card };
     };
     const together: Merchant[] = [];
     const alone: Merchant[] = [];
@@ -196,7 +213,7 @@ describe('one write model: any mix of batched writes answers as each write alone
         const keys: ReturnType<typeof randomUUID>[] = [];
         const nonces: ReturnType<typeof randomUUID>[] = [];
         const isolatedOp = (op: Op) => op.kind === 'invalid' || ((op.kind === 'withdrawal') && op.member === 'nobody');
-        const preparedOp = (op: Op) => op.kind === 'exchange' || op.kind === 'qr';
+        const preparedOp = (op: Op) => ['exchange', 'qr', 'remit', 'topup'].includes(op.kind);
         const ownKeyAndNonce = (op: Op) => isolatedOp(op) || preparedOp(op);
         const source: Item[] = [];
         for (const [i, item] of items.entries()) {
@@ -241,6 +258,10 @@ describe('one write model: any mix of batched writes answers as each write alone
               return { ...base, path: '/v1/exchange/orders', onBehalfOf: op.member, body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: op.amount } };
             case 'qr':
               return { ...base, path: '/v1/qrpay/payments', onBehalfOf: op.member, body: { qr_code: payNow(), amount: op.amount, asset: 'SGD' } };
+            case 'remit':
+              return { ...base, path: '/v1/remittances', onBehalfOf: 'pa', body: { payee_id: m.payee, source_asset: 'USDT', source_amount: op.amount } };
+            case 'topup':
+              return { ...base, path: `/v1/cards/${m.card}/topups`, onBehalfOf: 'pa', body: { amount: op.amount, source_asset: 'USDT' } };
             case 'invalid':
               return { ...base, path: '/v1/deposits', body: { member_id: 'pa', asset: 'USDT', tx_hash: `0xw${run}-invalid` } };
           }
@@ -280,12 +301,13 @@ describe('one write model: any mix of batched writes answers as each write alone
 
         const view = (answers: Raw[], set: Merchant[]) => {
           // A request id is named by the request that carried it (a replay names the first one);
-          // other generated ids by their first appearance in request order, per kind; times set aside.
+          // other generated ids (`dep_<uuid>`, `pye_<digits>`: a prefix, then letters and digits) by
+          // their first appearance in request order, per kind; times set aside.
           const requestOf = new Map(answers.map((a, i) => [String(a.headers['x-request-id']), `req@${i}`]));
           const names = new Map<string, string>();
           const counts = new Map<string, number>();
           return answers.map((a, i) => {
-            const text = a.rawBody.replace(/\b([a-z]{3})_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, (id, prefix: string) => {
+            const text = a.rawBody.replace(/\b([a-z]{2,4})_(?=[0-9A-Za-z-]*\d)[0-9A-Za-z-]{8,}\b/g, (id, prefix: string) => {
               if (requestOf.has(id)) return requestOf.get(id)!;
               if (!names.has(id)) {
                 const n = counts.get(prefix) ?? 0;
