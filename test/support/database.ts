@@ -29,7 +29,14 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 export function migrationsHash(extra = ''): string {
   const hash = createHash('sha256').update(extra);
   const dir = join(root, 'src/db/migrations');
-  for (const file of [...readdirSync(dir).sort().map((f) => join(dir, f)), join(root, 'src/db/migrate.ts'), join(root, 'src/db/sql-script.ts')]) {
+  const functions = join(root, 'src/db/functions');
+  const files = [
+    ...readdirSync(dir).sort().map((f) => join(dir, f)),
+    // The stored functions are applied after the migrations: an edited file is a new image.
+    ...(existsSync(functions) ? readdirSync(functions).sort().map((f) => join(functions, f)) : []),
+    join(root, 'src/db/migrate.ts'), join(root, 'src/db/sql-script.ts'), join(root, 'src/db/stored-functions.ts'),
+  ];
+  for (const file of files) {
     if (!existsSync(file)) continue;
     hash.update(file.slice(root.length)).update('\0').update(readFileSync(file)).update('\0');
   }
