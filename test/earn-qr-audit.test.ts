@@ -11,8 +11,8 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
-import { balanceOf, fundedMember, useLedgerCheckedService } from './support/ledger-checked.js';
-import { newMerchantClient } from './support/service.js';
+import { balanceOf, fundedMember } from './support/fixtures.js';
+import { newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
 import { SimulatedQrPay } from '../src/upstreams/qrpay/simulator.js';
@@ -21,9 +21,7 @@ import { earnTickers } from '../src/modules/earn/workers.js';
 
 describe('earn and QR payments: conformance audit', () => {
   let service: RunningService;
-  useLedgerCheckedService((s) => (service = s), {
-      config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 },
-    });
+  useTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 }, merchant: false }, (s) => ({ service } = s));
 
   async function setup(amount = '2000') {
     const { client, merchantId } = await newMerchantClient(service);
@@ -255,7 +253,7 @@ describe('earn and QR payments: conformance audit', () => {
 
 describe('qrpay: a key is bound to the member it was used for', () => {
   let service: RunningService;
-  useLedgerCheckedService((s) => (service = s), { config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } });
+  useTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 }, merchant: false }, (s) => ({ service } = s));
 
   it('after a 504, the same key and body on behalf of another member never resumes (nor shows) the first member\'s order', async () => {
     const { client } = await newMerchantClient(service);
@@ -283,7 +281,7 @@ const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '
 
 describe('earn: redeeming a matured fixed-term position while the daily process settles it (PostgreSQL)', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL=postgres://...' }, () => {
   let service: RunningService;
-  useLedgerCheckedService((s) => (service = s));
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   it('settled once, by one of them: one maturity entry, one event, principal and interest credited once', async () => {
     const { client, merchantId } = await newMerchantClient(service);

@@ -3,9 +3,8 @@ import assert from 'node:assert/strict';
 import { createHmac, randomUUID } from 'node:crypto';
 import type { MerchantWalletClient, WebhookDelivery } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { admin, clientFor, createKey, newMerchantClient } from './support/service.js';
+import { admin, clientFor, createKey, newMerchantClient, useTestService } from './support/service.js';
 import { MerchantWalletError } from '@merchant-wallet/sdk';
-import { useLedgerCheckedService } from './support/ledger-checked.js';
 import { pumpWebhooks, startReceiver, type Answer } from './support/webhook-receiver.js';
 
 /*
@@ -22,7 +21,7 @@ const retryMs = 60_000;
 
 describe('webhooks: conformance of requests and answers', () => {
   let service: RunningService;
-  useLedgerCheckedService((s) => { service = s; }, { config: { webhookRetryScheduleMs: [retryMs, retryMs], webhookDeliveryTimeoutMs: timeoutMs } });
+  useTestService({ config: { webhookRetryScheduleMs: [retryMs, retryMs], webhookDeliveryTimeoutMs: timeoutMs }, merchant: false }, (s) => ({ service } = s));
 
   const deliveries = async (client: MerchantWalletClient): Promise<WebhookDelivery[]> => {
     const out: WebhookDelivery[] = [];

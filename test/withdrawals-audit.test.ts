@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { balanceOf, custodyOf, fundedMember, useLedgerCheckedService } from './support/ledger-checked.js';
+import { balanceOf, custodyOf, fundedMember } from './support/fixtures.js';
 import { expectCode } from './support/expect.js';
-import { admin, clientFor, createKey, newMerchantClient } from './support/service.js';
+import { admin, clientFor, createKey, newMerchantClient, useTestService } from './support/service.js';
 
 /**
  * Withdrawals against the reference (merchant-wallet-api.md "Withdrawal" states, "POST
@@ -17,7 +17,7 @@ const BTC_ADDR = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
 
 describe('withdrawals: conformance audit', () => {
   let service: RunningService;
-  useLedgerCheckedService((s) => (service = s));
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   const create = (client: MerchantWalletClient, member: string, amount = '10') =>
     client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount }, { onBehalfOf: member }) as Promise<any>;

@@ -134,22 +134,40 @@ export interface TestServiceSetup {
   creds: Credentials;
 }
 
+export interface TestServiceOptions extends StartOptions {
+  /**
+   * The merchant made with the service (a sandbox key holding every scope, and a client for it):
+   * its name and the key's options; `false` for none, when the tests make their own.
+   */
+  merchant?: false | { name?: string; key?: Parameters<typeof createKey>[2] };
+  /** `false`: the ledger is not verified after the tests (say why where it is passed). */
+  verifyLedger?: boolean;
+}
+
 /**
- * The usual set-up of a file (or describe) that drives one service: the service started before its
- * tests, with a fresh merchant and a client holding every scope (`ready` gets them: assign them to
- * the file's variables); after them, the ledger verified over everything the tests did, and the
- * service closed. Call it at the file's top level or in a describe's body.
+ * The one set-up of a file (or describe) that drives a service in this process: the service started
+ * before its tests, with a fresh merchant and a client holding every scope (`ready` gets them: assign
+ * them to the file's variables; `merchant: false` for none); after them, the ledger verified over
+ * everything the tests did, and the service closed. Call it at the file's top level or in a
+ * describe's body; a `before` registered after it sees the service. A test about the process itself
+ * spawns one instead (support/process.ts).
  */
-export function useTestService(options: StartOptions, ready: (setup: TestServiceSetup) => void): void {
+export function useTestService(options: TestServiceOptions & { merchant: false }, ready?: (setup: { service: RunningService }) => void): void;
+export function useTestService(options?: TestServiceOptions, ready?: (setup: TestServiceSetup) => void): void;
+export function useTestService(options: TestServiceOptions = {}, ready?: (setup: any) => void): void {
+  const { merchant = {}, verifyLedger: verify = true, ...start } = options;
   let service: RunningService | undefined;
   before(async () => {
-    service = await startTestService(options);
-    ready({ service, ...(await newMerchantClient(service)) });
+    service = await startTestService(start);
+    if (merchant === false) return ready?.({ service });
+    const merchantId = await createMerchant(service, merchant.name);
+    const creds = await createKey(service, merchantId, merchant.key);
+    ready?.({ service, merchantId, creds, client: clientFor(service, creds) });
   });
   after(async () => {
     if (!service) return;
-    const report = await verifyLedger(service.ctx.db);
+    const report = verify ? await verifyLedger(service.ctx.db) : undefined;
     await service.close();
-    assert.deepEqual(report.problems, [], 'ledger invariants hold after the tests');
+    if (report) assert.deepEqual(report.problems, [], 'ledger invariants hold after the tests');
   });
 }
