@@ -1,11 +1,11 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { CompiledQuery } from 'kysely';
 import type { RunningService } from '../src/server.js';
 import { AssetCatalogueCache, assetCacheOf, ownAssetWriteBypassMs } from '../src/modules/assets/catalogue-cache.js';
 import type { Asset } from '../src/modules/assets/rules.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
 
 /** The asset catalogue held per process (docs/performance.md, "Request pipeline and the authenticated read"). */
 
@@ -36,10 +36,7 @@ describe('asset catalogue cache', () => {
 
 describe('asset catalogue cache in the service', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => service.close());
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   async function depositor() {
     const { client } = await newMerchantClient(service);

@@ -1,17 +1,14 @@
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
 import type { RunningService } from '../src/server.js';
 import { getAsset } from '../src/modules/assets/queries.js';
 import { addressMatches, usableNetwork } from '../src/modules/assets/rules.js';
 
 let service: RunningService;
 
-before(async () => {
-  service = await startTestService();
-});
-after(async () => service.close());
+useTestService({ merchant: false }, (s) => ({ service } = s));
 
 interface PublicAsset { code: string; scale: number; type: string; networks: string[] }
 interface ListOf<T> { data: T[]; next_cursor: null; has_more: boolean }

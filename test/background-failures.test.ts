@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
 import type { RunningService } from '../src/server.js';
@@ -8,7 +8,7 @@ import { JobRunner, RetryLater } from '../src/jobs/runner.js';
 import { createWorkers } from '../src/jobs/workers.js';
 import { loggerOptions } from '../src/platform/request-log.js';
 import { rawRequest } from './support/raw-http.js';
-import { startTestService } from './support/service.js';
+import { useTestService } from './support/service.js';
 
 interface LogLine {
   level: number;
@@ -29,10 +29,7 @@ describe('background failures', () => {
   // The service's own logger (Fastify's pino with the listeners' options), writing into `lines`.
   const log = Fastify({ logger: { ...loggerOptions('debug'), stream: { write: (line: string) => void lines.push(JSON.parse(line)) } } }).log;
 
-  before(async () => {
-    service = await startTestService({ log });
-  });
-  after(() => service.close());
+  useTestService({ log, merchant: false }, (s) => ({ service } = s));
 
   /** The value of one sample of the operator listener's /metrics, 0 when absent. */
   async function sample(name: string, labels: string): Promise<number> {

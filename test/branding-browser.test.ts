@@ -1,4 +1,4 @@
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -8,7 +8,7 @@ import type { RunningService } from '../src/server.js';
 import { contrastRatio, sniffImage, textOn } from '../src/modules/hosted-screens/branding.js';
 import { useBrowser } from './support/browser.js';
 import { getHostedPage, pngBytes, testHostedScreenKey } from './support/hosted.js';
-import { clientFor, createKey, createMerchant, startTestService } from './support/service.js';
+import { clientFor, createKey, createMerchant, useTestService } from './support/service.js';
 import { signedInConsole, type ConsoleBrowser } from './support/console.js';
 
 /**
@@ -25,15 +25,12 @@ let clientA: MerchantWalletClient;
 let clientB: MerchantWalletClient;
 let owner: ConsoleBrowser;
 
+useTestService({ config: { hostedScreenKey: testHostedScreenKey }, merchant: false }, (s) => ({ service } = s));
 before(async () => {
-  service = await startTestService({ config: { hostedScreenKey: testHostedScreenKey } });
   merchantA = await createMerchant(service, 'Kopi Corner Pte Ltd');
   clientA = clientFor(service, await createKey(service, merchantA));
   clientB = clientFor(service, await createKey(service, await createMerchant(service, 'Teh Tarik Trading Ltd')));
   ({ jar: owner } = await signedInConsole(service, merchantA, 'brand-owner@kopi.example', 'owner'));
-});
-after(async () => {
-  await service?.close();
 });
 
 async function context(opts: { bypassCSP?: boolean; cookies?: boolean } = {}): Promise<BrowserContext> {

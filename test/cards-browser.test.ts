@@ -8,7 +8,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { closeBrowser, launchBrowser } from './support/browser.js';
 import { jpegBytes, pngBytes, testHostedScreenKey } from './support/hosted.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, useTestService } from './support/service.js';
 import { assertAxeClean } from './support/axe.js';
 
 /**
@@ -23,14 +23,12 @@ let client: MerchantWalletClient;
 let browser: Browser;
 const shots = process.env.CARDS_SCREENSHOTS_DIR ?? tmpdir();
 
+useTestService({ config: { hostedScreenKey: testHostedScreenKey, simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client } = s));
 before(async () => {
-  service = await startTestService({ config: { hostedScreenKey: testHostedScreenKey, simulatorConfirmDelayMs: 0 } });
-  ({ client } = await newMerchantClient(service));
   browser = await launchBrowser();
 });
 after(async () => {
   await closeBrowser(browser);
-  await service?.close();
 });
 
 async function shot(page: Page, name: string): Promise<void> {

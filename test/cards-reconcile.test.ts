@@ -7,7 +7,7 @@
  * activation after a 504/502 with the step-up challenge it already consumed. The ledger is
  * verified after each money step.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
@@ -16,7 +16,7 @@ import { verifyLedger } from '../src/ledger/index.js';
 import { raiseSandboxOffset } from '../src/platform/clock.js';
 import { dueReconcileScopes } from '../src/modules/cards/reconcile.js';
 import type { ApplicationDecision } from '../src/upstreams/card/port.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { activationResumeDecision, applicationQueryDecision, applicationResubmitDecision, rulesCallDecision, rulesQueryDecision } from '../src/modules/cards/state.js';
 import { resumeVerdict, type StepUpBinding } from '../src/modules/step-up/rules.js';
@@ -82,14 +82,7 @@ describe('card reconciliation', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
   let merchantId: string;
-  before(async () => {
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0 } });
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, []);
-  });
+  useTestService({ config: { simulatorConfirmDelayMs: 0 }, merchant: false }, (s) => ({ service } = s));
   /** A merchant per test: each has its own sandbox clock and its own injected behaviours. */
   const freshMerchant = async () => { ({ client, merchantId } = await newMerchantClient(service)); };
   const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);

@@ -1,7 +1,7 @@
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
-import { admin, createMerchant, startTestService } from './support/service.js';
+import { admin, createMerchant, useTestService } from './support/service.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { consoleClient, consolePassword, inviteConsoleUser, signedInConsole, type ConsoleBrowser, authenticatorSecret } from './support/console.js';
 import { stepAt, totpCode } from '../src/modules/console/totp.js';
@@ -46,11 +46,10 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
   let service: RunningService;
   let merchantId: string;
 
+  useTestService({ config: { hostedScreenKey: testHostedScreenKey }, merchant: false }, (s) => ({ service } = s));
   before(async () => {
-    service = await startTestService({ config: { hostedScreenKey: testHostedScreenKey } });
     merchantId = await createMerchant(service, 'Second factor merchant');
   });
-  after(async () => service?.close());
 
   const account = '/console/sandbox/account';
   const db = () => service.ctx.db;

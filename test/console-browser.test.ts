@@ -1,4 +1,4 @@
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -6,13 +6,12 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
 import { useBrowser } from './support/browser.js';
 import { testHostedScreenKey } from './support/hosted.js';
-import { clientFor, createKey, createMerchant, startTestService } from './support/service.js';
 import { consolePassword, inviteConsoleUser, authenticatorSecret } from './support/console.js';
 import { stepAt, totpCode } from '../src/modules/console/totp.js';
 import { fundedMember } from './support/fixtures.js';
+import { useTestService } from './support/service.js';
 
 /**
  * The merchant console in headless Chromium, as a merchant's people use it: an invited owner sets
@@ -30,16 +29,7 @@ let merchantId: string;
 let client: MerchantWalletClient;
 const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 
-before(async () => {
-  service = await startTestService({ config: { hostedScreenKey: testHostedScreenKey, webhookRetryScheduleMs: [60_000, 60_000, 60_000] } });
-  merchantId = await createMerchant(service, 'Kopi Corner Pte Ltd');
-  client = clientFor(service, await createKey(service, merchantId));
-});
-after(async () => {
-  const report = await verifyLedger(service.ctx.db);
-  await service?.close();
-  assert.deepEqual(report.problems, [], 'the ledger is clean after the console\'s money steps');
-});
+useTestService({ config: { hostedScreenKey: testHostedScreenKey, webhookRetryScheduleMs: [60_000, 60_000, 60_000] }, merchant: { name: 'Kopi Corner Pte Ltd' } }, (s) => ({ service, merchantId, client } = s));
 
 /**
  * A screenshot for people to look at, not an assertion: Chromium sometimes answers "Unable to

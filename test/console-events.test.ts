@@ -4,9 +4,9 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { useBrowser } from './support/browser.js';
-import { clientFor, createKey, createMerchant, startTestService } from './support/service.js';
 import { consolePassword, inviteConsoleUser, signedInConsole } from './support/console.js';
 import { pumpWebhooks, startReceiver } from './support/webhook-receiver.js';
+import { useTestService } from './support/service.js';
 
 /**
  * The console's events (issue 40, point 5): the Events page with the API's filters, an event's
@@ -24,10 +24,8 @@ let failing = true;
 let endpointId: string;
 let depositId: string;
 
+useTestService({ config: { workers: false }, merchant: { name: 'Events Pte Ltd' } }, (s) => ({ service, merchantId, client } = s));
 before(async () => {
-  service = await startTestService({ config: { workers: false } });
-  merchantId = await createMerchant(service, 'Events Pte Ltd');
-  client = clientFor(service, await createKey(service, merchantId));
   receiver = await startReceiver(() => (failing ? 500 : 200));
   endpointId = ((await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] })) as { id: string }).id;
   const external = `ce-${randomUUID()}`;
@@ -37,7 +35,6 @@ before(async () => {
 });
 after(async () => {
   await receiver?.close();
-  await service?.close();
 });
 
 test('the Events page filters as the API does; an event and an object link to each other', async () => {

@@ -1,9 +1,9 @@
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, scryptSync } from 'node:crypto';
 import { sql } from 'kysely';
 import type { RunningService } from '../src/server.js';
-import { admin, createKey, createMerchant, startTestService } from './support/service.js';
+import { admin, createKey, createMerchant, useTestService } from './support/service.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { consoleClient, consolePassword, type ConsoleBrowser, inviteConsoleUser, signedInConsole, authenticatorSecret } from './support/console.js';
 import { stepAt, totpCode } from '../src/modules/console/totp.js';
@@ -18,12 +18,11 @@ import { consoleCleanupTicker } from '../src/modules/console/workers.js';
 let service: RunningService;
 let merchantId: string;
 
+// The loopback is a trusted proxy: a test browser can appear from another address (x-forwarded-for).
+useTestService({ config: { hostedScreenKey: testHostedScreenKey, trustedProxies: ['127.0.0.1'] }, merchant: false }, (s) => ({ service } = s));
 before(async () => {
-  // The loopback is a trusted proxy: a test browser can appear from another address (x-forwarded-for).
-  service = await startTestService({ config: { hostedScreenKey: testHostedScreenKey, trustedProxies: ['127.0.0.1'] } });
   merchantId = await createMerchant(service, 'Console merchant');
 });
-after(async () => service?.close());
 
 test('operator invites: the user, the link once, a re-invite replaces the link; list and role change', async () => {
   const first = await inviteConsoleUser(service, merchantId, 'Ada@Example.com', 'developer');

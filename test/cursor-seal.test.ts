@@ -1,9 +1,9 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { RunningService } from '../src/server.js';
 import { openCursor, sealCursor } from '../src/platform/cursor-seal.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { newMerchantClient, useTestService } from './support/service.js';
 
 describe('list cursors are sealed (platform/cursor-seal.ts)', () => {
   it('opens what it sealed, and nothing else: another key, a changed byte, garbage', () => {
@@ -21,12 +21,7 @@ describe('list cursors are sealed (platform/cursor-seal.ts)', () => {
 
   describe('through the API', () => {
     let service: RunningService;
-    before(async () => {
-      service = await startTestService();
-    });
-    after(async () => {
-      await service.close();
-    });
+    useTestService({ merchant: false }, (s) => ({ service } = s));
 
     it('a next_cursor reveals no row sequence (other merchants\' volume), walks every page, and a tampered one restarts from the first page', async () => {
       const { client } = await newMerchantClient(service);

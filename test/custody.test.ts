@@ -1,14 +1,12 @@
-import { describe, it, before, after, test } from 'node:test';
+import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { RunningService } from '../src/server.js';
-import {
-  assertEntry, entryKinds, postEntry, verifyLedger, withdrawalConfirmLines, type EntryLine,
-} from '../src/ledger/index.js';
+import { assertEntry, entryKinds, postEntry, verifyLedger, withdrawalConfirmLines, type EntryLine } from '../src/ledger/index.js';
 import { up as migration010 } from '../src/db/migrations/010_merchant_fees_and_deposit_reads.js';
 import { postAsBeforeSplit } from './support/legacy-ledger.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { balanceOf, custodyOf, fundedMember } from './support/fixtures.js';
 
 /**
@@ -47,14 +45,7 @@ test('rule: a zero fee posts no fee lines (a posting is never zero)', () => {
 
 describe('custody over HTTP and in ledger:verify', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
-  });
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   const verify = () => admin(service, 'GET', '/admin/v1/ledger/verify');
 

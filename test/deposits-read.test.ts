@@ -1,20 +1,15 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Deposit, MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { expectCode } from './support/expect.js';
-import { clientFor, createKey, newMerchantClient, startTestService } from './support/service.js';
+import { clientFor, createKey, newMerchantClient, useTestService } from './support/service.js';
 
 /** Issue 9, point 6: GET /v1/deposits/{id} and GET /v1/deposits, through the SDK. */
 describe('reading deposits back', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => {
-    await service.close();
-  });
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   async function member(client: MerchantWalletClient) {
     const external = `r-${randomUUID().slice(0, 8)}`;

@@ -1,10 +1,10 @@
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { useBrowser } from './support/browser.js';
-import { startTestService } from './support/service.js';
 import type { RunningService } from '../src/server.js';
+import { useTestService } from './support/service.js';
 
 /**
  * GET /docs in a real browser: the reference renders from /v1/openapi.json and the page fetches
@@ -23,10 +23,7 @@ function staysLocal(url: string): boolean {
 
 // One service and one browser for the file's tests.
 let service: RunningService;
-before(async () => {
-  service = await startTestService();
-});
-after(() => service.close());
+useTestService({ merchant: false }, (s) => ({ service } = s));
 const browser = useBrowser();
 
 test('GET /docs renders the API reference from our own server only', { timeout: 120_000 }, async (t) => {

@@ -5,26 +5,19 @@
  * interest), the `earn.order.settled` events exactly as the Events table, interest funded from
  * the platform's named account; the ledger verified after each.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { earnTickers } from '../src/modules/earn/workers.js';
 
 describe('earn', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
-  });
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
 

@@ -5,14 +5,14 @@
  * daily limits across the clock's midnight, step-up, merchant conversions; the ledger verified
  * after each.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { MerchantWalletError, StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { exchangeTickers } from '../src/modules/exchange/workers.js';
 
@@ -20,15 +20,7 @@ describe('exchange', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
   let merchantId: string;
-  before(async () => {
-    service = await startTestService();
-    ({ client, merchantId } = await newMerchantClient(service));
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
-  });
+  useTestService({}, (s) => ({ service, client, merchantId } = s));
 
   const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   const balance = async (m: string, asset: string) => (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === asset)?.available ?? '0';

@@ -1,14 +1,14 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Export, ExportKind, MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
 import { expectCode } from './support/expect.js';
-import { startTestService } from './support/service.js';
 import { buildWorld, type World } from './support/isolation-world.js';
 import { exportJobHandlers } from '../src/modules/exports/workers.js';
+import { useTestService } from './support/service.js';
+import { all } from './support/fixtures.js';
 
 /**
  * Issue 41, point 3: exports. Over one merchant with every flow (the isolation world), an export
@@ -21,12 +21,6 @@ async function bytesOf(body: Readable): Promise<Buffer> {
   const parts: Buffer[] = [];
   for await (const part of body) parts.push(part as Buffer);
   return Buffer.concat(parts);
-}
-
-async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
 }
 
 /** The reference's CSV (RFC 4180) read back: quoted fields with doubled quotes, commas and line feeds inside. */
@@ -52,17 +46,12 @@ describe('exports', () => {
   let c: MerchantWalletClient;
   const gte = new Date(Date.now() - 3_600_000).toISOString();
   let lt: string;
+  useTestService({ config: { simulatorConfirmDelayMs: 0 }, merchant: false }, (s) => ({ service } = s));
   before(async () => {
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0 } });
     world = await buildWorld(service);
     c = world.a.client;
     lt = new Date(Date.now() + 1000).toISOString();
     await new Promise((r) => setTimeout(r, 1100));
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, []);
   });
 
   async function exported(kind: ExportKind, format: 'csv' | 'jsonl' = 'jsonl', client = c): Promise<{ ex: Export; file: Buffer; type: string }> {

@@ -1,8 +1,8 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { RunningService } from '../src/server.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { newMerchantClient, useTestService } from './support/service.js';
 import { encodeSegment } from './support/hostile.js';
 
 /**
@@ -64,11 +64,8 @@ const hostileHeaders = fc.record({
 }, { requiredKeys: [] });
 describe('random input never makes a server error', () => {
   let service: RunningService;
-  before(async () => {
-    // Rate limits would answer most calls 429 before they reach the code under test.
-    service = await startTestService({ config: { rateLimitScale: 100 } });
-  });
-  after(async () => service.close());
+  // Rate limits would answer most calls 429 before they reach the code under test.
+  useTestService({ config: { rateLimitScale: 100 }, merchant: false }, (s) => ({ service } = s));
 
   it('answers every operation with an error envelope below 500 or a success', async () => {
     const { client } = await newMerchantClient(service);

@@ -1,9 +1,9 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { getHostedPage, jpegBytes, pngBytes, postHostedPage, testHostedScreenKey } from './support/hosted.js';
 import { shipping } from './support/fixtures.js';
 
@@ -15,11 +15,7 @@ import { shipping } from './support/fixtures.js';
 let service: RunningService;
 let client: MerchantWalletClient;
 
-before(async () => {
-  service = await startTestService({ config: { hostedScreenKey: testHostedScreenKey, simulatorConfirmDelayMs: 0 } });
-  ({ client } = await newMerchantClient(service));
-});
-after(async () => service?.close());
+useTestService({ config: { hostedScreenKey: testHostedScreenKey, simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client } = s));
 
 /** A member at KYC level 1 with 100 USDT and a physical-card application waiting for documents. */
 async function applicationNeedingDocs() {

@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { spawnSync } from 'node:child_process';
@@ -7,7 +7,7 @@ import type { RunningService } from '../src/server.js';
 import { loadConfig, ConfigError } from '../src/platform/config.js';
 import { redactedPath } from '../src/platform/request-log.js';
 import { rawRequest } from './support/raw-http.js';
-import { createKey, createMerchant, startTestService, type Credentials } from './support/service.js';
+import { createKey, createMerchant, startTestService, type Credentials, useTestService } from './support/service.js';
 import { testHostedScreenKey } from './support/hosted.js';
 
 /**
@@ -43,10 +43,7 @@ function closedWithin(socket: Socket, since: number, limitMs: number): Promise<{
 describe('a request is bounded as a whole: headers and body within REQUEST_TIMEOUT_MS (issue 35, point 3)', () => {
   let service: RunningService;
   const requestTimeoutMs = 1_000;
-  before(async () => {
-    service = await startTestService({ config: { requestTimeoutMs } });
-  });
-  after(async () => service.close());
+  useTestService({ config: { requestTimeoutMs }, merchant: false }, (s) => ({ service } = s));
 
   it('closes a connection that sent complete headers and then trickles its body, answering 400 in the envelope', async () => {
     const started = performance.now();
@@ -81,11 +78,8 @@ describe('hosted_url comes from the configured public base URL, never from the H
     baseUrl: `http://${host}:${new URL(service.publicUrl).port}`, connectHost: '127.0.0.1',
     clientId: creds.clientId, apiKey: creds.apiKey, signingKey: creds.signingKey, maxAttempts: 1,
   });
-  before(async () => {
-    // The sandbox's base configured; the production one left to its local default.
-    service = await startTestService({ config: { publicBaseUrls: { sandbox: `${sandboxBase}/` }, hostedScreenKey: testHostedScreenKey } });
-  });
-  after(async () => service.close());
+  // The sandbox's base configured; the production one left to its local default.
+  useTestService({ config: { publicBaseUrls: { sandbox: `${sandboxBase}/` }, hostedScreenKey: testHostedScreenKey }, merchant: false }, (s) => ({ service } = s));
 
   it('a KYC link asked with a forged sandbox Host points at PUBLIC_BASE_URL_SANDBOX, and its page opens only there', async () => {
     const merchantId = await createMerchant(service);
@@ -142,13 +136,12 @@ function promtool(): string | undefined {
 describe('/metrics names Prometheus accepts (issue 36, point 5)', () => {
   let service: RunningService;
   let text: string;
+  useTestService({ merchant: false }, (s) => ({ service } = s));
   before(async () => {
-    service = await startTestService();
     // A request of each kind the counters see, so the export has every family with values.
     await rawRequest(`${service.publicUrl}/healthz`);
     text = (await rawRequest(`${service.adminUrl}/metrics`)).text;
   });
-  after(async () => service.close());
 
   it('counters end in _total, nothing else does, every family has HELP and a snake_case name', () => {
     const all = families(text);

@@ -1,8 +1,8 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { admin, createMerchant, newMerchantClient, startTestService } from './support/service.js';
+import { admin, createMerchant, newMerchantClient, useTestService } from './support/service.js';
 
 /**
  * Input the route schemas let through that a handler then misread (the audit of extra keys, unbounded
@@ -11,11 +11,7 @@ import { admin, createMerchant, newMerchantClient, startTestService } from './su
 describe('input audit', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
-  before(async () => {
-    service = await startTestService();
-    ({ client } = await newMerchantClient(service));
-  });
-  after(async () => service.close());
+  useTestService({}, (s) => ({ service, client } = s));
 
   it('PATCH /v1/webhooks/endpoints/{id} with only keys it does not know is 400 invalid_request, as {} is; the endpoint is unchanged', async () => {
     const ep = await client.webhooks.createEndpoint({ url: 'http://127.0.0.1:9/hook', event_types: ['deposit.credited'] }) as any;

@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
@@ -8,7 +8,7 @@ import { decodeCursor, encodeCursor } from '../src/platform/pagination.js';
 import { findUnsafeRequestText, findUnsafeText, jsonDepthExceeds, jsonDepthMax } from '../src/platform/validation.js';
 import { payNow } from './support/emv.js';
 import { rawRequest } from './support/raw-http.js';
-import { baseUrlFor, newMerchantClient, startTestService } from './support/service.js';
+import { baseUrlFor, useTestService } from './support/service.js';
 
 /**
  * Bad input that once answered 500 or a framework body (issue 9, points 12 to 14 and 16 to 18):
@@ -109,15 +109,13 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
     return res;
   };
 
+  useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client } = s));
   before(async () => {
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0 } });
-    ({ client } = await newMerchantClient(service));
     await client.members.create({ external_member_id: 'hard-1' });
     await client.deposits.create({ member_id: 'hard-1', asset: 'USDT', amount: '100', tx_hash: `fund-${randomUUID()}` });
     await client.deposits.create({ member_id: 'hard-1', asset: 'SGD', amount: '100', tx_hash: `fund-${randomUUID()}` });
     doc = await client.request({ method: 'GET', path: '/v1/openapi.json' });
   });
-  after(async () => service.close());
 
   const operations = () => {
     const ops: Array<{ method: string; path: string; member: boolean; op: any }> = [];

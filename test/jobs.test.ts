@@ -4,13 +4,13 @@ import type { RunningService } from '../src/server.js';
 import { enqueue, backoffMs } from '../src/jobs/queue.js';
 import { JobRunner, RetryLater } from '../src/jobs/runner.js';
 import { jobHandlers } from '../src/background.js';
-import { startTestService } from './support/service.js';
+import { useTestService } from './support/service.js';
 
 describe('background jobs', () => {
   let service: RunningService;
   const seen: string[] = [];
+  useTestService({ merchant: false }, (s) => ({ service } = s));
   before(async () => {
-    service = await startTestService();
     jobHandlers['test.record'] = async (job) => {
       seen.push(String(job.payload.tag));
     };
@@ -37,7 +37,6 @@ describe('background jobs', () => {
   });
   after(async () => {
     for (const k of Object.keys(jobHandlers)) if (k.startsWith('test.')) delete jobHandlers[k];
-    await service.close();
   });
 
   const jobRows = () => service.ctx.db.selectFrom('jobs').selectAll().where('kind', 'like', 'test.%').execute();

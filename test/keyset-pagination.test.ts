@@ -1,19 +1,14 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
 import { encodeCursor, keysetPage, mapPage, pageSizeDefault, pageSizeMax } from '../src/platform/pagination.js';
 import { raiseAlert } from '../src/modules/alerts/queries.js';
-import { startTestService } from './support/service.js';
+import { useTestService } from './support/service.js';
 
 /** The one keyset list helper, driven over a real table (operator_alerts) on the test database. */
 describe('keysetPage', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => {
-    await service.close();
-  });
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   let kindSeq = 0;
   /** Inserts `count` alerts of a fresh kind, oldest first; answers the kind and their messages. */

@@ -7,8 +7,8 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { closeBrowser, launchBrowser } from './support/browser.js';
 import { jpegBytes, pngBytes, testHostedScreenKey } from './support/hosted.js';
-import { newMerchantClient, startTestService } from './support/service.js';
 import { assertAxeClean } from './support/axe.js';
+import { useTestService } from './support/service.js';
 
 /**
  * The KYC screens in headless Chromium, as a member uses them: the form filled and sent with two
@@ -22,14 +22,12 @@ let client: MerchantWalletClient;
 let browser: Browser;
 const shots = process.env.KYC_SCREENSHOTS_DIR ?? tmpdir();
 
+useTestService({ config: { hostedScreenKey: testHostedScreenKey } }, (s) => ({ service, client } = s));
 before(async () => {
-  service = await startTestService({ config: { hostedScreenKey: testHostedScreenKey } });
-  ({ client } = await newMerchantClient(service));
   browser = await launchBrowser();
 });
 after(async () => {
   await closeBrowser(browser);
-  await service?.close();
 });
 
 async function shot(page: Page, name: string): Promise<void> {

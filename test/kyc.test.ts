@@ -1,9 +1,9 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { admin, clientFor, createKey, newMerchantClient, startTestService } from './support/service.js';
+import { admin, clientFor, createKey, newMerchantClient, useTestService } from './support/service.js';
 import { getHostedPage, jpegBytes, pngBytes, postHostedPage, testHostedScreenKey, type FileInput } from './support/hosted.js';
 
 /**
@@ -20,11 +20,7 @@ let client: MerchantWalletClient;
 let merchantId: string;
 let seq = 0;
 
-before(async () => {
-  service = await startTestService({ config: { hostedScreenKey: testHostedScreenKey } });
-  ({ client, merchantId } = await newMerchantClient(service));
-});
-after(async () => service?.close());
+useTestService({ config: { hostedScreenKey: testHostedScreenKey } }, (s) => ({ service, client, merchantId } = s));
 
 async function newMember() {
   return client.members.create({ external_member_id: `kyc-${++seq}` });

@@ -1,11 +1,11 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LedgerEntry } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
 import { expectCode } from './support/expect.js';
-import { startTestService } from './support/service.js';
 import { buildWorld, type World } from './support/isolation-world.js';
+import { useTestService } from './support/service.js';
+import { all } from './support/fixtures.js';
 
 /**
  * Issue 41, point 2: GET /v1/ledger/entries and GET /v1/ledger/entries/{id}. Over one merchant
@@ -16,25 +16,14 @@ import { buildWorld, type World } from './support/isolation-world.js';
 
 const minor = (s: string) => BigInt(s.replace('.', ''));
 
-async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-}
-
 describe('the merchant\'s journal', () => {
   let service: RunningService;
   let world: World;
   let entries: LedgerEntry[];
+  useTestService({ config: { simulatorConfirmDelayMs: 0 }, merchant: false }, (s) => ({ service } = s));
   before(async () => {
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0 } });
     world = await buildWorld(service);
     entries = await all(world.a.client.ledger.entries({ limit: 100 }));
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, []);
   });
 
   it('lists every entry of the merchant, newest first, each balancing to zero in its asset', async () => {

@@ -1,15 +1,12 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
 import { expectCode } from './support/expect.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
 
 describe('members', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => service.close());
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   it('creates a member with the contract fields and reads it by either id', async () => {
     const { client } = await newMerchantClient(service);

@@ -1,11 +1,10 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
 import { expectCode } from './support/expect.js';
-import { admin, clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
+import { admin, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
 import { balanceOf, custodyOf, fundedMember } from './support/fixtures.js';
 
 const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
@@ -14,14 +13,7 @@ const ETH_ADDR = '0x52908400098527886E0F7030069857D2E4169EE7';
 
 describe('deposits, balances and withdrawals', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
-  });
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
 
   it('credits a deposit to the member available balance and the merchant custody in one go', async () => {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import openapiTS, { astToString } from 'openapi-typescript';
 import type { RunningService } from '../src/server.js';
-import { admin, createKey, createMerchant, startTestService } from './support/service.js';
+import { admin, createKey, createMerchant, useTestService } from './support/service.js';
 
 /**
  * The document is usable by code generators as it is (issue 36): a client generated from the
@@ -115,14 +115,13 @@ describe('a client generated from GET /v1/openapi.json (openapi-typescript, open
   let service: RunningService;
   let dir: string;
 
+  useTestService({ merchant: false }, (s) => ({ service } = s));
   before(async () => {
-    service = await startTestService();
     // Inside the repository's node_modules, so that the program resolves openapi-fetch and @types/node from it.
     mkdirSync(join(root, 'node_modules/.cache'), { recursive: true });
     dir = mkdtempSync(join(root, 'node_modules/.cache/mwa-openapi-codegen-'));
   });
   after(async () => {
-    await service?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { RouteOptions } from 'fastify';
@@ -8,12 +8,12 @@ import type { RouteAccess } from '../src/platform/route-access.js';
 import { registerPublicRoutes } from '../src/routes.js';
 import { compileDeferredSchemas } from '../src/platform/validation.js';
 import type { RunningService } from '../src/server.js';
-import { startTestService } from './support/service.js';
 import { eventCatalogue, eventTypes } from '../src/ledger/index.js';
 import { defaultWebhookRetryScheduleMs } from '../src/platform/config.js';
 import { deliveryStatuses } from '../src/modules/webhooks/service.js';
 import { hoistNamedSchemas, SchemaNameConflict } from '../src/platform/openapi-schemas.js';
 import { serversFor } from '../src/platform/openapi.js';
+import { useTestService } from './support/service.js';
 
 /**
  * The document is checked against the routes actually registered, whatever they are: each new
@@ -120,8 +120,8 @@ describe('GET /v1/openapi.json', () => {
   let routes: SeenRoute[];
   let documented: SeenRoute[];
 
+  useTestService({ merchant: false }, (s) => ({ service } = s));
   before(async () => {
-    service = await startTestService();
     const res = await fetch(`${service.publicUrl}/v1/openapi.json`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
@@ -129,7 +129,6 @@ describe('GET /v1/openapi.json', () => {
     routes = await collectRoutes(service);
     documented = routes.filter((r) => r.url.startsWith('/v1/') && !r.hidden);
   });
-  after(() => service?.close());
 
   test('every route schema the service registered compiles (compilation is put off to first use: a broken schema must not wait for a request)', () => {
     // Compiles (and so throws on a broken one) whatever is still waiting. How many that is depends

@@ -1,9 +1,9 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import fc from 'fast-check';
 import type { RunningService } from '../src/server.js';
-import { admin, adminToken, newMerchantClient, startTestService } from './support/service.js';
+import { admin, adminToken, newMerchantClient, useTestService } from './support/service.js';
 import { encodeSegment } from './support/hostile.js';
 
 /**
@@ -206,10 +206,7 @@ function problemWith(answer: Answer): string | undefined {
 
 describe('random input on the operator listener never makes a server error', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => service.close());
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   it('answers every operator operation with an error envelope below 500 or a success', async () => {
     // Real objects, so that some calls get past "not found" into the handler's own checks.

@@ -1,7 +1,7 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
-import { admin, createMerchant, startTestService } from './support/service.js';
+import { admin, createMerchant, useTestService } from './support/service.js';
 
 /**
  * Operator calls given input that once answered 500 (found by operator-fuzz.test.ts): each is a
@@ -9,10 +9,7 @@ import { admin, createMerchant, startTestService } from './support/service.js';
  */
 describe('operator calls on odd input', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => service.close());
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   it('PUT card-bins: an unknown merchant is 404 not_found (the insert broke the foreign key: a 500); a known one is authorised', async () => {
     for (const id of ['mch_00000000-0000-0000-0000-000000000000', 'exd_s_usdt_usd', '1']) {

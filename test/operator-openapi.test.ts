@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { RouteOptions } from 'fastify';
@@ -6,7 +6,7 @@ import { buildAdminApp } from '../src/operator/admin-app.js';
 import { errorStatus, type ErrorCode } from '../src/platform/errors.js';
 import type { OperatorAccess } from '../src/platform/operator-route.js';
 import type { RunningService } from '../src/server.js';
-import { adminToken, startTestService } from './support/service.js';
+import { adminToken, useTestService } from './support/service.js';
 
 /** The operator listener's document, checked against the operator routes actually registered. */
 
@@ -40,15 +40,14 @@ describe('GET /admin/v1/openapi.json', () => {
   let doc: Json;
   let routes: SeenRoute[];
 
+  useTestService({ merchant: false }, (s) => ({ service } = s));
   before(async () => {
-    service = await startTestService();
     const res = await fetch(`${service.adminUrl}/admin/v1/openapi.json`, { headers: { authorization: `Bearer ${adminToken}` } });
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
     doc = (await res.json()) as Json;
     routes = await collectOperatorRoutes(service);
   });
-  after(() => service?.close());
 
   test('needs the operator token like every /admin call', async () => {
     for (const headers of [{}, { authorization: 'Bearer wrong' }] as Record<string, string>[]) {

@@ -1,8 +1,8 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
 import { AuthCache, type TokenState } from '../src/platform/auth-cache.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
 
 const state: TokenState = {
   tokenExpiresAt: Date.now() + 60_000, keyId: 'k', merchantId: 'm', environment: 'sandbox', signingKey: 's', scopes: [],
@@ -34,10 +34,7 @@ describe('authentication cache', () => {
 
 describe('authentication cache in the service', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => service.close());
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   it('answers repeated requests from memory and forgets a key the moment the operator disables it', async () => {
     const { client, creds } = await newMerchantClient(service);

@@ -1,10 +1,10 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningService } from '../src/server.js';
 import { rawRequest } from './support/raw-http.js';
 import { expectCode } from './support/expect.js';
-import { admin, clientFor, createKey, createMerchant, newMerchantClient, startTestService, baseUrlFor } from './support/service.js';
+import { admin, clientFor, createKey, createMerchant, newMerchantClient, baseUrlFor, useTestService } from './support/service.js';
 
 async function exchange(service: RunningService, env: 'sandbox' | 'production', headers: Record<string, string>) {
   return rawRequest(`${service.publicUrl}/v1/connect/token`, {
@@ -16,10 +16,7 @@ async function exchange(service: RunningService, env: 'sandbox' | 'production', 
 
 describe('authentication and keys', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => service.close());
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   it('exchanges a key for a 30-minute bearer token carrying the key scopes', async () => {
     const merchantId = await createMerchant(service);

@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
@@ -7,14 +7,11 @@ import { REFERENCE_CODES } from '../packages/sdk/src/retry.js';
 import type { RunningService } from '../src/server.js';
 import { allErrorCodes, errorStatus, errorType } from '../src/platform/errors.js';
 import { rawRequest } from './support/raw-http.js';
-import { baseUrlFor, newMerchantClient, startTestService } from './support/service.js';
+import { baseUrlFor, newMerchantClient, startTestService, useTestService } from './support/service.js';
 
 describe('errors and the request pipeline', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService({ config: { bodyLimitBytes: 4096 } });
-  });
-  after(async () => service.close());
+  useTestService({ config: { bodyLimitBytes: 4096 }, merchant: false }, (s) => ({ service } = s));
 
   it('maps every code to the type and HTTP status of the reference table', () => {
     const statusByType: Record<string, number> = {

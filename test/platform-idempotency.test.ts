@@ -1,10 +1,10 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { RunningService } from '../src/server.js';
 import { routeKeys } from '../src/platform/route-access.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { newMerchantClient, useTestService } from './support/service.js';
 
 describe('a route\'s keys, worked out at registration', () => {
   it('the endpoint: the pattern with the decoded parameters put back, each encoded as one segment', () => {
@@ -23,10 +23,7 @@ describe('a route\'s keys, worked out at registration', () => {
 
 describe('idempotency', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => service.close());
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   const countMembers = async (merchantId: string, externalId: string) => {
     const row = await service.ctx.db

@@ -1,9 +1,9 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
 import { compileEntry, isAllowed } from '../src/platform/ip-allowlist.js';
 import { rawRequest } from './support/raw-http.js';
-import { baseUrlFor, clientFor, createKey, createMerchant, startTestService } from './support/service.js';
+import { baseUrlFor, clientFor, createKey, createMerchant, useTestService } from './support/service.js';
 
 describe('IP allow-list notation', () => {
   const cases: Array<[string, string, boolean]> = [
@@ -43,14 +43,8 @@ describe('IP allow-list notation', () => {
 describe('IP allow-list over HTTP', () => {
   let service: RunningService;
   let proxied: RunningService;
-  before(async () => {
-    service = await startTestService();
-    proxied = await startTestService({ config: { trustedProxies: ['127.0.0.1'] } });
-  });
-  after(async () => {
-    await service.close();
-    await proxied.close();
-  });
+  useTestService({ merchant: false }, (s) => ({ service } = s));
+  useTestService({ config: { trustedProxies: ['127.0.0.1'] }, merchant: false }, (s) => ({ service: proxied } = s));
 
   it('admits production calls from a listed address and refuses others without echoing the list', async () => {
     const merchantId = await createMerchant(service);

@@ -1,10 +1,10 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import type { RunningService } from '../src/server.js';
 import { MemberCache, memberWritesPlugin, ownMemberWriteBypassMs } from '../src/platform/member-cache.js';
 import type { ResolvedMember } from '../src/platform/request-context.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { newMerchantClient, useTestService } from './support/service.js';
 
 /** The member an `x-on-behalf-of` names, held per process (docs/performance.md, "Request pipeline and the authenticated read"). */
 
@@ -85,10 +85,7 @@ describe('member cache', () => {
 
 describe('member cache in the service', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => service.close());
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   it('forgets a member changed behind the service, straight in the table, on the notification', async () => {
     const { client, merchantId } = await newMerchantClient(service);

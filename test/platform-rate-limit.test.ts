@@ -1,11 +1,11 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { RunningService } from '../src/server.js';
 import { decide, RateWindows } from '../src/platform/rate-limit.js';
 import { rateBucketFor } from '../src/platform/route-access.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { newMerchantClient, useTestService } from './support/service.js';
 
 describe('sliding-window decision', () => {
   it('admits up to the limit within one window', () => {
@@ -36,10 +36,7 @@ describe('sliding-window decision', () => {
 
 describe('rate limits over HTTP', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => service.close());
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   const minute = () => Math.floor(Date.now() / 60_000);
   /** Pre-filled counts live in the current minute's window: do not start a check just before it turns. */

@@ -1,24 +1,23 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { signRequest } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { rawRequest } from './support/raw-http.js';
-import { baseUrlFor, newMerchantClient, startTestService, type Credentials } from './support/service.js';
+import { baseUrlFor, newMerchantClient, type Credentials, useTestService } from './support/service.js';
 
 describe('request signing', () => {
   let service: RunningService;
   let creds: Credentials;
   let token: string;
   let host: string;
+  useTestService({ merchant: false }, (s) => ({ service } = s));
   before(async () => {
-    service = await startTestService();
     const m = await newMerchantClient(service);
     creds = m.creds;
     token = await m.client.getToken();
     host = new URL(baseUrlFor(service, 'sandbox')).host;
   });
-  after(async () => service.close());
 
   const now = () => String(Math.floor(Date.now() / 1000));
 

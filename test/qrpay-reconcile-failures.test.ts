@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
@@ -9,7 +9,7 @@ import { loggerOptions } from '../src/platform/request-log.js';
 import { reconcileDueOrders, reconcileJobName } from '../src/modules/qrpay/reconcile.js';
 import { qrpayOrders } from '../src/modules/qrpay/apply.js';
 import { reconcilePass } from '../src/provider-orders/store.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { newMerchantClient, useTestService } from './support/service.js';
 import { rawRequest } from './support/raw-http.js';
 import { payNow } from './support/emv.js';
 
@@ -27,10 +27,7 @@ describe('QR payment reconciliation failures', () => {
   const lines: LogLine[] = [];
   const log = Fastify({ logger: { ...loggerOptions('debug'), stream: { write: (line: string) => void lines.push(JSON.parse(line)) } } }).log;
 
-  before(async () => {
-    service = await startTestService({ log, config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } });
-  });
-  after(() => service.close());
+  useTestService({ log, config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 }, merchant: false }, (s) => ({ service } = s));
 
   async function failures(): Promise<number> {
     const res = await rawRequest(`${service.adminUrl}/metrics`);

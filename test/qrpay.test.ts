@@ -1,11 +1,11 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
 import { SimulatedQrPay } from '../src/upstreams/qrpay/simulator.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { emv, payNow } from './support/emv.js';
 import { expectCode } from './support/expect.js';
 import type { DecodedQr as SdkDecodedQr, QrPayment as SdkQrPayment, QrScheme as SdkQrScheme } from '@merchant-wallet/sdk';
@@ -37,16 +37,7 @@ const visaOnly = emv([
 
 describe('QR payments', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService({
-      config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 },
-    });
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
-  });
+  useTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 }, merchant: false }, (s) => ({ service } = s));
 
   async function fundedMember(client: MerchantWalletClient, amount = '100.00') {
     const external = `q-${randomUUID().slice(0, 8)}`;

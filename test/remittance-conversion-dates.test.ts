@@ -1,25 +1,22 @@
 /** GET /v1/remit/conversion-dates through HTTP: forwarded from the provider's calendar, each error code. */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { addSandboxOffset } from '../src/platform/clock.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 
 describe('remittance conversion dates', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
+  useTestService({ merchant: false }, (s) => ({ service } = s));
   before(async () => {
-    service = await startTestService();
     const made = await newMerchantClient(service);
     client = made.client;
     // The merchant's sandbox clock on Tuesday 24 December 2030, 09:00 UTC: the provider's calendar follows it.
     const target = Date.parse('2030-12-24T09:00:00Z');
     await addSandboxOffset(service.ctx.db, made.merchantId, BigInt(target - Date.now()));
-  });
-  after(async () => {
-    await service.close();
   });
 
   it('forwards the coming week: weekends and holidays invalid, earliest valid date', async () => {

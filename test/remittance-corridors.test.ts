@@ -1,17 +1,12 @@
 /** The corridor catalogue through the operator API: defaults of extensions 7 in both environments, create, change. */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
-import { admin, startTestService } from './support/service.js';
+import { admin, useTestService } from './support/service.js';
 
 describe('remittance corridors (operator API)', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => {
-    await service.close();
-  });
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   it('starts with the default corridors in both environments, enabled, for both entity types, KYC level 1', async () => {
     for (const environment of ['sandbox', 'production']) {

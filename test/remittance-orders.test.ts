@@ -3,13 +3,13 @@
  * job, a full lifecycle under each sandbox behaviour of the remittance upstream, returns, and the
  * ledger verified after each.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/ledger/index.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { returnWatchTicker } from '../src/modules/remittance/return-watch.js';
 import { payeeIdsOf } from '../src/modules/remittance/queries.js';
@@ -19,15 +19,7 @@ describe('remittance orders', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
   let merchantId: string;
-  before(async () => {
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } });
-    ({ client, merchantId } = await newMerchantClient(service));
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
-  });
+  useTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } }, (s) => ({ service, client, merchantId } = s));
 
   const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   const inject = (behavior: string) => client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'remittance', behavior } });

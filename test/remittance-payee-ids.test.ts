@@ -3,7 +3,7 @@
  * many links the platform makes, the same through every route, a pre-migration link's number kept,
  * and anything else not found.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import { openCursor } from '../src/platform/cursor-seal.js';
 import { configuredKey } from '../src/platform/keys.js';
 import * as migration041 from '../src/db/migrations/041_payee_public_ids.js';
 import { migratedImage } from './support/database.js';
-import { admin, newMerchantClient, startTestService, testDatabaseUrl } from './support/service.js';
+import { admin, testDatabaseUrl, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payeeIds } from '../src/modules/remittance/payee-ids.js';
 import { sepaPayee } from './support/fixtures.js';
@@ -44,9 +44,8 @@ describe('payee ids', () => {
     (await service.ctx.db.selectFrom('remit_payees as p').innerJoin('members as mb', 'mb.id', 'p.member_id')
       .select('p.seq').where('mb.external_member_id', '=', m).orderBy('p.seq').execute()).map((r) => BigInt(r.seq));
 
+  useTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } }, (s) => ({ service, client } = s));
   before(async () => {
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } });
-    ({ client } = await newMerchantClient(service));
     // A database migrated while links existed: the cutoff recorded above the next sequence, one
     // link made below it (as before the migration), and the sequence moved past the cutoff. The
     // service reads the scheme at its first payee id, which comes after this.
@@ -58,9 +57,6 @@ describe('payee ids', () => {
     const id = await createPayee(m);
     legacy = { m, id, seq: (await seqsOf(m))[0]! };
     await sql`SELECT setval(pg_get_serial_sequence('remit_payees', 'seq'), ${cutoff.toString()})`.execute(db);
-  });
-  after(async () => {
-    await service.close();
   });
 
   it('payees created in turn get numbers in the opaque range, neither consecutive nor in creation order', async () => {

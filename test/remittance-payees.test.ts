@@ -1,12 +1,12 @@
 /** Payees and the payee form schema through HTTP, via the SDK (the reference's rules, one by one). */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient, PayeeFormField, PayeeFormSchema } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import type { FormField, FormSchema } from '../src/modules/remittance/form-schema.js';
 import { payeeIdsOf } from '../src/modules/remittance/queries.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { freshIban, sepa } from './support/fixtures.js';
 
@@ -38,13 +38,7 @@ describe('remittance payees', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
   let merchantId: string;
-  before(async () => {
-    service = await startTestService();
-    ({ client, merchantId } = await newMerchantClient(service));
-  });
-  after(async () => {
-    await service.close();
-  });
+  useTestService({}, (s) => ({ service, client, merchantId } = s));
 
   const member = async (c: MerchantWalletClient = client) => {
     const external = `p-${randomUUID().slice(0, 8)}`;

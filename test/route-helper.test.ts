@@ -12,7 +12,7 @@ import { isSignedRoute } from '../src/platform/route-access.js';
 import { isSigned } from '../src/platform/openapi.js';
 import { AmountError, InsufficientFundsError, parseAmount } from '../src/ledger/index.js';
 import { mapDomainError } from '../src/api-errors.js';
-import { createKey, createMerchant, startTestService, type Credentials } from './support/service.js';
+import { createKey, createMerchant, type Credentials, useTestService } from './support/service.js';
 import type { RunningService } from '../src/server.js';
 
 /**
@@ -30,8 +30,8 @@ describe('route helper', () => {
   let writes = 0;
   const declared = new Map<string, readonly string[]>();
 
+  useTestService({ merchant: false }, (s) => ({ service } = s));
   before(async () => {
-    service = await startTestService();
     // Without the tests' strict response check: the probes show what the serializer does alone.
     app = buildPublicApp({ ...service.ctx, logger: false, config: { ...service.ctx.config, strictResponses: 'off' } });
     app.addHook('onRoute', (r) => { declared.set(r.url, r.config?.access?.errors ?? []); });
@@ -91,7 +91,6 @@ describe('route helper', () => {
 
   after(async () => {
     await app?.close();
-    await service?.close();
   });
 
   it('sends a write through its response schema before storing it; the replay is the same bytes', async () => {

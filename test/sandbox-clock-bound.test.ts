@@ -9,18 +9,17 @@
  * answers with the clock at its target, and the background tickers that take up what it left (a
  * year of flexible earn order-days) are paced too.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
 import { advanceClock, advanceRunMaxMs, advanceStepsMax, type AdvanceBounds } from '../src/modules/sandbox/clock.js';
 import type { TimedProcess } from '../src/jobs/types.js';
 import type { IdempotencyContext } from '../src/platform/request-context.js';
 import { Pacer, pacedDb } from '../src/platform/pacing.js';
-import { admin, clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
+import { admin, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
 import { startReceiver } from './support/webhook-receiver.js';
 
 /**
@@ -113,15 +112,8 @@ async function productionReader(service: RunningService) {
 
 describe('sandbox clock: an advance shares the process', () => {
   let service: RunningService;
-  before(async () => {
-    // The neighbour's reads, two requests each, come steadily: its rate limit out of the way.
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0, rateLimitScale: 1000 } });
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
-  });
+  // The neighbour's reads, two requests each, come steadily: its rate limit out of the way.
+  useTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0, rateLimitScale: 1000 }, merchant: false }, (s) => ({ service } = s));
 
   it('a year\'s advance of a merchant with data: another merchant\'s production reads keep answering, and everything due in the year has run', async () => {
     const receiver = await startReceiver(() => 500);

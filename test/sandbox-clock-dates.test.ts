@@ -1,10 +1,10 @@
 /** Dates a merchant sees follow its sandbox clock after an advance (extensions 8, docs/clock.md). */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { newMerchantClient, useTestService } from './support/service.js';
 
 const days = 86_400;
 const near = (at: string, clock: string, what: string) =>
@@ -12,7 +12,7 @@ const near = (at: string, clock: string, what: string) =>
 
 describe('sandbox clock: dates a merchant sees', () => {
   let service: RunningService;
-  before(async () => { service = await startTestService(); });
+  useTestService({ merchant: false }, (s) => ({ service } = s));
   after(async () => { await service.close(); });
 
   const ahead = async () => {

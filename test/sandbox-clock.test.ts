@@ -1,12 +1,11 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
-import { clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
+import { clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
 import { advanceClock, advanceWaitMaxMs } from '../src/modules/sandbox/clock.js';
@@ -33,15 +32,8 @@ const seconds = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / 1000
 
 describe('sandbox clock', () => {
   let service: RunningService;
-  before(async () => {
-    // The default webhook schedule (5 s, 5 min, 30 min, ...): the clock replaces the waiting.
-    service = await startTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } });
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
-  });
+  // The default webhook schedule (5 s, 5 min, 30 min, ...): the clock replaces the waiting.
+  useTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 }, merchant: false }, (s) => ({ service } = s));
 
   const advance = (client: MerchantWalletClient, body: unknown, idempotencyKey: string | false = randomUUID()) =>
     client.requestRaw({ method: 'POST', path: '/v1/sandbox/clock/advance', body, idempotencyKey });

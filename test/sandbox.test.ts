@@ -1,17 +1,14 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { createKey, clientFor, createMerchant, newMerchantClient, startTestService } from './support/service.js';
+import { createKey, clientFor, createMerchant, newMerchantClient, useTestService } from './support/service.js';
 
 describe('sandbox tools', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(() => service.close());
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   const preset = (client: MerchantWalletClient, body: unknown, idempotencyKey: string | false = randomUUID()) =>
     client.requestRaw({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body, idempotencyKey });

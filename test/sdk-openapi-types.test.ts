@@ -1,4 +1,4 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Schemas } from '@merchant-wallet/sdk';
@@ -6,8 +6,8 @@ import { createResources, type Resources, type ResourceHost } from '../packages/
 import type { RequestOptions } from '../packages/sdk/src/client.js';
 import type { PaginateOptions } from '../packages/sdk/src/pagination.js';
 import type { RunningService } from '../src/server.js';
-import { startTestService } from './support/service.js';
 import { generatedTypesFile, generateSdkTypes } from '../scripts/sdk-openapi-types.js';
+import { useTestService } from './support/service.js';
 
 /**
  * The SDK's response types cannot drift from the server's: they are aliases of the schemas the
@@ -202,13 +202,12 @@ const refName = (schema: Json | undefined): string | undefined => /^#\/component
 describe('SDK types against the served OpenAPI document', () => {
   let service: RunningService;
   let doc: Json;
+  useTestService({ merchant: false }, (s) => ({ service } = s));
   before(async () => {
-    service = await startTestService();
     const res = await fetch(`${service.publicUrl}/v1/openapi.json`);
     assert.equal(res.status, 200);
     doc = (await res.json()) as Json;
   });
-  after(async () => service.close());
 
   it('packages/sdk/src/generated/openapi.ts is what the served document generates (no missing, extra or retyped field)', async () => {
     const generated: string = await generateSdkTypes(doc);

@@ -1,18 +1,15 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { MerchantWalletClient, MerchantWalletError } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { baseUrlFor, createKey, createMerchant, startTestService, type Credentials } from './support/service.js';
+import { baseUrlFor, createKey, createMerchant, type Credentials, useTestService } from './support/service.js';
 import { payNow } from './support/emv.js';
 
 /** The SDK's own behaviour against the real server (retries, waits, token renewal). */
 describe('SDK against the real server', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService({ tokenTtlSeconds: 3, config: { simulatorConfirmDelayMs: 0 } });
-  });
-  after(async () => service.close());
+  useTestService({ tokenTtlSeconds: 3, config: { simulatorConfirmDelayMs: 0 }, merchant: false }, (s) => ({ service } = s));
 
   const callsOf = async (merchantId: string, method: string, pathPrefix: string) => {
     await service.ctx.apiCallLog.flush();

@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,7 +9,7 @@ import { sourceSubject } from '../src/platform/rate-limit.js';
 import { ipv6Hextets } from '../src/platform/ip-address.js';
 import { stopsTokens } from '../src/modules/merchants/rules.js';
 import { rawRequest, type RawResponse } from './support/raw-http.js';
-import { admin, baseUrlFor, createKey, createMerchant, newMerchantClient, startTestService, type Credentials } from './support/service.js';
+import { admin, baseUrlFor, createKey, createMerchant, newMerchantClient, type Credentials, useTestService } from './support/service.js';
 
 /** Issue 9, points 7 to 9, 11 and 15: request security found by the first audit. */
 
@@ -28,13 +28,12 @@ describe('signed-request replay (7) and nonce bounds (15)', () => {
   let token: string;
   // The request-security clock of the service, moved by the test instead of waiting 300 s.
   let offsetMs = 0;
+  useTestService({ requestClock: () => Date.now() + offsetMs, merchant: false }, (s) => ({ service } = s));
   before(async () => {
-    service = await startTestService({ requestClock: () => Date.now() + offsetMs });
     const m = await newMerchantClient(service);
     creds = m.creds;
     token = await m.client.getToken();
   });
-  after(async () => service.close());
 
   const serverSeconds = () => Math.floor((Date.now() + offsetMs) / 1000);
 
@@ -117,10 +116,7 @@ describe('signed-request replay (7) and nonce bounds (15)', () => {
 // 127.0.0.1; X-Forwarded-For gives each client of the limits' tests its own source address (the
 // key changes' requests send none: they come from 127.0.0.1, whose budget those tests leave alone).
 let keysService: RunningService;
-before(async () => {
-  keysService = await startTestService({ config: { trustedProxies: ['127.0.0.1'] } });
-});
-after(async () => keysService?.close());
+useTestService({ config: { trustedProxies: ['127.0.0.1'] }, merchant: false }, (s) => ({ service: keysService } = s));
 
 describe('pages over HTTPS', () => {
   it('the console and hosted screens send HSTS and Secure cookies only when the request came over HTTPS (a trusted proxy says so)', async () => {

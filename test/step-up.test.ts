@@ -1,14 +1,13 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MerchantWalletError, StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
 import { challengeVerdict, decideCode, stepUpObjectRef, atOrAboveThreshold, type StepUpBinding } from '../src/modules/step-up/rules.js';
 import { hashStepUpCode, newStepUpCode, stepUpCodeMatches } from '../src/modules/step-up/code.js';
 import { expectCode } from './support/expect.js';
 import { rawRequest } from './support/raw-http.js';
-import { admin, baseUrlFor, clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
+import { admin, baseUrlFor, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
 import { fundedMember } from './support/fixtures.js';
 
 /**
@@ -23,14 +22,7 @@ const challengeShape = /^kyc_[0-9a-f]{32}$/;
 
 describe('step-up on POST /v1/withdrawals', () => {
   let service: RunningService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
-  });
+  useTestService({ merchant: false }, (s) => ({ service } = s));
 
   async function setThreshold(merchantId: string, asset: string, amount: string | null, environment = 'sandbox') {
     const res = await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, { environment, action: 'withdrawal.create', asset, amount });

@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
@@ -15,7 +15,7 @@ import { SimulatedRemittance, nextBusinessDay } from '../src/upstreams/remittanc
 import type { SimulatedProvider } from '../src/upstreams/simulated-provider.js';
 import { loadConfig } from '../src/platform/config.js';
 import { addSandboxOffset } from '../src/platform/clock.js';
-import { admin, createKey, clientFor, createMerchant, newMerchantClient, startTestService } from './support/service.js';
+import { admin, createKey, clientFor, createMerchant, newMerchantClient, useTestService } from './support/service.js';
 
 async function expectCode(promise: Promise<unknown>, code: string, status?: number) {
   await assert.rejects(promise, (err: unknown) => {
@@ -40,10 +40,7 @@ interface Case {
 
 // One service for the file: each test works on merchants and request ids of its own.
 let service: RunningService;
-before(async () => {
-  service = await startTestService();
-});
-after(() => service.close());
+useTestService({ merchant: false }, (s) => ({ service } = s));
 
 describe('upstream simulators', () => {
   let cases: Case[];

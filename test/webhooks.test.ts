@@ -1,17 +1,17 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { MerchantWalletError, verifyWebhookSignature, type MerchantWalletClient, type WebhookDelivery } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { recordEvent, verifyLedger } from '../src/ledger/index.js';
+import { recordEvent } from '../src/ledger/index.js';
 import { fanOutBatch } from '../src/modules/webhooks/fan-out.js';
 import { updateEndpoint } from '../src/modules/webhooks/service.js';
 import { enqueue } from '../src/jobs/queue.js';
 import { postOnce } from '../src/modules/webhooks/http-post.js';
 import { pumpWebhooks, startReceiver } from './support/webhook-receiver.js';
-import { admin, clientFor, createKey, createMerchant, newMerchantClient, startTestService } from './support/service.js';
+import { admin, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
 import type {
   CreatedWebhookEndpoint, DeletedWebhookEndpoint, MerchantDepositAddress, RolledWebhookEndpoint, WebhookEndpoint, WebhookRequeueResult, Withdrawal,
 } from '@merchant-wallet/sdk';
@@ -66,14 +66,7 @@ describe('webhooks', () => {
    * (production records, which have no such clock, are made due directly).
    */
   const retryMs = 60_000;
-  before(async () => {
-    service = await startTestService({ config: { webhookRetryScheduleMs: [retryMs, retryMs, retryMs] } });
-  });
-  after(async () => {
-    const report = await verifyLedger(service.ctx.db);
-    await service.close();
-    assert.deepEqual(report.problems, [], 'ledger invariants hold after the suite');
-  });
+  useTestService({ config: { webhookRetryScheduleMs: [retryMs, retryMs, retryMs] }, merchant: false }, (s) => ({ service } = s));
 
   const pump = (done: () => boolean | Promise<boolean>, timeoutMs?: number) => pumpWebhooks(service, done, timeoutMs);
 
