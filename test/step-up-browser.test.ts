@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StepUpRequiredError } from '@merchant-wallet/sdk';
+import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../src/server.js';
 import { closeBrowser, launchBrowser } from './support/browser.js';
-import { admin, newMerchantClient, startTestService } from './support/service.js';
+import { admin, useTestService } from './support/service.js';
 import { assertAxeClean } from './support/axe.js';
 
 /**
@@ -18,10 +19,12 @@ import { assertAxeClean } from './support/axe.js';
 
 const screenshotDir = process.env.STEP_UP_SCREENSHOT_DIR ?? tmpdir();
 
+let service: RunningService;
+let client: MerchantWalletClient;
+let merchantId: string;
+useTestService({}, (s) => ({ service, client, merchantId } = s));
+
 test('a member completes step-up on the hosted page, then the withdrawal passes', { timeout: 120_000 }, async (t) => {
-  const service = await startTestService();
-  t.after(() => service.close());
-  const { client, merchantId } = await newMerchantClient(service);
   await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, { environment: 'sandbox', action: 'withdrawal.create', asset: 'USDT', amount: '50' });
   const member = await client.members.create({ external_member_id: `b-${randomUUID().slice(0, 8)}` });
   await client.deposits.create({ member_id: member.id, asset: 'USDT', amount: '500', tx_hash: `0x${randomUUID()}` });
