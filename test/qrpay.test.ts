@@ -11,6 +11,7 @@ import { expectCode } from './support/expect.js';
 import type { DecodedQr as SdkDecodedQr, QrPayment as SdkQrPayment, QrScheme as SdkQrScheme } from '@merchant-wallet/sdk';
 import type { Static } from 'typebox';
 import type { DecodedQr, QrPayment, QrScheme } from '../src/modules/qrpay/routes.js';
+import { balanceOf, fundedMember } from './support/fixtures.js';
 
 /*
  * The SDK declares its QR pay types itself (a client package does not import the server); the type
@@ -39,14 +40,9 @@ describe('QR payments', () => {
   let service: RunningService;
   useTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 }, merchant: false }, (s) => ({ service } = s));
 
-  async function fundedMember(client: MerchantWalletClient, amount = '100.00') {
-    const external = `q-${randomUUID().slice(0, 8)}`;
-    const member = (await client.members.create({ external_member_id: external })) as any;
-    await client.deposits.create({ member_id: external, asset: 'SGD', amount, tx_hash: `bank-${randomUUID()}` });
-    return { id: member.id as string, external };
-  }
-  const sgd = async (client: MerchantWalletClient, member: string) =>
-    ((await client.balances.list({ onBehalfOf: member })) as any[]).find((b) => b.asset === 'SGD');
+  /** A new member holding `amount` SGD, deposited by bank transfer. */
+  const sgdMember = (client: MerchantWalletClient, amount = '100.00') => fundedMember(client, amount, 'SGD', { prefix: 'q', txHashPrefix: 'bank-' });
+  const sgd = (client: MerchantWalletClient, member: string) => balanceOf(client, member, 'SGD');
   const pay = (client: MerchantWalletClient, member: string, body: Record<string, unknown>, idempotencyKey: string = randomUUID()) =>
     client.requestRaw({ method: 'POST', path: '/v1/qrpay/payments', body, onBehalfOf: member, idempotencyKey });
   const inject = (client: MerchantWalletClient, upstream: string, behavior: string) =>
@@ -80,7 +76,7 @@ describe('QR payments', () => {
 
   it('decodes a QR for a member; refuses bad checksums, unsupported schemes, non-EMV text and refused merchants', async () => {
     const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await sgdMember(client);
     const decode = (qr_code: string) => client.request<any>({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code }, onBehalfOf: m.external });
     const d = await decode(payNow({ amount: '12.5' }));
     assert.deepEqual(d, {
@@ -106,7 +102,7 @@ describe('QR payments', () => {
 
   it('pays a QR: freezes, then completes; the debit leaves available once; member sees own only', async () => {
     const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await sgdMember(client);
     const key = randomUUID();
     const res = await pay(client, m.external, { qr_code: payNow(), amount: '12.5', asset: 'sgd', note: 'coffee' }, key);
     assert.equal(res.status, 201, JSON.stringify(res.body));
@@ -136,7 +132,7 @@ describe('QR payments', () => {
 
     assert.equal(((await client.request({ method: 'GET', path: `/v1/qrpay/payments/${order.id}`, onBehalfOf: m.external })) as any).status, 'completed');
     assert.equal(((await client.request({ method: 'GET', path: `/v1/qrpay/payments/${order.id.replace(/^qrp_/, '')}` })) as any).id, order.id);
-    const other = await fundedMember(client);
+    const other = await sgdMember(client);
     await expectCode(client.request({ method: 'GET', path: `/v1/qrpay/payments/${order.id}`, onBehalfOf: other.external }), 'not_found', 404);
     const mine = (await client.request({ method: 'GET', path: '/v1/qrpay/payments', onBehalfOf: m.external })) as any;
     assert.deepEqual(mine.data.map((o: any) => o.id), [order.id]);
@@ -146,7 +142,7 @@ describe('QR payments', () => {
 
   it('the SDK\'s helpers: schemes, decode, pay (replayed by its key), get, list', async () => {
     const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await sgdMember(client);
     assert.equal((await client.qrpay.schemes({ onBehalfOf: m.external })).find((s) => s.id === 'sg_paynow')?.payable, true);
     const decoded = await client.qrpay.decode(payNow({ amount: '3' }), { onBehalfOf: m.external });
     assert.deepEqual([decoded.scheme, decoded.amount, decoded.currency], ['sg_paynow', '3.00', 'SGD']);
@@ -160,14 +156,14 @@ describe('QR payments', () => {
     const listed = [];
     for await (const o of client.qrpay.list({ onBehalfOf: m.external, status: 'completed', limit: 1 })) listed.push(o);
     assert.deepEqual(listed, [paid]);
-    const other = await fundedMember(client);
+    const other = await sgdMember(client);
     await expectCode(client.qrpay.get(paid.id, { onBehalfOf: other.external }), 'not_found', 404);
     assert.equal((await sgd(client, m.external)).available, '97.00');
   });
 
   it('pages the list and filters by status', async () => {
     const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await sgdMember(client);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await pay(client, m.external, { qr_code: payNow({ amount: `1.0${i}` }), asset: 'SGD' })).body.id);
     const page1 = (await client.request({ method: 'GET', path: '/v1/qrpay/payments', query: { limit: 2 }, onBehalfOf: m.external })) as any;
@@ -182,7 +178,7 @@ describe('QR payments', () => {
 
   it('validates amount, asset, scheme and balance before freezing anything', async () => {
     const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client, '10.00');
+    const m = await sgdMember(client, '10.00');
     const code = async (body: Record<string, unknown>) => (await pay(client, m.external, body)).body.code;
     assert.equal(await code({ qr_code: payNow({ amount: '5.00' }), amount: '4.99', asset: 'SGD' }), 'invalid_request');
     assert.equal(await code({ qr_code: payNow(), asset: 'SGD' }), 'invalid_request', 'no amount anywhere');
@@ -209,7 +205,7 @@ describe('QR payments', () => {
 
   it('confirms asynchronously: processing with the funds frozen, completed by reconciliation', async () => {
     const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await sgdMember(client);
     const original = service.ctx.upstreams.qrpay;
     service.ctx.upstreams.qrpay = new SimulatedQrPay(service.ctx.db, { confirmDelayMs: 3_600_000 });
     try {
@@ -242,7 +238,7 @@ describe('QR payments', () => {
 
   it('reject: the order fails and the freeze is released in full', async () => {
     const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await sgdMember(client);
     const set = (await inject(client, 'QRPAY', 'reject')) as any;
     assert.deepEqual(set, { ok: true, upstream: 'qrpay', behavior: 'reject', expires_in: 3600 });
     const res = await pay(client, m.external, { qr_code: payNow({ amount: '30' }), asset: 'SGD' });
@@ -267,7 +263,7 @@ describe('QR payments', () => {
 
   it('timeout: 504, funds stay frozen until reconciliation finds the payment completed; no double posting', async () => {
     const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await sgdMember(client);
     await inject(client, 'qrpay', 'timeout');
     const res = await pay(client, m.external, { qr_code: payNow({ amount: '40' }), asset: 'SGD' });
     assert.equal(res.status, 504);
@@ -296,7 +292,7 @@ describe('QR payments', () => {
 
   it('unknown: 502, funds stay frozen; reconciliation finds nothing at the provider, fails the order and returns the funds', async () => {
     const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await sgdMember(client);
     await inject(client, 'qrpay', 'unknown');
     const res = await pay(client, m.external, { qr_code: payNow({ amount: '25' }), asset: 'SGD' });
     assert.equal(res.status, 502);
@@ -318,7 +314,7 @@ describe('QR payments', () => {
 
   it('a provider that does not answer in time is a timeout: 504 and the funds stay frozen', async () => {
     const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await sgdMember(client);
     const original = service.ctx.upstreams.qrpay;
     const saved = service.ctx.config.upstreamCallTimeoutMs;
     service.ctx.upstreams.qrpay = Object.assign(Object.create(original), { pay: () => new Promise(() => {}) });
@@ -341,7 +337,7 @@ describe('QR payments', () => {
 
   it('a not-found answer within the grace period changes nothing', async () => {
     const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await sgdMember(client);
     await inject(client, 'qrpay', 'unknown');
     const saved = service.ctx.config.upstreamNotFoundGraceMs;
     service.ctx.config.upstreamNotFoundGraceMs = 3_600_000;
@@ -367,7 +363,7 @@ describe('QR payments', () => {
 
   it('unknown_status: the order is suspended (shown as processing), funds stay frozen, an alert is raised once', async () => {
     const { client, merchantId } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await sgdMember(client);
     await inject(client, 'qrpay', 'unknown_status');
     const res = await pay(client, m.external, { qr_code: payNow({ amount: '15' }), asset: 'SGD' });
     assert.equal(res.status, 201);
@@ -405,7 +401,7 @@ describe('QR payments', () => {
 
   it('an operator resolve asks the provider first: its outcome wins, a payment it reports in progress is refused, one it cannot tell about is the operator\'s', async () => {
     const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await sgdMember(client);
     // The provider took the payment; its answer was lost. The operator would fail it.
     await inject(client, 'qrpay', 'timeout');
     const paid = await pay(client, m.external, { qr_code: payNow({ amount: '40' }), asset: 'SGD' });
@@ -442,8 +438,8 @@ describe('QR payments', () => {
   it('an injection affects only its merchant, and reverts after 3600 seconds', async () => {
     const a = await newMerchantClient(service);
     const b = await newMerchantClient(service);
-    const ma = await fundedMember(a.client);
-    const mb = await fundedMember(b.client);
+    const ma = await sgdMember(a.client);
+    const mb = await sgdMember(b.client);
     await inject(a.client, 'qrpay', 'reject');
     assert.equal((await pay(a.client, ma.external, { qr_code: payNow({ amount: '1' }), asset: 'SGD' })).body.status, 'failed');
     assert.equal((await pay(b.client, mb.external, { qr_code: payNow({ amount: '1' }), asset: 'SGD' })).body.status, 'completed');
@@ -460,7 +456,7 @@ describe('QR payments', () => {
 
   it('a retry with the same key after a 504 resumes the same order: no second order, no second freeze', async () => {
     const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await sgdMember(client);
     await inject(client, 'qrpay', 'timeout');
     const key = randomUUID();
     const body = { qr_code: payNow({ amount: '10' }), asset: 'SGD' };
@@ -496,7 +492,7 @@ describe('QR payments', () => {
 
   it('parallel requests with one key create one order and freeze once', async () => {
     const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await sgdMember(client);
     const key = randomUUID();
     const body = { qr_code: payNow({ amount: '7' }), asset: 'SGD' };
     const results = await Promise.all(Array.from({ length: 5 }, () => pay(client, m.external, body, key)));
@@ -509,7 +505,7 @@ describe('QR payments', () => {
 
   it('refunds a completed payment to available once, through the operator', async () => {
     const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const m = await sgdMember(client);
     const done = (await pay(client, m.external, { qr_code: payNow({ amount: '33.30' }), asset: 'SGD' })).body;
     assert.equal(done.status, 'completed');
     assert.equal((await sgd(client, m.external)).available, '66.70');
