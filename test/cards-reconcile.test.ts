@@ -12,11 +12,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
 import { raiseSandboxOffset } from '../src/platform/clock.js';
 import { dueReconcileScopes } from '../src/modules/cards/reconcile.js';
 import type { ApplicationDecision } from '../src/upstreams/card/port.js';
-import { admin, newMerchantClient, useTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { activationResumeDecision, applicationQueryDecision, applicationResubmitDecision, rulesCallDecision, rulesQueryDecision } from '../src/modules/cards/state.js';
 import { resumeVerdict, type StepUpBinding } from '../src/modules/step-up/rules.js';
@@ -85,7 +84,6 @@ describe('card reconciliation', () => {
   useTestService({ config: { simulatorConfirmDelayMs: 0 }, merchant: false }, (s) => ({ service } = s));
   /** A merchant per test: each has its own sandbox clock and its own injected behaviours. */
   const freshMerchant = async () => { ({ client, merchantId } = await newMerchantClient(service)); };
-  const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   const usdt = async (m: string) => {
     const b = (await client.balances.list({ onBehalfOf: m })).find((x) => x.asset === 'USDT') as { available: string; frozen: string };
     return [b.available, b.frozen];
@@ -121,7 +119,7 @@ describe('card reconciliation', () => {
     const app = await withIssuer(behavior, () => client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m }));
     assert.equal(app.status, 'pending');
     assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
-    await ledgerOk();
+    await expectLedgerClean(service);
     return app;
   }
 
@@ -141,7 +139,7 @@ describe('card reconciliation', () => {
       const card = await client.cards.get(done.card_id!, { onBehalfOf: m });
       assert.equal(card.status, 'active');
       assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
-      await ledgerOk();
+      await expectLedgerClean(service);
       const kinds = (await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', app.id).execute()).map((r) => r.kind).sort();
       assert.deepEqual(kinds, ['card.fee_charge', 'card.fee_freeze']);
       // Later passes change nothing (the card is opened once, the fee charged once).
@@ -159,7 +157,7 @@ describe('card reconciliation', () => {
       assert.equal(done.status, 'rejected');
       assert.equal(done.card_id, null);
       assert.deepEqual(await usdt(m), ['100.000000', '0.000000']);
-      await ledgerOk();
+      await expectLedgerClean(service);
     });
 
     it('timeout, the issuer needs documents: a supplement work order, the fee still frozen', async () => {
@@ -179,7 +177,7 @@ describe('card reconciliation', () => {
       assert.deepEqual([back.status, back.supplement!.status], ['pending', 'submitted']);
       assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'approved');
       assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
-      await ledgerOk();
+      await expectLedgerClean(service);
     });
 
     it('timeout, the issuer is reviewing: still pending with the fee frozen; its decision then arrives as usual', async () => {
@@ -192,7 +190,7 @@ describe('card reconciliation', () => {
       assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
       assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'approved');
       assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
-      await ledgerOk();
+      await expectLedgerClean(service);
     });
 
     it('5xx, never received: no refund while the issuer keeps failing; submitted again once it answers', async () => {
@@ -204,7 +202,7 @@ describe('card reconciliation', () => {
         assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'pending');
         assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
       });
-      await ledgerOk();
+      await expectLedgerClean(service);
       // The issuer answers again: the re-submission (same request id) arrives; the application waits for its decision.
       await client.sandbox.advanceClock(3600);
       const row = await service.ctx.db.selectFrom('card_applications').select(['status', 'upstream_outcome']).where('id', '=', app.id).executeTakeFirstOrThrow();
@@ -213,7 +211,7 @@ describe('card reconciliation', () => {
       const approved = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
       assert.equal(approved.status, 'approved');
       assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
-      await ledgerOk();
+      await expectLedgerClean(service);
     });
 
     /** The open `upstream.unknown_status` alerts about an object. */
@@ -237,11 +235,11 @@ describe('card reconciliation', () => {
       assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'pending');
       assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
       assert.equal((await unknownStatusAlerts(app.id)).length, 1);
-      await ledgerOk();
+      await expectLedgerClean(service);
       // The issuer's decision still settles it.
       assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'rejected')).status, 'rejected');
       assert.deepEqual(await usdt(m), ['100.000000', '0.000000']);
-      await ledgerOk();
+      await expectLedgerClean(service);
     });
 
     it('unknown_status on a re-submission (first submission never received): not received; one alert; the fee stays frozen', async () => {
@@ -256,7 +254,7 @@ describe('card reconciliation', () => {
       assert.equal((await unknownStatusAlerts(app.id)).length, 1);
       await client.sandbox.advanceClock(600);
       assert.equal((await unknownStatusAlerts(app.id)).length, 1);
-      await ledgerOk();
+      await expectLedgerClean(service);
     });
 
     it('the background ticker resolves it on its own as well (real time, no clock advance)', async () => {
@@ -268,7 +266,7 @@ describe('card reconciliation', () => {
       await service.workers.tick();
       assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'rejected');
       assert.deepEqual(await usdt(m), ['100.000000', '0.000000']);
-      await ledgerOk();
+      await expectLedgerClean(service);
     });
   });
 

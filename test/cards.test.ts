@@ -9,9 +9,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
 import { dueTimedScopes } from '../src/modules/cards/workers.js';
-import { admin, useTestService } from './support/service.js';
+import { admin, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { shipping } from './support/fixtures.js';
 
@@ -20,7 +19,6 @@ describe('cards', () => {
   let client: MerchantWalletClient;
   let merchantId: string;
   useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client, merchantId } = s));
-  const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   const usdt = async (m: string) => (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === 'USDT') as any;
 
   async function member(kyc = 1) {
@@ -86,14 +84,14 @@ describe('cards', () => {
     let b = await usdt(m);
     assert.equal(b.available, '95.000000');
     assert.equal(b.frozen, '5.000000');
-    await ledgerOk();
+    await expectLedgerClean(service);
     const approved = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
     assert.equal(approved.status, 'approved');
     assert.match(approved.card_id!, /^crd_/);
     b = await usdt(m);
     assert.equal(b.available, '95.000000');
     assert.equal(b.frozen, '0.000000');
-    await ledgerOk();
+    await expectLedgerClean(service);
     const card = await client.cards.get(approved.card_id!, { onBehalfOf: m });
     assert.equal(card.status, 'active');
     assert.equal(card.form_factor, 'virtual');
@@ -115,7 +113,7 @@ describe('cards', () => {
     b = await usdt(m);
     assert.equal(b.available, '95.000000');
     assert.equal(b.frozen, '0.000000');
-    await ledgerOk();
+    await expectLedgerClean(service);
     await expectCode(client.cards.get(card.id, { onBehalfOf: await member() }), 'not_found');
   });
 
@@ -140,7 +138,7 @@ describe('cards', () => {
     assert.deepEqual(entries.map((e) => e.kind), ['card.fee_freeze', 'card.fee_refund']);
     const events = await service.ctx.db.selectFrom('events').select('type').where('object_id', '=', app.id).orderBy('seq').execute();
     assert.deepEqual(events.map((e) => e.type), ['card.application.pending', 'card.application.failed']);
-    await ledgerOk();
+    await expectLedgerClean(service);
     // A repeated approval changes nothing.
     await expectCode(client.cards.sandboxAdvanceApplication(app.id, 'approved'), 'state_invalid');
     // The card the issuer made for it is cancelled there (voided), once.
@@ -216,7 +214,7 @@ describe('cards', () => {
     assert.equal(card.inventory_status, 'in_production');
     assert.deepEqual(card.billing_address, shipping);
     assert.equal((await usdt(m)).available, '85.000000');
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('supplement expiry (sandbox clock) fails the application and refunds the fee; no card', async () => {
@@ -232,7 +230,7 @@ describe('cards', () => {
     const b = await usdt(m);
     assert.equal(b.available, '100.000000');
     assert.equal(b.frozen, '0.000000');
-    await ledgerOk();
+    await expectLedgerClean(service);
     await expectCode(client.cards.sandboxAdvanceApplication(app.id, 'approved'), 'state_invalid');
   });
 
@@ -408,7 +406,7 @@ describe('cards', () => {
       assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).status, closedAs, 'the close stands');
       const events = await service.ctx.db.selectFrom('events').select('type').where('object_id', '=', card.id).execute();
       assert.ok(!events.some((e) => e.type === 'card.active'), 'no card.active event');
-      await ledgerOk();
+      await expectLedgerClean(service);
     } finally {
       upstream.activate = original;
       release();
@@ -432,7 +430,7 @@ describe('cards', () => {
       const b = await usdt(m);
       assert.deepEqual([b.available, b.frozen], ['95.000000', '0.000000']);
       assert.equal(await custodyOf(), '0.000000', 'custody untouched');
-      await ledgerOk();
+      await expectLedgerClean(service);
     } finally {
       assert.equal((await adjust('increase', held)).status, 201);
     }

@@ -10,8 +10,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
-import { admin, newMerchantClient, useTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { earnTickers } from '../src/modules/earn/workers.js';
 
@@ -19,7 +18,6 @@ describe('earn', () => {
   let service: RunningService;
   useTestService({ merchant: false }, (s) => ({ service } = s));
 
-  const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
 
   async function setup() {
     const { client, merchantId } = await newMerchantClient(service);
@@ -65,7 +63,7 @@ describe('earn', () => {
     assert.equal(b.earn, '100.000000');
     await expectCode(client.earn.redeem(order.position_id, { onBehalfOf: m }), 'state_invalid', 400);
     await expectCode(client.earn.redeem(`epo_${randomUUID()}`, { onBehalfOf: m }), 'not_found', 404);
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('a redemption pays the days already due first, even when the ticker has not run them yet', async () => {
@@ -80,7 +78,7 @@ describe('earn', () => {
     assert.equal(b.earn, '0.000000');
     const paid = await service.ctx.db.selectFrom('earn_orders').select(['interest_paid', 'days_accrued', 'status']).where('id', '=', order.id).executeTakeFirstOrThrow();
     assert.deepEqual([String(paid.interest_paid), paid.days_accrued, paid.status], ['100000', 1, 'redeemed']);
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('refuses: unknown product, amount out of range, more than available', async () => {
@@ -122,7 +120,7 @@ describe('earn', () => {
     const funded = await service.ctx.db.selectFrom('postings as p').innerJoin('ledger_accounts as a', 'a.id', 'p.account_id').innerJoin('journal_entries as e', 'e.id', 'p.entry_id')
       .select((eb) => eb.fn.sum<string>('p.amount').as('total')).where('a.owner_type', '=', 'platform').where('a.bucket', '=', 'earn_interest').where('e.reference_id', 'in', [flex.id, term.id]).executeTakeFirstOrThrow();
     assert.equal(BigInt(funded.total), 6_000_000n);
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('the background ticker runs due days on each merchant\'s own clock', async () => {
@@ -133,7 +131,7 @@ describe('earn', () => {
     await service.ctx.db.updateTable('earn_orders').set({ next_accrual_at: new Date(Date.now() - 1000) }).where('id', '=', o.id).execute();
     await earnTickers[0]!.run(service.ctx);
     assert.equal((await client.earn.order(o.id, { onBehalfOf: m })).interest_paid, '0.100000');
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('the operator adds and withdraws products', async () => {

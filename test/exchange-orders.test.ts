@@ -11,8 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { MerchantWalletError, StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
-import { admin, newMerchantClient, useTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { exchangeTickers } from '../src/modules/exchange/workers.js';
 
@@ -22,7 +21,6 @@ describe('exchange', () => {
   let merchantId: string;
   useTestService({}, (s) => ({ service, client, merchantId } = s));
 
-  const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   const balance = async (m: string, asset: string) => (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === asset)?.available ?? '0';
   const direction = async (id: string, patch: Record<string, unknown>) => {
     const res = await admin(service, 'PATCH', `/admin/v1/exchange/directions/${id}`, patch);
@@ -61,7 +59,7 @@ describe('exchange', () => {
     const btc = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '1000' }, { onBehalfOf: m });
     assert.equal(btc.fee_asset, 'BTC', 'buying BTC pays the fee in BTC (per direction)');
     assert.equal(btc.ledger_scale_to, 8);
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('refuses malformed input: lock not a JSON boolean (invalid_fields with fields), a non-zero tail beyond the scale, same asset, unknown asset', async () => {
@@ -189,7 +187,7 @@ describe('exchange', () => {
     await expectCode(client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: other }), 'resource_not_found', 404);
     // After a timeout the order is looked up by its id (the quote id).
     assert.equal((await client.exchange.get(done.id.replace(/^exc_/, ''), { onBehalfOf: m })).status, 'completed');
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('parallel executions of one locked quote execute it once', async () => {
@@ -203,7 +201,7 @@ describe('exchange', () => {
     assert.equal(await balance(m, 'BTC'), q.to_amount);
     const n = await service.ctx.db.selectFrom('journal_entries').select('id').where('reference_id', '=', q.quote_id!).execute();
     assert.equal(n.length, 2);
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('an unused lock expires by the sandbox clock (state expired, no money moved) and is never re-priced', async () => {
@@ -220,7 +218,7 @@ describe('exchange', () => {
     const events = await service.ctx.db.selectFrom('events').select(['type', 'status_version']).where('object_id', '=', q.quote_id!).orderBy('seq').execute();
     assert.deepEqual(events.map((e) => `${e.type}@${e.status_version}`), ['exchange.order.quoted@1', 'exchange.order.expired@2']);
     assert.equal((await service.ctx.db.selectFrom('journal_entries').select('id').where('reference_id', '=', q.quote_id!).execute()).length, 0);
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('the background ticker voids locks past their end on each merchant\'s own clock', async () => {
@@ -254,7 +252,7 @@ describe('exchange', () => {
     const events = await service.ctx.db.selectFrom('events').select(['type', 'status_version']).where('object_id', '=', q.quote_id!).orderBy('seq').execute();
     assert.deepEqual(events.map((e) => `${e.type}@${e.status_version}`), ['exchange.order.quoted@1', 'exchange.order.expired@2']);
     await expectCode(c.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m }), 'state_invalid', 400);
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('market orders are priced at execution, in both directions; balance is a gate', async () => {
@@ -284,7 +282,7 @@ describe('exchange', () => {
     await client.exchange.execute({ from_asset: 'USDT', to_asset: 'USD', from_amount: await balance(m, 'USDT') }, { onBehalfOf: m });
     await expectCode(client.exchange.execute({ quote_id: lock.quote_id! }, { onBehalfOf: m }), 'insufficient_balance', 400);
     assert.equal((await client.exchange.get(lock.quote_id!, { onBehalfOf: m })).status, 'quoted', 'a refused execution leaves the lock');
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('gates again at execution: direction switched off, KYC lowered', async () => {
@@ -329,7 +327,7 @@ describe('exchange', () => {
     } finally {
       await direction('exd_s_usdt_usd', { member_daily_count: 50, member_daily_amount: '250000' });
     }
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('asks for step-up at or above the direction\'s threshold; the repeat with x-step-up executes', async () => {
@@ -352,7 +350,7 @@ describe('exchange', () => {
     } finally {
       await direction('exd_s_usdt_eur', { step_up_threshold: '10000' });
     }
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('merchant conversions: priced at execution from prepaid; quote_id is quote_lock_unsupported; pairs from the catalogue', async () => {
@@ -379,7 +377,7 @@ describe('exchange', () => {
       assert.equal((await admin(service, 'PATCH', '/admin/v1/assets/USDC', { enabled: true })).status, 200);
     }
     assert.equal((await client.exchange.conversionPairs()).length, 6);
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('the operator manages directions', async () => {
@@ -471,7 +469,7 @@ describe('exchange', () => {
     await c.sandbox.advanceClock(1);
     await expectCode(c.exchange.execute({ quote_id: late.quote_id! }, { onBehalfOf: m }), 'state_invalid', 400);
     assert.equal((await c.exchange.get(late.quote_id!, { onBehalfOf: m })).status, 'expired');
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('lists filter by status; a member sees its own orders, the merchant all of them; unused or expired locks do not count toward the daily count', async () => {
@@ -502,7 +500,7 @@ describe('exchange', () => {
     } finally {
       await direction(id, { member_daily_count: before });
     }
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('a lock does not fix the member\'s disposition: a member suspended after the lock cannot execute it, and nothing moves', async () => {
@@ -537,7 +535,7 @@ describe('exchange', () => {
       assert.notEqual(minor(order.fee_amount), '0');
       assert.deepEqual(await lines(order.id), documented(order));
     }
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('each state change writes one exchange.order.<status> event with ids and status only: quoted@1 then completed@2 for a lock, completed@1 for a market order', async () => {

@@ -8,8 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
-import { admin, newMerchantClient, useTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { returnWatchTicker } from '../src/modules/remittance/return-watch.js';
 import { payeeIdsOf } from '../src/modules/remittance/queries.js';
@@ -21,7 +20,6 @@ describe('remittance orders', () => {
   let merchantId: string;
   useTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } }, (s) => ({ service, client, merchantId } = s));
 
-  const ledgerOk = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   const inject = (behavior: string) => client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'remittance', behavior } });
   const run = async () => {
     await service.workers.jobs.drain();
@@ -70,7 +68,7 @@ describe('remittance orders', () => {
     assert.deepEqual(await eventsOf(order.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3']);
     const entity = await service.ctx.db.selectFrom('remit_payees as p').innerJoin('remit_payee_entities as e', 'e.id', 'p.entity_id').select('e.provider_payee_ref').where('p.seq', '=', (await payeeIdsOf(service.ctx.db)).seqOf(payee)!).executeTakeFirstOrThrow();
     assert.match(entity.provider_payee_ref!, /^RB/, 'registered at dispatch');
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('an asset bought through the exchange desk (no custody of it) is sent and completes; the fee is the merchant\'s', async () => {
@@ -97,7 +95,7 @@ describe('remittance orders', () => {
     assert.equal(cents(eur.total), cents(bought.to_amount) - 2110n, 'amount and fee left the member');
     assert.equal(await custodyOf('EUR'), eurCustody, 'custody untouched: amount and fee left through settlement clearing');
     assert.equal(await feeIncome() - feeBefore, 110n, "the fee is the merchant's income");
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('high-value transfers: at or above the operator\'s threshold a remittance or a withdrawal needs the high_value_transfer level', async () => {
@@ -126,7 +124,7 @@ describe('remittance orders', () => {
       assert.equal((await send(level2.m, level2.payee, 'USDT', '150')).status, 'pending');
       await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: tron, amount: '200' }, { onBehalfOf: level2.m });
       await run();
-      await ledgerOk();
+      await expectLedgerClean(service);
     } finally {
       assert.deepEqual((await put(null)).body, { asset: 'USDT', min_amount: null });
     }
@@ -143,7 +141,7 @@ describe('remittance orders', () => {
     assert.equal((await balance(m, 'EUR')).available, '398.50');
     await run();
     assert.equal((await client.remittance.get(order.id.slice(4), { onBehalfOf: m })).status, 'completed');
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('reject: the order fails and the freeze is released in full', async () => {
@@ -162,7 +160,7 @@ describe('remittance orders', () => {
     } finally {
       await inject('success');
     }
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('timeout: never refunded on the timeout; reconciliation finds the provider paid and completes', async () => {
@@ -181,7 +179,7 @@ describe('remittance orders', () => {
     } finally {
       await inject('success');
     }
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('unknown: outcome unknown, funds stay frozen; reconciliation learns the provider never received it and fails the order', async () => {
@@ -200,7 +198,7 @@ describe('remittance orders', () => {
     } finally {
       await inject('success');
     }
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('an operator resolve asks the provider first: a payout it made is completed whatever the operator asked, never refunded', async () => {
@@ -223,7 +221,7 @@ describe('remittance orders', () => {
     } finally {
       await inject('success');
     }
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('unknown_status: suspended (callers see processing) with an operator alert; funds frozen until the operator resolves', async () => {
@@ -247,7 +245,7 @@ describe('remittance orders', () => {
     } finally {
       await inject('success');
     }
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('returned after completion: the amount comes back to available, the fee is kept', async () => {
@@ -264,7 +262,7 @@ describe('remittance orders', () => {
     const again = await client.remittance.sandboxReturn(order.id.slice(4));
     assert.equal(again.status, 'returned');
     assert.equal((await balance(m, 'USDT')).available, '998.416750', 'once');
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('illegal moves are refused with state_invalid and post nothing: a return before completion or after failure, an operator resolve of a finished order', async () => {
@@ -295,7 +293,7 @@ describe('remittance orders', () => {
     assert.equal(before.available, '478.90', '500 less the completed 20 + 1.10 fee; the failed order gave everything back');
     assert.deepEqual(await eventsOf(failed.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.failed@3']);
     assert.deepEqual(await eventsOf(pending.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3']);
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('a payout the bank returns later is found by the return watch: asked 1 h, 1, 3, 7, 14 and 30 days after completion on the merchant\'s clock', async () => {
@@ -333,7 +331,7 @@ describe('remittance orders', () => {
       assert.equal(done.return_checks, 6);
       assert.equal(done.return_check_at, null);
       assert.equal((await client.remittance.get(neverReturned.id, { onBehalfOf: m })).status, 'completed');
-      await ledgerOk();
+      await expectLedgerClean(service);
     } finally {
       client = saved;
     }
@@ -351,7 +349,7 @@ describe('remittance orders', () => {
     await service.ctx.db.updateTable('remit_orders').set({ return_check_at: new Date(Date.now() - 1000) }).where('id', '=', order.id).execute();
     await reconcile();
     assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'returned');
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('one order\'s failed return check does not hold back the others of its run', async () => {
@@ -424,7 +422,7 @@ describe('remittance orders', () => {
     await client.kyc.sandboxReview(member.id, { decision: 'approved' });
     assert.equal((await send(external, payee.id, 'EUR', '10')).status, 'pending', 'open again after the re-review');
     await run();
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('limits: single and daily, member and merchant, with limit_type and limit_scope', async () => {
@@ -452,7 +450,7 @@ describe('remittance orders', () => {
       await admin(service, 'PATCH', `/admin/v1/remit/corridors/${corridor}`, { member_single_max: '10000.00', merchant_single_max: '50000.00', member_daily_max: '20000.00', merchant_daily_max: '1000000.00' });
     }
     await run();
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 
   it('a disabled corridor stops orders (corridor_not_supported); lists and reads are scoped; the same key replays', async () => {
@@ -481,6 +479,6 @@ describe('remittance orders', () => {
     for await (const o of client.remittance.list({ status: 'pending', limit: 2 })) pending.push(o.id);
     assert.ok(pending.includes(first.id));
     await run();
-    await ledgerOk();
+    await expectLedgerClean(service);
   });
 });

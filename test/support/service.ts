@@ -134,6 +134,11 @@ export interface TestServiceSetup {
   creds: Credentials;
 }
 
+/** Asserts the ledger's invariants hold now (every asset's postings sum to zero, balances match). */
+export async function expectLedgerClean(service: RunningService): Promise<void> {
+  assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
+}
+
 export interface TestServiceOptions extends StartOptions {
   /**
    * The merchant made with the service (a sandbox key holding every scope, and a client for it):
