@@ -19,6 +19,7 @@ import type { Static } from 'typebox';
 import type { CreatedEndpoint, DeletedEndpoint, Endpoint, RequeueResult, RolledEndpoint } from '../src/modules/webhooks/routes.js';
 import type { DepositAddress } from '../src/modules/merchant-deposit-address/routes.js';
 import type { Withdrawal as WithdrawalSchema } from '../src/modules/withdrawals/routes.js';
+import { all } from './support/fixtures.js';
 
 /*
  * The SDK declares its types itself (a client package does not import the server); the type checker
@@ -48,12 +49,6 @@ async function expectCode(promise: Promise<unknown>, code: string, status?: numb
     return true;
   });
   return promise.catch((e: MerchantWalletError) => e);
-}
-
-async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
