@@ -75,7 +75,7 @@ export interface DepositPlan {
  * reference): it throws, and the batch's writes run again one by one.
  */
 export async function createDeposits(trx: Transaction<Database>, plans: readonly DepositPlan[]): Promise<(ReturnType<typeof depositView> | Error)[]> {
-  const answers: (ReturnType<typeof depositView> | Error)[] = plans.map(() => new Error('deposits: not answered'));
+  const answers: (ReturnType<typeof depositView> | Error)[] = new Array(plans.length);
   const checked: { i: number; asset: Asset; deposit: NewDeposit; amount: bigint }[] = [];
   for (const [i, { merchantId, environment, input }] of plans.entries()) {
     try {

@@ -46,7 +46,7 @@ const duplicateMessage = 'A member with this external_member_id already exists.'
  * an earlier plan of the list, is `duplicate_resource`.
  */
 export async function createMembers(trx: Transaction<Database>, plans: readonly MemberPlan[]): Promise<(ReturnType<typeof memberView> | Error)[]> {
-  const answers: (ReturnType<typeof memberView> | Error)[] = plans.map(() => new Error('members: not answered'));
+  const answers: (ReturnType<typeof memberView> | Error)[] = new Array(plans.length);
   const rows: NewMember[] = [];
   for (const [i, plan] of plans.entries()) {
     // A look-up tries the service's id first: an external id of that form could name another of the
