@@ -18,6 +18,9 @@ const upstreamPorts = [
   '^src/upstreams/rates/conversion\\.ts$',
 ];
 
+/** Areas split into sub-areas behind one public index.ts: nothing outside the area imports any other file of it. */
+const areasWithIndex = ['remittance', 'cards'];
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -96,15 +99,28 @@ module.exports = {
     {
       name: 'modules-reach-other-areas-through-service-and-queries',
       severity: 'error',
-      comment: "A module may use another area's service, queries, pure rules, state and table types; never its routes or workers. "
+      comment: "A module may use another area's index (its one public file, where it has one), service, queries, pure rules, state "
+        + 'and table types; never its routes or workers. '
         + 'The hosted-screen framework is also reached through its screen contract (screen.ts) and page parts (html.ts), which areas build their screens with, '
         + 'and its signed double-submit CSRF (csrf.ts), which the merchant console reuses.',
       from: { path: '^src/modules/([^/]+)/' },
       to: {
         path: '^src/modules/[^/]+/',
-        pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/(service|queries|rules|state|tables)\\.ts$', '^src/modules/hosted-screens/(screen|html|csrf)\\.ts$'],
+        pathNot: [
+          '^src/modules/$1/', '^src/modules/[^/]+/(index|service|queries|rules|state|tables)\\.ts$',
+          '^src/modules/hosted-screens/(screen|html|csrf)\\.ts$',
+        ],
       },
     },
+    // An area with a public index.ts (sub-areas inside) is reached only through it, by other areas and the composition roots;
+    // db/schema.ts still takes its tables.ts, type-only (the rules above).
+    ...areasWithIndex.map((area) => ({
+      name: `${area}-reached-through-its-index`,
+      severity: 'error',
+      comment: `Outside ${area}/, only its index.ts is imported (docs/architecture.md, "Adding an area").`,
+      from: { path: '^src/', pathNot: [`^src/modules/${area}/`, '^src/db/schema\\.ts$'] },
+      to: { path: `^src/modules/${area}/`, pathNot: `^src/modules/${area}/index\\.ts$` },
+    })),
     {
       name: 'modules-use-jobs-queue-only',
       severity: 'error',

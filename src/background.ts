@@ -4,7 +4,7 @@ import { webhookBatchQueues, webhookJobHandlers, webhookTickers, webhookTimedPro
 import { qrpayTickers } from './modules/qrpay/workers.js';
 import { upstreamTickers } from './upstreams/workers.js';
 import { kycJobHandlers } from './modules/kyc/workers.js';
-import { remittanceJobHandlers, remittanceTickers, remittanceTimedProcesses } from './modules/remittance/workers.js';
+import { remittanceJobHandlers, remittanceTickers, remittanceTimedProcesses } from './modules/remittance/index.js';
 import { exchangeTickers, exchangeTimedProcesses } from './modules/exchange/workers.js';
 import { earnTickers, earnTimedProcesses } from './modules/earn/workers.js';
 import { cardJobHandlers, cardTickers, cardTimedProcesses } from './modules/cards/workers.js';

@@ -27,8 +27,7 @@ import { cardScreens } from './modules/cards/screens.js';
  * available yet" (card reveal until its area adds one).
  */
 const hostedScreens: readonly HostedScreen[] = [...kycScreens, stepUpScreen, ...cardScreens];
-import { remittanceRoutes } from './modules/remittance/routes.js';
-import { remittanceOrderRoutes } from './modules/remittance/order-routes.js';
+import { remittanceRoutes } from './modules/remittance/index.js';
 import { exchangeRoutes } from './modules/exchange/routes.js';
 import { earnRoutes } from './modules/earn/routes.js';
 import { cardMoneyRoutes } from './modules/cards/money-routes.js';
@@ -44,7 +43,7 @@ export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext
   await registerDocsPage(app, ctx);
   registerModules(app, ctx, [
     healthRoutes, authRoutes, assetRoutes, memberRoutes, depositRoutes, balanceRoutes, withdrawalRoutes,
-    qrpayRoutes, sandboxRoutes(timedProcesses), merchantDepositAddressRoutes, webhookRoutes, hostedScreenRoutes(hostedScreens), kycRoutes, remittanceRoutes, remittanceOrderRoutes, exchangeRoutes, earnRoutes, cardRoutes,
+    qrpayRoutes, sandboxRoutes(timedProcesses), merchantDepositAddressRoutes, webhookRoutes, hostedScreenRoutes(hostedScreens), kycRoutes, remittanceRoutes, exchangeRoutes, earnRoutes, cardRoutes,
     cardMoneyRoutes,
     cardLifecycleRoutes,
     ledgerEntryRoutes,

@@ -10,8 +10,8 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { admin, newMerchantClient, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { returnWatchTicker } from '../src/modules/remittance/return-watch.js';
-import { payeeIdsOf } from '../src/modules/remittance/queries.js';
+import { returnWatchTicker } from '../src/modules/remittance/orders/return-watch.js';
+import { payeeIdsOf } from '../src/modules/remittance/payees/queries.js';
 import { freshIban, payeeAddress, sepa, sepaPayee } from './support/fixtures.js';
 
 describe('remittance orders', () => {

@@ -1,9 +1,9 @@
-/** The payee id mapping (src/modules/remittance/payee-ids.ts), without a server. */
+/** The payee id mapping (src/modules/remittance/payees/payee-ids.ts), without a server. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { feistel, opaqueBase, opaqueSeqLimit, payeeIds, payeeNumberOf } from '../src/modules/remittance/payee-ids.js';
+import { feistel, opaqueBase, opaqueSeqLimit, payeeIds, payeeNumberOf } from '../src/modules/remittance/payees/payee-ids.js';
 
 const key = randomBytes(32);
 const boundaries = [0n, 1n, 2n, (1n << 26n) - 1n, 1n << 26n, (1n << 26n) + 1n, opaqueSeqLimit - 2n, opaqueSeqLimit - 1n];

@@ -17,7 +17,7 @@ import * as migration041 from '../src/db/migrations/041_payee_public_ids.js';
 import { migratedImage } from './support/database.js';
 import { admin, testDatabaseUrl, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { payeeIds } from '../src/modules/remittance/payee-ids.js';
+import { payeeIds } from '../src/modules/remittance/payees/payee-ids.js';
 import { sepaPayee } from './support/fixtures.js';
 
 const opaqueMin = 10n ** 15n;

@@ -9,14 +9,14 @@ import fc from 'fast-check';
 import { composeIBAN } from 'ibantools';
 import {
   abaCheckDigit, checkAbaRouting, checkBic, checkIban, checkSortCode, normaliseAlnumUpper, normaliseIban, ibanLengthOf,
-} from '../src/modules/remittance/validators.js';
-import { contractProblems, fieldValueLengthMax, readFields, refreshKeys, type FieldSpec } from '../src/modules/remittance/contracts.js';
-import { accountFingerprint, holderFingerprint, holderNameKey } from '../src/modules/remittance/fingerprints.js';
+} from '../src/modules/remittance/corridors/validators.js';
+import { contractProblems, fieldValueLengthMax, readFields, refreshKeys, type FieldSpec } from '../src/modules/remittance/corridors/contracts.js';
+import { accountFingerprint, holderFingerprint, holderNameKey } from '../src/modules/remittance/payees/fingerprints.js';
+import { contractRoutingTypes, corridorRefusal, payeeRefusal, type CorridorLimits } from '../src/modules/remittance/corridors/rules.js';
 import {
-  contractRoutingTypes, corridorRefusal, limitBreach, payeeRefusal, priceOrder,
-  remitCompleteLines, remitFailLines, remitFreezeLines, remitReturnLines, type CorridorLimits,
-} from '../src/modules/remittance/rules.js';
-import { decideOnCall, decideOnQuery, decideOnReturnCheck, publicStatus, recheckDelayMs } from '../src/modules/remittance/state.js';
+  limitBreach, priceOrder, remitCompleteLines, remitFailLines, remitFreezeLines, remitReturnLines,
+} from '../src/modules/remittance/orders/rules.js';
+import { decideOnCall, decideOnQuery, decideOnReturnCheck, publicStatus, recheckDelayMs } from '../src/modules/remittance/orders/state.js';
 import { defaultCorridors, defaultRestrictedJurisdictions } from '../src/db/migrations/016_remittance.js';
 import { easterSunday, isHoliday, isSettlementDay, nextBusinessDay } from '../src/upstreams/remittance/settlement-calendar.js';
 import { calendarFor, simulatedNameCheck } from '../src/upstreams/remittance/simulator.js';

@@ -10,7 +10,7 @@ import { qrpayOperatorRoutes } from '../modules/qrpay/operator-routes.js';
 import { hostedScreenOperatorRoutes } from '../modules/hosted-screens/operator-routes.js';
 import { kycOperatorRoutes } from '../modules/kyc/operator-routes.js';
 import { stepUpOperatorRoutes } from '../modules/step-up/operator-routes.js';
-import { remittanceOperatorRoutes } from '../modules/remittance/operator-routes.js';
+import { remittanceOperatorRoutes } from '../modules/remittance/index.js';
 import { exchangeOperatorRoutes } from '../modules/exchange/operator-routes.js';
 import { earnOperatorRoutes } from '../modules/earn/operator-routes.js';
 import { cardOperatorRoutes } from '../modules/cards/operator-routes.js';

@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely';
 /**
  * A completed payout can still come back from the beneficiary's bank (a closed account, a
  * recall): completed remittance orders are asked about again for a while (the return watch,
- * src/modules/remittance/return-watch.ts). `return_checks` counts the questions asked,
+ * src/modules/remittance/orders/return-watch.ts). `return_checks` counts the questions asked,
  * `return_check_at` is when the next is due (null: not watched).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {

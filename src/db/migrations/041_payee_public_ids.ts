@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Payee ids stop being the link's sequence (src/modules/remittance/payee-ids.ts; docs/remittance.md,
+ * Payee ids stop being the link's sequence (src/modules/remittance/payees/payee-ids.ts; docs/remittance.md,
  * "Payee ids"). One row: the installation's key of the permutation, drawn here, once, so that every
  * process and every restart renders the same ids; and the last sequence handed out as a plain
  * number, whose links keep their ids (merchants stored them).

@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import type { PageParams } from '../../platform/pagination.js';
 import { html, type HtmlPart } from '../hosted-screens/html.js';
 import { getPayment, listPayments } from '../qrpay/service.js';
-import { getOrder as getRemittance, listOrders as listRemittances } from '../remittance/service.js';
+import { getOrder as getRemittance, listOrders as listRemittances } from '../remittance/index.js';
 import { readOrder, readOrders } from '../exchange/service.js';
 import { getOrder as getEarnOrder, listOrders as listEarnOrders, listPositions } from '../earn/service.js';
 import { getCard, getReplacement, getTopUp, listReplacements, listTopUps, listTransactions } from '../cards/service.js';

@@ -34,7 +34,7 @@ export interface KindSpec {
 
 /**
  * An amount column: the minor units as text and the scale of its asset; a currency outside the
- * catalogue (a remittance payout) has 2 places, as the API prints it (`remittance/order-queries#scaleOf`).
+ * catalogue (a remittance payout) has 2 places, as the API prints it (`remittance/orders/queries#scaleOf`).
  */
 const amount = (col: string, assetExpr: string, as: string) =>
   `${col}::text AS ${as}, COALESCE((SELECT s.scale FROM assets s WHERE s.code = ${assetExpr}), 2) AS ${as}__scale`;

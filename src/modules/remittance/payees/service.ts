@@ -4,20 +4,21 @@
  * registration happens at an order's dispatch.
  */
 import { sql, type Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
-import type { ServiceContext } from '../../service-context.js';
-import { ApiError, invalidFields, type ErrorCode, type FieldProblem } from '../../platform/errors.js';
-import { newId } from '../../platform/ids.js';
-import { groupedKeysetPage, type PageParams } from '../../platform/pagination.js';
-import { withDeadline } from '../../upstreams/deadline.js';
-import { accountIdentifierOf, holderNameOf, nicknameLengthMax, readFields, truncate, type FieldSpec } from './contracts.js';
-import { corridorById, findCorridors, paymentMethods, type Corridor } from './corridors.js';
+import type { Database } from '../../../db/schema.js';
+import type { ServiceContext } from '../../../service-context.js';
+import { ApiError, invalidFields, type ErrorCode, type FieldProblem } from '../../../platform/errors.js';
+import { newId } from '../../../platform/ids.js';
+import { groupedKeysetPage, type PageParams } from '../../../platform/pagination.js';
+import { withDeadline } from '../../../upstreams/deadline.js';
+import { accountIdentifierOf, holderNameOf, nicknameLengthMax, readFields, truncate, type FieldSpec } from '../corridors/contracts.js';
+import { corridorById, findCorridors, paymentMethods, type Corridor } from '../corridors/queries.js';
 import { accountFingerprint, holderFingerprint } from './fingerprints.js';
 import {
   activePayeesQuery, entitiesByIds, entityById, entityFor, findActivePayee, findOwnPayee, payeeIdsOf, type Db, type MemberCaller,
 } from './queries.js';
-import { corridorRefusal, payeeRefusal } from './rules.js';
-import type { EntityType, NameCheckResult, PayeeOutcome, PayeeRow } from './tables.js';
+import { corridorRefusal, payeeRefusal } from '../corridors/rules.js';
+import type { EntityType } from '../corridors/tables.js';
+import type { NameCheckResult, PayeeOutcome, PayeeRow } from './tables.js';
 import { accountMaskOf, payeeView } from './views.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */

@@ -1,10 +1,10 @@
 /** Reconciliation of remittance orders: open orders re-queried with the provider until their outcome is known; returns. */
-import type { ServiceContext } from '../../service-context.js';
-import { ApiError } from '../../platform/errors.js';
-import { reconcilePass, resolveByHand } from '../../provider-orders/index.js';
-import { withDeadline } from '../../upstreams/deadline.js';
+import type { ServiceContext } from '../../../service-context.js';
+import { ApiError } from '../../../platform/errors.js';
+import { reconcilePass, resolveByHand } from '../../../provider-orders/index.js';
+import { withDeadline } from '../../../upstreams/deadline.js';
 import { applyDecision, remitOrders } from './apply.js';
-import { findOrder, type OrderCaller } from './order-queries.js';
+import { findOrder, type OrderCaller } from './queries.js';
 import { decideOnQuery, decideOnReturnCheck, isOpen, type Decision } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 

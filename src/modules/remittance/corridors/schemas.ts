@@ -1,4 +1,4 @@
-/** TypeBox schemas the remittance routes share (public and operator). */
+/** Corridors' TypeBox schemas: the payee form (public) and the catalogue (operator), with the examples the OpenAPI document shows. */
 import { Type } from 'typebox';
 import { fieldTypes, identifierParts } from './contracts.js';
 
@@ -71,3 +71,59 @@ export const OperatorCorridor = Type.Object({
   merchant_single_max: Type.Union([Type.String(), Type.Null()]),
   merchant_daily_max: Type.Union([Type.String(), Type.Null()]),
 }, { title: 'Corridor' });
+
+// ---------------------------------------------------------------------------------------------
+// The payee form (GET /v1/remit/payee-form-schema)
+
+const Selector = (description: string) => Type.Optional(Type.String({ maxLength: 64, description }));
+
+export const FormSchemaQuery = Type.Object({
+  country_code: Selector('Recipient bank country, two upper-case letters (alias `country`)'),
+  country: Selector('Alias of `country_code`'),
+  currency: Selector('Payout currency, three upper-case letters'),
+  payment_method: Selector('`LOCAL` or `SWIFT` (alias `method`)'),
+  method: Selector('Alias of `payment_method`'),
+  clearing_system: Selector('Case preserved (alias `clearing`)'),
+  clearing: Selector('Alias of `clearing_system`'),
+  entity_type: Selector('`INDIVIDUAL` or `COMPANY` (alias `entity`)'),
+  entity: Selector('Alias of `entity_type`'),
+});
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+export const FormField = Type.Object({
+  key: Type.String({ description: 'The key to send in `fields` (selectors: the body field of `POST /v1/remit/payees`)' }),
+  label: Type.String(),
+  type: Type.String({ description: '`enum`, `text`, `alnum_upper`, `digits`, `iban`, `bic`, `country`, `routing_code`' }),
+  required: Type.Boolean(),
+  max_length: Type.Integer({ description: 'Longest normalised value' }),
+  pattern: Nullable(Type.String({ description: 'Anchored regular expression over the normalised value' })),
+  enum: Nullable(Type.Array(Type.String())),
+  example: Nullable(Type.String()),
+  description: Nullable(Type.String()),
+  group: Nullable(Type.String({ description: '`bank_details`, `address`; null for top-level keys' })),
+  account_identifier: Nullable(Type.String({ description: 'Part of the account identifier: `account_number`, `iban`, `proxy` (at least one of these three is needed), `routing_code`, `bic`' })),
+  value: Nullable(Type.String({ description: 'The chosen value (selectors only)' })),
+  refresh_on_change: Type.Boolean({ description: 'When this field changes, ask for the form again with the new value' }),
+}, { title: 'PayeeFormField' });
+
+export const FormSchemaResponse = Type.Object({
+  step: Type.String({ description: 'The first selector still to choose, or `fields`' }),
+  selection: Type.Object({
+    country_code: Nullable(Type.String()),
+    currency: Nullable(Type.String()),
+    payment_method: Nullable(Type.String()),
+    clearing_system: Nullable(Type.String()),
+    entity_type: Nullable(Type.String()),
+  }),
+  fields: Type.Array(FormField),
+}, { title: 'PayeeFormSchema',
+  examples: [{
+    step: 'currency',
+    selection: { country_code: 'GB', currency: null, payment_method: null, clearing_system: null, entity_type: null },
+    fields: [
+      { key: 'country_code', label: 'Recipient bank country', type: 'enum', required: true, max_length: 32, pattern: null, enum: ['DE', 'ES', 'FR', 'GB', 'IT', 'NL', 'US'], example: null, description: null, group: null, account_identifier: null, value: 'GB', refresh_on_change: true },
+      { key: 'currency', label: 'Payout currency', type: 'enum', required: true, max_length: 32, pattern: null, enum: ['GBP'], example: null, description: null, group: null, account_identifier: null, value: null, refresh_on_change: true },
+    ],
+  }],
+});

@@ -1,19 +1,38 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
-import { PageQuery, listEnvelope } from '../../platform/pagination.js';
-import { router } from '../../platform/route.js';
-import { createOrder, getOrder, listOrders, marketFor, orderErrors, viewOf } from './orders.js';
+import type { AppInstance } from '../../../platform/http-app.js';
+import type { ServiceContext } from '../../../service-context.js';
+import { PageQuery, listEnvelope } from '../../../platform/pagination.js';
+import { router } from '../../../platform/route.js';
+import { conversionDateErrors, conversionDates } from './conversion-dates.js';
 import { simulateReturn } from './reconcile.js';
-import { Remittance, RemittanceBody, RemittanceIdParams } from './route-schemas.js';
+import { ConversionDatesQuery, ConversionDatesResponse, Remittance, RemittanceBody, RemittanceIdParams } from './schemas.js';
+import { createOrder, getOrder, listOrders, marketFor, orderErrors, viewOf } from './service.js';
 import { publicStatuses } from './state.js';
 
 const tags = ['Remittance'];
 
-/** Remittance orders (extensions 10) and their sandbox helper. */
-export async function remittanceOrderRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+/** The payout currency's settlement days, remittance orders (extensions 10) and their sandbox helper. */
+export async function orderRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
   const route = router(app, ctx);
+
+  route.get('/v1/remit/conversion-dates', {
+    access: { scope: 'remittances:read', principal: 'merchant' },
+    errors: conversionDateErrors,
+    schema: {
+      operationId: 'getConversionDates',
+      summary: 'Settlement days of the coming week for a payout currency',
+      description: [
+        'The provider\'s settlement days, forwarded without local calculation (weekends and the settlement systems\' holidays are not valid; today is valid only before the line\'s cut-off). ',
+        'An order\'s actual date is its `payout_date`. When `same_currency` is true `dates` may be empty: that does not mean the corridor is closed. ',
+        '`line`: `express` (default) or `pobo`; any other value is treated as `express`. ',
+        'Errors: `invalid_request` (currency missing or not three upper-case letters), `product_not_available` (the line does not serve the currency), `service_unavailable` (no settlement currency configured for the line), 502 `upstream_error` (the provider cannot be asked: never an empty list; retry).',
+      ].join(''),
+      tags,
+      querystring: ConversionDatesQuery,
+      response: { 200: ConversionDatesResponse },
+    },
+  }, async ({ principal, query }) => conversionDates(ctx, principal, query));
 
   route.post('/v1/remittances', {
     access: { scope: 'remittances:write', principal: 'member', idempotency: 'required' },

@@ -1,6 +1,6 @@
-/** Remittance's SQL for shared payees and members' links (orders: order-queries.ts; corridors: corridors.ts). */
+/** Payees' SQL: shared payees, members' links, the payee id scheme (orders: orders/queries.ts; corridors: corridors/queries.ts). */
 import type { Insertable, Kysely, Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import type { Database, Environment } from '../../../db/schema.js';
 import { payeeIds, type PayeeIds } from './payee-ids.js';
 import type { PayeeEntityRow, PayeeRow, RemitPayeeEntitiesTable } from './tables.js';
 

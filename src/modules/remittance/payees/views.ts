@@ -1,9 +1,7 @@
-/** What callers see of payees and orders (pure). */
-import { formatAmount, minorFromDb } from '../../ledger/index.js';
-import { primaryIdentifierParts, type FieldSpec } from './contracts.js';
+/** What callers see of payees (pure). */
+import { primaryIdentifierParts, type FieldSpec } from '../corridors/contracts.js';
 import type { PayeeIds } from './payee-ids.js';
-import { publicStatus } from './state.js';
-import type { PayeeEntityRow, PayeeRow, RemitOrderRow } from './tables.js';
+import type { PayeeEntityRow, PayeeRow } from './tables.js';
 
 /** Masks an account number, IBAN or proxy: the last four characters shown (an IBAN keeps its country). */
 export function maskIdentifier(value: string, part: string): string {
@@ -61,25 +59,5 @@ export function payeeView(ids: PayeeIds, link: PayeeRow, entity: PayeeEntityRow,
     },
     created_at: iso(link.created_at)!,
     updated_at: iso(link.updated_at)!,
-  };
-}
-
-export function orderView(ids: PayeeIds, o: RemitOrderRow, sourceScale: number, payoutScale: number) {
-  return {
-    id: o.id,
-    payee_id: ids.idOf(o.payee_seq),
-    member_id: o.member_id,
-    status: publicStatus(o.status),
-    status_version: o.status_version,
-    source_asset: o.source_asset,
-    source_amount: formatAmount(minorFromDb(o.source_amount), sourceScale),
-    fee: formatAmount(minorFromDb(o.fee), sourceScale),
-    payout_currency: o.payout_currency,
-    payout_amount: formatAmount(minorFromDb(o.payout_amount), payoutScale),
-    rate: o.rate,
-    payout_date: o.payout_date,
-    failure_reason: o.failure_reason,
-    created_at: iso(o.created_at)!,
-    updated_at: iso(o.updated_at)!,
   };
 }

@@ -6,17 +6,17 @@
  * remittance keeps its table, entries, events and the payout date.
  */
 import { sql, type Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
-import type { ServiceContext } from '../../service-context.js';
-import { minorFromDb, postEntry, recordEvent, type EntryLine } from '../../ledger/index.js';
-import { applyAndSchedule, claimMove, orderNowSql, providerFields as lifecycleFields, recordWait, suspendOrder, type OrderStore } from '../../provider-orders/index.js';
-import { raiseAlert } from '../alerts/queries.js';
-import { externalIdOf } from './order-queries.js';
+import type { Database } from '../../../db/schema.js';
+import type { ServiceContext } from '../../../service-context.js';
+import { minorFromDb, postEntry, recordEvent, type EntryLine } from '../../../ledger/index.js';
+import { applyAndSchedule, claimMove, orderNowSql, providerFields as lifecycleFields, recordWait, suspendOrder, type OrderStore } from '../../../provider-orders/index.js';
+import { raiseAlert } from '../../alerts/queries.js';
+import { externalIdOf } from './queries.js';
 import { remitCompleteLines, remitEntryKinds, remitFailLines, remitReferenceType, remitReturnLines, type OrderMoney } from './rules.js';
 import { movesFrom, publicStatus, returnCheckOffsetsSeconds, type Decision, type FailureReason } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 
-export { reconcileStalledAfterChecks } from '../../provider-orders/index.js';
+export { reconcileStalledAfterChecks } from '../../../provider-orders/index.js';
 
 /** Remittance orders as the shared lifecycle sees them. */
 export const remitOrders: OrderStore = {

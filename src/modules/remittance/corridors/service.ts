@@ -1,127 +1,21 @@
 /**
- * The corridor catalogue: reads for the payee and order paths, and the operator's writes. A
- * corridor is the four segments (country, currency, payment method, clearing system as sent) in
- * one environment, with its field contract per entity type, policy, fees and limits.
+ * The operator's side of the corridor catalogue: the paged list, and creating and changing a
+ * corridor (settings checked, amounts at the payout currency's scale). Reads: queries.ts.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
-import { ApiError, invalidFields, type FieldProblem } from '../../platform/errors.js';
-import { newId } from '../../platform/ids.js';
-import { keysetPage, type PageParams } from '../../platform/pagination.js';
-import { formatAmount, minorFromDb, parseAmount } from '../../ledger/index.js';
-import { getAsset } from '../assets/queries.js';
+import { sql, type Transaction } from 'kysely';
+import type { Database, Environment } from '../../../db/schema.js';
+import { ApiError, invalidFields, type FieldProblem } from '../../../platform/errors.js';
+import { newId } from '../../../platform/ids.js';
+import { keysetPage, type PageParams } from '../../../platform/pagination.js';
+import { parseAmount } from '../../../ledger/index.js';
+import { getAsset } from '../../assets/queries.js';
 import { contractProblems, type FieldSpec } from './contracts.js';
-import type { CorridorLimits, CorridorPolicy } from './rules.js';
-import type { CorridorRow, EntityType, PaymentMethod } from './tables.js';
-
-type Db = Kysely<Database> | Transaction<Database>;
-
-export const entityTypes: readonly EntityType[] = ['INDIVIDUAL', 'COMPANY'];
-export const paymentMethods: readonly PaymentMethod[] = ['LOCAL', 'SWIFT'];
-
-export interface Corridor {
-  id: string;
-  environment: Environment;
-  country: string;
-  currency: string;
-  paymentMethod: PaymentMethod;
-  clearingSystem: string;
-  enabled: boolean;
-  contracts: Partial<Record<EntityType, FieldSpec[]>>;
-  policy: CorridorPolicy;
-  minKycLevel: number;
-  feeBps: number;
-  feeFixed: bigint;
-  fxSpreadBps: number;
-  limits: CorridorLimits;
-}
-
-const minorOrNull = (v: string | bigint | null) => (v === null ? null : minorFromDb(v));
-
-export function corridorOf(row: CorridorRow): Corridor {
-  return {
-    id: row.id,
-    environment: row.environment,
-    country: row.country,
-    currency: row.currency,
-    paymentMethod: row.payment_method,
-    clearingSystem: row.clearing_system,
-    enabled: row.enabled,
-    contracts: row.contracts,
-    policy: { enabled: row.enabled, restrictedJurisdictions: row.restricted_jurisdictions, confirmableRoutingTypes: row.confirmable_routing_types },
-    minKycLevel: row.min_kyc_level,
-    feeBps: row.fee_bps,
-    feeFixed: minorFromDb(row.fee_fixed),
-    fxSpreadBps: row.fx_spread_bps,
-    limits: {
-      payoutMin: minorFromDb(row.payout_min),
-      memberSingleMax: minorOrNull(row.member_single_max),
-      memberDailyMax: minorOrNull(row.member_daily_max),
-      merchantSingleMax: minorOrNull(row.merchant_single_max),
-      merchantDailyMax: minorOrNull(row.merchant_daily_max),
-    },
-  };
-}
-
-/** Entity types a corridor serves: those with a contract. */
-export const servedEntityTypes = (c: Corridor): EntityType[] => entityTypes.filter((e) => (c.contracts[e]?.length ?? 0) > 0);
-
-export interface SegmentFilter {
-  country?: string;
-  currency?: string;
-  paymentMethod?: string;
-  clearingSystem?: string;
-}
-
-/** The corridors of an environment matching the given segments (all of them when none), in a stable order. */
-export async function findCorridors(db: Db, environment: Environment, f: SegmentFilter, options: { enabledOnly?: boolean } = {}): Promise<Corridor[]> {
-  let q = db.selectFrom('remit_corridors').selectAll().where('environment', '=', environment);
-  if (f.country !== undefined) q = q.where('country', '=', f.country);
-  if (f.currency !== undefined) q = q.where('currency', '=', f.currency);
-  if (f.paymentMethod !== undefined) q = q.where('payment_method', '=', f.paymentMethod as PaymentMethod);
-  if (f.clearingSystem !== undefined) q = q.where('clearing_system', '=', f.clearingSystem);
-  if (options.enabledOnly) q = q.where('enabled', '=', true);
-  // Bounded: the catalogue is the operator's, a few hundred rows at most.
-  const rows = await q.orderBy('country').orderBy('currency').orderBy('payment_method').orderBy('clearing_system').limit(1000).execute();
-  return rows.map(corridorOf);
-}
-
-export async function corridorById(db: Db, id: string): Promise<Corridor | undefined> {
-  const row = await db.selectFrom('remit_corridors').selectAll().where('id', '=', id).executeTakeFirst();
-  return row ? corridorOf(row) : undefined;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Operator
+import { corridorById, corridorOf, type Corridor, type Db } from './queries.js';
+import type { EntityType, PaymentMethod } from './tables.js';
+import { operatorCorridorView } from './views.js';
 
 async function payoutScale(db: Db, currency: string): Promise<number> {
   return (await getAsset(db, currency))?.scale ?? 2;
-}
-
-export function operatorCorridorView(c: Corridor, scale: number) {
-  const amount = (v: bigint | null) => (v === null ? null : formatAmount(v, scale));
-  return {
-    id: c.id,
-    environment: c.environment,
-    country: c.country,
-    currency: c.currency,
-    payment_method: c.paymentMethod,
-    clearing_system: c.clearingSystem,
-    enabled: c.enabled,
-    entity_types: servedEntityTypes(c),
-    contracts: c.contracts,
-    restricted_jurisdictions: [...c.policy.restrictedJurisdictions],
-    confirmable_routing_types: [...c.policy.confirmableRoutingTypes],
-    min_kyc_level: c.minKycLevel,
-    fee_bps: c.feeBps,
-    fee_fixed: formatAmount(c.feeFixed, scale),
-    fx_spread_bps: c.fxSpreadBps,
-    payout_min: formatAmount(c.limits.payoutMin, scale),
-    member_single_max: amount(c.limits.memberSingleMax),
-    member_daily_max: amount(c.limits.memberDailyMax),
-    merchant_single_max: amount(c.limits.merchantSingleMax),
-    merchant_daily_max: amount(c.limits.merchantDailyMax),
-  };
 }
 
 export async function viewCorridor(db: Db, c: Corridor) {

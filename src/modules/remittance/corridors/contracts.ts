@@ -3,7 +3,7 @@
  * that reads a payee's `fields` against it (docs/remittance.md, "Field contracts"). The same
  * contract drives `GET /v1/remit/payee-form-schema`, so a client renders exactly what is checked.
  */
-import type { FieldProblem } from '../../platform/errors.js';
+import type { FieldProblem } from '../../../platform/errors.js';
 import {
   bicCountry, checkAbaRouting, checkBic, checkCountry, checkIban, checkSortCode,
   normaliseAlnumUpper, normaliseDigits, normaliseIban, normaliseText,

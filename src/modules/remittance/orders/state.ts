@@ -1,5 +1,5 @@
-import { providerStatusOf, type CallOutcome, type StatusOutcome } from '../../upstreams/port.js';
-import { decideOnCallAnswer, decideOnQueryAnswer, openOrderStatuses, recheckDelayMs, type UpstreamAlertKind } from '../../provider-orders/index.js';
+import { providerStatusOf, type CallOutcome, type StatusOutcome } from '../../../upstreams/port.js';
+import { decideOnCallAnswer, decideOnQueryAnswer, openOrderStatuses, recheckDelayMs, type UpstreamAlertKind } from '../../../provider-orders/index.js';
 import type { RemitOrderStatus, RemitUpstreamOutcome } from './tables.js';
 
 /**

@@ -1,6 +1,6 @@
-import type { JobHandler, Ticker } from '../../jobs/types.js';
+import type { JobHandler, Ticker } from '../../../jobs/types.js';
 import { dispatchOrder } from './dispatch.js';
-import { dispatchJobKind } from './orders.js';
+import { dispatchJobKind } from './service.js';
 import { reconcileDueOrders, reconcileJobName } from './reconcile.js';
 import { returnWatchProcess, returnWatchTicker } from './return-watch.js';
 

@@ -3,10 +3,10 @@
  * without local calculation. `line` is `express` or `pobo`; any other value is `express`. The
  * provider not answering is 502 `upstream_error`, never an empty list.
  */
-import type { ServiceContext } from '../../service-context.js';
-import { ApiError, type ErrorCode } from '../../platform/errors.js';
-import type { CallContext } from '../../upstreams/port.js';
-import { withDeadline } from '../../upstreams/deadline.js';
+import type { ServiceContext } from '../../../service-context.js';
+import { ApiError, type ErrorCode } from '../../../platform/errors.js';
+import type { CallContext } from '../../../upstreams/port.js';
+import { withDeadline } from '../../../upstreams/deadline.js';
 
 export const conversionDateErrors = ['product_not_available', 'service_unavailable', 'upstream_error'] as const satisfies readonly ErrorCode[];
 

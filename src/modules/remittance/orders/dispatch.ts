@@ -7,16 +7,17 @@
  * reconciliation: never refunded on a timeout.
  */
 import { sql } from 'kysely';
-import type { ServiceContext } from '../../service-context.js';
-import { minorFromDb } from '../../ledger/index.js';
-import { RetryLater } from '../../jobs/types.js';
-import { withDeadline } from '../../upstreams/deadline.js';
-import { orderNowSql } from '../../provider-orders/index.js';
+import type { ServiceContext } from '../../../service-context.js';
+import { minorFromDb } from '../../../ledger/index.js';
+import { RetryLater } from '../../../jobs/types.js';
+import { withDeadline } from '../../../upstreams/deadline.js';
+import { orderNowSql } from '../../../provider-orders/index.js';
 import { applyDecision, emitOrderEvent, failIn, remitOrders } from './apply.js';
-import { findOrder } from './order-queries.js';
-import { entityById } from './queries.js';
+import { findOrder } from './queries.js';
+import { entityById } from '../payees/queries.js';
 import { decideOnCall } from './state.js';
-import type { PayeeEntityRow, RemitOrderRow } from './tables.js';
+import type { PayeeEntityRow } from '../payees/tables.js';
+import type { RemitOrderRow } from './tables.js';
 
 /** Delay before a dispatch whose registration got no answer tries again, in milliseconds. */
 export const registrationRetryMs = 5_000;

@@ -1,48 +1,17 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
-import { PageQuery, listEnvelope } from '../../platform/pagination.js';
-import { router } from '../../platform/route.js';
-import { conversionDateErrors, conversionDates } from './conversion-dates.js';
-import { findCorridors } from './corridors.js';
-import { formSchema } from './form-schema.js';
-import { createPayee, getPayee, listPayees, payeeErrors, unlinkPayee, updatePayee, verifyPayee } from './payees.js';
-import { ConversionDatesQuery, ConversionDatesResponse, FormSchemaResponse, FormSchemaQuery, Payee, PayeeBody, PayeeCreated, PayeeIdParams, PayeeUpdated, NameCheck } from './route-schemas.js';
+import type { AppInstance } from '../../../platform/http-app.js';
+import type { ServiceContext } from '../../../service-context.js';
+import { PageQuery, listEnvelope } from '../../../platform/pagination.js';
+import { router } from '../../../platform/route.js';
+import { Payee, PayeeBody, PayeeCreated, PayeeIdParams, PayeeUpdated, NameCheck } from './schemas.js';
+import { createPayee, getPayee, listPayees, payeeErrors, unlinkPayee, updatePayee, verifyPayee } from './service.js';
 
 const tags = ['Remittance'];
 
-/** Payees and the payee form schema (orders and conversion dates: order-routes.ts). */
-export async function remittanceRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+/** Payees (the payee form: corridors/routes.ts). */
+export async function payeeRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
   const route = router(app, ctx);
-
-  route.get('/v1/remit/payee-form-schema', {
-    access: { scope: 'remittances:read', principal: 'either' },
-    errors: ['corridor_not_supported'],
-    schema: {
-      operationId: 'getPayeeFormSchema',
-      summary: 'The payee form for a corridor, step by step',
-      description: [
-        'Walk from country to the full form: with no query, the answer offers the countries; each chosen selector (`country_code`, `currency`, `payment_method`, `clearing_system`, `entity_type`; aliases `country`, `method`, `clearing`, `entity`) narrows the next one\'s `enum`. ',
-        '`step` names the first selector still to choose, or `fields` once the corridor\'s field contract follows the selectors. ',
-        'Every field with `refresh_on_change: true` changes what is asked or how it is checked: ask again with its new value (like Wise\'s `refreshRequirementsOnChange`). ',
-        'Values are checked after normalisation: `alnum_upper`, `iban`, `bic` lose hyphens and spaces and are upper-cased; `iban` also gets the per-country length and the mod-97 check; `routing_code` is checked by the type its `bank_details.routing_code_type1` names (`sort_code`: six digits; `aba`: nine digits with the ABA checksum). ',
-        'A malformed selector is `invalid_request`; one that no enabled corridor serves is `corridor_not_supported`.',
-      ].join(''),
-      tags,
-      querystring: FormSchemaQuery,
-      response: { 200: FormSchemaResponse },
-    },
-  }, async ({ principal, query }) => {
-    const enabled = await findCorridors(db, principal.environment, {}, { enabledOnly: true });
-    return formSchema(enabled, {
-      country_code: query.country_code ?? query.country,
-      currency: query.currency,
-      payment_method: query.payment_method ?? query.method,
-      clearing_system: query.clearing_system ?? query.clearing,
-      entity_type: query.entity_type ?? query.entity,
-    });
-  });
 
   route.post('/v1/remit/payees', {
     access: { scope: 'remittances:write', principal: 'member', idempotency: 'required' },
@@ -126,22 +95,4 @@ export async function remittanceRoutes(app: AppInstance, ctx: ServiceContext): P
       response: { 200: NameCheck },
     },
   }, async ({ principal, params, once }) => once(() => verifyPayee(ctx, principal, params.id)));
-
-  route.get('/v1/remit/conversion-dates', {
-    access: { scope: 'remittances:read', principal: 'merchant' },
-    errors: conversionDateErrors,
-    schema: {
-      operationId: 'getConversionDates',
-      summary: 'Settlement days of the coming week for a payout currency',
-      description: [
-        'The provider\'s settlement days, forwarded without local calculation (weekends and the settlement systems\' holidays are not valid; today is valid only before the line\'s cut-off). ',
-        'An order\'s actual date is its `payout_date`. When `same_currency` is true `dates` may be empty: that does not mean the corridor is closed. ',
-        '`line`: `express` (default) or `pobo`; any other value is treated as `express`. ',
-        'Errors: `invalid_request` (currency missing or not three upper-case letters), `product_not_available` (the line does not serve the currency), `service_unavailable` (no settlement currency configured for the line), 502 `upstream_error` (the provider cannot be asked: never an empty list; retry).',
-      ].join(''),
-      tags,
-      querystring: ConversionDatesQuery,
-      response: { 200: ConversionDatesResponse },
-    },
-  }, async ({ principal, query }) => conversionDates(ctx, principal, query));
 }

@@ -1,5 +1,7 @@
 /**
- * `GET /v1/remit/payee-form-schema` (pure over the enabled corridors): the field contract as a
+ * What callers see of corridors (pure): the payee form, and the operator's view of a corridor.
+ *
+ * `GET /v1/remit/payee-form-schema` (over the enabled corridors): the field contract as a
  * form a client renders without code changes. The five selectors (country, currency, payment
  * method, clearing system, entity type) come first, each with the values the catalogue allows
  * given what is already chosen; a selector not yet chosen is the `step`, and nothing after it is
@@ -7,9 +9,10 @@
  * value changes what else is asked or how it is checked, carries `refresh_on_change: true`
  * (Wise's `refreshRequirementsOnChange`): on change, ask again with the new value.
  */
-import { ApiError } from '../../platform/errors.js';
+import { formatAmount } from '../../../ledger/index.js';
+import { ApiError } from '../../../platform/errors.js';
 import { refreshKeys, type FieldSpec } from './contracts.js';
-import { servedEntityTypes, type Corridor } from './corridors.js';
+import { servedEntityTypes, type Corridor } from './queries.js';
 import type { EntityType } from './tables.js';
 
 export interface Selection {
@@ -139,4 +142,33 @@ export function formSchema(enabled: Corridor[], selection: Selection): FormSchem
     for (const spec of contract) fields.push(contractField(spec, refresh));
   }
   return { step, selection: chosen, fields };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The operator's view of a corridor
+
+export function operatorCorridorView(c: Corridor, scale: number) {
+  const amount = (v: bigint | null) => (v === null ? null : formatAmount(v, scale));
+  return {
+    id: c.id,
+    environment: c.environment,
+    country: c.country,
+    currency: c.currency,
+    payment_method: c.paymentMethod,
+    clearing_system: c.clearingSystem,
+    enabled: c.enabled,
+    entity_types: servedEntityTypes(c),
+    contracts: c.contracts,
+    restricted_jurisdictions: [...c.policy.restrictedJurisdictions],
+    confirmable_routing_types: [...c.policy.confirmableRoutingTypes],
+    min_kyc_level: c.minKycLevel,
+    fee_bps: c.feeBps,
+    fee_fixed: formatAmount(c.feeFixed, scale),
+    fx_spread_bps: c.fxSpreadBps,
+    payout_min: formatAmount(c.limits.payoutMin, scale),
+    member_single_max: amount(c.limits.memberSingleMax),
+    member_daily_max: amount(c.limits.memberDailyMax),
+    merchant_single_max: amount(c.limits.merchantSingleMax),
+    merchant_daily_max: amount(c.limits.merchantDailyMax),
+  };
 }

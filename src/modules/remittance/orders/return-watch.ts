@@ -9,12 +9,12 @@
  * one is due on the schedule as usual.
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { ServiceContext } from '../../service-context.js';
-import type { Ticker, TimedProcess } from '../../jobs/types.js';
-import type { ClockScope } from '../../platform/clock.js';
-import { orderNowSql } from '../../provider-orders/index.js';
-import { withDeadline } from '../../upstreams/deadline.js';
-import { reportFailure } from '../../jobs/failures.js';
+import type { ServiceContext } from '../../../service-context.js';
+import type { Ticker, TimedProcess } from '../../../jobs/types.js';
+import type { ClockScope } from '../../../platform/clock.js';
+import { orderNowSql } from '../../../provider-orders/index.js';
+import { withDeadline } from '../../../upstreams/deadline.js';
+import { reportFailure } from '../../../jobs/failures.js';
 import { remitOrders, returnIn } from './apply.js';
 import { decideOnReturnCheck, nextReturnCheckOffset } from './state.js';
 import type { RemitOrderRow } from './tables.js';

@@ -1,0 +1,27 @@
+/** What callers see of a remittance order (pure): the response of every order route. */
+import { formatAmount, minorFromDb } from '../../../ledger/index.js';
+import type { PayeeIds } from '../payees/payee-ids.js';
+import { publicStatus } from './state.js';
+import type { RemitOrderRow } from './tables.js';
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+export function orderView(ids: PayeeIds, o: RemitOrderRow, sourceScale: number, payoutScale: number) {
+  return {
+    id: o.id,
+    payee_id: ids.idOf(o.payee_seq),
+    member_id: o.member_id,
+    status: publicStatus(o.status),
+    status_version: o.status_version,
+    source_asset: o.source_asset,
+    source_amount: formatAmount(minorFromDb(o.source_amount), sourceScale),
+    fee: formatAmount(minorFromDb(o.fee), sourceScale),
+    payout_currency: o.payout_currency,
+    payout_amount: formatAmount(minorFromDb(o.payout_amount), payoutScale),
+    rate: o.rate,
+    payout_date: o.payout_date,
+    failure_reason: o.failure_reason,
+    created_at: iso(o.created_at)!,
+    updated_at: iso(o.updated_at)!,
+  };
+}
