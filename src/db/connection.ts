@@ -1,3 +1,4 @@
+// Over 300 lines: the two databases (PGlite, node-postgres) behind one Kysely handle, with their pools and LISTEN.
 import { mkdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';

@@ -1,3 +1,4 @@
+// Over 300 lines: the one reader of the environment, every variable with its default, range and message.
 import { isIP } from 'node:net';
 import { networkListFrom, upstreamAdaptersFrom } from '../upstreams/config.js';
 import { parseHostedScreenKey } from './keys.js';

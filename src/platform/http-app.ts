@@ -1,3 +1,4 @@
+// Over 300 lines: what every listener shares (request id, closing, body parsing, error envelope), in one place.
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -1,8 +1,10 @@
+// Over 300 lines: the idempotency record of a key from lock to replay, one job (see the note below).
 import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/schema.js';
-import { ApiError, type ErrorCode, type ErrorExtras } from './errors.js';
+import { ApiError } from './errors.js';
+import { SameKeyRefusal, afterRefusal } from './same-key-refusal.js';
 import type { IdempotencyContext } from './request-context.js';
 import { withConflictRetry } from './conflict-retry.js';
 
@@ -14,6 +16,7 @@ import { withConflictRetry } from './conflict-retry.js';
  */
 
 export const idempotencyWindowHours = 24;
+export { SameKeyRefusal, afterRefusal, type SameKeyWork } from './same-key-refusal.js';
 export { canonicalJson, isKeyShape, maskSecretFields, requestHash } from './request-hash.js';
 
 export interface StoredResult {
@@ -35,39 +38,6 @@ async function findFresh(db: Db, merchantId: string, environment: string, key: s
     .where('key', '=', key)
     .where('created_at', '>', sql<Date>`now() - make_interval(hours => ${idempotencyWindowHours})`)
     .executeTakeFirst();
-}
-
-/**
- * What a `SameKeyRefusal` does besides refusing: `persist` writes the refusal's own record (a new
- * step-up challenge) in a transaction that commits although the effect is rolled back, and
- * answers the extra fields the error body carries; `afterCommit` runs once that record is
- * committed (sending the challenge's one-time code: an outside call never runs in a transaction).
- */
-export interface SameKeyWork {
-  persist: (trx: Transaction<Database>) => Promise<ErrorExtras>;
-  afterCommit?: () => Promise<void>;
-}
-
-/**
- * A refusal that is not the key's result (the reference's retry rules: `step_up_required` is
- * retried with the same key after the hosted screen). In a write (`executeWrite`, `claimWrite`)
- * the effect is rolled back, `work.persist` runs and commits in its place, and the key keeps a
- * reservation instead of a result: the same key with the same body runs anew, another body or
- * endpoint is still 409 `idempotency_key_reused`. See docs/idempotency.md.
- */
-export class SameKeyRefusal extends ApiError {
-  constructor(code: ErrorCode, message: string | undefined, private readonly work: SameKeyWork) {
-    super(code, message, {});
-  }
-
-  /** Writes the refusal's own record in `trx` and completes the body's extra fields with what it answers. */
-  async persist(trx: Transaction<Database>): Promise<void> {
-    Object.assign(this.extras, await this.work.persist(trx));
-  }
-
-  async afterCommit(): Promise<void> {
-    await this.work.afterCommit?.();
-  }
 }
 
 /**
@@ -399,12 +369,6 @@ export async function claimWrite<T>(
   if ('refusal' in outcome) throw await afterRefusal(outcome.refusal);
   heldClaims.set(idem, claim);
   return outcome;
-}
-
-/** Once a refusal's transaction committed: a `SameKeyRefusal`'s work after commit; answers the refusal to throw. */
-export async function afterRefusal(refusal: ApiError): Promise<ApiError> {
-  if (refusal instanceof SameKeyRefusal) await refusal.afterCommit();
-  return refusal;
 }
 
 export async function purgeExpiredKeys(db: Kysely<Database>): Promise<void> {

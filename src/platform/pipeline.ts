@@ -1,3 +1,4 @@
+// Over 300 lines: the public request pipeline, its steps in their order (architecture.md, "The request pipeline").
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../service-context.js';
 import type { Environment } from '../db/schema.js';

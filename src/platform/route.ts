@@ -1,3 +1,4 @@
+// Over 300 lines: the one route helper, its typed input, commands (write-model.md) and the mount they share.
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { Transaction } from 'kysely';
 import { Type, type Static, type TSchema } from 'typebox';

@@ -1,3 +1,4 @@
+// Over 300 lines: OpenTelemetry behind one switch, tracer, spans of requests, batches and jobs (observability.md).
 import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from './app-instance.js';

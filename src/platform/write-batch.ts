@@ -1,3 +1,4 @@
+// Over 300 lines: one batch's transaction, from its claims through its steps to its records (group-commit.md).
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../db/schema.js';
