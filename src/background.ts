@@ -7,10 +7,10 @@ import { kycJobHandlers } from './modules/kyc/workers.js';
 import { remittanceJobHandlers, remittanceTickers, remittanceTimedProcesses } from './modules/remittance/index.js';
 import { exchangeTickers, exchangeTimedProcesses } from './modules/exchange/workers.js';
 import { earnTickers, earnTimedProcesses } from './modules/earn/workers.js';
-import { cardJobHandlers, cardTickers, cardTimedProcesses } from './modules/cards/workers.js';
-import { cardReconcileTickers, cardReconcileTimedProcesses } from './modules/cards/reconcile.js';
-import { cardMoneyJobHandlers, cardMoneyTickers } from './modules/cards/money-workers.js';
-import { cardLifecycleJobHandlers, cardLifecycleTickers, cardLifecycleTimedProcesses } from './modules/cards/lifecycle-workers.js';
+import {
+  cardJobHandlers, cardLifecycleJobHandlers, cardLifecycleTickers, cardLifecycleTimedProcesses, cardMoneyJobHandlers, cardMoneyTickers,
+  cardReconcileTickers, cardReconcileTimedProcesses, cardTickers, cardTimedProcesses,
+} from './modules/cards/index.js';
 import { consoleTickers } from './modules/console/workers.js';
 import { eventTickers, eventTimedProcesses } from './modules/events/workers.js';
 import { exportJobHandlers, exportTickers } from './modules/exports/workers.js';

@@ -19,8 +19,7 @@ import { screenRegistry, type HostedScreen } from './modules/hosted-screens/scre
 import { kycRoutes } from './modules/kyc/routes.js';
 import { kycScreens } from './modules/kyc/screens.js';
 import { stepUpScreen } from './modules/step-up/screen.js';
-import { cardRoutes } from './modules/cards/routes.js';
-import { cardScreens } from './modules/cards/screens.js';
+import { cardLifecycleRoutes, cardMoneyRoutes, cardRoutes, cardScreens } from './modules/cards/index.js';
 
 /**
  * Every area's hosted screens (one per ticket purpose). A purpose missing here shows "not
@@ -30,8 +29,6 @@ const hostedScreens: readonly HostedScreen[] = [...kycScreens, stepUpScreen, ...
 import { remittanceRoutes } from './modules/remittance/index.js';
 import { exchangeRoutes } from './modules/exchange/routes.js';
 import { earnRoutes } from './modules/earn/routes.js';
-import { cardMoneyRoutes } from './modules/cards/money-routes.js';
-import { cardLifecycleRoutes } from './modules/cards/lifecycle-routes.js';
 import { consoleRoutes } from './modules/console/routes.js';
 import { ledgerEntryRoutes } from './modules/ledger-entries/routes.js';
 import { exportRoutes } from './modules/exports/routes.js';

@@ -1,5 +1,5 @@
 /**
- * An authorisation's hold (src/modules/cards/hold-rules.ts), without a server: what it counts
+ * An authorisation's hold (src/modules/cards/transactions/rules.ts), without a server: what it counts
  * against the limits, how long it lasts by MCC (boundaries of the extended ranges), when it has
  * expired, what a reversal or a clearing may take from it.
  */
@@ -7,10 +7,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
-  authorizationExpired, authorizationExpiresAt, authorizationHoldDays, authorizationHoldDaysDefault, authorizationHoldDaysExtended,
-  clearableHold, heldOf, limitCounted, reversalOf,
-} from '../src/modules/cards/hold-rules.js';
-import type { CardTransactionStatus } from '../src/modules/cards/tables.js';
+  authorizationExpired, authorizationExpiresAt, authorizationHoldDays, authorizationHoldDaysDefault,
+  authorizationHoldDaysExtended, clearableHold, heldOf, limitCounted, reversalOf,
+} from '../src/modules/cards/transactions/rules.js';
+import type { CardTransactionStatus } from '../src/modules/cards/transactions/tables.js';
 
 const statuses: CardTransactionStatus[] = ['approved', 'declined', 'cleared', 'reversed', 'posted'];
 

@@ -3,10 +3,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertEntry } from '../src/ledger/index.js';
 import {
-  arrivalAt, authHoldLines, authorizationExpired, authorizationExpiresAt, authorizationHoldDays, clearableHold, clearingLines, clearingSplit,
-  decideAuthorization, effectiveLimits, heldOf, limitCounted, payingAsset, priceTopUp, refundLines, reversalLines, reversalOf, ruleVerdict,
-  topUpCreditLines, topUpDispatchProblem, topUpFailLines, topUpFreezeLines, topUpSettleLines, type AuthorizationFacts,
-} from '../src/modules/cards/money-rules.js';
+  arrivalAt, payingAsset, priceTopUp, topUpCreditLines, topUpDispatchProblem, topUpFailLines, topUpFreezeLines,
+  topUpSettleLines,
+} from '../src/modules/cards/topups/rules.js';
+import {
+  authHoldLines, authorizationExpired, authorizationExpiresAt, authorizationHoldDays, clearableHold, clearingLines,
+  clearingSplit, decideAuthorization, effectiveLimits, heldOf, limitCounted, refundLines, reversalLines, reversalOf,
+  ruleVerdict, type AuthorizationFacts,
+} from '../src/modules/cards/transactions/rules.js';
 import { cardStopped } from '../src/modules/cards/state.js';
 import { rateAfterSpread } from '../src/upstreams/rates/conversion.js';
 

@@ -13,8 +13,7 @@ import { stepUpOperatorRoutes } from '../modules/step-up/operator-routes.js';
 import { remittanceOperatorRoutes } from '../modules/remittance/index.js';
 import { exchangeOperatorRoutes } from '../modules/exchange/operator-routes.js';
 import { earnOperatorRoutes } from '../modules/earn/operator-routes.js';
-import { cardOperatorRoutes } from '../modules/cards/operator-routes.js';
-import { cardMoneyOperatorRoutes } from '../modules/cards/money-operator-routes.js';
+import { cardMoneyOperatorRoutes, cardOperatorRoutes } from '../modules/cards/index.js';
 import { consoleOperatorRoutes } from '../modules/console/operator-routes.js';
 
 /** Every operator route module (each area's operator-routes.ts), registered on the operator listener. */

@@ -21,7 +21,7 @@ import { cardReferenceTypeOfCard } from './rules.js';
 import { closeOutcomeTransition, closeVerdict, expiryDue } from './state.js';
 import type { CardRow } from './tables.js';
 import { replacementRetryDelaySeconds } from './replacement-executor.js';
-import { failPendingTopUps } from './topups.js';
+import { failPendingTopUps } from './topups/dispatch.js';
 
 export const closingErrors = {
   close: ['state_invalid', 'not_found'],

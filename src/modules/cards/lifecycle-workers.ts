@@ -14,7 +14,7 @@ import { expireCards, nextClosingCheck, nextExpiry, reconcileClosingCards } from
 import { longestOverdueScopes } from './queries.js';
 import { runReplacement } from './replacement-executor.js';
 import { replacementJobKind } from './replacements.js';
-import { expireAuthorizations, nextAuthorizationExpiry } from './transactions.js';
+import { expireAuthorizations, nextAuthorizationExpiry } from './transactions/expiry.js';
 
 /** Replacements taken per run (a bound on one batch). */
 const executorBatchMax = 100;

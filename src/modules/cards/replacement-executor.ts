@@ -31,7 +31,7 @@ import {
 } from './rules.js';
 import { openingInventory, openingStatus, replacementStartProblem, replacementTransition } from './state.js';
 import type { CardReplacementRow, CardRow } from './tables.js';
-import { failPendingTopUps } from './topups.js';
+import { failPendingTopUps } from './topups/dispatch.js';
 
 /** A running executor's hold on one replacement (real time). */
 const leaseSeconds = 120;

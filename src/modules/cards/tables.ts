@@ -1,6 +1,9 @@
 /** The card area's tables (migration 018): products, BIN authorisations, applications, supplement images, cards. */
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { Environment, Json, Minor, NullableTimestamp, Timestamp } from '../../db/columns.js';
+import type { Environment, Json, NullableTimestamp, Timestamp } from '../../db/columns.js';
+import type { MinorColumn, MinorDefault } from './shared/tables.js';
+import type { TopUpTables } from './topups/tables.js';
+import type { TransactionTables } from './transactions/tables.js';
 
 export type FormFactor = 'virtual' | 'physical';
 export type CardStatus = 'unactivated' | 'active' | 'closing' | 'closed' | 'expired' | 'replaced';
@@ -16,9 +19,6 @@ export interface Address {
   country: string;
   postal_code: string;
 }
-
-type MinorColumn = ColumnType<string, Minor, Minor>;
-type MinorDefault = ColumnType<string, Minor | undefined, Minor>;
 
 export interface CardProductsTable {
   seq: Generated<string>;
@@ -201,7 +201,7 @@ export interface CardTables {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Card money (migration 021): top-up orders and card transactions; the products' top-up pricing.
+// Card money (migration 021): top-ups in topups/tables.ts, transactions in transactions/tables.ts.
 /** Top-up pricing of a product (migration 021). */
 export interface CardProductsTable {
   /** Fee on a top-up, basis points of the amount (rounded up), in the source asset. */
@@ -212,90 +212,7 @@ export interface CardProductsTable {
   topup_fx_markup_bps: ColumnType<number, number | undefined, number>;
 }
 
-export type TopUpStatus = 'pending' | 'processing' | 'suspended' | 'credited' | 'failed';
-export type TopUpUpstreamOutcome = 'none' | 'pending' | 'accepted' | 'timeout' | 'unknown';
-
-export interface CardTopupsTable {
-  seq: Generated<string>;
-  /** `ctu_<uuid>` */
-  id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
-  card_id: string;
-  source_asset: string;
-  /** Minor units of the source asset: what goes onto the card before conversion. */
-  amount: MinorColumn;
-  /** Minor units of the source asset, charged on top of `amount`. */
-  fee: MinorColumn;
-  card_currency: string;
-  /** Minor units of the card currency: `amount` at `rate`, rounded down. */
-  arrival_amount: MinorColumn;
-  /** The real rate fixed at creation (mid less the product's markup; `1` for the same currency). */
-  rate: string;
-  status: TopUpStatus;
-  status_version: number;
-  upstream_outcome: TopUpUpstreamOutcome;
-  provider_order_id: string | null;
-  provider_status: string | null;
-  failure_reason: string | null;
-  dispatch_started_at: NullableTimestamp;
-  check_count: Generated<number>;
-  next_check_at: NullableTimestamp;
-  last_checked_at: NullableTimestamp;
-  credited_at: NullableTimestamp;
-  failed_at: NullableTimestamp;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export type CardTransactionType = 'authorization' | 'clearing' | 'reversal' | 'refund';
-export type CardTransactionStatus = 'approved' | 'declined' | 'cleared' | 'reversed' | 'posted';
-export type CardReversalReason = 'network' | 'expired';
-
-export interface CardTransactionsTable {
-  seq: Generated<string>;
-  /** `ctx_<uuid>` */
-  id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
-  card_id: string;
-  type: CardTransactionType;
-  status: CardTransactionStatus;
-  status_version: number;
-  /** Minor units of `currency` (the card currency for every approved movement). */
-  amount: MinorColumn;
-  currency: string;
-  merchant_name: string;
-  mcc: string;
-  decline_reason: string | null;
-  /** Clearing, reversal, refund: the authorisation they belong to. */
-  authorization_id: string | null;
-  /** Authorisations: what has cleared, and what has been refunded of it. */
-  cleared_amount: MinorDefault;
-  refunded_amount: MinorDefault;
-  /** Authorisations (migration 029): what partial reversals and the expiry released of the hold; held = amount − reversed_amount while `approved`. */
-  reversed_amount: MinorDefault;
-  /** Approved authorisations: when the hold is released if neither cleared nor reversed (merchant clock; `authorizationHoldDays`). */
-  expires_at: NullableTimestamp;
-  /** Reversals (and an authorisation fully released): `network` (the network's message) or `expired` (the hold expired, ours). */
-  reversal_reason: ColumnType<CardReversalReason | null, CardReversalReason | null | undefined, CardReversalReason | null>;
-  /** The card network's reference of the message (`expiry:<authorisation>` for a release by expiry). */
-  network_ref: string;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export type CardTopupRow = Selectable<CardTopupsTable>;
-export type CardTransactionRow = Selectable<CardTransactionsTable>;
-
-export interface CardMoneyTables {
-  card_topups: CardTopupsTable;
-  card_transactions: CardTransactionsTable;
-}
-
-export interface CardTables extends CardMoneyTables {}
+export interface CardTables extends TopUpTables, TransactionTables {}
 
 // The card lifecycle (migration 022): replacement requests and the executor's progress.
 

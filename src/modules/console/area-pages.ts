@@ -7,7 +7,7 @@ import { getPayment, listPayments } from '../qrpay/service.js';
 import { getOrder as getRemittance, listOrders as listRemittances } from '../remittance/index.js';
 import { readOrder, readOrders } from '../exchange/service.js';
 import { getOrder as getEarnOrder, listOrders as listEarnOrders, listPositions } from '../earn/service.js';
-import { getCard, getReplacement, getTopUp, listReplacements, listTopUps, listTransactions } from '../cards/service.js';
+import { getCard, getReplacement, getTopUp, listReplacements, listTopUps, listTransactions } from '../cards/index.js';
 import { sendHtml, withSession, type PageRequest } from './http.js';
 import { history } from './history.js';
 import { listMerchantCards } from './queries.js';

@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { validatorCompiler } from '../../platform/validation.js';
 import { html, type HtmlPart } from '../hosted-screens/html.js';
-import { AuthorizationBodySchema, authorize, sandboxAdvance, sandboxShip } from '../cards/service.js';
+import { AuthorizationBodySchema, authorize, sandboxAdvance, sandboxShip } from '../cards/index.js';
 import { sandboxReview } from '../kyc/service.js';
 import { completeInSandbox } from '../hosted-screens/service.js';
 import { attempt, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';

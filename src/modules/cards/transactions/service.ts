@@ -9,22 +9,24 @@
  * entry, written with its transaction row and its event in one transaction.
  */
 import { sql, type Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
-import type { ServiceContext } from '../../service-context.js';
-import { ApiError, type ErrorCode } from '../../platform/errors.js';
-import { newId } from '../../platform/ids.js';
-import { keysetPage, type PageParams } from '../../platform/pagination.js';
-import { accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, recordEvent, type EntryLine } from '../../ledger/index.js';
-import type { CardNetworkMessage } from '../../upstreams/card/port.js';
-import type { ClockScope } from '../../platform/clock.js';
+import type { Database } from '../../../db/schema.js';
+import type { ServiceContext } from '../../../service-context.js';
+import { ApiError, type ErrorCode } from '../../../platform/errors.js';
+import { newId } from '../../../platform/ids.js';
+import { keysetPage, type PageParams } from '../../../platform/pagination.js';
+import { accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, recordEvent, type EntryLine } from '../../../ledger/index.js';
+import type { CardNetworkMessage } from '../../../upstreams/card/port.js';
+import type { ClockScope } from '../../../platform/clock.js';
 import {
-  authHoldLines, authorizationExpired, authorizationExpiresAt, cardMoneyEntryKinds, cardTransactionReferenceType, clearableHold, clearingLines,
-  decideAuthorization, effectiveLimits, heldOf, limitCounted, refundLines, reversalLines, reversalOf, type AuthorizationDecision, type RuleSet,
-} from './money-rules.js';
+  authHoldLines, authorizationExpired, authorizationExpiresAt, cardTransactionReferenceType, clearableHold,
+  clearingLines, decideAuthorization, effectiveLimits, heldOf, limitCounted, refundLines, reversalLines, reversalOf,
+  type AuthorizationDecision, type RuleSet,
+} from './rules.js';
+import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
-import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db } from './queries.js';
-import type { CardRow } from './tables.js';
-import { cardStopped } from './state.js';
+import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db } from '../queries.js';
+import type { CardRow } from '../tables.js';
+import { cardStopped } from '../state.js';
 
 export const transactionErrors = {
   authorize: ['not_found', 'invalid_request'],
@@ -94,14 +96,14 @@ export async function getTransaction(db: Db, caller: CardCaller, id: string) {
 
 const cardAccount = (card: CardRow, bucket: 'card' | 'card_held') => ({ owner: 'member' as const, memberId: card.member_id, bucket, cardId: card.id });
 
-async function emit(trx: Transaction<Database>, row: CardTransactionRow): Promise<void> {
+export async function emit(trx: Transaction<Database>, row: CardTransactionRow): Promise<void> {
   await recordEvent(trx, {
     merchantId: row.merchant_id, environment: row.environment, type: `card.transaction.${row.type}`, object: 'card_transaction', objectId: row.id,
     externalMemberId: await externalIdOf(trx, row.member_id), status: row.status, statusVersion: row.status_version,
   });
 }
 
-async function post(trx: Transaction<Database>, card: CardRow, kind: string, referenceId: string, lines: EntryLine[]): Promise<void> {
+export async function post(trx: Transaction<Database>, card: CardRow, kind: string, referenceId: string, lines: EntryLine[]): Promise<void> {
   await postEntry(trx, {
     environment: card.environment, merchantId: card.merchant_id, kind, referenceType: cardTransactionReferenceType, referenceId, asset: card.currency, lines,
   });
@@ -131,7 +133,7 @@ async function spentSince(trx: Transaction<Database>, cardId: string, since: Dat
   return total;
 }
 
-async function insertTransaction(trx: Transaction<Database>, card: CardRow, now: Date, t: {
+export async function insertTransaction(trx: Transaction<Database>, card: CardRow, now: Date, t: {
   type: CardTransactionType; status: CardTransactionRow['status']; amount: bigint; currency: string; merchantName: string; mcc: string;
   declineReason?: string; authorizationId?: string; networkRef: string; expiresAt?: Date; reversalReason?: CardReversalReason;
 }): Promise<CardTransactionRow> {
@@ -225,7 +227,7 @@ async function expiredHold(trx: Transaction<Database>, auth: CardTransactionRow)
   return released ? minorFromDb(released.amount) : minorFromDb(auth.amount);
 }
 
-const authFacts = (a: CardTransactionRow) => ({
+export const authFacts = (a: CardTransactionRow) => ({
   status: a.status, amount: minorFromDb(a.amount), reversedAmount: minorFromDb(a.reversed_amount), reversalReason: a.reversal_reason,
 });
 
@@ -295,65 +297,4 @@ export async function follow(ctx: ServiceContext, trx: Transaction<Database>, ca
   }
   await emit(trx, created);
   return transactionView(trx, created);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Expiry of holds
-
-/** Authorisations expired per run of the timed process (a bound on one batch). */
-const expiryBatchMax = 100;
-/** Batches per run (a bound: what is left is taken by the next run). */
-const expiryBatchesPerRunMax = 20;
-
-function openAuthorizations(db: Db, scope: ClockScope) {
-  return db.selectFrom('card_transactions')
-    .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment)
-    .where('type', '=', 'authorization').where('status', '=', 'approved');
-}
-
-/** Timed process `card.authorization_expiry`: the earliest expiry of the scope's open authorisations. */
-export async function nextAuthorizationExpiry(db: Db, scope: ClockScope): Promise<Date | null> {
-  const row = await openAuthorizations(db, scope).select(sql<Date | null>`min(expires_at)`.as('due')).executeTakeFirst();
-  return row?.due ? new Date(row.due) : null;
-}
-
-/**
- * Releases the holds of the scope's authorisations neither cleared nor reversed by their
- * `expires_at` (merchant clock): each in its own transaction, card row locked first (as every
- * message and stopping action), the authorisation locked and checked again (`authorizationExpired`:
- * a clearing or reversal that won the race leaves nothing to do). What is still held goes back
- * (`card.auth_expiry`, keyed by the authorisation: once) onto the card, or to available when the
- * card stopped; a `reversal` row (`reversal_reason: expired`, `posted`) records it with its
- * `card.transaction.reversal` event; the authorisation becomes `reversed` (ours: the reference has
- * no card transaction states) and no longer counts against the limits.
- */
-export async function expireAuthorizations(ctx: ServiceContext, scope: ClockScope, now: Date): Promise<number> {
-  let expired = 0;
-  for (let batch = 0; batch < expiryBatchesPerRunMax; batch++) {
-    const due = await openAuthorizations(ctx.db, scope).select(['id', 'card_id']).where('expires_at', '<=', now)
-      .orderBy('expires_at').limit(expiryBatchMax).execute();
-    for (const { id, card_id: cardId } of due) {
-      if (await ctx.db.transaction().execute((trx) => expireOne(trx, cardId, id, now))) expired++;
-    }
-    if (due.length < expiryBatchMax) break;
-  }
-  return expired;
-}
-
-async function expireOne(trx: Transaction<Database>, cardId: string, authId: string, now: Date): Promise<boolean> {
-  const card = await trx.selectFrom('cards').selectAll().where('id', '=', cardId).forNoKeyUpdate().executeTakeFirstOrThrow();
-  const auth = await trx.selectFrom('card_transactions').selectAll().where('id', '=', authId).forNoKeyUpdate().executeTakeFirstOrThrow();
-  if (!authorizationExpired({ status: auth.status, expiresAt: auth.expires_at === null ? null : new Date(auth.expires_at) }, now)) return false;
-  const held = heldOf(authFacts(auth));
-  const to = cardStopped({ status: card.status, frozenAt: card.frozen_at }) ? 'available' as const : 'card' as const;
-  const created = await insertTransaction(trx, card, now, {
-    type: 'reversal', status: 'posted', amount: held, currency: card.currency, merchantName: auth.merchant_name, mcc: auth.mcc,
-    authorizationId: auth.id, networkRef: `expiry:${auth.id}`, reversalReason: 'expired',
-  });
-  if (held > 0n) await post(trx, card, cardMoneyEntryKinds.authExpiry, auth.id, reversalLines({ memberId: card.member_id, cardId: card.id, amount: held }, to));
-  await trx.updateTable('card_transactions').set((eb) => ({
-    status: 'reversed', status_version: eb('status_version', '+', 1), reversed_amount: auth.amount, reversal_reason: 'expired', updated_at: now,
-  })).where('id', '=', auth.id).execute();
-  await emit(trx, created);
-  return true;
 }

@@ -1,5 +1,6 @@
-import type { JobHandler, Ticker } from '../../jobs/types.js';
-import { dispatchTopUp, reconcileDueTopUps, topUpDispatchJobKind, topUpReconcileJobName } from './topups.js';
+import type { JobHandler, Ticker } from '../../../jobs/types.js';
+import { dispatchTopUp, reconcileDueTopUps, topUpReconcileJobName } from './dispatch.js';
+import { topUpDispatchJobKind } from './service.js';
 
 /** Dispatches one top-up to the card issuer (idempotent: a top-up no longer pending is left alone). */
 const dispatchHandler: JobHandler = async (job, ctx) => {

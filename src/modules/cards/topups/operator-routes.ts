@@ -1,14 +1,16 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
-import { OperatorIdParams as IdParams, operatorRouter } from '../../platform/operator-route.js';
-import { ApiError } from '../../platform/errors.js';
-import { formatAmount, minorFromDb, parseAmount } from '../../ledger/index.js';
-import { resolveByHand } from '../../provider-orders/index.js';
-import { productSeqOf, scaleOf, withIdPrefix, type Db } from './queries.js';
-import { applyTopUpDecision, callInFlight, queryDecision, topUpView, type TopUpDecision } from './topups.js';
-import { OperatorCardTopUp } from './money-schemas.js';
-import type { CardProductRow, CardTopupRow } from './tables.js';
+import type { AppInstance } from '../../../platform/http-app.js';
+import type { ServiceContext } from '../../../service-context.js';
+import { OperatorIdParams as IdParams, operatorRouter } from '../../../platform/operator-route.js';
+import { ApiError } from '../../../platform/errors.js';
+import { formatAmount, minorFromDb, parseAmount } from '../../../ledger/index.js';
+import { resolveByHand } from '../../../provider-orders/index.js';
+import { productSeqOf, scaleOf, withIdPrefix, type Db } from '../queries.js';
+import { applyTopUpDecision, callInFlight, queryDecision, type TopUpDecision } from './dispatch.js';
+import { topUpView } from './service.js';
+import { OperatorCardTopUp } from './schemas.js';
+import type { CardProductRow } from '../tables.js';
+import type { CardTopupRow } from './tables.js';
 
 const Bps = Type.Integer({ minimum: 0, maximum: 10_000 });
 

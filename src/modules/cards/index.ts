@@ -1,0 +1,53 @@
+/**
+ * The card area's public surface (docs/cards.md): what the composition roots list (route modules,
+ * hosted screens, operator routes, job handlers, tickers, timed processes) and what other areas
+ * use (the merchant console's card pages). Another area imports this file and nothing else of
+ * `cards/` (`npm run lint:deps`).
+ */
+import type { AppInstance } from '../../platform/http-app.js';
+import { router } from '../../platform/route.js';
+import type { ServiceContext } from '../../service-context.js';
+import { topUpRoutes } from './topups/routes.js';
+import { transactionRoutes } from './transactions/routes.js';
+
+export type { CardTables, CardLifecycleTables } from './tables.js';
+
+export { cardRoutes } from './routes.js';
+export { cardScreens } from './screens.js';
+export { cardLifecycleRoutes } from './lifecycle-routes.js';
+export { cardOperatorRoutes } from './operator-routes.js';
+export { cardMoneyOperatorRoutes } from './topups/operator-routes.js';
+export { cardJobHandlers, cardTickers, cardTimedProcesses } from './workers.js';
+export { cardReconcileTickers, cardReconcileTimedProcesses } from './reconcile.js';
+export { cardMoneyJobHandlers, cardMoneyTickers } from './topups/workers.js';
+export { cardLifecycleJobHandlers, cardLifecycleTickers, cardLifecycleTimedProcesses } from './lifecycle-workers.js';
+
+// The merchant console's card pages and sandbox helpers.
+export { getCard, sandboxShip } from './cards.js';
+export { getApplication, sandboxAdvance } from './applications.js';
+export { getTopUp, listTopUps } from './topups/service.js';
+export { authorize, listTransactions } from './transactions/service.js';
+export { getReplacement, listReplacements } from './replacements.js';
+export { AuthorizationBody as AuthorizationBodySchema } from './transactions/schemas.js';
+
+/**
+ * Card issuing II, the money side (docs/cards.md "Card money"): top-up quotes and top-ups,
+ * transactions and their sandbox helpers. Registered in this order, the order of their paths in
+ * the OpenAPI document.
+ */
+export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+  const route = router(app, ctx);
+  const topUps = topUpRoutes(route, ctx);
+  const transactions = transactionRoutes(route, ctx);
+  topUps.quote();
+  topUps.create();
+  topUps.list();
+  topUps.getById();
+  transactions.getById();
+  topUps.getOfCard();
+  transactions.list();
+  transactions.sandboxAuthorization();
+  transactions.sandboxClearing();
+  transactions.sandboxReversal();
+  transactions.sandboxRefund();
+}
