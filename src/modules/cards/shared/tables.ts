@@ -1,0 +1,6 @@
+/** Column types the card area's table files share. */
+import type { ColumnType } from 'kysely';
+import type { Minor } from '../../../db/columns.js';
+
+export type MinorColumn = ColumnType<string, Minor, Minor>;
+export type MinorDefault = ColumnType<string, Minor | undefined, Minor>;

@@ -1,0 +1,78 @@
+/** The expiry of authorisation holds (docs/cards.md "Transactions"): the timed process `card.authorization_expiry`. */
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../../../db/schema.js';
+import type { ServiceContext } from '../../../service-context.js';
+import { ApiError, type ErrorCode } from '../../../platform/errors.js';
+import { newId } from '../../../platform/ids.js';
+import { keysetPage, type PageParams } from '../../../platform/pagination.js';
+import { accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, recordEvent, type EntryLine } from '../../../ledger/index.js';
+import type { CardNetworkMessage } from '../../../upstreams/card/port.js';
+import type { ClockScope } from '../../../platform/clock.js';
+import {
+  authHoldLines, authorizationExpired, authorizationExpiresAt, cardTransactionReferenceType, clearableHold,
+  clearingLines, decideAuthorization, effectiveLimits, heldOf, limitCounted, refundLines, reversalLines, reversalOf,
+  type AuthorizationDecision, type RuleSet,
+} from './rules.js';
+import { cardMoneyEntryKinds } from '../shared/money.js';
+import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
+import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db } from '../queries.js';
+import type { CardRow } from '../tables.js';
+import { cardStopped } from '../state.js';
+import { authFacts, emit, insertTransaction, post } from './service.js';
+/** Authorisations expired per run of the timed process (a bound on one batch). */
+const expiryBatchMax = 100;
+/** Batches per run (a bound: what is left is taken by the next run). */
+const expiryBatchesPerRunMax = 20;
+
+function openAuthorizations(db: Db, scope: ClockScope) {
+  return db.selectFrom('card_transactions')
+    .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment)
+    .where('type', '=', 'authorization').where('status', '=', 'approved');
+}
+
+/** Timed process `card.authorization_expiry`: the earliest expiry of the scope's open authorisations. */
+export async function nextAuthorizationExpiry(db: Db, scope: ClockScope): Promise<Date | null> {
+  const row = await openAuthorizations(db, scope).select(sql<Date | null>`min(expires_at)`.as('due')).executeTakeFirst();
+  return row?.due ? new Date(row.due) : null;
+}
+
+/**
+ * Releases the holds of the scope's authorisations neither cleared nor reversed by their
+ * `expires_at` (merchant clock): each in its own transaction, card row locked first (as every
+ * message and stopping action), the authorisation locked and checked again (`authorizationExpired`:
+ * a clearing or reversal that won the race leaves nothing to do). What is still held goes back
+ * (`card.auth_expiry`, keyed by the authorisation: once) onto the card, or to available when the
+ * card stopped; a `reversal` row (`reversal_reason: expired`, `posted`) records it with its
+ * `card.transaction.reversal` event; the authorisation becomes `reversed` (ours: the reference has
+ * no card transaction states) and no longer counts against the limits.
+ */
+export async function expireAuthorizations(ctx: ServiceContext, scope: ClockScope, now: Date): Promise<number> {
+  let expired = 0;
+  for (let batch = 0; batch < expiryBatchesPerRunMax; batch++) {
+    const due = await openAuthorizations(ctx.db, scope).select(['id', 'card_id']).where('expires_at', '<=', now)
+      .orderBy('expires_at').limit(expiryBatchMax).execute();
+    for (const { id, card_id: cardId } of due) {
+      if (await ctx.db.transaction().execute((trx) => expireOne(trx, cardId, id, now))) expired++;
+    }
+    if (due.length < expiryBatchMax) break;
+  }
+  return expired;
+}
+
+async function expireOne(trx: Transaction<Database>, cardId: string, authId: string, now: Date): Promise<boolean> {
+  const card = await trx.selectFrom('cards').selectAll().where('id', '=', cardId).forNoKeyUpdate().executeTakeFirstOrThrow();
+  const auth = await trx.selectFrom('card_transactions').selectAll().where('id', '=', authId).forNoKeyUpdate().executeTakeFirstOrThrow();
+  if (!authorizationExpired({ status: auth.status, expiresAt: auth.expires_at === null ? null : new Date(auth.expires_at) }, now)) return false;
+  const held = heldOf(authFacts(auth));
+  const to = cardStopped({ status: card.status, frozenAt: card.frozen_at }) ? 'available' as const : 'card' as const;
+  const created = await insertTransaction(trx, card, now, {
+    type: 'reversal', status: 'posted', amount: held, currency: card.currency, merchantName: auth.merchant_name, mcc: auth.mcc,
+    authorizationId: auth.id, networkRef: `expiry:${auth.id}`, reversalReason: 'expired',
+  });
+  if (held > 0n) await post(trx, card, cardMoneyEntryKinds.authExpiry, auth.id, reversalLines({ memberId: card.member_id, cardId: card.id, amount: held }, to));
+  await trx.updateTable('card_transactions').set((eb) => ({
+    status: 'reversed', status_version: eb('status_version', '+', 1), reversed_amount: auth.amount, reversal_reason: 'expired', updated_at: now,
+  })).where('id', '=', auth.id).execute();
+  await emit(trx, created);
+  return true;
+}
