@@ -3,19 +3,20 @@
  *
  *   composition roots (src/main.ts, server.ts, routes.ts, background.ts, src/operator/)
  *     → modules/<area>  → provider-orders (its index.ts)
- *                       → platform, ledger, db, jobs (queue and handler types), upstreams (ports)
- *   provider-orders → platform, db, jobs, upstreams (ports); nothing below imports it.
- *   platform, ledger, db, jobs, upstreams, provider-orders import no module and no composition root.
+ *                       → money, events (their index.ts)
+ *                       → platform, db, jobs (queue and handler types), upstreams (ports)
+ *   provider-orders → money, events, platform, db, jobs, upstreams (ports); nothing below imports it.
+ *   money → events (a posting records its event) → platform, db; platform imports neither.
+ *   platform, money, events, db, jobs, upstreams, provider-orders import no module and no composition root.
  *
  * There is no list of tolerated violations: a wrong arrow fails the check.
  */
 const root = '^src/(main|server|routes|background)\\.ts$|^src/operator/';
-const lower = '^src/(platform|ledger|db|jobs|upstreams|provider-orders)/';
+const lower = '^src/(platform|money|events|db|jobs|upstreams|provider-orders)/';
 /** What an area may import of upstreams: the ports, the plumbing it calls (deadline, sandbox presets), the pure rate maths. */
 const upstreamPorts = [
   '^src/upstreams/(index|port|deadline|behaviors)\\.ts$',
   '^src/upstreams/[^/]+/port\\.ts$',
-  '^src/upstreams/rates/conversion\\.ts$',
 ];
 
 /** Areas split into sub-areas behind one public index.ts: nothing outside the area imports any other file of it. */
@@ -34,9 +35,9 @@ module.exports = {
     {
       name: 'lower-layers-import-no-module',
       severity: 'error',
-      comment: 'platform, ledger, jobs, upstreams and provider-orders know nothing of the business areas; '
+      comment: 'platform, money, events, jobs, upstreams and provider-orders know nothing of the business areas; '
         + 'a module plugs in through a composition root.',
-      from: { path: '^src/(platform|ledger|jobs|upstreams|provider-orders)/' },
+      from: { path: '^src/(platform|money|events|jobs|upstreams|provider-orders)/' },
       to: { path: '^src/modules/' },
     },
     {
@@ -63,14 +64,36 @@ module.exports = {
       name: 'no-composition-root-below',
       severity: 'error',
       comment: 'Only the composition roots assemble route modules and background work; nothing imports them back.',
-      from: { path: '^src/(platform|ledger|db|jobs|upstreams|provider-orders|modules)/' },
+      from: { path: '^src/(platform|money|events|db|jobs|upstreams|provider-orders|modules)/' },
       to: { path: root },
     },
     {
-      name: 'ledger-imports-nothing-http',
+      name: 'platform-below-money-and-events',
       severity: 'error',
-      comment: 'The ledger raises its own domain errors; the API edge maps them to HTTP.',
-      from: { path: '^src/ledger/' },
+      comment: 'The platform serves every layer above it: it imports neither the money core nor the events '
+        + '(what it needs of them, the webhooks of the OpenAPI document, the composition root gives it).',
+      from: { path: '^src/platform/' },
+      to: { path: '^src/(money|events)/' },
+    },
+    {
+      name: 'events-below-money',
+      severity: 'error',
+      comment: 'A posting records its event (money → events); the events never import the money core.',
+      from: { path: '^src/events/' },
+      to: { path: '^src/money/' },
+    },
+    {
+      name: 'modules-use-money-and-events-index',
+      severity: 'error',
+      comment: 'Areas use the money core and the events through their one public file each.',
+      from: { path: '^src/modules/' },
+      to: { path: '^src/(money|events)/', pathNot: '^src/(money|events)/index\\.ts$' },
+    },
+    {
+      name: 'money-imports-nothing-http',
+      severity: 'error',
+      comment: 'The money core raises its own domain errors; the API edge maps them to HTTP.',
+      from: { path: '^src/(money|events)/' },
       to: { path: '(^|/)node_modules/(fastify|@fastify/[^/]+)/|^src/platform/(http-app|errors|route-access|openapi|validation)\\.ts$' },
     },
     {
@@ -85,8 +108,8 @@ module.exports = {
       name: 'provider-orders-sit-above-the-lower-layers',
       severity: 'error',
       comment: 'The provider-order lifecycle uses platform, db, jobs and the upstream ports; '
-        + 'none of them (nor the ledger) imports it back.',
-      from: { path: '^src/(platform|ledger|db|jobs|upstreams)/' },
+        + 'none of them (nor the money core or the events) imports it back.',
+      from: { path: '^src/(platform|money|events|db|jobs|upstreams)/' },
       to: { path: '^src/provider-orders/' },
     },
     {

@@ -1,6 +1,6 @@
 import { ApiError, type ErrorCode } from './platform/errors.js';
-import { AmountError, InsufficientFundsError, shortfallOf, type Shortfall } from './ledger/index.js';
-import { parseAmount as readRequestAmount } from './ledger/money.js';
+import { AmountError, InsufficientFundsError, shortfallOf, type Shortfall } from './money/index.js';
+import { parseAmount as readRequestAmount } from './money/index.js';
 import { OrderStateError } from './provider-orders/index.js';
 
 /**

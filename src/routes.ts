@@ -3,6 +3,7 @@ import type { ServiceContext } from './service-context.js';
 import { healthRoutes } from './platform/health.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { registerOpenApi } from './platform/openapi.js';
+import { webhooksDocument } from './events/index.js';
 import { registerDocsPage } from './platform/docs-page.js';
 import { assetRoutes } from './modules/assets/routes.js';
 import { memberRoutes } from './modules/members/routes.js';
@@ -36,7 +37,7 @@ import { eventRoutes } from './modules/events/routes.js';
 
 /** Every public route module, registered in one place. */
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  await registerOpenApi(app, ctx); // first: it collects every route registered after it
+  await registerOpenApi(app, ctx, webhooksDocument); // first: it collects every route registered after it
   await registerDocsPage(app, ctx);
   registerModules(app, ctx, [
     healthRoutes, authRoutes, assetRoutes, memberRoutes, depositRoutes, balanceRoutes, withdrawalRoutes,

@@ -4,13 +4,13 @@ import fc from 'fast-check';
 import {
   amountFractionDigitsMax, amountIntegerDigitsMax, amountLengthMax, amountMinorMaxAt, formatAmount, readAmount, scaleMax,
   type AmountProblem,
-} from '../src/ledger/money.js';
+} from '../src/money/amounts.js';
 // The API's reading of an amount: the ledger's parser, its AmountError answered as invalid_request.
 import { parseAmount } from '../src/api-errors.js';
 import { ApiError } from '../src/platform/errors.js';
 
 /**
- * The amount grammar (src/ledger/money.ts): integer part "0" or 1 to 20 digits without a leading
+ * The amount grammar (src/money/amounts.ts): integer part "0" or 1 to 20 digits without a leading
  * zero, an optional point and 1 to 18 places, places beyond the scale only as zeros; nothing else.
  */
 

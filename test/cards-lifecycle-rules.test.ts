@@ -7,7 +7,7 @@ import {
 } from '../src/modules/cards/state.js';
 import { balanceReturnLines, heldReleaseToAvailableLines, replacementFeeAsset, replacementFees } from '../src/modules/cards/rules.js';
 import { replacementRetryDelaySeconds } from '../src/modules/cards/replacement-executor.js';
-import { assertEntry } from '../src/ledger/index.js';
+import { assertEntry } from '../src/money/index.js';
 import type { CardStatus } from '../src/modules/cards/tables.js';
 
 const statuses: CardStatus[] = ['unactivated', 'active', 'closing', 'closed', 'expired', 'replaced'];

@@ -1,7 +1,7 @@
 /** The pure rules of a card's money: top-up price, payment priority, the authorisation decision, the posting rules. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertEntry } from '../src/ledger/index.js';
+import { assertEntry } from '../src/money/index.js';
 import {
   arrivalAt, payingAsset, priceTopUp, topUpCreditLines, topUpDispatchProblem, topUpFailLines, topUpFreezeLines,
   topUpSettleLines,
@@ -12,7 +12,7 @@ import {
   ruleVerdict, type AuthorizationFacts,
 } from '../src/modules/cards/transactions/rules.js';
 import { cardStopped } from '../src/modules/cards/state.js';
-import { rateAfterSpread } from '../src/upstreams/rates/conversion.js';
+import { rateAfterSpread } from '../src/money/conversion.js';
 
 const pricing = { feeBps: 100, feeFixed: 0n, topupMin: 1000n, topupMaxSingle: 1_000_000n };
 

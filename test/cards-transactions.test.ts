@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { accountBalance, verifyLedger } from '../src/ledger/index.js';
+import { accountBalance, verifyLedger } from '../src/money/index.js';
 import { admin, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 

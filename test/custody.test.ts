@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { RunningService } from '../src/server.js';
-import { assertEntry, entryKinds, postEntry, verifyLedger, withdrawalConfirmLines, type EntryLine } from '../src/ledger/index.js';
+import { assertEntry, entryKinds, postEntry, verifyLedger, withdrawalConfirmLines, type EntryLine } from '../src/money/index.js';
 import { up as migration010 } from '../src/db/migrations/010_merchant_fees_and_deposit_reads.js';
 import { postAsBeforeSplit } from './support/legacy-ledger.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';

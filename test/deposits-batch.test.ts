@@ -6,10 +6,8 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { mapDomainError } from '../src/api-errors.js';
 import { ApiError } from '../src/platform/errors.js';
-import {
-  DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds, postEntries, verifyLedger, withdrawalLockLines,
-} from '../src/ledger/index.js';
-import type { EventType } from '../src/ledger/index.js';
+import { DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds, postEntries, verifyLedger, withdrawalLockLines } from '../src/money/index.js';
+import type { EventType } from '../src/events/index.js';
 import { createDeposits, type DepositPlan } from '../src/modules/deposits/service.js';
 import { claimStatus, reservation } from '../src/platform/idempotency.js';
 import { GroupCommitter } from '../src/platform/group-commit.js';

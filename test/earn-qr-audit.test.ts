@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
+import { verifyLedger } from '../src/money/index.js';
 import { balanceOf, fundedMember } from './support/fixtures.js';
 import { newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';

@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { assertEntry, type EntryLine } from '../src/ledger/index.js';
+import { assertEntry, type EntryLine } from '../src/money/index.js';
 import {
   aprText, dailyInterest, earnEntryKinds, earnReferenceType, maturityLines, payoutLines, redeemLines, subscribeLines,
 } from '../src/modules/earn/rules.js';

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { eventCatalogue, eventTypes, isEventType } from '../src/ledger/index.js';
+import { eventCatalogue, eventTypes, isEventType } from '../src/events/index.js';
 import { eventTypePattern, normaliseEventTypes } from '../src/modules/webhooks/state.js';
 
 /**
- * The event catalogue (src/ledger/event-types.ts) must hold every type the service emits.
+ * The event catalogue (src/events/catalogue.ts) must hold every type the service emits.
  * `EventInput.type` is typed from it, so `npm run typecheck` already refuses an emitter whose
  * type (a literal or a template over a status union) is missing; this scans the source as well,
  * so the rule holds even for a type that reaches `recordEvent` through a cast.

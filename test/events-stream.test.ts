@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { streamsPerKeyMax } from '../src/modules/events/stream.js';
-import { recordEvent } from '../src/ledger/events.js';
+import { recordEvent } from '../src/events/outbox.js';
 import { admin, baseUrlFor, clientFor, createKey, createMerchant, newMerchantClient, startTestService, useTestService } from './support/service.js';
 import { openSse } from './support/sse.js';
 

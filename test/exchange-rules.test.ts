@@ -6,8 +6,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { assertEntry, type EntryLine } from '../src/ledger/index.js';
-import { convert, rateAfterSpread, ratioOf } from '../src/upstreams/rates/conversion.js';
+import { assertEntry, type EntryLine } from '../src/money/index.js';
+import { convert, rateAfterSpread, ratioOf } from '../src/money/conversion.js';
 import { isStale } from '../src/upstreams/rates/port.js';
 import { SimulatedMarket, driftBps } from '../src/upstreams/rates/simulator.js';
 import {

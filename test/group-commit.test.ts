@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { depositLines, entryKinds, postEntry, verifyLedger, withdrawalLockLines } from '../src/ledger/index.js';
+import { depositLines, entryKinds, postEntry, verifyLedger, withdrawalLockLines } from '../src/money/index.js';
 import { GroupCommitter } from '../src/platform/group-commit.js';
 import { createWriteGroup, runWriteBatch, type BatchEffect, type GroupedWrite } from '../src/platform/write-batch.js';
 import { createDeposits, type DepositPlan } from '../src/modules/deposits/service.js';

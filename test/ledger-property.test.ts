@@ -3,10 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import type { DatabaseHandle } from '../src/db/connection.js';
-import {
-  DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds, postEntry, verifyLedger,
-  withdrawalConfirmLines, withdrawalFailLines, withdrawalLockLines, type AccountRef, type EntryLine,
-} from '../src/ledger/index.js';
+import { DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds, postEntry, verifyLedger, withdrawalConfirmLines, withdrawalFailLines, withdrawalLockLines, type AccountRef, type EntryLine } from '../src/money/index.js';
 import { openTestDatabase } from './support/database.js';
 
 /**

@@ -3,12 +3,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { DatabaseHandle } from '../src/db/connection.js';
-import {
-  DuplicatePostingError, InsufficientFundsError, accountBalance, accountSpec, depositLines, describeAccount, entryKinds,
-  platformAccount, platformTotal, postEntry, prepaidChargeLines, prepaidCreditLines, recordEvent, refFromRow, verifyLedger, withdrawalConfirmLines,
-  withdrawalFailLines, withdrawalLockLines, type EntryInput, type EntryLine,
-} from '../src/ledger/index.js';
-import type { EventType } from '../src/ledger/index.js';
+import { DuplicatePostingError, InsufficientFundsError, accountBalance, accountSpec, depositLines, describeAccount, entryKinds, platformAccount, platformTotal, postEntry, prepaidChargeLines, prepaidCreditLines, refFromRow, verifyLedger, withdrawalConfirmLines, withdrawalFailLines, withdrawalLockLines, type EntryInput, type EntryLine } from '../src/money/index.js';
+import { recordEvent } from '../src/events/index.js';
+import type { EventType } from '../src/events/index.js';
 import { memberBalances, merchantBalances } from '../src/modules/balances/queries.js';
 // The reference's code for a shortfall is the API edge's mapping of the ledger's error.
 import { insufficientFundsCode } from '../src/api-errors.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { amountWholeMax, formatAmount, scaleMax } from '../src/ledger/money.js';
+import { amountWholeMax, formatAmount, scaleMax } from '../src/money/amounts.js';
 // The API's reading of an amount: the ledger's parser, its AmountError answered as invalid_request.
 import { parseAmount } from '../src/api-errors.js';
 import { ApiError } from '../src/platform/errors.js';

@@ -8,7 +8,7 @@ import type { RouteAccess } from '../src/platform/route-access.js';
 import { registerPublicRoutes } from '../src/routes.js';
 import { compileDeferredSchemas } from '../src/platform/validation.js';
 import type { RunningService } from '../src/server.js';
-import { eventCatalogue, eventTypes } from '../src/ledger/index.js';
+import { eventCatalogue, eventTypes } from '../src/events/index.js';
 import { defaultWebhookRetryScheduleMs } from '../src/platform/config.js';
 import { deliveryStatuses } from '../src/modules/webhooks/service.js';
 import { hoistNamedSchemas, SchemaNameConflict } from '../src/platform/openapi-schemas.js';

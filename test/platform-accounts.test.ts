@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { platformTotal, verifyLedger } from '../src/ledger/index.js';
+import { platformTotal, verifyLedger } from '../src/money/index.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { payNow } from './support/emv.js';
 

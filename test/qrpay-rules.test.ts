@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { assertEntry, type EntryLine } from '../src/ledger/index.js';
+import { assertEntry, type EntryLine } from '../src/money/index.js';
 import {
   qrpayCompleteLines, qrpayEntryKinds, qrpayFailLines, qrpayFreezeLines, qrpayReferenceType, qrpayRefundLines,
 } from '../src/modules/qrpay/rules.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
+import { verifyLedger } from '../src/money/index.js';
 import { SimulatedQrPay } from '../src/upstreams/qrpay/simulator.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { emv, payNow } from './support/emv.js';

@@ -20,9 +20,9 @@ import { decideOnCall, decideOnQuery, decideOnReturnCheck, publicStatus, recheck
 import { defaultCorridors, defaultRestrictedJurisdictions } from '../src/db/migrations/016_remittance.js';
 import { easterSunday, isHoliday, isSettlementDay, nextBusinessDay } from '../src/upstreams/remittance/settlement-calendar.js';
 import { calendarFor, simulatedNameCheck } from '../src/upstreams/remittance/simulator.js';
-import { convert, convertBack, rateAfterSpread, ratioOf } from '../src/upstreams/rates/conversion.js';
+import { convert, convertBack, rateAfterSpread, ratioOf } from '../src/money/conversion.js';
 import { SimulatedMarket } from '../src/upstreams/rates/simulator.js';
-import { assertEntry, type EntryLine } from '../src/ledger/index.js';
+import { assertEntry, type EntryLine } from '../src/money/index.js';
 
 const runs = { numRuns: 200 };
 const contractOf = (country: string, clearing: string, entity: 'INDIVIDUAL' | 'COMPANY' = 'INDIVIDUAL') =>

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { MerchantWalletClient, verifyWebhookSignature } from '@merchant-wallet/sdk';
 import { openDatabase } from '../src/db/connection.js';
-import { verifyLedger } from '../src/ledger/index.js';
+import { verifyLedger } from '../src/money/index.js';
 import { seedEmbeddedDataDir, testDatabaseOptions } from './support/database.js';
 import { rawRequest } from './support/raw-http.js';
 import { spawnService, type ServiceProcess } from './support/process.js';

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { MerchantWalletError, verifyWebhookSignature, type MerchantWalletClient, type WebhookDelivery } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { recordEvent } from '../src/ledger/index.js';
+import { recordEvent } from '../src/events/index.js';
 import { fanOutBatch } from '../src/modules/webhooks/fan-out.js';
 import { updateEndpoint } from '../src/modules/webhooks/service.js';
 import { enqueue } from '../src/jobs/queue.js';

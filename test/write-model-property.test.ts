@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/ledger/index.js';
+import { verifyLedger } from '../src/money/index.js';
 import type { GroupedWrite } from '../src/platform/write-batch.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { payNow } from './support/emv.js';

@@ -4,7 +4,7 @@
  * types are in ./columns.ts), so there is no cycle.
  */
 import type { PlatformTables } from '../platform/tables.js';
-import type { LedgerTables } from '../ledger/tables.js';
+import type { LedgerTables } from '../money/tables.js';
 import type { JobTables } from '../jobs/tables.js';
 import type { UpstreamTables } from '../upstreams/tables.js';
 import type { AlertTables } from '../modules/alerts/tables.js';

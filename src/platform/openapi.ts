@@ -7,7 +7,6 @@ import type { ServiceContext } from '../service-context.js';
 import type { AppInstance } from './app-instance.js';
 import { accessErrorCodes, accessHeaders, accessSummary, errorResponse, errorSchema, errorsByStatus, isSigned, operationIdFor, securityFor, securitySchemes, type RouteParts } from './openapi-access.js';
 import { hoistNamedSchemas } from './openapi-schemas.js';
-import { webhooksDocument } from './openapi-webhooks.js';
 import { rateLimitsPerMinute, type RouteAccess } from './route-access.js';
 import { nonceWindowSeconds, timestampToleranceSeconds } from './signing.js';
 
@@ -84,7 +83,10 @@ const operationMethods = ['get', 'put', 'post', 'delete', 'options', 'head', 'pa
  * Applies `describeOperation` across the document (with an `operationId` from method and path
  * where the route gives none), adds the `webhooks` the service sends, then keeps only the tags in use.
  */
-export function finishDocument(doc: Json): Json {
+/** The `webhooks` the service sends and their schemas (events/openapi.ts, given by the composition root). */
+export type WebhooksDocument = () => { webhooks: Json; schemas: Json };
+
+export function finishDocument(doc: Json, webhooksDocument: WebhooksDocument): Json {
   const used = new Set<string>();
   for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
     const next: Json = { ...item };
@@ -188,7 +190,7 @@ export function serversFor(publicBaseUrls: Partial<Record<Environment, string>>)
 }
 
 /** Registers @fastify/swagger and GET /v1/openapi.json. Call before any other route so it sees them all. */
-export async function registerOpenApi(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export async function registerOpenApi(app: AppInstance, ctx: ServiceContext, webhooks: WebhooksDocument): Promise<void> {
   await app.register(fastifySwagger, {
     mode: 'dynamic',
     openapi: {
@@ -218,7 +220,7 @@ export async function registerOpenApi(app: AppInstance, ctx: ServiceContext): Pr
       };
       return { schema: { ...base, [routeKey]: note } as FastifySchema, url };
     },
-    transformObject: (documentObject) => finishDocument((documentObject as { openapiObject: Json }).openapiObject) as any,
+    transformObject: (documentObject) => finishDocument((documentObject as { openapiObject: Json }).openapiObject, webhooks) as any,
   });
 
   app.get('/v1/openapi.json', {

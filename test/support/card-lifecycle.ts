@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../../src/server.js';
-import { accountBalance, depositLines, postEntry, verifyLedger } from '../../src/ledger/index.js';
+import { accountBalance, depositLines, postEntry, verifyLedger } from '../../src/money/index.js';
 import { admin } from './service.js';
 import { shipping } from './fixtures.js';
 

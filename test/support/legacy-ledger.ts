@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import { newId } from '../../src/platform/ids.js';
-import { accountSpec, assertEntry, type EntryInput } from '../../src/ledger/index.js';
+import { accountSpec, assertEntry, type EntryInput } from '../../src/money/index.js';
 
 /**
  * Posts an entry as the ledger did before migration 026: every platform line on the platform row

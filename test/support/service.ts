@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import { startService, type RunningService, type StartOptions } from '../../src/server.js';
-import { verifyLedger } from '../../src/ledger/index.js';
+import { verifyLedger } from '../../src/money/index.js';
 import { migratedImage } from './database.js';
 
 /**

@@ -3,7 +3,7 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { operatorRouter } from '../../platform/operator-route.js';
 import { constantList, listEnvelope } from '../../platform/pagination.js';
-import { parseAmount } from '../../ledger/money.js';
+import { parseAmount } from '../../money/index.js';
 import { assetCodePattern, assetTypes, checkAddressPattern, networkCodePattern, operatorAssetView } from './rules.js';
 import { createAsset, getAsset, listAssets, putAssetNetwork, setAssetEnabled } from './queries.js';
 import { ApiError } from '../../platform/errors.js';

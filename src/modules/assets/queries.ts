@@ -2,9 +2,9 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { mapPage, type ListEnvelope } from '../../platform/pagination.js';
-import { minorFromDb } from '../../ledger/money.js';
-import { sqlState } from '../../ledger/ledger.js';
-import type { AssetType } from '../../ledger/tables.js';
+import { minorFromDb } from '../../money/index.js';
+import { sqlState } from '../../money/index.js';
+import type { AssetType } from '../../money/index.js';
 import type { Asset, AssetNetwork } from './rules.js';
 import { assetCacheOf } from './catalogue-cache.js';
 

@@ -1,6 +1,6 @@
 import { ApiError } from '../../platform/errors.js';
-import { formatAmount } from '../../ledger/money.js';
-import type { AssetType } from '../../ledger/tables.js';
+import { formatAmount } from '../../money/index.js';
+import type { AssetType } from '../../money/index.js';
 
 /** An asset of the catalogue with its withdrawal networks (amounts in minor units). */
 export interface Asset {

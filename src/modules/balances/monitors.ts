@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { keysetPage, mapPage, type PageParams } from '../../platform/pagination.js';
-import { accountBalance, formatAmount, parseAmount } from '../../ledger/index.js';
+import { accountBalance, formatAmount, parseAmount } from '../../money/index.js';
 import { getAsset } from '../assets/queries.js';
 
 /**

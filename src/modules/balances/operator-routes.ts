@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { OperatorEnvironment, OperatorIdParams as MerchantParams, operatorRouter } from '../../platform/operator-route.js';
-import { verifyLedger } from '../../ledger/verify.js';
+import { verifyLedger } from '../../money/index.js';
 import { adjustCustody, creditPrepaid } from './service.js';
 
 const Asset = Type.String({ minLength: 1, maxLength: 16 });

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { readRowsByKey } from '../../db/direct.js';
 import type { Database, Environment } from '../../db/schema.js';
-import { baseBucket, formatAmount, memberBuckets, minorFromDb, type MemberBucket } from '../../ledger/index.js';
+import { baseBucket, formatAmount, memberBuckets, minorFromDb, type MemberBucket } from '../../money/index.js';
 
 /** Balance views read from the ledger's accounts: a member's buckets and a merchant's custody and prepaid. */
 

@@ -2,7 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { entryKinds, formatAmount, parseAmount, platformAccount, postEntry, postEntryOrRefuse, prepaidCreditLines } from '../../ledger/index.js';
+import { entryKinds, formatAmount, parseAmount, platformAccount, postEntry, postEntryOrRefuse, prepaidCreditLines } from '../../money/index.js';
 import { getAsset } from '../assets/queries.js';
 import { getMerchant } from '../merchants/queries.js';
 import { merchantBalances } from './queries.js';

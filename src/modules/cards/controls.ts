@@ -10,7 +10,7 @@ import type { ServiceContext } from '../../service-context.js';
 import type { ClaimedJob } from '../../jobs/queue.js';
 import { enqueue } from '../../jobs/queue.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
-import { minorFromDb, parseAmount } from '../../ledger/index.js';
+import { minorFromDb, parseAmount } from '../../money/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { providerStatusOf, type CallOutcome } from '../../upstreams/port.js';
 import { raiseAlertOnce } from '../alerts/queries.js';

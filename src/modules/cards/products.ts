@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { ApiError } from '../../platform/errors.js';
-import { formatAmount, minorFromDb, parseAmount } from '../../ledger/index.js';
+import { formatAmount, minorFromDb, parseAmount } from '../../money/index.js';
 import { productId, productsFor, productSeqOf, scaleOf, type Db } from './queries.js';
 import type { CardProductRow } from './tables.js';
 

@@ -19,7 +19,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { newId } from '../../platform/ids.js';
-import { accountBalance, minorFromDb, postEntry } from '../../ledger/index.js';
+import { accountBalance, minorFromDb, postEntry } from '../../money/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { providerStatusOf } from '../../upstreams/port.js';
 import { raiseAlert } from '../alerts/queries.js';

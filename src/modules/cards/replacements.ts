@@ -11,7 +11,7 @@ import { enqueue } from '../../jobs/queue.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { keysetPage, mapPage, type PageParams } from '../../platform/pagination.js';
-import { formatAmount, minorFromDb } from '../../ledger/index.js';
+import { formatAmount, minorFromDb } from '../../money/index.js';
 import { emitReplacement } from './balance-return.js';
 import { findCard, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from './queries.js';
 import { replacementRequestVerdict, truncateNote } from './state.js';

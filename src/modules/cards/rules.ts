@@ -1,4 +1,4 @@
-import { memberFeeToMerchant, platformAccount, type EntryLine } from '../../ledger/index.js';
+import { memberFeeToMerchant, platformAccount, type EntryLine } from '../../money/index.js';
 import type { Address } from './tables.js';
 
 /**

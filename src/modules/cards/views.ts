@@ -1,4 +1,4 @@
-import { formatAmount, minorFromDb } from '../../ledger/index.js';
+import { formatAmount, minorFromDb } from '../../money/index.js';
 import { productId, scaleOf, type Db } from './queries.js';
 import type { CardApplicationRow, CardProductRow, CardRow } from './tables.js';
 

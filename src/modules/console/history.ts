@@ -1,5 +1,5 @@
 import type { ServiceContext } from '../../service-context.js';
-import { formatAmount, minorFromDb } from '../../ledger/index.js';
+import { formatAmount, minorFromDb } from '../../money/index.js';
 import { html, type HtmlPart } from '../hosted-screens/html.js';
 import type { PageRequest } from './http.js';
 import { objectEntries, objectEvents } from './queries.js';

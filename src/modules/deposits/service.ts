@@ -4,7 +4,7 @@ import type { DepositsTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { constantList, keysetPage } from '../../platform/pagination.js';
-import { depositLines, entryKinds, formatAmount, minorFromDb, parseAmount, postEntries, type EntryWithEvent } from '../../ledger/index.js';
+import { depositLines, entryKinds, formatAmount, minorFromDb, parseAmount, postEntries, type EntryWithEvent } from '../../money/index.js';
 import { getAsset, pageAtScale } from '../assets/queries.js';
 import { resolveMember } from '../members/queries.js';
 import { depositPage, findDeposit, insertDeposits, type Caller, type NewDeposit } from './queries.js';

@@ -5,7 +5,7 @@ import { ApiError, positiveAmount } from '../../platform/errors.js';
 import { OperatorEnvironment, OperatorIdParams as IdParams, operatorRouter } from '../../platform/operator-route.js';
 import { constantList, listEnvelope } from '../../platform/pagination.js';
 import { newId } from '../../platform/ids.js';
-import { parseAmount } from '../../ledger/index.js';
+import { parseAmount } from '../../money/index.js';
 import { getAsset } from '../assets/queries.js';
 import { EarnProduct } from './routes.js';
 import { listProducts, productView } from './service.js';

@@ -3,7 +3,7 @@
  * term, and the posting rules. Interest is funded from the platform's `earn_interest` account
  * (kept for the order's merchant), so every entry that pays interest names where it came from.
  */
-import { platformAccount, type EntryLine } from '../../ledger/index.js';
+import { platformAccount, type EntryLine } from '../../money/index.js';
 
 export const dayMs = 86_400_000;
 export const daysPerYear = 365n;

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
-import { eventBody } from '../../ledger/events.js';
-import { eventTypes, isEventType } from '../../ledger/event-types.js';
+import { eventBody } from '../../events/index.js';
+import { eventTypes, isEventType } from '../../events/index.js';
 import { withPrefix } from '../../platform/ids.js';
 import { constantList, keysetPage, type ListEnvelope } from '../../platform/pagination.js';
 

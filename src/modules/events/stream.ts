@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
-import { eventBody } from '../../ledger/events.js';
+import { eventBody } from '../../events/index.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { reportFailure } from '../../jobs/failures.js';

@@ -9,7 +9,7 @@ import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { formatAmount, minorFromDb, parseAmount, postEntryOrRefuse } from '../../ledger/index.js';
+import { formatAmount, minorFromDb, parseAmount, postEntryOrRefuse } from '../../money/index.js';
 import type { RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/queries.js';
 import { findDirection, limitsOf, type Scope } from './queries.js';

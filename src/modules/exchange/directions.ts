@@ -9,7 +9,7 @@ import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { ApiError, positiveAmount } from '../../platform/errors.js';
 import { keysetPage, type PageParams } from '../../platform/pagination.js';
-import { formatAmount, minorFromDb, parseAmount } from '../../ledger/index.js';
+import { formatAmount, minorFromDb, parseAmount } from '../../money/index.js';
 import { directionById, directionsQuery, findDirection, scaleOf, type Db } from './queries.js';
 import { getAsset } from '../assets/queries.js';
 import type { DirectionRow, FeeSide } from './tables.js';

@@ -1,7 +1,7 @@
 /** Exchange's SQL: directions, orders, the daily totals behind the limits, the expiry claims. */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
-import { minorFromDb } from '../../ledger/index.js';
+import { minorFromDb } from '../../money/index.js';
 import { withPrefix } from '../../platform/ids.js';
 import { scopeNowSql } from '../../platform/clock.js';
 import type { DirectionLimits } from './rules.js';

@@ -4,7 +4,7 @@
  * own numbers if sent, or a market order).
  */
 import { ApiError } from '../../platform/errors.js';
-import { parseAmount } from '../../ledger/index.js';
+import { parseAmount } from '../../money/index.js';
 
 /** The request's direction, upper-cased (the reference: case-insensitive); missing or equal sides are `invalid_request`. */
 export function sidesOf(body: { from_asset?: string; to_asset?: string }): { from: string; to: string } {

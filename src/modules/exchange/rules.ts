@@ -3,8 +3,8 @@
  * direction's side, every rounding in the service's favour), the amount and daily limits, the
  * posting rules of a member exchange and of a merchant conversion. No database, no clock.
  */
-import { memberFeeToMerchant, platformAccount, type EntryLine } from '../../ledger/index.js';
-import { convert, rateAfterSpread } from '../../upstreams/rates/conversion.js';
+import { memberFeeToMerchant, platformAccount, type EntryLine } from '../../money/index.js';
+import { convert, rateAfterSpread } from '../../money/index.js';
 import type { FeeSide } from './tables.js';
 
 // ---------------------------------------------------------------------------------------------

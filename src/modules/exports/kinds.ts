@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
-import { formatAmount, minorFromDb } from '../../ledger/index.js';
+import { formatAmount, minorFromDb } from '../../money/index.js';
 import { memberBalances } from '../balances/queries.js';
 import { lineView, publicEntryId } from '../ledger-entries/queries.js';
 

@@ -8,7 +8,7 @@ import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { keysetPage, mapPage, type PageParams } from '../../platform/pagination.js';
 import { enqueue } from '../../jobs/queue.js';
-import { recordEvent } from '../../ledger/index.js';
+import { recordEvent } from '../../events/index.js';
 import { exhausted, kindSpec, type ExportKind, type Record_ } from './kinds.js';
 import type { ExportsTable } from './tables.js';
 

@@ -8,7 +8,7 @@ import { ApiError } from '../../platform/errors.js';
 import { imageKeyLabel, openImage } from './images.js';
 import { highValueThresholds, imageById, profileById, profileQueue, putHighValueThreshold, putRequirement, requirementsOf, type KycProfile } from './queries.js';
 import { getAsset } from '../assets/queries.js';
-import { formatAmount, parseAmount } from '../../ledger/index.js';
+import { formatAmount, parseAmount } from '../../money/index.js';
 import { businessPattern, orderRequirements } from './rules.js';
 import { kycErrors, reviewMember, reviewProfile } from './service.js';
 

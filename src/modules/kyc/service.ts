@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { enqueue } from '../../jobs/queue.js';
-import { recordEvent } from '../../ledger/index.js';
+import { recordEvent } from '../../events/index.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { configuredKey } from '../../platform/keys.js';

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
-import { baseBucket, formatAmount, minorFromDb } from '../../ledger/index.js';
+import { baseBucket, formatAmount, minorFromDb } from '../../money/index.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 
 type Db = Kysely<Database> | Transaction<Database>;

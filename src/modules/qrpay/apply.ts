@@ -7,7 +7,8 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
-import { minorFromDb, postEntry, recordEvent } from '../../ledger/index.js';
+import { minorFromDb, postEntry } from '../../money/index.js';
+import { recordEvent } from '../../events/index.js';
 import { applyAndSchedule, claimMove, providerFields, recordWait, suspendOrder, type OrderStore } from '../../provider-orders/index.js';
 import { raiseAlert } from '../alerts/queries.js';
 import { externalIdOf } from './queries.js';

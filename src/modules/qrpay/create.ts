@@ -9,7 +9,7 @@ import type { ServiceContext } from '../../service-context.js';
 import type { IdempotencyContext } from '../../platform/request-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { minorFromDb, postEntryOrRefuse } from '../../ledger/index.js';
+import { minorFromDb, postEntryOrRefuse } from '../../money/index.js';
 import { applyDecision } from './apply.js';
 import { amountToPay, readQr, type ReadQr } from './decode.js';
 import { callInFlight, callOf, safely } from './provider.js';

@@ -1,7 +1,7 @@
 /** Pure: a scanned QR's text as what it asks to pay (payee, scheme, amount), or `qr_code_invalid`. */
 import { ApiError } from '../../platform/errors.js';
-import { formatAmount, parseAmount } from '../../ledger/index.js';
-import { readAmount } from '../../ledger/money.js';
+import { formatAmount, parseAmount } from '../../money/index.js';
+import { readAmount } from '../../money/index.js';
 import { EmvcoError, decodeEmvco, type DecodedQr, type MerchantAccount } from './emvco.js';
 import { schemeOf, type QrScheme } from './schemes.js';
 

@@ -1,7 +1,7 @@
 /** The operator's actions on QR payments: an acquirer-side refund, and settling an open order by hand. */
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import { minorFromDb } from '../../ledger/index.js';
+import { minorFromDb } from '../../money/index.js';
 import { raiseAlertOnce } from '../alerts/queries.js';
 import { applyDecision, refundIn } from './apply.js';
 import { callInFlight, callOf, safely } from './provider.js';

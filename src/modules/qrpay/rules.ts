@@ -1,4 +1,4 @@
-import { platformAccount, type EntryLine } from '../../ledger/index.js';
+import { platformAccount, type EntryLine } from '../../money/index.js';
 
 /**
  * Posting rules of QR payments (one asset per entry, amounts in minor units). With the order id as

@@ -1,5 +1,5 @@
 /** What callers and operators see of an order (pure). */
-import { formatAmount, minorFromDb } from '../../ledger/index.js';
+import { formatAmount, minorFromDb } from '../../money/index.js';
 import { publicStatus } from './state.js';
 import type { QrOrderRow } from './tables.js';
 

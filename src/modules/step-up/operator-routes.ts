@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { OperatorEnvironment, OperatorIdParams, Time, operatorRouter } from '../../platform/operator-route.js';
 import { constantList, listEnvelope } from '../../platform/pagination.js';
 import { ApiError } from '../../platform/errors.js';
-import { formatAmount, parseAmount } from '../../ledger/money.js';
+import { formatAmount, parseAmount } from '../../money/index.js';
 import { getAsset } from '../assets/queries.js';
 import { getMerchant } from '../merchants/queries.js';
 import { listThresholds, putThreshold } from './queries.js';

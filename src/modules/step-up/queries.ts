@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
-import { minorFromDb } from '../../ledger/money.js';
+import { minorFromDb } from '../../money/index.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { eventBody, type StoredEvent } from '../../ledger/events.js';
+import { eventBody, type StoredEvent } from '../../events/index.js';
 
 /**
  * Standard Webhooks signing (pure apart from the secret generator), byte-compatible with the

@@ -1,6 +1,6 @@
 import type { DeliveryStatus, EndpointStatus } from './tables.js';
 import { retryDelayAfter } from './schedule.js';
-import { isEventType } from '../../ledger/index.js';
+import { isEventType } from '../../events/index.js';
 
 /**
  * The delivery state machine (pure).

@@ -5,10 +5,8 @@ import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { scopeNowSql } from '../../platform/clock.js';
-import {
-  entryKinds, formatAmount, minorFromDb, parseAmount, postEntryOrRefuse, recordEvent,
-  withdrawalConfirmLines, withdrawalFailLines, withdrawalLockLines,
-} from '../../ledger/index.js';
+import { entryKinds, formatAmount, minorFromDb, parseAmount, postEntryOrRefuse, withdrawalConfirmLines, withdrawalFailLines, withdrawalLockLines } from '../../money/index.js';
+import { recordEvent } from '../../events/index.js';
 import { addressMatches, usableNetwork } from '../assets/rules.js';
 import { getAsset, pageAtScale } from '../assets/queries.js';
 import { requireStepUp, stepUpErrors, type StepUpCall } from '../step-up/service.js';

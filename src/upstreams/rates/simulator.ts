@@ -1,5 +1,5 @@
 import type { CallContext } from '../port.js';
-import { formatRatioDown, ratioOf, type Ratio } from './conversion.js';
+import { formatRatioDown, ratioOf, type Ratio } from '../../money/conversion.js';
 import type { RateOutcome, RateSource } from './port.js';
 
 /**

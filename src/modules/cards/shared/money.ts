@@ -1,5 +1,5 @@
 /** What every money movement of a card shares (top-ups, transactions): the entry kinds and the accounts a card's money moves between. */
-import { platformAccount } from '../../../ledger/index.js';
+import { platformAccount } from '../../../money/index.js';
 
 export const cardMoneyEntryKinds = {
   topUpFreeze: 'card.topup_freeze',

@@ -3,7 +3,7 @@ import type { AppInstance } from '../../../platform/http-app.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { OperatorIdParams as IdParams, operatorRouter } from '../../../platform/operator-route.js';
 import { ApiError } from '../../../platform/errors.js';
-import { formatAmount, minorFromDb, parseAmount } from '../../../ledger/index.js';
+import { formatAmount, minorFromDb, parseAmount } from '../../../money/index.js';
 import { resolveByHand } from '../../../provider-orders/index.js';
 import { productSeqOf, scaleOf, withIdPrefix, type Db } from '../queries.js';
 import { applyTopUpDecision, callInFlight, queryDecision, type TopUpDecision } from './dispatch.js';

@@ -2,8 +2,8 @@
  * Pure rules of card top-ups (docs/cards.md "Card money"): the price and quote, the dispatch
  * check, the member's payment priority, the posting rules of a top-up. No database, no clock.
  */
-import { memberFeeToMerchant, type EntryLine } from '../../../ledger/index.js';
-import { convert } from '../../../upstreams/rates/conversion.js';
+import { memberFeeToMerchant, type EntryLine } from '../../../money/index.js';
+import { convert } from '../../../money/index.js';
 import { feeInSource } from '../rules.js';
 import { cardDestination, memberBucket, settlementClearing, type CardMoneyDestination } from '../shared/money.js';
 import type { CardStatus } from '../tables.js';

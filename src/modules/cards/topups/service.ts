@@ -12,14 +12,15 @@ import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { keysetPage, type PageParams } from '../../../platform/pagination.js';
-import { accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, postEntryOrRefuse, recordEvent } from '../../../ledger/index.js';
+import { accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, postEntryOrRefuse } from '../../../money/index.js';
+import { recordEvent } from '../../../events/index.js';
 import { enqueue } from '../../../jobs/queue.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import {
   applyAndSchedule, claimMove, decideOnCallAnswer, decideOnQueryAnswer, isOpenOrder, orderNowSql, providerFields, reconcilePass, recordWait,
   suspendOrder, type LifecycleDecision, type OrderStore,
 } from '../../../provider-orders/index.js';
-import { rateAfterSpread } from '../../../upstreams/rates/conversion.js';
+import { rateAfterSpread } from '../../../money/index.js';
 import type { CallOutcome, StatusOutcome } from '../../../upstreams/port.js';
 import { raiseAlert } from '../../alerts/queries.js';
 import { getAsset } from '../../assets/queries.js';

@@ -4,7 +4,7 @@
  * limits), the decision on an authorisation, and the posting rules of card transactions. No
  * database; times are given.
  */
-import { memberFeeToMerchant, type EntryLine } from '../../../ledger/index.js';
+import { memberFeeToMerchant, type EntryLine } from '../../../money/index.js';
 import { heldReleaseToAvailableLines } from '../rules.js';
 import { cardCanSpend } from '../state.js';
 import type { CardStatus } from '../tables.js';

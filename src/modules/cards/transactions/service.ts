@@ -14,7 +14,8 @@ import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { keysetPage, type PageParams } from '../../../platform/pagination.js';
-import { accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, recordEvent, type EntryLine } from '../../../ledger/index.js';
+import { accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, type EntryLine } from '../../../money/index.js';
+import { recordEvent } from '../../../events/index.js';
 import type { CardNetworkMessage } from '../../../upstreams/card/port.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import {

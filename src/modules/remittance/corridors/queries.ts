@@ -6,7 +6,7 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Environment } from '../../../db/schema.js';
-import { minorFromDb } from '../../../ledger/index.js';
+import { minorFromDb } from '../../../money/index.js';
 import type { FieldSpec } from './contracts.js';
 import type { CorridorLimits, CorridorPolicy } from './rules.js';
 import type { CorridorRow, EntityType, PaymentMethod } from './tables.js';

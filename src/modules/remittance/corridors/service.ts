@@ -7,7 +7,7 @@ import type { Database, Environment } from '../../../db/schema.js';
 import { ApiError, invalidFields, type FieldProblem } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { keysetPage, type PageParams } from '../../../platform/pagination.js';
-import { parseAmount } from '../../../ledger/index.js';
+import { parseAmount } from '../../../money/index.js';
 import { getAsset } from '../../assets/queries.js';
 import { contractProblems, type FieldSpec } from './contracts.js';
 import { corridorById, corridorOf, type Corridor, type Db } from './queries.js';

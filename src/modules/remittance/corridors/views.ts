@@ -9,7 +9,7 @@
  * value changes what else is asked or how it is checked, carries `refresh_on_change: true`
  * (Wise's `refreshRequirementsOnChange`): on change, ask again with the new value.
  */
-import { formatAmount } from '../../../ledger/index.js';
+import { formatAmount } from '../../../money/index.js';
 import { ApiError } from '../../../platform/errors.js';
 import { refreshKeys, type FieldSpec } from './contracts.js';
 import { servedEntityTypes, type Corridor } from './queries.js';

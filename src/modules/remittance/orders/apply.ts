@@ -8,7 +8,8 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
-import { minorFromDb, postEntry, recordEvent, type EntryLine } from '../../../ledger/index.js';
+import { minorFromDb, postEntry, type EntryLine } from '../../../money/index.js';
+import { recordEvent } from '../../../events/index.js';
 import { applyAndSchedule, claimMove, orderNowSql, providerFields as lifecycleFields, recordWait, suspendOrder, type OrderStore } from '../../../provider-orders/index.js';
 import { raiseAlert } from '../../alerts/queries.js';
 import { externalIdOf } from './queries.js';

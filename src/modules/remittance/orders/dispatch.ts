@@ -8,7 +8,7 @@
  */
 import { sql } from 'kysely';
 import type { ServiceContext } from '../../../service-context.js';
-import { minorFromDb } from '../../../ledger/index.js';
+import { minorFromDb } from '../../../money/index.js';
 import { RetryLater } from '../../../jobs/types.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { orderNowSql } from '../../../provider-orders/index.js';

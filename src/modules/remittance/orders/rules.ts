@@ -3,8 +3,8 @@
  * helpers), its limits, and the posting rules (docs/remittance.md). Whether a corridor can serve a
  * payee: corridors/rules.ts. No database, no clock: callers pass what these need.
  */
-import { memberFeeToMerchant, platformAccount, type EntryLine } from '../../../ledger/index.js';
-import { convert, convertBack, rateAfterSpread } from '../../../upstreams/rates/conversion.js';
+import { memberFeeToMerchant, platformAccount, type EntryLine } from '../../../money/index.js';
+import { convert, convertBack, rateAfterSpread } from '../../../money/index.js';
 import type { CorridorLimits } from '../corridors/rules.js';
 
 // ---------------------------------------------------------------------------------------------

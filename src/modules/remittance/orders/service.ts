@@ -9,7 +9,7 @@ import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { keysetPage, type PageParams } from '../../../platform/pagination.js';
-import { parseAmount, postEntryOrRefuse } from '../../../ledger/index.js';
+import { parseAmount, postEntryOrRefuse } from '../../../money/index.js';
 import { enqueue } from '../../../jobs/queue.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import type { CallContext } from '../../../upstreams/port.js';

@@ -1,5 +1,5 @@
 /** What callers see of a remittance order (pure): the response of every order route. */
-import { formatAmount, minorFromDb } from '../../../ledger/index.js';
+import { formatAmount, minorFromDb } from '../../../money/index.js';
 import type { PayeeIds } from '../payees/payee-ids.js';
 import { publicStatus } from './state.js';
 import type { RemitOrderRow } from './tables.js';

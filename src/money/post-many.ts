@@ -4,8 +4,8 @@ import { newId } from '../platform/ids.js';
 import { scopeNowSql } from '../platform/clock.js';
 import { accountKey, type AccountRef, type AccountSpec } from './accounts.js';
 import { DuplicatePostingError, InsufficientFundsError } from './errors.js';
-import { eventRow, type EventInput } from './events.js';
-import { assertEntry, sqlState, type EntryInput, type EntryLine } from './ledger.js';
+import { eventRow, type EventInput } from '../events/outbox.js';
+import { assertEntry, sqlState, type EntryInput, type EntryLine } from './posting.js';
 
 /** One movement of `postEntries`: its entry, and the event that reports it (recorded only if the entry posts). */
 export interface EntryWithEvent {

@@ -1,5 +1,5 @@
 import { platformAccount } from './accounts.js';
-import type { EntryLine } from './ledger.js';
+import type { EntryLine } from './posting.js';
 
 /**
  * The posting rules of the money flows, as pure functions from amounts (minor units) to the

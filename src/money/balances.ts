@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import { accountSpec, type AccountRef, type PlatformBucket } from './accounts.js';
-import { minorFromDb } from './money.js';
+import { minorFromDb } from './amounts.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

@@ -1,10 +1,10 @@
-import { eventCatalogue, eventTypes } from '../ledger/event-types.js';
-import { defaultWebhookDisableAfterFailingMs, defaultWebhookRetryScheduleMs, webhookDeliveryTimeoutContractMs } from './config.js';
+import { eventCatalogue, eventTypes } from './catalogue.js';
+import { defaultWebhookDisableAfterFailingMs, defaultWebhookRetryScheduleMs, webhookDeliveryTimeoutContractMs } from '../platform/config.js';
 
 /**
  * The OpenAPI 3.1 `webhooks` of the public document: the request the service sends to a
  * merchant's endpoint (docs/webhooks.md, "Delivery"). Generated from the code: the event types and
- * their `data.object` from the event catalogue (ledger/event-types.ts), the success rule, retry
+ * their `data.object` from the event catalogue (events/catalogue.ts), the success rule, retry
  * schedule and failing window from the configuration's defaults (the contract).
  */
 

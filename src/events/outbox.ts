@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import { newId } from '../platform/ids.js';
 import { scopeNowSql } from '../platform/clock.js';
-import type { EventType } from './event-types.js';
+import type { EventType } from './catalogue.js';
 
 export interface EventInput {
   merchantId: string;
