@@ -7,7 +7,7 @@
 import { openDatabase } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { loadConfig } from '../src/platform/config.js';
-import { verifyLedger } from '../src/ledger/verify.js';
+import { verifyLedger } from '../src/money/verify.js';
 
 async function main(): Promise<number> {
   const config = loadConfig();
