@@ -1,7 +1,8 @@
 /**
  * The arrows between the layers (docs/architecture.md, "Layers"); `npm run lint:deps` in CI.
  *
- *   composition roots (src/main.ts, server.ts, routes.ts, background.ts, src/operator/)
+ *   composition roots (src/main.ts, server.ts, routes.ts, background.ts, src/operator/), and the
+ *   applications beside them that use every area (src/console/: the merchant console)
  *     → modules/<area>  → provider-orders (its index.ts)
  *                       → money, events (their index.ts)
  *                       → platform, db, jobs (queue and handler types), upstreams (ports)
@@ -39,6 +40,20 @@ module.exports = {
         + 'a module plugs in through a composition root.',
       from: { path: '^src/(platform|money|events|jobs|upstreams|provider-orders)/' },
       to: { path: '^src/modules/' },
+    },
+    {
+      name: 'nothing-below-imports-the-console',
+      severity: 'error',
+      comment: 'The console is an application beside the public and operator APIs: it uses the areas, '
+        + 'nothing below it uses it (db/schema.ts only for its tables, type-only).',
+      from: { path: '^src/(platform|money|events|db|jobs|upstreams|provider-orders|modules)/', pathNot: '^src/db/schema\\.ts$' },
+      to: { path: '^src/console/' },
+    },
+    {
+      name: 'schema-imports-console-tables-only',
+      severity: 'error',
+      from: { path: '^src/db/schema\\.ts$' },
+      to: { path: '^src/console/', pathNot: '^src/console/tables\\.ts$' },
     },
     {
       name: 'db-imports-only-module-tables',

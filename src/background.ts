@@ -11,7 +11,7 @@ import {
   cardJobHandlers, cardLifecycleJobHandlers, cardLifecycleTickers, cardLifecycleTimedProcesses, cardMoneyJobHandlers, cardMoneyTickers,
   cardReconcileTickers, cardReconcileTimedProcesses, cardTickers, cardTimedProcesses,
 } from './modules/cards/index.js';
-import { consoleTickers } from './modules/console/workers.js';
+import { consoleTickers } from './console/workers.js';
 import { eventTickers, eventTimedProcesses } from './modules/events/workers.js';
 import { exportJobHandlers, exportTickers } from './modules/exports/workers.js';
 

@@ -6,7 +6,7 @@ import { createKey } from './modules/merchants/service.js';
 import { createMerchant } from './modules/merchants/queries.js';
 import { scopeCatalogue } from './platform/scopes.js';
 import { randomToken } from './platform/ids.js';
-import { createActiveUser } from './modules/console/service.js';
+import { createActiveUser } from './console/service.js';
 
 export interface DemoCredentials {
   merchant_id: string;

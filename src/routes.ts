@@ -30,7 +30,7 @@ const hostedScreens: readonly HostedScreen[] = [...kycScreens, stepUpScreen, ...
 import { remittanceRoutes } from './modules/remittance/index.js';
 import { exchangeRoutes } from './modules/exchange/routes.js';
 import { earnRoutes } from './modules/earn/routes.js';
-import { consoleRoutes } from './modules/console/routes.js';
+import { consoleRoutes } from './console/routes.js';
 import { ledgerEntryRoutes } from './modules/ledger-entries/routes.js';
 import { exportRoutes } from './modules/exports/routes.js';
 import { eventRoutes } from './modules/events/routes.js';

@@ -6,7 +6,7 @@ import {
   replacementStartProblem, replacementTransition, truncateNote,
 } from '../src/modules/cards/state.js';
 import { balanceReturnLines, heldReleaseToAvailableLines, replacementFeeAsset, replacementFees } from '../src/modules/cards/rules.js';
-import { replacementRetryDelaySeconds } from '../src/modules/cards/replacement-executor.js';
+import { replacementRetryDelaySeconds } from '../src/modules/cards/replacements/executor.js';
 import { assertEntry } from '../src/money/index.js';
 import type { CardStatus } from '../src/modules/cards/tables.js';
 

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { runReplacement } from '../src/modules/cards/replacement-executor.js';
+import { runReplacement } from '../src/modules/cards/replacements/executor.js';
 import { dueLifecycleScopes } from '../src/modules/cards/lifecycle-workers.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';

@@ -4,8 +4,8 @@ import type { RunningService } from '../src/server.js';
 import { admin, createMerchant, useTestService } from './support/service.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { consoleClient, consolePassword, inviteConsoleUser, signedInConsole, type ConsoleBrowser, authenticatorSecret } from './support/console.js';
-import { stepAt, totpCode } from '../src/modules/console/totp.js';
-import { newRecoveryCode, newRecoveryCodes, normaliseRecoveryCode, recoveryCodeHash, recoveryCodesPerSet } from '../src/modules/console/recovery.js';
+import { stepAt, totpCode } from '../src/console/totp.js';
+import { newRecoveryCode, newRecoveryCodes, normaliseRecoveryCode, recoveryCodeHash, recoveryCodesPerSet } from '../src/console/recovery.js';
 import { sha256Hex } from '../src/platform/ids.js';
 
 /**

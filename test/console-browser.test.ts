@@ -9,7 +9,7 @@ import type { RunningService } from '../src/server.js';
 import { useBrowser } from './support/browser.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { consolePassword, inviteConsoleUser, authenticatorSecret } from './support/console.js';
-import { stepAt, totpCode } from '../src/modules/console/totp.js';
+import { stepAt, totpCode } from '../src/console/totp.js';
 import { fundedMember } from './support/fixtures.js';
 import { useTestService } from './support/service.js';
 

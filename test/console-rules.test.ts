@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { accountDelaySeconds, can, loginAllowed, loginFailuresPerDeviceMax, loginFailuresPerIpMax, needsTouch, normaliseEmail, passwordProblem, permissions, sessionState } from '../src/modules/console/rules.js';
-import { hashPassword, needsRehash, verifyPassword } from '../src/modules/console/password.js';
+import { accountDelaySeconds, can, loginAllowed, loginFailuresPerDeviceMax, loginFailuresPerIpMax, needsTouch, normaliseEmail, passwordProblem, permissions, sessionState } from '../src/console/rules.js';
+import { hashPassword, needsRehash, verifyPassword } from '../src/console/password.js';
 import { compileEntry, describeEntry } from '../src/platform/ip-allowlist.js';
-import { parseForm, ConsoleFormError, formFieldsMax } from '../src/modules/console/http.js';
-import { base32, matchTotp, openSecret, sealSecret, stepAt, totpCode } from '../src/modules/console/totp.js';
+import { parseForm, ConsoleFormError, formFieldsMax } from '../src/console/http.js';
+import { base32, matchTotp, openSecret, sealSecret, stepAt, totpCode } from '../src/console/totp.js';
 
 /** The console's pure rules: roles, session timeouts, the sign-in throttle, passwords, the allow-list preview. */
 

@@ -6,8 +6,8 @@ import type { RunningService } from '../src/server.js';
 import { admin, createKey, createMerchant, useTestService } from './support/service.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { consoleClient, consolePassword, type ConsoleBrowser, inviteConsoleUser, signedInConsole, authenticatorSecret } from './support/console.js';
-import { stepAt, totpCode } from '../src/modules/console/totp.js';
-import { consoleCleanupTicker } from '../src/modules/console/workers.js';
+import { stepAt, totpCode } from '../src/console/totp.js';
+import { consoleCleanupTicker } from '../src/console/workers.js';
 
 /**
  * The merchant console over HTTP: invites, sign-in, CSRF, session timeouts, the sign-in throttle,

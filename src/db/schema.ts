@@ -23,7 +23,7 @@ import type { EarnTables } from '../modules/earn/tables.js';
 import type { WebhookTables } from '../modules/webhooks/tables.js';
 import type { WithdrawalTables } from '../modules/withdrawals/tables.js';
 import type { CardLifecycleTables } from '../modules/cards/tables.js';
-import type { ConsoleTables } from '../modules/console/tables.js';
+import type { ConsoleTables } from '../console/tables.js';
 import type { ExportTables } from '../modules/exports/tables.js';
 import type { EventTables } from '../modules/events/tables.js';
 

@@ -14,7 +14,7 @@ import { remittanceOperatorRoutes } from '../modules/remittance/index.js';
 import { exchangeOperatorRoutes } from '../modules/exchange/operator-routes.js';
 import { earnOperatorRoutes } from '../modules/earn/operator-routes.js';
 import { cardMoneyOperatorRoutes, cardOperatorRoutes } from '../modules/cards/index.js';
-import { consoleOperatorRoutes } from '../modules/console/operator-routes.js';
+import { consoleOperatorRoutes } from '../console/operator-routes.js';
 
 /** Every operator route module (each area's operator-routes.ts), registered on the operator listener. */
 export const operatorRouteModules: readonly RouteModule[] = [

@@ -13,9 +13,9 @@ import { transactionRoutes } from './transactions/routes.js';
 export type { CardTables, CardLifecycleTables } from './tables.js';
 
 export { cardRoutes } from './routes.js';
-export { cardScreens } from './screens.js';
+export { cardScreens } from './applications/screens.js';
 export { cardLifecycleRoutes } from './lifecycle-routes.js';
-export { cardOperatorRoutes } from './operator-routes.js';
+export { cardOperatorRoutes } from './products/operator-routes.js';
 export { cardMoneyOperatorRoutes } from './topups/operator-routes.js';
 export { cardJobHandlers, cardTickers, cardTimedProcesses } from './workers.js';
 export { cardReconcileTickers, cardReconcileTimedProcesses } from './reconcile.js';
@@ -23,11 +23,11 @@ export { cardMoneyJobHandlers, cardMoneyTickers } from './topups/workers.js';
 export { cardLifecycleJobHandlers, cardLifecycleTickers, cardLifecycleTimedProcesses } from './lifecycle-workers.js';
 
 // The merchant console's card pages and sandbox helpers.
-export { getCard, sandboxShip } from './cards.js';
-export { getApplication, sandboxAdvance } from './applications.js';
+export { getCard, sandboxShip } from './cards/service.js';
+export { getApplication, sandboxAdvance } from './applications/service.js';
 export { getTopUp, listTopUps } from './topups/service.js';
 export { authorize, listTransactions } from './transactions/service.js';
-export { getReplacement, listReplacements } from './replacements.js';
+export { getReplacement, listReplacements } from './replacements/service.js';
 export { AuthorizationBody as AuthorizationBodySchema } from './transactions/schemas.js';
 
 /**

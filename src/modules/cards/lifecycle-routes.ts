@@ -3,8 +3,8 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { listEnvelope } from '../../platform/pagination.js';
 import { router } from '../../platform/route.js';
-import { closeLeaseMs, closingErrors, finishClose, prepareClose } from './closing.js';
-import { createReplacement, getReplacement, listReplacements, replacementErrors } from './replacements.js';
+import { closeLeaseMs, closingErrors, finishClose, prepareClose } from './closing/service.js';
+import { createReplacement, getReplacement, listReplacements, replacementErrors } from './replacements/service.js';
 import { CloseResult, IdParams, Replacement, ReplacementBody, ReplacementCreated, ReplacementListQuery } from './schemas.js';
 
 const tags = ['Cards'];

@@ -10,10 +10,10 @@ import type { Database } from '../../db/schema.js';
 import { RetryLater, type JobHandler, type Ticker, type TimedProcess } from '../../jobs/types.js';
 import { scopeNowSql, type ClockScope } from '../../platform/clock.js';
 import type { ServiceContext } from '../../service-context.js';
-import { expireCards, nextClosingCheck, nextExpiry, reconcileClosingCards } from './closing.js';
-import { longestOverdueScopes } from './queries.js';
-import { runReplacement } from './replacement-executor.js';
-import { replacementJobKind } from './replacements.js';
+import { expireCards, nextClosingCheck, nextExpiry, reconcileClosingCards } from './closing/service.js';
+import { longestOverdueScopes } from './shared/queries.js';
+import { runReplacement } from './replacements/executor.js';
+import { replacementJobKind } from './replacements/service.js';
 import { expireAuthorizations, nextAuthorizationExpiry } from './transactions/expiry.js';
 
 /** Replacements taken per run (a bound on one batch). */

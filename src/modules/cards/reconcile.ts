@@ -26,9 +26,9 @@ import { reportFailure } from '../../jobs/failures.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { reconcileStalledAfterChecks, recheckDelayMs } from '../../provider-orders/index.js';
 import { raiseAlert } from '../alerts/queries.js';
-import { alertApplicationUnknownStatus, decide } from './applications.js';
-import { confirmRules, restoreConfirmedRules, storedRuleSet } from './controls.js';
-import { findApplication, longestOverdueScopes, productBySeq, type Db } from './queries.js';
+import { alertApplicationUnknownStatus, decide } from './applications/service.js';
+import { confirmRules, restoreConfirmedRules, storedRuleSet } from './controls/service.js';
+import { findApplication, longestOverdueScopes, productBySeq, type Db } from './shared/queries.js';
 import {
   applicationQueryDecision, applicationResubmitDecision, rulesCallDecision, rulesQueryDecision,
   type ApplicationReconcileDecision, type RulesReconcileDecision,

@@ -7,14 +7,14 @@ import { hostedOrigin } from '../hosted-screens/rules.js';
 import { stepUpCall, stepUpErrors } from '../step-up/service.js';
 import {
   applicationErrors, createApplication, getApplication, sandboxAdvance, submitLeaseMs, submitToIssuer, supplementSession,
-} from './applications.js';
-import { activationLeaseMs, cardErrors, finishActivation, getCard, listCards, prepareActivation, sandboxShip } from './cards.js';
-import { listProducts } from './products.js';
-import { revealErrors, secureSession } from './reveal.js';
+} from './applications/service.js';
+import { activationLeaseMs, cardErrors, finishActivation, getCard, listCards, prepareActivation, sandboxShip } from './cards/service.js';
+import { listProducts } from './products/service.js';
+import { revealErrors, secureSession } from './cards/reveal.js';
 import {
   controlErrors, controlLeaseMs, finishBillingAddress, finishCvvUnblock, finishMerchantRules, getMerchantRules, prepareBillingAddress,
   prepareCvvUnblock, prepareMerchantRules, setLimits,
-} from './controls.js';
+} from './controls/service.js';
 import {
   ActivateBody, AdvanceBody, ApplicationBody, BillingAddressBody, Card, CardApplication, CardProduct, IdParams, LimitsBody, MerchantRules,
   MerchantRulesBody, Ticket, AddressSchema,

@@ -1,5 +1,5 @@
 import { formatAmount, minorFromDb } from '../../money/index.js';
-import { productId, scaleOf, type Db } from './queries.js';
+import { productId, scaleOf, type Db } from './shared/queries.js';
 import type { CardApplicationRow, CardProductRow, CardRow } from './tables.js';
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());

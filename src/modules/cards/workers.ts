@@ -2,11 +2,11 @@ import { sql, type Kysely } from 'kysely';
 import { scopeNowSql } from '../../platform/clock.js';
 import type { Database } from '../../db/schema.js';
 import type { JobHandler, Ticker, TimedProcess } from '../../jobs/types.js';
-import { limitsPushJobKind, pushLimits } from './controls.js';
-import { liftActivationLocks } from './cards.js';
-import { decide } from './applications.js';
-import { findApplication, longestOverdueScopes } from './queries.js';
-import { voidIssuedCard, voidIssuedCardJobKind } from './void-issued.js';
+import { limitsPushJobKind, pushLimits } from './controls/service.js';
+import { liftActivationLocks } from './cards/service.js';
+import { decide } from './applications/service.js';
+import { findApplication, longestOverdueScopes } from './shared/queries.js';
+import { voidIssuedCard, voidIssuedCardJobKind } from './applications/void-issued.js';
 
 /** Supplements expired per run (a bound on one batch). */
 const expiryBatchMax = 100;

@@ -29,7 +29,7 @@ import type { CardTopupRow, TopUpStatus } from './tables.js';
 import { moneyOf, replacementInFlight } from './service.js';
 import {
   externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller,
-} from '../queries.js';
+} from '../shared/queries.js';
 import type { CardProductRow, CardRow } from '../tables.js';
 import { cardStopped } from '../state.js';
 

@@ -32,7 +32,7 @@ import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardTopupRow, TopUpStatus } from './tables.js';
 import {
   externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller,
-} from '../queries.js';
+} from '../shared/queries.js';
 import type { CardProductRow, CardRow } from '../tables.js';
 import { cardStopped } from '../state.js';
 

@@ -16,7 +16,7 @@ import {
 } from './rules.js';
 import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
-import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db } from '../queries.js';
+import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
 import type { CardRow } from '../tables.js';
 import { cardStopped } from '../state.js';
 import { authFacts, emit, insertTransaction, post } from './service.js';
