@@ -1,11 +1,11 @@
 /** The card lifecycle's pure rules (state.ts, rules.ts additions): replacement and closing verdicts, transitions, expiry, fees, posting rules. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  cardCanSpend, cardExpiresAt, closeOutcomeTransition, closeVerdict, expiryDue, isSecurityReason, replacementReasons, replacementRequestVerdict,
-  replacementStartProblem, replacementTransition, truncateNote,
-} from '../src/modules/cards/state.js';
-import { balanceReturnLines, heldReleaseToAvailableLines, replacementFeeAsset, replacementFees } from '../src/modules/cards/rules.js';
+import { cardCanSpend } from '../src/modules/cards/cards/state.js';
+import { cardExpiresAt, closeOutcomeTransition, closeVerdict, expiryDue } from '../src/modules/cards/closing/state.js';
+import { isSecurityReason, replacementReasons, replacementRequestVerdict, replacementStartProblem, replacementTransition, truncateNote } from '../src/modules/cards/replacements/state.js';
+import { balanceReturnLines, heldReleaseToAvailableLines } from '../src/modules/cards/shared/rules.js';
+import { replacementFeeAsset, replacementFees } from '../src/modules/cards/replacements/rules.js';
 import { replacementRetryDelaySeconds } from '../src/modules/cards/replacements/executor.js';
 import { assertEntry } from '../src/money/index.js';
 import type { CardStatus } from '../src/modules/cards/tables.js';

@@ -11,7 +11,7 @@ import {
   clearingSplit, decideAuthorization, effectiveLimits, heldOf, limitCounted, refundLines, reversalLines, reversalOf,
   ruleVerdict, type AuthorizationFacts,
 } from '../src/modules/cards/transactions/rules.js';
-import { cardStopped } from '../src/modules/cards/state.js';
+import { cardStopped } from '../src/modules/cards/cards/state.js';
 import { rateAfterSpread } from '../src/money/conversion.js';
 
 const pricing = { feeBps: 100, feeFixed: 0n, topupMin: 1000n, topupMaxSingle: 1_000_000n };

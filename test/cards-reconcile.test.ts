@@ -17,7 +17,9 @@ import { dueReconcileScopes } from '../src/modules/cards/reconcile.js';
 import type { ApplicationDecision } from '../src/upstreams/card/port.js';
 import { admin, newMerchantClient, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { activationResumeDecision, applicationQueryDecision, applicationResubmitDecision, rulesCallDecision, rulesQueryDecision } from '../src/modules/cards/state.js';
+import { activationResumeDecision } from '../src/modules/cards/cards/state.js';
+import { applicationQueryDecision, applicationResubmitDecision } from '../src/modules/cards/applications/state.js';
+import { rulesCallDecision, rulesQueryDecision } from '../src/modules/cards/controls/state.js';
 import { resumeVerdict, type StepUpBinding } from '../src/modules/step-up/rules.js';
 import { shipping } from './support/fixtures.js';
 

@@ -1,8 +1,11 @@
 /** Pure rules of card issuing: the state machines, the activation lock, limits, merchant rules, fees. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { activationVerdict, afterActivationFailure, applicationTransition, openingStatus, supplementOpen } from '../src/modules/cards/state.js';
-import { feeInSource, limitProblems, merchantRuleProblems, tighterLimits, expiryText } from '../src/modules/cards/rules.js';
+import { activationVerdict, afterActivationFailure, openingStatus } from '../src/modules/cards/cards/state.js';
+import { applicationTransition, supplementOpen } from '../src/modules/cards/applications/state.js';
+import { feeInSource } from '../src/modules/cards/applications/rules.js';
+import { limitProblems, merchantRuleProblems, tighterLimits } from '../src/modules/cards/controls/rules.js';
+import { expiryText } from '../src/modules/cards/cards/rules.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 const physical = { status: 'unactivated' as const, formFactor: 'physical' as const, inventory: 'shipped' as const, lockedUntil: null };

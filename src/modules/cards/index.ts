@@ -9,11 +9,17 @@ import { router } from '../../platform/route.js';
 import type { ServiceContext } from '../../service-context.js';
 import { topUpRoutes } from './topups/routes.js';
 import { transactionRoutes } from './transactions/routes.js';
+import type { HostedScreen } from '../hosted-screens/screen.js';
+import { cardSupplementScreen } from './applications/screens.js';
+import { cardRevealScreen } from './cards/reveal.js';
 
 export type { CardTables, CardLifecycleTables } from './tables.js';
 
 export { cardRoutes } from './routes.js';
-export { cardScreens } from './applications/screens.js';
+
+/** The card area's hosted screens, listed in src/routes.ts. */
+export const cardScreens: readonly HostedScreen[] = [cardSupplementScreen, cardRevealScreen];
+
 export { cardLifecycleRoutes } from './lifecycle-routes.js';
 export { cardOperatorRoutes } from './products/operator-routes.js';
 export { cardMoneyOperatorRoutes } from './topups/operator-routes.js';

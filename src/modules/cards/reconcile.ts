@@ -29,10 +29,8 @@ import { raiseAlert } from '../alerts/queries.js';
 import { alertApplicationUnknownStatus, decide } from './applications/service.js';
 import { confirmRules, restoreConfirmedRules, storedRuleSet } from './controls/service.js';
 import { findApplication, longestOverdueScopes, productBySeq, type Db } from './shared/queries.js';
-import {
-  applicationQueryDecision, applicationResubmitDecision, rulesCallDecision, rulesQueryDecision,
-  type ApplicationReconcileDecision, type RulesReconcileDecision,
-} from './state.js';
+import { applicationQueryDecision, applicationResubmitDecision, type ApplicationReconcileDecision } from './applications/state.js';
+import { rulesCallDecision, rulesQueryDecision, type RulesReconcileDecision } from './controls/state.js';
 import type { CardApplicationRow } from './tables.js';
 
 /** Rows looked at per process run (a bound on one batch). */

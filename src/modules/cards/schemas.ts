@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { OperatorEnvironment } from '../../platform/operator-route.js';
 import { PageQuery } from '../../platform/pagination.js';
-import { expiryShape } from './rules.js';
+import { expiryShape } from './cards/rules.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 

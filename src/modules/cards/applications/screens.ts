@@ -9,9 +9,8 @@ import { sealSupplementImage as sealImage } from './images.js';
 import { profileOfMember } from '../../kyc/queries.js';
 import { imageFields, sniffImageType, validateImage, type ImageFieldName } from '../../kyc/rules.js';
 import { supplementSubmitted } from './service.js';
-import { supplementOpen } from '../state.js';
+import { supplementOpen } from './state.js';
 import { findApplication, type Db } from '../shared/queries.js';
-import { cardRevealScreen } from '../cards/reveal.js';
 
 /**
  * The card supplement screen (`card_supplement` tickets, bound to one application): the member
@@ -124,6 +123,3 @@ export const cardSupplementScreen: HostedScreen = {
     await spendTicket(trx, ticket, app.id, now);
   },
 };
-
-/** Listed in src/routes.ts. */
-export const cardScreens: readonly HostedScreen[] = [cardSupplementScreen, cardRevealScreen];

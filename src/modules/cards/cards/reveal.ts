@@ -18,7 +18,7 @@ import { ticketView, type Ticket } from '../../hosted-screens/rules.js';
 import { form, html, summaryList } from '../../hosted-screens/html.js';
 import type { HostedScreen, ScreenPage } from '../../hosted-screens/screen.js';
 import { findCard, type Db, type MemberCardCaller } from '../shared/queries.js';
-import { expiryText } from '../rules.js';
+import { expiryText } from './rules.js';
 
 export const revealErrors = {
   session: ['not_found', 'state_invalid'],

@@ -15,7 +15,8 @@ import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf, type CallOutcome } from '../../../upstreams/port.js';
 import { raiseAlertOnce } from '../../alerts/queries.js';
 import { findCard, scaleOf, type Db, type MemberCardCaller } from '../shared/queries.js';
-import { addressProblems, limitProblems, merchantRuleProblems, normaliseAddress, tighterLimits, type Limits } from '../rules.js';
+import { addressProblems, normaliseAddress } from '../shared/rules.js';
+import { limitProblems, merchantRuleProblems, tighterLimits, type Limits } from './rules.js';
 import type { Address, CardRow, MerchantRuleSet } from '../tables.js';
 import { cardView } from '../views.js';
 

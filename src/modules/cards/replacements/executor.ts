@@ -26,10 +26,11 @@ import { raiseAlert } from '../../alerts/queries.js';
 import { emitCardStatus, emitReplacement, returnCardBalance } from '../shared/balance-return.js';
 import { alertUnknownStatus } from '../controls/service.js';
 import { productBySeq, scaleOf } from '../shared/queries.js';
-import {
-  feeChargeLines, feeFreezeLines, feeInSource, feeRefundLines, lifecycleEntryKinds, replacementFeeAsset, replacementFees, replacementReferenceType,
-} from '../rules.js';
-import { openingInventory, openingStatus, replacementStartProblem, replacementTransition } from '../state.js';
+import { feeChargeLines, feeFreezeLines, feeInSource, feeRefundLines } from '../applications/rules.js';
+import { lifecycleEntryKinds, replacementReferenceType } from '../shared/rules.js';
+import { replacementFeeAsset, replacementFees } from './rules.js';
+import { openingInventory, openingStatus } from '../cards/state.js';
+import { replacementStartProblem, replacementTransition } from './state.js';
 import type { CardReplacementRow, CardRow } from '../tables.js';
 import { failPendingTopUps } from '../topups/dispatch.js';
 

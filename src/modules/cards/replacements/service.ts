@@ -14,7 +14,7 @@ import { keysetPage, mapPage, type PageParams } from '../../../platform/paginati
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { emitReplacement } from '../shared/balance-return.js';
 import { findCard, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
-import { replacementRequestVerdict, truncateNote } from '../state.js';
+import { replacementRequestVerdict, truncateNote } from './state.js';
 import type { CardReplacementRow } from '../tables.js';
 
 export const replacementErrors = {

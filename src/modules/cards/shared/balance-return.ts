@@ -8,7 +8,7 @@ import type { Database } from '../../../db/schema.js';
 import { accountBalance, postEntry } from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import { externalIdOf, type Db } from './queries.js';
-import { balanceReturnLines, lifecycleEntryKinds } from '../rules.js';
+import { balanceReturnLines, lifecycleEntryKinds } from './rules.js';
 import type { CardReplacementRow, CardRow } from '../tables.js';
 
 /**

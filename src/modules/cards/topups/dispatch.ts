@@ -31,7 +31,7 @@ import {
   externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller,
 } from '../shared/queries.js';
 import type { CardProductRow, CardRow } from '../tables.js';
-import { cardStopped } from '../state.js';
+import { cardStopped } from '../cards/state.js';
 
 /** Card top-ups as the shared lifecycle sees them. */
 export const cardTopUps: OrderStore = { table: 'card_topups', object: 'card_topup', label: 'Card top-up', providerHolds: 'a load', raiseAlert };

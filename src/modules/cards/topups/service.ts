@@ -34,7 +34,7 @@ import {
   externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller,
 } from '../shared/queries.js';
 import type { CardProductRow, CardRow } from '../tables.js';
-import { cardStopped } from '../state.js';
+import { cardStopped } from '../cards/state.js';
 
 export const topUpErrors = {
   quote: ['product_not_available', 'state_invalid', 'not_found', 'amount_out_of_range', 'invalid_request'],

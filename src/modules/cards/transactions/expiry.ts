@@ -18,7 +18,7 @@ import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
 import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
 import type { CardRow } from '../tables.js';
-import { cardStopped } from '../state.js';
+import { cardStopped } from '../cards/state.js';
 import { authFacts, emit, insertTransaction, post } from './service.js';
 /** Authorisations expired per run of the timed process (a bound on one batch). */
 const expiryBatchMax = 100;

@@ -5,8 +5,8 @@
  * database; times are given.
  */
 import { memberFeeToMerchant, type EntryLine } from '../../../money/index.js';
-import { heldReleaseToAvailableLines } from '../rules.js';
-import { cardCanSpend } from '../state.js';
+import { heldReleaseToAvailableLines } from '../shared/rules.js';
+import { cardCanSpend } from '../cards/state.js';
 import type { CardStatus } from '../tables.js';
 import { cardBucket, cardDestination, settlementClearing, type CardMoneyDestination } from '../shared/money.js';
 import type { CardReversalReason, CardTransactionStatus } from './tables.js';

@@ -27,7 +27,7 @@ import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
 import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
 import type { CardRow } from '../tables.js';
-import { cardStopped } from '../state.js';
+import { cardStopped } from '../cards/state.js';
 
 export const transactionErrors = {
   authorize: ['not_found', 'invalid_request'],

@@ -1,0 +1,68 @@
+import type { EntryLine } from '../../../money/index.js';
+import type { Address } from '../tables.js';
+
+/**
+ * Pure rules several card sub-areas share (docs/cards.md): the address checks (an application's
+ * shipping address, a card's billing address) and the posting rules of a card that stops
+ * (replacement, closing, expiry) and of its held amounts.
+ */
+
+export type FieldProblem = { key: string; reason: string };
+
+/** The address of a physical card's shipping or its billing address (ISO 3166-1 alpha-2 upper case; only the shape). */
+export function addressProblems(a: Partial<Record<keyof Address, unknown>> | undefined, prefix = ''): FieldProblem[] {
+  if (!a || typeof a !== 'object') return [{ key: prefix.replace(/\.$/, '') || 'address', reason: 'required' }];
+  const out: FieldProblem[] = [];
+  for (const k of ['address', 'city', 'postal_code'] as const) {
+    if (typeof a[k] !== 'string' || (a[k] as string).trim() === '') out.push({ key: `${prefix}${k}`, reason: 'required' });
+  }
+  if (typeof a.country !== 'string' || a.country === '') out.push({ key: `${prefix}country`, reason: 'required' });
+  else if (!/^[A-Z]{2}$/.test(a.country)) out.push({ key: `${prefix}country`, reason: 'must be ISO 3166-1 alpha-2, upper case' });
+  if (a.state !== undefined && (typeof a.state !== 'string' || a.state.trim() === '')) out.push({ key: `${prefix}state`, reason: 'omit where the country has none' });
+  return out;
+}
+
+export function normaliseAddress(a: Address): Address {
+  const out: Address = { address: a.address.trim(), city: a.city.trim(), country: a.country, postal_code: a.postal_code.trim() };
+  if (a.state !== undefined) out.state = a.state.trim();
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replacement, closing and expiry (replacements.ts, closing.ts; docs/cards.md).
+
+export const lifecycleEntryKinds = {
+  /** A card's spendable balance back to the member's available balance (card currency). */
+  balanceReturn: 'card.balance_return',
+  replacementFeeFreeze: 'card.replacement_fee_freeze',
+  replacementFeeCharge: 'card.replacement_fee_charge',
+  replacementFeeRelease: 'card.replacement_fee_release',
+} as const;
+
+export const replacementReferenceType = 'card_replacement';
+/** Closing and expiry return a card's balance under (`card`, `<card id>:close` / `<card id>:expiry`): each happens once per card. */
+export const cardReferenceTypeOfCard = 'card';
+
+/**
+ * A card stops (security replacement, closing confirmed, expiry): its spendable balance goes back
+ * to the member's available balance, in the card currency (the same asset, so custody does not
+ * change). Only `card:<id>` moves: amounts held by authorisations stay in `card_held:<id>` and
+ * leave it as their clearings or reversals come (see `heldReleaseToAvailableLines`).
+ */
+export function balanceReturnLines(p: { memberId: string; cardId: string; amount: bigint }): EntryLine[] {
+  return [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'card', cardId: p.cardId }, side: 'debit', amount: p.amount },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
+  ];
+}
+
+/**
+ * A hold reversed (or an authorisation expired) after the card's balance went back: the amount
+ * goes from `card_held:<id>` straight to available, never onto a card that cannot spend any more.
+ */
+export function heldReleaseToAvailableLines(p: { memberId: string; cardId: string; amount: bigint }): EntryLine[] {
+  return [
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'card_held', cardId: p.cardId }, side: 'debit', amount: p.amount },
+    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
+  ];
+}
