@@ -1,10 +1,8 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, Environment } from '../db/schema.js';
+import type { Database, Environment, Db } from '../db/schema.js';
 import { insertAudit } from './queries.js';
 
 /** The console's audit log: a line per change, written in the transaction of the change. */
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /**
  * A line about the account itself (recovery codes, password, the operator's reset): it belongs to

@@ -1,12 +1,12 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, Environment } from '../db/schema.js';
+import type { Selectable } from 'kysely';
+import type { Database, Environment, Db } from '../db/schema.js';
 import { newId } from '../platform/ids.js';
 import { keysetPage, type PageParams } from '../platform/pagination.js';
 import type { ConsoleAuditTable, ConsoleRole, ConsoleUsersTable } from './tables.js';
 
 /** Reads and writes of the console's own tables. */
 
-export type Db = Kysely<Database> | Transaction<Database>;
+export type { Db } from '../db/schema.js';
 export type ConsoleUserRow = Selectable<ConsoleUsersTable>;
 
 export async function findUserByEmail(db: Db, email: string): Promise<ConsoleUserRow | undefined> {

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, Environment } from '../db/schema.js';
+import type { Database, Environment, Db } from '../db/schema.js';
 import { verifyPassword } from './password.js';
 import { deleteOtherSessions, deleteRecoveryCodes, findUser, replaceRecoveryCodes, unusedRecoveryCodes, type ConsoleUserRow } from './queries.js';
 import type { ConsoleSession } from './rules.js';
@@ -14,7 +14,6 @@ import { audit, auditAccount } from './audit.js';
  * password and of a code that the account's forms ask for again, under the sign-in throttle.
  */
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /** The password check of every form that asks again for it, under the sign-in throttle. */
 export async function recheckPassword(db: Kysely<Database>, user: ConsoleUserRow, password: string, client: LoginClient, now: Date): Promise<'ok' | 'throttled' | 'wrong'> {

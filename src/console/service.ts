@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Database, Db } from '../db/schema.js';
 import { ApiError, invalidFields, type ErrorCode } from '../platform/errors.js';
 import { randomToken, sha256Hex } from '../platform/ids.js';
 import { getMerchant } from '../modules/merchants/queries.js';
@@ -15,6 +15,7 @@ import { auditAccount } from './audit.js';
 import type { ConsoleRole } from './tables.js';
 import { isRecoveryCodeShape, recoveryCodeHash } from './recovery.js';
 import { clearAttempts, throttledAttempt, type LoginClient } from './throttle.js';
+import { isoOrNull } from '../platform/dates.js';
 
 export type { ConsoleSession } from './rules.js';
 
@@ -32,14 +33,12 @@ export const consoleErrors = {
   resetSecondFactor: ['not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
-type Db = Kysely<Database> | Transaction<Database>;
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 export function userView(u: ConsoleUserRow) {
   return {
     id: u.id, merchant_id: u.merchant_id, email: u.email, role: u.role, status: u.status,
-    invite_expires_at: u.status === 'invited' ? iso(u.invite_expires_at) : null, two_step: Boolean(u.totp_secret), created_at: iso(u.created_at)!,
+    invite_expires_at: u.status === 'invited' ? isoOrNull(u.invite_expires_at) : null, two_step: Boolean(u.totp_secret), created_at: isoOrNull(u.created_at)!,
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Kysely, Transaction } from 'kysely';
 /**
  * The one Kysely schema, composed of each area's tables; each area owns its tables.ts. This file
  * only composes: it imports types and nothing imports it back from a table file (column helper
@@ -29,6 +30,9 @@ import type { EventTables } from '../modules/events/tables.js';
 
 /** Kept here for the many callers that type a query by environment; new code imports it from ./columns.js. */
 export type { Environment } from './columns.js';
+
+/** A database handle or a transaction: what every read and write takes. */
+export type Db = Kysely<Database> | Transaction<Database>;
 
 export interface Database
   extends PlatformTables, LedgerTables, JobTables, UpstreamTables,

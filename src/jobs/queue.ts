@@ -1,8 +1,7 @@
-import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import type { Database, Db } from '../db/schema.js';
 import type { ClockScope } from '../platform/clock.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 export interface JobSpec {
   kind: string;

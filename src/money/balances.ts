@@ -1,9 +1,8 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, Environment } from '../db/schema.js';
+import { sql } from 'kysely';
+import type { Database, Environment, Db } from '../db/schema.js';
 import { accountSpec, type AccountRef, type PlatformBucket } from './accounts.js';
 import { minorFromDb } from './amounts.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /** One account's balance in minor units (signed by its normal side); 0n when it does not exist yet. */
 export async function accountBalance(db: Db, environment: Environment, ref: AccountRef, asset: string): Promise<bigint> {

@@ -1,7 +1,6 @@
-import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import type { Database, Environment } from '../db/schema.js';
+import { sql, type RawBuilder } from 'kysely';
+import type { Database, Environment, Db } from '../db/schema.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /** Whose time a rule runs on: each sandbox merchant has a clock of its own (extensions 8). */
 export interface ClockScope {

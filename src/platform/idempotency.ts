@@ -2,7 +2,7 @@
 import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import type { Database } from '../db/schema.js';
+import type { Database, Db } from '../db/schema.js';
 import { ApiError } from './errors.js';
 import { SameKeyRefusal, afterRefusal } from './same-key-refusal.js';
 import type { IdempotencyContext } from './request-context.js';
@@ -27,7 +27,6 @@ export interface StoredResult {
   created_at: Date;
 }
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 async function findFresh(db: Db, merchantId: string, environment: string, key: string): Promise<StoredResult | undefined> {
   return db

@@ -7,7 +7,7 @@
  * module. Every order table has the columns of `LifecycleOrdersTable`.
  */
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Database, Db } from '../db/schema.js';
 import type { Environment, NullableTimestamp, Timestamp } from '../db/columns.js';
 import type { Config } from '../platform/config.js';
 import { scopeNowSql } from '../platform/clock.js';
@@ -63,7 +63,6 @@ export interface OrderStore {
   raiseAlert(trx: Transaction<Database>, alert: LifecycleAlert): Promise<unknown>;
 }
 
-type Db = Kysely<Database> | Transaction<Database>;
 type LifecycleDb = Record<string, LifecycleOrdersTable>;
 type Fields = Record<string, unknown>;
 

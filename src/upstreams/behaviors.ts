@@ -1,9 +1,8 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
+import { sql } from 'kysely';
+import type { Database, Db } from '../db/schema.js';
 import { scopeNowSql } from '../platform/clock.js';
 import { injectionTtlSeconds, type CallContext, type InjectedBehavior, type UpstreamName } from './port.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /**
  * Sandbox behaviour injection: a merchant presets how one upstream's money-moving step answers,

@@ -1,10 +1,9 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import { sql, type Selectable, type Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import { newId } from '../../platform/ids.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 import type { OperatorAlertsTable } from './tables.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 export interface AlertInput {
   /** e.g. `upstream.unknown_status`, `webhook.endpoint_disabled`. */

@@ -1,5 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Transaction } from 'kysely';
+import type { Database, Db } from '../../db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { mapPage, type ListEnvelope } from '../../platform/pagination.js';
 import { minorFromDb } from '../../money/index.js';
@@ -8,7 +8,6 @@ import type { AssetType } from '../../money/index.js';
 import type { Asset, AssetNetwork } from './rules.js';
 import { assetCacheOf } from './catalogue-cache.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 interface NetworkRow {
   asset: string;

@@ -1,5 +1,5 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import { sql, type Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
@@ -14,7 +14,6 @@ import { getAsset } from '../assets/queries.js';
  * of each posting that changes the balance, with its `balance_monitor.*` event).
  */
 
-type Db = Kysely<Database> | Transaction<Database>;
 interface Scope { merchantId: string; environment: Environment }
 
 export const monitorErrors = {

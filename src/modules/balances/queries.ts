@@ -1,11 +1,10 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { readRowsByKey } from '../../db/direct.js';
-import type { Database, Environment } from '../../db/schema.js';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import { baseBucket, formatAmount, memberBuckets, minorFromDb, type MemberBucket } from '../../money/index.js';
 
 /** Balance views read from the ledger's accounts: a member's buckets and a merchant's custody and prepaid. */
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /** A member's buckets of one asset as decimal strings at the asset's scale. */
 export interface MemberBalance {

@@ -1,11 +1,10 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import { sql, type Selectable, type Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import type { DepositsTable } from './tables.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 
 /** Reads and writes of the deposits table. */
 
-type Db = Kysely<Database> | Transaction<Database>;
 type Row = Selectable<DepositsTable>;
 
 export interface Caller {

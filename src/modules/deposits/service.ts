@@ -1,5 +1,5 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import type { Selectable, Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import type { DepositsTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
@@ -39,7 +39,6 @@ export function depositView(d: DepositFields, asset: Pick<Asset, 'scale'>) {
   };
 }
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /** What a deposit's own fields decide before any row is read: the asset, its network, the amount. */
 async function checkDeposit(trx: Db, input: DepositInput) {

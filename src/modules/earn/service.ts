@@ -5,8 +5,8 @@
  * `status_version` 0); a fixed-term order accrues daily and settles at maturity with principal
  * and interest (`earn.order.settled`, `data.id` = the order id). No event at the start.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import { sql, type Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
@@ -17,8 +17,8 @@ import { recordEvent } from '../../events/index.js';
 import { getAsset } from '../assets/queries.js';
 import { aprText, dailyInterest, dayMs, earnEntryKinds, earnReferenceType, maturityLines, payoutLines, redeemLines, subscribeLines } from './rules.js';
 import type { EarnOrderRow, EarnProductRow } from './tables.js';
+import { isoOrNull } from '../../platform/dates.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 export interface Scope {
   merchantId: string;
@@ -36,7 +36,6 @@ export const earnErrors = {
   redeem: ['not_found', 'state_invalid'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
-const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
 async function scaleOf(db: Db, code: string): Promise<number> {
   const a = await db.selectFrom('assets').select('scale').where('code', '=', code).executeTakeFirst();
@@ -79,11 +78,11 @@ function orderView(o: EarnOrderRow, scale: number) {
     status_version: o.status_version,
     interest_accrued: formatAmount(minorFromDb(o.accrued), scale),
     interest_paid: formatAmount(minorFromDb(o.interest_paid), scale),
-    started_at: iso(o.started_at)!,
-    matures_at: iso(o.matures_at),
-    settled_at: iso(o.settled_at),
-    redeemed_at: iso(o.redeemed_at),
-    created_at: iso(o.created_at)!,
+    started_at: isoOrNull(o.started_at)!,
+    matures_at: isoOrNull(o.matures_at),
+    settled_at: isoOrNull(o.settled_at),
+    redeemed_at: isoOrNull(o.redeemed_at),
+    created_at: isoOrNull(o.created_at)!,
   };
 }
 
@@ -99,9 +98,9 @@ function positionView(o: EarnOrderRow, scale: number) {
     interest_paid: formatAmount(minorFromDb(o.interest_paid), scale),
     status: o.status === 'active' ? 'active' : 'closed',
     redeemable: o.status === 'active' && o.type === 'flexible',
-    started_at: iso(o.started_at)!,
-    matures_at: iso(o.matures_at),
-    next_accrual_at: iso(o.next_accrual_at),
+    started_at: isoOrNull(o.started_at)!,
+    matures_at: isoOrNull(o.matures_at),
+    next_accrual_at: isoOrNull(o.next_accrual_at),
   };
 }
 

@@ -1,11 +1,10 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import { sql } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import { eventBody } from '../../events/index.js';
 import { eventTypes, isEventType } from '../../events/index.js';
 import { withPrefix } from '../../platform/ids.js';
 import { constantList, keysetPage, type ListEnvelope } from '../../platform/pagination.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 export interface Scope {
   merchantId: string;

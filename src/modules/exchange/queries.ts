@@ -1,13 +1,13 @@
 /** Exchange's SQL: directions, orders, the daily totals behind the limits, the expiry claims. */
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import { sql, type Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import { minorFromDb } from '../../money/index.js';
 import { withPrefix } from '../../platform/ids.js';
 import { scopeNowSql } from '../../platform/clock.js';
 import type { DirectionLimits } from './rules.js';
 import type { DirectionRow, ExchangeOrderRow, OrderStatus } from './tables.js';
 
-export type Db = Kysely<Database> | Transaction<Database>;
+export type { Db } from '../../db/schema.js';
 
 export interface Scope {
   merchantId: string;

@@ -27,6 +27,7 @@ import {
 } from './rules.js';
 import type { DirectionRow, ExchangeOrderRow, OrderStatus } from './tables.js';
 import { checkRestatement, sidesOf, type ExecuteRequest, type QuoteRestatement } from './requests.js';
+import { isoOrNull } from '../../platform/dates.js';
 
 export const exchangeErrors = {
   quote: ['invalid_request', 'invalid_fields', 'asset_not_allowed', 'service_unavailable', 'kyc_required', 'amount_out_of_range', 'limit_exceeded'],
@@ -129,7 +130,6 @@ async function priceFresh(ctx: ServiceContext, db: Db, scope: MemberScope, sides
 // ---------------------------------------------------------------------------------------------
 // Views
 
-const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
 export function orderView(row: ExchangeOrderRow, fromScale: number, toScale: number) {
   const feeScale = row.fee_asset === row.from_asset ? fromScale : toScale;
@@ -147,10 +147,10 @@ export function orderView(row: ExchangeOrderRow, fromScale: number, toScale: num
     fee_asset: row.fee_asset,
     ledger_scale_from: fromScale,
     ledger_scale_to: toScale,
-    quote_expires_at: iso(row.quote_expires_at),
-    executed_at: iso(row.executed_at),
-    expired_at: iso(row.expired_at),
-    created_at: iso(row.created_at)!,
+    quote_expires_at: isoOrNull(row.quote_expires_at),
+    executed_at: isoOrNull(row.executed_at),
+    expired_at: isoOrNull(row.expired_at),
+    created_at: isoOrNull(row.created_at)!,
   };
 }
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { stringify } from 'csv-stringify/sync';
-import type { Database, Environment } from '../../db/schema.js';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
@@ -18,7 +18,6 @@ import type { ExportsTable } from './tables.js';
  * holds more than a batch of rows and a chunk.
  */
 
-type Db = Kysely<Database> | Transaction<Database>;
 interface Scope { merchantId: string; environment: Environment }
 
 export const exportJobKind = 'export.write';

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Database, Db } from '../../db/schema.js';
 
 /**
  * A merchant's branding on its hosted screens (docs/hosted-screens.md, "Who asks"): a display
@@ -8,7 +7,6 @@ import type { Database } from '../../db/schema.js';
  * its bytes, the colour, the text colour on it), then the reads and writes.
  */
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 export const logoBytesMax = 256 * 1024;
 export const displayNameMax = 80;

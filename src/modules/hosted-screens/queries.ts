@@ -1,9 +1,7 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import { ticketIdShape, type Ticket } from './rules.js';
 import type { TicketPurpose } from './tables.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /** Reads a ticket by id (any state), locking it when `forUpdate` inside a transaction. */
 export async function findTicket(db: Db, id: string, forUpdate = false): Promise<Ticket | undefined> {

@@ -1,5 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import type { Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
 import type { TicketPurpose } from './tables.js';
@@ -8,7 +8,6 @@ import { findTicket, frameAncestorsOf, putFrameAncestors } from './queries.js';
 import type { SandboxOutcome, ScreenRegistry } from './screen.js';
 import { normaliseFrameAncestors, type FrameAncestorProblem } from './security-headers.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 export interface TicketRequest {
   merchantId: string;

@@ -1,10 +1,9 @@
-import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import type { KycImagesTable, KycProfilesTable } from './tables.js';
 
 /** Reads and writes of the KYC tables. Other areas read a member's profile status and the requirements here. */
 
-type Db = Kysely<Database> | Transaction<Database>;
 export type KycProfile = Selectable<KycProfilesTable>;
 export type KycImage = Selectable<KycImagesTable>;
 

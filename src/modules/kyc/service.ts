@@ -1,5 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import type { Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { enqueue } from '../../jobs/queue.js';
 import { recordEvent } from '../../events/index.js';
@@ -23,7 +23,6 @@ import type { KycSubmitOutcome } from '../../upstreams/kyc/port.js';
  * and the one review path every decision takes (operator, provider, sandbox helper).
  */
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /** The codes each function can answer: the routes declare these lists. */
 export const kycErrors = {

@@ -1,9 +1,8 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import { sql } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import { baseBucket, formatAmount, minorFromDb } from '../../money/index.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /**
  * The merchant's journal as the API shows it (extensions 13, docs/ledger.md "The merchant's

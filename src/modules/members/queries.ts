@@ -1,10 +1,9 @@
 /** Reads of the members table. The lookup by either id is also the request pipeline's on-behalf-of step (injected as ctx.resolveMember). */
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import { sql, type Selectable, type Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import type { MembersTable } from './tables.js';
 import { scopeNowSql } from '../../platform/clock.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 const internalId = /^mem_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -1,5 +1,5 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import type { Selectable, Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import type { MembersTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -14,7 +14,6 @@ export const memberErrors = {
   revokeSessions: ['member_not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /** The member as the API shows it; `kycProfileStatus` is its KYC profile's status (null: no profile yet). */
 export function memberView(m: Selectable<MembersTable>, kycProfileStatus: string | null = null) {

@@ -1,5 +1,5 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Selectable, Transaction } from 'kysely';
+import type { Database, Db } from '../../db/schema.js';
 import type { DepositAddressesTable } from './tables.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { IdempotencyContext } from '../../platform/request-context.js';
@@ -18,7 +18,6 @@ export const depositAddressErrors = {
   request: ['asset_not_allowed', 'service_unavailable'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 export function depositAddressView(row: Selectable<DepositAddressesTable>) {
   return { id: row.id, asset: row.asset, network: row.network, address: row.address, created_at: new Date(row.created_at).toISOString() };

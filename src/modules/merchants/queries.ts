@@ -1,9 +1,7 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Database, Db } from '../../db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 const view = (m: { id: string; name: string; status: string; created_at: Date }) => ({
   id: m.id,

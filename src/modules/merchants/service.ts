@@ -1,12 +1,12 @@
 /** The API-key lifecycle the operator drives: issue, approve restricted scopes, change, rotate. */
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import { sql, type Selectable, type Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import type { ApiKeysTable } from '../../platform/tables.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId, randomToken, sha256Hex } from '../../platform/ids.js';
 import { requireAllowlist, requireFutureExpiry, splitScopes, stopsTokens } from './rules.js';
+import { isoOrNull } from '../../platform/dates.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 export interface KeyView {
   id: string;
@@ -26,7 +26,6 @@ export interface KeyWithSecrets extends KeyView {
   signing_key: string;
 }
 
-const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
 function view(row: Selectable<ApiKeysTable>): KeyView {
   return {
@@ -38,8 +37,8 @@ function view(row: Selectable<ApiKeysTable>): KeyView {
     pending_scopes: row.pending_scopes,
     ip_allowlist: row.ip_allowlist,
     disabled: row.disabled,
-    expires_at: iso(row.expires_at),
-    created_at: iso(row.created_at)!,
+    expires_at: isoOrNull(row.expires_at),
+    created_at: isoOrNull(row.created_at)!,
   };
 }
 

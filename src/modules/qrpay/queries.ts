@@ -1,6 +1,6 @@
 /** QR pay's SQL: the order reads and claims the services build on. */
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import { sql, type Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import { withPrefix } from '../../platform/ids.js';
 import { getAsset } from '../assets/queries.js';
 import type { DecodedQr } from './emvco.js';
@@ -8,7 +8,7 @@ import type { QrScheme } from './schemes.js';
 import { openStatuses, type PublicStatus } from './state.js';
 import type { QrOrderRow, QrPayOrderStatus } from './tables.js';
 
-export type Db = Kysely<Database> | Transaction<Database>;
+export type { Db } from '../../db/schema.js';
 
 export interface Caller {
   merchantId: string;

@@ -2,6 +2,7 @@
 import { formatAmount, minorFromDb } from '../../money/index.js';
 import { publicStatus } from './state.js';
 import type { QrOrderRow } from './tables.js';
+import { isoOrNull } from '../../platform/dates.js';
 
 export function orderView(o: QrOrderRow, scale: number) {
   return {
@@ -22,7 +23,6 @@ export function orderView(o: QrOrderRow, scale: number) {
   };
 }
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 /** The operator's view: the public one plus our internal state and the provider's side. */
 export function operatorOrderView(o: QrOrderRow, scale: number) {
@@ -35,12 +35,12 @@ export function operatorOrderView(o: QrOrderRow, scale: number) {
     upstream_outcome: o.upstream_outcome,
     provider_order_id: o.provider_order_id,
     provider_status: o.provider_status,
-    call_started_at: iso(o.call_started_at)!,
+    call_started_at: isoOrNull(o.call_started_at)!,
     check_count: o.check_count,
-    next_check_at: iso(o.next_check_at),
-    last_checked_at: iso(o.last_checked_at),
-    completed_at: iso(o.completed_at),
-    failed_at: iso(o.failed_at),
-    refunded_at: iso(o.refunded_at),
+    next_check_at: isoOrNull(o.next_check_at),
+    last_checked_at: isoOrNull(o.last_checked_at),
+    completed_at: isoOrNull(o.completed_at),
+    failed_at: isoOrNull(o.failed_at),
+    refunded_at: isoOrNull(o.refunded_at),
   };
 }

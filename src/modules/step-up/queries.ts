@@ -1,8 +1,7 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import { sql, type Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import { minorFromDb } from '../../money/index.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 export interface ThresholdScope {
   merchantId: string;

@@ -4,11 +4,11 @@ import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { withPrefix } from '../../platform/ids.js';
 import { OperatorEnvironment, OperatorIdParams, TimeOrNull, operatorRouter } from '../../platform/operator-route.js';
+import { isoOrNull } from '../../platform/dates.js';
 
 /** Attempts shown per delivery (newest first). */
 export const operatorAttemptsMax = 100;
 
-const iso = (d: Date | string | null) => (d ? new Date(d).toISOString() : null);
 
 const Delivery = Type.Object({
   id: Type.String(),
@@ -63,12 +63,12 @@ export async function webhookOperatorRoutes(app: AppInstance, ctx: ServiceContex
     return {
       id: d.id, merchant_id: d.merchant_id, environment: d.environment, event_id: d.event_id, event_type: d.event_type,
       endpoint_id: d.endpoint_id, status: d.status, attempts: d.attempts, round_attempts: d.round_attempts, generation: d.generation,
-      last_http_status: d.last_http_status, last_error: d.last_error, next_attempt_at: iso(d.next_attempt_at), lease_until: iso(d.lease_until),
-      created_at: iso(d.created_at), updated_at: iso(d.updated_at),
-      endpoint: endpoint ? { ...endpoint, failing_since: iso(endpoint.failing_since) } : null,
+      last_http_status: d.last_http_status, last_error: d.last_error, next_attempt_at: isoOrNull(d.next_attempt_at), lease_until: isoOrNull(d.lease_until),
+      created_at: isoOrNull(d.created_at), updated_at: isoOrNull(d.updated_at),
+      endpoint: endpoint ? { ...endpoint, failing_since: isoOrNull(endpoint.failing_since) } : null,
       attempt_log: attempts.map((a) => ({
         attempt: a.attempt, generation: a.generation, outcome: a.outcome, http_status: a.http_status, error: a.error,
-        started_at: iso(a.started_at), finished_at: iso(a.finished_at),
+        started_at: isoOrNull(a.started_at), finished_at: isoOrNull(a.finished_at),
       })),
     };
   });

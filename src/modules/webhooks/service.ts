@@ -1,5 +1,5 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import { sql, type Selectable, type Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import type { Config } from '../../platform/config.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
@@ -10,6 +10,7 @@ import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
 import { normaliseEventTypes, redeliverAction, subscribes } from './state.js';
 import { subscribesSql } from './claims.js';
 import { endpointsLockSql, insertDeliveries, recordEndpointChange } from './fan-out.js';
+import { iso } from '../../platform/dates.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const webhookErrors = {
@@ -21,7 +22,6 @@ export const webhookErrors = {
   replay: ['state_invalid', 'not_found', 'invalid_request'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
-type Db = Kysely<Database> | Transaction<Database>;
 type EndpointRow = Selectable<WebhookEndpointsTable>;
 type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 
@@ -42,7 +42,6 @@ export const overlapSecondsMax = 7 * 86_400;
 export const requeueBatchMax = 1_000;
 export const deliveryStatuses = ['pending', 'sent', 'failed', 'dead', 'no_subscriber'] as const;
 
-const iso = (d: Date | string) => new Date(d).toISOString();
 
 export function endpointView(e: EndpointRow) {
   return {

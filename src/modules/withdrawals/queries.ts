@@ -1,12 +1,11 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import { sql, type Selectable } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 import { withPrefix } from '../../platform/ids.js';
 
 /** Reads and writes of the withdrawals and blacklisted_addresses tables. */
 
-type Db = Kysely<Database> | Transaction<Database>;
 type Row = Selectable<WithdrawalsTable>;
 
 export interface Caller {

@@ -1,5 +1,5 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import type { Selectable, Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
@@ -25,7 +25,6 @@ export const withdrawalErrors = {
   get: ['not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
-type Db = Kysely<Database> | Transaction<Database>;
 type Row = Selectable<WithdrawalsTable>;
 
 export type { Caller } from './queries.js';

@@ -4,14 +4,13 @@
  * system as sent) in one environment, with its field contract per entity type, policy, fees and
  * limits.
  */
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, Environment } from '../../../db/schema.js';
+import type { Database, Environment, Db } from '../../../db/schema.js';
 import { minorFromDb } from '../../../money/index.js';
 import type { FieldSpec } from './contracts.js';
 import type { CorridorLimits, CorridorPolicy } from './rules.js';
 import type { CorridorRow, EntityType, PaymentMethod } from './tables.js';
 
-export type Db = Kysely<Database> | Transaction<Database>;
+export type { Db } from '../../../db/schema.js';
 
 export const entityTypes: readonly EntityType[] = ['INDIVIDUAL', 'COMPANY'];
 export const paymentMethods: readonly PaymentMethod[] = ['LOCAL', 'SWIFT'];

@@ -3,8 +3,8 @@ import { formatAmount, minorFromDb } from '../../../money/index.js';
 import type { PayeeIds } from '../payees/payee-ids.js';
 import { publicStatus } from './state.js';
 import type { RemitOrderRow } from './tables.js';
+import { isoOrNull } from '../../../platform/dates.js';
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 export function orderView(ids: PayeeIds, o: RemitOrderRow, sourceScale: number, payoutScale: number) {
   return {
@@ -21,7 +21,7 @@ export function orderView(ids: PayeeIds, o: RemitOrderRow, sourceScale: number, 
     rate: o.rate,
     payout_date: o.payout_date,
     failure_reason: o.failure_reason,
-    created_at: iso(o.created_at)!,
-    updated_at: iso(o.updated_at)!,
+    created_at: isoOrNull(o.created_at)!,
+    updated_at: isoOrNull(o.updated_at)!,
   };
 }

@@ -1,10 +1,10 @@
 /** Payees' SQL: shared payees, members' links, the payee id scheme (orders: orders/queries.ts; corridors: corridors/queries.ts). */
-import type { Insertable, Kysely, Transaction } from 'kysely';
-import type { Database, Environment } from '../../../db/schema.js';
+import type { Insertable, Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../../db/schema.js';
 import { payeeIds, type PayeeIds } from './payee-ids.js';
 import type { PayeeEntityRow, PayeeRow, RemitPayeeEntitiesTable } from './tables.js';
 
-export type Db = Kysely<Database> | Transaction<Database>;
+export type { Db } from '../../../db/schema.js';
 
 export interface MemberCaller {
   merchantId: string;

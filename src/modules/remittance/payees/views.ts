@@ -2,6 +2,7 @@
 import { primaryIdentifierParts, type FieldSpec } from '../corridors/contracts.js';
 import type { PayeeIds } from './payee-ids.js';
 import type { PayeeEntityRow, PayeeRow } from './tables.js';
+import { isoOrNull } from '../../../platform/dates.js';
 
 /** Masks an account number, IBAN or proxy: the last four characters shown (an IBAN keeps its country). */
 export function maskIdentifier(value: string, part: string): string {
@@ -32,7 +33,6 @@ function maskedFields(contract: readonly FieldSpec[], values: Record<string, str
   return out;
 }
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 /** The full payee record (list and get). */
 export function payeeView(ids: PayeeIds, link: PayeeRow, entity: PayeeEntityRow, contract: readonly FieldSpec[]) {
@@ -55,9 +55,9 @@ export function payeeView(ids: PayeeIds, link: PayeeRow, entity: PayeeEntityRow,
     name_check: link.name_check === null ? null : {
       result: link.name_check,
       suggested_name: link.name_check_suggestion,
-      checked_at: iso(link.name_checked_at)!,
+      checked_at: isoOrNull(link.name_checked_at)!,
     },
-    created_at: iso(link.created_at)!,
-    updated_at: iso(link.updated_at)!,
+    created_at: isoOrNull(link.created_at)!,
+    updated_at: isoOrNull(link.updated_at)!,
   };
 }
