@@ -1,3 +1,4 @@
+// Over 300 lines: the event stream's hub and its one connection type, which share their wake-up and leases.
 import { AsyncResource } from 'node:async_hooks';
 import { PassThrough } from 'node:stream';
 import { sql, type Kysely } from 'kysely';

@@ -1,3 +1,4 @@
+// Over 300 lines: a quote and its order share pricing, gates and events; a split would pass them all around.
 /**
  * Member exchange (docs/exchange.md): `POST /v1/exchange/quotes` (read-only, or a lock: an order
  * in state `quoted`), `POST /v1/exchange/orders` (executes a lock at its numbers, or at market),

@@ -1,3 +1,4 @@
+// Over 300 lines: a KYC profile's life (sessions, submissions, the provider's check, reviews) under one lock order.
 import type { Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';

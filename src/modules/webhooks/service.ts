@@ -1,3 +1,4 @@
+// Over 300 lines: a merchant's endpoints and their deliveries (redeliver, replay) share the endpoints' lock.
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import type { Config } from '../../platform/config.js';
