@@ -13,7 +13,7 @@ import type { RunningService } from '../src/server.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { lifecycleHelpers } from './support/card-lifecycle.js';
-import { cardLifecycleJobHandlers, cardLifecycleTickers } from '../src/modules/cards/lifecycle-workers.js';
+import { cardLifecycleJobHandlers, cardLifecycleTickers } from '../src/modules/cards/shared/workers.js';
 import { RetryLater } from '../src/jobs/types.js';
 
 // One service for both describes (the same configuration), a merchant of its own for each.

@@ -23,10 +23,11 @@ export const cardScreens: readonly HostedScreen[] = [cardSupplementScreen, cardR
 export { cardLifecycleRoutes } from './lifecycle-routes.js';
 export { cardOperatorRoutes } from './products/operator-routes.js';
 export { cardMoneyOperatorRoutes } from './topups/operator-routes.js';
-export { cardJobHandlers, cardTickers, cardTimedProcesses } from './workers.js';
-export { cardReconcileTickers, cardReconcileTimedProcesses } from './reconcile.js';
+export {
+  cardJobHandlers, cardTickers, cardTimedProcesses, cardReconcileTickers, cardReconcileTimedProcesses,
+  cardLifecycleJobHandlers, cardLifecycleTickers, cardLifecycleTimedProcesses,
+} from './shared/workers.js';
 export { cardMoneyJobHandlers, cardMoneyTickers } from './topups/workers.js';
-export { cardLifecycleJobHandlers, cardLifecycleTickers, cardLifecycleTimedProcesses } from './lifecycle-workers.js';
 
 // The merchant console's card pages and sandbox helpers.
 export { getCard, sandboxShip } from './cards/service.js';

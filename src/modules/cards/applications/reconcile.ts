@@ -1,0 +1,93 @@
+/**
+ * Reconciliation of card applications whose outcome is unknown (docs/cards.md, "Reconciliation"):
+ * a submission that timed out or met a 5xx (`pending`, `upstream_outcome` `unknown`, the opening
+ * fee frozen): the issuer is asked for the application's state and its decision is applied like
+ * any other (approved → card opened and fee charged; rejected → fee refunded; need_docs →
+ * supplement work order); in review → the submission is known to have arrived; never received →
+ * submitted again under the same request id; no answer → stays `pending`, never refunded.
+ *
+ * A timed process on the merchant's clock (the sandbox clock advance runs it; shared/workers.ts
+ * lists it and its ticker) with the shared backoff of src/provider-orders/lifecycle.ts and its
+ * `upstream.reconciliation_stalled` alert. Every change is a conditional one under the row's lock,
+ * so a pass racing the request's own answer (or another process) changes nothing twice; the
+ * request ids are the issuer's idempotency keys.
+ */
+import { sql } from 'kysely';
+import type { ServiceContext } from '../../../service-context.js';
+import type { TimedProcess } from '../../../jobs/types.js';
+import type { ClockScope } from '../../../platform/clock.js';
+import { reportFailure } from '../../../jobs/failures.js';
+import { withDeadline } from '../../../upstreams/deadline.js';
+import { reconcileStalledAfterChecks } from '../../../provider-orders/index.js';
+import { raiseAlert } from '../../alerts/queries.js';
+import { alertApplicationUnknownStatus, decide } from './service.js';
+import { findApplication, productBySeq, type Db } from '../shared/queries.js';
+import { nextCheck, reconcileBatchMax } from '../shared/reconcile.js';
+import { applicationQueryDecision, applicationResubmitDecision, type ApplicationReconcileDecision } from './state.js';
+import type { CardApplicationRow } from '../tables.js';
+
+export const applicationReconcileName = 'card.application_reconcile';
+
+/** Applications of the scope whose submission outcome is not known yet. */
+const openApplications = (db: Db, scope: ClockScope) => db.selectFrom('card_applications')
+  .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment)
+  .where('status', '=', 'pending').where('upstream_outcome', '<>', 'accepted').where('next_check_at', 'is not', null);
+
+/** Asks the issuer about one application and applies the answer (once, under the row's lock). */
+export async function reconcileApplication(ctx: ServiceContext, app: CardApplicationRow, now: Date): Promise<void> {
+  const call = { merchantId: app.merchant_id, environment: app.environment };
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.card.applicationStatus(call, app.id));
+  const callAgeMs = now.getTime() - new Date(app.created_at).getTime();
+  let decision: ApplicationReconcileDecision = applicationQueryDecision(answer, callAgeMs, ctx.config.upstreamNotFoundGraceMs);
+  if (decision.kind === 'resubmit') {
+    const product = (await productBySeq(ctx.db, app.environment, app.product_seq))!;
+    const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+      ctx.upstreams.card.submitApplication(call, { requestId: app.id, bin: product.bin, formFactor: product.form_factor }));
+    decision = applicationResubmitDecision(outcome);
+  }
+  await ctx.db.transaction().execute(async (trx) => {
+    const locked = await findApplication(trx, call, app.id, true);
+    if (!locked || locked.status !== 'pending' || locked.upstream_outcome === 'accepted' || locked.next_check_at === null) return;
+    const checks = locked.check_count + 1;
+    if (decision.kind === 'decide') {
+      await trx.updateTable('card_applications').set({ check_count: checks }).where('id', '=', app.id).execute();
+      await decide(ctx, trx, { ...locked, check_count: checks }, decision.decision, answer.kind === 'found' ? answer.card : undefined);
+      return;
+    }
+    if (decision.kind === 'received') {
+      await trx.updateTable('card_applications').set({ upstream_outcome: 'accepted', check_count: checks, next_check_at: null, updated_at: now })
+        .where('id', '=', app.id).execute();
+      return;
+    }
+    await trx.updateTable('card_applications').set({ check_count: checks, next_check_at: nextCheck(ctx, checks, now) }).where('id', '=', app.id).execute();
+    if (decision.kind === 'wait' && decision.unknownStatus !== undefined) await alertApplicationUnknownStatus(trx, locked, decision.unknownStatus);
+    if (checks === reconcileStalledAfterChecks) {
+      await raiseAlert(trx, {
+        kind: 'upstream.reconciliation_stalled', merchantId: app.merchant_id, environment: app.environment, object: 'card_application', objectId: app.id,
+        message: `Card application ${app.id}: the issuer's answer to its submission is still unknown after ${checks} status queries; the opening fee stays frozen.`,
+      });
+    }
+  });
+}
+
+export const applicationReconcileProcess: TimedProcess = {
+  name: applicationReconcileName,
+  async nextDue(db, scope) {
+    const row = await openApplications(db, scope).select(sql<Date | null>`min(next_check_at)`.as('due')).executeTakeFirst();
+    return row?.due ? new Date(row.due) : null;
+  },
+  async runDue(ctx, scope, now) {
+    const due = await openApplications(ctx.db, scope).selectAll().where('next_check_at', '<=', now)
+      .orderBy('next_check_at').limit(reconcileBatchMax).execute();
+    for (const app of due) {
+      try {
+        await reconcileApplication(ctx, app, now);
+      } catch (err) {
+        reportFailure(ctx, { job: applicationReconcileName, attempt: app.check_count + 1 }, err, `card application ${app.id}: reconciliation failed; retried later`);
+        // Its next check moves on, so that a failing row does not hold the clock (the TimedProcess contract).
+        await ctx.db.updateTable('card_applications').set({ next_check_at: nextCheck(ctx, app.check_count + 1, now) })
+          .where('id', '=', app.id).where('next_check_at', '<=', now).execute();
+      }
+    }
+  },
+};
