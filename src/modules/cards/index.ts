@@ -9,18 +9,63 @@ import { router } from '../../platform/route.js';
 import type { ServiceContext } from '../../service-context.js';
 import { topUpRoutes } from './topups/routes.js';
 import { transactionRoutes } from './transactions/routes.js';
+import { productRoutes } from './products/routes.js';
+import { applicationRoutes } from './applications/routes.js';
+import { cardRecordRoutes } from './cards/routes.js';
+import { controlRoutes } from './controls/routes.js';
+import { replacementRoutes } from './replacements/routes.js';
+import { closingRoutes } from './closing/routes.js';
 import type { HostedScreen } from '../hosted-screens/screen.js';
 import { cardSupplementScreen } from './applications/screens.js';
 import { cardRevealScreen } from './cards/reveal.js';
 
 export type { CardTables, CardLifecycleTables } from './tables.js';
 
-export { cardRoutes } from './routes.js';
+/**
+ * Card issuing I (docs/cards.md): products, applications and their supplement, the card record,
+ * activation, controls. Registered in this order, the order of their paths in the OpenAPI document.
+ */
+export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+  const route = router(app, ctx);
+  const products = productRoutes(route, ctx);
+  const applications = applicationRoutes(route, ctx);
+  const cards = cardRecordRoutes(route, ctx);
+  const controls = controlRoutes(route, ctx);
+  products.list();
+  applications.create();
+  applications.getById();
+  applications.supplementSession();
+  cards.list();
+  cards.getById();
+  cards.activate();
+  controls.setLimits();
+  controls.getMerchantRules();
+  controls.setMerchantRules();
+  controls.deleteMerchantRules();
+  controls.setBillingAddress();
+  controls.unblockCvv();
+  cards.secureSession();
+  applications.sandboxAdvance();
+  cards.sandboxShip();
+}
+
+/**
+ * Card issuing II, the lifecycle (docs/cards.md, "Replacement, closing and expiry"): replacements
+ * and closing, registered in the order of the OpenAPI document.
+ */
+export async function cardLifecycleRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+  const route = router(app, ctx);
+  const replacements = replacementRoutes(route, ctx);
+  const closing = closingRoutes(route, ctx);
+  replacements.create();
+  replacements.list();
+  replacements.getById();
+  closing.close();
+}
 
 /** The card area's hosted screens, listed in src/routes.ts. */
 export const cardScreens: readonly HostedScreen[] = [cardSupplementScreen, cardRevealScreen];
 
-export { cardLifecycleRoutes } from './lifecycle-routes.js';
 export { cardOperatorRoutes } from './products/operator-routes.js';
 export { cardMoneyOperatorRoutes } from './topups/operator-routes.js';
 export {

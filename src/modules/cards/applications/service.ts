@@ -19,13 +19,20 @@ import { minKycLevel } from '../../kyc/queries.js';
 import { issueTicket } from '../../hosted-screens/service.js';
 import { raiseAlertOnce } from '../../alerts/queries.js';
 import { ticketView } from '../../hosted-screens/rules.js';
-import { authorisedBins, binAllowed, externalIdOf, findApplication, productBySeq, productSeqOf, scaleOf, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import {
+  authorisedBins, binAllowed, externalIdOf, findApplication, productBySeq, productSeqOf, scaleOf, type CardCaller,
+  type Db, type MemberCardCaller,
+} from '../shared/queries.js';
 import { addressProblems, normaliseAddress } from '../shared/rules.js';
-import { cardEntryKinds, cardReferenceType, feeChargeLines, feeFreezeLines, feeInSource, feeRefundLines } from './rules.js';
-import { applicationReceived, applicationTransition, outsideApplicationEnumeration, supplementOpen, type ApplicationEvent } from './state.js';
+import {
+  cardEntryKinds, cardReferenceType, feeChargeLines, feeFreezeLines, feeInSource, feeRefundLines,
+} from './rules.js';
+import {
+  applicationReceived, applicationTransition, outsideApplicationEnumeration, supplementOpen, type ApplicationEvent,
+} from './state.js';
 import { openingInventory, openingStatus } from '../cards/state.js';
 import type { Address, CardApplicationRow, CardRow } from '../tables.js';
-import { applicationView } from '../views.js';
+import { applicationView } from './views.js';
 import { enqueueVoidIssuedCard } from './void-issued.js';
 
 export const applicationErrors = {

@@ -13,10 +13,12 @@ import { requireStepUp, type StepUpCall } from '../../step-up/service.js';
 import { stepUpObjectRef } from '../../step-up/rules.js';
 import { emitCard } from '../applications/service.js';
 import { cardsQuery, findCard, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
-import { activationResumeDecision, activationResumeSeconds, afterActivationFailure, activationVerdict, isLocked } from './state.js';
+import {
+  activationResumeDecision, activationResumeSeconds, afterActivationFailure, activationVerdict, isLocked,
+} from './state.js';
 import { sha256Hex } from '../../../platform/ids.js';
 import type { CardRow } from '../tables.js';
-import { cardView } from '../views.js';
+import { cardView } from './views.js';
 
 export const cardErrors = {
   get: ['not_found'],

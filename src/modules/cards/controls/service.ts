@@ -18,7 +18,7 @@ import { findCard, scaleOf, type Db, type MemberCardCaller } from '../shared/que
 import { addressProblems, normaliseAddress } from '../shared/rules.js';
 import { limitProblems, merchantRuleProblems, tighterLimits, type Limits } from './rules.js';
 import type { Address, CardRow, MerchantRuleSet } from '../tables.js';
-import { cardView } from '../views.js';
+import { cardView } from '../cards/views.js';
 
 export const controlErrors = {
   limits: ['state_invalid', 'product_not_available', 'invalid_fields', 'invalid_request', 'not_found'],

@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../../service-context.js';
 import { OperatorEnvironment, OperatorIdParams as IdParams, operatorRouter } from '../../../platform/operator-route.js';
 import { getMerchant } from '../../merchants/queries.js';
 import { operatorProductView, updateProduct } from './service.js';
-import { OperatorCardProduct } from '../schemas.js';
+import { OperatorCardProduct } from './schemas.js';
 
 /** A merchant and one BIN (6 to 8 digits), for PUT and DELETE alike: DELETE took any text and answered 200 echoing it. */
 const BinParams = Type.Object({ id: IdParams.properties.id, bin: Type.String({ pattern: '^[0-9]{6,8}$' }) });

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { ServiceContext } from '../../../service-context.js';
 import { PageQuery, listEnvelope } from '../../../platform/pagination.js';
 import type { Router } from '../../../platform/route.js';
-import { IdParams } from '../schemas.js';
+import { IdParams } from '../shared/schemas.js';
 import { CardTopUp, TopUpBody, TopUpParams, TopUpQuote } from './schemas.js';
 import { createTopUp, getTopUp, listTopUps, quoteTopUp, rateFor, topUpErrors } from './service.js';
 

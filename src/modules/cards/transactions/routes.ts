@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { ServiceContext } from '../../../service-context.js';
 import { PageQuery, listEnvelope } from '../../../platform/pagination.js';
 import type { Router } from '../../../platform/route.js';
-import { IdParams } from '../schemas.js';
+import { IdParams } from '../shared/schemas.js';
 import { AuthorizationAnswer, AuthorizationBody, CardTransaction, FollowBody, TransactionsQuery } from './schemas.js';
 import { authorize, follow, getTransaction, listTransactions, transactionErrors } from './service.js';
 

@@ -1,0 +1,19 @@
+import { formatAmount, minorFromDb } from '../../../money/index.js';
+import { productId, scaleOf, type Db } from '../shared/queries.js';
+import { iso } from '../shared/views.js';
+import type { CardApplicationRow } from '../tables.js';
+
+/** A card application (extensions 10, extended): the opening fee in its source asset's decimal form. */
+export async function applicationView(db: Db, a: CardApplicationRow) {
+  return {
+    id: a.id,
+    status: a.status,
+    status_version: a.status_version,
+    product_id: productId(a.product_seq),
+    source_asset: a.source_asset,
+    opening_fee: formatAmount(minorFromDb(a.fee), await scaleOf(db, a.source_asset)),
+    supplement: a.supplement_status === null ? null : { status: a.supplement_status, expires_at: iso(a.supplement_expires_at) },
+    card_id: a.card_id,
+    created_at: iso(a.created_at)!,
+  };
+}
