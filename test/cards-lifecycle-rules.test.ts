@@ -3,12 +3,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cardCanSpend } from '../src/modules/cards/cards/state.js';
 import { cardExpiresAt, closeOutcomeTransition, closeVerdict, expiryDue } from '../src/modules/cards/closing/state.js';
-import { isSecurityReason, replacementReasons, replacementRequestVerdict, replacementStartProblem, replacementTransition, truncateNote } from '../src/modules/cards/replacements/state.js';
+import {
+  isSecurityReason, replacementReasons, replacementRequestVerdict, replacementStartProblem, replacementTransition,
+  truncateNote,
+} from '../src/modules/cards/replacements/state.js';
 import { balanceReturnLines, heldReleaseToAvailableLines } from '../src/modules/cards/shared/rules.js';
 import { replacementFeeAsset, replacementFees } from '../src/modules/cards/replacements/rules.js';
 import { replacementRetryDelaySeconds } from '../src/modules/cards/replacements/executor.js';
 import { assertEntry } from '../src/money/index.js';
-import type { CardStatus } from '../src/modules/cards/tables.js';
+import type { CardStatus } from '../src/modules/cards/cards/tables.js';
 
 const statuses: CardStatus[] = ['unactivated', 'active', 'closing', 'closed', 'expired', 'replaced'];
 const cardId = 'crd_00000000-0000-4000-8000-000000000001';

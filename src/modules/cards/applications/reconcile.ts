@@ -24,7 +24,7 @@ import { alertApplicationUnknownStatus, decide } from './service.js';
 import { findApplication, productBySeq, type Db } from '../shared/queries.js';
 import { nextCheck, reconcileBatchMax } from '../shared/reconcile.js';
 import { applicationQueryDecision, applicationResubmitDecision, type ApplicationReconcileDecision } from './state.js';
-import type { CardApplicationRow } from '../tables.js';
+import type { CardApplicationRow } from './tables.js';
 
 export const applicationReconcileName = 'card.application_reconcile';
 

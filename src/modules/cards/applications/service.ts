@@ -31,7 +31,9 @@ import {
   applicationReceived, applicationTransition, outsideApplicationEnumeration, supplementOpen, type ApplicationEvent,
 } from './state.js';
 import { openingInventory, openingStatus } from '../cards/state.js';
-import type { Address, CardApplicationRow, CardRow } from '../tables.js';
+import type { Address } from '../shared/tables.js';
+import type { CardApplicationRow } from './tables.js';
+import type { CardRow } from '../cards/tables.js';
 import { applicationView } from './views.js';
 import { enqueueVoidIssuedCard } from './void-issued.js';
 

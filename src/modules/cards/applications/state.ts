@@ -1,6 +1,8 @@
-import type { ApplicationDecision, ApplicationReviewStatus, ApplicationStatusOutcome } from '../../../upstreams/card/port.js';
+import type {
+  ApplicationDecision, ApplicationReviewStatus, ApplicationStatusOutcome,
+} from '../../../upstreams/card/port.js';
 import { providerStatusOf, type CallOutcome } from '../../../upstreams/port.js';
-import type { ApplicationStatus } from '../tables.js';
+import type { ApplicationStatus } from './tables.js';
 import type { Verdict } from '../shared/state.js';
 
 /** The application's state machine as pure functions (docs/cards.md, "States"), and what the issuer's answers mean for it. */

@@ -1,7 +1,7 @@
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { productId, scaleOf, type Db } from '../shared/queries.js';
 import { iso } from '../shared/views.js';
-import type { CardApplicationRow } from '../tables.js';
+import type { CardApplicationRow } from './tables.js';
 
 /** A card application (extensions 10, extended): the opening fee in its source asset's decimal form. */
 export async function applicationView(db: Db, a: CardApplicationRow) {

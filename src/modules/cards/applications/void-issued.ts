@@ -12,7 +12,7 @@ import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf } from '../../../upstreams/port.js';
 import { raiseAlert, raiseAlertOnce } from '../../alerts/queries.js';
 import type { Db } from '../shared/queries.js';
-import type { CardApplicationRow } from '../tables.js';
+import type { CardApplicationRow } from './tables.js';
 
 export const voidIssuedCardJobKind = 'card.void_issued';
 

@@ -17,7 +17,7 @@ import {
   activationResumeDecision, activationResumeSeconds, afterActivationFailure, activationVerdict, isLocked,
 } from './state.js';
 import { sha256Hex } from '../../../platform/ids.js';
-import type { CardRow } from '../tables.js';
+import type { CardRow } from './tables.js';
 import { cardView } from './views.js';
 
 export const cardErrors = {

@@ -1,5 +1,6 @@
 import type { ActivationStatusOutcome } from '../../../upstreams/card/port.js';
-import type { CardStatus, FormFactor, InventoryStatus } from '../tables.js';
+import type { CardStatus, InventoryStatus } from './tables.js';
+import type { FormFactor } from '../shared/tables.js';
 import type { Verdict } from '../shared/state.js';
 
 /** The card's state machine as pure functions (docs/cards.md, "States"): opening, activation, spending. */

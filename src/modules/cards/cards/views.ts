@@ -1,7 +1,8 @@
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { productId, scaleOf, type Db } from '../shared/queries.js';
 import { iso } from '../shared/views.js';
-import type { CardProductRow, CardRow } from '../tables.js';
+import type { CardProductRow } from '../products/tables.js';
+import type { CardRow } from './tables.js';
 
 /**
  * The full card record: never the card number or the CVV (the issuer keeps them; the hosted

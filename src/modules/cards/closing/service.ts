@@ -19,7 +19,7 @@ import { findCard, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { inFlightReplacement } from '../replacements/service.js';
 import { cardReferenceTypeOfCard } from '../shared/rules.js';
 import { closeOutcomeTransition, closeVerdict, expiryDue } from './state.js';
-import type { CardRow } from '../tables.js';
+import type { CardRow } from '../cards/tables.js';
 import { replacementRetryDelaySeconds } from '../replacements/executor.js';
 import { failPendingTopUps } from '../topups/dispatch.js';
 

@@ -1,4 +1,4 @@
-import type { CardStatus } from '../tables.js';
+import type { CardStatus } from '../cards/tables.js';
 import type { Verdict } from '../shared/state.js';
 
 // Closing and expiry (closing/service.ts; docs/cards.md, "Replacement, closing and expiry").

@@ -13,7 +13,7 @@ import { reportFailure } from '../../../jobs/failures.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { reconcileStalledAfterChecks } from '../../../provider-orders/index.js';
 import { raiseAlert } from '../../alerts/queries.js';
-import { confirmRules, restoreConfirmedRules, storedRuleSet } from './service.js';
+import { confirmRules, restoreConfirmedRules, storedRuleSet } from './merchant-rules.js';
 import type { Db } from '../shared/queries.js';
 import { nextCheck, reconcileBatchMax } from '../shared/reconcile.js';
 import { rulesCallDecision, rulesQueryDecision, type RulesReconcileDecision } from './state.js';

@@ -5,9 +5,10 @@ import type { Router } from '../../../platform/route.js';
 import { AddressSchema, IdParams } from '../shared/schemas.js';
 import { BillingAddressBody, LimitsBody, MerchantRules, MerchantRulesBody } from './schemas.js';
 import {
-  controlErrors, controlLeaseMs, finishBillingAddress, finishCvvUnblock, finishMerchantRules, getMerchantRules,
-  prepareBillingAddress, prepareCvvUnblock, prepareMerchantRules, setLimits,
+  controlErrors, controlLeaseMs, finishBillingAddress, finishCvvUnblock, prepareBillingAddress, prepareCvvUnblock,
+  setLimits,
 } from './service.js';
+import { finishMerchantRules, getMerchantRules, prepareMerchantRules } from './merchant-rules.js';
 
 const tags = ['Cards'];
 

@@ -3,7 +3,7 @@ import type { Database, Environment } from '../../../db/schema.js';
 import { ApiError } from '../../../platform/errors.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../../money/index.js';
 import { productId, productsFor, productSeqOf, scaleOf, type Db } from '../shared/queries.js';
-import type { CardProductRow } from '../tables.js';
+import type { CardProductRow } from './tables.js';
 
 /** `GET /v1/cards/products` item: exactly the reference's fields. */
 export function productView(p: CardProductRow) {

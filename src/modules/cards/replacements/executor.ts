@@ -31,7 +31,8 @@ import { lifecycleEntryKinds, replacementReferenceType } from '../shared/rules.j
 import { replacementFeeAsset, replacementFees } from './rules.js';
 import { openingInventory, openingStatus } from '../cards/state.js';
 import { replacementStartProblem, replacementTransition } from './state.js';
-import type { CardReplacementRow, CardRow } from '../tables.js';
+import type { CardReplacementRow } from './tables.js';
+import type { CardRow } from '../cards/tables.js';
 import { failPendingTopUps } from '../topups/dispatch.js';
 
 /** A running executor's hold on one replacement (real time). */

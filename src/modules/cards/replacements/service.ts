@@ -15,7 +15,7 @@ import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { emitReplacement } from '../shared/balance-return.js';
 import { findCard, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { replacementRequestVerdict, truncateNote } from './state.js';
-import type { CardReplacementRow } from '../tables.js';
+import type { CardReplacementRow } from './tables.js';
 
 export const replacementErrors = {
   create: ['state_invalid', 'invalid_request', 'not_found'],

@@ -1,4 +1,5 @@
-import type { CardStatus, ReplacementReason, ReplacementStatus } from '../tables.js';
+import type { CardStatus } from '../cards/tables.js';
+import type { ReplacementReason, ReplacementStatus } from './tables.js';
 import type { Verdict } from '../shared/state.js';
 import { isTerminalCard } from '../cards/state.js';
 

@@ -9,7 +9,8 @@ import { accountBalance, postEntry } from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import { externalIdOf, type Db } from './queries.js';
 import { balanceReturnLines, lifecycleEntryKinds } from './rules.js';
-import type { CardReplacementRow, CardRow } from '../tables.js';
+import type { CardReplacementRow } from '../replacements/tables.js';
+import type { CardRow } from '../cards/tables.js';
 
 /**
  * Moves what `card:<id>` holds to available, in the caller's transaction (the one that also

@@ -1,6 +1,8 @@
 import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
 import type { Database, Environment } from '../../../db/schema.js';
-import type { CardApplicationRow, CardProductRow, CardRow } from '../tables.js';
+import type { CardApplicationRow } from '../applications/tables.js';
+import type { CardProductRow } from '../products/tables.js';
+import type { CardRow } from '../cards/tables.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;
 

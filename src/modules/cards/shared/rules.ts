@@ -1,5 +1,5 @@
 import type { EntryLine } from '../../../money/index.js';
-import type { Address } from '../tables.js';
+import type { Address } from './tables.js';
 
 /**
  * Pure rules several card sub-areas share (docs/cards.md): the address checks (an application's

@@ -9,7 +9,7 @@ import { productSeqOf, scaleOf, withIdPrefix, type Db } from '../shared/queries.
 import { applyTopUpDecision, callInFlight, queryDecision, type TopUpDecision } from './dispatch.js';
 import { topUpView } from './service.js';
 import { OperatorCardTopUp } from './schemas.js';
-import type { CardProductRow } from '../tables.js';
+import type { CardProductRow } from '../products/tables.js';
 import type { CardTopupRow } from './tables.js';
 
 const Bps = Type.Integer({ minimum: 0, maximum: 10_000 });

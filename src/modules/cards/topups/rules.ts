@@ -6,7 +6,7 @@ import { memberFeeToMerchant, type EntryLine } from '../../../money/index.js';
 import { convert } from '../../../money/index.js';
 import { feeInSource } from '../applications/rules.js';
 import { cardDestination, memberBucket, settlementClearing, type CardMoneyDestination } from '../shared/money.js';
-import type { CardStatus } from '../tables.js';
+import type { CardStatus } from '../cards/tables.js';
 
 // ---------------------------------------------------------------------------------------------
 // Top-up price

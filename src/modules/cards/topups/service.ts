@@ -12,7 +12,9 @@ import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { keysetPage, type PageParams } from '../../../platform/pagination.js';
-import { accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, postEntryOrRefuse } from '../../../money/index.js';
+import {
+  accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, postEntryOrRefuse,
+} from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import { enqueue } from '../../../jobs/queue.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
@@ -33,7 +35,8 @@ import type { CardTopupRow, TopUpStatus } from './tables.js';
 import {
   externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller,
 } from '../shared/queries.js';
-import type { CardProductRow, CardRow } from '../tables.js';
+import type { CardProductRow } from '../products/tables.js';
+import type { CardRow } from '../cards/tables.js';
 import { cardStopped } from '../cards/state.js';
 
 export const topUpErrors = {

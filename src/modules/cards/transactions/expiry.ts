@@ -5,7 +5,9 @@ import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { keysetPage, type PageParams } from '../../../platform/pagination.js';
-import { accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, type EntryLine } from '../../../money/index.js';
+import {
+  accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, type EntryLine,
+} from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import type { CardNetworkMessage } from '../../../upstreams/card/port.js';
 import type { ClockScope } from '../../../platform/clock.js';
@@ -17,7 +19,7 @@ import {
 import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
 import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
-import type { CardRow } from '../tables.js';
+import type { CardRow } from '../cards/tables.js';
 import { cardStopped } from '../cards/state.js';
 import { authFacts, emit, insertTransaction, post } from './service.js';
 /** Authorisations expired per run of the timed process (a bound on one batch). */

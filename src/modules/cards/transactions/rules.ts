@@ -7,7 +7,7 @@
 import { memberFeeToMerchant, type EntryLine } from '../../../money/index.js';
 import { heldReleaseToAvailableLines } from '../shared/rules.js';
 import { cardCanSpend } from '../cards/state.js';
-import type { CardStatus } from '../tables.js';
+import type { CardStatus } from '../cards/tables.js';
 import { cardBucket, cardDestination, settlementClearing, type CardMoneyDestination } from '../shared/money.js';
 import type { CardReversalReason, CardTransactionStatus } from './tables.js';
 

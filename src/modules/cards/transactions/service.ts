@@ -26,7 +26,7 @@ import {
 import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
 import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
-import type { CardRow } from '../tables.js';
+import type { CardRow } from '../cards/tables.js';
 import { cardStopped } from '../cards/state.js';
 
 export const transactionErrors = {
