@@ -2,7 +2,9 @@ import { configuredKey } from '../../../platform/keys.js';
 import { newId } from '../../../platform/ids.js';
 import { ApiError } from '../../../platform/errors.js';
 import { completeTicket, voidSubjectTickets, voidTicket } from '../../hosted-screens/queries.js';
-import { fieldset, fileField, form, html, summaryList, type FieldError, type FormState } from '../../hosted-screens/html.js';
+import {
+  fieldset, fileField, form, html, summaryList, type FieldError, type FormState,
+} from '../../hosted-screens/html.js';
 import type { HostedScreen, ScreenPage, UploadedFile } from '../../hosted-screens/screen.js';
 import type { Ticket } from '../../hosted-screens/rules.js';
 import { sealSupplementImage as sealImage } from './images.js';
@@ -10,7 +12,8 @@ import { profileOfMember } from '../../kyc/queries.js';
 import { imageFields, sniffImageType, validateImage, type ImageFieldName } from '../../kyc/rules.js';
 import { supplementSubmitted } from './service.js';
 import { supplementOpen } from './state.js';
-import { findApplication, type Db } from '../shared/queries.js';
+import { findApplication } from './queries.js';
+import { type Db } from '../shared/queries.js';
 
 /**
  * The card supplement screen (`card_supplement` tickets, bound to one application): the member

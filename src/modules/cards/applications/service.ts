@@ -19,10 +19,9 @@ import { minKycLevel } from '../../kyc/queries.js';
 import { issueTicket } from '../../hosted-screens/service.js';
 import { raiseAlertOnce } from '../../alerts/queries.js';
 import { ticketView } from '../../hosted-screens/rules.js';
-import {
-  authorisedBins, binAllowed, externalIdOf, findApplication, productBySeq, productSeqOf, scaleOf, type CardCaller,
-  type Db, type MemberCardCaller,
-} from '../shared/queries.js';
+import { authorisedBins, binAllowed, productBySeq, productSeqOf } from '../products/queries.js';
+import { externalIdOf, scaleOf, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { findApplication } from './queries.js';
 import { addressProblems, normaliseAddress } from '../shared/rules.js';
 import {
   cardEntryKinds, cardReferenceType, feeChargeLines, feeFreezeLines, feeInSource, feeRefundLines,

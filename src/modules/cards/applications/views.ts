@@ -1,5 +1,6 @@
 import { formatAmount, minorFromDb } from '../../../money/index.js';
-import { productId, scaleOf, type Db } from '../shared/queries.js';
+import { productId } from '../products/queries.js';
+import { scaleOf, type Db } from '../shared/queries.js';
 import { iso } from '../shared/views.js';
 import type { CardApplicationRow } from './tables.js';
 

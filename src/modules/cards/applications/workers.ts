@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { TimedProcess } from '../../../jobs/types.js';
-import { findApplication } from '../shared/queries.js';
+import { findApplication } from './queries.js';
 import { decide } from './service.js';
 
 /** Supplements expired per run (a bound on one batch). */

@@ -17,7 +17,8 @@ import { completeTicket, voidTicket } from '../../hosted-screens/queries.js';
 import { ticketView, type Ticket } from '../../hosted-screens/rules.js';
 import { form, html, summaryList } from '../../hosted-screens/html.js';
 import type { HostedScreen, ScreenPage } from '../../hosted-screens/screen.js';
-import { findCard, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { findCard } from './queries.js';
+import { type Db, type MemberCardCaller } from '../shared/queries.js';
 import { expiryText } from './rules.js';
 
 export const revealErrors = {

@@ -12,7 +12,8 @@ import { withDeadline } from '../../../upstreams/deadline.js';
 import { requireStepUp, type StepUpCall } from '../../step-up/service.js';
 import { stepUpObjectRef } from '../../step-up/rules.js';
 import { emitCard } from '../applications/service.js';
-import { cardsQuery, findCard, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { cardsQuery, findCard } from './queries.js';
+import { type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import {
   activationResumeDecision, activationResumeSeconds, afterActivationFailure, activationVerdict, isLocked,
 } from './state.js';

@@ -1,5 +1,6 @@
 import { formatAmount, minorFromDb } from '../../../money/index.js';
-import { productId, scaleOf, type Db } from '../shared/queries.js';
+import { productId } from '../products/queries.js';
+import { scaleOf, type Db } from '../shared/queries.js';
 import { iso } from '../shared/views.js';
 import type { CardProductRow } from '../products/tables.js';
 import type { CardRow } from './tables.js';

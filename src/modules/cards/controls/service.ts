@@ -15,12 +15,12 @@ import { minorFromDb, parseAmount } from '../../../money/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf, type CallOutcome } from '../../../upstreams/port.js';
 import { raiseAlertOnce } from '../../alerts/queries.js';
-import { findCard, scaleOf, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { findCard } from '../cards/queries.js';
+import { scaleOf, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { addressProblems, normaliseAddress } from '../shared/rules.js';
-import { limitProblems, merchantRuleProblems, tighterLimits, type Limits } from './rules.js';
+import { limitProblems, tighterLimits, type Limits } from './rules.js';
 import type { Address } from '../shared/tables.js';
 import type { CardRow } from '../cards/tables.js';
-import type { MerchantRuleSet } from './tables.js';
 import { cardView } from '../cards/views.js';
 
 export const controlErrors = {

@@ -2,7 +2,8 @@ import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../../db/schema.js';
 import { ApiError } from '../../../platform/errors.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../../money/index.js';
-import { productId, productsFor, productSeqOf, scaleOf, type Db } from '../shared/queries.js';
+import { productId, productsFor, productSeqOf } from './queries.js';
+import { scaleOf, type Db } from '../shared/queries.js';
 import type { CardProductRow } from './tables.js';
 
 /** `GET /v1/cards/products` item: exactly the reference's fields. */

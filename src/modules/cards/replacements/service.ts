@@ -13,7 +13,8 @@ import { newId } from '../../../platform/ids.js';
 import { keysetPage, mapPage, type PageParams } from '../../../platform/pagination.js';
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { emitReplacement } from '../shared/balance-return.js';
-import { findCard, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { findCard } from '../cards/queries.js';
+import { scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { replacementRequestVerdict, truncateNote } from './state.js';
 import type { CardReplacementRow } from './tables.js';
 

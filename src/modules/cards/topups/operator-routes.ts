@@ -5,7 +5,8 @@ import { OperatorIdParams as IdParams, operatorRouter } from '../../../platform/
 import { ApiError } from '../../../platform/errors.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../../money/index.js';
 import { resolveByHand } from '../../../provider-orders/index.js';
-import { productSeqOf, scaleOf, withIdPrefix, type Db } from '../shared/queries.js';
+import { productSeqOf } from '../products/queries.js';
+import { scaleOf, withIdPrefix, type Db } from '../shared/queries.js';
 import { applyTopUpDecision, callInFlight, queryDecision, type TopUpDecision } from './dispatch.js';
 import { topUpView } from './service.js';
 import { OperatorCardTopUp } from './schemas.js';

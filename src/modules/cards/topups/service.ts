@@ -33,8 +33,9 @@ import {
 import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardTopupRow, TopUpStatus } from './tables.js';
 import {
-  externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller,
+  externalIdOf, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller,
 } from '../shared/queries.js';
+import { findCard } from '../cards/queries.js';
 import type { CardProductRow } from '../products/tables.js';
 import type { CardRow } from '../cards/tables.js';
 import { cardStopped } from '../cards/state.js';

@@ -18,7 +18,8 @@ import {
 } from './rules.js';
 import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
-import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { externalIdOf, scaleOf, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { findCard } from '../cards/queries.js';
 import type { CardRow } from '../cards/tables.js';
 import { cardStopped } from '../cards/state.js';
 import { authFacts, emit, insertTransaction, post } from './service.js';

@@ -14,7 +14,7 @@ import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { keysetPage, type PageParams } from '../../../platform/pagination.js';
-import { accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, type EntryLine } from '../../../money/index.js';
+import { accountBalance, minorFromDb, parseAmount, postEntry, type EntryLine } from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import type { CardNetworkMessage } from '../../../upstreams/card/port.js';
 import type { ClockScope } from '../../../platform/clock.js';
@@ -25,7 +25,9 @@ import {
 } from './rules.js';
 import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
-import { externalIdOf, findCard, scaleOf, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { transactionView } from './views.js';
+import { externalIdOf, scaleOf, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { findCard } from '../cards/queries.js';
 import type { CardRow } from '../cards/tables.js';
 import { cardStopped } from '../cards/state.js';
 
@@ -41,36 +43,6 @@ export interface AuthorizationBody {
   currency?: string;
   merchant_name: string;
   mcc: string;
-}
-
-const iso = (d: Date | string) => new Date(d).toISOString();
-
-export async function transactionView(db: Db, row: CardTransactionRow) {
-  const scale = await scaleOf(db, row.currency).catch(() => undefined) ?? await cardScaleOf(db, row.card_id);
-  return {
-    id: row.id,
-    card_id: row.card_id,
-    type: row.type,
-    status: row.status,
-    status_version: row.status_version,
-    amount: formatAmount(minorFromDb(row.amount), scale),
-    currency: row.currency,
-    merchant_name: row.merchant_name,
-    mcc: row.mcc,
-    decline_reason: row.decline_reason,
-    authorization_id: row.authorization_id,
-    cleared_amount: row.type === 'authorization' ? formatAmount(minorFromDb(row.cleared_amount), scale) : null,
-    refunded_amount: row.type === 'authorization' ? formatAmount(minorFromDb(row.refunded_amount), scale) : null,
-    reversed_amount: row.type === 'authorization' ? formatAmount(minorFromDb(row.reversed_amount), scale) : null,
-    expires_at: row.type === 'authorization' && row.expires_at !== null ? iso(row.expires_at) : null,
-    reversal_reason: row.reversal_reason,
-    created_at: iso(row.created_at),
-  };
-}
-
-async function cardScaleOf(db: Db, cardId: string): Promise<number> {
-  const card = await db.selectFrom('cards').select('currency').where('id', '=', cardId).executeTakeFirstOrThrow();
-  return scaleOf(db, card.currency);
 }
 
 /** `GET /v1/cards/{id}/transactions`: the card's transactions, newest first (cursor). */

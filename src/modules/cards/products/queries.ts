@@ -1,0 +1,34 @@
+import type { Environment } from '../../../db/schema.js';
+import type { Db } from '../shared/queries.js';
+import type { CardProductRow } from './tables.js';
+
+/** Reads of the card products and the merchant's BIN authorisations. */
+
+export const productId = (seq: string | bigint): string => `cpd_${seq}`;
+
+/** `cpd_<number>` (or the bare number) as the product's seq, or undefined. */
+export function productSeqOf(id: string): string | undefined {
+  const m = /^(?:cpd_)?([1-9][0-9]{0,17})$/.exec(id);
+  return m?.[1];
+}
+
+export async function productBySeq(db: Db, environment: Environment, seq: string): Promise<CardProductRow | undefined> {
+  return db.selectFrom('card_products').selectAll().where('seq', '=', seq).where('environment', '=', environment).executeTakeFirst();
+}
+
+/** The BINs a merchant may issue; empty means all (the reference: no authorisation rows, all BINs allowed). */
+export async function authorisedBins(db: Db, merchantId: string, environment: Environment): Promise<string[]> {
+  const rows = await db.selectFrom('card_bin_authorizations').select('bin').where('merchant_id', '=', merchantId).where('environment', '=', environment).execute();
+  return rows.map((r) => r.bin);
+}
+
+export function binAllowed(bins: readonly string[], bin: string): boolean {
+  return bins.length === 0 || bins.includes(bin);
+}
+
+/** Enabled products the merchant may issue, in catalogue order. */
+export async function productsFor(db: Db, merchantId: string, environment: Environment): Promise<CardProductRow[]> {
+  const bins = await authorisedBins(db, merchantId, environment);
+  const rows = await db.selectFrom('card_products').selectAll().where('environment', '=', environment).where('enabled', '=', true).orderBy('seq').execute();
+  return rows.filter((r) => binAllowed(bins, r.bin));
+}

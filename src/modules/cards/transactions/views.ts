@@ -1,0 +1,35 @@
+import { formatAmount, minorFromDb } from '../../../money/index.js';
+import { scaleOf, type Db } from '../shared/queries.js';
+import type { CardTransactionRow } from './tables.js';
+
+/** A card transaction as the API answers it: amounts in the decimal form of its currency (the card's when outside the catalogue). */
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+
+export async function transactionView(db: Db, row: CardTransactionRow) {
+  const scale = await scaleOf(db, row.currency).catch(() => undefined) ?? await cardScaleOf(db, row.card_id);
+  return {
+    id: row.id,
+    card_id: row.card_id,
+    type: row.type,
+    status: row.status,
+    status_version: row.status_version,
+    amount: formatAmount(minorFromDb(row.amount), scale),
+    currency: row.currency,
+    merchant_name: row.merchant_name,
+    mcc: row.mcc,
+    decline_reason: row.decline_reason,
+    authorization_id: row.authorization_id,
+    cleared_amount: row.type === 'authorization' ? formatAmount(minorFromDb(row.cleared_amount), scale) : null,
+    refunded_amount: row.type === 'authorization' ? formatAmount(minorFromDb(row.refunded_amount), scale) : null,
+    reversed_amount: row.type === 'authorization' ? formatAmount(minorFromDb(row.reversed_amount), scale) : null,
+    expires_at: row.type === 'authorization' && row.expires_at !== null ? iso(row.expires_at) : null,
+    reversal_reason: row.reversal_reason,
+    created_at: iso(row.created_at),
+  };
+}
+
+async function cardScaleOf(db: Db, cardId: string): Promise<number> {
+  const card = await db.selectFrom('cards').select('currency').where('id', '=', cardId).executeTakeFirstOrThrow();
+  return scaleOf(db, card.currency);
+}
