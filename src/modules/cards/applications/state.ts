@@ -9,7 +9,7 @@ import type { Verdict } from '../shared/state.js';
 
 /**
  * Whether the member can still send the supplement: a pending work order before its expiry. Past
- * it the order is the expiry's (workers.ts) even before that process has run, so a screen
+ * it the order is the expiry's (workers.ts, supplement expiry) even before that process has run, so a screen
  * submitted late never wins over the expiry.
  */
 export function supplementOpen(app: { status: string; supplement_status: string | null; supplement_expires_at: Date | null }, now: Date): boolean {

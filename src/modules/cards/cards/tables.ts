@@ -53,7 +53,7 @@ export interface CardsTable {
    */
   activation_attempt_ref: ColumnType<string | null, string | null | undefined, string | null>;
   activation_attempt_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
-  /** Migration 022 (replacements.ts, closing.ts): set when a security replacement froze the card; a frozen card never spends. */
+  /** Migration 022 (replacements/, closing/): set when a security replacement froze the card; a frozen card never spends. */
   frozen_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** The card this one replaces, and the one that replaced it. */
   replaces: ColumnType<string | null, string | null | undefined, string | null>;

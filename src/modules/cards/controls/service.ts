@@ -162,7 +162,7 @@ export async function confirmedOrUnknown(ctx: ServiceContext, card: CardRow, wha
   return outcome;
 }
 
-/** One `upstream.unknown_status` alert per card while open (closing.ts and the replacement executor raise it too). */
+/** One `upstream.unknown_status` alert per card while open (closing/service.ts and the replacement executor raise it too). */
 export async function alertUnknownStatus(ctx: ServiceContext, card: Pick<CardRow, 'id' | 'merchant_id' | 'environment'>, what: string, status: string): Promise<void> {
   await raiseAlertOnce(ctx.db, {
     kind: 'upstream.unknown_status', merchantId: card.merchant_id, environment: card.environment, object: 'card', objectId: card.id,

@@ -1,7 +1,7 @@
 /**
  * Card replacement requests (reference: `POST /v1/cards/{id}/replacements`; docs/cards.md,
  * "Replacement, closing and expiry"): creating one moves no money and calls no upstream; the
- * executor (replacement-executor.ts) carries it out later on the merchant's clock. Reads: one
+ * executor (executor.ts) carries it out later on the merchant's clock. Reads: one
  * replacement, and a card's replacements.
  */
 import { sql, type Transaction } from 'kysely';

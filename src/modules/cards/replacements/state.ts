@@ -4,7 +4,7 @@ import type { Verdict } from '../shared/state.js';
 import { isTerminalCard } from '../cards/state.js';
 
 // ---------------------------------------------------------------------------------------------
-// Replacement, closing and expiry (replacements.ts, closing.ts; docs/cards.md, "Replacement,
+// Replacement, closing and expiry (replacements/, closing/; docs/cards.md, "Replacement,
 // closing and expiry").
 
 /** The reference's security reasons: the card is frozen, its balance returned, cancelled, fees charged. */

@@ -1,5 +1,5 @@
 /**
- * What every way a card stops shares (replacements.ts, closing.ts): its spendable balance back
+ * What every way a card stops shares (replacements/executor.ts, closing/service.ts): its spendable balance back
  * to the member's available balance, once per stopping action, and the events of the card and of
  * a replacement in the reference's envelope.
  */
@@ -33,7 +33,7 @@ export async function returnCardBalance(trx: Transaction<Database>, card: CardRo
   return amount;
 }
 
-/** `card.<status>` (card.closing, card.closed, card.expired, card.replaced, ...), as applications.ts emits them. */
+/** `card.<status>` (card.closing, card.closed, card.expired, card.replaced, ...), as applications/service.ts emits them. */
 export async function emitCardStatus(trx: Db, c: Pick<CardRow, 'merchant_id' | 'environment' | 'status' | 'id' | 'member_id' | 'status_version'>): Promise<void> {
   await recordEvent(trx, {
     merchantId: c.merchant_id, environment: c.environment, type: `card.${c.status}`, object: 'card',

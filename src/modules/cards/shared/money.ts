@@ -24,7 +24,7 @@ export const settlementClearing = (merchantId: string) => platformAccount('settl
 /**
  * Where money arriving for a card goes: `card` (onto `card:<id>`) while the card can still be
  * used, `available` (the member's available balance, card currency) once it stopped
- * (`cardStopped` in state.ts): its balance was or will be returned, so nothing may land on it.
+ * (`cardStopped` in cards/state.ts): its balance was or will be returned, so nothing may land on it.
  */
 export type CardMoneyDestination = 'card' | 'available';
 export const cardDestination = (memberId: string, cardId: string, to: CardMoneyDestination) =>

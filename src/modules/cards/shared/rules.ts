@@ -29,7 +29,7 @@ export function normaliseAddress(a: Address): Address {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Replacement, closing and expiry (replacements.ts, closing.ts; docs/cards.md).
+// Replacement, closing and expiry (replacements/, closing/; docs/cards.md).
 
 export const lifecycleEntryKinds = {
   /** A card's spendable balance back to the member's available balance (card currency). */

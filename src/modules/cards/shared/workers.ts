@@ -143,7 +143,7 @@ export function dueLifecycleScopes(db: Kysely<Database>) {
       .where('status', '=', 'closing').where(sql<boolean>`close_next_check_at <= ${cardNow}`))
     .unionAll(db.selectFrom('cards').select(['merchant_id', 'environment', sql<Date>`${cardExpiry} - ${cardNow}`.as('ahead')])
       .where('status', 'in', ['unactivated', 'active']).where(sql<boolean>`${cardExpiry} <= ${cardNow}`)
-      // As `card.expiry` (closing.ts): a card under a replacement in progress is ended by the replacement, not expired.
+      // As `card.expiry` (closing/service.ts): a card under a replacement in progress is ended by the replacement, not expired.
       .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM card_replacements r WHERE r.card_id = cards.id AND r.status = 'processing')`))
     .unionAll(db.selectFrom('card_transactions').select(['merchant_id', 'environment', sql<Date>`expires_at - ${transactionNow}`.as('ahead')])
       .where('type', '=', 'authorization').where('status', '=', 'approved').where(sql<boolean>`expires_at <= ${transactionNow}`));
