@@ -1,8 +1,8 @@
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { productId } from '../products/queries.js';
 import { scaleOf, type Db } from '../shared/queries.js';
-import { iso } from '../shared/views.js';
 import type { CardApplicationRow } from './tables.js';
+import { isoOrNull } from '../../../platform/dates.js';
 
 /** A card application (extensions 10, extended): the opening fee in its source asset's decimal form. */
 export async function applicationView(db: Db, a: CardApplicationRow) {
@@ -13,8 +13,8 @@ export async function applicationView(db: Db, a: CardApplicationRow) {
     product_id: productId(a.product_seq),
     source_asset: a.source_asset,
     opening_fee: formatAmount(minorFromDb(a.fee), await scaleOf(db, a.source_asset)),
-    supplement: a.supplement_status === null ? null : { status: a.supplement_status, expires_at: iso(a.supplement_expires_at) },
+    supplement: a.supplement_status === null ? null : { status: a.supplement_status, expires_at: isoOrNull(a.supplement_expires_at) },
     card_id: a.card_id,
-    created_at: iso(a.created_at)!,
+    created_at: isoOrNull(a.created_at)!,
   };
 }

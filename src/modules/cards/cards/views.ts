@@ -1,9 +1,9 @@
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { productId } from '../products/queries.js';
 import { scaleOf, type Db } from '../shared/queries.js';
-import { iso } from '../shared/views.js';
 import type { CardProductRow } from '../products/tables.js';
 import type { CardRow } from './tables.js';
+import { isoOrNull } from '../../../platform/dates.js';
 
 /**
  * The full card record: never the card number or the CVV (the issuer keeps them; the hosted
@@ -28,13 +28,13 @@ export async function cardView(db: Db, c: CardRow, product?: CardProductRow) {
     billing_address: c.billing_address,
     billing_address_updatable: p.billing_address_updatable,
     cvv_blocked: c.cvv_blocked,
-    locked_until: iso(c.locked_until),
+    locked_until: isoOrNull(c.locked_until),
     inventory_status: c.inventory_status,
     limits: { single: amount(c.limit_single), daily: amount(c.limit_daily), monthly: amount(c.limit_monthly) },
     limits_sync: c.limits_sync,
     application_id: c.application_id,
-    activated_at: iso(c.activated_at),
-    created_at: iso(c.created_at)!,
+    activated_at: isoOrNull(c.activated_at),
+    created_at: isoOrNull(c.created_at)!,
     frozen: c.frozen_at !== null,
     replaces: c.replaces,
     replaced_by: c.replaced_by,

@@ -16,10 +16,9 @@ import type { MerchantRuleSet } from './tables.js';
 import {
   callOf, confirmedOrUnknown, controlLeaseMs, memberCard, productOf, requestIdFor, terminal,
 } from './service.js';
+import { isoOrNull } from '../../../platform/dates.js';
 
 export interface MerchantRulesBody { rule_type: string; merchant_names?: string[]; mcc_list?: string[] }
-
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 export interface MerchantRulesView {
   id: string;
@@ -37,7 +36,7 @@ export async function getMerchantRules(db: Db, caller: MemberCardCaller, id: str
   if (!card) throw new ApiError('not_found', 'No such card.');
   const row = await db.selectFrom('card_merchant_rules').selectAll().where('card_id', '=', card.id).executeTakeFirst();
   if (!row) return noRules(card.id);
-  return { id: card.id, rule_type: row.rule_type, merchant_names: row.merchant_names, mcc_list: row.mcc_list, synced: row.synced, synced_at: iso(row.synced_at) };
+  return { id: card.id, rule_type: row.rule_type, merchant_names: row.merchant_names, mcc_list: row.mcc_list, synced: row.synced, synced_at: isoOrNull(row.synced_at) };
 }
 
 export interface PreparedRules { card: CardRow; rules: MerchantRuleSet | null; requestId: string }

@@ -17,6 +17,7 @@ import { findCard } from '../cards/queries.js';
 import { scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { replacementRequestVerdict, truncateNote } from './state.js';
 import type { CardReplacementRow } from './tables.js';
+import { isoOrNull } from '../../../platform/dates.js';
 
 export const replacementErrors = {
   create: ['state_invalid', 'invalid_request', 'not_found'],
@@ -93,8 +94,6 @@ export async function listReplacements(db: Db, caller: CardCaller, page: PagePar
   return mapPage({ ...rows, data }, (x) => x);
 }
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
-
 /** The full replacement record: fees in the asset they were taken in (null before the executor reserved them), the returned balance in the card currency. */
 export async function replacementView(db: Db, r: CardReplacementRow) {
   const card = await db.selectFrom('cards').select('currency').where('id', '=', r.card_id).executeTakeFirstOrThrow();
@@ -115,7 +114,7 @@ export async function replacementView(db: Db, r: CardReplacementRow) {
     returned_amount: formatAmount(minorFromDb(r.returned_amount), await scaleOf(db, card.currency)),
     new_card_id: r.new_card_id,
     failure_reason: r.failure_reason,
-    created_at: iso(r.created_at)!,
-    completed_at: iso(r.completed_at),
+    created_at: isoOrNull(r.created_at)!,
+    completed_at: isoOrNull(r.completed_at),
   };
 }

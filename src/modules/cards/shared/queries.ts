@@ -1,9 +1,10 @@
-import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../../db/schema.js';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import type { Database, Db, Environment } from '../../../db/schema.js';
 
 /** What the card sub-areas' queries share: the connection type, the callers, id prefixes, members' and assets' reads, the tickers' scope bound. */
 
-export type Db = Kysely<Database> | Transaction<Database>;
+/** The one definition (src/db/schema.ts), re-exported for the card sub-areas' imports. */
+export type { Db } from '../../../db/schema.js';
 
 /** Who asks: the merchant, and the member when the call is on its behalf. */
 export interface CardCaller {

@@ -12,6 +12,7 @@ import { topUpView } from './service.js';
 import { OperatorCardTopUp } from './schemas.js';
 import type { CardProductRow } from '../products/tables.js';
 import type { CardTopupRow } from './tables.js';
+import { isoOrNull } from '../../../platform/dates.js';
 
 const Bps = Type.Integer({ minimum: 0, maximum: 10_000 });
 
@@ -25,12 +26,11 @@ async function pricingView(db: Db, p: CardProductRow) {
 }
 
 async function operatorTopUpView(db: Db, row: CardTopupRow) {
-  const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
   return {
     ...(await topUpView(db, row)),
     merchant_id: row.merchant_id, environment: row.environment, member_id: row.member_id, internal_status: row.status, rate: row.rate,
     upstream_outcome: row.upstream_outcome, provider_order_id: row.provider_order_id, provider_status: row.provider_status,
-    check_count: row.check_count, next_check_at: iso(row.next_check_at), last_checked_at: iso(row.last_checked_at),
+    check_count: row.check_count, next_check_at: isoOrNull(row.next_check_at), last_checked_at: isoOrNull(row.last_checked_at),
   };
 }
 

@@ -39,6 +39,7 @@ import { findCard } from '../cards/queries.js';
 import type { CardProductRow } from '../products/tables.js';
 import type { CardRow } from '../cards/tables.js';
 import { cardStopped } from '../cards/state.js';
+import { isoOrNull } from '../../../platform/dates.js';
 
 export const topUpErrors = {
   quote: ['product_not_available', 'state_invalid', 'not_found', 'amount_out_of_range', 'invalid_request'],
@@ -186,8 +187,6 @@ export const moneyOf = (row: CardTopupRow): TopUpMoney => ({
 export type PublicTopUpStatus = 'pending' | 'processing' | 'credited' | 'failed';
 export const publicTopUpStatus = (s: TopUpStatus): PublicTopUpStatus => (s === 'suspended' ? 'processing' : s);
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
-
 /** A top-up as callers see it: decimal strings (source asset, card currency); the rate (and so the markup) is not shown. */
 export async function topUpView(db: Db, row: CardTopupRow) {
   const sourceScale = await scaleOf(db, row.source_asset);
@@ -206,9 +205,9 @@ export async function topUpView(db: Db, row: CardTopupRow) {
     card_currency: row.card_currency,
     arrival_amount: formatAmount(minorFromDb(row.arrival_amount), cardScale),
     failure_reason: row.failure_reason,
-    created_at: iso(row.created_at)!,
-    credited_at: iso(row.credited_at),
-    updated_at: iso(row.updated_at)!,
+    created_at: isoOrNull(row.created_at)!,
+    credited_at: isoOrNull(row.credited_at),
+    updated_at: isoOrNull(row.updated_at)!,
   };
 }
 

@@ -1,10 +1,9 @@
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { scaleOf, type Db } from '../shared/queries.js';
 import type { CardTransactionRow } from './tables.js';
+import { iso } from '../../../platform/dates.js';
 
 /** A card transaction as the API answers it: amounts in the decimal form of its currency (the card's when outside the catalogue). */
-
-const iso = (d: Date | string) => new Date(d).toISOString();
 
 export async function transactionView(db: Db, row: CardTransactionRow) {
   const scale = await scaleOf(db, row.currency).catch(() => undefined) ?? await cardScaleOf(db, row.card_id);
