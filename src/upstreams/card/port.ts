@@ -62,7 +62,7 @@ export interface CardUpstream {
   sandboxNetworkMessage?(call: CallContext, message: CardNetworkMessage): Promise<{ networkRef: string }>;
 }
 
-/** A card network message (card issuing II, src/modules/cards/transactions.ts). */
+/** A card network message (card issuing II, src/modules/cards/transactions/service.ts). */
 export interface CardNetworkMessage {
   type: 'authorization' | 'clearing' | 'reversal' | 'refund';
   cardRef: string;
