@@ -26,14 +26,21 @@ import { relative, resolve } from 'node:path';
 import { bundleForTests, bundledPath, newBuildDir, root, testNodeFlags } from './test-build.mjs';
 
 const testFilesIn = (dir) => readdirSync(`${root}/${dir}`).filter((f) => f.endsWith('.test.ts')).sort().map((f) => `${dir}/${f}`);
-// Wall times in pooled runs (CI's embedded run of 2026-11-24 evening, a slow machine: the browser
-// files grew most); files not in this list (or not present) follow in name order.
+// Wall times in pooled runs (an embedded run of 2026-12-07 on the project machine, files over 4 s,
+// longest first); files not in this list (or not present) follow in name order.
 const longestFirst = [
-  'test/console-browser.test.ts', 'test/console-areas.test.ts', 'test/idempotency-audit.test.ts', 'test/webhooks-crash.test.ts',
-  'test/docs-page.test.ts', 'test/service-process.test.ts', 'test/group-commit-crash.test.ts', 'test/earn-qr-audit.test.ts',
-  'test/isolation-audit.test.ts', 'test/step-up.test.ts', 'test/cards-reconcile.test.ts', 'test/fuzz.test.ts', 'test/webhooks.test.ts',
-  'test/exchange-orders.test.ts', 'test/console.test.ts', 'test/kyc-browser.test.ts', 'test/qrpay.test.ts', 'test/remittance-orders.test.ts',
-  'test/cards-controls.test.ts', 'test/security-hardening.test.ts', 'test/money-flows.test.ts', 'test/ledger-property.test.ts', 'test/sdk-server.test.ts',
+  'test/idempotency-audit.test.ts', 'test/console-layout.test.ts', 'test/console-browser.test.ts',
+  'test/service-process.test.ts', 'test/webhooks-crash.test.ts', 'test/isolation-audit.test.ts',
+  'test/console-areas.test.ts', 'test/cards-reconcile.test.ts',
+  'test/group-commit-crash.test.ts', 'test/earn-qr-audit.test.ts', 'test/fuzz.test.ts',
+  'packages/cli/test/mwa-binary.test.ts', 'test/step-up.test.ts', 'test/events.test.ts', 'test/ledger-as-of.test.ts',
+  'test/docs-page.test.ts', 'test/openapi-codegen.test.ts', 'test/remittance-orders.test.ts', 'test/webhooks.test.ts',
+  'test/http-operations.test.ts', 'test/operator-fuzz.test.ts', 'test/ledger-plans.test.ts',
+  'test/platform-auth.test.ts', 'test/console.test.ts', 'test/qrpay.test.ts', 'test/exchange-orders.test.ts',
+  'test/deposits-batch.test.ts', 'test/cards.test.ts', 'test/cards-replacement.test.ts', 'test/cards-controls.test.ts',
+  'test/exports.test.ts', 'test/telemetry.test.ts', 'test/cards-integration.test.ts',
+  'test/security-hardening.test.ts', 'test/sdk-server.test.ts', 'test/write-model-property.test.ts',
+  'test/console-2fa.test.ts', 'test/events-stream.test.ts', 'test/kyc-browser.test.ts',
 ];
 const named = process.argv.slice(2).map((f) => relative(root, resolve(f)));
 const all = named.length ? named : [...testFilesIn('test'), ...testFilesIn('packages/sdk/test'), ...testFilesIn('packages/cli/test')];
