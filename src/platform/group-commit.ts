@@ -45,6 +45,8 @@ interface Waiting<I, O> {
   /** Requests of one order key (a merchant in an environment) commit in arrival order. */
   order: string;
   item: I;
+  /** Runs in a batch of its own (a write that locks rows before the money: write-batch.ts). */
+  solo: boolean;
   resolve: (outcome: O) => void;
   reject: (err: unknown) => void;
   /** With tracing on, the submitter's trace: the batch's span is in it (telemetry.ts). */
@@ -72,9 +74,9 @@ export class GroupCommitter<I, O> {
   }
 
   /** The item's outcome, once the transaction that wrote it has committed. */
-  submit(partition: string, order: string, item: I): Promise<O> {
+  submit(partition: string, order: string, item: I, solo = false): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.waiting.push({ partition, order, item, resolve, reject, context: tracing()?.activeContext() });
+      this.waiting.push({ partition, order, item, solo, resolve, reject, context: tracing()?.activeContext() });
       // Started on the next turn of the event loop, not at once: requests whose bytes arrived
       // together reach this point in that turn and share the batch. On the embedded database
       // that turn is the only chance to: its statements complete without yielding to the loop.
@@ -90,7 +92,7 @@ export class GroupCommitter<I, O> {
   /**
    * Starts batches while connections are free and requests of free order keys wait. A batch takes,
    * in arrival order, the waiting requests of the first free request's partition whose order key
-   * is free, whatever their merchant.
+   * is free, whatever their merchant; a solo request is a batch of its own.
    */
   private pump(): void {
     while (this.inFlight < this.options.maxInFlight) {
@@ -98,10 +100,22 @@ export class GroupCommitter<I, O> {
       if (first < 0) return;
       const partition = this.waiting[first]!.partition;
       const batch: Waiting<I, O>[] = [];
-      for (let i = first; i < this.waiting.length && batch.length < this.options.maxBatch;) {
-        const w = this.waiting[i]!;
-        if (w.partition === partition && !this.busy.has(w.order)) batch.push(...this.waiting.splice(i, 1));
-        else i++;
+      if (this.waiting[first]!.solo) {
+        batch.push(...this.waiting.splice(first, 1));
+      } else {
+        // A solo write waiting for its turn holds back its merchant's later writes: they keep their order.
+        const heldBack = new Set<string>();
+        for (let i = first; i < this.waiting.length && batch.length < this.options.maxBatch;) {
+          const w = this.waiting[i]!;
+          if (w.partition !== partition || this.busy.has(w.order) || heldBack.has(w.order)) {
+            i++;
+          } else if (w.solo) {
+            heldBack.add(w.order);
+            i++;
+          } else {
+            batch.push(...this.waiting.splice(i, 1));
+          }
+        }
       }
       const orders = [...new Set(batch.map((w) => w.order))];
       for (const order of orders) this.busy.add(order);

@@ -87,7 +87,10 @@ export async function executeGroupedWrite<T>(
   const auth = req.auth!;
   const order = `${auth.merchantId}|${auth.environment}`;
   const write: GroupedWrite = { req, reply, effect: effect as GroupedWrite['effect'], ...options };
-  return answer(req, reply, await group.submit(partitioning === 'merchant' ? order : '', order, write));
+  // A write without a batch effect locks its own rows (a member, a card, an order) before the
+  // money, the order every other transaction takes them in (docs/locking.md): it runs in a batch
+  // of its own, which takes no merchant lock before its effect (runWriteBatch).
+  return answer(req, reply, await group.submit(partitioning === 'merchant' ? order : '', order, write, !write.batch));
 }
 
 interface PendingRecord {
@@ -123,9 +126,15 @@ export async function runWriteBatch(
 ): Promise<WriteOutcome[]> {
   const outcomes: (WriteOutcome | undefined)[] = writes.map(() => undefined);
   // Every merchant's write lock, in one global order (byte order): two batches that share
-  // merchants take their locks in the same order and cannot wait on each other in a cycle.
-  const merchants = [...new Set(writes.map(({ req }) => merchantLockOf(req.auth!.merchantId, req.auth!.environment)))]
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  // merchants take their locks in the same order and cannot wait on each other in a cycle. Only
+  // for batches of batch effects, whose writes lock no row before the money: a write run alone
+  // behind a savepoint (a solo batch) locks its member or card first and the merchant's lock at its
+  // posting, as every other transaction does (docs/locking.md); taken here, before its rows, it
+  // waited in a cycle with a card's close holding the card and wanting the merchant's lock.
+  const lockMerchants = writes.every((w) => w.batch !== undefined);
+  const merchants = lockMerchants
+    ? [...new Set(writes.map(({ req }) => merchantLockOf(req.auth!.merchantId, req.auth!.environment)))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    : [];
   const lockNames = writes.map(({ req }) => keyLockOf(req));
   const nonces = nonceArgs(writes);
   const { rows: claims } = await sql<{ ord: number; fresh: boolean | null; locked: boolean } & Partial<StoredResult>>`
@@ -134,8 +143,9 @@ export async function runWriteBatch(
                         ${writes.map(({ req }) => req.auth!.environment)}::text[], ${writes.map(({ req }) => req.idempotency!.key)}::text[],
                         ${idempotencyWindowHours}::int, ${nonces.nonces}::text[], ${nonces.nonceExpires}::timestamptz[], ${nonces.nonceNow}::timestamptz[])
   `.execute(trx);
-  // The merchants' write locks are held: their next batch may start and wait for them (group-commit.ts).
-  options.locked?.();
+  // The merchants' write locks are held: their next batch may start and wait for them
+  // (group-commit.ts). A batch that took none frees its merchants only when it ends.
+  if (lockMerchants) options.locked?.();
   const stale = new Set(claims.filter((c) => c.fresh === false).map((c) => Number(c.ord) - 1));
   const locked = new Set(claims.filter((c) => c.locked).map((c) => Number(c.ord) - 1));
   const records = new Map<string, StoredResult>(
