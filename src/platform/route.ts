@@ -279,8 +279,11 @@ class PublicRouteInput {
       (await executeWrite(ctx.db, req, reply, async (trx) => ({ status, body: await mapped(effect)(trx) }))) as unknown as Sent;
   }
 
-  /** Runs a command (`Command`): its plan, then its write through the group committer. */
-  async run(command: AnyCommand): Promise<Sent> {
+  /**
+   * Runs a command (`Command`): its plan, then its write through the group committer. Answers the
+   * sent reply, or a claimed command's answer made after the commit, which `mount` sends.
+   */
+  async run(command: AnyCommand): Promise<Sent | unknown> {
     const { req, reply, ctx, core: { status, mapped }, batchEffects } = this;
     const plan = command.plan ? command.plan(this) : await command.prepare!(this);
     const many = command.commitMany;
@@ -306,7 +309,7 @@ class PublicRouteInput {
     const claim = command.claim;
     const options = { ...(batch ? { batch } : {}), ...(claim ? { claimLeaseMs: claim.leaseMs } : {}) };
     const done = await executeGroupedWrite(ctx.db, ctx.writeGroup, ctx.config.groupCommitPartition, req, reply, run, options);
-    if (claim && 'claimed' in done) return (await claim.after(plan, done.claimed)) as Sent;
+    if (claim && 'claimed' in done) return claim.after(plan, done.claimed);
     return done as unknown as Sent;
   }
 
