@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { streamsPerKeyMax } from '../src/modules/events/stream.js';
@@ -150,6 +151,16 @@ const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '
 describe('concurrent writers', () => {
   it('an event whose transaction commits after a later one is sent first, once; nothing passes it meanwhile', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL=postgres://... (the embedded database runs one transaction at a time)' }, async () => {
     const external = await member(client);
+    // A stream without Last-Event-ID starts at the horizon, which any open transaction of the
+    // cluster holds back (other files' databases included): opened before this merchant's earlier
+    // events have passed it, it sends them. Opened after, it sends only what this test writes.
+    const { rows: [last] } = await sql<{ xid: string | null }>`
+      SELECT max(writer_xid)::text AS xid FROM events WHERE merchant_id = ${merchantId}`.execute(service.ctx.db);
+    for (const deadline = Date.now() + 10_000; last?.xid != null && Date.now() < deadline;) {
+      const { rows: [h] } = await sql<{ h: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS h`.execute(service.ctx.db);
+      if (BigInt(h!.h) > BigInt(last.xid)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const sse = await openSse(baseUrlFor(service, 'sandbox'), await client.getToken(), '/v1/events/stream');
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
