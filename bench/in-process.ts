@@ -24,15 +24,22 @@ const url = new URL(pgUrl);
 url.pathname = `/${name}`;
 const host = spawn(process.execPath, ['--import', 'tsx', 'bench/in-process-host.ts'], {
   env: {
-    ...process.env, PORT: '0', ADMIN_PORT: '0', LOG_LEVEL: 'error', ADMIN_TOKEN: 'bench-admin-token',
-    DATABASE_URL: url.toString(), DATA_DIR: mkdtempSync(join(tmpdir(), 'mwa-bench-')), RATE_LIMIT_SCALE: '100000',
+    ...process.env,
+    PORT: '0',
+    ADMIN_PORT: '0',
+    LOG_LEVEL: 'error',
+    ADMIN_TOKEN: 'bench-admin-token',
+    DATABASE_URL: url.toString(),
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'mwa-bench-')),
+    RATE_LIMIT_SCALE: '100000',
   },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 let out = '';
 host.stdout!.on('data', (d: Buffer) => (out += d.toString()));
 let urls: RegExpExecArray | null = null;
-for (let i = 0; i < 2400 && !(urls = /in-process (\S+) (\S+)/.exec(out)); i++) await new Promise((r) => setTimeout(r, 50));
+for (let i = 0; i < 2400 && !(urls = /in-process (\S+) (\S+)/.exec(out)); i++)
+  await new Promise((r) => setTimeout(r, 50));
 if (!urls) throw new Error(`the in-process host did not start: ${out}`);
 const [, serviceUrl, bareInUrl] = urls;
 const bare = await startBare();
@@ -41,7 +48,11 @@ for (let i = 0; i < rounds; i++) {
   const b = await load('bare', { url: bare.url, duration });
   const inside = await load('bare in the service process', { url: bareInUrl!, duration });
   const health = await load('/healthz', { url: `${serviceUrl}/healthz`, duration });
-  console.log(`round ${i + 1}: bare ${b.rps}/s, bare in the service process ${inside.rps}/s (${ratio(inside.rps, b.rps)}), /healthz ${health.rps}/s (${ratio(health.rps, b.rps)} of bare, ${ratio(health.rps, inside.rps)} of bare in the process)`);
+  console.log(
+    `round ${i + 1}: bare ${b.rps}/s, bare in the service process ${inside.rps}/s ` +
+      `(${ratio(inside.rps, b.rps)}), /healthz ${health.rps}/s (${ratio(health.rps, b.rps)} of ` +
+      `bare, ${ratio(health.rps, inside.rps)} of bare in the process)`,
+  );
 }
 await bare.stop();
 host.kill('SIGTERM');

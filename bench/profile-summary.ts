@@ -7,15 +7,27 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
-interface Profile { nodes: Node[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: Node[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
 
 const args = process.argv.slice(2);
 const target = args.find((a) => !a.startsWith('--') && !/^\d+$/.test(a)) ?? '.';
 const top = Number(args.find((a) => /^\d+$/.test(a)) ?? 30);
 const lastSeconds = Number(args.find((a) => a.startsWith('--last='))?.slice(7) ?? 0);
 const files = statSync(target).isDirectory()
-  ? readdirSync(target).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(target, f))
+  ? readdirSync(target)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => join(target, f))
   : [target];
 
 /** A file's short name: the package under node_modules, or the path from src/. */
@@ -51,7 +63,10 @@ for (const file of files) {
   for (const [id, us] of selfUs) {
     const n = byId.get(id)!;
     const name = n.callFrame.functionName || '(anonymous)';
-    if (name === '(idle)') { idle += us; continue; }
+    if (name === '(idle)') {
+      idle += us;
+      continue;
+    }
     total += us;
     const key = `${name} ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
     fn.set(key, (fn.get(key) ?? 0) + us);

@@ -37,9 +37,18 @@ const profileDir = process.env.PROFILE_DIR;
 const server = await startServer(url.toString(), {}, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
 const bare = await startBare();
 const m = await adminCall(server, 'POST', '/admin/v1/merchants', { name: 'p' });
-const key = await adminCall(server, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, { environment: 'sandbox', scopes: ['members:write', 'balances:read'] });
+const key = await adminCall(server, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, {
+  environment: 'sandbox',
+  scopes: ['members:write', 'balances:read'],
+});
 const host = `api-sandbox.localhost:${new URL(server.publicUrl).port}`;
-const client = new MerchantWalletClient({ baseUrl: `http://${host}`, connectHost: '127.0.0.1', clientId: key.client_id, apiKey: key.api_key, signingKey: key.signing_key });
+const client = new MerchantWalletClient({
+  baseUrl: `http://${host}`,
+  connectHost: '127.0.0.1',
+  clientId: key.client_id,
+  apiKey: key.api_key,
+  signingKey: key.signing_key,
+});
 await client.members.create({ external_member_id: 'p-0' });
 const token = await client.getToken();
 client.close();
@@ -51,10 +60,16 @@ for (let i = 0; i < rounds; i++) {
   if (which !== 'read') {
     const h = await measured(server.child.pid!, '/healthz', { url: `${server.publicUrl}/healthz`, duration });
     health.push(h.rps / b.rps);
-    line.push(`/healthz ${h.rps}/s (${(h.rps / b.rps).toFixed(3)}) ${h.usPerRequest.toFixed(0)} µs, non2xx ${h.non2xx}`);
+    line.push(
+      `/healthz ${h.rps}/s (${(h.rps / b.rps).toFixed(3)}) ${h.usPerRequest.toFixed(0)} µs, non2xx ${h.non2xx}`,
+    );
   }
   if (which !== 'health') {
-    const r = await measured(server.child.pid!, 'read', { url: `${server.publicUrl}/v1/balances`, duration, headers: { host, authorization: `Bearer ${token}`, 'x-on-behalf-of': 'p-0' } });
+    const r = await measured(server.child.pid!, 'read', {
+      url: `${server.publicUrl}/v1/balances`,
+      duration,
+      headers: { host, authorization: `Bearer ${token}`, 'x-on-behalf-of': 'p-0' },
+    });
     read.push(r.rps / b.rps);
     line.push(`read ${r.rps}/s (${(r.rps / b.rps).toFixed(3)}) ${r.usPerRequest.toFixed(0)} µs, non2xx ${r.non2xx}`);
   }

@@ -5,7 +5,8 @@
  *
  * BENCH_SECONDS (default 3) per figure, BENCH_ROUNDS (default 3) rounds of the ratio figures (bare
  * Fastify, /healthz, the read, in turn; the median round is reported), BENCH_CONNECTIONS (default
- * 32), BENCH_DB=embedded|postgres runs one database, BENCH_PG_URL the PostgreSQL server (a database is created per suite).
+ * 32), BENCH_DB=embedded|postgres runs one database, BENCH_PG_URL the PostgreSQL server (a database is created per
+ * suite).
  *
  * Issue 37's figures (bench/spread.ts): writes spread over many merchants, each under its unscaled
  * quota, as ratios of `pgbench -N` measured in the same run, and /healthz and the read as a
@@ -19,7 +20,20 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Agent, request as httpRequest } from 'node:http';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
-import { adminCall, connections, depositBody, load, loadBoth, signedPosts, startBare, startDeploymentServer, startServer, warmupSeconds, type BenchServer, type Figures } from './support.js';
+import {
+  adminCall,
+  connections,
+  depositBody,
+  load,
+  loadBoth,
+  signedPosts,
+  startBare,
+  startDeploymentServer,
+  startServer,
+  warmupSeconds,
+  type BenchServer,
+  type Figures,
+} from './support.js';
 import { loadPool, preparePool, readSpec, SetupError, writeSpecs, type Pool, type SpreadFigures } from './spread.js';
 import { benchWebhookDeliveries } from './webhooks.js';
 import { findPgbench, runPgbench } from './pgbench.js';
@@ -33,9 +47,21 @@ const durationSeconds = Number(process.env.BENCH_SECONDS ?? 3);
  * (PostgreSQL), propagation (PostgreSQL). Deployment-mode server (bench/spread.ts): read-deployment
  * and the spread writes. webhooks: bench/webhooks.ts.
  */
-const figureIds = ['read-scaled', 'members-one', 'deposits-one', 'deposits-ten', 'two-processes', 'propagation', 'webhooks',
-  'read-deployment', ...writeSpecs.map((w) => w.id)] as const;
-const requested = (process.env.BENCH_ONLY ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+const figureIds = [
+  'read-scaled',
+  'members-one',
+  'deposits-one',
+  'deposits-ten',
+  'two-processes',
+  'propagation',
+  'webhooks',
+  'read-deployment',
+  ...writeSpecs.map((w) => w.id),
+] as const;
+const requested = (process.env.BENCH_ONLY ?? '')
+  .split(',')
+  .map((x) => x.trim())
+  .filter(Boolean);
 const unknownIds = requested.filter((x) => !(figureIds as readonly string[]).includes(x));
 if (unknownIds.length) {
   console.error(`BENCH_ONLY: unknown figure ${unknownIds.join(', ')}; figures: ${figureIds.join(', ')}`);
@@ -91,12 +117,20 @@ interface Merchant {
 async function merchant(server: BenchServer, members: number): Promise<Merchant> {
   const m = await adminCall(server, 'POST', '/admin/v1/merchants', { name: 'bench' });
   const key = await adminCall(server, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, {
-    environment: 'sandbox', scopes: ['members:write', 'deposits:write', 'balances:read', 'withdrawals:write', 'merchant:read'],
+    environment: 'sandbox',
+    scopes: ['members:write', 'deposits:write', 'balances:read', 'withdrawals:write', 'merchant:read'],
   });
   const host = `api-sandbox.localhost:${new URL(server.publicUrl).port}`;
-  const client = new MerchantWalletClient({ baseUrl: `http://${host}`, connectHost: '127.0.0.1', clientId: key.client_id, apiKey: key.api_key, signingKey: key.signing_key });
+  const client = new MerchantWalletClient({
+    baseUrl: `http://${host}`,
+    connectHost: '127.0.0.1',
+    clientId: key.client_id,
+    apiKey: key.api_key,
+    signingKey: key.signing_key,
+  });
   const ids: string[] = [];
-  for (let i = 0; i < members; i++) ids.push(((await client.members.create({ external_member_id: `bench-${i}` })) as { id: string }).id);
+  for (let i = 0; i < members; i++)
+    ids.push(((await client.members.create({ external_member_id: `bench-${i}` })) as { id: string }).id);
   return { merchantId: m.id, host, token: await client.getToken(), signingKey: key.signing_key, client, members: ids };
 }
 
@@ -114,19 +148,31 @@ const keepAlive = new Agent({ keepAlive: true });
  */
 async function measurePropagation(a: BenchServer, b: BenchServer, databaseUrl: string, trials = 20) {
   const m = await adminCall(a, 'POST', '/admin/v1/merchants', { name: 'propagation' });
-  const key = await adminCall(a, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, { environment: 'sandbox', scopes: ['merchant:read', 'members:write'] });
+  const key = await adminCall(a, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, {
+    environment: 'sandbox',
+    scopes: ['merchant:read', 'members:write'],
+  });
   // fetch cannot set Host (the environment comes from it): node:http can.
   const host = `api-sandbox.localhost:${new URL(b.publicUrl).port}`;
-  const call = (method: string, path: string, headers: Record<string, string>) => new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = httpRequest(`${b.publicUrl}${path}`, { method, headers: { host, ...headers }, agent: keepAlive }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+  const call = (method: string, path: string, headers: Record<string, string>) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(
+        `${b.publicUrl}${path}`,
+        { method, headers: { host, ...headers }, agent: keepAlive },
+        (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
     });
-    req.on('error', reject);
-    req.end();
-  });
-  const token = (JSON.parse((await call('POST', '/v1/connect/token', { 'x-client-id': key.client_id, 'x-api-key': key.api_key })).body) as { auth_token: string }).auth_token;
+  const token = (
+    JSON.parse(
+      (await call('POST', '/v1/connect/token', { 'x-client-id': key.client_id, 'x-api-key': key.api_key })).body,
+    ) as { auth_token: string }
+  ).auth_token;
   const read = async () => (await call('GET', '/v1/merchant/balances', { authorization: `Bearer ${token}` })).status;
   const listener = new pg.Client({ connectionString: databaseUrl });
   await listener.connect();
@@ -137,9 +183,16 @@ async function measurePropagation(a: BenchServer, b: BenchServer, databaseUrl: s
   const notifyLags: number[] = [];
   let firstRequestRefused = 0;
   for (let i = 0; i < trials; i++) {
-    for (const [scopes, expected] of [[['members:write'], 403], [['merchant:read', 'members:write'], 200]] as const) {
+    for (const [scopes, expected] of [
+      [['members:write'], 403],
+      [['merchant:read', 'members:write'], 200],
+    ] as const) {
       notifiedAt = 0;
-      await fetch(`${a.adminUrl}/admin/v1/api-keys/${key.id}`, { method: 'PATCH', headers: { authorization: `Bearer ${a.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ scopes }) });
+      await fetch(`${a.adminUrl}/admin/v1/api-keys/${key.id}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${a.adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ scopes }),
+      });
       const answered = performance.now();
       let requests = 0;
       while ((await read()) !== expected) {
@@ -154,7 +207,8 @@ async function measurePropagation(a: BenchServer, b: BenchServer, databaseUrl: s
   }
   await listener.end();
   const sorted = (xs: number[]) => [...xs].sort((x, y) => x - y);
-  const at = (xs: number[], p: number) => Math.round(sorted(xs)[Math.min(xs.length - 1, Math.floor(p * xs.length))]! * 100) / 100;
+  const at = (xs: number[], p: number) =>
+    Math.round(sorted(xs)[Math.min(xs.length - 1, Math.floor(p * xs.length))]! * 100) / 100;
   const result = {
     changes: waits.length,
     answeredOnFirstRequest: firstRequestRefused,
@@ -174,25 +228,41 @@ async function measurePropagation(a: BenchServer, b: BenchServer, databaseUrl: s
 const ratioRounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 
 /** The round whose ratio is the median (its own figures, so rps, latency and ratio belong together). */
-function medianRound(rounds: { figures: Figures; ratio: number }[]): { figures: Figures; ratio: number; ratios: number[] } {
+function medianRound(rounds: { figures: Figures; ratio: number }[]): {
+  figures: Figures;
+  ratio: number;
+  ratios: number[];
+} {
   const sorted = [...rounds].sort((a, b) => a.ratio - b.ratio);
-  return { ...sorted[Math.floor((sorted.length - 1) / 2)]!, ratios: rounds.map((r) => Math.round(r.ratio * 1000) / 1000) };
+  return {
+    ...sorted[Math.floor((sorted.length - 1) / 2)]!,
+    ratios: rounds.map((r) => Math.round(r.ratio * 1000) / 1000),
+  };
 }
 
 type Spread = SpreadFigures & { ratio?: number; ofPgbench?: number; note?: string; setupError?: string };
 
-async function runSuite(label: string, databaseUrl: string, deploymentDatabaseUrl: string | undefined): Promise<Record<string, any>> {
+async function runSuite(
+  label: string,
+  databaseUrl: string,
+  deploymentDatabaseUrl: string | undefined,
+): Promise<Record<string, any>> {
   const onPostgres = databaseUrl.startsWith('postgres');
   const out: Record<string, any> = {};
   // The yardstick runs through the suite: measured again in each round of the ratio figures.
   const bare = wants('read-scaled', 'read-deployment') ? await startBare() : undefined;
   const add = (f: Figures, ratio: number, note?: string) => {
     out[f.name] = { ...f, ratio: Math.round(ratio * 1000) / 1000, ...(note ? { note } : {}) };
-    console.log(`  ${label}: ${f.name}: ${f.rps}/s (ratio ${out[f.name]!.ratio}${note ? `, ${note}` : ''}${f.non2xx ? `, ${f.non2xx} non-2xx` : ''})`);
+    console.log(
+      `  ${label}: ${f.name}: ${f.rps}/s ` +
+        `(ratio ${out[f.name]!.ratio}${note ? `, ${note}` : ''}${f.non2xx ? `, ${f.non2xx} non-2xx` : ''})`,
+    );
   };
   try {
-    if (wants('read-scaled', 'members-one', 'deposits-one', 'deposits-ten', 'two-processes', 'propagation')) await scaledPart(label, databaseUrl, onPostgres, bare, out, add);
-    if (wants('read-deployment', ...writeSpecs.map((w) => w.id))) await deploymentPart(label, deploymentDatabaseUrl, bare, out);
+    if (wants('read-scaled', 'members-one', 'deposits-one', 'deposits-ten', 'two-processes', 'propagation'))
+      await scaledPart(label, databaseUrl, onPostgres, bare, out, add);
+    if (wants('read-deployment', ...writeSpecs.map((w) => w.id)))
+      await deploymentPart(label, deploymentDatabaseUrl, bare, out);
     return out;
   } finally {
     await bare?.stop();
@@ -200,8 +270,14 @@ async function runSuite(label: string, databaseUrl: string, deploymentDatabaseUr
 }
 
 /** The figures of issue 16 as measured until now: logging off (error), scaled quotas, src/ through tsx. */
-async function scaledPart(label: string, databaseUrl: string, onPostgres: boolean, bare: { url: string } | undefined, out: Record<string, any>,
-  add: (f: Figures, ratio: number, note?: string) => void): Promise<number> {
+async function scaledPart(
+  label: string,
+  databaseUrl: string,
+  onPostgres: boolean,
+  bare: { url: string } | undefined,
+  out: Record<string, any>,
+  add: (f: Figures, ratio: number, note?: string) => void,
+): Promise<number> {
   const server = await startServer(databaseUrl);
   let second: BenchServer | undefined;
   try {
@@ -209,7 +285,11 @@ async function scaledPart(label: string, databaseUrl: string, onPostgres: boolea
     const ten: Merchant[] = [];
     if (wants('deposits-ten', 'two-processes')) for (let i = 0; i < 10; i++) ten.push(await merchant(server, 20));
     const base = { duration: durationSeconds };
-    const readOpts = (s: BenchServer) => ({ ...base, url: `${s.publicUrl}/v1/balances`, headers: { host: one.host, authorization: `Bearer ${one.token}`, 'x-on-behalf-of': 'bench-0' } });
+    const readOpts = (s: BenchServer) => ({
+      ...base,
+      url: `${s.publicUrl}/v1/balances`,
+      headers: { host: one.host, authorization: `Bearer ${one.token}`, 'x-on-behalf-of': 'bench-0' },
+    });
     let bareRps = 0;
     let read: Figures | undefined;
     if (wants('read-scaled') && bare) {
@@ -222,14 +302,21 @@ async function scaledPart(label: string, databaseUrl: string, onPostgres: boolea
         };
         rounds.push(round);
         const of = (f: Figures) => `${f.rps}/s (${Math.round((f.rps / Math.max(round.bare.rps, 1)) * 1000) / 1000})`;
-        console.log(`  ${label}: scaled: round ${r + 1}: bare Fastify ${round.bare.rps}/s, /healthz ${of(round.health)}, read ${of(round.read)}`);
+        console.log(
+          `  ${label}: scaled: round ${r + 1}: bare Fastify ${round.bare.rps}/s, ` +
+            `/healthz ${of(round.health)}, read ${of(round.read)}`,
+        );
       }
       const bareFigures = medianRound(rounds.map((r) => ({ figures: r.bare, ratio: r.bare.rps }))).figures;
       bareRps = bareFigures.rps || 1;
       add(bareFigures, 1, `median of ${ratioRounds} rounds`);
-      const health = medianRound(rounds.map((r) => ({ figures: r.health, ratio: r.health.rps / Math.max(r.bare.rps, 1) })));
+      const health = medianRound(
+        rounds.map((r) => ({ figures: r.health, ratio: r.health.rps / Math.max(r.bare.rps, 1) })),
+      );
       add(health.figures, health.ratio, `median round; rounds ${health.ratios.join(', ')}`);
-      const readRound = medianRound(rounds.map((r) => ({ figures: r.read, ratio: r.read.rps / Math.max(r.bare.rps, 1) })));
+      const readRound = medianRound(
+        rounds.map((r) => ({ figures: r.read, ratio: r.read.rps / Math.max(r.bare.rps, 1) })),
+      );
       read = readRound.figures;
       add(read, readRound.ratio, `median round; rounds ${readRound.ratios.join(', ')}`);
     }
@@ -237,33 +324,71 @@ async function scaledPart(label: string, databaseUrl: string, onPostgres: boolea
     const ofBare = (f: Figures) => (bareRps ? f.rps / bareRps : 0);
     if (wants('members-one')) {
       await settle();
-      const members = await load('signed POST /v1/members', { ...base, url: server.publicUrl, requests: signedPosts('/v1/members', () => ({ m: one, body: { external_member_id: `m-${e++}-${randomUUID()}` } })) });
+      const members = await load('signed POST /v1/members', {
+        ...base,
+        url: server.publicUrl,
+        requests: signedPosts('/v1/members', () => ({
+          m: one,
+          body: { external_member_id: `m-${e++}-${randomUUID()}` },
+        })),
+      });
       add(members, ofBare(members));
     }
     let depOne: Figures | undefined;
     if (wants('deposits-one')) {
       await settle();
-      depOne = await load('signed POST /v1/deposits (one merchant)', { ...base, url: server.publicUrl, requests: signedPosts('/v1/deposits', (n) => deposit(one, n)) });
+      depOne = await load('signed POST /v1/deposits (one merchant)', {
+        ...base,
+        url: server.publicUrl,
+        requests: signedPosts('/v1/deposits', (n) => deposit(one, n)),
+      });
       add(depOne, ofBare(depOne));
     }
     let depTen: Figures | undefined;
     if (wants('deposits-ten')) {
       await settle();
-      depTen = await load('signed POST /v1/deposits (ten merchants)', { ...base, url: server.publicUrl, requests: signedPosts('/v1/deposits', (n) => deposit(ten[n % 10]!, Math.floor(n / 10))) });
+      depTen = await load('signed POST /v1/deposits (ten merchants)', {
+        ...base,
+        url: server.publicUrl,
+        requests: signedPosts('/v1/deposits', (n) => deposit(ten[n % 10]!, Math.floor(n / 10))),
+      });
       add(depTen, ofBare(depTen));
     }
-    if (depOne && depTen) add({ ...depOne, name: 'deposits: one merchant / ten merchants' }, depOne.rps / Math.max(depTen.rps, 1), 'target ≥ 0.9');
+    if (depOne && depTen)
+      add(
+        { ...depOne, name: 'deposits: one merchant / ten merchants' },
+        depOne.rps / Math.max(depTen.rps, 1),
+        'target ≥ 0.9',
+      );
     if (onPostgres && wants('two-processes', 'propagation')) {
       second = await startServer(databaseUrl);
       if (wants('two-processes')) {
-        const twoRead = await loadBoth('two processes: authenticated GET /v1/balances', readOpts(server), readOpts(second));
-        add(twoRead, read ? twoRead.rps / Math.max(read.rps, 1) : 0, read ? 'ratio to one process' : 'ratio to one process: read-scaled not run');
+        const twoRead = await loadBoth(
+          'two processes: authenticated GET /v1/balances',
+          readOpts(server),
+          readOpts(second),
+        );
+        add(
+          twoRead,
+          read ? twoRead.rps / Math.max(read.rps, 1) : 0,
+          read ? 'ratio to one process' : 'ratio to one process: read-scaled not run',
+        );
         const [s1, s2] = [server, second];
         await settle();
-        const twoDep = await loadBoth('two processes: signed POST /v1/deposits (ten merchants)',
+        const twoDep = await loadBoth(
+          'two processes: signed POST /v1/deposits (ten merchants)',
           { ...base, url: s1.publicUrl, requests: signedPosts('/v1/deposits', (n) => deposit(ten[(2 * n) % 10]!, n)) },
-          { ...base, url: s2.publicUrl, requests: signedPosts('/v1/deposits', (n) => deposit(ten[(2 * n + 1) % 10]!, n)) });
-        add(twoDep, depTen ? twoDep.rps / Math.max(depTen.rps, 1) : 0, depTen ? 'ratio to one process' : 'ratio to one process: deposits-ten not run');
+          {
+            ...base,
+            url: s2.publicUrl,
+            requests: signedPosts('/v1/deposits', (n) => deposit(ten[(2 * n + 1) % 10]!, n)),
+          },
+        );
+        add(
+          twoDep,
+          depTen ? twoDep.rps / Math.max(depTen.rps, 1) : 0,
+          depTen ? 'ratio to one process' : 'ratio to one process: deposits-ten not run',
+        );
       }
       if (wants('propagation')) results.propagation = await measurePropagation(server, second, databaseUrl);
     }
@@ -275,7 +400,8 @@ async function scaledPart(label: string, databaseUrl: string, onPostgres: boolea
   }
 }
 
-/** Expected top rate of a spread figure: twice its target (its tenants are sized for it; the load stops if it is passed). */
+/** Expected top rate of a spread figure: twice its target (its tenants are sized for it; the load stops if it is
+ * passed). */
 const spreadHeadroom = Number(process.env.BENCH_SPREAD_HEADROOM ?? 2);
 
 /**
@@ -283,21 +409,48 @@ const spreadHeadroom = Number(process.env.BENCH_SPREAD_HEADROOM ?? 2);
  * and the read spread over merchants and members in rounds with bare Fastify, then each write
  * spread over merchants, every merchant under its unscaled quota (bench/spread.ts).
  */
-async function deploymentPart(label: string, databaseUrl: string | undefined, bare: { url: string } | undefined, out: Record<string, any>): Promise<void> {
+async function deploymentPart(
+  label: string,
+  databaseUrl: string | undefined,
+  bare: { url: string } | undefined,
+  out: Record<string, any>,
+): Promise<void> {
   const server = await startDeploymentServer(databaseUrl);
-  const mode = `deployment mode (${server.entry === 'built' ? 'built server, node --enable-source-maps' : 'src/ through tsx'}, LOG_LEVEL and RATE_LIMIT_SCALE unset)`;
+  const mode =
+    `deployment mode ` +
+    `(${server.entry === 'built' ? 'built server, node --enable-source-maps' : 'src/ through tsx'}, LOG_LEVEL ` +
+    `and RATE_LIMIT_SCALE unset)`;
   console.log(`  ${label}: ${mode}`);
-  out.deploymentMode = { entry: server.entry, env: 'defaults (LOG_LEVEL info, RATE_LIMIT_SCALE 1, DATABASE_POOL_MAX 10, WORKERS on)', database: databaseUrl ? 'PostgreSQL' : 'embedded in DATA_DIR (the default)' };
+  out.deploymentMode = {
+    entry: server.entry,
+    env: 'defaults (LOG_LEVEL info, RATE_LIMIT_SCALE 1, DATABASE_POOL_MAX 10, WORKERS on)',
+    database: databaseUrl ? 'PostgreSQL' : 'embedded in DATA_DIR (the default)',
+  };
   const logBefore = server.logBytes();
   const report = (id: string, f: Spread) => {
     out[id] = f;
-    const bad = f.tooManyRequests || f.non2xx || f.errors
-      ? `, INVALID: ${f.tooManyRequests} × 429, ${f.non2xx} non-2xx (${JSON.stringify(f.statuses)}), ${f.errors} errors; first bodies ${JSON.stringify(f.samples)}` : '';
-    const ratio = f.ofPgbench !== undefined ? `, ${f.ofPgbench} of pgbench -N` : f.ratio !== undefined ? `, ${f.ratio} of bare Fastify` : '';
-    console.log(`  ${label}: ${f.name}: ${f.rps}/s${ratio} (${f.merchants} merchants, ${f.members} members, ≤ ${f.maxRequestsPerMerchant} requests per merchant of ${f.budgetPerMerchant} allowed; ${f.seconds} s${f.stoppedEarly ? ', STOPPED EARLY: budgets spent' : ''}${f.note ? `; ${f.note}` : ''})${bad}`);
+    const bad =
+      f.tooManyRequests || f.non2xx || f.errors
+        ? `, INVALID: ${f.tooManyRequests} × 429, ${f.non2xx} non-2xx ` +
+          `(${JSON.stringify(f.statuses)}), ${f.errors} errors; first bodies ${JSON.stringify(f.samples)}`
+        : '';
+    const ratio =
+      f.ofPgbench !== undefined
+        ? `, ${f.ofPgbench} of pgbench -N`
+        : f.ratio !== undefined
+          ? `, ${f.ratio} of bare Fastify`
+          : '';
+    console.log(
+      `  ${label}: ${f.name}: ${f.rps}/s${ratio} (${f.merchants} merchants, ${f.members} members, ` +
+        `≤ ${f.maxRequestsPerMerchant} requests per merchant of ${f.budgetPerMerchant} allowed; ${f.seconds} ` +
+        `s${f.stoppedEarly ? ', STOPPED EARLY: budgets spent' : ''}${f.note ? `; ${f.note}` : ''})${bad}`,
+    );
   };
   const failed = (id: string, name: string, err: unknown) => {
-    const text = err instanceof SetupError ? `${err.step} answered ${err.status}: ${err.body}` : String((err as Error)?.stack ?? err);
+    const text =
+      err instanceof SetupError
+        ? `${err.step} answered ${err.status}: ${err.body}`
+        : String((err as Error)?.stack ?? err);
     out[id] = { name, setupError: text, rps: 0, valid: false };
     console.log(`  ${label}: ${name}: NOT MEASURED, set-up failed: ${text}`);
   };
@@ -318,13 +471,33 @@ async function deploymentPart(label: string, databaseUrl: string | undefined, ba
           const read = await loadPool(server.publicUrl, pool, durationSeconds);
           rounds.push({ bare: b, health, read });
           const of = (rps: number) => `${rps}/s (${Math.round((rps / Math.max(b.rps, 1)) * 1000) / 1000})`;
-          console.log(`  ${label}: deployment: round ${r + 1}: bare Fastify ${b.rps}/s, /healthz ${of(health.rps)}${health.non2xx ? ` ${health.non2xx} non-2xx` : ''}, read ${of(read.rps)}${read.tooManyRequests ? `, ${read.tooManyRequests} × 429` : ''}${read.non2xx ? `, ${read.non2xx} non-2xx ${JSON.stringify(read.statuses)}` : ''}`);
+          console.log(
+            `  ${label}: deployment: round ${r + 1}: bare Fastify ${b.rps}/s, ` +
+              `/healthz ${of(health.rps)}${health.non2xx ? ` ${health.non2xx} non-2xx` : ''}, ` +
+              `read ${of(read.rps)}${read.tooManyRequests ? `, ${read.tooManyRequests} × 429` : ''}${read.non2xx ? `, ${read.non2xx} non-2xx ${JSON.stringify(read.statuses)}` : ''}`,
+          );
         }
         const bareMedian = medianRound(rounds.map((r) => ({ figures: r.bare, ratio: r.bare.rps }))).figures;
-        out['deployment: bare Fastify'] = { ...bareMedian, name: 'bare Fastify (deployment-mode rounds)', ratio: 1, note: `median of ${ratioRounds} rounds` };
-        const health = medianRound(rounds.map((r) => ({ figures: r.health, ratio: r.health.rps / Math.max(r.bare.rps, 1) })));
-        out['healthz-deployment'] = { ...health.figures, name: '/healthz (deployment mode)', ratio: Math.round(health.ratio * 1000) / 1000, note: `median round; rounds ${health.ratios.join(', ')}` };
-        console.log(`  ${label}: /healthz (deployment mode): ${health.figures.rps}/s, ${out['healthz-deployment'].ratio} of bare Fastify (rounds ${health.ratios.join(', ')})`);
+        out['deployment: bare Fastify'] = {
+          ...bareMedian,
+          name: 'bare Fastify (deployment-mode rounds)',
+          ratio: 1,
+          note: `median of ${ratioRounds} rounds`,
+        };
+        const health = medianRound(
+          rounds.map((r) => ({ figures: r.health, ratio: r.health.rps / Math.max(r.bare.rps, 1) })),
+        );
+        out['healthz-deployment'] = {
+          ...health.figures,
+          name: '/healthz (deployment mode)',
+          ratio: Math.round(health.ratio * 1000) / 1000,
+          note: `median round; rounds ${health.ratios.join(', ')}`,
+        };
+        console.log(
+          `  ${label}: /healthz (deployment ` +
+            `mode): ${health.figures.rps}/s, ${out['healthz-deployment'].ratio} of bare Fastify ` +
+            `(rounds ${health.ratios.join(', ')})`,
+        );
         const readRatios = rounds.map((r) => r.read.rps / Math.max(r.bare.rps, 1));
         const sorted = readRatios.map((x, i) => [x, i] as const).sort((a, b) => a[0] - b[0]);
         const mid = sorted[Math.floor((sorted.length - 1) / 2)]![1];
@@ -332,9 +505,14 @@ async function deploymentPart(label: string, databaseUrl: string | undefined, ba
         const all429 = rounds.reduce((a, r) => a + r.read.tooManyRequests, 0);
         const allNon2xx = rounds.reduce((a, r) => a + r.read.non2xx, 0);
         report('read-deployment', {
-          ...readMedian, tooManyRequests: all429, non2xx: allNon2xx, valid: all429 === 0 && allNon2xx === 0,
+          ...readMedian,
+          tooManyRequests: all429,
+          non2xx: allNon2xx,
+          valid: all429 === 0 && allNon2xx === 0,
           ratio: Math.round(readRatios[mid]! * 1000) / 1000,
-          note: `median round; rounds ${readRatios.map((x) => Math.round(x * 1000) / 1000).join(', ')}; 429s and non-2xx over all rounds`,
+          note:
+            `median round; rounds ${readRatios.map((x) => Math.round(x * 1000) / 1000).join(', ')}; 429s and ` +
+            `non-2xx over all rounds`,
         });
       } catch (err) {
         failed('read-deployment', readSpec.name, err);
@@ -345,7 +523,10 @@ async function deploymentPart(label: string, databaseUrl: string | undefined, ba
       if (!wants(spec.id)) continue;
       const target = targetOf(spec.id)!.target;
       // Twice the target of pgbench -N, or of an assumed 3,000 tx/s without it (embedded only).
-      const expected = Math.max(200, (pgbenchTps ?? Number(process.env.BENCH_ASSUMED_PGBENCH ?? 3000)) * target * spreadHeadroom);
+      const expected = Math.max(
+        200,
+        (pgbenchTps ?? Number(process.env.BENCH_ASSUMED_PGBENCH ?? 3000)) * target * spreadHeadroom,
+      );
       try {
         const pool = await preparePool(server, spec, expected, durationSeconds);
         await settle();
@@ -354,7 +535,10 @@ async function deploymentPart(label: string, databaseUrl: string | undefined, ba
         const after = await groupCommitCounts(server);
         if (pgbenchTps && databaseUrl) f.ofPgbench = Math.round((f.rps / pgbenchTps) * 1000) / 1000;
         const batches = after.batches - before.batches;
-        console.log(`    ${spec.id}: group commit ${after.writes - before.writes} writes in ${batches} batches (${batches ? Math.round(((after.writes - before.writes) / batches) * 10) / 10 : 0} a batch)`);
+        console.log(
+          `    ${spec.id}: group commit ${after.writes - before.writes} writes in ${batches} batches ` +
+            `(${batches ? Math.round(((after.writes - before.writes) / batches) * 10) / 10 : 0} a batch)`,
+        );
         report(spec.id, f);
       } catch (err) {
         failed(spec.id, spec.name, err);
@@ -368,7 +552,9 @@ async function deploymentPart(label: string, databaseUrl: string | undefined, ba
 
 /** The group committer's counters (/metrics): batches and the writes in them since start-up. */
 async function groupCommitCounts(server: BenchServer): Promise<{ batches: number; writes: number }> {
-  const text = await (await fetch(`${server.adminUrl}/metrics`, { headers: { authorization: `Bearer ${server.adminToken}` } })).text();
+  const text = await (
+    await fetch(`${server.adminUrl}/metrics`, { headers: { authorization: `Bearer ${server.adminToken}` } })
+  ).text();
   const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
   return { batches: value('group_commit_batches_total'), writes: value('group_commit_writes_total') };
 }
@@ -391,7 +577,16 @@ function targetOf(id: string) {
 
 const started = loadavg();
 let results: Record<string, any> = {};
-results = { date: new Date().toISOString(), node: process.version, seconds: durationSeconds, warmupSeconds, settleSeconds, connections, loadavgBefore: started, figures: [...selected] };
+results = {
+  date: new Date().toISOString(),
+  node: process.version,
+  seconds: durationSeconds,
+  warmupSeconds,
+  settleSeconds,
+  connections,
+  loadavgBefore: started,
+  figures: [...selected],
+};
 const only = process.env.BENCH_DB; // 'embedded' or 'postgres' to run one of the two
 
 console.log(`load average ${started.map((l) => l.toFixed(2)).join(' ')}; figures: ${[...selected].join(', ')}`);
@@ -437,36 +632,63 @@ results.loadavgAfter = loadavg();
 
 // One table: every figure, its ratio, and embedded against PostgreSQL.
 const skip = new Set(['webhooks', 'deploymentMode']);
-const names = [...new Set([...Object.keys(results.postgres ?? {}), ...Object.keys(results.embedded ?? {})])].filter((n) => !skip.has(n));
+const names = [...new Set([...Object.keys(results.postgres ?? {}), ...Object.keys(results.embedded ?? {})])].filter(
+  (n) => !skip.has(n),
+);
 const table: Record<string, Record<string, string | number>> = {};
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 for (const n of names) {
   const p = results.postgres?.[n];
   const e = results.embedded?.[n];
   table[p?.name ?? e?.name ?? n] = {
-    'PostgreSQL /s': p?.rps ?? '', 'PG ratio': p?.ofPgbench !== undefined ? `${p.ofPgbench} of pgbench` : p?.ratio ?? '', 'embedded /s': e?.rps ?? '', 'emb ratio': e?.ratio ?? '',
+    'PostgreSQL /s': p?.rps ?? '',
+    'PG ratio': p?.ofPgbench !== undefined ? `${p.ofPgbench} of pgbench` : (p?.ratio ?? ''),
+    'embedded /s': e?.rps ?? '',
+    'emb ratio': e?.ratio ?? '',
     'emb / PG': p && e && p.rps ? Math.round((e.rps / p.rps) * 100) / 100 : '',
-    'p50/p99 ms (PG)': p && p.p50 !== undefined ? `${p.p50}/${p.p99}` : '', 'non-2xx': `${p?.non2xx ?? ''}/${e?.non2xx ?? ''}`,
-    '429s': p?.tooManyRequests !== undefined || e?.tooManyRequests !== undefined ? `${p?.tooManyRequests ?? ''}/${e?.tooManyRequests ?? ''}` : '',
+    'p50/p99 ms (PG)': p && p.p50 !== undefined ? `${p.p50}/${p.p99}` : '',
+    'non-2xx': `${p?.non2xx ?? ''}/${e?.non2xx ?? ''}`,
+    '429s':
+      p?.tooManyRequests !== undefined || e?.tooManyRequests !== undefined
+        ? `${p?.tooManyRequests ?? ''}/${e?.tooManyRequests ?? ''}`
+        : '',
   };
 }
 const pw = results.postgres?.webhooks;
 const ew = results.embedded?.webhooks;
-if (pw || ew) table['webhook deliveries/s (local receiver)'] = { 'PostgreSQL /s': pw?.perSecond ?? '', 'PG ratio': '', 'embedded /s': ew?.perSecond ?? '', 'emb ratio': '', 'emb / PG': pw && ew ? Math.round((ew.perSecond / pw.perSecond) * 100) / 100 : '' };
+if (pw || ew)
+  table['webhook deliveries/s (local receiver)'] = {
+    'PostgreSQL /s': pw?.perSecond ?? '',
+    'PG ratio': '',
+    'embedded /s': ew?.perSecond ?? '',
+    'emb ratio': '',
+    'emb / PG': pw && ew ? Math.round((ew.perSecond / pw.perSecond) * 100) / 100 : '',
+  };
 if (results.pgbench) {
   const dep = results.postgres?.['signed POST /v1/deposits (one merchant)'];
-  table['pgbench -N (tx/s)'] = { 'PostgreSQL /s': results.pgbench.writeTps, 'PG ratio': dep ? `deposit/pgbench ${r3(dep.rps / results.pgbench.writeTps)}` : '' };
+  table['pgbench -N (tx/s)'] = {
+    'PostgreSQL /s': results.pgbench.writeTps,
+    'PG ratio': dep ? `deposit/pgbench ${r3(dep.rps / results.pgbench.writeTps)}` : '',
+  };
   table['pgbench -S -M prepared (reads/s)'] = { 'PostgreSQL /s': results.pgbench.readTps };
 }
-console.log(`\n${connections} connections, ${durationSeconds} s per figure after ${warmupSeconds} s of warm-up (${settleSeconds} s of pause before each write figure), Node ${process.version}; load average before ${started.map((l) => l.toFixed(2)).join(' ')}, after ${results.loadavgAfter.map((l: number) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `\n${connections} connections, ${durationSeconds} s per figure after ${warmupSeconds} s of warm-up ` +
+    `(${settleSeconds} s of pause before each write figure), Node ${process.version}; load average ` +
+    `before ${started.map((l) => l.toFixed(2)).join(' ')}, ` +
+    `after ${results.loadavgAfter.map((l: number) => l.toFixed(2)).join(' ')}`,
+);
 console.table(table);
 
-// Issue 37's targets: each figure on PostgreSQL against its yardstick, PASS/FAIL, and the embedded figure of each write against PostgreSQL's (≥ 0.25).
+// Issue 37's targets: each figure on PostgreSQL against its yardstick, PASS/FAIL, and the embedded figure of each write
+// against PostgreSQL's (≥ 0.25).
 const writeIds = new Set<string>([...writeSpecs.map((w) => w.id), 'deposits-one']);
-const pickFigure = (suite: Record<string, any> | undefined, id: string) => suite?.[id === 'deposits-one' ? 'signed POST /v1/deposits (one merchant)' : id];
+const pickFigure = (suite: Record<string, any> | undefined, id: string) =>
+  suite?.[id === 'deposits-one' ? 'signed POST /v1/deposits (one merchant)' : id];
 const verdict = (ok: boolean, f: any) => {
   if (!f || f.setupError) return f?.setupError ? 'NOT MEASURED (set-up failed)' : 'not run';
-  if (f.tooManyRequests || f.non2xx || f.errors) return `INVALID (${f.tooManyRequests ?? 0} × 429, ${f.non2xx} non-2xx)`;
+  if (f.tooManyRequests || f.non2xx || f.errors)
+    return `INVALID (${f.tooManyRequests ?? 0} × 429, ${f.non2xx} non-2xx)`;
   return ok ? 'PASS' : 'FAIL';
 };
 const targetTable: Record<string, Record<string, string | number>> = {};
@@ -474,7 +696,14 @@ for (const t of targets) {
   if (!wants(t.id === 'healthz-deployment' ? 'read-deployment' : t.id)) continue;
   const p = pickFigure(results.postgres, t.id);
   const e = pickFigure(results.embedded, t.id);
-  const pgRatio = p && !p.setupError ? (t.of === 'pgbench -N' ? (results.pgbench?.writeTps ? p.rps / results.pgbench.writeTps : undefined) : p.ratio) : undefined;
+  const pgRatio =
+    p && !p.setupError
+      ? t.of === 'pgbench -N'
+        ? results.pgbench?.writeTps
+          ? p.rps / results.pgbench.writeTps
+          : undefined
+        : p.ratio
+      : undefined;
   const embOfPg = writeIds.has(t.id) && p?.rps && e && !e.setupError ? e.rps / p.rps : undefined;
   targetTable[t.id] = {
     'PostgreSQL /s': p?.rps ?? '',
@@ -485,17 +714,33 @@ for (const t of targets) {
     '429s (PG)': p?.tooManyRequests ?? (p ? 0 : ''),
     'embedded /s': e?.rps ?? '',
     'emb / PG (≥ 0.25)': embOfPg !== undefined ? `${r3(embOfPg)} ${verdict(embOfPg >= 0.25, e)}` : '',
-    mode: t.id === 'deposits-one' ? 'scaled quotas, one merchant' : t.id === 'healthz-deployment' ? 'deployment (no quota)' : `deployment, ${p?.merchants ?? e?.merchants ?? '?'} merchants`,
+    mode:
+      t.id === 'deposits-one'
+        ? 'scaled quotas, one merchant'
+        : t.id === 'healthz-deployment'
+          ? 'deployment (no quota)'
+          : `deployment, ${p?.merchants ?? e?.merchants ?? '?'} merchants`,
   };
 }
 if (Object.keys(targetTable).length) {
   const scaledH = results.postgres?.['/healthz'];
   const scaledR = results.postgres?.['authenticated GET /v1/balances'];
-  console.log(`\nIssue 37 targets (PostgreSQL, ${connections} connections; pgbench -N ${results.pgbench?.writeTps ?? 'not measured'} tx/s in this run):`);
+  console.log(
+    `\nIssue 37 targets (PostgreSQL, ${connections} connections; pgbench ` +
+      `-N ${results.pgbench?.writeTps ?? 'not measured'} tx/s in this run):`,
+  );
   console.table(targetTable);
-  if (scaledH || scaledR) console.log(`The existing way (LOG_LEVEL=error, one merchant, RATE_LIMIT_SCALE=100000): /healthz ${scaledH?.ratio ?? '-'} and the read ${scaledR?.ratio ?? '-'} of bare Fastify.`);
+  if (scaledH || scaledR)
+    console.log(
+      `The existing way (LOG_LEVEL=error, one merchant, RATE_LIMIT_SCALE=100000): ` +
+        `/healthz ${scaledH?.ratio ?? '-'} and the read ${scaledR?.ratio ?? '-'} of bare Fastify.`,
+    );
   const dm = results.postgres?.deploymentMode ?? results.embedded?.deploymentMode;
-  if (dm) console.log(`Deployment mode: ${dm.entry === 'built' ? 'the server built by scripts/build.mjs and run with node --enable-source-maps (as production; dependencies from the repository, not npm ci --omit=dev)' : 'src/main.ts through tsx (BENCH_DEPLOY_SERVER=tsx)'}; ${dm.env}; request log to a file (${results.postgres?.deploymentMode?.logBytes ?? '-'} bytes on PostgreSQL).`);
+  if (dm)
+    console.log(
+      `Deployment ` +
+        `mode: ${dm.entry === 'built' ? 'the server built by scripts/build.mjs and run with node --enable-source-maps (as production; dependencies from the repository, not npm ci --omit=dev)' : 'src/main.ts through tsx (BENCH_DEPLOY_SERVER=tsx)'}; ${dm.env}; request log to a file (${results.postgres?.deploymentMode?.logBytes ?? '-'} bytes on PostgreSQL).`,
+    );
   results.targets = targetTable;
 }
 writeFileSync(new URL('./results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

@@ -19,14 +19,22 @@ export interface BenchServer {
 }
 
 /** The real service in its own process, so the load generator does not share its event loop. */
-export async function startServer(databaseUrl: string, extraEnv: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BenchServer> {
+export async function startServer(
+  databaseUrl: string,
+  extraEnv: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<BenchServer> {
   const adminToken = 'bench-admin-token';
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
     cwd: root,
     env: {
       ...process.env,
-      PORT: '0', ADMIN_PORT: '0', LOG_LEVEL: 'error', ADMIN_TOKEN: adminToken,
-      DATABASE_URL: databaseUrl, DATA_DIR: mkdtempSync(join(tmpdir(), 'mwa-bench-')),
+      PORT: '0',
+      ADMIN_PORT: '0',
+      LOG_LEVEL: 'error',
+      ADMIN_TOKEN: adminToken,
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'mwa-bench-')),
       // Quotas are multiplied so the limiter runs on every request without refusing the load.
       RATE_LIMIT_SCALE: '100000',
       ...extraEnv,
@@ -40,7 +48,10 @@ export async function startServer(databaseUrl: string, extraEnv: Record<string, 
     const m = /Merchant Wallet API on (\S+) \(operator API on (\S+)\)/.exec(out);
     if (m) {
       return {
-        child, publicUrl: m[1]!, adminUrl: m[2]!, adminToken,
+        child,
+        publicUrl: m[1]!,
+        adminUrl: m[2]!,
+        adminToken,
         async stop() {
           child.kill('SIGTERM');
           await once(child, 'exit');
@@ -72,7 +83,10 @@ export function deploymentEntry(): 'built' | 'tsx' {
   if (built) return built;
   if (process.env.BENCH_DEPLOY_SERVER === 'tsx') return (built = 'tsx');
   const started = performance.now();
-  execFileSync(process.execPath, ['scripts/build.mjs', '--outdir', deploymentOutdir], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(process.execPath, ['scripts/build.mjs', '--outdir', deploymentOutdir], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   console.log(`  built the server into bench/.build/dist (${Math.round(performance.now() - started)} ms)`);
   return (built = 'built');
 }
@@ -98,12 +112,23 @@ export async function startDeploymentServer(databaseUrl: string | undefined): Pr
   const dataDir = mkdtempSync(join(tmpdir(), 'mwa-bench-deploy-'));
   const logFile = join(dataDir, 'stdout.log');
   const fd = openSync(logFile, 'w');
-  const env: Record<string, string | undefined> = { ...process.env, PORT: '0', ADMIN_PORT: '0', ADMIN_TOKEN: adminToken, DATA_DIR: dataDir };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: '0',
+    ADMIN_PORT: '0',
+    ADMIN_TOKEN: adminToken,
+    DATA_DIR: dataDir,
+  };
   for (const name of ['LOG_LEVEL', 'RATE_LIMIT_SCALE', 'DATABASE_URL', 'NODE_ENV']) delete env[name];
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
   // BENCH_SERVER_NODE_ARGS: extra node flags for the server (`--cpu-prof --cpu-prof-dir=/tmp/prof`).
   const extra = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const args = [...extra, ...(entry === 'built' ? ['--enable-source-maps', join(deploymentOutdir, 'main.js')] : ['--import', 'tsx', 'src/main.ts'])];
+  const args = [
+    ...extra,
+    ...(entry === 'built'
+      ? ['--enable-source-maps', join(deploymentOutdir, 'main.js')]
+      : ['--import', 'tsx', 'src/main.ts']),
+  ];
   const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', fd, 'inherit'] });
   closeSync(fd);
   const exited = once(child, 'exit');
@@ -111,8 +136,19 @@ export async function startDeploymentServer(databaseUrl: string | undefined): Pr
     const m = /Merchant Wallet API on (\S+) \(operator API on (\S+)\)/.exec(readFileSync(logFile, 'utf8'));
     if (m) {
       return {
-        child, publicUrl: m[1]!, adminUrl: m[2]!, adminToken, logFile, entry,
-        logBytes: () => { try { return statSync(logFile).size; } catch { return 0; } },
+        child,
+        publicUrl: m[1]!,
+        adminUrl: m[2]!,
+        adminToken,
+        logFile,
+        entry,
+        logBytes: () => {
+          try {
+            return statSync(logFile).size;
+          } catch {
+            return 0;
+          }
+        },
         async stop() {
           child.kill('SIGTERM');
           await exited;
@@ -128,12 +164,23 @@ export async function startDeploymentServer(databaseUrl: string | undefined): Pr
 
 /** The bare Fastify yardstick (bench/bare-fastify.ts) in its own process. */
 export async function startBare(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-fastify.ts'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-fastify.ts'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   for (let i = 0; i < 400; i++) {
     const m = /bare fastify on (\S+)/.exec(out);
-    if (m) return { url: m[1]!, pid: child.pid!, async stop() { child.kill('SIGTERM'); await once(child, 'exit'); } };
+    if (m)
+      return {
+        url: m[1]!,
+        pid: child.pid!,
+        async stop() {
+          child.kill('SIGTERM');
+          await once(child, 'exit');
+        },
+      };
     await new Promise((r) => setTimeout(r, 50));
   }
   child.kill('SIGKILL');
@@ -160,7 +207,8 @@ export interface Figures {
 export const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 
 export async function load(name: string, opts: autocannon.Options): Promise<Figures> {
-  const warmup = warmupSeconds > 0 ? { warmup: { connections: opts.connections ?? connections, duration: warmupSeconds } } : {};
+  const warmup =
+    warmupSeconds > 0 ? { warmup: { connections: opts.connections ?? connections, duration: warmupSeconds } } : {};
   const result = await autocannon({ connections, duration: 5, ...warmup, ...opts });
   return {
     name,
@@ -174,8 +222,18 @@ export async function load(name: string, opts: autocannon.Options): Promise<Figu
 
 /** Two loads at once (e.g. one per server process): their sum. */
 export async function loadBoth(name: string, a: autocannon.Options, b: autocannon.Options): Promise<Figures> {
-  const [x, y] = await Promise.all([load(name, { connections: Math.ceil(connections / 2), ...a }), load(name, { connections: Math.floor(connections / 2), ...b })]);
-  return { name, rps: x.rps + y.rps, p50: Math.max(x.p50, y.p50), p99: Math.max(x.p99, y.p99), errors: x.errors + y.errors, non2xx: x.non2xx + y.non2xx };
+  const [x, y] = await Promise.all([
+    load(name, { connections: Math.ceil(connections / 2), ...a }),
+    load(name, { connections: Math.floor(connections / 2), ...b }),
+  ]);
+  return {
+    name,
+    rps: x.rps + y.rps,
+    p50: Math.max(x.p50, y.p50),
+    p99: Math.max(x.p99, y.p99),
+    errors: x.errors + y.errors,
+    non2xx: x.non2xx + y.non2xx,
+  };
 }
 
 export async function adminCall(server: BenchServer, method: string, path: string, body?: unknown): Promise<any> {
@@ -210,24 +268,42 @@ export interface Signer {
  */
 export function signedPosts(path: string, pick: (n: number) => { m: Signer; body: unknown }) {
   let n = 0;
-  return [{
-    setupRequest: (req: any) => {
-      const { m, body } = pick(n++);
-      const raw = JSON.stringify(body);
-      const timestamp = String(Math.floor(Date.now() / 1000));
-      const nonce = randomUUID();
-      req.method = 'POST';
-      req.path = path;
-      req.body = raw;
-      req.headers = {
-        host: m.host, authorization: `Bearer ${m.token}`, 'content-type': 'application/json', 'x-idempotency-key': randomUUID(),
-        'x-timestamp': timestamp, 'x-nonce': nonce,
-        'x-signature': signRequest({ method: 'POST', pathWithQuery: path, timestamp, nonce, rawBody: raw, signingKey: m.signingKey }),
-      };
-      return req;
+  return [
+    {
+      setupRequest: (req: any) => {
+        const { m, body } = pick(n++);
+        const raw = JSON.stringify(body);
+        const timestamp = String(Math.floor(Date.now() / 1000));
+        const nonce = randomUUID();
+        req.method = 'POST';
+        req.path = path;
+        req.body = raw;
+        req.headers = {
+          host: m.host,
+          authorization: `Bearer ${m.token}`,
+          'content-type': 'application/json',
+          'x-idempotency-key': randomUUID(),
+          'x-timestamp': timestamp,
+          'x-nonce': nonce,
+          'x-signature': signRequest({
+            method: 'POST',
+            pathWithQuery: path,
+            timestamp,
+            nonce,
+            rawBody: raw,
+            signingKey: m.signingKey,
+          }),
+        };
+        return req;
+      },
     },
-  }];
+  ];
 }
 
 /** A deposit of 1.5 USDT to the n-th of the merchant's members (round robin), with a new tx_hash. */
-export const depositBody = (members: readonly string[], n: number) => ({ member_id: members[n % members.length], asset: 'USDT', amount: '1.5', tx_hash: `0x${randomUUID()}` });
+export const depositBody = (members: readonly string[], n: number) => ({
+  member_id: members[n % members.length],
+  asset: 'USDT',
+  amount: '1.5',
+  tx_hash: `0x${randomUUID()}`,
+});

@@ -82,30 +82,46 @@ export async function benchWebhookDeliveries(databaseUrl: string, _seconds?: num
   try {
     const merchant = await adminCall(server, 'POST', '/admin/v1/merchants', { name: 'webhook bench' });
     const key = await adminCall(server, 'POST', `/admin/v1/merchants/${merchant.id}/api-keys`, {
-      environment: 'sandbox', scopes: ['members:write', 'deposits:write', 'webhooks:write', 'merchant:read'],
+      environment: 'sandbox',
+      scopes: ['members:write', 'deposits:write', 'webhooks:write', 'merchant:read'],
     });
     const client = new MerchantWalletClient({
-      baseUrl: `http://api-sandbox.localhost:${new URL(server.publicUrl).port}`, connectHost: '127.0.0.1',
-      clientId: key.client_id, apiKey: key.api_key, signingKey: key.signing_key,
+      baseUrl: `http://api-sandbox.localhost:${new URL(server.publicUrl).port}`,
+      connectHost: '127.0.0.1',
+      clientId: key.client_id,
+      apiKey: key.api_key,
+      signingKey: key.signing_key,
     });
-    for (let i = 0; i < endpoints; i++) await client.webhooks.createEndpoint({ url: `http://127.0.0.1:${port}/bench-${i}`, event_types: ['deposit.credited'] });
+    for (let i = 0; i < endpoints; i++)
+      await client.webhooks.createEndpoint({
+        url: `http://127.0.0.1:${port}/bench-${i}`,
+        event_types: ['deposit.credited'],
+      });
     await client.members.create({ external_member_id: 'webhook-bench' });
     let next = 0;
     const madeAt = performance.now();
-    await Promise.all(Array.from({ length: producers }, async () => {
-      // Bounded by count: each producer takes the next deposit until `events` are made.
-      while (next < events) {
-        next++;
-        const d = await client.deposits.create({ member_id: 'webhook-bench', asset: 'USDT', amount: '1', tx_hash: `0x${randomUUID()}` });
-        created.push((d as { id: string }).id);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: producers }, async () => {
+        // Bounded by count: each producer takes the next deposit until `events` are made.
+        while (next < events) {
+          next++;
+          const d = await client.deposits.create({
+            member_id: 'webhook-bench',
+            asset: 'USDT',
+            amount: '1',
+            tx_hash: `0x${randomUUID()}`,
+          });
+          created.push((d as { id: string }).id);
+        }
+      }),
+    );
     const producedPerSecond = Math.round(created.length / ((performance.now() - madeAt) / 1000));
     client.close();
     await server.stop();
 
     // The drain: the same database, workers on.
-    // BENCH_WEBHOOK_PROFILE=<dir>: the draining service runs under `node --cpu-prof` (the profile is written at its exit).
+    // BENCH_WEBHOOK_PROFILE=<dir>: the draining service runs under `node --cpu-prof` (the profile is written at its
+    // exit).
     const profileDir = process.env.BENCH_WEBHOOK_PROFILE;
     server = await startServer(url, env, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
     const start = performance.now();
@@ -117,8 +133,14 @@ export async function benchWebhookDeliveries(databaseUrl: string, _seconds?: num
     const last = times.at(-1) ?? 0;
     const delivered = arrivals.size;
     const first = times[0] ?? 0;
-    const note = `drain of ${created.length} events already in the outbox (made by deposits at ${producedPerSecond}/s with the workers off) to ${endpoints} endpoints of a local receiver, from the start of a service to the last arrival`;
-    console.log(`  webhooks: ${note}: ${delivered} of ${expected} in ${Math.round(last) / 1000} s (first arrival after ${Math.round(first)} ms)`);
+    const note =
+      `drain of ${created.length} events already in the outbox (made by deposits at ${producedPerSecond}/s ` +
+      `with the workers off) to ${endpoints} endpoints of a local receiver, from the start of a service to the ` +
+      `last arrival`;
+    console.log(
+      `  webhooks: ${note}: ${delivered} of ${expected} in ${Math.round(last) / 1000} s (first arrival ` +
+        `after ${Math.round(first)} ms)`,
+    );
     return {
       perSecond: Math.round((delivered / (last / 1000)) * 10) / 10,
       p50: Math.round(percentile(times, 50)),
@@ -143,5 +165,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { loadavg } = await import('node:os');
   const before = loadavg();
   const result = await benchWebhookDeliveries(process.argv[2] ?? 'memory://');
-  console.log({ ...result, loadavgBefore: before.map((l) => l.toFixed(2)).join(' '), loadavgAfter: loadavg().map((l) => l.toFixed(2)).join(' ') });
+  console.log({
+    ...result,
+    loadavgBefore: before.map((l) => l.toFixed(2)).join(' '),
+    loadavgAfter: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' '),
+  });
 }

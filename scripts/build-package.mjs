@@ -50,7 +50,11 @@ const common = {
 await build({ ...common, format: 'esm', outdir: join(dist, 'esm'), outExtension: { '.js': '.js' } });
 await build({ ...common, format: 'cjs', outdir: join(dist, 'cjs'), outExtension: { '.js': '.cjs' } });
 
-const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.build.json')], { stdio: 'inherit' });
+const tsc = spawnSync(
+  process.execPath,
+  [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.build.json')],
+  { stdio: 'inherit' },
+);
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
 // dist/esm/**/*.d.ts → dist/cjs/**/*.d.cts, relative specifiers './x.js' → './x.cjs'.
@@ -61,7 +65,10 @@ function copyDeclarations(from, to) {
     if (ent.isDirectory()) {
       copyDeclarations(src, join(to, ent.name));
     } else if (ent.name.endsWith('.d.ts')) {
-      const text = readFileSync(src, 'utf8').replace(/((?:from|import)\s*\(?\s*['"])(\.{1,2}\/[^'"]*?)\.js(['"])/g, '$1$2.cjs$3');
+      const text = readFileSync(src, 'utf8').replace(
+        /((?:from|import)\s*\(?\s*['"])(\.{1,2}\/[^'"]*?)\.js(['"])/g,
+        '$1$2.cjs$3',
+      );
       writeFileSync(join(to, basename(ent.name, '.d.ts') + '.d.cts'), text);
     }
   }

@@ -30,7 +30,9 @@ const thisFile = fileURLToPath(import.meta.url);
 function sourceFiles() {
   const files = [];
   const walk = (dir) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    )) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
       else if (entry.isFile()) files.push(path);
@@ -75,10 +77,14 @@ const storedFunctionsPlugin = {
     b.onLoad({ filter: /[\\/]src[\\/]db[\\/]function-files\.ts$/ }, (args) => {
       if (resolve(args.path) !== functionFilesModule) return undefined;
       const dir = join(root, 'src/db/functions');
-      const files = readdirSync(dir).filter((file) => file.endsWith('.sql')).sort()
+      const files = readdirSync(dir)
+        .filter((file) => file.endsWith('.sql'))
+        .sort()
         .map((file) => ({ file, text: readFileSync(join(dir, file), 'utf8') }));
       return {
-        contents: `const files = ${JSON.stringify(files)};\nexport function functionFiles() { return files.map((f) => ({ ...f })); }\n`,
+        contents:
+          `const files = ${JSON.stringify(files)};\nexport function functionFiles() { return files.map((f) => ` +
+          `({ ...f })); }\n`,
         loader: 'js',
         watchDirs: [dir],
       };
@@ -86,7 +92,8 @@ const storedFunctionsPlugin = {
   },
 };
 
-/** The package an import names (`@scope/name/sub.js` → `@scope/name`), or undefined for a builtin or a relative path. */
+/** The package an import names (`@scope/name/sub.js` → `@scope/name`), or undefined for a builtin or a relative path.
+ * */
 function packageOf(specifier) {
   if (specifier.startsWith('node:') || builtinModules.includes(specifier) || /^[./]/.test(specifier)) return undefined;
   const parts = specifier.split('/');
@@ -120,9 +127,15 @@ export async function buildServer({ outdir = defaultOutdir, entry = entryPoint }
   // A source that finds a file next to itself would find it next to dist/main.js instead.
   const locating = Object.keys(result.metafile.inputs)
     .filter((input) => resolve(root, input) !== functionFilesModule)
-    .filter((input) => /\b(import\.meta\.(url|dirname|filename)|__dirname|__filename)\b/.test(readFileSync(join(root, input), 'utf8')));
+    .filter((input) =>
+      /\b(import\.meta\.(url|dirname|filename)|__dirname|__filename)\b/.test(readFileSync(join(root, input), 'utf8')),
+    );
   if (locating.length) {
-    throw new Error(`${locating.join(', ')} locate${locating.length > 1 ? '' : 's'} files by import.meta.url or __dirname, which in dist/main.js name the bundle, not the source: resolve them from a package (import.meta.resolve) or keep their content in a module.`);
+    throw new Error(
+      `${locating.join(', ')} locate${locating.length > 1 ? '' : 's'} files by import.meta.url or __dirname, ` +
+        `which in dist/main.js name the bundle, not the source: resolve them from a package ` +
+        `(import.meta.resolve) or keep their content in a module.`,
+    );
   }
 
   const { dependencies = {} } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -132,7 +145,10 @@ export async function buildServer({ outdir = defaultOutdir, entry = entryPoint }
   }
   const missing = [...imported].filter((name) => !(name in dependencies)).sort();
   if (missing.length) {
-    throw new Error(`The server imports ${missing.join(', ')}, not in the dependencies of package.json: a production install (npm ci --omit=dev) would not have ${missing.length > 1 ? 'them' : 'it'}.`);
+    throw new Error(
+      `The server imports ${missing.join(', ')}, not in the dependencies of package.json: a production ` +
+        `install (npm ci --omit=dev) would not have ${missing.length > 1 ? 'them' : 'it'}.`,
+    );
   }
 
   // Each file is written beside its place and renamed into it, the build information last: a
@@ -144,13 +160,20 @@ export async function buildServer({ outdir = defaultOutdir, entry = entryPoint }
     renameSync(temporary, path);
   };
   for (const file of result.outputFiles) place(file.path, file.contents);
-  place(join(outdir, 'build-info.json'), `${JSON.stringify({
-    sourceHash: hash,
-    builtAt: new Date().toISOString(),
-    esbuild: version,
-    node: process.version,
-    packages: [...imported].sort(),
-  }, null, 2)}\n`);
+  place(
+    join(outdir, 'build-info.json'),
+    `${JSON.stringify(
+      {
+        sourceHash: hash,
+        builtAt: new Date().toISOString(),
+        esbuild: version,
+        node: process.version,
+        packages: [...imported].sort(),
+      },
+      null,
+      2,
+    )}\n`,
+  );
   return { outdir, packages: [...imported].sort() };
 }
 
@@ -167,5 +190,8 @@ if (process.argv[1] && pathToFileURL(resolve(process.argv[1])).href === import.m
     console.error(err instanceof Error ? err.message : err);
     process.exit(1);
   }
-  console.log(`Built ${relative(process.cwd(), join(outdir, 'main.js')) || 'main.js'} in ${Math.round(performance.now() - started)} ms`);
+  console.log(
+    `Built ${relative(process.cwd(), join(outdir, 'main.js')) || 'main.js'} ` +
+      `in ${Math.round(performance.now() - started)} ms`,
+  );
 }

@@ -14,14 +14,22 @@ async function main(): Promise<number> {
   const handle = await openDatabase(config.databaseUrl, config.dataDir, { pooler: config.databasePooler });
   try {
     await migrateToLatest(handle.db);
-    const where = handle.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `embedded database in ${config.databaseUrl === 'memory://' ? 'memory' : config.dataDir}`;
+    const where =
+      handle.kind === 'postgres'
+        ? 'PostgreSQL (DATABASE_URL)'
+        : `embedded database in ${config.databaseUrl === 'memory://' ? 'memory' : config.dataDir}`;
     const started = Date.now();
     const report = await verifyLedger(handle.db);
     const { entries, postings, accounts } = report.checked;
     console.log(`Ledger check of the ${where}`);
-    console.log(`  checked ${entries} entries, ${postings} postings, ${accounts} accounts in ${Date.now() - started} ms`);
+    console.log(
+      `  checked ${entries} entries, ${postings} postings, ${accounts} accounts in ${Date.now() - started} ms`,
+    );
     if (report.ok) {
-      console.log('  OK: every entry balances, every asset sums to zero, every balance matches its postings, none is negative, custody matches the members');
+      console.log(
+        '  OK: every entry balances, every asset sums to zero, every balance matches its postings, none is ' +
+          'negative, custody matches the members',
+      );
       return 0;
     }
     console.log(`  FAILED: ${report.problems.length} problem(s)`);
@@ -32,9 +40,12 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => {
-  process.exitCode = code;
-}, (err: unknown) => {
-  console.error('ledger check could not run:', err);
-  process.exitCode = 2;
-});
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error('ledger check could not run:', err);
+    process.exitCode = 2;
+  },
+);

@@ -15,10 +15,22 @@ const [publicFile = 'tmp/openapi.json', operatorFile = 'tmp/openapi-operator.jso
 const dataDir = mkdtempSync(join(tmpdir(), 'mwa-openapi-'));
 const service = await startService({
   logger: false,
-  config: { port: 0, adminPort: 0, host: '127.0.0.1', adminHost: '127.0.0.1', databaseUrl: 'memory://', dataDir, adminToken: 'openapi-dump-token-0000', workers: false },
+  config: {
+    port: 0,
+    adminPort: 0,
+    host: '127.0.0.1',
+    adminHost: '127.0.0.1',
+    databaseUrl: 'memory://',
+    dataDir,
+    adminToken: 'openapi-dump-token-0000',
+    workers: false,
+  },
 });
 try {
-  for (const [file, app] of [[publicFile, service.publicApp], [operatorFile, service.adminApp]] as const) {
+  for (const [file, app] of [
+    [publicFile, service.publicApp],
+    [operatorFile, service.adminApp],
+  ] as const) {
     const path = resolve(file);
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, `${JSON.stringify(app.swagger(), null, 2)}\n`);

@@ -35,7 +35,12 @@ try {
   console.log('member', member);
 
   const txHash = `0x${randomUUID().replace(/-/g, '')}`;
-  const deposit = await client.deposits.create({ member_id: externalId, asset: 'USDT', amount: '100', tx_hash: txHash });
+  const deposit = await client.deposits.create({
+    member_id: externalId,
+    asset: 'USDT',
+    amount: '100',
+    tx_hash: txHash,
+  });
   console.log('deposit', deposit);
 
   const balances = await client.balances.list({ onBehalfOf: externalId });

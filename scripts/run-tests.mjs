@@ -25,31 +25,67 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { bundleForTests, bundledPath, newBuildDir, root, testNodeFlags } from './test-build.mjs';
 
-const testFilesIn = (dir) => readdirSync(`${root}/${dir}`).filter((f) => f.endsWith('.test.ts')).sort().map((f) => `${dir}/${f}`);
+const testFilesIn = (dir) =>
+  readdirSync(`${root}/${dir}`)
+    .filter((f) => f.endsWith('.test.ts'))
+    .sort()
+    .map((f) => `${dir}/${f}`);
 // Wall times in pooled runs (an embedded run of 2026-12-07 on the project machine, files over 4 s,
 // longest first); files not in this list (or not present) follow in name order.
 const longestFirst = [
-  'test/idempotency-audit.test.ts', 'test/console-layout.test.ts', 'test/console-browser.test.ts',
-  'test/service-process.test.ts', 'test/webhooks-crash.test.ts', 'test/isolation-audit.test.ts',
-  'test/console-areas.test.ts', 'test/cards-reconcile.test.ts',
-  'test/group-commit-crash.test.ts', 'test/earn-qr-audit.test.ts', 'test/fuzz.test.ts',
-  'packages/cli/test/mwa-binary.test.ts', 'test/step-up.test.ts', 'test/events.test.ts', 'test/ledger-as-of.test.ts',
-  'test/docs-page.test.ts', 'test/openapi-codegen.test.ts', 'test/remittance-orders.test.ts', 'test/webhooks.test.ts',
-  'test/http-operations.test.ts', 'test/operator-fuzz.test.ts', 'test/ledger-plans.test.ts',
-  'test/platform-auth.test.ts', 'test/console.test.ts', 'test/qrpay.test.ts', 'test/exchange-orders.test.ts',
-  'test/deposits-batch.test.ts', 'test/cards.test.ts', 'test/cards-replacement.test.ts', 'test/cards-controls.test.ts',
-  'test/exports.test.ts', 'test/telemetry.test.ts', 'test/cards-integration.test.ts',
-  'test/security-hardening.test.ts', 'test/sdk-server.test.ts', 'test/write-model-property.test.ts',
-  'test/console-2fa.test.ts', 'test/events-stream.test.ts', 'test/kyc-browser.test.ts',
+  'test/idempotency-audit.test.ts',
+  'test/console-layout.test.ts',
+  'test/console-browser.test.ts',
+  'test/service-process.test.ts',
+  'test/webhooks-crash.test.ts',
+  'test/isolation-audit.test.ts',
+  'test/console-areas.test.ts',
+  'test/cards-reconcile.test.ts',
+  'test/group-commit-crash.test.ts',
+  'test/earn-qr-audit.test.ts',
+  'test/fuzz.test.ts',
+  'packages/cli/test/mwa-binary.test.ts',
+  'test/step-up.test.ts',
+  'test/events.test.ts',
+  'test/ledger-as-of.test.ts',
+  'test/docs-page.test.ts',
+  'test/openapi-codegen.test.ts',
+  'test/remittance-orders.test.ts',
+  'test/webhooks.test.ts',
+  'test/http-operations.test.ts',
+  'test/operator-fuzz.test.ts',
+  'test/ledger-plans.test.ts',
+  'test/platform-auth.test.ts',
+  'test/console.test.ts',
+  'test/qrpay.test.ts',
+  'test/exchange-orders.test.ts',
+  'test/deposits-batch.test.ts',
+  'test/cards.test.ts',
+  'test/cards-replacement.test.ts',
+  'test/cards-controls.test.ts',
+  'test/exports.test.ts',
+  'test/telemetry.test.ts',
+  'test/cards-integration.test.ts',
+  'test/security-hardening.test.ts',
+  'test/sdk-server.test.ts',
+  'test/write-model-property.test.ts',
+  'test/console-2fa.test.ts',
+  'test/events-stream.test.ts',
+  'test/kyc-browser.test.ts',
 ];
 const named = process.argv.slice(2).map((f) => relative(root, resolve(f)));
-const all = named.length ? named : [...testFilesIn('test'), ...testFilesIn('packages/sdk/test'), ...testFilesIn('packages/cli/test')];
+const all = named.length
+  ? named
+  : [...testFilesIn('test'), ...testFilesIn('packages/sdk/test'), ...testFilesIn('packages/cli/test')];
 const files = [...longestFirst.filter((f) => all.includes(f)), ...all.filter((f) => !longestFirst.includes(f))];
 const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? '3'));
 const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_S ?? '300') * 1000;
-/** A worker larger than this after a file is replaced (a file's services and database are freed, but not always to the OS). */
+/** A worker larger than this after a file is replaced (a file's services and database are freed, but not always to the
+ * OS). */
 const workerRssLimit = 1536 * 1024 * 1024;
-const ownProcess = new Set(files.filter((f) => /^\/\/ npm test: own process\b/m.test(readFileSync(`${root}/${f}`, 'utf8').slice(0, 4000))));
+const ownProcess = new Set(
+  files.filter((f) => /^\/\/ npm test: own process\b/m.test(readFileSync(`${root}/${f}`, 'utf8').slice(0, 4000))),
+);
 
 const worker = 'test/support/worker.ts';
 const reporter = 'test/support/worker-reporter.ts';
@@ -68,7 +104,10 @@ if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
   try {
     await probe.connect();
   } catch (err) {
-    console.error(`TEST_DATABASE_URL: cannot connect (${err.message}). The database must exist: createdb -h <host> -U <user> <name>.`);
+    console.error(
+      `TEST_DATABASE_URL: cannot connect (${err.message}). The database must exist: createdb -h <host> -U ` +
+        `<user> <name>.`,
+    );
     process.exit(1);
   } finally {
     await probe.end().catch(() => undefined);
@@ -150,8 +189,10 @@ const results = [];
 function report(result) {
   if (result.output) process.stdout.write(result.output);
   if (result.problem) process.stdout.write(`✖ ${result.file}: ${result.problem}\n`);
-  for (const e of result.escaped ?? []) process.stdout.write(`✖ ${result.file}: an error outside its tests\n  ${e.replace(/\n/g, '\n  ')}\n`);
-  if (result.leftRunning?.length) process.stdout.write(`ℹ ${result.file} left running: ${result.leftRunning.join(', ')} (its worker is replaced)\n`);
+  for (const e of result.escaped ?? [])
+    process.stdout.write(`✖ ${result.file}: an error outside its tests\n  ${e.replace(/\n/g, '\n  ')}\n`);
+  if (result.leftRunning?.length)
+    process.stdout.write(`ℹ ${result.file} left running: ${result.leftRunning.join(', ')} (its worker is replaced)\n`);
 }
 
 async function slot() {
@@ -163,7 +204,8 @@ async function slot() {
     const result = await w.run(file);
     results.push(result);
     report(result);
-    const replace = alone || !result.passed || result.problem || result.leftRunning?.length || result.rss > workerRssLimit;
+    const replace =
+      alone || !result.passed || result.problem || result.leftRunning?.length || result.rss > workerRssLimit;
     if (replace) {
       await w.stop();
       if (w === pooled) pooled = undefined;
@@ -176,15 +218,26 @@ await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, sl
 
 const total = (k) => results.reduce((s, r) => s + (r.counts?.[k] ?? 0), 0);
 const failed = results.filter((r) => !r.passed);
-console.log([
-  `ℹ files ${results.length} (${ownProcess.size} in a process of their own, the rest in ${concurrency} pooled workers)`,
-  ...['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'].map((k) => `ℹ ${k} ${total(k)}`),
-  `ℹ duration_ms ${Math.round(performance.now() - started)}`,
-].join('\n'));
+console.log(
+  [
+    `ℹ files ${results.length} (${ownProcess.size} in a process of their own, the rest in ${concurrency} ` +
+      `pooled workers)`,
+    ...['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'].map((k) => `ℹ ${k} ${total(k)}`),
+    `ℹ duration_ms ${Math.round(performance.now() - started)}`,
+  ].join('\n'),
+);
 if (process.env.TEST_TIMES === '1') {
   for (const r of [...results].sort((a, b) => (b.cpuMs ?? 0) - (a.cpuMs ?? 0))) {
-    console.log(`ℹ ${r.file.padEnd(48)} wall ${((r.wallMs ?? 0) / 1000).toFixed(1).padStart(6)} s  worker cpu ${((r.cpuMs ?? 0) / 1000).toFixed(1).padStart(6)} s  worker rss after ${Math.round((r.rss ?? 0) / 2 ** 20)} MB`);
+    console.log(
+      `ℹ ${r.file.padEnd(48)} wall ${((r.wallMs ?? 0) / 1000).toFixed(1).padStart(6)} s  worker ` +
+        `cpu ${((r.cpuMs ?? 0) / 1000).toFixed(1).padStart(6)} s  worker rss ` +
+        `after ${Math.round((r.rss ?? 0) / 2 ** 20)} MB`,
+    );
   }
 }
-if (failed.length) console.log(`✖ failed files (${failed.length}):\n${failed.map((r) => `  ${r.file}${r.problem ? ` (${r.problem})` : ''}`).join('\n')}`);
+if (failed.length)
+  console.log(
+    `✖ failed files ` +
+      `(${failed.length}):\n${failed.map((r) => `  ${r.file}${r.problem ? ` (${r.problem})` : ''}`).join('\n')}`,
+  );
 process.exit(failed.length ? 1 : 0);

@@ -25,20 +25,32 @@ const credentials = JSON.parse(readFileSync(credentialsFile, 'utf8'));
 function call(baseUrl, method, path, headers, body = '') {
   const url = new URL(path, baseUrl);
   return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method,
-      headers: { host: `api-sandbox.localhost:${url.port}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
-      timeout: 30_000,
-    }, (res) => {
-      const chunks = [];
-      res.on('data', (chunk) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json;
-        try { json = JSON.parse(text); } catch { json = undefined; }
-        resolve({ status: res.statusCode, text, json });
-      });
-    });
+    const req = request(
+      url,
+      {
+        method,
+        headers: {
+          host: `api-sandbox.localhost:${url.port}`,
+          ...(body ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
+        timeout: 30_000,
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode, text, json });
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`${method} ${url} timed out`)));
     req.on('error', reject);
     req.end(body);
@@ -54,11 +66,16 @@ function signature(method, pathWithQuery, timestamp, nonce, body) {
 
 function expect(what, res, status, code) {
   if (res.status !== status || (code && res.json?.code !== code)) {
-    throw new Error(`${what}: expected ${status}${code ? ` ${code}` : ''}, got ${res.status} ${res.text.slice(0, 500)}`);
+    throw new Error(
+      `${what}: expected ${status}${code ? ` ${code}` : ''}, got ${res.status} ${res.text.slice(0, 500)}`,
+    );
   }
 }
 
-const token = await call(urls[0], 'POST', '/v1/connect/token', { 'x-client-id': credentials.client_id, 'x-api-key': credentials.api_key });
+const token = await call(urls[0], 'POST', '/v1/connect/token', {
+  'x-client-id': credentials.client_id,
+  'x-api-key': credentials.api_key,
+});
 expect('POST /v1/connect/token', token, 200);
 const authorization = `Bearer ${token.json.auth_token}`;
 
@@ -67,18 +84,27 @@ for (const baseUrl of urls) {
     const body = JSON.stringify({ external_member_id: `production-check-${randomUUID()}` });
     const timestamp = String(Math.floor(Date.now() / 1000));
     const nonce = randomBytes(16).toString('hex');
-    return call(baseUrl, 'POST', '/v1/members', {
-      authorization,
-      'x-idempotency-key': randomUUID(),
-      'x-timestamp': timestamp,
-      'x-nonce': nonce,
-      'x-signature': sign(signature('POST', '/v1/members', timestamp, nonce, body)),
-    }, body);
+    return call(
+      baseUrl,
+      'POST',
+      '/v1/members',
+      {
+        authorization,
+        'x-idempotency-key': randomUUID(),
+        'x-timestamp': timestamp,
+        'x-nonce': nonce,
+        'x-signature': sign(signature('POST', '/v1/members', timestamp, nonce, body)),
+      },
+      body,
+    );
   };
   const created = await signedWrite((s) => s);
   expect(`signed POST /v1/members at ${baseUrl}`, created, 201);
   // The same write signed with one character changed.
   const forged = await signedWrite((s) => (s[0] === 'A' ? 'B' : 'A') + s.slice(1));
   expect(`POST /v1/members with a wrong signature at ${baseUrl}`, forged, 401, 'invalid_signature');
-  console.log(`signed call at ${baseUrl}: member ${created.json.id} created (201); a wrong signature refused (401 invalid_signature)`);
+  console.log(
+    `signed call at ${baseUrl}: member ${created.json.id} created (201); a wrong signature refused (401 ` +
+      `invalid_signature)`,
+  );
 }

@@ -15,8 +15,11 @@ if (existsSync(join(root, 'src/main.ts'))) {
   const { buildIsCurrent, buildServer } = await import('./build.mjs');
   if (!buildIsCurrent()) {
     if (!existsSync(join(root, 'node_modules/esbuild'))) {
-      console.error('dist/ is missing or older than src/, and esbuild (a dev dependency) is not installed to build it.\n'
-        + 'Run `npm ci && npm start`, or make a production install with scripts/build-production.sh (docs/deployment.md).');
+      console.error(
+        'dist/ is missing or older than src/, and esbuild (a dev dependency) is not installed to build it.\n' +
+          ('Run `npm ci && npm start`, or make a production install with scripts/build-production.sh ' +
+            '(docs/deployment.md).'),
+      );
       process.exit(1);
     }
     const started = performance.now();

@@ -72,20 +72,29 @@ export async function bundleForTests({ entryPoints, outdir }) {
     keepNames: true,
     sourcemap: 'linked',
     logLevel: 'warning',
-    plugins: [{
-      name: 'mwa-test-sources',
-      setup(b) {
-        // The test files' node:test is support/node-test.ts (node:test itself, recording the
-        // file's top-level registrations while a pooled worker loads it); that module's is Node's.
-        b.onResolve({ filter: /^node:test$/ }, (args) => (args.importer === nodeTestShim ? { external: true } : { path: nodeTestShim }));
-        b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@merchant-wallet/') ? undefined : { external: true }));
-        b.onLoad({ filter: /\.ts$/ }, (args) => {
-          if (relative(root, args.path).startsWith('node_modules')) return undefined;
-          const text = readFileSync(args.path, 'utf8');
-          return { contents: text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)), loader: 'ts' };
-        });
+    plugins: [
+      {
+        name: 'mwa-test-sources',
+        setup(b) {
+          // The test files' node:test is support/node-test.ts (node:test itself, recording the
+          // file's top-level registrations while a pooled worker loads it); that module's is Node's.
+          b.onResolve({ filter: /^node:test$/ }, (args) =>
+            args.importer === nodeTestShim ? { external: true } : { path: nodeTestShim },
+          );
+          b.onResolve({ filter: /^[^./]/ }, (args) =>
+            args.path.startsWith('@merchant-wallet/') ? undefined : { external: true },
+          );
+          b.onLoad({ filter: /\.ts$/ }, (args) => {
+            if (relative(root, args.path).startsWith('node_modules')) return undefined;
+            const text = readFileSync(args.path, 'utf8');
+            return {
+              contents: text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+              loader: 'ts',
+            };
+          });
+        },
       },
-    }],
+    ],
   });
 }
 
@@ -105,7 +114,11 @@ let flags;
  *   of the heaviest files, in alternating runs (only the collector's work changes).
  */
 export function testNodeFlags() {
-  flags ??= ['--enable-source-maps', '--max-semi-space-size=32', ...['--liftoff-only'].filter((f) => spawnSync(process.execPath, [f, '-e', ''], { stdio: 'ignore' }).status === 0)];
+  flags ??= [
+    '--enable-source-maps',
+    '--max-semi-space-size=32',
+    ...['--liftoff-only'].filter((f) => spawnSync(process.execPath, [f, '-e', ''], { stdio: 'ignore' }).status === 0),
+  ];
   return flags;
 }
 

@@ -18,7 +18,11 @@ import { bundleForTests, bundledPath, newBuildDir, root, testNodeFlags } from '.
 const args = process.argv.slice(2);
 const viaTsx = args.includes('--tsx');
 const pooled = args.includes('--pool');
-const testFilesIn = (dir) => readdirSync(`${root}/${dir}`).filter((f) => f.endsWith('.test.ts')).sort().map((f) => `${dir}/${f}`);
+const testFilesIn = (dir) =>
+  readdirSync(`${root}/${dir}`)
+    .filter((f) => f.endsWith('.test.ts'))
+    .sort()
+    .map((f) => `${dir}/${f}`);
 const named = args.filter((a) => !a.startsWith('--'));
 const files = named.length ? named : [...testFilesIn('test'), ...testFilesIn('packages/sdk/test')];
 
@@ -29,19 +33,37 @@ let command = (file) => ['--import', 'tsx', '--import', `./${preload}`, '--test'
 if (pooled) {
   const script = `${[process.execPath, `${root}/scripts/run-tests.mjs`, ...named].map((s) => `'${s.replace(/'/g, "'\\''")}'`).join(' ')} >&2; echo "exit $?"; times`;
   const started = performance.now();
-  const res = spawnSync('bash', ['-c', script], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', process.env.TEST_CPU_OUTPUT === '1' ? 'inherit' : 'ignore'] });
+  const res = spawnSync('bash', ['-c', script], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', process.env.TEST_CPU_OUTPUT === '1' ? 'inherit' : 'ignore'],
+  });
   const lines = res.stdout.trim().split('\n');
-  const seconds = (t) => { const m = /(\d+)m([\d.]+)s/.exec(t); return m ? Number(m[1]) * 60 + Number(m[2]) : NaN; };
+  const seconds = (t) => {
+    const m = /(\d+)m([\d.]+)s/.exec(t);
+    return m ? Number(m[1]) * 60 + Number(m[2]) : NaN;
+  };
   const [user, sys] = (lines.at(-1) ?? '').split(' ').map(seconds);
   const status = lines.find((l) => l.startsWith('exit '))?.slice(5);
-  console.log(`npm test over ${files.length} files (pooled) ${status === '0' ? 'ok  ' : `FAIL(${status})`} wall ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s  cpu ${(user + sys).toFixed(1).padStart(6)} s`);
+  console.log(
+    `npm test over ${files.length} files (pooled) ${status === '0' ? 'ok  ' : `FAIL(${status})`} ` +
+      `wall ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s  ` +
+      `cpu ${(user + sys).toFixed(1).padStart(6)} s`,
+  );
   process.exit(status === '0' ? 0 : 1);
 }
 if (!viaTsx) {
   const outdir = newBuildDir('cpu');
   await bundleForTests({ entryPoints: [...files, preload, service], outdir });
   env = { ...process.env, MWA_SERVICE_ENTRY: bundledPath(outdir, service) };
-  command = (file) => [...testNodeFlags(), '--import', bundledPath(outdir, preload), '--test', '--test-force-exit', bundledPath(outdir, file)];
+  command = (file) => [
+    ...testNodeFlags(),
+    '--import',
+    bundledPath(outdir, preload),
+    '--test',
+    '--test-force-exit',
+    bundledPath(outdir, file),
+  ];
 }
 
 const quote = (s) => `'${s.replace(/'/g, "'\\''")}'`;
@@ -54,11 +76,20 @@ for (const file of files) {
   const res = spawnSync('bash', ['-c', script], { cwd: root, env, encoding: 'utf8' });
   const wall = (performance.now() - started) / 1000;
   const lines = res.stdout.trim().split('\n');
-  const seconds = (t) => { const m = /(\d+)m([\d.]+)s/.exec(t); return m ? Number(m[1]) * 60 + Number(m[2]) : NaN; };
+  const seconds = (t) => {
+    const m = /(\d+)m([\d.]+)s/.exec(t);
+    return m ? Number(m[1]) * 60 + Number(m[2]) : NaN;
+  };
   const [user, sys] = (lines.at(-1) ?? '').split(' ').map(seconds);
   const status = lines.find((l) => l.startsWith('exit '))?.slice(5);
   rows.push({ file, status, wall, cpu: user + sys });
-  console.log(`${file.padEnd(44)} ${status === '0' ? 'ok  ' : `FAIL(${status})`} wall ${wall.toFixed(1).padStart(6)} s  cpu ${(user + sys).toFixed(1).padStart(6)} s`);
+  console.log(
+    `${file.padEnd(44)} ${status === '0' ? 'ok  ' : `FAIL(${status})`} wall ${wall.toFixed(1).padStart(6)} s ` +
+      ` cpu ${(user + sys).toFixed(1).padStart(6)} s`,
+  );
 }
 const sum = (k) => rows.reduce((s, r) => s + r[k], 0);
-console.log(`${'total'.padEnd(44)} ${rows.every((r) => r.status === '0') ? 'ok  ' : 'FAIL'} wall ${sum('wall').toFixed(1).padStart(6)} s  cpu ${sum('cpu').toFixed(1).padStart(6)} s`);
+console.log(
+  `${'total'.padEnd(44)} ${rows.every((r) => r.status === '0') ? 'ok  ' : 'FAIL'} ` +
+    `wall ${sum('wall').toFixed(1).padStart(6)} s  cpu ${sum('cpu').toFixed(1).padStart(6)} s`,
+);

@@ -1,6 +1,11 @@
 import type { BatchQueue, JobHandler, Ticker, TimedProcess } from './jobs/types.js';
 import { housekeepingTicker } from './jobs/housekeeping.js';
-import { webhookBatchQueues, webhookJobHandlers, webhookTickers, webhookTimedProcesses } from './modules/webhooks/workers.js';
+import {
+  webhookBatchQueues,
+  webhookJobHandlers,
+  webhookTickers,
+  webhookTimedProcesses,
+} from './modules/webhooks/workers.js';
 import { qrpayTickers } from './modules/qrpay/workers.js';
 import { upstreamTickers } from './upstreams/workers.js';
 import { kycJobHandlers } from './modules/kyc/workers.js';
@@ -8,8 +13,16 @@ import { remittanceJobHandlers, remittanceTickers, remittanceTimedProcesses } fr
 import { exchangeTickers, exchangeTimedProcesses } from './modules/exchange/workers.js';
 import { earnTickers, earnTimedProcesses } from './modules/earn/workers.js';
 import {
-  cardJobHandlers, cardLifecycleJobHandlers, cardLifecycleTickers, cardLifecycleTimedProcesses, cardMoneyJobHandlers, cardMoneyTickers,
-  cardReconcileTickers, cardReconcileTimedProcesses, cardTickers, cardTimedProcesses,
+  cardJobHandlers,
+  cardLifecycleJobHandlers,
+  cardLifecycleTickers,
+  cardLifecycleTimedProcesses,
+  cardMoneyJobHandlers,
+  cardMoneyTickers,
+  cardReconcileTickers,
+  cardReconcileTimedProcesses,
+  cardTickers,
+  cardTimedProcesses,
 } from './modules/cards/index.js';
 import { consoleTickers } from './console/workers.js';
 import { eventTickers, eventTimedProcesses } from './modules/events/workers.js';
@@ -67,6 +80,4 @@ export const timedProcesses: TimedProcess[] = [
 ];
 
 /** Queues claimed in batches from an area's own table (the job runner polls them beside the jobs table). */
-export const batchQueues: BatchQueue[] = [
-  ...webhookBatchQueues,
-];
+export const batchQueues: BatchQueue[] = [...webhookBatchQueues];

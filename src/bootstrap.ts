@@ -14,7 +14,8 @@ export interface DemoCredentials {
   client_id: string;
   api_key: string;
   signing_key: string;
-  /** The merchant console's owner user (docs/console.md): sign in at /console. Made when the start announces itself, or asked to. */
+  /** The merchant console's owner user (docs/console.md): sign in at /console. Made when the start announces itself, or
+   * asked to. */
   console_email?: string;
   console_password?: string;
 }
@@ -26,27 +27,48 @@ export const demoConsoleEmail = 'owner@demo-merchant.test';
  * an owner user of the merchant console. The
  * advisory lock makes two processes starting together on one PostgreSQL create it once.
  */
-export async function ensureDemoMerchant(ctx: ServiceContext, print: (line: string) => void, options: { consoleUser: boolean }): Promise<DemoCredentials | undefined> {
+export async function ensureDemoMerchant(
+  ctx: ServiceContext,
+  print: (line: string) => void,
+  options: { consoleUser: boolean },
+): Promise<DemoCredentials | undefined> {
   const demo = await ctx.db.transaction().execute(async (trx) => {
     await sql`SELECT pg_advisory_xact_lock(hashtextextended('bootstrap:demo-merchant', 0))`.execute(trx);
     const any = await trx.selectFrom('merchants').select('id').limit(1).executeTakeFirst();
     if (any) return undefined;
     const now = ctx.clock.real();
     const merchant = await createMerchant(trx, 'Demo merchant', now);
-    const key = await createKey(trx, {
-      merchantId: merchant.id,
-      environment: 'sandbox',
-      scopes: [...scopeCatalogue],
-      pendingScopes: [],
-      ipAllowlist: '',
-      expiresAt: null,
-    }, now);
+    const key = await createKey(
+      trx,
+      {
+        merchantId: merchant.id,
+        environment: 'sandbox',
+        scopes: [...scopeCatalogue],
+        pendingScopes: [],
+        ipAllowlist: '',
+        expiresAt: null,
+      },
+      now,
+    );
     // The password hash costs about a third of a second of CPU (scrypt, password.ts): made only
     // when asked (a real start), not in every test service.
     const consolePassword = options.consoleUser ? randomToken(18) : undefined;
-    if (consolePassword) await createActiveUser(trx, merchant.id, demoConsoleEmail, 'owner', consolePassword, now, ctx.config.consolePasswordCost);
+    if (consolePassword)
+      await createActiveUser(
+        trx,
+        merchant.id,
+        demoConsoleEmail,
+        'owner',
+        consolePassword,
+        now,
+        ctx.config.consolePasswordCost,
+      );
     return {
-      merchant_id: merchant.id, environment: 'sandbox' as const, client_id: key.client_id, api_key: key.api_key, signing_key: key.signing_key,
+      merchant_id: merchant.id,
+      environment: 'sandbox' as const,
+      client_id: key.client_id,
+      api_key: key.api_key,
+      signing_key: key.signing_key,
       ...(consolePassword ? { console_email: demoConsoleEmail, console_password: consolePassword } : {}),
     };
   });
@@ -58,6 +80,10 @@ export async function ensureDemoMerchant(ctx: ServiceContext, print: (line: stri
   print(`  client_id:   ${demo.client_id}`);
   print(`  api_key:     ${demo.api_key}`);
   print(`  signing_key: ${demo.signing_key}`);
-  if (demo.console_email) print(`Merchant console (/console on the public listener): sign in as ${demo.console_email} with the password ${demo.console_password}`);
+  if (demo.console_email)
+    print(
+      `Merchant console (/console on the public listener): sign in as ${demo.console_email} with the ` +
+        `password ${demo.console_password}`,
+    );
   return demo;
 }

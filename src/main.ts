@@ -17,7 +17,10 @@ try {
   console.error(`${err.message}\nThe service did not start. See the configuration table in README.md.`);
   process.exit(exitConfigError);
 }
-console.log(`Merchant Wallet API on ${service.publicUrl} (operator API on ${service.adminUrl}); merchant console: ${service.publicUrl}/console`);
+console.log(
+  `Merchant Wallet API on ${service.publicUrl} (operator API on ${service.adminUrl}); merchant ` +
+    `console: ${service.publicUrl}/console`,
+);
 
 /**
  * After SHUTDOWN_TIMEOUT_MS the drain closes the connections still open (server.ts); this much
@@ -45,7 +48,10 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     service.close().then(
       // The spans still buffered go to the collector; a failed export (reported by the SDK on
       // stderr) does not fail the shutdown.
-      () => shutdownTelemetry().catch(() => {}).then(() => process.exit(0)),
+      () =>
+        shutdownTelemetry()
+          .catch(() => {})
+          .then(() => process.exit(0)),
       (err) => {
         log.error({ err }, 'shutdown failed');
         process.exit(1);

@@ -56,7 +56,8 @@ export interface StartOptions {
   log?: FastifyBaseLogger;
   /** Print the first-start banner (credentials, admin token). */
   announce?: boolean;
-  /** Give the demo merchant a console owner user (default: when `announce`; its scrypt hash costs CPU every test would pay). */
+  /** Give the demo merchant a console owner user (default: when `announce`; its scrypt hash costs CPU every test would
+   * pay). */
   demoConsoleUser?: boolean;
   /** `memory://` only: open the embedded database from this image (tests start from one migrated image). */
   embeddedImage?: Blob;
@@ -85,13 +86,20 @@ function resolveHostedScreenKey(config: Config, log: FastifyBaseLogger): Buffer 
   let key: Buffer | undefined;
   if (existsSync(file)) {
     key = parseHostedScreenKey(readFileSync(file, 'utf8'));
-    if (!key) throw new Error(`${file} does not hold a ${hostedScreenKeyBytes}-byte key (base64); set HOSTED_SCREEN_KEY or remove the file`);
+    if (!key)
+      throw new Error(
+        `${file} does not hold a ${hostedScreenKeyBytes}-byte key (base64); set HOSTED_SCREEN_KEY or remove the file`,
+      );
   } else {
     key = randomBytes(hostedScreenKeyBytes);
     mkdirSync(config.dataDir, { recursive: true });
     writeFileSync(file, `${key.toString('base64')}\n`, { mode: 0o600 });
   }
-  log.warn({ file }, 'HOSTED_SCREEN_KEY is not set: the hosted-screen key kept in the data directory is used; in production set HOSTED_SCREEN_KEY (the same in every process), or CSRF tokens and KYC images break across processes');
+  log.warn(
+    { file },
+    'HOSTED_SCREEN_KEY is not set: the hosted-screen key kept in the data directory is used; in production ' +
+      'set HOSTED_SCREEN_KEY (the same in every process), or CSRF tokens and KYC images break across processes',
+  );
   return key;
 }
 
@@ -131,23 +139,46 @@ async function migrateBehindPooler(config: Config, handle: DatabaseHandle): Prom
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
   const started = performance.now();
   const loaded = loadConfig();
-  const config: Config = { ...loaded, ...options.config, publicBaseUrls: { ...loaded.publicBaseUrls, ...options.config?.publicBaseUrls } };
+  const config: Config = {
+    ...loaded,
+    ...options.config,
+    publicBaseUrls: { ...loaded.publicBaseUrls, ...options.config?.publicBaseUrls },
+  };
   const print = options.announce ? (line: string) => console.log(line) : () => {};
   const logger = options.logger ?? true;
   const log = options.log ?? backgroundLogger(config, logger);
-  // A first start is silent for a while otherwise: creating an embedded cluster and running every migration take seconds.
-  if (config.databasePooler === 'transaction' && /^postgres(ql)?:\/\//.test(config.databaseUrl ?? '') && !config.databaseListenUrl) {
-    throw new ConfigError(['DATABASE_LISTEN_URL must be set with DATABASE_POOLER=transaction: a direct postgres:// URL (no pooler) for the migrations\' lock and LISTEN']);
+  // A first start is silent for a while otherwise: creating an embedded cluster and running every migration take
+  // seconds.
+  if (
+    config.databasePooler === 'transaction' &&
+    /^postgres(ql)?:\/\//.test(config.databaseUrl ?? '') &&
+    !config.databaseListenUrl
+  ) {
+    throw new ConfigError([
+      'DATABASE_LISTEN_URL must be set with DATABASE_POOLER=transaction: a direct postgres:// URL (no ' +
+        "pooler) for the migrations' lock and LISTEN",
+    ]);
   }
   const where = databaseDescription(config);
-  log.info(where, where.firstStart ? 'starting: creating the embedded database (first start; this takes some seconds)' : 'starting: opening the database');
+  log.info(
+    where,
+    where.firstStart
+      ? 'starting: creating the embedded database (first start; this takes some seconds)'
+      : 'starting: opening the database',
+  );
   const handle = await openDatabase(config.databaseUrl, config.dataDir, {
-    poolMax: config.databasePoolMax, embeddedImage: options.embeddedImage, pooler: config.databasePooler, listenUrl: config.databaseListenUrl,
+    poolMax: config.databasePoolMax,
+    embeddedImage: options.embeddedImage,
+    pooler: config.databasePooler,
+    listenUrl: config.databaseListenUrl,
   });
   log.info({ ms: since(started) }, 'migrating the database schema (a first start runs every migration)');
   const migrationsStarted = performance.now();
   const applied = await migrateBehindPooler(config, handle);
-  log.info({ applied, ms: since(migrationsStarted) }, applied > 0 ? 'database schema migrated' : 'database schema up to date');
+  log.info(
+    { applied, ms: since(migrationsStarted) },
+    applied > 0 ? 'database schema migrated' : 'database schema up to date',
+  );
   const metrics = createMetrics();
   config.hostedScreenKey = resolveHostedScreenKey(config, log);
   const clock = createClock();
@@ -161,7 +192,14 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     db,
     databaseKind: handle.kind,
     metrics,
-    apiCallLog: new ApiCallLog(handle.db, (err) => reportFailure({ log, metrics }, { job: 'api-call-log' }, err, 'a batch of the API call log could not be written; it is lost')),
+    apiCallLog: new ApiCallLog(handle.db, (err) =>
+      reportFailure(
+        { log, metrics },
+        { job: 'api-call-log' },
+        err,
+        'a batch of the API call log could not be written; it is lost',
+      ),
+    ),
     tokenTtlSeconds: options.tokenTtlSeconds ?? config.tokenTtlSeconds,
     requestClock: options.requestClock ?? Date.now,
     clock,
@@ -178,22 +216,48 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     // Through the handle with the member-writes plugin, like every other write of a request.
     writeGroup: createWriteGroup(db, {
       maxBatch: config.groupCommitMaxBatch,
-      maxInFlight: handle.kind === 'embedded' ? 1 : Math.max(1, Math.min(config.groupCommitInFlight, config.databasePoolMax - 2)),
+      maxInFlight:
+        handle.kind === 'embedded' ? 1 : Math.max(1, Math.min(config.groupCommitInFlight, config.databasePoolMax - 2)),
       answerAfterNextStart: handle.kind !== 'embedded',
     }),
     nonces: new NonceBatcher(handle.db),
     listen: handle.listen,
-    rateWindows: new RateWindows(handle.db, (err) => reportFailure({ log, metrics }, { job: 'rate-windows' }, err, 'hits counted in memory could not be written; kept for the next attempt')),
+    rateWindows: new RateWindows(handle.db, (err) =>
+      reportFailure(
+        { log, metrics },
+        { job: 'rate-windows' },
+        err,
+        'hits counted in memory could not be written; kept for the next attempt',
+      ),
+    ),
   };
   registerGroupCommitMetrics(metrics.registry, ctx.writeGroup.stats, ctx.nonces.stats, keyedReadStats(handle.db));
-  const stopListeningAuth = await handle.listen(authChangeChannel, () => ctx.authCache.invalidate(), (listening) => ctx.authCache.setListening(listening));
-  const stopListeningMembers = await handle.listen(memberChangeChannel, (ids) => memberCache.onNotify(ids), (listening) => memberCache.setListening(listening));
-  const stopListeningAssets = await handle.listen(assetChangeChannel, () => assetCache.invalidate(), (listening) => assetCache.setListening(listening));
+  const stopListeningAuth = await handle.listen(
+    authChangeChannel,
+    () => ctx.authCache.invalidate(),
+    (listening) => ctx.authCache.setListening(listening),
+  );
+  const stopListeningMembers = await handle.listen(
+    memberChangeChannel,
+    (ids) => memberCache.onNotify(ids),
+    (listening) => memberCache.setListening(listening),
+  );
+  const stopListeningAssets = await handle.listen(
+    assetChangeChannel,
+    () => assetCache.invalidate(),
+    (listening) => assetCache.setListening(listening),
+  );
   const stopListening = () => Promise.all([stopListeningAuth(), stopListeningMembers(), stopListeningAssets()]);
   const adminToken = resolveAdminToken(config, print);
   log.info('looking for merchants: an empty database gets the demo merchant');
-  const demo = await ensureDemoMerchant(ctx, print, { consoleUser: options.demoConsoleUser ?? options.announce ?? false });
-  if (demo) log.info({ merchantId: demo.merchant_id, file: join(config.dataDir, 'demo-credentials.json') }, 'created the demo merchant (its credentials are in the file)');
+  const demo = await ensureDemoMerchant(ctx, print, {
+    consoleUser: options.demoConsoleUser ?? options.announce ?? false,
+  });
+  if (demo)
+    log.info(
+      { merchantId: demo.merchant_id, file: join(config.dataDir, 'demo-credentials.json') },
+      'created the demo merchant (its credentials are in the file)',
+    );
 
   const publicApp = buildPublicApp(ctx);
   await registerPublicRoutes(publicApp, ctx);
@@ -205,11 +269,16 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
 
   const addr = (app: AppInstance) => {
     const a = app.server.address();
-    return typeof a === 'object' && a ? `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}` : String(a);
+    return typeof a === 'object' && a
+      ? `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`
+      : String(a);
   };
   const publicUrl = addr(publicApp);
   const adminUrl = addr(adminApp);
-  log.info({ publicUrl, adminUrl, publicBaseUrls: config.publicBaseUrls, workers: config.workers, ms: since(started) }, 'started');
+  log.info(
+    { publicUrl, adminUrl, publicBaseUrls: config.publicBaseUrls, workers: config.workers, ms: since(started) },
+    'started',
+  );
   let closing: Promise<void> | undefined;
   return {
     ctx,
@@ -241,14 +310,24 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
 function resolvePublicBaseUrls(config: Config, publicApp: AppInstance, log: FastifyBaseLogger): void {
   const address = publicApp.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  const defaults = { sandbox: `http://api-sandbox.localhost:${port}`, production: `http://api.localhost:${port}` } as const;
+  const defaults = {
+    sandbox: `http://api-sandbox.localhost:${port}`,
+    production: `http://api.localhost:${port}`,
+  } as const;
   const missing = (['sandbox', 'production'] as const).filter((env) => config.publicBaseUrls[env] === undefined);
   // As origins (`URL.origin`), also when given by a caller rather than read by loadConfig.
   const origin = (url: string | undefined, fallback: string) => (url === undefined ? fallback : new URL(url).origin);
-  config.publicBaseUrls = { sandbox: origin(config.publicBaseUrls.sandbox, defaults.sandbox), production: origin(config.publicBaseUrls.production, defaults.production) };
+  config.publicBaseUrls = {
+    sandbox: origin(config.publicBaseUrls.sandbox, defaults.sandbox),
+    production: origin(config.publicBaseUrls.production, defaults.production),
+  };
   const loopback = config.host === 'localhost' || config.host === '::1' || config.host.startsWith('127.');
   if (missing.length > 0 && !loopback) {
-    log.warn({ unset: missing.map((env) => `PUBLIC_BASE_URL_${env.toUpperCase()}`), publicBaseUrls: config.publicBaseUrls }, 'hosted screens\' links (hosted_url) use local default base URLs: set PUBLIC_BASE_URL_SANDBOX and PUBLIC_BASE_URL_PRODUCTION to the names clients reach this service by');
+    log.warn(
+      { unset: missing.map((env) => `PUBLIC_BASE_URL_${env.toUpperCase()}`), publicBaseUrls: config.publicBaseUrls },
+      "hosted screens' links (hosted_url) use local default base URLs: set PUBLIC_BASE_URL_SANDBOX and " +
+        'PUBLIC_BASE_URL_PRODUCTION to the names clients reach this service by',
+    );
   }
 }
 
@@ -271,24 +350,44 @@ interface Stopping {
 async function stop(s: Stopping, release: () => Promise<void>): Promise<void> {
   const started = performance.now();
   beginDrain(s.ctx);
-  s.log.info({ timeoutMs: s.timeoutMs }, 'shutdown: draining; /readyz answers 503, no new public connection is accepted, requests in flight finish');
+  s.log.info(
+    { timeoutMs: s.timeoutMs },
+    'shutdown: draining; /readyz answers 503, no new public connection is accepted, requests in flight finish',
+  );
   // Closing drops the connections idle at that moment; one still answering a request would then
   // stay open for the keep-alive timeout (Fastify's 72 s) after its answer: it is dropped right after it instead.
   for (const app of [s.publicApp, s.adminApp]) app.server.keepAliveTimeout = 10;
   const closes = new Map<AppInstance, Promise<void>>();
-  const close = (app: AppInstance) => closes.get(app) ?? closes.set(app, app.close().then(() => {})).get(app)!;
+  const close = (app: AppInstance) =>
+    closes.get(app) ??
+    closes
+      .set(
+        app,
+        app.close().then(() => {}),
+      )
+      .get(app)!;
   const drained = close(s.publicApp).then(() => close(s.adminApp));
   let timer: NodeJS.Timeout | undefined;
-  const inTime = await Promise.race([drained.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(resolve, s.timeoutMs, false)))]);
+  const inTime = await Promise.race([
+    drained.then(() => true),
+    new Promise<false>((resolve) => (timer = setTimeout(resolve, s.timeoutMs, false))),
+  ]);
   clearTimeout(timer);
   if (!inTime) {
     void close(s.adminApp);
     const cut: { listener: string; connections: number; requests: CutRequest[] }[] = [];
-    for (const [listener, app] of [['public', s.publicApp], ['operator', s.adminApp]] as const) {
+    for (const [listener, app] of [
+      ['public', s.publicApp],
+      ['operator', s.adminApp],
+    ] as const) {
       const { connections, requests } = cutConnections(app);
       if (connections > 0) cut.push({ listener, connections, requests });
     }
-    s.log.warn({ timeoutMs: s.timeoutMs, cut }, 'shutdown: the drain outlasted SHUTDOWN_TIMEOUT_MS; the connections still open were closed, cutting short the requests listed');
+    s.log.warn(
+      { timeoutMs: s.timeoutMs, cut },
+      'shutdown: the drain outlasted SHUTDOWN_TIMEOUT_MS; the connections still open were closed, cutting ' +
+        'short the requests listed',
+    );
     await drained;
   }
   s.log.info({ ms: since(started) }, 'shutdown: listeners closed; stopping the workers');
@@ -296,4 +395,3 @@ async function stop(s: Stopping, release: () => Promise<void>): Promise<void> {
   await release();
   s.log.info({ ms: since(started) }, 'shutdown: done');
 }
-

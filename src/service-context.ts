@@ -61,7 +61,8 @@ export interface ServiceContext {
   upstreams: Upstreams;
   /** Token, key and merchant state held by this process, emptied by the database's change notifications. */
   authCache: AuthCache;
-  /** Who `x-on-behalf-of` names, held by this process and forgotten on the members' change notifications (member-cache.ts). */
+  /** Who `x-on-behalf-of` names, held by this process and forgotten on the members' change notifications
+   * (member-cache.ts). */
   memberCache: MemberCache;
   /** The shared rate windows, counted in memory far from the limit (rate-limit.ts). */
   rateWindows: RateWindows;
@@ -74,5 +75,9 @@ export interface ServiceContext {
    * PostgreSQL, in-process on the embedded database); absent where nothing can listen (a test
    * context), then a caller polls. The event stream uses it (modules/events/stream.ts).
    */
-  listen?: (channel: string, onNotify: (payload: string) => void, onListening: (listening: boolean) => void) => Promise<() => Promise<void>>;
+  listen?: (
+    channel: string,
+    onNotify: (payload: string) => void,
+    onListening: (listening: boolean) => void,
+  ) => Promise<() => Promise<void>>;
 }

@@ -12,26 +12,30 @@ import { admin, newMerchantClient, useTestService } from './support/service.js';
 const usdt = { code: 'USDT', scale: 6, type: 'crypto', enabled: true, networks: [] } as unknown as Asset;
 
 describe('asset catalogue cache', () => {
-  it('holds nothing unless listening, never stores a read from before a notification, and steps aside after its own write', () => {
-    let now = 0;
-    const cache = new AssetCatalogueCache(() => now);
-    cache.put('USDT', usdt, cache.begin());
-    assert.equal(cache.get('USDT'), undefined);
-    cache.setListening(true);
-    const generation = cache.begin();
-    cache.invalidate();
-    cache.put('USDT', usdt, generation);
-    assert.equal(cache.get('USDT'), undefined);
-    cache.put('USDT', usdt, cache.begin());
-    assert.equal(cache.get('USDT'), usdt);
-    cache.ownWrite();
-    assert.equal(cache.get('USDT'), undefined);
-    cache.put('USDT', usdt, cache.begin());
-    assert.equal(cache.size, 0);
-    now += ownAssetWriteBypassMs;
-    cache.put('USDT', usdt, cache.begin());
-    assert.equal(cache.get('USDT'), usdt);
-  });
+  it(
+    'holds nothing unless listening, never stores a read from before a notification, and steps aside after its ' +
+      'own write',
+    () => {
+      let now = 0;
+      const cache = new AssetCatalogueCache(() => now);
+      cache.put('USDT', usdt, cache.begin());
+      assert.equal(cache.get('USDT'), undefined);
+      cache.setListening(true);
+      const generation = cache.begin();
+      cache.invalidate();
+      cache.put('USDT', usdt, generation);
+      assert.equal(cache.get('USDT'), undefined);
+      cache.put('USDT', usdt, cache.begin());
+      assert.equal(cache.get('USDT'), usdt);
+      cache.ownWrite();
+      assert.equal(cache.get('USDT'), undefined);
+      cache.put('USDT', usdt, cache.begin());
+      assert.equal(cache.size, 0);
+      now += ownAssetWriteBypassMs;
+      cache.put('USDT', usdt, cache.begin());
+      assert.equal(cache.get('USDT'), usdt);
+    },
+  );
 });
 
 describe('asset catalogue cache in the service', () => {
@@ -41,12 +45,18 @@ describe('asset catalogue cache in the service', () => {
   async function depositor() {
     const { client } = await newMerchantClient(service);
     const member = await client.members.create({ external_member_id: `a-${randomUUID()}` });
-    return (asset = 'USDT') => client.requestRaw({
-      method: 'POST', path: '/v1/deposits', body: { member_id: member.id, asset, amount: '1', tx_hash: `0x${randomUUID().replace(/-/g, '')}` },
-    });
+    return (asset = 'USDT') =>
+      client.requestRaw({
+        method: 'POST',
+        path: '/v1/deposits',
+        body: { member_id: member.id, asset, amount: '1', tx_hash: `0x${randomUUID().replace(/-/g, '')}` },
+      });
   }
 
-  async function until(request: () => Promise<{ status: number; body: any }>, done: (r: { status: number; body: any }) => boolean) {
+  async function until(
+    request: () => Promise<{ status: number; body: any }>,
+    done: (r: { status: number; body: any }) => boolean,
+  ) {
     let r = await request();
     for (const started = Date.now(); !done(r) && Date.now() - started < 1_000;) {
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -71,12 +81,14 @@ describe('asset catalogue cache in the service', () => {
       const refused = await until(deposit, (r) => r.status !== 201);
       assert.equal(refused.body.code, 'asset_not_allowed', JSON.stringify(refused.body));
     } finally {
-      await service.ctx.db.executeQuery(CompiledQuery.raw('UPDATE assets SET enabled = true WHERE code = $1', ['USDT']));
+      await service.ctx.db.executeQuery(
+        CompiledQuery.raw('UPDATE assets SET enabled = true WHERE code = $1', ['USDT']),
+      );
     }
     assert.equal((await until(deposit, (r) => r.status === 201)).status, 201);
   });
 
-  it("refuses an asset the moment the operator disables it, and takes it again when it is enabled", async () => {
+  it('refuses an asset the moment the operator disables it, and takes it again when it is enabled', async () => {
     const deposit = await depositor();
     assert.equal((await deposit()).status, 201);
     assert.equal((await admin(service, 'PATCH', '/admin/v1/assets/USDT', { enabled: false })).status, 200);

@@ -5,32 +5,59 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  addressMatches, addressPatternLengthMax, assetCodePattern, checkAddressPattern, networkCodePattern, operatorAssetView, publicAssetView, usableNetwork,
+  addressMatches,
+  addressPatternLengthMax,
+  assetCodePattern,
+  checkAddressPattern,
+  networkCodePattern,
+  operatorAssetView,
+  publicAssetView,
+  usableNetwork,
   type Asset,
 } from '../src/modules/assets/rules.js';
 import { ApiError } from '../src/platform/errors.js';
 
-const tron = { network: 'TRON', enabled: true, withdrawalFee: 1_000_000n, withdrawalMin: 10_000_000n, addressPattern: '^T[1-9A-HJ-NP-Za-km-z]{33}$' };
-const eth = { network: 'ETHEREUM', enabled: false, withdrawalFee: 5_000_000n, withdrawalMin: 20_000_000n, addressPattern: '^0x[0-9a-fA-F]{40}$' };
+const tron = {
+  network: 'TRON',
+  enabled: true,
+  withdrawalFee: 1_000_000n,
+  withdrawalMin: 10_000_000n,
+  addressPattern: '^T[1-9A-HJ-NP-Za-km-z]{33}$',
+};
+const eth = {
+  network: 'ETHEREUM',
+  enabled: false,
+  withdrawalFee: 5_000_000n,
+  withdrawalMin: 20_000_000n,
+  addressPattern: '^0x[0-9a-fA-F]{40}$',
+};
 const usdt: Asset = { code: 'USDT', scale: 6, type: 'crypto', enabled: true, networks: [tron, eth] };
 
 describe('address patterns', () => {
-  it('an operator\'s pattern: 1 to 512 characters and a valid regular expression', () => {
+  it("an operator's pattern: 1 to 512 characters and a valid regular expression", () => {
     assert.equal(checkAddressPattern('^T.*$'), '^T.*$');
     assert.equal(checkAddressPattern('x'.repeat(addressPatternLengthMax)), 'x'.repeat(512));
     for (const bad of ['', 'x'.repeat(addressPatternLengthMax + 1), '([a-z]', '*x']) {
-      assert.throws(() => checkAddressPattern(bad), (err: unknown) => err instanceof ApiError && err.code === 'invalid_request', JSON.stringify(bad.slice(0, 20)));
+      assert.throws(
+        () => checkAddressPattern(bad),
+        (err: unknown) => err instanceof ApiError && err.code === 'invalid_request',
+        JSON.stringify(bad.slice(0, 20)),
+      );
     }
   });
-  it('an address matches its network\'s pattern, the same pattern twice and many patterns alike', () => {
+  it("an address matches its network's pattern, the same pattern twice and many patterns alike", () => {
     assert.equal(addressMatches(tron, 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'), true);
     assert.equal(addressMatches(tron, 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6'), false);
     assert.equal(addressMatches(tron, 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'), true, 'kept compiled');
     assert.equal(addressMatches(tron, '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'), false);
     for (let i = 0; i < 300; i++) assert.equal(addressMatches({ addressPattern: `^a{${i}}$` }, 'a'.repeat(i)), true);
-    assert.equal(addressMatches(tron, 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'), true, 'still right once the cache was emptied');
+    assert.equal(
+      addressMatches(tron, 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'),
+      true,
+      'still right once the cache was emptied',
+    );
   });
-  it('code patterns follow the tables\' constraints', () => {
+  it("code patterns follow the tables' constraints", () => {
     assert.match('USDT', new RegExp(assetCodePattern));
     assert.doesNotMatch('usdt', new RegExp(assetCodePattern));
     assert.doesNotMatch('U', new RegExp(assetCodePattern));
@@ -56,12 +83,27 @@ describe('views', () => {
   it('public: enabled networks by name only', () => {
     assert.deepEqual(publicAssetView(usdt), { code: 'USDT', scale: 6, type: 'crypto', networks: ['TRON'] });
   });
-  it('operator: every network, amounts as decimals at the asset\'s scale', () => {
+  it("operator: every network, amounts as decimals at the asset's scale", () => {
     assert.deepEqual(operatorAssetView(usdt), {
-      code: 'USDT', scale: 6, type: 'crypto', enabled: true,
+      code: 'USDT',
+      scale: 6,
+      type: 'crypto',
+      enabled: true,
       networks: [
-        { network: 'TRON', enabled: true, withdrawal_fee: '1.000000', withdrawal_min: '10.000000', address_pattern: tron.addressPattern },
-        { network: 'ETHEREUM', enabled: false, withdrawal_fee: '5.000000', withdrawal_min: '20.000000', address_pattern: eth.addressPattern },
+        {
+          network: 'TRON',
+          enabled: true,
+          withdrawal_fee: '1.000000',
+          withdrawal_min: '10.000000',
+          address_pattern: tron.addressPattern,
+        },
+        {
+          network: 'ETHEREUM',
+          enabled: false,
+          withdrawal_fee: '5.000000',
+          withdrawal_min: '20.000000',
+          address_pattern: eth.addressPattern,
+        },
       ],
     });
   });

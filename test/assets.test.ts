@@ -10,8 +10,17 @@ let service: RunningService;
 
 useTestService({ merchant: false }, (s) => ({ service } = s));
 
-interface PublicAsset { code: string; scale: number; type: string; networks: string[] }
-interface ListOf<T> { data: T[]; next_cursor: null; has_more: boolean }
+interface PublicAsset {
+  code: string;
+  scale: number;
+  type: string;
+  networks: string[];
+}
+interface ListOf<T> {
+  data: T[];
+  next_cursor: null;
+  has_more: boolean;
+}
 
 /** A code no earlier run used (the PostgreSQL test database outlives a run). */
 const freshCode = () => `T${randomBytes(4).toString('hex').toUpperCase()}`;
@@ -40,7 +49,10 @@ test('GET /v1/assets lists the default catalogue by code in a list envelope', as
   const codes = list.data.map((a) => a.code);
   assert.deepEqual(codes, [...codes].sort());
   const seededCodes = new Set(seeded.map((a) => a.code));
-  assert.deepEqual(list.data.filter((a) => seededCodes.has(a.code)), seeded);
+  assert.deepEqual(
+    list.data.filter((a) => seededCodes.has(a.code)),
+    seeded,
+  );
   for (const item of list.data) assert.deepEqual(Object.keys(item).sort(), ['code', 'networks', 'scale', 'type']);
 });
 
@@ -61,10 +73,25 @@ test('operator lists every asset with fees and minimums as decimal strings', asy
   assert.equal(res.status, 200);
   const usdt = res.body.data.find((a) => a.code === 'USDT');
   assert.deepEqual(usdt, {
-    code: 'USDT', scale: 6, type: 'crypto', enabled: true,
+    code: 'USDT',
+    scale: 6,
+    type: 'crypto',
+    enabled: true,
     networks: [
-      { network: 'ETHEREUM', enabled: true, withdrawal_fee: '5.000000', withdrawal_min: '10.000000', address_pattern: '^0x[0-9a-fA-F]{40}$' },
-      { network: 'TRON', enabled: true, withdrawal_fee: '1.000000', withdrawal_min: '1.000000', address_pattern: '^T[1-9A-HJ-NP-Za-km-z]{33}$' },
+      {
+        network: 'ETHEREUM',
+        enabled: true,
+        withdrawal_fee: '5.000000',
+        withdrawal_min: '10.000000',
+        address_pattern: '^0x[0-9a-fA-F]{40}$',
+      },
+      {
+        network: 'TRON',
+        enabled: true,
+        withdrawal_fee: '1.000000',
+        withdrawal_min: '1.000000',
+        address_pattern: '^T[1-9A-HJ-NP-Za-km-z]{33}$',
+      },
     ],
   });
   const eth = res.body.data.find((a) => a.code === 'ETH');
@@ -86,19 +113,42 @@ test('operator creates an asset, sets a network, disables both; the public list 
   assert.equal(again.body.code, 'duplicate_resource');
 
   const put = await admin(service, 'PUT', `/admin/v1/assets/${code}/networks/DOGECOIN`, {
-    enabled: true, withdrawal_fee: '1.5', withdrawal_min: '10', address_pattern: '^D[1-9A-HJ-NP-Za-km-z]{33}$',
+    enabled: true,
+    withdrawal_fee: '1.5',
+    withdrawal_min: '10',
+    address_pattern: '^D[1-9A-HJ-NP-Za-km-z]{33}$',
   });
   assert.equal(put.status, 200);
   assert.deepEqual(put.body.networks, [
-    { network: 'DOGECOIN', enabled: true, withdrawal_fee: '1.50000000', withdrawal_min: '10.00000000', address_pattern: '^D[1-9A-HJ-NP-Za-km-z]{33}$' },
+    {
+      network: 'DOGECOIN',
+      enabled: true,
+      withdrawal_fee: '1.50000000',
+      withdrawal_min: '10.00000000',
+      address_pattern: '^D[1-9A-HJ-NP-Za-km-z]{33}$',
+    },
   ]);
-  assert.deepEqual((await publicList()).data.find((a) => a.code === code), { code, scale: 8, type: 'crypto', networks: ['DOGECOIN'] });
+  assert.deepEqual(
+    (await publicList()).data.find((a) => a.code === code),
+    { code, scale: 8, type: 'crypto', networks: ['DOGECOIN'] },
+  );
 
   // The helper the withdrawal module uses: amounts as bigint minor units.
   const asset = await getAsset(service.ctx.db, code);
   assert.deepEqual(asset, {
-    code, scale: 8, type: 'crypto', enabled: true,
-    networks: [{ network: 'DOGECOIN', enabled: true, withdrawalFee: 150_000_000n, withdrawalMin: 1_000_000_000n, addressPattern: '^D[1-9A-HJ-NP-Za-km-z]{33}$' }],
+    code,
+    scale: 8,
+    type: 'crypto',
+    enabled: true,
+    networks: [
+      {
+        network: 'DOGECOIN',
+        enabled: true,
+        withdrawalFee: 150_000_000n,
+        withdrawalMin: 1_000_000_000n,
+        addressPattern: '^D[1-9A-HJ-NP-Za-km-z]{33}$',
+      },
+    ],
   });
   assert.ok(usableNetwork(asset, 'DOGECOIN'));
   assert.equal(usableNetwork(asset, 'TRON'), undefined);
@@ -108,7 +158,10 @@ test('operator creates an asset, sets a network, disables both; the public list 
 
   // Replacing the network: disabled networks leave the public list.
   const off = await admin(service, 'PUT', `/admin/v1/assets/${code}/networks/DOGECOIN`, {
-    enabled: false, withdrawal_fee: '2', withdrawal_min: '0', address_pattern: '^D.+$',
+    enabled: false,
+    withdrawal_fee: '2',
+    withdrawal_min: '0',
+    address_pattern: '^D.+$',
   });
   assert.equal(off.status, 200);
   assert.equal(off.body.networks[0].withdrawal_fee, '2.00000000');
@@ -117,8 +170,14 @@ test('operator creates an asset, sets a network, disables both; the public list 
   const disabled = await admin(service, 'PATCH', `/admin/v1/assets/${code}`, { enabled: false });
   assert.equal(disabled.status, 200);
   assert.equal(disabled.body.enabled, false);
-  assert.equal((await publicList()).data.find((a) => a.code === code), undefined);
-  assert.equal((await admin<ListOf<any>>(service, 'GET', '/admin/v1/assets')).body.data.find((a) => a.code === code).enabled, false);
+  assert.equal(
+    (await publicList()).data.find((a) => a.code === code),
+    undefined,
+  );
+  assert.equal(
+    (await admin<ListOf<any>>(service, 'GET', '/admin/v1/assets')).body.data.find((a) => a.code === code).enabled,
+    false,
+  );
   assert.equal(usableNetwork(await getAsset(service.ctx.db, code), 'DOGECOIN'), undefined);
 });
 
@@ -142,7 +201,11 @@ test('operator input is validated', async () => {
   await bad('PUT', '/admin/v1/assets/USDT/networks/TRON', { ...network, withdrawal_fee: 1 });
   await bad('PUT', '/admin/v1/assets/USDT/networks/TRON', { ...network, address_pattern: '([' });
   await bad('PUT', '/admin/v1/assets/USDT/networks/tron', network);
-  await bad('PUT', '/admin/v1/assets/USDT/networks/TRON', { withdrawal_fee: '1', withdrawal_min: '1', address_pattern: '^T.+$' });
+  await bad('PUT', '/admin/v1/assets/USDT/networks/TRON', {
+    withdrawal_fee: '1',
+    withdrawal_min: '1',
+    address_pattern: '^T.+$',
+  });
   // Nothing above changed the seeded network.
   const usdt = await getAsset(service.ctx.db, 'USDT');
   assert.equal(usdt!.networks.find((n) => n.network === 'TRON')!.withdrawalFee, 1_000_000n);

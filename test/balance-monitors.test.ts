@@ -21,8 +21,13 @@ describe('balance monitors', () => {
   let merchantId: string;
   useTestService({}, (s) => ({ service, client, merchantId } = s));
 
-  const eventsOf = (id: string) => service.ctx.db.selectFrom('events').select(['type', 'status', 'status_version', 'merchant_id', 'object'])
-    .where('object_id', '=', id).orderBy('seq').execute();
+  const eventsOf = (id: string) =>
+    service.ctx.db
+      .selectFrom('events')
+      .select(['type', 'status', 'status_version', 'merchant_id', 'object'])
+      .where('object_id', '=', id)
+      .orderBy('seq')
+      .execute();
   const deposit = (c: MerchantWalletClient, member: string, amount: string) =>
     c.deposits.create({ member_id: member, asset: 'USDT', amount, tx_hash: `0x${randomUUID().replaceAll('-', '')}` });
 
@@ -32,45 +37,83 @@ describe('balance monitors', () => {
     await c.members.create({ external_member_id: external });
     const m = await c.balanceMonitors.create({ balance: 'custody', asset: 'usdt', below: '100' });
     assert.match(m.id, /^bmn_[0-9a-f-]{36}$/);
-    assert.deepEqual({ ...m, id: undefined }, { id: undefined, balance: 'custody', asset: 'USDT', below: '100.000000', state: 'triggered' }, 'nothing held yet');
+    assert.deepEqual(
+      { ...m, id: undefined },
+      { id: undefined, balance: 'custody', asset: 'USDT', below: '100.000000', state: 'triggered' },
+      'nothing held yet',
+    );
     assert.deepEqual(await eventsOf(m.id), [], 'no event at creation');
     await deposit(c, external, '150');
     await deposit(c, external, '10');
-    const w = await c.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '69' }, { onBehalfOf: external });
+    const w = await c.withdrawals.create(
+      { asset: 'USDT', network: 'TRON', address: TRON, amount: '69' },
+      { onBehalfOf: external },
+    );
     assert.equal((await eventsOf(m.id)).length, 1, 'locking moves no custody');
     await c.withdrawals.confirm(w.id); // 160 - 70 = 90
     await deposit(c, external, '9.999999'); // 99.999999: still below
     await deposit(c, external, '0.000001'); // 100: back at it
     const events = await eventsOf(m.id);
-    assert.deepEqual(events.map((e) => [e.type, e.status, e.status_version]), [
-      ['balance_monitor.resolved', 'ok', 1], ['balance_monitor.triggered', 'triggered', 2], ['balance_monitor.resolved', 'ok', 3],
-    ]);
+    assert.deepEqual(
+      events.map((e) => [e.type, e.status, e.status_version]),
+      [
+        ['balance_monitor.resolved', 'ok', 1],
+        ['balance_monitor.triggered', 'triggered', 2],
+        ['balance_monitor.resolved', 'ok', 3],
+      ],
+    );
     assert.ok(events.every((e) => e.object === 'balance_monitor'));
     const listed = [];
     for await (const x of c.balanceMonitors.list()) listed.push(x);
     assert.deepEqual(listed, [{ ...m, state: 'ok' }]);
   });
 
-  it('prepaid: the operator\'s credit resolves it; deleted, it writes nothing more', async () => {
+  it("prepaid: the operator's credit resolves it; deleted, it writes nothing more", async () => {
     const { client: c, merchantId: mid } = await newMerchantClient(service);
     const m = await c.balanceMonitors.create({ balance: 'prepaid', asset: 'USDT', below: '10' });
     assert.equal(m.state, 'triggered');
-    const credit = await admin(service, 'POST', `/admin/v1/merchants/${mid}/prepaid-credits`, { environment: 'sandbox', asset: 'USDT', amount: '20' });
+    const credit = await admin(service, 'POST', `/admin/v1/merchants/${mid}/prepaid-credits`, {
+      environment: 'sandbox',
+      asset: 'USDT',
+      amount: '20',
+    });
     assert.equal(credit.status, 201);
-    assert.deepEqual((await eventsOf(m.id)).map((e) => e.type), ['balance_monitor.resolved']);
+    assert.deepEqual(
+      (await eventsOf(m.id)).map((e) => e.type),
+      ['balance_monitor.resolved'],
+    );
     const ok = await c.balanceMonitors.create({ balance: 'prepaid', asset: 'USDT', below: '10' });
-    assert.equal(ok.state, 'ok', 'the state at creation is the current balance\'s');
+    assert.equal(ok.state, 'ok', "the state at creation is the current balance's");
     assert.deepEqual(await c.balanceMonitors.delete(m.id), { id: m.id, deleted: true });
     await expectCode(c.balanceMonitors.delete(m.id), 'not_found', 404);
-    await admin(service, 'POST', `/admin/v1/merchants/${mid}/prepaid-credits`, { environment: 'sandbox', asset: 'USDT', amount: '20' });
+    await admin(service, 'POST', `/admin/v1/merchants/${mid}/prepaid-credits`, {
+      environment: 'sandbox',
+      asset: 'USDT',
+      amount: '20',
+    });
     assert.equal((await eventsOf(m.id)).length, 1);
   });
 
   it('refuses a bad body, and another merchant or environment cannot remove a monitor', async () => {
-    await expectCode(client.balanceMonitors.create({ balance: 'custody', asset: 'USDT', below: '0' }), 'invalid_request', 400);
-    await expectCode(client.balanceMonitors.create({ balance: 'custody', asset: 'USDT', below: '1.0000001' }), 'invalid_request', 400);
-    await expectCode(client.balanceMonitors.create({ balance: 'custody', asset: 'NOPE', below: '1' }), 'asset_not_allowed');
-    await expectCode(client.balanceMonitors.create({ balance: 'fee_income' as 'custody', asset: 'USDT', below: '1' }), 'invalid_request', 400);
+    await expectCode(
+      client.balanceMonitors.create({ balance: 'custody', asset: 'USDT', below: '0' }),
+      'invalid_request',
+      400,
+    );
+    await expectCode(
+      client.balanceMonitors.create({ balance: 'custody', asset: 'USDT', below: '1.0000001' }),
+      'invalid_request',
+      400,
+    );
+    await expectCode(
+      client.balanceMonitors.create({ balance: 'custody', asset: 'NOPE', below: '1' }),
+      'asset_not_allowed',
+    );
+    await expectCode(
+      client.balanceMonitors.create({ balance: 'fee_income' as 'custody', asset: 'USDT', below: '1' }),
+      'invalid_request',
+      400,
+    );
     const m = await client.balanceMonitors.create({ balance: 'custody', asset: 'USDT', below: '1' });
     const { client: other } = await newMerchantClient(service);
     await expectCode(other.balanceMonitors.delete(m.id), 'not_found', 404);
@@ -82,24 +125,37 @@ describe('balance monitors', () => {
 
   it('parallel postings across the threshold write exactly one triggered and one resolved', async () => {
     const { client: c } = await newMerchantClient(service, {});
-    const members = await Promise.all(Array.from({ length: 4 }, async (_, i) => {
-      const external = `bmp-${i}-${randomUUID().slice(0, 8)}`;
-      await c.members.create({ external_member_id: external });
-      await deposit(c, external, '250');
-      return external;
-    }));
+    const members = await Promise.all(
+      Array.from({ length: 4 }, async (_, i) => {
+        const external = `bmp-${i}-${randomUUID().slice(0, 8)}`;
+        await c.members.create({ external_member_id: external });
+        await deposit(c, external, '250');
+        return external;
+      }),
+    );
     // Custody 1,000; below 500: 16 confirmations of 41 (40 + the TRON fee) take it to 344, crossing once.
     const m = await c.balanceMonitors.create({ balance: 'custody', asset: 'USDT', below: '500' });
     assert.equal(m.state, 'ok');
     const withdrawals = [];
     for (const external of [...members, ...members, ...members, ...members]) {
-      withdrawals.push(await c.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '40' }, { onBehalfOf: external }));
+      withdrawals.push(
+        await c.withdrawals.create(
+          { asset: 'USDT', network: 'TRON', address: TRON, amount: '40' },
+          { onBehalfOf: external },
+        ),
+      );
     }
     await Promise.all(withdrawals.map((w) => c.withdrawals.confirm(w.id)));
     // Then 16 deposits of 20 at once: 664, back above once.
     await Promise.all([...members, ...members, ...members, ...members].map((external) => deposit(c, external, '20')));
     const events = await eventsOf(m.id);
-    assert.deepEqual(events.map((e) => [e.type, e.status_version]), [['balance_monitor.triggered', 1], ['balance_monitor.resolved', 2]]);
+    assert.deepEqual(
+      events.map((e) => [e.type, e.status_version]),
+      [
+        ['balance_monitor.triggered', 1],
+        ['balance_monitor.resolved', 2],
+      ],
+    );
     const custody = (await c.merchant.balances()).find((b) => b.asset === 'USDT')!.custody;
     assert.equal(custody, '664.000000');
     const listed = [];

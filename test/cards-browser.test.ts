@@ -23,7 +23,10 @@ let client: MerchantWalletClient;
 let browser: Browser;
 const shots = process.env.CARDS_SCREENSHOTS_DIR ?? tmpdir();
 
-useTestService({ config: { hostedScreenKey: testHostedScreenKey, simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client } = s));
+useTestService(
+  { config: { hostedScreenKey: testHostedScreenKey, simulatorConfirmDelayMs: 0 } },
+  (s) => ({ service, client } = s),
+);
 before(async () => {
   browser = await launchBrowser();
 });
@@ -65,8 +68,12 @@ test('the supplement screen: refused without photos, then sent with both; the ap
   assert.equal(await page.getByLabel('Photo of the document').getAttribute('aria-invalid'), 'true');
   await shot(page, 'supplement-2-errors');
 
-  await page.getByLabel('Photo of the document').setInputFiles({ name: 'passport.png', mimeType: 'image/png', buffer: pngBytes });
-  await page.getByLabel('Photo of your face').setInputFiles({ name: 'face.jpg', mimeType: 'image/jpeg', buffer: jpegBytes });
+  await page
+    .getByLabel('Photo of the document')
+    .setInputFiles({ name: 'passport.png', mimeType: 'image/png', buffer: pngBytes });
+  await page
+    .getByLabel('Photo of your face')
+    .setInputFiles({ name: 'face.jpg', mimeType: 'image/jpeg', buffer: jpegBytes });
   await page.getByRole('button', { name: 'Send photos' }).click();
   await page.waitForLoadState();
   assert.equal(await page.title(), 'Documents sent');
@@ -84,7 +91,9 @@ test('the reveal screen: details shown once after the member presses the button'
   const m = await member();
   const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
   const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
-  const card = await client.cards.get((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).card_id!, { onBehalfOf: m });
+  const card = await client.cards.get((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).card_id!, {
+    onBehalfOf: m,
+  });
   const t = await client.cards.createSecureSession(card.id, { onBehalfOf: m });
   const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 800, height: 700 } });
   const page = await context.newPage();

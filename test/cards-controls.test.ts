@@ -22,13 +22,19 @@ describe('card controls', () => {
   // The request-security clock (rate limits, nonces, tokens), moved by the CVV test instead of waiting an hour.
   let requestOffsetMs = 0;
   const requestNow = () => Date.now() + requestOffsetMs;
-  useTestService({ requestClock: requestNow, config: { simulatorConfirmDelayMs: 0, hostedScreenKey: testHostedScreenKey } }, (s) => ({ service, client } = s));
+  useTestService(
+    { requestClock: requestNow, config: { simulatorConfirmDelayMs: 0, hostedScreenKey: testHostedScreenKey } },
+    (s) => ({ service, client } = s),
+  );
 
-  const inject = (behavior: string) => client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'card', behavior } });
+  const inject = (behavior: string) =>
+    client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'card', behavior } });
   const drain = () => service.workers.jobs.drain();
   /** The open `upstream.unknown_status` alerts about a card. */
   const unknownStatusAlerts = async (cardId: string) =>
-    (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data.filter((a: { object_id: string }) => a.object_id === cardId);
+    (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data.filter(
+      (a: { object_id: string }) => a.object_id === cardId,
+    );
 
   async function member() {
     const external = `cc-${randomUUID().slice(0, 8)}`;
@@ -57,17 +63,25 @@ describe('card controls', () => {
     let card: Promise<{ m: string; id: string }> | undefined;
     return () => (card ??= virtualCard());
   }
-  const setStatus = (id: string, status: string) => service.ctx.db.updateTable('cards').set({ status: status as 'closed' }).where('id', '=', id).execute();
-  const setProduct = (patch: Record<string, unknown>) => admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox').then(async (r) => {
-    for (const p of r.body.data) {
-      const res = await admin(service, 'PATCH', `/admin/v1/cards/products/${p.id}`, patch);
-      assert.equal(res.status, 200, JSON.stringify(res.body));
-    }
-  });
+  const setStatus = (id: string, status: string) =>
+    service.ctx.db
+      .updateTable('cards')
+      .set({ status: status as 'closed' })
+      .where('id', '=', id)
+      .execute();
+  const setProduct = (patch: Record<string, unknown>) =>
+    admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox').then(async (r) => {
+      for (const p of r.body.data) {
+        const res = await admin(service, 'PATCH', `/admin/v1/cards/products/${p.id}`, patch);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+      }
+    });
 
   describe('PATCH /v1/cards/{id}/limits', () => {
     // A merchant per group: the orders bucket allows 120 writes a minute.
-    before(async () => { ({ client } = await newMerchantClient(service)); });
+    before(async () => {
+      ({ client } = await newMerchantClient(service));
+    });
     // Shared: the first test (it reads the limits of a new card: it runs first), the refusals, the
     // failed and unknown_status pushes (each sets all three limits first and waits for them to be
     // synced) and the withdrawn product. The test that sets the card's status keeps its own.
@@ -76,7 +90,10 @@ describe('card controls', () => {
       const { m, id } = await shared();
       const before = await client.cards.get(id, { onBehalfOf: m });
       assert.deepEqual(before.limits, { single: '0.00', daily: '0.00', monthly: '0.00' });
-      assert.deepEqual(await client.cards.setLimits(id, { single: '100', daily: '500.50', monthly: '2000' }, { onBehalfOf: m }), { id, accepted: true });
+      assert.deepEqual(
+        await client.cards.setLimits(id, { single: '100', daily: '500.50', monthly: '2000' }, { onBehalfOf: m }),
+        { id, accepted: true },
+      );
       let card = await client.cards.get(id, { onBehalfOf: m });
       assert.deepEqual(card.limits, { single: '100.00', daily: '500.50', monthly: '2000.00' });
       assert.equal(card.limits_sync, 'pending');
@@ -93,32 +110,54 @@ describe('card controls', () => {
       await drain();
     });
 
-    it('refuses below one unit, above the product caps, out of order (invalid_fields without fields); malformed amounts are invalid_request', async () => {
-      const { m, id } = await shared();
-      for (const body of [{ single: '0.99' }, { single: '10000.01' }, { daily: '20000.01' }, { monthly: '100000.01' }, { single: '200', daily: '100' }, { single: '10', daily: '20', monthly: '15' }]) {
-        await assert.rejects(client.cards.setLimits(id, body, { onBehalfOf: m }), (err: unknown) => {
-          assert.ok(err instanceof MerchantWalletError);
-          assert.equal(err.code, 'invalid_fields', JSON.stringify(body));
-          assert.equal(err.body.fields, undefined);
-          return true;
+    it(
+      'refuses below one unit, above the product caps, out of order (invalid_fields without fields); malformed ' +
+        'amounts are invalid_request',
+      async () => {
+        const { m, id } = await shared();
+        for (const body of [
+          { single: '0.99' },
+          { single: '10000.01' },
+          { daily: '20000.01' },
+          { monthly: '100000.01' },
+          { single: '200', daily: '100' },
+          { single: '10', daily: '20', monthly: '15' },
+        ]) {
+          await assert.rejects(client.cards.setLimits(id, body, { onBehalfOf: m }), (err: unknown) => {
+            assert.ok(err instanceof MerchantWalletError);
+            assert.equal(err.code, 'invalid_fields', JSON.stringify(body));
+            assert.equal(err.body.fields, undefined);
+            return true;
+          });
+        }
+        // Zeros are not compared; the caps themselves are allowed; one whole unit is the minimum.
+        await client.cards.setLimits(id, { single: '10000', daily: '0', monthly: '1' }, { onBehalfOf: m }).then(
+          () => assert.fail('single 10000 > monthly 1 must be refused'),
+          (err: MerchantWalletError) => assert.equal(err.code, 'invalid_fields'),
+        );
+        await client.cards.setLimits(id, { single: '10000', daily: '0', monthly: '100000' }, { onBehalfOf: m });
+        await client.cards.setLimits(id, { single: '1', daily: '20000', monthly: '0' }, { onBehalfOf: m });
+        for (const bad of ['1.001', 'abc', '-5', '1e3'])
+          await expectCode(client.cards.setLimits(id, { single: bad }, { onBehalfOf: m }), 'invalid_request');
+        // The refused calls changed nothing.
+        assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).limits, {
+          single: '1.00',
+          daily: '20000.00',
+          monthly: '0.00',
         });
-      }
-      // Zeros are not compared; the caps themselves are allowed; one whole unit is the minimum.
-      await client.cards.setLimits(id, { single: '10000', daily: '0', monthly: '1' }, { onBehalfOf: m }).then(
-        () => assert.fail('single 10000 > monthly 1 must be refused'), (err: MerchantWalletError) => assert.equal(err.code, 'invalid_fields'));
-      await client.cards.setLimits(id, { single: '10000', daily: '0', monthly: '100000' }, { onBehalfOf: m });
-      await client.cards.setLimits(id, { single: '1', daily: '20000', monthly: '0' }, { onBehalfOf: m });
-      for (const bad of ['1.001', 'abc', '-5', '1e3']) await expectCode(client.cards.setLimits(id, { single: bad }, { onBehalfOf: m }), 'invalid_request');
-      // The refused calls changed nothing.
-      assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).limits, { single: '1.00', daily: '20000.00', monthly: '0.00' });
-      await drain();
-    });
+        await drain();
+      },
+    );
 
-    it('refuses closed, closing, expired cards; another member\'s card is not_found', async () => {
+    it("refuses closed, closing, expired cards; another member's card is not_found", async () => {
       const { m, id } = await virtualCard();
       const { m: other } = await shared();
       await expectCode(client.cards.setLimits(id, { single: '5' }, { onBehalfOf: other }), 'not_found', 404);
-      await expectCode(client.cards.setLimits(`crd_${randomUUID()}`, { single: '5' }, { onBehalfOf: m }), 'not_found', 404);
+      await expectCode(
+        client.cards.setLimits(`crd_${randomUUID()}`, { single: '5' }, { onBehalfOf: m }),
+        'not_found',
+        404,
+      );
       for (const s of ['closing', 'closed', 'expired']) {
         await setStatus(id, s);
         await expectCode(client.cards.setLimits(id, { single: '5' }, { onBehalfOf: m }), 'state_invalid');
@@ -134,7 +173,11 @@ describe('card controls', () => {
       try {
         // single tightened, daily loosened, monthly removed (a loosening).
         await client.cards.setLimits(id, { single: '50', daily: '2000', monthly: '0' }, { onBehalfOf: m });
-        assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).limits, { single: '50.00', daily: '2000.00', monthly: '0.00' });
+        assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).limits, {
+          single: '50.00',
+          daily: '2000.00',
+          monthly: '0.00',
+        });
         await drain();
       } finally {
         await inject('success');
@@ -150,31 +193,35 @@ describe('card controls', () => {
       assert.deepEqual(after.limits, { single: '50.00', daily: '3000.00', monthly: '5000.00' });
     });
 
-    it('unknown_status: a push answered outside our enumeration is no confirmation; asked again, then only tightening kept; one operator alert', async () => {
-      const { m, id } = await shared();
-      await client.cards.setLimits(id, { single: '100', daily: '1000', monthly: '5000' }, { onBehalfOf: m });
-      await drain();
-      assert.equal((await client.cards.get(id, { onBehalfOf: m })).limits_sync, 'synced');
-      await inject('unknown_status');
-      try {
-        await client.cards.setLimits(id, { single: '50', daily: '2000' }, { onBehalfOf: m });
+    it(
+      'unknown_status: a push answered outside our enumeration is no confirmation; asked again, then only ' +
+        'tightening kept; one operator alert',
+      async () => {
+        const { m, id } = await shared();
+        await client.cards.setLimits(id, { single: '100', daily: '1000', monthly: '5000' }, { onBehalfOf: m });
         await drain();
-      } finally {
-        await inject('success');
-      }
-      const card = await client.cards.get(id, { onBehalfOf: m });
-      assert.equal(card.limits_sync, 'pending', 'not taken as confirmed');
-      assert.equal((await unknownStatusAlerts(id)).length, 1);
-      // The issuer answers that request so on every retry: after the last attempt the loosened daily falls back.
-      for (let i = 0; i < 5; i++) {
-        await client.sandbox.advanceClock(700);
-        await drain();
-      }
-      const after = await client.cards.get(id, { onBehalfOf: m });
-      assert.equal(after.limits_sync, 'failed');
-      assert.deepEqual(after.limits, { single: '50.00', daily: '1000.00', monthly: '5000.00' });
-      assert.equal((await unknownStatusAlerts(id)).length, 1);
-    });
+        assert.equal((await client.cards.get(id, { onBehalfOf: m })).limits_sync, 'synced');
+        await inject('unknown_status');
+        try {
+          await client.cards.setLimits(id, { single: '50', daily: '2000' }, { onBehalfOf: m });
+          await drain();
+        } finally {
+          await inject('success');
+        }
+        const card = await client.cards.get(id, { onBehalfOf: m });
+        assert.equal(card.limits_sync, 'pending', 'not taken as confirmed');
+        assert.equal((await unknownStatusAlerts(id)).length, 1);
+        // The issuer answers that request so on every retry: after the last attempt the loosened daily falls back.
+        for (let i = 0; i < 5; i++) {
+          await client.sandbox.advanceClock(700);
+          await drain();
+        }
+        const after = await client.cards.get(id, { onBehalfOf: m });
+        assert.equal(after.limits_sync, 'failed');
+        assert.deepEqual(after.limits, { single: '50.00', daily: '1000.00', monthly: '5000.00' });
+        assert.equal((await unknownStatusAlerts(id)).length, 1);
+      },
+    );
 
     it('a withdrawn product answers product_not_available', async () => {
       const { m, id } = await shared();
@@ -189,23 +236,43 @@ describe('card controls', () => {
 
   describe('merchant rules', () => {
     // A merchant per group: the orders bucket allows 120 writes a minute.
-    before(async () => { ({ client } = await newMerchantClient(service)); });
+    before(async () => {
+      ({ client } = await newMerchantClient(service));
+    });
     // Shared: the first test (it reads the rules of a new card: it runs first), the DELETE, the
     // field checks and the 502 test (each sets the rules it then reads). The status test ends its
     // card; the unknown_status test needs a card whose rules were never confirmed (synced_at null).
     const shared = sharedVirtualCard();
     it('GET before any: no rules; PUT replaces the whole set and is confirmed; DELETE removes it', async () => {
       const { m, id } = await shared();
-      assert.deepEqual(await client.cards.getMerchantRules(id, { onBehalfOf: m }), { id, rule_type: null, merchant_names: [], mcc_list: [], synced: true, synced_at: null });
-      const first = await client.cards.setMerchantRules(id, { rule_type: 'black', merchant_names: ['ACME CASINO'], mcc_list: ['7995'] }, { onBehalfOf: m });
+      assert.deepEqual(await client.cards.getMerchantRules(id, { onBehalfOf: m }), {
+        id,
+        rule_type: null,
+        merchant_names: [],
+        mcc_list: [],
+        synced: true,
+        synced_at: null,
+      });
+      const first = await client.cards.setMerchantRules(
+        id,
+        { rule_type: 'black', merchant_names: ['ACME CASINO'], mcc_list: ['7995'] },
+        { onBehalfOf: m },
+      );
       assert.equal(first.id, id);
       assert.equal(first.rule_type, 'black');
       assert.deepEqual(first.merchant_names, ['ACME CASINO']);
       assert.deepEqual(first.mcc_list, ['7995']);
       assert.equal(first.synced, true);
       assert.match(first.synced_at!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-      const second = await client.cards.setMerchantRules(id, { rule_type: 'white', mcc_list: ['5411', '5812'] }, { onBehalfOf: m });
-      assert.deepEqual({ ...second, synced_at: null }, { id, rule_type: 'white', merchant_names: [], mcc_list: ['5411', '5812'], synced: true, synced_at: null });
+      const second = await client.cards.setMerchantRules(
+        id,
+        { rule_type: 'white', mcc_list: ['5411', '5812'] },
+        { onBehalfOf: m },
+      );
+      assert.deepEqual(
+        { ...second, synced_at: null },
+        { id, rule_type: 'white', merchant_names: [], mcc_list: ['5411', '5812'], synced: true, synced_at: null },
+      );
       assert.deepEqual(await client.cards.getMerchantRules(id, { onBehalfOf: m }), second);
       const removed = await client.cards.deleteMerchantRules(id, { onBehalfOf: m });
       assert.equal(removed.rule_type, null);
@@ -213,124 +280,192 @@ describe('card controls', () => {
       assert.deepEqual((await client.cards.getMerchantRules(id, { onBehalfOf: m })).mcc_list, []);
     });
 
-    it('DELETE needs no idempotency key (the reference: deletes are naturally idempotent); a repeat answers the same', async () => {
-      const { m, id } = await shared();
-      await client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m });
-      const remove = () => client.requestRaw({ method: 'DELETE', path: `/v1/cards/${id}/merchant-rules`, onBehalfOf: m, idempotencyKey: false });
-      const first = await remove();
-      assert.equal(first.status, 200, JSON.stringify(first.body));
-      assert.equal(first.body.rule_type, null);
-      assert.equal(first.body.synced, true);
-      assert.equal(first.headers['x-idempotent-replay'], undefined);
-      const again = await remove();
-      assert.equal(again.status, 200, JSON.stringify(again.body));
-      assert.equal(again.body.rule_type, null);
-      assert.deepEqual((await client.cards.getMerchantRules(id, { onBehalfOf: m })).mcc_list, []);
-      // A key, when sent, still replays.
-      const key = randomUUID();
-      const keyed = await client.requestRaw({ method: 'DELETE', path: `/v1/cards/${id}/merchant-rules`, onBehalfOf: m, idempotencyKey: key });
-      assert.equal(keyed.status, 200);
-      const replayed = await client.requestRaw({ method: 'DELETE', path: `/v1/cards/${id}/merchant-rules`, onBehalfOf: m, idempotencyKey: key });
-      assert.equal(replayed.headers['x-idempotent-replay'], 'true');
-      assert.deepEqual(replayed.body, keyed.body);
-    });
+    it(
+      'DELETE needs no idempotency key (the reference: deletes are naturally idempotent); a repeat answers the ' +
+        'same',
+      async () => {
+        const { m, id } = await shared();
+        await client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m });
+        const remove = () =>
+          client.requestRaw({
+            method: 'DELETE',
+            path: `/v1/cards/${id}/merchant-rules`,
+            onBehalfOf: m,
+            idempotencyKey: false,
+          });
+        const first = await remove();
+        assert.equal(first.status, 200, JSON.stringify(first.body));
+        assert.equal(first.body.rule_type, null);
+        assert.equal(first.body.synced, true);
+        assert.equal(first.headers['x-idempotent-replay'], undefined);
+        const again = await remove();
+        assert.equal(again.status, 200, JSON.stringify(again.body));
+        assert.equal(again.body.rule_type, null);
+        assert.deepEqual((await client.cards.getMerchantRules(id, { onBehalfOf: m })).mcc_list, []);
+        // A key, when sent, still replays.
+        const key = randomUUID();
+        const keyed = await client.requestRaw({
+          method: 'DELETE',
+          path: `/v1/cards/${id}/merchant-rules`,
+          onBehalfOf: m,
+          idempotencyKey: key,
+        });
+        assert.equal(keyed.status, 200);
+        const replayed = await client.requestRaw({
+          method: 'DELETE',
+          path: `/v1/cards/${id}/merchant-rules`,
+          onBehalfOf: m,
+          idempotencyKey: key,
+        });
+        assert.equal(replayed.headers['x-idempotent-replay'], 'true');
+        assert.deepEqual(replayed.body, keyed.body);
+      },
+    );
 
-    it('invalid_fields with fields: bad MCC, both lists empty, more than 200 entries, bad rule type; 200 + 200 accepted', async () => {
-      const { m, id } = await shared();
-      const fieldsOf = async (body: any) => {
+    it(
+      'invalid_fields with fields: bad MCC, both lists empty, more than 200 entries, bad rule type; 200 + 200 ' +
+        'accepted',
+      async () => {
+        const { m, id } = await shared();
+        const fieldsOf = async (body: any) => {
+          try {
+            await client.cards.setMerchantRules(id, body, { onBehalfOf: m });
+          } catch (err) {
+            assert.ok(err instanceof MerchantWalletError);
+            assert.equal(err.code, 'invalid_fields');
+            return (err.body.fields as { key: string }[]).map((f) => f.key);
+          }
+          return assert.fail('accepted');
+        };
+        assert.deepEqual(await fieldsOf({ rule_type: 'black', mcc_list: ['599'] }), ['mcc_list[0]']);
+        assert.deepEqual(await fieldsOf({ rule_type: 'black', mcc_list: ['ABCD'] }), ['mcc_list[0]']);
+        assert.deepEqual(await fieldsOf({ rule_type: 'black', merchant_names: [], mcc_list: [] }), ['merchant_names']);
+        assert.deepEqual(await fieldsOf({ rule_type: 'black' }), ['merchant_names']);
+        assert.deepEqual(await fieldsOf({ rule_type: 'grey', mcc_list: ['5411'] }), ['rule_type']);
+        const mccs = Array.from({ length: 201 }, (_, i) => String(1000 + i));
+        const names = Array.from({ length: 201 }, (_, i) => `Shop ${i}`);
+        assert.deepEqual(await fieldsOf({ rule_type: 'white', mcc_list: mccs }), ['mcc_list']);
+        assert.deepEqual(await fieldsOf({ rule_type: 'white', merchant_names: names }), ['merchant_names']);
+        const ok = await client.cards.setMerchantRules(
+          id,
+          { rule_type: 'white', merchant_names: names.slice(0, 200), mcc_list: mccs.slice(0, 200) },
+          { onBehalfOf: m },
+        );
+        assert.equal(ok.merchant_names.length, 200);
+        assert.equal(ok.mcc_list.length, 200);
+      },
+    );
+
+    it(
+      'state_invalid on a closed card, product_not_available without card-level lists, not_found for another ' +
+        'member',
+      async () => {
+        const { m, id } = await virtualCard();
+        const { m: other } = await shared();
+        const body = { rule_type: 'black' as const, mcc_list: ['7995'] };
+        await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: other }), 'not_found', 404);
+        await expectCode(client.cards.getMerchantRules(id, { onBehalfOf: other }), 'not_found', 404);
+        await setProduct({ card_lists_supported: false });
         try {
-          await client.cards.setMerchantRules(id, body, { onBehalfOf: m });
-        } catch (err) {
-          assert.ok(err instanceof MerchantWalletError);
-          assert.equal(err.code, 'invalid_fields');
-          return (err.body.fields as { key: string }[]).map((f) => f.key);
+          await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m }), 'product_not_available');
+        } finally {
+          await setProduct({ card_lists_supported: true });
         }
-        return assert.fail('accepted');
-      };
-      assert.deepEqual(await fieldsOf({ rule_type: 'black', mcc_list: ['599'] }), ['mcc_list[0]']);
-      assert.deepEqual(await fieldsOf({ rule_type: 'black', mcc_list: ['ABCD'] }), ['mcc_list[0]']);
-      assert.deepEqual(await fieldsOf({ rule_type: 'black', merchant_names: [], mcc_list: [] }), ['merchant_names']);
-      assert.deepEqual(await fieldsOf({ rule_type: 'black' }), ['merchant_names']);
-      assert.deepEqual(await fieldsOf({ rule_type: 'grey', mcc_list: ['5411'] }), ['rule_type']);
-      const mccs = Array.from({ length: 201 }, (_, i) => String(1000 + i));
-      const names = Array.from({ length: 201 }, (_, i) => `Shop ${i}`);
-      assert.deepEqual(await fieldsOf({ rule_type: 'white', mcc_list: mccs }), ['mcc_list']);
-      assert.deepEqual(await fieldsOf({ rule_type: 'white', merchant_names: names }), ['merchant_names']);
-      const ok = await client.cards.setMerchantRules(id, { rule_type: 'white', merchant_names: names.slice(0, 200), mcc_list: mccs.slice(0, 200) }, { onBehalfOf: m });
-      assert.equal(ok.merchant_names.length, 200);
-      assert.equal(ok.mcc_list.length, 200);
-    });
+        await setStatus(id, 'replaced');
+        await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m }), 'state_invalid');
+        await expectCode(client.cards.deleteMerchantRules(id, { onBehalfOf: m }), 'state_invalid');
+      },
+    );
 
-    it('state_invalid on a closed card, product_not_available without card-level lists, not_found for another member', async () => {
-      const { m, id } = await virtualCard();
-      const { m: other } = await shared();
-      const body = { rule_type: 'black' as const, mcc_list: ['7995'] };
-      await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: other }), 'not_found', 404);
-      await expectCode(client.cards.getMerchantRules(id, { onBehalfOf: other }), 'not_found', 404);
-      await setProduct({ card_lists_supported: false });
-      try {
-        await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m }), 'product_not_available');
-      } finally {
-        await setProduct({ card_lists_supported: true });
-      }
-      await setStatus(id, 'replaced');
-      await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m }), 'state_invalid');
-      await expectCode(client.cards.deleteMerchantRules(id, { onBehalfOf: m }), 'state_invalid');
-    });
+    it(
+      '502: the requested set is the baseline, unconfirmed; a retry with the same key confirms it; a refusal ' +
+        'keeps the confirmed set',
+      async () => {
+        const { m, id } = await shared();
+        const confirmed = await client.cards.setMerchantRules(
+          id,
+          { rule_type: 'black', mcc_list: ['7995'] },
+          { onBehalfOf: m },
+        );
+        const key = randomUUID();
+        const body = { rule_type: 'white' as const, merchant_names: ['Corner Shop'] };
+        await inject('unknown');
+        try {
+          await expectCode(
+            client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key }),
+            'upstream_error',
+            502,
+          );
+        } finally {
+          await inject('success');
+        }
+        const stored = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+        assert.equal(stored.rule_type, 'white');
+        assert.deepEqual(stored.merchant_names, ['Corner Shop']);
+        assert.equal(stored.synced, false);
+        assert.equal(stored.synced_at, confirmed.synced_at);
+        const retried = await client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key });
+        assert.equal(retried.synced, true);
+        assert.deepEqual((await client.cards.getMerchantRules(id, { onBehalfOf: m })).synced, true);
 
-    it('502: the requested set is the baseline, unconfirmed; a retry with the same key confirms it; a refusal keeps the confirmed set', async () => {
-      const { m, id } = await shared();
-      const confirmed = await client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m });
-      const key = randomUUID();
-      const body = { rule_type: 'white' as const, merchant_names: ['Corner Shop'] };
-      await inject('unknown');
-      try {
-        await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key }), 'upstream_error', 502);
-      } finally {
-        await inject('success');
-      }
-      const stored = await client.cards.getMerchantRules(id, { onBehalfOf: m });
-      assert.equal(stored.rule_type, 'white');
-      assert.deepEqual(stored.merchant_names, ['Corner Shop']);
-      assert.equal(stored.synced, false);
-      assert.equal(stored.synced_at, confirmed.synced_at);
-      const retried = await client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key });
-      assert.equal(retried.synced, true);
-      assert.deepEqual((await client.cards.getMerchantRules(id, { onBehalfOf: m })).synced, true);
+        await inject('reject');
+        try {
+          await expectCode(
+            client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['1234'] }, { onBehalfOf: m }),
+            'invalid_request',
+          );
+        } finally {
+          await inject('success');
+        }
+        const kept = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+        assert.deepEqual([kept.rule_type, kept.merchant_names, kept.synced], ['white', ['Corner Shop'], true]);
+      },
+    );
 
-      await inject('reject');
-      try {
-        await expectCode(client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['1234'] }, { onBehalfOf: m }), 'invalid_request');
-      } finally {
-        await inject('success');
-      }
-      const kept = await client.cards.getMerchantRules(id, { onBehalfOf: m });
-      assert.deepEqual([kept.rule_type, kept.merchant_names, kept.synced], ['white', ['Corner Shop'], true]);
-    });
-
-    it('unknown_status: an answer outside our enumeration is no confirmation: 502, the set stored unconfirmed (synced: false), one operator alert', async () => {
-      const { m, id } = await virtualCard();
-      const key = randomUUID();
-      const body = { rule_type: 'black' as const, mcc_list: ['7995'] };
-      await inject('unknown_status');
-      try {
-        await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key }), 'upstream_error', 502);
-      } finally {
-        await inject('success');
-      }
-      const stored = await client.cards.getMerchantRules(id, { onBehalfOf: m });
-      assert.deepEqual([stored.rule_type, stored.mcc_list, stored.synced, stored.synced_at], ['black', ['7995'], false, null]);
-      assert.equal((await unknownStatusAlerts(id)).length, 1);
-      // The issuer keeps answering that request so: a retry is 502 again, with no second alert.
-      await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key }), 'upstream_error', 502);
-      assert.equal((await unknownStatusAlerts(id)).length, 1);
-      assert.equal((await client.cards.setMerchantRules(id, body, { onBehalfOf: m })).synced, true, 'a new request is confirmed');
-    });
+    it(
+      'unknown_status: an answer outside our enumeration is no confirmation: 502, the set stored unconfirmed ' +
+        '(synced: false), one operator alert',
+      async () => {
+        const { m, id } = await virtualCard();
+        const key = randomUUID();
+        const body = { rule_type: 'black' as const, mcc_list: ['7995'] };
+        await inject('unknown_status');
+        try {
+          await expectCode(
+            client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key }),
+            'upstream_error',
+            502,
+          );
+        } finally {
+          await inject('success');
+        }
+        const stored = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+        assert.deepEqual(
+          [stored.rule_type, stored.mcc_list, stored.synced, stored.synced_at],
+          ['black', ['7995'], false, null],
+        );
+        assert.equal((await unknownStatusAlerts(id)).length, 1);
+        // The issuer keeps answering that request so: a retry is 502 again, with no second alert.
+        await expectCode(
+          client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key }),
+          'upstream_error',
+          502,
+        );
+        assert.equal((await unknownStatusAlerts(id)).length, 1);
+        assert.equal(
+          (await client.cards.setMerchantRules(id, body, { onBehalfOf: m })).synced,
+          true,
+          'a new request is confirmed',
+        );
+      },
+    );
   });
 
   describe('PATCH /v1/cards/{id}/billing-address', () => {
     // A merchant per group: the orders bucket allows 120 writes a minute.
-    before(async () => { ({ client } = await newMerchantClient(service)); });
+    before(async () => {
+      ({ client } = await newMerchantClient(service));
+    });
     // Shared: the field checks and the unknown_status test (both leave the card without an
     // address, as they assert), then the retry test (the last: it stores one). The first test and
     // the 502 test store an address on a card that has none, the status test ends its card: each
@@ -366,8 +501,15 @@ describe('card controls', () => {
 
     it('state_invalid, product_not_available, invalid_request (refused), not_found', async () => {
       const { m, id } = await virtualCard();
-      await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: (await shared()).m }), 'not_found', 404);
-      await expectCode(client.cards.updateBillingAddress(id, { ...address, address: 'SIM-REFUSE 1' }, { onBehalfOf: m }), 'invalid_request');
+      await expectCode(
+        client.cards.updateBillingAddress(id, address, { onBehalfOf: (await shared()).m }),
+        'not_found',
+        404,
+      );
+      await expectCode(
+        client.cards.updateBillingAddress(id, { ...address, address: 'SIM-REFUSE 1' }, { onBehalfOf: m }),
+        'invalid_request',
+      );
       await inject('reject');
       try {
         await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m }), 'invalid_request');
@@ -388,54 +530,79 @@ describe('card controls', () => {
       }
     });
 
-    it('502 upstream_error on an unknown outcome (timeout or 5xx): not stored; a retry with the same key stores it', async () => {
-      const { m, id } = await virtualCard();
-      let stored: typeof address | null = null;
-      for (const behavior of ['timeout', 'unknown']) {
-        const key = randomUUID();
-        await inject(behavior);
+    it(
+      '502 upstream_error on an unknown outcome (timeout or 5xx): not stored; a retry with the same key stores ' + 'it',
+      async () => {
+        const { m, id } = await virtualCard();
+        let stored: typeof address | null = null;
+        for (const behavior of ['timeout', 'unknown']) {
+          const key = randomUUID();
+          await inject(behavior);
+          try {
+            await expectCode(
+              client.cards.updateBillingAddress(id, address, { onBehalfOf: m, idempotencyKey: key }),
+              'upstream_error',
+              502,
+            );
+          } finally {
+            await inject('success');
+          }
+          assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).billing_address, stored);
+          if (behavior === 'timeout') {
+            // A 5xx is not the key's result: the key may come back with another body, and the
+            // issuer is asked about that body (not answered with what it did for the first).
+            const again = { ...address, postal_code: '94106' };
+            assert.deepEqual(
+              (await client.cards.updateBillingAddress(id, again, { onBehalfOf: m, idempotencyKey: key }))
+                .billing_address,
+              again,
+            );
+            assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).billing_address, again);
+            stored = again;
+          }
+        }
+        assert.deepEqual(
+          (await client.cards.updateBillingAddress(id, address, { onBehalfOf: m })).billing_address,
+          address,
+        );
+        assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).billing_address, address);
+      },
+    );
+
+    it(
+      'unknown_status: an answer outside our enumeration is no confirmation: 502, the address not stored, an ' +
+        'operator alert',
+      async () => {
+        const { m, id } = await shared();
+        await inject('unknown_status');
         try {
-          await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m, idempotencyKey: key }), 'upstream_error', 502);
+          await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m }), 'upstream_error', 502);
         } finally {
           await inject('success');
         }
-        assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).billing_address, stored);
-        if (behavior === 'timeout') {
-          // A 5xx is not the key's result: the key may come back with another body, and the
-          // issuer is asked about that body (not answered with what it did for the first).
-          const again = { ...address, postal_code: '94106' };
-          assert.deepEqual((await client.cards.updateBillingAddress(id, again, { onBehalfOf: m, idempotencyKey: key })).billing_address, again);
-          assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).billing_address, again);
-          stored = again;
-        }
-      }
-      assert.deepEqual((await client.cards.updateBillingAddress(id, address, { onBehalfOf: m })).billing_address, address);
-      assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).billing_address, address);
-    });
-
-    it('unknown_status: an answer outside our enumeration is no confirmation: 502, the address not stored, an operator alert', async () => {
-      const { m, id } = await shared();
-      await inject('unknown_status');
-      try {
-        await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m }), 'upstream_error', 502);
-      } finally {
-        await inject('success');
-      }
-      assert.equal((await client.cards.get(id, { onBehalfOf: m })).billing_address, null);
-      assert.equal((await unknownStatusAlerts(id)).length, 1);
-    });
+        assert.equal((await client.cards.get(id, { onBehalfOf: m })).billing_address, null);
+        assert.equal((await unknownStatusAlerts(id)).length, 1);
+      },
+    );
 
     it('a retry with the same key after a 502 stores the address', async () => {
       const { m, id } = await shared();
       const key = randomUUID();
       await inject('unknown');
       try {
-        await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m, idempotencyKey: key }), 'upstream_error', 502);
+        await expectCode(
+          client.cards.updateBillingAddress(id, address, { onBehalfOf: m, idempotencyKey: key }),
+          'upstream_error',
+          502,
+        );
       } finally {
         await inject('success');
       }
       assert.equal((await client.cards.get(id, { onBehalfOf: m })).billing_address, null);
-      assert.deepEqual((await client.cards.updateBillingAddress(id, address, { onBehalfOf: m, idempotencyKey: key })).billing_address, address);
+      assert.deepEqual(
+        (await client.cards.updateBillingAddress(id, address, { onBehalfOf: m, idempotencyKey: key })).billing_address,
+        address,
+      );
       assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).billing_address, address);
     });
   });
@@ -446,8 +613,13 @@ describe('card controls', () => {
     before(async () => {
       const { creds } = await newMerchantClient(service);
       client = new MerchantWalletClient({
-        baseUrl: baseUrlFor(service, creds.environment), connectHost: '127.0.0.1', clientId: creds.clientId, apiKey: creds.apiKey,
-        signingKey: creds.signingKey, maxAttempts: 1, now: requestNow,
+        baseUrl: baseUrlFor(service, creds.environment),
+        connectHost: '127.0.0.1',
+        clientId: creds.clientId,
+        apiKey: creds.apiKey,
+        signingKey: creds.signingKey,
+        maxAttempts: 1,
+        now: requestNow,
       });
     });
     // Shared: the rate-limit test's other member (its one call leaves it far from the limit), the
@@ -455,81 +627,107 @@ describe('card controls', () => {
     // rate-limit test and the test of calls stamped ahead count one member's calls exactly; the
     // closed-card test ends its card: each keeps its own.
     const shared = sharedVirtualCard();
-    it('unblocks (cvv_blocked false on the card), 5 calls per member per hour, then 429 with Retry-After; the hour is real time, not the sandbox clock', async () => {
-      const { m, id } = await virtualCard();
-      await service.ctx.db.updateTable('cards').set({ cvv_blocked: true }).where('id', '=', id).execute();
-      assert.equal((await client.cards.get(id, { onBehalfOf: m })).cvv_blocked, true);
-      assert.deepEqual(await client.cards.unblockCvv(id, { onBehalfOf: m }), { unblocked: true });
-      assert.equal((await client.cards.get(id, { onBehalfOf: m })).cvv_blocked, false);
-      const key = randomUUID();
-      await client.cards.unblockCvv(id.slice(4), { onBehalfOf: m, idempotencyKey: key });
-      // A replay of a finished key is not counted.
-      await client.cards.unblockCvv(id.slice(4), { onBehalfOf: m, idempotencyKey: key });
-      await client.cards.unblockCvv(id, { onBehalfOf: m });
-      await client.cards.unblockCvv(id, { onBehalfOf: m });
-      await client.cards.unblockCvv(id, { onBehalfOf: m });
-      const limited = async (what: string) => assert.rejects(client.cards.unblockCvv(id, { onBehalfOf: m }), (err: unknown) => {
-        assert.ok(err instanceof MerchantWalletError, what);
-        assert.equal(err.code, 'rate_limited', what);
-        assert.equal(err.status, 429, what);
-        const retry = Number(err.body.retry_after);
-        assert.ok(retry > 3500 && retry <= 3600, `${what}: ${retry}`);
-        assert.equal(String(err.headers['retry-after']), String(retry), what);
-        return true;
-      });
-      await limited('the sixth call');
-      // Per member: another member is not limited.
-      const other = await shared();
-      assert.deepEqual(await client.cards.unblockCvv(other.id, { onBehalfOf: other.m }), { unblocked: true });
-      // A rate limit stays on real time (extensions 8): an hour on the merchant's sandbox clock lifts nothing.
-      await client.sandbox.advanceClock(3601);
-      await limited('after the sandbox clock moved an hour');
-      // An hour later in real time, the calls have left the window.
-      requestOffsetMs = 3_601_000;
-      try {
+    it(
+      'unblocks (cvv_blocked false on the card), 5 calls per member per hour, then 429 with Retry-After; the ' +
+        'hour is real time, not the sandbox clock',
+      async () => {
+        const { m, id } = await virtualCard();
+        await service.ctx.db.updateTable('cards').set({ cvv_blocked: true }).where('id', '=', id).execute();
+        assert.equal((await client.cards.get(id, { onBehalfOf: m })).cvv_blocked, true);
         assert.deepEqual(await client.cards.unblockCvv(id, { onBehalfOf: m }), { unblocked: true });
-      } finally {
-        requestOffsetMs = 0;
-      }
-    });
+        assert.equal((await client.cards.get(id, { onBehalfOf: m })).cvv_blocked, false);
+        const key = randomUUID();
+        await client.cards.unblockCvv(id.slice(4), { onBehalfOf: m, idempotencyKey: key });
+        // A replay of a finished key is not counted.
+        await client.cards.unblockCvv(id.slice(4), { onBehalfOf: m, idempotencyKey: key });
+        await client.cards.unblockCvv(id, { onBehalfOf: m });
+        await client.cards.unblockCvv(id, { onBehalfOf: m });
+        await client.cards.unblockCvv(id, { onBehalfOf: m });
+        const limited = async (what: string) =>
+          assert.rejects(client.cards.unblockCvv(id, { onBehalfOf: m }), (err: unknown) => {
+            assert.ok(err instanceof MerchantWalletError, what);
+            assert.equal(err.code, 'rate_limited', what);
+            assert.equal(err.status, 429, what);
+            const retry = Number(err.body.retry_after);
+            assert.ok(retry > 3500 && retry <= 3600, `${what}: ${retry}`);
+            assert.equal(String(err.headers['retry-after']), String(retry), what);
+            return true;
+          });
+        await limited('the sixth call');
+        // Per member: another member is not limited.
+        const other = await shared();
+        assert.deepEqual(await client.cards.unblockCvv(other.id, { onBehalfOf: other.m }), { unblocked: true });
+        // A rate limit stays on real time (extensions 8): an hour on the merchant's sandbox clock lifts nothing.
+        await client.sandbox.advanceClock(3601);
+        await limited('after the sandbox clock moved an hour');
+        // An hour later in real time, the calls have left the window.
+        requestOffsetMs = 3_601_000;
+        try {
+          assert.deepEqual(await client.cards.unblockCvv(id, { onBehalfOf: m }), { unblocked: true });
+        } finally {
+          requestOffsetMs = 0;
+        }
+      },
+    );
 
-    it('calls stamped more than an hour ahead of real time (left from the sandbox clock) are not counted, and are dropped', async () => {
-      const { m, id } = await virtualCard();
-      const memberId = (await service.ctx.db.selectFrom('cards').select('member_id').where('id', '=', id).executeTakeFirstOrThrow()).member_id;
-      const aYearAhead = new Date(Date.now() + 365 * 86_400_000);
-      await service.ctx.db.insertInto('card_cvv_unblock_calls')
-        .values([0, 1, 2, 3, 4].map((i) => ({ member_id: memberId, called_at: new Date(aYearAhead.getTime() + i) }))).execute();
-      assert.deepEqual(await client.cards.unblockCvv(id, { onBehalfOf: m }), { unblocked: true });
-      const left = await service.ctx.db.selectFrom('card_cvv_unblock_calls').select('called_at').where('member_id', '=', memberId).execute();
-      assert.equal(left.length, 1, 'only the call just made');
-      assert.ok(new Date(left[0]!.called_at).getTime() <= Date.now());
-    });
+    it(
+      'calls stamped more than an hour ahead of real time (left from the sandbox clock) are not counted, and ' +
+        'are dropped',
+      async () => {
+        const { m, id } = await virtualCard();
+        const memberId = (
+          await service.ctx.db.selectFrom('cards').select('member_id').where('id', '=', id).executeTakeFirstOrThrow()
+        ).member_id;
+        const aYearAhead = new Date(Date.now() + 365 * 86_400_000);
+        await service.ctx.db
+          .insertInto('card_cvv_unblock_calls')
+          .values([0, 1, 2, 3, 4].map((i) => ({ member_id: memberId, called_at: new Date(aYearAhead.getTime() + i) })))
+          .execute();
+        assert.deepEqual(await client.cards.unblockCvv(id, { onBehalfOf: m }), { unblocked: true });
+        const left = await service.ctx.db
+          .selectFrom('card_cvv_unblock_calls')
+          .select('called_at')
+          .where('member_id', '=', memberId)
+          .execute();
+        assert.equal(left.length, 1, 'only the call just made');
+        assert.ok(new Date(left[0]!.called_at).getTime() <= Date.now());
+      },
+    );
 
     it('state_invalid on a closed card, not_found for another member, idempotency_key_required without a key', async () => {
       const { m, id } = await virtualCard();
       await expectCode(client.cards.unblockCvv(id, { onBehalfOf: (await shared()).m }), 'not_found', 404);
-      await expectCode(client.request({ method: 'POST', path: `/v1/cards/${id}/cvv/unblock`, onBehalfOf: m, idempotencyKey: false }), 'idempotency_key_required');
+      await expectCode(
+        client.request({ method: 'POST', path: `/v1/cards/${id}/cvv/unblock`, onBehalfOf: m, idempotencyKey: false }),
+        'idempotency_key_required',
+      );
       await setStatus(id, 'closed');
       await expectCode(client.cards.unblockCvv(id, { onBehalfOf: m }), 'state_invalid');
     });
 
-    it('unknown_status: an answer outside our enumeration is no confirmation: 502, cvv_blocked unchanged, an operator alert', async () => {
-      const { m, id } = await shared();
-      await service.ctx.db.updateTable('cards').set({ cvv_blocked: true }).where('id', '=', id).execute();
-      await inject('unknown_status');
-      try {
-        await expectCode(client.cards.unblockCvv(id, { onBehalfOf: m }), 'upstream_error', 502);
-      } finally {
-        await inject('success');
-      }
-      assert.equal((await client.cards.get(id, { onBehalfOf: m })).cvv_blocked, true);
-      assert.equal((await unknownStatusAlerts(id)).length, 1);
-    });
+    it(
+      'unknown_status: an answer outside our enumeration is no confirmation: 502, cvv_blocked unchanged, an ' +
+        'operator alert',
+      async () => {
+        const { m, id } = await shared();
+        await service.ctx.db.updateTable('cards').set({ cvv_blocked: true }).where('id', '=', id).execute();
+        await inject('unknown_status');
+        try {
+          await expectCode(client.cards.unblockCvv(id, { onBehalfOf: m }), 'upstream_error', 502);
+        } finally {
+          await inject('success');
+        }
+        assert.equal((await client.cards.get(id, { onBehalfOf: m })).cvv_blocked, true);
+        assert.equal((await unknownStatusAlerts(id)).length, 1);
+      },
+    );
   });
 
   describe('POST /v1/cards/{id}/secure-session and the reveal screen', () => {
     // A merchant per group: the orders bucket allows 120 writes a minute.
-    before(async () => { ({ client } = await newMerchantClient(service)); });
+    before(async () => {
+      ({ client } = await newMerchantClient(service));
+    });
     // Shared: the reveal (each link is its own) and the scope check, and the other member of the
     // second test. The second test closes its card and the third has it replaced: each keeps its own.
     const shared = sharedVirtualCard();
@@ -545,7 +743,10 @@ describe('card controls', () => {
       assert.match(String(first.headers['cache-control']), /no-store/);
       assert.ok(first.text.includes(card.last4));
       assert.ok(!/\b\d{4} \d{4} \d{4} \d{4}\b/.test(first.text), 'the first view shows no number');
-      const shown = await postHostedPage(service, ticket.hosted_url, { fields: { csrf_token: first.csrfToken! }, cookie: first.cookie });
+      const shown = await postHostedPage(service, ticket.hosted_url, {
+        fields: { csrf_token: first.csrfToken! },
+        cookie: first.cookie,
+      });
       assert.equal(shown.status, 200, shown.text);
       assert.match(String(shown.headers['cache-control']), /no-store/);
       const number = /(\d{4} \d{4} \d{4} \d{4})/.exec(shown.text)?.[1]?.replaceAll(' ', '');
@@ -560,8 +761,17 @@ describe('card controls', () => {
       assert.ok(!again.text.includes(number.slice(0, 4) + ' '), 'not shown twice');
       // Never in the API nor the database.
       assert.ok(!JSON.stringify(await client.cards.get(id, { onBehalfOf: m })).includes(number));
-      const dump = JSON.stringify(await Promise.all(['cards', 'hosted_tickets', 'events', 'idempotency_keys', 'upstream_sim_orders'].map((t) =>
-        service.ctx.db.selectFrom(t as 'cards').selectAll().execute())), (_k, v) => (typeof v === 'bigint' ? String(v) : v));
+      const dump = JSON.stringify(
+        await Promise.all(
+          ['cards', 'hosted_tickets', 'events', 'idempotency_keys', 'upstream_sim_orders'].map((t) =>
+            service.ctx.db
+              .selectFrom(t as 'cards')
+              .selectAll()
+              .execute(),
+          ),
+        ),
+        (_k, v) => (typeof v === 'bigint' ? String(v) : v),
+      );
       assert.ok(!dump.includes(number), 'the number is stored nowhere');
     });
 
@@ -572,14 +782,20 @@ describe('card controls', () => {
       await inject('unknown');
       let res;
       try {
-        res = await postHostedPage(service, ticket.hosted_url, { fields: { csrf_token: page.csrfToken! }, cookie: page.cookie });
+        res = await postHostedPage(service, ticket.hosted_url, {
+          fields: { csrf_token: page.csrfToken! },
+          cookie: page.cookie,
+        });
       } finally {
         await inject('success');
       }
       assert.equal(res.status, 400);
       assert.match(res.text, /cannot be shown right now/);
       const retry = await getHostedPage(service, ticket.hosted_url, { cookie: page.cookie });
-      const ok = await postHostedPage(service, ticket.hosted_url, { fields: { csrf_token: retry.csrfToken! }, cookie: retry.cookie });
+      const ok = await postHostedPage(service, ticket.hosted_url, {
+        fields: { csrf_token: retry.csrfToken! },
+        cookie: retry.cookie,
+      });
       assert.equal(ok.status, 200);
       assert.match(ok.text, /Card number/);
       await expectCode(client.cards.createSecureSession(id, { onBehalfOf: (await shared()).m }), 'not_found', 404);
@@ -587,15 +803,19 @@ describe('card controls', () => {
       await expectCode(client.cards.createSecureSession(id, { onBehalfOf: m }), 'state_invalid');
     });
 
-    it('a card frozen by a security replacement (reported stolen) shows its details no more: no new link, and an open link is gone', async () => {
-      const { m, id } = await virtualCard();
-      const open = await client.cards.createSecureSession(id, { onBehalfOf: m });
-      await client.cards.requestReplacement(id, { reason: 'stolen' }, { onBehalfOf: m });
-      await expectCode(client.cards.createSecureSession(id, { onBehalfOf: m }), 'state_invalid');
-      const page = await getHostedPage(service, open.hosted_url);
-      assert.match(page.text, /Card details unavailable/);
-      assert.equal(page.csrfToken, undefined, 'nothing to submit');
-    });
+    it(
+      'a card frozen by a security replacement (reported stolen) shows its details no more: no new link, and ' +
+        'an open link is gone',
+      async () => {
+        const { m, id } = await virtualCard();
+        const open = await client.cards.createSecureSession(id, { onBehalfOf: m });
+        await client.cards.requestReplacement(id, { reason: 'stolen' }, { onBehalfOf: m });
+        await expectCode(client.cards.createSecureSession(id, { onBehalfOf: m }), 'state_invalid');
+        const page = await getHostedPage(service, open.hosted_url);
+        assert.match(page.text, /Card details unavailable/);
+        assert.equal(page.csrfToken, undefined, 'nothing to submit');
+      },
+    );
 
     it('needs the restricted scope cards:secure', async () => {
       const { m, id } = await shared();

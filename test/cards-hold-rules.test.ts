@@ -7,8 +7,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
-  authorizationExpired, authorizationExpiresAt, authorizationHoldDays, authorizationHoldDaysDefault,
-  authorizationHoldDaysExtended, clearableHold, heldOf, limitCounted, reversalOf,
+  authorizationExpired,
+  authorizationExpiresAt,
+  authorizationHoldDays,
+  authorizationHoldDaysDefault,
+  authorizationHoldDaysExtended,
+  clearableHold,
+  heldOf,
+  limitCounted,
+  reversalOf,
 } from '../src/modules/cards/transactions/rules.js';
 import type { CardTransactionStatus } from '../src/modules/cards/transactions/tables.js';
 
@@ -20,7 +27,8 @@ describe('limitCounted', () => {
     assert.equal(limitCounted({ ...a, status: 'approved' }), 70n);
     assert.equal(limitCounted({ ...a, status: 'cleared' }), 120n, 'more than authorised counts as cleared');
     assert.equal(limitCounted({ ...a, status: 'cleared', clearedAmount: 40n }), 40n);
-    for (const status of ['reversed', 'declined', 'posted'] as const) assert.equal(limitCounted({ ...a, status }), 0n, status);
+    for (const status of ['reversed', 'declined', 'posted'] as const)
+      assert.equal(limitCounted({ ...a, status }), 0n, status);
   });
 });
 
@@ -39,7 +47,7 @@ describe('hold duration', () => {
     assert.equal(authorizationHoldDays('3999'), 30);
     assert.equal(authorizationHoldDays('4000'), 7);
   });
-  it('only four digits count: a longer or non-numeric code in the range\'s order is not extended', () => {
+  it("only four digits count: a longer or non-numeric code in the range's order is not extended", () => {
     assert.equal(authorizationHoldDays('35000'), 7);
     assert.equal(authorizationHoldDays('36a0'), 7);
     assert.equal(authorizationHoldDays('351'), 7);
@@ -63,7 +71,8 @@ describe('holds, reversals and clearings', () => {
   it('heldOf: the authorised amount less what was released, while approved', () => {
     assert.equal(heldOf({ status: 'approved', amount: 100n, reversedAmount: 0n }), 100n);
     assert.equal(heldOf({ status: 'approved', amount: 100n, reversedAmount: 40n }), 60n);
-    for (const status of statuses.filter((s) => s !== 'approved')) assert.equal(heldOf({ status, amount: 100n, reversedAmount: 0n }), 0n, status);
+    for (const status of statuses.filter((s) => s !== 'approved'))
+      assert.equal(heldOf({ status, amount: 100n, reversedAmount: 0n }), 0n, status);
   });
   it('reversalOf: all by default; more than zero and at most the hold; full when it takes all', () => {
     assert.deepEqual(reversalOf(60n, undefined), { amount: 60n, full: true });
@@ -76,25 +85,40 @@ describe('holds, reversals and clearings', () => {
     assert.equal(reversalOf(0n, undefined), undefined, 'nothing held: nothing to reverse');
   });
   it('property: successive partial reversals never release more than was authorised', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 1n, max: 10n ** 12n }), fc.array(fc.bigInt({ min: -5n, max: 10n ** 12n }), { maxLength: 20 }), (amount, requests) => {
-      let reversed = 0n;
-      let status: CardTransactionStatus = 'approved';
-      for (const r of requests) {
-        const out = reversalOf(heldOf({ status, amount, reversedAmount: reversed }), r);
-        if (!out) continue;
-        reversed += out.amount;
-        if (out.full) status = 'reversed';
-      }
-      assert.ok(reversed <= amount);
-      assert.equal(status === 'reversed', reversed === amount);
-      assert.equal(heldOf({ status, amount, reversedAmount: reversed }), status === 'approved' ? amount - reversed : 0n);
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 1n, max: 10n ** 12n }),
+        fc.array(fc.bigInt({ min: -5n, max: 10n ** 12n }), { maxLength: 20 }),
+        (amount, requests) => {
+          let reversed = 0n;
+          let status: CardTransactionStatus = 'approved';
+          for (const r of requests) {
+            const out = reversalOf(heldOf({ status, amount, reversedAmount: reversed }), r);
+            if (!out) continue;
+            reversed += out.amount;
+            if (out.full) status = 'reversed';
+          }
+          assert.ok(reversed <= amount);
+          assert.equal(status === 'reversed', reversed === amount);
+          assert.equal(
+            heldOf({ status, amount, reversedAmount: reversed }),
+            status === 'approved' ? amount - reversed : 0n,
+          );
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
-  it('clearableHold: approved clears against its remaining hold; an expired hold is a late presentment (0); others refused', () => {
-    const base = { amount: 100n, reversedAmount: 25n, reversalReason: null };
-    assert.equal(clearableHold({ ...base, status: 'approved' }), 75n);
-    assert.equal(clearableHold({ ...base, status: 'reversed', reversalReason: 'expired' }), 0n);
-    assert.equal(clearableHold({ ...base, status: 'reversed', reversalReason: 'network' }), undefined);
-    for (const status of ['declined', 'cleared', 'posted'] as const) assert.equal(clearableHold({ ...base, status }), undefined, status);
-  });
+  it(
+    'clearableHold: approved clears against its remaining hold; an expired hold is a late presentment (0); ' +
+      'others refused',
+    () => {
+      const base = { amount: 100n, reversedAmount: 25n, reversalReason: null };
+      assert.equal(clearableHold({ ...base, status: 'approved' }), 75n);
+      assert.equal(clearableHold({ ...base, status: 'reversed', reversalReason: 'expired' }), 0n);
+      assert.equal(clearableHold({ ...base, status: 'reversed', reversalReason: 'network' }), undefined);
+      for (const status of ['declined', 'cleared', 'posted'] as const)
+        assert.equal(clearableHold({ ...base, status }), undefined, status);
+    },
+  );
 });

@@ -25,37 +25,81 @@ import { shipping } from './support/fixtures.js';
 
 describe('card reconciliation rules (pure)', () => {
   const card = { cardRef: 'CD1', last4: '1234', expMonth: 1, expYear: 2030 };
-  it('an application: decisions applied, in review received, never received resubmitted after the grace, anything else waits', () => {
-    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'approved', card }, 0, 60_000), { kind: 'decide', decision: 'approved' });
-    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'approved' }, 0, 60_000), { kind: 'wait' });
-    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'rejected' }, 0, 60_000), { kind: 'decide', decision: 'rejected' });
-    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'need_docs' }, 0, 60_000), { kind: 'decide', decision: 'need_docs' });
-    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'in_review' }, 0, 60_000), { kind: 'received' });
-    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'SANDBOX_UNKNOWN_STATUS' }, 0, 60_000), { kind: 'wait', unknownStatus: 'SANDBOX_UNKNOWN_STATUS' });
-    assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'processing' }, 0, 60_000), { kind: 'wait' });
-    assert.deepEqual(applicationQueryDecision({ kind: 'not_found' }, 59_999, 60_000), { kind: 'wait' });
-    assert.deepEqual(applicationQueryDecision({ kind: 'not_found' }, 60_000, 60_000), { kind: 'resubmit' });
-    assert.deepEqual(applicationQueryDecision({ kind: 'timeout' }, 1e9, 60_000), { kind: 'wait' });
-    assert.deepEqual(applicationQueryDecision({ kind: 'unknown', reason: '5xx' }, 1e9, 60_000), { kind: 'wait' });
-    assert.deepEqual(applicationResubmitDecision({ kind: 'accepted', providerOrderId: 'CD2', status: 'succeeded', detail: {} }), { kind: 'received' });
-    assert.deepEqual(applicationResubmitDecision({ kind: 'rejected', reason: 'no' }), { kind: 'decide', decision: 'rejected' });
-    assert.deepEqual(applicationResubmitDecision({ kind: 'timeout' }), { kind: 'wait' });
-    assert.deepEqual(applicationResubmitDecision({ kind: 'accepted', providerOrderId: 'CD2', status: 'SANDBOX_UNKNOWN_STATUS', detail: {} }), { kind: 'wait', unknownStatus: 'SANDBOX_UNKNOWN_STATUS' });
-    assert.deepEqual(applicationResubmitDecision({ kind: 'accepted', providerOrderId: 'CD2', status: 'failed', detail: {} }), { kind: 'wait' });
-  });
-  it('a rule set: succeeded confirms, failed restores, never received re-pushes after the grace, anything else waits', () => {
-    const found = (status: string) => ({ kind: 'found' as const, providerOrderId: 'CD3', status });
-    assert.deepEqual(rulesQueryDecision(found('succeeded'), 0, 60_000), { kind: 'confirm' });
-    assert.deepEqual(rulesQueryDecision(found('failed'), 0, 60_000), { kind: 'refused' });
-    assert.deepEqual(rulesQueryDecision(found('processing'), 0, 60_000), { kind: 'wait' });
-    assert.deepEqual(rulesQueryDecision(found('SANDBOX_UNKNOWN_STATUS'), 0, 60_000), { kind: 'wait' });
-    assert.deepEqual(rulesQueryDecision({ kind: 'not_found' }, 1, 60_000), { kind: 'wait' });
-    assert.deepEqual(rulesQueryDecision({ kind: 'not_found' }, 60_000, 60_000), { kind: 'repush' });
-    assert.deepEqual(rulesQueryDecision({ kind: 'unknown', reason: '5xx' }, 1e9, 60_000), { kind: 'wait' });
-    assert.deepEqual(rulesCallDecision({ kind: 'accepted', providerOrderId: 'CD3', status: 'succeeded', detail: {} }), { kind: 'confirm' });
-    assert.deepEqual(rulesCallDecision({ kind: 'rejected', reason: 'no' }), { kind: 'refused' });
-    assert.deepEqual(rulesCallDecision({ kind: 'unknown', reason: '5xx' }), { kind: 'wait' });
-  });
+  it(
+    'an application: decisions applied, in review received, never received resubmitted after the grace, ' +
+      'anything else waits',
+    () => {
+      assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'approved', card }, 0, 60_000), {
+        kind: 'decide',
+        decision: 'approved',
+      });
+      assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'approved' }, 0, 60_000), { kind: 'wait' });
+      assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'rejected' }, 0, 60_000), {
+        kind: 'decide',
+        decision: 'rejected',
+      });
+      assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'need_docs' }, 0, 60_000), {
+        kind: 'decide',
+        decision: 'need_docs',
+      });
+      assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'in_review' }, 0, 60_000), {
+        kind: 'received',
+      });
+      assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'SANDBOX_UNKNOWN_STATUS' }, 0, 60_000), {
+        kind: 'wait',
+        unknownStatus: 'SANDBOX_UNKNOWN_STATUS',
+      });
+      assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'processing' }, 0, 60_000), { kind: 'wait' });
+      assert.deepEqual(applicationQueryDecision({ kind: 'not_found' }, 59_999, 60_000), { kind: 'wait' });
+      assert.deepEqual(applicationQueryDecision({ kind: 'not_found' }, 60_000, 60_000), { kind: 'resubmit' });
+      assert.deepEqual(applicationQueryDecision({ kind: 'timeout' }, 1e9, 60_000), { kind: 'wait' });
+      assert.deepEqual(applicationQueryDecision({ kind: 'unknown', reason: '5xx' }, 1e9, 60_000), { kind: 'wait' });
+      assert.deepEqual(
+        applicationResubmitDecision({ kind: 'accepted', providerOrderId: 'CD2', status: 'succeeded', detail: {} }),
+        { kind: 'received' },
+      );
+      assert.deepEqual(applicationResubmitDecision({ kind: 'rejected', reason: 'no' }), {
+        kind: 'decide',
+        decision: 'rejected',
+      });
+      assert.deepEqual(applicationResubmitDecision({ kind: 'timeout' }), { kind: 'wait' });
+      assert.deepEqual(
+        applicationResubmitDecision({
+          kind: 'accepted',
+          providerOrderId: 'CD2',
+          status: 'SANDBOX_UNKNOWN_STATUS',
+          detail: {},
+        }),
+        { kind: 'wait', unknownStatus: 'SANDBOX_UNKNOWN_STATUS' },
+      );
+      assert.deepEqual(
+        applicationResubmitDecision({ kind: 'accepted', providerOrderId: 'CD2', status: 'failed', detail: {} }),
+        { kind: 'wait' },
+      );
+    },
+  );
+  it(
+    'a rule set: succeeded confirms, failed restores, never received re-pushes after the grace, anything else ' +
+      'waits',
+    () => {
+      const found = (status: string) => ({ kind: 'found' as const, providerOrderId: 'CD3', status });
+      assert.deepEqual(rulesQueryDecision(found('succeeded'), 0, 60_000), { kind: 'confirm' });
+      assert.deepEqual(rulesQueryDecision(found('failed'), 0, 60_000), { kind: 'refused' });
+      assert.deepEqual(rulesQueryDecision(found('processing'), 0, 60_000), { kind: 'wait' });
+      assert.deepEqual(rulesQueryDecision(found('SANDBOX_UNKNOWN_STATUS'), 0, 60_000), { kind: 'wait' });
+      assert.deepEqual(rulesQueryDecision({ kind: 'not_found' }, 1, 60_000), { kind: 'wait' });
+      assert.deepEqual(rulesQueryDecision({ kind: 'not_found' }, 60_000, 60_000), { kind: 'repush' });
+      assert.deepEqual(rulesQueryDecision({ kind: 'unknown', reason: '5xx' }, 1e9, 60_000), { kind: 'wait' });
+      assert.deepEqual(
+        rulesCallDecision({ kind: 'accepted', providerOrderId: 'CD3', status: 'succeeded', detail: {} }),
+        {
+          kind: 'confirm',
+        },
+      );
+      assert.deepEqual(rulesCallDecision({ kind: 'rejected', reason: 'no' }), { kind: 'refused' });
+      assert.deepEqual(rulesCallDecision({ kind: 'unknown', reason: '5xx' }), { kind: 'wait' });
+    },
+  );
   it('an activation retry: active at the issuer is done, inactive is asked again, no answer stays unknown', () => {
     assert.deepEqual(activationResumeDecision({ kind: 'found', active: true }), { kind: 'activated' });
     assert.deepEqual(activationResumeDecision({ kind: 'found', active: false }), { kind: 'ask' });
@@ -64,17 +108,41 @@ describe('card reconciliation rules (pure)', () => {
     assert.deepEqual(activationResumeDecision({ kind: 'unknown', reason: '5xx' }), { kind: 'unknown', timeout: false });
   });
   it('a used challenge resumes only its own binding, and only once used', () => {
-    const binding: StepUpBinding = { merchantId: 'mer_1', environment: 'sandbox', memberId: 'mem_1', action: 'card.activate', objectRef: 'o1' };
+    const binding: StepUpBinding = {
+      merchantId: 'mer_1',
+      environment: 'sandbox',
+      memberId: 'mem_1',
+      action: 'card.activate',
+      objectRef: 'o1',
+    };
     const ticket = {
-      merchant_id: 'mer_1', environment: 'sandbox' as const, member_id: 'mem_1', purpose: 'step_up' as const, action: 'card.activate', object_ref: 'o1',
-      status: 'used' as const, outcome: 'approved',
+      merchant_id: 'mer_1',
+      environment: 'sandbox' as const,
+      member_id: 'mem_1',
+      purpose: 'step_up' as const,
+      action: 'card.activate',
+      object_ref: 'o1',
+      status: 'used' as const,
+      outcome: 'approved',
     };
     assert.deepEqual(resumeVerdict(ticket, binding), { pass: true });
-    assert.deepEqual(resumeVerdict({ ...ticket, status: 'completed' as never }, binding), { pass: false, reason: 'not_completed' });
-    assert.deepEqual(resumeVerdict({ ...ticket, outcome: 'declined' }, binding), { pass: false, reason: 'not_completed' });
+    assert.deepEqual(resumeVerdict({ ...ticket, status: 'completed' as never }, binding), {
+      pass: false,
+      reason: 'not_completed',
+    });
+    assert.deepEqual(resumeVerdict({ ...ticket, outcome: 'declined' }, binding), {
+      pass: false,
+      reason: 'not_completed',
+    });
     assert.deepEqual(resumeVerdict({ ...ticket, object_ref: 'o2' }, binding), { pass: false, reason: 'other_object' });
-    assert.deepEqual(resumeVerdict({ ...ticket, member_id: 'mem_2' }, binding), { pass: false, reason: 'other_member' });
-    assert.deepEqual(resumeVerdict({ ...ticket, merchant_id: 'mer_2' }, binding), { pass: false, reason: 'other_merchant' });
+    assert.deepEqual(resumeVerdict({ ...ticket, member_id: 'mem_2' }, binding), {
+      pass: false,
+      reason: 'other_member',
+    });
+    assert.deepEqual(resumeVerdict({ ...ticket, merchant_id: 'mer_2' }, binding), {
+      pass: false,
+      reason: 'other_merchant',
+    });
     assert.deepEqual(resumeVerdict(undefined, binding), { pass: false, reason: 'unknown' });
   });
 });
@@ -85,9 +153,14 @@ describe('card reconciliation', () => {
   let merchantId: string;
   useTestService({ config: { simulatorConfirmDelayMs: 0 }, merchant: false }, (s) => ({ service } = s));
   /** A merchant per test: each has its own sandbox clock and its own injected behaviours. */
-  const freshMerchant = async () => { ({ client, merchantId } = await newMerchantClient(service)); };
+  const freshMerchant = async () => {
+    ({ client, merchantId } = await newMerchantClient(service));
+  };
   const usdt = async (m: string) => {
-    const b = (await client.balances.list({ onBehalfOf: m })).find((x) => x.asset === 'USDT') as { available: string; frozen: string };
+    const b = (await client.balances.list({ onBehalfOf: m })).find((x) => x.asset === 'USDT') as {
+      available: string;
+      frozen: string;
+    };
     return [b.available, b.frozen];
   };
   const inject = (behavior: string) => client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior });
@@ -113,12 +186,17 @@ describe('card reconciliation', () => {
   }
   async function products() {
     const list = await client.cards.products();
-    return { virtual: list.find((p) => p.form_factor === 'virtual')!, physical: list.find((p) => p.form_factor === 'physical')! };
+    return {
+      virtual: list.find((p) => p.form_factor === 'virtual')!,
+      physical: list.find((p) => p.form_factor === 'physical')!,
+    };
   }
   /** An application whose submission outcome is unknown: the issuer answered `behavior` (timeout or 5xx). */
   async function unknownApplication(m: string, behavior: 'timeout' | 'unknown') {
     const { virtual } = await products();
-    const app = await withIssuer(behavior, () => client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m }));
+    const app = await withIssuer(behavior, () =>
+      client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m }),
+    );
     assert.equal(app.status, 'pending');
     assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
     await expectLedgerClean(service);
@@ -142,11 +220,18 @@ describe('card reconciliation', () => {
       assert.equal(card.status, 'active');
       assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
       await expectLedgerClean(service);
-      const kinds = (await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', app.id).execute()).map((r) => r.kind).sort();
+      const kinds = (
+        await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', app.id).execute()
+      )
+        .map((r) => r.kind)
+        .sort();
       assert.deepEqual(kinds, ['card.fee_charge', 'card.fee_freeze']);
       // Later passes change nothing (the card is opened once, the fee charged once).
       await client.sandbox.advanceClock(3600);
-      assert.equal((await service.ctx.db.selectFrom('cards').select('id').where('application_id', '=', app.id).execute()).length, 1);
+      assert.equal(
+        (await service.ctx.db.selectFrom('cards').select('id').where('application_id', '=', app.id).execute()).length,
+        1,
+      );
       assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
     });
 
@@ -187,7 +272,11 @@ describe('card reconciliation', () => {
       const app = await unknownApplication(m, 'timeout');
       await client.sandbox.advanceClock(60);
       assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'pending');
-      const row = await service.ctx.db.selectFrom('card_applications').select(['upstream_outcome', 'next_check_at']).where('id', '=', app.id).executeTakeFirstOrThrow();
+      const row = await service.ctx.db
+        .selectFrom('card_applications')
+        .select(['upstream_outcome', 'next_check_at'])
+        .where('id', '=', app.id)
+        .executeTakeFirstOrThrow();
       assert.deepEqual(row, { upstream_outcome: 'accepted', next_check_at: null });
       assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
       assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'approved');
@@ -207,7 +296,11 @@ describe('card reconciliation', () => {
       await expectLedgerClean(service);
       // The issuer answers again: the re-submission (same request id) arrives; the application waits for its decision.
       await client.sandbox.advanceClock(3600);
-      const row = await service.ctx.db.selectFrom('card_applications').select(['status', 'upstream_outcome']).where('id', '=', app.id).executeTakeFirstOrThrow();
+      const row = await service.ctx.db
+        .selectFrom('card_applications')
+        .select(['status', 'upstream_outcome'])
+        .where('id', '=', app.id)
+        .executeTakeFirstOrThrow();
       assert.deepEqual(row, { status: 'pending', upstream_outcome: 'accepted' });
       assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
       const approved = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
@@ -218,53 +311,77 @@ describe('card reconciliation', () => {
 
     /** The open `upstream.unknown_status` alerts about an object. */
     const unknownStatusAlerts = async (objectId: string) =>
-      (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data.filter((a: { object_id: string }) => a.object_id === objectId);
+      (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data.filter(
+        (a: { object_id: string }) => a.object_id === objectId,
+      );
 
-    it('unknown_status at submission: never taken as received; pending with the fee frozen, one operator alert, kept under reconciliation', async () => {
-      const m = await member();
-      const { virtual } = await products();
-      const app = await withIssuer('unknown_status', () => client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m }));
-      assert.equal(app.status, 'pending');
-      assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
-      const alerts = await unknownStatusAlerts(app.id);
-      assert.equal(alerts.length, 1);
-      assert.equal(alerts[0].object, 'card_application');
-      const row = await service.ctx.db.selectFrom('card_applications').select(['upstream_outcome', 'next_check_at']).where('id', '=', app.id).executeTakeFirstOrThrow();
-      assert.equal(row.upstream_outcome, 'unknown', 'not taken as received');
-      assert.notEqual(row.next_check_at, null, 'reconciliation keeps asking');
-      // The issuer keeps answering the sentinel: reconciliation changes nothing and raises no second alert.
-      await client.sandbox.advanceClock(600);
-      assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'pending');
-      assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
-      assert.equal((await unknownStatusAlerts(app.id)).length, 1);
-      await expectLedgerClean(service);
-      // The issuer's decision still settles it.
-      assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'rejected')).status, 'rejected');
-      assert.deepEqual(await usdt(m), ['100.000000', '0.000000']);
-      await expectLedgerClean(service);
-    });
+    it(
+      'unknown_status at submission: never taken as received; pending with the fee frozen, one operator alert, ' +
+        'kept under reconciliation',
+      async () => {
+        const m = await member();
+        const { virtual } = await products();
+        const app = await withIssuer('unknown_status', () =>
+          client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m }),
+        );
+        assert.equal(app.status, 'pending');
+        assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
+        const alerts = await unknownStatusAlerts(app.id);
+        assert.equal(alerts.length, 1);
+        assert.equal(alerts[0].object, 'card_application');
+        const row = await service.ctx.db
+          .selectFrom('card_applications')
+          .select(['upstream_outcome', 'next_check_at'])
+          .where('id', '=', app.id)
+          .executeTakeFirstOrThrow();
+        assert.equal(row.upstream_outcome, 'unknown', 'not taken as received');
+        assert.notEqual(row.next_check_at, null, 'reconciliation keeps asking');
+        // The issuer keeps answering the sentinel: reconciliation changes nothing and raises no second alert.
+        await client.sandbox.advanceClock(600);
+        assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'pending');
+        assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
+        assert.equal((await unknownStatusAlerts(app.id)).length, 1);
+        await expectLedgerClean(service);
+        // The issuer's decision still settles it.
+        assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'rejected')).status, 'rejected');
+        assert.deepEqual(await usdt(m), ['100.000000', '0.000000']);
+        await expectLedgerClean(service);
+      },
+    );
 
-    it('unknown_status on a re-submission (first submission never received): not received; one alert; the fee stays frozen', async () => {
-      const m = await member();
-      const app = await unknownApplication(m, 'unknown');
-      await withIssuer('unknown_status', async () => {
-        await client.sandbox.advanceClock(1800);
-      });
-      const row = await service.ctx.db.selectFrom('card_applications').select(['status', 'upstream_outcome']).where('id', '=', app.id).executeTakeFirstOrThrow();
-      assert.deepEqual(row, { status: 'pending', upstream_outcome: 'unknown' });
-      assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
-      assert.equal((await unknownStatusAlerts(app.id)).length, 1);
-      await client.sandbox.advanceClock(600);
-      assert.equal((await unknownStatusAlerts(app.id)).length, 1);
-      await expectLedgerClean(service);
-    });
+    it(
+      'unknown_status on a re-submission (first submission never received): not received; one alert; the fee ' +
+        'stays frozen',
+      async () => {
+        const m = await member();
+        const app = await unknownApplication(m, 'unknown');
+        await withIssuer('unknown_status', async () => {
+          await client.sandbox.advanceClock(1800);
+        });
+        const row = await service.ctx.db
+          .selectFrom('card_applications')
+          .select(['status', 'upstream_outcome'])
+          .where('id', '=', app.id)
+          .executeTakeFirstOrThrow();
+        assert.deepEqual(row, { status: 'pending', upstream_outcome: 'unknown' });
+        assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
+        assert.equal((await unknownStatusAlerts(app.id)).length, 1);
+        await client.sandbox.advanceClock(600);
+        assert.equal((await unknownStatusAlerts(app.id)).length, 1);
+        await expectLedgerClean(service);
+      },
+    );
 
     it('the background ticker resolves it on its own as well (real time, no clock advance)', async () => {
       const m = await member();
       const app = await unknownApplication(m, 'timeout');
       await issuerDecides(app.id, 'rejected');
       // Due now on the merchant's clock (as if its first check time had come).
-      await service.ctx.db.updateTable('card_applications').set({ next_check_at: new Date(Date.now() - 1000) }).where('id', '=', app.id).execute();
+      await service.ctx.db
+        .updateTable('card_applications')
+        .set({ next_check_at: new Date(Date.now() - 1000) })
+        .where('id', '=', app.id)
+        .execute();
       await service.workers.tick();
       assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'rejected');
       assert.deepEqual(await usdt(m), ['100.000000', '0.000000']);
@@ -272,9 +389,10 @@ describe('card reconciliation', () => {
     });
   });
 
-  describe('the ticker\'s choice of scopes', () => {
+  describe("the ticker's choice of scopes", () => {
     before(freshMerchant);
-    const picked = async (id = merchantId) => (await dueReconcileScopes(service.ctx.db)).findIndex((s) => s.merchant_id === id && s.environment === 'sandbox');
+    const picked = async (id = merchantId) =>
+      (await dueReconcileScopes(service.ctx.db)).findIndex((s) => s.merchant_id === id && s.environment === 'sandbox');
     const checkAt = (table: 'card_applications' | 'card_merchant_rules', key: 'id' | 'card_id', id: string, at: Date) =>
       service.ctx.db.updateTable(table).set({ next_check_at: at }).where(key, '=', id).execute();
 
@@ -285,7 +403,7 @@ describe('card reconciliation', () => {
       assert.equal(await picked(), -1, 'waiting: not taking one of the bounded places');
       // The merchant's own clock passes it (the offset alone, no process run): due.
       await raiseSandboxOffset(service.ctx.db, merchantId, 7_200_000n);
-      assert.ok(await picked() >= 0, 'due on its clock');
+      assert.ok((await picked()) >= 0, 'due on its clock');
       await issuerDecides(app.id, 'rejected');
       await service.workers.tick();
       assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'rejected');
@@ -297,25 +415,51 @@ describe('card reconciliation', () => {
       const { virtual } = await products();
       const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
       const cardId = (await client.cards.sandboxAdvanceApplication(app.id, 'approved')).card_id!;
-      await withIssuer('unknown', () => expectCode(client.cards.setMerchantRules(cardId, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m }), 'upstream_error', 502));
+      await withIssuer('unknown', () =>
+        expectCode(
+          client.cards.setMerchantRules(cardId, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m }),
+          'upstream_error',
+          502,
+        ),
+      );
       assert.equal(await picked(), -1, 'unconfirmed, its first check not due yet');
       const now = await service.ctx.clock.now(service.ctx.db, { merchantId, environment: 'sandbox' });
       await checkAt('card_merchant_rules', 'card_id', cardId, new Date(now.getTime() - 1_000));
-      assert.ok(await picked() >= 0, 'due');
+      assert.ok((await picked()) >= 0, 'due');
       // Another merchant's check, overdue by longer: it goes first.
       const other = await newMerchantClient(service);
       const ext = `r-${randomUUID().slice(0, 8)}`;
       const om = await other.client.members.create({ external_member_id: ext });
       await admin(service, 'POST', `/admin/v1/members/${om.id}/kyc-review`, { decision: 'approved', level: 1 });
-      await other.client.deposits.create({ member_id: ext, asset: 'USDT', amount: '100', tx_hash: `t-${randomUUID()}` });
+      await other.client.deposits.create({
+        member_id: ext,
+        asset: 'USDT',
+        amount: '100',
+        tx_hash: `t-${randomUUID()}`,
+      });
       await other.client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'timeout' });
-      const otherApp = await other.client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: ext });
+      const otherApp = await other.client.cards.apply(
+        { product_id: virtual.id, source_asset: 'USDT' },
+        { onBehalfOf: ext },
+      );
       await other.client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
       await checkAt('card_applications', 'id', otherApp.id, new Date(Date.now() - 3_600_000));
-      assert.ok(await picked(other.merchantId) >= 0 && await picked(other.merchantId) < await picked(), 'the longest overdue first');
+      assert.ok(
+        (await picked(other.merchantId)) >= 0 && (await picked(other.merchantId)) < (await picked()),
+        'the longest overdue first',
+      );
       // Asked (the issuer never received it, within the grace: asked again later): neither scope is due any more.
       await service.workers.tick();
-      assert.equal((await service.ctx.db.selectFrom('card_merchant_rules').select('check_count').where('card_id', '=', cardId).executeTakeFirstOrThrow()).check_count, 1);
+      assert.equal(
+        (
+          await service.ctx.db
+            .selectFrom('card_merchant_rules')
+            .select('check_count')
+            .where('card_id', '=', cardId)
+            .executeTakeFirstOrThrow()
+        ).check_count,
+        1,
+      );
       assert.deepEqual([await picked(), await picked(other.merchantId)], [-1, -1]);
     });
   });
@@ -352,14 +496,25 @@ describe('card reconciliation', () => {
       const synced = await client.cards.getMerchantRules(id, { onBehalfOf: m });
       assert.equal(synced.synced, true);
       assert.match(synced.synced_at!, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-      assert.deepEqual([synced.rule_type, synced.merchant_names, synced.mcc_list], ['white', ['Corner Shop'], ['5411']]);
+      assert.deepEqual(
+        [synced.rule_type, synced.merchant_names, synced.mcc_list],
+        ['white', ['Corner Shop'], ['5411']],
+      );
     });
 
     it('timeout (the issuer has it), abandoned for a new key that also timed out: the latest set is confirmed', async () => {
       const { m, id } = await shared();
       await withIssuer('timeout', async () => {
-        await expectCode(client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m }), 'upstream_error', 502);
-        await expectCode(client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995', '7801'] }, { onBehalfOf: m }), 'upstream_error', 502);
+        await expectCode(
+          client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m }),
+          'upstream_error',
+          502,
+        );
+        await expectCode(
+          client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995', '7801'] }, { onBehalfOf: m }),
+          'upstream_error',
+          502,
+        );
       });
       assert.equal((await client.cards.getMerchantRules(id, { onBehalfOf: m })).synced, false);
       await client.sandbox.advanceClock(61);
@@ -370,8 +525,14 @@ describe('card reconciliation', () => {
 
     it('a removal left unconfirmed is confirmed too', async () => {
       const { m, id } = await shared();
-      const first = await client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m });
-      await withIssuer('timeout', () => expectCode(client.cards.deleteMerchantRules(id, { onBehalfOf: m }), 'upstream_error', 502));
+      const first = await client.cards.setMerchantRules(
+        id,
+        { rule_type: 'black', mcc_list: ['7995'] },
+        { onBehalfOf: m },
+      );
+      await withIssuer('timeout', () =>
+        expectCode(client.cards.deleteMerchantRules(id, { onBehalfOf: m }), 'upstream_error', 502),
+      );
       await client.sandbox.advanceClock(61);
       const after = await client.cards.getMerchantRules(id, { onBehalfOf: m });
       assert.deepEqual([after.rule_type, after.mcc_list, after.synced], [null, [], true]);
@@ -380,26 +541,46 @@ describe('card reconciliation', () => {
 
     it('the issuer refused the unconfirmed set: the confirmed set comes back', async () => {
       const { m, id } = await shared();
-      const confirmed = await client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m });
+      const confirmed = await client.cards.setMerchantRules(
+        id,
+        { rule_type: 'black', mcc_list: ['7995'] },
+        { onBehalfOf: m },
+      );
       // Sandbox test data: the simulated issuer refuses every change of a card whose reference starts SIM-REFUSE.
-      await service.ctx.db.updateTable('cards').set({ upstream_ref: `SIM-REFUSE-${randomUUID()}` }).where('id', '=', id).execute();
+      await service.ctx.db
+        .updateTable('cards')
+        .set({ upstream_ref: `SIM-REFUSE-${randomUUID()}` })
+        .where('id', '=', id)
+        .execute();
       await withIssuer('timeout', () =>
-        expectCode(client.cards.setMerchantRules(id, { rule_type: 'white', mcc_list: ['5411'] }, { onBehalfOf: m }), 'upstream_error', 502));
+        expectCode(
+          client.cards.setMerchantRules(id, { rule_type: 'white', mcc_list: ['5411'] }, { onBehalfOf: m }),
+          'upstream_error',
+          502,
+        ),
+      );
       assert.equal((await client.cards.getMerchantRules(id, { onBehalfOf: m })).rule_type, 'white');
       await client.sandbox.advanceClock(61);
       const back = await client.cards.getMerchantRules(id, { onBehalfOf: m });
-      assert.deepEqual([back.rule_type, back.mcc_list, back.synced, back.synced_at], ['black', ['7995'], true, confirmed.synced_at]);
+      assert.deepEqual(
+        [back.rule_type, back.mcc_list, back.synced, back.synced_at],
+        ['black', ['7995'], true, confirmed.synced_at],
+      );
     });
   });
 
   describe('activation retried after an unknown outcome', () => {
     before(freshMerchant);
 
-    const expiryOf = (c: { exp_month: number; exp_year: number }) => `${String(c.exp_month).padStart(2, '0')}/${String(c.exp_year % 100).padStart(2, '0')}`;
+    const expiryOf = (c: { exp_month: number; exp_year: number }) =>
+      `${String(c.exp_month).padStart(2, '0')}/${String(c.exp_year % 100).padStart(2, '0')}`;
     async function shippedCard() {
       const m = await member();
       const { physical } = await products();
-      const app = await client.cards.apply({ product_id: physical.id, source_asset: 'USDT', shipping_address: shipping }, { onBehalfOf: m });
+      const app = await client.cards.apply(
+        { product_id: physical.id, source_asset: 'USDT', shipping_address: shipping },
+        { onBehalfOf: m },
+      );
       const done = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
       await client.cards.sandboxShip(done.card_id!);
       return { m, card: await client.cards.get(done.card_id!, { onBehalfOf: m }) };
@@ -416,8 +597,19 @@ describe('card reconciliation', () => {
       }
     }
     const challengesOf = async (cardMember: string) => {
-      const m = await service.ctx.db.selectFrom('members').select('id').where('external_member_id', '=', cardMember).executeTakeFirstOrThrow();
-      return (await service.ctx.db.selectFrom('hosted_tickets').select('id').where('member_id', '=', m.id).where('purpose', '=', 'step_up').execute()).length;
+      const m = await service.ctx.db
+        .selectFrom('members')
+        .select('id')
+        .where('external_member_id', '=', cardMember)
+        .executeTakeFirstOrThrow();
+      return (
+        await service.ctx.db
+          .selectFrom('hosted_tickets')
+          .select('id')
+          .where('member_id', '=', m.id)
+          .where('purpose', '=', 'step_up')
+          .execute()
+      ).length;
     };
 
     it('504 (the issuer activated it): the same request with the same challenge is answered 200, no new step-up', async () => {
@@ -425,53 +617,121 @@ describe('card reconciliation', () => {
       const body = { expiry: expiryOf(card), pin: '1234' };
       const key = randomUUID();
       const challenge = await approvedChallenge(m, card.id, body, key);
-      await withIssuer('timeout', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_timeout', 504));
+      await withIssuer('timeout', () =>
+        expectCode(
+          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+          'upstream_timeout',
+          504,
+        ),
+      );
       assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).status, 'unactivated');
       const issued = await challengesOf(m);
-      const done = await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge });
+      const done = await client.cards.activate(card.id, body, {
+        onBehalfOf: m,
+        idempotencyKey: key,
+        stepUp: challenge,
+      });
       assert.deepEqual(done, { id: card.id, status: 'active' });
       assert.equal(await challengesOf(m), issued, 'no new challenge');
       const after = await client.cards.get(card.id, { onBehalfOf: m });
       assert.deepEqual([after.status, after.inventory_status], ['active', 'bound']);
       // Nothing of the attempt is left on the card; the PIN is nowhere in our tables.
-      const row = await service.ctx.db.selectFrom('cards').select(['activation_attempt_ref', 'activation_attempt_at', 'activation_failures']).where('id', '=', card.id).executeTakeFirstOrThrow();
+      const row = await service.ctx.db
+        .selectFrom('cards')
+        .select(['activation_attempt_ref', 'activation_attempt_at', 'activation_failures'])
+        .where('id', '=', card.id)
+        .executeTakeFirstOrThrow();
       assert.deepEqual(row, { activation_attempt_ref: null, activation_attempt_at: null, activation_failures: 0 });
       const keys = await service.ctx.db.selectFrom('idempotency_keys').select(['response_body']).execute();
-      assert.ok(keys.every((r) => !/"pin"|"1234"/.test(r.response_body)), 'the PIN is in no stored answer (as a value; four digits may occur inside a random id)');
+      assert.ok(
+        keys.every((r) => !/"pin"|"1234"/.test(r.response_body)),
+        'the PIN is in no stored answer (as a value; four digits may occur inside a random id)',
+      );
     });
 
-    it('502 (never received): the challenge stays single-use for any other request; the same request is asked again and activates', async () => {
-      const { m, card } = await shippedCard();
-      const body = { expiry: expiryOf(card), pin: '1234' };
-      const key = randomUUID();
-      const challenge = await approvedChallenge(m, card.id, body, key);
-      await withIssuer('unknown', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_error', 502));
-      const stored = await service.ctx.db.selectFrom('cards').select('activation_attempt_ref').where('id', '=', card.id).executeTakeFirstOrThrow();
-      assert.match(stored.activation_attempt_ref!, /^[0-9a-f]{64}$/);
-      // Another key, the same body and challenge: a new challenge is required.
-      await expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, stepUp: challenge }), 'step_up_required');
-      // The same key with another body (another PIN: another body hash): not the same request.
-      await expectCode(client.cards.activate(card.id, { ...body, pin: '9999' }, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'step_up_required');
-      // The step-up refusal left the key reserved for that other body: the original body is now another request for it.
-      await expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'idempotency_key_reused', 409);
-      // Nothing was counted, nothing activated.
-      const row = await service.ctx.db.selectFrom('cards').select(['status', 'activation_failures']).where('id', '=', card.id).executeTakeFirstOrThrow();
-      assert.deepEqual(row, { status: 'unactivated', activation_failures: 0 });
-    });
+    it(
+      '502 (never received): the challenge stays single-use for any other request; the same request is asked ' +
+        'again and activates',
+      async () => {
+        const { m, card } = await shippedCard();
+        const body = { expiry: expiryOf(card), pin: '1234' };
+        const key = randomUUID();
+        const challenge = await approvedChallenge(m, card.id, body, key);
+        await withIssuer('unknown', () =>
+          expectCode(
+            client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+            'upstream_error',
+            502,
+          ),
+        );
+        const stored = await service.ctx.db
+          .selectFrom('cards')
+          .select('activation_attempt_ref')
+          .where('id', '=', card.id)
+          .executeTakeFirstOrThrow();
+        assert.match(stored.activation_attempt_ref!, /^[0-9a-f]{64}$/);
+        // Another key, the same body and challenge: a new challenge is required.
+        await expectCode(
+          client.cards.activate(card.id, body, { onBehalfOf: m, stepUp: challenge }),
+          'step_up_required',
+        );
+        // The same key with another body (another PIN: another body hash): not the same request.
+        await expectCode(
+          client.cards.activate(
+            card.id,
+            { ...body, pin: '9999' },
+            { onBehalfOf: m, idempotencyKey: key, stepUp: challenge },
+          ),
+          'step_up_required',
+        );
+        // The step-up refusal left the key reserved for that other body: the original body is now another request for
+        // it.
+        await expectCode(
+          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+          'idempotency_key_reused',
+          409,
+        );
+        // Nothing was counted, nothing activated.
+        const row = await service.ctx.db
+          .selectFrom('cards')
+          .select(['status', 'activation_failures'])
+          .where('id', '=', card.id)
+          .executeTakeFirstOrThrow();
+        assert.deepEqual(row, { status: 'unactivated', activation_failures: 0 });
+      },
+    );
 
     it('502 then the same request: asked again at the issuer, activates without a new step-up', async () => {
       const { m, card } = await shippedCard();
       const body = { expiry: expiryOf(card), pin: '1234' };
       const key = randomUUID();
       const challenge = await approvedChallenge(m, card.id, body, key);
-      await withIssuer('unknown', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_error', 502));
+      await withIssuer('unknown', () =>
+        expectCode(
+          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+          'upstream_error',
+          502,
+        ),
+      );
       // Still unknown on the retry: 502 again, nothing counted, still resumable.
-      await withIssuer('unknown', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_error', 502));
+      await withIssuer('unknown', () =>
+        expectCode(
+          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+          'upstream_error',
+          502,
+        ),
+      );
       const issued = await challengesOf(m);
-      assert.deepEqual(await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), { id: card.id, status: 'active' });
+      assert.deepEqual(
+        await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+        { id: card.id, status: 'active' },
+      );
       assert.equal(await challengesOf(m), issued);
       // The finished result is replayed for the key, with or without the header.
-      assert.deepEqual(await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key }), { id: card.id, status: 'active' });
+      assert.deepEqual(await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key }), {
+        id: card.id,
+        status: 'active',
+      });
     });
 
     it('a wrong PIN on the resumed request is counted once, like any answered check', async () => {
@@ -479,9 +739,22 @@ describe('card reconciliation', () => {
       const body = { expiry: expiryOf(card), pin: '0000' };
       const key = randomUUID();
       const challenge = await approvedChallenge(m, card.id, body, key);
-      await withIssuer('unknown', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_error', 502));
-      await expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'invalid_request');
-      const row = await service.ctx.db.selectFrom('cards').select(['activation_failures', 'activation_attempt_ref']).where('id', '=', card.id).executeTakeFirstOrThrow();
+      await withIssuer('unknown', () =>
+        expectCode(
+          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+          'upstream_error',
+          502,
+        ),
+      );
+      await expectCode(
+        client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+        'invalid_request',
+      );
+      const row = await service.ctx.db
+        .selectFrom('cards')
+        .select(['activation_failures', 'activation_attempt_ref'])
+        .where('id', '=', card.id)
+        .executeTakeFirstOrThrow();
       assert.deepEqual(row, { activation_failures: 1, activation_attempt_ref: null });
     });
 
@@ -490,9 +763,18 @@ describe('card reconciliation', () => {
       const body = { expiry: expiryOf(card), pin: '1234' };
       const key = randomUUID();
       const challenge = await approvedChallenge(m, card.id, body, key);
-      await withIssuer('unknown', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_error', 502));
+      await withIssuer('unknown', () =>
+        expectCode(
+          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+          'upstream_error',
+          502,
+        ),
+      );
       await client.members.revokeSessions(m);
-      await expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'step_up_required');
+      await expectCode(
+        client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+        'step_up_required',
+      );
       assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).status, 'unactivated');
     });
 
@@ -501,11 +783,20 @@ describe('card reconciliation', () => {
       const body = { expiry: expiryOf(card), pin: '1234' };
       const key = randomUUID();
       const challenge = await approvedChallenge(m, card.id, body, key);
-      await withIssuer('unknown', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_error', 502));
+      await withIssuer('unknown', () =>
+        expectCode(
+          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+          'upstream_error',
+          502,
+        ),
+      );
       // The key is still in its (real-time) window, so is the retry it names (extensions 8).
       await client.sandbox.advanceClock(24 * 3600 + 1);
       const issued = await challengesOf(m);
-      assert.deepEqual(await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), { id: card.id, status: 'active' });
+      assert.deepEqual(
+        await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+        { id: card.id, status: 'active' },
+      );
       assert.equal(await challengesOf(m), issued, 'no new challenge');
     });
 
@@ -514,10 +805,23 @@ describe('card reconciliation', () => {
       const body = { expiry: expiryOf(card), pin: '1234' };
       const key = randomUUID();
       const challenge = await approvedChallenge(m, card.id, body, key);
-      await withIssuer('unknown', () => expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'upstream_error', 502));
+      await withIssuer('unknown', () =>
+        expectCode(
+          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+          'upstream_error',
+          502,
+        ),
+      );
       // A day of real time is not waited for: the attempt is dated a day and a second back.
-      await service.ctx.db.updateTable('cards').set({ activation_attempt_at: new Date(Date.now() - (24 * 3600 + 1) * 1000) }).where('id', '=', card.id).execute();
-      await expectCode(client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'step_up_required');
+      await service.ctx.db
+        .updateTable('cards')
+        .set({ activation_attempt_at: new Date(Date.now() - (24 * 3600 + 1) * 1000) })
+        .where('id', '=', card.id)
+        .execute();
+      await expectCode(
+        client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+        'step_up_required',
+      );
     });
   });
 });

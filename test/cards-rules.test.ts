@@ -8,12 +8,21 @@ import { limitProblems, merchantRuleProblems, tighterLimits } from '../src/modul
 import { expiryText } from '../src/modules/cards/cards/rules.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
-const physical = { status: 'unactivated' as const, formFactor: 'physical' as const, inventory: 'shipped' as const, lockedUntil: null };
+const physical = {
+  status: 'unactivated' as const,
+  formFactor: 'physical' as const,
+  inventory: 'shipped' as const,
+  lockedUntil: null,
+};
 
 describe('card state machine', () => {
   it('a supplement is open while pending and before its expiry, not at it', () => {
     const at = new Date('2026-01-01T00:00:00Z');
-    const order = { status: 'need_docs', supplement_status: 'pending', supplement_expires_at: new Date(at.getTime() + 1) };
+    const order = {
+      status: 'need_docs',
+      supplement_status: 'pending',
+      supplement_expires_at: new Date(at.getTime() + 1),
+    };
     assert.equal(supplementOpen(order, at), true);
     assert.equal(supplementOpen(order, new Date(at.getTime() + 1)), false);
     assert.equal(supplementOpen({ ...order, supplement_status: 'submitted' }, at), false);
@@ -28,11 +37,19 @@ describe('card state machine', () => {
     assert.deepEqual(activationVerdict(physical, now), { kind: 'move', to: 'active' });
     assert.equal(activationVerdict({ ...physical, status: 'active' }, now).kind, 'replay');
     assert.equal(activationVerdict({ ...physical, status: 'active', formFactor: 'virtual' }, now).kind, 'replay');
-    assert.deepEqual((activationVerdict({ ...physical, formFactor: 'virtual' }, now) as any).code, 'product_not_available');
-    for (const inv of ['in_production', 'voided', null] as const) assert.equal((activationVerdict({ ...physical, inventory: inv }, now) as any).code, 'state_invalid');
-    for (const inv of ['binding', 'bound'] as const) assert.equal(activationVerdict({ ...physical, inventory: inv }, now).kind, 'move');
+    assert.deepEqual(
+      (activationVerdict({ ...physical, formFactor: 'virtual' }, now) as any).code,
+      'product_not_available',
+    );
+    for (const inv of ['in_production', 'voided', null] as const)
+      assert.equal((activationVerdict({ ...physical, inventory: inv }, now) as any).code, 'state_invalid');
+    for (const inv of ['binding', 'bound'] as const)
+      assert.equal(activationVerdict({ ...physical, inventory: inv }, now).kind, 'move');
     assert.equal((activationVerdict({ ...physical, status: 'closed' }, now) as any).code, 'state_invalid');
-    assert.equal((activationVerdict({ ...physical, lockedUntil: new Date(now.getTime() + 1) }, now) as any).code, 'state_invalid');
+    assert.equal(
+      (activationVerdict({ ...physical, lockedUntil: new Date(now.getTime() + 1) }, now) as any).code,
+      'state_invalid',
+    );
     assert.equal(activationVerdict({ ...physical, lockedUntil: now }, now).kind, 'move');
   });
   it('the third counted failure locks for 24 hours and resets the count', () => {
@@ -62,17 +79,29 @@ describe('card rules', () => {
   it('limits: 0 is no limit, one unit minimum, product caps, single <= daily <= monthly among non-zero', () => {
     assert.deepEqual(limitProblems({ single: 0n, daily: 0n, monthly: 0n }, caps, 2), []);
     assert.deepEqual(limitProblems({ single: 100n, daily: 500n, monthly: 0n }, caps, 2), []);
-    assert.deepEqual(limitProblems({ single: 99n, daily: 0n, monthly: 0n }, caps, 2), [{ layer: 'single', reason: 'below_one_unit' }]);
-    assert.deepEqual(limitProblems({ single: 1000001n, daily: 0n, monthly: 0n }, caps, 2), [{ layer: 'single', reason: 'above_product_cap' }]);
-    assert.deepEqual(limitProblems({ single: 500n, daily: 0n, monthly: 400n }, caps, 2), [{ layer: 'monthly', reason: 'inconsistent' }]);
+    assert.deepEqual(limitProblems({ single: 99n, daily: 0n, monthly: 0n }, caps, 2), [
+      { layer: 'single', reason: 'below_one_unit' },
+    ]);
+    assert.deepEqual(limitProblems({ single: 1000001n, daily: 0n, monthly: 0n }, caps, 2), [
+      { layer: 'single', reason: 'above_product_cap' },
+    ]);
+    assert.deepEqual(limitProblems({ single: 500n, daily: 0n, monthly: 400n }, caps, 2), [
+      { layer: 'monthly', reason: 'inconsistent' },
+    ]);
   });
   it('merchant rules', () => {
     assert.deepEqual(merchantRuleProblems({ rule_type: 'white', mcc_list: ['5411'] }), []);
-    assert.equal(merchantRuleProblems({ rule_type: 'white', merchant_names: [], mcc_list: [] })[0]!.key, 'merchant_names');
+    assert.equal(
+      merchantRuleProblems({ rule_type: 'white', merchant_names: [], mcc_list: [] })[0]!.key,
+      'merchant_names',
+    );
     assert.equal(merchantRuleProblems({ rule_type: 'grey', mcc_list: ['5411'] })[0]!.key, 'rule_type');
     assert.equal(merchantRuleProblems({ rule_type: 'black', mcc_list: ['541'] })[0]!.key, 'mcc_list[0]');
     assert.equal(merchantRuleProblems({ rule_type: 'black', mcc_list: Array(201).fill('5411') })[0]!.key, 'mcc_list');
-    assert.equal(merchantRuleProblems({ rule_type: 'black', merchant_names: Array(201).fill('A') })[0]!.key, 'merchant_names');
+    assert.equal(
+      merchantRuleProblems({ rule_type: 'black', merchant_names: Array(201).fill('A') })[0]!.key,
+      'merchant_names',
+    );
   });
   it('fee in the source asset and the printed expiry', () => {
     assert.equal(feeInSource(500n, 2, 6), 5000000n);
@@ -94,8 +123,12 @@ describe('tighterLimits (what stays when a push of limits fails)', () => {
   });
   it('two consistent sets give a consistent set', () => {
     const sets = [L(0n, 0n, 0n), L(1n, 0n, 0n), L(5n, 5n, 0n), L(0n, 3n, 9n), L(2n, 8n, 8n), L(7n, 0n, 10n)];
-    for (const a of sets) for (const b of sets) {
-      assert.deepEqual(limitProblems(tighterLimits(a, b), L(100n, 100n, 100n), 0).filter((p) => p.reason === 'inconsistent'), []);
-    }
+    for (const a of sets)
+      for (const b of sets) {
+        assert.deepEqual(
+          limitProblems(tighterLimits(a, b), L(100n, 100n, 100n), 0).filter((p) => p.reason === 'inconsistent'),
+          [],
+        );
+      }
   });
 });

@@ -16,21 +16,34 @@ import { expectCode } from './support/expect.js';
 describe('card top-ups', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
-  useTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } }, (s) => ({ service, client } = s));
+  useTestService(
+    { config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } },
+    (s) => ({ service, client } = s),
+  );
 
   const ledgerClean = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
-  const inject = (behavior: string) => client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'card', behavior } });
+  const inject = (behavior: string) =>
+    client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'card', behavior } });
   const drain = () => service.workers.jobs.drain();
   const reconcile = () => service.workers.tick();
-  const balance = async (m: string, asset: string) => (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === asset) as any;
+  const balance = async (m: string, asset: string) =>
+    (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === asset) as any;
   const eventsOf = async (id: string) =>
-    (await service.ctx.db.selectFrom('events').select(['type', 'status_version']).where('object_id', '=', id).orderBy('seq').execute()).map((e) => `${e.type}@${e.status_version}`);
+    (
+      await service.ctx.db
+        .selectFrom('events')
+        .select(['type', 'status_version'])
+        .where('object_id', '=', id)
+        .orderBy('seq')
+        .execute()
+    ).map((e) => `${e.type}@${e.status_version}`);
 
   async function member(deposits: Record<string, string> = { USDT: '100' }) {
     const external = `ct-${randomUUID().slice(0, 8)}`;
     const m = await client.members.create({ external_member_id: external });
     await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: 1 });
-    for (const [asset, amount] of Object.entries(deposits)) await client.deposits.create({ member_id: external, asset, amount, tx_hash: `t-${randomUUID()}` });
+    for (const [asset, amount] of Object.entries(deposits))
+      await client.deposits.create({ member_id: external, asset, amount, tx_hash: `t-${randomUUID()}` });
     return external;
   }
   /** A member with an active virtual card (opening fee 5 USDT charged: 95 USDT left of 100). */
@@ -41,18 +54,35 @@ describe('card top-ups', () => {
     const done = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
     return { m, id: done.card_id! };
   }
-  const setStatus = (id: string, status: string) => service.ctx.db.updateTable('cards').set({ status: status as 'closed' }).where('id', '=', id).execute();
-  const setAsset = async (code: string, enabled: boolean) => assert.equal((await admin(service, 'PATCH', `/admin/v1/assets/${code}`, { enabled })).status, 200);
+  const setStatus = (id: string, status: string) =>
+    service.ctx.db
+      .updateTable('cards')
+      .set({ status: status as 'closed' })
+      .where('id', '=', id)
+      .execute();
+  const setAsset = async (code: string, enabled: boolean) =>
+    assert.equal((await admin(service, 'PATCH', `/admin/v1/assets/${code}`, { enabled })).status, 200);
   const setProducts = async (patch: Record<string, unknown>) => {
     for (const p of (await admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox')).body.data) {
       const res = await admin(service, 'PATCH', `/admin/v1/cards/products/${p.id}`, patch);
       assert.equal(res.status, 200, JSON.stringify(res.body));
     }
   };
-  const topupRows = async (cardId: string) => Number((await service.ctx.db.selectFrom('card_topups').select((eb) => eb.fn.countAll().as('n')).where('card_id', '=', cardId).executeTakeFirstOrThrow()).n);
+  const topupRows = async (cardId: string) =>
+    Number(
+      (
+        await service.ctx.db
+          .selectFrom('card_topups')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('card_id', '=', cardId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   describe('POST /v1/cards/{id}/topup-quotes', () => {
-    before(async () => { ({ client } = await newMerchantClient(service)); });
+    before(async () => {
+      ({ client } = await newMerchantClient(service));
+    });
     // One card for the first two tests (made when the first asks, so each also runs alone): the
     // first stores nothing (as it asserts: no top-up row, the balance unchanged), so the second
     // still starts from a card with nothing loaded. Its member is the last test's other member.
@@ -60,14 +90,23 @@ describe('card top-ups', () => {
     let sharedCard: ReturnType<typeof virtualCard> | undefined;
     const shared = () => (sharedCard ??= virtualCard());
 
-    it('answers the reference\'s quote in smallest-unit integer strings and stores nothing', async () => {
+    it("answers the reference's quote in smallest-unit integer strings and stores nothing", async () => {
       const { m, id } = await shared();
       const before = await balance(m, 'USDT');
       const q = await client.cards.quoteTopUp(id, { amount: '100', source_asset: 'USDT' }, { onBehalfOf: m });
-      assert.deepEqual({ ...q, note: typeof q.note }, {
-        customer_total: '101000000', arrival_amount: '10000', fee: '1000000', source_asset: 'USDT', ledger_scale: 6,
-        card_currency: 'USD', card_scale: 2, note: 'string',
-      });
+      assert.deepEqual(
+        { ...q, note: typeof q.note },
+        {
+          customer_total: '101000000',
+          arrival_amount: '10000',
+          fee: '1000000',
+          source_asset: 'USDT',
+          ledger_scale: 6,
+          card_currency: 'USD',
+          card_scale: 2,
+          note: 'string',
+        },
+      );
       assert.match(q.note, /1:1/);
       // The fee rounds up; an amount with more places than the card currency arrives rounded down at 1:1.
       const odd = await client.cards.quoteTopUp(id.slice(4), { amount: '10.005001' }, { onBehalfOf: m });
@@ -78,41 +117,63 @@ describe('card top-ups', () => {
       assert.equal(await topupRows(id), 0);
     });
 
-    it('follows the operator\'s top-up pricing: fee in basis points plus a fixed part; the markup never shows in the quote', async () => {
-      const { m, id } = await shared();
-      const products = (await admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox')).body.data;
-      const set = async (body: Record<string, unknown>) => {
-        for (const p of products) assert.equal((await admin(service, 'PATCH', `/admin/v1/cards/products/${p.id}/topup-pricing`, body)).status, 200);
-      };
-      await set({ topup_fee_bps: 250, topup_fee_fixed: '0.50', topup_fx_markup_bps: 300 });
-      try {
-        const q = await client.cards.quoteTopUp(id, { amount: '20' }, { onBehalfOf: m });
-        assert.deepEqual([q.fee, q.customer_total, q.arrival_amount], ['1000000', '21000000', '2000']);
-        const t = await client.cards.topUp(id, { amount: '20' }, { onBehalfOf: m });
-        assert.deepEqual([t.fee, t.arrival_amount], ['1.000000', '19.40']);
-        await drain();
-        assert.equal((await balance(m, 'USD')).card, '19.40');
-        const bad = await admin(service, 'PATCH', `/admin/v1/cards/products/${products[0].id}/topup-pricing`, { topup_fee_fixed: '0.001' });
-        assert.equal(bad.body.code, 'invalid_request');
-      } finally {
-        await set({ topup_fee_bps: 100, topup_fee_fixed: '0', topup_fx_markup_bps: 50 });
-      }
-      await ledgerClean();
-    });
+    it(
+      "follows the operator's top-up pricing: fee in basis points plus a fixed part; the markup never shows in " +
+        'the quote',
+      async () => {
+        const { m, id } = await shared();
+        const products = (await admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox')).body.data;
+        const set = async (body: Record<string, unknown>) => {
+          for (const p of products)
+            assert.equal(
+              (await admin(service, 'PATCH', `/admin/v1/cards/products/${p.id}/topup-pricing`, body)).status,
+              200,
+            );
+        };
+        await set({ topup_fee_bps: 250, topup_fee_fixed: '0.50', topup_fx_markup_bps: 300 });
+        try {
+          const q = await client.cards.quoteTopUp(id, { amount: '20' }, { onBehalfOf: m });
+          assert.deepEqual([q.fee, q.customer_total, q.arrival_amount], ['1000000', '21000000', '2000']);
+          const t = await client.cards.topUp(id, { amount: '20' }, { onBehalfOf: m });
+          assert.deepEqual([t.fee, t.arrival_amount], ['1.000000', '19.40']);
+          await drain();
+          assert.equal((await balance(m, 'USD')).card, '19.40');
+          const bad = await admin(service, 'PATCH', `/admin/v1/cards/products/${products[0].id}/topup-pricing`, {
+            topup_fee_fixed: '0.001',
+          });
+          assert.equal(bad.body.code, 'invalid_request');
+        } finally {
+          await set({ topup_fee_bps: 100, topup_fee_fixed: '0', topup_fx_markup_bps: 50 });
+        }
+        await ledgerClean();
+      },
+    );
 
-    it('replaces a preference that is not usable by the member\'s payment priority', async () => {
+    it("replaces a preference that is not usable by the member's payment priority", async () => {
       const { m, id } = await virtualCard({ USDT: '100', USDC: '300' });
-      assert.equal((await client.cards.quoteTopUp(id, { amount: '50', source_asset: 'usdc' }, { onBehalfOf: m })).source_asset, 'USDC');
+      assert.equal(
+        (await client.cards.quoteTopUp(id, { amount: '50', source_asset: 'usdc' }, { onBehalfOf: m })).source_asset,
+        'USDC',
+      );
       // Not in the product's list: the product's order, the first whose balance covers the total (USDT: 95 left).
-      assert.equal((await client.cards.quoteTopUp(id, { amount: '50', source_asset: 'BTC' }, { onBehalfOf: m })).source_asset, 'USDT');
+      assert.equal(
+        (await client.cards.quoteTopUp(id, { amount: '50', source_asset: 'BTC' }, { onBehalfOf: m })).source_asset,
+        'USDT',
+      );
       // USDT does not cover 200 + fee: USDC does.
       assert.equal((await client.cards.quoteTopUp(id, { amount: '200' }, { onBehalfOf: m })).source_asset, 'USDC');
       // Nothing covers it: the first listed.
-      assert.equal((await client.cards.quoteTopUp(id, { amount: '1000', source_asset: 'NOPE' }, { onBehalfOf: m })).source_asset, 'USDT');
+      assert.equal(
+        (await client.cards.quoteTopUp(id, { amount: '1000', source_asset: 'NOPE' }, { onBehalfOf: m })).source_asset,
+        'USDT',
+      );
       // Delisted: the preference is replaced.
       await setAsset('USDT', false);
       try {
-        assert.equal((await client.cards.quoteTopUp(id, { amount: '50', source_asset: 'USDT' }, { onBehalfOf: m })).source_asset, 'USDC');
+        assert.equal(
+          (await client.cards.quoteTopUp(id, { amount: '50', source_asset: 'USDT' }, { onBehalfOf: m })).source_asset,
+          'USDC',
+        );
         await setAsset('USDC', false);
         await expectCode(client.cards.quoteTopUp(id, { amount: '50' }, { onBehalfOf: m }), 'product_not_available');
       } finally {
@@ -132,11 +193,19 @@ describe('card top-ups', () => {
         });
       }
       assert.equal((await client.cards.quoteTopUp(id, { amount: '10' }, { onBehalfOf: m })).arrival_amount, '1000');
-      assert.equal((await client.cards.quoteTopUp(id, { amount: '10000' }, { onBehalfOf: m })).arrival_amount, '1000000');
-      for (const amount of ['abc', '1.0000001', '-5', '1e3']) await expectCode(client.cards.quoteTopUp(id, { amount }, { onBehalfOf: m }), 'invalid_request');
+      assert.equal(
+        (await client.cards.quoteTopUp(id, { amount: '10000' }, { onBehalfOf: m })).arrival_amount,
+        '1000000',
+      );
+      for (const amount of ['abc', '1.0000001', '-5', '1e3'])
+        await expectCode(client.cards.quoteTopUp(id, { amount }, { onBehalfOf: m }), 'invalid_request');
       const { m: other } = await shared();
       await expectCode(client.cards.quoteTopUp(id, { amount: '20' }, { onBehalfOf: other }), 'not_found', 404);
-      await expectCode(client.cards.quoteTopUp(`crd_${randomUUID()}`, { amount: '20' }, { onBehalfOf: m }), 'not_found', 404);
+      await expectCode(
+        client.cards.quoteTopUp(`crd_${randomUUID()}`, { amount: '20' }, { onBehalfOf: m }),
+        'not_found',
+        404,
+      );
       await setProducts({ enabled: false });
       try {
         await expectCode(client.cards.quoteTopUp(id, { amount: '20' }, { onBehalfOf: m }), 'product_not_available');
@@ -151,14 +220,19 @@ describe('card top-ups', () => {
   });
 
   describe('POST /v1/cards/{id}/topups', () => {
-    before(async () => { ({ client } = await newMerchantClient(service)); });
+    before(async () => {
+      ({ client } = await newMerchantClient(service));
+    });
 
     it('freezes amount + fee at 201, credits the card only when the issuer confirms, at the real rate', async () => {
       const { m, id } = await virtualCard();
       const t = await client.cards.topUp(id, { amount: '50', source_asset: 'USDT' }, { onBehalfOf: m });
       assert.equal(t.status, 'pending');
       assert.equal(t.status_version, 1);
-      assert.deepEqual([t.amount, t.fee, t.customer_total, t.card_currency], ['50.000000', '0.500000', '50.500000', 'USD']);
+      assert.deepEqual(
+        [t.amount, t.fee, t.customer_total, t.card_currency],
+        ['50.000000', '0.500000', '50.500000', 'USD'],
+      );
       // USDT → USD: mid 1 less the product's 0.5 % markup (never disclosed by the quote).
       assert.equal(t.arrival_amount, '49.75');
       let usdt = await balance(m, 'USDT');
@@ -187,24 +261,32 @@ describe('card top-ups', () => {
       await ledgerClean();
     });
 
-    it('GET /v1/cards/topups/{id}: by the id alone (a card.topup.* event\'s data.id), prefix optional; member, merchant; another member or merchant: not_found', async () => {
-      const { m, id } = await virtualCard();
-      const t = await client.cards.topUp(id, { amount: '20' }, { onBehalfOf: m });
-      await drain();
-      const nested = await client.cards.getTopUp(id, t.id, { onBehalfOf: m });
-      assert.equal(nested.status, 'credited');
-      // The event carries only data.id (and the member's external id): enough to fetch it.
-      const event = await service.ctx.db.selectFrom('events').select(['object', 'object_id']).where('object_id', '=', t.id).executeTakeFirstOrThrow();
-      assert.equal(event.object, 'card_topup');
-      assert.deepEqual(await client.cards.getTopUpById(event.object_id, { onBehalfOf: m }), nested);
-      assert.deepEqual(await client.cards.getTopUpById(t.id.slice(4), { onBehalfOf: m }), nested);
-      assert.deepEqual(await client.cards.getTopUpById(t.id), nested);
-      const other = await member();
-      await expectCode(client.cards.getTopUpById(t.id, { onBehalfOf: other }), 'not_found', 404);
-      await expectCode(client.cards.getTopUpById(`ctu_${randomUUID()}`), 'not_found', 404);
-      const { client: stranger } = await newMerchantClient(service);
-      await expectCode(stranger.cards.getTopUpById(t.id), 'not_found', 404);
-    });
+    it(
+      "GET /v1/cards/topups/{id}: by the id alone (a card.topup.* event's data.id), prefix optional; member, " +
+        'merchant; another member or merchant: not_found',
+      async () => {
+        const { m, id } = await virtualCard();
+        const t = await client.cards.topUp(id, { amount: '20' }, { onBehalfOf: m });
+        await drain();
+        const nested = await client.cards.getTopUp(id, t.id, { onBehalfOf: m });
+        assert.equal(nested.status, 'credited');
+        // The event carries only data.id (and the member's external id): enough to fetch it.
+        const event = await service.ctx.db
+          .selectFrom('events')
+          .select(['object', 'object_id'])
+          .where('object_id', '=', t.id)
+          .executeTakeFirstOrThrow();
+        assert.equal(event.object, 'card_topup');
+        assert.deepEqual(await client.cards.getTopUpById(event.object_id, { onBehalfOf: m }), nested);
+        assert.deepEqual(await client.cards.getTopUpById(t.id.slice(4), { onBehalfOf: m }), nested);
+        assert.deepEqual(await client.cards.getTopUpById(t.id), nested);
+        const other = await member();
+        await expectCode(client.cards.getTopUpById(t.id, { onBehalfOf: other }), 'not_found', 404);
+        await expectCode(client.cards.getTopUpById(`ctu_${randomUUID()}`), 'not_found', 404);
+        const { client: stranger } = await newMerchantClient(service);
+        await expectCode(stranger.cards.getTopUpById(t.id), 'not_found', 404);
+      },
+    );
 
     it('replays the same key without a second freeze; another body with the key is refused', async () => {
       const { m, id } = await virtualCard();
@@ -213,7 +295,11 @@ describe('card top-ups', () => {
       const b = await client.cards.topUp(id, { amount: '20' }, { onBehalfOf: m, idempotencyKey: key });
       assert.equal(a.id, b.id);
       assert.equal(await topupRows(id), 1);
-      await expectCode(client.cards.topUp(id, { amount: '21' }, { onBehalfOf: m, idempotencyKey: key }), 'idempotency_key_reused', 409);
+      await expectCode(
+        client.cards.topUp(id, { amount: '21' }, { onBehalfOf: m, idempotencyKey: key }),
+        'idempotency_key_reused',
+        409,
+      );
       assert.equal((await balance(m, 'USDT')).available, '74.800000');
       await drain();
       await ledgerClean();
@@ -234,7 +320,9 @@ describe('card top-ups', () => {
     it('parallel top-ups against one available balance never overdraw it', async () => {
       const { m, id } = await virtualCard();
       // 95 USDT available; each top-up costs 30.30: three fit, the other five are refused.
-      const results = await Promise.allSettled(Array.from({ length: 8 }, () => client.cards.topUp(id, { amount: '30' }, { onBehalfOf: m })));
+      const results = await Promise.allSettled(
+        Array.from({ length: 8 }, () => client.cards.topUp(id, { amount: '30' }, { onBehalfOf: m })),
+      );
       const ok = results.filter((r) => r.status === 'fulfilled');
       const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
       assert.equal(ok.length, 3);
@@ -249,8 +337,12 @@ describe('card top-ups', () => {
   });
 
   describe('sandbox behaviours of the card issuer', () => {
-    before(async () => { ({ client } = await newMerchantClient(service)); });
-    after(async () => { await inject('success'); });
+    before(async () => {
+      ({ client } = await newMerchantClient(service));
+    });
+    after(async () => {
+      await inject('success');
+    });
 
     it('reject: failed, amount + fee back to available, card.topup.failed', async () => {
       const { m, id } = await virtualCard();
@@ -285,22 +377,26 @@ describe('card top-ups', () => {
       await ledgerClean();
     });
 
-    it('timeout: an operator resolve to failed meets the issuer\'s answer first: the load it made is credited, never refunded', async () => {
-      const { m, id } = await virtualCard();
-      await inject('timeout');
-      const t = await client.cards.topUp(id, { amount: '40' }, { onBehalfOf: m });
-      await drain();
-      await inject('success');
-      assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'processing');
-      const refused = await admin(service, 'POST', `/admin/v1/cards/topups/${t.id}/resolve`, { status: 'failed' });
-      assert.deepEqual([refused.status, refused.body.code], [400, 'state_invalid'], JSON.stringify(refused.body));
-      assert.match(refused.body.message, /provider reports the top-up succeeded: it is now credited/);
-      assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'credited');
-      assert.deepEqual(await eventsOf(t.id), ['card.topup.credited@3']);
-      assert.equal((await balance(m, 'USD')).card, '39.80');
-      assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
-      await ledgerClean();
-    });
+    it(
+      "timeout: an operator resolve to failed meets the issuer's answer first: the load it made is credited, " +
+        'never refunded',
+      async () => {
+        const { m, id } = await virtualCard();
+        await inject('timeout');
+        const t = await client.cards.topUp(id, { amount: '40' }, { onBehalfOf: m });
+        await drain();
+        await inject('success');
+        assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'processing');
+        const refused = await admin(service, 'POST', `/admin/v1/cards/topups/${t.id}/resolve`, { status: 'failed' });
+        assert.deepEqual([refused.status, refused.body.code], [400, 'state_invalid'], JSON.stringify(refused.body));
+        assert.match(refused.body.message, /provider reports the top-up succeeded: it is now credited/);
+        assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'credited');
+        assert.deepEqual(await eventsOf(t.id), ['card.topup.credited@3']);
+        assert.equal((await balance(m, 'USD')).card, '39.80');
+        assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
+        await ledgerClean();
+      },
+    );
 
     it('unknown (5xx): never refunded on the answer; reconciliation learns the issuer never got it and fails it', async () => {
       const { m, id } = await virtualCard();
@@ -313,7 +409,10 @@ describe('card top-ups', () => {
       await reconcile();
       const done = await client.cards.getTopUp(id, t.id, { onBehalfOf: m });
       assert.deepEqual([done.status, done.failure_reason], ['failed', 'upstream_not_found']);
-      assert.deepEqual([(await balance(m, 'USDT')).available, (await balance(m, 'USDT')).frozen], ['95.000000', '0.000000']);
+      assert.deepEqual(
+        [(await balance(m, 'USDT')).available, (await balance(m, 'USDT')).frozen],
+        ['95.000000', '0.000000'],
+      );
       await ledgerClean();
     });
 
@@ -325,7 +424,11 @@ describe('card top-ups', () => {
       await inject('success');
       await reconcile();
       assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'processing');
-      const row = await service.ctx.db.selectFrom('card_topups').select('status').where('id', '=', t.id).executeTakeFirstOrThrow();
+      const row = await service.ctx.db
+        .selectFrom('card_topups')
+        .select('status')
+        .where('id', '=', t.id)
+        .executeTakeFirstOrThrow();
       assert.equal(row.status, 'suspended');
       const alerts = await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100');
       assert.equal(alerts.body.data.filter((a: any) => a.object_id === t.id).length, 1);
@@ -334,9 +437,18 @@ describe('card top-ups', () => {
       // The operator resolves it (after checking with the issuer): credited once; a repeat answers it.
       const resolved = await admin(service, 'POST', `/admin/v1/cards/topups/${t.id}/resolve`, { status: 'credited' });
       assert.equal(resolved.status, 200, JSON.stringify(resolved.body));
-      assert.deepEqual([resolved.body.status, resolved.body.internal_status, resolved.body.provider_status], ['credited', 'credited', 'SANDBOX_UNKNOWN_STATUS']);
-      assert.equal((await admin(service, 'POST', `/admin/v1/cards/topups/${t.id}/resolve`, { status: 'credited' })).status, 200);
-      assert.equal((await admin(service, 'POST', `/admin/v1/cards/topups/${t.id}/resolve`, { status: 'failed' })).body.code, 'state_invalid');
+      assert.deepEqual(
+        [resolved.body.status, resolved.body.internal_status, resolved.body.provider_status],
+        ['credited', 'credited', 'SANDBOX_UNKNOWN_STATUS'],
+      );
+      assert.equal(
+        (await admin(service, 'POST', `/admin/v1/cards/topups/${t.id}/resolve`, { status: 'credited' })).status,
+        200,
+      );
+      assert.equal(
+        (await admin(service, 'POST', `/admin/v1/cards/topups/${t.id}/resolve`, { status: 'failed' })).body.code,
+        'state_invalid',
+      );
       assert.deepEqual(await eventsOf(t.id), ['card.topup.credited@3']);
       assert.equal((await balance(m, 'USD')).card, '39.80');
       assert.equal((await balance(m, 'USDT')).frozen, '0.000000');

@@ -23,7 +23,14 @@ describe('card transactions', () => {
   const ledgerClean = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   const drain = () => service.workers.jobs.drain();
   const eventsOf = async (id: string) =>
-    (await service.ctx.db.selectFrom('events').select(['type', 'status', 'status_version']).where('object_id', '=', id).orderBy('seq').execute()).map((e) => `${e.type}:${e.status}@${e.status_version}`);
+    (
+      await service.ctx.db
+        .selectFrom('events')
+        .select(['type', 'status', 'status_version'])
+        .where('object_id', '=', id)
+        .orderBy('seq')
+        .execute()
+    ).map((e) => `${e.type}:${e.status}@${e.status_version}`);
 
   /** A member with an active virtual card holding 497.50 USD (500 USDT topped up at mid less 0.5 %). */
   async function fundedCard() {
@@ -50,13 +57,29 @@ describe('card transactions', () => {
   const sharedFundedCard = () => (sharedCard ??= fundedCard());
   const accounts = async (memberId: string, cardId: string) => ({
     card: await accountBalance(service.ctx.db, 'sandbox', { owner: 'member', memberId, bucket: 'card', cardId }, 'USD'),
-    held: await accountBalance(service.ctx.db, 'sandbox', { owner: 'member', memberId, bucket: 'card_held', cardId }, 'USD'),
+    held: await accountBalance(
+      service.ctx.db,
+      'sandbox',
+      { owner: 'member', memberId, bucket: 'card_held', cardId },
+      'USD',
+    ),
   });
   const auth = (id: string, amount: string, merchant_name = 'Corner Shop', mcc = '5411', currency?: string) =>
     client.cards.sandboxAuthorize(id, { amount, merchant_name, mcc, ...(currency ? { currency } : {}) });
-  const declined = async (id: string, amount: string, reason: string, merchant_name?: string, mcc?: string, currency?: string) => {
+  const declined = async (
+    id: string,
+    amount: string,
+    reason: string,
+    merchant_name?: string,
+    mcc?: string,
+    currency?: string,
+  ) => {
     const r = await auth(id, amount, merchant_name, mcc, currency);
-    assert.deepEqual({ approved: r.approved, decline_reason: r.decline_reason }, { approved: false, decline_reason: reason }, `${amount} ${merchant_name ?? ''} ${mcc ?? ''}`);
+    assert.deepEqual(
+      { approved: r.approved, decline_reason: r.decline_reason },
+      { approved: false, decline_reason: reason },
+      `${amount} ${merchant_name ?? ''} ${mcc ?? ''}`,
+    );
     return r;
   };
   const approved = async (id: string, amount: string, merchant_name?: string, mcc?: string) => {
@@ -65,7 +88,12 @@ describe('card transactions', () => {
     assert.equal(r.decline_reason, undefined);
     return r;
   };
-  const setStatus = (id: string, status: string) => service.ctx.db.updateTable('cards').set({ status: status as 'closed' }).where('id', '=', id).execute();
+  const setStatus = (id: string, status: string) =>
+    service.ctx.db
+      .updateTable('cards')
+      .set({ status: status as 'closed' })
+      .where('id', '=', id)
+      .execute();
   const setProducts = async (patch: Record<string, unknown>) => {
     for (const p of (await admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox')).body.data) {
       const res = await admin(service, 'PATCH', `/admin/v1/cards/products/${p.id}`, patch);
@@ -76,13 +104,16 @@ describe('card transactions', () => {
   /** Advances the merchant's sandbox clock to one hour past the next UTC day (or month) boundary. */
   async function advanceTo(boundary: 'day' | 'month') {
     const now = new Date((await client.sandbox.clock()).now);
-    const next = boundary === 'day'
-      ? Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)
-      : Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+    const next =
+      boundary === 'day'
+        ? Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)
+        : Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
     await client.sandbox.advanceClock(Math.ceil((next - now.getTime()) / 1000) + 3600);
   }
   /** One hour into a new UTC month, so that a test's days do not cross a month boundary under it. */
-  async function startOfMonth() { await advanceTo('month'); }
+  async function startOfMonth() {
+    await advanceTo('month');
+  }
 
   it('approves within every rule: the amount is held (card → held), one entry, recorded with its event', async () => {
     const { m, memberId, id } = await fundedCard();
@@ -92,24 +123,59 @@ describe('card transactions', () => {
     assert.deepEqual(await accounts(memberId, id), { card: 49750n - 1234n, held: 1234n });
     // The member's `card` bucket is the sum: a hold does not change it.
     assert.equal((await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === 'USD')!.card, '497.50');
-    const entries = await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', r.transaction_id).execute();
-    assert.deepEqual(entries.map((e) => e.kind), ['card.auth_hold']);
+    const entries = await service.ctx.db
+      .selectFrom('journal_entries')
+      .select('kind')
+      .where('reference_id', '=', r.transaction_id)
+      .execute();
+    assert.deepEqual(
+      entries.map((e) => e.kind),
+      ['card.auth_hold'],
+    );
     assert.deepEqual(await eventsOf(r.transaction_id), ['card.transaction.authorization:approved@1']);
     // The helper's idempotency key: a retry replays the decision, it never holds twice.
     const key = randomUUID();
-    const once = await client.cards.sandboxAuthorize(id, { amount: '1', merchant_name: 'Corner Shop', mcc: '5411' }, { idempotencyKey: key });
-    const again = await client.cards.sandboxAuthorize(id, { amount: '1', merchant_name: 'Corner Shop', mcc: '5411' }, { idempotencyKey: key });
+    const once = await client.cards.sandboxAuthorize(
+      id,
+      { amount: '1', merchant_name: 'Corner Shop', mcc: '5411' },
+      { idempotencyKey: key },
+    );
+    const again = await client.cards.sandboxAuthorize(
+      id,
+      { amount: '1', merchant_name: 'Corner Shop', mcc: '5411' },
+      { idempotencyKey: key },
+    );
     assert.deepEqual(again, once);
     assert.deepEqual(await accounts(memberId, id), { card: 49750n - 1334n, held: 1334n });
     await client.cards.sandboxReverse(id, { transaction_id: once.transaction_id });
     const list = [];
     for await (const t of client.cards.listTransactions(id, { onBehalfOf: m })) list.push(t);
-    assert.deepEqual(list.map((t) => t.type), ['reversal', 'authorization', 'authorization']);
-    assert.deepEqual({ ...list[2], created_at: typeof list[2]!.created_at }, {
-      id: r.transaction_id, card_id: id, type: 'authorization', status: 'approved', status_version: 1, amount: '12.34', currency: 'USD',
-      merchant_name: 'Corner Shop', mcc: '5411', decline_reason: null, authorization_id: null, cleared_amount: '0.00', refunded_amount: '0.00',
-      reversed_amount: '0.00', expires_at: new Date(Date.parse(list[2]!.created_at) + 7 * 86_400_000).toISOString(), reversal_reason: null, created_at: 'string',
-    });
+    assert.deepEqual(
+      list.map((t) => t.type),
+      ['reversal', 'authorization', 'authorization'],
+    );
+    assert.deepEqual(
+      { ...list[2], created_at: typeof list[2]!.created_at },
+      {
+        id: r.transaction_id,
+        card_id: id,
+        type: 'authorization',
+        status: 'approved',
+        status_version: 1,
+        amount: '12.34',
+        currency: 'USD',
+        merchant_name: 'Corner Shop',
+        mcc: '5411',
+        decline_reason: null,
+        authorization_id: null,
+        cleared_amount: '0.00',
+        refunded_amount: '0.00',
+        reversed_amount: '0.00',
+        expires_at: new Date(Date.parse(list[2]!.created_at) + 7 * 86_400_000).toISOString(),
+        reversal_reason: null,
+        created_at: 'string',
+      },
+    );
     assert.equal(list[0]!.reversal_reason, 'network');
     await ledgerClean();
   });
@@ -139,46 +205,65 @@ describe('card transactions', () => {
     const { memberId, id } = await fundedCard();
     const answers = await Promise.all(Array.from({ length: 5 }, () => auth(id, '200')));
     assert.equal(answers.filter((a) => a.approved).length, 2);
-    assert.deepEqual(answers.filter((a) => !a.approved).map((a) => a.decline_reason), ['insufficient_funds', 'insufficient_funds', 'insufficient_funds']);
+    assert.deepEqual(
+      answers.filter((a) => !a.approved).map((a) => a.decline_reason),
+      ['insufficient_funds', 'insufficient_funds', 'insufficient_funds'],
+    );
     assert.deepEqual(await accounts(memberId, id), { card: 9750n, held: 40000n });
     await ledgerClean();
   });
 
-  it('merchant rules: white lets only listed names or MCCs through; black refuses them (names trimmed, case-insensitive)', async () => {
-    const { m, id } = await sharedFundedCard();
-    await client.cards.setMerchantRules(id, { rule_type: 'white', merchant_names: ['Coffee Bar'], mcc_list: ['5812'] }, { onBehalfOf: m });
-    await approved(id, '1', '  coffee bar ', '5999');
-    await approved(id, '1', 'Any Restaurant', '5812');
-    await declined(id, '1', 'merchant_not_allowed', 'Corner Shop', '5411');
-    await client.cards.setMerchantRules(id, { rule_type: 'black', merchant_names: ['Casino Royale'], mcc_list: ['7995'] }, { onBehalfOf: m });
-    await declined(id, '1', 'merchant_blocked', 'CASINO ROYALE', '5411');
-    await declined(id, '1', 'merchant_blocked', 'Lucky Games', '7995');
-    await approved(id, '1', 'Corner Shop', '5411');
-    await client.cards.deleteMerchantRules(id, { onBehalfOf: m });
-    await approved(id, '1', 'Casino Royale', '7995');
-    await ledgerClean();
-  });
+  it(
+    'merchant rules: white lets only listed names or MCCs through; black refuses them (names trimmed, ' +
+      'case-insensitive)',
+    async () => {
+      const { m, id } = await sharedFundedCard();
+      await client.cards.setMerchantRules(
+        id,
+        { rule_type: 'white', merchant_names: ['Coffee Bar'], mcc_list: ['5812'] },
+        { onBehalfOf: m },
+      );
+      await approved(id, '1', '  coffee bar ', '5999');
+      await approved(id, '1', 'Any Restaurant', '5812');
+      await declined(id, '1', 'merchant_not_allowed', 'Corner Shop', '5411');
+      await client.cards.setMerchantRules(
+        id,
+        { rule_type: 'black', merchant_names: ['Casino Royale'], mcc_list: ['7995'] },
+        { onBehalfOf: m },
+      );
+      await declined(id, '1', 'merchant_blocked', 'CASINO ROYALE', '5411');
+      await declined(id, '1', 'merchant_blocked', 'Lucky Games', '7995');
+      await approved(id, '1', 'Corner Shop', '5411');
+      await client.cards.deleteMerchantRules(id, { onBehalfOf: m });
+      await approved(id, '1', 'Casino Royale', '7995');
+      await ledgerClean();
+    },
+  );
 
-  it('card-level limits: single, daily and monthly (card currency, the merchant\'s clock); a reversal frees its amount', async () => {
-    const { m, id } = await fundedCard();
-    await startOfMonth();
-    await client.cards.setLimits(id, { single: '50', daily: '80', monthly: '120' }, { onBehalfOf: m });
-    await declined(id, '50.01', 'card_limit_single');
-    const a = await approved(id, '50');
-    await approved(id, '30');
-    await declined(id, '0.01', 'card_limit_daily');
-    // A reversed authorisation no longer counts.
-    await client.cards.sandboxReverse(id, { transaction_id: a.transaction_id });
-    await approved(id, '20');
-    await advanceTo('day');
-    // 50 today would make 100 + ... monthly: 30 + 20 + 50 = 100 ≤ 120, then 20.01 more is over.
-    await approved(id, '50');
-    await declined(id, '20.01', 'card_limit_monthly');
-    await advanceTo('month');
-    await approved(id, '50');
-    await drain();
-    await ledgerClean();
-  });
+  it(
+    "card-level limits: single, daily and monthly (card currency, the merchant's clock); a reversal frees its " +
+      'amount',
+    async () => {
+      const { m, id } = await fundedCard();
+      await startOfMonth();
+      await client.cards.setLimits(id, { single: '50', daily: '80', monthly: '120' }, { onBehalfOf: m });
+      await declined(id, '50.01', 'card_limit_single');
+      const a = await approved(id, '50');
+      await approved(id, '30');
+      await declined(id, '0.01', 'card_limit_daily');
+      // A reversed authorisation no longer counts.
+      await client.cards.sandboxReverse(id, { transaction_id: a.transaction_id });
+      await approved(id, '20');
+      await advanceTo('day');
+      // 50 today would make 100 + ... monthly: 30 + 20 + 50 = 100 ≤ 120, then 20.01 more is over.
+      await approved(id, '50');
+      await declined(id, '20.01', 'card_limit_monthly');
+      await advanceTo('month');
+      await approved(id, '50');
+      await drain();
+      await ledgerClean();
+    },
+  );
 
   it('product caps apply beside the card limits: single, daily, monthly', async () => {
     const { id } = await sharedFundedCard();
@@ -205,7 +290,10 @@ describe('card transactions', () => {
     // Equal.
     const a = await approved(id, '100');
     const c = await client.cards.sandboxClear(id, { transaction_id: a.transaction_id });
-    assert.deepEqual([c.type, c.status, c.amount, c.authorization_id], ['clearing', 'posted', '100.00', a.transaction_id]);
+    assert.deepEqual(
+      [c.type, c.status, c.amount, c.authorization_id],
+      ['clearing', 'posted', '100.00', a.transaction_id],
+    );
     assert.deepEqual(await accounts(memberId, id), { card: 39750n, held: 0n });
     await expectCode(client.cards.sandboxClear(id, { transaction_id: a.transaction_id }), 'state_invalid');
     await expectCode(client.cards.sandboxReverse(id, { transaction_id: a.transaction_id }), 'state_invalid');
@@ -228,48 +316,76 @@ describe('card transactions', () => {
     await expectCode(client.cards.sandboxRefund(id, { transaction_id: r.transaction_id }), 'state_invalid');
     const f1 = await client.cards.sandboxRefund(id, { transaction_id: a.transaction_id, amount: '30' });
     assert.deepEqual([f1.type, f1.amount], ['refund', '30.00']);
-    await expectCode(client.cards.sandboxRefund(id, { transaction_id: a.transaction_id, amount: '70.01' }), 'amount_out_of_range');
+    await expectCode(
+      client.cards.sandboxRefund(id, { transaction_id: a.transaction_id, amount: '70.01' }),
+      'amount_out_of_range',
+    );
     const f2 = await client.cards.sandboxRefund(id, { transaction_id: a.transaction_id });
     assert.equal(f2.amount, '70.00');
     await expectCode(client.cards.sandboxRefund(id, { transaction_id: a.transaction_id }), 'amount_out_of_range');
     assert.deepEqual(await accounts(memberId, id), { card: 32900n + 10000n, held: 0n });
     // A clearing larger than hold + balance is refused, moving nothing.
     const big = await approved(id, '400');
-    await expectCode(client.cards.sandboxClear(id, { transaction_id: big.transaction_id, amount: '430' }), 'insufficient_balance');
+    await expectCode(
+      client.cards.sandboxClear(id, { transaction_id: big.transaction_id, amount: '430' }),
+      'insufficient_balance',
+    );
     assert.deepEqual(await accounts(memberId, id), { card: 2900n, held: 40000n });
     // The authorisation's own record; the list filters by type.
     const all = [];
     for await (const x of client.cards.listTransactions(id, { onBehalfOf: m })) all.push(x);
     const authA = all.find((x) => x.id === a.transaction_id)!;
-    assert.deepEqual([authA.status, authA.status_version, authA.cleared_amount, authA.refunded_amount], ['cleared', 2, '100.00', '100.00']);
+    assert.deepEqual(
+      [authA.status, authA.status_version, authA.cleared_amount, authA.refunded_amount],
+      ['cleared', 2, '100.00', '100.00'],
+    );
     const refunds = [];
     for await (const x of client.cards.listTransactions(id, { onBehalfOf: m, type: 'refund' })) refunds.push(x.id);
     assert.deepEqual(refunds, [f2.id, f1.id]);
     assert.deepEqual(await eventsOf(f1.id), ['card.transaction.refund:posted@1']);
     // One entry per movement.
-    for (const x of [c, rev, f1]) assert.equal((await service.ctx.db.selectFrom('journal_entries').select('id').where('reference_id', '=', x.id).execute()).length, 1);
+    for (const x of [c, rev, f1])
+      assert.equal(
+        (await service.ctx.db.selectFrom('journal_entries').select('id').where('reference_id', '=', x.id).execute())
+          .length,
+        1,
+      );
     await ledgerClean();
   });
 
-  it('GET /v1/cards/transactions/{id}: by the id alone (a card.transaction.* event\'s data.id), prefix optional; member, merchant; another member: not_found', async () => {
-    const { m, id } = await sharedFundedCard();
-    const r = await approved(id, '3.21');
-    const declinedOne = await declined(id, '10', 'currency_not_supported', undefined, undefined, 'EUR');
-    const listed = [];
-    for await (const t of client.cards.listTransactions(id, { onBehalfOf: m })) listed.push(t);
-    const event = await service.ctx.db.selectFrom('events').select(['object', 'object_id']).where('object_id', '=', r.transaction_id).executeTakeFirstOrThrow();
-    assert.equal(event.object, 'card_transaction');
-    // The same object as the card's list.
-    assert.deepEqual(await client.cards.getTransaction(event.object_id, { onBehalfOf: m }), listed.find((t) => t.id === r.transaction_id));
-    assert.deepEqual(await client.cards.getTransaction(declinedOne.transaction_id.slice(4), { onBehalfOf: m }), listed.find((t) => t.id === declinedOne.transaction_id));
-    assert.equal((await client.cards.getTransaction(r.transaction_id)).id, r.transaction_id);
-    const other = `cx-${randomUUID().slice(0, 8)}`;
-    await client.members.create({ external_member_id: other });
-    await expectCode(client.cards.getTransaction(r.transaction_id, { onBehalfOf: other }), 'not_found', 404);
-    await expectCode(client.cards.getTransaction(`ctx_${randomUUID()}`), 'not_found', 404);
-  });
+  it(
+    "GET /v1/cards/transactions/{id}: by the id alone (a card.transaction.* event's data.id), prefix optional; " +
+      'member, merchant; another member: not_found',
+    async () => {
+      const { m, id } = await sharedFundedCard();
+      const r = await approved(id, '3.21');
+      const declinedOne = await declined(id, '10', 'currency_not_supported', undefined, undefined, 'EUR');
+      const listed = [];
+      for await (const t of client.cards.listTransactions(id, { onBehalfOf: m })) listed.push(t);
+      const event = await service.ctx.db
+        .selectFrom('events')
+        .select(['object', 'object_id'])
+        .where('object_id', '=', r.transaction_id)
+        .executeTakeFirstOrThrow();
+      assert.equal(event.object, 'card_transaction');
+      // The same object as the card's list.
+      assert.deepEqual(
+        await client.cards.getTransaction(event.object_id, { onBehalfOf: m }),
+        listed.find((t) => t.id === r.transaction_id),
+      );
+      assert.deepEqual(
+        await client.cards.getTransaction(declinedOne.transaction_id.slice(4), { onBehalfOf: m }),
+        listed.find((t) => t.id === declinedOne.transaction_id),
+      );
+      assert.equal((await client.cards.getTransaction(r.transaction_id)).id, r.transaction_id);
+      const other = `cx-${randomUUID().slice(0, 8)}`;
+      await client.members.create({ external_member_id: other });
+      await expectCode(client.cards.getTransaction(r.transaction_id, { onBehalfOf: other }), 'not_found', 404);
+      await expectCode(client.cards.getTransaction(`ctx_${randomUUID()}`), 'not_found', 404);
+    },
+  );
 
-  it('refuses malformed messages and unknown cards; transactions are the member\'s own', async () => {
+  it("refuses malformed messages and unknown cards; transactions are the member's own", async () => {
     const { m, id } = await fundedCard();
     await expectCode(auth(id, '1.001'), 'invalid_request');
     await expectCode(auth(id, 'abc'), 'invalid_request');
@@ -281,6 +397,9 @@ describe('card transactions', () => {
     await client.members.create({ external_member_id: other });
     const it = client.cards.listTransactions(id, { onBehalfOf: other })[Symbol.asyncIterator]();
     await expectCode(it.next(), 'not_found', 404);
-    assert.equal((await client.cards.listTransactions(id, { onBehalfOf: m })[Symbol.asyncIterator]().next()).done, true);
+    assert.equal(
+      (await client.cards.listTransactions(id, { onBehalfOf: m })[Symbol.asyncIterator]().next()).done,
+      true,
+    );
   });
 });

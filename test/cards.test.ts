@@ -19,22 +19,30 @@ describe('cards', () => {
   let client: MerchantWalletClient;
   let merchantId: string;
   useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client, merchantId } = s));
-  const usdt = async (m: string) => (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === 'USDT') as any;
+  const usdt = async (m: string) =>
+    (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === 'USDT') as any;
 
   async function member(kyc = 1) {
     const external = `c-${randomUUID().slice(0, 8)}`;
     const m = await client.members.create({ external_member_id: external });
-    if (kyc > 0) await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: kyc });
+    if (kyc > 0)
+      await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: kyc });
     await client.deposits.create({ member_id: external, asset: 'USDT', amount: '100', tx_hash: `t-${randomUUID()}` });
     return external;
   }
   async function products() {
     const list = await client.cards.products();
-    return { virtual: list.find((p) => p.form_factor === 'virtual')!, physical: list.find((p) => p.form_factor === 'physical')! };
+    return {
+      virtual: list.find((p) => p.form_factor === 'virtual')!,
+      physical: list.find((p) => p.form_factor === 'physical')!,
+    };
   }
   async function physicalCard(m: string) {
     const { physical } = await products();
-    const app = await client.cards.apply({ product_id: physical.id, source_asset: 'USDT', shipping_address: shipping }, { onBehalfOf: m });
+    const app = await client.cards.apply(
+      { product_id: physical.id, source_asset: 'USDT', shipping_address: shipping },
+      { onBehalfOf: m },
+    );
     const done = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
     return client.cards.get(done.card_id!, { onBehalfOf: m });
   }
@@ -49,7 +57,8 @@ describe('cards', () => {
       return client.cards.activate(cardId, body, { onBehalfOf: m, idempotencyKey: key, stepUp: err.challengeId });
     }
   }
-  const expiryOf = (c: { exp_month: number; exp_year: number }) => `${String(c.exp_month).padStart(2, '0')}/${String(c.exp_year % 100).padStart(2, '0')}`;
+  const expiryOf = (c: { exp_month: number; exp_year: number }) =>
+    `${String(c.exp_month).padStart(2, '0')}/${String(c.exp_year % 100).padStart(2, '0')}`;
 
   it('lists the default products exactly as the reference (cpd_ ids, one virtual, one physical, USD)', async () => {
     const list = await client.cards.products();
@@ -62,15 +71,31 @@ describe('cards', () => {
     assert.deepEqual(list.map((p) => p.form_factor).sort(), ['physical', 'virtual']);
   });
 
-  it('refuses below the KYC level, an unknown product, a source asset outside the list, a physical card without address', async () => {
-    const { virtual, physical } = await products();
-    await expectCode(client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: await member(0) }), 'kyc_required');
-    const m = await member();
-    await expectCode(client.cards.apply({ product_id: 'cpd_999', source_asset: 'USDT' }, { onBehalfOf: m }), 'product_not_available');
-    await expectCode(client.cards.apply({ product_id: virtual.id, source_asset: 'BTC' }, { onBehalfOf: m }), 'product_not_available');
-    await expectCode(client.cards.apply({ product_id: physical.id, source_asset: 'USDT' }, { onBehalfOf: m }), 'invalid_fields');
-    assert.equal((await usdt(m)).available, '100.000000');
-  });
+  it(
+    'refuses below the KYC level, an unknown product, a source asset outside the list, a physical card without ' +
+      'address',
+    async () => {
+      const { virtual, physical } = await products();
+      await expectCode(
+        client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: await member(0) }),
+        'kyc_required',
+      );
+      const m = await member();
+      await expectCode(
+        client.cards.apply({ product_id: 'cpd_999', source_asset: 'USDT' }, { onBehalfOf: m }),
+        'product_not_available',
+      );
+      await expectCode(
+        client.cards.apply({ product_id: virtual.id, source_asset: 'BTC' }, { onBehalfOf: m }),
+        'product_not_available',
+      );
+      await expectCode(
+        client.cards.apply({ product_id: physical.id, source_asset: 'USDT' }, { onBehalfOf: m }),
+        'invalid_fields',
+      );
+      assert.equal((await usdt(m)).available, '100.000000');
+    },
+  );
 
   it('virtual: fee frozen, approved → card active and fee charged; rejected → fee refunded', async () => {
     const { virtual } = await products();
@@ -104,7 +129,10 @@ describe('cards', () => {
     for await (const c of client.cards.list({ onBehalfOf: m })) listed.push(c.id);
     assert.deepEqual(listed, [card.id]);
     // Virtual cards are not activated; a repeat on an active card answers 200 without step-up.
-    assert.deepEqual(await client.cards.activate(card.id, { expiry: '01/30', pin: '0000' }, { onBehalfOf: m }), { id: card.id, status: 'active' });
+    assert.deepEqual(await client.cards.activate(card.id, { expiry: '01/30', pin: '0000' }, { onBehalfOf: m }), {
+      id: card.id,
+      status: 'active',
+    });
 
     const app2 = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
     const rejected = await client.cards.sandboxAdvanceApplication(app2.id, 'rejected');
@@ -117,83 +145,144 @@ describe('cards', () => {
     await expectCode(client.cards.get(card.id, { onBehalfOf: await member() }), 'not_found');
   });
 
-  it('approval after the member\'s KYC level fell below card_issuing: no card, application failed (kyc_required), fee refunded', async () => {
-    const { virtual } = await products();
-    const m = await member();
-    const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
-    assert.equal((await usdt(m)).frozen, '5.000000');
-    // The level drops to 0 after applying (as a profile update under re-review does).
-    const internal = (await client.members.get(m)).id;
-    assert.equal((await admin(service, 'POST', `/admin/v1/members/${internal}/kyc-review`, { decision: 'rejected' })).body.kyc_level, 0);
-    const decided = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
-    assert.equal(decided.status, 'failed');
-    assert.equal(decided.card_id, null);
-    const row = await service.ctx.db.selectFrom('card_applications').selectAll().where('id', '=', app.id).executeTakeFirstOrThrow();
-    assert.equal(row.failure_reason, 'kyc_required');
-    assert.equal((await service.ctx.db.selectFrom('cards').select('id').where('application_id', '=', app.id).execute()).length, 0);
-    const b = await usdt(m);
-    assert.equal(b.available, '100.000000');
-    assert.equal(b.frozen, '0.000000');
-    const entries = await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', app.id).orderBy('kind').execute();
-    assert.deepEqual(entries.map((e) => e.kind), ['card.fee_freeze', 'card.fee_refund']);
-    const events = await service.ctx.db.selectFrom('events').select('type').where('object_id', '=', app.id).orderBy('seq').execute();
-    assert.deepEqual(events.map((e) => e.type), ['card.application.pending', 'card.application.failed']);
-    await expectLedgerClean(service);
-    // A repeated approval changes nothing.
-    await expectCode(client.cards.sandboxAdvanceApplication(app.id, 'approved'), 'state_invalid');
-    // The card the issuer made for it is cancelled there (voided), once.
-    await service.workers.jobs.drain();
-    const voids = await service.ctx.db.selectFrom('upstream_sim_orders').select(['operation', 'status', 'detail'])
-      .where('upstream', '=', 'card').where('request_id', '=', `void:${app.id}`).execute();
-    assert.equal(voids.length, 1);
-    assert.equal(voids[0]!.operation, 'cancel');
-    assert.equal(voids[0]!.status, 'succeeded');
-    assert.equal((voids[0]!.detail as Record<string, string>).reason, 'voided');
-  });
-
-  it('a card the issuer issued for an application failed by the KYC gate, which it then refuses to cancel: an operator alert names it', async () => {
-    const { virtual } = await products();
-    const m = await member();
-    const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
-    const internal = (await client.members.get(m)).id;
-    await admin(service, 'POST', `/admin/v1/members/${internal}/kyc-review`, { decision: 'rejected' });
-    // Refused from before the failure, so no background run of the job can get a success first.
-    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'reject' });
-    try {
-      assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'failed');
+  it(
+    "approval after the member's KYC level fell below card_issuing: no card, application failed " +
+      '(kyc_required), fee refunded',
+    async () => {
+      const { virtual } = await products();
+      const m = await member();
+      const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
+      assert.equal((await usdt(m)).frozen, '5.000000');
+      // The level drops to 0 after applying (as a profile update under re-review does).
+      const internal = (await client.members.get(m)).id;
+      assert.equal(
+        (await admin(service, 'POST', `/admin/v1/members/${internal}/kyc-review`, { decision: 'rejected' })).body
+          .kyc_level,
+        0,
+      );
+      const decided = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
+      assert.equal(decided.status, 'failed');
+      assert.equal(decided.card_id, null);
+      const row = await service.ctx.db
+        .selectFrom('card_applications')
+        .selectAll()
+        .where('id', '=', app.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.failure_reason, 'kyc_required');
+      assert.equal(
+        (await service.ctx.db.selectFrom('cards').select('id').where('application_id', '=', app.id).execute()).length,
+        0,
+      );
+      const b = await usdt(m);
+      assert.equal(b.available, '100.000000');
+      assert.equal(b.frozen, '0.000000');
+      const entries = await service.ctx.db
+        .selectFrom('journal_entries')
+        .select('kind')
+        .where('reference_id', '=', app.id)
+        .orderBy('kind')
+        .execute();
+      assert.deepEqual(
+        entries.map((e) => e.kind),
+        ['card.fee_freeze', 'card.fee_refund'],
+      );
+      const events = await service.ctx.db
+        .selectFrom('events')
+        .select('type')
+        .where('object_id', '=', app.id)
+        .orderBy('seq')
+        .execute();
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['card.application.pending', 'card.application.failed'],
+      );
+      await expectLedgerClean(service);
+      // A repeated approval changes nothing.
+      await expectCode(client.cards.sandboxAdvanceApplication(app.id, 'approved'), 'state_invalid');
+      // The card the issuer made for it is cancelled there (voided), once.
       await service.workers.jobs.drain();
-    } finally {
-      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
-    }
-    const alerts = (await admin(service, 'GET', `/admin/v1/alerts?kind=card.void_failed`)).body.data as Array<{ object_id: string; message: string }>;
-    const alert = alerts.find((a) => a.object_id === app.id);
-    assert.ok(alert, 'an alert for the application');
-    assert.match(alert.message, /refused to cancel/);
-  });
+      const voids = await service.ctx.db
+        .selectFrom('upstream_sim_orders')
+        .select(['operation', 'status', 'detail'])
+        .where('upstream', '=', 'card')
+        .where('request_id', '=', `void:${app.id}`)
+        .execute();
+      assert.equal(voids.length, 1);
+      assert.equal(voids[0]!.operation, 'cancel');
+      assert.equal(voids[0]!.status, 'succeeded');
+      assert.equal((voids[0]!.detail as Record<string, string>).reason, 'voided');
+    },
+  );
 
-  it('a cancellation of such a card answered with a status outside our enumeration: not taken as done, one upstream.unknown_status alert', async () => {
-    const { virtual } = await products();
-    const m = await member();
-    const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
-    const internal = (await client.members.get(m)).id;
-    await admin(service, 'POST', `/admin/v1/members/${internal}/kyc-review`, { decision: 'rejected' });
-    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'unknown_status' });
-    try {
-      assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'failed');
-      await service.workers.jobs.drain(2_000);
-    } finally {
-      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
-    }
-    const alerts = (await admin(service, 'GET', `/admin/v1/alerts?kind=upstream.unknown_status`)).body.data as Array<{ object: string; object_id: string }>;
-    assert.equal(alerts.filter((a) => a.object === 'card_application' && a.object_id === app.id).length, 1, 'one alert for the application');
-    const job = await service.ctx.db.selectFrom('jobs').select('status').where('kind', '=', 'card.void_issued').where('dedupe_key', '=', `card.void_issued:${app.id}`).executeTakeFirst();
-    assert.ok(job, 'the cancellation is still to be done (retried)');
-  });
+  it(
+    'a card the issuer issued for an application failed by the KYC gate, which it then refuses to cancel: an ' +
+      'operator alert names it',
+    async () => {
+      const { virtual } = await products();
+      const m = await member();
+      const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
+      const internal = (await client.members.get(m)).id;
+      await admin(service, 'POST', `/admin/v1/members/${internal}/kyc-review`, { decision: 'rejected' });
+      // Refused from before the failure, so no background run of the job can get a success first.
+      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'reject' });
+      try {
+        assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'failed');
+        await service.workers.jobs.drain();
+      } finally {
+        await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+      }
+      const alerts = (await admin(service, 'GET', `/admin/v1/alerts?kind=card.void_failed`)).body.data as Array<{
+        object_id: string;
+        message: string;
+      }>;
+      const alert = alerts.find((a) => a.object_id === app.id);
+      assert.ok(alert, 'an alert for the application');
+      assert.match(alert.message, /refused to cancel/);
+    },
+  );
+
+  it(
+    'a cancellation of such a card answered with a status outside our enumeration: not taken as done, one ' +
+      'upstream.unknown_status alert',
+    async () => {
+      const { virtual } = await products();
+      const m = await member();
+      const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
+      const internal = (await client.members.get(m)).id;
+      await admin(service, 'POST', `/admin/v1/members/${internal}/kyc-review`, { decision: 'rejected' });
+      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'unknown_status' });
+      try {
+        assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'failed');
+        await service.workers.jobs.drain(2_000);
+      } finally {
+        await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+      }
+      const alerts = (await admin(service, 'GET', `/admin/v1/alerts?kind=upstream.unknown_status`)).body.data as Array<{
+        object: string;
+        object_id: string;
+      }>;
+      assert.equal(
+        alerts.filter((a) => a.object === 'card_application' && a.object_id === app.id).length,
+        1,
+        'one alert for the application',
+      );
+      const job = await service.ctx.db
+        .selectFrom('jobs')
+        .select('status')
+        .where('kind', '=', 'card.void_issued')
+        .where('dedupe_key', '=', `card.void_issued:${app.id}`)
+        .executeTakeFirst();
+      assert.ok(job, 'the cancellation is still to be done (retried)');
+    },
+  );
 
   it('need_docs: supplement session, sandbox submission, then approval of a physical card (unactivated)', async () => {
     const { physical } = await products();
     const m = await member();
-    const app = await client.cards.apply({ product_id: physical.id, source_asset: 'USDT', shipping_address: shipping }, { onBehalfOf: m });
+    const app = await client.cards.apply(
+      { product_id: physical.id, source_asset: 'USDT', shipping_address: shipping },
+      { onBehalfOf: m },
+    );
     assert.equal(app.opening_fee, '15.000000');
     await expectCode(client.cards.createSupplementSession(app.id, { onBehalfOf: m }), 'not_found');
     const nd = await client.cards.sandboxAdvanceApplication(app.id, 'need_docs');
@@ -220,7 +309,10 @@ describe('cards', () => {
   it('supplement expiry (sandbox clock) fails the application and refunds the fee; no card', async () => {
     const { physical } = await products();
     const m = await member();
-    const app = await client.cards.apply({ product_id: physical.id, source_asset: 'USDT', shipping_address: shipping }, { onBehalfOf: m });
+    const app = await client.cards.apply(
+      { product_id: physical.id, source_asset: 'USDT', shipping_address: shipping },
+      { onBehalfOf: m },
+    );
     await client.cards.sandboxAdvanceApplication(app.id, 'need_docs');
     assert.equal((await usdt(m)).frozen, '15.000000');
     await client.sandbox.advanceClock(7 * 24 * 3600 + 1);
@@ -237,14 +329,23 @@ describe('cards', () => {
   it('a supplement work order past its expiry takes no submission, even before the expiry has run', async () => {
     const { physical } = await products();
     const m = await member();
-    const app = await client.cards.apply({ product_id: physical.id, source_asset: 'USDT', shipping_address: shipping }, { onBehalfOf: m });
+    const app = await client.cards.apply(
+      { product_id: physical.id, source_asset: 'USDT', shipping_address: shipping },
+      { onBehalfOf: m },
+    );
     await client.cards.sandboxAdvanceApplication(app.id, 'need_docs');
     const ticket = await client.cards.createSupplementSession(app.id, { onBehalfOf: m });
     // The work order's time is over; the expiry process (a worker) has not run yet.
-    await service.ctx.db.updateTable('card_applications').set({ supplement_expires_at: new Date(Date.now() - 1_000) }).where('id', '=', app.id).execute();
+    await service.ctx.db
+      .updateTable('card_applications')
+      .set({ supplement_expires_at: new Date(Date.now() - 1_000) })
+      .where('id', '=', app.id)
+      .execute();
     await expectCode(client.cards.createSupplementSession(app.id, { onBehalfOf: m }), 'not_found');
     await expectCode(client.hostedScreens.sandboxComplete(ticket.id, 'submitted'), 'state_invalid');
-    const page = await fetch(ticket.hosted_url.replace(/^https?:\/\/[^/]+/, service.publicUrl), { headers: { host: new URL(ticket.hosted_url).host } });
+    const page = await fetch(ticket.hosted_url.replace(/^https?:\/\/[^/]+/, service.publicUrl), {
+      headers: { host: new URL(ticket.hosted_url).host },
+    });
     assert.doesNotMatch(await page.text(), /Send photos/, 'the screen no longer offers the form');
     const still = await client.cards.getApplication(app.id, { onBehalfOf: m });
     assert.equal(still.status, 'need_docs', 'left to the expiry, which fails it and refunds the fee');
@@ -259,12 +360,25 @@ describe('cards', () => {
   it('the card ticker picks a scope when a supplement is due on its clock, not while it waits', async () => {
     const { physical } = await products();
     const m = await member();
-    const app = await client.cards.apply({ product_id: physical.id, source_asset: 'USDT', shipping_address: shipping }, { onBehalfOf: m });
+    const app = await client.cards.apply(
+      { product_id: physical.id, source_asset: 'USDT', shipping_address: shipping },
+      { onBehalfOf: m },
+    );
     await client.cards.sandboxAdvanceApplication(app.id, 'need_docs');
-    const merchantId = (await service.ctx.db.selectFrom('card_applications').select('merchant_id').where('id', '=', app.id).executeTakeFirstOrThrow()).merchant_id;
+    const merchantId = (
+      await service.ctx.db
+        .selectFrom('card_applications')
+        .select('merchant_id')
+        .where('id', '=', app.id)
+        .executeTakeFirstOrThrow()
+    ).merchant_id;
     const picked = async () => (await dueTimedScopes(service.ctx.db)).some((s) => s.merchant_id === merchantId);
     assert.equal(await picked(), false, 'a pending work order takes none of the bounded places');
-    await service.ctx.db.updateTable('card_applications').set({ supplement_expires_at: new Date(Date.now() - 1_000) }).where('id', '=', app.id).execute();
+    await service.ctx.db
+      .updateTable('card_applications')
+      .set({ supplement_expires_at: new Date(Date.now() - 1_000) })
+      .where('id', '=', app.id)
+      .execute();
     assert.equal(await picked(), true, 'due');
     await client.sandbox.advanceClock(1);
     assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'failed');
@@ -287,7 +401,14 @@ describe('cards', () => {
       challenge = err.challengeId;
     }
     await client.hostedScreens.sandboxComplete(challenge, 'approved');
-    await expectCode(client.cards.activate(card.id, { expiry: expiryOf(card), pin: '1234' }, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }), 'step_up_required');
+    await expectCode(
+      client.cards.activate(
+        card.id,
+        { expiry: expiryOf(card), pin: '1234' },
+        { onBehalfOf: m, idempotencyKey: key, stepUp: challenge },
+      ),
+      'step_up_required',
+    );
     const done = await activate(m, card.id, { expiry: expiryOf(card), pin: '1234' });
     assert.deepEqual(done, { id: card.id, status: 'active' });
     const after = await client.cards.get(card.id, { onBehalfOf: m });
@@ -299,79 +420,101 @@ describe('cards', () => {
     assert.ok(rows.every((r) => !/"pin"|"1234"/.test(r.response_body)));
   });
 
-  it('three wrong PINs lock the card for 24 hours; network faults are not counted; the sandbox clock ends the lock', async () => {
-    const m = await member();
-    const card = await physicalCard(m);
-    await client.cards.sandboxShip(card.id);
-    await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '0000' }), 'invalid_request');
-    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'unknown' });
-    await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '0000' }), 'upstream_error');
-    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
-    await expectCode(activate(m, card.id, { expiry: '01/20', pin: '1234' }), 'invalid_request');
-    await assert.rejects(activate(m, card.id, { expiry: expiryOf(card), pin: '9999' }), (err: any) => {
-      assert.equal(err.code, 'state_invalid');
-      assert.match(String(err.body?.locked_until ?? err.raw?.locked_until ?? err.details?.locked_until ?? JSON.stringify(err)), /\d{4}-\d{2}-\d{2}T/);
-      return true;
-    });
-    const locked = await client.cards.get(card.id, { onBehalfOf: m });
-    assert.ok(locked.locked_until);
-    await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '1234' }), 'state_invalid');
-    await client.sandbox.advanceClock(24 * 3600 + 1);
-    assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).locked_until, null);
-    assert.deepEqual(await activate(m, card.id, { expiry: expiryOf(card), pin: '1234' }), { id: card.id, status: 'active' });
-  });
+  it(
+    'three wrong PINs lock the card for 24 hours; network faults are not counted; the sandbox clock ends the ' + 'lock',
+    async () => {
+      const m = await member();
+      const card = await physicalCard(m);
+      await client.cards.sandboxShip(card.id);
+      await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '0000' }), 'invalid_request');
+      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'unknown' });
+      await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '0000' }), 'upstream_error');
+      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+      await expectCode(activate(m, card.id, { expiry: '01/20', pin: '1234' }), 'invalid_request');
+      await assert.rejects(activate(m, card.id, { expiry: expiryOf(card), pin: '9999' }), (err: any) => {
+        assert.equal(err.code, 'state_invalid');
+        assert.match(
+          String(err.body?.locked_until ?? err.raw?.locked_until ?? err.details?.locked_until ?? JSON.stringify(err)),
+          /\d{4}-\d{2}-\d{2}T/,
+        );
+        return true;
+      });
+      const locked = await client.cards.get(card.id, { onBehalfOf: m });
+      assert.ok(locked.locked_until);
+      await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '1234' }), 'state_invalid');
+      await client.sandbox.advanceClock(24 * 3600 + 1);
+      assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).locked_until, null);
+      assert.deepEqual(await activate(m, card.id, { expiry: expiryOf(card), pin: '1234' }), {
+        id: card.id,
+        status: 'active',
+      });
+    },
+  );
 
-  it('a counted failure whose answer lands after the lock keeps the card locked: parallel wrong PINs never lift it', async () => {
-    const m = await member();
-    const card = await physicalCard(m);
-    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
-    await client.cards.sandboxShip(card.id);
-    await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '0000' }), 'invalid_request');
-    await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '0001' }), 'invalid_request');
-    // Two more attempts, each with its own approved challenge, both at the issuer at once: the
-    // first answer applied is the third failure (the lock), the second lands on a locked card.
-    const ready: Array<{ key: string; body: { expiry: string; pin: string }; challenge: string }> = [];
-    for (const pin of ['0002', '0003']) {
-      const key = randomUUID();
-      const body = { expiry: expiryOf(card), pin };
-      const challenge = await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key }).then(
-        () => assert.fail('step-up expected'), (err: unknown) => (err as StepUpRequiredError).challengeId);
-      await client.hostedScreens.sandboxComplete(challenge, 'approved');
-      ready.push({ key, body, challenge });
-    }
-    const upstream = service.ctx.upstreams.card as unknown as { activate: (...args: unknown[]) => Promise<unknown> };
-    const original = upstream.activate;
-    let inside = 0;
-    let bothInside!: () => void;
-    const entered = new Promise<void>((r) => { bothInside = r; });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => { release = r; });
-    upstream.activate = async (...args: unknown[]) => {
-      const out = await original.apply(upstream, args);
-      if (++inside === 2) bothInside();
-      await gate;
-      return out;
-    };
-    try {
-      const calls = ready.map((r) => client.cards.activate(card.id, r.body, { onBehalfOf: m, idempotencyKey: r.key, stepUp: r.challenge })
-        .then(() => assert.fail('a wrong PIN activated the card'), (err: { code?: string; body?: { locked_until?: string } }) => err));
-      await entered;
-      release();
-      const answers = await Promise.all(calls);
-      for (const err of answers) {
-        assert.equal(err.code, 'state_invalid', 'both answers report the lock');
-        assert.match(String(err.body?.locked_until), /^\d{4}-\d{2}-\d{2}T/);
+  it(
+    'a counted failure whose answer lands after the lock keeps the card locked: parallel wrong PINs never lift ' + 'it',
+    async () => {
+      const m = await member();
+      const card = await physicalCard(m);
+      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+      await client.cards.sandboxShip(card.id);
+      await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '0000' }), 'invalid_request');
+      await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '0001' }), 'invalid_request');
+      // Two more attempts, each with its own approved challenge, both at the issuer at once: the
+      // first answer applied is the third failure (the lock), the second lands on a locked card.
+      const ready: Array<{ key: string; body: { expiry: string; pin: string }; challenge: string }> = [];
+      for (const pin of ['0002', '0003']) {
+        const key = randomUUID();
+        const body = { expiry: expiryOf(card), pin };
+        const challenge = await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key }).then(
+          () => assert.fail('step-up expected'),
+          (err: unknown) => (err as StepUpRequiredError).challengeId,
+        );
+        await client.hostedScreens.sandboxComplete(challenge, 'approved');
+        ready.push({ key, body, challenge });
       }
-    } finally {
-      upstream.activate = original;
-      release();
-    }
-    const after = await client.cards.get(card.id, { onBehalfOf: m });
-    assert.ok(after.locked_until, 'still locked');
-    assert.equal(after.status, 'unactivated');
-    // The right PIN is refused until the 24 hours have passed.
-    await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '1234' }), 'state_invalid');
-  });
+      const upstream = service.ctx.upstreams.card as unknown as { activate: (...args: unknown[]) => Promise<unknown> };
+      const original = upstream.activate;
+      let inside = 0;
+      let bothInside!: () => void;
+      const entered = new Promise<void>((r) => {
+        bothInside = r;
+      });
+      let release!: () => void;
+      const gate = new Promise<void>((r) => {
+        release = r;
+      });
+      upstream.activate = async (...args: unknown[]) => {
+        const out = await original.apply(upstream, args);
+        if (++inside === 2) bothInside();
+        await gate;
+        return out;
+      };
+      try {
+        const calls = ready.map((r) =>
+          client.cards.activate(card.id, r.body, { onBehalfOf: m, idempotencyKey: r.key, stepUp: r.challenge }).then(
+            () => assert.fail('a wrong PIN activated the card'),
+            (err: { code?: string; body?: { locked_until?: string } }) => err,
+          ),
+        );
+        await entered;
+        release();
+        const answers = await Promise.all(calls);
+        for (const err of answers) {
+          assert.equal(err.code, 'state_invalid', 'both answers report the lock');
+          assert.match(String(err.body?.locked_until), /^\d{4}-\d{2}-\d{2}T/);
+        }
+      } finally {
+        upstream.activate = original;
+        release();
+      }
+      const after = await client.cards.get(card.id, { onBehalfOf: m });
+      assert.ok(after.locked_until, 'still locked');
+      assert.equal(after.status, 'unactivated');
+      // The right PIN is refused until the 24 hours have passed.
+      await expectCode(activate(m, card.id, { expiry: expiryOf(card), pin: '1234' }), 'state_invalid');
+    },
+  );
 
   it('an activation whose card was closed while the issuer was asked does not bring it back', async () => {
     const m = await member();
@@ -381,9 +524,13 @@ describe('cards', () => {
     const upstream = service.ctx.upstreams.card as unknown as { activate: (...args: unknown[]) => Promise<unknown> };
     const original = upstream.activate;
     let entered!: () => void;
-    const inFlight = new Promise<void>((r) => { entered = r; });
+    const inFlight = new Promise<void>((r) => {
+      entered = r;
+    });
     let release!: () => void;
-    const gate = new Promise<void>((r) => { release = r; });
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
     upstream.activate = async (...args: unknown[]) => {
       const out = await original.apply(upstream, args);
       entered();
@@ -394,9 +541,15 @@ describe('cards', () => {
       const key = randomUUID();
       const body = { expiry: expiryOf(card), pin: '1234' };
       const challenge = await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key }).then(
-        () => assert.fail('step-up expected'), (err: unknown) => (err as StepUpRequiredError).challengeId);
+        () => assert.fail('step-up expected'),
+        (err: unknown) => (err as StepUpRequiredError).challengeId,
+      );
       await client.hostedScreens.sandboxComplete(challenge, 'approved');
-      const activation = client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge });
+      const activation = client.cards.activate(card.id, body, {
+        onBehalfOf: m,
+        idempotencyKey: key,
+        stepUp: challenge,
+      });
       await inFlight;
       await client.cards.close(card.id, { onBehalfOf: m });
       const closedAs = (await client.cards.get(card.id, { onBehalfOf: m })).status;
@@ -404,7 +557,11 @@ describe('cards', () => {
       release();
       await expectCode(activation, 'state_invalid', 400);
       assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).status, closedAs, 'the close stands');
-      const events = await service.ctx.db.selectFrom('events').select('type').where('object_id', '=', card.id).execute();
+      const events = await service.ctx.db
+        .selectFrom('events')
+        .select('type')
+        .where('object_id', '=', card.id)
+        .execute();
       assert.ok(!events.some((e) => e.type === 'card.active'), 'no card.active event');
       await expectLedgerClean(service);
     } finally {
@@ -419,8 +576,14 @@ describe('cards', () => {
     const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
     // The merchant settles every USDT it holds with the platform (its members' coins now held there).
     const custodyOf = async () => (await client.merchant.balances()).find((b) => b.asset === 'USDT')!.custody;
-    const adjust = (direction: string, amount: string) => admin(service, 'POST', `/admin/v1/merchants/${merchantId}/custody-adjustments`,
-      { environment: 'sandbox', asset: 'USDT', amount, direction, reason: 'settled with the platform' });
+    const adjust = (direction: string, amount: string) =>
+      admin(service, 'POST', `/admin/v1/merchants/${merchantId}/custody-adjustments`, {
+        environment: 'sandbox',
+        asset: 'USDT',
+        amount,
+        direction,
+        reason: 'settled with the platform',
+      });
     const held = await custodyOf();
     assert.equal((await adjust('decrease', held)).status, 201);
     try {

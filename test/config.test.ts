@@ -51,13 +51,29 @@ describe('configuration', () => {
 
   it('reads good values', () => {
     const config = loadConfig({
-      PORT: '0', HOST: '0.0.0.0', ADMIN_PORT: '9001', ADMIN_HOST: 'localhost', ADMIN_TOKEN: 'adm_0123456789abcdef',
-      DATABASE_URL: 'postgres://user:pw@db.internal:5432/mwa', DATABASE_POOL_MAX: '25', LOG_LEVEL: 'debug',
-      TRUSTED_PROXIES: '10.0.0.1, 10.1.0.0/16,loopback, ::1, fd00::/8', BODY_LIMIT_BYTES: '2048', WORKERS: 'off',
-      RATE_LIMIT_SCALE: '100000', TOKEN_TTL_SECONDS: ' 3 ', JOB_POLL_INTERVAL_MS: '50', JOB_LEASE_SECONDS: '4',
-      WEBHOOK_RETRY_SCHEDULE_MS: '50,50', WEBHOOK_PRIVATE_TARGETS: 'none', WEBHOOK_DELIVERY_TIMEOUT_MS: '2000',
-      UPSTREAM_QRPAY_ADAPTER: 'simulator', SIMULATOR_CHAIN_NETWORKS: 'tron, solana', UPSTREAM_RECONCILE_DELAY_MS: '10',
-      UPSTREAM_RECONCILE_MAX_DELAY_MS: '10', UPSTREAM_NOT_FOUND_GRACE_MS: '0',
+      PORT: '0',
+      HOST: '0.0.0.0',
+      ADMIN_PORT: '9001',
+      ADMIN_HOST: 'localhost',
+      ADMIN_TOKEN: 'adm_0123456789abcdef',
+      DATABASE_URL: 'postgres://user:pw@db.internal:5432/mwa',
+      DATABASE_POOL_MAX: '25',
+      LOG_LEVEL: 'debug',
+      TRUSTED_PROXIES: '10.0.0.1, 10.1.0.0/16,loopback, ::1, fd00::/8',
+      BODY_LIMIT_BYTES: '2048',
+      WORKERS: 'off',
+      RATE_LIMIT_SCALE: '100000',
+      TOKEN_TTL_SECONDS: ' 3 ',
+      JOB_POLL_INTERVAL_MS: '50',
+      JOB_LEASE_SECONDS: '4',
+      WEBHOOK_RETRY_SCHEDULE_MS: '50,50',
+      WEBHOOK_PRIVATE_TARGETS: 'none',
+      WEBHOOK_DELIVERY_TIMEOUT_MS: '2000',
+      UPSTREAM_QRPAY_ADAPTER: 'simulator',
+      SIMULATOR_CHAIN_NETWORKS: 'tron, solana',
+      UPSTREAM_RECONCILE_DELAY_MS: '10',
+      UPSTREAM_RECONCILE_MAX_DELAY_MS: '10',
+      UPSTREAM_NOT_FOUND_GRACE_MS: '0',
     });
     assert.equal(config.port, 0);
     assert.equal(config.adminHost, 'localhost');
@@ -104,7 +120,11 @@ describe('configuration', () => {
     ['SIMULATOR_CHAIN_NETWORKS', 'TRON,BNB CHAIN', /^SIMULATOR_CHAIN_NETWORKS must be/],
     ['UPSTREAM_CALL_TIMEOUT_MS', '0', /^UPSTREAM_CALL_TIMEOUT_MS must be/],
     ['UPSTREAM_RECONCILE_DELAY_MS', '-5', /^UPSTREAM_RECONCILE_DELAY_MS must be/],
-    ['UPSTREAM_RECONCILE_MAX_DELAY_MS', '1000', /^UPSTREAM_RECONCILE_MAX_DELAY_MS must be at least UPSTREAM_RECONCILE_DELAY_MS \(5000\)/],
+    [
+      'UPSTREAM_RECONCILE_MAX_DELAY_MS',
+      '1000',
+      /^UPSTREAM_RECONCILE_MAX_DELAY_MS must be at least UPSTREAM_RECONCILE_DELAY_MS \(5000\)/,
+    ],
     ['UPSTREAM_NOT_FOUND_GRACE_MS', '1.5', /^UPSTREAM_NOT_FOUND_GRACE_MS must be/],
     ['DEPOSIT_ADDRESS_RETRY_AFTER_SECONDS', '0', /^DEPOSIT_ADDRESS_RETRY_AFTER_SECONDS must be/],
   ];
@@ -118,8 +138,17 @@ describe('configuration', () => {
 
   it('lists every problem at once', () => {
     const problems = problemsOf({ PORT: 'abc', DATABASE_POOL_MAX: 'NaN', TOKEN_TTL_SECONDS: 'NaN', LOG_LEVEL: 'loud' });
-    assert.deepEqual(problems.map((p) => p.split(' ')[0]), ['PORT', 'DATABASE_POOL_MAX', 'LOG_LEVEL', 'TOKEN_TTL_SECONDS']);
-    const err = (() => { try { loadConfig({ PORT: 'abc', LOG_LEVEL: 'loud' }); } catch (e) { return e as Error; } })();
+    assert.deepEqual(
+      problems.map((p) => p.split(' ')[0]),
+      ['PORT', 'DATABASE_POOL_MAX', 'LOG_LEVEL', 'TOKEN_TTL_SECONDS'],
+    );
+    const err = (() => {
+      try {
+        loadConfig({ PORT: 'abc', LOG_LEVEL: 'loud' });
+      } catch (e) {
+        return e as Error;
+      }
+    })();
     assert.match(err?.message ?? '', /^Invalid configuration:\n {2}PORT must be .*\n {2}LOG_LEVEL must be /);
   });
 
@@ -130,11 +159,26 @@ describe('configuration', () => {
     assert.ok(!tokenProblem!.includes('hunter2'), tokenProblem);
   });
 
-  it('behind a transaction-mode pooler, refuses to start without a direct URL (the migrations\' session lock and LISTEN need one)', async () => {
-    // Refused before the database is opened: nothing listens on port 9.
-    const start = startService({ config: { databaseUrl: 'postgres://postgres@127.0.0.1:9/none', databasePooler: 'transaction', databaseListenUrl: undefined } });
-    await assert.rejects(start, (err: unknown) => err instanceof ConfigError && /DATABASE_LISTEN_URL must be set with DATABASE_POOLER=transaction/.test(err.message));
-  });
+  it(
+    "behind a transaction-mode pooler, refuses to start without a direct URL (the migrations' session lock and " +
+      'LISTEN need one)',
+    async () => {
+      // Refused before the database is opened: nothing listens on port 9.
+      const start = startService({
+        config: {
+          databaseUrl: 'postgres://postgres@127.0.0.1:9/none',
+          databasePooler: 'transaction',
+          databaseListenUrl: undefined,
+        },
+      });
+      await assert.rejects(
+        start,
+        (err: unknown) =>
+          err instanceof ConfigError &&
+          /DATABASE_LISTEN_URL must be set with DATABASE_POOLER=transaction/.test(err.message),
+      );
+    },
+  );
 
   it('is the only reader of process.env in src/', () => {
     const readers: string[] = [];
@@ -142,7 +186,8 @@ describe('configuration', () => {
       for (const name of readdirSync(dir)) {
         const path = join(dir, name);
         if (statSync(path).isDirectory()) walk(path);
-        else if (path.endsWith('.ts') && readFileSync(path, 'utf8').includes('process.env')) readers.push(path.slice(root.length));
+        else if (path.endsWith('.ts') && readFileSync(path, 'utf8').includes('process.env'))
+          readers.push(path.slice(root.length));
       }
     };
     walk(join(root, 'src'));
@@ -150,7 +195,12 @@ describe('configuration', () => {
   });
 
   it('a bad value stops the start: the process exits non-zero with the message and no stack trace', async () => {
-    const child = await spawnServiceProcess({ PORT: 'abc', ADMIN_PORT: '0', DATABASE_URL: 'memory://', LOG_LEVEL: 'warn' });
+    const child = await spawnServiceProcess({
+      PORT: 'abc',
+      ADMIN_PORT: '0',
+      DATABASE_URL: 'memory://',
+      LOG_LEVEL: 'warn',
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -159,7 +209,10 @@ describe('configuration', () => {
     const [code] = await once(child, 'exit');
     clearTimeout(timer);
     assert.equal(code, 78, `exit code; stderr:\n${stderr}`);
-    assert.match(stderr, /Invalid configuration:\n {2}PORT must be a whole number from 0 to 65535 \(0: any free port\); got "abc"/);
+    assert.match(
+      stderr,
+      /Invalid configuration:\n {2}PORT must be a whole number from 0 to 65535 \(0: any free port\); got "abc"/,
+    );
     assert.match(stderr, /The service did not start/);
     assert.doesNotMatch(stderr, /\n\s+at /, 'no stack trace');
     assert.doesNotMatch(stdout, /Merchant Wallet API on/);

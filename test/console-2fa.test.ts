@@ -3,9 +3,22 @@ import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
 import { admin, createMerchant, useTestService } from './support/service.js';
 import { testHostedScreenKey } from './support/hosted.js';
-import { consoleClient, consolePassword, inviteConsoleUser, signedInConsole, type ConsoleBrowser, authenticatorSecret } from './support/console.js';
+import {
+  consoleClient,
+  consolePassword,
+  inviteConsoleUser,
+  signedInConsole,
+  type ConsoleBrowser,
+  authenticatorSecret,
+} from './support/console.js';
 import { stepAt, totpCode } from '../src/console/totp.js';
-import { newRecoveryCode, newRecoveryCodes, normaliseRecoveryCode, recoveryCodeHash, recoveryCodesPerSet } from '../src/console/recovery.js';
+import {
+  newRecoveryCode,
+  newRecoveryCodes,
+  normaliseRecoveryCode,
+  recoveryCodeHash,
+  recoveryCodesPerSet,
+} from '../src/console/recovery.js';
 import { sha256Hex } from '../src/platform/ids.js';
 
 /**
@@ -24,8 +37,16 @@ describe('recovery codes, pure', () => {
     for (const c of codes) assert.match(c, /^[0-9a-hjkmnp-tv-z]{4}(-[0-9a-hjkmnp-tv-z]{4}){3}$/);
     const code = '0a1b-2c3d-4e5f-6g7h';
     assert.equal(normaliseRecoveryCode(code), '0a1b2c3d4e5f6g7h');
-    assert.equal(normaliseRecoveryCode(' 0A1B 2C3D-4E5F 6G7H '), '0a1b2c3d4e5f6g7h', 'case, spaces and hyphens do not count');
-    assert.equal(normaliseRecoveryCode('Oa1b-2c3d-4e5f-6g7h'.replace('1', 'l')), '0a1b2c3d4e5f6g7h', 'o is read as 0, l and i as 1');
+    assert.equal(
+      normaliseRecoveryCode(' 0A1B 2C3D-4E5F 6G7H '),
+      '0a1b2c3d4e5f6g7h',
+      'case, spaces and hyphens do not count',
+    );
+    assert.equal(
+      normaliseRecoveryCode('Oa1b-2c3d-4e5f-6g7h'.replace('1', 'l')),
+      '0a1b2c3d4e5f6g7h',
+      'o is read as 0, l and i as 1',
+    );
     assert.equal(normaliseRecoveryCode('123456'), undefined, 'a TOTP code is not a recovery code');
     assert.equal(normaliseRecoveryCode('0a1b-2c3d-4e5f-6g7'), undefined);
     assert.equal(normaliseRecoveryCode('0a1b-2c3d-4e5f-6g7u'), undefined, 'u is not in the alphabet');
@@ -59,12 +80,17 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     await jar.request('POST', `${account}/totp/start`, { csrf_token: await jar.csrfOf(account) });
     const key = /id="totp-key">([A-Z2-7 ]+)</.exec((await jar.request('GET', account)).body)![1]!.replace(/ /g, '');
     const secret = authenticatorSecret(key);
-    const on = await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), password: consolePassword, code: totpCode(secret, stepAt(Date.now())) });
+    const on = await jar.request('POST', `${account}/totp/confirm`, {
+      csrf_token: await jar.csrfOf(account),
+      password: consolePassword,
+      code: totpCode(secret, stepAt(Date.now())),
+    });
     assert.equal(on.status, 200);
     return { secret, codes: codesOf(on.body), page: on.body };
   }
 
-  const codesOf = (body: string) => [...body.matchAll(/<li><code class="value">([^<]+)<\/code><\/li>/g)].map((m) => m[1]!);
+  const codesOf = (body: string) =>
+    [...body.matchAll(/<li><code class="value">([^<]+)<\/code><\/li>/g)].map((m) => m[1]!);
 
   /** A current TOTP code the server takes (the last step used is forgotten first: no waiting for the next step). */
   async function currentCode(userId: string, secret: Buffer): Promise<string> {
@@ -75,89 +101,156 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
   /** Password, then the second step with `code`; answers the second step's response. */
   async function signInWith(email: string, code: string, opts: { recovery?: boolean; jar?: ConsoleBrowser } = {}) {
     const jar = opts.jar ?? consoleClient(service);
-    const first = await jar.request('POST', '/console/sign-in', { csrf_token: await jar.csrfOf('/console/sign-in'), email, password: consolePassword });
+    const first = await jar.request('POST', '/console/sign-in', {
+      csrf_token: await jar.csrfOf('/console/sign-in'),
+      email,
+      password: consolePassword,
+    });
     assert.equal(first.location, '/console/two-step', `password step of ${email}: ${first.status}`);
     const path = opts.recovery === false ? '/console/two-step' : '/console/two-step?recovery=1';
     const res = await jar.request('POST', path, { csrf_token: await jar.csrfOf(path), code });
     return { jar, res };
   }
 
-  const auditOf = (userId: string, action: string) => db().selectFrom('console_audit').select(['environment', 'user_email', 'object_id', 'detail'])
-    .where('user_id', '=', userId).where('action', '=', action).orderBy('seq').execute();
+  const auditOf = (userId: string, action: string) =>
+    db()
+      .selectFrom('console_audit')
+      .select(['environment', 'user_email', 'object_id', 'detail'])
+      .where('user_id', '=', userId)
+      .where('action', '=', action)
+      .orderBy('seq')
+      .execute();
 
-  test('turning TOTP on shows 10 recovery codes once, stored only as hashes; one signs in once, in place of the app\'s code; audited', async () => {
-    const email = 'recover@example.com';
-    const { jar, userId } = await signedInConsole(service, merchantId, email, 'developer');
-    const { codes, page, secret } = await enableTotp(jar);
-    assert.equal(codes.length, 10);
-    assert.match(page, /shown only once/);
-    const stored = await db().selectFrom('console_recovery_codes').selectAll().where('user_id', '=', userId).execute();
-    assert.equal(stored.length, 10);
-    for (const c of codes) assert.ok(stored.every((s) => !s.code_hash.includes(c.replace(/-/g, '')) && s.used_at === null));
-    assert.deepEqual(new Set(stored.map((s) => s.code_hash)), new Set(codes.map((c) => recoveryCodeHash(userId, c))));
-    const again = await jar.request('GET', account);
-    assert.deepEqual(codesOf(again.body), [], 'the codes are not shown again');
-    assert.match(again.body, /id="recovery-left">10 unused recovery codes\./);
+  test(
+    'turning TOTP on shows 10 recovery codes once, stored only as hashes; one signs in once, in place of the ' +
+      "app's code; audited",
+    async () => {
+      const email = 'recover@example.com';
+      const { jar, userId } = await signedInConsole(service, merchantId, email, 'developer');
+      const { codes, page, secret } = await enableTotp(jar);
+      assert.equal(codes.length, 10);
+      assert.match(page, /shown only once/);
+      const stored = await db()
+        .selectFrom('console_recovery_codes')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .execute();
+      assert.equal(stored.length, 10);
+      for (const c of codes)
+        assert.ok(stored.every((s) => !s.code_hash.includes(c.replace(/-/g, '')) && s.used_at === null));
+      assert.deepEqual(new Set(stored.map((s) => s.code_hash)), new Set(codes.map((c) => recoveryCodeHash(userId, c))));
+      const again = await jar.request('GET', account);
+      assert.deepEqual(codesOf(again.body), [], 'the codes are not shown again');
+      assert.match(again.body, /id="recovery-left">10 unused recovery codes\./);
 
-    // The second step offers the recovery form on a link of its own.
-    const browser = consoleClient(service);
-    await browser.request('POST', '/console/sign-in', { csrf_token: await browser.csrfOf('/console/sign-in'), email, password: consolePassword });
-    const form = await browser.request('GET', '/console/two-step?recovery=1');
-    assert.match(form.body, /<label for="f-code">Recovery code<\/label>/);
-    assert.match((await browser.request('GET', '/console/two-step')).body, /href="\/console\/two-step\?recovery=1"/);
-    // Typed in capitals with spaces, it still signs in; the account page says so.
-    const typed = codes[3]!.toUpperCase().replace(/-/g, ' ');
-    const ok = await browser.request('POST', '/console/two-step?recovery=1', { csrf_token: await browser.csrfOf('/console/two-step?recovery=1'), code: typed });
-    assert.deepEqual([ok.status, ok.location], [303, '/console/sandbox/account?recovered=1']);
-    const landed = await browser.request('GET', ok.location!);
-    assert.equal(landed.status, 200);
-    assert.match(landed.body, /You signed in with a recovery code/);
-    assert.match(landed.body, /id="recovery-left">9 unused recovery codes\./);
+      // The second step offers the recovery form on a link of its own.
+      const browser = consoleClient(service);
+      await browser.request('POST', '/console/sign-in', {
+        csrf_token: await browser.csrfOf('/console/sign-in'),
+        email,
+        password: consolePassword,
+      });
+      const form = await browser.request('GET', '/console/two-step?recovery=1');
+      assert.match(form.body, /<label for="f-code">Recovery code<\/label>/);
+      assert.match((await browser.request('GET', '/console/two-step')).body, /href="\/console\/two-step\?recovery=1"/);
+      // Typed in capitals with spaces, it still signs in; the account page says so.
+      const typed = codes[3]!.toUpperCase().replace(/-/g, ' ');
+      const ok = await browser.request('POST', '/console/two-step?recovery=1', {
+        csrf_token: await browser.csrfOf('/console/two-step?recovery=1'),
+        code: typed,
+      });
+      assert.deepEqual([ok.status, ok.location], [303, '/console/sandbox/account?recovered=1']);
+      const landed = await browser.request('GET', ok.location!);
+      assert.equal(landed.status, 200);
+      assert.match(landed.body, /You signed in with a recovery code/);
+      assert.match(landed.body, /id="recovery-left">9 unused recovery codes\./);
 
-    // Used once: the same code is refused, from the TOTP form as well.
-    const reused = await signInWith(email, codes[3]!);
-    assert.equal(reused.res.status, 401);
-    assert.match(reused.res.body, /recovery code is not right, or was used already/);
-    assert.equal(reused.jar.cookies.has('mwa_console_session'), false);
-    assert.equal((await signInWith(email, codes[3]!, { recovery: false })).res.status, 401);
-    // Another code works; the app's code still does too.
-    assert.equal((await signInWith(email, codes[4]!, { recovery: false })).res.location, '/console/sandbox/account?recovered=1');
-    assert.equal((await signInWith(email, await currentCode(userId, secret), { recovery: false })).res.location, '/console/sandbox');
+      // Used once: the same code is refused, from the TOTP form as well.
+      const reused = await signInWith(email, codes[3]!);
+      assert.equal(reused.res.status, 401);
+      assert.match(reused.res.body, /recovery code is not right, or was used already/);
+      assert.equal(reused.jar.cookies.has('mwa_console_session'), false);
+      assert.equal((await signInWith(email, codes[3]!, { recovery: false })).res.status, 401);
+      // Another code works; the app's code still does too.
+      assert.equal(
+        (await signInWith(email, codes[4]!, { recovery: false })).res.location,
+        '/console/sandbox/account?recovered=1',
+      );
+      assert.equal(
+        (await signInWith(email, await currentCode(userId, secret), { recovery: false })).res.location,
+        '/console/sandbox',
+      );
 
-    const used = await auditOf(userId, 'user.recovery_code_use');
-    assert.deepEqual(used.map((a) => [a.environment, a.user_email, a.object_id, a.detail]), [
-      ['sandbox', email, userId, 'signed in with a recovery code; 9 left'], ['production', email, userId, 'signed in with a recovery code; 9 left'],
-      ['sandbox', email, userId, 'signed in with a recovery code; 8 left'], ['production', email, userId, 'signed in with a recovery code; 8 left'],
-    ]);
-    assert.equal((await auditOf(userId, 'user.totp_enable'))[0]!.detail, '10 recovery codes made');
-    await db().deleteFrom('console_login_failures').execute();
-  });
+      const used = await auditOf(userId, 'user.recovery_code_use');
+      assert.deepEqual(
+        used.map((a) => [a.environment, a.user_email, a.object_id, a.detail]),
+        [
+          ['sandbox', email, userId, 'signed in with a recovery code; 9 left'],
+          ['production', email, userId, 'signed in with a recovery code; 9 left'],
+          ['sandbox', email, userId, 'signed in with a recovery code; 8 left'],
+          ['production', email, userId, 'signed in with a recovery code; 8 left'],
+        ],
+      );
+      assert.equal((await auditOf(userId, 'user.totp_enable'))[0]!.detail, '10 recovery codes made');
+      await db().deleteFrom('console_login_failures').execute();
+    },
+  );
 
-  test('the two-step cookie is spent by the sign-in it leads to: presented again (a copy of it) it goes back to the password, even with a fresh code', async () => {
-    const email = 'two-step-once@example.com';
-    const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
-    const { secret, codes } = await enableTotp(jar);
-    const browser = consoleClient(service);
-    await browser.request('POST', '/console/sign-in', { csrf_token: await browser.csrfOf('/console/sign-in'), email, password: consolePassword });
-    const pending = browser.cookies.get('mwa_console_two_step')!;
-    assert.ok(pending, 'the password step leaves a two-step cookie');
-    const copy = consoleClient(service);
-    copy.cookies.set('mwa_console_two_step', pending);
-    const csrfOfCopy = await copy.csrfOf('/console/two-step');
-    const done = await browser.request('POST', '/console/two-step', { csrf_token: await browser.csrfOf('/console/two-step'), code: await currentCode(userId, secret) });
-    assert.equal(done.location, '/console/sandbox');
-    // Within its five minutes, with a code the server would take: back to the password.
-    const again = await copy.request('POST', '/console/two-step', { csrf_token: csrfOfCopy, code: await currentCode(userId, secret) });
-    assert.deepEqual([again.status, again.location], [303, '/console/sign-in?ended=1']);
-    assert.equal(copy.cookies.has('mwa_console_session'), false);
-    assert.equal(copy.cookies.has('mwa_console_two_step'), false, 'the spent cookie is cleared');
-    // A recovery code does not get through either, and is not spent.
-    const viaRecovery = await copy.request('POST', '/console/two-step?recovery=1', { csrf_token: csrfOfCopy, code: codes[0]! });
-    assert.equal(viaRecovery.location, '/console/sign-in?ended=1');
-    assert.equal((await db().selectFrom('console_recovery_codes').select('used_at').where('user_id', '=', userId).where('used_at', 'is not', null).execute()).length, 0);
-    // A new password step makes a new cookie, which works.
-    assert.equal((await signInWith(email, await currentCode(userId, secret), { recovery: false })).res.location, '/console/sandbox');
-  });
+  test(
+    'the two-step cookie is spent by the sign-in it leads to: presented again (a copy of it) it goes back to ' +
+      'the password, even with a fresh code',
+    async () => {
+      const email = 'two-step-once@example.com';
+      const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
+      const { secret, codes } = await enableTotp(jar);
+      const browser = consoleClient(service);
+      await browser.request('POST', '/console/sign-in', {
+        csrf_token: await browser.csrfOf('/console/sign-in'),
+        email,
+        password: consolePassword,
+      });
+      const pending = browser.cookies.get('mwa_console_two_step')!;
+      assert.ok(pending, 'the password step leaves a two-step cookie');
+      const copy = consoleClient(service);
+      copy.cookies.set('mwa_console_two_step', pending);
+      const csrfOfCopy = await copy.csrfOf('/console/two-step');
+      const done = await browser.request('POST', '/console/two-step', {
+        csrf_token: await browser.csrfOf('/console/two-step'),
+        code: await currentCode(userId, secret),
+      });
+      assert.equal(done.location, '/console/sandbox');
+      // Within its five minutes, with a code the server would take: back to the password.
+      const again = await copy.request('POST', '/console/two-step', {
+        csrf_token: csrfOfCopy,
+        code: await currentCode(userId, secret),
+      });
+      assert.deepEqual([again.status, again.location], [303, '/console/sign-in?ended=1']);
+      assert.equal(copy.cookies.has('mwa_console_session'), false);
+      assert.equal(copy.cookies.has('mwa_console_two_step'), false, 'the spent cookie is cleared');
+      // A recovery code does not get through either, and is not spent.
+      const viaRecovery = await copy.request('POST', '/console/two-step?recovery=1', {
+        csrf_token: csrfOfCopy,
+        code: codes[0]!,
+      });
+      assert.equal(viaRecovery.location, '/console/sign-in?ended=1');
+      assert.equal(
+        (
+          await db()
+            .selectFrom('console_recovery_codes')
+            .select('used_at')
+            .where('user_id', '=', userId)
+            .where('used_at', 'is not', null)
+            .execute()
+        ).length,
+        0,
+      );
+      // A new password step makes a new cookie, which works.
+      assert.equal(
+        (await signInWith(email, await currentCode(userId, secret), { recovery: false })).res.location,
+        '/console/sandbox',
+      );
+    },
+  );
 
   test('signing in again from a browser that still holds a session ends that session', async () => {
     const email = 'sign-in-again@example.com';
@@ -166,71 +259,138 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     const copy = consoleClient(service);
     copy.cookies.set('mwa_console_session', old);
     assert.equal((await copy.request('GET', '/console/sandbox')).status, 200, 'the old session works before');
-    const res = await jar.request('POST', '/console/sign-in', { csrf_token: await jar.csrfOf('/console/sign-in'), email, password: consolePassword });
+    const res = await jar.request('POST', '/console/sign-in', {
+      csrf_token: await jar.csrfOf('/console/sign-in'),
+      email,
+      password: consolePassword,
+    });
     assert.equal(res.location, '/console/sandbox');
     assert.notEqual(jar.cookies.get('mwa_console_session'), old);
     assert.equal((await jar.request('GET', '/console/sandbox')).status, 200);
     const after = await copy.request('GET', '/console/sandbox');
     assert.equal(after.location, '/console/sign-in', 'the old session is gone');
-    assert.equal((await db().selectFrom('console_sessions').select('token_hash').where('token_hash', '=', sha256Hex(old)).execute()).length, 0);
+    assert.equal(
+      (
+        await db()
+          .selectFrom('console_sessions')
+          .select('token_hash')
+          .where('token_hash', '=', sha256Hex(old))
+          .execute()
+      ).length,
+      0,
+    );
   });
 
-  test('the sign-in throttle counts wrong recovery codes: after 5, even a right code is refused (429) and nothing is spent', async () => {
-    const email = 'guess-recovery@example.com';
-    const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
-    const { codes, secret } = await enableTotp(jar);
-    const browser = consoleClient(service);
-    for (let i = 0; i < 5; i++) {
-      const wrong = await signInWith(email, newRecoveryCode(), { jar: browser });
-      assert.equal(wrong.res.status, 401, `guess ${i + 1}`);
-    }
-    const right = await browser.request('POST', '/console/two-step?recovery=1', { csrf_token: await browser.csrfOf('/console/two-step?recovery=1'), code: codes[0]! });
-    assert.equal(right.status, 429);
-    assert.match(right.body, /Too many failed attempts/);
-    const app = await browser.request('POST', '/console/two-step', { csrf_token: await browser.csrfOf('/console/two-step'), code: await currentCode(userId, secret) });
-    assert.equal(app.status, 429, 'the app\'s code too');
-    assert.equal((await db().selectFrom('console_recovery_codes').select('used_at').where('user_id', '=', userId).where('used_at', 'is not', null).execute()).length, 0);
-    // Once the failures age out, the code signs in.
-    await db().updateTable('console_login_failures').set({ failed_at: new Date(Date.now() - 16 * 60_000) }).where('email', '=', email).execute();
-    assert.equal((await signInWith(email, codes[0]!)).res.status, 303);
-    await db().deleteFrom('console_login_failures').execute();
-  });
+  test(
+    'the sign-in throttle counts wrong recovery codes: after 5, even a right code is refused (429) and nothing ' +
+      'is spent',
+    async () => {
+      const email = 'guess-recovery@example.com';
+      const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
+      const { codes, secret } = await enableTotp(jar);
+      const browser = consoleClient(service);
+      for (let i = 0; i < 5; i++) {
+        const wrong = await signInWith(email, newRecoveryCode(), { jar: browser });
+        assert.equal(wrong.res.status, 401, `guess ${i + 1}`);
+      }
+      const right = await browser.request('POST', '/console/two-step?recovery=1', {
+        csrf_token: await browser.csrfOf('/console/two-step?recovery=1'),
+        code: codes[0]!,
+      });
+      assert.equal(right.status, 429);
+      assert.match(right.body, /Too many failed attempts/);
+      const app = await browser.request('POST', '/console/two-step', {
+        csrf_token: await browser.csrfOf('/console/two-step'),
+        code: await currentCode(userId, secret),
+      });
+      assert.equal(app.status, 429, "the app's code too");
+      assert.equal(
+        (
+          await db()
+            .selectFrom('console_recovery_codes')
+            .select('used_at')
+            .where('user_id', '=', userId)
+            .where('used_at', 'is not', null)
+            .execute()
+        ).length,
+        0,
+      );
+      // Once the failures age out, the code signs in.
+      await db()
+        .updateTable('console_login_failures')
+        .set({ failed_at: new Date(Date.now() - 16 * 60_000) })
+        .where('email', '=', email)
+        .execute();
+      assert.equal((await signInWith(email, codes[0]!)).res.status, 303);
+      await db().deleteFrom('console_login_failures').execute();
+    },
+  );
 
-  test('turning TOTP off counts wrong codes in the sign-in throttle: after 5, even a right code is refused (429); a used code is not taken again', async () => {
-    const email = 'disable-guess@example.com';
-    const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
-    const { secret } = await enableTotp(jar);
-    const post = async (code: string) => jar.request('POST', `${account}/totp/disable`, { csrf_token: await jar.csrfOf(account), code });
-    const failures = async () => (await db().selectFrom('console_login_failures').select('id').where('email', '=', email).execute()).length;
-    const isOn = async () => (await db().selectFrom('console_users').select('totp_secret').where('id', '=', userId).executeTakeFirstOrThrow()).totp_secret !== null;
-    // A code already taken (the set-up's own step) does not turn it off, and counts.
-    const setUpStep = Number((await db().selectFrom('console_users').select('totp_last_step').where('id', '=', userId).executeTakeFirstOrThrow()).totp_last_step);
-    const replay = await post(totpCode(secret, setUpStep));
-    assert.equal(replay.status, 400, 'the code of the set-up is not taken again');
-    assert.equal(await failures(), 1);
-    for (let i = 0; i < 4; i++) {
-      const now = totpCode(secret, stepAt(Date.now()));
-      const wrong = await post(now === '000000' ? '111111' : '000000');
-      assert.equal(wrong.status, 400, `guess ${i + 2}`);
-    }
-    assert.equal(await failures(), 5);
-    const right = await post(await currentCode(userId, secret));
-    assert.equal(right.status, 429);
-    assert.match(right.body, /Too many failed attempts/);
-    assert.equal(await isOn(), true, 'still on');
-    assert.equal(await failures(), 5, 'the refused attempt is taken back');
-    assert.equal((await auditOf(userId, 'user.totp_disable')).length, 0);
-    // Once the failures age out, a current code turns it off; its step is recorded and the same code is not taken again.
-    await db().updateTable('console_login_failures').set({ failed_at: new Date(Date.now() - 16 * 60_000) }).where('email', '=', email).execute();
-    const code = await currentCode(userId, secret);
-    const off = await post(code);
-    assert.equal(off.status, 200);
-    assert.match(off.body, /Two-step sign-in is off/);
-    assert.equal(await isOn(), false);
-    assert.equal((await db().selectFrom('console_recovery_codes').select('code_hash').where('user_id', '=', userId).execute()).length, 0);
-    assert.equal((await auditOf(userId, 'user.totp_disable')).length, 1);
-    await db().deleteFrom('console_login_failures').execute();
-  });
+  test(
+    'turning TOTP off counts wrong codes in the sign-in throttle: after 5, even a right code is refused (429); ' +
+      'a used code is not taken again',
+    async () => {
+      const email = 'disable-guess@example.com';
+      const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
+      const { secret } = await enableTotp(jar);
+      const post = async (code: string) =>
+        jar.request('POST', `${account}/totp/disable`, { csrf_token: await jar.csrfOf(account), code });
+      const failures = async () =>
+        (await db().selectFrom('console_login_failures').select('id').where('email', '=', email).execute()).length;
+      const isOn = async () =>
+        (
+          await db()
+            .selectFrom('console_users')
+            .select('totp_secret')
+            .where('id', '=', userId)
+            .executeTakeFirstOrThrow()
+        ).totp_secret !== null;
+      // A code already taken (the set-up's own step) does not turn it off, and counts.
+      const setUpStep = Number(
+        (
+          await db()
+            .selectFrom('console_users')
+            .select('totp_last_step')
+            .where('id', '=', userId)
+            .executeTakeFirstOrThrow()
+        ).totp_last_step,
+      );
+      const replay = await post(totpCode(secret, setUpStep));
+      assert.equal(replay.status, 400, 'the code of the set-up is not taken again');
+      assert.equal(await failures(), 1);
+      for (let i = 0; i < 4; i++) {
+        const now = totpCode(secret, stepAt(Date.now()));
+        const wrong = await post(now === '000000' ? '111111' : '000000');
+        assert.equal(wrong.status, 400, `guess ${i + 2}`);
+      }
+      assert.equal(await failures(), 5);
+      const right = await post(await currentCode(userId, secret));
+      assert.equal(right.status, 429);
+      assert.match(right.body, /Too many failed attempts/);
+      assert.equal(await isOn(), true, 'still on');
+      assert.equal(await failures(), 5, 'the refused attempt is taken back');
+      assert.equal((await auditOf(userId, 'user.totp_disable')).length, 0);
+      // Once the failures age out, a current code turns it off; its step is recorded and the same code is not taken
+      // again.
+      await db()
+        .updateTable('console_login_failures')
+        .set({ failed_at: new Date(Date.now() - 16 * 60_000) })
+        .where('email', '=', email)
+        .execute();
+      const code = await currentCode(userId, secret);
+      const off = await post(code);
+      assert.equal(off.status, 200);
+      assert.match(off.body, /Two-step sign-in is off/);
+      assert.equal(await isOn(), false);
+      assert.equal(
+        (await db().selectFrom('console_recovery_codes').select('code_hash').where('user_id', '=', userId).execute())
+          .length,
+        0,
+      );
+      assert.equal((await auditOf(userId, 'user.totp_disable')).length, 1);
+      await db().deleteFrom('console_login_failures').execute();
+    },
+  );
 
   test('a code used at sign-in does not turn TOTP off (the step is taken)', async () => {
     const email = 'disable-replay@example.com';
@@ -239,141 +399,312 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     const code = await currentCode(userId, secret);
     // The step recorded by the code's use (here: its use at sign-in) makes a replay fail.
     assert.equal((await signInWith(email, code, { recovery: false })).res.location, '/console/sandbox');
-    const replay = await jar.request('POST', `${account}/totp/disable`, { csrf_token: await jar.csrfOf(account), code });
+    const replay = await jar.request('POST', `${account}/totp/disable`, {
+      csrf_token: await jar.csrfOf(account),
+      code,
+    });
     assert.equal(replay.status, 400);
-    const user = await db().selectFrom('console_users').select(['totp_secret', 'totp_last_step']).where('id', '=', userId).executeTakeFirstOrThrow();
+    const user = await db()
+      .selectFrom('console_users')
+      .select(['totp_secret', 'totp_last_step'])
+      .where('id', '=', userId)
+      .executeTakeFirstOrThrow();
     assert.ok(user.totp_secret !== null && user.totp_last_step !== null);
     await db().deleteFrom('console_login_failures').execute();
   });
 
-  test('a new set of recovery codes: after the password or an app code (a wrong one counts as a failure), the old set stops working; audited', async () => {
-    const email = 'regenerate@example.com';
-    const { jar, userId } = await signedInConsole(service, merchantId, email, 'owner');
-    const page = '/console/production/account/recovery-codes';
-    const off = await jar.request('GET', page);
-    assert.match(off.body, /Recovery codes come with two-step sign-in/);
-    assert.equal((await jar.request('POST', page, { csrf_token: await jar.csrfOf(page), password: consolePassword })).status, 400);
-    const { codes: first, secret } = await enableTotp(jar);
+  test(
+    'a new set of recovery codes: after the password or an app code (a wrong one counts as a failure), the old ' +
+      'set stops working; audited',
+    async () => {
+      const email = 'regenerate@example.com';
+      const { jar, userId } = await signedInConsole(service, merchantId, email, 'owner');
+      const page = '/console/production/account/recovery-codes';
+      const off = await jar.request('GET', page);
+      assert.match(off.body, /Recovery codes come with two-step sign-in/);
+      assert.equal(
+        (await jar.request('POST', page, { csrf_token: await jar.csrfOf(page), password: consolePassword })).status,
+        400,
+      );
+      const { codes: first, secret } = await enableTotp(jar);
 
-    assert.equal((await jar.request('POST', page, { password: consolePassword })).status, 403, 'the CSRF field is required');
-    // A hand-made set-up while the factor is on makes no new secret and no new codes.
-    await jar.request('POST', `${account}/totp/start`, { csrf_token: await jar.csrfOf(account) });
-    const pending = await db().selectFrom('console_users').select('totp_pending_secret').where('id', '=', userId).executeTakeFirstOrThrow();
-    assert.equal(pending.totp_pending_secret, null);
-    assert.equal((await jar.request('POST', `${account}/totp/confirm`, { csrf_token: await jar.csrfOf(account), password: consolePassword, code: await currentCode(userId, secret) })).status, 400);
-    const wrong = await jar.request('POST', page, { csrf_token: await jar.csrfOf(page), password: 'not the password at all' });
-    assert.equal(wrong.status, 401);
-    assert.deepEqual(codesOf(wrong.body), []);
-    assert.equal((await db().selectFrom('console_login_failures').select('id').where('email', '=', email).execute()).length, 1, 'counted in the throttle');
-    const wrongCode = await jar.request('POST', page, { csrf_token: await jar.csrfOf(page), code: '000000' === totpCode(secret, stepAt(Date.now())) ? '111111' : '000000' });
-    assert.equal(wrongCode.status, 401);
+      assert.equal(
+        (await jar.request('POST', page, { password: consolePassword })).status,
+        403,
+        'the CSRF field is required',
+      );
+      // A hand-made set-up while the factor is on makes no new secret and no new codes.
+      await jar.request('POST', `${account}/totp/start`, { csrf_token: await jar.csrfOf(account) });
+      const pending = await db()
+        .selectFrom('console_users')
+        .select('totp_pending_secret')
+        .where('id', '=', userId)
+        .executeTakeFirstOrThrow();
+      assert.equal(pending.totp_pending_secret, null);
+      assert.equal(
+        (
+          await jar.request('POST', `${account}/totp/confirm`, {
+            csrf_token: await jar.csrfOf(account),
+            password: consolePassword,
+            code: await currentCode(userId, secret),
+          })
+        ).status,
+        400,
+      );
+      const wrong = await jar.request('POST', page, {
+        csrf_token: await jar.csrfOf(page),
+        password: 'not the password at all',
+      });
+      assert.equal(wrong.status, 401);
+      assert.deepEqual(codesOf(wrong.body), []);
+      assert.equal(
+        (await db().selectFrom('console_login_failures').select('id').where('email', '=', email).execute()).length,
+        1,
+        'counted in the throttle',
+      );
+      const wrongCode = await jar.request('POST', page, {
+        csrf_token: await jar.csrfOf(page),
+        code: '000000' === totpCode(secret, stepAt(Date.now())) ? '111111' : '000000',
+      });
+      assert.equal(wrongCode.status, 401);
 
-    const byPassword = await jar.request('POST', page, { csrf_token: await jar.csrfOf(page), password: consolePassword });
-    assert.equal(byPassword.status, 201);
-    const second = codesOf(byPassword.body);
-    assert.equal(second.length, 10);
-    assert.equal(second.filter((c) => first.includes(c)).length, 0);
-    assert.equal((await signInWith(email, first[0]!)).res.status, 401, 'the old set no longer works');
-    const byCode = await jar.request('POST', page, { csrf_token: await jar.csrfOf(page), code: await currentCode(userId, secret) });
-    assert.equal(byCode.status, 201);
-    const third = codesOf(byCode.body);
-    assert.equal((await signInWith(email, second[0]!)).res.status, 401);
-    assert.equal((await signInWith(email, third[0]!)).res.status, 303);
-    assert.equal((await db().selectFrom('console_recovery_codes').select('code_hash').where('user_id', '=', userId).execute()).length, 10);
-    const made = await auditOf(userId, 'user.recovery_codes_new');
-    assert.equal(made.length, 4, 'two sets, each in both environments\' logs');
-    // Owners read them in either environment's audit log.
-    for (const env of ['sandbox', 'production']) assert.match((await jar.request('GET', `/console/${env}/audit`)).body, /user\.recovery_codes_new/);
-    // Turning TOTP off deletes the codes.
-    await jar.request('POST', `${account}/totp/disable`, { csrf_token: await jar.csrfOf(account), code: await currentCode(userId, secret) });
-    assert.equal((await db().selectFrom('console_recovery_codes').select('code_hash').where('user_id', '=', userId).execute()).length, 0);
-    await db().deleteFrom('console_login_failures').execute();
-  });
+      const byPassword = await jar.request('POST', page, {
+        csrf_token: await jar.csrfOf(page),
+        password: consolePassword,
+      });
+      assert.equal(byPassword.status, 201);
+      const second = codesOf(byPassword.body);
+      assert.equal(second.length, 10);
+      assert.equal(second.filter((c) => first.includes(c)).length, 0);
+      assert.equal((await signInWith(email, first[0]!)).res.status, 401, 'the old set no longer works');
+      const byCode = await jar.request('POST', page, {
+        csrf_token: await jar.csrfOf(page),
+        code: await currentCode(userId, secret),
+      });
+      assert.equal(byCode.status, 201);
+      const third = codesOf(byCode.body);
+      assert.equal((await signInWith(email, second[0]!)).res.status, 401);
+      assert.equal((await signInWith(email, third[0]!)).res.status, 303);
+      assert.equal(
+        (await db().selectFrom('console_recovery_codes').select('code_hash').where('user_id', '=', userId).execute())
+          .length,
+        10,
+      );
+      const made = await auditOf(userId, 'user.recovery_codes_new');
+      assert.equal(made.length, 4, "two sets, each in both environments' logs");
+      // Owners read them in either environment's audit log.
+      for (const env of ['sandbox', 'production'])
+        assert.match((await jar.request('GET', `/console/${env}/audit`)).body, /user\.recovery_codes_new/);
+      // Turning TOTP off deletes the codes.
+      await jar.request('POST', `${account}/totp/disable`, {
+        csrf_token: await jar.csrfOf(account),
+        code: await currentCode(userId, secret),
+      });
+      assert.equal(
+        (await db().selectFrom('console_recovery_codes').select('code_hash').where('user_id', '=', userId).execute())
+          .length,
+        0,
+      );
+      await db().deleteFrom('console_login_failures').execute();
+    },
+  );
 
-  test('operator reset of the second factor: TOTP and recovery codes gone, every session ended, audited as the operator; the password alone signs in', async () => {
-    const email = 'lost-phone@example.com';
-    const { jar, userId } = await signedInConsole(service, merchantId, email, 'developer');
-    const { codes } = await enableTotp(jar);
-    const other = (await signInWith(email, codes[0]!)).jar;
-    assert.equal((await other.request('GET', '/console/sandbox')).status, 200);
-    const listed = await admin(service, 'GET', `/admin/v1/merchants/${merchantId}/console-users`);
-    assert.equal(listed.body.data.find((u: any) => u.id === userId).two_step, true);
-
-    const noToken = await fetch(`${service.adminUrl}/admin/v1/console-users/${userId}/second-factor/reset`, { method: 'POST' });
-    assert.equal(noToken.status, 401);
-    assert.equal((await admin(service, 'POST', '/admin/v1/console-users/cus_nope/second-factor/reset')).status, 404);
-    const reset = await admin(service, 'POST', `/admin/v1/console-users/${userId}/second-factor/reset`);
-    assert.equal(reset.status, 200);
-    assert.deepEqual([reset.body.id, reset.body.email, reset.body.status, reset.body.two_step, reset.body.sessions_ended], [userId, email, 'active', false, 2]);
-    for (const j of [jar, other]) assert.equal((await j.request('GET', '/console/sandbox')).location, '/console/sign-in', 'the session is gone');
-    const row = await db().selectFrom('console_users').select(['totp_secret', 'totp_pending_secret', 'totp_last_step']).where('id', '=', userId).executeTakeFirstOrThrow();
-    assert.deepEqual(row, { totp_secret: null, totp_pending_secret: null, totp_last_step: null });
-    assert.equal((await db().selectFrom('console_recovery_codes').select('code_hash').where('user_id', '=', userId).execute()).length, 0);
-    const lines = await auditOf(userId, 'operator.second_factor_reset');
-    assert.deepEqual(lines.map((a) => [a.environment, a.user_email, a.object_id]), [['sandbox', 'operator', userId], ['production', 'operator', userId]]);
-    assert.equal(lines[0]!.detail, `${email}: two-step sign-in turned off, 9 unused recovery codes deleted, 2 sessions ended`);
-
-    const plain = consoleClient(service);
-    const signed = await plain.request('POST', '/console/sign-in', { csrf_token: await plain.csrfOf('/console/sign-in'), email, password: consolePassword });
-    assert.equal(signed.location, '/console/sandbox', 'no second step any more');
-    // Repeatable: a user without a second factor is answered the same, its sessions end.
-    const again = await admin(service, 'POST', `/admin/v1/console-users/${userId}/second-factor/reset`);
-    assert.deepEqual([again.status, again.body.two_step, again.body.sessions_ended], [200, false, 1]);
-    assert.equal((await auditOf(userId, 'operator.second_factor_reset'))[2]!.detail, `${email}: two-step sign-in was off, 0 unused recovery codes deleted, 1 sessions ended`);
-  });
-
-  test('password change: the current password is checked (under the throttle); every other session ends, this one stays; audited', async () => {
-    const email = 'new-password@example.com';
-    const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
-    const elsewhere = consoleClient(service);
-    await elsewhere.request('POST', '/console/sign-in', { csrf_token: await elsewhere.csrfOf('/console/sign-in'), email, password: consolePassword });
-    assert.equal((await elsewhere.request('GET', '/console/sandbox')).status, 200);
-    const page = '/console/sandbox/account/password';
-    assert.match((await jar.request('GET', account)).body, /href="\/console\/sandbox\/account\/password"/);
-    const newPassword = 'another long passphrase';
-    const post = async (form: Record<string, string>) => jar.request('POST', page, { csrf_token: await jar.csrfOf(page), ...form });
-    assert.equal((await jar.request('POST', page, { current: consolePassword, password: newPassword, confirmation: newPassword })).status, 403);
-    assert.equal((await post({ current: consolePassword, password: 'short', confirmation: 'short' })).status, 400);
-    assert.equal((await post({ current: consolePassword, password: newPassword, confirmation: `${newPassword}!` })).status, 400);
-    const wrong = await post({ current: 'not the password at all', password: newPassword, confirmation: newPassword });
-    assert.equal(wrong.status, 401);
-    assert.equal((await db().selectFrom('console_login_failures').select('id').where('email', '=', email).execute()).length, 1);
-    assert.equal((await elsewhere.request('GET', '/console/sandbox')).status, 200, 'a refused change ends nothing');
-
-    const done = await post({ current: consolePassword, password: newPassword, confirmation: newPassword });
-    assert.equal(done.status, 200);
-    assert.match(done.body, /Your password is changed\. 1 other session ended\./);
-    assert.equal((await jar.request('GET', '/console/sandbox')).status, 200, 'this browser stays signed in');
-    assert.equal((await elsewhere.request('GET', '/console/sandbox')).location, '/console/sign-in', 'the session is gone');
-    const old = consoleClient(service);
-    assert.equal((await old.request('POST', '/console/sign-in', { csrf_token: await old.csrfOf('/console/sign-in'), email, password: consolePassword })).status, 401);
-    assert.equal((await old.request('POST', '/console/sign-in', { csrf_token: await old.csrfOf('/console/sign-in'), email, password: newPassword })).status, 303);
-    assert.deepEqual((await auditOf(userId, 'user.password_change')).map((a) => [a.environment, a.detail]), [['sandbox', '1 other sessions ended'], ['production', '1 other sessions ended']]);
-    await db().deleteFrom('console_login_failures').execute();
-  });
-
-  test('turning TOTP on or off ends every other session of the user (one opened with the password alone stays no longer); this browser stays', async () => {
-    const email = 'totp-sessions@example.com';
-    const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
-    const elsewhere = async () => {
-      const other = consoleClient(service);
-      await other.request('POST', '/console/sign-in', { csrf_token: await other.csrfOf('/console/sign-in'), email, password: consolePassword });
+  test(
+    'operator reset of the second factor: TOTP and recovery codes gone, every session ended, audited as the ' +
+      'operator; the password alone signs in',
+    async () => {
+      const email = 'lost-phone@example.com';
+      const { jar, userId } = await signedInConsole(service, merchantId, email, 'developer');
+      const { codes } = await enableTotp(jar);
+      const other = (await signInWith(email, codes[0]!)).jar;
       assert.equal((await other.request('GET', '/console/sandbox')).status, 200);
-      return other;
-    };
-    const before = await elsewhere();
-    const { secret } = await enableTotp(jar);
-    assert.equal((await before.request('GET', '/console/sandbox')).location, '/console/sign-in', 'the password-only session is gone');
-    assert.equal((await jar.request('GET', '/console/sandbox')).status, 200);
+      const listed = await admin(service, 'GET', `/admin/v1/merchants/${merchantId}/console-users`);
+      assert.equal(listed.body.data.find((u: any) => u.id === userId).two_step, true);
 
-    const { jar: second } = await signInWith(email, await currentCode(userId, secret), { recovery: false });
-    assert.equal((await second.request('GET', '/console/sandbox')).status, 200);
-    const off = await jar.request('POST', `${account}/totp/disable`, { csrf_token: await jar.csrfOf(account), code: await currentCode(userId, secret) });
-    assert.match(off.body, /Two-step sign-in is off/);
-    assert.equal((await second.request('GET', '/console/sandbox')).location, '/console/sign-in', 'the other session is gone');
-    assert.equal((await jar.request('GET', '/console/sandbox')).status, 200);
-    assert.deepEqual((await auditOf(userId, 'user.totp_disable')).map((a) => a.detail), ['1 other sessions ended']);
-  });
+      const noToken = await fetch(`${service.adminUrl}/admin/v1/console-users/${userId}/second-factor/reset`, {
+        method: 'POST',
+      });
+      assert.equal(noToken.status, 401);
+      assert.equal((await admin(service, 'POST', '/admin/v1/console-users/cus_nope/second-factor/reset')).status, 404);
+      const reset = await admin(service, 'POST', `/admin/v1/console-users/${userId}/second-factor/reset`);
+      assert.equal(reset.status, 200);
+      assert.deepEqual(
+        [reset.body.id, reset.body.email, reset.body.status, reset.body.two_step, reset.body.sessions_ended],
+        [userId, email, 'active', false, 2],
+      );
+      for (const j of [jar, other])
+        assert.equal((await j.request('GET', '/console/sandbox')).location, '/console/sign-in', 'the session is gone');
+      const row = await db()
+        .selectFrom('console_users')
+        .select(['totp_secret', 'totp_pending_secret', 'totp_last_step'])
+        .where('id', '=', userId)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(row, { totp_secret: null, totp_pending_secret: null, totp_last_step: null });
+      assert.equal(
+        (await db().selectFrom('console_recovery_codes').select('code_hash').where('user_id', '=', userId).execute())
+          .length,
+        0,
+      );
+      const lines = await auditOf(userId, 'operator.second_factor_reset');
+      assert.deepEqual(
+        lines.map((a) => [a.environment, a.user_email, a.object_id]),
+        [
+          ['sandbox', 'operator', userId],
+          ['production', 'operator', userId],
+        ],
+      );
+      assert.equal(
+        lines[0]!.detail,
+        `${email}: two-step sign-in turned off, 9 unused recovery codes deleted, 2 sessions ended`,
+      );
+
+      const plain = consoleClient(service);
+      const signed = await plain.request('POST', '/console/sign-in', {
+        csrf_token: await plain.csrfOf('/console/sign-in'),
+        email,
+        password: consolePassword,
+      });
+      assert.equal(signed.location, '/console/sandbox', 'no second step any more');
+      // Repeatable: a user without a second factor is answered the same, its sessions end.
+      const again = await admin(service, 'POST', `/admin/v1/console-users/${userId}/second-factor/reset`);
+      assert.deepEqual([again.status, again.body.two_step, again.body.sessions_ended], [200, false, 1]);
+      assert.equal(
+        (await auditOf(userId, 'operator.second_factor_reset'))[2]!.detail,
+        `${email}: two-step sign-in was off, 0 unused recovery codes deleted, 1 sessions ended`,
+      );
+    },
+  );
+
+  test(
+    'password change: the current password is checked (under the throttle); every other session ends, this one ' +
+      'stays; audited',
+    async () => {
+      const email = 'new-password@example.com';
+      const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
+      const elsewhere = consoleClient(service);
+      await elsewhere.request('POST', '/console/sign-in', {
+        csrf_token: await elsewhere.csrfOf('/console/sign-in'),
+        email,
+        password: consolePassword,
+      });
+      assert.equal((await elsewhere.request('GET', '/console/sandbox')).status, 200);
+      const page = '/console/sandbox/account/password';
+      assert.match((await jar.request('GET', account)).body, /href="\/console\/sandbox\/account\/password"/);
+      const newPassword = 'another long passphrase';
+      const post = async (form: Record<string, string>) =>
+        jar.request('POST', page, { csrf_token: await jar.csrfOf(page), ...form });
+      assert.equal(
+        (
+          await jar.request('POST', page, {
+            current: consolePassword,
+            password: newPassword,
+            confirmation: newPassword,
+          })
+        ).status,
+        403,
+      );
+      assert.equal((await post({ current: consolePassword, password: 'short', confirmation: 'short' })).status, 400);
+      assert.equal(
+        (await post({ current: consolePassword, password: newPassword, confirmation: `${newPassword}!` })).status,
+        400,
+      );
+      const wrong = await post({
+        current: 'not the password at all',
+        password: newPassword,
+        confirmation: newPassword,
+      });
+      assert.equal(wrong.status, 401);
+      assert.equal(
+        (await db().selectFrom('console_login_failures').select('id').where('email', '=', email).execute()).length,
+        1,
+      );
+      assert.equal((await elsewhere.request('GET', '/console/sandbox')).status, 200, 'a refused change ends nothing');
+
+      const done = await post({ current: consolePassword, password: newPassword, confirmation: newPassword });
+      assert.equal(done.status, 200);
+      assert.match(done.body, /Your password is changed\. 1 other session ended\./);
+      assert.equal((await jar.request('GET', '/console/sandbox')).status, 200, 'this browser stays signed in');
+      assert.equal(
+        (await elsewhere.request('GET', '/console/sandbox')).location,
+        '/console/sign-in',
+        'the session is gone',
+      );
+      const old = consoleClient(service);
+      assert.equal(
+        (
+          await old.request('POST', '/console/sign-in', {
+            csrf_token: await old.csrfOf('/console/sign-in'),
+            email,
+            password: consolePassword,
+          })
+        ).status,
+        401,
+      );
+      assert.equal(
+        (
+          await old.request('POST', '/console/sign-in', {
+            csrf_token: await old.csrfOf('/console/sign-in'),
+            email,
+            password: newPassword,
+          })
+        ).status,
+        303,
+      );
+      assert.deepEqual(
+        (await auditOf(userId, 'user.password_change')).map((a) => [a.environment, a.detail]),
+        [
+          ['sandbox', '1 other sessions ended'],
+          ['production', '1 other sessions ended'],
+        ],
+      );
+      await db().deleteFrom('console_login_failures').execute();
+    },
+  );
+
+  test(
+    'turning TOTP on or off ends every other session of the user (one opened with the password alone stays no ' +
+      'longer); this browser stays',
+    async () => {
+      const email = 'totp-sessions@example.com';
+      const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
+      const elsewhere = async () => {
+        const other = consoleClient(service);
+        await other.request('POST', '/console/sign-in', {
+          csrf_token: await other.csrfOf('/console/sign-in'),
+          email,
+          password: consolePassword,
+        });
+        assert.equal((await other.request('GET', '/console/sandbox')).status, 200);
+        return other;
+      };
+      const before = await elsewhere();
+      const { secret } = await enableTotp(jar);
+      assert.equal(
+        (await before.request('GET', '/console/sandbox')).location,
+        '/console/sign-in',
+        'the password-only session is gone',
+      );
+      assert.equal((await jar.request('GET', '/console/sandbox')).status, 200);
+
+      const { jar: second } = await signInWith(email, await currentCode(userId, secret), { recovery: false });
+      assert.equal((await second.request('GET', '/console/sandbox')).status, 200);
+      const off = await jar.request('POST', `${account}/totp/disable`, {
+        csrf_token: await jar.csrfOf(account),
+        code: await currentCode(userId, secret),
+      });
+      assert.match(off.body, /Two-step sign-in is off/);
+      assert.equal(
+        (await second.request('GET', '/console/sandbox')).location,
+        '/console/sign-in',
+        'the other session is gone',
+      );
+      assert.equal((await jar.request('GET', '/console/sandbox')).status, 200);
+      assert.deepEqual(
+        (await auditOf(userId, 'user.totp_disable')).map((a) => a.detail),
+        ['1 other sessions ended'],
+      );
+    },
+  );
 
   test('sign-in answers the same for an unknown address, a wrong password, a disabled user and one still invited', async () => {
     await signedInConsole(service, merchantId, 'known@example.com', 'viewer');
@@ -382,10 +713,23 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     await inviteConsoleUser(service, merchantId, 'invited@example.com', 'viewer');
     const answer = async (email: string, password: string) => {
       const jar = consoleClient(service);
-      const res = await jar.request('POST', '/console/sign-in', { csrf_token: await jar.csrfOf('/console/sign-in'), email, password });
-      return { status: res.status, body: res.body.replace(/value="[^"]*"/g, 'value=""'), session: jar.cookies.has('mwa_console_session') };
+      const res = await jar.request('POST', '/console/sign-in', {
+        csrf_token: await jar.csrfOf('/console/sign-in'),
+        email,
+        password,
+      });
+      return {
+        status: res.status,
+        body: res.body.replace(/value="[^"]*"/g, 'value=""'),
+        session: jar.cookies.has('mwa_console_session'),
+      };
     };
-    const cases = [['nobody@example.com', consolePassword], ['known@example.com', 'not the password at all'], ['gone@example.com', consolePassword], ['invited@example.com', consolePassword]] as const;
+    const cases = [
+      ['nobody@example.com', consolePassword],
+      ['known@example.com', 'not the password at all'],
+      ['gone@example.com', consolePassword],
+      ['invited@example.com', consolePassword],
+    ] as const;
     const answers = [];
     for (const [email, password] of cases) answers.push(await answer(email, password));
     for (const a of answers) assert.deepEqual(a, answers[0], 'one answer whatever the address');
@@ -393,8 +737,11 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     assert.equal(answers[0]!.session, false);
     assert.match(answers[0]!.body, /The e-mail address or the password is not right/);
     const failures = await db().selectFrom('console_login_failures').select('email').orderBy('id').execute();
-    assert.deepEqual(failures.map((f) => f.email), cases.map(([email]) => email), 'each counts once in the throttle');
+    assert.deepEqual(
+      failures.map((f) => f.email),
+      cases.map(([email]) => email),
+      'each counts once in the throttle',
+    );
     await db().deleteFrom('console_login_failures').execute();
   });
 });
-

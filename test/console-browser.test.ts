@@ -29,7 +29,13 @@ let merchantId: string;
 let client: MerchantWalletClient;
 const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 
-useTestService({ config: { hostedScreenKey: testHostedScreenKey, webhookRetryScheduleMs: [60_000, 60_000, 60_000] }, merchant: { name: 'Kopi Corner Pte Ltd' } }, (s) => ({ service, merchantId, client } = s));
+useTestService(
+  {
+    config: { hostedScreenKey: testHostedScreenKey, webhookRetryScheduleMs: [60_000, 60_000, 60_000] },
+    merchant: { name: 'Kopi Corner Pte Ltd' },
+  },
+  (s) => ({ service, merchantId, client } = s),
+);
 
 /**
  * A screenshot for people to look at, not an assertion: Chromium sometimes answers "Unable to
@@ -56,7 +62,12 @@ async function newContext(width = 1200): Promise<BrowserContext> {
 }
 
 /** Invite (operator API), set the password on the invite page, sign in: the browser holds a session. */
-async function signIn(context: BrowserContext, email: string, role: 'owner' | 'developer' | 'viewer', shotPrefix?: string): Promise<Page> {
+async function signIn(
+  context: BrowserContext,
+  email: string,
+  role: 'owner' | 'developer' | 'viewer',
+  shotPrefix?: string,
+): Promise<Page> {
   const invite = await inviteConsoleUser(service, merchantId, email, role);
   const page = await context.newPage();
   await page.goto(`${service.publicUrl}${invite.invite_path}`);
@@ -85,7 +96,11 @@ async function startReceiver(answer: () => number) {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, received, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
+    received,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 test('sign-in with a wrong password, then the right one; the overview; the account page; sign-out', async () => {
@@ -116,71 +131,114 @@ test('sign-in with a wrong password, then the right one; the overview; the accou
   }
 });
 
-test('API keys: create a key (secrets once), edit its allow-list with a preview of each line; production scopes wait for approval', async () => {
-  const context = await newContext();
-  try {
-    const page = await signIn(context, 'dev@kopi.example', 'developer');
-    await page.getByRole('link', { name: 'API keys' }).click();
-    await page.getByLabel('balances:read').check();
-    await page.getByLabel('webhooks:write').check();
-    await page.getByRole('button', { name: 'Create key' }).click();
-    const secret = page.locator('.secret');
-    assert.match(await secret.innerText(), /shown only once/);
-    assert.match(await page.locator('#new-api-key').innerText(), /^mwk_/);
-    await shot(page, '05-keys-created');
-    // The new key works against the API with what the console showed.
-    const row = await service.ctx.db.selectFrom('api_keys').selectAll().where('merchant_id', '=', merchantId).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
-    assert.deepEqual(row.scopes.sort(), ['balances:read', 'webhooks:write']);
+test(
+  'API keys: create a key (secrets once), edit its allow-list with a preview of each line; production scopes ' +
+    'wait for approval',
+  async () => {
+    const context = await newContext();
+    try {
+      const page = await signIn(context, 'dev@kopi.example', 'developer');
+      await page.getByRole('link', { name: 'API keys' }).click();
+      await page.getByLabel('balances:read').check();
+      await page.getByLabel('webhooks:write').check();
+      await page.getByRole('button', { name: 'Create key' }).click();
+      const secret = page.locator('.secret');
+      assert.match(await secret.innerText(), /shown only once/);
+      assert.match(await page.locator('#new-api-key').innerText(), /^mwk_/);
+      await shot(page, '05-keys-created');
+      // The new key works against the API with what the console showed.
+      const row = await service.ctx.db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('merchant_id', '=', merchantId)
+        .orderBy('created_at', 'desc')
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(row.scopes.sort(), ['balances:read', 'webhooks:write']);
 
-    await page.getByRole('link', { name: row.client_id }).click();
-    const list = page.getByLabel('Entries, one per line');
-    await list.fill('203.0.113.7\n198.51.100.*\n10.1.0.0/16\n10.0.0.0/12\nlocalhost');
-    await page.getByRole('button', { name: 'Preview' }).click();
-    const preview = page.getByRole('table', { name: 'Preview: what each line matches' });
-    const text = await preview.innerText();
-    assert.match(text, /203\.0\.113\.7\s+exactly 203\.0\.113\.7/);
-    assert.match(text, /198\.51\.100\.0 to 198\.51\.100\.255 \(256 addresses\)/);
-    assert.match(text, /10\.1\.0\.0 to 10\.1\.255\.255 \(65,536 addresses\)/);
-    assert.match(text, /nothing: only \/8, \/16 and \/24/);
-    assert.match(text, /localhost\s+nothing: not an IP address/);
-    assert.match(await page.locator('main').innerText(), /127\.0\.0\.1.* would not be allowed/);
-    assert.equal((await service.ctx.db.selectFrom('api_keys').select('ip_allowlist').where('id', '=', row.id).executeTakeFirstOrThrow()).ip_allowlist, '', 'a preview saves nothing');
-    await shot(page, '06-key-allowlist-preview');
-    // Two lines can never match: the save stops to say so (issue 42), and "Save anyway" keeps them.
-    await page.getByRole('button', { name: 'Save allow-list' }).click();
-    assert.match(await page.getByRole('alert').innerText(), /These lines can never match any address: 10\.0\.0\.0\/12, localhost/);
-    assert.equal((await service.ctx.db.selectFrom('api_keys').select('ip_allowlist').where('id', '=', row.id).executeTakeFirstOrThrow()).ip_allowlist, '');
-    await page.getByRole('button', { name: 'Save anyway' }).click();
-    assert.match(await page.getByRole('status').innerText(), /allow-list is saved/);
-    const saved = await service.ctx.db.selectFrom('api_keys').select('ip_allowlist').where('id', '=', row.id).executeTakeFirstOrThrow();
-    assert.equal(saved.ip_allowlist, '203.0.113.7\n198.51.100.*\n10.1.0.0/16\n10.0.0.0/12\nlocalhost');
-    await shot(page, '07-key');
+      await page.getByRole('link', { name: row.client_id }).click();
+      const list = page.getByLabel('Entries, one per line');
+      await list.fill('203.0.113.7\n198.51.100.*\n10.1.0.0/16\n10.0.0.0/12\nlocalhost');
+      await page.getByRole('button', { name: 'Preview' }).click();
+      const preview = page.getByRole('table', { name: 'Preview: what each line matches' });
+      const text = await preview.innerText();
+      assert.match(text, /203\.0\.113\.7\s+exactly 203\.0\.113\.7/);
+      assert.match(text, /198\.51\.100\.0 to 198\.51\.100\.255 \(256 addresses\)/);
+      assert.match(text, /10\.1\.0\.0 to 10\.1\.255\.255 \(65,536 addresses\)/);
+      assert.match(text, /nothing: only \/8, \/16 and \/24/);
+      assert.match(text, /localhost\s+nothing: not an IP address/);
+      assert.match(await page.locator('main').innerText(), /127\.0\.0\.1.* would not be allowed/);
+      assert.equal(
+        (
+          await service.ctx.db
+            .selectFrom('api_keys')
+            .select('ip_allowlist')
+            .where('id', '=', row.id)
+            .executeTakeFirstOrThrow()
+        ).ip_allowlist,
+        '',
+        'a preview saves nothing',
+      );
+      await shot(page, '06-key-allowlist-preview');
+      // Two lines can never match: the save stops to say so (issue 42), and "Save anyway" keeps them.
+      await page.getByRole('button', { name: 'Save allow-list' }).click();
+      assert.match(
+        await page.getByRole('alert').innerText(),
+        /These lines can never match any address: 10\.0\.0\.0\/12, localhost/,
+      );
+      assert.equal(
+        (
+          await service.ctx.db
+            .selectFrom('api_keys')
+            .select('ip_allowlist')
+            .where('id', '=', row.id)
+            .executeTakeFirstOrThrow()
+        ).ip_allowlist,
+        '',
+      );
+      await page.getByRole('button', { name: 'Save anyway' }).click();
+      assert.match(await page.getByRole('status').innerText(), /allow-list is saved/);
+      const saved = await service.ctx.db
+        .selectFrom('api_keys')
+        .select('ip_allowlist')
+        .where('id', '=', row.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(saved.ip_allowlist, '203.0.113.7\n198.51.100.*\n10.1.0.0/16\n10.0.0.0/12\nlocalhost');
+      await shot(page, '07-key');
 
-    // Production: the switch keeps the section; a restricted scope waits; an allow-list is required.
-    await page.getByRole('link', { name: 'Production', exact: true }).click();
-    assert.match(page.url(), /\/console\/production\/keys$/);
-    await page.getByLabel('balances:read').check();
-    await page.getByLabel('deposits:write (needs approval)').check();
-    await page.getByRole('button', { name: 'Create key' }).click();
-    assert.match(await page.getByRole('alert').innerText(), /ip_allowlist: required/);
-    await page.getByLabel(/IP allow-list/).fill('127.0.0.1');
-    await page.getByRole('button', { name: 'Create key' }).click();
-    assert.match(await page.locator('.secret').innerText(), /shown only once/);
-    assert.match(await page.getByRole('table', { name: 'Keys of this environment' }).innerText(), /deposits:write: waiting for approval/);
-    await shot(page, '08-keys-production');
-    // Rotate with an overlap: a new key with the same grants, secrets shown once.
-    const prodKey = await service.ctx.db.selectFrom('api_keys').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', 'production').executeTakeFirstOrThrow();
-    await page.getByRole('link', { name: prodKey.client_id }).click();
-    await page.getByLabel('The old key keeps working for').selectOption('3600');
-    await page.getByRole('button', { name: 'Rotate key' }).click();
-    assert.match(await page.locator('main').innerText(), /The old key keeps working for 1 hour, then stops for good/);
-    await page.getByRole('button', { name: /^Yes, rotate / }).click();
-    assert.match(await page.locator('.secret').innerText(), /New key/);
-    assert.match(await page.locator('main').innerText(), /Rotated from/);
-  } finally {
-    await context.close();
-  }
-});
+      // Production: the switch keeps the section; a restricted scope waits; an allow-list is required.
+      await page.getByRole('link', { name: 'Production', exact: true }).click();
+      assert.match(page.url(), /\/console\/production\/keys$/);
+      await page.getByLabel('balances:read').check();
+      await page.getByLabel('deposits:write (needs approval)').check();
+      await page.getByRole('button', { name: 'Create key' }).click();
+      assert.match(await page.getByRole('alert').innerText(), /ip_allowlist: required/);
+      await page.getByLabel(/IP allow-list/).fill('127.0.0.1');
+      await page.getByRole('button', { name: 'Create key' }).click();
+      assert.match(await page.locator('.secret').innerText(), /shown only once/);
+      assert.match(
+        await page.getByRole('table', { name: 'Keys of this environment' }).innerText(),
+        /deposits:write: waiting for approval/,
+      );
+      await shot(page, '08-keys-production');
+      // Rotate with an overlap: a new key with the same grants, secrets shown once.
+      const prodKey = await service.ctx.db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('merchant_id', '=', merchantId)
+        .where('environment', '=', 'production')
+        .executeTakeFirstOrThrow();
+      await page.getByRole('link', { name: prodKey.client_id }).click();
+      await page.getByLabel('The old key keeps working for').selectOption('3600');
+      await page.getByRole('button', { name: 'Rotate key' }).click();
+      assert.match(await page.locator('main').innerText(), /The old key keeps working for 1 hour, then stops for good/);
+      await page.getByRole('button', { name: /^Yes, rotate / }).click();
+      assert.match(await page.locator('.secret').innerText(), /New key/);
+      assert.match(await page.locator('main').innerText(), /Rotated from/);
+    } finally {
+      await context.close();
+    }
+  },
+);
 
 test('webhooks: add an endpoint (secret once), a delivery fails, redelivered from the log it is sent', async () => {
   let answer = 500;
@@ -228,7 +286,10 @@ test('webhooks: add an endpoint (secret once), a delivery fails, redelivered fro
 
 test('withdrawals: an owner confirms one from the list (the ledger posts once); members show balances and KYC level', async () => {
   await fundedMember(client, '100', 'USDT', { external: 'wd-member' });
-  const w = await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '40' }, { onBehalfOf: 'wd-member' });
+  const w = await client.withdrawals.create(
+    { asset: 'USDT', network: 'TRON', address: TRON, amount: '40' },
+    { onBehalfOf: 'wd-member' },
+  );
   const context = await newContext();
   try {
     const page = await signIn(context, 'money@kopi.example', 'owner');
@@ -283,7 +344,10 @@ test('withdrawals: an owner confirms one from the list (the ledger posts once); 
 
 test('a viewer sees no change controls and a change it posts anyway is refused', async () => {
   await fundedMember(client, '30', 'USDT', { external: 'viewer-member' });
-  const w = await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount: '5' }, { onBehalfOf: 'viewer-member' });
+  const w = await client.withdrawals.create(
+    { asset: 'USDT', network: 'TRON', address: TRON, amount: '5' },
+    { onBehalfOf: 'viewer-member' },
+  );
   const context = await newContext();
   try {
     const page = await signIn(context, 'viewer@kopi.example', 'viewer');
@@ -295,7 +359,10 @@ test('a viewer sees no change controls and a change it posts anyway is refused',
     assert.equal(await page.getByRole('link', { name: 'Audit log' }).count(), 0);
     // The form a developer would see, posted by hand with this session's own CSRF field.
     const csrf = await page.locator('input[name="csrf_token"]').first().inputValue();
-    const res = await context.request.post(`${service.publicUrl}/console/sandbox/withdrawals/${w.id}/confirm`, { form: { csrf_token: csrf }, maxRedirects: 0 });
+    const res = await context.request.post(`${service.publicUrl}/console/sandbox/withdrawals/${w.id}/confirm`, {
+      form: { csrf_token: csrf },
+      maxRedirects: 0,
+    });
     assert.equal(res.status(), 403);
     assert.match(await res.text(), /Your role \(viewer\) cannot make this change/);
     assert.equal((await client.withdrawals.get(w.id)).status, 'locked');
@@ -310,7 +377,12 @@ test('phone width: the navigation wraps above the content, tables scroll in thei
   const context = await newContext(375);
   try {
     const page = await signIn(context, 'phone@kopi.example', 'owner', '20-phone');
-    for (const [path, name] of [['/keys', 'keys'], ['/withdrawals', 'withdrawals'], ['/deliveries', 'deliveries'], ['/tools', 'tools']] as const) {
+    for (const [path, name] of [
+      ['/keys', 'keys'],
+      ['/withdrawals', 'withdrawals'],
+      ['/deliveries', 'deliveries'],
+      ['/tools', 'tools'],
+    ] as const) {
       await page.goto(`${service.publicUrl}/console/sandbox${path}`);
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       assert.ok(width <= 375, `${path}: the page is no wider than the phone (${width})`);
@@ -321,49 +393,52 @@ test('phone width: the navigation wraps above the content, tables scroll in thei
   }
 });
 
-test('two-step sign-in with a recovery code: turned on (the codes shown once), signed out, back in with a code instead of the app', async () => {
-  const context = await newContext();
-  try {
-    const page = await signIn(context, 'recovery@kopi.example', 'developer');
-    await page.getByRole('link', { name: 'Your account' }).click();
-    await page.getByRole('button', { name: 'Set up two-step sign-in' }).click();
-    const secret = authenticatorSecret((await page.locator('#totp-key').innerText()).replace(/ /g, ''));
-    await page.getByLabel('Your password').fill(consolePassword);
-    await page.getByLabel('Code from your app').fill(totpCode(secret, stepAt(Date.now())));
-    await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
-    // allInnerTexts does not wait: the page that shows the codes may still be loading.
-    await page.locator('#recovery-codes code').first().waitFor();
-    const codes = await page.locator('#recovery-codes code').allInnerTexts();
-    assert.equal(codes.length, 10);
-    await shot(page, '05-recovery-codes');
-    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+test(
+  'two-step sign-in with a recovery code: turned on (the codes shown once), signed out, back in with a code ' +
+    'instead of the app',
+  async () => {
+    const context = await newContext();
+    try {
+      const page = await signIn(context, 'recovery@kopi.example', 'developer');
+      await page.getByRole('link', { name: 'Your account' }).click();
+      await page.getByRole('button', { name: 'Set up two-step sign-in' }).click();
+      const secret = authenticatorSecret((await page.locator('#totp-key').innerText()).replace(/ /g, ''));
+      await page.getByLabel('Your password').fill(consolePassword);
+      await page.getByLabel('Code from your app').fill(totpCode(secret, stepAt(Date.now())));
+      await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
+      // allInnerTexts does not wait: the page that shows the codes may still be loading.
+      await page.locator('#recovery-codes code').first().waitFor();
+      const codes = await page.locator('#recovery-codes code').allInnerTexts();
+      assert.equal(codes.length, 10);
+      await shot(page, '05-recovery-codes');
+      await page.getByRole('button', { name: 'Sign out', exact: true }).click();
 
-    await page.getByLabel('E-mail address').fill('recovery@kopi.example');
-    await page.getByLabel('Password').fill(consolePassword);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(/\/console\/two-step$/);
-    await page.getByRole('link', { name: 'Use a recovery code' }).click();
-    assert.equal(await page.locator('h1').innerText(), 'Enter a recovery code');
-    await page.getByLabel('Recovery code').fill(codes[0]!.toUpperCase());
-    await shot(page, '06-recovery-sign-in');
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.waitForURL(/\/console\/sandbox\/account\?recovered=1$/);
-    assert.match(await page.getByRole('status').innerText(), /You signed in with a recovery code/);
-    assert.match(await page.locator('#recovery-left').innerText(), /^9 unused recovery codes\./);
+      await page.getByLabel('E-mail address').fill('recovery@kopi.example');
+      await page.getByLabel('Password').fill(consolePassword);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(/\/console\/two-step$/);
+      await page.getByRole('link', { name: 'Use a recovery code' }).click();
+      assert.equal(await page.locator('h1').innerText(), 'Enter a recovery code');
+      await page.getByLabel('Recovery code').fill(codes[0]!.toUpperCase());
+      await shot(page, '06-recovery-sign-in');
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.waitForURL(/\/console\/sandbox\/account\?recovered=1$/);
+      assert.match(await page.getByRole('status').innerText(), /You signed in with a recovery code/);
+      assert.match(await page.locator('#recovery-left').innerText(), /^9 unused recovery codes\./);
 
-    // The same code a second time: refused, no session.
-    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
-    await page.getByLabel('E-mail address').fill('recovery@kopi.example');
-    await page.getByLabel('Password').fill(consolePassword);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('link', { name: 'Use a recovery code' }).click();
-    await page.getByLabel('Recovery code').fill(codes[0]!);
-    await page.getByRole('button', { name: 'Continue' }).click();
-    assert.match(await page.getByRole('alert').innerText(), /recovery code is not right, or was used already/);
-    await page.goto(`${service.publicUrl}/console/sandbox`);
-    assert.match(page.url(), /\/console\/sign-in$/);
-  } finally {
-    await context.close();
-  }
-});
-
+      // The same code a second time: refused, no session.
+      await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+      await page.getByLabel('E-mail address').fill('recovery@kopi.example');
+      await page.getByLabel('Password').fill(consolePassword);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('link', { name: 'Use a recovery code' }).click();
+      await page.getByLabel('Recovery code').fill(codes[0]!);
+      await page.getByRole('button', { name: 'Continue' }).click();
+      assert.match(await page.getByRole('alert').innerText(), /recovery code is not right, or was used already/);
+      await page.goto(`${service.publicUrl}/console/sandbox`);
+      assert.match(page.url(), /\/console\/sign-in$/);
+    } finally {
+      await context.close();
+    }
+  },
+);

@@ -24,9 +24,18 @@ test('the demo merchant made at a first start has a console owner whose printed 
   try {
     const demo = demoService.demo!;
     assert.equal(demo.console_email, 'owner@demo-merchant.test');
-    assert.ok(printed.some((l) => l.includes(demo.console_email!) && l.includes(demo.console_password!) && l.includes('/console')), 'printed with the API key');
+    assert.ok(
+      printed.some(
+        (l) => l.includes(demo.console_email!) && l.includes(demo.console_password!) && l.includes('/console'),
+      ),
+      'printed with the API key',
+    );
     const jar = consoleClient(demoService);
-    const signIn = await jar.request('POST', '/console/sign-in', { csrf_token: await jar.csrfOf('/console/sign-in'), email: demo.console_email!, password: demo.console_password! });
+    const signIn = await jar.request('POST', '/console/sign-in', {
+      csrf_token: await jar.csrfOf('/console/sign-in'),
+      email: demo.console_email!,
+      password: demo.console_password!,
+    });
     assert.equal(signIn.status, 303);
     const page = await jar.request('GET', '/console/sandbox/keys');
     assert.equal(page.status, 200);

@@ -24,13 +24,25 @@ let failing = true;
 let endpointId: string;
 let depositId: string;
 
-useTestService({ config: { workers: false }, merchant: { name: 'Events Pte Ltd' } }, (s) => ({ service, merchantId, client } = s));
+useTestService(
+  { config: { workers: false }, merchant: { name: 'Events Pte Ltd' } },
+  (s) => ({ service, merchantId, client } = s),
+);
 before(async () => {
   receiver = await startReceiver(() => (failing ? 500 : 200));
-  endpointId = ((await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] })) as { id: string }).id;
+  endpointId = (
+    (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] })) as { id: string }
+  ).id;
   const external = `ce-${randomUUID()}`;
   await client.members.create({ external_member_id: external });
-  depositId = ((await client.deposits.create({ member_id: external, asset: 'USDT', amount: '10', tx_hash: `t-${randomUUID()}` })) as { id: string }).id;
+  depositId = (
+    (await client.deposits.create({
+      member_id: external,
+      asset: 'USDT',
+      amount: '10',
+      tx_hash: `t-${randomUUID()}`,
+    })) as { id: string }
+  ).id;
   await pumpWebhooks(service, async () => receiver.received.length >= 1);
 });
 after(async () => {
@@ -41,32 +53,50 @@ test('the Events page filters as the API does; an event and an object link to ea
   const { jar } = await signedInConsole(service, merchantId, 'viewer@events.example', 'viewer');
   const all = await jar.request('GET', '/console/sandbox/events');
   assert.equal(all.status, 200);
-  assert.ok(all.body.includes('<code>deposit.credited</code>') && all.body.includes('<code>member.created</code>') === false);
+  assert.ok(
+    all.body.includes('<code>deposit.credited</code>') && all.body.includes('<code>member.created</code>') === false,
+  );
   const eventId = /\/console\/sandbox\/events\/(evt_[^"]+)"/.exec(all.body)![1]!;
   assert.ok((await jar.request('GET', '/console/sandbox/events?type=withdrawal.*')).body.includes('No events match.'));
   assert.ok((await jar.request('GET', '/console/sandbox/events?type=deposit.*')).body.includes(eventId));
-  assert.ok((await jar.request('GET', `/console/sandbox/events?object_id=${depositId}&delivery_success=false`)).body.includes(eventId));
-  assert.ok((await jar.request('GET', '/console/sandbox/events?delivery_success=true')).body.includes('No events match.'));
-  assert.ok((await jar.request('GET', '/console/sandbox/events?created_gte=2999-01-01T00:00:00Z')).body.includes('No events match.'));
+  assert.ok(
+    (await jar.request('GET', `/console/sandbox/events?object_id=${depositId}&delivery_success=false`)).body.includes(
+      eventId,
+    ),
+  );
+  assert.ok(
+    (await jar.request('GET', '/console/sandbox/events?delivery_success=true')).body.includes('No events match.'),
+  );
+  assert.ok(
+    (await jar.request('GET', '/console/sandbox/events?created_gte=2999-01-01T00:00:00Z')).body.includes(
+      'No events match.',
+    ),
+  );
   assert.match((await jar.request('GET', '/console/sandbox/events?created_lt=soon')).body, /Not a time: created_lt/);
   const one = await jar.request('GET', `/console/sandbox/events/${eventId}`);
   assert.equal(one.status, 200);
   assert.ok(one.body.includes(`/console/sandbox/webhooks/${endpointId}`), 'its delivery links to the endpoint');
   assert.equal((await jar.request('GET', `/console/sandbox/events/evt_${randomUUID()}`)).status, 404);
   const deposit = await jar.request('GET', `/console/sandbox/deposits/${depositId}`);
-  assert.ok(deposit.body.includes(`/console/sandbox/events/${eventId}`), 'the deposit\'s history links to its event');
+  assert.ok(deposit.body.includes(`/console/sandbox/events/${eventId}`), "the deposit's history links to its event");
   // A viewer sees the endpoint but no Replay form, and a post is refused and changes nothing.
   const endpoint = await jar.request('GET', `/console/sandbox/webhooks/${endpointId}`);
   assert.equal(endpoint.status, 200);
   assert.ok(!endpoint.body.includes('Replay events'));
   const csrf = /name="csrf_token" value="([^"]+)"/.exec(all.body)?.[1] ?? '';
-  const refused = await jar.request('POST', `/console/sandbox/webhooks/${endpointId}/replay`, { csrf_token: csrf, since: new Date(Date.now() - 3_600_000).toISOString(), only_failed: 'true' });
+  const refused = await jar.request('POST', `/console/sandbox/webhooks/${endpointId}/replay`, {
+    csrf_token: csrf,
+    since: new Date(Date.now() - 3_600_000).toISOString(),
+    only_failed: 'true',
+  });
   assert.notEqual(refused.status, 200);
 });
 
-test('Replay on the endpoint\'s page, in a browser without JavaScript, by labels; audited', async () => {
+test("Replay on the endpoint's page, in a browser without JavaScript, by labels; audited", async () => {
   const invite = await inviteConsoleUser(service, merchantId, 'dev@events.example', 'developer');
-  const context = await (await browser()).newContext({ viewport: { width: 1200, height: 900 }, javaScriptEnabled: false });
+  const context = await (
+    await browser()
+  ).newContext({ viewport: { width: 1200, height: 900 }, javaScriptEnabled: false });
   try {
     const page = await context.newPage();
     await page.goto(`${service.publicUrl}${invite.invite_path}`);
@@ -100,5 +130,9 @@ test('Replay on the endpoint\'s page, in a browser without JavaScript, by labels
   }
   const owner = await signedInConsole(service, merchantId, 'owner@events.example', 'owner');
   const audit = await owner.jar.request('GET', '/console/sandbox/audit');
-  assert.equal(audit.body.split('<code>webhook_endpoint.replay</code>').length - 1, 1, 'the replay is audited; the refused one is not');
+  assert.equal(
+    audit.body.split('<code>webhook_endpoint.replay</code>').length - 1,
+    1,
+    'the replay is audited; the refused one is not',
+  );
 });

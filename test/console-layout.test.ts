@@ -33,10 +33,33 @@ const withdrawals: string[] = [];
 let keyId = '';
 let endpointId = '';
 
-const listPages = ['', '/keys', '/webhooks', '/deliveries', '/events', '/api-log', '/members', '/withdrawals', '/deposits', '/ledger', '/exports',
-  '/qr-payments', '/remittances', '/exchange', '/earn', '/earn-positions', '/cards', '/tools', '/helpers', '/audit'];
+const listPages = [
+  '',
+  '/keys',
+  '/webhooks',
+  '/deliveries',
+  '/events',
+  '/api-log',
+  '/members',
+  '/withdrawals',
+  '/deposits',
+  '/ledger',
+  '/exports',
+  '/qr-payments',
+  '/remittances',
+  '/exchange',
+  '/earn',
+  '/earn-positions',
+  '/cards',
+  '/tools',
+  '/helpers',
+  '/audit',
+];
 
-useTestService({ config: { hostedScreenKey: testHostedScreenKey, webhookRetryScheduleMs: [60_000, 60_000] }, merchant: false }, (s) => ({ service } = s));
+useTestService(
+  { config: { hostedScreenKey: testHostedScreenKey, webhookRetryScheduleMs: [60_000, 60_000] }, merchant: false },
+  (s) => ({ service } = s),
+);
 before(async () => {
   merchantId = await createMerchant(service, 'Kopi Corner Pte Ltd');
   keyId = await createKey(service, merchantId).then((k) => k.keyId);
@@ -44,19 +67,48 @@ before(async () => {
   const { jar } = await signedInConsole(service, merchantId, 'layout-owner@kopi.example', 'owner');
   ownerCookies = jar.cookies;
   // An endpoint nobody listens on: its deliveries fail, so the deliveries list has attempts and a Redeliver column.
-  await jar.request('POST', '/console/sandbox/webhooks', { csrf_token: await jar.csrfOf('/console/sandbox/webhooks'), url: 'http://127.0.0.1:9/hook', event_types: '*' });
-  await jar.request('POST', '/console/sandbox/balance-monitors', { csrf_token: await jar.csrfOf('/console/sandbox'), balance: 'custody', asset: 'USDT', below: '10' });
-  endpointId = (await service.ctx.db.selectFrom('webhook_endpoints').select('id').where('merchant_id', '=', merchantId).executeTakeFirstOrThrow()).id;
+  await jar.request('POST', '/console/sandbox/webhooks', {
+    csrf_token: await jar.csrfOf('/console/sandbox/webhooks'),
+    url: 'http://127.0.0.1:9/hook',
+    event_types: '*',
+  });
+  await jar.request('POST', '/console/sandbox/balance-monitors', {
+    csrf_token: await jar.csrfOf('/console/sandbox'),
+    balance: 'custody',
+    asset: 'USDT',
+    below: '10',
+  });
+  endpointId = (
+    await service.ctx.db
+      .selectFrom('webhook_endpoints')
+      .select('id')
+      .where('merchant_id', '=', merchantId)
+      .executeTakeFirstOrThrow()
+  ).id;
   const m = `layout-${randomUUID().slice(0, 8)}`;
   const member = await client.members.create({ external_member_id: m });
   await admin(service, 'POST', `/admin/v1/members/${member.id}/kyc-review`, { decision: 'approved', level: 1 });
-  for (const [asset, amount] of [['USDT', '500'], ['EUR', '50']] as const) {
-    await client.deposits.create({ member_id: m, asset, amount, tx_hash: `0x${randomUUID().replace(/-/g, '')}${randomUUID().replace(/-/g, '')}` });
+  for (const [asset, amount] of [
+    ['USDT', '500'],
+    ['EUR', '50'],
+  ] as const) {
+    await client.deposits.create({
+      member_id: m,
+      asset,
+      amount,
+      tx_hash: `0x${randomUUID().replace(/-/g, '')}${randomUUID().replace(/-/g, '')}`,
+    });
   }
   for (const amount of ['20', '35.5', '12']) {
-    withdrawals.push((await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount }, { onBehalfOf: m })).id);
+    withdrawals.push(
+      (await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount }, { onBehalfOf: m }))
+        .id,
+    );
   }
-  const q = await client.exchange.quote({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '100', lock: true }, { onBehalfOf: m });
+  const q = await client.exchange.quote(
+    { from_asset: 'USDT', to_asset: 'EUR', from_amount: '100', lock: true },
+    { onBehalfOf: m },
+  );
   await client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m });
   // The outbox relay (tick) makes the deliveries; the drain attempts them (they fail: nobody listens).
   await service.workers.tick();
@@ -65,7 +117,9 @@ before(async () => {
 
 async function ownerContext(width: number, opts: { js?: boolean } = {}): Promise<BrowserContext> {
   // axe runs as a script: that context bypasses the CSP (the console itself has no script to run).
-  const context = await (await browser()).newContext({ viewport: { width, height: 900 }, javaScriptEnabled: opts.js ?? false, bypassCSP: opts.js ?? false });
+  const context = await (
+    await browser()
+  ).newContext({ viewport: { width, height: 900 }, javaScriptEnabled: opts.js ?? false, bypassCSP: opts.js ?? false });
   const host = new URL(service.publicUrl).hostname;
   await context.addCookies([...ownerCookies].map(([name, value]) => ({ name, value, domain: host, path: '/console' })));
   return context;
@@ -78,17 +132,20 @@ function overflowAt(page: Page) {
   return page.evaluate(() => {
     const problems: string[] = [];
     const vw = document.documentElement.clientWidth;
-    if (document.documentElement.scrollWidth > vw) problems.push(`page ${document.documentElement.scrollWidth} px wide`);
+    if (document.documentElement.scrollWidth > vw)
+      problems.push(`page ${document.documentElement.scrollWidth} px wide`);
     for (const wrap of document.querySelectorAll('.table-wrap')) {
       const name = wrap.querySelector('caption')?.textContent ?? '?';
-      if (wrap.scrollWidth > wrap.clientWidth + 1) problems.push(`table "${name}" ${wrap.scrollWidth} px in a ${wrap.clientWidth} px box`);
+      if (wrap.scrollWidth > wrap.clientWidth + 1)
+        problems.push(`table "${name}" ${wrap.scrollWidth} px in a ${wrap.clientWidth} px box`);
       const box = wrap.getBoundingClientRect();
       const headers = [...wrap.querySelectorAll('th')].map((th) => th.textContent ?? '');
       for (const row of wrap.querySelectorAll('tbody tr')) {
         [...row.children].forEach((cell, i) => {
           if (!/^(Status|Actions)$/.test(headers[i] ?? '')) return;
           const r = cell.getBoundingClientRect();
-          if (r.right > Math.min(vw, box.right) + 1 || r.width === 0) problems.push(`"${name}" ${headers[i]} cell at ${Math.round(r.left)}-${Math.round(r.right)} px`);
+          if (r.right > Math.min(vw, box.right) + 1 || r.width === 0)
+            problems.push(`"${name}" ${headers[i]} cell at ${Math.round(r.left)}-${Math.round(r.right)} px`);
         });
       }
     }
@@ -96,62 +153,90 @@ function overflowAt(page: Page) {
   });
 }
 
-test('1280 px: no list page scrolls sideways, every status and action cell is on screen; 390 px: rows stack, the navigation folds', async () => {
-  const wide = await ownerContext(1280);
-  const phone = await ownerContext(390);
-  try {
-    const page = await wide.newPage();
-    const problems: string[] = [];
-    for (const path of listPages) {
-      await page.goto(url(path));
-      assert.equal(await page.locator('h1').count(), 1, path);
-      problems.push(...(await overflowAt(page)).map((p) => `${path || '/'}: ${p}`));
-      await page.screenshot({ path: join(shots, `1280${path.replace('/', '-') || '-balances'}.png`), fullPage: true });
-    }
-    // Lists show short ids (prefix and the last characters); the whole id is on the detail page, selectable in one go.
-    assert.deepEqual(problems, [], 'at 1280 px');
-    await page.goto(url('/withdrawals'));
-    const w = withdrawals[0]!;
-    const listed = page.getByRole('row').filter({ hasText: w });
-    assert.equal(await listed.locator('code.id [aria-hidden="true"]').first().innerText(), `wdr_…${w.slice(-6)}`, 'the list shows the short form');
-    await page.getByRole('link', { name: w }).click();
-    assert.equal(await page.locator('h1').innerText(), `Withdrawal ${w}`);
-
-    const small = await phone.newPage();
-    const phoneProblems: string[] = [];
-    for (const path of listPages) {
-      await small.goto(url(path));
-      const width = await small.evaluate(() => document.documentElement.scrollWidth);
-      if (width > 390) phoneProblems.push(`${path || '/'}: ${width} px wide at 390 px`);
-      if (['/withdrawals', '/deliveries', '/api-log', '/deposits', '/keys', '/webhooks', '/exchange', '/tools'].includes(path)) {
-        await small.screenshot({ path: join(shots, `390${path.replace('/', '-')}.png`), fullPage: true });
+test(
+  '1280 px: no list page scrolls sideways, every status and action cell is on screen; 390 px: rows stack, the ' +
+    'navigation folds',
+  async () => {
+    const wide = await ownerContext(1280);
+    const phone = await ownerContext(390);
+    try {
+      const page = await wide.newPage();
+      const problems: string[] = [];
+      for (const path of listPages) {
+        await page.goto(url(path));
+        assert.equal(await page.locator('h1').count(), 1, path);
+        problems.push(...(await overflowAt(page)).map((p) => `${path || '/'}: ${p}`));
+        await page.screenshot({
+          path: join(shots, `1280${path.replace('/', '-') || '-balances'}.png`),
+          fullPage: true,
+        });
       }
+      // Lists show short ids (prefix and the last characters); the whole id is on the detail page, selectable in one
+      // go.
+      assert.deepEqual(problems, [], 'at 1280 px');
+      await page.goto(url('/withdrawals'));
+      const w = withdrawals[0]!;
+      const listed = page.getByRole('row').filter({ hasText: w });
+      assert.equal(
+        await listed.locator('code.id [aria-hidden="true"]').first().innerText(),
+        `wdr_…${w.slice(-6)}`,
+        'the list shows the short form',
+      );
+      await page.getByRole('link', { name: w }).click();
+      assert.equal(await page.locator('h1').innerText(), `Withdrawal ${w}`);
+
+      const small = await phone.newPage();
+      const phoneProblems: string[] = [];
+      for (const path of listPages) {
+        await small.goto(url(path));
+        const width = await small.evaluate(() => document.documentElement.scrollWidth);
+        if (width > 390) phoneProblems.push(`${path || '/'}: ${width} px wide at 390 px`);
+        if (
+          [
+            '/withdrawals',
+            '/deliveries',
+            '/api-log',
+            '/deposits',
+            '/keys',
+            '/webhooks',
+            '/exchange',
+            '/tools',
+          ].includes(path)
+        ) {
+          await small.screenshot({ path: join(shots, `390${path.replace('/', '-')}.png`), fullPage: true });
+        }
+      }
+      // Detail pages too: a withdrawal (ids whole), an event (its webhook body wraps).
+      const event = await service.ctx.db
+        .selectFrom('events')
+        .select('id')
+        .where('merchant_id', '=', merchantId)
+        .orderBy('seq', 'desc')
+        .executeTakeFirstOrThrow();
+      for (const path of [`/withdrawals/${withdrawals[0]}`, `/events/${event.id}`]) {
+        await small.goto(url(path));
+        const width = await small.evaluate(() => document.documentElement.scrollWidth);
+        if (width > 390) phoneProblems.push(`${path}: ${width} px wide at 390 px`);
+      }
+      assert.deepEqual(phoneProblems, [], 'at 390 px');
+      // The heading comes before the links: the navigation is folded behind "Menu" until opened.
+      await small.goto(url('/withdrawals'));
+      const h1 = await small.locator('h1').boundingBox();
+      assert.ok(h1 && h1.y < 250, `the heading is near the top (${h1?.y})`);
+      assert.equal(await small.getByRole('link', { name: 'Deposits' }).isVisible(), false);
+      await small.getByText('Menu', { exact: true }).click();
+      assert.equal(await small.getByRole('link', { name: 'Deposits' }).isVisible(), true);
+      // A stacked row: each cell under its column's name, the status and the actions visible.
+      const row = small.getByRole('row').filter({ hasText: withdrawals[1]! });
+      assert.ok(await row.getByRole('link', { name: 'Fail' }).isVisible());
+      const box = await row.getByRole('link', { name: 'Fail' }).boundingBox();
+      assert.ok(box && box.x + box.width <= 390, 'the action is on screen');
+    } finally {
+      await wide.close();
+      await phone.close();
     }
-    // Detail pages too: a withdrawal (ids whole), an event (its webhook body wraps).
-    const event = await service.ctx.db.selectFrom('events').select('id').where('merchant_id', '=', merchantId).orderBy('seq', 'desc').executeTakeFirstOrThrow();
-    for (const path of [`/withdrawals/${withdrawals[0]}`, `/events/${event.id}`]) {
-      await small.goto(url(path));
-      const width = await small.evaluate(() => document.documentElement.scrollWidth);
-      if (width > 390) phoneProblems.push(`${path}: ${width} px wide at 390 px`);
-    }
-    assert.deepEqual(phoneProblems, [], 'at 390 px');
-    // The heading comes before the links: the navigation is folded behind "Menu" until opened.
-    await small.goto(url('/withdrawals'));
-    const h1 = await small.locator('h1').boundingBox();
-    assert.ok(h1 && h1.y < 250, `the heading is near the top (${h1?.y})`);
-    assert.equal(await small.getByRole('link', { name: 'Deposits' }).isVisible(), false);
-    await small.getByText('Menu', { exact: true }).click();
-    assert.equal(await small.getByRole('link', { name: 'Deposits' }).isVisible(), true);
-    // A stacked row: each cell under its column's name, the status and the actions visible.
-    const row = small.getByRole('row').filter({ hasText: withdrawals[1]! });
-    assert.ok(await row.getByRole('link', { name: 'Fail' }).isVisible());
-    const box = await row.getByRole('link', { name: 'Fail' }).boundingBox();
-    assert.ok(box && box.x + box.width <= 390, 'the action is on screen');
-  } finally {
-    await wide.close();
-    await phone.close();
-  }
-});
+  },
+);
 
 test('every irreversible action asks first, naming the object and the money; the message after it names the object', async () => {
   const context = await ownerContext(1280);
@@ -167,7 +252,10 @@ test('every irreversible action asks first, naming the object and the money; the
     assert.equal((await client.withdrawals.get(w)).status, 'locked', 'asking changed nothing');
     await page.screenshot({ path: join(shots, 'confirm-fail.png') });
     await page.getByRole('button', { name: /^Yes, fail it and return 20\.0+ USDT$/ }).click();
-    assert.match(await page.getByRole('status').innerText(), new RegExp(`Withdrawal ${short} for 20\\.0+ USDT is failed`));
+    assert.match(
+      await page.getByRole('status').innerText(),
+      new RegExp(`Withdrawal ${short} for 20\\.0+ USDT is failed`),
+    );
     assert.equal((await client.withdrawals.get(w)).status, 'failed');
 
     // Confirm a payout: the page names the amount and the address; "Cancel" goes back and changes nothing.
@@ -179,21 +267,60 @@ test('every irreversible action asks first, naming the object and the money; the
     assert.equal((await client.withdrawals.get(w2)).status, 'locked');
     await page.getByRole('link', { name: 'Confirm payout' }).click();
     await page.getByRole('button', { name: /^Yes, confirm the payout of 35\.50+ USDT$/ }).click();
-    assert.match(await page.getByRole('status').innerText(), new RegExp(`Withdrawal wdr_…${w2.slice(-6)} for 35\\.50+ USDT is confirmed`));
+    assert.match(
+      await page.getByRole('status').innerText(),
+      new RegExp(`Withdrawal wdr_…${w2.slice(-6)} for 35\\.50+ USDT is confirmed`),
+    );
 
     // The others: each first control leads to a question, and the object is unchanged until "Yes".
     const asks: [string, string, string, () => Promise<void>][] = [
-      ['/webhooks', 'Delete', 'Delete the endpoint?', async () => assert.ok(await service.ctx.db.selectFrom('webhook_endpoints').select('id').where('id', '=', endpointId).executeTakeFirst())],
+      [
+        '/webhooks',
+        'Delete',
+        'Delete the endpoint?',
+        async () =>
+          assert.ok(
+            await service.ctx.db
+              .selectFrom('webhook_endpoints')
+              .select('id')
+              .where('id', '=', endpointId)
+              .executeTakeFirst(),
+          ),
+      ],
       ['/webhooks', 'Roll secret', 'Roll the signing secret?', async () => undefined],
-      [`/keys/${keyId}`, 'Disable key', 'Disable the key?', async () => assert.equal((await service.ctx.db.selectFrom('api_keys').select('disabled').where('id', '=', keyId).executeTakeFirstOrThrow()).disabled, false)],
+      [
+        `/keys/${keyId}`,
+        'Disable key',
+        'Disable the key?',
+        async () =>
+          assert.equal(
+            (
+              await service.ctx.db
+                .selectFrom('api_keys')
+                .select('disabled')
+                .where('id', '=', keyId)
+                .executeTakeFirstOrThrow()
+            ).disabled,
+            false,
+          ),
+      ],
       [`/keys/${keyId}`, 'Rotate key', 'Rotate the key?', async () => undefined],
       ['/tools', 'Reset sandbox logs', 'Reset the sandbox logs?', async () => undefined],
-      ['', 'Remove', 'Remove the balance monitor?', async () => assert.equal((await service.ctx.db.selectFrom('balance_monitors').select('id').execute()).length, 1)],
+      [
+        '',
+        'Remove',
+        'Remove the balance monitor?',
+        async () =>
+          assert.equal((await service.ctx.db.selectFrom('balance_monitors').select('id').execute()).length, 1),
+      ],
       ['/tools', 'Advance clock', 'Move the sandbox clock?', async () => undefined],
     ];
     for (const [path, control, question, unchanged] of asks) {
       await page.goto(url(path));
-      await page.getByRole(control === 'Advance clock' || control === 'Rotate key' ? 'button' : 'link', { name: control }).first().click();
+      await page
+        .getByRole(control === 'Advance clock' || control === 'Rotate key' ? 'button' : 'link', { name: control })
+        .first()
+        .click();
       assert.equal(await page.locator('h1').innerText(), question, control);
       assert.match(await page.locator('main').innerText(), /cannot be undone/);
       await unchanged();
@@ -203,59 +330,94 @@ test('every irreversible action asks first, naming the object and the money; the
     await page.getByRole('link', { name: 'Delete' }).click();
     assert.match(await page.locator('main').innerText(), /http:\/\/127\.0\.0\.1:9\/hook/);
     await page.getByRole('button', { name: 'Yes, delete the endpoint' }).click();
-    assert.match(await page.getByRole('status').innerText(), new RegExp(`The endpoint ${endpointId.slice(0, endpointId.indexOf('_') + 1)}…${endpointId.slice(-6)} is deleted`));
+    assert.match(
+      await page.getByRole('status').innerText(),
+      new RegExp(`The endpoint ${endpointId.slice(0, endpointId.indexOf('_') + 1)}…${endpointId.slice(-6)} is deleted`),
+    );
   } finally {
     await context.close();
   }
 });
 
-test('the create form previews the allow-list: the meaning of each entry, and a key with entries that can never match is not made without "Save anyway"', async () => {
-  const context = await ownerContext(1280);
-  try {
-    const page = await context.newPage();
-    await page.goto(url('/keys'));
-    const before = (await service.ctx.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchantId).execute()).length;
-    await page.getByLabel('balances:read').check();
-    await page.getByLabel(/IP allow-list/).fill('203.0.113.7\nnot-an-ip\n10.1.*');
-    await page.getByRole('button', { name: 'Preview allow-list' }).click();
-    const preview = await page.getByRole('table', { name: 'Preview: what each line matches' }).innerText();
-    assert.match(preview, /203\.0\.113\.7\s+exactly 203\.0\.113\.7/);
-    assert.match(preview, /not-an-ip\s+nothing/);
-    assert.match(preview, /10\.1\.\*\s+nothing/);
-    assert.equal(await page.getByLabel(/IP allow-list/).inputValue(), '203.0.113.7\nnot-an-ip\n10.1.*', 'the draft is kept');
-    await page.getByRole('button', { name: 'Create key' }).click();
-    assert.match(await page.getByRole('alert').innerText(), /These lines can never match any address: not-an-ip, 10\.1\.\*/);
-    assert.equal((await service.ctx.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchantId).execute()).length, before, 'no key yet');
-    await page.getByRole('button', { name: 'Save anyway' }).click();
-    assert.match(await page.locator('.secret').innerText(), /shown only once/);
-  } finally {
-    await context.close();
-  }
-});
+test(
+  'the create form previews the allow-list: the meaning of each entry, and a key with entries that can never ' +
+    'match is not made without "Save anyway"',
+  async () => {
+    const context = await ownerContext(1280);
+    try {
+      const page = await context.newPage();
+      await page.goto(url('/keys'));
+      const before = (
+        await service.ctx.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchantId).execute()
+      ).length;
+      await page.getByLabel('balances:read').check();
+      await page.getByLabel(/IP allow-list/).fill('203.0.113.7\nnot-an-ip\n10.1.*');
+      await page.getByRole('button', { name: 'Preview allow-list' }).click();
+      const preview = await page.getByRole('table', { name: 'Preview: what each line matches' }).innerText();
+      assert.match(preview, /203\.0\.113\.7\s+exactly 203\.0\.113\.7/);
+      assert.match(preview, /not-an-ip\s+nothing/);
+      assert.match(preview, /10\.1\.\*\s+nothing/);
+      assert.equal(
+        await page.getByLabel(/IP allow-list/).inputValue(),
+        '203.0.113.7\nnot-an-ip\n10.1.*',
+        'the draft is kept',
+      );
+      await page.getByRole('button', { name: 'Create key' }).click();
+      assert.match(
+        await page.getByRole('alert').innerText(),
+        /These lines can never match any address: not-an-ip, 10\.1\.\*/,
+      );
+      assert.equal(
+        (await service.ctx.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchantId).execute())
+          .length,
+        before,
+        'no key yet',
+      );
+      await page.getByRole('button', { name: 'Save anyway' }).click();
+      assert.match(await page.locator('.secret').innerText(), /shown only once/);
+    } finally {
+      await context.close();
+    }
+  },
+);
 
-test('sandbox pages say which clock their times are on: the banner, real-time columns marked, both clocks on the tools page once they differ', async () => {
-  const context = await ownerContext(1280);
-  try {
-    const page = await context.newPage();
-    await page.goto(url('/api-log'));
-    assert.match(await page.getByRole('banner').innerText(), /Times are on your sandbox clock unless marked “real time”/);
-    assert.equal(await page.getByRole('columnheader').first().innerText(), 'Time (real time)');
-    await page.goto(url('/tools'));
-    await page.getByRole('button', { name: 'Advance clock' }).click();
-    await page.getByRole('button', { name: /^Yes, move it forward by/ }).click();
-    assert.match(await page.locator('main').innerText(), /\(sandbox clock\); real time is \d{4}-\d\d-\d\d/);
-    // A preset in force stays listed, with its expiry, after the form has reset.
-    await page.getByLabel('Provider').selectOption('card');
-    await page.getByLabel('Answer').selectOption('reject');
-    await page.getByRole('button', { name: 'Set behaviour' }).click();
-    await page.goto(url('/tools'));
-    assert.match(await page.getByRole('table', { name: 'Behaviours in force' }).innerText(), /card\s+reject\s+\d{4}-\d\d-\d\d/);
-    await page.goto(`${service.publicUrl}/console/production/api-log`);
-    assert.doesNotMatch(await page.locator('body').innerText(), /real time|sandbox clock/, 'production has one clock');
-  } finally {
-    await context.close();
-  }
-});
+test(
+  'sandbox pages say which clock their times are on: the banner, real-time columns marked, both clocks on the ' +
+    'tools page once they differ',
+  async () => {
+    const context = await ownerContext(1280);
+    try {
+      const page = await context.newPage();
+      await page.goto(url('/api-log'));
+      assert.match(
+        await page.getByRole('banner').innerText(),
+        /Times are on your sandbox clock unless marked “real time”/,
+      );
+      assert.equal(await page.getByRole('columnheader').first().innerText(), 'Time (real time)');
+      await page.goto(url('/tools'));
+      await page.getByRole('button', { name: 'Advance clock' }).click();
+      await page.getByRole('button', { name: /^Yes, move it forward by/ }).click();
+      assert.match(await page.locator('main').innerText(), /\(sandbox clock\); real time is \d{4}-\d\d-\d\d/);
+      // A preset in force stays listed, with its expiry, after the form has reset.
+      await page.getByLabel('Provider').selectOption('card');
+      await page.getByLabel('Answer').selectOption('reject');
+      await page.getByRole('button', { name: 'Set behaviour' }).click();
+      await page.goto(url('/tools'));
+      assert.match(
+        await page.getByRole('table', { name: 'Behaviours in force' }).innerText(),
+        /card\s+reject\s+\d{4}-\d\d-\d\d/,
+      );
+      await page.goto(`${service.publicUrl}/console/production/api-log`);
+      assert.doesNotMatch(
+        await page.locator('body').innerText(),
+        /real time|sandbox clock/,
+        'production has one clock',
+      );
+    } finally {
+      await context.close();
+    }
+  },
+);
 
 test('axe-core: no critical or serious violation on any console page', async () => {
   const context = await ownerContext(1280, { js: true });
@@ -263,14 +425,35 @@ test('axe-core: no critical or serious violation on any console page', async () 
     const page = await context.newPage();
     const found: string[] = [];
     // Every page of the navigation, plus a detail page and a confirmation page.
-    for (const path of [...listPages, '/branding', '/account', `/keys/${keyId}`, `/withdrawals/${withdrawals[2]}/fail`]) {
+    for (const path of [
+      ...listPages,
+      '/branding',
+      '/account',
+      `/keys/${keyId}`,
+      `/withdrawals/${withdrawals[2]}/fail`,
+    ]) {
       await page.goto(url(path));
       await page.addScriptTag({ content: axeSource });
       const result = await page.evaluate(async () => {
-        const axe = (globalThis as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe;
-        return (await axe.run(document, { resultTypes: ['violations'] })).violations.map((v) => ({ id: v.id, impact: v.impact, count: v.nodes.length }));
+        const axe = (
+          globalThis as unknown as {
+            axe: {
+              run(
+                ctx: Document,
+                o: object,
+              ): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }>;
+            };
+          }
+        ).axe;
+        return (await axe.run(document, { resultTypes: ['violations'] })).violations.map((v) => ({
+          id: v.id,
+          impact: v.impact,
+          count: v.nodes.length,
+        }));
       });
-      for (const v of result) if (v.impact === 'critical' || v.impact === 'serious' || v.id === 'region') found.push(`${path || '/'}: ${v.id} (${v.impact}, ${v.count})`);
+      for (const v of result)
+        if (v.impact === 'critical' || v.impact === 'serious' || v.id === 'region')
+          found.push(`${path || '/'}: ${v.id} (${v.impact}, ${v.count})`);
     }
     assert.deepEqual(found, []);
   } finally {

@@ -22,7 +22,12 @@ describe('console: money over time', () => {
     const before = new Date(Date.now() - 1000).toISOString().slice(0, 19);
     await new Promise((r) => setTimeout(r, 1100));
     await client.members.create({ external_member_id: 'cl-1' });
-    await client.deposits.create({ member_id: 'cl-1', asset: 'USDT', amount: '42', tx_hash: `0x${randomUUID().replaceAll('-', '')}` });
+    await client.deposits.create({
+      member_id: 'cl-1',
+      asset: 'USDT',
+      amount: '42',
+      tx_hash: `0x${randomUUID().replaceAll('-', '')}`,
+    });
     const now = await jar.request('GET', '/console/sandbox');
     assert.equal(now.status, 200);
     assert.match(now.body, /42\.000000/);
@@ -35,26 +40,65 @@ describe('console: money over time', () => {
     assert.match(future.body, /in the future/);
 
     const csrf = await jar.csrfOf('/console/sandbox');
-    const added = await jar.request('POST', '/console/sandbox/balance-monitors', { csrf_token: csrf, balance: 'custody', asset: 'USDT', below: '50' });
+    const added = await jar.request('POST', '/console/sandbox/balance-monitors', {
+      csrf_token: csrf,
+      balance: 'custody',
+      asset: 'USDT',
+      below: '50',
+    });
     assert.equal(added.status, 303, added.body.slice(0, 500));
-    const [m] = await (async () => { const out = []; for await (const x of client.balanceMonitors.list()) out.push(x); return out; })();
-    assert.deepEqual({ balance: m!.balance, below: m!.below, state: m!.state }, { balance: 'custody', below: '50.000000', state: 'triggered' });
+    const [m] = await (async () => {
+      const out = [];
+      for await (const x of client.balanceMonitors.list()) out.push(x);
+      return out;
+    })();
+    assert.deepEqual(
+      { balance: m!.balance, below: m!.below, state: m!.state },
+      { balance: 'custody', below: '50.000000', state: 'triggered' },
+    );
     const page = await jar.request('GET', '/console/sandbox');
     assert.match(page.body, new RegExp(`/console/sandbox/balance-monitors/${m!.id}/delete`));
-    const bad = await jar.request('POST', '/console/sandbox/balance-monitors', { csrf_token: csrf, balance: 'custody', asset: 'USDT', below: '-1' });
+    const bad = await jar.request('POST', '/console/sandbox/balance-monitors', {
+      csrf_token: csrf,
+      balance: 'custody',
+      asset: 'USDT',
+      below: '-1',
+    });
     assert.equal(bad.status, 400);
-    const removed = await jar.request('POST', `/console/sandbox/balance-monitors/${m!.id}/delete`, { csrf_token: csrf });
+    const removed = await jar.request('POST', `/console/sandbox/balance-monitors/${m!.id}/delete`, {
+      csrf_token: csrf,
+    });
     assert.equal(removed.status, 303);
     for await (const x of client.balanceMonitors.list()) assert.fail(`still there: ${x.id}`);
-    const { jar: viewer } = await signedInConsole(service, merchantId, `v-${randomUUID().slice(0, 6)}@example.com`, 'viewer');
-    const refused = await viewer.request('POST', '/console/sandbox/balance-monitors', { csrf_token: await viewer.csrfOf('/console/sandbox/ledger'), balance: 'custody', asset: 'USDT', below: '1' });
+    const { jar: viewer } = await signedInConsole(
+      service,
+      merchantId,
+      `v-${randomUUID().slice(0, 6)}@example.com`,
+      'viewer',
+    );
+    const refused = await viewer.request('POST', '/console/sandbox/balance-monitors', {
+      csrf_token: await viewer.csrfOf('/console/sandbox/ledger'),
+      balance: 'custody',
+      asset: 'USDT',
+      below: '1',
+    });
     assert.equal(refused.status, 403);
   });
 
   it('lists the journal with its filters', async () => {
-    const { jar } = await signedInConsole(service, merchantId, `l-${randomUUID().slice(0, 6)}@example.com`, 'developer');
+    const { jar } = await signedInConsole(
+      service,
+      merchantId,
+      `l-${randomUUID().slice(0, 6)}@example.com`,
+      'developer',
+    );
     await client.members.create({ external_member_id: 'cl-2' });
-    const dep = await client.deposits.create({ member_id: 'cl-2', asset: 'USDT', amount: '7', tx_hash: `0x${randomUUID().replaceAll('-', '')}` });
+    const dep = await client.deposits.create({
+      member_id: 'cl-2',
+      asset: 'USDT',
+      amount: '7',
+      tx_hash: `0x${randomUUID().replaceAll('-', '')}`,
+    });
     const page = await jar.request('GET', '/console/sandbox/ledger');
     assert.equal(page.status, 200);
     assert.match(page.body, new RegExp(dep.id));
@@ -66,10 +110,21 @@ describe('console: money over time', () => {
   });
 
   it('requests an export, shows its progress and downloads it', async () => {
-    const { jar } = await signedInConsole(service, merchantId, `e-${randomUUID().slice(0, 6)}@example.com`, 'developer');
+    const { jar } = await signedInConsole(
+      service,
+      merchantId,
+      `e-${randomUUID().slice(0, 6)}@example.com`,
+      'developer',
+    );
     const csrf = await jar.csrfOf('/console/sandbox/exports');
     const day = (d: number) => new Date(Date.now() + d * 86_400_000).toISOString().slice(0, 10);
-    const requested = await jar.request('POST', '/console/sandbox/exports', { csrf_token: csrf, kind: 'deposits', from: day(-1), to: day(1), format: 'csv' });
+    const requested = await jar.request('POST', '/console/sandbox/exports', {
+      csrf_token: csrf,
+      kind: 'deposits',
+      from: day(-1),
+      to: day(1),
+      format: 'csv',
+    });
     assert.equal(requested.status, 303, requested.body.slice(0, 500));
     const id = /requested=(exp_[0-9a-f-]+)/.exec(requested.location ?? '')![1]!;
     assert.match((await jar.request('GET', '/console/sandbox/exports')).body, /pending/);

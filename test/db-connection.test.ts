@@ -11,29 +11,41 @@ import { directTestDatabaseUrl, testDatabaseOptions } from './support/database.j
 
 const onPostgres = testDatabaseUrl().startsWith('postgres');
 
-test('an idle pooled connection the server ends neither crashes the process nor breaks the next statement', { skip: !onPostgres && 'PostgreSQL only (TEST_DATABASE_URL)' }, async () => {
-  const handle = await openDatabase(testDatabaseUrl(), '', { ...testDatabaseOptions(), poolMax: 3 });
-  // Directly: behind a pooler, its statement could run on one of the very server connections it ends.
-  const other = await openDatabase(directTestDatabaseUrl(), '', { poolMax: 1 });
-  const crashes: unknown[] = [];
-  const onCrash = (err: unknown) => crashes.push(err);
-  process.on('uncaughtException', onCrash);
-  try {
-    // Three connections checked out at once, then idle in the pool.
-    const pids = await Promise.all([1, 2, 3].map(() => handle.db.transaction().execute(async (trx) => {
-      const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid, pg_sleep(0.05)`.execute(trx);
-      return rows[0]!.pid;
-    })));
-    assert.equal(new Set(pids).size, 3);
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM unnest(${pids}::int[]) AS t(pid)) x`.execute(other.db);
-    assert.equal(rows[0]!.n, 3);
-    await new Promise((r) => setTimeout(r, 200));
-    const again = await sql<{ one: number }>`SELECT 1 AS one`.execute(handle.db);
-    assert.equal(again.rows[0]!.one, 1);
-    assert.deepEqual(crashes, []);
-  } finally {
-    process.off('uncaughtException', onCrash);
-    await handle.close();
-    await other.close();
-  }
-});
+test(
+  'an idle pooled connection the server ends neither crashes the process nor breaks the next statement',
+  { skip: !onPostgres && 'PostgreSQL only (TEST_DATABASE_URL)' },
+  async () => {
+    const handle = await openDatabase(testDatabaseUrl(), '', { ...testDatabaseOptions(), poolMax: 3 });
+    // Directly: behind a pooler, its statement could run on one of the very server connections it ends.
+    const other = await openDatabase(directTestDatabaseUrl(), '', { poolMax: 1 });
+    const crashes: unknown[] = [];
+    const onCrash = (err: unknown) => crashes.push(err);
+    process.on('uncaughtException', onCrash);
+    try {
+      // Three connections checked out at once, then idle in the pool.
+      const pids = await Promise.all(
+        [1, 2, 3].map(() =>
+          handle.db.transaction().execute(async (trx) => {
+            const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid, pg_sleep(0.05)`.execute(trx);
+            return rows[0]!.pid;
+          }),
+        ),
+      );
+      assert.equal(new Set(pids).size, 3);
+      const { rows } = await sql<{
+        n: number;
+      }>`SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM unnest(${pids}::int[]) AS t(pid)) x`.execute(
+        other.db,
+      );
+      assert.equal(rows[0]!.n, 3);
+      await new Promise((r) => setTimeout(r, 200));
+      const again = await sql<{ one: number }>`SELECT 1 AS one`.execute(handle.db);
+      assert.equal(again.rows[0]!.one, 1);
+      assert.deepEqual(crashes, []);
+    } finally {
+      process.off('uncaughtException', onCrash);
+      await handle.close();
+      await other.close();
+    }
+  },
+);

@@ -17,7 +17,13 @@ describe('reading deposits back', () => {
     return { id: m.id, external };
   }
   const deposit = (client: MerchantWalletClient, memberId: string, amount = '1', asset = 'USDT') =>
-    client.deposits.create({ member_id: memberId, asset, amount, tx_hash: `0x${randomUUID()}`, network: asset === 'USDT' ? 'TRON' : undefined });
+    client.deposits.create({
+      member_id: memberId,
+      asset,
+      amount,
+      tx_hash: `0x${randomUUID()}`,
+      network: asset === 'USDT' ? 'TRON' : undefined,
+    });
   const all = async (it: AsyncIterable<Deposit>) => {
     const out: string[] = [];
     for await (const d of it) out.push(d.id);
@@ -44,12 +50,15 @@ describe('reading deposits back', () => {
     const created = await deposit(client, m.external);
     await expectCode(other.client.deposits.get(created.id), 'not_found', 404);
     assert.deepEqual(await all(other.client.deposits.list()), []);
-    const live = clientFor(service, await createKey(service, merchantId, { environment: 'production', scopes: ['deposits:read'] }));
+    const live = clientFor(
+      service,
+      await createKey(service, merchantId, { environment: 'production', scopes: ['deposits:read'] }),
+    );
     await expectCode(live.deposits.get(created.id), 'not_found', 404);
     assert.deepEqual(await all(live.deposits.list()), []);
   });
 
-  it("shows a member only its own deposits; the merchant sees all", async () => {
+  it('shows a member only its own deposits; the merchant sees all', async () => {
     const { client } = await newMerchantClient(service);
     const a = await member(client);
     const b = await member(client);
@@ -74,25 +83,56 @@ describe('reading deposits back', () => {
     const d3 = await deposit(client, b.external, '3', 'USDT');
     const d4 = await deposit(client, a.external, '4', 'USDT');
     const at: Record<string, string> = {
-      [d1.id]: '2026-01-01T00:00:00.000Z', [d2.id]: '2026-02-01T00:00:00.000Z',
-      [d3.id]: '2026-03-01T00:00:00.000Z', [d4.id]: '2026-04-01T00:00:00.000Z',
+      [d1.id]: '2026-01-01T00:00:00.000Z',
+      [d2.id]: '2026-02-01T00:00:00.000Z',
+      [d3.id]: '2026-03-01T00:00:00.000Z',
+      [d4.id]: '2026-04-01T00:00:00.000Z',
     };
-    for (const [id, t] of Object.entries(at)) await service.ctx.db.updateTable('deposits').set({ created_at: new Date(t) }).where('id', '=', id).execute();
+    for (const [id, t] of Object.entries(at))
+      await service.ctx.db
+        .updateTable('deposits')
+        .set({ created_at: new Date(t) })
+        .where('id', '=', id)
+        .execute();
 
     assert.deepEqual(await all(client.deposits.list({ member_id: a.external })), [d4.id, d2.id, d1.id]);
     assert.deepEqual(await all(client.deposits.list({ member_id: a.id })), [d4.id, d2.id, d1.id]);
     assert.deepEqual(await all(client.deposits.list({ asset: 'usdt' })), [d4.id, d3.id, d1.id]);
     assert.deepEqual(await all(client.deposits.list({ asset: 'BTC', member_id: a.external })), [d2.id]);
-    assert.deepEqual(await all(client.deposits.list({ created_gte: '2026-02-01T00:00:00Z' })), [d4.id, d3.id, d2.id], 'gte is inclusive');
-    assert.deepEqual(await all(client.deposits.list({ created_lt: '2026-03-01T00:00:00Z' })), [d2.id, d1.id], 'lt is exclusive');
-    assert.deepEqual(await all(client.deposits.list({
-      created_gte: new Date('2026-01-15T00:00:00Z'), created_lt: '2026-04-01T01:00:00+01:00', asset: 'USDT',
-    })), [d3.id], 'a time zone offset is honoured');
+    assert.deepEqual(
+      await all(client.deposits.list({ created_gte: '2026-02-01T00:00:00Z' })),
+      [d4.id, d3.id, d2.id],
+      'gte is inclusive',
+    );
+    assert.deepEqual(
+      await all(client.deposits.list({ created_lt: '2026-03-01T00:00:00Z' })),
+      [d2.id, d1.id],
+      'lt is exclusive',
+    );
+    assert.deepEqual(
+      await all(
+        client.deposits.list({
+          created_gte: new Date('2026-01-15T00:00:00Z'),
+          created_lt: '2026-04-01T01:00:00+01:00',
+          asset: 'USDT',
+        }),
+      ),
+      [d3.id],
+      'a time zone offset is honoured',
+    );
     assert.equal((await client.deposits.get(d1.id)).created_at, at[d1.id]);
     assert.deepEqual(await all(client.deposits.list({ member_id: 'nobody-here' })), []);
     assert.deepEqual(await all(client.deposits.list({ asset: 'DOGE' })), []);
-    await expectCode(client.request({ method: 'GET', path: '/v1/deposits', query: { created_gte: 'yesterday' } }), 'invalid_request', 400);
-    await expectCode(client.request({ method: 'GET', path: '/v1/deposits', query: { asset: 'US DT' } }), 'invalid_request', 400);
+    await expectCode(
+      client.request({ method: 'GET', path: '/v1/deposits', query: { created_gte: 'yesterday' } }),
+      'invalid_request',
+      400,
+    );
+    await expectCode(
+      client.request({ method: 'GET', path: '/v1/deposits', query: { asset: 'US DT' } }),
+      'invalid_request',
+      400,
+    );
   });
 
   it('pages newest first with cursors, without loss or repeats under inserts', async () => {
@@ -101,15 +141,33 @@ describe('reading deposits back', () => {
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) ids.push((await deposit(client, m.external, String(i + 1))).id);
     const page1 = await client.request<any>({ method: 'GET', path: '/v1/deposits', query: { limit: 3 } });
-    assert.deepEqual(page1.data.map((d: Deposit) => d.id), ids.slice(-3).reverse());
+    assert.deepEqual(
+      page1.data.map((d: Deposit) => d.id),
+      ids.slice(-3).reverse(),
+    );
     assert.equal(page1.has_more, true);
     await deposit(client, m.external, '100');
-    const page2 = await client.request<any>({ method: 'GET', path: '/v1/deposits', query: { limit: 3, cursor: page1.next_cursor } });
-    const page3 = await client.request<any>({ method: 'GET', path: '/v1/deposits', query: { limit: 3, cursor: page2.next_cursor } });
+    const page2 = await client.request<any>({
+      method: 'GET',
+      path: '/v1/deposits',
+      query: { limit: 3, cursor: page1.next_cursor },
+    });
+    const page3 = await client.request<any>({
+      method: 'GET',
+      path: '/v1/deposits',
+      query: { limit: 3, cursor: page2.next_cursor },
+    });
     assert.equal(page3.has_more, false);
     assert.equal(page3.next_cursor, null);
-    assert.deepEqual([...page1.data, ...page2.data, ...page3.data].map((d: Deposit) => d.id), [...ids].reverse());
-    const garbage = await client.request<any>({ method: 'GET', path: '/v1/deposits', query: { limit: 2, cursor: 'not-a-cursor' } });
+    assert.deepEqual(
+      [...page1.data, ...page2.data, ...page3.data].map((d: Deposit) => d.id),
+      [...ids].reverse(),
+    );
+    const garbage = await client.request<any>({
+      method: 'GET',
+      path: '/v1/deposits',
+      query: { limit: 2, cursor: 'not-a-cursor' },
+    });
     assert.equal(garbage.data.length, 2, 'an unreadable cursor restarts from the first page');
     const walked = await all(client.deposits.list({ limit: 2 }));
     assert.equal(walked.length, 8);
@@ -125,8 +183,15 @@ describe('reading deposits back', () => {
     const reader = clientFor(service, await createKey(service, merchantId, { scopes: ['deposits:read'] }));
     assert.deepEqual(await reader.deposits.get(created.id), created);
     assert.deepEqual(await all(reader.deposits.list()), [created.id]);
-    await expectCode(reader.deposits.create({ member_id: m.external, asset: 'USDT', amount: '1', tx_hash: '0x1' }), 'insufficient_scope', 403);
-    const outsider = clientFor(service, await createKey(service, merchantId, { scopes: ['members:write', 'withdrawals:write'] }));
+    await expectCode(
+      reader.deposits.create({ member_id: m.external, asset: 'USDT', amount: '1', tx_hash: '0x1' }),
+      'insufficient_scope',
+      403,
+    );
+    const outsider = clientFor(
+      service,
+      await createKey(service, merchantId, { scopes: ['members:write', 'withdrawals:write'] }),
+    );
     await expectCode(outsider.deposits.get(created.id), 'insufficient_scope', 403);
     await expectCode(outsider.request({ method: 'GET', path: '/v1/deposits' }), 'insufficient_scope', 403);
   });

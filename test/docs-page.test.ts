@@ -38,7 +38,9 @@ test('GET /docs renders the API reference from our own server only', { timeout: 
   await cdp.send('Network.enable');
   cdp.on('Network.requestWillBeSent', (event) => requested.push(event.request.url));
   // Nothing may leave the machine; a stray request fails fast instead of waiting on a timeout.
-  await context.route('**/*', (route) => (staysLocal(route.request().url()) ? route.continue() : route.abort('blockedbyclient')));
+  await context.route('**/*', (route) =>
+    staysLocal(route.request().url()) ? route.continue() : route.abort('blockedbyclient'),
+  );
   const problems: string[] = [];
   page.on('console', (msg) => {
     if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
@@ -56,7 +58,9 @@ test('GET /docs renders the API reference from our own server only', { timeout: 
   assert.ok(text.includes('Merchant Wallet API'));
 
   // Every operation of the document is listed (the sidebar names each by its summary, or its path).
-  const doc = (await (await fetch(`${service.publicUrl}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, { summary?: string }>> };
+  const doc = (await (await fetch(`${service.publicUrl}/v1/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, { summary?: string }>>;
+  };
   const missing: string[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {
@@ -72,8 +76,14 @@ test('GET /docs renders the API reference from our own server only', { timeout: 
     (err: Error) => t.diagnostic(`no screenshot: ${err.message.split('\n')[0]}`),
   );
 
-  assert.ok(requested.some((u) => u.endsWith('/docs/assets/scalar.js')), 'the bundle comes from our server');
-  assert.ok(requested.some((u) => u.endsWith('/v1/openapi.json')), 'the page reads our document');
+  assert.ok(
+    requested.some((u) => u.endsWith('/docs/assets/scalar.js')),
+    'the bundle comes from our server',
+  );
+  assert.ok(
+    requested.some((u) => u.endsWith('/v1/openapi.json')),
+    'the page reads our document',
+  );
   assert.deepEqual([...new Set(requested.filter((u) => !staysLocal(u)))], [], 'requests to other hosts');
   assert.deepEqual(problems, [], 'errors in the page');
 });

@@ -8,19 +8,34 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { assertEntry, type EntryLine } from '../src/money/index.js';
 import {
-  aprText, dailyInterest, earnEntryKinds, earnReferenceType, maturityLines, payoutLines, redeemLines, subscribeLines,
+  aprText,
+  dailyInterest,
+  earnEntryKinds,
+  earnReferenceType,
+  maturityLines,
+  payoutLines,
+  redeemLines,
+  subscribeLines,
 } from '../src/modules/earn/rules.js';
 
 const holder = { memberId: 'mem_1', merchantId: 'mch_1' };
 const changes = (lines: EntryLine[], merchantId = holder.merchantId) => {
   const out: Record<string, bigint> = {};
-  const entry = { environment: 'sandbox' as const, merchantId, kind: earnEntryKinds.subscribe, referenceType: earnReferenceType, referenceId: 'ern_1', asset: 'USDT', lines };
+  const entry = {
+    environment: 'sandbox' as const,
+    merchantId,
+    kind: earnEntryKinds.subscribe,
+    referenceType: earnReferenceType,
+    referenceId: 'ern_1',
+    asset: 'USDT',
+    lines,
+  };
   for (const c of assertEntry(entry).values()) out[`${c.ref.owner}:${c.ref.bucket}`] = c.delta;
   return out;
 };
 
 describe('interest', () => {
-  it('principal × apr / 365, rounded down (in the service\'s favour)', () => {
+  it("principal × apr / 365, rounded down (in the service's favour)", () => {
     assert.equal(dailyInterest(365_0000n, 10_000), 1_0000n, '100 % a year on 365.0000: 1.0000 a day');
     assert.equal(dailyInterest(1_000_000n, 365), 100n, '3.65 %');
     assert.equal(dailyInterest(9_999n, 365), 0n, '0.9999 rounds down to 0');
@@ -32,12 +47,15 @@ describe('interest', () => {
     assert.throws(() => dailyInterest(-1n, 100), /negative principal/);
   });
   it('property: never more than the exact value, less by under one unit', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 10n ** 24n }), fc.integer({ min: 0, max: 100_000 }), (p, bps) => {
-      const i = dailyInterest(p, bps);
-      const exact = p * BigInt(bps); // × 1 / (10000 × 365)
-      assert.ok(i * 3_650_000n <= exact);
-      assert.ok((i + 1n) * 3_650_000n > exact);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 24n }), fc.integer({ min: 0, max: 100_000 }), (p, bps) => {
+        const i = dailyInterest(p, bps);
+        const exact = p * BigInt(bps); // × 1 / (10000 × 365)
+        assert.ok(i * 3_650_000n <= exact);
+        assert.ok((i + 1n) * 3_650_000n > exact);
+      }),
+      { numRuns: 300 },
+    );
   });
   it('aprText: basis points as a decimal fraction', () => {
     assert.equal(aprText(365), '0.0365');
@@ -59,10 +77,14 @@ describe('posting rules', () => {
     assert.deepEqual(changes(subscribeLines('mem_1', 500n)), { 'member:available': -500n, 'member:earn': 500n });
     assert.deepEqual(changes(redeemLines('mem_1', 500n)), { 'member:available': 500n, 'member:earn': -500n });
   });
-  it('payout: the merchant\'s interest account pays the member\'s available', () => {
+  it("payout: the merchant's interest account pays the member's available", () => {
     const lines = payoutLines(holder, 7n);
     assert.equal(changes(lines)['member:available'], 7n);
-    assert.deepEqual(lines.find((l) => l.side === 'debit')!.account, { owner: 'platform', bucket: 'earn_interest', merchantId: 'mch_1' });
+    assert.deepEqual(lines.find((l) => l.side === 'debit')!.account, {
+      owner: 'platform',
+      bucket: 'earn_interest',
+      merchantId: 'mch_1',
+    });
     assert.throws(() => changes(lines, 'mch_2'), /kept for mch_1/);
   });
   it('maturity: principal and interest to available; no interest line when there is none', () => {
@@ -76,15 +98,22 @@ describe('posting rules', () => {
     assert.deepEqual(changes(none), { 'member:available': 1_000n, 'member:earn': -1_000n });
   });
   it('property: every rule balances; subscribe then redeem nets to nothing', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 1n, max: 10n ** 24n }), fc.bigInt({ min: 0n, max: 10n ** 20n }), (principal, interest) => {
-      changes(subscribeLines('mem_1', principal));
-      changes(redeemLines('mem_1', principal));
-      if (interest > 0n) changes(payoutLines(holder, interest));
-      const m = changes(maturityLines(holder, principal, interest));
-      assert.equal(m['member:available'], principal + interest);
-      const a = changes(subscribeLines('mem_1', principal));
-      const b = changes(redeemLines('mem_1', principal));
-      for (const k of Object.keys(a)) assert.equal(a[k]! + b[k]!, 0n);
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 1n, max: 10n ** 24n }),
+        fc.bigInt({ min: 0n, max: 10n ** 20n }),
+        (principal, interest) => {
+          changes(subscribeLines('mem_1', principal));
+          changes(redeemLines('mem_1', principal));
+          if (interest > 0n) changes(payoutLines(holder, interest));
+          const m = changes(maturityLines(holder, principal, interest));
+          assert.equal(m['member:available'], principal + interest);
+          const a = changes(subscribeLines('mem_1', principal));
+          const b = changes(redeemLines('mem_1', principal));
+          for (const k of Object.keys(a)) assert.equal(a[k]! + b[k]!, 0n);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

@@ -50,13 +50,26 @@ describe('event catalogue', () => {
     const { literals, templatePrefixes, files } = emittedTypes();
     assert.ok(files >= 10, `found the emitters (${files} files)`);
     assert.ok(literals.has('deposit.credited') && literals.has('earn.order.settled'), 'the scan sees literal types');
-    assert.ok(templatePrefixes.has('card.topup.') && templatePrefixes.has('withdrawal.'), 'the scan sees template types');
+    assert.ok(
+      templatePrefixes.has('card.topup.') && templatePrefixes.has('withdrawal.'),
+      'the scan sees template types',
+    );
     for (const type of literals) assert.ok(isEventType(type), `${type} is emitted but missing from eventCatalogue`);
     for (const prefix of templatePrefixes) {
-      assert.ok(eventTypes.some((t) => t.startsWith(prefix)), `types ${prefix}<status> are emitted but none is in eventCatalogue`);
+      assert.ok(
+        eventTypes.some((t) => t.startsWith(prefix)),
+        `types ${prefix}<status> are emitted but none is in eventCatalogue`,
+      );
     }
     // The spec's own Events table.
-    for (const type of ['earn.order.settled', 'card.topup.credited', 'qrpay.order.completed', 'qrpay.order.failed', 'qrpay.order.refunded', 'remittance.order.completed']) {
+    for (const type of [
+      'earn.order.settled',
+      'card.topup.credited',
+      'qrpay.order.completed',
+      'qrpay.order.failed',
+      'qrpay.order.refunded',
+      'remittance.order.completed',
+    ]) {
       assert.ok(isEventType(type), type);
     }
   });
@@ -72,9 +85,20 @@ describe('event catalogue', () => {
 
   it('is what an endpoint may subscribe to: * anywhere, or known types', () => {
     assert.deepEqual(normaliseEventTypes(['deposit.credited', '*']), { ok: true, types: ['*'] });
-    assert.deepEqual(normaliseEventTypes(['deposit.credited', 'deposit.credited']), { ok: true, types: ['deposit.credited'] });
-    assert.deepEqual(normaliseEventTypes(['card.topup.credit']), { ok: false, reason: 'unknown_event_type', entry: 'card.topup.credit' });
-    assert.deepEqual(normaliseEventTypes(['Card.Topup']), { ok: false, reason: 'invalid_event_type', entry: 'Card.Topup' });
+    assert.deepEqual(normaliseEventTypes(['deposit.credited', 'deposit.credited']), {
+      ok: true,
+      types: ['deposit.credited'],
+    });
+    assert.deepEqual(normaliseEventTypes(['card.topup.credit']), {
+      ok: false,
+      reason: 'unknown_event_type',
+      entry: 'card.topup.credit',
+    });
+    assert.deepEqual(normaliseEventTypes(['Card.Topup']), {
+      ok: false,
+      reason: 'invalid_event_type',
+      entry: 'Card.Topup',
+    });
     assert.deepEqual(normaliseEventTypes(eventTypes), { ok: true, types: eventTypes });
   });
 });

@@ -6,7 +6,16 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { streamsPerKeyMax } from '../src/modules/events/stream.js';
 import { recordEvent } from '../src/events/outbox.js';
-import { admin, baseUrlFor, clientFor, createKey, createMerchant, newMerchantClient, startTestService, useTestService } from './support/service.js';
+import {
+  admin,
+  baseUrlFor,
+  clientFor,
+  createKey,
+  createMerchant,
+  newMerchantClient,
+  startTestService,
+  useTestService,
+} from './support/service.js';
 import { openSse } from './support/sse.js';
 
 /*
@@ -18,7 +27,10 @@ import { openSse } from './support/sse.js';
 let service: RunningService;
 let client: MerchantWalletClient;
 let merchantId: string;
-useTestService({ config: { workers: false, eventStreamKeepAliveMs: 200 } }, (s) => ({ service, client, merchantId } = s));
+useTestService(
+  { config: { workers: false, eventStreamKeepAliveMs: 200 } },
+  (s) => ({ service, client, merchantId } = s),
+);
 
 async function member(c: MerchantWalletClient): Promise<string> {
   const external = `st-${randomUUID()}`;
@@ -26,7 +38,9 @@ async function member(c: MerchantWalletClient): Promise<string> {
   return external;
 }
 const deposit = (c: MerchantWalletClient, external: string) =>
-  c.deposits.create({ member_id: external, asset: 'USDT', amount: '5', tx_hash: `t-${randomUUID()}` }) as Promise<{ id: string }>;
+  c.deposits.create({ member_id: external, asset: 'USDT', amount: '5', tx_hash: `t-${randomUUID()}` }) as Promise<{
+    id: string;
+  }>;
 
 describe('GET /v1/events/stream', () => {
   it('sends each new event as id, event and data (the Event object), with keep-alive comments', async () => {
@@ -62,7 +76,10 @@ describe('GET /v1/events/stream', () => {
     const seen: string[] = [];
     const written: string[] = [];
     written.push((await deposit(client, external)).id, (await deposit(client, external)).id);
-    await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '1' }, { onBehalfOf: external });
+    await client.withdrawals.create(
+      { asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '1' },
+      { onBehalfOf: external },
+    );
     const got = await first.waitFor(2);
     seen.push(...got.map((e) => JSON.parse(e.data).data.id));
     first.close();
@@ -126,16 +143,25 @@ describe('GET /v1/events/stream', () => {
     try {
       assert.equal(sse.status, 200, sse.body);
       assert.equal(narrowed.status, 200, narrowed.body);
-      assert.equal((await admin(service, 'PATCH', `/admin/v1/api-keys/${disabled.keyId}`, { disabled: true })).status, 200);
-      assert.equal((await admin(service, 'PATCH', `/admin/v1/api-keys/${rescoped.keyId}`, { scopes: ['merchant:read'] })).status, 200);
+      assert.equal(
+        (await admin(service, 'PATCH', `/admin/v1/api-keys/${disabled.keyId}`, { disabled: true })).status,
+        200,
+      );
+      assert.equal(
+        (await admin(service, 'PATCH', `/admin/v1/api-keys/${rescoped.keyId}`, { scopes: ['merchant:read'] })).status,
+        200,
+      );
       await deposit(client, external);
       const cut = async (s: typeof sse) => {
         let timer: NodeJS.Timeout | undefined;
-        const ended = await Promise.race([s.ended.then(() => true), new Promise<false>((r) => (timer = setTimeout(r, 3_000, false)))]);
+        const ended = await Promise.race([
+          s.ended.then(() => true),
+          new Promise<false>((r) => (timer = setTimeout(r, 3_000, false))),
+        ]);
         clearTimeout(timer);
         return ended;
       };
-      assert.equal(await cut(sse), true, 'the disabled key\'s stream ends');
+      assert.equal(await cut(sse), true, "the disabled key's stream ends");
       assert.equal(await cut(narrowed), true, 'the stream of a key without events:read ends');
       assert.deepEqual(sse.events, [], 'no event after the key was disabled');
       assert.deepEqual(narrowed.events, [], 'no event after events:read was taken away');
@@ -149,46 +175,75 @@ describe('GET /v1/events/stream', () => {
 const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 
 describe('concurrent writers', () => {
-  it('an event whose transaction commits after a later one is sent first, once; nothing passes it meanwhile', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL=postgres://... (the embedded database runs one transaction at a time)' }, async () => {
-    const external = await member(client);
-    // A stream without Last-Event-ID starts at the horizon, which any open transaction of the
-    // cluster holds back (other files' databases included): opened before this merchant's earlier
-    // events have passed it, it sends them. Opened after, it sends only what this test writes.
-    const { rows: [last] } = await sql<{ xid: string | null }>`
+  it(
+    'an event whose transaction commits after a later one is sent first, once; nothing passes it meanwhile',
+    {
+      skip: onPostgres
+        ? false
+        : 'needs TEST_DATABASE_URL=postgres://... (the embedded database runs one transaction at a time)',
+    },
+    async () => {
+      const external = await member(client);
+      // A stream without Last-Event-ID starts at the horizon, which any open transaction of the
+      // cluster holds back (other files' databases included): opened before this merchant's earlier
+      // events have passed it, it sends them. Opened after, it sends only what this test writes.
+      const {
+        rows: [last],
+      } = await sql<{ xid: string | null }>`
       SELECT max(writer_xid)::text AS xid FROM events WHERE merchant_id = ${merchantId}`.execute(service.ctx.db);
-    for (const deadline = Date.now() + 10_000; last?.xid != null && Date.now() < deadline;) {
-      const { rows: [h] } = await sql<{ h: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS h`.execute(service.ctx.db);
-      if (BigInt(h!.h) > BigInt(last.xid)) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const sse = await openSse(baseUrlFor(service, 'sandbox'), await client.getToken(), '/v1/events/stream');
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    let inserted!: () => void;
-    const isInserted = new Promise<void>((r) => (inserted = r));
-    // T1 writes its event (the smaller seq) and stays open; T2 writes one and commits first.
-    const t1 = service.ctx.db.transaction().execute(async (trx) => {
-      await recordEvent(trx, { merchantId, environment: 'sandbox', type: 'deposit.credited', object: 'deposit', objectId: 'dep_held', externalMemberId: external, status: 'credited', statusVersion: 1 });
-      inserted();
-      await held;
-    });
-    try {
-      await isInserted;
-      const later = await deposit(client, external);
-      await new Promise((r) => setTimeout(r, 800));
-      assert.equal(sse.events.length, 0, 'the committed later event waits for the open earlier one (a reader by seq alone would pass it and lose the earlier one)');
-      release();
-      await t1;
-      const got = await sse.waitFor(2);
-      assert.deepEqual(got.map((e) => JSON.parse(e.data).data.id), ['dep_held', later.id]);
-      await new Promise((r) => setTimeout(r, 200));
-      assert.equal(sse.events.length, 2);
-    } finally {
-      release();
-      await t1.catch(() => {});
-      sse.close();
-    }
-  });
+      for (const deadline = Date.now() + 10_000; last?.xid != null && Date.now() < deadline;) {
+        const {
+          rows: [h],
+        } = await sql<{ h: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS h`.execute(service.ctx.db);
+        if (BigInt(h!.h) > BigInt(last.xid)) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const sse = await openSse(baseUrlFor(service, 'sandbox'), await client.getToken(), '/v1/events/stream');
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let inserted!: () => void;
+      const isInserted = new Promise<void>((r) => (inserted = r));
+      // T1 writes its event (the smaller seq) and stays open; T2 writes one and commits first.
+      const t1 = service.ctx.db.transaction().execute(async (trx) => {
+        await recordEvent(trx, {
+          merchantId,
+          environment: 'sandbox',
+          type: 'deposit.credited',
+          object: 'deposit',
+          objectId: 'dep_held',
+          externalMemberId: external,
+          status: 'credited',
+          statusVersion: 1,
+        });
+        inserted();
+        await held;
+      });
+      try {
+        await isInserted;
+        const later = await deposit(client, external);
+        await new Promise((r) => setTimeout(r, 800));
+        assert.equal(
+          sse.events.length,
+          0,
+          'the committed later event waits for the open earlier one (a reader by seq alone would pass it and ' +
+            'lose the earlier one)',
+        );
+        release();
+        await t1;
+        const got = await sse.waitFor(2);
+        assert.deepEqual(
+          got.map((e) => JSON.parse(e.data).data.id),
+          ['dep_held', later.id],
+        );
+        await new Promise((r) => setTimeout(r, 200));
+        assert.equal(sse.events.length, 2);
+      } finally {
+        release();
+        await t1.catch(() => {});
+        sse.close();
+      }
+    },
+  );
 });
 
 describe('the drain', () => {

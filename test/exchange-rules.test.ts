@@ -11,21 +11,52 @@ import { convert, rateAfterSpread, ratioOf } from '../src/money/conversion.js';
 import { isStale } from '../src/upstreams/rates/port.js';
 import { SimulatedMarket, driftBps } from '../src/upstreams/rates/simulator.js';
 import {
-  bpsUp, conversionBuyLines, conversionSellLines, exchangeBuyLines, exchangeSellLines, limitBreach, needsStepUp, priceExchange, quoteRequestIdentity, type PriceInput,
+  bpsUp,
+  conversionBuyLines,
+  conversionSellLines,
+  exchangeBuyLines,
+  exchangeSellLines,
+  limitBreach,
+  needsStepUp,
+  priceExchange,
+  quoteRequestIdentity,
+  type PriceInput,
 } from '../src/modules/exchange/rules.js';
-import { aprText, dailyInterest, maturityLines, payoutLines, redeemLines, subscribeLines } from '../src/modules/earn/rules.js';
+import {
+  aprText,
+  dailyInterest,
+  maturityLines,
+  payoutLines,
+  redeemLines,
+  subscribeLines,
+} from '../src/modules/earn/rules.js';
 import { defaultDirections, defaultEarnProducts } from '../src/db/migrations/017_exchange_earn.js';
 
 const runs = { numRuns: 400 };
-const entry = (asset: string, lines: EntryLine[]) => assertEntry({ environment: 'sandbox', merchantId: 'mch_1', kind: 'k', referenceType: 'r', referenceId: 'x', asset, lines });
+const entry = (asset: string, lines: EntryLine[]) =>
+  assertEntry({
+    environment: 'sandbox',
+    merchantId: 'mch_1',
+    kind: 'k',
+    referenceType: 'r',
+    referenceId: 'x',
+    asset,
+    lines,
+  });
 
 /** Net change of one owner's holdings (member buckets, merchant custody) in an entry. */
-const memberNet = (lines: EntryLine[]) => lines.filter((l) => l.account.owner === 'member').reduce((s, l) => s + (l.side === 'credit' ? l.amount : -l.amount), 0n);
+const memberNet = (lines: EntryLine[]) =>
+  lines
+    .filter((l) => l.account.owner === 'member')
+    .reduce((s, l) => s + (l.side === 'credit' ? l.amount : -l.amount), 0n);
 
-const rateArb = fc.tuple(fc.integer({ min: 1, max: 10_000_000 }), fc.integer({ min: 0, max: 12 })).map(([n, p]) => {
-  const s = n.toString().padStart(p + 1, '0');
-  return p === 0 ? s : `${s.slice(0, -p)}.${s.slice(-p)}`.replace(/\.?0+$/, '') || '0';
-}).filter((r) => ratioOf(r).num > 0n);
+const rateArb = fc
+  .tuple(fc.integer({ min: 1, max: 10_000_000 }), fc.integer({ min: 0, max: 12 }))
+  .map(([n, p]) => {
+    const s = n.toString().padStart(p + 1, '0');
+    return p === 0 ? s : `${s.slice(0, -p)}.${s.slice(-p)}`.replace(/\.?0+$/, '') || '0';
+  })
+  .filter((r) => ratioOf(r).num > 0n);
 
 const priceArb: fc.Arbitrary<PriceInput> = fc.record({
   fromAmount: fc.bigInt({ min: 1n, max: 10n ** 20n }),
@@ -40,7 +71,16 @@ const priceArb: fc.Arbitrary<PriceInput> = fc.record({
 
 describe('exchange pricing', () => {
   it('a worked example: 100 USDT to EUR, fee 0.1 % on the from side, spread 30 bps', () => {
-    const p = priceExchange({ fromAmount: 100_000_000n, fromScale: 6, toScale: 2, midRate: '0.925925925925', spreadBps: 30, feeSide: 'from', feeBps: 10, feeFixed: 0n });
+    const p = priceExchange({
+      fromAmount: 100_000_000n,
+      fromScale: 6,
+      toScale: 2,
+      midRate: '0.925925925925',
+      spreadBps: 30,
+      feeSide: 'from',
+      feeBps: 10,
+      feeFixed: 0n,
+    });
     assert.ok(!('refusal' in p));
     assert.equal(p.rate, '0.9231481481');
     assert.equal(p.fee, 100_000n);
@@ -48,83 +88,178 @@ describe('exchange pricing', () => {
   });
 
   it('a worked example: 1000 USDT to BTC, fee on the to side', () => {
-    const p = priceExchange({ fromAmount: 1_000_000_000n, fromScale: 6, toScale: 8, midRate: '0.000015384615', spreadBps: 50, feeSide: 'to', feeBps: 10, feeFixed: 0n });
+    const p = priceExchange({
+      fromAmount: 1_000_000_000n,
+      fromScale: 6,
+      toScale: 8,
+      midRate: '0.000015384615',
+      spreadBps: 50,
+      feeSide: 'to',
+      feeBps: 10,
+      feeFixed: 0n,
+    });
     assert.ok(!('refusal' in p));
     assert.equal(p.rate, '0.0000153076');
     assert.equal(p.fee, 1531n, '0.1 % of 0.01530760 BTC, rounded up');
     assert.equal(p.toAmount, 1_530_760n - 1531n);
   });
 
-  it('the member never gets more than the exact value at the mid rate (rounding and fees in the service\'s favour)', () => {
-    fc.assert(fc.property(priceArb, (input) => {
-      const p = priceExchange(input);
-      if ('refusal' in p) return;
-      // exact: toAmount / 10^toScale <= fromAmount / 10^fromScale × mid
-      const mid = ratioOf(input.midRate);
-      const lhs = p.toAmount * mid.den * 10n ** BigInt(input.fromScale);
-      const rhs = input.fromAmount * mid.num * 10n ** BigInt(input.toScale);
-      assert.ok(lhs <= rhs);
-      assert.ok(ratioOf(p.rate).num * mid.den <= mid.num * ratioOf(p.rate).den, 'rate ≤ mid');
-      assert.ok(p.toAmount > 0n && p.fee >= 0n);
-    }), runs);
+  it("the member never gets more than the exact value at the mid rate (rounding and fees in the service's favour)", () => {
+    fc.assert(
+      fc.property(priceArb, (input) => {
+        const p = priceExchange(input);
+        if ('refusal' in p) return;
+        // exact: toAmount / 10^toScale <= fromAmount / 10^fromScale × mid
+        const mid = ratioOf(input.midRate);
+        const lhs = p.toAmount * mid.den * 10n ** BigInt(input.fromScale);
+        const rhs = input.fromAmount * mid.num * 10n ** BigInt(input.toScale);
+        assert.ok(lhs <= rhs);
+        assert.ok(ratioOf(p.rate).num * mid.den <= mid.num * ratioOf(p.rate).den, 'rate ≤ mid');
+        assert.ok(p.toAmount > 0n && p.fee >= 0n);
+      }),
+      runs,
+    );
   });
 
   it('the fee is at least fee_bps of its side (rounded up) plus the fixed part, and never the whole of it', () => {
-    fc.assert(fc.property(priceArb, (input) => {
-      const p = priceExchange(input);
-      if ('refusal' in p) return;
-      if (p.feeSide === 'from') {
-        assert.equal(p.fee, bpsUp(input.fromAmount, input.feeBps) + input.feeFixed);
-        assert.ok(p.fee < input.fromAmount);
-        assert.equal(p.toAmount, convert(input.fromAmount - p.fee, input.fromScale, input.toScale, p.rate, 'down'));
-      } else {
-        const gross = convert(input.fromAmount, input.fromScale, input.toScale, p.rate, 'down');
-        assert.equal(p.fee, bpsUp(gross, input.feeBps) + input.feeFixed);
-        assert.equal(p.toAmount + p.fee, gross);
-      }
-    }), runs);
+    fc.assert(
+      fc.property(priceArb, (input) => {
+        const p = priceExchange(input);
+        if ('refusal' in p) return;
+        if (p.feeSide === 'from') {
+          assert.equal(p.fee, bpsUp(input.fromAmount, input.feeBps) + input.feeFixed);
+          assert.ok(p.fee < input.fromAmount);
+          assert.equal(p.toAmount, convert(input.fromAmount - p.fee, input.fromScale, input.toScale, p.rate, 'down'));
+        } else {
+          const gross = convert(input.fromAmount, input.fromScale, input.toScale, p.rate, 'down');
+          assert.equal(p.fee, bpsUp(gross, input.feeBps) + input.feeFixed);
+          assert.equal(p.toAmount + p.fee, gross);
+        }
+      }),
+      runs,
+    );
   });
 
   it('a fee that consumes the amount, and an amount that converts to nothing, are refusals', () => {
-    assert.deepEqual(priceExchange({ fromAmount: 5n, fromScale: 6, toScale: 2, midRate: '1', spreadBps: 0, feeSide: 'from', feeBps: 0, feeFixed: 5n }), { refusal: 'fee_consumes_principal' });
-    assert.deepEqual(priceExchange({ fromAmount: 1n, fromScale: 6, toScale: 2, midRate: '1', spreadBps: 0, feeSide: 'from', feeBps: 0, feeFixed: 0n }), { refusal: 'converts_to_nothing' });
-    assert.deepEqual(priceExchange({ fromAmount: 100n, fromScale: 2, toScale: 2, midRate: '1', spreadBps: 0, feeSide: 'to', feeBps: 0, feeFixed: 100n }), { refusal: 'fee_consumes_principal' });
+    assert.deepEqual(
+      priceExchange({
+        fromAmount: 5n,
+        fromScale: 6,
+        toScale: 2,
+        midRate: '1',
+        spreadBps: 0,
+        feeSide: 'from',
+        feeBps: 0,
+        feeFixed: 5n,
+      }),
+      { refusal: 'fee_consumes_principal' },
+    );
+    assert.deepEqual(
+      priceExchange({
+        fromAmount: 1n,
+        fromScale: 6,
+        toScale: 2,
+        midRate: '1',
+        spreadBps: 0,
+        feeSide: 'from',
+        feeBps: 0,
+        feeFixed: 0n,
+      }),
+      { refusal: 'converts_to_nothing' },
+    );
+    assert.deepEqual(
+      priceExchange({
+        fromAmount: 100n,
+        fromScale: 2,
+        toScale: 2,
+        midRate: '1',
+        spreadBps: 0,
+        feeSide: 'to',
+        feeBps: 0,
+        feeFixed: 100n,
+      }),
+      { refusal: 'fee_consumes_principal' },
+    );
   });
 
   it('is monotonic: more sold never buys less', () => {
-    fc.assert(fc.property(priceArb, fc.bigInt({ min: 1n, max: 10n ** 12n }), (input, extra) => {
-      const a = priceExchange(input);
-      const b = priceExchange({ ...input, fromAmount: input.fromAmount + extra });
-      if ('refusal' in a || 'refusal' in b) return;
-      assert.ok(b.toAmount >= a.toAmount);
-    }), runs);
+    fc.assert(
+      fc.property(priceArb, fc.bigInt({ min: 1n, max: 10n ** 12n }), (input, extra) => {
+        const a = priceExchange(input);
+        const b = priceExchange({ ...input, fromAmount: input.fromAmount + extra });
+        if ('refusal' in a || 'refusal' in b) return;
+        assert.ok(b.toAmount >= a.toAmount);
+      }),
+      runs,
+    );
   });
 
   it('the spread rounds the rate down', () => {
-    fc.assert(fc.property(rateArb, fc.integer({ min: 0, max: 5000 }), (mid, bps) => {
-      const r = ratioOf(rateAfterSpread(mid, bps));
-      const m = ratioOf(mid);
-      assert.ok(r.num * m.den * 10_000n <= m.num * r.den * BigInt(10_000 - bps));
-    }), runs);
+    fc.assert(
+      fc.property(rateArb, fc.integer({ min: 0, max: 5000 }), (mid, bps) => {
+        const r = ratioOf(rateAfterSpread(mid, bps));
+        const m = ratioOf(mid);
+        assert.ok(r.num * m.den * 10_000n <= m.num * r.den * BigInt(10_000 - bps));
+      }),
+      runs,
+    );
   });
 });
 
 describe('exchange limits', () => {
   const limits = { minAmount: 100n, maxAmount: 1000n, memberDailyAmount: 1500n, memberDailyCount: 3 };
-  it('below the minimum and above the single cap are amount_out_of_range; the day\'s amount and count are limit_exceeded daily/member', () => {
-    assert.deepEqual(limitBreach(99n, limits, { amount: 0n, count: 0 }), { kind: 'amount_out_of_range', which: 'below_minimum' });
-    assert.deepEqual(limitBreach(1001n, limits, { amount: 0n, count: 0 }), { kind: 'amount_out_of_range', which: 'above_single_cap' });
-    assert.equal(limitBreach(1000n, limits, { amount: 500n, count: 0 }), undefined);
-    assert.deepEqual(limitBreach(1000n, limits, { amount: 501n, count: 0 }), { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'member' });
-    assert.deepEqual(limitBreach(100n, limits, { amount: 0n, count: 3 }), { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'member' });
-    assert.equal(limitBreach(10n ** 30n, { minAmount: 1n, maxAmount: null, memberDailyAmount: null, memberDailyCount: null }, { amount: 10n ** 30n, count: 10 ** 6 }), undefined);
-  });
+  it(
+    "below the minimum and above the single cap are amount_out_of_range; the day's amount and count are " +
+      'limit_exceeded daily/member',
+    () => {
+      assert.deepEqual(limitBreach(99n, limits, { amount: 0n, count: 0 }), {
+        kind: 'amount_out_of_range',
+        which: 'below_minimum',
+      });
+      assert.deepEqual(limitBreach(1001n, limits, { amount: 0n, count: 0 }), {
+        kind: 'amount_out_of_range',
+        which: 'above_single_cap',
+      });
+      assert.equal(limitBreach(1000n, limits, { amount: 500n, count: 0 }), undefined);
+      assert.deepEqual(limitBreach(1000n, limits, { amount: 501n, count: 0 }), {
+        kind: 'limit_exceeded',
+        limit_type: 'daily',
+        limit_scope: 'member',
+      });
+      assert.deepEqual(limitBreach(100n, limits, { amount: 0n, count: 3 }), {
+        kind: 'limit_exceeded',
+        limit_type: 'daily',
+        limit_scope: 'member',
+      });
+      assert.equal(
+        limitBreach(
+          10n ** 30n,
+          { minAmount: 1n, maxAmount: null, memberDailyAmount: null, memberDailyCount: null },
+          { amount: 10n ** 30n, count: 10 ** 6 },
+        ),
+        undefined,
+      );
+    },
+  );
   it('property: an accepted execution keeps the day within its limits', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 1n, max: 3000n }), fc.bigInt({ min: 0n, max: 3000n }), fc.integer({ min: 0, max: 5 }), (amount, used, count) => {
-      if (limitBreach(amount, limits, { amount: used, count }) === undefined) {
-        assert.ok(amount >= limits.minAmount && amount <= limits.maxAmount && used + amount <= limits.memberDailyAmount && count + 1 <= limits.memberDailyCount);
-      }
-    }), runs);
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 1n, max: 3000n }),
+        fc.bigInt({ min: 0n, max: 3000n }),
+        fc.integer({ min: 0, max: 5 }),
+        (amount, used, count) => {
+          if (limitBreach(amount, limits, { amount: used, count }) === undefined) {
+            assert.ok(
+              amount >= limits.minAmount &&
+                amount <= limits.maxAmount &&
+                used + amount <= limits.memberDailyAmount &&
+                count + 1 <= limits.memberDailyCount,
+            );
+          }
+        },
+      ),
+      runs,
+    );
   });
   it('step-up at or above the threshold; none without one', () => {
     assert.equal(needsStepUp(99n, 100n), false);
@@ -134,50 +269,79 @@ describe('exchange limits', () => {
 });
 
 describe('exchange posting rules', () => {
-  const moneyArb = fc.record({
-    memberId: fc.constant('mem_1'), merchantId: fc.constant('mch_1'),
-    fromAmount: fc.bigInt({ min: 2n, max: 10n ** 20n }), toAmount: fc.bigInt({ min: 1n, max: 10n ** 20n }),
-    fee: fc.bigInt({ min: 0n, max: 10n ** 6n }), feeSide: fc.constantFrom('from' as const, 'to' as const),
-  }).filter((m) => m.feeSide === 'to' || m.fee < m.fromAmount);
+  const moneyArb = fc
+    .record({
+      memberId: fc.constant('mem_1'),
+      merchantId: fc.constant('mch_1'),
+      fromAmount: fc.bigInt({ min: 2n, max: 10n ** 20n }),
+      toAmount: fc.bigInt({ min: 1n, max: 10n ** 20n }),
+      fee: fc.bigInt({ min: 0n, max: 10n ** 6n }),
+      feeSide: fc.constantFrom('from' as const, 'to' as const),
+    })
+    .filter((m) => m.feeSide === 'to' || m.fee < m.fromAmount);
 
-  it('both entries of every execution balance, and the member spends exactly from_amount and receives exactly to_amount', () => {
-    fc.assert(fc.property(moneyArb, (m) => {
-      const sell = exchangeSellLines(m);
-      const buy = exchangeBuyLines(m);
-      entry('USDT', sell);
-      entry('BTC', buy);
-      assert.equal(memberNet(sell), -m.fromAmount);
-      assert.equal(memberNet(buy), m.toAmount);
-    }), runs);
-  });
+  it(
+    'both entries of every execution balance, and the member spends exactly from_amount and receives exactly ' +
+      'to_amount',
+    () => {
+      fc.assert(
+        fc.property(moneyArb, (m) => {
+          const sell = exchangeSellLines(m);
+          const buy = exchangeBuyLines(m);
+          entry('USDT', sell);
+          entry('BTC', buy);
+          assert.equal(memberNet(sell), -m.fromAmount);
+          assert.equal(memberNet(buy), m.toAmount);
+        }),
+        runs,
+      );
+    },
+  );
 
-  it('no path creates money: custody = members + settlement holds per asset (the ledger\'s custody equation)', () => {
-    fc.assert(fc.property(moneyArb, (m) => {
-      for (const lines of [exchangeSellLines(m), exchangeBuyLines(m)]) {
-        const members = memberNet(lines);
-        const custody = lines.filter((l) => l.account.owner === 'merchant' && l.account.bucket === 'custody').reduce((s, l) => s + (l.side === 'debit' ? l.amount : -l.amount), 0n);
-        const settlement = -lines.filter((l) => l.account.owner === 'platform' && l.account.bucket === 'settlement_clearing').reduce((s, l) => s + (l.side === 'debit' ? l.amount : -l.amount), 0n);
-        assert.equal(custody, members + settlement);
-      }
-    }), runs);
+  it("no path creates money: custody = members + settlement holds per asset (the ledger's custody equation)", () => {
+    fc.assert(
+      fc.property(moneyArb, (m) => {
+        for (const lines of [exchangeSellLines(m), exchangeBuyLines(m)]) {
+          const members = memberNet(lines);
+          const custody = lines
+            .filter((l) => l.account.owner === 'merchant' && l.account.bucket === 'custody')
+            .reduce((s, l) => s + (l.side === 'debit' ? l.amount : -l.amount), 0n);
+          const settlement = -lines
+            .filter((l) => l.account.owner === 'platform' && l.account.bucket === 'settlement_clearing')
+            .reduce((s, l) => s + (l.side === 'debit' ? l.amount : -l.amount), 0n);
+          assert.equal(custody, members + settlement);
+        }
+      }),
+      runs,
+    );
   });
 
   it('merchant conversions balance and touch only prepaid and platform accounts', () => {
-    fc.assert(fc.property(moneyArb, (m) => {
-      const sell = conversionSellLines(m);
-      const buy = conversionBuyLines(m);
-      entry('USDT', sell);
-      entry('EUR', buy);
-      for (const l of [...sell, ...buy]) assert.ok(l.account.owner === 'platform' || (l.account.owner === 'merchant' && l.account.bucket === 'prepaid'));
-    }), runs);
+    fc.assert(
+      fc.property(moneyArb, (m) => {
+        const sell = conversionSellLines(m);
+        const buy = conversionBuyLines(m);
+        entry('USDT', sell);
+        entry('EUR', buy);
+        for (const l of [...sell, ...buy])
+          assert.ok(
+            l.account.owner === 'platform' || (l.account.owner === 'merchant' && l.account.bucket === 'prepaid'),
+          );
+      }),
+      runs,
+    );
   });
 });
 
 describe('the simulated market', () => {
   const call = { merchantId: 'm', environment: 'sandbox' as const };
-  it('moves volatile codes with the caller\'s clock, deterministically, within ±2 %', async () => {
+  it("moves volatile codes with the caller's clock, deterministically, within ±2 %", async () => {
     let now = new Date('2026-01-01T00:00:00Z');
-    const market = new SimulatedMarket(undefined, async () => now, () => now);
+    const market = new SimulatedMarket(
+      undefined,
+      async () => now,
+      () => now,
+    );
     const a = await market.mid(call, 'USDT', 'BTC');
     const again = await market.mid(call, 'USDT', 'BTC');
     assert.deepEqual(a, again);
@@ -185,12 +349,20 @@ describe('the simulated market', () => {
     const b = await market.mid(call, 'USDT', 'BTC');
     assert.ok(a.kind === 'rate' && b.kind === 'rate');
     assert.notEqual(a.rate, b.rate);
-    assert.equal(((await market.mid(call, 'USDT', 'EUR')) as { rate: string }).rate, '0.925925925925', 'stable and fiat codes do not move');
+    assert.equal(
+      ((await market.mid(call, 'USDT', 'EUR')) as { rate: string }).rate,
+      '0.925925925925',
+      'stable and fiat codes do not move',
+    );
     for (let h = 0; h < 500; h++) assert.ok(Math.abs(driftBps('BTC', h)) <= 200);
   });
   it('a halted feed keeps its time, and the service treats it as stale after the maximum age', async () => {
     let now = new Date('2026-01-01T00:00:00Z');
-    const market = new SimulatedMarket(undefined, async () => now, () => now);
+    const market = new SimulatedMarket(
+      undefined,
+      async () => now,
+      () => now,
+    );
     market.halt('BTC', now);
     now = new Date('2026-01-01T00:02:00Z');
     const r = await market.mid(call, 'USDT', 'BTC');
@@ -201,22 +373,33 @@ describe('the simulated market', () => {
     market.halt('BTC', undefined);
     assert.equal(isStale(((await market.mid(call, 'USDT', 'BTC')) as { asOf: string }).asOf, now, 60), false);
   });
-  it('a feed halted in real time is fresh on a sandbox clock already ahead, and stale once that clock moves past the maximum age', async () => {
-    const real = new Date('2026-01-01T00:00:00Z');
-    let ahead = new Date('2026-01-02T00:00:00Z');
-    const market = new SimulatedMarket(undefined, async (c) => (c.merchantId === 'ahead' ? ahead : real), () => real);
-    market.halt('BTC', real);
-    const first = await market.mid({ merchantId: 'ahead', environment: 'sandbox' }, 'USDT', 'BTC');
-    assert.ok(first.kind === 'rate');
-    assert.equal(first.asOf, '2026-01-02T00:00:00.000Z', 'the halt on the caller\'s clock');
-    assert.equal(isStale(first.asOf, ahead, 60), false);
-    ahead = new Date('2026-01-02T00:02:00Z');
-    const later = await market.mid({ merchantId: 'ahead', environment: 'sandbox' }, 'USDT', 'BTC');
-    assert.equal((later as { asOf: string }).asOf, '2026-01-02T00:00:00.000Z', 'an advance does not move the halt');
-    assert.equal(isStale((later as { asOf: string }).asOf, ahead, 60), true);
-    // A caller on real time sees the halt at its real moment.
-    assert.equal(((await market.mid({ merchantId: 'other', environment: 'sandbox' }, 'USDT', 'BTC')) as { asOf: string }).asOf, '2026-01-01T00:00:00.000Z');
-  });
+  it(
+    'a feed halted in real time is fresh on a sandbox clock already ahead, and stale once that clock moves ' +
+      'past the maximum age',
+    async () => {
+      const real = new Date('2026-01-01T00:00:00Z');
+      let ahead = new Date('2026-01-02T00:00:00Z');
+      const market = new SimulatedMarket(
+        undefined,
+        async (c) => (c.merchantId === 'ahead' ? ahead : real),
+        () => real,
+      );
+      market.halt('BTC', real);
+      const first = await market.mid({ merchantId: 'ahead', environment: 'sandbox' }, 'USDT', 'BTC');
+      assert.ok(first.kind === 'rate');
+      assert.equal(first.asOf, '2026-01-02T00:00:00.000Z', "the halt on the caller's clock");
+      assert.equal(isStale(first.asOf, ahead, 60), false);
+      ahead = new Date('2026-01-02T00:02:00Z');
+      const later = await market.mid({ merchantId: 'ahead', environment: 'sandbox' }, 'USDT', 'BTC');
+      assert.equal((later as { asOf: string }).asOf, '2026-01-02T00:00:00.000Z', 'an advance does not move the halt');
+      assert.equal(isStale((later as { asOf: string }).asOf, ahead, 60), true);
+      // A caller on real time sees the halt at its real moment.
+      assert.equal(
+        ((await market.mid({ merchantId: 'other', environment: 'sandbox' }, 'USDT', 'BTC')) as { asOf: string }).asOf,
+        '2026-01-01T00:00:00.000Z',
+      );
+    },
+  );
 });
 
 describe('earn rules', () => {
@@ -225,45 +408,98 @@ describe('earn rules', () => {
     assert.equal(dailyInterest(1n, 365), 0n);
     assert.equal(aprText(365), '0.0365');
     assert.equal(aprText(10_000), '1.0000');
-    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 10n ** 24n }), fc.integer({ min: 0, max: 10_000 }), (p, apr) => {
-      const i = dailyInterest(p, apr);
-      assert.ok(i * 10_000n * 365n <= p * BigInt(apr) && (i + 1n) * 10_000n * 365n > p * BigInt(apr));
-    }), runs);
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 24n }), fc.integer({ min: 0, max: 10_000 }), (p, apr) => {
+        const i = dailyInterest(p, apr);
+        assert.ok(i * 10_000n * 365n <= p * BigInt(apr) && (i + 1n) * 10_000n * 365n > p * BigInt(apr));
+      }),
+      runs,
+    );
   });
   it('every earn entry balances; interest always comes from the named platform account', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 1n, max: 10n ** 20n }), fc.bigInt({ min: 0n, max: 10n ** 12n }), (p, i) => {
-      entry('USDT', subscribeLines('mem_1', p));
-      entry('USDT', redeemLines('mem_1', p));
-      const mature = maturityLines({ memberId: 'mem_1', merchantId: 'mch_1' }, p, i);
-      entry('USDT', mature);
-      assert.equal(memberNet(mature), i, 'the member gains exactly the interest');
-      if (i > 0n) {
-        entry('USDT', payoutLines({ memberId: 'mem_1', merchantId: 'mch_1' }, i));
-        assert.ok(mature.some((l) => l.account.owner === 'platform' && l.account.bucket === 'earn_interest' && l.account.merchantId === 'mch_1' && l.side === 'debit' && l.amount === i));
-      }
-    }), runs);
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n, max: 10n ** 20n }), fc.bigInt({ min: 0n, max: 10n ** 12n }), (p, i) => {
+        entry('USDT', subscribeLines('mem_1', p));
+        entry('USDT', redeemLines('mem_1', p));
+        const mature = maturityLines({ memberId: 'mem_1', merchantId: 'mch_1' }, p, i);
+        entry('USDT', mature);
+        assert.equal(memberNet(mature), i, 'the member gains exactly the interest');
+        if (i > 0n) {
+          entry('USDT', payoutLines({ memberId: 'mem_1', merchantId: 'mch_1' }, i));
+          assert.ok(
+            mature.some(
+              (l) =>
+                l.account.owner === 'platform' &&
+                l.account.bucket === 'earn_interest' &&
+                l.account.merchantId === 'mch_1' &&
+                l.side === 'debit' &&
+                l.amount === i,
+            ),
+          );
+        }
+      }),
+      runs,
+    );
   });
 });
 
 describe('the default catalogue (migration 017 against extensions 7)', () => {
-  it('both ways between USDT and BTC, ETH, USDC, EUR, USD; conversion pairs USDC, BTC, EUR; a flexible and a 30-day USDT product', () => {
-    const pairs = defaultDirections.map((d) => `${d.from_asset}>${d.to_asset}`).sort();
-    assert.deepEqual(pairs, ['BTC>USDT', 'ETH>USDT', 'EUR>USDT', 'USD>USDT', 'USDC>USDT', 'USDT>BTC', 'USDT>ETH', 'USDT>EUR', 'USDT>USD', 'USDT>USDC']);
-    assert.deepEqual(defaultDirections.filter((d) => d.merchant_conversion).map((d) => `${d.from_asset}>${d.to_asset}`).sort(), ['BTC>USDT', 'EUR>USDT', 'USDC>USDT', 'USDT>BTC', 'USDT>EUR', 'USDT>USDC']);
-    for (const d of defaultDirections) assert.ok(BigInt(d.min_amount) < BigInt(d.max_amount) && BigInt(d.max_amount) <= BigInt(d.member_daily_amount));
-    assert.deepEqual(defaultEarnProducts.map((p) => [p.asset, p.type, p.term_days]), [['USDT', 'flexible', 0], ['USDT', 'fixed', 30]]);
-  });
+  it(
+    'both ways between USDT and BTC, ETH, USDC, EUR, USD; conversion pairs USDC, BTC, EUR; a flexible and a ' +
+      '30-day USDT product',
+    () => {
+      const pairs = defaultDirections.map((d) => `${d.from_asset}>${d.to_asset}`).sort();
+      assert.deepEqual(pairs, [
+        'BTC>USDT',
+        'ETH>USDT',
+        'EUR>USDT',
+        'USD>USDT',
+        'USDC>USDT',
+        'USDT>BTC',
+        'USDT>ETH',
+        'USDT>EUR',
+        'USDT>USD',
+        'USDT>USDC',
+      ]);
+      assert.deepEqual(
+        defaultDirections
+          .filter((d) => d.merchant_conversion)
+          .map((d) => `${d.from_asset}>${d.to_asset}`)
+          .sort(),
+        ['BTC>USDT', 'EUR>USDT', 'USDC>USDT', 'USDT>BTC', 'USDT>EUR', 'USDT>USDC'],
+      );
+      for (const d of defaultDirections)
+        assert.ok(BigInt(d.min_amount) < BigInt(d.max_amount) && BigInt(d.max_amount) <= BigInt(d.member_daily_amount));
+      assert.deepEqual(
+        defaultEarnProducts.map((p) => [p.asset, p.type, p.term_days]),
+        [
+          ['USDT', 'flexible', 0],
+          ['USDT', 'fixed', 30],
+        ],
+      );
+    },
+  );
 });
 
 describe('quote request identity (the locked quote idempotency comparison)', () => {
   it('meets asset case and a zero tail of the amount, nothing else; total on any body', () => {
     const base = quoteRequestIdentity({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '250', lock: true });
-    assert.deepEqual(quoteRequestIdentity({ from_asset: 'usdt', to_asset: 'UsDc', from_amount: '250.000', lock: true }), base);
-    assert.deepEqual(quoteRequestIdentity({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '250.50', lock: true }), { from_asset: 'USDT', to_asset: 'USDC', from_amount: '250.5', lock: true });
+    assert.deepEqual(
+      quoteRequestIdentity({ from_asset: 'usdt', to_asset: 'UsDc', from_amount: '250.000', lock: true }),
+      base,
+    );
+    assert.deepEqual(
+      quoteRequestIdentity({ from_asset: 'USDT', to_asset: 'USDC', from_amount: '250.50', lock: true }),
+      { from_asset: 'USDT', to_asset: 'USDC', from_amount: '250.5', lock: true },
+    );
     for (const amount of ['0250', '250.', '2.5e2', ' 250', '-250']) {
-      assert.notDeepEqual(quoteRequestIdentity({ from_asset: 'USDT', to_asset: 'USDC', from_amount: amount, lock: true }), base, amount);
+      assert.notDeepEqual(
+        quoteRequestIdentity({ from_asset: 'USDT', to_asset: 'USDC', from_amount: amount, lock: true }),
+        base,
+        amount,
+      );
     }
-    for (const body of [null, undefined, 'x', 3, [1], { from_amount: 250 }]) assert.doesNotThrow(() => quoteRequestIdentity(body));
+    for (const body of [null, undefined, 'x', 3, [1], { from_amount: 250 }])
+      assert.doesNotThrow(() => quoteRequestIdentity(body));
   });
 });
-

@@ -23,134 +23,209 @@ import { spawnService, type ServiceProcess } from './support/process.js';
  */
 
 describe('group commit across a crash of the service', () => {
-  it('loses no acknowledged write and doubles none, for any merchant, after SIGKILL and restart', { timeout: 240_000 }, async () => {
-    const testDatabaseUrl = process.env.TEST_DATABASE_URL ?? '';
-    const onPostgres = /^postgres(ql)?:\/\//.test(testDatabaseUrl);
-    const dataDir = mkdtempSync(join(tmpdir(), 'mwa-gccrash-'));
-    if (!onPostgres) await seedEmbeddedDataDir(dataDir);
-    const adminToken = `adm_${randomUUID()}`;
-    const env = { DATA_DIR: dataDir, DATABASE_URL: onPostgres ? testDatabaseUrl : '', ADMIN_TOKEN: adminToken, WORKERS: 'off', RATE_LIMIT_SCALE: '1000' };
-    let svc: ServiceProcess | undefined = await spawnService(env);
-    try {
-      const adminCall = async (path: string, body: unknown) =>
-        (await rawRequest(`${svc!.adminUrl}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` } })).body;
-      const merchantCount = 4;
-      const merchants: { id: string; key: { client_id: string; api_key: string; signing_key: string } }[] = [];
-      for (let m = 0; m < merchantCount; m++) {
-        const merchant = await adminCall('/admin/v1/merchants', { name: `group commit crash ${m}` });
-        const key = await adminCall(`/admin/v1/merchants/${merchant.id}/api-keys`, {
-          environment: 'sandbox', scopes: ['members:write', 'members:read', 'deposits:write', 'deposits:read', 'balances:read'],
-        });
-        merchants.push({ id: merchant.id, key });
-      }
-      const clientsOf = (p: ServiceProcess) => merchants.map(({ key }) => new MerchantWalletClient({
-        baseUrl: `http://api-sandbox.localhost:${new URL(p.publicUrl).port}`, connectHost: '127.0.0.1',
-        clientId: key.client_id, apiKey: key.api_key, signingKey: key.signing_key, maxAttempts: 1,
-      }));
-      let clients = clientsOf(svc);
-      for (const c of clients) {
-        await c.members.create({ external_member_id: 'crash-a' });
-        await c.members.create({ external_member_id: 'crash-b' });
-      }
-
-      // Spread across the merchants in turn; one request in five creates a member.
-      const total = 160;
-      const requests = Array.from({ length: total }, (_, i) => {
-        const merchant = i % merchantCount;
-        const key = randomUUID();
-        if (i % 5 === 2) return { merchant, key, kind: 'member' as const, path: '/v1/members', body: { external_member_id: `crash-new-${i}` } };
-        return {
-          merchant, key, kind: 'deposit' as const, path: '/v1/deposits',
-          body: { member_id: Math.floor(i / merchantCount) % 2 ? 'crash-a' : 'crash-b', asset: 'USDT', amount: '1.25', tx_hash: `0x${randomUUID()}` },
-        };
-      });
-      const acknowledged = new Map<number, string>();
-      let next = 0;
-      let killed = false;
-      const send = (cs: MerchantWalletClient[], i: number) =>
-        cs[requests[i]!.merchant]!.requestRaw({ method: 'POST', path: requests[i]!.path, body: requests[i]!.body, idempotencyKey: requests[i]!.key });
-      // 32 senders, each sending the next request when its previous one is answered; the kill
-      // comes once 40 writes were acknowledged, with the rest in flight or still to send.
-      const sender = async () => {
-        while (!killed && next < total) {
-          const i = next++;
-          try {
-            const res = await send(clients, i);
-            if (res.status === 201 && !killed) acknowledged.set(i, res.body.id);
-            else if (res.status !== 201) assert.fail(`request ${i} answered ${res.status} ${res.rawBody}`);
-          } catch {
-            // Cut by the kill: its outcome is unknown to this client.
-          }
-          if (acknowledged.size >= 40 && !killed) {
-            killed = true;
-            svc!.child.kill('SIGKILL');
-          }
-        }
+  it(
+    'loses no acknowledged write and doubles none, for any merchant, after SIGKILL and restart',
+    { timeout: 240_000 },
+    async () => {
+      const testDatabaseUrl = process.env.TEST_DATABASE_URL ?? '';
+      const onPostgres = /^postgres(ql)?:\/\//.test(testDatabaseUrl);
+      const dataDir = mkdtempSync(join(tmpdir(), 'mwa-gccrash-'));
+      if (!onPostgres) await seedEmbeddedDataDir(dataDir);
+      const adminToken = `adm_${randomUUID()}`;
+      const env = {
+        DATA_DIR: dataDir,
+        DATABASE_URL: onPostgres ? testDatabaseUrl : '',
+        ADMIN_TOKEN: adminToken,
+        WORKERS: 'off',
+        RATE_LIMIT_SCALE: '1000',
       };
-      await Promise.all(Array.from({ length: 32 }, sender));
-      await svc.exited;
-      svc = undefined;
-      const sentBeforeKill = next;
-      assert.ok(acknowledged.size >= 40 && sentBeforeKill < total, `killed after ${acknowledged.size} acknowledged, ${sentBeforeKill} sent`);
-      const acknowledgedMerchants = new Set([...acknowledged.keys()].map((i) => requests[i]!.merchant));
-      assert.equal(acknowledgedMerchants.size, merchantCount, 'writes of every merchant were acknowledged before the kill');
-
-      svc = await spawnService(env);
-      for (const c of clients) c.close();
-      clients = clientsOf(svc);
-      // Every request again, with its key: each is answered with one deposit or one member.
-      let replays = 0;
-      const answers: string[] = [];
-      for (let start = 0; start < total; start += 32) {
-        const batch = await Promise.all(requests.slice(start, start + 32).map((_, j) => send(clients, start + j)));
-        batch.forEach((res, j) => {
-          assert.equal(res.status, 201, `request ${start + j} after the restart: ${res.rawBody}`);
-          if (res.headers['x-idempotent-replay'] === 'true') replays++;
-          answers.push(res.body.id);
-        });
-      }
-      for (const [i, id] of acknowledged) assert.equal(answers[i], id, `acknowledged ${requests[i]!.kind} ${i} (merchant ${requests[i]!.merchant}) is the one replayed`);
-      assert.equal(new Set(answers).size, total, 'one deposit or member per request');
-      assert.ok(replays >= acknowledged.size, `${replays} replays`);
-      for (const [m, c] of clients.entries()) {
-        const mine = requests.filter((r) => r.merchant === m);
-        const toA = mine.filter((r) => r.kind === 'deposit' && r.body.member_id === 'crash-a').length;
-        const balances = (await c.balances.list({ onBehalfOf: 'crash-a' })) as any[];
-        assert.equal(balances.find((b) => b.asset === 'USDT').available, (toA * 1.25).toFixed(6), `merchant ${m}: crash-a's balance`);
-        for (const [i, r] of requests.entries()) {
-          if (r.merchant !== m || r.kind !== 'member') continue;
-          const member = await c.requestRaw({ method: 'GET', path: `/v1/members/${answers[i]}` });
-          assert.equal(member.body.external_member_id, r.body.external_member_id, `member of request ${i}`);
-        }
-      }
-      for (const c of clients) c.close();
-      svc.child.kill('SIGTERM');
-      assert.equal(await svc.exited, 0);
-      svc = undefined;
-
-      const handle = await openDatabase(env.DATABASE_URL || undefined, dataDir, testDatabaseOptions());
+      let svc: ServiceProcess | undefined = await spawnService(env);
       try {
-        const db = handle.db;
-        for (const [m, { id }] of merchants.entries()) {
+        const adminCall = async (path: string, body: unknown) =>
+          (
+            await rawRequest(`${svc!.adminUrl}${path}`, {
+              method: 'POST',
+              body: JSON.stringify(body),
+              headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+            })
+          ).body;
+        const merchantCount = 4;
+        const merchants: { id: string; key: { client_id: string; api_key: string; signing_key: string } }[] = [];
+        for (let m = 0; m < merchantCount; m++) {
+          const merchant = await adminCall('/admin/v1/merchants', { name: `group commit crash ${m}` });
+          const key = await adminCall(`/admin/v1/merchants/${merchant.id}/api-keys`, {
+            environment: 'sandbox',
+            scopes: ['members:write', 'members:read', 'deposits:write', 'deposits:read', 'balances:read'],
+          });
+          merchants.push({ id: merchant.id, key });
+        }
+        const clientsOf = (p: ServiceProcess) =>
+          merchants.map(
+            ({ key }) =>
+              new MerchantWalletClient({
+                baseUrl: `http://api-sandbox.localhost:${new URL(p.publicUrl).port}`,
+                connectHost: '127.0.0.1',
+                clientId: key.client_id,
+                apiKey: key.api_key,
+                signingKey: key.signing_key,
+                maxAttempts: 1,
+              }),
+          );
+        let clients = clientsOf(svc);
+        for (const c of clients) {
+          await c.members.create({ external_member_id: 'crash-a' });
+          await c.members.create({ external_member_id: 'crash-b' });
+        }
+
+        // Spread across the merchants in turn; one request in five creates a member.
+        const total = 160;
+        const requests = Array.from({ length: total }, (_, i) => {
+          const merchant = i % merchantCount;
+          const key = randomUUID();
+          if (i % 5 === 2)
+            return {
+              merchant,
+              key,
+              kind: 'member' as const,
+              path: '/v1/members',
+              body: { external_member_id: `crash-new-${i}` },
+            };
+          return {
+            merchant,
+            key,
+            kind: 'deposit' as const,
+            path: '/v1/deposits',
+            body: {
+              member_id: Math.floor(i / merchantCount) % 2 ? 'crash-a' : 'crash-b',
+              asset: 'USDT',
+              amount: '1.25',
+              tx_hash: `0x${randomUUID()}`,
+            },
+          };
+        });
+        const acknowledged = new Map<number, string>();
+        let next = 0;
+        let killed = false;
+        const send = (cs: MerchantWalletClient[], i: number) =>
+          cs[requests[i]!.merchant]!.requestRaw({
+            method: 'POST',
+            path: requests[i]!.path,
+            body: requests[i]!.body,
+            idempotencyKey: requests[i]!.key,
+          });
+        // 32 senders, each sending the next request when its previous one is answered; the kill
+        // comes once 40 writes were acknowledged, with the rest in flight or still to send.
+        const sender = async () => {
+          while (!killed && next < total) {
+            const i = next++;
+            try {
+              const res = await send(clients, i);
+              if (res.status === 201 && !killed) acknowledged.set(i, res.body.id);
+              else if (res.status !== 201) assert.fail(`request ${i} answered ${res.status} ${res.rawBody}`);
+            } catch {
+              // Cut by the kill: its outcome is unknown to this client.
+            }
+            if (acknowledged.size >= 40 && !killed) {
+              killed = true;
+              svc!.child.kill('SIGKILL');
+            }
+          }
+        };
+        await Promise.all(Array.from({ length: 32 }, sender));
+        await svc.exited;
+        svc = undefined;
+        const sentBeforeKill = next;
+        assert.ok(
+          acknowledged.size >= 40 && sentBeforeKill < total,
+          `killed after ${acknowledged.size} acknowledged, ${sentBeforeKill} sent`,
+        );
+        const acknowledgedMerchants = new Set([...acknowledged.keys()].map((i) => requests[i]!.merchant));
+        assert.equal(
+          acknowledgedMerchants.size,
+          merchantCount,
+          'writes of every merchant were acknowledged before the kill',
+        );
+
+        svc = await spawnService(env);
+        for (const c of clients) c.close();
+        clients = clientsOf(svc);
+        // Every request again, with its key: each is answered with one deposit or one member.
+        let replays = 0;
+        const answers: string[] = [];
+        for (let start = 0; start < total; start += 32) {
+          const batch = await Promise.all(requests.slice(start, start + 32).map((_, j) => send(clients, start + j)));
+          batch.forEach((res, j) => {
+            assert.equal(res.status, 201, `request ${start + j} after the restart: ${res.rawBody}`);
+            if (res.headers['x-idempotent-replay'] === 'true') replays++;
+            answers.push(res.body.id);
+          });
+        }
+        for (const [i, id] of acknowledged)
+          assert.equal(
+            answers[i],
+            id,
+            `acknowledged ${requests[i]!.kind} ${i} (merchant ${requests[i]!.merchant}) is the one replayed`,
+          );
+        assert.equal(new Set(answers).size, total, 'one deposit or member per request');
+        assert.ok(replays >= acknowledged.size, `${replays} replays`);
+        for (const [m, c] of clients.entries()) {
           const mine = requests.filter((r) => r.merchant === m);
-          const { rows } = await sql<{ deposits: string; hashes: string; entries: string; members: string }>`
+          const toA = mine.filter((r) => r.kind === 'deposit' && r.body.member_id === 'crash-a').length;
+          const balances = (await c.balances.list({ onBehalfOf: 'crash-a' })) as any[];
+          assert.equal(
+            balances.find((b) => b.asset === 'USDT').available,
+            (toA * 1.25).toFixed(6),
+            `merchant ${m}: crash-a's balance`,
+          );
+          for (const [i, r] of requests.entries()) {
+            if (r.merchant !== m || r.kind !== 'member') continue;
+            const member = await c.requestRaw({ method: 'GET', path: `/v1/members/${answers[i]}` });
+            assert.equal(member.body.external_member_id, r.body.external_member_id, `member of request ${i}`);
+          }
+        }
+        for (const c of clients) c.close();
+        svc.child.kill('SIGTERM');
+        assert.equal(await svc.exited, 0);
+        svc = undefined;
+
+        const handle = await openDatabase(env.DATABASE_URL || undefined, dataDir, testDatabaseOptions());
+        try {
+          const db = handle.db;
+          for (const [m, { id }] of merchants.entries()) {
+            const mine = requests.filter((r) => r.merchant === m);
+            const { rows } = await sql<{ deposits: string; hashes: string; entries: string; members: string }>`
             SELECT count(*)::text AS deposits, count(DISTINCT tx_hash)::text AS hashes,
-                   (SELECT count(*) FROM journal_entries j WHERE j.reference_type = 'deposit' AND j.reference_id IN (SELECT id FROM deposits WHERE merchant_id = ${id}))::text AS entries,
+                   (SELECT count(*) FROM journal_entries j WHERE j.reference_type = 'deposit' AND j.reference_id IN
+                     (SELECT id FROM deposits WHERE merchant_id = ${id}))::text AS entries,
                    (SELECT count(*) FROM members WHERE merchant_id = ${id})::text AS members
             FROM deposits WHERE merchant_id = ${id}
           `.execute(db);
-          const deposits = String(mine.filter((r) => r.kind === 'deposit').length);
-          assert.deepEqual(rows[0], { deposits, hashes: deposits, entries: deposits, members: String(2 + mine.filter((r) => r.kind === 'member').length) }, `merchant ${m}`);
+            const deposits = String(mine.filter((r) => r.kind === 'deposit').length);
+            assert.deepEqual(
+              rows[0],
+              {
+                deposits,
+                hashes: deposits,
+                entries: deposits,
+                members: String(2 + mine.filter((r) => r.kind === 'member').length),
+              },
+              `merchant ${m}`,
+            );
+          }
+          const report = await verifyLedger(db);
+          assert.deepEqual(report.problems, []);
+          const ackMembers = [...acknowledged.keys()].filter((i) => requests[i]!.kind === 'member').length;
+          console.log(
+            `# group commit crash: ${merchantCount} merchants; killed after ${acknowledged.size} ` +
+              `acknowledged (${ackMembers} members) of ${sentBeforeKill} sent; ${replays} of ${total} answered ` +
+              `from their key after the restart`,
+          );
+        } finally {
+          await handle.close();
         }
-        const report = await verifyLedger(db);
-        assert.deepEqual(report.problems, []);
-        const ackMembers = [...acknowledged.keys()].filter((i) => requests[i]!.kind === 'member').length;
-        console.log(`# group commit crash: ${merchantCount} merchants; killed after ${acknowledged.size} acknowledged (${ackMembers} members) of ${sentBeforeKill} sent; ${replays} of ${total} answered from their key after the restart`);
       } finally {
-        await handle.close();
+        svc?.child.kill('SIGKILL');
       }
-    } finally {
-      svc?.child.kill('SIGKILL');
-    }
-  });
+    },
+  );
 });

@@ -27,7 +27,12 @@ describe('group commit', () => {
     await service.close();
   });
 
-  const depositBody = (member: string, txHash = `0x${randomUUID()}`) => ({ member_id: member, asset: 'USDT', amount: '1.5', tx_hash: txHash });
+  const depositBody = (member: string, txHash = `0x${randomUUID()}`) => ({
+    member_id: member,
+    asset: 'USDT',
+    amount: '1.5',
+    tx_hash: txHash,
+  });
   const post = (client: MerchantWalletClient, body: unknown, key = randomUUID()) =>
     client.requestRaw({ method: 'POST', path: '/v1/deposits', body, idempotencyKey: key });
   /**
@@ -36,7 +41,9 @@ describe('group commit', () => {
    * which the embedded database's statements hold).
    */
   const warm = (client: MerchantWalletClient, n: number) =>
-    Promise.all(Array.from({ length: n }, () => client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { limit: 1 } })));
+    Promise.all(
+      Array.from({ length: n }, () => client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { limit: 1 } })),
+    );
 
   it('writes concurrent deposits of one merchant in shared transactions, each answered with its own deposit', async () => {
     const { client } = await newMerchantClient(service);
@@ -44,7 +51,10 @@ describe('group commit', () => {
     await warm(client, 60);
     const before = { ...service.ctx.writeGroup.stats };
     const answers = await Promise.all(Array.from({ length: 60 }, () => post(client, depositBody('gc-1'))));
-    assert.deepEqual(answers.map((a) => a.status), answers.map(() => 201));
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      answers.map(() => 201),
+    );
     assert.equal(new Set(answers.map((a) => a.body.id)).size, 60, 'sixty distinct deposits');
     const stats = service.ctx.writeGroup.stats;
     const batches = stats.batches - before.batches;
@@ -65,14 +75,16 @@ describe('group commit', () => {
     assert.equal((await post(client, depositBody('gc-2', taken))).status, 201);
     await warm(client, 40);
     const requests = Array.from({ length: 40 }, (_, i) => {
-      const body = i % 8 === 3 ? depositBody('no-such-member') : i % 8 === 5 ? depositBody('gc-2', taken) : depositBody('gc-2');
+      const body =
+        i % 8 === 3 ? depositBody('no-such-member') : i % 8 === 5 ? depositBody('gc-2', taken) : depositBody('gc-2');
       return { body, key: randomUUID() };
     });
     const before = { ...service.ctx.writeGroup.stats };
     const answers = await Promise.all(requests.map((r) => post(client, r.body, r.key)));
     assert.ok(service.ctx.writeGroup.stats.batches - before.batches < 40, 'the requests shared transactions');
     answers.forEach((a, i) => {
-      const expected = i % 8 === 3 ? [404, 'member_not_found'] : i % 8 === 5 ? [409, 'duplicate_resource'] : [201, undefined];
+      const expected =
+        i % 8 === 3 ? [404, 'member_not_found'] : i % 8 === 5 ? [409, 'duplicate_resource'] : [201, undefined];
       assert.deepEqual([a.status, (a.body.error ?? a.body).code], expected, `request ${i}`);
     });
     // Each answer is its key's result: refusals too are replayed as they were first answered.
@@ -99,41 +111,84 @@ describe('group commit', () => {
     assert.ok(created.length >= 1);
     assert.equal(new Set(created.map((a) => a.body.id)).size, 1, 'every 201 names the same deposit');
     for (const a of answers) {
-      if (a.status !== 201) assert.deepEqual([a.status, (a.body.error ?? a.body).code], [409, 'idempotency_in_progress']);
+      if (a.status !== 201)
+        assert.deepEqual([a.status, (a.body.error ?? a.body).code], [409, 'idempotency_in_progress']);
     }
     const list = await client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { member_id: 'gc-3' } });
     assert.equal(list.body.data.length, 1);
     client.close();
   });
 
-  it("consumes each deposit's nonce in its batch: one sent twice at once, or used before, is nonce_reused and not the key's result", async () => {
-    const { client } = await newMerchantClient(service);
-    await client.members.create({ external_member_id: 'gc-n' });
-    const used = randomUUID();
-    assert.equal((await client.requestRaw({ method: 'POST', path: '/v1/deposits', body: depositBody('gc-n'), idempotencyKey: randomUUID(), nonce: used })).status, 201);
-    await warm(client, 8);
-    const twice = randomUUID();
-    const requests = Array.from({ length: 8 }, (_, i) => ({ key: randomUUID(), body: depositBody('gc-n'), nonce: i === 2 || i === 5 ? twice : i === 6 ? used : randomUUID() }));
-    const before = { ...service.ctx.writeGroup.stats };
-    const answers = await Promise.all(requests.map((r) => client.requestRaw({ method: 'POST', path: '/v1/deposits', body: r.body, idempotencyKey: r.key, nonce: r.nonce })));
-    assert.ok(service.ctx.writeGroup.stats.batches - before.batches < 8, 'the requests shared transactions');
-    const codes = answers.map((a) => (a.status === 201 ? 201 : `${a.status} ${(a.body.error ?? a.body).code}`));
-    assert.deepEqual(codes.filter((_, i) => ![2, 5].includes(i)), [201, 201, 201, 201, '401 nonce_reused', 201]);
-    assert.deepEqual([codes[2], codes[5]].sort(), [201, '401 nonce_reused'].sort() as unknown[], 'the nonce sent twice is fresh for one of them');
-    // A refused nonce is not the key's result: the key goes on with a fresh nonce.
-    for (const [i, a] of answers.entries()) {
-      if (a.status === 201) continue;
-      const retry = await post(client, requests[i]!.body, requests[i]!.key);
-      assert.equal(retry.status, 201);
-      assert.equal(retry.headers['x-idempotent-replay'], undefined);
-    }
-    // The nonces are the merchant's, whichever route consumed them.
-    const member = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'gc-n-2' }, idempotencyKey: randomUUID(), nonce: twice });
-    assert.deepEqual([member.status, (member.body.error ?? member.body).code], [401, 'nonce_reused']);
-    const balances = (await client.balances.list({ onBehalfOf: 'gc-n' })) as any[];
-    assert.equal(balances.find((b) => b.asset === 'USDT').available, '13.500000', 'nine deposits, one each');
-    client.close();
-  });
+  it(
+    "consumes each deposit's nonce in its batch: one sent twice at once, or used before, is nonce_reused and " +
+      "not the key's result",
+    async () => {
+      const { client } = await newMerchantClient(service);
+      await client.members.create({ external_member_id: 'gc-n' });
+      const used = randomUUID();
+      assert.equal(
+        (
+          await client.requestRaw({
+            method: 'POST',
+            path: '/v1/deposits',
+            body: depositBody('gc-n'),
+            idempotencyKey: randomUUID(),
+            nonce: used,
+          })
+        ).status,
+        201,
+      );
+      await warm(client, 8);
+      const twice = randomUUID();
+      const requests = Array.from({ length: 8 }, (_, i) => ({
+        key: randomUUID(),
+        body: depositBody('gc-n'),
+        nonce: i === 2 || i === 5 ? twice : i === 6 ? used : randomUUID(),
+      }));
+      const before = { ...service.ctx.writeGroup.stats };
+      const answers = await Promise.all(
+        requests.map((r) =>
+          client.requestRaw({
+            method: 'POST',
+            path: '/v1/deposits',
+            body: r.body,
+            idempotencyKey: r.key,
+            nonce: r.nonce,
+          }),
+        ),
+      );
+      assert.ok(service.ctx.writeGroup.stats.batches - before.batches < 8, 'the requests shared transactions');
+      const codes = answers.map((a) => (a.status === 201 ? 201 : `${a.status} ${(a.body.error ?? a.body).code}`));
+      assert.deepEqual(
+        codes.filter((_, i) => ![2, 5].includes(i)),
+        [201, 201, 201, 201, '401 nonce_reused', 201],
+      );
+      assert.deepEqual(
+        [codes[2], codes[5]].sort(),
+        [201, '401 nonce_reused'].sort() as unknown[],
+        'the nonce sent twice is fresh for one of them',
+      );
+      // A refused nonce is not the key's result: the key goes on with a fresh nonce.
+      for (const [i, a] of answers.entries()) {
+        if (a.status === 201) continue;
+        const retry = await post(client, requests[i]!.body, requests[i]!.key);
+        assert.equal(retry.status, 201);
+        assert.equal(retry.headers['x-idempotent-replay'], undefined);
+      }
+      // The nonces are the merchant's, whichever route consumed them.
+      const member = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/members',
+        body: { external_member_id: 'gc-n-2' },
+        idempotencyKey: randomUUID(),
+        nonce: twice,
+      });
+      assert.deepEqual([member.status, (member.body.error ?? member.body).code], [401, 'nonce_reused']);
+      const balances = (await client.balances.list({ onBehalfOf: 'gc-n' })) as any[];
+      assert.equal(balances.find((b) => b.asset === 'USDT').available, '13.500000', 'nine deposits, one each');
+      client.close();
+    },
+  );
 
   it("refuses a deposit's invalid input after its nonce and its key's result, as before grouping", async () => {
     const { client } = await newMerchantClient(service);
@@ -141,7 +196,8 @@ describe('group commit', () => {
     const key = randomUUID();
     const nonce = randomUUID();
     const invalid = { member_id: 'gc-v', asset: 'USDT', tx_hash: `0x${randomUUID()}` };
-    const send = (body: unknown, k: string, n?: string) => client.requestRaw({ method: 'POST', path: '/v1/deposits', body, idempotencyKey: k, ...(n ? { nonce: n } : {}) });
+    const send = (body: unknown, k: string, n?: string) =>
+      client.requestRaw({ method: 'POST', path: '/v1/deposits', body, idempotencyKey: k, ...(n ? { nonce: n } : {}) });
     const first = await send(invalid, key, nonce);
     assert.deepEqual([first.status, (first.body.error ?? first.body).code], [400, 'invalid_request']);
     // The same key and body again: the first answer, replayed.
@@ -157,29 +213,59 @@ describe('group commit', () => {
     client.close();
   });
 
-  it('lets a write run again alone after its batch failed find its result, though its nonce is used, and nothing else', async () => {
-    const merchantId = (await newMerchantClient(service)).merchantId;
-    const key = randomUUID();
-    const nonce = { merchantId, environment: 'sandbox' as const, nonce: randomUUID(), timestampSeconds: Math.floor(Date.now() / 1000), nowMs: Date.now() };
-    const write = (): GroupedWrite => ({
-      req: { id: `req_${key}`, auth: { merchantId, environment: 'sandbox' }, idempotency: { key, endpoint: 'POST /v1/test', requestHash: 'h', settled: false, noStore: false, now: Date.now, nonce } } as any,
-      reply: { code() { return this; }, serialize: (b: unknown) => JSON.stringify(b) } as any,
-      effect: async () => ({ status: 201, body: { key } }),
-    });
-    const run = (fallback: boolean) => service.ctx.db.transaction().execute((trx) => runWriteBatch(trx, [write()], { fallback }));
-    assert.deepEqual(await run(false), [{ status: 201, body: JSON.stringify({ key }) }]);
-    // The same request again, as after a commit whose outcome was unknown: in a batch its nonce
-    // is used; run alone as a fallback, its key answers.
-    const [again] = await run(false);
-    assert.ok(again && 'error' in again && (again.error as { code?: string }).code === 'nonce_reused');
-    const [alone] = await run(true);
-    assert.ok(alone && 'stored' in alone, 'replayed from its key');
-    // Another key with that nonce (a replay of the signed bytes under a new key) finds nothing.
-    const other = write();
-    other.req.idempotency = { ...other.req.idempotency!, key: randomUUID() };
-    const [refused] = await service.ctx.db.transaction().execute((trx) => runWriteBatch(trx, [other], { fallback: true }));
-    assert.ok(refused && 'error' in refused && (refused.error as { code?: string }).code === 'nonce_reused');
-  });
+  it(
+    'lets a write run again alone after its batch failed find its result, though its nonce is used, and ' +
+      'nothing else',
+    async () => {
+      const merchantId = (await newMerchantClient(service)).merchantId;
+      const key = randomUUID();
+      const nonce = {
+        merchantId,
+        environment: 'sandbox' as const,
+        nonce: randomUUID(),
+        timestampSeconds: Math.floor(Date.now() / 1000),
+        nowMs: Date.now(),
+      };
+      const write = (): GroupedWrite => ({
+        req: {
+          id: `req_${key}`,
+          auth: { merchantId, environment: 'sandbox' },
+          idempotency: {
+            key,
+            endpoint: 'POST /v1/test',
+            requestHash: 'h',
+            settled: false,
+            noStore: false,
+            now: Date.now,
+            nonce,
+          },
+        } as any,
+        reply: {
+          code() {
+            return this;
+          },
+          serialize: (b: unknown) => JSON.stringify(b),
+        } as any,
+        effect: async () => ({ status: 201, body: { key } }),
+      });
+      const run = (fallback: boolean) =>
+        service.ctx.db.transaction().execute((trx) => runWriteBatch(trx, [write()], { fallback }));
+      assert.deepEqual(await run(false), [{ status: 201, body: JSON.stringify({ key }) }]);
+      // The same request again, as after a commit whose outcome was unknown: in a batch its nonce
+      // is used; run alone as a fallback, its key answers.
+      const [again] = await run(false);
+      assert.ok(again && 'error' in again && (again.error as { code?: string }).code === 'nonce_reused');
+      const [alone] = await run(true);
+      assert.ok(alone && 'stored' in alone, 'replayed from its key');
+      // Another key with that nonce (a replay of the signed bytes under a new key) finds nothing.
+      const other = write();
+      other.req.idempotency = { ...other.req.idempotency!, key: randomUUID() };
+      const [refused] = await service.ctx.db
+        .transaction()
+        .execute((trx) => runWriteBatch(trx, [other], { fallback: true }));
+      assert.ok(refused && 'error' in refused && (refused.error as { code?: string }).code === 'nonce_reused');
+    },
+  );
 
   it('undoes a write that fails inside a batch and commits its neighbours', async () => {
     const merchantId = (await newMerchantClient(service)).merchantId;
@@ -189,20 +275,38 @@ describe('group commit', () => {
       req: {
         id: `req_${key}`,
         auth: { merchantId, environment: 'sandbox' },
-        idempotency: { key, endpoint: 'POST /v1/test', requestHash: 'h', settled: false, noStore: false, now: Date.now },
+        idempotency: {
+          key,
+          endpoint: 'POST /v1/test',
+          requestHash: 'h',
+          settled: false,
+          noStore: false,
+          now: Date.now,
+        },
       } as any,
-      reply: { code() { return this; }, serialize: (b: unknown) => JSON.stringify(b) } as any,
+      reply: {
+        code() {
+          return this;
+        },
+        serialize: (b: unknown) => JSON.stringify(b),
+      } as any,
       effect: async (trx) => {
         if (fail) await sql`SELECT * FROM no_such_table`.execute(trx);
         return { status: 201, body: { key } };
       },
     });
-    const outcomes = await Promise.all(keys.map((k, i) => group.submit('', `${merchantId}|sandbox`, write(k, i === 1))));
+    const outcomes = await Promise.all(
+      keys.map((k, i) => group.submit('', `${merchantId}|sandbox`, write(k, i === 1))),
+    );
     assert.equal(group.stats.batches, 1, 'the three together');
     assert.deepEqual(outcomes[0], { status: 201, body: JSON.stringify({ key: keys[0] }) });
     assert.ok('error' in outcomes[1]!);
     assert.deepEqual(outcomes[2], { status: 201, body: JSON.stringify({ key: keys[2] }) });
-    const stored = await service.ctx.db.selectFrom('idempotency_keys').select(['key', 'status_code']).where('merchant_id', '=', merchantId).execute();
+    const stored = await service.ctx.db
+      .selectFrom('idempotency_keys')
+      .select(['key', 'status_code'])
+      .where('merchant_id', '=', merchantId)
+      .execute();
     assert.deepEqual(stored.map((r) => r.key).sort(), [keys[0], keys[2]].sort(), 'the failed write left no record');
   });
 
@@ -219,10 +323,22 @@ describe('group commit', () => {
     const gate = new Promise<void>((r) => (release = r));
     const base = { environment: 'sandbox' as const, merchantId, asset: 'USDT' };
     const deposit = (trx: Parameters<typeof postEntry>[0], memberId: string) =>
-      postEntry(trx, { ...base, kind: entryKinds.deposit, referenceType: 'test', referenceId: randomUUID(), lines: depositLines({ memberId, merchantId, amount: 100n }) });
+      postEntry(trx, {
+        ...base,
+        kind: entryKinds.deposit,
+        referenceType: 'test',
+        referenceId: randomUUID(),
+        lines: depositLines({ memberId, merchantId, amount: 100n }),
+      });
     // Another transaction of the merchant: it locks member b's accounts, then (later) custody.
     const other = service.ctx.db.transaction().execute(async (trx) => {
-      await postEntry(trx, { ...base, kind: entryKinds.withdrawalLock, referenceType: 'test', referenceId: randomUUID(), lines: withdrawalLockLines({ memberId: b.id, amount: 100n, fee: 0n }) });
+      await postEntry(trx, {
+        ...base,
+        kind: entryKinds.withdrawalLock,
+        referenceType: 'test',
+        referenceId: randomUUID(),
+        lines: withdrawalLockLines({ memberId: b.id, amount: 100n, fee: 0n }),
+      });
       held();
       await gate;
       await deposit(trx, b.id);
@@ -231,83 +347,164 @@ describe('group commit', () => {
     // One batch: a's deposit locks custody, b's then needs b's account.
     const group = createWriteGroup(service.ctx.db, { maxBatch: 10, maxInFlight: 1 });
     const write = (memberId: string): GroupedWrite => ({
-      req: { id: `req_${memberId}`, auth: { merchantId, environment: 'sandbox' }, idempotency: { key: randomUUID(), endpoint: 'POST /v1/test', requestHash: 'h', settled: false, noStore: false, now: Date.now } } as any,
-      reply: { code() { return this; }, serialize: (x: unknown) => JSON.stringify(x) } as any,
+      req: {
+        id: `req_${memberId}`,
+        auth: { merchantId, environment: 'sandbox' },
+        idempotency: {
+          key: randomUUID(),
+          endpoint: 'POST /v1/test',
+          requestHash: 'h',
+          settled: false,
+          noStore: false,
+          now: Date.now,
+        },
+      } as any,
+      reply: {
+        code() {
+          return this;
+        },
+        serialize: (x: unknown) => JSON.stringify(x),
+      } as any,
       effect: async (trx) => {
         await deposit(trx, memberId);
         return { status: 201, body: { memberId } };
       },
     });
-    const batch = Promise.all([group.submit('', `${merchantId}|sandbox`, write(a.id)), group.submit('', `${merchantId}|sandbox`, write(b.id))]);
+    const batch = Promise.all([
+      group.submit('', `${merchantId}|sandbox`, write(a.id)),
+      group.submit('', `${merchantId}|sandbox`, write(b.id)),
+    ]);
     await new Promise((r) => setTimeout(r, 300));
     release();
     // Without the merchant's write lock first (migration 031) the two wait for each other until
     // PostgreSQL's deadlock_timeout (1 s) picks one to fail.
     await other;
     const outcomes = await batch;
-    assert.deepEqual(outcomes.map((o) => ('status' in o ? o.status : o)), [201, 201]);
+    assert.deepEqual(
+      outcomes.map((o) => ('status' in o ? o.status : o)),
+      [201, 201],
+    );
     assert.deepEqual(group.stats, { batches: 1, items: 2, fallbacks: 0, largest: 2, together: 0 });
   });
 
-  it('writes the deposits of several merchants in one transaction, each with its own answer, key and nonce; one merchant a batch with a partition per merchant', async () => {
-    const merchants = await Promise.all([0, 1, 2].map(async () => {
-      const { client, merchantId } = await newMerchantClient(service);
-      await client.members.create({ external_member_id: 'gc-across' });
-      client.close();
-      return merchantId;
-    }));
-    const depositBatch: BatchEffect = async (trx, items) =>
-      (await createDeposits(trx, items as DepositPlan[])).map((a) => (a instanceof Error ? mapDomainError(a) ?? a : { status: 201, body: a }));
-    // The same key and the same nonce for every merchant: keys and nonces are each merchant's own.
-    const write = (merchantId: string, member: string, key: string, nonce: string, txHash = `0x${randomUUID()}`): GroupedWrite => {
-      const input = { ...depositBody(member, txHash), amount: '2' };
-      return {
-        req: {
-          id: `req_${key}`, auth: { merchantId, environment: 'sandbox' },
-          idempotency: {
-            key, endpoint: 'POST /v1/deposits', requestHash: JSON.stringify(input), settled: false, noStore: false, now: Date.now,
-            nonce: { merchantId, environment: 'sandbox', nonce, timestampSeconds: Math.floor(Date.now() / 1000), nowMs: Date.now() },
+  it(
+    'writes the deposits of several merchants in one transaction, each with its own answer, key and nonce; one ' +
+      'merchant a batch with a partition per merchant',
+    async () => {
+      const merchants = await Promise.all(
+        [0, 1, 2].map(async () => {
+          const { client, merchantId } = await newMerchantClient(service);
+          await client.members.create({ external_member_id: 'gc-across' });
+          client.close();
+          return merchantId;
+        }),
+      );
+      const depositBatch: BatchEffect = async (trx, items) =>
+        (await createDeposits(trx, items as DepositPlan[])).map((a) =>
+          a instanceof Error ? (mapDomainError(a) ?? a) : { status: 201, body: a },
+        );
+      // The same key and the same nonce for every merchant: keys and nonces are each merchant's own.
+      const write = (
+        merchantId: string,
+        member: string,
+        key: string,
+        nonce: string,
+        txHash = `0x${randomUUID()}`,
+      ): GroupedWrite => {
+        const input = { ...depositBody(member, txHash), amount: '2' };
+        return {
+          req: {
+            id: `req_${key}`,
+            auth: { merchantId, environment: 'sandbox' },
+            idempotency: {
+              key,
+              endpoint: 'POST /v1/deposits',
+              requestHash: JSON.stringify(input),
+              settled: false,
+              noStore: false,
+              now: Date.now,
+              nonce: {
+                merchantId,
+                environment: 'sandbox',
+                nonce,
+                timestampSeconds: Math.floor(Date.now() / 1000),
+                nowMs: Date.now(),
+              },
+            },
+          } as any,
+          reply: {
+            code() {
+              return this;
+            },
+            serialize: (b: unknown) => JSON.stringify(b),
+          } as any,
+          effect: async () => {
+            throw new Error('run through the batch effect');
           },
-        } as any,
-        reply: { code() { return this; }, serialize: (b: unknown) => JSON.stringify(b) } as any,
-        effect: async () => { throw new Error('run through the batch effect'); },
-        batch: { effect: depositBatch, item: { merchantId, environment: 'sandbox', input } satisfies DepositPlan },
+          batch: { effect: depositBatch, item: { merchantId, environment: 'sandbox', input } satisfies DepositPlan },
+        };
       };
-    };
-    const answerOf = (o: Awaited<ReturnType<ReturnType<typeof createWriteGroup>['submit']>>) =>
-      'stored' in o ? 'replay' : 'refusal' in o ? (o.refusal as ApiError).code : 'error' in o ? String((o.error as ApiError).code ?? o.error) : 'claimed' in o ? 'claimed' : o.status;
-    for (const partitioning of ['none', 'merchant'] as const) {
-      const group = createWriteGroup(service.ctx.db, { maxBatch: 32, maxInFlight: 4 });
-      const key = randomUUID();
-      const nonce = randomUUID();
-      const tx = `0x${randomUUID()}`;
-      const writes = [
-        ...merchants.map((m) => write(m, 'gc-across', key, nonce, tx)),
-        write(merchants[1]!, 'gc-nobody', randomUUID(), randomUUID()),
-        // The tx_hash of merchant 0's deposit is merchant 0's: again there, a duplicate; elsewhere new.
-        write(merchants[0]!, 'gc-across', randomUUID(), randomUUID(), tx),
-        write(merchants[2]!, 'gc-across', randomUUID(), nonce),
-        write(merchants[2]!, 'gc-across', randomUUID(), randomUUID()),
-      ];
-      const outcomes = await Promise.all(writes.map((w) => {
-        const order = `${w.req.auth!.merchantId}|sandbox`;
-        return group.submit(partitioning === 'merchant' ? order : '', order, w);
-      }));
-      assert.deepEqual(outcomes.map(answerOf), [201, 201, 201, 'member_not_found', 'duplicate_resource', 'nonce_reused', 201], partitioning);
-      assert.equal(group.stats.batches, partitioning === 'none' ? 1 : 3, `${partitioning}: ${JSON.stringify(group.stats)}`);
-      assert.equal(group.stats.fallbacks, 0);
-      assert.equal(group.stats.together, 6);
-      // Each merchant's key holds its own deposit.
-      const stored = await service.ctx.db.selectFrom('idempotency_keys').select(['merchant_id', 'response_body']).where('key', '=', key).execute();
-      assert.deepEqual(stored.map((r) => r.merchant_id).sort(), [...merchants].sort());
-      for (const [i, m] of merchants.entries()) {
-        assert.equal(stored.find((r) => r.merchant_id === m)!.response_body, (outcomes[i] as { body: string }).body);
+      const answerOf = (o: Awaited<ReturnType<ReturnType<typeof createWriteGroup>['submit']>>) =>
+        'stored' in o
+          ? 'replay'
+          : 'refusal' in o
+            ? (o.refusal as ApiError).code
+            : 'error' in o
+              ? String((o.error as ApiError).code ?? o.error)
+              : 'claimed' in o
+                ? 'claimed'
+                : o.status;
+      for (const partitioning of ['none', 'merchant'] as const) {
+        const group = createWriteGroup(service.ctx.db, { maxBatch: 32, maxInFlight: 4 });
+        const key = randomUUID();
+        const nonce = randomUUID();
+        const tx = `0x${randomUUID()}`;
+        const writes = [
+          ...merchants.map((m) => write(m, 'gc-across', key, nonce, tx)),
+          write(merchants[1]!, 'gc-nobody', randomUUID(), randomUUID()),
+          // The tx_hash of merchant 0's deposit is merchant 0's: again there, a duplicate; elsewhere new.
+          write(merchants[0]!, 'gc-across', randomUUID(), randomUUID(), tx),
+          write(merchants[2]!, 'gc-across', randomUUID(), nonce),
+          write(merchants[2]!, 'gc-across', randomUUID(), randomUUID()),
+        ];
+        const outcomes = await Promise.all(
+          writes.map((w) => {
+            const order = `${w.req.auth!.merchantId}|sandbox`;
+            return group.submit(partitioning === 'merchant' ? order : '', order, w);
+          }),
+        );
+        assert.deepEqual(
+          outcomes.map(answerOf),
+          [201, 201, 201, 'member_not_found', 'duplicate_resource', 'nonce_reused', 201],
+          partitioning,
+        );
+        assert.equal(
+          group.stats.batches,
+          partitioning === 'none' ? 1 : 3,
+          `${partitioning}: ${JSON.stringify(group.stats)}`,
+        );
+        assert.equal(group.stats.fallbacks, 0);
+        assert.equal(group.stats.together, 6);
+        // Each merchant's key holds its own deposit.
+        const stored = await service.ctx.db
+          .selectFrom('idempotency_keys')
+          .select(['merchant_id', 'response_body'])
+          .where('key', '=', key)
+          .execute();
+        assert.deepEqual(stored.map((r) => r.merchant_id).sort(), [...merchants].sort());
+        for (const [i, m] of merchants.entries()) {
+          assert.equal(stored.find((r) => r.merchant_id === m)!.response_body, (outcomes[i] as { body: string }).body);
+        }
       }
-    }
-    const deposits = await Promise.all(merchants.map(async (m) =>
-      (await service.ctx.db.selectFrom('deposits').select('id').where('merchant_id', '=', m).execute()).length));
-    assert.deepEqual(deposits, [2, 2, 4], "each merchant's deposits, from both runs");
-  });
+      const deposits = await Promise.all(
+        merchants.map(
+          async (m) =>
+            (await service.ctx.db.selectFrom('deposits').select('id').where('merchant_id', '=', m).execute()).length,
+        ),
+      );
+      assert.deepEqual(deposits, [2, 2, 4], "each merchant's deposits, from both runs");
+    },
+  );
 
   it('keeps the ledger balanced', async () => {
     const report = await verifyLedger(service.ctx.db);
@@ -322,131 +519,175 @@ describe('the group committer', () => {
     const running = new Set<string>();
     const batches: string[][] = [];
     const releases: Array<() => void> = [];
-    const group = new GroupCommitter<Item, number>({
-      async runBatch(items) {
-        const orders = new Set(items.map((i) => i.o));
-        for (const o of orders) {
-          assert.ok(!running.has(o), `order key ${o} already in a running batch`);
-          running.add(o);
-        }
-        batches.push(items.map((i) => `${i.o}${i.n}`));
-        await new Promise<void>((r) => releases.push(r));
-        for (const o of orders) running.delete(o);
-        return items.map((i) => i.n * 10);
+    const group = new GroupCommitter<Item, number>(
+      {
+        async runBatch(items) {
+          const orders = new Set(items.map((i) => i.o));
+          for (const o of orders) {
+            assert.ok(!running.has(o), `order key ${o} already in a running batch`);
+            running.add(o);
+          }
+          batches.push(items.map((i) => `${i.o}${i.n}`));
+          await new Promise<void>((r) => releases.push(r));
+          for (const o of orders) running.delete(o);
+          return items.map((i) => i.n * 10);
+        },
       },
-    }, options);
+      options,
+    );
     const settle = async () => {
       for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
     };
-    return { group, batches, releases, settle, submit: (p: string, o: string, n: number) => group.submit(p, o, { p, o, n }) };
+    return {
+      group,
+      batches,
+      releases,
+      settle,
+      submit: (p: string, o: string, n: number) => group.submit(p, o, { p, o, n }),
+    };
   }
 
-  it('takes the waiting writes of several merchants into one batch, a merchant in one running batch at most, in arrival order', async () => {
-    const { group, batches, releases, settle, submit } = heldCommitter({ maxBatch: 3, maxInFlight: 2 });
-    // One partition (GROUP_COMMIT_PARTITION=none); the order key is the merchant.
-    const answers = [submit('', 'a', 1), submit('', 'a', 2), submit('', 'b', 3), submit('', 'a', 4), submit('', 'c', 5), submit('', 'a', 6), submit('', 'b', 7)];
-    await settle();
-    // What arrived in one turn is gathered whatever its merchant, three at most: a1 a2 b3; then
-    // the next batch takes only merchants not running: c5 (a4, a6 and b7 wait for theirs).
-    assert.deepEqual(batches, [['a1', 'a2', 'b3'], ['c5']]);
-    releases.shift()!();
-    await settle();
-    // a and b are free again: their writes, in the order they arrived.
-    assert.deepEqual(batches.slice(2), [['a4', 'a6', 'b7']]);
-    releases.shift()!();
-    releases.shift()!();
-    assert.deepEqual(await Promise.all(answers), [10, 20, 30, 40, 50, 60, 70]);
-    assert.deepEqual(group.stats, { batches: 3, items: 7, fallbacks: 0, largest: 3, together: 0 });
-  });
+  it(
+    'takes the waiting writes of several merchants into one batch, a merchant in one running batch at most, in ' +
+      'arrival order',
+    async () => {
+      const { group, batches, releases, settle, submit } = heldCommitter({ maxBatch: 3, maxInFlight: 2 });
+      // One partition (GROUP_COMMIT_PARTITION=none); the order key is the merchant.
+      const answers = [
+        submit('', 'a', 1),
+        submit('', 'a', 2),
+        submit('', 'b', 3),
+        submit('', 'a', 4),
+        submit('', 'c', 5),
+        submit('', 'a', 6),
+        submit('', 'b', 7),
+      ];
+      await settle();
+      // What arrived in one turn is gathered whatever its merchant, three at most: a1 a2 b3; then
+      // the next batch takes only merchants not running: c5 (a4, a6 and b7 wait for theirs).
+      assert.deepEqual(batches, [['a1', 'a2', 'b3'], ['c5']]);
+      releases.shift()!();
+      await settle();
+      // a and b are free again: their writes, in the order they arrived.
+      assert.deepEqual(batches.slice(2), [['a4', 'a6', 'b7']]);
+      releases.shift()!();
+      releases.shift()!();
+      assert.deepEqual(await Promise.all(answers), [10, 20, 30, 40, 50, 60, 70]);
+      assert.deepEqual(group.stats, { batches: 3, items: 7, fallbacks: 0, largest: 3, together: 0 });
+    },
+  );
 
-  it('with a partition per merchant (GROUP_COMMIT_PARTITION=merchant) a batch holds one merchant, and gathers what waits', async () => {
-    const { group, batches, releases, settle, submit } = heldCommitter({ maxBatch: 3, maxInFlight: 2 });
-    const own = (o: string, n: number) => submit(o, o, n);
-    const answers = [own('a', 1), own('a', 2), own('b', 3), own('a', 4), own('c', 5), own('a', 6), own('a', 7)];
-    await settle();
-    // One merchant a batch, three at most: a1 a2 a4, then b3; c5, a6 and a7 wait (two batches run at most).
-    assert.deepEqual(batches, [['a1', 'a2', 'a4'], ['b3']]);
-    releases.shift()!();
-    await settle();
-    // a is done, but a6 waited behind c5, which is free: c goes first.
-    assert.deepEqual(batches.slice(2), [['c5']]);
-    releases.shift()!();
-    await settle();
-    assert.deepEqual(batches.slice(3), [['a6', 'a7']]);
-    releases.shift()!();
-    releases.shift()!();
-    assert.deepEqual(await Promise.all(answers), [10, 20, 30, 40, 50, 60, 70]);
-    assert.deepEqual(group.stats, { batches: 4, items: 7, fallbacks: 0, largest: 3, together: 0 });
-  });
+  it(
+    'with a partition per merchant (GROUP_COMMIT_PARTITION=merchant) a batch holds one merchant, and gathers ' +
+      'what waits',
+    async () => {
+      const { group, batches, releases, settle, submit } = heldCommitter({ maxBatch: 3, maxInFlight: 2 });
+      const own = (o: string, n: number) => submit(o, o, n);
+      const answers = [own('a', 1), own('a', 2), own('b', 3), own('a', 4), own('c', 5), own('a', 6), own('a', 7)];
+      await settle();
+      // One merchant a batch, three at most: a1 a2 a4, then b3; c5, a6 and a7 wait (two batches run at most).
+      assert.deepEqual(batches, [['a1', 'a2', 'a4'], ['b3']]);
+      releases.shift()!();
+      await settle();
+      // a is done, but a6 waited behind c5, which is free: c goes first.
+      assert.deepEqual(batches.slice(2), [['c5']]);
+      releases.shift()!();
+      await settle();
+      assert.deepEqual(batches.slice(3), [['a6', 'a7']]);
+      releases.shift()!();
+      releases.shift()!();
+      assert.deepEqual(await Promise.all(answers), [10, 20, 30, 40, 50, 60, 70]);
+      assert.deepEqual(group.stats, { batches: 4, items: 7, fallbacks: 0, largest: 3, together: 0 });
+    },
+  );
 
-  for (const partitioning of ['none', 'merchant'] as const) it(`keeps each merchant's writes in arrival order and in one running batch at most, whatever arrives when (random schedules, partition ${partitioning})`, async () => {
-    const rounds = 60;
-    let mixed = 0;
-    for (let round = 0; round < rounds; round++) {
-      // A small random generator per round, so a failure names its seed.
-      let seed = round * 7919 + (partitioning === 'none' ? 1 : 2);
-      const rand = (n: number) => {
-        seed = (seed * 1103515245 + 12345) % 2 ** 31;
-        return seed % n;
-      };
-      const maxBatch = 1 + rand(5);
-      const maxInFlight = 1 + rand(3);
-      const running = new Set<string>();
-      const committed = new Map<string, number[]>();
-      let inFlight = 0;
-      const group = new GroupCommitter<{ o: string; n: number; fail: boolean }, string>({
-        async runBatch(items, fallback) {
-          const orders = new Set(items.map((i) => i.o));
-          assert.ok(items.length <= maxBatch, `round ${round}: a batch of ${items.length} over ${maxBatch}`);
-          if (partitioning === 'merchant') assert.equal(orders.size, 1, `round ${round}: one merchant a batch`);
-          if (orders.size > 1) mixed++;
-          if (!fallback) {
-            assert.ok(++inFlight <= maxInFlight, `round ${round}: ${inFlight} batches at once`);
-            for (const o of orders) {
-              assert.ok(!running.has(o), `round ${round}: merchant ${o} in two running batches`);
-              running.add(o);
-            }
+  for (const partitioning of ['none', 'merchant'] as const)
+    it(
+      `keeps each merchant's writes in arrival order and in one running batch at most, whatever arrives when ` +
+        `(random schedules, partition ${partitioning})`,
+      async () => {
+        const rounds = 60;
+        let mixed = 0;
+        for (let round = 0; round < rounds; round++) {
+          // A small random generator per round, so a failure names its seed.
+          let seed = round * 7919 + (partitioning === 'none' ? 1 : 2);
+          const rand = (n: number) => {
+            seed = (seed * 1103515245 + 12345) % 2 ** 31;
+            return seed % n;
+          };
+          const maxBatch = 1 + rand(5);
+          const maxInFlight = 1 + rand(3);
+          const running = new Set<string>();
+          const committed = new Map<string, number[]>();
+          let inFlight = 0;
+          const group = new GroupCommitter<{ o: string; n: number; fail: boolean }, string>(
+            {
+              async runBatch(items, fallback) {
+                const orders = new Set(items.map((i) => i.o));
+                assert.ok(items.length <= maxBatch, `round ${round}: a batch of ${items.length} over ${maxBatch}`);
+                if (partitioning === 'merchant') assert.equal(orders.size, 1, `round ${round}: one merchant a batch`);
+                if (orders.size > 1) mixed++;
+                if (!fallback) {
+                  assert.ok(++inFlight <= maxInFlight, `round ${round}: ${inFlight} batches at once`);
+                  for (const o of orders) {
+                    assert.ok(!running.has(o), `round ${round}: merchant ${o} in two running batches`);
+                    running.add(o);
+                  }
+                }
+                try {
+                  for (let t = rand(3); t > 0; t--) await new Promise((r) => setImmediate(r));
+                  if (items.length > 1 && items.some((i) => i.fail)) throw new Error('deadlock detected');
+                  for (const i of items) committed.set(i.o, [...(committed.get(i.o) ?? []), i.n]);
+                  return items.map((i) => `${i.o}${i.n}`);
+                } finally {
+                  if (!fallback) {
+                    inFlight--;
+                    for (const o of orders) running.delete(o);
+                  }
+                }
+              },
+            },
+            { maxBatch, maxInFlight },
+          );
+          const sent = new Map<string, number[]>();
+          const answers: Promise<void>[] = [];
+          for (let n = 0; n < 40; n++) {
+            const o = `m${rand(4)}`;
+            sent.set(o, [...(sent.get(o) ?? []), n]);
+            answers.push(
+              group
+                .submit(partitioning === 'merchant' ? o : '', o, { o, n, fail: rand(20) === 0 })
+                .then((a) => assert.equal(a, `${o}${n}`)),
+            );
+            // Writes arrive in bursts, some in the same turn, some while batches run.
+            if (rand(3) === 0) for (let t = rand(3); t >= 0; t--) await new Promise((r) => setImmediate(r));
           }
-          try {
-            for (let t = rand(3); t > 0; t--) await new Promise((r) => setImmediate(r));
-            if (items.length > 1 && items.some((i) => i.fail)) throw new Error('deadlock detected');
-            for (const i of items) committed.set(i.o, [...(committed.get(i.o) ?? []), i.n]);
-            return items.map((i) => `${i.o}${i.n}`);
-          } finally {
-            if (!fallback) {
-              inFlight--;
-              for (const o of orders) running.delete(o);
-            }
-          }
-        },
-      }, { maxBatch, maxInFlight });
-      const sent = new Map<string, number[]>();
-      const answers: Promise<void>[] = [];
-      for (let n = 0; n < 40; n++) {
-        const o = `m${rand(4)}`;
-        sent.set(o, [...(sent.get(o) ?? []), n]);
-        answers.push(group.submit(partitioning === 'merchant' ? o : '', o, { o, n, fail: rand(20) === 0 }).then((a) => assert.equal(a, `${o}${n}`)));
-        // Writes arrive in bursts, some in the same turn, some while batches run.
-        if (rand(3) === 0) for (let t = rand(3); t >= 0; t--) await new Promise((r) => setImmediate(r));
-      }
-      await Promise.all(answers);
-      assert.deepEqual(committed, sent, `round ${round}: every write once, each merchant's in arrival order`);
-    }
-    if (partitioning === 'none') assert.ok(mixed > 0, 'some batches held several merchants');
-    else assert.equal(mixed, 0);
-  });
+          await Promise.all(answers);
+          assert.deepEqual(committed, sent, `round ${round}: every write once, each merchant's in arrival order`);
+        }
+        if (partitioning === 'none') assert.ok(mixed > 0, 'some batches held several merchants');
+        else assert.equal(mixed, 0);
+      },
+    );
 
   it("starts a partition's next batch before it answers the writes of the batch that just committed", async () => {
     const log: string[] = [];
     const releases: Array<() => void> = [];
-    const group = new GroupCommitter<number, number>({
-      async runBatch(items) {
-        log.push(`start ${items.join(',')}`);
-        await new Promise<void>((r) => releases.push(r));
-        return [...items];
+    const group = new GroupCommitter<number, number>(
+      {
+        async runBatch(items) {
+          log.push(`start ${items.join(',')}`);
+          await new Promise<void>((r) => releases.push(r));
+          return [...items];
+        },
       },
-    }, { maxBatch: 2, maxInFlight: 1, answerAfterNextStart: true });
-    const answered = [1, 2, 3, 4].map((n) => group.submit('', 'x', n).then((v) => { log.push(`answer ${v}`); }));
+      { maxBatch: 2, maxInFlight: 1, answerAfterNextStart: true },
+    );
+    const answered = [1, 2, 3, 4].map((n) =>
+      group.submit('', 'x', n).then((v) => {
+        log.push(`answer ${v}`);
+      }),
+    );
     await new Promise((r) => setImmediate(r));
     releases.shift()!();
     await new Promise((r) => setImmediate(r));
@@ -457,15 +698,23 @@ describe('the group committer', () => {
 
   it('runs the items of a batch that failed one by one', async () => {
     const seen: number[][] = [];
-    const group = new GroupCommitter<number, number>({
-      async runBatch(items) {
-        seen.push([...items]);
-        if (items.length > 1) throw new Error('deadlock detected');
-        if (items[0] === 2) throw new Error('this one fails alone too');
-        return items.map((n) => n * 10);
+    const group = new GroupCommitter<number, number>(
+      {
+        async runBatch(items) {
+          seen.push([...items]);
+          if (items.length > 1) throw new Error('deadlock detected');
+          if (items[0] === 2) throw new Error('this one fails alone too');
+          return items.map((n) => n * 10);
+        },
       },
-    }, { maxBatch: 5, maxInFlight: 1 });
-    const answers = [0, 1, 2, 3].map((n) => group.submit('', 'x', n).then((v) => v, (e: Error) => e.message));
+      { maxBatch: 5, maxInFlight: 1 },
+    );
+    const answers = [0, 1, 2, 3].map((n) =>
+      group.submit('', 'x', n).then(
+        (v) => v,
+        (e: Error) => e.message,
+      ),
+    );
     assert.deepEqual(await Promise.all(answers), [0, 10, 'this one fails alone too', 30]);
     assert.deepEqual(seen, [[0, 1, 2, 3], [0], [1], [2], [3]]);
     assert.equal(group.stats.fallbacks, 1);

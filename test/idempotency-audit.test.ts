@@ -20,10 +20,19 @@ import { writeCases, type WriteCall } from './support/write-routes.js';
 type Json = Record<string, any>;
 const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 type KeyRule = 'required' | 'optional' | 'none';
-interface DocumentedWrite { key: KeyRule; member: boolean }
+interface DocumentedWrite {
+  key: KeyRule;
+  member: boolean;
+}
 
 /** Rows that record requests rather than their effects. */
-const notEffects = new Set(['idempotency_keys', 'signature_nonces', 'api_call_logs', 'merchant_api_logs', 'rate_windows']);
+const notEffects = new Set([
+  'idempotency_keys',
+  'signature_nonces',
+  'api_call_logs',
+  'merchant_api_logs',
+  'rate_windows',
+]);
 
 describe('idempotency and signing of every write', () => {
   let service: RunningService;
@@ -34,9 +43,22 @@ describe('idempotency and signing of every write', () => {
   let doc: Json;
   let writes: Map<string, DocumentedWrite>;
   let merchantTables: string[];
-  useTestService({ config: { rateLimitScale: 1_000, simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } },
-    (s) => ({ service, client, merchantId, creds } = s));
-  const cases = writeCases(() => service, () => client, () => merchantId);
+  useTestService(
+    {
+      config: {
+        rateLimitScale: 1_000,
+        simulatorConfirmDelayMs: 0,
+        upstreamReconcileDelayMs: 0,
+        upstreamNotFoundGraceMs: 0,
+      },
+    },
+    (s) => ({ service, client, merchantId, creds } = s),
+  );
+  const cases = writeCases(
+    () => service,
+    () => client,
+    () => merchantId,
+  );
 
   before(async () => {
     token = await client.getToken();
@@ -48,20 +70,30 @@ describe('idempotency and signing of every write', () => {
         // Signing and the key's requirement are the operation's extensions (the signing headers are
         // security schemes, and the key is an optional parameter whose requirement `x-idempotency` states).
         if (op['x-signed'] !== true) continue;
-        writes.set(`${method.toUpperCase()} ${path}`, { key: op['x-idempotency'] as KeyRule, member: header('x-on-behalf-of')?.required === true });
+        writes.set(`${method.toUpperCase()} ${path}`, {
+          key: op['x-idempotency'] as KeyRule,
+          member: header('x-on-behalf-of')?.required === true,
+        });
       }
     }
     const { rows } = await sql<{ table_name: string }>`
       SELECT c.table_name FROM information_schema.columns c
-      JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE'
+      JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name AND
+        t.table_type = 'BASE TABLE'
       WHERE c.table_schema = current_schema() AND c.column_name = 'merchant_id' ORDER BY 1`.execute(service.ctx.db);
     merchantTables = rows.map((r) => r.table_name).filter((t) => !notEffects.has(t));
   });
 
   /** Every row the merchant owns (balances through its journal entries), as one digest. */
   async function digest(): Promise<string> {
-    const parts = merchantTables.map((t) => sql`SELECT ${t} || ':' || x::text AS r FROM ${sql.table(t)} x WHERE x.merchant_id = ${merchantId}`);
-    const { rows } = await sql<{ d: string | null }>`SELECT md5(string_agg(r, '|' ORDER BY r)) AS d FROM (${sql.join(parts, sql` UNION ALL `)}) s`.execute(service.ctx.db);
+    const parts = merchantTables.map(
+      (t) => sql`SELECT ${t} || ':' || x::text AS r FROM ${sql.table(t)} x WHERE x.merchant_id = ${merchantId}`,
+    );
+    const { rows } = await sql<{
+      d: string | null;
+    }>`SELECT md5(string_agg(r, '|' ORDER BY r)) AS d FROM (${sql.join(parts, sql` UNION ALL `)}) s`.execute(
+      service.ctx.db,
+    );
     return rows[0]!.d ?? '';
   }
 
@@ -85,9 +117,18 @@ describe('idempotency and signing of every write', () => {
     const timestamp = opts.timestamp ?? String(Math.floor(Date.now() / 1000));
     const nonce = opts.nonce ?? randomUUID();
     const headers: Record<string, string> = {
-      host: new URL(baseUrlFor(service, 'sandbox')).host, authorization: `Bearer ${token}`,
-      'x-timestamp': timestamp, 'x-nonce': nonce,
-      'x-signature': signRequest({ method, pathWithQuery: opts.signedPath ?? path, timestamp, nonce, rawBody: opts.signedBody ?? body, signingKey: creds.signingKey }),
+      host: new URL(baseUrlFor(service, 'sandbox')).host,
+      authorization: `Bearer ${token}`,
+      'x-timestamp': timestamp,
+      'x-nonce': nonce,
+      'x-signature': signRequest({
+        method,
+        pathWithQuery: opts.signedPath ?? path,
+        timestamp,
+        nonce,
+        rawBody: opts.signedBody ?? body,
+        signingKey: creds.signingKey,
+      }),
     };
     const onBehalfOf = opts.onBehalfOf ?? call.onBehalfOf;
     if (onBehalfOf !== undefined) headers['x-on-behalf-of'] = onBehalfOf;
@@ -116,7 +157,9 @@ describe('idempotency and signing of every write', () => {
     assert.equal(res.text, first.text, `${what}: the first answer, byte for byte`);
   };
   /** Another member of the merchant, for the same request sent on behalf of someone else. */
-  const otherMember = async () => (await client.members.create({ external_member_id: `ia-o-${randomUUID().slice(0, 8)}` })).external_member_id as string;
+  const otherMember = async () =>
+    (await client.members.create({ external_member_id: `ia-o-${randomUUID().slice(0, 8)}` }))
+      .external_member_id as string;
   /** A request on another keyed route with the same principal. */
   function elsewhere(route: string, call: WriteCall): [string, WriteCall] {
     if (call.onBehalfOf !== undefined) {
@@ -130,45 +173,94 @@ describe('idempotency and signing of every write', () => {
   }
 
   it('every signed write the document lists has a case here, and every case is a documented route', () => {
-    assert.deepEqual([...writes.keys()].filter((r) => !(r in cases)), [], 'routes without a case: add one to test/support/write-routes.ts');
-    assert.deepEqual(Object.keys(cases).filter((r) => !writes.has(r)), [], 'cases without a route');
+    assert.deepEqual(
+      [...writes.keys()].filter((r) => !(r in cases)),
+      [],
+      'routes without a case: add one to test/support/write-routes.ts',
+    );
+    assert.deepEqual(
+      Object.keys(cases).filter((r) => !writes.has(r)),
+      [],
+      'cases without a route',
+    );
   });
 
   it('reads are never signed: no GET the document lists asks for a signature', async () => {
-    const member = (await client.members.create({ external_member_id: `ia-r-${randomUUID().slice(0, 8)}` })).external_member_id as string;
+    const member = (await client.members.create({ external_member_id: `ia-r-${randomUUID().slice(0, 8)}` }))
+      .external_member_id as string;
     const signingCodes = ['invalid_signature', 'signature_required', 'timestamp_out_of_range', 'nonce_reused'];
     for (const [path, item] of Object.entries<Json>(doc.paths)) {
       if (!item.get) continue;
-      const onBehalf = (item.get.parameters ?? []).some((p: Json) => p.in === 'header' && p.name === 'x-on-behalf-of' && p.required);
+      const onBehalf = (item.get.parameters ?? []).some(
+        (p: Json) => p.in === 'header' && p.name === 'x-on-behalf-of' && p.required,
+      );
       const res = await rawRequest(`${service.publicUrl}${path.replace(/\{[^}]+\}/g, 'x')}`, {
-        headers: { host: new URL(baseUrlFor(service, 'sandbox')).host, authorization: `Bearer ${token}`, ...(onBehalf ? { 'x-on-behalf-of': member } : {}) },
+        headers: {
+          host: new URL(baseUrlFor(service, 'sandbox')).host,
+          authorization: `Bearer ${token}`,
+          ...(onBehalf ? { 'x-on-behalf-of': member } : {}),
+        },
       });
-      assert.ok(res.status !== 401 && !signingCodes.includes(res.body?.code), `GET ${path}: ${res.status} ${res.text.slice(0, 200)}`);
+      assert.ok(
+        res.status !== 401 && !signingCodes.includes(res.body?.code),
+        `GET ${path}: ${res.status} ${res.text.slice(0, 200)}`,
+      );
     }
   });
 
-  it('a business refusal is the key\'s result: insufficient_balance is replayed after a top-up (a new key is needed)', async () => {
-    const call = { path: '/v1/withdrawals', body: { asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '5000' } };
-    const m = (await client.members.create({ external_member_id: `ia-b-${randomUUID().slice(0, 8)}` })).external_member_id as string;
-    const key = randomUUID();
-    const first = await send('POST /v1/withdrawals', { ...call, onBehalfOf: m }, { key });
-    refused(first, 400, 'insufficient_balance', 'no balance');
-    await client.deposits.create({ member_id: m, asset: 'USDT', amount: '10000', tx_hash: `ia-${randomUUID()}` });
-    replayOf(await send('POST /v1/withdrawals', { ...call, onBehalfOf: m }, { key }), first, 'after the top-up, the same key');
-    fresh(await send('POST /v1/withdrawals', { ...call, onBehalfOf: m }), 'a new key');
-  });
+  it(
+    "a business refusal is the key's result: insufficient_balance is replayed after a top-up (a new key is " +
+      'needed)',
+    async () => {
+      const call = {
+        path: '/v1/withdrawals',
+        body: { asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '5000' },
+      };
+      const m = (await client.members.create({ external_member_id: `ia-b-${randomUUID().slice(0, 8)}` }))
+        .external_member_id as string;
+      const key = randomUUID();
+      const first = await send('POST /v1/withdrawals', { ...call, onBehalfOf: m }, { key });
+      refused(first, 400, 'insufficient_balance', 'no balance');
+      await client.deposits.create({ member_id: m, asset: 'USDT', amount: '10000', tx_hash: `ia-${randomUUID()}` });
+      replayOf(
+        await send('POST /v1/withdrawals', { ...call, onBehalfOf: m }, { key }),
+        first,
+        'after the top-up, the same key',
+      );
+      fresh(await send('POST /v1/withdrawals', { ...call, onBehalfOf: m }), 'a new key');
+    },
+  );
 
   it('the idempotency window is real time: advancing the sandbox clock two days frees no key', async () => {
     const call = { path: '/v1/members', body: { external_member_id: `ia-c-${randomUUID().slice(0, 8)}` } };
     const key = randomUUID();
     const first = await send('POST /v1/members', call, { key });
     fresh(first, 'first');
-    fresh(await send('POST /v1/sandbox/clock/advance', { path: '/v1/sandbox/clock/advance', body: { seconds: 2 * 86_400 } }), 'clock advanced');
+    fresh(
+      await send('POST /v1/sandbox/clock/advance', {
+        path: '/v1/sandbox/clock/advance',
+        body: { seconds: 2 * 86_400 },
+      }),
+      'clock advanced',
+    );
     replayOf(await send('POST /v1/members', call, { key }), first, 'two sandbox days later');
-    refused(await send('POST /v1/members', { path: '/v1/members', body: { external_member_id: 'ia-c-other' } }, { key }), 409, 'idempotency_key_reused', 'another body');
+    refused(
+      await send('POST /v1/members', { path: '/v1/members', body: { external_member_id: 'ia-c-other' } }, { key }),
+      409,
+      'idempotency_key_reused',
+      'another body',
+    );
   });
 
-  it('per route, requests with one key sent together run once', { skip: onPostgres ? false : 'PostgreSQL only (TEST_DATABASE_URL): the embedded database runs one statement at a time' }, () => {});
+  it(
+    'per route, requests with one key sent together run once',
+    {
+      skip: onPostgres
+        ? false
+        : 'PostgreSQL only (TEST_DATABASE_URL): the embedded database runs one statement at a time',
+    },
+    () => {},
+  );
 
   for (const [route, prepare] of Object.entries(cases)) {
     describe(route, () => {
@@ -185,16 +277,42 @@ describe('idempotency and signing of every write', () => {
         const before = await digest();
         // Signing: each refusal changes nothing.
         const now = Math.floor(Date.now() / 1000);
-        refused(await send(route, call, { timestamp: String(now - 301) }), 401, 'timestamp_out_of_range', 'stale timestamp');
+        refused(
+          await send(route, call, { timestamp: String(now - 301) }),
+          401,
+          'timestamp_out_of_range',
+          'stale timestamp',
+        );
         // (Well beyond the 300 s: the service's clock moves on while the requests are sent.)
-        refused(await send(route, call, { timestamp: String(now + 330) }), 401, 'timestamp_out_of_range', 'future timestamp');
+        refused(
+          await send(route, call, { timestamp: String(now + 330) }),
+          401,
+          'timestamp_out_of_range',
+          'future timestamp',
+        );
         const body = call.body === undefined ? '' : JSON.stringify(call.body);
-        refused(await send(route, call, { rawBody: body === '' ? '{}' : `${body} `, signedBody: body }), 401, 'invalid_signature', 'body changed after signing');
-        refused(await send(route, call, { signedPath: call.other.path === call.path ? `${call.path}/x` : call.other.path }), 401, 'invalid_signature', 'signed for another path');
-        refused(await send(route, call, { query: '?a=1', signedPath: call.path }), 401, 'invalid_signature', 'query not signed');
+        refused(
+          await send(route, call, { rawBody: body === '' ? '{}' : `${body} `, signedBody: body }),
+          401,
+          'invalid_signature',
+          'body changed after signing',
+        );
+        refused(
+          await send(route, call, { signedPath: call.other.path === call.path ? `${call.path}/x` : call.other.path }),
+          401,
+          'invalid_signature',
+          'signed for another path',
+        );
+        refused(
+          await send(route, call, { query: '?a=1', signedPath: call.path }),
+          401,
+          'invalid_signature',
+          'query not signed',
+        );
         // Key rules: a missing key where it is required, a malformed one always; a refused input is the key's result.
         if (rule().key !== 'none') {
-          if (rule().key === 'required') refused(await send(route, call, { key: false }), 400, 'idempotency_key_required', 'no key');
+          if (rule().key === 'required')
+            refused(await send(route, call, { key: false }), 400, 'idempotency_key_required', 'no key');
           refused(await send(route, call, { key: 'not-a-key' }), 400, 'idempotency_key_invalid', 'malformed key');
           refused(await send(route, call, { key: `${randomUUID()}0` }), 400, 'idempotency_key_invalid', 'too long');
           if (call.body !== undefined) {
@@ -204,7 +322,12 @@ describe('idempotency and signing of every write', () => {
             const invalid = await send(route, call, { key, rawBody });
             assert.equal(invalid.status, 400, invalid.text);
             replayOf(await send(route, call, { key, rawBody }), invalid, 'a refused input is replayed');
-            refused(await send(route, call, { key }), 409, 'idempotency_key_reused', 'the corrected input takes a new key');
+            refused(
+              await send(route, call, { key }),
+              409,
+              'idempotency_key_reused',
+              'the corrected input takes a new key',
+            );
           }
         }
         assert.equal(await digest(), before, 'no refused request changed anything');
@@ -220,33 +343,52 @@ describe('idempotency and signing of every write', () => {
         replayOf(await send(route, call, { key }), first, 'same key, same body');
         refused(await send(route, call.other, { key }), 409, 'idempotency_key_reused', 'another request on the route');
         refused(await send(...elsewhere(route, call), { key }), 409, 'idempotency_key_reused', 'another endpoint');
-        if (someoneElse !== undefined) refused(await send(route, call, { key, onBehalfOf: someoneElse }), 409, 'idempotency_key_reused', 'another member');
+        if (someoneElse !== undefined)
+          refused(
+            await send(route, call, { key, onBehalfOf: someoneElse }),
+            409,
+            'idempotency_key_reused',
+            'another member',
+          );
         assert.equal(await digest(), after, 'neither the replay nor a refusal changed anything');
         replayOf(await send(route, call, { key }), first, 'the first answer stays retrievable with its key');
 
-        // After 24 hours the key is new. Everything that dates its first use on real time: the record, and a QR order's own key.
-        await sql`UPDATE idempotency_keys SET created_at = created_at - interval '24 hours 1 second' WHERE merchant_id = ${merchantId} AND key = ${key}`.execute(service.ctx.db);
-        await sql`UPDATE qrpay_orders SET call_started_at = call_started_at - interval '24 hours 1 second' WHERE merchant_id = ${merchantId} AND idempotency_key = ${key}`.execute(service.ctx.db);
+        // After 24 hours the key is new. Everything that dates its first use on real time: the record, and a QR order's
+        // own key.
+        await sql`UPDATE idempotency_keys SET created_at = created_at - interval '24 hours 1 second' WHERE merchant_id
+          = ${merchantId} AND key = ${key}`.execute(service.ctx.db);
+        await sql`UPDATE qrpay_orders SET call_started_at = call_started_at - interval '24 hours 1 second' WHERE
+          merchant_id = ${merchantId} AND idempotency_key = ${key}`.execute(service.ctx.db);
         fresh(await send(route, call.other, { key }), 'another request with the key, a day later');
       });
 
       // Requests truly in parallel need PostgreSQL: the embedded database runs one statement at a time.
-      if (onPostgres) it('runs once for requests with one key sent together (the others replay it or are told it is in progress); runs without a key where the key is optional', async (t) => {
-        if (rule().key === 'none') return t.skip('takes no key');
-        const call = await prepare();
-        const key = randomUUID();
-        const answers = await Promise.all([1, 2, 3].map(() => send(route, call, { key })));
-        const ran = answers.filter((a) => a.status < 300 && a.headers['x-idempotent-replay'] === undefined);
-        assert.equal(ran.length, 1, `one ran: ${answers.map((a) => `${a.status} ${a.headers['x-idempotent-replay'] ?? ''} ${a.text}`).join(' | ')}`);
-        for (const a of answers.filter((x) => x !== ran[0])) {
-          if (a.status === 409) refused(a, 409, 'idempotency_in_progress', 'the same key in parallel');
-          else replayOf(a, ran[0]!, 'the same key in parallel');
-        }
-        const after = await digest();
-        replayOf(await send(route, call, { key }), ran[0]!, 'afterwards');
-        assert.equal(await digest(), after);
-        if (rule().key === 'optional') fresh(await send(route, call.other, { key: false }), 'no key where it is optional');
-      });
+      if (onPostgres)
+        it(
+          'runs once for requests with one key sent together (the others replay it or are told it is in ' +
+            'progress); runs without a key where the key is optional',
+          async (t) => {
+            if (rule().key === 'none') return t.skip('takes no key');
+            const call = await prepare();
+            const key = randomUUID();
+            const answers = await Promise.all([1, 2, 3].map(() => send(route, call, { key })));
+            const ran = answers.filter((a) => a.status < 300 && a.headers['x-idempotent-replay'] === undefined);
+            assert.equal(
+              ran.length,
+              1,
+              `one ran: ${answers.map((a) => `${a.status} ${a.headers['x-idempotent-replay'] ?? ''} ${a.text}`).join(' | ')}`,
+            );
+            for (const a of answers.filter((x) => x !== ran[0])) {
+              if (a.status === 409) refused(a, 409, 'idempotency_in_progress', 'the same key in parallel');
+              else replayOf(a, ran[0]!, 'the same key in parallel');
+            }
+            const after = await digest();
+            replayOf(await send(route, call, { key }), ran[0]!, 'afterwards');
+            assert.equal(await digest(), after);
+            if (rule().key === 'optional')
+              fresh(await send(route, call.other, { key: false }), 'no key where it is optional');
+          },
+        );
     });
   }
 });

@@ -78,14 +78,20 @@ describe('pure input checks', () => {
     assert.equal(findUnsafeRequestText({ params: { id: 'a\u0000' } }), 'path parameter id');
     assert.equal(findUnsafeRequestText({ query: { status: ['ok', '\ud800'] } }), 'query parameter status');
     assert.equal(findUnsafeRequestText({ headers: { 'x-on-behalf-of': 'm\u0000' } }), 'header x-on-behalf-of');
-    assert.equal(findUnsafeRequestText({ params: { id: 'wdr_1' }, query: { limit: '5' }, headers: { host: 'x' } }), undefined);
+    assert.equal(
+      findUnsafeRequestText({ params: { id: 'wdr_1' }, query: { limit: '5' }, headers: { host: 'x' } }),
+      undefined,
+    );
   });
 
   it('measures JSON nesting on the bytes, skipping strings', () => {
     const nest = (n: number) => Buffer.from('['.repeat(n) + ']'.repeat(n));
     assert.equal(jsonDepthExceeds(nest(jsonDepthMax)), false);
     assert.equal(jsonDepthExceeds(nest(jsonDepthMax + 1)), true);
-    assert.equal(jsonDepthExceeds(Buffer.from(JSON.stringify({ s: '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["\\' }))), false);
+    assert.equal(
+      jsonDepthExceeds(Buffer.from(JSON.stringify({ s: '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["\\' }))),
+      false,
+    );
     assert.equal(jsonDepthExceeds(Buffer.from('{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000))), true);
   });
 
@@ -103,7 +109,10 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
   const adminCall = async (method: string, path: string, body?: string): Promise<Answer> => {
     const res = await rawRequest(`${service.adminUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${service.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${service.adminToken}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body }),
     });
     return res;
@@ -112,7 +121,12 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
   useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client } = s));
   before(async () => {
     await client.members.create({ external_member_id: 'hard-1' });
-    await client.deposits.create({ member_id: 'hard-1', asset: 'USDT', amount: '100', tx_hash: `fund-${randomUUID()}` });
+    await client.deposits.create({
+      member_id: 'hard-1',
+      asset: 'USDT',
+      amount: '100',
+      tx_hash: `fund-${randomUUID()}`,
+    });
     await client.deposits.create({ member_id: 'hard-1', asset: 'SGD', amount: '100', tx_hash: `fund-${randomUUID()}` });
     doc = await client.request({ method: 'GET', path: '/v1/openapi.json' });
   });
@@ -134,7 +148,10 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
       for (const bad of ['%00', 'wdr_%00', 'a%00b']) {
         const path = o.path.replace(/\{[^}]+\}/g, bad);
         const res = await client.requestRaw({
-          method: o.method as 'GET', path, body: o.method === 'GET' || o.method === 'DELETE' ? undefined : {}, onBehalfOf: o.member ? 'hard-1' : undefined,
+          method: o.method as 'GET',
+          path,
+          body: o.method === 'GET' || o.method === 'DELETE' ? undefined : {},
+          onBehalfOf: o.member ? 'hard-1' : undefined,
         });
         assertEnvelope(res, 400, 'invalid_request', `${o.method} ${path}`);
       }
@@ -142,7 +159,9 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
   });
 
   it('12: NUL in a query value or key, on every public list', async () => {
-    const lists = operations().filter((o) => o.method === 'GET' && (o.op.parameters ?? []).some((p: any) => p.in === 'query'));
+    const lists = operations().filter(
+      (o) => o.method === 'GET' && (o.op.parameters ?? []).some((p: any) => p.in === 'query'),
+    );
     assert.ok(lists.length >= 4, `${lists.length} lists`);
     for (const o of lists) {
       const name = (o.op.parameters as any[]).find((p) => p.in === 'query' && p.name !== 'limit')?.name ?? 'cursor';
@@ -153,27 +172,48 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
     }
   });
 
-  it('12: the request checks run before authentication: NUL in the query of a route that needs a token, sent without one, is 400, not 401', async () => {
-    for (const path of ['/v1/balances?asset=%00', '/v1/deposits?x%00=1', '/v1/members/%00']) {
-      const res = await rawRequest(`${service.publicUrl}${path}`, { headers: { host: new URL(baseUrlFor(service, 'sandbox')).host } });
-      assertEnvelope(res, 400, 'invalid_request', `GET ${path} without a token`);
-    }
-    const res = await rawRequest(`${service.publicUrl}/v1/balances`, { headers: { host: new URL(baseUrlFor(service, 'sandbox')).host } });
-    assertEnvelope(res, 401, 'invalid_token', 'GET /v1/balances without a token');
-  });
+  it(
+    '12: the request checks run before authentication: NUL in the query of a route that needs a token, sent ' +
+      'without one, is 400, not 401',
+    async () => {
+      for (const path of ['/v1/balances?asset=%00', '/v1/deposits?x%00=1', '/v1/members/%00']) {
+        const res = await rawRequest(`${service.publicUrl}${path}`, {
+          headers: { host: new URL(baseUrlFor(service, 'sandbox')).host },
+        });
+        assertEnvelope(res, 400, 'invalid_request', `GET ${path} without a token`);
+      }
+      const res = await rawRequest(`${service.publicUrl}/v1/balances`, {
+        headers: { host: new URL(baseUrlFor(service, 'sandbox')).host },
+      });
+      assertEnvelope(res, 401, 'invalid_token', 'GET /v1/balances without a token');
+    },
+  );
 
   it('12: NUL or an unpaired surrogate in a body field or key (public and operator)', async () => {
-    const bodies = ['{"url":"https://example.com/\\u0000"}', '{"url":"https://example.com/\\ud800"}', '{"url\\u0000":"https://example.com/"}', '{"url":"https://example.com/\\udfff"}'];
+    const bodies = [
+      '{"url":"https://example.com/\\u0000"}',
+      '{"url":"https://example.com/\\ud800"}',
+      '{"url\\u0000":"https://example.com/"}',
+      '{"url":"https://example.com/\\udfff"}',
+    ];
     for (const rawBody of bodies) {
       const res = await client.requestRaw({ method: 'POST', path: '/v1/webhooks/endpoints', rawBody });
       assertEnvelope(res, 400, 'invalid_request', rawBody);
     }
     const w = await client.requestRaw({
-      method: 'POST', path: '/v1/withdrawals', onBehalfOf: 'hard-1', rawBody: `{"asset":"USDT","network":"TRON","address":"${TRON}\\u0000","amount":"1"}`,
+      method: 'POST',
+      path: '/v1/withdrawals',
+      onBehalfOf: 'hard-1',
+      rawBody: `{"asset":"USDT","network":"TRON","address":"${TRON}\\u0000","amount":"1"}`,
     });
     assertEnvelope(w, 400, 'invalid_request', 'withdrawal address');
     for (const rawBody of ['{"name":"x\\u0000"}', '{"name":"\\ud800"}']) {
-      assertEnvelope(await adminCall('POST', '/admin/v1/merchants', rawBody), 400, 'invalid_request', `admin ${rawBody}`);
+      assertEnvelope(
+        await adminCall('POST', '/admin/v1/merchants', rawBody),
+        400,
+        'invalid_request',
+        `admin ${rawBody}`,
+      );
     }
     // Paired surrogates are characters like any other.
     const ok = await adminCall('POST', '/admin/v1/merchants', JSON.stringify({ name: 'Emoji 😀' }));
@@ -182,9 +222,14 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
 
   it('12: NUL in operator path ids and queries', async () => {
     for (const [method, path] of [
-      ['GET', '/admin/v1/merchants/%00'], ['PATCH', '/admin/v1/merchants/%00'], ['GET', '/admin/v1/qrpay/payments/%00'],
-      ['POST', '/admin/v1/api-keys/%00/approve'], ['GET', '/admin/v1/webhooks/deliveries/%00'], ['GET', '/admin/v1/assets/%00'],
-      ['GET', '/admin/v1/alerts?status=%00'], ['GET', '/admin/v1/upstreams/reconciliation?merchant_id=%00'],
+      ['GET', '/admin/v1/merchants/%00'],
+      ['PATCH', '/admin/v1/merchants/%00'],
+      ['GET', '/admin/v1/qrpay/payments/%00'],
+      ['POST', '/admin/v1/api-keys/%00/approve'],
+      ['GET', '/admin/v1/webhooks/deliveries/%00'],
+      ['GET', '/admin/v1/assets/%00'],
+      ['GET', '/admin/v1/alerts?status=%00'],
+      ['GET', '/admin/v1/upstreams/reconciliation?merchant_id=%00'],
     ] as const) {
       const res = await adminCall(method, path, method === 'GET' ? undefined : '{}');
       assertEnvelope(res, 400, 'invalid_request', `${method} ${path}`);
@@ -193,21 +238,35 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
 
   it('12: a NUL in a header is answered with the envelope too', async () => {
     const port = new URL(service.publicUrl).port;
-    const res = await rawSocket(service.publicUrl, `GET /v1/balances HTTP/1.1\r\nHost: api-sandbox.localhost:${port}\r\nx-on-behalf-of: hard\u00001\r\n\r\n`);
+    const res = await rawSocket(
+      service.publicUrl,
+      `GET /v1/balances HTTP/1.1\r\nHost: api-sandbox.localhost:${port}\r\nx-on-behalf-of: hard\u00001\r\n\r\n`,
+    );
     assertEnvelope(res, 400, 'invalid_request', 'NUL in x-on-behalf-of');
-    const admin = await rawSocket(service.adminUrl, `GET /admin/v1/alerts HTTP/1.1\r\nHost: localhost\r\nx-idempotency-key: a\u0000\r\n\r\n`);
+    const admin = await rawSocket(
+      service.adminUrl,
+      `GET /admin/v1/alerts HTTP/1.1\r\nHost: localhost\r\nx-idempotency-key: a\u0000\r\n\r\n`,
+    );
     assertEnvelope(admin, 400, 'invalid_request', 'NUL in an operator header');
   });
 
   it('13: a cursor beyond 64 bits restarts from the first page on every list', async () => {
     const overflow = Buffer.from('v1:9999999999999999999').toString('base64url');
-    const lists = operations().filter((o) => o.method === 'GET' && (o.op.parameters ?? []).some((p: any) => p.in === 'query' && p.name === 'cursor'));
+    const lists = operations().filter(
+      (o) => o.method === 'GET' && (o.op.parameters ?? []).some((p: any) => p.in === 'query' && p.name === 'cursor'),
+    );
     assert.ok(lists.length >= 4, `${lists.length} lists with a cursor`);
     for (const o of lists) {
       const onBehalfOf = o.member ? 'hard-1' : undefined;
       const first = await client.requestRaw({ method: 'GET', path: o.path, query: { limit: 2 }, onBehalfOf });
-      const res = await client.requestRaw({ method: 'GET', path: o.path, query: { limit: 2, cursor: overflow }, onBehalfOf });
-      // A list under an object (`/v1/cards/{id}/transactions`) of an id that does not exist: not_found either way, never a 500.
+      const res = await client.requestRaw({
+        method: 'GET',
+        path: o.path,
+        query: { limit: 2, cursor: overflow },
+        onBehalfOf,
+      });
+      // A list under an object (`/v1/cards/{id}/transactions`) of an id that does not exist: not_found either way,
+      // never a 500.
       if (o.path.includes('{')) {
         assert.deepEqual([first.status, res.status, (res.body as any).code], [404, 404, 'not_found'], o.path);
         continue;
@@ -223,7 +282,12 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
   });
 
   it('13: a cursor of any length restarts from the first page on every list, never 400', async () => {
-    const lists = operations().filter((o) => o.method === 'GET' && !o.path.includes('{') && (o.op.parameters ?? []).some((p: any) => p.in === 'query' && p.name === 'cursor'));
+    const lists = operations().filter(
+      (o) =>
+        o.method === 'GET' &&
+        !o.path.includes('{') &&
+        (o.op.parameters ?? []).some((p: any) => p.in === 'query' && p.name === 'cursor'),
+    );
     assert.ok(lists.length >= 4, `${lists.length} lists with a cursor`);
     // Past the 200 characters the schema once allowed; a readable cursor padded out; far longer.
     const readable = encodeCursor(999n);
@@ -245,34 +309,62 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
 
   it('a leap second (23:59:60, valid RFC 3339 that JavaScript cannot read) in a date-time is a 400, not a 500', async () => {
     const leap = '2030-12-31T23:59:60Z';
-    const listed = await client.requestRaw({ method: 'GET', path: `/v1/deposits?created_gte=${encodeURIComponent(leap)}` });
+    const listed = await client.requestRaw({
+      method: 'GET',
+      path: `/v1/deposits?created_gte=${encodeURIComponent(leap)}`,
+    });
     assert.deepEqual([listed.status, listed.body.code], [400, 'invalid_request']);
     const merchant = await adminCall('POST', '/admin/v1/merchants', JSON.stringify({ name: 'leap' }));
-    const key = await adminCall('POST', `/admin/v1/merchants/${merchant.body.id}/api-keys`, JSON.stringify({ environment: 'sandbox', scopes: [], expires_at: leap }));
+    const key = await adminCall(
+      'POST',
+      `/admin/v1/merchants/${merchant.body.id}/api-keys`,
+      JSON.stringify({ environment: 'sandbox', scopes: [], expires_at: leap }),
+    );
     assert.deepEqual([key.status, key.body.code], [400, 'invalid_request']);
-    const fine = await adminCall('POST', `/admin/v1/merchants/${merchant.body.id}/api-keys`, JSON.stringify({ environment: 'sandbox', scopes: [], expires_at: '2030-12-31T23:59:59Z' }));
+    const fine = await adminCall(
+      'POST',
+      `/admin/v1/merchants/${merchant.body.id}/api-keys`,
+      JSON.stringify({ environment: 'sandbox', scopes: [], expires_at: '2030-12-31T23:59:59Z' }),
+    );
     assert.equal(fine.status, 201);
   });
 
-  it('a date-time before year 1 (year 0000, or 0001 with a positive offset: valid RFC 3339 that PostgreSQL cannot store) is a 400, not a 500', async () => {
-    for (const early of ['0000-01-01T00:00:00Z', '0000-06-01T00:00:00Z', '0001-01-01T00:00:00+01:00']) {
-      const gte = await client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { created_gte: early } });
-      assert.deepEqual([gte.status, gte.body.code], [400, 'invalid_request'], `created_gte ${early}`);
-      const lt = await client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { created_lt: early } });
-      assert.deepEqual([lt.status, lt.body.code], [400, 'invalid_request'], `created_lt ${early}`);
-      const requeue = await client.requestRaw({ method: 'POST', path: '/v1/webhooks/deliveries/requeue', body: { since: early } });
-      assert.deepEqual([requeue.status, requeue.body.code], [400, 'invalid_request'], `requeue since ${early}`);
-    }
-    const first = await client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { created_gte: '0001-01-01T00:00:00Z' } });
-    assert.equal(first.status, 200, 'the first instant of year 1 is still a time');
-  });
+  it(
+    'a date-time before year 1 (year 0000, or 0001 with a positive offset: valid RFC 3339 that PostgreSQL ' +
+      'cannot store) is a 400, not a 500',
+    async () => {
+      for (const early of ['0000-01-01T00:00:00Z', '0000-06-01T00:00:00Z', '0001-01-01T00:00:00+01:00']) {
+        const gte = await client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { created_gte: early } });
+        assert.deepEqual([gte.status, gte.body.code], [400, 'invalid_request'], `created_gte ${early}`);
+        const lt = await client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { created_lt: early } });
+        assert.deepEqual([lt.status, lt.body.code], [400, 'invalid_request'], `created_lt ${early}`);
+        const requeue = await client.requestRaw({
+          method: 'POST',
+          path: '/v1/webhooks/deliveries/requeue',
+          body: { since: early },
+        });
+        assert.deepEqual([requeue.status, requeue.body.code], [400, 'invalid_request'], `requeue since ${early}`);
+      }
+      const first = await client.requestRaw({
+        method: 'GET',
+        path: '/v1/deposits',
+        query: { created_gte: '0001-01-01T00:00:00Z' },
+      });
+      assert.equal(first.status, 200, 'the first instant of year 1 is still a time');
+    },
+  );
 
   it('14: JSON nested 10,000 deep is refused before anything walks it, on both listeners', async () => {
     const deep = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000);
     const res = await client.requestRaw({ method: 'POST', path: '/v1/members', rawBody: deep });
     assertEnvelope(res, 400, 'invalid_request', 'deep object');
     assert.match(res.body.message, /deeper than 32/);
-    const arrays = await client.requestRaw({ method: 'POST', path: '/v1/withdrawals', onBehalfOf: 'hard-1', rawBody: '['.repeat(10_000) + ']'.repeat(10_000) });
+    const arrays = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/withdrawals',
+      onBehalfOf: 'hard-1',
+      rawBody: '['.repeat(10_000) + ']'.repeat(10_000),
+    });
     assertEnvelope(arrays, 400, 'invalid_request', 'deep arrays');
     assertEnvelope(await adminCall('POST', '/admin/v1/merchants', deep), 400, 'invalid_request', 'admin deep');
     // At the bound the body is read (and refused by the schema for what it is, not for its depth).
@@ -283,7 +375,14 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
   });
 
   it('16: a malformed percent-encoding or an overlong path parameter gets the envelope, on both listeners', async () => {
-    for (const path of ['/v1/withdrawals/%E0%A4%A', '/v1/withdrawals/%ZZ', '/v1/withdrawals/%ED%A0%80', `/v1/withdrawals/${'a'.repeat(150)}`, `/v1/withdrawals/${'a'.repeat(5000)}`, `/v1/nowhere/${'b'.repeat(300)}`]) {
+    for (const path of [
+      '/v1/withdrawals/%E0%A4%A',
+      '/v1/withdrawals/%ZZ',
+      '/v1/withdrawals/%ED%A0%80',
+      `/v1/withdrawals/${'a'.repeat(150)}`,
+      `/v1/withdrawals/${'a'.repeat(5000)}`,
+      `/v1/nowhere/${'b'.repeat(300)}`,
+    ]) {
       const res = await client.requestRaw({ method: 'GET', path });
       assert.ok(res.status === 400 || res.status === 404, `${path.slice(0, 60)}: ${res.status}`);
       assertEnvelope(res, res.status, res.status === 400 ? 'invalid_request' : 'not_found', path.slice(0, 60));
@@ -295,16 +394,39 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
     }
     // Without a token: the router's refusal comes before authentication, in the same envelope.
     const port = new URL(service.publicUrl).port;
-    const bare = await rawRequest(`http://127.0.0.1:${port}/v1/withdrawals/%E0%A4%A`, { headers: { host: `api-sandbox.localhost:${port}` } });
+    const bare = await rawRequest(`http://127.0.0.1:${port}/v1/withdrawals/%E0%A4%A`, {
+      headers: { host: `api-sandbox.localhost:${port}` },
+    });
     assertEnvelope(bare, 400, 'invalid_request', 'bad encoding, no token');
   });
 
   it('17: deposits and withdrawals read amounts by the one grammar', async () => {
     const deposit = (amount: string) =>
-      client.requestRaw({ method: 'POST', path: '/v1/deposits', body: { member_id: 'hard-1', asset: 'USDT', amount, tx_hash: `g-${randomUUID()}` } });
+      client.requestRaw({
+        method: 'POST',
+        path: '/v1/deposits',
+        body: { member_id: 'hard-1', asset: 'USDT', amount, tx_hash: `g-${randomUUID()}` },
+      });
     const withdraw = (amount: string) =>
-      client.requestRaw({ method: 'POST', path: '/v1/withdrawals', onBehalfOf: 'hard-1', body: { asset: 'USDT', network: 'TRON', address: TRON, amount } });
-    const refused = ['00.1', '01', `${'1'.repeat(40)}`, `1.${'0'.repeat(59)}`, '1'.repeat(21), '-1', '1e2', ' 1', '1.0000001', '.5', '5.'];
+      client.requestRaw({
+        method: 'POST',
+        path: '/v1/withdrawals',
+        onBehalfOf: 'hard-1',
+        body: { asset: 'USDT', network: 'TRON', address: TRON, amount },
+      });
+    const refused = [
+      '00.1',
+      '01',
+      `${'1'.repeat(40)}`,
+      `1.${'0'.repeat(59)}`,
+      '1'.repeat(21),
+      '-1',
+      '1e2',
+      ' 1',
+      '1.0000001',
+      '.5',
+      '5.',
+    ];
     for (const amount of refused) {
       assertEnvelope(await deposit(amount), 400, 'invalid_request', `deposit ${amount}`);
       assertEnvelope(await withdraw(amount), 400, 'invalid_request', `withdrawal ${amount}`);
@@ -321,10 +443,25 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
   it('18: ten parallel QR payments with one key make one order, one 201, and replays or in-progress answers', async () => {
     const key = randomUUID();
     const body = { qr_code: payNow({ amount: '3' }), asset: 'SGD' };
-    const results = await Promise.all(Array.from({ length: 10 }, () =>
-      client.requestRaw({ method: 'POST', path: '/v1/qrpay/payments', body, onBehalfOf: 'hard-1', idempotencyKey: key })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        client.requestRaw({
+          method: 'POST',
+          path: '/v1/qrpay/payments',
+          body,
+          onBehalfOf: 'hard-1',
+          idempotencyKey: key,
+        }),
+      ),
+    );
     const firsts = results.filter((r) => r.status === 201 && r.headers['x-idempotent-replay'] === undefined);
-    assert.equal(firsts.length, 1, results.map((r) => `${r.status} ${r.headers['x-idempotent-replay'] ?? ''} ${r.body?.code ?? r.body?.status}`).join('; '));
+    assert.equal(
+      firsts.length,
+      1,
+      results
+        .map((r) => `${r.status} ${r.headers['x-idempotent-replay'] ?? ''} ${r.body?.code ?? r.body?.status}`)
+        .join('; '),
+    );
     for (const r of results) {
       if (r === firsts[0]) continue;
       if (r.status === 409) assertEnvelope(r, 409, 'idempotency_in_progress', 'duplicate');
@@ -334,22 +471,46 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
         assert.equal(r.body.id, firsts[0]!.body.id);
       }
     }
-    const orders = await service.ctx.db.selectFrom('qrpay_orders').select('id').where('idempotency_key', '=', key).execute();
-    assert.deepEqual(orders.map((o) => o.id), [firsts[0]!.body.id]);
-    const again = await client.requestRaw({ method: 'POST', path: '/v1/qrpay/payments', body, onBehalfOf: 'hard-1', idempotencyKey: key });
+    const orders = await service.ctx.db
+      .selectFrom('qrpay_orders')
+      .select('id')
+      .where('idempotency_key', '=', key)
+      .execute();
+    assert.deepEqual(
+      orders.map((o) => o.id),
+      [firsts[0]!.body.id],
+    );
+    const again = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/qrpay/payments',
+      body,
+      onBehalfOf: 'hard-1',
+      idempotencyKey: key,
+    });
     assert.equal(again.headers['x-idempotent-replay'], 'true');
     assert.equal(again.body.id, firsts[0]!.body.id);
   });
 
-  it('18: a QR payment\'s claim holds its key while live and is taken over once it lapses', async () => {
+  it("18: a QR payment's claim holds its key while live and is taken over once it lapses", async () => {
     const key = randomUUID();
     const body = { qr_code: payNow({ amount: '2' }), asset: 'SGD' };
-    const pay = () => client.requestRaw({ method: 'POST', path: '/v1/qrpay/payments', body, onBehalfOf: 'hard-1', idempotencyKey: key });
+    const pay = () =>
+      client.requestRaw({
+        method: 'POST',
+        path: '/v1/qrpay/payments',
+        body,
+        onBehalfOf: 'hard-1',
+        idempotencyKey: key,
+      });
     const first = await pay();
     assert.equal(first.status, 201, first.rawBody);
     const claimFor = (ms: number) => JSON.stringify({ in_progress: randomUUID(), lease_until_ms: Date.now() + ms });
     const setRecord = (status: number, text: string) =>
-      service.ctx.db.updateTable('idempotency_keys').set({ status_code: status, response_body: text }).where('key', '=', key).execute();
+      service.ctx.db
+        .updateTable('idempotency_keys')
+        .set({ status_code: status, response_body: text })
+        .where('key', '=', key)
+        .execute();
     // A request still running with this key (its claim is live): 409 in progress.
     await setRecord(0, claimFor(60_000));
     assertEnvelope(await pay(), 409, 'idempotency_in_progress', 'live claim');
@@ -362,7 +523,11 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
     const replay = await pay();
     assert.equal(replay.headers['x-idempotent-replay'], 'true');
     assert.equal(replay.body.id, first.body.id);
-    const orders = await service.ctx.db.selectFrom('qrpay_orders').select('id').where('idempotency_key', '=', key).execute();
+    const orders = await service.ctx.db
+      .selectFrom('qrpay_orders')
+      .select('id')
+      .where('idempotency_key', '=', key)
+      .execute();
     assert.equal(orders.length, 1);
   });
 });

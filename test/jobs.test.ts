@@ -44,7 +44,10 @@ describe('background jobs', () => {
   it('runs a job once and removes it', async () => {
     await enqueue(service.ctx.db, { kind: 'test.record', payload: { tag: 'one' } });
     await service.workers.jobs.drain();
-    assert.deepEqual(seen.filter((s) => s === 'one'), ['one']);
+    assert.deepEqual(
+      seen.filter((s) => s === 'one'),
+      ['one'],
+    );
     assert.equal((await jobRows()).length, 0);
   });
 
@@ -98,7 +101,10 @@ describe('background jobs', () => {
     const second = new JobRunner(service.ctx, jobHandlers, { leaseSeconds: 1 });
     await enqueue(service.ctx.db, { kind: 'test.long', payload: { tag: 'lease' } });
     await first.poll();
-    assert.deepEqual(seen.filter((s) => s === 'long-start-lease'), ['long-start-lease']);
+    assert.deepEqual(
+      seen.filter((s) => s === 'long-start-lease'),
+      ['long-start-lease'],
+    );
     for (let i = 0; i < 8; i++) {
       await new Promise((r) => setTimeout(r, 250));
       await second.poll();
@@ -123,9 +129,21 @@ describe('background jobs', () => {
   });
 
   it('backs off exponentially within bounds', () => {
-    assert.equal(backoffMs(1, 1000, 60_000, () => 1), 1000);
-    assert.equal(backoffMs(4, 1000, 60_000, () => 1), 8000);
-    assert.equal(backoffMs(30, 1000, 60_000, () => 1), 60_000);
-    assert.equal(backoffMs(4, 1000, 60_000, () => 0), 4000);
+    assert.equal(
+      backoffMs(1, 1000, 60_000, () => 1),
+      1000,
+    );
+    assert.equal(
+      backoffMs(4, 1000, 60_000, () => 1),
+      8000,
+    );
+    assert.equal(
+      backoffMs(30, 1000, 60_000, () => 1),
+      60_000,
+    );
+    assert.equal(
+      backoffMs(4, 1000, 60_000, () => 0),
+      4000,
+    );
   });
 });

@@ -53,7 +53,10 @@ describe('keysetPage', () => {
   it('without a view answers the rows themselves; mapPage maps them afterwards keeping the cursor', async () => {
     const { kind } = await seed(3);
     const page = await keysetPage(alertsOf(kind), { limit: 2 });
-    assert.deepEqual(page.data.map((r) => r.message), ['m2', 'm1']);
+    assert.deepEqual(
+      page.data.map((r) => r.message),
+      ['m2', 'm1'],
+    );
     assert.equal(typeof page.data[0]!.seq === 'bigint' || typeof page.data[0]!.seq === 'string', true);
     const mapped = mapPage(page, (r) => r.message.toUpperCase());
     assert.deepEqual(mapped, { data: ['M2', 'M1'], next_cursor: page.next_cursor, has_more: true });
@@ -71,7 +74,8 @@ describe('keysetPage', () => {
 
   it('an absent, unreadable or out-of-range cursor restarts from the first page', async () => {
     const { kind } = await seed(3);
-    const firstOf = async (cursor: string | undefined) => (await keysetPage(alertsOf(kind), { limit: 2, cursor }, (r) => r.message)).data;
+    const firstOf = async (cursor: string | undefined) =>
+      (await keysetPage(alertsOf(kind), { limit: 2, cursor }, (r) => r.message)).data;
     const expected = ['m2', 'm1'];
     assert.deepEqual(await firstOf(undefined), expected);
     assert.deepEqual(await firstOf(''), expected);
@@ -97,7 +101,7 @@ describe('keysetPage', () => {
     assert.equal(zero.data.length, pageSizeDefault);
   });
 
-  it('the caller\'s filters narrow the walk: other rows never appear', async () => {
+  it("the caller's filters narrow the walk: other rows never appear", async () => {
     const a = await seed(3);
     const b = await seed(3);
     const page = await keysetPage(alertsOf(a.kind), { limit: 10 }, (r) => `${r.kind}:${r.message}`);

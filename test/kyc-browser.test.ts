@@ -50,7 +50,9 @@ test('the KYC form: refused with errors next to the fields, then sent with both 
   await page.getByLabel('Nationality').selectOption('US');
   await page.getByLabel('Type of document').selectOption('passport');
   await page.getByLabel('Document number').fill('p1234567');
-  await page.getByLabel('Photo of the document').setInputFiles({ name: 'passport.txt', mimeType: 'image/png', buffer: Buffer.from('not really an image') });
+  await page
+    .getByLabel('Photo of the document')
+    .setInputFiles({ name: 'passport.txt', mimeType: 'image/png', buffer: Buffer.from('not really an image') });
   await page.getByLabel('Address line 1').fill('1 Compiler Road');
   await page.getByLabel('Town or city').fill('Arlington');
   await page.getByLabel('Postal code').fill('22201');
@@ -67,7 +69,10 @@ test('the KYC form: refused with errors next to the fields, then sent with both 
   // Each error is tied to its field; the values entered are still there.
   const lastName = page.getByLabel('Last name');
   assert.equal(await lastName.getAttribute('aria-invalid'), 'true');
-  assert.equal(await page.locator(`#${await lastName.getAttribute('aria-describedby')}`).textContent(), 'Error: Enter your last name');
+  assert.equal(
+    await page.locator(`#${await lastName.getAttribute('aria-describedby')}`).textContent(),
+    'Error: Enter your last name',
+  );
   assert.equal(await page.getByLabel('First name').inputValue(), 'Grace');
   assert.equal(await page.getByLabel('Nationality').inputValue(), 'US');
   // The summary links move to their field.
@@ -76,8 +81,12 @@ test('the KYC form: refused with errors next to the fields, then sent with both 
   await shot(page, '2-errors');
 
   await lastName.fill('Hopper');
-  await page.getByLabel('Photo of the document').setInputFiles({ name: 'passport.png', mimeType: 'image/png', buffer: pngBytes });
-  await page.getByLabel('Photo of your face').setInputFiles({ name: 'face.jpg', mimeType: 'image/jpeg', buffer: jpegBytes });
+  await page
+    .getByLabel('Photo of the document')
+    .setInputFiles({ name: 'passport.png', mimeType: 'image/png', buffer: pngBytes });
+  await page
+    .getByLabel('Photo of your face')
+    .setInputFiles({ name: 'face.jpg', mimeType: 'image/jpeg', buffer: jpegBytes });
   await page.getByRole('button', { name: 'Send for review' }).click();
   await page.waitForLoadState();
   assert.equal(await page.title(), 'Details sent');
@@ -85,8 +94,15 @@ test('the KYC form: refused with errors next to the fields, then sent with both 
 
   const member = await client.members.get(m.id);
   assert.equal(member.kyc_profile_status, 'pending_review');
-  const profile = await service.ctx.db.selectFrom('kyc_profiles').selectAll().where('member_id', '=', m.id).executeTakeFirstOrThrow();
-  assert.deepEqual([profile.first_name, profile.last_name, profile.document_number, profile.address_country], ['Grace', 'Hopper', 'P1234567', 'US']);
+  const profile = await service.ctx.db
+    .selectFrom('kyc_profiles')
+    .selectAll()
+    .where('member_id', '=', m.id)
+    .executeTakeFirstOrThrow();
+  assert.deepEqual(
+    [profile.first_name, profile.last_name, profile.document_number, profile.address_country],
+    ['Grace', 'Hopper', 'P1234567', 'US'],
+  );
 
   // Back to the form: the ticket is spent.
   assert.equal((await page.goto(t.hosted_url))?.status(), 410);
@@ -98,7 +114,11 @@ test('the profile update: pre-filled, images kept, then back to review at level 
   await client.hostedScreens.sandboxComplete((await client.kyc.createSession({ onBehalfOf: m.id })).id, 'submitted');
   await client.kyc.sandboxReview(m.id, { decision: 'approved' });
   assert.equal((await client.members.get(m.id)).kyc_level, 1);
-  const before = await service.ctx.db.selectFrom('kyc_profiles').selectAll().where('member_id', '=', m.id).executeTakeFirstOrThrow();
+  const before = await service.ctx.db
+    .selectFrom('kyc_profiles')
+    .selectAll()
+    .where('member_id', '=', m.id)
+    .executeTakeFirstOrThrow();
 
   const t = await client.kyc.createProfileSession({ onBehalfOf: m.id });
   const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
@@ -121,9 +141,17 @@ test('the profile update: pre-filled, images kept, then back to review at level 
   assert.equal(await page.title(), 'Changes sent');
   await shot(page, '5-update-sent');
 
-  const after = await service.ctx.db.selectFrom('kyc_profiles').selectAll().where('member_id', '=', m.id).executeTakeFirstOrThrow();
+  const after = await service.ctx.db
+    .selectFrom('kyc_profiles')
+    .selectAll()
+    .where('member_id', '=', m.id)
+    .executeTakeFirstOrThrow();
   assert.deepEqual([after.city, after.postal_code, after.first_name], ['Hamburg', '20095', 'Sandbox']);
-  assert.deepEqual([after.document_image_id, after.selfie_image_id], [before.document_image_id, before.selfie_image_id], 'images kept');
+  assert.deepEqual(
+    [after.document_image_id, after.selfie_image_id],
+    [before.document_image_id, before.selfie_image_id],
+    'images kept',
+  );
   const member = await client.members.get(m.id);
   assert.deepEqual([member.kyc_profile_status, member.kyc_level], ['pending_review', 0]);
   await context.close();

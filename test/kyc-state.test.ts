@@ -13,28 +13,56 @@ const decisions = ['approved', 'rejected'] as const;
 
 describe('KYC profile transitions', () => {
   it('a completed update sends the profile back to pending_review from any status', () => {
-    for (const status of statuses) assert.deepEqual(transition({ status, submissions: 3 }, { kind: 'submit_update' }), { move: 'pending_review' }, status);
+    for (const status of statuses)
+      assert.deepEqual(
+        transition({ status, submissions: 3 }, { kind: 'submit_update' }),
+        { move: 'pending_review' },
+        status,
+      );
   });
   it('the operator decides from any status', () => {
     for (const status of statuses) {
       for (const decision of decisions) {
-        assert.deepEqual(transition({ status, submissions: 1 }, { kind: 'operator_review', decision }), { move: decision }, `${status} → ${decision}`);
+        assert.deepEqual(
+          transition({ status, submissions: 1 }, { kind: 'operator_review', decision }),
+          { move: decision },
+          `${status} → ${decision}`,
+        );
       }
     }
   });
-  it('the provider\'s verdict on the current submission under review applies', () => {
+  it("the provider's verdict on the current submission under review applies", () => {
     for (const decision of decisions) {
-      assert.deepEqual(transition({ status: 'pending_review', submissions: 2 }, { kind: 'provider_verdict', decision, submission: 2 }), { move: decision });
+      assert.deepEqual(
+        transition({ status: 'pending_review', submissions: 2 }, { kind: 'provider_verdict', decision, submission: 2 }),
+        { move: decision },
+      );
     }
   });
   it('a verdict on an older (or unknown newer) submission is stale', () => {
-    assert.deepEqual(transition({ status: 'pending_review', submissions: 2 }, { kind: 'provider_verdict', decision: 'approved', submission: 1 }), { ignore: 'stale_verdict' });
-    assert.deepEqual(transition({ status: 'pending_review', submissions: 2 }, { kind: 'provider_verdict', decision: 'rejected', submission: 3 }), { ignore: 'stale_verdict' });
+    assert.deepEqual(
+      transition(
+        { status: 'pending_review', submissions: 2 },
+        { kind: 'provider_verdict', decision: 'approved', submission: 1 },
+      ),
+      { ignore: 'stale_verdict' },
+    );
+    assert.deepEqual(
+      transition(
+        { status: 'pending_review', submissions: 2 },
+        { kind: 'provider_verdict', decision: 'rejected', submission: 3 },
+      ),
+      { ignore: 'stale_verdict' },
+    );
   });
   it('a verdict once the profile was decided is stale, even for the current submission', () => {
     for (const status of ['approved', 'rejected'] as const) {
       for (const decision of decisions) {
-        assert.deepEqual(transition({ status, submissions: 1 }, { kind: 'provider_verdict', decision, submission: 1 }), { ignore: 'stale_verdict' }, `${status}, ${decision}`);
+        assert.deepEqual(
+          transition({ status, submissions: 1 }, { kind: 'provider_verdict', decision, submission: 1 }),
+          { ignore: 'stale_verdict' },
+          `${status}, ${decision}`,
+        );
       }
     }
   });
@@ -43,7 +71,11 @@ describe('KYC profile transitions', () => {
     const moved = transition(profile, { kind: 'submit_update' });
     assert.ok('move' in moved);
     profile = { status: moved.move, submissions: 2 };
-    assert.deepEqual(transition(profile, { kind: 'provider_verdict', decision: 'rejected', submission: 1 }), { ignore: 'stale_verdict' });
-    assert.deepEqual(transition(profile, { kind: 'provider_verdict', decision: 'approved', submission: 2 }), { move: 'approved' });
+    assert.deepEqual(transition(profile, { kind: 'provider_verdict', decision: 'rejected', submission: 1 }), {
+      ignore: 'stale_verdict',
+    });
+    assert.deepEqual(transition(profile, { kind: 'provider_verdict', decision: 'approved', submission: 2 }), {
+      move: 'approved',
+    });
   });
 });

@@ -23,18 +23,26 @@ describe('postings under generic plans', () => {
     const owner = `plans-${randomUUID()}`;
     await sql`
       INSERT INTO ledger_accounts (environment, owner_type, owner_id, asset, bucket, normal_side, non_negative)
-      SELECT 'sandbox', 'member', ${owner} || '-' || g, 'USDT', 'available', 'credit', true FROM generate_series(1, 3000) AS g
+      SELECT 'sandbox', 'member', ${owner} || '-' || g, 'USDT', 'available', 'credit', true FROM generate_series(1,
+        3000) AS g
     `.execute(db);
     const lock = (owners: string[]) => sql`
-      SELECT * FROM mwa_lock_accounts('sandbox', ${owners.map(() => 'USDT')}::text[], ${owners.map(() => 'member')}::text[], ${owners}::text[],
-        ${owners.map(() => 'available')}::text[], ${owners.map(() => 'credit')}::text[], ${owners.map(() => true)}::boolean[])`;
-    const buffersOf = (owners: string[]) => db.transaction().execute(async (trx) => {
-      await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
-      const { rows } = await sql<Record<string, unknown>>`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${lock(owners)}`.execute(trx);
-      const raw = Object.values(rows[0]!)[0];
-      const [explained] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }>;
-      return explained!.Plan['Shared Hit Blocks'] + explained!.Plan['Shared Read Blocks'];
-    });
+      SELECT * FROM mwa_lock_accounts('sandbox', ${owners.map(() => 'USDT')}::text[],
+        ${owners.map(() => 'member')}::text[], ${owners}::text[],
+        ${owners.map(() => 'available')}::text[], ${owners.map(() => 'credit')}::text[],
+          ${owners.map(() => true)}::boolean[])`;
+    const buffersOf = (owners: string[]) =>
+      db.transaction().execute(async (trx) => {
+        await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
+        const { rows } = await sql<
+          Record<string, unknown>
+        >`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${lock(owners)}`.execute(trx);
+        const raw = Object.values(rows[0]!)[0];
+        const [explained] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{
+          Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number };
+        }>;
+        return explained!.Plan['Shared Hit Blocks'] + explained!.Plan['Shared Read Blocks'];
+      });
     // The first calls of a connection also read the catalogue (the function compiled, its
     // statements planned): measured after them. Found (two of the 3,000), then one of them with
     // one account to create.
@@ -58,22 +66,33 @@ describe('postings under generic plans', () => {
     const tag = randomUUID().slice(0, 8);
     await sql`
       INSERT INTO members (id, merchant_id, environment, external_member_id)
-      SELECT 'mem_plans_' || ${tag} || '_' || g, ${merchantId}, 'sandbox', 'plans-' || ${tag} || '-' || g FROM generate_series(1, 10000) AS g
+      SELECT 'mem_plans_' || ${tag} || '_' || g, ${merchantId}, 'sandbox', 'plans-' || ${tag} || '-' || g FROM
+        generate_series(1, 10000) AS g
     `.execute(db);
     const insert = (memberRef: string) => sql`
-      SELECT * FROM mwa_insert_deposits(${merchantId}, 'sandbox', now(), ARRAY[${`dep_${randomUUID()}`}]::text[], ARRAY[${memberRef}]::text[],
+      SELECT * FROM mwa_insert_deposits(${merchantId}, 'sandbox', now(), ARRAY[${`dep_${randomUUID()}`}]::text[],
+        ARRAY[${memberRef}]::text[],
         ARRAY['USDT']::text[], ARRAY[NULL]::text[], ARRAY[1]::numeric[], ARRAY[${`0x${randomUUID()}`}]::text[])`;
     const rolledBack = new Error('rolled back');
     const buffersOf = async (memberRef: string) => {
       let buffers = 0;
-      await db.transaction().execute(async (trx) => {
-        await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
-        const { rows } = await sql<Record<string, unknown>>`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${insert(memberRef)}`.execute(trx);
-        const raw = Object.values(rows[0]!)[0];
-        const [explained] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }>;
-        buffers = explained!.Plan['Shared Hit Blocks'] + explained!.Plan['Shared Read Blocks'];
-        throw rolledBack;
-      }).catch((err: unknown) => { if (err !== rolledBack) throw err; });
+      await db
+        .transaction()
+        .execute(async (trx) => {
+          await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
+          const { rows } = await sql<
+            Record<string, unknown>
+          >`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${insert(memberRef)}`.execute(trx);
+          const raw = Object.values(rows[0]!)[0];
+          const [explained] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{
+            Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number };
+          }>;
+          buffers = explained!.Plan['Shared Hit Blocks'] + explained!.Plan['Shared Read Blocks'];
+          throw rolledBack;
+        })
+        .catch((err: unknown) => {
+          if (err !== rolledBack) throw err;
+        });
       return buffers;
     };
     for (let i = 0; i < 3; i++) await buffersOf(`plans-${tag}-${i + 1}`);

@@ -3,7 +3,20 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import type { DatabaseHandle } from '../src/db/connection.js';
-import { DuplicatePostingError, InsufficientFundsError, accountBalance, depositLines, entryKinds, postEntry, verifyLedger, withdrawalConfirmLines, withdrawalFailLines, withdrawalLockLines, type AccountRef, type EntryLine } from '../src/money/index.js';
+import {
+  DuplicatePostingError,
+  InsufficientFundsError,
+  accountBalance,
+  depositLines,
+  entryKinds,
+  postEntry,
+  verifyLedger,
+  withdrawalConfirmLines,
+  withdrawalFailLines,
+  withdrawalLockLines,
+  type AccountRef,
+  type EntryLine,
+} from '../src/money/index.js';
 import { openTestDatabase } from './support/database.js';
 
 /**
@@ -27,7 +40,12 @@ type Op =
   | { t: 'confirm'; pick: number }
   | { t: 'fail'; pick: number };
 
-interface Withdrawal { id: string; amount: bigint; fee: bigint; status: 'locked' | 'settled' | 'failed' }
+interface Withdrawal {
+  id: string;
+  amount: bigint;
+  fee: bigint;
+  status: 'locked' | 'settled' | 'failed';
+}
 
 interface Model {
   available: bigint;
@@ -39,16 +57,27 @@ interface Model {
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ t: fc.constant('deposit' as const), amount: fc.bigInt({ min: 1n, max: 1_000n }) }),
-  fc.record({ t: fc.constant('lock' as const), amount: fc.bigInt({ min: 1n, max: 600n }), fee: fc.bigInt({ min: 0n, max: 50n }) }),
+  fc.record({
+    t: fc.constant('lock' as const),
+    amount: fc.bigInt({ min: 1n, max: 600n }),
+    fee: fc.bigInt({ min: 0n, max: 50n }),
+  }),
   fc.record({ t: fc.constant('confirm' as const), pick: fc.nat(20) }),
   fc.record({ t: fc.constant('fail' as const), pick: fc.nat(20) }),
 );
 
-
-async function post(kind: string, referenceId: string, merchantId: string, lines: EntryLine[]): Promise<'posted' | 'insufficient' | 'duplicate'> {
+async function post(
+  kind: string,
+  referenceId: string,
+  merchantId: string,
+  lines: EntryLine[],
+): Promise<'posted' | 'insufficient' | 'duplicate'> {
   try {
-    await handle.db.transaction().execute((trx) =>
-      postEntry(trx, { environment: env, merchantId, kind, referenceType: 'withdrawal', referenceId, asset, lines }));
+    await handle.db
+      .transaction()
+      .execute((trx) =>
+        postEntry(trx, { environment: env, merchantId, kind, referenceType: 'withdrawal', referenceId, asset, lines }),
+      );
     return 'posted';
   } catch (err) {
     if (err instanceof InsufficientFundsError) return 'insufficient';
@@ -60,7 +89,12 @@ async function post(kind: string, referenceId: string, merchantId: string, lines
 /** Runs one step on the ledger and on the model; the outcome must be the one the model predicts. */
 async function step(op: Op, m: Model, memberId: string, merchantId: string): Promise<void> {
   if (op.t === 'deposit') {
-    const outcome = await post(entryKinds.deposit, `dep_${randomUUID()}`, merchantId, depositLines({ memberId, merchantId, amount: op.amount }));
+    const outcome = await post(
+      entryKinds.deposit,
+      `dep_${randomUUID()}`,
+      merchantId,
+      depositLines({ memberId, merchantId, amount: op.amount }),
+    );
     assert.equal(outcome, 'posted');
     m.available += op.amount;
     m.custody += op.amount;
@@ -68,7 +102,12 @@ async function step(op: Op, m: Model, memberId: string, merchantId: string): Pro
   }
   if (op.t === 'lock') {
     const w: Withdrawal = { id: `wdr_${randomUUID()}`, amount: op.amount, fee: op.fee, status: 'locked' };
-    const outcome = await post(entryKinds.withdrawalLock, w.id, merchantId, withdrawalLockLines({ memberId, amount: w.amount, fee: w.fee }));
+    const outcome = await post(
+      entryKinds.withdrawalLock,
+      w.id,
+      merchantId,
+      withdrawalLockLines({ memberId, amount: w.amount, fee: w.fee }),
+    );
     const total = op.amount + op.fee;
     assert.equal(outcome, m.available >= total ? 'posted' : 'insufficient');
     if (outcome === 'posted') {
@@ -83,9 +122,20 @@ async function step(op: Op, m: Model, memberId: string, merchantId: string): Pro
   const target = op.t === 'confirm' ? 'settled' : 'failed';
   // The withdrawal module refuses the other transition by state; the ledger is not asked.
   if (w.status !== 'locked' && w.status !== target) return;
-  const outcome = op.t === 'confirm'
-    ? await post(entryKinds.withdrawalConfirm, w.id, merchantId, withdrawalConfirmLines({ memberId, merchantId, amount: w.amount, fee: w.fee }))
-    : await post(entryKinds.withdrawalFail, w.id, merchantId, withdrawalFailLines({ memberId, amount: w.amount, fee: w.fee }));
+  const outcome =
+    op.t === 'confirm'
+      ? await post(
+          entryKinds.withdrawalConfirm,
+          w.id,
+          merchantId,
+          withdrawalConfirmLines({ memberId, merchantId, amount: w.amount, fee: w.fee }),
+        )
+      : await post(
+          entryKinds.withdrawalFail,
+          w.id,
+          merchantId,
+          withdrawalFailLines({ memberId, amount: w.amount, fee: w.fee }),
+        );
   if (w.status === target) {
     assert.equal(outcome, 'duplicate');
     return;
@@ -121,7 +171,18 @@ test('model-based: deposits, withdrawal locks, confirms and fails keep every inv
       const memberId = `mem_${randomUUID()}`;
       const merchantId = `mch_${randomUUID()}`;
       await handle.db.insertInto('merchants').values({ id: merchantId, name: 'property test' }).execute();
-      await handle.db.insertInto('members').values({ id: memberId, merchant_id: merchantId, environment: env, external_member_id: memberId, profile: '{}', sessions_revoked_at: null, updated_at: new Date() }).execute();
+      await handle.db
+        .insertInto('members')
+        .values({
+          id: memberId,
+          merchant_id: merchantId,
+          environment: env,
+          external_member_id: memberId,
+          profile: '{}',
+          sessions_revoked_at: null,
+          updated_at: new Date(),
+        })
+        .execute();
       const model: Model = { available: 0n, withdrawing: 0n, custody: 0n, feeIncome: 0n, withdrawals: [] };
       for (const op of ops) {
         await step(op, model, memberId, merchantId);

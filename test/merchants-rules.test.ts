@@ -4,7 +4,13 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { merchantStatuses, requireAllowlist, requireFutureExpiry, splitScopes, stopsTokens } from '../src/modules/merchants/rules.js';
+import {
+  merchantStatuses,
+  requireAllowlist,
+  requireFutureExpiry,
+  splitScopes,
+  stopsTokens,
+} from '../src/modules/merchants/rules.js';
 import { ApiError } from '../src/platform/errors.js';
 
 const fieldsOf = (fn: () => void) => {
@@ -21,10 +27,16 @@ const fieldsOf = (fn: () => void) => {
 describe('scopes', () => {
   const asked = ['members:read', 'deposits:write', 'cards:secure', 'members:read', 'nonsense', 42];
   it('sandbox: every known scope at once, duplicates and unknown keys dropped', () => {
-    assert.deepEqual(splitScopes('sandbox', asked), { scopes: ['members:read', 'deposits:write', 'cards:secure'], pending: [] });
+    assert.deepEqual(splitScopes('sandbox', asked), {
+      scopes: ['members:read', 'deposits:write', 'cards:secure'],
+      pending: [],
+    });
   });
   it('production: restricted scopes wait for approval', () => {
-    assert.deepEqual(splitScopes('production', asked), { scopes: ['members:read'], pending: ['deposits:write', 'cards:secure'] });
+    assert.deepEqual(splitScopes('production', asked), {
+      scopes: ['members:read'],
+      pending: ['deposits:write', 'cards:secure'],
+    });
     assert.deepEqual(splitScopes('production', []), { scopes: [], pending: [] });
   });
   it('statuses', () => {
@@ -34,8 +46,14 @@ describe('scopes', () => {
 
 describe('allow-list', () => {
   it('a production key needs a non-empty one; blank lines do not count', () => {
-    assert.deepEqual(fieldsOf(() => requireAllowlist('production', '')), [{ key: 'ip_allowlist', reason: 'required' }]);
-    assert.deepEqual(fieldsOf(() => requireAllowlist('production', ' \n\r\n  ')), [{ key: 'ip_allowlist', reason: 'required' }]);
+    assert.deepEqual(
+      fieldsOf(() => requireAllowlist('production', '')),
+      [{ key: 'ip_allowlist', reason: 'required' }],
+    );
+    assert.deepEqual(
+      fieldsOf(() => requireAllowlist('production', ' \n\r\n  ')),
+      [{ key: 'ip_allowlist', reason: 'required' }],
+    );
     assert.doesNotThrow(() => requireAllowlist('production', '203.0.113.7'));
   });
   it('a sandbox key needs none', () => {
@@ -46,8 +64,14 @@ describe('allow-list', () => {
 describe('expiry', () => {
   const now = new Date('2026-05-01T12:00:00.000Z');
   it('at or before now is refused; a millisecond later or none is fine', () => {
-    assert.deepEqual(fieldsOf(() => requireFutureExpiry(now, now)), [{ key: 'expires_at', reason: 'in_the_past' }]);
-    assert.deepEqual(fieldsOf(() => requireFutureExpiry(new Date(now.getTime() - 1), now)), [{ key: 'expires_at', reason: 'in_the_past' }]);
+    assert.deepEqual(
+      fieldsOf(() => requireFutureExpiry(now, now)),
+      [{ key: 'expires_at', reason: 'in_the_past' }],
+    );
+    assert.deepEqual(
+      fieldsOf(() => requireFutureExpiry(new Date(now.getTime() - 1), now)),
+      [{ key: 'expires_at', reason: 'in_the_past' }],
+    );
     assert.doesNotThrow(() => requireFutureExpiry(new Date(now.getTime() + 1), now));
     assert.doesNotThrow(() => requireFutureExpiry(null, now));
   });

@@ -7,7 +7,11 @@ import { parseAmount } from '../src/api-errors.js';
 import { ApiError } from '../src/platform/errors.js';
 
 const refused = (value: string, scale: number) =>
-  assert.throws(() => parseAmount(value, scale), (err: unknown) => err instanceof ApiError && err.code === 'invalid_request', `${JSON.stringify(value)} at scale ${scale}`);
+  assert.throws(
+    () => parseAmount(value, scale),
+    (err: unknown) => err instanceof ApiError && err.code === 'invalid_request',
+    `${JSON.stringify(value)} at scale ${scale}`,
+  );
 
 test('parseAmount reads decimal strings into minor units', () => {
   assert.equal(parseAmount('1', 6), 1_000_000n);
@@ -31,7 +35,27 @@ test('parseAmount accepts extra places only when they are zeros', () => {
 });
 
 test('parseAmount refuses anything but digits with an optional fraction', () => {
-  for (const bad of ['', ' ', '-1', '+1', '.5', '5.', '1e3', '1E3', ' 1', '1 ', '1,5', '1.2.3', '0x10', 'NaN', 'Infinity', '١', '1_000', '\t1', '1\n']) {
+  for (const bad of [
+    '',
+    ' ',
+    '-1',
+    '+1',
+    '.5',
+    '5.',
+    '1e3',
+    '1E3',
+    ' 1',
+    '1 ',
+    '1,5',
+    '1.2.3',
+    '0x10',
+    'NaN',
+    'Infinity',
+    '١',
+    '1_000',
+    '\t1',
+    '1\n',
+  ]) {
     refused(bad, 6);
   }
   assert.throws(() => parseAmount(12 as unknown as string, 2), ApiError);
@@ -45,9 +69,18 @@ test('parseAmount names the field and refuses amounts beyond the bound', () => {
 });
 
 test('a bad scale is a programmer error', () => {
-  assert.throws(() => parseAmount('1', -1), (err: unknown) => !(err instanceof ApiError));
-  assert.throws(() => parseAmount('1', 1.5), (err: unknown) => !(err instanceof ApiError));
-  assert.throws(() => formatAmount(1n, scaleMax + 1), (err: unknown) => !(err instanceof ApiError));
+  assert.throws(
+    () => parseAmount('1', -1),
+    (err: unknown) => !(err instanceof ApiError),
+  );
+  assert.throws(
+    () => parseAmount('1', 1.5),
+    (err: unknown) => !(err instanceof ApiError),
+  );
+  assert.throws(
+    () => formatAmount(1n, scaleMax + 1),
+    (err: unknown) => !(err instanceof ApiError),
+  );
 });
 
 test('formatAmount prints exactly the scale places', () => {
@@ -67,7 +100,10 @@ const scaleArb = fc.integer({ min: 0, max: scaleMax });
 const minorArb = fc.bigInt({ min: 0n, max: amountWholeMax });
 
 test('property: parse(format(x)) is x', () => {
-  fc.assert(fc.property(minorArb, scaleArb, (minor, scale) => parseAmount(formatAmount(minor, scale), scale) === minor), { numRuns: 2000 });
+  fc.assert(
+    fc.property(minorArb, scaleArb, (minor, scale) => parseAmount(formatAmount(minor, scale), scale) === minor),
+    { numRuns: 2000 },
+  );
 });
 
 test('property: format(parse(s)) is s padded to the scale', () => {
@@ -76,39 +112,55 @@ test('property: format(parse(s)) is s padded to the scale', () => {
       fc.constant(scale),
       fc.stringMatching(/^[1-9]\d{0,19}$|^0$/),
       fc.stringMatching(new RegExp(`^\\d{0,${scale}}$`)),
-    ));
-  fc.assert(fc.property(decimalArb, ([scale, whole, fraction]) => {
-    const text = fraction === '' ? whole : `${whole}.${fraction}`;
-    const expected = scale === 0 ? whole : `${whole}.${fraction.padEnd(scale, '0')}`;
-    return formatAmount(parseAmount(text, scale), scale) === expected;
-  }), { numRuns: 2000 });
+    ),
+  );
+  fc.assert(
+    fc.property(decimalArb, ([scale, whole, fraction]) => {
+      const text = fraction === '' ? whole : `${whole}.${fraction}`;
+      const expected = scale === 0 ? whole : `${whole}.${fraction.padEnd(scale, '0')}`;
+      return formatAmount(parseAmount(text, scale), scale) === expected;
+    }),
+    { numRuns: 2000 },
+  );
 });
 
 test('property: trailing zeros never change the value, other extra places are refused', () => {
-  fc.assert(fc.property(minorArb, scaleArb, fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 9 }), (minor, scale, zeros, digit) => {
-    // The grammar allows at most 18 places in all.
-    fc.pre(scale + zeros <= scaleMax);
-    const text = formatAmount(minor, scale);
-    const padded = scale === 0 ? `${text}.${'0'.repeat(zeros)}` : text + '0'.repeat(zeros);
-    if (parseAmount(padded, scale) !== minor) return false;
-    const extra = (scale === 0 ? `${text}.` : text) + '0'.repeat(zeros - 1) + String(digit);
-    try {
-      parseAmount(extra, scale);
-      return false;
-    } catch (err) {
-      return err instanceof ApiError && err.code === 'invalid_request';
-    }
-  }), { numRuns: 1000 });
+  fc.assert(
+    fc.property(
+      minorArb,
+      scaleArb,
+      fc.integer({ min: 1, max: 10 }),
+      fc.integer({ min: 1, max: 9 }),
+      (minor, scale, zeros, digit) => {
+        // The grammar allows at most 18 places in all.
+        fc.pre(scale + zeros <= scaleMax);
+        const text = formatAmount(minor, scale);
+        const padded = scale === 0 ? `${text}.${'0'.repeat(zeros)}` : text + '0'.repeat(zeros);
+        if (parseAmount(padded, scale) !== minor) return false;
+        const extra = (scale === 0 ? `${text}.` : text) + '0'.repeat(zeros - 1) + String(digit);
+        try {
+          parseAmount(extra, scale);
+          return false;
+        } catch (err) {
+          return err instanceof ApiError && err.code === 'invalid_request';
+        }
+      },
+    ),
+    { numRuns: 1000 },
+  );
 });
 
 test('property: arbitrary strings either parse to a value that formats back equal, or are refused', () => {
-  fc.assert(fc.property(fc.string({ maxLength: 30 }), scaleArb, (text, scale) => {
-    let minor: bigint;
-    try {
-      minor = parseAmount(text, scale);
-    } catch (err) {
-      return err instanceof ApiError && err.code === 'invalid_request';
-    }
-    return /^\d+(\.\d+)?$/.test(text) && minor >= 0n && parseAmount(formatAmount(minor, scale), scale) === minor;
-  }), { numRuns: 2000 });
+  fc.assert(
+    fc.property(fc.string({ maxLength: 30 }), scaleArb, (text, scale) => {
+      let minor: bigint;
+      try {
+        minor = parseAmount(text, scale);
+      } catch (err) {
+        return err instanceof ApiError && err.code === 'invalid_request';
+      }
+      return /^\d+(\.\d+)?$/.test(text) && minor >= 0n && parseAmount(formatAmount(minor, scale), scale) === minor;
+    }),
+    { numRuns: 2000 },
+  );
 });

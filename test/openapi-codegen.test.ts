@@ -106,7 +106,14 @@ export function refused(): void {
 
 const tsconfig = {
   compilerOptions: {
-    target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: true, types: ['node'], outDir: '.', rootDir: '.',
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    strict: true,
+    skipLibCheck: true,
+    types: ['node'],
+    outDir: '.',
+    rootDir: '.',
   },
   files: ['program.mts', 'schema.d.ts'],
 };
@@ -125,25 +132,41 @@ describe('a client generated from GET /v1/openapi.json (openapi-typescript, open
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  test('type-checks (tsc, strict) and runs against the service: token, member, deposit, balances, with no placeholder', async () => {
-    const doc = await (await fetch(`${service.publicUrl}/v1/openapi.json`)).json();
-    writeFileSync(join(dir, 'schema.d.ts'), astToString(await openapiTS(doc as Parameters<typeof openapiTS>[0])));
-    writeFileSync(join(dir, 'program.mts'), program);
-    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig));
-    const checked = await exec(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')], { cwd: dir }).catch((err) => err);
-    assert.equal(checked.code ?? 0, 0, `tsc:\n${checked.stdout}${checked.stderr}`);
+  test(
+    'type-checks (tsc, strict) and runs against the service: token, member, deposit, balances, with no ' +
+      'placeholder',
+    async () => {
+      const doc = await (await fetch(`${service.publicUrl}/v1/openapi.json`)).json();
+      writeFileSync(join(dir, 'schema.d.ts'), astToString(await openapiTS(doc as Parameters<typeof openapiTS>[0])));
+      writeFileSync(join(dir, 'program.mts'), program);
+      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig));
+      const checked = await exec(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')], { cwd: dir }).catch(
+        (err) => err,
+      );
+      assert.equal(checked.code ?? 0, 0, `tsc:\n${checked.stdout}${checked.stderr}`);
 
-    // Production (the host 127.0.0.1 chooses it): a key for it needs the operator's approval.
-    const merchantId = await createMerchant(service);
-    const creds = await createKey(service, merchantId, { environment: 'production' });
-    if (creds.pendingScopes.length) assert.equal((await admin(service, 'POST', `/admin/v1/api-keys/${creds.keyId}/approve`, {})).status, 200);
-    const ran = await exec(process.execPath, [join(dir, 'program.mjs')], {
-      cwd: dir,
-      env: { ...process.env, BASE_URL: service.publicUrl, CLIENT_ID: creds.clientId, API_KEY: creds.apiKey, SIGNING_KEY: creds.signingKey },
-    }).catch((err) => err);
-    assert.equal(ran.code ?? 0, 0, `program:\n${ran.stdout}${ran.stderr}`);
-    const out = JSON.parse(String(ran.stdout).trim().split('\n').pop()!);
-    assert.match(out.member, /^mem_/);
-    assert.deepEqual({ status: out.status, amount: out.amount, available: out.available, read_back: out.read_back }, { status: 'credited', amount: '25.500000', available: '25.500000', read_back: true });
-  });
+      // Production (the host 127.0.0.1 chooses it): a key for it needs the operator's approval.
+      const merchantId = await createMerchant(service);
+      const creds = await createKey(service, merchantId, { environment: 'production' });
+      if (creds.pendingScopes.length)
+        assert.equal((await admin(service, 'POST', `/admin/v1/api-keys/${creds.keyId}/approve`, {})).status, 200);
+      const ran = await exec(process.execPath, [join(dir, 'program.mjs')], {
+        cwd: dir,
+        env: {
+          ...process.env,
+          BASE_URL: service.publicUrl,
+          CLIENT_ID: creds.clientId,
+          API_KEY: creds.apiKey,
+          SIGNING_KEY: creds.signingKey,
+        },
+      }).catch((err) => err);
+      assert.equal(ran.code ?? 0, 0, `program:\n${ran.stdout}${ran.stderr}`);
+      const out = JSON.parse(String(ran.stdout).trim().split('\n').pop()!);
+      assert.match(out.member, /^mem_/);
+      assert.deepEqual(
+        { status: out.status, amount: out.amount, available: out.available, read_back: out.read_back },
+        { status: 'credited', amount: '25.500000', available: '25.500000', read_back: true },
+      );
+    },
+  );
 });

@@ -5,8 +5,16 @@ import { AuthCache, type TokenState } from '../src/platform/auth-cache.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 
 const state: TokenState = {
-  tokenExpiresAt: Date.now() + 60_000, keyId: 'k', merchantId: 'm', environment: 'sandbox', signingKey: 's', scopes: [],
-  ipAllowlist: '', disabled: false, keyExpiresAt: null, merchantStatus: 'active',
+  tokenExpiresAt: Date.now() + 60_000,
+  keyId: 'k',
+  merchantId: 'm',
+  environment: 'sandbox',
+  signingKey: 's',
+  scopes: [],
+  ipAllowlist: '',
+  disabled: false,
+  keyExpiresAt: null,
+  merchantStatus: 'active',
 };
 
 describe('authentication cache', () => {
@@ -40,9 +48,15 @@ describe('authentication cache in the service', () => {
     const { client, creds } = await newMerchantClient(service);
     assert.equal(service.ctx.authCache.isListening, true);
     const before = service.ctx.authCache.size;
-    assert.equal((await client.requestRaw({ method: 'GET', path: '/v1/members/nobody' })).body.code, 'member_not_found');
+    assert.equal(
+      (await client.requestRaw({ method: 'GET', path: '/v1/members/nobody' })).body.code,
+      'member_not_found',
+    );
     assert.equal(service.ctx.authCache.size, before + 1, 'the token is held after its first request');
-    assert.equal((await client.requestRaw({ method: 'GET', path: '/v1/members/nobody' })).body.code, 'member_not_found');
+    assert.equal(
+      (await client.requestRaw({ method: 'GET', path: '/v1/members/nobody' })).body.code,
+      'member_not_found',
+    );
     assert.equal((await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { disabled: true })).status, 200);
     assert.equal(service.ctx.authCache.size, 0, 'the notification of the change emptied the cache');
     const refused = await client.requestRaw({ method: 'GET', path: '/v1/members/nobody' });

@@ -15,19 +15,60 @@ describe('errors and the request pipeline', () => {
 
   it('maps every code to the type and HTTP status of the reference table', () => {
     const statusByType: Record<string, number> = {
-      invalid_request_error: 400, authentication_error: 401, permission_error: 403, not_found: 404,
-      idempotency_error: 409, rate_limit_error: 429, api_error: 500, upstream_error: 502, upstream_timeout: 504,
+      invalid_request_error: 400,
+      authentication_error: 401,
+      permission_error: 403,
+      not_found: 404,
+      idempotency_error: 409,
+      rate_limit_error: 429,
+      api_error: 500,
+      upstream_error: 502,
+      upstream_timeout: 504,
     };
     const expected: Record<string, number> = {
-      invalid_credentials: 401, invalid_token: 401, invalid_signature: 401, signature_required: 401, timestamp_out_of_range: 401,
-      nonce_reused: 401, environment_mismatch: 400, insufficient_scope: 403, ip_not_allowed: 403, merchant_disabled: 403,
-      idempotency_key_required: 400, idempotency_key_invalid: 400, quote_lock_unsupported: 400, idempotency_key_reused: 409,
-      idempotency_in_progress: 409, member_not_found: 404, member_context_required: 400, member_suspended: 400, kyc_required: 400,
-      insufficient_balance: 400, merchant_insufficient_funds: 400, merchant_custody_shortfall: 400, product_not_available: 400,
-      limit_exceeded: 400, amount_out_of_range: 400, request_rejected: 400, step_up_required: 400, order_not_cancellable: 400,
-      asset_not_allowed: 400, invalid_request: 400, invalid_fields: 400, corridor_not_supported: 400, resource_not_found: 404,
-      state_invalid: 400, duplicate_resource: 409, address_not_allowed: 400, qr_code_invalid: 400, not_found: 404, rate_limited: 429,
-      api_error: 500, upstream_error: 502, upstream_timeout: 504, service_unavailable: 400,
+      invalid_credentials: 401,
+      invalid_token: 401,
+      invalid_signature: 401,
+      signature_required: 401,
+      timestamp_out_of_range: 401,
+      nonce_reused: 401,
+      environment_mismatch: 400,
+      insufficient_scope: 403,
+      ip_not_allowed: 403,
+      merchant_disabled: 403,
+      idempotency_key_required: 400,
+      idempotency_key_invalid: 400,
+      quote_lock_unsupported: 400,
+      idempotency_key_reused: 409,
+      idempotency_in_progress: 409,
+      member_not_found: 404,
+      member_context_required: 400,
+      member_suspended: 400,
+      kyc_required: 400,
+      insufficient_balance: 400,
+      merchant_insufficient_funds: 400,
+      merchant_custody_shortfall: 400,
+      product_not_available: 400,
+      limit_exceeded: 400,
+      amount_out_of_range: 400,
+      request_rejected: 400,
+      step_up_required: 400,
+      order_not_cancellable: 400,
+      asset_not_allowed: 400,
+      invalid_request: 400,
+      invalid_fields: 400,
+      corridor_not_supported: 400,
+      resource_not_found: 404,
+      state_invalid: 400,
+      duplicate_resource: 409,
+      address_not_allowed: 400,
+      qr_code_invalid: 400,
+      not_found: 404,
+      rate_limited: 429,
+      api_error: 500,
+      upstream_error: 502,
+      upstream_timeout: 504,
+      service_unavailable: 400,
     };
     assert.deepEqual([...allErrorCodes].sort(), Object.keys(expected).sort());
     for (const code of allErrorCodes) {
@@ -36,7 +77,7 @@ describe('errors and the request pipeline', () => {
     }
     assert.equal(errorType('insufficient_balance'), 'invalid_request_error');
     // The SDK retries a code outside this table once (the reference): it must know the same table.
-    assert.deepEqual([...REFERENCE_CODES].sort(), [...allErrorCodes].sort(), 'the SDK\'s table is the server\'s');
+    assert.deepEqual([...REFERENCE_CODES].sort(), [...allErrorCodes].sort(), "the SDK's table is the server's");
   });
 
   it('answers an unknown path with 404 not_found and X-Request-Id equal to request_id', async () => {
@@ -69,7 +110,14 @@ describe('errors and the request pipeline', () => {
         'x-idempotency-key': randomUUID(),
         'x-timestamp': timestamp,
         'x-nonce': nonce,
-        'x-signature': signRequest({ method: 'POST', pathWithQuery: path, timestamp, nonce, rawBody: body, signingKey: creds.signingKey }),
+        'x-signature': signRequest({
+          method: 'POST',
+          pathWithQuery: path,
+          timestamp,
+          nonce,
+          rawBody: body,
+          signingKey: creds.signingKey,
+        }),
         ...extra,
       },
     });
@@ -104,7 +152,12 @@ describe('errors and the request pipeline', () => {
   it('refuses a blank x-on-behalf-of where it is optional, instead of acting as the merchant for every member', async () => {
     const { client } = await newMerchantClient(service);
     await client.members.create({ external_member_id: 'blank-obo' });
-    await client.deposits.create({ member_id: 'blank-obo', asset: 'USDT', amount: '5', tx_hash: `blank-${randomUUID()}` });
+    await client.deposits.create({
+      member_id: 'blank-obo',
+      asset: 'USDT',
+      amount: '5',
+      tx_hash: `blank-${randomUUID()}`,
+    });
     // GET /v1/deposits acts as the merchant without the header, on behalf of the member with it.
     assert.equal((await client.requestRaw({ method: 'GET', path: '/v1/deposits' })).body.data.length, 1);
     for (const blank of ['', '   ']) {
@@ -137,7 +190,8 @@ describe('a request that reaches the listener while it closes', () => {
       if (end < 0) break;
       const [statusLine = '', ...lines] = rest.subarray(0, end).toString('latin1').split('\r\n');
       const headers: Record<string, string> = {};
-      for (const line of lines) headers[line.slice(0, line.indexOf(':')).trim().toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+      for (const line of lines)
+        headers[line.slice(0, line.indexOf(':')).trim().toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
       const length = Number(headers['content-length'] ?? 0);
       const text = rest.subarray(end + 4, end + 4 + length).toString('utf8');
       answers.push({ status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(text) });
@@ -159,7 +213,9 @@ describe('a request that reaches the listener while it closes', () => {
   }
 
   /** The answer to a request that reached the listener after its close began. */
-  function assertRefusedWhileClosing(answer: { status: number; headers: Record<string, string>; body: any } | undefined): void {
+  function assertRefusedWhileClosing(
+    answer: { status: number; headers: Record<string, string>; body: any } | undefined,
+  ): void {
     assert.equal(answer?.status, 500, JSON.stringify(answer?.body));
     assert.equal(answer.body.code, 'api_error');
     assert.equal(answer.body.type, 'api_error');
@@ -180,9 +236,19 @@ describe('a request that reaches the listener while it closes', () => {
         const body = JSON.stringify({ external_member_id: externalId });
         const timestamp = String(Math.floor(Date.now() / 1000));
         const nonce = randomUUID();
-        const signature = signRequest({ method: 'POST', pathWithQuery: '/v1/members', timestamp, nonce, rawBody: body, signingKey: creds.signingKey });
-        return `POST /v1/members HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`
-          + `x-idempotency-key: ${randomUUID()}\r\nx-timestamp: ${timestamp}\r\nx-nonce: ${nonce}\r\nx-signature: ${signature}\r\n\r\n${body}`;
+        const signature = signRequest({
+          method: 'POST',
+          pathWithQuery: '/v1/members',
+          timestamp,
+          nonce,
+          rawBody: body,
+          signingKey: creds.signingKey,
+        });
+        return (
+          `POST /v1/members HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\nContent-Type: ` +
+          `application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+          `x-idempotency-key: ${randomUUID()}\r\nx-timestamp: ${timestamp}\r\nx-nonce: ${nonce}\r\nx-signature: ${signature}\r\n\r\n${body}`
+        );
       };
       const { socket, chunks, ended } = openConnection(service);
       // The first request is under way when the close begins: its body is not all there yet.
@@ -203,30 +269,38 @@ describe('a request that reaches the listener while it closes', () => {
     }
   });
 
-  it('/healthz, which runs no hook (its handler sets the id): 200 with X-Request-Id, then 500 api_error with Connection: close once the close began', async () => {
-    const service = await startTestService();
-    let closing: Promise<void> | undefined;
-    try {
-      const get = 'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n';
-      const { socket, chunks, ended } = openConnection(service);
-      // A second request on the connection: the first's body is not all there when the close begins.
-      const body = '{"a":1}';
-      socket.write(get + `POST /healthz-missing HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, -2)}`);
-      while (chunks.length === 0) await new Promise((r) => setTimeout(r, 5));
-      closing = service.close();
-      while (service.publicApp.server.listening) await new Promise((r) => setTimeout(r, 5));
-      socket.write(body.slice(-2) + get);
-      await ended;
-      const [first, missing, during, ...more] = answersIn(Buffer.concat(chunks));
-      assert.equal(more.length, 0);
-      assert.equal(first?.status, 200, JSON.stringify(first?.body));
-      assert.deepEqual(first.body, { ok: true });
-      assert.match(first.headers['x-request-id'] ?? '', /^req_[0-9a-f-]{36}$/);
-      assert.equal(missing?.status, 404, JSON.stringify(missing?.body));
-      assert.equal(missing.body.request_id, missing.headers['x-request-id']);
-      assertRefusedWhileClosing(during);
-    } finally {
-      await (closing ?? service.close());
-    }
-  });
+  it(
+    '/healthz, which runs no hook (its handler sets the id): 200 with X-Request-Id, then 500 api_error with ' +
+      'Connection: close once the close began',
+    async () => {
+      const service = await startTestService();
+      let closing: Promise<void> | undefined;
+      try {
+        const get = 'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n';
+        const { socket, chunks, ended } = openConnection(service);
+        // A second request on the connection: the first's body is not all there when the close begins.
+        const body = '{"a":1}';
+        socket.write(
+          get +
+            (`POST /healthz-missing HTTP/1.1\r\nHost: localhost\r\nContent-Type: ` +
+              `application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, -2)}`),
+        );
+        while (chunks.length === 0) await new Promise((r) => setTimeout(r, 5));
+        closing = service.close();
+        while (service.publicApp.server.listening) await new Promise((r) => setTimeout(r, 5));
+        socket.write(body.slice(-2) + get);
+        await ended;
+        const [first, missing, during, ...more] = answersIn(Buffer.concat(chunks));
+        assert.equal(more.length, 0);
+        assert.equal(first?.status, 200, JSON.stringify(first?.body));
+        assert.deepEqual(first.body, { ok: true });
+        assert.match(first.headers['x-request-id'] ?? '', /^req_[0-9a-f-]{36}$/);
+        assert.equal(missing?.status, 404, JSON.stringify(missing?.body));
+        assert.equal(missing.body.request_id, missing.headers['x-request-id']);
+        assertRefusedWhileClosing(during);
+      } finally {
+        await (closing ?? service.close());
+      }
+    },
+  );
 });

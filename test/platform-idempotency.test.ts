@@ -6,7 +6,7 @@ import type { RunningService } from '../src/server.js';
 import { routeKeys } from '../src/platform/route-access.js';
 import { newMerchantClient, useTestService } from './support/service.js';
 
-describe('a route\'s keys, worked out at registration', () => {
+describe("a route's keys, worked out at registration", () => {
   it('the endpoint: the pattern with the decoded parameters put back, each encoded as one segment', () => {
     const topup = routeKeys('POST', '/v1/cards/:id/topups/:topup_id', true);
     assert.equal(topup.rateBucket, 'orders');
@@ -16,7 +16,11 @@ describe('a route\'s keys, worked out at registration', () => {
     assert.deepEqual([deposits.rateBucket, deposits.endpoint!({})], ['deposits', 'POST /v1/deposits']);
     assert.equal(routeKeys('POST', '/v1/members/:id/suspend', true).rateBucket, 'members_write');
     assert.equal(routeKeys('GET', '/v1/members/:id', false).rateBucket, 'reads');
-    assert.equal(routeKeys('GET', '/v1/members/:id', false).endpoint, undefined, 'built only for routes that take a key');
+    assert.equal(
+      routeKeys('GET', '/v1/members/:id', false).endpoint,
+      undefined,
+      'built only for routes that take a key',
+    );
     assert.throws(() => routeKeys('POST', '/v1/files/*', true), /plain :name parameters/);
   });
 });
@@ -37,22 +41,47 @@ describe('idempotency', () => {
 
   it('requires a key where the endpoint lists one, and checks only its shape', async () => {
     const { client } = await newMerchantClient(service);
-    const none = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'a' }, idempotencyKey: false });
+    const none = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'a' },
+      idempotencyKey: false,
+    });
     assert.equal(none.status, 400);
     assert.equal(none.body.code, 'idempotency_key_required');
-    const bad = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'a' }, idempotencyKey: 'not-a-uuid' });
+    const bad = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'a' },
+      idempotencyKey: 'not-a-uuid',
+    });
     assert.equal(bad.body.code, 'idempotency_key_invalid');
-    const v1Shape = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'a' }, idempotencyKey: 'aaaaaaaa-bbbb-1ccc-8ddd-eeeeeeeeeeee' });
+    const v1Shape = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'a' },
+      idempotencyKey: 'aaaaaaaa-bbbb-1ccc-8ddd-eeeeeeeeeeee',
+    });
     assert.equal(v1Shape.status, 201, 'any 8-4-4-4-12 hex shape is accepted');
   });
 
   it('replays the first result with X-Idempotent-Replay and makes no second effect', async () => {
     const { client, merchantId } = await newMerchantClient(service);
     const key = randomUUID();
-    const first = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'replay' }, idempotencyKey: key });
+    const first = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'replay' },
+      idempotencyKey: key,
+    });
     assert.equal(first.status, 201);
     assert.equal(first.headers['x-idempotent-replay'], undefined);
-    const second = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'replay' }, idempotencyKey: key });
+    const second = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'replay' },
+      idempotencyKey: key,
+    });
     assert.equal(second.status, 201);
     assert.equal(second.headers['x-idempotent-replay'], 'true');
     assert.deepEqual(second.body, first.body);
@@ -62,9 +91,19 @@ describe('idempotency', () => {
   it('compares bodies by content: key order and white space do not make another body', async () => {
     const { client } = await newMerchantClient(service);
     const key = randomUUID();
-    const first = await client.requestRaw({ method: 'POST', path: '/v1/members', rawBody: '{"external_member_id":"order","profile":{"country":"SG","first_name":"A"}}', idempotencyKey: key });
+    const first = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      rawBody: '{"external_member_id":"order","profile":{"country":"SG","first_name":"A"}}',
+      idempotencyKey: key,
+    });
     assert.equal(first.status, 201);
-    const second = await client.requestRaw({ method: 'POST', path: '/v1/members', rawBody: '{ "profile": {"first_name":"A","country":"SG"}, "external_member_id": "order" }', idempotencyKey: key });
+    const second = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      rawBody: '{ "profile": {"first_name":"A","country":"SG"}, "external_member_id": "order" }',
+      idempotencyKey: key,
+    });
     assert.equal(second.headers['x-idempotent-replay'], 'true');
   });
 
@@ -72,38 +111,81 @@ describe('idempotency', () => {
     const { client } = await newMerchantClient(service);
     await client.members.create({ external_member_id: 'dup' });
     const key = randomUUID();
-    const first = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'dup' }, idempotencyKey: key });
+    const first = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'dup' },
+      idempotencyKey: key,
+    });
     assert.equal(first.status, 409);
     assert.equal(first.body.code, 'duplicate_resource');
-    const second = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'dup' }, idempotencyKey: key });
+    const second = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'dup' },
+      idempotencyKey: key,
+    });
     assert.equal(second.status, 409);
     assert.equal(second.headers['x-idempotent-replay'], 'true');
     assert.equal(second.body.request_id, first.body.request_id, 'the first result, as it was');
-    assert.equal(second.headers['x-request-id'], second.body.request_id, 'the header names the request the envelope names');
+    assert.equal(
+      second.headers['x-request-id'],
+      second.body.request_id,
+      'the header names the request the envelope names',
+    );
     const invalid = randomUUID();
-    const v1 = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'bad id!' }, idempotencyKey: invalid });
+    const v1 = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'bad id!' },
+      idempotencyKey: invalid,
+    });
     assert.equal(v1.body.code, 'invalid_request');
-    const v2 = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'bad id!' }, idempotencyKey: invalid });
+    const v2 = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'bad id!' },
+      idempotencyKey: invalid,
+    });
     assert.equal(v2.headers['x-idempotent-replay'], 'true');
   });
 
   it('answers idempotency_key_reused for another body or another endpoint, and keeps the first result', async () => {
     const { client } = await newMerchantClient(service);
     const key = randomUUID();
-    const first = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'k1' }, idempotencyKey: key });
+    const first = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'k1' },
+      idempotencyKey: key,
+    });
     assert.equal(first.status, 201);
-    const otherBody = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'k2' }, idempotencyKey: key });
+    const otherBody = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'k2' },
+      idempotencyKey: key,
+    });
     assert.equal(otherBody.status, 409);
     assert.equal(otherBody.body.code, 'idempotency_key_reused');
     assert.equal(otherBody.body.type, 'idempotency_error');
-    const otherEndpoint = await client.requestRaw({ method: 'POST', path: '/v1/members/k1/suspend', idempotencyKey: key });
+    const otherEndpoint = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members/k1/suspend',
+      idempotencyKey: key,
+    });
     assert.equal(otherEndpoint.body.code, 'idempotency_key_reused');
-    const original = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'k1' }, idempotencyKey: key });
+    const original = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'k1' },
+      idempotencyKey: key,
+    });
     assert.equal(original.headers['x-idempotent-replay'], 'true');
     assert.equal(original.status, 201);
   });
 
-  it('one endpoint for every spelling of a path: the router decodes it, and so does the key\'s record', async () => {
+  it("one endpoint for every spelling of a path: the router decodes it, and so does the key's record", async () => {
     const { client, merchantId } = await newMerchantClient(service);
     const key = randomUUID();
     const body = { external_member_id: 'spelled' };
@@ -117,25 +199,52 @@ describe('idempotency', () => {
     }
     assert.equal(await countMembers(merchantId, 'spelled'), 1);
     // Stored as the path the SDK sends: records written before and after agree.
-    const stored = await service.ctx.db.selectFrom('idempotency_keys').select('endpoint').where('merchant_id', '=', merchantId).where('key', '=', key).executeTakeFirstOrThrow();
+    const stored = await service.ctx.db
+      .selectFrom('idempotency_keys')
+      .select('endpoint')
+      .where('merchant_id', '=', merchantId)
+      .where('key', '=', key)
+      .executeTakeFirstOrThrow();
     assert.equal(stored.endpoint, 'POST /v1/members');
 
-    // With a parameter: the decoded value is the endpoint's (an escaped id is the same member), another id is another endpoint.
+    // With a parameter: the decoded value is the endpoint's (an escaped id is the same member), another id is another
+    // endpoint.
     const other = await client.members.create({ external_member_id: 'spelled-2' });
     const id = first.body.id as string;
     const suspendKey = randomUUID();
-    const suspended = await client.requestRaw({ method: 'POST', path: `/v1/members/%${id.charCodeAt(0).toString(16)}${id.slice(1)}/suspend`, idempotencyKey: suspendKey });
+    const suspended = await client.requestRaw({
+      method: 'POST',
+      path: `/v1/members/%${id.charCodeAt(0).toString(16)}${id.slice(1)}/suspend`,
+      idempotencyKey: suspendKey,
+    });
     assert.equal(suspended.status, 200, suspended.rawBody);
-    const replay = await client.requestRaw({ method: 'POST', path: `/v1/members/${id}/suspend`, idempotencyKey: suspendKey });
+    const replay = await client.requestRaw({
+      method: 'POST',
+      path: `/v1/members/${id}/suspend`,
+      idempotencyKey: suspendKey,
+    });
     assert.equal(replay.headers['x-idempotent-replay'], 'true', replay.rawBody);
-    const otherMember = await client.requestRaw({ method: 'POST', path: `/v1/members/${other.id}/suspend`, idempotencyKey: suspendKey });
+    const otherMember = await client.requestRaw({
+      method: 'POST',
+      path: `/v1/members/${other.id}/suspend`,
+      idempotencyKey: suspendKey,
+    });
     assert.equal(otherMember.status, 409);
     assert.equal(otherMember.body.code, 'idempotency_key_reused');
     // An escaped slash stays inside its segment: `a%2Fb` is not the path a/b.
     const slashKey = randomUUID();
-    const slashed = await client.requestRaw({ method: 'POST', path: '/v1/members/x%2Fy/suspend', idempotencyKey: slashKey });
+    const slashed = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members/x%2Fy/suspend',
+      idempotencyKey: slashKey,
+    });
     assert.equal(slashed.status, 404, slashed.rawBody);
-    const slashStored = await service.ctx.db.selectFrom('idempotency_keys').select('endpoint').where('merchant_id', '=', merchantId).where('key', '=', slashKey).executeTakeFirstOrThrow();
+    const slashStored = await service.ctx.db
+      .selectFrom('idempotency_keys')
+      .select('endpoint')
+      .where('merchant_id', '=', merchantId)
+      .where('key', '=', slashKey)
+      .executeTakeFirstOrThrow();
     assert.equal(slashStored.endpoint, 'POST /v1/members/x%2Fy/suspend');
   });
 
@@ -152,29 +261,63 @@ describe('idempotency', () => {
     assert.deepEqual(escaped.body, first.body);
   });
 
-  it('on behalf of another member, the same key and body is another request: idempotency_key_reused, not the first member\'s result', async () => {
-    const { client } = await newMerchantClient(service);
-    for (const m of ['obo-a', 'obo-b']) await client.members.create({ external_member_id: m });
-    const key = randomUUID();
-    const first = await client.requestRaw({ method: 'POST', path: '/v1/kyc/sessions', onBehalfOf: 'obo-a', idempotencyKey: key });
-    assert.equal(first.status, 201, JSON.stringify(first.body));
-    const other = await client.requestRaw({ method: 'POST', path: '/v1/kyc/sessions', onBehalfOf: 'obo-b', idempotencyKey: key });
-    assert.equal(other.status, 409, JSON.stringify(other.body));
-    assert.equal(other.body.code, 'idempotency_key_reused');
-    // The member named either way is one member: its own retry replays.
-    const internalA = (await client.members.get('obo-a')).id;
-    const again = await client.requestRaw({ method: 'POST', path: '/v1/kyc/sessions', onBehalfOf: internalA, idempotencyKey: key });
-    assert.equal(again.status, 201);
-    assert.equal(again.headers['x-idempotent-replay'], 'true');
-    assert.equal(again.body.id, first.body.id);
-  });
+  it(
+    'on behalf of another member, the same key and body is another request: idempotency_key_reused, not the ' +
+      "first member's result",
+    async () => {
+      const { client } = await newMerchantClient(service);
+      for (const m of ['obo-a', 'obo-b']) await client.members.create({ external_member_id: m });
+      const key = randomUUID();
+      const first = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/kyc/sessions',
+        onBehalfOf: 'obo-a',
+        idempotencyKey: key,
+      });
+      assert.equal(first.status, 201, JSON.stringify(first.body));
+      const other = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/kyc/sessions',
+        onBehalfOf: 'obo-b',
+        idempotencyKey: key,
+      });
+      assert.equal(other.status, 409, JSON.stringify(other.body));
+      assert.equal(other.body.code, 'idempotency_key_reused');
+      // The member named either way is one member: its own retry replays.
+      const internalA = (await client.members.get('obo-a')).id;
+      const again = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/kyc/sessions',
+        onBehalfOf: internalA,
+        idempotencyKey: key,
+      });
+      assert.equal(again.status, 201);
+      assert.equal(again.headers['x-idempotent-replay'], 'true');
+      assert.equal(again.body.id, first.body.id);
+    },
+  );
 
   it('keys are per merchant: another merchant may use the same key', async () => {
     const a = await newMerchantClient(service);
     const b = await newMerchantClient(service);
     const key = randomUUID();
-    assert.equal((await a.client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'x' }, idempotencyKey: key })).status, 201);
-    const other = await b.client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'x' }, idempotencyKey: key });
+    assert.equal(
+      (
+        await a.client.requestRaw({
+          method: 'POST',
+          path: '/v1/members',
+          body: { external_member_id: 'x' },
+          idempotencyKey: key,
+        })
+      ).status,
+      201,
+    );
+    const other = await b.client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'x' },
+      idempotencyKey: key,
+    });
     assert.equal(other.status, 201);
     assert.equal(other.headers['x-idempotent-replay'], undefined);
   });
@@ -183,15 +326,30 @@ describe('idempotency', () => {
     const { client, merchantId } = await newMerchantClient(service);
     const key = randomUUID();
     const results = await Promise.all(
-      Array.from({ length: 12 }, () => client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'parallel' }, idempotencyKey: key })),
+      Array.from({ length: 12 }, () =>
+        client.requestRaw({
+          method: 'POST',
+          path: '/v1/members',
+          body: { external_member_id: 'parallel' },
+          idempotencyKey: key,
+        }),
+      ),
     );
     const statuses = results.map((r) => r.status);
-    assert.ok(statuses.every((s) => s === 201 || s === 409), statuses.join(','));
+    assert.ok(
+      statuses.every((s) => s === 201 || s === 409),
+      statuses.join(','),
+    );
     for (const r of results.filter((x) => x.status === 409)) assert.equal(r.body.code, 'idempotency_in_progress');
     const fresh = results.filter((r) => r.status === 201 && r.headers['x-idempotent-replay'] === undefined);
     assert.equal(fresh.length, 1, 'exactly one request ran the effect');
     assert.equal(await countMembers(merchantId, 'parallel'), 1);
-    const after = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'parallel' }, idempotencyKey: key });
+    const after = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'parallel' },
+      idempotencyKey: key,
+    });
     assert.equal(after.headers['x-idempotent-replay'], 'true');
     assert.equal(after.body.id, fresh[0]!.body.id);
   });
@@ -199,13 +357,29 @@ describe('idempotency', () => {
   it('treats a key older than 24 hours as new', async () => {
     const { client, merchantId } = await newMerchantClient(service);
     const key = randomUUID();
-    const first = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'old-key' }, idempotencyKey: key });
+    const first = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'old-key' },
+      idempotencyKey: key,
+    });
     assert.equal(first.status, 201);
-    await sql`UPDATE idempotency_keys SET created_at = now() - interval '24 hours 1 second' WHERE merchant_id = ${merchantId} AND key = ${key}`.execute(service.ctx.db);
-    const again = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'old-key-2' }, idempotencyKey: key });
+    await sql`UPDATE idempotency_keys SET created_at = now() - interval '24 hours 1 second' WHERE merchant_id =
+      ${merchantId} AND key = ${key}`.execute(service.ctx.db);
+    const again = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'old-key-2' },
+      idempotencyKey: key,
+    });
     assert.equal(again.status, 201, 'a new body is fine: the old record no longer counts');
     assert.equal(again.headers['x-idempotent-replay'], undefined);
-    const replay = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'old-key-2' }, idempotencyKey: key });
+    const replay = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'old-key-2' },
+      idempotencyKey: key,
+    });
     assert.equal(replay.headers['x-idempotent-replay'], 'true');
   });
 });

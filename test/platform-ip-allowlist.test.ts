@@ -48,11 +48,25 @@ describe('IP allow-list over HTTP', () => {
 
   it('admits production calls from a listed address and refuses others without echoing the list', async () => {
     const merchantId = await createMerchant(service);
-    const listed = await createKey(service, merchantId, { environment: 'production', scopes: ['members:write'], ip_allowlist: '127.0.0.*' });
+    const listed = await createKey(service, merchantId, {
+      environment: 'production',
+      scopes: ['members:write'],
+      ip_allowlist: '127.0.0.*',
+    });
     const ok = await clientFor(service, listed).requestRaw({ method: 'GET', path: '/v1/members/x' });
     assert.equal(ok.body.code, 'member_not_found');
-    const unlisted = await createKey(service, merchantId, { environment: 'production', scopes: ['members:write'], ip_allowlist: '198.51.100.0/24\n127.0.0.0/28' });
-    const refused = await clientFor(service, unlisted).requestRaw({ method: 'POST', path: '/v1/connect/token', auth: false, sign: false, headers: { 'x-client-id': unlisted.clientId, 'x-api-key': unlisted.apiKey } });
+    const unlisted = await createKey(service, merchantId, {
+      environment: 'production',
+      scopes: ['members:write'],
+      ip_allowlist: '198.51.100.0/24\n127.0.0.0/28',
+    });
+    const refused = await clientFor(service, unlisted).requestRaw({
+      method: 'POST',
+      path: '/v1/connect/token',
+      auth: false,
+      sign: false,
+      headers: { 'x-client-id': unlisted.clientId, 'x-api-key': unlisted.apiKey },
+    });
     assert.equal(refused.status, 403);
     assert.equal(refused.body.code, 'ip_not_allowed');
     assert.doesNotMatch(refused.rawBody, /198\.51|127\.0/);
@@ -60,7 +74,11 @@ describe('IP allow-list over HTTP', () => {
 
   it('refuses live tokens at once when the list changes', async () => {
     const merchantId = await createMerchant(service);
-    const creds = await createKey(service, merchantId, { environment: 'production', scopes: ['members:write'], ip_allowlist: '127.0.0.1' });
+    const creds = await createKey(service, merchantId, {
+      environment: 'production',
+      scopes: ['members:write'],
+      ip_allowlist: '127.0.0.1',
+    });
     const client = clientFor(service, creds);
     await client.getToken();
     const { admin } = await import('./support/service.js');
@@ -71,18 +89,33 @@ describe('IP allow-list over HTTP', () => {
 
   it('does not apply the list to sandbox keys', async () => {
     const merchantId = await createMerchant(service);
-    const creds = await createKey(service, merchantId, { environment: 'sandbox', scopes: ['members:write'], ip_allowlist: '198.51.100.7' });
+    const creds = await createKey(service, merchantId, {
+      environment: 'sandbox',
+      scopes: ['members:write'],
+      ip_allowlist: '198.51.100.7',
+    });
     const res = await clientFor(service, creds).requestRaw({ method: 'GET', path: '/v1/members/x' });
     assert.equal(res.body.code, 'member_not_found');
   });
 
   it('believes X-Forwarded-For only from a configured trusted proxy', async () => {
-    for (const [svc, expectCode] of [[service, 'member_not_found'], [proxied, 'ip_not_allowed']] as const) {
+    for (const [svc, expectCode] of [
+      [service, 'member_not_found'],
+      [proxied, 'ip_not_allowed'],
+    ] as const) {
       const merchantId = await createMerchant(svc);
-      const creds = await createKey(svc, merchantId, { environment: 'production', scopes: ['members:write'], ip_allowlist: '127.0.0.1' });
+      const creds = await createKey(svc, merchantId, {
+        environment: 'production',
+        scopes: ['members:write'],
+        ip_allowlist: '127.0.0.1',
+      });
       const token = await clientFor(svc, creds).getToken();
       const res = await rawRequest(`${svc.publicUrl}/v1/members/x`, {
-        headers: { host: new URL(baseUrlFor(svc, 'production')).host, authorization: `Bearer ${token}`, 'x-forwarded-for': '198.51.100.9' },
+        headers: {
+          host: new URL(baseUrlFor(svc, 'production')).host,
+          authorization: `Bearer ${token}`,
+          'x-forwarded-for': '198.51.100.9',
+        },
       });
       assert.equal(res.body.code, expectCode);
     }

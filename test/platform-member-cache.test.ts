@@ -6,7 +6,8 @@ import { MemberCache, memberWritesPlugin, ownMemberWriteBypassMs } from '../src/
 import type { ResolvedMember } from '../src/platform/request-context.js';
 import { newMerchantClient, useTestService } from './support/service.js';
 
-/** The member an `x-on-behalf-of` names, held per process (docs/performance.md, "Request pipeline and the authenticated read"). */
+/** The member an `x-on-behalf-of` names, held per process (docs/performance.md, "Request pipeline and the authenticated
+ * read"). */
 
 const alice: ResolvedMember = { id: 'mem_a', external_member_id: 'alice', kyc_level: 1, status: 'active' };
 const bob: ResolvedMember = { id: 'mem_b', external_member_id: 'bob', kyc_level: 0, status: 'active' };
@@ -70,8 +71,12 @@ describe('member cache', () => {
   it('is told of updates and deletes of members sent through the database handle, not of other statements', () => {
     const cache = new MemberCache();
     let writes = 0;
-    cache.ownWrite = () => { writes++; };
-    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: {} as never }) }).withPlugin(memberWritesPlugin(cache));
+    cache.ownWrite = () => {
+      writes++;
+    };
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: {} as never }) }).withPlugin(
+      memberWritesPlugin(cache),
+    );
     db.selectFrom('members').selectAll().compile();
     db.insertInto('members').values({ id: 'x' }).compile();
     db.updateTable('merchants').set({ status: 'frozen' }).compile();
@@ -90,12 +95,15 @@ describe('member cache in the service', () => {
   it('forgets a member changed behind the service, straight in the table, on the notification', async () => {
     const { client, merchantId } = await newMerchantClient(service);
     const member = await client.members.create({ external_member_id: `behind-${Date.now()}` });
-    const read = () => client.requestRaw({ method: 'GET', path: '/v1/balances', onBehalfOf: member.external_member_id });
+    const read = () =>
+      client.requestRaw({ method: 'GET', path: '/v1/balances', onBehalfOf: member.external_member_id });
     assert.equal((await read()).status, 200);
     const key = MemberCache.key(merchantId, 'sandbox', member.external_member_id);
     assert.equal(service.ctx.memberCache.get(key)?.id, member.id, 'held');
     // Raw SQL, which the plugin does not see: only the notification can carry it.
-    await service.ctx.db.executeQuery(CompiledQuery.raw('UPDATE members SET status = $1 WHERE id = $2', ['closed', member.id]));
+    await service.ctx.db.executeQuery(
+      CompiledQuery.raw('UPDATE members SET status = $1 WHERE id = $2', ['closed', member.id]),
+    );
     // Embedded: delivered with the commit. PostgreSQL: on the listening connection, within milliseconds.
     let refused = await read();
     for (const started = Date.now(); refused.status === 200 && Date.now() - started < 1_000;) {
@@ -127,5 +135,4 @@ describe('member cache in the service', () => {
       assert.equal(refused.body.code, 'member_not_found');
     }
   });
-
 });

@@ -18,7 +18,12 @@ describe('sliding-window decision', () => {
     assert.equal(decide(60, 1, 60, 59.5).allowed, true);
   });
   it('tells a retry delay between 1 and 60 seconds', () => {
-    for (const [prev, cur, elapsed] of [[0, 61, 0], [0, 61, 59], [120, 10, 1], [60, 60, 30]] as const) {
+    for (const [prev, cur, elapsed] of [
+      [0, 61, 0],
+      [0, 61, 59],
+      [120, 10, 1],
+      [60, 60, 30],
+    ] as const) {
       const d = decide(prev, cur, 60, elapsed);
       assert.equal(d.allowed, false);
       assert.ok(d.retryAfterSeconds >= 1 && d.retryAfterSeconds <= 60, String(d.retryAfterSeconds));
@@ -49,7 +54,8 @@ describe('rate limits over HTTP', () => {
     const b = await newMerchantClient(service);
     await awayFromMinuteEdge();
     // 300 member writes in this minute already counted for merchant A (as another process would have done).
-    await sql`INSERT INTO rate_limit_windows (subject, bucket, window_start, hits) VALUES (${`${a.merchantId}:sandbox`}, 'members_write', ${minute()}, 300)`.execute(service.ctx.db);
+    await sql`INSERT INTO rate_limit_windows (subject, bucket, window_start, hits) VALUES
+      (${`${a.merchantId}:sandbox`}, 'members_write', ${minute()}, 300)`.execute(service.ctx.db);
     const res = await a.client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'rl' } });
     assert.equal(res.status, 429);
     assert.equal(res.body.code, 'rate_limited');
@@ -59,7 +65,11 @@ describe('rate limits over HTTP', () => {
     // Reads are another bucket, and merchant B has its own window.
     const read = await a.client.requestRaw({ method: 'GET', path: '/v1/members/rl' });
     assert.equal(read.body.code, 'member_not_found');
-    const other = await b.client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'rl' } });
+    const other = await b.client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'rl' },
+    });
     assert.equal(other.status, 201);
   });
 
@@ -69,17 +79,34 @@ describe('rate limits over HTTP', () => {
     const member = { id: `mem_${randomUUID()}` };
     await awayFromMinuteEdge();
     // The deposits (60) and member-write (300) quotas of this minute already spent; orders (120) untouched.
-    for (const [bucket, hits] of [['deposits', 60], ['members_write', 300]] as const) {
-      await sql`INSERT INTO rate_limit_windows (subject, bucket, window_start, hits) VALUES (${`${merchantId}:sandbox`}, ${bucket}, ${minute()}, ${hits})`.execute(service.ctx.db);
+    for (const [bucket, hits] of [
+      ['deposits', 60],
+      ['members_write', 300],
+    ] as const) {
+      await sql`INSERT INTO rate_limit_windows (subject, bucket, window_start, hits) VALUES
+        (${`${merchantId}:sandbox`}, ${bucket}, ${minute()}, ${hits})`.execute(service.ctx.db);
     }
-    const deposit = () => ({ member_id: member.id, asset: 'USDT', amount: '1', tx_hash: `0x${randomUUID().replace(/-/g, '')}` });
+    const deposit = () => ({
+      member_id: member.id,
+      asset: 'USDT',
+      amount: '1',
+      tx_hash: `0x${randomUUID().replace(/-/g, '')}`,
+    });
     for (const path of ['/v1/deposits', '/v1/%64eposits', '/v1/%64%65%70%6F%73%69%74%73', '/v1/deposit%73?x=1']) {
       const res = await client.requestRaw({ method: 'POST', path, body: deposit() });
       assert.equal(res.status, 429, `${path}: ${res.rawBody}`);
       assert.equal(res.body.code, 'rate_limited', path);
     }
-    for (const path of ['/v1/%6dembers', `/v1/%6Dembers/${member.id}/suspend`, `/v1/m%65mbers/${member.id}/sessions/revoke`]) {
-      const res = await client.requestRaw({ method: 'POST', path, body: path.endsWith('members') ? { external_member_id: 'spelled-2' } : undefined });
+    for (const path of [
+      '/v1/%6dembers',
+      `/v1/%6Dembers/${member.id}/suspend`,
+      `/v1/m%65mbers/${member.id}/sessions/revoke`,
+    ]) {
+      const res = await client.requestRaw({
+        method: 'POST',
+        path,
+        body: path.endsWith('members') ? { external_member_id: 'spelled-2' } : undefined,
+      });
       assert.equal(res.status, 429, `${path}: ${res.rawBody}`);
       assert.equal(res.body.code, 'rate_limited', path);
     }
@@ -88,26 +115,44 @@ describe('rate limits over HTTP', () => {
   it('counts requests so that exactly the quota passes in a window', async () => {
     const { client, merchantId } = await newMerchantClient(service);
     await awayFromMinuteEdge();
-    await sql`INSERT INTO rate_limit_windows (subject, bucket, window_start, hits) VALUES (${`${merchantId}:sandbox`}, 'reads', ${minute()}, 1190)`.execute(service.ctx.db);
-    const results = await Promise.all(Array.from({ length: 20 }, () => client.requestRaw({ method: 'GET', path: '/v1/members/none' })));
+    await sql`INSERT INTO rate_limit_windows (subject, bucket, window_start, hits) VALUES (${`${merchantId}:sandbox`},
+      'reads', ${minute()}, 1190)`.execute(service.ctx.db);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => client.requestRaw({ method: 'GET', path: '/v1/members/none' })),
+    );
     const passed = results.filter((r) => r.status === 404).length;
     const limited = results.filter((r) => r.status === 429).length;
     assert.equal(passed, 10);
     assert.equal(limited, 10);
   });
 
-  it('a process idle while others filled the window asks the table before counting in memory again (its view is trusted for a second)', async () => {
-    // Two processes' windows on one database; a fixed time in the middle of a minute keeps both hits in one window.
-    const first = new RateWindows(service.ctx.db);
-    const t0 = (Math.floor(Date.now() / 60_000) + 10_000) * 60_000 + 1_000;
-    const subject = `idle-${randomUUID()}`;
-    await first.hit(subject, 'orders', 100, t0);
-    assert.equal(first.hitHeld(subject, 'orders', 100, t0 + 500), true, 'a fresh view far from the quota counts in memory');
-    await first.flush();
-    // Meanwhile the other processes fill the window.
-    await sql`UPDATE rate_limit_windows SET hits = 100 WHERE subject = ${subject}`.execute(service.ctx.db);
-    assert.equal(first.hitHeld(subject, 'orders', 100, t0 + 2_000), false, 'two seconds later the view is stale: the table decides');
-    await assert.rejects(first.hit(subject, 'orders', 100, t0 + 2_000), (err: { code?: string }) => err.code === 'rate_limited');
-    await first.close();
-  });
+  it(
+    'a process idle while others filled the window asks the table before counting in memory again (its view is ' +
+      'trusted for a second)',
+    async () => {
+      // Two processes' windows on one database; a fixed time in the middle of a minute keeps both hits in one window.
+      const first = new RateWindows(service.ctx.db);
+      const t0 = (Math.floor(Date.now() / 60_000) + 10_000) * 60_000 + 1_000;
+      const subject = `idle-${randomUUID()}`;
+      await first.hit(subject, 'orders', 100, t0);
+      assert.equal(
+        first.hitHeld(subject, 'orders', 100, t0 + 500),
+        true,
+        'a fresh view far from the quota counts in memory',
+      );
+      await first.flush();
+      // Meanwhile the other processes fill the window.
+      await sql`UPDATE rate_limit_windows SET hits = 100 WHERE subject = ${subject}`.execute(service.ctx.db);
+      assert.equal(
+        first.hitHeld(subject, 'orders', 100, t0 + 2_000),
+        false,
+        'two seconds later the view is stale: the table decides',
+      );
+      await assert.rejects(
+        first.hit(subject, 'orders', 100, t0 + 2_000),
+        (err: { code?: string }) => err.code === 'rate_limited',
+      );
+      await first.close();
+    },
+  );
 });

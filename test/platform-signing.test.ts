@@ -22,17 +22,38 @@ describe('request signing', () => {
   const now = () => String(Math.floor(Date.now() / 1000));
 
   /** A signed POST /v1/members built by hand so each rule can be broken on purpose. */
-  async function post(opts: { path?: string; signedPath?: string; body?: string; signedBody?: string; timestamp?: string; nonce?: string; signature?: string; omit?: string[] }) {
+  async function post(opts: {
+    path?: string;
+    signedPath?: string;
+    body?: string;
+    signedBody?: string;
+    timestamp?: string;
+    nonce?: string;
+    signature?: string;
+    omit?: string[];
+  }) {
     const path = opts.path ?? '/v1/members';
     const body = opts.body ?? JSON.stringify({ external_member_id: `sig-${randomUUID()}` });
     const timestamp = opts.timestamp ?? now();
     const nonce = opts.nonce ?? randomUUID();
-    const signature = opts.signature ?? signRequest({
-      method: 'POST', pathWithQuery: opts.signedPath ?? path, timestamp, nonce, rawBody: opts.signedBody ?? body, signingKey: creds.signingKey,
-    });
+    const signature =
+      opts.signature ??
+      signRequest({
+        method: 'POST',
+        pathWithQuery: opts.signedPath ?? path,
+        timestamp,
+        nonce,
+        rawBody: opts.signedBody ?? body,
+        signingKey: creds.signingKey,
+      });
     const headers: Record<string, string> = {
-      host, authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-idempotency-key': randomUUID(),
-      'x-timestamp': timestamp, 'x-nonce': nonce, 'x-signature': signature,
+      host,
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      'x-idempotency-key': randomUUID(),
+      'x-timestamp': timestamp,
+      'x-nonce': nonce,
+      'x-signature': signature,
     };
     for (const h of opts.omit ?? []) delete headers[h];
     return rawRequest(`${service.publicUrl}${path}`, { method: 'POST', headers, body });
@@ -43,7 +64,9 @@ describe('request signing', () => {
     const timestamp = now();
     const nonce = randomUUID();
     const bodyHash = createHash('sha256').update(body).digest('hex');
-    const expected = createHmac('sha256', creds.signingKey).update(`POST\n/v1/members\n${timestamp}\n${nonce}\n${bodyHash}`).digest('base64');
+    const expected = createHmac('sha256', creds.signingKey)
+      .update(`POST\n/v1/members\n${timestamp}\n${nonce}\n${bodyHash}`)
+      .digest('base64');
     assert.equal(expected.length, 44);
     const res = await post({ body, timestamp, nonce, signature: expected });
     assert.equal(res.status, 201, JSON.stringify(res.body));
@@ -101,7 +124,14 @@ describe('request signing', () => {
     const timestamp = now();
     const nonce = randomUUID();
     const body = JSON.stringify({ external_member_id: 'wrong-key' });
-    const signature = signRequest({ method: 'POST', pathWithQuery: '/v1/members', timestamp, nonce, rawBody: body, signingKey: creds.apiKey });
+    const signature = signRequest({
+      method: 'POST',
+      pathWithQuery: '/v1/members',
+      timestamp,
+      nonce,
+      rawBody: body,
+      signingKey: creds.apiKey,
+    });
     const res = await post({ body, timestamp, nonce, signature });
     assert.equal(res.body.code, 'invalid_signature');
   });
@@ -121,17 +151,38 @@ describe('request signing', () => {
     // An unknown path is 404 before any signing; a real write with an empty body needs the empty-string hash.
     const timestamp = now();
     const nonce = randomUUID();
-    const wrongEmptyHash = createHmac('sha256', creds.signingKey).update(`POST\n/v1/members/sig-none/suspend\n${timestamp}\n${nonce}\n`).digest('base64');
-    const headers = { host, authorization: `Bearer ${token}`, 'x-idempotency-key': randomUUID(), 'x-timestamp': timestamp, 'x-nonce': nonce, 'x-signature': wrongEmptyHash };
+    const wrongEmptyHash = createHmac('sha256', creds.signingKey)
+      .update(`POST\n/v1/members/sig-none/suspend\n${timestamp}\n${nonce}\n`)
+      .digest('base64');
+    const headers = {
+      host,
+      authorization: `Bearer ${token}`,
+      'x-idempotency-key': randomUUID(),
+      'x-timestamp': timestamp,
+      'x-nonce': nonce,
+      'x-signature': wrongEmptyHash,
+    };
     const res = await rawRequest(`${service.publicUrl}/v1/members/sig-none/suspend`, { method: 'POST', headers });
     assert.equal(res.body.code, 'invalid_signature');
-    const good = signRequest({ method: 'POST', pathWithQuery: '/v1/members/sig-none/suspend', timestamp, nonce: `${nonce}x`, rawBody: '', signingKey: creds.signingKey });
-    const ok = await rawRequest(`${service.publicUrl}/v1/members/sig-none/suspend`, { method: 'POST', headers: { ...headers, 'x-nonce': `${nonce}x`, 'x-signature': good } });
+    const good = signRequest({
+      method: 'POST',
+      pathWithQuery: '/v1/members/sig-none/suspend',
+      timestamp,
+      nonce: `${nonce}x`,
+      rawBody: '',
+      signingKey: creds.signingKey,
+    });
+    const ok = await rawRequest(`${service.publicUrl}/v1/members/sig-none/suspend`, {
+      method: 'POST',
+      headers: { ...headers, 'x-nonce': `${nonce}x`, 'x-signature': good },
+    });
     assert.equal(ok.body.code, 'member_not_found', 'signature accepted, then the member lookup answers');
   });
 
   it('does not require a signature on GET', async () => {
-    const res = await rawRequest(`${service.publicUrl}/v1/members/nobody`, { headers: { host, authorization: `Bearer ${token}` } });
+    const res = await rawRequest(`${service.publicUrl}/v1/members/nobody`, {
+      headers: { host, authorization: `Bearer ${token}` },
+    });
     assert.equal(res.body.code, 'member_not_found');
   });
 });

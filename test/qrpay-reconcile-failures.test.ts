@@ -21,13 +21,23 @@ interface LogLine {
   err?: { message: string };
 }
 
-/** An order whose re-query fails is logged with its job, attempt and error, and counted; it stays open for a later pass. */
+/** An order whose re-query fails is logged with its job, attempt and error, and counted; it stays open for a later
+ * pass. */
 describe('QR payment reconciliation failures', () => {
   let service: RunningService;
   const lines: LogLine[] = [];
-  const log = Fastify({ logger: { ...loggerOptions('debug'), stream: { write: (line: string) => void lines.push(JSON.parse(line)) } } }).log;
+  const log = Fastify({
+    logger: { ...loggerOptions('debug'), stream: { write: (line: string) => void lines.push(JSON.parse(line)) } },
+  }).log;
 
-  useTestService({ log, config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 }, merchant: false }, (s) => ({ service } = s));
+  useTestService(
+    {
+      log,
+      config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 },
+      merchant: false,
+    },
+    (s) => ({ service } = s),
+  );
 
   async function failures(): Promise<number> {
     const res = await rawRequest(`${service.adminUrl}/metrics`);
@@ -39,21 +49,46 @@ describe('QR payment reconciliation failures', () => {
     const { client } = await newMerchantClient(service);
     const external = `r-${randomUUID().slice(0, 8)}`;
     await client.members.create({ external_member_id: external });
-    await client.deposits.create({ member_id: external, asset: 'SGD', amount: '50.00', tx_hash: `bank-${randomUUID()}` });
-    await client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'qrpay', behavior: 'timeout' } });
+    await client.deposits.create({
+      member_id: external,
+      asset: 'SGD',
+      amount: '50.00',
+      tx_hash: `bank-${randomUUID()}`,
+    });
+    await client.request({
+      method: 'POST',
+      path: '/v1/sandbox/upstream-behavior',
+      body: { upstream: 'qrpay', behavior: 'timeout' },
+    });
     const res = await client.requestRaw({
-      method: 'POST', path: '/v1/qrpay/payments', body: { qr_code: payNow({ amount: '5.00' }), asset: 'SGD' }, onBehalfOf: external, idempotencyKey: randomUUID(),
+      method: 'POST',
+      path: '/v1/qrpay/payments',
+      body: { qr_code: payNow({ amount: '5.00' }), asset: 'SGD' },
+      onBehalfOf: external,
+      idempotencyKey: randomUUID(),
     });
     assert.equal(res.status, 504);
-    const order = await service.ctx.db.selectFrom('qrpay_orders').select(['id', 'check_count']).where('member_id', 'in',
-      (eb) => eb.selectFrom('members').select('id').where('external_member_id', '=', external)).executeTakeFirstOrThrow();
-    await service.ctx.db.updateTable('qrpay_orders').set({ next_check_at: sql<Date>`now()` as unknown as Date }).where('id', '=', order.id).execute();
+    const order = await service.ctx.db
+      .selectFrom('qrpay_orders')
+      .select(['id', 'check_count'])
+      .where('member_id', 'in', (eb) =>
+        eb.selectFrom('members').select('id').where('external_member_id', '=', external),
+      )
+      .executeTakeFirstOrThrow();
+    await service.ctx.db
+      .updateTable('qrpay_orders')
+      .set({ next_check_at: sql<Date>`now()` as unknown as Date })
+      .where('id', '=', order.id)
+      .execute();
 
     // The database refuses the transaction that would apply the provider's answer.
     const db = service.ctx.db;
     const failing = new Proxy(db, {
       get(target, prop) {
-        if (prop === 'transaction') return () => { throw new Error('transaction refused'); };
+        if (prop === 'transaction')
+          return () => {
+            throw new Error('transaction refused');
+          };
         const value = Reflect.get(target, prop, target);
         return typeof value === 'function' ? value.bind(target) : value;
       },
@@ -69,43 +104,86 @@ describe('QR payment reconciliation failures', () => {
     assert.equal(logged[0]!.err?.message, 'transaction refused');
     assert.equal(await failures(), before + 1);
 
-    const after = await db.selectFrom('qrpay_orders').select(['status', 'next_check_at']).where('id', '=', order.id).executeTakeFirstOrThrow();
+    const after = await db
+      .selectFrom('qrpay_orders')
+      .select(['status', 'next_check_at'])
+      .where('id', '=', order.id)
+      .executeTakeFirstOrThrow();
     assert.equal(after.status, 'processing');
-    assert.ok(after.next_check_at !== null && new Date(after.next_check_at).getTime() > Date.now(), 'leased: a later pass tries again');
+    assert.ok(
+      after.next_check_at !== null && new Date(after.next_check_at).getTime() > Date.now(),
+      'leased: a later pass tries again',
+    );
   });
 
-  it('never lets the lease of an order still waiting in a slow pass lapse: another process never re-queries it at the same time', async () => {
-    const { client } = await newMerchantClient(service);
-    const external = `s-${randomUUID().slice(0, 8)}`;
-    await client.members.create({ external_member_id: external });
-    await client.deposits.create({ member_id: external, asset: 'SGD', amount: '50.00', tx_hash: `bank-${randomUUID()}` });
-    await client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'qrpay', behavior: 'timeout' } });
-    for (let i = 0; i < 2; i++) {
-      const res = await client.requestRaw({
-        method: 'POST', path: '/v1/qrpay/payments', body: { qr_code: payNow({ amount: '1.00' }), asset: 'SGD' }, onBehalfOf: external, idempotencyKey: randomUUID(),
+  it(
+    'never lets the lease of an order still waiting in a slow pass lapse: another process never re-queries it ' +
+      'at the same time',
+    async () => {
+      const { client } = await newMerchantClient(service);
+      const external = `s-${randomUUID().slice(0, 8)}`;
+      await client.members.create({ external_member_id: external });
+      await client.deposits.create({
+        member_id: external,
+        asset: 'SGD',
+        amount: '50.00',
+        tx_hash: `bank-${randomUUID()}`,
       });
-      assert.equal(res.status, 504);
-    }
-    const db = service.ctx.db;
-    const ids = (await db.selectFrom('qrpay_orders').select('id').where('member_id', 'in',
-      (eb) => eb.selectFrom('members').select('id').where('external_member_id', '=', external)).execute()).map((o) => o.id);
-    assert.equal(ids.length, 2);
-    // Every other open order is out of the way; these two are due.
-    await db.updateTable('qrpay_orders').set({ next_check_at: sql<Date>`now() + interval '1 hour'` as unknown as Date }).where('id', 'not in', ids).execute();
-    await db.updateTable('qrpay_orders').set({ next_check_at: sql<Date>`now()` as unknown as Date }).where('id', 'in', ids).execute();
+      await client.request({
+        method: 'POST',
+        path: '/v1/sandbox/upstream-behavior',
+        body: { upstream: 'qrpay', behavior: 'timeout' },
+      });
+      for (let i = 0; i < 2; i++) {
+        const res = await client.requestRaw({
+          method: 'POST',
+          path: '/v1/qrpay/payments',
+          body: { qr_code: payNow({ amount: '1.00' }), asset: 'SGD' },
+          onBehalfOf: external,
+          idempotencyKey: randomUUID(),
+        });
+        assert.equal(res.status, 504);
+      }
+      const db = service.ctx.db;
+      const ids = (
+        await db
+          .selectFrom('qrpay_orders')
+          .select('id')
+          .where('member_id', 'in', (eb) =>
+            eb.selectFrom('members').select('id').where('external_member_id', '=', external),
+          )
+          .execute()
+      ).map((o) => o.id);
+      assert.equal(ids.length, 2);
+      // Every other open order is out of the way; these two are due.
+      await db
+        .updateTable('qrpay_orders')
+        .set({ next_check_at: sql<Date>`now() + interval '1 hour'` as unknown as Date })
+        .where('id', 'not in', ids)
+        .execute();
+      await db
+        .updateTable('qrpay_orders')
+        .set({ next_check_at: sql<Date>`now()` as unknown as Date })
+        .where('id', 'in', ids)
+        .execute();
 
-    // Two processes' passes with 1-second leases; each query takes 0.8 s, then reschedules its order.
-    const queried: string[] = [];
-    const slowQuery = async (order: { id: string }) => {
-      queried.push(order.id);
-      await new Promise((r) => setTimeout(r, 800));
-      await db.updateTable('qrpay_orders').set({ next_check_at: sql<Date>`now() + interval '1 hour'` as unknown as Date }).where('id', '=', order.id).execute();
-    };
-    const pass = { job: reconcileJobName, batchMax: 2, leaseSeconds: 1, failureMessage: () => 'failed' };
-    const first = reconcilePass(service.ctx, qrpayOrders, pass, slowQuery);
-    await new Promise((r) => setTimeout(r, 1_200));
-    const second = reconcilePass(service.ctx, qrpayOrders, pass, slowQuery);
-    await Promise.all([first, second]);
-    assert.deepEqual([...queried].sort(), [...ids].sort(), 'each order queried once');
-  });
+      // Two processes' passes with 1-second leases; each query takes 0.8 s, then reschedules its order.
+      const queried: string[] = [];
+      const slowQuery = async (order: { id: string }) => {
+        queried.push(order.id);
+        await new Promise((r) => setTimeout(r, 800));
+        await db
+          .updateTable('qrpay_orders')
+          .set({ next_check_at: sql<Date>`now() + interval '1 hour'` as unknown as Date })
+          .where('id', '=', order.id)
+          .execute();
+      };
+      const pass = { job: reconcileJobName, batchMax: 2, leaseSeconds: 1, failureMessage: () => 'failed' };
+      const first = reconcilePass(service.ctx, qrpayOrders, pass, slowQuery);
+      await new Promise((r) => setTimeout(r, 1_200));
+      const second = reconcilePass(service.ctx, qrpayOrders, pass, slowQuery);
+      await Promise.all([first, second]);
+      assert.deepEqual([...queried].sort(), [...ids].sort(), 'each order queried once');
+    },
+  );
 });

@@ -9,7 +9,12 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { assertEntry, type EntryLine } from '../src/money/index.js';
 import {
-  qrpayCompleteLines, qrpayEntryKinds, qrpayFailLines, qrpayFreezeLines, qrpayReferenceType, qrpayRefundLines,
+  qrpayCompleteLines,
+  qrpayEntryKinds,
+  qrpayFailLines,
+  qrpayFreezeLines,
+  qrpayReferenceType,
+  qrpayRefundLines,
 } from '../src/modules/qrpay/rules.js';
 
 const merchantId = 'mch_1';
@@ -18,7 +23,15 @@ const memberId = 'mem_1';
 /** The balance change of each account an entry touches (`owner:bucket` → change), checked by the ledger's own rules. */
 function changes(lines: EntryLine[], merchant = merchantId): Map<string, bigint> {
   const out = new Map<string, bigint>();
-  const entry = { environment: 'sandbox' as const, merchantId: merchant, kind: qrpayEntryKinds.freeze, referenceType: qrpayReferenceType, referenceId: 'qro_1', asset: 'USDT', lines };
+  const entry = {
+    environment: 'sandbox' as const,
+    merchantId: merchant,
+    kind: qrpayEntryKinds.freeze,
+    referenceType: qrpayReferenceType,
+    referenceId: 'qro_1',
+    asset: 'USDT',
+    lines,
+  };
   for (const change of assertEntry(entry).values()) out.set(`${change.ref.owner}:${change.ref.bucket}`, change.delta);
   return out;
 }
@@ -35,11 +48,19 @@ describe('QR payment posting rules', () => {
 
   it('names its reference type and one kind per step', () => {
     assert.equal(qrpayReferenceType, 'qrpay_order');
-    assert.deepEqual(qrpayEntryKinds, { freeze: 'qrpay.freeze', complete: 'qrpay.complete', fail: 'qrpay.fail', refund: 'qrpay.refund' });
+    assert.deepEqual(qrpayEntryKinds, {
+      freeze: 'qrpay.freeze',
+      complete: 'qrpay.complete',
+      fail: 'qrpay.fail',
+      refund: 'qrpay.refund',
+    });
   });
 
   it('freeze: the member available → frozen, nothing else', () => {
-    assert.deepEqual(Object.fromEntries(changes(qrpayFreezeLines({ memberId, amount }))), { 'member:available': -amount, 'member:frozen': amount });
+    assert.deepEqual(Object.fromEntries(changes(qrpayFreezeLines({ memberId, amount }))), {
+      'member:available': -amount,
+      'member:frozen': amount,
+    });
   });
 
   it('complete: frozen cleared to the platform settlement clearing kept for the merchant', () => {
@@ -54,7 +75,10 @@ describe('QR payment posting rules', () => {
   });
 
   it('fail: the freeze released in full (frozen → available)', () => {
-    assert.deepEqual(Object.fromEntries(changes(qrpayFailLines({ memberId, amount }))), { 'member:available': amount, 'member:frozen': -amount });
+    assert.deepEqual(Object.fromEntries(changes(qrpayFailLines({ memberId, amount }))), {
+      'member:available': amount,
+      'member:frozen': -amount,
+    });
   });
 
   it('refund: settlement clearing → the member available', () => {
@@ -65,8 +89,11 @@ describe('QR payment posting rules', () => {
     assert.equal(lines.find((l) => l.account.owner === 'platform')!.side, 'debit');
   });
 
-  it('the platform account is the order merchant\'s: another merchant\'s entry is refused by the ledger', () => {
-    assert.throws(() => changes(qrpayCompleteLines({ memberId, merchantId, amount }), 'mch_2'), /touches the platform settlement_clearing kept for mch_1/);
+  it("the platform account is the order merchant's: another merchant's entry is refused by the ledger", () => {
+    assert.throws(
+      () => changes(qrpayCompleteLines({ memberId, merchantId, amount }), 'mch_2'),
+      /touches the platform settlement_clearing kept for mch_1/,
+    );
     assert.throws(() => changes(qrpayRefundLines({ memberId, merchantId, amount }), 'mch_2'), /kept for mch_1/);
   });
 
@@ -76,27 +103,30 @@ describe('QR payment posting rules', () => {
   });
 
   it('property: each rule balances; paths net out as the order ends', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 1n, max: 10n ** 30n }), (amt) => {
-      const p = { memberId, merchantId, amount: amt };
-      const freeze = qrpayFreezeLines(p);
-      const complete = qrpayCompleteLines(p);
-      const fail = qrpayFailLines(p);
-      const refund = qrpayRefundLines(p);
-      for (const lines of [freeze, complete, fail, refund]) {
-        const debits = lines.filter((l) => l.side === 'debit').reduce((s, l) => s + l.amount, 0n);
-        const credits = lines.filter((l) => l.side === 'credit').reduce((s, l) => s + l.amount, 0n);
-        assert.equal(debits, credits);
-        assert.ok(lines.every((l) => l.amount === amt));
-      }
-      // Failed: nothing moved in the end.
-      assert.deepEqual(net(freeze, fail), {});
-      // Completed: the member paid, nothing left frozen; the money sits with settlement clearing.
-      const paid = net(freeze, complete);
-      assert.equal(paid['member:available'], -amt);
-      assert.equal(paid['member:frozen'], undefined);
-      assert.equal(Object.keys(paid).length, 2);
-      // Refunded after completion: back where it started.
-      assert.deepEqual(net(freeze, complete, refund), {});
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n, max: 10n ** 30n }), (amt) => {
+        const p = { memberId, merchantId, amount: amt };
+        const freeze = qrpayFreezeLines(p);
+        const complete = qrpayCompleteLines(p);
+        const fail = qrpayFailLines(p);
+        const refund = qrpayRefundLines(p);
+        for (const lines of [freeze, complete, fail, refund]) {
+          const debits = lines.filter((l) => l.side === 'debit').reduce((s, l) => s + l.amount, 0n);
+          const credits = lines.filter((l) => l.side === 'credit').reduce((s, l) => s + l.amount, 0n);
+          assert.equal(debits, credits);
+          assert.ok(lines.every((l) => l.amount === amt));
+        }
+        // Failed: nothing moved in the end.
+        assert.deepEqual(net(freeze, fail), {});
+        // Completed: the member paid, nothing left frozen; the money sits with settlement clearing.
+        const paid = net(freeze, complete);
+        assert.equal(paid['member:available'], -amt);
+        assert.equal(paid['member:frozen'], undefined);
+        assert.equal(Object.keys(paid).length, 2);
+        // Refunded after completion: back where it started.
+        assert.deepEqual(net(freeze, complete, refund), {});
+      }),
+      { numRuns: 200 },
+    );
   });
 });

@@ -8,7 +8,11 @@ import { SimulatedQrPay } from '../src/upstreams/qrpay/simulator.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { emv, payNow } from './support/emv.js';
 import { expectCode } from './support/expect.js';
-import type { DecodedQr as SdkDecodedQr, QrPayment as SdkQrPayment, QrScheme as SdkQrScheme } from '@merchant-wallet/sdk';
+import type {
+  DecodedQr as SdkDecodedQr,
+  QrPayment as SdkQrPayment,
+  QrScheme as SdkQrScheme,
+} from '@merchant-wallet/sdk';
 import type { Static } from 'typebox';
 import type { DecodedQr, QrPayment, QrScheme } from '../src/modules/qrpay/routes.js';
 import { balanceOf, fundedMember } from './support/fixtures.js';
@@ -27,33 +31,72 @@ export type SdkQrTypesMatchServer = [
 ];
 
 const duitNow = emv([
-  ['00', '01'], ['01', '11'], ['26', [['00', 'COM.DUITNOW'], ['01', '890053']]],
-  ['52', '5411'], ['53', '458'], ['58', 'MY'], ['59', 'KEDAI RUNCIT'], ['60', 'KUALA LUMPUR'],
+  ['00', '01'],
+  ['01', '11'],
+  [
+    '26',
+    [
+      ['00', 'COM.DUITNOW'],
+      ['01', '890053'],
+    ],
+  ],
+  ['52', '5411'],
+  ['53', '458'],
+  ['58', 'MY'],
+  ['59', 'KEDAI RUNCIT'],
+  ['60', 'KUALA LUMPUR'],
 ]);
 const visaOnly = emv([
-  ['00', '01'], ['01', '11'], ['02', '4000123456789012'],
-  ['52', '5411'], ['53', '702'], ['58', 'SG'], ['59', 'CARD ONLY SHOP'], ['60', 'SINGAPORE'],
+  ['00', '01'],
+  ['01', '11'],
+  ['02', '4000123456789012'],
+  ['52', '5411'],
+  ['53', '702'],
+  ['58', 'SG'],
+  ['59', 'CARD ONLY SHOP'],
+  ['60', 'SINGAPORE'],
 ]);
-
 
 describe('QR payments', () => {
   let service: RunningService;
-  useTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 }, merchant: false }, (s) => ({ service } = s));
+  useTestService(
+    {
+      config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 },
+      merchant: false,
+    },
+    (s) => ({ service } = s),
+  );
 
   /** A new member holding `amount` SGD, deposited by bank transfer. */
-  const sgdMember = (client: MerchantWalletClient, amount = '100.00') => fundedMember(client, amount, 'SGD', { prefix: 'q', txHashPrefix: 'bank-' });
+  const sgdMember = (client: MerchantWalletClient, amount = '100.00') =>
+    fundedMember(client, amount, 'SGD', { prefix: 'q', txHashPrefix: 'bank-' });
   const sgd = (client: MerchantWalletClient, member: string) => balanceOf(client, member, 'SGD');
-  const pay = (client: MerchantWalletClient, member: string, body: Record<string, unknown>, idempotencyKey: string = randomUUID()) =>
-    client.requestRaw({ method: 'POST', path: '/v1/qrpay/payments', body, onBehalfOf: member, idempotencyKey });
+  const pay = (
+    client: MerchantWalletClient,
+    member: string,
+    body: Record<string, unknown>,
+    idempotencyKey: string = randomUUID(),
+  ) => client.requestRaw({ method: 'POST', path: '/v1/qrpay/payments', body, onBehalfOf: member, idempotencyKey });
   const inject = (client: MerchantWalletClient, upstream: string, behavior: string) =>
     client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream, behavior } });
   const entriesOf = async (orderId: string) => {
-    const rows = await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', orderId).orderBy('created_at').execute();
+    const rows = await service.ctx.db
+      .selectFrom('journal_entries')
+      .select('kind')
+      .where('reference_id', '=', orderId)
+      .orderBy('created_at')
+      .execute();
     return rows.map((r) => r.kind).sort();
   };
   const eventsOf = async (orderId: string) =>
-    (await service.ctx.db.selectFrom('events').select(['type', 'status', 'status_version', 'object']).where('object_id', '=', orderId).orderBy('seq').execute())
-      .map((e) => `${e.type}@${e.status_version}`);
+    (
+      await service.ctx.db
+        .selectFrom('events')
+        .select(['type', 'status', 'status_version', 'object'])
+        .where('object_id', '=', orderId)
+        .orderBy('seq')
+        .execute()
+    ).map((e) => `${e.type}@${e.status_version}`);
   const reconcile = async () => {
     await service.workers.jobs.drain();
     await service.workers.tick();
@@ -65,7 +108,13 @@ describe('QR payments', () => {
     assert.equal(res.has_more, false);
     assert.equal(res.next_cursor, null);
     const byId = new Map(res.data.map((s: any) => [s.id, s]));
-    assert.deepEqual(byId.get('sg_paynow'), { id: 'sg_paynow', name: 'PayNow', country: 'SG', currency: 'SGD', payable: true });
+    assert.deepEqual(byId.get('sg_paynow'), {
+      id: 'sg_paynow',
+      name: 'PayNow',
+      country: 'SG',
+      currency: 'SGD',
+      payable: true,
+    });
     assert.equal((byId.get('hk_fps') as any).payable, true);
     assert.equal((byId.get('my_duitnow') as any).payable, false);
     const viaSdk = await client.qrpay.schemes();
@@ -77,11 +126,21 @@ describe('QR payments', () => {
   it('decodes a QR for a member; refuses bad checksums, unsupported schemes, non-EMV text and refused merchants', async () => {
     const { client } = await newMerchantClient(service);
     const m = await sgdMember(client);
-    const decode = (qr_code: string) => client.request<any>({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code }, onBehalfOf: m.external });
+    const decode = (qr_code: string) =>
+      client.request<any>({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code }, onBehalfOf: m.external });
     const d = await decode(payNow({ amount: '12.5' }));
     assert.deepEqual(d, {
-      scheme: 'sg_paynow', scheme_name: 'PayNow', payable: true, merchant_name: 'KOPI CORNER', merchant_city: 'Singapore', country: 'SG',
-      currency: 'SGD', amount: '12.50', merchant_category_code: '5812', point_of_initiation: 'dynamic', reference: 'ORDER42',
+      scheme: 'sg_paynow',
+      scheme_name: 'PayNow',
+      payable: true,
+      merchant_name: 'KOPI CORNER',
+      merchant_city: 'Singapore',
+      country: 'SG',
+      currency: 'SGD',
+      amount: '12.50',
+      merchant_category_code: '5812',
+      point_of_initiation: 'dynamic',
+      reference: 'ORDER42',
     });
     assert.equal((await decode(payNow())).amount, null);
     assert.equal((await decode(duitNow)).payable, false);
@@ -94,7 +153,11 @@ describe('QR payments', () => {
     // A zero amount in the QR itself is an invalid QR (a QR asks for a positive amount or none).
     await expectCode(decode(payNow({ amount: '0' })), 'qr_code_invalid', 400);
     await expectCode(decode(payNow({ amount: '0.00' })), 'qr_code_invalid', 400);
-    await expectCode(client.request({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code: good } }), 'member_context_required', 400);
+    await expectCode(
+      client.request({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code: good } }),
+      'member_context_required',
+      400,
+    );
     // Read-only: an injected refusal of the money-moving step does not touch decoding.
     await inject(client, 'qrpay', 'reject');
     assert.equal((await decode(good)).scheme, 'sg_paynow');
@@ -124,33 +187,71 @@ describe('QR payments', () => {
     assert.deepEqual(await entriesOf(order.id), ['qrpay.complete', 'qrpay.freeze']);
     assert.deepEqual(await eventsOf(order.id), ['qrpay.order.completed@2']);
 
-    const replay = await pay(client, m.external, { qr_code: payNow(), amount: '12.5', asset: 'sgd', note: 'coffee' }, key);
+    const replay = await pay(
+      client,
+      m.external,
+      { qr_code: payNow(), amount: '12.5', asset: 'sgd', note: 'coffee' },
+      key,
+    );
     assert.equal(replay.status, 201);
     assert.equal(replay.headers['x-idempotent-replay'], 'true');
     assert.equal(replay.body.id, order.id);
     assert.equal((await sgd(client, m.external)).available, '87.50');
 
-    assert.equal(((await client.request({ method: 'GET', path: `/v1/qrpay/payments/${order.id}`, onBehalfOf: m.external })) as any).status, 'completed');
-    assert.equal(((await client.request({ method: 'GET', path: `/v1/qrpay/payments/${order.id.replace(/^qrp_/, '')}` })) as any).id, order.id);
+    assert.equal(
+      ((await client.request({ method: 'GET', path: `/v1/qrpay/payments/${order.id}`, onBehalfOf: m.external })) as any)
+        .status,
+      'completed',
+    );
+    assert.equal(
+      ((await client.request({ method: 'GET', path: `/v1/qrpay/payments/${order.id.replace(/^qrp_/, '')}` })) as any)
+        .id,
+      order.id,
+    );
     const other = await sgdMember(client);
-    await expectCode(client.request({ method: 'GET', path: `/v1/qrpay/payments/${order.id}`, onBehalfOf: other.external }), 'not_found', 404);
+    await expectCode(
+      client.request({ method: 'GET', path: `/v1/qrpay/payments/${order.id}`, onBehalfOf: other.external }),
+      'not_found',
+      404,
+    );
     const mine = (await client.request({ method: 'GET', path: '/v1/qrpay/payments', onBehalfOf: m.external })) as any;
-    assert.deepEqual(mine.data.map((o: any) => o.id), [order.id]);
-    const theirs = (await client.request({ method: 'GET', path: '/v1/qrpay/payments', onBehalfOf: other.external })) as any;
+    assert.deepEqual(
+      mine.data.map((o: any) => o.id),
+      [order.id],
+    );
+    const theirs = (await client.request({
+      method: 'GET',
+      path: '/v1/qrpay/payments',
+      onBehalfOf: other.external,
+    })) as any;
     assert.deepEqual(theirs.data, []);
   });
 
-  it('the SDK\'s helpers: schemes, decode, pay (replayed by its key), get, list', async () => {
+  it("the SDK's helpers: schemes, decode, pay (replayed by its key), get, list", async () => {
     const { client } = await newMerchantClient(service);
     const m = await sgdMember(client);
-    assert.equal((await client.qrpay.schemes({ onBehalfOf: m.external })).find((s) => s.id === 'sg_paynow')?.payable, true);
+    assert.equal(
+      (await client.qrpay.schemes({ onBehalfOf: m.external })).find((s) => s.id === 'sg_paynow')?.payable,
+      true,
+    );
     const decoded = await client.qrpay.decode(payNow({ amount: '3' }), { onBehalfOf: m.external });
     assert.deepEqual([decoded.scheme, decoded.amount, decoded.currency], ['sg_paynow', '3.00', 'SGD']);
     await expectCode(client.qrpay.decode('not a qr', { onBehalfOf: m.external }), 'qr_code_invalid');
     const key = randomUUID();
-    const paid = await client.qrpay.pay({ qr_code: payNow({ amount: '3' }), asset: 'SGD', note: 'tea' }, { onBehalfOf: m.external, idempotencyKey: key });
+    const paid = await client.qrpay.pay(
+      { qr_code: payNow({ amount: '3' }), asset: 'SGD', note: 'tea' },
+      { onBehalfOf: m.external, idempotencyKey: key },
+    );
     assert.deepEqual([paid.status, paid.amount, paid.note], ['completed', '3.00', 'tea']);
-    assert.equal((await client.qrpay.pay({ qr_code: payNow({ amount: '3' }), asset: 'SGD', note: 'tea' }, { onBehalfOf: m.external, idempotencyKey: key })).id, paid.id);
+    assert.equal(
+      (
+        await client.qrpay.pay(
+          { qr_code: payNow({ amount: '3' }), asset: 'SGD', note: 'tea' },
+          { onBehalfOf: m.external, idempotencyKey: key },
+        )
+      ).id,
+      paid.id,
+    );
     assert.deepEqual(await client.qrpay.get(paid.id, { onBehalfOf: m.external }), paid);
     assert.deepEqual(await client.qrpay.get(paid.id.slice(4)), paid);
     const listed = [];
@@ -165,13 +266,31 @@ describe('QR payments', () => {
     const { client } = await newMerchantClient(service);
     const m = await sgdMember(client);
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await pay(client, m.external, { qr_code: payNow({ amount: `1.0${i}` }), asset: 'SGD' })).body.id);
-    const page1 = (await client.request({ method: 'GET', path: '/v1/qrpay/payments', query: { limit: 2 }, onBehalfOf: m.external })) as any;
+    for (let i = 0; i < 3; i++)
+      ids.push((await pay(client, m.external, { qr_code: payNow({ amount: `1.0${i}` }), asset: 'SGD' })).body.id);
+    const page1 = (await client.request({
+      method: 'GET',
+      path: '/v1/qrpay/payments',
+      query: { limit: 2 },
+      onBehalfOf: m.external,
+    })) as any;
     assert.equal(page1.has_more, true);
-    const page2 = (await client.request({ method: 'GET', path: '/v1/qrpay/payments', query: { limit: 2, cursor: page1.next_cursor }, onBehalfOf: m.external })) as any;
+    const page2 = (await client.request({
+      method: 'GET',
+      path: '/v1/qrpay/payments',
+      query: { limit: 2, cursor: page1.next_cursor },
+      onBehalfOf: m.external,
+    })) as any;
     assert.equal(page2.has_more, false);
-    assert.deepEqual([...page1.data, ...page2.data].map((o: any) => o.id), [...ids].reverse());
-    const failed = (await client.request({ method: 'GET', path: '/v1/qrpay/payments', query: { status: 'failed' } })) as any;
+    assert.deepEqual(
+      [...page1.data, ...page2.data].map((o: any) => o.id),
+      [...ids].reverse(),
+    );
+    const failed = (await client.request({
+      method: 'GET',
+      path: '/v1/qrpay/payments',
+      query: { status: 'failed' },
+    })) as any;
     assert.deepEqual(failed.data, []);
     assert.equal((await sgd(client, m.external)).available, '96.97');
   });
@@ -183,7 +302,11 @@ describe('QR payments', () => {
     assert.equal(await code({ qr_code: payNow({ amount: '5.00' }), amount: '4.99', asset: 'SGD' }), 'invalid_request');
     assert.equal(await code({ qr_code: payNow(), asset: 'SGD' }), 'invalid_request', 'no amount anywhere');
     assert.equal(await code({ qr_code: payNow(), amount: '0', asset: 'SGD' }), 'invalid_request');
-    assert.equal(await code({ qr_code: payNow({ amount: '0' }), asset: 'SGD' }), 'qr_code_invalid', 'zero amount in the QR');
+    assert.equal(
+      await code({ qr_code: payNow({ amount: '0' }), asset: 'SGD' }),
+      'qr_code_invalid',
+      'zero amount in the QR',
+    );
     assert.equal(await code({ qr_code: payNow({ amount: '0.00' }), amount: '0.00', asset: 'SGD' }), 'qr_code_invalid');
     assert.equal(await code({ qr_code: payNow({ amount: '000' }), amount: '1', asset: 'SGD' }), 'qr_code_invalid');
     assert.equal(await code({ qr_code: payNow(), amount: '1.001', asset: 'SGD' }), 'invalid_request');
@@ -218,9 +341,17 @@ describe('QR payments', () => {
       assert.equal(bal.available, '80.00');
       assert.equal(bal.frozen, '20.00');
       await reconcile();
-      assert.equal(((await client.request({ method: 'GET', path: `/v1/qrpay/payments/${id}` })) as any).status, 'processing', 'the provider is still processing');
+      assert.equal(
+        ((await client.request({ method: 'GET', path: `/v1/qrpay/payments/${id}` })) as any).status,
+        'processing',
+        'the provider is still processing',
+      );
       // The provider's confirmation time passes.
-      await service.ctx.db.updateTable('upstream_sim_orders').set({ settle_at: new Date(Date.now() - 1000) }).where('request_id', '=', id).execute();
+      await service.ctx.db
+        .updateTable('upstream_sim_orders')
+        .set({ settle_at: new Date(Date.now() - 1000) })
+        .where('request_id', '=', id)
+        .execute();
       await reconcile();
       const done = (await client.request({ method: 'GET', path: `/v1/qrpay/payments/${id}` })) as any;
       assert.equal(done.status, 'completed');
@@ -256,7 +387,10 @@ describe('QR payments', () => {
 
     // A merchant the network refuses on its own (no injection) fails the same way.
     await inject(client, 'qrpay', 'success');
-    const refused = await pay(client, m.external, { qr_code: payNow({ amount: '5', uen: 'SIM-REFUSE-9' }), asset: 'SGD' });
+    const refused = await pay(client, m.external, {
+      qr_code: payNow({ amount: '5', uen: 'SIM-REFUSE-9' }),
+      asset: 'SGD',
+    });
     assert.equal(refused.body.status, 'failed');
     assert.equal((await sgd(client, m.external)).available, '100.00');
   });
@@ -278,7 +412,11 @@ describe('QR payments', () => {
     assert.deepEqual(await entriesOf(order.id), ['qrpay.freeze']);
 
     await reconcile();
-    const after1 = (await client.request({ method: 'GET', path: `/v1/qrpay/payments/${order.id}`, onBehalfOf: m.external })) as any;
+    const after1 = (await client.request({
+      method: 'GET',
+      path: `/v1/qrpay/payments/${order.id}`,
+      onBehalfOf: m.external,
+    })) as any;
     assert.equal(after1.status, 'completed', 'the provider did process it');
     bal = await sgd(client, m.external);
     assert.equal(bal.frozen, '0.00');
@@ -290,27 +428,35 @@ describe('QR payments', () => {
     assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   });
 
-  it('unknown: 502, funds stay frozen; reconciliation finds nothing at the provider, fails the order and returns the funds', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await sgdMember(client);
-    await inject(client, 'qrpay', 'unknown');
-    const res = await pay(client, m.external, { qr_code: payNow({ amount: '25' }), asset: 'SGD' });
-    assert.equal(res.status, 502);
-    assert.equal(res.body.code, 'upstream_error');
-    const [order] = await service.ctx.db.selectFrom('qrpay_orders').selectAll().where('member_id', '=', m.id).execute();
-    assert.equal(order!.upstream_outcome, 'unknown');
-    assert.equal((await sgd(client, m.external)).frozen, '25.00');
-    await reconcile();
-    const after1 = (await client.request({ method: 'GET', path: `/v1/qrpay/payments/${order!.id}` })) as any;
-    assert.equal(after1.status, 'failed');
-    assert.equal(after1.failure_reason, 'upstream_not_found');
-    const bal = await sgd(client, m.external);
-    assert.equal(bal.available, '100.00');
-    assert.equal(bal.frozen, '0.00');
-    await reconcile();
-    assert.deepEqual(await entriesOf(order!.id), ['qrpay.fail', 'qrpay.freeze']);
-    assert.deepEqual(await eventsOf(order!.id), ['qrpay.order.failed@2']);
-  });
+  it(
+    'unknown: 502, funds stay frozen; reconciliation finds nothing at the provider, fails the order and ' +
+      'returns the funds',
+    async () => {
+      const { client } = await newMerchantClient(service);
+      const m = await sgdMember(client);
+      await inject(client, 'qrpay', 'unknown');
+      const res = await pay(client, m.external, { qr_code: payNow({ amount: '25' }), asset: 'SGD' });
+      assert.equal(res.status, 502);
+      assert.equal(res.body.code, 'upstream_error');
+      const [order] = await service.ctx.db
+        .selectFrom('qrpay_orders')
+        .selectAll()
+        .where('member_id', '=', m.id)
+        .execute();
+      assert.equal(order!.upstream_outcome, 'unknown');
+      assert.equal((await sgd(client, m.external)).frozen, '25.00');
+      await reconcile();
+      const after1 = (await client.request({ method: 'GET', path: `/v1/qrpay/payments/${order!.id}` })) as any;
+      assert.equal(after1.status, 'failed');
+      assert.equal(after1.failure_reason, 'upstream_not_found');
+      const bal = await sgd(client, m.external);
+      assert.equal(bal.available, '100.00');
+      assert.equal(bal.frozen, '0.00');
+      await reconcile();
+      assert.deepEqual(await entriesOf(order!.id), ['qrpay.fail', 'qrpay.freeze']);
+      assert.deepEqual(await eventsOf(order!.id), ['qrpay.order.failed@2']);
+    },
+  );
 
   it('a provider that does not answer in time is a timeout: 504 and the funds stay frozen', async () => {
     const { client } = await newMerchantClient(service);
@@ -344,7 +490,11 @@ describe('QR payments', () => {
     try {
       assert.equal((await pay(client, m.external, { qr_code: payNow({ amount: '5' }), asset: 'SGD' })).status, 502);
       await reconcile();
-      const [order] = await service.ctx.db.selectFrom('qrpay_orders').selectAll().where('member_id', '=', m.id).execute();
+      const [order] = await service.ctx.db
+        .selectFrom('qrpay_orders')
+        .selectAll()
+        .where('member_id', '=', m.id)
+        .execute();
       assert.equal(order!.status, 'processing');
       assert.ok(order!.check_count >= 1);
       assert.equal((await sgd(client, m.external)).frozen, '5.00');
@@ -373,7 +523,11 @@ describe('QR payments', () => {
     const op = await admin(service, 'GET', `/admin/v1/qrpay/payments/${id}`);
     assert.equal(op.body.internal_status, 'suspended');
     assert.equal(op.body.provider_status, 'SANDBOX_UNKNOWN_STATUS');
-    const alerts = await admin(service, 'GET', `/admin/v1/alerts?kind=upstream.unknown_status&merchant_id=${merchantId}`);
+    const alerts = await admin(
+      service,
+      'GET',
+      `/admin/v1/alerts?kind=upstream.unknown_status&merchant_id=${merchantId}`,
+    );
     assert.equal(alerts.status, 200);
     assert.equal(alerts.body.data.length, 1);
     assert.equal(alerts.body.data[0].object, 'qrpay_order');
@@ -382,12 +536,19 @@ describe('QR payments', () => {
 
     await reconcile();
     await reconcile();
-    const again = await admin(service, 'GET', `/admin/v1/alerts?kind=upstream.unknown_status&merchant_id=${merchantId}`);
+    const again = await admin(
+      service,
+      'GET',
+      `/admin/v1/alerts?kind=upstream.unknown_status&merchant_id=${merchantId}`,
+    );
     assert.equal(again.body.data.length, 1, 'raised once');
     assert.equal((await admin(service, 'GET', `/admin/v1/qrpay/payments/${id}`)).body.internal_status, 'suspended');
     assert.deepEqual(await entriesOf(id), ['qrpay.freeze']);
     const view = await admin(service, 'GET', `/admin/v1/upstreams/reconciliation?merchant_id=${merchantId}`);
-    assert.deepEqual(view.body.data.map((o: any) => [o.id, o.internal_status]), [[id, 'suspended']]);
+    assert.deepEqual(
+      view.body.data.map((o: any) => [o.id, o.internal_status]),
+      [[id, 'suspended']],
+    );
 
     // The operator checks with the provider and settles it.
     const resolved = await admin(service, 'POST', `/admin/v1/qrpay/payments/${id}/resolve`, { status: 'completed' });
@@ -396,44 +557,81 @@ describe('QR payments', () => {
     assert.equal(resolved.body.status_version, 2);
     assert.equal((await sgd(client, m.external)).frozen, '0.00');
     assert.deepEqual(await entriesOf(id), ['qrpay.complete', 'qrpay.freeze']);
-    assert.equal((await admin(service, 'POST', `/admin/v1/qrpay/payments/${id}/resolve`, { status: 'failed' })).body.code, 'state_invalid');
+    assert.equal(
+      (await admin(service, 'POST', `/admin/v1/qrpay/payments/${id}/resolve`, { status: 'failed' })).body.code,
+      'state_invalid',
+    );
   });
 
-  it('an operator resolve asks the provider first: its outcome wins, a payment it reports in progress is refused, one it cannot tell about is the operator\'s', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await sgdMember(client);
-    // The provider took the payment; its answer was lost. The operator would fail it.
-    await inject(client, 'qrpay', 'timeout');
-    const paid = await pay(client, m.external, { qr_code: payNow({ amount: '40' }), asset: 'SGD' });
-    assert.equal(paid.status, 504);
-    const [order] = await service.ctx.db.selectFrom('qrpay_orders').selectAll().where('member_id', '=', m.id).execute();
-    const refused = await admin(service, 'POST', `/admin/v1/qrpay/payments/${order!.id}/resolve`, { status: 'failed' });
-    assert.deepEqual([refused.status, refused.body.code], [400, 'state_invalid'], JSON.stringify(refused.body));
-    assert.match(refused.body.message, /provider reports the payment succeeded: it is now completed/);
-    assert.deepEqual(await entriesOf(order!.id), ['qrpay.complete', 'qrpay.freeze'], 'paid, not refunded');
-    assert.deepEqual([(await sgd(client, m.external)).available, (await sgd(client, m.external)).frozen], ['60.00', '0.00']);
-    await inject(client, 'qrpay', 'unknown_status');
-    const original = service.ctx.upstreams.qrpay;
-    try {
-      // Suspended on a status outside the provider's list; the provider now says it is still processing.
-      const open = await pay(client, m.external, { qr_code: payNow({ amount: '15' }), asset: 'SGD' });
-      assert.equal((await admin(service, 'GET', `/admin/v1/qrpay/payments/${open.body.id}`)).body.internal_status, 'suspended');
-      service.ctx.upstreams.qrpay = Object.assign(Object.create(original), { status: async () => ({ kind: 'found', providerOrderId: 'QP-1', status: 'processing' }) });
-      const inProgress = await admin(service, 'POST', `/admin/v1/qrpay/payments/${open.body.id}/resolve`, { status: 'failed' });
-      assert.deepEqual([inProgress.status, inProgress.body.code], [400, 'state_invalid']);
-      assert.match(inProgress.body.message, /in progress \(processing\)/);
-      assert.equal((await admin(service, 'GET', `/admin/v1/qrpay/payments/${open.body.id}`)).body.internal_status, 'suspended');
-      assert.equal((await sgd(client, m.external)).frozen, '15.00');
-      // The provider cannot answer: the operator's decision is applied.
-      service.ctx.upstreams.qrpay = Object.assign(Object.create(original), { status: async () => ({ kind: 'timeout' }) });
-      const failed = await admin(service, 'POST', `/admin/v1/qrpay/payments/${open.body.id}/resolve`, { status: 'failed' });
-      assert.deepEqual([failed.status, failed.body.status, failed.body.failure_reason], [200, 'failed', 'operator'], JSON.stringify(failed.body));
-      assert.deepEqual([(await sgd(client, m.external)).available, (await sgd(client, m.external)).frozen], ['60.00', '0.00']);
-    } finally {
-      service.ctx.upstreams.qrpay = original;
-      await inject(client, 'qrpay', 'success');
-    }
-  });
+  it(
+    'an operator resolve asks the provider first: its outcome wins, a payment it reports in progress is ' +
+      "refused, one it cannot tell about is the operator's",
+    async () => {
+      const { client } = await newMerchantClient(service);
+      const m = await sgdMember(client);
+      // The provider took the payment; its answer was lost. The operator would fail it.
+      await inject(client, 'qrpay', 'timeout');
+      const paid = await pay(client, m.external, { qr_code: payNow({ amount: '40' }), asset: 'SGD' });
+      assert.equal(paid.status, 504);
+      const [order] = await service.ctx.db
+        .selectFrom('qrpay_orders')
+        .selectAll()
+        .where('member_id', '=', m.id)
+        .execute();
+      const refused = await admin(service, 'POST', `/admin/v1/qrpay/payments/${order!.id}/resolve`, {
+        status: 'failed',
+      });
+      assert.deepEqual([refused.status, refused.body.code], [400, 'state_invalid'], JSON.stringify(refused.body));
+      assert.match(refused.body.message, /provider reports the payment succeeded: it is now completed/);
+      assert.deepEqual(await entriesOf(order!.id), ['qrpay.complete', 'qrpay.freeze'], 'paid, not refunded');
+      assert.deepEqual(
+        [(await sgd(client, m.external)).available, (await sgd(client, m.external)).frozen],
+        ['60.00', '0.00'],
+      );
+      await inject(client, 'qrpay', 'unknown_status');
+      const original = service.ctx.upstreams.qrpay;
+      try {
+        // Suspended on a status outside the provider's list; the provider now says it is still processing.
+        const open = await pay(client, m.external, { qr_code: payNow({ amount: '15' }), asset: 'SGD' });
+        assert.equal(
+          (await admin(service, 'GET', `/admin/v1/qrpay/payments/${open.body.id}`)).body.internal_status,
+          'suspended',
+        );
+        service.ctx.upstreams.qrpay = Object.assign(Object.create(original), {
+          status: async () => ({ kind: 'found', providerOrderId: 'QP-1', status: 'processing' }),
+        });
+        const inProgress = await admin(service, 'POST', `/admin/v1/qrpay/payments/${open.body.id}/resolve`, {
+          status: 'failed',
+        });
+        assert.deepEqual([inProgress.status, inProgress.body.code], [400, 'state_invalid']);
+        assert.match(inProgress.body.message, /in progress \(processing\)/);
+        assert.equal(
+          (await admin(service, 'GET', `/admin/v1/qrpay/payments/${open.body.id}`)).body.internal_status,
+          'suspended',
+        );
+        assert.equal((await sgd(client, m.external)).frozen, '15.00');
+        // The provider cannot answer: the operator's decision is applied.
+        service.ctx.upstreams.qrpay = Object.assign(Object.create(original), {
+          status: async () => ({ kind: 'timeout' }),
+        });
+        const failed = await admin(service, 'POST', `/admin/v1/qrpay/payments/${open.body.id}/resolve`, {
+          status: 'failed',
+        });
+        assert.deepEqual(
+          [failed.status, failed.body.status, failed.body.failure_reason],
+          [200, 'failed', 'operator'],
+          JSON.stringify(failed.body),
+        );
+        assert.deepEqual(
+          [(await sgd(client, m.external)).available, (await sgd(client, m.external)).frozen],
+          ['60.00', '0.00'],
+        );
+      } finally {
+        service.ctx.upstreams.qrpay = original;
+        await inject(client, 'qrpay', 'success');
+      }
+    },
+  );
 
   it('an injection affects only its merchant, and reverts after 3600 seconds', async () => {
     const a = await newMerchantClient(service);
@@ -441,16 +639,33 @@ describe('QR payments', () => {
     const ma = await sgdMember(a.client);
     const mb = await sgdMember(b.client);
     await inject(a.client, 'qrpay', 'reject');
-    assert.equal((await pay(a.client, ma.external, { qr_code: payNow({ amount: '1' }), asset: 'SGD' })).body.status, 'failed');
-    assert.equal((await pay(b.client, mb.external, { qr_code: payNow({ amount: '1' }), asset: 'SGD' })).body.status, 'completed');
-    const row = await service.ctx.db.selectFrom('upstream_behaviors').selectAll().where('merchant_id', '=', a.merchantId).executeTakeFirstOrThrow();
+    assert.equal(
+      (await pay(a.client, ma.external, { qr_code: payNow({ amount: '1' }), asset: 'SGD' })).body.status,
+      'failed',
+    );
+    assert.equal(
+      (await pay(b.client, mb.external, { qr_code: payNow({ amount: '1' }), asset: 'SGD' })).body.status,
+      'completed',
+    );
+    const row = await service.ctx.db
+      .selectFrom('upstream_behaviors')
+      .selectAll()
+      .where('merchant_id', '=', a.merchantId)
+      .executeTakeFirstOrThrow();
     const ttl = (new Date(row.expires_at).getTime() - new Date(row.created_at).getTime()) / 1000;
     assert.ok(Math.abs(ttl - 3600) < 2, `expires after ${ttl} s`);
     // An hour passes on a's sandbox clock.
     await a.client.sandbox.advanceClock(3600);
-    assert.equal((await pay(a.client, ma.external, { qr_code: payNow({ amount: '1' }), asset: 'SGD' })).body.status, 'completed');
+    assert.equal(
+      (await pay(a.client, ma.external, { qr_code: payNow({ amount: '1' }), asset: 'SGD' })).body.status,
+      'completed',
+    );
     await service.workers.tick();
-    const left = await service.ctx.db.selectFrom('upstream_behaviors').select('merchant_id').where('merchant_id', '=', a.merchantId).execute();
+    const left = await service.ctx.db
+      .selectFrom('upstream_behaviors')
+      .select('merchant_id')
+      .where('merchant_id', '=', a.merchantId)
+      .execute();
     assert.deepEqual(left, [], 'expired presets are purged');
   });
 
@@ -471,7 +686,10 @@ describe('QR payments', () => {
     assert.equal(retry.body.status, 'completed');
     assert.equal(retry.headers['x-idempotent-replay'], undefined);
     const orders = await service.ctx.db.selectFrom('qrpay_orders').select('id').where('member_id', '=', m.id).execute();
-    assert.deepEqual(orders.map((o) => o.id), [retry.body.id]);
+    assert.deepEqual(
+      orders.map((o) => o.id),
+      [retry.body.id],
+    );
     assert.deepEqual(await entriesOf(retry.body.id), ['qrpay.complete', 'qrpay.freeze']);
     const third = await pay(client, m.external, body, key);
     assert.equal(third.headers['x-idempotent-replay'], 'true');
@@ -520,7 +738,11 @@ describe('QR payments', () => {
     assert.equal((await sgd(client, m.external)).available, '100.00');
     assert.deepEqual(await entriesOf(done.id), ['qrpay.complete', 'qrpay.freeze', 'qrpay.refund']);
     assert.deepEqual(await eventsOf(done.id), ['qrpay.order.completed@2', 'qrpay.order.refunded@3']);
-    const read = (await client.request({ method: 'GET', path: `/v1/qrpay/payments/${done.id}`, onBehalfOf: m.external })) as any;
+    const read = (await client.request({
+      method: 'GET',
+      path: `/v1/qrpay/payments/${done.id}`,
+      onBehalfOf: m.external,
+    })) as any;
     assert.equal(read.status, 'refunded');
 
     // A provider answering the refund with any status but refunded (one outside its enumeration):
@@ -528,7 +750,12 @@ describe('QR payments', () => {
     const other = (await pay(client, m.external, { qr_code: payNow({ amount: '10' }), asset: 'SGD' })).body;
     const qrpay = service.ctx.upstreams.qrpay;
     const realRefund = qrpay.refund;
-    qrpay.refund = async () => ({ kind: 'accepted', providerOrderId: 'p-1', status: 'SANDBOX_UNKNOWN_STATUS', detail: {} });
+    qrpay.refund = async () => ({
+      kind: 'accepted',
+      providerOrderId: 'p-1',
+      status: 'SANDBOX_UNKNOWN_STATUS',
+      detail: {},
+    });
     try {
       for (let i = 0; i < 2; i++) {
         const unsure = await admin(service, 'POST', `/admin/v1/qrpay/payments/${other.id}/refund`, {});
@@ -539,17 +766,24 @@ describe('QR payments', () => {
     }
     assert.equal((await sgd(client, m.external)).available, '90.00', 'nothing credited');
     assert.deepEqual(await entriesOf(other.id), ['qrpay.complete', 'qrpay.freeze']);
-    const alerts = (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status')).body.data.filter((a: any) => a.object_id === other.id);
+    const alerts = (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status')).body.data.filter(
+      (a: any) => a.object_id === other.id,
+    );
     assert.equal(alerts.length, 1, 'one alert');
 
     await inject(client, 'qrpay', 'reject');
     const failed = (await pay(client, m.external, { qr_code: payNow({ amount: '1' }), asset: 'SGD' })).body;
-    assert.equal((await admin(service, 'POST', `/admin/v1/qrpay/payments/${failed.id}/refund`, {})).body.code, 'state_invalid');
+    assert.equal(
+      (await admin(service, 'POST', `/admin/v1/qrpay/payments/${failed.id}/refund`, {})).body.code,
+      'state_invalid',
+    );
     assert.equal((await admin(service, 'POST', '/admin/v1/qrpay/payments/qrp_nope/refund', {})).status, 404);
   });
 
   it('needs qrpay scopes', async () => {
-    const { client } = await newMerchantClient(service, { scopes: ['members:write', 'deposits:write', 'balances:read'] });
+    const { client } = await newMerchantClient(service, {
+      scopes: ['members:write', 'deposits:write', 'balances:read'],
+    });
     await client.members.create({ external_member_id: 'noscope' });
     await expectCode(client.request({ method: 'GET', path: '/v1/qrpay/schemes' }), 'insufficient_scope', 403);
     const res = await pay(client, 'noscope', { qr_code: payNow({ amount: '1' }), asset: 'SGD' });

@@ -42,7 +42,11 @@ describe('latency histogram', () => {
       registers: [theirs],
     });
     const ours = new Registry();
-    const histogram = new LatencyHistogram('http_request_duration_seconds', 'HTTP request latency by listener, route pattern and status', httpDurationBuckets);
+    const histogram = new LatencyHistogram(
+      'http_request_duration_seconds',
+      'HTTP request latency by listener, route pattern and status',
+      httpDurationBuckets,
+    );
     ours.registerMetric(histogram as never);
     for (const [listener, method, route, status, seconds] of observations) {
       reference.observe({ listener, method, route, status: String(status) }, seconds);
@@ -61,7 +65,10 @@ describe('latency histogram', () => {
     const { theirs, ours } = both();
     const values = (json: Array<{ values: Array<{ labels: object; value: number; metricName?: string }> }>) =>
       json[0]!.values.map((v) => JSON.stringify([v.metricName, v.labels, v.value])).sort();
-    assert.deepEqual(values(await ours.getMetricsAsJSON() as never), values(await theirs.getMetricsAsJSON() as never));
+    assert.deepEqual(
+      values((await ours.getMetricsAsJSON()) as never),
+      values((await theirs.getMetricsAsJSON()) as never),
+    );
   });
 
   it('starts again empty after a reset', async () => {

@@ -25,8 +25,13 @@ describe('remittance conversion dates', () => {
     assert.equal(eur.payout_currency, 'EUR');
     assert.equal(eur.same_currency, false);
     assert.deepEqual(eur.dates, [
-      { date: '2030-12-24', valid: true }, { date: '2030-12-25', valid: false }, { date: '2030-12-26', valid: false },
-      { date: '2030-12-27', valid: true }, { date: '2030-12-28', valid: false }, { date: '2030-12-29', valid: false }, { date: '2030-12-30', valid: true },
+      { date: '2030-12-24', valid: true },
+      { date: '2030-12-25', valid: false },
+      { date: '2030-12-26', valid: false },
+      { date: '2030-12-27', valid: true },
+      { date: '2030-12-28', valid: false },
+      { date: '2030-12-29', valid: false },
+      { date: '2030-12-30', valid: true },
     ]);
     assert.equal(eur.earliest_valid, '2030-12-24');
     const pobo = await client.remittance.conversionDates({ currency: 'GBP', line: 'pobo' });
@@ -36,9 +41,17 @@ describe('remittance conversion dates', () => {
     assert.equal(same.same_currency, true);
     assert.deepEqual(same.dates, []);
     assert.equal(same.earliest_valid, '2030-12-24');
-    assert.deepEqual(await client.remittance.conversionDates({ currency: 'EUR', line: 'overnight' }), eur, 'an unknown line is express');
+    assert.deepEqual(
+      await client.remittance.conversionDates({ currency: 'EUR', line: 'overnight' }),
+      eur,
+      'an unknown line is express',
+    );
     // Whatever its length: the reference treats every unknown value as express, never as a malformed request.
-    assert.deepEqual(await client.remittance.conversionDates({ currency: 'EUR', line: 'x'.repeat(33) }), eur, 'a long unknown line is express too');
+    assert.deepEqual(
+      await client.remittance.conversionDates({ currency: 'EUR', line: 'x'.repeat(33) }),
+      eur,
+      'a long unknown line is express too',
+    );
     assert.deepEqual(await client.remittance.conversionDates({ currency: 'EUR', line: 'pobo'.repeat(100) }), eur);
   });
 
@@ -46,13 +59,19 @@ describe('remittance conversion dates', () => {
     await expectCode(client.request({ method: 'GET', path: '/v1/remit/conversion-dates' }), 'invalid_request', 400);
     await expectCode(client.remittance.conversionDates({ currency: 'eur' }), 'invalid_request', 400);
     await expectCode(client.remittance.conversionDates({ currency: 'EURO' }), 'invalid_request', 400);
-    await expectCode(client.remittance.conversionDates({ currency: 'USD', line: 'pobo' }), 'product_not_available', 400);
+    await expectCode(
+      client.remittance.conversionDates({ currency: 'USD', line: 'pobo' }),
+      'product_not_available',
+      400,
+    );
     await expectCode(client.remittance.conversionDates({ currency: 'XYZ' }), 'product_not_available', 400);
     await expectCode(client.remittance.conversionDates({ currency: 'JPY' }), 'service_unavailable', 400);
     const upstream = service.ctx.upstreams.remittance;
     const original = upstream.conversionDates;
     try {
-      upstream.conversionDates = async () => { throw new Error('connection refused'); };
+      upstream.conversionDates = async () => {
+        throw new Error('connection refused');
+      };
       await expectCode(client.remittance.conversionDates({ currency: 'EUR' }), 'upstream_error', 502);
       upstream.conversionDates = async () => ({ kind: 'timeout' });
       await expectCode(client.remittance.conversionDates({ currency: 'EUR' }), 'upstream_error', 502);
@@ -63,7 +82,12 @@ describe('remittance conversion dates', () => {
 
   it('is for the merchant principal only', async () => {
     await client.members.create({ external_member_id: 'cd-member' });
-    const res = await client.requestRaw({ method: 'GET', path: '/v1/remit/conversion-dates', query: { currency: 'EUR' }, onBehalfOf: 'cd-member' });
+    const res = await client.requestRaw({
+      method: 'GET',
+      path: '/v1/remit/conversion-dates',
+      query: { currency: 'EUR' },
+      onBehalfOf: 'cd-member',
+    });
     assert.equal(res.status, 400);
   });
 });

@@ -18,119 +18,215 @@ describe('remittance orders', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
   let merchantId: string;
-  useTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } }, (s) => ({ service, client, merchantId } = s));
+  useTestService(
+    { config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } },
+    (s) => ({ service, client, merchantId } = s),
+  );
 
-  const inject = (behavior: string) => client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'remittance', behavior } });
+  const inject = (behavior: string) =>
+    client.request({
+      method: 'POST',
+      path: '/v1/sandbox/upstream-behavior',
+      body: { upstream: 'remittance', behavior },
+    });
   const run = async () => {
     await service.workers.jobs.drain();
   };
   const reconcile = () => service.workers.tick();
-  const balance = async (m: string, asset: string) => (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === asset) as any;
+  const balance = async (m: string, asset: string) =>
+    (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === asset) as any;
   const eventsOf = async (id: string) =>
-    (await service.ctx.db.selectFrom('events').select(['type', 'status_version']).where('object_id', '=', id).orderBy('seq').execute()).map((e) => `${e.type}@${e.status_version}`);
+    (
+      await service.ctx.db
+        .selectFrom('events')
+        .select(['type', 'status_version'])
+        .where('object_id', '=', id)
+        .orderBy('seq')
+        .execute()
+    ).map((e) => `${e.type}@${e.status_version}`);
 
   /** A member at KYC level 1 with 1000 USDT and 500 EUR, and a SEPA payee. */
   async function setup(options: { kyc?: number; holder?: [string, string] } = {}) {
     const external = `r-${randomUUID().slice(0, 8)}`;
     const member = await client.members.create({ external_member_id: external });
-    if ((options.kyc ?? 1) > 0) await admin(service, 'POST', `/admin/v1/members/${member.id}/kyc-review`, { decision: 'approved', level: options.kyc ?? 1 });
+    if ((options.kyc ?? 1) > 0)
+      await admin(service, 'POST', `/admin/v1/members/${member.id}/kyc-review`, {
+        decision: 'approved',
+        level: options.kyc ?? 1,
+      });
     await client.deposits.create({ member_id: external, asset: 'USDT', amount: '1000', tx_hash: `t-${randomUUID()}` });
     await client.deposits.create({ member_id: external, asset: 'EUR', amount: '500', tx_hash: `t-${randomUUID()}` });
     const [first, last] = options.holder ?? ['Anna', 'Müller'];
-    const payee = await client.remittance.createPayee({ ...sepa, fields: { first_name: first, last_name: last, 'bank_details.iban': freshIban(), ...payeeAddress } }, { onBehalfOf: external });
+    const payee = await client.remittance.createPayee(
+      { ...sepa, fields: { first_name: first, last_name: last, 'bank_details.iban': freshIban(), ...payeeAddress } },
+      { onBehalfOf: external },
+    );
     return { m: external, payee: payee.id };
   }
   const send = (m: string, payee: string, source_asset = 'USDT', source_amount = '100') =>
     client.remittance.create({ payee_id: payee, source_asset, source_amount }, { onBehalfOf: m });
 
-  it('success: freezes amount + fee with the order, converts USDT to EUR in the service\'s favour, dispatches by the job and completes', async () => {
-    const { m, payee } = await setup();
-    const order = await send(m, payee);
-    assert.match(order.id, /^rmt_/);
-    assert.equal(order.status, 'pending');
-    assert.equal(order.status_version, 1);
-    assert.equal(order.payee_id, payee);
-    assert.equal(order.rate, '0.9231481481', 'mid 0.925925925925 less 30 bps, rounded down');
-    assert.equal(order.payout_amount, '92.31');
-    assert.equal(order.fee, '1.583250', '0.5 % + 1.00 EUR converted back, rounded up');
-    assert.equal(order.payout_currency, 'EUR');
-    assert.match(order.payout_date!, /^\d{4}-\d{2}-\d{2}$/);
-    let usdt = await balance(m, 'USDT');
-    assert.equal(usdt.available, '898.416750');
-    assert.equal(usdt.frozen, '101.583250');
-    await run();
-    const done = await client.remittance.get(order.id, { onBehalfOf: m });
-    assert.equal(done.status, 'completed');
-    assert.equal(done.status_version, 3);
-    usdt = await balance(m, 'USDT');
-    assert.equal(usdt.available, '898.416750');
-    assert.equal(usdt.frozen, '0.000000');
-    assert.deepEqual(await eventsOf(order.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3']);
-    const entity = await service.ctx.db.selectFrom('remit_payees as p').innerJoin('remit_payee_entities as e', 'e.id', 'p.entity_id').select('e.provider_payee_ref').where('p.seq', '=', (await payeeIdsOf(service.ctx.db)).seqOf(payee)!).executeTakeFirstOrThrow();
-    assert.match(entity.provider_payee_ref!, /^RB/, 'registered at dispatch');
-    await expectLedgerClean(service);
-  });
-
-  it('an asset bought through the exchange desk (no custody of it) is sent and completes; the fee is the merchant\'s', async () => {
-    const external = `r-${randomUUID().slice(0, 8)}`;
-    const member = await client.members.create({ external_member_id: external });
-    await admin(service, 'POST', `/admin/v1/members/${member.id}/kyc-review`, { decision: 'approved', level: 1 });
-    await client.deposits.create({ member_id: external, asset: 'USDT', amount: '100', tx_hash: `t-${randomUUID()}` });
-    const bought = await client.exchange.execute({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '50' }, { onBehalfOf: external });
-    assert.equal(bought.status, 'completed');
-    const custodyOf = async (asset: string) => (await client.merchant.balances()).find((b) => b.asset === asset)?.custody;
-    const eurCustody = await custodyOf('EUR');
-    const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: external });
-    const feeIncome = async () => BigInt(String((await service.ctx.db.selectFrom('ledger_accounts').select('balance')
-      .where('owner_type', '=', 'merchant').where('owner_id', '=', merchantId).where('environment', '=', 'sandbox').where('asset', '=', 'EUR').where('bucket', '=', 'fee_income')
-      .executeTakeFirst())?.balance ?? 0));
-    const feeBefore = await feeIncome();
-    const order = await send(external, payee.id, 'EUR', '20');
-    assert.equal(order.fee, '1.10');
-    await run();
-    assert.equal((await client.remittance.get(order.id, { onBehalfOf: external })).status, 'completed');
-    const eur = await balance(external, 'EUR');
-    assert.equal(eur.frozen, '0.00');
-    const cents = (amount: string) => BigInt(amount.replace('.', ''));
-    assert.equal(cents(eur.total), cents(bought.to_amount) - 2110n, 'amount and fee left the member');
-    assert.equal(await custodyOf('EUR'), eurCustody, 'custody untouched: amount and fee left through settlement clearing');
-    assert.equal(await feeIncome() - feeBefore, 110n, "the fee is the merchant's income");
-    await expectLedgerClean(service);
-  });
-
-  it('high-value transfers: at or above the operator\'s threshold a remittance or a withdrawal needs the high_value_transfer level', async () => {
-    const requirements = await admin(service, 'GET', '/admin/v1/kyc/requirements?environment=sandbox');
-    assert.deepEqual(requirements.body.data.find((r: any) => r.business === 'high_value_transfer'), { business: 'high_value_transfer', min_kyc_level: 2 });
-    const put = (min_amount: string | null) => admin(service, 'PUT', '/admin/v1/kyc/high-value-thresholds/usdt', { environment: 'sandbox', min_amount });
-    assert.equal((await put('0')).status, 400);
-    assert.equal((await put('1.0000001')).status, 400, 'more places than USDT has: refused, not rounded');
-    assert.equal((await admin(service, 'PUT', '/admin/v1/kyc/high-value-thresholds/NOPE', { environment: 'sandbox', min_amount: '1' })).status, 404);
-    const set = await put('150');
-    assert.deepEqual([set.status, set.body], [200, { asset: 'USDT', min_amount: '150.000000' }]);
-    assert.deepEqual((await admin(service, 'GET', '/admin/v1/kyc/high-value-thresholds?environment=sandbox')).body.data, [{ asset: 'USDT', min_amount: '150.000000' }]);
-    assert.deepEqual((await admin(service, 'GET', '/admin/v1/kyc/high-value-thresholds?environment=production')).body.data, []);
-    try {
+  it(
+    "success: freezes amount + fee with the order, converts USDT to EUR in the service's favour, dispatches by " +
+      'the job and completes',
+    async () => {
       const { m, payee } = await setup();
-      await expectCode(send(m, payee, 'USDT', '150'), 'kyc_required', 400);
-      const tron = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
-      await expectCode(client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: tron, amount: '150' }, { onBehalfOf: m }), 'kyc_required', 400);
-      assert.equal((await balance(m, 'USDT')).available, '1000.000000', 'a refusal freezes nothing');
-      const below = await send(m, payee, 'USDT', '149.999999');
-      assert.equal(below.status, 'pending', 'below the threshold level 1 is enough');
-      await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: tron, amount: '149' }, { onBehalfOf: m });
-      await send(m, payee, 'EUR', '150');
-
-      const level2 = await setup({ kyc: 2 });
-      assert.equal((await send(level2.m, level2.payee, 'USDT', '150')).status, 'pending');
-      await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: tron, amount: '200' }, { onBehalfOf: level2.m });
+      const order = await send(m, payee);
+      assert.match(order.id, /^rmt_/);
+      assert.equal(order.status, 'pending');
+      assert.equal(order.status_version, 1);
+      assert.equal(order.payee_id, payee);
+      assert.equal(order.rate, '0.9231481481', 'mid 0.925925925925 less 30 bps, rounded down');
+      assert.equal(order.payout_amount, '92.31');
+      assert.equal(order.fee, '1.583250', '0.5 % + 1.00 EUR converted back, rounded up');
+      assert.equal(order.payout_currency, 'EUR');
+      assert.match(order.payout_date!, /^\d{4}-\d{2}-\d{2}$/);
+      let usdt = await balance(m, 'USDT');
+      assert.equal(usdt.available, '898.416750');
+      assert.equal(usdt.frozen, '101.583250');
       await run();
+      const done = await client.remittance.get(order.id, { onBehalfOf: m });
+      assert.equal(done.status, 'completed');
+      assert.equal(done.status_version, 3);
+      usdt = await balance(m, 'USDT');
+      assert.equal(usdt.available, '898.416750');
+      assert.equal(usdt.frozen, '0.000000');
+      assert.deepEqual(await eventsOf(order.id), [
+        'remittance.order.pending@1',
+        'remittance.order.processing@2',
+        'remittance.order.completed@3',
+      ]);
+      const entity = await service.ctx.db
+        .selectFrom('remit_payees as p')
+        .innerJoin('remit_payee_entities as e', 'e.id', 'p.entity_id')
+        .select('e.provider_payee_ref')
+        .where('p.seq', '=', (await payeeIdsOf(service.ctx.db)).seqOf(payee)!)
+        .executeTakeFirstOrThrow();
+      assert.match(entity.provider_payee_ref!, /^RB/, 'registered at dispatch');
       await expectLedgerClean(service);
-    } finally {
-      assert.deepEqual((await put(null)).body, { asset: 'USDT', min_amount: null });
-    }
-    const { m, payee } = await setup();
-    assert.equal((await send(m, payee, 'USDT', '150')).status, 'pending', 'no threshold: no amount is high-value');
-  });
+    },
+  );
+
+  it(
+    'an asset bought through the exchange desk (no custody of it) is sent and completes; the fee is the ' +
+      "merchant's",
+    async () => {
+      const external = `r-${randomUUID().slice(0, 8)}`;
+      const member = await client.members.create({ external_member_id: external });
+      await admin(service, 'POST', `/admin/v1/members/${member.id}/kyc-review`, { decision: 'approved', level: 1 });
+      await client.deposits.create({ member_id: external, asset: 'USDT', amount: '100', tx_hash: `t-${randomUUID()}` });
+      const bought = await client.exchange.execute(
+        { from_asset: 'USDT', to_asset: 'EUR', from_amount: '50' },
+        { onBehalfOf: external },
+      );
+      assert.equal(bought.status, 'completed');
+      const custodyOf = async (asset: string) =>
+        (await client.merchant.balances()).find((b) => b.asset === asset)?.custody;
+      const eurCustody = await custodyOf('EUR');
+      const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: external });
+      const feeIncome = async () =>
+        BigInt(
+          String(
+            (
+              await service.ctx.db
+                .selectFrom('ledger_accounts')
+                .select('balance')
+                .where('owner_type', '=', 'merchant')
+                .where('owner_id', '=', merchantId)
+                .where('environment', '=', 'sandbox')
+                .where('asset', '=', 'EUR')
+                .where('bucket', '=', 'fee_income')
+                .executeTakeFirst()
+            )?.balance ?? 0,
+          ),
+        );
+      const feeBefore = await feeIncome();
+      const order = await send(external, payee.id, 'EUR', '20');
+      assert.equal(order.fee, '1.10');
+      await run();
+      assert.equal((await client.remittance.get(order.id, { onBehalfOf: external })).status, 'completed');
+      const eur = await balance(external, 'EUR');
+      assert.equal(eur.frozen, '0.00');
+      const cents = (amount: string) => BigInt(amount.replace('.', ''));
+      assert.equal(cents(eur.total), cents(bought.to_amount) - 2110n, 'amount and fee left the member');
+      assert.equal(
+        await custodyOf('EUR'),
+        eurCustody,
+        'custody untouched: amount and fee left through settlement clearing',
+      );
+      assert.equal((await feeIncome()) - feeBefore, 110n, "the fee is the merchant's income");
+      await expectLedgerClean(service);
+    },
+  );
+
+  it(
+    "high-value transfers: at or above the operator's threshold a remittance or a withdrawal needs the " +
+      'high_value_transfer level',
+    async () => {
+      const requirements = await admin(service, 'GET', '/admin/v1/kyc/requirements?environment=sandbox');
+      assert.deepEqual(
+        requirements.body.data.find((r: any) => r.business === 'high_value_transfer'),
+        { business: 'high_value_transfer', min_kyc_level: 2 },
+      );
+      const put = (min_amount: string | null) =>
+        admin(service, 'PUT', '/admin/v1/kyc/high-value-thresholds/usdt', { environment: 'sandbox', min_amount });
+      assert.equal((await put('0')).status, 400);
+      assert.equal((await put('1.0000001')).status, 400, 'more places than USDT has: refused, not rounded');
+      assert.equal(
+        (
+          await admin(service, 'PUT', '/admin/v1/kyc/high-value-thresholds/NOPE', {
+            environment: 'sandbox',
+            min_amount: '1',
+          })
+        ).status,
+        404,
+      );
+      const set = await put('150');
+      assert.deepEqual([set.status, set.body], [200, { asset: 'USDT', min_amount: '150.000000' }]);
+      assert.deepEqual(
+        (await admin(service, 'GET', '/admin/v1/kyc/high-value-thresholds?environment=sandbox')).body.data,
+        [{ asset: 'USDT', min_amount: '150.000000' }],
+      );
+      assert.deepEqual(
+        (await admin(service, 'GET', '/admin/v1/kyc/high-value-thresholds?environment=production')).body.data,
+        [],
+      );
+      try {
+        const { m, payee } = await setup();
+        await expectCode(send(m, payee, 'USDT', '150'), 'kyc_required', 400);
+        const tron = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
+        await expectCode(
+          client.withdrawals.create(
+            { asset: 'USDT', network: 'TRON', address: tron, amount: '150' },
+            { onBehalfOf: m },
+          ),
+          'kyc_required',
+          400,
+        );
+        assert.equal((await balance(m, 'USDT')).available, '1000.000000', 'a refusal freezes nothing');
+        const below = await send(m, payee, 'USDT', '149.999999');
+        assert.equal(below.status, 'pending', 'below the threshold level 1 is enough');
+        await client.withdrawals.create(
+          { asset: 'USDT', network: 'TRON', address: tron, amount: '149' },
+          { onBehalfOf: m },
+        );
+        await send(m, payee, 'EUR', '150');
+
+        const level2 = await setup({ kyc: 2 });
+        assert.equal((await send(level2.m, level2.payee, 'USDT', '150')).status, 'pending');
+        await client.withdrawals.create(
+          { asset: 'USDT', network: 'TRON', address: tron, amount: '200' },
+          { onBehalfOf: level2.m },
+        );
+        await run();
+        await expectLedgerClean(service);
+      } finally {
+        assert.deepEqual((await put(null)).body, { asset: 'USDT', min_amount: null });
+      }
+      const { m, payee } = await setup();
+      assert.equal((await send(m, payee, 'USDT', '150')).status, 'pending', 'no threshold: no amount is high-value');
+    },
+  );
 
   it('same currency: rate 1, no spread, fee on top', async () => {
     const { m, payee } = await setup();
@@ -156,7 +252,11 @@ describe('remittance orders', () => {
       const usdt = await balance(m, 'USDT');
       assert.equal(usdt.available, '1000.000000');
       assert.equal(usdt.frozen, '0.000000');
-      assert.deepEqual(await eventsOf(order.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.failed@3']);
+      assert.deepEqual(await eventsOf(order.id), [
+        'remittance.order.pending@1',
+        'remittance.order.processing@2',
+        'remittance.order.failed@3',
+      ]);
     } finally {
       await inject('success');
     }
@@ -182,71 +282,98 @@ describe('remittance orders', () => {
     await expectLedgerClean(service);
   });
 
-  it('unknown: outcome unknown, funds stay frozen; reconciliation learns the provider never received it and fails the order', async () => {
-    const { m, payee } = await setup();
-    await inject('unknown');
-    try {
-      const order = await send(m, payee);
-      await run();
-      assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'processing');
-      assert.equal((await balance(m, 'USDT')).frozen, '101.583250');
-      await reconcile();
-      const failed = await client.remittance.get(order.id, { onBehalfOf: m });
-      assert.equal(failed.status, 'failed');
-      assert.equal(failed.failure_reason, 'upstream_not_found');
-      assert.equal((await balance(m, 'USDT')).available, '1000.000000');
-    } finally {
-      await inject('success');
-    }
-    await expectLedgerClean(service);
-  });
+  it(
+    'unknown: outcome unknown, funds stay frozen; reconciliation learns the provider never received it and ' +
+      'fails the order',
+    async () => {
+      const { m, payee } = await setup();
+      await inject('unknown');
+      try {
+        const order = await send(m, payee);
+        await run();
+        assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'processing');
+        assert.equal((await balance(m, 'USDT')).frozen, '101.583250');
+        await reconcile();
+        const failed = await client.remittance.get(order.id, { onBehalfOf: m });
+        assert.equal(failed.status, 'failed');
+        assert.equal(failed.failure_reason, 'upstream_not_found');
+        assert.equal((await balance(m, 'USDT')).available, '1000.000000');
+      } finally {
+        await inject('success');
+      }
+      await expectLedgerClean(service);
+    },
+  );
 
-  it('an operator resolve asks the provider first: a payout it made is completed whatever the operator asked, never refunded', async () => {
-    const { m, payee } = await setup();
-    await inject('timeout');
-    try {
-      const order = await send(m, payee);
-      await run();
-      assert.equal((await admin(service, 'GET', `/admin/v1/remittances/${order.id}`)).body.internal_status, 'processing');
-      // The operator would fail it; the provider paid it out: the provider's outcome is applied.
-      const refused = await admin(service, 'POST', `/admin/v1/remittances/${order.id}/resolve`, { status: 'failed' });
-      assert.deepEqual([refused.status, refused.body.code], [400, 'state_invalid'], JSON.stringify(refused.body));
-      assert.match(refused.body.message, /provider reports the remittance succeeded: it is now completed/);
-      assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'completed');
-      const usdt = await balance(m, 'USDT');
-      assert.deepEqual([usdt.available, usdt.frozen], ['898.416750', '0.000000'], 'paid out, not refunded');
-      assert.deepEqual(await eventsOf(order.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3']);
-      const asked = await admin(service, 'POST', `/admin/v1/remittances/${order.id}/resolve`, { status: 'completed' });
-      assert.deepEqual([asked.status, asked.body.status], [200, 'completed']);
-    } finally {
-      await inject('success');
-    }
-    await expectLedgerClean(service);
-  });
+  it(
+    'an operator resolve asks the provider first: a payout it made is completed whatever the operator asked, ' +
+      'never refunded',
+    async () => {
+      const { m, payee } = await setup();
+      await inject('timeout');
+      try {
+        const order = await send(m, payee);
+        await run();
+        assert.equal(
+          (await admin(service, 'GET', `/admin/v1/remittances/${order.id}`)).body.internal_status,
+          'processing',
+        );
+        // The operator would fail it; the provider paid it out: the provider's outcome is applied.
+        const refused = await admin(service, 'POST', `/admin/v1/remittances/${order.id}/resolve`, { status: 'failed' });
+        assert.deepEqual([refused.status, refused.body.code], [400, 'state_invalid'], JSON.stringify(refused.body));
+        assert.match(refused.body.message, /provider reports the remittance succeeded: it is now completed/);
+        assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'completed');
+        const usdt = await balance(m, 'USDT');
+        assert.deepEqual([usdt.available, usdt.frozen], ['898.416750', '0.000000'], 'paid out, not refunded');
+        assert.deepEqual(await eventsOf(order.id), [
+          'remittance.order.pending@1',
+          'remittance.order.processing@2',
+          'remittance.order.completed@3',
+        ]);
+        const asked = await admin(service, 'POST', `/admin/v1/remittances/${order.id}/resolve`, {
+          status: 'completed',
+        });
+        assert.deepEqual([asked.status, asked.body.status], [200, 'completed']);
+      } finally {
+        await inject('success');
+      }
+      await expectLedgerClean(service);
+    },
+  );
 
-  it('unknown_status: suspended (callers see processing) with an operator alert; funds frozen until the operator resolves', async () => {
-    const { m, payee } = await setup();
-    await inject('unknown_status');
-    try {
-      const order = await send(m, payee);
-      await run();
-      await reconcile();
-      assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'processing');
-      const op = await admin(service, 'GET', `/admin/v1/remittances/${order.id}`);
-      assert.equal(op.body.internal_status, 'suspended');
-      assert.equal(op.body.provider_status, 'SANDBOX_UNKNOWN_STATUS');
-      const alerts = await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100');
-      assert.equal(alerts.body.data.filter((a: any) => a.object_id === order.id).length, 1, 'one alert');
-      assert.equal((await balance(m, 'USDT')).frozen, '101.583250');
-      const resolved = await admin(service, 'POST', `/admin/v1/remittances/${order.id}/resolve`, { status: 'completed' });
-      assert.equal(resolved.body.status, 'completed');
-      assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
-      assert.deepEqual(await eventsOf(order.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3']);
-    } finally {
-      await inject('success');
-    }
-    await expectLedgerClean(service);
-  });
+  it(
+    'unknown_status: suspended (callers see processing) with an operator alert; funds frozen until the ' +
+      'operator resolves',
+    async () => {
+      const { m, payee } = await setup();
+      await inject('unknown_status');
+      try {
+        const order = await send(m, payee);
+        await run();
+        await reconcile();
+        assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'processing');
+        const op = await admin(service, 'GET', `/admin/v1/remittances/${order.id}`);
+        assert.equal(op.body.internal_status, 'suspended');
+        assert.equal(op.body.provider_status, 'SANDBOX_UNKNOWN_STATUS');
+        const alerts = await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100');
+        assert.equal(alerts.body.data.filter((a: any) => a.object_id === order.id).length, 1, 'one alert');
+        assert.equal((await balance(m, 'USDT')).frozen, '101.583250');
+        const resolved = await admin(service, 'POST', `/admin/v1/remittances/${order.id}/resolve`, {
+          status: 'completed',
+        });
+        assert.equal(resolved.body.status, 'completed');
+        assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
+        assert.deepEqual(await eventsOf(order.id), [
+          'remittance.order.pending@1',
+          'remittance.order.processing@2',
+          'remittance.order.completed@3',
+        ]);
+      } finally {
+        await inject('success');
+      }
+      await expectLedgerClean(service);
+    },
+  );
 
   it('returned after completion: the amount comes back to available, the fee is kept', async () => {
     const { m, payee } = await setup();
@@ -258,86 +385,155 @@ describe('remittance orders', () => {
     assert.equal(returned.status_version, 4);
     const usdt = await balance(m, 'USDT');
     assert.equal(usdt.available, '998.416750');
-    assert.deepEqual(await eventsOf(order.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3', 'remittance.order.returned@4']);
+    assert.deepEqual(await eventsOf(order.id), [
+      'remittance.order.pending@1',
+      'remittance.order.processing@2',
+      'remittance.order.completed@3',
+      'remittance.order.returned@4',
+    ]);
     const again = await client.remittance.sandboxReturn(order.id.slice(4));
     assert.equal(again.status, 'returned');
     assert.equal((await balance(m, 'USDT')).available, '998.416750', 'once');
     await expectLedgerClean(service);
   });
 
-  it('illegal moves are refused with state_invalid and post nothing: a return before completion or after failure, an operator resolve of a finished order', async () => {
-    const { m, payee } = await setup();
-    const returnOf = (id: string) => client.remittance.sandboxReturn(id);
-    const pending = await send(m, payee, 'EUR', '20');
-    await expectCode(returnOf(pending.id), 'state_invalid', 400);
-    assert.equal((await client.remittance.get(pending.id, { onBehalfOf: m })).status, 'pending');
-    await run();
-    assert.equal((await client.remittance.get(pending.id, { onBehalfOf: m })).status, 'completed');
-    const refusedResolve = await admin(service, 'POST', `/admin/v1/remittances/${pending.id}/resolve`, { status: 'failed' });
-    assert.deepEqual([refusedResolve.status, refusedResolve.body.code], [400, 'state_invalid'], 'a completed order is not failed afterwards');
-    await inject('reject');
-    let failed;
-    try {
-      failed = await send(m, payee, 'EUR', '30');
-      await run();
-    } finally {
-      await inject('success');
-    }
-    assert.equal((await client.remittance.get(failed.id, { onBehalfOf: m })).status, 'failed');
-    const before = await balance(m, 'EUR');
-    await expectCode(returnOf(failed.id), 'state_invalid', 400);
-    const revived = await admin(service, 'POST', `/admin/v1/remittances/${failed.id}/resolve`, { status: 'completed' });
-    assert.deepEqual([revived.status, revived.body.code], [400, 'state_invalid'], 'a failed order is not completed afterwards');
-    assert.deepEqual(await balance(m, 'EUR'), before, 'nothing posted by a refused move');
-    assert.equal(before.frozen, '0.00');
-    assert.equal(before.available, '478.90', '500 less the completed 20 + 1.10 fee; the failed order gave everything back');
-    assert.deepEqual(await eventsOf(failed.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.failed@3']);
-    assert.deepEqual(await eventsOf(pending.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3']);
-    await expectLedgerClean(service);
-  });
-
-  it('a payout the bank returns later is found by the return watch: asked 1 h, 1, 3, 7, 14 and 30 days after completion on the merchant\'s clock', async () => {
-    // A merchant of its own: the test moves its clock by a month.
-    const own = await newMerchantClient(service);
-    const saved = client;
-    client = own.client;
-    try {
+  it(
+    'illegal moves are refused with state_invalid and post nothing: a return before completion or after ' +
+      'failure, an operator resolve of a finished order',
+    async () => {
       const { m, payee } = await setup();
-      const returnedLater = await send(m, payee);
-      const neverReturned = await send(m, payee);
+      const returnOf = (id: string) => client.remittance.sandboxReturn(id);
+      const pending = await send(m, payee, 'EUR', '20');
+      await expectCode(returnOf(pending.id), 'state_invalid', 400);
+      assert.equal((await client.remittance.get(pending.id, { onBehalfOf: m })).status, 'pending');
       await run();
-      for (const o of [returnedLater, neverReturned]) assert.equal((await client.remittance.get(o.id, { onBehalfOf: m })).status, 'completed');
-      const watchOf = (id: string) => service.ctx.db.selectFrom('remit_orders').select(['return_checks', 'return_check_at', 'completed_at']).where('id', '=', id).executeTakeFirstOrThrow();
-      const first = await watchOf(neverReturned.id);
-      assert.equal(first.return_check_at!.getTime() - first.completed_at!.getTime(), 3_600_000, 'first asked an hour after completion');
-      // The beneficiary's bank sends one payout back: the provider knows; nothing here has asked yet.
-      const provider = service.ctx.upstreams.remittance;
-      assert.equal((await provider.sandboxReturn!.call(provider, { merchantId: own.merchantId, environment: 'sandbox' }, returnedLater.id)).kind, 'accepted');
-      await client.sandbox.advanceClock(3_599);
-      assert.equal((await client.remittance.get(returnedLater.id, { onBehalfOf: m })).status, 'completed', 'not asked before the hour');
-      await client.sandbox.advanceClock(1);
-      const returned = await client.remittance.get(returnedLater.id, { onBehalfOf: m });
-      assert.equal(returned.status, 'returned');
-      assert.equal(returned.status_version, 4);
-      assert.deepEqual(await eventsOf(returnedLater.id), ['remittance.order.pending@1', 'remittance.order.processing@2', 'remittance.order.completed@3', 'remittance.order.returned@4']);
-      assert.equal((await balance(m, 'USDT')).available, '896.833500', 'one amount back (its fee kept), the other still paid out');
-      assert.equal((await watchOf(returnedLater.id)).return_check_at, null, 'a returned order is watched no more');
-      // The other payout stays paid: asked on the schedule, then no longer watched after 30 days.
-      const once = await watchOf(neverReturned.id);
-      assert.equal(once.return_checks, 1);
-      assert.equal(once.return_check_at!.getTime() - once.completed_at!.getTime(), 86_400_000);
-      await client.sandbox.advanceClock(31 * 86_400);
-      const done = await watchOf(neverReturned.id);
-      assert.equal(done.return_checks, 6);
-      assert.equal(done.return_check_at, null);
-      assert.equal((await client.remittance.get(neverReturned.id, { onBehalfOf: m })).status, 'completed');
+      assert.equal((await client.remittance.get(pending.id, { onBehalfOf: m })).status, 'completed');
+      const refusedResolve = await admin(service, 'POST', `/admin/v1/remittances/${pending.id}/resolve`, {
+        status: 'failed',
+      });
+      assert.deepEqual(
+        [refusedResolve.status, refusedResolve.body.code],
+        [400, 'state_invalid'],
+        'a completed order is not failed afterwards',
+      );
+      await inject('reject');
+      let failed;
+      try {
+        failed = await send(m, payee, 'EUR', '30');
+        await run();
+      } finally {
+        await inject('success');
+      }
+      assert.equal((await client.remittance.get(failed.id, { onBehalfOf: m })).status, 'failed');
+      const before = await balance(m, 'EUR');
+      await expectCode(returnOf(failed.id), 'state_invalid', 400);
+      const revived = await admin(service, 'POST', `/admin/v1/remittances/${failed.id}/resolve`, {
+        status: 'completed',
+      });
+      assert.deepEqual(
+        [revived.status, revived.body.code],
+        [400, 'state_invalid'],
+        'a failed order is not completed afterwards',
+      );
+      assert.deepEqual(await balance(m, 'EUR'), before, 'nothing posted by a refused move');
+      assert.equal(before.frozen, '0.00');
+      assert.equal(
+        before.available,
+        '478.90',
+        '500 less the completed 20 + 1.10 fee; the failed order gave everything back',
+      );
+      assert.deepEqual(await eventsOf(failed.id), [
+        'remittance.order.pending@1',
+        'remittance.order.processing@2',
+        'remittance.order.failed@3',
+      ]);
+      assert.deepEqual(await eventsOf(pending.id), [
+        'remittance.order.pending@1',
+        'remittance.order.processing@2',
+        'remittance.order.completed@3',
+      ]);
       await expectLedgerClean(service);
-    } finally {
-      client = saved;
-    }
-  });
+    },
+  );
 
-  it('the return watch also runs as the service\'s own ticker, on each merchant\'s time', async () => {
+  it(
+    'a payout the bank returns later is found by the return watch: asked 1 h, 1, 3, 7, 14 and 30 days after ' +
+      "completion on the merchant's clock",
+    async () => {
+      // A merchant of its own: the test moves its clock by a month.
+      const own = await newMerchantClient(service);
+      const saved = client;
+      client = own.client;
+      try {
+        const { m, payee } = await setup();
+        const returnedLater = await send(m, payee);
+        const neverReturned = await send(m, payee);
+        await run();
+        for (const o of [returnedLater, neverReturned])
+          assert.equal((await client.remittance.get(o.id, { onBehalfOf: m })).status, 'completed');
+        const watchOf = (id: string) =>
+          service.ctx.db
+            .selectFrom('remit_orders')
+            .select(['return_checks', 'return_check_at', 'completed_at'])
+            .where('id', '=', id)
+            .executeTakeFirstOrThrow();
+        const first = await watchOf(neverReturned.id);
+        assert.equal(
+          first.return_check_at!.getTime() - first.completed_at!.getTime(),
+          3_600_000,
+          'first asked an hour after completion',
+        );
+        // The beneficiary's bank sends one payout back: the provider knows; nothing here has asked yet.
+        const provider = service.ctx.upstreams.remittance;
+        assert.equal(
+          (
+            await provider.sandboxReturn!.call(
+              provider,
+              { merchantId: own.merchantId, environment: 'sandbox' },
+              returnedLater.id,
+            )
+          ).kind,
+          'accepted',
+        );
+        await client.sandbox.advanceClock(3_599);
+        assert.equal(
+          (await client.remittance.get(returnedLater.id, { onBehalfOf: m })).status,
+          'completed',
+          'not asked before the hour',
+        );
+        await client.sandbox.advanceClock(1);
+        const returned = await client.remittance.get(returnedLater.id, { onBehalfOf: m });
+        assert.equal(returned.status, 'returned');
+        assert.equal(returned.status_version, 4);
+        assert.deepEqual(await eventsOf(returnedLater.id), [
+          'remittance.order.pending@1',
+          'remittance.order.processing@2',
+          'remittance.order.completed@3',
+          'remittance.order.returned@4',
+        ]);
+        assert.equal(
+          (await balance(m, 'USDT')).available,
+          '896.833500',
+          'one amount back (its fee kept), the other still paid out',
+        );
+        assert.equal((await watchOf(returnedLater.id)).return_check_at, null, 'a returned order is watched no more');
+        // The other payout stays paid: asked on the schedule, then no longer watched after 30 days.
+        const once = await watchOf(neverReturned.id);
+        assert.equal(once.return_checks, 1);
+        assert.equal(once.return_check_at!.getTime() - once.completed_at!.getTime(), 86_400_000);
+        await client.sandbox.advanceClock(31 * 86_400);
+        const done = await watchOf(neverReturned.id);
+        assert.equal(done.return_checks, 6);
+        assert.equal(done.return_check_at, null);
+        assert.equal((await client.remittance.get(neverReturned.id, { onBehalfOf: m })).status, 'completed');
+        await expectLedgerClean(service);
+      } finally {
+        client = saved;
+      }
+    },
+  );
+
+  it("the return watch also runs as the service's own ticker, on each merchant's time", async () => {
     const { m, payee } = await setup();
     const order = await send(m, payee);
     await run();
@@ -346,27 +542,42 @@ describe('remittance orders', () => {
     await reconcile();
     assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'completed', 'not due yet');
     // Due now (as an hour after completion would be), on the real clock of a merchant never advanced.
-    await service.ctx.db.updateTable('remit_orders').set({ return_check_at: new Date(Date.now() - 1000) }).where('id', '=', order.id).execute();
+    await service.ctx.db
+      .updateTable('remit_orders')
+      .set({ return_check_at: new Date(Date.now() - 1000) })
+      .where('id', '=', order.id)
+      .execute();
     await reconcile();
     assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'returned');
     await expectLedgerClean(service);
   });
 
-  it('one order\'s failed return check does not hold back the others of its run', async () => {
+  it("one order's failed return check does not hold back the others of its run", async () => {
     const { m, payee } = await setup();
     const failing = [await send(m, payee), await send(m, payee), await send(m, payee)];
     const other = await send(m, payee);
     await run();
     // All due, the failing ones first.
     for (const [i, o] of [...failing, other].entries()) {
-      await service.ctx.db.updateTable('remit_orders').set({ return_check_at: new Date(Date.now() - 5_000 + i * 1_000) }).where('id', '=', o.id).execute();
+      await service.ctx.db
+        .updateTable('remit_orders')
+        .set({ return_check_at: new Date(Date.now() - 5_000 + i * 1_000) })
+        .where('id', '=', o.id)
+        .execute();
     }
     const failingIds = new Set(failing.map((o) => o.id));
     const provider = service.ctx.upstreams.remittance;
     const status = provider.status;
     // An answer our own code fails on (a provider's throw is only "no answer", counted as asked).
     provider.status = async (call, id) => {
-      if (failingIds.has(id)) return { kind: 'found', providerOrderId: 'p', get status(): string { throw new Error('answer unreadable'); } };
+      if (failingIds.has(id))
+        return {
+          kind: 'found',
+          providerOrderId: 'p',
+          get status(): string {
+            throw new Error('answer unreadable');
+          },
+        };
       return status.call(provider, call, id);
     };
     try {
@@ -375,48 +586,77 @@ describe('remittance orders', () => {
     } finally {
       provider.status = status;
     }
-    const checksOf = async (id: string) => (await service.ctx.db.selectFrom('remit_orders').select('return_checks').where('id', '=', id).executeTakeFirstOrThrow()).return_checks;
+    const checksOf = async (id: string) =>
+      (
+        await service.ctx.db
+          .selectFrom('remit_orders')
+          .select('return_checks')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow()
+      ).return_checks;
     assert.equal(await checksOf(other.id), 1, 'the other order was asked');
     for (const o of failing) assert.equal(await checksOf(o.id), 0, 'a failing one is asked again when its claim ends');
   });
 
-  it('gates: kyc_required, resource_not_found, asset_not_allowed, invalid amounts, insufficient_balance, amount_out_of_range', async () => {
-    const low = await setup({ kyc: 0 });
-    await expectCode(send(low.m, low.payee), 'kyc_required', 400);
-    const { m, payee } = await setup();
-    // The service-wide requirement (GET /v1/kyc/requirements) gates too, above the corridor's level 1.
-    await admin(service, 'PUT', '/admin/v1/kyc/requirements/remittance', { environment: 'sandbox', min_kyc_level: 2 });
-    try {
-      await expectCode(send(m, payee), 'kyc_required', 400);
-    } finally {
-      await admin(service, 'PUT', '/admin/v1/kyc/requirements/remittance', { environment: 'sandbox', min_kyc_level: 1 });
-    }
-    const other = await setup();
-    await expectCode(send(m, other.payee), 'resource_not_found', 404);
-    await expectCode(send(m, 'pye_999999999'), 'resource_not_found', 404);
-    await expectCode(send(m, payee, 'NOPE'), 'asset_not_allowed', 400);
-    await expectCode(send(m, payee, 'USDT', '1.1234567'), 'invalid_request', 400);
-    await expectCode(send(m, payee, 'USDT', '0'), 'invalid_request', 400);
-    await expectCode(send(m, payee, 'USDT', '999'), 'insufficient_balance', 400);
-    await expectCode(send(m, payee, 'USDT', '0.5'), 'amount_out_of_range', 400);
-    await client.remittance.unlinkPayee(payee, { onBehalfOf: m });
-    await expectCode(send(m, payee), 'resource_not_found', 404);
-    assert.equal((await balance(m, 'USDT')).available, '1000.000000', 'nothing moved');
-  });
+  it(
+    'gates: kyc_required, resource_not_found, asset_not_allowed, invalid amounts, insufficient_balance, ' +
+      'amount_out_of_range',
+    async () => {
+      const low = await setup({ kyc: 0 });
+      await expectCode(send(low.m, low.payee), 'kyc_required', 400);
+      const { m, payee } = await setup();
+      // The service-wide requirement (GET /v1/kyc/requirements) gates too, above the corridor's level 1.
+      await admin(service, 'PUT', '/admin/v1/kyc/requirements/remittance', {
+        environment: 'sandbox',
+        min_kyc_level: 2,
+      });
+      try {
+        await expectCode(send(m, payee), 'kyc_required', 400);
+      } finally {
+        await admin(service, 'PUT', '/admin/v1/kyc/requirements/remittance', {
+          environment: 'sandbox',
+          min_kyc_level: 1,
+        });
+      }
+      const other = await setup();
+      await expectCode(send(m, other.payee), 'resource_not_found', 404);
+      await expectCode(send(m, 'pye_999999999'), 'resource_not_found', 404);
+      await expectCode(send(m, payee, 'NOPE'), 'asset_not_allowed', 400);
+      await expectCode(send(m, payee, 'USDT', '1.1234567'), 'invalid_request', 400);
+      await expectCode(send(m, payee, 'USDT', '0'), 'invalid_request', 400);
+      await expectCode(send(m, payee, 'USDT', '999'), 'insufficient_balance', 400);
+      await expectCode(send(m, payee, 'USDT', '0.5'), 'amount_out_of_range', 400);
+      await client.remittance.unlinkPayee(payee, { onBehalfOf: m });
+      await expectCode(send(m, payee), 'resource_not_found', 404);
+      assert.equal((await balance(m, 'USDT')).available, '1000.000000', 'nothing moved');
+    },
+  );
 
   it('a completed KYC profile update stops remittance (kyc_required, nothing frozen) until the re-review passes', async () => {
     const external = `r-${randomUUID().slice(0, 8)}`;
     const member = await client.members.create({ external_member_id: external });
-    await client.hostedScreens.sandboxComplete((await client.kyc.createSession({ onBehalfOf: member.id })).id, 'submitted');
+    await client.hostedScreens.sandboxComplete(
+      (await client.kyc.createSession({ onBehalfOf: member.id })).id,
+      'submitted',
+    );
     await client.kyc.sandboxReview(member.id, { decision: 'approved' });
     assert.equal((await client.members.get(member.id)).kyc_level, 1);
     await client.deposits.create({ member_id: external, asset: 'EUR', amount: '100', tx_hash: `t-${randomUUID()}` });
     const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: external });
     assert.equal((await send(external, payee.id, 'EUR', '10')).status, 'pending', 'level 1 opens remittance');
-    await client.hostedScreens.sandboxComplete((await client.kyc.createProfileSession({ onBehalfOf: member.id })).id, 'submitted');
+    await client.hostedScreens.sandboxComplete(
+      (await client.kyc.createProfileSession({ onBehalfOf: member.id })).id,
+      'submitted',
+    );
     assert.equal((await client.members.get(member.id)).kyc_level, 0, 'the level falls while the update is reviewed');
     const before = await balance(external, 'EUR');
-    const refused = await client.requestRaw({ method: 'POST', path: '/v1/remittances', body: { payee_id: payee.id, source_asset: 'EUR', source_amount: '10' }, onBehalfOf: external, idempotencyKey: randomUUID() });
+    const refused = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/remittances',
+      body: { payee_id: payee.id, source_asset: 'EUR', source_amount: '10' },
+      onBehalfOf: external,
+      idempotencyKey: randomUUID(),
+    });
     assert.deepEqual([refused.status, refused.body.code], [400, 'kyc_required']);
     assert.deepEqual(await balance(external, 'EUR'), before, 'nothing frozen by the refusal');
     await client.kyc.sandboxReview(member.id, { decision: 'approved' });
@@ -430,7 +670,13 @@ describe('remittance orders', () => {
     const corridor = 'rco_de_eur_local_sepa_sbx';
     const limited = async (patch: Record<string, unknown>, amount: string, type: string, scope: string) => {
       await admin(service, 'PATCH', `/admin/v1/remit/corridors/${corridor}`, patch);
-      const res = await client.requestRaw({ method: 'POST', path: '/v1/remittances', body: { payee_id: payee, source_asset: 'EUR', source_amount: amount }, onBehalfOf: m, idempotencyKey: randomUUID() });
+      const res = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/remittances',
+        body: { payee_id: payee, source_asset: 'EUR', source_amount: amount },
+        onBehalfOf: m,
+        idempotencyKey: randomUUID(),
+      });
       assert.equal(res.body.code, 'limit_exceeded', JSON.stringify(res.body));
       assert.equal(res.body.limit_type, type);
       assert.equal(res.body.limit_scope, scope);
@@ -438,16 +684,36 @@ describe('remittance orders', () => {
     try {
       await limited({ member_single_max: '50.00' }, '60', 'single', 'member');
       await limited({ member_single_max: '10000.00', merchant_single_max: '40.00' }, '60', 'single', 'merchant');
-      await admin(service, 'PATCH', `/admin/v1/remit/corridors/${corridor}`, { merchant_single_max: '50000.00', member_daily_max: '150.00' });
+      await admin(service, 'PATCH', `/admin/v1/remit/corridors/${corridor}`, {
+        merchant_single_max: '50000.00',
+        member_daily_max: '150.00',
+      });
       await send(m, payee, 'EUR', '100');
       await limited({}, '60', 'daily', 'member');
       await send(m, payee, 'EUR', '50');
       const second = await setup();
-      await admin(service, 'PATCH', `/admin/v1/remit/corridors/${corridor}`, { member_daily_max: null, merchant_daily_max: '200.00' });
-      const res = await client.requestRaw({ method: 'POST', path: '/v1/remittances', body: { payee_id: second.payee, source_asset: 'EUR', source_amount: '60' }, onBehalfOf: second.m, idempotencyKey: randomUUID() });
-      assert.deepEqual([res.body.code, res.body.limit_type, res.body.limit_scope], ['limit_exceeded', 'daily', 'merchant']);
+      await admin(service, 'PATCH', `/admin/v1/remit/corridors/${corridor}`, {
+        member_daily_max: null,
+        merchant_daily_max: '200.00',
+      });
+      const res = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/remittances',
+        body: { payee_id: second.payee, source_asset: 'EUR', source_amount: '60' },
+        onBehalfOf: second.m,
+        idempotencyKey: randomUUID(),
+      });
+      assert.deepEqual(
+        [res.body.code, res.body.limit_type, res.body.limit_scope],
+        ['limit_exceeded', 'daily', 'merchant'],
+      );
     } finally {
-      await admin(service, 'PATCH', `/admin/v1/remit/corridors/${corridor}`, { member_single_max: '10000.00', merchant_single_max: '50000.00', member_daily_max: '20000.00', merchant_daily_max: '1000000.00' });
+      await admin(service, 'PATCH', `/admin/v1/remit/corridors/${corridor}`, {
+        member_single_max: '10000.00',
+        merchant_single_max: '50000.00',
+        member_daily_max: '20000.00',
+        merchant_daily_max: '1000000.00',
+      });
     }
     await run();
     await expectLedgerClean(service);
@@ -456,12 +722,22 @@ describe('remittance orders', () => {
   it('a disabled corridor stops orders (corridor_not_supported); lists and reads are scoped; the same key replays', async () => {
     const { m, payee } = await setup();
     const key = randomUUID();
-    const first = await client.remittance.create({ payee_id: payee, source_asset: 'USDT', source_amount: '10' }, { onBehalfOf: m, idempotencyKey: key });
-    const replay = await client.remittance.create({ payee_id: payee, source_asset: 'USDT', source_amount: '10' }, { onBehalfOf: m, idempotencyKey: key });
+    const first = await client.remittance.create(
+      { payee_id: payee, source_asset: 'USDT', source_amount: '10' },
+      { onBehalfOf: m, idempotencyKey: key },
+    );
+    const replay = await client.remittance.create(
+      { payee_id: payee, source_asset: 'USDT', source_amount: '10' },
+      { onBehalfOf: m, idempotencyKey: key },
+    );
     assert.deepEqual(replay, first);
     assert.equal(first.fee, '1.133250');
     assert.equal((await balance(m, 'USDT')).frozen, '11.133250', 'one freeze');
-    const frozenRows = await service.ctx.db.selectFrom('remit_orders').select('id').where('member_id', '=', (await client.members.get(m)).id).execute();
+    const frozenRows = await service.ctx.db
+      .selectFrom('remit_orders')
+      .select('id')
+      .where('member_id', '=', (await client.members.get(m)).id)
+      .execute();
     assert.equal(frozenRows.length, 1);
     await admin(service, 'PATCH', '/admin/v1/remit/corridors/rco_de_eur_local_sepa_sbx', { enabled: false });
     try {

@@ -3,22 +3,40 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { feistel, opaqueBase, opaqueSeqLimit, payeeIds, payeeNumberOf } from '../src/modules/remittance/payees/payee-ids.js';
+import {
+  feistel,
+  opaqueBase,
+  opaqueSeqLimit,
+  payeeIds,
+  payeeNumberOf,
+} from '../src/modules/remittance/payees/payee-ids.js';
 
 const key = randomBytes(32);
-const boundaries = [0n, 1n, 2n, (1n << 26n) - 1n, 1n << 26n, (1n << 26n) + 1n, opaqueSeqLimit - 2n, opaqueSeqLimit - 1n];
+const boundaries = [
+  0n,
+  1n,
+  2n,
+  (1n << 26n) - 1n,
+  1n << 26n,
+  (1n << 26n) + 1n,
+  opaqueSeqLimit - 2n,
+  opaqueSeqLimit - 1n,
+];
 
 describe('payee ids: the keyed permutation', () => {
   const p = feistel(key);
 
-  it('round-trips the domain\'s boundaries and any value in it, and stays in the domain', () => {
+  it("round-trips the domain's boundaries and any value in it, and stays in the domain", () => {
     for (const x of boundaries) {
       const y = p.forward(x);
       assert.ok(y >= 0n && y < opaqueSeqLimit, `${x} → ${y}`);
       assert.equal(p.backward(y), x);
       assert.equal(p.forward(p.backward(x)), x);
     }
-    fc.assert(fc.property(fc.bigInt({ min: 0n, max: opaqueSeqLimit - 1n }), (x) => p.backward(p.forward(x)) === x), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: opaqueSeqLimit - 1n }), (x) => p.backward(p.forward(x)) === x),
+      { numRuns: 2000 },
+    );
   });
 
   it('gives distinct values to distinct inputs, and consecutive inputs no visible order', () => {
@@ -68,7 +86,10 @@ describe('payee ids: the public number', () => {
   });
 
   it('round-trips any sequence on either side of the cutoff', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 1n, max: opaqueSeqLimit - 1n }), (seq) => ids.seqOf(ids.idOf(seq)) === seq), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n, max: opaqueSeqLimit - 1n }), (seq) => ids.seqOf(ids.idOf(seq)) === seq),
+      { numRuns: 2000 },
+    );
     for (let seq = 1n; seq <= cutoff + 50n; seq++) assert.equal(ids.seqOf(ids.idOf(seq)), seq);
   });
 
@@ -90,8 +111,27 @@ describe('payee ids: the public number', () => {
 
   it('reads nothing from malformed, zero, negative, over-long or out-of-range input', () => {
     const garbage = [
-      '', 'pye_', 'pye', '0', 'pye_0', 'pye_01', '-1', 'pye_-1', '1.5', '1e5', ' 1', '1 ', 'PYE_1', 'pye_pye_1', 'pye_１', 'rmt_1',
-      '9'.repeat(20), `pye_${2n ** 63n}`, `pye_${2n ** 64n}`, `pye_${opaqueBase + opaqueSeqLimit}`, 'x'.repeat(10_000),
+      '',
+      'pye_',
+      'pye',
+      '0',
+      'pye_0',
+      'pye_01',
+      '-1',
+      'pye_-1',
+      '1.5',
+      '1e5',
+      ' 1',
+      '1 ',
+      'PYE_1',
+      'pye_pye_1',
+      'pye_１',
+      'rmt_1',
+      '9'.repeat(20),
+      `pye_${2n ** 63n}`,
+      `pye_${2n ** 64n}`,
+      `pye_${opaqueBase + opaqueSeqLimit}`,
+      'x'.repeat(10_000),
     ];
     for (const id of garbage) assert.equal(ids.seqOf(id), undefined, JSON.stringify(id.slice(0, 40)));
     assert.equal(payeeNumberOf(`pye_${2n ** 63n - 1n}`), 2n ** 63n - 1n);

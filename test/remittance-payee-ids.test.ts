@@ -38,19 +38,30 @@ describe('payee ids', () => {
     }
     return external;
   };
-  const createPayee = async (m: string) =>
-    (await client.remittance.createPayee(sepaPayee(), { onBehalfOf: m })).id;
+  const createPayee = async (m: string) => (await client.remittance.createPayee(sepaPayee(), { onBehalfOf: m })).id;
   const seqsOf = async (m: string) =>
-    (await service.ctx.db.selectFrom('remit_payees as p').innerJoin('members as mb', 'mb.id', 'p.member_id')
-      .select('p.seq').where('mb.external_member_id', '=', m).orderBy('p.seq').execute()).map((r) => BigInt(r.seq));
+    (
+      await service.ctx.db
+        .selectFrom('remit_payees as p')
+        .innerJoin('members as mb', 'mb.id', 'p.member_id')
+        .select('p.seq')
+        .where('mb.external_member_id', '=', m)
+        .orderBy('p.seq')
+        .execute()
+    ).map((r) => BigInt(r.seq));
 
-  useTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } }, (s) => ({ service, client } = s));
+  useTestService(
+    { config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } },
+    (s) => ({ service, client } = s),
+  );
   before(async () => {
     // A database migrated while links existed: the cutoff recorded above the next sequence, one
     // link made below it (as before the migration), and the sequence moved past the cutoff. The
     // service reads the scheme at its first payee id, which comes after this.
     const db = service.ctx.db;
-    const { rows } = await sql<{ n: string }>`SELECT nextval(pg_get_serial_sequence('remit_payees', 'seq')) AS n`.execute(db);
+    const { rows } = await sql<{
+      n: string;
+    }>`SELECT nextval(pg_get_serial_sequence('remit_payees', 'seq')) AS n`.execute(db);
     cutoff = BigInt(rows[0]!.n) + 5n;
     await sql`UPDATE remit_payee_id_scheme SET legacy_seq_max = ${cutoff.toString()}`.execute(db);
     const m = await newMember(true);
@@ -81,10 +92,18 @@ describe('payee ids', () => {
     const m = await newMember();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push(await createPayee(m));
-    const first = await client.request<any>({ method: 'GET', path: '/v1/remit/payees', query: { limit: 1 }, onBehalfOf: m });
+    const first = await client.request<any>({
+      method: 'GET',
+      path: '/v1/remit/payees',
+      query: { limit: 1 },
+      onBehalfOf: m,
+    });
     assert.equal(first.data[0].id, ids[2]);
     // The public cursor is sealed (test/cursor-seal.test.ts); inside it, the payee's public number.
-    const cursor = Buffer.from(openCursor(configuredKey(service.ctx.config, 'pagination/cursor/v1'), first.next_cursor)!, 'base64url').toString('utf8');
+    const cursor = Buffer.from(
+      openCursor(configuredKey(service.ctx.config, 'pagination/cursor/v1'), first.next_cursor)!,
+      'base64url',
+    ).toString('utf8');
     const seqs = await seqsOf(m);
     assert.equal(cursor, `v1g:0:${ids[2]!.slice(4)}`);
     assert.ok(!cursor.endsWith(`:${seqs[2]}`), 'the sequence stays private');
@@ -106,7 +125,10 @@ describe('payee ids', () => {
     assert.ok(listed.includes(id));
     assert.equal((await client.remittance.updatePayee(id.slice(4), { nickname: 'Anna' }, { onBehalfOf: m })).id, id);
     assert.equal((await client.remittance.verifyPayee(id, { onBehalfOf: m })).id, id);
-    const order = await client.remittance.create({ payee_id: id.slice(4), source_asset: 'EUR', source_amount: '20' }, { onBehalfOf: m });
+    const order = await client.remittance.create(
+      { payee_id: id.slice(4), source_asset: 'EUR', source_amount: '20' },
+      { onBehalfOf: m },
+    );
     assert.equal(order.payee_id, id);
     assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).payee_id, id);
     const orders: string[] = [];
@@ -116,10 +138,14 @@ describe('payee ids', () => {
     assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).payee_id, id, 'after dispatch');
     assert.deepEqual(await client.remittance.unlinkPayee(id, { onBehalfOf: m }), { id, status: 'unlinked' });
     await expectCode(client.remittance.getPayee(id, { onBehalfOf: m }), 'not_found', 404);
-    assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).payee_id, id, 'an order keeps naming an unlinked payee');
+    assert.equal(
+      (await client.remittance.get(order.id, { onBehalfOf: m })).payee_id,
+      id,
+      'an order keeps naming an unlinked payee',
+    );
   }
 
-  it('a new link\'s id round-trips through every payee route and a remittance; its sequence names nothing', async () => {
+  it("a new link's id round-trips through every payee route and a remittance; its sequence names nothing", async () => {
     const m = await newMember(true);
     const id = await createPayee(m);
     const [seq] = await seqsOf(m);
@@ -132,7 +158,10 @@ describe('payee ids', () => {
   it('a link made before the migration keeps its number through every route; the opaque form of it names nothing', async () => {
     assert.ok(legacy.seq <= cutoff);
     assert.equal(legacy.id, `pye_${legacy.seq}`, 'the number it was given');
-    const row = await service.ctx.db.selectFrom('remit_payee_id_scheme').select(['key', 'legacy_seq_max']).executeTakeFirstOrThrow();
+    const row = await service.ctx.db
+      .selectFrom('remit_payee_id_scheme')
+      .select(['key', 'legacy_seq_max'])
+      .executeTakeFirstOrThrow();
     assert.equal(BigInt(row.legacy_seq_max), cutoff);
     // The number the same link would have had if made after the migration.
     const asNew = payeeIds({ key: Uint8Array.from(row.key), legacySeqMax: 0n }).idOf(legacy.seq);
@@ -148,53 +177,102 @@ describe('payee ids', () => {
     const foreign = await createPayee(other);
     const n = BigInt(own.slice(4));
     const unknown = [
-      foreign, foreign.slice(4), `pye_${n + 1n}`, `pye_${n - 1n}`, `pye_${opaqueMin}`, `pye_${opaqueMin - 1n}`, `pye_${cutoff + 1n}`,
-      `pye_${2n ** 52n + opaqueMin}`, `pye_${2n ** 63n - 1n}`, `pye_${2n ** 63n}`, '9'.repeat(40),
-      'pye_0', '0', 'pye_', 'pye_-5', 'pye_1.5', 'pye_1e3', 'abc', 'PYE_1', 'pye_１２', 'pye_%00', ' 1',
+      foreign,
+      foreign.slice(4),
+      `pye_${n + 1n}`,
+      `pye_${n - 1n}`,
+      `pye_${opaqueMin}`,
+      `pye_${opaqueMin - 1n}`,
+      `pye_${cutoff + 1n}`,
+      `pye_${2n ** 52n + opaqueMin}`,
+      `pye_${2n ** 63n - 1n}`,
+      `pye_${2n ** 63n}`,
+      '9'.repeat(40),
+      'pye_0',
+      '0',
+      'pye_',
+      'pye_-5',
+      'pye_1.5',
+      'pye_1e3',
+      'abc',
+      'PYE_1',
+      'pye_１２',
+      'pye_%00',
+      ' 1',
     ];
     for (const id of unknown) {
       const path = `/v1/remit/payees/${encodeURIComponent(id)}`;
-      for (const [method, suffix, body] of [['GET', '', undefined], ['PATCH', '', { favorite: true }], ['DELETE', '', undefined], ['POST', '/verify', undefined]] as const) {
-        const res = await client.requestRaw({ method, path: `${path}${suffix}`, body, onBehalfOf: m, idempotencyKey: false });
+      for (const [method, suffix, body] of [
+        ['GET', '', undefined],
+        ['PATCH', '', { favorite: true }],
+        ['DELETE', '', undefined],
+        ['POST', '/verify', undefined],
+      ] as const) {
+        const res = await client.requestRaw({
+          method,
+          path: `${path}${suffix}`,
+          body,
+          onBehalfOf: m,
+          idempotencyKey: false,
+        });
         assert.equal(res.status, 404, `${method} ${id}${suffix}: ${JSON.stringify(res.body)}`);
         assert.equal(res.body.code, 'not_found');
       }
-      const order = await client.requestRaw({ method: 'POST', path: '/v1/remittances', body: { payee_id: id, source_asset: 'EUR', source_amount: '10' }, onBehalfOf: m, idempotencyKey: randomUUID() });
+      const order = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/remittances',
+        body: { payee_id: id, source_asset: 'EUR', source_amount: '10' },
+        onBehalfOf: m,
+        idempotencyKey: randomUUID(),
+      });
       assert.equal(order.status, 404, `order to ${id}: ${JSON.stringify(order.body)}`);
       assert.equal(order.body.code, 'resource_not_found');
     }
-    const overLong = await client.requestRaw({ method: 'GET', path: `/v1/remit/payees/${'1'.repeat(101)}`, onBehalfOf: m });
+    const overLong = await client.requestRaw({
+      method: 'GET',
+      path: `/v1/remit/payees/${'1'.repeat(101)}`,
+      onBehalfOf: m,
+    });
     assert.ok(overLong.status >= 400 && overLong.status < 500, `over-long: ${overLong.status}`);
-    assert.equal((await client.remittance.getPayee(own, { onBehalfOf: m })).id, own, 'the member\'s own still answers');
+    assert.equal((await client.remittance.getPayee(own, { onBehalfOf: m })).id, own, "the member's own still answers");
   });
 });
 
-describe('migration 041 records the last plain payee number and draws a key', { skip: testDatabaseUrl() === 'memory://' ? false : 'runs on the embedded database' }, () => {
-  it('the cutoff is the last link\'s sequence; each installation gets its own 32-byte key', async () => {
-    const handles = [];
-    try {
-      const keys: string[] = [];
-      for (const seq of [41n, 0n]) {
-        const handle = await openDatabase('memory://', tmpdir(), { embeddedImage: await migratedImage() });
-        handles.push(handle);
-        const db = handle.db;
-        // Back to before 041, with one link (its owners' rows are beside the point: no foreign key checks).
-        await sql`DROP TABLE remit_payee_id_scheme`.execute(db);
-        if (seq > 0n) {
-          await sql`ALTER TABLE remit_payees DISABLE TRIGGER ALL`.execute(db);
-          await sql`INSERT INTO remit_payees (seq, merchant_id, environment, member_id, entity_id, corridor_id, entity_type, status, outcome, holder_name, fields, original_fields)
-            VALUES (${seq.toString()}, 'mch_x', 'sandbox', 'mem_x', 'ben_x', 'cor_x', 'INDIVIDUAL', 'unlinked', 'created', 'X', '{}', '{}')`.execute(db);
+describe(
+  'migration 041 records the last plain payee number and draws a key',
+  { skip: testDatabaseUrl() === 'memory://' ? false : 'runs on the embedded database' },
+  () => {
+    it("the cutoff is the last link's sequence; each installation gets its own 32-byte key", async () => {
+      const handles = [];
+      try {
+        const keys: string[] = [];
+        for (const seq of [41n, 0n]) {
+          const handle = await openDatabase('memory://', tmpdir(), { embeddedImage: await migratedImage() });
+          handles.push(handle);
+          const db = handle.db;
+          // Back to before 041, with one link (its owners' rows are beside the point: no foreign key checks).
+          await sql`DROP TABLE remit_payee_id_scheme`.execute(db);
+          if (seq > 0n) {
+            await sql`ALTER TABLE remit_payees DISABLE TRIGGER ALL`.execute(db);
+            await sql`INSERT INTO remit_payees (seq, merchant_id, environment, member_id, entity_id, corridor_id,
+              entity_type, status, outcome, holder_name, fields, original_fields)
+            VALUES (${seq.toString()}, 'mch_x', 'sandbox', 'mem_x', 'ben_x', 'cor_x', 'INDIVIDUAL', 'unlinked',
+              'created', 'X', '{}', '{}')`.execute(db);
+          }
+          // In a transaction, as the Migrator runs it (the lock lasts until the commit).
+          await db.transaction().execute((trx) => migration041.up(trx as never));
+          const row = await db
+            .selectFrom('remit_payee_id_scheme')
+            .select(['key', 'legacy_seq_max'])
+            .executeTakeFirstOrThrow();
+          assert.equal(BigInt(row.legacy_seq_max), seq);
+          assert.equal(row.key.length, 32);
+          keys.push(Buffer.from(row.key).toString('hex'));
         }
-        // In a transaction, as the Migrator runs it (the lock lasts until the commit).
-        await db.transaction().execute((trx) => migration041.up(trx as never));
-        const row = await db.selectFrom('remit_payee_id_scheme').select(['key', 'legacy_seq_max']).executeTakeFirstOrThrow();
-        assert.equal(BigInt(row.legacy_seq_max), seq);
-        assert.equal(row.key.length, 32);
-        keys.push(Buffer.from(row.key).toString('hex'));
+        assert.notEqual(keys[0], keys[1]);
+      } finally {
+        for (const h of handles) await h.close();
       }
-      assert.notEqual(keys[0], keys[1]);
-    } finally {
-      for (const h of handles) await h.close();
-    }
-  });
-});
+    });
+  },
+);

@@ -8,17 +8,51 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { composeIBAN } from 'ibantools';
 import {
-  abaCheckDigit, checkAbaRouting, checkBic, checkIban, checkSortCode, normaliseAlnumUpper, normaliseIban, ibanLengthOf,
+  abaCheckDigit,
+  checkAbaRouting,
+  checkBic,
+  checkIban,
+  checkSortCode,
+  normaliseAlnumUpper,
+  normaliseIban,
+  ibanLengthOf,
 } from '../src/modules/remittance/corridors/validators.js';
-import { contractProblems, fieldValueLengthMax, readFields, refreshKeys, type FieldSpec } from '../src/modules/remittance/corridors/contracts.js';
-import { accountFingerprint, holderFingerprint, holderNameKey } from '../src/modules/remittance/payees/fingerprints.js';
-import { contractRoutingTypes, corridorRefusal, payeeRefusal, type CorridorLimits } from '../src/modules/remittance/corridors/rules.js';
 import {
-  limitBreach, priceOrder, remitCompleteLines, remitFailLines, remitFreezeLines, remitReturnLines,
+  contractProblems,
+  fieldValueLengthMax,
+  readFields,
+  refreshKeys,
+  type FieldSpec,
+} from '../src/modules/remittance/corridors/contracts.js';
+import { accountFingerprint, holderFingerprint, holderNameKey } from '../src/modules/remittance/payees/fingerprints.js';
+import {
+  contractRoutingTypes,
+  corridorRefusal,
+  payeeRefusal,
+  type CorridorLimits,
+} from '../src/modules/remittance/corridors/rules.js';
+import {
+  limitBreach,
+  priceOrder,
+  remitCompleteLines,
+  remitFailLines,
+  remitFreezeLines,
+  remitReturnLines,
 } from '../src/modules/remittance/orders/rules.js';
-import { decideOnCall, decideOnQuery, decideOnReturnCheck, publicStatus, recheckDelayMs } from '../src/modules/remittance/orders/state.js';
+import {
+  decideOnCall,
+  decideOnQuery,
+  decideOnReturnCheck,
+  publicStatus,
+  recheckDelayMs,
+} from '../src/modules/remittance/orders/state.js';
 import { defaultCorridors, defaultRestrictedJurisdictions } from '../src/db/migrations/016_remittance.js';
-import { easterSunday, isHoliday, isSettlementDay, nextBusinessDay } from '../src/upstreams/remittance/settlement-calendar.js';
+import {
+  easterSunday,
+  isHoliday,
+  isSettlementDay,
+  nextBusinessDay,
+} from '../src/upstreams/remittance/settlement-calendar.js';
 import { calendarFor, simulatedNameCheck } from '../src/upstreams/remittance/simulator.js';
 import { convert, convertBack, rateAfterSpread, ratioOf } from '../src/money/conversion.js';
 import { SimulatedMarket } from '../src/upstreams/rates/simulator.js';
@@ -26,21 +60,64 @@ import { assertEntry, type EntryLine } from '../src/money/index.js';
 
 const runs = { numRuns: 200 };
 const contractOf = (country: string, clearing: string, entity: 'INDIVIDUAL' | 'COMPANY' = 'INDIVIDUAL') =>
-  defaultCorridors.find((c) => c.country === country && c.clearing_system === clearing)!.contracts[entity] as unknown as FieldSpec[];
+  defaultCorridors.find((c) => c.country === country && c.clearing_system === clearing)!.contracts[
+    entity
+  ] as unknown as FieldSpec[];
 const sepa = contractOf('DE', 'SEPA');
 const fps = contractOf('GB', 'FPS');
 const ach = contractOf('US', 'ACH');
 const swift = contractOf('US', 'SWIFT');
 
-const person = { first_name: 'Anna', last_name: 'Müller', 'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117' };
-const digits = (n: number) => fc.array(fc.integer({ min: 0, max: 9 }), { minLength: n, maxLength: n }).map((d) => d.join(''));
+const person = {
+  first_name: 'Anna',
+  last_name: 'Müller',
+  'address.country': 'DE',
+  'address.city': 'Berlin',
+  'address.street_address': 'Unter den Linden 1',
+  'address.postal_code': '10117',
+};
+const digits = (n: number) =>
+  fc.array(fc.integer({ min: 0, max: 9 }), { minLength: n, maxLength: n }).map((d) => d.join(''));
 const deIban = digits(18).map((bban) => composeIBAN({ countryCode: 'DE', bban })!);
-const abaPrefixes = ['01', '02', '03', '04', '05', '06', '07', '08', '09', '10', '11', '12', '21', '22', '26', '31', '32', '61', '67', '72', '80'];
-const validAba = fc.tuple(fc.constantFrom(...abaPrefixes), digits(6)).map(([p, rest]) => `${p}${rest}${abaCheckDigit(p + rest)}`);
+const abaPrefixes = [
+  '01',
+  '02',
+  '03',
+  '04',
+  '05',
+  '06',
+  '07',
+  '08',
+  '09',
+  '10',
+  '11',
+  '12',
+  '21',
+  '22',
+  '26',
+  '31',
+  '32',
+  '61',
+  '67',
+  '72',
+  '80',
+];
+const validAba = fc
+  .tuple(fc.constantFrom(...abaPrefixes), digits(6))
+  .map(([p, rest]) => `${p}${rest}${abaCheckDigit(p + rest)}`);
 
 describe('IBAN', () => {
   it('accepts real IBANs of many countries', () => {
-    for (const iban of ['DE89370400440532013000', 'FR1420041010050500013M02606', 'NL91ABNA0417164300', 'ES9121000418450200051332', 'IT60X0542811101000000123456', 'GB29NWBK60161331926819', 'BE68539007547034', 'CH9300762011623852957']) {
+    for (const iban of [
+      'DE89370400440532013000',
+      'FR1420041010050500013M02606',
+      'NL91ABNA0417164300',
+      'ES9121000418450200051332',
+      'IT60X0542811101000000123456',
+      'GB29NWBK60161331926819',
+      'BE68539007547034',
+      'CH9300762011623852957',
+    ]) {
       assert.equal(checkIban(iban), undefined, iban);
     }
   });
@@ -57,42 +134,61 @@ describe('IBAN', () => {
     assert.equal(ibanLengthOf('US'), undefined);
   });
   it('property: every composed German IBAN is valid, and its normalisation is idempotent', () => {
-    fc.assert(fc.property(deIban, (iban) => {
-      assert.equal(checkIban(iban, 'DE'), undefined);
-      assert.equal(normaliseIban(normaliseIban(iban)), normaliseIban(iban));
-    }), runs);
+    fc.assert(
+      fc.property(deIban, (iban) => {
+        assert.equal(checkIban(iban, 'DE'), undefined);
+        assert.equal(normaliseIban(normaliseIban(iban)), normaliseIban(iban));
+      }),
+      runs,
+    );
   });
   it('property: spaces, hyphens and lower case never change the normalised IBAN', () => {
-    const formatted = fc.tuple(deIban, fc.array(fc.constantFrom(' ', '-', '  ', '\u00a0'), { minLength: 22, maxLength: 22 }), fc.boolean())
+    const formatted = fc
+      .tuple(
+        deIban,
+        fc.array(fc.constantFrom(' ', '-', '  ', '\u00a0'), { minLength: 22, maxLength: 22 }),
+        fc.boolean(),
+      )
       .map(([iban, seps, lower]) => {
         const text = [...iban].map((c, i) => (i % 4 === 3 ? c + seps[i] : c)).join('');
         return { iban, text: lower ? text.toLowerCase() : text };
       });
-    fc.assert(fc.property(formatted, ({ iban, text }) => {
-      assert.equal(normaliseIban(text), iban);
-      assert.equal(checkIban(normaliseIban(text), 'DE'), undefined);
-    }), runs);
+    fc.assert(
+      fc.property(formatted, ({ iban, text }) => {
+        assert.equal(normaliseIban(text), iban);
+        assert.equal(checkIban(normaliseIban(text), 'DE'), undefined);
+      }),
+      runs,
+    );
   });
   it('property: any single changed digit is caught by mod-97', () => {
-    fc.assert(fc.property(deIban, fc.integer({ min: 4, max: 21 }), fc.integer({ min: 1, max: 9 }), (iban, pos, delta) => {
-      const d = (Number(iban[pos]) + delta) % 10;
-      const broken = iban.slice(0, pos) + d + iban.slice(pos + 1);
-      assert.equal(checkIban(broken), 'iban_checksum');
-    }), runs);
+    fc.assert(
+      fc.property(deIban, fc.integer({ min: 4, max: 21 }), fc.integer({ min: 1, max: 9 }), (iban, pos, delta) => {
+        const d = (Number(iban[pos]) + delta) % 10;
+        const broken = iban.slice(0, pos) + d + iban.slice(pos + 1);
+        assert.equal(checkIban(broken), 'iban_checksum');
+      }),
+      runs,
+    );
   });
   it('property: any two swapped different adjacent digits are caught', () => {
-    fc.assert(fc.property(deIban, fc.integer({ min: 4, max: 20 }), (iban, pos) => {
-      fc.pre(iban[pos] !== iban[pos + 1]);
-      const swapped = iban.slice(0, pos) + iban[pos + 1] + iban[pos] + iban.slice(pos + 2);
-      assert.equal(checkIban(swapped), 'iban_checksum');
-    }), runs);
+    fc.assert(
+      fc.property(deIban, fc.integer({ min: 4, max: 20 }), (iban, pos) => {
+        fc.pre(iban[pos] !== iban[pos + 1]);
+        const swapped = iban.slice(0, pos) + iban[pos + 1] + iban[pos] + iban.slice(pos + 2);
+        assert.equal(checkIban(swapped), 'iban_checksum');
+      }),
+      runs,
+    );
   });
 });
 
 describe('BIC, sort code, ABA routing number', () => {
   it('BIC: 8 or 11 characters with a real country', () => {
-    for (const bic of ['DEUTDEFF', 'DEUTDEFF500', 'CHASUS33', 'NWBKGB2L', 'BNPAFRPPXXX']) assert.equal(checkBic(bic), undefined, bic);
-    for (const bic of ['DEUTDEF', 'DEUTDEFF5', 'DEUTXXFF', '1EUTDEFF', 'DEUTDEFF50', '']) assert.equal(checkBic(bic), 'pattern', bic);
+    for (const bic of ['DEUTDEFF', 'DEUTDEFF500', 'CHASUS33', 'NWBKGB2L', 'BNPAFRPPXXX'])
+      assert.equal(checkBic(bic), undefined, bic);
+    for (const bic of ['DEUTDEF', 'DEUTDEFF5', 'DEUTXXFF', '1EUTDEFF', 'DEUTDEFF50', ''])
+      assert.equal(checkBic(bic), 'pattern', bic);
     assert.equal(checkBic('DEUTDEFF', 'US'), 'pattern', 'another country than the corridor');
   });
   it('sort code: six digits', () => {
@@ -100,23 +196,31 @@ describe('BIC, sort code, ABA routing number', () => {
     for (const s of ['04000', '0400045', '04-00-04', 'ABCDEF']) assert.equal(checkSortCode(s), 'pattern', s);
   });
   it('ABA: real routing numbers pass, checksum and prefix are enforced', () => {
-    for (const rtn of ['021000021', '011000015', '026009593', '121000358', '111000025', '322271627']) assert.equal(checkAbaRouting(rtn), undefined, rtn);
-    for (const rtn of ['021000022', '02100002', '0210000211', '131000025', '991000021', 'A21000021']) assert.equal(checkAbaRouting(rtn), 'pattern', rtn);
+    for (const rtn of ['021000021', '011000015', '026009593', '121000358', '111000025', '322271627'])
+      assert.equal(checkAbaRouting(rtn), undefined, rtn);
+    for (const rtn of ['021000022', '02100002', '0210000211', '131000025', '991000021', 'A21000021'])
+      assert.equal(checkAbaRouting(rtn), 'pattern', rtn);
   });
   it('property: the check digit makes a valid number; any single changed digit breaks it', () => {
-    fc.assert(fc.property(validAba, fc.integer({ min: 2, max: 8 }), fc.integer({ min: 1, max: 9 }), (rtn, pos, delta) => {
-      assert.equal(checkAbaRouting(rtn), undefined);
-      const broken = rtn.slice(0, pos) + ((Number(rtn[pos]) + delta) % 10) + rtn.slice(pos + 1);
-      assert.equal(checkAbaRouting(broken), 'pattern');
-    }), runs);
+    fc.assert(
+      fc.property(validAba, fc.integer({ min: 2, max: 8 }), fc.integer({ min: 1, max: 9 }), (rtn, pos, delta) => {
+        assert.equal(checkAbaRouting(rtn), undefined);
+        const broken = rtn.slice(0, pos) + ((Number(rtn[pos]) + delta) % 10) + rtn.slice(pos + 1);
+        assert.equal(checkAbaRouting(broken), 'pattern');
+      }),
+      runs,
+    );
   });
   it('property: alnum_upper drops hyphens and spaces and upper-cases, idempotently', () => {
-    fc.assert(fc.property(fc.string({ unit: fc.constantFrom(...'abcXYZ019- '.split('')), maxLength: 40 }), (s) => {
-      const n = normaliseAlnumUpper(s);
-      assert.match(n, /^[A-Z0-9]*$/);
-      assert.equal(normaliseAlnumUpper(n), n);
-      assert.equal(n, s.replace(/[- ]/g, '').toUpperCase());
-    }), runs);
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(...'abcXYZ019- '.split('')), maxLength: 40 }), (s) => {
+        const n = normaliseAlnumUpper(s);
+        assert.match(n, /^[A-Z0-9]*$/);
+        assert.equal(normaliseAlnumUpper(n), n);
+        assert.equal(n, s.replace(/[- ]/g, '').toUpperCase());
+      }),
+      runs,
+    );
   });
 });
 
@@ -127,10 +231,23 @@ describe('field contracts', () => {
       for (const entity of ['INDIVIDUAL', 'COMPANY'] as const) {
         const contract = c.contracts[entity] as unknown as FieldSpec[];
         assert.deepEqual(contractProblems(contract), [], `${c.country} ${c.clearing_system} ${entity}`);
-        assert.equal(corridorRefusal({ enabled: true, restrictedJurisdictions: defaultRestrictedJurisdictions, confirmableRoutingTypes: c.confirmable_routing_types }, contract), undefined);
+        assert.equal(
+          corridorRefusal(
+            {
+              enabled: true,
+              restrictedJurisdictions: defaultRestrictedJurisdictions,
+              confirmableRoutingTypes: c.confirmable_routing_types,
+            },
+            contract,
+          ),
+          undefined,
+        );
       }
     }
-    assert.equal(new Set(defaultCorridors.map((c) => `${c.country}/${c.currency}/${c.payment_method}/${c.clearing_system}`)).size, 8);
+    assert.equal(
+      new Set(defaultCorridors.map((c) => `${c.country}/${c.currency}/${c.payment_method}/${c.clearing_system}`)).size,
+      8,
+    );
   });
   it('reads a valid SEPA payee: normalised values, original text kept, unknown keys dropped', () => {
     const r = readFields(sepa, { ...ok, nickname_extra: 'x', 'bank_details.unknown': 'y' }, { country: 'DE' });
@@ -140,53 +257,134 @@ describe('field contracts', () => {
     assert.equal(r.values['address.postal_code'], '10117');
     assert.ok(!('nickname_extra' in r.values) && !('bank_details.unknown' in r.original));
   });
-  it('answers every reason: required, too_long, pattern, not_in_enum, iban_length, iban_checksum, account_identifier_required', () => {
-    const problems = (contract: FieldSpec[], fields: Record<string, unknown>, country = 'DE') => readFields(contract, fields, { country }).problems;
-    assert.deepEqual(problems(sepa, { ...ok, first_name: '  ' }), [{ key: 'first_name', reason: 'required' }]);
-    assert.deepEqual(problems(sepa, { ...ok, first_name: 'A'.repeat(51) }), [{ key: 'first_name', reason: 'too_long' }]);
-    assert.deepEqual(problems(sepa, { ...ok, 'address.postal_code': '1!' }), [{ key: 'address.postal_code', reason: 'pattern' }]);
-    assert.deepEqual(problems(sepa, { ...ok, 'bank_details.iban': 'DE8937040044053201300' }), [{ key: 'bank_details.iban', reason: 'iban_length' }]);
-    assert.deepEqual(problems(sepa, { ...ok, 'bank_details.iban': 'DE89370400440532013001' }), [{ key: 'bank_details.iban', reason: 'iban_checksum' }]);
-    assert.deepEqual(problems(sepa, { ...ok, 'bank_details.iban': '' }), [{ key: 'bank_details.iban', reason: 'account_identifier_required' }]);
-    assert.deepEqual(problems(sepa, { ...ok, 'bank_details.swift_code': 'DEUTXXFF' }), [{ key: 'bank_details.swift_code', reason: 'pattern' }]);
-    assert.deepEqual(problems(sepa, { ...ok, first_name: 42 }), [{ key: 'first_name', reason: 'pattern' }], 'not a string');
-    const gb = { ...person, 'address.country': 'GB', 'address.postal_code': 'sw1a 1aa', 'bank_details.routing_code_type1': 'sort_code', 'bank_details.routing_code_value1': '04-00-04', 'bank_details.account_number': '12345678' };
-    assert.deepEqual(problems(fps, gb, 'GB'), []);
-    assert.deepEqual(problems(fps, { ...gb, 'bank_details.routing_code_type1': 'iban' }, 'GB'), [{ key: 'bank_details.routing_code_type1', reason: 'not_in_enum' }]);
-    assert.deepEqual(problems(fps, { ...gb, 'bank_details.routing_code_value1': '04-00-4' }, 'GB'), [{ key: 'bank_details.routing_code_value1', reason: 'pattern' }]);
-    assert.deepEqual(problems(fps, { ...gb, 'bank_details.account_number': '1234567A' }, 'GB'), [{ key: 'bank_details.account_number', reason: 'pattern' }]);
-    const us = { ...person, 'address.country': 'US', 'address.state': 'ny', 'address.postal_code': '10001-1234', 'bank_details.routing_code_type1': 'aba', 'bank_details.routing_code_value1': '021000021', 'bank_details.account_number': '000123456789', 'bank_details.account_type': 'checking' };
-    assert.deepEqual(problems(ach, us, 'US'), []);
-    assert.deepEqual(problems(ach, { ...us, 'bank_details.routing_code_value1': '021000022' }, 'US'), [{ key: 'bank_details.routing_code_value1', reason: 'pattern' }]);
-    assert.deepEqual(problems(ach, { ...us, 'bank_details.account_type': 'Checking' }, 'US'), [{ key: 'bank_details.account_type', reason: 'not_in_enum' }]);
-    const sw = { ...us, 'bank_details.swift_code': 'chas us 33', 'bank_details.bank_name': 'Chase', 'bank_details.bank_address': 'New York' };
-    assert.deepEqual(problems(swift, { ...sw, 'bank_details.account_number': undefined }, 'US'), [{ key: 'bank_details.account_number', reason: 'account_identifier_required' }]);
-    assert.deepEqual(problems(swift, sw, 'US'), []);
-    assert.deepEqual(problems(swift, { ...sw, 'bank_details.swift_code': 'DEUTDEFF' }, 'US'), [{ key: 'bank_details.swift_code', reason: 'pattern' }]);
-    assert.deepEqual(problems(sepa, {}), [
-      ...['first_name', 'last_name'].map((key) => ({ key, reason: 'required' })),
-      { key: 'bank_details.iban', reason: 'account_identifier_required' },
-      ...['address.country', 'address.city', 'address.street_address', 'address.postal_code'].map((key) => ({ key, reason: 'required' })),
-    ]);
-  });
+  it(
+    'answers every reason: required, too_long, pattern, not_in_enum, iban_length, iban_checksum, ' +
+      'account_identifier_required',
+    () => {
+      const problems = (contract: FieldSpec[], fields: Record<string, unknown>, country = 'DE') =>
+        readFields(contract, fields, { country }).problems;
+      assert.deepEqual(problems(sepa, { ...ok, first_name: '  ' }), [{ key: 'first_name', reason: 'required' }]);
+      assert.deepEqual(problems(sepa, { ...ok, first_name: 'A'.repeat(51) }), [
+        { key: 'first_name', reason: 'too_long' },
+      ]);
+      assert.deepEqual(problems(sepa, { ...ok, 'address.postal_code': '1!' }), [
+        { key: 'address.postal_code', reason: 'pattern' },
+      ]);
+      assert.deepEqual(problems(sepa, { ...ok, 'bank_details.iban': 'DE8937040044053201300' }), [
+        { key: 'bank_details.iban', reason: 'iban_length' },
+      ]);
+      assert.deepEqual(problems(sepa, { ...ok, 'bank_details.iban': 'DE89370400440532013001' }), [
+        { key: 'bank_details.iban', reason: 'iban_checksum' },
+      ]);
+      assert.deepEqual(problems(sepa, { ...ok, 'bank_details.iban': '' }), [
+        { key: 'bank_details.iban', reason: 'account_identifier_required' },
+      ]);
+      assert.deepEqual(problems(sepa, { ...ok, 'bank_details.swift_code': 'DEUTXXFF' }), [
+        { key: 'bank_details.swift_code', reason: 'pattern' },
+      ]);
+      assert.deepEqual(
+        problems(sepa, { ...ok, first_name: 42 }),
+        [{ key: 'first_name', reason: 'pattern' }],
+        'not a string',
+      );
+      const gb = {
+        ...person,
+        'address.country': 'GB',
+        'address.postal_code': 'sw1a 1aa',
+        'bank_details.routing_code_type1': 'sort_code',
+        'bank_details.routing_code_value1': '04-00-04',
+        'bank_details.account_number': '12345678',
+      };
+      assert.deepEqual(problems(fps, gb, 'GB'), []);
+      assert.deepEqual(problems(fps, { ...gb, 'bank_details.routing_code_type1': 'iban' }, 'GB'), [
+        { key: 'bank_details.routing_code_type1', reason: 'not_in_enum' },
+      ]);
+      assert.deepEqual(problems(fps, { ...gb, 'bank_details.routing_code_value1': '04-00-4' }, 'GB'), [
+        { key: 'bank_details.routing_code_value1', reason: 'pattern' },
+      ]);
+      assert.deepEqual(problems(fps, { ...gb, 'bank_details.account_number': '1234567A' }, 'GB'), [
+        { key: 'bank_details.account_number', reason: 'pattern' },
+      ]);
+      const us = {
+        ...person,
+        'address.country': 'US',
+        'address.state': 'ny',
+        'address.postal_code': '10001-1234',
+        'bank_details.routing_code_type1': 'aba',
+        'bank_details.routing_code_value1': '021000021',
+        'bank_details.account_number': '000123456789',
+        'bank_details.account_type': 'checking',
+      };
+      assert.deepEqual(problems(ach, us, 'US'), []);
+      assert.deepEqual(problems(ach, { ...us, 'bank_details.routing_code_value1': '021000022' }, 'US'), [
+        { key: 'bank_details.routing_code_value1', reason: 'pattern' },
+      ]);
+      assert.deepEqual(problems(ach, { ...us, 'bank_details.account_type': 'Checking' }, 'US'), [
+        { key: 'bank_details.account_type', reason: 'not_in_enum' },
+      ]);
+      const sw = {
+        ...us,
+        'bank_details.swift_code': 'chas us 33',
+        'bank_details.bank_name': 'Chase',
+        'bank_details.bank_address': 'New York',
+      };
+      assert.deepEqual(problems(swift, { ...sw, 'bank_details.account_number': undefined }, 'US'), [
+        { key: 'bank_details.account_number', reason: 'account_identifier_required' },
+      ]);
+      assert.deepEqual(problems(swift, sw, 'US'), []);
+      assert.deepEqual(problems(swift, { ...sw, 'bank_details.swift_code': 'DEUTDEFF' }, 'US'), [
+        { key: 'bank_details.swift_code', reason: 'pattern' },
+      ]);
+      assert.deepEqual(problems(sepa, {}), [
+        ...['first_name', 'last_name'].map((key) => ({ key, reason: 'required' })),
+        { key: 'bank_details.iban', reason: 'account_identifier_required' },
+        ...['address.country', 'address.city', 'address.street_address', 'address.postal_code'].map((key) => ({
+          key,
+          reason: 'required',
+        })),
+      ]);
+    },
+  );
   it('truncates each value at 256 characters before normalising and checking', () => {
     const long = 'x'.repeat(300);
     const r = readFields(sepa, { ...ok, 'bank_details.bank_name': long }, { country: 'DE' });
     assert.equal(r.original['bank_details.bank_name']!.length, fieldValueLengthMax);
     assert.deepEqual(r.problems, [{ key: 'bank_details.bank_name', reason: 'too_long' }], '256 > 140');
     const emoji = '😀'.repeat(300);
-    assert.equal(Array.from(readFields(sepa, { ...ok, 'address.street_address': emoji }, { country: 'DE' }).original['address.street_address']!).length, 256);
+    assert.equal(
+      Array.from(
+        readFields(sepa, { ...ok, 'address.street_address': emoji }, { country: 'DE' }).original[
+          'address.street_address'
+        ]!,
+      ).length,
+      256,
+    );
   });
   it('property: unknown keys never matter; values of any text never throw', () => {
-    fc.assert(fc.property(fc.dictionary(fc.string({ maxLength: 20 }), fc.oneof(fc.string({ maxLength: 300 }), fc.integer(), fc.constant(null))), (extra) => {
-      const withExtra = { ...extra, ...ok };
-      const r = readFields(sepa, withExtra, { country: 'DE' });
-      for (const key of Object.keys(r.values)) assert.ok(sepa.some((s) => s.key === key));
-      for (const p of r.problems) assert.ok(sepa.some((s) => s.key === p.key));
-    }), runs);
-    fc.assert(fc.property(fc.dictionary(fc.constantFrom(...sepa.map((s) => s.key)), fc.string({ maxLength: 300 })), (fields) => {
-      readFields(sepa, fields, { country: 'DE' });
-    }), runs);
+    fc.assert(
+      fc.property(
+        fc.dictionary(
+          fc.string({ maxLength: 20 }),
+          fc.oneof(fc.string({ maxLength: 300 }), fc.integer(), fc.constant(null)),
+        ),
+        (extra) => {
+          const withExtra = { ...extra, ...ok };
+          const r = readFields(sepa, withExtra, { country: 'DE' });
+          for (const key of Object.keys(r.values)) assert.ok(sepa.some((s) => s.key === key));
+          for (const p of r.problems) assert.ok(sepa.some((s) => s.key === p.key));
+        },
+      ),
+      runs,
+    );
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.constantFrom(...sepa.map((s) => s.key)), fc.string({ maxLength: 300 })),
+        (fields) => {
+          readFields(sepa, fields, { country: 'DE' });
+        },
+      ),
+      runs,
+    );
   });
   it('marks the fields whose change refreshes the form; routing types come from the contract', () => {
     assert.deepEqual([...refreshKeys(fps)], ['bank_details.routing_code_type1']);
@@ -204,8 +402,14 @@ describe('field contracts', () => {
     ] as unknown as FieldSpec[];
     const reasons = contractProblems(bad).map((p) => `${p.key}:${p.reason}`);
     assert.deepEqual(reasons, [
-      'fields[0].key:pattern', 'fields[1].max_length:pattern', 'fields[1].enum:required', 'fields[2].pattern:pattern',
-      'fields[3].type_field:required', 'fields[4].key:duplicate', 'fields[4].pattern:pattern', 'fields:account_identifier_required',
+      'fields[0].key:pattern',
+      'fields[1].max_length:pattern',
+      'fields[1].enum:required',
+      'fields[2].pattern:pattern',
+      'fields[3].type_field:required',
+      'fields[4].key:duplicate',
+      'fields[4].pattern:pattern',
+      'fields:account_identifier_required',
     ]);
   });
 });
@@ -213,26 +417,62 @@ describe('field contracts', () => {
 describe('fingerprints', () => {
   const seg = { country: 'DE', currency: 'EUR', paymentMethod: 'LOCAL', clearingSystem: 'SEPA' };
   it('property: the account fingerprint ignores formatting and the order of parts', () => {
-    fc.assert(fc.property(deIban, fc.boolean(), (iban, lower) => {
-      const text = lower ? iban.toLowerCase().replace(/(.{4})/g, '$1 ') : iban.replace(/(.{4})/g, '$1-');
-      const a = accountFingerprint(seg, [['bank_details.iban', iban]]);
-      assert.equal(accountFingerprint(seg, [['bank_details.iban', normaliseIban(text)]]), a);
-      assert.match(a, /^[0-9a-f]{64}$/);
-    }), runs);
-    fc.assert(fc.property(digits(6), digits(8), (sort, account) => {
-      const gb = { country: 'GB', currency: 'GBP', paymentMethod: 'LOCAL', clearingSystem: 'FPS' };
-      assert.equal(accountFingerprint(gb, [['b', sort], ['a', account]]), accountFingerprint(gb, [['a', account], ['b', sort]]));
-    }), runs);
+    fc.assert(
+      fc.property(deIban, fc.boolean(), (iban, lower) => {
+        const text = lower ? iban.toLowerCase().replace(/(.{4})/g, '$1 ') : iban.replace(/(.{4})/g, '$1-');
+        const a = accountFingerprint(seg, [['bank_details.iban', iban]]);
+        assert.equal(accountFingerprint(seg, [['bank_details.iban', normaliseIban(text)]]), a);
+        assert.match(a, /^[0-9a-f]{64}$/);
+      }),
+      runs,
+    );
+    fc.assert(
+      fc.property(digits(6), digits(8), (sort, account) => {
+        const gb = { country: 'GB', currency: 'GBP', paymentMethod: 'LOCAL', clearingSystem: 'FPS' };
+        assert.equal(
+          accountFingerprint(gb, [
+            ['b', sort],
+            ['a', account],
+          ]),
+          accountFingerprint(gb, [
+            ['a', account],
+            ['b', sort],
+          ]),
+        );
+      }),
+      runs,
+    );
   });
   it('property: another account, another segment, or another clearing-system case is another payee', () => {
-    fc.assert(fc.property(deIban, deIban, (a, b) => {
-      fc.pre(a !== b);
-      assert.notEqual(accountFingerprint(seg, [['bank_details.iban', a]]), accountFingerprint(seg, [['bank_details.iban', b]]));
-      assert.notEqual(accountFingerprint(seg, [['bank_details.iban', a]]), accountFingerprint({ ...seg, clearingSystem: 'sepa' }, [['bank_details.iban', a]]));
-      assert.notEqual(accountFingerprint(seg, [['bank_details.iban', a]]), accountFingerprint({ ...seg, paymentMethod: 'SWIFT' }, [['bank_details.iban', a]]));
-    }), runs);
+    fc.assert(
+      fc.property(deIban, deIban, (a, b) => {
+        fc.pre(a !== b);
+        assert.notEqual(
+          accountFingerprint(seg, [['bank_details.iban', a]]),
+          accountFingerprint(seg, [['bank_details.iban', b]]),
+        );
+        assert.notEqual(
+          accountFingerprint(seg, [['bank_details.iban', a]]),
+          accountFingerprint({ ...seg, clearingSystem: 'sepa' }, [['bank_details.iban', a]]),
+        );
+        assert.notEqual(
+          accountFingerprint(seg, [['bank_details.iban', a]]),
+          accountFingerprint({ ...seg, paymentMethod: 'SWIFT' }, [['bank_details.iban', a]]),
+        );
+      }),
+      runs,
+    );
     // Length-prefixed: moving a character between parts changes the fingerprint.
-    assert.notEqual(accountFingerprint(seg, [['k', 'ab'], ['l', 'c']]), accountFingerprint(seg, [['k', 'a'], ['l', 'bc']]));
+    assert.notEqual(
+      accountFingerprint(seg, [
+        ['k', 'ab'],
+        ['l', 'c'],
+      ]),
+      accountFingerprint(seg, [
+        ['k', 'a'],
+        ['l', 'bc'],
+      ]),
+    );
     assert.throws(() => accountFingerprint(seg, []));
   });
   it('holder names: accents, case, punctuation, spacing and word order do not matter; spelling does', () => {
@@ -241,83 +481,204 @@ describe('fingerprints', () => {
     assert.equal(holderFingerprint('Jean-Luc Picard'), holderFingerprint('PICARD Jean Luc'));
     assert.equal(holderNameKey('Straße'), 'STRASSE');
     assert.notEqual(holderFingerprint('Anna Muller'), holderFingerprint('Anna Mueller'));
-    fc.assert(fc.property(fc.array(fc.stringMatching(/^[A-Za-zÀ-ÿ]{1,10}$/), { minLength: 1, maxLength: 4 }), fc.constantFrom(' ', ', ', '  ', '-'), (words, sep) => {
-      const name = words.join(sep);
-      assert.equal(holderFingerprint(name), holderFingerprint([...words].reverse().join(' ').toUpperCase()));
-      assert.equal(holderFingerprint(name), holderFingerprint(name.toLowerCase()));
-    }), runs);
+    fc.assert(
+      fc.property(
+        fc.array(fc.stringMatching(/^[A-Za-zÀ-ÿ]{1,10}$/), { minLength: 1, maxLength: 4 }),
+        fc.constantFrom(' ', ', ', '  ', '-'),
+        (words, sep) => {
+          const name = words.join(sep);
+          assert.equal(holderFingerprint(name), holderFingerprint([...words].reverse().join(' ').toUpperCase()));
+          assert.equal(holderFingerprint(name), holderFingerprint(name.toLowerCase()));
+        },
+      ),
+      runs,
+    );
   });
 });
 
 describe('corridor policy', () => {
   const policy = { enabled: true, restrictedJurisdictions: ['IR', 'KP'], confirmableRoutingTypes: ['sort_code'] };
-  it('refuses a disabled corridor, an entity type it does not serve, and a corridor that confirms none of its routing types', () => {
-    assert.equal(corridorRefusal({ ...policy, enabled: false }, fps), 'not_enabled');
-    assert.equal(corridorRefusal(policy, undefined), 'entity_type_not_served');
-    assert.equal(corridorRefusal({ ...policy, confirmableRoutingTypes: [] }, fps), 'no_confirmable_routing_type');
-    assert.equal(corridorRefusal(policy, fps), undefined);
-  });
+  it(
+    'refuses a disabled corridor, an entity type it does not serve, and a corridor that confirms none of its ' +
+      'routing types',
+    () => {
+      assert.equal(corridorRefusal({ ...policy, enabled: false }, fps), 'not_enabled');
+      assert.equal(corridorRefusal(policy, undefined), 'entity_type_not_served');
+      assert.equal(corridorRefusal({ ...policy, confirmableRoutingTypes: [] }, fps), 'no_confirmable_routing_type');
+      assert.equal(corridorRefusal(policy, fps), undefined);
+    },
+  );
   it('refuses restricted jurisdictions (address, BIC country, corridor country) and an unconfirmable routing type', () => {
-    const values = { 'address.country': 'GB', 'bank_details.routing_code_type1': 'sort_code', 'bank_details.routing_code_value1': '040004' };
+    const values = {
+      'address.country': 'GB',
+      'bank_details.routing_code_type1': 'sort_code',
+      'bank_details.routing_code_value1': '040004',
+    };
     assert.equal(payeeRefusal(policy, fps, values, 'GB'), undefined);
     assert.equal(payeeRefusal(policy, fps, { ...values, 'address.country': 'IR' }, 'GB'), 'restricted_jurisdiction');
     assert.equal(payeeRefusal(policy, fps, values, 'KP'), 'restricted_jurisdiction');
-    assert.equal(payeeRefusal({ ...policy, confirmableRoutingTypes: ['aba'] }, fps, values, 'GB'), 'no_confirmable_routing_type');
+    assert.equal(
+      payeeRefusal({ ...policy, confirmableRoutingTypes: ['aba'] }, fps, values, 'GB'),
+      'no_confirmable_routing_type',
+    );
     const swiftPolicy = { ...policy, confirmableRoutingTypes: ['bic'] };
-    assert.equal(payeeRefusal(swiftPolicy, swift, { 'bank_details.swift_code': 'BKIDIRTH' }, 'US'), 'restricted_jurisdiction');
-    assert.equal(payeeRefusal(swiftPolicy, swift, { 'bank_details.swift_code': 'CHASUS33', 'bank_details.routing_code_type1': 'aba', 'bank_details.routing_code_value1': '021000021' }, 'US'), 'no_confirmable_routing_type');
+    assert.equal(
+      payeeRefusal(swiftPolicy, swift, { 'bank_details.swift_code': 'BKIDIRTH' }, 'US'),
+      'restricted_jurisdiction',
+    );
+    assert.equal(
+      payeeRefusal(
+        swiftPolicy,
+        swift,
+        {
+          'bank_details.swift_code': 'CHASUS33',
+          'bank_details.routing_code_type1': 'aba',
+          'bank_details.routing_code_value1': '021000021',
+        },
+        'US',
+      ),
+      'no_confirmable_routing_type',
+    );
   });
 });
 
 describe('price, limits and posting rules', () => {
   it('prices a same-currency order: rate 1, fee on top', () => {
-    const p = priceOrder({ sourceAmount: 100_00n, sourceScale: 2, payoutScale: 2, midRate: '1', fxSpreadBps: 0, feeBps: 50, feeFixedPayout: 1_00n });
+    const p = priceOrder({
+      sourceAmount: 100_00n,
+      sourceScale: 2,
+      payoutScale: 2,
+      midRate: '1',
+      fxSpreadBps: 0,
+      feeBps: 50,
+      feeFixedPayout: 1_00n,
+    });
     assert.deepEqual(p, { rate: '1.0000000000', payoutAmount: 100_00n, fee: 50n + 100n });
   });
   it('prices a conversion: payout rounded down, fee rounded up, spread lowers the rate', () => {
     // 100 USDT (scale 6) to EUR at mid 0.925925925925 less 30 bps.
-    const p = priceOrder({ sourceAmount: 100_000_000n, sourceScale: 6, payoutScale: 2, midRate: '0.925925925925', fxSpreadBps: 30, feeBps: 50, feeFixedPayout: 100n });
+    const p = priceOrder({
+      sourceAmount: 100_000_000n,
+      sourceScale: 6,
+      payoutScale: 2,
+      midRate: '0.925925925925',
+      fxSpreadBps: 30,
+      feeBps: 50,
+      feeFixedPayout: 100n,
+    });
     assert.equal(p.rate, '0.9231481481');
     assert.equal(p.payoutAmount, 9231n);
     // 0.5 % of 100 USDT = 0.5 USDT; 1.00 EUR / 0.9231481481 = 1.083250… USDT, rounded up.
     assert.equal(p.fee, 500_000n + 1_083_250n);
   });
   it('property: never pays out more, never charges less, than exact arithmetic', () => {
-    fc.assert(fc.property(
-      fc.bigInt({ min: 1n, max: 10n ** 15n }), fc.integer({ min: 1, max: 99_999_999 }), fc.integer({ min: 0, max: 500 }), fc.integer({ min: 0, max: 300 }), fc.bigInt({ min: 0n, max: 10_000n }),
-      (source, rateMicros, spread, feeBps, fixed) => {
-        const mid = `${Math.floor(rateMicros / 1_000_000)}.${String(rateMicros % 1_000_000).padStart(6, '0')}`;
-        const p = priceOrder({ sourceAmount: source, sourceScale: 6, payoutScale: 2, midRate: mid, fxSpreadBps: spread, feeBps, feeFixedPayout: fixed });
-        const r = ratioOf(p.rate);
-        const m = ratioOf(mid);
-        assert.ok(r.num * m.den * 10_000n <= m.num * r.den * BigInt(10_000 - spread) + m.den * r.den * 10_000n / 10n ** 10n + 1n, 'rate at most mid less spread');
-        // payout * 10^6 * den <= source * num * 10^2
-        assert.ok(p.payoutAmount * 10n ** 6n * r.den <= source * r.num * 10n ** 2n);
-        assert.ok((p.payoutAmount + 1n) * 10n ** 6n * r.den > source * r.num * 10n ** 2n);
-        assert.ok(p.fee * 10_000n >= source * BigInt(feeBps));
-      }), runs);
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 1n, max: 10n ** 15n }),
+        fc.integer({ min: 1, max: 99_999_999 }),
+        fc.integer({ min: 0, max: 500 }),
+        fc.integer({ min: 0, max: 300 }),
+        fc.bigInt({ min: 0n, max: 10_000n }),
+        (source, rateMicros, spread, feeBps, fixed) => {
+          const mid = `${Math.floor(rateMicros / 1_000_000)}.${String(rateMicros % 1_000_000).padStart(6, '0')}`;
+          const p = priceOrder({
+            sourceAmount: source,
+            sourceScale: 6,
+            payoutScale: 2,
+            midRate: mid,
+            fxSpreadBps: spread,
+            feeBps,
+            feeFixedPayout: fixed,
+          });
+          const r = ratioOf(p.rate);
+          const m = ratioOf(mid);
+          assert.ok(
+            r.num * m.den * 10_000n <=
+              m.num * r.den * BigInt(10_000 - spread) + (m.den * r.den * 10_000n) / 10n ** 10n + 1n,
+            'rate at most mid less spread',
+          );
+          // payout * 10^6 * den <= source * num * 10^2
+          assert.ok(p.payoutAmount * 10n ** 6n * r.den <= source * r.num * 10n ** 2n);
+          assert.ok((p.payoutAmount + 1n) * 10n ** 6n * r.den > source * r.num * 10n ** 2n);
+          assert.ok(p.fee * 10_000n >= source * BigInt(feeBps));
+        },
+      ),
+      runs,
+    );
   });
-  const limits: CorridorLimits = { payoutMin: 100n, memberSingleMax: 1_000_00n, memberDailyMax: 2_000_00n, merchantSingleMax: 5_000_00n, merchantDailyMax: 3_000_00n };
+  const limits: CorridorLimits = {
+    payoutMin: 100n,
+    memberSingleMax: 1_000_00n,
+    memberDailyMax: 2_000_00n,
+    merchantSingleMax: 5_000_00n,
+    merchantDailyMax: 3_000_00n,
+  };
   it('limits: minimum, single and daily, member before merchant', () => {
     const none = { member: 0n, merchant: 0n };
     assert.deepEqual(limitBreach(99n, limits, none), { kind: 'amount_out_of_range' });
     assert.equal(limitBreach(100n, limits, none), undefined);
-    assert.deepEqual(limitBreach(1_000_01n, limits, none), { kind: 'limit_exceeded', limit_type: 'single', limit_scope: 'member' });
-    assert.deepEqual(limitBreach(900_00n, { ...limits, merchantSingleMax: 800_00n }, none), { kind: 'limit_exceeded', limit_type: 'single', limit_scope: 'merchant' });
-    assert.deepEqual(limitBreach(600_00n, limits, { member: 1_500_00n, merchant: 0n }), { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'member' });
-    assert.equal(limitBreach(500_00n, limits, { member: 1_500_00n, merchant: 0n }), undefined, 'exactly at the daily limit');
-    assert.deepEqual(limitBreach(600_00n, limits, { member: 0n, merchant: 2_500_00n }), { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'merchant' });
-    assert.equal(limitBreach(10n ** 12n, { payoutMin: 1n, memberSingleMax: null, memberDailyMax: null, merchantSingleMax: null, merchantDailyMax: null }, none), undefined);
+    assert.deepEqual(limitBreach(1_000_01n, limits, none), {
+      kind: 'limit_exceeded',
+      limit_type: 'single',
+      limit_scope: 'member',
+    });
+    assert.deepEqual(limitBreach(900_00n, { ...limits, merchantSingleMax: 800_00n }, none), {
+      kind: 'limit_exceeded',
+      limit_type: 'single',
+      limit_scope: 'merchant',
+    });
+    assert.deepEqual(limitBreach(600_00n, limits, { member: 1_500_00n, merchant: 0n }), {
+      kind: 'limit_exceeded',
+      limit_type: 'daily',
+      limit_scope: 'member',
+    });
+    assert.equal(
+      limitBreach(500_00n, limits, { member: 1_500_00n, merchant: 0n }),
+      undefined,
+      'exactly at the daily limit',
+    );
+    assert.deepEqual(limitBreach(600_00n, limits, { member: 0n, merchant: 2_500_00n }), {
+      kind: 'limit_exceeded',
+      limit_type: 'daily',
+      limit_scope: 'merchant',
+    });
+    assert.equal(
+      limitBreach(
+        10n ** 12n,
+        { payoutMin: 1n, memberSingleMax: null, memberDailyMax: null, merchantSingleMax: null, merchantDailyMax: null },
+        none,
+      ),
+      undefined,
+    );
   });
   it('property: every posting rule balances, whatever the amounts', () => {
-    const money = fc.record({ amount: fc.bigInt({ min: 1n, max: 10n ** 30n }), fee: fc.bigInt({ min: 0n, max: 10n ** 20n }) });
-    fc.assert(fc.property(money, ({ amount, fee }) => {
-      const p = { memberId: 'mem_1', merchantId: 'mch_1', amount, fee };
-      for (const lines of [remitFreezeLines(p), remitCompleteLines(p), remitFailLines(p), remitReturnLines(p)] as EntryLine[][]) {
-        assertEntry({ environment: 'sandbox', merchantId: 'mch_1', kind: 'k', referenceType: 'r', referenceId: 'i', asset: 'USDT', lines });
-      }
-      assert.equal(remitCompleteLines(p).length, fee > 0n ? 4 : 2);
-    }), runs);
+    const money = fc.record({
+      amount: fc.bigInt({ min: 1n, max: 10n ** 30n }),
+      fee: fc.bigInt({ min: 0n, max: 10n ** 20n }),
+    });
+    fc.assert(
+      fc.property(money, ({ amount, fee }) => {
+        const p = { memberId: 'mem_1', merchantId: 'mch_1', amount, fee };
+        for (const lines of [
+          remitFreezeLines(p),
+          remitCompleteLines(p),
+          remitFailLines(p),
+          remitReturnLines(p),
+        ] as EntryLine[][]) {
+          assertEntry({
+            environment: 'sandbox',
+            merchantId: 'mch_1',
+            kind: 'k',
+            referenceType: 'r',
+            referenceId: 'i',
+            asset: 'USDT',
+            lines,
+          });
+        }
+        assert.equal(remitCompleteLines(p).length, fee > 0n ? 4 : 2);
+      }),
+      runs,
+    );
   });
 });
 
@@ -326,23 +687,83 @@ describe('order state machine', () => {
     assert.deepEqual(decideOnCall({ kind: 'rejected', reason: 'x' }), { kind: 'fail', reason: 'upstream_rejected' });
     assert.deepEqual(decideOnCall({ kind: 'timeout' }), { kind: 'wait', outcome: 'timeout' });
     assert.deepEqual(decideOnCall({ kind: 'unknown', reason: '5xx' }), { kind: 'wait', outcome: 'unknown' });
-    assert.deepEqual(decideOnCall({ kind: 'accepted', providerOrderId: 'RM1', status: 'processing', detail: { payout_date: '2025-01-06' } }), { kind: 'wait', outcome: 'accepted', providerOrderId: 'RM1', providerStatus: 'processing', payoutDate: '2025-01-06' });
-    assert.deepEqual(decideOnCall({ kind: 'accepted', providerOrderId: 'RM1', status: 'succeeded', detail: { payout_date: '2025-01-06' } }), { kind: 'complete', providerOrderId: 'RM1', providerStatus: 'succeeded', payoutDate: '2025-01-06' });
-    assert.deepEqual(decideOnCall({ kind: 'accepted', providerOrderId: 'RM1', status: 'SANDBOX_UNKNOWN_STATUS', detail: {} }), { kind: 'suspend', alertKind: 'upstream.unknown_status', providerOrderId: 'RM1', providerStatus: 'SANDBOX_UNKNOWN_STATUS' });
+    assert.deepEqual(
+      decideOnCall({
+        kind: 'accepted',
+        providerOrderId: 'RM1',
+        status: 'processing',
+        detail: { payout_date: '2025-01-06' },
+      }),
+      {
+        kind: 'wait',
+        outcome: 'accepted',
+        providerOrderId: 'RM1',
+        providerStatus: 'processing',
+        payoutDate: '2025-01-06',
+      },
+    );
+    assert.deepEqual(
+      decideOnCall({
+        kind: 'accepted',
+        providerOrderId: 'RM1',
+        status: 'succeeded',
+        detail: { payout_date: '2025-01-06' },
+      }),
+      { kind: 'complete', providerOrderId: 'RM1', providerStatus: 'succeeded', payoutDate: '2025-01-06' },
+    );
+    assert.deepEqual(
+      decideOnCall({ kind: 'accepted', providerOrderId: 'RM1', status: 'SANDBOX_UNKNOWN_STATUS', detail: {} }),
+      {
+        kind: 'suspend',
+        alertKind: 'upstream.unknown_status',
+        providerOrderId: 'RM1',
+        providerStatus: 'SANDBOX_UNKNOWN_STATUS',
+      },
+    );
   });
   it('decides on a status query; never fails an order on a timeout', () => {
     const open = { status: 'processing' as const, upstreamOutcome: 'timeout' as const, callAgeMs: 120_000 };
     assert.deepEqual(decideOnQuery(open, { kind: 'timeout' }, 60_000), { kind: 'none' });
     assert.deepEqual(decideOnQuery(open, { kind: 'unknown', reason: 'x' }, 60_000), { kind: 'none' });
-    assert.deepEqual(decideOnQuery({ ...open, callAgeMs: 1_000 }, { kind: 'not_found' }, 60_000), { kind: 'none' }, 'within the grace');
-    assert.deepEqual(decideOnQuery(open, { kind: 'not_found' }, 60_000), { kind: 'fail', reason: 'upstream_not_found' });
-    assert.deepEqual(decideOnQuery({ ...open, upstreamOutcome: 'accepted' }, { kind: 'not_found' }, 60_000), { kind: 'suspend', alertKind: 'upstream.order_missing', providerStatus: 'not_found' });
-    assert.deepEqual(decideOnQuery(open, { kind: 'found', providerOrderId: 'RM', status: 'succeeded' }, 0), { kind: 'complete', providerOrderId: 'RM', providerStatus: 'succeeded' });
-    assert.deepEqual(decideOnQuery(open, { kind: 'found', providerOrderId: 'RM', status: 'refunded' }, 0), { kind: 'complete_and_return', providerOrderId: 'RM', providerStatus: 'refunded' });
-    assert.deepEqual(decideOnQuery({ ...open, status: 'suspended' }, { kind: 'found', providerOrderId: 'RM', status: 'WEIRD' }, 0), { kind: 'wait', outcome: 'accepted', providerOrderId: 'RM', providerStatus: 'WEIRD' });
-    assert.deepEqual(decideOnQuery({ ...open, status: 'completed' }, { kind: 'found', providerOrderId: 'RM', status: 'failed' }, 0), { kind: 'none' });
-    assert.deepEqual(decideOnReturnCheck('completed', { kind: 'found', providerOrderId: 'RM', status: 'refunded' }), { kind: 'return', providerStatus: 'refunded' });
-    assert.deepEqual(decideOnReturnCheck('failed', { kind: 'found', providerOrderId: 'RM', status: 'refunded' }), { kind: 'none' });
+    assert.deepEqual(
+      decideOnQuery({ ...open, callAgeMs: 1_000 }, { kind: 'not_found' }, 60_000),
+      { kind: 'none' },
+      'within the grace',
+    );
+    assert.deepEqual(decideOnQuery(open, { kind: 'not_found' }, 60_000), {
+      kind: 'fail',
+      reason: 'upstream_not_found',
+    });
+    assert.deepEqual(decideOnQuery({ ...open, upstreamOutcome: 'accepted' }, { kind: 'not_found' }, 60_000), {
+      kind: 'suspend',
+      alertKind: 'upstream.order_missing',
+      providerStatus: 'not_found',
+    });
+    assert.deepEqual(decideOnQuery(open, { kind: 'found', providerOrderId: 'RM', status: 'succeeded' }, 0), {
+      kind: 'complete',
+      providerOrderId: 'RM',
+      providerStatus: 'succeeded',
+    });
+    assert.deepEqual(decideOnQuery(open, { kind: 'found', providerOrderId: 'RM', status: 'refunded' }, 0), {
+      kind: 'complete_and_return',
+      providerOrderId: 'RM',
+      providerStatus: 'refunded',
+    });
+    assert.deepEqual(
+      decideOnQuery({ ...open, status: 'suspended' }, { kind: 'found', providerOrderId: 'RM', status: 'WEIRD' }, 0),
+      { kind: 'wait', outcome: 'accepted', providerOrderId: 'RM', providerStatus: 'WEIRD' },
+    );
+    assert.deepEqual(
+      decideOnQuery({ ...open, status: 'completed' }, { kind: 'found', providerOrderId: 'RM', status: 'failed' }, 0),
+      { kind: 'none' },
+    );
+    assert.deepEqual(decideOnReturnCheck('completed', { kind: 'found', providerOrderId: 'RM', status: 'refunded' }), {
+      kind: 'return',
+      providerStatus: 'refunded',
+    });
+    assert.deepEqual(decideOnReturnCheck('failed', { kind: 'found', providerOrderId: 'RM', status: 'refunded' }), {
+      kind: 'none',
+    });
     assert.equal(publicStatus('suspended'), 'processing');
     assert.equal(recheckDelayMs(1, 5_000, 600_000), 5_000);
     assert.equal(recheckDelayMs(20, 5_000, 600_000), 600_000);
@@ -352,10 +773,27 @@ describe('order state machine', () => {
 
 describe('settlement calendar (simulated provider)', () => {
   it('knows Easter and the holidays of EUR, GBP and USD', () => {
-    assert.deepEqual(['2024', '2025', '2026', '2027'].map((y) => easterSunday(Number(y)).toISOString().slice(0, 10)), ['2024-03-31', '2025-04-20', '2026-04-05', '2027-03-28']);
-    for (const d of ['2025-01-01', '2025-04-18', '2025-04-21', '2025-05-01', '2025-12-25', '2025-12-26']) assert.ok(isHoliday('EUR', d), `EUR ${d}`);
-    for (const d of ['2025-05-05', '2025-05-26', '2025-08-25', '2026-12-28', '2027-12-27', '2027-12-28']) assert.ok(isHoliday('GBP', d), `GBP ${d}`);
-    for (const d of ['2025-01-20', '2025-02-17', '2025-05-26', '2025-06-19', '2025-07-04', '2025-09-01', '2025-10-13', '2025-11-11', '2025-11-27', '2023-01-02']) assert.ok(isHoliday('USD', d), `USD ${d}`);
+    assert.deepEqual(
+      ['2024', '2025', '2026', '2027'].map((y) => easterSunday(Number(y)).toISOString().slice(0, 10)),
+      ['2024-03-31', '2025-04-20', '2026-04-05', '2027-03-28'],
+    );
+    for (const d of ['2025-01-01', '2025-04-18', '2025-04-21', '2025-05-01', '2025-12-25', '2025-12-26'])
+      assert.ok(isHoliday('EUR', d), `EUR ${d}`);
+    for (const d of ['2025-05-05', '2025-05-26', '2025-08-25', '2026-12-28', '2027-12-27', '2027-12-28'])
+      assert.ok(isHoliday('GBP', d), `GBP ${d}`);
+    for (const d of [
+      '2025-01-20',
+      '2025-02-17',
+      '2025-05-26',
+      '2025-06-19',
+      '2025-07-04',
+      '2025-09-01',
+      '2025-10-13',
+      '2025-11-11',
+      '2025-11-27',
+      '2023-01-02',
+    ])
+      assert.ok(isHoliday('USD', d), `USD ${d}`);
     assert.ok(!isHoliday('EUR', '2025-05-26'));
     assert.ok(!isSettlementDay('EUR', '2025-01-04'), 'Saturday');
     assert.ok(isSettlementDay('EUR', '2025-01-03'));
@@ -364,8 +802,13 @@ describe('settlement calendar (simulated provider)', () => {
   it('answers the coming week with cut-off, weekends and holidays; same currency has no dates', () => {
     const c = calendarFor(new Date('2025-12-23T15:00:00Z'), 'express', 'EUR', 'USD');
     assert.deepEqual(c.dates, [
-      { date: '2025-12-23', valid: false }, { date: '2025-12-24', valid: true }, { date: '2025-12-25', valid: false },
-      { date: '2025-12-26', valid: false }, { date: '2025-12-27', valid: false }, { date: '2025-12-28', valid: false }, { date: '2025-12-29', valid: true },
+      { date: '2025-12-23', valid: false },
+      { date: '2025-12-24', valid: true },
+      { date: '2025-12-25', valid: false },
+      { date: '2025-12-26', valid: false },
+      { date: '2025-12-27', valid: false },
+      { date: '2025-12-28', valid: false },
+      { date: '2025-12-29', valid: true },
     ]);
     assert.equal(c.earliestValid, '2025-12-24');
     assert.equal(c.sameCurrency, false);
@@ -375,8 +818,14 @@ describe('settlement calendar (simulated provider)', () => {
   });
   it('checks names the way a bank directory does', () => {
     assert.deepEqual(simulatedNameCheck('Max Mustermann', 'max MUSTERMANN'), { kind: 'match' });
-    assert.deepEqual(simulatedNameCheck('Max Mustermann', 'Max Musterman'), { kind: 'close_match', suggestedName: 'Max Mustermann' });
-    assert.deepEqual(simulatedNameCheck('Max Mustermann', 'Max J Mustermann'), { kind: 'close_match', suggestedName: 'Max Mustermann' });
+    assert.deepEqual(simulatedNameCheck('Max Mustermann', 'Max Musterman'), {
+      kind: 'close_match',
+      suggestedName: 'Max Mustermann',
+    });
+    assert.deepEqual(simulatedNameCheck('Max Mustermann', 'Max J Mustermann'), {
+      kind: 'close_match',
+      suggestedName: 'Max Mustermann',
+    });
     assert.deepEqual(simulatedNameCheck('Max Mustermann', 'Erika Musterfrau'), { kind: 'no_match' });
   });
 });
@@ -391,16 +840,23 @@ describe('the rate service', () => {
     assert.throws(() => rateAfterSpread('1', 10_001));
   });
   it('property: convert down then back up never gains', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 10n ** 18n }), fc.integer({ min: 1, max: 10 ** 9 }), (amount, micros) => {
-      const rate = `${Math.floor(micros / 1e6)}.${String(micros % 1e6).padStart(6, '0')}`;
-      fc.pre(ratioOf(rate).num > 0n);
-      const out = convert(amount, 6, 2, rate, 'down');
-      assert.ok(convertBack(out, 6, 2, rate, 'down') <= amount);
-    }), runs);
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 18n }), fc.integer({ min: 1, max: 10 ** 9 }), (amount, micros) => {
+        const rate = `${Math.floor(micros / 1e6)}.${String(micros % 1e6).padStart(6, '0')}`;
+        fc.pre(ratioOf(rate).num > 0n);
+        const out = convert(amount, 6, 2, rate, 'down');
+        assert.ok(convertBack(out, 6, 2, rate, 'down') <= amount);
+      }),
+      runs,
+    );
   });
   it('the simulated market is deterministic and knows its codes', async () => {
     const at = new Date('2026-01-01T00:00:00Z');
-    const market = new SimulatedMarket(undefined, async () => at, () => at);
+    const market = new SimulatedMarket(
+      undefined,
+      async () => at,
+      () => at,
+    );
     const call = { merchantId: 'm', environment: 'sandbox' as const };
     const a = await market.mid(call, 'USDT', 'EUR');
     assert.equal(a.kind, 'rate');

@@ -5,7 +5,12 @@ import { Type } from 'typebox';
 import { installErrorHandling, type AppInstance } from '../src/platform/http-app.js';
 import { ApiError } from '../src/platform/errors.js';
 import {
-  asJsonData, closedSchema, installStrictResponseHook, responseViolations, strictSerializerCompiler, type ResponseViolation,
+  asJsonData,
+  closedSchema,
+  installStrictResponseHook,
+  responseViolations,
+  strictSerializerCompiler,
+  type ResponseViolation,
 } from '../src/platform/response-check.js';
 
 /**
@@ -29,7 +34,7 @@ describe('strict response check', () => {
     assert.equal(closed.properties.nested.additionalProperties, false);
     assert.equal(closed.properties.tags.items.additionalProperties, false);
     assert.equal(closed.properties.map.additionalProperties, undefined, 'a record keeps its patternProperties');
-    assert.equal((Thing as any).additionalProperties, undefined, 'the route\'s own schema is left as it was');
+    assert.equal((Thing as any).additionalProperties, undefined, "the route's own schema is left as it was");
   });
 
   it('passes a body that matches, Dates and undefined read as JSON reads them', () => {
@@ -40,27 +45,45 @@ describe('strict response check', () => {
 
   it('names a property the serializer would drop, one missing, and a wrong type', () => {
     const found = responseViolations(Thing, { id: 'x', amount: 150, note: null, nested: { a: 1, b: 2 }, extra: true });
-    const at = (path: string) => found.filter((v) => v.path === path).map((v) => v.message).join(' / ');
+    const at = (path: string) =>
+      found
+        .filter((v) => v.path === path)
+        .map((v) => v.message)
+        .join(' / ');
     assert.match(at('/extra'), /not declared/);
     assert.match(at('/nested/b'), /not declared/);
     assert.match(at('/amount'), /must be string; got 150/);
     const missing = responseViolations(Thing, { id: 'x', amount: '1', nested: { a: 1 } });
-    assert.deepEqual(missing.map((v) => v.path), ['/note']);
+    assert.deepEqual(
+      missing.map((v) => v.path),
+      ['/note'],
+    );
     assert.match(responseViolations(Thing, { ...good, amount: 150n })[0]!.message, /150n \(bigint\)/);
-    assert.ok(responseViolations(Thing, { ...good, id: null }).some((v) => v.path === '/id'), 'null where the schema has no null');
+    assert.ok(
+      responseViolations(Thing, { ...good, id: null }).some((v) => v.path === '/id'),
+      'null where the schema has no null',
+    );
   });
 
   function probeApp(mode: 'fail' | 'report') {
     const found: ResponseViolation[] = [];
     const app = Fastify();
-    app.setSerializerCompiler(strictSerializerCompiler(mode, (v) => { if (v.message !== 'seen') found.push(v); }));
+    app.setSerializerCompiler(
+      strictSerializerCompiler(mode, (v) => {
+        if (v.message !== 'seen') found.push(v);
+      }),
+    );
     installErrorHandling(app as unknown as AppInstance);
     installStrictResponseHook(app as unknown as AppInstance, mode, (v) => found.push(v));
     app.get('/good', { schema: { response: { 200: Thing } } }, async () => good);
     app.get('/extra', { schema: { response: { 200: Thing } } }, async () => ({ ...good, internal_ref: 'up_1' }));
     app.get('/status', { schema: { response: { 201: Thing } } }, async () => good);
-    app.get('/refusal', async () => { throw new ApiError('limit_exceeded', 'Quota.', { limit_type: 'daily', limit_scope: 'member' }); });
-    app.get('/leaky-refusal', async () => { throw new ApiError('state_invalid', 'No.', { internal_state: 'void' } as never); });
+    app.get('/refusal', async () => {
+      throw new ApiError('limit_exceeded', 'Quota.', { limit_type: 'daily', limit_scope: 'member' });
+    });
+    app.get('/leaky-refusal', async () => {
+      throw new ApiError('state_invalid', 'No.', { internal_state: 'void' } as never);
+    });
     return { app, found };
   }
 
@@ -74,7 +97,10 @@ describe('strict response check', () => {
       assert.equal(res.statusCode, 500, path);
       assert.equal(res.json().code, 'api_error', path);
     }
-    assert.deepEqual(found.map((v) => `${v.url} ${v.status} ${v.path}`), ['/extra 200 /internal_ref', '/status 200 /', '/leaky-refusal 400 /internal_state']);
+    assert.deepEqual(
+      found.map((v) => `${v.url} ${v.status} ${v.path}`),
+      ['/extra 200 /internal_ref', '/status 200 /', '/leaky-refusal 400 /internal_state'],
+    );
     const refusal = await app.inject('/refusal');
     assert.equal(refusal.statusCode, 400, 'an error body with the documented extra fields passes');
     await app.close();
@@ -85,7 +111,10 @@ describe('strict response check', () => {
     const res = await app.inject('/extra');
     assert.equal(res.statusCode, 200);
     assert.equal('internal_ref' in res.json(), false);
-    assert.deepEqual(found.map((v) => v.path), ['/internal_ref']);
+    assert.deepEqual(
+      found.map((v) => v.path),
+      ['/internal_ref'],
+    );
     await app.close();
   });
 });

@@ -34,43 +34,80 @@ describe('route helper', () => {
   before(async () => {
     // Without the tests' strict response check: the probes show what the serializer does alone.
     app = buildPublicApp({ ...service.ctx, logger: false, config: { ...service.ctx.config, strictResponses: 'off' } });
-    app.addHook('onRoute', (r) => { declared.set(r.url, r.config?.access?.errors ?? []); });
+    app.addHook('onRoute', (r) => {
+      declared.set(r.url, r.config?.access?.errors ?? []);
+    });
     await registerPublicRoutes(app, service.ctx); // token exchange and members, beside the probes
     const route = router(app, service.ctx);
     const Probe = Type.Object({ id: Type.String(), kept: Type.String() });
 
-    route.post('/v1/probe/write', {
-      access: { scope: 'members:write', idempotency: 'required' },
-      schema: { operationId: 'probeWrite', body: Type.Object({ n: Type.Integer() }), response: { 201: Probe } },
-    }, async ({ body, write }) => write(async () => {
-      writes++;
-      // `extra` is not in the response schema: it must not be sent, nor stored for the replay.
-      return { id: `probe_${body.n}_${randomUUID()}`, kept: 'yes', extra: 'internal' } as { id: string; kept: string };
-    }));
+    route.post(
+      '/v1/probe/write',
+      {
+        access: { scope: 'members:write', idempotency: 'required' },
+        schema: { operationId: 'probeWrite', body: Type.Object({ n: Type.Integer() }), response: { 201: Probe } },
+      },
+      async ({ body, write }) =>
+        write(async () => {
+          writes++;
+          // `extra` is not in the response schema: it must not be sent, nor stored for the replay.
+          return { id: `probe_${body.n}_${randomUUID()}`, kept: 'yes', extra: 'internal' } as {
+            id: string;
+            kept: string;
+          };
+        }),
+    );
 
-    route.post('/v1/probe/short', {
-      access: { scope: 'members:write', idempotency: 'required' },
-      errors: ['insufficient_balance'],
-      schema: { operationId: 'probeShort', response: { 200: Probe } },
-    }, async ({ write }) => write(async () => {
-      writes++;
-      throw new InsufficientFundsError({ owner: 'member', memberId: 'mem_x', bucket: 'available' }, 'USDT');
-    }));
+    route.post(
+      '/v1/probe/short',
+      {
+        access: { scope: 'members:write', idempotency: 'required' },
+        errors: ['insufficient_balance'],
+        schema: { operationId: 'probeShort', response: { 200: Probe } },
+      },
+      async ({ write }) =>
+        write(async () => {
+          writes++;
+          throw new InsufficientFundsError({ owner: 'member', memberId: 'mem_x', bucket: 'available' }, 'USDT');
+        }),
+    );
 
-    route.post('/v1/probe/amount', {
-      access: { scope: 'members:write' },
-      schema: { operationId: 'probeAmount', body: Type.Object({ amount: Type.String() }), response: { 200: Type.Object({ minor: Type.String() }) } },
-    }, async ({ body }) => ({ minor: String(parseAmount(body.amount, 2)) }));
+    route.post(
+      '/v1/probe/amount',
+      {
+        access: { scope: 'members:write' },
+        schema: {
+          operationId: 'probeAmount',
+          body: Type.Object({ amount: Type.String() }),
+          response: { 200: Type.Object({ minor: Type.String() }) },
+        },
+      },
+      async ({ body }) => ({ minor: String(parseAmount(body.amount, 2)) }),
+    );
 
-    route.get('/v1/probe/member', {
-      access: { scope: 'members:read', principal: 'member' },
-      schema: { operationId: 'probeMember', response: { 200: Type.Object({ member: Type.String(), merchant: Type.String() }) } },
-    }, async ({ principal }) => ({ member: principal.memberId, merchant: principal.merchantId }));
+    route.get(
+      '/v1/probe/member',
+      {
+        access: { scope: 'members:read', principal: 'member' },
+        schema: {
+          operationId: 'probeMember',
+          response: { 200: Type.Object({ member: Type.String(), merchant: Type.String() }) },
+        },
+      },
+      async ({ principal }) => ({ member: principal.memberId, merchant: principal.merchantId }),
+    );
 
-    route.get('/v1/probe/either', {
-      access: { scope: 'members:read', principal: 'either' },
-      schema: { operationId: 'probeEither', response: { 200: Type.Object({ member: Type.Union([Type.String(), Type.Null()]) }) } },
-    }, async ({ principal }) => ({ member: principal.memberId ?? null }));
+    route.get(
+      '/v1/probe/either',
+      {
+        access: { scope: 'members:read', principal: 'either' },
+        schema: {
+          operationId: 'probeEither',
+          response: { 200: Type.Object({ member: Type.Union([Type.String(), Type.Null()]) }) },
+        },
+      },
+      async ({ principal }) => ({ member: principal.memberId ?? null }),
+    );
 
     await app.listen({ port: 0, host: '127.0.0.1' });
     const port = (app.server.address() as { port: number }).port;
@@ -84,7 +121,11 @@ describe('route helper', () => {
       signingKey: creds.signingKey,
       maxAttempts: 1,
     });
-    const member = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: `u_${randomUUID()}` } });
+    const member = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: `u_${randomUUID()}` },
+    });
     assert.equal(member.status, 201, JSON.stringify(member.body));
     memberId = member.body.id;
   });
@@ -95,11 +136,21 @@ describe('route helper', () => {
 
   it('sends a write through its response schema before storing it; the replay is the same bytes', async () => {
     const key = randomUUID();
-    const first = await client.requestRaw({ method: 'POST', path: '/v1/probe/write', body: { n: 1 }, idempotencyKey: key });
+    const first = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/probe/write',
+      body: { n: 1 },
+      idempotencyKey: key,
+    });
     assert.equal(first.status, 201);
     assert.equal(first.body.kept, 'yes');
     assert.equal('extra' in first.body, false, 'a field outside the response schema is not sent');
-    const again = await client.requestRaw({ method: 'POST', path: '/v1/probe/write', body: { n: 1 }, idempotencyKey: key });
+    const again = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/probe/write',
+      body: { n: 1 },
+      idempotencyKey: key,
+    });
     assert.equal(again.status, 201);
     assert.equal(again.headers['x-idempotent-replay'], 'true');
     assert.equal(again.rawBody, first.rawBody);
@@ -115,7 +166,7 @@ describe('route helper', () => {
     const again = await client.requestRaw({ method: 'POST', path: '/v1/probe/short', body: {}, idempotencyKey: key });
     assert.equal(again.headers['x-idempotent-replay'], 'true');
     assert.equal(again.body.code, 'insufficient_balance');
-    assert.equal(writes, before + 1, 'the refusal is the key\'s result: the effect ran once');
+    assert.equal(writes, before + 1, "the refusal is the key's result: the effect ran once");
   });
 
   it('answers an amount outside the grammar with invalid_request naming the field', async () => {
@@ -134,14 +185,23 @@ describe('route helper', () => {
     const missing = await client.requestRaw({ method: 'GET', path: '/v1/probe/member' });
     assert.equal(missing.body.code, 'member_context_required');
     assert.deepEqual((await client.requestRaw({ method: 'GET', path: '/v1/probe/either' })).body, { member: null });
-    assert.deepEqual((await client.requestRaw({ method: 'GET', path: '/v1/probe/either', onBehalfOf: memberId })).body, { member: memberId });
+    assert.deepEqual(
+      (await client.requestRaw({ method: 'GET', path: '/v1/probe/either', onBehalfOf: memberId })).body,
+      { member: memberId },
+    );
   });
 
   it('puts the declared errors on the route access the OpenAPI document reads', () => {
     assert.deepEqual(declared.get('/v1/probe/short'), ['insufficient_balance']);
     assert.deepEqual(declared.get('/v1/probe/write'), []);
-    assert.deepEqual(declared.get('/v1/withdrawals/:id/confirm'), ['order_not_cancellable', 'merchant_custody_shortfall', 'not_found']);
-    const doc = app.swagger() as unknown as { paths: Record<string, Record<string, { responses: Record<string, { 'x-error-codes'?: string[] }> }>> };
+    assert.deepEqual(declared.get('/v1/withdrawals/:id/confirm'), [
+      'order_not_cancellable',
+      'merchant_custody_shortfall',
+      'not_found',
+    ]);
+    const doc = app.swagger() as unknown as {
+      paths: Record<string, Record<string, { responses: Record<string, { 'x-error-codes'?: string[] }> }>>;
+    };
     assert.ok(doc.paths['/v1/probe/short']!.post!.responses['400']!['x-error-codes']!.includes('insufficient_balance'));
   });
 });
@@ -163,24 +223,35 @@ describe('layers', () => {
   it('the money core and the events raise their own errors: they import no HTTP module', () => {
     // Of the platform, only ids and the clock (events are dated on the merchant's clock), neither of them HTTP;
     // the events' part of the OpenAPI document reads the delivery contract's constants (config).
-    for (const dir of ['src/money', 'src/events']) for (const name of readdirSync(dir)) {
-      if (dir === 'src/events' && name === 'openapi.ts') continue;
-      for (const spec of importsOf(join(dir, name))) {
-        assert.ok(!/platform\/(?!(ids|clock)\.js$)/.test(spec) && !/modules\//.test(spec) && !/fastify/.test(spec), `${name} imports ${spec}`);
+    for (const dir of ['src/money', 'src/events'])
+      for (const name of readdirSync(dir)) {
+        if (dir === 'src/events' && name === 'openapi.ts') continue;
+        for (const spec of importsOf(join(dir, name))) {
+          assert.ok(
+            !/platform\/(?!(ids|clock)\.js$)/.test(spec) && !/modules\//.test(spec) && !/fastify/.test(spec),
+            `${name} imports ${spec}`,
+          );
+        }
       }
-    }
   });
 
   it('the platform imports no module', () => {
     for (const name of readdirSync('src/platform')) {
-      for (const spec of importsOf(join('src/platform', name))) assert.ok(!/modules\//.test(spec), `${name} imports ${spec}`);
+      for (const spec of importsOf(join('src/platform', name)))
+        assert.ok(!/modules\//.test(spec), `${name} imports ${spec}`);
     }
   });
 
   it('the edge maps each domain error, and leaves others alone', () => {
     assert.equal(mapDomainError(new AmountError('leading_zero', 'fee', 2))?.code, 'invalid_request');
-    assert.equal(mapDomainError(new InsufficientFundsError({ owner: 'merchant', merchantId: 'm', bucket: 'custody' }))?.code, 'merchant_custody_shortfall');
-    assert.equal(mapDomainError(new InsufficientFundsError({ owner: 'merchant', merchantId: 'm', bucket: 'prepaid' }))?.code, 'merchant_insufficient_funds');
+    assert.equal(
+      mapDomainError(new InsufficientFundsError({ owner: 'merchant', merchantId: 'm', bucket: 'custody' }))?.code,
+      'merchant_custody_shortfall',
+    );
+    assert.equal(
+      mapDomainError(new InsufficientFundsError({ owner: 'merchant', merchantId: 'm', bucket: 'prepaid' }))?.code,
+      'merchant_insufficient_funds',
+    );
     assert.equal(mapDomainError(new Error('boom')), undefined);
   });
 });

@@ -13,7 +13,9 @@ const near = (at: string, clock: string, what: string) =>
 describe('sandbox clock: dates a merchant sees', () => {
   let service: RunningService;
   useTestService({ merchant: false }, (s) => ({ service } = s));
-  after(async () => { await service.close(); });
+  after(async () => {
+    await service.close();
+  });
 
   const ahead = async () => {
     const m = await newMerchantClient(service);
@@ -22,7 +24,7 @@ describe('sandbox clock: dates a merchant sees', () => {
   };
   const now = async (client: MerchantWalletClient) => (await client.sandbox.clock()).now;
 
-  it('dates a merchant deposit address on the merchant\'s clock', async () => {
+  it("dates a merchant deposit address on the merchant's clock", async () => {
     const { client } = await ahead();
     const issued = await client.merchant.requestDepositAddress({ asset: 'USDT', network: 'TRON' });
     near(issued.created_at, await now(client), 'created_at of the new address');
@@ -31,18 +33,34 @@ describe('sandbox clock: dates a merchant sees', () => {
     near(listed[0]!.created_at, await now(client), 'created_at in the list');
   });
 
-  it('dates a remittance payee on the merchant\'s clock: created_at and updated_at alike', async () => {
+  it("dates a remittance payee on the merchant's clock: created_at and updated_at alike", async () => {
     const { client } = await ahead();
     const external = `pd-${randomUUID().slice(0, 8)}`;
     await client.members.create({ external_member_id: external });
-    const payee = await client.remittance.createPayee({
-      country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL', clearing_system: 'SEPA', entity_type: 'INDIVIDUAL',
-      fields: {
-        first_name: 'Anna', last_name: 'Müller', 'bank_details.iban': 'DE89 3704 0044 0532 0130 00',
-        'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117',
-      },
-    } as any, { onBehalfOf: external }) as any;
-    const got = await client.request<any>({ method: 'GET', path: `/v1/remit/payees/${payee.id}`, onBehalfOf: external });
+    const payee = (await client.remittance.createPayee(
+      {
+        country_code: 'DE',
+        currency: 'EUR',
+        payment_method: 'LOCAL',
+        clearing_system: 'SEPA',
+        entity_type: 'INDIVIDUAL',
+        fields: {
+          first_name: 'Anna',
+          last_name: 'Müller',
+          'bank_details.iban': 'DE89 3704 0044 0532 0130 00',
+          'address.country': 'DE',
+          'address.city': 'Berlin',
+          'address.street_address': 'Unter den Linden 1',
+          'address.postal_code': '10117',
+        },
+      } as any,
+      { onBehalfOf: external },
+    )) as any;
+    const got = await client.request<any>({
+      method: 'GET',
+      path: `/v1/remit/payees/${payee.id}`,
+      onBehalfOf: external,
+    });
     const clock = await now(client);
     near(got.created_at, clock, 'payee created_at');
     near(got.updated_at, clock, 'payee updated_at');

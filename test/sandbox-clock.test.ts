@@ -25,7 +25,11 @@ async function startReceiver(answer: () => number) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
-  return { url: `http://127.0.0.1:${port}/hook`, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 const seconds = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / 1000;
@@ -33,12 +37,18 @@ const seconds = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / 1000
 describe('sandbox clock', () => {
   let service: RunningService;
   // The default webhook schedule (5 s, 5 min, 30 min, ...): the clock replaces the waiting.
-  useTestService({ config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 }, merchant: false }, (s) => ({ service } = s));
+  useTestService(
+    {
+      config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 },
+      merchant: false,
+    },
+    (s) => ({ service } = s),
+  );
 
   const advance = (client: MerchantWalletClient, body: unknown, idempotencyKey: string | false = randomUUID()) =>
     client.requestRaw({ method: 'POST', path: '/v1/sandbox/clock/advance', body, idempotencyKey });
 
-  it('reads the merchant\'s time: real time until it is advanced', async () => {
+  it("reads the merchant's time: real time until it is advanced", async () => {
     const { client } = await newMerchantClient(service);
     const before = Date.now();
     const { now } = await client.sandbox.clock();
@@ -64,7 +74,16 @@ describe('sandbox clock', () => {
   it('refuses seconds outside 1..31,536,000, non-integers and strings: 400 invalid_request, the clock unmoved', async () => {
     const { client } = await newMerchantClient(service);
     const start = (await client.sandbox.clock()).now;
-    for (const body of [{ seconds: 0 }, { seconds: -5 }, { seconds: 31_536_001 }, { seconds: 1.5 }, { seconds: '10' }, { seconds: null }, {}, []]) {
+    for (const body of [
+      { seconds: 0 },
+      { seconds: -5 },
+      { seconds: 31_536_001 },
+      { seconds: 1.5 },
+      { seconds: '10' },
+      { seconds: null },
+      {},
+      [],
+    ]) {
       const res = await advance(client, body);
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.equal(res.body.code, 'invalid_request', JSON.stringify(body));
@@ -95,10 +114,17 @@ describe('sandbox clock', () => {
 
   it('answers 404 not_found on production, for reading and advancing', async () => {
     const merchantId = await createMerchant(service);
-    const prod = clientFor(service, await createKey(service, merchantId, { environment: 'production', scopes: ['merchant:read'] }));
+    const prod = clientFor(
+      service,
+      await createKey(service, merchantId, { environment: 'production', scopes: ['merchant:read'] }),
+    );
     await expectCode(prod.sandbox.clock(), 'not_found', 404);
     await expectCode(prod.sandbox.advanceClock(60), 'not_found', 404);
-    const row = await service.ctx.db.selectFrom('sandbox_clocks').selectAll().where('merchant_id', '=', merchantId).executeTakeFirst();
+    const row = await service.ctx.db
+      .selectFrom('sandbox_clocks')
+      .selectAll()
+      .where('merchant_id', '=', merchantId)
+      .executeTakeFirst();
     assert.equal(row, undefined, 'production made no clock');
   });
 
@@ -114,7 +140,7 @@ describe('sandbox clock', () => {
     assert.ok(seconds(new Date().toISOString(), (await other.sandbox.clock()).now) > 7000);
   });
 
-  it('keeps each merchant\'s clock its own', async () => {
+  it("keeps each merchant's clock its own", async () => {
     const a = await newMerchantClient(service);
     const b = await newMerchantClient(service);
     await a.client.sandbox.advanceClock(10 * 86_400);
@@ -134,35 +160,44 @@ describe('sandbox clock', () => {
     assert.ok(gap >= 1000 && gap < 2010, `the second started where the first ended: ${gap} s`);
   });
 
-  it('answers rate_limited with retry_after in the body and Retry-After when another process holds the clock too long; the key may be retried', async () => {
-    const { client, merchantId } = await newMerchantClient(service);
-    // Another process's advance holds the merchant's clock (its lease row), and real time runs
-    // past the wait at once (each read of real time is advanceWaitMaxMs later than the one before).
-    await sql`INSERT INTO sandbox_clocks (merchant_id, advance_lease_until) VALUES (${merchantId}, now() + interval '1 hour')
-              ON CONFLICT (merchant_id) DO UPDATE SET advance_lease_until = excluded.advance_lease_until`.execute(service.ctx.db);
-    const clock = service.ctx.clock;
-    const real = clock.real;
-    let jumps = 0;
-    clock.real = () => new Date(Date.now() + advanceWaitMaxMs * jumps++);
-    const key = randomUUID();
-    let res;
-    try {
-      res = await advance(client, { seconds: 60 }, key);
-    } finally {
-      clock.real = real;
-    }
-    assert.equal(res.status, 429, JSON.stringify(res.body));
-    assert.equal(res.body.code, 'rate_limited');
-    assert.equal(res.body.type, 'rate_limit_error');
-    // The reference's extra fields of rate_limited: `retry_after` (seconds) and the header Retry-After.
-    assert.equal(typeof res.body.retry_after, 'number', 'retry_after in the body');
-    assert.equal(String(res.headers['retry-after']), String(res.body.retry_after));
-    assert.equal(res.body.error?.retry_after, res.body.retry_after, 'also in the wrapped error object');
-    // Not the key's result: once the clock is free, the same key runs.
-    await sql`UPDATE sandbox_clocks SET advance_lease_until = NULL WHERE merchant_id = ${merchantId}`.execute(service.ctx.db);
-    const again = await advance(client, { seconds: 60 }, key);
-    assert.equal(again.status, 200, JSON.stringify(again.body));
-  });
+  it(
+    'answers rate_limited with retry_after in the body and Retry-After when another process holds the clock ' +
+      'too long; the key may be retried',
+    async () => {
+      const { client, merchantId } = await newMerchantClient(service);
+      // Another process's advance holds the merchant's clock (its lease row), and real time runs
+      // past the wait at once (each read of real time is advanceWaitMaxMs later than the one before).
+      await sql`INSERT INTO sandbox_clocks (merchant_id, advance_lease_until) VALUES (${merchantId}, now() + interval
+      '1 hour')
+              ON CONFLICT (merchant_id) DO UPDATE SET advance_lease_until = excluded.advance_lease_until`.execute(
+        service.ctx.db,
+      );
+      const clock = service.ctx.clock;
+      const real = clock.real;
+      let jumps = 0;
+      clock.real = () => new Date(Date.now() + advanceWaitMaxMs * jumps++);
+      const key = randomUUID();
+      let res;
+      try {
+        res = await advance(client, { seconds: 60 }, key);
+      } finally {
+        clock.real = real;
+      }
+      assert.equal(res.status, 429, JSON.stringify(res.body));
+      assert.equal(res.body.code, 'rate_limited');
+      assert.equal(res.body.type, 'rate_limit_error');
+      // The reference's extra fields of rate_limited: `retry_after` (seconds) and the header Retry-After.
+      assert.equal(typeof res.body.retry_after, 'number', 'retry_after in the body');
+      assert.equal(String(res.headers['retry-after']), String(res.body.retry_after));
+      assert.equal(res.body.error?.retry_after, res.body.retry_after, 'also in the wrapped error object');
+      // Not the key's result: once the clock is free, the same key runs.
+      await sql`UPDATE sandbox_clocks SET advance_lease_until = NULL WHERE merchant_id = ${merchantId}`.execute(
+        service.ctx.db,
+      );
+      const again = await advance(client, { seconds: 60 }, key);
+      assert.equal(again.status, 200, JSON.stringify(again.body));
+    },
+  );
 
   it('retries a failing webhook delivery when the clock passes its next attempt, in order, without waiting', async () => {
     let status = 500;
@@ -227,7 +262,7 @@ describe('sandbox clock', () => {
     }
   });
 
-  it('lets the queue pick a sandbox delivery when the merchant\'s time reaches it', async () => {
+  it("lets the queue pick a sandbox delivery when the merchant's time reaches it", async () => {
     let status = 500;
     const receiver = await startReceiver(() => status);
     try {
@@ -240,10 +275,13 @@ describe('sandbox clock', () => {
       assert.equal(receiver.received.length, 1);
       status = 200;
       // Moved underneath the processes (as another process's advance would): the job's time is the merchant's.
-      await service.ctx.db.insertInto('sandbox_clocks').values({ merchant_id: merchantId, offset_ms: '6000' })
-        .onConflict((oc) => oc.column('merchant_id').doUpdateSet({ offset_ms: '6000' })).execute();
+      await service.ctx.db
+        .insertInto('sandbox_clocks')
+        .values({ merchant_id: merchantId, offset_ms: '6000' })
+        .onConflict((oc) => oc.column('merchant_id').doUpdateSet({ offset_ms: '6000' }))
+        .execute();
       await service.workers.jobs.drain();
-      assert.equal(receiver.received.length, 2, 'the job ran on the merchant\'s time');
+      assert.equal(receiver.received.length, 2, "the job ran on the merchant's time");
     } finally {
       await receiver.close();
     }
@@ -256,28 +294,61 @@ describe('sandbox clock', () => {
     const dates = async (client: MerchantWalletClient) => {
       const external = `dt-${randomUUID().slice(0, 8)}`;
       const member = await client.members.create({ external_member_id: external });
-      const deposit = await client.deposits.create({ member_id: external, asset: 'SGD', amount: '50.00', tx_hash: `bank-${randomUUID()}` });
+      const deposit = await client.deposits.create({
+        member_id: external,
+        asset: 'SGD',
+        amount: '50.00',
+        tx_hash: `bank-${randomUUID()}`,
+      });
       await client.deposits.create({ member_id: external, asset: 'USDT', amount: '50', tx_hash: `0x${randomUUID()}` });
-      const withdrawal = await client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '10' }, { onBehalfOf: external });
+      const withdrawal = await client.withdrawals.create(
+        { asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '10' },
+        { onBehalfOf: external },
+      );
       await client.withdrawals.confirm(withdrawal.id);
       const settled = await client.withdrawals.get(withdrawal.id);
-      const order = await client.request<any>({ method: 'POST', path: '/v1/qrpay/payments', body: { qr_code: payNow({ amount: '1' }), asset: 'SGD' }, onBehalfOf: external });
+      const order = await client.request<any>({
+        method: 'POST',
+        path: '/v1/qrpay/payments',
+        body: { qr_code: payNow({ amount: '1' }), asset: 'SGD' },
+        onBehalfOf: external,
+      });
       assert.equal(order.status, 'completed');
-      return [member.created_at, deposit.created_at, withdrawal.created_at, settled.updated_at, order.created_at, order.updated_at].map(String);
+      return [
+        member.created_at,
+        deposit.created_at,
+        withdrawal.created_at,
+        settled.updated_at,
+        order.created_at,
+        order.updated_at,
+      ].map(String);
     };
     const now = (client: MerchantWalletClient) => client.sandbox.clock().then((c) => c.now);
-    for (const at of await dates(ahead.client)) assert.ok(Math.abs(seconds(at, await now(ahead.client))) < 30, `${at} is the advanced merchant's time`);
-    for (const at of await dates(plain.client)) assert.ok(Math.abs(Date.parse(at) - Date.now()) < 30_000, `${at} is real time for a merchant never advanced`);
+    for (const at of await dates(ahead.client))
+      assert.ok(Math.abs(seconds(at, await now(ahead.client))) < 30, `${at} is the advanced merchant's time`);
+    for (const at of await dates(plain.client))
+      assert.ok(Math.abs(Date.parse(at) - Date.now()) < 30_000, `${at} is real time for a merchant never advanced`);
   });
 
-  it('ends an upstream preset after 3600 s of the merchant\'s clock', async () => {
+  it("ends an upstream preset after 3600 s of the merchant's clock", async () => {
     const { client } = await newMerchantClient(service);
     const external = `clk-${randomUUID().slice(0, 8)}`;
     await client.members.create({ external_member_id: external });
-    await client.deposits.create({ member_id: external, asset: 'SGD', amount: '100.00', tx_hash: `bank-${randomUUID()}` });
-    const pay = async () => (await client.request<any>({
-      method: 'POST', path: '/v1/qrpay/payments', body: { qr_code: payNow({ amount: '1' }), asset: 'SGD' }, onBehalfOf: external,
-    })).status as string;
+    await client.deposits.create({
+      member_id: external,
+      asset: 'SGD',
+      amount: '100.00',
+      tx_hash: `bank-${randomUUID()}`,
+    });
+    const pay = async () =>
+      (
+        await client.request<any>({
+          method: 'POST',
+          path: '/v1/qrpay/payments',
+          body: { qr_code: payNow({ amount: '1' }), asset: 'SGD' },
+          onBehalfOf: external,
+        })
+      ).status as string;
     const preset = await client.sandbox.presetUpstreamBehavior({ upstream: 'qrpay', behavior: 'reject' });
     assert.equal(preset.expires_in, 3600);
     assert.equal(await pay(), 'failed');
@@ -288,7 +359,14 @@ describe('sandbox clock', () => {
   });
   it('an advance that outlived its lease never frees the lease another advance took meanwhile', async () => {
     const merchantId = await createMerchant(service);
-    const leaseOf = async () => (await sql<{ held: boolean }>`SELECT advance_lease_until IS NOT NULL AS held FROM sandbox_clocks WHERE merchant_id = ${merchantId}`.execute(service.ctx.db)).rows[0]?.held;
+    const leaseOf = async () =>
+      (
+        await sql<{
+          held: boolean;
+        }>`SELECT advance_lease_until IS NOT NULL AS held FROM sandbox_clocks WHERE merchant_id = ${merchantId}`.execute(
+          service.ctx.db,
+        )
+      ).rows[0]?.held;
     let ran = false;
     // One step of the advance runs past its lease: the lease lapses and another advance takes the clock.
     const longStep = {
@@ -296,16 +374,20 @@ describe('sandbox clock', () => {
       nextDue: async () => (ran ? null : new Date(Date.now() + 1_000)),
       runDue: async () => {
         ran = true;
-        await sql`UPDATE sandbox_clocks SET advance_lease_until = now() - interval '1 second' WHERE merchant_id = ${merchantId}`.execute(service.ctx.db);
+        await sql`UPDATE sandbox_clocks SET advance_lease_until = now() - interval '1 second' WHERE merchant_id =
+          ${merchantId}`.execute(service.ctx.db);
         // Its lease ends a second after this advance's renewed one would: the embedded database's
         // clock can read the same instant for both, which would make them the same lease.
-        await sql`UPDATE sandbox_clocks SET advance_lease_until = now() + interval '10 minutes 1 second' WHERE merchant_id = ${merchantId} AND advance_lease_until < now()`.execute(service.ctx.db);
+        await sql`UPDATE sandbox_clocks SET advance_lease_until = now() + interval '10 minutes 1 second' WHERE
+          merchant_id = ${merchantId} AND advance_lease_until < now()`.execute(service.ctx.db);
       },
     };
     await advanceClock(service.ctx, [longStep], merchantId, 60, { noStore: false } as IdempotencyContext);
     assert.ok(ran);
     assert.equal(await leaseOf(), true, 'the other advance still holds the clock');
-    await sql`UPDATE sandbox_clocks SET advance_lease_until = NULL WHERE merchant_id = ${merchantId}`.execute(service.ctx.db);
+    await sql`UPDATE sandbox_clocks SET advance_lease_until = NULL WHERE merchant_id = ${merchantId}`.execute(
+      service.ctx.db,
+    );
     await advanceClock(service.ctx, [], merchantId, 1, { noStore: false } as IdempotencyContext);
     assert.equal(await leaseOf(), false, 'an advance that kept its lease frees it');
   });

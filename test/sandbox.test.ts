@@ -15,24 +15,39 @@ describe('sandbox tools', () => {
   const reset = (client: MerchantWalletClient, idempotencyKey: string | false = randomUUID()) =>
     client.requestRaw({ method: 'POST', path: '/v1/sandbox/reset', idempotencyKey });
   const behaviorsOf = (merchantId: string) =>
-    service.ctx.db.selectFrom('upstream_behaviors').select(['upstream', 'behavior']).where('merchant_id', '=', merchantId).orderBy('upstream').execute();
+    service.ctx.db
+      .selectFrom('upstream_behaviors')
+      .select(['upstream', 'behavior'])
+      .where('merchant_id', '=', merchantId)
+      .orderBy('upstream')
+      .execute();
 
   it('presets each upstream; the upstream is case-insensitive; success clears', async () => {
     const { client, merchantId } = await newMerchantClient(service);
-    for (const [upstream, behavior] of [['remittance', 'reject'], ['Card', 'timeout'], ['QRPAY', 'unknown'], [' chain ', 'unknown_status']]) {
+    for (const [upstream, behavior] of [
+      ['remittance', 'reject'],
+      ['Card', 'timeout'],
+      ['QRPAY', 'unknown'],
+      [' chain ', 'unknown_status'],
+    ]) {
       const res = await preset(client, { upstream, behavior });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.deepEqual(res.body, { ok: true, upstream: upstream!.trim().toLowerCase(), behavior, expires_in: 3600 });
     }
     assert.deepEqual(await behaviorsOf(merchantId), [
-      { upstream: 'card', behavior: 'timeout' }, { upstream: 'chain', behavior: 'unknown_status' },
-      { upstream: 'qrpay', behavior: 'unknown' }, { upstream: 'remittance', behavior: 'reject' },
+      { upstream: 'card', behavior: 'timeout' },
+      { upstream: 'chain', behavior: 'unknown_status' },
+      { upstream: 'qrpay', behavior: 'unknown' },
+      { upstream: 'remittance', behavior: 'reject' },
     ]);
     const replaced = await preset(client, { upstream: 'card', behavior: 'reject' });
     assert.equal(replaced.body.behavior, 'reject');
     const cleared = await preset(client, { upstream: 'card', behavior: 'success' });
     assert.deepEqual(cleared.body, { ok: true, upstream: 'card', behavior: 'success', expires_in: 3600 });
-    assert.deepEqual((await behaviorsOf(merchantId)).map((b) => b.upstream), ['chain', 'qrpay', 'remittance']);
+    assert.deepEqual(
+      (await behaviorsOf(merchantId)).map((b) => b.upstream),
+      ['chain', 'qrpay', 'remittance'],
+    );
   });
 
   it('checks both enumerations and the body: 400 invalid_request', async () => {
@@ -53,7 +68,12 @@ describe('sandbox tools', () => {
       assert.equal(res.body.code, 'invalid_request', JSON.stringify(body));
       assert.equal(res.body.type, 'invalid_request_error');
     }
-    const notJson = await client.requestRaw({ method: 'POST', path: '/v1/sandbox/upstream-behavior', rawBody: '{"upstream": qrpay', idempotencyKey: randomUUID() });
+    const notJson = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/sandbox/upstream-behavior',
+      rawBody: '{"upstream": qrpay',
+      idempotencyKey: randomUUID(),
+    });
     assert.equal(notJson.status, 400);
     assert.equal(notJson.body.code, 'invalid_request');
     assert.deepEqual(await behaviorsOf(merchantId), []);
@@ -61,15 +81,26 @@ describe('sandbox tools', () => {
 
   it('needs an idempotency key, replays with it, and refuses a member context', async () => {
     const { client } = await newMerchantClient(service);
-    assert.equal((await preset(client, { upstream: 'qrpay', behavior: 'reject' }, false)).body.code, 'idempotency_key_required');
+    assert.equal(
+      (await preset(client, { upstream: 'qrpay', behavior: 'reject' }, false)).body.code,
+      'idempotency_key_required',
+    );
     assert.equal((await reset(client, false)).body.code, 'idempotency_key_required');
     const key = randomUUID();
     assert.equal((await preset(client, { upstream: 'qrpay', behavior: 'reject' }, key)).status, 200);
     const again = await preset(client, { upstream: 'qrpay', behavior: 'reject' }, key);
     assert.equal(again.headers['x-idempotent-replay'], 'true');
-    assert.equal((await preset(client, { upstream: 'qrpay', behavior: 'timeout' }, key)).body.code, 'idempotency_key_reused');
+    assert.equal(
+      (await preset(client, { upstream: 'qrpay', behavior: 'timeout' }, key)).body.code,
+      'idempotency_key_reused',
+    );
     await client.members.create({ external_member_id: 'mx' });
-    const onBehalf = await client.requestRaw({ method: 'POST', path: '/v1/sandbox/reset', onBehalfOf: 'mx', idempotencyKey: randomUUID() });
+    const onBehalf = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/sandbox/reset',
+      onBehalfOf: 'mx',
+      idempotencyKey: randomUUID(),
+    });
     assert.equal(onBehalf.body.code, 'invalid_request');
   });
 
@@ -84,7 +115,10 @@ describe('sandbox tools', () => {
 
   it('answers 404 not_found on production', async () => {
     const merchantId = await createMerchant(service);
-    const prod = clientFor(service, await createKey(service, merchantId, { environment: 'production', scopes: ['merchant:read'] }));
+    const prod = clientFor(
+      service,
+      await createKey(service, merchantId, { environment: 'production', scopes: ['merchant:read'] }),
+    );
     for (const res of [await preset(prod, { upstream: 'qrpay', behavior: 'reject' }), await reset(prod)]) {
       assert.equal(res.status, 404);
       assert.equal(res.body.code, 'not_found');
@@ -93,10 +127,13 @@ describe('sandbox tools', () => {
     assert.deepEqual(await behaviorsOf(merchantId), []);
   });
 
-  it('reset clears this merchant\'s sandbox deliveries, logs and presets only; money, orders and members stay', async () => {
+  it("reset clears this merchant's sandbox deliveries, logs and presets only; money, orders and members stay", async () => {
     const a = await newMerchantClient(service);
     const b = await newMerchantClient(service);
-    const prodA = clientFor(service, await createKey(service, a.merchantId, { environment: 'production', scopes: ['merchant:read'] }));
+    const prodA = clientFor(
+      service,
+      await createKey(service, a.merchantId, { environment: 'production', scopes: ['merchant:read'] }),
+    );
     for (const { client } of [a, b]) {
       await client.members.create({ external_member_id: 'resetter' });
       await client.deposits.create({ member_id: 'resetter', asset: 'USDT', amount: '5', tx_hash: `0x${randomUUID()}` });
@@ -110,13 +147,34 @@ describe('sandbox tools', () => {
     await service.workers.jobs.drain();
     await service.ctx.apiCallLog.flush();
 
-    const hasDeliveries = (await sql<{ n: number }>`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'webhook_deliveries'`.execute(service.ctx.db)).rows[0]!.n > 0;
-    const deliveries = async (merchantId: string) => hasDeliveries
-      ? (await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE merchant_id = ${merchantId} AND environment = 'sandbox'`.execute(service.ctx.db)).rows[0]!.n
-      : 0;
-    const logs = async (merchantId: string, environment: 'sandbox' | 'production') => Number((await service.ctx.db
-      .selectFrom('api_call_logs').select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('merchant_id', '=', merchantId).where('environment', '=', environment).executeTakeFirstOrThrow()).n);
+    const hasDeliveries =
+      (
+        await sql<{
+          n: number;
+        }>`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'webhook_deliveries'`.execute(
+          service.ctx.db,
+        )
+      ).rows[0]!.n > 0;
+    const deliveries = async (merchantId: string) =>
+      hasDeliveries
+        ? (
+            await sql<{
+              n: number;
+            }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE merchant_id = ${merchantId} AND environment =
+              'sandbox'`.execute(service.ctx.db)
+          ).rows[0]!.n
+        : 0;
+    const logs = async (merchantId: string, environment: 'sandbox' | 'production') =>
+      Number(
+        (
+          await service.ctx.db
+            .selectFrom('api_call_logs')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where('merchant_id', '=', merchantId)
+            .where('environment', '=', environment)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const deliveriesA = await deliveries(a.merchantId);
     const deliveriesB = await deliveries(b.merchantId);
     const logsA = await logs(a.merchantId, 'sandbox');
@@ -135,8 +193,16 @@ describe('sandbox tools', () => {
     assert.match(res.body.note, /balances do not reset/);
 
     await service.ctx.apiCallLog.flush();
-    const leftA = await service.ctx.db.selectFrom('api_call_logs').select('path').where('merchant_id', '=', a.merchantId).where('environment', '=', 'sandbox').execute();
-    assert.ok(leftA.every((r) => r.path === '/v1/sandbox/reset'), 'only the reset call itself is logged afterwards');
+    const leftA = await service.ctx.db
+      .selectFrom('api_call_logs')
+      .select('path')
+      .where('merchant_id', '=', a.merchantId)
+      .where('environment', '=', 'sandbox')
+      .execute();
+    assert.ok(
+      leftA.every((r) => r.path === '/v1/sandbox/reset'),
+      'only the reset call itself is logged afterwards',
+    );
     assert.equal(await deliveries(a.merchantId), 0);
     assert.deepEqual(await behaviorsOf(a.merchantId), []);
     // Other merchant and the production side untouched.

@@ -22,7 +22,8 @@ import { useTestService } from './support/service.js';
 
 type Json = Record<string, any>;
 
-type Unwrapped<R> = R extends AsyncIterable<infer I> ? I : R extends Promise<infer P> ? (P extends readonly (infer E)[] ? E : P) : never;
+type Unwrapped<R> =
+  R extends AsyncIterable<infer I> ? I : R extends Promise<infer P> ? (P extends readonly (infer E)[] ? E : P) : never;
 type Result<F> = F extends (...args: any[]) => infer R ? Unwrapped<R> : never;
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 
@@ -58,35 +59,47 @@ const table: Entry[] = [
   entry('members', 'get', 'Member', 'object', (f) => f(id)),
   entry('members', 'suspend', 'SuspendMemberResponse', 'object', (f) => f(id)),
   entry('members', 'revokeSessions', 'RevokeMemberSessionsResponse', 'object', (f) => f(id)),
-  entry('deposits', 'create', 'Deposit', 'object', (f) => f({ member_id: 'm1', asset: 'USDT', amount: '1', tx_hash: 'h' })),
+  entry('deposits', 'create', 'Deposit', 'object', (f) =>
+    f({ member_id: 'm1', asset: 'USDT', amount: '1', tx_hash: 'h' }),
+  ),
   entry('deposits', 'get', 'Deposit', 'object', (f) => f(id)),
   entry('deposits', 'list', 'Deposit', 'list', (f) => f()),
   entry('balances', 'list', 'Balance', 'list', (f) => f(member)),
   entry('merchant', 'balances', 'MerchantBalance', 'list', (f) => f()),
   entry('ledger', 'entries', 'LedgerEntry', 'list', (f) => f()),
   entry('ledger', 'entry', 'LedgerEntry', 'object', (f) => f(id)),
-  entry('balanceMonitors', 'create', 'BalanceMonitor', 'object', (f) => f({ balance: 'custody', asset: 'USDT', below: '1' })),
+  entry('balanceMonitors', 'create', 'BalanceMonitor', 'object', (f) =>
+    f({ balance: 'custody', asset: 'USDT', below: '1' }),
+  ),
   entry('balanceMonitors', 'list', 'BalanceMonitor', 'list', (f) => f()),
   entry('balanceMonitors', 'delete', 'DeletedBalanceMonitor', 'object', (f) => f(id)),
-  entry('exports', 'create', 'ExportRequest', 'object', (f) => f({ kind: 'deposits', created_gte: '2026-01-01T00:00:00Z', created_lt: '2026-02-01T00:00:00Z' })),
+  entry('exports', 'create', 'ExportRequest', 'object', (f) =>
+    f({ kind: 'deposits', created_gte: '2026-01-01T00:00:00Z', created_lt: '2026-02-01T00:00:00Z' }),
+  ),
   entry('exports', 'list', 'Export', 'list', (f) => f()),
   entry('exports', 'get', 'Export', 'object', (f) => f(id)),
   entry('merchant', 'requestDepositAddress', 'DepositAddress', 'object', (f) => f({ asset: 'USDT', network: 'TRON' })),
   entry('merchant', 'depositAddresses', 'DepositAddress', 'list', (f) => f()),
   entry('assets', 'list', 'Asset', 'list', (f) => f()),
-  entry('withdrawals', 'create', 'Withdrawal', 'object', (f) => f({ asset: 'USDT', network: 'TRON', address: 'a', amount: '1' }, member)),
+  entry('withdrawals', 'create', 'Withdrawal', 'object', (f) =>
+    f({ asset: 'USDT', network: 'TRON', address: 'a', amount: '1' }, member),
+  ),
   entry('withdrawals', 'get', 'Withdrawal', 'object', (f) => f(id)),
   entry('withdrawals', 'list', 'Withdrawal', 'list', (f) => f()),
   entry('withdrawals', 'confirm', 'WithdrawalConfirmation', 'object', (f) => f(id)),
   entry('withdrawals', 'fail', 'Withdrawal', 'object', (f) => f(id)),
-  entry('webhooks', 'createEndpoint', 'CreateWebhookEndpointResponse', 'object', (f) => f({ url: 'https://x', event_types: ['*'] })),
+  entry('webhooks', 'createEndpoint', 'CreateWebhookEndpointResponse', 'object', (f) =>
+    f({ url: 'https://x', event_types: ['*'] }),
+  ),
   entry('webhooks', 'listEndpoints', 'WebhookEndpoint', 'list', (f) => f()),
   entry('webhooks', 'updateEndpoint', 'WebhookEndpoint', 'object', (f) => f(id, { status: 'enabled' })),
   entry('webhooks', 'rollSecret', 'RollWebhookEndpointSecretResponse', 'object', (f) => f(id)),
   entry('webhooks', 'deleteEndpoint', 'DeleteWebhookEndpointResponse', 'object', (f) => f(id)),
   entry('webhooks', 'deliveries', 'WebhookDelivery', 'list', (f) => f()),
   entry('webhooks', 'redeliver', 'RedeliverWebhookDeliveryResponse', 'object', (f) => f(id)),
-  entry('webhooks', 'requeueDeliveries', 'RequeueWebhookDeliveriesResponse', 'object', (f) => f({ since: '2026-01-01T00:00:00Z' })),
+  entry('webhooks', 'requeueDeliveries', 'RequeueWebhookDeliveriesResponse', 'object', (f) =>
+    f({ since: '2026-01-01T00:00:00Z' }),
+  ),
   entry('webhooks', 'replay', 'WebhookReplayResult', 'object', (f) => f(id, { since: '2026-01-01T00:00:00Z' })),
   entry('events', 'list', 'Event', 'list', (f) => f()),
   entry('events', 'get', 'Event', 'object', (f) => f(id)),
@@ -105,7 +118,9 @@ const table: Entry[] = [
   entry('hostedScreens', 'sandboxComplete', 'HostedScreenTicketState', 'object', (f) => f(id, 'submitted')),
   entry('sandbox', 'clock', 'SandboxClock', 'object', (f) => f()),
   entry('sandbox', 'advanceClock', 'SandboxClock', 'object', (f) => f(1)),
-  entry('sandbox', 'presetUpstreamBehavior', 'SandboxUpstreamBehavior', 'object', (f) => f({ upstream: 'qrpay', behavior: 'reject' })),
+  entry('sandbox', 'presetUpstreamBehavior', 'SandboxUpstreamBehavior', 'object', (f) =>
+    f({ upstream: 'qrpay', behavior: 'reject' }),
+  ),
   entry('sandbox', 'reset', 'SandboxReset', 'object', (f) => f()),
   entry('remittance', 'formSchema', 'PayeeFormSchema', 'object', (f) => f()),
   entry('remittance', 'createPayee', 'CreatePayeeResponse', 'object', (f) => f({} as never, member)),
@@ -124,7 +139,9 @@ const table: Entry[] = [
   entry('exchange', 'list', 'ExchangeOrder', 'list', (f) => f()),
   entry('exchange', 'get', 'ExchangeOrder', 'object', (f) => f(id)),
   entry('exchange', 'conversionPairs', 'ConversionPair', 'list', (f) => f()),
-  entry('exchange', 'convert', 'MerchantConversion', 'object', (f) => f({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '1' })),
+  entry('exchange', 'convert', 'MerchantConversion', 'object', (f) =>
+    f({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '1' }),
+  ),
   entry('earn', 'products', 'EarnProduct', 'list', (f) => f()),
   entry('earn', 'subscribe', 'EarnOrder', 'object', (f) => f({ product_id: 'p', amount: '1' }, member)),
   entry('earn', 'orders', 'EarnOrder', 'list', (f) => f()),
@@ -142,12 +159,16 @@ const table: Entry[] = [
   entry('cards', 'getMerchantRules', 'CardMerchantRules', 'object', (f) => f(id, member)),
   entry('cards', 'setMerchantRules', 'CardMerchantRules', 'object', (f) => f(id, { rule_type: 'white' }, member)),
   entry('cards', 'deleteMerchantRules', 'CardMerchantRules', 'object', (f) => f(id, member)),
-  entry('cards', 'updateBillingAddress', 'UpdateCardBillingAddressResponse', 'object', (f) => f(id, {} as never, member)),
+  entry('cards', 'updateBillingAddress', 'UpdateCardBillingAddressResponse', 'object', (f) =>
+    f(id, {} as never, member),
+  ),
   entry('cards', 'unblockCvv', 'UnblockCardCvvResponse', 'object', (f) => f(id, member)),
   entry('cards', 'createSecureSession', 'CardScreenTicket', 'object', (f) => f(id, member)),
   entry('cards', 'sandboxAdvanceApplication', 'CardApplication', 'object', (f) => f(id, 'approved')),
   entry('cards', 'sandboxShip', 'Card', 'object', (f) => f(id)),
-  entry('cards', 'requestReplacement', 'CardReplacementRequested', 'object', (f) => f(id, { reason: 'stolen' }, member)),
+  entry('cards', 'requestReplacement', 'CardReplacementRequested', 'object', (f) =>
+    f(id, { reason: 'stolen' }, member),
+  ),
   entry('cards', 'getReplacement', 'CardReplacement', 'object', (f) => f(id)),
   entry('cards', 'listReplacements', 'CardReplacement', 'list', (f) => f()),
   entry('cards', 'close', 'CloseCardResponse', 'object', (f) => f(id, member)),
@@ -158,7 +179,9 @@ const table: Entry[] = [
   entry('cards', 'listTopUps', 'CardTopup', 'list', (f) => f(id)),
   entry('cards', 'listTransactions', 'CardTransaction', 'list', (f) => f(id)),
   entry('cards', 'getTransaction', 'CardTransaction', 'object', (f) => f(id)),
-  entry('cards', 'sandboxAuthorize', 'SandboxCardAuthorization', 'object', (f) => f(id, { amount: '1', merchant_name: 'm', mcc: '5411' })),
+  entry('cards', 'sandboxAuthorize', 'SandboxCardAuthorization', 'object', (f) =>
+    f(id, { amount: '1', merchant_name: 'm', mcc: '5411' }),
+  ),
   entry('cards', 'sandboxClear', 'CardTransaction', 'object', (f) => f(id, { transaction_id: 't' })),
   entry('cards', 'sandboxReverse', 'CardTransaction', 'object', (f) => f(id, { transaction_id: 't' })),
   entry('cards', 'sandboxRefund', 'CardTransaction', 'object', (f) => f(id, { transaction_id: 't' })),
@@ -197,7 +220,8 @@ function templateOf(doc: Json, path: string): string | undefined {
   return candidates.sort((a, b) => params(a) - params(b))[0];
 }
 
-const refName = (schema: Json | undefined): string | undefined => /^#\/components\/schemas\/(.+)$/.exec(schema?.$ref ?? '')?.[1];
+const refName = (schema: Json | undefined): string | undefined =>
+  /^#\/components\/schemas\/(.+)$/.exec(schema?.$ref ?? '')?.[1];
 
 describe('SDK types against the served OpenAPI document', () => {
   let service: RunningService;
@@ -209,16 +233,21 @@ describe('SDK types against the served OpenAPI document', () => {
     doc = (await res.json()) as Json;
   });
 
-  it('packages/sdk/src/generated/openapi.ts is what the served document generates (no missing, extra or retyped field)', async () => {
-    const generated: string = await generateSdkTypes(doc);
-    if (process.env['UPDATE_SDK_TYPES']) writeFileSync(generatedTypesFile, generated);
-    const committed = readFileSync(generatedTypesFile, 'utf8');
-    assert.ok(
-      committed === generated,
-      'the SDK\'s generated types differ from the served OpenAPI document: regenerate them with ' +
-        '`UPDATE_SDK_TYPES=1 node scripts/run-tests.mjs test/sdk-openapi-types.test.ts`, check that the SDK still type-checks, and commit the file',
-    );
-  });
+  it(
+    'packages/sdk/src/generated/openapi.ts is what the served document generates (no missing, extra or retyped ' +
+      'field)',
+    async () => {
+      const generated: string = await generateSdkTypes(doc);
+      if (process.env['UPDATE_SDK_TYPES']) writeFileSync(generatedTypesFile, generated);
+      const committed = readFileSync(generatedTypesFile, 'utf8');
+      assert.ok(
+        committed === generated,
+        "the SDK's generated types differ from the served OpenAPI document: regenerate them with " +
+          ('`UPDATE_SDK_TYPES=1 node scripts/run-tests.mjs test/sdk-openapi-types.test.ts`, check that the SDK ' +
+            'still type-checks, and commit the file'),
+      );
+    },
+  );
 
   it('every SDK method answers with the schema its operation names', () => {
     const problems: string[] = [];
@@ -237,17 +266,37 @@ describe('SDK types against the served OpenAPI document', () => {
         if (e.shape === 'object' || name === undefined) return name;
         return refName(doc.components.schemas[name]?.properties?.data?.items);
       });
-      if (!named.includes(e.schema)) problems.push(`${e.call} (${method} ${template}): the SDK says ${e.schema}${e.shape === 'list' ? '[]' : ''}, the document ${named.join(' | ') || 'no named schema'}`);
+      if (!named.includes(e.schema))
+        problems.push(
+          `${e.call} (${method} ${template}): the SDK says ${e.schema}${e.shape === 'list' ? '[]' : ''}, the ` +
+            `document ${named.join(' | ') || 'no named schema'}`,
+        );
     }
     assert.deepEqual(problems, []);
   });
 
   it('the table covers every method of the SDK that answers with a body (constructEvent is local)', () => {
-    const r = createResources({ request: () => new Promise(() => {}), paginate: () => ({ [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => {}) }) }), openStream: () => new Promise(() => {}) });
+    const r = createResources({
+      request: () => new Promise(() => {}),
+      paginate: () => ({ [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => {}) }) }),
+      openStream: () => new Promise(() => {}),
+    });
     const covered = new Set(table.map((e) => e.call));
-    const methods = Object.entries(r).flatMap(([name, resource]) => Object.keys(resource as object).map((m) => `${name}.${m}`));
-    // events.stream answers text/event-stream (each message's data is an Event: packages/cli/test/mwa-binary.test.ts reads them through the CLI).
-    const exempt = new Set(['webhooks.constructEvent', 'webhooks.disableEndpoint', 'webhooks.enableEndpoint', 'events.stream', 'exports.download']);
-    assert.deepEqual(methods.filter((m) => !covered.has(m) && !exempt.has(m)), []);
+    const methods = Object.entries(r).flatMap(([name, resource]) =>
+      Object.keys(resource as object).map((m) => `${name}.${m}`),
+    );
+    // events.stream answers text/event-stream (each message's data is an Event: packages/cli/test/mwa-binary.test.ts
+    // reads them through the CLI).
+    const exempt = new Set([
+      'webhooks.constructEvent',
+      'webhooks.disableEndpoint',
+      'webhooks.enableEndpoint',
+      'events.stream',
+      'exports.download',
+    ]);
+    assert.deepEqual(
+      methods.filter((m) => !covered.has(m) && !exempt.has(m)),
+      [],
+    );
   });
 });

@@ -9,11 +9,19 @@ import { payNow } from './support/emv.js';
 /** The SDK's own behaviour against the real server (retries, waits, token renewal). */
 describe('SDK against the real server', () => {
   let service: RunningService;
-  useTestService({ tokenTtlSeconds: 3, config: { simulatorConfirmDelayMs: 0 }, merchant: false }, (s) => ({ service } = s));
+  useTestService(
+    { tokenTtlSeconds: 3, config: { simulatorConfirmDelayMs: 0 }, merchant: false },
+    (s) => ({ service } = s),
+  );
 
   const callsOf = async (merchantId: string, method: string, pathPrefix: string) => {
     await service.ctx.apiCallLog.flush();
-    const rows = await service.ctx.db.selectFrom('api_call_logs').select(['path', 'status_code']).where('merchant_id', '=', merchantId).where('method', '=', method).execute();
+    const rows = await service.ctx.db
+      .selectFrom('api_call_logs')
+      .select(['path', 'status_code'])
+      .where('merchant_id', '=', merchantId)
+      .where('method', '=', method)
+      .execute();
     return rows.filter((r) => r.path.startsWith(pathPrefix));
   };
 
@@ -37,8 +45,14 @@ describe('SDK against the real server', () => {
     const creds = await createKey(service, merchantId, { scopes: ['merchant:read'] });
     const sleeps: number[] = [];
     const client = sdk(creds, sleeps);
-    await assert.rejects(client.members.create({ external_member_id: 'x' }), (e: MerchantWalletError) => e.code === 'insufficient_scope');
-    await assert.rejects(client.request({ method: 'GET', path: '/v1/withdrawals/wdr_nope' }), (e: MerchantWalletError) => e.code === 'insufficient_scope');
+    await assert.rejects(
+      client.members.create({ external_member_id: 'x' }),
+      (e: MerchantWalletError) => e.code === 'insufficient_scope',
+    );
+    await assert.rejects(
+      client.request({ method: 'GET', path: '/v1/withdrawals/wdr_nope' }),
+      (e: MerchantWalletError) => e.code === 'insufficient_scope',
+    );
     assert.deepEqual(sleeps, []);
     assert.equal((await callsOf(merchantId, 'POST', '/v1/members')).length, 1, 'one attempt reached the server');
   });
@@ -49,7 +63,8 @@ describe('SDK against the real server', () => {
     const subject = `${merchantId}:sandbox`;
     if (Date.now() % 60_000 > 50_000) await new Promise((r) => setTimeout(r, 60_000 - (Date.now() % 60_000) + 200));
     const minute = Math.floor(Date.now() / 60_000);
-    await sql`INSERT INTO rate_limit_windows (subject, bucket, window_start, hits) VALUES (${subject}, 'members_write', ${minute}, 300)`.execute(service.ctx.db);
+    await sql`INSERT INTO rate_limit_windows (subject, bucket, window_start, hits) VALUES (${subject},
+      'members_write', ${minute}, 300)`.execute(service.ctx.db);
     const sleeps: number[] = [];
     // While the client waits, the window frees up (as time would); the retry then passes.
     const client = sdk(creds, sleeps, async () => {
@@ -93,14 +108,34 @@ describe('SDK against the real server', () => {
     const client = sdk(creds, sleeps);
     const member = (await client.members.create({ external_member_id: 'payer' })) as any;
     await client.deposits.create({ member_id: 'payer', asset: 'SGD', amount: '50', tx_hash: 'bank-1' });
-    await client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'qrpay', behavior: 'timeout' } });
-    const order = await client.request<any>({ method: 'POST', path: '/v1/qrpay/payments', body: { qr_code: payNow({ amount: '20' }), asset: 'SGD' }, onBehalfOf: 'payer' });
+    await client.request({
+      method: 'POST',
+      path: '/v1/sandbox/upstream-behavior',
+      body: { upstream: 'qrpay', behavior: 'timeout' },
+    });
+    const order = await client.request<any>({
+      method: 'POST',
+      path: '/v1/qrpay/payments',
+      body: { qr_code: payNow({ amount: '20' }), asset: 'SGD' },
+      onBehalfOf: 'payer',
+    });
     assert.equal(order.status, 'completed');
     assert.equal(sleeps.length, 1, 'one retry after the 504');
     const posts = await callsOf(merchantId, 'POST', '/v1/qrpay/payments');
-    assert.deepEqual(posts.map((p) => p.status_code), [504, 201]);
-    const orders = await service.ctx.db.selectFrom('qrpay_orders').select('id').where('member_id', '=', member.id).execute();
-    assert.deepEqual(orders.map((o) => o.id), [order.id], 'a new key would have made a second order');
+    assert.deepEqual(
+      posts.map((p) => p.status_code),
+      [504, 201],
+    );
+    const orders = await service.ctx.db
+      .selectFrom('qrpay_orders')
+      .select('id')
+      .where('member_id', '=', member.id)
+      .execute();
+    assert.deepEqual(
+      orders.map((o) => o.id),
+      [order.id],
+      'a new key would have made a second order',
+    );
     const sgd = ((await client.balances.list({ onBehalfOf: 'payer' })) as any[]).find((b) => b.asset === 'SGD');
     assert.equal(sgd.available, '30.00');
     assert.equal(sgd.frozen, '0.00');

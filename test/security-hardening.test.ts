@@ -9,7 +9,15 @@ import { sourceSubject } from '../src/platform/rate-limit.js';
 import { ipv6Hextets } from '../src/platform/ip-address.js';
 import { stopsTokens } from '../src/modules/merchants/rules.js';
 import { rawRequest, type RawResponse } from './support/raw-http.js';
-import { admin, baseUrlFor, createKey, createMerchant, newMerchantClient, type Credentials, useTestService } from './support/service.js';
+import {
+  admin,
+  baseUrlFor,
+  createKey,
+  createMerchant,
+  newMerchantClient,
+  type Credentials,
+  useTestService,
+} from './support/service.js';
 
 /** Issue 9, points 7 to 9, 11 and 15: request security found by the first audit. */
 
@@ -39,12 +47,29 @@ describe('signed-request replay (7) and nonce bounds (15)', () => {
 
   function signedMemberPost(opts: { timestamp: string; nonce: string; idempotencyKey?: string; body?: string }) {
     const body = opts.body ?? JSON.stringify({ external_member_id: `replay-${randomUUID()}` });
-    const signature = signRequest({ method: 'POST', pathWithQuery: '/v1/members', timestamp: opts.timestamp, nonce: opts.nonce, rawBody: body, signingKey: creds.signingKey });
+    const signature = signRequest({
+      method: 'POST',
+      pathWithQuery: '/v1/members',
+      timestamp: opts.timestamp,
+      nonce: opts.nonce,
+      rawBody: body,
+      signingKey: creds.signingKey,
+    });
     const headers = {
-      host: sandboxHost(service), authorization: `Bearer ${token}`, 'content-type': 'application/json',
-      'x-idempotency-key': opts.idempotencyKey ?? randomUUID(), 'x-timestamp': opts.timestamp, 'x-nonce': opts.nonce, 'x-signature': signature,
+      host: sandboxHost(service),
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      'x-idempotency-key': opts.idempotencyKey ?? randomUUID(),
+      'x-timestamp': opts.timestamp,
+      'x-nonce': opts.nonce,
+      'x-signature': signature,
     };
-    return { body, headers, send: (extra: Record<string, string> = {}) => rawRequest(`${service.publicUrl}/v1/members`, { method: 'POST', headers: { ...headers, ...extra }, body }) };
+    return {
+      body,
+      headers,
+      send: (extra: Record<string, string> = {}) =>
+        rawRequest(`${service.publicUrl}/v1/members`, { method: 'POST', headers: { ...headers, ...extra }, body }),
+    };
   }
 
   it('refuses the same signed bytes once the first-use window has passed but the timestamp is still accepted', async () => {
@@ -56,21 +81,39 @@ describe('signed-request replay (7) and nonce bounds (15)', () => {
 
     offsetMs = 306_000; // 306 s after first use: a nonce kept for 300 s from first use would be gone
     expectError(await request.send(), 401, 'nonce_reused', 'identical request');
-    expectError(await request.send({ 'x-idempotency-key': randomUUID() }), 401, 'nonce_reused', 'same signed bytes, new idempotency key');
+    expectError(
+      await request.send({ 'x-idempotency-key': randomUUID() }),
+      401,
+      'nonce_reused',
+      'same signed bytes, new idempotency key',
+    );
 
     // The purge at that time keeps the nonce: it is still needed.
     await purgeExpiredNonces(service.ctx.db, Date.now() + offsetMs);
     offsetMs = 590_000; // the timestamp (start + 295) is still within 300 s
-    expectError(await request.send({ 'x-idempotency-key': randomUUID() }), 401, 'nonce_reused', 'near the end of the timestamp window');
+    expectError(
+      await request.send({ 'x-idempotency-key': randomUUID() }),
+      401,
+      'nonce_reused',
+      'near the end of the timestamp window',
+    );
 
     offsetMs = 600_000; // the timestamp has left the window: refused for that reason
-    expectError(await request.send({ 'x-idempotency-key': randomUUID() }), 401, 'timestamp_out_of_range', 'after the window');
+    expectError(
+      await request.send({ 'x-idempotency-key': randomUUID() }),
+      401,
+      'timestamp_out_of_range',
+      'after the window',
+    );
     offsetMs = 0;
   });
 
   it('ends a token 30 minutes after its exchange on the request-security clock', async () => {
     offsetMs = 0;
-    const read = () => rawRequest(`${service.publicUrl}/v1/merchant/balances`, { headers: { host: sandboxHost(service), authorization: `Bearer ${token}` } });
+    const read = () =>
+      rawRequest(`${service.publicUrl}/v1/merchant/balances`, {
+        headers: { host: sandboxHost(service), authorization: `Bearer ${token}` },
+      });
     assert.equal((await read()).status, 200);
     offsetMs = 30 * 60_000 + 5_000;
     expectError(await read(), 401, 'invalid_token', 'after 30 minutes');
@@ -83,7 +126,8 @@ describe('signed-request replay (7) and nonce bounds (15)', () => {
     const now = Date.UTC(2030, 0, 1, 12, 0, 0);
     const nowSeconds = now / 1000;
     const merchant = creds.merchantId;
-    const use = (nonce: string, timestampSeconds: number, atMs: number) => consumeNonce(db, { merchantId: merchant, environment: 'sandbox', nonce, timestampSeconds, nowMs: atMs });
+    const use = (nonce: string, timestampSeconds: number, atMs: number) =>
+      consumeNonce(db, { merchantId: merchant, environment: 'sandbox', nonce, timestampSeconds, nowMs: atMs });
 
     const future = `future-${randomUUID()}`;
     assert.equal(await use(future, nowSeconds + 295, now), true);
@@ -91,12 +135,24 @@ describe('signed-request replay (7) and nonce bounds (15)', () => {
     assert.equal(await use(future, nowSeconds + 295, now + 594_000), false);
     await purgeExpiredNonces(db, now + 594_000);
     // Timestamps are whole seconds: at now + 595.999 s the timestamp is still 300 s old, so acceptable.
-    assert.equal(await use(future, nowSeconds + 295, now + 595_999), false, 'not purged while its timestamp is acceptable');
-    assert.equal(await use(future, nowSeconds + 295, now + 596_000), true, 'free once the timestamp has left the window');
+    assert.equal(
+      await use(future, nowSeconds + 295, now + 595_999),
+      false,
+      'not purged while its timestamp is acceptable',
+    );
+    assert.equal(
+      await use(future, nowSeconds + 295, now + 596_000),
+      true,
+      'free once the timestamp has left the window',
+    );
 
     const past = `past-${randomUUID()}`;
     assert.equal(await use(past, nowSeconds - 200, now), true);
-    assert.equal(await use(past, nowSeconds - 200, now + 299_999), false, 'five minutes from first use, as the reference says');
+    assert.equal(
+      await use(past, nowSeconds - 200, now + 299_999),
+      false,
+      'five minutes from first use, as the reference says',
+    );
     assert.equal(await use(past, nowSeconds - 200, now + 300_000), true);
   });
 
@@ -104,7 +160,11 @@ describe('signed-request replay (7) and nonce bounds (15)', () => {
     const ts = String(serverSeconds());
     const longest = signedMemberPost({ timestamp: ts, nonce: 'n'.repeat(128) });
     assert.equal((await longest.send()).status, 201);
-    for (const [what, nonce] of [['129 characters', 'n'.repeat(129)], ['3,000 characters', randomUUID().repeat(84).slice(0, 3000)], ['a space', 'a b']] as const) {
+    for (const [what, nonce] of [
+      ['129 characters', 'n'.repeat(129)],
+      ['3,000 characters', randomUUID().repeat(84).slice(0, 3000)],
+      ['a space', 'a b'],
+    ] as const) {
       const res = await signedMemberPost({ timestamp: ts, nonce }).send();
       expectError(res, 401, 'invalid_signature', what);
       assert.equal(res.body.type, 'authentication_error');
@@ -119,17 +179,25 @@ let keysService: RunningService;
 useTestService({ config: { trustedProxies: ['127.0.0.1'] }, merchant: false }, (s) => ({ service: keysService } = s));
 
 describe('pages over HTTPS', () => {
-  it('the console and hosted screens send HSTS and Secure cookies only when the request came over HTTPS (a trusted proxy says so)', async () => {
-    for (const path of ['/console/sign-in', '/hosted/kyc_00000000000000000000000000000000']) {
-      const viaProxy = await rawRequest(`${keysService.publicUrl}${path}`, { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' } });
-      assert.equal(viaProxy.headers['strict-transport-security'], 'max-age=31536000', path);
-      const plain = await rawRequest(`${keysService.publicUrl}${path}`);
-      assert.equal(plain.headers['strict-transport-security'], undefined, path);
-    }
-    const signIn = await rawRequest(`${keysService.publicUrl}/console/sign-in`, { headers: { 'x-forwarded-proto': 'https' } });
-    const cookies = ([] as string[]).concat(signIn.headers['set-cookie'] ?? []);
-    assert.ok(cookies.length > 0 && cookies.every((c) => /; Secure/.test(c)), cookies.join(' | '));
-  });
+  it(
+    'the console and hosted screens send HSTS and Secure cookies only when the request came over HTTPS (a ' +
+      'trusted proxy says so)',
+    async () => {
+      for (const path of ['/console/sign-in', '/hosted/kyc_00000000000000000000000000000000']) {
+        const viaProxy = await rawRequest(`${keysService.publicUrl}${path}`, {
+          headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' },
+        });
+        assert.equal(viaProxy.headers['strict-transport-security'], 'max-age=31536000', path);
+        const plain = await rawRequest(`${keysService.publicUrl}${path}`);
+        assert.equal(plain.headers['strict-transport-security'], undefined, path);
+      }
+      const signIn = await rawRequest(`${keysService.publicUrl}/console/sign-in`, {
+        headers: { 'x-forwarded-proto': 'https' },
+      });
+      const cookies = ([] as string[]).concat(signIn.headers['set-cookie'] ?? []);
+      assert.ok(cookies.length > 0 && cookies.every((c) => /; Secure/.test(c)), cookies.join(' | '));
+    },
+  );
 });
 
 describe('token-exchange limits (8)', () => {
@@ -145,12 +213,23 @@ describe('token-exchange limits (8)', () => {
     });
   }
 
-  const windowRows = async () => Number((await service.ctx.db.selectFrom('rate_limit_windows').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const windowRows = async () =>
+    Number(
+      (
+        await service.ctx.db
+          .selectFrom('rate_limit_windows')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('does not lock the owner out after 22 wrong keys for its client id from another address', async () => {
     const creds = await createKey(service, await createMerchant(service));
     const statuses: number[] = [];
-    for (let i = 0; i < 22; i++) statuses.push((await exchange('198.51.100.7', { 'x-client-id': creds.clientId, 'x-api-key': 'mwk_wrong' })).status);
+    for (let i = 0; i < 22; i++)
+      statuses.push(
+        (await exchange('198.51.100.7', { 'x-client-id': creds.clientId, 'x-api-key': 'mwk_wrong' })).status,
+      );
     assert.deepEqual(statuses, [...Array(20).fill(401), 429, 429], 'the guessing address is limited');
     const owner = await exchange('198.51.100.8', { 'x-client-id': creds.clientId, 'x-api-key': creds.apiKey });
     assert.equal(owner.status, 200, owner.text);
@@ -168,7 +247,10 @@ describe('token-exchange limits (8)', () => {
   it('limits random client ids by address without a row per client id', async () => {
     const rowsBefore = await windowRows();
     const statuses: number[] = [];
-    for (let i = 0; i < 30; i++) statuses.push((await exchange('198.51.100.10', { 'x-client-id': `cli_${randomUUID()}`, 'x-api-key': 'mwk_wrong' })).status);
+    for (let i = 0; i < 30; i++)
+      statuses.push(
+        (await exchange('198.51.100.10', { 'x-client-id': `cli_${randomUUID()}`, 'x-api-key': 'mwk_wrong' })).status,
+      );
     assert.deepEqual(statuses, [...Array(20).fill(401), ...Array(10).fill(429)]);
     assert.ok((await windowRows()) - rowsBefore <= 2, 'one counter per address and minute');
     // An over-long client id is a failure like any other, not a 500.
@@ -177,7 +259,8 @@ describe('token-exchange limits (8)', () => {
   });
 
   it('counts IPv6 sources by /64', async () => {
-    for (let i = 0; i < 20; i++) assert.equal((await exchange(`2001:db8:9:9::${i + 1}`, { 'x-api-key': 'x' })).status, 401);
+    for (let i = 0; i < 20; i++)
+      assert.equal((await exchange(`2001:db8:9:9::${i + 1}`, { 'x-api-key': 'x' })).status, 401);
     assert.equal((await exchange('2001:db8:9:9:ffff::1', { 'x-api-key': 'x' })).status, 429, 'same /64');
     assert.equal((await exchange('2001:db8:9:a::1', { 'x-api-key': 'x' })).status, 401, 'another /64');
   });
@@ -196,9 +279,18 @@ describe('token-exchange limits (8)', () => {
   it('still limits a key to 20 exchanges a minute, from any address', async () => {
     const creds = await createKey(service, await createMerchant(service));
     for (let i = 0; i < 20; i++) {
-      assert.equal((await exchange(`203.0.113.${i + 1}`, { 'x-client-id': creds.clientId, 'x-api-key': creds.apiKey })).status, 200, `exchange ${i + 1}`);
+      assert.equal(
+        (await exchange(`203.0.113.${i + 1}`, { 'x-client-id': creds.clientId, 'x-api-key': creds.apiKey })).status,
+        200,
+        `exchange ${i + 1}`,
+      );
     }
-    expectError(await exchange('203.0.113.99', { 'x-client-id': creds.clientId, 'x-api-key': creds.apiKey }), 429, 'rate_limited', 'key budget');
+    expectError(
+      await exchange('203.0.113.99', { 'x-client-id': creds.clientId, 'x-api-key': creds.apiKey }),
+      429,
+      'rate_limited',
+      'key budget',
+    );
   });
 });
 
@@ -210,12 +302,16 @@ describe('operator key changes (9, 11)', () => {
 
   async function tokenFor(creds: Credentials): Promise<string> {
     const res = await rawRequest(`${service.publicUrl}/v1/connect/token`, {
-      method: 'POST', headers: { host: sandboxHost(service), 'x-client-id': creds.clientId, 'x-api-key': creds.apiKey },
+      method: 'POST',
+      headers: { host: sandboxHost(service), 'x-client-id': creds.clientId, 'x-api-key': creds.apiKey },
     });
     assert.equal(res.status, 200, res.text);
     return res.body.auth_token;
   }
-  const read = (token: string) => rawRequest(`${service.publicUrl}/v1/members/nobody`, { headers: { host: sandboxHost(service), authorization: `Bearer ${token}` } });
+  const read = (token: string) =>
+    rawRequest(`${service.publicUrl}/v1/members/nobody`, {
+      headers: { host: sandboxHost(service), authorization: `Bearer ${token}` },
+    });
 
   it('keeps tokens issued before a disable dead after the key is enabled again', async () => {
     const creds = await createKey(service, await createMerchant(service));
@@ -232,7 +328,9 @@ describe('operator key changes (9, 11)', () => {
   });
 
   it('keeps tokens dead after an expired key is given a new expiry', async () => {
-    const creds = await createKey(service, await createMerchant(service), { expires_at: new Date(Date.now() + 1500).toISOString() });
+    const creds = await createKey(service, await createMerchant(service), {
+      expires_at: new Date(Date.now() + 1500).toISOString(),
+    });
     const token = await tokenFor(creds);
     assert.equal((await read(token)).status, 404);
     for (let i = 0; i < 50 && (await read(token)).status !== 401; i++) await sleep(100);
@@ -240,7 +338,10 @@ describe('operator key changes (9, 11)', () => {
     const rotated = await admin(service, 'POST', `/admin/v1/api-keys/${creds.keyId}/rotate`, { overlap_seconds: 60 });
     assert.equal(rotated.status, 400, 'an expired key has no successor born dead');
     assert.equal(rotated.body.code, 'state_invalid');
-    assert.equal((await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { expires_at: null })).status, 200);
+    assert.equal(
+      (await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { expires_at: null })).status,
+      200,
+    );
     expectError(await read(token), 401, 'invalid_token', 'after the expiry is lifted');
     assert.equal((await read(await tokenFor(creds))).status, 404);
   });
@@ -248,8 +349,18 @@ describe('operator key changes (9, 11)', () => {
   it('leaves tokens alone on changes that do not stop the key', async () => {
     const creds = await createKey(service, await createMerchant(service));
     const token = await tokenFor(creds);
-    assert.equal((await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { scopes: ['members:write'] })).status, 200);
-    assert.equal((await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { expires_at: new Date(Date.now() + 3_600_000).toISOString() })).status, 200);
+    assert.equal(
+      (await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { scopes: ['members:write'] })).status,
+      200,
+    );
+    assert.equal(
+      (
+        await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, {
+          expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+        })
+      ).status,
+      200,
+    );
     assert.equal((await read(token)).status, 404);
   });
 
@@ -262,27 +373,50 @@ describe('operator key changes (9, 11)', () => {
     assert.equal(stopsTokens(working, { expiresAt: later }, now), false, 'a later expiry');
     assert.equal(stopsTokens(working, {}, now), false, 'scopes or allow-list only');
     assert.equal(stopsTokens({ disabled: true, expires_at: null }, { disabled: false }, now), true, 're-enable');
-    assert.equal(stopsTokens({ disabled: false, expires_at: earlier }, { expiresAt: null }, now), true, 'lifting a passed expiry');
+    assert.equal(
+      stopsTokens({ disabled: false, expires_at: earlier }, { expiresAt: null }, now),
+      true,
+      'lifting a passed expiry',
+    );
     assert.equal(stopsTokens({ disabled: false, expires_at: later.toISOString() }, { disabled: false }, now), false);
   });
 
   it('refuses an expires_at that has already passed, on create and on PATCH', async () => {
     const merchantId = await createMerchant(service);
     const past = new Date(Date.now() - 60_000).toISOString();
-    const created = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/api-keys`, { environment: 'sandbox', scopes: [], expires_at: past });
+    const created = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/api-keys`, {
+      environment: 'sandbox',
+      scopes: [],
+      expires_at: past,
+    });
     assert.equal(created.status, 400, JSON.stringify(created.body));
     assert.equal(created.body.code, 'invalid_fields');
     assert.deepEqual(created.body.fields, [{ key: 'expires_at', reason: 'in_the_past' }]);
-    const keys = await service.ctx.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchantId).execute();
+    const keys = await service.ctx.db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('merchant_id', '=', merchantId)
+      .execute();
     assert.deepEqual(keys, [], 'no key was created');
 
     const creds = await createKey(service, merchantId);
-    const patched = await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { expires_at: past, disabled: true });
+    const patched = await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, {
+      expires_at: past,
+      disabled: true,
+    });
     assert.equal(patched.status, 400, JSON.stringify(patched.body));
     assert.equal(patched.body.code, 'invalid_fields');
     assert.deepEqual(patched.body.fields, [{ key: 'expires_at', reason: 'in_the_past' }]);
-    const row = await service.ctx.db.selectFrom('api_keys').select(['disabled', 'expires_at']).where('id', '=', creds.keyId).executeTakeFirstOrThrow();
+    const row = await service.ctx.db
+      .selectFrom('api_keys')
+      .select(['disabled', 'expires_at'])
+      .where('id', '=', creds.keyId)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(row, { disabled: false, expires_at: null }, 'nothing of the refused patch was applied');
-    assert.equal((await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { expires_at: null })).status, 200, 'null (never) is fine');
+    assert.equal(
+      (await admin(service, 'PATCH', `/admin/v1/api-keys/${creds.keyId}`, { expires_at: null })).status,
+      200,
+      'null (never) is fine',
+    );
   });
 });

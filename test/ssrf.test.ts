@@ -1,6 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { addressAllowed, checkUrlShape, classifyAddress, resolveTarget, type AddressClass } from '../src/modules/webhooks/ssrf.js';
+import {
+  addressAllowed,
+  checkUrlShape,
+  classifyAddress,
+  resolveTarget,
+  type AddressClass,
+} from '../src/modules/webhooks/ssrf.js';
 
 /**
  * Issue 9, point 10: every range of the IANA IPv4 and IPv6 Special-Purpose Address Registries
@@ -37,11 +43,23 @@ const ipv6: Row[] = [
   ['::/96 IPv4-compatible (deprecated)', '::2', '::a00:1', '::ffff:ffff', 'reserved'],
   ['::ffff:0:0:0/96 IPv4-translated', '::ffff:0:0:0', '::ffff:0:7f00:1', '::ffff:0:ffff:ffff', 'reserved'],
   ['64:ff9b::/96 IPv4/IPv6 translation (NAT64)', '64:ff9b::', '64:ff9b::a00:1', '64:ff9b::ffff:ffff', 'reserved'],
-  ['64:ff9b:1::/48 local-use IPv4/IPv6 translation', '64:ff9b:1::', '64:ff9b:1:2::3', '64:ff9b:1:ffff:ffff:ffff:ffff:ffff', 'reserved'],
+  [
+    '64:ff9b:1::/48 local-use IPv4/IPv6 translation',
+    '64:ff9b:1::',
+    '64:ff9b:1:2::3',
+    '64:ff9b:1:ffff:ffff:ffff:ffff:ffff',
+    'reserved',
+  ],
   ['100::/64 discard-only', '100::', '100::1', '100::ffff:ffff:ffff:ffff', 'reserved'],
   ['100:0:0:1::/64 dummy prefix', '100:0:0:1::', '100:0:0:1::1', '100:0:0:1:ffff:ffff:ffff:ffff', 'reserved'],
   ['2001::/23 IETF protocol assignments', '2001::', '2001:1::1', '2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff', 'reserved'],
-  ['2001::/32 Teredo', '2001::', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:0:ffff:ffff:ffff:ffff:ffff:ffff', 'reserved'],
+  [
+    '2001::/32 Teredo',
+    '2001::',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    '2001:0:ffff:ffff:ffff:ffff:ffff:ffff',
+    'reserved',
+  ],
   ['2001:2::/48 benchmarking', '2001:2::', '2001:2::1', '2001:2:0:ffff:ffff:ffff:ffff:ffff', 'reserved'],
   ['2001:3::/32 AMT', '2001:3::', '2001:3::1', '2001:3:ffff:ffff:ffff:ffff:ffff:ffff', 'reserved'],
   ['2001:4:112::/48 AS112-v6', '2001:4:112::', '2001:4:112::1', '2001:4:112:ffff:ffff:ffff:ffff:ffff', 'reserved'],
@@ -50,14 +68,26 @@ const ipv6: Row[] = [
   ['2001:30::/28 drone remote ID', '2001:30::', '2001:30::1', '2001:3f:ffff:ffff:ffff:ffff:ffff:ffff', 'reserved'],
   ['2001:db8::/32 documentation', '2001:db8::', '2001:db8::1', '2001:db8:ffff:ffff:ffff:ffff:ffff:ffff', 'reserved'],
   ['2002::/16 6to4', '2002::', '2002:7f00:1::1', '2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'reserved'],
-  ['2620:4f:8000::/48 direct delegation AS112', '2620:4f:8000::', '2620:4f:8000::1', '2620:4f:8000:ffff:ffff:ffff:ffff:ffff', 'reserved'],
+  [
+    '2620:4f:8000::/48 direct delegation AS112',
+    '2620:4f:8000::',
+    '2620:4f:8000::1',
+    '2620:4f:8000:ffff:ffff:ffff:ffff:ffff',
+    'reserved',
+  ],
   ['3fff::/20 documentation', '3fff::', '3fff:abc::1', '3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff', 'reserved'],
   ['5f00::/16 segment routing SIDs', '5f00::', '5f00::1', '5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'reserved'],
   ['fc00::/7 unique-local', 'fc00::', 'fd12:3456::1', 'fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'private'],
   ['fe80::/10 link-local unicast', 'fe80::', 'fe80::1', 'febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'link_local'],
   ['fec0::/10 site-local (deprecated)', 'fec0::', 'fec0::1', 'feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'reserved'],
   ['ff00::/8 multicast', 'ff00::', 'ff02::1', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'multicast'],
-  ['outside 2000::/3 (reserved by the IETF)', '4000::', '8000::1', 'fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'reserved'],
+  [
+    'outside 2000::/3 (reserved by the IETF)',
+    '4000::',
+    '8000::1',
+    'fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+    'reserved',
+  ],
 ];
 
 function refusedInProduction(address: string): boolean {
@@ -94,12 +124,22 @@ describe('webhook targets: IANA special-purpose IPv6 ranges', () => {
 describe('webhook targets: the audit findings and the public neighbours', () => {
   it('refuses the IPv4-translated loopback https://[::ffff:0:7f00:1]/', async () => {
     assert.equal(classifyAddress('::ffff:0:7f00:1'), 'reserved');
-    assert.deepEqual(await resolveTarget('https://[::ffff:0:7f00:1]/', false), { ok: false, reason: 'reserved_address' });
-    assert.deepEqual(await resolveTarget('https://[::ffff:0:7f00:1]/', true), { ok: false, reason: 'reserved_address' }, 'not in the sandbox either');
+    assert.deepEqual(await resolveTarget('https://[::ffff:0:7f00:1]/', false), {
+      ok: false,
+      reason: 'reserved_address',
+    });
+    assert.deepEqual(
+      await resolveTarget('https://[::ffff:0:7f00:1]/', true),
+      { ok: false, reason: 'reserved_address' },
+      'not in the sandbox either',
+    );
   });
 
   it('refuses a Teredo address https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', async () => {
-    assert.deepEqual(await resolveTarget('https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', false), { ok: false, reason: 'reserved_address' });
+    assert.deepEqual(await resolveTarget('https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', false), {
+      ok: false,
+      reason: 'reserved_address',
+    });
     // Teredo carries the obfuscated client IPv4 (here 192.0.2.45 xor ff): refused whatever it is.
     assert.equal(classifyAddress('2001:0:4136:e378:8000:63bf:f5ff:fffe'), 'reserved');
   });
@@ -114,12 +154,42 @@ describe('webhook targets: the audit findings and the public neighbours', () => 
 
   it('accepts public addresses next to the special ranges', () => {
     const publicOnes = [
-      '8.8.8.8', '1.1.1.1', '9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0', '126.255.255.255', '128.0.0.0',
-      '169.253.255.255', '169.255.0.0', '172.15.255.255', '172.32.0.0', '191.255.255.255', '192.0.1.0', '192.0.3.0',
-      '192.88.98.255', '192.88.100.0', '192.167.255.255', '192.169.0.0', '198.17.255.255', '198.20.0.0', '198.51.99.255',
-      '198.51.101.0', '203.0.112.255', '203.0.114.0', '223.255.255.255', '::ffff:8.8.8.8',
-      '2606:4700::1111', '2001:200::1', '2001:4860:4860::8888', '2003::1', '2620:4f:7fff::1', '2620:4f:8001::1',
-      '3ffe:ffff::1', '3fff:1000::1', '2a00:1450:4001:81b::200e',
+      '8.8.8.8',
+      '1.1.1.1',
+      '9.255.255.255',
+      '11.0.0.0',
+      '100.63.255.255',
+      '100.128.0.0',
+      '126.255.255.255',
+      '128.0.0.0',
+      '169.253.255.255',
+      '169.255.0.0',
+      '172.15.255.255',
+      '172.32.0.0',
+      '191.255.255.255',
+      '192.0.1.0',
+      '192.0.3.0',
+      '192.88.98.255',
+      '192.88.100.0',
+      '192.167.255.255',
+      '192.169.0.0',
+      '198.17.255.255',
+      '198.20.0.0',
+      '198.51.99.255',
+      '198.51.101.0',
+      '203.0.112.255',
+      '203.0.114.0',
+      '223.255.255.255',
+      '::ffff:8.8.8.8',
+      '2606:4700::1111',
+      '2001:200::1',
+      '2001:4860:4860::8888',
+      '2003::1',
+      '2620:4f:7fff::1',
+      '2620:4f:8001::1',
+      '3ffe:ffff::1',
+      '3fff:1000::1',
+      '2a00:1450:4001:81b::200e',
     ];
     for (const address of publicOnes) {
       assert.equal(classifyAddress(address), 'public', address);
@@ -137,6 +207,9 @@ describe('webhook targets: the audit findings and the public neighbours', () => 
 
   it('still refuses the shapes it refused', () => {
     assert.deepEqual(checkUrlShape('http://example.com/x', false), { ok: false, reason: 'https_required' });
-    assert.deepEqual(checkUrlShape('https://user:pw@example.com/', false), { ok: false, reason: 'credentials_not_allowed' });
+    assert.deepEqual(checkUrlShape('https://user:pw@example.com/', false), {
+      ok: false,
+      reason: 'credentials_not_allowed',
+    });
   });
 });

@@ -25,7 +25,12 @@ let merchantId: string;
 useTestService({}, (s) => ({ service, client, merchantId } = s));
 
 test('a member completes step-up on the hosted page, then the withdrawal passes', { timeout: 120_000 }, async (t) => {
-  await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, { environment: 'sandbox', action: 'withdrawal.create', asset: 'USDT', amount: '50' });
+  await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, {
+    environment: 'sandbox',
+    action: 'withdrawal.create',
+    asset: 'USDT',
+    amount: '50',
+  });
   const member = await client.members.create({ external_member_id: `b-${randomUUID().slice(0, 8)}` });
   await client.deposits.create({ member_id: member.id, asset: 'USDT', amount: '500', tx_hash: `0x${randomUUID()}` });
   const body = { asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '150' };
@@ -56,7 +61,10 @@ test('a member completes step-up on the hosted page, then the withdrawal passes'
   await page.getByRole('button', { name: 'Confirm' }).click();
   await refused;
   await page.locator('.field-error').waitFor();
-  assert.match(await page.locator('.field-error').textContent() ?? '', /That code is not correct\. You have 4 attempts left\./);
+  assert.match(
+    (await page.locator('.field-error').textContent()) ?? '',
+    /That code is not correct\. You have 4 attempts left\./,
+  );
   assert.equal(await page.getByLabel('Code').getAttribute('aria-invalid'), 'true');
   await page.screenshot({ path: join(screenshotDir, 'step-up-error.png'), fullPage: true });
 

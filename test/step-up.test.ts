@@ -3,11 +3,25 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MerchantWalletError, StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { challengeVerdict, decideCode, stepUpObjectRef, atOrAboveThreshold, type StepUpBinding } from '../src/modules/step-up/rules.js';
+import {
+  challengeVerdict,
+  decideCode,
+  stepUpObjectRef,
+  atOrAboveThreshold,
+  type StepUpBinding,
+} from '../src/modules/step-up/rules.js';
 import { hashStepUpCode, newStepUpCode, stepUpCodeMatches } from '../src/modules/step-up/code.js';
 import { expectCode } from './support/expect.js';
 import { rawRequest } from './support/raw-http.js';
-import { admin, baseUrlFor, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
+import {
+  admin,
+  baseUrlFor,
+  clientFor,
+  createKey,
+  createMerchant,
+  newMerchantClient,
+  useTestService,
+} from './support/service.js';
 import { fundedMember } from './support/fixtures.js';
 
 /**
@@ -25,7 +39,12 @@ describe('step-up on POST /v1/withdrawals', () => {
   useTestService({ merchant: false }, (s) => ({ service } = s));
 
   async function setThreshold(merchantId: string, asset: string, amount: string | null, environment = 'sandbox') {
-    const res = await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, { environment, action: 'withdrawal.create', asset, amount });
+    const res = await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, {
+      environment,
+      action: 'withdrawal.create',
+      asset,
+      amount,
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     return res.body;
   }
@@ -55,7 +74,11 @@ describe('step-up on POST /v1/withdrawals', () => {
   }
 
   const completeInSandbox = (client: MerchantWalletClient, challengeId: string, outcome: 'approved' | 'declined') =>
-    client.request<any>({ method: 'POST', path: `/v1/sandbox/hosted-screens/${challengeId}/complete`, body: { outcome } });
+    client.request<any>({
+      method: 'POST',
+      path: `/v1/sandbox/hosted-screens/${challengeId}/complete`,
+      body: { outcome },
+    });
 
   async function codeFor(memberId: string, challengeId: string): Promise<string> {
     const res = await admin(service, 'GET', `/admin/v1/notifier/messages?member_id=${memberId}`);
@@ -71,21 +94,32 @@ describe('step-up on POST /v1/withdrawals', () => {
   it('answers the first call 400 step_up_required with challenge_id, hosted_url and expires_at, and sends a code', async () => {
     const { client, member } = await setup();
     const key = randomUUID();
-    const raw = await client.requestRaw({ method: 'POST', path: '/v1/withdrawals', body: withdrawal(), onBehalfOf: member.external, idempotencyKey: key });
+    const raw = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/withdrawals',
+      body: withdrawal(),
+      onBehalfOf: member.external,
+      idempotencyKey: key,
+    });
     assert.equal(raw.status, 400);
     assert.equal(raw.body.code, 'step_up_required');
     assert.equal(raw.body.type, 'invalid_request_error');
     assert.match(raw.body.challenge_id, challengeShape);
     assert.equal(raw.body.hosted_url, `${baseUrlFor(service, 'sandbox')}/hosted/${raw.body.challenge_id}`);
     const now = Math.floor(Date.now() / 1000);
-    assert.ok(Number.isInteger(raw.body.expires_at) && Math.abs(raw.body.expires_at - (now + 300)) <= 5, `expires_at ${raw.body.expires_at} is 300 s ahead`);
+    assert.ok(
+      Number.isInteger(raw.body.expires_at) && Math.abs(raw.body.expires_at - (now + 300)) <= 5,
+      `expires_at ${raw.body.expires_at} is 300 s ahead`,
+    );
     assert.equal(raw.headers['x-idempotent-replay'], undefined);
     const code = await codeFor(member.id, raw.body.challenge_id);
     assert.match(code, /^[0-9]{6}$/);
     assert.equal(await available(client, member.external), '1000.000000', 'nothing moved');
 
     // The SDK's error carries the same three fields and the call's idempotency key.
-    const e = await refused(client.withdrawals.create(withdrawal(), { onBehalfOf: member.external, idempotencyKey: key }));
+    const e = await refused(
+      client.withdrawals.create(withdrawal(), { onBehalfOf: member.external, idempotencyKey: key }),
+    );
     assert.equal(e.idempotencyKey, key);
     assert.equal(e.hostedUrl, `${baseUrlFor(service, 'sandbox')}/hosted/${e.challengeId}`);
     assert.ok(e.expiresAt >= raw.body.expires_at);
@@ -97,22 +131,48 @@ describe('step-up on POST /v1/withdrawals', () => {
     const key = randomUUID();
     const body = withdrawal('120');
     const first = await refused(client.withdrawals.create(body, { onBehalfOf: member.external, idempotencyKey: key }));
-    const second = await refused(client.withdrawals.create(body, { onBehalfOf: member.external, idempotencyKey: key, stepUp: first.challengeId }));
+    const second = await refused(
+      client.withdrawals.create(body, { onBehalfOf: member.external, idempotencyKey: key, stepUp: first.challengeId }),
+    );
     assert.notEqual(second.challengeId, first.challengeId, 'the open challenge does not pass; a new one is issued');
 
     // The same key with another body is still another request.
-    await expectCode(client.withdrawals.create(withdrawal('121'), { onBehalfOf: member.external, idempotencyKey: key, stepUp: second.challengeId }), 'idempotency_key_reused', 409);
+    await expectCode(
+      client.withdrawals.create(withdrawal('121'), {
+        onBehalfOf: member.external,
+        idempotencyKey: key,
+        stepUp: second.challengeId,
+      }),
+      'idempotency_key_reused',
+      409,
+    );
 
     const completed = await completeInSandbox(client, second.challengeId, 'approved');
-    assert.deepEqual({ id: completed.id, status: completed.status, outcome: completed.outcome }, { id: second.challengeId, status: 'completed', outcome: 'approved' });
+    assert.deepEqual(
+      { id: completed.id, status: completed.status, outcome: completed.outcome },
+      { id: second.challengeId, status: 'completed', outcome: 'approved' },
+    );
 
-    const raw = await client.requestRaw({ method: 'POST', path: '/v1/withdrawals', body, onBehalfOf: member.external, idempotencyKey: key, headers: { 'x-step-up': second.challengeId } });
+    const raw = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/withdrawals',
+      body,
+      onBehalfOf: member.external,
+      idempotencyKey: key,
+      headers: { 'x-step-up': second.challengeId },
+    });
     assert.equal(raw.status, 201, JSON.stringify(raw.body));
     assert.equal(raw.body.amount, '120.000000');
     assert.equal(raw.headers['x-idempotent-replay'], undefined);
     assert.equal(await available(client, member.external), '879.000000', 'amount plus the 1 USDT fee moved once');
 
-    const replay = await client.requestRaw({ method: 'POST', path: '/v1/withdrawals', body, onBehalfOf: member.external, idempotencyKey: key });
+    const replay = await client.requestRaw({
+      method: 'POST',
+      path: '/v1/withdrawals',
+      body,
+      onBehalfOf: member.external,
+      idempotencyKey: key,
+    });
     assert.equal(replay.status, 201);
     assert.equal(replay.headers['x-idempotent-replay'], 'true');
     assert.equal(replay.body.id, raw.body.id);
@@ -133,7 +193,9 @@ describe('step-up on POST /v1/withdrawals', () => {
     const e = await refused(client.withdrawals.create(withdrawal(), { onBehalfOf: member.external }));
     await completeInSandbox(client, e.challengeId, 'approved');
     await e.repeat();
-    const again = await refused(client.withdrawals.create(withdrawal(), { onBehalfOf: member.external, stepUp: e.challengeId }));
+    const again = await refused(
+      client.withdrawals.create(withdrawal(), { onBehalfOf: member.external, stepUp: e.challengeId }),
+    );
     assert.notEqual(again.challengeId, e.challengeId);
     await expectCode(completeInSandbox(client, e.challengeId, 'approved'), 'state_invalid', 400);
   });
@@ -142,11 +204,18 @@ describe('step-up on POST /v1/withdrawals', () => {
     const { client, member } = await setup();
     const e = await refused(client.withdrawals.create(withdrawal('100'), { onBehalfOf: member.external }));
     await completeInSandbox(client, e.challengeId, 'approved');
-    const otherAmount = await refused(client.withdrawals.create(withdrawal('100.5'), { onBehalfOf: member.external, stepUp: e.challengeId }));
+    const otherAmount = await refused(
+      client.withdrawals.create(withdrawal('100.5'), { onBehalfOf: member.external, stepUp: e.challengeId }),
+    );
     assert.notEqual(otherAmount.challengeId, e.challengeId);
-    await refused(client.withdrawals.create(withdrawal('100', TRON_OTHER), { onBehalfOf: member.external, stepUp: e.challengeId }));
+    await refused(
+      client.withdrawals.create(withdrawal('100', TRON_OTHER), { onBehalfOf: member.external, stepUp: e.challengeId }),
+    );
     // Another spelling of the same amount is the same object.
-    const w = await client.withdrawals.create(withdrawal('100.00'), { onBehalfOf: member.external, stepUp: e.challengeId });
+    const w = await client.withdrawals.create(withdrawal('100.00'), {
+      onBehalfOf: member.external,
+      stepUp: e.challengeId,
+    });
     assert.equal(w.amount, '100.000000');
   });
 
@@ -155,7 +224,9 @@ describe('step-up on POST /v1/withdrawals', () => {
     const other = await fundedMember(client, '1000');
     const e = await refused(client.withdrawals.create(withdrawal(), { onBehalfOf: member.external }));
     await completeInSandbox(client, e.challengeId, 'approved');
-    const theirs = await refused(client.withdrawals.create(withdrawal(), { onBehalfOf: other.external, stepUp: e.challengeId }));
+    const theirs = await refused(
+      client.withdrawals.create(withdrawal(), { onBehalfOf: other.external, stepUp: e.challengeId }),
+    );
     assert.notEqual(theirs.challengeId, e.challengeId);
     // Nor another merchant's.
     const b = await setup();
@@ -165,7 +236,7 @@ describe('step-up on POST /v1/withdrawals', () => {
     await e.repeat();
   });
 
-  it('expires a challenge 300 seconds after issue by the merchant\'s sandbox clock', async () => {
+  it("expires a challenge 300 seconds after issue by the merchant's sandbox clock", async () => {
     const { client, member, merchantId } = await setup();
     const completed = await refused(client.withdrawals.create(withdrawal(), { onBehalfOf: member.external }));
     await completeInSandbox(client, completed.challengeId, 'approved');
@@ -174,7 +245,10 @@ describe('step-up on POST /v1/withdrawals', () => {
 
     const after = await refused(completed.repeat());
     assert.notEqual(after.challengeId, completed.challengeId);
-    assert.ok(after.expiresAt >= Math.floor(Date.now() / 1000) + 301 + 295, 'the new challenge expires by the moved clock');
+    assert.ok(
+      after.expiresAt >= Math.floor(Date.now() / 1000) + 301 + 295,
+      'the new challenge expires by the moved clock',
+    );
     await expectCode(completeInSandbox(client, open.challengeId, 'approved'), 'state_invalid', 400);
     const page = await openPage(open.hostedUrl);
     assert.equal(page.status, 410);
@@ -207,50 +281,104 @@ describe('step-up on POST /v1/withdrawals', () => {
     // A threshold on another asset does not touch USDT; removing it turns step-up off.
     await setThreshold(merchantId, 'BTC', '0.1');
     await setThreshold(merchantId, 'USDT', null);
-    assert.equal((await client.withdrawals.create(withdrawal('500'), { onBehalfOf: member.external })).status, 'locked');
-    const listed = await admin(service, 'GET', `/admin/v1/merchants/${merchantId}/step-up-thresholds?environment=sandbox`);
+    assert.equal(
+      (await client.withdrawals.create(withdrawal('500'), { onBehalfOf: member.external })).status,
+      'locked',
+    );
+    const listed = await admin(
+      service,
+      'GET',
+      `/admin/v1/merchants/${merchantId}/step-up-thresholds?environment=sandbox`,
+    );
     assert.deepEqual(listed.body.data, [{ action: 'withdrawal.create', asset: 'BTC', amount: '0.10000000' }]);
 
     const plain = await setup({ threshold: null });
-    assert.equal((await plain.client.withdrawals.create(withdrawal('900'), { onBehalfOf: plain.member.external })).status, 'locked');
+    assert.equal(
+      (await plain.client.withdrawals.create(withdrawal('900'), { onBehalfOf: plain.member.external })).status,
+      'locked',
+    );
   });
 
   it('checks the request before asking: an invalid withdrawal is refused without a challenge', async () => {
     const { client, member } = await setup();
-    await expectCode(client.withdrawals.create(withdrawal('100', 'not-an-address'), { onBehalfOf: member.external }), 'address_not_allowed');
+    await expectCode(
+      client.withdrawals.create(withdrawal('100', 'not-an-address'), { onBehalfOf: member.external }),
+      'address_not_allowed',
+    );
     const messages = await admin(service, 'GET', `/admin/v1/notifier/messages?member_id=${member.id}`);
     assert.deepEqual(messages.body.data, []);
     // A balance refusal after step-up is the key's result; the challenge stays completed for a new key.
     const e = await refused(client.withdrawals.create(withdrawal('5000'), { onBehalfOf: member.external }));
     await completeInSandbox(client, e.challengeId, 'approved');
     await expectCode(e.repeat(), 'insufficient_balance');
-    await client.deposits.create({ member_id: member.external, asset: 'USDT', amount: '5000', tx_hash: `0x${randomUUID()}` });
-    const w = await client.withdrawals.create(withdrawal('5000'), { onBehalfOf: member.external, stepUp: e.challengeId });
+    await client.deposits.create({
+      member_id: member.external,
+      asset: 'USDT',
+      amount: '5000',
+      tx_hash: `0x${randomUUID()}`,
+    });
+    const w = await client.withdrawals.create(withdrawal('5000'), {
+      onBehalfOf: member.external,
+      stepUp: e.challengeId,
+    });
     assert.equal(w.status, 'locked');
   });
 
   it('refuses operator thresholds for unknown actions, assets and merchants', async () => {
     const merchantId = await createMerchant(service);
-    const bad = await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, { environment: 'sandbox', action: 'card.fly', asset: 'USDT', amount: '1' });
+    const bad = await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, {
+      environment: 'sandbox',
+      action: 'card.fly',
+      asset: 'USDT',
+      amount: '1',
+    });
     assert.equal(bad.body.code, 'invalid_request');
-    const asset = await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, { environment: 'sandbox', action: 'withdrawal.create', asset: 'XXX', amount: '1' });
+    const asset = await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, {
+      environment: 'sandbox',
+      action: 'withdrawal.create',
+      asset: 'XXX',
+      amount: '1',
+    });
     assert.equal(asset.body.code, 'not_found');
-    const places = await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, { environment: 'sandbox', action: 'withdrawal.create', asset: 'USDT', amount: '1.0000001' });
+    const places = await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, {
+      environment: 'sandbox',
+      action: 'withdrawal.create',
+      asset: 'USDT',
+      amount: '1.0000001',
+    });
     assert.equal(places.body.code, 'invalid_request');
-    const nobody = await admin(service, 'PUT', '/admin/v1/merchants/mch_nobody/step-up-thresholds', { environment: 'sandbox', action: 'withdrawal.create', asset: 'USDT', amount: '1' });
+    const nobody = await admin(service, 'PUT', '/admin/v1/merchants/mch_nobody/step-up-thresholds', {
+      environment: 'sandbox',
+      action: 'withdrawal.create',
+      asset: 'USDT',
+      amount: '1',
+    });
     assert.equal(nobody.status, 404);
   });
 
-  it('refuses operator thresholds for actions that no threshold decides (exchange: its direction; card activation: always)', async () => {
-    const merchantId = await createMerchant(service);
-    for (const action of ['exchange.execute', 'card.activate']) {
-      const res = await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, { environment: 'sandbox', action, asset: 'USDT', amount: '1' });
-      assert.equal(res.status, 400, `${action}: ${JSON.stringify(res.body)}`);
-      assert.equal(res.body.code, 'invalid_request');
-    }
-    const list = await admin(service, 'GET', `/admin/v1/merchants/${merchantId}/step-up-thresholds?environment=sandbox`);
-    assert.deepEqual(list.body.data, [], 'nothing is kept that would be shown but never read');
-  });
+  it(
+    'refuses operator thresholds for actions that no threshold decides (exchange: its direction; card ' +
+      'activation: always)',
+    async () => {
+      const merchantId = await createMerchant(service);
+      for (const action of ['exchange.execute', 'card.activate']) {
+        const res = await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, {
+          environment: 'sandbox',
+          action,
+          asset: 'USDT',
+          amount: '1',
+        });
+        assert.equal(res.status, 400, `${action}: ${JSON.stringify(res.body)}`);
+        assert.equal(res.body.code, 'invalid_request');
+      }
+      const list = await admin(
+        service,
+        'GET',
+        `/admin/v1/merchants/${merchantId}/step-up-thresholds?environment=sandbox`,
+      );
+      assert.deepEqual(list.body.data, [], 'nothing is kept that would be shown but never read');
+    },
+  );
 
   // --- the hosted page ----------------------------------------------------------------------
 
@@ -267,7 +395,13 @@ describe('step-up on POST /v1/withdrawals', () => {
     const url = new URL(hostedUrl);
     const res = await rawRequest(`http://127.0.0.1:${url.port}${url.pathname}`, { headers: { host: url.host } });
     const setCookie = ([] as string[]).concat(res.headers['set-cookie'] ?? [])[0] ?? '';
-    return { status: res.status, text: res.text, url, cookie: setCookie.split(';')[0]!, token: /name="csrf_token" value="([^"]+)"/.exec(res.text)?.[1] ?? '' };
+    return {
+      status: res.status,
+      text: res.text,
+      url,
+      cookie: setCookie.split(';')[0]!,
+      token: /name="csrf_token" value="([^"]+)"/.exec(res.text)?.[1] ?? '',
+    };
   }
 
   async function postCode(page: Page, code: string) {
@@ -291,7 +425,9 @@ describe('step-up on POST /v1/withdrawals', () => {
     assert.match(page.text, /autocomplete="one-time-code"/);
     assert.match(page.text, /Sandbox: the code <strong>000000<\/strong> is always accepted/);
     assert.doesNotMatch(page.text, /100(\.0+)? ?USDT|TJCnKs/, 'no amount or address on the page');
-    const res = await rawRequest(`http://127.0.0.1:${page.url.port}${page.url.pathname}`, { headers: { host: page.url.host } });
+    const res = await rawRequest(`http://127.0.0.1:${page.url.port}${page.url.pathname}`, {
+      headers: { host: page.url.host },
+    });
     assert.equal(res.headers['cache-control'], 'no-store');
     assert.ok(res.headers['content-security-policy']);
   });
@@ -309,7 +445,7 @@ describe('step-up on POST /v1/withdrawals', () => {
     assert.equal(done.status, 200, done.text);
     assert.match(done.text, /<h1>Confirmed<\/h1>/);
     assert.equal((await e.repeat<any>()).status, 'locked');
-    assert.equal((await postCode(page, code)).status, 410, 'a used challenge\'s page is gone');
+    assert.equal((await postCode(page, code)).status, 410, "a used challenge's page is gone");
   });
 
   it('voids the challenge at the fifth wrong code and the page says so; then even the right code fails', async () => {
@@ -370,7 +506,10 @@ describe('step-up on POST /v1/withdrawals', () => {
     assert.ok(doc.components.schemas.Error.properties.challenge_id);
     assert.ok(doc.components.schemas.Error.properties.hosted_url);
     assert.ok(doc.components.schemas.Error.properties.expires_at);
-    assert.equal(doc.paths['/v1/withdrawals/{id}/confirm'].post.parameters.find((p: any) => p.name === 'x-step-up'), undefined);
+    assert.equal(
+      doc.paths['/v1/withdrawals/{id}/confirm'].post.parameters.find((p: any) => p.name === 'x-step-up'),
+      undefined,
+    );
   });
 
   it('keeps the SDK error a MerchantWalletError', async () => {
@@ -382,32 +521,49 @@ describe('step-up on POST /v1/withdrawals', () => {
 });
 
 describe('step-up rules (pure)', () => {
-  const binding: StepUpBinding = { merchantId: 'mch_1', environment: 'sandbox', memberId: 'mem_1', action: 'withdrawal.create', objectRef: 'obj' };
+  const binding: StepUpBinding = {
+    merchantId: 'mch_1',
+    environment: 'sandbox',
+    memberId: 'mem_1',
+    action: 'withdrawal.create',
+    objectRef: 'obj',
+  };
   const now = new Date('2026-11-23T12:00:00Z');
   const ticket = {
-    merchant_id: 'mch_1', environment: 'sandbox' as const, member_id: 'mem_1', purpose: 'step_up' as const, action: 'withdrawal.create', object_ref: 'obj',
-    status: 'completed' as const, outcome: 'approved', expires_at: new Date(now.getTime() + 1000),
+    merchant_id: 'mch_1',
+    environment: 'sandbox' as const,
+    member_id: 'mem_1',
+    purpose: 'step_up' as const,
+    action: 'withdrawal.create',
+    object_ref: 'obj',
+    status: 'completed' as const,
+    outcome: 'approved',
+    expires_at: new Date(now.getTime() + 1000),
   };
 
-  it('passes only a completed, approved, unused, unexpired challenge bound to the same merchant, member, action and object', () => {
-    assert.deepEqual(challengeVerdict(ticket, binding, now), { pass: true });
-    const reason = (t: Partial<typeof ticket> | undefined) => {
-      const v = challengeVerdict(t === undefined ? undefined : ({ ...ticket, ...t } as any), binding, now);
-      return v.pass ? 'pass' : v.reason;
-    };
-    assert.equal(reason(undefined), 'unknown');
-    assert.equal(reason({ purpose: 'kyc' as any }), 'unknown');
-    assert.equal(reason({ merchant_id: 'mch_2' }), 'other_merchant');
-    assert.equal(reason({ environment: 'production' as any }), 'other_merchant');
-    assert.equal(reason({ member_id: 'mem_2' }), 'other_member');
-    assert.equal(reason({ action: 'card.activate' }), 'other_action');
-    assert.equal(reason({ object_ref: 'other' }), 'other_object');
-    assert.equal(reason({ status: 'open' as any, outcome: null as any }), 'not_completed');
-    assert.equal(reason({ status: 'used' as any }), 'used');
-    assert.equal(reason({ status: 'void' as any, outcome: 'declined' }), 'void');
-    assert.equal(reason({ outcome: 'declined' }), 'not_completed');
-    assert.equal(reason({ expires_at: now }), 'expired');
-  });
+  it(
+    'passes only a completed, approved, unused, unexpired challenge bound to the same merchant, member, action ' +
+      'and object',
+    () => {
+      assert.deepEqual(challengeVerdict(ticket, binding, now), { pass: true });
+      const reason = (t: Partial<typeof ticket> | undefined) => {
+        const v = challengeVerdict(t === undefined ? undefined : ({ ...ticket, ...t } as any), binding, now);
+        return v.pass ? 'pass' : v.reason;
+      };
+      assert.equal(reason(undefined), 'unknown');
+      assert.equal(reason({ purpose: 'kyc' as any }), 'unknown');
+      assert.equal(reason({ merchant_id: 'mch_2' }), 'other_merchant');
+      assert.equal(reason({ environment: 'production' as any }), 'other_merchant');
+      assert.equal(reason({ member_id: 'mem_2' }), 'other_member');
+      assert.equal(reason({ action: 'card.activate' }), 'other_action');
+      assert.equal(reason({ object_ref: 'other' }), 'other_object');
+      assert.equal(reason({ status: 'open' as any, outcome: null as any }), 'not_completed');
+      assert.equal(reason({ status: 'used' as any }), 'used');
+      assert.equal(reason({ status: 'void' as any, outcome: 'declined' }), 'void');
+      assert.equal(reason({ outcome: 'declined' }), 'not_completed');
+      assert.equal(reason({ expires_at: now }), 'expired');
+    },
+  );
 
   it('counts wrong codes and voids at the fifth', () => {
     assert.deepEqual(decideCode(true, 4), { kind: 'approve' });
@@ -417,9 +573,20 @@ describe('step-up rules (pure)', () => {
   });
 
   it('digests the object canonically, bigint amounts as integers', () => {
-    const a = stepUpObjectRef('withdrawal.create', { asset: 'USDT', network: 'TRON', address: TRON, amount: 100_000_000n });
-    assert.equal(a, stepUpObjectRef('withdrawal.create', { amount: 100_000_000n, address: TRON, network: 'TRON', asset: 'USDT' }));
-    assert.notEqual(a, stepUpObjectRef('withdrawal.create', { asset: 'USDT', network: 'TRON', address: TRON, amount: 100_000_001n }));
+    const a = stepUpObjectRef('withdrawal.create', {
+      asset: 'USDT',
+      network: 'TRON',
+      address: TRON,
+      amount: 100_000_000n,
+    });
+    assert.equal(
+      a,
+      stepUpObjectRef('withdrawal.create', { amount: 100_000_000n, address: TRON, network: 'TRON', asset: 'USDT' }),
+    );
+    assert.notEqual(
+      a,
+      stepUpObjectRef('withdrawal.create', { asset: 'USDT', network: 'TRON', address: TRON, amount: 100_000_001n }),
+    );
     assert.match(a, /^[0-9a-f]{64}$/);
     assert.equal(atOrAboveThreshold(5n, undefined), false);
     assert.equal(atOrAboveThreshold(5n, 5n), true);

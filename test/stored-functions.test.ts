@@ -13,7 +13,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import type { DatabaseHandle } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { applyStoredFunction, applyStoredFunctions, liveFunctionDefinitions, parseFunctionFile, storedFunctions } from '../src/db/stored-functions.js';
+import {
+  applyStoredFunction,
+  applyStoredFunctions,
+  liveFunctionDefinitions,
+  parseFunctionFile,
+  storedFunctions,
+} from '../src/db/stored-functions.js';
 import { openTestDatabase } from './support/database.js';
 
 /** The last migration written while functions were still defined in migrations. */
@@ -49,11 +55,24 @@ describe('stored functions as files', () => {
     // Nothing to do on a migrated database: the files are what it holds.
     assert.deepEqual(await applyStoredFunctions(handle.db), []);
     // Attributes set by ALTER FUNCTION in migration 051 are in the files.
-    for (const name of ['mwa_claim_keys', 'mwa_post_entries_across', 'mwa_lock_accounts_across', 'mwa_insert_deposits_across', 'mwa_store_results_across']) {
-      assert.match(files.find((f) => f.file === `${name}.sql`)!.definition, /^ SET plan_cache_mode TO 'force_generic_plan'$/m, name);
+    for (const name of [
+      'mwa_claim_keys',
+      'mwa_post_entries_across',
+      'mwa_lock_accounts_across',
+      'mwa_insert_deposits_across',
+      'mwa_store_results_across',
+    ]) {
+      assert.match(
+        files.find((f) => f.file === `${name}.sql`)!.definition,
+        /^ SET plan_cache_mode TO 'force_generic_plan'$/m,
+        name,
+      );
     }
     // Dropped by migration 051: no file.
-    assert.equal(files.some((f) => f.file === 'mwa_deposit_batch.sql'), false);
+    assert.equal(
+      files.some((f) => f.file === 'mwa_deposit_batch.sql'),
+      false,
+    );
   });
 
   it('a file applied again reads back as the same definition', async () => {
@@ -64,7 +83,12 @@ describe('stored functions as files', () => {
 
   it('every migrate puts back a function changed or dropped since', async () => {
     const [events] = await definitionOf('mwa_events_notify');
-    await sql.raw(`CREATE OR REPLACE FUNCTION mwa_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`).execute(handle.db);
+    await sql
+      .raw(
+        `CREATE OR REPLACE FUNCTION mwa_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN ` +
+          `NULL; END $$`,
+      )
+      .execute(handle.db);
     await sql.raw('DROP FUNCTION mwa_store_results').execute(handle.db);
     assert.notDeepEqual(await definitionOf('mwa_events_notify'), [events]);
     assert.deepEqual(await definitionOf('mwa_store_results'), []);
@@ -81,13 +105,18 @@ describe('stored functions as files', () => {
   });
 
   it('a file holds -- comments, then one definition of the function it is named after', () => {
-    const definition = 'CREATE OR REPLACE FUNCTION public.mwa_x()\n RETURNS void\n LANGUAGE plpgsql\nAS $function$\nBEGIN\nEND\n$function$\n';
+    const definition =
+      'CREATE OR REPLACE FUNCTION public.mwa_x()\n RETURNS void\n LANGUAGE plpgsql\nAS ' +
+      '$function$\nBEGIN\nEND\n$function$\n';
     const parsed = parseFunctionFile({ file: 'mwa_x.sql', text: `-- mwa_x\n--\n-- Does nothing.\n${definition}` });
     assert.equal(parsed.definition, definition);
     assert.equal(parsed.signature, 'CREATE OR REPLACE FUNCTION public.mwa_x()');
     assert.throws(() => parseFunctionFile({ file: 'mwa_y.sql', text: definition }), /defines public\.mwa_x/);
     assert.throws(() => parseFunctionFile({ file: 'mwa_x.sql', text: `/* a */\n${definition}` }), /only -- comments/);
-    assert.throws(() => parseFunctionFile({ file: 'mwa_x.sql', text: 'CREATE FUNCTION mwa_x() RETURNS void' }), /no line starting/);
+    assert.throws(
+      () => parseFunctionFile({ file: 'mwa_x.sql', text: 'CREATE FUNCTION mwa_x() RETURNS void' }),
+      /no line starting/,
+    );
     assert.throws(() => parseFunctionFile({ file: 'mwa_x.sql', text: definition + definition }), /more than one/);
   });
 
@@ -96,8 +125,12 @@ describe('stored functions as files', () => {
     const later = readdirSync(dir).filter((f) => Number(f.slice(0, 3)) > lastMigrationWithFunctions);
     for (const file of later) {
       const text = readFileSync(new URL(file, dir), 'utf8');
-      assert.doesNotMatch(text, /\b(CREATE\s+(OR\s+REPLACE\s+)?(FUNCTION|PROCEDURE)|ALTER\s+(FUNCTION|PROCEDURE))\b/i,
-        `${file}: a function is changed in its file in src/db/functions/, not in a migration (docs/stored-functions.md)`);
+      assert.doesNotMatch(
+        text,
+        /\b(CREATE\s+(OR\s+REPLACE\s+)?(FUNCTION|PROCEDURE)|ALTER\s+(FUNCTION|PROCEDURE))\b/i,
+        `${file}: a function is changed in its file in src/db/functions/, not in a migration ` +
+          `(docs/stored-functions.md)`,
+      );
     }
   });
 });

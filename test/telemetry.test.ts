@@ -18,9 +18,12 @@ import { openSse } from './support/sse.js';
  * receiver (the JSON exporter); with none, nothing of the SDK is loaded.
  */
 
-/** The SDK's packages loaded in this process (they are CommonJS: every one lands in require's cache). The API alone comes with prom-client. */
+/** The SDK's packages loaded in this process (they are CommonJS: every one lands in require's cache). The API alone
+ * comes with prom-client. */
 function sdkModulesLoaded(): string[] {
-  return Object.keys(createRequire(import.meta.url).cache).filter((path) => /node_modules[\\/]@opentelemetry[\\/](?!api[\\/])/.test(path));
+  return Object.keys(createRequire(import.meta.url).cache).filter((path) =>
+    /node_modules[\\/]@opentelemetry[\\/](?!api[\\/])/.test(path),
+  );
 }
 
 type AnyValue = { stringValue?: string; intValue?: number | string; boolValue?: boolean; doubleValue?: number };
@@ -44,14 +47,16 @@ interface Span {
   service: string | undefined;
 }
 
-const valueOf = (v: AnyValue) => v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : v.boolValue ?? v.doubleValue);
+const valueOf = (v: AnyValue) =>
+  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue));
 
 /** The spans of every OTLP/HTTP JSON export the receiver got. */
 function spansOf(bodies: string[]): Span[] {
   const spans: Span[] = [];
   for (const body of bodies) {
     for (const rs of JSON.parse(body).resourceSpans ?? []) {
-      const service = (rs.resource?.attributes ?? []).find((a: { key: string }) => a.key === 'service.name')?.value.stringValue;
+      const service = (rs.resource?.attributes ?? []).find((a: { key: string }) => a.key === 'service.name')?.value
+        .stringValue;
       for (const ss of rs.scopeSpans ?? []) {
         for (const s of ss.spans as OtlpSpan[]) {
           spans.push({
@@ -82,23 +87,34 @@ interface LogLine {
 }
 
 describe('telemetry', () => {
-  it('with no OTLP endpoint set, nothing of the SDK is loaded, no provider is registered, the log has no trace mixin', async () => {
-    assert.equal(tracingConfigured({}), false);
-    assert.equal(tracingConfigured({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' }), false);
-    assert.equal(tracingConfigured({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' }), true);
-    assert.equal(await startTelemetry({ OTEL_SERVICE_NAME: 'x' }), false);
-    assert.equal(tracing(), undefined);
-    assert.equal('mixin' in loggerOptions('info'), false);
-    const service = await startTestService({});
-    try {
-      const { client } = await newMerchantClient(service);
-      await client.members.create({ external_member_id: 'untraced' });
-    } finally {
-      await service.close();
-    }
-    assert.deepEqual(sdkModulesLoaded(), []);
-    assert.equal((globalThis as Record<symbol, unknown>)[Symbol.for('opentelemetry.js.api.1')], undefined, 'no global tracer provider');
-  });
+  it(
+    'with no OTLP endpoint set, nothing of the SDK is loaded, no provider is registered, the log has no trace ' +
+      'mixin',
+    async () => {
+      assert.equal(tracingConfigured({}), false);
+      assert.equal(
+        tracingConfigured({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' }),
+        false,
+      );
+      assert.equal(tracingConfigured({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' }), true);
+      assert.equal(await startTelemetry({ OTEL_SERVICE_NAME: 'x' }), false);
+      assert.equal(tracing(), undefined);
+      assert.equal('mixin' in loggerOptions('info'), false);
+      const service = await startTestService({});
+      try {
+        const { client } = await newMerchantClient(service);
+        await client.members.create({ external_member_id: 'untraced' });
+      } finally {
+        await service.close();
+      }
+      assert.deepEqual(sdkModulesLoaded(), []);
+      assert.equal(
+        (globalThis as Record<symbol, unknown>)[Symbol.for('opentelemetry.js.api.1')],
+        undefined,
+        'no global tracer provider',
+      );
+    },
+  );
 
   describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     let collector: Awaited<ReturnType<typeof startReceiver>>;
@@ -117,9 +133,15 @@ describe('telemetry', () => {
       process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${collector.port}`;
       process.env.OTEL_SERVICE_NAME = 'mwa-telemetry-test';
       assert.equal(await startTelemetry(process.env), true);
-      assert.notDeepEqual(sdkModulesLoaded(), [], 'the SDK is loaded once an endpoint is set (the check above can see it)');
+      assert.notDeepEqual(
+        sdkModulesLoaded(),
+        [],
+        'the SDK is loaded once an endpoint is set (the check above can see it)',
+      );
       // The background log as the service makes it (the listeners' options), made once tracing is on.
-      const log = Fastify({ logger: { ...loggerOptions('info'), stream: { write: (line: string) => void lines.push(JSON.parse(line)) } } }).log;
+      const log = Fastify({
+        logger: { ...loggerOptions('info'), stream: { write: (line: string) => void lines.push(JSON.parse(line)) } },
+      }).log;
       service = await startTestService({ log });
 
       const setup = await newMerchantClient(service);
@@ -137,7 +159,9 @@ describe('telemetry', () => {
       sse.close();
       await sse.ended;
       // A caller's W3C trace context is continued.
-      const res = await fetch(`${service.publicUrl}/v1/openapi.json`, { headers: { traceparent: `00-${traceparentTrace}-00f067aa0ba902b7-01` } });
+      const res = await fetch(`${service.publicUrl}/v1/openapi.json`, {
+        headers: { traceparent: `00-${traceparentTrace}-00f067aa0ba902b7-01` },
+      });
       assert.equal(res.status, 200);
       await res.arrayBuffer();
       assert.equal((await fetch(`${service.publicUrl}/healthz`)).status, 200);
@@ -158,7 +182,10 @@ describe('telemetry', () => {
     });
     after(async () => {
       await shutdownTelemetry();
-      for (const [key, value] of [['OTEL_EXPORTER_OTLP_ENDPOINT', saved.endpoint], ['OTEL_SERVICE_NAME', saved.name]] as const) {
+      for (const [key, value] of [
+        ['OTEL_EXPORTER_OTLP_ENDPOINT', saved.endpoint],
+        ['OTEL_SERVICE_NAME', saved.name],
+      ] as const) {
         if (value === undefined) delete process.env[key];
         else process.env[key] = value;
       }
@@ -167,32 +194,41 @@ describe('telemetry', () => {
     });
 
     const named = (name: string) => spans.filter((s) => s.name === name);
-    const childrenOf = (parent: Span) => spans.filter((s) => s.traceId === parent.traceId && s.parentSpanId === parent.spanId);
+    const childrenOf = (parent: Span) =>
+      spans.filter((s) => s.traceId === parent.traceId && s.parentSpanId === parent.spanId);
 
-    it('exports JSON over OTLP/HTTP to /v1/traces, as the service named by OTEL_SERVICE_NAME; shutdown unregisters it', () => {
-      assert.ok(collector.received.length > 0);
-      for (const r of collector.received) {
-        assert.equal(r.path, '/v1/traces');
-        assert.match(String(r.headers['content-type']), /^application\/json/);
-      }
-      assert.ok(spans.length > 0);
-      assert.ok(spans.every((s) => s.service === 'mwa-telemetry-test'));
-      assert.equal(tracing(), undefined);
-    });
+    it(
+      'exports JSON over OTLP/HTTP to /v1/traces, as the service named by OTEL_SERVICE_NAME; shutdown ' +
+        'unregisters it',
+      () => {
+        assert.ok(collector.received.length > 0);
+        for (const r of collector.received) {
+          assert.equal(r.path, '/v1/traces');
+          assert.match(String(r.headers['content-type']), /^application\/json/);
+        }
+        assert.ok(spans.length > 0);
+        assert.ok(spans.every((s) => s.service === 'mwa-telemetry-test'));
+        assert.equal(tracing(), undefined);
+      },
+    );
 
-    it('a server span per request, named by its route, with the method, route, status, request id, merchant and environment', () => {
-      const [create] = named('POST /v1/members');
-      assert.ok(create, `spans: ${[...new Set(spans.map((s) => s.name))].join(', ')}`);
-      assert.equal(create.kind, kindServer);
-      assert.equal(create.attributes['http.request.method'], 'POST');
-      assert.equal(create.attributes['http.route'], '/v1/members');
-      assert.equal(create.attributes['http.response.status_code'], 201);
-      assert.match(String(create.attributes['mwa.request_id']), /^req_/);
-      assert.equal(create.attributes['mwa.merchant_id'], merchantId);
-      assert.equal(create.attributes['mwa.environment'], 'sandbox');
-      assert.ok(named('POST /v1/deposits').length === 1);
-      assert.ok(named('POST /v1/connect/token').length >= 1);
-    });
+    it(
+      'a server span per request, named by its route, with the method, route, status, request id, merchant and ' +
+        'environment',
+      () => {
+        const [create] = named('POST /v1/members');
+        assert.ok(create, `spans: ${[...new Set(spans.map((s) => s.name))].join(', ')}`);
+        assert.equal(create.kind, kindServer);
+        assert.equal(create.attributes['http.request.method'], 'POST');
+        assert.equal(create.attributes['http.route'], '/v1/members');
+        assert.equal(create.attributes['http.response.status_code'], 201);
+        assert.match(String(create.attributes['mwa.request_id']), /^req_/);
+        assert.equal(create.attributes['mwa.merchant_id'], merchantId);
+        assert.equal(create.attributes['mwa.environment'], 'sandbox');
+        assert.ok(named('POST /v1/deposits').length === 1);
+        assert.ok(named('POST /v1/connect/token').length >= 1);
+      },
+    );
 
     it('a statement is a child span of the request that ran it, with its parameterised text', () => {
       const [token] = named('POST /v1/connect/token');
@@ -235,25 +271,41 @@ describe('telemetry', () => {
       assert.match(String(delivery.attributes['mwa.event.type']), /^[a-z_]+\.[a-z_.]+$/);
     });
 
-    it('a job run is a span with its kind and merchant, its statements are children, its log lines carry its trace', () => {
-      const [job] = named('job test.traced');
-      assert.ok(job);
-      assert.equal(job.attributes['mwa.job.kind'], 'test.traced');
-      assert.equal(job.attributes['mwa.merchant_id'], merchantId);
-      assert.ok(childrenOf(job).some((s) => /from "merchants"/.test(String(s.attributes['db.query.text']))));
-      const line = lines.find((l) => l.msg === 'traced job ran');
-      assert.ok(line);
-      assert.equal(line.trace_id, job.traceId);
-      assert.equal(line.span_id, job.spanId);
-    });
+    it(
+      'a job run is a span with its kind and merchant, its statements are children, its log lines carry its ' + 'trace',
+      () => {
+        const [job] = named('job test.traced');
+        assert.ok(job);
+        assert.equal(job.attributes['mwa.job.kind'], 'test.traced');
+        assert.equal(job.attributes['mwa.merchant_id'], merchantId);
+        assert.ok(childrenOf(job).some((s) => /from "merchants"/.test(String(s.attributes['db.query.text']))));
+        const line = lines.find((l) => l.msg === 'traced job ran');
+        assert.ok(line);
+        assert.equal(line.trace_id, job.traceId);
+        assert.equal(line.span_id, job.spanId);
+      },
+    );
 
-    it("an event stream's trace holds its own reads, not the process's event feed (its polls of every merchant's events)", () => {
-      const [stream] = named('GET /v1/events/stream');
-      assert.ok(stream, `spans: ${[...new Set(spans.map((s) => s.name))].join(', ')}`);
-      const inTrace = spans.filter((s) => s.traceId === stream.traceId && s.attributes['db.system.name'] === 'postgresql').map((s) => String(s.attributes['db.query.text']));
-      assert.ok(inTrace.some((q) => /FROM events\s+WHERE merchant_id =/.test(q)), "the stream's own read is in its trace");
-      assert.deepEqual(inTrace.filter((q) => /SELECT merchant_id, environment, writer_xid/.test(q)), [], "the feed's polls (every merchant's events) are not");
-    });
+    it(
+      "an event stream's trace holds its own reads, not the process's event feed (its polls of every " +
+        "merchant's events)",
+      () => {
+        const [stream] = named('GET /v1/events/stream');
+        assert.ok(stream, `spans: ${[...new Set(spans.map((s) => s.name))].join(', ')}`);
+        const inTrace = spans
+          .filter((s) => s.traceId === stream.traceId && s.attributes['db.system.name'] === 'postgresql')
+          .map((s) => String(s.attributes['db.query.text']));
+        assert.ok(
+          inTrace.some((q) => /FROM events\s+WHERE merchant_id =/.test(q)),
+          "the stream's own read is in its trace",
+        );
+        assert.deepEqual(
+          inTrace.filter((q) => /SELECT merchant_id, environment, writer_xid/.test(q)),
+          [],
+          "the feed's polls (every merchant's events) are not",
+        );
+      },
+    );
 
     it("a caller's traceparent is continued; /healthz, probed by load balancers, makes no span", () => {
       const [doc] = named('GET /v1/openapi.json');

@@ -35,16 +35,29 @@ describe('TRON', () => {
     assert.equal(addressChecksumValid('TRON', ''), false);
   });
   it('property: any 20-byte body with version 0x41 passes; a changed character fails', () => {
-    fc.assert(fc.property(bytes(20), fc.nat(), (body, n) => {
-      const address = b58.encode(payload(0x41, body));
-      assert.equal(addressChecksumValid('TRON', address), true);
-      assert.equal(addressChecksumValid('TRON', changeAt(address, 1 + (n % (address.length - 1)), b58Alphabet)), false);
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(bytes(20), fc.nat(), (body, n) => {
+        const address = b58.encode(payload(0x41, body));
+        assert.equal(addressChecksumValid('TRON', address), true);
+        assert.equal(
+          addressChecksumValid('TRON', changeAt(address, 1 + (n % (address.length - 1)), b58Alphabet)),
+          false,
+        );
+      }),
+      { numRuns: 200 },
+    );
   });
   it('property: another version byte fails', () => {
-    fc.assert(fc.property(bytes(20), fc.integer({ min: 0, max: 255 }).filter((v) => v !== 0x41), (body, v) => {
-      assert.equal(addressChecksumValid('TRON', b58.encode(payload(v, body))), false);
-    }), { numRuns: 100 });
+    fc.assert(
+      fc.property(
+        bytes(20),
+        fc.integer({ min: 0, max: 255 }).filter((v) => v !== 0x41),
+        (body, v) => {
+          assert.equal(addressChecksumValid('TRON', b58.encode(payload(v, body))), false);
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 });
 
@@ -78,24 +91,34 @@ describe('BITCOIN', () => {
     assert.equal(addressChecksumValid('BITCOIN', segwit(17, new Uint8Array(32).fill(9))), false);
   });
   it('property: base58check 0x00 and 0x05 pass, other versions fail', () => {
-    fc.assert(fc.property(bytes(20), fc.integer({ min: 0, max: 255 }), (body, v) => {
-      assert.equal(addressChecksumValid('BITCOIN', b58.encode(payload(v, body))), v === 0x00 || v === 0x05);
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(bytes(20), fc.integer({ min: 0, max: 255 }), (body, v) => {
+        assert.equal(addressChecksumValid('BITCOIN', b58.encode(payload(v, body))), v === 0x00 || v === 0x05);
+      }),
+      { numRuns: 200 },
+    );
   });
   it('property: a changed character of a segwit address fails', () => {
     const charset = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
-    fc.assert(fc.property(bytes(32), fc.constantFrom(0, 1), fc.nat(), (program, version, n) => {
-      const address = segwit(version, program);
-      assert.equal(addressChecksumValid('BITCOIN', address), true);
-      const i = 4 + (n % (address.length - 4)); // past `bc1` and the version
-      assert.equal(addressChecksumValid('BITCOIN', changeAt(address, i, charset)), false);
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(bytes(32), fc.constantFrom(0, 1), fc.nat(), (program, version, n) => {
+        const address = segwit(version, program);
+        assert.equal(addressChecksumValid('BITCOIN', address), true);
+        const i = 4 + (n % (address.length - 4)); // past `bc1` and the version
+        assert.equal(addressChecksumValid('BITCOIN', changeAt(address, i, charset)), false);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 
 describe('ETHEREUM (EIP-55)', () => {
-  const checksummed = ['0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359', '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB'];
-  it('the EIP\'s examples pass; all lower or all upper case carries no checksum and passes', () => {
+  const checksummed = [
+    '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
+    '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359',
+    '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB',
+  ];
+  it("the EIP's examples pass; all lower or all upper case carries no checksum and passes", () => {
     for (const a of checksummed) assert.equal(addressChecksumValid('ETHEREUM', a), true, a);
     assert.equal(addressChecksumValid('ETHEREUM', checksummed[0]!.toLowerCase()), true);
     assert.equal(addressChecksumValid('ETHEREUM', `0x${checksummed[0]!.slice(2).toUpperCase()}`), true);

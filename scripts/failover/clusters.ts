@@ -15,7 +15,9 @@ function binDir(): string {
   if (process.env.PG_BINDIR) return process.env.PG_BINDIR;
   const base = '/usr/lib/postgresql';
   if (existsSync(base)) {
-    const versions = readdirSync(base).filter((v) => existsSync(join(base, v, 'bin/initdb'))).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(base)
+      .filter((v) => existsSync(join(base, v, 'bin/initdb')))
+      .sort((a, b) => Number(b) - Number(a));
     if (versions[0]) return join(base, versions[0], 'bin');
   }
   const r = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
@@ -46,16 +48,25 @@ export async function freePort(from: number): Promise<number> {
 }
 
 export class Cluster {
-  constructor(readonly name: string, readonly dir: string, readonly port: number, private readonly bin: string, private readonly runAs: { uid: number; gid: number } | undefined) {}
+  constructor(
+    readonly name: string,
+    readonly dir: string,
+    readonly port: number,
+    private readonly bin: string,
+    private readonly runAs: { uid: number; gid: number } | undefined,
+  ) {}
 
   get url(): string {
     return `postgres://postgres@127.0.0.1:${this.port}/mwa`;
   }
 
   tool(tool: string, args: string[], timeoutMs = 120_000): string {
-    const [cmd, argv] = this.runAs ? ['runuser', ['-u', 'postgres', '--', join(this.bin, tool), ...args]] : [join(this.bin, tool), args];
+    const [cmd, argv] = this.runAs
+      ? ['runuser', ['-u', 'postgres', '--', join(this.bin, tool), ...args]]
+      : [join(this.bin, tool), args];
     const r = spawnSync(cmd, argv, { encoding: 'utf8', timeout: timeoutMs });
-    if (r.status !== 0) throw new Error(`${tool} ${args.join(' ')} failed (${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`);
+    if (r.status !== 0)
+      throw new Error(`${tool} ${args.join(' ')} failed (${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`);
     return r.stdout;
   }
 
@@ -63,7 +74,8 @@ export class Cluster {
     this.tool('pg_ctl', ['-D', this.dir, '-l', `${this.dir}.log`, '-w', '-t', '60', 'start']);
   }
 
-  /** `-m immediate`: the server's processes quit at once, as when its machine dies (no checkpoint, no goodbye to clients). */
+  /** `-m immediate`: the server's processes quit at once, as when its machine dies (no checkpoint, no goodbye to
+   * clients). */
   stopImmediate(): void {
     this.tool('pg_ctl', ['-D', this.dir, '-m', 'immediate', '-w', 'stop']);
   }
@@ -81,7 +93,13 @@ export class Cluster {
   }
 
   async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = [], database = 'mwa'): Promise<R[]> {
-    const client = new pg.Client({ host: '127.0.0.1', port: this.port, user: 'postgres', database, connectionTimeoutMillis: 3_000 });
+    const client = new pg.Client({
+      host: '127.0.0.1',
+      port: this.port,
+      user: 'postgres',
+      database,
+      connectionTimeoutMillis: 3_000,
+    });
     client.on('error', () => {});
     await client.connect();
     try {
@@ -104,8 +122,22 @@ export async function makeOne(): Promise<{ server: Cluster; cleanup(): void }> {
     rmSync(root, { recursive: true, force: true });
   };
   try {
-    server.tool('initdb', ['-D', server.dir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
-    appendFileSync(join(server.dir, 'postgresql.conf'), `\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${root}'\nport = ${server.port}\nmax_connections = 100\n`);
+    server.tool('initdb', [
+      '-D',
+      server.dir,
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '--no-sync',
+      '-E',
+      'UTF8',
+      '--locale=C',
+    ]);
+    appendFileSync(
+      join(server.dir, 'postgresql.conf'),
+      `\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${root}'\nport ` +
+        `= ${server.port}\nmax_connections = 100\n`,
+    );
     server.start();
     await server.query('CREATE DATABASE mwa', [], 'postgres');
     return { server, cleanup };
@@ -138,7 +170,9 @@ export async function makePair(): Promise<Pair> {
   const primary = new Cluster('primary', join(root, 'primary'), p1, bin, runAs);
   const standby = new Cluster('standby', join(root, 'standby'), p2, bin, runAs);
   const pair: Pair = {
-    root, primary, standby,
+    root,
+    primary,
+    standby,
     cleanup() {
       standby.stopFast();
       primary.stopFast();
@@ -146,24 +180,60 @@ export async function makePair(): Promise<Pair> {
     },
   };
   try {
-    primary.tool('initdb', ['-D', primary.dir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+    primary.tool('initdb', [
+      '-D',
+      primary.dir,
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '--no-sync',
+      '-E',
+      'UTF8',
+      '--locale=C',
+    ]);
     const common = [
-      "listen_addresses = '127.0.0.1'", `unix_socket_directories = '${root}'`, 'wal_level = replica', 'max_wal_senders = 10',
-      'hot_standby = on', 'synchronous_commit = on', 'shared_buffers = 32MB', 'max_connections = 100', "log_min_messages = 'warning'",
+      "listen_addresses = '127.0.0.1'",
+      `unix_socket_directories = '${root}'`,
+      'wal_level = replica',
+      'max_wal_senders = 10',
+      'hot_standby = on',
+      'synchronous_commit = on',
+      'shared_buffers = 32MB',
+      'max_connections = 100',
+      "log_min_messages = 'warning'",
     ];
     appendFileSync(join(primary.dir, 'postgresql.conf'), `\n${[...common, `port = ${p1}`].join('\n')}\n`);
     primary.start();
     await primary.query('CREATE DATABASE mwa', [], 'postgres');
-    primary.tool('pg_basebackup', ['-h', '127.0.0.1', '-p', String(p1), '-U', 'postgres', '-D', standby.dir, '-X', 'stream', '-R', '--no-sync', '--checkpoint=fast']);
+    primary.tool('pg_basebackup', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(p1),
+      '-U',
+      'postgres',
+      '-D',
+      standby.dir,
+      '-X',
+      'stream',
+      '-R',
+      '--no-sync',
+      '--checkpoint=fast',
+    ]);
     appendFileSync(join(standby.dir, 'postgresql.conf'), `\nport = ${p2}\n`);
-    appendFileSync(join(standby.dir, 'postgresql.auto.conf'), `\nprimary_conninfo = 'host=127.0.0.1 port=${p1} user=postgres application_name=standby1'\n`);
+    appendFileSync(
+      join(standby.dir, 'postgresql.auto.conf'),
+      `\nprimary_conninfo = 'host=127.0.0.1 port=${p1} user=postgres application_name=standby1'\n`,
+    );
     standby.start();
     // Synchronous from now on: named on the primary alone (ALTER SYSTEM lives in its own data directory).
     await primary.query("ALTER SYSTEM SET synchronous_standby_names = 'standby1'");
     await primary.query('SELECT pg_reload_conf()');
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const rows = await primary.query<{ sync_state: string }>("SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby1'");
+      const rows = await primary.query<{ sync_state: string }>(
+        "SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby1'",
+      );
       if (rows[0]?.sync_state === 'sync') break;
       if (Date.now() > deadline) throw new Error(`the standby did not become synchronous: ${JSON.stringify(rows)}`);
       await new Promise((r) => setTimeout(r, 100));

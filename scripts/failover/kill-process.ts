@@ -33,9 +33,12 @@ async function main(): Promise<void> {
   try {
     const adminToken = `adm_${randomUUID()}`;
     const env = {
-      DATABASE_URL: server.url, ADMIN_TOKEN: adminToken, JOB_LEASE_SECONDS: '5',
+      DATABASE_URL: server.url,
+      ADMIN_TOKEN: adminToken,
+      JOB_LEASE_SECONDS: '5',
       // An attempt's lease is its timeout plus twice it (at least 2 s): 6 s here.
-      WEBHOOK_DELIVERY_TIMEOUT_MS: '2000', WEBHOOK_RETRY_SCHEDULE_MS: '200,500,1000,2000,2000,2000,2000,2000',
+      WEBHOOK_DELIVERY_TIMEOUT_MS: '2000',
+      WEBHOOK_RETRY_SCHEDULE_MS: '200,500,1000,2000,2000,2000,2000,2000',
     };
     for (const dir of dirs) services.push(await spawnService({ ...env, DATA_DIR: dir }));
     const [a, b] = services as [ServiceProcess, ServiceProcess];
@@ -45,7 +48,10 @@ async function main(): Promise<void> {
     load.start();
     await sleep(4_000);
 
-    const leased = async () => (await server.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE lease_until > now()'))[0]!.n;
+    const leased = async () =>
+      (
+        await server.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE lease_until > now()')
+      )[0]!.n;
     const heldAtKill = await leased();
     const expectedBeforeKill = new Set(load.expectedEvents);
     const killedAt = performance.now();
@@ -61,8 +67,13 @@ async function main(): Promise<void> {
     const before = load.successes.filter((s) => s.answeredAt < killedAt && s.answeredAt >= killedAt - 4_000).length / 4;
     const after = load.successes.filter((s) => s.sentAt >= killedAt).length / ((performance.now() - killedAt) / 1000);
     const answeredByB = load.answers.filter((x) => x.sentAt >= killedAt && x.status > 0).length;
-    const slowestAfter = Math.max(0, ...load.answers.filter((x) => x.sentAt >= killedAt - 1_000).map((x) => x.answeredAt - x.sentAt));
-    const firstAfter = load.successes.filter((s) => s.sentAt >= killedAt).sort((x, y) => x.answeredAt - y.answeredAt)[0];
+    const slowestAfter = Math.max(
+      0,
+      ...load.answers.filter((x) => x.sentAt >= killedAt - 1_000).map((x) => x.answeredAt - x.sentAt),
+    );
+    const firstAfter = load.successes
+      .filter((s) => s.sentAt >= killedAt)
+      .sort((x, y) => x.answeredAt - y.answeredAt)[0];
 
     // The events of writes acknowledged before the kill: some were in A's hands (leased attempts).
     let missing = [...expectedBeforeKill].filter((e) => !receiver.events.has(e));
@@ -78,25 +89,61 @@ async function main(): Promise<void> {
       await sleep(200);
       missingAll = missingAll.filter((e) => !receiver.events.has(e));
     }
-    const abandoned = (await server.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_delivery_attempts WHERE outcome = 'abandoned'").catch(() => [{ n: -1 }]))[0]!.n;
+    const abandoned = (
+      await server
+        .query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_delivery_attempts WHERE outcome = 'abandoned'")
+        .catch(() => [{ n: -1 }])
+    )[0]!.n;
 
     console.log('\nprocess kill: checks');
-    console.log(`writes acknowledged/s: ${before.toFixed(0)} with two processes, ${after.toFixed(0)} with one after the kill; first write after it in ${firstAfter ? seconds(firstAfter.answeredAt - killedAt) : '-'} s`);
-    check(answeredByB > 0 && firstAfter !== undefined, `the other process kept answering (${answeredByB} requests answered after the kill)`);
-    check(load.figures.slowestMs < requestBoundMs, `every request answered within ${requestBoundMs / 1000} s (slowest around the kill ${seconds(slowestAfter)} s)`);
-    check(load.figures.refused.length === 0, `every write converged on a success with its key (${load.figures.refused.length} other final answers${load.figures.refused.length ? `: ${load.figures.refused.slice(0, 3).join('; ')}` : ''})`);
-    check(missing.length === 0, `every event of a write acknowledged before the kill delivered (${expectedBeforeKill.size}; ${heldAtKill} deliveries were leased at the kill; ${abandoned} attempts abandoned by the dead process and taken again; all delivered ${allBeforeKillDeliveredS} s after the kill)`);
+    console.log(
+      `writes acknowledged/s: ${before.toFixed(0)} with two processes, ${after.toFixed(0)} with one after ` +
+        `the kill; first write after it in ${firstAfter ? seconds(firstAfter.answeredAt - killedAt) : '-'} s`,
+    );
+    check(
+      answeredByB > 0 && firstAfter !== undefined,
+      `the other process kept answering (${answeredByB} requests answered after the kill)`,
+    );
+    check(
+      load.figures.slowestMs < requestBoundMs,
+      `every request answered within ${requestBoundMs / 1000} s (slowest around the kill ${seconds(slowestAfter)} s)`,
+    );
+    check(
+      load.figures.refused.length === 0,
+      `every write converged on a success with its key (${load.figures.refused.length} other final ` +
+        `answers${load.figures.refused.length ? `: ${load.figures.refused.slice(0, 3).join('; ')}` : ''})`,
+    );
+    check(
+      missing.length === 0,
+      `every event of a write acknowledged before the kill delivered ` +
+        `(${expectedBeforeKill.size}; ${heldAtKill} deliveries were leased at the kill; ${abandoned} attempts ` +
+        `abandoned by the dead process and taken again; all delivered ${allBeforeKillDeliveredS} s after the ` +
+        `kill)`,
+    );
     check(missingAll.length === 0, `every event delivered (${load.expectedEvents.size})`);
     const verdict = await load.verify();
     for (const p of verdict.problems.slice(0, 10)) console.log(`    ${p}`);
-    check(verdict.lost === 0 && verdict.doubled === 0 && verdict.balanceMismatches === 0, `lost ${verdict.lost}, doubled ${verdict.doubled}, balances differing ${verdict.balanceMismatches}`);
+    check(
+      verdict.lost === 0 && verdict.doubled === 0 && verdict.balanceMismatches === 0,
+      `lost ${verdict.lost}, doubled ${verdict.doubled}, balances differing ${verdict.balanceMismatches}`,
+    );
     const ledger = await call(b.adminUrl, 'GET', '/admin/v1/ledger/verify', { authorization: `Bearer ${adminToken}` });
-    check(ledger.status === 200 && ledger.body.ok === true, `ledger verification: ${ledger.status} ok=${ledger.body?.ok}`);
+    check(
+      ledger.status === 200 && ledger.body.ok === true,
+      `ledger verification: ${ledger.status} ok=${ledger.body?.ok}`,
+    );
     const figures = {
-      acknowledged: load.figures.acknowledged, writes_per_s_two: Math.round(before), writes_per_s_one_after_kill: Math.round(after),
-      first_write_after_kill_s: firstAfter ? seconds(firstAfter.answeredAt - killedAt) : null, answers_by_status: load.figures.statuses,
-      leased_deliveries_at_kill: heldAtKill, abandoned_attempts: abandoned, events_before_kill_all_delivered_s: allBeforeKillDeliveredS,
-      lost: verdict.lost, doubled: verdict.doubled, seconds_total: seconds(performance.now() - started),
+      acknowledged: load.figures.acknowledged,
+      writes_per_s_two: Math.round(before),
+      writes_per_s_one_after_kill: Math.round(after),
+      first_write_after_kill_s: firstAfter ? seconds(firstAfter.answeredAt - killedAt) : null,
+      answers_by_status: load.figures.statuses,
+      leased_deliveries_at_kill: heldAtKill,
+      abandoned_attempts: abandoned,
+      events_before_kill_all_delivered_s: allBeforeKillDeliveredS,
+      lost: verdict.lost,
+      doubled: verdict.doubled,
+      seconds_total: seconds(performance.now() - started),
     };
     console.log(`\nprocess kill figures: ${JSON.stringify(figures)}`);
     if (failures.length > 0) {

@@ -30,27 +30,47 @@ export const requestBoundMs = 15_000;
 /** A write still failing after this long is given up (and reported as refused): the script never hangs. */
 const writeRetryBoundMs = 60_000;
 
-export function call(base: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
+export function call(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Answer> {
   const target = new URL(base);
   const sentAt = performance.now();
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port: target.port, path, method, headers: { host: target.host, ...headers }, timeout: requestBoundMs + 5_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          // not JSON
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed, sentAt, answeredAt: performance.now() });
-      });
-      res.on('error', (err) => resolve({ status: 0, body: undefined, sentAt, answeredAt: performance.now(), error: err.message }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: target.port,
+        path,
+        method,
+        headers: { host: target.host, ...headers },
+        timeout: requestBoundMs + 5_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // not JSON
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed, sentAt, answeredAt: performance.now() });
+        });
+        res.on('error', (err) =>
+          resolve({ status: 0, body: undefined, sentAt, answeredAt: performance.now(), error: err.message }),
+        );
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('client timeout')));
-    req.on('error', (err: NodeJS.ErrnoException) => resolve({ status: 0, body: undefined, sentAt, answeredAt: performance.now(), error: err.code ?? err.message }));
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      resolve({ status: 0, body: undefined, sentAt, answeredAt: performance.now(), error: err.code ?? err.message }),
+    );
     if (body !== undefined) req.write(body);
     req.end();
   });
@@ -80,7 +100,14 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   while (Date.now() < deadline) {
     const m = /Merchant Wallet API on (\S+) \(operator API on (\S+)\)/.exec(out);
     // The Host header chooses the environment (sandbox); every connection goes to 127.0.0.1 (`call`).
-    if (m) return { child, publicUrl: `http://api-sandbox.localhost:${new URL(m[1]!).port}`, adminUrl: m[2]!.replace(/\/$/, ''), output: () => out, exited };
+    if (m)
+      return {
+        child,
+        publicUrl: `http://api-sandbox.localhost:${new URL(m[1]!).port}`,
+        adminUrl: m[2]!.replace(/\/$/, ''),
+        output: () => out,
+        exited,
+      };
     if (child.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -89,7 +116,9 @@ export async function spawnService(env: Record<string, string>): Promise<Service
 }
 
 /** A webhook receiver on 127.0.0.1 that notes each event it is sent (answers 200, after `delayMs`). */
-export async function startReceiver(delayMs = 0): Promise<{ url: string; events: Map<string, number>; setDelay(ms: number): void; close(): Promise<void> }> {
+export async function startReceiver(
+  delayMs = 0,
+): Promise<{ url: string; events: Map<string, number>; setDelay(ms: number): void; close(): Promise<void> }> {
   const events = new Map<string, number>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -108,14 +137,16 @@ export async function startReceiver(delayMs = 0): Promise<{ url: string; events:
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   return {
-    url: `http://127.0.0.1:${port}/hook`, events,
+    url: `http://127.0.0.1:${port}/hook`,
+    events,
     setDelay: (ms: number) => {
       delayMs = ms;
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -160,7 +191,13 @@ export class Load {
   readonly deposits = new Map<string, { amount: bigint; member: string }>();
   readonly withdrawals = new Map<string, { debit: bigint; member: string; status: 'locked' | 'settled' }>();
   readonly expectedEvents = new Set<string>();
-  readonly figures: Figures = { attempts: 0, acknowledged: { deposits: 0, withdrawals: 0, confirmations: 0 }, statuses: {}, refused: [], slowestMs: 0 };
+  readonly figures: Figures = {
+    attempts: 0,
+    acknowledged: { deposits: 0, withdrawals: 0, confirmations: 0 },
+    statuses: {},
+    refused: [],
+    slowestMs: 0,
+  };
   /** Every write answered 2xx: when it was sent and answered (for the time to recover). */
   readonly successes: Array<{ sentAt: number; answeredAt: number }> = [];
   /** Every attempt's answer (status 0: none), for the figures of an outage. */
@@ -168,7 +205,10 @@ export class Load {
   private stopping = false;
 
   /** `services`: the processes requests go to, in turn (one, or several behind an imagined balancer). */
-  constructor(private services: () => ServiceProcess[], private readonly adminToken: string) {}
+  constructor(
+    private services: () => ServiceProcess[],
+    private readonly adminToken: string,
+  ) {}
 
   private service(i: number): ServiceProcess {
     const all = this.services();
@@ -177,9 +217,16 @@ export class Load {
 
   async admin(method: string, path: string, body: unknown): Promise<any> {
     for (let attempt = 0; attempt < 50; attempt++) {
-      const res = await call(this.service(attempt).adminUrl, method, path, { 'content-type': 'application/json', authorization: `Bearer ${this.adminToken}` }, JSON.stringify(body));
+      const res = await call(
+        this.service(attempt).adminUrl,
+        method,
+        path,
+        { 'content-type': 'application/json', authorization: `Bearer ${this.adminToken}` },
+        JSON.stringify(body),
+      );
       if (res.status >= 200 && res.status < 300) return res.body;
-      if (res.status > 0 && res.status < 500) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+      if (res.status > 0 && res.status < 500)
+        throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
       await new Promise((r) => setTimeout(r, 200));
     }
     throw new Error(`${method} ${path}: no answer`);
@@ -189,11 +236,22 @@ export class Load {
     const merchant = await this.admin('POST', '/admin/v1/merchants', { name: `failover ${new Date().toISOString()}` });
     const key = await this.admin('POST', `/admin/v1/merchants/${merchant.id}/api-keys`, {
       environment: 'sandbox',
-      scopes: ['members:write', 'deposits:write', 'withdrawals:write', 'balances:read', 'webhooks:write', 'merchant:read'],
+      scopes: [
+        'members:write',
+        'deposits:write',
+        'withdrawals:write',
+        'balances:read',
+        'webhooks:write',
+        'merchant:read',
+      ],
     });
     this.creds = { merchantId: merchant.id, clientId: key.client_id, apiKey: key.api_key, signingKey: key.signing_key };
-    const endpoint = await this.write(0, 'POST', '/v1/webhooks/endpoints', { url: webhookUrl, event_types: ['deposit.credited', 'withdrawal.locked', 'withdrawal.settled'] });
-    if (endpoint.status !== 201) throw new Error(`webhook endpoint: ${endpoint.status} ${JSON.stringify(endpoint.body)}`);
+    const endpoint = await this.write(0, 'POST', '/v1/webhooks/endpoints', {
+      url: webhookUrl,
+      event_types: ['deposit.credited', 'withdrawal.locked', 'withdrawal.settled'],
+    });
+    if (endpoint.status !== 201)
+      throw new Error(`webhook endpoint: ${endpoint.status} ${JSON.stringify(endpoint.body)}`);
     for (let i = 0; i < memberCount; i++) {
       const external = `fo-${i}-${randomUUID().slice(0, 8)}`;
       const res = await this.write(i, 'POST', '/v1/members', { external_member_id: external });
@@ -205,7 +263,10 @@ export class Load {
   private async token(base: string): Promise<string | undefined> {
     const cached = this.tokens.get(base);
     if (cached) return cached;
-    const res = await call(base, 'POST', '/v1/connect/token', { 'x-client-id': this.creds.clientId, 'x-api-key': this.creds.apiKey });
+    const res = await call(base, 'POST', '/v1/connect/token', {
+      'x-client-id': this.creds.clientId,
+      'x-api-key': this.creds.apiKey,
+    });
     if (res.status !== 200) return undefined;
     this.tokens.set(base, res.body.auth_token);
     return res.body.auth_token;
@@ -221,16 +282,39 @@ export class Load {
       const token = await this.token(base);
       let res: Answer;
       if (!token) {
-        res = { status: 0, body: undefined, sentAt: performance.now(), answeredAt: performance.now(), error: 'no token' };
+        res = {
+          status: 0,
+          body: undefined,
+          sentAt: performance.now(),
+          answeredAt: performance.now(),
+          error: 'no token',
+        };
       } else {
         const timestamp = String(Math.floor(Date.now() / 1000));
         const nonce = randomUUID();
         this.figures.attempts++;
-        res = await call(base, method, path, {
-          authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-idempotency-key': key, 'x-timestamp': timestamp, 'x-nonce': nonce,
-          'x-signature': signRequest({ method, pathWithQuery: path, timestamp, nonce, rawBody: body, signingKey: this.creds.signingKey }),
-          ...(member ? { 'x-on-behalf-of': member } : {}),
-        }, body);
+        res = await call(
+          base,
+          method,
+          path,
+          {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'x-idempotency-key': key,
+            'x-timestamp': timestamp,
+            'x-nonce': nonce,
+            'x-signature': signRequest({
+              method,
+              pathWithQuery: path,
+              timestamp,
+              nonce,
+              rawBody: body,
+              signingKey: this.creds.signingKey,
+            }),
+            ...(member ? { 'x-on-behalf-of': member } : {}),
+          },
+          body,
+        );
         this.figures.statuses[res.status] = (this.figures.statuses[res.status] ?? 0) + 1;
         this.answers.push({ sentAt: res.sentAt, answeredAt: res.answeredAt, status: res.status });
         this.figures.slowestMs = Math.max(this.figures.slowestMs, res.answeredAt - res.sentAt);
@@ -239,9 +323,11 @@ export class Load {
         this.tokens.delete(base);
         continue;
       }
-      const retry = res.status === 0 || res.status >= 500 || (res.status === 409 && res.body?.code === 'idempotency_in_progress');
+      const retry =
+        res.status === 0 || res.status >= 500 || (res.status === 409 && res.body?.code === 'idempotency_in_progress');
       if (!retry || performance.now() > giveUpAt) {
-        if (res.status >= 200 && res.status < 300) this.successes.push({ sentAt: res.sentAt, answeredAt: res.answeredAt });
+        if (res.status >= 200 && res.status < 300)
+          this.successes.push({ sentAt: res.sentAt, answeredAt: res.answeredAt });
         return res;
       }
       await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** Math.min(attempt, 4), 500)));
@@ -253,7 +339,10 @@ export class Load {
       const base = this.service(n + attempt).publicUrl;
       const token = await this.token(base);
       if (token) {
-        const res = await call(base, 'GET', path, { authorization: `Bearer ${token}`, ...(member ? { 'x-on-behalf-of': member } : {}) });
+        const res = await call(base, 'GET', path, {
+          authorization: `Bearer ${token}`,
+          ...(member ? { 'x-on-behalf-of': member } : {}),
+        });
         if (res.status === 401) this.tokens.delete(base);
         else if (res.status > 0 && res.status < 500) return res;
       }
@@ -286,7 +375,13 @@ export class Load {
         this.expectedEvents.add(`withdrawal.settled ${id}`);
       } else if (m.available >= units('40') && i % 3 === 1) {
         const amount = String(1 + (i % 9));
-        const res = await this.write(n, 'POST', '/v1/withdrawals', { asset: 'USDT', network: 'TRON', address: tron, amount }, m.external);
+        const res = await this.write(
+          n,
+          'POST',
+          '/v1/withdrawals',
+          { asset: 'USDT', network: 'TRON', address: tron, amount },
+          m.external,
+        );
         if (res.status !== 201) {
           this.refused(`withdrawal ${amount}`, res);
           continue;
@@ -301,7 +396,12 @@ export class Load {
         this.expectedEvents.add(`withdrawal.locked ${res.body.id}`);
       } else {
         const amount = `${10 + (i % 90)}.${String(i % 100).padStart(2, '0')}`;
-        const res = await this.write(n, 'POST', '/v1/deposits', { member_id: m.external, asset: 'USDT', amount, tx_hash: `0x${randomUUID().replace(/-/g, '')}${randomUUID().replace(/-/g, '')}` });
+        const res = await this.write(n, 'POST', '/v1/deposits', {
+          member_id: m.external,
+          asset: 'USDT',
+          amount,
+          tx_hash: `0x${randomUUID().replace(/-/g, '')}${randomUUID().replace(/-/g, '')}`,
+        });
         if (res.status !== 201) {
           this.refused(`deposit ${amount}`, res);
           continue;
@@ -365,7 +465,9 @@ export class Load {
       const res = await this.get(0, `/v1/withdrawals/${id}`);
       if (res.status !== 200 || res.body.status !== w.status) {
         lost++;
-        problems.push(`withdrawal ${id} acknowledged as ${w.status}, read back ${res.status} ${JSON.stringify(res.body)}`);
+        problems.push(
+          `withdrawal ${id} acknowledged as ${w.status}, read back ${res.status} ${JSON.stringify(res.body)}`,
+        );
       }
     }
     for (const w of storedW) {
@@ -376,12 +478,17 @@ export class Load {
     }
     for (const m of this.members) {
       const res = await this.get(0, '/v1/balances', m.external);
-      const usdt = (res.body.data as Array<{ asset: string; available: string; withdrawing: string }>).find((b) => b.asset === 'USDT');
+      const usdt = (res.body.data as Array<{ asset: string; available: string; withdrawing: string }>).find(
+        (b) => b.asset === 'USDT',
+      );
       const available = usdt ? units(usdt.available) : 0n;
       const withdrawing = usdt ? units(usdt.withdrawing) : 0n;
       if (available !== m.available || withdrawing !== m.withdrawing) {
         balanceMismatches++;
-        problems.push(`member ${m.external}: available ${usdt?.available}, withdrawing ${usdt?.withdrawing}; the answers say ${m.available}, ${m.withdrawing} (10^-18)`);
+        problems.push(
+          `member ${m.external}: available ${usdt?.available}, withdrawing ${usdt?.withdrawing}; the answers ` +
+            `say ${m.available}, ${m.withdrawing} (10^-18)`,
+        );
       }
     }
     return { lost, doubled, balanceMismatches, problems };

@@ -65,10 +65,17 @@ class ReadyWatch {
 }
 
 /** Waits until the server shows the service's notification connection (LISTEN) again: ms after `from`, or undefined. */
-async function listenerBack(server: Cluster, expected: number, from: number, boundMs: number): Promise<number | undefined> {
+async function listenerBack(
+  server: Cluster,
+  expected: number,
+  from: number,
+  boundMs: number,
+): Promise<number | undefined> {
   while (performance.now() - from < boundMs) {
     try {
-      const rows = await server.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'mwa' AND query LIKE 'LISTEN %'");
+      const rows = await server.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'mwa' AND query LIKE 'LISTEN %'",
+      );
       if (rows[0]!.n >= expected) return performance.now() - from;
     } catch {
       // not up yet
@@ -88,23 +95,50 @@ interface Outage {
 }
 
 function report(load: Load, watch: ReadyWatch, outage: Outage, listenerMs: number | undefined) {
-  const firstWrite = load.successes.filter((s) => s.sentAt >= outage.upAt).sort((a, b) => a.answeredAt - b.answeredAt)[0];
+  const firstWrite = load.successes
+    .filter((s) => s.sentAt >= outage.upAt)
+    .sort((a, b) => a.answeredAt - b.answeredAt)[0];
   const writeS = firstWrite ? seconds(firstWrite.answeredAt - outage.upAt) : undefined;
   const ready = watch.firstReadyAfter(outage.upAt);
   const readyS = ready ? seconds(ready - outage.upAt) : undefined;
   // Requests sent from the server's loss until the first write acknowledged after it was back.
   const until = firstWrite?.answeredAt ?? outage.upAt;
   const during: Record<string, number> = {};
-  for (const a of load.answers) if (a.sentAt >= outage.downAt && a.sentAt < until) during[a.status] = (during[a.status] ?? 0) + 1;
-  const slowest = Math.max(0, ...load.answers.filter((a) => a.sentAt >= outage.downAt && a.sentAt < until).map((a) => a.answeredAt - a.sentAt));
-  console.log(`${outage.name}: no primary for ${seconds(outage.upAt - outage.downAt)} s; after: first write acknowledged in ${writeS} s, /readyz 200 in ${readyS} s, LISTEN back in ${listenerMs === undefined ? '-' : seconds(listenerMs)} s; requests meanwhile answered ${JSON.stringify(during)} (status 0: no answer), slowest ${seconds(slowest)} s`);
-  check(watch.notReadyBetween(outage.downAt, outage.bringingUpAt), `${outage.name}: /readyz answered 503 while no primary answered`);
-  check(writeS !== undefined && writeS <= recoverWithinS, `${outage.name}: a write acknowledged within ${recoverWithinS} s (${writeS} s)`);
-  check(readyS !== undefined && readyS <= recoverWithinS, `${outage.name}: /readyz 200 within ${recoverWithinS} s (${readyS} s)`);
-  check(listenerMs !== undefined && listenerMs <= recoverWithinS * 1000, `${outage.name}: the notification connection listens again within ${recoverWithinS} s`);
+  for (const a of load.answers)
+    if (a.sentAt >= outage.downAt && a.sentAt < until) during[a.status] = (during[a.status] ?? 0) + 1;
+  const slowest = Math.max(
+    0,
+    ...load.answers.filter((a) => a.sentAt >= outage.downAt && a.sentAt < until).map((a) => a.answeredAt - a.sentAt),
+  );
+  console.log(
+    `${outage.name}: no primary for ${seconds(outage.upAt - outage.downAt)} s; after: first write ` +
+      `acknowledged in ${writeS} s, /readyz 200 in ${readyS} s, LISTEN back ` +
+      `in ${listenerMs === undefined ? '-' : seconds(listenerMs)} s; requests meanwhile ` +
+      `answered ${JSON.stringify(during)} (status 0: no answer), slowest ${seconds(slowest)} s`,
+  );
+  check(
+    watch.notReadyBetween(outage.downAt, outage.bringingUpAt),
+    `${outage.name}: /readyz answered 503 while no primary answered`,
+  );
+  check(
+    writeS !== undefined && writeS <= recoverWithinS,
+    `${outage.name}: a write acknowledged within ${recoverWithinS} s (${writeS} s)`,
+  );
+  check(
+    readyS !== undefined && readyS <= recoverWithinS,
+    `${outage.name}: /readyz 200 within ${recoverWithinS} s (${readyS} s)`,
+  );
+  check(
+    listenerMs !== undefined && listenerMs <= recoverWithinS * 1000,
+    `${outage.name}: the notification connection listens again within ${recoverWithinS} s`,
+  );
   return {
-    no_primary_s: seconds(outage.upAt - outage.downAt), first_write_s: writeS, readyz_s: readyS, listen_s: listenerMs === undefined ? null : seconds(listenerMs),
-    answers_meanwhile: during, slowest_meanwhile_s: seconds(slowest),
+    no_primary_s: seconds(outage.upAt - outage.downAt),
+    first_write_s: writeS,
+    readyz_s: readyS,
+    listen_s: listenerMs === undefined ? null : seconds(listenerMs),
+    answers_meanwhile: during,
+    slowest_meanwhile_s: seconds(slowest),
   };
 }
 
@@ -113,7 +147,10 @@ async function main(): Promise<void> {
   console.log('failover: making a primary and a synchronous standby');
   const pair = await makePair();
   const { primary, standby } = pair;
-  console.log(`failover: primary on ${primary.port}, synchronous standby on ${standby.port} (${seconds(performance.now() - started)} s)`);
+  console.log(
+    `failover: primary on ${primary.port}, synchronous standby on ${standby.port} ` +
+      `(${seconds(performance.now() - started)} s)`,
+  );
   const dataDir = mkdtempSync(join(tmpdir(), 'mwa-failover-data-'));
   const receiver = await startReceiver();
   let service: ServiceProcess | undefined;
@@ -121,20 +158,30 @@ async function main(): Promise<void> {
     const databaseUrl = `postgres://postgres@127.0.0.1:${primary.port},127.0.0.1:${standby.port}/mwa?target_session_attrs=read-write`;
     const adminToken = `adm_${randomUUID()}`;
     service = await spawnService({
-      DATABASE_URL: databaseUrl, ADMIN_TOKEN: adminToken, DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      ADMIN_TOKEN: adminToken,
+      DATA_DIR: dataDir,
       // Failed deliveries retried soon, so that every event is delivered within the run.
       WEBHOOK_RETRY_SCHEDULE_MS: '200,500,1000,2000,2000,2000,2000,2000',
     });
     const svc = service;
-    console.log(`failover: clusters ready, service on ${svc.publicUrl}, DATABASE_URL ${databaseUrl} (${seconds(performance.now() - started)} s)`);
+    console.log(
+      `failover: clusters ready, service on ${svc.publicUrl}, DATABASE_URL ${databaseUrl} ` +
+        `(${seconds(performance.now() - started)} s)`,
+    );
     const load = new Load(() => [svc], adminToken);
     await load.setUp(members, receiver.url);
-    const listeners = (await primary.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'mwa' AND query LIKE 'LISTEN %'"))[0]!.n;
+    const listeners = (
+      await primary.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'mwa' AND query LIKE 'LISTEN %'",
+      )
+    )[0]!.n;
     const watch = new ReadyWatch(svc);
     load.start();
     await sleep(3_000);
 
-    // 1. The primary dies; the standby is promoted 2 s later (what Patroni or pg_auto_failover does after its own timeout).
+    // 1. The primary dies; the standby is promoted 2 s later (what Patroni or pg_auto_failover does after its own
+    // timeout).
     const before = { ...load.figures.acknowledged };
     const failoverDown = performance.now();
     primary.stopImmediate();
@@ -158,12 +205,38 @@ async function main(): Promise<void> {
     await watch.stop();
 
     console.log('\nfailover: checks');
-    const failover = report(load, watch, { name: 'failover (stop -m immediate, promote)', downAt: failoverDown, bringingUpAt: promoting, upAt: promoted }, failoverListen);
-    const restart = report(load, watch, { name: 'restart in place (stop -m immediate, start)', downAt: restartDown, bringingUpAt: starting, upAt: restarted }, restartListen);
+    const failover = report(
+      load,
+      watch,
+      { name: 'failover (stop -m immediate, promote)', downAt: failoverDown, bringingUpAt: promoting, upAt: promoted },
+      failoverListen,
+    );
+    const restart = report(
+      load,
+      watch,
+      {
+        name: 'restart in place (stop -m immediate, start)',
+        downAt: restartDown,
+        bringingUpAt: starting,
+        upAt: restarted,
+      },
+      restartListen,
+    );
     const a = load.figures.acknowledged;
-    check(a.deposits - before.deposits > 0 && a.withdrawals > 0 && a.confirmations > 0, `writes of every kind acknowledged (deposits ${a.deposits}, withdrawals ${a.withdrawals}, confirmations ${a.confirmations})`);
-    check(load.figures.slowestMs < requestBoundMs, `every request answered within ${requestBoundMs / 1000} s (slowest ${seconds(load.figures.slowestMs)} s)`);
-    check(load.figures.refused.length === 0, `every write converged on a success with its key (${load.figures.refused.length} other final answers${load.figures.refused.length ? `: ${load.figures.refused.slice(0, 5).join('; ')}` : ''})`);
+    check(
+      a.deposits - before.deposits > 0 && a.withdrawals > 0 && a.confirmations > 0,
+      `writes of every kind acknowledged (deposits ${a.deposits}, withdrawals ${a.withdrawals}, ` +
+        `confirmations ${a.confirmations})`,
+    );
+    check(
+      load.figures.slowestMs < requestBoundMs,
+      `every request answered within ${requestBoundMs / 1000} s (slowest ${seconds(load.figures.slowestMs)} s)`,
+    );
+    check(
+      load.figures.refused.length === 0,
+      `every write converged on a success with its key (${load.figures.refused.length} other final ` +
+        `answers${load.figures.refused.length ? `: ${load.figures.refused.slice(0, 5).join('; ')}` : ''})`,
+    );
 
     // Every event of an acknowledged write delivered (the job lanes and the fan-out came back).
     const deliveredBy = performance.now() + 30_000;
@@ -173,24 +246,56 @@ async function main(): Promise<void> {
       missing = missing.filter((e) => !receiver.events.has(e));
     }
     const duplicates = [...receiver.events.values()].filter((n) => n > 1).length;
-    check(missing.length === 0, `every event of an acknowledged write delivered to the receiver (${load.expectedEvents.size} events, ${missing.length} missing, ${duplicates} delivered more than once)`);
+    check(
+      missing.length === 0,
+      `every event of an acknowledged write delivered to the receiver (${load.expectedEvents.size} ` +
+        `events, ${missing.length} missing, ${duplicates} delivered more than once)`,
+    );
 
     const verdict = await load.verify();
     for (const p of verdict.problems.slice(0, 20)) console.log(`    ${p}`);
     check(verdict.lost === 0, `acknowledged writes lost: ${verdict.lost}`);
     check(verdict.doubled === 0, `writes doubled: ${verdict.doubled}`);
-    check(verdict.balanceMismatches === 0, `balances equal to the model of the answers (${load.members.length} members; ${verdict.balanceMismatches} differ)`);
+    check(
+      verdict.balanceMismatches === 0,
+      `balances equal to the model of the answers (${load.members.length} ` +
+        `members; ${verdict.balanceMismatches} differ)`,
+    );
 
-    const ledger = await call(svc.adminUrl, 'GET', '/admin/v1/ledger/verify', { authorization: `Bearer ${adminToken}` });
-    check(ledger.status === 200 && ledger.body.ok === true, `GET /admin/v1/ledger/verify: ${ledger.status} ok=${ledger.body?.ok}${ledger.body?.ok ? '' : ` ${JSON.stringify(ledger.body).slice(0, 500)}`}`);
-    const cli = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/ledger-verify.ts'], { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: 'utf8', timeout: 120_000 });
-    check(cli.status === 0, `npm run ledger:verify with the multi-host DATABASE_URL: exit ${cli.status}${cli.status === 0 ? '' : `\n${cli.stdout}${cli.stderr}`}`);
+    const ledger = await call(svc.adminUrl, 'GET', '/admin/v1/ledger/verify', {
+      authorization: `Bearer ${adminToken}`,
+    });
+    check(
+      ledger.status === 200 && ledger.body.ok === true,
+      `GET /admin/v1/ledger/verify: ${ledger.status} ` +
+        `ok=${ledger.body?.ok}${ledger.body?.ok ? '' : ` ${JSON.stringify(ledger.body).slice(0, 500)}`}`,
+    );
+    const cli = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/ledger-verify.ts'], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    check(
+      cli.status === 0,
+      `npm run ledger:verify with the multi-host DATABASE_URL: ` +
+        `exit ${cli.status}${cli.status === 0 ? '' : `\n${cli.stdout}${cli.stderr}`}`,
+    );
     check(svc.child.exitCode === null, 'the service ran throughout without a restart');
 
     const figures = {
-      acknowledged: a, attempts: load.figures.attempts, answers_by_status: load.figures.statuses, slowest_answer_s: seconds(load.figures.slowestMs),
-      lost: verdict.lost, doubled: verdict.doubled, events: load.expectedEvents.size, events_missing: missing.length, events_delivered_twice: duplicates,
-      failover, restart, seconds_total: seconds(performance.now() - started),
+      acknowledged: a,
+      attempts: load.figures.attempts,
+      answers_by_status: load.figures.statuses,
+      slowest_answer_s: seconds(load.figures.slowestMs),
+      lost: verdict.lost,
+      doubled: verdict.doubled,
+      events: load.expectedEvents.size,
+      events_missing: missing.length,
+      events_delivered_twice: duplicates,
+      failover,
+      restart,
+      seconds_total: seconds(performance.now() - started),
     };
     console.log(`\nfailover figures: ${JSON.stringify(figures)}`);
     if (failures.length > 0) {

@@ -2,7 +2,17 @@ import type { FastifyReply } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/html.js';
-import { consoleBase, formOf, loginClient, one, sendHtml, totpKey, withChange, withSession, type PageRequest } from './http.js';
+import {
+  consoleBase,
+  formOf,
+  loginClient,
+  one,
+  sendHtml,
+  totpKey,
+  withChange,
+  withSession,
+  type PageRequest,
+} from './http.js';
 import { changePassword } from './service.js';
 import { recoveryCodesLeft, regenerateRecoveryCodes, totpStatus } from './second-factor.js';
 import { passwordLengthMin } from './password.js';
@@ -18,50 +28,139 @@ import { consolePage, csrfInput, envPath, recoveryCodesPanel, textInput } from '
 const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 const throttledText = 'Too many failed attempts. Wait 15 minutes, then try again.';
 
-async function recoveryPage(ctx: ServiceContext, reply: FastifyReply, page: PageRequest, extra: { problem?: string; codes?: string[] } = {}, status = 200) {
+async function recoveryPage(
+  ctx: ServiceContext,
+  reply: FastifyReply,
+  page: PageRequest,
+  extra: { problem?: string; codes?: string[] } = {},
+  status = 200,
+) {
   const totp = await totpStatus(ctx.db, totpKey(ctx), page.session);
   const left = await recoveryCodesLeft(ctx.db, page.session);
   const body = !totp.enabled
     ? html`<p>Recovery codes come with two-step sign-in. Turn it on from <a href="${envPath(page.environment, '/account')}">Your account</a> first.</p>`
     : html`${extra.codes ? recoveryCodesPanel(extra.codes) : ''}<div class="card"><p id="recovery-left">${left} unused recovery code${left === 1 ? '' : 's'}.</p>
 <p>A new set replaces the old one: the codes you have now stop working. To make one, enter your password, or a code from your app.</p>
-<form method="post" action="${envPath(page.environment, '/account/recovery-codes')}" novalidate>${csrfInput(page)}${
-      textInput('password', 'Password', { type: 'password', autocomplete: 'current-password' })}${
-      textInput('code', 'Or a code from your app', { autocomplete: 'one-time-code', inputMode: 'numeric' })}<div class="actions"><button type="submit">Make new recovery codes</button></div></form></div>`;
-  return sendHtml(reply, status, consolePage(page, { title: 'Recovery codes', section: '/account', problem: extra.problem, body }));
+<form method="post" action="${envPath(page.environment, '/account/recovery-codes')}" novalidate>${csrfInput(page)}${textInput(
+        'password',
+        'Password',
+        { type: 'password', autocomplete: 'current-password' },
+      )}${textInput('code', 'Or a code from your app', {
+        autocomplete: 'one-time-code',
+        inputMode: 'numeric',
+      })}<div class="actions"><button type="submit">Make new recovery codes</button></div></form></div>`;
+  return sendHtml(
+    reply,
+    status,
+    consolePage(page, { title: 'Recovery codes', section: '/account', problem: extra.problem, body }),
+  );
 }
 
-function passwordPage(reply: FastifyReply, page: PageRequest, extra: { problem?: string; notice?: string } = {}, status = 200) {
-  return sendHtml(reply, status, consolePage(page, {
-    title: 'Change your password', section: '/account', ...extra,
-    body: html`<div class="card"><p>Use at least ${passwordLengthMin} characters. Every other browser where you are signed in is signed out; this one stays.</p>
-<form method="post" action="${envPath(page.environment, '/account/password')}" novalidate>${csrfInput(page)}${
-      textInput('current', 'Current password', { type: 'password', required: true, autocomplete: 'current-password' })}${
-      textInput('password', 'New password', { type: 'password', required: true, autocomplete: 'new-password' })}${
-      textInput('confirmation', 'New password again', { type: 'password', required: true, autocomplete: 'new-password' })}<div class="actions"><button type="submit">Change password</button></div></form></div>`,
-  }));
+function passwordPage(
+  reply: FastifyReply,
+  page: PageRequest,
+  extra: { problem?: string; notice?: string } = {},
+  status = 200,
+) {
+  return sendHtml(
+    reply,
+    status,
+    consolePage(page, {
+      title: 'Change your password',
+      section: '/account',
+      ...extra,
+      body: html`<div class="card"><p>Use at least ${passwordLengthMin} characters. Every other browser where you are signed in is signed out; this one stays.</p>
+<form method="post" action="${envPath(page.environment, '/account/password')}" novalidate>${csrfInput(page)}${textInput(
+        'current',
+        'Current password',
+        { type: 'password', required: true, autocomplete: 'current-password' },
+      )}${textInput('password', 'New password', {
+        type: 'password',
+        required: true,
+        autocomplete: 'new-password',
+      })}${textInput('confirmation', 'New password again', {
+        type: 'password',
+        required: true,
+        autocomplete: 'new-password',
+      })}<div class="actions"><button type="submit">Change password</button></div></form></div>`,
+    }),
+  );
 }
 
 export function registerAccountPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(`${consoleBase}/:env/account/recovery-codes`, route, withSession(ctx, (_req, reply, page) => recoveryPage(ctx, reply, page)));
+  app.get(
+    `${consoleBase}/:env/account/recovery-codes`,
+    route,
+    withSession(ctx, (_req, reply, page) => recoveryPage(ctx, reply, page)),
+  );
 
-  app.post(`${consoleBase}/:env/account/recovery-codes`, route, withChange(ctx, 'session', async (req, reply, page) => {
-    const form = formOf(req);
-    const r = await regenerateRecoveryCodes(ctx.db, totpKey(ctx), page.session, { password: one(form, 'password'), code: one(form, 'code'), client: loginClient(ctx, req) }, page.now);
-    if (r.kind === 'codes') return recoveryPage(ctx, reply, page, { codes: r.codes }, 201);
-    if (r.kind === 'throttled') return recoveryPage(ctx, reply, page, { problem: throttledText }, 429);
-    if (r.kind === 'no_second_factor') return recoveryPage(ctx, reply, page, { problem: 'Two-step sign-in is off.' }, 400);
-    return recoveryPage(ctx, reply, page, { problem: 'That password or code is not right. No new codes were made.' }, 401);
-  }, refusedPage));
+  app.post(
+    `${consoleBase}/:env/account/recovery-codes`,
+    route,
+    withChange(
+      ctx,
+      'session',
+      async (req, reply, page) => {
+        const form = formOf(req);
+        const r = await regenerateRecoveryCodes(
+          ctx.db,
+          totpKey(ctx),
+          page.session,
+          { password: one(form, 'password'), code: one(form, 'code'), client: loginClient(ctx, req) },
+          page.now,
+        );
+        if (r.kind === 'codes') return recoveryPage(ctx, reply, page, { codes: r.codes }, 201);
+        if (r.kind === 'throttled') return recoveryPage(ctx, reply, page, { problem: throttledText }, 429);
+        if (r.kind === 'no_second_factor')
+          return recoveryPage(ctx, reply, page, { problem: 'Two-step sign-in is off.' }, 400);
+        return recoveryPage(
+          ctx,
+          reply,
+          page,
+          { problem: 'That password or code is not right. No new codes were made.' },
+          401,
+        );
+      },
+      refusedPage,
+    ),
+  );
 
-  app.get(`${consoleBase}/:env/account/password`, route, withSession(ctx, async (_req, reply, page) => passwordPage(reply, page)));
+  app.get(
+    `${consoleBase}/:env/account/password`,
+    route,
+    withSession(ctx, async (_req, reply, page) => passwordPage(reply, page)),
+  );
 
-  app.post(`${consoleBase}/:env/account/password`, route, withChange(ctx, 'session', async (req, reply, page) => {
-    const form = formOf(req);
-    const r = await changePassword(ctx.db, page.session, { current: one(form, 'current'), password: one(form, 'password'), confirmation: one(form, 'confirmation'), client: loginClient(ctx, req) }, page.now, ctx.config.consolePasswordCost);
-    if (r.kind === 'problem') return passwordPage(reply, page, { problem: r.problem }, 400);
-    if (r.kind === 'throttled') return passwordPage(reply, page, { problem: throttledText }, 429);
-    if (r.kind === 'wrong') return passwordPage(reply, page, { problem: 'The current password is not right.' }, 401);
-    return accountPage(ctx, reply, page, { notice: `Your password is changed. ${r.sessionsEnded} other session${r.sessionsEnded === 1 ? '' : 's'} ended.` });
-  }, refusedPage));
+  app.post(
+    `${consoleBase}/:env/account/password`,
+    route,
+    withChange(
+      ctx,
+      'session',
+      async (req, reply, page) => {
+        const form = formOf(req);
+        const r = await changePassword(
+          ctx.db,
+          page.session,
+          {
+            current: one(form, 'current'),
+            password: one(form, 'password'),
+            confirmation: one(form, 'confirmation'),
+            client: loginClient(ctx, req),
+          },
+          page.now,
+          ctx.config.consolePasswordCost,
+        );
+        if (r.kind === 'problem') return passwordPage(reply, page, { problem: r.problem }, 400);
+        if (r.kind === 'throttled') return passwordPage(reply, page, { problem: throttledText }, 429);
+        if (r.kind === 'wrong')
+          return passwordPage(reply, page, { problem: 'The current password is not right.' }, 401);
+        return accountPage(ctx, reply, page, {
+          notice:
+            `Your password is changed. ${r.sessionsEnded} other session${r.sessionsEnded === 1 ? '' : 's'} ` + `ended.`,
+        });
+      },
+      refusedPage,
+    ),
+  );
 }

@@ -7,7 +7,14 @@ import { getPayment, listPayments } from '../modules/qrpay/service.js';
 import { getOrder as getRemittance, listOrders as listRemittances } from '../modules/remittance/index.js';
 import { readOrder, readOrders } from '../modules/exchange/service.js';
 import { getOrder as getEarnOrder, listOrders as listEarnOrders, listPositions } from '../modules/earn/service.js';
-import { getCard, getReplacement, getTopUp, listReplacements, listTopUps, listTransactions } from '../modules/cards/index.js';
+import {
+  getCard,
+  getReplacement,
+  getTopUp,
+  listReplacements,
+  listTopUps,
+  listTransactions,
+} from '../modules/cards/index.js';
 import { sendHtml, withSession, type PageRequest } from './http.js';
 import { history } from './history.js';
 import { listMerchantCards } from './queries.js';
@@ -31,13 +38,37 @@ type Caller = ReturnType<typeof callerOf>;
 
 /** A status badge: green when done, amber while under way, red when it ended without the money moving. */
 export function statusBadge(status: string): HtmlPart {
-  const ok = ['completed', 'settled', 'succeeded', 'credited', 'executed', 'active', 'approved', 'cleared', 'redeemed', 'paid'];
-  const bad = ['failed', 'rejected', 'declined', 'expired', 'cancelled', 'canceled', 'closed', 'reversed', 'refunded', 'voided', 'frozen'];
+  const ok = [
+    'completed',
+    'settled',
+    'succeeded',
+    'credited',
+    'executed',
+    'active',
+    'approved',
+    'cleared',
+    'redeemed',
+    'paid',
+  ];
+  const bad = [
+    'failed',
+    'rejected',
+    'declined',
+    'expired',
+    'cancelled',
+    'canceled',
+    'closed',
+    'reversed',
+    'refunded',
+    'voided',
+    'frozen',
+  ];
   return badge(status, ok.includes(status) ? 'ok' : bad.includes(status) ? 'bad' : 'warn');
 }
 
 const code = (v: unknown) => (v === null || v === undefined || v === '' ? '' : html`<code>${String(v)}</code>`);
-const money = (amount: unknown, asset: unknown) => (amount === null || amount === undefined ? '' : `${String(amount)} ${String(asset ?? '')}`.trim());
+const money = (amount: unknown, asset: unknown) =>
+  amount === null || amount === undefined ? '' : `${String(amount)} ${String(asset ?? '')}`.trim();
 
 interface Area {
   path: string;
@@ -55,51 +86,110 @@ interface Area {
 
 const areas: Area[] = [
   {
-    path: '/qr-payments', title: 'QR payments', noun: 'QR payment', empty: 'No QR payments in this environment yet.',
-    intro: 'Payments of scanned QR codes, paid from the member\'s balance to the scheme\'s merchant.',
-    list: (ctx, c, p) => listPayments(ctx.db, c, p), get: (ctx, c, id) => getPayment(ctx.db, c, id),
+    path: '/qr-payments',
+    title: 'QR payments',
+    noun: 'QR payment',
+    empty: 'No QR payments in this environment yet.',
+    intro: "Payments of scanned QR codes, paid from the member's balance to the scheme's merchant.",
+    list: (ctx, c, p) => listPayments(ctx.db, c, p),
+    get: (ctx, c, id) => getPayment(ctx.db, c, id),
     columns: [
-      { label: 'Pays', cell: (r) => html`${r.merchant_name}${r.merchant_city ? `, ${r.merchant_city}` : ''}<br><span class="mono">${r.scheme}</span>` },
+      {
+        label: 'Pays',
+        cell: (r) =>
+          html`${r.merchant_name}${r.merchant_city ? `, ${r.merchant_city}` : ''}<br><span class="mono">${r.scheme}</span>`,
+      },
       { label: 'Amount', cell: (r) => money(r.amount, r.asset), num: true },
     ],
-    summary: (r) => [['Member', code(r.member_id)], ['Scheme', r.scheme], ['Pays', `${r.merchant_name} ${r.merchant_city ?? ''} ${r.country ?? ''}`.trim()], ['Amount', money(r.amount, r.asset)], ['Note', r.note ?? ''], ['Failure', r.failure_reason ?? '']],
+    summary: (r) => [
+      ['Member', code(r.member_id)],
+      ['Scheme', r.scheme],
+      ['Pays', `${r.merchant_name} ${r.merchant_city ?? ''} ${r.country ?? ''}`.trim()],
+      ['Amount', money(r.amount, r.asset)],
+      ['Note', r.note ?? ''],
+      ['Failure', r.failure_reason ?? ''],
+    ],
   },
   {
-    path: '/remittances', title: 'Remittances', noun: 'Remittance', empty: 'No remittances in this environment yet.',
-    intro: 'Money sent to payees abroad: the source amount leaves the member\'s balance, the payout arrives in the payee\'s currency.',
-    list: (ctx, c, p) => listRemittances(ctx.db, c, p), get: (ctx, c, id) => getRemittance(ctx.db, c, id),
+    path: '/remittances',
+    title: 'Remittances',
+    noun: 'Remittance',
+    empty: 'No remittances in this environment yet.',
+    intro:
+      "Money sent to payees abroad: the source amount leaves the member's balance, the payout arrives in the " +
+      "payee's currency.",
+    list: (ctx, c, p) => listRemittances(ctx.db, c, p),
+    get: (ctx, c, id) => getRemittance(ctx.db, c, id),
     columns: [
       { label: 'Payee', cell: (r) => shortId(r.payee_id ? String(r.payee_id) : null) },
       { label: 'Sends', cell: (r) => money(r.source_amount, r.source_asset), num: true },
       { label: 'Payout', cell: (r) => money(r.payout_amount, r.payout_currency), num: true },
     ],
-    summary: (r) => [['Member', code(r.member_id)], ['Payee', code(r.payee_id)], ['Sends', money(r.source_amount, r.source_asset)], ['Fee', money(r.fee, r.source_asset)],
-      ['Payout', money(r.payout_amount, r.payout_currency)], ['Rate', String(r.rate ?? '')], ['Payout date', String(r.payout_date ?? '')], ['Failure', r.failure_reason ?? '']],
+    summary: (r) => [
+      ['Member', code(r.member_id)],
+      ['Payee', code(r.payee_id)],
+      ['Sends', money(r.source_amount, r.source_asset)],
+      ['Fee', money(r.fee, r.source_asset)],
+      ['Payout', money(r.payout_amount, r.payout_currency)],
+      ['Rate', String(r.rate ?? '')],
+      ['Payout date', String(r.payout_date ?? '')],
+      ['Failure', r.failure_reason ?? ''],
+    ],
   },
   {
-    path: '/exchange', title: 'Exchange orders', noun: 'Exchange order', empty: 'No exchange orders in this environment yet.',
+    path: '/exchange',
+    title: 'Exchange orders',
+    noun: 'Exchange order',
+    empty: 'No exchange orders in this environment yet.',
     intro: 'Conversions between two assets of a member: quotes (locked rates) and executed orders.',
-    list: (ctx, c, p) => readOrders(ctx, c, p), get: (ctx, c, id) => readOrder(ctx, c, id),
+    list: (ctx, c, p) => readOrders(ctx, c, p),
+    get: (ctx, c, id) => readOrder(ctx, c, id),
     columns: [
       { label: 'Type', cell: (r) => r.type },
       { label: 'From', cell: (r) => money(r.from_amount, r.from_asset), num: true },
       { label: 'To', cell: (r) => money(r.to_amount, r.to_asset), num: true },
       { label: 'Rate', cell: (r) => String(r.rate ?? ''), num: true },
     ],
-    summary: (r) => [['Member', code(r.member_id)], ['Type', r.type], ['From', money(r.from_amount, r.from_asset)], ['To', money(r.to_amount, r.to_asset)], ['Rate', String(r.rate ?? '')],
-      ['Fee', money(r.fee_amount, r.fee_asset)], ['Quote expires', when(r.quote_expires_at)], ['Executed', when(r.executed_at)]],
+    summary: (r) => [
+      ['Member', code(r.member_id)],
+      ['Type', r.type],
+      ['From', money(r.from_amount, r.from_asset)],
+      ['To', money(r.to_amount, r.to_asset)],
+      ['Rate', String(r.rate ?? '')],
+      ['Fee', money(r.fee_amount, r.fee_asset)],
+      ['Quote expires', when(r.quote_expires_at)],
+      ['Executed', when(r.executed_at)],
+    ],
   },
   {
-    path: '/earn', title: 'Earn orders', noun: 'Earn order', empty: 'No earn orders in this environment yet.',
-    intro: 'Subscriptions to earn products: the principal is held while interest accrues; a flexible position can be redeemed. Open positions: see Earn positions.',
-    list: (ctx, c, p) => listEarnOrders(ctx.db, c, p), get: (ctx, c, id) => getEarnOrder(ctx.db, c, id),
+    path: '/earn',
+    title: 'Earn orders',
+    noun: 'Earn order',
+    empty: 'No earn orders in this environment yet.',
+    intro:
+      'Subscriptions to earn products: the principal is held while interest accrues; a flexible position can ' +
+      'be redeemed. Open positions: see Earn positions.',
+    list: (ctx, c, p) => listEarnOrders(ctx.db, c, p),
+    get: (ctx, c, id) => getEarnOrder(ctx.db, c, id),
     columns: [
-      { label: 'Product', cell: (r) => html`${code(r.product_id)}<br><span class="mono">${r.type}${r.term_days ? `, ${r.term_days} days` : ''}</span>` },
+      {
+        label: 'Product',
+        cell: (r) =>
+          html`${code(r.product_id)}<br><span class="mono">${r.type}${r.term_days ? `, ${r.term_days} days` : ''}</span>`,
+      },
       { label: 'Amount', cell: (r) => money(r.amount, r.asset), num: true },
       { label: 'Interest paid', cell: (r) => money(r.interest_paid, r.asset), num: true },
     ],
-    summary: (r) => [['Position', code(r.position_id)], ['Product', code(r.product_id)], ['Type', `${r.type}${r.term_days ? `, ${r.term_days} days` : ''}`], ['APR', String(r.apr ?? '')],
-      ['Amount', money(r.amount, r.asset)], ['Interest accrued', money(r.interest_accrued, r.asset)], ['Interest paid', money(r.interest_paid, r.asset)], ['Started', when(r.started_at)]],
+    summary: (r) => [
+      ['Position', code(r.position_id)],
+      ['Product', code(r.product_id)],
+      ['Type', `${r.type}${r.term_days ? `, ${r.term_days} days` : ''}`],
+      ['APR', String(r.apr ?? '')],
+      ['Amount', money(r.amount, r.asset)],
+      ['Interest accrued', money(r.interest_accrued, r.asset)],
+      ['Interest paid', money(r.interest_paid, r.asset)],
+      ['Started', when(r.started_at)],
+    ],
   },
 ];
 
@@ -110,120 +200,269 @@ function summaryCard(row: Row, lines: [string, HtmlPart][]): HtmlPart {
 
 export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
   for (const area of areas) {
-    app.get(`/console/:env${area.path}`, route, withSession(ctx, async (req, reply, page) => {
-      const list = await area.list(ctx, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
-      const base = envPath(page.environment, area.path);
-      return sendHtml(reply, 200, consolePage(page, {
-        title: area.title, section: area.path,
-        body: html`<p>${area.intro}</p>${table(`${area.title}, newest first`, [
-          // The member under the order's id: two long ids side by side push the status out of a wide screen.
-          { label: area.noun, cell: (r: Row) => html`<a href="${base}/${r.id}">${shortId(String(r.id))}</a>${r.member_id ? html`<br>${shortId(String(r.member_id))}` : ''}` },
-          ...area.columns,
-          { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
-          { label: 'Created', cell: (r) => when(r.created_at ?? r.started_at) },
-        ], list.data, area.empty)}${nextPageLink(base, list.next_cursor)}`,
-      }));
-    }));
+    app.get(
+      `/console/:env${area.path}`,
+      route,
+      withSession(ctx, async (req, reply, page) => {
+        const list = await area.list(ctx, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
+        const base = envPath(page.environment, area.path);
+        return sendHtml(
+          reply,
+          200,
+          consolePage(page, {
+            title: area.title,
+            section: area.path,
+            body: html`<p>${area.intro}</p>${table(
+              `${area.title}, newest first`,
+              [
+                // The member under the order's id: two long ids side by side push the status out of a wide screen.
+                {
+                  label: area.noun,
+                  cell: (r: Row) =>
+                    html`<a href="${base}/${r.id}">${shortId(String(r.id))}</a>${r.member_id ? html`<br>${shortId(String(r.member_id))}` : ''}`,
+                },
+                ...area.columns,
+                { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
+                { label: 'Created', cell: (r) => when(r.created_at ?? r.started_at) },
+              ],
+              list.data,
+              area.empty,
+            )}${nextPageLink(base, list.next_cursor)}`,
+          }),
+        );
+      }),
+    );
 
-    app.get(`/console/:env${area.path}/:id`, route, withSession(ctx, async (req, reply, page) => {
-      const row = await area.get(ctx, callerOf(page), idOf(req));
-      const base = envPath(page.environment, area.path);
-      return sendHtml(reply, 200, consolePage(page, {
-        title: `${area.noun} ${row.id}`, section: area.path,
-        body: html`${summaryCard(row, area.summary(row))}${await history(ctx, page, row.id)}<p><a href="${base}">All ${area.title.toLowerCase()}</a></p>`,
-      }));
-    }));
+    app.get(
+      `/console/:env${area.path}/:id`,
+      route,
+      withSession(ctx, async (req, reply, page) => {
+        const row = await area.get(ctx, callerOf(page), idOf(req));
+        const base = envPath(page.environment, area.path);
+        return sendHtml(
+          reply,
+          200,
+          consolePage(page, {
+            title: `${area.noun} ${row.id}`,
+            section: area.path,
+            body: html`${summaryCard(row, area.summary(row))}${await history(ctx, page, row.id)}<p><a href="${base}">All ${area.title.toLowerCase()}</a></p>`,
+          }),
+        );
+      }),
+    );
   }
 
-  app.get('/console/:env/earn-positions', route, withSession(ctx, async (req, reply, page) => {
-    const list = await listPositions(ctx.db, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
-    const earn = envPath(page.environment, '/earn');
-    return sendHtml(reply, 200, consolePage(page, {
-      title: 'Earn positions', section: '/earn-positions',
-      body: html`<p>What each earn order holds now. The order's page has its history and ledger entries.</p>${table('Earn positions, newest first', [
-        { label: 'Position', cell: (r: Row) => html`${shortId(String(r.id))}<br><a href="${earn}/${r.order_id}">Order ${shortId(String(r.order_id))}</a>` },
-        { label: 'Product', cell: (r) => html`${code(r.product_id)}<br><span class="mono">${r.type}</span>` },
-        { label: 'Principal', cell: (r) => money(r.principal, r.asset), num: true },
-        { label: 'Interest accrued', cell: (r) => money(r.interest_accrued, r.asset), num: true },
-        { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
-        { label: 'Matures', cell: (r) => when(r.matures_at) },
-      ], list.data, 'No earn positions in this environment yet.')}${nextPageLink(envPath(page.environment, '/earn-positions'), list.next_cursor)}`,
-    }));
-  }));
+  app.get(
+    '/console/:env/earn-positions',
+    route,
+    withSession(ctx, async (req, reply, page) => {
+      const list = await listPositions(ctx.db, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
+      const earn = envPath(page.environment, '/earn');
+      return sendHtml(
+        reply,
+        200,
+        consolePage(page, {
+          title: 'Earn positions',
+          section: '/earn-positions',
+          body: html`<p>What each earn order holds now. The order's page has its history and ledger entries.</p>${table(
+            'Earn positions, newest first',
+            [
+              {
+                label: 'Position',
+                cell: (r: Row) =>
+                  html`${shortId(String(r.id))}<br><a href="${earn}/${r.order_id}">Order ${shortId(String(r.order_id))}</a>`,
+              },
+              { label: 'Product', cell: (r) => html`${code(r.product_id)}<br><span class="mono">${r.type}</span>` },
+              { label: 'Principal', cell: (r) => money(r.principal, r.asset), num: true },
+              { label: 'Interest accrued', cell: (r) => money(r.interest_accrued, r.asset), num: true },
+              { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
+              { label: 'Matures', cell: (r) => when(r.matures_at) },
+            ],
+            list.data,
+            'No earn positions in this environment yet.',
+          )}${nextPageLink(envPath(page.environment, '/earn-positions'), list.next_cursor)}`,
+        }),
+      );
+    }),
+  );
 
   registerCardPages(app, ctx);
 }
 
 function registerCardPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get('/console/:env/cards', route, withSession(ctx, async (req, reply, page) => {
-    const list = await listMerchantCards(ctx.db, page.session.merchantId, page.environment, { limit: pageSize, cursor: cursorOf(req) });
-    const base = envPath(page.environment, '/cards');
-    type C = (typeof list.data)[number];
-    return sendHtml(reply, 200, consolePage(page, {
-      title: 'Cards', section: '/cards',
-      body: html`<p>Your members' cards. A card's page has its top-ups, transactions and replacements.</p>${table('Cards, newest first', [
-        { label: 'Card', cell: (c: C) => html`<a href="${base}/${c.id}">${shortId(c.id)}</a>${c.last4 ? html` <span class="mono">•••• ${c.last4}</span>` : ''}<br>${shortId(c.member_id)}` },
-        { label: 'Form', cell: (c) => `${c.form_factor}, ${c.currency}` },
-        { label: 'Status', cell: (c) => statusBadge(c.status) },
-        { label: 'Created', cell: (c) => when(c.created_at) },
-      ], list.data, 'No cards in this environment yet.')}${nextPageLink(base, list.next_cursor)}`,
-    }));
-  }));
+  app.get(
+    '/console/:env/cards',
+    route,
+    withSession(ctx, async (req, reply, page) => {
+      const list = await listMerchantCards(ctx.db, page.session.merchantId, page.environment, {
+        limit: pageSize,
+        cursor: cursorOf(req),
+      });
+      const base = envPath(page.environment, '/cards');
+      type C = (typeof list.data)[number];
+      return sendHtml(
+        reply,
+        200,
+        consolePage(page, {
+          title: 'Cards',
+          section: '/cards',
+          body: html`<p>Your members' cards. A card's page has its top-ups, transactions and replacements.</p>${table(
+            'Cards, newest first',
+            [
+              {
+                label: 'Card',
+                cell: (c: C) =>
+                  html`<a href="${base}/${c.id}">${shortId(c.id)}</a>${c.last4 ? html` <span class="mono">•••• ${c.last4}</span>` : ''}<br>${shortId(c.member_id)}`,
+              },
+              { label: 'Form', cell: (c) => `${c.form_factor}, ${c.currency}` },
+              { label: 'Status', cell: (c) => statusBadge(c.status) },
+              { label: 'Created', cell: (c) => when(c.created_at) },
+            ],
+            list.data,
+            'No cards in this environment yet.',
+          )}${nextPageLink(base, list.next_cursor)}`,
+        }),
+      );
+    }),
+  );
 
-  app.get('/console/:env/cards/:id', route, withSession(ctx, async (req, reply, page) => {
-    const caller = callerOf(page);
-    const card = await getCard(ctx.db, caller, idOf(req)) as Row;
-    const base = envPath(page.environment, `/cards/${card.id}`);
-    const [topUps, transactions, replacements] = await Promise.all([
-      listTopUps(ctx.db, caller, card.id, { limit: 50 }),
-      listTransactions(ctx.db, caller, card.id, { limit: 50 }),
-      listReplacements(ctx.db, caller, { limit: 50, card_id: card.id }),
-    ]);
-    return sendHtml(reply, 200, consolePage(page, {
-      title: `Card ${card.id}`, section: '/cards',
-      body: html`${summaryCard(card, [['Form', `${card.form_factor}, ${card.currency}, ${card.scheme ?? ''}`], ['Expires', card.exp_month ? `${card.exp_month}/${card.exp_year}` : ''],
-        ['Inventory', card.inventory_status ?? ''], ['Application', code(card.application_id)], ['Activated', when(card.activated_at)]])}
-<h2>Top-ups</h2>${table('Top-ups of this card, newest first', [
-        { label: 'Top-up', cell: (t: Row) => html`<a href="${base}/top-ups/${t.id}">${shortId(String(t.id))}</a>` },
-        { label: 'Pays', cell: (t) => money(t.customer_total, t.source_asset), num: true },
-        { label: 'Arrives', cell: (t) => money(t.arrival_amount, t.card_currency), num: true },
-        { label: 'Status', cell: (t) => statusBadge(String(t.status)) },
-        { label: 'Created', cell: (t) => when(t.created_at) },
-      ], topUps.data as Row[], 'No top-ups.')}
-<h2>Transactions</h2>${table('Card transactions, newest first', [
-        { label: 'Transaction', cell: (t: Row) => html`${shortId(String(t.id))}${t.authorization_id ? html`<br>of ${shortId(String(t.authorization_id))}` : ''}` },
-        { label: 'Type', cell: (t) => t.type },
-        { label: 'At', cell: (t) => html`${t.merchant_name}${t.mcc ? html`<br><span class="mono">MCC ${t.mcc}</span>` : ''}` },
-        { label: 'Amount', cell: (t) => money(t.amount, t.currency), num: true },
-        { label: 'Status', cell: (t) => html`${statusBadge(String(t.status))}${t.decline_reason ? html`<br><span class="mono">${t.decline_reason}</span>` : ''}` },
-        { label: 'Created', cell: (t) => when(t.created_at) },
-      ], transactions.data as Row[], 'No transactions.')}
-<h2>Replacements</h2>${table('Replacements of this card', [
-        { label: 'Replacement', cell: (r: Row) => html`<a href="${base}/replacements/${r.id}">${shortId(String(r.id))}</a>` },
-        { label: 'Reason', cell: (r) => r.reason },
-        { label: 'New card', cell: (r) => (r.new_card_id ? html`<a href="${envPath(page.environment, `/cards/${r.new_card_id}`)}">${shortId(String(r.new_card_id))}</a>` : '') },
-        { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
-        { label: 'Created', cell: (r) => when(r.created_at) },
-      ], replacements.data as Row[], 'No replacements.')}
+  app.get(
+    '/console/:env/cards/:id',
+    route,
+    withSession(ctx, async (req, reply, page) => {
+      const caller = callerOf(page);
+      const card = (await getCard(ctx.db, caller, idOf(req))) as Row;
+      const base = envPath(page.environment, `/cards/${card.id}`);
+      const [topUps, transactions, replacements] = await Promise.all([
+        listTopUps(ctx.db, caller, card.id, { limit: 50 }),
+        listTransactions(ctx.db, caller, card.id, { limit: 50 }),
+        listReplacements(ctx.db, caller, { limit: 50, card_id: card.id }),
+      ]);
+      return sendHtml(
+        reply,
+        200,
+        consolePage(page, {
+          title: `Card ${card.id}`,
+          section: '/cards',
+          body: html`${summaryCard(card, [
+            ['Form', `${card.form_factor}, ${card.currency}, ${card.scheme ?? ''}`],
+            ['Expires', card.exp_month ? `${card.exp_month}/${card.exp_year}` : ''],
+            ['Inventory', card.inventory_status ?? ''],
+            ['Application', code(card.application_id)],
+            ['Activated', when(card.activated_at)],
+          ])}
+<h2>Top-ups</h2>${table(
+            'Top-ups of this card, newest first',
+            [
+              {
+                label: 'Top-up',
+                cell: (t: Row) => html`<a href="${base}/top-ups/${t.id}">${shortId(String(t.id))}</a>`,
+              },
+              { label: 'Pays', cell: (t) => money(t.customer_total, t.source_asset), num: true },
+              { label: 'Arrives', cell: (t) => money(t.arrival_amount, t.card_currency), num: true },
+              { label: 'Status', cell: (t) => statusBadge(String(t.status)) },
+              { label: 'Created', cell: (t) => when(t.created_at) },
+            ],
+            topUps.data as Row[],
+            'No top-ups.',
+          )}
+<h2>Transactions</h2>${table(
+            'Card transactions, newest first',
+            [
+              {
+                label: 'Transaction',
+                cell: (t: Row) =>
+                  html`${shortId(String(t.id))}${t.authorization_id ? html`<br>of ${shortId(String(t.authorization_id))}` : ''}`,
+              },
+              { label: 'Type', cell: (t) => t.type },
+              {
+                label: 'At',
+                cell: (t) => html`${t.merchant_name}${t.mcc ? html`<br><span class="mono">MCC ${t.mcc}</span>` : ''}`,
+              },
+              { label: 'Amount', cell: (t) => money(t.amount, t.currency), num: true },
+              {
+                label: 'Status',
+                cell: (t) =>
+                  html`${statusBadge(String(t.status))}${t.decline_reason ? html`<br><span class="mono">${t.decline_reason}</span>` : ''}`,
+              },
+              { label: 'Created', cell: (t) => when(t.created_at) },
+            ],
+            transactions.data as Row[],
+            'No transactions.',
+          )}
+<h2>Replacements</h2>${table(
+            'Replacements of this card',
+            [
+              {
+                label: 'Replacement',
+                cell: (r: Row) => html`<a href="${base}/replacements/${r.id}">${shortId(String(r.id))}</a>`,
+              },
+              { label: 'Reason', cell: (r) => r.reason },
+              {
+                label: 'New card',
+                cell: (r) =>
+                  r.new_card_id
+                    ? html`<a href="${envPath(page.environment, `/cards/${r.new_card_id}`)}">${shortId(String(r.new_card_id))}</a>`
+                    : '',
+              },
+              { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
+              { label: 'Created', cell: (r) => when(r.created_at) },
+            ],
+            replacements.data as Row[],
+            'No replacements.',
+          )}
 ${await history(ctx, page, card.id)}<p><a href="${envPath(page.environment, '/cards')}">All cards</a></p>`,
-    }));
-  }));
+        }),
+      );
+    }),
+  );
 
-  app.get('/console/:env/cards/:card/top-ups/:id', route, withSession(ctx, async (req, reply, page) => {
-    const t = await getTopUp(ctx.db, callerOf(page), idOf(req, 'card'), idOf(req)) as Row;
-    return sendHtml(reply, 200, consolePage(page, {
-      title: `Card top-up ${t.id}`, section: '/cards',
-      body: html`${summaryCard(t, [['Card', code(t.card_id)], ['Amount', money(t.amount, t.source_asset)], ['Fee', money(t.fee, t.source_asset)], ['Member pays', money(t.customer_total, t.source_asset)],
-        ['Arrives', money(t.arrival_amount, t.card_currency)], ['Credited', when(t.credited_at)], ['Failure', t.failure_reason ?? '']])}${await history(ctx, page, t.id)}<p><a href="${envPath(page.environment, `/cards/${t.card_id}`)}">The card</a></p>`,
-    }));
-  }));
+  app.get(
+    '/console/:env/cards/:card/top-ups/:id',
+    route,
+    withSession(ctx, async (req, reply, page) => {
+      const t = (await getTopUp(ctx.db, callerOf(page), idOf(req, 'card'), idOf(req))) as Row;
+      return sendHtml(
+        reply,
+        200,
+        consolePage(page, {
+          title: `Card top-up ${t.id}`,
+          section: '/cards',
+          body: html`${summaryCard(t, [
+            ['Card', code(t.card_id)],
+            ['Amount', money(t.amount, t.source_asset)],
+            ['Fee', money(t.fee, t.source_asset)],
+            ['Member pays', money(t.customer_total, t.source_asset)],
+            ['Arrives', money(t.arrival_amount, t.card_currency)],
+            ['Credited', when(t.credited_at)],
+            ['Failure', t.failure_reason ?? ''],
+          ])}${await history(ctx, page, t.id)}<p><a href="${envPath(page.environment, `/cards/${t.card_id}`)}">The card</a></p>`,
+        }),
+      );
+    }),
+  );
 
-  app.get('/console/:env/cards/:card/replacements/:id', route, withSession(ctx, async (req, reply, page) => {
-    const r = await getReplacement(ctx.db, callerOf(page), idOf(req)) as Row;
-    return sendHtml(reply, 200, consolePage(page, {
-      title: `Card replacement ${r.id}`, section: '/cards',
-      body: html`${summaryCard(r, [['Card', code(r.card_id)], ['Reason', r.reason], ['New card', code(r.new_card_id)], ['Returned', money(r.returned_amount, r.asset)],
-        ['Completed', when(r.completed_at)], ['Failure', r.failure_reason ?? '']])}${await history(ctx, page, r.id)}<p><a href="${envPath(page.environment, `/cards/${r.card_id}`)}">The card</a></p>`,
-    }));
-  }));
+  app.get(
+    '/console/:env/cards/:card/replacements/:id',
+    route,
+    withSession(ctx, async (req, reply, page) => {
+      const r = (await getReplacement(ctx.db, callerOf(page), idOf(req))) as Row;
+      return sendHtml(
+        reply,
+        200,
+        consolePage(page, {
+          title: `Card replacement ${r.id}`,
+          section: '/cards',
+          body: html`${summaryCard(r, [
+            ['Card', code(r.card_id)],
+            ['Reason', r.reason],
+            ['New card', code(r.new_card_id)],
+            ['Returned', money(r.returned_amount, r.asset)],
+            ['Completed', when(r.completed_at)],
+            ['Failure', r.failure_reason ?? ''],
+          ])}${await history(ctx, page, r.id)}<p><a href="${envPath(page.environment, `/cards/${r.card_id}`)}">The card</a></p>`,
+        }),
+      );
+    }),
+  );
 }

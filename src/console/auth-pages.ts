@@ -3,16 +3,52 @@ import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/html.js';
 import {
-  consoleBase, csrfField, deviceSetCookie, formOf, loginClient, one, redirect, sendHtml, sessionClearCookie, sessionSetCookie, signInCsrf, signInCsrfValid, withChange, withSession,
-  presentedSession, totpKey, twoStepClearCookie, twoStepSetCookie, twoStepUser, type PageRequest, type Refusal,
+  consoleBase,
+  csrfField,
+  deviceSetCookie,
+  formOf,
+  loginClient,
+  one,
+  redirect,
+  sendHtml,
+  sessionClearCookie,
+  sessionSetCookie,
+  signInCsrf,
+  signInCsrfValid,
+  withChange,
+  withSession,
+  presentedSession,
+  totpKey,
+  twoStepClearCookie,
+  twoStepSetCookie,
+  twoStepUser,
+  type PageRequest,
+  type Refusal,
 } from './http.js';
-import { acceptInvite, checkCurrentPassword, completeSecondFactor, openInvite, signIn, signOut, signOutEverywhere } from './service.js';
+import {
+  acceptInvite,
+  checkCurrentPassword,
+  completeSecondFactor,
+  openInvite,
+  signIn,
+  signOut,
+  signOutEverywhere,
+} from './service.js';
 import { confirmTotpSetup, disableTotp, recoveryCodesLeft, startTotpSetup, totpStatus } from './second-factor.js';
 import { audit } from './audit.js';
 import { base32, otpauthUri } from './totp.js';
 import { passwordProblem } from './rules.js';
 import { decoyHash, passwordLengthMin } from './password.js';
-import { badge, consolePage, csrfInput, envPath, plainPage, postButton, recoveryCodesPanel, textInput } from './views.js';
+import {
+  badge,
+  consolePage,
+  csrfInput,
+  envPath,
+  plainPage,
+  postButton,
+  recoveryCodesPanel,
+  textInput,
+} from './views.js';
 
 /** Sign-in, the invite link, sign-out (this browser or all), the account page. */
 
@@ -20,23 +56,54 @@ const route = { config: { access: { scope: 'public' as const } }, schema: { hide
 
 /** The answer to a POST refused for its CSRF field or the user's role: a page, 403. */
 export function refusedPage(page: PageRequest, reply: FastifyReply, why: Refusal) {
-  const text = why === 'role'
-    ? `Your role (${page.session.role}) cannot make this change. Ask an owner of the account.`
-    : 'The form was open too long or did not come from this console. Open the page again and retry.';
-  return sendHtml(reply, 403, consolePage(page, { title: 'Not allowed', section: 'none', problem: text, body: html`<p><a href="${envPath(page.environment)}">Back to the console</a></p>` }));
+  const text =
+    why === 'role'
+      ? `Your role (${page.session.role}) cannot make this change. Ask an owner of the account.`
+      : 'The form was open too long or did not come from this console. Open the page again and retry.';
+  return sendHtml(
+    reply,
+    403,
+    consolePage(page, {
+      title: 'Not allowed',
+      section: 'none',
+      problem: text,
+      body: html`<p><a href="${envPath(page.environment)}">Back to the console</a></p>`,
+    }),
+  );
 }
 
 function signInForm(csrf: string, email: string, problem?: string, notice?: string): string {
-  return plainPage('Sign in to the merchant console', html`<form method="post" action="${consoleBase}/sign-in" novalidate><input type="hidden" name="${csrfField}" value="${csrf}">${
-    textInput('email', 'E-mail address', { type: 'email', value: email, required: true, autocomplete: 'username' })}${
-    textInput('password', 'Password', { type: 'password', required: true, autocomplete: 'current-password' })}<div class="actions"><button type="submit">Sign in</button></div></form>`, problem, notice);
+  return plainPage(
+    'Sign in to the merchant console',
+    html`<form method="post" action="${consoleBase}/sign-in" novalidate><input type="hidden" name="${csrfField}" value="${csrf}">${textInput(
+      'email',
+      'E-mail address',
+      { type: 'email', value: email, required: true, autocomplete: 'username' },
+    )}${textInput('password', 'Password', {
+      type: 'password',
+      required: true,
+      autocomplete: 'current-password',
+    })}<div class="actions"><button type="submit">Sign in</button></div></form>`,
+    problem,
+    notice,
+  );
 }
 
 function inviteForm(token: string, email: string, problem?: string): string {
-  return plainPage('Choose your password', html`<p>For <strong>${email}</strong>. Use at least ${passwordLengthMin} characters; a passphrase of several words is good.</p>
-<form method="post" action="${consoleBase}/invite/${token}" novalidate>${
-    textInput('password', 'New password', { type: 'password', required: true, autocomplete: 'new-password' })}${
-    textInput('confirmation', 'New password again', { type: 'password', required: true, autocomplete: 'new-password' })}<div class="actions"><button type="submit">Set password</button></div></form>`, problem);
+  return plainPage(
+    'Choose your password',
+    html`<p>For <strong>${email}</strong>. Use at least ${passwordLengthMin} characters; a passphrase of several words is good.</p>
+<form method="post" action="${consoleBase}/invite/${token}" novalidate>${textInput('password', 'New password', {
+      type: 'password',
+      required: true,
+      autocomplete: 'new-password',
+    })}${textInput('confirmation', 'New password again', {
+      type: 'password',
+      required: true,
+      autocomplete: 'new-password',
+    })}<div class="actions"><button type="submit">Set password</button></div></form>`,
+    problem,
+  );
 }
 
 const throttledText = 'Too many failed attempts. Wait 15 minutes, then try again.';
@@ -46,16 +113,36 @@ const throttledText = 'Too many failed attempts. Wait 15 minutes, then try again
  * one of the recovery codes. Both post the field `code`; the service tells them apart by shape.
  */
 function twoStepForm(csrf: string, problem?: string, recovery = false): string {
-  const form = (field: HtmlPart) => html`<form method="post" action="${consoleBase}/two-step${recovery ? '?recovery=1' : ''}" novalidate><input type="hidden" name="${csrfField}" value="${csrf}">${
-    field}<div class="actions"><button type="submit">Continue</button></div></form>`;
+  const form = (field: HtmlPart) =>
+    html`<form method="post" action="${consoleBase}/two-step${recovery ? '?recovery=1' : ''}" novalidate><input type="hidden" name="${csrfField}" value="${csrf}">${
+      field
+    }<div class="actions"><button type="submit">Continue</button></div></form>`;
   return recovery
-    ? plainPage('Enter a recovery code', html`<p>Enter one of the recovery codes you saved when you turned on two-step sign-in. Each code works once.</p>${
-      form(textInput('code', 'Recovery code', { required: true, autocomplete: 'off', hint: 'For example k7tq-2mxa-9fwe-c4hn' }))}<p><a href="${consoleBase}/two-step">Use a code from your app instead</a></p>`, problem)
-    : plainPage('Enter your sign-in code', html`<p>Open the authenticator app you set up for the merchant console and enter the 6-digit code it shows.</p>${
-      form(textInput('code', 'Code', { required: true, autocomplete: 'one-time-code', inputMode: 'numeric' }))}<p><a href="${consoleBase}/two-step?recovery=1">Use a recovery code</a> if you do not have your phone.</p>`, problem);
+    ? plainPage(
+        'Enter a recovery code',
+        html`<p>Enter one of the recovery codes you saved when you turned on two-step sign-in. Each code works once.</p>${form(
+          textInput('code', 'Recovery code', {
+            required: true,
+            autocomplete: 'off',
+            hint: 'For example k7tq-2mxa-9fwe-c4hn',
+          }),
+        )}<p><a href="${consoleBase}/two-step">Use a code from your app instead</a></p>`,
+        problem,
+      )
+    : plainPage(
+        'Enter your sign-in code',
+        html`<p>Open the authenticator app you set up for the merchant console and enter the 6-digit code it shows.</p>${form(
+          textInput('code', 'Code', { required: true, autocomplete: 'one-time-code', inputMode: 'numeric' }),
+        )}<p><a href="${consoleBase}/two-step?recovery=1">Use a recovery code</a> if you do not have your phone.</p>`,
+        problem,
+      );
 }
 
-const inviteGone = () => plainPage('This invite link cannot be used', html`<p>It was used already, has expired (after 7 days) or was replaced by a newer one. Ask your operator for a new invite.</p>`);
+const inviteGone = () =>
+  plainPage(
+    'This invite link cannot be used',
+    html`<p>It was used already, has expired (after 7 days) or was replaced by a newer one. Ask your operator for a new invite.</p>`,
+  );
 
 export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
   // The hash an unknown address is checked against, made now: else the first unknown address
@@ -66,19 +153,34 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(`${consoleBase}/sign-in`, route, async (req: FastifyRequest, reply) => {
     const ended = (req.query as { ended?: string }).ended === '1';
     const signedOut = (req.query as { out?: string }).out === '1';
-    return sendHtml(reply, 200, signInForm(signInCsrf(ctx, req, reply), '', undefined,
-      ended ? 'Your session ended. Sign in again.' : signedOut ? 'You are signed out.' : undefined));
+    return sendHtml(
+      reply,
+      200,
+      signInForm(
+        signInCsrf(ctx, req, reply),
+        '',
+        undefined,
+        ended ? 'Your session ended. Sign in again.' : signedOut ? 'You are signed out.' : undefined,
+      ),
+    );
   });
 
   app.post(`${consoleBase}/sign-in`, route, async (req, reply) => {
     const form = formOf(req);
     const email = one(form, 'email');
     const csrf = signInCsrf(ctx, req, reply);
-    if (!signInCsrfValid(ctx, req, form)) return sendHtml(reply, 403, signInForm(csrf, email, 'The form expired. Sign in again.'));
+    if (!signInCsrfValid(ctx, req, form))
+      return sendHtml(reply, 403, signInForm(csrf, email, 'The form expired. Sign in again.'));
     const now = ctx.clock.real();
-    const result = await signIn(ctx.db, { email, password: one(form, 'password'), client: loginClient(ctx, req), replacing: presentedSession(req) }, now, ctx.config.consolePasswordCost);
+    const result = await signIn(
+      ctx.db,
+      { email, password: one(form, 'password'), client: loginClient(ctx, req), replacing: presentedSession(req) },
+      now,
+      ctx.config.consolePasswordCost,
+    );
     if (result.kind === 'throttled') return sendHtml(reply, 429, signInForm(csrf, email, throttledText));
-    if (result.kind === 'wrong' || result.kind === 'spent') return sendHtml(reply, 401, signInForm(csrf, email, 'The e-mail address or the password is not right.'));
+    if (result.kind === 'wrong' || result.kind === 'spent')
+      return sendHtml(reply, 401, signInForm(csrf, email, 'The e-mail address or the password is not right.'));
     if (result.kind === 'second_factor') {
       void reply.header('set-cookie', twoStepSetCookie(ctx, req, result.userId, result.generation, now));
       return redirect(reply, `${consoleBase}/two-step`);
@@ -107,20 +209,41 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
     const form = formOf(req);
     const csrf = signInCsrf(ctx, req, reply);
     const recovery = wantsRecovery(req);
-    if (!signInCsrfValid(ctx, req, form)) return sendHtml(reply, 403, twoStepForm(csrf, 'The form expired. Enter the code again.', recovery));
-    const result = await completeSecondFactor(ctx.db, totpKey(ctx), { ...pending, code: one(form, 'code'), client: loginClient(ctx, req), replacing: presentedSession(req) }, now);
+    if (!signInCsrfValid(ctx, req, form))
+      return sendHtml(reply, 403, twoStepForm(csrf, 'The form expired. Enter the code again.', recovery));
+    const result = await completeSecondFactor(
+      ctx.db,
+      totpKey(ctx),
+      { ...pending, code: one(form, 'code'), client: loginClient(ctx, req), replacing: presentedSession(req) },
+      now,
+    );
     if (result.kind === 'spent') {
       void reply.header('set-cookie', twoStepClearCookie(req));
       return redirect(reply, `${consoleBase}/sign-in?ended=1`);
     }
     if (result.kind === 'throttled') return sendHtml(reply, 429, twoStepForm(csrf, throttledText, recovery));
     if (result.kind !== 'session') {
-      return sendHtml(reply, 401, twoStepForm(csrf, recovery ? 'That recovery code is not right, or was used already.'
-        : 'That code is not right, or was used already. Enter the code your app shows now.', recovery));
+      return sendHtml(
+        reply,
+        401,
+        twoStepForm(
+          csrf,
+          recovery
+            ? 'That recovery code is not right, or was used already.'
+            : 'That code is not right, or was used already. Enter the code your app shows now.',
+          recovery,
+        ),
+      );
     }
-    void reply.header('set-cookie', signedInCookies(result, req, sessionSetCookie(result.token, req), twoStepClearCookie(req)));
+    void reply.header(
+      'set-cookie',
+      signedInCookies(result, req, sessionSetCookie(result.token, req), twoStepClearCookie(req)),
+    );
     // After a recovery code: the account page, which says how many are left and offers a new set.
-    return redirect(reply, result.recoveryCodesLeft === undefined ? envPath('sandbox') : envPath('sandbox', '/account?recovered=1'));
+    return redirect(
+      reply,
+      result.recoveryCodesLeft === undefined ? envPath('sandbox') : envPath('sandbox', '/account?recovered=1'),
+    );
   });
 
   app.get(`${consoleBase}/invite/:token`, route, async (req, reply) => {
@@ -139,79 +262,209 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
     if (!user) return sendHtml(reply, 410, inviteGone());
     const problem = passwordProblem(one(form, 'password'), one(form, 'confirmation'));
     if (problem) return sendHtml(reply, 400, inviteForm(token, user.email, problem));
-    const done = await ctx.db.transaction().execute((trx) => acceptInvite(trx, token, one(form, 'password'), now, ctx.config.consolePasswordCost));
+    const done = await ctx.db
+      .transaction()
+      .execute((trx) => acceptInvite(trx, token, one(form, 'password'), now, ctx.config.consolePasswordCost));
     if (!done) return sendHtml(reply, 410, inviteGone());
-    return sendHtml(reply, 200, signInForm(signInCsrf(ctx, req, reply), user.email, undefined, 'Your password is set. Sign in.'));
+    return sendHtml(
+      reply,
+      200,
+      signInForm(signInCsrf(ctx, req, reply), user.email, undefined, 'Your password is set. Sign in.'),
+    );
   });
 
-  app.post(`${consoleBase}/sign-out`, route, withChange(ctx, 'session', async (req, reply, page) => {
-    await signOut(ctx.db, page.session);
-    void reply.header('set-cookie', sessionClearCookie(req));
-    return redirect(reply, `${consoleBase}/sign-in?out=1`);
-  }, refusedPage));
+  app.post(
+    `${consoleBase}/sign-out`,
+    route,
+    withChange(
+      ctx,
+      'session',
+      async (req, reply, page) => {
+        await signOut(ctx.db, page.session);
+        void reply.header('set-cookie', sessionClearCookie(req));
+        return redirect(reply, `${consoleBase}/sign-in?out=1`);
+      },
+      refusedPage,
+    ),
+  );
 
-  app.post(`${consoleBase}/sign-out-everywhere`, route, withChange(ctx, 'session', async (req, reply, page) => {
-    await signOutEverywhere(ctx.db, page.session);
-    void reply.header('set-cookie', sessionClearCookie(req));
-    return redirect(reply, `${consoleBase}/sign-in?out=1`);
-  }, refusedPage));
+  app.post(
+    `${consoleBase}/sign-out-everywhere`,
+    route,
+    withChange(
+      ctx,
+      'session',
+      async (req, reply, page) => {
+        await signOutEverywhere(ctx.db, page.session);
+        void reply.header('set-cookie', sessionClearCookie(req));
+        return redirect(reply, `${consoleBase}/sign-in?out=1`);
+      },
+      refusedPage,
+    ),
+  );
 
-  app.get(`${consoleBase}/:env/account`, route, withSession(ctx, (req, reply, page) => accountPage(ctx, reply, page, {
-    notice: (req.query as { recovered?: string }).recovered === '1' ? 'You signed in with a recovery code; it cannot be used again.' : undefined,
-  })));
+  app.get(
+    `${consoleBase}/:env/account`,
+    route,
+    withSession(ctx, (req, reply, page) =>
+      accountPage(ctx, reply, page, {
+        notice:
+          (req.query as { recovered?: string }).recovered === '1'
+            ? 'You signed in with a recovery code; it cannot be used again.'
+            : undefined,
+      }),
+    ),
+  );
 
-  app.post(`${consoleBase}/:env/account/totp/start`, route, withChange(ctx, 'session', async (_req, reply, page) => {
-    await startTotpSetup(ctx.db, totpKey(ctx), page.session);
-    return accountPage(ctx, reply, page);
-  }, refusedPage));
+  app.post(
+    `${consoleBase}/:env/account/totp/start`,
+    route,
+    withChange(
+      ctx,
+      'session',
+      async (_req, reply, page) => {
+        await startTotpSetup(ctx.db, totpKey(ctx), page.session);
+        return accountPage(ctx, reply, page);
+      },
+      refusedPage,
+    ),
+  );
 
-  app.post(`${consoleBase}/:env/account/totp/confirm`, route, withChange(ctx, 'session', async (req, reply, page) => {
-    const form = formOf(req);
-    const checked = await checkCurrentPassword(ctx.db, page.session, one(form, 'password'), loginClient(ctx, req), page.now);
-    if (checked === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
-    if (checked === 'wrong') return accountPage(ctx, reply, page, { problem: 'That is not your password. Enter your current password and the code your app shows now.' }, 400);
-    const codes = await ctx.db.transaction().execute(async (trx) => {
-      const made = await confirmTotpSetup(trx, totpKey(ctx), page.session, one(form, 'code'), page.now);
-      if (made) await audit(trx, page.session, page.environment, 'user.totp_enable', page.session.userId, `${made.length} recovery codes made`, page.now);
-      return made;
-    });
-    return codes ? accountPage(ctx, reply, page, { notice: 'Two-step sign-in is on. From now on, sign-in asks for a code from your app.', top: recoveryCodesPanel(codes) })
-      : accountPage(ctx, reply, page, { problem: 'That code is not right. Enter the code your app shows now.' }, 400);
-  }, refusedPage));
+  app.post(
+    `${consoleBase}/:env/account/totp/confirm`,
+    route,
+    withChange(
+      ctx,
+      'session',
+      async (req, reply, page) => {
+        const form = formOf(req);
+        const checked = await checkCurrentPassword(
+          ctx.db,
+          page.session,
+          one(form, 'password'),
+          loginClient(ctx, req),
+          page.now,
+        );
+        if (checked === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
+        if (checked === 'wrong')
+          return accountPage(
+            ctx,
+            reply,
+            page,
+            { problem: 'That is not your password. Enter your current password and the code your app shows now.' },
+            400,
+          );
+        const codes = await ctx.db.transaction().execute(async (trx) => {
+          const made = await confirmTotpSetup(trx, totpKey(ctx), page.session, one(form, 'code'), page.now);
+          if (made)
+            await audit(
+              trx,
+              page.session,
+              page.environment,
+              'user.totp_enable',
+              page.session.userId,
+              `${made.length} recovery codes made`,
+              page.now,
+            );
+          return made;
+        });
+        return codes
+          ? accountPage(ctx, reply, page, {
+              notice: 'Two-step sign-in is on. From now on, sign-in asks for a code from your app.',
+              top: recoveryCodesPanel(codes),
+            })
+          : accountPage(
+              ctx,
+              reply,
+              page,
+              { problem: 'That code is not right. Enter the code your app shows now.' },
+              400,
+            );
+      },
+      refusedPage,
+    ),
+  );
 
-  app.post(`${consoleBase}/:env/account/totp/disable`, route, withChange(ctx, 'session', async (req, reply, page) => {
-    const r = await disableTotp(ctx.db, totpKey(ctx), page.session, { code: one(formOf(req), 'code'), client: loginClient(ctx, req) }, page.environment, page.now);
-    if (r === 'disabled') return accountPage(ctx, reply, page, { notice: 'Two-step sign-in is off.' });
-    if (r === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
-    return accountPage(ctx, reply, page, { problem: 'That code is not right. Enter the code your app shows now.' }, 400);
-  }, refusedPage));
+  app.post(
+    `${consoleBase}/:env/account/totp/disable`,
+    route,
+    withChange(
+      ctx,
+      'session',
+      async (req, reply, page) => {
+        const r = await disableTotp(
+          ctx.db,
+          totpKey(ctx),
+          page.session,
+          { code: one(formOf(req), 'code'), client: loginClient(ctx, req) },
+          page.environment,
+          page.now,
+        );
+        if (r === 'disabled') return accountPage(ctx, reply, page, { notice: 'Two-step sign-in is off.' });
+        if (r === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
+        return accountPage(
+          ctx,
+          reply,
+          page,
+          { problem: 'That code is not right. Enter the code your app shows now.' },
+          400,
+        );
+      },
+      refusedPage,
+    ),
+  );
 }
 
-export async function accountPage(ctx: ServiceContext, reply: FastifyReply, page: PageRequest, extra: { notice?: string; problem?: string; top?: HtmlPart } = {}, status = 200) {
+export async function accountPage(
+  ctx: ServiceContext,
+  reply: FastifyReply,
+  page: PageRequest,
+  extra: { notice?: string; problem?: string; top?: HtmlPart } = {},
+  status = 200,
+) {
   const { top, ...messages } = extra;
   const totp = await totpStatus(ctx.db, totpKey(ctx), page.session);
   const left = totp.enabled ? await recoveryCodesLeft(ctx.db, page.session) : 0;
   const base = `${consoleBase}/${page.environment}/account/totp`;
-  const codeForm = (action: string, button: string, withPassword = false) => html`<form method="post" action="${action}" novalidate>${csrfInput(page)}${
-    withPassword ? textInput('password', 'Your password', { type: 'password', required: true, autocomplete: 'current-password' }) : ''}${
-    textInput('code', 'Code from your app', { required: true, autocomplete: 'one-time-code', inputMode: 'numeric' })}<div class="actions"><button type="submit">${button}</button></div></form>`;
+  const codeForm = (action: string, button: string, withPassword = false) =>
+    html`<form method="post" action="${action}" novalidate>${csrfInput(page)}${
+      withPassword
+        ? textInput('password', 'Your password', { type: 'password', required: true, autocomplete: 'current-password' })
+        : ''
+    }${textInput('code', 'Code from your app', {
+      required: true,
+      autocomplete: 'one-time-code',
+      inputMode: 'numeric',
+    })}<div class="actions"><button type="submit">${button}</button></div></form>`;
   const twoStep = totp.enabled
     ? html`<p>${badge('on', 'ok')} Sign-in asks for a code from your authenticator app.</p>
-<p id="recovery-left">${left} unused recovery code${left === 1 ? '' : 's'}${left <= 3 ? ': make a new set before you run out.' : '.'} <a href="${envPath(page.environment, '/account/recovery-codes')}">Recovery codes</a></p>${
-      codeForm(`${base}/disable`, 'Turn off two-step sign-in')}`
+<p id="recovery-left">${left} unused recovery code${left === 1 ? '' : 's'}${left <= 3 ? ': make a new set before you run out.' : '.'} <a href="${envPath(page.environment, '/account/recovery-codes')}">Recovery codes</a></p>${codeForm(
+        `${base}/disable`,
+        'Turn off two-step sign-in',
+      )}`
     : totp.pending
       ? html`<p>In your authenticator app, add an account with this key (time-based, 6 digits, every 30 seconds), then enter your password and the code it shows.</p>
-<p>Key</p><code class="value" id="totp-key">${base32(totp.pending).replace(/(.{4})/g, '$1 ').trim()}</code>
+<p>Key</p><code class="value" id="totp-key">${base32(totp.pending)
+          .replace(/(.{4})/g, '$1 ')
+          .trim()}</code>
 <p class="hint">Or, in an app that takes a link: <code>${otpauthUri(totp.pending, page.session.email, 'Merchant console')}</code></p>${codeForm(`${base}/confirm`, 'Turn on two-step sign-in', true)}`
       : html`<p>${badge('off')} Add a second step to sign-in: a code from an authenticator app on your phone.</p><div class="actions">${postButton(page, `${base}/start`, 'Set up two-step sign-in')}</div>`;
-  return sendHtml(reply, status, consolePage(page, {
-    title: 'Your account',
-    section: '/account',
-    ...messages,
-    body: html`${top ?? ''}<div class="card"><dl class="summary"><dt>E-mail address</dt><dd>${page.session.email}</dd><dt>Role</dt><dd>${page.session.role}</dd><dt>Merchant</dt><dd>${page.session.merchantName} <code>${page.session.merchantId}</code></dd></dl>
+  return sendHtml(
+    reply,
+    status,
+    consolePage(page, {
+      title: 'Your account',
+      section: '/account',
+      ...messages,
+      body: html`${top ?? ''}<div class="card"><dl class="summary"><dt>E-mail address</dt><dd>${page.session.email}</dd><dt>Role</dt><dd>${page.session.role}</dd><dt>Merchant</dt><dd>${page.session.merchantName} <code>${page.session.merchantId}</code></dd></dl>
 <p><a href="${envPath(page.environment, '/account/password')}">Change your password</a></p></div>
 <div class="card"><h2>Two-step sign-in</h2>${twoStep}</div>
-<div class="card"><h2>Sessions</h2><p id="everywhere-hint">Signs you out in every browser where you are signed in, this one included.</p><div class="actions">${
-      postButton(page, `${consoleBase}/sign-out-everywhere`, 'Sign out everywhere', { danger: true, describedBy: 'everywhere-hint' })}</div></div>`,
-  }));
+<div class="card"><h2>Sessions</h2><p id="everywhere-hint">Signs you out in every browser where you are signed in, this one included.</p><div class="actions">${postButton(
+        page,
+        `${consoleBase}/sign-out-everywhere`,
+        'Sign out everywhere',
+        { danger: true, describedBy: 'everywhere-hint' },
+      )}</div></div>`,
+    }),
+  );
 }

@@ -4,9 +4,27 @@ import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/html.js';
 import {
-  contrastRatio, displayNameMax, logoBytesMax, logoPath, normaliseAccent, readBranding, saveBranding, sniffImage, textOn, type BrandingChange,
+  contrastRatio,
+  displayNameMax,
+  logoBytesMax,
+  logoPath,
+  normaliseAccent,
+  readBranding,
+  saveBranding,
+  sniffImage,
+  textOn,
+  type BrandingChange,
 } from '../modules/hosted-screens/service.js';
-import { csrfField, formFieldBytesMax, one, sendHtml, withChange, withSession, type FormFields, type PageRequest } from './http.js';
+import {
+  csrfField,
+  formFieldBytesMax,
+  one,
+  sendHtml,
+  withChange,
+  withSession,
+  type FormFields,
+  type PageRequest,
+} from './http.js';
 import { auditAccount } from './audit.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
@@ -23,22 +41,42 @@ const route = { config: { access: { scope: 'public' as const } }, schema: { hide
 /** The logo file of a branding post, read by the multipart hook: `truncated` when it was larger than allowed. */
 const uploads = new WeakMap<FastifyRequest, { bytes: Buffer; truncated: boolean }>();
 
-async function brandingPage(ctx: ServiceContext, reply: FastifyReply, page: PageRequest, extra: { notice?: string; problem?: string; values?: { display_name: string; accent: string } } = {}, status = 200) {
+async function brandingPage(
+  ctx: ServiceContext,
+  reply: FastifyReply,
+  page: PageRequest,
+  extra: { notice?: string; problem?: string; values?: { display_name: string; accent: string } } = {},
+  status = 200,
+) {
   const b = (await readBranding(ctx.db, page.session.merchantId))!;
-  const stored = await ctx.db.selectFrom('merchant_branding').select(['display_name', 'accent_color']).where('merchant_id', '=', page.session.merchantId).executeTakeFirst();
+  const stored = await ctx.db
+    .selectFrom('merchant_branding')
+    .select(['display_name', 'accent_color'])
+    .where('merchant_id', '=', page.session.merchantId)
+    .executeTakeFirst();
   const values = extra.values ?? { display_name: stored?.display_name ?? '', accent: stored?.accent_color ?? '' };
   const base = envPath(page.environment, '/branding');
-  return sendHtml(reply, status, consolePage(page, {
-    title: 'Branding', section: '/branding', notice: extra.notice, problem: extra.problem,
-    body: html`<p>How the hosted screens (identity documents, profile changes, step-up codes, card details) present you to your members, in the sandbox and in production. Without a setting they show your registered name (${page.session.merchantName}) and a neutral look.</p>
+  return sendHtml(
+    reply,
+    status,
+    consolePage(page, {
+      title: 'Branding',
+      section: '/branding',
+      notice: extra.notice,
+      problem: extra.problem,
+      body: html`<p>How the hosted screens (identity documents, profile changes, step-up codes, card details) present you to your members, in the sandbox and in production. Without a setting they show your registered name (${page.session.merchantName}) and a neutral look.</p>
 <div class="card"><h2>Now shown</h2><p>Name: <strong>${b.name}</strong>. Accent colour: ${b.accent ? html`<code>${b.accent}</code> (button text ${textOn(b.accent) === '#ffffff' ? 'white' : 'black'}, contrast ${contrastRatio(b.accent, textOn(b.accent)).toFixed(1)}:1)` : 'none (neutral)'}. Logo: ${
-      b.logo ? html`</p><p><img id="branding-logo" src="${logoPath(page.session.merchantId)}?v=${b.logo.etag}" alt="Your logo"></p>${postButton(page, `${base}/logo/remove`, 'Remove the logo', { secondary: true })}` : html`none.</p>`}</div>
+        b.logo
+          ? html`</p><p><img id="branding-logo" src="${logoPath(page.session.merchantId)}?v=${b.logo.etag}" alt="Your logo"></p>${postButton(page, `${base}/logo/remove`, 'Remove the logo', { secondary: true })}`
+          : html`none.</p>`
+      }</div>
 <div class="card"><h2>Change</h2><form method="post" action="${base}" enctype="multipart/form-data"><input type="hidden" name="${csrfField}" value="${page.csrf}">
 <div class="field"><label for="f-display_name">Display name</label><p class="hint" id="f-display_name-hint">At most ${displayNameMax} characters. Empty: your registered name.</p><input id="f-display_name" name="display_name" type="text" maxlength="${displayNameMax}" value="${values.display_name}" aria-describedby="f-display_name-hint"></div>
 <div class="field"><label for="f-accent">Accent colour</label><p class="hint" id="f-accent-hint">#rrggbb, for example #1d4ed8. The button text is white or black, whichever is readable on it. Empty: neutral.</p><input id="f-accent" name="accent" type="text" value="${values.accent}" aria-describedby="f-accent-hint" autocomplete="off" spellcheck="false"></div>
 <div class="field"><label for="f-logo">Logo <span class="optional">(optional)</span></label><p class="hint" id="f-logo-hint">PNG, JPEG or WebP, at most ${logoBytesMax / 1024} KB. Leave empty to keep the current one.</p><input id="f-logo" name="logo" type="file" accept="image/png,image/jpeg,image/webp" aria-describedby="f-logo-hint"></div>
 <div class="actions"><button type="submit">Save branding</button></div></form></div>`,
-  }));
+    }),
+  );
 }
 
 function fieldsOf(req: FastifyRequest): FormFields {
@@ -47,59 +85,119 @@ function fieldsOf(req: FastifyRequest): FormFields {
 }
 
 export function registerBrandingPages(app: AppInstance, ctx: ServiceContext): void {
-  const ownerOnly = (page: PageRequest, reply: FastifyReply) => (can(page.session.role, 'branding.write') ? undefined : refusedPage(page, reply, 'role'));
+  const ownerOnly = (page: PageRequest, reply: FastifyReply) =>
+    can(page.session.role, 'branding.write') ? undefined : refusedPage(page, reply, 'role');
 
-  app.get('/console/:env/branding', route, withSession(ctx, async (_req, reply, page) => ownerOnly(page, reply) ?? brandingPage(ctx, reply, page)));
+  app.get(
+    '/console/:env/branding',
+    route,
+    withSession(ctx, async (_req, reply, page) => ownerOnly(page, reply) ?? brandingPage(ctx, reply, page)),
+  );
 
-  app.post('/console/:env/branding/logo/remove', route, withChange(ctx, 'branding.write', async (_req, reply, page) => {
-    const current = await ctx.db.selectFrom('merchant_branding').select(['display_name', 'accent_color']).where('merchant_id', '=', page.session.merchantId).executeTakeFirst();
-    await ctx.db.transaction().execute(async (trx) => {
-      await saveBranding(trx, page.session.merchantId, { displayName: current?.display_name ?? null, accent: current?.accent_color ?? null, logo: null }, page.now);
-      await auditAccount(trx, { id: page.session.userId, merchant_id: page.session.merchantId, email: page.session.email }, 'branding.logo_remove', '', page.now);
-    });
-    return brandingPage(ctx, reply, page, { notice: 'The logo was removed; the hosted screens show your name only.' });
-  }, refusedPage));
+  app.post(
+    '/console/:env/branding/logo/remove',
+    route,
+    withChange(
+      ctx,
+      'branding.write',
+      async (_req, reply, page) => {
+        const current = await ctx.db
+          .selectFrom('merchant_branding')
+          .select(['display_name', 'accent_color'])
+          .where('merchant_id', '=', page.session.merchantId)
+          .executeTakeFirst();
+        await ctx.db.transaction().execute(async (trx) => {
+          await saveBranding(
+            trx,
+            page.session.merchantId,
+            { displayName: current?.display_name ?? null, accent: current?.accent_color ?? null, logo: null },
+            page.now,
+          );
+          await auditAccount(
+            trx,
+            { id: page.session.userId, merchant_id: page.session.merchantId, email: page.session.email },
+            'branding.logo_remove',
+            '',
+            page.now,
+          );
+        });
+        return brandingPage(ctx, reply, page, {
+          notice: 'The logo was removed; the hosted screens show your name only.',
+        });
+      },
+      refusedPage,
+    ),
+  );
 
   // The only console form with a file: multipart is read in this scope alone (the other pages take
   // URL-encoded forms only). The hook turns the parts into the fields the CSRF check reads, and
   // keeps the file's bytes, cut at one byte over the limit (then refused as too large).
   void app.register(async (scope) => {
-    await scope.register(multipart, { limits: { fileSize: logoBytesMax, files: 1, fields: 10, fieldSize: formFieldBytesMax, parts: 12 }, throwFileSizeLimit: false });
+    await scope.register(multipart, {
+      limits: { fileSize: logoBytesMax, files: 1, fields: 10, fieldSize: formFieldBytesMax, parts: 12 },
+      throwFileSizeLimit: false,
+    });
     scope.addHook('preHandler', async (req) => {
       if (!req.isMultipart()) return;
       const fields: Record<string, string[]> = {};
       for await (const part of req.parts()) {
         if (part.type === 'file') {
           const bytes = await part.toBuffer();
-          if (part.fieldname === 'logo' && bytes.length > 0) uploads.set(req, { bytes, truncated: part.file.truncated });
+          if (part.fieldname === 'logo' && bytes.length > 0)
+            uploads.set(req, { bytes, truncated: part.file.truncated });
         } else {
           (fields[part.fieldname] ??= []).push(String(part.value));
         }
       }
       req.body = fields;
     });
-    scope.post('/console/:env/branding', route, withChange(ctx, 'branding.write', async (req, reply, page) => {
-      const form = fieldsOf(req);
-      const values = { display_name: one(form, 'display_name').trim(), accent: one(form, 'accent').trim() };
-      const refuse = (problem: string) => brandingPage(ctx, reply, page, { problem, values }, 400);
-      if (values.display_name.length > displayNameMax) return refuse(`The display name is longer than ${displayNameMax} characters.`);
-      const accent = values.accent === '' ? null : normaliseAccent(values.accent);
-      if (accent === undefined) return refuse('The accent colour must be written #rrggbb (six hexadecimal digits), for example #1d4ed8.');
-      const file = uploads.get(req);
-      let logo: BrandingChange['logo'];
-      if (file) {
-        if (file.truncated) return refuse(`The logo is larger than ${logoBytesMax / 1024} KB. Choose a smaller image.`);
-        const type = sniffImage(file.bytes);
-        if (!type) return refuse('The logo is not a PNG, JPEG or WebP image (SVG is not accepted). Choose another file.');
-        logo = { bytes: file.bytes, type };
-      }
-      const change: BrandingChange = { displayName: values.display_name === '' ? null : values.display_name, accent, logo };
-      await ctx.db.transaction().execute(async (trx) => {
-        await saveBranding(trx, page.session.merchantId, change, page.now);
-        const detail = `name ${change.displayName ?? '(registered)'}, accent ${accent ?? 'none'}${logo ? `, logo ${logo.type} ${logo.bytes.length} bytes` : ''}`;
-        await auditAccount(trx, { id: page.session.userId, merchant_id: page.session.merchantId, email: page.session.email }, 'branding.update', detail, page.now);
-      });
-      return brandingPage(ctx, reply, page, { notice: 'Branding saved. The hosted screens show it from now on.' });
-    }, refusedPage));
+    scope.post(
+      '/console/:env/branding',
+      route,
+      withChange(
+        ctx,
+        'branding.write',
+        async (req, reply, page) => {
+          const form = fieldsOf(req);
+          const values = { display_name: one(form, 'display_name').trim(), accent: one(form, 'accent').trim() };
+          const refuse = (problem: string) => brandingPage(ctx, reply, page, { problem, values }, 400);
+          if (values.display_name.length > displayNameMax)
+            return refuse(`The display name is longer than ${displayNameMax} characters.`);
+          const accent = values.accent === '' ? null : normaliseAccent(values.accent);
+          if (accent === undefined)
+            return refuse('The accent colour must be written #rrggbb (six hexadecimal digits), for example #1d4ed8.');
+          const file = uploads.get(req);
+          let logo: BrandingChange['logo'];
+          if (file) {
+            if (file.truncated)
+              return refuse(`The logo is larger than ${logoBytesMax / 1024} KB. Choose a smaller image.`);
+            const type = sniffImage(file.bytes);
+            if (!type)
+              return refuse('The logo is not a PNG, JPEG or WebP image (SVG is not accepted). Choose another file.');
+            logo = { bytes: file.bytes, type };
+          }
+          const change: BrandingChange = {
+            displayName: values.display_name === '' ? null : values.display_name,
+            accent,
+            logo,
+          };
+          await ctx.db.transaction().execute(async (trx) => {
+            await saveBranding(trx, page.session.merchantId, change, page.now);
+            const detail =
+              `name ${change.displayName ?? '(registered)'}, ` +
+              `accent ${accent ?? 'none'}${logo ? `, logo ${logo.type} ${logo.bytes.length} bytes` : ''}`;
+            await auditAccount(
+              trx,
+              { id: page.session.userId, merchant_id: page.session.merchantId, email: page.session.email },
+              'branding.update',
+              detail,
+              page.now,
+            );
+          });
+          return brandingPage(ctx, reply, page, { notice: 'Branding saved. The hosted screens show it from now on.' });
+        },
+        refusedPage,
+      ),
+    );
   });
 }

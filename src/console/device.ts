@@ -15,7 +15,8 @@ export const deviceCookieName = 'mwa_console_device';
 export const deviceCookieSeconds = 365 * 24 * 3600;
 const shape = /^([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
 
-const mac = (key: Buffer, email: string, nonce: string) => createHmac('sha256', key).update(`device\n${email}\n${nonce}`).digest('base64url');
+const mac = (key: Buffer, email: string, nonce: string) =>
+  createHmac('sha256', key).update(`device\n${email}\n${nonce}`).digest('base64url');
 
 /** A new cookie value for a browser that just signed in to the account of `email`. */
 export function newDeviceValue(key: Buffer, email: string): string {

@@ -31,47 +31,107 @@ const base = envPath('sandbox', '/helpers');
 const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 
 /** The API route's own body validator (the same compiled Ajv check), so the page accepts what the call accepts. */
-const validAuthorization = validatorCompiler({ schema: AuthorizationBodySchema, httpPart: 'body', method: 'POST', url: '' } as never) as unknown as (body: unknown) => boolean;
+const validAuthorization = validatorCompiler({
+  schema: AuthorizationBodySchema,
+  httpPart: 'body',
+  method: 'POST',
+  url: '',
+} as never) as unknown as (body: unknown) => boolean;
 
 function sandboxOnly(page: PageRequest) {
   if (page.environment !== 'sandbox') throw new ApiError('not_found');
 }
 
-async function helpersPage(ctx: ServiceContext, reply: FastifyReply, page: PageRequest, extra: { notice?: string; problem?: string } = {}, status = 200) {
+async function helpersPage(
+  ctx: ServiceContext,
+  reply: FastifyReply,
+  page: PageRequest,
+  extra: { notice?: string; problem?: string } = {},
+  status = 200,
+) {
   const canWrite = can(page.session.role, 'sandbox.write');
   const applications = await listMerchantApplications(ctx.db, page.session.merchantId, 'sandbox', 10);
   type A = (typeof applications)[number];
   const form = (action: string, fields: HtmlPart, button: string) =>
-    canWrite ? html`<form method="post" action="${base}/${action}">${csrfInput(page)}${fields}<div class="actions"><button type="submit">${button}</button></div></form>` : '';
-  return sendHtml(reply, status, consolePage(page, {
-    title: 'Sandbox test helpers', section: '/helpers', ...extra,
-    body: html`<p>What the card issuer, the card network and the KYC reviewer would do, for your sandbox members. Each does exactly what its sandbox API call does and is recorded in the audit log.${
-      canWrite ? '' : ' Only an owner or a developer can use them.'}</p>
-<div class="card"><h2>Card application decision</h2><p>The issuer decides a <em>pending</em> application: approved opens the card and charges the fee, rejected refunds it, documents needed opens a supplement.</p>${
-      table('Newest card applications', [
-        { label: 'Application', cell: (a: A) => html`<code>${a.id}</code>` },
-        { label: 'Member', cell: (a) => html`<code>${a.member_id}</code>` },
-        { label: 'Status', cell: (a) => statusBadge(a.status) },
-        { label: 'Created', cell: (a) => when(a.created_at) },
-      ], applications, 'No card applications yet.')}${
-      form('application', html`${textInput('application_id', 'Application', { required: true, hint: 'cap_… id' })}${
-        selectInput('to', 'Decision', [{ value: 'approved', label: 'approved' }, { value: 'rejected', label: 'rejected' }, { value: 'need_docs', label: 'documents needed' }])}`, 'Decide application')}</div>
+    canWrite
+      ? html`<form method="post" action="${base}/${action}">${csrfInput(page)}${fields}<div class="actions"><button type="submit">${button}</button></div></form>`
+      : '';
+  return sendHtml(
+    reply,
+    status,
+    consolePage(page, {
+      title: 'Sandbox test helpers',
+      section: '/helpers',
+      ...extra,
+      body: html`<p>What the card issuer, the card network and the KYC reviewer would do, for your sandbox members. Each does exactly what its sandbox API call does and is recorded in the audit log.${
+        canWrite ? '' : ' Only an owner or a developer can use them.'
+      }</p>
+<div class="card"><h2>Card application decision</h2><p>The issuer decides a <em>pending</em> application: approved opens the card and charges the fee, rejected refunds it, documents needed opens a supplement.</p>${table(
+        'Newest card applications',
+        [
+          { label: 'Application', cell: (a: A) => html`<code>${a.id}</code>` },
+          { label: 'Member', cell: (a) => html`<code>${a.member_id}</code>` },
+          { label: 'Status', cell: (a) => statusBadge(a.status) },
+          { label: 'Created', cell: (a) => when(a.created_at) },
+        ],
+        applications,
+        'No card applications yet.',
+      )}${form(
+        'application',
+        html`${textInput('application_id', 'Application', { required: true, hint: 'cap_… id' })}${selectInput(
+          'to',
+          'Decision',
+          [
+            { value: 'approved', label: 'approved' },
+            { value: 'rejected', label: 'rejected' },
+            { value: 'need_docs', label: 'documents needed' },
+          ],
+        )}`,
+        'Decide application',
+      )}</div>
 <div class="card"><h2>Ship a physical card</h2>${form('ship', textInput('card_id', 'Card', { required: true, hint: 'crd_… id of a physical card in production', id: 'f-ship-card_id' }), 'Mark shipped')}</div>
-<div class="card"><h2>Card authorisation</h2><p>The card network asks to authorise a purchase; the card's rules, limits and balance decide.</p>${
-      form('authorization', html`${textInput('card_id', 'Card', { required: true, hint: 'crd_… id', id: 'f-authorization-card_id' })}${textInput('amount', 'Amount', { required: true, hint: 'In the card currency, e.g. 12.50', inputMode: 'numeric' })}${
-        textInput('merchant_name', 'Shop name', { required: true })}${textInput('mcc', 'MCC', { required: true, hint: 'Four digits, e.g. 5411', inputMode: 'numeric' })}`, 'Authorise')}</div>
-<div class="card"><h2>KYC review</h2><p>The reviewer decides the member's submission waiting for review.</p>${
-      form('kyc', html`${textInput('member', 'Member', { required: true, hint: 'mem_… id or your external member id' })}${
-        selectInput('decision', 'Decision', [{ value: 'approved', label: 'approved' }, { value: 'rejected', label: 'rejected' }])}${
-        selectInput('level', 'Level (when approved)', [{ value: '1', label: '1' }, { value: '2', label: '2' }])}`, 'Decide review')}</div>
-<div class="card"><h2>Complete a hosted screen</h2><p>As if the member had used the screen: <em>submitted</em> for the KYC, profile update and card supplement screens, <em>approved</em> or <em>declined</em> for a step-up challenge.</p>${
-      form('hosted-screen', html`${textInput('ticket_id', 'Ticket', { required: true, hint: 'kyc_… id of a hosted-screen ticket' })}${
-        selectInput('outcome', 'Outcome', screenOutcomes.map((o) => ({ value: o, label: o })))}`, 'Complete screen')}</div>`,
-  }));
+<div class="card"><h2>Card authorisation</h2><p>The card network asks to authorise a purchase; the card's rules, limits and balance decide.</p>${form(
+        'authorization',
+        html`${textInput('card_id', 'Card', { required: true, hint: 'crd_… id', id: 'f-authorization-card_id' })}${textInput('amount', 'Amount', { required: true, hint: 'In the card currency, e.g. 12.50', inputMode: 'numeric' })}${textInput(
+          'merchant_name',
+          'Shop name',
+          { required: true },
+        )}${textInput('mcc', 'MCC', { required: true, hint: 'Four digits, e.g. 5411', inputMode: 'numeric' })}`,
+        'Authorise',
+      )}</div>
+<div class="card"><h2>KYC review</h2><p>The reviewer decides the member's submission waiting for review.</p>${form(
+        'kyc',
+        html`${textInput('member', 'Member', { required: true, hint: 'mem_… id or your external member id' })}${selectInput(
+          'decision',
+          'Decision',
+          [
+            { value: 'approved', label: 'approved' },
+            { value: 'rejected', label: 'rejected' },
+          ],
+        )}${selectInput('level', 'Level (when approved)', [
+          { value: '1', label: '1' },
+          { value: '2', label: '2' },
+        ])}`,
+        'Decide review',
+      )}</div>
+<div class="card"><h2>Complete a hosted screen</h2><p>As if the member had used the screen: <em>submitted</em> for the KYC, profile update and card supplement screens, <em>approved</em> or <em>declined</em> for a step-up challenge.</p>${form(
+        'hosted-screen',
+        html`${textInput('ticket_id', 'Ticket', { required: true, hint: 'kyc_… id of a hosted-screen ticket' })}${selectInput(
+          'outcome',
+          'Outcome',
+          screenOutcomes.map((o) => ({ value: o, label: o })),
+        )}`,
+        'Complete screen',
+      )}</div>`,
+    }),
+  );
 }
 
 /** Runs a helper that commits on its own, then its audit line; an ApiError is the page's problem. */
-async function selfCommitting<T>(ctx: ServiceContext, effect: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; problem: string }> {
+async function selfCommitting<T>(
+  ctx: ServiceContext,
+  effect: () => Promise<T>,
+): Promise<{ ok: true; value: T } | { ok: false; problem: string }> {
   try {
     return { ok: true, value: await effect() };
   } catch (err) {
@@ -86,75 +146,178 @@ export type HostedScreenRegistry = Parameters<typeof completeInSandbox>[2];
 const screenOutcomes = ['submitted', 'approved', 'declined'] as const;
 
 export function registerHelperPages(app: AppInstance, ctx: ServiceContext, screens: HostedScreenRegistry): void {
-  app.get('/console/:env/helpers', route, withSession(ctx, (_req, reply, page) => {
-    sandboxOnly(page);
-    return helpersPage(ctx, reply, page);
-  }));
+  app.get(
+    '/console/:env/helpers',
+    route,
+    withSession(ctx, (_req, reply, page) => {
+      sandboxOnly(page);
+      return helpersPage(ctx, reply, page);
+    }),
+  );
 
-  app.post('/console/:env/helpers/application', route, withChange(ctx, 'sandbox.write', async (req, reply, page) => {
-    sandboxOnly(page);
-    const form = formOf(req);
-    const to = one(form, 'to');
-    if (to !== 'approved' && to !== 'rejected' && to !== 'need_docs') return helpersPage(ctx, reply, page, { problem: 'Choose a decision.' }, 400);
-    const r = await selfCommitting(ctx, () => sandboxAdvance(ctx, callerOf(page), one(form, 'application_id').trim(), to));
-    if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
-    const done = r.value as { id: string; status: string };
-    await audit(ctx.db, page.session, 'sandbox', 'sandbox.card_application_advance', done.id, `to ${to}, status ${done.status}`, page.now);
-    return helpersPage(ctx, reply, page, { notice: `Application ${done.id} is now ${done.status}.` });
-  }, refusedPage));
+  app.post(
+    '/console/:env/helpers/application',
+    route,
+    withChange(
+      ctx,
+      'sandbox.write',
+      async (req, reply, page) => {
+        sandboxOnly(page);
+        const form = formOf(req);
+        const to = one(form, 'to');
+        if (to !== 'approved' && to !== 'rejected' && to !== 'need_docs')
+          return helpersPage(ctx, reply, page, { problem: 'Choose a decision.' }, 400);
+        const r = await selfCommitting(ctx, () =>
+          sandboxAdvance(ctx, callerOf(page), one(form, 'application_id').trim(), to),
+        );
+        if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
+        const done = r.value as { id: string; status: string };
+        await audit(
+          ctx.db,
+          page.session,
+          'sandbox',
+          'sandbox.card_application_advance',
+          done.id,
+          `to ${to}, status ${done.status}`,
+          page.now,
+        );
+        return helpersPage(ctx, reply, page, { notice: `Application ${done.id} is now ${done.status}.` });
+      },
+      refusedPage,
+    ),
+  );
 
-  app.post('/console/:env/helpers/ship', route, withChange(ctx, 'sandbox.write', async (req, reply, page) => {
-    sandboxOnly(page);
-    const r = await selfCommitting(ctx, () => sandboxShip(ctx, callerOf(page), one(formOf(req), 'card_id').trim()));
-    if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
-    const card = r.value as { id: string; inventory_status: string | null };
-    await audit(ctx.db, page.session, 'sandbox', 'sandbox.card_ship', card.id, `inventory ${card.inventory_status}`, page.now);
-    return helpersPage(ctx, reply, page, { notice: `Card ${card.id} is ${card.inventory_status ?? 'not physical'}.` });
-  }, refusedPage));
+  app.post(
+    '/console/:env/helpers/ship',
+    route,
+    withChange(
+      ctx,
+      'sandbox.write',
+      async (req, reply, page) => {
+        sandboxOnly(page);
+        const r = await selfCommitting(ctx, () => sandboxShip(ctx, callerOf(page), one(formOf(req), 'card_id').trim()));
+        if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
+        const card = r.value as { id: string; inventory_status: string | null };
+        await audit(
+          ctx.db,
+          page.session,
+          'sandbox',
+          'sandbox.card_ship',
+          card.id,
+          `inventory ${card.inventory_status}`,
+          page.now,
+        );
+        return helpersPage(ctx, reply, page, {
+          notice: `Card ${card.id} is ${card.inventory_status ?? 'not physical'}.`,
+        });
+      },
+      refusedPage,
+    ),
+  );
 
-  app.post('/console/:env/helpers/authorization', route, withChange(ctx, 'sandbox.write', async (req, reply, page) => {
-    sandboxOnly(page);
-    const form = formOf(req);
-    const body = { amount: one(form, 'amount').trim(), merchant_name: one(form, 'merchant_name').trim(), mcc: one(form, 'mcc').trim() };
-    // The API route's own body schema, so the page accepts what the call accepts.
-    if (!validAuthorization(body)) return helpersPage(ctx, reply, page, { problem: 'Give an amount, a shop name and a four-digit MCC.' }, 400);
-    const cardId = one(form, 'card_id').trim();
-    const r = await attempt(ctx, async (trx) => {
-      const answer = await authorize(ctx, trx, callerOf(page), cardId, body);
-      await audit(trx, page.session, 'sandbox', 'sandbox.card_authorization', answer.transaction_id, `card ${cardId}, ${body.amount}, ${answer.approved ? 'approved' : `declined ${answer.decline_reason ?? ''}`}`, page.now);
-      return answer;
-    });
-    if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
-    return helpersPage(ctx, reply, page, { notice: r.value.approved ? `Approved: transaction ${r.value.transaction_id}.` : `Declined (${r.value.decline_reason ?? 'no reason'}): transaction ${r.value.transaction_id}.` });
-  }, refusedPage));
+  app.post(
+    '/console/:env/helpers/authorization',
+    route,
+    withChange(
+      ctx,
+      'sandbox.write',
+      async (req, reply, page) => {
+        sandboxOnly(page);
+        const form = formOf(req);
+        const body = {
+          amount: one(form, 'amount').trim(),
+          merchant_name: one(form, 'merchant_name').trim(),
+          mcc: one(form, 'mcc').trim(),
+        };
+        // The API route's own body schema, so the page accepts what the call accepts.
+        if (!validAuthorization(body))
+          return helpersPage(ctx, reply, page, { problem: 'Give an amount, a shop name and a four-digit MCC.' }, 400);
+        const cardId = one(form, 'card_id').trim();
+        const r = await attempt(ctx, async (trx) => {
+          const answer = await authorize(ctx, trx, callerOf(page), cardId, body);
+          await audit(
+            trx,
+            page.session,
+            'sandbox',
+            'sandbox.card_authorization',
+            answer.transaction_id,
+            `card ${cardId}, ${body.amount}, ${answer.approved ? 'approved' : `declined ${answer.decline_reason ?? ''}`}`,
+            page.now,
+          );
+          return answer;
+        });
+        if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
+        return helpersPage(ctx, reply, page, {
+          notice: r.value.approved
+            ? `Approved: transaction ${r.value.transaction_id}.`
+            : `Declined (${r.value.decline_reason ?? 'no reason'}): transaction ${r.value.transaction_id}.`,
+        });
+      },
+      refusedPage,
+    ),
+  );
 
-  app.post('/console/:env/helpers/kyc', route, withChange(ctx, 'sandbox.write', async (req, reply, page) => {
-    sandboxOnly(page);
-    const form = formOf(req);
-    const decision = one(form, 'decision');
-    const level = one(form, 'level') === '2' ? 2 : 1;
-    if (decision !== 'approved' && decision !== 'rejected') return helpersPage(ctx, reply, page, { problem: 'Choose a decision.' }, 400);
-    const member = one(form, 'member').trim();
-    if (member === '' || member.length > 100) return helpersPage(ctx, reply, page, { problem: 'Name the member.' }, 400);
-    const r = await selfCommitting(ctx, () => sandboxReview(ctx, callerOf(page), member, decision === 'approved' ? { decision, level } : { decision }));
-    if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
-    await audit(ctx.db, page.session, 'sandbox', 'sandbox.kyc_review', member, decision === 'approved' ? `approved, level ${level}` : 'rejected', page.now);
-    return helpersPage(ctx, reply, page, { notice: `The review of ${member} is ${decision}.` });
-  }, refusedPage));
+  app.post(
+    '/console/:env/helpers/kyc',
+    route,
+    withChange(
+      ctx,
+      'sandbox.write',
+      async (req, reply, page) => {
+        sandboxOnly(page);
+        const form = formOf(req);
+        const decision = one(form, 'decision');
+        const level = one(form, 'level') === '2' ? 2 : 1;
+        if (decision !== 'approved' && decision !== 'rejected')
+          return helpersPage(ctx, reply, page, { problem: 'Choose a decision.' }, 400);
+        const member = one(form, 'member').trim();
+        if (member === '' || member.length > 100)
+          return helpersPage(ctx, reply, page, { problem: 'Name the member.' }, 400);
+        const r = await selfCommitting(ctx, () =>
+          sandboxReview(ctx, callerOf(page), member, decision === 'approved' ? { decision, level } : { decision }),
+        );
+        if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
+        await audit(
+          ctx.db,
+          page.session,
+          'sandbox',
+          'sandbox.kyc_review',
+          member,
+          decision === 'approved' ? `approved, level ${level}` : 'rejected',
+          page.now,
+        );
+        return helpersPage(ctx, reply, page, { notice: `The review of ${member} is ${decision}.` });
+      },
+      refusedPage,
+    ),
+  );
 
-  app.post('/console/:env/helpers/hosted-screen', route, withChange(ctx, 'sandbox.write', async (req, reply, page) => {
-    sandboxOnly(page);
-    const form = formOf(req);
-    const outcome = one(form, 'outcome') as (typeof screenOutcomes)[number];
-    if (!screenOutcomes.includes(outcome)) return helpersPage(ctx, reply, page, { problem: 'Choose an outcome.' }, 400);
-    const ticketId = one(form, 'ticket_id').trim();
-    if (ticketId === '' || ticketId.length > 100) return helpersPage(ctx, reply, page, { problem: 'Name the ticket.' }, 400);
-    const r = await attempt(ctx, async (trx) => {
-      const state = await completeInSandbox(ctx, trx, screens, callerOf(page), ticketId, outcome);
-      await audit(trx, page.session, 'sandbox', 'sandbox.hosted_screen_complete', ticketId, outcome, page.now);
-      return state;
-    });
-    if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
-    return helpersPage(ctx, reply, page, { notice: `Ticket ${ticketId} is ${(r.value as { status: string }).status}.` });
-  }, refusedPage));
+  app.post(
+    '/console/:env/helpers/hosted-screen',
+    route,
+    withChange(
+      ctx,
+      'sandbox.write',
+      async (req, reply, page) => {
+        sandboxOnly(page);
+        const form = formOf(req);
+        const outcome = one(form, 'outcome') as (typeof screenOutcomes)[number];
+        if (!screenOutcomes.includes(outcome))
+          return helpersPage(ctx, reply, page, { problem: 'Choose an outcome.' }, 400);
+        const ticketId = one(form, 'ticket_id').trim();
+        if (ticketId === '' || ticketId.length > 100)
+          return helpersPage(ctx, reply, page, { problem: 'Name the ticket.' }, 400);
+        const r = await attempt(ctx, async (trx) => {
+          const state = await completeInSandbox(ctx, trx, screens, callerOf(page), ticketId, outcome);
+          await audit(trx, page.session, 'sandbox', 'sandbox.hosted_screen_complete', ticketId, outcome, page.now);
+          return state;
+        });
+        if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
+        return helpersPage(ctx, reply, page, {
+          notice: `Ticket ${ticketId} is ${(r.value as { status: string }).status}.`,
+        });
+      },
+      refusedPage,
+    ),
+  );
 }

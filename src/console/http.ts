@@ -5,7 +5,13 @@ import type { Database, Environment } from '../db/schema.js';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
 import { configuredKey } from '../platform/keys.js';
-import { cookieFrom, csrfToken, isCsrfCookieValue, newCsrfCookieValue, verifyCsrf } from '../modules/hosted-screens/csrf.js';
+import {
+  cookieFrom,
+  csrfToken,
+  isCsrfCookieValue,
+  newCsrfCookieValue,
+  verifyCsrf,
+} from '../modules/hosted-screens/csrf.js';
 import { resumeSession, type ConsoleSession } from './service.js';
 import type { LoginClient } from './throttle.js';
 import { deviceCookieName, deviceCookieSeconds, deviceIdFor, newDeviceValue } from './device.js';
@@ -33,7 +39,9 @@ export const consoleBase = '/console';
 /** CSP of every console response: our stylesheet only, no script, forms only to ourselves, no framing. */
 export const consoleSecurityHeaders: Record<string, string> = {
   'cache-control': 'no-store',
-  'content-security-policy': "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; " +
+    "frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
@@ -75,7 +83,12 @@ export function signInCsrf(ctx: ServiceContext, req: FastifyRequest, reply: Fast
 }
 
 export function signInCsrfValid(ctx: ServiceContext, req: FastifyRequest, form: FormFields): boolean {
-  return verifyCsrf(key(ctx), csrfPurpose.signIn, cookieFrom(req.headers.cookie, signInCookieName), one(form, csrfField));
+  return verifyCsrf(
+    key(ctx),
+    csrfPurpose.signIn,
+    cookieFrom(req.headers.cookie, signInCookieName),
+    one(form, csrfField),
+  );
 }
 
 const deviceKey = (ctx: ServiceContext) => configuredKey(ctx.config, 'console/device/v1');
@@ -145,10 +158,17 @@ export function environmentParam(req: FastifyRequest): Environment | undefined {
   return env === 'sandbox' || env === 'production' ? env : undefined;
 }
 
-const limits = (ctx: ServiceContext) => ({ idleSeconds: ctx.config.consoleSessionIdleSeconds, maxSeconds: ctx.config.consoleSessionMaxSeconds });
+const limits = (ctx: ServiceContext) => ({
+  idleSeconds: ctx.config.consoleSessionIdleSeconds,
+  maxSeconds: ctx.config.consoleSessionMaxSeconds,
+});
 
 /** The request's session, or the redirect to sign in (with why, when a session just ended). */
-async function sessionOf(ctx: ServiceContext, req: FastifyRequest, reply: FastifyReply): Promise<{ session: ConsoleSession; now: Date } | undefined> {
+async function sessionOf(
+  ctx: ServiceContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<{ session: ConsoleSession; now: Date } | undefined> {
   const now = ctx.clock.real();
   const found = await resumeSession(ctx.db, cookieFrom(req.headers.cookie, sessionCookieName), now, limits(ctx));
   if (found === undefined || found === 'ended') {
@@ -177,7 +197,12 @@ export function withSession(ctx: ServiceContext, handler: PageHandler) {
  * user's role allowed to make this change (checked here, on the server, whatever the page showed).
  */
 export type Refusal = 'csrf' | 'role';
-export function withChange(ctx: ServiceContext, permission: Permission | 'session', handler: PageHandler, refused: (page: PageRequest, reply: FastifyReply, why: Refusal) => unknown) {
+export function withChange(
+  ctx: ServiceContext,
+  permission: Permission | 'session',
+  handler: PageHandler,
+  refused: (page: PageRequest, reply: FastifyReply, why: Refusal) => unknown,
+) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     // Routes without an environment in the path (sign-out) act on none; a path naming another one is not found.
     const named = (req.params as { env?: string }).env;
@@ -187,7 +212,8 @@ export function withChange(ctx: ServiceContext, permission: Permission | 'sessio
     if (!s) return reply;
     const page = { ...s, environment: environment ?? 'sandbox', csrf: sessionCsrf(ctx, req) };
     const session = cookieFrom(req.headers.cookie, sessionCookieName);
-    if (!verifyCsrf(key(ctx), csrfPurpose.session, session, one(formOf(req), csrfField))) return refused(page, reply, 'csrf');
+    if (!verifyCsrf(key(ctx), csrfPurpose.session, session, one(formOf(req), csrfField)))
+      return refused(page, reply, 'csrf');
     if (permission !== 'session' && !can(s.session.role, permission)) return refused(page, reply, 'role');
     return handler(req, reply, page);
   };
@@ -198,14 +224,22 @@ export function withChange(ctx: ServiceContext, permission: Permission | 'sessio
  * the service raises (an ApiError, or a ledger error mapped to one) comes back as the text to
  * show; anything else is a fault and propagates.
  */
-export async function attempt<T>(ctx: ServiceContext, effect: (trx: Transaction<Database>) => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; problem: string }> {
+export async function attempt<T>(
+  ctx: ServiceContext,
+  effect: (trx: Transaction<Database>) => Promise<T>,
+): Promise<{ ok: true; value: T } | { ok: false; problem: string }> {
   try {
     return { ok: true, value: await ctx.db.transaction().execute(effect) };
   } catch (err) {
     const api = err instanceof ApiError ? err : ctx.mapDomainError(err);
     if (!api) throw err;
     const fields = (api.extras as { fields?: { key: string; reason: string }[] }).fields;
-    return { ok: false, problem: fields?.length ? `${api.message} (${fields.map((f) => `${f.key}: ${f.reason.replace(/_/g, ' ')}`).join(', ')})` : api.message };
+    return {
+      ok: false,
+      problem: fields?.length
+        ? `${api.message} (${fields.map((f) => `${f.key}: ${f.reason.replace(/_/g, ' ')}`).join(', ')})`
+        : api.message,
+    };
   }
 }
 
@@ -226,15 +260,31 @@ function twoStepMac(ctx: ServiceContext, userId: string, generation: string, exp
  * carries the user's count of completed sign-ins when it was made (`generation`): the sign-in it
  * leads to (or any other) spends it.
  */
-export function twoStepSetCookie(ctx: ServiceContext, req: FastifyRequest, userId: string, generation: string, now: Date): string {
+export function twoStepSetCookie(
+  ctx: ServiceContext,
+  req: FastifyRequest,
+  userId: string,
+  generation: string,
+  now: Date,
+): string {
   const expires = Math.floor(now.getTime() / 1000) + twoStepSeconds;
-  return cookie(twoStepCookieName, `${userId}.${generation}.${expires}.${twoStepMac(ctx, userId, generation, expires)}`, req, twoStepSeconds);
+  return cookie(
+    twoStepCookieName,
+    `${userId}.${generation}.${expires}.${twoStepMac(ctx, userId, generation, expires)}`,
+    req,
+    twoStepSeconds,
+  );
 }
 
 export const twoStepClearCookie = (req: FastifyRequest) => cookie(twoStepCookieName, '', req, 0);
 
-/** The user of a valid two-step cookie, and the generation it was made at (checked against the user's when the code comes). */
-export function twoStepUser(ctx: ServiceContext, req: FastifyRequest, now: Date): { userId: string; generation: string } | undefined {
+/** The user of a valid two-step cookie, and the generation it was made at (checked against the user's when the code
+ * comes). */
+export function twoStepUser(
+  ctx: ServiceContext,
+  req: FastifyRequest,
+  now: Date,
+): { userId: string; generation: string } | undefined {
   const value = cookieFrom(req.headers.cookie, twoStepCookieName) ?? '';
   const m = /^(cus_[0-9a-f-]{36})\.([0-9]{1,19})\.([0-9]{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value);
   if (!m) return undefined;
@@ -242,8 +292,11 @@ export function twoStepUser(ctx: ServiceContext, req: FastifyRequest, now: Date)
   if (expires * 1000 <= now.getTime()) return undefined;
   const expected = Buffer.from(twoStepMac(ctx, m[1]!, m[2]!, expires));
   const given = Buffer.from(m[4]!);
-  return expected.length === given.length && timingSafeEqual(expected, given) ? { userId: m[1]!, generation: m[2]! } : undefined;
+  return expected.length === given.length && timingSafeEqual(expected, given)
+    ? { userId: m[1]!, generation: m[2]! }
+    : undefined;
 }
 
 /** The session token the browser still holds, if any: a new sign-in ends that session. */
-export const presentedSession = (req: FastifyRequest): string | undefined => cookieFrom(req.headers.cookie, sessionCookieName);
+export const presentedSession = (req: FastifyRequest): string | undefined =>
+  cookieFrom(req.headers.cookie, sessionCookieName);

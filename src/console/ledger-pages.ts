@@ -12,7 +12,20 @@ import { attempt, formOf, one, redirect, sendHtml, withChange, withSession, type
 import { audit } from './audit.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { askFirst, badge, confirmPage, consolePage, csrfInput, envPath, nextPageLink, selectInput, shortId, table, textInput, when } from './views.js';
+import {
+  askFirst,
+  badge,
+  confirmPage,
+  consolePage,
+  csrfInput,
+  envPath,
+  nextPageLink,
+  selectInput,
+  shortId,
+  table,
+  textInput,
+  when,
+} from './views.js';
 
 /**
  * Money over time (extensions 13): the balances with an "as of" date and the balance monitors,
@@ -27,45 +40,88 @@ const queryOf = (req: FastifyRequest) => req.query as Record<string, string | un
 /** A `datetime-local` value (no zone) read as UTC; a full ISO 8601 time is taken as given. */
 function instant(value: string | undefined): Date | undefined | 'bad' {
   if (!value) return undefined;
-  const text = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(value) ? `${value}Z` : /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value;
+  const text = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(value)
+    ? `${value}Z`
+    : /^\d{4}-\d{2}-\d{2}$/.test(value)
+      ? `${value}T00:00:00Z`
+      : value;
   const d = new Date(text);
   return Number.isNaN(d.getTime()) ? 'bad' : d;
 }
 
-async function balancesPage(ctx: ServiceContext, req: FastifyRequest, reply: FastifyReply, page: PageRequest, extra: { problem?: string; notice?: string } = {}, status = 200) {
+async function balancesPage(
+  ctx: ServiceContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  page: PageRequest,
+  extra: { problem?: string; notice?: string } = {},
+  status = 200,
+) {
   const scope = scopeOf(page);
   const asOfText = queryOf(req).as_of;
   let asOf = instant(asOfText);
   let problem = extra.problem;
-  if (asOf === 'bad') { problem = 'The "as of" date is not a date and time.'; asOf = undefined; }
-  if (asOf && asOf.getTime() > (await ctx.clock.now(ctx.db, scope)).getTime()) { problem = 'The "as of" date is in the future.'; asOf = undefined; }
+  if (asOf === 'bad') {
+    problem = 'The "as of" date is not a date and time.';
+    asOf = undefined;
+  }
+  if (asOf && asOf.getTime() > (await ctx.clock.now(ctx.db, scope)).getTime()) {
+    problem = 'The "as of" date is in the future.';
+    asOf = undefined;
+  }
   const balances = await merchantBalances(ctx.db, page.environment, page.session.merchantId, asOf);
   const monitors = (await listMonitors(ctx.db, scope, { limit: 100 })).data;
   const base = envPath(page.environment);
   const canWrite = can(page.session.role, 'monitors.write');
   type B = (typeof balances)[number];
   type M = (typeof monitors)[number];
-  return sendHtml(reply, status, consolePage(page, {
-    title: 'Balances', section: '', problem, notice: extra.notice,
-    body: html`<p>The merchant's own balances in the ${page.environment}: custody (what the merchant holds for its members) and prepaid (what it has paid in for fees and payouts).</p>
-<form method="get" action="${base}" class="filters">${textInput('as_of', 'As of (UTC)', { type: 'datetime-local', value: asOf ? asOf.toISOString().slice(0, 16) : '', hint: 'Empty: now. The balances as they were at that moment.' })}<button type="submit" class="secondary">Show</button></form>${
-      table(asOf ? `Merchant balances as of ${when(asOf)}` : 'Merchant balances', [
-        { label: 'Asset', cell: (b: B) => b.asset },
-        { label: 'Custody', cell: (b) => b.custody, num: true },
-        { label: 'Prepaid available', cell: (b) => b.prepaid_available, num: true },
-      ], balances, asOf ? 'No money had moved in this environment by then.' : 'No money has moved in this environment yet.')}
-<h2>Balance monitors</h2><p>A monitor sends <code>balance_monitor.triggered</code> once when the balance falls below its threshold and <code>balance_monitor.resolved</code> once when it is back at or above it.</p>${
-      table('Monitors', [
-        { label: 'Balance', cell: (m: M) => m.balance },
-        { label: 'Asset', cell: (m) => m.asset },
-        { label: 'Below', cell: (m) => m.below, num: true },
-        { label: 'State', cell: (m) => badge(m.state, m.state === 'ok' ? 'ok' : 'bad') },
-        { label: '', cell: (m) => (canWrite ? askFirst(`${base}/balance-monitors/${m.id}/delete`, 'Remove') : '') },
-      ], monitors, 'No monitors.')}${
-      canWrite ? html`<form method="post" action="${base}/balance-monitors" class="card"><h3>New monitor</h3>${csrfInput(page)}${
-        selectInput('balance', 'Balance', [{ value: 'prepaid', label: 'Prepaid' }, { value: 'custody', label: 'Custody' }])}${
-        textInput('asset', 'Asset', { required: true, hint: 'e.g. USDT' })}${textInput('below', 'Below', { required: true, hint: 'A decimal amount of the asset' })}<button type="submit">Add monitor</button></form>` : ''}`,
-  }));
+  return sendHtml(
+    reply,
+    status,
+    consolePage(page, {
+      title: 'Balances',
+      section: '',
+      problem,
+      notice: extra.notice,
+      body: html`<p>The merchant's own balances in the ${page.environment}: custody (what the merchant holds for its members) and prepaid (what it has paid in for fees and payouts).</p>
+<form method="get" action="${base}" class="filters">${textInput('as_of', 'As of (UTC)', { type: 'datetime-local', value: asOf ? asOf.toISOString().slice(0, 16) : '', hint: 'Empty: now. The balances as they were at that moment.' })}<button type="submit" class="secondary">Show</button></form>${table(
+        asOf ? `Merchant balances as of ${when(asOf)}` : 'Merchant balances',
+        [
+          { label: 'Asset', cell: (b: B) => b.asset },
+          { label: 'Custody', cell: (b) => b.custody, num: true },
+          { label: 'Prepaid available', cell: (b) => b.prepaid_available, num: true },
+        ],
+        balances,
+        asOf ? 'No money had moved in this environment by then.' : 'No money has moved in this environment yet.',
+      )}
+<h2>Balance monitors</h2><p>A monitor sends <code>balance_monitor.triggered</code> once when the balance falls below its threshold and <code>balance_monitor.resolved</code> once when it is back at or above it.</p>${table(
+        'Monitors',
+        [
+          { label: 'Balance', cell: (m: M) => m.balance },
+          { label: 'Asset', cell: (m) => m.asset },
+          { label: 'Below', cell: (m) => m.below, num: true },
+          { label: 'State', cell: (m) => badge(m.state, m.state === 'ok' ? 'ok' : 'bad') },
+          { label: '', cell: (m) => (canWrite ? askFirst(`${base}/balance-monitors/${m.id}/delete`, 'Remove') : '') },
+        ],
+        monitors,
+        'No monitors.',
+      )}${
+        canWrite
+          ? html`<form method="post" action="${base}/balance-monitors" class="card"><h3>New monitor</h3>${csrfInput(page)}${selectInput(
+              'balance',
+              'Balance',
+              [
+                { value: 'prepaid', label: 'Prepaid' },
+                { value: 'custody', label: 'Custody' },
+              ],
+            )}${textInput('asset', 'Asset', {
+              required: true,
+              hint: 'e.g. USDT',
+            })}${textInput('below', 'Below', { required: true, hint: 'A decimal amount of the asset' })}<button type="submit">Add monitor</button></form>`
+          : ''
+      }`,
+    }),
+  );
 }
 
 async function ledgerPage(ctx: ServiceContext, req: FastifyRequest, reply: FastifyReply, page: PageRequest) {
@@ -75,121 +131,285 @@ async function ledgerPage(ctx: ServiceContext, req: FastifyRequest, reply: Fasti
   let memberId: string | undefined;
   let none = false;
   if (filters.member_id) {
-    const m = /^[A-Za-z0-9_.:-]{1,100}$/.test(filters.member_id) ? await resolveMember(ctx.db, scope.merchantId, scope.environment, filters.member_id) : undefined;
-    if (m) memberId = m.id; else none = true;
+    const m = /^[A-Za-z0-9_.:-]{1,100}$/.test(filters.member_id)
+      ? await resolveMember(ctx.db, scope.merchantId, scope.environment, filters.member_id)
+      : undefined;
+    if (m) memberId = m.id;
+    else none = true;
   }
-  const list = none ? { data: [], next_cursor: null, has_more: false } : await entryPage(ctx.db, {
-    ...scope, memberId, asset: filters.asset ? filters.asset.toUpperCase() : undefined, referenceId: filters.reference_id || undefined,
-  }, { limit: 25, cursor: q.cursor });
+  const list = none
+    ? { data: [], next_cursor: null, has_more: false }
+    : await entryPage(
+        ctx.db,
+        {
+          ...scope,
+          memberId,
+          asset: filters.asset ? filters.asset.toUpperCase() : undefined,
+          referenceId: filters.reference_id || undefined,
+        },
+        { limit: 25, cursor: q.cursor },
+      );
   const base = envPath(page.environment, '/ledger');
   type E = (typeof list.data)[number];
-  return sendHtml(reply, 200, consolePage(page, {
-    title: 'Ledger', section: '/ledger',
-    body: html`<p>Every journal entry of the merchant, newest first: each moves one asset, its debits equal its credits. <code>platform:…</code> lines are the platform's side of your business.</p>
-<form method="get" action="${base}" class="filters">${textInput('member_id', 'Member', { value: filters.member_id, hint: 'mem_… or your external id' })}${
-      textInput('asset', 'Asset', { value: filters.asset })}${textInput('reference_id', 'Reference', { value: filters.reference_id, hint: 'dep_…, wdr_…' })}<button type="submit" class="secondary">Filter</button></form>${
-      table('Journal entries', [
-        { label: 'Created', cell: (e: E) => when(e.created_at) },
-        { label: 'Entry', cell: (e) => html`<code>${e.kind}</code><br>${shortId(e.id)}` },
-        { label: 'Reference', cell: (e) => html`${e.reference.object} ${shortId(e.reference.id)}` },
-        { label: 'Lines', cell: (e) => html`<ul>${e.lines.map((l) => html`<li>${l.account.owner} ${l.account.owner === 'member' ? html`${shortId(l.account.owner_id)} ` : ''}${l.account.bucket}: ${
-          /^0(\.0+)?$/.test(l.debit) ? `credit ${l.credit}` : `debit ${l.debit}`} ${l.asset}</li>`)}</ul>` },
-      ], list.data, 'No entries.')}${nextPageLink(base, list.next_cursor, Object.fromEntries(Object.entries(filters).filter(([, v]) => v)))}`,
-  }));
+  return sendHtml(
+    reply,
+    200,
+    consolePage(page, {
+      title: 'Ledger',
+      section: '/ledger',
+      body: html`<p>Every journal entry of the merchant, newest first: each moves one asset, its debits equal its credits. <code>platform:…</code> lines are the platform's side of your business.</p>
+<form method="get" action="${base}" class="filters">${textInput('member_id', 'Member', { value: filters.member_id, hint: 'mem_… or your external id' })}${textInput(
+        'asset',
+        'Asset',
+        { value: filters.asset },
+      )}${textInput('reference_id', 'Reference', { value: filters.reference_id, hint: 'dep_…, wdr_…' })}<button type="submit" class="secondary">Filter</button></form>${table(
+        'Journal entries',
+        [
+          { label: 'Created', cell: (e: E) => when(e.created_at) },
+          { label: 'Entry', cell: (e) => html`<code>${e.kind}</code><br>${shortId(e.id)}` },
+          { label: 'Reference', cell: (e) => html`${e.reference.object} ${shortId(e.reference.id)}` },
+          {
+            label: 'Lines',
+            cell: (e) =>
+              html`<ul>${e.lines.map(
+                (l) =>
+                  html`<li>${l.account.owner} ${l.account.owner === 'member' ? html`${shortId(l.account.owner_id)} ` : ''}${l.account.bucket}: ${
+                    /^0(\.0+)?$/.test(l.debit) ? `credit ${l.credit}` : `debit ${l.debit}`
+                  } ${l.asset}</li>`,
+              )}</ul>`,
+          },
+        ],
+        list.data,
+        'No entries.',
+      )}${nextPageLink(base, list.next_cursor, Object.fromEntries(Object.entries(filters).filter(([, v]) => v)))}`,
+    }),
+  );
 }
 
-async function exportsPage(ctx: ServiceContext, req: FastifyRequest, reply: FastifyReply, page: PageRequest, extra: { problem?: string; notice?: string } = {}, status = 200) {
+async function exportsPage(
+  ctx: ServiceContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  page: PageRequest,
+  extra: { problem?: string; notice?: string } = {},
+  status = 200,
+) {
   const list = await listExports(ctx.db, scopeOf(page), { limit: 25, cursor: queryOf(req).cursor });
   const base = envPath(page.environment, '/exports');
   const canWrite = can(page.session.role, 'exports.write');
   type X = (typeof list.data)[number];
-  return sendHtml(reply, status, consolePage(page, {
-    title: 'Exports', section: '/exports', problem: extra.problem, notice: extra.notice,
-    body: html`<p>Files of your objects for your accountants, written in the background and kept 7 days. <a href="${base}">Refresh</a> to follow their progress.</p>${
-      table('Exports, newest first', [
-        { label: 'Requested', cell: (x: X) => when(x.created_at) },
-        { label: 'Kind', cell: (x) => html`${x.kind.replace(/_/g, ' ')}<br>${shortId(x.id)}` },
-        { label: 'Status', cell: (x) => badge(x.status, x.status === 'completed' ? 'ok' : x.status === 'pending' ? 'warn' : 'bad') },
-        { label: 'Rows', cell: (x) => (x.row_count === null ? '' : String(x.row_count)), num: true },
-        { label: 'File', cell: (x) => (x.status === 'completed' ? html`<a href="${base}/${x.id}/file">Download</a> (${String(x.size_bytes)} bytes)<br><span class="mono">sha256 ${x.sha256 ?? ''}</span>` : '') },
-      ], list.data, 'No exports yet.')}${nextPageLink(base, list.next_cursor)}${
-      canWrite ? html`<form method="post" action="${base}" class="card"><h3>Request an export</h3>${csrfInput(page)}${
-        selectInput('kind', 'Kind', exportKinds.map((k) => ({ value: k, label: k.replace(/_/g, ' ') })))}${
-        textInput('from', 'From (UTC, inclusive)', { type: 'date', required: true })}${textInput('to', 'To (UTC, exclusive)', { type: 'date', required: true, hint: 'Member balances: as of this date' })}${
-        selectInput('format', 'Format', [{ value: 'csv', label: 'CSV' }, { value: 'jsonl', label: 'JSON lines' }])}<button type="submit">Request</button></form>` : ''}`,
-  }));
+  return sendHtml(
+    reply,
+    status,
+    consolePage(page, {
+      title: 'Exports',
+      section: '/exports',
+      problem: extra.problem,
+      notice: extra.notice,
+      body: html`<p>Files of your objects for your accountants, written in the background and kept 7 days. <a href="${base}">Refresh</a> to follow their progress.</p>${table(
+        'Exports, newest first',
+        [
+          { label: 'Requested', cell: (x: X) => when(x.created_at) },
+          { label: 'Kind', cell: (x) => html`${x.kind.replace(/_/g, ' ')}<br>${shortId(x.id)}` },
+          {
+            label: 'Status',
+            cell: (x) => badge(x.status, x.status === 'completed' ? 'ok' : x.status === 'pending' ? 'warn' : 'bad'),
+          },
+          { label: 'Rows', cell: (x) => (x.row_count === null ? '' : String(x.row_count)), num: true },
+          {
+            label: 'File',
+            cell: (x) =>
+              x.status === 'completed'
+                ? html`<a href="${base}/${x.id}/file">Download</a> (${String(x.size_bytes)} bytes)<br><span class="mono">sha256 ${x.sha256 ?? ''}</span>`
+                : '',
+          },
+        ],
+        list.data,
+        'No exports yet.',
+      )}${nextPageLink(base, list.next_cursor)}${
+        canWrite
+          ? html`<form method="post" action="${base}" class="card"><h3>Request an export</h3>${csrfInput(page)}${selectInput(
+              'kind',
+              'Kind',
+              exportKinds.map((k) => ({ value: k, label: k.replace(/_/g, ' ') })),
+            )}${textInput('from', 'From (UTC, inclusive)', {
+              type: 'date',
+              required: true,
+            })}${textInput('to', 'To (UTC, exclusive)', { type: 'date', required: true, hint: 'Member balances: as of this date' })}${selectInput(
+              'format',
+              'Format',
+              [
+                { value: 'csv', label: 'CSV' },
+                { value: 'jsonl', label: 'JSON lines' },
+              ],
+            )}<button type="submit">Request</button></form>`
+          : ''
+      }`,
+    }),
+  );
 }
 
 export function registerLedgerPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get('/console/:env', route, withSession(ctx, (req, reply, page) => balancesPage(ctx, req, reply, page)));
+  app.get(
+    '/console/:env',
+    route,
+    withSession(ctx, (req, reply, page) => balancesPage(ctx, req, reply, page)),
+  );
 
-  app.post('/console/:env/balance-monitors', route, withChange(ctx, 'monitors.write', async (req, reply, page) => {
-    const form = formOf(req);
-    const balance = one(form, 'balance') === 'custody' ? 'custody' as const : 'prepaid' as const;
-    const r = await attempt(ctx, async (trx) => {
-      const m = await createMonitor(trx, ctx.clock, scopeOf(page), { balance, asset: one(form, 'asset').trim(), below: one(form, 'below').trim() });
-      await audit(trx, page.session, page.environment, 'balance_monitor.create', m.id, `${m.balance} ${m.asset} below ${m.below}`, page.now);
-      return m;
-    });
-    if (!r.ok) return balancesPage(ctx, req, reply, page, { problem: r.problem }, 400);
-    return redirect(reply, envPath(page.environment));
-  }, refusedPage));
+  app.post(
+    '/console/:env/balance-monitors',
+    route,
+    withChange(
+      ctx,
+      'monitors.write',
+      async (req, reply, page) => {
+        const form = formOf(req);
+        const balance = one(form, 'balance') === 'custody' ? ('custody' as const) : ('prepaid' as const);
+        const r = await attempt(ctx, async (trx) => {
+          const m = await createMonitor(trx, ctx.clock, scopeOf(page), {
+            balance,
+            asset: one(form, 'asset').trim(),
+            below: one(form, 'below').trim(),
+          });
+          await audit(
+            trx,
+            page.session,
+            page.environment,
+            'balance_monitor.create',
+            m.id,
+            `${m.balance} ${m.asset} below ${m.below}`,
+            page.now,
+          );
+          return m;
+        });
+        if (!r.ok) return balancesPage(ctx, req, reply, page, { problem: r.problem }, 400);
+        return redirect(reply, envPath(page.environment));
+      },
+      refusedPage,
+    ),
+  );
 
   // Removing a monitor ends its state (a new one starts over): a page first names it.
-  app.get('/console/:env/balance-monitors/:id/delete', route, withSession(ctx, async (req, reply, page) => {
-    const m = await getMonitor(ctx.db, scopeOf(page), (req.params as { id: string }).id);
-    if (!m) throw new ApiError('not_found', 'No such balance monitor.');
-    const base = envPath(page.environment);
-    return sendHtml(reply, 200, confirmPage(page, {
-      title: 'Remove the balance monitor?', section: '', refused: can(page.session.role, 'monitors.write') ? undefined : `Your role (${page.session.role}) cannot change balance monitors.`,
-      question: html`Remove the monitor of the ${m.balance} ${m.asset} balance below ${m.below}? No more balance_monitor events are sent for it.`,
-      facts: [['Monitor', html`<code>${m.id}</code>`], ['State', m.state]],
-      action: `${base}/balance-monitors/${m.id}/delete`, button: 'Yes, remove the monitor', danger: true, back: base,
-    }));
-  }));
+  app.get(
+    '/console/:env/balance-monitors/:id/delete',
+    route,
+    withSession(ctx, async (req, reply, page) => {
+      const m = await getMonitor(ctx.db, scopeOf(page), (req.params as { id: string }).id);
+      if (!m) throw new ApiError('not_found', 'No such balance monitor.');
+      const base = envPath(page.environment);
+      return sendHtml(
+        reply,
+        200,
+        confirmPage(page, {
+          title: 'Remove the balance monitor?',
+          section: '',
+          refused: can(page.session.role, 'monitors.write')
+            ? undefined
+            : `Your role (${page.session.role}) cannot change balance monitors.`,
+          question: html`Remove the monitor of the ${m.balance} ${m.asset} balance below ${m.below}? No more balance_monitor events are sent for it.`,
+          facts: [
+            ['Monitor', html`<code>${m.id}</code>`],
+            ['State', m.state],
+          ],
+          action: `${base}/balance-monitors/${m.id}/delete`,
+          button: 'Yes, remove the monitor',
+          danger: true,
+          back: base,
+        }),
+      );
+    }),
+  );
 
-  app.post('/console/:env/balance-monitors/:id/delete', route, withChange(ctx, 'monitors.write', async (req, reply, page) => {
-    const id = (req.params as { id: string }).id;
-    const r = await attempt(ctx, async (trx) => {
-      await deleteMonitor(trx, scopeOf(page), id);
-      await audit(trx, page.session, page.environment, 'balance_monitor.delete', id, '', page.now);
-    });
-    if (!r.ok) return balancesPage(ctx, req, reply, page, { problem: r.problem }, 400);
-    return redirect(reply, envPath(page.environment));
-  }, refusedPage));
+  app.post(
+    '/console/:env/balance-monitors/:id/delete',
+    route,
+    withChange(
+      ctx,
+      'monitors.write',
+      async (req, reply, page) => {
+        const id = (req.params as { id: string }).id;
+        const r = await attempt(ctx, async (trx) => {
+          await deleteMonitor(trx, scopeOf(page), id);
+          await audit(trx, page.session, page.environment, 'balance_monitor.delete', id, '', page.now);
+        });
+        if (!r.ok) return balancesPage(ctx, req, reply, page, { problem: r.problem }, 400);
+        return redirect(reply, envPath(page.environment));
+      },
+      refusedPage,
+    ),
+  );
 
-  app.get('/console/:env/ledger', route, withSession(ctx, (req, reply, page) => ledgerPage(ctx, req, reply, page)));
+  app.get(
+    '/console/:env/ledger',
+    route,
+    withSession(ctx, (req, reply, page) => ledgerPage(ctx, req, reply, page)),
+  );
 
-  app.get('/console/:env/exports', route, withSession(ctx, (req, reply, page) => exportsPage(ctx, req, reply, page)));
+  app.get(
+    '/console/:env/exports',
+    route,
+    withSession(ctx, (req, reply, page) => exportsPage(ctx, req, reply, page)),
+  );
 
-  app.post('/console/:env/exports', route, withChange(ctx, 'exports.write', async (req, reply, page) => {
-    const form = formOf(req);
-    const from = instant(one(form, 'from'));
-    const to = instant(one(form, 'to'));
-    const kind = one(form, 'kind') as ExportKind;
-    if (!from || !to || from === 'bad' || to === 'bad') return exportsPage(ctx, req, reply, page, { problem: 'Give both dates.' }, 400);
-    if (!(exportKinds as readonly string[]).includes(kind)) return exportsPage(ctx, req, reply, page, { problem: 'Choose a kind.' }, 400);
-    const r = await attempt(ctx, async (trx) => {
-      const x = await createExport(trx, ctx.clock, scopeOf(page), {
-        kind, created_gte: from.toISOString(), created_lt: to.toISOString(), format: one(form, 'format') === 'jsonl' ? 'jsonl' : 'csv',
-      });
-      await audit(trx, page.session, page.environment, 'export.create', x.id, `${kind} ${from.toISOString()} to ${to.toISOString()}`, page.now);
-      return x;
-    });
-    if (!r.ok) return exportsPage(ctx, req, reply, page, { problem: r.problem }, 400);
-    return redirect(reply, `${envPath(page.environment, '/exports')}?requested=${r.value.id}`);
-  }, refusedPage));
+  app.post(
+    '/console/:env/exports',
+    route,
+    withChange(
+      ctx,
+      'exports.write',
+      async (req, reply, page) => {
+        const form = formOf(req);
+        const from = instant(one(form, 'from'));
+        const to = instant(one(form, 'to'));
+        const kind = one(form, 'kind') as ExportKind;
+        if (!from || !to || from === 'bad' || to === 'bad')
+          return exportsPage(ctx, req, reply, page, { problem: 'Give both dates.' }, 400);
+        if (!(exportKinds as readonly string[]).includes(kind))
+          return exportsPage(ctx, req, reply, page, { problem: 'Choose a kind.' }, 400);
+        const r = await attempt(ctx, async (trx) => {
+          const x = await createExport(trx, ctx.clock, scopeOf(page), {
+            kind,
+            created_gte: from.toISOString(),
+            created_lt: to.toISOString(),
+            format: one(form, 'format') === 'jsonl' ? 'jsonl' : 'csv',
+          });
+          await audit(
+            trx,
+            page.session,
+            page.environment,
+            'export.create',
+            x.id,
+            `${kind} ${from.toISOString()} to ${to.toISOString()}`,
+            page.now,
+          );
+          return x;
+        });
+        if (!r.ok) return exportsPage(ctx, req, reply, page, { problem: r.problem }, 400);
+        return redirect(reply, `${envPath(page.environment, '/exports')}?requested=${r.value.id}`);
+      },
+      refusedPage,
+    ),
+  );
 
-  app.get('/console/:env/exports/:id/file', route, withSession(ctx, async (req, reply, page) => {
-    try {
-      const file = await openExportFile(ctx.db, ctx.clock, scopeOf(page), (req.params as { id: string }).id);
-      return reply.code(200).headers({
-        'content-type': file.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
-        'content-length': String(file.size), 'content-disposition': `attachment; filename="${file.filename}"`, 'cache-control': 'no-store',
-      }).send(file.body);
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      return exportsPage(ctx, req, reply, page, { problem: err.message }, 404);
-    }
-  }));
+  app.get(
+    '/console/:env/exports/:id/file',
+    route,
+    withSession(ctx, async (req, reply, page) => {
+      try {
+        const file = await openExportFile(ctx.db, ctx.clock, scopeOf(page), (req.params as { id: string }).id);
+        return reply
+          .code(200)
+          .headers({
+            'content-type': file.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+            'content-length': String(file.size),
+            'content-disposition': `attachment; filename="${file.filename}"`,
+            'cache-control': 'no-store',
+          })
+          .send(file.body);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        return exportsPage(ctx, req, reply, page, { problem: err.message }, 404);
+      }
+    }),
+  );
 }

@@ -4,7 +4,8 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
  * Console passwords, hashed with scrypt (Node's built-in `crypto.scrypt`, RFC 7914). scrypt is
  * memory-hard: each guess needs N·r·128 bytes (32 MiB here), which makes guessing on GPUs and
  * ASICs expensive. N = 2^15, r = 8, p = 3 is OWASP's equivalent of its minimum (N = 2^17, r = 8,
- * p = 1) at a quarter of the memory, so that sign-ins at once do not take 128 MiB each. It is part of Node's OpenSSL, so the console needs no native npm package (a
+ * p = 1) at a quarter of the memory, so that sign-ins at once do not take 128 MiB each. It is part of Node's OpenSSL,
+ * so the console needs no native npm package (a
  * prebuilt argon2 binary is one more supply-chain and platform dependency for the same property).
  *
  * Stored as `scrypt$N$r$p$<salt b64url>$<hash b64url>`: the parameters travel with the hash, so

@@ -27,21 +27,35 @@ export function consoleRoutes(timedProcesses: readonly TimedProcess[], screens: 
   return async function consolePages(app: AppInstance, ctx: ServiceContext): Promise<void> {
     await app.register(async (scope) => {
       const pages = scope as AppInstance;
-      pages.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: formBodyBytesMax }, (_req, body, done) => {
-        try {
-          done(null, parseForm(body as string));
-        } catch (err) {
-          done(err as Error);
-        }
-      });
+      pages.addContentTypeParser(
+        'application/x-www-form-urlencoded',
+        { parseAs: 'string', bodyLimit: formBodyBytesMax },
+        (_req, body, done) => {
+          try {
+            done(null, parseForm(body as string));
+          } catch (err) {
+            done(err as Error);
+          }
+        },
+      );
       pages.setErrorHandler((err: any, req, reply) => {
         const notFound = err instanceof ApiError && err.code === 'not_found';
-        const clientFault = notFound || err instanceof ConsoleFormError || err instanceof ApiError
-          || (typeof err?.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500);
+        const clientFault =
+          notFound ||
+          err instanceof ConsoleFormError ||
+          err instanceof ApiError ||
+          (typeof err?.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500);
         if (!clientFault) req.log.error({ err }, 'console page failed');
-        const [status, title, text] = notFound ? [404, 'Not found', 'There is nothing at this address.']
-          : clientFault ? [400, 'The request could not be read', 'Go back and try again.'] : [500, 'Something went wrong', 'Try again in a minute.'];
-        void sendHtml(reply, status, plainPage(title, html`<p>${text}</p><p><a href="/console">Open the console</a></p>`));
+        const [status, title, text] = notFound
+          ? [404, 'Not found', 'There is nothing at this address.']
+          : clientFault
+            ? [400, 'The request could not be read', 'Go back and try again.']
+            : [500, 'Something went wrong', 'Try again in a minute.'];
+        void sendHtml(
+          reply,
+          status,
+          plainPage(title, html`<p>${text}</p><p><a href="/console">Open the console</a></p>`),
+        );
       });
       pages.addHook('onSend', async (req, reply, payload) => {
         if (!reply.hasHeader('content-security-policy')) void reply.headers(consoleSecurityHeaders);
@@ -53,7 +67,12 @@ export function consoleRoutes(timedProcesses: readonly TimedProcess[], screens: 
         return payload;
       });
       const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
-      pages.get(stylesheetPath, route, async (_req, reply) => reply.headers({ ...consoleSecurityHeaders, 'cache-control': 'public, max-age=300' }).type('text/css; charset=utf-8').send(consoleStylesheet));
+      pages.get(stylesheetPath, route, async (_req, reply) =>
+        reply
+          .headers({ ...consoleSecurityHeaders, 'cache-control': 'public, max-age=300' })
+          .type('text/css; charset=utf-8')
+          .send(consoleStylesheet),
+      );
       registerAuthPages(pages, ctx);
       registerKeyPages(pages, ctx);
       registerWebhookPages(pages, ctx);

@@ -35,7 +35,11 @@ export interface SessionLimits {
 }
 
 /** A session is alive while used within the idle timeout and younger than the absolute one. */
-export function sessionState(session: { created_at: Date | string; last_seen_at: Date | string }, now: Date, limits: SessionLimits): 'alive' | 'idle' | 'expired' {
+export function sessionState(
+  session: { created_at: Date | string; last_seen_at: Date | string },
+  now: Date,
+  limits: SessionLimits,
+): 'alive' | 'idle' | 'expired' {
   const t = now.getTime();
   if (t - new Date(session.created_at).getTime() >= limits.maxSeconds * 1000) return 'expired';
   if (t - new Date(session.last_seen_at).getTime() >= limits.idleSeconds * 1000) return 'idle';
@@ -92,7 +96,11 @@ export function loginAllowed(failures: LoginFailures, now: Date): boolean {
   if (failures.kind === 'device') return failures.device < loginFailuresPerDeviceMax;
   if (failures.byIp >= loginFailuresPerIpMax) return false;
   const delayMs = accountDelaySeconds(failures.byAccount) * 1000;
-  return delayMs === 0 || failures.lastAccountFailure === undefined || now.getTime() - failures.lastAccountFailure.getTime() >= delayMs;
+  return (
+    delayMs === 0 ||
+    failures.lastAccountFailure === undefined ||
+    now.getTime() - failures.lastAccountFailure.getTime() >= delayMs
+  );
 }
 
 /** Invite links are valid for 7 days. */
@@ -114,7 +122,10 @@ export function passwordProblem(password: string, confirmation: string): string 
 
 /** One allow-list textarea split into lines as the platform reads it, with the line numbers kept. */
 export function allowlistLines(text: string): string[] {
-  return text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  return text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
 }
 
 /** A signed-in user as every console page sees it. */

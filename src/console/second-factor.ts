@@ -1,7 +1,14 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../db/schema.js';
 import { verifyPassword } from './password.js';
-import { deleteOtherSessions, deleteRecoveryCodes, findUser, replaceRecoveryCodes, unusedRecoveryCodes, type ConsoleUserRow } from './queries.js';
+import {
+  deleteOtherSessions,
+  deleteRecoveryCodes,
+  findUser,
+  replaceRecoveryCodes,
+  unusedRecoveryCodes,
+  type ConsoleUserRow,
+} from './queries.js';
 import type { ConsoleSession } from './rules.js';
 import { matchTotp, newTotpSecret, openSecret, sealSecret } from './totp.js';
 import { newRecoveryCodes, recoveryCodeHash } from './recovery.js';
@@ -14,33 +21,62 @@ import { audit, auditAccount } from './audit.js';
  * password and of a code that the account's forms ask for again, under the sign-in throttle.
  */
 
-
 /** The password check of every form that asks again for it, under the sign-in throttle. */
-export async function recheckPassword(db: Kysely<Database>, user: ConsoleUserRow, password: string, client: LoginClient, now: Date): Promise<'ok' | 'throttled' | 'wrong'> {
-  return throttledAttempt(db, user.email, client, now, async () => Boolean(user.password_hash && await verifyPassword(password, user.password_hash)));
+export async function recheckPassword(
+  db: Kysely<Database>,
+  user: ConsoleUserRow,
+  password: string,
+  client: LoginClient,
+  now: Date,
+): Promise<'ok' | 'throttled' | 'wrong'> {
+  return throttledAttempt(db, user.email, client, now, async () =>
+    Boolean(user.password_hash && (await verifyPassword(password, user.password_hash))),
+  );
 }
 
 /**
  * Whether `code` is a current code of the user's authenticator not used before; its step is taken
  * with a conditional update: of two submissions of one code, one wins.
  */
-export async function takeTotpCode(db: Db, totpKey: Buffer, user: ConsoleUserRow, code: string, now: Date): Promise<boolean> {
+export async function takeTotpCode(
+  db: Db,
+  totpKey: Buffer,
+  user: ConsoleUserRow,
+  code: string,
+  now: Date,
+): Promise<boolean> {
   if (!user.totp_secret) return false;
   const lastStep = user.totp_last_step === null ? null : Number(user.totp_last_step);
   const step = matchTotp(openSecret(totpKey, user.id, user.totp_secret), code, now.getTime(), lastStep);
-  return step !== undefined && Number((await db.updateTable('console_users').set({ totp_last_step: step })
-    .where('id', '=', user.id).where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', String(step))]))
-    .executeTakeFirst()).numUpdatedRows) === 1;
+  return (
+    step !== undefined &&
+    Number(
+      (
+        await db
+          .updateTable('console_users')
+          .set({ totp_last_step: step })
+          .where('id', '=', user.id)
+          .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', String(step))]))
+          .executeTakeFirst()
+      ).numUpdatedRows,
+    ) === 1
+  );
 }
 
 /** A new set of recovery codes for the user, replacing the old set; the codes are shown once. */
 async function issueRecoveryCodes(trx: Transaction<Database>, userId: string, now: Date): Promise<string[]> {
   const codes = newRecoveryCodes();
-  await replaceRecoveryCodes(trx, userId, codes.map((c) => recoveryCodeHash(userId, c)!), now);
+  await replaceRecoveryCodes(
+    trx,
+    userId,
+    codes.map((c) => recoveryCodeHash(userId, c)!),
+    now,
+  );
   return codes;
 }
 
-export type RecoveryCodesResult = { kind: 'codes'; codes: string[] } | { kind: 'throttled' } | { kind: 'wrong' } | { kind: 'no_second_factor' };
+export type RecoveryCodesResult =
+  { kind: 'codes'; codes: string[] } | { kind: 'throttled' } | { kind: 'wrong' } | { kind: 'no_second_factor' };
 
 /**
  * A new set of recovery codes, after the user proves again who it is: its password, or a current
@@ -48,11 +84,19 @@ export type RecoveryCodesResult = { kind: 'codes'; codes: string[] } | { kind: '
  * the sign-in throttle, so a session left open is no way to guess the password. The old set stops
  * working in the same transaction; audited.
  */
-export async function regenerateRecoveryCodes(db: Kysely<Database>, totpKey: Buffer, session: ConsoleSession, proof: { password: string; code: string; client: LoginClient }, now: Date): Promise<RecoveryCodesResult> {
+export async function regenerateRecoveryCodes(
+  db: Kysely<Database>,
+  totpKey: Buffer,
+  session: ConsoleSession,
+  proof: { password: string; code: string; client: LoginClient },
+  now: Date,
+): Promise<RecoveryCodesResult> {
   const user = await findUser(db, session.userId);
   if (!user?.totp_secret) return { kind: 'no_second_factor' };
   if (proof.code.trim() !== '') {
-    const checked = await throttledAttempt(db, user.email, proof.client, now, () => takeTotpCode(db, totpKey, user, proof.code, now));
+    const checked = await throttledAttempt(db, user.email, proof.client, now, () =>
+      takeTotpCode(db, totpKey, user, proof.code, now),
+    );
     if (checked !== 'ok') return { kind: checked };
   } else {
     const checked = await recheckPassword(db, user, proof.password, proof.client, now);
@@ -60,7 +104,13 @@ export async function regenerateRecoveryCodes(db: Kysely<Database>, totpKey: Buf
   }
   const codes = await db.transaction().execute(async (trx) => {
     const fresh = await issueRecoveryCodes(trx, user.id, now);
-    await auditAccount(trx, user, 'user.recovery_codes_new', `${fresh.length} new recovery codes; the old set no longer works`, now);
+    await auditAccount(
+      trx,
+      user,
+      'user.recovery_codes_new',
+      `${fresh.length} new recovery codes; the old set no longer works`,
+      now,
+    );
     return fresh;
   });
   return { kind: 'codes', codes };
@@ -77,14 +127,25 @@ export async function recoveryCodesLeft(db: Db, session: ConsoleSession): Promis
  */
 export async function startTotpSetup(db: Db, totpKey: Buffer, session: ConsoleSession): Promise<Buffer> {
   const secret = newTotpSecret();
-  await db.updateTable('console_users').set({ totp_pending_secret: sealSecret(totpKey, session.userId, secret) })
-    .where('id', '=', session.userId).where('totp_secret', 'is', null).execute();
+  await db
+    .updateTable('console_users')
+    .set({ totp_pending_secret: sealSecret(totpKey, session.userId, secret) })
+    .where('id', '=', session.userId)
+    .where('totp_secret', 'is', null)
+    .execute();
   return secret;
 }
 
-export async function totpStatus(db: Db, totpKey: Buffer, session: ConsoleSession): Promise<{ enabled: boolean; pending: Buffer | undefined }> {
+export async function totpStatus(
+  db: Db,
+  totpKey: Buffer,
+  session: ConsoleSession,
+): Promise<{ enabled: boolean; pending: Buffer | undefined }> {
   const user = await findUser(db, session.userId);
-  return { enabled: Boolean(user?.totp_secret), pending: user?.totp_pending_secret ? openSecret(totpKey, session.userId, user.totp_pending_secret) : undefined };
+  return {
+    enabled: Boolean(user?.totp_secret),
+    pending: user?.totp_pending_secret ? openSecret(totpKey, session.userId, user.totp_pending_secret) : undefined,
+  };
 }
 
 /**
@@ -92,12 +153,22 @@ export async function totpStatus(db: Db, totpKey: Buffer, session: ConsoleSessio
  * recovery codes and ends every other session of the user. Answers the codes (to show once), or
  * undefined when the code was not right.
  */
-export async function confirmTotpSetup(trx: Transaction<Database>, totpKey: Buffer, session: ConsoleSession, code: string, now: Date): Promise<string[] | undefined> {
+export async function confirmTotpSetup(
+  trx: Transaction<Database>,
+  totpKey: Buffer,
+  session: ConsoleSession,
+  code: string,
+  now: Date,
+): Promise<string[] | undefined> {
   const user = await findUser(trx, session.userId);
   if (!user?.totp_pending_secret || user.totp_secret) return undefined;
   const step = matchTotp(openSecret(totpKey, user.id, user.totp_pending_secret), code, now.getTime(), null);
   if (step === undefined) return undefined;
-  await trx.updateTable('console_users').set({ totp_secret: user.totp_pending_secret, totp_pending_secret: null, totp_last_step: step, updated_at: now }).where('id', '=', user.id).execute();
+  await trx
+    .updateTable('console_users')
+    .set({ totp_secret: user.totp_pending_secret, totp_pending_secret: null, totp_last_step: step, updated_at: now })
+    .where('id', '=', user.id)
+    .execute();
   // Sessions opened elsewhere with the password alone (perhaps by whoever made the person want a
   // second factor) end; this browser's stays.
   await deleteOtherSessions(trx, user.id, session.tokenHash);
@@ -114,16 +185,27 @@ export type TotpDisableResult = 'disabled' | 'throttled' | 'wrong';
  * session of the user ends.
  */
 export async function disableTotp(
-  db: Kysely<Database>, totpKey: Buffer, session: ConsoleSession, input: { code: string; client: LoginClient }, environment: Environment, now: Date,
+  db: Kysely<Database>,
+  totpKey: Buffer,
+  session: ConsoleSession,
+  input: { code: string; client: LoginClient },
+  environment: Environment,
+  now: Date,
 ): Promise<TotpDisableResult> {
   const user = await findUser(db, session.userId);
   if (!user?.totp_secret) return 'wrong';
-  const checked = await throttledAttempt(db, user.email, input.client, now, () => takeTotpCode(db, totpKey, user, input.code, now));
+  const checked = await throttledAttempt(db, user.email, input.client, now, () =>
+    takeTotpCode(db, totpKey, user, input.code, now),
+  );
   if (checked !== 'ok') return checked;
   return db.transaction().execute(async (trx) => {
     // The factor checked is the one turned off (not one set up again meanwhile).
-    const off = await trx.updateTable('console_users').set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now })
-      .where('id', '=', user.id).where('totp_secret', '=', user.totp_secret).executeTakeFirst();
+    const off = await trx
+      .updateTable('console_users')
+      .set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now })
+      .where('id', '=', user.id)
+      .where('totp_secret', '=', user.totp_secret)
+      .executeTakeFirst();
     if (Number(off.numUpdatedRows) !== 1) return 'wrong';
     await deleteRecoveryCodes(trx, user.id);
     // A change of how the account signs in ends the user's other sessions, as a password change does.

@@ -5,11 +5,32 @@ import { randomToken, sha256Hex } from '../platform/ids.js';
 import { getMerchant } from '../modules/merchants/queries.js';
 import { decoyHash, hashPassword, needsRehash, verifyPassword } from './password.js';
 import {
-  deleteOtherSessions, deleteRecoveryCodes, deleteSession, deleteUserSessions, findSession, findUser, findUserByEmail, findUserByInvite,
-  insertSession, insertUser, listUsers, spendRecoveryCode, touchSession, unusedRecoveryCodes, updateUser,
+  deleteOtherSessions,
+  deleteRecoveryCodes,
+  deleteSession,
+  deleteUserSessions,
+  findSession,
+  findUser,
+  findUserByEmail,
+  findUserByInvite,
+  insertSession,
+  insertUser,
+  listUsers,
+  spendRecoveryCode,
+  touchSession,
+  unusedRecoveryCodes,
+  updateUser,
   type ConsoleUserRow,
 } from './queries.js';
-import { inviteTtlSeconds, needsTouch, normaliseEmail, passwordProblem, sessionState, type ConsoleSession, type SessionLimits } from './rules.js';
+import {
+  inviteTtlSeconds,
+  needsTouch,
+  normaliseEmail,
+  passwordProblem,
+  sessionState,
+  type ConsoleSession,
+  type SessionLimits,
+} from './rules.js';
 import { recheckPassword, takeTotpCode } from './second-factor.js';
 import { auditAccount } from './audit.js';
 import type { ConsoleRole } from './tables.js';
@@ -33,12 +54,16 @@ export const consoleErrors = {
   resetSecondFactor: ['not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
-
-
 export function userView(u: ConsoleUserRow) {
   return {
-    id: u.id, merchant_id: u.merchant_id, email: u.email, role: u.role, status: u.status,
-    invite_expires_at: u.status === 'invited' ? isoOrNull(u.invite_expires_at) : null, two_step: Boolean(u.totp_secret), created_at: isoOrNull(u.created_at)!,
+    id: u.id,
+    merchant_id: u.merchant_id,
+    email: u.email,
+    role: u.role,
+    status: u.status,
+    invite_expires_at: u.status === 'invited' ? isoOrNull(u.invite_expires_at) : null,
+    two_step: Boolean(u.totp_secret),
+    created_at: isoOrNull(u.created_at)!,
   };
 }
 
@@ -47,22 +72,38 @@ export function userView(u: ConsoleUserRow) {
  * address already invited gets a fresh link (the old one stops working) and the role given. The
  * answer carries the invite path once: the operator sends it (the service sends no e-mail).
  */
-export async function inviteUser(trx: Transaction<Database>, merchantId: string, input: { email: string; role: ConsoleRole }, now: Date) {
+export async function inviteUser(
+  trx: Transaction<Database>,
+  merchantId: string,
+  input: { email: string; role: ConsoleRole },
+  now: Date,
+) {
   await getMerchant(trx, merchantId);
   const email = normaliseEmail(input.email);
   if (!email) throw invalidFields([{ key: 'email', reason: 'pattern' }]);
   const token = randomToken(32);
-  const invite = { invite_token_hash: sha256Hex(token), invite_expires_at: new Date(now.getTime() + inviteTtlSeconds * 1000) };
+  const invite = {
+    invite_token_hash: sha256Hex(token),
+    invite_expires_at: new Date(now.getTime() + inviteTtlSeconds * 1000),
+  };
   const existing = await findUserByEmail(trx, email);
   let user: ConsoleUserRow;
   if (existing) {
-    if (existing.merchant_id !== merchantId) throw invalidFields([{ key: 'email', reason: 'taken' }], 'this address belongs to a user of another merchant');
-    if (existing.status !== 'invited') throw new ApiError('state_invalid', 'This user has already set a password; change the role with PATCH.');
+    if (existing.merchant_id !== merchantId)
+      throw invalidFields([{ key: 'email', reason: 'taken' }], 'this address belongs to a user of another merchant');
+    if (existing.status !== 'invited')
+      throw new ApiError('state_invalid', 'This user has already set a password; change the role with PATCH.');
     user = await updateUser(trx, existing.id, { ...invite, role: input.role, updated_at: now });
   } else {
     user = await insertUser(trx, {
-      merchantId, email, role: input.role, status: 'invited', passwordHash: null,
-      inviteTokenHash: invite.invite_token_hash, inviteExpiresAt: invite.invite_expires_at, now,
+      merchantId,
+      email,
+      role: input.role,
+      status: 'invited',
+      passwordHash: null,
+      inviteTokenHash: invite.invite_token_hash,
+      inviteExpiresAt: invite.invite_expires_at,
+      now,
     });
   }
   return { ...userView(user), invite_path: `/console/invite/${token}` };
@@ -74,7 +115,12 @@ export async function listConsoleUsers(db: Db, merchantId: string) {
 }
 
 /** Role change or disabling (operator). Disabling ends every session of the user at once. */
-export async function patchUser(trx: Transaction<Database>, id: string, patch: { role?: ConsoleRole; disabled?: boolean }, now: Date) {
+export async function patchUser(
+  trx: Transaction<Database>,
+  id: string,
+  patch: { role?: ConsoleRole; disabled?: boolean },
+  now: Date,
+) {
   const user = await findUser(trx, id);
   if (!user) throw new ApiError('not_found', 'No such console user.');
   const set: Parameters<typeof updateUser>[2] = { updated_at: now };
@@ -97,12 +143,22 @@ export async function resetSecondFactor(trx: Transaction<Database>, id: string, 
   const user = await findUser(trx, id);
   if (!user) throw new ApiError('not_found', 'No such console user.');
   const hadTotp = Boolean(user.totp_secret);
-  await trx.updateTable('console_users').set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now }).where('id', '=', id).execute();
+  await trx
+    .updateTable('console_users')
+    .set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now })
+    .where('id', '=', id)
+    .execute();
   const codes = await unusedRecoveryCodes(trx, id);
   await deleteRecoveryCodes(trx, id);
   const sessions = await deleteUserSessions(trx, id);
-  await auditAccount(trx, { ...user, actor: 'operator' }, 'operator.second_factor_reset',
-    `${user.email}: ${hadTotp ? 'two-step sign-in turned off' : 'two-step sign-in was off'}, ${codes} unused recovery codes deleted, ${sessions} sessions ended`, now);
+  await auditAccount(
+    trx,
+    { ...user, actor: 'operator' },
+    'operator.second_factor_reset',
+    `${user.email}: ${hadTotp ? 'two-step sign-in turned off' : 'two-step sign-in was off'}, ${codes} unused ` +
+      `recovery codes deleted, ${sessions} sessions ended`,
+    now,
+  );
   const updated = await findUser(trx, id);
   return { ...userView(updated!), sessions_ended: sessions };
 }
@@ -111,21 +167,51 @@ export async function resetSecondFactor(trx: Transaction<Database>, id: string, 
 export async function openInvite(db: Db, token: string, now: Date): Promise<ConsoleUserRow | undefined> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
   const user = await findUserByInvite(db, sha256Hex(token));
-  if (!user || user.status !== 'invited' || !user.invite_expires_at || new Date(user.invite_expires_at) <= now) return undefined;
+  if (!user || user.status !== 'invited' || !user.invite_expires_at || new Date(user.invite_expires_at) <= now)
+    return undefined;
   return user;
 }
 
 /** Sets the password and spends the link. Answers false when the link is no longer usable. */
-export async function acceptInvite(trx: Transaction<Database>, token: string, password: string, now: Date, passwordCost: number): Promise<boolean> {
+export async function acceptInvite(
+  trx: Transaction<Database>,
+  token: string,
+  password: string,
+  now: Date,
+  passwordCost: number,
+): Promise<boolean> {
   const user = await openInvite(trx, token, now);
   if (!user) return false;
-  await updateUser(trx, user.id, { password_hash: await hashPassword(password, passwordCost), status: 'active', invite_token_hash: null, invite_expires_at: null, updated_at: now });
+  await updateUser(trx, user.id, {
+    password_hash: await hashPassword(password, passwordCost),
+    status: 'active',
+    invite_token_hash: null,
+    invite_expires_at: null,
+    updated_at: now,
+  });
   return true;
 }
 
 /** A user with a password already set (the demo merchant's owner at first start). */
-export async function createActiveUser(trx: Transaction<Database>, merchantId: string, email: string, role: ConsoleRole, password: string, now: Date, passwordCost: number) {
-  return insertUser(trx, { merchantId, email, role, status: 'active', passwordHash: await hashPassword(password, passwordCost), inviteTokenHash: null, inviteExpiresAt: null, now });
+export async function createActiveUser(
+  trx: Transaction<Database>,
+  merchantId: string,
+  email: string,
+  role: ConsoleRole,
+  password: string,
+  now: Date,
+  passwordCost: number,
+) {
+  return insertUser(trx, {
+    merchantId,
+    email,
+    role,
+    status: 'active',
+    passwordHash: await hashPassword(password, passwordCost),
+    inviteTokenHash: null,
+    inviteExpiresAt: null,
+    now,
+  });
 }
 
 export type SignInResult =
@@ -142,7 +228,12 @@ export type SignInResult =
  * token: nothing of a session before sign-in carries over), or, for a user with a second factor,
  * the step that asks for its code (`completeSecondFactor`).
  */
-export async function signIn(db: Kysely<Database>, input: { email: string; password: string; client: LoginClient; replacing?: string }, now: Date, passwordCost: number): Promise<SignInResult> {
+export async function signIn(
+  db: Kysely<Database>,
+  input: { email: string; password: string; client: LoginClient; replacing?: string },
+  now: Date,
+  passwordCost: number,
+): Promise<SignInResult> {
   const email = normaliseEmail(input.email) ?? input.email.trim().toLowerCase().slice(0, 254);
   let user: ConsoleUserRow | undefined;
   const outcome = await throttledAttempt(db, email, input.client, now, async () => {
@@ -154,22 +245,32 @@ export async function signIn(db: Kysely<Database>, input: { email: string; passw
   if (outcome !== 'ok') return { kind: outcome };
   // A hash made with weaker parameters than today's is replaced while the password is at hand.
   if (needsRehash(user!.password_hash!, passwordCost)) {
-    await db.updateTable('console_users').set({ password_hash: await hashPassword(input.password, passwordCost) })
-      .where('id', '=', user!.id).where('password_hash', '=', user!.password_hash!).execute();
+    await db
+      .updateTable('console_users')
+      .set({ password_hash: await hashPassword(input.password, passwordCost) })
+      .where('id', '=', user!.id)
+      .where('password_hash', '=', user!.password_hash!)
+      .execute();
   }
-  if (user!.totp_secret) return { kind: 'second_factor', userId: user!.id, generation: String(user!.sign_in_generation) };
+  if (user!.totp_secret)
+    return { kind: 'second_factor', userId: user!.id, generation: String(user!.sign_in_generation) };
   const token = await startSession(db, user!, input, now);
   // No session only when the user's row went away meanwhile.
   return token === undefined ? { kind: 'wrong' } : { kind: 'session', token, email: user!.email };
 }
-
 
 /**
  * The current password of a signed-in user, asked again before a change of how the account signs
  * in (turning the second factor on): a session alone, perhaps taken from an unattended browser,
  * must not be able to bind the account to someone else's authenticator.
  */
-export async function checkCurrentPassword(db: Kysely<Database>, session: ConsoleSession, password: string, client: LoginClient, now: Date): Promise<'ok' | 'throttled' | 'wrong'> {
+export async function checkCurrentPassword(
+  db: Kysely<Database>,
+  session: ConsoleSession,
+  password: string,
+  client: LoginClient,
+  now: Date,
+): Promise<'ok' | 'throttled' | 'wrong'> {
   const user = await findUser(db, session.userId);
   return user ? recheckPassword(db, user, password, client, now) : 'wrong';
 }
@@ -181,10 +282,18 @@ export async function checkCurrentPassword(db: Kysely<Database>, session: Consol
  * signs in), and the session the browser still held ended (`replacing`: its cookie is replaced
  * now, and a copy of it must not outlive it).
  */
-async function startSession(db: Kysely<Database>, user: ConsoleUserRow, input: { client: LoginClient; replacing?: string; generation?: string }, now: Date): Promise<string | undefined> {
+async function startSession(
+  db: Kysely<Database>,
+  user: ConsoleUserRow,
+  input: { client: LoginClient; replacing?: string; generation?: string },
+  now: Date,
+): Promise<string | undefined> {
   const token = randomToken(32);
   const started = await db.transaction().execute(async (trx) => {
-    let advance = trx.updateTable('console_users').set({ sign_in_generation: sql`sign_in_generation + 1` }).where('id', '=', user.id);
+    let advance = trx
+      .updateTable('console_users')
+      .set({ sign_in_generation: sql`sign_in_generation + 1` })
+      .where('id', '=', user.id);
     if (input.generation !== undefined) advance = advance.where('sign_in_generation', '=', input.generation);
     if (Number((await advance.executeTakeFirst()).numUpdatedRows) !== 1) return false;
     await clearAttempts(trx, user.email, input.client);
@@ -202,7 +311,10 @@ async function startSession(db: Kysely<Database>, user: ConsoleUserRow, input: {
  * once (its step is recorded); a recovery code is spent, in the transaction of its audit line.
  */
 export async function completeSecondFactor(
-  db: Kysely<Database>, totpKey: Buffer, input: { userId: string; generation: string; code: string; client: LoginClient; replacing?: string }, now: Date,
+  db: Kysely<Database>,
+  totpKey: Buffer,
+  input: { userId: string; generation: string; code: string; client: LoginClient; replacing?: string },
+  now: Date,
 ): Promise<SignInResult> {
   const user = await findUser(db, input.userId);
   if (!user || user.status !== 'active' || !user.totp_secret) return { kind: 'wrong' };
@@ -211,7 +323,7 @@ export async function completeSecondFactor(
     let left: number | undefined;
     const outcome = await throttledAttempt(db, user.email, input.client, now, async () => {
       left = await db.transaction().execute(async (trx) => {
-        if (!await spendRecoveryCode(trx, user.id, recoveryCodeHash(user.id, input.code)!, now)) return undefined;
+        if (!(await spendRecoveryCode(trx, user.id, recoveryCodeHash(user.id, input.code)!, now))) return undefined;
         const n = await unusedRecoveryCodes(trx, user.id);
         await auditAccount(trx, user, 'user.recovery_code_use', `signed in with a recovery code; ${n} left`, now);
         return n;
@@ -220,22 +332,36 @@ export async function completeSecondFactor(
     });
     if (outcome !== 'ok') return { kind: outcome };
     const token = await startSession(db, user, input, now);
-    return token === undefined ? { kind: 'spent' } : { kind: 'session', token, email: user.email, recoveryCodesLeft: left };
+    return token === undefined
+      ? { kind: 'spent' }
+      : { kind: 'session', token, email: user.email, recoveryCodesLeft: left };
   }
-  const outcome = await throttledAttempt(db, user.email, input.client, now, () => takeTotpCode(db, totpKey, user, input.code, now));
+  const outcome = await throttledAttempt(db, user.email, input.client, now, () =>
+    takeTotpCode(db, totpKey, user, input.code, now),
+  );
   if (outcome !== 'ok') return { kind: outcome };
   const token = await startSession(db, user, input, now);
   return token === undefined ? { kind: 'spent' } : { kind: 'session', token, email: user.email };
 }
 
-export type PasswordChangeResult = { kind: 'changed'; sessionsEnded: number } | { kind: 'problem'; problem: string } | { kind: 'throttled' } | { kind: 'wrong' };
+export type PasswordChangeResult =
+  | { kind: 'changed'; sessionsEnded: number }
+  | { kind: 'problem'; problem: string }
+  | { kind: 'throttled' }
+  | { kind: 'wrong' };
 
 /**
  * A new password, after the current one (under the sign-in throttle). Every other session of the
  * user ends: whoever knew the old password and signed in elsewhere is out. This browser's session
  * stays. Audited.
  */
-export async function changePassword(db: Kysely<Database>, session: ConsoleSession, input: { current: string; password: string; confirmation: string; client: LoginClient }, now: Date, passwordCost: number): Promise<PasswordChangeResult> {
+export async function changePassword(
+  db: Kysely<Database>,
+  session: ConsoleSession,
+  input: { current: string; password: string; confirmation: string; client: LoginClient },
+  now: Date,
+  passwordCost: number,
+): Promise<PasswordChangeResult> {
   const problem = passwordProblem(input.password, input.confirmation);
   if (problem) return { kind: 'problem', problem };
   const user = await findUser(db, session.userId);
@@ -252,8 +378,14 @@ export async function changePassword(db: Kysely<Database>, session: ConsoleSessi
   return { kind: 'changed', sessionsEnded: ended };
 }
 
-/** The session of a cookie, if alive; a session past a timeout is deleted. Touched at most once a minute (`needsTouch`). */
-export async function resumeSession(db: Db, token: string | undefined, now: Date, limits: SessionLimits): Promise<ConsoleSession | 'ended' | undefined> {
+/** The session of a cookie, if alive; a session past a timeout is deleted. Touched at most once a minute
+ * (`needsTouch`). */
+export async function resumeSession(
+  db: Db,
+  token: string | undefined,
+  now: Date,
+  limits: SessionLimits,
+): Promise<ConsoleSession | 'ended' | undefined> {
   if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
   const tokenHash = sha256Hex(token);
   const row = await findSession(db, tokenHash);
@@ -263,7 +395,14 @@ export async function resumeSession(db: Db, token: string | undefined, now: Date
     return 'ended';
   }
   if (needsTouch(row.last_seen_at, now, limits.idleSeconds)) await touchSession(db, tokenHash, now);
-  return { tokenHash, userId: row.user_id, email: row.email, role: row.role, merchantId: row.merchant_id, merchantName: row.merchant_name };
+  return {
+    tokenHash,
+    userId: row.user_id,
+    email: row.email,
+    role: row.role,
+    merchantId: row.merchant_id,
+    merchantName: row.merchant_name,
+  };
 }
 
 export async function signOut(db: Db, session: ConsoleSession): Promise<void> {
@@ -274,5 +413,3 @@ export async function signOut(db: Db, session: ConsoleSession): Promise<void> {
 export async function signOutEverywhere(db: Db, session: ConsoleSession): Promise<number> {
   return deleteUserSessions(db, session.userId);
 }
-
-

@@ -5,13 +5,30 @@ import type { TimedProcess } from '../jobs/types.js';
 import { ApiError } from '../platform/errors.js';
 import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../upstreams/port.js';
 import { html } from '../modules/hosted-screens/html.js';
-import { advanceClock, advanceSecondsMax, presetBehavior, readClock, resetSandbox } from '../modules/sandbox/service.js';
+import {
+  advanceClock,
+  advanceSecondsMax,
+  presetBehavior,
+  readClock,
+  resetSandbox,
+} from '../modules/sandbox/service.js';
 import { attempt, csrfField, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './audit.js';
 import { auditPage } from './queries.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { askFirst, confirmPage, consolePage, envPath, nextPageLink, realTimeMark, selectInput, shortId, table, when } from './views.js';
+import {
+  askFirst,
+  confirmPage,
+  consolePage,
+  envPath,
+  nextPageLink,
+  realTimeMark,
+  selectInput,
+  shortId,
+  table,
+  when,
+} from './views.js';
 
 /**
  * The sandbox tools (upstream behaviour, reset, the sandbox clock: the sandbox area's own
@@ -21,125 +38,287 @@ import { askFirst, confirmPage, consolePage, envPath, nextPageLink, realTimeMark
 const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 
 const clockSteps = [
-  { value: '60', label: '1 minute' }, { value: '3600', label: '1 hour' }, { value: '86400', label: '1 day' },
-  { value: '604800', label: '7 days' }, { value: '2592000', label: '30 days' },
+  { value: '60', label: '1 minute' },
+  { value: '3600', label: '1 hour' },
+  { value: '86400', label: '1 day' },
+  { value: '604800', label: '7 days' },
+  { value: '2592000', label: '30 days' },
 ];
 
-async function toolsPage(ctx: ServiceContext, reply: FastifyReply, page: PageRequest, extra: { notice?: string; problem?: string } = {}, status = 200) {
+async function toolsPage(
+  ctx: ServiceContext,
+  reply: FastifyReply,
+  page: PageRequest,
+  extra: { notice?: string; problem?: string } = {},
+  status = 200,
+) {
   const clock = await readClock(ctx, page.session.merchantId);
   const canWrite = can(page.session.role, 'sandbox.write');
   const base = envPath('sandbox', '/tools');
   // The presets in force, with their expiry on the sandbox clock (they expire by it): a rejection
   // caused by one is visible here after the form has reset.
-  const presets = await ctx.db.selectFrom('upstream_behaviors').select(['upstream', 'behavior', 'expires_at'])
-    .where('merchant_id', '=', page.session.merchantId).where('environment', '=', 'sandbox').where('expires_at', '>', new Date(clock.now))
-    .orderBy('upstream').execute();
+  const presets = await ctx.db
+    .selectFrom('upstream_behaviors')
+    .select(['upstream', 'behavior', 'expires_at'])
+    .where('merchant_id', '=', page.session.merchantId)
+    .where('environment', '=', 'sandbox')
+    .where('expires_at', '>', new Date(clock.now))
+    .orderBy('upstream')
+    .execute();
   const real = page.now.getTime();
   const ahead = new Date(clock.now).getTime() - real;
-  return sendHtml(reply, status, consolePage(page, {
-    title: 'Sandbox tools', section: '/tools', ...extra,
-    body: html`<div class="card"><h2>Sandbox clock</h2><p>Your sandbox time is <strong id="sandbox-now" class="nowrap">${when(clock.now)}</strong> (sandbox clock)${Math.abs(ahead) >= 60_000 ? html`; real time is <span class="nowrap">${when(page.now)}</span>` : ''}. It only moves forward; moving it runs everything that falls due on the way (expiries, accruals, webhook retries).</p>${
-      canWrite ? html`<form method="get" action="${base}/clock">${selectInput('seconds', 'Move the clock forward by', clockSteps, '3600')}<div class="actions"><button type="submit">Advance clock</button></div></form>` : ''}</div>
-<div class="card"><h2>Upstream behaviour</h2><p>How one provider's money-moving step answers for your sandbox, for ${injectionTtlSeconds / 60} minutes of sandbox time (then back to success).</p>${table('Behaviours in force', [
-      { label: 'Provider', cell: (b: (typeof presets)[number]) => b.upstream },
-      { label: 'Answer', cell: (b) => b.behavior.replace('_', ' ') },
-      { label: 'Until (sandbox clock)', cell: (b) => when(b.expires_at) },
-    ], presets, 'none: every provider answers success.')}${
-      canWrite ? html`<form method="post" action="${base}/behavior"><input type="hidden" name="${csrfField}" value="${page.csrf}">${selectInput('upstream', 'Provider', upstreamNames.map((u) => ({ value: u, label: u })))}${
-        selectInput('behavior', 'Answer', injectedBehaviors.map((b) => ({ value: b, label: b.replace('_', ' ') })))}<div class="actions"><button type="submit">Set behaviour</button></div></form>` : ''}</div>
+  return sendHtml(
+    reply,
+    status,
+    consolePage(page, {
+      title: 'Sandbox tools',
+      section: '/tools',
+      ...extra,
+      body: html`<div class="card"><h2>Sandbox clock</h2><p>Your sandbox time is <strong id="sandbox-now" class="nowrap">${when(clock.now)}</strong> (sandbox clock)${Math.abs(ahead) >= 60_000 ? html`; real time is <span class="nowrap">${when(page.now)}</span>` : ''}. It only moves forward; moving it runs everything that falls due on the way (expiries, accruals, webhook retries).</p>${
+        canWrite
+          ? html`<form method="get" action="${base}/clock">${selectInput('seconds', 'Move the clock forward by', clockSteps, '3600')}<div class="actions"><button type="submit">Advance clock</button></div></form>`
+          : ''
+      }</div>
+<div class="card"><h2>Upstream behaviour</h2><p>How one provider's money-moving step answers for your sandbox, for ${injectionTtlSeconds / 60} minutes of sandbox time (then back to success).</p>${table(
+        'Behaviours in force',
+        [
+          { label: 'Provider', cell: (b: (typeof presets)[number]) => b.upstream },
+          { label: 'Answer', cell: (b) => b.behavior.replace('_', ' ') },
+          { label: 'Until (sandbox clock)', cell: (b) => when(b.expires_at) },
+        ],
+        presets,
+        'none: every provider answers success.',
+      )}${
+        canWrite
+          ? html`<form method="post" action="${base}/behavior"><input type="hidden" name="${csrfField}" value="${page.csrf}">${selectInput(
+              'upstream',
+              'Provider',
+              upstreamNames.map((u) => ({ value: u, label: u })),
+            )}${selectInput(
+              'behavior',
+              'Answer',
+              injectedBehaviors.map((b) => ({ value: b, label: b.replace('_', ' ') })),
+            )}<div class="actions"><button type="submit">Set behaviour</button></div></form>`
+          : ''
+      }</div>
 <div class="card"><h2>Reset</h2><p id="reset-hint">Deletes the sandbox webhook deliveries and API call log and removes injected behaviours. Ledger entries, orders and members are kept, so balances do not reset.</p>${
-      canWrite ? html`<div class="actions">${askFirst(`${base}/reset`, 'Reset sandbox logs', { danger: true })}</div>` : ''}</div>`,
-  }));
+        canWrite
+          ? html`<div class="actions">${askFirst(`${base}/reset`, 'Reset sandbox logs', { danger: true })}</div>`
+          : ''
+      }</div>`,
+    }),
+  );
 }
 
-export function registerSettingsPages(app: AppInstance, ctx: ServiceContext, timedProcesses: readonly TimedProcess[]): void {
+export function registerSettingsPages(
+  app: AppInstance,
+  ctx: ServiceContext,
+  timedProcesses: readonly TimedProcess[],
+): void {
   const sandboxOnly = (page: PageRequest) => {
     if (page.environment !== 'sandbox') throw new ApiError('not_found');
   };
 
-  app.get('/console/:env/tools', route, withSession(ctx, (_req, reply, page) => {
-    sandboxOnly(page);
-    return toolsPage(ctx, reply, page);
-  }));
+  app.get(
+    '/console/:env/tools',
+    route,
+    withSession(ctx, (_req, reply, page) => {
+      sandboxOnly(page);
+      return toolsPage(ctx, reply, page);
+    }),
+  );
 
   // Resetting and moving the clock cannot be undone: a page first says what will happen.
-  app.get('/console/:env/tools/reset', route, withSession(ctx, async (_req, reply, page) => {
-    sandboxOnly(page);
-    const base = envPath('sandbox', '/tools');
-    return sendHtml(reply, 200, confirmPage(page, {
-      title: 'Reset the sandbox logs?', section: '/tools', refused: can(page.session.role, 'sandbox.write') ? undefined : `Your role (${page.session.role}) cannot use the sandbox tools.`,
-      question: html`Delete every sandbox webhook delivery and API call of ${page.session.merchantName}, and remove the upstream behaviours in force? Ledger entries, orders and members are kept.`,
-      facts: [], action: `${base}/reset`, button: 'Yes, reset the sandbox logs', danger: true, back: base,
-    }));
-  }));
+  app.get(
+    '/console/:env/tools/reset',
+    route,
+    withSession(ctx, async (_req, reply, page) => {
+      sandboxOnly(page);
+      const base = envPath('sandbox', '/tools');
+      return sendHtml(
+        reply,
+        200,
+        confirmPage(page, {
+          title: 'Reset the sandbox logs?',
+          section: '/tools',
+          refused: can(page.session.role, 'sandbox.write')
+            ? undefined
+            : `Your role (${page.session.role}) cannot use the sandbox tools.`,
+          question: html`Delete every sandbox webhook delivery and API call of ${page.session.merchantName}, and remove the upstream behaviours in force? Ledger entries, orders and members are kept.`,
+          facts: [],
+          action: `${base}/reset`,
+          button: 'Yes, reset the sandbox logs',
+          danger: true,
+          back: base,
+        }),
+      );
+    }),
+  );
 
-  app.get('/console/:env/tools/clock', route, withSession(ctx, async (req, reply, page) => {
-    sandboxOnly(page);
-    const base = envPath('sandbox', '/tools');
-    const step = clockSteps.find((c) => c.value === (req.query as { seconds?: string }).seconds) ?? clockSteps[1]!;
-    const clock = await readClock(ctx, page.session.merchantId);
-    const to = new Date(new Date(clock.now).getTime() + Number(step.value) * 1000);
-    return sendHtml(reply, 200, confirmPage(page, {
-      title: 'Move the sandbox clock?', section: '/tools', refused: can(page.session.role, 'sandbox.write') ? undefined : `Your role (${page.session.role}) cannot use the sandbox tools.`,
-      question: html`Move the sandbox clock forward by ${step.label}, from ${when(clock.now)} to ${when(to)}? Everything due on the way runs (expiries, accruals, webhook retries); the clock never moves back.`,
-      facts: [], action: `${base}/clock`, button: `Yes, move it forward by ${step.label}`, back: base, fields: { seconds: step.value },
-    }));
-  }));
+  app.get(
+    '/console/:env/tools/clock',
+    route,
+    withSession(ctx, async (req, reply, page) => {
+      sandboxOnly(page);
+      const base = envPath('sandbox', '/tools');
+      const step = clockSteps.find((c) => c.value === (req.query as { seconds?: string }).seconds) ?? clockSteps[1]!;
+      const clock = await readClock(ctx, page.session.merchantId);
+      const to = new Date(new Date(clock.now).getTime() + Number(step.value) * 1000);
+      return sendHtml(
+        reply,
+        200,
+        confirmPage(page, {
+          title: 'Move the sandbox clock?',
+          section: '/tools',
+          refused: can(page.session.role, 'sandbox.write')
+            ? undefined
+            : `Your role (${page.session.role}) cannot use the sandbox tools.`,
+          question: html`Move the sandbox clock forward by ${step.label}, from ${when(clock.now)} to ${when(to)}? Everything due on the way runs (expiries, accruals, webhook retries); the clock never moves back.`,
+          facts: [],
+          action: `${base}/clock`,
+          button: `Yes, move it forward by ${step.label}`,
+          back: base,
+          fields: { seconds: step.value },
+        }),
+      );
+    }),
+  );
 
-  app.post('/console/:env/tools/behavior', route, withChange(ctx, 'sandbox.write', async (req, reply, page) => {
-    sandboxOnly(page);
-    const form = formOf(req);
-    const r = await attempt(ctx, async (trx) => {
-      const set = await presetBehavior(trx, page.session.merchantId, { upstream: one(form, 'upstream'), behavior: one(form, 'behavior') });
-      await audit(trx, page.session, 'sandbox', 'sandbox.upstream_behavior', set.upstream, set.behavior, page.now);
-      return set;
-    });
-    if (!r.ok) return toolsPage(ctx, reply, page, { problem: r.problem }, 400);
-    return toolsPage(ctx, reply, page, { notice: `${r.value.upstream} answers ${r.value.behavior.replace('_', ' ')} for the next ${r.value.expires_in / 60} minutes.` });
-  }, refusedPage));
+  app.post(
+    '/console/:env/tools/behavior',
+    route,
+    withChange(
+      ctx,
+      'sandbox.write',
+      async (req, reply, page) => {
+        sandboxOnly(page);
+        const form = formOf(req);
+        const r = await attempt(ctx, async (trx) => {
+          const set = await presetBehavior(trx, page.session.merchantId, {
+            upstream: one(form, 'upstream'),
+            behavior: one(form, 'behavior'),
+          });
+          await audit(trx, page.session, 'sandbox', 'sandbox.upstream_behavior', set.upstream, set.behavior, page.now);
+          return set;
+        });
+        if (!r.ok) return toolsPage(ctx, reply, page, { problem: r.problem }, 400);
+        return toolsPage(ctx, reply, page, {
+          notice:
+            `${r.value.upstream} answers ${r.value.behavior.replace('_', ' ')} for the ` +
+            `next ${r.value.expires_in / 60} minutes.`,
+        });
+      },
+      refusedPage,
+    ),
+  );
 
-  app.post('/console/:env/tools/reset', route, withChange(ctx, 'sandbox.write', async (_req, reply, page) => {
-    sandboxOnly(page);
-    await ctx.apiCallLog.flush();
-    const r = await attempt(ctx, async (trx) => {
-      const done = await resetSandbox(trx, page.session.merchantId);
-      await audit(trx, page.session, 'sandbox', 'sandbox.reset', '', `deliveries ${done.cleared.merchant_webhook_deliveries}, api calls ${done.cleared.merchant_api_logs}`, page.now);
-      return done;
-    });
-    if (!r.ok) return toolsPage(ctx, reply, page, { problem: r.problem }, 400);
-    return toolsPage(ctx, reply, page, { notice: `Cleared ${r.value.cleared.merchant_webhook_deliveries} webhook deliveries and ${r.value.cleared.merchant_api_logs} API calls.` });
-  }, refusedPage));
+  app.post(
+    '/console/:env/tools/reset',
+    route,
+    withChange(
+      ctx,
+      'sandbox.write',
+      async (_req, reply, page) => {
+        sandboxOnly(page);
+        await ctx.apiCallLog.flush();
+        const r = await attempt(ctx, async (trx) => {
+          const done = await resetSandbox(trx, page.session.merchantId);
+          await audit(
+            trx,
+            page.session,
+            'sandbox',
+            'sandbox.reset',
+            '',
+            `deliveries ${done.cleared.merchant_webhook_deliveries}, api calls ${done.cleared.merchant_api_logs}`,
+            page.now,
+          );
+          return done;
+        });
+        if (!r.ok) return toolsPage(ctx, reply, page, { problem: r.problem }, 400);
+        return toolsPage(ctx, reply, page, {
+          notice:
+            `Cleared ${r.value.cleared.merchant_webhook_deliveries} webhook deliveries ` +
+            `and ${r.value.cleared.merchant_api_logs} API calls.`,
+        });
+      },
+      refusedPage,
+    ),
+  );
 
-  app.post('/console/:env/tools/clock', route, withChange(ctx, 'sandbox.write', async (req, reply, page) => {
-    sandboxOnly(page);
-    const seconds = Number(one(formOf(req), 'seconds'));
-    if (!Number.isInteger(seconds) || seconds < 1 || seconds > advanceSecondsMax) return toolsPage(ctx, reply, page, { problem: 'Choose how far to move the clock.' }, 400);
-    // The advance runs its own transactions (each timed process commits its steps), so the audit
-    // line follows it; a console advance has no idempotency key of its own (it is not replayed).
-    try {
-      const idem = { key: '', endpoint: 'console', requestHash: '', settled: false, noStore: true, now: ctx.requestClock };
-      const moved = await advanceClock(ctx, timedProcesses, page.session.merchantId, seconds, idem);
-      await audit(ctx.db, page.session, 'sandbox', 'sandbox.clock_advance', '', `${seconds} s, now ${moved.now}`, page.now);
-      return await toolsPage(ctx, reply, page, { notice: `The sandbox clock moved forward; it is now ${when(moved.now)}.` });
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      return toolsPage(ctx, reply, page, { problem: err.message }, 400);
-    }
-  }, refusedPage));
+  app.post(
+    '/console/:env/tools/clock',
+    route,
+    withChange(
+      ctx,
+      'sandbox.write',
+      async (req, reply, page) => {
+        sandboxOnly(page);
+        const seconds = Number(one(formOf(req), 'seconds'));
+        if (!Number.isInteger(seconds) || seconds < 1 || seconds > advanceSecondsMax)
+          return toolsPage(ctx, reply, page, { problem: 'Choose how far to move the clock.' }, 400);
+        // The advance runs its own transactions (each timed process commits its steps), so the audit
+        // line follows it; a console advance has no idempotency key of its own (it is not replayed).
+        try {
+          const idem = {
+            key: '',
+            endpoint: 'console',
+            requestHash: '',
+            settled: false,
+            noStore: true,
+            now: ctx.requestClock,
+          };
+          const moved = await advanceClock(ctx, timedProcesses, page.session.merchantId, seconds, idem);
+          await audit(
+            ctx.db,
+            page.session,
+            'sandbox',
+            'sandbox.clock_advance',
+            '',
+            `${seconds} s, now ${moved.now}`,
+            page.now,
+          );
+          return await toolsPage(ctx, reply, page, {
+            notice: `The sandbox clock moved forward; it is now ${when(moved.now)}.`,
+          });
+        } catch (err) {
+          if (!(err instanceof ApiError)) throw err;
+          return toolsPage(ctx, reply, page, { problem: err.message }, 400);
+        }
+      },
+      refusedPage,
+    ),
+  );
 
-  app.get('/console/:env/audit', route, withSession(ctx, async (req, reply, page) => {
-    if (!can(page.session.role, 'audit.read')) return refusedPage(page, reply, 'role');
-    const list = await auditPage(ctx.db, page.session.merchantId, page.environment, { limit: 50, cursor: (req.query as { cursor?: string }).cursor });
-    type A = (typeof list.data)[number];
-    return sendHtml(reply, 200, consolePage(page, {
-      title: 'Audit log', section: '/audit',
-      body: html`<p>Every change made through the console in the ${page.environment}, with who made it. Newest first.</p>${table('Changes', [
-        { label: `Time${realTimeMark(page)}`, cell: (a: A) => when(a.created_at) },
-        { label: 'User', cell: (a) => a.user_email },
-        { label: 'Change', cell: (a) => html`<code>${a.action}</code>` },
-        { label: 'Object', cell: (a) => shortId(a.object_id) },
-        { label: 'Detail', cell: (a) => a.detail },
-      ], list.data, 'No changes yet.')}${nextPageLink(envPath(page.environment, '/audit'), list.next_cursor)}`,
-    }));
-  }));
+  app.get(
+    '/console/:env/audit',
+    route,
+    withSession(ctx, async (req, reply, page) => {
+      if (!can(page.session.role, 'audit.read')) return refusedPage(page, reply, 'role');
+      const list = await auditPage(ctx.db, page.session.merchantId, page.environment, {
+        limit: 50,
+        cursor: (req.query as { cursor?: string }).cursor,
+      });
+      type A = (typeof list.data)[number];
+      return sendHtml(
+        reply,
+        200,
+        consolePage(page, {
+          title: 'Audit log',
+          section: '/audit',
+          body: html`<p>Every change made through the console in the ${page.environment}, with who made it. Newest first.</p>${table(
+            'Changes',
+            [
+              { label: `Time${realTimeMark(page)}`, cell: (a: A) => when(a.created_at) },
+              { label: 'User', cell: (a) => a.user_email },
+              { label: 'Change', cell: (a) => html`<code>${a.action}</code>` },
+              { label: 'Object', cell: (a) => shortId(a.object_id) },
+              { label: 'Detail', cell: (a) => a.detail },
+            ],
+            list.data,
+            'No changes yet.',
+          )}${nextPageLink(envPath(page.environment, '/audit'), list.next_cursor)}`,
+        }),
+      );
+    }),
+  );
 }

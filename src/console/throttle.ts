@@ -1,7 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { sourceSubject } from '../platform/rate-limit.js';
-import { clearFailures, countFailures, releaseAttempt, reserveAttempt, type AttemptSource, type Db } from './queries.js';
+import {
+  clearFailures,
+  countFailures,
+  releaseAttempt,
+  reserveAttempt,
+  type AttemptSource,
+  type Db,
+} from './queries.js';
 import { accountWindowSeconds, loginAllowed, loginWindowSeconds } from './rules.js';
 
 /** The sign-in throttle's bookkeeping around one guess (the rule itself: rules.ts#loginAllowed). */
@@ -12,7 +19,11 @@ export interface LoginClient {
   deviceFor(email: string): string | undefined;
 }
 
-const sourceOf = (email: string, client: LoginClient): AttemptSource => ({ email, ip: sourceSubject(client.ip), device: client.deviceFor(email) });
+const sourceOf = (email: string, client: LoginClient): AttemptSource => ({
+  email,
+  ip: sourceSubject(client.ip),
+  device: client.deviceFor(email),
+});
 
 /**
  * One guess under the sign-in throttle (rules.ts#loginAllowed: a known browser's own failures, or
@@ -21,15 +32,24 @@ const sourceOf = (email: string, client: LoginClient): AttemptSource => ({ email
  * before any of them writes it; a right answer, or a refusal by the throttle, takes its row back.
  * A client is its IPv4 address or its IPv6 /64.
  */
-export async function throttledAttempt(db: Kysely<Database>, email: string, client: LoginClient, now: Date, check: () => Promise<boolean>): Promise<'ok' | 'throttled' | 'wrong'> {
+export async function throttledAttempt(
+  db: Kysely<Database>,
+  email: string,
+  client: LoginClient,
+  now: Date,
+  check: () => Promise<boolean>,
+): Promise<'ok' | 'throttled' | 'wrong'> {
   const source = sourceOf(email, client);
-  const since = { client: new Date(now.getTime() - loginWindowSeconds * 1000), account: new Date(now.getTime() - accountWindowSeconds * 1000) };
+  const since = {
+    client: new Date(now.getTime() - loginWindowSeconds * 1000),
+    account: new Date(now.getTime() - accountWindowSeconds * 1000),
+  };
   const attempt = await reserveAttempt(db, source, now, since.account);
   if (!loginAllowed(await countFailures(db, source, since, attempt), now)) {
     await releaseAttempt(db, attempt);
     return 'throttled';
   }
-  if (!await check()) return 'wrong';
+  if (!(await check())) return 'wrong';
   await releaseAttempt(db, attempt);
   return 'ok';
 }

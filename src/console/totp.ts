@@ -77,7 +77,9 @@ export function sealSecret(key: Buffer, userId: string, secret: Buffer): string 
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(`console-totp\n${userId}`));
   const data = Buffer.concat([cipher.update(secret), cipher.final()]);
-  return ['v1', iv, cipher.getAuthTag(), data].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+  return ['v1', iv, cipher.getAuthTag(), data]
+    .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
+    .join('.');
 }
 
 export function openSecret(key: Buffer, userId: string, sealed: string): Buffer {

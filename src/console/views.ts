@@ -13,26 +13,54 @@ export const stylesheetPath = `${consoleBase}/assets/console.css`;
 
 export const envPath = (environment: Environment, rest = '') => `${consoleBase}/${environment}${rest}`;
 
-interface NavItem { path: string; label: string; show?: (page: PageRequest) => boolean }
+interface NavItem {
+  path: string;
+  label: string;
+  show?: (page: PageRequest) => boolean;
+}
 const nav: { heading: string; items: NavItem[] }[] = [
   { heading: 'Overview', items: [{ path: '', label: 'Balances' }] },
-  { heading: 'Developers', items: [
-    { path: '/keys', label: 'API keys' }, { path: '/webhooks', label: 'Webhooks' },
-    { path: '/deliveries', label: 'Webhook deliveries' }, { path: '/events', label: 'Events' }, { path: '/api-log', label: 'API calls' },
-  ] },
-  { heading: 'Money', items: [{ path: '/members', label: 'Members' }, { path: '/withdrawals', label: 'Withdrawals' }, { path: '/deposits', label: 'Deposits' },
-    { path: '/ledger', label: 'Ledger' }, { path: '/exports', label: 'Exports' }] },
-  { heading: 'Orders', items: [
-    { path: '/qr-payments', label: 'QR payments' }, { path: '/remittances', label: 'Remittances' }, { path: '/exchange', label: 'Exchange orders' },
-    { path: '/earn', label: 'Earn orders' }, { path: '/earn-positions', label: 'Earn positions' }, { path: '/cards', label: 'Cards' },
-  ] },
-  { heading: 'Settings', items: [
-    { path: '/tools', label: 'Sandbox tools', show: (p) => p.environment === 'sandbox' },
-    { path: '/helpers', label: 'Sandbox test helpers', show: (p) => p.environment === 'sandbox' },
-    { path: '/branding', label: 'Branding', show: (p) => can(p.session.role, 'branding.write') },
-    { path: '/audit', label: 'Audit log', show: (p) => can(p.session.role, 'audit.read') },
-    { path: '/account', label: 'Your account' },
-  ] },
+  {
+    heading: 'Developers',
+    items: [
+      { path: '/keys', label: 'API keys' },
+      { path: '/webhooks', label: 'Webhooks' },
+      { path: '/deliveries', label: 'Webhook deliveries' },
+      { path: '/events', label: 'Events' },
+      { path: '/api-log', label: 'API calls' },
+    ],
+  },
+  {
+    heading: 'Money',
+    items: [
+      { path: '/members', label: 'Members' },
+      { path: '/withdrawals', label: 'Withdrawals' },
+      { path: '/deposits', label: 'Deposits' },
+      { path: '/ledger', label: 'Ledger' },
+      { path: '/exports', label: 'Exports' },
+    ],
+  },
+  {
+    heading: 'Orders',
+    items: [
+      { path: '/qr-payments', label: 'QR payments' },
+      { path: '/remittances', label: 'Remittances' },
+      { path: '/exchange', label: 'Exchange orders' },
+      { path: '/earn', label: 'Earn orders' },
+      { path: '/earn-positions', label: 'Earn positions' },
+      { path: '/cards', label: 'Cards' },
+    ],
+  },
+  {
+    heading: 'Settings',
+    items: [
+      { path: '/tools', label: 'Sandbox tools', show: (p) => p.environment === 'sandbox' },
+      { path: '/helpers', label: 'Sandbox test helpers', show: (p) => p.environment === 'sandbox' },
+      { path: '/branding', label: 'Branding', show: (p) => can(p.session.role, 'branding.write') },
+      { path: '/audit', label: 'Audit log', show: (p) => can(p.session.role, 'audit.read') },
+      { path: '/account', label: 'Your account' },
+    ],
+  },
 ];
 
 export interface Shell {
@@ -45,12 +73,17 @@ export interface Shell {
 }
 
 function document(title: string, body: HtmlPart): string {
-  return '<!doctype html>\n' + html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><title>${title} · Merchant console</title><link rel="stylesheet" href="${stylesheetPath}"></head><body>${body}</body></html>`.value;
+  return (
+    '<!doctype html>\n' +
+    html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><title>${title} · Merchant console</title><link rel="stylesheet" href="${stylesheetPath}"></head><body>${body}</body></html>`
+      .value
+  );
 }
 
 export function messages(notice?: string, problem?: string): SafeHtml {
   return html`${problem ? html`<div class="problem" role="alert"><strong>There is a problem:</strong> ${problem}</div>` : ''}${
-    notice ? html`<div class="notice" role="status">${notice}</div>` : ''}`;
+    notice ? html`<div class="notice" role="status">${notice}</div>` : ''
+  }`;
 }
 
 /** A signed-in page: top bar, side navigation, the page's own content. */
@@ -58,34 +91,53 @@ export function consolePage(page: PageRequest, shell: Shell): string {
   const other: Environment = page.environment === 'sandbox' ? 'production' : 'sandbox';
   // The switch keeps the section (not the object: an id of one environment means nothing in the other).
   const section = nav.some((g) => g.items.some((i) => i.path === shell.section)) ? shell.section : '';
-  const switchTo = (env: Environment) => envPath(env, env === 'production' && (section === '/tools' || section === '/helpers') ? '' : section);
+  const switchTo = (env: Environment) =>
+    envPath(env, env === 'production' && (section === '/tools' || section === '/helpers') ? '' : section);
   const links = nav.map((group) => {
     const items = group.items.filter((i) => !i.show || i.show(page));
     if (items.length === 0) return '';
-    return html`<h2>${group.heading}</h2><ul>${items.map((i) => html`<li><a href="${envPath(page.environment, i.path)}"${
-      i.path === shell.section ? html` aria-current="page"` : ''}>${i.label}</a></li>`)}</ul>`;
+    return html`<h2>${group.heading}</h2><ul>${items.map(
+      (i) =>
+        html`<li><a href="${envPath(page.environment, i.path)}"${
+          i.path === shell.section ? html` aria-current="page"` : ''
+        }>${i.label}</a></li>`,
+    )}</ul>`;
   });
-  return document(shell.title, html`<a class="skip" href="#main">Skip to content</a>
+  return document(
+    shell.title,
+    html`<a class="skip" href="#main">Skip to content</a>
 <header class="top"><div class="topbar"><span class="brand">${page.session.merchantName}</span>
 <nav class="envswitch" aria-label="Environment"><a href="${switchTo('sandbox')}" aria-current="${page.environment === 'sandbox' ? 'true' : 'false'}">Sandbox</a><a href="${switchTo('production')}" aria-current="${page.environment === 'production' ? 'true' : 'false'}">Production</a></nav>
 <span class="who">${page.session.email} (${page.session.role})</span>
 <form method="post" action="${consoleBase}/sign-out"><input type="hidden" name="${csrfField}" value="${page.csrf}"><button type="submit">Sign out</button></form></div>
 ${page.environment === 'sandbox' ? html`<div class="envbanner">Sandbox: test data. Times are on your sandbox clock unless marked “real time”. <a href="${switchTo(other)}">Switch to production</a></div>` : ''}</header>
 <div class="layout"><nav class="side" aria-label="Console"><details class="navfold"><summary>Menu</summary>${links}</details></nav>
-<main id="main" tabindex="-1"><h1>${shell.title}</h1>${messages(shell.notice, shell.problem)}${shell.body}</main></div>`);
+<main id="main" tabindex="-1"><h1>${shell.title}</h1>${messages(shell.notice, shell.problem)}${shell.body}</main></div>`,
+  );
 }
 
 /** A page outside the signed-in shell (sign-in, invite, refusals before a session). */
 export function plainPage(title: string, body: HtmlPart, problem?: string, notice?: string): string {
-  return document(title, html`<main id="main" class="signin"><div class="card"><h1>${title}</h1>${messages(notice, problem)}${body}</div></main>`);
+  return document(
+    title,
+    html`<main id="main" class="signin"><div class="card"><h1>${title}</h1>${messages(notice, problem)}${body}</div></main>`,
+  );
 }
 
 /** A button that posts to `action` with the CSRF field and optional hidden fields. */
-export function postButton(page: PageRequest, action: string, label: string, opts: { danger?: boolean; secondary?: boolean; fields?: Record<string, string>; describedBy?: string } = {}): SafeHtml {
+export function postButton(
+  page: PageRequest,
+  action: string,
+  label: string,
+  opts: { danger?: boolean; secondary?: boolean; fields?: Record<string, string>; describedBy?: string } = {},
+): SafeHtml {
   const cls = opts.danger ? 'danger' : opts.secondary ? 'secondary' : '';
-  const hidden = Object.entries(opts.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
+  const hidden = Object.entries(opts.fields ?? {}).map(
+    ([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`,
+  );
   return html`<form method="post" action="${action}"><input type="hidden" name="${csrfField}" value="${page.csrf}">${hidden}<button type="submit"${
-    cls ? html` class="${cls}"` : ''}${opts.describedBy ? html` aria-describedby="${opts.describedBy}"` : ''}>${label}</button></form>`;
+    cls ? html` class="${cls}"` : ''
+  }${opts.describedBy ? html` aria-describedby="${opts.describedBy}"` : ''}>${label}</button></form>`;
 }
 
 /**
@@ -114,7 +166,9 @@ export interface Confirmation {
 
 export function confirmPage(page: PageRequest, c: Confirmation): string {
   return consolePage(page, {
-    title: c.title, section: c.section, problem: c.refused,
+    title: c.title,
+    section: c.section,
+    problem: c.refused,
     body: html`<div class="card confirm"><p class="question">${c.question}</p>${c.facts.length ? html`<dl class="summary">${c.facts.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>` : ''}
 <p><strong>This cannot be undone.</strong></p><div class="actions">${c.refused ? '' : postButton(page, c.action, c.button, { danger: c.danger, fields: c.fields })}<a href="${c.back}">Cancel, go back</a></div></div>`,
   });
@@ -124,20 +178,34 @@ export function csrfInput(page: PageRequest): SafeHtml {
   return html`<input type="hidden" name="${csrfField}" value="${page.csrf}">`;
 }
 
-export interface Column<T> { label: string; cell: (row: T) => HtmlPart; num?: boolean }
+export interface Column<T> {
+  label: string;
+  cell: (row: T) => HtmlPart;
+  num?: boolean;
+}
 
 /** A data table with a caption; an empty list says so. */
-export function table<T>(caption: string, columns: readonly Column<T>[], rows: readonly T[], empty = 'Nothing yet.'): SafeHtml {
+export function table<T>(
+  caption: string,
+  columns: readonly Column<T>[],
+  rows: readonly T[],
+  empty = 'Nothing yet.',
+): SafeHtml {
   if (rows.length === 0) return html`<div class="card"><p><strong>${caption}:</strong> ${empty}</p></div>`;
-  // The box scrolls when a table is wider than it (a phone): a region with a name, focusable, so a keyboard can scroll it.
+  // The box scrolls when a table is wider than it (a phone): a region with a name, focusable, so a keyboard can scroll
+  // it.
   // data-label: on a phone each row stacks, each cell under its column's name (stylesheet).
-  return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0"><table><caption>${caption}</caption><thead><tr>${columns.map((c) => html`<th scope="col">${c.label}</th>`)}</tr></thead><tbody>${
-    rows.map((r) => html`<tr>${columns.map((c) => html`<td data-label="${c.label}"${c.num ? html` class="num"` : ''}>${oneLine(c.cell(r))}</td>`)}</tr>`)}</tbody></table></div>`;
+  return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0"><table><caption>${caption}</caption><thead><tr>${columns.map((c) => html`<th scope="col">${c.label}</th>`)}</tr></thead><tbody>${rows.map(
+    (r) =>
+      html`<tr>${columns.map((c) => html`<td data-label="${c.label}"${c.num ? html` class="num"` : ''}>${oneLine(c.cell(r))}</td>`)}</tr>`,
+  )}</tbody></table></div>`;
 }
 
 /** A time cell (from `when`) stays on one line: a browser would break it after a hyphen of the date. */
 function oneLine(cell: HtmlPart): HtmlPart {
-  return typeof cell === 'string' && /^\d{4}-\d\d-\d\d\u00a0/.test(cell) ? html`<span class="nowrap">${cell}</span>` : cell;
+  return typeof cell === 'string' && /^\d{4}-\d\d-\d\d\u00a0/.test(cell)
+    ? html`<span class="nowrap">${cell}</span>`
+    : cell;
 }
 
 export function badge(text: string, tone: 'ok' | 'warn' | 'bad' | '' = ''): SafeHtml {
@@ -152,7 +220,13 @@ export function badge(text: string, tone: 'ok' | 'warn' | 'bad' | '' = ''): Safe
 export const realTimeMark = (page: PageRequest) => (page.environment === 'sandbox' ? ' (real time)' : '');
 
 /** A time in UTC, on one line (no-break spaces: a table cell does not wrap it). */
-export const when = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString().replace('T', '\u00a0').replace(/\.\d{3}Z$/, '\u00a0UTC') : '');
+export const when = (d: Date | string | null | undefined) =>
+  d
+    ? new Date(d)
+        .toISOString()
+        .replace('T', '\u00a0')
+        .replace(/\.\d{3}Z$/, '\u00a0UTC')
+    : '';
 
 /**
  * An id as lists show it: its prefix and its last 6 characters (`wdr_…9f3a1c`), the whole id in the
@@ -175,8 +249,10 @@ export function shortText(id: string): string {
   return m && m[2]!.length > 10 ? `${m[1]}…${m[2]!.slice(-6)}` : id;
 }
 
-/** A long value in a table cell (an address, a transaction hash, a URL): wraps anywhere instead of widening the table. */
-export const longValue = (v: string | null | undefined): SafeHtml => (v ? html`<code class="long">${v}</code>` : html``);
+/** A long value in a table cell (an address, a transaction hash, a URL): wraps anywhere instead of widening the table.
+ * */
+export const longValue = (v: string | null | undefined): SafeHtml =>
+  v ? html`<code class="long">${v}</code>` : html``;
 
 /** "Older" link of a keyset list. */
 export function nextPageLink(path: string, nextCursor: string | null, extra: Record<string, string> = {}): SafeHtml {
@@ -185,21 +261,49 @@ export function nextPageLink(path: string, nextCursor: string | null, extra: Rec
   return html`<p><a href="${path}?${q.toString()}">Older entries</a></p>`;
 }
 
-export function textInput(name: string, label: string, opts: { value?: string; hint?: string; type?: string; required?: boolean; autocomplete?: string; inputMode?: 'numeric'; id?: string } = {}): SafeHtml {
+export function textInput(
+  name: string,
+  label: string,
+  opts: {
+    value?: string;
+    hint?: string;
+    type?: string;
+    required?: boolean;
+    autocomplete?: string;
+    inputMode?: 'numeric';
+    id?: string;
+  } = {},
+): SafeHtml {
   // `id`: when two forms of a page have a field of the same name, each label must point at its own.
   const id = opts.id ?? `f-${name}`;
   return html`<div class="field"><label for="${id}">${label}</label>${opts.hint ? html`<p class="hint" id="${id}-hint">${opts.hint}</p>` : ''}<input id="${id}" name="${name}" type="${opts.type ?? 'text'}" value="${opts.value ?? ''}"${
-    opts.hint ? html` aria-describedby="${id}-hint"` : ''}${opts.required ? html` required` : ''}${opts.autocomplete ? html` autocomplete="${opts.autocomplete}"` : ''}${opts.inputMode ? html` inputmode="${opts.inputMode}"` : ''}></div>`;
+    opts.hint ? html` aria-describedby="${id}-hint"` : ''
+  }${opts.required ? html` required` : ''}${opts.autocomplete ? html` autocomplete="${opts.autocomplete}"` : ''}${opts.inputMode ? html` inputmode="${opts.inputMode}"` : ''}></div>`;
 }
 
-export function selectInput(name: string, label: string, options: readonly { value: string; label: string }[], current = ''): SafeHtml {
+export function selectInput(
+  name: string,
+  label: string,
+  options: readonly { value: string; label: string }[],
+  current = '',
+): SafeHtml {
   const id = `f-${name}`;
   return html`<div class="field"><label for="${id}">${label}</label><select id="${id}" name="${name}">${options.map((o) => html`<option value="${o.value}"${o.value === current ? html` selected` : ''}>${o.label}</option>`)}</select></div>`;
 }
 
-export function checkboxes(name: string, legend: string, options: readonly { value: string; label: string }[], checked: readonly string[], hint?: string): SafeHtml {
-  return html`<fieldset><legend>${legend}</legend>${hint ? html`<p class="hint">${hint}</p>` : ''}<div class="checks">${options.map((o, i) => html`<label for="f-${name}-${i}"><input type="checkbox" id="f-${name}-${i}" name="${name}" value="${o.value}"${
-    checked.includes(o.value) ? html` checked` : ''}> ${o.label}</label>`)}</div></fieldset>`;
+export function checkboxes(
+  name: string,
+  legend: string,
+  options: readonly { value: string; label: string }[],
+  checked: readonly string[],
+  hint?: string,
+): SafeHtml {
+  return html`<fieldset><legend>${legend}</legend>${hint ? html`<p class="hint">${hint}</p>` : ''}<div class="checks">${options.map(
+    (o, i) =>
+      html`<label for="f-${name}-${i}"><input type="checkbox" id="f-${name}-${i}" name="${name}" value="${o.value}"${
+        checked.includes(o.value) ? html` checked` : ''
+      }> ${o.label}</label>`,
+  )}</div></fieldset>`;
 }
 
 /** The codes of a new set, shown once (the service keeps only their hashes). */

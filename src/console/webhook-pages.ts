@@ -3,7 +3,15 @@ import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/html.js';
 import {
-  checkEndpointUrl, createEndpoint, deleteEndpoint, deliveryStatuses, listDeliveries, listEndpoints, redeliver, rollSecret, updateEndpoint,
+  checkEndpointUrl,
+  createEndpoint,
+  deleteEndpoint,
+  deliveryStatuses,
+  listDeliveries,
+  listEndpoints,
+  redeliver,
+  rollSecret,
+  updateEndpoint,
   overlapSecondsDefault,
 } from '../modules/webhooks/service.js';
 import { redeliverAction } from '../modules/webhooks/state.js';
@@ -13,7 +21,24 @@ import { audit } from './audit.js';
 import { apiCalls, deliveryAttempts, deliveryEndpoints, endpointUrls } from './queries.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { askFirst, badge, confirmPage, consolePage, csrfInput, envPath, longValue, nextPageLink, postButton, selectInput, realTimeMark, shortId, shortText, table, textInput, when } from './views.js';
+import {
+  askFirst,
+  badge,
+  confirmPage,
+  consolePage,
+  csrfInput,
+  envPath,
+  longValue,
+  nextPageLink,
+  postButton,
+  selectInput,
+  realTimeMark,
+  shortId,
+  shortText,
+  table,
+  textInput,
+  when,
+} from './views.js';
 
 /**
  * Webhook endpoints (create with the secret shown once, roll the secret, disable, enable, delete),
@@ -28,158 +53,401 @@ const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, 
 type EndpointView = Awaited<ReturnType<typeof listEndpoints>>['data'][number];
 
 function endpointStatus(e: EndpointView) {
-  return e.status === 'enabled' ? badge('enabled', 'ok') : badge(`disabled${e.disabled_reason ? ` (${e.disabled_reason})` : ''}`, 'bad');
+  return e.status === 'enabled'
+    ? badge('enabled', 'ok')
+    : badge(`disabled${e.disabled_reason ? ` (${e.disabled_reason})` : ''}`, 'bad');
 }
 
 function secretPanel(heading: string, url: string, secret: string): HtmlPart {
   return html`<div class="secret" role="status"><h2>${heading}</h2><p>For <code>${url}</code>. <strong>Copy the signing secret now: it is shown only once.</strong></p><code class="value" id="new-webhook-secret">${secret}</code></div>`;
 }
 
-async function endpointsPage(ctx: ServiceContext, reply: FastifyReply, page: PageRequest, extra: { top?: HtmlPart; problem?: string; notice?: string; values?: { url: string; event_types: string } } = {}, status = 200) {
+async function endpointsPage(
+  ctx: ServiceContext,
+  reply: FastifyReply,
+  page: PageRequest,
+  extra: { top?: HtmlPart; problem?: string; notice?: string; values?: { url: string; event_types: string } } = {},
+  status = 200,
+) {
   const { data } = await listEndpoints(ctx.db, callerOf(page));
   const canWrite = can(page.session.role, 'webhooks.write');
   const base = envPath(page.environment, '/webhooks');
   const values = extra.values ?? { url: '', event_types: '*' };
-  return sendHtml(reply, status, consolePage(page, {
-    title: 'Webhooks', section: '/webhooks', problem: extra.problem, notice: extra.notice,
-    body: html`${extra.top ?? ''}${table('Endpoints', [
-      { label: 'URL', cell: (e: EndpointView) => html`<a href="${base}/${e.id}">${longValue(e.url)}</a>` },
-      { label: 'Events', cell: (e) => e.event_types.join(', ') },
-      { label: 'Status', cell: endpointStatus },
-      { label: 'Created', cell: (e) => when(e.created_at) },
-      ...(canWrite ? [{
-        label: 'Actions',
-        cell: (e: EndpointView) => html`<div class="actions">${e.status === 'enabled'
-          ? postButton(page, `${base}/${e.id}/disable`, 'Disable', { secondary: true })
-          : postButton(page, `${base}/${e.id}/enable`, 'Enable', { secondary: true })}${
-          askFirst(`${base}/${e.id}/roll-secret`, 'Roll secret')}${askFirst(`${base}/${e.id}/delete`, 'Delete', { danger: true })}</div>`,
-      }] : []),
-    ], data, 'No endpoints in this environment yet.')}${canWrite ? html`<form method="post" action="${base}" class="card" novalidate><h2>Add an endpoint</h2>${csrfInput(page)}${
-      textInput('url', 'Endpoint URL', { value: values.url, required: true, hint: page.environment === 'sandbox' ? 'https, or http and local addresses in the sandbox.' : 'https; internal and private addresses are refused.' })}${
-      textInput('event_types', 'Event types', { value: values.event_types, hint: '* for every event, or types separated by commas, such as withdrawal.settled, deposit.credited.' })}<div class="actions"><button type="submit">Add endpoint</button></div></form>` : ''}`,
-  }));
+  return sendHtml(
+    reply,
+    status,
+    consolePage(page, {
+      title: 'Webhooks',
+      section: '/webhooks',
+      problem: extra.problem,
+      notice: extra.notice,
+      body: html`${extra.top ?? ''}${table(
+        'Endpoints',
+        [
+          { label: 'URL', cell: (e: EndpointView) => html`<a href="${base}/${e.id}">${longValue(e.url)}</a>` },
+          { label: 'Events', cell: (e) => e.event_types.join(', ') },
+          { label: 'Status', cell: endpointStatus },
+          { label: 'Created', cell: (e) => when(e.created_at) },
+          ...(canWrite
+            ? [
+                {
+                  label: 'Actions',
+                  cell: (e: EndpointView) =>
+                    html`<div class="actions">${
+                      e.status === 'enabled'
+                        ? postButton(page, `${base}/${e.id}/disable`, 'Disable', { secondary: true })
+                        : postButton(page, `${base}/${e.id}/enable`, 'Enable', { secondary: true })
+                    }${askFirst(
+                      `${base}/${e.id}/roll-secret`,
+                      'Roll secret',
+                    )}${askFirst(`${base}/${e.id}/delete`, 'Delete', { danger: true })}</div>`,
+                },
+              ]
+            : []),
+        ],
+        data,
+        'No endpoints in this environment yet.',
+      )}${
+        canWrite
+          ? html`<form method="post" action="${base}" class="card" novalidate><h2>Add an endpoint</h2>${csrfInput(page)}${textInput(
+              'url',
+              'Endpoint URL',
+              {
+                value: values.url,
+                required: true,
+                hint:
+                  page.environment === 'sandbox'
+                    ? 'https, or http and local addresses in the sandbox.'
+                    : 'https; internal and private addresses are refused.',
+              },
+            )}${textInput('event_types', 'Event types', {
+              value: values.event_types,
+              hint: '* for every event, or types separated by commas, such as withdrawal.settled, deposit.credited.',
+            })}<div class="actions"><button type="submit">Add endpoint</button></div></form>`
+          : ''
+      }`,
+    }),
+  );
 }
 
 export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get('/console/:env/webhooks', route, withSession(ctx, (req, reply, page) => {
-    const { done, id } = req.query as { done?: string; id?: string };
-    const what = id ? `The endpoint ${shortText(id)}` : 'The endpoint';
-    const notices: Record<string, string> = { disabled: `${what} is disabled.`, enabled: `${what} is enabled.`, deleted: `${what} is deleted.` };
-    return endpointsPage(ctx, reply, page, { notice: done ? notices[done] : undefined });
-  }));
+  app.get(
+    '/console/:env/webhooks',
+    route,
+    withSession(ctx, (req, reply, page) => {
+      const { done, id } = req.query as { done?: string; id?: string };
+      const what = id ? `The endpoint ${shortText(id)}` : 'The endpoint';
+      const notices: Record<string, string> = {
+        disabled: `${what} is disabled.`,
+        enabled: `${what} is enabled.`,
+        deleted: `${what} is deleted.`,
+      };
+      return endpointsPage(ctx, reply, page, { notice: done ? notices[done] : undefined });
+    }),
+  );
 
   // Deleting an endpoint and rolling its secret cannot be undone: a page first names the endpoint.
   for (const action of ['delete', 'roll-secret'] as const) {
-    app.get(`/console/:env/webhooks/:id/${action}`, route, withSession(ctx, async (req, reply, page) => {
-      const e = (await listEndpoints(ctx.db, callerOf(page))).data.find((x) => x.id === idOf(req));
-      if (!e) throw new ApiError('not_found');
-      const base = envPath(page.environment, '/webhooks');
-      return sendHtml(reply, 200, confirmPage(page, {
-        title: action === 'delete' ? 'Delete the endpoint?' : 'Roll the signing secret?', section: '/webhooks',
-        refused: can(page.session.role, 'webhooks.write') ? undefined : `Your role (${page.session.role}) cannot change webhooks.`,
-        question: action === 'delete'
-          ? html`Delete the endpoint ${e.url}? No event is sent to it any more, and its deliveries not yet made are dropped.`
-          : html`Make a new signing secret for ${e.url}? The current secret keeps signing for 24 hours, then only the new one does.`,
-        facts: [['Endpoint', html`<code>${e.id}</code>`], ['URL', html`<code>${e.url}</code>`], ['Events', e.event_types.join(', ')], ['Status', e.status]],
-        action: `${base}/${e.id}/${action}`, button: action === 'delete' ? 'Yes, delete the endpoint' : 'Yes, roll the secret', danger: action === 'delete', back: base,
-      }));
-    }));
+    app.get(
+      `/console/:env/webhooks/:id/${action}`,
+      route,
+      withSession(ctx, async (req, reply, page) => {
+        const e = (await listEndpoints(ctx.db, callerOf(page))).data.find((x) => x.id === idOf(req));
+        if (!e) throw new ApiError('not_found');
+        const base = envPath(page.environment, '/webhooks');
+        return sendHtml(
+          reply,
+          200,
+          confirmPage(page, {
+            title: action === 'delete' ? 'Delete the endpoint?' : 'Roll the signing secret?',
+            section: '/webhooks',
+            refused: can(page.session.role, 'webhooks.write')
+              ? undefined
+              : `Your role (${page.session.role}) cannot change webhooks.`,
+            question:
+              action === 'delete'
+                ? html`Delete the endpoint ${e.url}? No event is sent to it any more, and its deliveries not yet made are dropped.`
+                : html`Make a new signing secret for ${e.url}? The current secret keeps signing for 24 hours, then only the new one does.`,
+            facts: [
+              ['Endpoint', html`<code>${e.id}</code>`],
+              ['URL', html`<code>${e.url}</code>`],
+              ['Events', e.event_types.join(', ')],
+              ['Status', e.status],
+            ],
+            action: `${base}/${e.id}/${action}`,
+            button: action === 'delete' ? 'Yes, delete the endpoint' : 'Yes, roll the secret',
+            danger: action === 'delete',
+            back: base,
+          }),
+        );
+      }),
+    );
   }
 
-  app.post('/console/:env/webhooks', route, withChange(ctx, 'webhooks.write', async (req, reply, page) => {
-    const form = formOf(req);
-    const values = { url: one(form, 'url').trim(), event_types: one(form, 'event_types') };
-    const eventTypes = values.event_types.split(/[\s,]+/).filter(Boolean);
-    try {
-      await checkEndpointUrl(ctx.config, page.environment, values.url);
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      return endpointsPage(ctx, reply, page, { problem: `The URL cannot be used (${String((err.extras.fields as { reason: string }[] | undefined)?.[0]?.reason ?? err.message).replace(/_/g, ' ')}).`, values }, 400);
-    }
-    const r = await attempt(ctx, async (trx) => {
-      const created = await createEndpoint(trx, callerOf(page), { url: values.url, event_types: eventTypes }, await ctx.clock.now(trx, callerOf(page)));
-      await audit(trx, page.session, page.environment, 'webhook_endpoint.create', created.id, `${created.url} ${created.event_types.join(',')}`, page.now);
-      return created;
-    });
-    if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem, values }, 400);
-    return endpointsPage(ctx, reply, page, { top: secretPanel('Endpoint added', r.value.url, r.value.secret) }, 201);
-  }, refusedPage));
+  app.post(
+    '/console/:env/webhooks',
+    route,
+    withChange(
+      ctx,
+      'webhooks.write',
+      async (req, reply, page) => {
+        const form = formOf(req);
+        const values = { url: one(form, 'url').trim(), event_types: one(form, 'event_types') };
+        const eventTypes = values.event_types.split(/[\s,]+/).filter(Boolean);
+        try {
+          await checkEndpointUrl(ctx.config, page.environment, values.url);
+        } catch (err) {
+          if (!(err instanceof ApiError)) throw err;
+          return endpointsPage(
+            ctx,
+            reply,
+            page,
+            {
+              problem:
+                `The URL cannot be used ` +
+                `(${String((err.extras.fields as { reason: string }[] | undefined)?.[0]?.reason ?? err.message).replace(/_/g, ' ')}).`,
+              values,
+            },
+            400,
+          );
+        }
+        const r = await attempt(ctx, async (trx) => {
+          const created = await createEndpoint(
+            trx,
+            callerOf(page),
+            { url: values.url, event_types: eventTypes },
+            await ctx.clock.now(trx, callerOf(page)),
+          );
+          await audit(
+            trx,
+            page.session,
+            page.environment,
+            'webhook_endpoint.create',
+            created.id,
+            `${created.url} ${created.event_types.join(',')}`,
+            page.now,
+          );
+          return created;
+        });
+        if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem, values }, 400);
+        return endpointsPage(
+          ctx,
+          reply,
+          page,
+          { top: secretPanel('Endpoint added', r.value.url, r.value.secret) },
+          201,
+        );
+      },
+      refusedPage,
+    ),
+  );
 
   for (const action of ['disable', 'enable', 'delete'] as const) {
-    app.post(`/console/:env/webhooks/:id/${action}`, route, withChange(ctx, 'webhooks.write', async (req, reply, page) => {
-      const r = await attempt(ctx, async (trx) => {
-        const now = await ctx.clock.now(trx, callerOf(page));
-        if (action === 'delete') await deleteEndpoint(trx, callerOf(page), idOf(req), now);
-        else await updateEndpoint(trx, callerOf(page), idOf(req), { status: action === 'disable' ? 'disabled' : 'enabled' }, now);
-        await audit(trx, page.session, page.environment, `webhook_endpoint.${action}`, idOf(req), '', page.now);
-      });
-      if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem }, 400);
-      return redirect(reply, `${envPath(page.environment, '/webhooks')}?done=${action}d&id=${encodeURIComponent(idOf(req))}`);
-    }, refusedPage));
+    app.post(
+      `/console/:env/webhooks/:id/${action}`,
+      route,
+      withChange(
+        ctx,
+        'webhooks.write',
+        async (req, reply, page) => {
+          const r = await attempt(ctx, async (trx) => {
+            const now = await ctx.clock.now(trx, callerOf(page));
+            if (action === 'delete') await deleteEndpoint(trx, callerOf(page), idOf(req), now);
+            else
+              await updateEndpoint(
+                trx,
+                callerOf(page),
+                idOf(req),
+                { status: action === 'disable' ? 'disabled' : 'enabled' },
+                now,
+              );
+            await audit(trx, page.session, page.environment, `webhook_endpoint.${action}`, idOf(req), '', page.now);
+          });
+          if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem }, 400);
+          return redirect(
+            reply,
+            `${envPath(page.environment, '/webhooks')}?done=${action}d&id=${encodeURIComponent(idOf(req))}`,
+          );
+        },
+        refusedPage,
+      ),
+    );
   }
 
-  app.post('/console/:env/webhooks/:id/roll-secret', route, withChange(ctx, 'webhooks.write', async (req, reply, page) => {
-    const r = await attempt(ctx, async (trx) => {
-      const rolled = await rollSecret(trx, callerOf(page), idOf(req), overlapSecondsDefault, await ctx.clock.now(trx, callerOf(page)));
-      await audit(trx, page.session, page.environment, 'webhook_endpoint.roll_secret', rolled.id, `previous secret valid until ${rolled.previous_secret_expires_at}`, page.now);
-      return rolled;
-    });
-    if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem }, 400);
-    return endpointsPage(ctx, reply, page, { top: secretPanel('New signing secret (the previous one keeps signing for 24 hours)', r.value.url, r.value.secret) });
-  }, refusedPage));
+  app.post(
+    '/console/:env/webhooks/:id/roll-secret',
+    route,
+    withChange(
+      ctx,
+      'webhooks.write',
+      async (req, reply, page) => {
+        const r = await attempt(ctx, async (trx) => {
+          const rolled = await rollSecret(
+            trx,
+            callerOf(page),
+            idOf(req),
+            overlapSecondsDefault,
+            await ctx.clock.now(trx, callerOf(page)),
+          );
+          await audit(
+            trx,
+            page.session,
+            page.environment,
+            'webhook_endpoint.roll_secret',
+            rolled.id,
+            `previous secret valid until ${rolled.previous_secret_expires_at}`,
+            page.now,
+          );
+          return rolled;
+        });
+        if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem }, 400);
+        return endpointsPage(ctx, reply, page, {
+          top: secretPanel(
+            'New signing secret (the previous one keeps signing for 24 hours)',
+            r.value.url,
+            r.value.secret,
+          ),
+        });
+      },
+      refusedPage,
+    ),
+  );
 
-  app.get('/console/:env/deliveries', route, withSession(ctx, (req, reply, page) => deliveriesPage(ctx, req, reply, page)));
+  app.get(
+    '/console/:env/deliveries',
+    route,
+    withSession(ctx, (req, reply, page) => deliveriesPage(ctx, req, reply, page)),
+  );
 
-  app.post('/console/:env/deliveries/:id/redeliver', route, withChange(ctx, 'webhooks.write', async (req, reply, page) => {
-    const r = await attempt(ctx, async (trx) => {
-      const done = await redeliver(trx, callerOf(page), idOf(req), await ctx.clock.now(trx, callerOf(page)));
-      await audit(trx, page.session, page.environment, 'webhook_delivery.redeliver', done.id, '', page.now);
-      return done;
-    });
-    if (!r.ok) return deliveriesPage(ctx, req, reply, page, { problem: r.problem }, 400);
-    return deliveriesPage(ctx, req, reply, page, { notice: `Delivery ${r.value.id} is queued again.` });
-  }, refusedPage));
+  app.post(
+    '/console/:env/deliveries/:id/redeliver',
+    route,
+    withChange(
+      ctx,
+      'webhooks.write',
+      async (req, reply, page) => {
+        const r = await attempt(ctx, async (trx) => {
+          const done = await redeliver(trx, callerOf(page), idOf(req), await ctx.clock.now(trx, callerOf(page)));
+          await audit(trx, page.session, page.environment, 'webhook_delivery.redeliver', done.id, '', page.now);
+          return done;
+        });
+        if (!r.ok) return deliveriesPage(ctx, req, reply, page, { problem: r.problem }, 400);
+        return deliveriesPage(ctx, req, reply, page, { notice: `Delivery ${r.value.id} is queued again.` });
+      },
+      refusedPage,
+    ),
+  );
 
-  app.get('/console/:env/api-log', route, withSession(ctx, async (req, reply, page) => {
-    const beforeText = (req.query as { before?: string }).before ?? '';
-    const before = /^[0-9]{1,18}$/.test(beforeText) ? BigInt(beforeText) : undefined;
-    await ctx.apiCallLog.flush();
-    const rows = await apiCalls(ctx.db, page.session.merchantId, page.environment, 50, before);
-    const last = rows.length === 50 ? rows[rows.length - 1] : undefined;
-    return sendHtml(reply, 200, consolePage(page, {
-      title: 'API calls', section: '/api-log',
-      body: html`<p>The newest calls first. Quote the request id when you ask for support.</p>${table('API calls', [
-        { label: `Time${realTimeMark(page)}`, cell: (c: (typeof rows)[number]) => when(c.created_at) },
-        { label: 'Request id', cell: (c) => longValue(c.request_id) },
-        { label: 'Call', cell: (c) => longValue(`${c.method} ${c.path}`) },
-        { label: 'Status', cell: (c) => badge(String(c.status_code), c.status_code < 400 ? 'ok' : c.status_code < 500 ? 'warn' : 'bad') },
-        { label: 'Duration', cell: (c) => `${c.duration_ms} ms`, num: true },
-      ], rows, 'No calls in this environment yet.')}${last ? html`<p><a href="${envPath(page.environment, '/api-log')}?before=${String(last.id)}">Older calls</a></p>` : ''}`,
-    }));
-  }));
+  app.get(
+    '/console/:env/api-log',
+    route,
+    withSession(ctx, async (req, reply, page) => {
+      const beforeText = (req.query as { before?: string }).before ?? '';
+      const before = /^[0-9]{1,18}$/.test(beforeText) ? BigInt(beforeText) : undefined;
+      await ctx.apiCallLog.flush();
+      const rows = await apiCalls(ctx.db, page.session.merchantId, page.environment, 50, before);
+      const last = rows.length === 50 ? rows[rows.length - 1] : undefined;
+      return sendHtml(
+        reply,
+        200,
+        consolePage(page, {
+          title: 'API calls',
+          section: '/api-log',
+          body: html`<p>The newest calls first. Quote the request id when you ask for support.</p>${table(
+            'API calls',
+            [
+              { label: `Time${realTimeMark(page)}`, cell: (c: (typeof rows)[number]) => when(c.created_at) },
+              { label: 'Request id', cell: (c) => longValue(c.request_id) },
+              { label: 'Call', cell: (c) => longValue(`${c.method} ${c.path}`) },
+              {
+                label: 'Status',
+                cell: (c) =>
+                  badge(String(c.status_code), c.status_code < 400 ? 'ok' : c.status_code < 500 ? 'warn' : 'bad'),
+              },
+              { label: 'Duration', cell: (c) => `${c.duration_ms} ms`, num: true },
+            ],
+            rows,
+            'No calls in this environment yet.',
+          )}${last ? html`<p><a href="${envPath(page.environment, '/api-log')}?before=${String(last.id)}">Older calls</a></p>` : ''}`,
+        }),
+      );
+    }),
+  );
 }
 
-async function deliveriesPage(ctx: ServiceContext, req: FastifyRequest, reply: FastifyReply, page: PageRequest, extra: { problem?: string; notice?: string } = {}, status = 200) {
+async function deliveriesPage(
+  ctx: ServiceContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  page: PageRequest,
+  extra: { problem?: string; notice?: string } = {},
+  status = 200,
+) {
   const q = req.query as { status?: string; cursor?: string };
   const filter = (deliveryStatuses as readonly string[]).includes(q.status ?? '') ? q.status! : '';
-  const list = await listDeliveries(ctx.db, callerOf(page), { status: filter || undefined, limit: 25, cursor: q.cursor });
-  const attempts = await deliveryAttempts(ctx.db, list.data.map((d) => d.id));
+  const list = await listDeliveries(ctx.db, callerOf(page), {
+    status: filter || undefined,
+    limit: 25,
+    cursor: q.cursor,
+  });
+  const attempts = await deliveryAttempts(
+    ctx.db,
+    list.data.map((d) => d.id),
+  );
   const urls = await endpointUrls(ctx.db, page.session.merchantId, page.environment);
-  const endpointOf = await deliveryEndpoints(ctx.db, list.data.map((d) => d.id));
+  const endpointOf = await deliveryEndpoints(
+    ctx.db,
+    list.data.map((d) => d.id),
+  );
   const canWrite = can(page.session.role, 'webhooks.write');
   const base = envPath(page.environment, '/deliveries');
   type D = (typeof list.data)[number];
   const tone = (s: string) => (s === 'sent' ? 'ok' : s === 'pending' ? 'warn' : s === 'no_subscriber' ? '' : 'bad');
-  return sendHtml(reply, status, consolePage(page, {
-    title: 'Webhook deliveries', section: '/deliveries', ...extra,
-    body: html`<form method="get" action="${base}" class="filters">${selectInput('status', 'Status', [{ value: '', label: 'Any' }, ...deliveryStatuses.map((s) => ({ value: s, label: s.replace('_', ' ') }))], filter)}<button type="submit" class="secondary">Filter</button></form>
-${table('Deliveries, newest first', [
-      { label: 'Event', cell: (d: D) => html`<code>${d.event_type}</code><br>${shortId(d.event_id)}` },
-      { label: 'Endpoint', cell: (d) => { const id = endpointOf.get(d.id); return id ? longValue(urls.get(id) ?? id) : 'none'; } },
-      { label: 'Status', cell: (d) => badge(d.status.replace('_', ' '), tone(d.status)) },
-      { label: `Attempts${realTimeMark(page)}`, cell: (d) => { const a = attempts.filter((x) => x.delivery_id === d.id); return a.length === 0 ? '0' : html`<ol>${a.map((x) => html`<li><span class="nowrap">${when(x.started_at)}</span>: ${x.outcome}${x.http_status ? ` (HTTP ${x.http_status})` : ''}${x.error && x.error !== `HTTP ${x.http_status}` ? html` <code class="long">${x.error.slice(0, 120)}</code>` : ''}</li>`)}</ol>`; } },
-      { label: 'Next attempt', cell: (d) => when(d.next_attempt_at || null) },
-      ...(canWrite ? [{ label: 'Actions', cell: (d: D) => (redeliverAction(d.status) === 'refuse' ? '' : postButton(page, `${base}/${d.id}/redeliver`, 'Redeliver', { secondary: true })) }] : []),
-    ], list.data, 'No deliveries match.')}${nextPageLink(base, list.next_cursor, filter ? { status: filter } : {})}`,
-  }));
+  return sendHtml(
+    reply,
+    status,
+    consolePage(page, {
+      title: 'Webhook deliveries',
+      section: '/deliveries',
+      ...extra,
+      body: html`<form method="get" action="${base}" class="filters">${selectInput('status', 'Status', [{ value: '', label: 'Any' }, ...deliveryStatuses.map((s) => ({ value: s, label: s.replace('_', ' ') }))], filter)}<button type="submit" class="secondary">Filter</button></form>
+${table(
+  'Deliveries, newest first',
+  [
+    { label: 'Event', cell: (d: D) => html`<code>${d.event_type}</code><br>${shortId(d.event_id)}` },
+    {
+      label: 'Endpoint',
+      cell: (d) => {
+        const id = endpointOf.get(d.id);
+        return id ? longValue(urls.get(id) ?? id) : 'none';
+      },
+    },
+    { label: 'Status', cell: (d) => badge(d.status.replace('_', ' '), tone(d.status)) },
+    {
+      label: `Attempts${realTimeMark(page)}`,
+      cell: (d) => {
+        const a = attempts.filter((x) => x.delivery_id === d.id);
+        return a.length === 0
+          ? '0'
+          : html`<ol>${a.map((x) => html`<li><span class="nowrap">${when(x.started_at)}</span>: ${x.outcome}${x.http_status ? ` (HTTP ${x.http_status})` : ''}${x.error && x.error !== `HTTP ${x.http_status}` ? html` <code class="long">${x.error.slice(0, 120)}</code>` : ''}</li>`)}</ol>`;
+      },
+    },
+    { label: 'Next attempt', cell: (d) => when(d.next_attempt_at || null) },
+    ...(canWrite
+      ? [
+          {
+            label: 'Actions',
+            cell: (d: D) =>
+              redeliverAction(d.status) === 'refuse'
+                ? ''
+                : postButton(page, `${base}/${d.id}/redeliver`, 'Redeliver', { secondary: true }),
+          },
+        ]
+      : []),
+  ],
+  list.data,
+  'No deliveries match.',
+)}${nextPageLink(base, list.next_cursor, filter ? { status: filter } : {})}`,
+    }),
+  );
 }

@@ -23,7 +23,11 @@ export interface DatabaseHandle {
    * notification, `onListening(true)` once listening, `onListening(false)` when the connection is
    * lost (it reconnects every `reconnectMs`). Returns the unsubscribe.
    */
-  listen(channel: string, onNotify: (payload: string) => void, onListening: (listening: boolean) => void): Promise<() => Promise<void>>;
+  listen(
+    channel: string,
+    onNotify: (payload: string) => void,
+    onListening: (listening: boolean) => void,
+  ): Promise<() => Promise<void>>;
 }
 
 /** Wait between attempts to re-open a lost notification connection. */
@@ -84,7 +88,8 @@ function listenOnPostgres(servers: ServerList) {
   };
 }
 
-/** No notification connection (behind a transaction-mode pooler without DATABASE_LISTEN_URL): the caches stay untrusted. */
+/** No notification connection (behind a transaction-mode pooler without DATABASE_LISTEN_URL): the caches stay
+ * untrusted. */
 const neverListening: DatabaseHandle['listen'] = async (_channel, _onNotify, onListening) => {
   onListening(false);
   return async () => {};
@@ -140,7 +145,11 @@ class PGlitePool {
         // Data statements prepared once (pglite-statements.ts); DDL and transaction control as they are.
         if (preparable.test(sql) && statements.canPrepare(sql)) return statements.run(sql, params);
         const res = await pglite.query(sql, params as unknown[]);
-        return { command: (res as { command?: string }).command ?? 'SELECT', rowCount: res.affectedRows ?? res.rows.length, rows: res.rows };
+        return {
+          command: (res as { command?: string }).command ?? 'SELECT',
+          rowCount: res.affectedRows ?? res.rows.length,
+          rows: res.rows,
+        };
       },
       release: () => this.release(),
     };
@@ -192,7 +201,11 @@ class PreparingPool {
    * transaction-mode pooler, where a statement prepared on one server connection is unknown to
    * the next transaction's.
    */
-  constructor(private readonly pool: pg.Pool, private readonly servers?: ServerList, private readonly named = true) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly servers?: ServerList,
+    private readonly named = true,
+  ) {}
 
   private async checkout(): Promise<pg.PoolClient> {
     for (let attempt = 1; ; attempt++) {
@@ -257,16 +270,27 @@ class PreparingPool {
   }
 }
 
-export async function openDatabase(databaseUrl: string | undefined, dataDir: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
+export async function openDatabase(
+  databaseUrl: string | undefined,
+  dataDir: string,
+  options: OpenOptions = {},
+): Promise<DatabaseHandle> {
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
     // Idle connections are kept (at most `poolMax`): an idle timeout costs every checkout and
     // release a timer set and cleared, ~1 % of a read's CPU, to close connections the next burst reopens.
     const target = parseDatabaseTarget(databaseUrl);
-    if (!target) throw new Error('DATABASE_URL is not a postgres:// URL this service can read (host list, target_session_attrs any, read-write or primary)');
+    if (!target)
+      throw new Error(
+        'DATABASE_URL is not a postgres:// URL this service can read (host list, target_session_attrs any, ' +
+          'read-write or primary)',
+      );
     const servers = new ServerList(target);
     // Each new connection goes to the list's current server (hosts.ts); the hook refuses a standby.
     const pgPool = new pg.Pool({
-      Client: servers.clientClass(), onConnect: servers.onConnect, max: options.poolMax ?? 10, idleTimeoutMillis: 0,
+      Client: servers.clientClass(),
+      onConnect: servers.onConnect,
+      max: options.poolMax ?? 10,
+      idleTimeoutMillis: 0,
     } as unknown as pg.PoolConfig);
     // An idle connection the server ends (restart, failover, an operator's pg_terminate_backend)
     // is an 'error' event of the pool; unhandled, it would end the whole process. node-postgres
@@ -280,13 +304,17 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
     registerDirectRunner(db, (text, values) => pool.run(text, values));
     const listenTarget = options.listenUrl ? parseDatabaseTarget(options.listenUrl) : pooled ? undefined : target;
-    if (options.listenUrl && !listenTarget) throw new Error('DATABASE_LISTEN_URL is not a postgres:// URL this service can read');
+    if (options.listenUrl && !listenTarget)
+      throw new Error('DATABASE_LISTEN_URL is not a postgres:// URL this service can read');
     const listen = listenTarget ? listenOnPostgres(new ServerList(listenTarget)) : neverListening;
     return { db, kind: 'postgres', close: () => db.destroy(), listen };
   }
   let pglite: PGlite;
   if (databaseUrl === 'memory://') {
-    pglite = await PGlite.create({ parsers: pgliteParsers, ...(options.embeddedImage ? { loadDataDir: options.embeddedImage } : {}) });
+    pglite = await PGlite.create({
+      parsers: pgliteParsers,
+      ...(options.embeddedImage ? { loadDataDir: options.embeddedImage } : {}),
+    });
   } else {
     mkdirSync(`${dataDir}/pgdata`, { recursive: true });
     pglite = await PGlite.create({ dataDir: `${dataDir}/pgdata`, parsers: pgliteParsers });
@@ -298,7 +326,11 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
   });
   registerDirectRunner(db, (text, values) => pool.run(text, values));
   // The one connection delivers the notifications of its own commits (in-process, never lost).
-  const listen = async (channel: string, onNotify: (payload: string) => void, onListening: (listening: boolean) => void) => {
+  const listen = async (
+    channel: string,
+    onNotify: (payload: string) => void,
+    onListening: (listening: boolean) => void,
+  ) => {
     const unsubscribe = await pglite.listen(channel, onNotify);
     onListening(true);
     return async () => {
@@ -319,9 +351,15 @@ export function openDirectDatabase(url: string): { db: Kysely<Database>; close: 
   const target = parseDatabaseTarget(url);
   if (!target) throw new Error('the direct database URL is not a postgres:// URL this service can read');
   const servers = new ServerList(target);
-  const pgPool = new pg.Pool({ Client: servers.clientClass(), onConnect: servers.onConnect, max: 1 } as unknown as pg.PoolConfig);
+  const pgPool = new pg.Pool({
+    Client: servers.clientClass(),
+    onConnect: servers.onConnect,
+    max: 1,
+  } as unknown as pg.PoolConfig);
   pgPool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PreparingPool(pgPool, servers, false) as unknown as pg.Pool }) });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: new PreparingPool(pgPool, servers, false) as unknown as pg.Pool }),
+  });
   return { db, close: () => db.destroy() };
 }
 

@@ -42,26 +42,28 @@ function keyedReader(adapter: object, run: Runner): TurnBatcher<KeyedRead, Keyed
         else groups.set(id, [read]);
       }
       const rowsByRead = new Map<KeyedRead, KeyedRows>();
-      await Promise.all([...groups.values()].map(async (group) => {
-        const { text, fixed, keyColumn } = group[0]!;
-        const keys = [...new Set(group.map((r) => r.key))];
-        const byKey = new Map<string, unknown[]>(keys.map((k) => [k, []]));
-        let rows: unknown[];
-        try {
-          ({ rows } = await run(text, [...fixed, keys]));
-        } catch (err) {
-          for (const read of group) rowsByRead.set(read, err instanceof Error ? err : new Error(String(err)));
-          return;
-        }
-        for (const row of rows) byKey.get(String((row as Record<string, unknown>)[keyColumn]))?.push(row);
-        // The same key read twice in one turn: each caller gets an array of its own.
-        const given = new Set<string>();
-        for (const read of group) {
-          const rows = byKey.get(read.key)!;
-          rowsByRead.set(read, given.has(read.key) ? [...rows] : rows);
-          given.add(read.key);
-        }
-      }));
+      await Promise.all(
+        [...groups.values()].map(async (group) => {
+          const { text, fixed, keyColumn } = group[0]!;
+          const keys = [...new Set(group.map((r) => r.key))];
+          const byKey = new Map<string, unknown[]>(keys.map((k) => [k, []]));
+          let rows: unknown[];
+          try {
+            ({ rows } = await run(text, [...fixed, keys]));
+          } catch (err) {
+            for (const read of group) rowsByRead.set(read, err instanceof Error ? err : new Error(String(err)));
+            return;
+          }
+          for (const row of rows) byKey.get(String((row as Record<string, unknown>)[keyColumn]))?.push(row);
+          // The same key read twice in one turn: each caller gets an array of its own.
+          const given = new Set<string>();
+          for (const read of group) {
+            const rows = byKey.get(read.key)!;
+            rowsByRead.set(read, given.has(read.key) ? [...rows] : rows);
+            given.add(read.key);
+          }
+        }),
+      );
       return reads.map((read) => rowsByRead.get(read)!);
     }, keyedReadBatchMax);
     keyedReaders.set(adapter, reader);
@@ -77,15 +79,28 @@ function keyedReader(adapter: object, run: Runner): TurnBatcher<KeyedRead, Keyed
  * round trip, the driver's work per query and PostgreSQL's per statement); each caller gets its
  * own key's rows, in the statement's order. Inside a transaction it runs alone, in it.
  */
-export async function readRowsByKey<R>(db: Kysely<any>, text: string, fixed: readonly unknown[], key: string, keyColumn: keyof R & string): Promise<R[]> {
+export async function readRowsByKey<R>(
+  db: Kysely<any>,
+  text: string,
+  fixed: readonly unknown[],
+  key: string,
+  keyColumn: keyof R & string,
+): Promise<R[]> {
   const run = db.isTransaction ? undefined : runners.get(db.getExecutor().adapter);
   if (!run) return (await db.executeQuery<R>(CompiledQuery.raw(text, [...fixed, [key]]))).rows;
-  const rows = await keyedReader(db.getExecutor().adapter, run).add({ text, fixed, group: JSON.stringify(fixed), key, keyColumn });
+  const rows = await keyedReader(db.getExecutor().adapter, run).add({
+    text,
+    fixed,
+    group: JSON.stringify(fixed),
+    key,
+    keyColumn,
+  });
   if (rows instanceof Error) throw rows;
   return rows as R[];
 }
 
-/** Turns run together (`batches`, one statement per text and fixed values in each) and reads answered (`items`) by `readRowsByKey` on this handle since start-up, for /metrics. */
+/** Turns run together (`batches`, one statement per text and fixed values in each) and reads answered (`items`) by
+ * `readRowsByKey` on this handle since start-up, for /metrics. */
 export function keyedReadStats(db: Kysely<any>): { readonly batches: number; readonly items: number } {
   const adapter = db.getExecutor().adapter;
   const run = runners.get(adapter);

@@ -53,11 +53,18 @@ export function parseDatabaseTarget(url: string): DatabaseTarget | undefined {
  * connection whose server vanished silently.
  */
 export const connectTimeoutMs = 5_000;
-const connectionDefaults = { connectionTimeoutMillis: connectTimeoutMs, keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
+const connectionDefaults = {
+  connectionTimeoutMillis: connectTimeoutMs,
+  keepAlive: true,
+  keepAliveInitialDelayMillis: 10_000,
+};
 
 /** A server that refused the session: a standby where a read-write session was asked for. */
 export class WrongServerError extends Error {
-  constructor(readonly url: string, why: string) {
+  constructor(
+    readonly url: string,
+    why: string,
+  ) {
     super(`database server ${new URL(url).host} is ${why}; trying the next one of DATABASE_URL`);
   }
 }
@@ -99,7 +106,8 @@ export class ServerList {
       "SELECT pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') AS read_only",
     );
     if (rows[0]?.recovery) throw new WrongServerError(url, 'a standby (in recovery)');
-    if (this.target.targetSessionAttrs === 'read-write' && rows[0]?.read_only === 'on') throw new WrongServerError(url, 'read-only');
+    if (this.target.targetSessionAttrs === 'read-write' && rows[0]?.read_only === 'on')
+      throw new WrongServerError(url, 'read-only');
   }
 
   /**
@@ -109,7 +117,9 @@ export class ServerList {
   clientClass(): typeof pg.Client {
     const servers = this;
     // Typed loosely: node-postgres's overloads of `connect` cannot be overridden as declared.
-    const Base = pg.Client as unknown as new (config: pg.ClientConfig) => { connect(callback?: (err?: Error) => void): Promise<unknown> | undefined };
+    const Base = pg.Client as unknown as new (config: pg.ClientConfig) => {
+      connect(callback?: (err?: Error) => void): Promise<unknown> | undefined;
+    };
     return class ServerListClient extends Base {
       readonly server: { url: string; index: number };
 
@@ -134,10 +144,13 @@ export class ServerList {
             callback(err);
           });
         }
-        return super.connect()!.then((client) => client, (err: Error) => {
-          done(err);
-          throw err;
-        });
+        return super.connect()!.then(
+          (client) => client,
+          (err: Error) => {
+            done(err);
+            throw err;
+          },
+        );
       }
     } as unknown as typeof pg.Client;
   }

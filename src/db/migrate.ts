@@ -118,7 +118,9 @@ class StaticMigrationProvider implements MigrationProvider {
  * (no table yet, a migration missing or unknown) goes to the Migrator, which runs or refuses.
  */
 async function upToDate(db: Kysely<any>): Promise<boolean> {
-  const { rows: table } = await sql<{ present: boolean }>`SELECT to_regclass('kysely_migration') IS NOT NULL AS present`.execute(db);
+  const { rows: table } = await sql<{
+    present: boolean;
+  }>`SELECT to_regclass('kysely_migration') IS NOT NULL AS present`.execute(db);
   if (!table[0]?.present) return false;
   const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(db);
   const applied = rows.map((r) => r.name).sort();

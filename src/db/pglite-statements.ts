@@ -52,14 +52,24 @@ export class EmbeddedStatements {
           const serialize = pglite.serializers[statement!.paramTypes[i]!];
           return serialize ? serialize(value) : String(value);
         });
-        const messages = await pglite.execProtocolStream(concat([
-          protocol.serialize.bind({ statement: statement.name, values: values as string[] }),
-          protocol.serialize.execute({}),
-          protocol.serialize.sync(),
-        ]), { syncToFs: false });
+        const messages = await pglite.execProtocolStream(
+          concat([
+            protocol.serialize.bind({ statement: statement.name, values: values as string[] }),
+            protocol.serialize.execute({}),
+            protocol.serialize.sync(),
+          ]),
+          { syncToFs: false },
+        );
         if (!pglite.isInTransaction()) await pglite.syncToFs();
-        const result: Results = parse.parseResults(statement.rowDescription ? [statement.rowDescription, ...messages] : messages, pglite.parsers)[0]!;
-        return { command: result.command ?? 'SELECT', rowCount: result.affectedRows ?? result.rows.length, rows: result.rows };
+        const result: Results = parse.parseResults(
+          statement.rowDescription ? [statement.rowDescription, ...messages] : messages,
+          pglite.parsers,
+        )[0]!;
+        return {
+          command: result.command ?? 'SELECT',
+          rowCount: result.affectedRows ?? result.rows.length,
+          rows: result.rows,
+        };
       } catch (err) {
         if (err && typeof err === 'object' && 'code' in err) Object.assign(err, { query: text, params });
         throw err;
@@ -69,11 +79,14 @@ export class EmbeddedStatements {
 
   private async prepare(text: string): Promise<Prepared> {
     const name = `mwa_${++this.counter}`;
-    const messages = await this.pglite.execProtocolStream(concat([
-      protocol.serialize.parse({ name, text }),
-      protocol.serialize.describe({ type: 'S', name }),
-      protocol.serialize.sync(),
-    ]), { syncToFs: false });
+    const messages = await this.pglite.execProtocolStream(
+      concat([
+        protocol.serialize.parse({ name, text }),
+        protocol.serialize.describe({ type: 'S', name }),
+        protocol.serialize.sync(),
+      ]),
+      { syncToFs: false },
+    );
     const paramTypes = parse.parseDescribeStatementResults(messages);
     const rowDescription = messages.find((m) => m.name === 'rowDescription');
     const statement = { name, paramTypes, rowDescription };

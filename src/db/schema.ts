@@ -35,6 +35,27 @@ export type { Environment } from './columns.js';
 export type Db = Kysely<Database> | Transaction<Database>;
 
 export interface Database
-  extends PlatformTables, LedgerTables, JobTables, UpstreamTables,
-    AlertTables, BalanceTables, CardTables, DepositTables, DepositAddressTables, MemberTables, HostedScreenTables, KycTables, QrPayTables, RemittanceTables, ExchangeTables, EarnTables, StepUpTables, WebhookTables, WithdrawalTables,
-    CardLifecycleTables, ConsoleTables, ExportTables, EventTables {}
+  extends
+    PlatformTables,
+    LedgerTables,
+    JobTables,
+    UpstreamTables,
+    AlertTables,
+    BalanceTables,
+    CardTables,
+    DepositTables,
+    DepositAddressTables,
+    MemberTables,
+    HostedScreenTables,
+    KycTables,
+    QrPayTables,
+    RemittanceTables,
+    ExchangeTables,
+    EarnTables,
+    StepUpTables,
+    WebhookTables,
+    WithdrawalTables,
+    CardLifecycleTables,
+    ConsoleTables,
+    ExportTables,
+    EventTables {}

@@ -21,14 +21,22 @@ const definitionStart = /^CREATE OR REPLACE (FUNCTION|PROCEDURE) /m;
 export function parseFunctionFile({ file, text }: FunctionFile): StoredFunction {
   const at = text.search(definitionStart);
   if (at < 0) throw new Error(`src/db/functions/${file}: no line starting with CREATE OR REPLACE FUNCTION`);
-  const stray = text.slice(0, at).split('\n').find((line) => line.trim() !== '' && !line.startsWith('--'));
-  if (stray !== undefined) throw new Error(`src/db/functions/${file}: only -- comments may come before the definition, found: ${stray}`);
+  const stray = text
+    .slice(0, at)
+    .split('\n')
+    .find((line) => line.trim() !== '' && !line.startsWith('--'));
+  if (stray !== undefined)
+    throw new Error(`src/db/functions/${file}: only -- comments may come before the definition, found: ${stray}`);
   const definition = text.slice(at);
-  if (definition.slice(1).search(definitionStart) >= 0) throw new Error(`src/db/functions/${file}: more than one definition`);
+  if (definition.slice(1).search(definitionStart) >= 0)
+    throw new Error(`src/db/functions/${file}: more than one definition`);
   const signature = definition.slice(0, definition.indexOf('\n'));
   const name = /^CREATE OR REPLACE (?:FUNCTION|PROCEDURE) public\.([a-z0-9_]+)\(/.exec(signature)?.[1];
   if (!name || (file !== `${name}.sql` && !file.startsWith(`${name}--`))) {
-    throw new Error(`src/db/functions/${file}: defines ${name ? `public.${name}` : 'no function of the public schema'}; the file is named after it (<name>.sql)`);
+    throw new Error(
+      `src/db/functions/${file}: defines ${name ? `public.${name}` : 'no function of the public schema'}; ` +
+        `the file is named after it (<name>.sql)`,
+    );
   }
   return { file, text, definition, signature };
 }
@@ -47,7 +55,8 @@ export async function liveFunctionDefinitions(db: Kysely<any>): Promise<string[]
     SELECT pg_get_functiondef(p.oid) AS definition
     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
     WHERE n.nspname = 'public' AND p.prokind IN ('f', 'p')
-      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND
+        d.deptype = 'e')
     ORDER BY p.proname, p.oid`.execute(db);
   return rows.map((r) => r.definition);
 }
@@ -68,7 +77,10 @@ async function differing(db: Kysely<any>, functions: readonly StoredFunction[]):
  * whatever its body refers to, then again with it on, so that each body is checked. Changing a
  * function's arguments or result type needs a migration that drops it first (docs/stored-functions.md).
  */
-export async function applyStoredFunctions(db: Kysely<any>, functions: readonly StoredFunction[] = storedFunctions()): Promise<string[]> {
+export async function applyStoredFunctions(
+  db: Kysely<any>,
+  functions: readonly StoredFunction[] = storedFunctions(),
+): Promise<string[]> {
   if ((await differing(db, functions)).length === 0) return [];
   return db.transaction().execute(async (trx) => {
     await sql`SELECT pg_advisory_xact_lock(hashtext('mwa-stored-functions'))`.execute(trx);

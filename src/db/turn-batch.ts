@@ -11,7 +11,10 @@ export class TurnBatcher<I, O> {
   readonly stats = { batches: 0, items: 0 };
 
   /** `runBatch` answers every item of a batch, in the batch's order. */
-  constructor(private readonly runBatch: (items: I[]) => Promise<O[]>, private readonly max: number) {}
+  constructor(
+    private readonly runBatch: (items: I[]) => Promise<O[]>,
+    private readonly max: number,
+  ) {}
 
   add(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {

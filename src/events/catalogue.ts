@@ -15,10 +15,19 @@ export const eventCatalogue = {
   'exchange.order.completed': { object: 'exchange_order', description: 'An exchange order was executed.' },
   'exchange.order.expired': { object: 'exchange_order', description: 'A locked quote ended unused.' },
   'remittance.order.pending': { object: 'remittance_order', description: 'A remittance order was accepted.' },
-  'remittance.order.processing': { object: 'remittance_order', description: 'A remittance order is with the provider.' },
+  'remittance.order.processing': {
+    object: 'remittance_order',
+    description: 'A remittance order is with the provider.',
+  },
   'remittance.order.completed': { object: 'remittance_order', description: 'A remittance order was paid out.' },
-  'remittance.order.failed': { object: 'remittance_order', description: 'A remittance order failed; the debit was returned.' },
-  'remittance.order.returned': { object: 'remittance_order', description: 'A paid-out remittance came back; the funds were returned.' },
+  'remittance.order.failed': {
+    object: 'remittance_order',
+    description: 'A remittance order failed; the debit was returned.',
+  },
+  'remittance.order.returned': {
+    object: 'remittance_order',
+    description: 'A paid-out remittance came back; the funds were returned.',
+  },
   'card.application.pending': { object: 'card_application', description: 'A card application was submitted.' },
   'card.application.need_docs': { object: 'card_application', description: 'The issuer asks for more documents.' },
   'card.application.approved': { object: 'card_application', description: 'A card application was approved.' },
@@ -43,14 +52,26 @@ export const eventCatalogue = {
   'kyc.profile.pending_review': { object: 'kyc_profile', description: 'A KYC profile was submitted for review.' },
   'kyc.profile.approved': { object: 'kyc_profile', description: 'A KYC profile was approved.' },
   'kyc.profile.rejected': { object: 'kyc_profile', description: 'A KYC profile was rejected.' },
-  'earn.order.settled': { object: 'earn_order', description: 'Earnings posted: a flexible payout or a fixed-term maturity.' },
+  'earn.order.settled': {
+    object: 'earn_order',
+    description: 'Earnings posted: a flexible payout or a fixed-term maturity.',
+  },
   'qrpay.order.completed': { object: 'qrpay_order', description: 'A QR payment completed.' },
   'qrpay.order.failed': { object: 'qrpay_order', description: 'A QR payment failed; the debit was returned in full.' },
   'qrpay.order.refunded': { object: 'qrpay_order', description: 'A QR payment was refunded to the available balance.' },
   // Written by the ledger's trigger on the merchant's balances (migration 047), not by recordEvent.
-  'balance_monitor.triggered': { object: 'balance_monitor', description: 'A posting took the watched prepaid or custody balance below the monitor\'s `below`.' },
-  'balance_monitor.resolved': { object: 'balance_monitor', description: 'A posting brought the watched balance back at or above the monitor\'s `below`.' },
-  'export.completed': { object: 'export', description: 'An export\'s file is written; download it from `GET /v1/exports/{id}/file`.' },
+  'balance_monitor.triggered': {
+    object: 'balance_monitor',
+    description: "A posting took the watched prepaid or custody balance below the monitor's `below`.",
+  },
+  'balance_monitor.resolved': {
+    object: 'balance_monitor',
+    description: "A posting brought the watched balance back at or above the monitor's `below`.",
+  },
+  'export.completed': {
+    object: 'export',
+    description: "An export's file is written; download it from `GET /v1/exports/{id}/file`.",
+  },
   'export.failed': { object: 'export', description: 'An export could not be written.' },
 } as const satisfies Record<string, { object: string; description: string }>;
 

@@ -24,7 +24,8 @@ export function eventRow(event: EventInput) {
     throw new Error(`events: statusVersion must be a non-negative integer, got ${String(event.statusVersion)}`);
   }
   for (const field of ['merchantId', 'type', 'object', 'objectId', 'status'] as const) {
-    if (typeof event[field] !== 'string' || event[field] === '') throw new Error(`events: ${field} must be a non-empty string`);
+    if (typeof event[field] !== 'string' || event[field] === '')
+      throw new Error(`events: ${field} must be a non-empty string`);
   }
   return {
     id: newId('evt'),

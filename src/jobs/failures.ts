@@ -21,7 +21,12 @@ function asError(err: unknown): Error {
  * Logs a background failure at `error` with its job, job id, attempt and error (message and stack
  * go to the log, never to a response) and counts it in `background_failures_total{job}`.
  */
-export function reportFailure(ctx: Pick<ServiceContext, 'log' | 'metrics'>, failure: BackgroundFailure, err: unknown, message: string): void {
+export function reportFailure(
+  ctx: Pick<ServiceContext, 'log' | 'metrics'>,
+  failure: BackgroundFailure,
+  err: unknown,
+  message: string,
+): void {
   ctx.metrics.backgroundFailures.inc({ job: failure.job });
   ctx.log.error(
     {

@@ -2,7 +2,6 @@ import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Database, Db } from '../db/schema.js';
 import type { ClockScope } from '../platform/clock.js';
 
-
 export interface JobSpec {
   kind: string;
   payload?: Record<string, unknown>;
@@ -43,16 +42,18 @@ export async function enqueueMany(db: Db, jobs: readonly JobSpec[]): Promise<voi
   // One shape for every row: unset times and attempts take the column defaults' values.
   await db
     .insertInto('jobs')
-    .values(jobs.map((job) => ({
-      kind: job.kind,
-      payload: JSON.stringify(job.payload ?? {}),
-      dedupe_key: job.dedupeKey ?? null,
-      clock_merchant_id: job.clock?.environment === 'sandbox' ? job.clock.merchantId : null,
-      run_at: job.runAt ?? sql<Date>`now()`,
-      max_attempts: job.maxAttempts ?? sql<number>`DEFAULT`,
-      locked_until: null,
-      last_error: null,
-    })) as never)
+    .values(
+      jobs.map((job) => ({
+        kind: job.kind,
+        payload: JSON.stringify(job.payload ?? {}),
+        dedupe_key: job.dedupeKey ?? null,
+        clock_merchant_id: job.clock?.environment === 'sandbox' ? job.clock.merchantId : null,
+        run_at: job.runAt ?? sql<Date>`now()`,
+        max_attempts: job.maxAttempts ?? sql<number>`DEFAULT`,
+        locked_until: null,
+        last_error: null,
+      })) as never,
+    )
     .onConflict((oc) => oc.column('dedupe_key').doNothing())
     .execute();
 }
@@ -66,14 +67,20 @@ export interface ClaimedJob {
 }
 
 /** A job's own time: real time plus the sandbox offset of the merchant whose clock it is on (0 for none). */
-const jobClockOffset = sql`COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id = jobs.clock_merchant_id), 0) * interval '1 millisecond'`;
+const jobClockOffset = sql`COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id =
+  jobs.clock_merchant_id), 0) * interval '1 millisecond'`;
 
 /**
  * Claims due jobs under a lease. Locked rows are skipped, so processes never claim the same job.
  * A job is due when its clock's time reaches `run_at`: real time, or its sandbox merchant's time.
  * The bound `run_at <= now() + the largest offset` keeps the index range of the plain query.
  */
-export async function claim(db: Kysely<Database>, kinds: string[], limit: number, leaseSeconds: number): Promise<ClaimedJob[]> {
+export async function claim(
+  db: Kysely<Database>,
+  kinds: string[],
+  limit: number,
+  leaseSeconds: number,
+): Promise<ClaimedJob[]> {
   if (kinds.length === 0) return [];
   const { rows } = await sql<ClaimedJob>`
     UPDATE jobs SET locked_until = now() + make_interval(secs => ${leaseSeconds}), attempts = attempts + 1
@@ -98,7 +105,11 @@ export async function claim(db: Kysely<Database>, kinds: string[], limit: number
  * the writes of an earlier claim, still running, touch nothing.
  */
 const heldBy = (job: Pick<ClaimedJob, 'id' | 'attempts'>) => (eb: ExpressionBuilder<Database, 'jobs'>) =>
-  eb.and([eb('id', '=', job.id.toString() as unknown as bigint), eb('attempts', '=', job.attempts), eb('status', '=', 'pending')]);
+  eb.and([
+    eb('id', '=', job.id.toString() as unknown as bigint),
+    eb('attempts', '=', job.attempts),
+    eb('status', '=', 'pending'),
+  ]);
 
 /** Extends the lease of a job still running (the runner renews it well before it ends); false: the claim was lost. */
 export async function renewLease(db: Db, job: ClaimedJob, leaseSeconds: number): Promise<boolean> {
@@ -116,10 +127,17 @@ export async function complete(db: Db, job: ClaimedJob): Promise<void> {
 }
 
 /**
- * Backs off (`delayMs` on the job's clock), or parks the job as `dead` (kept for the operator) once its attempts are spent.
+ * Backs off (`delayMs` on the job's clock), or parks the job as `dead` (kept for the operator) once its attempts are
+ * spent.
  * False: the claim was lost (another claim holds the job), nothing was written.
  */
-export async function retryLater(db: Db, job: ClaimedJob, delayMs: number, error: string, uncounted = false): Promise<boolean> {
+export async function retryLater(
+  db: Db,
+  job: ClaimedJob,
+  delayMs: number,
+  error: string,
+  uncounted = false,
+): Promise<boolean> {
   const dead = !uncounted && job.attempts >= job.max_attempts;
   const result = await db
     .updateTable('jobs')
@@ -141,7 +159,11 @@ export async function release(db: Db, ids: bigint[]): Promise<void> {
   await db
     .updateTable('jobs')
     .set((eb) => ({ locked_until: null, attempts: eb('attempts', '-', 1) }))
-    .where('id', 'in', ids.map((i) => i.toString() as unknown as bigint))
+    .where(
+      'id',
+      'in',
+      ids.map((i) => i.toString() as unknown as bigint),
+    )
     .execute();
 }
 

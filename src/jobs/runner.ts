@@ -34,7 +34,9 @@ export class JobRunner {
   private readonly leaseSeconds: number;
 
   constructor(
-    private readonly ctx: ServiceContext, private readonly handlers: Record<string, JobHandler>, private readonly options: RunnerOptions = {},
+    private readonly ctx: ServiceContext,
+    private readonly handlers: Record<string, JobHandler>,
+    private readonly options: RunnerOptions = {},
     batchQueues: readonly BatchQueue[] = [],
   ) {
     this.concurrencyMax = options.concurrencyMax ?? 32;
@@ -42,9 +44,11 @@ export class JobRunner {
     this.leaseSeconds = options.leaseSeconds ?? 60;
     // A batch worker's item finished: poll the batch queues now when running by ourselves (tests
     // poll through drain()); the jobs table waits for its tick.
-    this.batchWorkers = batchQueues.map((q) => q.create(ctx, () => {
-      if (!this.stopped && this.timer) void this.pollBatches();
-    }));
+    this.batchWorkers = batchQueues.map((q) =>
+      q.create(ctx, () => {
+        if (!this.stopped && this.timer) void this.pollBatches();
+      }),
+    );
   }
 
   private batchPolling: Promise<void> | undefined;
@@ -98,12 +102,25 @@ export class JobRunner {
     try {
       jobs = await claim(this.ctx.db, Object.keys(this.handlers), free, this.leaseSeconds);
     } catch (err) {
-      reportFailure(this.ctx, { job: 'jobs.claim' }, err, 'job runner could not claim due jobs; the next poll tries again');
+      reportFailure(
+        this.ctx,
+        { job: 'jobs.claim' },
+        err,
+        'job runner could not claim due jobs; the next poll tries again',
+      );
       return;
     }
     if (this.stopped) {
-      await release(this.ctx.db, jobs.map((j) => j.id)).catch((err: unknown) =>
-        reportFailure(this.ctx, { job: 'jobs.release' }, err, `job runner could not give back ${jobs.length} claimed jobs; they are taken again when their lease ends`),
+      await release(
+        this.ctx.db,
+        jobs.map((j) => j.id),
+      ).catch((err: unknown) =>
+        reportFailure(
+          this.ctx,
+          { job: 'jobs.release' },
+          err,
+          `job runner could not give back ${jobs.length} claimed jobs; they are taken again when their lease ends`,
+        ),
       );
       return;
     }
@@ -123,22 +140,36 @@ export class JobRunner {
     // With tracing on, a span per run: the handler's statements, upstream calls and the run's
     // log lines are in its trace. The merchant, when the job's payload names one.
     const merchantId = job.payload.merchant_id;
-    return t.inSpan(`job ${job.kind}`, 'internal', {
-      'mwa.job.kind': job.kind,
-      'mwa.job.id': job.id.toString(),
-      'mwa.job.attempt': job.attempts,
-      ...(typeof merchantId === 'string' ? { 'mwa.merchant_id': merchantId } : {}),
-    }, () => this.run(job));
+    return t.inSpan(
+      `job ${job.kind}`,
+      'internal',
+      {
+        'mwa.job.kind': job.kind,
+        'mwa.job.id': job.id.toString(),
+        'mwa.job.attempt': job.attempts,
+        ...(typeof merchantId === 'string' ? { 'mwa.merchant_id': merchantId } : {}),
+      },
+      () => this.run(job),
+    );
   }
 
   private async run(job: ClaimedJob): Promise<void> {
     // The lease is renewed while the handler runs (a third of it at a time), so that a job running
     // longer than its lease is never claimed by another process meanwhile; it lapses only when
     // this process is gone.
-    const renewal = setInterval(() => {
-      renewLease(this.ctx.db, job, this.leaseSeconds).catch((err: unknown) =>
-        reportFailure(this.ctx, { job: job.kind, jobId: job.id, attempt: job.attempts, step: 'lease' }, err, 'the lease of a running background job could not be renewed; the next renewal tries again'));
-    }, (this.leaseSeconds * 1000) / 3);
+    const renewal = setInterval(
+      () => {
+        renewLease(this.ctx.db, job, this.leaseSeconds).catch((err: unknown) =>
+          reportFailure(
+            this.ctx,
+            { job: job.kind, jobId: job.id, attempt: job.attempts, step: 'lease' },
+            err,
+            'the lease of a running background job could not be renewed; the next renewal tries again',
+          ),
+        );
+      },
+      (this.leaseSeconds * 1000) / 3,
+    );
     renewal.unref();
     try {
       await this.handlers[job.kind]!(job, this.ctx);
@@ -167,24 +198,49 @@ export class JobRunner {
       dead = await this.ctx.db.transaction().execute(async (trx) => {
         const parked = (await retryLater(trx, job, delay, message, uncounted)) && lastAttempt;
         if (parked) {
-          await this.ctx.alertOperator({
-            kind: 'job.dead', object: 'job', objectId: job.id.toString(),
-            message: `Background job ${job.kind} failed ${job.attempts} times and is parked as dead; last error: ${message.slice(0, 500)}`,
-          }, trx);
+          await this.ctx.alertOperator(
+            {
+              kind: 'job.dead',
+              object: 'job',
+              objectId: job.id.toString(),
+              message:
+                `Background job ${job.kind} failed ${job.attempts} times and is parked as dead; last ` +
+                `error: ${message.slice(0, 500)}`,
+            },
+            trx,
+          );
         }
         return parked;
       });
     } catch (recordErr) {
-      reportFailure(this.ctx, { ...where, step: 'record' }, recordErr, 'the outcome of a background job could not be recorded; it runs again when its lease ends');
+      reportFailure(
+        this.ctx,
+        { ...where, step: 'record' },
+        recordErr,
+        'the outcome of a background job could not be recorded; it runs again when its lease ends',
+      );
     }
     this.ctx.metrics.jobRuns.inc({ job: job.kind, outcome: dead ? 'dead' : later ? 'later' : 'error' });
     if (dead) {
-      reportFailure(this.ctx, where, err, `background job failed on its last attempt (${job.attempts} of ${job.max_attempts}); parked as dead`);
+      reportFailure(
+        this.ctx,
+        where,
+        err,
+        `background job failed on its last attempt (${job.attempts} of ${job.max_attempts}); parked as dead`,
+      );
     } else if (later) {
       // Not a failure: the handler asked to be run again later (e.g. no answer from the provider yet).
-      this.ctx.log.debug({ job: job.kind, job_id: job.id.toString(), attempt: job.attempts, delay_ms: delay, reason: err.message }, 'background job deferred');
+      this.ctx.log.debug(
+        { job: job.kind, job_id: job.id.toString(), attempt: job.attempts, delay_ms: delay, reason: err.message },
+        'background job deferred',
+      );
     } else {
-      reportFailure(this.ctx, where, err, `background job failed; attempt ${job.attempts} of ${job.max_attempts}, next in ${delay} ms`);
+      reportFailure(
+        this.ctx,
+        where,
+        err,
+        `background job failed; attempt ${job.attempts} of ${job.max_attempts}, next in ${delay} ms`,
+      );
     }
   }
 
@@ -196,7 +252,9 @@ export class JobRunner {
   async drain(timeoutMs = 10_000): Promise<void> {
     // A bound on the wait itself (real time, not a rule of the service): a timer, no clock read.
     let timedOut = false;
-    const bound = setTimeout(() => { timedOut = true; }, timeoutMs);
+    const bound = setTimeout(() => {
+      timedOut = true;
+    }, timeoutMs);
     try {
       while (!timedOut) {
         await this.poll();
@@ -204,7 +262,11 @@ export class JobRunner {
           await this.poll();
           if (this.idle()) return;
         }
-        await Promise.race([...this.running, ...this.batchWorkers.map((w) => w.settled()), new Promise((r) => setTimeout(r, 20))]);
+        await Promise.race([
+          ...this.running,
+          ...this.batchWorkers.map((w) => w.settled()),
+          new Promise((r) => setTimeout(r, 20)),
+        ]);
       }
     } finally {
       clearTimeout(bound);

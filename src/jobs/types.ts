@@ -10,7 +10,11 @@ export type JobHandler = (job: ClaimedJob, ctx: ServiceContext) => Promise<void>
 /** A handler asks for a later attempt without it counting as an error (e.g. the upstream has no answer yet). */
 export class RetryLater extends Error {
   /** `countsAsAttempt` false: the job did not start its work (e.g. its endpoint was busy); its runs are not used up. */
-  constructor(readonly delayMs: number, message = 'retry later', readonly countsAsAttempt = true) {
+  constructor(
+    readonly delayMs: number,
+    message = 'retry later',
+    readonly countsAsAttempt = true,
+  ) {
     super(message);
   }
 }

@@ -19,7 +19,8 @@ export interface WorkerOptions {
   handlers: Record<string, JobHandler>;
   /** Periodic work (src/background.ts assembles the service's). */
   tickers: readonly Ticker[];
-  /** Queues claimed in batches from an area's own table (src/background.ts assembles the service's); the job runner polls them. */
+  /** Queues claimed in batches from an area's own table (src/background.ts assembles the service's); the job runner
+   * polls them. */
   batchQueues?: readonly BatchQueue[];
 }
 
@@ -30,7 +31,16 @@ export interface WorkerOptions {
  */
 export function createWorkers(ctx: ServiceContext, start: boolean, options: WorkerOptions): Workers {
   const tickers = options.tickers;
-  const jobs = new JobRunner(ctx, options.handlers, { pollIntervalMs: ctx.config.jobPollIntervalMs, leaseSeconds: ctx.config.jobLeaseSeconds, concurrencyMax: ctx.config.jobConcurrencyMax }, options.batchQueues ?? []);
+  const jobs = new JobRunner(
+    ctx,
+    options.handlers,
+    {
+      pollIntervalMs: ctx.config.jobPollIntervalMs,
+      leaseSeconds: ctx.config.jobLeaseSeconds,
+      concurrencyMax: ctx.config.jobConcurrencyMax,
+    },
+    options.batchQueues ?? [],
+  );
   const inFlight = new Map<string, Promise<void>>();
   const failingRuns = new Map<string, number>();
   const runTicker = (t: Ticker) => {
@@ -49,7 +59,12 @@ export function createWorkers(ctx: ServiceContext, start: boolean, options: Work
           const attempt = (failingRuns.get(t.name) ?? 0) + 1;
           failingRuns.set(t.name, attempt);
           ctx.metrics.jobRuns.inc({ job: t.name, outcome: 'error' });
-          reportFailure(ctx, { job: t.name, attempt }, err, `background ticker failed (${attempt} in a row); it runs again in ${t.intervalMs} ms`);
+          reportFailure(
+            ctx,
+            { job: t.name, attempt },
+            err,
+            `background ticker failed (${attempt} in a row); it runs again in ${t.intervalMs} ms`,
+          );
         },
       )
       .finally(() => inFlight.delete(t.name));

@@ -47,11 +47,20 @@ export interface SharedPlatformAccountRef {
 export type StoredAccountRef = AccountRef | SharedPlatformAccountRef;
 
 /** The platform's account of `bucket` kept for `merchantId`. */
-export const platformAccount = (bucket: PlatformBucket, merchantId: string): PlatformAccountRef => ({ owner: 'platform', bucket, merchantId });
+export const platformAccount = (bucket: PlatformBucket, merchantId: string): PlatformAccountRef => ({
+  owner: 'platform',
+  bucket,
+  merchantId,
+});
 
 export const memberBuckets: readonly MemberBucket[] = ['available', 'frozen', 'withdrawing', 'earn', 'card'];
 export const merchantBuckets: readonly MerchantBucket[] = ['custody', 'prepaid', 'fee_income', 'fee_retained'];
-export const platformBuckets: readonly PlatformBucket[] = ['fee_income', 'prepaid_funding', 'settlement_clearing', 'earn_interest'];
+export const platformBuckets: readonly PlatformBucket[] = [
+  'fee_income',
+  'prepaid_funding',
+  'settlement_clearing',
+  'earn_interest',
+];
 
 /**
  * Normal sides. Credit-normal: what the service owes or earns (member buckets, merchant prepaid,
@@ -59,7 +68,11 @@ export const platformBuckets: readonly PlatformBucket[] = ['fee_income', 'prepai
  * the fees a merchant retained outside custody, platform prepaid funding and settlement clearing).
  */
 const debitNormal: ReadonlySet<string> = new Set([
-  'merchant:custody', 'merchant:fee_retained', 'platform:prepaid_funding', 'platform:settlement_clearing', 'platform:earn_interest',
+  'merchant:custody',
+  'merchant:fee_retained',
+  'platform:prepaid_funding',
+  'platform:settlement_clearing',
+  'platform:earn_interest',
 ]);
 
 export interface AccountSpec {
@@ -76,12 +89,20 @@ export function accountSpec(ref: AccountRef): AccountSpec {
   const ownerId = ownerIdOf(ref);
   if (ref.owner === 'member' && (cardBuckets as readonly string[]).includes(ref.bucket)) {
     const cardId = (ref as { cardId?: unknown }).cardId;
-    if (typeof cardId !== 'string' || !cardIdPattern.test(cardId)) throw new Error(`ledger: card account without a card id`);
+    if (typeof cardId !== 'string' || !cardIdPattern.test(cardId))
+      throw new Error(`ledger: card account without a card id`);
     return { ownerType: 'member', ownerId, bucket: `${ref.bucket}:${cardId}`, normalSide: 'credit', nonNegative: true };
   }
   const buckets: readonly string[] =
-    ref.owner === 'member' ? memberBuckets : ref.owner === 'merchant' ? merchantBuckets : ref.owner === 'platform' ? platformBuckets : [];
-  if (!buckets.includes(ref.bucket)) throw new Error(`ledger: bucket ${String(ref.bucket)} is not a ${String(ref.owner)} bucket`);
+    ref.owner === 'member'
+      ? memberBuckets
+      : ref.owner === 'merchant'
+        ? merchantBuckets
+        : ref.owner === 'platform'
+          ? platformBuckets
+          : [];
+  if (!buckets.includes(ref.bucket))
+    throw new Error(`ledger: bucket ${String(ref.bucket)} is not a ${String(ref.owner)} bucket`);
   return {
     ownerType: ref.owner,
     ownerId,
@@ -94,14 +115,17 @@ export function accountSpec(ref: AccountRef): AccountSpec {
 function ownerIdOf(ref: AccountRef): string {
   switch (ref.owner) {
     case 'member':
-      if (typeof ref.memberId !== 'string' || ref.memberId === '') throw new Error('ledger: member account without memberId');
+      if (typeof ref.memberId !== 'string' || ref.memberId === '')
+        throw new Error('ledger: member account without memberId');
       return ref.memberId;
     case 'merchant':
-      if (typeof ref.merchantId !== 'string' || ref.merchantId === '') throw new Error('ledger: merchant account without merchantId');
+      if (typeof ref.merchantId !== 'string' || ref.merchantId === '')
+        throw new Error('ledger: merchant account without merchantId');
       return ref.merchantId;
     case 'platform':
       // Kept per merchant: the shared row ('') of before migration 026 is never posted to.
-      if (typeof ref.merchantId !== 'string' || ref.merchantId === '') throw new Error('ledger: platform account without merchantId');
+      if (typeof ref.merchantId !== 'string' || ref.merchantId === '')
+        throw new Error('ledger: platform account without merchantId');
       return ref.merchantId;
     default:
       throw new Error(`ledger: unknown owner ${String((ref as { owner: unknown }).owner)}`);
@@ -130,12 +154,23 @@ export function refFromRow(row: { owner_type: string; owner_id: string; bucket: 
   if (row.owner_type === 'member') {
     const base = baseBucket(row.bucket);
     if ((cardBuckets as readonly string[]).includes(base)) {
-      return { owner: 'member', memberId: row.owner_id, bucket: base as CardBucket, cardId: row.bucket.slice(base.length + 1) };
+      return {
+        owner: 'member',
+        memberId: row.owner_id,
+        bucket: base as CardBucket,
+        cardId: row.bucket.slice(base.length + 1),
+      };
     }
   }
-  if (row.owner_type === 'member') return { owner: 'member', memberId: row.owner_id, bucket: row.bucket as Exclude<MemberBucket, 'card'> };
-  if (row.owner_type === 'merchant') return { owner: 'merchant', merchantId: row.owner_id, bucket: row.bucket as MerchantBucket };
-  return { owner: 'platform', bucket: row.bucket as PlatformBucket, merchantId: row.owner_id === '' ? null : row.owner_id };
+  if (row.owner_type === 'member')
+    return { owner: 'member', memberId: row.owner_id, bucket: row.bucket as Exclude<MemberBucket, 'card'> };
+  if (row.owner_type === 'merchant')
+    return { owner: 'merchant', merchantId: row.owner_id, bucket: row.bucket as MerchantBucket };
+  return {
+    owner: 'platform',
+    bucket: row.bucket as PlatformBucket,
+    merchantId: row.owner_id === '' ? null : row.owner_id,
+  };
 }
 
 /**

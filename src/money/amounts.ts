@@ -47,7 +47,8 @@ function assertScale(scale: number): void {
 }
 
 /** Why a text is not an amount. */
-export type AmountProblem = 'not_a_string' | 'too_long' | 'malformed' | 'leading_zero' | 'too_large' | 'too_many_places';
+export type AmountProblem =
+  'not_a_string' | 'too_long' | 'malformed' | 'leading_zero' | 'too_large' | 'too_many_places';
 
 export type AmountReading = { ok: true; minor: bigint } | { ok: false; problem: AmountProblem };
 
@@ -73,12 +74,21 @@ export function readAmount(value: unknown, scale: number): AmountReading {
 /** The message for a refused amount, naming the field. */
 export function amountProblemMessage(problem: AmountProblem, field: string, scale: number): string {
   switch (problem) {
-    case 'not_a_string': return `${field} must be a decimal string.`;
-    case 'too_long': return `${field} is longer than ${amountLengthMax} characters.`;
-    case 'malformed': return `${field} must be digits with an optional fractional part, like "12.50" (no sign, exponent or spaces).`;
-    case 'leading_zero': return `${field} must not start with a zero unless it is below 1, like "0.5".`;
-    case 'too_large': return `${field} has more than ${amountIntegerDigitsMax} integer digits.`;
-    case 'too_many_places': return `${field} has more than ${scale} decimal places that are not zeros (at most ${amountFractionDigitsMax} places in all).`;
+    case 'not_a_string':
+      return `${field} must be a decimal string.`;
+    case 'too_long':
+      return `${field} is longer than ${amountLengthMax} characters.`;
+    case 'malformed':
+      return `${field} must be digits with an optional fractional part, like "12.50" (no sign, exponent or spaces).`;
+    case 'leading_zero':
+      return `${field} must not start with a zero unless it is below 1, like "0.5".`;
+    case 'too_large':
+      return `${field} has more than ${amountIntegerDigitsMax} integer digits.`;
+    case 'too_many_places':
+      return (
+        `${field} has more than ${scale} decimal places that are not zeros (at most ${amountFractionDigitsMax} ` +
+        `places in all).`
+      );
   }
 }
 
@@ -88,7 +98,11 @@ export function amountProblemMessage(problem: AmountProblem, field: string, scal
  */
 export class AmountError extends Error {
   override readonly name = 'AmountError';
-  constructor(readonly reason: AmountProblem, readonly field: string, scale: number) {
+  constructor(
+    readonly reason: AmountProblem,
+    readonly field: string,
+    scale: number,
+  ) {
     super(amountProblemMessage(reason, field, scale));
   }
 }

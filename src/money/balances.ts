@@ -3,9 +3,13 @@ import type { Database, Environment, Db } from '../db/schema.js';
 import { accountSpec, type AccountRef, type PlatformBucket } from './accounts.js';
 import { minorFromDb } from './amounts.js';
 
-
 /** One account's balance in minor units (signed by its normal side); 0n when it does not exist yet. */
-export async function accountBalance(db: Db, environment: Environment, ref: AccountRef, asset: string): Promise<bigint> {
+export async function accountBalance(
+  db: Db,
+  environment: Environment,
+  ref: AccountRef,
+  asset: string,
+): Promise<bigint> {
   const spec = accountSpec(ref);
   const row = await db
     .selectFrom('ledger_accounts')
@@ -25,7 +29,12 @@ export async function accountBalance(db: Db, environment: Environment, ref: Acco
  * of before migration 026 (`owner_id` ''), if any. One merchant's part: `accountBalance` with
  * `platformAccount(bucket, merchantId)`.
  */
-export async function platformTotal(db: Db, environment: Environment, bucket: PlatformBucket, asset: string): Promise<bigint> {
+export async function platformTotal(
+  db: Db,
+  environment: Environment,
+  bucket: PlatformBucket,
+  asset: string,
+): Promise<bigint> {
   const row = await db
     .selectFrom('ledger_accounts')
     .select(sql<string>`coalesce(sum(balance), 0)`.as('total'))

@@ -36,7 +36,8 @@ export function formatRatioDown(r: Ratio, places = ratePlaces): string {
 
 /** The rate a customer gets: mid less `spreadBps` basis points, rounded down to `ratePlaces`. */
 export function rateAfterSpread(mid: string, spreadBps: number): string {
-  if (!Number.isInteger(spreadBps) || spreadBps < 0 || spreadBps > 10_000) throw new Error(`rates: spread out of range: ${spreadBps}`);
+  if (!Number.isInteger(spreadBps) || spreadBps < 0 || spreadBps > 10_000)
+    throw new Error(`rates: spread out of range: ${spreadBps}`);
   const m = ratioOf(mid);
   return formatRatioDown({ num: m.num * BigInt(10_000 - spreadBps), den: m.den * 10_000n });
 }
@@ -45,7 +46,13 @@ export function rateAfterSpread(mid: string, spreadBps: number): string {
  * `amountMinor` (at `fromScale`) times `rate`, in minor units at `toScale`: rounded down (what
  * the service pays out) or up (what it charges).
  */
-export function convert(amountMinor: bigint, fromScale: number, toScale: number, rate: string, rounding: 'down' | 'up'): bigint {
+export function convert(
+  amountMinor: bigint,
+  fromScale: number,
+  toScale: number,
+  rate: string,
+  rounding: 'down' | 'up',
+): bigint {
   if (amountMinor < 0n) throw new Error('rates: negative amount');
   const r = ratioOf(rate);
   const num = amountMinor * r.num * 10n ** BigInt(toScale);
@@ -57,7 +64,13 @@ export function convert(amountMinor: bigint, fromScale: number, toScale: number,
  * The amount at `fromScale` that `amountMinor` (at `toScale`) is worth at `rate` (the inverse
  * of `convert`): rounded up when it is charged. A zero rate cannot be inverted.
  */
-export function convertBack(amountMinor: bigint, fromScale: number, toScale: number, rate: string, rounding: 'down' | 'up'): bigint {
+export function convertBack(
+  amountMinor: bigint,
+  fromScale: number,
+  toScale: number,
+  rate: string,
+  rounding: 'down' | 'up',
+): bigint {
   const r = ratioOf(rate);
   if (r.num === 0n) throw new Error('rates: a zero rate has no inverse');
   const num = amountMinor * r.den * 10n ** BigInt(fromScale);

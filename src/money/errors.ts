@@ -11,7 +11,10 @@ import { describeAccount, type AccountRef } from './accounts.js';
  */
 export class InsufficientFundsError extends Error {
   override readonly name = 'InsufficientFundsError';
-  constructor(readonly account: AccountRef, readonly asset = '') {
+  constructor(
+    readonly account: AccountRef,
+    readonly asset = '',
+  ) {
     super(`ledger: ${describeAccount(account)}${asset ? ` of ${asset}` : ''} would go below zero`);
   }
 }
@@ -19,7 +22,11 @@ export class InsufficientFundsError extends Error {
 /** The movement (environment, reference type, reference id, kind) was already posted. Nothing was written. */
 export class DuplicatePostingError extends Error {
   override readonly name = 'DuplicatePostingError';
-  constructor(readonly referenceType: string, readonly referenceId: string, readonly kind: string) {
+  constructor(
+    readonly referenceType: string,
+    readonly referenceId: string,
+    readonly kind: string,
+  ) {
     super(`ledger: ${kind} of ${referenceType} ${referenceId} is already posted`);
   }
 }

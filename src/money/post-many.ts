@@ -35,7 +35,10 @@ interface Account {
  * entry posted. The same checks as `postEntry` run first (`assertEntry`: a programmer error
  * throws before anything is written).
  */
-export async function postEntries(trx: Transaction<Database>, items: readonly EntryWithEvent[]): Promise<PostOutcome[]> {
+export async function postEntries(
+  trx: Transaction<Database>,
+  items: readonly EntryWithEvent[],
+): Promise<PostOutcome[]> {
   if (items.length === 0) return [];
   const accounts = new Map<string, Account & { environment: string }>();
   const deltas: { entry: number; account: string; delta: bigint }[] = [];
@@ -43,11 +46,22 @@ export async function postEntries(trx: Transaction<Database>, items: readonly En
   for (const [i, { entry }] of items.entries()) {
     for (const [key, change] of assertEntry(entry)) {
       const id = `${entry.environment}\u0000${entry.asset}\u0000${key}`;
-      if (!accounts.has(id)) accounts.set(id, { ref: change.ref, spec: change.spec, asset: entry.asset, key: id, environment: entry.environment });
+      if (!accounts.has(id))
+        accounts.set(id, {
+          ref: change.ref,
+          spec: change.spec,
+          asset: entry.asset,
+          key: id,
+          environment: entry.environment,
+        });
       deltas.push({ entry: i + 1, account: id, delta: change.delta });
     }
     for (const line of entry.lines) {
-      lines.push({ entry: i + 1, account: `${entry.environment}\u0000${entry.asset}\u0000${accountKey(line.account)}`, amount: signed(line) });
+      lines.push({
+        entry: i + 1,
+        account: `${entry.environment}\u0000${entry.asset}\u0000${accountKey(line.account)}`,
+        amount: signed(line),
+      });
     }
   }
   // Created in (environment, asset, key) order, as `postEntry` creates one entry's accounts in key order.
@@ -61,23 +75,34 @@ export async function postEntries(trx: Transaction<Database>, items: readonly En
     ({ rows } = await sql<{ entry_index: number; status: string; account_index: number | null }>`
       WITH posted AS MATERIALIZED (
         SELECT * FROM mwa_post_entries_across(
-          ${ordered.map((a) => a.environment)}::text[], ${ordered.map((a) => a.asset)}::text[], ${ordered.map((a) => a.spec.ownerType)}::text[], ${ordered.map((a) => a.spec.ownerId)}::text[],
-          ${ordered.map((a) => a.spec.bucket)}::text[], ${ordered.map((a) => a.spec.normalSide)}::text[], ${ordered.map((a) => a.spec.nonNegative)}::boolean[],
+          ${ordered.map((a) => a.environment)}::text[], ${ordered.map((a) => a.asset)}::text[],
+            ${ordered.map((a) => a.spec.ownerType)}::text[], ${ordered.map((a) => a.spec.ownerId)}::text[],
+          ${ordered.map((a) => a.spec.bucket)}::text[], ${ordered.map((a) => a.spec.normalSide)}::text[],
+            ${ordered.map((a) => a.spec.nonNegative)}::boolean[],
           ${items.map((x) => x.entry.environment)}::text[], ${items.map((x) => x.entry.merchantId)}::text[],
-          ${entryIds}::text[], ${items.map((x) => x.entry.kind)}::text[], ${items.map((x) => x.entry.referenceType)}::text[],
+          ${entryIds}::text[], ${items.map((x) => x.entry.kind)}::text[],
+            ${items.map((x) => x.entry.referenceType)}::text[],
           ${items.map((x) => x.entry.referenceId)}::text[], ${items.map((x) => x.entry.asset)}::text[],
-          ${deltas.map((d) => d.entry)}::int[], ${deltas.map((d) => indexOf.get(d.account)!)}::int[], ${deltas.map((d) => d.delta.toString())}::numeric[],
-          ${lines.map((l) => l.entry)}::int[], ${lines.map((l) => indexOf.get(l.account)!)}::int[], ${lines.map((l) => l.amount.toString())}::numeric[])
+          ${deltas.map((d) => d.entry)}::int[], ${deltas.map((d) => indexOf.get(d.account)!)}::int[],
+            ${deltas.map((d) => d.delta.toString())}::numeric[],
+          ${lines.map((l) => l.entry)}::int[], ${lines.map((l) => indexOf.get(l.account)!)}::int[],
+            ${lines.map((l) => l.amount.toString())}::numeric[])
       ),
       recorded AS (
-        INSERT INTO events (id, merchant_id, environment, type, object, object_id, external_member_id, status, status_version, livemode, created_at)
-        SELECT e.id, e.merchant_id, e.environment, e.type, e.object, e.object_id, e.external_member_id, e.status, e.status_version, e.livemode,
+        INSERT INTO events (id, merchant_id, environment, type, object, object_id, external_member_id, status,
+          status_version, livemode, created_at)
+        SELECT e.id, e.merchant_id, e.environment, e.type, e.object, e.object_id, e.external_member_id, e.status,
+          e.status_version, e.livemode,
                ${scopeNowSql(sql.ref('e.merchant_id'), sql.ref('e.environment'))}
-        FROM unnest(${events.map((e) => e.entry)}::int[], ${ev.map((e) => e.id)}::text[], ${ev.map((e) => e.merchant_id)}::text[],
-                    ${ev.map((e) => e.environment)}::text[], ${ev.map((e) => e.type)}::text[], ${ev.map((e) => e.object)}::text[],
-                    ${ev.map((e) => e.object_id)}::text[], ${ev.map((e) => e.external_member_id)}::text[], ${ev.map((e) => e.status)}::text[],
+        FROM unnest(${events.map((e) => e.entry)}::int[], ${ev.map((e) => e.id)}::text[],
+          ${ev.map((e) => e.merchant_id)}::text[],
+                    ${ev.map((e) => e.environment)}::text[], ${ev.map((e) => e.type)}::text[],
+                      ${ev.map((e) => e.object)}::text[],
+                    ${ev.map((e) => e.object_id)}::text[], ${ev.map((e) => e.external_member_id)}::text[],
+                      ${ev.map((e) => e.status)}::text[],
                     ${ev.map((e) => e.status_version)}::int[], ${ev.map((e) => e.livemode)}::boolean[])
-             WITH ORDINALITY AS e(entry, id, merchant_id, environment, type, object, object_id, external_member_id, status, status_version, livemode, ord)
+             WITH ORDINALITY AS e(entry, id, merchant_id, environment, type, object, object_id, external_member_id,
+               status, status_version, livemode, ord)
         JOIN posted p ON p.entry_index = e.entry AND p.status = 'ok'
         ORDER BY e.ord
       )
@@ -85,7 +110,8 @@ export async function postEntries(trx: Transaction<Database>, items: readonly En
     `.execute(trx));
   } catch (err) {
     // The CHECK constraint is the backstop of the function's own check: no entry can be told apart here.
-    if (sqlState(err) === '23514') throw new Error(`ledger: a balance check failed in a posting of ${items.length} entries`, { cause: err });
+    if (sqlState(err) === '23514')
+      throw new Error(`ledger: a balance check failed in a posting of ${items.length} entries`, { cause: err });
     throw err;
   }
   const byEntry = new Map(rows.map((r) => [Number(r.entry_index), r]));

@@ -38,7 +38,6 @@ interface AccountChange {
   delta: bigint;
 }
 
-
 const environments: ReadonlySet<string> = new Set(['sandbox', 'production']);
 
 /** Posting amount: debit positive, credit negative. */
@@ -51,7 +50,8 @@ const signed = (line: EntryLine): bigint => (line.side === 'debit' ? line.amount
 export function assertEntry(entry: EntryInput): Map<string, AccountChange> {
   if (!environments.has(entry.environment)) throw new Error(`ledger: unknown environment ${String(entry.environment)}`);
   for (const field of ['merchantId', 'kind', 'referenceType', 'referenceId', 'asset'] as const) {
-    if (typeof entry[field] !== 'string' || entry[field] === '') throw new Error(`ledger: entry ${field} must be a non-empty string`);
+    if (typeof entry[field] !== 'string' || entry[field] === '')
+      throw new Error(`ledger: entry ${field} must be a non-empty string`);
   }
   const lines = entry.lines;
   if (!Array.isArray(lines) || lines.length < 2) throw new Error('ledger: an entry needs at least two lines');
@@ -60,20 +60,27 @@ export function assertEntry(entry: EntryInput): Map<string, AccountChange> {
   let credits = 0n;
   const changes = new Map<string, AccountChange>();
   for (const line of lines) {
-    if (typeof line.amount !== 'bigint' || line.amount <= 0n) throw new Error(`ledger: line amounts must be bigint > 0n, got ${String(line.amount)}`);
+    if (typeof line.amount !== 'bigint' || line.amount <= 0n)
+      throw new Error(`ledger: line amounts must be bigint > 0n, got ${String(line.amount)}`);
     if (line.side !== 'debit' && line.side !== 'credit') throw new Error(`ledger: unknown side ${String(line.side)}`);
     if (line.side === 'debit') debits += line.amount;
     else credits += line.amount;
     const spec = accountSpec(line.account);
     if (line.account.owner === 'platform' && line.account.merchantId !== entry.merchantId) {
-      throw new Error(`ledger: entry ${entry.kind} ${entry.referenceId} of merchant ${entry.merchantId} touches the platform ${line.account.bucket} kept for ${line.account.merchantId}`);
+      throw new Error(
+        `ledger: entry ${entry.kind} ${entry.referenceId} of merchant ${entry.merchantId} touches the ` +
+          `platform ${line.account.bucket} kept for ${line.account.merchantId}`,
+      );
     }
     const key = accountKey(line.account);
     const change = changes.get(key) ?? { ref: line.account, spec, delta: 0n };
     change.delta += spec.normalSide === 'debit' ? signed(line) : -signed(line);
     changes.set(key, change);
   }
-  if (debits !== credits) throw new Error(`ledger: unbalanced entry ${entry.kind} ${entry.referenceId}: debits ${debits} != credits ${credits}`);
+  if (debits !== credits)
+    throw new Error(
+      `ledger: unbalanced entry ${entry.kind} ${entry.referenceId}: debits ${debits} != credits ${credits}`,
+    );
   return changes;
 }
 
@@ -85,10 +92,12 @@ export function assertEntry(entry: EntryInput): Map<string, AccountChange> {
  * Both refusals leave nothing written but empty accounts. Several entries in one transaction
  * lock in call order: callers that post more than one keep a fixed order.
  *
- * All of it is one statement, the database function `mwa_post_entry` (migrations 024, 031: the merchant's write lock first): one round
+ * All of it is one statement, the database function `mwa_post_entry` (migrations 024, 031: the merchant's write lock
+ * first): one round
  * trip, so a hot account (a merchant's custody) stays locked only from this statement to the
  * commit. Platform accounts are kept per merchant (`owner_id` = the entry's merchant), so no
- * row is locked by the entries of every merchant. Missing accounts are inserted in key order before any row is locked: a transaction that
+ * row is locked by the entries of every merchant. Missing accounts are inserted in key order before any row is locked:
+ * a transaction that
  * waits on another's uncommitted account insert holds no row lock of this entry, so it cannot
  * close a cycle.
  */
@@ -100,10 +109,14 @@ export async function postEntry(trx: Transaction<Database>, entry: EntryInput): 
   try {
     const { rows } = await sql<{ status: string; account_index: number | null }>`
       SELECT status, account_index FROM mwa_post_entry(
-        ${entryId}, ${entry.environment}, ${entry.kind}, ${entry.referenceType}, ${entry.referenceId}, ${entry.merchantId}, ${entry.asset},
-        ${changes.map((c) => c.spec.ownerType)}::text[], ${changes.map((c) => c.spec.ownerId)}::text[], ${changes.map((c) => c.spec.bucket)}::text[],
-        ${changes.map((c) => c.spec.normalSide)}::text[], ${changes.map((c) => c.spec.nonNegative)}::boolean[], ${changes.map((c) => c.delta.toString())}::numeric[],
-        ${entry.lines.map((l) => indexOf.get(accountKey(l.account))!)}::int[], ${entry.lines.map((l) => signed(l).toString())}::numeric[])
+        ${entryId}, ${entry.environment}, ${entry.kind}, ${entry.referenceType}, ${entry.referenceId},
+          ${entry.merchantId}, ${entry.asset},
+        ${changes.map((c) => c.spec.ownerType)}::text[], ${changes.map((c) => c.spec.ownerId)}::text[],
+          ${changes.map((c) => c.spec.bucket)}::text[],
+        ${changes.map((c) => c.spec.normalSide)}::text[], ${changes.map((c) => c.spec.nonNegative)}::boolean[],
+          ${changes.map((c) => c.delta.toString())}::numeric[],
+        ${entry.lines.map((l) => indexOf.get(accountKey(l.account))!)}::int[],
+          ${entry.lines.map((l) => signed(l).toString())}::numeric[])
     `.execute(trx);
     result = rows[0];
   } catch (err) {
@@ -116,7 +129,8 @@ export async function postEntry(trx: Transaction<Database>, entry: EntryInput): 
   }
   if (!result) throw new Error(`ledger: posting ${entry.kind} ${entry.referenceId} answered nothing`);
   if (result.status === 'duplicate') throw duplicate(entry);
-  if (result.status === 'short') throw new InsufficientFundsError(changes[Number(result.account_index) - 1]!.ref, entry.asset);
+  if (result.status === 'short')
+    throw new InsufficientFundsError(changes[Number(result.account_index) - 1]!.ref, entry.asset);
   if (result.status !== 'ok') throw new Error(`ledger: posting answered ${result.status}`);
   return { entryId };
 }

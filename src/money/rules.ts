@@ -58,7 +58,12 @@ export function withdrawalLockLines(p: { memberId: string; amount: bigint; fee: 
  * custody (no platform-wide row is touched, so confirmations of different merchants never wait
  * on each other).
  */
-export function withdrawalConfirmLines(p: { memberId: string; merchantId: string; amount: bigint; fee: bigint }): EntryLine[] {
+export function withdrawalConfirmLines(p: {
+  memberId: string;
+  merchantId: string;
+  amount: bigint;
+  fee: bigint;
+}): EntryLine[] {
   const total = p.amount + p.fee;
   const lines: EntryLine[] = [
     { account: { owner: 'member', memberId: p.memberId, bucket: 'withdrawing' }, side: 'debit', amount: total },
@@ -66,7 +71,11 @@ export function withdrawalConfirmLines(p: { memberId: string; merchantId: string
   ];
   if (p.fee > 0n) {
     lines.push(
-      { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_retained' }, side: 'debit', amount: p.fee },
+      {
+        account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_retained' },
+        side: 'debit',
+        amount: p.fee,
+      },
       { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_income' }, side: 'credit', amount: p.fee },
     );
   }
@@ -82,7 +91,8 @@ export function withdrawalFailLines(p: { memberId: string; amount: bigint; fee: 
   ];
 }
 
-/** The operator credits a merchant's prepaid account (money received outside the ledger), against the platform's prepaid funding kept for the merchant. */
+/** The operator credits a merchant's prepaid account (money received outside the ledger), against the platform's
+ * prepaid funding kept for the merchant. */
 export function prepaidCreditLines(p: { merchantId: string; amount: bigint }): EntryLine[] {
   return [
     { account: platformAccount('prepaid_funding', p.merchantId), side: 'debit', amount: p.amount },
@@ -90,7 +100,8 @@ export function prepaidCreditLines(p: { merchantId: string; amount: bigint }): E
   ];
 }
 
-/** A service charge taken from the merchant's prepaid account as platform income (the platform's fee income kept for the merchant). */
+/** A service charge taken from the merchant's prepaid account as platform income (the platform's fee income kept for
+ * the merchant). */
 export function prepaidChargeLines(p: { merchantId: string; amount: bigint }): EntryLine[] {
   return [
     { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' }, side: 'debit', amount: p.amount },

@@ -23,28 +23,36 @@ type Trx = Transaction<Database>;
  * and docs/ledger.md "Custody").
  */
 export async function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> {
-  return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (trx) => {
-    const problems = [
-      ...(await unbalancedEntries(trx)),
-      ...(await mismatchedPostings(trx)),
-      ...(await assetTotals(trx)),
-      ...(await accountDrift(trx)),
-      ...(await negativeAccounts(trx)),
-      ...(await orphanMemberAccounts(trx)),
-      ...(await misattributedPlatformPostings(trx)),
-      ...(await custodyMismatches(trx)),
-    ];
-    const { rows } = await sql<{ entries: bigint; postings: bigint; accounts: bigint }>`
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute(async (trx) => {
+      const problems = [
+        ...(await unbalancedEntries(trx)),
+        ...(await mismatchedPostings(trx)),
+        ...(await assetTotals(trx)),
+        ...(await accountDrift(trx)),
+        ...(await negativeAccounts(trx)),
+        ...(await orphanMemberAccounts(trx)),
+        ...(await misattributedPlatformPostings(trx)),
+        ...(await custodyMismatches(trx)),
+      ];
+      const { rows } = await sql<{ entries: bigint; postings: bigint; accounts: bigint }>`
       SELECT (SELECT count(*) FROM journal_entries) AS entries,
              (SELECT count(*) FROM postings) AS postings,
              (SELECT count(*) FROM ledger_accounts) AS accounts`.execute(trx);
-    const counts = rows[0]!;
-    return {
-      ok: problems.length === 0,
-      problems,
-      checked: { entries: Number(counts.entries), postings: Number(counts.postings), accounts: Number(counts.accounts) },
-    };
-  });
+      const counts = rows[0]!;
+      return {
+        ok: problems.length === 0,
+        problems,
+        checked: {
+          entries: Number(counts.entries),
+          postings: Number(counts.postings),
+          accounts: Number(counts.accounts),
+        },
+      };
+    });
 }
 
 /** Plain text of a row: a tampered row must not make the report itself fail. */
@@ -63,11 +71,22 @@ async function unbalancedEntries(trx: Trx): Promise<string[]> {
     HAVING count(p.id) < 2 OR coalesce(sum(p.amount), 0) <> 0
     ORDER BY e.id
     LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
-  return bounded(rows.map((r) => `entry ${r.id}: ${r.postings} postings summing to ${r.total} (needs at least 2 summing to 0)`), 'unbalanced entries');
+  return bounded(
+    rows.map((r) => `entry ${r.id}: ${r.postings} postings summing to ${r.total} (needs at least 2 summing to 0)`),
+    'unbalanced entries',
+  );
 }
 
 async function mismatchedPostings(trx: Trx): Promise<string[]> {
-  const { rows } = await sql<{ id: bigint; entry_id: string; asset: string; entry_asset: string; account_asset: string; entry_env: string; account_env: string }>`
+  const { rows } = await sql<{
+    id: bigint;
+    entry_id: string;
+    asset: string;
+    entry_asset: string;
+    account_asset: string;
+    entry_env: string;
+    account_env: string;
+  }>`
     SELECT p.id, p.entry_id, p.asset, e.asset AS entry_asset, a.asset AS account_asset,
            e.environment AS entry_env, a.environment AS account_env
     FROM postings p
@@ -76,8 +95,14 @@ async function mismatchedPostings(trx: Trx): Promise<string[]> {
     WHERE p.asset <> e.asset OR p.asset <> a.asset OR e.environment <> a.environment
     ORDER BY p.id
     LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
-  return bounded(rows.map((r) =>
-    `posting ${r.id} of entry ${r.entry_id}: asset ${r.asset}, entry ${r.entry_asset} in ${r.entry_env}, account ${r.account_asset} in ${r.account_env}`), 'mismatched postings');
+  return bounded(
+    rows.map(
+      (r) =>
+        `posting ${r.id} of entry ${r.entry_id}: asset ${r.asset}, entry ${r.entry_asset} in ${r.entry_env}, ` +
+        `account ${r.account_asset} in ${r.account_env}`,
+    ),
+    'mismatched postings',
+  );
 }
 
 async function assetTotals(trx: Trx): Promise<string[]> {
@@ -91,37 +116,75 @@ async function assetTotals(trx: Trx): Promise<string[]> {
 }
 
 async function accountDrift(trx: Trx): Promise<string[]> {
-  const { rows } = await sql<{ id: bigint; environment: string; owner_type: string; owner_id: string; asset: string; bucket: string; balance: string; posted: string }>`
+  const { rows } = await sql<{
+    id: bigint;
+    environment: string;
+    owner_type: string;
+    owner_id: string;
+    asset: string;
+    bucket: string;
+    balance: string;
+    posted: string;
+  }>`
     SELECT a.id, a.environment, a.owner_type, a.owner_id, a.asset, a.bucket, a.balance,
-           CASE WHEN a.normal_side = 'debit' THEN coalesce(sum(p.amount), 0) ELSE -coalesce(sum(p.amount), 0) END AS posted
+           CASE WHEN a.normal_side = 'debit' THEN coalesce(sum(p.amount), 0) ELSE -coalesce(sum(p.amount), 0) END AS
+             posted
     FROM ledger_accounts a LEFT JOIN postings p ON p.account_id = a.id
     GROUP BY a.id
-    HAVING a.balance <> CASE WHEN a.normal_side = 'debit' THEN coalesce(sum(p.amount), 0) ELSE -coalesce(sum(p.amount), 0) END
+    HAVING a.balance <> CASE WHEN a.normal_side = 'debit' THEN coalesce(sum(p.amount), 0) ELSE
+      -coalesce(sum(p.amount), 0) END
     ORDER BY a.id
     LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
-  return bounded(rows.map((r) =>
-    `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): stored balance ${r.balance}, postings give ${r.posted}`), 'drifted accounts');
+  return bounded(
+    rows.map(
+      (r) =>
+        `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): stored balance ${r.balance}, postings ` +
+        `give ${r.posted}`,
+    ),
+    'drifted accounts',
+  );
 }
 
 async function negativeAccounts(trx: Trx): Promise<string[]> {
-  const { rows } = await sql<{ id: bigint; environment: string; owner_type: string; owner_id: string; asset: string; bucket: string; balance: string }>`
+  const { rows } = await sql<{
+    id: bigint;
+    environment: string;
+    owner_type: string;
+    owner_id: string;
+    asset: string;
+    bucket: string;
+    balance: string;
+  }>`
     SELECT id, environment, owner_type, owner_id, asset, bucket, balance
     FROM ledger_accounts WHERE non_negative AND balance < 0
     ORDER BY id
     LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
-  return bounded(rows.map((r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): negative balance ${r.balance}`), 'negative accounts');
+  return bounded(
+    rows.map((r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): negative balance ${r.balance}`),
+    'negative accounts',
+  );
 }
 
 /** A member account whose member does not exist in the account's environment belongs to no merchant. */
 async function orphanMemberAccounts(trx: Trx): Promise<string[]> {
-  const { rows } = await sql<{ id: bigint; environment: string; owner_type: string; owner_id: string; asset: string; bucket: string }>`
+  const { rows } = await sql<{
+    id: bigint;
+    environment: string;
+    owner_type: string;
+    owner_id: string;
+    asset: string;
+    bucket: string;
+  }>`
     SELECT a.id, a.environment, a.owner_type, a.owner_id, a.asset, a.bucket
     FROM ledger_accounts a
     WHERE a.owner_type = 'member'
       AND NOT EXISTS (SELECT 1 FROM members m WHERE m.id = a.owner_id AND m.environment = a.environment)
     ORDER BY a.id
     LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
-  return bounded(rows.map((r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): no such member in ${r.environment}`), 'orphan member accounts');
+  return bounded(
+    rows.map((r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): no such member in ${r.environment}`),
+    'orphan member accounts',
+  );
 }
 
 /**
@@ -131,7 +194,16 @@ async function orphanMemberAccounts(trx: Trx): Promise<string[]> {
  * (`owner_id` '') were moved by every merchant's entries and are not checked here.
  */
 async function misattributedPlatformPostings(trx: Trx): Promise<string[]> {
-  const { rows } = await sql<{ id: bigint; entry_id: string; merchant_id: string | null; environment: string; owner_type: string; owner_id: string; asset: string; bucket: string }>`
+  const { rows } = await sql<{
+    id: bigint;
+    entry_id: string;
+    merchant_id: string | null;
+    environment: string;
+    owner_type: string;
+    owner_id: string;
+    asset: string;
+    bucket: string;
+  }>`
     SELECT p.id, p.entry_id, e.merchant_id, a.environment, a.owner_type, a.owner_id, a.asset, a.bucket
     FROM postings p
     JOIN ledger_accounts a ON a.id = p.account_id
@@ -139,8 +211,14 @@ async function misattributedPlatformPostings(trx: Trx): Promise<string[]> {
     WHERE a.owner_type = 'platform' AND a.owner_id <> '' AND e.merchant_id IS DISTINCT FROM a.owner_id
     ORDER BY p.id
     LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
-  return bounded(rows.map((r) =>
-    `posting ${r.id} of entry ${r.entry_id} (merchant ${r.merchant_id ?? 'none'}): moves ${label(r)} (${r.asset}, ${r.environment})`), 'misattributed platform postings');
+  return bounded(
+    rows.map(
+      (r) =>
+        `posting ${r.id} of entry ${r.entry_id} (merchant ${r.merchant_id ?? 'none'}): moves ${label(r)} ` +
+        `(${r.asset}, ${r.environment})`,
+    ),
+    'misattributed platform postings',
+  );
 }
 
 /**
@@ -162,7 +240,14 @@ async function misattributedPlatformPostings(trx: Trx): Promise<string[]> {
  * (`owner_id` ''), so a database from before the split verifies as it did.
  */
 async function custodyMismatches(trx: Trx): Promise<string[]> {
-  const { rows } = await sql<{ environment: string; merchant_id: string; asset: string; custody: string; members: string; settlement: string }>`
+  const { rows } = await sql<{
+    environment: string;
+    merchant_id: string;
+    asset: string;
+    custody: string;
+    members: string;
+    settlement: string;
+  }>`
     WITH custody AS (
       SELECT environment, owner_id AS merchant_id, asset, balance
       FROM ledger_accounts
@@ -177,7 +262,8 @@ async function custodyMismatches(trx: Trx): Promise<string[]> {
       FROM postings p
       JOIN ledger_accounts a ON a.id = p.account_id
       JOIN journal_entries e ON e.id = p.entry_id
-      WHERE a.owner_type = 'platform' AND a.bucket IN ('settlement_clearing', 'earn_interest') AND e.merchant_id IS NOT NULL
+      WHERE a.owner_type = 'platform' AND a.bucket IN ('settlement_clearing', 'earn_interest') AND e.merchant_id IS
+        NOT NULL
       GROUP BY e.environment, e.merchant_id, p.asset
     ), keys AS (
       SELECT environment, merchant_id, asset FROM custody
@@ -193,6 +279,12 @@ async function custodyMismatches(trx: Trx): Promise<string[]> {
     WHERE coalesce(c.balance, 0) <> coalesce(h.balance, 0) + coalesce(s.balance, 0)
     ORDER BY k.environment, k.merchant_id, k.asset
     LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
-  return bounded(rows.map((r) =>
-    `custody of merchant ${r.merchant_id} (${r.asset}, ${r.environment}): ${r.custody}, but its members hold ${r.members} and its settlement position is ${r.settlement}`), 'custody mismatches');
+  return bounded(
+    rows.map(
+      (r) =>
+        `custody of merchant ${r.merchant_id} (${r.asset}, ${r.environment}): ${r.custody}, but its members ` +
+        `hold ${r.members} and its settlement position is ${r.settlement}`,
+    ),
+    'custody mismatches',
+  );
 }

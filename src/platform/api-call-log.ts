@@ -44,7 +44,10 @@ export class ApiCallLog {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly db: Kysely<Database>, private readonly onError: (err: unknown) => void) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly onError: (err: unknown) => void,
+  ) {}
 
   record(entry: ApiCallRecord): void {
     if (this.buffer.length >= bufferSizeMax) return;

@@ -66,7 +66,12 @@ export async function authenticate(
  * (checked exactly as `authenticate` checks it; its refusals thrown), undefined when the state
  * must be read.
  */
-export function authenticateHeld(cache: AuthCache, token: string | undefined, environment: Environment, nowMs: number): Authenticated | undefined {
+export function authenticateHeld(
+  cache: AuthCache,
+  token: string | undefined,
+  environment: Environment,
+  nowMs: number,
+): Authenticated | undefined {
   if (!token) throw new ApiError('invalid_token');
   const state = cache.get(sha256Hex(token));
   if (!state) return undefined;
@@ -74,7 +79,13 @@ export function authenticateHeld(cache: AuthCache, token: string | undefined, en
 }
 
 function checked(state: TokenState, environment: Environment, nowMs: number): Authenticated {
-  if (state.tokenExpiresAt <= nowMs || !keyUsable({ disabled: state.disabled, key_expires_at: state.keyExpiresAt === null ? null : new Date(state.keyExpiresAt) }, new Date(nowMs))) {
+  if (
+    state.tokenExpiresAt <= nowMs ||
+    !keyUsable(
+      { disabled: state.disabled, key_expires_at: state.keyExpiresAt === null ? null : new Date(state.keyExpiresAt) },
+      new Date(nowMs),
+    )
+  ) {
     throw new ApiError('invalid_token');
   }
   if (state.environment !== environment) throw new ApiError('environment_mismatch');
@@ -91,8 +102,16 @@ function checked(state: TokenState, environment: Environment, nowMs: number): Au
 
 async function readTokenState(db: Kysely<Database>, tokenHash: string): Promise<TokenState | undefined> {
   const { rows } = await sql<{
-    token_expires_at: Date; key_id: string; merchant_id: string; environment: Environment; signing_key: string; scopes: string[];
-    ip_allowlist: string; disabled: boolean; key_expires_at: Date | null; merchant_status: string;
+    token_expires_at: Date;
+    key_id: string;
+    merchant_id: string;
+    environment: Environment;
+    signing_key: string;
+    scopes: string[];
+    ip_allowlist: string;
+    disabled: boolean;
+    key_expires_at: Date | null;
+    merchant_status: string;
   }>`
     SELECT t.expires_at AS token_expires_at, k.id AS key_id, k.merchant_id, k.environment, k.signing_key, k.scopes,
            k.ip_allowlist, k.disabled, k.expires_at AS key_expires_at, m.status AS merchant_status
@@ -118,5 +137,8 @@ async function readTokenState(db: Kysely<Database>, tokenHash: string): Promise<
 }
 
 export async function purgeExpiredTokens(db: Kysely<Database>): Promise<void> {
-  await db.deleteFrom('access_tokens').where('expires_at', '<', sql<Date>`now() - interval '1 hour'`).execute();
+  await db
+    .deleteFrom('access_tokens')
+    .where('expires_at', '<', sql<Date>`now() - interval '1 hour'`)
+    .execute();
 }

@@ -1,7 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Database, Environment, Db } from '../db/schema.js';
 
-
 /** Whose time a rule runs on: each sandbox merchant has a clock of its own (extensions 8). */
 export interface ClockScope {
   merchantId: string;
@@ -30,7 +29,11 @@ export function createClock(realNow: () => number = Date.now): Clock {
     real: () => new Date(realNow()),
     async offsetMs(db, scope) {
       if (scope.environment !== 'sandbox') return 0n;
-      const row = await db.selectFrom('sandbox_clocks').select('offset_ms').where('merchant_id', '=', scope.merchantId).executeTakeFirst();
+      const row = await db
+        .selectFrom('sandbox_clocks')
+        .select('offset_ms')
+        .where('merchant_id', '=', scope.merchantId)
+        .executeTakeFirst();
       return row ? BigInt(row.offset_ms) : 0n;
     },
     async now(db, scope) {
@@ -46,7 +49,8 @@ export async function addSandboxOffset(db: Db, merchantId: string, ms: bigint): 
   if (ms < 0n) throw new RangeError('the sandbox clock only moves forward');
   const { rows } = await sql<{ offset_ms: string }>`
     INSERT INTO sandbox_clocks (merchant_id, offset_ms) VALUES (${merchantId}, ${ms.toString()})
-    ON CONFLICT (merchant_id) DO UPDATE SET offset_ms = sandbox_clocks.offset_ms + excluded.offset_ms, updated_at = now()
+    ON CONFLICT (merchant_id) DO UPDATE SET offset_ms = sandbox_clocks.offset_ms + excluded.offset_ms, updated_at =
+      now()
     RETURNING offset_ms
   `.execute(db);
   return BigInt(rows[0]!.offset_ms);
@@ -60,7 +64,8 @@ export async function raiseSandboxOffset(db: Db, merchantId: string, ms: bigint)
   if (ms < 0n) throw new RangeError('the sandbox clock only moves forward');
   const { rows } = await sql<{ offset_ms: string }>`
     INSERT INTO sandbox_clocks (merchant_id, offset_ms) VALUES (${merchantId}, ${ms.toString()})
-    ON CONFLICT (merchant_id) DO UPDATE SET offset_ms = GREATEST(sandbox_clocks.offset_ms, excluded.offset_ms), updated_at = now()
+    ON CONFLICT (merchant_id) DO UPDATE SET offset_ms = GREATEST(sandbox_clocks.offset_ms, excluded.offset_ms),
+      updated_at = now()
     RETURNING offset_ms
   `.execute(db);
   return BigInt(rows[0]!.offset_ms);
@@ -73,7 +78,10 @@ export async function raiseSandboxOffset(db: Db, merchantId: string, ms: bigint)
  * merchant's time in a statement over many merchants. A reference must name its table: a bare
  * `merchant_id` would mean the subquery's own `sandbox_clocks.merchant_id`.
  */
-export function scopeNowSql(merchantId: string | RawBuilder<unknown>, environment: string | RawBuilder<unknown>): RawBuilder<Date> {
+export function scopeNowSql(
+  merchantId: string | RawBuilder<unknown>,
+  environment: string | RawBuilder<unknown>,
+): RawBuilder<Date> {
   return scopeTimeSql(sql`now()`, merchantId, environment);
 }
 
@@ -82,12 +90,20 @@ export function scopeNowSql(merchantId: string | RawBuilder<unknown>, environmen
  * transaction began: for a time that must follow whatever the transaction waited for before it
  * (a lock).
  */
-export function scopeClockSql(merchantId: string | RawBuilder<unknown>, environment: string | RawBuilder<unknown>): RawBuilder<Date> {
+export function scopeClockSql(
+  merchantId: string | RawBuilder<unknown>,
+  environment: string | RawBuilder<unknown>,
+): RawBuilder<Date> {
   return scopeTimeSql(sql`clock_timestamp()`, merchantId, environment);
 }
 
-function scopeTimeSql(base: RawBuilder<unknown>, merchantId: string | RawBuilder<unknown>, environment: string | RawBuilder<unknown>): RawBuilder<Date> {
+function scopeTimeSql(
+  base: RawBuilder<unknown>,
+  merchantId: string | RawBuilder<unknown>,
+  environment: string | RawBuilder<unknown>,
+): RawBuilder<Date> {
   const m = typeof merchantId === 'string' ? sql.val(merchantId) : merchantId;
   const e = typeof environment === 'string' ? sql.val(environment) : environment;
-  return sql<Date>`(${base} + COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id = ${m}::text AND ${e}::text = 'sandbox'), 0) * interval '1 millisecond')`;
+  return sql<Date>`(${base} + COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id = ${m}::text
+    AND ${e}::text = 'sandbox'), 0) * interval '1 millisecond')`;
 }

@@ -65,7 +65,8 @@ export interface Config {
    * 11: at least 30), on its merchant's clock; then pruned with its delivery records (docs/events.md).
    */
   eventRetentionDays: number;
-  /** Milliseconds between keep-alive comments of an event stream (at most 15 s by the contract; tests shorten it). Not an environment variable. */
+  /** Milliseconds between keep-alive comments of an event stream (at most 15 s by the contract; tests shorten it). Not
+   * an environment variable. */
   eventStreamKeepAliveMs: number;
   /**
    * The public base URL of each environment (`PUBLIC_BASE_URL_SANDBOX`, `PUBLIC_BASE_URL_PRODUCTION`):
@@ -98,24 +99,32 @@ export interface Config {
    * Metadata, link-local, unspecified and multicast addresses are refused in every mode.
    */
   webhookPrivateTargets: 'sandbox' | 'none' | 'all';
-  /** Webhooks: an endpoint whose attempts have all failed for this long is disabled (`WEBHOOK_DISABLE_AFTER_FAILING_MS`, default 3 days). */
+  /** Webhooks: an endpoint whose attempts have all failed for this long is disabled
+   * (`WEBHOOK_DISABLE_AFTER_FAILING_MS`, default 3 days). */
   webhookDisableAfterFailingMs: number;
   /** A delivery answered with 2xx within this time succeeds (15 s by the contract; tests shorten it). */
   webhookDeliveryTimeoutMs: number;
-  /** Upstreams (docs/upstreams.md): adapter per upstream, `UPSTREAM_ADAPTERS=qrpay=simulator,...` or `UPSTREAM_<NAME>_ADAPTER`; default `simulator`. */
+  /** Upstreams (docs/upstreams.md): adapter per upstream, `UPSTREAM_ADAPTERS=qrpay=simulator,...` or
+   * `UPSTREAM_<NAME>_ADAPTER`; default `simulator`. */
   upstreamAdapters: Record<string, string>;
-  /** Simulator: ms until an accepted order becomes final, seen on the next query (`SIMULATOR_CONFIRM_DELAY_MS`, default 2000; 0 = synchronous). */
+  /** Simulator: ms until an accepted order becomes final, seen on the next query (`SIMULATOR_CONFIRM_DELAY_MS`, default
+   * 2000; 0 = synchronous). */
   simulatorConfirmDelayMs: number;
-  /** Simulator: networks the chain provider has a channel on (`SIMULATOR_CHAIN_NETWORKS`, default TRON,ETHEREUM,BITCOIN). */
+  /** Simulator: networks the chain provider has a channel on (`SIMULATOR_CHAIN_NETWORKS`, default
+   * TRON,ETHEREUM,BITCOIN). */
   simulatorChainNetworks: string[];
-  /** An upstream call started longer ago than this is no longer in flight (`UPSTREAM_CALL_TIMEOUT_MS`, default 15000). */
+  /** An upstream call started longer ago than this is no longer in flight (`UPSTREAM_CALL_TIMEOUT_MS`, default 15000).
+   * */
   upstreamCallTimeoutMs: number;
-  /** Reconciliation: first re-query after this many ms, doubling per check up to the max (`UPSTREAM_RECONCILE_DELAY_MS` 5000, `UPSTREAM_RECONCILE_MAX_DELAY_MS` 600000). */
+  /** Reconciliation: first re-query after this many ms, doubling per check up to the max (`UPSTREAM_RECONCILE_DELAY_MS`
+   * 5000, `UPSTREAM_RECONCILE_MAX_DELAY_MS` 600000). */
   upstreamReconcileDelayMs: number;
   upstreamReconcileMaxDelayMs: number;
-  /** A provider's "not found" means "never received" only this many ms after the call started (`UPSTREAM_NOT_FOUND_GRACE_MS`, default 60000). */
+  /** A provider's "not found" means "never received" only this many ms after the call started
+   * (`UPSTREAM_NOT_FOUND_GRACE_MS`, default 60000). */
   upstreamNotFoundGraceMs: number;
-  /** `retry_after` seconds of `service_unavailable` on POST /v1/merchant/deposit-address (`DEPOSIT_ADDRESS_RETRY_AFTER_SECONDS`, default 60). */
+  /** `retry_after` seconds of `service_unavailable` on POST /v1/merchant/deposit-address
+   * (`DEPOSIT_ADDRESS_RETRY_AFTER_SECONDS`, default 60). */
   depositAddressRetryAfterSeconds: number;
   /**
    * The hosted screens' master key (`HOSTED_SCREEN_KEY`: 32 random bytes as 64 hex digits or
@@ -126,7 +135,8 @@ export interface Config {
   hostedScreenKey: Buffer | undefined;
   /** Console: a session unused this long ends (`CONSOLE_SESSION_IDLE_SECONDS`, default 1800: 30 minutes). */
   consoleSessionIdleSeconds: number;
-  /** Console: a session ends this long after sign-in whatever its use (`CONSOLE_SESSION_MAX_SECONDS`, default 43200: 12 hours). */
+  /** Console: a session ends this long after sign-in whatever its use (`CONSOLE_SESSION_MAX_SECONDS`, default 43200: 12
+   * hours). */
   consoleSessionMaxSeconds: number;
   /**
    * Console: scrypt work factor of new password hashes, as log2 of N (15: 32 MiB and ~0.2 s of
@@ -140,7 +150,8 @@ export interface Config {
    * (platform/response-check.ts); `fail` turns a mismatch into a 500, `report` only records it.
    */
   strictResponses: StrictResponses;
-  /** Where `report` (and `fail`) write what they find (`MWA_STRICT_RESPONSES_LOG`, JSON lines appended); unset: stderr. */
+  /** Where `report` (and `fail`) write what they find (`MWA_STRICT_RESPONSES_LOG`, JSON lines appended); unset: stderr.
+   * */
   strictResponsesLog: string | undefined;
 }
 
@@ -180,14 +191,22 @@ export function parseRetrySchedule(value: string | undefined): number[] {
   if (value === undefined || value.trim() === '') return [...defaultWebhookRetryScheduleMs];
   const delays = value.split(',').map((part) => (wholeNumber.test(part.trim()) ? Number(part.trim()) : -1));
   if (delays.length > retryDelaysMax || delays.some((d) => d < 1 || d > retryDelayMsMax)) {
-    throw new Error(`WEBHOOK_RETRY_SCHEDULE_MS must be 1 to ${retryDelaysMax} comma-separated whole numbers of milliseconds, each from 1 to ${retryDelayMsMax} (7 days); got ${JSON.stringify(value)}`);
+    throw new Error(
+      `WEBHOOK_RETRY_SCHEDULE_MS must be 1 to ${retryDelaysMax} comma-separated whole numbers of ` +
+        `milliseconds, each from 1 to ${retryDelayMsMax} (7 days); got ${JSON.stringify(value)}`,
+    );
   }
   return delays;
 }
 
 /** A listener address: an IP address or a host name. */
 function isHost(value: string): boolean {
-  return isIP(value) !== 0 || /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(value);
+  return (
+    isIP(value) !== 0 ||
+    /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(
+      value,
+    )
+  );
 }
 
 /** A trusted proxy as Fastify (proxy-addr) takes it: an address, an address/prefix, or a named range. */
@@ -213,7 +232,8 @@ export function publicBaseUrlOf(value: string, environment: Environment): string
     return undefined;
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
-  if (url.username || url.password || url.search || url.hash || url.pathname !== '/' || /[?#]$/.test(value)) return undefined;
+  if (url.username || url.password || url.search || url.hash || url.pathname !== '/' || /[?#]$/.test(value))
+    return undefined;
   if (environmentFromHost(url.host) !== environment) return undefined;
   return url.origin;
 }
@@ -238,7 +258,10 @@ class EnvReader {
   /** Records that `name` holds a bad value. Secrets are not repeated in the message. */
   refuse(name: string, allowed: string, options: { secret?: boolean } = {}): void {
     const value = this.env[name] ?? '';
-    this.problems.push(`${name} must be ${allowed}; got ${options.secret ? `a value of ${value.length} characters` : JSON.stringify(value)}`);
+    this.problems.push(
+      `${name} must be ${allowed}; ` +
+        `got ${options.secret ? `a value of ${value.length} characters` : JSON.stringify(value)}`,
+    );
   }
 
   int(name: string, fallback: number, min: number, max: number, unit = ''): number {
@@ -259,8 +282,20 @@ class EnvReader {
   }
 
   text(name: string, fallback: string, valid: (value: string) => boolean, allowed: string): string;
-  text(name: string, fallback: undefined, valid: (value: string) => boolean, allowed: string, options?: { secret?: boolean }): string | undefined;
-  text(name: string, fallback: string | undefined, valid: (value: string) => boolean, allowed: string, options: { secret?: boolean } = {}): string | undefined {
+  text(
+    name: string,
+    fallback: undefined,
+    valid: (value: string) => boolean,
+    allowed: string,
+    options?: { secret?: boolean },
+  ): string | undefined;
+  text(
+    name: string,
+    fallback: string | undefined,
+    valid: (value: string) => boolean,
+    allowed: string,
+    options: { secret?: boolean } = {},
+  ): string | undefined {
     const value = this.raw(name);
     if (value === undefined) return fallback;
     if (valid(value)) return value;
@@ -270,7 +305,10 @@ class EnvReader {
 
   /** Comma-separated, empty items dropped; every item must pass `valid`. */
   list(name: string, valid: (item: string) => boolean, allowed: string): string[] {
-    const items = (this.raw(name) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    const items = (this.raw(name) ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (items.every(valid)) return items;
     this.refuse(name, allowed);
     return [];
@@ -292,7 +330,12 @@ function hostedScreenKeyFrom(r: EnvReader): Buffer | undefined {
   const value = r.raw('HOSTED_SCREEN_KEY');
   if (value === undefined) return undefined;
   const key = parseHostedScreenKey(value);
-  if (!key) r.refuse('HOSTED_SCREEN_KEY', '32 random bytes written as 64 hex digits or as base64 (e.g. `openssl rand -base64 32`)', { secret: true });
+  if (!key)
+    r.refuse(
+      'HOSTED_SCREEN_KEY',
+      '32 random bytes written as 64 hex digits or as base64 (e.g. `openssl rand -base64 32`)',
+      { secret: true },
+    );
   return key;
 }
 
@@ -301,7 +344,10 @@ function publicBaseUrlFrom(r: EnvReader, name: string, environment: Environment)
   if (value === undefined) return undefined;
   const origin = publicBaseUrlOf(value, environment);
   if (origin === undefined) {
-    const hosts = environment === 'sandbox' ? 'a host containing `api-sandbox` or `sandbox.`' : 'a host containing neither `api-sandbox` nor `sandbox.`';
+    const hosts =
+      environment === 'sandbox'
+        ? 'a host containing `api-sandbox` or `sandbox.`'
+        : 'a host containing neither `api-sandbox` nor `sandbox.`';
     r.refuse(name, `an http:// or https:// origin (scheme, host, optional port; no path, query or user) with ${hosts}`);
   }
   return origin;
@@ -320,7 +366,9 @@ export function requestTimeoutCheckMs(requestTimeoutMs: number): number {
  * variables itself: endpoint, headers, service name, sampler); this file stays the one reader of
  * the process environment in our code.
  */
-export function telemetryEnvironment(env: Readonly<Record<string, string | undefined>> = process.env): Record<string, string | undefined> {
+export function telemetryEnvironment(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Record<string, string | undefined> {
   return Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith('OTEL_')));
 }
 
@@ -337,7 +385,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   const networks = () => {
     const list = networkListFrom(env.SIMULATOR_CHAIN_NETWORKS, defaultNetworks);
     if (list.length > 0 && list.length <= networksMax && list.every((n) => networkName.test(n))) return list;
-    throw new Error(`SIMULATOR_CHAIN_NETWORKS must be 1 to ${networksMax} comma-separated network names (a letter, then letters, digits or _); got ${JSON.stringify(env.SIMULATOR_CHAIN_NETWORKS)}`);
+    throw new Error(
+      `SIMULATOR_CHAIN_NETWORKS must be 1 to ${networksMax} comma-separated network names (a letter, then ` +
+        `letters, digits or _); got ${JSON.stringify(env.SIMULATOR_CHAIN_NETWORKS)}`,
+    );
   };
 
   const config: Config = {
@@ -345,17 +396,39 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     host: host('HOST'),
     adminPort: port('ADMIN_PORT', 8081),
     adminHost: host('ADMIN_HOST'),
-    adminToken: r.text('ADMIN_TOKEN', undefined, (v) => /^[\x21-\x7e]{16,512}$/.test(v), '16 to 512 printable characters without spaces', { secret: true }),
-    databaseUrl: r.text('DATABASE_URL', undefined, isDatabaseUrl, 'unset (embedded database in DATA_DIR), memory:// or a postgres:// (postgresql://) URL', { secret: true }),
+    adminToken: r.text(
+      'ADMIN_TOKEN',
+      undefined,
+      (v) => /^[\x21-\x7e]{16,512}$/.test(v),
+      '16 to 512 printable characters without spaces',
+      { secret: true },
+    ),
+    databaseUrl: r.text(
+      'DATABASE_URL',
+      undefined,
+      isDatabaseUrl,
+      'unset (embedded database in DATA_DIR), memory:// or a postgres:// (postgresql://) URL',
+      { secret: true },
+    ),
     dataDir: r.raw('DATA_DIR') ?? './data',
     databasePoolMax: r.int('DATABASE_POOL_MAX', 10, 1, 1_000),
     databasePooler: r.oneOf('DATABASE_POOLER', ['none', 'transaction'] as const, 'none'),
-    databaseListenUrl: r.text('DATABASE_LISTEN_URL', undefined, (v) => parseDatabaseTarget(v) !== undefined, 'a postgres:// (postgresql://) URL reaching PostgreSQL without a transaction-mode pooler', { secret: true }),
+    databaseListenUrl: r.text(
+      'DATABASE_LISTEN_URL',
+      undefined,
+      (v) => parseDatabaseTarget(v) !== undefined,
+      'a postgres:// (postgresql://) URL reaching PostgreSQL without a transaction-mode pooler',
+      { secret: true },
+    ),
     groupCommitMaxBatch: r.int('GROUP_COMMIT_MAX_BATCH', 24, 1, 60),
     groupCommitPartition: r.oneOf('GROUP_COMMIT_PARTITION', ['none', 'merchant'] as const, 'none'),
     groupCommitInFlight: r.int('GROUP_COMMIT_IN_FLIGHT', 2, 1, 64),
     logLevel: r.oneOf('LOG_LEVEL', logLevels, 'info'),
-    trustedProxies: r.list('TRUSTED_PROXIES', isProxy, 'comma-separated IP addresses, address/prefix ranges, or loopback, linklocal, uniquelocal'),
+    trustedProxies: r.list(
+      'TRUSTED_PROXIES',
+      isProxy,
+      'comma-separated IP addresses, address/prefix ranges, or loopback, linklocal, uniquelocal',
+    ),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024, ' (bytes)'),
     requestTimeoutMs: r.int('REQUEST_TIMEOUT_MS', minute, 1_000, 10 * minute, ' (ms)'),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 10 * second, 1, 10 * minute, ' (ms)'),
@@ -371,10 +444,25 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     jobLeaseSeconds: r.int('JOB_LEASE_SECONDS', 60, 1, day / second, ' (seconds)'),
     jobConcurrencyMax: r.int('JOB_CONCURRENCY', 32, 1, 1_000),
     tokenTtlSeconds: r.int('TOKEN_TTL_SECONDS', 1_800, 1, 1_800, ' (seconds; the reference fixes 1800)'),
-    webhookRetryScheduleMs: r.parsed(() => parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE_MS), [...defaultWebhookRetryScheduleMs]),
+    webhookRetryScheduleMs: r.parsed(
+      () => parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE_MS),
+      [...defaultWebhookRetryScheduleMs],
+    ),
     webhookPrivateTargets: r.oneOf('WEBHOOK_PRIVATE_TARGETS', ['sandbox', 'none', 'all'] as const, 'sandbox'),
-    webhookDeliveryTimeoutMs: r.int('WEBHOOK_DELIVERY_TIMEOUT_MS', webhookDeliveryTimeoutContractMs, 1, webhookDeliveryTimeoutContractMs, ' (ms; the contract allows 15 s)'),
-    webhookDisableAfterFailingMs: r.int('WEBHOOK_DISABLE_AFTER_FAILING_MS', defaultWebhookDisableAfterFailingMs, 1, 90 * day, ' (ms, at most 90 days)'),
+    webhookDeliveryTimeoutMs: r.int(
+      'WEBHOOK_DELIVERY_TIMEOUT_MS',
+      webhookDeliveryTimeoutContractMs,
+      1,
+      webhookDeliveryTimeoutContractMs,
+      ' (ms; the contract allows 15 s)',
+    ),
+    webhookDisableAfterFailingMs: r.int(
+      'WEBHOOK_DISABLE_AFTER_FAILING_MS',
+      defaultWebhookDisableAfterFailingMs,
+      1,
+      90 * day,
+      ' (ms, at most 90 days)',
+    ),
     upstreamAdapters: r.parsed(() => upstreamAdaptersFrom(env), upstreamAdaptersFrom({})),
     simulatorConfirmDelayMs: r.int('SIMULATOR_CONFIRM_DELAY_MS', 2_000, 0, hour, ' (ms)'),
     simulatorChainNetworks: r.parsed(networks, defaultNetworks),
@@ -385,13 +473,17 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     depositAddressRetryAfterSeconds: r.int('DEPOSIT_ADDRESS_RETRY_AFTER_SECONDS', 60, 1, day / second, ' (seconds)'),
     hostedScreenKey: hostedScreenKeyFrom(r),
     consoleSessionIdleSeconds: r.int('CONSOLE_SESSION_IDLE_SECONDS', 1_800, 1, day / second, ' (seconds)'),
-    consoleSessionMaxSeconds: r.int('CONSOLE_SESSION_MAX_SECONDS', 43_200, 1, 7 * day / second, ' (seconds)'),
+    consoleSessionMaxSeconds: r.int('CONSOLE_SESSION_MAX_SECONDS', 43_200, 1, (7 * day) / second, ' (seconds)'),
     consolePasswordCost: 15,
-    strictResponses: strictResponsesMode[r.oneOf('MWA_STRICT_RESPONSES', ['off', '0', 'fail', '1', 'report'] as const, 'off')],
+    strictResponses:
+      strictResponsesMode[r.oneOf('MWA_STRICT_RESPONSES', ['off', '0', 'fail', '1', 'report'] as const, 'off')],
     strictResponsesLog: r.raw('MWA_STRICT_RESPONSES_LOG'),
   };
   if (config.upstreamReconcileMaxDelayMs < config.upstreamReconcileDelayMs) {
-    r.refuse('UPSTREAM_RECONCILE_MAX_DELAY_MS', `at least UPSTREAM_RECONCILE_DELAY_MS (${config.upstreamReconcileDelayMs})`);
+    r.refuse(
+      'UPSTREAM_RECONCILE_MAX_DELAY_MS',
+      `at least UPSTREAM_RECONCILE_DELAY_MS (${config.upstreamReconcileDelayMs})`,
+    );
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;

@@ -42,7 +42,10 @@ export function conflictDelayMs(attempt: number, random: () => number = Math.ran
  * `conflictAttemptsMax` times while it fails with a deadlock or a serialization failure; any
  * other error, or the last attempt's, is thrown as it is.
  */
-export async function withConflictRetry<T>(transaction: () => Promise<T>, options: ConflictRetryOptions = {}): Promise<T> {
+export async function withConflictRetry<T>(
+  transaction: () => Promise<T>,
+  options: ConflictRetryOptions = {},
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     options.beforeAttempt?.();
     try {

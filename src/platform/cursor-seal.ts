@@ -31,7 +31,9 @@ export function openCursor(key: Buffer, sealed: string): string | undefined {
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, ivBytes));
     decipher.setAuthTag(raw.subarray(raw.length - tagBytes));
-    return Buffer.concat([decipher.update(raw.subarray(ivBytes, raw.length - tagBytes)), decipher.final()]).toString('utf8');
+    return Buffer.concat([decipher.update(raw.subarray(ivBytes, raw.length - tagBytes)), decipher.final()]).toString(
+      'utf8',
+    );
   } catch {
     return undefined;
   }

@@ -2,4 +2,5 @@
 export const iso = (d: Date | string): string => new Date(d).toISOString();
 
 /** `iso`, or null for a time that is not set. */
-export const isoOrNull = (d: Date | string | null | undefined): string | null => (d === null || d === undefined ? null : iso(d));
+export const isoOrNull = (d: Date | string | null | undefined): string | null =>
+  d === null || d === undefined ? null : iso(d);

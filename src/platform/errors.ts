@@ -38,7 +38,10 @@ const catalogue = {
   kyc_required: ['invalid_request_error', "The member's KYC level is below what this business requires."],
   insufficient_balance: ['invalid_request_error', 'The available balance is insufficient.'],
   merchant_insufficient_funds: ['invalid_request_error', "The merchant's prepaid balance is insufficient."],
-  merchant_custody_shortfall: ['invalid_request_error', "Confirming would make the merchant's custody of the asset negative."],
+  merchant_custody_shortfall: [
+    'invalid_request_error',
+    "Confirming would make the merchant's custody of the asset negative.",
+  ],
   product_not_available: ['invalid_request_error', 'The product is not available.'],
   limit_exceeded: ['invalid_request_error', 'A limit was exceeded.'],
   amount_out_of_range: ['invalid_request_error', "The amount is outside the product's range."],
@@ -98,7 +101,13 @@ export class ApiError extends Error {
   }
 
   body(requestId: string): Record<string, unknown> {
-    return { type: errorType(this.code), code: this.code, message: this.message, request_id: requestId, ...this.extras };
+    return {
+      type: errorType(this.code),
+      code: this.code,
+      message: this.message,
+      request_id: requestId,
+      ...this.extras,
+    };
   }
 }
 
@@ -118,8 +127,12 @@ export function invalidFields(fields: FieldProblem[], reason = 'validation_faile
   return new ApiError('invalid_fields', undefined, { fields, reason });
 }
 
-/** A catalogue amount (minor units) that must be above zero: itself, or 400 `invalid_fields` naming the field (`not_positive`). */
+/** A catalogue amount (minor units) that must be above zero: itself, or 400 `invalid_fields` naming the field
+ * (`not_positive`). */
 export function positiveAmount(v: bigint, field: string): bigint {
-  if (v <= 0n) throw new ApiError('invalid_fields', `${field} must be greater than zero.`, { fields: [{ key: field, reason: 'not_positive' }] });
+  if (v <= 0n)
+    throw new ApiError('invalid_fields', `${field} must be greater than zero.`, {
+      fields: [{ key: field, reason: 'not_positive' }],
+    });
   return v;
 }

@@ -59,7 +59,8 @@ export interface BatchStats {
   /** Batches whose transaction failed and whose items were then run one by one. */
   fallbacks: number;
   largest: number;
-  /** Items the runner answered together through a batch effect or a batch statement (write-batch.ts), not one by one. */
+  /** Items the runner answered together through a batch effect or a batch statement (write-batch.ts), not one by one.
+   * */
   together: number;
 }
 
@@ -69,8 +70,12 @@ export class GroupCommitter<I, O> {
   private inFlight = 0;
   readonly stats: BatchStats = { batches: 0, items: 0, fallbacks: 0, largest: 0, together: 0 };
 
-  constructor(private readonly runner: BatchRunner<I, O>, private readonly options: BatchOptions) {
-    if (options.maxBatch < 1 || options.maxInFlight < 1) throw new Error('group commit: maxBatch and maxInFlight must be at least 1');
+  constructor(
+    private readonly runner: BatchRunner<I, O>,
+    private readonly options: BatchOptions,
+  ) {
+    if (options.maxBatch < 1 || options.maxInFlight < 1)
+      throw new Error('group commit: maxBatch and maxInFlight must be at least 1');
   }
 
   /** The item's outcome, once the transaction that wrote it has committed. */
@@ -140,7 +145,13 @@ export class GroupCommitter<I, O> {
       // (pump runs in whichever context called it: another batch's, a timer's).
       const t = tracing();
       if (t === undefined) void this.commit(batch, done, release);
-      else void t.inBatchSpan('group commit', { 'mwa.batch.size': batch.length }, batch.map((w) => w.context), () => this.commit(batch, done, release));
+      else
+        void t.inBatchSpan(
+          'group commit',
+          { 'mwa.batch.size': batch.length },
+          batch.map((w) => w.context),
+          () => this.commit(batch, done, release),
+        );
     }
   }
 
@@ -157,7 +168,11 @@ export class GroupCommitter<I, O> {
     this.stats.largest = Math.max(this.stats.largest, batch.length);
     let outcomes: O[];
     try {
-      outcomes = await this.runner.runBatch(batch.map((w) => w.item), false, locked);
+      outcomes = await this.runner.runBatch(
+        batch.map((w) => w.item),
+        false,
+        locked,
+      );
     } catch (err) {
       try {
         await this.retryAlone(batch, err);
@@ -207,21 +222,67 @@ type TurnStats = { readonly batches: number; readonly items: number };
  * (they only grow, and end in `_total` as Prometheus names counters): read from the batchers'
  * own counts when scraped, not counted twice.
  */
-export function registerGroupCommitMetrics(registry: Registry, stats: BatchStats, nonces?: TurnStats, reads?: TurnStats): void {
+export function registerGroupCommitMetrics(
+  registry: Registry,
+  stats: BatchStats,
+  nonces?: TurnStats,
+  reads?: TurnStats,
+): void {
   for (const [name, help, read] of [
-    ...(nonces ? [
-      ['nonce_batch_statements_total', 'Statements that consumed the nonces of signed requests (nonce-batch.ts)', () => nonces.batches],
-      ['nonce_batch_nonces_total', 'Nonces consumed by them (nonces / statements: the mean batch size)', () => nonces.items],
-    ] as const : []),
-    ...(reads ? [
-      ['read_batches_total', 'Turns of keyed reads such as members\' balances run together (readRowsByKey, db/direct.ts; one statement per text in a turn)', () => reads.batches],
-      ['read_batch_reads_total', 'Reads answered by them (reads / batches: the mean batch size)', () => reads.items],
-    ] as const : []),
+    ...(nonces
+      ? ([
+          [
+            'nonce_batch_statements_total',
+            'Statements that consumed the nonces of signed requests (nonce-batch.ts)',
+            () => nonces.batches,
+          ],
+          [
+            'nonce_batch_nonces_total',
+            'Nonces consumed by them (nonces / statements: the mean batch size)',
+            () => nonces.items,
+          ],
+        ] as const)
+      : []),
+    ...(reads
+      ? ([
+          [
+            'read_batches_total',
+            "Turns of keyed reads such as members' balances run together (readRowsByKey, db/direct.ts; one " +
+              'statement per text in a turn)',
+            () => reads.batches,
+          ],
+          [
+            'read_batch_reads_total',
+            'Reads answered by them (reads / batches: the mean batch size)',
+            () => reads.items,
+          ],
+        ] as const)
+      : []),
     ['group_commit_batches_total', 'Transactions (or single statements) written by group commit', () => stats.batches],
-    ['group_commit_writes_total', 'Writes in those transactions (writes / batches: the mean batch size)', () => stats.items],
-    ['group_commit_fallbacks_total', 'Batches whose transaction failed and whose writes then ran one by one', () => stats.fallbacks],
-    ['group_commit_together_total', 'Writes run together by their route\'s batch effect or batch statement, without a savepoint each', () => stats.together],
+    [
+      'group_commit_writes_total',
+      'Writes in those transactions (writes / batches: the mean batch size)',
+      () => stats.items,
+    ],
+    [
+      'group_commit_fallbacks_total',
+      'Batches whose transaction failed and whose writes then ran one by one',
+      () => stats.fallbacks,
+    ],
+    [
+      'group_commit_together_total',
+      "Writes run together by their route's batch effect or batch statement, without a savepoint each",
+      () => stats.together,
+    ],
   ] as const) {
-    new Counter({ name, help, registers: [registry], collect() { this.reset(); this.inc(read()); } });
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
   }
 }

@@ -7,7 +7,15 @@ import type { AppInstance } from './app-instance.js';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError, type DomainErrorMapper } from './errors.js';
 import { installPublicPipeline } from './pipeline.js';
-import { findUnsafeRequestText, findUnsafeText, jsonDepthExceeds, jsonDepthMax, pathParamLengthMax, serializerCompiler, validatorCompiler } from './validation.js';
+import {
+  findUnsafeRequestText,
+  findUnsafeText,
+  jsonDepthExceeds,
+  jsonDepthMax,
+  pathParamLengthMax,
+  serializerCompiler,
+  validatorCompiler,
+} from './validation.js';
 import { requestIdGenerator } from './request-id.js';
 import { firstChecks, hooksOf } from './route-hooks.js';
 import { installStrictResponseHook, strictSerializerCompiler, violationReporter } from './response-check.js';
@@ -20,7 +28,6 @@ export type { AppInstance } from './app-instance.js';
 
 const newRequestId = requestIdGenerator();
 
-
 /**
  * Error envelope for anything thrown: our ApiErrors as they are, domain errors (the ledger's) by
  * the mapper the composition root gives (`ctx.mapDomainError`), everything else mapped, never leaked.
@@ -31,23 +38,35 @@ export function installErrorHandling(app: AppInstance, mapDomainError: DomainErr
     const mapped = err instanceof ApiError ? undefined : mapDomainError(err);
     if (err instanceof ApiError) apiError = err;
     else if (mapped) apiError = mapped;
-    else if (err.validation) apiError = new ApiError('invalid_request', `Invalid ${err.validationContext ?? 'request'}: ${err.validation[0]?.instancePath || ''} ${err.validation[0]?.message ?? ''}`.replace(/\s+/g, ' ').trim());
-    else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') apiError = new ApiError('invalid_request', 'The request body is too large.');
-    else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) apiError = new ApiError('invalid_request');
+    else if (err.validation)
+      apiError = new ApiError(
+        'invalid_request',
+        `Invalid ${err.validationContext ?? 'request'}: ${err.validation[0]?.instancePath || ''} ${err.validation[0]?.message ?? ''}`
+          .replace(/\s+/g, ' ')
+          .trim(),
+      );
+    else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      apiError = new ApiError('invalid_request', 'The request body is too large.');
+    else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500)
+      apiError = new ApiError('invalid_request');
     else {
       req.log.error({ err }, 'unhandled error');
       apiError = new ApiError('api_error');
     }
     // A refusal about the key itself (another body, a request with it in progress) is never the
     // key's result: the platform decides it, wherever it was found (idempotency.ts, an area's resume).
-    if (req.idempotency && (apiError.code === 'idempotency_key_reused' || apiError.code === 'idempotency_in_progress')) req.idempotency.noStore = true;
+    if (req.idempotency && (apiError.code === 'idempotency_key_reused' || apiError.code === 'idempotency_in_progress'))
+      req.idempotency.noStore = true;
     const body = apiError.body(req.id);
     // The reference's 429 example wraps the fields in `error`; both shapes are sent so either reader works.
     const payload = apiError.code === 'rate_limited' ? { ...body, error: body } : body;
     void reply.code(apiError.status).header('x-request-id', req.id).headers(apiError.headers).send(payload);
   });
   app.setNotFoundHandler((req, reply) => {
-    void reply.code(404).header('x-request-id', req.id).send(new ApiError('not_found', 'No such endpoint.').body(req.id));
+    void reply
+      .code(404)
+      .header('x-request-id', req.id)
+      .send(new ApiError('not_found', 'No such endpoint.').body(req.id));
   });
 }
 
@@ -56,9 +75,12 @@ export function installErrorHandling(app: AppInstance, mapDomainError: DomainErr
  * a path parameter longer than `pathParamLengthMax`): the envelope, like every other answer.
  */
 function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
-  const message = err.code === 'FST_ERR_MAX_PARAM_LENGTH'
-    ? `A path segment is longer than ${pathParamLengthMax} characters.`
-    : err.code === 'FST_ERR_BAD_URL' ? 'The path is not valid percent-encoded UTF-8.' : 'The request is malformed.';
+  const message =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? `A path segment is longer than ${pathParamLengthMax} characters.`
+      : err.code === 'FST_ERR_BAD_URL'
+        ? 'The path is not valid percent-encoded UTF-8.'
+        : 'The request is malformed.';
   const apiError = new ApiError('invalid_request', message);
   void reply.code(apiError.status).header('x-request-id', req.id).send(apiError.body(req.id));
 }
@@ -68,30 +90,44 @@ function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyR
  * size limit, a broken request line) never reach Fastify: answered here with the envelope and a
  * fresh request id, then the connection is closed.
  */
-function clientErrorHandler(this: { log: { debug: (o: object, m: string) => void; info: (o: object, m: string) => void } }, err: NodeJS.ErrnoException, socket: Socket): void {
+function clientErrorHandler(
+  this: { log: { debug: (o: object, m: string) => void; info: (o: object, m: string) => void } },
+  err: NodeJS.ErrnoException,
+  socket: Socket,
+): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const requestId = newRequestId();
   // Never the error itself: Node's parser errors carry the raw bytes received (`rawPacket`), headers unredacted.
-  const fields = { err: { code: err.code, message: err.message }, reqId: requestId, remoteAddress: socket.remoteAddress };
-  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') this.log.info(fields, `request not received within REQUEST_TIMEOUT_MS; connection closed`);
+  const fields = {
+    err: { code: err.code, message: err.message },
+    reqId: requestId,
+    remoteAddress: socket.remoteAddress,
+  };
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    this.log.info(fields, `request not received within REQUEST_TIMEOUT_MS; connection closed`);
   else this.log.debug(fields, 'client error');
-  const message = err.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.'
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'The request was not received in time.'
-      : 'The request is not valid HTTP (a header or the request line is malformed).';
+  const message =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'The request headers are too large.'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'The request was not received in time.'
+        : 'The request is not valid HTTP (a header or the request line is malformed).';
   const body = JSON.stringify(new ApiError('invalid_request', message).body(requestId));
   // Not after an answer already begun on this connection (a request answered before its body
   // had arrived, then cut by the timeout): a second status line would corrupt the stream.
   const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
   if (socket.writable && !answering?.headersSent) {
-    socket.write([
-      'HTTP/1.1 400 Bad Request',
-      'Content-Type: application/json; charset=utf-8',
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      `X-Request-Id: ${requestId}`,
-      'Connection: close',
-      '',
-      body,
-    ].join('\r\n'));
+    socket.write(
+      [
+        'HTTP/1.1 400 Bad Request',
+        'Content-Type: application/json; charset=utf-8',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        `X-Request-Id: ${requestId}`,
+        'Connection: close',
+        '',
+        body,
+      ].join('\r\n'),
+    );
   }
   socket.destroy();
 }
@@ -112,22 +148,38 @@ function refuseUnsafeText(req: FastifyRequest): void {
  */
 export function installBodyParsing(app: AppInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (req: FastifyRequest, body: Buffer, done: (err: Error | null, body?: unknown) => void) => {
-    req.rawBody = body;
-    if (body.length === 0) return done(null, undefined);
-    if (jsonDepthExceeds(body)) return done(new ApiError('invalid_request', `The request body nests arrays and objects deeper than ${jsonDepthMax} levels.`));
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body.toString('utf8'));
-    } catch {
-      return done(new ApiError('invalid_request', 'The request body is not valid JSON.'));
-    }
-    const at = findUnsafeText(parsed);
-    if (at !== undefined) {
-      return done(new ApiError('invalid_request', `The request body has a NUL character or an unpaired surrogate at ${at === '' ? 'its top level' : JSON.stringify(at)}.`));
-    }
-    done(null, parsed);
-  });
+  app.addContentTypeParser(
+    '*',
+    { parseAs: 'buffer' },
+    (req: FastifyRequest, body: Buffer, done: (err: Error | null, body?: unknown) => void) => {
+      req.rawBody = body;
+      if (body.length === 0) return done(null, undefined);
+      if (jsonDepthExceeds(body))
+        return done(
+          new ApiError(
+            'invalid_request',
+            `The request body nests arrays and objects deeper than ${jsonDepthMax} levels.`,
+          ),
+        );
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body.toString('utf8'));
+      } catch {
+        return done(new ApiError('invalid_request', 'The request body is not valid JSON.'));
+      }
+      const at = findUnsafeText(parsed);
+      if (at !== undefined) {
+        return done(
+          new ApiError(
+            'invalid_request',
+            `The request body has a NUL character or an unpaired surrogate ` +
+              `at ${at === '' ? 'its top level' : JSON.stringify(at)}.`,
+          ),
+        );
+      }
+      done(null, parsed);
+    },
+  );
 }
 
 /** What both listeners share: request ids, logging, body limit and parsing, validation, the error envelope. */
@@ -141,7 +193,11 @@ export function createBaseApp(ctx: ServiceContext, options: { trustProxy?: strin
     // requestTimeout; headersTimeout the same): a client that trickles its body is cut, answered
     // 400 by `clientErrorHandler`. Node looks for such requests every connectionsCheckingInterval.
     requestTimeout,
-    http: { connectionsCheckingInterval: requestTimeoutCheckMs(requestTimeout), headersTimeout: requestTimeout, requestTimeout },
+    http: {
+      connectionsCheckingInterval: requestTimeoutCheckMs(requestTimeout),
+      headersTimeout: requestTimeout,
+      requestTimeout,
+    },
     // Without a logger Fastify hands every request the null logger itself: nothing to make lazy.
     ...(ctx.logger === false ? {} : { childLoggerFactory: requestLogger }),
     trustProxy: options.trustProxy ?? false,
@@ -218,7 +274,8 @@ function requestIdOfRaw(raw: IncomingMessage): string {
 
 const openConnections = new WeakMap<object, Set<Socket>>();
 
-/** Keeps the listener's open connections (a set add and delete per connection, nothing per request) for `cutConnections`. */
+/** Keeps the listener's open connections (a set add and delete per connection, nothing per request) for
+ * `cutConnections`. */
 function trackConnections(app: AppInstance): void {
   const sockets = new Set<Socket>();
   openConnections.set(app, sockets);
@@ -251,7 +308,12 @@ export function cutConnections(app: AppInstance): { connections: number; request
     const res = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
     const req = res?.req as (IncomingMessage & { [rawRequestId]?: string }) | undefined;
     if (!req || res!.writableFinished) continue;
-    requests.push({ reqId: req[rawRequestId], method: req.method, path: redactedPath(req.url ?? ''), receiving: !req.complete });
+    requests.push({
+      reqId: req[rawRequestId],
+      method: req.method,
+      path: redactedPath(req.url ?? ''),
+      receiving: !req.complete,
+    });
   }
   app.server.closeAllConnections();
   for (const socket of sockets) socket.destroy();
@@ -265,7 +327,10 @@ export function cutConnections(app: AppInstance): { connections: number; request
  * listener still serving.
  */
 function refuseWhileClosing(req: FastifyRequest, reply: FastifyReply): void {
-  const apiError = new ApiError('api_error', 'The service is shutting down; the request was not run. Retry it, with the same idempotency key.');
+  const apiError = new ApiError(
+    'api_error',
+    'The service is shutting down; the request was not run. Retry it, with the same idempotency key.',
+  );
   void reply.code(apiError.status).header('connection', 'close').send(apiError.body(req.id));
 }
 
@@ -278,7 +343,9 @@ export function registerModules(app: AppInstance, ctx: ServiceContext, modules: 
 
 /** The public listener: the base app and the request pipeline (pipeline.ts) in front of every route. */
 export function buildPublicApp(ctx: ServiceContext): AppInstance {
-  const app = createBaseApp(ctx, { trustProxy: ctx.config.trustedProxies.length > 0 ? ctx.config.trustedProxies : false });
+  const app = createBaseApp(ctx, {
+    trustProxy: ctx.config.trustedProxies.length > 0 ? ctx.config.trustedProxies : false,
+  });
   installPublicPipeline(app, ctx);
   app.decorateRequest('publicBaseUrl', {
     getter(this: FastifyRequest) {
@@ -297,7 +364,8 @@ declare module 'fastify' {
     answersWhileClosing?: boolean;
   }
   interface FastifyRequest {
-    /** The public base URL of the request's environment (PUBLIC_BASE_URL_*): hosted screens' links are built from it, never from the Host header. */
+    /** The public base URL of the request's environment (PUBLIC_BASE_URL_*): hosted screens' links are built from it,
+     * never from the Host header. */
     publicBaseUrl: string;
   }
 }

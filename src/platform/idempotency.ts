@@ -27,8 +27,12 @@ export interface StoredResult {
   created_at: Date;
 }
 
-
-async function findFresh(db: Db, merchantId: string, environment: string, key: string): Promise<StoredResult | undefined> {
+async function findFresh(
+  db: Db,
+  merchantId: string,
+  environment: string,
+  key: string,
+): Promise<StoredResult | undefined> {
   return db
     .selectFrom('idempotency_keys')
     .select(['endpoint', 'request_hash', 'status_code', 'response_body', 'created_at'])
@@ -43,7 +47,11 @@ async function findFresh(db: Db, merchantId: string, environment: string, key: s
  * A transaction for a write without a key: a `SameKeyRefusal` thrown by the effect rolls it back,
  * then the refusal's own record commits in a transaction of its own.
  */
-async function transactionOrRefusal<T>(db: Kysely<Database>, req: FastifyRequest, effect: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+async function transactionOrRefusal<T>(
+  db: Kysely<Database>,
+  req: FastifyRequest,
+  effect: (trx: Transaction<Database>) => Promise<T>,
+): Promise<T> {
   try {
     return await requestTransaction(db, req, effect);
   } catch (err) {
@@ -61,14 +69,19 @@ async function transactionOrRefusal<T>(db: Kysely<Database>, req: FastifyRequest
  * inside it, so a rolled-back attempt left nothing, and the request's record flags are as before
  * it. A retry is logged: it means some write path took its locks out of the documented order.
  */
-export function requestTransaction<T>(db: Kysely<Database>, req: FastifyRequest, effect: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+export function requestTransaction<T>(
+  db: Kysely<Database>,
+  req: FastifyRequest,
+  effect: (trx: Transaction<Database>) => Promise<T>,
+): Promise<T> {
   const idem = req.idempotency;
   const flags = idem && { settled: idem.settled, noStore: idem.noStore };
   return withConflictRetry(() => db.transaction().execute(effect), {
     beforeAttempt: () => {
       if (idem && flags) Object.assign(idem, flags);
     },
-    onRetry: (info) => req.log.warn(info, 'transaction ended by PostgreSQL (deadlock or serialization failure): run again'),
+    onRetry: (info) =>
+      req.log.warn(info, 'transaction ended by PostgreSQL (deadlock or serialization failure): run again'),
   });
 }
 
@@ -122,13 +135,14 @@ export function holdClaim(idem: IdempotencyContext, claim: string): void {
 }
 
 /** The record, only while it is still the claim `claim` (a successor may have taken over a lapsed one). */
-const ownClaim = (req: FastifyRequest, claim: string) => (eb: ExpressionBuilder<Database, 'idempotency_keys'>) => eb.and({
-  merchant_id: req.auth!.merchantId,
-  environment: req.auth!.environment,
-  key: req.idempotency!.key,
-  status_code: claimStatus,
-  response_body: claim,
-});
+const ownClaim = (req: FastifyRequest, claim: string) => (eb: ExpressionBuilder<Database, 'idempotency_keys'>) =>
+  eb.and({
+    merchant_id: req.auth!.merchantId,
+    environment: req.auth!.environment,
+    key: req.idempotency!.key,
+    status_code: claimStatus,
+    response_body: claim,
+  });
 
 /**
  * What a found record means for this request: a replay of a finished result, 409
@@ -186,7 +200,13 @@ export async function beginIdempotency(db: Kysely<Database>, req: FastifyRequest
   return stored ? matchStored(req, stored) : undefined;
 }
 
-async function writeRecord(db: Db, req: FastifyRequest, statusCode: number, body: string, replaceLapsedClaim: boolean): Promise<void> {
+async function writeRecord(
+  db: Db,
+  req: FastifyRequest,
+  statusCode: number,
+  body: string,
+  replaceLapsedClaim: boolean,
+): Promise<void> {
   const idem = req.idempotency!;
   const values = {
     merchant_id: req.auth!.merchantId,
@@ -203,16 +223,30 @@ async function writeRecord(db: Db, req: FastifyRequest, statusCode: number, body
     .insertInto('idempotency_keys')
     .values(values)
     .onConflict((oc) =>
-      oc.columns(['merchant_id', 'environment', 'key']).doUpdateSet({ ...values, created_at: sql<Date>`now()` })
-        .where((eb) => eb.or([
-          eb('idempotency_keys.created_at', '<=', sql<Date>`now() - make_interval(hours => ${idempotencyWindowHours})`),
-          ...(replaceLapsedClaim ? [eb('idempotency_keys.status_code', '=', claimStatus)] : []),
-        ])),
+      oc
+        .columns(['merchant_id', 'environment', 'key'])
+        .doUpdateSet({ ...values, created_at: sql<Date>`now()` })
+        .where((eb) =>
+          eb.or([
+            eb(
+              'idempotency_keys.created_at',
+              '<=',
+              sql<Date>`now() - make_interval(hours => ${idempotencyWindowHours})`,
+            ),
+            ...(replaceLapsedClaim ? [eb('idempotency_keys.status_code', '=', claimStatus)] : []),
+          ]),
+        ),
     )
     .execute();
 }
 
-async function store(db: Db, req: FastifyRequest, statusCode: number, body: string, replaceLapsedClaim = false): Promise<void> {
+async function store(
+  db: Db,
+  req: FastifyRequest,
+  statusCode: number,
+  body: string,
+  replaceLapsedClaim = false,
+): Promise<void> {
   await writeRecord(db, req, statusCode, body, replaceLapsedClaim);
   req.idempotency!.settled = true;
 }
@@ -223,7 +257,12 @@ async function store(db: Db, req: FastifyRequest, statusCode: number, body: stri
  * replaces it when it is a result, else (5xx, an error about the key) the claim is released so
  * that a retry with the same key goes on where this one stopped.
  */
-export async function storeAfterResponse(db: Kysely<Database>, req: FastifyRequest, statusCode: number, body: string): Promise<void> {
+export async function storeAfterResponse(
+  db: Kysely<Database>,
+  req: FastifyRequest,
+  statusCode: number,
+  body: string,
+): Promise<void> {
   const idem = req.idempotency;
   if (!idem) return;
   const claim = heldClaims.get(idem);
@@ -231,7 +270,11 @@ export async function storeAfterResponse(db: Kysely<Database>, req: FastifyReque
     heldClaims.delete(idem);
     const own = ownClaim(req, claim);
     if (!idem.noStore && isStorableStatus(statusCode)) {
-      await db.updateTable('idempotency_keys').set({ status_code: statusCode, response_body: body }).where(own).execute();
+      await db
+        .updateTable('idempotency_keys')
+        .set({ status_code: statusCode, response_body: body })
+        .where(own)
+        .execute();
       idem.settled = true;
     } else {
       await db.deleteFrom('idempotency_keys').where(own).execute();
@@ -262,11 +305,16 @@ export function errorBodyFor(err: ApiError, req: FastifyRequest): string {
  * embedded database, one connection, transactions simply take turns), then reads the record.
  * Answers a replay, or whether a lapsed claim is there to be replaced.
  */
-async function lockKey(trx: Transaction<Database>, req: FastifyRequest): Promise<ReplaySignal | { lapsedClaim: boolean }> {
+async function lockKey(
+  trx: Transaction<Database>,
+  req: FastifyRequest,
+): Promise<ReplaySignal | { lapsedClaim: boolean }> {
   const idem = req.idempotency!;
   const auth = req.auth!;
   const lockName = `${auth.merchantId}|${auth.environment}|${idem.key}`;
-  const { rows } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(hashtextextended(${lockName}, 0)) AS locked`.execute(trx);
+  const { rows } = await sql<{
+    locked: boolean;
+  }>`SELECT pg_try_advisory_xact_lock(hashtextextended(${lockName}, 0)) AS locked`.execute(trx);
   if (!rows[0]!.locked) {
     idem.noStore = true;
     throw new ApiError('idempotency_in_progress');
@@ -283,8 +331,11 @@ async function lockKey(trx: Transaction<Database>, req: FastifyRequest): Promise
  * `onDone` writes the record that goes with success.
  */
 async function effectOrRefusal<T>(
-  trx: Transaction<Database>, req: FastifyRequest, lapsedClaim: boolean,
-  effect: (trx: Transaction<Database>) => Promise<T>, onDone: (value: T) => Promise<void>,
+  trx: Transaction<Database>,
+  req: FastifyRequest,
+  lapsedClaim: boolean,
+  effect: (trx: Transaction<Database>) => Promise<T>,
+  onDone: (value: T) => Promise<void>,
 ): Promise<{ value: T } | { refusal: ApiError }> {
   await sql`SAVEPOINT idempotent_effect`.execute(trx);
   try {
@@ -308,7 +359,8 @@ async function effectOrRefusal<T>(
 /**
  * Runs a write in one transaction together with its idempotency record: the key's lock
  * (`lockKey`), a replay of a finished result, or the effect (state change, ledger entry, event
- * row) and its result, serialized by the route's response schema, committed together. A crash before COMMIT leaves nothing: the key can
+ * row) and its result, serialized by the route's response schema, committed together. A crash before COMMIT leaves
+ * nothing: the key can
  * simply be retried.
  */
 export async function executeWrite<T>(
@@ -338,7 +390,6 @@ export async function executeWrite<T>(
   return reply.code(outcome.status).header('content-type', 'application/json; charset=utf-8').send(outcome.body);
 }
 
-
 /**
  * For a write whose effect must commit before a call outside the database (a provider): the
  * effect and a claim on the key commit in one transaction (under the key's lock, like
@@ -362,7 +413,9 @@ export async function claimWrite<T>(
   const outcome = await requestTransaction(db, req, async (trx) => {
     const found = await lockKey(trx, req);
     if (found instanceof ReplaySignal) return found;
-    return effectOrRefusal(trx, req, found.lapsedClaim, effect, () => writeRecord(trx, req, claimStatus, claim, found.lapsedClaim));
+    return effectOrRefusal(trx, req, found.lapsedClaim, effect, () =>
+      writeRecord(trx, req, claimStatus, claim, found.lapsedClaim),
+    );
   });
   if (outcome instanceof ReplaySignal) return { replay: outcome.stored };
   if ('refusal' in outcome) throw await afterRefusal(outcome.refusal);
@@ -371,5 +424,8 @@ export async function claimWrite<T>(
 }
 
 export async function purgeExpiredKeys(db: Kysely<Database>): Promise<void> {
-  await db.deleteFrom('idempotency_keys').where('created_at', '<=', sql<Date>`now() - make_interval(hours => ${idempotencyWindowHours})`).execute();
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('created_at', '<=', sql<Date>`now() - make_interval(hours => ${idempotencyWindowHours})`)
+    .execute();
 }

@@ -56,7 +56,14 @@ export function parseEntry(raw: string): AllowlistEntry {
   const cidr = /^(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})\/(\d{1,2})$/.exec(entry);
   if (cidr && isIPv4(cidr[1]!)) {
     if (!['8', '16', '24'].includes(cidr[2]!)) return { kind: 'nothing', reason: 'cidr-prefix' };
-    return { kind: 'ipv4-prefix', octets: cidr[1]!.split('.').map(Number).slice(0, Number(cidr[2]) / 8), notation: 'cidr' };
+    return {
+      kind: 'ipv4-prefix',
+      octets: cidr[1]!
+        .split('.')
+        .map(Number)
+        .slice(0, Number(cidr[2]) / 8),
+      notation: 'cidr',
+    };
   }
   return { kind: 'nothing', reason: 'notation' };
 }
@@ -95,16 +102,21 @@ export function describeEntry(raw: string): { matches: boolean; text: string } {
     case 'nothing':
       return {
         matches: false,
-        text: entry.reason === 'cidr-prefix'
-          ? 'nothing: only /8, /16 and /24 prefixes are accepted'
-          : entry.reason === 'empty' ? 'nothing (empty line)'
-            : 'nothing: not an IP address, a.b.c.* or a.b.c.d/8, /16, /24',
+        text:
+          entry.reason === 'cidr-prefix'
+            ? 'nothing: only /8, /16 and /24 prefixes are accepted'
+            : entry.reason === 'empty'
+              ? 'nothing (empty line)'
+              : 'nothing: not an IP address, a.b.c.* or a.b.c.d/8, /16, /24',
       };
   }
 }
 
 export function parseAllowlist(text: string): string[] {
-  return text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  return text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
 }
 
 export function isAllowed(allowlist: string, clientIp: string): boolean {

@@ -9,7 +9,15 @@ import { hkdfSync } from 'node:crypto';
 export const hostedScreenKeyBytes = 32;
 
 /** Labels of the derived keys. A new use adds a label; changing one makes old data unreadable. */
-export type DerivedKeyLabel = 'hosted-screens/csrf/v1' | 'kyc/images/v1' | 'idempotency/secret-fields/v1' | 'cards/supplement-images/v1' | 'console/csrf/v1' | 'console/totp/v1' | 'console/device/v1' | 'pagination/cursor/v1';
+export type DerivedKeyLabel =
+  | 'hosted-screens/csrf/v1'
+  | 'kyc/images/v1'
+  | 'idempotency/secret-fields/v1'
+  | 'cards/supplement-images/v1'
+  | 'console/csrf/v1'
+  | 'console/totp/v1'
+  | 'console/device/v1'
+  | 'pagination/cursor/v1';
 
 /**
  * A 32-byte key written as 64 hex digits or as base64 / base64url (44 or 43 characters); undefined
@@ -29,7 +37,8 @@ const derived = new WeakMap<Buffer, Map<DerivedKeyLabel, Buffer>>();
 
 /** HKDF-SHA256(master, label): 32 bytes, computed once per master key and label. */
 export function deriveKey(master: Buffer, label: DerivedKeyLabel): Buffer {
-  if (master.length !== hostedScreenKeyBytes) throw new Error(`the hosted-screen key must be ${hostedScreenKeyBytes} bytes, got ${master.length}`);
+  if (master.length !== hostedScreenKeyBytes)
+    throw new Error(`the hosted-screen key must be ${hostedScreenKeyBytes} bytes, got ${master.length}`);
   let byLabel = derived.get(master);
   if (!byLabel) {
     byLabel = new Map();
@@ -45,6 +54,7 @@ export function deriveKey(master: Buffer, label: DerivedKeyLabel): Buffer {
 
 /** A derived key of the service's hosted-screen key (resolved at start-up by src/server.ts). */
 export function configuredKey(config: { hostedScreenKey: Buffer | undefined }, label: DerivedKeyLabel): Buffer {
-  if (!config.hostedScreenKey) throw new Error('the hosted-screen key is not configured (src/server.ts resolves it at start-up)');
+  if (!config.hostedScreenKey)
+    throw new Error('the hosted-screen key is not configured (src/server.ts resolves it at start-up)');
   return deriveKey(config.hostedScreenKey, label);
 }

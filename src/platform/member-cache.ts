@@ -1,4 +1,11 @@
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type {
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
 import type { Environment } from '../db/schema.js';
 import type { MemberResolver, ResolvedMember } from './request-context.js';
 import { NotifiedCache } from './notified-cache.js';
@@ -87,12 +94,18 @@ export function cachedMemberResolver(resolve: MemberResolver, cache: MemberCache
     const generation = cache.begin();
     const row = await resolve(db, merchantId, environment, idOrExternal);
     if (!row) return undefined;
-    const member: ResolvedMember = { id: row.id, external_member_id: row.external_member_id, kyc_level: row.kyc_level, status: row.status };
+    const member: ResolvedMember = {
+      id: row.id,
+      external_member_id: row.external_member_id,
+      kyc_level: row.kyc_level,
+      status: row.status,
+    };
     cache.put(key, member, generation);
     return member;
   };
   // The pipeline's synchronous look-up: a held member without a promise (undefined: ask `resolver`).
-  resolver.held = (merchantId, environment, idOrExternal) => cache.get(MemberCache.key(merchantId, environment, idOrExternal));
+  resolver.held = (merchantId, environment, idOrExternal) =>
+    cache.get(MemberCache.key(merchantId, environment, idOrExternal));
   return resolver;
 }
 
@@ -104,7 +117,8 @@ export function cachedMemberResolver(resolve: MemberResolver, cache: MemberCache
 export function memberWritesPlugin(cache: MemberCache): KyselyPlugin {
   return {
     transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
-      if ((node.kind === 'UpdateQueryNode' || node.kind === 'DeleteQueryNode') && touchesMembers(node)) cache.ownWrite();
+      if ((node.kind === 'UpdateQueryNode' || node.kind === 'DeleteQueryNode') && touchesMembers(node))
+        cache.ownWrite();
       return node;
     },
     transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {

@@ -16,7 +16,8 @@ interface ExportedMetric {
   values: ExportedValue[];
 }
 
-/** Outcomes of one background run: done, deferred by `RetryLater`, failed with attempts left, failed for the last time. */
+/** Outcomes of one background run: done, deferred by `RetryLater`, failed with attempts left, failed for the last time.
+ * */
 export type JobOutcome = 'ok' | 'later' | 'error' | 'dead';
 
 export interface Metrics {
@@ -33,7 +34,10 @@ class Series {
   sum = 0;
   count = 0;
 
-  constructor(readonly labels: Record<string, string>, private readonly bounds: readonly number[]) {
+  constructor(
+    readonly labels: Record<string, string>,
+    private readonly bounds: readonly number[],
+  ) {
     this.counts = new Float64Array(bounds.length + 1);
   }
 
@@ -60,7 +64,11 @@ export class LatencyHistogram {
   readonly aggregator = 'sum' as const;
   private series = new Map<string, Map<string, Map<string, Map<number, Series>>>>();
 
-  constructor(readonly name: string, readonly help: string, readonly bounds: readonly number[]) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly bounds: readonly number[],
+  ) {}
 
   observe(listener: string, method: string, route: string, status: number, seconds: number): void {
     let byMethod = this.series.get(listener);
@@ -70,15 +78,20 @@ export class LatencyHistogram {
     let byStatus = byRoute.get(route);
     if (!byStatus) byRoute.set(route, (byStatus = new Map()));
     let series = byStatus.get(status);
-    if (!series) byStatus.set(status, (series = new Series({ listener, method, route, status: String(status) }, this.bounds)));
+    if (!series)
+      byStatus.set(status, (series = new Series({ listener, method, route, status: String(status) }, this.bounds)));
     series.observe(seconds);
   }
 
   /** The export as prom-client's `Histogram` gives it to the text format: each series' labels shared by its lines. */
   async getForPromString(): Promise<ExportedMetric> {
     const values: ExportedValue[] = [];
-    const line = (labels: Record<string, string | number>, sharedLabels: Record<string, string>, value: number, metricName: string) =>
-      values.push({ labels, sharedLabels, value, metricName });
+    const line = (
+      labels: Record<string, string | number>,
+      sharedLabels: Record<string, string>,
+      value: number,
+      metricName: string,
+    ) => values.push({ labels, sharedLabels, value, metricName });
     for (const byMethod of this.series.values()) {
       for (const byRoute of byMethod.values()) {
         for (const byStatus of byRoute.values()) {
@@ -101,7 +114,10 @@ export class LatencyHistogram {
   /** The export as prom-client's `Histogram.get()` (the JSON form): each line's labels in full. */
   async get(): Promise<ExportedMetric> {
     const metric = await this.getForPromString();
-    metric.values = metric.values.map(({ labels, sharedLabels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } }));
+    metric.values = metric.values.map(({ labels, sharedLabels, ...rest }) => ({
+      ...rest,
+      labels: { ...labels, ...sharedLabels },
+    }));
     return metric;
   }
 
@@ -111,7 +127,11 @@ export class LatencyHistogram {
 }
 
 /** Default metrics of prom-client left out of /metrics (docs/configuration.md, "Metrics"). */
-export const removedDefaultMetrics = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const;
+export const removedDefaultMetrics = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+] as const;
 
 export const httpDurationBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
@@ -122,7 +142,11 @@ export function createMetrics(): Metrics {
   // which Prometheus keeps for counters (promtool refuses them); the gauges by type stay
   // (`sum(nodejs_active_handles)` is the same number).
   for (const name of removedDefaultMetrics) registry.removeSingleMetric(name);
-  const httpDuration = new LatencyHistogram('http_request_duration_seconds', 'HTTP request latency by listener, route pattern and status', httpDurationBuckets);
+  const httpDuration = new LatencyHistogram(
+    'http_request_duration_seconds',
+    'HTTP request latency by listener, route pattern and status',
+    httpDurationBuckets,
+  );
   registry.registerMetric(httpDuration as unknown as Parameters<Registry['registerMetric']>[0]);
   const jobRuns = new Counter({
     name: 'background_job_runs_total',
@@ -132,7 +156,9 @@ export function createMetrics(): Metrics {
   });
   const backgroundFailures = new Counter({
     name: 'background_failures_total',
-    help: 'Background failures by job: job and ticker runs that threw, and the job runner\'s own claim, release and record steps',
+    help:
+      "Background failures by job: job and ticker runs that threw, and the job runner's own claim, release and " +
+      'record steps',
     labelNames: ['job'] as const,
     registers: [registry],
   });

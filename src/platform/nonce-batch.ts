@@ -68,9 +68,12 @@ export async function consumeNonces(db: Kysely<Database>, checks: readonly Nonce
   const col = <T>(read: (c: NonceCheck) => T) => sent.map((i) => read(checks[i]!));
   const { rows } = await sql<{ ord: string; fresh: boolean } & Partial<StoredResult>>`
     WITH input AS (
-      SELECT * FROM unnest(${col((c) => c.use.merchantId)}::text[], ${col((c) => c.use.environment)}::text[], ${col((c) => c.use.nonce)}::text[],
+      SELECT * FROM unnest(${col((c) => c.use.merchantId)}::text[], ${col((c) => c.use.environment)}::text[],
+        ${col((c) => c.use.nonce)}::text[],
                            ${col((c) => new Date(nonceExpiryMs(c.use.timestampSeconds, c.use.nowMs)).toISOString())}::timestamptz[],
-                           ${col((c) => c.key?.merchantId ?? null)}::text[], ${col((c) => c.key?.environment ?? null)}::text[], ${col((c) => c.key?.key ?? null)}::text[])
+                           ${col((c) => c.key?.merchantId ?? null)}::text[],
+                             ${col((c) => c.key?.environment ?? null)}::text[],
+                             ${col((c) => c.key?.key ?? null)}::text[])
         WITH ORDINALITY AS i(merchant_id, environment, nonce, expires_at, key_merchant_id, key_environment, key, ord)
     ),
     consumed AS (
@@ -80,16 +83,21 @@ export async function consumeNonces(db: Kysely<Database>, checks: readonly Nonce
         WHERE signature_nonces.expires_at <= ${new Date(nowMs)}
       RETURNING merchant_id, environment, nonce
     )
-    SELECT i.ord, EXISTS (SELECT 1 FROM consumed c WHERE c.merchant_id = i.merchant_id AND c.environment = i.environment AND c.nonce = i.nonce) AS fresh,
+    SELECT i.ord, EXISTS (SELECT 1 FROM consumed c WHERE c.merchant_id = i.merchant_id AND c.environment =
+      i.environment AND c.nonce = i.nonce) AS fresh,
            k.endpoint, k.request_hash, k.status_code, k.response_body, k.created_at
     FROM input i
-    LEFT JOIN idempotency_keys k ON k.merchant_id = i.key_merchant_id AND k.environment = i.key_environment AND k.key = i.key
+    LEFT JOIN idempotency_keys k ON k.merchant_id = i.key_merchant_id AND k.environment = i.key_environment AND k.key
+      = i.key
       AND k.created_at > now() - make_interval(hours => ${idempotencyWindowHours})
   `.execute(db);
   const bySent = new Map<number, NonceAnswer>();
   for (const row of rows) {
     const i = sent[Number(row.ord) - 1]!;
-    bySent.set(i, row.fresh && row.endpoint != null ? { fresh: true, record: row as StoredResult } : { fresh: row.fresh });
+    bySent.set(
+      i,
+      row.fresh && row.endpoint != null ? { fresh: true, record: row as StoredResult } : { fresh: row.fresh },
+    );
   }
   return checks.map((c, i) => {
     const firstIndex = first.get(nameOf(c))!;

@@ -25,7 +25,9 @@ const methods = ['get', 'put', 'post', 'delete', 'patch'] as const;
 export function operatorTag(path: string): string {
   const segment = path.replace(/^\/admin\/v1\//, '').split('/')[0] ?? '';
   const words = segment.split('-').filter(Boolean);
-  return words.length === 0 ? 'Operator' : words.map((w, i) => (i === 0 ? w[0]!.toUpperCase() + w.slice(1) : w)).join(' ');
+  return words.length === 0
+    ? 'Operator'
+    : words.map((w, i) => (i === 0 ? w[0]!.toUpperCase() + w.slice(1) : w)).join(' ');
 }
 
 function describeOperatorOperation(method: string, path: string, op: Json): Json {
@@ -42,7 +44,7 @@ function describeOperatorOperation(method: string, path: string, op: Json): Json
     const placeholder = !response.description || response.description === 'Default Response';
     responses[status] = {
       ...response,
-      description: placeholder ? STATUS_CODES[Number(status)] ?? 'Response' : response.description,
+      description: placeholder ? (STATUS_CODES[Number(status)] ?? 'Response') : response.description,
       headers: { ...(response.headers ?? {}), 'X-Request-Id': { $ref: '#/components/headers/RequestId' } },
     };
   }
@@ -60,15 +62,15 @@ function describeOperatorOperation(method: string, path: string, op: Json): Json
 const tagDescriptions: Record<string, string> = {
   'Address blacklist': 'Withdrawal addresses refused for every merchant.',
   Alerts: 'Operator alerts raised by the service (failing endpoints, provider trouble) and their resolution.',
-  'Api keys': 'Approving, changing and rotating merchants\' API keys.',
-  Assets: 'The asset catalogue and each asset\'s networks.',
+  'Api keys': "Approving, changing and rotating merchants' API keys.",
+  Assets: "The asset catalogue and each asset's networks.",
   Cards: 'Card products, their top-up pricing, and top-ups left on an unknown provider status.',
-  'Console users': 'The merchant console\'s users.',
+  'Console users': "The merchant console's users.",
   Earn: 'Earn products.',
   Exchange: 'Exchange directions and rate feeds.',
   Kyc: 'KYC reviews, images, requirements per business and high-value thresholds.',
-  Ledger: 'Checks of the ledger\'s invariants.',
-  Members: 'Operator decisions on a merchant\'s members.',
+  Ledger: "Checks of the ledger's invariants.",
+  Members: "Operator decisions on a merchant's members.",
   Merchants: 'Merchants, their keys, balances, settings and console users.',
   Notifier: 'Messages the service would have sent (codes, notices).',
   Qrpay: 'QR payment schemes and payments left on an unknown provider status.',
@@ -90,7 +92,11 @@ export function finishOperatorDocument(doc: Json): Json {
     }
     doc.paths[path] = next;
   }
-  doc.tags = [...tags].sort().map((name) => ({ name, description: tagDescriptions[name] ?? `Operator calls under \`/admin/v1/${name.toLowerCase().replace(/ /g, '-')}\`.` }));
+  doc.tags = [...tags].sort().map((name) => ({
+    name,
+    description:
+      tagDescriptions[name] ?? `Operator calls under \`/admin/v1/${name.toLowerCase().replace(/ /g, '-')}\`.`,
+  }));
   return hoistNamedSchemas(doc);
 }
 
@@ -98,22 +104,42 @@ const description = `The operator's calls: merchants and their API keys, the ass
 
 Served on its own listener (\`ADMIN_HOST:ADMIN_PORT\`), never on the public one. Every \`/admin\` call takes \`authorization: Bearer <ADMIN_TOKEN>\` (401 \`invalid_token\` otherwise); JSON bodies, no signing and no idempotency keys; the same error envelope as the public API. \`GET /healthz\`, \`GET /readyz\` and \`GET /metrics\` (Prometheus) need no token. docs/operator-api.md describes each call.`;
 
-/** Registers @fastify/swagger on the operator listener and GET /admin/v1/openapi.json. Call before the operator routes. */
+/** Registers @fastify/swagger on the operator listener and GET /admin/v1/openapi.json. Call before the operator routes.
+ * */
 export function registerOperatorOpenApi(app: AppInstance): void {
   // Not awaited: avvio loads it before the route modules registered after it, so its onRoute hook sees them all.
   void app.register(fastifySwagger, {
     mode: 'dynamic',
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Merchant Wallet API: operator', version: '1.0.0', description, license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' } },
-      servers: [{ url: 'http://127.0.0.1:8081', description: 'The operator listener (ADMIN_HOST:ADMIN_PORT); never exposed to merchants.' }],
+      info: {
+        title: 'Merchant Wallet API: operator',
+        version: '1.0.0',
+        description,
+        license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
+      },
+      servers: [
+        {
+          url: 'http://127.0.0.1:8081',
+          description: 'The operator listener (ADMIN_HOST:ADMIN_PORT); never exposed to merchants.',
+        },
+      ],
       security: [{ operatorToken: [] }],
       components: {
         securitySchemes: {
-          operatorToken: { type: 'http', scheme: 'bearer', description: 'The service\'s `ADMIN_TOKEN`, as `authorization: Bearer <ADMIN_TOKEN>`.' },
+          operatorToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: "The service's `ADMIN_TOKEN`, as `authorization: Bearer <ADMIN_TOKEN>`.",
+          },
         },
         schemas: { Error: errorSchema },
-        headers: { RequestId: { description: 'Identifier of this request; also `request_id` in error bodies.', schema: { type: 'string' } } },
+        headers: {
+          RequestId: {
+            description: 'Identifier of this request; also `request_id` in error bodies.',
+            schema: { type: 'string' },
+          },
+        },
       } as any,
     },
     transform: ({ schema, url, route }) => {
@@ -123,8 +149,11 @@ export function registerOperatorOpenApi(app: AppInstance): void {
       const bodyOptional = base.body !== undefined && Type.IsOptional(base.body);
       return { schema: { ...base, [routeKey]: { access, bodyOptional } } as FastifySchema, url };
     },
-    transformObject: (documentObject) => finishOperatorDocument((documentObject as { openapiObject: Json }).openapiObject) as any,
+    transformObject: (documentObject) =>
+      finishOperatorDocument((documentObject as { openapiObject: Json }).openapiObject) as any,
   });
 
-  app.get('/admin/v1/openapi.json', { schema: { hide: true } }, async (_req, reply) => reply.type('application/json; charset=utf-8').send(app.swagger()));
+  app.get('/admin/v1/openapi.json', { schema: { hide: true } }, async (_req, reply) =>
+    reply.type('application/json; charset=utf-8').send(app.swagger()),
+  );
 }

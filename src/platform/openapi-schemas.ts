@@ -37,7 +37,11 @@ export function hoistNamedSchemas(doc: Json): Json {
   const register = (name: string, schema: Json): Json => {
     const existing = components[name];
     if (existing !== undefined && shape(existing) !== shape(schema)) {
-      throw new SchemaNameConflict(`OpenAPI: two different schemas are named ${name}${given.has(name) ? ' (a name the document gives itself)' : ''}; rename one in its route schema file`);
+      throw new SchemaNameConflict(
+        `OpenAPI: two different schemas are ` +
+          `named ${name}${given.has(name) ? ' (a name the document gives itself)' : ''}; rename one in its ` +
+          `route schema file`,
+      );
     }
     components[name] = { ...existing, ...schema };
     return { $ref: `#/components/schemas/${name}` };
@@ -50,7 +54,10 @@ export function hoistNamedSchemas(doc: Json): Json {
     const out: Json = {};
     for (const [key, child] of Object.entries(source)) {
       // Values, not schemas: left as they are.
-      out[key] = key === 'enum' || key === 'const' || key === 'default' || key === 'example' || key === 'examples' ? child : hoist(child);
+      out[key] =
+        key === 'enum' || key === 'const' || key === 'default' || key === 'example' || key === 'examples'
+          ? child
+          : hoist(child);
     }
     return typeof out.title === 'string' && componentName.test(out.title) ? register(out.title, out) : out;
   };
@@ -61,27 +68,47 @@ export function hoistNamedSchemas(doc: Json): Json {
     if (hoisted.$ref || !fallback) return hoisted;
     return register(fallback, { title: fallback, ...hoisted });
   };
-  const mapContent = (content: Json | undefined, fallback: string | undefined): Json | undefined => content && Object.fromEntries(
-    Object.entries<Json>(content).map(([type, media]) => [type, media.schema ? { ...media, schema: named(media.schema, fallback) } : media]),
-  );
+  const mapContent = (content: Json | undefined, fallback: string | undefined): Json | undefined =>
+    content &&
+    Object.fromEntries(
+      Object.entries<Json>(content).map(([type, media]) => [
+        type,
+        media.schema ? { ...media, schema: named(media.schema, fallback) } : media,
+      ]),
+    );
 
   for (const item of Object.values<Json>(doc.paths ?? {})) {
     for (const method of operationMethods) {
       const op = item[method];
       if (!op) continue;
       const base = typeof op.operationId === 'string' ? pascalCase(op.operationId) : undefined;
-      if (op.parameters) op.parameters = op.parameters.map((p: Json) => (p.schema ? { ...p, schema: hoist(p.schema) } : p));
-      if (op.requestBody?.content) op.requestBody = { ...op.requestBody, content: mapContent(op.requestBody.content, base && `${base}Request`) };
+      if (op.parameters)
+        op.parameters = op.parameters.map((p: Json) => (p.schema ? { ...p, schema: hoist(p.schema) } : p));
+      if (op.requestBody?.content)
+        op.requestBody = { ...op.requestBody, content: mapContent(op.requestBody.content, base && `${base}Request`) };
       if (op.responses) {
         const successes = Object.keys(op.responses).filter((s) => /^2\d\d$/.test(s));
-        op.responses = Object.fromEntries(Object.entries<Json>(op.responses).map(([status, response]) => {
-          // One success body takes the operation's name; several (rare) take their status too.
-          const fallback = !base || !successes.includes(status) ? undefined : successes.length === 1 ? `${base}Response` : `${base}Response${status}`;
-          return [status, response.content ? { ...response, content: mapContent(response.content, fallback) } : response];
-        }));
+        op.responses = Object.fromEntries(
+          Object.entries<Json>(op.responses).map(([status, response]) => {
+            // One success body takes the operation's name; several (rare) take their status too.
+            const fallback =
+              !base || !successes.includes(status)
+                ? undefined
+                : successes.length === 1
+                  ? `${base}Response`
+                  : `${base}Response${status}`;
+            return [
+              status,
+              response.content ? { ...response, content: mapContent(response.content, fallback) } : response,
+            ];
+          }),
+        );
       }
     }
   }
-  doc.components = { ...doc.components, schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))) };
+  doc.components = {
+    ...doc.components,
+    schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),
+  };
   return doc;
 }

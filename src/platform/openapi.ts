@@ -5,7 +5,19 @@ import { Type } from 'typebox';
 import type { Environment } from '../db/schema.js';
 import type { ServiceContext } from '../service-context.js';
 import type { AppInstance } from './app-instance.js';
-import { accessErrorCodes, accessHeaders, accessSummary, errorResponse, errorSchema, errorsByStatus, isSigned, operationIdFor, securityFor, securitySchemes, type RouteParts } from './openapi-access.js';
+import {
+  accessErrorCodes,
+  accessHeaders,
+  accessSummary,
+  errorResponse,
+  errorSchema,
+  errorsByStatus,
+  isSigned,
+  operationIdFor,
+  securityFor,
+  securitySchemes,
+  type RouteParts,
+} from './openapi-access.js';
 import { hoistNamedSchemas } from './openapi-schemas.js';
 import { rateLimitsPerMinute, type RouteAccess } from './route-access.js';
 import { nonceWindowSeconds, timestampToleranceSeconds } from './signing.js';
@@ -65,7 +77,7 @@ export function describeOperation(method: string, operation: Json, note: RouteNo
     }
     // @fastify/swagger's placeholder says nothing; the status text says a little more.
     const placeholder = !response.description || response.description === 'Default Response';
-    const text = placeholder ? STATUS_CODES[Number(status)] ?? 'Response' : response.description;
+    const text = placeholder ? (STATUS_CODES[Number(status)] ?? 'Response') : response.description;
     responses[status] = { ...response, description: text, headers };
   }
   const { parameters: _parameters, requestBody, responses: _responses, ...head } = op;
@@ -127,10 +139,16 @@ const tags = [
   { name: 'QR pay', description: 'Paying QR codes.' },
   { name: 'Merchant', description: 'The merchant account itself.' },
   { name: 'Webhooks', description: 'Webhook endpoints and deliveries.' },
-  { name: 'Events', description: 'Events, kept at least 30 days: list, read, follow as a stream, and replay to a webhook endpoint.' },
+  {
+    name: 'Events',
+    description: 'Events, kept at least 30 days: list, read, follow as a stream, and replay to a webhook endpoint.',
+  },
   { name: 'Ledger', description: "The merchant's journal: every balanced entry that moved its or its members' money." },
   { name: 'Exports', description: 'Files of your objects for your accountants, written in the background.' },
-  { name: 'Hosted screens', description: 'Pages the service serves to your members (KYC, card details, step-up) and where they may be framed.' },
+  {
+    name: 'Hosted screens',
+    description: 'Pages the service serves to your members (KYC, card details, step-up) and where they may be framed.',
+  },
   { name: 'Sandbox', description: 'Test controls, only on the sandbox host.' },
 ];
 
@@ -159,7 +177,11 @@ Every error has the envelope \`{type, code, message, request_id}\`; branch on \`
 /** The SDK's licence (packages/sdk/LICENSE): the document is what clients are generated from. */
 export const license = { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' };
 
-type Server = { url: string; description: string; variables?: Record<string, { default: string; description: string }> };
+type Server = {
+  url: string;
+  description: string;
+  variables?: Record<string, { default: string; description: string }>;
+};
 
 /**
  * The reference's two hosts are a deployment's own (`{base_url}`, `{sandbox_base_url}`): the
@@ -173,24 +195,43 @@ export function serversFor(publicBaseUrls: Partial<Record<Environment, string>>)
     return configured
       ? { url: configured, description: `${name} (the reference's \`${reference}\`).` }
       : {
-        url: 'https://{host}',
-        description: `${name}: your deployment's ${environment === 'production' ? 'API' : 'sandbox'} host (the reference's \`${reference}\`).`,
-        variables: { host: { default: placeholder, description: hostRule } },
-      };
+          url: 'https://{host}',
+          description:
+            `${name}: your deployment's ${environment === 'production' ? 'API' : 'sandbox'} host (the ` +
+            `reference's \`${reference}\`).`,
+          variables: { host: { default: placeholder, description: hostRule } },
+        };
   };
   return [
-    deployed('production', '{base_url}', 'The production API host name (any host without `api-sandbox` or `sandbox.`).', 'api.merchant-wallet.invalid'),
-    deployed('sandbox', '{sandbox_base_url}', 'The sandbox API host name: it contains `api-sandbox` or `sandbox.`.', 'api-sandbox.merchant-wallet.invalid'),
+    deployed(
+      'production',
+      '{base_url}',
+      'The production API host name (any host without `api-sandbox` or `sandbox.`).',
+      'api.merchant-wallet.invalid',
+    ),
+    deployed(
+      'sandbox',
+      '{sandbox_base_url}',
+      'The sandbox API host name: it contains `api-sandbox` or `sandbox.`.',
+      'api-sandbox.merchant-wallet.invalid',
+    ),
     {
       url: 'http://127.0.0.1:{port}',
-      description: 'A local service (`npm start`): production as called; for the sandbox send `Host: api-sandbox.localhost:<port>` (browsers and curl also resolve `api-sandbox.localhost` to this machine).',
+      description:
+        'A local service (`npm start`): production as called; for the sandbox send `Host: ' +
+        'api-sandbox.localhost:<port>` (browsers and curl also resolve `api-sandbox.localhost` to this ' +
+        'machine).',
       variables: { port: { default: '8080', description: '`PORT` of the service' } },
     },
   ];
 }
 
 /** Registers @fastify/swagger and GET /v1/openapi.json. Call before any other route so it sees them all. */
-export async function registerOpenApi(app: AppInstance, ctx: ServiceContext, webhooks: WebhooksDocument): Promise<void> {
+export async function registerOpenApi(
+  app: AppInstance,
+  ctx: ServiceContext,
+  webhooks: WebhooksDocument,
+): Promise<void> {
   await app.register(fastifySwagger, {
     mode: 'dynamic',
     openapi: {
@@ -203,8 +244,14 @@ export async function registerOpenApi(app: AppInstance, ctx: ServiceContext, web
         securitySchemes,
         schemas: { Error: errorSchema },
         headers: {
-          RequestId: { description: 'Identifier of this request; also `request_id` in error bodies.', schema: { type: 'string' } },
-          IdempotentReplay: { description: '`true` when this is the stored result of an earlier request with the same key.', schema: { type: 'string', enum: ['true'] } },
+          RequestId: {
+            description: 'Identifier of this request; also `request_id` in error bodies.',
+            schema: { type: 'string' },
+          },
+          IdempotentReplay: {
+            description: '`true` when this is the stored result of an earlier request with the same key.',
+            schema: { type: 'string', enum: ['true'] },
+          },
           RetryAfter: { description: 'Seconds until the current rate-limit window ends.', schema: { type: 'integer' } },
         },
       } as any,
@@ -220,11 +267,16 @@ export async function registerOpenApi(app: AppInstance, ctx: ServiceContext, web
       };
       return { schema: { ...base, [routeKey]: note } as FastifySchema, url };
     },
-    transformObject: (documentObject) => finishDocument((documentObject as { openapiObject: Json }).openapiObject, webhooks) as any,
+    transformObject: (documentObject) =>
+      finishDocument((documentObject as { openapiObject: Json }).openapiObject, webhooks) as any,
   });
 
-  app.get('/v1/openapi.json', {
-    config: { access: { scope: 'public' } },
-    schema: { hide: true },
-  }, async (_req, reply) => reply.type('application/json; charset=utf-8').send(app.swagger()));
+  app.get(
+    '/v1/openapi.json',
+    {
+      config: { access: { scope: 'public' } },
+      schema: { hide: true },
+    },
+    async (_req, reply) => reply.type('application/json; charset=utf-8').send(app.swagger()),
+  );
 }

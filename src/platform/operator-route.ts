@@ -59,7 +59,11 @@ export interface OperatorRouteDefinition<S extends RouteSchema> {
 
 export type OperatorRouteHandler<S extends RouteSchema> = (input: OperatorRouteInput<S>) => Promise<ResultOf<S>>;
 
-type Shorthand = <const S extends RouteSchema>(url: string, def: OperatorRouteDefinition<S>, handler: OperatorRouteHandler<S>) => void;
+type Shorthand = <const S extends RouteSchema>(
+  url: string,
+  def: OperatorRouteDefinition<S>,
+  handler: OperatorRouteHandler<S>,
+) => void;
 
 export interface OperatorRouter {
   get: Shorthand;
@@ -71,25 +75,46 @@ export interface OperatorRouter {
 
 /** Registers one operator route; `operatorRouter(app, ctx)` gives the per-method shorthands. */
 export function defineOperatorRoute<const S extends RouteSchema>(
-  app: AppInstance, ctx: ServiceContext, method: HTTPMethods, url: string, def: OperatorRouteDefinition<S>, handler: OperatorRouteHandler<S>,
+  app: AppInstance,
+  ctx: ServiceContext,
+  method: HTTPMethods,
+  url: string,
+  def: OperatorRouteDefinition<S>,
+  handler: OperatorRouteHandler<S>,
 ): void {
   const config = { operator: { errors: [...(def.errors ?? [])] } };
   const known = declaredFields(def.schema.body);
   const preValidation = known ? async (req: FastifyRequest) => refuseUnknownFields(req.body, known) : undefined;
-  mount(app, ctx, method, url, { schema: def.schema, config, ...(preValidation ? { preValidation } : {}) }, (req, _reply, { mapped }) => ({
-    principal: operator,
-    params: req.params,
-    query: req.query,
-    body: req.body,
-    headers: req.headers,
-    write: <T>(effect: Effect<T>) => requestTransaction(ctx.db, req, mapped(effect)),
-    req,
-  }) as unknown as OperatorRouteInput<S>, handler);
+  mount(
+    app,
+    ctx,
+    method,
+    url,
+    { schema: def.schema, config, ...(preValidation ? { preValidation } : {}) },
+    (req, _reply, { mapped }) =>
+      ({
+        principal: operator,
+        params: req.params,
+        query: req.query,
+        body: req.body,
+        headers: req.headers,
+        write: <T>(effect: Effect<T>) => requestTransaction(ctx.db, req, mapped(effect)),
+        req,
+      }) as unknown as OperatorRouteInput<S>,
+    handler,
+  );
 }
 
 /** The top-level fields an object body schema names, unless it takes others too; undefined for any other body. */
 function declaredFields(body: unknown): Set<string> | undefined {
-  const schema = body as { type?: unknown; properties?: Record<string, unknown>; additionalProperties?: unknown; patternProperties?: unknown } | undefined;
+  const schema = body as
+    | {
+        type?: unknown;
+        properties?: Record<string, unknown>;
+        additionalProperties?: unknown;
+        patternProperties?: unknown;
+      }
+    | undefined;
   if (!schema || schema.type !== 'object' || !schema.properties) return undefined;
   if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) return undefined;
   if (schema.patternProperties !== undefined) return undefined;
@@ -106,13 +131,20 @@ function refuseUnknownFields(body: unknown, known: Set<string>): void {
   const unknown = Object.keys(body).filter((k) => !known.has(k));
   if (unknown.length === 0) return;
   const takes = known.size > 0 ? ` This call takes: ${[...known].join(', ')}.` : ' This call takes no fields.';
-  const named = unknown.slice(0, 5).map((k) => k.slice(0, 40)).join(', ') + (unknown.length > 5 ? ` (${unknown.length} in all)` : '');
+  const named =
+    unknown
+      .slice(0, 5)
+      .map((k) => k.slice(0, 40))
+      .join(', ') + (unknown.length > 5 ? ` (${unknown.length} in all)` : '');
   throw new ApiError('invalid_request', `Unknown field${unknown.length > 1 ? 's' : ''}: ${named}.${takes}`);
 }
 
 /** `operatorRouter(app, ctx).post(url, { errors, schema }, handler)`: see the top of this file. */
 export function operatorRouter(app: AppInstance, ctx: ServiceContext): OperatorRouter {
-  const on = (method: HTTPMethods): Shorthand => (url, def, handler) => defineOperatorRoute(app, ctx, method, url, def, handler);
+  const on =
+    (method: HTTPMethods): Shorthand =>
+    (url, def, handler) =>
+      defineOperatorRoute(app, ctx, method, url, def, handler);
   return { get: on('GET'), post: on('POST'), patch: on('PATCH'), put: on('PUT'), delete: on('DELETE') };
 }
 

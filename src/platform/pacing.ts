@@ -13,7 +13,8 @@ import { ConnectionBuilder, ControlledTransactionBuilder, Kysely, Transaction, T
 export class Pacer {
   /** When the event loop last turned, as far as this pacer saw (its own turns and the marker's). */
   private since = performance.now();
-  /** A marker is waiting for the next turn of the event loop: a turn the work got anyway (it awaited I/O) counts too. */
+  /** A marker is waiting for the next turn of the event loop: a turn the work got anyway (it awaited I/O) counts too.
+   * */
   private armed = false;
   /** The longest stretch of work without a turn so far, in milliseconds (for the advance's log). */
   longestMs = 0;
@@ -41,7 +42,9 @@ export class Pacer {
 
 type Builder = TransactionBuilder<unknown> | ControlledTransactionBuilder<unknown> | ConnectionBuilder<unknown>;
 const isBuilder = (value: unknown): value is Builder =>
-  value instanceof TransactionBuilder || value instanceof ControlledTransactionBuilder || value instanceof ConnectionBuilder;
+  value instanceof TransactionBuilder ||
+  value instanceof ControlledTransactionBuilder ||
+  value instanceof ConnectionBuilder;
 
 /** Methods called on the object itself (Kysely's classes keep their state in private fields, which a proxy has not). */
 function bound(target: object, prop: string | symbol): unknown {

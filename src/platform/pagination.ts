@@ -5,13 +5,21 @@ export const pageSizeDefault = 20;
 export const pageSizeMax = 100;
 
 export const PageQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, description: `default ${pageSizeDefault}, at most ${pageSizeMax} (larger values are capped)` })),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description: `default ${pageSizeDefault}, at most ${pageSizeMax} (larger values are capped)`,
+    }),
+  ),
   // No length bound: a cursor that cannot be read, however long, restarts from the first page
   // (the reference's rule), never 400. The request line's own limit (16 KiB of headers) bounds it.
-  cursor: Type.Optional(Type.String({ description: 'the previous page\'s next_cursor; an unreadable cursor restarts from the first page' })),
+  cursor: Type.Optional(
+    Type.String({ description: "the previous page's next_cursor; an unreadable cursor restarts from the first page" }),
+  ),
 });
 
-/** A page of `item`s; a named item (`title`, openapi-schemas.ts) names its page `<title>List` in the OpenAPI document. */
+/** A page of `item`s; a named item (`title`, openapi-schemas.ts) names its page `<title>List` in the OpenAPI document.
+ * */
 export const listEnvelope = <T extends Parameters<typeof Type.Array>[0]>(item: T) => {
   const title = (item as { title?: unknown }).title;
   return Type.Object(
@@ -56,7 +64,11 @@ export function decodeCursor(cursor: string | undefined): bigint | undefined {
 }
 
 /** Call with rows fetched as `limit + 1`, ordered by seq descending. */
-export function toPage<R extends { seq: bigint | string }, T>(rows: R[], limit: number, map: (row: R) => T): ListEnvelope<T> {
+export function toPage<R extends { seq: bigint | string }, T>(
+  rows: R[],
+  limit: number,
+  map: (row: R) => T,
+): ListEnvelope<T> {
   const hasMore = rows.length > limit;
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
@@ -79,17 +91,27 @@ export type KeysetRow = { seq: bigint | string };
  * `view`. Every list in the API goes through here (docs/architecture.md).
  */
 export async function keysetPage<DB, TB extends keyof DB, O extends KeysetRow>(
-  query: SelectQueryBuilder<DB, TB, O>, page: PageParams): Promise<ListEnvelope<O>>;
+  query: SelectQueryBuilder<DB, TB, O>,
+  page: PageParams,
+): Promise<ListEnvelope<O>>;
 export async function keysetPage<DB, TB extends keyof DB, O extends KeysetRow, T>(
-  query: SelectQueryBuilder<DB, TB, O>, page: PageParams, view: (row: O) => T): Promise<ListEnvelope<T>>;
+  query: SelectQueryBuilder<DB, TB, O>,
+  page: PageParams,
+  view: (row: O) => T,
+): Promise<ListEnvelope<T>>;
 export async function keysetPage<DB, TB extends keyof DB, O extends KeysetRow, T>(
-  query: SelectQueryBuilder<DB, TB, O>, page: PageParams, view?: (row: O) => T,
+  query: SelectQueryBuilder<DB, TB, O>,
+  page: PageParams,
+  view?: (row: O) => T,
 ): Promise<ListEnvelope<O | T>> {
   const limit = pageSize(page.limit);
   const after = decodeCursor(page.cursor);
   const seq = sql.ref('seq');
   const walk = after === undefined ? query : query.where(sql<boolean>`${seq} < ${after.toString()}`);
-  const rows = (await walk.orderBy(seq, 'desc').limit(limit + 1).execute()) as O[];
+  const rows = (await walk
+    .orderBy(seq, 'desc')
+    .limit(limit + 1)
+    .execute()) as O[];
   return toPage<O, O | T>(rows, limit, view ?? ((row) => row));
 }
 
@@ -126,7 +148,10 @@ export function encodeGroupedCursor(group: boolean, seq: bigint | string, codec:
   return Buffer.from(`v1g:${group ? 1 : 0}:${codec.encode(seq)}`, 'utf8').toString('base64url');
 }
 
-export function decodeGroupedCursor(cursor: string | undefined, codec: CursorSeqCodec = plainSeq): { group: boolean; seq: bigint } | undefined {
+export function decodeGroupedCursor(
+  cursor: string | undefined,
+  codec: CursorSeqCodec = plainSeq,
+): { group: boolean; seq: bigint } | undefined {
   if (!cursor) return undefined;
   const m = /^v1g:([01]):(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (!m) return undefined;
@@ -136,17 +161,32 @@ export function decodeGroupedCursor(cursor: string | undefined, codec: CursorSeq
 }
 
 export async function groupedKeysetPage<DB, TB extends keyof DB, O extends KeysetRow, T>(
-  query: SelectQueryBuilder<DB, TB, O>, groupColumn: string, groupOf: (row: O) => boolean, page: PageParams, view: (row: O) => T,
+  query: SelectQueryBuilder<DB, TB, O>,
+  groupColumn: string,
+  groupOf: (row: O) => boolean,
+  page: PageParams,
+  view: (row: O) => T,
   codec: CursorSeqCodec = plainSeq,
 ): Promise<ListEnvelope<T>> {
   const limit = pageSize(page.limit);
   const after = decodeGroupedCursor(page.cursor, codec);
   const seq = sql.ref('seq');
   const group = sql.ref(groupColumn);
-  const walk = after === undefined ? query : query.where(sql<boolean>`(${group}::int, ${seq}) < (${after.group ? 1 : 0}, ${after.seq.toString()}::bigint)`);
-  const rows = (await walk.orderBy(group, 'desc').orderBy(seq, 'desc').limit(limit + 1).execute()) as O[];
+  const walk =
+    after === undefined
+      ? query
+      : query.where(sql<boolean>`(${group}::int, ${seq}) < (${after.group ? 1 : 0}, ${after.seq.toString()}::bigint)`);
+  const rows = (await walk
+    .orderBy(group, 'desc')
+    .orderBy(seq, 'desc')
+    .limit(limit + 1)
+    .execute()) as O[];
   const hasMore = rows.length > limit;
   const pageRows = rows.slice(0, limit);
   const last = pageRows[pageRows.length - 1];
-  return { data: pageRows.map(view), next_cursor: hasMore && last ? encodeGroupedCursor(groupOf(last), last.seq, codec) : null, has_more: hasMore };
+  return {
+    data: pageRows.map(view),
+    next_cursor: hasMore && last ? encodeGroupedCursor(groupOf(last), last.seq, codec) : null,
+    has_more: hasMore,
+  };
 }

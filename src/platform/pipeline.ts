@@ -4,14 +4,35 @@ import type { ServiceContext } from '../service-context.js';
 import type { Environment } from '../db/schema.js';
 import type { AppInstance } from './app-instance.js';
 import { hooksOf, withOnRequestFirst } from './route-hooks.js';
-import { authenticate, authenticateHeld, bearerFrom, checkIp, checkMerchantStatus, type Authenticated } from './auth.js';
+import {
+  authenticate,
+  authenticateHeld,
+  bearerFrom,
+  checkIp,
+  checkMerchantStatus,
+  type Authenticated,
+} from './auth.js';
 import { environmentFromHost } from './environment.js';
 import { ApiError } from './errors.js';
-import { beginIdempotency, isKeyShape, matchStored, requestHash, sendReplay, storeAfterResponse } from './idempotency.js';
+import {
+  beginIdempotency,
+  isKeyShape,
+  matchStored,
+  requestHash,
+  sendReplay,
+  storeAfterResponse,
+} from './idempotency.js';
 import { openCursor, sealCursor } from './cursor-seal.js';
 import { configuredKey } from './keys.js';
 import type { NonceUse } from './nonces.js';
-import { isSignedRoute, rateLimitsPerMinute, routeKeys, type RateBucket, type RouteAccess, type RouteKeys } from './route-access.js';
+import {
+  isSignedRoute,
+  rateLimitsPerMinute,
+  routeKeys,
+  type RateBucket,
+  type RouteAccess,
+  type RouteKeys,
+} from './route-access.js';
 import { hasScope } from './scopes.js';
 import { verifySignature } from './signing.js';
 import type { ResolvedMember } from './request-context.js';
@@ -71,14 +92,16 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
     route.config = { ...route.config, keys };
     // Reads that are neither signed nor keyed (GET /v1/balances) skip the step, and its promise.
     const signedOrKeyed = methods.some((m) => isSignedRoute(m, access)) || keyed;
-    if (signedOrKeyed) route.preValidation = [signatureAndIdempotency, ...hooksOf(route.preValidation)] as typeof route.preValidation;
+    if (signedOrKeyed)
+      route.preValidation = [signatureAndIdempotency, ...hooksOf(route.preValidation)] as typeof route.preValidation;
     if (access.commit === 'grouped') {
       // A grouped write leaves its nonce to its batch; one whose input is refused never reaches
       // a batch, so the refusal comes after its nonce and its key's result, as for other writes.
       route.attachValidation = true;
       route.preHandler = [refuseInvalidInput, ...hooksOf(route.preHandler)] as typeof route.preHandler;
     }
-    if ((access.idempotency ?? 'none') !== 'none') route.onSend = [storeIdempotentResult, ...hooksOf(route.onSend)] as typeof route.onSend;
+    if ((access.idempotency ?? 'none') !== 'none')
+      route.onSend = [storeIdempotentResult, ...hooksOf(route.onSend)] as typeof route.onSend;
   });
 
   /**
@@ -110,10 +133,18 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
     const token = bearerFrom(req.headers);
     const held = authenticateHeld(ctx.authCache, token, req.environment, nowMs);
     if (held) return afterAuthentication(req, access, bucket, held, nowMs);
-    return authenticate(db, ctx.authCache, token, req.environment, nowMs).then((auth) => afterAuthentication(req, access, bucket, auth, nowMs));
+    return authenticate(db, ctx.authCache, token, req.environment, nowMs).then((auth) =>
+      afterAuthentication(req, access, bucket, auth, nowMs),
+    );
   }
 
-  function afterAuthentication(req: FastifyRequest, access: RouteAccess, bucket: RateBucket, auth: Authenticated, nowMs: number): Promise<void> | undefined {
+  function afterAuthentication(
+    req: FastifyRequest,
+    access: RouteAccess,
+    bucket: RateBucket,
+    auth: Authenticated,
+    nowMs: number,
+  ): Promise<void> | undefined {
     // Known from here on: refusals below are logged against the merchant too.
     req.auth = auth;
     const subject = `${auth.merchantId}:${auth.environment}`;
@@ -124,10 +155,15 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
     return checksAndPrincipal(req, access, auth);
   }
 
-  function checksAndPrincipal(req: FastifyRequest, access: RouteAccess, auth: Authenticated): Promise<void> | undefined {
+  function checksAndPrincipal(
+    req: FastifyRequest,
+    access: RouteAccess,
+    auth: Authenticated,
+  ): Promise<void> | undefined {
     checkIp(auth.environment, auth.ipAllowlist, req.ip);
     // (A public route never gets here: authenticateSteps returned before.)
-    if (access.scope !== 'token' && access.scope !== 'public' && !hasScope(auth.scopes, access.scope)) throw new ApiError('insufficient_scope');
+    if (access.scope !== 'token' && access.scope !== 'public' && !hasScope(auth.scopes, access.scope))
+      throw new ApiError('insufficient_scope');
     const isRead = req.method === 'GET' || req.method === 'HEAD';
     checkMerchantStatus(auth.merchantStatus, isRead);
     return bindPrincipal(ctx, req, access);
@@ -163,7 +199,10 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
    * (nonce-batch.ts): the nonce consumed, the key's result looked up and replayed.
    */
   async function nonceAndReplay(req: FastifyRequest, reply: FastifyReply, nonce: NonceUse) {
-    const { fresh, record } = await ctx.nonces.check({ use: nonce, key: { merchantId: req.auth!.merchantId, environment: req.auth!.environment, key: req.idempotency!.key } });
+    const { fresh, record } = await ctx.nonces.check({
+      use: nonce,
+      key: { merchantId: req.auth!.merchantId, environment: req.auth!.environment, key: req.idempotency!.key },
+    });
     if (!fresh) {
       req.idempotency = undefined;
       throw new ApiError('nonce_reused');
@@ -173,7 +212,8 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
     return undefined;
   }
 
-  /** A grouped route's input refused by its schema: its nonce and its key's result first (the batch would have done both). */
+  /** A grouped route's input refused by its schema: its nonce and its key's result first (the batch would have done
+   * both). */
   async function refuseInvalidInput(req: FastifyRequest, reply: FastifyReply) {
     const refusal = req.validationError;
     if (!refusal) return;
@@ -202,7 +242,12 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
     done();
   }
 
-  function sealNextCursor(_req: FastifyRequest, _reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) {
+  function sealNextCursor(
+    _req: FastifyRequest,
+    _reply: FastifyReply,
+    payload: unknown,
+    done: (err: Error | null, payload?: unknown) => void,
+  ) {
     const page = payload as { next_cursor?: unknown } | null;
     if (page && typeof page === 'object' && typeof page.next_cursor === 'string') {
       return done(null, { ...page, next_cursor: sealCursor(cursorKeyOf(), page.next_cursor) });
@@ -222,7 +267,13 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
   app.addHook('onResponse', (req, reply, done) => {
     // Fastify times every request (its request log needs it): from before the first hook to the answer's end.
     const seconds = reply.elapsedTime / 1000;
-    ctx.metrics.httpDuration.observe('public', req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, seconds);
+    ctx.metrics.httpDuration.observe(
+      'public',
+      req.method,
+      req.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      seconds,
+    );
     if (req.auth) {
       ctx.apiCallLog.record({
         merchant_id: req.auth.merchantId,
@@ -240,10 +291,16 @@ export function installPublicPipeline(app: AppInstance, ctx: ServiceContext): vo
 
 /** A list route: its 200 answer is a list envelope (`next_cursor`) and its query takes a `cursor`. */
 function isList(schema: unknown): boolean {
-  const s = schema as { response?: Record<string, { properties?: Record<string, unknown> }>; querystring?: { properties?: Record<string, unknown> } } | undefined;
-  return s?.response?.['200']?.properties?.next_cursor !== undefined && s?.querystring?.properties?.cursor !== undefined;
+  const s = schema as
+    | {
+        response?: Record<string, { properties?: Record<string, unknown> }>;
+        querystring?: { properties?: Record<string, unknown> };
+      }
+    | undefined;
+  return (
+    s?.response?.['200']?.properties?.next_cursor !== undefined && s?.querystring?.properties?.cursor !== undefined
+  );
 }
-
 
 /** Binds the member `x-on-behalf-of` names; a promise only when the member has to be read. */
 function bindPrincipal(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess): Promise<void> | undefined {
@@ -251,7 +308,11 @@ function bindPrincipal(ctx: ServiceContext, req: FastifyRequest, access: RouteAc
   const raw = req.headers['x-on-behalf-of'];
   const onBehalfOf = (Array.isArray(raw) ? raw[0] : raw)?.trim() ?? '';
   if (principal === 'merchant') {
-    if (raw !== undefined) throw new ApiError('invalid_request', 'x-on-behalf-of is not accepted on this endpoint; it acts as the merchant.');
+    if (raw !== undefined)
+      throw new ApiError(
+        'invalid_request',
+        'x-on-behalf-of is not accepted on this endpoint; it acts as the merchant.',
+      );
     return undefined;
   }
   if (onBehalfOf === '') {
@@ -297,10 +358,17 @@ function verifiedNonce(ctx: ServiceContext, req: FastifyRequest, access: RouteAc
     Math.floor(nowMs / 1000),
   );
   if (!check.ok) throw new ApiError(check.code);
-  return { merchantId: auth.merchantId, environment: auth.environment, nonce: check.nonce, timestampSeconds: check.timestampSeconds, nowMs };
+  return {
+    merchantId: auth.merchantId,
+    environment: auth.environment,
+    nonce: check.nonce,
+    timestampSeconds: check.timestampSeconds,
+    nowMs,
+  };
 }
 
-/** Sets `req.idempotency` for a route that takes a key and got a well-formed one; throws for a missing or malformed key. */
+/** Sets `req.idempotency` for a route that takes a key and got a well-formed one; throws for a missing or malformed
+ * key. */
 function prepareIdempotency(ctx: ServiceContext, req: FastifyRequest, access: RouteAccess, keys: RouteKeys): void {
   const mode = access.idempotency ?? 'none';
   if (mode === 'none') return;
@@ -316,9 +384,13 @@ function prepareIdempotency(ctx: ServiceContext, req: FastifyRequest, access: Ro
     // Keys are the merchant's; on behalf of a member the member is part of the request, so the
     // same key and body for another member is another request (409), never that member's replay.
     endpoint: req.member ? `${keys.endpoint!(req.params)} for ${req.member.id}` : keys.endpoint!(req.params),
-    requestHash: requestHash(req.rawBody, access.canonicalBody ? access.canonicalBody(req.body) : req.body, access.secretBodyFields?.length
-      ? { fields: access.secretBodyFields, key: configuredKey(ctx.config, 'idempotency/secret-fields/v1') }
-      : undefined),
+    requestHash: requestHash(
+      req.rawBody,
+      access.canonicalBody ? access.canonicalBody(req.body) : req.body,
+      access.secretBodyFields?.length
+        ? { fields: access.secretBodyFields, key: configuredKey(ctx.config, 'idempotency/secret-fields/v1') }
+        : undefined,
+    ),
     settled: false,
     noStore: false,
     now: ctx.requestClock,

@@ -51,15 +51,27 @@ export async function settleHit(
 ): Promise<void> {
   const decision = decide(hit.previous, hit.current, limit, hit.position.elapsedSeconds);
   if (decision.allowed) return;
-  await sql`UPDATE rate_limit_windows SET hits = hits - 1 WHERE subject = ${hit.subject} AND bucket = ${hit.bucket} AND window_start = ${hit.position.windowStart}`.execute(db);
-  throw new ApiError('rate_limited', undefined, { retry_after: decision.retryAfterSeconds }, { 'retry-after': String(decision.retryAfterSeconds) });
+  await sql`UPDATE rate_limit_windows SET hits = hits - 1 WHERE subject = ${hit.subject} AND bucket = ${hit.bucket}
+    AND window_start = ${hit.position.windowStart}`.execute(db);
+  throw new ApiError(
+    'rate_limited',
+    undefined,
+    { retry_after: decision.retryAfterSeconds },
+    { 'retry-after': String(decision.retryAfterSeconds) },
+  );
 }
 
 /**
  * Counts the hit atomically in the database (so several processes share one window) and reads the
  * previous window in the same statement; then settles it.
  */
-export async function consume(db: Kysely<Database>, subject: string, bucket: string, limit: number, nowMs: number): Promise<CountedHit> {
+export async function consume(
+  db: Kysely<Database>,
+  subject: string,
+  bucket: string,
+  limit: number,
+  nowMs: number,
+): Promise<CountedHit> {
   const position = windowAt(nowMs);
   const { windowStart } = position;
   const { rows } = await sql<{ current: number; previous: number | null }>`
@@ -70,9 +82,14 @@ export async function consume(db: Kysely<Database>, subject: string, bucket: str
       RETURNING hits
     )
     SELECT (SELECT hits FROM cur) AS current,
-           (SELECT hits FROM rate_limit_windows WHERE subject = ${subject} AND bucket = ${bucket} AND window_start = ${windowStart - 1}) AS previous
+           (SELECT hits FROM rate_limit_windows WHERE subject = ${subject} AND bucket = ${bucket} AND window_start =
+             ${windowStart - 1}) AS previous
   `.execute(db);
-  await settleHit(db, { subject, bucket, position, current: Number(rows[0]!.current), previous: Number(rows[0]!.previous ?? 0) }, limit);
+  await settleHit(
+    db,
+    { subject, bucket, position, current: Number(rows[0]!.current), previous: Number(rows[0]!.previous ?? 0) },
+    limit,
+  );
   return { subject, bucket, windowStart };
 }
 
@@ -85,7 +102,8 @@ export interface CountedHit {
 /** Takes back a hit counted by `consume` (in the window it was counted in). */
 export async function refund(db: Kysely<Database>, hit: CountedHit): Promise<void> {
   await sql`UPDATE rate_limit_windows SET hits = hits - 1
-            WHERE subject = ${hit.subject} AND bucket = ${hit.bucket} AND window_start = ${hit.windowStart} AND hits > 0`.execute(db);
+            WHERE subject = ${hit.subject} AND bucket = ${hit.bucket} AND window_start = ${hit.windowStart} AND hits >
+              0`.execute(db);
 }
 
 /**
@@ -99,12 +117,18 @@ export function sourceSubject(ip: string): string {
   if (isIPv4(ip)) return ip;
   const hextets = ipv6Hextets(ip);
   if (!hextets) return ip.slice(0, 64);
-  return `${hextets.slice(0, 4).map((h) => h.toString(16)).join(':')}::/64`;
+  return `${hextets
+    .slice(0, 4)
+    .map((h) => h.toString(16))
+    .join(':')}::/64`;
 }
 
 export async function purgeOldWindows(db: Kysely<Database>, nowMs: number): Promise<void> {
   const windowStart = Math.floor(nowMs / 1000 / windowSeconds);
-  await db.deleteFrom('rate_limit_windows').where('window_start', '<', String(windowStart - 1)).execute();
+  await db
+    .deleteFrom('rate_limit_windows')
+    .where('window_start', '<', String(windowStart - 1))
+    .execute();
 }
 
 /** Far from the limit a process counts hits in memory: below this share of the limit... */
@@ -154,7 +178,10 @@ export class RateWindows {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly db: Kysely<Database>, private readonly onError: (err: unknown) => void = () => {}) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly onError: (err: unknown) => void = () => {},
+  ) {}
 
   /**
    * Counts one hit in memory when the window is far enough from the quota (no promise); false when
@@ -166,7 +193,11 @@ export class RateWindows {
     if (!count || nowMs - count.readAtMs > rateViewFreshMs) return false;
     const weight = (windowSeconds - position.elapsedSeconds) / windowSeconds;
     const estimate = count.previous * weight + count.known + count.pending + 1;
-    if (estimate > limit * localShareOfLimit || count.pending + 1 > Math.max(1, Math.floor(limit * unflushedShareOfLimit))) return false;
+    if (
+      estimate > limit * localShareOfLimit ||
+      count.pending + 1 > Math.max(1, Math.floor(limit * unflushedShareOfLimit))
+    )
+      return false;
     count.pending++;
     count.lastHitMs = Math.max(count.lastHitMs, nowMs);
     this.timer ??= setTimeout(() => void this.flush(), rateFlushIntervalMs);
@@ -190,7 +221,8 @@ export class RateWindows {
         RETURNING hits
       )
       SELECT (SELECT hits FROM cur) AS current,
-             (SELECT hits FROM rate_limit_windows WHERE subject = ${subject} AND bucket = ${bucket} AND window_start = ${position.windowStart - 1}) AS previous
+             (SELECT hits FROM rate_limit_windows WHERE subject = ${subject} AND bucket = ${bucket} AND window_start =
+               ${position.windowStart - 1}) AS previous
     `.execute(this.db);
     const current = Number(rows[0]!.current);
     const previous = Number(rows[0]!.previous ?? 0);
@@ -201,7 +233,16 @@ export class RateWindows {
       held.readAtMs = Math.max(held.readAtMs, nowMs);
     } else {
       this.forgetOld(position.windowStart);
-      this.counts.set(id, { subject, bucket, windowStart: position.windowStart, known: current, previous, pending: 0, readAtMs: nowMs, lastHitMs: nowMs });
+      this.counts.set(id, {
+        subject,
+        bucket,
+        windowStart: position.windowStart,
+        known: current,
+        previous,
+        pending: 0,
+        readAtMs: nowMs,
+        lastHitMs: nowMs,
+      });
     }
     try {
       await settleHit(this.db, { subject, bucket, position, current, previous }, limit);

@@ -31,7 +31,12 @@ export interface ResolvedMember {
  * members area provides it; the composition root puts it on the service context.
  */
 export interface MemberResolver {
-  (db: Kysely<Database>, merchantId: string, environment: Environment, idOrExternal: string): Promise<ResolvedMember | undefined>;
+  (
+    db: Kysely<Database>,
+    merchantId: string,
+    environment: Environment,
+    idOrExternal: string,
+  ): Promise<ResolvedMember | undefined>;
   /** A member the resolver holds in memory, without a promise; undefined when it would have to read. */
   held?: (merchantId: string, environment: Environment, idOrExternal: string) => ResolvedMember | undefined;
 }

@@ -23,7 +23,8 @@ export function loggedUrl(req: FastifyRequest): string {
   return credentialParams.some((p) => route.includes(p)) ? route : req.url;
 }
 
-/** A path segment kept as sent: a word of the API's paths (`v1`, `hosted-screens`, `openapi.json`), never an id, ticket or token. */
+/** A path segment kept as sent: a word of the API's paths (`v1`, `hosted-screens`, `openapi.json`), never an id, ticket
+ * or token. */
 const plainSegment = /^[A-Za-z][A-Za-z0-9.-]{0,23}$/;
 const digits = /[0-9]/g;
 
@@ -37,10 +38,18 @@ const digits = /[0-9]/g;
 export function redactedPath(url: string): string {
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
-  return path.split('/').map((segment) => (segment === '' || (plainSegment.test(segment) && (segment.match(digits)?.length ?? 0) <= 2) ? segment : ':redacted')).join('/');
+  return path
+    .split('/')
+    .map((segment) =>
+      segment === '' || (plainSegment.test(segment) && (segment.match(digits)?.length ?? 0) <= 2)
+        ? segment
+        : ':redacted',
+    )
+    .join('/');
 }
 
-/** The route as logged and counted: the matched route's pattern, or the redacted path of a request that matched none. */
+/** The route as logged and counted: the matched route's pattern, or the redacted path of a request that matched none.
+ * */
 export function loggedRoute(req: FastifyRequest): string {
   return req.routeOptions?.url ?? redactedPath(req.url);
 }
@@ -83,14 +92,27 @@ export function loggerOptions(level: string) {
     redact: {
       paths: [
         ...redactedHeaders.map((h) => `req.headers["${h}"]`),
-        '*.api_key', '*.signing_key', '*.auth_token', '*.pin', '*.cvv', '*.pan', '*.card_number', '*.secret',
+        '*.api_key',
+        '*.signing_key',
+        '*.auth_token',
+        '*.pin',
+        '*.cvv',
+        '*.pan',
+        '*.card_number',
+        '*.secret',
       ],
       censor: '[redacted]',
     },
     serializers: {
       req(req: FastifyRequest) {
         return withHeaders
-          ? { method: req.method, url: loggedUrl(req), host: req.headers.host, remoteAddress: req.ip, headers: { ...req.headers } }
+          ? {
+              method: req.method,
+              url: loggedUrl(req),
+              host: req.headers.host,
+              remoteAddress: req.ip,
+              headers: { ...req.headers },
+            }
           : { method: req.method, url: loggedUrl(req), remoteAddress: req.ip };
       },
     },
@@ -104,7 +126,8 @@ export function loggerOptions(level: string) {
  * it arrives only at `debug`. Fastify's own pair (every header at `info`, twice the lines) is not written.
  */
 export class RequestLogController extends LogController {
-  /** `level`: the listener's log level, undefined without a logger (tests, the bench): then nothing is even assembled. */
+  /** `level`: the listener's log level, undefined without a logger (tests, the bench): then nothing is even assembled.
+   * */
   constructor(level: string | undefined) {
     super();
     this.debug = level === 'debug' || level === 'trace';
@@ -171,16 +194,30 @@ class RequestLogger {
     (this.logger[level] as (...a: unknown[]) => void)(...args);
   }
 
-  fatal(...args: unknown[]) { this.write('fatal', args); }
-  error(...args: unknown[]) { this.write('error', args); }
-  warn(...args: unknown[]) { this.write('warn', args); }
-  info(...args: unknown[]) { this.write('info', args); }
-  debug(...args: unknown[]) { this.write('debug', args); }
-  trace(...args: unknown[]) { this.write('trace', args); }
+  fatal(...args: unknown[]) {
+    this.write('fatal', args);
+  }
+  error(...args: unknown[]) {
+    this.write('error', args);
+  }
+  warn(...args: unknown[]) {
+    this.write('warn', args);
+  }
+  info(...args: unknown[]) {
+    this.write('info', args);
+  }
+  debug(...args: unknown[]) {
+    this.write('debug', args);
+  }
+  trace(...args: unknown[]) {
+    this.write('trace', args);
+  }
   silent() {}
 
   isLevelEnabled(level: string): boolean {
-    return this.made ? (this.made as unknown as { isLevelEnabled(l: string): boolean }).isLevelEnabled(level) : this.parent.isLevelEnabled(level);
+    return this.made
+      ? (this.made as unknown as { isLevelEnabled(l: string): boolean }).isLevelEnabled(level)
+      : this.parent.isLevelEnabled(level);
   }
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
@@ -189,7 +226,16 @@ class RequestLogger {
 }
 
 /** Fastify's `childLoggerFactory`: a lazy child, unless the route sets a level of its own. */
-export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
-  if (options.level !== undefined || typeof (logger as { isLevelEnabled?: unknown }).isLevelEnabled !== 'function') return logger.child(bindings, options);
-  return new RequestLogger(logger as FastifyBaseLogger & { isLevelEnabled(level: string): boolean }, bindings, options) as unknown as FastifyBaseLogger;
+export function requestLogger(
+  logger: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions,
+): FastifyBaseLogger {
+  if (options.level !== undefined || typeof (logger as { isLevelEnabled?: unknown }).isLevelEnabled !== 'function')
+    return logger.child(bindings, options);
+  return new RequestLogger(
+    logger as FastifyBaseLogger & { isLevelEnabled(level: string): boolean },
+    bindings,
+    options,
+  ) as unknown as FastifyBaseLogger;
 }

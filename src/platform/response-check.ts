@@ -55,19 +55,24 @@ export function closedSchema(schema: unknown, inAllOf = false): unknown {
   if (schema === null || typeof schema !== 'object') return schema;
   const source = schema as Json;
   const copy: Json = { ...source };
-  for (const key of subschemaLists) if (Array.isArray(source[key])) copy[key] = (source[key] as unknown[]).map((s) => closedSchema(s));
+  for (const key of subschemaLists)
+    if (Array.isArray(source[key])) copy[key] = (source[key] as unknown[]).map((s) => closedSchema(s));
   if (Array.isArray(source.allOf)) copy.allOf = (source.allOf as unknown[]).map((s) => closedSchema(s, true));
   for (const key of subschemaMaps) {
     const map = source[key];
-    if (map && typeof map === 'object') copy[key] = Object.fromEntries(Object.entries(map).map(([k, s]) => [k, closedSchema(s)]));
+    if (map && typeof map === 'object')
+      copy[key] = Object.fromEntries(Object.entries(map).map(([k, s]) => [k, closedSchema(s)]));
   }
-  for (const key of subschemaSingles) if (source[key] && typeof source[key] === 'object') copy[key] = closedSchema(source[key]);
+  for (const key of subschemaSingles)
+    if (source[key] && typeof source[key] === 'object') copy[key] = closedSchema(source[key]);
   const isObject = source.type === 'object' || source.properties !== undefined;
-  if (isObject && !inAllOf && source.additionalProperties === undefined && source.patternProperties === undefined) copy.additionalProperties = false;
+  if (isObject && !inAllOf && source.additionalProperties === undefined && source.patternProperties === undefined)
+    copy.additionalProperties = false;
   return copy;
 }
 
-/** The data as its JSON text would carry it: Dates as ISO text, undefined properties absent. Bigints stay (the check names them). */
+/** The data as its JSON text would carry it: Dates as ISO text, undefined properties absent. Bigints stay (the check
+ * names them). */
 export function asJsonData(value: unknown): unknown {
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? value : value.toISOString();
   if (Array.isArray(value)) return value.map(asJsonData);
@@ -93,12 +98,21 @@ function strictValidators(schema: unknown) {
 function describe(error: ErrorObject, data: unknown): { path: string; message: string } {
   const params = error.params as Json;
   if (error.keyword === 'additionalProperties') {
-    return { path: `${error.instancePath}/${String(params.additionalProperty)}`, message: 'present in the data, not declared by the schema (the serializer drops it)' };
+    return {
+      path: `${error.instancePath}/${String(params.additionalProperty)}`,
+      message: 'present in the data, not declared by the schema (the serializer drops it)',
+    };
   }
   if (error.keyword === 'required') {
-    return { path: `${error.instancePath}/${String(params.missingProperty)}`, message: 'declared required by the schema, missing from the data' };
+    return {
+      path: `${error.instancePath}/${String(params.missingProperty)}`,
+      message: 'declared required by the schema, missing from the data',
+    };
   }
-  const value = error.instancePath.split('/').slice(1).reduce<unknown>((v, k) => (v as Json | undefined)?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], data);
+  const value = error.instancePath
+    .split('/')
+    .slice(1)
+    .reduce<unknown>((v, k) => (v as Json | undefined)?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], data);
   const shown = typeof value === 'bigint' ? `${value}n (bigint)` : JSON.stringify(value);
   return { path: error.instancePath || '/', message: `${error.message ?? error.keyword}; got ${shown?.slice(0, 80)}` };
 }
@@ -131,17 +145,28 @@ export function responseViolations(schema: unknown, data: unknown): Array<{ path
  * `report` gets every violation; in `fail` mode the answer then fails (a 500, as a serializer
  * error is), so that a test sees it.
  */
-export function strictSerializerCompiler(mode: Exclude<StrictResponses, 'off'>, report: (v: ResponseViolation) => void): FastifySerializerCompiler<any> {
+export function strictSerializerCompiler(
+  mode: Exclude<StrictResponses, 'off'>,
+  report: (v: ResponseViolation) => void,
+): FastifySerializerCompiler<any> {
   return (route) => {
     const serialize = serializerCompiler(route) as (data: unknown) => string;
-    const { method, url, httpStatus, schema } = route as { method: string; url: string; httpStatus: string; schema: unknown };
+    const { method, url, httpStatus, schema } = route as {
+      method: string;
+      url: string;
+      httpStatus: string;
+      schema: unknown;
+    };
     return (data: unknown) => {
       const violations = responseViolations(schema, data);
       for (const v of violations) report({ method, url, status: Number(httpStatus), ...v });
-      if (mode === 'report') for (const path of presentPaths(data)) noteSeen(`${method} ${url} ${httpStatus} ${path}`, report);
+      if (mode === 'report')
+        for (const path of presentPaths(data)) noteSeen(`${method} ${url} ${httpStatus} ${path}`, report);
       if (violations.length > 0 && mode === 'fail') {
         const first = violations[0]!;
-        throw new Error(`response of ${method} ${url} (${httpStatus}) does not match its schema at ${first.path}: ${first.message}`);
+        throw new Error(
+          `response of ${method} ${url} (${httpStatus}) does not match its schema at ${first.path}: ${first.message}`,
+        );
       }
       return serialize(data);
     };
@@ -151,7 +176,10 @@ export function strictSerializerCompiler(mode: Exclude<StrictResponses, 'off'>, 
 /** The error envelope as the OpenAPI document shows it (`Error`), closed: `error` is the same envelope again (429). */
 const { additionalProperties: _open, ...envelope } = errorSchema;
 const { error: _wrapped, ...envelopeFields } = envelope.properties;
-const closedErrorSchema = { ...envelope, properties: { ...envelopeFields, error: { ...envelope, properties: envelopeFields } } };
+const closedErrorSchema = {
+  ...envelope,
+  properties: { ...envelopeFields, error: { ...envelope, properties: envelopeFields } },
+};
 
 /**
  * What the serializer compiler cannot see, checked on every body sent as an object: an error
@@ -160,20 +188,39 @@ const closedErrorSchema = { ...envelope, properties: { ...envelopeFields, error:
  * Routes hidden from the document (health, the documents themselves) are not checked. In `fail`
  * mode such an answer becomes a 500 `api_error`.
  */
-export function installStrictResponseHook(app: AppInstance, mode: Exclude<StrictResponses, 'off'>, report: (v: ResponseViolation) => void): void {
-  app.addHook('preSerialization', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => {
-    const schema = req.routeOptions?.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
-    const status = reply.statusCode;
-    const method = req.method;
-    const url = req.routeOptions?.url ?? '(no route)';
-    let found: Array<{ path: string; message: string }> = [];
-    if (status >= 400) found = [...responseViolations(closedErrorSchema, payload), ...codeViolations(req, status, payload)];
-    else if (schema?.hide !== true && schema?.response?.[status] === undefined) found = [{ path: '/', message: `status ${status} answered with a body the route's response schema does not declare` }];
-    for (const v of found) report({ method, url, status, ...v });
-    if (found.length === 0 || mode !== 'fail' || status === 500) return done(null, payload);
-    void reply.code(500);
-    done(null, new ApiError('api_error', `strict response check: ${found[0]!.path}: ${found[0]!.message}`).body(req.id));
-  });
+export function installStrictResponseHook(
+  app: AppInstance,
+  mode: Exclude<StrictResponses, 'off'>,
+  report: (v: ResponseViolation) => void,
+): void {
+  app.addHook(
+    'preSerialization',
+    (
+      req: FastifyRequest,
+      reply: FastifyReply,
+      payload: unknown,
+      done: (err: Error | null, payload?: unknown) => void,
+    ) => {
+      const schema = req.routeOptions?.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
+      const status = reply.statusCode;
+      const method = req.method;
+      const url = req.routeOptions?.url ?? '(no route)';
+      let found: Array<{ path: string; message: string }> = [];
+      if (status >= 400)
+        found = [...responseViolations(closedErrorSchema, payload), ...codeViolations(req, status, payload)];
+      else if (schema?.hide !== true && schema?.response?.[status] === undefined)
+        found = [
+          { path: '/', message: `status ${status} answered with a body the route's response schema does not declare` },
+        ];
+      for (const v of found) report({ method, url, status, ...v });
+      if (found.length === 0 || mode !== 'fail' || status === 500) return done(null, payload);
+      void reply.code(500);
+      done(
+        null,
+        new ApiError('api_error', `strict response check: ${found[0]!.path}: ${found[0]!.message}`).body(req.id),
+      );
+    },
+  );
 }
 
 type RouteSchemaParts = { body?: unknown; querystring?: unknown; params?: unknown; headers?: unknown; hide?: boolean };
@@ -183,18 +230,36 @@ type RouteSchemaParts = { body?: unknown; querystring?: unknown; params?: unknow
  * own type and status, and listed for the operation (`x-error-codes`, from the route's access or
  * operator declaration). A 500 is always possible and not checked.
  */
-function codeViolations(req: FastifyRequest, status: number, payload: unknown): Array<{ path: string; message: string }> {
+function codeViolations(
+  req: FastifyRequest,
+  status: number,
+  payload: unknown,
+): Array<{ path: string; message: string }> {
   const code = (payload as { code?: unknown } | null)?.code;
   const type = (payload as { type?: unknown } | null)?.type;
-  if (typeof code !== 'string' || !isErrorCode(code)) return [{ path: '/code', message: `not a code of the error catalogue: ${String(code)}` }];
-  if (errorStatus(code) !== status || errorType(code) !== type) return [{ path: '/code', message: `${code} is ${errorType(code)} ${errorStatus(code)}; answered as ${String(type)} ${status}` }];
+  if (typeof code !== 'string' || !isErrorCode(code))
+    return [{ path: '/code', message: `not a code of the error catalogue: ${String(code)}` }];
+  if (errorStatus(code) !== status || errorType(code) !== type)
+    return [
+      {
+        path: '/code',
+        message: `${code} is ${errorType(code)} ${errorStatus(code)}; answered as ${String(type)} ${status}`,
+      },
+    ];
   if (status === 500) return [];
   const schema = (req.routeOptions?.schema ?? {}) as RouteSchemaParts;
   const config = req.routeOptions?.config as { access?: RouteAccess; operator?: { errors: ErrorCode[] } } | undefined;
   if (schema.hide === true) return [];
-  const parts = { body: !!schema.body, querystring: !!schema.querystring, params: !!schema.params, headers: !!schema.headers };
-  const listed = config?.access ? accessErrorCodes(req.method, config.access, parts)
-    : config?.operator ? operatorErrorCodes(config.operator)
+  const parts = {
+    body: !!schema.body,
+    querystring: !!schema.querystring,
+    params: !!schema.params,
+    headers: !!schema.headers,
+  };
+  const listed = config?.access
+    ? accessErrorCodes(req.method, config.access, parts)
+    : config?.operator
+      ? operatorErrorCodes(config.operator)
       : undefined;
   if (listed === undefined || listed.includes(code)) return [];
   return [{ path: '/code', message: `${code} is not among the codes the document lists for this operation` }];

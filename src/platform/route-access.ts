@@ -95,7 +95,8 @@ const paramName = /:(\w+)/g;
 function endpointBuilder(method: string, pattern: string): (params: unknown) => string {
   // Plain `:name` parameters only (they end at `/`, `-` or `.`, as in the router); a wildcard, an
   // optional or regular-expression parameter or an escaped colon would need more than this.
-  if (/[*(?]|::/.test(pattern)) throw new Error(`route ${method} ${pattern}: an idempotent route's path may only have plain :name parameters`);
+  if (/[*(?]|::/.test(pattern))
+    throw new Error(`route ${method} ${pattern}: an idempotent route's path may only have plain :name parameters`);
   const names: string[] = [];
   const pieces: string[] = [];
   let from = 0;

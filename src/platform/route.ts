@@ -18,7 +18,8 @@ import type { RouteAccess } from './route-access.js';
  *   route.post('/v1/members', {
  *     access: { scope: 'members:write', idempotency: 'required' },
  *     errors: memberErrors.create,
- *     schema: { operationId: 'createMember', summary: 'Create a member', tags, body: CreateMemberBody, response: { 201: Member } },
+ *     schema: { operationId: 'createMember', summary: 'Create a member', tags, body: CreateMemberBody, response: { 201:
+ * Member } },
  *   }, ({ principal, body, write }) => write((trx) => createMember(trx, principal.merchantId, ...)));
  *
  * The handler receives the principal its access declares (never optional for `member`), the
@@ -70,16 +71,23 @@ export interface EitherPrincipal extends MerchantPrincipal {
 }
 
 /** The principal a route's access gives its handler. */
-export type PrincipalFor<A extends RouteAccess> = A['scope'] extends 'public' ? undefined
-  : A['principal'] extends 'member' ? MemberPrincipal
-    : A['principal'] extends 'either' ? EitherPrincipal
+export type PrincipalFor<A extends RouteAccess> = A['scope'] extends 'public'
+  ? undefined
+  : A['principal'] extends 'member'
+    ? MemberPrincipal
+    : A['principal'] extends 'either'
+      ? EitherPrincipal
       : MerchantPrincipal;
 
 export type Part<S extends RouteSchema, K extends keyof RouteSchema> = S[K] extends TSchema ? Static<S[K]> : undefined;
 type SuccessStatus = 200 | 201 | 202;
 /** The body a route answers with: its 2xx response schema. */
 export type ResultOf<S extends RouteSchema> = {
-  [K in keyof S['response']]: K extends SuccessStatus ? (S['response'][K] extends TSchema ? Static<S['response'][K]> : never) : never
+  [K in keyof S['response']]: K extends SuccessStatus
+    ? S['response'][K] extends TSchema
+      ? Static<S['response'][K]>
+      : never
+    : never;
 }[keyof S['response']];
 
 declare const sentBrand: unique symbol;
@@ -104,11 +112,14 @@ export type Effect<T> = (trx: Transaction<Database>) => Promise<T>;
  * `commit` runs in the batch and stores a claim on the key for `leaseMs` instead of a result;
  * after the commit `after` makes the answer (the provider called), which replaces the claim.
  */
-export type Command<A extends RouteAccess, S extends RouteSchema, P, C = unknown> =
-  & ({ plan: (input: RouteInput<A, S>) => P } | { prepare: (input: RouteInput<A, S>) => Promise<P> })
-  & ({ commit: (trx: Transaction<Database>, plan: P) => Promise<ResultOf<S>> }
+export type Command<A extends RouteAccess, S extends RouteSchema, P, C = unknown> = (
+  { plan: (input: RouteInput<A, S>) => P } | { prepare: (input: RouteInput<A, S>) => Promise<P> }
+) &
+  (
+    | { commit: (trx: Transaction<Database>, plan: P) => Promise<ResultOf<S>> }
     | { commitMany: (trx: Transaction<Database>, plans: readonly P[]) => Promise<(ResultOf<S> | Error)[]> }
-    | { claim: ClaimedWrite<S, P, C> });
+    | { claim: ClaimedWrite<S, P, C> }
+  );
 
 /** A command's write whose answer comes after its commit (`Command`'s `claim`). */
 export interface ClaimedWrite<S extends RouteSchema, P, C> {
@@ -171,13 +182,18 @@ export interface RouteDefinition<A extends RouteAccess, S extends PublicRouteSch
   preValidation?: (req: FastifyRequest) => Promise<void>;
 }
 
-export type RouteHandler<A extends RouteAccess, S extends PublicRouteSchema> = (input: RouteInput<A, S>) => Promise<ResultOf<S> | Sent>;
+export type RouteHandler<A extends RouteAccess, S extends PublicRouteSchema> = (
+  input: RouteInput<A, S>,
+) => Promise<ResultOf<S> | Sent>;
 
 const isCommand = (h: unknown): h is AnyCommand => typeof h === 'object' && h !== null;
 
 /** The status a route answers on success: the 2xx its response schema declares (200 if none). */
 export function successStatus(schema: RouteSchema): number {
-  const codes = Object.keys(schema.response).map(Number).filter((s) => s >= 200 && s < 300).sort((a, b) => a - b);
+  const codes = Object.keys(schema.response)
+    .map(Number)
+    .filter((s) => s >= 200 && s < 300)
+    .sort((a, b) => a - b);
   return codes[0] ?? 200;
 }
 
@@ -186,13 +202,20 @@ function principalOf(req: FastifyRequest, access: RouteAccess): MerchantPrincipa
   const auth = req.auth;
   // The onRequest hook authenticates every non-public route before its handler: a bug otherwise.
   if (!auth) throw new Error(`route: ${req.method} ${req.url} reached its handler without a principal`);
-  const merchant: MerchantPrincipal = { merchantId: auth.merchantId, environment: auth.environment, keyId: auth.keyId, scopes: auth.scopes };
+  const merchant: MerchantPrincipal = {
+    merchantId: auth.merchantId,
+    environment: auth.environment,
+    keyId: auth.keyId,
+    scopes: auth.scopes,
+  };
   if (req.member) return { ...merchant, member: req.member, memberId: req.member.id };
-  if (access.principal === 'member') throw new Error(`route: ${req.method} ${req.url} reached its handler without its member`);
+  if (access.principal === 'member')
+    throw new Error(`route: ${req.method} ${req.url} reached its handler without its member`);
   return merchant;
 }
 
-/** How long `once` holds a key: up to four outside calls in turn, each within the upstream deadline, and 10 s besides. */
+/** How long `once` holds a key: up to four outside calls in turn, each within the upstream deadline, and 10 s besides.
+ * */
 export const onceLeaseMs = (ctx: ServiceContext): number => 4 * ctx.config.upstreamCallTimeoutMs + 10_000;
 
 /** What every typed route shares: the success status, the domain-error mapping and the send. */
@@ -203,26 +226,32 @@ export interface Core {
 }
 
 /**
- * Mounts one typed route, public or operator (operator-route.ts shares it): `input` builds what the handler receives; what
+ * Mounts one typed route, public or operator (operator-route.ts shares it): `input` builds what the handler receives;
+ * what
  * the handler returns is sent with the success status through the response schema.
  */
 export function mount<I>(
-  app: AppInstance, ctx: ServiceContext, method: HTTPMethods, url: string,
+  app: AppInstance,
+  ctx: ServiceContext,
+  method: HTTPMethods,
+  url: string,
   def: { schema: RouteSchema; config?: object; preValidation?: (req: FastifyRequest) => Promise<void> },
   input: (req: FastifyRequest, reply: FastifyReply, core: Core) => I,
   handler: (input: I) => Promise<unknown>,
 ): void {
   const core: Core = {
     status: successStatus(def.schema),
-    mapped: <T>(effect: Effect<T>): Effect<T> => async (trx) => {
-      try {
-        return await effect(trx);
-      } catch (err) {
-        // Domain errors (the ledger's) become the reference's code here, inside the transaction,
-        // so a refusal is stored with the key exactly like a thrown ApiError.
-        throw ctx.mapDomainError(err) ?? err;
-      }
-    },
+    mapped:
+      <T>(effect: Effect<T>): Effect<T> =>
+      async (trx) => {
+        try {
+          return await effect(trx);
+        } catch (err) {
+          // Domain errors (the ledger's) become the reference's code here, inside the transaction,
+          // so a refusal is stored with the key exactly like a thrown ApiError.
+          throw ctx.mapDomainError(err) ?? err;
+        }
+      },
   };
   // A body declared `Type.Optional(...)` may be left out: no body at all is read as `{}` (its
   // defaults), where the schema alone would answer 400 "must be object". Only on such routes.
@@ -266,17 +295,37 @@ class PublicRouteInput {
     private readonly batchEffects: WeakMap<NonNullable<AnyCommand['commitMany']>, BatchEffect>,
   ) {}
 
-  get principal() { return principalOf(this.req, this.access); }
-  get params() { return this.req.params; }
-  get query() { return this.req.query; }
-  get body() { return this.req.body; }
-  get headers() { return this.req.headers; }
-  get idempotency() { return this.req.idempotency; }
+  get principal() {
+    return principalOf(this.req, this.access);
+  }
+  get params() {
+    return this.req.params;
+  }
+  get query() {
+    return this.req.query;
+  }
+  get body() {
+    return this.req.body;
+  }
+  get headers() {
+    return this.req.headers;
+  }
+  get idempotency() {
+    return this.req.idempotency;
+  }
 
   get write() {
-    const { req, reply, ctx, core: { status, mapped } } = this;
+    const {
+      req,
+      reply,
+      ctx,
+      core: { status, mapped },
+    } = this;
     return async (effect: Effect<unknown>) =>
-      (await executeWrite(ctx.db, req, reply, async (trx) => ({ status, body: await mapped(effect)(trx) }))) as unknown as Sent;
+      (await executeWrite(ctx.db, req, reply, async (trx) => ({
+        status,
+        body: await mapped(effect)(trx),
+      }))) as unknown as Sent;
   }
 
   /**
@@ -284,7 +333,13 @@ class PublicRouteInput {
    * sent reply, or a claimed command's answer made after the commit, which `mount` sends.
    */
   async run(command: AnyCommand): Promise<Sent | unknown> {
-    const { req, reply, ctx, core: { status, mapped }, batchEffects } = this;
+    const {
+      req,
+      reply,
+      ctx,
+      core: { status, mapped },
+      batchEffects,
+    } = this;
     const plan = command.plan ? command.plan(this) : await command.prepare!(this);
     const many = command.commitMany;
     let single: Effect<unknown>;
@@ -297,7 +352,10 @@ class PublicRouteInput {
       };
       let effect = batchEffects.get(many);
       if (!effect) {
-        effect = async (trx, plans) => (await many(trx, plans)).map((a) => (a instanceof Error ? ctx.mapDomainError(a) ?? a : { status, body: a }));
+        effect = async (trx, plans) =>
+          (await many(trx, plans)).map((a) =>
+            a instanceof Error ? (ctx.mapDomainError(a) ?? a) : { status, body: a },
+          );
         batchEffects.set(many, effect);
       }
       batch = { effect, item: plan };
@@ -308,13 +366,25 @@ class PublicRouteInput {
     const run = async (trx: Transaction<Database>) => ({ status, body: await mapped(single)(trx) });
     const claim = command.claim;
     const options = { ...(batch ? { batch } : {}), ...(claim ? { claimLeaseMs: claim.leaseMs } : {}) };
-    const done = await executeGroupedWrite(ctx.db, ctx.writeGroup, ctx.config.groupCommitPartition, req, reply, run, options);
+    const done = await executeGroupedWrite(
+      ctx.db,
+      ctx.writeGroup,
+      ctx.config.groupCommitPartition,
+      req,
+      reply,
+      run,
+      options,
+    );
     if (claim && 'claimed' in done) return claim.after(plan, done.claimed);
     return done as unknown as Sent;
   }
 
   get claim() {
-    const { req, ctx, core: { mapped } } = this;
+    const {
+      req,
+      ctx,
+      core: { mapped },
+    } = this;
     return <T>(leaseMs: number, effect: Effect<T>) => claimWrite(ctx.db, req, leaseMs, mapped(effect));
   }
 
@@ -336,23 +406,39 @@ class PublicRouteInput {
 
 /** Registers one public route; `router(app, ctx)` gives the per-method shorthands. */
 export function defineRoute<const A extends RouteAccess, const S extends PublicRouteSchema, P, C>(
-  app: AppInstance, ctx: ServiceContext, method: HTTPMethods, url: string, def: RouteDefinition<A, S>,
+  app: AppInstance,
+  ctx: ServiceContext,
+  method: HTTPMethods,
+  url: string,
+  def: RouteDefinition<A, S>,
   handler: RouteHandler<A, S> | Command<A, S, P, C>,
 ): void {
-  const command = isCommand(handler) ? handler as AnyCommand : undefined;
+  const command = isCommand(handler) ? (handler as AnyCommand) : undefined;
   // A command made from the request alone leaves its nonce and its key's record to its batch.
   const access: RouteAccess = {
-    ...def.access, ...(def.errors ? { errors: [...def.errors] } : {}), ...(command?.plan ? { commit: 'grouped' as const } : {}),
+    ...def.access,
+    ...(def.errors ? { errors: [...def.errors] } : {}),
+    ...(command?.plan ? { commit: 'grouped' as const } : {}),
   };
   // One batch effect per function of the route: the group committer gathers the writes by it.
   const batchEffects = new WeakMap<NonNullable<AnyCommand['commitMany']>, BatchEffect>();
-  const input = (req: FastifyRequest, reply: FastifyReply, core: Core) => new PublicRouteInput(req, reply, ctx, access, core, batchEffects);
-  mount(app, ctx, method, url, { schema: def.schema, config: { access }, preValidation: def.preValidation }, input,
-    command ? (i) => i.run(command) : (handler as unknown as (i: PublicRouteInput) => Promise<unknown>));
+  const input = (req: FastifyRequest, reply: FastifyReply, core: Core) =>
+    new PublicRouteInput(req, reply, ctx, access, core, batchEffects);
+  mount(
+    app,
+    ctx,
+    method,
+    url,
+    { schema: def.schema, config: { access }, preValidation: def.preValidation },
+    input,
+    command ? (i) => i.run(command) : (handler as unknown as (i: PublicRouteInput) => Promise<unknown>),
+  );
 }
 
 type Shorthand = <const A extends RouteAccess, const S extends PublicRouteSchema, P = never, C = never>(
-  url: string, def: RouteDefinition<A, S>, handler: RouteHandler<A, S> | Command<A, S, P, C>,
+  url: string,
+  def: RouteDefinition<A, S>,
+  handler: RouteHandler<A, S> | Command<A, S, P, C>,
 ) => void;
 
 export interface Router {
@@ -365,6 +451,9 @@ export interface Router {
 
 /** `router(app, ctx).post(url, { access, errors, schema }, handler)`: see the top of this file. */
 export function router(app: AppInstance, ctx: ServiceContext): Router {
-  const on = (method: HTTPMethods): Shorthand => (url, def, handler) => defineRoute(app, ctx, method, url, def, handler);
+  const on =
+    (method: HTTPMethods): Shorthand =>
+    (url, def, handler) =>
+      defineRoute(app, ctx, method, url, def, handler);
   return { get: on('GET'), post: on('POST'), patch: on('PATCH'), put: on('PUT'), delete: on('DELETE') };
 }

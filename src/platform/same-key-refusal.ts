@@ -22,7 +22,11 @@ export interface SameKeyWork {
  * endpoint is still 409 `idempotency_key_reused`. See docs/idempotency.md.
  */
 export class SameKeyRefusal extends ApiError {
-  constructor(code: ErrorCode, message: string | undefined, private readonly work: SameKeyWork) {
+  constructor(
+    code: ErrorCode,
+    message: string | undefined,
+    private readonly work: SameKeyWork,
+  ) {
     super(code, message, {});
   }
 

@@ -41,9 +41,11 @@ export function verifySignature(
   if (!timestamp || !nonce || !signature) return { ok: false, code: 'invalid_signature' };
   // Malformed signing headers are invalid_signature, as the reference says of a non-numeric timestamp.
   if (!/^\d{1,16}$/.test(timestamp) || !noncePattern.test(nonce)) return { ok: false, code: 'invalid_signature' };
-  if (Math.abs(nowSeconds - Number(timestamp)) > timestampToleranceSeconds) return { ok: false, code: 'timestamp_out_of_range' };
+  if (Math.abs(nowSeconds - Number(timestamp)) > timestampToleranceSeconds)
+    return { ok: false, code: 'timestamp_out_of_range' };
   const expected = Buffer.from(computeSignature(signingKey, { ...input, timestamp, nonce }), 'utf8');
   const given = Buffer.from(signature, 'utf8');
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { ok: false, code: 'invalid_signature' };
+  if (expected.length !== given.length || !timingSafeEqual(expected, given))
+    return { ok: false, code: 'invalid_signature' };
   return { ok: true, nonce, timestampSeconds: Number(timestamp) };
 }

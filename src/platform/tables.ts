@@ -1,7 +1,8 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { Environment, Json, Timestamp } from '../db/columns.js';
 
-/** Tables the request pipeline reads and writes: merchants, keys, tokens, idempotency, nonces, rate windows, call log. */
+/** Tables the request pipeline reads and writes: merchants, keys, tokens, idempotency, nonces, rate windows, call log.
+ * */
 
 export interface MerchantsTable {
   id: string;

@@ -27,7 +27,8 @@ type Env = Record<string, string | undefined>;
 /** A trace context held for later work (group commit); opaque outside this file. */
 export type TraceContext = Context;
 
-/** Tracing is on when an OTLP endpoint is set and the SDK is not disabled (`OTEL_SDK_DISABLED=true`, `OTEL_TRACES_EXPORTER=none`). */
+/** Tracing is on when an OTLP endpoint is set and the SDK is not disabled (`OTEL_SDK_DISABLED=true`,
+ * `OTEL_TRACES_EXPORTER=none`). */
 export function tracingConfigured(env: Env): boolean {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
   if (env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none') return false;
@@ -70,7 +71,10 @@ function failSpan(span: Span, err: unknown): void {
 export class Tracing {
   private readonly tracer: Tracer;
 
-  constructor(private readonly api: Api, private readonly provider: Provider) {
+  constructor(
+    private readonly api: Api,
+    private readonly provider: Provider,
+  ) {
     this.tracer = api.trace.getTracer(defaultServiceName);
   }
 
@@ -93,7 +97,11 @@ export class Tracing {
         'mwa.request_id': req.id,
       };
       if (route !== undefined) attributes['http.route'] = route;
-      const span = tracer.startSpan(route === undefined ? req.method : `${req.method} ${route}`, { kind: spanKind.server, attributes }, parent);
+      const span = tracer.startSpan(
+        route === undefined ? req.method : `${req.method} ${route}`,
+        { kind: spanKind.server, attributes },
+        parent,
+      );
       const context = api.trace.setSpan(parent, span);
       spans.set(req, { span, context });
       api.context.with(context, done);
@@ -180,16 +188,20 @@ export class Tracing {
     // during a request runs in that request's context long after its answer: api-call-log.ts).
     if (typeof text !== 'string' || !this.api.trace.getSpan(parent)?.isRecording()) return client.query(text, values);
     const operation = operationOf(text);
-    const span = this.tracer.startSpan(operation, {
-      kind: spanKind.client,
-      attributes: {
-        'db.system.name': 'postgresql',
-        'db.operation.name': operation,
-        // Parameterised: values travel apart and are never on the span.
-        'db.query.text': text.length > queryTextLengthMax ? text.slice(0, queryTextLengthMax) : text,
-        'mwa.db.embedded': embedded,
+    const span = this.tracer.startSpan(
+      operation,
+      {
+        kind: spanKind.client,
+        attributes: {
+          'db.system.name': 'postgresql',
+          'db.operation.name': operation,
+          // Parameterised: values travel apart and are never on the span.
+          'db.query.text': text.length > queryTextLengthMax ? text.slice(0, queryTextLengthMax) : text,
+          'mwa.db.embedded': embedded,
+        },
       },
-    }, parent);
+      parent,
+    );
     return client.query(text, values).then(
       (result) => {
         span.end();
@@ -206,7 +218,12 @@ export class Tracing {
    * Runs `fn` in a span of its own (a child of the active one, or a new trace), the active span
    * while it runs. Failed when `fn` throws; `fn` may add attributes and a status to the span.
    */
-  async inSpan<T>(name: string, kind: 'internal' | 'client', attributes: Attributes, fn: (span: Span) => Promise<T>): Promise<T> {
+  async inSpan<T>(
+    name: string,
+    kind: 'internal' | 'client',
+    attributes: Attributes,
+    fn: (span: Span) => Promise<T>,
+  ): Promise<T> {
     const { api } = this;
     const span = this.tracer.startSpan(name, { kind: spanKind[kind], attributes });
     try {
@@ -229,7 +246,12 @@ export class Tracing {
    * Runs `fn`, work done for several traces at once (a group commit's batch), in a span that is a
    * child of the first of `contexts` within a trace and links the others.
    */
-  inBatchSpan<T>(name: string, attributes: Attributes, contexts: ReadonlyArray<TraceContext | undefined>, fn: () => Promise<T>): Promise<T> {
+  inBatchSpan<T>(
+    name: string,
+    attributes: Attributes,
+    contexts: ReadonlyArray<TraceContext | undefined>,
+    fn: () => Promise<T>,
+  ): Promise<T> {
     const { api } = this;
     const traced = contexts.filter((c): c is TraceContext => c !== undefined);
     const parent = traced[0] ?? api.ROOT_CONTEXT;
@@ -326,19 +348,29 @@ const diagLevels = ['none', 'error', 'warn', 'info', 'debug', 'verbose', 'all'] 
 export async function startTelemetry(env: Env): Promise<boolean> {
   if (started !== undefined) return true;
   if (!tracingConfigured(env)) return false;
-  const [api, { NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, resources, semconv] = await Promise.all([
-    import('@opentelemetry/api'),
-    import('@opentelemetry/sdk-trace-node'),
-    import('@opentelemetry/exporter-trace-otlp-http'),
-    import('@opentelemetry/resources'),
-    import('@opentelemetry/semantic-conventions'),
-  ]);
+  const [api, { NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, resources, semconv] =
+    await Promise.all([
+      import('@opentelemetry/api'),
+      import('@opentelemetry/sdk-trace-node'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/semantic-conventions'),
+    ]);
   // The SDK's own complaints (an unreachable collector), on stderr; `OTEL_LOG_LEVEL` as the spec names it.
   const level = (env.OTEL_LOG_LEVEL?.trim().toLowerCase() ?? 'error') as (typeof diagLevels)[number];
-  const diagLevel = { none: api.DiagLogLevel.NONE, error: api.DiagLogLevel.ERROR, warn: api.DiagLogLevel.WARN, info: api.DiagLogLevel.INFO, debug: api.DiagLogLevel.DEBUG, verbose: api.DiagLogLevel.VERBOSE, all: api.DiagLogLevel.ALL }[diagLevels.includes(level) ? level : 'error'];
+  const diagLevel = {
+    none: api.DiagLogLevel.NONE,
+    error: api.DiagLogLevel.ERROR,
+    warn: api.DiagLogLevel.WARN,
+    info: api.DiagLogLevel.INFO,
+    debug: api.DiagLogLevel.DEBUG,
+    verbose: api.DiagLogLevel.VERBOSE,
+    all: api.DiagLogLevel.ALL,
+  }[diagLevels.includes(level) ? level : 'error'];
   api.diag.setLogger(new api.DiagConsoleLogger(), diagLevel);
   // Ours first, then what the environment says (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES) wins.
-  const resource = resources.defaultResource()
+  const resource = resources
+    .defaultResource()
     .merge(resources.resourceFromAttributes({ [semconv.ATTR_SERVICE_NAME]: defaultServiceName }))
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
   const provider = new NodeTracerProvider({

@@ -25,7 +25,10 @@ const earliestStorableMs = Date.parse('0001-01-01T00:00:00Z');
 function parsableDateTimes(ajv: Ajv): Ajv {
   const rfc3339 = ajv.formats['date-time'] as ((s: string) => boolean) | { validate: (s: string) => boolean };
   const shape = typeof rfc3339 === 'function' ? rfc3339 : rfc3339.validate;
-  ajv.addFormat('date-time', { type: 'string', validate: (s: string) => shape(s) && Date.parse(s) >= earliestStorableMs });
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (s: string) => shape(s) && Date.parse(s) >= earliestStorableMs,
+  });
   return ajv;
 }
 
@@ -82,7 +85,12 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
  * use, whatever version Fastify brings.
  */
 const fastifyRequire = createRequire(import.meta.resolve('fastify'));
-const buildFastifySerializer = (fastifyRequire('@fastify/fast-json-stringify-compiler') as () => (externalSchemas: unknown, options: unknown) => FastifySerializerCompiler<any>)()({}, {});
+const buildFastifySerializer = (
+  fastifyRequire('@fastify/fast-json-stringify-compiler') as () => (
+    externalSchemas: unknown,
+    options: unknown,
+  ) => FastifySerializerCompiler<any>
+)()({}, {});
 const compiledSerializers = new Map<string, (data: unknown) => string>();
 
 export const serializerCompiler: FastifySerializerCompiler<any> = (route) => {
@@ -125,7 +133,8 @@ export function jsonDepthExceeds(bytes: Uint8Array, max = jsonDepthMax): boolean
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i]!;
     if (inString) {
-      if (b === 0x5c) i++; // backslash: the next byte is escaped
+      if (b === 0x5c)
+        i++; // backslash: the next byte is escaped
       else if (b === 0x22) inString = false;
     } else if (b === 0x22) {
       inString = true;
@@ -176,14 +185,19 @@ export function findUnsafeText(value: unknown): string | undefined {
   return undefined;
 }
 
-/** Where a request's text fails `isSafeText`: `path parameter id`, `query parameter cursor`, `header x-on-behalf-of`. */
+/** Where a request's text fails `isSafeText`: `path parameter id`, `query parameter cursor`, `header x-on-behalf-of`.
+ * */
 export function findUnsafeRequestText(parts: {
   params?: unknown;
   query?: unknown;
   headers?: Record<string, string | string[] | undefined>;
 }): string | undefined {
   // Runs on every request: plain loops, no entry arrays.
-  return unsafeIn(parts.params, 'path parameter') ?? unsafeIn(parts.query, 'query parameter') ?? unsafeIn(parts.headers, 'header');
+  return (
+    unsafeIn(parts.params, 'path parameter') ??
+    unsafeIn(parts.query, 'query parameter') ??
+    unsafeIn(parts.headers, 'header')
+  );
 }
 
 function unsafeIn(values: unknown, label: string): string | undefined {

@@ -7,9 +7,21 @@ import { GroupCommitter, type BatchOptions } from './group-commit.js';
 import { nonceExpiryMs } from './nonces.js';
 import { conflictStateOf, withConflictRetry } from './conflict-retry.js';
 import {
-  ReplaySignal, SameKeyRefusal, afterRefusal, claimStatus, executeWrite, holdClaim, newClaim, sendReplay, errorBodyFor, idempotencyWindowHours,
-  isStorableStatus, matchStored, reservation,
-  type StoredResult, type WriteResult,
+  ReplaySignal,
+  SameKeyRefusal,
+  afterRefusal,
+  claimStatus,
+  executeWrite,
+  holdClaim,
+  newClaim,
+  sendReplay,
+  errorBodyFor,
+  idempotencyWindowHours,
+  isStorableStatus,
+  matchStored,
+  reservation,
+  type StoredResult,
+  type WriteResult,
 } from './idempotency.js';
 
 /*
@@ -21,7 +33,12 @@ import {
  * What a write answers: a replay, its result, a refusal stored as its result, an error (not
  * stored), or, for a claimed write, the value its effect returned with the claim stored on its key.
  */
-export type WriteOutcome = ReplaySignal | { status: number; body: string } | { refusal: ApiError } | { error: unknown } | { claimed: unknown; claim: string };
+export type WriteOutcome =
+  | ReplaySignal
+  | { status: number; body: string }
+  | { refusal: ApiError }
+  | { error: unknown }
+  | { claimed: unknown; claim: string };
 
 /**
  * A grouped route's effect for many of its writes at once: one answer per item, in order, its
@@ -30,13 +47,17 @@ export type WriteOutcome = ReplaySignal | { status: number; body: string } | { r
  * the whole batch, whose writes then run one by one through their own effects (a write alone in
  * its batch is answered with the error, as a failed transaction of its own would be).
  */
-export type BatchEffect = (trx: Transaction<Database>, items: readonly unknown[]) => Promise<(WriteResult<unknown> | Error)[]>;
+export type BatchEffect = (
+  trx: Transaction<Database>,
+  items: readonly unknown[],
+) => Promise<(WriteResult<unknown> | Error)[]>;
 
 export interface GroupedWrite {
   req: FastifyRequest;
   reply: FastifyReply;
   effect: (trx: Transaction<Database>) => Promise<WriteResult<unknown>>;
-  /** The route's batch effect and this write's item for it: used unless the write runs again alone after its batch failed. */
+  /** The route's batch effect and this write's item for it: used unless the write runs again alone after its batch
+   * failed. */
   batch?: { effect: BatchEffect; item: unknown };
   /**
    * A claimed write (a command with `after`, route.ts): its effect's success stores a claim on
@@ -53,7 +74,11 @@ export interface Claimed {
   claimed: unknown;
 }
 
-async function answer(req: FastifyRequest, reply: FastifyReply, outcome: WriteOutcome): Promise<FastifyReply | Claimed> {
+async function answer(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  outcome: WriteOutcome,
+): Promise<FastifyReply | Claimed> {
   if (outcome instanceof ReplaySignal) return sendReplay(reply, outcome.stored);
   if ('refusal' in outcome) throw await afterRefusal(outcome.refusal);
   if ('error' in outcome) throw outcome.error;
@@ -77,8 +102,13 @@ export type WritePartitioning = 'none' | 'merchant';
  * through the service's group committer; one without a key runs alone in its own transaction.
  */
 export async function executeGroupedWrite<T>(
-  db: Kysely<Database>, group: WriteGroup, partitioning: WritePartitioning, req: FastifyRequest, reply: FastifyReply,
-  effect: (trx: Transaction<Database>) => Promise<WriteResult<T>>, options: Pick<GroupedWrite, 'batch' | 'claimLeaseMs'> = {},
+  db: Kysely<Database>,
+  group: WriteGroup,
+  partitioning: WritePartitioning,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  effect: (trx: Transaction<Database>) => Promise<WriteResult<T>>,
+  options: Pick<GroupedWrite, 'batch' | 'claimLeaseMs'> = {},
 ): Promise<FastifyReply | Claimed> {
   if (!req.idempotency) {
     if (options.claimLeaseMs === undefined) return executeWrite(db, req, reply, effect);
@@ -110,7 +140,8 @@ interface PendingRecord {
  * number of statements besides each write's own effect:
  * 1. one statement (`mwa_claim_keys`, migration 033) takes the write lock of every merchant of
  *    the batch, in one global order (`pg_advisory_xact_lock`: batches sharing a merchant, in
- *    this process or another, take turns instead of locking its rows in two orders), consumes the writes' nonces (those the pipeline left
+ *    this process or another, take turns instead of locking its rows in two orders), consumes the writes' nonces (those
+ * the pipeline left
  *    to the batch: a used one is `nonce_reused`, not stored), tries each key's lock (held
  *    elsewhere: 409 `idempotency_in_progress`, as `lockKey`) and reads each locked key's record;
  * 2. the writes to run: those of one batch effect together in its own statements
@@ -121,7 +152,8 @@ interface PendingRecord {
  * after it, when the first failed without one).
  */
 export async function runWriteBatch(
-  trx: Transaction<Database>, writes: readonly GroupedWrite[],
+  trx: Transaction<Database>,
+  writes: readonly GroupedWrite[],
   options: { stats?: { together: number }; fallback?: boolean; locked?: () => void } = {},
 ): Promise<WriteOutcome[]> {
   const outcomes: (WriteOutcome | undefined)[] = writes.map(() => undefined);
@@ -133,15 +165,20 @@ export async function runWriteBatch(
   // waited in a cycle with a card's close holding the card and wanting the merchant's lock.
   const lockMerchants = writes.every((w) => w.batch !== undefined);
   const merchants = lockMerchants
-    ? [...new Set(writes.map(({ req }) => merchantLockOf(req.auth!.merchantId, req.auth!.environment)))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    ? [...new Set(writes.map(({ req }) => merchantLockOf(req.auth!.merchantId, req.auth!.environment)))].sort((a, b) =>
+        a < b ? -1 : a > b ? 1 : 0,
+      )
     : [];
   const lockNames = writes.map(({ req }) => keyLockOf(req));
   const nonces = nonceArgs(writes);
   const { rows: claims } = await sql<{ ord: number; fresh: boolean | null; locked: boolean } & Partial<StoredResult>>`
     SELECT ord, fresh, locked, endpoint, request_hash, status_code, response_body, created_at
-    FROM mwa_claim_keys(${merchants}::text[], ${lockNames}::text[], ${writes.map(({ req }) => req.auth!.merchantId)}::text[],
-                        ${writes.map(({ req }) => req.auth!.environment)}::text[], ${writes.map(({ req }) => req.idempotency!.key)}::text[],
-                        ${idempotencyWindowHours}::int, ${nonces.nonces}::text[], ${nonces.nonceExpires}::timestamptz[], ${nonces.nonceNow}::timestamptz[])
+    FROM mwa_claim_keys(${merchants}::text[], ${lockNames}::text[],
+      ${writes.map(({ req }) => req.auth!.merchantId)}::text[],
+                        ${writes.map(({ req }) => req.auth!.environment)}::text[],
+                          ${writes.map(({ req }) => req.idempotency!.key)}::text[],
+                        ${idempotencyWindowHours}::int, ${nonces.nonces}::text[],
+                          ${nonces.nonceExpires}::timestamptz[], ${nonces.nonceNow}::timestamptz[])
   `.execute(trx);
   // The merchants' write locks are held: their next batch may start and wait for them
   // (group-commit.ts). A batch that took none frees its merchants only when it ends.
@@ -156,8 +193,14 @@ export async function runWriteBatch(
     const { req } = writes[i]!;
     const idem = req.idempotency!;
     pending.set(lockNames[i]!, {
-      merchantId: req.auth!.merchantId, environment: req.auth!.environment, key: idem.key,
-      endpoint: idem.endpoint, requestHash: idem.requestHash, statusCode, body: text, recordedAtMs: idem.now(),
+      merchantId: req.auth!.merchantId,
+      environment: req.auth!.environment,
+      key: idem.key,
+      endpoint: idem.endpoint,
+      requestHash: idem.requestHash,
+      statusCode,
+      body: text,
+      recordedAtMs: idem.now(),
     });
   };
   /** A write's effect answered: its result or its refusal becomes the key's record. Its effect's writes stay. */
@@ -280,13 +323,17 @@ export async function runWriteBatch(
     if (heads.length === 0) break;
     const kind = kindOf(Math.min(...heads));
     const step: number[] = [];
-    for (const queue of queues.values()) while (queue.length > 0 && kindOf(queue[0]!) === kind) step.push(queue.shift()!);
+    for (const queue of queues.values())
+      while (queue.length > 0 && kindOf(queue[0]!) === kind) step.push(queue.shift()!);
     step.sort((x, y) => x - y);
     if (kind === alone) {
       for (const i of step) await runAlone(i);
       continue;
     }
-    const answers = await kind(trx, step.map((i) => writes[i]!.batch!.item));
+    const answers = await kind(
+      trx,
+      step.map((i) => writes[i]!.batch!.item),
+    );
     if (options.stats) options.stats.together += step.length;
     for (const [k, i] of step.entries()) {
       const a = answers[k];
@@ -302,9 +349,12 @@ export async function runWriteBatch(
     // A row older than the window is a new key, and a claim found here has lapsed (a live one
     // was refused above): both are overwritten by the holder of the key's lock.
     await sql`
-      SELECT mwa_store_results_across(${rows.map((r) => r.merchantId)}::text[], ${rows.map((r) => r.environment)}::text[],
-                               ${rows.map((r) => r.key)}::text[], ${rows.map((r) => r.endpoint)}::text[], ${rows.map((r) => r.requestHash)}::text[],
-                               ${rows.map((r) => r.statusCode)}::int[], ${rows.map((r) => r.body)}::text[], ${idempotencyWindowHours}::int, ${claimStatus}::int)
+      SELECT mwa_store_results_across(${rows.map((r) => r.merchantId)}::text[],
+        ${rows.map((r) => r.environment)}::text[],
+                               ${rows.map((r) => r.key)}::text[], ${rows.map((r) => r.endpoint)}::text[],
+                                 ${rows.map((r) => r.requestHash)}::text[],
+                               ${rows.map((r) => r.statusCode)}::int[], ${rows.map((r) => r.body)}::text[],
+                                 ${idempotencyWindowHours}::int, ${claimStatus}::int)
     `.execute(trx);
     for (const w of writes) {
       const idem = w.req.idempotency!;
@@ -331,7 +381,13 @@ function nonceArgs(writes: readonly GroupedWrite[]) {
 }
 
 function storedOf(r: PendingRecord): StoredResult {
-  return { endpoint: r.endpoint, request_hash: r.requestHash, status_code: r.statusCode, response_body: r.body, created_at: new Date(r.recordedAtMs) };
+  return {
+    endpoint: r.endpoint,
+    request_hash: r.requestHash,
+    status_code: r.statusCode,
+    response_body: r.body,
+    created_at: new Date(r.recordedAtMs),
+  };
 }
 
 /**
@@ -341,9 +397,12 @@ function storedOf(r: PendingRecord): StoredResult {
 export function createWriteGroup(db: Kysely<Database>, options: BatchOptions): WriteGroup {
   const run = (writes: readonly GroupedWrite[], fallback?: boolean, locked?: () => void) =>
     db.transaction().execute((trx) => runWriteBatch(trx, writes, { stats: group.stats, fallback, locked }));
-  const group: WriteGroup = new GroupCommitter<GroupedWrite, WriteOutcome>({
-    runBatch: (writes, fallback, locked) => runAgainAfterConflict(writes, () => run(writes, fallback, locked)),
-  }, options);
+  const group: WriteGroup = new GroupCommitter<GroupedWrite, WriteOutcome>(
+    {
+      runBatch: (writes, fallback, locked) => runAgainAfterConflict(writes, () => run(writes, fallback, locked)),
+    },
+    options,
+  );
   return group;
 }
 
@@ -353,10 +412,17 @@ export function createWriteGroup(db: Kysely<Database>, options: BatchOptions): W
  * locks, the nonces and the records are inside it, so nothing of the failed attempt stays, and
  * each write's record flags are as before it. Without this a lone write was answered 500.
  */
-function runAgainAfterConflict(writes: readonly GroupedWrite[], batch: () => Promise<WriteOutcome[]>): Promise<WriteOutcome[]> {
+function runAgainAfterConflict(
+  writes: readonly GroupedWrite[],
+  batch: () => Promise<WriteOutcome[]>,
+): Promise<WriteOutcome[]> {
   const flags = writes.map(({ req }) => ({ settled: req.idempotency!.settled, noStore: req.idempotency!.noStore }));
   return withConflictRetry(batch, {
     beforeAttempt: () => writes.forEach(({ req }, i) => Object.assign(req.idempotency!, flags[i])),
-    onRetry: (info) => writes[0]!.req.log.warn({ ...info, writes: writes.length }, 'write batch ended by PostgreSQL (deadlock or serialization failure): run again'),
+    onRetry: (info) =>
+      writes[0]!.req.log.warn(
+        { ...info, writes: writes.length },
+        'write batch ended by PostgreSQL (deadlock or serialization failure): run again',
+      ),
   });
 }

@@ -50,7 +50,10 @@ export type LifecycleDecision<Reverse extends string> =
   | { kind: 'none' };
 
 /** What the answer of the provider call means for an order just handed over. */
-export function decideOnCallAnswer<Reverse extends string>(answer: CallOutcome<unknown>, reverse: Reverse): LifecycleDecision<Reverse> {
+export function decideOnCallAnswer<Reverse extends string>(
+  answer: CallOutcome<unknown>,
+  reverse: Reverse,
+): LifecycleDecision<Reverse> {
   switch (answer.kind) {
     case 'rejected':
       return { kind: 'fail', reason: 'upstream_rejected' };
@@ -77,7 +80,12 @@ export interface OpenOrderFacts {
  * flight could land later) and only if the provider never acknowledged it; a missing order it had
  * accepted is an anomaly for the operator. A query that fails teaches nothing.
  */
-export function decideOnQueryAnswer<Reverse extends string>(order: OpenOrderFacts, answer: StatusOutcome, notFoundGraceMs: number, reverse: Reverse): LifecycleDecision<Reverse> {
+export function decideOnQueryAnswer<Reverse extends string>(
+  order: OpenOrderFacts,
+  answer: StatusOutcome,
+  notFoundGraceMs: number,
+  reverse: Reverse,
+): LifecycleDecision<Reverse> {
   if (!isOpenOrder(order.status)) return { kind: 'none' };
   switch (answer.kind) {
     case 'timeout':
@@ -86,7 +94,9 @@ export function decideOnQueryAnswer<Reverse extends string>(order: OpenOrderFact
     case 'not_found':
       if (order.callAgeMs < notFoundGraceMs) return { kind: 'none' };
       if (order.upstreamOutcome === 'accepted') {
-        return order.status === 'suspended' ? { kind: 'none' } : { kind: 'suspend', alertKind: 'upstream.order_missing', providerStatus: 'not_found' };
+        return order.status === 'suspended'
+          ? { kind: 'none' }
+          : { kind: 'suspend', alertKind: 'upstream.order_missing', providerStatus: 'not_found' };
       }
       return { kind: 'fail', reason: 'upstream_not_found' };
     case 'found':
@@ -94,7 +104,12 @@ export function decideOnQueryAnswer<Reverse extends string>(order: OpenOrderFact
   }
 }
 
-function fromProviderStatus<Reverse extends string>(providerOrderId: string, raw: string, current: OpenOrderStatus, reverse: Reverse): LifecycleDecision<Reverse> {
+function fromProviderStatus<Reverse extends string>(
+  providerOrderId: string,
+  raw: string,
+  current: OpenOrderStatus,
+  reverse: Reverse,
+): LifecycleDecision<Reverse> {
   switch (providerStatusOf(raw)) {
     case 'succeeded':
       return { kind: 'complete', providerOrderId, providerStatus: raw };
@@ -123,11 +138,11 @@ function fromProviderStatus<Reverse extends string>(providerOrderId: string, raw
  *   is for.
  */
 export type OperatorResolution<D> =
-  | { kind: 'provider'; decision: D }
-  | { kind: 'in_progress'; providerStatus?: string }
-  | { kind: 'operator' };
+  { kind: 'provider'; decision: D } | { kind: 'in_progress'; providerStatus?: string } | { kind: 'operator' };
 
-export function resolveByOperator<D extends { kind: string; providerStatus?: string }>(providerDecision: D): OperatorResolution<D> {
+export function resolveByOperator<D extends { kind: string; providerStatus?: string }>(
+  providerDecision: D,
+): OperatorResolution<D> {
   switch (providerDecision.kind) {
     case 'none':
     case 'suspend':

@@ -29,26 +29,37 @@ export interface HandResolution<Row extends { status: string }, D extends AreaDe
  * decision that was not taken (another decision, the provider's through reconciliation, may also
  * win the order meanwhile).
  */
-export async function resolveByHand<Row extends { status: string }, D extends AreaDecision>(r: HandResolution<Row, D>): Promise<Row> {
+export async function resolveByHand<Row extends { status: string }, D extends AreaDecision>(
+  r: HandResolution<Row, D>,
+): Promise<Row> {
   const { order, requested, noun } = r;
   if (!isOpenOrder(order.status)) {
     if (order.status === requested) return order;
     throw new OrderStateError(`The ${noun} is already ${order.status}.`);
   }
   if (r.callInFlight) {
-    throw new OrderStateError(`The call that hands this ${noun} to the provider is still running: resolve it once the call has answered or its deadline has passed.`);
+    throw new OrderStateError(
+      `The call that hands this ${noun} to the provider is still running: resolve it once the call has ` +
+        `answered or its deadline has passed.`,
+    );
   }
   const resolution = resolveByOperator(await r.queryDecision());
   if (resolution.kind === 'in_progress') {
-    throw new OrderStateError(`The provider reports the ${noun} in progress (${resolution.providerStatus}): it settles when the provider does.`);
+    throw new OrderStateError(
+      `The provider reports the ${noun} in progress (${resolution.providerStatus}): it settles when the provider does.`,
+    );
   }
   const decision = resolution.kind === 'provider' ? resolution.decision : r.operatorDecision;
   const row = await r.apply(decision);
   if (row.status !== requested) {
-    const said = decision.providerStatus || (decision.reason === 'upstream_not_found' ? 'unknown to it (never received)' : row.status);
-    throw new OrderStateError(resolution.kind === 'provider'
-      ? `The provider reports the ${noun} ${said}: it is now ${row.status}, as the provider settled it.`
-      : `The ${noun} became ${row.status} meanwhile.`);
+    const said =
+      decision.providerStatus ||
+      (decision.reason === 'upstream_not_found' ? 'unknown to it (never received)' : row.status);
+    throw new OrderStateError(
+      resolution.kind === 'provider'
+        ? `The provider reports the ${noun} ${said}: it is now ${row.status}, as the provider settled it.`
+        : `The ${noun} became ${row.status} meanwhile.`,
+    );
   }
   return row;
 }

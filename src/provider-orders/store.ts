@@ -12,7 +12,14 @@ import type { Environment, NullableTimestamp, Timestamp } from '../db/columns.js
 import type { Config } from '../platform/config.js';
 import { scopeNowSql } from '../platform/clock.js';
 import { reportFailure } from '../jobs/failures.js';
-import { isOpenOrder, openOrderStatuses, reconcileStalledAfterChecks, recheckDelayMs, type ProviderFacts, type UpstreamAlertKind } from './lifecycle.js';
+import {
+  isOpenOrder,
+  openOrderStatuses,
+  reconcileStalledAfterChecks,
+  recheckDelayMs,
+  type ProviderFacts,
+  type UpstreamAlertKind,
+} from './lifecycle.js';
 
 /** The columns the lifecycle reads and writes; each area's order table has them (and more). */
 export interface LifecycleOrdersTable {
@@ -94,10 +101,21 @@ export interface Move {
  * sees the order in a state it may leave), which bumps status_version. Answers the moved row to
  * the winner, which alone then posts the ledger entry and writes the event in the same transaction.
  */
-export async function claimMove<Row>(trx: Transaction<Database>, store: OrderStore, id: string, move: Move): Promise<Row | undefined> {
+export async function claimMove<Row>(
+  trx: Transaction<Database>,
+  store: OrderStore,
+  id: string,
+  move: Move,
+): Promise<Row | undefined> {
   const claimed = await ordersOf(trx)
     .updateTable(store.table)
-    .set((eb) => ({ ...move.fields, status: move.to, status_version: eb('status_version', '+', 1), [move.at]: orderNowSql(store), updated_at: orderNowSql(store) }))
+    .set((eb) => ({
+      ...move.fields,
+      status: move.to,
+      status_version: eb('status_version', '+', 1),
+      [move.at]: orderNowSql(store),
+      updated_at: orderNowSql(store),
+    }))
     .where('id', '=', id)
     .where('status', 'in', [...move.from])
     .returningAll()
@@ -109,7 +127,13 @@ export async function claimMove<Row>(trx: Transaction<Database>, store: OrderSto
  * Suspends a processing order whose provider answered a status outside our enumeration (or lost
  * an order it had accepted), and alerts the operator once: the claim's winner alone raises it.
  */
-export async function suspendOrder(trx: Transaction<Database>, store: OrderStore, id: string, d: { alertKind: UpstreamAlertKind; providerStatus: string }, fields: Fields): Promise<void> {
+export async function suspendOrder(
+  trx: Transaction<Database>,
+  store: OrderStore,
+  id: string,
+  d: { alertKind: UpstreamAlertKind; providerStatus: string },
+  fields: Fields,
+): Promise<void> {
   // Ours, not the caller's: status_version (which orders the caller's view) does not move.
   const claimed = await ordersOf(trx)
     .updateTable(store.table)
@@ -125,14 +149,25 @@ export async function suspendOrder(trx: Transaction<Database>, store: OrderStore
     environment: claimed.environment,
     object: store.object,
     objectId: claimed.id,
-    message: d.alertKind === 'upstream.unknown_status'
-      ? `${store.label} ${claimed.id}: the provider answered a status outside our enumeration (${d.providerStatus}); the order is suspended with its funds frozen until an operator resolves it.`
-      : `${store.label} ${claimed.id}: the provider no longer finds ${store.providerHolds} it had accepted; suspended with its funds frozen.`,
+    message:
+      d.alertKind === 'upstream.unknown_status'
+        ? `${store.label} ${claimed.id}: the provider answered a status outside our enumeration ` +
+          `(${d.providerStatus}); the order is suspended with its funds frozen until an operator resolves it.`
+        : `${store.label} ${claimed.id}: the provider no longer finds ${store.providerHolds} it had accepted; ` +
+          `suspended with its funds frozen.`,
   });
 }
 
-/** Records what the provider said of an order that stays open. A late call answer never overwrites what a query has learnt since. */
-export async function recordWait(trx: Transaction<Database>, store: OrderStore, id: string, outcome: string, fields: Fields, source: 'call' | 'query'): Promise<void> {
+/** Records what the provider said of an order that stays open. A late call answer never overwrites what a query has
+ * learnt since. */
+export async function recordWait(
+  trx: Transaction<Database>,
+  store: OrderStore,
+  id: string,
+  outcome: string,
+  fields: Fields,
+  source: 'call' | 'query',
+): Promise<void> {
   let q = ordersOf(trx)
     .updateTable(store.table)
     .set({ ...fields, upstream_outcome: outcome, updated_at: orderNowSql(store) })
@@ -158,7 +193,11 @@ export async function applyAndSchedule<Row extends LifecycleOrderRow>(
   return ctx.db.transaction().execute(async (trx) => {
     await applyIn(trx);
     const db = ordersOf(trx);
-    const row = (await db.selectFrom(store.table).selectAll().where('id', '=', id).executeTakeFirstOrThrow()) as unknown as Row;
+    const row = (await db
+      .selectFrom(store.table)
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow()) as unknown as Row;
     if (!isOpenOrder(row.status)) return row;
     const checks = row.check_count + (source === 'query' ? 1 : 0);
     if (source === 'query' && checks === reconcileStalledAfterChecks) {
@@ -168,10 +207,16 @@ export async function applyAndSchedule<Row extends LifecycleOrderRow>(
         environment: row.environment,
         object: store.object,
         objectId: row.id,
-        message: `${store.label} ${row.id} is still unresolved after ${checks} status queries (last provider status: ${row.provider_status ?? 'none'}); its funds stay frozen.`,
+        message:
+          `${store.label} ${row.id} is still unresolved after ${checks} status queries (last provider ` +
+          `status: ${row.provider_status ?? 'none'}); its funds stay frozen.`,
       });
     }
-    const delayMs = recheckDelayMs(Math.max(1, checks), ctx.config.upstreamReconcileDelayMs, ctx.config.upstreamReconcileMaxDelayMs);
+    const delayMs = recheckDelayMs(
+      Math.max(1, checks),
+      ctx.config.upstreamReconcileDelayMs,
+      ctx.config.upstreamReconcileMaxDelayMs,
+    );
     return (await db
       .updateTable(store.table)
       .set({
@@ -189,20 +234,28 @@ export async function applyAndSchedule<Row extends LifecycleOrderRow>(
  * Claims up to `batchMax` due open orders (SKIP LOCKED, so concurrent processes take different
  * ones), other than those of `excluding`; the claim pushes next_check_at out by `leaseSeconds`.
  */
-export async function claimDueOrders<Row>(db: Kysely<Database>, store: Pick<OrderStore, 'table'>, batchMax: number, leaseSeconds: number, excluding: readonly string[] = []): Promise<Row[]> {
+export async function claimDueOrders<Row>(
+  db: Kysely<Database>,
+  store: Pick<OrderStore, 'table'>,
+  batchMax: number,
+  leaseSeconds: number,
+  excluding: readonly string[] = [],
+): Promise<Row[]> {
   const rows = await ordersOf(db)
     .updateTable(store.table)
     .set({ next_check_at: sql<Date>`now() + make_interval(secs => ${leaseSeconds})` as unknown as Date })
-    .where('id', 'in', (eb) => eb
-      .selectFrom(store.table)
-      .select('id')
-      .where('status', 'in', openOrderStatuses)
-      .where('next_check_at', '<=', sql<Date>`now()`)
-      .$if(excluding.length > 0, (q) => q.where('id', 'not in', [...excluding]))
-      .orderBy('next_check_at')
-      .limit(batchMax)
-      .forUpdate()
-      .skipLocked())
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom(store.table)
+        .select('id')
+        .where('status', 'in', openOrderStatuses)
+        .where('next_check_at', '<=', sql<Date>`now()`)
+        .$if(excluding.length > 0, (q) => q.where('id', 'not in', [...excluding]))
+        .orderBy('next_check_at')
+        .limit(batchMax)
+        .forUpdate()
+        .skipLocked(),
+    )
     .returningAll()
     .execute();
   return rows as unknown as Row[];

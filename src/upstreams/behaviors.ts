@@ -3,7 +3,6 @@ import type { Database, Db } from '../db/schema.js';
 import { scopeNowSql } from '../platform/clock.js';
 import { injectionTtlSeconds, type CallContext, type InjectedBehavior, type UpstreamName } from './port.js';
 
-
 /**
  * Sandbox behaviour injection: a merchant presets how one upstream's money-moving step answers,
  * for itself only, for `injectionTtlSeconds` of its own clock (advancing the sandbox clock past
@@ -28,7 +27,12 @@ export async function activeBehavior(db: Db, call: CallContext, upstream: Upstre
 }
 
 /** Sets (or, for `success`, clears) a sandbox merchant's preset; it expires after the TTL. */
-export async function setBehavior(db: Db, merchantId: string, upstream: UpstreamName, behavior: InjectedBehavior): Promise<void> {
+export async function setBehavior(
+  db: Db,
+  merchantId: string,
+  upstream: UpstreamName,
+  behavior: InjectedBehavior,
+): Promise<void> {
   if (behavior === 'success') {
     await clearBehaviors(db, merchantId, upstream);
     return;
@@ -38,23 +42,29 @@ export async function setBehavior(db: Db, merchantId: string, upstream: Upstream
     environment: 'sandbox' as const,
     upstream,
     behavior,
-    expires_at: sql<Date>`${merchantNow(merchantId)} + make_interval(secs => ${injectionTtlSeconds})` as unknown as Date,
+    expires_at:
+      sql<Date>`${merchantNow(merchantId)} + make_interval(secs => ${injectionTtlSeconds})` as unknown as Date,
     created_at: merchantNow(merchantId) as unknown as Date,
   };
   await db
     .insertInto('upstream_behaviors')
     .values(values)
-    .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'upstream']).doUpdateSet({
-      behavior,
-      expires_at: values.expires_at,
-      created_at: values.created_at,
-    }))
+    .onConflict((oc) =>
+      oc.columns(['merchant_id', 'environment', 'upstream']).doUpdateSet({
+        behavior,
+        expires_at: values.expires_at,
+        created_at: values.created_at,
+      }),
+    )
     .execute();
 }
 
 /** Removes a sandbox merchant's presets (one upstream, or all four); answers how many went. */
 export async function clearBehaviors(db: Db, merchantId: string, upstream?: UpstreamName): Promise<number> {
-  let q = db.deleteFrom('upstream_behaviors').where('merchant_id', '=', merchantId).where('environment', '=', 'sandbox');
+  let q = db
+    .deleteFrom('upstream_behaviors')
+    .where('merchant_id', '=', merchantId)
+    .where('environment', '=', 'sandbox');
   if (upstream) q = q.where('upstream', '=', upstream);
   const result = await q.executeTakeFirst();
   return Number(result.numDeletedRows);
@@ -62,5 +72,12 @@ export async function clearBehaviors(db: Db, merchantId: string, upstream?: Upst
 
 /** Deletes presets past their expiry on their merchant's clock (they are already ignored); housekeeping. */
 export async function purgeExpiredBehaviors(db: Db): Promise<void> {
-  await db.deleteFrom('upstream_behaviors').where('expires_at', '<=', scopeNowSql(sql.ref('upstream_behaviors.merchant_id'), sql.ref('upstream_behaviors.environment'))).execute();
+  await db
+    .deleteFrom('upstream_behaviors')
+    .where(
+      'expires_at',
+      '<=',
+      scopeNowSql(sql.ref('upstream_behaviors.merchant_id'), sql.ref('upstream_behaviors.environment')),
+    )
+    .execute();
 }

@@ -14,11 +14,16 @@ export function upstreamAdaptersFrom(env: NodeJS.ProcessEnv): Record<UpstreamNam
   const set = (name: string, adapter: string, source: string) => {
     const upstream = name.trim().toLowerCase();
     const kind = adapter.trim().toLowerCase();
-    if (!(upstreamNames as readonly string[]).includes(upstream)) throw new Error(`${source}: unknown upstream ${name}`);
-    if (!(adapterKinds as readonly string[]).includes(kind)) throw new Error(`${source}: unknown adapter ${adapter} for ${upstream} (known: ${adapterKinds.join(', ')})`);
+    if (!(upstreamNames as readonly string[]).includes(upstream))
+      throw new Error(`${source}: unknown upstream ${name}`);
+    if (!(adapterKinds as readonly string[]).includes(kind))
+      throw new Error(`${source}: unknown adapter ${adapter} for ${upstream} (known: ${adapterKinds.join(', ')})`);
     out[upstream as UpstreamName] = kind as AdapterKind;
   };
-  for (const part of (env.UPSTREAM_ADAPTERS ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of (env.UPSTREAM_ADAPTERS ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const [name, adapter, ...rest] = part.split('=');
     if (!name || !adapter || rest.length > 0) throw new Error(`UPSTREAM_ADAPTERS: expected name=adapter, got ${part}`);
     set(name, adapter, 'UPSTREAM_ADAPTERS');
@@ -33,5 +38,8 @@ export function upstreamAdaptersFrom(env: NodeJS.ProcessEnv): Record<UpstreamNam
 /** `TRON, ethereum` → ['TRON', 'ETHEREUM']. */
 export function networkListFrom(value: string | undefined, fallback: readonly string[]): string[] {
   if (value === undefined || value.trim() === '') return [...fallback];
-  return value.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+  return value
+    .split(',')
+    .map((s) => s.trim().toUpperCase())
+    .filter(Boolean);
 }

@@ -37,6 +37,10 @@ export function createUpstreams(db: Kysely<Database>, config: UpstreamConfig, cl
     chain: pick('chain', () => new SimulatedChain(db, { ...sim, networks: config.simulatorChainNetworks })),
     kyc: pick('kyc', () => new SimulatedKyc(db, (call) => clock.now(db, call))),
     notifier: pick('notifier', () => new SimulatedNotifier(db)),
-    rates: new SimulatedMarket(undefined, (call) => clock.now(db, call), () => clock.real()),
+    rates: new SimulatedMarket(
+      undefined,
+      (call) => clock.now(db, call),
+      () => clock.real(),
+    ),
   };
 }

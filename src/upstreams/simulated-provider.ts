@@ -3,7 +3,14 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { SimOrderStatus, UpstreamSimOrdersTable } from './tables.js';
 import { activeBehavior } from './behaviors.js';
-import { SANDBOX_UNKNOWN_STATUS, type CallContext, type CallOutcome, type InjectedBehavior, type StatusOutcome, type UpstreamName } from './port.js';
+import {
+  SANDBOX_UNKNOWN_STATUS,
+  type CallContext,
+  type CallOutcome,
+  type InjectedBehavior,
+  type StatusOutcome,
+  type UpstreamName,
+} from './port.js';
 
 type SimRow = Selectable<UpstreamSimOrdersTable>;
 
@@ -29,7 +36,8 @@ export interface SubmitRequest<D extends Record<string, string>> {
   synchronous?: boolean;
 }
 
-/** Sandbox test data: a reference (card, QR merchant account) starting with this is refused by the simulated provider. */
+/** Sandbox test data: a reference (card, QR merchant account) starting with this is refused by the simulated provider.
+ * */
 export const simulatorRefusedPrefix = 'SIM-REFUSE';
 
 /** Key kept in a stored detail for a request refused at submission (stripped from answers). */
@@ -68,7 +76,8 @@ export class SimulatedProvider {
 
   async submit<D extends Record<string, string>>(call: CallContext, req: SubmitRequest<D>): Promise<CallOutcome<D>> {
     const behavior = await this.behavior(call);
-    if (behavior === 'unknown') return { kind: 'unknown', reason: 'simulated upstream 5xx: the request never reached the provider' };
+    if (behavior === 'unknown')
+      return { kind: 'unknown', reason: 'simulated upstream 5xx: the request never reached the provider' };
     let row = await this.find(req.requestId);
     if (behavior === 'timeout') {
       if (!row) await this.record(call, req, req.refusal ? 'failed' : 'succeeded', false);
@@ -76,7 +85,12 @@ export class SimulatedProvider {
     }
     if (!row) {
       if (behavior === 'reject' || req.refusal) {
-        row = await this.record(call, { ...req, detail: { ...req.detail, [rejectedKey]: req.refusal ?? 'simulated refusal' } }, 'failed', false);
+        row = await this.record(
+          call,
+          { ...req, detail: { ...req.detail, [rejectedKey]: req.refusal ?? 'simulated refusal' } },
+          'failed',
+          false,
+        );
       } else {
         row = await this.record(call, req, 'succeeded', behavior === 'unknown_status');
       }
@@ -87,14 +101,19 @@ export class SimulatedProvider {
   async query(requestId: string): Promise<StatusOutcome> {
     const row = await this.find(requestId);
     if (!row) return { kind: 'not_found' };
-    return { kind: 'found', providerOrderId: row.provider_order_id, status: row.unknown_status ? SANDBOX_UNKNOWN_STATUS : row.status };
+    return {
+      kind: 'found',
+      providerOrderId: row.provider_order_id,
+      status: row.unknown_status ? SANDBOX_UNKNOWN_STATUS : row.status,
+    };
   }
 
   /** Acquirer-side refund of a succeeded order (not subject to injection: operator-initiated). */
   async refund(paymentRequestId: string): Promise<CallOutcome> {
     const row = await this.find(paymentRequestId);
     if (!row) return { kind: 'rejected', reason: 'no such payment' };
-    if (row.status === 'refunded') return { kind: 'accepted', providerOrderId: row.provider_order_id, status: 'refunded', detail: {} };
+    if (row.status === 'refunded')
+      return { kind: 'accepted', providerOrderId: row.provider_order_id, status: 'refunded', detail: {} };
     if (row.status !== 'succeeded') return { kind: 'rejected', reason: `the payment is ${row.status}` };
     const updated = await this.db
       .updateTable('upstream_sim_orders')
@@ -136,9 +155,13 @@ export class SimulatedProvider {
   }
 
   private async record<D extends Record<string, string>>(
-    call: CallContext, req: SubmitRequest<D>, finalStatus: SimOrderStatus, unknownStatus: boolean,
+    call: CallContext,
+    req: SubmitRequest<D>,
+    finalStatus: SimOrderStatus,
+    unknownStatus: boolean,
   ): Promise<SimRow> {
-    const immediate = req.synchronous || this.options.confirmDelayMs <= 0 || (finalStatus === 'failed' && rejectedKey in req.detail);
+    const immediate =
+      req.synchronous || this.options.confirmDelayMs <= 0 || (finalStatus === 'failed' && rejectedKey in req.detail);
     const inserted = await this.db
       .insertInto('upstream_sim_orders')
       .values({
@@ -150,7 +173,8 @@ export class SimulatedProvider {
         operation: req.operation,
         status: immediate ? finalStatus : 'processing',
         final_status: finalStatus,
-        settle_at: sql<Date>`now() + make_interval(secs => ${immediate ? 0 : this.options.confirmDelayMs / 1000})` as unknown as Date,
+        settle_at:
+          sql<Date>`now() + make_interval(secs => ${immediate ? 0 : this.options.confirmDelayMs / 1000})` as unknown as Date,
         unknown_status: unknownStatus,
         detail: JSON.stringify(req.detail),
         updated_at: sql<Date>`now()`,
@@ -170,7 +194,12 @@ export class SimulatedProvider {
 export abstract class SimulatedUpstream<N extends UpstreamName> {
   readonly provider: SimulatedProvider;
 
-  protected constructor(db: Kysely<Database>, readonly name: N, idPrefix: string, options: SimulatorOptions) {
+  protected constructor(
+    db: Kysely<Database>,
+    readonly name: N,
+    idPrefix: string,
+    options: SimulatorOptions,
+  ) {
     this.provider = new SimulatedProvider(db, name, idPrefix, options);
   }
 

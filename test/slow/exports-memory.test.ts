@@ -39,7 +39,8 @@ http.get(url, { headers: { authorization: 'Bearer ' + token, host } }, (res) => 
  */
 
 const rows = 200_000;
-/** Growth of heap and buffers allowed while writing or reading the file (the file is 38.8 MB: holding it whole would pass the bound). */
+/** Growth of heap and buffers allowed while writing or reading the file (the file is 38.8 MB: holding it whole would
+ * pass the bound). */
 const boundBytes = 32 * 1024 * 1024;
 
 describe('a 200,000-row export', () => {
@@ -52,17 +53,29 @@ describe('a 200,000-row export', () => {
   // Not `external`: V8 lowers that count only as its sweeper frees the buffers a collection found
   // dead, so right after one it still counts chunks already dropped (it rose by 30 to 60 MB while
   // `arrayBuffers`, the buffers actually held, stayed under 4 MB).
-  const used = () => { const m = process.memoryUsage(); return onPostgres ? m.heapUsed + m.arrayBuffers : m.heapUsed; };
+  const used = () => {
+    const m = process.memoryUsage();
+    return onPostgres ? m.heapUsed + m.arrayBuffers : m.heapUsed;
+  };
   // What stays reachable, not what awaits collection: a full collection before each sample.
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
   // Buffers a collection found dead are released by V8's sweeper afterwards, not within gc():
   // a second collection, a turn of the event loop later, counts only what is still held.
-  const live = async () => { gc(); await new Promise((resolve) => setImmediate(resolve)); gc(); return used(); };
+  const live = async () => {
+    gc();
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    return used();
+  };
   async function peakDuring<T>(work: () => Promise<T>): Promise<{ result: T; growth: number }> {
     const base = await live();
     let peak = base;
-    const timer = setInterval(() => { void live().then((v) => { peak = Math.max(peak, v); }); }, 200);
+    const timer = setInterval(() => {
+      void live().then((v) => {
+        peak = Math.max(peak, v);
+      });
+    }, 200);
     try {
       const result = await work();
       peak = Math.max(peak, await live());
@@ -75,16 +88,25 @@ describe('a 200,000-row export', () => {
   it('is written and downloaded in bounded memory, with its SHA-256', { timeout: 170_000 }, async () => {
     const member = await client.members.create({ external_member_id: `big-${randomUUID().slice(0, 8)}` });
     await sql`
-      INSERT INTO deposits (id, merchant_id, environment, member_id, asset, network, amount, tx_hash, status, created_at)
+      INSERT INTO deposits (id, merchant_id, environment, member_id, asset, network, amount, tx_hash, status,
+        created_at)
       SELECT 'dep_' || gen_random_uuid(), ${merchantId}, 'sandbox', ${member.id}, 'USDT', 'TRON', (g * 1000)::numeric,
              '0x' || md5(g::text) || md5((g + 1)::text), 'credited', now() - interval '1 hour' + g * interval '1 ms'
       FROM generate_series(1, ${rows}) g`.execute(service.ctx.db);
     const started = Date.now();
-    const req = await client.exports.create({ kind: 'deposits', created_gte: new Date(Date.now() - 2 * 3_600_000), created_lt: new Date() });
+    const req = await client.exports.create({
+      kind: 'deposits',
+      created_gte: new Date(Date.now() - 2 * 3_600_000),
+      created_lt: new Date(),
+    });
     const written = await peakDuring(() => service.workers.jobs.drain(150_000));
     const writeMs = Date.now() - started;
     const ex = await client.exports.get(req.id);
-    const job = await service.ctx.db.selectFrom('jobs').select(['attempts', 'last_error']).where('kind', '=', 'export.write').executeTakeFirst();
+    const job = await service.ctx.db
+      .selectFrom('jobs')
+      .select(['attempts', 'last_error'])
+      .where('kind', '=', 'export.write')
+      .executeTakeFirst();
     assert.equal(ex.status, 'completed', JSON.stringify(job));
     assert.equal(ex.row_count, rows);
     // The download runs in a process of its own, so that what is measured here is the service's
@@ -92,9 +114,15 @@ describe('a 200,000-row export', () => {
     const token = await client.getToken();
     const host = new URL(baseUrlFor(service, 'sandbox')).host;
     const read = await peakDuring(async () => {
-      const child = spawn(process.execPath, ['-e', downloader, `${service.publicUrl}/v1/exports/${ex.id}/file`, token, host], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(
+        process.execPath,
+        ['-e', downloader, `${service.publicUrl}/v1/exports/${ex.id}/file`, token, host],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
       let out = '';
-      child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+      });
       const [code] = await once(child, 'exit');
       assert.equal(code, 0, `the downloader: ${out}`);
       return JSON.parse(out) as { sha: string; size: number; lines: number };
@@ -103,7 +131,11 @@ describe('a 200,000-row export', () => {
     assert.equal(read.result.size, ex.size_bytes);
     assert.equal(read.result.lines, rows + 1, 'a header and one line per deposit');
     const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
-    console.log(`# ${rows} rows, ${mb(ex.size_bytes!)} MB: written in ${writeMs} ms, memory (${onPostgres ? 'heap and buffers' : 'heap'}) +${mb(written.growth)} MB; read in ${Date.now() - started - writeMs} ms, +${mb(read.growth)} MB`);
+    console.log(
+      `# ${rows} rows, ${mb(ex.size_bytes!)} MB: written in ${writeMs} ms, memory ` +
+        `(${onPostgres ? 'heap and buffers' : 'heap'}) +${mb(written.growth)} MB; read ` +
+        `in ${Date.now() - started - writeMs} ms, +${mb(read.growth)} MB`,
+    );
     assert.ok(written.growth < boundBytes, `writing grew ${mb(written.growth)} MB`);
     assert.ok(read.growth < boundBytes, `reading grew ${mb(read.growth)} MB`);
   });

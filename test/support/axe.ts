@@ -10,8 +10,18 @@ type Violation = { id: string; impact: string; count: number };
 async function run(page: Page): Promise<Violation[]> {
   return page.evaluate(async (source) => {
     (0, eval)(source);
-    const axe = (globalThis as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe;
-    return (await axe.run(document, { resultTypes: ['violations'] })).violations.map((v) => ({ id: v.id, impact: v.impact, count: v.nodes.length }));
+    const axe = (
+      globalThis as unknown as {
+        axe: {
+          run(ctx: Document, o: object): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }>;
+        };
+      }
+    ).axe;
+    return (await axe.run(document, { resultTypes: ['violations'] })).violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      count: v.nodes.length,
+    }));
   }, axeSource);
 }
 
@@ -25,13 +35,22 @@ async function run(page: Page): Promise<Violation[]> {
 export async function assertAxeClean(page: Page, what: string): Promise<void> {
   const url = page.url();
   const html = await page.content();
-  const context = await page.context().browser()!.newContext({ viewport: page.viewportSize() ?? { width: 800, height: 900 } });
+  const context = await page
+    .context()
+    .browser()!
+    .newContext({ viewport: page.viewportSize() ?? { width: 800, height: 900 } });
   try {
     const copy = await context.newPage();
-    await copy.route(url, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }));
+    await copy.route(url, (route) =>
+      route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }),
+    );
     await copy.goto(url);
     const violations = await run(copy);
-    assert.deepEqual(violations.filter((v) => v.impact === 'critical' || v.impact === 'serious'), [], `${what}: axe`);
+    assert.deepEqual(
+      violations.filter((v) => v.impact === 'critical' || v.impact === 'serious'),
+      [],
+      `${what}: axe`,
+    );
   } finally {
     await context.close();
   }

@@ -18,8 +18,13 @@ import { chromium, type Browser } from 'playwright-core';
 
 /** The machine's flags for a headless Chromium that never reaches for the network on its own. */
 const launchArgs = [
-  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
 const debianChromium = '/usr/bin/chromium';
@@ -45,9 +50,15 @@ async function unpackBundled(): Promise<string> {
   if (existsSync(binary)) return binary;
   const staging = mkdtempSync(join(tmpdir(), 'mwa-chromium-unpack-'));
   try {
-    const script = `import(${JSON.stringify(join(dir, 'build/esm/index.js'))}).then((m) => m.default.executablePath()).then((p) => process.stdout.write(p))`;
-    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { env: { ...process.env, TMPDIR: staging }, timeout: 120_000 });
-    if (stdout !== join(staging, 'chromium')) throw new Error(`@sparticuz/chromium unpacked to ${stdout}, expected ${join(staging, 'chromium')}`);
+    const script =
+      `import(${JSON.stringify(join(dir, 'build/esm/index.js'))}).then((m) => ` +
+      `m.default.executablePath()).then((p) => process.stdout.write(p))`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], {
+      env: { ...process.env, TMPDIR: staging },
+      timeout: 120_000,
+    });
+    if (stdout !== join(staging, 'chromium'))
+      throw new Error(`@sparticuz/chromium unpacked to ${stdout}, expected ${join(staging, 'chromium')}`);
     try {
       renameSync(staging, target);
     } catch (err) {
@@ -62,14 +73,18 @@ async function unpackBundled(): Promise<string> {
 /** Path of the Chromium the tests drive, and where it came from. */
 export async function chromiumExecutable(): Promise<{ path: string; source: string }> {
   if (process.env.CHROMIUM_PATH) {
-    if (!existsSync(process.env.CHROMIUM_PATH)) throw new Error(`CHROMIUM_PATH=${process.env.CHROMIUM_PATH} does not exist`);
+    if (!existsSync(process.env.CHROMIUM_PATH))
+      throw new Error(`CHROMIUM_PATH=${process.env.CHROMIUM_PATH} does not exist`);
     return { path: process.env.CHROMIUM_PATH, source: 'CHROMIUM_PATH' };
   }
   if (existsSync(debianChromium)) return { path: debianChromium, source: 'system' };
   try {
     return { path: await unpackBundled(), source: '@sparticuz/chromium' };
   } catch (err) {
-    throw new Error(`no Chromium: none at ${debianChromium}, CHROMIUM_PATH unset, and the bundled one (@sparticuz/chromium, installed by npm ci) could not be unpacked: ${String(err)}`);
+    throw new Error(
+      `no Chromium: none at ${debianChromium}, CHROMIUM_PATH unset, and the bundled one ` +
+        `(@sparticuz/chromium, installed by npm ci) could not be unpacked: ${String(err)}`,
+    );
   }
 }
 
@@ -93,9 +108,16 @@ export async function closeBrowser(browser: Browser | undefined, ms = 15_000): P
   if (!browser) return;
   let timer: NodeJS.Timeout | undefined;
   const gaveUp = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)));
-  const outcome = await Promise.race([browser.close().then(() => 'closed' as const, () => 'closed' as const), gaveUp]);
+  const outcome = await Promise.race([
+    browser.close().then(
+      () => 'closed' as const,
+      () => 'closed' as const,
+    ),
+    gaveUp,
+  ]);
   clearTimeout(timer);
-  if (outcome === 'timeout') process.stderr.write(`browser.close() did not finish within ${ms} ms; left to the worker's exit\n`);
+  if (outcome === 'timeout')
+    process.stderr.write(`browser.close() did not finish within ${ms} ms; left to the worker's exit\n`);
 }
 
 /**

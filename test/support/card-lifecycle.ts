@@ -11,56 +11,117 @@ import { accountBalance, depositLines, postEntry, verifyLedger } from '../../src
 import { admin } from './service.js';
 import { shipping } from './fixtures.js';
 
-export function lifecycleHelpers(service: () => RunningService, client: () => MerchantWalletClient, merchantId: () => string) {
+export function lifecycleHelpers(
+  service: () => RunningService,
+  client: () => MerchantWalletClient,
+  merchantId: () => string,
+) {
   const db = () => service().ctx.db;
   async function member(usdt = '100') {
     const external = `l-${randomUUID().slice(0, 8)}`;
     const m = await client().members.create({ external_member_id: external });
     await admin(service(), 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: 1 });
-    if (usdt !== '0') await client().deposits.create({ member_id: external, asset: 'USDT', amount: usdt, tx_hash: `t-${randomUUID()}` });
+    if (usdt !== '0')
+      await client().deposits.create({
+        member_id: external,
+        asset: 'USDT',
+        amount: usdt,
+        tx_hash: `t-${randomUUID()}`,
+      });
     return { external, id: m.id };
   }
   async function card(m: { external: string }, formFactor: 'virtual' | 'physical') {
     const product = (await client().cards.products()).find((p) => p.form_factor === formFactor)!;
-    const app = await client().cards.apply({ product_id: product.id, source_asset: 'USDT', ...(formFactor === 'physical' ? { shipping_address: shipping } : {}) }, { onBehalfOf: m.external });
+    const app = await client().cards.apply(
+      {
+        product_id: product.id,
+        source_asset: 'USDT',
+        ...(formFactor === 'physical' ? { shipping_address: shipping } : {}),
+      },
+      { onBehalfOf: m.external },
+    );
     const done = await client().cards.sandboxAdvanceApplication(app.id, 'approved');
     return client().cards.get(done.card_id!, { onBehalfOf: m.external });
   }
-  /** Puts `cents` USD on the card: a USD deposit (custody and available) moved onto `card:<id>`, each one ledger entry. */
+  /** Puts `cents` USD on the card: a USD deposit (custody and available) moved onto `card:<id>`, each one ledger entry.
+   * */
   async function fundCard(m: { id: string }, cardId: string, cents: bigint) {
-    await db().transaction().execute(async (trx) => {
-      const ref = randomUUID();
-      await postEntry(trx, { environment: 'sandbox', merchantId: merchantId(), kind: 'deposit', referenceType: 'test_deposit', referenceId: ref, asset: 'USD', lines: depositLines({ memberId: m.id, merchantId: merchantId(), amount: cents }) });
-      await postEntry(trx, {
-        environment: 'sandbox', merchantId: merchantId(), kind: 'test.card_fund', referenceType: 'test_card_fund', referenceId: ref, asset: 'USD',
-        lines: [
-          { account: { owner: 'member', memberId: m.id, bucket: 'available' }, side: 'debit', amount: cents },
-          { account: { owner: 'member', memberId: m.id, bucket: 'card', cardId }, side: 'credit', amount: cents },
-        ],
+    await db()
+      .transaction()
+      .execute(async (trx) => {
+        const ref = randomUUID();
+        await postEntry(trx, {
+          environment: 'sandbox',
+          merchantId: merchantId(),
+          kind: 'deposit',
+          referenceType: 'test_deposit',
+          referenceId: ref,
+          asset: 'USD',
+          lines: depositLines({ memberId: m.id, merchantId: merchantId(), amount: cents }),
+        });
+        await postEntry(trx, {
+          environment: 'sandbox',
+          merchantId: merchantId(),
+          kind: 'test.card_fund',
+          referenceType: 'test_card_fund',
+          referenceId: ref,
+          asset: 'USD',
+          lines: [
+            { account: { owner: 'member', memberId: m.id, bucket: 'available' }, side: 'debit', amount: cents },
+            { account: { owner: 'member', memberId: m.id, bucket: 'card', cardId }, side: 'credit', amount: cents },
+          ],
+        });
       });
-    });
   }
   /** Moves `cents` of the card's balance to `card_held` (as an authorisation would). */
   async function hold(m: { id: string }, cardId: string, cents: bigint) {
-    await db().transaction().execute(async (trx) => {
-      await postEntry(trx, {
-        environment: 'sandbox', merchantId: merchantId(), kind: 'test.card_hold', referenceType: 'test_card_hold', referenceId: randomUUID(), asset: 'USD',
-        lines: [
-          { account: { owner: 'member', memberId: m.id, bucket: 'card', cardId }, side: 'debit', amount: cents },
-          { account: { owner: 'member', memberId: m.id, bucket: 'card_held', cardId }, side: 'credit', amount: cents },
-        ],
+    await db()
+      .transaction()
+      .execute(async (trx) => {
+        await postEntry(trx, {
+          environment: 'sandbox',
+          merchantId: merchantId(),
+          kind: 'test.card_hold',
+          referenceType: 'test_card_hold',
+          referenceId: randomUUID(),
+          asset: 'USD',
+          lines: [
+            { account: { owner: 'member', memberId: m.id, bucket: 'card', cardId }, side: 'debit', amount: cents },
+            {
+              account: { owner: 'member', memberId: m.id, bucket: 'card_held', cardId },
+              side: 'credit',
+              amount: cents,
+            },
+          ],
+        });
       });
-    });
   }
-  const available = (m: { id: string }, asset: string) => accountBalance(db(), 'sandbox', { owner: 'member', memberId: m.id, bucket: 'available' }, asset);
-  const frozen = (m: { id: string }, asset: string) => accountBalance(db(), 'sandbox', { owner: 'member', memberId: m.id, bucket: 'frozen' }, asset);
-  const onCard = (m: { id: string }, cardId: string) => accountBalance(db(), 'sandbox', { owner: 'member', memberId: m.id, bucket: 'card', cardId }, 'USD');
-  const held = (m: { id: string }, cardId: string) => accountBalance(db(), 'sandbox', { owner: 'member', memberId: m.id, bucket: 'card_held', cardId }, 'USD');
+  const available = (m: { id: string }, asset: string) =>
+    accountBalance(db(), 'sandbox', { owner: 'member', memberId: m.id, bucket: 'available' }, asset);
+  const frozen = (m: { id: string }, asset: string) =>
+    accountBalance(db(), 'sandbox', { owner: 'member', memberId: m.id, bucket: 'frozen' }, asset);
+  const onCard = (m: { id: string }, cardId: string) =>
+    accountBalance(db(), 'sandbox', { owner: 'member', memberId: m.id, bucket: 'card', cardId }, 'USD');
+  const held = (m: { id: string }, cardId: string) =>
+    accountBalance(db(), 'sandbox', { owner: 'member', memberId: m.id, bucket: 'card_held', cardId }, 'USD');
   const ledgerOk = async () => assert.deepEqual((await verifyLedger(db())).problems, []);
   /** Event types recorded for an object, in order. */
   const events = async (objectId: string) =>
-    (await db().selectFrom('events').select(['type', 'status', 'status_version']).where('object_id', '=', objectId).orderBy('created_at').orderBy('status_version').execute());
+    await db()
+      .selectFrom('events')
+      .select(['type', 'status', 'status_version'])
+      .where('object_id', '=', objectId)
+      .orderBy('created_at')
+      .orderBy('status_version')
+      .execute();
   const entries = async (kind: string, referenceId: string) =>
-    (await db().selectFrom('journal_entries').select('id').where('kind', '=', kind).where('reference_id', '=', referenceId).execute()).length;
+    (
+      await db()
+        .selectFrom('journal_entries')
+        .select('id')
+        .where('kind', '=', kind)
+        .where('reference_id', '=', referenceId)
+        .execute()
+    ).length;
   return { member, card, fundCard, hold, available, frozen, onCard, held, ledgerOk, events, entries };
 }

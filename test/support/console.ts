@@ -10,18 +10,27 @@ export const consolePassword = 'a long enough passphrase';
 
 export interface ConsoleBrowser {
   cookies: Map<string, string>;
-  request(method: 'GET' | 'POST', path: string, form?: Record<string, string | string[]>): Promise<{ status: number; body: string; location: string | null }>;
+  request(
+    method: 'GET' | 'POST',
+    path: string,
+    form?: Record<string, string | string[]>,
+  ): Promise<{ status: number; body: string; location: string | null }>;
   /** The CSRF field of the page at `path` (the first form's). */
   csrfOf(path: string): Promise<string>;
 }
 
-/** A browser with a cookie jar; `forwardedFor` is the address it appears from to a service that trusts the loopback proxy. */
+/** A browser with a cookie jar; `forwardedFor` is the address it appears from to a service that trusts the loopback
+ * proxy. */
 export function consoleClient(service: RunningService, options: { forwardedFor?: string } = {}): ConsoleBrowser {
   const cookies = new Map<string, string>();
   const jar: ConsoleBrowser = {
     cookies,
     async request(method, path, form) {
-      const body = form ? new URLSearchParams(Object.entries(form).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x]) : [[k, v]]))).toString() : undefined;
+      const body = form
+        ? new URLSearchParams(
+            Object.entries(form).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x]) : [[k, v]])),
+          ).toString()
+        : undefined;
       const res = await fetch(`${service.publicUrl}${path}`, {
         method,
         redirect: 'manual',
@@ -52,17 +61,35 @@ export function consoleClient(service: RunningService, options: { forwardedFor?:
   return jar;
 }
 
-export async function inviteConsoleUser(service: RunningService, merchantId: string, email: string, role: 'owner' | 'developer' | 'viewer') {
-  const res = await admin<{ id: string; invite_path: string }>(service, 'POST', `/admin/v1/merchants/${merchantId}/console-users`, { email, role });
+export async function inviteConsoleUser(
+  service: RunningService,
+  merchantId: string,
+  email: string,
+  role: 'owner' | 'developer' | 'viewer',
+) {
+  const res = await admin<{ id: string; invite_path: string }>(
+    service,
+    'POST',
+    `/admin/v1/merchants/${merchantId}/console-users`,
+    { email, role },
+  );
   if (res.status !== 201) throw new Error(`invite failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }
 
 /** Invited, password set, signed in: a cookie jar holding a session. */
-export async function signedInConsole(service: RunningService, merchantId: string, email: string, role: 'owner' | 'developer' | 'viewer') {
+export async function signedInConsole(
+  service: RunningService,
+  merchantId: string,
+  email: string,
+  role: 'owner' | 'developer' | 'viewer',
+) {
   const invite = await inviteConsoleUser(service, merchantId, email, role);
   const jar = consoleClient(service);
-  const set = await jar.request('POST', invite.invite_path, { password: consolePassword, confirmation: consolePassword });
+  const set = await jar.request('POST', invite.invite_path, {
+    password: consolePassword,
+    confirmation: consolePassword,
+  });
   if (set.status !== 200) throw new Error(`password not set: ${set.status}`);
   const csrf = await jar.csrfOf('/console/sign-in');
   const res = await jar.request('POST', '/console/sign-in', { csrf_token: csrf, email, password: consolePassword });

@@ -1,6 +1,18 @@
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,10 +43,18 @@ export function migrationsHash(extra = ''): string {
   const dir = join(root, 'src/db/migrations');
   const functions = join(root, 'src/db/functions');
   const files = [
-    ...readdirSync(dir).sort().map((f) => join(dir, f)),
+    ...readdirSync(dir)
+      .sort()
+      .map((f) => join(dir, f)),
     // The stored functions are applied after the migrations: an edited file is a new image.
-    ...(existsSync(functions) ? readdirSync(functions).sort().map((f) => join(functions, f)) : []),
-    join(root, 'src/db/migrate.ts'), join(root, 'src/db/sql-script.ts'), join(root, 'src/db/stored-functions.ts'),
+    ...(existsSync(functions)
+      ? readdirSync(functions)
+          .sort()
+          .map((f) => join(functions, f))
+      : []),
+    join(root, 'src/db/migrate.ts'),
+    join(root, 'src/db/sql-script.ts'),
+    join(root, 'src/db/stored-functions.ts'),
   ];
   for (const file of files) {
     if (!existsSync(file)) continue;
@@ -64,7 +84,9 @@ async function buildImage(): Promise<Buffer> {
     await migrateToLatest(handle.db);
     // template0 and template1 are half the image's files (~15 of its 44 MB): nothing in the tests
     // creates a database in an embedded one, and each start unpacks the image (~0.15 s less per start).
-    await handle.pglite!.exec("UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')");
+    await handle.pglite!.exec(
+      "UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')",
+    );
     await handle.pglite!.exec('DROP DATABASE template0');
     await handle.pglite!.exec('DROP DATABASE template1');
     // PostgreSQL's default 128 MB of shared buffers is memory each embedded start allocates and
@@ -97,7 +119,10 @@ function tryLock(lock: string): boolean {
 }
 
 async function loadOrBuildImage(): Promise<Blob> {
-  const file = join(tmpdir(), `mwa-test-db-${migrationsHash(`pglite ${pgliteVersion()} tar checkpointed without templates shared_buffers 16MB`)}.tar`);
+  const file = join(
+    tmpdir(),
+    `mwa-test-db-${migrationsHash(`pglite ${pgliteVersion()} tar checkpointed without templates shared_buffers 16MB`)}.tar`,
+  );
   const lock = `${file}.lock`;
   const deadline = Date.now() + imageWaitMs;
   while (!existsSync(file)) {
@@ -117,7 +142,8 @@ async function loadOrBuildImage(): Promise<Blob> {
       }
       break;
     }
-    if (Date.now() > deadline) throw new Error(`no migrated database image at ${file} after ${imageWaitMs} ms (lock ${lock})`);
+    if (Date.now() > deadline)
+      throw new Error(`no migrated database image at ${file} after ${imageWaitMs} ms (lock ${lock})`);
     await new Promise((r) => setTimeout(r, 100));
   }
   const bytes = readFileSync(file);
@@ -172,10 +198,14 @@ export async function seedEmbeddedDataDir(dataDir: string): Promise<void> {
  */
 export function testDatabaseOptions(): OpenOptions {
   if (process.env.DATABASE_POOLER !== 'transaction') return {};
-  return { pooler: 'transaction', ...(process.env.TEST_DATABASE_DIRECT_URL ? { listenUrl: process.env.TEST_DATABASE_DIRECT_URL } : {}) };
+  return {
+    pooler: 'transaction',
+    ...(process.env.TEST_DATABASE_DIRECT_URL ? { listenUrl: process.env.TEST_DATABASE_DIRECT_URL } : {}),
+  };
 }
 
-/** The file's PostgreSQL database without the pooler in between (the same as `TEST_DATABASE_URL` unless it goes through one). */
+/** The file's PostgreSQL database without the pooler in between (the same as `TEST_DATABASE_URL` unless it goes through
+ * one). */
 export function directTestDatabaseUrl(): string {
   return process.env.TEST_DATABASE_DIRECT_URL || process.env.TEST_DATABASE_URL || 'memory://';
 }
@@ -193,7 +223,11 @@ function adminUrlFor(baseUrl: string): string {
 /** A migrated database for tests that use it without a service: the test database, or a copy of the embedded image. */
 export async function openTestDatabase(prefix = 'mwa-db-'): Promise<DatabaseHandle> {
   const url = process.env.TEST_DATABASE_URL || 'memory://';
-  const handle = await openDatabase(url, mkdtempSync(join(tmpdir(), prefix)), url === 'memory://' ? { embeddedImage: await migratedImage() } : testDatabaseOptions());
+  const handle = await openDatabase(
+    url,
+    mkdtempSync(join(tmpdir(), prefix)),
+    url === 'memory://' ? { embeddedImage: await migratedImage() } : testDatabaseOptions(),
+  );
   await migrateToLatest(handle.db);
   return handle;
 }
@@ -220,7 +254,10 @@ function baseName(baseUrl: string): string {
  * template migrated once (`<db>_template`, rebuilt when the migrations change), named after the
  * runner's and this process's ids.
  */
-export async function isolatePostgresDatabase(baseUrl: string, runnerPid: number): Promise<{ url: string; name: string; directUrl: string }> {
+export async function isolatePostgresDatabase(
+  baseUrl: string,
+  runnerPid: number,
+): Promise<{ url: string; name: string; directUrl: string }> {
   const base = baseName(baseUrl);
   const template = `${base.slice(0, 54)}_template`;
   const name = `${base.slice(0, baseNameMax)}_r${runnerPid}_f${process.pid}_${randomBytes(3).toString('hex')}`;
@@ -269,10 +306,14 @@ function processAlive(pid: number): boolean {
 /** Copies whose runner process is gone (a test process killed before its exit handler ran). */
 async function dropCopiesOfEndedRuns(admin: pg.Client, base: string): Promise<void> {
   const prefix = `${base.slice(0, baseNameMax)}_r`;
-  const { rows } = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [prefix]);
+  const { rows } = await admin.query<{ datname: string }>(
+    'SELECT datname FROM pg_database WHERE starts_with(datname, $1)',
+    [prefix],
+  );
   for (const { datname } of rows) {
     const runner = /^_r(\d+)_f\d+_[0-9a-f]{6}$/.exec(datname.slice(prefix.length - 2));
-    if (runner && !processAlive(Number(runner[1]))) await admin.query(`DROP DATABASE IF EXISTS ${quote(datname)} WITH (FORCE)`);
+    if (runner && !processAlive(Number(runner[1])))
+      await admin.query(`DROP DATABASE IF EXISTS ${quote(datname)} WITH (FORCE)`);
   }
 }
 
@@ -295,11 +336,18 @@ export function dropPostgresDatabasesSync(baseUrl: string, which: { name: string
     await client.end();
   `;
   const res = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-    env: { ...process.env, NODE_OPTIONS: '', MWA_BASE_URL: adminUrlFor(baseUrl), MWA_DROP_NAME: exact, MWA_DROP_PREFIX: prefix },
+    env: {
+      ...process.env,
+      NODE_OPTIONS: '',
+      MWA_BASE_URL: adminUrlFor(baseUrl),
+      MWA_DROP_NAME: exact,
+      MWA_DROP_PREFIX: prefix,
+    },
     encoding: 'utf8',
     timeout: 30_000,
   });
-  if (res.status !== 0) process.stderr.write(`# could not drop test databases (${exact || `${prefix}*`}): ${res.stderr || res.error}\n`);
+  if (res.status !== 0)
+    process.stderr.write(`# could not drop test databases (${exact || `${prefix}*`}): ${res.stderr || res.error}\n`);
 }
 
 /** Drops one copy made by `isolatePostgresDatabase` (the pooled worker's, when its file ends). */

@@ -17,8 +17,22 @@ export function payNow(opts: { amount?: string; uen?: string; name?: string } = 
   return emv([
     ['00', '01'],
     ['01', opts.amount ? '12' : '11'],
-    ['26', [['00', 'SG.PAYNOW'], ['01', '2'], ['02', opts.uen ?? '201403121W'], ['03', '1']]],
-    ['51', [['00', 'SG.SGQR'], ['01', '180307A1B2C3']]],
+    [
+      '26',
+      [
+        ['00', 'SG.PAYNOW'],
+        ['01', '2'],
+        ['02', opts.uen ?? '201403121W'],
+        ['03', '1'],
+      ],
+    ],
+    [
+      '51',
+      [
+        ['00', 'SG.SGQR'],
+        ['01', '180307A1B2C3'],
+      ],
+    ],
     ['52', '5812'],
     ['53', '702'],
     ...(opts.amount ? [['54', opts.amount] as Field] : []),

@@ -7,13 +7,25 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
  */
 
 /** The SEPA corridor's contract: a payee of it, an order on it. */
-export const sepa = { country_code: 'DE', currency: 'EUR', payment_method: 'LOCAL', clearing_system: 'SEPA', entity_type: 'INDIVIDUAL' };
+export const sepa = {
+  country_code: 'DE',
+  currency: 'EUR',
+  payment_method: 'LOCAL',
+  clearing_system: 'SEPA',
+  entity_type: 'INDIVIDUAL',
+};
 /** A German payee's address fields. */
-export const payeeAddress = { 'address.country': 'DE', 'address.city': 'Berlin', 'address.street_address': 'Unter den Linden 1', 'address.postal_code': '10117' };
+export const payeeAddress = {
+  'address.country': 'DE',
+  'address.city': 'Berlin',
+  'address.street_address': 'Unter den Linden 1',
+  'address.postal_code': '10117',
+};
 /** A card's shipping address. */
 export const shipping = { address: '1 Main St', city: 'Berlin', country: 'DE', postal_code: '10115' };
 
-/** A fresh valid German IBAN, with valid check digits (ISO 13616: mod 97), unique per call: tests never collide on a shared payee. */
+/** A fresh valid German IBAN, with valid check digits (ISO 13616: mod 97), unique per call: tests never collide on a
+ * shared payee. */
 export function freshIban(): string {
   const bban = `37040044${String(Math.floor(Math.random() * 1e10)).padStart(10, '0')}`;
   const n = BigInt(`${bban}131400`); // D=13 E=14, "00" check digits
@@ -21,8 +33,10 @@ export function freshIban(): string {
 }
 
 /** The body of a new SEPA payee with a fresh IBAN. */
-export const sepaPayee = (firstName = 'Anna', lastName = 'Müller') =>
-  ({ ...sepa, fields: { first_name: firstName, last_name: lastName, 'bank_details.iban': freshIban(), ...payeeAddress } });
+export const sepaPayee = (firstName = 'Anna', lastName = 'Müller') => ({
+  ...sepa,
+  fields: { first_name: firstName, last_name: lastName, 'bank_details.iban': freshIban(), ...payeeAddress },
+});
 
 export interface FundedMemberOptions {
   /** The member's external id (default: `<prefix>-` and eight random characters). */
@@ -42,7 +56,12 @@ export async function fundedMember(
 ): Promise<{ id: string; external: string }> {
   const external = options.external ?? `${options.prefix ?? 'm'}-${randomUUID().slice(0, 8)}`;
   const member = (await client.members.create({ external_member_id: external })) as { id: string };
-  await client.deposits.create({ member_id: external, asset, amount, tx_hash: `${options.txHashPrefix ?? '0x'}${randomUUID()}` });
+  await client.deposits.create({
+    member_id: external,
+    asset,
+    amount,
+    tx_hash: `${options.txHashPrefix ?? '0x'}${randomUUID()}`,
+  });
   return { id: member.id, external };
 }
 

@@ -22,9 +22,15 @@ function target(service: RunningService, hostedUrl: string): { url: string; host
   return { url: `${service.publicUrl}${u.pathname}`, host: u.host, path: u.pathname };
 }
 
-export async function getHostedPage(service: RunningService, hostedUrl: string, opts: { host?: string; cookie?: string } = {}): Promise<HostedPage> {
+export async function getHostedPage(
+  service: RunningService,
+  hostedUrl: string,
+  opts: { host?: string; cookie?: string } = {},
+): Promise<HostedPage> {
   const t = target(service, hostedUrl);
-  const res = await rawRequest(t.url, { headers: { host: opts.host ?? t.host, ...(opts.cookie ? { cookie: opts.cookie } : {}) } });
+  const res = await rawRequest(t.url, {
+    headers: { host: opts.host ?? t.host, ...(opts.cookie ? { cookie: opts.cookie } : {}) },
+  });
   const setCookie = ([] as string[]).concat(res.headers['set-cookie'] ?? [])[0];
   const cookie = setCookie ? setCookie.split(';')[0] : opts.cookie;
   const csrfToken = /name="csrf_token" value="([^"]+)"/.exec(res.text)?.[1];
@@ -40,11 +46,15 @@ export interface FileInput {
 
 /** Posts a form to a hosted page: multipart when files are given, URL-encoded otherwise. */
 export async function postHostedPage(
-  service: RunningService, hostedUrl: string,
+  service: RunningService,
+  hostedUrl: string,
   form: { fields: Record<string, string>; files?: FileInput[]; cookie?: string; host?: string },
 ): Promise<RawResponse> {
   const t = target(service, hostedUrl);
-  const headers: Record<string, string> = { host: form.host ?? t.host, ...(form.cookie ? { cookie: form.cookie } : {}) };
+  const headers: Record<string, string> = {
+    host: form.host ?? t.host,
+    ...(form.cookie ? { cookie: form.cookie } : {}),
+  };
   let body: Buffer;
   if (form.files) {
     const fd = new FormData();
@@ -62,5 +72,12 @@ export async function postHostedPage(
 }
 
 /** A tiny valid PNG (1x1) and JPEG header bytes: enough for the type check by signature. */
-export const pngBytes = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
-export const jpegBytes = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]), Buffer.from('JFIF\0test-jpeg-body'), Buffer.from([0xff, 0xd9])]);
+export const pngBytes = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
+export const jpegBytes = Buffer.concat([
+  Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]),
+  Buffer.from('JFIF\0test-jpeg-body'),
+  Buffer.from([0xff, 0xd9]),
+]);

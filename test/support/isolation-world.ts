@@ -12,7 +12,10 @@ import { payNow } from './emv.js';
 import { admin, clientFor, createKey, createMerchant, type Credentials } from './service.js';
 import { freshIban, payeeAddress, sepa, shipping } from './fixtures.js';
 
-export interface Member { id: string; external: string }
+export interface Member {
+  id: string;
+  external: string;
+}
 
 /** Every object of A's sandbox member X, by the name the probes use. */
 export interface Objects {
@@ -74,18 +77,32 @@ export interface World {
   payeeIban: string;
 }
 
-async function newMember(service: RunningService, c: MerchantWalletClient, prefix: string, kyc: 0 | 1 | 2 = 2): Promise<Member> {
+async function newMember(
+  service: RunningService,
+  c: MerchantWalletClient,
+  prefix: string,
+  kyc: 0 | 1 | 2 = 2,
+): Promise<Member> {
   const external = `${prefix}-${randomUUID().slice(0, 8)}`;
   const m = await c.request<any>({ method: 'POST', path: '/v1/members', body: { external_member_id: external } });
-  if (kyc > 0) await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: kyc });
+  if (kyc > 0)
+    await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: kyc });
   return { id: m.id, external };
 }
 
 export async function fund(c: MerchantWalletClient, m: Member, asset: string, amount: string) {
-  return c.request<any>({ method: 'POST', path: '/v1/deposits', body: { member_id: m.external, asset, amount, tx_hash: `t-${randomUUID()}` } });
+  return c.request<any>({
+    method: 'POST',
+    path: '/v1/deposits',
+    body: { member_id: m.external, asset, amount, tx_hash: `t-${randomUUID()}` },
+  });
 }
 
-export async function party(service: RunningService, environment: 'sandbox' | 'production', merchantId?: string): Promise<Party> {
+export async function party(
+  service: RunningService,
+  environment: 'sandbox' | 'production',
+  merchantId?: string,
+): Promise<Party> {
   merchantId ??= await createMerchant(service);
   const creds = await createKey(service, merchantId, { environment });
   if (creds.pendingScopes.length) {
@@ -93,11 +110,21 @@ export async function party(service: RunningService, environment: 'sandbox' | 'p
     if (approved.status !== 200) throw new Error(`approve: ${JSON.stringify(approved.body)}`);
   }
   const client = clientFor(service, creds);
-  return { merchantId, creds, client, member: await newMember(service, client, environment === 'sandbox' ? 'iso' : 'isop') };
+  return {
+    merchantId,
+    creds,
+    client,
+    member: await newMember(service, client, environment === 'sandbox' ? 'iso' : 'isop'),
+  };
 }
 
 async function stepUpChallenge(c: MerchantWalletClient, m: Member, cardId: string): Promise<string> {
-  const res = await c.requestRaw({ method: 'POST', path: `/v1/cards/${cardId}/activate`, body: { expiry: '01/30', pin: '1234' }, onBehalfOf: m.external });
+  const res = await c.requestRaw({
+    method: 'POST',
+    path: `/v1/cards/${cardId}/activate`,
+    body: { expiry: '01/30', pin: '1234' },
+    onBehalfOf: m.external,
+  });
   if (res.body?.code !== 'step_up_required') throw new Error(`activation asked no step-up: ${res.rawBody}`);
   return res.body.challenge_id;
 }
@@ -105,8 +132,19 @@ async function stepUpChallenge(c: MerchantWalletClient, m: Member, cardId: strin
 async function virtualCard(p: Party): Promise<string> {
   const products = (await p.client.request<any>({ method: 'GET', path: '/v1/cards/products' })).data as any[];
   const body = { product_id: products.find((x) => x.form_factor === 'virtual')!.id, source_asset: 'USDT' };
-  const application = await p.client.request<any>({ method: 'POST', path: '/v1/cards/applications', body, onBehalfOf: p.member.external });
-  return (await p.client.request<any>({ method: 'POST', path: `/v1/sandbox/cards/applications/${application.id}/advance`, body: { to: 'approved' } })).card_id;
+  const application = await p.client.request<any>({
+    method: 'POST',
+    path: '/v1/cards/applications',
+    body,
+    onBehalfOf: p.member.external,
+  });
+  return (
+    await p.client.request<any>({
+      method: 'POST',
+      path: `/v1/sandbox/cards/applications/${application.id}/advance`,
+      body: { to: 'approved' },
+    })
+  ).card_id;
 }
 
 /** Builds A's objects, one of each kind, through the API as the member and its merchant would. */
@@ -116,61 +154,210 @@ async function objectsOf(service: RunningService, a: Party): Promise<{ objects: 
   const as = { onBehalfOf: x.external };
   const drain = () => service.workers.jobs.drain();
   for (const asset of ['USDC', 'BTC', 'EUR', 'USDT']) {
-    await admin(service, 'POST', `/admin/v1/merchants/${a.merchantId}/prepaid-credits`, { environment: 'sandbox', asset, amount: asset === 'BTC' ? '10' : '100000' });
+    await admin(service, 'POST', `/admin/v1/merchants/${a.merchantId}/prepaid-credits`, {
+      environment: 'sandbox',
+      asset,
+      amount: asset === 'BTC' ? '10' : '100000',
+    });
   }
   const deposit = (await fund(c, x, 'USDT', '5000')).id;
   await fund(c, x, 'SGD', '100');
-  const withdrawal = (await c.request<any>({ method: 'POST', path: '/v1/withdrawals', body: { asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '10' }, ...as })).id;
-  const quote = (await c.request<any>({ method: 'POST', path: '/v1/exchange/quotes', body: { from_asset: 'USDT', to_asset: 'USDC', from_amount: '100', lock: true }, ...as, idempotencyKey: randomUUID() })).quote_id;
-  const exchangeOrder = (await c.request<any>({ method: 'POST', path: '/v1/exchange/orders', body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: '50' }, ...as })).id;
+  const withdrawal = (
+    await c.request<any>({
+      method: 'POST',
+      path: '/v1/withdrawals',
+      body: { asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '10' },
+      ...as,
+    })
+  ).id;
+  const quote = (
+    await c.request<any>({
+      method: 'POST',
+      path: '/v1/exchange/quotes',
+      body: { from_asset: 'USDT', to_asset: 'USDC', from_amount: '100', lock: true },
+      ...as,
+      idempotencyKey: randomUUID(),
+    })
+  ).quote_id;
+  const exchangeOrder = (
+    await c.request<any>({
+      method: 'POST',
+      path: '/v1/exchange/orders',
+      body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: '50' },
+      ...as,
+    })
+  ).id;
   const payeeIban = freshIban();
-  const payee = (await c.request<any>({ method: 'POST', path: '/v1/remit/payees', body: { ...sepa, fields: { first_name: 'Anna', last_name: 'Muller', 'bank_details.iban': payeeIban, ...payeeAddress } }, ...as })).id;
-  const remittance = (await c.request<any>({ method: 'POST', path: '/v1/remittances', body: { payee_id: payee, source_asset: 'USDT', source_amount: '100' }, ...as })).id;
+  const payee = (
+    await c.request<any>({
+      method: 'POST',
+      path: '/v1/remit/payees',
+      body: {
+        ...sepa,
+        fields: { first_name: 'Anna', last_name: 'Muller', 'bank_details.iban': payeeIban, ...payeeAddress },
+      },
+      ...as,
+    })
+  ).id;
+  const remittance = (
+    await c.request<any>({
+      method: 'POST',
+      path: '/v1/remittances',
+      body: { payee_id: payee, source_asset: 'USDT', source_amount: '100' },
+      ...as,
+    })
+  ).id;
 
   const products = (await c.request<any>({ method: 'GET', path: '/v1/cards/products' })).data as any[];
   const virtual = products.find((p) => p.form_factor === 'virtual')!.id;
   const physical = products.find((p) => p.form_factor === 'physical')!.id;
-  const apply = (product_id: string, extra = {}) => c.request<any>({ method: 'POST', path: '/v1/cards/applications', body: { product_id, source_asset: 'USDT', ...extra }, ...as });
-  const advance = (id: string, to: string) => c.request<any>({ method: 'POST', path: `/v1/sandbox/cards/applications/${id}/advance`, body: { to } });
+  const apply = (product_id: string, extra = {}) =>
+    c.request<any>({
+      method: 'POST',
+      path: '/v1/cards/applications',
+      body: { product_id, source_asset: 'USDT', ...extra },
+      ...as,
+    });
+  const advance = (id: string, to: string) =>
+    c.request<any>({ method: 'POST', path: `/v1/sandbox/cards/applications/${id}/advance`, body: { to } });
   const application = (await apply(virtual)).id;
   const card = (await advance(application, 'approved')).card_id;
   const needDocsApplication = (await apply(virtual)).id;
   await advance(needDocsApplication, 'need_docs');
-  const supplementTicket = (await c.request<any>({ method: 'POST', path: `/v1/cards/applications/${needDocsApplication}/supplement-sessions`, ...as })).id;
+  const supplementTicket = (
+    await c.request<any>({
+      method: 'POST',
+      path: `/v1/cards/applications/${needDocsApplication}/supplement-sessions`,
+      ...as,
+    })
+  ).id;
   const physicalCard = (await advance((await apply(physical, { shipping_address: shipping })).id, 'approved')).card_id;
   await c.request({ method: 'POST', path: `/v1/sandbox/cards/${physicalCard}/ship` });
   const challenge = await stepUpChallenge(c, x, physicalCard);
-  const topup = (await c.request<any>({ method: 'POST', path: `/v1/cards/${card}/topups`, body: { amount: '200', source_asset: 'USDT' }, ...as })).id;
+  const topup = (
+    await c.request<any>({
+      method: 'POST',
+      path: `/v1/cards/${card}/topups`,
+      body: { amount: '200', source_asset: 'USDT' },
+      ...as,
+    })
+  ).id;
   await drain();
-  const authorization = await c.request<any>({ method: 'POST', path: `/v1/sandbox/cards/${card}/authorizations`, body: { amount: '5', merchant_name: 'SHOP', mcc: '5411' } });
+  const authorization = await c.request<any>({
+    method: 'POST',
+    path: `/v1/sandbox/cards/${card}/authorizations`,
+    body: { amount: '5', merchant_name: 'SHOP', mcc: '5411' },
+  });
   if (!authorization.approved) throw new Error(`authorisation declined: ${authorization.decline_reason}`);
   // A non-security reason on a card never activated: requested only, the executor never runs here.
-  const replacement = (await c.request<any>({ method: 'POST', path: `/v1/cards/${physicalCard}/replacements`, body: { reason: 'not_received' }, ...as })).id;
+  const replacement = (
+    await c.request<any>({
+      method: 'POST',
+      path: `/v1/cards/${physicalCard}/replacements`,
+      body: { reason: 'not_received' },
+      ...as,
+    })
+  ).id;
 
   const earnProducts = (await c.request<any>({ method: 'GET', path: '/v1/earn/products' })).data as any[];
-  const earn = await c.request<any>({ method: 'POST', path: '/v1/earn/orders', body: { product_id: earnProducts.find((p) => p.type === 'flexible')!.id, amount: '100' }, ...as });
-  const qrPayment = (await c.request<any>({ method: 'POST', path: '/v1/qrpay/payments', body: { qr_code: payNow({ amount: '3' }), asset: 'SGD' }, ...as })).id;
+  const earn = await c.request<any>({
+    method: 'POST',
+    path: '/v1/earn/orders',
+    body: { product_id: earnProducts.find((p) => p.type === 'flexible')!.id, amount: '100' },
+    ...as,
+  });
+  const qrPayment = (
+    await c.request<any>({
+      method: 'POST',
+      path: '/v1/qrpay/payments',
+      body: { qr_code: payNow({ amount: '3' }), asset: 'SGD' },
+      ...as,
+    })
+  ).id;
 
   // Subscribed to an event none of this makes: every record is `no_subscriber`, nothing is sent.
-  const endpoint = (await c.request<any>({ method: 'POST', path: '/v1/webhooks/endpoints', body: { url: 'http://127.0.0.1:9/hook', event_types: ['qrpay.order.refunded'] } })).id;
+  const endpoint = (
+    await c.request<any>({
+      method: 'POST',
+      path: '/v1/webhooks/endpoints',
+      body: { url: 'http://127.0.0.1:9/hook', event_types: ['qrpay.order.refunded'] },
+    })
+  ).id;
   const sessionTicket = (await c.request<any>({ method: 'POST', path: '/v1/kyc/sessions', ...as })).id;
-  await c.request({ method: 'POST', path: `/v1/sandbox/hosted-screens/${sessionTicket}/complete`, body: { outcome: 'submitted' } });
-  const profile = (await service.ctx.db.selectFrom('kyc_profiles').select('id').where('member_id', '=', x.id).executeTakeFirstOrThrow()).id;
-  await c.request({ method: 'POST', path: `/v1/sandbox/kyc/${x.external}/review`, body: { decision: 'approved', level: 2 } });
+  await c.request({
+    method: 'POST',
+    path: `/v1/sandbox/hosted-screens/${sessionTicket}/complete`,
+    body: { outcome: 'submitted' },
+  });
+  const profile = (
+    await service.ctx.db.selectFrom('kyc_profiles').select('id').where('member_id', '=', x.id).executeTakeFirstOrThrow()
+  ).id;
+  await c.request({
+    method: 'POST',
+    path: `/v1/sandbox/kyc/${x.external}/review`,
+    body: { decision: 'approved', level: 2 },
+  });
   const profileTicket = (await c.request<any>({ method: 'POST', path: '/v1/kyc/profile-sessions', ...as })).id;
-  const depositAddress = (await c.request<any>({ method: 'POST', path: '/v1/merchant/deposit-address', body: { asset: 'USDT', network: 'TRON' } })).address;
-  const exportId = (await c.request<any>({ method: 'POST', path: '/v1/exports', body: { kind: 'deposits', created_gte: '2020-01-01T00:00:00Z', created_lt: '2100-01-01T00:00:00Z' } })).id as string;
+  const depositAddress = (
+    await c.request<any>({
+      method: 'POST',
+      path: '/v1/merchant/deposit-address',
+      body: { asset: 'USDT', network: 'TRON' },
+    })
+  ).address;
+  const exportId = (
+    await c.request<any>({
+      method: 'POST',
+      path: '/v1/exports',
+      body: { kind: 'deposits', created_gte: '2020-01-01T00:00:00Z', created_lt: '2100-01-01T00:00:00Z' },
+    })
+  ).id as string;
   await drain();
   await fanOut(service.ctx.db);
-  const deliveries = (await c.request<any>({ method: 'GET', path: '/v1/webhooks/deliveries', query: { limit: 1 } })).data as any[];
+  const deliveries = (await c.request<any>({ method: 'GET', path: '/v1/webhooks/deliveries', query: { limit: 1 } }))
+    .data as any[];
   if (!deliveries.length) throw new Error('no webhook delivery record');
-  const transactions = (await c.request<any>({ method: 'GET', path: `/v1/cards/${card}/transactions`, ...as })).data as any[];
-  const ledgerEntry = ((await c.request<any>({ method: 'GET', path: '/v1/ledger/entries', query: { limit: 1 } })).data as any[])[0].id as string;
-  const monitor = (await c.request<any>({ method: 'POST', path: '/v1/balance-monitors', body: { balance: 'custody', asset: 'USDT', below: '1' } })).id as string;
+  const transactions = (await c.request<any>({ method: 'GET', path: `/v1/cards/${card}/transactions`, ...as }))
+    .data as any[];
+  const ledgerEntry = (
+    (await c.request<any>({ method: 'GET', path: '/v1/ledger/entries', query: { limit: 1 } })).data as any[]
+  )[0].id as string;
+  const monitor = (
+    await c.request<any>({
+      method: 'POST',
+      path: '/v1/balance-monitors',
+      body: { balance: 'custody', asset: 'USDT', below: '1' },
+    })
+  ).id as string;
   const objects = {
-    member: x, deposit, withdrawal, quote, exchangeOrder, payee, remittance, application, needDocsApplication, card, physicalCard, topup,
-    transaction: transactions[0].id, replacement, earnOrder: earn.id, position: earn.position_id, qrPayment, endpoint,
-    delivery: deliveries[0].id, event: deliveries[0].event_id, depositAddress, profile, profileTicket, supplementTicket, challenge, ledgerEntry, monitor, export: exportId,
+    member: x,
+    deposit,
+    withdrawal,
+    quote,
+    exchangeOrder,
+    payee,
+    remittance,
+    application,
+    needDocsApplication,
+    card,
+    physicalCard,
+    topup,
+    transaction: transactions[0].id,
+    replacement,
+    earnOrder: earn.id,
+    position: earn.position_id,
+    qrPayment,
+    endpoint,
+    delivery: deliveries[0].id,
+    event: deliveries[0].event_id,
+    depositAddress,
+    profile,
+    profileTicket,
+    supplementTicket,
+    challenge,
+    ledgerEntry,
+    monitor,
+    export: exportId,
   };
   return { objects, payeeIban };
 }

@@ -29,10 +29,14 @@ export async function postAsBeforeSplit(trx: Transaction<Database>, entry: Entry
   const entryId = newId('jrn');
   const { rows } = await sql<{ status: string }>`
     SELECT status FROM mwa_post_entry(
-      ${entryId}, ${entry.environment}, ${entry.kind}, ${entry.referenceType}, ${entry.referenceId}, ${entry.merchantId}, ${entry.asset},
-      ${list.map((a) => a.ownerType)}::text[], ${list.map((a) => a.ownerId)}::text[], ${list.map((a) => a.bucket)}::text[],
-      ${list.map((a) => a.normalSide)}::text[], ${list.map((a) => a.nonNegative)}::boolean[], ${list.map((a) => a.delta.toString())}::numeric[],
-      ${entry.lines.map((l) => keys.indexOf(keyOf(specOf(l))) + 1)}::int[], ${entry.lines.map((l) => (l.side === 'debit' ? l.amount : -l.amount).toString())}::numeric[])
+      ${entryId}, ${entry.environment}, ${entry.kind}, ${entry.referenceType}, ${entry.referenceId},
+        ${entry.merchantId}, ${entry.asset},
+      ${list.map((a) => a.ownerType)}::text[], ${list.map((a) => a.ownerId)}::text[],
+        ${list.map((a) => a.bucket)}::text[],
+      ${list.map((a) => a.normalSide)}::text[], ${list.map((a) => a.nonNegative)}::boolean[],
+        ${list.map((a) => a.delta.toString())}::numeric[],
+      ${entry.lines.map((l) => keys.indexOf(keyOf(specOf(l))) + 1)}::int[],
+        ${entry.lines.map((l) => (l.side === 'debit' ? l.amount : -l.amount).toString())}::numeric[])
   `.execute(trx);
   if (rows[0]?.status !== 'ok') throw new Error(`legacy posting answered ${rows[0]?.status}`);
   return { entryId };

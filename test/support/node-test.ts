@@ -46,7 +46,11 @@ function callerLocation(): Registration['location'] {
  */
 function recorder<F extends (...args: any[]) => any>(real: F): F {
   const record = function (this: unknown, ...args: unknown[]) {
-    recording!.push({ register: () => real.apply(this, args), name: typeof args[0] === 'string' ? args[0] : undefined, location: callerLocation() });
+    recording!.push({
+      register: () => real.apply(this, args),
+      name: typeof args[0] === 'string' ? args[0] : undefined,
+      location: callerLocation(),
+    });
     return Promise.resolve();
   } as unknown as F;
   // test.skip, test.todo, test.only, describe.skip, ... (whatever this Node's node:test has)
@@ -58,10 +62,18 @@ function recorder<F extends (...args: any[]) => any>(real: F): F {
 }
 
 const real = {
-  test: nodeTest.test, it: nodeTest.it, describe: nodeTest.describe, suite: nodeTest.suite,
-  before: nodeTest.before, after: nodeTest.after, beforeEach: nodeTest.beforeEach, afterEach: nodeTest.afterEach,
+  test: nodeTest.test,
+  it: nodeTest.it,
+  describe: nodeTest.describe,
+  suite: nodeTest.suite,
+  before: nodeTest.before,
+  after: nodeTest.after,
+  beforeEach: nodeTest.beforeEach,
+  afterEach: nodeTest.afterEach,
 };
-const recorders = Object.fromEntries(Object.entries(real).map(([name, fn]) => [name, recorder(fn as (...args: any[]) => any)])) as typeof real;
+const recorders = Object.fromEntries(
+  Object.entries(real).map(([name, fn]) => [name, recorder(fn as (...args: any[]) => any)]),
+) as typeof real;
 
 export let test = real.test;
 export let it = real.it;

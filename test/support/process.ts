@@ -22,13 +22,19 @@ export function serviceEntry(): Promise<string> {
   return entry;
 }
 
-/** Runs the service's entry point (src/main.ts) as a process of its own, as `npm start` does (with the tests' Node flags). */
+/** Runs the service's entry point (src/main.ts) as a process of its own, as `npm start` does (with the tests' Node
+ * flags). */
 export async function spawnServiceProcess(env: Record<string, string>): Promise<ChildProcess> {
   return spawn(process.execPath, [...testNodeFlags(), await serviceEntry()], {
     cwd: root,
     // The strict response check, as support/service.ts turns it on for the services it starts.
     // Behind PgBouncer (DATABASE_POOLER=transaction in the environment): LISTEN on the file's copy directly.
-    env: { MWA_STRICT_RESPONSES: 'fail', ...process.env, ...(process.env.TEST_DATABASE_DIRECT_URL ? { DATABASE_LISTEN_URL: process.env.TEST_DATABASE_DIRECT_URL } : {}), ...env },
+    env: {
+      MWA_STRICT_RESPONSES: 'fail',
+      ...process.env,
+      ...(process.env.TEST_DATABASE_DIRECT_URL ? { DATABASE_LISTEN_URL: process.env.TEST_DATABASE_DIRECT_URL } : {}),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

@@ -8,11 +8,20 @@ export interface RawResponse {
 }
 
 /** A plain HTTP call with full control of headers (fetch forbids setting Host). */
-export function rawRequest(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<RawResponse> {
+export function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<RawResponse> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: options.method ?? 'GET', headers: options.headers ?? {} },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
+        method: options.method ?? 'GET',
+        headers: options.headers ?? {},
+      },
       (res) => {
         // An event stream's body never ends: its status and headers are the answer.
         if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {

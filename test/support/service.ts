@@ -40,7 +40,8 @@ export async function startTestService(options: StartOptions = {}): Promise<Runn
     ...(process.env.TEST_DATABASE_DIRECT_URL ? { databaseListenUrl: process.env.TEST_DATABASE_DIRECT_URL } : {}),
     ...options.config,
   };
-  const embeddedImage = config.databaseUrl === 'memory://' && !options.embeddedImage ? await migratedImage() : options.embeddedImage;
+  const embeddedImage =
+    config.databaseUrl === 'memory://' && !options.embeddedImage ? await migratedImage() : options.embeddedImage;
   return startService({ logger: process.env.TEST_LOG === '1', ...options, embeddedImage, config });
 }
 
@@ -63,10 +64,18 @@ export interface Credentials {
   scopes: string[];
 }
 
-export async function admin<T = any>(service: RunningService, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+export async function admin<T = any>(
+  service: RunningService,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
   const res = await fetch(`${service.adminUrl}${path}`, {
     method,
-    headers: { authorization: `Bearer ${service.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${service.adminToken}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as T };
@@ -79,8 +88,22 @@ export async function createMerchant(service: RunningService, name = 'Test merch
 }
 
 export const allScopes = [
-  'remittances:write', 'kyc:write', 'exchange:write', 'cards:write', 'cards:secure', 'members:write',
-  'withdrawals:write', 'merchant:write', 'deposits:write', 'balances:read', 'webhooks:write', 'earn:write', 'qrpay:write', 'ledger:read', 'exports:write', 'events:read',
+  'remittances:write',
+  'kyc:write',
+  'exchange:write',
+  'cards:write',
+  'cards:secure',
+  'members:write',
+  'withdrawals:write',
+  'merchant:write',
+  'deposits:write',
+  'balances:read',
+  'webhooks:write',
+  'earn:write',
+  'qrpay:write',
+  'ledger:read',
+  'exports:write',
+  'events:read',
 ];
 
 export async function createKey(
@@ -92,7 +115,11 @@ export async function createKey(
   const res = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/api-keys`, {
     environment,
     scopes: options.scopes ?? allScopes,
-    ...(options.ip_allowlist !== undefined ? { ip_allowlist: options.ip_allowlist } : environment === 'production' ? { ip_allowlist: '127.0.0.1' } : {}),
+    ...(options.ip_allowlist !== undefined
+      ? { ip_allowlist: options.ip_allowlist }
+      : environment === 'production'
+        ? { ip_allowlist: '127.0.0.1' }
+        : {}),
     ...(options.expires_at ? { expires_at: options.expires_at } : {}),
   });
   if (res.status !== 201) throw new Error(`key creation failed: ${JSON.stringify(res.body)}`);
@@ -108,7 +135,11 @@ export async function createKey(
   };
 }
 
-export function clientFor(service: RunningService, creds: Credentials, options: { maxAttempts?: number; sleep?: (ms: number) => Promise<void> } = {}): MerchantWalletClient {
+export function clientFor(
+  service: RunningService,
+  creds: Credentials,
+  options: { maxAttempts?: number; sleep?: (ms: number) => Promise<void> } = {},
+): MerchantWalletClient {
   return new MerchantWalletClient({
     baseUrl: baseUrlFor(service, creds.environment),
     connectHost: '127.0.0.1',
@@ -157,7 +188,10 @@ export interface TestServiceOptions extends StartOptions {
  * describe's body; a `before` registered after it sees the service. A test about the process itself
  * spawns one instead (support/process.ts).
  */
-export function useTestService(options: TestServiceOptions & { merchant: false }, ready?: (setup: { service: RunningService }) => void): void;
+export function useTestService(
+  options: TestServiceOptions & { merchant: false },
+  ready?: (setup: { service: RunningService }) => void,
+): void;
 export function useTestService(options?: TestServiceOptions, ready?: (setup: TestServiceSetup) => void): void;
 export function useTestService(options: TestServiceOptions = {}, ready?: (setup: any) => void): void {
   const { merchant = {}, verifyLedger: verify = true, ...start } = options;

@@ -23,16 +23,33 @@ export interface SseConnection {
   close(): void;
 }
 
-export async function openSse(baseUrl: string, token: string, path: string, headers: Record<string, string> = {}): Promise<SseConnection> {
+export async function openSse(
+  baseUrl: string,
+  token: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<SseConnection> {
   const url = new URL(path, baseUrl);
   let req!: ClientRequest;
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
-    req = request({ host: '127.0.0.1', port: url.port, path: url.pathname + url.search, headers: { host: url.host, 'x-auth-token': `Bearer ${token}`, accept: 'text/event-stream', ...headers } }, resolve);
+    req = request(
+      {
+        host: '127.0.0.1',
+        port: url.port,
+        path: url.pathname + url.search,
+        headers: { host: url.host, 'x-auth-token': `Bearer ${token}`, accept: 'text/event-stream', ...headers },
+      },
+      resolve,
+    );
     req.on('error', reject);
     req.end();
   });
   const conn: SseConnection = {
-    status: res.statusCode ?? 0, headers: res.headers, events: [], comments: [], body: '',
+    status: res.statusCode ?? 0,
+    headers: res.headers,
+    events: [],
+    comments: [],
+    body: '',
     ended: new Promise<void>((resolve) => {
       res.on('end', resolve);
       res.on('close', resolve);
@@ -41,7 +58,8 @@ export async function openSse(baseUrl: string, token: string, path: string, head
     async waitFor(count, timeoutMs = 5_000) {
       const deadline = Date.now() + timeoutMs;
       while (conn.events.length < count) {
-        if (Date.now() > deadline) throw new Error(`stream: ${conn.events.length} of ${count} events after ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`stream: ${conn.events.length} of ${count} events after ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 10));
       }
       return conn.events.slice(0, count);

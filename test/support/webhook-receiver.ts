@@ -33,10 +33,11 @@ export async function startReceiver(answer: (r: Received) => Answer | Promise<An
     port,
     url: (path = '/hook') => `http://127.0.0.1:${port}${path}`,
     received,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -3,6 +3,8 @@
  * every event to the worker, which renders each file's own and sends it to the runner. Writes
  * nothing itself.
  */
-export default async function* workerReporter(source: AsyncIterable<{ type: string; data: unknown }>): AsyncGenerator<string> {
+export default async function* workerReporter(
+  source: AsyncIterable<{ type: string; data: unknown }>,
+): AsyncGenerator<string> {
   for await (const event of source) (globalThis as any)[Symbol.for('mwa.test-worker')]?.event(event);
 }

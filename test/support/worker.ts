@@ -47,7 +47,10 @@ interface FileRun {
   locations: Map<string, { file: string; line: number; column: number }>;
 }
 
-const send = (message: unknown) => new Promise<void>((resolve, reject) => process.send!(message, (err: Error | null) => (err ? reject(err) : resolve())));
+const send = (message: unknown) =>
+  new Promise<void>((resolve, reject) =>
+    process.send!(message, (err: Error | null) => (err ? reject(err) : resolve())),
+  );
 
 let current: FileRun | undefined;
 const escaped: string[] = [];
@@ -85,7 +88,7 @@ const escaped: string[] = [];
 
 for (const kind of ['uncaughtException', 'unhandledRejection'] as const) {
   process.on(kind, (err: unknown) => {
-    escaped.push(`${kind}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    escaped.push(`${kind}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   });
 }
 
@@ -137,7 +140,9 @@ async function runFile({ file, bundle }: RunMessage): Promise<void> {
     renderer,
     counts: { tests: 0, suites: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0 },
     passed: undefined,
-    locations: new Map(registrations.flatMap((r) => (r.name !== undefined && r.location ? [[r.name, r.location] as const] : []))),
+    locations: new Map(
+      registrations.flatMap((r) => (r.name !== undefined && r.location ? [[r.name, r.location] as const] : [])),
+    ),
   };
   current = run;
   await nodeTestDescribe(file, () => {
@@ -157,7 +162,9 @@ async function runFile({ file, bundle }: RunMessage): Promise<void> {
   if (database) {
     process.env.TEST_DATABASE_URL = baseDatabaseUrl;
     const { dropPostgresDatabase } = await import('./database.js');
-    await dropPostgresDatabase(baseDatabaseUrl, database.name).catch((err: unknown) => escaped.push(`could not drop ${database!.name}: ${String(err)}`));
+    await dropPostgresDatabase(baseDatabaseUrl, database.name).catch((err: unknown) =>
+      escaped.push(`could not drop ${database!.name}: ${String(err)}`),
+    );
   }
   // Let what the file left behind show itself (a rejection, a timer about to fire) before counting;
   // what is still there after a moment more is left running (a handle that was closing is gone).
@@ -193,10 +200,12 @@ let queue = Promise.resolve();
 process.on('message', (message: RunMessage | { type: 'exit' }) => {
   if (message.type === 'exit') process.exit(0);
   if (message.type === 'run') {
-    queue = queue.then(() => runFile(message)).catch((err: unknown) => {
-      process.stderr.write(`test worker: ${err instanceof Error ? err.stack : String(err)}\n`);
-      process.exit(70);
-    });
+    queue = queue
+      .then(() => runFile(message))
+      .catch((err: unknown) => {
+        process.stderr.write(`test worker: ${err instanceof Error ? err.stack : String(err)}\n`);
+        process.exit(70);
+      });
   }
 });
 void send({ type: 'ready' });

@@ -12,14 +12,28 @@ import { DEFAULT_BASE_URL } from './config.js';
 import { CLI_VERSION, Context } from './context.js';
 import { CommandError, EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, processIo, UsageError, type Io } from './io.js';
 
-export const commands: CommandSpec[] = [listen, trigger, clockShow, clockAdvance, eventsList, eventsGet, eventsReplay, request, login];
+export const commands: CommandSpec[] = [
+  listen,
+  trigger,
+  clockShow,
+  clockAdvance,
+  eventsList,
+  eventsGet,
+  eventsReplay,
+  request,
+  login,
+];
 
 /** Words that only group subcommands (`mwa events` alone is not a command). */
 const groups: Record<string, string> = { events: 'List, show and replay events' };
 
 export const globalOptions: Record<string, OptionSpec> = {
   json: { type: 'boolean', description: 'Machine-readable output: JSON, one document per line' },
-  profile: { type: 'string', placeholder: '<name>', description: 'The config file\'s profile (default $MWA_PROFILE, else "default")' },
+  profile: {
+    type: 'string',
+    placeholder: '<name>',
+    description: 'The config file\'s profile (default $MWA_PROFILE, else "default")',
+  },
   help: { type: 'boolean', short: 'h', description: 'Show help' },
   version: { type: 'boolean', description: 'Print the version' },
 };
@@ -42,7 +56,8 @@ export function splitCommand(argv: string[]): { words: string[]; rest: string[] 
       continue;
     }
     const candidate = [...words, a].join(' ');
-    const extends_ = words.length === 0 || [...byName.keys()].some((n) => n === candidate || n.startsWith(`${candidate} `));
+    const extends_ =
+      words.length === 0 || [...byName.keys()].some((n) => n === candidate || n.startsWith(`${candidate} `));
     if (extends_ && (words.length === 0 || byName.has(candidate) || groups[candidate] !== undefined)) {
       words.push(a);
       continue;
@@ -55,11 +70,16 @@ export function splitCommand(argv: string[]): { words: string[]; rest: string[] 
 
 function optionConfig(spec: CommandSpec | undefined): NonNullable<ParseArgsConfig['options']> {
   const all = { ...globalOptions, ...(spec?.options ?? {}) };
-  return Object.fromEntries(Object.entries(all).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}) }]));
+  return Object.fromEntries(
+    Object.entries(all).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}) }]),
+  );
 }
 
 function optionLines(options: Record<string, OptionSpec>): string[] {
-  const rows = Object.entries(options).map(([name, o]) => [`${o.short ? `-${o.short}, ` : '    '}--${name}${o.placeholder ? ` ${o.placeholder}` : ''}`, o.description]);
+  const rows = Object.entries(options).map(([name, o]) => [
+    `${o.short ? `-${o.short}, ` : '    '}--${name}${o.placeholder ? ` ${o.placeholder}` : ''}`,
+    o.description,
+  ]);
   const width = Math.max(...rows.map((r) => r[0]!.length));
   return rows.map(([a, b]) => `  ${a!.padEnd(width)}  ${b}`);
 }
@@ -82,7 +102,7 @@ export function mainHelp(): string {
     'A *.localhost base URL connects to 127.0.0.1 and sends its host name (RFC 6761).',
     'Exit status: 0 done, 1 an API error, 2 a usage error.',
     '',
-    'mwa <command> --help shows a command\'s options and examples.',
+    "mwa <command> --help shows a command's options and examples.",
   ].join('\n');
 }
 
@@ -102,7 +122,12 @@ export function commandHelp(spec: CommandSpec): string {
 function groupHelp(group: string): string {
   const subs = commands.filter((c) => c.name.startsWith(`${group} `));
   const width = Math.max(...subs.map((c) => c.name.length));
-  return [`mwa ${group}: ${groups[group]}`, '', 'Commands:', ...subs.map((c) => `  mwa ${c.name.padEnd(width)}  ${c.summary}`)].join('\n');
+  return [
+    `mwa ${group}: ${groups[group]}`,
+    '',
+    'Commands:',
+    ...subs.map((c) => `  mwa ${c.name.padEnd(width)}  ${c.summary}`),
+  ].join('\n');
 }
 
 /** Runs `mwa` with these arguments; resolves with the exit status. */
@@ -135,7 +160,13 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
           io.stdout(`${groupHelp(name)}\n`);
           return EXIT_OK;
         }
-        throw new UsageError(`"mwa ${name}" needs a command: ${commands.filter((c) => c.name.startsWith(`${name} `)).map((c) => c.name.split(' ')[1]).join(', ')}`, name);
+        throw new UsageError(
+          `"mwa ${name}" needs a command: ${commands
+            .filter((c) => c.name.startsWith(`${name} `))
+            .map((c) => c.name.split(' ')[1])
+            .join(', ')}`,
+          name,
+        );
       }
       throw new UsageError(`unknown command "${name}"`);
     }
@@ -151,7 +182,8 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     }
     const { min, max, names } = spec.positionals ?? { min: 0, max: 0 };
     if (parsed.positionals.length < min) throw new UsageError(`missing ${names ?? 'arguments'}`, spec.name);
-    if (parsed.positionals.length > max) throw new UsageError(`unexpected argument "${parsed.positionals[max]}"`, spec.name);
+    if (parsed.positionals.length > max)
+      throw new UsageError(`unexpected argument "${parsed.positionals[max]}"`, spec.name);
     ctx = new Context(io, parsed.values as Context['values'], parsed.positionals);
     return (await spec.run(ctx)) ?? EXIT_OK;
   } catch (err) {
@@ -165,12 +197,25 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
 export function report(err: unknown, io: Io, json: boolean): number {
   if (err instanceof UsageError) {
     const hint = `Run "mwa ${err.command ? `${err.command} ` : ''}--help" for usage.`;
-    io.stderr(json ? `${JSON.stringify({ error: { kind: 'usage', message: err.message } })}\n` : `mwa: ${err.message}\n${hint}\n`);
+    io.stderr(
+      json
+        ? `${JSON.stringify({ error: { kind: 'usage', message: err.message } })}\n`
+        : `mwa: ${err.message}\n${hint}\n`,
+    );
     return EXIT_USAGE;
   }
   if (err instanceof MerchantWalletError) {
-    const e = { kind: 'api', status: err.status, type: err.type, code: err.code, message: err.message, request_id: err.requestId || undefined };
-    io.stderr(json ? `${JSON.stringify({ error: e })}\n` : `mwa: ${err.status ? `${err.status} ` : ''}${err.message}\n`);
+    const e = {
+      kind: 'api',
+      status: err.status,
+      type: err.type,
+      code: err.code,
+      message: err.message,
+      request_id: err.requestId || undefined,
+    };
+    io.stderr(
+      json ? `${JSON.stringify({ error: e })}\n` : `mwa: ${err.status ? `${err.status} ` : ''}${err.message}\n`,
+    );
     return EXIT_API_ERROR;
   }
   const message = err instanceof Error ? err.message : String(err);

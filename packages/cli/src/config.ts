@@ -46,7 +46,9 @@ export function readConfig(path: string): ConfigFile {
   }
   try {
     const parsed = JSON.parse(text) as Partial<ConfigFile>;
-    return { profiles: parsed && typeof parsed.profiles === 'object' && parsed.profiles !== null ? parsed.profiles : {} };
+    return {
+      profiles: parsed && typeof parsed.profiles === 'object' && parsed.profiles !== null ? parsed.profiles : {},
+    };
   } catch {
     throw new UsageError(`${path} is not valid JSON: fix or delete it, then run mwa login again`);
   }
@@ -63,12 +65,17 @@ export function writeConfig(path: string, config: ConfigFile): void {
 
 export function profileName(flag: string | undefined, env: Record<string, string | undefined>): string {
   const name = flag ?? env['MWA_PROFILE'] ?? 'default';
-  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new UsageError(`invalid profile name "${name}" (letters, digits, _ . -)`);
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name))
+    throw new UsageError(`invalid profile name "${name}" (letters, digits, _ . -)`);
   return name;
 }
 
 /** The profile's fields with the environment's on top; a usage error naming what is missing. */
-export function resolveCredentials(env: Record<string, string | undefined>, profile: Profile | undefined, name: string): Credentials {
+export function resolveCredentials(
+  env: Record<string, string | undefined>,
+  profile: Profile | undefined,
+  name: string,
+): Credentials {
   const pick = (envName: string, field: keyof Profile) => env[envName] || profile?.[field] || undefined;
   const creds = {
     baseUrl: pick('MWA_BASE_URL', 'base_url') ?? DEFAULT_BASE_URL,
@@ -82,7 +89,9 @@ export function resolveCredentials(env: Record<string, string | undefined>, prof
     creds.signingKey ? undefined : 'MWA_SIGNING_KEY',
   ].filter((x) => x !== undefined);
   if (missing.length) {
-    throw new UsageError(`no credentials: set ${missing.join(', ')} (and MWA_BASE_URL), or run "mwa login"${name === 'default' ? '' : ` --profile ${name}`}`);
+    throw new UsageError(
+      `no credentials: set ${missing.join(', ')} (and MWA_BASE_URL), or run "mwa login"${name === 'default' ? '' : ` --profile ${name}`}`,
+    );
   }
   checkBaseUrl(creds.baseUrl);
   return creds as Credentials;
@@ -95,7 +104,8 @@ export function checkBaseUrl(url: string): void {
   } catch {
     throw new UsageError(`invalid base URL "${url}"`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`invalid base URL "${url}": http or https only`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new UsageError(`invalid base URL "${url}": http or https only`);
   if (u.search || u.hash) throw new UsageError(`invalid base URL "${url}": no query string or fragment`);
 }
 

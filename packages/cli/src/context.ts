@@ -1,6 +1,15 @@
 /** What every command gets: its parsed arguments, output helpers, the profile and a client. */
 import { MerchantWalletClient, SDK_VERSION, type TokenStore } from '@merchant-wallet/sdk';
-import { configPath, profileName, readConfig, resolveCredentials, writeConfig, type ConfigFile, type Credentials, type Profile } from './config.js';
+import {
+  configPath,
+  profileName,
+  readConfig,
+  resolveCredentials,
+  writeConfig,
+  type ConfigFile,
+  type Credentials,
+  type Profile,
+} from './config.js';
 import type { Io } from './io.js';
 import { fileTokenStore, tokenCachePath } from './token-store.js';
 

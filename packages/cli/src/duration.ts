@@ -22,7 +22,8 @@ export function parseDuration(text: string): number {
   for (let m = part.exec(input); m !== null; m = part.exec(input)) {
     const unit = m[2] as Unit;
     const rank = ORDER.indexOf(unit);
-    if (rank <= last) throw new DurationError(`invalid duration "${text}": units go largest first, each once (e.g. 1h30m)`);
+    if (rank <= last)
+      throw new DurationError(`invalid duration "${text}": units go largest first, each once (e.g. 1h30m)`);
     last = rank;
     total += Number(m[1]) * UNIT_SECONDS[unit];
     matched = part.lastIndex;

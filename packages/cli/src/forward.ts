@@ -17,7 +17,13 @@ export interface ForwardResult {
 /** A receiver gets as long as the service gives a webhook endpoint (extensions section 5). */
 export const FORWARD_TIMEOUT_MS = 15_000;
 
-export function forwardEvent(url: URL, secret: string, event: { event_id: string }, body: string, timeoutMs = FORWARD_TIMEOUT_MS): Promise<ForwardResult> {
+export function forwardEvent(
+  url: URL,
+  secret: string,
+  event: { event_id: string },
+  body: string,
+  timeoutMs = FORWARD_TIMEOUT_MS,
+): Promise<ForwardResult> {
   const started = performance.now();
   const timestamp = Math.floor(Date.now() / 1000);
   const headers: Record<string, string> = {
@@ -45,7 +51,9 @@ export function forwardEvent(url: URL, secret: string, event: { event_id: string
       agent: false,
       timeout: timeoutMs,
     });
-    req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer in ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    req.on('timeout', () =>
+      req.destroy(Object.assign(new Error(`no answer in ${timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+    );
     req.on('error', (err: NodeJS.ErrnoException) => done({ status: undefined, error: err.code ?? err.message }));
     req.on('response', (res) => {
       res.resume();

@@ -25,7 +25,10 @@ export const EXIT_USAGE = 2;
 /** A mistake in the command line (or missing credentials): exit status 2, with the command's usage hint. */
 export class UsageError extends Error {
   override name = 'UsageError';
-  constructor(message: string, readonly command?: string) {
+  constructor(
+    message: string,
+    readonly command?: string,
+  ) {
     super(message);
   }
 }

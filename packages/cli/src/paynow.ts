@@ -14,7 +14,16 @@ export function crc16(text: string): string {
 
 export function payNowQr(amount: string, merchantName = 'MWA TRIGGER SHOP'): string {
   const account = tlv('00', 'SG.PAYNOW') + tlv('01', '2') + tlv('02', '201403121W') + tlv('03', '1');
-  const body = tlv('00', '01') + tlv('01', '12') + tlv('26', account) + tlv('52', '5812') + tlv('53', '702') + tlv('54', amount)
-    + tlv('58', 'SG') + tlv('59', merchantName) + tlv('60', 'Singapore') + '6304';
+  const body =
+    tlv('00', '01') +
+    tlv('01', '12') +
+    tlv('26', account) +
+    tlv('52', '5812') +
+    tlv('53', '702') +
+    tlv('54', amount) +
+    tlv('58', 'SG') +
+    tlv('59', merchantName) +
+    tlv('60', 'Singapore') +
+    '6304';
   return body + crc16(body);
 }

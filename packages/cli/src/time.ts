@@ -21,7 +21,8 @@ export async function parseTime(ctx: Context, text: string, option: string, comm
   try {
     seconds = parseDuration(text);
   } catch (err) {
-    if (err instanceof DurationError) throw new UsageError(`${option}: "${text}" is neither an ISO 8601 time nor a duration such as 2h or 3d`, command);
+    if (err instanceof DurationError)
+      throw new UsageError(`${option}: "${text}" is neither an ISO 8601 time nor a duration such as 2h or 3d`, command);
     throw err;
   }
   return new Date((await merchantNow(ctx)) - seconds * 1000).toISOString();

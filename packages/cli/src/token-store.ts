@@ -33,7 +33,9 @@ export function fileTokenStore(path: string, c: Credentials): TokenStore {
     load: () => read(path)[id],
     save: (token) => {
       const nowS = Date.now() / 1000;
-      const entries = Object.fromEntries(Object.entries(read(path)).filter(([, t]) => typeof t?.expired_at === 'number' && t.expired_at > nowS));
+      const entries = Object.fromEntries(
+        Object.entries(read(path)).filter(([, t]) => typeof t?.expired_at === 'number' && t.expired_at > nowS),
+      );
       entries[id] = token;
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       const tmp = `${path}.${process.pid}.tmp`;

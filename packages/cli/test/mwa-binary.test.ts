@@ -70,7 +70,13 @@ describe('the mwa binary against a service', () => {
       startTestService({
         // The reference's rate limits as they are: some 40 mwa runs in a minute share one token
         // (the token cache), where an exchange per run would meet the 20 exchanges a minute a key gets.
-        config: { workers: true, jobPollIntervalMs: 50, simulatorConfirmDelayMs: 50, upstreamReconcileDelayMs: 100, upstreamCallTimeoutMs: 300 },
+        config: {
+          workers: true,
+          jobPollIntervalMs: 50,
+          simulatorConfirmDelayMs: 50,
+          upstreamReconcileDelayMs: 100,
+          upstreamCallTimeoutMs: 300,
+        },
       }),
       buildBinary(),
     ]);
@@ -105,9 +111,15 @@ describe('the mwa binary against a service', () => {
     await service?.close();
   });
 
-  function mwa(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  function mwa(
+    args: string[],
+    extraEnv: Record<string, string> = {},
+  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [bin, ...args], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [bin, ...args], {
+        env: { ...env, ...extraEnv },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -133,7 +145,11 @@ describe('the mwa binary against a service', () => {
 
   it('mwa listen --forward-to delivers, signed for standardwebhooks, within 5 s, the event each mwa trigger caused; a dropped stream resumes without a loss or a repeat', async () => {
     // localhost: the CLI connects to the loopback address itself (RFC 6761) and sends the name.
-    listen = spawn(process.execPath, [bin, 'listen', '--forward-to', `http://localhost:${receiverPort}/hooks`, '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    listen = spawn(
+      process.execPath,
+      [bin, 'listen', '--forward-to', `http://localhost:${receiverPort}/hooks`, '--json'],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let buffered = '';
     let listenErr = '';
     listen.stdout!.on('data', (d: Buffer) => {
@@ -145,9 +161,11 @@ describe('the mwa binary against a service', () => {
       }
     });
     listen.stderr!.on('data', (d: Buffer) => (listenErr += d.toString()));
-    const ready = (await waitFor('listen ready', () => listenLines.find((l) => l['ready'] === true), 20_000).catch((err) => {
-      throw new Error(`${err.message}\n${listenErr}`);
-    })) as { secret: string; forward_to: string };
+    const ready = (await waitFor('listen ready', () => listenLines.find((l) => l['ready'] === true), 20_000).catch(
+      (err) => {
+        throw new Error(`${err.message}\n${listenErr}`);
+      },
+    )) as { secret: string; forward_to: string };
     assert.match(ready.secret, /^whsec_/);
     assert.equal(ready.forward_to, `http://localhost:${receiverPort}/hooks`);
     const verifier = new Webhook(ready.secret);
@@ -158,14 +176,26 @@ describe('the mwa binary against a service', () => {
       const result = JSON.parse(r.stdout) as { event_type: string; id: string };
       assert.equal(result.event_type, type);
       const exited = Date.now();
-      const d = await waitFor(`${type} (${result.id}) delivered`, () => deliveries.find((x) => x.event.event_type === type && x.event.data.id === result.id), 5_000);
+      const d = await waitFor(
+        `${type} (${result.id}) delivered`,
+        () => deliveries.find((x) => x.event.event_type === type && x.event.data.id === result.id),
+        5_000,
+      );
       assert.ok(d.at - exited <= 5_000);
       // Throws unless webhook-id, webhook-timestamp and webhook-signature verify over the exact body.
-      const verified = verifier.verify(d.body, { 'webhook-id': String(d.headers['webhook-id']), 'webhook-timestamp': String(d.headers['webhook-timestamp']), 'webhook-signature': String(d.headers['webhook-signature']) }) as { event_id: string };
+      const verified = verifier.verify(d.body, {
+        'webhook-id': String(d.headers['webhook-id']),
+        'webhook-timestamp': String(d.headers['webhook-timestamp']),
+        'webhook-signature': String(d.headers['webhook-signature']),
+      }) as { event_id: string };
       assert.equal(verified.event_id, d.event.event_id);
       assert.equal(d.headers['webhook-id'], d.event.event_id);
       assert.equal(d.headers['host'], `localhost:${receiverPort}`);
-      await waitFor(`the listen line of ${d.event.event_id}`, () => listenLines.find((l) => l['event_id'] === d.event.event_id && l['status'] === 204), 2_000);
+      await waitFor(
+        `the listen line of ${d.event.event_id}`,
+        () => listenLines.find((l) => l['event_id'] === d.event.event_id && l['status'] === 204),
+        2_000,
+      );
     };
     // The flows that wait for an upstream's answer run side by side (qrpay.order.failed, which makes the
     // QR provider refuse this merchant's payments for a moment, runs alone).
@@ -179,7 +209,10 @@ describe('the mwa binary against a service', () => {
     service.publicApp.server.closeAllConnections();
     await check('deposit.credited');
     await check('withdrawal.settled');
-    assert.ok(listenLines.some((l) => typeof l['disconnected'] === 'string'), 'the stream was dropped');
+    assert.ok(
+      listenLines.some((l) => typeof l['disconnected'] === 'string'),
+      'the stream was dropped',
+    );
     const resumed = listenLines.find((l) => l['reconnected'] === 1) as { last_event_id: string } | undefined;
     assert.ok(resumed, 'and resumed');
     assert.ok(before.has(resumed.last_event_id), 'after an event received before the drop');
@@ -237,7 +270,14 @@ describe('the mwa binary against a service', () => {
     assert.equal(JSON.parse(missing.stderr).error.status, 404);
 
     // request: signed, with an idempotency key, on behalf of a member.
-    const created = await mwa(['request', 'POST', '/v1/members', '--data', '{"external_member_id":"cli-request-1"}', '--json']);
+    const created = await mwa([
+      'request',
+      'POST',
+      '/v1/members',
+      '--data',
+      '{"external_member_id":"cli-request-1"}',
+      '--json',
+    ]);
     assert.equal(created.code, 0, created.stderr);
     assert.equal(JSON.parse(created.stdout).external_member_id, 'cli-request-1');
     const balances = await mwa(['request', 'get', '/v1/balances', '--member', 'cli-request-1', '--json']);
@@ -247,11 +287,25 @@ describe('the mwa binary against a service', () => {
     assert.equal(duplicate.code, 1);
     assert.match(duplicate.stderr, /409 duplicate_resource/);
 
-    const replay = await mwa(['events', 'replay', 'whe_00000000-0000-4000-8000-000000000000', '--since', '1h', '--json']);
+    const replay = await mwa([
+      'events',
+      'replay',
+      'whe_00000000-0000-4000-8000-000000000000',
+      '--since',
+      '1h',
+      '--json',
+    ]);
     assert.equal(replay.code, 1);
     assert.equal(JSON.parse(replay.stderr).error.status, 404);
     // A real endpoint: the deposit.credited events of the first test (before the endpoint existed) are queued to it.
-    const endpoint = await mwa(['request', 'POST', '/v1/webhooks/endpoints', '--data', JSON.stringify({ url: `http://127.0.0.1:${receiverPort}/endpoint`, event_types: ['deposit.credited'] }), '--json']);
+    const endpoint = await mwa([
+      'request',
+      'POST',
+      '/v1/webhooks/endpoints',
+      '--data',
+      JSON.stringify({ url: `http://127.0.0.1:${receiverPort}/endpoint`, event_types: ['deposit.credited'] }),
+      '--json',
+    ]);
     assert.equal(endpoint.code, 0, endpoint.stderr);
     const endpointId = JSON.parse(endpoint.stdout).id as string;
     const replayed = await mwa(['events', 'replay', endpointId, '--since', '3d', '--json']);
@@ -263,14 +317,25 @@ describe('the mwa binary against a service', () => {
     // A production key: trigger refuses before it makes anything up (no member, no deposit).
     const prod = await createKey(service, prodMerchant, { environment: 'production', scopes: allScopes });
     const refused = await mwa(['trigger', 'deposit.credited'], {
-      MWA_BASE_URL: baseUrlFor(service, 'production'), MWA_CLIENT_ID: prod.clientId, MWA_API_KEY: prod.apiKey, MWA_SIGNING_KEY: prod.signingKey,
+      MWA_BASE_URL: baseUrlFor(service, 'production'),
+      MWA_CLIENT_ID: prod.clientId,
+      MWA_API_KEY: prod.apiKey,
+      MWA_SIGNING_KEY: prod.signingKey,
     });
     assert.equal(refused.code, 1, refused.stderr);
     assert.match(refused.stderr, /mwa trigger works in the sandbox only/);
-    assert.equal((await service.ctx.db.selectFrom('members').select('id').where('merchant_id', '=', prodMerchant).execute()).length, 0);
+    assert.equal(
+      (await service.ctx.db.selectFrom('members').select('id').where('merchant_id', '=', prodMerchant).execute())
+        .length,
+      0,
+    );
 
     // Every sandbox run of this file used the token the first one obtained (tokens.json, 0600, beside no secret).
-    const tokens = await service.ctx.db.selectFrom('access_tokens').select('token_hash').where('key_id', '=', keyId).execute();
+    const tokens = await service.ctx.db
+      .selectFrom('access_tokens')
+      .select('token_hash')
+      .where('key_id', '=', keyId)
+      .execute();
     assert.equal(tokens.length, 1);
     const cache = join(env.HOME!, '.cache', 'mwa', 'tokens.json');
     assert.equal(statSync(cache).mode & 0o777, 0o600);

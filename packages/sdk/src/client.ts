@@ -9,13 +9,25 @@
 import { randomUUID } from 'node:crypto';
 import { resolveConfig, type MerchantWalletClientOptions, type ResolvedConfig } from './config.js';
 import { abortable, combineSignals, throwIfAborted } from './abort.js';
-import { errorFromResponse, headerValue, MerchantWalletAPIError, MerchantWalletError, StepUpRequiredError } from './errors.js';
+import {
+  errorFromResponse,
+  headerValue,
+  MerchantWalletAPIError,
+  MerchantWalletError,
+  StepUpRequiredError,
+} from './errors.js';
 import { paginate, type PaginateOptions } from './pagination.js';
 import { createResources, type Resources } from './resources.js';
 import { decideRetry, delayBeforeRetry } from './retry.js';
 import { isSignedMethod, signRequest } from './signing.js';
 import { TokenCache, type TokenExchangeResult } from './token.js';
-import { HttpTransport, StaleSocketError, type OpenedStream, type OutgoingRequest, type RawResponse } from './transport.js';
+import {
+  HttpTransport,
+  StaleSocketError,
+  type OpenedStream,
+  type OutgoingRequest,
+  type RawResponse,
+} from './transport.js';
 import type { CallOptions, RequestOptions, StreamRequestOptions } from './request-options.js';
 import type { HttpMethod, ListEnvelope, QueryParams, TokenResponse } from './types.js';
 
@@ -62,7 +74,8 @@ export function buildQueryString(query: QueryParams | undefined): string {
 }
 
 function checkTimeout(ms: number): void {
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) throw new TypeError('timeoutMs must be a finite number > 0');
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0)
+    throw new TypeError('timeoutMs must be a finite number > 0');
 }
 
 function isSuccess(status: number): boolean {
@@ -76,7 +89,12 @@ function isSuccess(status: number): boolean {
  * write without a key might have run, and a second copy would run again.
  */
 function mayResend(call: PreparedCall): boolean {
-  return call.method === 'GET' || call.method === 'DELETE' || call.idempotencyKey !== undefined || call.resendWithoutKey === true;
+  return (
+    call.method === 'GET' ||
+    call.method === 'DELETE' ||
+    call.idempotencyKey !== undefined ||
+    call.resendWithoutKey === true
+  );
 }
 
 export class MerchantWalletClient implements Resources {
@@ -111,7 +129,12 @@ export class MerchantWalletClient implements Resources {
   constructor(options: MerchantWalletClientOptions) {
     this.cfg = resolveConfig(options);
     this.transport = new HttpTransport(this.cfg);
-    this.tokens = new TokenCache(() => this.exchangeToken(), this.cfg.now, this.cfg.tokenRenewSkewSeconds, this.cfg.tokenStore);
+    this.tokens = new TokenCache(
+      () => this.exchangeToken(),
+      this.cfg.now,
+      this.cfg.tokenRenewSkewSeconds,
+      this.cfg.tokenStore,
+    );
     this.attachResources();
   }
 
@@ -244,7 +267,8 @@ export class MerchantWalletClient implements Resources {
     const method = String(opts.method ?? '').toUpperCase() as HttpMethod;
     if (!METHODS.has(method)) throw new TypeError(`unsupported method ${String(opts.method)}`);
     if (typeof opts.path !== 'string' || opts.path === '') throw new TypeError('path required');
-    if (opts.body !== undefined && opts.rawBody !== undefined) throw new TypeError('pass either body or rawBody, not both');
+    if (opts.body !== undefined && opts.rawBody !== undefined)
+      throw new TypeError('pass either body or rawBody, not both');
 
     const path = opts.path.startsWith('/') ? opts.path : `/${opts.path}`;
     const qs = buildQueryString(opts.query);
@@ -263,7 +287,8 @@ export class MerchantWalletClient implements Resources {
 
     let idempotencyKey: string | undefined;
     if (typeof opts.idempotencyKey === 'string') idempotencyKey = opts.idempotencyKey;
-    else if (opts.idempotencyKey === undefined && (method === 'POST' || method === 'PUT' || method === 'PATCH')) idempotencyKey = randomUUID();
+    else if (opts.idempotencyKey === undefined && (method === 'POST' || method === 'PUT' || method === 'PATCH'))
+      idempotencyKey = randomUUID();
 
     const headers: Record<string, string | undefined> = {};
     if (opts.stepUp !== undefined) headers['x-step-up'] = opts.stepUp;
@@ -306,7 +331,8 @@ export class MerchantWalletClient implements Resources {
     if (call.onBehalfOf !== undefined) h['x-on-behalf-of'] = call.onBehalfOf;
     if (call.idempotencyKey !== undefined) h['x-idempotency-key'] = call.idempotencyKey;
     if (call.bodyBytes !== undefined) h['content-type'] = 'application/json';
-    if (call.bodyBytes !== undefined || call.method !== 'GET') h['content-length'] = String(call.bodyBytes?.length ?? 0);
+    if (call.bodyBytes !== undefined || call.method !== 'GET')
+      h['content-length'] = String(call.bodyBytes?.length ?? 0);
     if (call.sign) {
       const timestamp = call.timestamp ?? String(Math.floor(this.cfg.now() / 1000));
       const nonce = call.nonce ?? randomUUID();
@@ -324,7 +350,17 @@ export class MerchantWalletClient implements Resources {
     Object.assign(h, call.headers);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(h)) if (v !== undefined) headers[k] = v;
-    return { out: { method: call.method, path: call.pathWithQuery, headers, body: call.bodyBytes, timeoutMs: call.timeoutMs, signal: call.signal }, token };
+    return {
+      out: {
+        method: call.method,
+        path: call.pathWithQuery,
+        headers,
+        body: call.bodyBytes,
+        timeoutMs: call.timeoutMs,
+        signal: call.signal,
+      },
+      token,
+    };
   }
 
   /** One attempt; a request that failed only because a kept-alive socket had been closed by the server is re-sent once with fresh headers. */
@@ -361,8 +397,11 @@ export class MerchantWalletClient implements Resources {
         const err = errorFromResponse(res.status, res.headers, res.body, res.rawBody);
         if (err instanceof StepUpRequiredError) {
           // The repeat is the same prepared call (body bytes, key) with x-step-up; not retried here.
-          err.bindRepeat(call.idempotencyKey, async (challengeId) =>
-            (await this.execute({ ...call, headers: { ...call.headers, 'x-step-up': challengeId } }, true)).body);
+          err.bindRepeat(
+            call.idempotencyKey,
+            async (challengeId) =>
+              (await this.execute({ ...call, headers: { ...call.headers, 'x-step-up': challengeId } }, true)).body,
+          );
         }
         if (resendOnInvalidToken && call.auth && !tokenResent && err.status === 401 && err.code === 'invalid_token') {
           // Drop the token that was refused, exchange again and resend once (not counted as an attempt).
@@ -382,7 +421,11 @@ export class MerchantWalletClient implements Resources {
       }
       // A 429 is refused before anything runs; any other failure of a keyless write may have run.
       if (decision.reason !== 'rate_limited' && !mayResend(call)) throw error;
-      await abortable(this.cfg.sleep(delayBeforeRetry(decision, attempt - 1, this.cfg)), call.signal, `while waiting to retry ${call.method} ${call.pathWithQuery}`);
+      await abortable(
+        this.cfg.sleep(delayBeforeRetry(decision, attempt - 1, this.cfg)),
+        call.signal,
+        `while waiting to retry ${call.method} ${call.pathWithQuery}`,
+      );
     }
   }
 

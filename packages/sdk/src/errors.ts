@@ -131,7 +131,8 @@ export class MerchantWalletRateLimitError extends MerchantWalletError {
     super(init);
     this.name = 'MerchantWalletRateLimitError';
     const header = headerValue(init.headers ?? {}, 'retry-after');
-    const given = header !== undefined && /^\d+(\.\d+)?$/.test(header.trim()) ? Number(header.trim()) : init.body['retry_after'];
+    const given =
+      header !== undefined && /^\d+(\.\d+)?$/.test(header.trim()) ? Number(header.trim()) : init.body['retry_after'];
     this.retryAfter = typeof given === 'number' && Number.isFinite(given) ? given : undefined;
   }
 }
@@ -220,7 +221,10 @@ export class StepUpRequiredError extends MerchantWalletInvalidRequestError {
    * with a new `StepUpRequiredError` (challenge not completed, expired, used, or for another request).
    */
   repeat<T = unknown>(challengeId: string = this.challengeId): Promise<T> {
-    if (!this.repeater) return Promise.reject(new TypeError('this error was not produced by a client call; repeat the call with { stepUp, idempotencyKey }'));
+    if (!this.repeater)
+      return Promise.reject(
+        new TypeError('this error was not produced by a client call; repeat the call with { stepUp, idempotencyKey }'),
+      );
     return this.repeater(challengeId) as Promise<T>;
   }
 }
@@ -256,7 +260,15 @@ export class MerchantWalletConnectionError extends MerchantWalletError {
  */
 export class MerchantWalletAbortError extends MerchantWalletError {
   constructor(reason: unknown, where: string) {
-    super({ status: 0, code: 'aborted', type: 'abort_error', message: `aborted ${where}`, requestId: '', body: {}, cause: reason });
+    super({
+      status: 0,
+      code: 'aborted',
+      type: 'abort_error',
+      message: `aborted ${where}`,
+      requestId: '',
+      body: {},
+      cause: reason,
+    });
     this.name = 'MerchantWalletAbortError';
   }
 }
@@ -286,17 +298,29 @@ export function unwrapErrorBody(body: unknown): Record<string, unknown> {
 }
 
 /** Builds the error for a non-2xx HTTP answer. */
-export function errorFromResponse(status: number, headers: ResponseHeaders, body: unknown, rawBody: string): MerchantWalletError {
+export function errorFromResponse(
+  status: number,
+  headers: ResponseHeaders,
+  body: unknown,
+  rawBody: string,
+): MerchantWalletError {
   const flat = unwrapErrorBody(body);
-  const code = typeof flat['code'] === 'string' && flat['code'] ? (flat['code'] as string) : (FALLBACK_CODE_BY_STATUS[status] ?? 'api_error');
+  const code =
+    typeof flat['code'] === 'string' && flat['code']
+      ? (flat['code'] as string)
+      : (FALLBACK_CODE_BY_STATUS[status] ?? 'api_error');
   const type =
-    typeof flat['type'] === 'string' && flat['type'] ? (flat['type'] as string) : (TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'));
+    typeof flat['type'] === 'string' && flat['type']
+      ? (flat['type'] as string)
+      : (TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'));
   const message =
     typeof flat['message'] === 'string' && flat['message']
       ? (flat['message'] as string)
       : `HTTP ${status}${rawBody ? `: ${rawBody.slice(0, 200)}` : ''}`;
   const requestId =
-    typeof flat['request_id'] === 'string' && flat['request_id'] ? (flat['request_id'] as string) : (headerValue(headers, 'x-request-id') ?? '');
+    typeof flat['request_id'] === 'string' && flat['request_id']
+      ? (flat['request_id'] as string)
+      : (headerValue(headers, 'x-request-id') ?? '');
   const init = { status, code, type, message, requestId, body: flat, rawBody, headers };
   if (code === 'step_up_required') return new StepUpRequiredError(init);
   return new (ERROR_CLASS_BY_TYPE[type] ?? MerchantWalletError)(init);

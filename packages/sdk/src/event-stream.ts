@@ -62,7 +62,8 @@ export class SseParser {
 
   private line(line: string, out: SseMessage[]): void {
     if (line === '') {
-      if (this.data.length > 0) out.push({ id: this.lastId, event: this.event || 'message', data: this.data.join('\n') });
+      if (this.data.length > 0)
+        out.push({ id: this.lastId, event: this.event || 'message', data: this.data.join('\n') });
       this.data = [];
       this.event = '';
       return;
@@ -188,7 +189,14 @@ export class EventStream implements AsyncIterable<ApiEvent> {
           if (signal.aborted) return;
           const e = err as NodeJS.ErrnoException;
           const errno = typeof e?.code === 'string' ? e.code : 'ECONNRESET';
-          error = err instanceof MerchantWalletError ? err : new MerchantWalletConnectionError(`${errno} while reading the event stream ${this.path}: ${e?.message ?? String(err)}`, errno, err);
+          error =
+            err instanceof MerchantWalletError
+              ? err
+              : new MerchantWalletConnectionError(
+                  `${errno} while reading the event stream ${this.path}: ${e?.message ?? String(err)}`,
+                  errno,
+                  err,
+                );
         } finally {
           body.destroy();
         }

@@ -28,12 +28,24 @@ export type { MerchantWalletErrorInit, ResponseHeaders } from './errors.js';
 export { signRequest, buildSigningString, sha256Hex, isSignedMethod } from './signing.js';
 export type { SignRequestInput } from './signing.js';
 export { constructEvent, verifyWebhookSignature, signWebhook, webhooks } from './webhooks.js';
-export type { ConstructEventOptions, VerifyWebhookSignatureInput, WebhookHeaders, WebhookVerificationFailure } from './webhooks.js';
+export type {
+  ConstructEventOptions,
+  VerifyWebhookSignatureInput,
+  WebhookHeaders,
+  WebhookVerificationFailure,
+} from './webhooks.js';
 export { EventStream, SseParser } from './event-stream.js';
 export type { EventStreamOptions, SseMessage } from './event-stream.js';
 export type { EventListFilters } from './resources/events.js';
 export type { OpenedStream, StreamRequestOptions } from './client.js';
-export { decideRetry, parseRetryAfter, RETRYABLE_CODES, RETRYABLE_STATUSES, NON_RETRYABLE_CODES, REFERENCE_CODES } from './retry.js';
+export {
+  decideRetry,
+  parseRetryAfter,
+  RETRYABLE_CODES,
+  RETRYABLE_STATUSES,
+  NON_RETRYABLE_CODES,
+  REFERENCE_CODES,
+} from './retry.js';
 export type { PaginateOptions } from './pagination.js';
 export type { LedgerEntry, LedgerEntryFilters } from './resources/ledger.js';
 export type { BalanceMonitor, CreateBalanceMonitorBody, DeletedBalanceMonitor } from './resources/balance-monitors.js';

@@ -12,9 +12,17 @@ export interface PaginateOptions {
   limit?: number;
 }
 
-export type PageFetcher = <T>(path: string, query: QueryParams, onBehalfOf: string | undefined) => Promise<ListEnvelope<T>>;
+export type PageFetcher = <T>(
+  path: string,
+  query: QueryParams,
+  onBehalfOf: string | undefined,
+) => Promise<ListEnvelope<T>>;
 
-export async function* paginate<T>(fetchPage: PageFetcher, path: string, opts: PaginateOptions = {}): AsyncGenerator<T, void, undefined> {
+export async function* paginate<T>(
+  fetchPage: PageFetcher,
+  path: string,
+  opts: PaginateOptions = {},
+): AsyncGenerator<T, void, undefined> {
   let cursor: string | undefined;
   const seen = new Set<string>();
   for (;;) {

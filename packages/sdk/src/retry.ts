@@ -19,7 +19,12 @@ import type { ResolvedConfig } from './config.js';
 import { headerValue, MerchantWalletAbortError, MerchantWalletConnectionError, MerchantWalletError } from './errors.js';
 
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([500, 502, 504]);
-export const RETRYABLE_CODES: ReadonlySet<string> = new Set(['api_error', 'upstream_error', 'upstream_timeout', 'idempotency_in_progress']);
+export const RETRYABLE_CODES: ReadonlySet<string> = new Set([
+  'api_error',
+  'upstream_error',
+  'upstream_timeout',
+  'idempotency_in_progress',
+]);
 /** Codes that are never retried, whatever the HTTP status says. */
 export const NON_RETRYABLE_CODES: ReadonlySet<string> = new Set([
   'request_rejected',
@@ -36,14 +41,49 @@ export const NON_RETRYABLE_CODES: ReadonlySet<string> = new Set([
 ]);
 /** The codes of the reference's table (Errors > Codes). */
 export const REFERENCE_CODES: ReadonlySet<string> = new Set([
-  'invalid_credentials', 'invalid_token', 'invalid_signature', 'signature_required', 'timestamp_out_of_range', 'nonce_reused',
-  'environment_mismatch', 'insufficient_scope', 'ip_not_allowed', 'merchant_disabled', 'idempotency_key_required',
-  'idempotency_key_invalid', 'quote_lock_unsupported', 'idempotency_key_reused', 'idempotency_in_progress', 'member_not_found',
-  'member_context_required', 'member_suspended', 'kyc_required', 'insufficient_balance', 'merchant_insufficient_funds',
-  'merchant_custody_shortfall', 'product_not_available', 'limit_exceeded', 'amount_out_of_range', 'request_rejected',
-  'step_up_required', 'order_not_cancellable', 'asset_not_allowed', 'invalid_request', 'invalid_fields', 'corridor_not_supported',
-  'resource_not_found', 'state_invalid', 'duplicate_resource', 'address_not_allowed', 'qr_code_invalid', 'not_found',
-  'rate_limited', 'api_error', 'upstream_error', 'upstream_timeout', 'service_unavailable',
+  'invalid_credentials',
+  'invalid_token',
+  'invalid_signature',
+  'signature_required',
+  'timestamp_out_of_range',
+  'nonce_reused',
+  'environment_mismatch',
+  'insufficient_scope',
+  'ip_not_allowed',
+  'merchant_disabled',
+  'idempotency_key_required',
+  'idempotency_key_invalid',
+  'quote_lock_unsupported',
+  'idempotency_key_reused',
+  'idempotency_in_progress',
+  'member_not_found',
+  'member_context_required',
+  'member_suspended',
+  'kyc_required',
+  'insufficient_balance',
+  'merchant_insufficient_funds',
+  'merchant_custody_shortfall',
+  'product_not_available',
+  'limit_exceeded',
+  'amount_out_of_range',
+  'request_rejected',
+  'step_up_required',
+  'order_not_cancellable',
+  'asset_not_allowed',
+  'invalid_request',
+  'invalid_fields',
+  'corridor_not_supported',
+  'resource_not_found',
+  'state_invalid',
+  'duplicate_resource',
+  'address_not_allowed',
+  'qr_code_invalid',
+  'not_found',
+  'rate_limited',
+  'api_error',
+  'upstream_error',
+  'upstream_timeout',
+  'service_unavailable',
 ]);
 export const RETRYABLE_NETWORK_ERRNOS: ReadonlySet<string> = new Set([
   'ECONNRESET',
@@ -100,7 +140,10 @@ export function retryAfterMs(err: MerchantWalletError): number | undefined {
 }
 
 /** Exponential backoff with full jitter: random(0, min(max, base * 2^(retryIndex))). */
-export function backoffDelayMs(retryIndex: number, cfg: Pick<ResolvedConfig, 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'random'>): number {
+export function backoffDelayMs(
+  retryIndex: number,
+  cfg: Pick<ResolvedConfig, 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'random'>,
+): number {
   const ceiling = Math.min(cfg.retryMaxDelayMs, cfg.retryBaseDelayMs * 2 ** retryIndex);
   return Math.floor(cfg.random() * ceiling);
 }
@@ -111,7 +154,11 @@ export function backoffDelayMs(retryIndex: number, cfg: Pick<ResolvedConfig, 're
  * to 2 seconds, same key, backoff"): twice as long before each further attempt, capped by
  * retryMaxDelayMs.
  */
-export function delayBeforeRetry(decision: Exclude<RetryDecision, { retry: false }>, retryIndex: number, cfg: ResolvedConfig): number {
+export function delayBeforeRetry(
+  decision: Exclude<RetryDecision, { retry: false }>,
+  retryIndex: number,
+  cfg: ResolvedConfig,
+): number {
   switch (decision.reason) {
     case 'rate_limited':
       return decision.delayMs ?? backoffDelayMs(retryIndex, cfg);

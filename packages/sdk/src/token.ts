@@ -69,7 +69,13 @@ export class TokenCache {
     } catch {
       return undefined;
     }
-    if (!token || typeof token.auth_token !== 'string' || token.auth_token === '' || token.auth_token === this.refusedStored) return undefined;
+    if (
+      !token ||
+      typeof token.auth_token !== 'string' ||
+      token.auth_token === '' ||
+      token.auth_token === this.refusedStored
+    )
+      return undefined;
     if (typeof token.expired_at !== 'number' || !Number.isFinite(token.expired_at)) return undefined;
     const renewAtMs = token.expired_at * 1000 - this.renewSkewSeconds * 1000;
     if (this.now() >= renewAtMs) return undefined;
@@ -109,7 +115,11 @@ export class TokenCache {
       }
       // Renew `skew` before expiry, but never treat a short-lived token as stale on arrival.
       const skewMs = Math.min(this.renewSkewSeconds * 1000, Math.max(0, lifetimeMs) / 2);
-      const entry: CachedToken = { value: token.auth_token, renewAtMs: startedAt + lifetimeMs - skewMs, response: token };
+      const entry: CachedToken = {
+        value: token.auth_token,
+        renewAtMs: startedAt + lifetimeMs - skewMs,
+        response: token,
+      };
       this.cached = entry;
       try {
         this.store?.save(token);

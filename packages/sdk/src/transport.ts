@@ -79,7 +79,9 @@ export class HttpTransport {
    * for the answer's head; afterwards `idleTimeoutMs` bounds each silence of the body. A non-2xx
    * answer is read whole and resolved as `send` would.
    */
-  openStream(out: OutgoingRequest & { idleTimeoutMs: number }): Promise<OpenedStream | (RawResponse & { kind: 'response' })> {
+  openStream(
+    out: OutgoingRequest & { idleTimeoutMs: number },
+  ): Promise<OpenedStream | (RawResponse & { kind: 'response' })> {
     const cfg = this.cfg;
     const options: https.RequestOptions = {
       protocol: cfg.protocol,
@@ -93,7 +95,8 @@ export class HttpTransport {
     if (cfg.protocol === 'https:' && cfg.servername) options.servername = cfg.servername;
     const mod = cfg.protocol === 'https:' ? https : http;
     const signal = out.signal;
-    if (signal?.aborted) return Promise.reject(new MerchantWalletAbortError(signal.reason, `before ${out.method} ${out.path} was sent`));
+    if (signal?.aborted)
+      return Promise.reject(new MerchantWalletAbortError(signal.reason, `before ${out.method} ${out.path} was sent`));
     const where = `${out.method} ${cfg.protocol}//${cfg.connectHost}:${cfg.port}${out.path}`;
 
     return new Promise((resolve, reject) => {
@@ -116,7 +119,13 @@ export class HttpTransport {
         signal?.removeEventListener('abort', onAbort);
         const e = err as NodeJS.ErrnoException;
         const errno = typeof e?.code === 'string' ? e.code : 'ECONNRESET';
-        reject(new MerchantWalletConnectionError(`${errno} during ${where}${e?.message ? `: ${e.message}` : ''}`, errno, err));
+        reject(
+          new MerchantWalletConnectionError(
+            `${errno} during ${where}${e?.message ? `: ${e.message}` : ''}`,
+            errno,
+            err,
+          ),
+        );
       };
       const timer = setTimeout(() => {
         const e = Object.assign(new Error(`no answer after ${out.timeoutMs} ms`), { code: 'ETIMEDOUT' });
@@ -134,7 +143,11 @@ export class HttpTransport {
           req.on('error', (err) => res.destroy(err));
           res.once('close', () => signal?.removeEventListener('abort', onAbort));
           req.setTimeout(out.idleTimeoutMs, () => {
-            res.destroy(Object.assign(new Error(`nothing received for ${out.idleTimeoutMs} ms during ${where}`), { code: 'ETIMEDOUT' }));
+            res.destroy(
+              Object.assign(new Error(`nothing received for ${out.idleTimeoutMs} ms during ${where}`), {
+                code: 'ETIMEDOUT',
+              }),
+            );
           });
           resolve({ kind: 'stream', status, headers: res.headers, body: res });
           return;
@@ -172,7 +185,8 @@ export class HttpTransport {
     const mod = cfg.protocol === 'https:' ? https : http;
 
     const signal = out.signal;
-    if (signal?.aborted) return Promise.reject(new MerchantWalletAbortError(signal.reason, `before ${out.method} ${out.path} was sent`));
+    if (signal?.aborted)
+      return Promise.reject(new MerchantWalletAbortError(signal.reason, `before ${out.method} ${out.path} was sent`));
 
     return new Promise<RawResponse>((resolve, reject) => {
       let settled = false;
@@ -200,7 +214,9 @@ export class HttpTransport {
         const where = `${out.method} ${cfg.protocol}//${cfg.connectHost}:${cfg.port}${out.path}`;
         const message = `${errno} during ${where}${e?.message ? `: ${e.message}` : ''}`;
         const stale = !gotResponse && req.reusedSocket && (errno === 'ECONNRESET' || errno === 'EPIPE');
-        reject(stale ? new StaleSocketError(message, errno, err) : new MerchantWalletConnectionError(message, errno, err));
+        reject(
+          stale ? new StaleSocketError(message, errno, err) : new MerchantWalletConnectionError(message, errno, err),
+        );
       };
 
       const timer = setTimeout(() => {

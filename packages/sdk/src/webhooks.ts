@@ -11,9 +11,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { MerchantWalletSignatureVerificationError } from './errors.js';
 import type { WebhookEvent } from './webhook-types.js';
 
-export type WebhookHeaders =
-  | Record<string, string | string[] | undefined>
-  | { get(name: string): string | null };
+export type WebhookHeaders = Record<string, string | string[] | undefined> | { get(name: string): string | null };
 
 export interface VerifyWebhookSignatureInput {
   /** The endpoint secret, `whsec_<base64>`. */
@@ -51,7 +49,12 @@ function decodeSecret(secret: string): Buffer | undefined {
 }
 
 /** Computes the `v1,<base64>` signature of a webhook (exported for tests and tooling). */
-export function signWebhook(input: { secret: string; id: string; timestamp: number | string; body: string | Buffer }): string {
+export function signWebhook(input: {
+  secret: string;
+  id: string;
+  timestamp: number | string;
+  body: string | Buffer;
+}): string {
   const key = decodeSecret(input.secret);
   if (!key) throw new TypeError('invalid webhook secret');
   const mac = createHmac('sha256', key)
@@ -71,7 +74,8 @@ export type WebhookVerificationFailure =
 const failureMessages: Record<WebhookVerificationFailure, string> = {
   webhook_headers_missing: 'webhook-id, webhook-timestamp and webhook-signature headers are required',
   webhook_timestamp_invalid: 'webhook-timestamp is not Unix seconds',
-  webhook_timestamp_out_of_range: 'webhook-timestamp is outside the tolerance (a stale or replayed request, or a skewed clock)',
+  webhook_timestamp_out_of_range:
+    'webhook-timestamp is outside the tolerance (a stale or replayed request, or a skewed clock)',
   webhook_secret_invalid: 'the endpoint secret is not whsec_<base64>',
   webhook_signature_mismatch: 'no v1 signature in webhook-signature matches the body with this secret',
 };
@@ -132,12 +136,26 @@ export interface ConstructEventOptions {
  * missing, the timestamp is further than `toleranceSeconds` from now (a stale or replayed
  * request), no signature matches, or the body is not a JSON event.
  */
-export function constructEvent(body: string | Uint8Array, headers: WebhookHeaders, secret: string, options: ConstructEventOptions = {}): WebhookEvent {
+export function constructEvent(
+  body: string | Uint8Array,
+  headers: WebhookHeaders,
+  secret: string,
+  options: ConstructEventOptions = {},
+): WebhookEvent {
   if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
-    throw new TypeError('constructEvent: body must be the raw request body (string, Buffer or Uint8Array), not parsed JSON');
+    throw new TypeError(
+      'constructEvent: body must be the raw request body (string, Buffer or Uint8Array), not parsed JSON',
+    );
   }
-  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const failure = checkWebhook({ secret, headers, body: bytes, toleranceSeconds: options.toleranceSeconds, now: options.now });
+  const bytes =
+    typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const failure = checkWebhook({
+    secret,
+    headers,
+    body: bytes,
+    toleranceSeconds: options.toleranceSeconds,
+    now: options.now,
+  });
   if (failure) throw new MerchantWalletSignatureVerificationError(failure, failureMessages[failure]);
   let event: unknown;
   try {
@@ -145,8 +163,15 @@ export function constructEvent(body: string | Uint8Array, headers: WebhookHeader
   } catch (err) {
     throw new MerchantWalletSignatureVerificationError('webhook_body_invalid', 'the signed body is not JSON', err);
   }
-  if (typeof event !== 'object' || event === null || typeof (event as { event_type?: unknown }).event_type !== 'string') {
-    throw new MerchantWalletSignatureVerificationError('webhook_body_invalid', 'the signed body is not a webhook event');
+  if (
+    typeof event !== 'object' ||
+    event === null ||
+    typeof (event as { event_type?: unknown }).event_type !== 'string'
+  ) {
+    throw new MerchantWalletSignatureVerificationError(
+      'webhook_body_invalid',
+      'the signed body is not a webhook event',
+    );
   }
   return event as WebhookEvent;
 }

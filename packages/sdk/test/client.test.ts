@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MerchantWalletClient, MerchantWalletError, MerchantWalletInvalidRequestError } from '../src/index.js';
-import { API_KEY, CLIENT_ID, errorBody, makeClient, signatureValid, SIGNING_KEY, startStub, UUID_V4 } from './helpers.js';
+import {
+  API_KEY,
+  CLIENT_ID,
+  errorBody,
+  makeClient,
+  signatureValid,
+  SIGNING_KEY,
+  startStub,
+  UUID_V4,
+} from './helpers.js';
 
 test('connectHost: TCP goes to 127.0.0.1 while Host stays the baseUrl host:port (and the signature still verifies)', async (t) => {
   const stub = await startStub({ handle: () => ({ status: 201, body: { id: 'mem_1' } }) });
@@ -34,7 +43,14 @@ test('a base URL path prefix is part of the request line and of the signed path'
   const stub = await startStub({
     handle: (r) =>
       r.url === '/gw/v1/connect/token'
-        ? { body: { auth_token: 'tok_gw', expired_at: Math.floor(Date.now() / 1000) + 1800, token_type: 'Bearer', scopes: [] } }
+        ? {
+            body: {
+              auth_token: 'tok_gw',
+              expired_at: Math.floor(Date.now() / 1000) + 1800,
+              token_type: 'Bearer',
+              scopes: [],
+            },
+          }
         : { body: { ok: true } },
   });
   const { client } = makeClient({ baseUrl: `${stub.baseUrl}/gw/` });
@@ -50,7 +66,9 @@ test('a base URL path prefix is part of the request line and of the signed path'
 });
 
 test('requestRaw never throws for HTTP errors, makes one attempt, and returns status/headers/body/rawBody', async (t) => {
-  const stub = await startStub({ handle: () => ({ status: 504, body: errorBody('upstream_timeout', 'upstream_timeout') }) });
+  const stub = await startStub({
+    handle: () => ({ status: 504, body: errorBody('upstream_timeout', 'upstream_timeout') }),
+  });
   const { client, sleeps } = makeClient(stub);
   t.after(async () => {
     client.close();
@@ -72,7 +90,13 @@ test('error envelope: code/type/requestId/body with extra fields; message not re
     handle: () => ({
       status: 400,
       headers: { 'x-request-id': 'req_header' },
-      body: { type: 'invalid_request_error', code: 'invalid_fields', message: 'bad', fields: [{ key: 'fields.iban', reason: 'iban_checksum' }], reason: 'x' },
+      body: {
+        type: 'invalid_request_error',
+        code: 'invalid_fields',
+        message: 'bad',
+        fields: [{ key: 'fields.iban', reason: 'iban_checksum' }],
+        reason: 'x',
+      },
     }),
   });
   const { client } = makeClient(stub);
@@ -80,19 +104,22 @@ test('error envelope: code/type/requestId/body with extra fields; message not re
     client.close();
     await stub.close();
   });
-  await assert.rejects(client.request({ method: 'POST', path: '/v1/remit/payees', body: {}, onBehalfOf: 'u1' }), (e: unknown) => {
-    assert.ok(e instanceof MerchantWalletError);
-    assert.ok(e instanceof Error);
-    assert.ok(e instanceof MerchantWalletInvalidRequestError, 'the class of its type');
-    assert.equal(e.name, 'MerchantWalletInvalidRequestError');
-    assert.equal(e.code, 'invalid_fields');
-    assert.equal(e.type, 'invalid_request_error');
-    assert.equal(e.status, 400);
-    assert.equal(e.requestId, 'req_header', 'falls back to the x-request-id header');
-    assert.deepEqual(e.body['fields'], [{ key: 'fields.iban', reason: 'iban_checksum' }]);
-    assert.equal(e.body['reason'], 'x');
-    return true;
-  });
+  await assert.rejects(
+    client.request({ method: 'POST', path: '/v1/remit/payees', body: {}, onBehalfOf: 'u1' }),
+    (e: unknown) => {
+      assert.ok(e instanceof MerchantWalletError);
+      assert.ok(e instanceof Error);
+      assert.ok(e instanceof MerchantWalletInvalidRequestError, 'the class of its type');
+      assert.equal(e.name, 'MerchantWalletInvalidRequestError');
+      assert.equal(e.code, 'invalid_fields');
+      assert.equal(e.type, 'invalid_request_error');
+      assert.equal(e.status, 400);
+      assert.equal(e.requestId, 'req_header', 'falls back to the x-request-id header');
+      assert.deepEqual(e.body['fields'], [{ key: 'fields.iban', reason: 'iban_checksum' }]);
+      assert.equal(e.body['reason'], 'x');
+      return true;
+    },
+  );
 });
 
 test('resource helpers: method, path, headers, idempotency keys, unwrapped data', async (t) => {
@@ -101,8 +128,10 @@ test('resource helpers: method, path, headers, idempotency keys, unwrapped data'
     handle: (r) => {
       const path = r.url.split('?')[0];
       if (r.method === 'GET' && path === '/v1/balances') return list([{ asset: 'USDT', available: '1.00' }]);
-      if (r.method === 'GET' && path === '/v1/merchant/balances') return list([{ asset: 'USDT', custody: '5', prepaid_available: '0' }]);
-      if (r.method === 'GET' && path === '/v1/assets') return list([{ code: 'USDT', scale: 6, type: 'crypto', networks: ['TRON'] }]);
+      if (r.method === 'GET' && path === '/v1/merchant/balances')
+        return list([{ asset: 'USDT', custody: '5', prepaid_available: '0' }]);
+      if (r.method === 'GET' && path === '/v1/assets')
+        return list([{ code: 'USDT', scale: 6, type: 'crypto', networks: ['TRON'] }]);
       if (r.method === 'GET' && path === '/v1/webhooks/endpoints') return list([{ id: 'whe_1' }]);
       return { status: r.method === 'POST' ? 201 : 200, body: { echo: `${r.method} ${r.url}` } };
     },
@@ -114,7 +143,12 @@ test('resource helpers: method, path, headers, idempotency keys, unwrapped data'
   });
 
   const calls: Array<[() => Promise<unknown>, string, string, { key: boolean; obo?: string; body?: unknown }]> = [
-    [() => client.members.create({ external_member_id: 'u1' }), 'POST', '/v1/members', { key: true, body: { external_member_id: 'u1' } }],
+    [
+      () => client.members.create({ external_member_id: 'u1' }),
+      'POST',
+      '/v1/members',
+      { key: true, body: { external_member_id: 'u1' } },
+    ],
     [() => client.members.get('mem_1'), 'GET', '/v1/members/mem_1', { key: false }],
     [() => client.members.get('ext/1 x'), 'GET', '/v1/members/ext%2F1%20x', { key: false }],
     [() => client.members.suspend('u1'), 'POST', '/v1/members/u1/suspend', { key: true }],
@@ -129,13 +163,19 @@ test('resource helpers: method, path, headers, idempotency keys, unwrapped data'
     [() => client.merchant.balances(), 'GET', '/v1/merchant/balances', { key: false }],
     [() => client.assets.list(), 'GET', '/v1/assets', { key: false }],
     [
-      () => client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: 'T1', amount: '1' }, { onBehalfOf: 'u1' }),
+      () =>
+        client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: 'T1', amount: '1' }, { onBehalfOf: 'u1' }),
       'POST',
       '/v1/withdrawals',
       { key: true, obo: 'u1', body: { asset: 'USDT', network: 'TRON', address: 'T1', amount: '1' } },
     ],
     [() => client.withdrawals.get('wdr_1'), 'GET', '/v1/withdrawals/wdr_1', { key: false }],
-    [() => client.withdrawals.get('wdr_1', { onBehalfOf: 'u1' }), 'GET', '/v1/withdrawals/wdr_1', { key: false, obo: 'u1' }],
+    [
+      () => client.withdrawals.get('wdr_1', { onBehalfOf: 'u1' }),
+      'GET',
+      '/v1/withdrawals/wdr_1',
+      { key: false, obo: 'u1' },
+    ],
     [() => client.withdrawals.confirm('wdr_1'), 'POST', '/v1/withdrawals/wdr_1/confirm', { key: true }],
     [() => client.withdrawals.fail('wdr_1'), 'POST', '/v1/withdrawals/wdr_1/fail', { key: true }],
     [
@@ -168,9 +208,12 @@ test('resource helpers: method, path, headers, idempotency keys, unwrapped data'
   assert.deepEqual(await client.merchant.balances(), [{ asset: 'USDT', custody: '5', prepaid_available: '0' }]);
   assert.deepEqual(await client.assets.list(), [{ code: 'USDT', scale: 6, type: 'crypto', networks: ['TRON'] }]);
   assert.deepEqual(await client.webhooks.listEndpoints(), [{ id: 'whe_1' }]);
-  assert.deepEqual(await client.withdrawals.confirm('wdr_9', { idempotencyKey: 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee' }), {
-    echo: 'POST /v1/withdrawals/wdr_9/confirm',
-  });
+  assert.deepEqual(
+    await client.withdrawals.confirm('wdr_9', { idempotencyKey: 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee' }),
+    {
+      echo: 'POST /v1/withdrawals/wdr_9/confirm',
+    },
+  );
   assert.equal(stub.requests.at(-1)!.headers['x-idempotency-key'], 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee');
 });
 

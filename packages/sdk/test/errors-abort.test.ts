@@ -57,7 +57,8 @@ test('one error class per type of the reference, each a MerchantWalletError with
     assert.match(e.message, new RegExp(`^${code}: ${code} happened`));
     assert.equal(e.rawBody, raw);
     assert.equal(e.body['extra'], 1);
-    for (const [, , , Other] of cases) if (Other !== Class) assert.ok(!(e instanceof Other), `${e.name} is not a ${Other.name}`);
+    for (const [, , , Other] of cases)
+      if (Other !== Class) assert.ok(!(e instanceof Other), `${e.name} is not a ${Other.name}`);
   }
 });
 
@@ -66,15 +67,28 @@ test('error classes: chosen by the status when the body has no type; an unknown 
   assert.ok((await rejection({ status: 503, raw: '' })) instanceof MerchantWalletAPIError);
   const unknown = await rejection({ status: 400, body: errorBody('brand_new', 'brand_new_error') });
   assert.equal(unknown.constructor, MerchantWalletError);
-  const stepUp = await rejection({ status: 400, body: errorBody('step_up_required', 'invalid_request_error', { challenge_id: 'kyc_1', hosted_url: 'https://h', expires_at: 1 }) });
+  const stepUp = await rejection({
+    status: 400,
+    body: errorBody('step_up_required', 'invalid_request_error', {
+      challenge_id: 'kyc_1',
+      hosted_url: 'https://h',
+      expires_at: 1,
+    }),
+  });
   assert.ok(stepUp instanceof StepUpRequiredError && stepUp instanceof MerchantWalletInvalidRequestError);
-  const limited = await rejection({ status: 429, headers: { 'retry-after': '7' }, body: { error: errorBody('rate_limited', 'rate_limit_error') } });
+  const limited = await rejection({
+    status: 429,
+    headers: { 'retry-after': '7' },
+    body: { error: errorBody('rate_limited', 'rate_limit_error') },
+  });
   assert.ok(limited instanceof MerchantWalletRateLimitError);
   assert.equal(limited.retryAfter, 7);
 });
 
 test('timeout: the client default, a per-call timeoutMs and withOptions each bound an attempt', async () => {
-  const stub = await startStub({ handle: (r) => (r.url.startsWith('/v1/slow') ? { hang: true } : { body: { ok: true } }) });
+  const stub = await startStub({
+    handle: (r) => (r.url.startsWith('/v1/slow') ? { hang: true } : { body: { ok: true } }),
+  });
   const { client } = makeClient(stub, { maxAttempts: 2, timeoutMs: 150 });
   try {
     const t0 = Date.now();
@@ -91,10 +105,21 @@ test('timeout: the client default, a per-call timeoutMs and withOptions each bou
     assert.ok(Date.now() - t1 < 140, `per call: 2 × 40 ms, not the client's 150 (took ${Date.now() - t1} ms)`);
 
     const t2 = Date.now();
-    await assert.rejects(client.withOptions({ timeoutMs: 40 }).members.get('u1').then(() => client.request({ method: 'GET', path: '/v1/slow/c' })), { code: 'timeout' });
-    assert.ok(Date.now() - t2 >= 280, 'withOptions scopes its timeout to the returned object, the client keeps its own');
+    await assert.rejects(
+      client
+        .withOptions({ timeoutMs: 40 })
+        .members.get('u1')
+        .then(() => client.request({ method: 'GET', path: '/v1/slow/c' })),
+      { code: 'timeout' },
+    );
+    assert.ok(
+      Date.now() - t2 >= 280,
+      'withOptions scopes its timeout to the returned object, the client keeps its own',
+    );
     const t3 = Date.now();
-    await assert.rejects(client.withOptions({ timeoutMs: 40 }).request({ method: 'GET', path: '/v1/slow/d' }), { code: 'timeout' });
+    await assert.rejects(client.withOptions({ timeoutMs: 40 }).request({ method: 'GET', path: '/v1/slow/d' }), {
+      code: 'timeout',
+    });
     assert.ok(Date.now() - t3 < 140);
     assert.throws(() => client.withOptions({ timeoutMs: 0 }), TypeError);
   } finally {
@@ -105,9 +130,16 @@ test('timeout: the client default, a per-call timeoutMs and withOptions each bou
 
 test('AbortSignal: aborts a call in flight, before it is sent and while it waits to retry; never retried', async () => {
   const stub = await startStub({
-    handle: (r) => (r.url === '/v1/hang' ? { hang: true } : { status: 502, body: errorBody('upstream_error', 'upstream_error') }),
+    handle: (r) =>
+      r.url === '/v1/hang' ? { hang: true } : { status: 502, body: errorBody('upstream_error', 'upstream_error') },
   });
-  const { client } = makeClient(stub, { maxAttempts: 5, sleep: (ms) => new Promise((ok) => setTimeout(ok, ms)), retryBaseDelayMs: 10_000, retryMaxDelayMs: 10_000, random: () => 0.99 });
+  const { client } = makeClient(stub, {
+    maxAttempts: 5,
+    sleep: (ms) => new Promise((ok) => setTimeout(ok, ms)),
+    retryBaseDelayMs: 10_000,
+    retryMaxDelayMs: 10_000,
+    random: () => 0.99,
+  });
   try {
     const inFlight = new AbortController();
     const p = client.request({ method: 'GET', path: '/v1/hang', signal: inFlight.signal });
@@ -120,7 +152,10 @@ test('AbortSignal: aborts a call in flight, before it is sent and while it waits
     });
     assert.equal(stub.requests.length, 1, 'an aborted attempt is not retried');
 
-    await assert.rejects(client.request({ method: 'POST', path: '/v1/members', body: {}, signal: AbortSignal.abort() }), MerchantWalletAbortError);
+    await assert.rejects(
+      client.request({ method: 'POST', path: '/v1/members', body: {}, signal: AbortSignal.abort() }),
+      MerchantWalletAbortError,
+    );
     assert.equal(stub.requests.length, 1, 'an already aborted signal sends nothing');
 
     // The 502 is retried after a 10 s backoff; the abort ends that wait.
@@ -148,7 +183,10 @@ test('AbortSignal: a caller waiting for the shared token exchange is released; t
     await assert.rejects(aborted, MerchantWalletAbortError);
     assert.deepEqual(await other, { ok: true });
     assert.equal(stub.tokenRequests.length, 1);
-    assert.deepEqual(stub.requests.map((r) => r.url), ['/v1/b']);
+    assert.deepEqual(
+      stub.requests.map((r) => r.url),
+      ['/v1/b'],
+    );
   } finally {
     client.close();
     await stub.close();

@@ -17,7 +17,8 @@ const frame = (n: number) => `id: evt_${n}\nevent: deposit.credited\ndata: ${JSO
 
 test('SseParser: CRLF, LF and CR line ends split anywhere, comments, multi-line data, id kept across messages, retry', () => {
   const p = new SseParser();
-  const text = ': keep-alive\r\nid: a\r\nevent: x\r\ndata: 1\r\ndata: 2\r\n\r\ndata: 3\r\rretry: 2500\nid\nevent: y\ndata:4\n\nid: b\0c\ndata: 5\n\n';
+  const text =
+    ': keep-alive\r\nid: a\r\nevent: x\r\ndata: 1\r\ndata: 2\r\n\r\ndata: 3\r\rretry: 2500\nid\nevent: y\ndata:4\n\nid: b\0c\ndata: 5\n\n';
   const out = [];
   // One character at a time: a CR at the end of a piece may be the first half of a CRLF.
   for (const ch of text) out.push(...p.push(ch));
@@ -40,7 +41,14 @@ async function streamStub(script: ((req: http.IncomingMessage, res: http.ServerR
     if (req.url === '/v1/connect/token') {
       tokens++;
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ auth_token: `tok_${tokens}`, expired_at: Math.floor(Date.now() / 1000) + 1800, token_type: 'Bearer', scopes: [] }));
+      res.end(
+        JSON.stringify({
+          auth_token: `tok_${tokens}`,
+          expired_at: Math.floor(Date.now() / 1000) + 1800,
+          token_type: 'Bearer',
+          scopes: [],
+        }),
+      );
       return;
     }
     streamRequests.push(req.headers);
@@ -57,14 +65,16 @@ async function streamStub(script: ((req: http.IncomingMessage, res: http.ServerR
     port,
     streamRequests,
     tokens: () => tokens,
-    close: () => new Promise<void>((ok) => {
-      server.closeAllConnections();
-      server.close(() => ok());
-    }),
+    close: () =>
+      new Promise<void>((ok) => {
+        server.closeAllConnections();
+        server.close(() => ok());
+      }),
   };
 }
 
-const sse = (res: http.ServerResponse) => res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' }).flushHeaders();
+const sse = (res: http.ServerResponse) =>
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' }).flushHeaders();
 
 test('events.stream: a dropped connection is resumed with Last-Event-ID; no event is lost or repeated; a *.localhost base URL reaches the loopback address', async (t) => {
   const stub = await streamStub([
@@ -87,23 +97,38 @@ test('events.stream: a dropped connection is resumed with Last-Event-ID; no even
     },
   ]);
   // No connectHost: api-sandbox.localhost connects to 127.0.0.1 by itself (RFC 6761).
-  const client = new MerchantWalletClient({ baseUrl: `http://api-sandbox.localhost:${stub.port}`, clientId: CLIENT_ID, apiKey: API_KEY, signingKey: SIGNING_KEY });
+  const client = new MerchantWalletClient({
+    baseUrl: `http://api-sandbox.localhost:${stub.port}`,
+    clientId: CLIENT_ID,
+    apiKey: API_KEY,
+    signingKey: SIGNING_KEY,
+  });
   t.after(async () => {
     client.close();
     await stub.close();
   });
   const opens: (string | undefined)[] = [];
   const drops: number[] = [];
-  const stream = client.events.stream({ type: 'deposit.*', onOpen: (i) => opens.push(i.lastEventId), onDisconnect: (i) => drops.push(i.delayMs) });
+  const stream = client.events.stream({
+    type: 'deposit.*',
+    onOpen: (i) => opens.push(i.lastEventId),
+    onDisconnect: (i) => drops.push(i.delayMs),
+  });
   const got: ApiEvent[] = [];
   for await (const e of stream) {
     got.push(e);
     if (got.length === 5) break;
   }
-  assert.deepEqual(got.map((e) => e.event_id), ['evt_1', 'evt_2', 'evt_3', 'evt_4', 'evt_5']);
+  assert.deepEqual(
+    got.map((e) => e.event_id),
+    ['evt_1', 'evt_2', 'evt_3', 'evt_4', 'evt_5'],
+  );
   assert.deepEqual(got[0], event(1));
   assert.equal(stream.lastEventId, 'evt_5');
-  assert.deepEqual(stub.streamRequests.map((h) => h['last-event-id']), [undefined, 'evt_2', 'evt_4']);
+  assert.deepEqual(
+    stub.streamRequests.map((h) => h['last-event-id']),
+    [undefined, 'evt_2', 'evt_4'],
+  );
   assert.deepEqual(opens, [undefined, 'evt_2', 'evt_4']);
   // The server's retry: 10 is the first delay; a stream that was open resets the backoff.
   assert.deepEqual(drops, [10, 10]);
@@ -118,7 +143,14 @@ test('events.stream: lastEventId resumes an earlier stream; a refused token is e
   const stub = await streamStub([
     (_req, res) => {
       res.writeHead(401, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ type: 'authentication_error', code: 'invalid_token', message: 'expired', request_id: 'req_1' }));
+      res.end(
+        JSON.stringify({
+          type: 'authentication_error',
+          code: 'invalid_token',
+          message: 'expired',
+          request_id: 'req_1',
+        }),
+      );
     },
     (_req, res) => {
       sse(res);
@@ -127,7 +159,14 @@ test('events.stream: lastEventId resumes an earlier stream; a refused token is e
     },
     (_req, res) => {
       res.writeHead(403, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ type: 'permission_error', code: 'insufficient_scope', message: 'events:read', request_id: 'req_2' }));
+      res.end(
+        JSON.stringify({
+          type: 'permission_error',
+          code: 'insufficient_scope',
+          message: 'events:read',
+          request_id: 'req_2',
+        }),
+      );
     },
   ]);
   const { client } = makeClient({ baseUrl: `http://127.0.0.1:${stub.port}` });
@@ -143,11 +182,14 @@ test('events.stream: lastEventId resumes an earlier stream; a refused token is e
     (err) => err instanceof MerchantWalletPermissionError && err.code === 'insufficient_scope',
   );
   assert.deepEqual(got, ['evt_8']);
-  assert.deepEqual(stub.streamRequests.map((h) => [h['authorization'], h['last-event-id']]), [
-    ['Bearer tok_1', 'evt_7'],
-    ['Bearer tok_2', 'evt_7'],
-    ['Bearer tok_2', 'evt_8'],
-  ]);
+  assert.deepEqual(
+    stub.streamRequests.map((h) => [h['authorization'], h['last-event-id']]),
+    [
+      ['Bearer tok_1', 'evt_7'],
+      ['Bearer tok_2', 'evt_7'],
+      ['Bearer tok_2', 'evt_8'],
+    ],
+  );
 });
 
 test('events.stream: close() ends a waiting iteration; a silent connection counts as broken after idleTimeoutMs', async (t) => {
@@ -186,7 +228,8 @@ test('events.stream: close() ends a waiting iteration; a silent connection count
 test('events.list, events.get and webhooks.replay call the documented paths', async (t) => {
   const stub = await startStub({
     handle: (r) => {
-      if (r.url.startsWith('/v1/events?')) return { body: { data: [event(2), event(1)], has_more: false, next_cursor: null } };
+      if (r.url.startsWith('/v1/events?'))
+        return { body: { data: [event(2), event(1)], has_more: false, next_cursor: null } };
       if (r.url === '/v1/events/evt_1') return { body: event(1) };
       return { body: { id: 'whe_1', queued: 3 } };
     },
@@ -197,9 +240,18 @@ test('events.list, events.get and webhooks.replay call the documented paths', as
     await stub.close();
   });
   const listed: string[] = [];
-  for await (const e of client.events.list({ type: 'card.*', delivery_success: false, created_gte: new Date(0), limit: 5 })) listed.push(e.event_id);
+  for await (const e of client.events.list({
+    type: 'card.*',
+    delivery_success: false,
+    created_gte: new Date(0),
+    limit: 5,
+  }))
+    listed.push(e.event_id);
   assert.deepEqual(listed, ['evt_2', 'evt_1']);
-  assert.equal(stub.requests[0]!.url, '/v1/events?type=card.*&created_gte=1970-01-01T00%3A00%3A00.000Z&delivery_success=false&limit=5');
+  assert.equal(
+    stub.requests[0]!.url,
+    '/v1/events?type=card.*&created_gte=1970-01-01T00%3A00%3A00.000Z&delivery_success=false&limit=5',
+  );
   assert.equal((await client.events.get('evt_1')).event_id, 'evt_1');
   const replay = await client.webhooks.replay('whe_1', { since: new Date(0), only_failed: false });
   assert.deepEqual(replay, { id: 'whe_1', queued: 3 });

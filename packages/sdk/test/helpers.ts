@@ -71,7 +71,10 @@ function send(res: http.ServerResponse, reply: StubReply): void {
   }
   if (reply.hang) return;
   const status = reply.status ?? 200;
-  const headers: Record<string, string> = { 'x-request-id': `req_${Math.random().toString(16).slice(2)}`, ...reply.headers };
+  const headers: Record<string, string> = {
+    'x-request-id': `req_${Math.random().toString(16).slice(2)}`,
+    ...reply.headers,
+  };
   let payload = '';
   if (reply.raw !== undefined) payload = reply.raw;
   else if (reply.body !== undefined) {
@@ -107,7 +110,15 @@ export async function startStub(opts: StubOptions): Promise<Stub> {
             const custom = opts.token ? await opts.token(r, idx) : undefined;
             if (custom) return send(res, custom);
             if (r.headers['x-client-id'] !== CLIENT_ID || r.headers['x-api-key'] !== API_KEY) {
-              return send(res, { status: 401, body: { type: 'authentication_error', code: 'invalid_credentials', message: 'bad credentials', request_id: 'req_tok' } });
+              return send(res, {
+                status: 401,
+                body: {
+                  type: 'authentication_error',
+                  code: 'invalid_credentials',
+                  message: 'bad credentials',
+                  request_id: 'req_tok',
+                },
+              });
             }
             const tok = `tok_${idx + 1}`;
             issued.push(tok);
@@ -147,7 +158,13 @@ export async function startStub(opts: StubOptions): Promise<Stub> {
 /** Server-side verification: recompute the signature from the request line and the raw bytes. */
 export function serverSignature(r: StubRequest, signingKey: string = SIGNING_KEY): string {
   const bodyHash = createHash('sha256').update(r.body).digest('hex');
-  const signingString = [r.method, r.url, String(r.headers['x-timestamp']), String(r.headers['x-nonce']), bodyHash].join('\n');
+  const signingString = [
+    r.method,
+    r.url,
+    String(r.headers['x-timestamp']),
+    String(r.headers['x-nonce']),
+    bodyHash,
+  ].join('\n');
   return createHmac('sha256', signingKey).update(signingString).digest('base64');
 }
 
@@ -161,7 +178,10 @@ export interface TestClient {
   sleeps: number[];
 }
 
-export function makeClient(stub: Pick<Stub, 'baseUrl'>, overrides: Partial<MerchantWalletClientOptions> = {}): TestClient {
+export function makeClient(
+  stub: Pick<Stub, 'baseUrl'>,
+  overrides: Partial<MerchantWalletClientOptions> = {},
+): TestClient {
   const sleeps: number[] = [];
   const client = new MerchantWalletClient({
     baseUrl: stub.baseUrl,

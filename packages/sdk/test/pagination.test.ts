@@ -9,7 +9,9 @@ function pagedHandler(total: number, tag = 'item') {
     const limit = Number(u.searchParams.get('limit') ?? 20);
     const cursor = u.searchParams.get('cursor');
     const start = cursor ? Number(Buffer.from(cursor, 'base64url').toString()) : 0;
-    const data = Array.from({ length: Math.max(0, Math.min(limit, total - start)) }, (_, k) => ({ id: `${tag}_${start + k}` }));
+    const data = Array.from({ length: Math.max(0, Math.min(limit, total - start)) }, (_, k) => ({
+      id: `${tag}_${start + k}`,
+    }));
     const end = start + data.length;
     return {
       body: {
@@ -30,13 +32,20 @@ test('paginate walks every page until has_more is false, forwarding cursor and l
     await stub.close();
   });
   const ids: string[] = [];
-  for await (const item of client.paginate<{ id: string }>('/v1/things', { limit: 3, query: { status: 'sent' }, onBehalfOf: 'u1' })) {
+  for await (const item of client.paginate<{ id: string }>('/v1/things', {
+    limit: 3,
+    query: { status: 'sent' },
+    onBehalfOf: 'u1',
+  })) {
     ids.push(item.id);
   }
   assert.deepEqual(ids, ['item_0', 'item_1', 'item_2', 'item_3', 'item_4', 'item_5', 'item_6']);
   assert.equal(stub.requests.length, 3);
   assert.equal(stub.requests[0]!.url, '/v1/things?status=sent&limit=3');
-  assert.equal(stub.requests[1]!.url, `/v1/things?status=sent&limit=3&cursor=${Buffer.from('3').toString('base64url')}`);
+  assert.equal(
+    stub.requests[1]!.url,
+    `/v1/things?status=sent&limit=3&cursor=${Buffer.from('3').toString('base64url')}`,
+  );
   assert.ok(stub.requests.every((r) => r.headers['x-on-behalf-of'] === 'u1'));
 });
 
@@ -58,25 +67,32 @@ test('paginate does not stop on a short page while has_more is true', async (t) 
   assert.equal(stub.requests.length, 3);
 });
 
-test('paginate refuses has_more without a cursor, and a repeating cursor (no endless loop)', { timeout: 5000 }, async (t) => {
-  let mode: 'nocursor' | 'loop' = 'nocursor';
-  const stub = await startStub({
-    handle: () => (mode === 'nocursor' ? { body: { data: [{ id: 1 }], next_cursor: null, has_more: true } } : { body: { data: [{ id: 1 }], next_cursor: 'same', has_more: true } }),
-  });
-  const { client } = makeClient(stub);
-  t.after(async () => {
-    client.close();
-    await stub.close();
-  });
-  const drain = async () => {
-    for await (const _ of client.paginate('/v1/x')) {
-      /* drain */
-    }
-  };
-  await assert.rejects(drain(), /next_cursor is empty/);
-  mode = 'loop';
-  await assert.rejects(drain(), /next_cursor repeats/);
-});
+test(
+  'paginate refuses has_more without a cursor, and a repeating cursor (no endless loop)',
+  { timeout: 5000 },
+  async (t) => {
+    let mode: 'nocursor' | 'loop' = 'nocursor';
+    const stub = await startStub({
+      handle: () =>
+        mode === 'nocursor'
+          ? { body: { data: [{ id: 1 }], next_cursor: null, has_more: true } }
+          : { body: { data: [{ id: 1 }], next_cursor: 'same', has_more: true } },
+    });
+    const { client } = makeClient(stub);
+    t.after(async () => {
+      client.close();
+      await stub.close();
+    });
+    const drain = async () => {
+      for await (const _ of client.paginate('/v1/x')) {
+        /* drain */
+      }
+    };
+    await assert.rejects(drain(), /next_cursor is empty/);
+    mode = 'loop';
+    await assert.rejects(drain(), /next_cursor repeats/);
+  },
+);
 
 test('webhooks.deliveries() pages through the delivery log with the status filter', async (t) => {
   const stub = await startStub({ handle: pagedHandler(45, 'whd') });

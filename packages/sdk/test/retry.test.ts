@@ -6,7 +6,10 @@ import { errorBody, makeClient, signatureValid, startStub, UUID_V4 } from './hel
 
 test('upstream_timeout (504) is retried with the same idempotency key, new nonce and signature each attempt', async (t) => {
   const stub = await startStub({
-    handle: (_r, i) => (i < 2 ? { status: 504, body: errorBody('upstream_timeout', 'upstream_timeout') } : { status: 200, body: { id: 'wdr_1', status: 'settled', replayed: false } }),
+    handle: (_r, i) =>
+      i < 2
+        ? { status: 504, body: errorBody('upstream_timeout', 'upstream_timeout') }
+        : { status: 200, body: { id: 'wdr_1', status: 'settled', replayed: false } },
   });
   let now = 1_700_000_000_000;
   const { client, sleeps } = makeClient(stub, {
@@ -41,7 +44,8 @@ test('upstream_timeout (504) is retried with the same idempotency key, new nonce
 
 test('a caller-supplied idempotency key is kept across retries', async (t) => {
   const stub = await startStub({
-    handle: (_r, i) => (i === 0 ? { status: 500, body: errorBody('api_error', 'api_error') } : { status: 201, body: { id: 'dep_1' } }),
+    handle: (_r, i) =>
+      i === 0 ? { status: 500, body: errorBody('api_error', 'api_error') } : { status: 201, body: { id: 'dep_1' } },
   });
   const { client } = makeClient(stub);
   t.after(async () => {
@@ -57,7 +61,9 @@ test('a caller-supplied idempotency key is kept across retries', async (t) => {
 });
 
 test('retries are bounded by maxAttempts and the last error is thrown', { timeout: 5000 }, async (t) => {
-  const stub = await startStub({ handle: () => ({ status: 502, body: errorBody('upstream_error', 'upstream_error') }) });
+  const stub = await startStub({
+    handle: () => ({ status: 502, body: errorBody('upstream_error', 'upstream_error') }),
+  });
   const { client, sleeps } = makeClient(stub, { maxAttempts: 3 });
   t.after(async () => {
     client.close();
@@ -94,7 +100,10 @@ test('default maxAttempts is 4; backoff is capped by retryMaxDelayMs', { timeout
 
 test('idempotency_in_progress (409) is retried with the same key after 1-2 s', async (t) => {
   const stub = await startStub({
-    handle: (_r, i) => (i === 0 ? { status: 409, body: errorBody('idempotency_in_progress', 'idempotency_error') } : { body: { id: 'x' } }),
+    handle: (_r, i) =>
+      i === 0
+        ? { status: 409, body: errorBody('idempotency_in_progress', 'idempotency_error') }
+        : { body: { id: 'x' } },
   });
   const { client, sleeps } = makeClient(stub, { random: () => 0.5 });
   t.after(async () => {
@@ -109,7 +118,8 @@ test('idempotency_in_progress (409) is retried with the same key after 1-2 s', a
 
 test('idempotency_in_progress again and again: 1-2 s, then backoff (doubling, capped by retryMaxDelayMs)', async (t) => {
   const stub = await startStub({
-    handle: (_r, i) => (i < 3 ? { status: 409, body: errorBody('idempotency_in_progress', 'idempotency_error') } : { body: { id: 'x' } }),
+    handle: (_r, i) =>
+      i < 3 ? { status: 409, body: errorBody('idempotency_in_progress', 'idempotency_error') } : { body: { id: 'x' } },
   });
   const { client, sleeps } = makeClient(stub, { random: () => 0.5, retryMaxDelayMs: 5000 });
   t.after(async () => {
@@ -143,7 +153,9 @@ const NEVER_RETRIED: Array<[number, string, string]> = [
 
 test('do-not-retry codes are attempted exactly once', { timeout: 5000 }, async (t) => {
   let reply = NEVER_RETRIED[0]!;
-  const stub = await startStub({ handle: () => ({ status: reply[0], body: errorBody(reply[1], reply[2], { challenge_id: 'chl_1' }) }) });
+  const stub = await startStub({
+    handle: () => ({ status: reply[0], body: errorBody(reply[1], reply[2], { challenge_id: 'chl_1' }) }),
+  });
   const { client, sleeps } = makeClient(stub);
   t.after(async () => {
     client.close();
@@ -152,57 +164,81 @@ test('do-not-retry codes are attempted exactly once', { timeout: 5000 }, async (
   for (const entry of NEVER_RETRIED) {
     reply = entry;
     const before = stub.requests.length;
-    await assert.rejects(client.request({ method: 'POST', path: '/v1/withdrawals', body: { a: 1 }, onBehalfOf: 'u1' }), (e: unknown) => {
-      assert.ok(e instanceof MerchantWalletError);
-      assert.equal(e.code, entry[1]);
-      assert.equal(e.status, entry[0]);
-      assert.equal(e.type, entry[2]);
-      assert.equal(e.requestId, `req_${entry[1]}`);
-      assert.equal(e.body['challenge_id'], 'chl_1', 'extra fields are kept in body');
-      return true;
-    });
+    await assert.rejects(
+      client.request({ method: 'POST', path: '/v1/withdrawals', body: { a: 1 }, onBehalfOf: 'u1' }),
+      (e: unknown) => {
+        assert.ok(e instanceof MerchantWalletError);
+        assert.equal(e.code, entry[1]);
+        assert.equal(e.status, entry[0]);
+        assert.equal(e.type, entry[2]);
+        assert.equal(e.requestId, `req_${entry[1]}`);
+        assert.equal(e.body['challenge_id'], 'chl_1', 'extra fields are kept in body');
+        return true;
+      },
+    );
     assert.equal(stub.requests.length - before, 1, `${entry[1]} must not be retried`);
   }
   assert.deepEqual(sleeps, []);
 });
 
-test('a code outside the reference\'s table is handled as api_error: retried once with the same key, then reported', { timeout: 5000 }, async (t) => {
-  let reply: [number, string] = [400, 'code_from_the_future'];
-  const stub = await startStub({ handle: () => ({ status: reply[0], body: errorBody(reply[1], 'invalid_request_error') }) });
-  const { client, sleeps } = makeClient(stub);
-  t.after(async () => {
-    client.close();
-    await stub.close();
-  });
-  // Whatever the status: a 400, a 409 and a 5xx (which would otherwise be retried up to maxAttempts).
-  for (const entry of [[400, 'code_from_the_future'], [409, 'another_new_code'], [503, 'overloaded']] as Array<[number, string]>) {
-    reply = entry;
-    const before = stub.requests.length;
-    await assert.rejects(client.request({ method: 'POST', path: '/v1/withdrawals', body: { a: 1 }, onBehalfOf: 'u1' }), (e: unknown) => {
-      assert.ok(e instanceof MerchantWalletError);
-      assert.equal(e.code, entry[1]);
-      assert.equal(e.status, entry[0]);
-      assert.equal(e.requestId, `req_${entry[1]}`, 'reported with its request_id');
-      return true;
+test(
+  "a code outside the reference's table is handled as api_error: retried once with the same key, then reported",
+  { timeout: 5000 },
+  async (t) => {
+    let reply: [number, string] = [400, 'code_from_the_future'];
+    const stub = await startStub({
+      handle: () => ({ status: reply[0], body: errorBody(reply[1], 'invalid_request_error') }),
     });
-    const sent = stub.requests.slice(before);
-    assert.equal(sent.length, 2, `${entry[1]}: one retry, no more`);
-    assert.equal(sent[0]!.headers['x-idempotency-key'], sent[1]!.headers['x-idempotency-key'], 'same key');
-    assert.notEqual(sent[0]!.headers['x-nonce'], sent[1]!.headers['x-nonce'], 'new nonce');
-  }
-  assert.equal(sleeps.length, 3);
-});
+    const { client, sleeps } = makeClient(stub);
+    t.after(async () => {
+      client.close();
+      await stub.close();
+    });
+    // Whatever the status: a 400, a 409 and a 5xx (which would otherwise be retried up to maxAttempts).
+    for (const entry of [
+      [400, 'code_from_the_future'],
+      [409, 'another_new_code'],
+      [503, 'overloaded'],
+    ] as Array<[number, string]>) {
+      reply = entry;
+      const before = stub.requests.length;
+      await assert.rejects(
+        client.request({ method: 'POST', path: '/v1/withdrawals', body: { a: 1 }, onBehalfOf: 'u1' }),
+        (e: unknown) => {
+          assert.ok(e instanceof MerchantWalletError);
+          assert.equal(e.code, entry[1]);
+          assert.equal(e.status, entry[0]);
+          assert.equal(e.requestId, `req_${entry[1]}`, 'reported with its request_id');
+          return true;
+        },
+      );
+      const sent = stub.requests.slice(before);
+      assert.equal(sent.length, 2, `${entry[1]}: one retry, no more`);
+      assert.equal(sent[0]!.headers['x-idempotency-key'], sent[1]!.headers['x-idempotency-key'], 'same key');
+      assert.notEqual(sent[0]!.headers['x-nonce'], sent[1]!.headers['x-nonce'], 'new nonce');
+    }
+    assert.equal(sleeps.length, 3);
+  },
+);
 
 test('a code outside the table followed by success resolves with the success', async (t) => {
   const stub = await startStub({
-    handle: (_r, i) => (i === 0 ? { status: 400, body: errorBody('code_from_the_future', 'invalid_request_error') } : { status: 201, body: { id: 'wdr_1' } }),
+    handle: (_r, i) =>
+      i === 0
+        ? { status: 400, body: errorBody('code_from_the_future', 'invalid_request_error') }
+        : { status: 201, body: { id: 'wdr_1' } },
   });
   const { client } = makeClient(stub);
   t.after(async () => {
     client.close();
     await stub.close();
   });
-  const out = await client.request<{ id: string }>({ method: 'POST', path: '/v1/withdrawals', body: { a: 1 }, onBehalfOf: 'u1' });
+  const out = await client.request<{ id: string }>({
+    method: 'POST',
+    path: '/v1/withdrawals',
+    body: { a: 1 },
+    onBehalfOf: 'u1',
+  });
   assert.equal(out.id, 'wdr_1');
   assert.equal(stub.requests.length, 2);
 });
@@ -212,7 +248,11 @@ test('429 rate_limited waits Retry-After (header) then retries', async (t) => {
     handle: (_r, i) =>
       i === 0
         ? // The header wins over the body (the body value differs on purpose).
-          { status: 429, headers: { 'retry-after': '60' }, body: { error: errorBody('rate_limited', 'rate_limit_error', { retry_after: 59 }) } }
+          {
+            status: 429,
+            headers: { 'retry-after': '60' },
+            body: { error: errorBody('rate_limited', 'rate_limit_error', { retry_after: 59 }) },
+          }
         : { status: 201, body: { id: 'mem_1' } },
   });
   const { client, sleeps } = makeClient(stub);
@@ -227,31 +267,41 @@ test('429 rate_limited waits Retry-After (header) then retries', async (t) => {
   assert.notEqual(stub.requests[0]!.headers['x-nonce'], stub.requests[1]!.headers['x-nonce']);
 });
 
-test('429 without header uses retry_after from the wrapped {error:{...}} body; exhausted 429 surfaces unwrapped', { timeout: 5000 }, async (t) => {
-  const stub = await startStub({
-    handle: () => ({ status: 429, body: { error: errorBody('rate_limited', 'rate_limit_error', { retry_after: 7 }) } }),
-  });
-  const { client, sleeps } = makeClient(stub, { maxAttempts: 2 });
-  t.after(async () => {
-    client.close();
-    await stub.close();
-  });
-  await assert.rejects(client.request({ method: 'GET', path: '/v1/balances', onBehalfOf: 'u1' }), (e: unknown) => {
-    assert.ok(e instanceof MerchantWalletError);
-    assert.equal(e.status, 429);
-    assert.equal(e.code, 'rate_limited');
-    assert.equal(e.type, 'rate_limit_error');
-    assert.equal(e.requestId, 'req_rate_limited');
-    assert.equal(e.body['retry_after'], 7);
-    return true;
-  });
-  assert.deepEqual(sleeps, [7000]);
-  assert.equal(stub.requests.length, 2);
-});
+test(
+  '429 without header uses retry_after from the wrapped {error:{...}} body; exhausted 429 surfaces unwrapped',
+  { timeout: 5000 },
+  async (t) => {
+    const stub = await startStub({
+      handle: () => ({
+        status: 429,
+        body: { error: errorBody('rate_limited', 'rate_limit_error', { retry_after: 7 }) },
+      }),
+    });
+    const { client, sleeps } = makeClient(stub, { maxAttempts: 2 });
+    t.after(async () => {
+      client.close();
+      await stub.close();
+    });
+    await assert.rejects(client.request({ method: 'GET', path: '/v1/balances', onBehalfOf: 'u1' }), (e: unknown) => {
+      assert.ok(e instanceof MerchantWalletError);
+      assert.equal(e.status, 429);
+      assert.equal(e.code, 'rate_limited');
+      assert.equal(e.type, 'rate_limit_error');
+      assert.equal(e.requestId, 'req_rate_limited');
+      assert.equal(e.body['retry_after'], 7);
+      return true;
+    });
+    assert.deepEqual(sleeps, [7000]);
+    assert.equal(stub.requests.length, 2);
+  },
+);
 
 test('429 with a flat body and retry_after only in the body', async (t) => {
   const stub = await startStub({
-    handle: (_r, i) => (i === 0 ? { status: 429, body: errorBody('rate_limited', 'rate_limit_error', { retry_after: 2 }) } : { body: { data: [], next_cursor: null, has_more: false } }),
+    handle: (_r, i) =>
+      i === 0
+        ? { status: 429, body: errorBody('rate_limited', 'rate_limit_error', { retry_after: 2 }) }
+        : { body: { data: [], next_cursor: null, has_more: false } },
   });
   const { client, sleeps } = makeClient(stub);
   t.after(async () => {
@@ -285,7 +335,10 @@ test('connection reset (ECONNRESET) is retried with backoff and the same key', a
 });
 
 test('a reset on a reused keep-alive socket is re-sent at once (also by requestRaw)', async (t) => {
-  const stub = await startStub({ handle: (_r, i) => (i === 0 ? { destroy: true } : { status: 400, body: errorBody('state_invalid', 'invalid_request_error') }) });
+  const stub = await startStub({
+    handle: (_r, i) =>
+      i === 0 ? { destroy: true } : { status: 400, body: errorBody('state_invalid', 'invalid_request_error') },
+  });
   const { client, sleeps } = makeClient(stub);
   t.after(async () => {
     client.close();
@@ -366,48 +419,72 @@ test('each logical call gets its own generated key', async (t) => {
   assert.notEqual(stub.requests[0]!.headers['x-idempotency-key'], stub.requests[1]!.headers['x-idempotency-key']);
 });
 
-test('a write sent without an idempotency key is not retried after a 5xx or a lost answer; a 429 still is', { timeout: 5000 }, async (t) => {
-  let mode: 'api_error' | 'timeout' | 'rate_limited' | 'ok' = 'api_error';
-  const stub = await startStub({
-    handle: () => {
-      if (mode === 'timeout') return { hang: true };
-      if (mode === 'ok') return { body: { ok: true } };
-      if (mode === 'rate_limited') {
-        mode = 'ok';
-        return { status: 429, headers: { 'retry-after': '1' }, body: errorBody('rate_limited', 'rate_limit_error') };
-      }
-      return { status: 500, body: errorBody('api_error', 'api_error') };
-    },
-  });
-  const { client, sleeps } = makeClient(stub, { timeoutMs: 150 });
-  t.after(async () => {
-    client.close();
-    await stub.close();
-  });
-  await client.getToken();
-  await assert.rejects(client.request({ method: 'POST', path: '/v1/remit/payees/pye_1/verify', idempotencyKey: false }), (e: unknown) => {
-    assert.ok(e instanceof MerchantWalletError);
-    assert.equal(e.code, 'api_error');
-    return true;
-  });
-  assert.equal(stub.requests.length, 1, 'a keyless write answered 500 is attempted once');
-  mode = 'timeout';
-  await assert.rejects(client.request({ method: 'PATCH', path: '/v1/remit/payees/pye_1', body: { favorite: true }, idempotencyKey: false }), MerchantWalletConnectionError);
-  assert.equal(stub.requests.length, 2, 'a keyless write that timed out is attempted once');
-  assert.deepEqual(sleeps, []);
-  // A 429 is refused before anything runs: retried after Retry-After even without a key.
-  mode = 'rate_limited';
-  assert.deepEqual(await client.request({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code: 'x' }, idempotencyKey: false }), { ok: true });
-  assert.equal(stub.requests.length, 4);
-  assert.deepEqual(sleeps, [1000]);
-  // A write with a key is still retried with that key.
-  mode = 'api_error';
-  await assert.rejects(client.request({ method: 'POST', path: '/v1/members', body: { external_member_id: 'a' } }), MerchantWalletError);
-  assert.equal(stub.requests.length, 8);
-  // So is a DELETE without one: the reference calls deletes naturally idempotent.
-  await assert.rejects(client.request({ method: 'DELETE', path: '/v1/webhooks/endpoints/whe_1' }), MerchantWalletError);
-  assert.equal(stub.requests.length, 12, 'a keyless DELETE answered 500 is retried like a GET');
-});
+test(
+  'a write sent without an idempotency key is not retried after a 5xx or a lost answer; a 429 still is',
+  { timeout: 5000 },
+  async (t) => {
+    let mode: 'api_error' | 'timeout' | 'rate_limited' | 'ok' = 'api_error';
+    const stub = await startStub({
+      handle: () => {
+        if (mode === 'timeout') return { hang: true };
+        if (mode === 'ok') return { body: { ok: true } };
+        if (mode === 'rate_limited') {
+          mode = 'ok';
+          return { status: 429, headers: { 'retry-after': '1' }, body: errorBody('rate_limited', 'rate_limit_error') };
+        }
+        return { status: 500, body: errorBody('api_error', 'api_error') };
+      },
+    });
+    const { client, sleeps } = makeClient(stub, { timeoutMs: 150 });
+    t.after(async () => {
+      client.close();
+      await stub.close();
+    });
+    await client.getToken();
+    await assert.rejects(
+      client.request({ method: 'POST', path: '/v1/remit/payees/pye_1/verify', idempotencyKey: false }),
+      (e: unknown) => {
+        assert.ok(e instanceof MerchantWalletError);
+        assert.equal(e.code, 'api_error');
+        return true;
+      },
+    );
+    assert.equal(stub.requests.length, 1, 'a keyless write answered 500 is attempted once');
+    mode = 'timeout';
+    await assert.rejects(
+      client.request({
+        method: 'PATCH',
+        path: '/v1/remit/payees/pye_1',
+        body: { favorite: true },
+        idempotencyKey: false,
+      }),
+      MerchantWalletConnectionError,
+    );
+    assert.equal(stub.requests.length, 2, 'a keyless write that timed out is attempted once');
+    assert.deepEqual(sleeps, []);
+    // A 429 is refused before anything runs: retried after Retry-After even without a key.
+    mode = 'rate_limited';
+    assert.deepEqual(
+      await client.request({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code: 'x' }, idempotencyKey: false }),
+      { ok: true },
+    );
+    assert.equal(stub.requests.length, 4);
+    assert.deepEqual(sleeps, [1000]);
+    // A write with a key is still retried with that key.
+    mode = 'api_error';
+    await assert.rejects(
+      client.request({ method: 'POST', path: '/v1/members', body: { external_member_id: 'a' } }),
+      MerchantWalletError,
+    );
+    assert.equal(stub.requests.length, 8);
+    // So is a DELETE without one: the reference calls deletes naturally idempotent.
+    await assert.rejects(
+      client.request({ method: 'DELETE', path: '/v1/webhooks/endpoints/whe_1' }),
+      MerchantWalletError,
+    );
+    assert.equal(stub.requests.length, 12, 'a keyless DELETE answered 500 is retried like a GET');
+  },
+);
 
 test('a reset on a reused keep-alive socket is not re-sent for a write without a key', async (t) => {
   const stub = await startStub({ handle: () => ({ destroy: true }) });
@@ -417,7 +494,10 @@ test('a reset on a reused keep-alive socket is not re-sent for a write without a
     await stub.close();
   });
   await client.getToken(); // opens the keep-alive socket the next request reuses
-  await assert.rejects(client.request({ method: 'POST', path: '/v1/remit/payees/pye_1/verify', idempotencyKey: false }), MerchantWalletConnectionError);
+  await assert.rejects(
+    client.request({ method: 'POST', path: '/v1/remit/payees/pye_1/verify', idempotencyKey: false }),
+    MerchantWalletConnectionError,
+  );
   assert.equal(stub.requests.length, 1);
   assert.deepEqual(sleeps, []);
 });

@@ -131,7 +131,8 @@ test('GET is not signed', async (t) => {
 
 test('the body is serialised once, and retries send the same bytes', async (t) => {
   const stub = await startStub({
-    handle: (_r, i) => (i === 0 ? { status: 502, body: errorBody('upstream_error', 'upstream_error') } : { status: 201, body: {} }),
+    handle: (_r, i) =>
+      i === 0 ? { status: 502, body: errorBody('upstream_error', 'upstream_error') } : { status: 201, body: {} },
   });
   const { client } = makeClient(stub);
   t.after(async () => {
@@ -169,13 +170,21 @@ test('a wrong signing key is detected by the server-side check (the check can fa
 });
 
 test('requestRaw: fixed timestamp/nonce feed the signature; header overrides break it on purpose', async (t) => {
-  const stub = await startStub({ handle: () => ({ status: 401, body: errorBody('invalid_signature', 'authentication_error') }) });
+  const stub = await startStub({
+    handle: () => ({ status: 401, body: errorBody('invalid_signature', 'authentication_error') }),
+  });
   const { client } = makeClient(stub);
   t.after(async () => {
     client.close();
     await stub.close();
   });
-  const res = await client.requestRaw({ method: 'POST', path: '/v1/members', body: { a: 1 }, timestamp: 1700000000, nonce: 'fixed-nonce' });
+  const res = await client.requestRaw({
+    method: 'POST',
+    path: '/v1/members',
+    body: { a: 1 },
+    timestamp: 1700000000,
+    nonce: 'fixed-nonce',
+  });
   assert.equal(res.status, 401);
   assert.equal(res.body.code, 'invalid_signature');
   assert.equal(stub.requests.length, 1, 'requestRaw makes one attempt');
@@ -184,7 +193,12 @@ test('requestRaw: fixed timestamp/nonce feed the signature; header overrides bre
   assert.equal(r0.headers['x-nonce'], 'fixed-nonce');
   assert.ok(signatureValid(r0));
 
-  await client.requestRaw({ method: 'POST', path: '/v1/members', body: { a: 1 }, headers: { 'X-Nonce': 'tampered', 'x-signature': undefined } });
+  await client.requestRaw({
+    method: 'POST',
+    path: '/v1/members',
+    body: { a: 1 },
+    headers: { 'X-Nonce': 'tampered', 'x-signature': undefined },
+  });
   const r1 = stub.requests[1]!;
   assert.equal(r1.headers['x-nonce'], 'tampered');
   assert.equal(r1.headers['x-signature'], undefined);

@@ -3,7 +3,9 @@ import { test } from 'node:test';
 import type { TokenResponse, TokenStore } from '../src/index.js';
 import { errorBody, makeClient, startStub } from './helpers.js';
 
-function memoryStore(initial?: TokenResponse): TokenStore & { saved: TokenResponse[]; current: TokenResponse | undefined } {
+function memoryStore(
+  initial?: TokenResponse,
+): TokenStore & { saved: TokenResponse[]; current: TokenResponse | undefined } {
   const s = {
     saved: [] as TokenResponse[],
     current: initial,
@@ -36,7 +38,10 @@ test('tokenStore: a second client reuses the stored token instead of exchanging 
 test('tokenStore: a stored token close to expiry, or one the server refuses, is replaced by a new exchange', async (t) => {
   let refuse = 'tok_stale_but_unexpired';
   const stub = await startStub({
-    handle: (r) => (r.headers['authorization'] === `Bearer ${refuse}` ? { status: 401, body: errorBody('invalid_token', 'authentication_error') } : { body: { ok: true } }),
+    handle: (r) =>
+      r.headers['authorization'] === `Bearer ${refuse}`
+        ? { status: 401, body: errorBody('invalid_token', 'authentication_error') }
+        : { body: { ok: true } },
   });
   t.after(() => stub.close());
   const nowS = Math.floor(Date.now() / 1000);
@@ -55,7 +60,16 @@ test('tokenStore: a stored token close to expiry, or one the server refuses, is 
   assert.equal(revoked.current?.auth_token, 'tok_2');
   refuse = '';
   // A store that throws never fails a call.
-  const broken = makeClient(stub, { tokenStore: { load: () => { throw new Error('unreadable'); }, save: () => { throw new Error('read-only'); } } }).client;
+  const broken = makeClient(stub, {
+    tokenStore: {
+      load: () => {
+        throw new Error('unreadable');
+      },
+      save: () => {
+        throw new Error('read-only');
+      },
+    },
+  }).client;
   await broken.request({ method: 'GET', path: '/v1/assets' });
   broken.close();
 });

@@ -45,7 +45,11 @@ test('concurrent callers share one in-flight exchange', async (t) => {
     client.close();
     await stub.close();
   });
-  const tokens = await Promise.all([client.getToken(), client.getToken(), ...Array.from({ length: 8 }, () => client.request({ method: 'GET', path: '/v1/assets' }))]);
+  const tokens = await Promise.all([
+    client.getToken(),
+    client.getToken(),
+    ...Array.from({ length: 8 }, () => client.request({ method: 'GET', path: '/v1/assets' })),
+  ]);
   assert.equal(stub.tokenRequests.length, 1);
   assert.equal(tokens[0], 'tok_1');
   assert.equal(tokens[1], 'tok_1');
@@ -83,31 +87,41 @@ test('a short-lived token is not treated as stale on arrival', async (t) => {
   assert.equal(stub.tokenRequests.length, 1);
 });
 
-test('401 invalid_token: drop the token, exchange again and resend once (same idempotency key, new nonce)', { timeout: 5000 }, async (t) => {
-  const stub = await startStub({
-    handle: (r) =>
-      r.headers['authorization'] === 'Bearer tok_1'
-        ? { status: 401, body: errorBody('invalid_token', 'authentication_error') }
-        : { status: 201, body: { id: 'mem_1' } },
-  });
-  const { client, sleeps } = makeClient(stub);
-  t.after(async () => {
-    client.close();
-    await stub.close();
-  });
-  const out = await client.request<{ id: string }>({ method: 'POST', path: '/v1/members', body: { external_member_id: 'u1' } });
-  assert.equal(out.id, 'mem_1');
-  assert.equal(stub.tokenRequests.length, 2);
-  assert.equal(stub.requests.length, 2);
-  const [a, b] = stub.requests;
-  assert.equal(b!.headers['authorization'], 'Bearer tok_2');
-  assert.equal(a!.headers['x-idempotency-key'], b!.headers['x-idempotency-key']);
-  assert.notEqual(a!.headers['x-nonce'], b!.headers['x-nonce']);
-  assert.deepEqual(sleeps, [], 'the resend is immediate');
-});
+test(
+  '401 invalid_token: drop the token, exchange again and resend once (same idempotency key, new nonce)',
+  { timeout: 5000 },
+  async (t) => {
+    const stub = await startStub({
+      handle: (r) =>
+        r.headers['authorization'] === 'Bearer tok_1'
+          ? { status: 401, body: errorBody('invalid_token', 'authentication_error') }
+          : { status: 201, body: { id: 'mem_1' } },
+    });
+    const { client, sleeps } = makeClient(stub);
+    t.after(async () => {
+      client.close();
+      await stub.close();
+    });
+    const out = await client.request<{ id: string }>({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: 'u1' },
+    });
+    assert.equal(out.id, 'mem_1');
+    assert.equal(stub.tokenRequests.length, 2);
+    assert.equal(stub.requests.length, 2);
+    const [a, b] = stub.requests;
+    assert.equal(b!.headers['authorization'], 'Bearer tok_2');
+    assert.equal(a!.headers['x-idempotency-key'], b!.headers['x-idempotency-key']);
+    assert.notEqual(a!.headers['x-nonce'], b!.headers['x-nonce']);
+    assert.deepEqual(sleeps, [], 'the resend is immediate');
+  },
+);
 
 test('invalid_token twice in a row: resent only once, then the error surfaces', { timeout: 5000 }, async (t) => {
-  const stub = await startStub({ handle: () => ({ status: 401, body: errorBody('invalid_token', 'authentication_error') }) });
+  const stub = await startStub({
+    handle: () => ({ status: 401, body: errorBody('invalid_token', 'authentication_error') }),
+  });
   const { client } = makeClient(stub);
   t.after(async () => {
     client.close();
@@ -157,7 +171,13 @@ test('token exchange rate-limited: waits Retry-After, then succeeds', async (t) 
   const stub = await startStub({
     handle: ok,
     token: (_r, i) =>
-      i === 0 ? { status: 429, headers: { 'retry-after': '3' }, body: { error: errorBody('rate_limited', 'rate_limit_error', { retry_after: 3 }) } } : undefined,
+      i === 0
+        ? {
+            status: 429,
+            headers: { 'retry-after': '3' },
+            body: { error: errorBody('rate_limited', 'rate_limit_error', { retry_after: 3 }) },
+          }
+        : undefined,
   });
   const { client, sleeps } = makeClient(stub);
   t.after(async () => {
@@ -168,22 +188,26 @@ test('token exchange rate-limited: waits Retry-After, then succeeds', async (t) 
   assert.deepEqual(sleeps, [3000]);
 });
 
-test('a failing token exchange is attempted maxAttempts times in all, not retried again by the call that needed the token', { timeout: 5000 }, async (t) => {
-  const stub = await startStub({
-    handle: () => ({ body: { data: [] } }),
-    token: () => ({ status: 500, body: errorBody('api_error', 'api_error') }),
-  });
-  const { client, sleeps } = makeClient(stub, { maxAttempts: 3 });
-  t.after(async () => {
-    client.close();
-    await stub.close();
-  });
-  await assert.rejects(client.request({ method: 'GET', path: '/v1/assets' }), (e: unknown) => {
-    assert.ok(e instanceof MerchantWalletError);
-    assert.equal(e.code, 'api_error');
-    return true;
-  });
-  assert.equal(stub.tokenRequests.length, 3);
-  assert.equal(sleeps.length, 2);
-  assert.equal(stub.requests.length, 0);
-});
+test(
+  'a failing token exchange is attempted maxAttempts times in all, not retried again by the call that needed the token',
+  { timeout: 5000 },
+  async (t) => {
+    const stub = await startStub({
+      handle: () => ({ body: { data: [] } }),
+      token: () => ({ status: 500, body: errorBody('api_error', 'api_error') }),
+    });
+    const { client, sleeps } = makeClient(stub, { maxAttempts: 3 });
+    t.after(async () => {
+      client.close();
+      await stub.close();
+    });
+    await assert.rejects(client.request({ method: 'GET', path: '/v1/assets' }), (e: unknown) => {
+      assert.ok(e instanceof MerchantWalletError);
+      assert.equal(e.code, 'api_error');
+      return true;
+    });
+    assert.equal(stub.tokenRequests.length, 3);
+    assert.equal(sleeps.length, 2);
+    assert.equal(stub.requests.length, 0);
+  },
+);

@@ -33,7 +33,12 @@ test('valid signature is accepted', () => {
   assert.equal(verifyWebhookSignature({ secret: SECRET, headers: headers(sig), body, now: NOW * 1000 + 5 }), true);
   // header names in any case, array values, and a Headers-like object
   assert.equal(
-    verifyWebhookSignature({ secret: SECRET, headers: { 'Webhook-Id': 'evt_1', 'WEBHOOK-TIMESTAMP': String(NOW), 'webhook-signature': [sig] }, body, now: NOW }),
+    verifyWebhookSignature({
+      secret: SECRET,
+      headers: { 'Webhook-Id': 'evt_1', 'WEBHOOK-TIMESTAMP': String(NOW), 'webhook-signature': [sig] },
+      body,
+      now: NOW,
+    }),
     true,
   );
   const h = new Headers(headers(sig));
@@ -42,10 +47,26 @@ test('valid signature is accepted', () => {
 
 test('tampered body is rejected', () => {
   const sig = sign(keyBytes, 'evt_1', NOW, body);
-  assert.equal(verifyWebhookSignature({ secret: SECRET, headers: headers(sig), body: body.replace('completed', 'refunded'), now: NOW }), false);
+  assert.equal(
+    verifyWebhookSignature({
+      secret: SECRET,
+      headers: headers(sig),
+      body: body.replace('completed', 'refunded'),
+      now: NOW,
+    }),
+    false,
+  );
   assert.equal(verifyWebhookSignature({ secret: SECRET, headers: headers(sig), body: body + ' ', now: NOW }), false);
   // Re-serialised JSON (different whitespace) is not the raw body.
-  assert.equal(verifyWebhookSignature({ secret: SECRET, headers: headers(sig), body: JSON.stringify(JSON.parse(body), null, 2), now: NOW }), false);
+  assert.equal(
+    verifyWebhookSignature({
+      secret: SECRET,
+      headers: headers(sig),
+      body: JSON.stringify(JSON.parse(body), null, 2),
+      now: NOW,
+    }),
+    false,
+  );
 });
 
 test('tampered id or timestamp is rejected', () => {
@@ -68,7 +89,10 @@ test('several space-separated signatures: one valid is enough; none valid is rej
   assert.equal(verifyWebhookSignature({ secret: SECRET, headers: headers(`${good} ${other}`), body, now: NOW }), true);
   assert.equal(verifyWebhookSignature({ secret: SECRET, headers: headers(`v1a,xyz ${other}`), body, now: NOW }), false);
   // Only v1 entries count: the right MAC under another version tag is refused.
-  assert.equal(verifyWebhookSignature({ secret: SECRET, headers: headers(good.replace('v1,', 'v2,')), body, now: NOW }), false);
+  assert.equal(
+    verifyWebhookSignature({ secret: SECRET, headers: headers(good.replace('v1,', 'v2,')), body, now: NOW }),
+    false,
+  );
 });
 
 test('too old or too far in the future timestamp is rejected (default tolerance 300 s)', () => {
@@ -76,18 +100,56 @@ test('too old or too far in the future timestamp is rejected (default tolerance 
   const sigOld = sign(keyBytes, 'evt_1', old, body);
   assert.equal(verifyWebhookSignature({ secret: SECRET, headers: headers(sigOld, old), body, now: NOW }), false);
   const edge = NOW - 300;
-  assert.equal(verifyWebhookSignature({ secret: SECRET, headers: headers(sign(keyBytes, 'evt_1', edge, body), edge), body, now: NOW }), true);
+  assert.equal(
+    verifyWebhookSignature({
+      secret: SECRET,
+      headers: headers(sign(keyBytes, 'evt_1', edge, body), edge),
+      body,
+      now: NOW,
+    }),
+    true,
+  );
   const future = NOW + 301;
-  assert.equal(verifyWebhookSignature({ secret: SECRET, headers: headers(sign(keyBytes, 'evt_1', future, body), future), body, now: NOW }), false);
-  assert.equal(verifyWebhookSignature({ secret: SECRET, headers: headers(sigOld, old), body, now: NOW, toleranceSeconds: 600 }), true);
+  assert.equal(
+    verifyWebhookSignature({
+      secret: SECRET,
+      headers: headers(sign(keyBytes, 'evt_1', future, body), future),
+      body,
+      now: NOW,
+    }),
+    false,
+  );
+  assert.equal(
+    verifyWebhookSignature({ secret: SECRET, headers: headers(sigOld, old), body, now: NOW, toleranceSeconds: 600 }),
+    true,
+  );
   // With the real clock, a signature from 2023 is far too old.
   assert.equal(verifyWebhookSignature({ secret: SECRET, headers: headers(sigOld, old), body }), false);
 });
 
 test('missing or malformed headers are rejected without throwing', () => {
   const sig = sign(keyBytes, 'evt_1', NOW, body);
-  assert.equal(verifyWebhookSignature({ secret: SECRET, headers: { 'webhook-id': 'evt_1', 'webhook-timestamp': String(NOW) }, body, now: NOW }), false);
-  assert.equal(verifyWebhookSignature({ secret: SECRET, headers: { 'webhook-signature': sig, 'webhook-timestamp': String(NOW) }, body, now: NOW }), false);
-  assert.equal(verifyWebhookSignature({ secret: SECRET, headers: headers(sig, 'abc' as unknown as number), body, now: NOW }), false);
+  assert.equal(
+    verifyWebhookSignature({
+      secret: SECRET,
+      headers: { 'webhook-id': 'evt_1', 'webhook-timestamp': String(NOW) },
+      body,
+      now: NOW,
+    }),
+    false,
+  );
+  assert.equal(
+    verifyWebhookSignature({
+      secret: SECRET,
+      headers: { 'webhook-signature': sig, 'webhook-timestamp': String(NOW) },
+      body,
+      now: NOW,
+    }),
+    false,
+  );
+  assert.equal(
+    verifyWebhookSignature({ secret: SECRET, headers: headers(sig, 'abc' as unknown as number), body, now: NOW }),
+    false,
+  );
   assert.equal(verifyWebhookSignature({ secret: SECRET, headers: headers('garbage'), body, now: NOW }), false);
 });

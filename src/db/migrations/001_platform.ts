@@ -2,7 +2,9 @@ import type { Kysely } from 'kysely';
 import { runScript } from '../sql-script.js';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     CREATE TABLE merchants (
       id text PRIMARY KEY,
       name text NOT NULL,
@@ -103,5 +105,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       updated_at timestamptz NOT NULL DEFAULT now(),
       UNIQUE (merchant_id, environment, external_member_id)
     );
-  `);
+  `,
+  );
 }

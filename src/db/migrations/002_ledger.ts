@@ -6,7 +6,9 @@ import { runScript } from '../sql-script.js';
  * counts of minor units (10^-scale of the asset). See docs/ledger.md.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     CREATE TABLE assets (
       code text PRIMARY KEY CHECK (code ~ '^[A-Z0-9]{2,16}$'),
       scale integer NOT NULL CHECK (scale BETWEEN 0 AND 18),
@@ -97,5 +99,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_at timestamptz NOT NULL DEFAULT now()
     );
     CREATE INDEX events_merchant ON events (merchant_id, environment, seq);
-  `);
+  `,
+  );
 }

@@ -2,7 +2,9 @@ import type { Kysely } from 'kysely';
 import { runScript } from '../sql-script.js';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     CREATE TABLE deposits (
       seq bigserial UNIQUE,
       id text PRIMARY KEY,
@@ -69,5 +71,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       amount numeric(78,0) NOT NULL CHECK (amount > 0),
       created_at timestamptz NOT NULL DEFAULT now()
     );
-  `);
+  `,
+  );
 }

@@ -2,7 +2,9 @@ import type { Kysely } from 'kysely';
 import { runScript } from '../sql-script.js';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     -- Background jobs: claimed with FOR UPDATE SKIP LOCKED under a lease, so several processes
     -- share the queue and a job whose process died is picked up again when its lease ends.
     CREATE TABLE jobs (
@@ -19,5 +21,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_at timestamptz NOT NULL DEFAULT now()
     );
     CREATE INDEX jobs_due ON jobs (status, run_at);
-  `);
+  `,
+  );
 }

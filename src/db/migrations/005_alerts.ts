@@ -2,7 +2,9 @@ import type { Kysely } from 'kysely';
 import { runScript } from '../sql-script.js';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     -- Things an operator must look at: an order in a state outside our enumeration, an endpoint
     -- failing for days, a reconciliation that cannot conclude.
     CREATE TABLE operator_alerts (
@@ -18,5 +20,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_at timestamptz NOT NULL DEFAULT now()
     );
     CREATE INDEX operator_alerts_open ON operator_alerts (resolved_at, seq);
-  `);
+  `,
+  );
 }

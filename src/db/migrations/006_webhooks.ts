@@ -9,7 +9,9 @@ import { runScript } from '../sql-script.js';
  * writer commits late (a lower seq after a higher one) is never skipped, as a seq cursor could.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     CREATE TABLE webhook_endpoints (
       seq bigserial UNIQUE,
       id text PRIMARY KEY,
@@ -81,5 +83,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     -- Events written before webhooks existed had no endpoint to go to.
     UPDATE events SET webhook_dispatched_at = created_at;
     CREATE INDEX events_webhook_undispatched ON events (seq) WHERE webhook_dispatched_at IS NULL;
-  `);
+  `,
+  );
 }

@@ -6,7 +6,9 @@ import { runScript } from '../sql-script.js';
  * and QR payment orders (docs/qrpay.md).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     -- A sandbox merchant's preset for one upstream's money-moving step. No row (or an expired
     -- one) means success; 'success' is never stored.
     CREATE TABLE upstream_behaviors (
@@ -76,5 +78,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     CREATE INDEX qrpay_orders_merchant ON qrpay_orders (merchant_id, environment, seq);
     CREATE INDEX qrpay_orders_member ON qrpay_orders (member_id, seq);
     CREATE INDEX qrpay_orders_due ON qrpay_orders (next_check_at) WHERE status IN ('processing', 'suspended');
-  `);
+  `,
+  );
 }

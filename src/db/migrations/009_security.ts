@@ -7,8 +7,11 @@ import { runScript } from '../sql-script.js';
  * only while it carries its key's current generation. Re-enabling a key does not revive old tokens.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     ALTER TABLE api_keys ADD COLUMN token_generation integer NOT NULL DEFAULT 0;
     ALTER TABLE access_tokens ADD COLUMN key_generation integer NOT NULL DEFAULT 0;
-  `);
+  `,
+  );
 }

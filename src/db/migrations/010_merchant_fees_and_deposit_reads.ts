@@ -12,7 +12,9 @@ import { runScript } from '../sql-script.js';
  *    refusing to start.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     CREATE INDEX IF NOT EXISTS deposits_merchant ON deposits (merchant_id, environment, seq);
 
     CREATE TEMP TABLE fee_corrections ON COMMIT DROP AS
@@ -64,5 +66,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         GROUP BY p.account_id
       ) d
       WHERE a.id = d.account_id;
-  `);
+  `,
+  );
 }

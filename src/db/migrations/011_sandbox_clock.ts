@@ -6,11 +6,14 @@ import { runScript } from '../sql-script.js';
  * `POST /v1/sandbox/clock/advance` only ever increases (src/platform/clock.ts).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     CREATE TABLE sandbox_clocks (
       merchant_id text PRIMARY KEY REFERENCES merchants (id),
       offset_ms bigint NOT NULL DEFAULT 0 CHECK (offset_ms >= 0),
       updated_at timestamptz NOT NULL DEFAULT now()
     );
-  `);
+  `,
+  );
 }

@@ -3,7 +3,9 @@ import { runScript } from '../sql-script.js';
 
 /** Hosted-screen tickets and step-up challenges (extensions 9; src/modules/hosted-screens). */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     CREATE TABLE hosted_tickets (
       id text PRIMARY KEY,
       merchant_id text NOT NULL REFERENCES merchants (id),
@@ -24,5 +26,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_at timestamptz NOT NULL DEFAULT now()
     );
     CREATE INDEX hosted_tickets_member ON hosted_tickets (member_id, status);
-  `);
+  `,
+  );
 }

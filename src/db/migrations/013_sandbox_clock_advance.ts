@@ -10,8 +10,11 @@ import { runScript } from '../sql-script.js';
  *   real time), so the runner picks a sandbox job when that merchant's time reaches it.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     ALTER TABLE sandbox_clocks ADD COLUMN advance_lease_until timestamptz;
     ALTER TABLE jobs ADD COLUMN clock_merchant_id text;
-  `);
+  `,
+  );
 }

@@ -10,7 +10,9 @@ import { runScript } from '../sql-script.js';
  * - `upstream_sim_orders` also keeps the KYC simulator's checks (upstream `kyc`).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     CREATE TABLE hosted_screen_settings (
       merchant_id text NOT NULL REFERENCES merchants (id),
       environment text NOT NULL,
@@ -82,5 +84,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     ALTER TABLE upstream_sim_orders DROP CONSTRAINT upstream_sim_orders_upstream_check;
     ALTER TABLE upstream_sim_orders ADD CONSTRAINT upstream_sim_orders_upstream_check
       CHECK (upstream IN ('remittance', 'card', 'qrpay', 'chain', 'kyc'));
-  `);
+  `,
+  );
 }

@@ -11,7 +11,9 @@ import { runScript } from '../sql-script.js';
  *   here; the service itself keeps only the code's hash (`hosted_tickets.secret_hash`).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     CREATE TABLE step_up_thresholds (
       merchant_id text NOT NULL REFERENCES merchants (id),
       environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
@@ -33,5 +35,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_at timestamptz NOT NULL DEFAULT now()
     );
     CREATE INDEX upstream_sim_notifications_member ON upstream_sim_notifications (member_id, id);
-  `);
+  `,
+  );
 }

@@ -11,54 +11,200 @@ import { runScript } from '../sql-script.js';
 
 type Spec = Record<string, unknown>;
 
-const text = (key: string, label: string, required: boolean, max = 140, extra: Spec = {}): Spec => ({ key, label, type: 'text', required, max_length: max, ...extra });
+const text = (key: string, label: string, required: boolean, max = 140, extra: Spec = {}): Spec => ({
+  key,
+  label,
+  type: 'text',
+  required,
+  max_length: max,
+  ...extra,
+});
 
 const address = (country: string): Spec[] => [
-  { key: 'address.country', label: 'Country of residence', type: 'country', required: true, max_length: 2, example: country },
+  {
+    key: 'address.country',
+    label: 'Country of residence',
+    type: 'country',
+    required: true,
+    max_length: 2,
+    example: country,
+  },
   country === 'US'
-    ? { key: 'address.state', label: 'State', type: 'alnum_upper', required: true, max_length: 2, pattern: '^[A-Z]{2}$', example: 'NY' }
+    ? {
+        key: 'address.state',
+        label: 'State',
+        type: 'alnum_upper',
+        required: true,
+        max_length: 2,
+        pattern: '^[A-Z]{2}$',
+        example: 'NY',
+      }
     : text('address.state', 'State or region', false, 64),
   text('address.city', 'City', true, 64),
   text('address.street_address', 'Street address', true, 140),
   country === 'GB'
-    ? { key: 'address.postal_code', label: 'Postcode', type: 'alnum_upper', required: true, max_length: 7, pattern: '^[A-Z]{1,2}[0-9][A-Z0-9]?[0-9][A-Z]{2}$', example: 'SW1A1AA' }
+    ? {
+        key: 'address.postal_code',
+        label: 'Postcode',
+        type: 'alnum_upper',
+        required: true,
+        max_length: 7,
+        pattern: '^[A-Z]{1,2}[0-9][A-Z0-9]?[0-9][A-Z]{2}$',
+        example: 'SW1A1AA',
+      }
     : country === 'US'
-      ? { key: 'address.postal_code', label: 'ZIP code', type: 'alnum_upper', required: true, max_length: 9, pattern: '^[0-9]{5}([0-9]{4})?$', example: '10001' }
-      : { key: 'address.postal_code', label: 'Postal code', type: 'alnum_upper', required: true, max_length: 10, pattern: '^[A-Z0-9]{3,10}$' },
+      ? {
+          key: 'address.postal_code',
+          label: 'ZIP code',
+          type: 'alnum_upper',
+          required: true,
+          max_length: 9,
+          pattern: '^[0-9]{5}([0-9]{4})?$',
+          example: '10001',
+        }
+      : {
+          key: 'address.postal_code',
+          label: 'Postal code',
+          type: 'alnum_upper',
+          required: true,
+          max_length: 10,
+          pattern: '^[A-Z0-9]{3,10}$',
+        },
 ];
 
-const holder = (entity: 'INDIVIDUAL' | 'COMPANY'): Spec[] => entity === 'INDIVIDUAL'
-  ? [
-      text('first_name', 'First name', true, 50),
-      text('last_name', 'Last name', true, 50),
-      text('bank_details.account_holder', 'Account holder name (if not first and last name)', false, 140),
-    ]
-  : [text('bank_details.account_holder', 'Company name as held by the bank', true, 140)];
+const holder = (entity: 'INDIVIDUAL' | 'COMPANY'): Spec[] =>
+  entity === 'INDIVIDUAL'
+    ? [
+        text('first_name', 'First name', true, 50),
+        text('last_name', 'Last name', true, 50),
+        text('bank_details.account_holder', 'Account holder name (if not first and last name)', false, 140),
+      ]
+    : [text('bank_details.account_holder', 'Company name as held by the bank', true, 140)];
 
 const bankDetails: Record<string, (country: string) => Spec[]> = {
   SEPA: (country) => [
-    { key: 'bank_details.iban', label: 'IBAN', type: 'iban', required: true, max_length: 34, account_identifier: 'iban', example: country === 'DE' ? 'DE89370400440532013000' : undefined },
+    {
+      key: 'bank_details.iban',
+      label: 'IBAN',
+      type: 'iban',
+      required: true,
+      max_length: 34,
+      account_identifier: 'iban',
+      example: country === 'DE' ? 'DE89370400440532013000' : undefined,
+    },
     { key: 'bank_details.swift_code', label: 'BIC', type: 'bic', required: false, max_length: 11 },
     text('bank_details.bank_name', 'Bank name', false, 140),
   ],
   FPS: () => [
-    { key: 'bank_details.routing_code_type1', label: 'Routing code type', type: 'enum', required: true, max_length: 16, enum: ['sort_code'], refresh_on_change: true, example: 'sort_code' },
-    { key: 'bank_details.routing_code_value1', label: 'Sort code', type: 'routing_code', type_field: 'bank_details.routing_code_type1', required: true, max_length: 6, account_identifier: 'routing_code', example: '040004' },
-    { key: 'bank_details.account_number', label: 'Account number', type: 'digits', required: true, max_length: 8, pattern: '^[0-9]{8}$', account_identifier: 'account_number', example: '12345678' },
+    {
+      key: 'bank_details.routing_code_type1',
+      label: 'Routing code type',
+      type: 'enum',
+      required: true,
+      max_length: 16,
+      enum: ['sort_code'],
+      refresh_on_change: true,
+      example: 'sort_code',
+    },
+    {
+      key: 'bank_details.routing_code_value1',
+      label: 'Sort code',
+      type: 'routing_code',
+      type_field: 'bank_details.routing_code_type1',
+      required: true,
+      max_length: 6,
+      account_identifier: 'routing_code',
+      example: '040004',
+    },
+    {
+      key: 'bank_details.account_number',
+      label: 'Account number',
+      type: 'digits',
+      required: true,
+      max_length: 8,
+      pattern: '^[0-9]{8}$',
+      account_identifier: 'account_number',
+      example: '12345678',
+    },
     text('bank_details.bank_name', 'Bank name', false, 140),
   ],
   ACH: () => [
-    { key: 'bank_details.routing_code_type1', label: 'Routing code type', type: 'enum', required: true, max_length: 16, enum: ['aba'], refresh_on_change: true, example: 'aba' },
-    { key: 'bank_details.routing_code_value1', label: 'ABA routing number', type: 'routing_code', type_field: 'bank_details.routing_code_type1', required: true, max_length: 9, account_identifier: 'routing_code', example: '021000021' },
-    { key: 'bank_details.account_number', label: 'Account number', type: 'digits', required: true, max_length: 17, pattern: '^[0-9]{4,17}$', account_identifier: 'account_number', example: '000123456789' },
-    { key: 'bank_details.account_type', label: 'Account type', type: 'enum', required: true, max_length: 16, enum: ['checking', 'savings'] },
+    {
+      key: 'bank_details.routing_code_type1',
+      label: 'Routing code type',
+      type: 'enum',
+      required: true,
+      max_length: 16,
+      enum: ['aba'],
+      refresh_on_change: true,
+      example: 'aba',
+    },
+    {
+      key: 'bank_details.routing_code_value1',
+      label: 'ABA routing number',
+      type: 'routing_code',
+      type_field: 'bank_details.routing_code_type1',
+      required: true,
+      max_length: 9,
+      account_identifier: 'routing_code',
+      example: '021000021',
+    },
+    {
+      key: 'bank_details.account_number',
+      label: 'Account number',
+      type: 'digits',
+      required: true,
+      max_length: 17,
+      pattern: '^[0-9]{4,17}$',
+      account_identifier: 'account_number',
+      example: '000123456789',
+    },
+    {
+      key: 'bank_details.account_type',
+      label: 'Account type',
+      type: 'enum',
+      required: true,
+      max_length: 16,
+      enum: ['checking', 'savings'],
+    },
     text('bank_details.bank_name', 'Bank name', false, 140),
   ],
   SWIFT: () => [
-    { key: 'bank_details.swift_code', label: 'SWIFT / BIC', type: 'bic', required: true, max_length: 11, account_identifier: 'bic', example: 'CHASUS33' },
-    { key: 'bank_details.account_number', label: 'Account number', type: 'alnum_upper', required: false, max_length: 34, pattern: '^[A-Z0-9]{1,34}$', account_identifier: 'account_number' },
-    { key: 'bank_details.routing_code_type1', label: 'Local routing code type (optional)', type: 'enum', required: false, max_length: 16, enum: ['aba'], refresh_on_change: true },
-    { key: 'bank_details.routing_code_value1', label: 'Local routing code', type: 'routing_code', type_field: 'bank_details.routing_code_type1', required: false, max_length: 9 },
+    {
+      key: 'bank_details.swift_code',
+      label: 'SWIFT / BIC',
+      type: 'bic',
+      required: true,
+      max_length: 11,
+      account_identifier: 'bic',
+      example: 'CHASUS33',
+    },
+    {
+      key: 'bank_details.account_number',
+      label: 'Account number',
+      type: 'alnum_upper',
+      required: false,
+      max_length: 34,
+      pattern: '^[A-Z0-9]{1,34}$',
+      account_identifier: 'account_number',
+    },
+    {
+      key: 'bank_details.routing_code_type1',
+      label: 'Local routing code type (optional)',
+      type: 'enum',
+      required: false,
+      max_length: 16,
+      enum: ['aba'],
+      refresh_on_change: true,
+    },
+    {
+      key: 'bank_details.routing_code_value1',
+      label: 'Local routing code',
+      type: 'routing_code',
+      type_field: 'bank_details.routing_code_type1',
+      required: false,
+      max_length: 9,
+    },
     text('bank_details.bank_name', 'Bank name', true, 140),
     text('bank_details.bank_address', 'Bank address', true, 140),
   ],
@@ -66,7 +212,8 @@ const bankDetails: Record<string, (country: string) => Spec[]> = {
 
 const contractFor = (country: string, clearing: string, entity: 'INDIVIDUAL' | 'COMPANY'): Spec[] =>
   [...holder(entity), ...bankDetails[clearing]!(country), ...address(country)].map((s) =>
-    Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined)));
+    Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined)),
+  );
 
 export interface DefaultCorridor {
   country: string;
@@ -85,7 +232,14 @@ export interface DefaultCorridor {
   contracts: Record<'INDIVIDUAL' | 'COMPANY', Spec[]>;
 }
 
-const corridor = (country: string, currency: string, method: 'LOCAL' | 'SWIFT', clearing: string, confirmable: string[], feeFixed: string): DefaultCorridor => ({
+const corridor = (
+  country: string,
+  currency: string,
+  method: 'LOCAL' | 'SWIFT',
+  clearing: string,
+  confirmable: string[],
+  feeFixed: string,
+): DefaultCorridor => ({
   country,
   currency,
   payment_method: method,
@@ -98,7 +252,10 @@ const corridor = (country: string, currency: string, method: 'LOCAL' | 'SWIFT', 
   member_daily_max: '2000000',
   merchant_single_max: '5000000',
   merchant_daily_max: '100000000',
-  contracts: { INDIVIDUAL: contractFor(country, clearing, 'INDIVIDUAL'), COMPANY: contractFor(country, clearing, 'COMPANY') },
+  contracts: {
+    INDIVIDUAL: contractFor(country, clearing, 'INDIVIDUAL'),
+    COMPANY: contractFor(country, clearing, 'COMPANY'),
+  },
 });
 
 /** Extensions 7: the corridors present and enabled on a fresh start, in both environments. */
@@ -114,7 +271,9 @@ export const defaultMinKycLevel = 1;
 export const defaultFxSpreadBps = 30;
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     CREATE TABLE remit_corridors (
       seq bigserial UNIQUE,
       id text PRIMARY KEY,
@@ -231,28 +390,31 @@ export async function up(db: Kysely<any>): Promise<void> {
     CREATE INDEX remit_orders_member ON remit_orders (member_id, seq);
     CREATE INDEX remit_orders_daily ON remit_orders (corridor_id, value_day);
     CREATE INDEX remit_orders_due ON remit_orders (next_check_at) WHERE status IN ('processing', 'suspended');
-  `);
+  `,
+  );
 
-  const rows = ['sandbox', 'production'].flatMap((environment) => defaultCorridors.map((c) => ({
-    id: `rco_${c.country.toLowerCase()}_${c.currency.toLowerCase()}_${c.payment_method.toLowerCase()}_${c.clearing_system.toLowerCase()}_${environment === 'sandbox' ? 'sbx' : 'prd'}`,
-    environment,
-    country: c.country,
-    currency: c.currency,
-    payment_method: c.payment_method,
-    clearing_system: c.clearing_system,
-    enabled: true,
-    contracts: JSON.stringify(c.contracts),
-    restricted_jurisdictions: JSON.stringify(defaultRestrictedJurisdictions),
-    confirmable_routing_types: JSON.stringify(c.confirmable_routing_types),
-    min_kyc_level: defaultMinKycLevel,
-    fee_bps: c.fee_bps,
-    fee_fixed: c.fee_fixed,
-    fx_spread_bps: defaultFxSpreadBps,
-    payout_min: c.payout_min,
-    member_single_max: c.member_single_max,
-    member_daily_max: c.member_daily_max,
-    merchant_single_max: c.merchant_single_max,
-    merchant_daily_max: c.merchant_daily_max,
-  })));
+  const rows = ['sandbox', 'production'].flatMap((environment) =>
+    defaultCorridors.map((c) => ({
+      id: `rco_${c.country.toLowerCase()}_${c.currency.toLowerCase()}_${c.payment_method.toLowerCase()}_${c.clearing_system.toLowerCase()}_${environment === 'sandbox' ? 'sbx' : 'prd'}`,
+      environment,
+      country: c.country,
+      currency: c.currency,
+      payment_method: c.payment_method,
+      clearing_system: c.clearing_system,
+      enabled: true,
+      contracts: JSON.stringify(c.contracts),
+      restricted_jurisdictions: JSON.stringify(defaultRestrictedJurisdictions),
+      confirmable_routing_types: JSON.stringify(c.confirmable_routing_types),
+      min_kyc_level: defaultMinKycLevel,
+      fee_bps: c.fee_bps,
+      fee_fixed: c.fee_fixed,
+      fx_spread_bps: defaultFxSpreadBps,
+      payout_min: c.payout_min,
+      member_single_max: c.member_single_max,
+      member_daily_max: c.member_daily_max,
+      merchant_single_max: c.merchant_single_max,
+      merchant_daily_max: c.merchant_daily_max,
+    })),
+  );
   await db.insertInto('remit_corridors').values(rows).execute();
 }

@@ -59,7 +59,10 @@ const direction = (from: string, to: string): DefaultDirection => {
 };
 
 /** Extensions 7: both ways between USDT and each of BTC, ETH, USDC, EUR, USD; minimum KYC level 1. */
-export const defaultDirections: DefaultDirection[] = ['BTC', 'ETH', 'USDC', 'EUR', 'USD'].flatMap((a) => [direction('USDT', a), direction(a, 'USDT')]);
+export const defaultDirections: DefaultDirection[] = ['BTC', 'ETH', 'USDC', 'EUR', 'USD'].flatMap((a) => [
+  direction('USDT', a),
+  direction(a, 'USDT'),
+]);
 export const defaultDirectionMinKycLevel = 1;
 
 export interface DefaultEarnProduct {
@@ -80,14 +83,48 @@ export const defaultEarnProducts: DefaultEarnProduct[] = [
 const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 export async function up(db: Kysely<any>): Promise<void> {
-  const directionRows = ['sandbox', 'production'].flatMap((env) => defaultDirections.map((d) => `(${[
-    q(`exd_${env === 'sandbox' ? 's' : 'p'}_${d.from_asset.toLowerCase()}_${d.to_asset.toLowerCase()}`), q(env), q(d.from_asset), q(d.to_asset), defaultDirectionMinKycLevel,
-    q(d.fee_side), d.fee_bps, d.spread_bps, d.min_amount, d.max_amount, d.member_daily_amount, d.member_daily_count, d.quote_lock_seconds, d.step_up_threshold, d.merchant_conversion,
-  ].join(', ')})`));
-  const productRows = ['sandbox', 'production'].flatMap((env) => defaultEarnProducts.map((p) => `(${[
-    q(`epr_${env === 'sandbox' ? 's' : 'p'}_${p.asset.toLowerCase()}_${p.type}${p.term_days ? `_${p.term_days}d` : ''}`), q(env), q(p.asset), q(p.type), p.term_days, p.apr_bps, p.min_amount, p.max_amount,
-  ].join(', ')})`));
-  await runScript(db, `
+  const directionRows = ['sandbox', 'production'].flatMap((env) =>
+    defaultDirections.map(
+      (d) =>
+        `(${[
+          q(`exd_${env === 'sandbox' ? 's' : 'p'}_${d.from_asset.toLowerCase()}_${d.to_asset.toLowerCase()}`),
+          q(env),
+          q(d.from_asset),
+          q(d.to_asset),
+          defaultDirectionMinKycLevel,
+          q(d.fee_side),
+          d.fee_bps,
+          d.spread_bps,
+          d.min_amount,
+          d.max_amount,
+          d.member_daily_amount,
+          d.member_daily_count,
+          d.quote_lock_seconds,
+          d.step_up_threshold,
+          d.merchant_conversion,
+        ].join(', ')})`,
+    ),
+  );
+  const productRows = ['sandbox', 'production'].flatMap((env) =>
+    defaultEarnProducts.map(
+      (p) =>
+        `(${[
+          q(
+            `epr_${env === 'sandbox' ? 's' : 'p'}_${p.asset.toLowerCase()}_${p.type}${p.term_days ? `_${p.term_days}d` : ''}`,
+          ),
+          q(env),
+          q(p.asset),
+          q(p.type),
+          p.term_days,
+          p.apr_bps,
+          p.min_amount,
+          p.max_amount,
+        ].join(', ')})`,
+    ),
+  );
+  await runScript(
+    db,
+    `
     CREATE TABLE exchange_directions (
       seq bigserial UNIQUE,
       id text PRIMARY KEY,
@@ -214,5 +251,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     );
     CREATE INDEX earn_orders_due ON earn_orders (merchant_id, environment, next_accrual_at) WHERE status = 'active';
     CREATE INDEX earn_orders_member ON earn_orders (merchant_id, environment, member_id, seq);
-  `);
+  `,
+  );
 }

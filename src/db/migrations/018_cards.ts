@@ -9,7 +9,9 @@ import { runScript } from '../sql-script.js';
  * here holds a full card number, a CVV or a PIN: the issuer keeps them.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     CREATE TABLE card_products (
       seq bigserial PRIMARY KEY,
       environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
@@ -117,5 +119,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     FROM (VALUES ('sandbox', 1), ('production', 2)) AS e (environment, o)
     CROSS JOIN (VALUES ('virtual', '48953710', 500, 1), ('physical', '48953720', 1500, 2)) AS p (form_factor, bin, fee, o)
     ORDER BY e.o, p.o;
-  `);
+  `,
+  );
 }

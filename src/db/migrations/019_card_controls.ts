@@ -8,7 +8,9 @@ import { runScript } from '../sql-script.js';
  * (the reference's 5 per member per hour, a sliding window in the database).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     ALTER TABLE cards
       ADD COLUMN limits_version integer NOT NULL DEFAULT 0,
       ADD COLUMN limits_sync text NOT NULL DEFAULT 'synced' CHECK (limits_sync IN ('synced', 'pending', 'failed')),
@@ -34,5 +36,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       called_at timestamptz NOT NULL
     );
     CREATE INDEX card_cvv_unblock_calls_member ON card_cvv_unblock_calls (member_id, called_at);
-  `);
+  `,
+  );
 }

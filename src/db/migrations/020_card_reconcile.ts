@@ -9,7 +9,9 @@ import { runScript } from '../sql-script.js';
  * body hash and step-up challenge: nothing of the PIN, nothing in clear).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     ALTER TABLE card_applications
       ADD COLUMN check_count integer NOT NULL DEFAULT 0,
       ADD COLUMN next_check_at timestamptz;
@@ -24,5 +26,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     ALTER TABLE cards
       ADD COLUMN activation_attempt_ref text,
       ADD COLUMN activation_attempt_at timestamptz;
-  `);
+  `,
+  );
 }

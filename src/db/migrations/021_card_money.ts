@@ -9,7 +9,9 @@ import { runScript } from '../sql-script.js';
  * (authorisations, clearings, reversals, refunds) with the decline reason recorded.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     ALTER TABLE card_products
       ADD COLUMN topup_fee_bps integer NOT NULL DEFAULT 100 CHECK (topup_fee_bps BETWEEN 0 AND 10000),
       ADD COLUMN topup_fee_fixed numeric(78,0) NOT NULL DEFAULT 0 CHECK (topup_fee_fixed >= 0),
@@ -70,5 +72,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     );
     CREATE INDEX card_transactions_card ON card_transactions (card_id, seq);
     CREATE INDEX card_transactions_spend ON card_transactions (card_id, created_at) WHERE type = 'authorization' AND status IN ('approved', 'cleared');
-  `);
+  `,
+  );
 }

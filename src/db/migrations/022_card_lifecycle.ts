@@ -9,7 +9,9 @@ import { runScript } from '../sql-script.js';
  * application: `application_id` stays unique only among cards that replace none.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     ALTER TABLE card_products
       ADD COLUMN replacement_fee numeric(78,0) NOT NULL DEFAULT 0 CHECK (replacement_fee >= 0),
       ADD COLUMN postage_fee numeric(78,0) NOT NULL DEFAULT 0 CHECK (postage_fee >= 0);
@@ -68,5 +70,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     CREATE UNIQUE INDEX card_replacements_in_flight ON card_replacements (card_id) WHERE status IN ('requested', 'processing');
     CREATE INDEX card_replacements_card ON card_replacements (card_id, seq);
     CREATE INDEX card_replacements_due ON card_replacements (merchant_id, environment, next_run_at) WHERE status IN ('requested', 'processing');
-  `);
+  `,
+  );
 }

@@ -14,7 +14,9 @@ import { runScript } from '../sql-script.js';
  * - `console_audit`: every change made through the console, with the user who made it.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     CREATE TABLE console_users (
       id text PRIMARY KEY,
       merchant_id text NOT NULL REFERENCES merchants (id),
@@ -64,5 +66,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_at timestamptz NOT NULL
     );
     CREATE INDEX console_audit_merchant ON console_audit (merchant_id, seq);
-  `);
+  `,
+  );
 }

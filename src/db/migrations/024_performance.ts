@@ -95,14 +95,22 @@ $$`;
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql.raw(postEntryFunction).execute(db);
-  await sql.raw(`CREATE FUNCTION mwa_notify_auth_change() RETURNS trigger LANGUAGE plpgsql AS $$
+  await sql
+    .raw(
+      `CREATE FUNCTION mwa_notify_auth_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_notify('mwa_auth', TG_TABLE_NAME);
   RETURN NULL;
 END
-$$`).execute(db);
+$$`,
+    )
+    .execute(db);
   for (const table of authTables) {
-    await sql.raw(`CREATE TRIGGER ${table}_notify_auth_change AFTER UPDATE OR DELETE ON ${table}
-      FOR EACH STATEMENT EXECUTE FUNCTION mwa_notify_auth_change()`).execute(db);
+    await sql
+      .raw(
+        `CREATE TRIGGER ${table}_notify_auth_change AFTER UPDATE OR DELETE ON ${table}
+      FOR EACH STATEMENT EXECUTE FUNCTION mwa_notify_auth_change()`,
+      )
+      .execute(db);
   }
 }

@@ -8,7 +8,9 @@ import { runScript } from '../sql-script.js';
  * operator.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     CREATE TABLE kyc_high_value_thresholds (
       environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
       asset text NOT NULL REFERENCES assets (code),
@@ -16,5 +18,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       updated_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (environment, asset)
     );
-  `);
+  `,
+  );
 }

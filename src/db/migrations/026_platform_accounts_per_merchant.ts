@@ -17,8 +17,11 @@ import { runScript } from '../sql-script.js';
  * attributes their postings by the entry's merchant as before.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     ALTER TABLE ledger_accounts DROP CONSTRAINT ledger_accounts_check;
     ALTER TABLE ledger_accounts ADD CONSTRAINT ledger_accounts_owner_id CHECK (owner_type = 'platform' OR owner_id <> '');
-  `);
+  `,
+  );
 }

@@ -15,7 +15,9 @@ import { sql, type Kysely } from 'kysely';
 const idsPerNotificationMax = 100;
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql.raw(`CREATE FUNCTION mwa_notify_member_change() RETURNS trigger LANGUAGE plpgsql AS $$
+  await sql
+    .raw(
+      `CREATE FUNCTION mwa_notify_member_change() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   n int;
   ids text;
@@ -26,20 +28,34 @@ BEGIN
   END IF;
   RETURN NULL;
 END
-$$`).execute(db);
+$$`,
+    )
+    .execute(db);
   for (const event of ['UPDATE', 'DELETE']) {
-    await sql.raw(`CREATE TRIGGER members_notify_${event.toLowerCase()} AFTER ${event} ON members
+    await sql
+      .raw(
+        `CREATE TRIGGER members_notify_${event.toLowerCase()} AFTER ${event} ON members
       REFERENCING OLD TABLE AS changed_members
-      FOR EACH STATEMENT EXECUTE FUNCTION mwa_notify_member_change()`).execute(db);
+      FOR EACH STATEMENT EXECUTE FUNCTION mwa_notify_member_change()`,
+      )
+      .execute(db);
   }
-  await sql.raw(`CREATE FUNCTION mwa_notify_asset_change() RETURNS trigger LANGUAGE plpgsql AS $$
+  await sql
+    .raw(
+      `CREATE FUNCTION mwa_notify_asset_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_notify('mwa_asset', TG_TABLE_NAME);
   RETURN NULL;
 END
-$$`).execute(db);
+$$`,
+    )
+    .execute(db);
   for (const table of ['assets', 'asset_networks']) {
-    await sql.raw(`CREATE TRIGGER ${table}_notify_asset_change AFTER INSERT OR UPDATE OR DELETE ON ${table}
-      FOR EACH STATEMENT EXECUTE FUNCTION mwa_notify_asset_change()`).execute(db);
+    await sql
+      .raw(
+        `CREATE TRIGGER ${table}_notify_asset_change AFTER INSERT OR UPDATE OR DELETE ON ${table}
+      FOR EACH STATEMENT EXECUTE FUNCTION mwa_notify_asset_change()`,
+      )
+      .execute(db);
   }
 }

@@ -10,7 +10,9 @@ import { runScript } from '../sql-script.js';
  * Open authorisations of earlier releases get their expiry from their creation by the same rule.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     ALTER TABLE card_transactions
       ADD COLUMN reversed_amount numeric(78,0) NOT NULL DEFAULT 0 CHECK (reversed_amount >= 0 AND reversed_amount <= amount),
       ADD COLUMN expires_at timestamptz,
@@ -23,5 +25,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
     CREATE INDEX card_transactions_expiry ON card_transactions (merchant_id, environment, expires_at)
       WHERE type = 'authorization' AND status = 'approved';
-  `);
+  `,
+  );
 }

@@ -8,7 +8,9 @@ import { runScript } from '../sql-script.js';
  * conditional update: a code signs in once. A new set deletes the old one.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await runScript(db, `
+  await runScript(
+    db,
+    `
     CREATE TABLE console_recovery_codes (
       user_id text NOT NULL REFERENCES console_users (id),
       code_hash text NOT NULL,
@@ -16,5 +18,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       used_at timestamptz,
       PRIMARY KEY (user_id, code_hash)
     );
-  `);
+  `,
+  );
 }

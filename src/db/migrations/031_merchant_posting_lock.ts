@@ -13,11 +13,14 @@ import { sql, type Kysely } from 'kysely';
  * The posting itself is unchanged: the function of migration 024 is kept under another name and
  * called after the lock.
  */
-const args = 'text, text, text, text, text, text, text, text[], text[], text[], text[], boolean[], numeric[], int[], numeric[]';
+const args =
+  'text, text, text, text, text, text, text, text[], text[], text[], text[], boolean[], numeric[], int[], numeric[]';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql.raw(`ALTER FUNCTION mwa_post_entry(${args}) RENAME TO mwa_post_entry_rows`).execute(db);
-  await sql.raw(`CREATE FUNCTION mwa_post_entry(
+  await sql
+    .raw(
+      `CREATE FUNCTION mwa_post_entry(
   p_entry_id text, p_environment text, p_kind text, p_reference_type text, p_reference_id text,
   p_merchant_id text, p_asset text,
   p_owner_type text[], p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[], p_delta numeric[],
@@ -30,5 +33,7 @@ BEGIN
   RETURN QUERY SELECT * FROM mwa_post_entry_rows(p_entry_id, p_environment, p_kind, p_reference_type, p_reference_id,
     p_merchant_id, p_asset, p_owner_type, p_owner_id, p_bucket, p_normal_side, p_non_negative, p_delta, p_line_account, p_line_amount);
 END
-$$`).execute(db);
+$$`,
+    )
+    .execute(db);
 }

@@ -14,6 +14,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`DROP INDEX deposits_tx_key`.execute(db);
   await sql`ALTER TABLE deposits DROP COLUMN tx_key`.execute(db);
   await sql`ALTER TABLE deposits ADD COLUMN tx_key text GENERATED ALWAYS AS (
-    CASE WHEN tx_hash ~ '^(0[xX])?[0-9a-fA-F]{64}$' THEN lower(right(tx_hash, 64)) ELSE tx_hash END) STORED`.execute(db);
+    CASE WHEN tx_hash ~ '^(0[xX])?[0-9a-fA-F]{64}$' THEN lower(right(tx_hash, 64)) ELSE tx_hash END) STORED`.execute(
+    db,
+  );
   await sql`CREATE UNIQUE INDEX deposits_tx_key ON deposits (merchant_id, environment, asset, tx_key)`.execute(db);
 }

@@ -19,5 +19,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       reason text NOT NULL,
       created_at timestamptz NOT NULL DEFAULT now()
     )`.execute(db);
-  await sql`CREATE INDEX custody_adjustments_merchant ON custody_adjustments (merchant_id, environment, seq)`.execute(db);
+  await sql`CREATE INDEX custody_adjustments_merchant ON custody_adjustments (merchant_id, environment, seq)`.execute(
+    db,
+  );
 }

@@ -28,7 +28,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_at timestamptz NOT NULL
     )
   `.execute(db);
-  await sql`CREATE INDEX balance_monitors_account ON balance_monitors (merchant_id, environment, asset, balance)`.execute(db);
+  await sql`CREATE INDEX balance_monitors_account ON balance_monitors (merchant_id, environment, asset, balance)`.execute(
+    db,
+  );
   await sql`CREATE INDEX balance_monitors_merchant ON balance_monitors (merchant_id, environment, seq)`.execute(db);
   await sql`
     CREATE FUNCTION mwa_balance_monitors() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -240,6 +240,7 @@ const genericPlans = [
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   for (const fn of [storeResults, insertDeposits, lockAccounts, postEntries]) await sql.raw(fn).execute(db);
-  for (const fn of genericPlans) await sql.raw(`ALTER FUNCTION ${fn} SET plan_cache_mode = force_generic_plan`).execute(db);
+  for (const fn of genericPlans)
+    await sql.raw(`ALTER FUNCTION ${fn} SET plan_cache_mode = force_generic_plan`).execute(db);
   await sql`DROP FUNCTION IF EXISTS mwa_deposit_batch`.execute(db);
 }

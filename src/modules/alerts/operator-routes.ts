@@ -6,47 +6,73 @@ import { OperatorEnvironment, Time, TimeOrNull, operatorRouter } from '../../pla
 import { PageQuery, listEnvelope, mapPage } from '../../platform/pagination.js';
 import { alertPage, resolveAlert } from './queries.js';
 
-const Alert = Type.Object({
-  id: Type.String(),
-  kind: Type.String(),
-  merchant_id: Type.Union([Type.String(), Type.Null()]),
-  environment: Type.Union([OperatorEnvironment, Type.Null()]),
-  object: Type.String(),
-  object_id: Type.String(),
-  message: Type.String(),
-  resolved_at: TimeOrNull,
-  created_at: Time,
-}, { title: 'Alert' });
+const Alert = Type.Object(
+  {
+    id: Type.String(),
+    kind: Type.String(),
+    merchant_id: Type.Union([Type.String(), Type.Null()]),
+    environment: Type.Union([OperatorEnvironment, Type.Null()]),
+    object: Type.String(),
+    object_id: Type.String(),
+    message: Type.String(),
+    resolved_at: TimeOrNull,
+    created_at: Time,
+  },
+  { title: 'Alert' },
+);
 
 /** Operator calls of alerts: list and resolve. */
 export async function alertOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const route = operatorRouter(app, ctx);
 
-  route.get('/admin/v1/alerts', {
-    schema: {
-      operationId: 'listAlerts',
-      querystring: Type.Object({
-        ...PageQuery.properties,
-        kind: Type.Optional(Type.String({ maxLength: 100 })),
-        merchant_id: Type.Optional(Type.String({ maxLength: 100 })),
-        state: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('resolved'), Type.Literal('all')])),
-      }),
-      response: { 200: listEnvelope(Alert) },
+  route.get(
+    '/admin/v1/alerts',
+    {
+      schema: {
+        operationId: 'listAlerts',
+        querystring: Type.Object({
+          ...PageQuery.properties,
+          kind: Type.Optional(Type.String({ maxLength: 100 })),
+          merchant_id: Type.Optional(Type.String({ maxLength: 100 })),
+          state: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('resolved'), Type.Literal('all')])),
+        }),
+        response: { 200: listEnvelope(Alert) },
+      },
     },
-  }, async ({ query }) => {
-    const page = await alertPage(ctx.db, { state: query.state ?? 'open', kind: query.kind, merchantId: query.merchant_id }, query);
-    return mapPage(page, (r) => ({
-      id: r.id, kind: r.kind, merchant_id: r.merchant_id, environment: r.environment, object: r.object, object_id: r.object_id,
-      message: r.message, resolved_at: r.resolved_at ? new Date(r.resolved_at).toISOString() : null, created_at: new Date(r.created_at).toISOString(),
-    }));
-  });
+    async ({ query }) => {
+      const page = await alertPage(
+        ctx.db,
+        { state: query.state ?? 'open', kind: query.kind, merchantId: query.merchant_id },
+        query,
+      );
+      return mapPage(page, (r) => ({
+        id: r.id,
+        kind: r.kind,
+        merchant_id: r.merchant_id,
+        environment: r.environment,
+        object: r.object,
+        object_id: r.object_id,
+        message: r.message,
+        resolved_at: r.resolved_at ? new Date(r.resolved_at).toISOString() : null,
+        created_at: new Date(r.created_at).toISOString(),
+      }));
+    },
+  );
 
-  route.post('/admin/v1/alerts/:id/resolve', {
-    errors: ['not_found'],
-    schema: { operationId: 'resolveAlert', params: Type.Object({ id: Type.String({ maxLength: 100 }) }), response: { 200: Type.Object({ id: Type.String(), resolved: Type.Boolean() }) } },
-  }, async ({ params, write }) => {
-    const row = await write((trx) => resolveAlert(trx, params.id, ctx.clock.real()));
-    if (!row) throw new ApiError('not_found', 'No such alert.');
-    return { id: row.id, resolved: true };
-  });
+  route.post(
+    '/admin/v1/alerts/:id/resolve',
+    {
+      errors: ['not_found'],
+      schema: {
+        operationId: 'resolveAlert',
+        params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+        response: { 200: Type.Object({ id: Type.String(), resolved: Type.Boolean() }) },
+      },
+    },
+    async ({ params, write }) => {
+      const row = await write((trx) => resolveAlert(trx, params.id, ctx.clock.real()));
+      if (!row) throw new ApiError('not_found', 'No such alert.');
+      return { id: row.id, resolved: true };
+    },
+  );
 }

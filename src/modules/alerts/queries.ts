@@ -4,7 +4,6 @@ import { newId } from '../../platform/ids.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 import type { OperatorAlertsTable } from './tables.js';
 
-
 export interface AlertInput {
   /** e.g. `upstream.unknown_status`, `webhook.endpoint_disabled`. */
   kind: string;
@@ -41,11 +40,20 @@ export async function raiseAlert(db: Db, alert: AlertInput): Promise<string> {
  * insert are serialised per (kind, object) by a transaction-scoped advisory lock, in the caller's
  * transaction when there is one. Answers the new alert's id, or undefined when one was open.
  */
-export async function raiseAlertOnce(db: Db, alert: AlertInput & { object: string; objectId: string }): Promise<string | undefined> {
+export async function raiseAlertOnce(
+  db: Db,
+  alert: AlertInput & { object: string; objectId: string },
+): Promise<string | undefined> {
   const run = async (trx: Transaction<Database>) => {
-    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`operator_alerts|${alert.kind}|${alert.object}|${alert.objectId}`}, 0))`.execute(trx);
-    const open = await trx.selectFrom('operator_alerts').select('id')
-      .where('kind', '=', alert.kind).where('object', '=', alert.object).where('object_id', '=', alert.objectId).where('resolved_at', 'is', null)
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`operator_alerts|${alert.kind}|${alert.object}|${alert.objectId}`},
+      0))`.execute(trx);
+    const open = await trx
+      .selectFrom('operator_alerts')
+      .select('id')
+      .where('kind', '=', alert.kind)
+      .where('object', '=', alert.object)
+      .where('object_id', '=', alert.objectId)
+      .where('resolved_at', 'is', null)
       .executeTakeFirst();
     return open ? undefined : raiseAlert(trx, alert);
   };
@@ -59,7 +67,11 @@ export interface AlertFilters {
 }
 
 /** One page of alerts, newest first (the one keyset walk). */
-export async function alertPage(db: Db, f: AlertFilters, page: PageParams): Promise<ListEnvelope<Selectable<OperatorAlertsTable>>> {
+export async function alertPage(
+  db: Db,
+  f: AlertFilters,
+  page: PageParams,
+): Promise<ListEnvelope<Selectable<OperatorAlertsTable>>> {
   let q = db.selectFrom('operator_alerts').selectAll();
   if (f.state === 'open') q = q.where('resolved_at', 'is', null);
   if (f.state === 'resolved') q = q.where('resolved_at', 'is not', null);
@@ -70,5 +82,10 @@ export async function alertPage(db: Db, f: AlertFilters, page: PageParams): Prom
 
 /** Marks an alert resolved; undefined when there is no such alert. */
 export async function resolveAlert(db: Db, id: string, now: Date) {
-  return db.updateTable('operator_alerts').set({ resolved_at: now }).where('id', '=', id).returning(['id', 'resolved_at']).executeTakeFirst();
+  return db
+    .updateTable('operator_alerts')
+    .set({ resolved_at: now })
+    .where('id', '=', id)
+    .returning(['id', 'resolved_at'])
+    .executeTakeFirst();
 }

@@ -8,7 +8,6 @@ import type { AssetType } from '../../money/index.js';
 import type { Asset, AssetNetwork } from './rules.js';
 import { assetCacheOf } from './catalogue-cache.js';
 
-
 interface NetworkRow {
   asset: string;
   network: string;
@@ -47,9 +46,18 @@ export async function getAsset(db: Db, code: string): Promise<Asset | undefined>
 
 /** The asset as the database has it now (in the caller's transaction: its own changes included). */
 async function readAsset(db: Db, code: string): Promise<Asset | undefined> {
-  const asset = await db.selectFrom('assets').select(['code', 'scale', 'type', 'enabled']).where('code', '=', code).executeTakeFirst();
+  const asset = await db
+    .selectFrom('assets')
+    .select(['code', 'scale', 'type', 'enabled'])
+    .where('code', '=', code)
+    .executeTakeFirst();
   if (!asset) return undefined;
-  const networks = await db.selectFrom('asset_networks').select(networkColumns).where('asset', '=', code).orderBy('network').execute();
+  const networks = await db
+    .selectFrom('asset_networks')
+    .select(networkColumns)
+    .where('asset', '=', code)
+    .orderBy('network')
+    .execute();
   return { ...asset, networks: networks.map(toNetwork) };
 }
 
@@ -58,7 +66,12 @@ export async function listAssets(db: Db, options: { enabledOnly: boolean }): Pro
   let query = db.selectFrom('assets').select(['code', 'scale', 'type', 'enabled']).orderBy('code');
   if (options.enabledOnly) query = query.where('enabled', '=', true);
   const assets = await query.execute();
-  const networks = await db.selectFrom('asset_networks').select(networkColumns).orderBy('asset').orderBy('network').execute();
+  const networks = await db
+    .selectFrom('asset_networks')
+    .select(networkColumns)
+    .orderBy('asset')
+    .orderBy('network')
+    .execute();
   const byAsset = new Map<string, AssetNetwork[]>();
   for (const row of networks) byAsset.set(row.asset, [...(byAsset.get(row.asset) ?? []), toNetwork(row)]);
   return assets.map((a) => ({ ...a, networks: byAsset.get(a.code) ?? [] }));
@@ -69,10 +82,15 @@ export async function listAssets(db: Db, options: { enabledOnly: boolean }): Pro
  * read per page). An asset missing from the catalogue is a programmer error.
  */
 export async function pageAtScale<R extends { asset: string }, T>(
-  db: Db, page: ListEnvelope<R>, view: (row: R, scale: number) => T,
+  db: Db,
+  page: ListEnvelope<R>,
+  view: (row: R, scale: number) => T,
 ): Promise<ListEnvelope<T>> {
   const codes = [...new Set(page.data.map((r) => r.asset))];
-  const found = codes.length === 0 ? [] : await db.selectFrom('assets').select(['code', 'scale']).where('code', 'in', codes).execute();
+  const found =
+    codes.length === 0
+      ? []
+      : await db.selectFrom('assets').select(['code', 'scale']).where('code', 'in', codes).execute();
   const scales = new Map(found.map((a) => [a.code, a.scale]));
   return mapPage(page, (row) => {
     const scale = scales.get(row.asset);
@@ -101,7 +119,12 @@ export async function createAsset(db: Db, input: { code: string; scale: number; 
 
 export async function setAssetEnabled(db: Db, code: string, enabled: boolean): Promise<Asset> {
   assetCacheOf(db)?.ownWrite();
-  const row = await db.updateTable('assets').set({ enabled }).where('code', '=', code).returning('code').executeTakeFirst();
+  const row = await db
+    .updateTable('assets')
+    .set({ enabled })
+    .where('code', '=', code)
+    .returning('code')
+    .executeTakeFirst();
   if (!row) throw new ApiError('not_found', 'No such asset.');
   return mustGet(db, code);
 }
@@ -114,9 +137,20 @@ export interface NetworkInput {
 }
 
 /** Creates or replaces one network of a crypto asset, in the caller's transaction (the asset row is locked). */
-export async function putAssetNetwork(trx: Transaction<Database>, code: string, network: string, input: NetworkInput, now: Date): Promise<Asset> {
+export async function putAssetNetwork(
+  trx: Transaction<Database>,
+  code: string,
+  network: string,
+  input: NetworkInput,
+  now: Date,
+): Promise<Asset> {
   assetCacheOf(trx)?.ownWrite();
-  const asset = await trx.selectFrom('assets').select(['code', 'type']).where('code', '=', code).forNoKeyUpdate().executeTakeFirst();
+  const asset = await trx
+    .selectFrom('assets')
+    .select(['code', 'type'])
+    .where('code', '=', code)
+    .forNoKeyUpdate()
+    .executeTakeFirst();
   if (!asset) throw new ApiError('not_found', 'No such asset.');
   if (asset.type !== 'crypto') throw new ApiError('invalid_request', 'Networks apply to crypto assets only.');
   const values = {
@@ -133,7 +167,8 @@ export async function putAssetNetwork(trx: Transaction<Database>, code: string, 
       .onConflict((oc) => oc.columns(['asset', 'network']).doUpdateSet(values))
       .execute();
   } catch (err) {
-    if (sqlState(err) === '23514' || sqlState(err) === '22003') throw new ApiError('invalid_request', 'The network values are out of range.');
+    if (sqlState(err) === '23514' || sqlState(err) === '22003')
+      throw new ApiError('invalid_request', 'The network values are out of range.');
     throw err;
   }
   return mustGet(trx, code);

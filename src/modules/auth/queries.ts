@@ -24,8 +24,17 @@ export async function findKeyByClientId(db: Kysely<Database>, clientId: string):
     .selectFrom('api_keys as k')
     .innerJoin('merchants as m', 'm.id', 'k.merchant_id')
     .select([
-      'k.id as key_id', 'k.merchant_id', 'k.environment', 'k.api_key_hash', 'k.signing_key', 'k.scopes',
-      'k.ip_allowlist', 'k.disabled', 'k.expires_at as key_expires_at', 'm.status as merchant_status', 'k.token_generation',
+      'k.id as key_id',
+      'k.merchant_id',
+      'k.environment',
+      'k.api_key_hash',
+      'k.signing_key',
+      'k.scopes',
+      'k.ip_allowlist',
+      'k.disabled',
+      'k.expires_at as key_expires_at',
+      'm.status as merchant_status',
+      'k.token_generation',
     ])
     .where('k.client_id', '=', clientId)
     .executeTakeFirst();
@@ -50,7 +59,12 @@ export async function insertToken(
       .execute();
     await trx
       .insertInto('access_tokens')
-      .values({ token_hash: tokenHash, key_id: key.key_id, expires_at: expiresAt, key_generation: key.token_generation })
+      .values({
+        token_hash: tokenHash,
+        key_id: key.key_id,
+        expires_at: expiresAt,
+        key_generation: key.token_generation,
+      })
       .execute();
   });
 }

@@ -16,9 +16,14 @@ export interface TokenExchangeResult {
   scopes: string[];
 }
 
-
 /** The codes a token exchange can answer: its route declares this list. */
-export const exchangeErrors = ['invalid_credentials', 'environment_mismatch', 'ip_not_allowed', 'merchant_disabled', 'rate_limited'] as const satisfies readonly ErrorCode[];
+export const exchangeErrors = [
+  'invalid_credentials',
+  'environment_mismatch',
+  'ip_not_allowed',
+  'merchant_disabled',
+  'rate_limited',
+] as const satisfies readonly ErrorCode[];
 /** Failed exchanges one source address may make a minute; the reference's exchange limit. */
 export const exchangeFailuresPerMinute = 20;
 
@@ -38,14 +43,26 @@ export async function exchangeWithLimits(
   input: { clientId: string | undefined; apiKey: string | undefined; environment: Environment; clientIp: string },
 ): Promise<TokenExchangeResult> {
   const scale = ctx.config.rateLimitScale;
-  // Real time: token expiry and rate windows are request-security windows, which the sandbox clock never moves (extensions 8).
+  // Real time: token expiry and rate windows are request-security windows, which the sandbox clock never moves
+  // (extensions 8).
   const nowMs = ctx.requestClock();
   const now = new Date(nowMs);
-  const attempt = await consume(ctx.db, `ip:${sourceSubject(input.clientIp)}`, 'token_exchange_failures', exchangeFailuresPerMinute * scale, nowMs);
+  const attempt = await consume(
+    ctx.db,
+    `ip:${sourceSubject(input.clientIp)}`,
+    'token_exchange_failures',
+    exchangeFailuresPerMinute * scale,
+    nowMs,
+  );
   const key = await verifyCredentials(ctx.db, input.clientId, input.apiKey, now);
   await refund(ctx.db, attempt);
   await consume(ctx.db, `key:${key.key_id}`, 'token_exchange', rateLimitsPerMinute.token_exchange * scale, nowMs);
-  return issueToken(ctx.db, key, { environment: input.environment, clientIp: input.clientIp, ttlSeconds: ctx.tokenTtlSeconds, now });
+  return issueToken(ctx.db, key, {
+    environment: input.environment,
+    clientIp: input.clientIp,
+    ttlSeconds: ctx.tokenTtlSeconds,
+    now,
+  });
 }
 
 /** Longer `x-client-id` or `x-api-key` values are refused without a lookup (ours are about 40 characters). */
@@ -84,5 +101,10 @@ export async function issueToken(
   const token = `mwt_${randomToken(32)}`;
   const expiresAt = new Date(input.now.getTime() + input.ttlSeconds * 1000);
   await insertToken(db, key, sha256Hex(token), expiresAt);
-  return { auth_token: token, expired_at: Math.floor(expiresAt.getTime() / 1000), token_type: 'Bearer', scopes: key.scopes };
+  return {
+    auth_token: token,
+    expired_at: Math.floor(expiresAt.getTime() / 1000),
+    token_type: 'Bearer',
+    scopes: key.scopes,
+  };
 }

@@ -14,7 +14,10 @@ import { getAsset } from '../assets/queries.js';
  * of each posting that changes the balance, with its `balance_monitor.*` event).
  */
 
-interface Scope { merchantId: string; environment: Environment }
+interface Scope {
+  merchantId: string;
+  environment: Environment;
+}
 
 export const monitorErrors = {
   create: ['asset_not_allowed', 'invalid_request'],
@@ -34,12 +37,28 @@ export interface MonitorView {
 
 const idShape = /^[A-Za-z0-9_.:-]{1,100}$/;
 
-function view(row: { id: string; balance: 'prepaid' | 'custody'; asset: string; below: string | bigint; state: 'ok' | 'triggered'; scale: number }): MonitorView {
-  return { id: row.id, balance: row.balance, asset: row.asset, below: formatAmount(BigInt(row.below), row.scale), state: row.state };
+function view(row: {
+  id: string;
+  balance: 'prepaid' | 'custody';
+  asset: string;
+  below: string | bigint;
+  state: 'ok' | 'triggered';
+  scale: number;
+}): MonitorView {
+  return {
+    id: row.id,
+    balance: row.balance,
+    asset: row.asset,
+    below: formatAmount(BigInt(row.below), row.scale),
+    state: row.state,
+  };
 }
 
 export async function createMonitor(
-  trx: Transaction<Database>, clock: Clock, scope: Scope, body: { balance: 'prepaid' | 'custody'; asset: string; below: string },
+  trx: Transaction<Database>,
+  clock: Clock,
+  scope: Scope,
+  body: { balance: 'prepaid' | 'custody'; asset: string; below: string },
 ): Promise<MonitorView> {
   const asset = await getAsset(trx, body.asset.toUpperCase());
   if (!asset || !asset.enabled) throw new ApiError('asset_not_allowed');
@@ -48,23 +67,46 @@ export async function createMonitor(
   // The merchant's write lock (the one every posting of the merchant takes first, migration 031):
   // no posting of the merchant is between its balance change and its commit while the state is
   // read, so the state is the balance's and the next posting's trigger starts from it.
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`merchant-writes|${scope.merchantId}|${scope.environment}`}, 0))`.execute(trx);
-  const { count } = await trx.selectFrom('balance_monitors').select((eb) => eb.fn.countAll<string>().as('count'))
-    .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment).executeTakeFirstOrThrow();
-  if (Number(count) >= monitorsMax) throw new ApiError('invalid_request', `A merchant keeps at most ${monitorsMax} balance monitors; delete one first.`);
-  const balance = await accountBalance(trx, scope.environment, { owner: 'merchant', merchantId: scope.merchantId, bucket: body.balance }, asset.code);
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`merchant-writes|${scope.merchantId}|${scope.environment}`},
+    0))`.execute(trx);
+  const { count } = await trx
+    .selectFrom('balance_monitors')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .executeTakeFirstOrThrow();
+  if (Number(count) >= monitorsMax)
+    throw new ApiError(
+      'invalid_request',
+      `A merchant keeps at most ${monitorsMax} balance monitors; delete one first.`,
+    );
+  const balance = await accountBalance(
+    trx,
+    scope.environment,
+    { owner: 'merchant', merchantId: scope.merchantId, bucket: body.balance },
+    asset.code,
+  );
   const row = {
-    id: newId('bmn'), merchant_id: scope.merchantId, environment: scope.environment, balance: body.balance, asset: asset.code,
-    below: below.toString(), state: balance < below ? 'triggered' as const : 'ok' as const, created_at: await clock.now(trx, scope),
+    id: newId('bmn'),
+    merchant_id: scope.merchantId,
+    environment: scope.environment,
+    balance: body.balance,
+    asset: asset.code,
+    below: below.toString(),
+    state: balance < below ? ('triggered' as const) : ('ok' as const),
+    created_at: await clock.now(trx, scope),
   };
   await trx.insertInto('balance_monitors').values(row).execute();
   return view({ ...row, scale: asset.scale });
 }
 
 function monitorsOf(db: Db, scope: Scope) {
-  return db.selectFrom('balance_monitors as b').innerJoin('assets as s', 's.code', 'b.asset')
+  return db
+    .selectFrom('balance_monitors as b')
+    .innerJoin('assets as s', 's.code', 'b.asset')
     .select(['b.seq', 'b.id', 'b.balance', 'b.asset', 'b.below', 'b.state', 's.scale'])
-    .where('b.merchant_id', '=', scope.merchantId).where('b.environment', '=', scope.environment);
+    .where('b.merchant_id', '=', scope.merchantId)
+    .where('b.environment', '=', scope.environment);
 }
 
 export async function listMonitors(db: Db, scope: Scope, page: PageParams) {
@@ -77,10 +119,19 @@ export async function getMonitor(db: Db, scope: Scope, id: string): Promise<Moni
   return row ? view(row) : undefined;
 }
 
-export async function deleteMonitor(trx: Transaction<Database>, scope: Scope, id: string): Promise<{ id: string; deleted: true }> {
+export async function deleteMonitor(
+  trx: Transaction<Database>,
+  scope: Scope,
+  id: string,
+): Promise<{ id: string; deleted: true }> {
   const found = idShape.test(id)
-    ? await trx.deleteFrom('balance_monitors').where('id', '=', withPrefix('bmn', id))
-      .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment).returning('id').executeTakeFirst()
+    ? await trx
+        .deleteFrom('balance_monitors')
+        .where('id', '=', withPrefix('bmn', id))
+        .where('merchant_id', '=', scope.merchantId)
+        .where('environment', '=', scope.environment)
+        .returning('id')
+        .executeTakeFirst()
     : undefined;
   if (!found) throw new ApiError('not_found', 'No such balance monitor.');
   return { id: found.id, deleted: true };

@@ -1,7 +1,11 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { OperatorEnvironment, OperatorIdParams as MerchantParams, operatorRouter } from '../../platform/operator-route.js';
+import {
+  OperatorEnvironment,
+  OperatorIdParams as MerchantParams,
+  operatorRouter,
+} from '../../platform/operator-route.js';
 import { verifyLedger } from '../../money/index.js';
 import { adjustCustody, creditPrepaid } from './service.js';
 
@@ -13,43 +17,63 @@ const movementErrors = ['not_found', 'asset_not_allowed', 'insufficient_balance'
 export async function balanceOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const route = operatorRouter(app, ctx);
 
-  route.post('/admin/v1/merchants/:id/prepaid-credits', {
-    errors: movementErrors,
-    schema: {
-      operationId: 'createPrepaidCredit',
-      params: MerchantParams,
-      body: Type.Object({ environment: OperatorEnvironment, asset: Asset, amount: Amount }),
-      response: { 201: Type.Object({ asset: Type.String(), prepaid_available: Type.String() }) },
-    },
-  }, ({ params, body, write }) => write((trx) => creditPrepaid(trx, params.id, body)));
-
-  route.post('/admin/v1/merchants/:id/custody-adjustments', {
-    errors: movementErrors,
-    schema: {
-      operationId: 'createCustodyAdjustment',
-      params: MerchantParams,
-      body: Type.Object({
-        environment: OperatorEnvironment,
-        asset: Asset,
-        amount: Amount,
-        direction: Type.Union([Type.Literal('increase'), Type.Literal('decrease')]),
-        reason: Type.String({ minLength: 1, maxLength: 500 }),
-      }),
-      response: { 201: Type.Object({ id: Type.String({ description: 'The adjustment (`cad_…`), kept with its reason; its journal entry names it' }), asset: Type.String(), custody: Type.String() }) },
-    },
-  }, ({ params, body, write }) => write((trx) => adjustCustody(trx, params.id, body)));
-
-  // The ledger's invariants over one snapshot (its own read-only transaction); `ok: false` lists what is wrong.
-  route.get('/admin/v1/ledger/verify', {
-    schema: {
-      operationId: 'verifyLedger',
-      response: {
-        200: Type.Object({
-          ok: Type.Boolean(),
-          problems: Type.Array(Type.String()),
-          checked: Type.Object({ entries: Type.Integer(), postings: Type.Integer(), accounts: Type.Integer() }),
-        }),
+  route.post(
+    '/admin/v1/merchants/:id/prepaid-credits',
+    {
+      errors: movementErrors,
+      schema: {
+        operationId: 'createPrepaidCredit',
+        params: MerchantParams,
+        body: Type.Object({ environment: OperatorEnvironment, asset: Asset, amount: Amount }),
+        response: { 201: Type.Object({ asset: Type.String(), prepaid_available: Type.String() }) },
       },
     },
-  }, () => verifyLedger(ctx.db));
+    ({ params, body, write }) => write((trx) => creditPrepaid(trx, params.id, body)),
+  );
+
+  route.post(
+    '/admin/v1/merchants/:id/custody-adjustments',
+    {
+      errors: movementErrors,
+      schema: {
+        operationId: 'createCustodyAdjustment',
+        params: MerchantParams,
+        body: Type.Object({
+          environment: OperatorEnvironment,
+          asset: Asset,
+          amount: Amount,
+          direction: Type.Union([Type.Literal('increase'), Type.Literal('decrease')]),
+          reason: Type.String({ minLength: 1, maxLength: 500 }),
+        }),
+        response: {
+          201: Type.Object({
+            id: Type.String({
+              description: 'The adjustment (`cad_…`), kept with its reason; its journal entry names it',
+            }),
+            asset: Type.String(),
+            custody: Type.String(),
+          }),
+        },
+      },
+    },
+    ({ params, body, write }) => write((trx) => adjustCustody(trx, params.id, body)),
+  );
+
+  // The ledger's invariants over one snapshot (its own read-only transaction); `ok: false` lists what is wrong.
+  route.get(
+    '/admin/v1/ledger/verify',
+    {
+      schema: {
+        operationId: 'verifyLedger',
+        response: {
+          200: Type.Object({
+            ok: Type.Boolean(),
+            problems: Type.Array(Type.String()),
+            checked: Type.Object({ entries: Type.Integer(), postings: Type.Integer(), accounts: Type.Integer() }),
+          }),
+        },
+      },
+    },
+    () => verifyLedger(ctx.db),
+  );
 }

@@ -5,7 +5,6 @@ import { baseBucket, formatAmount, memberBuckets, minorFromDb, type MemberBucket
 
 /** Balance views read from the ledger's accounts: a member's buckets and a merchant's custody and prepaid. */
 
-
 /** A member's buckets of one asset as decimal strings at the asset's scale. */
 export interface MemberBalance {
   asset: string;
@@ -44,16 +43,28 @@ interface BalanceRow {
  * request's CPU. The text is what the builder produces (a test compares them), and it takes the
  * owners as an array so that the reads of one turn of the event loop share it (`readRowsByKey`).
  */
-const ownerAccountsSql = 'select "a"."owner_id", "a"."asset", "s"."scale", "s"."enabled", "a"."bucket", "a"."balance" from "ledger_accounts" as "a" '
-  + 'inner join "assets" as "s" on "s"."code" = "a"."asset" '
-  + 'where "a"."environment" = $1 and "a"."owner_type" = $2 and "a"."owner_id" = any($3::text[])';
+const ownerAccountsSql =
+  'select "a"."owner_id", "a"."asset", "s"."scale", "s"."enabled", "a"."bucket", "a"."balance" from ' +
+  '"ledger_accounts" as "a" ' +
+  'inner join "assets" as "s" on "s"."code" = "a"."asset" ' +
+  'where "a"."environment" = $1 and "a"."owner_type" = $2 and "a"."owner_id" = any($3::text[])';
 
-function ownerAccounts(db: Db, environment: Environment, ownerType: 'member' | 'merchant', ownerId: string): Promise<BalanceRow[]> {
+function ownerAccounts(
+  db: Db,
+  environment: Environment,
+  ownerType: 'member' | 'merchant',
+  ownerId: string,
+): Promise<BalanceRow[]> {
   return readRowsByKey<BalanceRow>(db, ownerAccountsSql, [environment, ownerType], ownerId, 'owner_id');
 }
 
 /** The same statement through the query builder (a test compares the two). */
-export function ownerAccountsBuilt(db: Db, environment: Environment, ownerType: 'member' | 'merchant', ownerIds: string[]) {
+export function ownerAccountsBuilt(
+  db: Db,
+  environment: Environment,
+  ownerType: 'member' | 'merchant',
+  ownerIds: string[],
+) {
   return db
     .selectFrom('ledger_accounts as a')
     .innerJoin('assets as s', 's.code', 'a.asset')
@@ -65,13 +76,23 @@ export function ownerAccountsBuilt(db: Db, environment: Environment, ownerType: 
 
 export { ownerAccountsSql };
 
-interface AssetGroup { asset: string; scale: number; enabled: boolean; buckets: Map<string, bigint> }
+interface AssetGroup {
+  asset: string;
+  scale: number;
+  enabled: boolean;
+  buckets: Map<string, bigint>;
+}
 
 /** Rows grouped by asset, in code order, as bucket → minor units. */
 function byAsset(rows: BalanceRow[]): AssetGroup[] {
   const out = new Map<string, AssetGroup>();
   for (const row of rows) {
-    const group = out.get(row.asset) ?? { asset: row.asset, scale: row.scale, enabled: row.enabled, buckets: new Map<string, bigint>() };
+    const group = out.get(row.asset) ?? {
+      asset: row.asset,
+      scale: row.scale,
+      enabled: row.enabled,
+      buckets: new Map<string, bigint>(),
+    };
     // A card's accounts (`card:crd_…`, `card_held:crd_…`) add up to the member's `card` bucket.
     const bucket = baseBucket(row.bucket) === 'card_held' ? 'card' : baseBucket(row.bucket);
     group.buckets.set(bucket, (group.buckets.get(bucket) ?? 0n) + minorFromDb(row.balance));
@@ -98,27 +119,49 @@ const merchantShown = ['custody', 'prepaid'] as const;
  * range of the index `postings_account_time (account_id, created_at) INCLUDE (amount)` (migration
  * 045): it reads that account's postings up to the instant and nothing else (docs/ledger.md "As of").
  */
-async function ownerAccountsAsOf(db: Db, environment: Environment, ownerType: 'member' | 'merchant', ownerId: string, asOf: Date): Promise<BalanceRow[]> {
+async function ownerAccountsAsOf(
+  db: Db,
+  environment: Environment,
+  ownerType: 'member' | 'merchant',
+  ownerId: string,
+  asOf: Date,
+): Promise<BalanceRow[]> {
   const { rows } = await sql<BalanceRow>`
     SELECT a.owner_id, a.asset, s.scale, s.enabled, a.bucket,
            (CASE WHEN a.normal_side = 'debit' THEN t.total ELSE -t.total END)::text AS balance
     FROM ledger_accounts a
     JOIN assets s ON s.code = a.asset
-    CROSS JOIN LATERAL (SELECT sum(p.amount) AS total, count(*) AS n FROM postings p WHERE p.account_id = a.id AND p.created_at <= ${asOf}) t
+    CROSS JOIN LATERAL (SELECT sum(p.amount) AS total, count(*) AS n FROM postings p WHERE p.account_id = a.id AND
+      p.created_at <= ${asOf}) t
     WHERE a.environment = ${environment} AND a.owner_type = ${ownerType} AND a.owner_id = ${ownerId} AND t.n > 0
   `.execute(db);
   return rows;
 }
 
-const accountRows = (db: Db, environment: Environment, ownerType: 'member' | 'merchant', ownerId: string, asOf: Date | undefined) =>
-  asOf === undefined ? ownerAccounts(db, environment, ownerType, ownerId) : ownerAccountsAsOf(db, environment, ownerType, ownerId, asOf);
+const accountRows = (
+  db: Db,
+  environment: Environment,
+  ownerType: 'member' | 'merchant',
+  ownerId: string,
+  asOf: Date | undefined,
+) =>
+  asOf === undefined
+    ? ownerAccounts(db, environment, ownerType, ownerId)
+    : ownerAccountsAsOf(db, environment, ownerType, ownerId, asOf);
 
 /**
  * Every enabled asset the member has any account in, and every disabled one it still holds some of;
  * with `asOf`, as they were at that instant.
  */
-export async function memberBalances(db: Db, environment: Environment, memberId: string, asOf?: Date): Promise<MemberBalance[]> {
-  const groups = byAsset(await accountRows(db, environment, 'member', memberId, asOf)).filter((g) => listed(g, memberBuckets));
+export async function memberBalances(
+  db: Db,
+  environment: Environment,
+  memberId: string,
+  asOf?: Date,
+): Promise<MemberBalance[]> {
+  const groups = byAsset(await accountRows(db, environment, 'member', memberId, asOf)).filter((g) =>
+    listed(g, memberBuckets),
+  );
   return groups.map(({ asset, scale, buckets }) => {
     const get = (b: MemberBucket) => buckets.get(b) ?? 0n;
     const total = memberBuckets.reduce((sum, b) => sum + get(b), 0n);
@@ -138,8 +181,15 @@ export async function memberBalances(db: Db, environment: Environment, memberId:
  * Every enabled asset the merchant has any account in, and every disabled one it still holds
  * custody or prepaid of; with `asOf`, as they were at that instant.
  */
-export async function merchantBalances(db: Db, environment: Environment, merchantId: string, asOf?: Date): Promise<MerchantBalance[]> {
-  const groups = byAsset(await accountRows(db, environment, 'merchant', merchantId, asOf)).filter((g) => listed(g, merchantShown));
+export async function merchantBalances(
+  db: Db,
+  environment: Environment,
+  merchantId: string,
+  asOf?: Date,
+): Promise<MerchantBalance[]> {
+  const groups = byAsset(await accountRows(db, environment, 'merchant', merchantId, asOf)).filter((g) =>
+    listed(g, merchantShown),
+  );
   return groups.map(({ asset, scale, buckets }) => ({
     asset,
     custody: formatAmount(buckets.get('custody') ?? 0n, scale),

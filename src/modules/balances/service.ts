@@ -2,7 +2,15 @@ import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { entryKinds, formatAmount, parseAmount, platformAccount, postEntry, postEntryOrRefuse, prepaidCreditLines } from '../../money/index.js';
+import {
+  entryKinds,
+  formatAmount,
+  parseAmount,
+  platformAccount,
+  postEntry,
+  postEntryOrRefuse,
+  prepaidCreditLines,
+} from '../../money/index.js';
 import { getAsset } from '../assets/queries.js';
 import { getMerchant } from '../merchants/queries.js';
 import { merchantBalances } from './queries.js';
@@ -24,7 +32,13 @@ export async function creditPrepaid(
   if (amount <= 0n) throw new ApiError('invalid_request', 'amount must be greater than zero.');
   const credit = await trx
     .insertInto('prepaid_credits')
-    .values({ id: newId('ppc'), merchant_id: merchantId, environment: input.environment, asset: asset.code, amount: amount.toString() })
+    .values({
+      id: newId('ppc'),
+      merchant_id: merchantId,
+      environment: input.environment,
+      asset: asset.code,
+      amount: amount.toString(),
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   await postEntry(trx, {
@@ -48,7 +62,13 @@ export async function creditPrepaid(
 export async function adjustCustody(
   trx: Transaction<Database>,
   merchantId: string,
-  input: { environment: Environment; asset: string; amount: string; direction: 'increase' | 'decrease'; reason: string },
+  input: {
+    environment: Environment;
+    asset: string;
+    amount: string;
+    direction: 'increase' | 'decrease';
+    reason: string;
+  },
 ): Promise<{ id: string; asset: string; custody: string }> {
   await getMerchant(trx, merchantId);
   const asset = await getAsset(trx, input.asset.toUpperCase());
@@ -59,9 +79,18 @@ export async function adjustCustody(
   const clearing = platformAccount('settlement_clearing', merchantId);
   const increase = input.direction === 'increase';
   const id = newId('cad');
-  await trx.insertInto('custody_adjustments').values({
-    id, merchant_id: merchantId, environment: input.environment, asset: asset.code, amount: amount.toString(), direction: input.direction, reason: input.reason,
-  }).execute();
+  await trx
+    .insertInto('custody_adjustments')
+    .values({
+      id,
+      merchant_id: merchantId,
+      environment: input.environment,
+      asset: asset.code,
+      amount: amount.toString(),
+      direction: input.direction,
+      reason: input.reason,
+    })
+    .execute();
   await postEntryOrRefuse(trx, {
     environment: input.environment,
     merchantId,

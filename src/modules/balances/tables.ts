@@ -25,7 +25,8 @@ export interface CustodyAdjustmentsTable {
   created_at: Generated<Date>;
 }
 
-/** A merchant's watch on its prepaid or custody balance of one asset (migration 047; the ledger's trigger keeps `state`). */
+/** A merchant's watch on its prepaid or custody balance of one asset (migration 047; the ledger's trigger keeps
+ * `state`). */
 export interface BalanceMonitorsTable {
   id: string;
   seq: Generated<bigint>;

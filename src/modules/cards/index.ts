@@ -69,8 +69,14 @@ export const cardScreens: readonly HostedScreen[] = [cardSupplementScreen, cardR
 export { cardOperatorRoutes } from './products/operator-routes.js';
 export { cardMoneyOperatorRoutes } from './topups/operator-routes.js';
 export {
-  cardJobHandlers, cardTickers, cardTimedProcesses, cardReconcileTickers, cardReconcileTimedProcesses,
-  cardLifecycleJobHandlers, cardLifecycleTickers, cardLifecycleTimedProcesses,
+  cardJobHandlers,
+  cardTickers,
+  cardTimedProcesses,
+  cardReconcileTickers,
+  cardReconcileTimedProcesses,
+  cardLifecycleJobHandlers,
+  cardLifecycleTickers,
+  cardLifecycleTimedProcesses,
 } from './shared/workers.js';
 export { cardMoneyJobHandlers, cardMoneyTickers } from './topups/workers.js';
 

@@ -28,23 +28,29 @@ export interface NewDeposit {
 
 /** What `insertDeposits` made of one deposit: its row, or why there is none. */
 export type InsertedDeposit =
-  | { row: Row; externalMemberId: string }
-  | { refused: 'member_not_found' | 'duplicate_resource' };
+  { row: Row; externalMemberId: string } | { refused: 'member_not_found' | 'duplicate_resource' };
 
 /**
  * Many deposits, of any merchants, in one statement (group commit), through
- * `mwa_insert_deposits_across` (migration 051): each member resolved as `resolveMember` does (the internal id first, then the
+ * `mwa_insert_deposits_across` (migration 051): each member resolved as `resolveMember` does (the internal id first,
+ * then the
  * external id; it must be active), the rows inserted in the given order, a tx_hash already
  * reported (before, or earlier in the list) inserting nothing. One answer per deposit, in order;
  * a refused one wrote nothing.
  */
-export async function insertDeposits(trx: Transaction<Database>, deposits: readonly NewDeposit[]): Promise<InsertedDeposit[]> {
+export async function insertDeposits(
+  trx: Transaction<Database>,
+  deposits: readonly NewDeposit[],
+): Promise<InsertedDeposit[]> {
   if (deposits.length === 0) return [];
   const { rows } = await sql<Partial<Row> & { member_found: boolean; member_external_id: string | null }>`
     SELECT r.member_found, r.member_external_id, (r.deposit).*
-    FROM mwa_insert_deposits_across(${deposits.map((d) => d.merchantId)}::text[], ${deposits.map((d) => d.environment)}::text[],
-                             ${deposits.map((d) => d.id)}::text[], ${deposits.map((d) => d.memberRef)}::text[], ${deposits.map((d) => d.asset)}::text[],
-                             ${deposits.map((d) => d.network)}::text[], ${deposits.map((d) => d.amount)}::numeric[], ${deposits.map((d) => d.txHash)}::text[]) r
+    FROM mwa_insert_deposits_across(${deposits.map((d) => d.merchantId)}::text[],
+      ${deposits.map((d) => d.environment)}::text[],
+                             ${deposits.map((d) => d.id)}::text[], ${deposits.map((d) => d.memberRef)}::text[],
+                               ${deposits.map((d) => d.asset)}::text[],
+                             ${deposits.map((d) => d.network)}::text[], ${deposits.map((d) => d.amount)}::numeric[],
+                               ${deposits.map((d) => d.txHash)}::text[]) r
     ORDER BY r.ord
   `.execute(trx);
   return rows.map((r) => {
@@ -75,7 +81,12 @@ export interface DepositFilter {
 }
 
 /** One page newest first (the one keyset walk); the filters narrow it. */
-export async function depositPage(db: Db, caller: Caller, filter: DepositFilter, page: PageParams): Promise<ListEnvelope<Row>> {
+export async function depositPage(
+  db: Db,
+  caller: Caller,
+  filter: DepositFilter,
+  page: PageParams,
+): Promise<ListEnvelope<Row>> {
   let q = db
     .selectFrom('deposits')
     .selectAll()

@@ -4,7 +4,15 @@ import type { DepositsTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { constantList, keysetPage } from '../../platform/pagination.js';
-import { depositLines, entryKinds, formatAmount, minorFromDb, parseAmount, postEntries, type EntryWithEvent } from '../../money/index.js';
+import {
+  depositLines,
+  entryKinds,
+  formatAmount,
+  minorFromDb,
+  parseAmount,
+  postEntries,
+  type EntryWithEvent,
+} from '../../money/index.js';
 import { getAsset, pageAtScale } from '../assets/queries.js';
 import { resolveMember } from '../members/queries.js';
 import { depositPage, findDeposit, insertDeposits, type Caller, type NewDeposit } from './queries.js';
@@ -24,7 +32,10 @@ export interface DepositInput {
   network?: string;
 }
 
-type DepositFields = Pick<Selectable<DepositsTable>, 'id' | 'member_id' | 'asset' | 'network' | 'amount' | 'tx_hash' | 'status' | 'created_at'>;
+type DepositFields = Pick<
+  Selectable<DepositsTable>,
+  'id' | 'member_id' | 'asset' | 'network' | 'amount' | 'tx_hash' | 'status' | 'created_at'
+>;
 
 export function depositView(d: DepositFields, asset: Pick<Asset, 'scale'>) {
   return {
@@ -38,7 +49,6 @@ export function depositView(d: DepositFields, asset: Pick<Asset, 'scale'>) {
     created_at: new Date(d.created_at).toISOString(),
   };
 }
-
 
 /** What a deposit's own fields decide before any row is read: the asset, its network, the amount. */
 async function checkDeposit(trx: Db, input: DepositInput) {
@@ -73,17 +83,28 @@ export interface DepositPlan {
  * nothing of it written. A posting refused here cannot happen (a deposit only adds, under a new
  * reference): it throws, and the batch's writes run again one by one.
  */
-export async function createDeposits(trx: Transaction<Database>, plans: readonly DepositPlan[]): Promise<(ReturnType<typeof depositView> | Error)[]> {
+export async function createDeposits(
+  trx: Transaction<Database>,
+  plans: readonly DepositPlan[],
+): Promise<(ReturnType<typeof depositView> | Error)[]> {
   const answers: (ReturnType<typeof depositView> | Error)[] = new Array(plans.length);
   const checked: { i: number; asset: Asset; deposit: NewDeposit; amount: bigint }[] = [];
   for (const [i, { merchantId, environment, input }] of plans.entries()) {
     try {
       const { asset, network, amount } = await checkDeposit(trx, input);
       checked.push({
-        i, asset, amount,
+        i,
+        asset,
+        amount,
         deposit: {
-          id: newId('dep'), merchantId, environment, memberRef: input.member_id, asset: asset.code, network: network ?? null,
-          amount: amount.toString(), txHash: input.tx_hash,
+          id: newId('dep'),
+          merchantId,
+          environment,
+          memberRef: input.member_id,
+          asset: asset.code,
+          network: network ?? null,
+          amount: amount.toString(),
+          txHash: input.tx_hash,
         },
       });
     } catch (err) {
@@ -91,13 +112,19 @@ export async function createDeposits(trx: Transaction<Database>, plans: readonly
     }
   }
   if (checked.length === 0) return answers;
-  const inserted = await insertDeposits(trx, checked.map((c) => c.deposit));
+  const inserted = await insertDeposits(
+    trx,
+    checked.map((c) => c.deposit),
+  );
   const posted: { i: number; row: Selectable<DepositsTable>; asset: Asset }[] = [];
   const postings: EntryWithEvent[] = [];
   for (const [j, c] of checked.entries()) {
     const done = inserted[j]!;
     if ('refused' in done) {
-      answers[c.i] = done.refused === 'member_not_found' ? new ApiError('member_not_found') : new ApiError('duplicate_resource', duplicateMessage);
+      answers[c.i] =
+        done.refused === 'member_not_found'
+          ? new ApiError('member_not_found')
+          : new ApiError('duplicate_resource', duplicateMessage);
       continue;
     }
     const { row } = done;
@@ -105,19 +132,31 @@ export async function createDeposits(trx: Transaction<Database>, plans: readonly
     posted.push({ i: c.i, row, asset: c.asset });
     postings.push({
       entry: {
-        environment, merchantId, kind: entryKinds.deposit, referenceType: 'deposit', referenceId: row.id, asset: row.asset,
+        environment,
+        merchantId,
+        kind: entryKinds.deposit,
+        referenceType: 'deposit',
+        referenceId: row.id,
+        asset: row.asset,
         lines: depositLines({ memberId: row.member_id, merchantId, amount: c.amount }),
       },
       event: {
-        merchantId, environment, type: 'deposit.credited', object: 'deposit', objectId: row.id,
-        externalMemberId: done.externalMemberId, status: 'credited', statusVersion: 1,
+        merchantId,
+        environment,
+        type: 'deposit.credited',
+        object: 'deposit',
+        objectId: row.id,
+        externalMemberId: done.externalMemberId,
+        status: 'credited',
+        statusVersion: 1,
       },
     });
   }
   const outcomes = await postEntries(trx, postings);
   for (const [k, p] of posted.entries()) {
     const outcome = outcomes[k]!;
-    if (outcome instanceof Error) throw new Error(`deposits: the posting of ${p.row.id} was refused in a batch`, { cause: outcome });
+    if (outcome instanceof Error)
+      throw new Error(`deposits: the posting of ${p.row.id} was refused in a batch`, { cause: outcome });
     answers[p.i] = depositView(p.row, p.asset);
   }
   return answers;
@@ -158,12 +197,22 @@ export interface DepositFilters {
 export async function listDeposits(db: Db, caller: Caller, query: DepositFilters) {
   let memberId = caller.memberId;
   if (query.member_id !== undefined) {
-    const member = idShape.test(query.member_id) ? await resolveMember(db, caller.merchantId, caller.environment, query.member_id) : undefined;
+    const member = idShape.test(query.member_id)
+      ? await resolveMember(db, caller.merchantId, caller.environment, query.member_id)
+      : undefined;
     if (!member || (memberId !== undefined && member.id !== memberId)) return constantList([]);
     memberId = member.id;
   }
-  const page = await depositPage(db, caller, {
-    memberId, asset: query.asset?.toUpperCase(), createdGte: query.created_gte, createdLt: query.created_lt,
-  }, query);
+  const page = await depositPage(
+    db,
+    caller,
+    {
+      memberId,
+      asset: query.asset?.toUpperCase(),
+      createdGte: query.created_gte,
+      createdLt: query.created_lt,
+    },
+    query,
+  );
   return pageAtScale(db, page, (r, scale) => depositView(r, { scale }));
 }

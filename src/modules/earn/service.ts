@@ -15,10 +15,19 @@ import { scopeNowSql } from '../../platform/clock.js';
 import { formatAmount, minorFromDb, parseAmount, postEntry, postEntryOrRefuse } from '../../money/index.js';
 import { recordEvent } from '../../events/index.js';
 import { getAsset } from '../assets/queries.js';
-import { aprText, dailyInterest, dayMs, earnEntryKinds, earnReferenceType, maturityLines, payoutLines, redeemLines, subscribeLines } from './rules.js';
+import {
+  aprText,
+  dailyInterest,
+  dayMs,
+  earnEntryKinds,
+  earnReferenceType,
+  maturityLines,
+  payoutLines,
+  redeemLines,
+  subscribeLines,
+} from './rules.js';
 import type { EarnOrderRow, EarnProductRow } from './tables.js';
 import { isoOrNull } from '../../platform/dates.js';
-
 
 export interface Scope {
   merchantId: string;
@@ -35,7 +44,6 @@ export const earnErrors = {
   subscribe: ['invalid_request', 'product_not_available', 'amount_out_of_range', 'insufficient_balance'],
   redeem: ['not_found', 'state_invalid'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
-
 
 async function scaleOf(db: Db, code: string): Promise<number> {
   const a = await db.selectFrom('assets').select('scale').where('code', '=', code).executeTakeFirst();
@@ -108,12 +116,20 @@ export const viewOrder = async (db: Db, o: EarnOrderRow) => orderView(o, await s
 export const viewPosition = async (db: Db, o: EarnOrderRow) => positionView(o, await scaleOf(db, o.asset));
 
 function ordersQuery(db: Db, caller: Caller) {
-  let q = db.selectFrom('earn_orders').selectAll().where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+  let q = db
+    .selectFrom('earn_orders')
+    .selectAll()
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
   return q;
 }
 
-export async function listOrders(db: Db, caller: Caller, query: PageParams & { status?: 'active' | 'settled' | 'redeemed' }) {
+export async function listOrders(
+  db: Db,
+  caller: Caller,
+  query: PageParams & { status?: 'active' | 'settled' | 'redeemed' },
+) {
   let q = ordersQuery(db, caller);
   if (query.status) q = q.where('status', '=', query.status);
   const page = await keysetPage(q, query);
@@ -138,42 +154,65 @@ export async function listPositions(db: Db, caller: Caller, query: PageParams & 
   return { ...page, data };
 }
 
-export async function subscribe(ctx: ServiceContext, trx: Transaction<Database>, scope: MemberScope, body: { product_id: string; amount: string }) {
-  const product = await trx.selectFrom('earn_products').selectAll().where('id', '=', body.product_id.trim()).where('environment', '=', scope.environment).executeTakeFirst();
-  if (!product || !product.enabled) throw new ApiError('product_not_available', 'No such earn product, or it is withdrawn.');
+export async function subscribe(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  scope: MemberScope,
+  body: { product_id: string; amount: string },
+) {
+  const product = await trx
+    .selectFrom('earn_products')
+    .selectAll()
+    .where('id', '=', body.product_id.trim())
+    .where('environment', '=', scope.environment)
+    .executeTakeFirst();
+  if (!product || !product.enabled)
+    throw new ApiError('product_not_available', 'No such earn product, or it is withdrawn.');
   const asset = await getAsset(trx, product.asset);
-  if (!asset?.enabled) throw new ApiError('product_not_available', 'The product\'s asset is not enabled.');
+  if (!asset?.enabled) throw new ApiError('product_not_available', "The product's asset is not enabled.");
   const amount = parseAmount(body.amount, asset.scale, 'amount');
   if (amount <= 0n) throw new ApiError('invalid_request', 'amount must be greater than zero.');
-  if (amount < minorFromDb(product.min_amount) || (product.max_amount !== null && amount > minorFromDb(product.max_amount))) {
-    throw new ApiError('amount_out_of_range', 'amount is outside the product\'s range.');
+  if (
+    amount < minorFromDb(product.min_amount) ||
+    (product.max_amount !== null && amount > minorFromDb(product.max_amount))
+  ) {
+    throw new ApiError('amount_out_of_range', "amount is outside the product's range.");
   }
   const now = await ctx.clock.now(trx, scope);
-  const row = await trx.insertInto('earn_orders').values({
-    id: newId('ero'),
-    position_id: newId('epo'),
-    merchant_id: scope.merchantId,
-    environment: scope.environment,
-    member_id: scope.memberId,
-    product_id: product.id,
-    asset: product.asset,
-    type: product.type,
-    term_days: product.term_days,
-    apr_bps: product.apr_bps,
-    amount: amount.toString(),
-    status: 'active',
-    status_version: 1,
-    started_at: now,
-    matures_at: product.type === 'fixed' ? new Date(now.getTime() + product.term_days * dayMs) : null,
-    next_accrual_at: new Date(now.getTime() + dayMs),
-    settled_at: null,
-    redeemed_at: null,
-    created_at: now,
-    updated_at: now,
-  }).returningAll().executeTakeFirstOrThrow();
+  const row = await trx
+    .insertInto('earn_orders')
+    .values({
+      id: newId('ero'),
+      position_id: newId('epo'),
+      merchant_id: scope.merchantId,
+      environment: scope.environment,
+      member_id: scope.memberId,
+      product_id: product.id,
+      asset: product.asset,
+      type: product.type,
+      term_days: product.term_days,
+      apr_bps: product.apr_bps,
+      amount: amount.toString(),
+      status: 'active',
+      status_version: 1,
+      started_at: now,
+      matures_at: product.type === 'fixed' ? new Date(now.getTime() + product.term_days * dayMs) : null,
+      next_accrual_at: new Date(now.getTime() + dayMs),
+      settled_at: null,
+      redeemed_at: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
   await postEntryOrRefuse(trx, {
-    environment: scope.environment, merchantId: scope.merchantId, kind: earnEntryKinds.subscribe, referenceType: earnReferenceType, referenceId: row.id,
-    asset: row.asset, lines: subscribeLines(scope.memberId, amount),
+    environment: scope.environment,
+    merchantId: scope.merchantId,
+    kind: earnEntryKinds.subscribe,
+    referenceType: earnReferenceType,
+    referenceId: row.id,
+    asset: row.asset,
+    lines: subscribeLines(scope.memberId, amount),
   });
   // No event at the start (the reference's Events table).
   return orderView(row, asset.scale);
@@ -186,13 +225,20 @@ export async function subscribe(ctx: ServiceContext, trx: Transaction<Database>,
  * maturity (not yet settled by the daily process): settled now, principal and interest to available.
  */
 export async function redeem(ctx: ServiceContext, trx: Transaction<Database>, scope: MemberScope, positionId: string) {
-  const o = await ordersQuery(trx, scope).where('position_id', '=', withPrefix('epo', positionId)).forUpdate().executeTakeFirst();
+  const o = await ordersQuery(trx, scope)
+    .where('position_id', '=', withPrefix('epo', positionId))
+    .forUpdate()
+    .executeTakeFirst();
   if (!o) throw new ApiError('not_found', 'No such earn position.');
   if (o.status !== 'active') throw new ApiError('state_invalid', 'The position is closed.');
   const now = await ctx.clock.now(trx, scope);
   if (o.type === 'fixed') {
     const matured = o.matures_at !== null && now.getTime() >= new Date(o.matures_at).getTime();
-    if (!matured) throw new ApiError('state_invalid', 'A fixed-term position cannot be redeemed before maturity; it is paid out at maturity.');
+    if (!matured)
+      throw new ApiError(
+        'state_invalid',
+        'A fixed-term position cannot be redeemed before maturity; it is paid out at maturity.',
+      );
     // Matured, and the daily process (a ticker, once a minute) has not settled it yet: the due days
     // run here, the last one settling the order with principal and interest (its event included),
     // exactly as the process would; the closed position is the answer.
@@ -201,12 +247,27 @@ export async function redeem(ctx: ServiceContext, trx: Transaction<Database>, sc
     return viewPosition(trx, settled);
   }
   while (await accrueOneDay(trx, o.id, now));
-  const row = await trx.updateTable('earn_orders')
-    .set((eb) => ({ status: 'redeemed', status_version: eb('status_version', '+', 1), redeemed_at: now, next_accrual_at: null, updated_at: now }))
-    .where('id', '=', o.id).where('status', '=', 'active').returningAll().executeTakeFirstOrThrow();
+  const row = await trx
+    .updateTable('earn_orders')
+    .set((eb) => ({
+      status: 'redeemed',
+      status_version: eb('status_version', '+', 1),
+      redeemed_at: now,
+      next_accrual_at: null,
+      updated_at: now,
+    }))
+    .where('id', '=', o.id)
+    .where('status', '=', 'active')
+    .returningAll()
+    .executeTakeFirstOrThrow();
   await postEntry(trx, {
-    environment: o.environment, merchantId: o.merchant_id, kind: earnEntryKinds.redeem, referenceType: earnReferenceType, referenceId: o.id,
-    asset: o.asset, lines: redeemLines(o.member_id, minorFromDb(o.amount)),
+    environment: o.environment,
+    merchantId: o.merchant_id,
+    kind: earnEntryKinds.redeem,
+    referenceType: earnReferenceType,
+    referenceId: o.id,
+    asset: o.asset,
+    lines: redeemLines(o.member_id, minorFromDb(o.amount)),
   });
   return viewPosition(trx, row);
 }
@@ -216,8 +277,12 @@ export async function redeem(ctx: ServiceContext, trx: Transaction<Database>, sc
 
 /** Earliest next accrual of the scope's active orders. */
 export async function nextAccrual(db: Db, scope: Scope): Promise<Date | null> {
-  const row = await db.selectFrom('earn_orders').select((eb) => eb.fn.min('next_accrual_at').as('at'))
-    .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment).where('status', '=', 'active')
+  const row = await db
+    .selectFrom('earn_orders')
+    .select((eb) => eb.fn.min('next_accrual_at').as('at'))
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('status', '=', 'active')
     .executeTakeFirst();
   return row?.at ? new Date(row.at as unknown as string | Date) : null;
 }
@@ -230,7 +295,11 @@ async function accrueOneDay(trx: Transaction<Database>, id: string, now: Date | 
   let q = trx.selectFrom('earn_orders').selectAll().where('id', '=', id).where('status', '=', 'active');
   q = now
     ? q.where('next_accrual_at', '<=', now)
-    : q.where('next_accrual_at', '<=', scopeNowSql(sql.ref('earn_orders.merchant_id'), sql.ref('earn_orders.environment')));
+    : q.where(
+        'next_accrual_at',
+        '<=',
+        scopeNowSql(sql.ref('earn_orders.merchant_id'), sql.ref('earn_orders.environment')),
+      );
   const o = await q.forUpdate().skipLocked().executeTakeFirst();
   if (!o || !o.next_accrual_at) return false;
   const day = o.days_accrued + 1;
@@ -238,34 +307,84 @@ async function accrueOneDay(trx: Transaction<Database>, id: string, now: Date | 
   const interest = dailyInterest(principal, o.apr_bps);
   const dueAt = new Date(o.next_accrual_at);
   const nextAt = new Date(dueAt.getTime() + dayMs);
-  const externalMemberId = (await trx.selectFrom('members').select('external_member_id').where('id', '=', o.member_id).executeTakeFirst())?.external_member_id ?? '';
-  const base = { environment: o.environment, merchantId: o.merchant_id, referenceType: earnReferenceType, referenceId: o.id, asset: o.asset };
+  const externalMemberId =
+    (await trx.selectFrom('members').select('external_member_id').where('id', '=', o.member_id).executeTakeFirst())
+      ?.external_member_id ?? '';
+  const base = {
+    environment: o.environment,
+    merchantId: o.merchant_id,
+    referenceType: earnReferenceType,
+    referenceId: o.id,
+    asset: o.asset,
+  };
   if (o.type === 'flexible') {
-    await trx.updateTable('earn_orders').set({ days_accrued: day, interest_paid: (minorFromDb(o.interest_paid) + interest).toString(), next_accrual_at: nextAt, updated_at: dueAt }).where('id', '=', o.id).execute();
+    await trx
+      .updateTable('earn_orders')
+      .set({
+        days_accrued: day,
+        interest_paid: (minorFromDb(o.interest_paid) + interest).toString(),
+        next_accrual_at: nextAt,
+        updated_at: dueAt,
+      })
+      .where('id', '=', o.id)
+      .execute();
     if (interest > 0n) {
-      await postEntry(trx, { ...base, kind: earnEntryKinds.payout(day), lines: payoutLines({ memberId: o.member_id, merchantId: o.merchant_id }, interest) });
+      await postEntry(trx, {
+        ...base,
+        kind: earnEntryKinds.payout(day),
+        lines: payoutLines({ memberId: o.member_id, merchantId: o.merchant_id }, interest),
+      });
       await recordEvent(trx, {
-        merchantId: o.merchant_id, environment: o.environment, type: 'earn.order.settled', object: 'earn_order',
-        objectId: o.member_id, externalMemberId, status: 'settled', statusVersion: 0,
+        merchantId: o.merchant_id,
+        environment: o.environment,
+        type: 'earn.order.settled',
+        object: 'earn_order',
+        objectId: o.member_id,
+        externalMemberId,
+        status: 'settled',
+        statusVersion: 0,
       });
     }
     return true;
   }
   const accrued = minorFromDb(o.accrued) + interest;
   if (day < o.term_days) {
-    await trx.updateTable('earn_orders').set({ days_accrued: day, accrued: accrued.toString(), next_accrual_at: nextAt, updated_at: dueAt }).where('id', '=', o.id).execute();
+    await trx
+      .updateTable('earn_orders')
+      .set({ days_accrued: day, accrued: accrued.toString(), next_accrual_at: nextAt, updated_at: dueAt })
+      .where('id', '=', o.id)
+      .execute();
     return true;
   }
-  const settled = await trx.updateTable('earn_orders')
+  const settled = await trx
+    .updateTable('earn_orders')
     .set((eb) => ({
-      days_accrued: day, accrued: '0', interest_paid: (minorFromDb(o.interest_paid) + accrued).toString(), status: 'settled',
-      status_version: eb('status_version', '+', 1), settled_at: o.matures_at ?? dueAt, next_accrual_at: null, updated_at: dueAt,
+      days_accrued: day,
+      accrued: '0',
+      interest_paid: (minorFromDb(o.interest_paid) + accrued).toString(),
+      status: 'settled',
+      status_version: eb('status_version', '+', 1),
+      settled_at: o.matures_at ?? dueAt,
+      next_accrual_at: null,
+      updated_at: dueAt,
     }))
-    .where('id', '=', o.id).returningAll().executeTakeFirstOrThrow();
-  await postEntry(trx, { ...base, kind: earnEntryKinds.mature, lines: maturityLines({ memberId: o.member_id, merchantId: o.merchant_id }, principal, accrued) });
+    .where('id', '=', o.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await postEntry(trx, {
+    ...base,
+    kind: earnEntryKinds.mature,
+    lines: maturityLines({ memberId: o.member_id, merchantId: o.merchant_id }, principal, accrued),
+  });
   await recordEvent(trx, {
-    merchantId: o.merchant_id, environment: o.environment, type: 'earn.order.settled', object: 'earn_order',
-    objectId: o.id, externalMemberId, status: 'settled', statusVersion: settled.status_version,
+    merchantId: o.merchant_id,
+    environment: o.environment,
+    type: 'earn.order.settled',
+    object: 'earn_order',
+    objectId: o.id,
+    externalMemberId,
+    status: 'settled',
+    statusVersion: settled.status_version,
   });
   return true;
 }
@@ -277,9 +396,17 @@ async function accrueOneDay(trx: Transaction<Database>, id: string, now: Date | 
 export async function runDueAccruals(ctx: ServiceContext, batchMax: number, scope?: Scope, now?: Date): Promise<void> {
   for (;;) {
     let q = ctx.db.selectFrom('earn_orders').select('id').where('status', '=', 'active');
-    q = scope && now
-      ? q.where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment).where('next_accrual_at', '<=', now)
-      : q.where('next_accrual_at', '<=', scopeNowSql(sql.ref('earn_orders.merchant_id'), sql.ref('earn_orders.environment')));
+    q =
+      scope && now
+        ? q
+            .where('merchant_id', '=', scope.merchantId)
+            .where('environment', '=', scope.environment)
+            .where('next_accrual_at', '<=', now)
+        : q.where(
+            'next_accrual_at',
+            '<=',
+            scopeNowSql(sql.ref('earn_orders.merchant_id'), sql.ref('earn_orders.environment')),
+          );
     const due = await q.orderBy('next_accrual_at').limit(batchMax).execute();
     if (due.length === 0) return;
     let progressed = false;

@@ -1,4 +1,5 @@
-/** Earn's daily accrual, flexible payouts and fixed-term maturity: a timed process (the sandbox advance) and a ticker. */
+/** Earn's daily accrual, flexible payouts and fixed-term maturity: a timed process (the sandbox advance) and a ticker.
+ * */
 import type { Ticker, TimedProcess } from '../../jobs/types.js';
 import { nextAccrual, runDueAccruals } from './service.js';
 
@@ -12,4 +13,6 @@ export const earnAccrualProcess: TimedProcess = {
 
 export const earnTimedProcesses: TimedProcess[] = [earnAccrualProcess];
 
-export const earnTickers: Ticker[] = [{ name: 'earn.accrual', intervalMs: 60_000, run: (ctx) => runDueAccruals(ctx, batchMax) }];
+export const earnTickers: Ticker[] = [
+  { name: 'earn.accrual', intervalMs: 60_000, run: (ctx) => runDueAccruals(ctx, batchMax) },
+];

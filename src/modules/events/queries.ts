@@ -5,7 +5,6 @@ import { eventTypes, isEventType } from '../../events/index.js';
 import { withPrefix } from '../../platform/ids.js';
 import { constantList, keysetPage, type ListEnvelope } from '../../platform/pagination.js';
 
-
 export interface Scope {
   merchantId: string;
   environment: Environment;
@@ -13,7 +12,17 @@ export interface Scope {
 
 /** The columns the event object is rendered from (`eventBody`), with the keys the list and the stream walk by. */
 export const eventColumns = [
-  'seq', 'id', 'type', 'created_at', 'merchant_id', 'livemode', 'object', 'object_id', 'external_member_id', 'status', 'status_version',
+  'seq',
+  'id',
+  'type',
+  'created_at',
+  'merchant_id',
+  'livemode',
+  'object',
+  'object_id',
+  'external_member_id',
+  'status',
+  'status_version',
 ] as const;
 
 export type EventObject = ReturnType<typeof eventBody>;
@@ -53,25 +62,38 @@ export interface EventFilters {
 export async function listEvents(db: Db, scope: Scope, f: EventFilters): Promise<ListEnvelope<EventObject>> {
   const types = typesOfFilter(f.type);
   if (types !== undefined && types.length === 0) return constantList([]);
-  let q = db.selectFrom('events as e').select(eventColumns.map((c) => `e.${c}` as const))
-    .where('e.merchant_id', '=', scope.merchantId).where('e.environment', '=', scope.environment);
+  let q = db
+    .selectFrom('events as e')
+    .select(eventColumns.map((c) => `e.${c}` as const))
+    .where('e.merchant_id', '=', scope.merchantId)
+    .where('e.environment', '=', scope.environment);
   if (types !== undefined) q = q.where('e.type', '=', sql<string>`ANY(${sql.val(types)}::text[])`);
   if (f.object_id !== undefined && f.object_id !== '') q = q.where('e.object_id', '=', f.object_id);
   if (f.created_gte !== undefined) q = q.where('e.created_at', '>=', new Date(f.created_gte));
   if (f.created_lt !== undefined) q = q.where('e.created_at', '<', new Date(f.created_lt));
   if (f.delivery_success === true) {
-    q = q.where(sql<boolean>`EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`)
-      .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status <> 'sent')`);
+    q = q
+      .where(sql<boolean>`EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`)
+      .where(
+        sql<boolean>`NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status <> 'sent')`,
+      );
   } else if (f.delivery_success === false) {
-    q = q.where(sql<boolean>`EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status IN ('failed', 'dead', 'no_subscriber'))`);
+    q = q.where(
+      sql<boolean>`EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status IN ('failed',
+        'dead', 'no_subscriber'))`,
+    );
   }
   return keysetPage(q, f, eventBody);
 }
 
 /** One event of the scope (`evt_` prefix optional), or undefined. */
 export async function findEvent(db: Db, scope: Scope, id: string): Promise<EventObject | undefined> {
-  const row = await db.selectFrom('events').select([...eventColumns])
-    .where('id', '=', withPrefix('evt', id)).where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment)
+  const row = await db
+    .selectFrom('events')
+    .select([...eventColumns])
+    .where('id', '=', withPrefix('evt', id))
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
     .executeTakeFirst();
   return row && eventBody(row);
 }

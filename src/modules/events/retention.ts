@@ -38,7 +38,8 @@ async function pruneBatch(db: Kysely<Database>, where: RawBuilder<boolean>): Pro
       ORDER BY e.created_at LIMIT ${pruneBatchMax}
       FOR UPDATE SKIP LOCKED
     ), records AS (
-      DELETE FROM webhook_deliveries d USING doomed WHERE d.event_id = doomed.id AND d.status NOT IN ('pending', 'failed')
+      DELETE FROM webhook_deliveries d USING doomed WHERE d.event_id = doomed.id AND d.status NOT IN ('pending',
+        'failed')
     )
     DELETE FROM events e USING doomed WHERE e.id = doomed.id
   `.execute(db);
@@ -48,14 +49,22 @@ async function pruneBatch(db: Kysely<Database>, where: RawBuilder<boolean>): Pro
 const retentionMs = (ctx: { config: { eventRetentionDays: number } }) => ctx.config.eventRetentionDays * day;
 
 /** The scope's prunable events created at or before `now - retention` (`now`: the scope's time). */
-export async function pruneScope(ctx: ServiceContext, scope: ClockScope, now: Date, batches = Number.POSITIVE_INFINITY): Promise<number> {
+export async function pruneScope(
+  ctx: ServiceContext,
+  scope: ClockScope,
+  now: Date,
+  batches = Number.POSITIVE_INFINITY,
+): Promise<number> {
   const cutoff = new Date(now.getTime() - retentionMs(ctx));
   let pruned = 0;
   for (let i = 0; i < batches; i++) {
     // To the millisecond, as `nextDue` reads `created_at` (a Date): an event at 12.3456 s is due at
     // 12.345 s + the retention, and must go when the advance stops there.
-    const n = await pruneBatch(ctx.db, sql<boolean>`e.merchant_id = ${scope.merchantId} AND e.environment = ${scope.environment}
-      AND e.created_at < ${cutoff}::timestamptz + interval '1 millisecond'`);
+    const n = await pruneBatch(
+      ctx.db,
+      sql<boolean>`e.merchant_id = ${scope.merchantId} AND e.environment = ${scope.environment}
+      AND e.created_at < ${cutoff}::timestamptz + interval '1 millisecond'`,
+    );
     pruned += n;
     if (n < pruneBatchMax) break;
   }
@@ -65,15 +74,21 @@ export async function pruneScope(ctx: ServiceContext, scope: ClockScope, now: Da
 export const eventRetentionProcess: TimedProcess = {
   name: 'events.retention',
   async nextDue(db, scope) {
-    const row = await db.selectFrom('events as e').select((eb) => eb.fn.min('e.created_at').as('at'))
-      .where('e.merchant_id', '=', scope.merchantId).where('e.environment', '=', scope.environment).where(prunableSql)
+    const row = await db
+      .selectFrom('events as e')
+      .select((eb) => eb.fn.min('e.created_at').as('at'))
+      .where('e.merchant_id', '=', scope.merchantId)
+      .where('e.environment', '=', scope.environment)
+      .where(prunableSql)
       .executeTakeFirst();
     // The process has no context here: the retention is read when it runs; the due time uses the
     // configured days through `retentionDaysForDue`, set by the routes at start-up.
     // Rounded up to the next whole day (UTC): the events of one day go in one step of a sandbox
     // advance, not one step each (a year's advance otherwise doubled its steps). Kept "at least"
     // the retention, as extensions 11 says: at most a day longer.
-    return row?.at ? new Date(Math.ceil((new Date(row.at as unknown as string).getTime() + retentionDaysForDue * day) / day) * day) : null;
+    return row?.at
+      ? new Date(Math.ceil((new Date(row.at as unknown as string).getTime() + retentionDaysForDue * day) / day) * day)
+      : null;
   },
   async runDue(ctx, scope, now) {
     await pruneScope(ctx, scope, now);
@@ -99,9 +114,19 @@ export const eventRetentionTicker: Ticker = {
   intervalMs: 60_000,
   async run(ctx) {
     for (let i = 0; i < batchesPerRun; i++) {
-      if ((await pruneBatch(ctx.db, sql<boolean>`e.created_at <= now() - ${retentionMs(ctx)} * interval '1 millisecond'`)) < pruneBatchMax) break;
+      if (
+        (await pruneBatch(
+          ctx.db,
+          sql<boolean>`e.created_at <= now() - ${retentionMs(ctx)} * interval '1 millisecond'`,
+        )) < pruneBatchMax
+      )
+        break;
     }
-    const advanced = await ctx.db.selectFrom('sandbox_clocks').select('merchant_id').where('offset_ms', '>', '0' as never).execute();
+    const advanced = await ctx.db
+      .selectFrom('sandbox_clocks')
+      .select('merchant_id')
+      .where('offset_ms', '>', '0' as never)
+      .execute();
     for (const { merchant_id } of advanced) {
       for (let i = 0; i < batchesPerRun; i++) {
         const where = sql<boolean>`e.merchant_id = ${merchant_id} AND e.environment = 'sandbox'

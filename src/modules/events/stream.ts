@@ -36,7 +36,8 @@ import type { Scope } from './queries.js';
 export const streamsPerKeyMax = 5;
 /** What a refused stream is told to wait (`retry_after`, seconds). */
 export const streamRetryAfterSeconds = 30;
-/** A stream's lease in `event_streams`: renewed every `leaseRenewMs` while open; a dead process's streams free their slots after it. */
+/** A stream's lease in `event_streams`: renewed every `leaseRenewMs` while open; a dead process's streams free their
+ * slots after it. */
 export const streamLeaseMs = 45_000;
 const leaseRenewMs = 15_000;
 /** The feed reads the table this often while any stream is open, notification or not. */
@@ -102,7 +103,15 @@ class EventFeed {
       return;
     }
     this.reading = true;
-    void this.readAll().catch((err) => reportFailure(this.ctx, { job: 'events.feed' }, err, 'the event feed could not read; streams wait for the next poll'))
+    void this.readAll()
+      .catch((err) =>
+        reportFailure(
+          this.ctx,
+          { job: 'events.feed' },
+          err,
+          'the event feed could not read; streams wait for the next poll',
+        ),
+      )
       .finally(() => {
         this.reading = false;
         if (this.again) {
@@ -125,7 +134,13 @@ class EventFeed {
     this.outside.runInAsyncScope(() => {
       // LISTEN on first use only: a process that serves no stream holds no connection for it.
       this.unlisten ??= this.ctx.listen
-        ? this.ctx.listen(eventsChannel, () => this.read(), () => this.read()).catch(() => undefined)
+        ? this.ctx
+            .listen(
+              eventsChannel,
+              () => this.read(),
+              () => this.read(),
+            )
+            .catch(() => undefined)
         : Promise.resolve(undefined);
       this.timer ??= setInterval(() => this.read(), feedPollMs);
       this.timer.unref();
@@ -152,7 +167,8 @@ class EventFeed {
       const from: Position = this.position;
       const { rows }: { rows: FeedRow[] } = await sql<FeedRow>`
         SELECT merchant_id, environment, writer_xid::text AS writer_xid, seq::text AS seq FROM events
-        WHERE (writer_xid, seq) > (${from.xid.toString()}::bigint, ${from.seq.toString()}::bigint) AND writer_xid < ${horizonSql}
+        WHERE (writer_xid, seq) > (${from.xid.toString()}::bigint, ${from.seq.toString()}::bigint) AND writer_xid <
+          ${horizonSql}
         ORDER BY writer_xid, seq LIMIT ${readBatch}
       `.execute(db);
       if (rows.length === 0 || !this.position) return;
@@ -202,16 +218,34 @@ export class StreamHub {
     const id = newId('evs');
     await db.transaction().execute(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`event_streams|${o.keyId}`}, 0))`.execute(trx);
-      await trx.deleteFrom('event_streams').where('key_id', '=', o.keyId).where('lease_until', '<', sql<Date>`now()`).execute();
-      const { count } = await trx.selectFrom('event_streams').select((eb) => eb.fn.countAll<string>().as('count')).where('key_id', '=', o.keyId).executeTakeFirstOrThrow();
+      await trx
+        .deleteFrom('event_streams')
+        .where('key_id', '=', o.keyId)
+        .where('lease_until', '<', sql<Date>`now()`)
+        .execute();
+      const { count } = await trx
+        .selectFrom('event_streams')
+        .select((eb) => eb.fn.countAll<string>().as('count'))
+        .where('key_id', '=', o.keyId)
+        .executeTakeFirstOrThrow();
       if (Number(count) >= streamsPerKeyMax) {
-        throw new ApiError('rate_limited', `At most ${streamsPerKeyMax} event streams per API key are open at once; close one first.`,
-          { retry_after: streamRetryAfterSeconds }, { 'retry-after': String(streamRetryAfterSeconds) });
+        throw new ApiError(
+          'rate_limited',
+          `At most ${streamsPerKeyMax} event streams per API key are open at once; close one first.`,
+          { retry_after: streamRetryAfterSeconds },
+          { 'retry-after': String(streamRetryAfterSeconds) },
+        );
       }
-      await trx.insertInto('event_streams').values({
-        id, key_id: o.keyId, merchant_id: o.scope.merchantId, environment: o.scope.environment,
-        lease_until: sql<Date>`now() + ${streamLeaseMs} * interval '1 millisecond'` as unknown as Date,
-      }).execute();
+      await trx
+        .insertInto('event_streams')
+        .values({
+          id,
+          key_id: o.keyId,
+          merchant_id: o.scope.merchantId,
+          environment: o.scope.environment,
+          lease_until: sql<Date>`now() + ${streamLeaseMs} * interval '1 millisecond'` as unknown as Date,
+        })
+        .execute();
     });
     try {
       const start = await startPosition(db, o.scope, o.lastEventId);
@@ -222,7 +256,11 @@ export class StreamHub {
       stream.begin(this.feed, start.note);
       return stream.out;
     } catch (err) {
-      await db.deleteFrom('event_streams').where('id', '=', id).execute().catch(() => {});
+      await db
+        .deleteFrom('event_streams')
+        .where('id', '=', id)
+        .execute()
+        .catch(() => {});
       throw err;
     }
   }
@@ -249,14 +287,24 @@ export class StreamHub {
       clearInterval(this.renewTimer);
       this.renewTimer = undefined;
     }
-    void this.ctx.db.deleteFrom('event_streams').where('id', '=', stream.id).execute().catch(() => {});
+    void this.ctx.db
+      .deleteFrom('event_streams')
+      .where('id', '=', stream.id)
+      .execute()
+      .catch(() => {});
   }
 
   private async renew(): Promise<void> {
     const ids = [...this.streams].map((s) => s.id);
     if (ids.length === 0) return;
-    await this.ctx.db.updateTable('event_streams').set({ lease_until: sql<Date>`now() + ${streamLeaseMs} * interval '1 millisecond'` as unknown as Date })
-      .where('id', 'in', ids).execute().catch((err) => reportFailure(this.ctx, { job: 'events.stream-lease' }, err, 'stream leases not renewed; retried'));
+    await this.ctx.db
+      .updateTable('event_streams')
+      .set({ lease_until: sql<Date>`now() + ${streamLeaseMs} * interval '1 millisecond'` as unknown as Date })
+      .where('id', 'in', ids)
+      .execute()
+      .catch((err) =>
+        reportFailure(this.ctx, { job: 'events.stream-lease' }, err, 'stream leases not renewed; retried'),
+      );
   }
 }
 
@@ -264,13 +312,24 @@ export class StreamHub {
  * Where a stream starts: after the `Last-Event-ID` event of the scope; an id the scope does not
  * have (pruned, or never its) replays every kept event; no id: the events written from now on.
  */
-async function startPosition(db: Kysely<Database>, scope: Scope, lastEventId: string | undefined): Promise<{ position: Position; note?: string }> {
+async function startPosition(
+  db: Kysely<Database>,
+  scope: Scope,
+  lastEventId: string | undefined,
+): Promise<{ position: Position; note?: string }> {
   if (lastEventId !== undefined && lastEventId.trim() !== '') {
-    const row = await db.selectFrom('events').select([sql<string>`writer_xid::text`.as('xid'), sql<string>`seq::text`.as('seq')])
-      .where('id', '=', withPrefix('evt', lastEventId.trim())).where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment)
+    const row = await db
+      .selectFrom('events')
+      .select([sql<string>`writer_xid::text`.as('xid'), sql<string>`seq::text`.as('seq')])
+      .where('id', '=', withPrefix('evt', lastEventId.trim()))
+      .where('merchant_id', '=', scope.merchantId)
+      .where('environment', '=', scope.environment)
       .executeTakeFirst();
     if (row) return { position: { xid: BigInt(row.xid), seq: BigInt(row.seq) } };
-    return { position: { xid: -1n, seq: -1n }, note: 'Last-Event-ID is not a kept event of this merchant: every kept event follows' };
+    return {
+      position: { xid: -1n, seq: -1n },
+      note: 'Last-Event-ID is not a kept event of this merchant: every kept event follows',
+    };
   }
   const { rows } = await sql<{ h: string }>`SELECT ${horizonSql} AS h`.execute(db);
   return { position: { xid: BigInt(rows[0]!.h) - 1n, seq: maxSeq } };
@@ -296,15 +355,19 @@ class OpenStream {
   begin(feed: EventFeed, note?: string): void {
     this.out.write(`: ${note ?? 'connected'}\nretry: 1000\n\n`);
     this.unsubscribe = feed.subscribe(this.o.scope, () => this.wake());
-    // Nothing is added while earlier frames wait for a reader that does not read: they keep the connection busy already.
+    // Nothing is added while earlier frames wait for a reader that does not read: they keep the connection busy
+    // already.
     this.keepAlive = setInterval(() => {
       // A stream with no event to send still ends soon after its access does (a key disabled, a token expired).
-      void this.o.stillAllowed().then((allowed) => {
-        if (!allowed) this.refuse();
-        else if (!this.ended && this.out.writableLength === 0) this.out.write(': keep-alive\n\n');
-      }, () => {
-        if (!this.ended && this.out.writableLength === 0) this.out.write(': keep-alive\n\n');
-      });
+      void this.o.stillAllowed().then(
+        (allowed) => {
+          if (!allowed) this.refuse();
+          else if (!this.ended && this.out.writableLength === 0) this.out.write(': keep-alive\n\n');
+        },
+        () => {
+          if (!this.ended && this.out.writableLength === 0) this.out.write(': keep-alive\n\n');
+        },
+      );
     }, this.ctx.config.eventStreamKeepAliveMs);
     this.keepAlive.unref();
     // The client went away (or the socket was cut): everything stops.
@@ -319,8 +382,19 @@ class OpenStream {
       return;
     }
     this.reading = true;
-    void this.readAll().catch((err) => reportFailure(this.ctx, { job: 'events.stream' }, err, 'an event stream could not read; it is ended, the client resumes with Last-Event-ID'))
-      .then(() => undefined, () => this.end())
+    void this.readAll()
+      .catch((err) =>
+        reportFailure(
+          this.ctx,
+          { job: 'events.stream' },
+          err,
+          'an event stream could not read; it is ended, the client resumes with Last-Event-ID',
+        ),
+      )
+      .then(
+        () => undefined,
+        () => this.end(),
+      )
       .finally(() => {
         this.reading = false;
         if (this.again) {
@@ -333,7 +407,8 @@ class OpenStream {
   /** The credential no longer admits the stream: it ends, saying why; a reconnect is authenticated afresh. */
   private refuse(): void {
     if (this.ended) return;
-    if (!this.out.destroyed) this.out.write(': access ended (token expired, key disabled or scope removed); reconnect with a valid token\n\n');
+    if (!this.out.destroyed)
+      this.out.write(': access ended (token expired, key disabled or scope removed); reconnect with a valid token\n\n');
     this.end();
   }
 
@@ -351,11 +426,26 @@ class OpenStream {
     for (;;) {
       if (this.ended) return;
       const from: Position = this.position;
-      const { rows } = await sql<{ writer_xid: string; seq: string; id: string; type: string; created_at: Date; merchant_id: string; livemode: boolean; object: string; object_id: string; external_member_id: string; status: string; status_version: number }>`
-        SELECT writer_xid::text AS writer_xid, seq::text AS seq, id, type, created_at, merchant_id, livemode, object, object_id, external_member_id, status, status_version
+      const { rows } = await sql<{
+        writer_xid: string;
+        seq: string;
+        id: string;
+        type: string;
+        created_at: Date;
+        merchant_id: string;
+        livemode: boolean;
+        object: string;
+        object_id: string;
+        external_member_id: string;
+        status: string;
+        status_version: number;
+      }>`
+        SELECT writer_xid::text AS writer_xid, seq::text AS seq, id, type, created_at, merchant_id, livemode, object,
+          object_id, external_member_id, status, status_version
         FROM events
         WHERE merchant_id = ${scope.merchantId} AND environment = ${scope.environment}
-          AND (writer_xid, seq) > (${from.xid.toString()}::bigint, ${from.seq.toString()}::bigint) AND writer_xid < ${horizonSql}
+          AND (writer_xid, seq) > (${from.xid.toString()}::bigint, ${from.seq.toString()}::bigint) AND writer_xid <
+            ${horizonSql}
         ORDER BY writer_xid, seq LIMIT ${readBatch}
       `.execute(this.ctx.db);
       if (rows.length > 0 && !(await this.o.stillAllowed())) {
@@ -368,15 +458,16 @@ class OpenStream {
         if (types !== undefined && !types.includes(row.type)) continue;
         const frame = `id: ${row.id}\nevent: ${row.type}\ndata: ${JSON.stringify(eventBody(row))}\n\n`;
         // A slow reader: wait for the socket rather than buffer without bound.
-        if (!this.out.write(frame)) await new Promise<void>((resolve) => {
-          const done = () => {
-            this.out.off('drain', done);
-            this.out.off('close', done);
-            resolve();
-          };
-          this.out.on('drain', done);
-          this.out.on('close', done);
-        });
+        if (!this.out.write(frame))
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              this.out.off('drain', done);
+              this.out.off('close', done);
+              resolve();
+            };
+            this.out.on('drain', done);
+            this.out.on('close', done);
+          });
       }
       if (rows.length < readBatch) return;
     }

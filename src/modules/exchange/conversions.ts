@@ -13,12 +13,26 @@ import { formatAmount, minorFromDb, parseAmount, postEntryOrRefuse } from '../..
 import type { RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/queries.js';
 import { findDirection, limitsOf, type Scope } from './queries.js';
-import { conversionBuyLines, conversionEntryKinds, conversionReferenceType, conversionSellLines, limitBreach, priceExchange } from './rules.js';
+import {
+  conversionBuyLines,
+  conversionEntryKinds,
+  conversionReferenceType,
+  conversionSellLines,
+  limitBreach,
+  priceExchange,
+} from './rules.js';
 import { usableMid } from './service.js';
 import { sidesOf } from './requests.js';
 
 export const conversionErrors = {
-  create: ['invalid_request', 'quote_lock_unsupported', 'asset_not_allowed', 'service_unavailable', 'amount_out_of_range', 'merchant_insufficient_funds'],
+  create: [
+    'invalid_request',
+    'quote_lock_unsupported',
+    'asset_not_allowed',
+    'service_unavailable',
+    'amount_out_of_range',
+    'merchant_insufficient_funds',
+  ],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
 export interface ConversionBody {
@@ -30,48 +44,91 @@ export interface ConversionBody {
 
 /** Before anything else: a quote id means the caller expects a lock this endpoint does not give. */
 export function refuseQuoteId(body: { quote_id?: unknown }): void {
-  if (body.quote_id !== undefined) throw new ApiError('quote_lock_unsupported', 'This endpoint prices at execution; remove quote_id.');
+  if (body.quote_id !== undefined)
+    throw new ApiError('quote_lock_unsupported', 'This endpoint prices at execution; remove quote_id.');
 }
 
-export async function createConversion(ctx: ServiceContext, trx: Transaction<Database>, scope: Scope, body: ConversionBody, rate: RateOutcome) {
+export async function createConversion(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  scope: Scope,
+  body: ConversionBody,
+  rate: RateOutcome,
+) {
   refuseQuoteId(body);
   const sides = sidesOf(body);
   const [a, b] = [await getAsset(trx, sides.from), await getAsset(trx, sides.to)];
   if (!a || !b) throw new ApiError('invalid_request', `Unknown asset ${!a ? sides.from : sides.to}.`);
   if (!a.enabled || !b.enabled) throw new ApiError('asset_not_allowed');
   const direction = await findDirection(trx, scope.environment, sides.from, sides.to);
-  if (!direction || !direction.enabled || !direction.merchant_conversion) throw new ApiError('service_unavailable', `Conversion from ${sides.from} to ${sides.to} is not available.`);
+  if (!direction || !direction.enabled || !direction.merchant_conversion)
+    throw new ApiError('service_unavailable', `Conversion from ${sides.from} to ${sides.to} is not available.`);
   const amount = parseAmount(body.from_amount, a.scale, 'from_amount');
   if (amount <= 0n) throw new ApiError('invalid_request', 'from_amount must be greater than zero.');
   const now = await ctx.clock.now(trx, scope);
   const mid = usableMid(rate, now);
   const price = priceExchange({
-    fromAmount: amount, fromScale: a.scale, toScale: b.scale, midRate: mid, spreadBps: direction.spread_bps,
-    feeSide: direction.fee_side, feeBps: direction.fee_bps, feeFixed: minorFromDb(direction.fee_fixed),
+    fromAmount: amount,
+    fromScale: a.scale,
+    toScale: b.scale,
+    midRate: mid,
+    spreadBps: direction.spread_bps,
+    feeSide: direction.fee_side,
+    feeBps: direction.fee_bps,
+    feeFixed: minorFromDb(direction.fee_fixed),
   });
   if ('refusal' in price) throw new ApiError('amount_out_of_range', 'The amount is too small to convert.');
-  const range = limitBreach(amount, { ...limitsOf(direction), memberDailyAmount: null, memberDailyCount: null }, { amount: 0n, count: 0 });
+  const range = limitBreach(
+    amount,
+    { ...limitsOf(direction), memberDailyAmount: null, memberDailyCount: null },
+    { amount: 0n, count: 0 },
+  );
   if (range) throw new ApiError('amount_out_of_range');
   const feeAsset = price.feeSide === 'from' ? sides.from : sides.to;
-  const row = await trx.insertInto('merchant_conversions').values({
-    id: newId('cnv'),
-    merchant_id: scope.merchantId,
+  const row = await trx
+    .insertInto('merchant_conversions')
+    .values({
+      id: newId('cnv'),
+      merchant_id: scope.merchantId,
+      environment: scope.environment,
+      direction_id: direction.id,
+      status: 'completed',
+      from_asset: sides.from,
+      to_asset: sides.to,
+      from_amount: amount.toString(),
+      to_amount: price.toAmount.toString(),
+      fee_amount: price.fee.toString(),
+      fee_asset: feeAsset,
+      rate: price.rate,
+      created_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const money = {
+    merchantId: scope.merchantId,
+    fromAmount: amount,
+    toAmount: price.toAmount,
+    fee: price.fee,
+    feeSide: price.feeSide,
+  };
+  const base = {
     environment: scope.environment,
-    direction_id: direction.id,
-    status: 'completed',
-    from_asset: sides.from,
-    to_asset: sides.to,
-    from_amount: amount.toString(),
-    to_amount: price.toAmount.toString(),
-    fee_amount: price.fee.toString(),
-    fee_asset: feeAsset,
-    rate: price.rate,
-    created_at: now,
-  }).returningAll().executeTakeFirstOrThrow();
-  const money = { merchantId: scope.merchantId, fromAmount: amount, toAmount: price.toAmount, fee: price.fee, feeSide: price.feeSide };
-  const base = { environment: scope.environment, merchantId: scope.merchantId, referenceType: conversionReferenceType, referenceId: row.id };
-  await postEntryOrRefuse(trx, { ...base, kind: conversionEntryKinds.sell, asset: sides.from, lines: conversionSellLines(money) });
-  await postEntryOrRefuse(trx, { ...base, kind: conversionEntryKinds.buy, asset: sides.to, lines: conversionBuyLines(money) });
+    merchantId: scope.merchantId,
+    referenceType: conversionReferenceType,
+    referenceId: row.id,
+  };
+  await postEntryOrRefuse(trx, {
+    ...base,
+    kind: conversionEntryKinds.sell,
+    asset: sides.from,
+    lines: conversionSellLines(money),
+  });
+  await postEntryOrRefuse(trx, {
+    ...base,
+    kind: conversionEntryKinds.buy,
+    asset: sides.to,
+    lines: conversionBuyLines(money),
+  });
   return {
     id: row.id,
     status: row.status,

@@ -30,7 +30,8 @@ export interface DirectionSettings {
   merchant_conversion?: boolean;
 }
 
-const opt = (v: string | bigint | null, scale: number): string | null => (v === null ? null : formatAmount(minorFromDb(v), scale));
+const opt = (v: string | bigint | null, scale: number): string | null =>
+  v === null ? null : formatAmount(minorFromDb(v), scale);
 
 export async function directionView(db: Db, d: DirectionRow) {
   const fromScale = await scaleOf(db, d.from_asset);
@@ -60,7 +61,12 @@ export async function directionView(db: Db, d: DirectionRow) {
 async function columnsOf(db: Db, from: string, to: string, feeSide: FeeSide, s: DirectionSettings) {
   const fromScale = await scaleOf(db, from);
   const feeScale = feeSide === 'from' ? fromScale : await scaleOf(db, to);
-  const amount = (v: string | null | undefined, field: string) => (v === undefined ? undefined : v === null ? null : positiveAmount(parseAmount(v, fromScale, field), field).toString());
+  const amount = (v: string | null | undefined, field: string) =>
+    v === undefined
+      ? undefined
+      : v === null
+        ? null
+        : positiveAmount(parseAmount(v, fromScale, field), field).toString();
   return {
     ...(s.enabled !== undefined ? { enabled: s.enabled } : {}),
     ...(s.min_kyc_level !== undefined ? { min_kyc_level: s.min_kyc_level } : {}),
@@ -70,10 +76,19 @@ async function columnsOf(db: Db, from: string, to: string, feeSide: FeeSide, s: 
     ...(s.spread_bps !== undefined ? { spread_bps: s.spread_bps } : {}),
     ...(s.min_amount !== undefined ? { min_amount: amount(s.min_amount, 'min_amount')! } : {}),
     ...(s.max_amount !== undefined ? { max_amount: amount(s.max_amount, 'max_amount') } : {}),
-    ...(s.member_daily_amount !== undefined ? { member_daily_amount: amount(s.member_daily_amount, 'member_daily_amount') } : {}),
+    ...(s.member_daily_amount !== undefined
+      ? { member_daily_amount: amount(s.member_daily_amount, 'member_daily_amount') }
+      : {}),
     ...(s.member_daily_count !== undefined ? { member_daily_count: s.member_daily_count } : {}),
     ...(s.quote_lock_seconds !== undefined ? { quote_lock_seconds: s.quote_lock_seconds } : {}),
-    ...(s.step_up_threshold !== undefined ? { step_up_threshold: s.step_up_threshold === null ? null : parseAmount(s.step_up_threshold, fromScale, 'step_up_threshold').toString() } : {}),
+    ...(s.step_up_threshold !== undefined
+      ? {
+          step_up_threshold:
+            s.step_up_threshold === null
+              ? null
+              : parseAmount(s.step_up_threshold, fromScale, 'step_up_threshold').toString(),
+        }
+      : {}),
     ...(s.merchant_conversion !== undefined ? { merchant_conversion: s.merchant_conversion } : {}),
   };
 }
@@ -93,32 +108,52 @@ export async function getDirection(db: Db, id: string) {
   return directionView(db, d);
 }
 
-export async function createDirection(trx: Transaction<Database>, body: DirectionSettings & { environment: Environment; from_asset: string; to_asset: string; fee_side: FeeSide; min_amount: string }, now: Date) {
+export async function createDirection(
+  trx: Transaction<Database>,
+  body: DirectionSettings & {
+    environment: Environment;
+    from_asset: string;
+    to_asset: string;
+    fee_side: FeeSide;
+    min_amount: string;
+  },
+  now: Date,
+) {
   const from = body.from_asset.toUpperCase();
   const to = body.to_asset.toUpperCase();
-  if (from === to) throw new ApiError('invalid_fields', 'to_asset must differ from from_asset.', { fields: [{ key: 'to_asset', reason: 'same_as_from' }] });
+  if (from === to)
+    throw new ApiError('invalid_fields', 'to_asset must differ from from_asset.', {
+      fields: [{ key: 'to_asset', reason: 'same_as_from' }],
+    });
   for (const code of [from, to]) {
     if (!(await trx.selectFrom('assets').select('code').where('code', '=', code).executeTakeFirst())) {
-      throw new ApiError('invalid_fields', `Unknown asset ${code}.`, { fields: [{ key: code === from ? 'from_asset' : 'to_asset', reason: 'unknown_asset' }] });
+      throw new ApiError('invalid_fields', `Unknown asset ${code}.`, {
+        fields: [{ key: code === from ? 'from_asset' : 'to_asset', reason: 'unknown_asset' }],
+      });
     }
   }
-  if (await findDirection(trx, body.environment, from, to)) throw new ApiError('duplicate_resource', 'That direction exists; change it with PATCH.');
+  if (await findDirection(trx, body.environment, from, to))
+    throw new ApiError('duplicate_resource', 'That direction exists; change it with PATCH.');
   const cols = await columnsOf(trx, from, to, body.fee_side, body);
-  const row = await trx.insertInto('exchange_directions').values({
-    id: `exd_${body.environment === 'sandbox' ? 's' : 'p'}_${from.toLowerCase()}_${to.toLowerCase()}`,
-    environment: body.environment,
-    from_asset: from,
-    to_asset: to,
-    min_kyc_level: 1,
-    fee_side: body.fee_side,
-    fee_bps: 0,
-    fee_fixed: '0',
-    spread_bps: 0,
-    min_amount: '1',
-    quote_lock_seconds: 60,
-    ...cols,
-    updated_at: now,
-  }).returningAll().executeTakeFirstOrThrow();
+  const row = await trx
+    .insertInto('exchange_directions')
+    .values({
+      id: `exd_${body.environment === 'sandbox' ? 's' : 'p'}_${from.toLowerCase()}_${to.toLowerCase()}`,
+      environment: body.environment,
+      from_asset: from,
+      to_asset: to,
+      min_kyc_level: 1,
+      fee_side: body.fee_side,
+      fee_bps: 0,
+      fee_fixed: '0',
+      spread_bps: 0,
+      min_amount: '1',
+      quote_lock_seconds: 60,
+      ...cols,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
   refuseEmptyRange(row);
   return directionView(trx, row);
 }
@@ -129,7 +164,9 @@ export async function createDirection(trx: Transaction<Database>, body: Directio
  */
 function refuseEmptyRange(row: Pick<DirectionRow, 'min_amount' | 'max_amount'>): void {
   if (row.max_amount !== null && minorFromDb(row.max_amount) < minorFromDb(row.min_amount)) {
-    throw new ApiError('invalid_fields', 'max_amount is below min_amount: no order would fit.', { fields: [{ key: 'max_amount', reason: 'below_min_amount' }] });
+    throw new ApiError('invalid_fields', 'max_amount is below min_amount: no order would fit.', {
+      fields: [{ key: 'max_amount', reason: 'below_min_amount' }],
+    });
   }
 }
 
@@ -139,13 +176,27 @@ export async function updateDirection(trx: Transaction<Database>, id: string, bo
   // The fixed fee is stored in minor units of the fee asset: moved to the other side, the stored
   // number would be read in the other asset at its scale (0.5 USDT became 5000.00 EUR). A non-zero
   // fixed fee must be restated in the new fee asset with the move.
-  if (body.fee_side !== undefined && body.fee_side !== d.fee_side && body.fee_fixed === undefined && minorFromDb(d.fee_fixed) !== 0n) {
-    throw new ApiError('invalid_fields', 'Moving the fee to the other side needs fee_fixed restated in the new fee asset.', {
-      fields: [{ key: 'fee_fixed', reason: 'required_with_fee_side' }],
-    });
+  if (
+    body.fee_side !== undefined &&
+    body.fee_side !== d.fee_side &&
+    body.fee_fixed === undefined &&
+    minorFromDb(d.fee_fixed) !== 0n
+  ) {
+    throw new ApiError(
+      'invalid_fields',
+      'Moving the fee to the other side needs fee_fixed restated in the new fee asset.',
+      {
+        fields: [{ key: 'fee_fixed', reason: 'required_with_fee_side' }],
+      },
+    );
   }
   const cols = await columnsOf(trx, d.from_asset, d.to_asset, body.fee_side ?? d.fee_side, body);
-  const row = await trx.updateTable('exchange_directions').set({ ...cols, updated_at: now }).where('id', '=', d.id).returningAll().executeTakeFirstOrThrow();
+  const row = await trx
+    .updateTable('exchange_directions')
+    .set({ ...cols, updated_at: now })
+    .where('id', '=', d.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
   refuseEmptyRange(row);
   return directionView(trx, row);
 }
@@ -156,15 +207,26 @@ export async function updateDirection(trx: Transaction<Database>, id: string, bo
  * `asset_not_allowed`).
  */
 export async function conversionPairs(db: Db, environment: Environment) {
-  const rows = await directionsQuery(db, environment).where('enabled', '=', true).where('merchant_conversion', '=', true).orderBy('seq').execute();
+  const rows = await directionsQuery(db, environment)
+    .where('enabled', '=', true)
+    .where('merchant_conversion', '=', true)
+    .orderBy('seq')
+    .execute();
   const data = [];
   for (const d of rows) {
     const [from, to] = [await getAsset(db, d.from_asset), await getAsset(db, d.to_asset)];
     if (!from?.enabled || !to?.enabled) continue;
     const v = await directionView(db, d);
     data.push({
-      from_asset: v.from_asset, to_asset: v.to_asset, fee_asset: v.fee_asset, fee_bps: v.fee_bps, fee_fixed: v.fee_fixed,
-      min_amount: v.min_amount, max_amount: v.max_amount, ledger_scale_from: await scaleOf(db, d.from_asset), ledger_scale_to: await scaleOf(db, d.to_asset),
+      from_asset: v.from_asset,
+      to_asset: v.to_asset,
+      fee_asset: v.fee_asset,
+      fee_bps: v.fee_bps,
+      fee_fixed: v.fee_fixed,
+      min_amount: v.min_amount,
+      max_amount: v.max_amount,
+      ledger_scale_from: await scaleOf(db, d.from_asset),
+      ledger_scale_to: await scaleOf(db, d.to_asset),
     });
   }
   return data;

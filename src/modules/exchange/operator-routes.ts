@@ -25,68 +25,107 @@ const Settings = {
   merchant_conversion: Type.Optional(Type.Boolean()),
 };
 
-const Direction = Type.Object({
-  id: Type.String(),
-  environment: Type.String(),
-  from_asset: Type.String(),
-  to_asset: Type.String(),
-  enabled: Type.Boolean(),
-  min_kyc_level: Type.Integer(),
-  fee_side: Type.String(),
-  fee_asset: Type.String(),
-  fee_bps: Type.Integer(),
-  fee_fixed: Type.String(),
-  spread_bps: Type.Integer(),
-  min_amount: Type.String(),
-  max_amount: Nullable(Type.String()),
-  member_daily_amount: Nullable(Type.String()),
-  member_daily_count: Nullable(Type.Integer()),
-  quote_lock_seconds: Type.Integer(),
-  step_up_threshold: Nullable(Type.String()),
-  merchant_conversion: Type.Boolean(),
-}, { title: 'ExchangeDirection' });
+const Direction = Type.Object(
+  {
+    id: Type.String(),
+    environment: Type.String(),
+    from_asset: Type.String(),
+    to_asset: Type.String(),
+    enabled: Type.Boolean(),
+    min_kyc_level: Type.Integer(),
+    fee_side: Type.String(),
+    fee_asset: Type.String(),
+    fee_bps: Type.Integer(),
+    fee_fixed: Type.String(),
+    spread_bps: Type.Integer(),
+    min_amount: Type.String(),
+    max_amount: Nullable(Type.String()),
+    member_daily_amount: Nullable(Type.String()),
+    member_daily_count: Nullable(Type.Integer()),
+    quote_lock_seconds: Type.Integer(),
+    step_up_threshold: Nullable(Type.String()),
+    merchant_conversion: Type.Boolean(),
+  },
+  { title: 'ExchangeDirection' },
+);
 
 /** Operator side of exchange: the directions catalogue and the simulated rate feed switch (docs/exchange.md). */
 export async function exchangeOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
   const route = operatorRouter(app, ctx);
 
-  route.get('/admin/v1/exchange/directions', {
-    schema: { operationId: 'listExchangeDirections', querystring: Type.Object({ ...PageQuery.properties, environment: Type.Optional(OperatorEnvironment) }), response: { 200: listEnvelope(Direction) } },
-  }, ({ query }) => listDirections(db, query));
-
-  route.get('/admin/v1/exchange/directions/:id', {
-    errors: ['not_found'],
-    schema: { operationId: 'getExchangeDirection', params: IdParams, response: { 200: Direction } },
-  }, ({ params }) => getDirection(db, params.id));
-
-  route.post('/admin/v1/exchange/directions', {
-    errors: ['invalid_fields', 'invalid_request', 'duplicate_resource'],
-    schema: {
-      operationId: 'createExchangeDirection',
-      body: Type.Object({ environment: OperatorEnvironment, from_asset: Type.String({ maxLength: 16 }), to_asset: Type.String({ maxLength: 16 }), fee_side: FeeSide, min_amount: Amount, ...Settings }),
-      response: { 201: Direction },
+  route.get(
+    '/admin/v1/exchange/directions',
+    {
+      schema: {
+        operationId: 'listExchangeDirections',
+        querystring: Type.Object({ ...PageQuery.properties, environment: Type.Optional(OperatorEnvironment) }),
+        response: { 200: listEnvelope(Direction) },
+      },
     },
-  }, ({ body, write }) => write((trx) => createDirection(trx, body, ctx.clock.real())));
+    ({ query }) => listDirections(db, query),
+  );
 
-  route.patch('/admin/v1/exchange/directions/:id', {
-    errors: ['not_found', 'invalid_fields', 'invalid_request'],
-    schema: { operationId: 'updateExchangeDirection', params: IdParams, body: Type.Object({ fee_side: Type.Optional(FeeSide), min_amount: Type.Optional(Amount), ...Settings }), response: { 200: Direction } },
-  }, ({ params, body, write }) => write((trx) => updateDirection(trx, params.id, body, ctx.clock.real())));
-
-  route.put('/admin/v1/exchange/rate-feeds/:code', {
-    errors: ['not_found'],
-    schema: {
-      operationId: 'setExchangeRateFeed',
-      params: Type.Object({ code: Type.String({ maxLength: 16 }) }),
-      body: Type.Object({ halted: Type.Boolean() }),
-      response: { 200: Type.Object({ code: Type.String(), halted: Type.Boolean() }) },
+  route.get(
+    '/admin/v1/exchange/directions/:id',
+    {
+      errors: ['not_found'],
+      schema: { operationId: 'getExchangeDirection', params: IdParams, response: { 200: Direction } },
     },
-  }, async ({ params, body }) => {
-    const rates = ctx.upstreams.rates;
-    if (!rates.halt) throw new ApiError('not_found', 'The rate provider has no feed switch.');
-    const code = params.code.toUpperCase();
-    rates.halt(code, body.halted ? ctx.clock.real() : undefined);
-    return { code, halted: body.halted };
-  });
+    ({ params }) => getDirection(db, params.id),
+  );
+
+  route.post(
+    '/admin/v1/exchange/directions',
+    {
+      errors: ['invalid_fields', 'invalid_request', 'duplicate_resource'],
+      schema: {
+        operationId: 'createExchangeDirection',
+        body: Type.Object({
+          environment: OperatorEnvironment,
+          from_asset: Type.String({ maxLength: 16 }),
+          to_asset: Type.String({ maxLength: 16 }),
+          fee_side: FeeSide,
+          min_amount: Amount,
+          ...Settings,
+        }),
+        response: { 201: Direction },
+      },
+    },
+    ({ body, write }) => write((trx) => createDirection(trx, body, ctx.clock.real())),
+  );
+
+  route.patch(
+    '/admin/v1/exchange/directions/:id',
+    {
+      errors: ['not_found', 'invalid_fields', 'invalid_request'],
+      schema: {
+        operationId: 'updateExchangeDirection',
+        params: IdParams,
+        body: Type.Object({ fee_side: Type.Optional(FeeSide), min_amount: Type.Optional(Amount), ...Settings }),
+        response: { 200: Direction },
+      },
+    },
+    ({ params, body, write }) => write((trx) => updateDirection(trx, params.id, body, ctx.clock.real())),
+  );
+
+  route.put(
+    '/admin/v1/exchange/rate-feeds/:code',
+    {
+      errors: ['not_found'],
+      schema: {
+        operationId: 'setExchangeRateFeed',
+        params: Type.Object({ code: Type.String({ maxLength: 16 }) }),
+        body: Type.Object({ halted: Type.Boolean() }),
+        response: { 200: Type.Object({ code: Type.String(), halted: Type.Boolean() }) },
+      },
+    },
+    async ({ params, body }) => {
+      const rates = ctx.upstreams.rates;
+      if (!rates.halt) throw new ApiError('not_found', 'The rate provider has no feed switch.');
+      const code = params.code.toUpperCase();
+      rates.halt(code, body.halted ? ctx.clock.real() : undefined);
+      return { code, halted: body.halted };
+    },
+  );
 }

@@ -19,8 +19,19 @@ export interface OrderCaller extends Scope {
   memberId?: string;
 }
 
-export async function findDirection(db: Db, environment: Environment, from: string, to: string): Promise<DirectionRow | undefined> {
-  return db.selectFrom('exchange_directions').selectAll().where('environment', '=', environment).where('from_asset', '=', from).where('to_asset', '=', to).executeTakeFirst();
+export async function findDirection(
+  db: Db,
+  environment: Environment,
+  from: string,
+  to: string,
+): Promise<DirectionRow | undefined> {
+  return db
+    .selectFrom('exchange_directions')
+    .selectAll()
+    .where('environment', '=', environment)
+    .where('from_asset', '=', from)
+    .where('to_asset', '=', to)
+    .executeTakeFirst();
 }
 
 export async function directionById(db: Db, id: string): Promise<DirectionRow | undefined> {
@@ -42,8 +53,15 @@ export const limitsOf = (d: DirectionRow): DirectionLimits => ({
 
 export const stepUpThresholdOf = (d: DirectionRow): bigint | null => nullableMinor(d.step_up_threshold);
 
-export async function findOrder(db: Db, id: string, caller: OrderCaller, forUpdate = false): Promise<ExchangeOrderRow | undefined> {
-  let q = db.selectFrom('exchange_orders').selectAll()
+export async function findOrder(
+  db: Db,
+  id: string,
+  caller: OrderCaller,
+  forUpdate = false,
+): Promise<ExchangeOrderRow | undefined> {
+  let q = db
+    .selectFrom('exchange_orders')
+    .selectAll()
     .where('id', '=', withPrefix('exc', id))
     .where('merchant_id', '=', caller.merchantId)
     .where('environment', '=', caller.environment);
@@ -52,19 +70,34 @@ export async function findOrder(db: Db, id: string, caller: OrderCaller, forUpda
 }
 
 export function ordersQuery(db: Db, caller: OrderCaller, status?: OrderStatus) {
-  let q = db.selectFrom('exchange_orders').selectAll().where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+  let q = db
+    .selectFrom('exchange_orders')
+    .selectAll()
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
   if (status) q = q.where('status', '=', status);
   return q;
 }
 
-/** Serialises a member's executions in one direction to the end of the transaction, so the daily totals read next cannot be overtaken. */
-export async function lockMemberDirection(trx: Transaction<Database>, directionId: string, memberId: string): Promise<void> {
+/** Serialises a member's executions in one direction to the end of the transaction, so the daily totals read next
+ * cannot be overtaken. */
+export async function lockMemberDirection(
+  trx: Transaction<Database>,
+  directionId: string,
+  memberId: string,
+): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(hashtext(${`exchange:${directionId}:member:${memberId}`}))`.execute(trx);
 }
 
-/** What a member executed in a direction on one day of its merchant's clock (amount in from-asset minor units, count). */
-export async function dailyTotals(db: Db, directionId: string, memberId: string, day: string): Promise<{ amount: bigint; count: number }> {
+/** What a member executed in a direction on one day of its merchant's clock (amount in from-asset minor units, count).
+ * */
+export async function dailyTotals(
+  db: Db,
+  directionId: string,
+  memberId: string,
+  day: string,
+): Promise<{ amount: bigint; count: number }> {
   const row = await db
     .selectFrom('exchange_orders')
     .select([sql<string>`coalesce(sum(from_amount), 0)`.as('amount'), sql<string>`count(*)`.as('count')])
@@ -78,8 +111,12 @@ export async function dailyTotals(db: Db, directionId: string, memberId: string,
 
 /** Earliest lock end of the scope's quoted orders (the expiry process's next due time). */
 export async function nextQuoteExpiry(db: Db, scope: Scope): Promise<Date | null> {
-  const row = await db.selectFrom('exchange_orders').select((eb) => eb.fn.min('quote_expires_at').as('at'))
-    .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment).where('status', '=', 'quoted')
+  const row = await db
+    .selectFrom('exchange_orders')
+    .select((eb) => eb.fn.min('quote_expires_at').as('at'))
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('status', '=', 'quoted')
     .executeTakeFirst();
   return row?.at ? new Date(row.at as unknown as string | Date) : null;
 }
@@ -93,12 +130,21 @@ export async function nextQuoteExpiry(db: Db, scope: Scope): Promise<Date | null
 export async function expireQuotes(db: Db, batchMax: number, scope?: Scope, now?: Date): Promise<ExchangeOrderRow[]> {
   return db
     .updateTable('exchange_orders')
-    .set((eb) => ({ status: 'expired', status_version: eb('status_version', '+', 1), expired_at: eb.ref('quote_expires_at'), updated_at: sql<Date>`quote_expires_at` }))
+    .set((eb) => ({
+      status: 'expired',
+      status_version: eb('status_version', '+', 1),
+      expired_at: eb.ref('quote_expires_at'),
+      updated_at: sql<Date>`quote_expires_at`,
+    }))
     .where('id', 'in', (eb) => {
       let q = eb.selectFrom('exchange_orders as o').select('o.id').where('o.status', '=', 'quoted');
-      q = scope && now
-        ? q.where('o.merchant_id', '=', scope.merchantId).where('o.environment', '=', scope.environment).where('o.quote_expires_at', '<=', now)
-        : q.where('o.quote_expires_at', '<=', scopeNowSql(sql.ref('o.merchant_id'), sql.ref('o.environment')));
+      q =
+        scope && now
+          ? q
+              .where('o.merchant_id', '=', scope.merchantId)
+              .where('o.environment', '=', scope.environment)
+              .where('o.quote_expires_at', '<=', now)
+          : q.where('o.quote_expires_at', '<=', scopeNowSql(sql.ref('o.merchant_id'), sql.ref('o.environment')));
       return q.orderBy('o.quote_expires_at').limit(batchMax).forUpdate().skipLocked();
     })
     .where('status', '=', 'quoted')

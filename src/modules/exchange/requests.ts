@@ -6,7 +6,8 @@
 import { ApiError } from '../../platform/errors.js';
 import { parseAmount } from '../../money/index.js';
 
-/** The request's direction, upper-cased (the reference: case-insensitive); missing or equal sides are `invalid_request`. */
+/** The request's direction, upper-cased (the reference: case-insensitive); missing or equal sides are
+ * `invalid_request`. */
 export function sidesOf(body: { from_asset?: string; to_asset?: string }): { from: string; to: string } {
   const from = (body.from_asset ?? '').trim().toUpperCase();
   const to = (body.to_asset ?? '').trim().toUpperCase();
@@ -19,7 +20,10 @@ export function sidesOf(body: { from_asset?: string; to_asset?: string }): { fro
 export function lockOf(body: { lock?: unknown }): boolean {
   if (body.lock === undefined) return false;
   if (typeof body.lock !== 'boolean') {
-    throw new ApiError('invalid_fields', 'lock must be a JSON boolean.', { fields: [{ key: 'lock', reason: 'not_boolean' }], reason: 'lock must be a JSON boolean' });
+    throw new ApiError('invalid_fields', 'lock must be a JSON boolean.', {
+      fields: [{ key: 'lock', reason: 'not_boolean' }],
+      reason: 'lock must be a JSON boolean',
+    });
   }
   return body.lock;
 }
@@ -41,9 +45,12 @@ export interface QuoteRestatement {
   amount?: string;
 }
 
-export type ExecuteRequest = { kind: 'locked'; quoteId: string; restated: QuoteRestatement } | { kind: 'market'; from: string; to: string; amount: string };
+export type ExecuteRequest =
+  | { kind: 'locked'; quoteId: string; restated: QuoteRestatement }
+  | { kind: 'market'; from: string; to: string; amount: string };
 
-/** `{quote_id}` (with, if sent, the quote's own `from_asset`, `to_asset`, `from_amount`), or `{from_asset, to_asset, from_amount}`; anything else is `invalid_request`. */
+/** `{quote_id}` (with, if sent, the quote's own `from_asset`, `to_asset`, `from_amount`), or `{from_asset, to_asset,
+ * from_amount}`; anything else is `invalid_request`. */
 export function executeRequestOf(body: ExecuteBody): ExecuteRequest {
   if (body.quote_id !== undefined) {
     if (body.quote_id.trim() === '') throw new ApiError('invalid_request', 'quote_id is empty.');
@@ -53,18 +60,29 @@ export function executeRequestOf(body: ExecuteBody): ExecuteRequest {
     if (body.from_amount !== undefined) restated.amount = body.from_amount;
     return { kind: 'locked', quoteId: body.quote_id.trim(), restated };
   }
-  if (body.from_amount === undefined || body.from_amount === '') throw new ApiError('invalid_request', 'from_amount (or quote_id) is required.');
+  if (body.from_amount === undefined || body.from_amount === '')
+    throw new ApiError('invalid_request', 'from_amount (or quote_id) is required.');
   const sides = sidesOf(body);
   return { kind: 'market', from: sides.from, to: sides.to, amount: body.from_amount };
 }
 
-/** Refuses a restatement that is not the quote's: another asset, or another amount (compared at the from-asset's scale). */
-export function checkRestatement(restated: QuoteRestatement, quote: { from_asset: string; to_asset: string; from_amount: bigint }, fromScale: number): void {
+/** Refuses a restatement that is not the quote's: another asset, or another amount (compared at the from-asset's
+ * scale). */
+export function checkRestatement(
+  restated: QuoteRestatement,
+  quote: { from_asset: string; to_asset: string; from_amount: bigint },
+  fromScale: number,
+): void {
   const differs: string[] = [];
   if (restated.from !== undefined && restated.from !== quote.from_asset) differs.push('from_asset');
   if (restated.to !== undefined && restated.to !== quote.to_asset) differs.push('to_asset');
-  if (restated.amount !== undefined && parseAmount(restated.amount, fromScale, 'from_amount') !== quote.from_amount) differs.push('from_amount');
+  if (restated.amount !== undefined && parseAmount(restated.amount, fromScale, 'from_amount') !== quote.from_amount)
+    differs.push('from_amount');
   if (differs.length > 0) {
-    throw new ApiError('invalid_request', `${differs.join(', ')} ${differs.length === 1 ? 'is' : 'are'} not the quote's; send quote_id alone, or with the quote's own numbers.`);
+    throw new ApiError(
+      'invalid_request',
+      `${differs.join(', ')} ${differs.length === 1 ? 'is' : 'are'} not the quote's; send quote_id alone, or ` +
+        `with the quote's own numbers.`,
+    );
   }
 }

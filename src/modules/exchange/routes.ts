@@ -7,7 +7,14 @@ import { stepUpCall } from '../step-up/service.js';
 import { conversionErrors, createConversion, refuseQuoteId } from './conversions.js';
 import { conversionPairs } from './directions.js';
 import {
-  askRate, exchangeErrors, executeLocked, executeMarket, lockedQuote, readOnlyQuote, readOrder, readOrders,
+  askRate,
+  exchangeErrors,
+  executeLocked,
+  executeMarket,
+  lockedQuote,
+  readOnlyQuote,
+  readOrder,
+  readOrders,
 } from './service.js';
 import { executeRequestOf, lockOf, sidesOf } from './requests.js';
 import { quoteRequestIdentity } from './rules.js';
@@ -20,198 +27,312 @@ const AssetCode = (description: string) => Type.String({ maxLength: 16, descript
 const QuoteBody = Type.Object({
   from_asset: AssetCode('Asset sold; case-insensitive, converted to upper case'),
   to_asset: AssetCode('Asset bought; must differ from `from_asset`'),
-  from_amount: Amount('Fixed-point with the from-asset\'s `ledger_scale` places; more places with a non-zero tail are rejected, never rounded'),
-  lock: Type.Optional(Type.Unknown({ description: 'JSON boolean, default false; anything else is `invalid_fields`. `true` locks the price: the quote is an exchange order in state `quoted`' })),
+  from_amount: Amount(
+    "Fixed-point with the from-asset's `ledger_scale` places; more places with a non-zero tail are rejected, " +
+      'never rounded',
+  ),
+  lock: Type.Optional(
+    Type.Unknown({
+      description:
+        'JSON boolean, default false; anything else is `invalid_fields`. `true` locks the price: the quote ' +
+        'is an exchange order in state `quoted`',
+    }),
+  ),
 });
 
-const Quote = Type.Object({
-  from_asset: Type.String(),
-  to_asset: Type.String(),
-  from_amount: Type.String({ description: 'With `ledger_scale_from` places' }),
-  to_amount: Type.String({ description: 'Net amount received, with `ledger_scale_to` places' }),
-  rate: Type.String({ description: 'Units of to-asset per from unit: mid less the direction\'s spread, rounded down to 10 places' }),
-  fee_amount: Type.String(),
-  fee_asset: Type.String({ description: 'The from-side or the to-side asset, per direction; never assume either' }),
-  quote_id: Type.Optional(Type.String({ description: '`exc_<uuid>`; present only when `lock` was true (absent, not null, otherwise)' })),
-  quote_expires_at: Type.Optional(Type.String({ description: 'ISO 8601; present only when `lock` was true' })),
-  quote_ttl_sec: Type.Integer({ description: 'Always present: the lock window when locked, otherwise the direction\'s reference value' }),
-  ledger_scale_from: Type.Integer(),
-  ledger_scale_to: Type.Integer(),
-}, { title: 'ExchangeQuote' });
+const Quote = Type.Object(
+  {
+    from_asset: Type.String(),
+    to_asset: Type.String(),
+    from_amount: Type.String({ description: 'With `ledger_scale_from` places' }),
+    to_amount: Type.String({ description: 'Net amount received, with `ledger_scale_to` places' }),
+    rate: Type.String({
+      description: "Units of to-asset per from unit: mid less the direction's spread, rounded down to 10 places",
+    }),
+    fee_amount: Type.String(),
+    fee_asset: Type.String({ description: 'The from-side or the to-side asset, per direction; never assume either' }),
+    quote_id: Type.Optional(
+      Type.String({ description: '`exc_<uuid>`; present only when `lock` was true (absent, not null, otherwise)' }),
+    ),
+    quote_expires_at: Type.Optional(Type.String({ description: 'ISO 8601; present only when `lock` was true' })),
+    quote_ttl_sec: Type.Integer({
+      description: "Always present: the lock window when locked, otherwise the direction's reference value",
+    }),
+    ledger_scale_from: Type.Integer(),
+    ledger_scale_to: Type.Integer(),
+  },
+  { title: 'ExchangeQuote' },
+);
 
-export const ExchangeOrder = Type.Object({
-  id: Type.String({ description: '`exc_<uuid>`; a locked quote\'s id is its order id' }),
-  type: Type.Union([Type.Literal('locked'), Type.Literal('market')]),
-  status: Type.String({ description: '`quoted` (a lock), `completed` (executed), `expired` (a lock unused when its window ended; no money moved)' }),
-  status_version: Type.Integer(),
-  from_asset: Type.String(),
-  to_asset: Type.String(),
-  from_amount: Type.String(),
-  to_amount: Type.String(),
-  rate: Type.String(),
-  fee_amount: Type.String(),
-  fee_asset: Type.String(),
-  ledger_scale_from: Type.Integer(),
-  ledger_scale_to: Type.Integer(),
-  quote_expires_at: Nullable(Type.String()),
-  executed_at: Nullable(Type.String()),
-  expired_at: Nullable(Type.String()),
-  created_at: Type.String(),
-}, { title: 'ExchangeOrder' });
+export const ExchangeOrder = Type.Object(
+  {
+    id: Type.String({ description: "`exc_<uuid>`; a locked quote's id is its order id" }),
+    type: Type.Union([Type.Literal('locked'), Type.Literal('market')]),
+    status: Type.String({
+      description:
+        '`quoted` (a lock), `completed` (executed), `expired` (a lock unused when its window ended; no money moved)',
+    }),
+    status_version: Type.Integer(),
+    from_asset: Type.String(),
+    to_asset: Type.String(),
+    from_amount: Type.String(),
+    to_amount: Type.String(),
+    rate: Type.String(),
+    fee_amount: Type.String(),
+    fee_asset: Type.String(),
+    ledger_scale_from: Type.Integer(),
+    ledger_scale_to: Type.Integer(),
+    quote_expires_at: Nullable(Type.String()),
+    executed_at: Nullable(Type.String()),
+    expired_at: Nullable(Type.String()),
+    created_at: Type.String(),
+  },
+  { title: 'ExchangeOrder' },
+);
 
 const OrderBody = Type.Object({
-  quote_id: Type.Optional(Type.String({ maxLength: 100, description: 'Executes this locked quote at its numbers; the fields below may be sent with it only as the quote\'s own (otherwise `invalid_request`)' })),
-  from_asset: Type.Optional(AssetCode('Market order: asset sold (with `quote_id`: the quote\'s)')),
-  to_asset: Type.Optional(AssetCode('Market order: asset bought (with `quote_id`: the quote\'s)')),
-  from_amount: Type.Optional(Amount('Market order: amount sold (with `quote_id`: the quote\'s, compared at the asset\'s scale)')),
+  quote_id: Type.Optional(
+    Type.String({
+      maxLength: 100,
+      description:
+        "Executes this locked quote at its numbers; the fields below may be sent with it only as the quote's " +
+        'own (otherwise `invalid_request`)',
+    }),
+  ),
+  from_asset: Type.Optional(AssetCode("Market order: asset sold (with `quote_id`: the quote's)")),
+  to_asset: Type.Optional(AssetCode("Market order: asset bought (with `quote_id`: the quote's)")),
+  from_amount: Type.Optional(
+    Amount("Market order: amount sold (with `quote_id`: the quote's, compared at the asset's scale)"),
+  ),
 });
 
 const ConversionBody = Type.Object({
-  from_asset: AssetCode('Asset sold from the merchant\'s prepaid balance'),
-  to_asset: AssetCode('Asset bought into the merchant\'s prepaid balance'),
-  from_amount: Amount('Fixed-point with the from-asset\'s scale'),
+  from_asset: AssetCode("Asset sold from the merchant's prepaid balance"),
+  to_asset: AssetCode("Asset bought into the merchant's prepaid balance"),
+  from_amount: Amount("Fixed-point with the from-asset's scale"),
   quote_id: Type.Optional(Type.Unknown({ description: 'Not supported: any value gives `quote_lock_unsupported`' })),
 });
 
-const Conversion = Type.Object({
-  id: Type.String({ description: '`cnv_<uuid>`' }),
-  status: Type.Literal('completed'),
-  from_asset: Type.String(),
-  to_asset: Type.String(),
-  from_amount: Type.String(),
-  to_amount: Type.String(),
-  rate: Type.String(),
-  fee_amount: Type.String(),
-  fee_asset: Type.String(),
-  ledger_scale_from: Type.Integer(),
-  ledger_scale_to: Type.Integer(),
-  created_at: Type.String(),
-}, { title: 'MerchantConversion' });
+const Conversion = Type.Object(
+  {
+    id: Type.String({ description: '`cnv_<uuid>`' }),
+    status: Type.Literal('completed'),
+    from_asset: Type.String(),
+    to_asset: Type.String(),
+    from_amount: Type.String(),
+    to_amount: Type.String(),
+    rate: Type.String(),
+    fee_amount: Type.String(),
+    fee_asset: Type.String(),
+    ledger_scale_from: Type.Integer(),
+    ledger_scale_to: Type.Integer(),
+    created_at: Type.String(),
+  },
+  { title: 'MerchantConversion' },
+);
 
-const ConversionPair = Type.Object({
-  from_asset: Type.String(),
-  to_asset: Type.String(),
-  fee_asset: Type.String(),
-  fee_bps: Type.Integer(),
-  fee_fixed: Type.String(),
-  min_amount: Type.String(),
-  max_amount: Nullable(Type.String()),
-  ledger_scale_from: Type.Integer(),
-  ledger_scale_to: Type.Integer(),
-}, { title: 'ConversionPair' });
+const ConversionPair = Type.Object(
+  {
+    from_asset: Type.String(),
+    to_asset: Type.String(),
+    fee_asset: Type.String(),
+    fee_bps: Type.Integer(),
+    fee_fixed: Type.String(),
+    min_amount: Type.String(),
+    max_amount: Nullable(Type.String()),
+    ledger_scale_from: Type.Integer(),
+    ledger_scale_to: Type.Integer(),
+  },
+  { title: 'ConversionPair' },
+);
 
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: '`exc_` prefix optional' }) });
+const IdParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 100, description: '`exc_` prefix optional' }),
+});
 
 /** Member exchange (reference: `POST /v1/exchange/quotes`; extensions 10) and merchant conversions. */
 export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
   const route = router(app, ctx);
 
-  route.post('/v1/exchange/quotes', {
-    access: {
-      scope: 'exchange:write', principal: 'member', idempotency: 'optional',
-      // The reference: the key is "meaningful only with lock: true". A read-only quote is priced
-      // anew on every call, key or not: never a replayed (stale) price or refusal.
-      keyedBody: { applies: (body) => (body as { lock?: unknown } | null)?.lock === true, description: 'Read only with `lock: true`: a quote without a lock is priced anew on every call (the key is not kept).' },
-      // "The same key, direction and amount return the same locked quote": asset case and a zero
-      // tail of the amount do not make another request.
-      canonicalBody: quoteRequestIdentity,
+  route.post(
+    '/v1/exchange/quotes',
+    {
+      access: {
+        scope: 'exchange:write',
+        principal: 'member',
+        idempotency: 'optional',
+        // The reference: the key is "meaningful only with lock: true". A read-only quote is priced
+        // anew on every call, key or not: never a replayed (stale) price or refusal.
+        keyedBody: {
+          applies: (body) => (body as { lock?: unknown } | null)?.lock === true,
+          description:
+            'Read only with `lock: true`: a quote without a lock is priced anew on every call (the key is not kept).',
+        },
+        // "The same key, direction and amount return the same locked quote": asset case and a zero
+        // tail of the amount do not make another request.
+        canonicalBody: quoteRequestIdentity,
+      },
+      errors: exchangeErrors.quote,
+      schema: {
+        operationId: 'createExchangeQuote',
+        summary: 'Quote an exchange (read-only or locked)',
+        description: [
+          'Without `lock`: read-only, nothing stored, no `quote_id`; execution later re-prices. ',
+          'With `lock: true`: an exchange order in state `quoted` (`quote_id` = its id) whose numbers `POST ' +
+            '/v1/exchange/orders` executes until `quote_expires_at`; afterwards it becomes `expired` (no money ' +
+            'moves) and execution is refused, never re-priced. ',
+          'With `lock: true` the same idempotency key with the same direction and amount returns the same ' +
+            'locked quote (asset codes in any case, the amount with or without a zero tail); without a lock ' +
+            'the key is not read (every read-only quote is priced anew). ',
+          'Refusals (4xx, where the reference answers 500 `api_error`; docs/compatibility.md): ' +
+            '`invalid_request` (unknown asset, same asset both sides, bad amount), `invalid_fields` (`lock` ' +
+            'not a JSON boolean), ',
+          '`asset_not_allowed` (asset disabled), `service_unavailable` (direction switched off, rate ' +
+            'unavailable or stale), `kyc_required`, `amount_out_of_range` (below minimum, above single cap, ' +
+            'fee consumes the amount), ',
+          "`limit_exceeded` with `limit_type: daily`, `limit_scope: member` (the member's daily amount or " +
+            "count in the direction, on the merchant's day).",
+        ].join(''),
+        tags,
+        body: QuoteBody,
+        response: { 200: Quote },
+      },
     },
-    errors: exchangeErrors.quote,
-    schema: {
-      operationId: 'createExchangeQuote',
-      summary: 'Quote an exchange (read-only or locked)',
-      description: [
-        'Without `lock`: read-only, nothing stored, no `quote_id`; execution later re-prices. ',
-        'With `lock: true`: an exchange order in state `quoted` (`quote_id` = its id) whose numbers `POST /v1/exchange/orders` executes until `quote_expires_at`; afterwards it becomes `expired` (no money moves) and execution is refused, never re-priced. ',
-        'With `lock: true` the same idempotency key with the same direction and amount returns the same locked quote (asset codes in any case, the amount with or without a zero tail); without a lock the key is not read (every read-only quote is priced anew). ',
-        'Refusals (4xx, where the reference answers 500 `api_error`; docs/compatibility.md): `invalid_request` (unknown asset, same asset both sides, bad amount), `invalid_fields` (`lock` not a JSON boolean), ',
-        '`asset_not_allowed` (asset disabled), `service_unavailable` (direction switched off, rate unavailable or stale), `kyc_required`, `amount_out_of_range` (below minimum, above single cap, fee consumes the amount), ',
-        '`limit_exceeded` with `limit_type: daily`, `limit_scope: member` (the member\'s daily amount or count in the direction, on the merchant\'s day).',
-      ].join(''),
-      tags,
-      body: QuoteBody,
-      response: { 200: Quote },
-    },
-  }, async ({ principal, body, write }) => {
-    const lock = lockOf(body);
-    const sides = sidesOf(body);
-    const rate = await askRate(ctx, principal, sides.from, sides.to);
-    if (!lock) return readOnlyQuote(ctx, principal, body, rate);
-    return write((trx) => lockedQuote(ctx, trx, principal, body, rate));
-  });
-
-  route.post('/v1/exchange/orders', {
-    access: { scope: 'exchange:write', principal: 'member', idempotency: 'required' },
-    errors: exchangeErrors.execute,
-    schema: {
-      operationId: 'createExchangeOrder',
-      summary: 'Execute an exchange',
-      description: [
-        '`{quote_id}` executes a locked quote at its numbers before `quote_expires_at` (after it: `state_invalid`; an executed quote: `state_invalid`; parallel executions of one quote: one execution); `from_amount`, `from_asset` and `to_asset` may come with it, and must then be the quote\'s (`invalid_request` otherwise, nothing executed). ',
-        '`{from_asset, to_asset, from_amount}` executes at market, priced now. Every gate applies again: member active, KYC, direction enabled, amount range, daily limits, step-up at or above the direction\'s threshold (`step_up_required`; repeat with `x-step-up` and the same key), balance (`insufficient_balance`). ',
-        'One execution moves both assets in one transaction (docs/exchange.md). After a timeout, read the order (`GET /v1/exchange/orders/{id}` with the quote id, or the list) before retrying.',
-      ].join(''),
-      tags,
-      body: OrderBody,
-      response: { 201: ExchangeOrder },
-    },
-  }, {
-    // A market order is priced before its transaction: the rate is asked of the rate service.
-    prepare: async ({ principal, body, req }) => {
-      const request = executeRequestOf(body);
-      const call = { scope: principal, stepUp: stepUpCall(req) };
-      if (request.kind === 'locked') return { call, request };
-      return { call, request, rate: await askRate(ctx, principal, request.from, request.to) };
-    },
-    commit: (trx, { call, request, rate }) => request.kind === 'locked'
-      ? executeLocked(ctx, trx, call, request.quoteId, request.restated)
-      : executeMarket(ctx, trx, call, request, rate!),
-  });
-
-  route.get('/v1/exchange/orders', {
-    access: { scope: 'exchange:read', principal: 'either' },
-    schema: {
-      operationId: 'listExchangeOrders',
-      summary: 'List exchange orders',
-      description: 'On behalf of a member: its orders (locked quotes included); as the merchant: all of them. Newest first; optional `status`.',
-      tags,
-      querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(Type.Union([Type.Literal('quoted'), Type.Literal('completed'), Type.Literal('expired')])) }),
-      response: { 200: listEnvelope(ExchangeOrder) },
-    },
-  }, async ({ principal, query }) => readOrders(ctx, principal, query));
-
-  route.get('/v1/exchange/orders/:id', {
-    access: { scope: 'exchange:read', principal: 'either' },
-    errors: exchangeErrors.get,
-    schema: { operationId: 'getExchangeOrder', summary: 'Get an exchange order', description: 'A locked quote too (its `quote_id`). On behalf of a member, only its own. A lock past `quote_expires_at` (merchant\'s clock) is answered `expired`, never `quoted`.', tags, params: IdParams, response: { 200: ExchangeOrder } },
-  }, async ({ principal, params }) => readOrder(ctx, principal, params.id));
-
-  route.post('/v1/merchant/conversions', {
-    access: { scope: 'merchant:write', principal: 'merchant', idempotency: 'required' },
-    errors: conversionErrors.create,
-    schema: {
-      operationId: 'createMerchantConversion',
-      summary: 'Convert between the merchant\'s own balances',
-      description: 'Converts the merchant\'s prepaid balance of `from_asset` into `to_asset`, priced at execution (same rate service and rules as member exchange). A `quote_id` gives 400 `quote_lock_unsupported`. Pairs: `GET /v1/merchant/conversion-pairs`. Not enough prepaid balance: `merchant_insufficient_funds`.',
-      tags,
-      body: ConversionBody,
-      response: { 201: Conversion },
-    },
-    // Before the body's schema: `{quote_id}` alone (an exchange order's body) is told to remove the
-    // quote, not that from_asset is missing.
-    preValidation: async (req) => refuseQuoteId((req.body ?? {}) as { quote_id?: unknown }),
-  }, {
-    prepare: async ({ principal, body }) => {
-      refuseQuoteId(body);
+    async ({ principal, body, write }) => {
+      const lock = lockOf(body);
       const sides = sidesOf(body);
-      return { principal, body, rate: await askRate(ctx, principal, sides.from, sides.to) };
+      const rate = await askRate(ctx, principal, sides.from, sides.to);
+      if (!lock) return readOnlyQuote(ctx, principal, body, rate);
+      return write((trx) => lockedQuote(ctx, trx, principal, body, rate));
     },
-    commit: (trx, { principal, body, rate }) => createConversion(ctx, trx, principal, body, rate),
-  });
+  );
 
-  route.get('/v1/merchant/conversion-pairs', {
-    access: { scope: 'merchant:read', principal: 'merchant' },
-    schema: { operationId: 'listMerchantConversionPairs', summary: 'List merchant conversion pairs', description: 'From the exchange directions catalogue (bounded list, never paged).', tags, response: { 200: listEnvelope(ConversionPair) } },
-  }, async ({ principal }) => constantList(await conversionPairs(db, principal.environment)));
+  route.post(
+    '/v1/exchange/orders',
+    {
+      access: { scope: 'exchange:write', principal: 'member', idempotency: 'required' },
+      errors: exchangeErrors.execute,
+      schema: {
+        operationId: 'createExchangeOrder',
+        summary: 'Execute an exchange',
+        description: [
+          '`{quote_id}` executes a locked quote at its numbers before `quote_expires_at` (after it: ' +
+            '`state_invalid`; an executed quote: `state_invalid`; parallel executions of one quote: one ' +
+            'execution); `from_amount`, `from_asset` and `to_asset` may come with it, and must then be the ' +
+            "quote's (`invalid_request` otherwise, nothing executed). ",
+          '`{from_asset, to_asset, from_amount}` executes at market, priced now. Every gate applies again: ' +
+            'member active, KYC, direction enabled, amount range, daily limits, step-up at or above the ' +
+            "direction's threshold (`step_up_required`; repeat with `x-step-up` and the same key), balance " +
+            '(`insufficient_balance`). ',
+          'One execution moves both assets in one transaction (docs/exchange.md). After a timeout, read the ' +
+            'order (`GET /v1/exchange/orders/{id}` with the quote id, or the list) before retrying.',
+        ].join(''),
+        tags,
+        body: OrderBody,
+        response: { 201: ExchangeOrder },
+      },
+    },
+    {
+      // A market order is priced before its transaction: the rate is asked of the rate service.
+      prepare: async ({ principal, body, req }) => {
+        const request = executeRequestOf(body);
+        const call = { scope: principal, stepUp: stepUpCall(req) };
+        if (request.kind === 'locked') return { call, request };
+        return { call, request, rate: await askRate(ctx, principal, request.from, request.to) };
+      },
+      commit: (trx, { call, request, rate }) =>
+        request.kind === 'locked'
+          ? executeLocked(ctx, trx, call, request.quoteId, request.restated)
+          : executeMarket(ctx, trx, call, request, rate!),
+    },
+  );
+
+  route.get(
+    '/v1/exchange/orders',
+    {
+      access: { scope: 'exchange:read', principal: 'either' },
+      schema: {
+        operationId: 'listExchangeOrders',
+        summary: 'List exchange orders',
+        description:
+          'On behalf of a member: its orders (locked quotes included); as the merchant: all of them. Newest ' +
+          'first; optional `status`.',
+        tags,
+        querystring: Type.Object({
+          ...PageQuery.properties,
+          status: Type.Optional(
+            Type.Union([Type.Literal('quoted'), Type.Literal('completed'), Type.Literal('expired')]),
+          ),
+        }),
+        response: { 200: listEnvelope(ExchangeOrder) },
+      },
+    },
+    async ({ principal, query }) => readOrders(ctx, principal, query),
+  );
+
+  route.get(
+    '/v1/exchange/orders/:id',
+    {
+      access: { scope: 'exchange:read', principal: 'either' },
+      errors: exchangeErrors.get,
+      schema: {
+        operationId: 'getExchangeOrder',
+        summary: 'Get an exchange order',
+        description:
+          'A locked quote too (its `quote_id`). On behalf of a member, only its own. A lock past ' +
+          "`quote_expires_at` (merchant's clock) is answered `expired`, never `quoted`.",
+        tags,
+        params: IdParams,
+        response: { 200: ExchangeOrder },
+      },
+    },
+    async ({ principal, params }) => readOrder(ctx, principal, params.id),
+  );
+
+  route.post(
+    '/v1/merchant/conversions',
+    {
+      access: { scope: 'merchant:write', principal: 'merchant', idempotency: 'required' },
+      errors: conversionErrors.create,
+      schema: {
+        operationId: 'createMerchantConversion',
+        summary: "Convert between the merchant's own balances",
+        description:
+          "Converts the merchant's prepaid balance of `from_asset` into `to_asset`, priced at execution " +
+          '(same rate service and rules as member exchange). A `quote_id` gives 400 ' +
+          '`quote_lock_unsupported`. Pairs: `GET /v1/merchant/conversion-pairs`. Not enough prepaid balance: ' +
+          '`merchant_insufficient_funds`.',
+        tags,
+        body: ConversionBody,
+        response: { 201: Conversion },
+      },
+      // Before the body's schema: `{quote_id}` alone (an exchange order's body) is told to remove the
+      // quote, not that from_asset is missing.
+      preValidation: async (req) => refuseQuoteId((req.body ?? {}) as { quote_id?: unknown }),
+    },
+    {
+      prepare: async ({ principal, body }) => {
+        refuseQuoteId(body);
+        const sides = sidesOf(body);
+        return { principal, body, rate: await askRate(ctx, principal, sides.from, sides.to) };
+      },
+      commit: (trx, { principal, body, rate }) => createConversion(ctx, trx, principal, body, rate),
+    },
+  );
+
+  route.get(
+    '/v1/merchant/conversion-pairs',
+    {
+      access: { scope: 'merchant:read', principal: 'merchant' },
+      schema: {
+        operationId: 'listMerchantConversionPairs',
+        summary: 'List merchant conversion pairs',
+        description: 'From the exchange directions catalogue (bounded list, never paged).',
+        tags,
+        response: { 200: listEnvelope(ConversionPair) },
+      },
+    },
+    async ({ principal }) => constantList(await conversionPairs(db, principal.environment)),
+  );
 }

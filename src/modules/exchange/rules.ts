@@ -82,16 +82,25 @@ export type LimitBreach =
  * single cap)"); over the member's daily amount or count, with what the day already holds, is
  * `limit_exceeded` (`daily`, `member`).
  */
-export function limitBreach(amount: bigint, limits: DirectionLimits, today: { amount: bigint; count: number }): LimitBreach | undefined {
+export function limitBreach(
+  amount: bigint,
+  limits: DirectionLimits,
+  today: { amount: bigint; count: number },
+): LimitBreach | undefined {
   if (amount < limits.minAmount) return { kind: 'amount_out_of_range', which: 'below_minimum' };
-  if (limits.maxAmount !== null && amount > limits.maxAmount) return { kind: 'amount_out_of_range', which: 'above_single_cap' };
-  if (limits.memberDailyAmount !== null && today.amount + amount > limits.memberDailyAmount) return { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'member' };
-  if (limits.memberDailyCount !== null && today.count + 1 > limits.memberDailyCount) return { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'member' };
+  if (limits.maxAmount !== null && amount > limits.maxAmount)
+    return { kind: 'amount_out_of_range', which: 'above_single_cap' };
+  if (limits.memberDailyAmount !== null && today.amount + amount > limits.memberDailyAmount)
+    return { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'member' };
+  if (limits.memberDailyCount !== null && today.count + 1 > limits.memberDailyCount)
+    return { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'member' };
   return undefined;
 }
 
-/** Whether an execution of `amount` asks for step-up under the direction's threshold (null: never; at or above: yes). */
-export const needsStepUp = (amount: bigint, threshold: bigint | null): boolean => threshold !== null && amount >= threshold;
+/** Whether an execution of `amount` asks for step-up under the direction's threshold (null: never; at or above: yes).
+ * */
+export const needsStepUp = (amount: bigint, threshold: bigint | null): boolean =>
+  threshold !== null && amount >= threshold;
 
 // ---------------------------------------------------------------------------------------------
 // Posting rules. One execution posts two entries in one transaction, one per asset (the ledger's
@@ -147,10 +156,15 @@ export function exchangeBuyLines(p: ExecutionMoney): EntryLine[] {
 export function conversionSellLines(p: Omit<ExecutionMoney, 'memberId'>): EntryLine[] {
   const feeHere = p.feeSide === 'from' ? p.fee : 0n;
   const lines: EntryLine[] = [
-    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' }, side: 'debit', amount: p.fromAmount },
+    {
+      account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' },
+      side: 'debit',
+      amount: p.fromAmount,
+    },
     { account: platformAccount('prepaid_funding', p.merchantId), side: 'credit', amount: p.fromAmount - feeHere },
   ];
-  if (feeHere > 0n) lines.push({ account: platformAccount('fee_income', p.merchantId), side: 'credit', amount: feeHere });
+  if (feeHere > 0n)
+    lines.push({ account: platformAccount('fee_income', p.merchantId), side: 'credit', amount: feeHere });
   return lines;
 }
 
@@ -160,7 +174,8 @@ export function conversionBuyLines(p: Omit<ExecutionMoney, 'memberId'>): EntryLi
     { account: platformAccount('prepaid_funding', p.merchantId), side: 'debit', amount: p.toAmount + feeHere },
     { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' }, side: 'credit', amount: p.toAmount },
   ];
-  if (feeHere > 0n) lines.push({ account: platformAccount('fee_income', p.merchantId), side: 'credit', amount: feeHere });
+  if (feeHere > 0n)
+    lines.push({ account: platformAccount('fee_income', p.merchantId), side: 'credit', amount: feeHere });
   return lines;
 }
 

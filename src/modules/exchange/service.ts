@@ -20,21 +20,56 @@ import { minKycLevel } from '../kyc/queries.js';
 import { requireStepUp, stepUpErrors, type StepUpCall } from '../step-up/service.js';
 import { stepUpObjectRef } from '../step-up/rules.js';
 import {
-  dailyTotals, directionById, expireQuotes, externalIdOf, findDirection, findOrder, limitsOf, lockMemberDirection, ordersQuery, scaleOf, stepUpThresholdOf,
-  type Db, type OrderCaller, type Scope,
+  dailyTotals,
+  directionById,
+  expireQuotes,
+  externalIdOf,
+  findDirection,
+  findOrder,
+  limitsOf,
+  lockMemberDirection,
+  ordersQuery,
+  scaleOf,
+  stepUpThresholdOf,
+  type Db,
+  type OrderCaller,
+  type Scope,
 } from './queries.js';
 import {
-  exchangeBuyLines, exchangeEntryKinds, exchangeReferenceType, exchangeSellLines, limitBreach, needsStepUp, priceExchange, type Price,
+  exchangeBuyLines,
+  exchangeEntryKinds,
+  exchangeReferenceType,
+  exchangeSellLines,
+  limitBreach,
+  needsStepUp,
+  priceExchange,
+  type Price,
 } from './rules.js';
 import type { DirectionRow, ExchangeOrderRow, OrderStatus } from './tables.js';
 import { checkRestatement, sidesOf, type ExecuteRequest, type QuoteRestatement } from './requests.js';
 import { isoOrNull } from '../../platform/dates.js';
 
 export const exchangeErrors = {
-  quote: ['invalid_request', 'invalid_fields', 'asset_not_allowed', 'service_unavailable', 'kyc_required', 'amount_out_of_range', 'limit_exceeded'],
+  quote: [
+    'invalid_request',
+    'invalid_fields',
+    'asset_not_allowed',
+    'service_unavailable',
+    'kyc_required',
+    'amount_out_of_range',
+    'limit_exceeded',
+  ],
   execute: [
-    'invalid_request', 'resource_not_found', 'state_invalid', 'asset_not_allowed', 'service_unavailable', 'kyc_required', 'amount_out_of_range',
-    'limit_exceeded', 'insufficient_balance', ...stepUpErrors,
+    'invalid_request',
+    'resource_not_found',
+    'state_invalid',
+    'asset_not_allowed',
+    'service_unavailable',
+    'kyc_required',
+    'amount_out_of_range',
+    'limit_exceeded',
+    'insufficient_balance',
+    ...stepUpErrors,
   ],
   get: ['not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
@@ -61,7 +96,8 @@ export async function askRate(ctx: ServiceContext, scope: Scope, from: string, t
 /** The mid rate to deal on, or `service_unavailable` (no market, stale, no answer). */
 export function usableMid(rate: RateOutcome, now: Date): string {
   if (rate.kind !== 'rate') throw new ApiError('service_unavailable', 'The rate is unavailable; try again later.');
-  if (isStale(rate.asOf, now, rateMaxAgeSeconds)) throw new ApiError('service_unavailable', 'The rate is unavailable (stale); try again later.');
+  if (isStale(rate.asOf, now, rateMaxAgeSeconds))
+    throw new ApiError('service_unavailable', 'The rate is unavailable (stale); try again later.');
   return rate.rate;
 }
 
@@ -77,45 +113,91 @@ interface Priced {
 }
 
 /** Direction gates: both assets listed and enabled, the direction present and enabled. */
-async function directionFor(db: Db, environment: Environment, from: string, to: string): Promise<{ direction: DirectionRow; fromScale: number; toScale: number }> {
+async function directionFor(
+  db: Db,
+  environment: Environment,
+  from: string,
+  to: string,
+): Promise<{ direction: DirectionRow; fromScale: number; toScale: number }> {
   const [a, b] = [await getAsset(db, from), await getAsset(db, to)];
   if (!a || !b) throw new ApiError('invalid_request', `Unknown asset ${!a ? from : to}.`);
   if (!a.enabled || !b.enabled) throw new ApiError('asset_not_allowed', `${!a.enabled ? from : to} is not enabled.`);
   const direction = await findDirection(db, environment, from, to);
-  if (!direction || !direction.enabled) throw new ApiError('service_unavailable', `Exchange from ${from} to ${to} is not available.`);
+  if (!direction || !direction.enabled)
+    throw new ApiError('service_unavailable', `Exchange from ${from} to ${to} is not available.`);
   return { direction, fromScale: a.scale, toScale: b.scale };
 }
 
 /** The member is active and meets the direction's and the `exchange` business's KYC level. */
 async function kycGate(db: Db, scope: MemberScope, direction: DirectionRow): Promise<void> {
-  const member = await db.selectFrom('members').select(['kyc_level', 'status']).where('id', '=', scope.memberId).executeTakeFirst();
+  const member = await db
+    .selectFrom('members')
+    .select(['kyc_level', 'status'])
+    .where('id', '=', scope.memberId)
+    .executeTakeFirst();
   if (!member || member.status !== 'active') throw new ApiError('member_not_found');
   const needed = Math.max(direction.min_kyc_level, await minKycLevel(db, scope.environment, 'exchange'));
   if (member.kyc_level < needed) throw new ApiError('kyc_required');
 }
 
 /** Amount range and the member's daily amount and count in the direction, on the merchant's day. */
-async function limitGate(db: Db, scope: MemberScope, direction: DirectionRow, amount: bigint, day: string): Promise<void> {
+async function limitGate(
+  db: Db,
+  scope: MemberScope,
+  direction: DirectionRow,
+  amount: bigint,
+  day: string,
+): Promise<void> {
   const breach = limitBreach(amount, limitsOf(direction), await dailyTotals(db, direction.id, scope.memberId, day));
   if (breach?.kind === 'amount_out_of_range') {
-    throw new ApiError('amount_out_of_range', breach.which === 'below_minimum' ? 'from_amount is below the direction\'s minimum.' : 'from_amount is above the direction\'s single maximum.');
+    throw new ApiError(
+      'amount_out_of_range',
+      breach.which === 'below_minimum'
+        ? "from_amount is below the direction's minimum."
+        : "from_amount is above the direction's single maximum.",
+    );
   }
-  if (breach) throw new ApiError('limit_exceeded', undefined, { limit_type: breach.limit_type, limit_scope: breach.limit_scope });
+  if (breach)
+    throw new ApiError('limit_exceeded', undefined, { limit_type: breach.limit_type, limit_scope: breach.limit_scope });
 }
 
-function priceOrRefuse(direction: DirectionRow, amount: bigint, fromScale: number, toScale: number, mid: string): Price {
+function priceOrRefuse(
+  direction: DirectionRow,
+  amount: bigint,
+  fromScale: number,
+  toScale: number,
+  mid: string,
+): Price {
   const price = priceExchange({
-    fromAmount: amount, fromScale, toScale, midRate: mid, spreadBps: direction.spread_bps,
-    feeSide: direction.fee_side, feeBps: direction.fee_bps, feeFixed: minorFromDb(direction.fee_fixed),
+    fromAmount: amount,
+    fromScale,
+    toScale,
+    midRate: mid,
+    spreadBps: direction.spread_bps,
+    feeSide: direction.fee_side,
+    feeBps: direction.fee_bps,
+    feeFixed: minorFromDb(direction.fee_fixed),
   });
   if ('refusal' in price) {
-    throw new ApiError('amount_out_of_range', price.refusal === 'fee_consumes_principal' ? 'The fee would consume the amount.' : 'The amount converts to nothing.');
+    throw new ApiError(
+      'amount_out_of_range',
+      price.refusal === 'fee_consumes_principal'
+        ? 'The fee would consume the amount.'
+        : 'The amount converts to nothing.',
+    );
   }
   return price;
 }
 
 /** Every gate of a new price (quote or market order), in the reference's order. */
-async function priceFresh(ctx: ServiceContext, db: Db, scope: MemberScope, sides: { from: string; to: string }, amountText: string, rate: RateOutcome): Promise<Priced> {
+async function priceFresh(
+  ctx: ServiceContext,
+  db: Db,
+  scope: MemberScope,
+  sides: { from: string; to: string },
+  amountText: string,
+  rate: RateOutcome,
+): Promise<Priced> {
   const { direction, fromScale, toScale } = await directionFor(db, scope.environment, sides.from, sides.to);
   const amount = parseAmount(amountText, fromScale, 'from_amount');
   if (amount <= 0n) throw new ApiError('invalid_request', 'from_amount must be greater than zero.');
@@ -130,7 +212,6 @@ async function priceFresh(ctx: ServiceContext, db: Db, scope: MemberScope, sides
 
 // ---------------------------------------------------------------------------------------------
 // Views
-
 
 export function orderView(row: ExchangeOrderRow, fromScale: number, toScale: number) {
   const feeScale = row.fee_asset === row.from_asset ? fromScale : toScale;
@@ -199,34 +280,44 @@ export async function readOnlyQuote(ctx: ServiceContext, scope: MemberScope, bod
 }
 
 /** A locked quote: an exchange order in state `quoted` until `quote_expires_at`; no money moves. */
-export async function lockedQuote(ctx: ServiceContext, trx: Transaction<Database>, scope: MemberScope, body: QuoteBody, rate: RateOutcome) {
+export async function lockedQuote(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  scope: MemberScope,
+  body: QuoteBody,
+  rate: RateOutcome,
+) {
   const sides = sidesOf(body);
   const p = await priceFresh(ctx, trx, scope, sides, body.from_amount, rate);
   const expiresAt = new Date(p.now.getTime() + p.direction.quote_lock_seconds * 1000);
-  const row = await trx.insertInto('exchange_orders').values({
-    id: newId('exc'),
-    merchant_id: scope.merchantId,
-    environment: scope.environment,
-    member_id: scope.memberId,
-    direction_id: p.direction.id,
-    kind: 'locked',
-    status: 'quoted',
-    status_version: 1,
-    from_asset: sides.from,
-    to_asset: sides.to,
-    from_amount: p.amount.toString(),
-    to_amount: p.price.toAmount.toString(),
-    fee_amount: p.price.fee.toString(),
-    fee_asset: p.price.feeSide === 'from' ? sides.from : sides.to,
-    rate: p.price.rate,
-    mid_rate: p.mid,
-    quote_expires_at: expiresAt,
-    value_day: null,
-    created_at: p.now,
-    executed_at: null,
-    expired_at: null,
-    updated_at: p.now,
-  }).returningAll().executeTakeFirstOrThrow();
+  const row = await trx
+    .insertInto('exchange_orders')
+    .values({
+      id: newId('exc'),
+      merchant_id: scope.merchantId,
+      environment: scope.environment,
+      member_id: scope.memberId,
+      direction_id: p.direction.id,
+      kind: 'locked',
+      status: 'quoted',
+      status_version: 1,
+      from_asset: sides.from,
+      to_asset: sides.to,
+      from_amount: p.amount.toString(),
+      to_amount: p.price.toAmount.toString(),
+      fee_amount: p.price.fee.toString(),
+      fee_asset: p.price.feeSide === 'from' ? sides.from : sides.to,
+      rate: p.price.rate,
+      mid_rate: p.mid,
+      quote_expires_at: expiresAt,
+      value_day: null,
+      created_at: p.now,
+      executed_at: null,
+      expired_at: null,
+      updated_at: p.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
   await emitOrderEvent(trx, row);
   return quoteView(p, sides, { id: row.id, expiresAt });
 }
@@ -240,7 +331,15 @@ interface ExecuteCall {
 }
 
 /** The gates a lock does not fix, again at execution: direction, KYC, limits (under the member's lock), step-up. */
-async function executionGates(ctx: ServiceContext, trx: Transaction<Database>, call: ExecuteCall, direction: DirectionRow, amount: bigint, day: string, objectRef: string) {
+async function executionGates(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  call: ExecuteCall,
+  direction: DirectionRow,
+  amount: bigint,
+  day: string,
+  objectRef: string,
+) {
   await kycGate(trx, call.scope, direction);
   await lockMemberDirection(trx, direction.id, call.scope.memberId);
   await limitGate(trx, call.scope, direction, amount, day);
@@ -251,13 +350,32 @@ async function executionGates(ctx: ServiceContext, trx: Transaction<Database>, c
 
 async function post(trx: Transaction<Database>, row: ExchangeOrderRow): Promise<void> {
   const money = {
-    memberId: row.member_id, merchantId: row.merchant_id, fromAmount: minorFromDb(row.from_amount), toAmount: minorFromDb(row.to_amount),
-    fee: minorFromDb(row.fee_amount), feeSide: row.fee_asset === row.from_asset ? 'from' as const : 'to' as const,
+    memberId: row.member_id,
+    merchantId: row.merchant_id,
+    fromAmount: minorFromDb(row.from_amount),
+    toAmount: minorFromDb(row.to_amount),
+    fee: minorFromDb(row.fee_amount),
+    feeSide: row.fee_asset === row.from_asset ? ('from' as const) : ('to' as const),
   };
-  const base = { environment: row.environment, merchantId: row.merchant_id, referenceType: exchangeReferenceType, referenceId: row.id };
+  const base = {
+    environment: row.environment,
+    merchantId: row.merchant_id,
+    referenceType: exchangeReferenceType,
+    referenceId: row.id,
+  };
   // Fixed order: the from-asset first (its shortfall is the member's `insufficient_balance`).
-  await postEntryOrRefuse(trx, { ...base, kind: exchangeEntryKinds.sell, asset: row.from_asset, lines: exchangeSellLines(money) });
-  await postEntryOrRefuse(trx, { ...base, kind: exchangeEntryKinds.buy, asset: row.to_asset, lines: exchangeBuyLines(money) });
+  await postEntryOrRefuse(trx, {
+    ...base,
+    kind: exchangeEntryKinds.sell,
+    asset: row.from_asset,
+    lines: exchangeSellLines(money),
+  });
+  await postEntryOrRefuse(trx, {
+    ...base,
+    kind: exchangeEntryKinds.buy,
+    asset: row.to_asset,
+    lines: exchangeBuyLines(money),
+  });
 }
 
 /**
@@ -265,27 +383,60 @@ async function post(trx: Transaction<Database>, row: ExchangeOrderRow): Promise<
  * of one quote run one after the other and only the first finds it `quoted`; after
  * `quote_expires_at` (the merchant's clock) it is refused and never re-priced.
  */
-export async function executeLocked(ctx: ServiceContext, trx: Transaction<Database>, call: ExecuteCall, quoteId: string, restated: QuoteRestatement = {}) {
+export async function executeLocked(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  call: ExecuteCall,
+  quoteId: string,
+  restated: QuoteRestatement = {},
+) {
   const quoted = await findOrder(trx, quoteId, call.scope, true);
   if (!quoted) throw new ApiError('resource_not_found', 'No such quote for this member.');
   if (Object.keys(restated).length > 0) {
     const fromAsset = await getAsset(trx, quoted.from_asset);
-    checkRestatement(restated, { from_asset: quoted.from_asset, to_asset: quoted.to_asset, from_amount: minorFromDb(quoted.from_amount) }, fromAsset?.scale ?? 0);
+    checkRestatement(
+      restated,
+      { from_asset: quoted.from_asset, to_asset: quoted.to_asset, from_amount: minorFromDb(quoted.from_amount) },
+      fromAsset?.scale ?? 0,
+    );
   }
-  if (quoted.status !== 'quoted') throw new ApiError('state_invalid', quoted.status === 'completed' ? 'The quote was already executed.' : 'The quote has expired.');
+  if (quoted.status !== 'quoted')
+    throw new ApiError(
+      'state_invalid',
+      quoted.status === 'completed' ? 'The quote was already executed.' : 'The quote has expired.',
+    );
   const now = await ctx.clock.now(trx, call.scope);
-  if (quoted.quote_expires_at && now.getTime() >= new Date(quoted.quote_expires_at).getTime()) throw new ApiError('state_invalid', 'The quote has expired.');
+  if (quoted.quote_expires_at && now.getTime() >= new Date(quoted.quote_expires_at).getTime())
+    throw new ApiError('state_invalid', 'The quote has expired.');
   const direction = await directionById(trx, quoted.direction_id);
-  if (!direction || !direction.enabled) throw new ApiError('service_unavailable', 'This exchange direction is not available now.');
+  if (!direction || !direction.enabled)
+    throw new ApiError('service_unavailable', 'This exchange direction is not available now.');
   const [a, b] = [await getAsset(trx, quoted.from_asset), await getAsset(trx, quoted.to_asset)];
   if (!a?.enabled || !b?.enabled) throw new ApiError('asset_not_allowed');
   const day = now.toISOString().slice(0, 10);
   const amount = minorFromDb(quoted.from_amount);
-  await executionGates(ctx, trx, call, direction, amount, day, stepUpObjectRef('exchange.execute', { order: quoted.id }));
-  const row = await trx.updateTable('exchange_orders')
-    .set((eb) => ({ status: 'completed', status_version: eb('status_version', '+', 1), executed_at: now, value_day: day, updated_at: now }))
-    .where('id', '=', quoted.id).where('status', '=', 'quoted')
-    .returningAll().executeTakeFirst();
+  await executionGates(
+    ctx,
+    trx,
+    call,
+    direction,
+    amount,
+    day,
+    stepUpObjectRef('exchange.execute', { order: quoted.id }),
+  );
+  const row = await trx
+    .updateTable('exchange_orders')
+    .set((eb) => ({
+      status: 'completed',
+      status_version: eb('status_version', '+', 1),
+      executed_at: now,
+      value_day: day,
+      updated_at: now,
+    }))
+    .where('id', '=', quoted.id)
+    .where('status', '=', 'quoted')
+    .returningAll()
+    .executeTakeFirst();
   if (!row) throw new ApiError('state_invalid', 'The quote is no longer open.');
   await post(trx, row);
   await emitOrderEvent(trx, row);
@@ -293,34 +444,52 @@ export async function executeLocked(ctx: ServiceContext, trx: Transaction<Databa
 }
 
 /** A market order: priced now (every gate), executed at once; it is born `completed`. */
-export async function executeMarket(ctx: ServiceContext, trx: Transaction<Database>, call: ExecuteCall, req: Extract<ExecuteRequest, { kind: 'market' }>, rate: RateOutcome) {
+export async function executeMarket(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  call: ExecuteCall,
+  req: Extract<ExecuteRequest, { kind: 'market' }>,
+  rate: RateOutcome,
+) {
   const sides = { from: req.from, to: req.to };
   const p = await priceFresh(ctx, trx, call.scope, sides, req.amount, rate);
-  await executionGates(ctx, trx, call, p.direction, p.amount, p.day, stepUpObjectRef('exchange.execute', { from: req.from, to: req.to, amount: p.amount }));
-  const row = await trx.insertInto('exchange_orders').values({
-    id: newId('exc'),
-    merchant_id: call.scope.merchantId,
-    environment: call.scope.environment,
-    member_id: call.scope.memberId,
-    direction_id: p.direction.id,
-    kind: 'market',
-    status: 'completed',
-    status_version: 1,
-    from_asset: req.from,
-    to_asset: req.to,
-    from_amount: p.amount.toString(),
-    to_amount: p.price.toAmount.toString(),
-    fee_amount: p.price.fee.toString(),
-    fee_asset: p.price.feeSide === 'from' ? req.from : req.to,
-    rate: p.price.rate,
-    mid_rate: p.mid,
-    quote_expires_at: null,
-    value_day: p.day,
-    created_at: p.now,
-    executed_at: p.now,
-    expired_at: null,
-    updated_at: p.now,
-  }).returningAll().executeTakeFirstOrThrow();
+  await executionGates(
+    ctx,
+    trx,
+    call,
+    p.direction,
+    p.amount,
+    p.day,
+    stepUpObjectRef('exchange.execute', { from: req.from, to: req.to, amount: p.amount }),
+  );
+  const row = await trx
+    .insertInto('exchange_orders')
+    .values({
+      id: newId('exc'),
+      merchant_id: call.scope.merchantId,
+      environment: call.scope.environment,
+      member_id: call.scope.memberId,
+      direction_id: p.direction.id,
+      kind: 'market',
+      status: 'completed',
+      status_version: 1,
+      from_asset: req.from,
+      to_asset: req.to,
+      from_amount: p.amount.toString(),
+      to_amount: p.price.toAmount.toString(),
+      fee_amount: p.price.fee.toString(),
+      fee_asset: p.price.feeSide === 'from' ? req.from : req.to,
+      rate: p.price.rate,
+      mid_rate: p.mid,
+      quote_expires_at: null,
+      value_day: p.day,
+      created_at: p.now,
+      executed_at: p.now,
+      expired_at: null,
+      updated_at: p.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
   await post(trx, row);
   await emitOrderEvent(trx, row);
   return orderView(row, p.fromScale, p.toScale);
@@ -335,7 +504,11 @@ export async function executeMarket(ctx: ServiceContext, trx: Transaction<Databa
  * that can no longer be executed. The same claim as the ticker's (`expireQuotes`, SKIP LOCKED),
  * with the same event; run only when a row read is such a lock.
  */
-async function expireDueBeforeRead(ctx: ServiceContext, caller: OrderCaller, rows: readonly ExchangeOrderRow[]): Promise<boolean> {
+async function expireDueBeforeRead(
+  ctx: ServiceContext,
+  caller: OrderCaller,
+  rows: readonly ExchangeOrderRow[],
+): Promise<boolean> {
   const locks = rows.filter((r) => r.status === 'quoted' && r.quote_expires_at !== null);
   if (locks.length === 0) return false;
   const scope = { merchantId: caller.merchantId, environment: caller.environment };
@@ -386,7 +559,11 @@ export async function readOrder(ctx: ServiceContext, caller: OrderCaller, id: st
 }
 
 /** `listOrders` for the API: the page is read again when a lock on it was voided first. */
-export async function readOrders(ctx: ServiceContext, caller: OrderCaller, query: PageParams & { status?: OrderStatus }) {
+export async function readOrders(
+  ctx: ServiceContext,
+  caller: OrderCaller,
+  query: PageParams & { status?: OrderStatus },
+) {
   const page = await keysetPage(ordersQuery(ctx.db, caller, query.status), query);
   if (await expireDueBeforeRead(ctx, caller, page.data)) return listOrders(ctx.db, caller, query);
   return viewsOf(ctx.db, page);

@@ -19,10 +19,12 @@ export const quoteExpiryProcess: TimedProcess = {
 
 export const exchangeTimedProcesses: TimedProcess[] = [quoteExpiryProcess];
 
-export const exchangeTickers: Ticker[] = [{
-  name: 'exchange.quote_expiry',
-  intervalMs: 5_000,
-  async run(ctx: ServiceContext) {
-    await expireLocks(ctx);
+export const exchangeTickers: Ticker[] = [
+  {
+    name: 'exchange.quote_expiry',
+    intervalMs: 5_000,
+    async run(ctx: ServiceContext) {
+      await expireLocks(ctx);
+    },
   },
-}];
+];

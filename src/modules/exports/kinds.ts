@@ -12,7 +12,15 @@ import { lineView, publicEntryId } from '../ledger-entries/queries.js';
  */
 
 export const exportKinds = [
-  'deposits', 'withdrawals', 'remittances', 'exchange_orders', 'earn_orders', 'qrpay_payments', 'card_transactions', 'ledger_entries', 'member_balances',
+  'deposits',
+  'withdrawals',
+  'remittances',
+  'exchange_orders',
+  'earn_orders',
+  'qrpay_payments',
+  'card_transactions',
+  'ledger_entries',
+  'member_balances',
 ] as const;
 export type ExportKind = (typeof exportKinds)[number];
 
@@ -28,8 +36,14 @@ export interface Window {
 
 export interface KindSpec {
   columns: readonly string[];
-  /** Rows after `after` (a seq, or for members an external id; undefined: from the first), at most `limit`, oldest first; `seq` is the batch's cursor. */
-  batch(db: Kysely<Database>, w: Window, after: string | undefined, limit: number): Promise<{ seq: string; records: Record_[] }>;
+  /** Rows after `after` (a seq, or for members an external id; undefined: from the first), at most `limit`, oldest
+   * first; `seq` is the batch's cursor. */
+  batch(
+    db: Kysely<Database>,
+    w: Window,
+    after: string | undefined,
+    limit: number,
+  ): Promise<{ seq: string; records: Record_[] }>;
 }
 
 /**
@@ -60,7 +74,7 @@ function tableKind(k: TableKind): KindSpec {
           AND t.created_at >= ${w.createdGte} AND t.created_at < ${w.createdLt}
           ${after === undefined ? sql`` : sql`AND t.seq > ${after}::bigint`}
         ORDER BY t.seq LIMIT ${limit}`.execute(db);
-      return { seq: rows.length ? String(rows[rows.length - 1]!.seq) : after ?? '', records: rows.map(k.record) };
+      return { seq: rows.length ? String(rows[rows.length - 1]!.seq) : (after ?? ''), records: rows.map(k.record) };
     },
   };
 }
@@ -71,103 +85,274 @@ const kinds: Record<ExportKind, KindSpec> = {
   deposits: tableKind({
     table: 'deposits',
     columns: ['id', 'member_id', 'asset', 'network', 'amount', 'tx_hash', 'status', 'created_at'],
-    select: `t.id, t.member_id, t.asset, t.network, ${amount('t.amount', 't.asset', 'amount')}, t.tx_hash, t.status, t.created_at`,
-    record: (r) => ({ id: text(r.id), member_id: text(r.member_id), asset: text(r.asset), network: text(r.network), amount: fmt(r, 'amount'), tx_hash: text(r.tx_hash), status: text(r.status), created_at: iso(r.created_at) }),
+    select:
+      `t.id, t.member_id, t.asset, t.network, ${amount('t.amount', 't.asset', 'amount')}, t.tx_hash, t.status, ` +
+      `t.created_at`,
+    record: (r) => ({
+      id: text(r.id),
+      member_id: text(r.member_id),
+      asset: text(r.asset),
+      network: text(r.network),
+      amount: fmt(r, 'amount'),
+      tx_hash: text(r.tx_hash),
+      status: text(r.status),
+      created_at: iso(r.created_at),
+    }),
   }),
   withdrawals: tableKind({
     table: 'withdrawals',
     columns: ['id', 'member_id', 'asset', 'network', 'address', 'amount', 'fee', 'status', 'created_at', 'updated_at'],
-    select: `t.id, t.member_id, t.asset, t.network, t.address, ${amount('t.amount', 't.asset', 'amount')}, ${amount('t.fee', 't.asset', 'fee')}, t.status, t.created_at, t.updated_at`,
+    select:
+      `t.id, t.member_id, t.asset, t.network, ` +
+      `t.address, ${amount('t.amount', 't.asset', 'amount')}, ${amount('t.fee', 't.asset', 'fee')}, t.status, ` +
+      `t.created_at, t.updated_at`,
     record: (r) => ({
-      id: text(r.id), member_id: text(r.member_id), asset: text(r.asset), network: text(r.network), address: text(r.address),
-      amount: fmt(r, 'amount'), fee: fmt(r, 'fee'), status: text(r.status), created_at: iso(r.created_at), updated_at: iso(r.updated_at),
+      id: text(r.id),
+      member_id: text(r.member_id),
+      asset: text(r.asset),
+      network: text(r.network),
+      address: text(r.address),
+      amount: fmt(r, 'amount'),
+      fee: fmt(r, 'fee'),
+      status: text(r.status),
+      created_at: iso(r.created_at),
+      updated_at: iso(r.updated_at),
     }),
   }),
   remittances: tableKind({
     table: 'remit_orders',
-    columns: ['id', 'member_id', 'source_asset', 'source_amount', 'fee', 'payout_currency', 'payout_amount', 'rate', 'status', 'created_at'],
-    select: `t.id, t.member_id, t.source_asset, ${amount('t.source_amount', 't.source_asset', 'source_amount')}, ${amount('t.fee', 't.source_asset', 'fee')}, ` +
-      `t.payout_currency, ${amount('t.payout_amount', 't.payout_currency', 'payout_amount')}, t.rate, t.status, t.created_at`,
+    columns: [
+      'id',
+      'member_id',
+      'source_asset',
+      'source_amount',
+      'fee',
+      'payout_currency',
+      'payout_amount',
+      'rate',
+      'status',
+      'created_at',
+    ],
+    select:
+      `t.id, t.member_id, ` +
+      `t.source_asset, ${amount('t.source_amount', 't.source_asset', 'source_amount')}, ${amount('t.fee', 't.source_asset', 'fee')}, ` +
+      (`t.payout_currency, ${amount('t.payout_amount', 't.payout_currency', 'payout_amount')}, t.rate, ` +
+        `t.status, t.created_at`),
     record: (r) => ({
-      id: text(r.id), member_id: text(r.member_id), source_asset: text(r.source_asset), source_amount: fmt(r, 'source_amount'), fee: fmt(r, 'fee'),
-      payout_currency: text(r.payout_currency), payout_amount: fmt(r, 'payout_amount'), rate: text(r.rate), status: text(r.status), created_at: iso(r.created_at),
+      id: text(r.id),
+      member_id: text(r.member_id),
+      source_asset: text(r.source_asset),
+      source_amount: fmt(r, 'source_amount'),
+      fee: fmt(r, 'fee'),
+      payout_currency: text(r.payout_currency),
+      payout_amount: fmt(r, 'payout_amount'),
+      rate: text(r.rate),
+      status: text(r.status),
+      created_at: iso(r.created_at),
     }),
   }),
   exchange_orders: tableKind({
     table: 'exchange_orders',
-    columns: ['id', 'member_id', 'status', 'from_asset', 'to_asset', 'from_amount', 'to_amount', 'fee_asset', 'fee_amount', 'rate', 'created_at'],
-    select: `t.id, t.member_id, t.status, t.from_asset, t.to_asset, ${amount('t.from_amount', 't.from_asset', 'from_amount')}, ${amount('t.to_amount', 't.to_asset', 'to_amount')}, ` +
+    columns: [
+      'id',
+      'member_id',
+      'status',
+      'from_asset',
+      'to_asset',
+      'from_amount',
+      'to_amount',
+      'fee_asset',
+      'fee_amount',
+      'rate',
+      'created_at',
+    ],
+    select:
+      `t.id, t.member_id, t.status, t.from_asset, ` +
+      `t.to_asset, ${amount('t.from_amount', 't.from_asset', 'from_amount')}, ${amount('t.to_amount', 't.to_asset', 'to_amount')}, ` +
       `t.fee_asset, ${amount('t.fee_amount', 't.fee_asset', 'fee_amount')}, t.rate, t.created_at`,
     record: (r) => ({
-      id: text(r.id), member_id: text(r.member_id), status: text(r.status), from_asset: text(r.from_asset), to_asset: text(r.to_asset),
-      from_amount: fmt(r, 'from_amount'), to_amount: fmt(r, 'to_amount'), fee_asset: text(r.fee_asset), fee_amount: fmt(r, 'fee_amount'), rate: text(r.rate), created_at: iso(r.created_at),
+      id: text(r.id),
+      member_id: text(r.member_id),
+      status: text(r.status),
+      from_asset: text(r.from_asset),
+      to_asset: text(r.to_asset),
+      from_amount: fmt(r, 'from_amount'),
+      to_amount: fmt(r, 'to_amount'),
+      fee_asset: text(r.fee_asset),
+      fee_amount: fmt(r, 'fee_amount'),
+      rate: text(r.rate),
+      created_at: iso(r.created_at),
     }),
   }),
   earn_orders: tableKind({
     table: 'earn_orders',
     columns: ['id', 'position_id', 'member_id', 'product_id', 'asset', 'type', 'amount', 'status', 'created_at'],
-    select: `t.id, t.position_id, t.member_id, t.product_id, t.asset, t.type, ${amount('t.amount', 't.asset', 'amount')}, t.status, t.created_at`,
+    select:
+      `t.id, t.position_id, t.member_id, t.product_id, t.asset, ` +
+      `t.type, ${amount('t.amount', 't.asset', 'amount')}, t.status, t.created_at`,
     record: (r) => ({
-      id: text(r.id), position_id: text(r.position_id), member_id: text(r.member_id), product_id: text(r.product_id), asset: text(r.asset), type: text(r.type),
-      amount: fmt(r, 'amount'), status: text(r.status), created_at: iso(r.created_at),
+      id: text(r.id),
+      position_id: text(r.position_id),
+      member_id: text(r.member_id),
+      product_id: text(r.product_id),
+      asset: text(r.asset),
+      type: text(r.type),
+      amount: fmt(r, 'amount'),
+      status: text(r.status),
+      created_at: iso(r.created_at),
     }),
   }),
   qrpay_payments: tableKind({
     table: 'qrpay_orders',
     columns: ['id', 'member_id', 'asset', 'amount', 'merchant_name', 'status', 'created_at'],
-    select: `t.id, t.member_id, t.asset, ${amount('t.amount', 't.asset', 'amount')}, t.merchant_name, t.status, t.created_at`,
-    record: (r) => ({ id: text(r.id), member_id: text(r.member_id), asset: text(r.asset), amount: fmt(r, 'amount'), merchant_name: text(r.merchant_name), status: text(r.status), created_at: iso(r.created_at) }),
+    select:
+      `t.id, t.member_id, t.asset, ${amount('t.amount', 't.asset', 'amount')}, t.merchant_name, t.status, ` +
+      `t.created_at`,
+    record: (r) => ({
+      id: text(r.id),
+      member_id: text(r.member_id),
+      asset: text(r.asset),
+      amount: fmt(r, 'amount'),
+      merchant_name: text(r.merchant_name),
+      status: text(r.status),
+      created_at: iso(r.created_at),
+    }),
   }),
   card_transactions: tableKind({
     table: 'card_transactions',
-    columns: ['id', 'card_id', 'member_id', 'type', 'status', 'amount', 'currency', 'merchant_name', 'mcc', 'created_at'],
-    select: `t.id, t.card_id, t.member_id, t.type, t.status, ${amount('t.amount', 't.currency', 'amount')}, t.currency, t.merchant_name, t.mcc, t.created_at`,
+    columns: [
+      'id',
+      'card_id',
+      'member_id',
+      'type',
+      'status',
+      'amount',
+      'currency',
+      'merchant_name',
+      'mcc',
+      'created_at',
+    ],
+    select:
+      `t.id, t.card_id, t.member_id, t.type, t.status, ${amount('t.amount', 't.currency', 'amount')}, ` +
+      `t.currency, t.merchant_name, t.mcc, t.created_at`,
     record: (r) => ({
-      id: text(r.id), card_id: text(r.card_id), member_id: text(r.member_id), type: text(r.type), status: text(r.status), amount: fmt(r, 'amount'),
-      currency: text(r.currency), merchant_name: text(r.merchant_name), mcc: text(r.mcc), created_at: iso(r.created_at),
+      id: text(r.id),
+      card_id: text(r.card_id),
+      member_id: text(r.member_id),
+      type: text(r.type),
+      status: text(r.status),
+      amount: fmt(r, 'amount'),
+      currency: text(r.currency),
+      merchant_name: text(r.merchant_name),
+      mcc: text(r.mcc),
+      created_at: iso(r.created_at),
     }),
   }),
   // One row per line (posting) of each entry: the entry's fields repeated on its lines.
   ledger_entries: {
-    columns: ['entry_id', 'created_at', 'kind', 'reference_object', 'reference_id', 'account_owner', 'account_owner_id', 'bucket', 'asset', 'debit', 'credit'],
+    columns: [
+      'entry_id',
+      'created_at',
+      'kind',
+      'reference_object',
+      'reference_id',
+      'account_owner',
+      'account_owner_id',
+      'bucket',
+      'asset',
+      'debit',
+      'credit',
+    ],
     async batch(db, w, after, limit) {
-      const { rows } = await sql<{ seq: string; id: string; created_at: Date; kind: string; reference_type: string; reference_id: string; asset: string }>`
-        SELECT e.seq::text AS seq, e.id, e.created_at, e.kind, e.reference_type, e.reference_id, e.asset FROM journal_entries e
-        WHERE e.merchant_id = ${w.merchantId} AND e.environment = ${w.environment} AND e.created_at >= ${w.createdGte} AND e.created_at < ${w.createdLt}
+      const { rows } = await sql<{
+        seq: string;
+        id: string;
+        created_at: Date;
+        kind: string;
+        reference_type: string;
+        reference_id: string;
+        asset: string;
+      }>`
+        SELECT e.seq::text AS seq, e.id, e.created_at, e.kind, e.reference_type, e.reference_id, e.asset FROM
+          journal_entries e
+        WHERE e.merchant_id = ${w.merchantId} AND e.environment = ${w.environment} AND e.created_at >= ${w.createdGte}
+          AND e.created_at < ${w.createdLt}
           ${after === undefined ? sql`` : sql`AND e.seq > ${after}::bigint`}
         ORDER BY e.seq LIMIT ${limit}`.execute(db);
-      const { rows: lines } = rows.length === 0 ? { rows: [] } : await sql<{ entry_id: string; owner_type: string; owner_id: string; bucket: string; amount: string; scale: number }>`
+      const { rows: lines } =
+        rows.length === 0
+          ? { rows: [] }
+          : await sql<{
+              entry_id: string;
+              owner_type: string;
+              owner_id: string;
+              bucket: string;
+              amount: string;
+              scale: number;
+            }>`
         SELECT p.entry_id, a.owner_type, a.owner_id, a.bucket, p.amount::text AS amount, s.scale
         FROM postings p JOIN ledger_accounts a ON a.id = p.account_id JOIN assets s ON s.code = p.asset
         WHERE p.entry_id = ANY(${rows.map((r) => r.id)}::text[]) ORDER BY p.id`.execute(db);
       const byEntry = new Map<string, typeof lines>();
       for (const l of lines) byEntry.set(l.entry_id, [...(byEntry.get(l.entry_id) ?? []), l]);
-      const records = rows.flatMap((e) => (byEntry.get(e.id) ?? []).map((l) => {
-        const v = lineView(w.merchantId, e.asset, l);
-        return {
-          entry_id: publicEntryId(e.id), created_at: iso(e.created_at), kind: e.kind, reference_object: e.reference_type, reference_id: e.reference_id,
-          account_owner: v.account.owner, account_owner_id: v.account.owner_id, bucket: v.account.bucket, asset: v.asset, debit: v.debit, credit: v.credit,
-        };
-      }));
-      return { seq: rows.length ? rows[rows.length - 1]!.seq : after ?? '', records };
+      const records = rows.flatMap((e) =>
+        (byEntry.get(e.id) ?? []).map((l) => {
+          const v = lineView(w.merchantId, e.asset, l);
+          return {
+            entry_id: publicEntryId(e.id),
+            created_at: iso(e.created_at),
+            kind: e.kind,
+            reference_object: e.reference_type,
+            reference_id: e.reference_id,
+            account_owner: v.account.owner,
+            account_owner_id: v.account.owner_id,
+            bucket: v.account.bucket,
+            asset: v.asset,
+            debit: v.debit,
+            credit: v.credit,
+          };
+        }),
+      );
+      return { seq: rows.length ? rows[rows.length - 1]!.seq : (after ?? ''), records };
     },
   },
   // Each member's balances as of `created_lt` (GET /v1/balances?as_of=): one row per member and asset.
   member_balances: {
-    columns: ['member_id', 'external_member_id', 'asset', 'available', 'frozen', 'withdrawing', 'earn', 'card', 'total', 'as_of'],
+    columns: [
+      'member_id',
+      'external_member_id',
+      'asset',
+      'available',
+      'frozen',
+      'withdrawing',
+      'earn',
+      'card',
+      'total',
+      'as_of',
+    ],
     async batch(db, w, after, limit) {
       // By external id: the unique (merchant_id, environment, external_member_id) index is the walk (migration 049).
-      const members = await db.selectFrom('members').select(['id', 'external_member_id'])
-        .where('merchant_id', '=', w.merchantId).where('environment', '=', w.environment)
+      const members = await db
+        .selectFrom('members')
+        .select(['id', 'external_member_id'])
+        .where('merchant_id', '=', w.merchantId)
+        .where('environment', '=', w.environment)
         .$if(after !== undefined, (q) => q.where('external_member_id', '>', after!))
-        .orderBy('external_member_id').limit(Math.max(1, Math.floor(limit / 10))).execute();
+        .orderBy('external_member_id')
+        .limit(Math.max(1, Math.floor(limit / 10)))
+        .execute();
       const records: Record_[] = [];
       for (const m of members) {
         for (const b of await memberBalances(db, w.environment, m.id, w.createdLt)) {
-          records.push({ member_id: m.id, external_member_id: m.external_member_id, ...b, as_of: w.createdLt.toISOString() });
+          records.push({
+            member_id: m.id,
+            external_member_id: m.external_member_id,
+            ...b,
+            as_of: w.createdLt.toISOString(),
+          });
         }
       }
-      return { seq: members.length ? members[members.length - 1]!.external_member_id : after ?? '', records };
+      return { seq: members.length ? members[members.length - 1]!.external_member_id : (after ?? ''), records };
     },
   },
 };
@@ -178,4 +363,3 @@ export const exhausted = (after: string | undefined, seq: string): boolean => se
 export function kindSpec(kind: ExportKind): KindSpec {
   return kinds[kind];
 }
-

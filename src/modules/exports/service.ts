@@ -18,7 +18,10 @@ import type { ExportsTable } from './tables.js';
  * holds more than a batch of rows and a chunk.
  */
 
-interface Scope { merchantId: string; environment: Environment }
+interface Scope {
+  merchantId: string;
+  environment: Environment;
+}
 
 export const exportJobKind = 'export.write';
 /** Rows read per statement while writing. */
@@ -36,7 +39,10 @@ export const exportErrors = {
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
 const idShape = /^[A-Za-z0-9_.:-]{1,100}$/;
-type Row = Pick<ExportsTable, 'id' | 'kind' | 'status' | 'row_count' | 'sha256' | 'size_bytes' | 'created_at' | 'completed_at'> & { format: 'csv' | 'jsonl'; expires_at: Date | null };
+type Row = Pick<
+  ExportsTable,
+  'id' | 'kind' | 'status' | 'row_count' | 'sha256' | 'size_bytes' | 'created_at' | 'completed_at'
+> & { format: 'csv' | 'jsonl'; expires_at: Date | null };
 
 export interface ExportView {
   id: string;
@@ -51,7 +57,9 @@ export interface ExportView {
 
 export function exportView(r: Row): ExportView {
   return {
-    id: r.id, kind: r.kind, status: r.status,
+    id: r.id,
+    kind: r.kind,
+    status: r.status,
     row_count: r.row_count === null ? null : Number(r.row_count),
     sha256: r.sha256,
     size_bytes: r.size_bytes === null ? null : Number(r.size_bytes),
@@ -61,27 +69,56 @@ export function exportView(r: Row): ExportView {
 }
 
 export async function createExport(
-  trx: Transaction<Database>, clock: Clock, scope: Scope,
+  trx: Transaction<Database>,
+  clock: Clock,
+  scope: Scope,
   body: { kind: ExportKind; created_gte: string; created_lt: string; format?: 'csv' | 'jsonl' },
 ): Promise<{ id: string; kind: string; status: 'pending'; created_at: string }> {
   const gte = new Date(body.created_gte);
   const lt = new Date(body.created_lt);
-  if (Number.isNaN(gte.getTime()) || Number.isNaN(lt.getTime())) throw new ApiError('invalid_request', 'created_gte and created_lt must be ISO 8601 date-times with a time zone.');
+  if (Number.isNaN(gte.getTime()) || Number.isNaN(lt.getTime()))
+    throw new ApiError('invalid_request', 'created_gte and created_lt must be ISO 8601 date-times with a time zone.');
   if (gte.getTime() >= lt.getTime()) throw new ApiError('invalid_request', 'created_gte must be before created_lt.');
   const now = await clock.now(trx, scope);
   const row = {
-    id: newId('exp'), merchant_id: scope.merchantId, environment: scope.environment, kind: body.kind, format: body.format ?? 'csv' as const,
-    created_gte: gte, created_lt: lt, status: 'pending' as const, created_at: now,
+    id: newId('exp'),
+    merchant_id: scope.merchantId,
+    environment: scope.environment,
+    kind: body.kind,
+    format: body.format ?? ('csv' as const),
+    created_gte: gte,
+    created_lt: lt,
+    status: 'pending' as const,
+    created_at: now,
   };
   await trx.insertInto('exports').values(row).execute();
-  await enqueue(trx, { kind: exportJobKind, payload: { id: row.id }, dedupeKey: `export:${row.id}`, maxAttempts: exportAttempts });
+  await enqueue(trx, {
+    kind: exportJobKind,
+    payload: { id: row.id },
+    dedupeKey: `export:${row.id}`,
+    maxAttempts: exportAttempts,
+  });
   return { id: row.id, kind: row.kind, status: 'pending', created_at: now.toISOString() };
 }
 
 function exportsOf(db: Db, scope: Scope) {
-  return db.selectFrom('exports')
-    .select(['seq', 'id', 'kind', 'format', 'status', 'row_count', 'sha256', 'size_bytes', 'created_at', 'completed_at', 'expires_at'])
-    .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment);
+  return db
+    .selectFrom('exports')
+    .select([
+      'seq',
+      'id',
+      'kind',
+      'format',
+      'status',
+      'row_count',
+      'sha256',
+      'size_bytes',
+      'created_at',
+      'completed_at',
+      'expires_at',
+    ])
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment);
 }
 
 export async function listExports(db: Db, scope: Scope, page: PageParams) {
@@ -103,25 +140,47 @@ export async function getExport(db: Db, scope: Scope, id: string): Promise<Expor
  * The file of a completed export, as a stream that reads one chunk per pull. Not yet written,
  * failed or past its seven days: `not_found` with the reason.
  */
-export async function openExportFile(db: Kysely<Database>, clock: Clock, scope: Scope, id: string): Promise<{ format: 'csv' | 'jsonl'; size: number; body: Readable; filename: string }> {
+export async function openExportFile(
+  db: Kysely<Database>,
+  clock: Clock,
+  scope: Scope,
+  id: string,
+): Promise<{ format: 'csv' | 'jsonl'; size: number; body: Readable; filename: string }> {
   const row = await findExport(db, scope, id);
   if (!row) throw new ApiError('not_found', 'No such export.');
-  if (row.status === 'pending') throw new ApiError('not_found', 'The export is not written yet: wait for status completed (or the export.completed event).');
+  if (row.status === 'pending')
+    throw new ApiError(
+      'not_found',
+      'The export is not written yet: wait for status completed (or the export.completed event).',
+    );
   if (row.status === 'failed') throw new ApiError('not_found', 'The export failed: it has no file. Request a new one.');
   if (row.expires_at !== null && (await clock.now(db, scope)).getTime() >= new Date(row.expires_at).getTime()) {
-    throw new ApiError('not_found', 'The export\'s file has expired (kept 7 days). Request a new one.');
+    throw new ApiError('not_found', "The export's file has expired (kept 7 days). Request a new one.");
   }
   let n = 0;
   const body = new Readable({
     highWaterMark: 1,
     read() {
-      db.selectFrom('export_chunks').select('data').where('export_id', '=', row.id).where('n', '=', n).executeTakeFirst().then((chunk) => {
-        n += 1;
-        this.push(chunk ? Buffer.from(chunk.data) : null);
-      }, (err: unknown) => this.destroy(err as Error));
+      db.selectFrom('export_chunks')
+        .select('data')
+        .where('export_id', '=', row.id)
+        .where('n', '=', n)
+        .executeTakeFirst()
+        .then(
+          (chunk) => {
+            n += 1;
+            this.push(chunk ? Buffer.from(chunk.data) : null);
+          },
+          (err: unknown) => this.destroy(err as Error),
+        );
     },
   });
-  return { format: row.format, size: Number(row.size_bytes ?? 0), body, filename: `${row.id}.${row.format === 'csv' ? 'csv' : 'jsonl'}` };
+  return {
+    format: row.format,
+    size: Number(row.size_bytes ?? 0),
+    body,
+    filename: `${row.id}.${row.format === 'csv' ? 'csv' : 'jsonl'}`,
+  };
 }
 
 /**
@@ -138,10 +197,20 @@ export function csvCell(column: string, value: string): string {
 }
 
 /** Serialises records of one batch; the header goes before the first. */
-function serialise(format: 'csv' | 'jsonl', columns: readonly string[], records: readonly Record_[], header: boolean): string {
+function serialise(
+  format: 'csv' | 'jsonl',
+  columns: readonly string[],
+  records: readonly Record_[],
+  header: boolean,
+): string {
   if (format === 'jsonl') return records.map((r) => `${JSON.stringify(r, columns as string[])}\n`).join('');
   if (records.length === 0 && !header) return '';
-  const cells = records.map((r) => columns.map((c) => { const v = r[c]; return typeof v === 'string' ? csvCell(c, v) : v ?? ''; }));
+  const cells = records.map((r) =>
+    columns.map((c) => {
+      const v = r[c];
+      return typeof v === 'string' ? csvCell(c, v) : (v ?? '');
+    }),
+  );
   return stringify(cells, { header, columns: columns as string[], record_delimiter: 'unix' });
 }
 
@@ -182,7 +251,12 @@ export async function writeExport(db: Kysely<Database>, clock: Clock, id: string
     pending.push(bytes);
     pendingBytes += bytes.length;
   };
-  const window = { merchantId: ex.merchant_id, environment: ex.environment, createdGte: new Date(ex.created_gte), createdLt: new Date(ex.created_lt) };
+  const window = {
+    merchantId: ex.merchant_id,
+    environment: ex.environment,
+    createdGte: new Date(ex.created_gte),
+    createdLt: new Date(ex.created_lt),
+  };
   if (ex.format === 'csv') append(serialise('csv', spec.columns, [], true));
   let after: string | undefined;
   for (;;) {
@@ -196,25 +270,59 @@ export async function writeExport(db: Kysely<Database>, clock: Clock, id: string
   await db.transaction().execute(async (trx) => {
     await flush(trx, true);
     const now = await clock.now(trx, scope);
-    const done = await trx.updateTable('exports').set({
-      status: 'completed', row_count: String(rows), sha256: hash.digest('hex'), size_bytes: String(size),
-      completed_at: now, expires_at: new Date(now.getTime() + exportKeepMs),
-    }).where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();
+    const done = await trx
+      .updateTable('exports')
+      .set({
+        status: 'completed',
+        row_count: String(rows),
+        sha256: hash.digest('hex'),
+        size_bytes: String(size),
+        completed_at: now,
+        expires_at: new Date(now.getTime() + exportKeepMs),
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
     if (Number(done.numUpdatedRows) === 0) throw new Error(`export ${id} changed while it was written`);
-    await recordEvent(trx, { ...scope, type: 'export.completed', object: 'export', objectId: id, externalMemberId: null, status: 'completed', statusVersion: 1 });
+    await recordEvent(trx, {
+      ...scope,
+      type: 'export.completed',
+      object: 'export',
+      objectId: id,
+      externalMemberId: null,
+      status: 'completed',
+      statusVersion: 1,
+    });
   });
 }
 
 /** The export could not be written after its attempts: `failed`, its chunks gone, with its event. */
 export async function failExport(db: Kysely<Database>, clock: Clock, id: string, reason: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    const ex = await trx.updateTable('exports').set({ status: 'failed', failure_reason: reason.slice(0, 500) })
-      .where('id', '=', id).where('status', '=', 'pending').returning(['merchant_id', 'environment']).executeTakeFirst();
+    const ex = await trx
+      .updateTable('exports')
+      .set({ status: 'failed', failure_reason: reason.slice(0, 500) })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .returning(['merchant_id', 'environment'])
+      .executeTakeFirst();
     if (!ex) return;
     const scope = { merchantId: ex.merchant_id, environment: ex.environment };
-    await trx.updateTable('exports').set({ completed_at: await clock.now(trx, scope) }).where('id', '=', id).execute();
+    await trx
+      .updateTable('exports')
+      .set({ completed_at: await clock.now(trx, scope) })
+      .where('id', '=', id)
+      .execute();
     await trx.deleteFrom('export_chunks').where('export_id', '=', id).execute();
-    await recordEvent(trx, { ...scope, type: 'export.failed', object: 'export', objectId: id, externalMemberId: null, status: 'failed', statusVersion: 1 });
+    await recordEvent(trx, {
+      ...scope,
+      type: 'export.failed',
+      object: 'export',
+      objectId: id,
+      externalMemberId: null,
+      status: 'failed',
+      statusVersion: 1,
+    });
   });
 }
 
@@ -224,7 +332,8 @@ export async function deleteExpiredExports(db: Kysely<Database>, limit = 100): P
     DELETE FROM exports WHERE id IN (
       SELECT x.id FROM exports x
       WHERE x.expires_at IS NOT NULL
-        AND x.expires_at <= now() + COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id = x.merchant_id AND x.environment = 'sandbox'), 0) * interval '1 millisecond'
+        AND x.expires_at <= now() + COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id =
+          x.merchant_id AND x.environment = 'sandbox'), 0) * interval '1 millisecond'
       ORDER BY x.expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
     RETURNING id`.execute(db);
   return rows.length;

@@ -19,5 +19,11 @@ export const exportJobHandlers: Record<string, JobHandler> = {
 
 /** Files past their seven days go (with their rows). */
 export const exportTickers: Ticker[] = [
-  { name: 'exports.expire', intervalMs: 60_000, run: async (ctx) => { while ((await deleteExpiredExports(ctx.db)) > 0); } },
+  {
+    name: 'exports.expire',
+    intervalMs: 60_000,
+    run: async (ctx) => {
+      while ((await deleteExpiredExports(ctx.db)) > 0);
+    },
+  },
 ];

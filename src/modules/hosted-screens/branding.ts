@@ -7,7 +7,6 @@ import type { Database, Db } from '../../db/schema.js';
  * its bytes, the colour, the text colour on it), then the reads and writes.
  */
 
-
 export const logoBytesMax = 256 * 1024;
 export const displayNameMax = 80;
 
@@ -18,7 +17,8 @@ export type LogoType = 'image/png' | 'image/jpeg' | 'image/webp';
  * shows in an <img> and that carry no script: never SVG, never what a filename or a declared type says.
  */
 export function sniffImage(bytes: Uint8Array): LogoType | undefined {
-  const starts = (sig: readonly number[], at = 0) => bytes.length >= at + sig.length && sig.every((b, i) => bytes[at + i] === b);
+  const starts = (sig: readonly number[], at = 0) =>
+    bytes.length >= at + sig.length && sig.every((b, i) => bytes[at + i] === b);
   if (starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'image/png';
   if (starts([0xff, 0xd8, 0xff])) return 'image/jpeg';
   if (starts([0x52, 0x49, 0x46, 0x46]) && starts([0x57, 0x45, 0x42, 0x50], 8)) return 'image/webp';
@@ -59,9 +59,11 @@ export function textOn(accent: string): '#ffffff' | '#000000' {
  */
 export function accentStylesheet(accent: string): string {
   const text = textOn(accent);
-  return `button { background: ${accent}; border-color: ${accent}; color: ${text}; }\n`
-    + `button:hover { background: ${accent}; filter: brightness(0.92); }\n`
-    + `.merchant { border-bottom: 4px solid ${accent}; padding-bottom: .5rem; }\n`;
+  return (
+    `button { background: ${accent}; border-color: ${accent}; color: ${text}; }\n` +
+    `button:hover { background: ${accent}; filter: brightness(0.92); }\n` +
+    `.merchant { border-bottom: 4px solid ${accent}; padding-bottom: .5rem; }\n`
+  );
 }
 
 export interface Branding {
@@ -78,9 +80,12 @@ export const accentPath = (merchantId: string) => `/hosted/branding/${encodeURIC
 
 /** How the merchant's screens present it; undefined for an unknown merchant. */
 export async function readBranding(db: Db, merchantId: string): Promise<Branding | undefined> {
-  const row = await db.selectFrom('merchants').leftJoin('merchant_branding as b', 'b.merchant_id', 'merchants.id')
+  const row = await db
+    .selectFrom('merchants')
+    .leftJoin('merchant_branding as b', 'b.merchant_id', 'merchants.id')
     .select(['merchants.name', 'b.display_name', 'b.accent_color', 'b.logo_type', 'b.logo_etag', 'b.updated_at'])
-    .where('merchants.id', '=', merchantId).executeTakeFirst();
+    .where('merchants.id', '=', merchantId)
+    .executeTakeFirst();
   if (!row) return undefined;
   return {
     name: row.display_name ?? row.name,
@@ -90,9 +95,18 @@ export async function readBranding(db: Db, merchantId: string): Promise<Branding
   };
 }
 
-export async function readLogo(db: Db, merchantId: string): Promise<{ bytes: Buffer; type: string; etag: string } | undefined> {
-  const row = await db.selectFrom('merchant_branding').select(['logo', 'logo_type', 'logo_etag']).where('merchant_id', '=', merchantId).executeTakeFirst();
-  return row?.logo && row.logo_type && row.logo_etag ? { bytes: Buffer.from(row.logo), type: row.logo_type, etag: row.logo_etag } : undefined;
+export async function readLogo(
+  db: Db,
+  merchantId: string,
+): Promise<{ bytes: Buffer; type: string; etag: string } | undefined> {
+  const row = await db
+    .selectFrom('merchant_branding')
+    .select(['logo', 'logo_type', 'logo_etag'])
+    .where('merchant_id', '=', merchantId)
+    .executeTakeFirst();
+  return row?.logo && row.logo_type && row.logo_etag
+    ? { bytes: Buffer.from(row.logo), type: row.logo_type, etag: row.logo_etag }
+    : undefined;
 }
 
 export interface BrandingChange {
@@ -103,10 +117,20 @@ export interface BrandingChange {
 }
 
 export async function saveBranding(db: Db, merchantId: string, change: BrandingChange, now: Date): Promise<void> {
-  const logo = change.logo === undefined ? {}
-    : change.logo === null ? { logo: null, logo_type: null, logo_etag: null }
-      : { logo: change.logo.bytes, logo_type: change.logo.type, logo_etag: createHash('sha256').update(change.logo.bytes).digest('base64url').slice(0, 22) };
+  const logo =
+    change.logo === undefined
+      ? {}
+      : change.logo === null
+        ? { logo: null, logo_type: null, logo_etag: null }
+        : {
+            logo: change.logo.bytes,
+            logo_type: change.logo.type,
+            logo_etag: createHash('sha256').update(change.logo.bytes).digest('base64url').slice(0, 22),
+          };
   const values = { display_name: change.displayName, accent_color: change.accent, ...logo, updated_at: now };
-  await db.insertInto('merchant_branding').values({ merchant_id: merchantId, logo: null, logo_type: null, logo_etag: null, ...values })
-    .onConflict((oc) => oc.column('merchant_id').doUpdateSet(values)).execute();
+  await db
+    .insertInto('merchant_branding')
+    .values({ merchant_id: merchantId, logo: null, logo_type: null, logo_etag: null, ...values })
+    .onConflict((oc) => oc.column('merchant_id').doUpdateSet(values))
+    .execute();
 }

@@ -28,7 +28,12 @@ export function csrfToken(key: Buffer, ticketId: string, cookie: string): string
 }
 
 /** Whether a submitted field matches the cookie sent with it, for this ticket (constant time). */
-export function verifyCsrf(key: Buffer, ticketId: string, cookie: string | undefined, field: string | undefined): boolean {
+export function verifyCsrf(
+  key: Buffer,
+  ticketId: string,
+  cookie: string | undefined,
+  field: string | undefined,
+): boolean {
   if (!isCsrfCookieValue(cookie) || typeof field !== 'string' || field.length !== 43) return false;
   const expected = Buffer.from(csrfToken(key, ticketId, cookie));
   const given = Buffer.from(field);

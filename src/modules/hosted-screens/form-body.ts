@@ -74,7 +74,12 @@ export async function readFormBody(req: FastifyRequest): Promise<FormBody> {
       const tooLarge = part.file.truncated || size > fileSizeMaxBytes;
       // A file input left empty is sent as a part with no name and no bytes: not a file.
       if (size === 0 && !part.filename) continue;
-      files.push({ field: part.fieldname, data: tooLarge ? Buffer.alloc(0) : Buffer.concat(chunks), tooLarge, declaredType: part.mimetype });
+      files.push({
+        field: part.fieldname,
+        data: tooLarge ? Buffer.alloc(0) : Buffer.concat(chunks),
+        tooLarge,
+        declaredType: part.mimetype,
+      });
     }
   } catch (err) {
     if (err instanceof FormBodyError) throw err;

@@ -78,15 +78,19 @@ function fieldParts(state: FormState, f: FieldCommon) {
   const id = fieldId(f.name);
   const error = errorOf(state, f.name);
   const described = [f.hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
-  const attrs = new SafeHtml([
-    `id="${id}" name="${escapeHtml(f.name)}"`,
-    described ? ` aria-describedby="${described}"` : '',
-    error ? ' aria-invalid="true"' : '',
-    f.required ? ' required' : '',
-  ].join(''));
+  const attrs = new SafeHtml(
+    [
+      `id="${id}" name="${escapeHtml(f.name)}"`,
+      described ? ` aria-describedby="${described}"` : '',
+      error ? ' aria-invalid="true"' : '',
+      f.required ? ' required' : '',
+    ].join(''),
+  );
   const label = html`<label for="${id}">${f.label}${f.required ? '' : html` <span class="optional">(optional)</span>`}</label>`;
   const hint = f.hint ? html`<p class="hint" id="${id}-hint">${f.hint}</p>` : '';
-  const err = error ? html`<p class="field-error" id="${id}-error"><span class="visually-hidden">Error: </span>${error}</p>` : '';
+  const err = error
+    ? html`<p class="field-error" id="${id}-error"><span class="visually-hidden">Error: </span>${error}</p>`
+    : '';
   return { id, error, attrs, label, hint, err };
 }
 
@@ -103,8 +107,10 @@ export function textField(state: FormState, f: TextFieldOptions): SafeHtml {
   const p = fieldParts(state, f);
   const value = state.values[f.name] ?? '';
   return html`<div class="field${p.error ? ' field--error' : ''}">${p.label}${p.hint}${p.err}<input ${p.attrs} type="${f.type ?? 'text'}" value="${value}"${
-    f.autocomplete ? html` autocomplete="${f.autocomplete}"` : ''}${f.maxLength ? html` maxlength="${f.maxLength}"` : ''}${
-    f.inputMode ? html` inputmode="${f.inputMode}"` : ''}${f.readOnly ? html` readonly` : ''}></div>`;
+    f.autocomplete ? html` autocomplete="${f.autocomplete}"` : ''
+  }${f.maxLength ? html` maxlength="${f.maxLength}"` : ''}${
+    f.inputMode ? html` inputmode="${f.inputMode}"` : ''
+  }${f.readOnly ? html` readonly` : ''}></div>`;
 }
 
 export interface SelectFieldOptions extends FieldCommon {
@@ -117,9 +123,12 @@ export interface SelectFieldOptions extends FieldCommon {
 export function selectField(state: FormState, f: SelectFieldOptions): SafeHtml {
   const p = fieldParts(state, f);
   const current = state.values[f.name] ?? '';
-  const options = f.options.map((o) => html`<option value="${o.value}"${o.value === current ? html` selected` : ''}>${o.label}</option>`);
+  const options = f.options.map(
+    (o) => html`<option value="${o.value}"${o.value === current ? html` selected` : ''}>${o.label}</option>`,
+  );
   return html`<div class="field${p.error ? ' field--error' : ''}">${p.label}${p.hint}${p.err}<select ${p.attrs}${
-    f.autocomplete ? html` autocomplete="${f.autocomplete}"` : ''}>${f.placeholder !== undefined ? html`<option value="">${f.placeholder}</option>` : ''}${options}</select></div>`;
+    f.autocomplete ? html` autocomplete="${f.autocomplete}"` : ''
+  }>${f.placeholder !== undefined ? html`<option value="">${f.placeholder}</option>` : ''}${options}</select></div>`;
 }
 
 export interface FileFieldOptions extends FieldCommon {
@@ -148,10 +157,15 @@ export function summaryList(rows: readonly { label: string; value: string }[]): 
  * The form every screen posts: method POST to the screen's own URL, the CSRF field first, then
  * the content and one submit button. `multipart` when it carries files.
  */
-export function form(frame: FormFrame, opts: { multipart?: boolean; submitLabel: string }, content: HtmlPart): SafeHtml {
+export function form(
+  frame: FormFrame,
+  opts: { multipart?: boolean; submitLabel: string },
+  content: HtmlPart,
+): SafeHtml {
   const enctype = opts.multipart ? html` enctype="multipart/form-data"` : '';
   return html`<form method="post" action="${frame.action}"${enctype} novalidate><input type="hidden" name="${csrfFieldName}" value="${frame.csrfToken}">${
-    content}<div class="actions"><button type="submit">${opts.submitLabel}</button></div></form>`;
+    content
+  }<div class="actions"><button type="submit">${opts.submitLabel}</button></div></form>`;
 }
 
 /**
@@ -160,8 +174,9 @@ export function form(frame: FormFrame, opts: { multipart?: boolean; submitLabel:
  */
 export function errorSummary(errors: readonly FieldError[]): SafeHtml {
   if (errors.length === 0) return new SafeHtml('');
-  return html`<div class="error-summary" role="alert" aria-labelledby="error-summary-title" tabindex="-1"><h2 id="error-summary-title">There is a problem</h2><ul>${
-    errors.map((e) => html`<li><a href="#${fieldId(e.field)}">${e.message}</a></li>`)}</ul></div>`;
+  return html`<div class="error-summary" role="alert" aria-labelledby="error-summary-title" tabindex="-1"><h2 id="error-summary-title">There is a problem</h2><ul>${errors.map(
+    (e) => html`<li><a href="#${fieldId(e.field)}">${e.message}</a></li>`,
+  )}</ul></div>`;
 }
 
 /** Path of the one stylesheet (served by the hosted routes). */
@@ -186,20 +201,36 @@ export interface MerchantShell {
 export function renderPage(p: PageShell): string {
   const errors = p.errors ?? [];
   const title = errors.length > 0 ? `Error: ${p.title}` : p.title;
-  return '<!doctype html>\n' + html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><title>${title}</title><link rel="stylesheet" href="${stylesheetPath}">${
-    p.merchant?.accentUrl ? html`<link rel="stylesheet" href="${p.merchant.accentUrl}">` : ''}</head><body>${
-    p.merchant ? html`<header class="merchant">${p.merchant.logoUrl ? html`<img class="merchant-logo" src="${p.merchant.logoUrl}" alt="">` : ''}<p>A secure page of this service, for <strong>${p.merchant.name}</strong></p></header>` : ''}<main class="screen" id="main"><h1>${p.title}</h1>${errorSummary(errors)}${p.body}</main></body></html>`.value;
+  return (
+    '<!doctype html>\n' +
+    html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><title>${title}</title><link rel="stylesheet" href="${stylesheetPath}">${
+      p.merchant?.accentUrl ? html`<link rel="stylesheet" href="${p.merchant.accentUrl}">` : ''
+    }</head><body>${
+      p.merchant
+        ? html`<header class="merchant">${p.merchant.logoUrl ? html`<img class="merchant-logo" src="${p.merchant.logoUrl}" alt="">` : ''}<p>A secure page of this service, for <strong>${p.merchant.name}</strong></p></header>`
+        : ''
+    }<main class="screen" id="main"><h1>${p.title}</h1>${errorSummary(errors)}${p.body}</main></body></html>`.value
+  );
 }
 
 /** The page for a link that cannot be used: no detail of why. `retry` links back to the form (403). */
 export function unavailablePage(status: 404 | 410 | 403 | 400 | 500, retry?: string): string {
   const texts: Record<typeof status, [string, string]> = {
     404: ['Page not found', 'This link is not valid. Ask the app that sent you here for a new link.'],
-    410: ['This link is no longer valid', 'The link has been used, has expired or was withdrawn. Ask the app that sent you here for a new link.'],
-    403: ['The form could not be sent', 'The page was open too long, or cookies are blocked for this page. Open the form again and send it once more.'],
+    410: [
+      'This link is no longer valid',
+      'The link has been used, has expired or was withdrawn. Ask the app that sent you here for a new link.',
+    ],
+    403: [
+      'The form could not be sent',
+      'The page was open too long, or cookies are blocked for this page. Open the form again and send it once more.',
+    ],
     400: ['The form could not be read', 'Open the form again and send it once more.'],
     500: ['Something went wrong', 'Try again in a few minutes.'],
   };
   const [title, text] = texts[status];
-  return renderPage({ title, body: html`<p>${text}</p>${retry ? html`<p><a href="${retry}">Open the form again</a></p>` : ''}` });
+  return renderPage({
+    title,
+    body: html`<p>${text}</p>${retry ? html`<p><a href="${retry}">Open the form again</a></p>` : ''}`,
+  });
 }

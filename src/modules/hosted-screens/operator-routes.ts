@@ -6,38 +6,59 @@ import { getMerchant } from '../merchants/queries.js';
 import { frameAncestorsMax } from './security-headers.js';
 import { getFrameAncestors, hostedScreenErrors, setFrameAncestors } from './service.js';
 
-const Settings = Type.Object({
-  merchant_id: Type.String(),
-  environment: OperatorEnvironment,
-  frame_ancestors: Type.Array(Type.String()),
-}, { title: 'MerchantHostedScreenSettings' });
+const Settings = Type.Object(
+  {
+    merchant_id: Type.String(),
+    environment: OperatorEnvironment,
+    frame_ancestors: Type.Array(Type.String()),
+  },
+  { title: 'MerchantHostedScreenSettings' },
+);
 
 /** Operator calls: a merchant's hosted-screen settings (the same rule as the merchant's own PUT). */
 export async function hostedScreenOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const route = operatorRouter(app, ctx);
 
-  route.get('/admin/v1/merchants/:id/hosted-screens', {
-    errors: ['not_found'],
-    schema: { operationId: 'getMerchantHostedScreens', params: OperatorIdParams, querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Settings } },
-  }, async ({ params, query }) => {
-    await getMerchant(ctx.db, params.id);
-    return { merchant_id: params.id, environment: query.environment, ...(await getFrameAncestors(ctx.db, params.id, query.environment)) };
-  });
-
-  route.put('/admin/v1/merchants/:id/hosted-screens', {
-    errors: hostedScreenErrors.operatorSettings,
-    schema: {
-      operationId: 'setMerchantHostedScreens',
-      params: OperatorIdParams,
-      body: Type.Object({
-        environment: OperatorEnvironment,
-        frame_ancestors: Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { maxItems: frameAncestorsMax }),
-      }),
-      response: { 200: Settings },
+  route.get(
+    '/admin/v1/merchants/:id/hosted-screens',
+    {
+      errors: ['not_found'],
+      schema: {
+        operationId: 'getMerchantHostedScreens',
+        params: OperatorIdParams,
+        querystring: Type.Object({ environment: OperatorEnvironment }),
+        response: { 200: Settings },
+      },
     },
-  }, ({ params, body, write }) => write(async (trx) => {
-    await getMerchant(trx, params.id);
-    const set = await setFrameAncestors(ctx, trx, params.id, body.environment, body.frame_ancestors);
-    return { merchant_id: params.id, environment: body.environment, ...set };
-  }));
+    async ({ params, query }) => {
+      await getMerchant(ctx.db, params.id);
+      return {
+        merchant_id: params.id,
+        environment: query.environment,
+        ...(await getFrameAncestors(ctx.db, params.id, query.environment)),
+      };
+    },
+  );
+
+  route.put(
+    '/admin/v1/merchants/:id/hosted-screens',
+    {
+      errors: hostedScreenErrors.operatorSettings,
+      schema: {
+        operationId: 'setMerchantHostedScreens',
+        params: OperatorIdParams,
+        body: Type.Object({
+          environment: OperatorEnvironment,
+          frame_ancestors: Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { maxItems: frameAncestorsMax }),
+        }),
+        response: { 200: Settings },
+      },
+    },
+    ({ params, body, write }) =>
+      write(async (trx) => {
+        await getMerchant(trx, params.id);
+        const set = await setFrameAncestors(ctx, trx, params.id, body.environment, body.frame_ancestors);
+        return { merchant_id: params.id, environment: body.environment, ...set };
+      }),
+  );
 }

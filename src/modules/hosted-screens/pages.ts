@@ -5,9 +5,24 @@ import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { configuredKey } from '../../platform/keys.js';
 import { resolveMember } from '../members/queries.js';
-import { csrfCookieName, csrfSetCookie, csrfToken, cookieFrom, isCsrfCookieValue, newCsrfCookieValue, verifyCsrf } from './csrf.js';
+import {
+  csrfCookieName,
+  csrfSetCookie,
+  csrfToken,
+  cookieFrom,
+  isCsrfCookieValue,
+  newCsrfCookieValue,
+  verifyCsrf,
+} from './csrf.js';
 import { FormBodyError, multipartLimits, parseUrlencoded, readFormBody, urlencodedBodyMaxBytes } from './form-body.js';
-import { csrfFieldName, renderPage, stylesheetPath, unavailablePage, type FormFrame, type MerchantShell } from './html.js';
+import {
+  csrfFieldName,
+  renderPage,
+  stylesheetPath,
+  unavailablePage,
+  type FormFrame,
+  type MerchantShell,
+} from './html.js';
 import { accentPath, accentStylesheet, logoPath, readBranding, readLogo } from './branding.js';
 import { findTicket, frameAncestorsOf } from './queries.js';
 import { isTicketHost, isUsable, type Ticket } from './rules.js';
@@ -66,18 +81,26 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
   // Forms: files through @fastify/multipart (registered in this scope only, with its limits),
   // the rest URL-encoded. JSON bodies are not read here.
   void app.register(multipart, { limits: multipartLimits, throwFileSizeLimit: false });
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: urlencodedBodyMaxBytes }, (_req, body, done) => {
-    try {
-      done(null, parseUrlencoded(body as string));
-    } catch (err) {
-      done(err as Error);
-    }
-  });
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: urlencodedBodyMaxBytes },
+    (_req, body, done) => {
+      try {
+        done(null, parseUrlencoded(body as string));
+      } catch (err) {
+        done(err as Error);
+      }
+    },
+  );
 
   // Refusals are pages too, with the same headers; nothing about the cause is shown.
   app.setErrorHandler((err: any, req, reply) => {
-    const clientFault = err instanceof FormBodyError || err instanceof ApiError || err?.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-      || err?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || (typeof err?.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500);
+    const clientFault =
+      err instanceof FormBodyError ||
+      err instanceof ApiError ||
+      err?.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ||
+      err?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ||
+      (typeof err?.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500);
     if (!clientFault) req.log.error({ err }, 'hosted page failed');
     void sendHtml(reply, clientFault ? 400 : 500, unavailablePage(clientFault ? 400 : 500), []);
   });
@@ -89,7 +112,8 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
     return payload;
   });
 
-  /** The merchant's branding: its display name (else the name the operator registered), its logo and accent when set. */
+  /** The merchant's branding: its display name (else the name the operator registered), its logo and accent when set.
+   * */
   const merchantShell = async (merchantId: string): Promise<MerchantShell | undefined> => {
     const b = await readBranding(ctx.db, merchantId);
     if (!b) return undefined;
@@ -103,20 +127,27 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
 
   // The branding assets: public (a logo and a colour are shown to anyone holding a link), our
   // own origin (the CSP allows no other), with the sniffed type and nosniff.
-  const assetHeaders = (etag: string) => ({ ...hostedSecurityHeaders([]), 'cache-control': 'public, max-age=300', etag: `"${etag}"` });
-  const notModified = (req: FastifyRequest, etag: string) => (req.headers['if-none-match'] ?? '').split(',').some((t) => t.trim().replace(/^W\//, '') === `"${etag}"`);
+  const assetHeaders = (etag: string) => ({
+    ...hostedSecurityHeaders([]),
+    'cache-control': 'public, max-age=300',
+    etag: `"${etag}"`,
+  });
+  const notModified = (req: FastifyRequest, etag: string) =>
+    (req.headers['if-none-match'] ?? '').split(',').some((t) => t.trim().replace(/^W\//, '') === `"${etag}"`);
   const merchantIdOf = (req: FastifyRequest) => (req.params as { merchant_id?: string }).merchant_id ?? '';
 
   app.get('/hosted/branding/:merchant_id/logo', { config: access, schema: hidden }, async (req, reply) => {
     const logo = await readLogo(ctx.db, merchantIdOf(req));
-    if (!logo) return reply.code(404).headers(hostedSecurityHeaders([])).type('text/plain; charset=utf-8').send('not found');
+    if (!logo)
+      return reply.code(404).headers(hostedSecurityHeaders([])).type('text/plain; charset=utf-8').send('not found');
     if (notModified(req, logo.etag)) return reply.code(304).headers(assetHeaders(logo.etag)).send();
     return reply.headers(assetHeaders(logo.etag)).type(logo.type).send(logo.bytes);
   });
 
   app.get('/hosted/branding/:merchant_id/accent.css', { config: access, schema: hidden }, async (req, reply) => {
     const b = await readBranding(ctx.db, merchantIdOf(req));
-    if (!b?.accent) return reply.code(404).headers(hostedSecurityHeaders([])).type('text/plain; charset=utf-8').send('not found');
+    if (!b?.accent)
+      return reply.code(404).headers(hostedSecurityHeaders([])).type('text/plain; charset=utf-8').send('not found');
     const css = accentStylesheet(b.accent);
     const etag = b.accent.slice(1);
     if (notModified(req, etag)) return reply.code(304).headers(assetHeaders(etag)).send();
@@ -124,25 +155,36 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
   });
 
   app.get(stylesheetPath, { config: access, schema: hidden }, async (_req, reply) =>
-    reply.headers(hostedSecurityHeaders([])).type('text/css; charset=utf-8').send(stylesheet));
+    reply.headers(hostedSecurityHeaders([])).type('text/css; charset=utf-8').send(stylesheet),
+  );
 
   app.get('/hosted/:ticket_id', { config: access, schema: hidden }, async (req, reply) => {
     const opened = await openTicket(ctx, req);
-    if ('refused' in opened) return sendHtml(reply, opened.refused, unavailablePage(opened.refused), opened.frameAncestors);
+    if ('refused' in opened)
+      return sendHtml(reply, opened.refused, unavailablePage(opened.refused), opened.frameAncestors);
     const { ticket, now, frameAncestors } = opened;
     let cookie = cookieFrom(req.headers.cookie, csrfCookieName);
     if (!isCsrfCookieValue(cookie)) {
       cookie = newCsrfCookieValue();
-      void reply.header('set-cookie', csrfSetCookie(cookie, { secure: req.protocol === 'https', embeddable: frameAncestors.length > 0 }));
+      void reply.header(
+        'set-cookie',
+        csrfSetCookie(cookie, { secure: req.protocol === 'https', embeddable: frameAncestors.length > 0 }),
+      );
     }
     const state: ScreenState = { form: formFrame(key(), ticket, cookie), values: {}, errors: [], now };
     const page = await screens.get(ticket.purpose).render(ctx, ticket, state);
-    return sendHtml(reply, 200, renderPage({ title: page.title, body: page.body, merchant: await merchantShell(ticket.merchant_id) }), frameAncestors);
+    return sendHtml(
+      reply,
+      200,
+      renderPage({ title: page.title, body: page.body, merchant: await merchantShell(ticket.merchant_id) }),
+      frameAncestors,
+    );
   });
 
   app.post('/hosted/:ticket_id', { config: access, schema: hidden }, async (req, reply) => {
     const opened = await openTicket(ctx, req);
-    if ('refused' in opened) return sendHtml(reply, opened.refused, unavailablePage(opened.refused), opened.frameAncestors);
+    if ('refused' in opened)
+      return sendHtml(reply, opened.refused, unavailablePage(opened.refused), opened.frameAncestors);
     const { ticket, frameAncestors } = opened;
     const body = await readFormBody(req);
     const cookie = cookieFrom(req.headers.cookie, csrfCookieName);
@@ -152,7 +194,8 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
     const { [csrfFieldName]: _token, ...fields } = body.fields;
     const screen = screens.get(ticket.purpose);
     // Files reach only the screens that ask for them.
-    if (body.files.length > 0 && !screen.acceptsFiles) return sendHtml(reply, 400, unavailablePage(400, `/hosted/${ticket.id}`), frameAncestors);
+    if (body.files.length > 0 && !screen.acceptsFiles)
+      return sendHtml(reply, 400, unavailablePage(400, `/hosted/${ticket.id}`), frameAncestors);
     const scope = { merchantId: ticket.merchant_id, environment: ticket.environment };
     const prepared = screen.prepare ? await screen.prepare(ctx, ticket) : undefined;
     const outcome = await ctx.db.transaction().execute(async (trx) => {
@@ -163,13 +206,38 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
     });
     if (!outcome) return sendHtml(reply, 410, unavailablePage(410), frameAncestors);
     const { result, now } = outcome;
-    if (result.kind === 'done') return sendHtml(reply, 200, renderPage({ title: result.page.title, body: result.page.body, merchant: await merchantShell(ticket.merchant_id) }), frameAncestors);
+    if (result.kind === 'done')
+      return sendHtml(
+        reply,
+        200,
+        renderPage({
+          title: result.page.title,
+          body: result.page.body,
+          merchant: await merchantShell(ticket.merchant_id),
+        }),
+        frameAncestors,
+      );
     // Refused: the same page with what was entered and the errors; the ticket is re-read (a
     // refusal may have changed it, e.g. a counted wrong code) and must still be open.
     const current = await findTicket(ctx.db, ticket.id);
     if (!current || !isUsable(current, now)) return sendHtml(reply, 410, unavailablePage(410), frameAncestors);
-    const state: ScreenState = { form: formFrame(key(), current, cookie!), values: result.values, errors: result.errors, now };
+    const state: ScreenState = {
+      form: formFrame(key(), current, cookie!),
+      values: result.values,
+      errors: result.errors,
+      now,
+    };
     const page = await screen.render(ctx, current, state);
-    return sendHtml(reply, 400, renderPage({ title: page.title, body: page.body, errors: result.errors, merchant: await merchantShell(ticket.merchant_id) }), frameAncestors);
+    return sendHtml(
+      reply,
+      400,
+      renderPage({
+        title: page.title,
+        body: page.body,
+        errors: result.errors,
+        merchant: await merchantShell(ticket.merchant_id),
+      }),
+      frameAncestors,
+    );
   });
 }

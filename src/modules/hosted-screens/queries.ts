@@ -2,7 +2,6 @@ import type { Database, Environment, Db } from '../../db/schema.js';
 import { ticketIdShape, type Ticket } from './rules.js';
 import type { TicketPurpose } from './tables.js';
 
-
 /** Reads a ticket by id (any state), locking it when `forUpdate` inside a transaction. */
 export async function findTicket(db: Db, id: string, forUpdate = false): Promise<Ticket | undefined> {
   if (!ticketIdShape.test(id)) return undefined;
@@ -21,7 +20,12 @@ export async function voidMemberTickets(trx: Db, memberId: string): Promise<numb
     .updateTable('hosted_tickets')
     .set({ status: 'void' })
     .where('member_id', '=', memberId)
-    .where((eb) => eb.or([eb('status', 'in', ['open', 'completed']), eb.and([eb('status', '=', 'used'), eb('purpose', '=', 'step_up')])]))
+    .where((eb) =>
+      eb.or([
+        eb('status', 'in', ['open', 'completed']),
+        eb.and([eb('status', '=', 'used'), eb('purpose', '=', 'step_up')]),
+      ]),
+    )
     .returning('id')
     .execute();
   return rows.length;
@@ -32,7 +36,12 @@ export async function voidMemberTickets(trx: Db, memberId: string): Promise<numb
  * over (a card supplement's work order was submitted), so none of them may act on the next one.
  * By member first (its index); spent tickets are left as they are.
  */
-export async function voidSubjectTickets(trx: Db, memberId: string, purpose: TicketPurpose, subjectId: string): Promise<number> {
+export async function voidSubjectTickets(
+  trx: Db,
+  memberId: string,
+  purpose: TicketPurpose,
+  subjectId: string,
+): Promise<number> {
   const rows = await trx
     .updateTable('hosted_tickets')
     .set({ status: 'void' })
@@ -53,20 +62,30 @@ export async function frameAncestorsOf(db: Db, merchantId: string, environment: 
     .where('merchant_id', '=', merchantId)
     .where('environment', '=', environment)
     .executeTakeFirst();
-  const list: unknown = typeof row?.frame_ancestors === 'string' ? JSON.parse(row.frame_ancestors) : row?.frame_ancestors;
+  const list: unknown =
+    typeof row?.frame_ancestors === 'string' ? JSON.parse(row.frame_ancestors) : row?.frame_ancestors;
   return Array.isArray(list) ? list.filter((o): o is string => typeof o === 'string') : [];
 }
 
-export async function putFrameAncestors(db: Db, merchantId: string, environment: Environment, origins: readonly string[], now: Date): Promise<void> {
+export async function putFrameAncestors(
+  db: Db,
+  merchantId: string,
+  environment: Environment,
+  origins: readonly string[],
+  now: Date,
+): Promise<void> {
   const value = JSON.stringify(origins);
   await db
     .insertInto('hosted_screen_settings')
     .values({ merchant_id: merchantId, environment, frame_ancestors: value, updated_at: now })
-    .onConflict((oc) => oc.columns(['merchant_id', 'environment']).doUpdateSet({ frame_ancestors: value, updated_at: now }))
+    .onConflict((oc) =>
+      oc.columns(['merchant_id', 'environment']).doUpdateSet({ frame_ancestors: value, updated_at: now }),
+    )
     .execute();
 }
 
-/** A screen ticket is spent (`completed`, with the step-up `outcome` when there is one); false if it was no longer open. */
+/** A screen ticket is spent (`completed`, with the step-up `outcome` when there is one); false if it was no longer
+ * open. */
 export async function completeTicket(trx: Db, id: string, now: Date, outcome: string | null = null): Promise<boolean> {
   const row = await trx
     .updateTable('hosted_tickets')

@@ -54,7 +54,11 @@ export function hostedUrl(ticket: Pick<Ticket, 'id' | 'public_origin'>): string 
 
 /** The reference's hosted-screen ticket: `{id, hosted_url, expires_at}` (Unix seconds). */
 export function ticketView(ticket: Pick<Ticket, 'id' | 'public_origin' | 'expires_at'>) {
-  return { id: ticket.id, hosted_url: hostedUrl(ticket), expires_at: Math.floor(new Date(ticket.expires_at).getTime() / 1000) };
+  return {
+    id: ticket.id,
+    hosted_url: hostedUrl(ticket),
+    expires_at: Math.floor(new Date(ticket.expires_at).getTime() / 1000),
+  };
 }
 
 /** Pure: can this ticket's screen still be used at `now` (the merchant's clock)? */
@@ -62,8 +66,9 @@ export function isUsable(ticket: Pick<Ticket, 'status' | 'expires_at'>, now: Dat
   return ticket.status === 'open' && new Date(ticket.expires_at).getTime() > now.getTime();
 }
 
-
 /** A ticket as the sandbox helper answers it: the reference's three fields, its purpose and where it stands. */
-export function ticketStateView(ticket: Pick<Ticket, 'id' | 'public_origin' | 'expires_at' | 'purpose' | 'status' | 'outcome'>) {
+export function ticketStateView(
+  ticket: Pick<Ticket, 'id' | 'public_origin' | 'expires_at' | 'purpose' | 'status' | 'outcome'>,
+) {
   return { ...ticketView(ticket), purpose: ticket.purpose, status: ticket.status, outcome: ticket.outcome };
 }

@@ -56,7 +56,8 @@ export type SubmitResult =
 
 export interface HostedScreen {
   readonly purpose: TicketPurpose;
-  /** Whether the form carries files (then it posts multipart/form-data); a submission with files to a screen without is refused (400). */
+  /** Whether the form carries files (then it posts multipart/form-data); a submission with files to a screen without is
+   * refused (400). */
   readonly acceptsFiles: boolean;
   /** The page for an open ticket. Reads only (through `ctx.db`). */
   render(ctx: ServiceContext, ticket: Ticket, state: ScreenState): Promise<ScreenPage>;
@@ -65,7 +66,15 @@ export interface HostedScreen {
    * unexpired at `now`. Answers `invalid` (nothing done, or only what must survive a refusal such
    * as a counted wrong code) or `done` after spending the ticket.
    */
-  submit(ctx: ServiceContext, trx: Transaction<Database>, ticket: Ticket, form: FormFields, files: readonly UploadedFile[], now: Date, prepared?: unknown): Promise<SubmitResult>;
+  submit(
+    ctx: ServiceContext,
+    trx: Transaction<Database>,
+    ticket: Ticket,
+    form: FormFields,
+    files: readonly UploadedFile[],
+    now: Date,
+    prepared?: unknown,
+  ): Promise<SubmitResult>;
   /**
    * Optional: what a submission needs from a provider, fetched after the CSRF check and before the
    * submit transaction (a provider call must not wait while the ticket's row is locked, and the
@@ -77,7 +86,13 @@ export interface HostedScreen {
    * submission (`submitted`) or decision (`approved`, `declined`) would do, in the caller's locked
    * transaction. An outcome the screen does not know: throw `ApiError('invalid_request')`.
    */
-  sandboxComplete(ctx: ServiceContext, trx: Transaction<Database>, ticket: Ticket, outcome: SandboxOutcome, now: Date): Promise<void>;
+  sandboxComplete(
+    ctx: ServiceContext,
+    trx: Transaction<Database>,
+    ticket: Ticket,
+    outcome: SandboxOutcome,
+    now: Date,
+  ): Promise<void>;
 }
 
 export const sandboxOutcomes = ['submitted', 'approved', 'declined'] as const;
@@ -99,12 +114,18 @@ export function screenRegistry(screens: readonly HostedScreen[]): ScreenRegistry
 
 /** The placeholder of a purpose whose area has no screen yet (card supplement, card reveal). */
 export function unavailableScreen(purpose: TicketPurpose): HostedScreen {
-  const page = (name: string | undefined): ScreenPage => ({ title: 'Not available yet', body: html`<p>This screen is not available yet. Ask ${name ?? 'the app that sent you here'}.</p>` });
+  const page = (name: string | undefined): ScreenPage => ({
+    title: 'Not available yet',
+    body: html`<p>This screen is not available yet. Ask ${name ?? 'the app that sent you here'}.</p>`,
+  });
   return {
     purpose,
     acceptsFiles: false,
     render: async (ctx, ticket) => page((await readBranding(ctx.db, ticket.merchant_id))?.name),
-    submit: async (_ctx, trx, ticket) => ({ kind: 'done', page: page((await readBranding(trx, ticket.merchant_id))?.name) }),
+    submit: async (_ctx, trx, ticket) => ({
+      kind: 'done',
+      page: page((await readBranding(trx, ticket.merchant_id))?.name),
+    }),
     sandboxComplete: async () => {
       throw new ApiError('state_invalid', 'This kind of hosted screen cannot be completed yet.');
     },

@@ -21,7 +21,10 @@ export type FrameAncestorProblem = 'not_an_origin' | 'https_required' | 'too_man
  * development. No path, query, fragment, user or bare wildcard: a CSP source that broad would let
  * any site frame the screens.
  */
-export function normaliseFrameAncestor(value: string, environment: Environment): { origin: string } | { problem: FrameAncestorProblem } {
+export function normaliseFrameAncestor(
+  value: string,
+  environment: Environment,
+): { origin: string } | { problem: FrameAncestorProblem } {
   const m = /^(https?):\/\/([^/?#@\s:]+|\[::1\])(?::([0-9]{1,5}))?$/i.exec(value.trim());
   if (!m) return { problem: 'not_an_origin' };
   const scheme = m[1]!.toLowerCase();
@@ -29,7 +32,8 @@ export function normaliseFrameAncestor(value: string, environment: Environment):
   const port = m[3] === undefined ? undefined : Number(m[3]);
   if (port !== undefined && (port < 1 || port > 65_535)) return { problem: 'not_an_origin' };
   if (!dnsName.test(host) && host !== '[::1]' && host !== '127.0.0.1') return { problem: 'not_an_origin' };
-  if (scheme === 'http' && !(environment === 'sandbox' && loopbackHosts.test(host))) return { problem: 'https_required' };
+  if (scheme === 'http' && !(environment === 'sandbox' && loopbackHosts.test(host)))
+    return { problem: 'https_required' };
   const defaultPort = scheme === 'https' ? 443 : 80;
   return { origin: `${scheme}://${host}${port === undefined || port === defaultPort ? '' : `:${port}`}` };
 }
@@ -39,8 +43,10 @@ export function normaliseFrameAncestor(value: string, environment: Environment):
  * to the same origin (`HTTPS://Shop.Example:443`, `https://shop.example`) are one: the later ones
  * are dropped, as documented, not refused.
  */
-export function normaliseFrameAncestors(values: readonly string[], environment: Environment):
-  { origins: string[] } | { problems: { index: number; problem: FrameAncestorProblem }[] } {
+export function normaliseFrameAncestors(
+  values: readonly string[],
+  environment: Environment,
+): { origins: string[] } | { problems: { index: number; problem: FrameAncestorProblem }[] } {
   if (values.length > frameAncestorsMax) return { problems: [{ index: frameAncestorsMax, problem: 'too_many' }] };
   const origins: string[] = [];
   const problems: { index: number; problem: FrameAncestorProblem }[] = [];

@@ -8,7 +8,6 @@ import { findTicket, frameAncestorsOf, putFrameAncestors } from './queries.js';
 import type { SandboxOutcome, ScreenRegistry } from './screen.js';
 import { normaliseFrameAncestors, type FrameAncestorProblem } from './security-headers.js';
 
-
 export interface TicketRequest {
   merchantId: string;
   environment: Environment;
@@ -47,7 +46,6 @@ export async function issueTicket(ctx: ServiceContext, trx: Db, r: TicketRequest
     .executeTakeFirstOrThrow();
 }
 
-
 /** The codes each function can answer: the routes declare these lists. */
 export const hostedScreenErrors = {
   sandboxComplete: ['not_found', 'state_invalid', 'invalid_request', 'duplicate_resource'],
@@ -62,11 +60,16 @@ export const hostedScreenErrors = {
  * merchant's clock is `state_invalid`.
  */
 export async function completeInSandbox(
-  ctx: ServiceContext, trx: Transaction<Database>, screens: ScreenRegistry,
-  caller: { merchantId: string; environment: Environment }, ticketId: string, outcome: SandboxOutcome,
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  screens: ScreenRegistry,
+  caller: { merchantId: string; environment: Environment },
+  ticketId: string,
+  outcome: SandboxOutcome,
 ) {
   const ticket = await findTicket(trx, ticketId, true);
-  if (!ticket || ticket.merchant_id !== caller.merchantId || ticket.environment !== caller.environment) throw new ApiError('not_found');
+  if (!ticket || ticket.merchant_id !== caller.merchantId || ticket.environment !== caller.environment)
+    throw new ApiError('not_found');
   const now = await ctx.clock.now(trx, caller);
   if (!isUsable(ticket, now)) throw new ApiError('state_invalid', 'The ticket has been used, has expired or is void.');
   await screens.get(ticket.purpose).sandboxComplete(ctx, trx, ticket, outcome, now);
@@ -75,11 +78,22 @@ export async function completeInSandbox(
 }
 
 function refusedOrigins(problems: readonly { index: number; problem: FrameAncestorProblem }[]) {
-  return invalidFields(problems.map((p) => ({ key: `frame_ancestors[${p.index}]`, reason: p.problem === 'too_many' ? 'too_long' : 'pattern' })));
+  return invalidFields(
+    problems.map((p) => ({
+      key: `frame_ancestors[${p.index}]`,
+      reason: p.problem === 'too_many' ? 'too_long' : 'pattern',
+    })),
+  );
 }
 
 /** Sets the origins allowed to frame the merchant's screens in one environment (validated, normalised). */
-export async function setFrameAncestors(ctx: ServiceContext, trx: Db, merchantId: string, environment: Environment, values: readonly string[]) {
+export async function setFrameAncestors(
+  ctx: ServiceContext,
+  trx: Db,
+  merchantId: string,
+  environment: Environment,
+  values: readonly string[],
+) {
   const checked = normaliseFrameAncestors([...new Set(values.map((v) => v.trim()))], environment);
   if ('problems' in checked) throw refusedOrigins(checked.problems);
   const now = await ctx.clock.now(trx, { merchantId, environment });
@@ -93,6 +107,15 @@ export async function getFrameAncestors(db: Db, merchantId: string, environment:
 
 // The merchant's branding on its screens, for the areas that name the merchant and the console that sets it.
 export {
-  accentPath, contrastRatio, displayNameMax, logoBytesMax, logoPath, normaliseAccent, readBranding, saveBranding, sniffImage, textOn,
+  accentPath,
+  contrastRatio,
+  displayNameMax,
+  logoBytesMax,
+  logoPath,
+  normaliseAccent,
+  readBranding,
+  saveBranding,
+  sniffImage,
+  textOn,
   type BrandingChange,
 } from './branding.js';

@@ -1,12 +1,27 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { OperatorEnvironment, OperatorIdParams, Time, TimeOrNull, operatorRouter } from '../../platform/operator-route.js';
+import {
+  OperatorEnvironment,
+  OperatorIdParams,
+  Time,
+  TimeOrNull,
+  operatorRouter,
+} from '../../platform/operator-route.js';
 import { decodeCursor, encodeCursor, pageSize, PageQuery } from '../../platform/pagination.js';
 import { configuredKey } from '../../platform/keys.js';
 import { ApiError } from '../../platform/errors.js';
 import { imageKeyLabel, openImage } from './images.js';
-import { highValueThresholds, imageById, profileById, profileQueue, putHighValueThreshold, putRequirement, requirementsOf, type KycProfile } from './queries.js';
+import {
+  highValueThresholds,
+  imageById,
+  profileById,
+  profileQueue,
+  putHighValueThreshold,
+  putRequirement,
+  requirementsOf,
+  type KycProfile,
+} from './queries.js';
 import { getAsset } from '../assets/queries.js';
 import { formatAmount, parseAmount } from '../../money/index.js';
 import { businessPattern, orderRequirements } from './rules.js';
@@ -18,42 +33,48 @@ import { kycErrors, reviewMember, reviewProfile } from './service.js';
  */
 
 const Decision = Type.Union([Type.Literal('approved'), Type.Literal('rejected')]);
-const Review = Type.Object({
-  decision: Decision,
-  level: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(2)])),
-  reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
-}, { title: 'KycReviewRequest' });
+const Review = Type.Object(
+  {
+    decision: Decision,
+    level: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(2)])),
+    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  },
+  { title: 'KycReviewRequest' },
+);
 
-const Profile = Type.Object({
-  id: Type.String(),
-  merchant_id: Type.String(),
-  environment: OperatorEnvironment,
-  member_id: Type.String(),
-  status: Type.String(),
-  status_version: Type.Integer(),
-  submissions: Type.Integer(),
-  first_name: Type.String(),
-  last_name: Type.String(),
-  birth_date: Type.String(),
-  nationality: Type.String(),
-  document_type: Type.String(),
-  document_number: Type.String(),
-  address_line1: Type.String(),
-  address_line2: Type.String(),
-  city: Type.String(),
-  postal_code: Type.String(),
-  address_country: Type.String(),
-  document_image_id: Type.String(),
-  selfie_image_id: Type.String(),
-  granted_level: Type.Integer(),
-  rejection_reason: Type.Union([Type.String(), Type.Null()]),
-  review_source: Type.Union([Type.String(), Type.Null()]),
-  provider_ref: Type.Union([Type.String(), Type.Null()]),
-  submitted_at: Time,
-  reviewed_at: TimeOrNull,
-  created_at: Time,
-  updated_at: Time,
-}, { title: 'KycProfile' });
+const Profile = Type.Object(
+  {
+    id: Type.String(),
+    merchant_id: Type.String(),
+    environment: OperatorEnvironment,
+    member_id: Type.String(),
+    status: Type.String(),
+    status_version: Type.Integer(),
+    submissions: Type.Integer(),
+    first_name: Type.String(),
+    last_name: Type.String(),
+    birth_date: Type.String(),
+    nationality: Type.String(),
+    document_type: Type.String(),
+    document_number: Type.String(),
+    address_line1: Type.String(),
+    address_line2: Type.String(),
+    city: Type.String(),
+    postal_code: Type.String(),
+    address_country: Type.String(),
+    document_image_id: Type.String(),
+    selfie_image_id: Type.String(),
+    granted_level: Type.Integer(),
+    rejection_reason: Type.Union([Type.String(), Type.Null()]),
+    review_source: Type.Union([Type.String(), Type.Null()]),
+    provider_ref: Type.Union([Type.String(), Type.Null()]),
+    submitted_at: Time,
+    reviewed_at: TimeOrNull,
+    created_at: Time,
+    updated_at: Time,
+  },
+  { title: 'KycProfile' },
+);
 
 function profileView(p: KycProfile) {
   return {
@@ -66,117 +87,218 @@ function profileView(p: KycProfile) {
   };
 }
 
-const Requirement = Type.Object({ business: Type.String(), min_kyc_level: Type.Integer() }, { title: 'KycRequirement' });
+const Requirement = Type.Object(
+  { business: Type.String(), min_kyc_level: Type.Integer() },
+  { title: 'KycRequirement' },
+);
 
 export async function kycOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const route = operatorRouter(app, ctx);
 
-  route.post('/admin/v1/members/:id/kyc-review', {
-    errors: kycErrors.memberReview,
-    schema: {
-      operationId: 'reviewMemberKyc',
-      params: Type.Object({ id: Type.String({ pattern: '^mem_' }) }),
-      body: Review,
-      response: { 200: Type.Object({ id: Type.String(), kyc_level: Type.Integer() }) },
+  route.post(
+    '/admin/v1/members/:id/kyc-review',
+    {
+      errors: kycErrors.memberReview,
+      schema: {
+        operationId: 'reviewMemberKyc',
+        params: Type.Object({ id: Type.String({ pattern: '^mem_' }) }),
+        body: Review,
+        response: { 200: Type.Object({ id: Type.String(), kyc_level: Type.Integer() }) },
+      },
     },
-  }, ({ params, body, write }) => write((trx) => reviewMember(ctx, trx, params.id, body)));
+    ({ params, body, write }) => write((trx) => reviewMember(ctx, trx, params.id, body)),
+  );
 
-  route.get('/admin/v1/kyc/profiles', {
-    schema: {
-      operationId: 'listKycProfiles',
-      querystring: Type.Object({
-        environment: OperatorEnvironment,
-        status: Type.Optional(Type.Union([Type.Literal('pending_review'), Type.Literal('approved'), Type.Literal('rejected')])),
-        ...PageQuery.properties,
+  route.get(
+    '/admin/v1/kyc/profiles',
+    {
+      schema: {
+        operationId: 'listKycProfiles',
+        querystring: Type.Object({
+          environment: OperatorEnvironment,
+          status: Type.Optional(
+            Type.Union([Type.Literal('pending_review'), Type.Literal('approved'), Type.Literal('rejected')]),
+          ),
+          ...PageQuery.properties,
+        }),
+        response: {
+          200: Type.Object({
+            data: Type.Array(Profile),
+            next_cursor: Type.Union([Type.String(), Type.Null()]),
+            has_more: Type.Boolean(),
+          }),
+        },
+      },
+    },
+    async ({ query }) => {
+      // The review queue: oldest submission first (pending_review by default).
+      const limit = pageSize(query.limit);
+      const rows = await profileQueue(
+        ctx.db,
+        query.environment,
+        query.status ?? 'pending_review',
+        decodeCursor(query.cursor),
+        limit + 1,
+      );
+      const page = rows.slice(0, limit);
+      const hasMore = rows.length > limit;
+      return {
+        data: page.map(profileView),
+        next_cursor: hasMore ? encodeCursor(page[page.length - 1]!.seq) : null,
+        has_more: hasMore,
+      };
+    },
+  );
+
+  route.get(
+    '/admin/v1/kyc/profiles/:id',
+    {
+      errors: kycErrors.read,
+      schema: { operationId: 'getKycProfile', params: OperatorIdParams, response: { 200: Profile } },
+    },
+    async ({ params }) => {
+      const profile = await profileById(ctx.db, params.id);
+      if (!profile) throw new ApiError('not_found', 'No such KYC profile.');
+      return profileView(profile);
+    },
+  );
+
+  route.post(
+    '/admin/v1/kyc/profiles/:id/review',
+    {
+      errors: kycErrors.profileReview,
+      schema: { operationId: 'reviewKycProfile', params: OperatorIdParams, body: Review, response: { 200: Profile } },
+    },
+    async ({ params, body, write }) => profileView(await write((trx) => reviewProfile(ctx, trx, params.id, body))),
+  );
+
+  route.get(
+    '/admin/v1/kyc/images/:id',
+    {
+      errors: kycErrors.read,
+      schema: {
+        operationId: 'getKycImage',
+        params: OperatorIdParams,
+        response: {
+          200: Type.Object({
+            id: Type.String(),
+            kind: Type.String(),
+            content_type: Type.String(),
+            size_bytes: Type.Integer(),
+            data_base64: Type.String(),
+          }),
+        },
+      },
+    },
+    async ({ params }) => {
+      const image = await imageById(ctx.db, params.id);
+      if (!image) throw new ApiError('not_found', 'No such image.');
+      const plain = openImage(
+        configuredKey(ctx.config, imageKeyLabel),
+        { imageId: image.id, memberId: image.member_id, kind: image.kind },
+        {
+          iv: Buffer.from(image.iv),
+          ciphertext: Buffer.from(image.ciphertext),
+          authTag: Buffer.from(image.auth_tag),
+        },
+      );
+      return {
+        id: image.id,
+        kind: image.kind,
+        content_type: image.content_type,
+        size_bytes: image.size_bytes,
+        data_base64: plain.toString('base64'),
+      };
+    },
+  );
+
+  route.get(
+    '/admin/v1/kyc/requirements',
+    {
+      schema: {
+        operationId: 'listKycRequirements',
+        querystring: Type.Object({ environment: OperatorEnvironment }),
+        response: { 200: Type.Object({ data: Type.Array(Requirement) }) },
+      },
+    },
+    async ({ query }) => ({ data: orderRequirements(await requirementsOf(ctx.db, query.environment)) }),
+  );
+
+  route.put(
+    '/admin/v1/kyc/requirements/:business',
+    {
+      schema: {
+        operationId: 'setKycRequirement',
+        params: Type.Object({ business: Type.String({ pattern: businessPattern }) }),
+        body: Type.Object({
+          environment: OperatorEnvironment,
+          min_kyc_level: Type.Integer({ minimum: 0, maximum: 2 }),
+        }),
+        response: { 200: Requirement },
+      },
+    },
+    ({ params, body, write }) =>
+      write(async (trx) => {
+        await putRequirement(trx, body.environment, params.business, body.min_kyc_level, ctx.clock.real());
+        return { business: params.business, min_kyc_level: body.min_kyc_level };
       }),
-      response: { 200: Type.Object({ data: Type.Array(Profile), next_cursor: Type.Union([Type.String(), Type.Null()]), has_more: Type.Boolean() }) },
-    },
-  }, async ({ query }) => {
-    // The review queue: oldest submission first (pending_review by default).
-    const limit = pageSize(query.limit);
-    const rows = await profileQueue(ctx.db, query.environment, query.status ?? 'pending_review', decodeCursor(query.cursor), limit + 1);
-    const page = rows.slice(0, limit);
-    const hasMore = rows.length > limit;
-    return { data: page.map(profileView), next_cursor: hasMore ? encodeCursor(page[page.length - 1]!.seq) : null, has_more: hasMore };
-  });
-
-  route.get('/admin/v1/kyc/profiles/:id', {
-    errors: kycErrors.read,
-    schema: { operationId: 'getKycProfile', params: OperatorIdParams, response: { 200: Profile } },
-  }, async ({ params }) => {
-    const profile = await profileById(ctx.db, params.id);
-    if (!profile) throw new ApiError('not_found', 'No such KYC profile.');
-    return profileView(profile);
-  });
-
-  route.post('/admin/v1/kyc/profiles/:id/review', {
-    errors: kycErrors.profileReview,
-    schema: { operationId: 'reviewKycProfile', params: OperatorIdParams, body: Review, response: { 200: Profile } },
-  }, async ({ params, body, write }) => profileView(await write((trx) => reviewProfile(ctx, trx, params.id, body))));
-
-  route.get('/admin/v1/kyc/images/:id', {
-    errors: kycErrors.read,
-    schema: {
-      operationId: 'getKycImage',
-      params: OperatorIdParams,
-      response: { 200: Type.Object({ id: Type.String(), kind: Type.String(), content_type: Type.String(), size_bytes: Type.Integer(), data_base64: Type.String() }) },
-    },
-  }, async ({ params }) => {
-    const image = await imageById(ctx.db, params.id);
-    if (!image) throw new ApiError('not_found', 'No such image.');
-    const plain = openImage(configuredKey(ctx.config, imageKeyLabel), { imageId: image.id, memberId: image.member_id, kind: image.kind }, {
-      iv: Buffer.from(image.iv), ciphertext: Buffer.from(image.ciphertext), authTag: Buffer.from(image.auth_tag),
-    });
-    return { id: image.id, kind: image.kind, content_type: image.content_type, size_bytes: image.size_bytes, data_base64: plain.toString('base64') };
-  });
-
-  route.get('/admin/v1/kyc/requirements', {
-    schema: { operationId: 'listKycRequirements', querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ data: Type.Array(Requirement) }) } },
-  }, async ({ query }) => ({ data: orderRequirements(await requirementsOf(ctx.db, query.environment)) }));
-
-  route.put('/admin/v1/kyc/requirements/:business', {
-    schema: {
-      operationId: 'setKycRequirement',
-      params: Type.Object({ business: Type.String({ pattern: businessPattern }) }),
-      body: Type.Object({ environment: OperatorEnvironment, min_kyc_level: Type.Integer({ minimum: 0, maximum: 2 }) }),
-      response: { 200: Requirement },
-    },
-  }, ({ params, body, write }) => write(async (trx) => {
-    await putRequirement(trx, body.environment, params.business, body.min_kyc_level, ctx.clock.real());
-    return { business: params.business, min_kyc_level: body.min_kyc_level };
-  }));
+  );
 
   const Threshold = Type.Object({
     asset: Type.String(),
-    min_amount: Type.String({ description: 'At or above this amount of the asset a withdrawal or a remittance is a high-value transfer.' }),
+    min_amount: Type.String({
+      description: 'At or above this amount of the asset a withdrawal or a remittance is a high-value transfer.',
+    }),
   });
 
-  route.get('/admin/v1/kyc/high-value-thresholds', {
-    schema: { operationId: 'listHighValueThresholds', querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ data: Type.Array(Threshold) }) } },
-  }, async ({ query }) => {
-    const rows = await highValueThresholds(ctx.db, query.environment);
-    const data = [];
-    for (const row of rows) data.push({ asset: row.asset, min_amount: formatAmount(BigInt(row.min_amount), (await getAsset(ctx.db, row.asset))!.scale) });
-    return { data };
-  });
-
-  route.put('/admin/v1/kyc/high-value-thresholds/:asset', {
-    errors: ['not_found', 'invalid_fields'],
-    schema: {
-      operationId: 'setHighValueThreshold',
-      params: Type.Object({ asset: Type.String({ minLength: 1, maxLength: 16 }) }),
-      body: Type.Object({
-        environment: OperatorEnvironment,
-        min_amount: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], { description: 'Greater than zero; null removes the threshold (no amount is high-value).' }),
-      }),
-      response: { 200: Type.Object({ asset: Type.String(), min_amount: Type.Union([Type.String(), Type.Null()]) }) },
+  route.get(
+    '/admin/v1/kyc/high-value-thresholds',
+    {
+      schema: {
+        operationId: 'listHighValueThresholds',
+        querystring: Type.Object({ environment: OperatorEnvironment }),
+        response: { 200: Type.Object({ data: Type.Array(Threshold) }) },
+      },
     },
-  }, ({ params, body, write }) => write(async (trx) => {
-    const asset = await getAsset(trx, params.asset.toUpperCase());
-    if (!asset) throw new ApiError('not_found', 'No such asset.');
-    const amount = body.min_amount === null ? null : parseAmount(body.min_amount, asset.scale, 'min_amount');
-    if (amount !== null && amount <= 0n) throw new ApiError('invalid_fields', 'min_amount must be greater than zero.', { fields: [{ key: 'min_amount', reason: 'out_of_range' }] });
-    await putHighValueThreshold(trx, body.environment, asset.code, amount, ctx.clock.real());
-    return { asset: asset.code, min_amount: amount === null ? null : formatAmount(amount, asset.scale) };
-  }));
+    async ({ query }) => {
+      const rows = await highValueThresholds(ctx.db, query.environment);
+      const data = [];
+      for (const row of rows)
+        data.push({
+          asset: row.asset,
+          min_amount: formatAmount(BigInt(row.min_amount), (await getAsset(ctx.db, row.asset))!.scale),
+        });
+      return { data };
+    },
+  );
+
+  route.put(
+    '/admin/v1/kyc/high-value-thresholds/:asset',
+    {
+      errors: ['not_found', 'invalid_fields'],
+      schema: {
+        operationId: 'setHighValueThreshold',
+        params: Type.Object({ asset: Type.String({ minLength: 1, maxLength: 16 }) }),
+        body: Type.Object({
+          environment: OperatorEnvironment,
+          min_amount: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+            description: 'Greater than zero; null removes the threshold (no amount is high-value).',
+          }),
+        }),
+        response: { 200: Type.Object({ asset: Type.String(), min_amount: Type.Union([Type.String(), Type.Null()]) }) },
+      },
+    },
+    ({ params, body, write }) =>
+      write(async (trx) => {
+        const asset = await getAsset(trx, params.asset.toUpperCase());
+        if (!asset) throw new ApiError('not_found', 'No such asset.');
+        const amount = body.min_amount === null ? null : parseAmount(body.min_amount, asset.scale, 'min_amount');
+        if (amount !== null && amount <= 0n)
+          throw new ApiError('invalid_fields', 'min_amount must be greater than zero.', {
+            fields: [{ key: 'min_amount', reason: 'out_of_range' }],
+          });
+        await putHighValueThreshold(trx, body.environment, asset.code, amount, ctx.clock.real());
+        return { asset: asset.code, min_amount: amount === null ? null : formatAmount(amount, asset.scale) };
+      }),
+  );
 }

@@ -43,36 +43,80 @@ export async function imageById(db: Db, id: string): Promise<KycImage | undefine
 
 /** Images no profile refers to any more (replaced by an update) are deleted: nothing is kept longer than needed. */
 export async function deleteImages(trx: Db, ids: readonly string[]): Promise<void> {
-  if (ids.length > 0) await trx.deleteFrom('kyc_images').where('id', 'in', [...ids]).execute();
+  if (ids.length > 0)
+    await trx
+      .deleteFrom('kyc_images')
+      .where('id', 'in', [...ids])
+      .execute();
 }
 
-export async function setMemberLevel(trx: Db, memberId: string, level: number, now: Date): Promise<{ id: string; kyc_level: number } | undefined> {
-  return trx.updateTable('members').set({ kyc_level: level, updated_at: now }).where('id', '=', memberId).returning(['id', 'kyc_level']).executeTakeFirst();
+export async function setMemberLevel(
+  trx: Db,
+  memberId: string,
+  level: number,
+  now: Date,
+): Promise<{ id: string; kyc_level: number } | undefined> {
+  return trx
+    .updateTable('members')
+    .set({ kyc_level: level, updated_at: now })
+    .where('id', '=', memberId)
+    .returning(['id', 'kyc_level'])
+    .executeTakeFirst();
 }
 
 /** The member's row, locked: submissions of one member are serialised on it. */
 export async function lockMember(trx: Db, memberId: string) {
-  return trx.selectFrom('members').select(['id', 'external_member_id', 'kyc_level', 'status']).where('id', '=', memberId).forNoKeyUpdate().executeTakeFirst();
+  return trx
+    .selectFrom('members')
+    .select(['id', 'external_member_id', 'kyc_level', 'status'])
+    .where('id', '=', memberId)
+    .forNoKeyUpdate()
+    .executeTakeFirst();
 }
 
 /** Profiles of one environment in one status, oldest submission first, after the cursor's `seq`. */
-export async function profileQueue(db: Db, environment: Environment, status: string, afterSeq: bigint | undefined, limit: number): Promise<KycProfile[]> {
-  let q = db.selectFrom('kyc_profiles').selectAll().where('environment', '=', environment).where('status', '=', status as KycProfile['status']);
+export async function profileQueue(
+  db: Db,
+  environment: Environment,
+  status: string,
+  afterSeq: bigint | undefined,
+  limit: number,
+): Promise<KycProfile[]> {
+  let q = db
+    .selectFrom('kyc_profiles')
+    .selectAll()
+    .where('environment', '=', environment)
+    .where('status', '=', status as KycProfile['status']);
   if (afterSeq !== undefined) q = q.where('seq', '>', afterSeq.toString() as unknown as bigint);
   return q.orderBy('seq', 'asc').limit(limit).execute();
 }
 
 export async function requirementsOf(db: Db, environment: Environment) {
-  return db.selectFrom('kyc_requirements').select(['business', 'min_kyc_level']).where('environment', '=', environment).execute();
+  return db
+    .selectFrom('kyc_requirements')
+    .select(['business', 'min_kyc_level'])
+    .where('environment', '=', environment)
+    .execute();
 }
 
 /** The minimum level a business requires (0 when it has no row): the gate of later areas (`kyc_required`). */
 export async function minKycLevel(db: Db, environment: Environment, business: string): Promise<number> {
-  const row = await db.selectFrom('kyc_requirements').select('min_kyc_level').where('environment', '=', environment).where('business', '=', business).executeTakeFirst();
+  const row = await db
+    .selectFrom('kyc_requirements')
+    .select('min_kyc_level')
+    .where('environment', '=', environment)
+    .where('business', '=', business)
+    .executeTakeFirst();
   return row?.min_kyc_level ?? 0;
 }
 
-export async function putRequirement(db: Db, environment: Environment, business: string, level: number, now: Date): Promise<void> {
+export async function putRequirement(
+  db: Db,
+  environment: Environment,
+  business: string,
+  level: number,
+  now: Date,
+): Promise<void> {
   await db
     .insertInto('kyc_requirements')
     .values({ environment, business, min_kyc_level: level, updated_at: now })
@@ -81,20 +125,39 @@ export async function putRequirement(db: Db, environment: Environment, business:
 }
 
 /** The operator's high-value thresholds of an environment, by asset (minor units). */
-export async function highValueThresholds(db: Db, environment: Environment): Promise<Array<{ asset: string; min_amount: string }>> {
-  return db.selectFrom('kyc_high_value_thresholds').select(['asset', 'min_amount']).where('environment', '=', environment).orderBy('asset').execute();
+export async function highValueThresholds(
+  db: Db,
+  environment: Environment,
+): Promise<Array<{ asset: string; min_amount: string }>> {
+  return db
+    .selectFrom('kyc_high_value_thresholds')
+    .select(['asset', 'min_amount'])
+    .where('environment', '=', environment)
+    .orderBy('asset')
+    .execute();
 }
 
 /** Sets (`minAmount` given) or removes (null) the high-value threshold of one asset. */
-export async function putHighValueThreshold(db: Db, environment: Environment, asset: string, minAmount: bigint | null, now: Date): Promise<void> {
+export async function putHighValueThreshold(
+  db: Db,
+  environment: Environment,
+  asset: string,
+  minAmount: bigint | null,
+  now: Date,
+): Promise<void> {
   if (minAmount === null) {
-    await db.deleteFrom('kyc_high_value_thresholds').where('environment', '=', environment).where('asset', '=', asset).execute();
+    await db
+      .deleteFrom('kyc_high_value_thresholds')
+      .where('environment', '=', environment)
+      .where('asset', '=', asset)
+      .execute();
     return;
   }
   await db
     .insertInto('kyc_high_value_thresholds')
     .values({ environment, asset, min_amount: minAmount.toString(), updated_at: now })
-    .onConflict((oc) => oc.columns(['environment', 'asset']).doUpdateSet({ min_amount: minAmount.toString(), updated_at: now }))
+    .onConflict((oc) =>
+      oc.columns(['environment', 'asset']).doUpdateSet({ min_amount: minAmount.toString(), updated_at: now }),
+    )
     .execute();
 }
-

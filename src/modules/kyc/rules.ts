@@ -7,12 +7,17 @@ import type { KycImageKind, KycImageType } from './tables.js';
 
 /** ISO 3166-1 alpha-2 codes in use (and XK), for nationality and country of residence. */
 export const countryCodes: readonly string[] = (
-  'AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK '
-  + 'CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS '
-  + 'GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV '
-  + 'LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM '
-  + 'PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR '
-  + 'TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS XK YE YT ZA ZM ZW'
+  'AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW ' +
+  'BY BZ CA CC CD CF CG CH CI CK ' +
+  ('CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR GA GB GD GE GF ' +
+    'GG GH GI GL GM GN GP GQ GR GS ') +
+  ('GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ ' +
+    'LA LB LC LI LK LR LS LT LU LV ') +
+  ('LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU ' +
+    'NZ OM PA PE PF PG PH PK PL PM ') +
+  ('PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD ' +
+    'TF TG TH TJ TK TL TM TN TO TR ') +
+  'TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS XK YE YT ZA ZM ZW'
 ).split(' ');
 const countrySet = new Set(countryCodes);
 
@@ -26,13 +31,25 @@ const documentTypeSet = new Set<string>(documentTypes.map((d) => d.value));
 
 /** The text fields of the KYC form (names are the profile's columns). */
 export const profileFieldNames = [
-  'first_name', 'last_name', 'birth_date', 'nationality', 'document_type', 'document_number',
-  'address_line1', 'address_line2', 'city', 'postal_code', 'address_country',
+  'first_name',
+  'last_name',
+  'birth_date',
+  'nationality',
+  'document_type',
+  'document_number',
+  'address_line1',
+  'address_line2',
+  'city',
+  'postal_code',
+  'address_country',
 ] as const;
 export type ProfileFieldName = (typeof profileFieldNames)[number];
 export type ProfileFields = Record<ProfileFieldName, string>;
 
-export const imageFields = { document_image: 'document', selfie_image: 'selfie' } as const satisfies Record<string, KycImageKind>;
+export const imageFields = { document_image: 'document', selfie_image: 'selfie' } as const satisfies Record<
+  string,
+  KycImageKind
+>;
 export type ImageFieldName = keyof typeof imageFields;
 
 /** Youngest member who may hold a profile, in whole years at the merchant's today. */
@@ -75,11 +92,13 @@ export function ageInYears(birthDate: string, today: Date): number | undefined {
 export function validateProfileFields(f: ProfileFields, today: Date): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const add = (field: ProfileFieldName, message: string) => problems.push({ field, message });
-  for (const name of profileFieldNames) if (controlChars.test(f[name])) add(name, 'Remove the special characters from this field');
+  for (const name of profileFieldNames)
+    if (controlChars.test(f[name])) add(name, 'Remove the special characters from this field');
   const nameRule = (field: 'first_name' | 'last_name', what: string) => {
     if (f[field] === '') add(field, `Enter your ${what}`);
     else if (f[field].length > 100) add(field, `Your ${what} must be 100 characters or fewer`);
-    else if (!personName.test(f[field])) add(field, `Your ${what} can only contain letters, spaces, hyphens, apostrophes and full stops`);
+    else if (!personName.test(f[field]))
+      add(field, `Your ${what} can only contain letters, spaces, hyphens, apostrophes and full stops`);
   };
   nameRule('first_name', 'first name');
   nameRule('last_name', 'last name');
@@ -93,14 +112,16 @@ export function validateProfileFields(f: ProfileFields, today: Date): FieldProbl
   if (!documentTypeSet.has(f.document_type)) add('document_type', 'Choose the type of your identity document');
   if (f.document_number === '') add('document_number', 'Enter the number of your identity document');
   else if (f.document_number.length > 40) add('document_number', 'The document number must be 40 characters or fewer');
-  else if (!documentNumber.test(f.document_number)) add('document_number', 'The document number can only contain letters, digits, spaces and hyphens');
+  else if (!documentNumber.test(f.document_number))
+    add('document_number', 'The document number can only contain letters, digits, spaces and hyphens');
   if (f.address_line1 === '') add('address_line1', 'Enter the first line of your address');
   else if (f.address_line1.length > 200) add('address_line1', 'The address line must be 200 characters or fewer');
   if (f.address_line2.length > 200) add('address_line2', 'The address line must be 200 characters or fewer');
   if (f.city === '') add('city', 'Enter your town or city');
   else if (f.city.length > 100) add('city', 'The town or city must be 100 characters or fewer');
   if (f.postal_code === '') add('postal_code', 'Enter your postal code');
-  else if (f.postal_code.length > 20 || !postalCode.test(f.postal_code)) add('postal_code', 'Enter a postal code of up to 20 letters, digits, spaces and hyphens');
+  else if (f.postal_code.length > 20 || !postalCode.test(f.postal_code))
+    add('postal_code', 'Enter a postal code of up to 20 letters, digits, spaces and hyphens');
   if (!countrySet.has(f.address_country)) add('address_country', 'Choose the country you live in');
   return problems;
 }
@@ -119,10 +140,18 @@ export interface ImageUpload {
   tooLarge: boolean;
 }
 
-export const imageLabels: Record<ImageFieldName, string> = { document_image: 'photo of your document', selfie_image: 'photo of your face' };
+export const imageLabels: Record<ImageFieldName, string> = {
+  document_image: 'photo of your document',
+  selfie_image: 'photo of your face',
+};
 
 /** The problem of one image field, if any. `required` when nothing is on record to keep. */
-export function validateImage(field: ImageFieldName, upload: ImageUpload | undefined, required: boolean, sizeMaxMb: number): FieldProblem | undefined {
+export function validateImage(
+  field: ImageFieldName,
+  upload: ImageUpload | undefined,
+  required: boolean,
+  sizeMaxMb: number,
+): FieldProblem | undefined {
   const what = imageLabels[field];
   if (!upload) return required ? { field, message: `Choose a ${what}` } : undefined;
   if (upload.tooLarge) return { field, message: `The ${what} must be smaller than ${sizeMaxMb} MB` };

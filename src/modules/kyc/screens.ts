@@ -2,14 +2,29 @@ import { ApiError } from '../../platform/errors.js';
 import { completeTicket, voidTicket } from '../hosted-screens/queries.js';
 import { readBranding } from '../hosted-screens/service.js';
 import {
-  fieldset, fileField, form, html, selectField, textField, type FieldError, type FormState,
+  fieldset,
+  fileField,
+  form,
+  html,
+  selectField,
+  textField,
+  type FieldError,
+  type FormState,
 } from '../hosted-screens/html.js';
 import type { FormFields, HostedScreen, ScreenPage, ScreenState, UploadedFile } from '../hosted-screens/screen.js';
 import type { Ticket } from '../hosted-screens/rules.js';
 import { profileOfMember, type KycProfile } from './queries.js';
 import {
-  countryCodes, documentTypes, imageFields, normaliseProfileFields, profileFieldNames, sniffImageType, validateImage, validateProfileFields,
-  type ImageFieldName, type ProfileFields,
+  countryCodes,
+  documentTypes,
+  imageFields,
+  normaliseProfileFields,
+  profileFieldNames,
+  sniffImageType,
+  validateImage,
+  validateProfileFields,
+  type ImageFieldName,
+  type ProfileFields,
 } from './rules.js';
 import { submitFirstProfile, submitProfileUpdate, type CheckedImage, type Submission } from './service.js';
 
@@ -26,7 +41,9 @@ let countryOptions: { value: string; label: string }[] | undefined;
 function countries(): { value: string; label: string }[] {
   if (!countryOptions) {
     const names = new Intl.DisplayNames(['en'], { type: 'region' });
-    countryOptions = countryCodes.map((code) => ({ value: code, label: names.of(code) ?? code })).sort((a, b) => a.label.localeCompare(b.label, 'en'));
+    countryOptions = countryCodes
+      .map((code) => ({ value: code, label: names.of(code) ?? code }))
+      .sort((a, b) => a.label.localeCompare(b.label, 'en'));
   }
   return countryOptions;
 }
@@ -35,32 +52,106 @@ function profileForm(state: ScreenState, opts: { update: boolean }) {
   const s: FormState = state;
   const kept = opts.update ? 'A photo is on record and is kept unless you choose a new one.' : undefined;
   const imageHint = `A JPEG or PNG image, smaller than ${imageSizeMaxMb} MB.`;
-  return form(state.form, { multipart: true, submitLabel: opts.update ? 'Send changes for review' : 'Send for review' }, [
-    fieldset('Your name', [
-      html`<p class="hint">As written on your identity document.</p>`,
-      textField(s, { name: 'first_name', label: 'First name', autocomplete: 'given-name', maxLength: 100, required: true }),
-      textField(s, { name: 'last_name', label: 'Last name', autocomplete: 'family-name', maxLength: 100, required: true }),
-    ]),
-    fieldset('Date of birth and nationality', [
-      textField(s, { name: 'birth_date', label: 'Date of birth', type: 'date', hint: 'For example, 27 March 1990.', autocomplete: 'bday', required: true }),
-      selectField(s, { name: 'nationality', label: 'Nationality', options: countries(), placeholder: 'Choose a country', required: true }),
-    ]),
-    fieldset('Identity document', [
-      selectField(s, { name: 'document_type', label: 'Type of document', options: documentTypes, placeholder: 'Choose a document', required: true }),
-      textField(s, { name: 'document_number', label: 'Document number', maxLength: 40, required: true }),
-      fileField(s, { name: 'document_image', label: 'Photo of the document', hint: `The page with your photo. ${imageHint}`, accept: imageAccept, required: !opts.update, keptNote: kept }),
-    ]),
-    fieldset('Home address', [
-      textField(s, { name: 'address_line1', label: 'Address line 1', autocomplete: 'address-line1', maxLength: 200, required: true }),
-      textField(s, { name: 'address_line2', label: 'Address line 2', autocomplete: 'address-line2', maxLength: 200 }),
-      textField(s, { name: 'city', label: 'Town or city', autocomplete: 'address-level2', maxLength: 100, required: true }),
-      textField(s, { name: 'postal_code', label: 'Postal code', autocomplete: 'postal-code', maxLength: 20, required: true }),
-      selectField(s, { name: 'address_country', label: 'Country', autocomplete: 'country', options: countries(), placeholder: 'Choose a country', required: true }),
-    ]),
-    fieldset('Your photo', [
-      fileField(s, { name: 'selfie_image', label: 'Photo of your face', hint: `Face the camera in good light, without glasses or a hat. ${imageHint}`, accept: imageAccept, required: !opts.update, keptNote: kept }),
-    ]),
-  ]);
+  return form(
+    state.form,
+    { multipart: true, submitLabel: opts.update ? 'Send changes for review' : 'Send for review' },
+    [
+      fieldset('Your name', [
+        html`<p class="hint">As written on your identity document.</p>`,
+        textField(s, {
+          name: 'first_name',
+          label: 'First name',
+          autocomplete: 'given-name',
+          maxLength: 100,
+          required: true,
+        }),
+        textField(s, {
+          name: 'last_name',
+          label: 'Last name',
+          autocomplete: 'family-name',
+          maxLength: 100,
+          required: true,
+        }),
+      ]),
+      fieldset('Date of birth and nationality', [
+        textField(s, {
+          name: 'birth_date',
+          label: 'Date of birth',
+          type: 'date',
+          hint: 'For example, 27 March 1990.',
+          autocomplete: 'bday',
+          required: true,
+        }),
+        selectField(s, {
+          name: 'nationality',
+          label: 'Nationality',
+          options: countries(),
+          placeholder: 'Choose a country',
+          required: true,
+        }),
+      ]),
+      fieldset('Identity document', [
+        selectField(s, {
+          name: 'document_type',
+          label: 'Type of document',
+          options: documentTypes,
+          placeholder: 'Choose a document',
+          required: true,
+        }),
+        textField(s, { name: 'document_number', label: 'Document number', maxLength: 40, required: true }),
+        fileField(s, {
+          name: 'document_image',
+          label: 'Photo of the document',
+          hint: `The page with your photo. ${imageHint}`,
+          accept: imageAccept,
+          required: !opts.update,
+          keptNote: kept,
+        }),
+      ]),
+      fieldset('Home address', [
+        textField(s, {
+          name: 'address_line1',
+          label: 'Address line 1',
+          autocomplete: 'address-line1',
+          maxLength: 200,
+          required: true,
+        }),
+        textField(s, { name: 'address_line2', label: 'Address line 2', autocomplete: 'address-line2', maxLength: 200 }),
+        textField(s, {
+          name: 'city',
+          label: 'Town or city',
+          autocomplete: 'address-level2',
+          maxLength: 100,
+          required: true,
+        }),
+        textField(s, {
+          name: 'postal_code',
+          label: 'Postal code',
+          autocomplete: 'postal-code',
+          maxLength: 20,
+          required: true,
+        }),
+        selectField(s, {
+          name: 'address_country',
+          label: 'Country',
+          autocomplete: 'country',
+          options: countries(),
+          placeholder: 'Choose a country',
+          required: true,
+        }),
+      ]),
+      fieldset('Your photo', [
+        fileField(s, {
+          name: 'selfie_image',
+          label: 'Photo of your face',
+          hint: `Face the camera in good light, without glasses or a hat. ${imageHint}`,
+          accept: imageAccept,
+          required: !opts.update,
+          keptNote: kept,
+        }),
+      ]),
+    ],
+  );
 }
 
 /** The last file sent for each image field. */
@@ -71,8 +162,12 @@ function imagesFrom(files: readonly UploadedFile[]): Partial<Record<ImageFieldNa
 }
 
 /** The form's fields and images checked: a submission, or the errors to show with what was entered. */
-function readSubmission(form: FormFields, files: readonly UploadedFile[], now: Date, imagesRequired: boolean):
-  { submission: Submission } | { values: Record<string, string>; errors: FieldError[] } {
+function readSubmission(
+  form: FormFields,
+  files: readonly UploadedFile[],
+  now: Date,
+  imagesRequired: boolean,
+): { submission: Submission } | { values: Record<string, string>; errors: FieldError[] } {
   const fields = normaliseProfileFields(form);
   const errors: FieldError[] = validateProfileFields(fields, now);
   const uploads = imagesFrom(files);
@@ -104,14 +199,27 @@ function profileValues(p: KycProfile): Record<string, string> {
 }
 
 /** What the sandbox helper submits as "valid data": a fixed adult and a 1x1 PNG for each image. */
-const sandboxPng = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const sandboxPng = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 const sandboxFields: ProfileFields = {
-  first_name: 'Sandbox', last_name: 'Member', birth_date: '1990-01-01', nationality: 'DE', document_type: 'passport',
-  document_number: 'C01X00T47', address_line1: '1 Example Street', address_line2: '', city: 'Berlin', postal_code: '10115', address_country: 'DE',
+  first_name: 'Sandbox',
+  last_name: 'Member',
+  birth_date: '1990-01-01',
+  nationality: 'DE',
+  document_type: 'passport',
+  document_number: 'C01X00T47',
+  address_line1: '1 Example Street',
+  address_line2: '',
+  city: 'Berlin',
+  postal_code: '10115',
+  address_country: 'DE',
 };
 
 function requireSubmitted(outcome: string): void {
-  if (outcome !== 'submitted') throw new ApiError('invalid_request', 'This screen is completed with outcome `submitted`.');
+  if (outcome !== 'submitted')
+    throw new ApiError('invalid_request', 'This screen is completed with outcome `submitted`.');
 }
 
 export const kycScreen: HostedScreen = {
@@ -119,7 +227,10 @@ export const kycScreen: HostedScreen = {
   acceptsFiles: true,
   async render(ctx, ticket, state) {
     if (await profileOfMember(ctx.db, ticket.member_id)) {
-      return { title: 'Details already sent', body: html`<p>Your identity details have already been sent. You can close this page.</p>` };
+      return {
+        title: 'Details already sent',
+        body: html`<p>Your identity details have already been sent. You can close this page.</p>`,
+      };
     }
     return {
       title: 'Confirm your identity',
@@ -132,7 +243,13 @@ export const kycScreen: HostedScreen = {
     const result = await submitFirstProfile(ctx, trx, scopeOf(ticket), read.submission, now);
     if (result === 'exists') {
       await voidTicket(trx, ticket.id);
-      return { kind: 'done', page: { title: 'Details already sent', body: html`<p>Your identity details had already been sent; nothing was changed. You can close this page.</p>` } };
+      return {
+        kind: 'done',
+        page: {
+          title: 'Details already sent',
+          body: html`<p>Your identity details had already been sent; nothing was changed. You can close this page.</p>`,
+        },
+      };
     }
     await completeTicket(trx, ticket.id, now);
     return { kind: 'done', page: sentPage(false, (await readBranding(trx, ticket.merchant_id))?.name) };
@@ -140,7 +257,13 @@ export const kycScreen: HostedScreen = {
   async sandboxComplete(ctx, trx, ticket, outcome, now) {
     requireSubmitted(outcome);
     const image = { data: sandboxPng, type: 'image/png' as const };
-    const result = await submitFirstProfile(ctx, trx, scopeOf(ticket), { fields: sandboxFields, document: image, selfie: image }, now);
+    const result = await submitFirstProfile(
+      ctx,
+      trx,
+      scopeOf(ticket),
+      { fields: sandboxFields, document: image, selfie: image },
+      now,
+    );
     if (result === 'exists') throw new ApiError('duplicate_resource', 'The member already has a KYC profile.');
     await completeTicket(trx, ticket.id, now);
   },
@@ -152,11 +275,14 @@ export const profileUpdateScreen: HostedScreen = {
   async render(ctx, ticket, state) {
     const profile = await profileOfMember(ctx.db, ticket.member_id);
     if (!profile) throw new Error(`kyc: profile_update ticket ${ticket.id} without a profile`);
-    const filled: ScreenState = Object.keys(state.values).length > 0 ? state : { ...state, values: profileValues(profile) };
+    const filled: ScreenState =
+      Object.keys(state.values).length > 0 ? state : { ...state, values: profileValues(profile) };
     return {
       title: 'Update your identity details',
-      body: html`<p>Change what is no longer correct and send the form. Your details will be reviewed again, and some services are paused until the review is complete.</p>${
-        profileForm(filled, { update: true })}`,
+      body: html`<p>Change what is no longer correct and send the form. Your details will be reviewed again, and some services are paused until the review is complete.</p>${profileForm(
+        filled,
+        { update: true },
+      )}`,
     };
   },
   async submit(ctx, trx, ticket, formFields, files, now) {
@@ -171,7 +297,13 @@ export const profileUpdateScreen: HostedScreen = {
     const profile = await profileOfMember(trx, ticket.member_id);
     if (!profile) throw new ApiError('state_invalid', 'The member has no KYC profile.');
     // As if the member sent the pre-filled form unchanged: same data, images kept.
-    await submitProfileUpdate(ctx, trx, scopeOf(ticket), { fields: normaliseProfileFields(profileValues(profile)) }, now);
+    await submitProfileUpdate(
+      ctx,
+      trx,
+      scopeOf(ticket),
+      { fields: normaliseProfileFields(profileValues(profile)) },
+      now,
+    );
     await completeTicket(trx, ticket.id, now);
   },
 };

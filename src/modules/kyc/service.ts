@@ -12,7 +12,16 @@ import { ticketView } from '../hosted-screens/rules.js';
 import { resolveMember } from '../members/queries.js';
 import { imageKeyLabel, sealImage } from './images.js';
 import {
-  deleteImages, insertImage, insertProfile, lockMember, minKycLevel, profileById, profileOfMember, setMemberLevel, updateProfile, type KycProfile,
+  deleteImages,
+  insertImage,
+  insertProfile,
+  lockMember,
+  minKycLevel,
+  profileById,
+  profileOfMember,
+  setMemberLevel,
+  updateProfile,
+  type KycProfile,
 } from './queries.js';
 import { levelAfterUpdate, levelOnApproval, type ProfileFields } from './rules.js';
 import { transition, type KycAction } from './state.js';
@@ -23,7 +32,6 @@ import type { KycSubmitOutcome } from '../../upstreams/kyc/port.js';
  * The KYC area's operations (docs/kyc.md): hosted-screen sessions, submissions from the screens,
  * and the one review path every decision takes (operator, provider, sandbox helper).
  */
-
 
 /** The codes each function can answer: the routes declare these lists. */
 export const kycErrors = {
@@ -43,18 +51,35 @@ export interface MemberCaller {
 }
 
 /** `POST /v1/kyc/sessions`: a ticket for the first profile; a member who has one: 409 `duplicate_resource`. */
-export async function createKycSession(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCaller, origin: string) {
+export async function createKycSession(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  caller: MemberCaller,
+  origin: string,
+) {
   if (await profileOfMember(trx, caller.memberId)) {
-    throw new ApiError('duplicate_resource', 'The member already has a KYC profile; update it with POST /v1/kyc/profile-sessions.');
+    throw new ApiError(
+      'duplicate_resource',
+      'The member already has a KYC profile; update it with POST /v1/kyc/profile-sessions.',
+    );
   }
   return ticketView(await issueTicket(ctx, trx, { ...caller, purpose: 'kyc', origin }));
 }
 
-/** `POST /v1/kyc/profile-sessions`: a ticket to update the existing profile; none: 404 `not_found` (never a creation). */
-export async function createProfileSession(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCaller, origin: string) {
+/** `POST /v1/kyc/profile-sessions`: a ticket to update the existing profile; none: 404 `not_found` (never a creation).
+ * */
+export async function createProfileSession(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  caller: MemberCaller,
+  origin: string,
+) {
   const profile = await profileOfMember(trx, caller.memberId);
-  if (!profile) throw new ApiError('not_found', 'The member has no KYC profile yet; create one with POST /v1/kyc/sessions.');
-  return ticketView(await issueTicket(ctx, trx, { ...caller, purpose: 'profile_update', origin, subjectId: profile.id }));
+  if (!profile)
+    throw new ApiError('not_found', 'The member has no KYC profile yet; create one with POST /v1/kyc/sessions.');
+  return ticketView(
+    await issueTicket(ctx, trx, { ...caller, purpose: 'profile_update', origin, subjectId: profile.id }),
+  );
 }
 
 /** An image that passed the screen's checks (type sniffed from its bytes). */
@@ -75,9 +100,19 @@ export interface Scope {
   memberId: string;
 }
 
-async function storeImage(ctx: ServiceContext, trx: Db, scope: Scope, kind: KycImageKind, image: CheckedImage): Promise<string> {
+async function storeImage(
+  ctx: ServiceContext,
+  trx: Db,
+  scope: Scope,
+  kind: KycImageKind,
+  image: CheckedImage,
+): Promise<string> {
   const id = newId('kyi');
-  const sealed = sealImage(configuredKey(ctx.config, imageKeyLabel), { imageId: id, memberId: scope.memberId, kind }, image.data);
+  const sealed = sealImage(
+    configuredKey(ctx.config, imageKeyLabel),
+    { imageId: id, memberId: scope.memberId, kind },
+    image.data,
+  );
   await insertImage(trx, {
     id,
     merchant_id: scope.merchantId,
@@ -108,7 +143,8 @@ async function emitStatus(trx: Db, profile: KycProfile, externalMemberId: string
 }
 
 export const kycCheckJobKind = 'kyc.check';
-/** Verdict polls of one check (the delay doubles from 1 minute to 1 hour): about 8 days, then the operator's queue alone. */
+/** Verdict polls of one check (the delay doubles from 1 minute to 1 hour): about 8 days, then the operator's queue
+ * alone. */
 export const kycCheckPollsMax = 200;
 
 /** Queues the provider check of a profile's current submission (in the caller's transaction). */
@@ -126,7 +162,13 @@ async function enqueueCheck(trx: Db, profile: KycProfile): Promise<void> {
  * the event recorded and the provider check queued. Submissions of one member are serialised on
  * the member's row; when a profile exists already (another ticket was quicker) nothing is stored.
  */
-export async function submitFirstProfile(ctx: ServiceContext, trx: Transaction<Database>, scope: Scope, sub: Submission, now: Date): Promise<KycProfile | 'exists'> {
+export async function submitFirstProfile(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  scope: Scope,
+  sub: Submission,
+  now: Date,
+): Promise<KycProfile | 'exists'> {
   const member = await lockMember(trx, scope.memberId);
   if (!member) throw new Error(`kyc: member ${scope.memberId} of a ticket is missing`);
   if (await profileOfMember(trx, scope.memberId)) return 'exists';
@@ -158,13 +200,21 @@ export async function submitFirstProfile(ctx: ServiceContext, trx: Transaction<D
  * from any status and the member's level falls to 0 (`levelAfterUpdate`); images not uploaded
  * again are kept, replaced ones are deleted.
  */
-export async function submitProfileUpdate(ctx: ServiceContext, trx: Transaction<Database>, scope: Scope, sub: Submission, now: Date): Promise<KycProfile> {
+export async function submitProfileUpdate(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  scope: Scope,
+  sub: Submission,
+  now: Date,
+): Promise<KycProfile> {
   const member = await lockMember(trx, scope.memberId);
   const current = await profileOfMember(trx, scope.memberId, true);
   if (!member || !current) throw new Error(`kyc: the profile of member ${scope.memberId} is missing for an update`);
   const move = transition(current, { kind: 'submit_update' });
   if (!('move' in move)) throw new Error('kyc: an update is always accepted');
-  const documentId = sub.document ? await storeImage(ctx, trx, scope, 'document', sub.document) : current.document_image_id;
+  const documentId = sub.document
+    ? await storeImage(ctx, trx, scope, 'document', sub.document)
+    : current.document_image_id;
   const selfieId = sub.selfie ? await storeImage(ctx, trx, scope, 'selfie', sub.selfie) : current.selfie_image_id;
   const profile = await updateProfile(trx, current.id, {
     ...sub.fields,
@@ -180,7 +230,10 @@ export async function submitProfileUpdate(ctx: ServiceContext, trx: Transaction<
     reviewed_at: null,
     updated_at: now,
   });
-  await deleteImages(trx, [current.document_image_id, current.selfie_image_id].filter((id) => id !== documentId && id !== selfieId));
+  await deleteImages(
+    trx,
+    [current.document_image_id, current.selfie_image_id].filter((id) => id !== documentId && id !== selfieId),
+  );
   await setMemberLevel(trx, scope.memberId, levelAfterUpdate(member.kyc_level), now);
   await emitStatus(trx, profile, member.external_member_id);
   await enqueueCheck(trx, profile);
@@ -212,11 +265,17 @@ function reasonKept(reason: string | undefined): string | null {
  * profile after it, or undefined when a provider verdict was stale (nothing changed).
  */
 export async function applyReview(
-  trx: Transaction<Database>, profile: KycProfile, review: ReviewDecision, source: KycReviewSource, now: Date, submission?: number,
+  trx: Transaction<Database>,
+  profile: KycProfile,
+  review: ReviewDecision,
+  source: KycReviewSource,
+  now: Date,
+  submission?: number,
 ): Promise<KycProfile | undefined> {
-  const action: KycAction = source === 'operator'
-    ? { kind: 'operator_review', decision: review.decision }
-    : { kind: 'provider_verdict', decision: review.decision, submission: submission ?? -1 };
+  const action: KycAction =
+    source === 'operator'
+      ? { kind: 'operator_review', decision: review.decision }
+      : { kind: 'provider_verdict', decision: review.decision, submission: submission ?? -1 };
   const move = transition(profile, action);
   if (!('move' in move)) return undefined;
   const member = await lockMember(trx, profile.member_id);
@@ -241,7 +300,12 @@ export async function applyReview(
  * without a profile gets the level directly (an identity checked outside the service); no profile
  * is created and no event is sent, so the member can still open its first KYC screen.
  */
-export async function reviewMember(ctx: ServiceContext, trx: Transaction<Database>, memberId: string, review: ReviewDecision) {
+export async function reviewMember(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  memberId: string,
+  review: ReviewDecision,
+) {
   const member = await lockMember(trx, memberId);
   if (!member) throw new ApiError('member_not_found');
   const now = await ctx.clock.now(trx, await scopeOfMember(trx, memberId));
@@ -253,7 +317,11 @@ export async function reviewMember(ctx: ServiceContext, trx: Transaction<Databas
 }
 
 async function scopeOfMember(db: Db, memberId: string): Promise<{ merchantId: string; environment: Environment }> {
-  const row = await db.selectFrom('members').select(['merchant_id', 'environment']).where('id', '=', memberId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('members')
+    .select(['merchant_id', 'environment'])
+    .where('id', '=', memberId)
+    .executeTakeFirstOrThrow();
   return { merchantId: row.merchant_id, environment: row.environment };
 }
 
@@ -263,7 +331,12 @@ async function memberLevel(db: Db, memberId: string): Promise<number> {
 }
 
 /** The operator's review of one profile of the queue. */
-export async function reviewProfile(ctx: ServiceContext, trx: Transaction<Database>, profileId: string, review: ReviewDecision): Promise<KycProfile> {
+export async function reviewProfile(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  profileId: string,
+  review: ReviewDecision,
+): Promise<KycProfile> {
   const profile = await lockMemberThenProfile(trx, profileId);
   if (!profile) throw new ApiError('not_found', 'No such KYC profile.');
   const now = await ctx.clock.now(trx, { merchantId: profile.merchant_id, environment: profile.environment });
@@ -285,26 +358,35 @@ async function lockMemberThenProfile(trx: Transaction<Database>, profileId: stri
 const requestIdOf = (profile: Pick<KycProfile, 'id' | 'submissions'>) => `${profile.id}:${profile.submissions}`;
 
 /** Starts (idempotently) the provider check of the profile's current submission: the provider's answer. */
-async function submitCheck(ctx: ServiceContext, profile: KycProfile, externalMemberId: string): Promise<KycSubmitOutcome> {
-  const outcome = await ctx.upstreams.kyc.submit({ merchantId: profile.merchant_id, environment: profile.environment }, {
-    requestId: requestIdOf(profile),
-    memberRef: externalMemberId,
-    firstName: profile.first_name,
-    lastName: profile.last_name,
-    birthDate: profile.birth_date,
-    nationality: profile.nationality,
-    documentType: profile.document_type,
-    documentNumber: profile.document_number,
-    addressCountry: profile.address_country,
-    imageRefs: [profile.document_image_id, profile.selfie_image_id],
-  });
+async function submitCheck(
+  ctx: ServiceContext,
+  profile: KycProfile,
+  externalMemberId: string,
+): Promise<KycSubmitOutcome> {
+  const outcome = await ctx.upstreams.kyc.submit(
+    { merchantId: profile.merchant_id, environment: profile.environment },
+    {
+      requestId: requestIdOf(profile),
+      memberRef: externalMemberId,
+      firstName: profile.first_name,
+      lastName: profile.last_name,
+      birthDate: profile.birth_date,
+      nationality: profile.nationality,
+      documentType: profile.document_type,
+      documentNumber: profile.document_number,
+      addressCountry: profile.address_country,
+      imageRefs: [profile.document_image_id, profile.selfie_image_id],
+    },
+  );
   return outcome;
 }
 
-/** `timed_out`: the provider sent nothing back in time; `no_answer`: any other answer without a verdict (5xx, fault). Both are outcome-unknown. */
+/** `timed_out`: the provider sent nothing back in time; `no_answer`: any other answer without a verdict (5xx, fault).
+ * Both are outcome-unknown. */
 export type CheckResult = 'applied' | 'pending' | 'stale' | 'no_answer' | 'timed_out';
 
-const unanswered = (outcome: { kind: string }): 'timed_out' | 'no_answer' => (outcome.kind === 'timeout' ? 'timed_out' : 'no_answer');
+const unanswered = (outcome: { kind: string }): 'timed_out' | 'no_answer' =>
+  outcome.kind === 'timeout' ? 'timed_out' : 'no_answer';
 
 /**
  * The provider side of one submission (the `kyc.check` job and the sandbox helper): submit the
@@ -318,14 +400,25 @@ export async function runCheck(ctx: ServiceContext, profileId: string, submissio
   const submitted = await submitCheck(ctx, profile, member?.external_member_id ?? '');
   if (submitted.kind !== 'accepted') return unanswered(submitted);
   const providerRef = submitted.providerRef;
-  const verdict = await ctx.upstreams.kyc.verdict({ merchantId: profile.merchant_id, environment: profile.environment }, requestIdOf(profile));
+  const verdict = await ctx.upstreams.kyc.verdict(
+    { merchantId: profile.merchant_id, environment: profile.environment },
+    requestIdOf(profile),
+  );
   return ctx.db.transaction().execute(async (trx) => {
     const locked = await lockMemberThenProfile(trx, profileId);
     if (!locked) return 'stale';
-    if (locked.provider_ref === null && locked.submissions === submission) await updateProfile(trx, profileId, { provider_ref: providerRef });
+    if (locked.provider_ref === null && locked.submissions === submission)
+      await updateProfile(trx, profileId, { provider_ref: providerRef });
     if (verdict.kind !== 'decided') return verdict.kind === 'pending' ? 'pending' : unanswered(verdict);
     const now = await ctx.clock.now(trx, { merchantId: locked.merchant_id, environment: locked.environment });
-    const applied = await applyReview(trx, { ...locked, provider_ref: providerRef }, verdict, 'provider', now, submission);
+    const applied = await applyReview(
+      trx,
+      { ...locked, provider_ref: providerRef },
+      verdict,
+      'provider',
+      now,
+      submission,
+    );
     return applied ? 'applied' : 'stale';
   });
 }
@@ -338,26 +431,39 @@ const sameVerdict = (a: { decision: string; level?: number }, b: { decision: str
  * member's pending submission, then the service handles the verdict exactly as in production
  * (`runCheck`). No profile: 404 `not_found`; a profile not waiting for review: 400 `state_invalid`.
  */
-export async function sandboxReview(ctx: ServiceContext, caller: { merchantId: string; environment: Environment }, memberRef: string, review: ReviewDecision) {
+export async function sandboxReview(
+  ctx: ServiceContext,
+  caller: { merchantId: string; environment: Environment },
+  memberRef: string,
+  review: ReviewDecision,
+) {
   const member = await resolveMember(ctx.db, caller.merchantId, caller.environment, memberRef);
   // A suspended member is not found here either, as on every call for it.
   if (!member || member.status !== 'active') throw new ApiError('member_not_found');
   const profile = await profileOfMember(ctx.db, member.id);
   if (!profile) throw new ApiError('not_found', 'The member has no KYC profile.');
-  if (profile.status !== 'pending_review') throw new ApiError('state_invalid', 'The profile is not waiting for review.');
+  if (profile.status !== 'pending_review')
+    throw new ApiError('state_invalid', 'The profile is not waiting for review.');
   const provider = ctx.upstreams.kyc;
-  if (!provider.sandboxDecide) throw new ApiError('state_invalid', 'The configured KYC provider has no sandbox reviewer.');
+  if (!provider.sandboxDecide)
+    throw new ApiError('state_invalid', 'The configured KYC provider has no sandbox reviewer.');
   const call = { merchantId: caller.merchantId, environment: caller.environment };
-  // The provider's outcome-unknown answers change nothing; a timeout is 504 `upstream_timeout`, any other 502 `upstream_error`.
+  // The provider's outcome-unknown answers change nothing; a timeout is 504 `upstream_timeout`, any other 502
+  // `upstream_error`.
   const submitted = await submitCheck(ctx, profile, member.external_member_id);
-  if (submitted.kind !== 'accepted') throw new ApiError(submitted.kind === 'timeout' ? 'upstream_timeout' : 'upstream_error');
+  if (submitted.kind !== 'accepted')
+    throw new ApiError(submitted.kind === 'timeout' ? 'upstream_timeout' : 'upstream_error');
   if (!(await provider.sandboxDecide(call, requestIdOf(profile), review))) {
     // The reviewer decided this submission before (a call whose answer was lost): a retry asking
     // for the same verdict goes on to apply it, one asking for another is refused, never
     // answered 200 with the verdict it did not ask for.
     const earlier = await provider.verdict(call, requestIdOf(profile));
     if (earlier.kind === 'decided' && !sameVerdict(earlier, review)) {
-      throw new ApiError('state_invalid', `The provider's reviewer already decided this submission: ${earlier.decision}${earlier.decision === 'approved' ? ` at level ${earlier.level ?? 1}` : ''}.`);
+      throw new ApiError(
+        'state_invalid',
+        `The provider's reviewer already decided this ` +
+          `submission: ${earlier.decision}${earlier.decision === 'approved' ? ` at level ${earlier.level ?? 1}` : ''}.`,
+      );
     }
   }
   const result = await runCheck(ctx, profile.id, profile.submissions);
@@ -372,9 +478,18 @@ export async function sandboxReview(ctx: ServiceContext, caller: { merchantId: s
  * `GET /v1/kyc/profiles/{id}`: the profile a `kyc.profile.*` event names (its `data.id`), as the
  * merchant sees it (`profileSummary`); on behalf of a member only its own. `kyp_` prefix optional.
  */
-export async function getProfile(db: Db, caller: { merchantId: string; environment: Environment; memberId?: string }, id: string) {
+export async function getProfile(
+  db: Db,
+  caller: { merchantId: string; environment: Environment; memberId?: string },
+  id: string,
+) {
   const profile = await profileById(db, id.startsWith('kyp_') ? id : `kyp_${id}`);
-  if (!profile || profile.merchant_id !== caller.merchantId || profile.environment !== caller.environment || (caller.memberId !== undefined && profile.member_id !== caller.memberId)) {
+  if (
+    !profile ||
+    profile.merchant_id !== caller.merchantId ||
+    profile.environment !== caller.environment ||
+    (caller.memberId !== undefined && profile.member_id !== caller.memberId)
+  ) {
     throw new ApiError('not_found', 'No such KYC profile.');
   }
   return profileSummary(profile, await memberLevel(db, profile.member_id));
@@ -390,11 +505,22 @@ export function profileSummary(p: KycProfile, kycLevel: number) {
  * threshold for the asset (none by default), the member needs the level that business requires.
  * Refuses with `kyc_required`, which carries no level (the reference).
  */
-export async function requireHighValueLevel(db: Db, p: { environment: Environment; memberId: string; asset: string; amount: bigint }): Promise<void> {
-  const row = await db.selectFrom('kyc_high_value_thresholds').select('min_amount')
-    .where('environment', '=', p.environment).where('asset', '=', p.asset).executeTakeFirst();
+export async function requireHighValueLevel(
+  db: Db,
+  p: { environment: Environment; memberId: string; asset: string; amount: bigint },
+): Promise<void> {
+  const row = await db
+    .selectFrom('kyc_high_value_thresholds')
+    .select('min_amount')
+    .where('environment', '=', p.environment)
+    .where('asset', '=', p.asset)
+    .executeTakeFirst();
   if (!row || p.amount < BigInt(row.min_amount)) return;
-  const member = await db.selectFrom('members').select('kyc_level').where('id', '=', p.memberId).executeTakeFirstOrThrow();
+  const member = await db
+    .selectFrom('members')
+    .select('kyc_level')
+    .where('id', '=', p.memberId)
+    .executeTakeFirstOrThrow();
   const required = await minKycLevel(db, p.environment, 'high_value_transfer');
   if (member.kyc_level < required) throw new ApiError('kyc_required');
 }

@@ -16,14 +16,18 @@ export type KycAction =
 
 export type KycTransition = { move: KycProfileStatus } | { ignore: 'stale_verdict' };
 
-export function transition(profile: { status: KycProfileStatus; submissions: number }, action: KycAction): KycTransition {
+export function transition(
+  profile: { status: KycProfileStatus; submissions: number },
+  action: KycAction,
+): KycTransition {
   switch (action.kind) {
     case 'submit_update':
       return { move: 'pending_review' };
     case 'operator_review':
       return { move: action.decision };
     case 'provider_verdict':
-      if (profile.status !== 'pending_review' || action.submission !== profile.submissions) return { ignore: 'stale_verdict' };
+      if (profile.status !== 'pending_review' || action.submission !== profile.submissions)
+        return { ignore: 'stale_verdict' };
       return { move: action.decision };
   }
 }

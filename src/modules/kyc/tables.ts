@@ -4,7 +4,8 @@ import type { Environment, Minor, NullableTimestamp, Timestamp } from '../../db/
 /** A profile's review state (state.ts). */
 export type KycProfileStatus = 'pending_review' | 'approved' | 'rejected';
 
-/** Who decided a review: an operator (manual review), the KYC provider, or the sandbox helper through the simulated provider. */
+/** Who decided a review: an operator (manual review), the KYC provider, or the sandbox helper through the simulated
+ * provider. */
 export type KycReviewSource = 'operator' | 'provider';
 
 export type KycImageKind = 'document' | 'selfie';

@@ -16,7 +16,10 @@ export const kycCheckJob: JobHandler = async (job, ctx) => {
   const submission = Number(job.payload.submission);
   const result = await runCheck(ctx, profileId, submission);
   if (result === 'pending' || result === 'no_answer' || result === 'timed_out') {
-    throw new RetryLater(Math.min(kycCheckPollDelayMs * 2 ** Math.min(job.attempts - 1, 10), kycCheckPollDelayMsMax), `kyc check ${result}`);
+    throw new RetryLater(
+      Math.min(kycCheckPollDelayMs * 2 ** Math.min(job.attempts - 1, 10), kycCheckPollDelayMsMax),
+      `kyc check ${result}`,
+    );
   }
 };
 

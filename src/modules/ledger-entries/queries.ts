@@ -3,7 +3,6 @@ import type { Database, Environment, Db } from '../../db/schema.js';
 import { baseBucket, formatAmount, minorFromDb } from '../../money/index.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 
-
 /**
  * The merchant's journal as the API shows it (extensions 13, docs/ledger.md "The merchant's
  * journal"): its entries (`journal_entries.merchant_id`), each with every posting as a line. An
@@ -101,11 +100,12 @@ export async function linesOf(db: Db, entryIds: readonly string[]): Promise<Map<
 
 export function lineView(merchantId: string, asset: string, r: LineRow): LedgerLine {
   const amount = minorFromDb(r.amount);
-  const account = r.owner_type === 'member'
-    ? { owner: 'member' as const, owner_id: r.owner_id, bucket: r.bucket }
-    : r.owner_type === 'merchant'
-      ? { owner: 'merchant' as const, owner_id: r.owner_id, bucket: r.bucket }
-      : { owner: 'merchant' as const, owner_id: merchantId, bucket: `platform:${baseBucket(r.bucket)}` };
+  const account =
+    r.owner_type === 'member'
+      ? { owner: 'member' as const, owner_id: r.owner_id, bucket: r.bucket }
+      : r.owner_type === 'merchant'
+        ? { owner: 'merchant' as const, owner_id: r.owner_id, bucket: r.bucket }
+        : { owner: 'merchant' as const, owner_id: merchantId, bucket: `platform:${baseBucket(r.bucket)}` };
   return {
     account,
     asset,
@@ -126,11 +126,19 @@ export function entryView(merchantId: string, e: EntryRow, lines: readonly LineR
 
 export async function entryPage(db: Db, f: EntryFilter, page: PageParams): Promise<ListEnvelope<LedgerEntryView>> {
   const rows = await keysetPage(entriesQuery(db, f), page);
-  const lines = await linesOf(db, rows.data.map((r) => r.id));
+  const lines = await linesOf(
+    db,
+    rows.data.map((r) => r.id),
+  );
   return { ...rows, data: rows.data.map((r) => entryView(f.merchantId, r, lines.get(r.id) ?? [])) };
 }
 
-export async function findEntry(db: Db, merchantId: string, environment: Environment, storedId: string): Promise<LedgerEntryView | undefined> {
+export async function findEntry(
+  db: Db,
+  merchantId: string,
+  environment: Environment,
+  storedId: string,
+): Promise<LedgerEntryView | undefined> {
   const row = await entriesQuery(db, { merchantId, environment }).where('e.id', '=', storedId).executeTakeFirst();
   if (!row) return undefined;
   return entryView(merchantId, row, (await linesOf(db, [row.id])).get(row.id) ?? []);

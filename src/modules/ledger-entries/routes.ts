@@ -7,30 +7,45 @@ import { PageQuery, constantList, listEnvelope } from '../../platform/pagination
 import { resolveMember } from '../members/queries.js';
 import { entryPage, findEntry, storedEntryId } from './queries.js';
 
-const LedgerLine = Type.Object({
-  account: Type.Object({
-    owner: Type.Union([Type.Literal('member'), Type.Literal('merchant')]),
-    owner_id: Type.String({ description: 'mem_<uuid> or the merchant id' }),
-    bucket: Type.String({
-      description: 'member: available, frozen, withdrawing, earn, card:<card id>, card_held:<card id>; merchant: custody, prepaid, fee_income, fee_retained, ' +
-        'and platform:<bucket> for the platform\'s counter-account kept for this merchant (settlement_clearing, prepaid_funding, fee_income, earn_interest)',
-    }),
-  }, { title: 'LedgerAccount' }),
-  asset: Type.String(),
-  debit: Type.String({ description: "decimal string with the asset's scale; 0 on a credit line" }),
-  credit: Type.String({ description: "decimal string with the asset's scale; 0 on a debit line" }),
-}, { title: 'LedgerLine' });
+const LedgerLine = Type.Object(
+  {
+    account: Type.Object(
+      {
+        owner: Type.Union([Type.Literal('member'), Type.Literal('merchant')]),
+        owner_id: Type.String({ description: 'mem_<uuid> or the merchant id' }),
+        bucket: Type.String({
+          description:
+            'member: available, frozen, withdrawing, earn, card:<card id>, card_held:<card id>; merchant: ' +
+            'custody, prepaid, fee_income, fee_retained, ' +
+            ("and platform:<bucket> for the platform's counter-account kept for this merchant " +
+              '(settlement_clearing, prepaid_funding, fee_income, earn_interest)'),
+        }),
+      },
+      { title: 'LedgerAccount' },
+    ),
+    asset: Type.String(),
+    debit: Type.String({ description: "decimal string with the asset's scale; 0 on a credit line" }),
+    credit: Type.String({ description: "decimal string with the asset's scale; 0 on a debit line" }),
+  },
+  { title: 'LedgerLine' },
+);
 
-export const LedgerEntry = Type.Object({
-  id: Type.String({ description: 'jre_<uuid>' }),
-  created_at: Type.String({ format: 'date-time' }),
-  kind: Type.String({ description: 'the movement, e.g. deposit, withdrawal.lock, withdrawal.confirm' }),
-  reference: Type.Object({
-    object: Type.String({ description: 'the object type, e.g. deposit, withdrawal' }),
-    id: Type.String(),
-  }, { title: 'LedgerReference' }),
-  lines: Type.Array(LedgerLine, { description: 'debits equal credits' }),
-}, { title: 'LedgerEntry' });
+export const LedgerEntry = Type.Object(
+  {
+    id: Type.String({ description: 'jre_<uuid>' }),
+    created_at: Type.String({ format: 'date-time' }),
+    kind: Type.String({ description: 'the movement, e.g. deposit, withdrawal.lock, withdrawal.confirm' }),
+    reference: Type.Object(
+      {
+        object: Type.String({ description: 'the object type, e.g. deposit, withdrawal' }),
+        id: Type.String(),
+      },
+      { title: 'LedgerReference' },
+    ),
+    lines: Type.Array(LedgerLine, { description: 'debits equal credits' }),
+  },
+  { title: 'LedgerEntry' },
+);
 
 const tags = ['Ledger'];
 const idShape = /^[A-Za-z0-9_.:-]{1,100}$/;
@@ -38,56 +53,83 @@ const idShape = /^[A-Za-z0-9_.:-]{1,100}$/;
 export async function ledgerEntryRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const route = router(app, ctx);
 
-  route.get('/v1/ledger/entries', {
-    access: { scope: 'ledger:read' },
-    schema: {
-      operationId: 'listLedgerEntries',
-      summary: "The merchant's journal entries",
-      description:
-        'Newest first, cursor pages. Each entry is one balanced movement of one asset; its lines name member and merchant accounts ' +
-        '(the platform\'s counter-account kept for this merchant as `platform:<bucket>` of the merchant). Filters combine: `member_id` ' +
-        '(either form; an unknown member gives an empty page), `asset`, `reference_id` (the object the entry moved money for), ' +
-        '`created_gte` (inclusive) / `created_lt` (exclusive), ISO 8601 with a time zone.',
-      tags,
-      querystring: Type.Object({
-        ...PageQuery.properties,
-        member_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'mem_<uuid> or external_member_id' })),
-        asset: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9]{2,16}$' })),
-        reference_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-        created_gte: Type.Optional(Type.String({ format: 'date-time', description: 'created at or after (ISO 8601)' })),
-        created_lt: Type.Optional(Type.String({ format: 'date-time', description: 'created before (ISO 8601)' })),
-      }),
-      response: { 200: listEnvelope(LedgerEntry) },
+  route.get(
+    '/v1/ledger/entries',
+    {
+      access: { scope: 'ledger:read' },
+      schema: {
+        operationId: 'listLedgerEntries',
+        summary: "The merchant's journal entries",
+        description:
+          'Newest first, cursor pages. Each entry is one balanced movement of one asset; its lines name ' +
+          'member and merchant accounts ' +
+          ("(the platform's counter-account kept for this merchant as `platform:<bucket>` of the merchant). " +
+            'Filters combine: `member_id` ') +
+          ('(either form; an unknown member gives an empty page), `asset`, `reference_id` (the object the ' +
+            'entry moved money for), ') +
+          '`created_gte` (inclusive) / `created_lt` (exclusive), ISO 8601 with a time zone.',
+        tags,
+        querystring: Type.Object({
+          ...PageQuery.properties,
+          member_id: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 100, description: 'mem_<uuid> or external_member_id' }),
+          ),
+          asset: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9]{2,16}$' })),
+          reference_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+          created_gte: Type.Optional(
+            Type.String({ format: 'date-time', description: 'created at or after (ISO 8601)' }),
+          ),
+          created_lt: Type.Optional(Type.String({ format: 'date-time', description: 'created before (ISO 8601)' })),
+        }),
+        response: { 200: listEnvelope(LedgerEntry) },
+      },
     },
-  }, async ({ principal, query }) => {
-    const { merchantId, environment } = principal;
-    let memberId: string | undefined;
-    if (query.member_id !== undefined) {
-      const member = idShape.test(query.member_id) ? await resolveMember(ctx.db, merchantId, environment, query.member_id) : undefined;
-      if (!member) return constantList([]);
-      memberId = member.id;
-    }
-    return entryPage(ctx.db, {
-      merchantId, environment, memberId, asset: query.asset?.toUpperCase(), referenceId: query.reference_id,
-      createdGte: query.created_gte === undefined ? undefined : new Date(query.created_gte),
-      createdLt: query.created_lt === undefined ? undefined : new Date(query.created_lt),
-    }, query);
-  });
+    async ({ principal, query }) => {
+      const { merchantId, environment } = principal;
+      let memberId: string | undefined;
+      if (query.member_id !== undefined) {
+        const member = idShape.test(query.member_id)
+          ? await resolveMember(ctx.db, merchantId, environment, query.member_id)
+          : undefined;
+        if (!member) return constantList([]);
+        memberId = member.id;
+      }
+      return entryPage(
+        ctx.db,
+        {
+          merchantId,
+          environment,
+          memberId,
+          asset: query.asset?.toUpperCase(),
+          referenceId: query.reference_id,
+          createdGte: query.created_gte === undefined ? undefined : new Date(query.created_gte),
+          createdLt: query.created_lt === undefined ? undefined : new Date(query.created_lt),
+        },
+        query,
+      );
+    },
+  );
 
-  route.get('/v1/ledger/entries/:id', {
-    access: { scope: 'ledger:read' },
-    errors: ['not_found'],
-    schema: {
-      operationId: 'getLedgerEntry',
-      summary: 'Get a journal entry',
-      description: "One of the merchant's entries; another merchant's, or another environment's, is `not_found`.",
-      tags,
-      params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'jre_ prefix optional' }) }),
-      response: { 200: LedgerEntry },
+  route.get(
+    '/v1/ledger/entries/:id',
+    {
+      access: { scope: 'ledger:read' },
+      errors: ['not_found'],
+      schema: {
+        operationId: 'getLedgerEntry',
+        summary: 'Get a journal entry',
+        description: "One of the merchant's entries; another merchant's, or another environment's, is `not_found`.",
+        tags,
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'jre_ prefix optional' }) }),
+        response: { 200: LedgerEntry },
+      },
     },
-  }, async ({ principal, params }) => {
-    const entry = idShape.test(params.id) ? await findEntry(ctx.db, principal.merchantId, principal.environment, storedEntryId(params.id)) : undefined;
-    if (!entry) throw new ApiError('not_found', 'No such ledger entry.');
-    return entry;
-  });
+    async ({ principal, params }) => {
+      const entry = idShape.test(params.id)
+        ? await findEntry(ctx.db, principal.merchantId, principal.environment, storedEntryId(params.id))
+        : undefined;
+      if (!entry) throw new ApiError('not_found', 'No such ledger entry.');
+      return entry;
+    },
+  );
 }

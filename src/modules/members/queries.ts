@@ -1,9 +1,9 @@
-/** Reads of the members table. The lookup by either id is also the request pipeline's on-behalf-of step (injected as ctx.resolveMember). */
+/** Reads of the members table. The lookup by either id is also the request pipeline's on-behalf-of step (injected as
+ * ctx.resolveMember). */
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import type { MembersTable } from './tables.js';
 import { scopeNowSql } from '../../platform/clock.js';
-
 
 const internalId = /^mem_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -33,8 +33,13 @@ export async function resolveMember(db: Db, merchantId: string, environment: Env
     const byId = await db.selectFrom('members').selectAll().where('id', '=', idOrExternal).executeTakeFirst();
     if (byId && byId.merchant_id === merchantId && byId.environment === environment) return byId;
   }
-  return db.selectFrom('members').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment)
-    .where('external_member_id', '=', idOrExternal).executeTakeFirst();
+  return db
+    .selectFrom('members')
+    .selectAll()
+    .where('merchant_id', '=', merchantId)
+    .where('environment', '=', environment)
+    .where('external_member_id', '=', idOrExternal)
+    .executeTakeFirst();
 }
 
 /** A member of `insertMembers`: `ord` its place in the caller's list. */
@@ -52,15 +57,21 @@ export interface NewMember {
  * merchant's time; an external id already taken (before, or earlier in the list) inserts nothing.
  * The rows inserted.
  */
-export async function insertMembers(trx: Transaction<Database>, members: readonly NewMember[]): Promise<Selectable<MembersTable>[]> {
+export async function insertMembers(
+  trx: Transaction<Database>,
+  members: readonly NewMember[],
+): Promise<Selectable<MembersTable>[]> {
   if (members.length === 0) return [];
   const { rows } = await sql<Selectable<MembersTable>>`
-    INSERT INTO members AS m (id, merchant_id, environment, external_member_id, profile, sessions_revoked_at, created_at, updated_at)
+    INSERT INTO members AS m (id, merchant_id, environment, external_member_id, profile, sessions_revoked_at,
+      created_at, updated_at)
     SELECT i.id, i.merchant_id, i.environment, i.external_member_id, i.profile, NULL, i.now, i.now
     FROM (
       SELECT u.*, ${scopeNowSql(sql.ref('u.merchant_id'), sql.ref('u.environment'))} AS now
-      FROM unnest(${members.map((m) => m.id)}::text[], ${members.map((m) => m.merchantId)}::text[], ${members.map((m) => m.environment)}::text[],
-                  ${members.map((m) => m.externalId)}::text[], ${members.map((m) => JSON.stringify(m.profile))}::jsonb[])
+      FROM unnest(${members.map((m) => m.id)}::text[], ${members.map((m) => m.merchantId)}::text[],
+        ${members.map((m) => m.environment)}::text[],
+                  ${members.map((m) => m.externalId)}::text[],
+                    ${members.map((m) => JSON.stringify(m.profile))}::jsonb[])
         WITH ORDINALITY AS u(id, merchant_id, environment, external_member_id, profile, ord)
     ) i
     ORDER BY i.ord

@@ -12,49 +12,96 @@ export async function memberRoutes(app: AppInstance, ctx: ServiceContext): Promi
   const { db } = ctx;
   const route = router(app, ctx);
 
-  route.post('/v1/members', {
-    access: { scope: 'members:write', idempotency: 'required' },
-    errors: memberErrors.create,
-    schema: { operationId: 'createMember', summary: 'Create a member', tags, body: CreateMemberBody, response: { 201: Member } },
-  }, {
-    plan: ({ principal, body }) => ({
-      merchantId: principal.merchantId, environment: principal.environment, externalId: body.external_member_id, profile: body.profile ?? {},
-    }),
-    commitMany: createMembers,
-  });
-
-  route.get('/v1/members/:id', {
-    access: { scope: 'members:read' },
-    errors: memberErrors.get,
-    schema: { operationId: 'getMember', summary: 'Get a member', tags, params: MemberIdParams, response: { 200: Member } },
-  }, async ({ principal, params }) => {
-    const member = await getMember(db, principal.merchantId, principal.environment, params.id);
-    return memberView(member, await profileStatusOf(db, member.id));
-  });
-
-  route.post('/v1/members/:id/suspend', {
-    access: { scope: 'members:write', idempotency: 'required' },
-    errors: memberErrors.suspend,
-    schema: {
-      operationId: 'suspendMember',
-      summary: 'Suspend a member',
-      description: 'Afterwards every on-behalf-of call for the member answers 404 member_not_found.',
-      tags,
-      params: MemberIdParams,
-      response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('suspended') }) },
+  route.post(
+    '/v1/members',
+    {
+      access: { scope: 'members:write', idempotency: 'required' },
+      errors: memberErrors.create,
+      schema: {
+        operationId: 'createMember',
+        summary: 'Create a member',
+        tags,
+        body: CreateMemberBody,
+        response: { 201: Member },
+      },
     },
-  }, async ({ principal, params, write }) => write(async (trx) => suspendMember(trx, principal.merchantId, principal.environment, params.id, await ctx.clock.now(trx, principal))));
-
-  route.post('/v1/members/:id/sessions/revoke', {
-    access: { scope: 'members:write', idempotency: 'required' },
-    errors: memberErrors.revokeSessions,
-    schema: {
-      operationId: 'revokeMemberSessions',
-      summary: 'Sign a member out on all devices',
-      description: 'Voids every member-bound session and hosted-screen link of the member. Not a ban. The path takes only the external_member_id.',
-      tags,
-      params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'external_member_id only' }) }),
-      response: { 200: Type.Object({ id: Type.String(), revoked: Type.Literal(true) }) },
+    {
+      plan: ({ principal, body }) => ({
+        merchantId: principal.merchantId,
+        environment: principal.environment,
+        externalId: body.external_member_id,
+        profile: body.profile ?? {},
+      }),
+      commitMany: createMembers,
     },
-  }, async ({ principal, params, write }) => write(async (trx) => revokeSessions(trx, principal.merchantId, principal.environment, params.id, await ctx.clock.now(trx, principal))));
+  );
+
+  route.get(
+    '/v1/members/:id',
+    {
+      access: { scope: 'members:read' },
+      errors: memberErrors.get,
+      schema: {
+        operationId: 'getMember',
+        summary: 'Get a member',
+        tags,
+        params: MemberIdParams,
+        response: { 200: Member },
+      },
+    },
+    async ({ principal, params }) => {
+      const member = await getMember(db, principal.merchantId, principal.environment, params.id);
+      return memberView(member, await profileStatusOf(db, member.id));
+    },
+  );
+
+  route.post(
+    '/v1/members/:id/suspend',
+    {
+      access: { scope: 'members:write', idempotency: 'required' },
+      errors: memberErrors.suspend,
+      schema: {
+        operationId: 'suspendMember',
+        summary: 'Suspend a member',
+        description: 'Afterwards every on-behalf-of call for the member answers 404 member_not_found.',
+        tags,
+        params: MemberIdParams,
+        response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('suspended') }) },
+      },
+    },
+    async ({ principal, params, write }) =>
+      write(async (trx) =>
+        suspendMember(trx, principal.merchantId, principal.environment, params.id, await ctx.clock.now(trx, principal)),
+      ),
+  );
+
+  route.post(
+    '/v1/members/:id/sessions/revoke',
+    {
+      access: { scope: 'members:write', idempotency: 'required' },
+      errors: memberErrors.revokeSessions,
+      schema: {
+        operationId: 'revokeMemberSessions',
+        summary: 'Sign a member out on all devices',
+        description:
+          'Voids every member-bound session and hosted-screen link of the member. Not a ban. The path takes ' +
+          'only the external_member_id.',
+        tags,
+        params: Type.Object({
+          id: Type.String({ minLength: 1, maxLength: 100, description: 'external_member_id only' }),
+        }),
+        response: { 200: Type.Object({ id: Type.String(), revoked: Type.Literal(true) }) },
+      },
+    },
+    async ({ principal, params, write }) =>
+      write(async (trx) =>
+        revokeSessions(
+          trx,
+          principal.merchantId,
+          principal.environment,
+          params.id,
+          await ctx.clock.now(trx, principal),
+        ),
+      ),
+  );
 }

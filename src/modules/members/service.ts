@@ -14,7 +14,6 @@ export const memberErrors = {
   revokeSessions: ['member_not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
-
 /** The member as the API shows it; `kycProfileStatus` is its KYC profile's status (null: no profile yet). */
 export function memberView(m: Selectable<MembersTable>, kycProfileStatus: string | null = null) {
   return {
@@ -44,14 +43,20 @@ const duplicateMessage = 'A member with this external_member_id already exists.'
  * member, or its refusal with nothing of it written; an external id already taken, before or by
  * an earlier plan of the list, is `duplicate_resource`.
  */
-export async function createMembers(trx: Transaction<Database>, plans: readonly MemberPlan[]): Promise<(ReturnType<typeof memberView> | Error)[]> {
+export async function createMembers(
+  trx: Transaction<Database>,
+  plans: readonly MemberPlan[],
+): Promise<(ReturnType<typeof memberView> | Error)[]> {
   const answers: (ReturnType<typeof memberView> | Error)[] = new Array(plans.length);
   const rows: NewMember[] = [];
   for (const [i, plan] of plans.entries()) {
     // A look-up tries the service's id first: an external id of that form could name another of the
     // merchant's members in x-on-behalf-of (or a deposit's member_id), never reaching this one.
     if (hasMemberIdForm(plan.externalId)) {
-      answers[i] = new ApiError('invalid_request', 'external_member_id cannot take the service\'s own member id form (mem_<uuid>).');
+      answers[i] = new ApiError(
+        'invalid_request',
+        "external_member_id cannot take the service's own member id form (mem_<uuid>).",
+      );
       continue;
     }
     rows.push({ ord: i, id: newId('mem'), ...plan });
@@ -82,10 +87,18 @@ export async function suspendMember(trx: Db, merchantId: string, environment: En
 }
 
 /** Signs a member out everywhere: sessions and hosted-screen links issued before now are void. */
-export async function revokeSessions(trx: Db, merchantId: string, environment: Environment, externalId: string, now: Date) {
+export async function revokeSessions(
+  trx: Db,
+  merchantId: string,
+  environment: Environment,
+  externalId: string,
+  now: Date,
+) {
   // The reference accepts only the external id here; the internal form is refused like an unknown member.
   if (hasMemberIdForm(externalId)) throw new ApiError('member_not_found');
-  const row = await trx.selectFrom('members').select('id')
+  const row = await trx
+    .selectFrom('members')
+    .select('id')
     .where('merchant_id', '=', merchantId)
     .where('environment', '=', environment)
     .where('external_member_id', '=', externalId)
@@ -94,6 +107,10 @@ export async function revokeSessions(trx: Db, merchantId: string, environment: E
   // Hosted-screen links and step-up challenges die with the sessions (extensions 9), voided
   // before the member's row is changed: the lock order of docs/locking.md (ticket, then member).
   await voidMemberTickets(trx, row.id);
-  await trx.updateTable('members').set({ sessions_revoked_at: now, updated_at: now }).where('id', '=', row.id).execute();
+  await trx
+    .updateTable('members')
+    .set({ sessions_revoked_at: now, updated_at: now })
+    .where('id', '=', row.id)
+    .execute();
   return { id: externalId, revoked: true as const };
 }

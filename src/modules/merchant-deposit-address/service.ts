@@ -18,9 +18,14 @@ export const depositAddressErrors = {
   request: ['asset_not_allowed', 'service_unavailable'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
-
 export function depositAddressView(row: Selectable<DepositAddressesTable>) {
-  return { id: row.id, asset: row.asset, network: row.network, address: row.address, created_at: new Date(row.created_at).toISOString() };
+  return {
+    id: row.id,
+    asset: row.asset,
+    network: row.network,
+    address: row.address,
+    created_at: new Date(row.created_at).toISOString(),
+  };
 }
 
 /** `dad_<uuid>` derived from (merchant, environment, idempotency key): the chain provider's request id. */
@@ -46,46 +51,90 @@ export interface ChainAddress {
  * sees the same request id and issues at most one address). A refusal: kept, as every 4xx, since
  * the provider would only repeat its refusal to the same request id; a retry takes a new key.
  */
-export async function requestAddress(ctx: ServiceContext, merchantId: string, environment: 'sandbox' | 'production', idem: IdempotencyContext, input: { asset: string; network: string }): Promise<ChainAddress> {
+export async function requestAddress(
+  ctx: ServiceContext,
+  merchantId: string,
+  environment: 'sandbox' | 'production',
+  idem: IdempotencyContext,
+  input: { asset: string; network: string },
+): Promise<ChainAddress> {
   const asset = await getAsset(ctx.db, input.asset.trim().toUpperCase());
   const network = usableNetwork(asset, input.network.trim().toUpperCase());
   if (!asset || !network) throw new ApiError('asset_not_allowed', 'The asset has no enabled channel on this network.');
   const id = depositAddressIdFor(merchantId, environment, idem.key);
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.chain.createDepositAddress({ merchantId, environment }, { requestId: id, asset: asset.code, network: network.network }));
+    ctx.upstreams.chain.createDepositAddress(
+      { merchantId, environment },
+      { requestId: id, asset: asset.code, network: network.network },
+    ),
+  );
   // Only an address the provider says is issued (`succeeded`) is stored and answered. An acceptance
   // with any other status is no address: answered as no answer (the same key retries); a status
   // outside our enumeration (sandbox `unknown_status`) also raises one operator alert per request.
   if (answer.kind === 'accepted' && answer.status !== 'succeeded' && providerStatusOf(answer.status) === undefined) {
     await raiseAlertOnce(ctx.db, {
-      kind: 'upstream.unknown_status', merchantId, environment, object: 'deposit_address', objectId: id,
-      message: `Deposit address ${id} (${asset.code} on ${network.network}): the chain provider answered with a status outside our enumeration (${answer.status}); no address was stored or answered.`,
+      kind: 'upstream.unknown_status',
+      merchantId,
+      environment,
+      object: 'deposit_address',
+      objectId: id,
+      message:
+        `Deposit address ${id} (${asset.code} on ${network.network}): the chain provider answered with a ` +
+        `status outside our enumeration (${answer.status}); no address was stored or answered.`,
     });
   }
   if (answer.kind !== 'accepted' || answer.status !== 'succeeded') {
     const refused = answer.kind === 'rejected';
     if (!refused) idem.noStore = true;
-    throw new ApiError('service_unavailable', `Deposit addresses for this asset and network are temporarily unavailable; retry after retry_after seconds${refused ? ' with a new idempotency key' : ' with the same idempotency key'}.`, {
-      retry_after: ctx.config.depositAddressRetryAfterSeconds,
-    });
+    throw new ApiError(
+      'service_unavailable',
+      `Deposit addresses for this asset and network are temporarily unavailable; retry after retry_after ` +
+        `seconds${refused ? ' with a new idempotency key' : ' with the same idempotency key'}.`,
+      {
+        retry_after: ctx.config.depositAddressRetryAfterSeconds,
+      },
+    );
   }
   return { id, asset: asset.code, network: network.network, address: answer.detail.address };
 }
 
 /** Stores the issued address (in executeWrite's transaction); a repeat of the id answers the stored row. */
-export async function storeAddress(trx: Transaction<Database>, merchantId: string, environment: 'sandbox' | 'production', a: ChainAddress) {
+export async function storeAddress(
+  trx: Transaction<Database>,
+  merchantId: string,
+  environment: 'sandbox' | 'production',
+  a: ChainAddress,
+) {
   await trx
     .insertInto('deposit_addresses')
-    // created_at on the merchant's clock (a sandbox merchant's own time), not the column's default (the database's real time).
-    .values({ id: a.id, merchant_id: merchantId, environment, asset: a.asset, network: a.network, address: a.address, created_at: scopeNowSql(merchantId, environment) as unknown as Date })
+    // created_at on the merchant's clock (a sandbox merchant's own time), not the column's default (the database's real
+    // time).
+    .values({
+      id: a.id,
+      merchant_id: merchantId,
+      environment,
+      asset: a.asset,
+      network: a.network,
+      address: a.address,
+      created_at: scopeNowSql(merchantId, environment) as unknown as Date,
+    })
     .onConflict((oc) => oc.column('id').doNothing())
     .execute();
   const row = await trx.selectFrom('deposit_addresses').selectAll().where('id', '=', a.id).executeTakeFirstOrThrow();
   return depositAddressView(row);
 }
 
-export async function listDepositAddresses(db: Db, merchantId: string, environment: 'sandbox' | 'production', query: { limit?: number; cursor?: string; asset?: string; network?: string }) {
-  let q = db.selectFrom('deposit_addresses').selectAll().where('merchant_id', '=', merchantId).where('environment', '=', environment);
+export async function listDepositAddresses(
+  db: Db,
+  merchantId: string,
+  environment: 'sandbox' | 'production',
+  query: { limit?: number; cursor?: string; asset?: string; network?: string },
+) {
+  let q = db
+    .selectFrom('deposit_addresses')
+    .selectAll()
+    .where('merchant_id', '=', merchantId)
+    .where('environment', '=', environment);
   if (query.asset) q = q.where('asset', '=', query.asset.toUpperCase());
   if (query.network) q = q.where('network', '=', query.network.toUpperCase());
   return keysetPage(q, query, depositAddressView);

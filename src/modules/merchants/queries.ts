@@ -2,7 +2,6 @@ import type { Database, Db } from '../../db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 
-
 const view = (m: { id: string; name: string; status: string; created_at: Date }) => ({
   id: m.id,
   name: m.name,
@@ -20,7 +19,11 @@ export async function createMerchant(db: Db, name: string, now: Date) {
 }
 
 export async function getMerchant(db: Db, id: string) {
-  const row = await db.selectFrom('merchants').select(['id', 'name', 'status', 'created_at']).where('id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('merchants')
+    .select(['id', 'name', 'status', 'created_at'])
+    .where('id', '=', id)
+    .executeTakeFirst();
   if (!row) throw new ApiError('not_found', 'No such merchant.');
   return view(row);
 }

@@ -8,15 +8,24 @@ import { normaliseScopes, restrictedScopes } from '../../platform/scopes.js';
 export const merchantStatuses = ['active', 'suspended', 'frozen', 'closed'] as const;
 
 /** Restricted scopes wait for approval in production and are granted at once in the sandbox. */
-export function splitScopes(environment: Environment, requested: readonly unknown[]): { scopes: string[]; pending: string[] } {
+export function splitScopes(
+  environment: Environment,
+  requested: readonly unknown[],
+): { scopes: string[]; pending: string[] } {
   const wanted = normaliseScopes(requested);
   if (environment === 'sandbox') return { scopes: wanted, pending: [] };
-  return { scopes: wanted.filter((s) => !restrictedScopes.has(s)), pending: wanted.filter((s) => restrictedScopes.has(s)) };
+  return {
+    scopes: wanted.filter((s) => !restrictedScopes.has(s)),
+    pending: wanted.filter((s) => restrictedScopes.has(s)),
+  };
 }
 
 export function requireAllowlist(environment: Environment, allowlist: string): void {
   if (environment === 'production' && parseAllowlist(allowlist).length === 0) {
-    throw invalidFields([{ key: 'ip_allowlist', reason: 'required' }], 'a production key needs a non-empty IP allow-list');
+    throw invalidFields(
+      [{ key: 'ip_allowlist', reason: 'required' }],
+      'a production key needs a non-empty IP allow-list',
+    );
   }
 }
 
@@ -39,6 +48,9 @@ export function stopsTokens(
 ): boolean {
   const usable = (disabled: boolean, expiresAt: Date | string | null) =>
     !disabled && (expiresAt === null || new Date(expiresAt).getTime() > now.getTime());
-  const after = usable(change.disabled ?? before.disabled, change.expiresAt === undefined ? before.expires_at : change.expiresAt);
+  const after = usable(
+    change.disabled ?? before.disabled,
+    change.expiresAt === undefined ? before.expires_at : change.expiresAt,
+  );
   return !usable(before.disabled, before.expires_at) || !after;
 }

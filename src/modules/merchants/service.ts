@@ -7,7 +7,6 @@ import { newId, randomToken, sha256Hex } from '../../platform/ids.js';
 import { requireAllowlist, requireFutureExpiry, splitScopes, stopsTokens } from './rules.js';
 import { isoOrNull } from '../../platform/dates.js';
 
-
 export interface KeyView {
   id: string;
   merchant_id: string;
@@ -26,7 +25,6 @@ export interface KeyWithSecrets extends KeyView {
   signing_key: string;
 }
 
-
 function view(row: Selectable<ApiKeysTable>): KeyView {
   return {
     id: row.id,
@@ -44,7 +42,15 @@ function view(row: Selectable<ApiKeysTable>): KeyView {
 
 export async function createKey(
   db: Db,
-  input: { merchantId: string; environment: Environment; scopes: string[]; pendingScopes: string[]; ipAllowlist: string; expiresAt: Date | null; rotatedFrom?: string },
+  input: {
+    merchantId: string;
+    environment: Environment;
+    scopes: string[];
+    pendingScopes: string[];
+    ipAllowlist: string;
+    expiresAt: Date | null;
+    rotatedFrom?: string;
+  },
   now: Date,
 ): Promise<KeyWithSecrets> {
   requireAllowlist(input.environment, input.ipAllowlist);
@@ -80,7 +86,8 @@ export async function getKey(db: Db, id: string) {
 
 export async function approveScopes(db: Db, id: string, scopes: string[] | undefined, now: Date): Promise<KeyView> {
   const row = await getKey(db, id);
-  const approving = scopes === undefined ? row.pending_scopes : row.pending_scopes.filter((s: string) => scopes.includes(s));
+  const approving =
+    scopes === undefined ? row.pending_scopes : row.pending_scopes.filter((s: string) => scopes.includes(s));
   const updated = await db
     .updateTable('api_keys')
     .set({
@@ -119,13 +126,23 @@ export async function updateKey(
   if (stopsTokens(row, { disabled: patch.disabled, expiresAt: set.expires_at as Date | null | undefined }, now)) {
     set.token_generation = sql`token_generation + 1`;
   }
-  const updated = await db.updateTable('api_keys').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  const updated = await db
+    .updateTable('api_keys')
+    .set(set)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
   return view(updated);
 }
 
 /** A new key with the same grants; the old one keeps working until the overlap ends, then stops hard. */
 /** In the caller's transaction (the old key is updated and the new one inserted together). */
-export async function rotateKey(trx: Transaction<Database>, id: string, overlapSeconds: number, at: Date): Promise<KeyWithSecrets> {
+export async function rotateKey(
+  trx: Transaction<Database>,
+  id: string,
+  overlapSeconds: number,
+  at: Date,
+): Promise<KeyWithSecrets> {
   const old = await getKey(trx, id);
   if (old.disabled) throw new ApiError('state_invalid', 'A disabled key cannot be rotated.');
   const now = at.getTime();
@@ -141,15 +158,24 @@ export async function rotateKey(trx: Transaction<Database>, id: string, overlapS
   // A key already rotated carries its overlap's edge as its expiry: its first successor holds the
   // expiry it had before (a second rotation, such as a retry whose answer was lost, must not give
   // a key that dies at that edge).
-  const successor = await trx.selectFrom('api_keys').select('expires_at').where('rotated_from', '=', id)
-    .orderBy('created_at').limit(1).executeTakeFirst();
-  return createKey(trx, {
-    merchantId: old.merchant_id,
-    environment: old.environment,
-    scopes: old.scopes,
-    pendingScopes: old.pending_scopes,
-    ipAllowlist: old.ip_allowlist,
-    expiresAt: successor ? (successor.expires_at ? new Date(successor.expires_at) : null) : oldExpiry,
-    rotatedFrom: old.id,
-  }, at);
+  const successor = await trx
+    .selectFrom('api_keys')
+    .select('expires_at')
+    .where('rotated_from', '=', id)
+    .orderBy('created_at')
+    .limit(1)
+    .executeTakeFirst();
+  return createKey(
+    trx,
+    {
+      merchantId: old.merchant_id,
+      environment: old.environment,
+      scopes: old.scopes,
+      pendingScopes: old.pending_scopes,
+      ipAllowlist: old.ip_allowlist,
+      expiresAt: successor ? (successor.expires_at ? new Date(successor.expires_at) : null) : oldExpiry,
+      rotatedFrom: old.id,
+    },
+    at,
+  );
 }

@@ -9,7 +9,14 @@ import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { minorFromDb, postEntry } from '../../money/index.js';
 import { recordEvent } from '../../events/index.js';
-import { applyAndSchedule, claimMove, providerFields, recordWait, suspendOrder, type OrderStore } from '../../provider-orders/index.js';
+import {
+  applyAndSchedule,
+  claimMove,
+  providerFields,
+  recordWait,
+  suspendOrder,
+  type OrderStore,
+} from '../../provider-orders/index.js';
 import { raiseAlert } from '../alerts/queries.js';
 import { externalIdOf } from './queries.js';
 import { qrpayCompleteLines, qrpayEntryKinds, qrpayFailLines, qrpayReferenceType, qrpayRefundLines } from './rules.js';
@@ -27,7 +34,11 @@ export const qrpayOrders: OrderStore = {
   raiseAlert,
 };
 
-async function emit(trx: Transaction<Database>, row: QrOrderRow, status: 'completed' | 'failed' | 'refunded'): Promise<void> {
+async function emit(
+  trx: Transaction<Database>,
+  row: QrOrderRow,
+  status: 'completed' | 'failed' | 'refunded',
+): Promise<void> {
   await recordEvent(trx, {
     merchantId: row.merchant_id,
     environment: row.environment,
@@ -40,7 +51,12 @@ async function emit(trx: Transaction<Database>, row: QrOrderRow, status: 'comple
   });
 }
 
-async function post(trx: Transaction<Database>, row: QrOrderRow, kind: string, lines: ReturnType<typeof qrpayFailLines>): Promise<void> {
+async function post(
+  trx: Transaction<Database>,
+  row: QrOrderRow,
+  kind: string,
+  lines: ReturnType<typeof qrpayFailLines>,
+): Promise<void> {
   await postEntry(trx, {
     environment: row.environment,
     merchantId: row.merchant_id,
@@ -64,25 +80,44 @@ const terminalMoves = {
  * Moves an order to a terminal status exactly once: the claim's winner alone posts the ledger
  * entry and writes the event, all in the caller's transaction.
  */
-async function moveTo(trx: Transaction<Database>, id: string, to: TerminalStatus, fields: Record<string, unknown>): Promise<QrOrderRow | undefined> {
+async function moveTo(
+  trx: Transaction<Database>,
+  id: string,
+  to: TerminalStatus,
+  fields: Record<string, unknown>,
+): Promise<QrOrderRow | undefined> {
   const move = terminalMoves[to];
   const claimed = await claimMove<QrOrderRow>(trx, qrpayOrders, id, { to, from: move.from, at: move.at, fields });
   if (!claimed) return undefined;
-  await post(trx, claimed, move.kind, move.lines({ memberId: claimed.member_id, merchantId: claimed.merchant_id, amount: minorFromDb(claimed.amount) }));
+  await post(
+    trx,
+    claimed,
+    move.kind,
+    move.lines({ memberId: claimed.member_id, merchantId: claimed.merchant_id, amount: minorFromDb(claimed.amount) }),
+  );
   await emit(trx, claimed, to);
   return claimed;
 }
 
-const completeIn = (trx: Transaction<Database>, id: string, d: Decision & { kind: 'complete' | 'complete_and_refund' }) =>
-  moveTo(trx, id, 'completed', { upstream_outcome: 'accepted', ...providerFields(d), next_check_at: null });
+const completeIn = (
+  trx: Transaction<Database>,
+  id: string,
+  d: Decision & { kind: 'complete' | 'complete_and_refund' },
+) => moveTo(trx, id, 'completed', { upstream_outcome: 'accepted', ...providerFields(d), next_check_at: null });
 
 const failIn = (trx: Transaction<Database>, id: string, reason: FailureReason, d: Decision & { kind: 'fail' }) =>
   moveTo(trx, id, 'failed', { failure_reason: reason, ...providerFields(d), next_check_at: null });
 
 /** Refunds a completed order once (undefined when another caller did, or it is not completed). */
-export const refundIn = (trx: Transaction<Database>, id: string) => moveTo(trx, id, 'refunded', { provider_status: 'refunded' });
+export const refundIn = (trx: Transaction<Database>, id: string) =>
+  moveTo(trx, id, 'refunded', { provider_status: 'refunded' });
 
-async function applyIn(trx: Transaction<Database>, id: string, decision: Decision, source: 'call' | 'query'): Promise<void> {
+async function applyIn(
+  trx: Transaction<Database>,
+  id: string,
+  decision: Decision,
+  source: 'call' | 'query',
+): Promise<void> {
   switch (decision.kind) {
     case 'complete':
       await completeIn(trx, id, decision);
@@ -110,6 +145,11 @@ async function applyIn(trx: Transaction<Database>, id: string, decision: Decisio
  * open. `source` is `call` for the payment call's answer (it only replaces `pending`) and `query`
  * for a status query (counted in check_count, which drives the backoff).
  */
-export function applyDecision(ctx: ServiceContext, id: string, decision: Decision, source: 'call' | 'query'): Promise<QrOrderRow> {
+export function applyDecision(
+  ctx: ServiceContext,
+  id: string,
+  decision: Decision,
+  source: 'call' | 'query',
+): Promise<QrOrderRow> {
   return applyAndSchedule<QrOrderRow>(ctx, qrpayOrders, id, source, (trx) => applyIn(trx, id, decision, source));
 }

@@ -44,12 +44,18 @@ type Payer = Caller & { memberId: string };
  * version 1) and freezes the debit (available → frozen), or refuses.
  */
 async function openOrder(
-  ctx: ServiceContext, trx: Transaction<Database>, caller: Payer, idem: IdempotencyContext, input: PaymentInput, qr: ReadQr,
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  caller: Payer,
+  idem: IdempotencyContext,
+  input: PaymentInput,
+  qr: ReadQr,
 ): Promise<QrOrderRow> {
   const { decoded, scheme } = qr;
   const asset = await payableAsset(trx, scheme, decoded);
   if (!asset) throw new ApiError('qr_code_invalid', `The ${scheme.name} scheme cannot be paid in ${decoded.currency}.`);
-  if (input.asset.toUpperCase() !== asset.code) throw new ApiError('asset_not_allowed', `This QR code is paid in ${asset.code}.`);
+  if (input.asset.toUpperCase() !== asset.code)
+    throw new ApiError('asset_not_allowed', `This QR code is paid in ${asset.code}.`);
   const amount = amountToPay(decoded, asset.scale, input.amount);
   const now = await ctx.clock.now(trx, caller);
 
@@ -80,7 +86,8 @@ async function openOrder(
       call_started_at: ctx.clock.real(),
       // Should this process stop during the call, reconciliation takes the order over. Reconciliation
       // asks the provider on real time: the provider's own clock is real, whatever the sandbox clock says.
-      next_check_at: sql<Date>`now() + make_interval(secs => ${(ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000})` as unknown as Date,
+      next_check_at: sql<Date>`now() + make_interval(secs =>
+          ${(ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000})` as unknown as Date,
       last_checked_at: null,
       completed_at: null,
       failed_at: null,
@@ -128,27 +135,38 @@ export interface OpenedPayment {
  */
 export function paymentPlan(caller: Payer, idem: IdempotencyContext, input: PaymentInput): PaymentPlan {
   const qr = readQr(input.qr_code);
-  if (input.note !== undefined && Array.from(input.note).length > noteLengthMax) throw new ApiError('invalid_request', `note has at most ${noteLengthMax} characters.`);
+  if (input.note !== undefined && Array.from(input.note).length > noteLengthMax)
+    throw new ApiError('invalid_request', `note has at most ${noteLengthMax} characters.`);
   return { caller, idem, input, qr };
 }
 
-export async function openPayment(ctx: ServiceContext, trx: Transaction<Database>, { caller, idem, input, qr }: PaymentPlan): Promise<OpenedPayment> {
+export async function openPayment(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  { caller, idem, input, qr }: PaymentPlan,
+): Promise<OpenedPayment> {
   // An order already made with this key (its request stopped, or answered 502/504) is resumed.
   const existing = await findByKey(trx, caller, idem.key);
   if (existing) return { order: existing, created: false };
   return { order: await openOrder(ctx, trx, caller, idem, input, qr), created: true };
 }
 
-export async function finishPayment(ctx: ServiceContext, { caller, idem, input, qr }: PaymentPlan, { order, created }: OpenedPayment) {
+export async function finishPayment(
+  ctx: ServiceContext,
+  { caller, idem, input, qr }: PaymentPlan,
+  { order, created }: OpenedPayment,
+) {
   if (!created) return resumePayment(ctx, caller, order, idem);
-  const answer = await safely(ctx, () => ctx.upstreams.qrpay.pay(callOf(caller), {
-    requestId: order.id,
-    scheme: qr.scheme.id,
-    merchantAccount: qr.account.account,
-    qrCode: input.qr_code,
-    currency: order.asset,
-    amountMinor: minorFromDb(order.amount),
-  }));
+  const answer = await safely(ctx, () =>
+    ctx.upstreams.qrpay.pay(callOf(caller), {
+      requestId: order.id,
+      scheme: qr.scheme.id,
+      merchantAccount: qr.account.account,
+      qrCode: input.qr_code,
+      currency: order.asset,
+      amountMinor: minorFromDb(order.amount),
+    }),
+  );
   const row = await applyDecision(ctx, order.id, decideOnCall(answer), 'call');
   return answerFor(ctx, row);
 }
@@ -159,7 +177,8 @@ export async function finishPayment(ctx: ServiceContext, { caller, idem, input, 
  * member included); in flight: 409; else re-query.
  */
 async function resumePayment(ctx: ServiceContext, caller: Payer, order: QrOrderRow, idem: IdempotencyContext) {
-  if (order.request_hash !== idem.requestHash || order.member_id !== caller.memberId) throw new ApiError('idempotency_key_reused');
+  if (order.request_hash !== idem.requestHash || order.member_id !== caller.memberId)
+    throw new ApiError('idempotency_key_reused');
   let row = order;
   if (isOpen(order.status)) {
     if (callInFlight(ctx, order)) throw new ApiError('idempotency_in_progress');

@@ -33,7 +33,8 @@ export function readQr(qrCode: string): ReadQr {
 export function qrAmountMinor(decoded: DecodedQr, scale: number): bigint | null {
   if (decoded.amount === null) return null;
   const reading = readAmount(decoded.amount.replace(/^0+(?=\d)/, ''), scale);
-  if (!reading.ok) throw new ApiError('qr_code_invalid', 'The QR amount has more decimal places than its currency allows.');
+  if (!reading.ok)
+    throw new ApiError('qr_code_invalid', 'The QR amount has more decimal places than its currency allows.');
   if (reading.minor === 0n) throw new ApiError('qr_code_invalid', 'The QR amount is zero.');
   return reading.minor;
 }
@@ -59,7 +60,10 @@ export function amountToPay(decoded: DecodedQr, scale: number, requested: string
   if (requested !== undefined) {
     amount = parseAmount(requested, scale);
     if (qrAmount !== null && amount !== qrAmount) {
-      throw new ApiError('invalid_request', `amount must equal the QR code's amount (${formatAmount(qrAmount, scale)}).`);
+      throw new ApiError(
+        'invalid_request',
+        `amount must equal the QR code's amount (${formatAmount(qrAmount, scale)}).`,
+      );
     }
   } else if (qrAmount !== null) {
     amount = qrAmount;

@@ -29,7 +29,10 @@ export type EmvcoProblem =
 
 export class EmvcoError extends Error {
   override readonly name = 'EmvcoError';
-  constructor(readonly problem: EmvcoProblem, message: string) {
+  constructor(
+    readonly problem: EmvcoProblem,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -67,10 +70,12 @@ export function parseTlv(text: string, nested = true): TlvField[] {
     if (i + 4 > chars.length) throw new EmvcoError('truncated', 'A field header is cut short.');
     const id = chars.slice(i, i + 2).join('');
     const len = chars.slice(i + 2, i + 4).join('');
-    if (!/^\d{2}$/.test(id) || !/^\d{2}$/.test(len)) throw new EmvcoError('malformed_tlv', `Field header "${id}${len}" is not two digits of ID and two of length.`);
+    if (!/^\d{2}$/.test(id) || !/^\d{2}$/.test(len))
+      throw new EmvcoError('malformed_tlv', `Field header "${id}${len}" is not two digits of ID and two of length.`);
     const length = Number(len);
     if (length === 0) throw new EmvcoError('malformed_tlv', `Field ${id} is empty.`);
-    if (i + 4 + length > chars.length) throw new EmvcoError('truncated', `Field ${id} declares ${length} characters; fewer remain.`);
+    if (i + 4 + length > chars.length)
+      throw new EmvcoError('truncated', `Field ${id} declares ${length} characters; fewer remain.`);
     if (seen.has(id)) throw new EmvcoError('duplicate_field', `Field ${id} appears twice.`);
     seen.add(id);
     const value = chars.slice(i + 4, i + 4 + length).join('');
@@ -147,16 +152,22 @@ export function decodeEmvco(payload: string): DecodedQr {
   if (typeof payload !== 'string' || !payload.startsWith('000201')) {
     throw new EmvcoError('not_emv', 'This is not an EMVCo merchant-presented QR code.');
   }
-  if (Array.from(payload).length > payloadLengthMax) throw new EmvcoError('too_long', `The QR payload exceeds ${payloadLengthMax} characters.`);
+  if (Array.from(payload).length > payloadLengthMax)
+    throw new EmvcoError('too_long', `The QR payload exceeds ${payloadLengthMax} characters.`);
   const fields = parseTlv(payload);
   const last = fields[fields.length - 1]!;
-  if (last.id !== '63' || !payload.slice(0, -4).endsWith('6304')) throw new EmvcoError('crc_missing', 'The QR does not end with its CRC field (63).');
-  if (!/^[0-9A-Fa-f]{4}$/.test(last.value)) throw new EmvcoError('crc_mismatch', 'The CRC field is not four hex digits.');
-  if (crc16(payload.slice(0, -4)) !== last.value.toUpperCase()) throw new EmvcoError('crc_mismatch', 'The QR checksum does not match its content.');
-  if (fields[0]!.id !== '00' || fields[0]!.value !== '01') throw new EmvcoError('format_indicator', 'The payload format indicator must be "01".');
+  if (last.id !== '63' || !payload.slice(0, -4).endsWith('6304'))
+    throw new EmvcoError('crc_missing', 'The QR does not end with its CRC field (63).');
+  if (!/^[0-9A-Fa-f]{4}$/.test(last.value))
+    throw new EmvcoError('crc_mismatch', 'The CRC field is not four hex digits.');
+  if (crc16(payload.slice(0, -4)) !== last.value.toUpperCase())
+    throw new EmvcoError('crc_mismatch', 'The QR checksum does not match its content.');
+  if (fields[0]!.id !== '00' || fields[0]!.value !== '01')
+    throw new EmvcoError('format_indicator', 'The payload format indicator must be "01".');
 
   const poi = value(fields, '01');
-  if (poi !== undefined && poi !== '11' && poi !== '12') throw new EmvcoError('bad_field', 'The point of initiation method must be 11 or 12.');
+  if (poi !== undefined && poi !== '11' && poi !== '12')
+    throw new EmvcoError('bad_field', 'The point of initiation method must be 11 or 12.');
 
   const merchantAccounts: MerchantAccount[] = fields
     .filter((f) => Number(f.id) >= 2 && Number(f.id) <= 51)
@@ -165,26 +176,36 @@ export function decodeEmvco(payload: string): DecodedQr {
       return {
         id: f.id,
         guid: f.children ? (value(sub, '00') ?? '').toUpperCase() : '',
-        account: f.children ? ['01', '02', '03'].map((k) => value(sub, k)).filter((v) => v !== undefined).join('|') : f.value,
+        account: f.children
+          ? ['01', '02', '03']
+              .map((k) => value(sub, k))
+              .filter((v) => v !== undefined)
+              .join('|')
+          : f.value,
         fields: sub,
       };
     });
-  if (merchantAccounts.length === 0) throw new EmvcoError('missing_field', 'The QR has no merchant account information (fields 02-51).');
+  if (merchantAccounts.length === 0)
+    throw new EmvcoError('missing_field', 'The QR has no merchant account information (fields 02-51).');
 
   const mcc = required(fields, '52', 'merchant category code');
   if (!/^\d{4}$/.test(mcc)) throw new EmvcoError('bad_field', 'The merchant category code must be four digits.');
   const numeric = required(fields, '53', 'transaction currency');
-  if (!/^\d{3}$/.test(numeric)) throw new EmvcoError('bad_field', 'The transaction currency must be an ISO 4217 numeric code.');
+  if (!/^\d{3}$/.test(numeric))
+    throw new EmvcoError('bad_field', 'The transaction currency must be an ISO 4217 numeric code.');
   const currency = iso4217[numeric];
   if (!currency) throw new EmvcoError('unknown_currency', `Currency ${numeric} is not supported.`);
   const amount = value(fields, '54') ?? null;
-  if (amount !== null && (amount.length > 13 || !/^\d+(\.\d+)?$/.test(amount))) throw new EmvcoError('bad_field', 'The transaction amount is malformed.');
+  if (amount !== null && (amount.length > 13 || !/^\d+(\.\d+)?$/.test(amount)))
+    throw new EmvcoError('bad_field', 'The transaction amount is malformed.');
   const country = required(fields, '58', 'country code');
   if (!/^[A-Z]{2}$/.test(country)) throw new EmvcoError('bad_field', 'The country code must be two capital letters.');
   const merchantName = required(fields, '59', 'merchant name');
-  if (Array.from(merchantName).length > 25) throw new EmvcoError('bad_field', 'The merchant name exceeds 25 characters.');
+  if (Array.from(merchantName).length > 25)
+    throw new EmvcoError('bad_field', 'The merchant name exceeds 25 characters.');
   const merchantCity = required(fields, '60', 'merchant city');
-  if (Array.from(merchantCity).length > 15) throw new EmvcoError('bad_field', 'The merchant city exceeds 15 characters.');
+  if (Array.from(merchantCity).length > 15)
+    throw new EmvcoError('bad_field', 'The merchant city exceeds 15 characters.');
   const additional = fields.find((f) => f.id === '62')?.children ?? [];
 
   return {

@@ -2,7 +2,13 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import { OperatorEnvironment, OperatorIdParams as IdParams, Time, TimeOrNull, operatorRouter } from '../../platform/operator-route.js';
+import {
+  OperatorEnvironment,
+  OperatorIdParams as IdParams,
+  Time,
+  TimeOrNull,
+  operatorRouter,
+} from '../../platform/operator-route.js';
 import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
 import { listAssets } from '../assets/queries.js';
 import { qrSchemes } from './schemes.js';
@@ -13,32 +19,38 @@ import { refundPayment, resolvePayment } from './operator.js';
 import { operatorOrderView } from './views.js';
 import { QrPayment } from './routes.js';
 
-const Scheme = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  country: Type.String(),
-  currency: Type.String(),
-  guids: Type.Array(Type.String()),
-  payable: Type.Boolean(),
-}, { title: 'QrScheme' });
+const Scheme = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    country: Type.String(),
+    currency: Type.String(),
+    guids: Type.Array(Type.String()),
+    payable: Type.Boolean(),
+  },
+  { title: 'QrScheme' },
+);
 /** The public view plus our internal state and the provider's side (`operatorOrderView`). */
-const OperatorQrPayment = Type.Object({
-  ...QrPayment.properties,
-  merchant_id: Type.String(),
-  environment: OperatorEnvironment,
-  internal_status: Type.String(),
-  upstream: Type.String(),
-  upstream_outcome: Type.Union([Type.String(), Type.Null()]),
-  provider_order_id: Type.Union([Type.String(), Type.Null()]),
-  provider_status: Type.Union([Type.String(), Type.Null()]),
-  call_started_at: Time,
-  check_count: Type.Integer(),
-  next_check_at: TimeOrNull,
-  last_checked_at: TimeOrNull,
-  completed_at: TimeOrNull,
-  failed_at: TimeOrNull,
-  refunded_at: TimeOrNull,
-}, { title: 'OperatorQrPayment' });
+const OperatorQrPayment = Type.Object(
+  {
+    ...QrPayment.properties,
+    merchant_id: Type.String(),
+    environment: OperatorEnvironment,
+    internal_status: Type.String(),
+    upstream: Type.String(),
+    upstream_outcome: Type.Union([Type.String(), Type.Null()]),
+    provider_order_id: Type.Union([Type.String(), Type.Null()]),
+    provider_status: Type.Union([Type.String(), Type.Null()]),
+    call_started_at: Time,
+    check_count: Type.Integer(),
+    next_check_at: TimeOrNull,
+    last_checked_at: TimeOrNull,
+    completed_at: TimeOrNull,
+    failed_at: TimeOrNull,
+    refunded_at: TimeOrNull,
+  },
+  { title: 'OperatorQrPayment' },
+);
 
 /**
  * Operator side of QR pay: scheme catalogue, reconciliation view, refunds and manual resolution.
@@ -49,54 +61,87 @@ export async function qrpayOperatorRoutes(app: AppInstance, ctx: ServiceContext)
   const { db } = ctx;
   const route = operatorRouter(app, ctx);
 
-  route.get('/admin/v1/qrpay/schemes', { schema: { operationId: 'listQrpaySchemes', response: { 200: listEnvelope(Scheme) } } }, async () => {
-    const enabled = new Set((await listAssets(db, { enabledOnly: true })).filter((a) => a.type === 'fiat').map((a) => a.code));
-    return constantList(qrSchemes.map((s) => ({ ...s, guids: [...s.guids], payable: enabled.has(s.currency) })));
-  });
+  route.get(
+    '/admin/v1/qrpay/schemes',
+    { schema: { operationId: 'listQrpaySchemes', response: { 200: listEnvelope(Scheme) } } },
+    async () => {
+      const enabled = new Set(
+        (await listAssets(db, { enabledOnly: true })).filter((a) => a.type === 'fiat').map((a) => a.code),
+      );
+      return constantList(qrSchemes.map((s) => ({ ...s, guids: [...s.guids], payable: enabled.has(s.currency) })));
+    },
+  );
 
   // Orders whose outcome is not final yet (processing, or suspended awaiting an operator).
-  route.get('/admin/v1/upstreams/reconciliation', {
-    schema: {
-      operationId: 'listUpstreamReconciliation',
-      querystring: Type.Object({ ...PageQuery.properties, merchant_id: Type.Optional(Type.String({ maxLength: 100 })) }),
-      response: { 200: listEnvelope(OperatorQrPayment) },
+  route.get(
+    '/admin/v1/upstreams/reconciliation',
+    {
+      schema: {
+        operationId: 'listUpstreamReconciliation',
+        querystring: Type.Object({
+          ...PageQuery.properties,
+          merchant_id: Type.Optional(Type.String({ maxLength: 100 })),
+        }),
+        response: { 200: listEnvelope(OperatorQrPayment) },
+      },
     },
-  }, ({ query }) => listOpenOrders(db, query));
+    ({ query }) => listOpenOrders(db, query),
+  );
 
   // Runs one reconciliation pass now (the ticker does it on its own every few seconds).
-  route.post('/admin/v1/upstreams/reconciliation/run', {
-    schema: { operationId: 'runUpstreamReconciliation', response: { 200: Type.Object({ checked: Type.Integer() }) } },
-  }, async () => ({ checked: await reconcileDueOrders(ctx) }));
+  route.post(
+    '/admin/v1/upstreams/reconciliation/run',
+    {
+      schema: { operationId: 'runUpstreamReconciliation', response: { 200: Type.Object({ checked: Type.Integer() }) } },
+    },
+    async () => ({ checked: await reconcileDueOrders(ctx) }),
+  );
 
-  route.get('/admin/v1/qrpay/payments/:id', {
-    errors: ['not_found'],
-    schema: { operationId: 'getQrPayment', params: IdParams, response: { 200: OperatorQrPayment } },
-  }, async ({ params }) => {
-    const row = await findOrder(db, params.id);
-    if (!row) throw new ApiError('not_found', 'No such QR payment.');
-    return operatorOrderView(row, await scaleOf(db, row.asset));
-  });
+  route.get(
+    '/admin/v1/qrpay/payments/:id',
+    {
+      errors: ['not_found'],
+      schema: { operationId: 'getQrPayment', params: IdParams, response: { 200: OperatorQrPayment } },
+    },
+    async ({ params }) => {
+      const row = await findOrder(db, params.id);
+      if (!row) throw new ApiError('not_found', 'No such QR payment.');
+      return operatorOrderView(row, await scaleOf(db, row.asset));
+    },
+  );
 
   // Acquirer-side refund of a completed payment: asked of the provider, then refunded to available once.
-  route.post('/admin/v1/qrpay/payments/:id/refund', {
-    errors: ['not_found', 'state_invalid', 'request_rejected', 'upstream_timeout', 'upstream_error'],
-    schema: { operationId: 'refundQrPayment', params: IdParams, response: { 200: Type.Object({ ...OperatorQrPayment.properties, replayed: Type.Boolean() }) } },
-  }, async ({ params }) => {
-    const { row, replayed } = await refundPayment(ctx, params.id);
-    return { ...operatorOrderView(row, await scaleOf(db, row.asset)), replayed };
-  });
+  route.post(
+    '/admin/v1/qrpay/payments/:id/refund',
+    {
+      errors: ['not_found', 'state_invalid', 'request_rejected', 'upstream_timeout', 'upstream_error'],
+      schema: {
+        operationId: 'refundQrPayment',
+        params: IdParams,
+        response: { 200: Type.Object({ ...OperatorQrPayment.properties, replayed: Type.Boolean() }) },
+      },
+    },
+    async ({ params }) => {
+      const { row, replayed } = await refundPayment(ctx, params.id);
+      return { ...operatorOrderView(row, await scaleOf(db, row.asset)), replayed };
+    },
+  );
 
   // The operator's decision on an open (typically suspended) payment; the provider is asked first (resolveByHand).
-  route.post('/admin/v1/qrpay/payments/:id/resolve', {
-    errors: ['not_found', 'state_invalid'],
-    schema: {
-      operationId: 'resolveQrPayment',
-      params: IdParams,
-      body: Type.Object({ status: Type.Union([Type.Literal('completed'), Type.Literal('failed')]) }),
-      response: { 200: OperatorQrPayment },
+  route.post(
+    '/admin/v1/qrpay/payments/:id/resolve',
+    {
+      errors: ['not_found', 'state_invalid'],
+      schema: {
+        operationId: 'resolveQrPayment',
+        params: IdParams,
+        body: Type.Object({ status: Type.Union([Type.Literal('completed'), Type.Literal('failed')]) }),
+        response: { 200: OperatorQrPayment },
+      },
     },
-  }, async ({ params, body }) => {
-    const row = await resolvePayment(ctx, params.id, body.status);
-    return operatorOrderView(row, await scaleOf(db, row.asset));
-  });
+    async ({ params, body }) => {
+      const row = await resolvePayment(ctx, params.id, body.status);
+      return operatorOrderView(row, await scaleOf(db, row.asset));
+    },
+  );
 }

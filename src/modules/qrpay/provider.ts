@@ -7,11 +7,18 @@ import type { QrOrderRow } from './tables.js';
 
 /** How QR pay calls its provider: for whom, under which deadline, and whether a call is still running. */
 
-export const callOf = (o: { merchantId: string; environment: Environment } | { merchant_id: string; environment: Environment }): CallContext =>
-  'merchantId' in o ? { merchantId: o.merchantId, environment: o.environment } : { merchantId: o.merchant_id, environment: o.environment };
+export const callOf = (
+  o: { merchantId: string; environment: Environment } | { merchant_id: string; environment: Environment },
+): CallContext =>
+  'merchantId' in o
+    ? { merchantId: o.merchantId, environment: o.environment }
+    : { merchantId: o.merchant_id, environment: o.environment };
 
 /** Every provider call runs under the configured deadline (see withDeadline). */
-export function safely<T extends CallOutcome | StatusOutcome | QrCheckOutcome>(ctx: ServiceContext, call: () => Promise<T>) {
+export function safely<T extends CallOutcome | StatusOutcome | QrCheckOutcome>(
+  ctx: ServiceContext,
+  call: () => Promise<T>,
+) {
   return withDeadline(ctx.config.upstreamCallTimeoutMs, call);
 }
 
@@ -20,5 +27,8 @@ export function safely<T extends CallOutcome | StatusOutcome | QrCheckOutcome>(c
  * not the merchant's clock: it is about a network call in flight, which an advance does not end.
  */
 export function callInFlight(ctx: ServiceContext, order: QrOrderRow): boolean {
-  return order.upstream_outcome === 'pending' && ctx.clock.real().getTime() - new Date(order.call_started_at).getTime() < ctx.config.upstreamCallTimeoutMs;
+  return (
+    order.upstream_outcome === 'pending' &&
+    ctx.clock.real().getTime() - new Date(order.call_started_at).getTime() < ctx.config.upstreamCallTimeoutMs
+  );
 }

@@ -18,19 +18,25 @@ export interface Caller {
 }
 
 /** The order made with an idempotency key inside its 24-hour window, if any. */
-export async function findByKey(trx: Transaction<Database>, caller: Caller, key: string): Promise<QrOrderRow | undefined> {
-  return trx
-    .selectFrom('qrpay_orders')
-    .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment)
-    .where('idempotency_key', '=', key)
-    // The idempotency window: after 24 hours of real time a key is new (extensions 8: the sandbox
-    // clock does not move it). created_at is on the merchant's clock; the call started, in real
-    // time, in the transaction that created the order.
-    .where('call_started_at', '>', sql<Date>`now() - interval '24 hours'`)
-    .orderBy('seq', 'desc')
-    .executeTakeFirst();
+export async function findByKey(
+  trx: Transaction<Database>,
+  caller: Caller,
+  key: string,
+): Promise<QrOrderRow | undefined> {
+  return (
+    trx
+      .selectFrom('qrpay_orders')
+      .selectAll()
+      .where('merchant_id', '=', caller.merchantId)
+      .where('environment', '=', caller.environment)
+      .where('idempotency_key', '=', key)
+      // The idempotency window: after 24 hours of real time a key is new (extensions 8: the sandbox
+      // clock does not move it). created_at is on the merchant's clock; the call started, in real
+      // time, in the transaction that created the order.
+      .where('call_started_at', '>', sql<Date>`now() - interval '24 hours'`)
+      .orderBy('seq', 'desc')
+      .executeTakeFirst()
+  );
 }
 
 /** One order by id (`qrp_` optional); with a caller, only the caller's (a member's: its own). */
@@ -65,7 +71,11 @@ const statusesOf = (s: PublicStatus): QrPayOrderStatus[] => (s === 'processing' 
 
 /** The caller's orders (a member's: its own), optionally of one public status; for keysetPage. */
 export function paymentsQuery(db: Db, caller: Caller, status?: PublicStatus) {
-  let q = db.selectFrom('qrpay_orders').selectAll().where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+  let q = db
+    .selectFrom('qrpay_orders')
+    .selectAll()
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
   if (status) q = q.where('status', 'in', statusesOf(status));
   return q;

@@ -17,7 +17,9 @@ function upstreamCheckError(kind: 'refused' | 'timeout' | 'unknown'): ApiError {
 /** POST /v1/qrpay/decode: what the QR says, checked with the provider (read-only). */
 export async function decodeQr(ctx: ServiceContext, caller: Caller, qrCode: string) {
   const { decoded, scheme, account } = readQr(qrCode);
-  const check = await safely(ctx, () => ctx.upstreams.qrpay.check(callOf(caller), { scheme: scheme.id, merchantAccount: account.account }));
+  const check = await safely(ctx, () =>
+    ctx.upstreams.qrpay.check(callOf(caller), { scheme: scheme.id, merchantAccount: account.account }),
+  );
   if (check.kind !== 'ok') throw upstreamCheckError(check.kind);
   const asset = await payableAsset(ctx.db, scheme, decoded);
   const amount = qrAmountText(decoded, asset?.scale);

@@ -20,7 +20,11 @@ export async function queryDecision(ctx: ServiceContext, order: QrOrderRow): Pro
   const answer = await safely(ctx, () => ctx.upstreams.qrpay.status(callOf(order), order.id));
   // Real time, like the call it measures (the provider's not-found grace runs on the provider's clock).
   const callAgeMs = ctx.clock.real().getTime() - new Date(order.call_started_at).getTime();
-  return decideOnQuery({ status: order.status, upstreamOutcome: order.upstream_outcome, callAgeMs }, answer, ctx.config.upstreamNotFoundGraceMs);
+  return decideOnQuery(
+    { status: order.status, upstreamOutcome: order.upstream_outcome, callAgeMs },
+    answer,
+    ctx.config.upstreamNotFoundGraceMs,
+  );
 }
 
 /** Re-queries the provider for one open order and applies the answer (exactly once by the claims). */
@@ -37,10 +41,15 @@ export async function reconcileOrder(ctx: ServiceContext, order: QrOrderRow): Pr
  * and a later pass tries again.
  */
 export function reconcileDueOrders(ctx: ServiceContext, batchMax = reconcileBatchMax): Promise<number> {
-  return reconcilePass<QrOrderRow>(ctx, qrpayOrders, {
-    job: reconcileJobName,
-    batchMax,
-    leaseSeconds: reconcileLeaseSeconds,
-    failureMessage: (order) => `QR payment ${order.id}: reconciliation failed; retried after the lease`,
-  }, (order) => reconcileOrder(ctx, order));
+  return reconcilePass<QrOrderRow>(
+    ctx,
+    qrpayOrders,
+    {
+      job: reconcileJobName,
+      batchMax,
+      leaseSeconds: reconcileLeaseSeconds,
+      failureMessage: (order) => `QR payment ${order.id}: reconciliation failed; retried after the lease`,
+    },
+    (order) => reconcileOrder(ctx, order),
+  );
 }

@@ -23,7 +23,8 @@ export function qrpayFreezeLines(p: { memberId: string; amount: bigint }): Entry
   ];
 }
 
-/** The provider confirmed the payment: frozen is cleared towards settlement clearing (kept for the order's merchant). */
+/** The provider confirmed the payment: frozen is cleared towards settlement clearing (kept for the order's merchant).
+ * */
 export function qrpayCompleteLines(p: { memberId: string; merchantId: string; amount: bigint }): EntryLine[] {
   return [
     { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.amount },

@@ -20,7 +20,13 @@ export const qrSchemes: readonly QrScheme[] = [
   { id: 'sg_nets', name: 'NETS (SGQR)', country: 'SG', currency: 'SGD', guids: ['SG.COM.NETS'] },
   { id: 'hk_fps', name: 'FPS', country: 'HK', currency: 'HKD', guids: ['HK.COM.HKICL'] },
   { id: 'my_duitnow', name: 'DuitNow', country: 'MY', currency: 'MYR', guids: ['COM.DUITNOW', 'MY.COM.PAYNET'] },
-  { id: 'th_promptpay', name: 'PromptPay', country: 'TH', currency: 'THB', guids: ['A000000677010111', 'A000000677010112'] },
+  {
+    id: 'th_promptpay',
+    name: 'PromptPay',
+    country: 'TH',
+    currency: 'THB',
+    guids: ['A000000677010111', 'A000000677010112'],
+  },
   { id: 'id_qris', name: 'QRIS', country: 'ID', currency: 'IDR', guids: ['ID.CO.QRIS.WWW'] },
 ];
 

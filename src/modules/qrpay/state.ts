@@ -1,6 +1,12 @@
 import type { QrPayOrderStatus, QrPayUpstreamOutcome } from './tables.js';
 import type { CallOutcome, StatusOutcome } from '../../upstreams/port.js';
-import { decideOnCallAnswer, decideOnQueryAnswer, openOrderStatuses, recheckDelayMs, type UpstreamAlertKind } from '../../provider-orders/index.js';
+import {
+  decideOnCallAnswer,
+  decideOnQueryAnswer,
+  openOrderStatuses,
+  recheckDelayMs,
+  type UpstreamAlertKind,
+} from '../../provider-orders/index.js';
 
 /**
  * The QR payment order state machine (pure; the provider-answer rules are the shared ones of

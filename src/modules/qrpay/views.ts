@@ -23,7 +23,6 @@ export function orderView(o: QrOrderRow, scale: number) {
   };
 }
 
-
 /** The operator's view: the public one plus our internal state and the provider's side. */
 export function operatorOrderView(o: QrOrderRow, scale: number) {
   return {

@@ -31,7 +31,8 @@ export const advanceRunMaxMs = 20_000;
 export const advanceSliceMs = 5;
 /** How long one advance holds its merchant's clock before another process may take it; renewed as it steps. */
 export const advanceLeaseMs = 10 * 60_000;
-/** How often a stepping advance renews its lease, in milliseconds (a statement at every step was a tenth of a step's). */
+/** How often a stepping advance renews its lease, in milliseconds (a statement at every step was a tenth of a step's).
+ * */
 export const advanceLeaseRenewMs = 1_000;
 /** How long an advance waits for another advance of the same merchant to finish, in milliseconds. */
 export const advanceWaitMaxMs = advanceLeaseMs + 30_000;
@@ -54,7 +55,9 @@ export async function readClock(ctx: ServiceContext, merchantId: string) {
 
 /** The row an advance locks; made in the advance's first transaction (under the key's claim). */
 export async function ensureClockRow(db: Kysely<Database>, merchantId: string): Promise<void> {
-  await sql`INSERT INTO sandbox_clocks (merchant_id) VALUES (${merchantId}) ON CONFLICT (merchant_id) DO NOTHING`.execute(db);
+  await sql`INSERT INTO sandbox_clocks (merchant_id) VALUES (${merchantId}) ON CONFLICT (merchant_id) DO NOTHING`.execute(
+    db,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -111,7 +114,8 @@ async function renewLease(db: Kysely<Database>, lease: Lease): Promise<boolean> 
 }
 
 async function releaseLease(db: Kysely<Database>, lease: Lease): Promise<void> {
-  await sql`UPDATE sandbox_clocks SET advance_lease_until = NULL WHERE merchant_id = ${lease.merchantId} AND advance_lease_until = ${lease.until}::timestamptz`.execute(db);
+  await sql`UPDATE sandbox_clocks SET advance_lease_until = NULL WHERE merchant_id = ${lease.merchantId} AND
+    advance_lease_until = ${lease.until}::timestamptz`.execute(db);
 }
 
 /** Waits (bounded) until this call holds the merchant's clock; another process's advance may hold it. */
@@ -124,7 +128,12 @@ async function acquireLease(ctx: ServiceContext, merchantId: string, idem: Idemp
     if (ctx.clock.real().getTime() >= deadline) {
       idem.noStore = true; // not a result: the same key may be retried
       // The reference's rate_limited: `retry_after` (seconds) in the body and the Retry-After header.
-      throw new ApiError('rate_limited', 'Another advance of this sandbox clock is still running; retry later.', { retry_after: advanceRetryAfterSeconds }, { 'retry-after': String(advanceRetryAfterSeconds) });
+      throw new ApiError(
+        'rate_limited',
+        'Another advance of this sandbox clock is still running; retry later.',
+        { retry_after: advanceRetryAfterSeconds },
+        { 'retry-after': String(advanceRetryAfterSeconds) },
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, advanceWaitPollMs));
   }
@@ -139,7 +148,11 @@ async function acquireLease(ctx: ServiceContext, merchantId: string, idem: Idemp
  * passed. Answers the new time.
  */
 export async function advanceClock(
-  ctx: ServiceContext, processes: readonly TimedProcess[], merchantId: string, seconds: number, idem: IdempotencyContext,
+  ctx: ServiceContext,
+  processes: readonly TimedProcess[],
+  merchantId: string,
+  seconds: number,
+  idem: IdempotencyContext,
   bounds: AdvanceBounds = { runMaxMs: advanceRunMaxMs, sliceMs: advanceSliceMs },
 ) {
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > advanceSecondsMax) {
@@ -169,7 +182,12 @@ export interface AdvanceBounds {
 
 /** The processes that answer a due time, earliest first (list order among equals), up to `until`. */
 async function dueProcesses(
-  db: Kysely<Database>, processes: readonly TimedProcess[], scope: ClockScope, skipped: ReadonlySet<string>, until: number, pacer: Pacer,
+  db: Kysely<Database>,
+  processes: readonly TimedProcess[],
+  scope: ClockScope,
+  skipped: ReadonlySet<string>,
+  until: number,
+  pacer: Pacer,
 ): Promise<Array<{ process: TimedProcess; due: number }>> {
   const due: Array<{ process: TimedProcess; due: number }> = [];
   for (const process of processes) {
@@ -194,7 +212,12 @@ async function dueProcesses(
  * after `runMaxMs`.
  */
 async function runUntil(
-  ctx: ServiceContext, processes: readonly TimedProcess[], scope: ClockScope, targetOffset: bigint, lease: Lease, bounds: AdvanceBounds,
+  ctx: ServiceContext,
+  processes: readonly TimedProcess[],
+  scope: ClockScope,
+  targetOffset: bigint,
+  lease: Lease,
+  bounds: AdvanceBounds,
 ): Promise<void> {
   const pacer = new Pacer(bounds.sliceMs);
   const paced: ServiceContext = { ...ctx, db: pacedDb(ctx.db, pacer) };
@@ -202,12 +225,23 @@ async function runUntil(
   const started = performance.now();
   let renewed = started;
   const skipped = new Set<string>();
-  const ended = (step: number, why: string) => ctx.log.debug(
-    { merchant_id: scope.merchantId, steps: step, ms: Math.round(performance.now() - started), longest_slice_ms: Math.round(pacer.longestMs) }, why);
+  const ended = (step: number, why: string) =>
+    ctx.log.debug(
+      {
+        merchant_id: scope.merchantId,
+        steps: step,
+        ms: Math.round(performance.now() - started),
+        longest_slice_ms: Math.round(pacer.longestMs),
+      },
+      why,
+    );
   for (let step = 0; step < advanceStepsMax; step++) {
     if (performance.now() - started >= bounds.runMaxMs) {
-      ctx.log.warn({ merchant_id: scope.merchantId, steps: step, run_max_ms: bounds.runMaxMs },
-        'sandbox clock: an advance reached its time bound; the clock jumps to its target and what is still due is left to the background workers');
+      ctx.log.warn(
+        { merchant_id: scope.merchantId, steps: step, run_max_ms: bounds.runMaxMs },
+        'sandbox clock: an advance reached its time bound; the clock jumps to its target and what is still ' +
+          'due is left to the background workers',
+      );
       return;
     }
     const target = ctx.clock.real().getTime() + Number(targetOffset);
@@ -217,17 +251,25 @@ async function runUntil(
     await pacer.pace();
     // Real time keeps moving: the offset that makes the merchant's time reach stepAt now, never past the target.
     const needed = BigInt(stepAt - ctx.clock.real().getTime());
-    const offset = needed > 0n ? await raiseSandboxOffset(ctx.db, scope.merchantId, needed < targetOffset ? needed : targetOffset) : undefined;
+    const offset =
+      needed > 0n
+        ? await raiseSandboxOffset(ctx.db, scope.merchantId, needed < targetOffset ? needed : targetOffset)
+        : undefined;
     if (performance.now() - renewed >= advanceLeaseRenewMs) {
       renewed = performance.now();
       if (!(await renewLease(ctx.db, lease))) {
         // The timed processes are safe to run side by side (their background workers do), so the
         // steps go on; the other advance keeps its lease.
-        ctx.log.warn({ merchant_id: scope.merchantId }, 'sandbox clock: an advance outlived its lease and another advance took the clock');
+        ctx.log.warn(
+          { merchant_id: scope.merchantId },
+          'sandbox clock: an advance outlived its lease and another advance took the clock',
+        );
       }
     }
-    // The merchant's time as ctx.clock.now reads it (real time plus the offset in force), without reading the offset again.
-    const now = offset === undefined ? await ctx.clock.now(ctx.db, scope) : new Date(ctx.clock.real().getTime() + Number(offset));
+    // The merchant's time as ctx.clock.now reads it (real time plus the offset in force), without reading the offset
+    // again.
+    const now =
+      offset === undefined ? await ctx.clock.now(ctx.db, scope) : new Date(ctx.clock.real().getTime() + Number(offset));
     for (const { process } of due.filter((d) => d.due <= now.getTime())) {
       try {
         await pacer.pace();
@@ -236,15 +278,25 @@ async function runUntil(
         const next = await process.nextDue(ctx.db, scope);
         if (next !== null && next.getTime() <= now.getTime()) {
           skipped.add(process.name);
-          ctx.log.warn({ process: process.name, merchant_id: scope.merchantId, due: next.toISOString(), now: now.toISOString() },
-            'sandbox clock: a timed process is still due after it ran; left to its background worker for the rest of this advance');
+          ctx.log.warn(
+            { process: process.name, merchant_id: scope.merchantId, due: next.toISOString(), now: now.toISOString() },
+            'sandbox clock: a timed process is still due after it ran; left to its background worker for the ' +
+              'rest of this advance',
+          );
         }
       } catch (err) {
         skipped.add(process.name);
-        reportFailure(ctx, { job: `sandbox.clock.${process.name}` }, err,
-          'sandbox clock: a timed process failed during an advance; left to its background worker');
+        reportFailure(
+          ctx,
+          { job: `sandbox.clock.${process.name}` },
+          err,
+          'sandbox clock: a timed process failed during an advance; left to its background worker',
+        );
       }
     }
   }
-  ctx.log.warn({ merchant_id: scope.merchantId, steps: advanceStepsMax }, 'sandbox clock: an advance reached its step bound; the clock jumps to its target');
+  ctx.log.warn(
+    { merchant_id: scope.merchantId, steps: advanceStepsMax },
+    'sandbox clock: an advance reached its step bound; the clock jumps to its target',
+  );
 }

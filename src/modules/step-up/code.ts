@@ -28,7 +28,8 @@ export async function hashStepUpCode(code: string): Promise<string> {
   return `scrypt$${salt.toString('base64url')}$${(await derive(code, salt)).toString('base64url')}`;
 }
 
-/** Whether `code` is the one `stored` was made from (constant time over the hash). A malformed `stored` matches nothing. */
+/** Whether `code` is the one `stored` was made from (constant time over the hash). A malformed `stored` matches
+ * nothing. */
 export async function stepUpCodeMatches(code: string, stored: string | null): Promise<boolean> {
   const [scheme, salt, hash] = (stored ?? '').split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;

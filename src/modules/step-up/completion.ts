@@ -25,20 +25,35 @@ export type CodeEntry =
  * counted, and the fifth voids it. In the sandbox `000000` always passes. The count commits with
  * the framework's transaction even though the page answers with the form again.
  */
-export async function enterStepUpCode(trx: Transaction<Database>, ticket: Ticket, entered: string, now: Date): Promise<CodeEntry> {
+export async function enterStepUpCode(
+  trx: Transaction<Database>,
+  ticket: Ticket,
+  entered: string,
+  now: Date,
+): Promise<CodeEntry> {
   const code = entered.replace(/\s+/g, '');
   if (!stepUpCodeShape.test(code)) return { kind: 'malformed' };
-  const matches = (ticket.environment === 'sandbox' && code === sandboxStepUpCode) || (await stepUpCodeMatches(code, ticket.secret_hash));
+  const matches =
+    (ticket.environment === 'sandbox' && code === sandboxStepUpCode) ||
+    (await stepUpCodeMatches(code, ticket.secret_hash));
   const decision = decideCode(matches, ticket.failed_attempts);
   switch (decision.kind) {
     case 'approve':
       await completeTicket(trx, ticket.id, now, 'approved');
       return { kind: 'approved' };
     case 'wrong':
-      await trx.updateTable('hosted_tickets').set({ failed_attempts: decision.failedAttempts }).where('id', '=', ticket.id).execute();
+      await trx
+        .updateTable('hosted_tickets')
+        .set({ failed_attempts: decision.failedAttempts })
+        .where('id', '=', ticket.id)
+        .execute();
       return { kind: 'wrong', attemptsLeft: decision.attemptsLeft };
     case 'exhausted':
-      await trx.updateTable('hosted_tickets').set({ failed_attempts: decision.failedAttempts }).where('id', '=', ticket.id).execute();
+      await trx
+        .updateTable('hosted_tickets')
+        .set({ failed_attempts: decision.failedAttempts })
+        .where('id', '=', ticket.id)
+        .execute();
       await voidTicket(trx, ticket.id, exhaustedOutcome);
       return { kind: 'exhausted' };
   }
@@ -48,7 +63,12 @@ export async function enterStepUpCode(trx: Transaction<Database>, ticket: Ticket
  * The sandbox helper's outcomes (extensions 8): `approved` completes the challenge as a right
  * code would; `declined` voids it, as a member refusing would.
  */
-export async function settleStepUp(trx: Transaction<Database>, ticket: Ticket, outcome: 'approved' | 'declined', now: Date): Promise<void> {
+export async function settleStepUp(
+  trx: Transaction<Database>,
+  ticket: Ticket,
+  outcome: 'approved' | 'declined',
+  now: Date,
+): Promise<void> {
   if (outcome === 'approved') await completeTicket(trx, ticket.id, now, 'approved');
   else await voidTicket(trx, ticket.id, 'declined');
 }

@@ -2,7 +2,6 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import { minorFromDb } from '../../money/index.js';
 
-
 export interface ThresholdScope {
   merchantId: string;
   environment: Environment;
@@ -15,7 +14,12 @@ export interface Threshold {
 }
 
 /** The amount (minor units) at or above which `action` on `asset` needs step-up; undefined: never. */
-export async function findThreshold(db: Db, scope: ThresholdScope, action: string, asset: string): Promise<bigint | undefined> {
+export async function findThreshold(
+  db: Db,
+  scope: ThresholdScope,
+  action: string,
+  asset: string,
+): Promise<bigint | undefined> {
   const row = await db
     .selectFrom('step_up_thresholds')
     .select('min_amount')
@@ -41,16 +45,29 @@ export async function listThresholds(db: Db, scope: ThresholdScope): Promise<Thr
 }
 
 /** Sets (`minAmount` given) or removes (null) one threshold. */
-export async function putThreshold(trx: Transaction<Database>, scope: ThresholdScope, action: string, asset: string, minAmount: bigint | null): Promise<void> {
+export async function putThreshold(
+  trx: Transaction<Database>,
+  scope: ThresholdScope,
+  action: string,
+  asset: string,
+  minAmount: bigint | null,
+): Promise<void> {
   const key = { merchant_id: scope.merchantId, environment: scope.environment, action, asset };
   if (minAmount === null) {
-    await trx.deleteFrom('step_up_thresholds').where((eb) => eb.and(key)).execute();
+    await trx
+      .deleteFrom('step_up_thresholds')
+      .where((eb) => eb.and(key))
+      .execute();
     return;
   }
   await trx
     .insertInto('step_up_thresholds')
     .values({ ...key, min_amount: minAmount.toString() })
-    .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'action', 'asset']).doUpdateSet({ min_amount: minAmount.toString(), updated_at: sql<Date>`now()` }))
+    .onConflict((oc) =>
+      oc
+        .columns(['merchant_id', 'environment', 'action', 'asset'])
+        .doUpdateSet({ min_amount: minAmount.toString(), updated_at: sql<Date>`now()` }),
+    )
     .execute();
 }
 

@@ -61,7 +61,9 @@ export const stepUpCodeShape = /^[0-9]{6}$/;
  * for one request cannot authorise another; nothing of the request is kept in clear.
  */
 export function stepUpObjectRef(action: StepUpAction, fields: Record<string, string | bigint>): string {
-  const plain = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, typeof v === 'bigint' ? v.toString() : v]));
+  const plain = Object.fromEntries(
+    Object.entries(fields).map(([k, v]) => [k, typeof v === 'bigint' ? v.toString() : v]),
+  );
   return sha256Hex(`${action}\n${canonicalJson(plain)}`);
 }
 
@@ -81,8 +83,15 @@ export interface StepUpBinding {
 
 /** Why a presented challenge does not pass (kept for logs and tests; the caller always gets `step_up_required`). */
 export type ChallengeRefusal =
-  | 'unknown' | 'other_merchant' | 'other_member' | 'other_action' | 'other_object'
-  | 'not_completed' | 'used' | 'void' | 'expired';
+  | 'unknown'
+  | 'other_merchant'
+  | 'other_member'
+  | 'other_action'
+  | 'other_object'
+  | 'not_completed'
+  | 'used'
+  | 'void'
+  | 'expired';
 
 /**
  * Pure: does `ticket` authorise `binding` at `now` (the merchant's clock)? Completed with the
@@ -90,13 +99,27 @@ export type ChallengeRefusal =
  * member, action and object (extensions 9).
  */
 export function challengeVerdict(
-  ticket: Pick<Ticket, 'merchant_id' | 'environment' | 'member_id' | 'purpose' | 'action' | 'object_ref' | 'status' | 'outcome' | 'expires_at'> | undefined,
+  ticket:
+    | Pick<
+        Ticket,
+        | 'merchant_id'
+        | 'environment'
+        | 'member_id'
+        | 'purpose'
+        | 'action'
+        | 'object_ref'
+        | 'status'
+        | 'outcome'
+        | 'expires_at'
+      >
+    | undefined,
   binding: StepUpBinding,
   now: Date,
 ): { pass: true } | { pass: false; reason: ChallengeRefusal } {
   const refuse = (reason: ChallengeRefusal) => ({ pass: false as const, reason });
   if (!ticket || ticket.purpose !== 'step_up') return refuse('unknown');
-  if (ticket.merchant_id !== binding.merchantId || ticket.environment !== binding.environment) return refuse('other_merchant');
+  if (ticket.merchant_id !== binding.merchantId || ticket.environment !== binding.environment)
+    return refuse('other_merchant');
   if (ticket.member_id !== binding.memberId) return refuse('other_member');
   if (ticket.action !== binding.action) return refuse('other_action');
   if (ticket.object_ref !== binding.objectRef) return refuse('other_object');
@@ -116,12 +139,18 @@ export function challengeVerdict(
  * bound to the same merchant, environment, member, action and object. docs/step-up.md.
  */
 export function resumeVerdict(
-  ticket: Pick<Ticket, 'merchant_id' | 'environment' | 'member_id' | 'purpose' | 'action' | 'object_ref' | 'status' | 'outcome'> | undefined,
+  ticket:
+    | Pick<
+        Ticket,
+        'merchant_id' | 'environment' | 'member_id' | 'purpose' | 'action' | 'object_ref' | 'status' | 'outcome'
+      >
+    | undefined,
   binding: StepUpBinding,
 ): { pass: true } | { pass: false; reason: ChallengeRefusal } {
   const refuse = (reason: ChallengeRefusal) => ({ pass: false as const, reason });
   if (!ticket || ticket.purpose !== 'step_up') return refuse('unknown');
-  if (ticket.merchant_id !== binding.merchantId || ticket.environment !== binding.environment) return refuse('other_merchant');
+  if (ticket.merchant_id !== binding.merchantId || ticket.environment !== binding.environment)
+    return refuse('other_merchant');
   if (ticket.member_id !== binding.memberId) return refuse('other_member');
   if (ticket.action !== binding.action) return refuse('other_action');
   if (ticket.object_ref !== binding.objectRef) return refuse('other_object');
@@ -144,5 +173,6 @@ export function decideCode(matches: boolean, failedAttemptsBefore: number): Code
   return { kind: 'wrong', failedAttempts, attemptsLeft: stepUpAttemptsMax - failedAttempts };
 }
 
-/** The outcome a voided challenge records when its wrong codes ran out (`declined` is the member's or the sandbox's refusal). */
+/** The outcome a voided challenge records when its wrong codes ran out (`declined` is the member's or the sandbox's
+ * refusal). */
 export const exhaustedOutcome = 'attempts_exhausted';

@@ -17,7 +17,11 @@ const codeField = 'code';
 function wordsFor(ticket: Ticket): { title: string; purpose: string; done: string } {
   return ticket.action && isStepUpAction(ticket.action)
     ? stepUpActions[ticket.action]
-    : { title: 'Confirm it is you', purpose: 'confirm a request made in your name', done: 'Thank you. Go back to the app to finish.' };
+    : {
+        title: 'Confirm it is you',
+        purpose: 'confirm a request made in your name',
+        done: 'Thank you. Go back to the app to finish.',
+      };
 }
 
 function minutesLeft(ticket: Ticket, now: Date): number {
@@ -33,18 +37,34 @@ function render(ticket: Ticket, state: ScreenState): ScreenPage {
   const words = wordsFor(ticket);
   const minutes = minutesLeft(ticket, state.now);
   // After a refused code the error beside the field says what is left; the hint does not repeat it.
-  const note = state.errors.length > 0 ? '' : ticket.failed_attempts > 0 ? ` ${attemptsNote(ticket)}` : ` After ${stepUpAttemptsMax} wrong codes this request is cancelled.`;
+  const note =
+    state.errors.length > 0
+      ? ''
+      : ticket.failed_attempts > 0
+        ? ` ${attemptsNote(ticket)}`
+        : ` After ${stepUpAttemptsMax} wrong codes this request is cancelled.`;
   const hint = `${stepUpCodeLength} digits.${note}`;
-  const sandbox = ticket.environment === 'sandbox'
-    ? html`<p class="notice">Sandbox: the code <strong>${sandboxStepUpCode}</strong> is always accepted.</p>`
-    : '';
+  const sandbox =
+    ticket.environment === 'sandbox'
+      ? html`<p class="notice">Sandbox: the code <strong>${sandboxStepUpCode}</strong> is always accepted.</p>`
+      : '';
   return {
     title: words.title,
     body: html`<p>To ${words.purpose}, enter the code we sent you.</p>
 <p>The code expires in about ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}. Never share it: we will never ask you for it by phone or e-mail.</p>
-${sandbox}${form(state.form, { submitLabel: 'Confirm' }, textField(state, {
-  name: codeField, label: 'Code', hint, required: true, autocomplete: 'one-time-code', inputMode: 'numeric', maxLength: stepUpCodeLength + 2,
-}))}`,
+${sandbox}${form(
+      state.form,
+      { submitLabel: 'Confirm' },
+      textField(state, {
+        name: codeField,
+        label: 'Code',
+        hint,
+        required: true,
+        autocomplete: 'one-time-code',
+        inputMode: 'numeric',
+        maxLength: stepUpCodeLength + 2,
+      }),
+    )}`,
   };
 }
 
@@ -69,17 +89,25 @@ export const stepUpScreen: HostedScreen = {
       case 'malformed':
         return refuse(`Enter the ${stepUpCodeLength}-digit code, numbers only.`);
       case 'wrong':
-        return refuse(`That code is not correct. ${outcome.attemptsLeft === 1 ? 'You have 1 attempt left.' : `You have ${outcome.attemptsLeft} attempts left.`}`);
+        return refuse(
+          `That code is not ` +
+            `correct. ${outcome.attemptsLeft === 1 ? 'You have 1 attempt left.' : `You have ${outcome.attemptsLeft} attempts left.`}`,
+        );
       case 'exhausted':
         return {
           kind: 'done',
-          page: page('Request cancelled', `That was the ${stepUpAttemptsMax}th wrong code, so this request has been cancelled and the code no longer works. Go back to the app and start again: you will get a new code.`),
+          page: page(
+            'Request cancelled',
+            `That was the ${stepUpAttemptsMax}th wrong code, so this request has been cancelled and the code ` +
+              `no longer works. Go back to the app and start again: you will get a new code.`,
+          ),
         };
     }
   },
 
   async sandboxComplete(_ctx, trx, ticket, outcome, now) {
-    if (outcome === 'submitted') throw new ApiError('invalid_request', 'A step-up challenge is completed with outcome approved or declined.');
+    if (outcome === 'submitted')
+      throw new ApiError('invalid_request', 'A step-up challenge is completed with outcome approved or declined.');
     await settleStepUp(trx, ticket, outcome, now);
   },
 };

@@ -10,7 +10,14 @@ import { hostedOrigin, ticketTtlSeconds, ticketView } from '../hosted-screens/ru
 import { issueTicket } from '../hosted-screens/service.js';
 import { hashStepUpCode, newStepUpCode } from './code.js';
 import { findThreshold, markChallengeUsed } from './queries.js';
-import { atOrAboveThreshold, challengeVerdict, resumeVerdict, stepUpActions, type StepUpAction, type StepUpBinding } from './rules.js';
+import {
+  atOrAboveThreshold,
+  challengeVerdict,
+  resumeVerdict,
+  stepUpActions,
+  type StepUpAction,
+  type StepUpBinding,
+} from './rules.js';
 
 /**
  * The step-up gate (docs/step-up.md). An action that needs strong authentication calls
@@ -38,7 +45,8 @@ import { atOrAboveThreshold, challengeVerdict, resumeVerdict, stepUpActions, typ
 
 export const stepUpErrors = ['step_up_required'] as const satisfies readonly ErrorCode[];
 
-/** What the gate reads from the request: the `x-step-up` header and the origin the screen is served on (configured: `hostedOrigin`). */
+/** What the gate reads from the request: the `x-step-up` header and the origin the screen is served on (configured:
+ * `hostedOrigin`). */
 export interface StepUpCall {
   header: string | undefined;
   origin: string;
@@ -55,7 +63,8 @@ export interface StepUpDemand {
   /** `stepUpObjectRef(action, fields)`: the request the challenge authorises. */
   objectRef: string;
   call: StepUpCall;
-  /** Step-up only when `amount` (minor units of `asset`) is at or above the operator's threshold for the action; without it, always. */
+  /** Step-up only when `amount` (minor units of `asset`) is at or above the operator's threshold for the action;
+   * without it, always. */
   above?: { asset: string; amount: bigint };
   /**
    * The challenge this very request consumed before its outcome was lost (the caller has checked
@@ -93,26 +102,46 @@ async function challengeRefusal(ctx: ServiceContext, d: StepUpDemand): Promise<S
   const code = newStepUpCode();
   const secretHash = await hashStepUpCode(code);
   let challengeId: string | undefined;
-  return new SameKeyRefusal('step_up_required', 'Strong authentication is required: send the member to hosted_url, then repeat this request with x-step-up: <challenge_id> and the same idempotency key.', {
-    persist: async (trx) => {
-      const ticket = await issueTicket(ctx, trx, {
-        merchantId, environment, memberId, purpose: 'step_up', origin: d.call.origin, action: d.action, objectRef: d.objectRef, secretHash,
-      });
-      challengeId = ticket.id;
-      const view = ticketView(ticket);
-      return { challenge_id: view.id, hosted_url: view.hosted_url, expires_at: view.expires_at };
-    },
-    afterCommit: async () => {
-      const reference = challengeId!;
-      const sent = await withDeadline(ctx.config.upstreamCallTimeoutMs, async () => {
-        await ctx.upstreams.notifier.sendCode({ merchantId, environment }, {
-          memberId, reference, code, purpose: stepUpActions[d.action].purpose, expiresInSeconds: ticketTtlSeconds.step_up,
+  return new SameKeyRefusal(
+    'step_up_required',
+    'Strong authentication is required: send the member to hosted_url, then repeat this request with ' +
+      'x-step-up: <challenge_id> and the same idempotency key.',
+    {
+      persist: async (trx) => {
+        const ticket = await issueTicket(ctx, trx, {
+          merchantId,
+          environment,
+          memberId,
+          purpose: 'step_up',
+          origin: d.call.origin,
+          action: d.action,
+          objectRef: d.objectRef,
+          secretHash,
         });
-        return { kind: 'sent' as const };
-      });
-      // The challenge stands without its code; the member cannot complete it, and the merchant's
-      // repeated request (not completed) gets a new challenge and a new code.
-      if (sent.kind !== 'sent') ctx.log.warn({ challengeId: reference, outcome: sent.kind }, 'step-up: the one-time code could not be sent');
+        challengeId = ticket.id;
+        const view = ticketView(ticket);
+        return { challenge_id: view.id, hosted_url: view.hosted_url, expires_at: view.expires_at };
+      },
+      afterCommit: async () => {
+        const reference = challengeId!;
+        const sent = await withDeadline(ctx.config.upstreamCallTimeoutMs, async () => {
+          await ctx.upstreams.notifier.sendCode(
+            { merchantId, environment },
+            {
+              memberId,
+              reference,
+              code,
+              purpose: stepUpActions[d.action].purpose,
+              expiresInSeconds: ticketTtlSeconds.step_up,
+            },
+          );
+          return { kind: 'sent' as const };
+        });
+        // The challenge stands without its code; the member cannot complete it, and the merchant's
+        // repeated request (not completed) gets a new challenge and a new code.
+        if (sent.kind !== 'sent')
+          ctx.log.warn({ challengeId: reference, outcome: sent.kind }, 'step-up: the one-time code could not be sent');
+      },
     },
-  });
+  );
 }

@@ -16,7 +16,8 @@ import type { LaneLimits } from './lanes.js';
 
 /** `subscribes` (state.ts) in SQL: an endpoint's `event_types` (jsonb) take `*` or the type. */
 export function subscribesSql(eventTypes: string, type: string): RawBuilder<boolean> {
-  return sql<boolean>`(${sql.ref(eventTypes)} @> '["*"]'::jsonb OR ${sql.ref(eventTypes)} @> jsonb_build_array(${sql.ref(type)}))`;
+  return sql<boolean>`(${sql.ref(eventTypes)} @> '["*"]'::jsonb OR ${sql.ref(eventTypes)} @>
+    jsonb_build_array(${sql.ref(type)}))`;
 }
 
 export interface ClaimedAttempt {
@@ -47,9 +48,11 @@ export interface ClaimOptions {
   leaseMs: number;
   /** Only this merchant's records (the sandbox clock's process). */
   scope?: ClockScope;
-  /** Due at or before this time on the scope's clock (with `scope`); otherwise due on each record's own merchant's time. */
+  /** Due at or before this time on the scope's clock (with `scope`); otherwise due on each record's own merchant's
+   * time. */
   dueBy?: Date;
-  /** Skip records another claim has locked (the background worker); false waits for it (the clock's process must not miss one). */
+  /** Skip records another claim has locked (the background worker); false waits for it (the clock's process must not
+   * miss one). */
   skipLocked: boolean;
 }
 
@@ -60,16 +63,21 @@ const recordNow = (alias: string) => scopeNowSql(sql.ref(`${alias}.merchant_id`)
 
 /** A record an attempt may take now: pending or failed, due, not held by a live lease. */
 function dueCondition(o: ClaimOptions): RawBuilder<unknown> {
-  const due = o.dueBy !== undefined
-    // `dueBy` has milliseconds, the stored times microseconds (the database's clock): a record due
-    // within the millisecond `dueBy` names is due, as `nextAttemptDue` (also in milliseconds) said
-    // it was. Otherwise an advance stepped to that millisecond claimed nothing, waited for a lane
-    // 50 times and left the record to the background worker.
-    ? sql`d.next_attempt_at < ${o.dueBy}::timestamptz + interval '1 millisecond'`
-    : sql`d.next_attempt_at <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval '1 millisecond'
+  const due =
+    o.dueBy !== undefined
+      ? // `dueBy` has milliseconds, the stored times microseconds (the database's clock): a record due
+        // within the millisecond `dueBy` names is due, as `nextAttemptDue` (also in milliseconds) said
+        // it was. Otherwise an advance stepped to that millisecond claimed nothing, waited for a lane
+        // 50 times and left the record to the background worker.
+        sql`d.next_attempt_at < ${o.dueBy}::timestamptz + interval '1 millisecond'`
+      : sql`d.next_attempt_at <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval
+        '1 millisecond'
         AND d.next_attempt_at <= ${recordNow('d')}`;
-  const scope = o.scope ? sql`AND d.merchant_id = ${o.scope.merchantId} AND d.environment = ${o.scope.environment}` : sql``;
-  return sql`d.status IN ('pending', 'failed') AND ${due} AND (d.lease_until IS NULL OR d.lease_until < now()) ${scope}`;
+  const scope = o.scope
+    ? sql`AND d.merchant_id = ${o.scope.merchantId} AND d.environment = ${o.scope.environment}`
+    : sql``;
+  return sql`d.status IN ('pending', 'failed') AND ${due} AND (d.lease_until IS NULL OR d.lease_until < now())
+    ${scope}`;
 }
 
 interface ClaimRow {
@@ -102,7 +110,8 @@ interface ClaimRow {
  * Claims up to `limit` due records in one statement, earliest first, no more per endpoint than
  * its free lanes: each gets `attempts` and `round_attempts` + 1, a lease, and an attempt row
  * (`in_flight`; an attempt still in flight from a lease that ended is marked `abandoned`). A record
- * whose endpoint is disabled or deleted, or no longer subscribes to its event's type, goes `dead` without a request (its attempt left in flight
+ * whose endpoint is disabled or deleted, or no longer subscribes to its event's type, goes `dead` without a request
+ * (its attempt left in flight
  * by a lease that ended is marked `abandoned` too). Candidates are ranked
  * unlocked; only the records claimed are locked (`FOR UPDATE`, re-checked once locked), so a
  * concurrent claim of another process skips or re-checks them and never takes one twice.
@@ -123,7 +132,8 @@ export async function claimDue(db: Kysely<Database>, o: ClaimOptions): Promise<C
     ), ranked AS (
       SELECT c.id, c.next_attempt_at, c.seq, COALESCE(cap.free, ${o.lanes.perEndpointMax}) AS free,
         row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.seq) AS rn
-      FROM candidates c LEFT JOIN unnest(${sql.val(capIds)}::text[], ${sql.val(capFree)}::int[]) AS cap(endpoint_id, free) ON cap.endpoint_id = c.endpoint_id
+      FROM candidates c LEFT JOIN unnest(${sql.val(capIds)}::text[], ${sql.val(capFree)}::int[]) AS cap(endpoint_id,
+        free) ON cap.endpoint_id = c.endpoint_id
     ), picked AS (
       SELECT id FROM ranked WHERE rn <= free ORDER BY next_attempt_at, seq LIMIT ${o.limit}
     ), locked AS (
@@ -134,20 +144,23 @@ export async function claimDue(db: Kysely<Database>, o: ClaimOptions): Promise<C
           WHEN w.status <> 'enabled' THEN w.status
           WHEN NOT ${subscribesSql('w.event_types', 'ev.type')} THEN 'unsubscribed'
           ELSE 'enabled' END AS endpoint_status
-      FROM webhook_deliveries d LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id LEFT JOIN events ev ON ev.id = d.event_id
+      FROM webhook_deliveries d LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id LEFT JOIN events ev ON ev.id =
+        d.event_id
       WHERE d.id IN (SELECT id FROM picked) AND ${dueCondition(o)}
       ${lock}
     ), unavailable AS (
       UPDATE webhook_deliveries d
       SET status = 'dead', next_attempt_at = NULL, updated_at = ${recordNow('d')},
-        last_error = CASE l.endpoint_status WHEN 'unsubscribed' THEN 'endpoint no longer subscribes to the event type' ELSE 'endpoint ' || l.endpoint_status END
+        last_error = CASE l.endpoint_status WHEN 'unsubscribed' THEN 'endpoint no longer subscribes to the event type'
+          ELSE 'endpoint ' || l.endpoint_status END
       FROM locked l WHERE d.id = l.id AND l.endpoint_status <> 'enabled'
     ), claimed AS (
       UPDATE webhook_deliveries d
       SET attempts = d.attempts + 1, round_attempts = d.round_attempts + 1,
         lease_until = now() + ${o.leaseMs} * interval '1 millisecond', updated_at = ${recordNow('d')}
       FROM locked l WHERE d.id = l.id AND l.endpoint_status = 'enabled'
-      RETURNING d.id, d.generation, d.attempts, d.round_attempts, d.last_http_status, d.merchant_id, d.environment, d.event_id, d.endpoint_id, d.updated_at
+      RETURNING d.id, d.generation, d.attempts, d.round_attempts, d.last_http_status, d.merchant_id, d.environment,
+        d.event_id, d.endpoint_id, d.updated_at
     ), abandoned AS (
       -- Every record taken, claimed or gone dead on its endpoint: an attempt cut with its process never stays in flight.
       UPDATE webhook_delivery_attempts a
@@ -157,9 +170,11 @@ export async function claimDue(db: Kysely<Database>, o: ClaimOptions): Promise<C
       INSERT INTO webhook_delivery_attempts (delivery_id, generation, attempt, finished_at)
       SELECT id, generation, attempts, NULL FROM claimed
     )
-    SELECT c.id, c.generation, c.attempts, c.round_attempts, c.last_http_status, c.merchant_id, c.environment, c.endpoint_id, c.updated_at AS now,
+    SELECT c.id, c.generation, c.attempts, c.round_attempts, c.last_http_status, c.merchant_id, c.environment,
+      c.endpoint_id, c.updated_at AS now,
       w.url, w.secret, w.previous_secret, w.previous_secret_expires_at,
-      e.id AS event_id, e.type AS event_type, e.created_at AS event_created_at, e.merchant_id AS event_merchant_id, e.livemode,
+      e.id AS event_id, e.type AS event_type, e.created_at AS event_created_at, e.merchant_id AS event_merchant_id,
+        e.livemode,
       e.object, e.object_id, e.external_member_id, e.status AS event_status, e.status_version
     FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.id = c.event_id
   `.execute(db);
@@ -237,16 +252,31 @@ export interface EndpointAfter {
  * two writers never deadlock). Answers the ids of the records written and the endpoints whose
  * streak was written (an `ok` endpoint that had no streak is not touched).
  */
-export async function recordOutcomes(db: Kysely<Database>, outcomes: readonly RecordedOutcome[], streaks: ReadonlyMap<string, StreakChange>): Promise<{ recorded: Set<string>; endpoints: EndpointAfter[] }> {
+export async function recordOutcomes(
+  db: Kysely<Database>,
+  outcomes: readonly RecordedOutcome[],
+  streaks: ReadonlyMap<string, StreakChange>,
+): Promise<{ recorded: Set<string>; endpoints: EndpointAfter[] }> {
   if (outcomes.length === 0) return { recorded: new Set(), endpoints: [] };
   const col = <T>(f: (o: RecordedOutcome) => T) => sql.val(outcomes.map(f));
   const endpointIds = [...streaks.keys()];
   const changes = endpointIds.map((id) => streaks.get(id)!);
-  const { rows } = await sql<{ kind: 'record' | 'endpoint'; id: string; merchant_id: string | null; environment: Environment | null; status: string | null; failing_since: Date | string | null; now: Date | string | null; change: StreakChange | null }>`
+  const { rows } = await sql<{
+    kind: 'record' | 'endpoint';
+    id: string;
+    merchant_id: string | null;
+    environment: Environment | null;
+    status: string | null;
+    failing_since: Date | string | null;
+    now: Date | string | null;
+    change: StreakChange | null;
+  }>`
     WITH o AS (
       SELECT * FROM unnest(
-        ${col((o) => o.id)}::text[], ${col((o) => o.generation)}::int[], ${col((o) => o.attempt)}::int[], ${col((o) => o.status)}::text[],
-        ${col((o) => o.attemptOutcome)}::text[], ${col((o) => o.httpStatus)}::int[], ${col((o) => o.lastHttpStatus)}::int[],
+        ${col((o) => o.id)}::text[], ${col((o) => o.generation)}::int[], ${col((o) => o.attempt)}::int[],
+          ${col((o) => o.status)}::text[],
+        ${col((o) => o.attemptOutcome)}::text[], ${col((o) => o.httpStatus)}::int[],
+          ${col((o) => o.lastHttpStatus)}::int[],
         ${col((o) => o.error.slice(0, 500))}::text[], ${col((o) => o.retryInMs)}::bigint[]
       ) AS o(id, generation, attempt, status, outcome, http_status, last_http_status, error, retry_ms)
     ), logged AS (
@@ -256,17 +286,20 @@ export async function recordOutcomes(db: Kysely<Database>, outcomes: readonly Re
     ), recorded AS (
       UPDATE webhook_deliveries d
       SET status = o.status, last_http_status = o.last_http_status, last_error = o.error,
-        next_attempt_at = CASE WHEN o.status = 'failed' THEN ${recordNow('d')} + o.retry_ms * interval '1 millisecond' END,
+        next_attempt_at = CASE WHEN o.status = 'failed' THEN ${recordNow('d')} + o.retry_ms * interval '1 millisecond'
+          END,
         lease_until = NULL, updated_at = ${recordNow('d')}
       FROM o
       WHERE d.id = o.id AND d.generation = o.generation AND d.attempts = o.attempt AND d.status IN ('pending', 'failed')
-        AND d.id IN (SELECT x.id FROM webhook_deliveries x WHERE x.id = ANY(${col((o) => o.id)}::text[]) ORDER BY x.seq FOR UPDATE)
+        AND d.id IN (SELECT x.id FROM webhook_deliveries x WHERE x.id = ANY(${col((o) => o.id)}::text[]) ORDER BY
+          x.seq FOR UPDATE)
       RETURNING d.id
     ), s AS (
       SELECT * FROM unnest(${sql.val(endpointIds)}::text[], ${sql.val(changes)}::text[]) AS s(id, change)
     ), streaks AS (
       UPDATE webhook_endpoints w
-      SET failing_since = CASE s.change WHEN 'ok' THEN NULL WHEN 'restart' THEN ${recordNow('w')} ELSE COALESCE(w.failing_since, ${recordNow('w')}) END
+      SET failing_since = CASE s.change WHEN 'ok' THEN NULL WHEN 'restart' THEN ${recordNow('w')} ELSE
+        COALESCE(w.failing_since, ${recordNow('w')}) END
       FROM s
       WHERE w.id = s.id AND w.id IN (
         SELECT x.id FROM webhook_endpoints x JOIN s AS sx ON sx.id = x.id
@@ -275,7 +308,8 @@ export async function recordOutcomes(db: Kysely<Database>, outcomes: readonly Re
       )
       RETURNING w.id, w.merchant_id, w.environment, w.status, w.failing_since, ${recordNow('w')} AS now, s.change
     )
-    SELECT 'record' AS kind, id, NULL::text AS merchant_id, NULL::text AS environment, NULL::text AS status, NULL::timestamptz AS failing_since, NULL::timestamptz AS now, NULL::text AS change FROM recorded
+    SELECT 'record' AS kind, id, NULL::text AS merchant_id, NULL::text AS environment, NULL::text AS status,
+      NULL::timestamptz AS failing_since, NULL::timestamptz AS now, NULL::text AS change FROM recorded
     UNION ALL
     SELECT 'endpoint', id, merchant_id, environment, status, failing_since, now, change FROM streaks
   `.execute(db);
@@ -285,8 +319,13 @@ export async function recordOutcomes(db: Kysely<Database>, outcomes: readonly Re
     if (r.kind === 'record') recorded.add(r.id);
     else {
       endpoints.push({
-        id: r.id, merchant_id: r.merchant_id!, environment: r.environment!, status: r.status!,
-        failing_since: r.failing_since === null ? null : asDate(r.failing_since), now: asDate(r.now!), change: r.change!,
+        id: r.id,
+        merchant_id: r.merchant_id!,
+        environment: r.environment!,
+        status: r.status!,
+        failing_since: r.failing_since === null ? null : asDate(r.failing_since),
+        now: asDate(r.now!),
+        change: r.change!,
       });
     }
   }

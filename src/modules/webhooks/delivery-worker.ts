@@ -36,22 +36,26 @@ function createRecorder(ctx: ServiceContext) {
     try {
       while (waiting.length > 0) {
         const batch = waiting.splice(0, recordBatchMax);
-        await recordFinished(ctx, batch.map((b) => b.finished));
+        await recordFinished(
+          ctx,
+          batch.map((b) => b.finished),
+        );
         for (const b of batch) b.written();
       }
     } finally {
       writing = false;
     }
   };
-  return (finished: Finished): Promise<void> => new Promise((written) => {
-    waiting.push({ finished, written });
-    if (writing) return;
-    writing = true;
-    // After the answers already received are read (the I/O phase ends first): they join this
-    // batch. The embedded database runs on this thread, so a write begun at the first answer
-    // would hold the others back, and each would then be written alone.
-    setImmediate(() => void writeAll());
-  });
+  return (finished: Finished): Promise<void> =>
+    new Promise((written) => {
+      waiting.push({ finished, written });
+      if (writing) return;
+      writing = true;
+      // After the answers already received are read (the I/O phase ends first): they join this
+      // batch. The embedded database runs on this thread, so a write begun at the first answer
+      // would hold the others back, and each would then be written alone.
+      setImmediate(() => void writeAll());
+    });
 }
 
 export function createDeliveryWorker(ctx: ServiceContext, wake: () => void): BatchWorker {
@@ -65,7 +69,8 @@ export function createDeliveryWorker(ctx: ServiceContext, wake: () => void): Bat
     settledWaiters = [];
     for (const w of waiters) w();
   };
-  // Polls asked for by ending requests wait for the I/O phase to end, for the same reason: one claim for all the lanes it freed.
+  // Polls asked for by ending requests wait for the I/O phase to end, for the same reason: one claim for all the lanes
+  // it freed.
   let wakeScheduled = false;
   const wakeSoon = () => {
     if (wakeScheduled) return;
@@ -92,7 +97,12 @@ export function createDeliveryWorker(ctx: ServiceContext, wake: () => void): Bat
       try {
         claimed = await claiming((lanes) => claimDue(ctx.db, { limit: free, lanes, leaseMs, skipLocked: true }));
       } catch (err) {
-        reportFailure(ctx, { job: 'webhook.deliver', step: 'claim' }, err, 'webhook deliveries could not be claimed; the next poll tries again');
+        reportFailure(
+          ctx,
+          { job: 'webhook.deliver', step: 'claim' },
+          err,
+          'webhook deliveries could not be claimed; the next poll tries again',
+        );
         return 0;
       }
       inFlight += claimed.length;

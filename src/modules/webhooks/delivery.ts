@@ -8,7 +8,14 @@ import { decideOutcome, failingTooLong, type AttemptResult } from './state.js';
 import { envelope, signatureHeader, signingSecrets } from './signature.js';
 import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
 import { postOnce } from './http-post.js';
-import { claimDue, recordOutcomes, type ClaimedAttempt, type EndpointAfter, type RecordedOutcome, type StreakChange } from './claims.js';
+import {
+  claimDue,
+  recordOutcomes,
+  type ClaimedAttempt,
+  type EndpointAfter,
+  type RecordedOutcome,
+  type StreakChange,
+} from './claims.js';
 import { claiming, laneReleased, releaseLane } from './lanes.js';
 import { recordEndpointChange } from './fan-out.js';
 import { tracing } from '../../platform/telemetry.js';
@@ -37,7 +44,12 @@ export interface Finished {
 }
 
 /** Builds, signs and sends one attempt to the address already checked. */
-function post(ctx: ServiceContext, a: ClaimedAttempt, url: URL, address: { address: string; family: 4 | 6 }): Promise<AttemptResult> {
+function post(
+  ctx: ServiceContext,
+  a: ClaimedAttempt,
+  url: URL,
+  address: { address: string; family: 4 | 6 },
+): Promise<AttemptResult> {
   const body = Buffer.from(envelope(a.event), 'utf8');
   const timestamp = Math.floor(ctx.clock.real().getTime() / 1000);
   const headers = {
@@ -50,24 +62,37 @@ function post(ctx: ServiceContext, a: ClaimedAttempt, url: URL, address: { addre
   const t = tracing();
   if (t === undefined) return postOnce(url, address, headers, body, ctx.config.webhookDeliveryTimeoutMs, a.endpoint_id);
   // With tracing on, a client span per attempt (telemetry.ts); the URL without its query or credentials.
-  return t.inSpan('webhook delivery', 'client', {
-    'http.request.method': 'POST',
-    'url.full': `${url.origin}${url.pathname}`,
-    'server.address': url.hostname,
-    'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
-    'mwa.merchant_id': a.merchant_id,
-    'mwa.environment': a.environment,
-    'mwa.webhook.endpoint_id': a.endpoint_id,
-    'mwa.webhook.attempt': a.attempts,
-    'mwa.event.id': a.event.id,
-    'mwa.event.type': a.event.type,
-  }, async (span) => {
-    const result = await postOnce(url, address, headers, body, ctx.config.webhookDeliveryTimeoutMs, a.endpoint_id);
-    if (result.kind === 'response') span.setAttribute('http.response.status_code', result.httpStatus);
-    const failed = result.kind === 'response' ? (result.httpStatus < 200 || result.httpStatus > 299) && String(result.httpStatus) : result.kind;
-    if (failed) t.markFailed(span, failed, result.kind === 'network' ? result.error : result.kind === 'refused' ? result.reason : undefined);
-    return result;
-  });
+  return t.inSpan(
+    'webhook delivery',
+    'client',
+    {
+      'http.request.method': 'POST',
+      'url.full': `${url.origin}${url.pathname}`,
+      'server.address': url.hostname,
+      'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+      'mwa.merchant_id': a.merchant_id,
+      'mwa.environment': a.environment,
+      'mwa.webhook.endpoint_id': a.endpoint_id,
+      'mwa.webhook.attempt': a.attempts,
+      'mwa.event.id': a.event.id,
+      'mwa.event.type': a.event.type,
+    },
+    async (span) => {
+      const result = await postOnce(url, address, headers, body, ctx.config.webhookDeliveryTimeoutMs, a.endpoint_id);
+      if (result.kind === 'response') span.setAttribute('http.response.status_code', result.httpStatus);
+      const failed =
+        result.kind === 'response'
+          ? (result.httpStatus < 200 || result.httpStatus > 299) && String(result.httpStatus)
+          : result.kind;
+      if (failed)
+        t.markFailed(
+          span,
+          failed,
+          result.kind === 'network' ? result.error : result.kind === 'refused' ? result.reason : undefined,
+        );
+      return result;
+    },
+  );
 }
 
 /**
@@ -76,7 +101,11 @@ function post(ctx: ServiceContext, a: ClaimedAttempt, url: URL, address: { addre
  * a refused check sends nothing and each attempt counts as failed (`refused`). `done` is called
  * for each attempt as it finishes; never rejects.
  */
-export async function sendToEndpoint(ctx: ServiceContext, group: readonly ClaimedAttempt[], done: (f: Finished) => void | Promise<void>): Promise<void> {
+export async function sendToEndpoint(
+  ctx: ServiceContext,
+  group: readonly ClaimedAttempt[],
+  done: (f: Finished) => void | Promise<void>,
+): Promise<void> {
   const first = group[0];
   if (!first) return;
   let target: Awaited<ReturnType<typeof resolveTarget>>;
@@ -85,18 +114,20 @@ export async function sendToEndpoint(ctx: ServiceContext, group: readonly Claime
   } catch (err) {
     target = { ok: false, reason: `check failed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 200) };
   }
-  await Promise.all(group.map(async (attempt) => {
-    let result: AttemptResult;
-    if (!target.ok) result = { kind: 'refused', reason: target.reason };
-    else {
-      try {
-        result = await post(ctx, attempt, target.url, target.address);
-      } catch (err) {
-        result = { kind: 'network', error: (err instanceof Error ? err.message : String(err)).slice(0, 200) };
+  await Promise.all(
+    group.map(async (attempt) => {
+      let result: AttemptResult;
+      if (!target.ok) result = { kind: 'refused', reason: target.reason };
+      else {
+        try {
+          result = await post(ctx, attempt, target.url, target.address);
+        } catch (err) {
+          result = { kind: 'network', error: (err instanceof Error ? err.message : String(err)).slice(0, 200) };
+        }
       }
-    }
-    await done({ attempt, result });
-  }));
+      await done({ attempt, result });
+    }),
+  );
 }
 
 /** Claimed attempts by endpoint, in claim order. */
@@ -113,7 +144,12 @@ export function byEndpoint(claimed: readonly ClaimedAttempt[]): ClaimedAttempt[]
 /** The record and attempt-log values of a finished attempt (the pure state machine decides). */
 export function toRecorded(ctx: ServiceContext, f: Finished): RecordedOutcome & { endpointGone: boolean } {
   const { attempt, result } = f;
-  const outcome = decideOutcome(result, attempt.round_attempts, ctx.config.webhookRetryScheduleMs, attempt.last_http_status);
+  const outcome = decideOutcome(
+    result,
+    attempt.round_attempts,
+    ctx.config.webhookRetryScheduleMs,
+    attempt.last_http_status,
+  );
   return {
     id: attempt.id,
     generation: attempt.generation,
@@ -129,7 +165,9 @@ export function toRecorded(ctx: ServiceContext, f: Finished): RecordedOutcome & 
 }
 
 /** Each endpoint's streak change after its outcomes, in the order they finished. */
-export function streakChanges(outcomes: ReadonlyArray<{ endpointId: string; success: boolean }>): Map<string, StreakChange> {
+export function streakChanges(
+  outcomes: ReadonlyArray<{ endpointId: string; success: boolean }>,
+): Map<string, StreakChange> {
   const seen = new Map<string, { hadSuccess: boolean; lastSuccess: boolean }>();
   for (const o of outcomes) {
     const s = seen.get(o.endpointId) ?? { hadSuccess: false, lastSuccess: false };
@@ -152,7 +190,9 @@ export const recordTriesMax = 3;
 export async function recordFinished(ctx: ServiceContext, finished: readonly Finished[]): Promise<void> {
   if (finished.length === 0) return;
   const outcomes = finished.map((f) => toRecorded(ctx, f));
-  const streaks = streakChanges(finished.map((f, i) => ({ endpointId: f.attempt.endpoint_id, success: outcomes[i]!.status === 'sent' })));
+  const streaks = streakChanges(
+    finished.map((f, i) => ({ endpointId: f.attempt.endpoint_id, success: outcomes[i]!.status === 'sent' })),
+  );
   const gone = new Set(finished.filter((_, i) => outcomes[i]!.endpointGone).map((f) => f.attempt.endpoint_id));
   let endpoints: EndpointAfter[] = [];
   for (let tryNo = 1; tryNo <= recordTriesMax; tryNo++) {
@@ -161,14 +201,23 @@ export async function recordFinished(ctx: ServiceContext, finished: readonly Fin
       break;
     } catch (err) {
       if (tryNo === recordTriesMax) {
-        reportFailure(ctx, { job: 'webhook.deliver', step: 'record', attempt: tryNo, attemptsMax: recordTriesMax }, err,
-          `the outcomes of ${outcomes.length} webhook attempts could not be recorded; their records are attempted again when their lease ends`);
+        reportFailure(
+          ctx,
+          { job: 'webhook.deliver', step: 'record', attempt: tryNo, attemptsMax: recordTriesMax },
+          err,
+          `the outcomes of ${outcomes.length} webhook attempts could not be recorded; their records are ` +
+            `attempted again when their lease ends`,
+        );
         return;
       }
       await new Promise((r) => setTimeout(r, 50 * tryNo));
     }
   }
-  for (const o of outcomes) ctx.metrics.jobRuns.inc({ job: 'webhook.deliver', outcome: o.status === 'sent' ? 'ok' : o.status === 'failed' ? 'later' : 'dead' });
+  for (const o of outcomes)
+    ctx.metrics.jobRuns.inc({
+      job: 'webhook.deliver',
+      outcome: o.status === 'sent' ? 'ok' : o.status === 'failed' ? 'later' : 'dead',
+    });
   for (const e of endpoints) {
     if (e.change === 'ok' || e.status !== 'enabled') continue;
     const isGone = gone.has(e.id);
@@ -176,7 +225,12 @@ export async function recordFinished(ctx: ServiceContext, finished: readonly Fin
     try {
       await disableEndpoint(ctx, e, isGone);
     } catch (err) {
-      reportFailure(ctx, { job: 'webhook.deliver', step: 'disable' }, err, 'a webhook endpoint to be disabled could not be; its next failed attempt tries again');
+      reportFailure(
+        ctx,
+        { job: 'webhook.deliver', step: 'disable' },
+        err,
+        'a webhook endpoint to be disabled could not be; its next failed attempt tries again',
+      );
     }
   }
 }
@@ -200,31 +254,39 @@ async function disableEndpoint(ctx: ServiceContext, endpoint: EndpointAfter, gon
       object: 'webhook_endpoint',
       objectId: endpoint.id,
       message: gone
-        ? 'The endpoint answered 410 Gone; it was disabled. The merchant can re-enable it (PATCH status enabled) and requeue dead deliveries.'
-        : `Every attempt to the endpoint has failed for ${Math.round(ctx.config.webhookDisableAfterFailingMs / 60_000)} minutes; it was disabled.`,
+        ? 'The endpoint answered 410 Gone; it was disabled. The merchant can re-enable it (PATCH status ' +
+          'enabled) and requeue dead deliveries.'
+        : `Every attempt to the endpoint has failed ` +
+          `for ${Math.round(ctx.config.webhookDisableAfterFailingMs / 60_000)} minutes; it was disabled.`,
     });
   });
 }
 
-/** Records of one merchant and environment that an attempt may take now: pending or failed, scheduled, not held by a live lease. */
-const retryable = (db: Kysely<Database>, scope: ClockScope) => db
-  .selectFrom('webhook_deliveries')
-  .where('merchant_id', '=', scope.merchantId)
-  .where('environment', '=', scope.environment)
-  .where('status', 'in', ['pending', 'failed'])
-  .where('next_attempt_at', 'is not', null)
-  .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', sql<Date>`now()`)]));
+/** Records of one merchant and environment that an attempt may take now: pending or failed, scheduled, not held by a
+ * live lease. */
+const retryable = (db: Kysely<Database>, scope: ClockScope) =>
+  db
+    .selectFrom('webhook_deliveries')
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('status', 'in', ['pending', 'failed'])
+    .where('next_attempt_at', 'is not', null)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', sql<Date>`now()`)]));
 
 /** The earliest next attempt of a merchant's records that an attempt may take (on its clock), or null. */
 export async function nextAttemptDue(db: Kysely<Database>, scope: ClockScope): Promise<Date | null> {
-  const row = await retryable(db, scope).select((eb) => eb.fn.min('next_attempt_at').as('due')).executeTakeFirst();
+  const row = await retryable(db, scope)
+    .select((eb) => eb.fn.min('next_attempt_at').as('due'))
+    .executeTakeFirst();
   return row?.due ? new Date(row.due) : null;
 }
 
-/** Records of a merchant claimed per batch by the clock's process, and batches (or waits for a lane) per run (named bounds). */
+/** Records of a merchant claimed per batch by the clock's process, and batches (or waits for a lane) per run (named
+ * bounds). */
 export const clockRetryBatch = 100;
 export const clockRetryBatchesMax = 50;
-/** While a due record's endpoint has no free lane (the background worker is sending to it), the clock's process waits this long at most for one. */
+/** While a due record's endpoint has no free lane (the background worker is sending to it), the clock's process waits
+ * this long at most for one. */
 const laneWaitMs = 200;
 
 /**
@@ -236,7 +298,9 @@ const laneWaitMs = 200;
 export async function attemptDue(ctx: ServiceContext, scope: ClockScope, now: Date): Promise<void> {
   const leaseMs = attemptLeaseMs(ctx.config.webhookDeliveryTimeoutMs);
   for (let batch = 0; batch < clockRetryBatchesMax; batch++) {
-    const claimed = await claiming((lanes) => claimDue(ctx.db, { limit: clockRetryBatch, lanes, leaseMs, scope, dueBy: now, skipLocked: false }));
+    const claimed = await claiming((lanes) =>
+      claimDue(ctx.db, { limit: clockRetryBatch, lanes, leaseMs, scope, dueBy: now, skipLocked: false }),
+    );
     if (claimed.length === 0) {
       const due = await nextAttemptDue(ctx.db, scope);
       if (due === null || due.getTime() > now.getTime()) return;

@@ -17,7 +17,8 @@ import { planFanOut, type FanOutEndpoint, type PlannedDelivery } from './state.j
 export const deliverJobKind = 'webhook.deliver';
 /** Events fanned out per ticker run (one transaction)... */
 export const fanOutBatchEvents = 500;
-/** ...and delivery records made by it: events past this bound wait for the next batch (at least one event always goes). */
+/** ...and delivery records made by it: events past this bound wait for the next batch (at least one event always goes).
+ * */
 export const fanOutBatchRecords = 2_000;
 /** Batches per ticker run while each finds events (each its own transaction, so records appear batch by batch). */
 export const fanOutBatchesPerRun = 8;
@@ -37,7 +38,8 @@ export async function insertDeliveries(trx: Transaction<Database>, plan: readonl
     const chunk = plan.slice(i, i + insertChunkRows);
     const col = <T>(f: (p: PlannedDelivery) => T) => sql.val(chunk.map(f));
     const result = await sql`
-      INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, event_type, endpoint_id, status, next_attempt_at, lease_until, created_at, updated_at)
+      INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, event_type, endpoint_id, status,
+        next_attempt_at, lease_until, created_at, updated_at)
       SELECT p.id, p.merchant_id, p.environment, p.event_id, p.event_type, p.endpoint_id,
         CASE WHEN p.endpoint_id IS NULL THEN 'no_subscriber' ELSE 'pending' END,
         CASE WHEN p.endpoint_id IS NULL THEN NULL ELSE t.now END, NULL, t.now, t.now
@@ -72,12 +74,14 @@ function endpointsLockName(merchantId: string, environment: string): string {
  * before any change it has not seen began to count.
  */
 export async function recordEndpointChange(
-  trx: Transaction<Database>, endpoint: { id: string; merchant_id: string; environment: string },
+  trx: Transaction<Database>,
+  endpoint: { id: string; merchant_id: string; environment: string },
   prev: { status: string; event_types: readonly string[] } | undefined,
 ): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(${endpointsLockSql(endpoint.merchant_id, endpoint.environment)})`.execute(trx);
   await sql`
-    INSERT INTO webhook_endpoint_changes (endpoint_id, merchant_id, environment, valid_from, prev_status, prev_event_types)
+    INSERT INTO webhook_endpoint_changes (endpoint_id, merchant_id, environment, valid_from, prev_status,
+      prev_event_types)
     SELECT ${endpoint.id}, ${endpoint.merchant_id}, ${endpoint.environment},
            GREATEST(${scopeClockSql(endpoint.merchant_id, endpoint.environment)},
                     (SELECT max(c.valid_from) FROM webhook_endpoint_changes c WHERE c.endpoint_id = ${endpoint.id})),
@@ -99,7 +103,11 @@ interface OutboxEvent {
  * LOCKED (another process takes the next ones), creates their records, marks them
  * dispatched. Returns the number of events handled.
  */
-export async function fanOutBatch(db: Kysely<Database>, batchSize = fanOutBatchEvents, recordsMax = fanOutBatchRecords): Promise<number> {
+export async function fanOutBatch(
+  db: Kysely<Database>,
+  batchSize = fanOutBatchEvents,
+  recordsMax = fanOutBatchRecords,
+): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const { rows: events } = await sql<OutboxEvent>`
       SELECT seq::text AS seq, id, merchant_id, environment, type, created_at FROM events
@@ -115,20 +123,29 @@ export async function fanOutBatch(db: Kysely<Database>, batchSize = fanOutBatchE
     // endpoint and its changes come from one snapshot, under each merchant's endpoints lock held
     // shared, so that no change begun before the read is still to commit.
     const owners = [...new Set(events.map((e) => endpointsLockName(e.merchant_id, e.environment)))];
-    await sql`SELECT pg_advisory_xact_lock_shared(hashtextextended(o.name, 0)) FROM unnest(${sql.val(owners)}::text[]) AS o(name) ORDER BY o.name`.execute(trx);
+    await sql`SELECT pg_advisory_xact_lock_shared(hashtextextended(o.name, 0)) FROM unnest(${sql.val(owners)}::text[])
+      AS o(name) ORDER BY o.name`.execute(trx);
     const oldest = new Date(Math.min(...events.map((e) => e.created_at.getTime())));
-    const { rows } = await sql<FanOutEndpoint & { changes: { valid_from: string; prev_status: string | null; prev_event_types: string[] | null }[] | null }>`
+    const { rows } = await sql<
+      FanOutEndpoint & {
+        changes: { valid_from: string; prev_status: string | null; prev_event_types: string[] | null }[] | null;
+      }
+    >`
       SELECT e.id, e.merchant_id, e.environment, e.status, e.event_types, ch.changes
       FROM webhook_endpoints e
       LEFT JOIN LATERAL (
-        SELECT json_agg(json_build_object('valid_from', c.valid_from, 'prev_status', c.prev_status, 'prev_event_types', c.prev_event_types)
+        SELECT json_agg(json_build_object('valid_from', c.valid_from, 'prev_status', c.prev_status,
+          'prev_event_types', c.prev_event_types)
                         ORDER BY c.valid_from, c.seq) AS changes
         FROM webhook_endpoint_changes c WHERE c.endpoint_id = e.id AND c.valid_from > ${oldest}
       ) ch ON true
       WHERE e.merchant_id = ANY(${sql.val(merchants)}::text[]) AND (e.status = 'enabled' OR ch.changes IS NOT NULL)
       ORDER BY e.seq
     `.execute(trx);
-    const endpoints: FanOutEndpoint[] = rows.map((e) => ({ ...e, changes: (e.changes ?? []).map((c) => ({ ...c, valid_from: new Date(c.valid_from) })) }));
+    const endpoints: FanOutEndpoint[] = rows.map((e) => ({
+      ...e,
+      changes: (e.changes ?? []).map((c) => ({ ...c, valid_from: new Date(c.valid_from) })),
+    }));
     const plan = planFanOut(events, endpoints);
     const perEvent = new Map<string, number>();
     for (const p of plan) perEvent.set(p.eventId, (perEvent.get(p.eventId) ?? 0) + 1);
@@ -140,7 +157,10 @@ export async function fanOutBatch(db: Kysely<Database>, batchSize = fanOutBatchE
       kept.add(ev.id);
       records += n;
     }
-    await insertDeliveries(trx, plan.filter((p) => kept.has(p.eventId)));
+    await insertDeliveries(
+      trx,
+      plan.filter((p) => kept.has(p.eventId)),
+    );
     const done = events.filter((e) => kept.has(e.id)).map((e) => e.seq);
     await sql`UPDATE events SET webhook_dispatched_at = now() WHERE seq = ANY(${sql.val(done)}::bigint[])`.execute(trx);
     return done.length;

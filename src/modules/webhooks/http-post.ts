@@ -39,7 +39,13 @@ function poolFor(url: URL, address: ResolvedAddress, endpointId: string): HttpAg
     pools.set(key, agent);
     return agent;
   }
-  const options = { keepAlive: true, maxSockets: connectionsPerEndpointMax, maxFreeSockets: connectionsPerEndpointMax, timeout: idleConnectionMs, scheduling: 'lifo' as const };
+  const options = {
+    keepAlive: true,
+    maxSockets: connectionsPerEndpointMax,
+    maxFreeSockets: connectionsPerEndpointMax,
+    timeout: idleConnectionMs,
+    scheduling: 'lifo' as const,
+  };
   agent = url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
   pools.set(key, agent);
   if (pools.size > poolsMax) {
@@ -60,7 +66,14 @@ export function closeDeliveryPools(): void {
  * One POST, no redirects followed, over the endpoint's keep-alive pool (one pool per endpoint
  * and checked address). Resolves with the status line's code or a network error; never rejects.
  */
-export function postOnce(url: URL, address: ResolvedAddress, headers: Record<string, string>, body: Buffer, timeoutMs = deliveryTimeoutMs, endpointId = ''): Promise<AttemptResult> {
+export function postOnce(
+  url: URL,
+  address: ResolvedAddress,
+  headers: Record<string, string>,
+  body: Buffer,
+  timeoutMs = deliveryTimeoutMs,
+  endpointId = '',
+): Promise<AttemptResult> {
   return new Promise((resolve) => {
     let settled = false;
     const finish = (result: AttemptResult) => {

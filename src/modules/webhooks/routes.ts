@@ -5,8 +5,23 @@ import { router } from '../../platform/route.js';
 import { ApiError } from '../../platform/errors.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
 import {
-  checkEndpointUrl, createEndpoint, deleteEndpoint, listDeliveries, listEndpoints, overlapSecondsDefault, overlapSecondsMax,
-  deliveryStatuses, redeliver, replayEndpoint, replayEventsMax, requeueBatchMax, requeueSince, rollSecret, updateEndpoint, endpointsPerMerchantMax, webhookErrors,
+  checkEndpointUrl,
+  createEndpoint,
+  deleteEndpoint,
+  listDeliveries,
+  listEndpoints,
+  overlapSecondsDefault,
+  overlapSecondsMax,
+  deliveryStatuses,
+  redeliver,
+  replayEndpoint,
+  replayEventsMax,
+  requeueBatchMax,
+  requeueSince,
+  rollSecret,
+  updateEndpoint,
+  endpointsPerMerchantMax,
+  webhookErrors,
 } from './service.js';
 import { maxUrlLength } from './ssrf.js';
 
@@ -15,46 +30,74 @@ const tags = ['Webhooks'];
 const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
   minItems: 1,
   maxItems: 50,
-  description: '`["*"]` for every event (`*` anywhere means all), or types of the event catalogue (the `webhooks` of this document), such as `withdrawal.settled`, `deposit.credited`, `qrpay.order.completed`. An unknown type answers `invalid_fields` (`reason: unknown_event_type`), naming it in the message.',
+  description:
+    '`["*"]` for every event (`*` anywhere means all), or types of the event catalogue (the `webhooks` of ' +
+    'this document), such as `withdrawal.settled`, `deposit.credited`, `qrpay.order.completed`. An unknown ' +
+    'type answers `invalid_fields` (`reason: unknown_event_type`), naming it in the message.',
 });
 const Url = Type.String({
   minLength: 1,
   maxLength: maxUrlLength,
-  description: 'https; it must not resolve to loopback, private, link-local, metadata, multicast or unspecified addresses (checked now and before every attempt). The sandbox also accepts http and loopback/private addresses.',
+  description:
+    'https; it must not resolve to loopback, private, link-local, metadata, multicast or unspecified ' +
+    'addresses (checked now and before every attempt). The sandbox also accepts http and loopback/private ' +
+    'addresses.',
 });
-const EndpointStatus = Type.String({ description: '`enabled` or `disabled` (by the merchant, after a 410 Gone, or after failing for 3 days)' });
-export const Endpoint = Type.Object({
-  id: Type.String({ description: 'whe_<uuid>' }),
+const EndpointStatus = Type.String({
+  description: '`enabled` or `disabled` (by the merchant, after a 410 Gone, or after failing for 3 days)',
+});
+export const Endpoint = Type.Object(
+  {
+    id: Type.String({ description: 'whe_<uuid>' }),
+    url: Type.String(),
+    event_types: Type.Array(Type.String()),
+    status: EndpointStatus,
+    disabled_reason: Type.String({ description: "'' when enabled; `merchant`, `gone` (410) or `failing`" }),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { title: 'WebhookEndpoint' },
+);
+const Secret = Type.String({
+  description: '`whsec_<base64 of 32 bytes>`: shown only in this response. Verify with the Standard Webhooks scheme.',
+});
+export const CreatedEndpoint = Type.Object({
+  id: Type.String(),
   url: Type.String(),
   event_types: Type.Array(Type.String()),
+  secret: Secret,
   status: EndpointStatus,
-  disabled_reason: Type.String({ description: "'' when enabled; `merchant`, `gone` (410) or `failing`" }),
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
-}, { title: 'WebhookEndpoint' });
-const Secret = Type.String({ description: '`whsec_<base64 of 32 bytes>`: shown only in this response. Verify with the Standard Webhooks scheme.' });
-export const CreatedEndpoint = Type.Object({
-  id: Type.String(), url: Type.String(), event_types: Type.Array(Type.String()), secret: Secret, status: EndpointStatus,
   created_at: Type.String({ format: 'date-time' }),
 });
 export const RolledEndpoint = Type.Object({
   ...Endpoint.properties,
   secret: Secret,
-  previous_secret_expires_at: Type.String({ description: "When the previous secret stops signing; '' when it already has" }),
+  previous_secret_expires_at: Type.String({
+    description: "When the previous secret stops signing; '' when it already has",
+  }),
 });
 export const DeletedEndpoint = Type.Object({ id: Type.String(), deleted: Type.Literal(true) });
 export const RequeueResult = Type.Object({ queued: Type.Integer(), has_more: Type.Boolean() });
-const IdParams = (prefix: string) => Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: `${prefix}_ prefix optional` }) });
-const Delivery = Type.Object({
-  id: Type.String({ description: 'whd_<uuid>' }),
-  event_id: Type.String(),
-  event_type: Type.String(),
-  status: Type.String({ description: '`pending`, `sent`, `failed`, `dead`, `no_subscriber` (no endpoint was enabled and subscribed to the type at the event\'s time, whatever was created or changed since); treat any other value as unknown, never as a failure' }),
-  attempts: Type.Integer(),
-  last_http_status: Type.Integer({ description: '0 if never answered' }),
-  next_attempt_at: Type.String({ description: "ISO 8601, or '' when no attempt is planned" }),
-  created_at: Type.String({ format: 'date-time' }),
-}, { title: 'WebhookDelivery' });
+const IdParams = (prefix: string) =>
+  Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: `${prefix}_ prefix optional` }) });
+const Delivery = Type.Object(
+  {
+    id: Type.String({ description: 'whd_<uuid>' }),
+    event_id: Type.String(),
+    event_type: Type.String(),
+    status: Type.String({
+      description:
+        '`pending`, `sent`, `failed`, `dead`, `no_subscriber` (no endpoint was enabled and subscribed to the ' +
+        "type at the event's time, whatever was created or changed since); treat any other value as unknown, " +
+        'never as a failure',
+    }),
+    attempts: Type.Integer(),
+    last_http_status: Type.Integer({ description: '0 if never answered' }),
+    next_attempt_at: Type.String({ description: "ISO 8601, or '' when no attempt is planned" }),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  { title: 'WebhookDelivery' },
+);
 
 /**
  * The `status` filter: the delivery statuses as an enum, beside any other string (an open enum):
@@ -70,152 +113,246 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
   const { db, config } = ctx;
   const route = router(app, ctx);
 
-  route.post('/v1/webhooks/endpoints', {
-    access: { scope: 'webhooks:write', idempotency: 'required' },
-    errors: webhookErrors.createEndpoint,
-    schema: {
-      operationId: 'createWebhookEndpoint',
-      summary: 'Create a webhook endpoint',
-      description: `Subscribes a URL to event types. The \`secret\` is shown only in this response. At most ${endpointsPerMerchantMax} endpoints per environment. A URL that fails the address check answers \`invalid_fields\` with \`fields: [{key: "url", reason}]\`.`,
-      tags,
-      body: Type.Object({ url: Url, event_types: EventTypes }),
-      response: { 201: CreatedEndpoint },
+  route.post(
+    '/v1/webhooks/endpoints',
+    {
+      access: { scope: 'webhooks:write', idempotency: 'required' },
+      errors: webhookErrors.createEndpoint,
+      schema: {
+        operationId: 'createWebhookEndpoint',
+        summary: 'Create a webhook endpoint',
+        description:
+          `Subscribes a URL to event types. The \`secret\` is shown only in this response. At ` +
+          `most ${endpointsPerMerchantMax} endpoints per environment. A URL that fails the address check ` +
+          `answers \`invalid_fields\` with \`fields: [{key: "url", reason}]\`.`,
+        tags,
+        body: Type.Object({ url: Url, event_types: EventTypes }),
+        response: { 201: CreatedEndpoint },
+      },
     },
-  }, async ({ principal, body, write }) => {
-    await checkEndpointUrl(config, principal.environment, body.url);
-    return write(async (trx) => createEndpoint(trx, principal, body, await ctx.clock.now(trx, principal)));
-  });
-
-  route.get('/v1/webhooks/endpoints', {
-    access: { scope: 'webhooks:read' },
-    schema: {
-      operationId: 'listWebhookEndpoints',
-      summary: 'List webhook endpoints',
-      description: `Every endpoint of the environment (at most ${endpointsPerMerchantMax}, one page), newest first, without secrets.`,
-      tags,
-      response: { 200: listEnvelope(Endpoint) },
+    async ({ principal, body, write }) => {
+      await checkEndpointUrl(config, principal.environment, body.url);
+      return write(async (trx) => createEndpoint(trx, principal, body, await ctx.clock.now(trx, principal)));
     },
-  }, async ({ principal }) => listEndpoints(db, principal));
+  );
 
-  route.patch('/v1/webhooks/endpoints/:id', {
-    access: { scope: 'webhooks:write', idempotency: 'optional' },
-    errors: webhookErrors.updateEndpoint,
-    schema: {
-      operationId: 'updateWebhookEndpoint',
-      summary: 'Update a webhook endpoint',
-      description: '`{status: "enabled"}` re-enables a disabled endpoint (its failure streak restarts; requeue its dead deliveries separately); `{status: "disabled"}` pauses it. `event_types` and `url` replace the current values (the URL is checked again); a record already planned for a type the new `event_types` leave out goes `dead` at its next attempt, unsent (redeliver and requeue leave it until the type is added back).',
-      tags,
-      params: IdParams('whe'),
-      body: Type.Object({
-        status: Type.Optional(Type.Union([Type.Literal('enabled'), Type.Literal('disabled')])),
-        event_types: Type.Optional(EventTypes),
-        url: Type.Optional(Url),
-      }, { minProperties: 1 }),
-      response: { 200: Endpoint },
+  route.get(
+    '/v1/webhooks/endpoints',
+    {
+      access: { scope: 'webhooks:read' },
+      schema: {
+        operationId: 'listWebhookEndpoints',
+        summary: 'List webhook endpoints',
+        description:
+          `Every endpoint of the environment (at most ${endpointsPerMerchantMax}, one page), newest first, ` +
+          `without secrets.`,
+        tags,
+        response: { 200: listEnvelope(Endpoint) },
+      },
     },
-  }, async ({ principal, params, body, write }) => {
-    // `minProperties` counts keys the schema does not name (validation keeps them): a body of only
-    // such keys (a misspelt `Status`) changed nothing and answered 200. It is refused as {} is.
-    if (body.status === undefined && body.event_types === undefined && body.url === undefined) {
-      throw new ApiError('invalid_request', 'Send at least one of status, event_types and url.');
-    }
-    if (body.url !== undefined) await checkEndpointUrl(config, principal.environment, body.url);
-    return write(async (trx) => updateEndpoint(trx, principal, params.id, body, await ctx.clock.now(trx, principal)));
-  });
+    async ({ principal }) => listEndpoints(db, principal),
+  );
 
-  route.delete('/v1/webhooks/endpoints/:id', {
-    access: { scope: 'webhooks:write' },
-    errors: webhookErrors.deleteEndpoint,
-    schema: {
-      operationId: 'deleteWebhookEndpoint',
-      summary: 'Delete a webhook endpoint',
-      description: 'Removes the endpoint and its secret; deliveries still planned for it end `dead`. Naturally idempotent: a repeat answers the same.',
-      tags,
-      params: IdParams('whe'),
-      response: { 200: DeletedEndpoint },
+  route.patch(
+    '/v1/webhooks/endpoints/:id',
+    {
+      access: { scope: 'webhooks:write', idempotency: 'optional' },
+      errors: webhookErrors.updateEndpoint,
+      schema: {
+        operationId: 'updateWebhookEndpoint',
+        summary: 'Update a webhook endpoint',
+        description:
+          '`{status: "enabled"}` re-enables a disabled endpoint (its failure streak restarts; requeue its ' +
+          'dead deliveries separately); `{status: "disabled"}` pauses it. `event_types` and `url` replace ' +
+          'the current values (the URL is checked again); a record already planned for a type the new ' +
+          '`event_types` leave out goes `dead` at its next attempt, unsent (redeliver and requeue leave it ' +
+          'until the type is added back).',
+        tags,
+        params: IdParams('whe'),
+        body: Type.Object(
+          {
+            status: Type.Optional(Type.Union([Type.Literal('enabled'), Type.Literal('disabled')])),
+            event_types: Type.Optional(EventTypes),
+            url: Type.Optional(Url),
+          },
+          { minProperties: 1 },
+        ),
+        response: { 200: Endpoint },
+      },
     },
-  }, async ({ principal, params, write }) => write(async (trx) => deleteEndpoint(trx, principal, params.id, await ctx.clock.now(trx, principal))));
-
-  route.post('/v1/webhooks/endpoints/:id/roll-secret', {
-    access: { scope: 'webhooks:write', idempotency: 'required' },
-    errors: webhookErrors.rollSecret,
-    schema: {
-      operationId: 'rollWebhookEndpointSecret',
-      summary: 'Roll the signing secret of a webhook endpoint',
-      description: `A new secret, shown only here. The previous one keeps signing beside it for \`overlap_seconds\` (default ${overlapSecondsDefault}, at most ${overlapSecondsMax}; 0 drops it now): each request then carries both signatures, space separated, in \`webhook-signature\`.`,
-      tags,
-      params: IdParams('whe'),
-      // Optional: no body at all means the defaults (route.ts reads it as `{}`; the document marks it not required).
-      body: Type.Optional(Type.Object({
-        overlap_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: overlapSecondsMax })),
-      })),
-      response: { 200: RolledEndpoint },
+    async ({ principal, params, body, write }) => {
+      // `minProperties` counts keys the schema does not name (validation keeps them): a body of only
+      // such keys (a misspelt `Status`) changed nothing and answered 200. It is refused as {} is.
+      if (body.status === undefined && body.event_types === undefined && body.url === undefined) {
+        throw new ApiError('invalid_request', 'Send at least one of status, event_types and url.');
+      }
+      if (body.url !== undefined) await checkEndpointUrl(config, principal.environment, body.url);
+      return write(async (trx) => updateEndpoint(trx, principal, params.id, body, await ctx.clock.now(trx, principal)));
     },
-  }, async ({ principal, params, body, write }) => {
-    const overlap = body.overlap_seconds ?? overlapSecondsDefault;
-    return write(async (trx) => rollSecret(trx, principal, params.id, overlap, await ctx.clock.now(trx, principal)));
-  });
+  );
 
-  route.post('/v1/webhooks/endpoints/:id/replay', {
-    access: { scope: 'webhooks:write', idempotency: 'required' },
-    errors: webhookErrors.replay,
-    schema: {
-      operationId: 'replayWebhookEndpoint',
-      summary: 'Replay events to a webhook endpoint',
-      description: `Queues a new delivery to this endpoint of every kept event created from \`since\` (inclusive) to \`until\` (exclusive; default now) that the endpoint subscribes to; with \`only_failed\` (default true), only those whose delivery record for this endpoint is not \`sent\` (an event that had no subscriber counts as not sent). Records already \`pending\` are left (queued already) and not counted. At most ${replayEventsMax} events per call, oldest first: with \`only_failed\`, the same call again continues. A range longer than the retention (EVENT_RETENTION_DAYS), or an endpoint that is not \`enabled\`: \`state_invalid\`. Queued, not delivered.`,
-      tags,
-      params: IdParams('whe'),
-      body: Type.Object({
-        since: Type.String({ format: 'date-time' }),
-        until: Type.Optional(Type.String({ format: 'date-time' })),
-        only_failed: Type.Optional(Type.Boolean({ description: 'default true' })),
+  route.delete(
+    '/v1/webhooks/endpoints/:id',
+    {
+      access: { scope: 'webhooks:write' },
+      errors: webhookErrors.deleteEndpoint,
+      schema: {
+        operationId: 'deleteWebhookEndpoint',
+        summary: 'Delete a webhook endpoint',
+        description:
+          'Removes the endpoint and its secret; deliveries still planned for it end `dead`. Naturally ' +
+          'idempotent: a repeat answers the same.',
+        tags,
+        params: IdParams('whe'),
+        response: { 200: DeletedEndpoint },
+      },
+    },
+    async ({ principal, params, write }) =>
+      write(async (trx) => deleteEndpoint(trx, principal, params.id, await ctx.clock.now(trx, principal))),
+  );
+
+  route.post(
+    '/v1/webhooks/endpoints/:id/roll-secret',
+    {
+      access: { scope: 'webhooks:write', idempotency: 'required' },
+      errors: webhookErrors.rollSecret,
+      schema: {
+        operationId: 'rollWebhookEndpointSecret',
+        summary: 'Roll the signing secret of a webhook endpoint',
+        description:
+          `A new secret, shown only here. The previous one keeps signing beside it for \`overlap_seconds\` ` +
+          `(default ${overlapSecondsDefault}, at most ${overlapSecondsMax}; 0 drops it now): each request then ` +
+          `carries both signatures, space separated, in \`webhook-signature\`.`,
+        tags,
+        params: IdParams('whe'),
+        // Optional: no body at all means the defaults (route.ts reads it as `{}`; the document marks it not required).
+        body: Type.Optional(
+          Type.Object({
+            overlap_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: overlapSecondsMax })),
+          }),
+        ),
+        response: { 200: RolledEndpoint },
+      },
+    },
+    async ({ principal, params, body, write }) => {
+      const overlap = body.overlap_seconds ?? overlapSecondsDefault;
+      return write(async (trx) => rollSecret(trx, principal, params.id, overlap, await ctx.clock.now(trx, principal)));
+    },
+  );
+
+  route.post(
+    '/v1/webhooks/endpoints/:id/replay',
+    {
+      access: { scope: 'webhooks:write', idempotency: 'required' },
+      errors: webhookErrors.replay,
+      schema: {
+        operationId: 'replayWebhookEndpoint',
+        summary: 'Replay events to a webhook endpoint',
+        description:
+          `Queues a new delivery to this endpoint of every kept event created from \`since\` (inclusive) to ` +
+          `\`until\` (exclusive; default now) that the endpoint subscribes to; with \`only_failed\` (default ` +
+          `true), only those whose delivery record for this endpoint is not \`sent\` (an event that had no ` +
+          `subscriber counts as not sent). Records already \`pending\` are left (queued already) and not ` +
+          `counted. At most ${replayEventsMax} events per call, oldest first: with \`only_failed\`, the same ` +
+          `call again continues. A range longer than the retention (EVENT_RETENTION_DAYS), or an endpoint that ` +
+          `is not \`enabled\`: \`state_invalid\`. Queued, not delivered.`,
+        tags,
+        params: IdParams('whe'),
+        body: Type.Object({
+          since: Type.String({ format: 'date-time' }),
+          until: Type.Optional(Type.String({ format: 'date-time' })),
+          only_failed: Type.Optional(Type.Boolean({ description: 'default true' })),
+        }),
+        response: {
+          200: Type.Object(
+            {
+              id: Type.String({ description: 'the endpoint (whe_...)' }),
+              queued: Type.Integer({ description: 'deliveries queued by this call' }),
+            },
+            { title: 'WebhookReplayResult' },
+          ),
+        },
+      },
+    },
+    async ({ principal, params, body, write }) =>
+      write(async (trx) =>
+        replayEndpoint(trx, principal, params.id, body, await ctx.clock.now(trx, principal), config.eventRetentionDays),
+      ),
+  );
+
+  route.get(
+    '/v1/webhooks/deliveries',
+    {
+      access: { scope: 'merchant:read' },
+      schema: {
+        operationId: 'listWebhookDeliveries',
+        summary: 'List webhook deliveries',
+        description:
+          'Delivery log without payload, newest first. `status` filters (`pending`, `sent`, `failed`, ' +
+          '`dead`, `no_subscriber`; empty means all; an unknown value returns an empty page).',
+        tags,
+        querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(DeliveryStatusFilter) }),
+        response: { 200: listEnvelope(Delivery) },
+      },
+    },
+    async ({ principal, query }) => listDeliveries(db, principal, query),
+  );
+
+  route.post(
+    '/v1/webhooks/deliveries/requeue',
+    {
+      access: { scope: 'merchant:read', idempotency: 'required' },
+      schema: {
+        operationId: 'requeueWebhookDeliveries',
+        summary: 'Requeue failed and dead deliveries since a time',
+        description:
+          `Every \`failed\` and/or \`dead\` record created at or after \`since\` goes back to the queue with a ` +
+          `new attempt schedule, oldest first (records of a disabled or deleted endpoint, or of one that no ` +
+          `longer subscribes to their event's type, stay as they are until it is enabled or widened again), at ` +
+          `most ${requeueBatchMax} per call (\`has_more\` then says to call again).`,
+        tags,
+        body: Type.Object({
+          since: Type.String({ format: 'date-time' }),
+          status: Type.Optional(
+            Type.Union([Type.Literal('failed'), Type.Literal('dead')], { description: 'default: both' }),
+          ),
+        }),
+        response: { 200: RequeueResult },
+      },
+    },
+    async ({ principal, body, write }) =>
+      write(async (trx) => {
+        const { queued, limit } = await requeueSince(
+          trx,
+          principal,
+          new Date(body.since),
+          body.status,
+          await ctx.clock.now(trx, principal),
+        );
+        return { queued, has_more: queued >= limit };
       }),
-      response: { 200: Type.Object({ id: Type.String({ description: 'the endpoint (whe_...)' }), queued: Type.Integer({ description: 'deliveries queued by this call' }) }, { title: 'WebhookReplayResult' }) },
-    },
-  }, async ({ principal, params, body, write }) =>
-    write(async (trx) => replayEndpoint(trx, principal, params.id, body, await ctx.clock.now(trx, principal), config.eventRetentionDays)));
+  );
 
-  route.get('/v1/webhooks/deliveries', {
-    access: { scope: 'merchant:read' },
-    schema: {
-      operationId: 'listWebhookDeliveries',
-      summary: 'List webhook deliveries',
-      description: 'Delivery log without payload, newest first. `status` filters (`pending`, `sent`, `failed`, `dead`, `no_subscriber`; empty means all; an unknown value returns an empty page).',
-      tags,
-      querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(DeliveryStatusFilter) }),
-      response: { 200: listEnvelope(Delivery) },
+  route.post(
+    '/v1/webhooks/deliveries/:id/redeliver',
+    {
+      access: { scope: 'merchant:read', idempotency: 'required' },
+      errors: webhookErrors.redeliver,
+      schema: {
+        operationId: 'redeliverWebhookDelivery',
+        summary: 'Redeliver a webhook',
+        description:
+          '`dead` and `failed` records are queued again with a new attempt schedule; a `no_subscriber` ' +
+          'record is bound to the endpoints that subscribe now (one record each), or refused with ' +
+          '`state_invalid` if none does. `sent` and `pending` answer `state_invalid`, and so does a `dead` ' +
+          'or `failed` record whose endpoint is disabled or deleted (re-enable the endpoint first) or no ' +
+          'longer subscribes to the event type (add it to `event_types` first). Queued, not delivered.',
+        tags,
+        params: IdParams('whd'),
+        response: { 200: Type.Object({ id: Type.String(), queued: Type.Literal(true) }) },
+      },
     },
-  }, async ({ principal, query }) => listDeliveries(db, principal, query));
-
-  route.post('/v1/webhooks/deliveries/requeue', {
-    access: { scope: 'merchant:read', idempotency: 'required' },
-    schema: {
-      operationId: 'requeueWebhookDeliveries',
-      summary: 'Requeue failed and dead deliveries since a time',
-      description: `Every \`failed\` and/or \`dead\` record created at or after \`since\` goes back to the queue with a new attempt schedule, oldest first (records of a disabled or deleted endpoint, or of one that no longer subscribes to their event's type, stay as they are until it is enabled or widened again), at most ${requeueBatchMax} per call (\`has_more\` then says to call again).`,
-      tags,
-      body: Type.Object({
-        since: Type.String({ format: 'date-time' }),
-        status: Type.Optional(Type.Union([Type.Literal('failed'), Type.Literal('dead')], { description: 'default: both' })),
-      }),
-      response: { 200: RequeueResult },
-    },
-  }, async ({ principal, body, write }) =>
-    write(async (trx) => {
-      const { queued, limit } = await requeueSince(trx, principal, new Date(body.since), body.status, await ctx.clock.now(trx, principal));
-      return { queued, has_more: queued >= limit };
-    }));
-
-  route.post('/v1/webhooks/deliveries/:id/redeliver', {
-    access: { scope: 'merchant:read', idempotency: 'required' },
-    errors: webhookErrors.redeliver,
-    schema: {
-      operationId: 'redeliverWebhookDelivery',
-      summary: 'Redeliver a webhook',
-      description: '`dead` and `failed` records are queued again with a new attempt schedule; a `no_subscriber` record is bound to the endpoints that subscribe now (one record each), or refused with `state_invalid` if none does. `sent` and `pending` answer `state_invalid`, and so does a `dead` or `failed` record whose endpoint is disabled or deleted (re-enable the endpoint first) or no longer subscribes to the event type (add it to `event_types` first). Queued, not delivered.',
-      tags,
-      params: IdParams('whd'),
-      response: { 200: Type.Object({ id: Type.String(), queued: Type.Literal(true) }) },
-    },
-  }, async ({ principal, params, write }) => write(async (trx) => redeliver(trx, principal, params.id, await ctx.clock.now(trx, principal))));
+    async ({ principal, params, write }) =>
+      write(async (trx) => redeliver(trx, principal, params.id, await ctx.clock.now(trx, principal))),
+  );
 }

@@ -12,7 +12,8 @@ export function attemptsPerRound(schedule: readonly number[]): number {
 
 /** Milliseconds to wait after the `roundAttempt`-th (1-based) failed attempt; undefined: no more attempts. */
 export function retryDelayAfter(roundAttempt: number, schedule: readonly number[]): number | undefined {
-  if (!Number.isInteger(roundAttempt) || roundAttempt < 1) throw new RangeError(`roundAttempt must be a positive integer, got ${roundAttempt}`);
+  if (!Number.isInteger(roundAttempt) || roundAttempt < 1)
+    throw new RangeError(`roundAttempt must be a positive integer, got ${roundAttempt}`);
   return roundAttempt <= schedule.length ? schedule[roundAttempt - 1] : undefined;
 }
 

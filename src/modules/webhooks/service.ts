@@ -43,7 +43,6 @@ export const overlapSecondsMax = 7 * 86_400;
 export const requeueBatchMax = 1_000;
 export const deliveryStatuses = ['pending', 'sent', 'failed', 'dead', 'no_subscriber'] as const;
 
-
 export function endpointView(e: EndpointRow) {
   return {
     id: e.id,
@@ -83,7 +82,12 @@ function eventTypesOrThrow(input: readonly string[]): string[] {
   if (!checked.ok) {
     const fields = [{ key: 'event_types', reason: checked.reason }];
     if (checked.reason === 'unknown_event_type') {
-      throw new ApiError('invalid_fields', `Unknown event type "${checked.entry}" in event_types: use "*" or a type of the event catalogue (the webhooks of GET /v1/openapi.json).`, { fields, reason: 'validation_failed' });
+      throw new ApiError(
+        'invalid_fields',
+        `Unknown event type "${checked.entry}" in event_types: use "*" or a type of the event catalogue (the ` +
+          `webhooks of GET /v1/openapi.json).`,
+        { fields, reason: 'validation_failed' },
+      );
     }
     throw invalidFields(fields);
   }
@@ -96,7 +100,12 @@ async function lockMerchantEndpoints(trx: Transaction<Database>, caller: Caller)
 }
 
 /** `now`: the merchant's time (ctx.clock), as for every write below. */
-export async function createEndpoint(trx: Transaction<Database>, caller: Caller, input: { url: string; event_types: string[] }, now: Date) {
+export async function createEndpoint(
+  trx: Transaction<Database>,
+  caller: Caller,
+  input: { url: string; event_types: string[] },
+  now: Date,
+) {
   const eventTypes = eventTypesOrThrow(input.event_types);
   await lockMerchantEndpoints(trx, caller);
   const { count } = await trx
@@ -130,7 +139,14 @@ export async function createEndpoint(trx: Transaction<Database>, caller: Caller,
     .executeTakeFirstOrThrow();
   await recordEndpointChange(trx, row, undefined);
   const view = endpointView(row);
-  return { id: view.id, url: view.url, event_types: view.event_types, secret, status: view.status, created_at: view.created_at };
+  return {
+    id: view.id,
+    url: view.url,
+    event_types: view.event_types,
+    secret,
+    status: view.status,
+    created_at: view.created_at,
+  };
 }
 
 export async function listEndpoints(db: Db, caller: Caller) {
@@ -173,17 +189,36 @@ export async function deleteEndpoint(trx: Transaction<Database>, caller: Caller,
 }
 
 export async function updateEndpoint(
-  trx: Transaction<Database>, caller: Caller, id: string, input: { status?: 'enabled' | 'disabled'; event_types?: string[]; url?: string }, now: Date,
+  trx: Transaction<Database>,
+  caller: Caller,
+  id: string,
+  input: { status?: 'enabled' | 'disabled'; event_types?: string[]; url?: string },
+  now: Date,
 ) {
   const row = await findEndpoint(trx, caller, id, true);
   if (!row || row.status === 'deleted') throw new ApiError('not_found', 'No such webhook endpoint.');
-  const changes: Partial<{ url: string; event_types: string; status: 'enabled' | 'disabled'; disabled_reason: string; failing_since: null; updated_at: Date }> = { updated_at: now };
+  const changes: Partial<{
+    url: string;
+    event_types: string;
+    status: 'enabled' | 'disabled';
+    disabled_reason: string;
+    failing_since: null;
+    updated_at: Date;
+  }> = { updated_at: now };
   if (input.event_types !== undefined) changes.event_types = JSON.stringify(eventTypesOrThrow(input.event_types));
   if (input.url !== undefined) changes.url = input.url;
-  if (input.status === 'enabled' && row.status !== 'enabled') Object.assign(changes, { status: 'enabled', disabled_reason: '', failing_since: null });
-  if (input.status === 'disabled' && row.status !== 'disabled') Object.assign(changes, { status: 'disabled', disabled_reason: 'merchant' });
-  const updated = await trx.updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
-  if (updated.status !== row.status || JSON.stringify(updated.event_types) !== JSON.stringify(row.event_types)) await recordEndpointChange(trx, row, row);
+  if (input.status === 'enabled' && row.status !== 'enabled')
+    Object.assign(changes, { status: 'enabled', disabled_reason: '', failing_since: null });
+  if (input.status === 'disabled' && row.status !== 'disabled')
+    Object.assign(changes, { status: 'disabled', disabled_reason: 'merchant' });
+  const updated = await trx
+    .updateTable('webhook_endpoints')
+    .set(changes)
+    .where('id', '=', row.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  if (updated.status !== row.status || JSON.stringify(updated.event_types) !== JSON.stringify(row.event_types))
+    await recordEndpointChange(trx, row, row);
   return endpointView(updated);
 }
 
@@ -191,7 +226,13 @@ export async function updateEndpoint(
  * A new secret, shown once; the previous one keeps signing beside it for `overlapSeconds` of the
  * merchant's time (a sandbox merchant can advance its clock past the overlap). Only two are ever kept.
  */
-export async function rollSecret(trx: Transaction<Database>, caller: Caller, id: string, overlapSeconds: number, at: Date) {
+export async function rollSecret(
+  trx: Transaction<Database>,
+  caller: Caller,
+  id: string,
+  overlapSeconds: number,
+  at: Date,
+) {
   const row = await findEndpoint(trx, caller, id, true);
   if (!row || row.status === 'deleted') throw new ApiError('not_found', 'No such webhook endpoint.');
   const secret = newSecret();
@@ -199,14 +240,23 @@ export async function rollSecret(trx: Transaction<Database>, caller: Caller, id:
   const expires = overlapSeconds > 0 ? new Date(now + overlapSeconds * 1000) : null;
   const updated = await trx
     .updateTable('webhook_endpoints')
-    .set({ secret, previous_secret: expires ? row.secret : null, previous_secret_expires_at: expires, updated_at: new Date(now) })
+    .set({
+      secret,
+      previous_secret: expires ? row.secret : null,
+      previous_secret_expires_at: expires,
+      updated_at: new Date(now),
+    })
     .where('id', '=', row.id)
     .returningAll()
     .executeTakeFirstOrThrow();
   return { ...endpointView(updated), secret, previous_secret_expires_at: expires ? expires.toISOString() : '' };
 }
 
-export async function listDeliveries(db: Db, caller: Caller, query: { status?: string; limit?: number; cursor?: string }) {
+export async function listDeliveries(
+  db: Db,
+  caller: Caller,
+  query: { status?: string; limit?: number; cursor?: string },
+) {
   const status = query.status ?? '';
   if (status !== '' && !(deliveryStatuses as readonly string[]).includes(status)) return constantList([]);
   let q = db
@@ -275,18 +325,32 @@ export async function redeliver(trx: Transaction<Database>, caller: Caller, rawI
       throw new ApiError('state_invalid', 'The endpoint of this delivery was deleted: it cannot be redelivered.');
     }
     if (endpoint.status !== 'enabled') {
-      throw new ApiError('state_invalid', `The endpoint of this delivery is disabled${endpoint.disabled_reason ? ` (${endpoint.disabled_reason})` : ''}: re-enable it (PATCH /v1/webhooks/endpoints/{id} {"status": "enabled"}) before redelivering.`);
+      throw new ApiError(
+        'state_invalid',
+        `The endpoint of this delivery is ` +
+          `disabled${endpoint.disabled_reason ? ` (${endpoint.disabled_reason})` : ''}: re-enable it (PATCH ` +
+          `/v1/webhooks/endpoints/{id} {"status": "enabled"}) before redelivering.`,
+      );
     }
     if (!subscribes(endpoint.event_types, d.event_type)) {
-      throw new ApiError('state_invalid', `The endpoint of this delivery no longer subscribes to ${d.event_type}: add it to the endpoint's event_types (PATCH /v1/webhooks/endpoints/{id}) before redelivering.`);
+      throw new ApiError(
+        'state_invalid',
+        `The endpoint of this delivery no longer subscribes to ${d.event_type}: add it to the endpoint's ` +
+          `event_types (PATCH /v1/webhooks/endpoints/{id}) before redelivering.`,
+      );
     }
     await requeueRecord(trx, d.id, now);
   } else {
     const endpoints = await matchingEndpoints(trx, caller, d.event_type);
-    if (endpoints.length === 0) throw new ApiError('state_invalid', 'No enabled endpoint subscribes to this event type.');
+    if (endpoints.length === 0)
+      throw new ApiError('state_invalid', 'No enabled endpoint subscribes to this event type.');
     await requeueRecord(trx, d.id, now, endpoints[0]!.id);
     const rest = endpoints.slice(1).map((e) => ({
-      eventId: d.event_id, eventType: d.event_type, merchantId: d.merchant_id, environment: d.environment, endpointId: e.id,
+      eventId: d.event_id,
+      eventType: d.event_type,
+      merchantId: d.merchant_id,
+      environment: d.environment,
+      endpointId: e.id,
     }));
     await insertDeliveries(trx, rest);
   }
@@ -294,10 +358,17 @@ export async function redeliver(trx: Transaction<Database>, caller: Caller, rawI
 }
 
 /** Every failed and/or dead record created since `since`, oldest first, at most `requeueBatchMax` per call. */
-export async function requeueSince(trx: Transaction<Database>, caller: Caller, since: Date, status: 'failed' | 'dead' | undefined, now: Date) {
+export async function requeueSince(
+  trx: Transaction<Database>,
+  caller: Caller,
+  since: Date,
+  status: 'failed' | 'dead' | undefined,
+  now: Date,
+) {
   const statuses = status ? [status] : ['failed', 'dead'];
   const { rows } = await sql<{ id: string; generation: number }>`
-    UPDATE webhook_deliveries SET status = 'pending', generation = generation + 1, round_attempts = 0, next_attempt_at = ${now}, updated_at = ${now}
+    UPDATE webhook_deliveries SET status = 'pending', generation = generation + 1, round_attempts = 0, next_attempt_at
+      = ${now}, updated_at = ${now}
     WHERE id IN (
       SELECT id FROM webhook_deliveries
       WHERE merchant_id = ${caller.merchantId} AND environment = ${caller.environment}
@@ -305,7 +376,8 @@ export async function requeueSince(trx: Transaction<Database>, caller: Caller, s
         -- A record of a disabled or deleted endpoint, or of one that no longer subscribes to its
         -- type, would go straight back to dead unsent (as redeliver refuses it): it waits until
         -- its endpoint is enabled (or widened) again.
-        AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id AND e.status = 'enabled'
+        AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id AND e.status =
+          'enabled'
                       AND ${subscribesSql('e.event_types', 'webhook_deliveries.event_type')})
       ORDER BY seq
       LIMIT ${requeueBatchMax}
@@ -333,22 +405,36 @@ export const replayEventsMax = 5_000;
  * range longer than the retention (`state_invalid`).
  */
 export async function replayEndpoint(
-  trx: Transaction<Database>, caller: Caller, rawId: string,
-  input: { since: string; until?: string; only_failed?: boolean }, now: Date, retentionDays: number,
+  trx: Transaction<Database>,
+  caller: Caller,
+  rawId: string,
+  input: { since: string; until?: string; only_failed?: boolean },
+  now: Date,
+  retentionDays: number,
 ) {
   const endpoint = await findEndpoint(trx, caller, rawId, true);
   if (!endpoint || endpoint.status === 'deleted') throw new ApiError('not_found', 'No such webhook endpoint.');
   if (endpoint.status !== 'enabled') {
-    throw new ApiError('state_invalid', `The endpoint is disabled${endpoint.disabled_reason ? ` (${endpoint.disabled_reason})` : ''}: re-enable it (PATCH /v1/webhooks/endpoints/{id} {"status": "enabled"}) before replaying.`);
+    throw new ApiError(
+      'state_invalid',
+      `The endpoint is disabled${endpoint.disabled_reason ? ` (${endpoint.disabled_reason})` : ''}: ` +
+        `re-enable it (PATCH /v1/webhooks/endpoints/{id} {"status": "enabled"}) before replaying.`,
+    );
   }
   const since = new Date(input.since);
   const until = input.until === undefined ? undefined : new Date(input.until);
-  if (until && until.getTime() <= since.getTime()) throw new ApiError('invalid_request', '`until` must be after `since`.');
+  if (until && until.getTime() <= since.getTime())
+    throw new ApiError('invalid_request', '`until` must be after `since`.');
   if ((until ?? now).getTime() - since.getTime() > retentionDays * 86_400_000) {
     throw new ApiError('state_invalid', `The range is longer than the ${retentionDays} days events are kept.`);
   }
   const onlyFailed = input.only_failed ?? true;
-  const { rows } = await sql<{ event_id: string; event_type: string; record_id: string | null; unbound_id: string | null }>`
+  const { rows } = await sql<{
+    event_id: string;
+    event_type: string;
+    record_id: string | null;
+    unbound_id: string | null;
+  }>`
     SELECT e.id AS event_id, e.type AS event_type, d.id AS record_id, ns.id AS unbound_id
     FROM events e
     LEFT JOIN webhook_deliveries d ON d.event_id = e.id AND d.endpoint_id = ${endpoint.id}
@@ -356,7 +442,8 @@ export async function replayEndpoint(
     WHERE e.merchant_id = ${caller.merchantId} AND e.environment = ${caller.environment}
       AND e.created_at >= ${since} ${until ? sql`AND e.created_at < ${until}` : sql``}
       AND e.webhook_dispatched_at IS NOT NULL
-      AND (${JSON.stringify(endpoint.event_types)}::jsonb @> '["*"]'::jsonb OR ${JSON.stringify(endpoint.event_types)}::jsonb @> jsonb_build_array(e.type))
+      AND (${JSON.stringify(endpoint.event_types)}::jsonb @> '["*"]'::jsonb OR
+        ${JSON.stringify(endpoint.event_types)}::jsonb @> jsonb_build_array(e.type))
       AND (d.id IS NULL OR d.status <> 'pending')
       ${onlyFailed ? sql`AND (d.id IS NULL OR d.status <> 'sent')` : sql``}
     ORDER BY e.seq
@@ -368,15 +455,23 @@ export async function replayEndpoint(
   let queued = 0;
   if (requeue.length > 0 || bind.length > 0) {
     const result = await sql`
-      UPDATE webhook_deliveries SET status = 'pending', generation = generation + 1, round_attempts = 0, next_attempt_at = ${now}, updated_at = ${now},
+      UPDATE webhook_deliveries SET status = 'pending', generation = generation + 1, round_attempts = 0,
+        next_attempt_at = ${now}, updated_at = ${now},
         endpoint_id = ${endpoint.id}
       WHERE (id = ANY(${sql.val(requeue)}::text[]) AND endpoint_id = ${endpoint.id} AND status <> 'pending')
          OR (id = ANY(${sql.val(bind)}::text[]) AND endpoint_id IS NULL)
     `.execute(trx);
     queued += Number(result.numAffectedRows ?? 0n);
   }
-  queued += await insertDeliveries(trx, fresh.map((r) => ({
-    eventId: r.event_id, eventType: r.event_type, merchantId: caller.merchantId, environment: caller.environment, endpointId: endpoint.id,
-  })));
+  queued += await insertDeliveries(
+    trx,
+    fresh.map((r) => ({
+      eventId: r.event_id,
+      eventType: r.event_type,
+      merchantId: caller.merchantId,
+      environment: caller.environment,
+      endpointId: endpoint.id,
+    })),
+  );
   return { id: endpoint.id, queued };
 }

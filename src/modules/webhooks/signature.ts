@@ -35,15 +35,27 @@ export function sign(secret: string, id: string, timestamp: number, body: Buffer
 }
 
 /** The header value: one signature per secret, newest first, space separated. */
-export function signatureHeader(secrets: readonly string[], id: string, timestamp: number, body: Buffer | string): string {
+export function signatureHeader(
+  secrets: readonly string[],
+  id: string,
+  timestamp: number,
+  body: Buffer | string,
+): string {
   if (secrets.length === 0) throw new TypeError('no secret to sign with');
   return secrets.map((s) => sign(s, id, timestamp, body)).join(' ');
 }
 
 /** The secrets that sign now: the current one, and the previous one while its overlap lasts. */
-export function signingSecrets(endpoint: { secret: string; previous_secret: string | null; previous_secret_expires_at: Date | null }, now: Date): string[] {
+export function signingSecrets(
+  endpoint: { secret: string; previous_secret: string | null; previous_secret_expires_at: Date | null },
+  now: Date,
+): string[] {
   const secrets = [endpoint.secret];
-  if (endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at.getTime() > now.getTime()) {
+  if (
+    endpoint.previous_secret &&
+    endpoint.previous_secret_expires_at &&
+    endpoint.previous_secret_expires_at.getTime() > now.getTime()
+  ) {
     secrets.push(endpoint.previous_secret);
   }
   return secrets;

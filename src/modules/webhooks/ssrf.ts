@@ -14,7 +14,8 @@ import { ipv6Hextets } from '../../platform/ip-address.js';
  * to the address that was checked.
  */
 
-export type AddressClass = 'public' | 'loopback' | 'private' | 'link_local' | 'metadata' | 'unspecified' | 'multicast' | 'reserved';
+export type AddressClass =
+  'public' | 'loopback' | 'private' | 'link_local' | 'metadata' | 'unspecified' | 'multicast' | 'reserved';
 
 type Range = [network: string, prefix: number, registryEntry: string];
 
@@ -30,29 +31,87 @@ function list(entries: Range[]): BlockList {
  * the registries (IPv4 and IPv6 Special-Purpose Address Registries, as of 2025).
  */
 const classes: Array<[AddressClass, Range[]]> = [
-  ['metadata', [['169.254.169.254', 32, 'cloud metadata'], ['100.100.100.200', 32, 'cloud metadata'], ['fd00:ec2::254', 128, 'cloud metadata']]],
-  ['unspecified', [['0.0.0.0', 8, '"this network"'], ['::', 128, 'unspecified']]],
-  ['loopback', [['127.0.0.0', 8, 'loopback'], ['::1', 128, 'loopback']]],
-  ['link_local', [['169.254.0.0', 16, 'link-local'], ['fe80::', 10, 'link-local unicast']]],
-  ['private', [
-    ['10.0.0.0', 8, 'private-use'], ['172.16.0.0', 12, 'private-use'], ['192.168.0.0', 16, 'private-use'],
-    ['100.64.0.0', 10, 'shared address space'], ['fc00::', 7, 'unique-local'],
-  ]],
-  ['multicast', [['224.0.0.0', 4, 'multicast'], ['ff00::', 8, 'multicast']]],
-  ['reserved', [
-    ['192.0.0.0', 24, 'IETF protocol assignments'], ['192.0.2.0', 24, 'documentation (TEST-NET-1)'],
-    ['192.31.196.0', 24, 'AS112-v4'], ['192.52.193.0', 24, 'AMT'], ['192.88.99.0', 24, 'deprecated 6to4 relay anycast'],
-    ['192.175.48.0', 24, 'direct delegation AS112'], ['198.18.0.0', 15, 'benchmarking'],
-    ['198.51.100.0', 24, 'documentation (TEST-NET-2)'], ['203.0.113.0', 24, 'documentation (TEST-NET-3)'],
-    ['240.0.0.0', 4, 'reserved'], ['255.255.255.255', 32, 'limited broadcast'],
-    // IPv6 forms that embed an IPv4 address are refused whole, not decoded (IPv4-mapped aside).
-    ['::', 96, 'IPv4-compatible (deprecated)'], ['::ffff:0:0:0', 96, 'IPv4-translated'],
-    ['64:ff9b::', 96, 'IPv4/IPv6 translation'], ['64:ff9b:1::', 48, 'local-use IPv4/IPv6 translation'],
-    ['100::', 64, 'discard-only'], ['100:0:0:1::', 64, 'dummy prefix'],
-    ['2001::', 23, 'IETF protocol assignments (Teredo 2001::/32, benchmarking 2001:2::/48, AMT, AS112, ORCHID, ORCHIDv2, drone remote ID)'],
-    ['2001:db8::', 32, 'documentation'], ['2002::', 16, '6to4'], ['2620:4f:8000::', 48, 'direct delegation AS112'],
-    ['3fff::', 20, 'documentation'], ['5f00::', 16, 'segment routing SIDs'], ['fec0::', 10, 'site-local (deprecated)'],
-  ]],
+  [
+    'metadata',
+    [
+      ['169.254.169.254', 32, 'cloud metadata'],
+      ['100.100.100.200', 32, 'cloud metadata'],
+      ['fd00:ec2::254', 128, 'cloud metadata'],
+    ],
+  ],
+  [
+    'unspecified',
+    [
+      ['0.0.0.0', 8, '"this network"'],
+      ['::', 128, 'unspecified'],
+    ],
+  ],
+  [
+    'loopback',
+    [
+      ['127.0.0.0', 8, 'loopback'],
+      ['::1', 128, 'loopback'],
+    ],
+  ],
+  [
+    'link_local',
+    [
+      ['169.254.0.0', 16, 'link-local'],
+      ['fe80::', 10, 'link-local unicast'],
+    ],
+  ],
+  [
+    'private',
+    [
+      ['10.0.0.0', 8, 'private-use'],
+      ['172.16.0.0', 12, 'private-use'],
+      ['192.168.0.0', 16, 'private-use'],
+      ['100.64.0.0', 10, 'shared address space'],
+      ['fc00::', 7, 'unique-local'],
+    ],
+  ],
+  [
+    'multicast',
+    [
+      ['224.0.0.0', 4, 'multicast'],
+      ['ff00::', 8, 'multicast'],
+    ],
+  ],
+  [
+    'reserved',
+    [
+      ['192.0.0.0', 24, 'IETF protocol assignments'],
+      ['192.0.2.0', 24, 'documentation (TEST-NET-1)'],
+      ['192.31.196.0', 24, 'AS112-v4'],
+      ['192.52.193.0', 24, 'AMT'],
+      ['192.88.99.0', 24, 'deprecated 6to4 relay anycast'],
+      ['192.175.48.0', 24, 'direct delegation AS112'],
+      ['198.18.0.0', 15, 'benchmarking'],
+      ['198.51.100.0', 24, 'documentation (TEST-NET-2)'],
+      ['203.0.113.0', 24, 'documentation (TEST-NET-3)'],
+      ['240.0.0.0', 4, 'reserved'],
+      ['255.255.255.255', 32, 'limited broadcast'],
+      // IPv6 forms that embed an IPv4 address are refused whole, not decoded (IPv4-mapped aside).
+      ['::', 96, 'IPv4-compatible (deprecated)'],
+      ['::ffff:0:0:0', 96, 'IPv4-translated'],
+      ['64:ff9b::', 96, 'IPv4/IPv6 translation'],
+      ['64:ff9b:1::', 48, 'local-use IPv4/IPv6 translation'],
+      ['100::', 64, 'discard-only'],
+      ['100:0:0:1::', 64, 'dummy prefix'],
+      [
+        '2001::',
+        23,
+        'IETF protocol assignments (Teredo 2001::/32, benchmarking 2001:2::/48, AMT, AS112, ORCHID, ' +
+          'ORCHIDv2, drone remote ID)',
+      ],
+      ['2001:db8::', 32, 'documentation'],
+      ['2002::', 16, '6to4'],
+      ['2620:4f:8000::', 48, 'direct delegation AS112'],
+      ['3fff::', 20, 'documentation'],
+      ['5f00::', 16, 'segment routing SIDs'],
+      ['fec0::', 10, 'site-local (deprecated)'],
+    ],
+  ],
 ];
 
 const compiled: Array<[AddressClass, BlockList]> = classes.map(([cls, ranges]) => [cls, list(ranges)]);
@@ -89,7 +148,9 @@ export function addressAllowed(cls: AddressClass, allowPrivate: boolean): boolea
 
 /** Whether this environment may target loopback/private addresses and use plain http. */
 export function allowsPrivateTargets(config: Pick<Config, 'webhookPrivateTargets'>, environment: Environment): boolean {
-  return config.webhookPrivateTargets === 'all' || (config.webhookPrivateTargets === 'sandbox' && environment === 'sandbox');
+  return (
+    config.webhookPrivateTargets === 'all' || (config.webhookPrivateTargets === 'sandbox' && environment === 'sandbox')
+  );
 }
 
 export const maxUrlLength = 2048;
@@ -105,7 +166,8 @@ export function checkUrlShape(raw: string, allowPrivate: boolean): UrlCheck {
   } catch {
     return { ok: false, reason: 'invalid_url' };
   }
-  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) return { ok: false, reason: 'https_required' };
+  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:'))
+    return { ok: false, reason: 'https_required' };
   if (url.username !== '' || url.password !== '') return { ok: false, reason: 'credentials_not_allowed' };
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   if (host === '') return { ok: false, reason: 'invalid_url' };
@@ -120,17 +182,25 @@ export interface ResolvedAddress {
 export type LookupAll = (host: string) => Promise<ResolvedAddress[]>;
 
 export const systemLookup: LookupAll = async (host) =>
-  (await dnsLookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+  (await dnsLookup(host, { all: true, verbatim: true })).map((a) => ({
+    address: a.address,
+    family: a.family === 6 ? 6 : 4,
+  }));
 
 export const dnsTimeoutMs = 5_000;
 
-export type TargetCheck = { ok: true; url: URL; host: string; address: ResolvedAddress } | { ok: false; reason: string };
+export type TargetCheck =
+  { ok: true; url: URL; host: string; address: ResolvedAddress } | { ok: false; reason: string };
 
 /**
  * Resolves the host (all addresses, at most `dnsTimeoutMs`) and refuses the URL when any address
  * is not allowed. The first address is the one to connect to.
  */
-export async function resolveTarget(raw: string, allowPrivate: boolean, lookup: LookupAll = systemLookup): Promise<TargetCheck> {
+export async function resolveTarget(
+  raw: string,
+  allowPrivate: boolean,
+  lookup: LookupAll = systemLookup,
+): Promise<TargetCheck> {
   const shape = checkUrlShape(raw, allowPrivate);
   if (!shape.ok) return shape;
   let addresses: ResolvedAddress[];

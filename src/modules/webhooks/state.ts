@@ -38,14 +38,21 @@ export type ClaimDecision =
  * (next_attempt_at is on its clock); `realNow` is real time, which the attempt lease is on.
  */
 export function decideClaim(
-  d: DeliveryState | undefined, endpointStatus: EndpointStatus | undefined, jobGeneration: number, now: Date, realNow: Date = now,
+  d: DeliveryState | undefined,
+  endpointStatus: EndpointStatus | undefined,
+  jobGeneration: number,
+  now: Date,
+  realNow: Date = now,
 ): ClaimDecision {
   if (!d) return { kind: 'stale' };
   if (d.generation !== jobGeneration) return { kind: 'stale' };
   if (d.status !== 'pending' && d.status !== 'failed') return { kind: 'stale' };
-  if (d.lease_until && d.lease_until.getTime() > realNow.getTime()) return { kind: 'wait', ms: d.lease_until.getTime() - realNow.getTime() + 10 };
-  if (endpointStatus !== 'enabled') return { kind: 'endpoint_unavailable', reason: `endpoint ${endpointStatus ?? 'missing'}` };
-  if (d.next_attempt_at && d.next_attempt_at.getTime() > now.getTime()) return { kind: 'wait', ms: d.next_attempt_at.getTime() - now.getTime() };
+  if (d.lease_until && d.lease_until.getTime() > realNow.getTime())
+    return { kind: 'wait', ms: d.lease_until.getTime() - realNow.getTime() + 10 };
+  if (endpointStatus !== 'enabled')
+    return { kind: 'endpoint_unavailable', reason: `endpoint ${endpointStatus ?? 'missing'}` };
+  if (d.next_attempt_at && d.next_attempt_at.getTime() > now.getTime())
+    return { kind: 'wait', ms: d.next_attempt_at.getTime() - now.getTime() };
   return { kind: 'attempt' };
 }
 
@@ -75,13 +82,29 @@ export function isSuccessStatus(httpStatus: number): boolean {
  * The record after the `roundAttempt`-th attempt of its round. `previousHttpStatus` is kept when
  * the attempt got no answer (last_http_status stays the last status actually received).
  */
-export function decideOutcome(result: AttemptResult, roundAttempt: number, schedule: readonly number[], previousHttpStatus: number): AttemptOutcome {
+export function decideOutcome(
+  result: AttemptResult,
+  roundAttempt: number,
+  schedule: readonly number[],
+  previousHttpStatus: number,
+): AttemptOutcome {
   if (result.kind === 'response' && isSuccessStatus(result.httpStatus)) {
-    return { status: 'sent', attemptOutcome: 'sent', lastHttpStatus: result.httpStatus, error: '', endpointGone: false };
+    return {
+      status: 'sent',
+      attemptOutcome: 'sent',
+      lastHttpStatus: result.httpStatus,
+      error: '',
+      endpointGone: false,
+    };
   }
   const lastHttpStatus = result.kind === 'response' ? result.httpStatus : previousHttpStatus;
   const attemptOutcome = result.kind === 'refused' ? 'refused' : 'failed';
-  const error = result.kind === 'response' ? `HTTP ${result.httpStatus}` : result.kind === 'network' ? result.error : `address refused: ${result.reason}`;
+  const error =
+    result.kind === 'response'
+      ? `HTTP ${result.httpStatus}`
+      : result.kind === 'network'
+        ? result.error
+        : `address refused: ${result.reason}`;
   if (result.kind === 'response' && result.httpStatus === 410) {
     return { status: 'dead', attemptOutcome, lastHttpStatus, error, endpointGone: true };
   }
@@ -97,7 +120,8 @@ export function failingTooLong(failingSince: Date | null, now: Date, windowMs: n
 
 export type RedeliverAction = 'requeue' | 'bind' | 'refuse';
 
-/** `dead`/`failed` are queued again, `no_subscriber` is bound to today's endpoints; anything else (unknown included) is refused. */
+/** `dead`/`failed` are queued again, `no_subscriber` is bound to today's endpoints; anything else (unknown included) is
+ * refused. */
 export function redeliverAction(status: string): RedeliverAction {
   if (status === 'dead' || status === 'failed') return 'requeue';
   if (status === 'no_subscriber') return 'bind';
@@ -117,7 +141,9 @@ export const eventTypePattern = /^[a-z_]+(\.[a-z_]+)+$/;
  * event catalogue (`unknown_event_type`: a typo such as `card.topup.credit` would match nothing).
  * `entry` names the first offending one.
  */
-export function normaliseEventTypes(input: readonly string[]): { ok: true; types: string[] } | { ok: false; reason: string; entry?: string } {
+export function normaliseEventTypes(
+  input: readonly string[],
+): { ok: true; types: string[] } | { ok: false; reason: string; entry?: string } {
   if (input.length === 0) return { ok: false, reason: 'empty' };
   if (input.includes('*')) return { ok: true, types: ['*'] };
   const bad = input.find((t) => t.length > 100 || !eventTypePattern.test(t));
@@ -167,7 +193,10 @@ export interface PlannedDelivery {
  * An endpoint's status and subscription at `at`: the state before its earliest change after
  * `at`, or its state now when it has none (undefined: it did not exist yet).
  */
-function endpointAt(endpoint: FanOutEndpoint, at: Date): { status: string; event_types: readonly string[] } | undefined {
+function endpointAt(
+  endpoint: FanOutEndpoint,
+  at: Date,
+): { status: string; event_types: readonly string[] } | undefined {
   const later = endpoint.changes?.find((c) => c.valid_from.getTime() > at.getTime());
   if (!later) return { status: endpoint.status, event_types: endpoint.event_types };
   if (later.prev_status === null) return undefined;

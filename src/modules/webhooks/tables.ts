@@ -22,7 +22,8 @@ export interface WebhookEndpointsTable {
   updated_at: Timestamp;
 }
 
-/** An endpoint's state before each change of its subscription (migration 044): the fan-out judges an event by the state at its time. */
+/** An endpoint's state before each change of its subscription (migration 044): the fan-out judges an event by the state
+ * at its time. */
 export interface WebhookEndpointChangesTable {
   seq: Generated<bigint>;
   endpoint_id: string;

@@ -63,7 +63,8 @@ function segwitValid(hrp: string, address: string): boolean {
   return version !== 0 || program.length === 20 || program.length === 32;
 }
 
-/** EIP-55: unchecked when the hex has one case; mixed, each letter is upper case exactly where the hash's nibble is 8 or more. */
+/** EIP-55: unchecked when the hex has one case; mixed, each letter is upper case exactly where the hash's nibble is 8
+ * or more. */
 function eip55Valid(address: string): boolean {
   if (!/^0x[0-9a-fA-F]{40}$/.test(address)) return true; // the pattern decides the shape
   const hex = address.slice(2);

@@ -26,15 +26,28 @@ const hexAddress = /^0x[0-9a-fA-F]{40}$/;
 /** The stored column and the value to compare it with: without case for a hex address, exactly otherwise. */
 function addressKey(address: string) {
   const hex = hexAddress.test(address);
-  return { stored: hex ? sql<string>`lower(address)` : sql<string>`address`, sent: hex ? address.toLowerCase() : address };
+  return {
+    stored: hex ? sql<string>`lower(address)` : sql<string>`address`,
+    sent: hex ? address.toLowerCase() : address,
+  };
 }
 
 /** Blacklisted, or one of the service's own deposit addresses. */
 export async function addressRefused(db: Db, network: string, address: string): Promise<boolean> {
   const { stored, sent } = addressKey(address);
   const [blacklisted, ours] = await Promise.all([
-    db.selectFrom('blacklisted_addresses').select('address').where('network', '=', network).where(stored, '=', sent).executeTakeFirst(),
-    db.selectFrom('deposit_addresses').select('address').where('network', '=', network).where(stored, '=', sent).executeTakeFirst(),
+    db
+      .selectFrom('blacklisted_addresses')
+      .select('address')
+      .where('network', '=', network)
+      .where(stored, '=', sent)
+      .executeTakeFirst(),
+    db
+      .selectFrom('deposit_addresses')
+      .select('address')
+      .where('network', '=', network)
+      .where(stored, '=', sent)
+      .executeTakeFirst(),
   ]);
   return Boolean(blacklisted || ours);
 }
@@ -69,7 +82,12 @@ export async function memberExternalId(db: Db, memberId: string): Promise<{ exte
 }
 
 /** One page of the caller's withdrawals, newest first (the one keyset walk). */
-export async function withdrawalPage(db: Db, caller: Caller, filter: { status?: WithdrawalStatus }, page: PageParams): Promise<ListEnvelope<Row>> {
+export async function withdrawalPage(
+  db: Db,
+  caller: Caller,
+  filter: { status?: WithdrawalStatus },
+  page: PageParams,
+): Promise<ListEnvelope<Row>> {
   let q = db
     .selectFrom('withdrawals')
     .selectAll()

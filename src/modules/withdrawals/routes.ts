@@ -4,99 +4,159 @@ import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
 import { stepUpCall } from '../step-up/service.js';
-import { confirmWithdrawal, createWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals, withdrawalErrors } from './service.js';
+import {
+  confirmWithdrawal,
+  createWithdrawal,
+  failWithdrawal,
+  getWithdrawal,
+  listWithdrawals,
+  withdrawalErrors,
+} from './service.js';
 
 const tags = ['Withdrawals'];
-export const Withdrawal = Type.Object({
-  id: Type.String({ description: 'wdr_<uuid>' }),
-  status: Type.Union([Type.Literal('locked'), Type.Literal('settled'), Type.Literal('failed')]),
-  status_version: Type.Integer(),
-  member_id: Type.String(),
-  asset: Type.String(),
-  network: Type.String(),
-  address: Type.String(),
-  amount: Type.String(),
-  fee: Type.String(),
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
-}, { title: 'Withdrawal' });
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'wdr_ prefix optional' }) });
+export const Withdrawal = Type.Object(
+  {
+    id: Type.String({ description: 'wdr_<uuid>' }),
+    status: Type.Union([Type.Literal('locked'), Type.Literal('settled'), Type.Literal('failed')]),
+    status_version: Type.Integer(),
+    member_id: Type.String(),
+    asset: Type.String(),
+    network: Type.String(),
+    address: Type.String(),
+    amount: Type.String(),
+    fee: Type.String(),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { title: 'Withdrawal' },
+);
+const IdParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 100, description: 'wdr_ prefix optional' }),
+});
 
 export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
   const route = router(app, ctx);
 
-  route.post('/v1/withdrawals', {
-    access: { scope: 'withdrawals:write', principal: 'member', idempotency: 'required' },
-    errors: withdrawalErrors.create,
-    schema: {
-      operationId: 'createWithdrawal',
-      summary: 'Create an on-chain withdrawal',
-      description: 'Moves amount plus the network fee from available to withdrawing. The merchant pays out on chain, then confirms (or fails) it. ' +
-        'At or above the step-up threshold the operator set for the asset (none by default), the first call answers `step_up_required` with a challenge bound to the member and to this asset, network, address and amount; ' +
-        'repeat the same request with the same idempotency key and `x-step-up` once the member completed it.',
-      tags,
-      body: Type.Object({
-        asset: Type.String({ minLength: 1, maxLength: 16 }),
-        network: Type.String({ minLength: 1, maxLength: 32 }),
-        address: Type.String({ minLength: 1, maxLength: 200 }),
-        amount: Type.String({ minLength: 1, maxLength: 80 }),
+  route.post(
+    '/v1/withdrawals',
+    {
+      access: { scope: 'withdrawals:write', principal: 'member', idempotency: 'required' },
+      errors: withdrawalErrors.create,
+      schema: {
+        operationId: 'createWithdrawal',
+        summary: 'Create an on-chain withdrawal',
+        description:
+          'Moves amount plus the network fee from available to withdrawing. The merchant pays out on chain, ' +
+          'then confirms (or fails) it. ' +
+          ('At or above the step-up threshold the operator set for the asset (none by default), the first ' +
+            'call answers `step_up_required` with a challenge bound to the member and to this asset, network, ' +
+            'address and amount; ') +
+          'repeat the same request with the same idempotency key and `x-step-up` once the member completed it.',
+        tags,
+        body: Type.Object({
+          asset: Type.String({ minLength: 1, maxLength: 16 }),
+          network: Type.String({ minLength: 1, maxLength: 32 }),
+          address: Type.String({ minLength: 1, maxLength: 200 }),
+          amount: Type.String({ minLength: 1, maxLength: 80 }),
+        }),
+        response: { 201: Withdrawal },
+      },
+    },
+    {
+      plan: ({ principal, body, req }) => ({
+        caller: { ...principal, externalMemberId: principal.member.externalMemberId },
+        body,
+        stepUp: stepUpCall(req),
       }),
-      response: { 201: Withdrawal },
+      commit: (trx, { caller, body, stepUp }) => createWithdrawal(ctx, trx, caller, body, stepUp),
     },
-  }, {
-    plan: ({ principal, body, req }) => ({ caller: { ...principal, externalMemberId: principal.member.externalMemberId }, body, stepUp: stepUpCall(req) }),
-    commit: (trx, { caller, body, stepUp }) => createWithdrawal(ctx, trx, caller, body, stepUp),
-  });
+  );
 
-  route.post('/v1/withdrawals/:id/confirm', {
-    access: { scope: 'withdrawals:write', idempotency: 'required' },
-    errors: withdrawalErrors.confirm,
-    schema: {
-      operationId: 'confirmWithdrawal',
-      summary: 'Confirm that the merchant completed the on-chain payout',
-      description: 'Clears withdrawing and reduces custody by the amount plus the fee (the fee becomes the merchant\'s fee income); final. ' +
-        'Custody must cover amount plus fee (`merchant_custody_shortfall`). Concurrent calls post once; the others receive `replayed: true`.',
-      tags,
-      params: IdParams,
-      response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('settled'), replayed: Type.Boolean() }, { title: 'WithdrawalConfirmation' }) },
+  route.post(
+    '/v1/withdrawals/:id/confirm',
+    {
+      access: { scope: 'withdrawals:write', idempotency: 'required' },
+      errors: withdrawalErrors.confirm,
+      schema: {
+        operationId: 'confirmWithdrawal',
+        summary: 'Confirm that the merchant completed the on-chain payout',
+        description:
+          "Clears withdrawing and reduces custody by the amount plus the fee (the fee becomes the merchant's " +
+          'fee income); final. ' +
+          ('Custody must cover amount plus fee (`merchant_custody_shortfall`). Concurrent calls post once; ' +
+            'the others receive `replayed: true`.'),
+        tags,
+        params: IdParams,
+        response: {
+          200: Type.Object(
+            { id: Type.String(), status: Type.Literal('settled'), replayed: Type.Boolean() },
+            { title: 'WithdrawalConfirmation' },
+          ),
+        },
+      },
     },
-  }, {
-    plan: ({ principal, params }) => ({ principal, id: params.id }),
-    commit: (trx, { principal, id }) => confirmWithdrawal(trx, principal, id),
-  });
-
-  route.post('/v1/withdrawals/:id/fail', {
-    access: { scope: 'withdrawals:write', idempotency: 'required' },
-    errors: withdrawalErrors.fail,
-    schema: {
-      operationId: 'failWithdrawal',
-      summary: 'Fail a withdrawal the merchant could not pay out',
-      description: 'locked → failed; withdrawing returns to available. A settled withdrawal answers order_not_cancellable; a repeat on failed answers 200.',
-      tags,
-      params: IdParams,
-      response: { 200: Withdrawal },
+    {
+      plan: ({ principal, params }) => ({ principal, id: params.id }),
+      commit: (trx, { principal, id }) => confirmWithdrawal(trx, principal, id),
     },
-  }, {
-    plan: ({ principal, params }) => ({ principal, id: params.id }),
-    commit: (trx, { principal, id }) => failWithdrawal(trx, principal, id),
-  });
+  );
 
-  route.get('/v1/withdrawals/:id', {
-    access: { scope: 'withdrawals:read', principal: 'either' },
-    errors: withdrawalErrors.get,
-    schema: { operationId: 'getWithdrawal', summary: 'Get a withdrawal', description: 'On behalf of a member, only that member\'s own.', tags, params: IdParams, response: { 200: Withdrawal } },
-  }, async ({ principal, params }) => getWithdrawal(db, principal, params.id));
-
-  route.get('/v1/withdrawals', {
-    access: { scope: 'withdrawals:read', principal: 'either' },
-    schema: {
-      operationId: 'listWithdrawals',
-      summary: 'List withdrawals',
-      description: "On behalf of a member: that member's withdrawals; as the merchant: all of them. Newest first.",
-      tags,
-      querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(Type.Union([Type.Literal('locked'), Type.Literal('settled'), Type.Literal('failed')])) }),
-      response: { 200: listEnvelope(Withdrawal) },
+  route.post(
+    '/v1/withdrawals/:id/fail',
+    {
+      access: { scope: 'withdrawals:write', idempotency: 'required' },
+      errors: withdrawalErrors.fail,
+      schema: {
+        operationId: 'failWithdrawal',
+        summary: 'Fail a withdrawal the merchant could not pay out',
+        description:
+          'locked → failed; withdrawing returns to available. A settled withdrawal answers ' +
+          'order_not_cancellable; a repeat on failed answers 200.',
+        tags,
+        params: IdParams,
+        response: { 200: Withdrawal },
+      },
     },
-  }, async ({ principal, query }) => listWithdrawals(db, principal, query));
+    {
+      plan: ({ principal, params }) => ({ principal, id: params.id }),
+      commit: (trx, { principal, id }) => failWithdrawal(trx, principal, id),
+    },
+  );
+
+  route.get(
+    '/v1/withdrawals/:id',
+    {
+      access: { scope: 'withdrawals:read', principal: 'either' },
+      errors: withdrawalErrors.get,
+      schema: {
+        operationId: 'getWithdrawal',
+        summary: 'Get a withdrawal',
+        description: "On behalf of a member, only that member's own.",
+        tags,
+        params: IdParams,
+        response: { 200: Withdrawal },
+      },
+    },
+    async ({ principal, params }) => getWithdrawal(db, principal, params.id),
+  );
+
+  route.get(
+    '/v1/withdrawals',
+    {
+      access: { scope: 'withdrawals:read', principal: 'either' },
+      schema: {
+        operationId: 'listWithdrawals',
+        summary: 'List withdrawals',
+        description: "On behalf of a member: that member's withdrawals; as the merchant: all of them. Newest first.",
+        tags,
+        querystring: Type.Object({
+          ...PageQuery.properties,
+          status: Type.Optional(Type.Union([Type.Literal('locked'), Type.Literal('settled'), Type.Literal('failed')])),
+        }),
+        response: { 200: listEnvelope(Withdrawal) },
+      },
+    },
+    async ({ principal, query }) => listWithdrawals(db, principal, query),
+  );
 }

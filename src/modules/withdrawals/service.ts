@@ -5,7 +5,16 @@ import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { scopeNowSql } from '../../platform/clock.js';
-import { entryKinds, formatAmount, minorFromDb, parseAmount, postEntryOrRefuse, withdrawalConfirmLines, withdrawalFailLines, withdrawalLockLines } from '../../money/index.js';
+import {
+  entryKinds,
+  formatAmount,
+  minorFromDb,
+  parseAmount,
+  postEntryOrRefuse,
+  withdrawalConfirmLines,
+  withdrawalFailLines,
+  withdrawalLockLines,
+} from '../../money/index.js';
 import { recordEvent } from '../../events/index.js';
 import { addressMatches, usableNetwork } from '../assets/rules.js';
 import { getAsset, pageAtScale } from '../assets/queries.js';
@@ -19,7 +28,14 @@ import { addressRefused, findOwned, memberExternalId, withdrawalPage, type Calle
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const withdrawalErrors = {
   // kyc_required: the high-value gate (requireHighValueLevel), at or above the operator's threshold for the asset.
-  create: ['asset_not_allowed', 'address_not_allowed', 'insufficient_balance', 'amount_out_of_range', 'kyc_required', ...stepUpErrors],
+  create: [
+    'asset_not_allowed',
+    'address_not_allowed',
+    'insufficient_balance',
+    'amount_out_of_range',
+    'kyc_required',
+    ...stepUpErrors,
+  ],
   confirm: ['order_not_cancellable', 'merchant_custody_shortfall', 'not_found'],
   fail: ['order_not_cancellable', 'not_found'],
   get: ['not_found'],
@@ -53,8 +69,13 @@ export function withdrawalView(w: Row, scale: number, externalMemberId?: string)
 }
 
 /** Malformed (shape or checksum), wrong chain, blacklisted, or one of the service's own deposit addresses. */
-async function checkAddress(db: Db, network: { network: string; addressPattern: string }, address: string): Promise<void> {
-  if (!addressMatches(network, address) || !addressChecksumValid(network.network, address)) throw new ApiError('address_not_allowed');
+async function checkAddress(
+  db: Db,
+  network: { network: string; addressPattern: string },
+  address: string,
+): Promise<void> {
+  if (!addressMatches(network, address) || !addressChecksumValid(network.network, address))
+    throw new ApiError('address_not_allowed');
   if (await addressRefused(db, network.network, address)) throw new ApiError('address_not_allowed');
 }
 
@@ -71,20 +92,38 @@ export interface WithdrawalInput {
  * must pass strong authentication for this very request (asset, network, address, amount) first.
  */
 export async function createWithdrawal(
-  ctx: ServiceContext, trx: Transaction<Database>, caller: Caller & { memberId: string; externalMemberId: string }, input: WithdrawalInput, stepUp: StepUpCall,
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  caller: Caller & { memberId: string; externalMemberId: string },
+  input: WithdrawalInput,
+  stepUp: StepUpCall,
 ) {
   const asset = await getAsset(trx, input.asset.toUpperCase());
   const network = usableNetwork(asset, input.network.toUpperCase());
   if (!asset || !network) throw new ApiError('asset_not_allowed');
   const amount = parseAmount(input.amount, asset.scale);
   if (amount <= 0n) throw new ApiError('invalid_request', 'amount must be greater than zero.');
-  if (amount < network.withdrawalMin) throw new ApiError('amount_out_of_range', `The minimum withdrawal is ${formatAmount(network.withdrawalMin, asset.scale)} ${asset.code}.`);
+  if (amount < network.withdrawalMin)
+    throw new ApiError(
+      'amount_out_of_range',
+      `The minimum withdrawal is ${formatAmount(network.withdrawalMin, asset.scale)} ${asset.code}.`,
+    );
   await checkAddress(trx, network, input.address);
-  await requireHighValueLevel(trx, { environment: caller.environment, memberId: caller.memberId, asset: asset.code, amount });
+  await requireHighValueLevel(trx, {
+    environment: caller.environment,
+    memberId: caller.memberId,
+    asset: asset.code,
+    amount,
+  });
   await requireStepUp(ctx, trx, {
     principal: caller,
     action: 'withdrawal.create',
-    objectRef: stepUpObjectRef('withdrawal.create', { asset: asset.code, network: network.network, address: input.address, amount }),
+    objectRef: stepUpObjectRef('withdrawal.create', {
+      asset: asset.code,
+      network: network.network,
+      address: input.address,
+      amount,
+    }),
     call: stepUp,
     above: { asset: asset.code, amount },
   });
@@ -118,8 +157,14 @@ export async function createWithdrawal(
     lines: withdrawalLockLines({ memberId: caller.memberId, amount, fee: network.withdrawalFee }),
   });
   await recordEvent(trx, {
-    merchantId: caller.merchantId, environment: caller.environment, type: 'withdrawal.locked', object: 'withdrawal',
-    objectId: row.id, externalMemberId: caller.externalMemberId, status: 'locked', statusVersion: 1,
+    merchantId: caller.merchantId,
+    environment: caller.environment,
+    type: 'withdrawal.locked',
+    object: 'withdrawal',
+    objectId: row.id,
+    externalMemberId: caller.externalMemberId,
+    status: 'locked',
+    statusVersion: 1,
   });
   return withdrawalView(row, asset.scale);
 }
@@ -140,7 +185,11 @@ async function advance(trx: Transaction<Database>, caller: Caller, id: string, a
   const target = action === 'confirm' ? 'settled' : 'failed';
   const claimed = await trx
     .updateTable('withdrawals')
-    .set((eb) => ({ status: target, status_version: eb('status_version', '+', 1), updated_at: scopeNowSql(caller.merchantId, caller.environment) }))
+    .set((eb) => ({
+      status: target,
+      status_version: eb('status_version', '+', 1),
+      updated_at: scopeNowSql(caller.merchantId, caller.environment),
+    }))
     .where('id', '=', existing.id)
     .where('status', '=', 'locked')
     .returningAll()
@@ -153,9 +202,10 @@ async function advance(trx: Transaction<Database>, caller: Caller, id: string, a
   }
   const amount = minorFromDb(claimed.amount);
   const fee = minorFromDb(claimed.fee);
-  const lines = action === 'confirm'
-    ? withdrawalConfirmLines({ memberId: claimed.member_id, merchantId: claimed.merchant_id, amount, fee })
-    : withdrawalFailLines({ memberId: claimed.member_id, amount, fee });
+  const lines =
+    action === 'confirm'
+      ? withdrawalConfirmLines({ memberId: claimed.member_id, merchantId: claimed.merchant_id, amount, fee })
+      : withdrawalFailLines({ memberId: claimed.member_id, amount, fee });
   await postEntryOrRefuse(trx, {
     environment: caller.environment,
     merchantId: caller.merchantId,
@@ -167,8 +217,14 @@ async function advance(trx: Transaction<Database>, caller: Caller, id: string, a
   });
   const member = await memberExternalId(trx, claimed.member_id);
   await recordEvent(trx, {
-    merchantId: caller.merchantId, environment: caller.environment, type: `withdrawal.${target}`, object: 'withdrawal',
-    objectId: claimed.id, externalMemberId: member.external_member_id, status: target, statusVersion: claimed.status_version,
+    merchantId: caller.merchantId,
+    environment: caller.environment,
+    type: `withdrawal.${target}`,
+    object: 'withdrawal',
+    objectId: claimed.id,
+    externalMemberId: member.external_member_id,
+    status: target,
+    statusVersion: claimed.status_version,
   });
   return { row: claimed, replayed: false };
 }
@@ -183,6 +239,10 @@ export async function failWithdrawal(trx: Transaction<Database>, caller: Caller,
   return withdrawalView(row, await scaleOf(trx, row.asset));
 }
 
-export async function listWithdrawals(db: Db, caller: Caller, query: { limit?: number; cursor?: string; status?: WithdrawalStatus }) {
+export async function listWithdrawals(
+  db: Db,
+  caller: Caller,
+  query: { limit?: number; cursor?: string; status?: WithdrawalStatus },
+) {
   return pageAtScale(db, await withdrawalPage(db, caller, { status: query.status }, query), withdrawalView);
 }

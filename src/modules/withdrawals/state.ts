@@ -7,9 +7,7 @@ import type { WithdrawalStatus } from './tables.js';
 export type WithdrawalAction = 'confirm' | 'fail';
 
 export type Transition =
-  | { kind: 'move'; to: WithdrawalStatus }
-  | { kind: 'replay' }
-  | { kind: 'refuse'; code: 'order_not_cancellable' };
+  { kind: 'move'; to: WithdrawalStatus } | { kind: 'replay' } | { kind: 'refuse'; code: 'order_not_cancellable' };
 
 export function transition(from: WithdrawalStatus, action: WithdrawalAction): Transition {
   const target: WithdrawalStatus = action === 'confirm' ? 'settled' : 'failed';

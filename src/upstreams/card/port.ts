@@ -18,7 +18,8 @@ export interface CardUpstream {
    * read from it. The PIN is passed through and never kept, here or by the caller.
    */
   activate(call: CallContext, req: CardActivationRequest): Promise<ActivationOutcome>;
-  /** State-changing: the card's spending limits at the issuer (minor units of the card currency, 0 = none). Idempotent by `requestId`. */
+  /** State-changing: the card's spending limits at the issuer (minor units of the card currency, 0 = none). Idempotent
+   * by `requestId`. */
   setLimits(call: CallContext, req: CardLimitsRequest): Promise<CallOutcome>;
   /** State-changing: replaces the card-level merchant rules (null removes them). Idempotent by `requestId`. */
   setMerchantRules(call: CallContext, req: CardMerchantRulesRequest): Promise<CallOutcome>;
@@ -153,7 +154,8 @@ export type ApplicationDecision = 'approved' | 'rejected' | 'need_docs';
 export interface CardCancelRequest {
   requestId: string;
   cardRef: string;
-  /** Why, for the issuer's books: the member closed it, it was replaced, or (never activated) its inventory row is void. */
+  /** Why, for the issuer's books: the member closed it, it was replaced, or (never activated) its inventory row is
+   * void. */
   reason: 'closed' | 'replaced' | 'voided';
 }
 

@@ -4,10 +4,24 @@ import type { Database } from '../../db/schema.js';
 import { SimulatedUpstream, simulatorRefusedPrefix, type SimulatorOptions } from '../simulated-provider.js';
 import { SANDBOX_UNKNOWN_STATUS, type CallContext, type CallOutcome, type StatusOutcome } from '../port.js';
 import type {
-  ActivationOutcome, ActivationStatusOutcome, ApplicationDecision, ApplicationStatusOutcome, CardActivationRequest,
-  CardApplicationRequest, CardBillingAddressRequest, CardCancelRequest, CardLimitsRequest, CardMerchantRulesRequest,
-  CardNetworkMessage, CardReplacementIssueRequest, CardTopUpRequest, CardUpstream, DecisionOutcome, IssuedCard,
-  ReplacementIssueOutcome, RevealOutcome,
+  ActivationOutcome,
+  ActivationStatusOutcome,
+  ApplicationDecision,
+  ApplicationStatusOutcome,
+  CardActivationRequest,
+  CardApplicationRequest,
+  CardBillingAddressRequest,
+  CardCancelRequest,
+  CardLimitsRequest,
+  CardMerchantRulesRequest,
+  CardNetworkMessage,
+  CardReplacementIssueRequest,
+  CardTopUpRequest,
+  CardUpstream,
+  DecisionOutcome,
+  IssuedCard,
+  ReplacementIssueOutcome,
+  RevealOutcome,
 } from './port.js';
 
 /** Sandbox test data: a card reference starting with this is refused by the simulated issuer. */
@@ -22,18 +36,32 @@ const simulatedValidityYears = 3;
 export type CardClockOf = (call: CallContext) => Date | Promise<Date>;
 
 export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpstream {
-  constructor(private readonly db: Kysely<Database>, options: SimulatorOptions, private readonly now: CardClockOf) {
+  constructor(
+    private readonly db: Kysely<Database>,
+    options: SimulatorOptions,
+    private readonly now: CardClockOf,
+  ) {
     super(db, 'card', 'CD', options);
   }
 
   topUp(call: CallContext, req: CardTopUpRequest): Promise<CallOutcome> {
     const refusal = req.cardRef.startsWith(simulatorRefusedCardPrefix) ? 'card not loadable' : undefined;
-    return this.provider.submit(call, { requestId: req.requestId, operation: 'topup', detail: {}, refusal }) as Promise<CallOutcome>;
+    return this.provider.submit(call, {
+      requestId: req.requestId,
+      operation: 'topup',
+      detail: {},
+      refusal,
+    }) as Promise<CallOutcome>;
   }
 
   submitApplication(call: CallContext, req: CardApplicationRequest): Promise<CallOutcome> {
     // Applications are received at once; the confirmation delay is for money (top-ups).
-    return this.provider.submit(call, { requestId: req.requestId, operation: 'application', detail: { form_factor: req.formFactor, bin: req.bin }, synchronous: true }) as Promise<CallOutcome>;
+    return this.provider.submit(call, {
+      requestId: req.requestId,
+      operation: 'application',
+      detail: { form_factor: req.formFactor, bin: req.bin },
+      synchronous: true,
+    }) as Promise<CallOutcome>;
   }
 
   /**
@@ -50,33 +78,57 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     const expiry = `${card.detail.exp_month!.padStart(2, '0')}/${card.detail.exp_year!.slice(-2)}`;
     const matches = req.expiry === expiry && req.pin === simulatorCardPin;
     if (matches) {
-      await this.db.updateTable('upstream_sim_orders')
+      await this.db
+        .updateTable('upstream_sim_orders')
         .set({ detail: sql<string>`detail || '{"activated":"true"}'::jsonb`, updated_at: await this.now(call) })
-        .where('upstream', '=', 'card').where('operation', '=', 'card').where('provider_order_id', '=', req.cardRef).execute();
+        .where('upstream', '=', 'card')
+        .where('operation', '=', 'card')
+        .where('provider_order_id', '=', req.cardRef)
+        .execute();
     }
     if (behavior === 'timeout') return { kind: 'timeout' };
     return matches ? { kind: 'activated' } : { kind: 'mismatch' };
   }
 
   private simCard(cardRef: string) {
-    return this.db.selectFrom('upstream_sim_orders').select('detail')
-      .where('upstream', '=', 'card').where('operation', '=', 'card').where('provider_order_id', '=', cardRef).executeTakeFirst();
+    return this.db
+      .selectFrom('upstream_sim_orders')
+      .select('detail')
+      .where('upstream', '=', 'card')
+      .where('operation', '=', 'card')
+      .where('provider_order_id', '=', cardRef)
+      .executeTakeFirst();
   }
 
   setLimits(call: CallContext, req: CardLimitsRequest): Promise<CallOutcome> {
-    return this.stateChange(call, req.requestId, 'limits', req.cardRef, { single: String(req.single), daily: String(req.daily), monthly: String(req.monthly) });
+    return this.stateChange(call, req.requestId, 'limits', req.cardRef, {
+      single: String(req.single),
+      daily: String(req.daily),
+      monthly: String(req.monthly),
+    });
   }
 
   setMerchantRules(call: CallContext, req: CardMerchantRulesRequest): Promise<CallOutcome> {
     const detail: Record<string, string> = req.rules
-      ? { rule_type: req.rules.ruleType, merchant_names: JSON.stringify(req.rules.merchantNames), mcc_list: JSON.stringify(req.rules.mccList) }
+      ? {
+          rule_type: req.rules.ruleType,
+          merchant_names: JSON.stringify(req.rules.merchantNames),
+          mcc_list: JSON.stringify(req.rules.mccList),
+        }
       : { rule_type: 'none' };
     return this.stateChange(call, req.requestId, 'merchant_rules', req.cardRef, detail);
   }
 
   updateBillingAddress(call: CallContext, req: CardBillingAddressRequest): Promise<CallOutcome> {
     const refusal = req.address.address.startsWith(simulatorRefusedPrefix) ? 'address refused' : undefined;
-    return this.stateChange(call, req.requestId, 'billing_address', req.cardRef, { country: req.address.country }, refusal);
+    return this.stateChange(
+      call,
+      req.requestId,
+      'billing_address',
+      req.cardRef,
+      { country: req.address.country },
+      refusal,
+    );
   }
 
   unblockCvv(call: CallContext, req: { requestId: string; cardRef: string }): Promise<CallOutcome> {
@@ -92,23 +144,46 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     const behavior = await this.provider.behavior(call);
     if (behavior === 'unknown') return { kind: 'unknown', reason: 'simulated upstream 5xx' };
     if (behavior === 'timeout') return { kind: 'timeout' };
-    const card = await this.db.selectFrom('upstream_sim_orders').select('detail')
-      .where('upstream', '=', 'card').where('operation', '=', 'card').where('provider_order_id', '=', cardRef).executeTakeFirst();
+    const card = await this.db
+      .selectFrom('upstream_sim_orders')
+      .select('detail')
+      .where('upstream', '=', 'card')
+      .where('operation', '=', 'card')
+      .where('provider_order_id', '=', cardRef)
+      .executeTakeFirst();
     if (!card) return { kind: 'not_found' };
     const digest = createHash('sha256').update(`sim-card:${cardRef}`).digest();
     const middle = Array.from(digest.subarray(0, 7), (b) => String(b % 10)).join('');
     // 4895 + 7 digits + one check digit chosen so that the number passes Luhn + the last four.
-    const number = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'].map((d) => `4895${middle}${d}${card.detail.last4!}`).find(luhnValid)!;
+    const number = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']
+      .map((d) => `4895${middle}${d}${card.detail.last4!}`)
+      .find(luhnValid)!;
     return {
-      kind: 'revealed', number, expMonth: Number(card.detail.exp_month), expYear: Number(card.detail.exp_year),
+      kind: 'revealed',
+      number,
+      expMonth: Number(card.detail.exp_month),
+      expYear: Number(card.detail.exp_year),
       cvv: Array.from(digest.subarray(8, 11), (b) => String(b % 10)).join(''),
     };
   }
 
   /** A state change at the issuer: synchronous, idempotent by request id, subject to the injected behaviour. */
-  private stateChange(call: CallContext, requestId: string, operation: string, cardRef: string, detail: Record<string, string>, refusal?: string): Promise<CallOutcome> {
+  private stateChange(
+    call: CallContext,
+    requestId: string,
+    operation: string,
+    cardRef: string,
+    detail: Record<string, string>,
+    refusal?: string,
+  ): Promise<CallOutcome> {
     const refused = refusal ?? (cardRef.startsWith(simulatorRefusedCardPrefix) ? 'card refused' : undefined);
-    return this.provider.submit(call, { requestId, operation, detail: { card: cardRef, ...detail }, refusal: refused, synchronous: true }) as Promise<CallOutcome>;
+    return this.provider.submit(call, {
+      requestId,
+      operation,
+      detail: { card: cardRef, ...detail },
+      refusal: refused,
+      synchronous: true,
+    }) as Promise<CallOutcome>;
   }
 
   async sandboxDecide(call: CallContext, requestId: string, decision: ApplicationDecision): Promise<DecisionOutcome> {
@@ -127,9 +202,17 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     await this.db
       .insertInto('upstream_sim_orders')
       .values({
-        upstream: 'card', request_id: `card:${requestId}`, merchant_id: call.merchantId, environment: call.environment,
-        provider_order_id: `CD${randomBytes(8).toString('hex').toUpperCase()}`, operation: 'card', status: 'succeeded', final_status: 'succeeded',
-        settle_at: now, detail: JSON.stringify(detail), updated_at: now,
+        upstream: 'card',
+        request_id: `card:${requestId}`,
+        merchant_id: call.merchantId,
+        environment: call.environment,
+        provider_order_id: `CD${randomBytes(8).toString('hex').toUpperCase()}`,
+        operation: 'card',
+        status: 'succeeded',
+        final_status: 'succeeded',
+        settle_at: now,
+        detail: JSON.stringify(detail),
+        updated_at: now,
       })
       .onConflict((oc) => oc.columns(['upstream', 'request_id']).doNothing())
       .execute();
@@ -139,18 +222,31 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
 
   /** The card opened for an application, if any (non-secret data only). */
   private async issuedCard(requestId: string): Promise<IssuedCard | undefined> {
-    const row = await this.db.selectFrom('upstream_sim_orders').select(['provider_order_id', 'detail'])
-      .where('upstream', '=', 'card').where('request_id', '=', `card:${requestId}`).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('upstream_sim_orders')
+      .select(['provider_order_id', 'detail'])
+      .where('upstream', '=', 'card')
+      .where('request_id', '=', `card:${requestId}`)
+      .executeTakeFirst();
     if (!row) return undefined;
     const d = row.detail;
-    return { cardRef: row.provider_order_id, last4: d.last4!, expMonth: Number(d.exp_month), expYear: Number(d.exp_year) };
+    return {
+      cardRef: row.provider_order_id,
+      last4: d.last4!,
+      expMonth: Number(d.exp_month),
+      expYear: Number(d.exp_year),
+    };
   }
 
   /** The issuer's decision is written into its books (`applicationStatus` answers it). */
   private async recordDecision(requestId: string, decision: ApplicationDecision, now: Date): Promise<void> {
-    await this.db.updateTable('upstream_sim_orders')
+    await this.db
+      .updateTable('upstream_sim_orders')
       .set({ detail: sql<string>`detail || jsonb_build_object('decision', ${decision}::text)`, updated_at: now })
-      .where('upstream', '=', 'card').where('request_id', '=', requestId).where('operation', '=', 'application').execute();
+      .where('upstream', '=', 'card')
+      .where('request_id', '=', requestId)
+      .where('operation', '=', 'application')
+      .execute();
   }
 
   /**
@@ -177,7 +273,8 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     return { kind: 'found', active: card.detail.activated === 'true' };
   }
 
-  /** The simulated network plays the card scheme: no injected behaviour applies; each message gets its own reference. */
+  /** The simulated network plays the card scheme: no injected behaviour applies; each message gets its own reference.
+   * */
   async sandboxNetworkMessage(_call: CallContext, _message: CardNetworkMessage): Promise<{ networkRef: string }> {
     return { networkRef: `NW${randomBytes(8).toString('hex').toUpperCase()}` };
   }
@@ -201,11 +298,26 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
       form_factor: req.formFactor,
     };
     const refusal = req.cardRef.startsWith(simulatorRefusedCardPrefix) ? 'card not replaceable' : undefined;
-    const outcome = await this.provider.submit(call, { requestId: req.requestId, operation: 'card', detail, refusal, synchronous: true });
+    const outcome = await this.provider.submit(call, {
+      requestId: req.requestId,
+      operation: 'card',
+      detail,
+      refusal,
+      synchronous: true,
+    });
     if (outcome.kind !== 'accepted') return outcome;
-    if (outcome.status !== 'succeeded') return { kind: 'unknown', reason: `issuer status ${outcome.status}`, status: outcome.status };
+    if (outcome.status !== 'succeeded')
+      return { kind: 'unknown', reason: `issuer status ${outcome.status}`, status: outcome.status };
     const d = outcome.detail;
-    return { kind: 'issued', card: { cardRef: outcome.providerOrderId, last4: d.last4, expMonth: Number(d.exp_month), expYear: Number(d.exp_year) } };
+    return {
+      kind: 'issued',
+      card: {
+        cardRef: outcome.providerOrderId,
+        last4: d.last4,
+        expMonth: Number(d.exp_month),
+        expYear: Number(d.exp_year),
+      },
+    };
   }
 }
 
@@ -214,7 +326,10 @@ function luhnValid(number: string): boolean {
   let sum = 0;
   for (let i = 0; i < number.length; i++) {
     let d = Number(number[number.length - 1 - i]);
-    if (i % 2 === 1) { d *= 2; if (d > 9) d -= 9; }
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
     sum += d;
   }
   return sum % 10 === 0;

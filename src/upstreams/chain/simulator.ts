@@ -49,7 +49,10 @@ export class SimulatedChain extends SimulatedUpstream<'chain'> implements ChainU
     return this.networks.has(network) ? undefined : `no channel on ${network}`;
   }
 
-  createDepositAddress(call: CallContext, req: { requestId: string; asset: string; network: string }): Promise<CallOutcome<{ address: string }>> {
+  createDepositAddress(
+    call: CallContext,
+    req: { requestId: string; asset: string; network: string },
+  ): Promise<CallOutcome<{ address: string }>> {
     return this.provider.submit(call, {
       requestId: req.requestId,
       operation: 'deposit_address',
@@ -59,7 +62,10 @@ export class SimulatedChain extends SimulatedUpstream<'chain'> implements ChainU
     });
   }
 
-  send(call: CallContext, req: { requestId: string; asset: string; network: string; address: string; amountMinor: bigint }): Promise<CallOutcome<{ tx_hash: string }>> {
+  send(
+    call: CallContext,
+    req: { requestId: string; asset: string; network: string; address: string; amountMinor: bigint },
+  ): Promise<CallOutcome<{ tx_hash: string }>> {
     return this.provider.submit(call, {
       requestId: req.requestId,
       operation: 'send',

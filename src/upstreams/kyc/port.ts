@@ -40,9 +40,7 @@ export interface KycDecision {
 }
 
 export type KycSubmitOutcome =
-  | { kind: 'accepted'; providerRef: string }
-  | { kind: 'timeout' }
-  | { kind: 'unknown'; reason: string };
+  { kind: 'accepted'; providerRef: string } | { kind: 'timeout' } | { kind: 'unknown'; reason: string };
 
 export type KycVerdictOutcome =
   | { kind: 'pending' }

@@ -15,7 +15,10 @@ const upstream = 'kyc';
 export class SimulatedKyc implements KycUpstream {
   readonly name = 'kyc' as const;
 
-  constructor(private readonly db: Kysely<Database>, private readonly now: (call: CallContext) => Date | Promise<Date>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly now: (call: CallContext) => Date | Promise<Date>,
+  ) {}
 
   async submit(call: CallContext, req: KycCheckRequest): Promise<KycSubmitOutcome> {
     await this.db
@@ -36,7 +39,9 @@ export class SimulatedKyc implements KycUpstream {
       .onConflict((oc) => oc.columns(['upstream', 'request_id']).doNothing())
       .execute();
     const row = await this.find(req.requestId);
-    return row ? { kind: 'accepted', providerRef: row.provider_order_id } : { kind: 'unknown', reason: 'the check was not recorded' };
+    return row
+      ? { kind: 'accepted', providerRef: row.provider_order_id }
+      : { kind: 'unknown', reason: 'the check was not recorded' };
   }
 
   async verdict(_call: CallContext, requestId: string): Promise<KycVerdictOutcome> {
@@ -44,12 +49,16 @@ export class SimulatedKyc implements KycUpstream {
     if (!row) return { kind: 'not_found' };
     if (row.status === 'processing') return { kind: 'pending' };
     const detail = (typeof row.detail === 'string' ? JSON.parse(row.detail) : row.detail) as Record<string, string>;
-    if (row.status === 'succeeded') return { kind: 'decided', decision: 'approved', level: detail.level === '2' ? 2 : 1 };
+    if (row.status === 'succeeded')
+      return { kind: 'decided', decision: 'approved', level: detail.level === '2' ? 2 : 1 };
     return { kind: 'decided', decision: 'rejected', ...(detail.reason ? { reason: detail.reason } : {}) };
   }
 
   async sandboxDecide(call: CallContext, requestId: string, v: KycDecision): Promise<boolean> {
-    const detail = v.decision === 'approved' ? { level: String(v.level ?? 1) } : { reason: v.reason ?? 'rejected by the sandbox reviewer' };
+    const detail =
+      v.decision === 'approved'
+        ? { level: String(v.level ?? 1) }
+        : { reason: v.reason ?? 'rejected by the sandbox reviewer' };
     const status = v.decision === 'approved' ? 'succeeded' : 'failed';
     const row = await this.db
       .updateTable('upstream_sim_orders')
@@ -63,6 +72,11 @@ export class SimulatedKyc implements KycUpstream {
   }
 
   private find(requestId: string) {
-    return this.db.selectFrom('upstream_sim_orders').selectAll().where('upstream', '=', upstream).where('request_id', '=', requestId).executeTakeFirst();
+    return this.db
+      .selectFrom('upstream_sim_orders')
+      .selectAll()
+      .where('upstream', '=', upstream)
+      .where('request_id', '=', requestId)
+      .executeTakeFirst();
   }
 }

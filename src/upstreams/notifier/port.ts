@@ -8,7 +8,8 @@ import type { CallContext } from '../port.js';
  */
 export interface Notifier {
   readonly name: 'notifier';
-  /** Delivers the code. Throws when the provider refused it (the caller logs it; the member can ask for a new challenge). */
+  /** Delivers the code. Throws when the provider refused it (the caller logs it; the member can ask for a new
+   * challenge). */
   sendCode(call: CallContext, message: OneTimeCodeMessage): Promise<void>;
   /** The messages a simulator recorded; absent on a real provider. */
   readonly outbox?: NotifierOutbox;
@@ -45,5 +46,8 @@ export const outboxPageMax = 100;
 
 /** The text a member receives. */
 export function codeMessageText(m: OneTimeCodeMessage): string {
-  return `${m.code} is your code to ${m.purpose}. It expires in ${Math.round(m.expiresInSeconds / 60)} minutes. Never share it.`;
+  return (
+    `${m.code} is your code to ${m.purpose}. It expires in ${Math.round(m.expiresInSeconds / 60)} minutes. ` +
+    `Never share it.`
+  );
 }

@@ -15,11 +15,13 @@ export interface QrPayUpstream {
 
 export interface QrCheckRequest {
   scheme: string;
-  /** The merchant account identity in the QR's scheme template: its sub-fields 01, 02, 03 joined by `|` (e.g. `2|201403121W|1`). */
+  /** The merchant account identity in the QR's scheme template: its sub-fields 01, 02, 03 joined by `|` (e.g.
+   * `2|201403121W|1`). */
   merchantAccount: string;
 }
 
-export type QrCheckOutcome = { kind: 'ok' } | { kind: 'refused'; reason: string } | { kind: 'timeout' } | { kind: 'unknown'; reason: string };
+export type QrCheckOutcome =
+  { kind: 'ok' } | { kind: 'refused'; reason: string } | { kind: 'timeout' } | { kind: 'unknown'; reason: string };
 
 export interface QrPayRequest extends QrCheckRequest, MoneyRequest {
   qrCode: string;

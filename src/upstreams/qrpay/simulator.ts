@@ -4,7 +4,8 @@ import { SimulatedUpstream, simulatorRefusedPrefix, type SimulatorOptions } from
 import type { CallContext, CallOutcome } from '../port.js';
 import type { QrCheckOutcome, QrCheckRequest, QrPayRequest, QrPayUpstream } from './port.js';
 
-/** Sandbox test data: a QR whose merchant account has a sub-field starting with this is refused by the simulated provider. */
+/** Sandbox test data: a QR whose merchant account has a sub-field starting with this is refused by the simulated
+ * provider. */
 export const simulatorRefusedAccountPrefix = simulatorRefusedPrefix;
 
 export class SimulatedQrPay extends SimulatedUpstream<'qrpay'> implements QrPayUpstream {
@@ -14,7 +15,9 @@ export class SimulatedQrPay extends SimulatedUpstream<'qrpay'> implements QrPayU
 
   private refusalOf(req: QrCheckRequest): string | undefined {
     const parts = req.merchantAccount.toUpperCase().split('|');
-    return parts.some((p) => p.startsWith(simulatorRefusedAccountPrefix)) ? 'the acquirer does not serve this merchant' : undefined;
+    return parts.some((p) => p.startsWith(simulatorRefusedAccountPrefix))
+      ? 'the acquirer does not serve this merchant'
+      : undefined;
   }
 
   async check(_call: CallContext, req: QrCheckRequest): Promise<QrCheckOutcome> {

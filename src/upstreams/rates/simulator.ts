@@ -66,7 +66,8 @@ export class SimulatedMarket implements RateSource {
     private readonly real: () => Date,
   ) {}
 
-  /** Stops (at `at`, real time) or restarts (`at` undefined) one code's feed: a simulator switch for tests and operators. */
+  /** Stops (at `at`, real time) or restarts (`at` undefined) one code's feed: a simulator switch for tests and
+   * operators. */
   halt(code: string, at: Date | undefined): void {
     if (at) this.halted.set(code, { at, offsets: new Map() });
     else this.halted.delete(code);
@@ -89,9 +90,12 @@ export class SimulatedMarket implements RateSource {
   }
 
   async mid(call: CallContext, from: string, to: string): Promise<RateOutcome> {
-    if (this.prices[from] === undefined || this.prices[to] === undefined) return { kind: 'unavailable', reason: `no market between ${from} and ${to}` };
+    if (this.prices[from] === undefined || this.prices[to] === undefined)
+      return { kind: 'unavailable', reason: `no market between ${from} and ${to}` };
     const now = await this.now(call);
-    const stops = [this.halted.get(from), this.halted.get(to)].filter((h): h is Halt => h !== undefined).map((h) => this.stoppedAt(h, call, now));
+    const stops = [this.halted.get(from), this.halted.get(to)]
+      .filter((h): h is Halt => h !== undefined)
+      .map((h) => this.stoppedAt(h, call, now));
     const at = stops.length > 0 ? new Date(Math.min(...stops.map((d) => d.getTime()))) : now;
     if (from === to) return { kind: 'rate', rate: '1', asOf: at.toISOString() };
     const pa = simulatedPrice(this.prices, from, at)!;

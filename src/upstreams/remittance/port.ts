@@ -11,7 +11,10 @@ export interface RemittanceUpstream {
   /** Read-only: checks the holder name against the account (never affected by injection). */
   checkName(call: CallContext, req: NameCheckRequest): Promise<NameCheckOutcome>;
   /** Read-only: the settlement days of the coming week for a payout currency on a line. */
-  conversionDates(call: CallContext, req: { currency: string; line: 'express' | 'pobo' }): Promise<ConversionDatesOutcome>;
+  conversionDates(
+    call: CallContext,
+    req: { currency: string; line: 'express' | 'pobo' },
+  ): Promise<ConversionDatesOutcome>;
   /** Money-moving: submits a payout to a registered payee. `requestId` is the provider's idempotency key. */
   submit(call: CallContext, req: RemittanceSubmitRequest): Promise<CallOutcome<{ payout_date: string }>>;
   /** Read-only: the provider's state of a payout, by our request id (`refunded` = returned by the beneficiary bank). */

@@ -55,24 +55,47 @@ function holidaysOf(currency: string, year: number): Date[] {
   const easter = easterSunday(year);
   switch (currency) {
     case 'EUR':
-      return [day(year, 1, 1), addDays(easter, -2), addDays(easter, 1), day(year, 5, 1), day(year, 12, 25), day(year, 12, 26)];
+      return [
+        day(year, 1, 1),
+        addDays(easter, -2),
+        addDays(easter, 1),
+        day(year, 5, 1),
+        day(year, 12, 25),
+        day(year, 12, 26),
+      ];
     case 'GBP': {
       const xmas = day(year, 12, 25);
       const boxing = day(year, 12, 26);
       // Christmas on a Saturday: Monday and Tuesday; on a Sunday: Boxing Day Monday, Christmas Tuesday.
-      const xmasDays = xmas.getUTCDay() === 6 ? [addDays(xmas, 2), addDays(xmas, 3)]
-        : xmas.getUTCDay() === 0 ? [addDays(xmas, 1), addDays(xmas, 2)]
-          : [xmas, ukObserved(boxing)];
+      const xmasDays =
+        xmas.getUTCDay() === 6
+          ? [addDays(xmas, 2), addDays(xmas, 3)]
+          : xmas.getUTCDay() === 0
+            ? [addDays(xmas, 1), addDays(xmas, 2)]
+            : [xmas, ukObserved(boxing)];
       return [
-        ukObserved(day(year, 1, 1)), addDays(easter, -2), addDays(easter, 1),
-        nthWeekday(year, 5, 1, 1), nthWeekday(year, 5, 1, -1), nthWeekday(year, 8, 1, -1), ...xmasDays,
+        ukObserved(day(year, 1, 1)),
+        addDays(easter, -2),
+        addDays(easter, 1),
+        nthWeekday(year, 5, 1, 1),
+        nthWeekday(year, 5, 1, -1),
+        nthWeekday(year, 8, 1, -1),
+        ...xmasDays,
       ];
     }
     case 'USD':
       return [
-        fedObserved(day(year, 1, 1)), nthWeekday(year, 1, 1, 3), nthWeekday(year, 2, 1, 3), nthWeekday(year, 5, 1, -1),
-        fedObserved(day(year, 6, 19)), fedObserved(day(year, 7, 4)), nthWeekday(year, 9, 1, 1), nthWeekday(year, 10, 1, 2),
-        fedObserved(day(year, 11, 11)), nthWeekday(year, 11, 4, 4), fedObserved(day(year, 12, 25)),
+        fedObserved(day(year, 1, 1)),
+        nthWeekday(year, 1, 1, 3),
+        nthWeekday(year, 2, 1, 3),
+        nthWeekday(year, 5, 1, -1),
+        fedObserved(day(year, 6, 19)),
+        fedObserved(day(year, 7, 4)),
+        nthWeekday(year, 9, 1, 1),
+        nthWeekday(year, 10, 1, 2),
+        fedObserved(day(year, 11, 11)),
+        nthWeekday(year, 11, 4, 4),
+        fedObserved(day(year, 12, 25)),
       ];
     default:
       return [day(year, 1, 1), day(year, 12, 25)];

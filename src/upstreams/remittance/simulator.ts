@@ -4,8 +4,14 @@ import type { Database } from '../../db/schema.js';
 import { SimulatedUpstream, simulatorRefusedPrefix, type SimulatorOptions } from '../simulated-provider.js';
 import type { CallContext, CallOutcome } from '../port.js';
 import type {
-  ConversionDates, ConversionDatesOutcome, NameCheckOutcome, NameCheckRequest, PayeeRegistration, RegistrationOutcome,
-  RemittanceSubmitRequest, RemittanceUpstream,
+  ConversionDates,
+  ConversionDatesOutcome,
+  NameCheckOutcome,
+  NameCheckRequest,
+  PayeeRegistration,
+  RegistrationOutcome,
+  RemittanceSubmitRequest,
+  RemittanceUpstream,
 } from './port.js';
 import { daysFrom, isSettlementDay, nextBusinessDay } from './settlement-calendar.js';
 
@@ -39,7 +45,14 @@ export const simulatedAccountHolders: Readonly<Record<string, string>> = {
 };
 
 const nameKey = (name: string) =>
-  name.normalize('NFKD').replace(/\p{M}+/gu, '').toUpperCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean).sort().join(' ');
+  name
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toUpperCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean)
+    .sort()
+    .join(' ');
 
 /** Levenshtein distance, bounded: gives up (answers max + 1) beyond `max`. */
 function editDistance(a: string, b: string, max: number): number {
@@ -47,7 +60,8 @@ function editDistance(a: string, b: string, max: number): number {
   let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     prev = cur;
   }
   return prev[b.length]!;
@@ -62,7 +76,8 @@ export function simulatedNameCheck(onFile: string, submitted: string): NameCheck
   const tb = b.split(' ');
   const subset = (x: string[], y: string[]) => x.every((t) => y.includes(t));
   // A typo or two, or the same name with a token more or less (a middle name).
-  const close = editDistance(a, b, 2) <= 2 || (Math.min(ta.length, tb.length) >= 2 && (subset(ta, tb) || subset(tb, ta)));
+  const close =
+    editDistance(a, b, 2) <= 2 || (Math.min(ta.length, tb.length) >= 2 && (subset(ta, tb) || subset(tb, ta)));
   return close ? { kind: 'close_match', suggestedName: onFile } : { kind: 'no_match' };
 }
 
@@ -74,12 +89,17 @@ export type ClockOf = (call: CallContext) => Date | Promise<Date>;
 
 export class SimulatedRemittance extends SimulatedUpstream<'remittance'> implements RemittanceUpstream {
   /** `now`: the provider's time for a caller (the merchant's clock: the sandbox clock moves its calendar). */
-  constructor(db: Kysely<Database>, options: SimulatorOptions, private readonly now: ClockOf) {
+  constructor(
+    db: Kysely<Database>,
+    options: SimulatorOptions,
+    private readonly now: ClockOf,
+  ) {
     super(db, 'remittance', 'RM', options);
   }
 
   async registerPayee(_call: CallContext, req: PayeeRegistration): Promise<RegistrationOutcome> {
-    if (req.holderName.toUpperCase().startsWith(simulatorRefusedPrefix)) return { kind: 'rejected', reason: 'the provider refuses this beneficiary' };
+    if (req.holderName.toUpperCase().startsWith(simulatorRefusedPrefix))
+      return { kind: 'rejected', reason: 'the provider refuses this beneficiary' };
     const ref = createHash('sha256').update(`payee|${req.payeeKey}`).digest('hex').slice(0, 16).toUpperCase();
     return { kind: 'registered', payeeRef: `RB${ref}` };
   }
@@ -92,7 +112,10 @@ export class SimulatedRemittance extends SimulatedUpstream<'remittance'> impleme
     return onFile === undefined ? { kind: 'match' } : simulatedNameCheck(onFile, req.holderName);
   }
 
-  async conversionDates(call: CallContext, req: { currency: string; line: 'express' | 'pobo' }): Promise<ConversionDatesOutcome> {
+  async conversionDates(
+    call: CallContext,
+    req: { currency: string; line: 'express' | 'pobo' },
+  ): Promise<ConversionDatesOutcome> {
     const line = simulatedLines[req.line];
     if (!Object.hasOwn(line, req.currency)) return { kind: 'line_closed' };
     const settlement = line[req.currency];
@@ -103,8 +126,15 @@ export class SimulatedRemittance extends SimulatedUpstream<'remittance'> impleme
   async submit(call: CallContext, req: RemittanceSubmitRequest): Promise<CallOutcome<{ payout_date: string }>> {
     const settlement = simulatedLines.express[req.payoutCurrency];
     const refusal = settlement ? undefined : `payout currency ${req.payoutCurrency} not served`;
-    const payoutDate = settlement ? calendarFor(await this.now(call), 'express', req.payoutCurrency, settlement).earliestValid : '';
-    return this.provider.submit(call, { requestId: req.requestId, operation: 'remit', detail: { payout_date: payoutDate }, refusal });
+    const payoutDate = settlement
+      ? calendarFor(await this.now(call), 'express', req.payoutCurrency, settlement).earliestValid
+      : '';
+    return this.provider.submit(call, {
+      requestId: req.requestId,
+      operation: 'remit',
+      detail: { payout_date: payoutDate },
+      refusal,
+    });
   }
 
   sandboxReturn(_call: CallContext, requestId: string): Promise<CallOutcome> {
@@ -119,7 +149,8 @@ export class SimulatedRemittance extends SimulatedUpstream<'remittance'> impleme
  */
 export function calendarFor(now: Date, line: 'express' | 'pobo', payout: string, settlement: string): ConversionDates {
   const beforeCutoff = now.getUTCHours() < simulatedCutoffHourUtc[line];
-  const valid = (date: string, i: number) => (i > 0 || beforeCutoff) && isSettlementDay(payout, date) && isSettlementDay(settlement, date);
+  const valid = (date: string, i: number) =>
+    (i > 0 || beforeCutoff) && isSettlementDay(payout, date) && isSettlementDay(settlement, date);
   const horizon = daysFrom(now, 30);
   const earliestValid = horizon.find((d, i) => valid(d, i)) ?? horizon[horizon.length - 1]!;
   const sameCurrency = payout === settlement;
@@ -127,7 +158,9 @@ export function calendarFor(now: Date, line: 'express' | 'pobo', payout: string,
     settlementCurrency: settlement,
     payoutCurrency: payout,
     sameCurrency,
-    dates: sameCurrency ? [] : horizon.slice(0, conversionDaysCount).map((date, i) => ({ date, valid: valid(date, i) })),
+    dates: sameCurrency
+      ? []
+      : horizon.slice(0, conversionDaysCount).map((date, i) => ({ date, valid: valid(date, i) })),
     earliestValid,
   };
 }

@@ -10,7 +10,9 @@ export const clockShow: CommandSpec = {
   name: 'clock',
   summary: 'Show the sandbox clock (GET /v1/sandbox/clock)',
   usage: 'clock',
-  details: 'Each sandbox merchant has its own clock, which only moves forward: mwa clock advance <duration> (see mwa clock advance --help).',
+  details:
+    'Each sandbox merchant has its own clock, which only moves forward: mwa clock advance <duration> (see ' +
+    'mwa clock advance --help).',
   run: async (ctx) => {
     const clock = await ctx.client().sandbox.clock();
     ctx.result(clock, clock.now);
@@ -37,7 +39,11 @@ export const clockAdvance: CommandSpec = {
       if (err instanceof DurationError) throw new UsageError(err.message, 'clock advance');
       throw err;
     }
-    if (seconds > MAX_ADVANCE_SECONDS) throw new UsageError(`at most 365d (${MAX_ADVANCE_SECONDS} s) per advance; ${formatDuration(seconds)} is more`, 'clock advance');
+    if (seconds > MAX_ADVANCE_SECONDS)
+      throw new UsageError(
+        `at most 365d (${MAX_ADVANCE_SECONDS} s) per advance; ${formatDuration(seconds)} is more`,
+        'clock advance',
+      );
     const clock = await ctx.client().sandbox.advanceClock(seconds);
     ctx.result({ ...clock, advanced_seconds: seconds }, `${clock.now} (advanced ${formatDuration(seconds)})`);
   },

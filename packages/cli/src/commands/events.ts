@@ -6,10 +6,13 @@ import { parseTime } from '../time.js';
 export const eventsList: CommandSpec = {
   name: 'events list',
   summary: 'List events, newest first (GET /v1/events)',
-  usage: 'events list [--type <type>] [--limit <n>] [--object-id <id>] [--since <time>] [--until <time>] [--delivery-success true|false]',
+  usage:
+    'events list [--type <type>] [--limit <n>] [--object-id <id>] [--since <time>] [--until <time>] ' +
+    '[--delivery-success true|false]',
   details: [
     '--type is an exact type (deposit.credited) or a prefix ending in .* (card.*).',
-    '--since / --until take an ISO 8601 time or a duration meaning that long ago (2h, 3d: on the sandbox clock in the sandbox).',
+    '--since / --until take an ISO 8601 time or a duration meaning that long ago (2h, 3d: on the sandbox ' +
+      'clock in the sandbox).',
     '--delivery-success false: events whose webhook delivery failed (a record failed, dead or without subscriber).',
     '',
     'Examples:',
@@ -22,14 +25,20 @@ export const eventsList: CommandSpec = {
     'object-id': { type: 'string', placeholder: '<id>', description: 'The events of one object (data.id)' },
     since: { type: 'string', placeholder: '<time>', description: 'Created at or after' },
     until: { type: 'string', placeholder: '<time>', description: 'Created before' },
-    'delivery-success': { type: 'string', placeholder: 'true|false', description: 'Only events whose deliveries all succeeded (true) or one failed (false)' },
+    'delivery-success': {
+      type: 'string',
+      placeholder: 'true|false',
+      description: 'Only events whose deliveries all succeeded (true) or one failed (false)',
+    },
   },
   run: async (ctx) => {
     const limitText = ctx.str('limit') ?? '20';
-    if (!/^\d+$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 10_000) throw new UsageError('--limit: a whole number from 1 to 10000', 'events list');
+    if (!/^\d+$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 10_000)
+      throw new UsageError('--limit: a whole number from 1 to 10000', 'events list');
     const limit = Number(limitText);
     const success = ctx.str('delivery-success');
-    if (success !== undefined && success !== 'true' && success !== 'false') throw new UsageError('--delivery-success: true or false', 'events list');
+    if (success !== undefined && success !== 'true' && success !== 'false')
+      throw new UsageError('--delivery-success: true or false', 'events list');
     const since = ctx.str('since');
     const until = ctx.str('until');
     const filters = {
@@ -44,7 +53,9 @@ export const eventsList: CommandSpec = {
       events.push(e);
       if (events.length >= limit) break;
     }
-    const lines = events.map((e) => `${e.created_at}  ${e.event_type.padEnd(28)}  ${e.event_id}  ${e.data.id}  ${e.data.status}`);
+    const lines = events.map(
+      (e) => `${e.created_at}  ${e.event_type.padEnd(28)}  ${e.event_id}  ${e.data.id}  ${e.data.status}`,
+    );
     ctx.result({ data: events }, lines.length ? lines.join('\n') : 'no events');
   },
 };
@@ -70,7 +81,11 @@ export const eventsReplay: CommandSpec = {
     'Example: mwa events replay whe_0f8c... --since 6h',
   ].join('\n'),
   options: {
-    since: { type: 'string', placeholder: '<time>', description: 'From this time (ISO 8601, or a duration ago such as 6h)' },
+    since: {
+      type: 'string',
+      placeholder: '<time>',
+      description: 'From this time (ISO 8601, or a duration ago such as 6h)',
+    },
     until: { type: 'string', placeholder: '<time>', description: 'Up to this time (default: now)' },
     all: { type: 'boolean', description: 'Also the events already delivered' },
   },

@@ -17,11 +17,11 @@ export const listen: CommandSpec = {
   summary: 'Forward live events to a local URL, signed as webhooks',
   usage: 'listen --forward-to <url> [--events <types>] [--print-secret]',
   details: [
-    'Follows the event stream of the key\'s merchant and environment and POSTs each new event to <url>',
+    "Follows the event stream of the key's merchant and environment and POSTs each new event to <url>",
     'as a Standard Webhooks request (webhook-id, webhook-timestamp, webhook-signature), signed with the',
     'secret printed at start. The secret is kept in the profile, so that it stays the same from one run',
     'to the next; --print-secret prints it and exits. One line per event: time, type, event id, and the',
-    'local answer\'s status. A dropped connection is resumed after the last event received (Last-Event-ID),',
+    "local answer's status. A dropped connection is resumed after the last event received (Last-Event-ID),",
     'without losing or repeating an event. Ctrl-C stops.',
     '',
     'With --json, stdout has one JSON object per line: {ready, forward_to, events, secret} first, then one',
@@ -36,7 +36,12 @@ export const listen: CommandSpec = {
   ].join('\n'),
   options: {
     'forward-to': { type: 'string', short: 'f', placeholder: '<url>', description: 'Where to POST each event' },
-    events: { type: 'string', short: 'e', placeholder: '<types>', description: 'Only these types (comma-separated; prefix.* allowed)' },
+    events: {
+      type: 'string',
+      short: 'e',
+      placeholder: '<types>',
+      description: 'Only these types (comma-separated; prefix.* allowed)',
+    },
     'print-secret': { type: 'boolean', description: 'Print the signing secret and exit' },
   },
   run: async (ctx) => {
@@ -53,7 +58,8 @@ export const listen: CommandSpec = {
     } catch {
       throw new UsageError(`--forward-to: "${target}" is not a URL`, 'listen');
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--forward-to: an http or https URL', 'listen');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new UsageError('--forward-to: an http or https URL', 'listen');
     const types = parseTypes(ctx.str('events'));
     const client = ctx.client();
 
@@ -65,8 +71,15 @@ export const listen: CommandSpec = {
       onOpen: ({ reconnects, lastEventId }) => {
         if (!ready) {
           ready = true;
-          if (ctx.json) ctx.io.stdout(`${JSON.stringify({ ready: true, forward_to: url.href, events: types.length ? types : ['*'], secret })}\n`);
-          else ctx.io.stderr(`Ready. Forwarding ${types.length ? types.join(', ') : 'every event'} to ${url.href}\nWebhook signing secret: ${secret}\n`);
+          if (ctx.json)
+            ctx.io.stdout(
+              `${JSON.stringify({ ready: true, forward_to: url.href, events: types.length ? types : ['*'], secret })}\n`,
+            );
+          else
+            ctx.io.stderr(
+              `Ready. Forwarding ${types.length ? types.join(', ') : 'every event'} to ${url.href}\nWebhook ` +
+                `signing secret: ${secret}\n`,
+            );
         } else if (ctx.json) {
           ctx.io.stdout(`${JSON.stringify({ reconnected: reconnects, last_event_id: lastEventId ?? null })}\n`);
         } else {
@@ -95,7 +108,9 @@ async function forwardOne(ctx: Context, url: URL, secret: string, event: ApiEven
   const result = await forwardEvent(url, secret, event, JSON.stringify(event));
   const time = new Date().toISOString();
   if (ctx.json) {
-    ctx.io.stdout(`${JSON.stringify({ time, event_type: event.event_type, event_id: event.event_id, object_id: event.data.id, status: result.status ?? null, ...(result.error ? { error: result.error } : {}), ms: result.ms })}\n`);
+    ctx.io.stdout(
+      `${JSON.stringify({ time, event_type: event.event_type, event_id: event.event_id, object_id: event.data.id, status: result.status ?? null, ...(result.error ? { error: result.error } : {}), ms: result.ms })}\n`,
+    );
   } else {
     const answer = result.status !== undefined ? `[${result.status}]` : `[error ${result.error}]`;
     ctx.io.stdout(`${time}  ${event.event_type.padEnd(28)}  ${event.event_id}  ${answer}\n`);
@@ -113,8 +128,13 @@ function listenSecret(ctx: Context): string {
 
 export function parseTypes(text: string | undefined): string[] {
   if (text === undefined) return [];
-  const types = text.split(',').map((t) => t.trim()).filter((t) => t !== '');
-  for (const t of types) if (!TYPE_PATTERN.test(t)) throw new UsageError(`--events: "${t}" is not an event type or a prefix such as card.*`, 'listen');
+  const types = text
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+  for (const t of types)
+    if (!TYPE_PATTERN.test(t))
+      throw new UsageError(`--events: "${t}" is not an event type or a prefix such as card.*`, 'listen');
   return types.includes('*') ? [] : types;
 }
 

@@ -21,9 +21,17 @@ export const login: CommandSpec = {
     '  MWA_CLIENT_ID=... MWA_API_KEY=... MWA_SIGNING_KEY=... mwa login --profile ci',
   ].join('\n'),
   options: {
-    'base-url': { type: 'string', placeholder: '<url>', description: `The API's base URL (default ${DEFAULT_BASE_URL})` },
-    'client-id': { type: 'string', placeholder: '<id>', description: 'The key\'s client_id' },
-    'api-key': { type: 'string', placeholder: '<key>', description: 'The api_key (prefer the prompt or MWA_API_KEY: arguments are visible to other users)' },
+    'base-url': {
+      type: 'string',
+      placeholder: '<url>',
+      description: `The API's base URL (default ${DEFAULT_BASE_URL})`,
+    },
+    'client-id': { type: 'string', placeholder: '<id>', description: "The key's client_id" },
+    'api-key': {
+      type: 'string',
+      placeholder: '<key>',
+      description: 'The api_key (prefer the prompt or MWA_API_KEY: arguments are visible to other users)',
+    },
     'signing-key': { type: 'string', placeholder: '<key>', description: 'The signing_key (same caution)' },
     'no-verify': { type: 'boolean', description: 'Save without the token exchange' },
   },
@@ -32,9 +40,13 @@ export const login: CommandSpec = {
     const existing = ctx.readConfig().profiles[ctx.profile];
     const prompts = new Prompter(ctx);
     try {
-      const baseUrl = ctx.str('base-url') ?? env['MWA_BASE_URL'] ?? (await prompts.ask('Base URL', false, existing?.base_url ?? DEFAULT_BASE_URL));
+      const baseUrl =
+        ctx.str('base-url') ??
+        env['MWA_BASE_URL'] ??
+        (await prompts.ask('Base URL', false, existing?.base_url ?? DEFAULT_BASE_URL));
       checkBaseUrl(baseUrl);
-      const clientId = ctx.str('client-id') ?? env['MWA_CLIENT_ID'] ?? (await prompts.ask('Client ID', false, existing?.client_id));
+      const clientId =
+        ctx.str('client-id') ?? env['MWA_CLIENT_ID'] ?? (await prompts.ask('Client ID', false, existing?.client_id));
       const apiKey = ctx.str('api-key') ?? env['MWA_API_KEY'] ?? (await prompts.ask('API key', true));
       const signingKey = ctx.str('signing-key') ?? env['MWA_SIGNING_KEY'] ?? (await prompts.ask('Signing key', true));
       const creds: Credentials = { baseUrl, clientId, apiKey, signingKey };
@@ -48,14 +60,32 @@ export const login: CommandSpec = {
           client.close();
         }
       }
-      ctx.updateProfile((p) => ({ ...p, base_url: baseUrl, client_id: clientId, api_key: apiKey, signing_key: signingKey }));
-      const summary = { profile: ctx.profile, base_url: baseUrl, client_id: clientId, verified: scopes !== undefined, scopes, config_path: ctx.configPath };
-      ctx.result(summary, [
-        `Saved profile "${ctx.profile}" to ${ctx.configPath} (mode 0600).`,
-        `  base URL   ${baseUrl}`,
-        `  client ID  ${clientId}`,
-        scopes ? `  checked: a token was issued with ${scopes.length} scope${scopes.length === 1 ? '' : 's'}` : '  not checked (--no-verify)',
-      ].join('\n'));
+      ctx.updateProfile((p) => ({
+        ...p,
+        base_url: baseUrl,
+        client_id: clientId,
+        api_key: apiKey,
+        signing_key: signingKey,
+      }));
+      const summary = {
+        profile: ctx.profile,
+        base_url: baseUrl,
+        client_id: clientId,
+        verified: scopes !== undefined,
+        scopes,
+        config_path: ctx.configPath,
+      };
+      ctx.result(
+        summary,
+        [
+          `Saved profile "${ctx.profile}" to ${ctx.configPath} (mode 0600).`,
+          `  base URL   ${baseUrl}`,
+          `  client ID  ${clientId}`,
+          scopes
+            ? `  checked: a token was issued with ${scopes.length} scope${scopes.length === 1 ? '' : 's'}`
+            : '  not checked (--no-verify)',
+        ].join('\n'),
+      );
     } finally {
       prompts.close();
     }
@@ -73,7 +103,10 @@ class Prompter {
     const option = `--${label.toLowerCase().replace(/ /g, '-')}`;
     if (!this.ctx.io.stdin.isTTY) {
       if (fallback !== undefined) return fallback;
-      throw new UsageError(`${label} missing: give ${option} or set MWA_${label.toUpperCase().replace(/ /g, '_')} (no terminal to ask on)`, 'login');
+      throw new UsageError(
+        `${label} missing: give ${option} or set MWA_${label.toUpperCase().replace(/ /g, '_')} (no terminal to ask on)`,
+        'login',
+      );
     }
     const err = this.ctx.io.stderr;
     const output = new Writable({

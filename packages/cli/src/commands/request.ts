@@ -23,15 +23,25 @@ export const request: CommandSpec = {
   ].join('\n'),
   options: {
     data: { type: 'string', short: 'd', placeholder: '<json>', description: 'The JSON body (@file or - for stdin)' },
-    member: { type: 'string', placeholder: '<id>', description: 'On behalf of this member (x-on-behalf-of: mem_... or the external id)' },
-    'idempotency-key': { type: 'string', placeholder: '<key>', description: 'x-idempotency-key (default: a new UUID for POST, PUT, PATCH)' },
+    member: {
+      type: 'string',
+      placeholder: '<id>',
+      description: 'On behalf of this member (x-on-behalf-of: mem_... or the external id)',
+    },
+    'idempotency-key': {
+      type: 'string',
+      placeholder: '<key>',
+      description: 'x-idempotency-key (default: a new UUID for POST, PUT, PATCH)',
+    },
   },
   positionals: { min: 2, max: 2, names: '<METHOD> <path>' },
   run: async (ctx) => {
     const method = ctx.positionals[0]!.toUpperCase() as Method;
-    if (!METHODS.includes(method)) throw new UsageError(`unknown method "${ctx.positionals[0]}" (${METHODS.join(', ')})`, 'request');
+    if (!METHODS.includes(method))
+      throw new UsageError(`unknown method "${ctx.positionals[0]}" (${METHODS.join(', ')})`, 'request');
     const path = ctx.positionals[1]!;
-    if (!path.startsWith('/')) throw new UsageError(`the path starts with / (e.g. /v1/balances), not "${path}"`, 'request');
+    if (!path.startsWith('/'))
+      throw new UsageError(`the path starts with / (e.g. /v1/balances), not "${path}"`, 'request');
     const dataText = ctx.str('data');
     if (dataText !== undefined && method === 'GET') throw new UsageError('a GET has no body (--data)', 'request');
     const body = dataText === undefined ? undefined : parseData(await readData(ctx, dataText));

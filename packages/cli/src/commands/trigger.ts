@@ -51,7 +51,13 @@ class Run {
   }
 
   async deposit(m: Member, asset: string, amount: string, network?: string) {
-    const d = await this.client.deposits.create({ member_id: m.id, asset, amount, tx_hash: `mwa-trigger-${randomUUID()}`, ...(network ? { network } : {}) });
+    const d = await this.client.deposits.create({
+      member_id: m.id,
+      asset,
+      amount,
+      tx_hash: `mwa-trigger-${randomUUID()}`,
+      ...(network ? { network } : {}),
+    });
     this.step(`deposit ${d.id}: ${amount} ${asset} credited`);
     this.created[`deposit_${asset.toLowerCase()}`] = d.id;
     return d;
@@ -75,14 +81,19 @@ class Run {
       const s = state(x);
       if (s === 'done') return x;
       if (s === 'failed') throw new CommandError(`${what} ended otherwise: ${JSON.stringify(x)}`);
-      if (Date.now() + delay > this.deadline) throw new CommandError(`${what}: not reached before the timeout (last seen ${JSON.stringify(x)}); is the service running its background workers?`);
+      if (Date.now() + delay > this.deadline)
+        throw new CommandError(
+          `${what}: not reached before the timeout (last seen ${JSON.stringify(x)}); is the service running ` +
+            `its background workers?`,
+        );
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(1000, delay * 2);
     }
   }
 }
 
-const statusIs = (target: string, failed: string[]) => (x: { status: string }) => (x.status === target ? 'done' : failed.includes(x.status) ? 'failed' : 'wait');
+const statusIs = (target: string, failed: string[]) => (x: { status: string }) =>
+  x.status === target ? 'done' : failed.includes(x.status) ? 'failed' : 'wait';
 
 /** A TRON address the service accepts (Base58Check). */
 const TRON_ADDRESS = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
@@ -94,7 +105,10 @@ const memberOf = (m: Member) => ({ id: m.id, external_member_id: m.external });
 async function withdrawal(run: Run, end: 'confirm' | 'fail') {
   const m = await run.member();
   await run.deposit(m, 'USDT', '100', 'TRON');
-  const w = await run.client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON_ADDRESS, amount: '10' }, { onBehalfOf: m.id });
+  const w = await run.client.withdrawals.create(
+    { asset: 'USDT', network: 'TRON', address: TRON_ADDRESS, amount: '10' },
+    { onBehalfOf: m.id },
+  );
   run.step(`withdrawal ${w.id}: 10 USDT locked`);
   if (end === 'confirm') await run.client.withdrawals.confirm(w.id);
   else await run.client.withdrawals.fail(w.id);
@@ -107,7 +121,8 @@ async function qrPayment(run: Run, outcome: 'completed' | 'failed') {
   const pay = () => run.client.qrpay.pay({ qr_code: payNowQr('12.50'), asset: 'SGD' }, { onBehalfOf: m.id });
   let p;
   if (outcome === 'failed') {
-    // The QR provider refuses (this merchant's sandbox only, cleared right after): the order fails and the freeze is returned.
+    // The QR provider refuses (this merchant's sandbox only, cleared right after): the order fails and the freeze is
+    // returned.
     await run.client.sandbox.presetUpstreamBehavior({ upstream: 'qrpay', behavior: 'reject' });
     try {
       p = await pay();
@@ -137,27 +152,54 @@ export const flows: Record<string, Flow> = {
     const m = await run.member();
     await run.kyc(m);
     await run.deposit(m, 'USDT', '100', 'TRON');
-    const payee = await run.client.remittance.createPayee({
-      country: 'DE', currency: 'EUR', method: 'LOCAL', clearing: 'SEPA', entity: 'INDIVIDUAL', nickname: 'mwa trigger',
-      fields: {
-        first_name: 'Max', last_name: 'Mustermann', 'bank_details.iban': 'DE89370400440532013000',
-        'address.country': 'DE', 'address.city': 'Köln', 'address.street_address': 'Heidestr. 17', 'address.postal_code': '51147',
+    const payee = await run.client.remittance.createPayee(
+      {
+        country: 'DE',
+        currency: 'EUR',
+        method: 'LOCAL',
+        clearing: 'SEPA',
+        entity: 'INDIVIDUAL',
+        nickname: 'mwa trigger',
+        fields: {
+          first_name: 'Max',
+          last_name: 'Mustermann',
+          'bank_details.iban': 'DE89370400440532013000',
+          'address.country': 'DE',
+          'address.city': 'Köln',
+          'address.street_address': 'Heidestr. 17',
+          'address.postal_code': '51147',
+        },
       },
-    }, { onBehalfOf: m.id });
+      { onBehalfOf: m.id },
+    );
     run.step(`payee ${payee.id} (SEPA, DE)`);
     run.created['payee'] = payee.id;
-    const r = await run.client.remittance.create({ payee_id: payee.id, source_asset: 'USDT', source_amount: '20' }, { onBehalfOf: m.id });
+    const r = await run.client.remittance.create(
+      { payee_id: payee.id, source_asset: 'USDT', source_amount: '20' },
+      { onBehalfOf: m.id },
+    );
     run.step(`remittance ${r.id}: 20 USDT to EUR (${r.status})`);
-    await run.until(`remittance ${r.id} completed`, () => run.client.remittance.get(r.id), statusIs('completed', ['failed', 'returned']));
+    await run.until(
+      `remittance ${r.id} completed`,
+      () => run.client.remittance.get(r.id),
+      statusIs('completed', ['failed', 'returned']),
+    );
     return { object: 'remittance_order', id: r.id, member: memberOf(m) };
   },
   'exchange.order.completed': async (run) => {
     const m = await run.member();
     await run.kyc(m);
     await run.deposit(m, 'USDT', '100', 'TRON');
-    const o = await run.client.exchange.execute({ from_asset: 'USDT', to_asset: 'BTC', from_amount: '50' }, { onBehalfOf: m.id });
+    const o = await run.client.exchange.execute(
+      { from_asset: 'USDT', to_asset: 'BTC', from_amount: '50' },
+      { onBehalfOf: m.id },
+    );
     run.step(`exchange order ${o.id}: 50 USDT to ${o.to_amount} BTC (${o.status})`);
-    await run.until(`exchange order ${o.id} completed`, () => run.client.exchange.get(o.id), statusIs('completed', ['failed', 'expired']));
+    await run.until(
+      `exchange order ${o.id} completed`,
+      () => run.client.exchange.get(o.id),
+      statusIs('completed', ['failed', 'expired']),
+    );
     return { object: 'exchange_order', id: o.id, member: memberOf(m) };
   },
   'earn.order.settled': async (run) => {
@@ -172,8 +214,12 @@ export const flows: Record<string, Flow> = {
     const clock = await run.client.sandbox.advanceClock(86_400);
     run.step(`sandbox clock advanced 1 day to ${clock.now}: the day's interest paid`);
     return {
-      object: 'earn_order', id: m.id, member: memberOf(m),
-      note: `a flexible order's daily payout names the member (data.id ${m.id}); the order is ${order.id}; the sandbox clock moved 1 day`,
+      object: 'earn_order',
+      id: m.id,
+      member: memberOf(m),
+      note:
+        `a flexible order's daily payout names the member (data.id ${m.id}); the order is ${order.id}; the ` +
+        `sandbox clock moved 1 day`,
     };
   },
   'card.topup.credited': async (run) => {
@@ -190,7 +236,11 @@ export const flows: Record<string, Flow> = {
     const cardId = approved.card_id;
     const topUp = await run.client.cards.topUp(cardId, { amount: '25', source_asset: 'USDT' }, { onBehalfOf: m.id });
     run.step(`top-up ${topUp.id}: 25 USDT (${topUp.status})`);
-    await run.until(`top-up ${topUp.id} credited`, () => run.client.cards.getTopUp(cardId, topUp.id, { onBehalfOf: m.id }), statusIs('credited', ['failed']));
+    await run.until(
+      `top-up ${topUp.id} credited`,
+      () => run.client.cards.getTopUp(cardId, topUp.id, { onBehalfOf: m.id }),
+      statusIs('credited', ['failed']),
+    );
     return { object: 'card_topup', id: topUp.id, member: memberOf(m) };
   },
   'kyc.profile.approved': async (run) => {
@@ -214,7 +264,7 @@ export const trigger: CommandSpec = {
     '',
     'earn.order.settled moves the sandbox clock one day; qrpay.order.failed makes the QR provider refuse',
     "this merchant's payments for the moment of the call. Flows that wait for an upstream (QR payment,",
-    'remittance, card top-up) need the service\'s background workers (on by default).',
+    "remittance, card top-up) need the service's background workers (on by default).",
     '',
     'Example: mwa listen --forward-to http://localhost:3000/hooks & mwa trigger deposit.credited',
   ].join('\n'),
@@ -239,17 +289,21 @@ export const trigger: CommandSpec = {
     const run = new Run(client, Date.now() + timeoutS * 1000, (text) => ctx.note(text));
     const r = await flow(run);
     const result: TriggerResult = { event_type: type, ...r, created: run.created };
-    ctx.result(result, `${type}: ${r.object} ${r.id} (member ${r.member.external_member_id})${r.note ? `\n  ${r.note}` : ''}`);
+    ctx.result(
+      result,
+      `${type}: ${r.object} ${r.id} (member ${r.member.external_member_id})${r.note ? `\n  ${r.note}` : ''}`,
+    );
   },
 };
 
-/** A production key must not get members, deposits and payments made up: the sandbox clock answers only in the sandbox. */
+/** A production key must not get members, deposits and payments made up: the sandbox clock answers only in the sandbox.
+ * */
 async function sandboxOnly(client: MerchantWalletClient): Promise<void> {
   try {
     await client.sandbox.clock();
   } catch (err) {
-    if (err instanceof MerchantWalletNotFoundError) throw new CommandError('mwa trigger works in the sandbox only (this key and base URL are production)');
+    if (err instanceof MerchantWalletNotFoundError)
+      throw new CommandError('mwa trigger works in the sandbox only (this key and base URL are production)');
     throw err;
   }
 }
-

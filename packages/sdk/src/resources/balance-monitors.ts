@@ -8,7 +8,8 @@ export type DeletedBalanceMonitor = Schemas['DeletedBalanceMonitor'];
 export interface CreateBalanceMonitorBody {
   balance: 'prepaid' | 'custody';
   asset: string;
-  /** Decimal string > 0: `balance_monitor.triggered` when the balance falls below it, `.resolved` when back at or above. */
+  /** Decimal string > 0: `balance_monitor.triggered` when the balance falls below it, `.resolved` when back at or
+   * above. */
   below: string;
 }
 
@@ -23,7 +24,8 @@ export interface BalanceMonitorsResource {
 
 export function createBalanceMonitorsResource(host: ResourceHost): BalanceMonitorsResource {
   return {
-    create: (body, opts) => host.request<BalanceMonitor>({ method: 'POST', path: '/v1/balance-monitors', body, ...writeOpts(opts) }),
+    create: (body, opts) =>
+      host.request<BalanceMonitor>({ method: 'POST', path: '/v1/balance-monitors', body, ...writeOpts(opts) }),
     list: (opts) => host.paginate<BalanceMonitor>('/v1/balance-monitors', { limit: opts?.limit }),
     delete: (id) => host.request<DeletedBalanceMonitor>({ method: 'DELETE', path: `/v1/balance-monitors/${seg(id)}` }),
   };

@@ -9,8 +9,14 @@ export interface BalancesResource {
 
 export function createBalancesResource(host: ResourceHost): BalancesResource {
   return {
-    list: (opts) => data(host.request<ListEnvelope<Balance>>({
-      method: 'GET', path: '/v1/balances', onBehalfOf: opts.onBehalfOf, ...(opts.asOf === undefined ? {} : { query: { as_of: isoTime(opts.asOf) } }),
-    })),
+    list: (opts) =>
+      data(
+        host.request<ListEnvelope<Balance>>({
+          method: 'GET',
+          path: '/v1/balances',
+          onBehalfOf: opts.onBehalfOf,
+          ...(opts.asOf === undefined ? {} : { query: { as_of: isoTime(opts.asOf) } }),
+        }),
+      ),
   };
 }

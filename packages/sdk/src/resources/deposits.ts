@@ -14,7 +14,8 @@ export interface DepositsResource {
 export function createDepositsResource(host: ResourceHost): DepositsResource {
   return {
     create: (body, opts) => host.request<Deposit>({ method: 'POST', path: '/v1/deposits', body, ...writeOpts(opts) }),
-    get: (id, opts) => host.request<Deposit>({ method: 'GET', path: `/v1/deposits/${seg(id)}`, onBehalfOf: opts?.onBehalfOf }),
+    get: (id, opts) =>
+      host.request<Deposit>({ method: 'GET', path: `/v1/deposits/${seg(id)}`, onBehalfOf: opts?.onBehalfOf }),
     list: (opts) =>
       host.paginate<Deposit>('/v1/deposits', {
         query: {

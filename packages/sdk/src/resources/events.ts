@@ -12,7 +12,8 @@ export interface EventListFilters {
   created_gte?: string | Date;
   /** Created before (exclusive). */
   created_lt?: string | Date;
-  /** `true`: every delivery record of the event is `sent`; `false`: at least one is `failed`, `dead` or `no_subscriber`. */
+  /** `true`: every delivery record of the event is `sent`; `false`: at least one is `failed`, `dead` or
+   * `no_subscriber`. */
   delivery_success?: boolean;
 }
 

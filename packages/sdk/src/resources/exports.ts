@@ -6,7 +6,15 @@ import { seg, writeOpts, isoTime, type ResourceHost, type WriteOptions } from '.
 export type Export = Schemas['Export'];
 export type ExportRequest = Schemas['ExportRequest'];
 export type ExportKind =
-  | 'deposits' | 'withdrawals' | 'remittances' | 'exchange_orders' | 'earn_orders' | 'qrpay_payments' | 'card_transactions' | 'ledger_entries' | 'member_balances';
+  | 'deposits'
+  | 'withdrawals'
+  | 'remittances'
+  | 'exchange_orders'
+  | 'earn_orders'
+  | 'qrpay_payments'
+  | 'card_transactions'
+  | 'ledger_entries'
+  | 'member_balances';
 
 export interface CreateExportBody {
   kind: ExportKind;
@@ -37,17 +45,23 @@ export interface ExportsResource {
 
 export function createExportsResource(host: ResourceHost): ExportsResource {
   return {
-    create: (body, opts) => host.request<ExportRequest>({
-      method: 'POST', path: '/v1/exports', body: { ...body, created_gte: isoTime(body.created_gte), created_lt: isoTime(body.created_lt) }, ...writeOpts(opts),
-    }),
+    create: (body, opts) =>
+      host.request<ExportRequest>({
+        method: 'POST',
+        path: '/v1/exports',
+        body: { ...body, created_gte: isoTime(body.created_gte), created_lt: isoTime(body.created_lt) },
+        ...writeOpts(opts),
+      }),
     list: (opts) => host.paginate<Export>('/v1/exports', { limit: opts?.limit }),
     get: (id) => host.request<Export>({ method: 'GET', path: `/v1/exports/${seg(id)}` }),
     download: async (id, opts) => {
       const res = await host.openStream({
-        path: `/v1/exports/${seg(id)}/file`, headers: { accept: 'text/csv, application/x-ndjson' }, ...(opts?.idleTimeoutMs ? { idleTimeoutMs: opts.idleTimeoutMs } : {}),
+        path: `/v1/exports/${seg(id)}/file`,
+        headers: { accept: 'text/csv, application/x-ndjson' },
+        ...(opts?.idleTimeoutMs ? { idleTimeoutMs: opts.idleTimeoutMs } : {}),
       });
       const type = res.headers['content-type'];
-      return { contentType: Array.isArray(type) ? type[0] ?? '' : type ?? '', body: res.body };
+      return { contentType: Array.isArray(type) ? (type[0] ?? '') : (type ?? ''), body: res.body };
     },
   };
 }

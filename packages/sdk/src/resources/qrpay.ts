@@ -17,13 +17,37 @@ export interface QrpayResource {
 
 export function createQrpayResource(host: ResourceHost): QrpayResource {
   return {
-    schemes: (opts) => data(host.request<ListEnvelope<QrScheme>>({ method: 'GET', path: '/v1/qrpay/schemes', onBehalfOf: opts?.onBehalfOf })),
+    schemes: (opts) =>
+      data(
+        host.request<ListEnvelope<QrScheme>>({
+          method: 'GET',
+          path: '/v1/qrpay/schemes',
+          onBehalfOf: opts?.onBehalfOf,
+        }),
+      ),
     decode: (qrCode, opts) =>
-      host.request<DecodedQr>({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code: qrCode }, onBehalfOf: opts.onBehalfOf, idempotencyKey: false }),
+      host.request<DecodedQr>({
+        method: 'POST',
+        path: '/v1/qrpay/decode',
+        body: { qr_code: qrCode },
+        onBehalfOf: opts.onBehalfOf,
+        idempotencyKey: false,
+      }),
     pay: (body, opts) =>
-      host.request<QrPayment>({ method: 'POST', path: '/v1/qrpay/payments', body, onBehalfOf: opts.onBehalfOf, ...writeOpts(opts) }),
-    get: (id, opts) => host.request<QrPayment>({ method: 'GET', path: `/v1/qrpay/payments/${seg(id)}`, onBehalfOf: opts?.onBehalfOf }),
+      host.request<QrPayment>({
+        method: 'POST',
+        path: '/v1/qrpay/payments',
+        body,
+        onBehalfOf: opts.onBehalfOf,
+        ...writeOpts(opts),
+      }),
+    get: (id, opts) =>
+      host.request<QrPayment>({ method: 'GET', path: `/v1/qrpay/payments/${seg(id)}`, onBehalfOf: opts?.onBehalfOf }),
     list: (opts) =>
-      host.paginate<QrPayment>('/v1/qrpay/payments', { query: { status: opts?.status }, onBehalfOf: opts?.onBehalfOf, limit: opts?.limit }),
+      host.paginate<QrPayment>('/v1/qrpay/payments', {
+        query: { status: opts?.status },
+        onBehalfOf: opts?.onBehalfOf,
+        limit: opts?.limit,
+      }),
   };
 }

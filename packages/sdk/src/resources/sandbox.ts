@@ -11,8 +11,12 @@ export interface SandboxResource {
    * retries, ...) has run. Replaces sleeping in a merchant's tests.
    */
   advanceClock(seconds: number, opts?: WriteOptions): Promise<SandboxClock>;
-  /** POST /v1/sandbox/upstream-behavior (idempotent): presets one upstream's answer for an hour of the sandbox clock. */
-  presetUpstreamBehavior(body: { upstream: string; behavior: string }, opts?: WriteOptions): Promise<UpstreamBehaviorPreset>;
+  /** POST /v1/sandbox/upstream-behavior (idempotent): presets one upstream's answer for an hour of the sandbox clock.
+   * */
+  presetUpstreamBehavior(
+    body: { upstream: string; behavior: string },
+    opts?: WriteOptions,
+  ): Promise<UpstreamBehaviorPreset>;
   /** POST /v1/sandbox/reset (idempotent): clears this merchant's sandbox logs and presets (never money). */
   reset(opts?: WriteOptions): Promise<SandboxReset>;
 }
@@ -21,9 +25,20 @@ export function createSandboxResource(host: ResourceHost): SandboxResource {
   return {
     clock: () => host.request<SandboxClock>({ method: 'GET', path: '/v1/sandbox/clock' }),
     advanceClock: (seconds, opts) =>
-      host.request<SandboxClock>({ method: 'POST', path: '/v1/sandbox/clock/advance', body: { seconds }, idempotencyKey: key(opts) }),
+      host.request<SandboxClock>({
+        method: 'POST',
+        path: '/v1/sandbox/clock/advance',
+        body: { seconds },
+        idempotencyKey: key(opts),
+      }),
     presetUpstreamBehavior: (body, opts) =>
-      host.request<UpstreamBehaviorPreset>({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body, idempotencyKey: key(opts) }),
-    reset: (opts) => host.request<SandboxReset>({ method: 'POST', path: '/v1/sandbox/reset', idempotencyKey: key(opts) }),
+      host.request<UpstreamBehaviorPreset>({
+        method: 'POST',
+        path: '/v1/sandbox/upstream-behavior',
+        body,
+        idempotencyKey: key(opts),
+      }),
+    reset: (opts) =>
+      host.request<SandboxReset>({ method: 'POST', path: '/v1/sandbox/reset', idempotencyKey: key(opts) }),
   };
 }

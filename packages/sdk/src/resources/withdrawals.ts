@@ -25,10 +25,21 @@ export function createWithdrawalsResource(host: ResourceHost): WithdrawalsResour
         onBehalfOf: opts.onBehalfOf,
         ...writeOpts(opts),
       }),
-    get: (id, opts) => host.request<Withdrawal>({ method: 'GET', path: `/v1/withdrawals/${seg(id)}`, onBehalfOf: opts?.onBehalfOf }),
-    list: (opts) => host.paginate<Withdrawal>('/v1/withdrawals', { query: { status: opts?.status }, onBehalfOf: opts?.onBehalfOf, limit: opts?.limit }),
+    get: (id, opts) =>
+      host.request<Withdrawal>({ method: 'GET', path: `/v1/withdrawals/${seg(id)}`, onBehalfOf: opts?.onBehalfOf }),
+    list: (opts) =>
+      host.paginate<Withdrawal>('/v1/withdrawals', {
+        query: { status: opts?.status },
+        onBehalfOf: opts?.onBehalfOf,
+        limit: opts?.limit,
+      }),
     confirm: (id, opts) =>
-      host.request<WithdrawalConfirmation>({ method: 'POST', path: `/v1/withdrawals/${seg(id)}/confirm`, ...writeOpts(opts) }),
-    fail: (id, opts) => host.request<Withdrawal>({ method: 'POST', path: `/v1/withdrawals/${seg(id)}/fail`, ...writeOpts(opts) }),
+      host.request<WithdrawalConfirmation>({
+        method: 'POST',
+        path: `/v1/withdrawals/${seg(id)}/confirm`,
+        ...writeOpts(opts),
+      }),
+    fail: (id, opts) =>
+      host.request<Withdrawal>({ method: 'POST', path: `/v1/withdrawals/${seg(id)}/fail`, ...writeOpts(opts) }),
   };
 }

@@ -3,9 +3,18 @@ import type { CardApplicationRow } from './tables.js';
 
 /** Reads of card applications. */
 
-export async function findApplication(db: Db, caller: CardCaller, id: string, forUpdate = false): Promise<CardApplicationRow | undefined> {
-  let q = db.selectFrom('card_applications').selectAll()
-    .where('id', '=', withIdPrefix('cap', id)).where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+export async function findApplication(
+  db: Db,
+  caller: CardCaller,
+  id: string,
+  forUpdate = false,
+): Promise<CardApplicationRow | undefined> {
+  let q = db
+    .selectFrom('card_applications')
+    .selectAll()
+    .where('id', '=', withIdPrefix('cap', id))
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
   return forUpdate ? q.forNoKeyUpdate().executeTakeFirst() : q.executeTakeFirst();
 }

@@ -31,42 +31,84 @@ import type { CardApplicationRow } from './tables.js';
 export const applicationReconcileName = 'card.application_reconcile';
 
 /** Applications of the scope whose submission outcome is not known yet. */
-const openApplications = (db: Db, scope: ClockScope) => db.selectFrom('card_applications')
-  .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment)
-  .where('status', '=', 'pending').where('upstream_outcome', '<>', 'accepted').where('next_check_at', 'is not', null);
+const openApplications = (db: Db, scope: ClockScope) =>
+  db
+    .selectFrom('card_applications')
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('status', '=', 'pending')
+    .where('upstream_outcome', '<>', 'accepted')
+    .where('next_check_at', 'is not', null);
 
 /** Asks the issuer about one application and applies the answer (once, under the row's lock). */
 export async function reconcileApplication(ctx: ServiceContext, app: CardApplicationRow, now: Date): Promise<void> {
   const call = { merchantId: app.merchant_id, environment: app.environment };
-  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.card.applicationStatus(call, app.id));
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+    ctx.upstreams.card.applicationStatus(call, app.id),
+  );
   const callAgeMs = now.getTime() - new Date(app.created_at).getTime();
-  let decision: ApplicationReconcileDecision = applicationQueryDecision(answer, callAgeMs, ctx.config.upstreamNotFoundGraceMs);
+  let decision: ApplicationReconcileDecision = applicationQueryDecision(
+    answer,
+    callAgeMs,
+    ctx.config.upstreamNotFoundGraceMs,
+  );
   if (decision.kind === 'resubmit') {
     const product = (await productBySeq(ctx.db, app.environment, app.product_seq))!;
     const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-      ctx.upstreams.card.submitApplication(call, { requestId: app.id, bin: product.bin, formFactor: product.form_factor }));
+      ctx.upstreams.card.submitApplication(call, {
+        requestId: app.id,
+        bin: product.bin,
+        formFactor: product.form_factor,
+      }),
+    );
     decision = applicationResubmitDecision(outcome);
   }
   await ctx.db.transaction().execute(async (trx) => {
     const locked = await findApplication(trx, call, app.id, true);
-    if (!locked || locked.status !== 'pending' || locked.upstream_outcome === 'accepted' || locked.next_check_at === null) return;
+    if (
+      !locked ||
+      locked.status !== 'pending' ||
+      locked.upstream_outcome === 'accepted' ||
+      locked.next_check_at === null
+    )
+      return;
     const checks = locked.check_count + 1;
     if (decision.kind === 'decide') {
       await trx.updateTable('card_applications').set({ check_count: checks }).where('id', '=', app.id).execute();
-      await decide(ctx, trx, { ...locked, check_count: checks }, decision.decision, answer.kind === 'found' ? answer.card : undefined);
+      await decide(
+        ctx,
+        trx,
+        { ...locked, check_count: checks },
+        decision.decision,
+        answer.kind === 'found' ? answer.card : undefined,
+      );
       return;
     }
     if (decision.kind === 'received') {
-      await trx.updateTable('card_applications').set({ upstream_outcome: 'accepted', check_count: checks, next_check_at: null, updated_at: now })
-        .where('id', '=', app.id).execute();
+      await trx
+        .updateTable('card_applications')
+        .set({ upstream_outcome: 'accepted', check_count: checks, next_check_at: null, updated_at: now })
+        .where('id', '=', app.id)
+        .execute();
       return;
     }
-    await trx.updateTable('card_applications').set({ check_count: checks, next_check_at: nextCheck(ctx, checks, now) }).where('id', '=', app.id).execute();
-    if (decision.kind === 'wait' && decision.unknownStatus !== undefined) await alertApplicationUnknownStatus(trx, locked, decision.unknownStatus);
+    await trx
+      .updateTable('card_applications')
+      .set({ check_count: checks, next_check_at: nextCheck(ctx, checks, now) })
+      .where('id', '=', app.id)
+      .execute();
+    if (decision.kind === 'wait' && decision.unknownStatus !== undefined)
+      await alertApplicationUnknownStatus(trx, locked, decision.unknownStatus);
     if (checks === reconcileStalledAfterChecks) {
       await raiseAlert(trx, {
-        kind: 'upstream.reconciliation_stalled', merchantId: app.merchant_id, environment: app.environment, object: 'card_application', objectId: app.id,
-        message: `Card application ${app.id}: the issuer's answer to its submission is still unknown after ${checks} status queries; the opening fee stays frozen.`,
+        kind: 'upstream.reconciliation_stalled',
+        merchantId: app.merchant_id,
+        environment: app.environment,
+        object: 'card_application',
+        objectId: app.id,
+        message:
+          `Card application ${app.id}: the issuer's answer to its submission is still unknown after ${checks} ` +
+          `status queries; the opening fee stays frozen.`,
       });
     }
   });
@@ -75,20 +117,35 @@ export async function reconcileApplication(ctx: ServiceContext, app: CardApplica
 export const applicationReconcileProcess: TimedProcess = {
   name: applicationReconcileName,
   async nextDue(db, scope) {
-    const row = await openApplications(db, scope).select(sql<Date | null>`min(next_check_at)`.as('due')).executeTakeFirst();
+    const row = await openApplications(db, scope)
+      .select(sql<Date | null>`min(next_check_at)`.as('due'))
+      .executeTakeFirst();
     return row?.due ? new Date(row.due) : null;
   },
   async runDue(ctx, scope, now) {
-    const due = await openApplications(ctx.db, scope).selectAll().where('next_check_at', '<=', now)
-      .orderBy('next_check_at').limit(reconcileBatchMax).execute();
+    const due = await openApplications(ctx.db, scope)
+      .selectAll()
+      .where('next_check_at', '<=', now)
+      .orderBy('next_check_at')
+      .limit(reconcileBatchMax)
+      .execute();
     for (const app of due) {
       try {
         await reconcileApplication(ctx, app, now);
       } catch (err) {
-        reportFailure(ctx, { job: applicationReconcileName, attempt: app.check_count + 1 }, err, `card application ${app.id}: reconciliation failed; retried later`);
+        reportFailure(
+          ctx,
+          { job: applicationReconcileName, attempt: app.check_count + 1 },
+          err,
+          `card application ${app.id}: reconciliation failed; retried later`,
+        );
         // Its next check moves on, so that a failing row does not hold the clock (the TimedProcess contract).
-        await ctx.db.updateTable('card_applications').set({ next_check_at: nextCheck(ctx, app.check_count + 1, now) })
-          .where('id', '=', app.id).where('next_check_at', '<=', now).execute();
+        await ctx.db
+          .updateTable('card_applications')
+          .set({ next_check_at: nextCheck(ctx, app.check_count + 1, now) })
+          .where('id', '=', app.id)
+          .where('next_check_at', '<=', now)
+          .execute();
       }
     }
   },

@@ -3,7 +3,13 @@ import { newId } from '../../../platform/ids.js';
 import { ApiError } from '../../../platform/errors.js';
 import { completeTicket, voidSubjectTickets, voidTicket } from '../../hosted-screens/queries.js';
 import {
-  fieldset, fileField, form, html, summaryList, type FieldError, type FormState,
+  fieldset,
+  fileField,
+  form,
+  html,
+  summaryList,
+  type FieldError,
+  type FormState,
 } from '../../hosted-screens/html.js';
 import type { HostedScreen, ScreenPage, UploadedFile } from '../../hosted-screens/screen.js';
 import type { Ticket } from '../../hosted-screens/rules.js';
@@ -29,7 +35,10 @@ const supplementImageKeyLabel = 'cards/supplement-images/v1' as const;
 
 const scopeOf = (t: Ticket) => ({ merchantId: t.merchant_id, environment: t.environment, memberId: t.member_id });
 
-const gonePage: ScreenPage = { title: 'Nothing to send', body: html`<p>This application no longer needs documents. You can close this page.</p>` };
+const gonePage: ScreenPage = {
+  title: 'Nothing to send',
+  body: html`<p>This application no longer needs documents. You can close this page.</p>`,
+};
 const sentPage: ScreenPage = {
   title: 'Documents sent',
   body: html`<p class="notice">Thank you. Your documents have been sent and your card application continues.</p><p>You can close this page.</p>`,
@@ -40,15 +49,32 @@ async function pendingApplication(db: Db, ticket: Ticket, now: Date, forUpdate =
   return app && supplementOpen(app, now) ? app : undefined;
 }
 
-async function storeImages(ctx: Parameters<HostedScreen['submit']>[0], trx: Db, ticket: Ticket, applicationId: string, images: { kind: 'document' | 'selfie'; data: Buffer; type: string }[]) {
+async function storeImages(
+  ctx: Parameters<HostedScreen['submit']>[0],
+  trx: Db,
+  ticket: Ticket,
+  applicationId: string,
+  images: { kind: 'document' | 'selfie'; data: Buffer; type: string }[],
+) {
   const key = configuredKey(ctx.config, supplementImageKeyLabel);
   for (const image of images) {
     const id = newId('csi');
     const sealed = sealImage(key, { imageId: id, memberId: ticket.member_id, kind: image.kind }, image.data);
-    await trx.insertInto('card_supplement_images').values({
-      id, application_id: applicationId, member_id: ticket.member_id, kind: image.kind, content_type: image.type, size_bytes: image.data.length,
-      key_label: supplementImageKeyLabel, iv: sealed.iv, ciphertext: sealed.ciphertext, auth_tag: sealed.authTag,
-    }).execute();
+    await trx
+      .insertInto('card_supplement_images')
+      .values({
+        id,
+        application_id: applicationId,
+        member_id: ticket.member_id,
+        kind: image.kind,
+        content_type: image.type,
+        size_bytes: image.data.length,
+        key_label: supplementImageKeyLabel,
+        iv: sealed.iv,
+        ciphertext: sealed.ciphertext,
+        auth_tag: sealed.authTag,
+      })
+      .execute();
   }
 }
 
@@ -62,7 +88,9 @@ async function spendTicket(trx: Db, ticket: Ticket, applicationId: string, now: 
   await voidSubjectTickets(trx, ticket.member_id, 'card_supplement', applicationId);
 }
 
-function readImages(files: readonly UploadedFile[]): { images: { kind: 'document' | 'selfie'; data: Buffer; type: string }[] } | { errors: FieldError[] } {
+function readImages(
+  files: readonly UploadedFile[],
+): { images: { kind: 'document' | 'selfie'; data: Buffer; type: string }[] } | { errors: FieldError[] } {
   const last: Partial<Record<ImageFieldName, UploadedFile>> = {};
   for (const f of files) if (f.field in imageFields) last[f.field as ImageFieldName] = f;
   const errors: FieldError[] = [];
@@ -75,7 +103,10 @@ function readImages(files: readonly UploadedFile[]): { images: { kind: 'document
   return errors.length > 0 ? { errors } : { images };
 }
 
-const sandboxPng = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const sandboxPng = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 export const cardSupplementScreen: HostedScreen = {
   purpose: 'card_supplement',
@@ -86,11 +117,22 @@ export const cardSupplementScreen: HostedScreen = {
     const s: FormState = state;
     const details = profile
       ? summaryList([
-        { label: 'Name', value: `${profile.first_name} ${profile.last_name}` },
-        { label: 'Date of birth', value: profile.birth_date },
-        { label: 'Document number', value: profile.document_number },
-        { label: 'Home address', value: [profile.address_line1, profile.address_line2, profile.postal_code, profile.city, profile.address_country].filter(Boolean).join(', ') },
-      ])
+          { label: 'Name', value: `${profile.first_name} ${profile.last_name}` },
+          { label: 'Date of birth', value: profile.birth_date },
+          { label: 'Document number', value: profile.document_number },
+          {
+            label: 'Home address',
+            value: [
+              profile.address_line1,
+              profile.address_line2,
+              profile.postal_code,
+              profile.city,
+              profile.address_country,
+            ]
+              .filter(Boolean)
+              .join(', '),
+          },
+        ])
       : html`<p>We have no identity details on record yet.</p>`;
     const imageHint = `A JPEG or PNG image, smaller than ${imageSizeMaxMb} MB.`;
     return {
@@ -98,8 +140,24 @@ export const cardSupplementScreen: HostedScreen = {
       body: html`<p>The card issuer needs new photos to finish your card application. Both photos are required.</p>
         ${fieldset('Your details', [details, html`<p class="hint">These details cannot be changed here. If they are wrong, update your profile in the app.</p>`])}
         ${form(state.form, { multipart: true, submitLabel: 'Send photos' }, [
-          fieldset('Identity document', [fileField(s, { name: 'document_image', label: 'Photo of the document', hint: `The page with your photo. ${imageHint}`, accept: imageAccept, required: true })]),
-          fieldset('Your photo', [fileField(s, { name: 'selfie_image', label: 'Photo of your face', hint: `Face the camera in good light, without glasses or a hat. ${imageHint}`, accept: imageAccept, required: true })]),
+          fieldset('Identity document', [
+            fileField(s, {
+              name: 'document_image',
+              label: 'Photo of the document',
+              hint: `The page with your photo. ${imageHint}`,
+              accept: imageAccept,
+              required: true,
+            }),
+          ]),
+          fieldset('Your photo', [
+            fileField(s, {
+              name: 'selfie_image',
+              label: 'Photo of your face',
+              hint: `Face the camera in good light, without glasses or a hat. ${imageHint}`,
+              accept: imageAccept,
+              required: true,
+            }),
+          ]),
         ])}`,
     };
   },
@@ -118,10 +176,14 @@ export const cardSupplementScreen: HostedScreen = {
     return { kind: 'done', page: sentPage };
   },
   async sandboxComplete(ctx, trx, ticket, outcome, now) {
-    if (outcome !== 'submitted') throw new ApiError('invalid_request', 'This screen is completed with outcome `submitted`.');
+    if (outcome !== 'submitted')
+      throw new ApiError('invalid_request', 'This screen is completed with outcome `submitted`.');
     const app = await pendingApplication(trx, ticket, now, true);
     if (!app) throw new ApiError('state_invalid', 'The application no longer needs documents.');
-    await storeImages(ctx, trx, ticket, app.id, [{ kind: 'document', data: sandboxPng, type: 'image/png' }, { kind: 'selfie', data: sandboxPng, type: 'image/png' }]);
+    await storeImages(ctx, trx, ticket, app.id, [
+      { kind: 'document', data: sandboxPng, type: 'image/png' },
+      { kind: 'selfie', data: sandboxPng, type: 'image/png' },
+    ]);
     await supplementSubmitted(ctx, trx, app);
     await spendTicket(trx, ticket, app.id, now);
   },

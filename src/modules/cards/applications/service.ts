@@ -24,10 +24,19 @@ import { externalIdOf, scaleOf, type CardCaller, type Db, type MemberCardCaller 
 import { findApplication } from './queries.js';
 import { addressProblems, normaliseAddress } from '../shared/rules.js';
 import {
-  cardEntryKinds, cardReferenceType, feeChargeLines, feeFreezeLines, feeInSource, feeRefundLines,
+  cardEntryKinds,
+  cardReferenceType,
+  feeChargeLines,
+  feeFreezeLines,
+  feeInSource,
+  feeRefundLines,
 } from './rules.js';
 import {
-  applicationReceived, applicationTransition, outsideApplicationEnumeration, supplementOpen, type ApplicationEvent,
+  applicationReceived,
+  applicationTransition,
+  outsideApplicationEnumeration,
+  supplementOpen,
+  type ApplicationEvent,
 } from './state.js';
 import { openingInventory, openingStatus } from '../cards/state.js';
 import type { Address } from '../shared/tables.js';
@@ -56,25 +65,47 @@ export interface ApplicationInput {
 
 async function emitApplication(trx: Db, a: CardApplicationRow): Promise<void> {
   await recordEvent(trx, {
-    merchantId: a.merchant_id, environment: a.environment, type: `card.application.${a.status}`, object: 'card_application',
-    objectId: a.id, externalMemberId: await externalIdOf(trx, a.member_id), status: a.status, statusVersion: a.status_version,
+    merchantId: a.merchant_id,
+    environment: a.environment,
+    type: `card.application.${a.status}`,
+    object: 'card_application',
+    objectId: a.id,
+    externalMemberId: await externalIdOf(trx, a.member_id),
+    status: a.status,
+    statusVersion: a.status_version,
   });
 }
 
 async function emitCard(trx: Db, c: CardRow): Promise<void> {
   await recordEvent(trx, {
-    merchantId: c.merchant_id, environment: c.environment, type: `card.${c.status}`, object: 'card',
-    objectId: c.id, externalMemberId: await externalIdOf(trx, c.member_id), status: c.status, statusVersion: c.status_version,
+    merchantId: c.merchant_id,
+    environment: c.environment,
+    type: `card.${c.status}`,
+    object: 'card',
+    objectId: c.id,
+    externalMemberId: await externalIdOf(trx, c.member_id),
+    status: c.status,
+    statusVersion: c.status_version,
   });
 }
 
 export { emitCard };
 
-async function postFee(trx: Transaction<Database>, a: CardApplicationRow, kind: string, lines: (p: { memberId: string; merchantId: string; fee: bigint }) => EntryLine[]) {
+async function postFee(
+  trx: Transaction<Database>,
+  a: CardApplicationRow,
+  kind: string,
+  lines: (p: { memberId: string; merchantId: string; fee: bigint }) => EntryLine[],
+) {
   const fee = minorFromDb(a.fee);
   if (fee === 0n) return;
   await postEntry(trx, {
-    environment: a.environment, merchantId: a.merchant_id, kind, referenceType: cardReferenceType, referenceId: a.id, asset: a.source_asset,
+    environment: a.environment,
+    merchantId: a.merchant_id,
+    kind,
+    referenceType: cardReferenceType,
+    referenceId: a.id,
+    asset: a.source_asset,
     lines: lines({ memberId: a.member_id, merchantId: a.merchant_id, fee }),
   });
 }
@@ -84,17 +115,34 @@ async function postFee(trx: Transaction<Database>, a: CardApplicationRow, kind: 
  * the application is created and again when the issuer approves it (a profile update under re-review
  * drops the level to 0 meanwhile: no card is opened then).
  */
-async function cardKycPasses(trx: Db, environment: CardApplicationRow['environment'], memberId: string): Promise<boolean> {
-  const member = await trx.selectFrom('members').select('kyc_level').where('id', '=', memberId).executeTakeFirstOrThrow();
-  return member.kyc_level >= await minKycLevel(trx, environment, 'card_issuing');
+async function cardKycPasses(
+  trx: Db,
+  environment: CardApplicationRow['environment'],
+  memberId: string,
+): Promise<boolean> {
+  const member = await trx
+    .selectFrom('members')
+    .select('kyc_level')
+    .where('id', '=', memberId)
+    .executeTakeFirstOrThrow();
+  return member.kyc_level >= (await minKycLevel(trx, environment, 'card_issuing'));
 }
 
 /** Step 1 of `POST /v1/cards/applications`, committed with the key's claim: the application and the frozen fee. */
-export async function createApplication(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, input: ApplicationInput): Promise<CardApplicationRow> {
-  if (!await cardKycPasses(trx, caller.environment, caller.memberId)) throw new ApiError('kyc_required');
+export async function createApplication(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  caller: MemberCardCaller,
+  input: ApplicationInput,
+): Promise<CardApplicationRow> {
+  if (!(await cardKycPasses(trx, caller.environment, caller.memberId))) throw new ApiError('kyc_required');
   const seq = productSeqOf(input.product_id);
   const product = seq ? await productBySeq(trx, caller.environment, seq) : undefined;
-  if (!product || !product.enabled || !binAllowed(await authorisedBins(trx, caller.merchantId, caller.environment), product.bin)) {
+  if (
+    !product ||
+    !product.enabled ||
+    !binAllowed(await authorisedBins(trx, caller.merchantId, caller.environment), product.bin)
+  ) {
     throw new ApiError('product_not_available', 'No such card product for this merchant.');
   }
   const sourceAsset = input.source_asset.toUpperCase();
@@ -105,23 +153,50 @@ export async function createApplication(ctx: ServiceContext, trx: Transaction<Da
   let shipping: Address | null = null;
   if (product.form_factor === 'physical') {
     const problems = addressProblems(input.shipping_address, 'shipping_address.');
-    if (problems.length > 0) throw new ApiError('invalid_fields', 'A physical card needs a shipping address.', { fields: problems, reason: 'validation_failed' });
+    if (problems.length > 0)
+      throw new ApiError('invalid_fields', 'A physical card needs a shipping address.', {
+        fields: problems,
+        reason: 'validation_failed',
+      });
     shipping = normaliseAddress(input.shipping_address!);
   }
   const fee = feeInSource(minorFromDb(product.opening_fee), await scaleOf(trx, product.currency), asset.scale);
   const now = await ctx.clock.now(trx, caller);
-  const app = await trx.insertInto('card_applications').values({
-    id: newId('cap'), merchant_id: caller.merchantId, environment: caller.environment, member_id: caller.memberId, product_seq: product.seq,
-    source_asset: sourceAsset, fee: fee.toString(), shipping_address: shipping ? JSON.stringify(shipping) : null, status: 'pending', status_version: 1,
-    upstream_outcome: 'none', upstream_ref: null, supplement_status: null, supplement_expires_at: null, card_id: null, failure_reason: null,
-    created_at: now, updated_at: now,
-    // Reconciliation takes it up if the submission never records an answer (a crash mid-call).
-    next_check_at: new Date(now.getTime() + submitLeaseMs),
-  }).returningAll().executeTakeFirstOrThrow();
+  const app = await trx
+    .insertInto('card_applications')
+    .values({
+      id: newId('cap'),
+      merchant_id: caller.merchantId,
+      environment: caller.environment,
+      member_id: caller.memberId,
+      product_seq: product.seq,
+      source_asset: sourceAsset,
+      fee: fee.toString(),
+      shipping_address: shipping ? JSON.stringify(shipping) : null,
+      status: 'pending',
+      status_version: 1,
+      upstream_outcome: 'none',
+      upstream_ref: null,
+      supplement_status: null,
+      supplement_expires_at: null,
+      card_id: null,
+      failure_reason: null,
+      created_at: now,
+      updated_at: now,
+      // Reconciliation takes it up if the submission never records an answer (a crash mid-call).
+      next_check_at: new Date(now.getTime() + submitLeaseMs),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
   if (fee > 0n) {
     await postEntryOrRefuse(trx, {
-      environment: caller.environment, merchantId: caller.merchantId, kind: cardEntryKinds.feeFreeze, referenceType: cardReferenceType,
-      referenceId: app.id, asset: sourceAsset, lines: feeFreezeLines({ memberId: caller.memberId, merchantId: caller.merchantId, fee }),
+      environment: caller.environment,
+      merchantId: caller.merchantId,
+      kind: cardEntryKinds.feeFreeze,
+      referenceType: cardReferenceType,
+      referenceId: app.id,
+      asset: sourceAsset,
+      lines: feeFreezeLines({ memberId: caller.memberId, merchantId: caller.merchantId, fee }),
     });
   }
   await emitApplication(trx, app);
@@ -137,38 +212,71 @@ export async function submitToIssuer(ctx: ServiceContext, app: CardApplicationRo
   const product = (await productBySeq(ctx.db, app.environment, app.product_seq))!;
   const call = { merchantId: app.merchant_id, environment: app.environment };
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.submitApplication(call, { requestId: app.id, bin: product.bin, formFactor: product.form_factor }));
+    ctx.upstreams.card.submitApplication(call, {
+      requestId: app.id,
+      bin: product.bin,
+      formFactor: product.form_factor,
+    }),
+  );
   const row = await ctx.db.transaction().execute(async (trx) => {
     const now = await ctx.clock.now(trx, call);
     const locked = (await findApplication(trx, call, app.id, true))!;
     if (locked.status !== 'pending' || locked.upstream_outcome === 'accepted') return locked;
     if (outcome.kind === 'accepted' && applicationReceived(outcome.status)) {
-      return trx.updateTable('card_applications').set({ upstream_outcome: 'accepted', upstream_ref: outcome.providerOrderId, next_check_at: null, updated_at: now })
-        .where('id', '=', app.id).returningAll().executeTakeFirstOrThrow();
+      return trx
+        .updateTable('card_applications')
+        .set({
+          upstream_outcome: 'accepted',
+          upstream_ref: outcome.providerOrderId,
+          next_check_at: null,
+          updated_at: now,
+        })
+        .where('id', '=', app.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
     }
     if (outcome.kind === 'rejected') return (await decide(ctx, trx, locked, 'rejected')) ?? locked;
     // Outcome unknown (timeout, 5xx, or an acceptance whose status does not say "received"):
     // reconciliation asks the issuer (reconcile.ts); nothing is refunded on it. A status outside
     // our enumeration is also an operator alert (the application is held as suspended).
-    if (outcome.kind === 'accepted' && outsideApplicationEnumeration(outcome.status)) await alertApplicationUnknownStatus(trx, locked, outcome.status);
+    if (outcome.kind === 'accepted' && outsideApplicationEnumeration(outcome.status))
+      await alertApplicationUnknownStatus(trx, locked, outcome.status);
     const firstCheck = recheckDelayMs(1, ctx.config.upstreamReconcileDelayMs, ctx.config.upstreamReconcileMaxDelayMs);
-    return trx.updateTable('card_applications').set({
-      upstream_outcome: 'unknown', next_check_at: new Date(now.getTime() + firstCheck), updated_at: now,
-      ...(outcome.kind === 'accepted' ? { upstream_ref: outcome.providerOrderId } : {}),
-    }).where('id', '=', app.id).returningAll().executeTakeFirstOrThrow();
+    return trx
+      .updateTable('card_applications')
+      .set({
+        upstream_outcome: 'unknown',
+        next_check_at: new Date(now.getTime() + firstCheck),
+        updated_at: now,
+        ...(outcome.kind === 'accepted' ? { upstream_ref: outcome.providerOrderId } : {}),
+      })
+      .where('id', '=', app.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
   });
   return applicationView(ctx.db, row);
 }
 
-/** One `upstream.unknown_status` alert per application while open: the issuer answered it with a status outside our enumeration. */
+/** One `upstream.unknown_status` alert per application while open: the issuer answered it with a status outside our
+ * enumeration. */
 export async function alertApplicationUnknownStatus(trx: Db, app: CardApplicationRow, status: string): Promise<void> {
   await raiseAlertOnce(trx, {
-    kind: 'upstream.unknown_status', merchantId: app.merchant_id, environment: app.environment, object: 'card_application', objectId: app.id,
-    message: `Card application ${app.id}: the issuer answered with a status outside our enumeration (${status}); it stays pending with the opening fee frozen until the issuer's decision is known.`,
+    kind: 'upstream.unknown_status',
+    merchantId: app.merchant_id,
+    environment: app.environment,
+    object: 'card_application',
+    objectId: app.id,
+    message:
+      `Card application ${app.id}: the issuer answered with a status outside our enumeration (${status}); it ` +
+      `stays pending with the opening fee frozen until the issuer's decision is known.`,
   });
 }
 
-const eventOf: Record<ApplicationDecision, ApplicationEvent> = { approved: 'approved', rejected: 'rejected', need_docs: 'need_docs' };
+const eventOf: Record<ApplicationDecision, ApplicationEvent> = {
+  approved: 'approved',
+  rejected: 'rejected',
+  need_docs: 'need_docs',
+};
 
 /**
  * Applies an issuer decision (or the supplement's expiry) to a locked application exactly once:
@@ -176,19 +284,29 @@ const eventOf: Record<ApplicationDecision, ApplicationEvent> = { approved: 'appr
  * updated row, the row itself on a replay, or throws `state_invalid`.
  */
 export async function decide(
-  ctx: ServiceContext, trx: Transaction<Database>, app: CardApplicationRow, decision: ApplicationDecision | 'expired', card?: IssuedCard,
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  app: CardApplicationRow,
+  decision: ApplicationDecision | 'expired',
+  card?: IssuedCard,
 ): Promise<CardApplicationRow | undefined> {
   const event: ApplicationEvent = decision === 'expired' ? 'supplement_expired' : eventOf[decision];
   const verdict = applicationTransition(app.status, event, app.supplement_status === 'pending');
   if (verdict.kind === 'replay') return app;
   if (verdict.kind === 'refuse') throw new ApiError(verdict.code, verdict.reason);
   const now = await ctx.clock.now(trx, { merchantId: app.merchant_id, environment: app.environment });
-  // A decision is the issuer's answer: nothing is left to reconcile (and a supplement sent back to review is not re-queried).
-  const set: Record<string, unknown> = { status: verdict.to, status_version: app.status_version + 1, next_check_at: null, updated_at: now };
+  // A decision is the issuer's answer: nothing is left to reconcile (and a supplement sent back to review is not
+  // re-queried).
+  const set: Record<string, unknown> = {
+    status: verdict.to,
+    status_version: app.status_version + 1,
+    next_check_at: null,
+    updated_at: now,
+  };
   if (event === 'need_docs' || event === 'approved') set.upstream_outcome = 'accepted';
   // The KYC gate again at approval: a member whose level fell below `card_issuing` since applying
   // (a profile update under re-review) gets no card; the application fails and the fee is refunded.
-  const kycLapsed = event === 'approved' && !await cardKycPasses(trx, app.environment, app.member_id);
+  const kycLapsed = event === 'approved' && !(await cardKycPasses(trx, app.environment, app.member_id));
   if (kycLapsed) {
     set.status = 'failed';
     set.failure_reason = 'kyc_required';
@@ -202,33 +320,70 @@ export async function decide(
   if (event === 'approved' && !kycLapsed) {
     if (!card) throw new Error(`cards: approval of ${app.id} without the issued card`);
     const product = (await productBySeq(trx, app.environment, app.product_seq))!;
-    const opened = await trx.insertInto('cards').values({
-      id: newId('crd'), merchant_id: app.merchant_id, environment: app.environment, member_id: app.member_id, application_id: app.id,
-      product_seq: app.product_seq, form_factor: product.form_factor, currency: product.currency, status: openingStatus(product.form_factor),
-      status_version: 1, upstream_ref: card.cardRef, last4: card.last4, exp_month: card.expMonth, exp_year: card.expYear,
-      billing_address: app.shipping_address ? JSON.stringify(app.shipping_address) : null, inventory_status: openingInventory(product.form_factor),
-      locked_until: null, activated_at: product.form_factor === 'virtual' ? now : null, created_at: now, updated_at: now,
-    }).returningAll().executeTakeFirstOrThrow();
+    const opened = await trx
+      .insertInto('cards')
+      .values({
+        id: newId('crd'),
+        merchant_id: app.merchant_id,
+        environment: app.environment,
+        member_id: app.member_id,
+        application_id: app.id,
+        product_seq: app.product_seq,
+        form_factor: product.form_factor,
+        currency: product.currency,
+        status: openingStatus(product.form_factor),
+        status_version: 1,
+        upstream_ref: card.cardRef,
+        last4: card.last4,
+        exp_month: card.expMonth,
+        exp_year: card.expYear,
+        billing_address: app.shipping_address ? JSON.stringify(app.shipping_address) : null,
+        inventory_status: openingInventory(product.form_factor),
+        locked_until: null,
+        activated_at: product.form_factor === 'virtual' ? now : null,
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
     set.card_id = opened.id;
     await postFee(trx, app, cardEntryKinds.feeCharge, feeChargeLines);
     await emitCard(trx, opened);
   }
-  if (event === 'rejected' || event === 'supplement_expired' || kycLapsed) await postFee(trx, app, cardEntryKinds.feeRefund, feeRefundLines);
+  if (event === 'rejected' || event === 'supplement_expired' || kycLapsed)
+    await postFee(trx, app, cardEntryKinds.feeRefund, feeRefundLines);
   // The issuer made a card that no one here will hold: it is told to cancel it (void-issued.ts).
   if (kycLapsed && card) await enqueueVoidIssuedCard(trx, app, card.cardRef);
-  const updated = await trx.updateTable('card_applications').set(set).where('id', '=', app.id).returningAll().executeTakeFirstOrThrow();
+  const updated = await trx
+    .updateTable('card_applications')
+    .set(set)
+    .where('id', '=', app.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
   await emitApplication(trx, updated);
   return updated;
 }
 
 /** The member sent the supplement: the work order is `submitted` and the application goes back to review. */
-export async function supplementSubmitted(ctx: ServiceContext, trx: Transaction<Database>, app: CardApplicationRow): Promise<CardApplicationRow> {
+export async function supplementSubmitted(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  app: CardApplicationRow,
+): Promise<CardApplicationRow> {
   const now = await ctx.clock.now(trx, { merchantId: app.merchant_id, environment: app.environment });
   const verdict = applicationTransition(app.status, 'supplement_submitted', supplementOpen(app, now));
   if (verdict.kind !== 'move') throw new ApiError('state_invalid', 'No supplement is pending.');
-  const updated = await trx.updateTable('card_applications')
-    .set({ status: verdict.to, status_version: app.status_version + 1, supplement_status: 'submitted', updated_at: now })
-    .where('id', '=', app.id).returningAll().executeTakeFirstOrThrow();
+  const updated = await trx
+    .updateTable('card_applications')
+    .set({
+      status: verdict.to,
+      status_version: app.status_version + 1,
+      supplement_status: 'submitted',
+      updated_at: now,
+    })
+    .where('id', '=', app.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
   await emitApplication(trx, updated);
   return updated;
 }
@@ -240,10 +395,24 @@ export async function getApplication(db: Db, caller: CardCaller, id: string) {
 }
 
 /** `POST /v1/cards/applications/{id}/supplement-sessions`: a ticket for the pending work order, else one 404. */
-export async function supplementSession(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, origin: string) {
+export async function supplementSession(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  caller: MemberCardCaller,
+  id: string,
+  origin: string,
+) {
   const app = await findApplication(trx, caller, id, true);
-  if (!app || !supplementOpen(app, await ctx.clock.now(trx, caller))) throw new ApiError('not_found', 'No pending supplement for this application.');
-  const ticket = await issueTicket(ctx, trx, { merchantId: caller.merchantId, environment: caller.environment, memberId: caller.memberId, purpose: 'card_supplement', origin, subjectId: app.id });
+  if (!app || !supplementOpen(app, await ctx.clock.now(trx, caller)))
+    throw new ApiError('not_found', 'No pending supplement for this application.');
+  const ticket = await issueTicket(ctx, trx, {
+    merchantId: caller.merchantId,
+    environment: caller.environment,
+    memberId: caller.memberId,
+    purpose: 'card_supplement',
+    origin,
+    subjectId: app.id,
+  });
   return ticketView(ticket);
 }
 

@@ -1,20 +1,29 @@
 import type {
-  ApplicationDecision, ApplicationReviewStatus, ApplicationStatusOutcome,
+  ApplicationDecision,
+  ApplicationReviewStatus,
+  ApplicationStatusOutcome,
 } from '../../../upstreams/card/port.js';
 import { providerStatusOf, type CallOutcome } from '../../../upstreams/port.js';
 import type { ApplicationStatus } from './tables.js';
 import type { Verdict } from '../shared/state.js';
 
-/** The application's state machine as pure functions (docs/cards.md, "States"), and what the issuer's answers mean for it. */
+/** The application's state machine as pure functions (docs/cards.md, "States"), and what the issuer's answers mean for
+ * it. */
 
 /**
  * Whether the member can still send the supplement: a pending work order before its expiry. Past
  * it the order is the expiry's (workers.ts, supplement expiry) even before that process has run, so a screen
  * submitted late never wins over the expiry.
  */
-export function supplementOpen(app: { status: string; supplement_status: string | null; supplement_expires_at: Date | null }, now: Date): boolean {
-  return app.status === 'need_docs' && app.supplement_status === 'pending'
-    && (app.supplement_expires_at === null || app.supplement_expires_at.getTime() > now.getTime());
+export function supplementOpen(
+  app: { status: string; supplement_status: string | null; supplement_expires_at: Date | null },
+  now: Date,
+): boolean {
+  return (
+    app.status === 'need_docs' &&
+    app.supplement_status === 'pending' &&
+    (app.supplement_expires_at === null || app.supplement_expires_at.getTime() > now.getTime())
+  );
 }
 
 export type ApplicationEvent = 'need_docs' | 'approved' | 'rejected' | 'supplement_submitted' | 'supplement_expired';
@@ -24,7 +33,11 @@ export type ApplicationEvent = 'need_docs' | 'approved' | 'rejected' | 'suppleme
  * supplement (its submission returns the application to review; its expiry fails it);
  * `approved`, `rejected`, `failed` are terminal. A decision repeated is a replay.
  */
-export function applicationTransition(from: ApplicationStatus, event: ApplicationEvent, supplementPending: boolean): Verdict<ApplicationStatus> {
+export function applicationTransition(
+  from: ApplicationStatus,
+  event: ApplicationEvent,
+  supplementPending: boolean,
+): Verdict<ApplicationStatus> {
   const refuse = (reason: string): Verdict<ApplicationStatus> => ({ kind: 'refuse', code: 'state_invalid', reason });
   switch (event) {
     case 'need_docs':
@@ -36,9 +49,13 @@ export function applicationTransition(from: ApplicationStatus, event: Applicatio
       // An application waiting for documents is decided only after they arrive (or it fails).
       return from === 'pending' ? { kind: 'move', to: event } : refuse(`The application is ${from}.`);
     case 'supplement_submitted':
-      return from === 'need_docs' && supplementPending ? { kind: 'move', to: 'pending' } : refuse('No supplement is pending.');
+      return from === 'need_docs' && supplementPending
+        ? { kind: 'move', to: 'pending' }
+        : refuse('No supplement is pending.');
     case 'supplement_expired':
-      return from === 'need_docs' && supplementPending ? { kind: 'move', to: 'failed' } : refuse('No supplement is pending.');
+      return from === 'need_docs' && supplementPending
+        ? { kind: 'move', to: 'failed' }
+        : refuse('No supplement is pending.');
   }
 }
 
@@ -59,24 +76,32 @@ export type ApplicationReconcileDecision =
   | { kind: 'received' }
   /** The issuer never received it (past the grace of a call in flight): submitted again, same request id. */
   | { kind: 'resubmit' }
-  /** Nothing learnt: stays `pending`, fee frozen, asked again; `unknownStatus` (outside our enumeration) also raises one alert. */
+  /** Nothing learnt: stays `pending`, fee frozen, asked again; `unknownStatus` (outside our enumeration) also raises
+   * one alert. */
   | { kind: 'wait'; unknownStatus?: string };
 
-/** Whether an accepted submission's status says the issuer has it under review (anything else is not taken as received). */
+/** Whether an accepted submission's status says the issuer has it under review (anything else is not taken as
+ * received). */
 export function applicationReceived(raw: string): boolean {
   return raw === 'in_review' || raw === 'processing' || raw === 'succeeded';
 }
 
 const reviewStatuses: readonly ApplicationReviewStatus[] = ['in_review', 'approved', 'rejected', 'need_docs'];
-/** Whether an issuer status is outside both our provider enumeration and the application review states (sandbox `SANDBOX_UNKNOWN_STATUS`). */
+/** Whether an issuer status is outside both our provider enumeration and the application review states (sandbox
+ * `SANDBOX_UNKNOWN_STATUS`). */
 export function outsideApplicationEnumeration(raw: string): boolean {
   return providerStatusOf(raw) === undefined && !(reviewStatuses as readonly string[]).includes(raw);
 }
 
-const waitOn = (raw: string): ApplicationReconcileDecision => (outsideApplicationEnumeration(raw) ? { kind: 'wait', unknownStatus: raw } : { kind: 'wait' });
+const waitOn = (raw: string): ApplicationReconcileDecision =>
+  outsideApplicationEnumeration(raw) ? { kind: 'wait', unknownStatus: raw } : { kind: 'wait' };
 
 /** What the issuer's answer to `applicationStatus` means for an application whose submission outcome is unknown. */
-export function applicationQueryDecision(answer: ApplicationStatusOutcome, callAgeMs: number, notFoundGraceMs: number): ApplicationReconcileDecision {
+export function applicationQueryDecision(
+  answer: ApplicationStatusOutcome,
+  callAgeMs: number,
+  notFoundGraceMs: number,
+): ApplicationReconcileDecision {
   switch (answer.kind) {
     case 'timeout':
     case 'unknown':
@@ -99,7 +124,8 @@ export function applicationQueryDecision(answer: ApplicationStatusOutcome, callA
   }
 }
 
-/** A re-submission's answer: refused → rejected (fee refunded); received only on a status that says so; anything else waits. */
+/** A re-submission's answer: refused → rejected (fee refunded); received only on a status that says so; anything else
+ * waits. */
 export function applicationResubmitDecision(answer: CallOutcome): ApplicationReconcileDecision {
   switch (answer.kind) {
     case 'accepted':

@@ -13,7 +13,10 @@ export async function applicationView(db: Db, a: CardApplicationRow) {
     product_id: productId(a.product_seq),
     source_asset: a.source_asset,
     opening_fee: formatAmount(minorFromDb(a.fee), await scaleOf(db, a.source_asset)),
-    supplement: a.supplement_status === null ? null : { status: a.supplement_status, expires_at: isoOrNull(a.supplement_expires_at) },
+    supplement:
+      a.supplement_status === null
+        ? null
+        : { status: a.supplement_status, expires_at: isoOrNull(a.supplement_expires_at) },
     card_id: a.card_id,
     created_at: isoOrNull(a.created_at)!,
   };

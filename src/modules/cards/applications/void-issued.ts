@@ -27,24 +27,41 @@ export function enqueueVoidIssuedCard(trx: Db, app: CardApplicationRow, cardRef:
 
 export async function voidIssuedCard(job: ClaimedJob, ctx: ServiceContext): Promise<void> {
   const applicationId = String(job.payload.application_id);
-  const call = { merchantId: String(job.payload.merchant_id), environment: job.payload.environment as 'sandbox' | 'production' };
+  const call = {
+    merchantId: String(job.payload.merchant_id),
+    environment: job.payload.environment as 'sandbox' | 'production',
+  };
   const cardRef = String(job.payload.card_ref);
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.cancelCard(call, { requestId: `void:${applicationId}`, cardRef, reason: 'voided' }));
+    ctx.upstreams.card.cancelCard(call, { requestId: `void:${applicationId}`, cardRef, reason: 'voided' }),
+  );
   if (outcome.kind === 'accepted' && outcome.status === 'succeeded') return;
-  // A status outside our enumeration: not taken as cancelled (retried like no answer), and one alert, as every card call raises.
+  // A status outside our enumeration: not taken as cancelled (retried like no answer), and one alert, as every card
+  // call raises.
   if (outcome.kind === 'accepted' && providerStatusOf(outcome.status) === undefined) {
     await raiseAlertOnce(ctx.db, {
-      kind: 'upstream.unknown_status', merchantId: call.merchantId, environment: call.environment, object: 'card_application', objectId: applicationId,
-      message: `Card application ${applicationId}: the issuer answered the cancellation of card ${cardRef} with a status outside our enumeration (${outcome.status}); it is not taken as cancelled.`,
+      kind: 'upstream.unknown_status',
+      merchantId: call.merchantId,
+      environment: call.environment,
+      object: 'card_application',
+      objectId: applicationId,
+      message:
+        `Card application ${applicationId}: the issuer answered the cancellation of card ${cardRef} with a ` +
+        `status outside our enumeration (${outcome.status}); it is not taken as cancelled.`,
     });
   }
   const unknown = outcome.kind !== 'rejected';
   if (unknown && job.attempts < job.max_attempts) throw new Error(`card void: issuer outcome ${outcome.kind}; retried`);
   await raiseAlert(ctx.db, {
-    kind: 'card.void_failed', merchantId: call.merchantId, environment: call.environment, object: 'card_application', objectId: applicationId,
+    kind: 'card.void_failed',
+    merchantId: call.merchantId,
+    environment: call.environment,
+    object: 'card_application',
+    objectId: applicationId,
     message: unknown
-      ? `Card application ${applicationId} failed (kyc_required) after the issuer had issued card ${cardRef}; its cancellation is still unanswered after ${job.attempts} attempts. Cancel it at the issuer.`
-      : `Card application ${applicationId} failed (kyc_required) after the issuer had issued card ${cardRef}; the issuer refused to cancel it. Cancel it at the issuer.`,
+      ? `Card application ${applicationId} failed (kyc_required) after the issuer had issued card ${cardRef}; ` +
+        `its cancellation is still unanswered after ${job.attempts} attempts. Cancel it at the issuer.`
+      : `Card application ${applicationId} failed (kyc_required) after the issuer had issued card ${cardRef}; ` +
+        `the issuer refused to cancel it. Cancel it at the issuer.`,
   });
 }

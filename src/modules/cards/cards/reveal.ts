@@ -31,13 +31,31 @@ const revealable = new Set(['unactivated', 'active', 'closing']);
  * Nor frozen by a security replacement (reported stolen, the number leaked, ...): details that are
  * about to be cancelled are not shown again, least of all to whoever may now hold the member's access.
  */
-const canReveal = (card: { status: string; frozen_at: Date | null }) => revealable.has(card.status) && card.frozen_at === null;
+const canReveal = (card: { status: string; frozen_at: Date | null }) =>
+  revealable.has(card.status) && card.frozen_at === null;
 
-export async function secureSession(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, origin: string) {
+export async function secureSession(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  caller: MemberCardCaller,
+  id: string,
+  origin: string,
+) {
   const card = await findCard(trx, caller, id, true);
   if (!card) throw new ApiError('not_found', 'No such card.');
-  if (!canReveal(card)) throw new ApiError('state_invalid', card.frozen_at === null ? `The card is ${card.status}.` : 'The card is frozen by a security replacement.');
-  const ticket = await issueTicket(ctx, trx, { merchantId: caller.merchantId, environment: caller.environment, memberId: caller.memberId, purpose: 'card_reveal', origin, subjectId: card.id });
+  if (!canReveal(card))
+    throw new ApiError(
+      'state_invalid',
+      card.frozen_at === null ? `The card is ${card.status}.` : 'The card is frozen by a security replacement.',
+    );
+  const ticket = await issueTicket(ctx, trx, {
+    merchantId: caller.merchantId,
+    environment: caller.environment,
+    memberId: caller.memberId,
+    purpose: 'card_reveal',
+    origin,
+    subjectId: card.id,
+  });
   return ticketView(ticket);
 }
 
@@ -48,7 +66,10 @@ async function cardOf(db: Db, ticket: Ticket, forUpdate = false) {
   return card && canReveal(card) ? card : undefined;
 }
 
-const gonePage: ScreenPage = { title: 'Card details unavailable', body: html`<p>This card's details can no longer be shown. You can close this page.</p>` };
+const gonePage: ScreenPage = {
+  title: 'Card details unavailable',
+  body: html`<p>This card's details can no longer be shown. You can close this page.</p>`,
+};
 
 /** Groups of four, as printed on the card. */
 const grouped = (number: string) => number.replace(/(\d{4})(?=\d)/g, '$1 ');
@@ -79,10 +100,15 @@ export const cardRevealScreen: HostedScreen = {
       await voidTicket(trx, ticket.id);
       return { kind: 'done', page: gonePage };
     }
-    const shown = prepared as Awaited<ReturnType<CardUpstream['reveal']>> | { kind: 'timeout' } | { kind: 'unknown' } | undefined;
+    const shown = prepared as
+      Awaited<ReturnType<CardUpstream['reveal']>> | { kind: 'timeout' } | { kind: 'unknown' } | undefined;
     if (shown?.kind !== 'revealed') {
       // Nothing spent: the member may try again while the link lasts.
-      return { kind: 'invalid', values: {}, errors: [{ field: 'reveal', message: 'Your card details cannot be shown right now. Try again in a moment.' }] };
+      return {
+        kind: 'invalid',
+        values: {},
+        errors: [{ field: 'reveal', message: 'Your card details cannot be shown right now. Try again in a moment.' }],
+      };
     }
     await completeTicket(trx, ticket.id, now);
     return {

@@ -42,9 +42,12 @@ export interface ActivationSubject {
  */
 export function activationVerdict(card: ActivationSubject, now: Date): Verdict<CardStatus> {
   if (card.status === 'active') return { kind: 'replay', at: 'active' };
-  if (card.formFactor !== 'physical') return { kind: 'refuse', code: 'product_not_available', reason: 'Only physical cards are activated.' };
-  if (card.status !== 'unactivated') return { kind: 'refuse', code: 'state_invalid', reason: `The card is ${card.status}.` };
-  if (isLocked(card.lockedUntil, now)) return { kind: 'refuse', code: 'state_invalid', reason: 'The card is locked after too many failed activations.' };
+  if (card.formFactor !== 'physical')
+    return { kind: 'refuse', code: 'product_not_available', reason: 'Only physical cards are activated.' };
+  if (card.status !== 'unactivated')
+    return { kind: 'refuse', code: 'state_invalid', reason: `The card is ${card.status}.` };
+  if (isLocked(card.lockedUntil, now))
+    return { kind: 'refuse', code: 'state_invalid', reason: 'The card is locked after too many failed activations.' };
   if (!card.inventory || !activatableInventory.includes(card.inventory)) {
     return { kind: 'refuse', code: 'state_invalid', reason: 'The card has not been shipped yet.' };
   }
@@ -61,14 +64,20 @@ export function isLocked(lockedUntil: Date | null, now: Date): boolean {
  * already locked (attempts asked of the issuer at once: another one's answer locked it first)
  * keeps its lock as it is: a later failure never lifts or shortens it.
  */
-export function afterActivationFailure(failuresBefore: number, now: Date, lockedUntil: Date | null = null): { failures: number; lockedUntil: Date | null } {
+export function afterActivationFailure(
+  failuresBefore: number,
+  now: Date,
+  lockedUntil: Date | null = null,
+): { failures: number; lockedUntil: Date | null } {
   if (isLocked(lockedUntil, now)) return { failures: failuresBefore, lockedUntil };
   const failures = failuresBefore + 1;
-  if (failures >= activationFailuresMax) return { failures: 0, lockedUntil: new Date(now.getTime() + activationLockSeconds * 1000) };
+  if (failures >= activationFailuresMax)
+    return { failures: 0, lockedUntil: new Date(now.getTime() + activationLockSeconds * 1000) };
   return { failures, lockedUntil: null };
 }
 
-/** How long after a lost activation answer its retry may reuse the step-up challenge it consumed: the idempotency window (real time, as the key's own). */
+/** How long after a lost activation answer its retry may reuse the step-up challenge it consumed: the idempotency
+ * window (real time, as the key's own). */
 export const activationResumeSeconds = 24 * 3600;
 
 export type ActivationResumeDecision =

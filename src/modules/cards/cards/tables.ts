@@ -53,15 +53,24 @@ export interface CardsTable {
    */
   activation_attempt_ref: ColumnType<string | null, string | null | undefined, string | null>;
   activation_attempt_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
-  /** Migration 022 (replacements/, closing/): set when a security replacement froze the card; a frozen card never spends. */
+  /** Migration 022 (replacements/, closing/): set when a security replacement froze the card; a frozen card never
+   * spends. */
   frozen_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** The card this one replaces, and the one that replaced it. */
   replaces: ColumnType<string | null, string | null | undefined, string | null>;
   replaced_by: ColumnType<string | null, string | null | undefined, string | null>;
   /** While `closing`: the status it was closed from (a refusal by the issuer goes back to it). */
-  closing_from: ColumnType<'unactivated' | 'active' | null, 'unactivated' | 'active' | null | undefined, 'unactivated' | 'active' | null>;
+  closing_from: ColumnType<
+    'unactivated' | 'active' | null,
+    'unactivated' | 'active' | null | undefined,
+    'unactivated' | 'active' | null
+  >;
   /** While `closing`: what the issuer last answered to the cancellation (`timeout`/`unknown`: reconciled). */
-  close_outcome: ColumnType<'pending' | 'timeout' | 'unknown' | null, 'pending' | 'timeout' | 'unknown' | null | undefined, 'pending' | 'timeout' | 'unknown' | null>;
+  close_outcome: ColumnType<
+    'pending' | 'timeout' | 'unknown' | null,
+    'pending' | 'timeout' | 'unknown' | null | undefined,
+    'pending' | 'timeout' | 'unknown' | null
+  >;
   close_checks: Generated<number>;
   close_next_check_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** When the card's spendable balance went back to the member's available balance (once). */

@@ -11,7 +11,9 @@ import { isoOrNull } from '../../../platform/dates.js';
  * currency, `"0"` meaning no limit at that layer.
  */
 export async function cardView(db: Db, c: CardRow, product?: CardProductRow) {
-  const p = product ?? await db.selectFrom('card_products').selectAll().where('seq', '=', c.product_seq).executeTakeFirstOrThrow();
+  const p =
+    product ??
+    (await db.selectFrom('card_products').selectAll().where('seq', '=', c.product_seq).executeTakeFirstOrThrow());
   const scale = await scaleOf(db, c.currency);
   const amount = (v: string) => formatAmount(minorFromDb(v), scale);
   return {

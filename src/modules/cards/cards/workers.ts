@@ -6,8 +6,13 @@ import { liftActivationLocks } from './service.js';
 export const activationUnlockProcess: TimedProcess = {
   name: 'card.activation_unlock',
   async nextDue(db, scope) {
-    const row = await db.selectFrom('cards').select(sql<Date | null>`min(locked_until)`.as('due'))
-      .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment).where('locked_until', 'is not', null).executeTakeFirst();
+    const row = await db
+      .selectFrom('cards')
+      .select(sql<Date | null>`min(locked_until)`.as('due'))
+      .where('merchant_id', '=', scope.merchantId)
+      .where('environment', '=', scope.environment)
+      .where('locked_until', 'is not', null)
+      .executeTakeFirst();
     return row?.due ? new Date(row.due) : null;
   },
   runDue: (ctx, scope, now) => liftActivationLocks(ctx.db, scope, now),

@@ -4,5 +4,7 @@ import { Type } from 'typebox';
 
 export const CloseResult = Type.Object({
   id: Type.String(),
-  status: Type.Union([Type.Literal('closing'), Type.Literal('closed')], { description: '`closed` when the issuer confirmed at once; `closing` while its answer is pending' }),
+  status: Type.Union([Type.Literal('closing'), Type.Literal('closed')], {
+    description: '`closed` when the issuer confirmed at once; `closing` while its answer is pending',
+  }),
 });

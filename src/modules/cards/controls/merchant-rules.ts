@@ -14,11 +14,21 @@ import type { CardRow } from '../cards/tables.js';
 import { merchantRuleProblems } from './rules.js';
 import type { MerchantRuleSet } from './tables.js';
 import {
-  callOf, confirmedOrUnknown, controlLeaseMs, memberCard, productOf, requestIdFor, terminal,
+  callOf,
+  confirmedOrUnknown,
+  controlLeaseMs,
+  memberCard,
+  productOf,
+  requestIdFor,
+  terminal,
 } from './service.js';
 import { isoOrNull } from '../../../platform/dates.js';
 
-export interface MerchantRulesBody { rule_type: string; merchant_names?: string[]; mcc_list?: string[] }
+export interface MerchantRulesBody {
+  rule_type: string;
+  merchant_names?: string[];
+  mcc_list?: string[];
+}
 
 export interface MerchantRulesView {
   id: string;
@@ -29,28 +39,54 @@ export interface MerchantRulesView {
   synced_at: string | null;
 }
 
-const noRules = (cardId: string): MerchantRulesView => ({ id: cardId, rule_type: null, merchant_names: [], mcc_list: [], synced: true, synced_at: null });
+const noRules = (cardId: string): MerchantRulesView => ({
+  id: cardId,
+  rule_type: null,
+  merchant_names: [],
+  mcc_list: [],
+  synced: true,
+  synced_at: null,
+});
 
 export async function getMerchantRules(db: Db, caller: MemberCardCaller, id: string): Promise<MerchantRulesView> {
   const card = await findCard(db, caller, id);
   if (!card) throw new ApiError('not_found', 'No such card.');
   const row = await db.selectFrom('card_merchant_rules').selectAll().where('card_id', '=', card.id).executeTakeFirst();
   if (!row) return noRules(card.id);
-  return { id: card.id, rule_type: row.rule_type, merchant_names: row.merchant_names, mcc_list: row.mcc_list, synced: row.synced, synced_at: isoOrNull(row.synced_at) };
+  return {
+    id: card.id,
+    rule_type: row.rule_type,
+    merchant_names: row.merchant_names,
+    mcc_list: row.mcc_list,
+    synced: row.synced,
+    synced_at: isoOrNull(row.synced_at),
+  };
 }
 
-export interface PreparedRules { card: CardRow; rules: MerchantRuleSet | null; requestId: string }
+export interface PreparedRules {
+  card: CardRow;
+  rules: MerchantRuleSet | null;
+  requestId: string;
+}
 
 /**
  * `PUT` (rules) and `DELETE` (null) of the merchant rules, step 1, committed with the key's claim:
  * the checks, then the requested set stored as the baseline, unconfirmed (`synced: false`), with
  * the set the issuer last confirmed kept beside it.
  */
-export async function prepareMerchantRules(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, body: MerchantRulesBody | null, key: string): Promise<PreparedRules> {
+export async function prepareMerchantRules(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  caller: MemberCardCaller,
+  id: string,
+  body: MerchantRulesBody | null,
+  key: string,
+): Promise<PreparedRules> {
   const card = await memberCard(trx, caller, id);
   if (terminal.has(card.status)) throw new ApiError('state_invalid', `The card is ${card.status}.`);
   const product = await productOf(trx, card);
-  if (!product.enabled || !product.card_lists_supported) throw new ApiError('product_not_available', 'The card\'s product does not support card-level merchant lists.');
+  if (!product.enabled || !product.card_lists_supported)
+    throw new ApiError('product_not_available', "The card's product does not support card-level merchant lists.");
   let rules: MerchantRuleSet | null = null;
   if (body) {
     const problems = merchantRuleProblems(body);
@@ -63,7 +99,12 @@ export async function prepareMerchantRules(ctx: ServiceContext, trx: Transaction
   }
   const now = await ctx.clock.now(trx, caller);
   const requestId = requestIdFor(body ? 'rules' : 'rules-delete', card, key, rules);
-  const existing = await trx.selectFrom('card_merchant_rules').selectAll().where('card_id', '=', card.id).forUpdate().executeTakeFirst();
+  const existing = await trx
+    .selectFrom('card_merchant_rules')
+    .selectAll()
+    .where('card_id', '=', card.id)
+    .forUpdate()
+    .executeTakeFirst();
   const confirmed = existing ? (existing.synced ? setOf(existing) : existing.confirmed) : null;
   const values = {
     rule_type: rules?.rule_type ?? null,
@@ -74,17 +115,28 @@ export async function prepareMerchantRules(ctx: ServiceContext, trx: Transaction
     request_id: requestId,
     confirmed: confirmed ? JSON.stringify(confirmed) : null,
     updated_at: now,
-    // Left unconfirmed (a 502 and no retry: an unowned key), reconciliation asks the issuer once the claim's lease is past.
+    // Left unconfirmed (a 502 and no retry: an unowned key), reconciliation asks the issuer once the claim's lease is
+    // past.
     check_count: 0,
     next_check_at: new Date(now.getTime() + controlLeaseMs),
   };
   if (existing) await trx.updateTable('card_merchant_rules').set(values).where('card_id', '=', card.id).execute();
-  else await trx.insertInto('card_merchant_rules').values({ card_id: card.id, ...values }).execute();
+  else
+    await trx
+      .insertInto('card_merchant_rules')
+      .values({ card_id: card.id, ...values })
+      .execute();
   return { card, rules, requestId };
 }
 
-function setOf(row: { rule_type: 'white' | 'black' | null; merchant_names: string[]; mcc_list: string[] }): MerchantRuleSet | null {
-  return row.rule_type === null ? null : { rule_type: row.rule_type, merchant_names: row.merchant_names, mcc_list: row.mcc_list };
+function setOf(row: {
+  rule_type: 'white' | 'black' | null;
+  merchant_names: string[];
+  mcc_list: string[];
+}): MerchantRuleSet | null {
+  return row.rule_type === null
+    ? null
+    : { rule_type: row.rule_type, merchant_names: row.merchant_names, mcc_list: row.mcc_list };
 }
 
 /**
@@ -94,13 +146,30 @@ function setOf(row: { rule_type: 'white' | 'black' | null; merchant_names: strin
  */
 export async function finishMerchantRules(ctx: ServiceContext, p: PreparedRules): Promise<MerchantRulesView> {
   const call = callOf(p.card);
-  const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.card.setMerchantRules(call, {
-    requestId: p.requestId, cardRef: p.card.upstream_ref,
-    rules: p.rules ? { ruleType: p.rules.rule_type, merchantNames: p.rules.merchant_names, mccList: p.rules.mcc_list } : null,
-  }));
-  await confirmedOrUnknown(ctx, p.card, 'merchant rules', outcome, 'The card issuer\'s answer is unknown; the rules are stored unconfirmed. Retry with the same key, then read the rules.');
+  const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+    ctx.upstreams.card.setMerchantRules(call, {
+      requestId: p.requestId,
+      cardRef: p.card.upstream_ref,
+      rules: p.rules
+        ? { ruleType: p.rules.rule_type, merchantNames: p.rules.merchant_names, mccList: p.rules.mcc_list }
+        : null,
+    }),
+  );
+  await confirmedOrUnknown(
+    ctx,
+    p.card,
+    'merchant rules',
+    outcome,
+    "The card issuer's answer is unknown; the rules are stored unconfirmed. Retry with the same key, then " +
+      'read the rules.',
+  );
   const answer = await ctx.db.transaction().execute(async (trx): Promise<MerchantRulesView | 'refused'> => {
-    const row = await trx.selectFrom('card_merchant_rules').selectAll().where('card_id', '=', p.card.id).forUpdate().executeTakeFirstOrThrow();
+    const row = await trx
+      .selectFrom('card_merchant_rules')
+      .selectAll()
+      .where('card_id', '=', p.card.id)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
     const now = await ctx.clock.now(trx, call);
     if (row.request_id !== p.requestId) {
       // A later request replaced the baseline meanwhile: it answers for the current state.
@@ -120,20 +189,45 @@ export async function finishMerchantRules(ctx: ServiceContext, p: PreparedRules)
 }
 
 /** The issuer refused the stored set: the set it last confirmed comes back (`synced: true`, `synced_at` unchanged). */
-export async function restoreConfirmedRules(trx: Transaction<Database>, cardId: string, back: MerchantRuleSet | null, now: Date): Promise<void> {
-  await trx.updateTable('card_merchant_rules').set({
-    rule_type: back?.rule_type ?? null, merchant_names: JSON.stringify(back?.merchant_names ?? []), mcc_list: JSON.stringify(back?.mcc_list ?? []),
-    synced: true, next_check_at: null, updated_at: now,
-  }).where('card_id', '=', cardId).execute();
+export async function restoreConfirmedRules(
+  trx: Transaction<Database>,
+  cardId: string,
+  back: MerchantRuleSet | null,
+  now: Date,
+): Promise<void> {
+  await trx
+    .updateTable('card_merchant_rules')
+    .set({
+      rule_type: back?.rule_type ?? null,
+      merchant_names: JSON.stringify(back?.merchant_names ?? []),
+      mcc_list: JSON.stringify(back?.mcc_list ?? []),
+      synced: true,
+      next_check_at: null,
+      updated_at: now,
+    })
+    .where('card_id', '=', cardId)
+    .execute();
 }
 
 /** The issuer holds the stored set: `synced: true`, `synced_at` now, and it is the confirmed set. */
-export async function confirmRules(trx: Transaction<Database>, cardId: string, rules: MerchantRuleSet | null, now: Date): Promise<void> {
-  await trx.updateTable('card_merchant_rules').set({ synced: true, synced_at: now, confirmed: JSON.stringify(rules), next_check_at: null, updated_at: now })
-    .where('card_id', '=', cardId).execute();
+export async function confirmRules(
+  trx: Transaction<Database>,
+  cardId: string,
+  rules: MerchantRuleSet | null,
+  now: Date,
+): Promise<void> {
+  await trx
+    .updateTable('card_merchant_rules')
+    .set({ synced: true, synced_at: now, confirmed: JSON.stringify(rules), next_check_at: null, updated_at: now })
+    .where('card_id', '=', cardId)
+    .execute();
 }
 
 /** The stored (requested) set of a rules row, null when it is a removal. */
-export function storedRuleSet(row: { rule_type: 'white' | 'black' | null; merchant_names: string[]; mcc_list: string[] }): MerchantRuleSet | null {
+export function storedRuleSet(row: {
+  rule_type: 'white' | 'black' | null;
+  merchant_names: string[];
+  mcc_list: string[];
+}): MerchantRuleSet | null {
   return setOf(row);
 }

@@ -57,24 +57,30 @@ export interface MerchantRulesInput {
   mcc_list?: unknown;
 }
 
-/** `PUT /v1/cards/{id}/merchant-rules` body (reference): the `fields` of an `invalid_fields` answer, empty when valid. */
+/** `PUT /v1/cards/{id}/merchant-rules` body (reference): the `fields` of an `invalid_fields` answer, empty when valid.
+ * */
 export function merchantRuleProblems(input: MerchantRulesInput): FieldProblem[] {
   const out: FieldProblem[] = [];
-  if (input.rule_type !== 'white' && input.rule_type !== 'black') out.push({ key: 'rule_type', reason: 'must be white or black' });
+  if (input.rule_type !== 'white' && input.rule_type !== 'black')
+    out.push({ key: 'rule_type', reason: 'must be white or black' });
   const names = input.merchant_names ?? [];
   const mccs = input.mcc_list ?? [];
   if (!Array.isArray(names)) out.push({ key: 'merchant_names', reason: 'must be an array of strings' });
   else {
-    if (names.length > merchantRuleListMax) out.push({ key: 'merchant_names', reason: `at most ${merchantRuleListMax} entries` });
+    if (names.length > merchantRuleListMax)
+      out.push({ key: 'merchant_names', reason: `at most ${merchantRuleListMax} entries` });
     names.forEach((n, i) => {
-      if (typeof n !== 'string' || n.trim() === '' || n.length > merchantNameLengthMax) out.push({ key: `merchant_names[${i}]`, reason: `a name of 1 to ${merchantNameLengthMax} characters` });
+      if (typeof n !== 'string' || n.trim() === '' || n.length > merchantNameLengthMax)
+        out.push({ key: `merchant_names[${i}]`, reason: `a name of 1 to ${merchantNameLengthMax} characters` });
     });
   }
   if (!Array.isArray(mccs)) out.push({ key: 'mcc_list', reason: 'must be an array of strings' });
   else {
-    if (mccs.length > merchantRuleListMax) out.push({ key: 'mcc_list', reason: `at most ${merchantRuleListMax} entries` });
+    if (mccs.length > merchantRuleListMax)
+      out.push({ key: 'mcc_list', reason: `at most ${merchantRuleListMax} entries` });
     mccs.forEach((m, i) => {
-      if (typeof m !== 'string' || !mccShape.test(m)) out.push({ key: `mcc_list[${i}]`, reason: 'a four-digit ISO 18245 MCC' });
+      if (typeof m !== 'string' || !mccShape.test(m))
+        out.push({ key: `mcc_list[${i}]`, reason: 'a four-digit ISO 18245 MCC' });
     });
   }
   if (Array.isArray(names) && Array.isArray(mccs) && names.length === 0 && mccs.length === 0) {

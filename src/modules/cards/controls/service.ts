@@ -25,9 +25,23 @@ import { cardView } from '../cards/views.js';
 
 export const controlErrors = {
   limits: ['state_invalid', 'product_not_available', 'invalid_fields', 'invalid_request', 'not_found'],
-  merchantRules: ['state_invalid', 'product_not_available', 'invalid_fields', 'invalid_request', 'not_found', 'upstream_error'],
+  merchantRules: [
+    'state_invalid',
+    'product_not_available',
+    'invalid_fields',
+    'invalid_request',
+    'not_found',
+    'upstream_error',
+  ],
   getMerchantRules: ['not_found'],
-  billingAddress: ['state_invalid', 'product_not_available', 'invalid_fields', 'invalid_request', 'not_found', 'upstream_error'],
+  billingAddress: [
+    'state_invalid',
+    'product_not_available',
+    'invalid_fields',
+    'invalid_request',
+    'not_found',
+    'upstream_error',
+  ],
   cvvUnblock: ['state_invalid', 'not_found', 'upstream_error', 'rate_limited'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
@@ -66,30 +80,50 @@ export const requestIdFor = (operation: string, card: CardRow, key: string, cont
 export const limitsPushJobKind = 'card.limits_push';
 const limitsPushAttempts = 5;
 
-export interface LimitsBody { single?: string; daily?: string; monthly?: string }
+export interface LimitsBody {
+  single?: string;
+  daily?: string;
+  monthly?: string;
+}
 
-const limitsOf = (c: Pick<CardRow, 'limit_single' | 'limit_daily' | 'limit_monthly'>): Limits =>
-  ({ single: minorFromDb(c.limit_single), daily: minorFromDb(c.limit_daily), monthly: minorFromDb(c.limit_monthly) });
-const confirmedOf = (c: CardRow): Limits =>
-  ({ single: minorFromDb(c.confirmed_single), daily: minorFromDb(c.confirmed_daily), monthly: minorFromDb(c.confirmed_monthly) });
+const limitsOf = (c: Pick<CardRow, 'limit_single' | 'limit_daily' | 'limit_monthly'>): Limits => ({
+  single: minorFromDb(c.limit_single),
+  daily: minorFromDb(c.limit_daily),
+  monthly: minorFromDb(c.limit_monthly),
+});
+const confirmedOf = (c: CardRow): Limits => ({
+  single: minorFromDb(c.confirmed_single),
+  daily: minorFromDb(c.confirmed_daily),
+  monthly: minorFromDb(c.confirmed_monthly),
+});
 
 /**
  * `PATCH /v1/cards/{id}/limits`: validated against the product's caps (the reference's rules,
  * `limitProblems`), recorded at once with a new `limits_version`, and a push job enqueued in the
  * same transaction. A malformed amount is `invalid_request` (extensions 6: not the reference's 500).
  */
-export async function setLimits(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, body: LimitsBody) {
+export async function setLimits(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  caller: MemberCardCaller,
+  id: string,
+  body: LimitsBody,
+) {
   const card = await memberCard(trx, caller, id);
   if (limitsRefused.has(card.status)) throw new ApiError('state_invalid', `The card is ${card.status}.`);
   const product = await productOf(trx, card);
-  if (!product.enabled) throw new ApiError('product_not_available', 'The card\'s product is withdrawn.');
+  if (!product.enabled) throw new ApiError('product_not_available', "The card's product is withdrawn.");
   const scale = await scaleOf(trx, card.currency);
   const next = limitsOf(card);
   for (const layer of ['single', 'daily', 'monthly'] as const) {
     const v = body[layer];
     if (v !== undefined) next[layer] = parseAmount(v, scale, layer);
   }
-  const caps = { single: minorFromDb(product.max_single), daily: minorFromDb(product.max_daily), monthly: minorFromDb(product.max_monthly) };
+  const caps = {
+    single: minorFromDb(product.max_single),
+    daily: minorFromDb(product.max_daily),
+    monthly: minorFromDb(product.max_monthly),
+  };
   const problems = limitProblems(next, caps, scale);
   if (problems.length > 0) {
     const text = problems.map((p) => `${p.layer}: ${p.reason.replaceAll('_', ' ')}`).join('; ');
@@ -98,12 +132,24 @@ export async function setLimits(ctx: ServiceContext, trx: Transaction<Database>,
   }
   const now = await ctx.clock.now(trx, caller);
   const version = card.limits_version + 1;
-  await trx.updateTable('cards').set({
-    limit_single: next.single, limit_daily: next.daily, limit_monthly: next.monthly, limits_version: version, limits_sync: 'pending', updated_at: now,
-  }).where('id', '=', card.id).execute();
+  await trx
+    .updateTable('cards')
+    .set({
+      limit_single: next.single,
+      limit_daily: next.daily,
+      limit_monthly: next.monthly,
+      limits_version: version,
+      limits_sync: 'pending',
+      updated_at: now,
+    })
+    .where('id', '=', card.id)
+    .execute();
   await enqueue(trx, {
-    kind: limitsPushJobKind, payload: { card_id: card.id, version }, clock: caller,
-    dedupeKey: `${limitsPushJobKind}:${card.id}:${version}`, maxAttempts: limitsPushAttempts,
+    kind: limitsPushJobKind,
+    payload: { card_id: card.id, version },
+    clock: caller,
+    dedupeKey: `${limitsPushJobKind}:${card.id}:${version}`,
+    maxAttempts: limitsPushAttempts,
   });
   return { id: card.id, accepted: true as const };
 }
@@ -121,28 +167,58 @@ export async function pushLimits(job: ClaimedJob, ctx: ServiceContext): Promise<
   if (!card || card.limits_version !== version) return;
   const wanted = limitsOf(card);
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.setLimits(callOf(card), { requestId: `limits:${card.id}:${version}`, cardRef: card.upstream_ref, ...wanted }));
+    ctx.upstreams.card.setLimits(callOf(card), {
+      requestId: `limits:${card.id}:${version}`,
+      cardRef: card.upstream_ref,
+      ...wanted,
+    }),
+  );
   // Only `succeeded` confirms; any other acceptance is as unknown as no answer (a status outside
   // our enumeration also raises one alert for the card): asked again, then only tightening is kept.
   const confirmed = outcome.kind === 'accepted' && outcome.status === 'succeeded';
-  if (outcome.kind === 'accepted' && providerStatusOf(outcome.status) === undefined) await alertUnknownStatus(ctx, card, 'limits', outcome.status);
+  if (outcome.kind === 'accepted' && providerStatusOf(outcome.status) === undefined)
+    await alertUnknownStatus(ctx, card, 'limits', outcome.status);
   if (outcome.kind !== 'rejected' && !confirmed && job.attempts < job.max_attempts) {
-    throw new Error(`card limits push: issuer outcome ${outcome.kind === 'accepted' ? `status ${outcome.status}` : outcome.kind}; retried`);
+    throw new Error(
+      `card limits push: issuer ` +
+        `outcome ${outcome.kind === 'accepted' ? `status ${outcome.status}` : outcome.kind}; retried`,
+    );
   }
   await ctx.db.transaction().execute(async (trx) => {
-    const locked = await trx.selectFrom('cards').selectAll().where('id', '=', cardId).forNoKeyUpdate().executeTakeFirstOrThrow();
+    const locked = await trx
+      .selectFrom('cards')
+      .selectAll()
+      .where('id', '=', cardId)
+      .forNoKeyUpdate()
+      .executeTakeFirstOrThrow();
     if (locked.limits_version !== version) return;
     const now = await ctx.clock.now(trx, callOf(locked));
     if (confirmed) {
-      await trx.updateTable('cards').set({
-        confirmed_single: wanted.single, confirmed_daily: wanted.daily, confirmed_monthly: wanted.monthly, limits_sync: 'synced', updated_at: now,
-      }).where('id', '=', cardId).execute();
+      await trx
+        .updateTable('cards')
+        .set({
+          confirmed_single: wanted.single,
+          confirmed_daily: wanted.daily,
+          confirmed_monthly: wanted.monthly,
+          limits_sync: 'synced',
+          updated_at: now,
+        })
+        .where('id', '=', cardId)
+        .execute();
       return;
     }
     const kept = tighterLimits(confirmedOf(locked), wanted);
-    await trx.updateTable('cards').set({
-      limit_single: kept.single, limit_daily: kept.daily, limit_monthly: kept.monthly, limits_sync: 'failed', updated_at: now,
-    }).where('id', '=', cardId).execute();
+    await trx
+      .updateTable('cards')
+      .set({
+        limit_single: kept.single,
+        limit_daily: kept.daily,
+        limit_monthly: kept.monthly,
+        limits_sync: 'failed',
+        updated_at: now,
+      })
+      .where('id', '=', cardId)
+      .execute();
   });
 }
 
@@ -153,7 +229,13 @@ export async function pushLimits(job: ClaimedJob, ctx: ServiceContext): Promise<
  * (`unknown_status`, sentinel `SANDBOX_UNKNOWN_STATUS`) also raises the operator alert
  * `upstream.unknown_status`, once per card while it is open.
  */
-export async function confirmedOrUnknown(ctx: ServiceContext, card: CardRow, what: string, outcome: CallOutcome, message: string): Promise<Exclude<CallOutcome, { kind: 'timeout' | 'unknown' }>> {
+export async function confirmedOrUnknown(
+  ctx: ServiceContext,
+  card: CardRow,
+  what: string,
+  outcome: CallOutcome,
+  message: string,
+): Promise<Exclude<CallOutcome, { kind: 'timeout' | 'unknown' }>> {
   if (outcome.kind === 'timeout' || outcome.kind === 'unknown') throw new ApiError('upstream_error', message);
   if (outcome.kind === 'accepted' && providerStatusOf(outcome.status) !== 'succeeded') {
     if (providerStatusOf(outcome.status) === undefined) await alertUnknownStatus(ctx, card, what, outcome.status);
@@ -162,41 +244,81 @@ export async function confirmedOrUnknown(ctx: ServiceContext, card: CardRow, wha
   return outcome;
 }
 
-/** One `upstream.unknown_status` alert per card while open (closing/service.ts and the replacement executor raise it too). */
-export async function alertUnknownStatus(ctx: ServiceContext, card: Pick<CardRow, 'id' | 'merchant_id' | 'environment'>, what: string, status: string): Promise<void> {
+/** One `upstream.unknown_status` alert per card while open (closing/service.ts and the replacement executor raise it
+ * too). */
+export async function alertUnknownStatus(
+  ctx: ServiceContext,
+  card: Pick<CardRow, 'id' | 'merchant_id' | 'environment'>,
+  what: string,
+  status: string,
+): Promise<void> {
   await raiseAlertOnce(ctx.db, {
-    kind: 'upstream.unknown_status', merchantId: card.merchant_id, environment: card.environment, object: 'card', objectId: card.id,
-    message: `Card ${card.id}: the issuer answered the ${what} with a status outside our enumeration (${status}); it is not taken as confirmed.`,
+    kind: 'upstream.unknown_status',
+    merchantId: card.merchant_id,
+    environment: card.environment,
+    object: 'card',
+    objectId: card.id,
+    message:
+      `Card ${card.id}: the issuer answered the ${what} with a status outside our enumeration (${status}); it ` +
+      `is not taken as confirmed.`,
   });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Billing address
 
-export interface PreparedAddress { card: CardRow; address: Address; requestId: string }
+export interface PreparedAddress {
+  card: CardRow;
+  address: Address;
+  requestId: string;
+}
 
-/** `PATCH /v1/cards/{id}/billing-address`, step 1 (with the key's claim): the checks only; nothing is stored before the issuer confirms. */
-export async function prepareBillingAddress(trx: Transaction<Database>, caller: MemberCardCaller, id: string, body: Partial<Record<keyof Address, unknown>>, key: string): Promise<PreparedAddress> {
+/** `PATCH /v1/cards/{id}/billing-address`, step 1 (with the key's claim): the checks only; nothing is stored before the
+ * issuer confirms. */
+export async function prepareBillingAddress(
+  trx: Transaction<Database>,
+  caller: MemberCardCaller,
+  id: string,
+  body: Partial<Record<keyof Address, unknown>>,
+  key: string,
+): Promise<PreparedAddress> {
   const problems = addressProblems(body);
   if (problems.length > 0) throw invalidFields(problems);
   const card = await memberCard(trx, caller, id);
   if (terminal.has(card.status)) throw new ApiError('state_invalid', `The card is ${card.status}.`);
   const product = await productOf(trx, card);
-  if (!product.billing_address_updatable) throw new ApiError('product_not_available', 'The card\'s BIN does not allow a billing-address change.');
+  if (!product.billing_address_updatable)
+    throw new ApiError('product_not_available', "The card's BIN does not allow a billing-address change.");
   const address = normaliseAddress(body as unknown as Address);
   return { card, address, requestId: requestIdFor('billing', card, key, address) };
 }
 
-/** Step 2: synchronous issuer call; 200 only when it confirmed (then stored); 502 `upstream_error` with nothing stored when the outcome is unknown. */
+/** Step 2: synchronous issuer call; 200 only when it confirmed (then stored); 502 `upstream_error` with nothing stored
+ * when the outcome is unknown. */
 export async function finishBillingAddress(ctx: ServiceContext, p: PreparedAddress) {
   const call = callOf(p.card);
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.updateBillingAddress(call, { requestId: p.requestId, cardRef: p.card.upstream_ref, address: p.address }));
-  await confirmedOrUnknown(ctx, p.card, 'billing address change', outcome, 'The card issuer\'s answer is unknown; the address is not stored. Retry with the same key, then read the card.');
+    ctx.upstreams.card.updateBillingAddress(call, {
+      requestId: p.requestId,
+      cardRef: p.card.upstream_ref,
+      address: p.address,
+    }),
+  );
+  await confirmedOrUnknown(
+    ctx,
+    p.card,
+    'billing address change',
+    outcome,
+    "The card issuer's answer is unknown; the address is not stored. Retry with the same key, then read the card.",
+  );
   if (outcome.kind === 'rejected') throw new ApiError('invalid_request', 'The card issuer refused the address.');
   await ctx.db.transaction().execute(async (trx) => {
     const now = await ctx.clock.now(trx, call);
-    await trx.updateTable('cards').set({ billing_address: JSON.stringify(p.address), updated_at: now }).where('id', '=', p.card.id).execute();
+    await trx
+      .updateTable('cards')
+      .set({ billing_address: JSON.stringify(p.address), updated_at: now })
+      .where('id', '=', p.card.id)
+      .execute();
   });
   return { id: p.card.id, billing_address: p.address };
 }
@@ -221,21 +343,36 @@ const cvvWindowMs = 3_600_000;
  * counted and are deleted with the calls that left the hour. Anything closer (clock skew between
  * processes, a small sandbox offset) counts as it is.
  */
-export async function prepareCvvUnblock(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, key: string) {
+export async function prepareCvvUnblock(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  caller: MemberCardCaller,
+  id: string,
+  key: string,
+) {
   await trx.selectFrom('members').select('id').where('id', '=', caller.memberId).forNoKeyUpdate().executeTakeFirst();
   const now = new Date(ctx.requestClock());
   const since = new Date(now.getTime() - cvvWindowMs);
   const ahead = new Date(now.getTime() + cvvWindowMs);
-  const calls = await trx.selectFrom('card_cvv_unblock_calls').select('called_at')
-    .where('member_id', '=', caller.memberId).where('called_at', '>', since).where('called_at', '<=', ahead).orderBy('called_at').execute();
+  const calls = await trx
+    .selectFrom('card_cvv_unblock_calls')
+    .select('called_at')
+    .where('member_id', '=', caller.memberId)
+    .where('called_at', '>', since)
+    .where('called_at', '<=', ahead)
+    .orderBy('called_at')
+    .execute();
   if (calls.length >= cvvUnblockPerHour) {
     const oldest = new Date(calls[calls.length - cvvUnblockPerHour]!.called_at).getTime();
     const retryAfter = Math.max(1, Math.ceil((oldest + cvvWindowMs - now.getTime()) / 1000));
     throw new ApiError('rate_limited', undefined, { retry_after: retryAfter }, { 'retry-after': String(retryAfter) });
   }
   await trx.insertInto('card_cvv_unblock_calls').values({ member_id: caller.memberId, called_at: now }).execute();
-  await trx.deleteFrom('card_cvv_unblock_calls').where('member_id', '=', caller.memberId)
-    .where((eb) => eb.or([eb('called_at', '<=', since), eb('called_at', '>', ahead)])).execute();
+  await trx
+    .deleteFrom('card_cvv_unblock_calls')
+    .where('member_id', '=', caller.memberId)
+    .where((eb) => eb.or([eb('called_at', '<=', since), eb('called_at', '>', ahead)]))
+    .execute();
   const card = await findCard(trx, caller, id, true);
   if (!card) throw new ApiError('not_found', 'No such card.');
   if (terminal.has(card.status)) throw new ApiError('state_invalid', `The card is ${card.status}.`);
@@ -245,8 +382,16 @@ export async function prepareCvvUnblock(ctx: ServiceContext, trx: Transaction<Da
 /** Step 2: the issuer lifts its CVV lock; `cvv_blocked` becomes false on the card record. */
 export async function finishCvvUnblock(ctx: ServiceContext, p: { card: CardRow; requestId: string }) {
   const call = callOf(p.card);
-  const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.card.unblockCvv(call, { requestId: p.requestId, cardRef: p.card.upstream_ref }));
-  await confirmedOrUnknown(ctx, p.card, 'CVV unblock', outcome, 'The card issuer\'s answer is unknown; retry with the same key, then read `cvv_blocked` from the card.');
+  const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+    ctx.upstreams.card.unblockCvv(call, { requestId: p.requestId, cardRef: p.card.upstream_ref }),
+  );
+  await confirmedOrUnknown(
+    ctx,
+    p.card,
+    'CVV unblock',
+    outcome,
+    "The card issuer's answer is unknown; retry with the same key, then read `cvv_blocked` from the card.",
+  );
   if (outcome.kind === 'rejected') throw new ApiError('state_invalid', 'The card issuer refused to unlock the CVV.');
   await ctx.db.transaction().execute(async (trx) => {
     const now = await ctx.clock.now(trx, call);

@@ -14,7 +14,11 @@ export type RulesReconcileDecision =
   | { kind: 'wait' };
 
 /** What a status query of an unconfirmed merchant-rule set's request means. */
-export function rulesQueryDecision(answer: StatusOutcome, ageMs: number, notFoundGraceMs: number): RulesReconcileDecision {
+export function rulesQueryDecision(
+  answer: StatusOutcome,
+  ageMs: number,
+  notFoundGraceMs: number,
+): RulesReconcileDecision {
   switch (answer.kind) {
     case 'timeout':
     case 'unknown':

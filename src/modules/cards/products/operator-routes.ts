@@ -6,69 +6,147 @@ import { getMerchant } from '../../merchants/queries.js';
 import { operatorProductView, updateProduct } from './service.js';
 import { OperatorCardProduct } from './schemas.js';
 
-/** A merchant and one BIN (6 to 8 digits), for PUT and DELETE alike: DELETE took any text and answered 200 echoing it. */
+/** A merchant and one BIN (6 to 8 digits), for PUT and DELETE alike: DELETE took any text and answered 200 echoing it.
+ * */
 const BinParams = Type.Object({ id: IdParams.properties.id, bin: Type.String({ pattern: '^[0-9]{6,8}$' }) });
-const Bins = Type.Object({ data: Type.Array(Type.Object({ bin: Type.String(), created_at: Type.String() })), next_cursor: Type.Null(), has_more: Type.Boolean() });
+const Bins = Type.Object({
+  data: Type.Array(Type.Object({ bin: Type.String(), created_at: Type.String() })),
+  next_cursor: Type.Null(),
+  has_more: Type.Boolean(),
+});
 
 /** Operator side of cards: the product catalogue and per-merchant BIN authorisations (docs/cards.md). */
 export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
   const route = operatorRouter(app, ctx);
 
-  route.get('/admin/v1/cards/products', {
-    schema: { operationId: 'listCardProducts', querystring: Type.Object({ environment: Type.Optional(OperatorEnvironment) }), response: { 200: Type.Object({ data: Type.Array(OperatorCardProduct), next_cursor: Type.Null(), has_more: Type.Boolean() }) } },
-  }, async ({ query }) => {
-    let q = db.selectFrom('card_products').selectAll().orderBy('seq');
-    if (query.environment) q = q.where('environment', '=', query.environment);
-    const data = [];
-    for (const p of await q.execute()) data.push(await operatorProductView(db, p));
-    return { data, next_cursor: null, has_more: false };
-  });
-
-  route.patch('/admin/v1/cards/products/:id', {
-    errors: ['not_found', 'invalid_fields', 'invalid_request'],
-    schema: {
-      operationId: 'updateCardProduct',
-      params: IdParams,
-      body: Type.Object({
-        enabled: Type.Optional(Type.Boolean()),
-        source_assets: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 16 }), { maxItems: 20 })),
-        opening_fee: Type.Optional(Type.String()), topup_min: Type.Optional(Type.String()), topup_max_single: Type.Optional(Type.String()),
-        max_single: Type.Optional(Type.String()), max_daily: Type.Optional(Type.String()), max_monthly: Type.Optional(Type.String()),
-        billing_address_updatable: Type.Optional(Type.Boolean()), card_lists_supported: Type.Optional(Type.Boolean()),
-        replacement_fee: Type.Optional(Type.String({ description: 'Charged on a security replacement (card currency)' })),
-        postage_fee: Type.Optional(Type.String({ description: 'Charged with it for a physical card (card currency)' })),
-      }),
-      response: { 200: OperatorCardProduct },
+  route.get(
+    '/admin/v1/cards/products',
+    {
+      schema: {
+        operationId: 'listCardProducts',
+        querystring: Type.Object({ environment: Type.Optional(OperatorEnvironment) }),
+        response: {
+          200: Type.Object({
+            data: Type.Array(OperatorCardProduct),
+            next_cursor: Type.Null(),
+            has_more: Type.Boolean(),
+          }),
+        },
+      },
     },
-  }, ({ params, body, write }) => write((trx) => updateProduct(trx, params.id, body, ctx.clock.real())));
+    async ({ query }) => {
+      let q = db.selectFrom('card_products').selectAll().orderBy('seq');
+      if (query.environment) q = q.where('environment', '=', query.environment);
+      const data = [];
+      for (const p of await q.execute()) data.push(await operatorProductView(db, p));
+      return { data, next_cursor: null, has_more: false };
+    },
+  );
 
-  route.get('/admin/v1/merchants/:id/card-bins', {
-    errors: ['not_found'],
-    schema: { operationId: 'listMerchantCardBins', params: IdParams, querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Bins } },
-  }, async ({ params, query }) => {
-    await getMerchant(db, params.id); // an unknown merchant is 404, not an empty list
-    const rows = await db.selectFrom('card_bin_authorizations').select(['bin', 'created_at'])
-      .where('merchant_id', '=', params.id).where('environment', '=', query.environment).orderBy('bin').execute();
-    return { data: rows.map((r) => ({ bin: r.bin, created_at: new Date(r.created_at).toISOString() })), next_cursor: null, has_more: false };
-  });
+  route.patch(
+    '/admin/v1/cards/products/:id',
+    {
+      errors: ['not_found', 'invalid_fields', 'invalid_request'],
+      schema: {
+        operationId: 'updateCardProduct',
+        params: IdParams,
+        body: Type.Object({
+          enabled: Type.Optional(Type.Boolean()),
+          source_assets: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 16 }), { maxItems: 20 })),
+          opening_fee: Type.Optional(Type.String()),
+          topup_min: Type.Optional(Type.String()),
+          topup_max_single: Type.Optional(Type.String()),
+          max_single: Type.Optional(Type.String()),
+          max_daily: Type.Optional(Type.String()),
+          max_monthly: Type.Optional(Type.String()),
+          billing_address_updatable: Type.Optional(Type.Boolean()),
+          card_lists_supported: Type.Optional(Type.Boolean()),
+          replacement_fee: Type.Optional(
+            Type.String({ description: 'Charged on a security replacement (card currency)' }),
+          ),
+          postage_fee: Type.Optional(
+            Type.String({ description: 'Charged with it for a physical card (card currency)' }),
+          ),
+        }),
+        response: { 200: OperatorCardProduct },
+      },
+    },
+    ({ params, body, write }) => write((trx) => updateProduct(trx, params.id, body, ctx.clock.real())),
+  );
 
-  route.put('/admin/v1/merchants/:id/card-bins/:bin', {
-    errors: ['not_found'],
-    schema: { operationId: 'setMerchantCardBin', params: BinParams, body: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) } },
-  }, ({ params, body, write }) => write(async (trx) => {
-    await getMerchant(trx, params.id); // 404 for an unknown merchant (the insert's foreign key was a 500)
-    await trx.insertInto('card_bin_authorizations').values({ merchant_id: params.id, environment: body.environment, bin: params.bin })
-      .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'bin']).doNothing()).execute();
-    return { bin: params.bin, authorized: true };
-  }));
+  route.get(
+    '/admin/v1/merchants/:id/card-bins',
+    {
+      errors: ['not_found'],
+      schema: {
+        operationId: 'listMerchantCardBins',
+        params: IdParams,
+        querystring: Type.Object({ environment: OperatorEnvironment }),
+        response: { 200: Bins },
+      },
+    },
+    async ({ params, query }) => {
+      await getMerchant(db, params.id); // an unknown merchant is 404, not an empty list
+      const rows = await db
+        .selectFrom('card_bin_authorizations')
+        .select(['bin', 'created_at'])
+        .where('merchant_id', '=', params.id)
+        .where('environment', '=', query.environment)
+        .orderBy('bin')
+        .execute();
+      return {
+        data: rows.map((r) => ({ bin: r.bin, created_at: new Date(r.created_at).toISOString() })),
+        next_cursor: null,
+        has_more: false,
+      };
+    },
+  );
 
-  route.delete('/admin/v1/merchants/:id/card-bins/:bin', {
-    errors: ['not_found'],
-    schema: { operationId: 'deleteMerchantCardBin', params: BinParams, querystring: Type.Object({ environment: OperatorEnvironment }), response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) } },
-  }, ({ params, query, write }) => write(async (trx) => {
-    await getMerchant(trx, params.id); // an unknown merchant is 404, as for PUT
-    await trx.deleteFrom('card_bin_authorizations').where('merchant_id', '=', params.id).where('environment', '=', query.environment).where('bin', '=', params.bin).execute();
-    return { bin: params.bin, authorized: false };
-  }));
+  route.put(
+    '/admin/v1/merchants/:id/card-bins/:bin',
+    {
+      errors: ['not_found'],
+      schema: {
+        operationId: 'setMerchantCardBin',
+        params: BinParams,
+        body: Type.Object({ environment: OperatorEnvironment }),
+        response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) },
+      },
+    },
+    ({ params, body, write }) =>
+      write(async (trx) => {
+        await getMerchant(trx, params.id); // 404 for an unknown merchant (the insert's foreign key was a 500)
+        await trx
+          .insertInto('card_bin_authorizations')
+          .values({ merchant_id: params.id, environment: body.environment, bin: params.bin })
+          .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'bin']).doNothing())
+          .execute();
+        return { bin: params.bin, authorized: true };
+      }),
+  );
+
+  route.delete(
+    '/admin/v1/merchants/:id/card-bins/:bin',
+    {
+      errors: ['not_found'],
+      schema: {
+        operationId: 'deleteMerchantCardBin',
+        params: BinParams,
+        querystring: Type.Object({ environment: OperatorEnvironment }),
+        response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) },
+      },
+    },
+    ({ params, query, write }) =>
+      write(async (trx) => {
+        await getMerchant(trx, params.id); // an unknown merchant is 404, as for PUT
+        await trx
+          .deleteFrom('card_bin_authorizations')
+          .where('merchant_id', '=', params.id)
+          .where('environment', '=', query.environment)
+          .where('bin', '=', params.bin)
+          .execute();
+        return { bin: params.bin, authorized: false };
+      }),
+  );
 }

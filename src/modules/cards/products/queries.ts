@@ -13,12 +13,22 @@ export function productSeqOf(id: string): string | undefined {
 }
 
 export async function productBySeq(db: Db, environment: Environment, seq: string): Promise<CardProductRow | undefined> {
-  return db.selectFrom('card_products').selectAll().where('seq', '=', seq).where('environment', '=', environment).executeTakeFirst();
+  return db
+    .selectFrom('card_products')
+    .selectAll()
+    .where('seq', '=', seq)
+    .where('environment', '=', environment)
+    .executeTakeFirst();
 }
 
 /** The BINs a merchant may issue; empty means all (the reference: no authorisation rows, all BINs allowed). */
 export async function authorisedBins(db: Db, merchantId: string, environment: Environment): Promise<string[]> {
-  const rows = await db.selectFrom('card_bin_authorizations').select('bin').where('merchant_id', '=', merchantId).where('environment', '=', environment).execute();
+  const rows = await db
+    .selectFrom('card_bin_authorizations')
+    .select('bin')
+    .where('merchant_id', '=', merchantId)
+    .where('environment', '=', environment)
+    .execute();
   return rows.map((r) => r.bin);
 }
 
@@ -29,6 +39,12 @@ export function binAllowed(bins: readonly string[], bin: string): boolean {
 /** Enabled products the merchant may issue, in catalogue order. */
 export async function productsFor(db: Db, merchantId: string, environment: Environment): Promise<CardProductRow[]> {
   const bins = await authorisedBins(db, merchantId, environment);
-  const rows = await db.selectFrom('card_products').selectAll().where('environment', '=', environment).where('enabled', '=', true).orderBy('seq').execute();
+  const rows = await db
+    .selectFrom('card_products')
+    .selectAll()
+    .where('environment', '=', environment)
+    .where('enabled', '=', true)
+    .orderBy('seq')
+    .execute();
   return rows.filter((r) => binAllowed(bins, r.bin));
 }

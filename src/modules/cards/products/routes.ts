@@ -14,16 +14,22 @@ export function productRoutes(route: Router, ctx: ServiceContext) {
   const { db } = ctx;
   return {
     list() {
-      route.get('/v1/cards/products', {
-        access: { scope: 'cards:read', principal: 'merchant' },
-        schema: {
-          operationId: 'listCardProducts',
-          summary: 'List card products',
-          description: 'Enabled products the merchant may issue: all BINs when the merchant has no BIN authorisation rows, otherwise only the authorised BINs. Never paged.',
-          tags,
-          response: { 200: listEnvelope(CardProduct) },
+      route.get(
+        '/v1/cards/products',
+        {
+          access: { scope: 'cards:read', principal: 'merchant' },
+          schema: {
+            operationId: 'listCardProducts',
+            summary: 'List card products',
+            description:
+              'Enabled products the merchant may issue: all BINs when the merchant has no BIN authorisation ' +
+              'rows, otherwise only the authorised BINs. Never paged.',
+            tags,
+            response: { 200: listEnvelope(CardProduct) },
+          },
         },
-      }, async ({ principal }) => listProducts(db, principal.merchantId, principal.environment));
+        async ({ principal }) => listProducts(db, principal.merchantId, principal.environment),
+      );
     },
   };
 }

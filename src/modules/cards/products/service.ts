@@ -8,7 +8,14 @@ import type { CardProductRow } from './tables.js';
 
 /** `GET /v1/cards/products` item: exactly the reference's fields. */
 export function productView(p: CardProductRow) {
-  return { id: productId(p.seq), form_factor: p.form_factor, currency: p.currency, bin: p.bin, scheme: p.scheme, card_types: p.card_types };
+  return {
+    id: productId(p.seq),
+    form_factor: p.form_factor,
+    currency: p.currency,
+    bin: p.bin,
+    scheme: p.scheme,
+    card_types: p.card_types,
+  };
 }
 
 export async function listProducts(db: Db, merchantId: string, environment: Environment) {
@@ -53,13 +60,23 @@ export interface ProductPatch {
   postage_fee?: string;
 }
 
-const amountKeys = ['opening_fee', 'topup_min', 'topup_max_single', 'max_single', 'max_daily', 'max_monthly',
-  'replacement_fee', 'postage_fee'] as const;
+const amountKeys = [
+  'opening_fee',
+  'topup_min',
+  'topup_max_single',
+  'max_single',
+  'max_daily',
+  'max_monthly',
+  'replacement_fee',
+  'postage_fee',
+] as const;
 
 /** Operator: changes a product's settings (amounts in the card currency). */
 export async function updateProduct(trx: Transaction<Database>, id: string, patch: ProductPatch, now: Date) {
   const seq = productSeqOf(id);
-  const row = seq ? await trx.selectFrom('card_products').selectAll().where('seq', '=', seq).forNoKeyUpdate().executeTakeFirst() : undefined;
+  const row = seq
+    ? await trx.selectFrom('card_products').selectAll().where('seq', '=', seq).forNoKeyUpdate().executeTakeFirst()
+    : undefined;
   if (!row) throw new ApiError('not_found', 'No such card product.');
   const scale = await scaleOf(trx, row.currency);
   const set: Record<string, unknown> = { updated_at: now };
@@ -68,17 +85,47 @@ export async function updateProduct(trx: Transaction<Database>, id: string, patc
     // Codes of the catalogue only: an unknown one was stored, and the replacement executor (which
     // reads the scale of every source asset) then failed each security replacement of the product.
     const codes = patch.source_assets.map((a) => a.toUpperCase());
-    const known = new Set((await trx.selectFrom('assets').select('code').where('code', 'in', codes.length ? codes : ['']).execute()).map((a) => a.code));
-    const unknown = codes.flatMap((c, i) => (known.has(c) ? [] : [{ key: `source_assets[${i}]`, reason: 'unknown_asset' }]));
-    if (unknown.length > 0) throw new ApiError('invalid_fields', 'source_assets names an asset the catalogue does not have.', { fields: unknown, reason: 'validation_failed' });
+    const known = new Set(
+      (
+        await trx
+          .selectFrom('assets')
+          .select('code')
+          .where('code', 'in', codes.length ? codes : [''])
+          .execute()
+      ).map((a) => a.code),
+    );
+    const unknown = codes.flatMap((c, i) =>
+      known.has(c) ? [] : [{ key: `source_assets[${i}]`, reason: 'unknown_asset' }],
+    );
+    if (unknown.length > 0)
+      throw new ApiError('invalid_fields', 'source_assets names an asset the catalogue does not have.', {
+        fields: unknown,
+        reason: 'validation_failed',
+      });
     set.source_assets = JSON.stringify(codes);
   }
-  for (const k of ['enabled', 'billing_address_updatable', 'card_lists_supported'] as const) if (patch[k] !== undefined) set[k] = patch[k];
+  for (const k of ['enabled', 'billing_address_updatable', 'card_lists_supported'] as const)
+    if (patch[k] !== undefined) set[k] = patch[k];
   const merged = { ...row, ...set } as Record<string, unknown>;
   const v = (k: string) => BigInt(merged[k] as string);
-  if (!(v('topup_min') > 0n && v('topup_max_single') >= v('topup_min') && v('max_single') > 0n && v('max_daily') >= v('max_single') && v('max_monthly') >= v('max_daily'))) {
-    throw new ApiError('invalid_fields', 'Amounts must satisfy 0 < topup_min <= topup_max_single and 0 < max_single <= max_daily <= max_monthly.', { fields: [{ key: 'max_single', reason: 'inconsistent' }], reason: 'validation_failed' });
+  if (!(
+    v('topup_min') > 0n &&
+    v('topup_max_single') >= v('topup_min') &&
+    v('max_single') > 0n &&
+    v('max_daily') >= v('max_single') &&
+    v('max_monthly') >= v('max_daily')
+  )) {
+    throw new ApiError(
+      'invalid_fields',
+      'Amounts must satisfy 0 < topup_min <= topup_max_single and 0 < max_single <= max_daily <= max_monthly.',
+      { fields: [{ key: 'max_single', reason: 'inconsistent' }], reason: 'validation_failed' },
+    );
   }
-  const updated = await trx.updateTable('card_products').set(set).where('seq', '=', row.seq).returningAll().executeTakeFirstOrThrow();
+  const updated = await trx
+    .updateTable('card_products')
+    .set(set)
+    .where('seq', '=', row.seq)
+    .returningAll()
+    .executeTakeFirstOrThrow();
   return operatorProductView(trx, updated);
 }

@@ -49,7 +49,10 @@ export function replacementRetryDelaySeconds(attempts: number): number {
 }
 
 type Trx = Transaction<Database>;
-const callOf = (r: { merchant_id: string; environment: CardReplacementRow['environment'] }) => ({ merchantId: r.merchant_id, environment: r.environment });
+const callOf = (r: { merchant_id: string; environment: CardReplacementRow['environment'] }) => ({
+  merchantId: r.merchant_id,
+  environment: r.environment,
+});
 
 async function lockCard(trx: Trx, id: string): Promise<CardRow> {
   return trx.selectFrom('cards').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirstOrThrow();
@@ -58,13 +61,17 @@ async function lockReplacement(trx: Trx, id: string): Promise<CardReplacementRow
   return trx.selectFrom('card_replacements').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
 }
 
-/** Runs one replacement as far as it can go now. Answers its row afterwards (undefined: leased by another run, or closed). */
+/** Runs one replacement as far as it can go now. Answers its row afterwards (undefined: leased by another run, or
+ * closed). */
 export async function runReplacement(ctx: ServiceContext, id: string): Promise<CardReplacementRow | undefined> {
-  const claimed = await ctx.db.updateTable('card_replacements')
+  const claimed = await ctx.db
+    .updateTable('card_replacements')
     .set({ lease_until: sql<Date>`now() + make_interval(secs => ${leaseSeconds})` as unknown as Date })
-    .where('id', '=', id).where('status', 'in', ['requested', 'processing'])
+    .where('id', '=', id)
+    .where('status', 'in', ['requested', 'processing'])
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', sql<Date>`now()`)]))
-    .returningAll().executeTakeFirst();
+    .returningAll()
+    .executeTakeFirst();
   if (!claimed) return undefined;
   let row: CardReplacementRow | undefined = claimed;
   try {
@@ -95,7 +102,9 @@ async function advance(ctx: ServiceContext, r: CardReplacementRow): Promise<Card
  * the inventory row and return the balance (no fees).
  */
 async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promise<CardReplacementRow> {
-  const cardId = (await trx.selectFrom('card_replacements').select('card_id').where('id', '=', id).executeTakeFirstOrThrow()).card_id;
+  const cardId = (
+    await trx.selectFrom('card_replacements').select('card_id').where('id', '=', id).executeTakeFirstOrThrow()
+  ).card_id;
   const card = await lockCard(trx, cardId);
   const r = await lockReplacement(trx, id);
   if (r.status !== 'requested') return r;
@@ -105,45 +114,96 @@ async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promise<CardR
   const reference = { type: replacementReferenceType, id: r.id };
   let returned = 0n;
   if (r.security) {
-    await trx.updateTable('cards').set({ frozen_at: card.frozen_at ?? now, updated_at: now }).where('id', '=', card.id).execute();
+    await trx
+      .updateTable('cards')
+      .set({ frozen_at: card.frozen_at ?? now, updated_at: now })
+      .where('id', '=', card.id)
+      .execute();
     returned = await returnCardBalance(trx, card, reference, now);
     // The card ends with this replacement or stays frozen: top-ups not yet sent to the issuer fail, their freeze back.
     await failPendingTopUps(trx, card.id, 'card_frozen');
   }
   const product = (await productBySeq(trx, card.environment, card.product_seq))!;
-  const fees = replacementFees({ replacementFee: minorFromDb(product.replacement_fee), postageFee: minorFromDb(product.postage_fee), formFactor: card.form_factor }, r.security);
+  const fees = replacementFees(
+    {
+      replacementFee: minorFromDb(product.replacement_fee),
+      postageFee: minorFromDb(product.postage_fee),
+      formFactor: card.form_factor,
+    },
+    r.security,
+  );
   const cardScale = await scaleOf(trx, card.currency);
   const inAsset = new Map<string, { replacement: bigint; postage: bigint; available: bigint }>();
   for (const asset of product.source_assets) {
     const scale = await scaleOf(trx, asset);
-    const available = await accountBalance(trx, card.environment, { owner: 'member', memberId: card.member_id, bucket: 'available' }, asset);
-    inAsset.set(asset, { replacement: feeInSource(fees.replacement, cardScale, scale), postage: feeInSource(fees.postage, cardScale, scale), available });
+    const available = await accountBalance(
+      trx,
+      card.environment,
+      { owner: 'member', memberId: card.member_id, bucket: 'available' },
+      asset,
+    );
+    inAsset.set(asset, {
+      replacement: feeInSource(fees.replacement, cardScale, scale),
+      postage: feeInSource(fees.postage, cardScale, scale),
+      available,
+    });
   }
-  const application = await trx.selectFrom('card_applications').select('source_asset').where('id', '=', card.application_id).executeTakeFirstOrThrow();
+  const application = await trx
+    .selectFrom('card_applications')
+    .select('source_asset')
+    .where('id', '=', card.application_id)
+    .executeTakeFirstOrThrow();
   const total = (a: string) => inAsset.get(a)!.replacement + inAsset.get(a)!.postage;
-  const feeAsset = fees.replacement + fees.postage === 0n ? null
-    : replacementFeeAsset(application.source_asset, product.source_assets, (a) => inAsset.has(a) && inAsset.get(a)!.available >= total(a));
+  const feeAsset =
+    fees.replacement + fees.postage === 0n
+      ? null
+      : replacementFeeAsset(
+          application.source_asset,
+          product.source_assets,
+          (a) => inAsset.has(a) && inAsset.get(a)!.available >= total(a),
+        );
   // Security: the card stays frozen, its balance returned (recorded on the replacement). Non-security has no fees.
-  if (fees.replacement + fees.postage > 0n && !feeAsset) return fail(ctx, trx, r, 'insufficient_balance', now, returned);
+  if (fees.replacement + fees.postage > 0n && !feeAsset)
+    return fail(ctx, trx, r, 'insufficient_balance', now, returned);
   if (feeAsset) {
     await postEntry(trx, {
-      environment: r.environment, merchantId: r.merchant_id, kind: lifecycleEntryKinds.replacementFeeFreeze, referenceType: replacementReferenceType,
-      referenceId: r.id, asset: feeAsset, lines: feeFreezeLines({ memberId: r.member_id, merchantId: r.merchant_id, fee: total(feeAsset) }),
+      environment: r.environment,
+      merchantId: r.merchant_id,
+      kind: lifecycleEntryKinds.replacementFeeFreeze,
+      referenceType: replacementReferenceType,
+      referenceId: r.id,
+      asset: feeAsset,
+      lines: feeFreezeLines({ memberId: r.member_id, merchantId: r.merchant_id, fee: total(feeAsset) }),
     });
   }
   if (!r.security) {
-    await trx.updateTable('cards').set({ inventory_status: 'voided', updated_at: now }).where('id', '=', card.id).execute();
+    await trx
+      .updateTable('cards')
+      .set({ inventory_status: 'voided', updated_at: now })
+      .where('id', '=', card.id)
+      .execute();
     returned = await returnCardBalance(trx, card, reference, now);
     // The card ends with this replacement: top-ups not yet sent to the issuer fail, their freeze back.
     await failPendingTopUps(trx, card.id, 'card_replacing');
   }
   const verdict = replacementTransition(r.status, 'start');
   if (verdict.kind !== 'move') throw new Error(`cards: replacement ${r.id} cannot start from ${r.status}`);
-  const updated = await trx.updateTable('card_replacements').set({
-    status: verdict.to, status_version: r.status_version + 1, step: 'prepared', fee_asset: feeAsset,
-    replacement_fee: feeAsset ? inAsset.get(feeAsset)!.replacement : 0n, postage_fee: feeAsset ? inAsset.get(feeAsset)!.postage : 0n,
-    returned_amount: returned, inventory_before: r.security ? null : card.inventory_status, updated_at: now,
-  }).where('id', '=', r.id).returningAll().executeTakeFirstOrThrow();
+  const updated = await trx
+    .updateTable('card_replacements')
+    .set({
+      status: verdict.to,
+      status_version: r.status_version + 1,
+      step: 'prepared',
+      fee_asset: feeAsset,
+      replacement_fee: feeAsset ? inAsset.get(feeAsset)!.replacement : 0n,
+      postage_fee: feeAsset ? inAsset.get(feeAsset)!.postage : 0n,
+      returned_amount: returned,
+      inventory_before: r.security ? null : card.inventory_status,
+      updated_at: now,
+    })
+    .where('id', '=', r.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
   await emitReplacement(trx, updated);
   return updated;
 }
@@ -153,42 +213,82 @@ async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promise<CardR
  * card stays frozen (a security reason was given). `returned`: what the failing step itself moved
  * off the card (prepare, security reason, fees unpaid), recorded on the replacement.
  */
-async function fail(ctx: ServiceContext, trx: Trx, r: CardReplacementRow, reason: string, now: Date, returned?: bigint): Promise<CardReplacementRow> {
+async function fail(
+  ctx: ServiceContext,
+  trx: Trx,
+  r: CardReplacementRow,
+  reason: string,
+  now: Date,
+  returned?: bigint,
+): Promise<CardReplacementRow> {
   const verdict = replacementTransition(r.status, 'fail');
   if (verdict.kind === 'replay') return r;
   if (verdict.kind === 'refuse') throw new Error(`cards: replacement ${r.id} cannot fail from ${r.status}`);
   const fee = minorFromDb(r.replacement_fee) + minorFromDb(r.postage_fee);
   if (r.fee_asset && fee > 0n) {
     await postEntry(trx, {
-      environment: r.environment, merchantId: r.merchant_id, kind: lifecycleEntryKinds.replacementFeeRelease, referenceType: replacementReferenceType,
-      referenceId: r.id, asset: r.fee_asset, lines: feeRefundLines({ memberId: r.member_id, merchantId: r.merchant_id, fee }),
+      environment: r.environment,
+      merchantId: r.merchant_id,
+      kind: lifecycleEntryKinds.replacementFeeRelease,
+      referenceType: replacementReferenceType,
+      referenceId: r.id,
+      asset: r.fee_asset,
+      lines: feeRefundLines({ memberId: r.member_id, merchantId: r.merchant_id, fee }),
     });
   }
   if (!r.security && r.inventory_before) {
-    await trx.updateTable('cards').set({ inventory_status: r.inventory_before, updated_at: now }).where('id', '=', r.card_id).where('inventory_status', '=', 'voided').execute();
+    await trx
+      .updateTable('cards')
+      .set({ inventory_status: r.inventory_before, updated_at: now })
+      .where('id', '=', r.card_id)
+      .where('inventory_status', '=', 'voided')
+      .execute();
   }
-  const updated = await trx.updateTable('card_replacements').set({
-    status: verdict.to, status_version: r.status_version + 1, failure_reason: reason, completed_at: now, updated_at: now,
-    ...(returned === undefined ? {} : { returned_amount: returned }),
-  }).where('id', '=', r.id).returningAll().executeTakeFirstOrThrow();
+  const updated = await trx
+    .updateTable('card_replacements')
+    .set({
+      status: verdict.to,
+      status_version: r.status_version + 1,
+      failure_reason: reason,
+      completed_at: now,
+      updated_at: now,
+      ...(returned === undefined ? {} : { returned_amount: returned }),
+    })
+    .where('id', '=', r.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
   await emitReplacement(trx, updated);
   return updated;
 }
 
-/** No usable answer from the issuer: the same call again after a backoff on the merchant's clock; the operator hears of a stall once. */
+/** No usable answer from the issuer: the same call again after a backoff on the merchant's clock; the operator hears of
+ * a stall once. */
 async function wait(ctx: ServiceContext, r: CardReplacementRow, outcome: 'timeout' | 'unknown'): Promise<undefined> {
   await ctx.db.transaction().execute(async (trx) => {
     const locked = await lockReplacement(trx, r.id);
     if (locked.status !== 'processing' || locked.step !== r.step) return;
     const now = await ctx.clock.now(trx, callOf(r));
     const attempts = locked.attempts + 1;
-    await trx.updateTable('card_replacements').set({
-      upstream_outcome: outcome, attempts, next_run_at: new Date(now.getTime() + replacementRetryDelaySeconds(attempts) * 1000), updated_at: now,
-    }).where('id', '=', r.id).execute();
+    await trx
+      .updateTable('card_replacements')
+      .set({
+        upstream_outcome: outcome,
+        attempts,
+        next_run_at: new Date(now.getTime() + replacementRetryDelaySeconds(attempts) * 1000),
+        updated_at: now,
+      })
+      .where('id', '=', r.id)
+      .execute();
     if (attempts === replacementStalledAfterAttempts) {
       await raiseAlert(trx, {
-        kind: 'upstream.reconciliation_stalled', merchantId: r.merchant_id, environment: r.environment, object: 'card_replacement', objectId: r.id,
-        message: `Card replacement ${r.id} has had no answer from the card issuer ${attempts} times (step ${r.step}); the executor keeps asking.`,
+        kind: 'upstream.reconciliation_stalled',
+        merchantId: r.merchant_id,
+        environment: r.environment,
+        object: 'card_replacement',
+        objectId: r.id,
+        message:
+          `Card replacement ${r.id} has had no answer from the card issuer ${attempts} times (step ${r.step}); ` +
+          `the executor keeps asking.`,
       });
     }
   });
@@ -200,9 +300,16 @@ async function issueNewCard(ctx: ServiceContext, r: CardReplacementRow): Promise
   const card = await ctx.db.selectFrom('cards').selectAll().where('id', '=', r.card_id).executeTakeFirstOrThrow();
   const product = (await productBySeq(ctx.db, card.environment, card.product_seq))!;
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.issueReplacement(callOf(r), { requestId: r.id, cardRef: card.upstream_ref, bin: product.bin, formFactor: card.form_factor }));
+    ctx.upstreams.card.issueReplacement(callOf(r), {
+      requestId: r.id,
+      cardRef: card.upstream_ref,
+      bin: product.bin,
+      formFactor: card.form_factor,
+    }),
+  );
   const status = outcome.kind === 'unknown' && 'status' in outcome ? outcome.status : undefined;
-  if (status !== undefined && providerStatusOf(status) === undefined) await alertUnknownStatus(ctx, card, 'replacement card', status);
+  if (status !== undefined && providerStatusOf(status) === undefined)
+    await alertUnknownStatus(ctx, card, 'replacement card', status);
   if (outcome.kind === 'timeout' || outcome.kind === 'unknown') return wait(ctx, r, outcome.kind);
   return ctx.db.transaction().execute(async (trx) => {
     await lockCard(trx, r.card_id);
@@ -210,10 +317,20 @@ async function issueNewCard(ctx: ServiceContext, r: CardReplacementRow): Promise
     if (locked.status !== 'processing' || locked.step !== 'prepared') return locked;
     const now = await ctx.clock.now(trx, callOf(r));
     if (outcome.kind === 'rejected') return fail(ctx, trx, locked, 'issuer_refused', now);
-    return trx.updateTable('card_replacements').set({
-      step: 'issued', new_card_ref: outcome.card.cardRef, new_card_last4: outcome.card.last4, new_card_exp_month: outcome.card.expMonth,
-      new_card_exp_year: outcome.card.expYear, upstream_outcome: 'none', updated_at: now,
-    }).where('id', '=', r.id).returningAll().executeTakeFirstOrThrow();
+    return trx
+      .updateTable('card_replacements')
+      .set({
+        step: 'issued',
+        new_card_ref: outcome.card.cardRef,
+        new_card_last4: outcome.card.last4,
+        new_card_exp_month: outcome.card.expMonth,
+        new_card_exp_year: outcome.card.expYear,
+        upstream_outcome: 'none',
+        updated_at: now,
+      })
+      .where('id', '=', r.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
   });
 }
 
@@ -225,52 +342,106 @@ async function issueNewCard(ctx: ServiceContext, r: CardReplacementRow): Promise
 async function cancelOldCard(ctx: ServiceContext, r: CardReplacementRow): Promise<CardReplacementRow | undefined> {
   const card = await ctx.db.selectFrom('cards').selectAll().where('id', '=', r.card_id).executeTakeFirstOrThrow();
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.cancelCard(callOf(r), { requestId: `${r.id}:cancel`, cardRef: card.upstream_ref, reason: r.security ? 'replaced' : 'voided' }));
+    ctx.upstreams.card.cancelCard(callOf(r), {
+      requestId: `${r.id}:cancel`,
+      cardRef: card.upstream_ref,
+      reason: r.security ? 'replaced' : 'voided',
+    }),
+  );
   if (outcome.kind === 'timeout' || outcome.kind === 'unknown') return wait(ctx, r, outcome.kind);
   if (outcome.kind === 'accepted' && outcome.status !== 'succeeded') {
-    if (providerStatusOf(outcome.status) === undefined) await alertUnknownStatus(ctx, card, 'cancellation of the replaced card', outcome.status);
+    if (providerStatusOf(outcome.status) === undefined)
+      await alertUnknownStatus(ctx, card, 'cancellation of the replaced card', outcome.status);
     return wait(ctx, r, 'unknown');
   }
   return ctx.db.transaction().execute(async (trx) => {
     const updated = await complete(ctx, trx, r.id);
     if (outcome.kind === 'rejected' && updated.status === 'completed') {
       await raiseAlert(trx, {
-        kind: 'card.cancel_refused', merchantId: r.merchant_id, environment: r.environment, object: 'card', objectId: r.card_id,
-        message: `The card issuer refused to cancel card ${r.card_id} replaced by ${r.id} (${outcome.reason}); it is replaced on our side and declines every authorisation.`,
+        kind: 'card.cancel_refused',
+        merchantId: r.merchant_id,
+        environment: r.environment,
+        object: 'card',
+        objectId: r.card_id,
+        message:
+          `The card issuer refused to cancel card ${r.card_id} replaced by ${r.id} (${outcome.reason}); it is ` +
+          `replaced on our side and declines every authorisation.`,
       });
     }
     return updated;
   });
 }
 
-/** The last step, one transaction: the new card opened, the old one `replaced`, the fees charged, the replacement `completed`, with their events. */
+/** The last step, one transaction: the new card opened, the old one `replaced`, the fees charged, the replacement
+ * `completed`, with their events. */
 async function complete(ctx: ServiceContext, trx: Trx, id: string): Promise<CardReplacementRow> {
-  const cardId = (await trx.selectFrom('card_replacements').select('card_id').where('id', '=', id).executeTakeFirstOrThrow()).card_id;
+  const cardId = (
+    await trx.selectFrom('card_replacements').select('card_id').where('id', '=', id).executeTakeFirstOrThrow()
+  ).card_id;
   const old = await lockCard(trx, cardId);
   const r = await lockReplacement(trx, id);
   if (r.status !== 'processing' || r.step !== 'issued') return r;
   const verdict = replacementTransition(r.status, 'complete');
   if (verdict.kind !== 'move') throw new Error(`cards: replacement ${r.id} cannot complete from ${r.status}`);
   const now = await ctx.clock.now(trx, callOf(r));
-  const opened = await trx.insertInto('cards').values({
-    id: newId('crd'), merchant_id: old.merchant_id, environment: old.environment, member_id: old.member_id, application_id: old.application_id,
-    product_seq: old.product_seq, form_factor: old.form_factor, currency: old.currency, status: openingStatus(old.form_factor), status_version: 1,
-    upstream_ref: r.new_card_ref!, last4: r.new_card_last4!, exp_month: r.new_card_exp_month!, exp_year: r.new_card_exp_year!,
-    billing_address: old.billing_address ? JSON.stringify(old.billing_address) : null, inventory_status: openingInventory(old.form_factor),
-    locked_until: null, activated_at: old.form_factor === 'virtual' ? now : null, created_at: now, updated_at: now, replaces: old.id,
-  }).returningAll().executeTakeFirstOrThrow();
-  const replaced = await trx.updateTable('cards').set({ status: 'replaced', status_version: old.status_version + 1, replaced_by: opened.id, updated_at: now })
-    .where('id', '=', old.id).returningAll().executeTakeFirstOrThrow();
+  const opened = await trx
+    .insertInto('cards')
+    .values({
+      id: newId('crd'),
+      merchant_id: old.merchant_id,
+      environment: old.environment,
+      member_id: old.member_id,
+      application_id: old.application_id,
+      product_seq: old.product_seq,
+      form_factor: old.form_factor,
+      currency: old.currency,
+      status: openingStatus(old.form_factor),
+      status_version: 1,
+      upstream_ref: r.new_card_ref!,
+      last4: r.new_card_last4!,
+      exp_month: r.new_card_exp_month!,
+      exp_year: r.new_card_exp_year!,
+      billing_address: old.billing_address ? JSON.stringify(old.billing_address) : null,
+      inventory_status: openingInventory(old.form_factor),
+      locked_until: null,
+      activated_at: old.form_factor === 'virtual' ? now : null,
+      created_at: now,
+      updated_at: now,
+      replaces: old.id,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const replaced = await trx
+    .updateTable('cards')
+    .set({ status: 'replaced', status_version: old.status_version + 1, replaced_by: opened.id, updated_at: now })
+    .where('id', '=', old.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
   const fee = minorFromDb(r.replacement_fee) + minorFromDb(r.postage_fee);
   if (r.fee_asset && fee > 0n) {
     await postEntry(trx, {
-      environment: r.environment, merchantId: r.merchant_id, kind: lifecycleEntryKinds.replacementFeeCharge, referenceType: replacementReferenceType,
-      referenceId: r.id, asset: r.fee_asset, lines: feeChargeLines({ memberId: r.member_id, merchantId: r.merchant_id, fee }),
+      environment: r.environment,
+      merchantId: r.merchant_id,
+      kind: lifecycleEntryKinds.replacementFeeCharge,
+      referenceType: replacementReferenceType,
+      referenceId: r.id,
+      asset: r.fee_asset,
+      lines: feeChargeLines({ memberId: r.member_id, merchantId: r.merchant_id, fee }),
     });
   }
-  const updated = await trx.updateTable('card_replacements').set({
-    status: verdict.to, status_version: r.status_version + 1, new_card_id: opened.id, upstream_outcome: 'none', completed_at: now, updated_at: now,
-  }).where('id', '=', r.id).returningAll().executeTakeFirstOrThrow();
+  const updated = await trx
+    .updateTable('card_replacements')
+    .set({
+      status: verdict.to,
+      status_version: r.status_version + 1,
+      new_card_id: opened.id,
+      upstream_outcome: 'none',
+      completed_at: now,
+      updated_at: now,
+    })
+    .where('id', '=', r.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
   await emitCardStatus(trx, replaced);
   await emitCardStatus(trx, opened);
   await emitReplacement(trx, updated);

@@ -5,7 +5,10 @@
  * reason pays the replacement fee, plus postage for a physical card; a non-security reason
  * (the issuer's or the post's fault) pays nothing.
  */
-export function replacementFees(product: { replacementFee: bigint; postageFee: bigint; formFactor: 'virtual' | 'physical' }, security: boolean): { replacement: bigint; postage: bigint } {
+export function replacementFees(
+  product: { replacementFee: bigint; postageFee: bigint; formFactor: 'virtual' | 'physical' },
+  security: boolean,
+): { replacement: bigint; postage: bigint } {
   if (!security) return { replacement: 0n, postage: 0n };
   return { replacement: product.replacementFee, postage: product.formFactor === 'physical' ? product.postageFee : 0n };
 }
@@ -16,7 +19,11 @@ export function replacementFees(product: { replacementFee: bigint; postageFee: b
  * does (the products' source assets are USD stablecoins, taken 1:1, `feeInSource`). Undefined when
  * none does.
  */
-export function replacementFeeAsset(preferred: string, productSources: readonly string[], canPay: (asset: string) => boolean): string | undefined {
+export function replacementFeeAsset(
+  preferred: string,
+  productSources: readonly string[],
+  canPay: (asset: string) => boolean,
+): string | undefined {
   const order = [preferred, ...productSources.filter((a) => a !== preferred)];
   return order.find(canPay);
 }

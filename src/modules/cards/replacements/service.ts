@@ -24,7 +24,8 @@ export const replacementErrors = {
   get: ['not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
-/** The executor takes a request this long after it was made, on the merchant's clock (a window in which it is seen `requested`). */
+/** The executor takes a request this long after it was made, on the merchant's clock (a window in which it is seen
+ * `requested`). */
 export const replacementExecuteDelaySeconds = 60;
 export const replacementJobKind = 'card.replacement_execute';
 /** The job's attempts (each deferral counts); the timed process and the ticker take over past them. */
@@ -33,7 +34,12 @@ export const replacementJobAttemptsMax = 50;
 const inFlightStatuses = ['requested', 'processing'] as const;
 
 export async function inFlightReplacement(db: Db, cardId: string): Promise<CardReplacementRow | undefined> {
-  return db.selectFrom('card_replacements').selectAll().where('card_id', '=', cardId).where('status', 'in', [...inFlightStatuses]).executeTakeFirst();
+  return db
+    .selectFrom('card_replacements')
+    .selectAll()
+    .where('card_id', '=', cardId)
+    .where('status', 'in', [...inFlightStatuses])
+    .executeTakeFirst();
 }
 
 /**
@@ -42,34 +48,86 @@ export async function inFlightReplacement(db: Db, cardId: string): Promise<CardR
  * for one card: the card row lock orders them, and the partial unique index
  * `card_replacements_in_flight` is the backstop (the loser is `state_invalid`).
  */
-export async function createReplacement(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, cardId: string, body: { reason: string; note?: string }) {
+export async function createReplacement(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  caller: MemberCardCaller,
+  cardId: string,
+  body: { reason: string; note?: string },
+) {
   const card = await findCard(trx, caller, cardId, true);
   if (!card) throw new ApiError('not_found', 'No such card.');
-  const verdict = replacementRequestVerdict({ status: card.status, inFlight: (await inFlightReplacement(trx, card.id)) !== undefined }, body.reason);
+  const verdict = replacementRequestVerdict(
+    { status: card.status, inFlight: (await inFlightReplacement(trx, card.id)) !== undefined },
+    body.reason,
+  );
   if (verdict.kind === 'refuse') throw new ApiError(verdict.code, verdict.reason);
   const now = await ctx.clock.now(trx, caller);
   const nextRunAt = new Date(now.getTime() + replacementExecuteDelaySeconds * 1000);
-  const row = await trx.insertInto('card_replacements').values({
-    id: newId('crp'), merchant_id: card.merchant_id, environment: card.environment, member_id: card.member_id, card_id: card.id,
-    reason: body.reason as CardReplacementRow['reason'], security: verdict.security, note: truncateNote(body.note), status: 'requested', status_version: 1,
-    fee_asset: null, inventory_before: null, new_card_ref: null, new_card_last4: null, new_card_exp_month: null, new_card_exp_year: null,
-    new_card_id: null, failure_reason: null, next_run_at: nextRunAt, lease_until: null, created_at: now, updated_at: now, completed_at: null,
-  })
+  const row = await trx
+    .insertInto('card_replacements')
+    .values({
+      id: newId('crp'),
+      merchant_id: card.merchant_id,
+      environment: card.environment,
+      member_id: card.member_id,
+      card_id: card.id,
+      reason: body.reason as CardReplacementRow['reason'],
+      security: verdict.security,
+      note: truncateNote(body.note),
+      status: 'requested',
+      status_version: 1,
+      fee_asset: null,
+      inventory_before: null,
+      new_card_ref: null,
+      new_card_last4: null,
+      new_card_exp_month: null,
+      new_card_exp_year: null,
+      new_card_id: null,
+      failure_reason: null,
+      next_run_at: nextRunAt,
+      lease_until: null,
+      created_at: now,
+      updated_at: now,
+      completed_at: null,
+    })
     // The predicate is a literal: PostgreSQL infers a partial unique index only from constants.
-    .onConflict((oc) => oc.column('card_id').where(sql<boolean>`status IN ('requested', 'processing')`).doNothing())
-    .returningAll().executeTakeFirst();
+    .onConflict((oc) =>
+      oc
+        .column('card_id')
+        .where(sql<boolean>`status IN ('requested', 'processing')`)
+        .doNothing(),
+    )
+    .returningAll()
+    .executeTakeFirst();
   if (!row) throw new ApiError('state_invalid', 'The card already has a replacement in flight.');
   // A security reason (stolen, number leaked, ...) stops the card at once, in the request's own
   // transaction: the executor runs a minute later, and a stolen card must not spend meanwhile.
-  if (verdict.security) await trx.updateTable('cards').set({ frozen_at: card.frozen_at ?? now, updated_at: now }).where('id', '=', card.id).execute();
-  await enqueue(trx, { kind: replacementJobKind, payload: { replacement_id: row.id }, runAt: nextRunAt, clock: caller, dedupeKey: `${replacementJobKind}:${row.id}`, maxAttempts: replacementJobAttemptsMax });
+  if (verdict.security)
+    await trx
+      .updateTable('cards')
+      .set({ frozen_at: card.frozen_at ?? now, updated_at: now })
+      .where('id', '=', card.id)
+      .execute();
+  await enqueue(trx, {
+    kind: replacementJobKind,
+    payload: { replacement_id: row.id },
+    runAt: nextRunAt,
+    clock: caller,
+    dedupeKey: `${replacementJobKind}:${row.id}`,
+    maxAttempts: replacementJobAttemptsMax,
+  });
   await emitReplacement(trx, row);
   return { id: row.id, status: 'requested' as const };
 }
 
 export async function findReplacement(db: Db, caller: CardCaller, id: string): Promise<CardReplacementRow | undefined> {
-  let q = db.selectFrom('card_replacements').selectAll()
-    .where('id', '=', withIdPrefix('crp', id)).where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+  let q = db
+    .selectFrom('card_replacements')
+    .selectAll()
+    .where('id', '=', withIdPrefix('crp', id))
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
   return q.executeTakeFirst();
 }
@@ -85,7 +143,11 @@ export async function getReplacement(db: Db, caller: CardCaller, id: string) {
  * the merchant all of its members'; `card_id` narrows it to one card (an unknown card: empty).
  */
 export async function listReplacements(db: Db, caller: CardCaller, page: PageParams & { card_id?: string }) {
-  let q = db.selectFrom('card_replacements').selectAll().where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+  let q = db
+    .selectFrom('card_replacements')
+    .selectAll()
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
   if (page.card_id !== undefined) q = q.where('card_id', '=', withIdPrefix('crd', page.card_id));
   const rows = await keysetPage(q, page);
@@ -94,7 +156,8 @@ export async function listReplacements(db: Db, caller: CardCaller, page: PagePar
   return mapPage({ ...rows, data }, (x) => x);
 }
 
-/** The full replacement record: fees in the asset they were taken in (null before the executor reserved them), the returned balance in the card currency. */
+/** The full replacement record: fees in the asset they were taken in (null before the executor reserved them), the
+ * returned balance in the card currency. */
 export async function replacementView(db: Db, r: CardReplacementRow) {
   const card = await db.selectFrom('cards').select('currency').where('id', '=', r.card_id).executeTakeFirstOrThrow();
   const feeScale = r.fee_asset ? await scaleOf(db, r.fee_asset) : 0;
@@ -106,11 +169,14 @@ export async function replacementView(db: Db, r: CardReplacementRow) {
     reason: r.reason,
     security: r.security,
     note: r.note,
-    fees: r.fee_asset === null ? null : {
-      asset: r.fee_asset,
-      replacement: formatAmount(minorFromDb(r.replacement_fee), feeScale),
-      postage: formatAmount(minorFromDb(r.postage_fee), feeScale),
-    },
+    fees:
+      r.fee_asset === null
+        ? null
+        : {
+            asset: r.fee_asset,
+            replacement: formatAmount(minorFromDb(r.replacement_fee), feeScale),
+            postage: formatAmount(minorFromDb(r.postage_fee), feeScale),
+          },
     returned_amount: formatAmount(minorFromDb(r.returned_amount), await scaleOf(db, card.currency)),
     new_card_id: r.new_card_id,
     failure_reason: r.failure_reason,

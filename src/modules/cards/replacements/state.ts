@@ -36,7 +36,8 @@ export interface ReplacementSubject {
   inFlight: boolean;
 }
 
-export type RequestVerdict = { kind: 'accept'; security: boolean } | { kind: 'refuse'; code: 'state_invalid' | 'invalid_request'; reason: string };
+export type RequestVerdict =
+  { kind: 'accept'; security: boolean } | { kind: 'refuse'; code: 'state_invalid' | 'invalid_request'; reason: string };
 
 /**
  * `POST /v1/cards/{id}/replacements` before anything is written: a reason outside the enumeration
@@ -46,9 +47,16 @@ export type RequestVerdict = { kind: 'accept'; security: boolean } | { kind: 're
  * `state_invalid`.
  */
 export function replacementRequestVerdict(card: ReplacementSubject, reason: string): RequestVerdict {
-  if (!isReplacementReason(reason)) return { kind: 'refuse', code: 'invalid_request', reason: `reason must be one of ${replacementReasons.join(', ')}.` };
-  if (isTerminalCard(card.status) || card.status === 'closing') return { kind: 'refuse', code: 'state_invalid', reason: `The card is ${card.status}.` };
-  if (card.inFlight) return { kind: 'refuse', code: 'state_invalid', reason: 'The card already has a replacement in flight.' };
+  if (!isReplacementReason(reason))
+    return {
+      kind: 'refuse',
+      code: 'invalid_request',
+      reason: `reason must be one of ${replacementReasons.join(', ')}.`,
+    };
+  if (isTerminalCard(card.status) || card.status === 'closing')
+    return { kind: 'refuse', code: 'state_invalid', reason: `The card is ${card.status}.` };
+  if (card.inFlight)
+    return { kind: 'refuse', code: 'state_invalid', reason: 'The card already has a replacement in flight.' };
   const security = isSecurityReason(reason);
   if (!security && card.status !== 'unactivated') {
     return { kind: 'refuse', code: 'state_invalid', reason: `${reason} is only for a card that was never activated.` };
@@ -65,7 +73,11 @@ export type ReplacementEvent = 'start' | 'complete' | 'fail';
  * work; reserved fees released). A repeat of the event that led to a final state is a replay.
  */
 export function replacementTransition(from: ReplacementStatus, event: ReplacementEvent): Verdict<ReplacementStatus> {
-  const refuse = (): Verdict<ReplacementStatus> => ({ kind: 'refuse', code: 'state_invalid', reason: `The replacement is ${from}.` });
+  const refuse = (): Verdict<ReplacementStatus> => ({
+    kind: 'refuse',
+    code: 'state_invalid',
+    reason: `The replacement is ${from}.`,
+  });
   switch (event) {
     case 'start':
       if (from === 'processing') return { kind: 'replay', at: from };

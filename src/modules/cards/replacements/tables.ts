@@ -5,10 +5,19 @@ import type { MinorDefault } from '../shared/tables.js';
 import type { InventoryStatus } from '../cards/tables.js';
 
 export type ReplacementReason =
-  | 'pan_leaked' | 'stolen' | 'pin_locked' | 'damaged' | 'user_request' | 'expiring'
-  | 'lost_in_transit' | 'not_received' | 'production_error' | 'name_error';
+  | 'pan_leaked'
+  | 'stolen'
+  | 'pin_locked'
+  | 'damaged'
+  | 'user_request'
+  | 'expiring'
+  | 'lost_in_transit'
+  | 'not_received'
+  | 'production_error'
+  | 'name_error';
 export type ReplacementStatus = 'requested' | 'processing' | 'completed' | 'failed';
-/** How far the executor got: `prepared` (card frozen, balance returned, fees reserved), `issued` (the new card exists at the issuer). */
+/** How far the executor got: `prepared` (card frozen, balance returned, fees reserved), `issued` (the new card exists
+ * at the issuer). */
 export type ReplacementStep = 'none' | 'prepared' | 'issued';
 
 export interface CardReplacementsTable {
@@ -38,7 +47,11 @@ export interface CardReplacementsTable {
   new_card_exp_year: number | null;
   new_card_id: string | null;
   /** What the issuer last answered when it answered nothing usable (retried with the same request id). */
-  upstream_outcome: ColumnType<'none' | 'timeout' | 'unknown', 'none' | 'timeout' | 'unknown' | undefined, 'none' | 'timeout' | 'unknown'>;
+  upstream_outcome: ColumnType<
+    'none' | 'timeout' | 'unknown',
+    'none' | 'timeout' | 'unknown' | undefined,
+    'none' | 'timeout' | 'unknown'
+  >;
   attempts: Generated<number>;
   failure_reason: string | null;
   /** When the executor takes it next, on the merchant's clock. */

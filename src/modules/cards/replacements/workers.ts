@@ -10,20 +10,30 @@ export const openReplacementStatuses = ['requested', 'processing'] as const;
 export const notLeased = sql<boolean>`(lease_until IS NULL OR lease_until < now())`;
 
 function dueReplacements(ctx: Pick<ServiceContext, 'db'>, scope: ClockScope) {
-  return ctx.db.selectFrom('card_replacements')
-    .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment)
-    .where('status', 'in', [...openReplacementStatuses]).where(notLeased);
+  return ctx.db
+    .selectFrom('card_replacements')
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('status', 'in', [...openReplacementStatuses])
+    .where(notLeased);
 }
 
 /** The replacement executor on the merchant's clock. */
 export const replacementExecutorProcess: TimedProcess = {
   name: 'card.replacement_executor',
   async nextDue(db, scope) {
-    const row = await dueReplacements({ db }, scope).select(sql<Date | null>`min(next_run_at)`.as('due')).executeTakeFirst();
+    const row = await dueReplacements({ db }, scope)
+      .select(sql<Date | null>`min(next_run_at)`.as('due'))
+      .executeTakeFirst();
     return row?.due ? new Date(row.due) : null;
   },
   async runDue(ctx, scope, now) {
-    const due = await dueReplacements(ctx, scope).select('id').where('next_run_at', '<=', now).orderBy('next_run_at').limit(executorBatchMax).execute();
+    const due = await dueReplacements(ctx, scope)
+      .select('id')
+      .where('next_run_at', '<=', now)
+      .orderBy('next_run_at')
+      .limit(executorBatchMax)
+      .execute();
     for (const { id } of due) await runReplacement(ctx, id);
   },
 };
@@ -41,5 +51,8 @@ export const replacementJob: JobHandler = async (job, ctx) => {
     if (!row || !(openReplacementStatuses as readonly string[]).includes(row.status)) return;
     now = await ctx.clock.now(ctx.db, scope);
   }
-  throw new RetryLater(Math.max(1000, row.next_run_at.getTime() - now.getTime()), 'the replacement waits for its next run');
+  throw new RetryLater(
+    Math.max(1000, row.next_run_at.getTime() - now.getTime()),
+    'the replacement waits for its next run',
+  );
 };

@@ -1,4 +1,5 @@
-/** What every money movement of a card shares (top-ups, transactions): the entry kinds and the accounts a card's money moves between. */
+/** What every money movement of a card shares (top-ups, transactions): the entry kinds and the accounts a card's money
+ * moves between. */
 import { platformAccount } from '../../../money/index.js';
 
 export const cardMoneyEntryKinds = {
@@ -16,8 +17,17 @@ export const cardMoneyEntryKinds = {
   refund: 'card.refund',
 } as const;
 
-export const memberBucket = (memberId: string, bucket: 'available' | 'frozen') => ({ owner: 'member' as const, memberId, bucket });
-export const cardBucket = (memberId: string, cardId: string, bucket: 'card' | 'card_held') => ({ owner: 'member' as const, memberId, bucket, cardId });
+export const memberBucket = (memberId: string, bucket: 'available' | 'frozen') => ({
+  owner: 'member' as const,
+  memberId,
+  bucket,
+});
+export const cardBucket = (memberId: string, cardId: string, bucket: 'card' | 'card_held') => ({
+  owner: 'member' as const,
+  memberId,
+  bucket,
+  cardId,
+});
 /** The platform's settlement clearing kept for the card's merchant. */
 export const settlementClearing = (merchantId: string) => platformAccount('settlement_clearing', merchantId);
 
@@ -28,4 +38,4 @@ export const settlementClearing = (merchantId: string) => platformAccount('settl
  */
 export type CardMoneyDestination = 'card' | 'available';
 export const cardDestination = (memberId: string, cardId: string, to: CardMoneyDestination) =>
-  (to === 'card' ? cardBucket(memberId, cardId, 'card') : memberBucket(memberId, 'available'));
+  to === 'card' ? cardBucket(memberId, cardId, 'card') : memberBucket(memberId, 'available');

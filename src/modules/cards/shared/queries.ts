@@ -1,7 +1,8 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database, Db, Environment } from '../../../db/schema.js';
 
-/** What the card sub-areas' queries share: the connection type, the callers, id prefixes, members' and assets' reads, the tickers' scope bound. */
+/** What the card sub-areas' queries share: the connection type, the callers, id prefixes, members' and assets' reads,
+ * the tickers' scope bound. */
 
 /** The one definition (src/db/schema.ts), re-exported for the card sub-areas' imports. */
 export type { Db } from '../../../db/schema.js';
@@ -23,7 +24,11 @@ export function withIdPrefix(prefix: string, id: string): string {
 }
 
 export async function externalIdOf(db: Db, memberId: string): Promise<string> {
-  const row = await db.selectFrom('members').select('external_member_id').where('id', '=', memberId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('members')
+    .select('external_member_id')
+    .where('id', '=', memberId)
+    .executeTakeFirstOrThrow();
   return row.external_member_id;
 }
 
@@ -44,7 +49,11 @@ export type DueWork = SelectQueryBuilder<Database, any, { merchant_id: string; e
  * ones out tick after tick.
  */
 export function longestOverdueScopes(db: Kysely<Database>, due: DueWork) {
-  return db.selectFrom(due.as('due')).select(['due.merchant_id', 'due.environment'])
-    .groupBy(['due.merchant_id', 'due.environment']).orderBy(sql`min(due.ahead)`).limit(scopesPerTickMax).execute();
+  return db
+    .selectFrom(due.as('due'))
+    .select(['due.merchant_id', 'due.environment'])
+    .groupBy(['due.merchant_id', 'due.environment'])
+    .orderBy(sql`min(due.ahead)`)
+    .limit(scopesPerTickMax)
+    .execute();
 }
-

@@ -8,4 +8,7 @@ export const reconcileBatchMax = 50;
 
 /** The next check of a row after `checks` checks: the shared backoff of src/provider-orders/lifecycle.ts. */
 export const nextCheck = (ctx: ServiceContext, checks: number, now: Date) =>
-  new Date(now.getTime() + recheckDelayMs(Math.max(1, checks), ctx.config.upstreamReconcileDelayMs, ctx.config.upstreamReconcileMaxDelayMs));
+  new Date(
+    now.getTime() +
+      recheckDelayMs(Math.max(1, checks), ctx.config.upstreamReconcileDelayMs, ctx.config.upstreamReconcileMaxDelayMs),
+  );

@@ -14,16 +14,24 @@ export function addressProblems(a: Partial<Record<keyof Address, unknown>> | und
   if (!a || typeof a !== 'object') return [{ key: prefix.replace(/\.$/, '') || 'address', reason: 'required' }];
   const out: FieldProblem[] = [];
   for (const k of ['address', 'city', 'postal_code'] as const) {
-    if (typeof a[k] !== 'string' || (a[k] as string).trim() === '') out.push({ key: `${prefix}${k}`, reason: 'required' });
+    if (typeof a[k] !== 'string' || (a[k] as string).trim() === '')
+      out.push({ key: `${prefix}${k}`, reason: 'required' });
   }
   if (typeof a.country !== 'string' || a.country === '') out.push({ key: `${prefix}country`, reason: 'required' });
-  else if (!/^[A-Z]{2}$/.test(a.country)) out.push({ key: `${prefix}country`, reason: 'must be ISO 3166-1 alpha-2, upper case' });
-  if (a.state !== undefined && (typeof a.state !== 'string' || a.state.trim() === '')) out.push({ key: `${prefix}state`, reason: 'omit where the country has none' });
+  else if (!/^[A-Z]{2}$/.test(a.country))
+    out.push({ key: `${prefix}country`, reason: 'must be ISO 3166-1 alpha-2, upper case' });
+  if (a.state !== undefined && (typeof a.state !== 'string' || a.state.trim() === ''))
+    out.push({ key: `${prefix}state`, reason: 'omit where the country has none' });
   return out;
 }
 
 export function normaliseAddress(a: Address): Address {
-  const out: Address = { address: a.address.trim(), city: a.city.trim(), country: a.country, postal_code: a.postal_code.trim() };
+  const out: Address = {
+    address: a.address.trim(),
+    city: a.city.trim(),
+    country: a.country,
+    postal_code: a.postal_code.trim(),
+  };
   if (a.state !== undefined) out.state = a.state.trim();
   return out;
 }
@@ -40,7 +48,8 @@ export const lifecycleEntryKinds = {
 } as const;
 
 export const replacementReferenceType = 'card_replacement';
-/** Closing and expiry return a card's balance under (`card`, `<card id>:close` / `<card id>:expiry`): each happens once per card. */
+/** Closing and expiry return a card's balance under (`card`, `<card id>:close` / `<card id>:expiry`): each happens once
+ * per card. */
 export const cardReferenceTypeOfCard = 'card';
 
 /**
@@ -51,7 +60,11 @@ export const cardReferenceTypeOfCard = 'card';
  */
 export function balanceReturnLines(p: { memberId: string; cardId: string; amount: bigint }): EntryLine[] {
   return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'card', cardId: p.cardId }, side: 'debit', amount: p.amount },
+    {
+      account: { owner: 'member', memberId: p.memberId, bucket: 'card', cardId: p.cardId },
+      side: 'debit',
+      amount: p.amount,
+    },
     { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
   ];
 }
@@ -62,7 +75,11 @@ export function balanceReturnLines(p: { memberId: string; cardId: string; amount
  */
 export function heldReleaseToAvailableLines(p: { memberId: string; cardId: string; amount: bigint }): EntryLine[] {
   return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'card_held', cardId: p.cardId }, side: 'debit', amount: p.amount },
+    {
+      account: { owner: 'member', memberId: p.memberId, bucket: 'card_held', cardId: p.cardId },
+      side: 'debit',
+      amount: p.amount,
+    },
     { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
   ];
 }

@@ -1,17 +1,24 @@
 import { Type } from 'typebox';
 
-/** Route schemas several card sub-areas use (an address, a screen ticket, the id parameter). The single source for validation, types and OpenAPI. */
+/** Route schemas several card sub-areas use (an address, a screen ticket, the id parameter). The single source for
+ * validation, types and OpenAPI. */
 
 export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
-export const AddressSchema = Type.Object({
-  address: Type.String({ minLength: 1, maxLength: 200 }),
-  city: Type.String({ minLength: 1, maxLength: 100 }),
-  state: Type.Optional(Type.String({ maxLength: 100 })),
-  country: Type.String({ description: 'ISO 3166-1 alpha-2, upper case' }),
-  postal_code: Type.String({ minLength: 1, maxLength: 20 }),
-}, { title: 'BillingAddress' });
+export const AddressSchema = Type.Object(
+  {
+    address: Type.String({ minLength: 1, maxLength: 200 }),
+    city: Type.String({ minLength: 1, maxLength: 100 }),
+    state: Type.Optional(Type.String({ maxLength: 100 })),
+    country: Type.String({ description: 'ISO 3166-1 alpha-2, upper case' }),
+    postal_code: Type.String({ minLength: 1, maxLength: 20 }),
+  },
+  { title: 'BillingAddress' },
+);
 
-export const Ticket = Type.Object({ id: Type.String(), hosted_url: Type.String(), expires_at: Type.Integer() }, { title: 'CardScreenTicket' });
+export const Ticket = Type.Object(
+  { id: Type.String(), hosted_url: Type.String(), expires_at: Type.Integer() },
+  { title: 'CardScreenTicket' },
+);
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 80 }) });

@@ -1,4 +1,5 @@
-/** The shape of the card area's state machines' answers (docs/cards.md, "States"): each sub-area's state.ts returns it. */
+/** The shape of the card area's state machines' answers (docs/cards.md, "States"): each sub-area's state.ts returns it.
+ * */
 
 /**
  * The card and application state machines as pure functions (docs/cards.md, "States"). The

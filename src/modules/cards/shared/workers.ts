@@ -17,7 +17,12 @@ import { cardExpiryProcess, closingReconcileProcess } from '../closing/workers.j
 import { rulesReconcileProcess } from '../controls/reconcile.js';
 import { limitsPushJobKind, pushLimits } from '../controls/service.js';
 import { replacementJobKind } from '../replacements/service.js';
-import { notLeased, openReplacementStatuses, replacementExecutorProcess, replacementJob } from '../replacements/workers.js';
+import {
+  notLeased,
+  openReplacementStatuses,
+  replacementExecutorProcess,
+  replacementJob,
+} from '../replacements/workers.js';
 import { authorizationExpiryProcess } from '../transactions/workers.js';
 import { longestOverdueScopes } from './queries.js';
 
@@ -36,34 +41,52 @@ export const cardTimedProcesses: TimedProcess[] = [supplementExpiryProcess, acti
  * merely waiting (a pending supplement, a lock not yet over) could leave due ones out tick after tick.
  */
 export function dueTimedScopes(db: Kysely<Database>) {
-  const applicationNow = scopeNowSql(sql.ref('card_applications.merchant_id'), sql.ref('card_applications.environment'));
+  const applicationNow = scopeNowSql(
+    sql.ref('card_applications.merchant_id'),
+    sql.ref('card_applications.environment'),
+  );
   const cardNow = scopeNowSql(sql.ref('cards.merchant_id'), sql.ref('cards.environment'));
-  const due = db.selectFrom('card_applications').select(['merchant_id', 'environment', sql<Date>`supplement_expires_at - ${applicationNow}`.as('ahead')])
-    .where('status', '=', 'need_docs').where('supplement_status', '=', 'pending').where(sql<boolean>`supplement_expires_at <= ${applicationNow}`)
-    .unionAll(db.selectFrom('cards').select(['merchant_id', 'environment', sql<Date>`locked_until - ${cardNow}`.as('ahead')])
-      .where('locked_until', 'is not', null).where(sql<boolean>`locked_until <= ${cardNow}`));
+  const due = db
+    .selectFrom('card_applications')
+    .select(['merchant_id', 'environment', sql<Date>`supplement_expires_at - ${applicationNow}`.as('ahead')])
+    .where('status', '=', 'need_docs')
+    .where('supplement_status', '=', 'pending')
+    .where(sql<boolean>`supplement_expires_at <= ${applicationNow}`)
+    .unionAll(
+      db
+        .selectFrom('cards')
+        .select(['merchant_id', 'environment', sql<Date>`locked_until - ${cardNow}`.as('ahead')])
+        .where('locked_until', 'is not', null)
+        .where(sql<boolean>`locked_until <= ${cardNow}`),
+    );
   return longestOverdueScopes(db, due);
 }
 
 /** The same processes on each scope's own clock, for the service running on its own (not only on a sandbox advance). */
-export const cardTickers: Ticker[] = [{
-  name: 'card.timed',
-  intervalMs: 60_000,
-  async run(ctx) {
-    const scopes = await dueTimedScopes(ctx.db);
-    for (const s of scopes) {
-      const scope = { merchantId: s.merchant_id, environment: s.environment };
-      const now = await ctx.clock.now(ctx.db, scope);
-      for (const p of cardTimedProcesses) {
-        const due = await p.nextDue(ctx.db, scope);
-        if (due && due.getTime() <= now.getTime()) await p.runDue(ctx, scope, now);
+export const cardTickers: Ticker[] = [
+  {
+    name: 'card.timed',
+    intervalMs: 60_000,
+    async run(ctx) {
+      const scopes = await dueTimedScopes(ctx.db);
+      for (const s of scopes) {
+        const scope = { merchantId: s.merchant_id, environment: s.environment };
+        const now = await ctx.clock.now(ctx.db, scope);
+        for (const p of cardTimedProcesses) {
+          const due = await p.nextDue(ctx.db, scope);
+          if (due && due.getTime() <= now.getTime()) await p.runDue(ctx, scope, now);
+        }
       }
-    }
+    },
   },
-}];
+];
 
-/** Queue handlers: the push of recorded limits to the issuer; the cancellation of a card issued for a failed application. */
-export const cardJobHandlers: Record<string, JobHandler> = { [limitsPushJobKind]: pushLimits, [voidIssuedCardJobKind]: voidIssuedCard };
+/** Queue handlers: the push of recorded limits to the issuer; the cancellation of a card issued for a failed
+ * application. */
+export const cardJobHandlers: Record<string, JobHandler> = {
+  [limitsPushJobKind]: pushLimits,
+  [voidIssuedCardJobKind]: voidIssuedCard,
+};
 
 // ---------------------------------------------------------------------------------------------
 // Reconciliation of unknown outcomes (applications/reconcile.ts, controls/reconcile.ts)
@@ -78,15 +101,28 @@ export const cardReconcileTimedProcesses: TimedProcess[] = [applicationReconcile
  * in no particular order while more than the bound stay due.
  */
 export function dueReconcileScopes(db: Kysely<Database>) {
-  const applicationNow = scopeNowSql(sql.ref('card_applications.merchant_id'), sql.ref('card_applications.environment'));
+  const applicationNow = scopeNowSql(
+    sql.ref('card_applications.merchant_id'),
+    sql.ref('card_applications.environment'),
+  );
   const cardNow = scopeNowSql(sql.ref('cards.merchant_id'), sql.ref('cards.environment'));
-  const applications = db.selectFrom('card_applications')
+  const applications = db
+    .selectFrom('card_applications')
     .select(['merchant_id', 'environment', sql<Date>`next_check_at - ${applicationNow}`.as('ahead')])
-    .where('status', '=', 'pending').where('upstream_outcome', '<>', 'accepted').where('next_check_at', 'is not', null)
+    .where('status', '=', 'pending')
+    .where('upstream_outcome', '<>', 'accepted')
+    .where('next_check_at', 'is not', null)
     .where(sql<boolean>`next_check_at <= ${applicationNow}`);
-  const ruleSets = db.selectFrom('card_merchant_rules').innerJoin('cards', 'cards.id', 'card_merchant_rules.card_id')
-    .select(['cards.merchant_id', 'cards.environment', sql<Date>`card_merchant_rules.next_check_at - ${cardNow}`.as('ahead')])
-    .where('card_merchant_rules.synced', '=', false).where('card_merchant_rules.next_check_at', 'is not', null)
+  const ruleSets = db
+    .selectFrom('card_merchant_rules')
+    .innerJoin('cards', 'cards.id', 'card_merchant_rules.card_id')
+    .select([
+      'cards.merchant_id',
+      'cards.environment',
+      sql<Date>`card_merchant_rules.next_check_at - ${cardNow}`.as('ahead'),
+    ])
+    .where('card_merchant_rules.synced', '=', false)
+    .where('card_merchant_rules.next_check_at', 'is not', null)
     .where(sql<boolean>`card_merchant_rules.next_check_at <= ${cardNow}`);
   return longestOverdueScopes(db, applications.unionAll(ruleSets));
 }
@@ -95,21 +131,23 @@ export function dueReconcileScopes(db: Kysely<Database>) {
  * The same processes on each scope's own clock, for the service running on its own (not only on a
  * sandbox advance): every scope with a check due.
  */
-export const cardReconcileTickers: Ticker[] = [{
-  name: 'card.reconcile',
-  intervalMs: 5_000,
-  async run(ctx) {
-    const scopes = await dueReconcileScopes(ctx.db);
-    for (const s of scopes) {
-      const scope = { merchantId: s.merchant_id, environment: s.environment };
-      const now = await ctx.clock.now(ctx.db, scope);
-      for (const p of cardReconcileTimedProcesses) {
-        const due = await p.nextDue(ctx.db, scope);
-        if (due && due.getTime() <= now.getTime()) await p.runDue(ctx, scope, now);
+export const cardReconcileTickers: Ticker[] = [
+  {
+    name: 'card.reconcile',
+    intervalMs: 5_000,
+    async run(ctx) {
+      const scopes = await dueReconcileScopes(ctx.db);
+      for (const s of scopes) {
+        const scope = { merchantId: s.merchant_id, environment: s.environment };
+        const now = await ctx.clock.now(ctx.db, scope);
+        for (const p of cardReconcileTimedProcesses) {
+          const due = await p.nextDue(ctx.db, scope);
+          if (due && due.getTime() <= now.getTime()) await p.runDue(ctx, scope, now);
+        }
       }
-    }
+    },
   },
-}];
+];
 
 // ---------------------------------------------------------------------------------------------
 // The lifecycle
@@ -121,7 +159,10 @@ export const cardReconcileTickers: Ticker[] = [{
  * queued with each request, and one ticker runs them all on each scope's own clock in production.
  */
 export const cardLifecycleTimedProcesses: TimedProcess[] = [
-  replacementExecutorProcess, closingReconcileProcess, cardExpiryProcess, authorizationExpiryProcess,
+  replacementExecutorProcess,
+  closingReconcileProcess,
+  cardExpiryProcess,
+  authorizationExpiryProcess,
 ];
 
 export const cardLifecycleJobHandlers: Record<string, JobHandler> = { [replacementJobKind]: replacementJob };
@@ -133,36 +174,68 @@ export const cardLifecycleJobHandlers: Record<string, JobHandler> = { [replaceme
  * expired card under a replacement in progress, is not due.
  */
 export function dueLifecycleScopes(db: Kysely<Database>) {
-  const replacementNow = scopeNowSql(sql.ref('card_replacements.merchant_id'), sql.ref('card_replacements.environment'));
+  const replacementNow = scopeNowSql(
+    sql.ref('card_replacements.merchant_id'),
+    sql.ref('card_replacements.environment'),
+  );
   const cardNow = scopeNowSql(sql.ref('cards.merchant_id'), sql.ref('cards.environment'));
-  const transactionNow = scopeNowSql(sql.ref('card_transactions.merchant_id'), sql.ref('card_transactions.environment'));
+  const transactionNow = scopeNowSql(
+    sql.ref('card_transactions.merchant_id'),
+    sql.ref('card_transactions.environment'),
+  );
   const cardExpiry = sql<Date>`make_timestamptz(exp_year, exp_month, 1, 0, 0, 0, 'UTC') + interval '1 month'`;
-  const due = db.selectFrom('card_replacements').select(['merchant_id', 'environment', sql<Date>`next_run_at - ${replacementNow}`.as('ahead')])
-    .where('status', 'in', [...openReplacementStatuses]).where(notLeased).where(sql<boolean>`next_run_at <= ${replacementNow}`)
-    .unionAll(db.selectFrom('cards').select(['merchant_id', 'environment', sql<Date>`close_next_check_at - ${cardNow}`.as('ahead')])
-      .where('status', '=', 'closing').where(sql<boolean>`close_next_check_at <= ${cardNow}`))
-    .unionAll(db.selectFrom('cards').select(['merchant_id', 'environment', sql<Date>`${cardExpiry} - ${cardNow}`.as('ahead')])
-      .where('status', 'in', ['unactivated', 'active']).where(sql<boolean>`${cardExpiry} <= ${cardNow}`)
-      // As `card.expiry` (closing/service.ts): a card under a replacement in progress is ended by the replacement, not expired.
-      .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM card_replacements r WHERE r.card_id = cards.id AND r.status = 'processing')`))
-    .unionAll(db.selectFrom('card_transactions').select(['merchant_id', 'environment', sql<Date>`expires_at - ${transactionNow}`.as('ahead')])
-      .where('type', '=', 'authorization').where('status', '=', 'approved').where(sql<boolean>`expires_at <= ${transactionNow}`));
+  const due = db
+    .selectFrom('card_replacements')
+    .select(['merchant_id', 'environment', sql<Date>`next_run_at - ${replacementNow}`.as('ahead')])
+    .where('status', 'in', [...openReplacementStatuses])
+    .where(notLeased)
+    .where(sql<boolean>`next_run_at <= ${replacementNow}`)
+    .unionAll(
+      db
+        .selectFrom('cards')
+        .select(['merchant_id', 'environment', sql<Date>`close_next_check_at - ${cardNow}`.as('ahead')])
+        .where('status', '=', 'closing')
+        .where(sql<boolean>`close_next_check_at <= ${cardNow}`),
+    )
+    .unionAll(
+      db
+        .selectFrom('cards')
+        .select(['merchant_id', 'environment', sql<Date>`${cardExpiry} - ${cardNow}`.as('ahead')])
+        .where('status', 'in', ['unactivated', 'active'])
+        .where(sql<boolean>`${cardExpiry} <= ${cardNow}`)
+        // As `card.expiry` (closing/service.ts): a card under a replacement in progress is ended by the replacement,
+        // not expired.
+        .where(
+          sql<boolean>`NOT EXISTS (SELECT 1 FROM card_replacements r WHERE r.card_id = cards.id AND r.status =
+            'processing')`,
+        ),
+    )
+    .unionAll(
+      db
+        .selectFrom('card_transactions')
+        .select(['merchant_id', 'environment', sql<Date>`expires_at - ${transactionNow}`.as('ahead')])
+        .where('type', '=', 'authorization')
+        .where('status', '=', 'approved')
+        .where(sql<boolean>`expires_at <= ${transactionNow}`),
+    );
   return longestOverdueScopes(db, due);
 }
 
 /** The processes on each scope's own clock, for the service running on its own. */
-export const cardLifecycleTickers: Ticker[] = [{
-  name: 'card.lifecycle',
-  intervalMs: 60_000,
-  async run(ctx) {
-    const scopes = await dueLifecycleScopes(ctx.db);
-    for (const s of scopes) {
-      const scope = { merchantId: s.merchant_id, environment: s.environment };
-      const now = await ctx.clock.now(ctx.db, scope);
-      for (const p of cardLifecycleTimedProcesses) {
-        const due = await p.nextDue(ctx.db, scope);
-        if (due && due.getTime() <= now.getTime()) await p.runDue(ctx, scope, now);
+export const cardLifecycleTickers: Ticker[] = [
+  {
+    name: 'card.lifecycle',
+    intervalMs: 60_000,
+    async run(ctx) {
+      const scopes = await dueLifecycleScopes(ctx.db);
+      for (const s of scopes) {
+        const scope = { merchantId: s.merchant_id, environment: s.environment };
+        const now = await ctx.clock.now(ctx.db, scope);
+        for (const p of cardLifecycleTimedProcesses) {
+          const due = await p.nextDue(ctx.db, scope);
+          if (due && due.getTime() <= now.getTime()) await p.runDue(ctx, scope, now);
+        }
       }
-    }
+    },
   },
-}];
+];

@@ -9,28 +9,59 @@ import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { keysetPage, type PageParams } from '../../../platform/pagination.js';
 import {
-  accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, postEntryOrRefuse,
+  accountBalance,
+  formatAmount,
+  minorFromDb,
+  parseAmount,
+  postEntry,
+  postEntryOrRefuse,
 } from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import { enqueue } from '../../../jobs/queue.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import {
-  applyAndSchedule, claimMove, decideOnCallAnswer, decideOnQueryAnswer, isOpenOrder, orderNowSql, providerFields, reconcilePass, recordWait,
-  suspendOrder, type LifecycleDecision, type OrderStore,
+  applyAndSchedule,
+  claimMove,
+  decideOnCallAnswer,
+  decideOnQueryAnswer,
+  isOpenOrder,
+  orderNowSql,
+  providerFields,
+  reconcilePass,
+  recordWait,
+  suspendOrder,
+  type LifecycleDecision,
+  type OrderStore,
 } from '../../../provider-orders/index.js';
 import { rateAfterSpread } from '../../../money/index.js';
 import type { CallOutcome, StatusOutcome } from '../../../upstreams/port.js';
 import { raiseAlert } from '../../alerts/queries.js';
 import { getAsset } from '../../assets/queries.js';
 import {
-  arrivalAt, payingAsset, priceTopUp, topUpCreditLines, topUpDispatchProblem, topUpFailLines, topUpFreezeLines,
-  topUpReferenceType, topUpSettleLines, type SourceCandidate, type TopUpMoney, type TopUpPrice, type TopUpStopReason,
+  arrivalAt,
+  payingAsset,
+  priceTopUp,
+  topUpCreditLines,
+  topUpDispatchProblem,
+  topUpFailLines,
+  topUpFreezeLines,
+  topUpReferenceType,
+  topUpSettleLines,
+  type SourceCandidate,
+  type TopUpMoney,
+  type TopUpPrice,
+  type TopUpStopReason,
 } from './rules.js';
 import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardTopupRow, TopUpStatus } from './tables.js';
 import { moneyOf, replacementInFlight } from './service.js';
 import {
-  externalIdOf, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller,
+  externalIdOf,
+  scaleOf,
+  withIdPrefix,
+  type CardCaller,
+  type Db,
+  type MemberCardCaller,
 } from '../shared/queries.js';
 import { findCard } from '../cards/queries.js';
 import type { CardProductRow } from '../products/tables.js';
@@ -38,15 +69,29 @@ import type { CardRow } from '../cards/tables.js';
 import { cardStopped } from '../cards/state.js';
 
 /** Card top-ups as the shared lifecycle sees them. */
-export const cardTopUps: OrderStore = { table: 'card_topups', object: 'card_topup', label: 'Card top-up', providerHolds: 'a load', raiseAlert };
+export const cardTopUps: OrderStore = {
+  table: 'card_topups',
+  object: 'card_topup',
+  label: 'Card top-up',
+  providerHolds: 'a load',
+  raiseAlert,
+};
 
 /** The issuer reversed a load we still had open: nothing stays on the card, so it is a failure (freeze released). */
-export type TopUpDecision = LifecycleDecision<'reversed'> | { kind: 'fail'; reason: 'operator'; providerOrderId?: undefined; providerStatus?: undefined };
+export type TopUpDecision =
+  | LifecycleDecision<'reversed'>
+  | { kind: 'fail'; reason: 'operator'; providerOrderId?: undefined; providerStatus?: undefined };
 
 async function emit(trx: Transaction<Database>, row: CardTopupRow, status: 'credited' | 'failed'): Promise<void> {
   await recordEvent(trx, {
-    merchantId: row.merchant_id, environment: row.environment, type: `card.topup.${status}`, object: 'card_topup', objectId: row.id,
-    externalMemberId: await externalIdOf(trx, row.member_id), status, statusVersion: row.status_version,
+    merchantId: row.merchant_id,
+    environment: row.environment,
+    type: `card.topup.${status}`,
+    object: 'card_topup',
+    objectId: row.id,
+    externalMemberId: await externalIdOf(trx, row.member_id),
+    status,
+    statusVersion: row.status_version,
   });
 }
 
@@ -54,37 +99,80 @@ async function emit(trx: Transaction<Database>, row: CardTopupRow, status: 'cred
  * Credited once: the source-asset side and the card-currency side, the state change and the event
  * in the caller's transaction. The card row is locked first (as every stopping action locks it
  * while it returns the balance): a card that stopped before (`cardStopped`: closing, closed,
- * replaced, expired, frozen; or under a replacement that has returned its balance) gets nothing, the arrival goes to the member's available balance in
+ * replaced, expired, frozen; or under a replacement that has returned its balance) gets nothing, the arrival goes to
+ * the member's available balance in
  * the card currency; a card stopping after returns this arrival with the rest of its balance.
  */
 async function creditIn(trx: Transaction<Database>, id: string, fields: Record<string, unknown>): Promise<void> {
   const open = await trx.selectFrom('card_topups').select('card_id').where('id', '=', id).executeTakeFirstOrThrow();
-  const card = await trx.selectFrom('cards').select(['status', 'frozen_at']).where('id', '=', open.card_id).forNoKeyUpdate().executeTakeFirstOrThrow();
-  const row = await claimMove<CardTopupRow>(trx, cardTopUps, id, { to: 'credited', from: ['processing', 'suspended'], at: 'credited_at', fields });
+  const card = await trx
+    .selectFrom('cards')
+    .select(['status', 'frozen_at'])
+    .where('id', '=', open.card_id)
+    .forNoKeyUpdate()
+    .executeTakeFirstOrThrow();
+  const row = await claimMove<CardTopupRow>(trx, cardTopUps, id, {
+    to: 'credited',
+    from: ['processing', 'suspended'],
+    at: 'credited_at',
+    fields,
+  });
   if (!row) return;
   // A non-security replacement returns the balance of a card that is not frozen: `processing` says it has.
-  const stopped = cardStopped({ status: card.status, frozenAt: card.frozen_at }) || await replacementInFlight(trx, row.card_id, ['processing']);
-  const to = stopped ? 'available' as const : 'card' as const;
-  const base = { environment: row.environment, merchantId: row.merchant_id, referenceType: topUpReferenceType, referenceId: row.id };
-  await postEntry(trx, { ...base, kind: cardMoneyEntryKinds.topUpSettle, asset: row.source_asset, lines: topUpSettleLines(moneyOf(row)) });
-  await postEntry(trx, { ...base, kind: cardMoneyEntryKinds.topUpCredit, asset: row.card_currency, lines: topUpCreditLines(moneyOf(row), to) });
+  const stopped =
+    cardStopped({ status: card.status, frozenAt: card.frozen_at }) ||
+    (await replacementInFlight(trx, row.card_id, ['processing']));
+  const to = stopped ? ('available' as const) : ('card' as const);
+  const base = {
+    environment: row.environment,
+    merchantId: row.merchant_id,
+    referenceType: topUpReferenceType,
+    referenceId: row.id,
+  };
+  await postEntry(trx, {
+    ...base,
+    kind: cardMoneyEntryKinds.topUpSettle,
+    asset: row.source_asset,
+    lines: topUpSettleLines(moneyOf(row)),
+  });
+  await postEntry(trx, {
+    ...base,
+    kind: cardMoneyEntryKinds.topUpCredit,
+    asset: row.card_currency,
+    lines: topUpCreditLines(moneyOf(row), to),
+  });
   await emit(trx, row, 'credited');
 }
 
-async function failIn(trx: Transaction<Database>, id: string, reason: string, fields: Record<string, unknown>, from: readonly TopUpStatus[] = ['pending', 'processing', 'suspended']): Promise<boolean> {
+async function failIn(
+  trx: Transaction<Database>,
+  id: string,
+  reason: string,
+  fields: Record<string, unknown>,
+  from: readonly TopUpStatus[] = ['pending', 'processing', 'suspended'],
+): Promise<boolean> {
   const row = await claimMove<CardTopupRow>(trx, cardTopUps, id, {
-    to: 'failed', from, at: 'failed_at', fields: { ...fields, failure_reason: reason, next_check_at: null },
+    to: 'failed',
+    from,
+    at: 'failed_at',
+    fields: { ...fields, failure_reason: reason, next_check_at: null },
   });
   if (!row) return false;
   await postEntry(trx, {
-    environment: row.environment, merchantId: row.merchant_id, kind: cardMoneyEntryKinds.topUpFail,
-    referenceType: topUpReferenceType, referenceId: row.id, asset: row.source_asset, lines: topUpFailLines(moneyOf(row)),
+    environment: row.environment,
+    merchantId: row.merchant_id,
+    kind: cardMoneyEntryKinds.topUpFail,
+    referenceType: topUpReferenceType,
+    referenceId: row.id,
+    asset: row.source_asset,
+    lines: topUpFailLines(moneyOf(row)),
   });
   await emit(trx, row, 'failed');
   return true;
 }
 
-/** Top-ups of one card cancelled per call (a bound; a card has few pending at once, the dispatch check catches any left). */
+/** Top-ups of one card cancelled per call (a bound; a card has few pending at once, the dispatch check catches any
+ * left). */
 const pendingCancelMax = 100;
 
 /**
@@ -96,15 +184,30 @@ const pendingCancelMax = 100;
  * later credits available (`creditIn`); an unknown outcome stays frozen until reconciliation.
  * Answers how many were failed.
  */
-export async function failPendingTopUps(trx: Transaction<Database>, cardId: string, reason: TopUpStopReason): Promise<number> {
-  const pending = await trx.selectFrom('card_topups').select('id').where('card_id', '=', cardId).where('status', '=', 'pending')
-    .orderBy('seq').limit(pendingCancelMax).execute();
+export async function failPendingTopUps(
+  trx: Transaction<Database>,
+  cardId: string,
+  reason: TopUpStopReason,
+): Promise<number> {
+  const pending = await trx
+    .selectFrom('card_topups')
+    .select('id')
+    .where('card_id', '=', cardId)
+    .where('status', '=', 'pending')
+    .orderBy('seq')
+    .limit(pendingCancelMax)
+    .execute();
   let failed = 0;
   for (const { id } of pending) if (await failIn(trx, id, reason, {}, ['pending'])) failed++;
   return failed;
 }
 
-async function applyIn(trx: Transaction<Database>, id: string, d: TopUpDecision, source: 'call' | 'query'): Promise<void> {
+async function applyIn(
+  trx: Transaction<Database>,
+  id: string,
+  d: TopUpDecision,
+  source: 'call' | 'query',
+): Promise<void> {
   switch (d.kind) {
     case 'complete':
       return creditIn(trx, id, { upstream_outcome: 'accepted', ...providerFields(d), next_check_at: null });
@@ -123,24 +226,42 @@ async function applyIn(trx: Transaction<Database>, id: string, d: TopUpDecision,
   }
 }
 
-export function applyTopUpDecision(ctx: ServiceContext, id: string, d: TopUpDecision, source: 'call' | 'query'): Promise<CardTopupRow> {
+export function applyTopUpDecision(
+  ctx: ServiceContext,
+  id: string,
+  d: TopUpDecision,
+  source: 'call' | 'query',
+): Promise<CardTopupRow> {
   return applyAndSchedule<CardTopupRow>(ctx, cardTopUps, id, source, (trx) => applyIn(trx, id, d, source));
 }
 
-const callOf = (row: { merchant_id: string; environment: CardTopupRow['environment'] }) => ({ merchantId: row.merchant_id, environment: row.environment });
+const callOf = (row: { merchant_id: string; environment: CardTopupRow['environment'] }) => ({
+  merchantId: row.merchant_id,
+  environment: row.environment,
+});
 
 /** Moves `pending` → `processing` once and records that the issuer call starts now. */
-async function claimDispatch(ctx: ServiceContext, trx: Transaction<Database>, id: string): Promise<CardTopupRow | undefined> {
-  return trx.updateTable('card_topups')
+async function claimDispatch(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  id: string,
+): Promise<CardTopupRow | undefined> {
+  return trx
+    .updateTable('card_topups')
     .set((eb) => ({
-      status: 'processing', status_version: eb('status_version', '+', 1), upstream_outcome: 'pending',
+      status: 'processing',
+      status_version: eb('status_version', '+', 1),
+      upstream_outcome: 'pending',
       dispatch_started_at: sql<Date>`now()` as unknown as Date,
       // Should this process stop during the call, reconciliation takes the top-up over.
-      next_check_at: sql<Date>`now() + make_interval(secs => ${(ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000})` as unknown as Date,
+      next_check_at: sql<Date>`now() + make_interval(secs =>
+          ${(ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000})` as unknown as Date,
       updated_at: orderNowSql(cardTopUps),
     }))
-    .where('id', '=', id).where('status', '=', 'pending')
-    .returningAll().executeTakeFirst();
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /**
@@ -151,10 +272,22 @@ async function claimDispatch(ctx: ServiceContext, trx: Transaction<Database>, id
  */
 async function claimOrStop(ctx: ServiceContext, id: string): Promise<CardTopupRow | undefined> {
   return ctx.db.transaction().execute(async (trx) => {
-    const open = await trx.selectFrom('card_topups').select(['card_id', 'status']).where('id', '=', id).executeTakeFirst();
+    const open = await trx
+      .selectFrom('card_topups')
+      .select(['card_id', 'status'])
+      .where('id', '=', id)
+      .executeTakeFirst();
     if (!open || open.status !== 'pending') return undefined;
-    const card = await trx.selectFrom('cards').select(['status', 'frozen_at']).where('id', '=', open.card_id).forNoKeyUpdate().executeTakeFirstOrThrow();
-    const problem = topUpDispatchProblem({ status: card.status, frozenAt: card.frozen_at }, await replacementInFlight(trx, open.card_id, ['processing']));
+    const card = await trx
+      .selectFrom('cards')
+      .select(['status', 'frozen_at'])
+      .where('id', '=', open.card_id)
+      .forNoKeyUpdate()
+      .executeTakeFirstOrThrow();
+    const problem = topUpDispatchProblem(
+      { status: card.status, frozenAt: card.frozen_at },
+      await replacementInFlight(trx, open.card_id, ['processing']),
+    );
     if (problem) {
       await failIn(trx, id, problem, {}, ['pending']);
       return undefined;
@@ -163,27 +296,51 @@ async function claimOrStop(ctx: ServiceContext, id: string): Promise<CardTopupRo
   });
 }
 
-/** The dispatch job: the issuer is asked to load the card with the top-up id as its idempotency key; the answer applied once. */
+/** The dispatch job: the issuer is asked to load the card with the top-up id as its idempotency key; the answer applied
+ * once. */
 export async function dispatchTopUp(ctx: ServiceContext, id: string): Promise<CardTopupRow | undefined> {
   const claimed = await claimOrStop(ctx, id);
   if (!claimed) return ctx.db.selectFrom('card_topups').selectAll().where('id', '=', id).executeTakeFirst();
-  const card = await ctx.db.selectFrom('cards').select('upstream_ref').where('id', '=', claimed.card_id).executeTakeFirstOrThrow();
-  const answer: CallOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.card.topUp(callOf(claimed), {
-    requestId: claimed.id, cardRef: card.upstream_ref, currency: claimed.card_currency, amountMinor: minorFromDb(claimed.arrival_amount),
-  }));
+  const card = await ctx.db
+    .selectFrom('cards')
+    .select('upstream_ref')
+    .where('id', '=', claimed.card_id)
+    .executeTakeFirstOrThrow();
+  const answer: CallOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+    ctx.upstreams.card.topUp(callOf(claimed), {
+      requestId: claimed.id,
+      cardRef: card.upstream_ref,
+      currency: claimed.card_currency,
+      amountMinor: minorFromDb(claimed.arrival_amount),
+    }),
+  );
   return applyTopUpDecision(ctx, claimed.id, decideOnCallAnswer(answer, 'reversed'), 'call');
 }
 
 /** Whether the issuer call may still be running (real time: a network call an advance does not end). */
 export function callInFlight(ctx: ServiceContext, row: CardTopupRow): boolean {
-  return row.upstream_outcome === 'pending' && row.dispatch_started_at !== null && ctx.clock.real().getTime() - new Date(row.dispatch_started_at).getTime() < ctx.config.upstreamCallTimeoutMs;
+  return (
+    row.upstream_outcome === 'pending' &&
+    row.dispatch_started_at !== null &&
+    ctx.clock.real().getTime() - new Date(row.dispatch_started_at).getTime() < ctx.config.upstreamCallTimeoutMs
+  );
 }
 
 /** What the issuer's answer to a status query asked now means for an open top-up (nothing applied). */
 export async function queryDecision(ctx: ServiceContext, row: CardTopupRow): Promise<TopUpDecision> {
-  const answer: StatusOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.card.status(callOf(row), row.id));
-  const callAgeMs = row.dispatch_started_at === null ? Number.MAX_SAFE_INTEGER : ctx.clock.real().getTime() - new Date(row.dispatch_started_at).getTime();
-  return decideOnQueryAnswer({ status: row.status, upstreamOutcome: row.upstream_outcome, callAgeMs }, answer, ctx.config.upstreamNotFoundGraceMs, 'reversed');
+  const answer: StatusOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+    ctx.upstreams.card.status(callOf(row), row.id),
+  );
+  const callAgeMs =
+    row.dispatch_started_at === null
+      ? Number.MAX_SAFE_INTEGER
+      : ctx.clock.real().getTime() - new Date(row.dispatch_started_at).getTime();
+  return decideOnQueryAnswer(
+    { status: row.status, upstreamOutcome: row.upstream_outcome, callAgeMs },
+    answer,
+    ctx.config.upstreamNotFoundGraceMs,
+    'reversed',
+  );
 }
 
 export async function reconcileTopUp(ctx: ServiceContext, row: CardTopupRow): Promise<CardTopupRow> {
@@ -195,8 +352,15 @@ export const topUpReconcileJobName = 'card.topup_reconcile';
 
 /** One reconciliation pass (the shared one): due open top-ups re-queried with the issuer. */
 export function reconcileDueTopUps(ctx: ServiceContext, batchMax = 50): Promise<number> {
-  return reconcilePass<CardTopupRow>(ctx, cardTopUps, {
-    job: topUpReconcileJobName, batchMax, leaseSeconds: 60,
-    failureMessage: (row) => `card top-up ${row.id}: reconciliation failed; retried after the lease`,
-  }, (row) => reconcileTopUp(ctx, row));
+  return reconcilePass<CardTopupRow>(
+    ctx,
+    cardTopUps,
+    {
+      job: topUpReconcileJobName,
+      batchMax,
+      leaseSeconds: 60,
+      failureMessage: (row) => `card top-up ${row.id}: reconciliation failed; retried after the lease`,
+    },
+    (row) => reconcileTopUp(ctx, row),
+  );
 }

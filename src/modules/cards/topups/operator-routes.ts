@@ -28,61 +28,118 @@ async function pricingView(db: Db, p: CardProductRow) {
 async function operatorTopUpView(db: Db, row: CardTopupRow) {
   return {
     ...(await topUpView(db, row)),
-    merchant_id: row.merchant_id, environment: row.environment, member_id: row.member_id, internal_status: row.status, rate: row.rate,
-    upstream_outcome: row.upstream_outcome, provider_order_id: row.provider_order_id, provider_status: row.provider_status,
-    check_count: row.check_count, next_check_at: isoOrNull(row.next_check_at), last_checked_at: isoOrNull(row.last_checked_at),
+    merchant_id: row.merchant_id,
+    environment: row.environment,
+    member_id: row.member_id,
+    internal_status: row.status,
+    rate: row.rate,
+    upstream_outcome: row.upstream_outcome,
+    provider_order_id: row.provider_order_id,
+    provider_status: row.provider_status,
+    check_count: row.check_count,
+    next_check_at: isoOrNull(row.next_check_at),
+    last_checked_at: isoOrNull(row.last_checked_at),
   };
 }
 
-/** Operator side of a card's money (docs/cards.md "Card money"): top-up pricing per product, a top-up with its provider facts, resolving a suspended one. */
+/** Operator side of a card's money (docs/cards.md "Card money"): top-up pricing per product, a top-up with its provider
+ * facts, resolving a suspended one. */
 export async function cardMoneyOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
   const route = operatorRouter(app, ctx);
 
-  route.patch('/admin/v1/cards/products/:id/topup-pricing', {
-    errors: ['not_found', 'invalid_request'],
-    schema: {
-      operationId: 'updateCardTopupPricing',
-      params: IdParams,
-      body: Type.Object({ topup_fee_bps: Type.Optional(Bps), topup_fee_fixed: Type.Optional(Type.String({ maxLength: 40 })), topup_fx_markup_bps: Type.Optional(Bps) }),
-      response: { 200: Type.Object({ product_id: Type.String(), topup_fee_bps: Type.Integer(), topup_fee_fixed: Type.String(), topup_fx_markup_bps: Type.Integer() }) },
+  route.patch(
+    '/admin/v1/cards/products/:id/topup-pricing',
+    {
+      errors: ['not_found', 'invalid_request'],
+      schema: {
+        operationId: 'updateCardTopupPricing',
+        params: IdParams,
+        body: Type.Object({
+          topup_fee_bps: Type.Optional(Bps),
+          topup_fee_fixed: Type.Optional(Type.String({ maxLength: 40 })),
+          topup_fx_markup_bps: Type.Optional(Bps),
+        }),
+        response: {
+          200: Type.Object({
+            product_id: Type.String(),
+            topup_fee_bps: Type.Integer(),
+            topup_fee_fixed: Type.String(),
+            topup_fx_markup_bps: Type.Integer(),
+          }),
+        },
+      },
     },
-  }, ({ params, body, write }) => write(async (trx) => {
-    const seq = productSeqOf(params.id);
-    const product = seq ? await trx.selectFrom('card_products').selectAll().where('seq', '=', seq).forNoKeyUpdate().executeTakeFirst() : undefined;
-    if (!product) throw new ApiError('not_found', 'No such card product.');
-    const set: Record<string, unknown> = { updated_at: ctx.clock.real() };
-    if (body.topup_fee_bps !== undefined) set.topup_fee_bps = body.topup_fee_bps;
-    if (body.topup_fx_markup_bps !== undefined) set.topup_fx_markup_bps = body.topup_fx_markup_bps;
-    if (body.topup_fee_fixed !== undefined) set.topup_fee_fixed = parseAmount(body.topup_fee_fixed, await scaleOf(trx, product.currency), 'topup_fee_fixed').toString();
-    const updated = await trx.updateTable('card_products').set(set).where('seq', '=', product.seq).returningAll().executeTakeFirstOrThrow();
-    return pricingView(trx, updated);
-  }));
+    ({ params, body, write }) =>
+      write(async (trx) => {
+        const seq = productSeqOf(params.id);
+        const product = seq
+          ? await trx.selectFrom('card_products').selectAll().where('seq', '=', seq).forNoKeyUpdate().executeTakeFirst()
+          : undefined;
+        if (!product) throw new ApiError('not_found', 'No such card product.');
+        const set: Record<string, unknown> = { updated_at: ctx.clock.real() };
+        if (body.topup_fee_bps !== undefined) set.topup_fee_bps = body.topup_fee_bps;
+        if (body.topup_fx_markup_bps !== undefined) set.topup_fx_markup_bps = body.topup_fx_markup_bps;
+        if (body.topup_fee_fixed !== undefined)
+          set.topup_fee_fixed = parseAmount(
+            body.topup_fee_fixed,
+            await scaleOf(trx, product.currency),
+            'topup_fee_fixed',
+          ).toString();
+        const updated = await trx
+          .updateTable('card_products')
+          .set(set)
+          .where('seq', '=', product.seq)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        return pricingView(trx, updated);
+      }),
+  );
 
-  route.get('/admin/v1/cards/topups/:id', {
-    errors: ['not_found'],
-    schema: { operationId: 'getCardTopup', params: IdParams, response: { 200: OperatorCardTopUp } },
-  }, async ({ params }) => {
-    const row = await db.selectFrom('card_topups').selectAll().where('id', '=', withIdPrefix('ctu', params.id)).executeTakeFirst();
-    if (!row) throw new ApiError('not_found', 'No such top-up.');
-    return operatorTopUpView(db, row);
-  });
+  route.get(
+    '/admin/v1/cards/topups/:id',
+    {
+      errors: ['not_found'],
+      schema: { operationId: 'getCardTopup', params: IdParams, response: { 200: OperatorCardTopUp } },
+    },
+    async ({ params }) => {
+      const row = await db
+        .selectFrom('card_topups')
+        .selectAll()
+        .where('id', '=', withIdPrefix('ctu', params.id))
+        .executeTakeFirst();
+      if (!row) throw new ApiError('not_found', 'No such top-up.');
+      return operatorTopUpView(db, row);
+    },
+  );
 
-  route.post('/admin/v1/cards/topups/:id/resolve', {
-    errors: ['not_found', 'state_invalid'],
-    schema: { operationId: 'resolveCardTopup', params: IdParams, body: Type.Object({ status: Type.Union([Type.Literal('credited'), Type.Literal('failed')]) }), response: { 200: OperatorCardTopUp } },
-  }, async ({ params, body }) => {
-    const id = withIdPrefix('ctu', params.id);
-    const row = await db.selectFrom('card_topups').selectAll().where('id', '=', id).executeTakeFirst();
-    if (!row) throw new ApiError('not_found', 'No such top-up.');
-    // The issuer is asked first; another decision (the issuer's answer, a card that stopped) may
-    // win the top-up meanwhile, or it cannot move (not yet sent): never 200 for a decision not taken.
-    const done = await resolveByHand<CardTopupRow, TopUpDecision>({
-      order: row, requested: body.status, noun: 'top-up', callInFlight: callInFlight(ctx, row),
-      queryDecision: () => queryDecision(ctx, row),
-      operatorDecision: body.status === 'credited' ? { kind: 'complete' } : { kind: 'fail', reason: 'operator' },
-      apply: (decision) => applyTopUpDecision(ctx, id, decision, 'query'),
-    });
-    return operatorTopUpView(db, done);
-  });
+  route.post(
+    '/admin/v1/cards/topups/:id/resolve',
+    {
+      errors: ['not_found', 'state_invalid'],
+      schema: {
+        operationId: 'resolveCardTopup',
+        params: IdParams,
+        body: Type.Object({ status: Type.Union([Type.Literal('credited'), Type.Literal('failed')]) }),
+        response: { 200: OperatorCardTopUp },
+      },
+    },
+    async ({ params, body }) => {
+      const id = withIdPrefix('ctu', params.id);
+      const row = await db.selectFrom('card_topups').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!row) throw new ApiError('not_found', 'No such top-up.');
+      // The issuer is asked first; another decision (the issuer's answer, a card that stopped) may
+      // win the top-up meanwhile, or it cannot move (not yet sent): never 200 for a decision not taken.
+      const done = await resolveByHand<CardTopupRow, TopUpDecision>({
+        order: row,
+        requested: body.status,
+        noun: 'top-up',
+        callInFlight: callInFlight(ctx, row),
+        queryDecision: () => queryDecision(ctx, row),
+        operatorDecision: body.status === 'credited' ? { kind: 'complete' } : { kind: 'fail', reason: 'operator' },
+        apply: (decision) => applyTopUpDecision(ctx, id, decision, 'query'),
+      });
+      return operatorTopUpView(db, done);
+    },
+  );
 }

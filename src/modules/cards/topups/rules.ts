@@ -29,7 +29,10 @@ export interface TopUpPrice {
   arrivalEstimate: bigint;
 }
 
-export type TopUpRefusal = { kind: 'amount_out_of_range'; which: 'below_minimum' | 'above_single_cap' | 'converts_to_nothing' };
+export type TopUpRefusal = {
+  kind: 'amount_out_of_range';
+  which: 'below_minimum' | 'above_single_cap' | 'converts_to_nothing';
+};
 
 /** basis points of an amount, rounded up (a fee is charged: up). */
 const bpsUp = (amount: bigint, bps: number): bigint => (amount * BigInt(bps) + 9_999n) / 10_000n;
@@ -39,12 +42,18 @@ const bpsUp = (amount: bigint, bps: number): bigint => (amount * BigInt(bps) + 9
  * part taken 1:1 into the source asset (up); the customer pays both. The range (the product's
  * `topup_min` and single cap, card currency) is checked on the 1:1 value of `amount`.
  */
-export function priceTopUp(amount: bigint, sourceScale: number, cardScale: number, p: TopUpPricing): TopUpPrice | TopUpRefusal {
+export function priceTopUp(
+  amount: bigint,
+  sourceScale: number,
+  cardScale: number,
+  p: TopUpPricing,
+): TopUpPrice | TopUpRefusal {
   const arrivalEstimate = convert(amount, sourceScale, cardScale, '1', 'down');
   if (amount <= 0n || arrivalEstimate <= 0n) return { kind: 'amount_out_of_range', which: 'converts_to_nothing' };
   if (arrivalEstimate < p.topupMin) return { kind: 'amount_out_of_range', which: 'below_minimum' };
   // Above the cap even by a fraction of the card currency's smallest unit.
-  if (convert(amount, sourceScale, cardScale, '1', 'up') > p.topupMaxSingle) return { kind: 'amount_out_of_range', which: 'above_single_cap' };
+  if (convert(amount, sourceScale, cardScale, '1', 'up') > p.topupMaxSingle)
+    return { kind: 'amount_out_of_range', which: 'above_single_cap' };
   const fee = bpsUp(amount, p.feeBps) + feeInSource(p.feeFixed, cardScale, sourceScale);
   return { amount, fee, customerTotal: amount + fee, arrivalEstimate };
 }
@@ -58,7 +67,8 @@ export function arrivalAt(amount: bigint, sourceScale: number, cardScale: number
 // Top-up dispatch
 
 /** Why a pending top-up is failed instead of being sent to the issuer: the card stopped before it was dispatched. */
-export type TopUpStopReason = 'card_closing' | 'card_closed' | 'card_replaced' | 'card_expired' | 'card_frozen' | 'card_replacing';
+export type TopUpStopReason =
+  'card_closing' | 'card_closed' | 'card_replaced' | 'card_expired' | 'card_frozen' | 'card_replacing';
 
 /**
  * Whether a `pending` top-up may still be sent to the issuer. A card that stopped (`cardStopped`:
@@ -67,13 +77,21 @@ export type TopUpStopReason = 'card_closing' | 'card_closed' | 'card_replaced' |
  * `processing`) takes no new load: the top-up fails with this reason and its freeze goes back.
  * A replacement only `requested` stops nothing yet (it may still fail): the top-up is dispatched.
  */
-export function topUpDispatchProblem(card: { status: CardStatus; frozenAt: Date | null }, replacementReturnedBalance: boolean): TopUpStopReason | undefined {
+export function topUpDispatchProblem(
+  card: { status: CardStatus; frozenAt: Date | null },
+  replacementReturnedBalance: boolean,
+): TopUpStopReason | undefined {
   switch (card.status) {
-    case 'closing': return 'card_closing';
-    case 'closed': return 'card_closed';
-    case 'replaced': return 'card_replaced';
-    case 'expired': return 'card_expired';
-    default: break;
+    case 'closing':
+      return 'card_closing';
+    case 'closed':
+      return 'card_closed';
+    case 'replaced':
+      return 'card_replaced';
+    case 'expired':
+      return 'card_expired';
+    default:
+      break;
   }
   if (card.frozenAt !== null) return 'card_frozen';
   if (replacementReturnedBalance) return 'card_replacing';

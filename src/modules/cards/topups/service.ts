@@ -13,27 +13,58 @@ import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { keysetPage, type PageParams } from '../../../platform/pagination.js';
 import {
-  accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, postEntryOrRefuse,
+  accountBalance,
+  formatAmount,
+  minorFromDb,
+  parseAmount,
+  postEntry,
+  postEntryOrRefuse,
 } from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import { enqueue } from '../../../jobs/queue.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import {
-  applyAndSchedule, claimMove, decideOnCallAnswer, decideOnQueryAnswer, isOpenOrder, orderNowSql, providerFields, reconcilePass, recordWait,
-  suspendOrder, type LifecycleDecision, type OrderStore,
+  applyAndSchedule,
+  claimMove,
+  decideOnCallAnswer,
+  decideOnQueryAnswer,
+  isOpenOrder,
+  orderNowSql,
+  providerFields,
+  reconcilePass,
+  recordWait,
+  suspendOrder,
+  type LifecycleDecision,
+  type OrderStore,
 } from '../../../provider-orders/index.js';
 import { rateAfterSpread } from '../../../money/index.js';
 import type { CallOutcome, StatusOutcome } from '../../../upstreams/port.js';
 import { raiseAlert } from '../../alerts/queries.js';
 import { getAsset } from '../../assets/queries.js';
 import {
-  arrivalAt, payingAsset, priceTopUp, topUpCreditLines, topUpDispatchProblem, topUpFailLines, topUpFreezeLines,
-  topUpReferenceType, topUpSettleLines, type SourceCandidate, type TopUpMoney, type TopUpPrice, type TopUpStopReason,
+  arrivalAt,
+  payingAsset,
+  priceTopUp,
+  topUpCreditLines,
+  topUpDispatchProblem,
+  topUpFailLines,
+  topUpFreezeLines,
+  topUpReferenceType,
+  topUpSettleLines,
+  type SourceCandidate,
+  type TopUpMoney,
+  type TopUpPrice,
+  type TopUpStopReason,
 } from './rules.js';
 import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardTopupRow, TopUpStatus } from './tables.js';
 import {
-  externalIdOf, scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller,
+  externalIdOf,
+  scaleOf,
+  withIdPrefix,
+  type CardCaller,
+  type Db,
+  type MemberCardCaller,
 } from '../shared/queries.js';
 import { findCard } from '../cards/queries.js';
 import type { CardProductRow } from '../products/tables.js';
@@ -43,7 +74,15 @@ import { isoOrNull } from '../../../platform/dates.js';
 
 export const topUpErrors = {
   quote: ['product_not_available', 'state_invalid', 'not_found', 'amount_out_of_range', 'invalid_request'],
-  create: ['product_not_available', 'state_invalid', 'not_found', 'amount_out_of_range', 'invalid_request', 'insufficient_balance', 'upstream_error'],
+  create: [
+    'product_not_available',
+    'state_invalid',
+    'not_found',
+    'amount_out_of_range',
+    'invalid_request',
+    'insufficient_balance',
+    'upstream_error',
+  ],
   get: ['not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
@@ -66,22 +105,44 @@ interface Priced {
   price: TopUpPrice;
 }
 
-async function loadableCard(db: Db, caller: MemberCardCaller, id: string, lock = false): Promise<{ card: CardRow; product: CardProductRow }> {
+async function loadableCard(
+  db: Db,
+  caller: MemberCardCaller,
+  id: string,
+  lock = false,
+): Promise<{ card: CardRow; product: CardProductRow }> {
   const card = await findCard(db, caller, id, lock);
   if (!card) throw new ApiError('not_found', 'No such card.');
-  const product = await db.selectFrom('card_products').selectAll().where('seq', '=', card.product_seq).executeTakeFirstOrThrow();
-  if (!product.enabled) throw new ApiError('product_not_available', 'The card\'s product is withdrawn.');
+  const product = await db
+    .selectFrom('card_products')
+    .selectAll()
+    .where('seq', '=', card.product_seq)
+    .executeTakeFirstOrThrow();
+  if (!product.enabled) throw new ApiError('product_not_available', "The card's product is withdrawn.");
   if (notLoadable.has(card.status)) throw new ApiError('state_invalid', `The card is ${card.status}.`);
   // A security replacement froze it and returned its balance: it never spends again.
   if (card.frozen_at !== null) throw new ApiError('state_invalid', 'The card is frozen by a security replacement.');
   // A replacement in flight returns the card's balance and ends the card: nothing more is loaded onto it.
-  if (await replacementInFlight(db, card.id, ['requested', 'processing'])) throw new ApiError('state_invalid', 'A replacement of the card is in flight.');
+  if (await replacementInFlight(db, card.id, ['requested', 'processing']))
+    throw new ApiError('state_invalid', 'A replacement of the card is in flight.');
   return { card, product };
 }
 
-/** Whether a replacement of the card is in one of `statuses` (`processing`: the executor has returned the card's balance). */
-export async function replacementInFlight(db: Db, cardId: string, statuses: Array<'requested' | 'processing'>): Promise<boolean> {
-  return (await db.selectFrom('card_replacements').select('id').where('card_id', '=', cardId).where('status', 'in', statuses).executeTakeFirst()) !== undefined;
+/** Whether a replacement of the card is in one of `statuses` (`processing`: the executor has returned the card's
+ * balance). */
+export async function replacementInFlight(
+  db: Db,
+  cardId: string,
+  statuses: Array<'requested' | 'processing'>,
+): Promise<boolean> {
+  return (
+    (await db
+      .selectFrom('card_replacements')
+      .select('id')
+      .where('card_id', '=', cardId)
+      .where('status', 'in', statuses)
+      .executeTakeFirst()) !== undefined
+  );
 }
 
 /**
@@ -93,33 +154,60 @@ async function priceFor(db: Db, caller: MemberCardCaller, id: string, body: TopU
   const { card, product } = await loadableCard(db, caller, id, lock);
   const cardScale = await scaleOf(db, card.currency);
   const pricing = {
-    feeBps: product.topup_fee_bps, feeFixed: minorFromDb(product.topup_fee_fixed),
-    topupMin: minorFromDb(product.topup_min), topupMaxSingle: minorFromDb(product.topup_max_single),
+    feeBps: product.topup_fee_bps,
+    feeFixed: minorFromDb(product.topup_fee_fixed),
+    topupMin: minorFromDb(product.topup_min),
+    topupMaxSingle: minorFromDb(product.topup_max_single),
   };
   const candidates: Array<SourceCandidate & { scale: number; price?: TopUpPrice }> = [];
   for (const code of product.source_assets) {
     const asset = await getAsset(db, code);
-    if (!asset) { candidates.push({ code, enabled: false, available: 0n, total: 0n, scale: 0 }); continue; }
+    if (!asset) {
+      candidates.push({ code, enabled: false, available: 0n, total: 0n, scale: 0 });
+      continue;
+    }
     let price: TopUpPrice | undefined;
     try {
       const p = priceTopUp(parseAmount(body.amount, asset.scale), asset.scale, cardScale, pricing);
       price = 'kind' in p ? undefined : p;
-    } catch { price = undefined; }
-    const available = await accountBalance(db, caller.environment, { owner: 'member', memberId: caller.memberId, bucket: 'available' }, code);
-    candidates.push({ code, enabled: asset.enabled, available, total: price?.customerTotal ?? 0n, scale: asset.scale, price });
+    } catch {
+      price = undefined;
+    }
+    const available = await accountBalance(
+      db,
+      caller.environment,
+      { owner: 'member', memberId: caller.memberId, bucket: 'available' },
+      code,
+    );
+    candidates.push({
+      code,
+      enabled: asset.enabled,
+      available,
+      total: price?.customerTotal ?? 0n,
+      scale: asset.scale,
+      price,
+    });
   }
-  const chosen = payingAsset(body.source_asset, candidates.map((c) => ({ ...c, available: c.price ? c.available : -1n })));
-  if (!chosen) throw new ApiError('product_not_available', 'No source asset of the card\'s product can be used now.');
+  const chosen = payingAsset(
+    body.source_asset,
+    candidates.map((c) => ({ ...c, available: c.price ? c.available : -1n })),
+  );
+  if (!chosen) throw new ApiError('product_not_available', "No source asset of the card's product can be used now.");
   const c = candidates.find((x) => x.code === chosen)!;
   const priced = priceTopUp(parseAmount(body.amount, c.scale), c.scale, cardScale, pricing);
   if ('kind' in priced) {
-    const text = { below_minimum: 'below the product\'s minimum top-up', above_single_cap: 'above the product\'s single top-up cap', converts_to_nothing: 'too small' }[priced.which];
+    const text = {
+      below_minimum: "below the product's minimum top-up",
+      above_single_cap: "above the product's single top-up cap",
+      converts_to_nothing: 'too small',
+    }[priced.which];
     throw new ApiError('amount_out_of_range', `The amount is ${text}.`, { reason: priced.which });
   }
   return { card, product, asset: chosen, sourceScale: c.scale, cardScale, price: priced };
 }
 
-/** `POST /v1/cards/{id}/topup-quotes`: the reference's quote, smallest-unit integer strings; nothing stored, no issuer call. */
+/** `POST /v1/cards/{id}/topup-quotes`: the reference's quote, smallest-unit integer strings; nothing stored, no issuer
+ * call. */
 export async function quoteTopUp(db: Db, caller: MemberCardCaller, id: string, body: TopUpBody) {
   const q = await priceFor(db, caller, id, body);
   const crossCurrency = q.asset !== q.card.currency;
@@ -132,7 +220,8 @@ export async function quoteTopUp(db: Db, caller: MemberCardCaller, id: string, b
     card_currency: q.card.currency,
     card_scale: q.cardScale,
     note: crossCurrency
-      ? `Estimated 1:1 from ${q.asset} to ${q.card.currency}; the arrival amount is final only when the top-up is executed, at the rate fixed then.`
+      ? `Estimated 1:1 from ${q.asset} to ${q.card.currency}; the arrival amount is final only when the top-up ` +
+        `is executed, at the rate fixed then.`
       : 'Same currency: the arrival amount is the amount.',
   };
 }
@@ -141,13 +230,26 @@ export async function quoteTopUp(db: Db, caller: MemberCardCaller, id: string, b
 // The order
 
 /** The real rate, source asset → card currency, asked of the one rate service before the write (read-only). */
-export async function rateFor(ctx: ServiceContext, caller: MemberCardCaller, id: string, body: TopUpBody): Promise<{ asset: string; rate: string } | undefined> {
+export async function rateFor(
+  ctx: ServiceContext,
+  caller: MemberCardCaller,
+  id: string,
+  body: TopUpBody,
+): Promise<{ asset: string; rate: string } | undefined> {
   let q: Priced;
-  try { q = await priceFor(ctx.db, caller, id, body); } catch { return undefined; } // the write answers the refusal
+  try {
+    q = await priceFor(ctx.db, caller, id, body);
+  } catch {
+    return undefined;
+  } // the write answers the refusal
   if (q.asset === q.card.currency) return { asset: q.asset, rate: '1' };
-  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.rates.mid(caller, q.asset, q.card.currency));
-  if (answer.kind === 'timeout' || answer.kind === 'unknown') throw new ApiError('upstream_error', 'The rate service did not answer; retry with the same key.');
-  if (answer.kind !== 'rate') throw new ApiError('product_not_available', `${q.asset} cannot be converted to ${q.card.currency} now.`);
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+    ctx.upstreams.rates.mid(caller, q.asset, q.card.currency),
+  );
+  if (answer.kind === 'timeout' || answer.kind === 'unknown')
+    throw new ApiError('upstream_error', 'The rate service did not answer; retry with the same key.');
+  if (answer.kind !== 'rate')
+    throw new ApiError('product_not_available', `${q.asset} cannot be converted to ${q.card.currency} now.`);
   return { asset: q.asset, rate: rateAfterSpread(answer.rate, q.product.topup_fx_markup_bps) };
 }
 
@@ -159,35 +261,83 @@ export async function rateFor(ctx: ServiceContext, caller: MemberCardCaller, id:
  * first, as every action that stops a card (and fails its pending top-ups) locks it: a card
  * stopping meanwhile stops before this top-up (`state_invalid`) or after it (and fails it too).
  */
-export async function createTopUp(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCardCaller, id: string, body: TopUpBody, market: { asset: string; rate: string } | undefined) {
+export async function createTopUp(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  caller: MemberCardCaller,
+  id: string,
+  body: TopUpBody,
+  market: { asset: string; rate: string } | undefined,
+) {
   const q = await priceFor(trx, caller, id, market ? { ...body, source_asset: market.asset } : body, true);
-  if (!market || market.asset !== q.asset) throw new ApiError('product_not_available', 'The source asset changed meanwhile; retry.');
+  if (!market || market.asset !== q.asset)
+    throw new ApiError('product_not_available', 'The source asset changed meanwhile; retry.');
   const arrival = arrivalAt(q.price.amount, q.sourceScale, q.cardScale, market.rate);
-  if (arrival <= 0n) throw new ApiError('amount_out_of_range', 'The amount converts to nothing.', { reason: 'converts_to_nothing' });
+  if (arrival <= 0n)
+    throw new ApiError('amount_out_of_range', 'The amount converts to nothing.', { reason: 'converts_to_nothing' });
   const now = await ctx.clock.now(trx, caller);
-  const row = await trx.insertInto('card_topups').values({
-    id: newId('ctu'), merchant_id: caller.merchantId, environment: caller.environment, member_id: caller.memberId, card_id: q.card.id,
-    source_asset: q.asset, amount: q.price.amount, fee: q.price.fee, card_currency: q.card.currency, arrival_amount: arrival, rate: market.rate,
-    status: 'pending', status_version: 1, upstream_outcome: 'none', provider_order_id: null, provider_status: null, failure_reason: null,
-    dispatch_started_at: null, next_check_at: null, last_checked_at: null, credited_at: null, failed_at: null, created_at: now, updated_at: now,
-  }).returningAll().executeTakeFirstOrThrow();
+  const row = await trx
+    .insertInto('card_topups')
+    .values({
+      id: newId('ctu'),
+      merchant_id: caller.merchantId,
+      environment: caller.environment,
+      member_id: caller.memberId,
+      card_id: q.card.id,
+      source_asset: q.asset,
+      amount: q.price.amount,
+      fee: q.price.fee,
+      card_currency: q.card.currency,
+      arrival_amount: arrival,
+      rate: market.rate,
+      status: 'pending',
+      status_version: 1,
+      upstream_outcome: 'none',
+      provider_order_id: null,
+      provider_status: null,
+      failure_reason: null,
+      dispatch_started_at: null,
+      next_check_at: null,
+      last_checked_at: null,
+      credited_at: null,
+      failed_at: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
   await postEntryOrRefuse(trx, {
-    environment: caller.environment, merchantId: caller.merchantId, kind: cardMoneyEntryKinds.topUpFreeze,
-    referenceType: topUpReferenceType, referenceId: row.id, asset: row.source_asset, lines: topUpFreezeLines(moneyOf(row)),
+    environment: caller.environment,
+    merchantId: caller.merchantId,
+    kind: cardMoneyEntryKinds.topUpFreeze,
+    referenceType: topUpReferenceType,
+    referenceId: row.id,
+    asset: row.source_asset,
+    lines: topUpFreezeLines(moneyOf(row)),
   });
-  await enqueue(trx, { kind: topUpDispatchJobKind, payload: { topup_id: row.id }, dedupeKey: `${topUpDispatchJobKind}:${row.id}`, maxAttempts: 20 });
+  await enqueue(trx, {
+    kind: topUpDispatchJobKind,
+    payload: { topup_id: row.id },
+    dedupeKey: `${topUpDispatchJobKind}:${row.id}`,
+    maxAttempts: 20,
+  });
   return topUpView(trx, row);
 }
 
 export const moneyOf = (row: CardTopupRow): TopUpMoney => ({
-  memberId: row.member_id, merchantId: row.merchant_id, cardId: row.card_id,
-  amount: minorFromDb(row.amount), fee: minorFromDb(row.fee), arrival: minorFromDb(row.arrival_amount),
+  memberId: row.member_id,
+  merchantId: row.merchant_id,
+  cardId: row.card_id,
+  amount: minorFromDb(row.amount),
+  fee: minorFromDb(row.fee),
+  arrival: minorFromDb(row.arrival_amount),
 });
 
 export type PublicTopUpStatus = 'pending' | 'processing' | 'credited' | 'failed';
 export const publicTopUpStatus = (s: TopUpStatus): PublicTopUpStatus => (s === 'suspended' ? 'processing' : s);
 
-/** A top-up as callers see it: decimal strings (source asset, card currency); the rate (and so the markup) is not shown. */
+/** A top-up as callers see it: decimal strings (source asset, card currency); the rate (and so the markup) is not
+ * shown. */
 export async function topUpView(db: Db, row: CardTopupRow) {
   const sourceScale = await scaleOf(db, row.source_asset);
   const cardScale = await scaleOf(db, row.card_currency);
@@ -215,9 +365,18 @@ export async function topUpView(db: Db, row: CardTopupRow) {
  * One top-up of the caller's: under its card (`GET /v1/cards/{id}/topups/{topup_id}`), or by its id
  * alone when `cardId` is undefined (`GET /v1/cards/topups/{id}`: events carry no card id).
  */
-export async function findTopUp(db: Db, caller: CardCaller, cardId: string | undefined, id: string): Promise<CardTopupRow | undefined> {
-  let q = db.selectFrom('card_topups').selectAll()
-    .where('id', '=', withIdPrefix('ctu', id)).where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+export async function findTopUp(
+  db: Db,
+  caller: CardCaller,
+  cardId: string | undefined,
+  id: string,
+): Promise<CardTopupRow | undefined> {
+  let q = db
+    .selectFrom('card_topups')
+    .selectAll()
+    .where('id', '=', withIdPrefix('ctu', id))
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
   if (cardId !== undefined) q = q.where('card_id', '=', withIdPrefix('crd', cardId));
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
   return q.executeTakeFirst();

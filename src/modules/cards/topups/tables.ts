@@ -1,4 +1,5 @@
-/** Card top-up orders (migration 021); the products' top-up pricing is in the products' table (../products/tables.ts). */
+/** Card top-up orders (migration 021); the products' top-up pricing is in the products' table (../products/tables.ts).
+ * */
 import type { Generated, Selectable } from 'kysely';
 import type { Environment, NullableTimestamp, Timestamp } from '../../../db/columns.js';
 import type { MinorColumn } from '../shared/tables.js';

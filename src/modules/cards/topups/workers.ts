@@ -12,10 +12,12 @@ const dispatchHandler: JobHandler = async (job, ctx) => {
 export const cardMoneyJobHandlers: Record<string, JobHandler> = { [topUpDispatchJobKind]: dispatchHandler };
 
 /** Re-queries open top-ups that are due (SKIP LOCKED claims: safe in several processes). */
-export const cardMoneyTickers: Ticker[] = [{
-  name: topUpReconcileJobName,
-  intervalMs: 5_000,
-  async run(ctx) {
-    await reconcileDueTopUps(ctx);
+export const cardMoneyTickers: Ticker[] = [
+  {
+    name: topUpReconcileJobName,
+    intervalMs: 5_000,
+    async run(ctx) {
+      await reconcileDueTopUps(ctx);
+    },
   },
-}];
+];

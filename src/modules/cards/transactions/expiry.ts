@@ -6,15 +6,32 @@ import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { keysetPage, type PageParams } from '../../../platform/pagination.js';
 import {
-  accountBalance, formatAmount, minorFromDb, parseAmount, postEntry, type EntryLine,
+  accountBalance,
+  formatAmount,
+  minorFromDb,
+  parseAmount,
+  postEntry,
+  type EntryLine,
 } from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import type { CardNetworkMessage } from '../../../upstreams/card/port.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import {
-  authHoldLines, authorizationExpired, authorizationExpiresAt, cardTransactionReferenceType, clearableHold,
-  clearingLines, decideAuthorization, effectiveLimits, heldOf, limitCounted, refundLines, reversalLines, reversalOf,
-  type AuthorizationDecision, type RuleSet,
+  authHoldLines,
+  authorizationExpired,
+  authorizationExpiresAt,
+  cardTransactionReferenceType,
+  clearableHold,
+  clearingLines,
+  decideAuthorization,
+  effectiveLimits,
+  heldOf,
+  limitCounted,
+  refundLines,
+  reversalLines,
+  reversalOf,
+  type AuthorizationDecision,
+  type RuleSet,
 } from './rules.js';
 import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
@@ -29,14 +46,19 @@ const expiryBatchMax = 100;
 const expiryBatchesPerRunMax = 20;
 
 function openAuthorizations(db: Db, scope: ClockScope) {
-  return db.selectFrom('card_transactions')
-    .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment)
-    .where('type', '=', 'authorization').where('status', '=', 'approved');
+  return db
+    .selectFrom('card_transactions')
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('type', '=', 'authorization')
+    .where('status', '=', 'approved');
 }
 
 /** Timed process `card.authorization_expiry`: the earliest expiry of the scope's open authorisations. */
 export async function nextAuthorizationExpiry(db: Db, scope: ClockScope): Promise<Date | null> {
-  const row = await openAuthorizations(db, scope).select(sql<Date | null>`min(expires_at)`.as('due')).executeTakeFirst();
+  const row = await openAuthorizations(db, scope)
+    .select(sql<Date | null>`min(expires_at)`.as('due'))
+    .executeTakeFirst();
   return row?.due ? new Date(row.due) : null;
 }
 
@@ -53,8 +75,12 @@ export async function nextAuthorizationExpiry(db: Db, scope: ClockScope): Promis
 export async function expireAuthorizations(ctx: ServiceContext, scope: ClockScope, now: Date): Promise<number> {
   let expired = 0;
   for (let batch = 0; batch < expiryBatchesPerRunMax; batch++) {
-    const due = await openAuthorizations(ctx.db, scope).select(['id', 'card_id']).where('expires_at', '<=', now)
-      .orderBy('expires_at').limit(expiryBatchMax).execute();
+    const due = await openAuthorizations(ctx.db, scope)
+      .select(['id', 'card_id'])
+      .where('expires_at', '<=', now)
+      .orderBy('expires_at')
+      .limit(expiryBatchMax)
+      .execute();
     for (const { id, card_id: cardId } of due) {
       if (await ctx.db.transaction().execute((trx) => expireOne(trx, cardId, id, now))) expired++;
     }
@@ -64,19 +90,59 @@ export async function expireAuthorizations(ctx: ServiceContext, scope: ClockScop
 }
 
 async function expireOne(trx: Transaction<Database>, cardId: string, authId: string, now: Date): Promise<boolean> {
-  const card = await trx.selectFrom('cards').selectAll().where('id', '=', cardId).forNoKeyUpdate().executeTakeFirstOrThrow();
-  const auth = await trx.selectFrom('card_transactions').selectAll().where('id', '=', authId).forNoKeyUpdate().executeTakeFirstOrThrow();
-  if (!authorizationExpired({ status: auth.status, expiresAt: auth.expires_at === null ? null : new Date(auth.expires_at) }, now)) return false;
+  const card = await trx
+    .selectFrom('cards')
+    .selectAll()
+    .where('id', '=', cardId)
+    .forNoKeyUpdate()
+    .executeTakeFirstOrThrow();
+  const auth = await trx
+    .selectFrom('card_transactions')
+    .selectAll()
+    .where('id', '=', authId)
+    .forNoKeyUpdate()
+    .executeTakeFirstOrThrow();
+  if (
+    !authorizationExpired(
+      { status: auth.status, expiresAt: auth.expires_at === null ? null : new Date(auth.expires_at) },
+      now,
+    )
+  )
+    return false;
   const held = heldOf(authFacts(auth));
-  const to = cardStopped({ status: card.status, frozenAt: card.frozen_at }) ? 'available' as const : 'card' as const;
+  const to = cardStopped({ status: card.status, frozenAt: card.frozen_at })
+    ? ('available' as const)
+    : ('card' as const);
   const created = await insertTransaction(trx, card, now, {
-    type: 'reversal', status: 'posted', amount: held, currency: card.currency, merchantName: auth.merchant_name, mcc: auth.mcc,
-    authorizationId: auth.id, networkRef: `expiry:${auth.id}`, reversalReason: 'expired',
+    type: 'reversal',
+    status: 'posted',
+    amount: held,
+    currency: card.currency,
+    merchantName: auth.merchant_name,
+    mcc: auth.mcc,
+    authorizationId: auth.id,
+    networkRef: `expiry:${auth.id}`,
+    reversalReason: 'expired',
   });
-  if (held > 0n) await post(trx, card, cardMoneyEntryKinds.authExpiry, auth.id, reversalLines({ memberId: card.member_id, cardId: card.id, amount: held }, to));
-  await trx.updateTable('card_transactions').set((eb) => ({
-    status: 'reversed', status_version: eb('status_version', '+', 1), reversed_amount: auth.amount, reversal_reason: 'expired', updated_at: now,
-  })).where('id', '=', auth.id).execute();
+  if (held > 0n)
+    await post(
+      trx,
+      card,
+      cardMoneyEntryKinds.authExpiry,
+      auth.id,
+      reversalLines({ memberId: card.member_id, cardId: card.id, amount: held }, to),
+    );
+  await trx
+    .updateTable('card_transactions')
+    .set((eb) => ({
+      status: 'reversed',
+      status_version: eb('status_version', '+', 1),
+      reversed_amount: auth.amount,
+      reversal_reason: 'expired',
+      updated_at: now,
+    }))
+    .where('id', '=', auth.id)
+    .execute();
   await emit(trx, created);
   return true;
 }

@@ -18,81 +18,153 @@ export function transactionRoutes(route: Router, ctx: ServiceContext) {
   const { db } = ctx;
   return {
     getById() {
-      route.get('/v1/cards/transactions/:id', {
-        access: { scope: 'cards:read', principal: 'either' },
-        errors: [...transactionErrors.get],
-        schema: {
-          operationId: 'getCardTransaction',
-          summary: 'Get a card transaction by its id',
-          description: 'One transaction as `GET /v1/cards/{id}/transactions` lists it, without the card id (a `card.transaction.*` event carries only `data.id`). `ctx_` prefix optional. On behalf of a member, only its own; as the merchant, any of its members\'.',
-          tags, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 80, description: 'Transaction id; `ctx_` prefix optional' }) }), response: { 200: CardTransaction },
+      route.get(
+        '/v1/cards/transactions/:id',
+        {
+          access: { scope: 'cards:read', principal: 'either' },
+          errors: [...transactionErrors.get],
+          schema: {
+            operationId: 'getCardTransaction',
+            summary: 'Get a card transaction by its id',
+            description:
+              'One transaction as `GET /v1/cards/{id}/transactions` lists it, without the card id (a ' +
+              '`card.transaction.*` event carries only `data.id`). `ctx_` prefix optional. On behalf of a ' +
+              "member, only its own; as the merchant, any of its members'.",
+            tags,
+            params: Type.Object({
+              id: Type.String({ minLength: 1, maxLength: 80, description: 'Transaction id; `ctx_` prefix optional' }),
+            }),
+            response: { 200: CardTransaction },
+          },
         },
-      }, async ({ principal, params }) => getTransaction(db, principal, params.id));
+        async ({ principal, params }) => getTransaction(db, principal, params.id),
+      );
     },
     list() {
-      route.get('/v1/cards/:id/transactions', {
-        access: { scope: 'cards:read', principal: 'either' },
-        errors: [...transactionErrors.list],
-        schema: {
-          operationId: 'listCardTransactions',
-          summary: 'List a card\'s transactions',
-          description: 'Authorisations (approved or declined, with `decline_reason`), clearings, reversals and refunds, newest first (cursor); optional `type`.',
-          tags, params: IdParams, querystring: Type.Object({ ...PageQuery.properties, ...TransactionsQuery.properties }), response: { 200: listEnvelope(CardTransaction) },
+      route.get(
+        '/v1/cards/:id/transactions',
+        {
+          access: { scope: 'cards:read', principal: 'either' },
+          errors: [...transactionErrors.list],
+          schema: {
+            operationId: 'listCardTransactions',
+            summary: "List a card's transactions",
+            description:
+              'Authorisations (approved or declined, with `decline_reason`), clearings, reversals and ' +
+              'refunds, newest first (cursor); optional `type`.',
+            tags,
+            params: IdParams,
+            querystring: Type.Object({ ...PageQuery.properties, ...TransactionsQuery.properties }),
+            response: { 200: listEnvelope(CardTransaction) },
+          },
         },
-      }, async ({ principal, params, query }) => listTransactions(db, principal, params.id, query));
+        async ({ principal, params, query }) => listTransactions(db, principal, params.id, query),
+      );
     },
     sandboxAuthorization() {
-      route.post('/v1/sandbox/cards/:id/authorizations', {
-        access: sandbox,
-        errors: [...transactionErrors.authorize],
-        schema: {
-          operationId: 'createSandboxCardAuthorization',
-          summary: 'Sandbox: a card authorisation',
-          description: [
-            'The card network asks to authorise (extensions 8). Decided in this order: the card is `active`; the currency is the card\'s; the card\'s merchant rules (`white`: only listed names or MCCs; `black`: none of them; names trimmed, case-insensitive); ',
-            'the single, daily and monthly limits (the member\'s card-level limits, then the product\'s caps; days and months on the merchant\'s clock, UTC; approved authorisations count what they still hold, cleared ones what cleared); the card balance. ',
-            'Approved: the amount is held (card → held) until cleared, reversed, or `expires_at` (7 days; 30 for lodging, vehicle rental and cruise MCCs; merchant clock). Always recorded as a transaction with its decline reason. ',
-            'Another currency than the card\'s is declined `currency_not_supported` (no conversion: see docs/cards.md).',
-          ].join(''),
-          tags: ['Sandbox'], params: IdParams, body: AuthorizationBody, response: { 200: AuthorizationAnswer },
+      route.post(
+        '/v1/sandbox/cards/:id/authorizations',
+        {
+          access: sandbox,
+          errors: [...transactionErrors.authorize],
+          schema: {
+            operationId: 'createSandboxCardAuthorization',
+            summary: 'Sandbox: a card authorisation',
+            description: [
+              'The card network asks to authorise (extensions 8). Decided in this order: the card is ' +
+                "`active`; the currency is the card's; the card's merchant rules (`white`: only listed names " +
+                'or MCCs; `black`: none of them; names trimmed, case-insensitive); ',
+              "the single, daily and monthly limits (the member's card-level limits, then the product's " +
+                "caps; days and months on the merchant's clock, UTC; approved authorisations count what they " +
+                'still hold, cleared ones what cleared); the card balance. ',
+              'Approved: the amount is held (card → held) until cleared, reversed, or `expires_at` (7 days; ' +
+                '30 for lodging, vehicle rental and cruise MCCs; merchant clock). Always recorded as a ' +
+                'transaction with its decline reason. ',
+              "Another currency than the card's is declined `currency_not_supported` (no conversion: see " +
+                'docs/cards.md).',
+            ].join(''),
+            tags: ['Sandbox'],
+            params: IdParams,
+            body: AuthorizationBody,
+            response: { 200: AuthorizationAnswer },
+          },
         },
-      }, async ({ principal, params, body, write }) => write((trx) => authorize(ctx, trx, principal, params.id, body)));
+        async ({ principal, params, body, write }) => write((trx) => authorize(ctx, trx, principal, params.id, body)),
+      );
     },
     sandboxClearing() {
-      route.post('/v1/sandbox/cards/:id/clearings', {
-        access: sandbox,
-        errors: [...transactionErrors.follow],
-        schema: {
-          operationId: 'createSandboxCardClearing',
-          summary: 'Sandbox: the network clears an authorisation',
-          description: 'Of an `approved` authorisation; `amount` defaults to what the authorisation still holds (after a partial reversal, not the reversed part again; for a late presentment, what was held when it expired) and may differ: less than what is still held releases the rest of the hold to the card, more takes the difference from the card balance (`insufficient_balance` when it is short). The money leaves to the card network. The authorisation becomes `cleared` and counts the cleared amount against the limits. A late presentment of an authorisation whose hold expired (`reversed`, `reversal_reason: expired`) still clears, all from the card balance.',
-          tags: ['Sandbox'], params: IdParams, body: FollowBody, response: { 200: CardTransaction },
+      route.post(
+        '/v1/sandbox/cards/:id/clearings',
+        {
+          access: sandbox,
+          errors: [...transactionErrors.follow],
+          schema: {
+            operationId: 'createSandboxCardClearing',
+            summary: 'Sandbox: the network clears an authorisation',
+            description:
+              'Of an `approved` authorisation; `amount` defaults to what the authorisation still holds ' +
+              '(after a partial reversal, not the reversed part again; for a late presentment, what was held ' +
+              'when it expired) and may differ: less than what is still held releases the rest of the hold ' +
+              'to the card, more takes the difference from the card balance (`insufficient_balance` when it ' +
+              'is short). The money leaves to the card network. The authorisation becomes `cleared` and ' +
+              'counts the cleared amount against the limits. A late presentment of an authorisation whose ' +
+              'hold expired (`reversed`, `reversal_reason: expired`) still clears, all from the card balance.',
+            tags: ['Sandbox'],
+            params: IdParams,
+            body: FollowBody,
+            response: { 200: CardTransaction },
+          },
         },
-      }, async ({ principal, params, body, write }) => write((trx) => follow(ctx, trx, principal, params.id, 'clearing', body)));
+        async ({ principal, params, body, write }) =>
+          write((trx) => follow(ctx, trx, principal, params.id, 'clearing', body)),
+      );
     },
     sandboxReversal() {
-      route.post('/v1/sandbox/cards/:id/reversals', {
-        access: sandbox,
-        errors: [...transactionErrors.follow],
-        schema: {
-          operationId: 'createSandboxCardReversal',
-          summary: 'Sandbox: the network reverses an authorisation',
-          description: 'Of an `approved` (not cleared) authorisation: `amount` (default: all that is still held) of the hold goes back to the card balance (more than zero, at most the hold: `amount_out_of_range`). The whole hold: the authorisation becomes `reversed` and no longer counts against the limits; part of it: it stays `approved` and counts only what it still holds.',
-          tags: ['Sandbox'], params: IdParams, body: FollowBody, response: { 200: CardTransaction },
+      route.post(
+        '/v1/sandbox/cards/:id/reversals',
+        {
+          access: sandbox,
+          errors: [...transactionErrors.follow],
+          schema: {
+            operationId: 'createSandboxCardReversal',
+            summary: 'Sandbox: the network reverses an authorisation',
+            description:
+              'Of an `approved` (not cleared) authorisation: `amount` (default: all that is still held) of ' +
+              'the hold goes back to the card balance (more than zero, at most the hold: ' +
+              '`amount_out_of_range`). The whole hold: the authorisation becomes `reversed` and no longer ' +
+              'counts against the limits; part of it: it stays `approved` and counts only what it still ' +
+              'holds.',
+            tags: ['Sandbox'],
+            params: IdParams,
+            body: FollowBody,
+            response: { 200: CardTransaction },
+          },
         },
-      }, async ({ principal, params, body, write }) => write((trx) => follow(ctx, trx, principal, params.id, 'reversal', body)));
+        async ({ principal, params, body, write }) =>
+          write((trx) => follow(ctx, trx, principal, params.id, 'reversal', body)),
+      );
     },
     sandboxRefund() {
-      route.post('/v1/sandbox/cards/:id/refunds', {
-        access: sandbox,
-        errors: [...transactionErrors.follow],
-        schema: {
-          operationId: 'createSandboxCardRefund',
-          summary: 'Sandbox: the network refunds cleared spending',
-          description: 'Of a `cleared` authorisation: `amount` (default: all that is left) back onto the card; at most the cleared amount less earlier refunds (`amount_out_of_range`).',
-          tags: ['Sandbox'], params: IdParams, body: FollowBody, response: { 200: CardTransaction },
+      route.post(
+        '/v1/sandbox/cards/:id/refunds',
+        {
+          access: sandbox,
+          errors: [...transactionErrors.follow],
+          schema: {
+            operationId: 'createSandboxCardRefund',
+            summary: 'Sandbox: the network refunds cleared spending',
+            description:
+              'Of a `cleared` authorisation: `amount` (default: all that is left) back onto the card; at ' +
+              'most the cleared amount less earlier refunds (`amount_out_of_range`).',
+            tags: ['Sandbox'],
+            params: IdParams,
+            body: FollowBody,
+            response: { 200: CardTransaction },
+          },
         },
-      }, async ({ principal, params, body, write }) => write((trx) => follow(ctx, trx, principal, params.id, 'refund', body)));
+        async ({ principal, params, body, write }) =>
+          write((trx) => follow(ctx, trx, principal, params.id, 'refund', body)),
+      );
     },
   };
 }

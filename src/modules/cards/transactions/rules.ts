@@ -18,7 +18,12 @@ import type { CardReversalReason, CardTransactionStatus } from './tables.js';
  * network or by expiry) and `declined`: nothing. Refunds do not give the limit back: they are
  * money coming back, not spending undone (as issuers count velocity).
  */
-export function limitCounted(a: { status: CardTransactionStatus; amount: bigint; clearedAmount: bigint; reversedAmount: bigint }): bigint {
+export function limitCounted(a: {
+  status: CardTransactionStatus;
+  amount: bigint;
+  clearedAmount: bigint;
+  reversedAmount: bigint;
+}): bigint {
   if (a.status === 'approved') return a.amount - a.reversedAmount;
   if (a.status === 'cleared') return a.clearedAmount;
   return 0n;
@@ -29,11 +34,13 @@ export function limitCounted(a: { status: CardTransactionStatus; amount: bigint;
 
 /** Days a hold lasts when the network neither clears nor reverses it (most merchants). */
 export const authorizationHoldDaysDefault = 7;
-/** Lodging, vehicle rental and cruise lines: authorised ahead of the final amount, held longer (as Visa and Mastercard allow). */
+/** Lodging, vehicle rental and cruise lines: authorised ahead of the final amount, held longer (as Visa and Mastercard
+ * allow). */
 export const authorizationHoldDaysExtended = 30;
 const extendedHoldMccs: ReadonlySet<string> = new Set(['4411', '7011', '7512', '7513', '7519']);
 
-/** How long an authorisation's hold lasts: 30 days for lodging (7011, 3501–3999), vehicle rental (7512, 7513, 7519, 3351–3500) and cruise lines (4411); 7 days otherwise. */
+/** How long an authorisation's hold lasts: 30 days for lodging (7011, 3501–3999), vehicle rental (7512, 7513, 7519,
+ * 3351–3500) and cruise lines (4411); 7 days otherwise. */
 export function authorizationHoldDays(mcc: string): number {
   if (extendedHoldMccs.has(mcc)) return authorizationHoldDaysExtended;
   if (/^[0-9]{4}$/.test(mcc) && mcc >= '3351' && mcc <= '3999') return authorizationHoldDaysExtended;
@@ -50,7 +57,8 @@ export function authorizationExpired(a: { status: CardTransactionStatus; expires
   return a.status === 'approved' && a.expiresAt !== null && a.expiresAt.getTime() <= now.getTime();
 }
 
-/** What an authorisation still holds on `card_held`: the authorised amount less what was released; nothing once it left `approved`. */
+/** What an authorisation still holds on `card_held`: the authorised amount less what was released; nothing once it left
+ * `approved`. */
 export function heldOf(a: { status: CardTransactionStatus; amount: bigint; reversedAmount: bigint }): bigint {
   return a.status === 'approved' ? a.amount - a.reversedAmount : 0n;
 }
@@ -74,7 +82,12 @@ export function reversalOf(held: bigint, requested: bigint | undefined): { amoun
  * left (the whole amount from the card balance, as the network may present up to its own limits);
  * one reversed by the network, declined or already cleared: no.
  */
-export function clearableHold(a: { status: CardTransactionStatus; amount: bigint; reversedAmount: bigint; reversalReason: CardReversalReason | null }): bigint | undefined {
+export function clearableHold(a: {
+  status: CardTransactionStatus;
+  amount: bigint;
+  reversedAmount: bigint;
+  reversalReason: CardReversalReason | null;
+}): bigint | undefined {
   if (a.status === 'approved') return heldOf(a);
   if (a.status === 'reversed' && a.reversalReason === 'expired') return 0n;
   return undefined;
@@ -119,8 +132,17 @@ export interface AuthorizationFacts {
 }
 
 export const declineReasons = [
-  'card_not_active', 'currency_not_supported', 'invalid_amount', 'merchant_not_allowed', 'merchant_blocked',
-  'card_limit_single', 'product_limit_single', 'card_limit_daily', 'product_limit_daily', 'card_limit_monthly', 'product_limit_monthly',
+  'card_not_active',
+  'currency_not_supported',
+  'invalid_amount',
+  'merchant_not_allowed',
+  'merchant_blocked',
+  'card_limit_single',
+  'product_limit_single',
+  'card_limit_daily',
+  'product_limit_daily',
+  'card_limit_monthly',
+  'product_limit_monthly',
   'insufficient_funds',
 ] as const;
 export type DeclineReason = (typeof declineReasons)[number];
@@ -154,7 +176,11 @@ export function decideAuthorization(f: AuthorizationFacts): AuthorizationDecisio
   const rule = ruleVerdict(f.rules, f.merchantName, f.mcc);
   if (rule) return decline(rule);
   const over = (limit: bigint, total: bigint) => limit > 0n && total > limit;
-  const layers: Array<[keyof LimitLayers, bigint]> = [['single', f.amount], ['daily', f.spentToday + f.amount], ['monthly', f.spentThisMonth + f.amount]];
+  const layers: Array<[keyof LimitLayers, bigint]> = [
+    ['single', f.amount],
+    ['daily', f.spentToday + f.amount],
+    ['monthly', f.spentThisMonth + f.amount],
+  ];
   for (const [layer, total] of layers) {
     if (over(f.cardLimits[layer], total)) return decline(`card_limit_${layer}`);
     if (over(f.productLimits[layer], total)) return decline(`product_limit_${layer}`);
@@ -163,10 +189,15 @@ export function decideAuthorization(f: AuthorizationFacts): AuthorizationDecisio
   return { approved: true };
 }
 
-/** The limits in force at the issuer: per layer the tighter of what is recorded and what it last confirmed (0 = none). */
+/** The limits in force at the issuer: per layer the tighter of what is recorded and what it last confirmed (0 = none).
+ * */
 export function effectiveLimits(recorded: LimitLayers, confirmed: LimitLayers): LimitLayers {
   const t = (a: bigint, b: bigint) => (a === 0n ? b : b === 0n ? a : a < b ? a : b);
-  return { single: t(recorded.single, confirmed.single), daily: t(recorded.daily, confirmed.daily), monthly: t(recorded.monthly, confirmed.monthly) };
+  return {
+    single: t(recorded.single, confirmed.single),
+    daily: t(recorded.daily, confirmed.daily),
+    monthly: t(recorded.monthly, confirmed.monthly),
+  };
 }
 
 /** The clearing of an authorisation held at `held`: what leaves the card, what goes back, what more is taken. */
@@ -200,17 +231,23 @@ export function authHoldLines(p: CardMove): EntryLine[] {
  * the hold to the card (to available once the card stopped), a larger one takes the difference
  * from the card balance. One entry.
  */
-export function clearingLines(p: { memberId: string; merchantId: string; cardId: string; held: bigint; cleared: bigint }, to: CardMoneyDestination = 'card'): EntryLine[] {
+export function clearingLines(
+  p: { memberId: string; merchantId: string; cardId: string; held: bigint; cleared: bigint },
+  to: CardMoneyDestination = 'card',
+): EntryLine[] {
   const s = clearingSplit(p.held, p.cleared);
   const lines: EntryLine[] = [];
-  if (p.held > 0n) lines.push({ account: cardBucket(p.memberId, p.cardId, 'card_held'), side: 'debit', amount: p.held });
+  if (p.held > 0n)
+    lines.push({ account: cardBucket(p.memberId, p.cardId, 'card_held'), side: 'debit', amount: p.held });
   if (s.extra > 0n) lines.push({ account: cardBucket(p.memberId, p.cardId, 'card'), side: 'debit', amount: s.extra });
   if (p.cleared > 0n) lines.push({ account: settlementClearing(p.merchantId), side: 'credit', amount: p.cleared });
-  if (s.released > 0n) lines.push({ account: cardDestination(p.memberId, p.cardId, to), side: 'credit', amount: s.released });
+  if (s.released > 0n)
+    lines.push({ account: cardDestination(p.memberId, p.cardId, to), side: 'credit', amount: s.released });
   return lines;
 }
 
-/** Reversal of an approved authorisation: the hold goes back (card_held → card; card_held → available once the card stopped). */
+/** Reversal of an approved authorisation: the hold goes back (card_held → card; card_held → available once the card
+ * stopped). */
 export function reversalLines(p: CardMove, to: CardMoneyDestination = 'card'): EntryLine[] {
   if (to === 'available') return heldReleaseToAvailableLines(p);
   return [
@@ -219,7 +256,8 @@ export function reversalLines(p: CardMove, to: CardMoneyDestination = 'card'): E
   ];
 }
 
-/** Refund of cleared spending: the network pays it back onto the card (settlement clearing → card; → available once the card stopped). */
+/** Refund of cleared spending: the network pays it back onto the card (settlement clearing → card; → available once the
+ * card stopped). */
 export function refundLines(p: CardMove & { merchantId: string }, to: CardMoneyDestination = 'card'): EntryLine[] {
   return [
     { account: settlementClearing(p.merchantId), side: 'debit', amount: p.amount },

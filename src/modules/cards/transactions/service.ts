@@ -19,9 +19,21 @@ import { recordEvent } from '../../../events/index.js';
 import type { CardNetworkMessage } from '../../../upstreams/card/port.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import {
-  authHoldLines, authorizationExpired, authorizationExpiresAt, cardTransactionReferenceType, clearableHold,
-  clearingLines, decideAuthorization, effectiveLimits, heldOf, limitCounted, refundLines, reversalLines, reversalOf,
-  type AuthorizationDecision, type RuleSet,
+  authHoldLines,
+  authorizationExpired,
+  authorizationExpiresAt,
+  cardTransactionReferenceType,
+  clearableHold,
+  clearingLines,
+  decideAuthorization,
+  effectiveLimits,
+  heldOf,
+  limitCounted,
+  refundLines,
+  reversalLines,
+  reversalOf,
+  type AuthorizationDecision,
+  type RuleSet,
 } from './rules.js';
 import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
@@ -46,7 +58,12 @@ export interface AuthorizationBody {
 }
 
 /** `GET /v1/cards/{id}/transactions`: the card's transactions, newest first (cursor). */
-export async function listTransactions(db: Db, caller: CardCaller, cardId: string, page: PageParams & { type?: CardTransactionType }) {
+export async function listTransactions(
+  db: Db,
+  caller: CardCaller,
+  cardId: string,
+  page: PageParams & { type?: CardTransactionType },
+) {
   const card = await findCard(db, caller, cardId);
   if (!card) throw new ApiError('not_found', 'No such card.');
   let q = db.selectFrom('card_transactions').selectAll().where('card_id', '=', card.id);
@@ -57,28 +74,56 @@ export async function listTransactions(db: Db, caller: CardCaller, cardId: strin
   return { ...rows, data };
 }
 
-/** `GET /v1/cards/transactions/{id}`: one transaction by its id alone (events carry no card id); another member's, or none: not_found. */
+/** `GET /v1/cards/transactions/{id}`: one transaction by its id alone (events carry no card id); another member's, or
+ * none: not_found. */
 export async function getTransaction(db: Db, caller: CardCaller, id: string) {
-  let q = db.selectFrom('card_transactions').selectAll()
-    .where('id', '=', withIdPrefix('ctx', id)).where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+  let q = db
+    .selectFrom('card_transactions')
+    .selectAll()
+    .where('id', '=', withIdPrefix('ctx', id))
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
   const row = await q.executeTakeFirst();
   if (!row) throw new ApiError('not_found', 'No such card transaction.');
   return transactionView(db, row);
 }
 
-const cardAccount = (card: CardRow, bucket: 'card' | 'card_held') => ({ owner: 'member' as const, memberId: card.member_id, bucket, cardId: card.id });
+const cardAccount = (card: CardRow, bucket: 'card' | 'card_held') => ({
+  owner: 'member' as const,
+  memberId: card.member_id,
+  bucket,
+  cardId: card.id,
+});
 
 export async function emit(trx: Transaction<Database>, row: CardTransactionRow): Promise<void> {
   await recordEvent(trx, {
-    merchantId: row.merchant_id, environment: row.environment, type: `card.transaction.${row.type}`, object: 'card_transaction', objectId: row.id,
-    externalMemberId: await externalIdOf(trx, row.member_id), status: row.status, statusVersion: row.status_version,
+    merchantId: row.merchant_id,
+    environment: row.environment,
+    type: `card.transaction.${row.type}`,
+    object: 'card_transaction',
+    objectId: row.id,
+    externalMemberId: await externalIdOf(trx, row.member_id),
+    status: row.status,
+    statusVersion: row.status_version,
   });
 }
 
-export async function post(trx: Transaction<Database>, card: CardRow, kind: string, referenceId: string, lines: EntryLine[]): Promise<void> {
+export async function post(
+  trx: Transaction<Database>,
+  card: CardRow,
+  kind: string,
+  referenceId: string,
+  lines: EntryLine[],
+): Promise<void> {
   await postEntry(trx, {
-    environment: card.environment, merchantId: card.merchant_id, kind, referenceType: cardTransactionReferenceType, referenceId, asset: card.currency, lines,
+    environment: card.environment,
+    merchantId: card.merchant_id,
+    kind,
+    referenceType: cardTransactionReferenceType,
+    referenceId,
+    asset: card.currency,
+    lines,
   });
 }
 
@@ -96,33 +141,80 @@ export function periodStarts(now: Date): { day: Date; month: Date } {
  * reversed and expired ones count nothing.
  */
 async function spentSince(trx: Transaction<Database>, cardId: string, since: Date): Promise<bigint> {
-  const rows = await trx.selectFrom('card_transactions').select(['status', 'amount', 'cleared_amount', 'reversed_amount'])
-    .where('card_id', '=', cardId).where('type', '=', 'authorization').where('status', 'in', ['approved', 'cleared'])
-    .where('created_at', '>=', since).execute();
+  const rows = await trx
+    .selectFrom('card_transactions')
+    .select(['status', 'amount', 'cleared_amount', 'reversed_amount'])
+    .where('card_id', '=', cardId)
+    .where('type', '=', 'authorization')
+    .where('status', 'in', ['approved', 'cleared'])
+    .where('created_at', '>=', since)
+    .execute();
   let total = 0n;
   for (const r of rows) {
-    total += limitCounted({ status: r.status, amount: minorFromDb(r.amount), clearedAmount: minorFromDb(r.cleared_amount), reversedAmount: minorFromDb(r.reversed_amount) });
+    total += limitCounted({
+      status: r.status,
+      amount: minorFromDb(r.amount),
+      clearedAmount: minorFromDb(r.cleared_amount),
+      reversedAmount: minorFromDb(r.reversed_amount),
+    });
   }
   return total;
 }
 
-export async function insertTransaction(trx: Transaction<Database>, card: CardRow, now: Date, t: {
-  type: CardTransactionType; status: CardTransactionRow['status']; amount: bigint; currency: string; merchantName: string; mcc: string;
-  declineReason?: string; authorizationId?: string; networkRef: string; expiresAt?: Date; reversalReason?: CardReversalReason;
-}): Promise<CardTransactionRow> {
-  return trx.insertInto('card_transactions').values({
-    id: newId('ctx'), merchant_id: card.merchant_id, environment: card.environment, member_id: card.member_id, card_id: card.id,
-    type: t.type, status: t.status, status_version: 1, amount: t.amount, currency: t.currency, merchant_name: t.merchantName, mcc: t.mcc,
-    decline_reason: t.declineReason ?? null, authorization_id: t.authorizationId ?? null, network_ref: t.networkRef,
-    expires_at: t.expiresAt ?? null, reversal_reason: t.reversalReason ?? null, created_at: now, updated_at: now,
-  }).returningAll().executeTakeFirstOrThrow();
+export async function insertTransaction(
+  trx: Transaction<Database>,
+  card: CardRow,
+  now: Date,
+  t: {
+    type: CardTransactionType;
+    status: CardTransactionRow['status'];
+    amount: bigint;
+    currency: string;
+    merchantName: string;
+    mcc: string;
+    declineReason?: string;
+    authorizationId?: string;
+    networkRef: string;
+    expiresAt?: Date;
+    reversalReason?: CardReversalReason;
+  },
+): Promise<CardTransactionRow> {
+  return trx
+    .insertInto('card_transactions')
+    .values({
+      id: newId('ctx'),
+      merchant_id: card.merchant_id,
+      environment: card.environment,
+      member_id: card.member_id,
+      card_id: card.id,
+      type: t.type,
+      status: t.status,
+      status_version: 1,
+      amount: t.amount,
+      currency: t.currency,
+      merchant_name: t.merchantName,
+      mcc: t.mcc,
+      decline_reason: t.declineReason ?? null,
+      authorization_id: t.authorizationId ?? null,
+      network_ref: t.networkRef,
+      expires_at: t.expiresAt ?? null,
+      reversal_reason: t.reversalReason ?? null,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 function networkOf(ctx: ServiceContext) {
   const send = ctx.upstreams.card.sandboxNetworkMessage;
   if (!send) throw new ApiError('not_found');
   return (card: CardRow, m: Omit<CardNetworkMessage, 'cardRef'>) =>
-    send.call(ctx.upstreams.card, { merchantId: card.merchant_id, environment: card.environment }, { ...m, cardRef: card.upstream_ref });
+    send.call(
+      ctx.upstreams.card,
+      { merchantId: card.merchant_id, environment: card.environment },
+      { ...m, cardRef: card.upstream_ref },
+    );
 }
 
 async function merchantCard(db: Db, caller: CardCaller, id: string): Promise<CardRow> {
@@ -138,7 +230,13 @@ async function merchantCard(db: Db, caller: CardCaller, id: string): Promise<Car
  * the decision). The simulated network's message is in memory only, so asking it inside the
  * transaction holds no lock on anything outside it. Answers `{approved, decline_reason?, transaction_id}`.
  */
-export async function authorize(ctx: ServiceContext, trx: Transaction<Database>, caller: CardCaller, id: string, body: AuthorizationBody): Promise<{ approved: boolean; decline_reason?: string; transaction_id: string }> {
+export async function authorize(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  caller: CardCaller,
+  id: string,
+  body: AuthorizationBody,
+): Promise<{ approved: boolean; decline_reason?: string; transaction_id: string }> {
   const card0 = await merchantCard(trx, caller, id);
   const cardScale = await scaleOf(trx, card0.currency);
   const currency = (body.currency ?? card0.currency).toUpperCase();
@@ -149,33 +247,88 @@ export async function authorize(ctx: ServiceContext, trx: Transaction<Database>,
   const amount = parseAmount(body.amount, amountScale);
   const merchantName = body.merchant_name.trim();
   if (merchantName === '') throw new ApiError('invalid_request', 'merchant_name must not be empty.');
-  const { networkRef } = await networkOf(ctx)(card0, { type: 'authorization', amountMinor: amount, currency, merchantName, mcc: body.mcc });
-  const card = await trx.selectFrom('cards').selectAll().where('id', '=', card0.id).forNoKeyUpdate().executeTakeFirstOrThrow();
-  const product = await trx.selectFrom('card_products').selectAll().where('seq', '=', card.product_seq).executeTakeFirstOrThrow();
-  const stored = await trx.selectFrom('card_merchant_rules').selectAll().where('card_id', '=', card.id).executeTakeFirst();
-  const rules: RuleSet | null = stored?.rule_type ? { ruleType: stored.rule_type, merchantNames: stored.merchant_names, mccList: stored.mcc_list } : null;
+  const { networkRef } = await networkOf(ctx)(card0, {
+    type: 'authorization',
+    amountMinor: amount,
+    currency,
+    merchantName,
+    mcc: body.mcc,
+  });
+  const card = await trx
+    .selectFrom('cards')
+    .selectAll()
+    .where('id', '=', card0.id)
+    .forNoKeyUpdate()
+    .executeTakeFirstOrThrow();
+  const product = await trx
+    .selectFrom('card_products')
+    .selectAll()
+    .where('seq', '=', card.product_seq)
+    .executeTakeFirstOrThrow();
+  const stored = await trx
+    .selectFrom('card_merchant_rules')
+    .selectAll()
+    .where('card_id', '=', card.id)
+    .executeTakeFirst();
+  const rules: RuleSet | null = stored?.rule_type
+    ? { ruleType: stored.rule_type, merchantNames: stored.merchant_names, mccList: stored.mcc_list }
+    : null;
   const now = await ctx.clock.now(trx, caller);
   const { day, month } = periodStarts(now);
   const decision: AuthorizationDecision = decideAuthorization({
-    cardStatus: card.status, cardFrozenAt: card.frozen_at, cardCurrency: card.currency, amount, currency, merchantName, mcc: body.mcc, rules,
+    cardStatus: card.status,
+    cardFrozenAt: card.frozen_at,
+    cardCurrency: card.currency,
+    amount,
+    currency,
+    merchantName,
+    mcc: body.mcc,
+    rules,
     cardLimits: effectiveLimits(
-      { single: minorFromDb(card.limit_single), daily: minorFromDb(card.limit_daily), monthly: minorFromDb(card.limit_monthly) },
-      { single: minorFromDb(card.confirmed_single), daily: minorFromDb(card.confirmed_daily), monthly: minorFromDb(card.confirmed_monthly) },
+      {
+        single: minorFromDb(card.limit_single),
+        daily: minorFromDb(card.limit_daily),
+        monthly: minorFromDb(card.limit_monthly),
+      },
+      {
+        single: minorFromDb(card.confirmed_single),
+        daily: minorFromDb(card.confirmed_daily),
+        monthly: minorFromDb(card.confirmed_monthly),
+      },
     ),
-    productLimits: { single: minorFromDb(product.max_single), daily: minorFromDb(product.max_daily), monthly: minorFromDb(product.max_monthly) },
+    productLimits: {
+      single: minorFromDb(product.max_single),
+      daily: minorFromDb(product.max_daily),
+      monthly: minorFromDb(product.max_monthly),
+    },
     spentToday: await spentSince(trx, card.id, day),
     spentThisMonth: await spentSince(trx, card.id, month),
     balance: await accountBalance(trx, card.environment, cardAccount(card, 'card'), card.currency),
   });
   const row = await insertTransaction(trx, card, now, {
-    type: 'authorization', status: decision.approved ? 'approved' : 'declined', amount, currency, merchantName, mcc: body.mcc,
-    declineReason: decision.approved ? undefined : decision.reason, networkRef,
+    type: 'authorization',
+    status: decision.approved ? 'approved' : 'declined',
+    amount,
+    currency,
+    merchantName,
+    mcc: body.mcc,
+    declineReason: decision.approved ? undefined : decision.reason,
+    networkRef,
     // The hold is released if the network neither clears nor reverses it by then (`expireAuthorizations`).
     expiresAt: decision.approved ? authorizationExpiresAt(now, body.mcc) : undefined,
   });
-  if (decision.approved) await post(trx, card, cardMoneyEntryKinds.authHold, row.id, authHoldLines({ memberId: card.member_id, cardId: card.id, amount }));
+  if (decision.approved)
+    await post(
+      trx,
+      card,
+      cardMoneyEntryKinds.authHold,
+      row.id,
+      authHoldLines({ memberId: card.member_id, cardId: card.id, amount }),
+    );
   await emit(trx, row);
-  return decision.approved ? { approved: true, transaction_id: row.id } : { approved: false, decline_reason: decision.reason, transaction_id: row.id };
+  return decision.approved
+    ? { approved: true, transaction_id: row.id }
+    : { approved: false, decline_reason: decision.reason, transaction_id: row.id };
 }
 
 export interface FollowBody {
@@ -185,23 +338,38 @@ export interface FollowBody {
 
 /** The authorisation a follow-up message names, locked; on this card. */
 async function lockedAuthorization(trx: Transaction<Database>, card: CardRow, id: string): Promise<CardTransactionRow> {
-  const auth = await trx.selectFrom('card_transactions').selectAll()
-    .where('id', '=', withIdPrefix('ctx', id)).where('card_id', '=', card.id).forNoKeyUpdate().executeTakeFirst();
+  const auth = await trx
+    .selectFrom('card_transactions')
+    .selectAll()
+    .where('id', '=', withIdPrefix('ctx', id))
+    .where('card_id', '=', card.id)
+    .forNoKeyUpdate()
+    .executeTakeFirst();
   if (!auth || auth.type !== 'authorization') throw new ApiError('not_found', 'No such authorisation on this card.');
   return auth;
 }
 
 type FollowKind = 'clearing' | 'reversal' | 'refund';
 
-/** What an expired authorisation still held when its hold expired (its `expired` reversal), the authorised amount if none is recorded. */
+/** What an expired authorisation still held when its hold expired (its `expired` reversal), the authorised amount if
+ * none is recorded. */
 async function expiredHold(trx: Transaction<Database>, auth: CardTransactionRow): Promise<bigint> {
-  const released = await trx.selectFrom('card_transactions').select('amount')
-    .where('card_id', '=', auth.card_id).where('authorization_id', '=', auth.id).where('type', '=', 'reversal').where('reversal_reason', '=', 'expired').executeTakeFirst();
+  const released = await trx
+    .selectFrom('card_transactions')
+    .select('amount')
+    .where('card_id', '=', auth.card_id)
+    .where('authorization_id', '=', auth.id)
+    .where('type', '=', 'reversal')
+    .where('reversal_reason', '=', 'expired')
+    .executeTakeFirst();
   return released ? minorFromDb(released.amount) : minorFromDb(auth.amount);
 }
 
 export const authFacts = (a: CardTransactionRow) => ({
-  status: a.status, amount: minorFromDb(a.amount), reversedAmount: minorFromDb(a.reversed_amount), reversalReason: a.reversal_reason,
+  status: a.status,
+  amount: minorFromDb(a.amount),
+  reversedAmount: minorFromDb(a.reversed_amount),
+  reversalReason: a.reversal_reason,
 });
 
 /**
@@ -222,21 +390,52 @@ export const authFacts = (a: CardTransactionRow) => ({
  * balance, never onto the card whose balance was returned; a clearing still takes its hold from
  * card_held.
  */
-export async function follow(ctx: ServiceContext, trx: Transaction<Database>, caller: CardCaller, id: string, kind: FollowKind, body: FollowBody) {
+export async function follow(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  caller: CardCaller,
+  id: string,
+  kind: FollowKind,
+  body: FollowBody,
+) {
   const found = await merchantCard(trx, caller, id);
   const scale = await scaleOf(trx, found.currency);
   const requested = body.amount === undefined ? undefined : parseAmount(body.amount, scale);
   // The card row locked first (as the authorisation and every stopping action lock it): a card
   // stopping meanwhile either returned its balance before this money arrives (then it goes to
   // available) or returns it after (then this money is on the card and goes back with it).
-  const card = await trx.selectFrom('cards').selectAll().where('id', '=', found.id).forNoKeyUpdate().executeTakeFirstOrThrow();
-  const to = cardStopped({ status: card.status, frozenAt: card.frozen_at }) ? 'available' as const : 'card' as const;
+  const card = await trx
+    .selectFrom('cards')
+    .selectAll()
+    .where('id', '=', found.id)
+    .forNoKeyUpdate()
+    .executeTakeFirstOrThrow();
+  const to = cardStopped({ status: card.status, frozenAt: card.frozen_at })
+    ? ('available' as const)
+    : ('card' as const);
   const auth = await lockedAuthorization(trx, card, body.transaction_id);
-  const { networkRef } = await networkOf(ctx)(card, { type: kind, amountMinor: requested ?? minorFromDb(auth.amount), currency: card.currency, merchantName: auth.merchant_name, mcc: auth.mcc });
+  const { networkRef } = await networkOf(ctx)(card, {
+    type: kind,
+    amountMinor: requested ?? minorFromDb(auth.amount),
+    currency: card.currency,
+    merchantName: auth.merchant_name,
+    mcc: auth.mcc,
+  });
   const now = await ctx.clock.now(trx, caller);
-  const base = { currency: card.currency, merchantName: auth.merchant_name, mcc: auth.mcc, authorizationId: auth.id, networkRef, status: 'posted' as const };
-  const move = (status: 'cleared' | 'reversed', extra: Record<string, unknown> = {}) => trx.updateTable('card_transactions')
-    .set((eb) => ({ status, status_version: eb('status_version', '+', 1), updated_at: now, ...extra })).where('id', '=', auth.id).execute();
+  const base = {
+    currency: card.currency,
+    merchantName: auth.merchant_name,
+    mcc: auth.mcc,
+    authorizationId: auth.id,
+    networkRef,
+    status: 'posted' as const,
+  };
+  const move = (status: 'cleared' | 'reversed', extra: Record<string, unknown> = {}) =>
+    trx
+      .updateTable('card_transactions')
+      .set((eb) => ({ status, status_version: eb('status_version', '+', 1), updated_at: now, ...extra }))
+      .where('id', '=', auth.id)
+      .execute();
   let created: CardTransactionRow;
   if (kind === 'clearing') {
     const held = clearableHold(authFacts(auth));
@@ -246,27 +445,69 @@ export async function follow(ctx: ServiceContext, trx: Transaction<Database>, ca
     // would take a part already reversed back onto the card a second time.
     const cleared = requested ?? (held > 0n ? held : await expiredHold(trx, auth));
     // A late presentment (no hold left) moves money only if it has an amount.
-    if (held === 0n && cleared <= 0n) throw new ApiError('amount_out_of_range', 'A clearing without a hold is more than zero.');
+    if (held === 0n && cleared <= 0n)
+      throw new ApiError('amount_out_of_range', 'A clearing without a hold is more than zero.');
     created = await insertTransaction(trx, card, now, { ...base, type: 'clearing', amount: cleared });
-    await post(trx, card, cardMoneyEntryKinds.clearing, created.id, clearingLines({ memberId: card.member_id, merchantId: card.merchant_id, cardId: card.id, held, cleared }, to));
+    await post(
+      trx,
+      card,
+      cardMoneyEntryKinds.clearing,
+      created.id,
+      clearingLines({ memberId: card.member_id, merchantId: card.merchant_id, cardId: card.id, held, cleared }, to),
+    );
     await move('cleared', { cleared_amount: cleared });
   } else if (kind === 'reversal') {
     if (auth.status !== 'approved') throw new ApiError('state_invalid', `The authorisation is ${auth.status}.`);
     const r = reversalOf(heldOf(authFacts(auth)), requested);
-    if (!r) throw new ApiError('amount_out_of_range', 'A reversal is more than zero and at most what the authorisation still holds.');
-    created = await insertTransaction(trx, card, now, { ...base, type: 'reversal', amount: r.amount, reversalReason: 'network' });
-    await post(trx, card, cardMoneyEntryKinds.reversal, created.id, reversalLines({ memberId: card.member_id, cardId: card.id, amount: r.amount }, to));
+    if (!r)
+      throw new ApiError(
+        'amount_out_of_range',
+        'A reversal is more than zero and at most what the authorisation still holds.',
+      );
+    created = await insertTransaction(trx, card, now, {
+      ...base,
+      type: 'reversal',
+      amount: r.amount,
+      reversalReason: 'network',
+    });
+    await post(
+      trx,
+      card,
+      cardMoneyEntryKinds.reversal,
+      created.id,
+      reversalLines({ memberId: card.member_id, cardId: card.id, amount: r.amount }, to),
+    );
     const reversedAmount = minorFromDb(auth.reversed_amount) + r.amount;
     if (r.full) await move('reversed', { reversed_amount: reversedAmount, reversal_reason: 'network' });
-    else await trx.updateTable('card_transactions').set({ reversed_amount: reversedAmount, updated_at: now }).where('id', '=', auth.id).execute();
+    else
+      await trx
+        .updateTable('card_transactions')
+        .set({ reversed_amount: reversedAmount, updated_at: now })
+        .where('id', '=', auth.id)
+        .execute();
   } else {
-    if (auth.status !== 'cleared') throw new ApiError('state_invalid', `The authorisation is ${auth.status}; only cleared spending is refunded.`);
+    if (auth.status !== 'cleared')
+      throw new ApiError('state_invalid', `The authorisation is ${auth.status}; only cleared spending is refunded.`);
     const left = minorFromDb(auth.cleared_amount) - minorFromDb(auth.refunded_amount);
     const amount = requested ?? left;
-    if (amount <= 0n || amount > left) throw new ApiError('amount_out_of_range', 'A refund is more than zero and at most the cleared amount not yet refunded.');
+    if (amount <= 0n || amount > left)
+      throw new ApiError(
+        'amount_out_of_range',
+        'A refund is more than zero and at most the cleared amount not yet refunded.',
+      );
     created = await insertTransaction(trx, card, now, { ...base, type: 'refund', amount });
-    await post(trx, card, cardMoneyEntryKinds.refund, created.id, refundLines({ memberId: card.member_id, merchantId: card.merchant_id, cardId: card.id, amount }, to));
-    await trx.updateTable('card_transactions').set({ refunded_amount: minorFromDb(auth.refunded_amount) + amount, updated_at: now }).where('id', '=', auth.id).execute();
+    await post(
+      trx,
+      card,
+      cardMoneyEntryKinds.refund,
+      created.id,
+      refundLines({ memberId: card.member_id, merchantId: card.merchant_id, cardId: card.id, amount }, to),
+    );
+    await trx
+      .updateTable('card_transactions')
+      .set({ refunded_amount: minorFromDb(auth.refunded_amount) + amount, updated_at: now })
+      .where('id', '=', auth.id)
+      .execute();
   }
   await emit(trx, created);
   return transactionView(trx, created);

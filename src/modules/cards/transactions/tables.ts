@@ -29,12 +29,19 @@ export interface CardTransactionsTable {
   /** Authorisations: what has cleared, and what has been refunded of it. */
   cleared_amount: MinorDefault;
   refunded_amount: MinorDefault;
-  /** Authorisations (migration 029): what partial reversals and the expiry released of the hold; held = amount − reversed_amount while `approved`. */
+  /** Authorisations (migration 029): what partial reversals and the expiry released of the hold; held = amount −
+   * reversed_amount while `approved`. */
   reversed_amount: MinorDefault;
-  /** Approved authorisations: when the hold is released if neither cleared nor reversed (merchant clock; `authorizationHoldDays`). */
+  /** Approved authorisations: when the hold is released if neither cleared nor reversed (merchant clock;
+   * `authorizationHoldDays`). */
   expires_at: NullableTimestamp;
-  /** Reversals (and an authorisation fully released): `network` (the network's message) or `expired` (the hold expired, ours). */
-  reversal_reason: ColumnType<CardReversalReason | null, CardReversalReason | null | undefined, CardReversalReason | null>;
+  /** Reversals (and an authorisation fully released): `network` (the network's message) or `expired` (the hold expired,
+   * ours). */
+  reversal_reason: ColumnType<
+    CardReversalReason | null,
+    CardReversalReason | null | undefined,
+    CardReversalReason | null
+  >;
   /** The card network's reference of the message (`expiry:<authorisation>` for a release by expiry). */
   network_ref: string;
   created_at: Timestamp;

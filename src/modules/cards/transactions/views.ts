@@ -3,10 +3,11 @@ import { scaleOf, type Db } from '../shared/queries.js';
 import type { CardTransactionRow } from './tables.js';
 import { iso } from '../../../platform/dates.js';
 
-/** A card transaction as the API answers it: amounts in the decimal form of its currency (the card's when outside the catalogue). */
+/** A card transaction as the API answers it: amounts in the decimal form of its currency (the card's when outside the
+ * catalogue). */
 
 export async function transactionView(db: Db, row: CardTransactionRow) {
-  const scale = await scaleOf(db, row.currency).catch(() => undefined) ?? await cardScaleOf(db, row.card_id);
+  const scale = (await scaleOf(db, row.currency).catch(() => undefined)) ?? (await cardScaleOf(db, row.card_id));
   return {
     id: row.id,
     card_id: row.card_id,

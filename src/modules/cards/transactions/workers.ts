@@ -3,5 +3,9 @@ import { expireAuthorizations, nextAuthorizationExpiry } from './expiry.js';
 
 /** Holds neither cleared nor reversed by their `expires_at` go back (expiry.ts, docs/cards.md "Transactions"). */
 export const authorizationExpiryProcess: TimedProcess = {
-  name: 'card.authorization_expiry', nextDue: nextAuthorizationExpiry, async runDue(ctx, scope, now) { await expireAuthorizations(ctx, scope, now); },
+  name: 'card.authorization_expiry',
+  nextDue: nextAuthorizationExpiry,
+  async runDue(ctx, scope, now) {
+    await expireAuthorizations(ctx, scope, now);
+  },
 };

@@ -5,8 +5,16 @@
  */
 import type { FieldProblem } from '../../../platform/errors.js';
 import {
-  bicCountry, checkAbaRouting, checkBic, checkCountry, checkIban, checkSortCode,
-  normaliseAlnumUpper, normaliseDigits, normaliseIban, normaliseText,
+  bicCountry,
+  checkAbaRouting,
+  checkBic,
+  checkCountry,
+  checkIban,
+  checkSortCode,
+  normaliseAlnumUpper,
+  normaliseDigits,
+  normaliseIban,
+  normaliseText,
 } from './validators.js';
 
 /** How a value is normalised and checked. */
@@ -52,7 +60,14 @@ export const nicknameLengthMax = 64;
 export const contractFieldsMax = 40;
 
 export const fieldReasons = [
-  'required', 'too_long', 'pattern', 'not_in_enum', 'iban_length', 'iban_checksum', 'account_identifier_required', 'unknown_clearing_system',
+  'required',
+  'too_long',
+  'pattern',
+  'not_in_enum',
+  'iban_length',
+  'iban_checksum',
+  'account_identifier_required',
+  'unknown_clearing_system',
 ] as const;
 export type FieldReason = (typeof fieldReasons)[number];
 
@@ -106,7 +121,12 @@ function checkRouting(type: string | undefined, value: string, corridor: Corrido
   }
 }
 
-function checkValue(spec: FieldSpec, value: string, values: Record<string, string>, corridor: CorridorContext): FieldReason | undefined {
+function checkValue(
+  spec: FieldSpec,
+  value: string,
+  values: Record<string, string>,
+  corridor: CorridorContext,
+): FieldReason | undefined {
   if (Array.from(value).length > spec.max_length) return 'too_long';
   switch (spec.type) {
     case 'enum':
@@ -145,7 +165,11 @@ function checkValue(spec: FieldSpec, value: string, values: Record<string, strin
  * account number, IBAN or proxy identifier is non-empty, those fields answer
  * `account_identifier_required` (instead of `required`).
  */
-export function readFields(contract: readonly FieldSpec[], raw: Record<string, unknown> | undefined, corridor: CorridorContext): ReadFields {
+export function readFields(
+  contract: readonly FieldSpec[],
+  raw: Record<string, unknown> | undefined,
+  corridor: CorridorContext,
+): ReadFields {
   const values: Record<string, string> = {};
   const original: Record<string, string> = {};
   const problems = new Map<string, FieldReason>();
@@ -178,14 +202,21 @@ export function readFields(contract: readonly FieldSpec[], raw: Record<string, u
   }
   const primary = contract.filter((s) => s.account_identifier && primaryIdentifierParts.includes(s.account_identifier));
   if (primary.length > 0 && !primary.some((s) => values[s.key] !== undefined)) {
-    for (const s of primary) if (!problems.has(s.key) || problems.get(s.key) === 'required') problems.set(s.key, 'account_identifier_required');
+    for (const s of primary)
+      if (!problems.has(s.key) || problems.get(s.key) === 'required')
+        problems.set(s.key, 'account_identifier_required');
   }
-  const ordered = contract.filter((s) => problems.has(s.key)).map((s) => ({ key: s.key, reason: problems.get(s.key)! }));
+  const ordered = contract
+    .filter((s) => problems.has(s.key))
+    .map((s) => ({ key: s.key, reason: problems.get(s.key)! }));
   return { values, original, problems: ordered };
 }
 
 /** The identifier parts of a payee's normalised values, sorted by key (the fingerprint's input). */
-export function accountIdentifierOf(contract: readonly FieldSpec[], values: Record<string, string>): Array<[string, string]> {
+export function accountIdentifierOf(
+  contract: readonly FieldSpec[],
+  values: Record<string, string>,
+): Array<[string, string]> {
   return contract
     .filter((s) => s.account_identifier && values[s.key] !== undefined)
     .map((s) => [s.key, values[s.key]!] as [string, string])
@@ -231,16 +262,21 @@ export function contractProblems(contract: readonly FieldSpec[]): FieldProblem[]
   if (contract.length > contractFieldsMax) problems.push({ key: 'fields', reason: 'too_long' });
   contract.forEach((spec, i) => {
     const at = (what: string) => `fields[${i}].${what}`;
-    if (!/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(spec.key) || spec.key.length > 64) problems.push({ key: at('key'), reason: 'pattern' });
+    if (!/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(spec.key) || spec.key.length > 64)
+      problems.push({ key: at('key'), reason: 'pattern' });
     if (keys.has(spec.key)) problems.push({ key: at('key'), reason: 'duplicate' });
     keys.add(spec.key);
-    if (!(fieldTypes as readonly string[]).includes(spec.type)) problems.push({ key: at('type'), reason: 'not_in_enum' });
-    if (!Number.isInteger(spec.max_length) || spec.max_length < 1 || spec.max_length > fieldValueLengthMax) problems.push({ key: at('max_length'), reason: 'pattern' });
-    if (spec.type === 'enum' && (!spec.enum || spec.enum.length === 0)) problems.push({ key: at('enum'), reason: 'required' });
+    if (!(fieldTypes as readonly string[]).includes(spec.type))
+      problems.push({ key: at('type'), reason: 'not_in_enum' });
+    if (!Number.isInteger(spec.max_length) || spec.max_length < 1 || spec.max_length > fieldValueLengthMax)
+      problems.push({ key: at('max_length'), reason: 'pattern' });
+    if (spec.type === 'enum' && (!spec.enum || spec.enum.length === 0))
+      problems.push({ key: at('enum'), reason: 'required' });
     if (spec.pattern !== undefined) {
       try {
         new RegExp(spec.pattern, 'u');
-        if (!spec.pattern.startsWith('^') || !spec.pattern.endsWith('$')) problems.push({ key: at('pattern'), reason: 'pattern' });
+        if (!spec.pattern.startsWith('^') || !spec.pattern.endsWith('$'))
+          problems.push({ key: at('pattern'), reason: 'pattern' });
       } catch {
         problems.push({ key: at('pattern'), reason: 'pattern' });
       }
@@ -248,11 +284,17 @@ export function contractProblems(contract: readonly FieldSpec[]): FieldProblem[]
     if (spec.account_identifier && !(identifierParts as readonly string[]).includes(spec.account_identifier)) {
       problems.push({ key: at('account_identifier'), reason: 'not_in_enum' });
     }
-    if (spec.type === 'routing_code' && (!spec.type_field || !contract.some((s) => s.key === spec.type_field && s.type === 'enum'))) {
+    if (
+      spec.type === 'routing_code' &&
+      (!spec.type_field || !contract.some((s) => s.key === spec.type_field && s.type === 'enum'))
+    ) {
       problems.push({ key: at('type_field'), reason: 'required' });
     }
   });
-  if (contract.length > 0 && !contract.some((s) => s.account_identifier && primaryIdentifierParts.includes(s.account_identifier))) {
+  if (
+    contract.length > 0 &&
+    !contract.some((s) => s.account_identifier && primaryIdentifierParts.includes(s.account_identifier))
+  ) {
     problems.push({ key: 'fields', reason: 'account_identifier_required' });
   }
   return problems;

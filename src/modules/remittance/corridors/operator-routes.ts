@@ -16,46 +16,71 @@ export async function corridorOperatorRoutes(app: AppInstance, ctx: ServiceConte
   const { db } = ctx;
   const route = operatorRouter(app, ctx);
 
-  route.get('/admin/v1/remit/corridors', {
-    schema: {
-      operationId: 'listCorridors',
-      querystring: Type.Object({
-        ...PageQuery.properties,
-        environment: Type.Optional(OperatorEnvironment),
-        country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$' })),
-      }),
-      response: { 200: listEnvelope(OperatorCorridor) },
+  route.get(
+    '/admin/v1/remit/corridors',
+    {
+      schema: {
+        operationId: 'listCorridors',
+        querystring: Type.Object({
+          ...PageQuery.properties,
+          environment: Type.Optional(OperatorEnvironment),
+          country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$' })),
+        }),
+        response: { 200: listEnvelope(OperatorCorridor) },
+      },
     },
-  }, ({ query }) => listCorridorsPage(db, query));
+    ({ query }) => listCorridorsPage(db, query),
+  );
 
-  route.get('/admin/v1/remit/corridors/:id', {
-    errors: ['not_found'],
-    schema: { operationId: 'getCorridor', params: IdParams, response: { 200: OperatorCorridor } },
-  }, async ({ params }) => {
-    const c = await corridorById(db, params.id);
-    if (!c) throw new ApiError('not_found', 'No such corridor.');
-    return viewCorridor(db, c);
-  });
-
-  route.post('/admin/v1/remit/corridors', {
-    errors: ['invalid_fields', 'duplicate_resource'],
-    schema: {
-      operationId: 'createCorridor',
-      body: Type.Object({
-        environment: OperatorEnvironment,
-        country: Type.String({ pattern: '^[A-Z]{2}$' }),
-        currency: Type.String({ pattern: '^[A-Z]{3}$' }),
-        payment_method: PaymentMethodSchema,
-        clearing_system: Type.String({ minLength: 1, maxLength: 32, description: 'Case preserved and compared exactly' }),
-        ...CorridorSettingsSchema,
-        contracts: ContractsSchema,
-      }),
-      response: { 201: OperatorCorridor },
+  route.get(
+    '/admin/v1/remit/corridors/:id',
+    {
+      errors: ['not_found'],
+      schema: { operationId: 'getCorridor', params: IdParams, response: { 200: OperatorCorridor } },
     },
-  }, ({ body, write }) => write((trx) => createCorridor(trx, body, ctx.clock.real())));
+    async ({ params }) => {
+      const c = await corridorById(db, params.id);
+      if (!c) throw new ApiError('not_found', 'No such corridor.');
+      return viewCorridor(db, c);
+    },
+  );
 
-  route.patch('/admin/v1/remit/corridors/:id', {
-    errors: ['not_found', 'invalid_fields'],
-    schema: { operationId: 'updateCorridor', params: IdParams, body: Type.Object(CorridorSettingsSchema), response: { 200: OperatorCorridor } },
-  }, ({ params, body, write }) => write((trx) => updateCorridor(trx, params.id, body)));
+  route.post(
+    '/admin/v1/remit/corridors',
+    {
+      errors: ['invalid_fields', 'duplicate_resource'],
+      schema: {
+        operationId: 'createCorridor',
+        body: Type.Object({
+          environment: OperatorEnvironment,
+          country: Type.String({ pattern: '^[A-Z]{2}$' }),
+          currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+          payment_method: PaymentMethodSchema,
+          clearing_system: Type.String({
+            minLength: 1,
+            maxLength: 32,
+            description: 'Case preserved and compared exactly',
+          }),
+          ...CorridorSettingsSchema,
+          contracts: ContractsSchema,
+        }),
+        response: { 201: OperatorCorridor },
+      },
+    },
+    ({ body, write }) => write((trx) => createCorridor(trx, body, ctx.clock.real())),
+  );
+
+  route.patch(
+    '/admin/v1/remit/corridors/:id',
+    {
+      errors: ['not_found', 'invalid_fields'],
+      schema: {
+        operationId: 'updateCorridor',
+        params: IdParams,
+        body: Type.Object(CorridorSettingsSchema),
+        response: { 200: OperatorCorridor },
+      },
+    },
+    ({ params, body, write }) => write((trx) => updateCorridor(trx, params.id, body)),
+  );
 }

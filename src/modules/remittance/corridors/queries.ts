@@ -44,7 +44,11 @@ export function corridorOf(row: CorridorRow): Corridor {
     clearingSystem: row.clearing_system,
     enabled: row.enabled,
     contracts: row.contracts,
-    policy: { enabled: row.enabled, restrictedJurisdictions: row.restricted_jurisdictions, confirmableRoutingTypes: row.confirmable_routing_types },
+    policy: {
+      enabled: row.enabled,
+      restrictedJurisdictions: row.restricted_jurisdictions,
+      confirmableRoutingTypes: row.confirmable_routing_types,
+    },
     minKycLevel: row.min_kyc_level,
     feeBps: row.fee_bps,
     feeFixed: minorFromDb(row.fee_fixed),
@@ -60,7 +64,8 @@ export function corridorOf(row: CorridorRow): Corridor {
 }
 
 /** Entity types a corridor serves: those with a contract. */
-export const servedEntityTypes = (c: Corridor): EntityType[] => entityTypes.filter((e) => (c.contracts[e]?.length ?? 0) > 0);
+export const servedEntityTypes = (c: Corridor): EntityType[] =>
+  entityTypes.filter((e) => (c.contracts[e]?.length ?? 0) > 0);
 
 export interface SegmentFilter {
   country?: string;
@@ -70,7 +75,12 @@ export interface SegmentFilter {
 }
 
 /** The corridors of an environment matching the given segments (all of them when none), in a stable order. */
-export async function findCorridors(db: Db, environment: Environment, f: SegmentFilter, options: { enabledOnly?: boolean } = {}): Promise<Corridor[]> {
+export async function findCorridors(
+  db: Db,
+  environment: Environment,
+  f: SegmentFilter,
+  options: { enabledOnly?: boolean } = {},
+): Promise<Corridor[]> {
   let q = db.selectFrom('remit_corridors').selectAll().where('environment', '=', environment);
   if (f.country !== undefined) q = q.where('country', '=', f.country);
   if (f.currency !== undefined) q = q.where('currency', '=', f.currency);
@@ -78,7 +88,13 @@ export async function findCorridors(db: Db, environment: Environment, f: Segment
   if (f.clearingSystem !== undefined) q = q.where('clearing_system', '=', f.clearingSystem);
   if (options.enabledOnly) q = q.where('enabled', '=', true);
   // Bounded: the catalogue is the operator's, a few hundred rows at most.
-  const rows = await q.orderBy('country').orderBy('currency').orderBy('payment_method').orderBy('clearing_system').limit(1000).execute();
+  const rows = await q
+    .orderBy('country')
+    .orderBy('currency')
+    .orderBy('payment_method')
+    .orderBy('clearing_system')
+    .limit(1000)
+    .execute();
   return rows.map(corridorOf);
 }
 

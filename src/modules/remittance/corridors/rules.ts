@@ -12,7 +12,8 @@ export interface CorridorPolicy {
 }
 
 /** Why a corridor cannot serve (each is `corridor_not_supported`). */
-export type CorridorRefusal = 'not_enabled' | 'entity_type_not_served' | 'restricted_jurisdiction' | 'no_confirmable_routing_type';
+export type CorridorRefusal =
+  'not_enabled' | 'entity_type_not_served' | 'restricted_jurisdiction' | 'no_confirmable_routing_type';
 
 /** The routing-code types a contract can carry: its type fields' values, and `bic` when it has a BIC field. */
 export function contractRoutingTypes(contract: readonly FieldSpec[]): string[] {
@@ -27,16 +28,25 @@ export function contractRoutingTypes(contract: readonly FieldSpec[]): string[] {
 }
 
 /** Before reading any field: the corridor is enabled and can confirm at least one of the contract's routing types. */
-export function corridorRefusal(policy: CorridorPolicy, contract: readonly FieldSpec[] | undefined): CorridorRefusal | undefined {
+export function corridorRefusal(
+  policy: CorridorPolicy,
+  contract: readonly FieldSpec[] | undefined,
+): CorridorRefusal | undefined {
   if (!policy.enabled) return 'not_enabled';
   if (!contract) return 'entity_type_not_served';
   const types = contractRoutingTypes(contract);
-  if (types.length > 0 && !types.some((t) => policy.confirmableRoutingTypes.includes(t))) return 'no_confirmable_routing_type';
+  if (types.length > 0 && !types.some((t) => policy.confirmableRoutingTypes.includes(t)))
+    return 'no_confirmable_routing_type';
   return undefined;
 }
 
 /** With the payee's values read: no restricted jurisdiction, and the routing type it uses can be confirmed. */
-export function payeeRefusal(policy: CorridorPolicy, contract: readonly FieldSpec[], values: Record<string, string>, corridorCountry: string): CorridorRefusal | undefined {
+export function payeeRefusal(
+  policy: CorridorPolicy,
+  contract: readonly FieldSpec[],
+  values: Record<string, string>,
+  corridorCountry: string,
+): CorridorRefusal | undefined {
   const places = [corridorCountry, ...jurisdictionsOf(contract, values)];
   if (places.some((c) => policy.restrictedJurisdictions.includes(c))) return 'restricted_jurisdiction';
   const type = routingTypeOf(contract, values);

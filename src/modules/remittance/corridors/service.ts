@@ -64,7 +64,8 @@ const limitKeys = ['member_single_max', 'member_daily_max', 'merchant_single_max
 function settingsColumns(s: CorridorSettings, scale: number): Record<string, unknown> {
   const problems: FieldProblem[] = [];
   for (const [entity, contract] of Object.entries(s.contracts ?? {})) {
-    for (const p of contractProblems(contract ?? [])) problems.push({ key: `contracts.${entity}.${p.key}`, reason: p.reason });
+    for (const p of contractProblems(contract ?? []))
+      problems.push({ key: `contracts.${entity}.${p.key}`, reason: p.reason });
   }
   const amount = (key: string, v: string, positive: boolean): string | undefined => {
     try {
@@ -79,8 +80,10 @@ function settingsColumns(s: CorridorSettings, scale: number): Record<string, unk
   const cols: Record<string, unknown> = {};
   if (s.enabled !== undefined) cols.enabled = s.enabled;
   if (s.contracts !== undefined) cols.contracts = JSON.stringify(s.contracts);
-  if (s.restricted_jurisdictions !== undefined) cols.restricted_jurisdictions = JSON.stringify([...new Set(s.restricted_jurisdictions)]);
-  if (s.confirmable_routing_types !== undefined) cols.confirmable_routing_types = JSON.stringify([...new Set(s.confirmable_routing_types)]);
+  if (s.restricted_jurisdictions !== undefined)
+    cols.restricted_jurisdictions = JSON.stringify([...new Set(s.restricted_jurisdictions)]);
+  if (s.confirmable_routing_types !== undefined)
+    cols.confirmable_routing_types = JSON.stringify([...new Set(s.confirmable_routing_types)]);
   if (s.min_kyc_level !== undefined) cols.min_kyc_level = s.min_kyc_level;
   if (s.fee_bps !== undefined) cols.fee_bps = s.fee_bps;
   if (s.fx_spread_bps !== undefined) cols.fx_spread_bps = s.fx_spread_bps;
@@ -117,10 +120,13 @@ export async function createCorridor(trx: Transaction<Database>, input: NewCorri
       updated_at: now,
       ...cols,
     } as never)
-    .onConflict((oc) => oc.columns(['environment', 'country', 'currency', 'payment_method', 'clearing_system']).doNothing())
+    .onConflict((oc) =>
+      oc.columns(['environment', 'country', 'currency', 'payment_method', 'clearing_system']).doNothing(),
+    )
     .returningAll()
     .executeTakeFirst();
-  if (!row) throw new ApiError('duplicate_resource', 'A corridor with these four segments already exists in this environment.');
+  if (!row)
+    throw new ApiError('duplicate_resource', 'A corridor with these four segments already exists in this environment.');
   return operatorCorridorView(corridorOf(row), scale);
 }
 

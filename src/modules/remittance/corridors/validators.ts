@@ -4,7 +4,14 @@
  * country); UK sort codes and US ABA routing numbers are checked here (their rules are short and
  * stable: six digits; nine digits with the 3-7-1 weighted checksum).
  */
-import { electronicFormatIBAN, extractBIC, getCountrySpecifications, isValidBIC, validateIBAN, ValidationErrorsIBAN } from 'ibantools';
+import {
+  electronicFormatIBAN,
+  extractBIC,
+  getCountrySpecifications,
+  isValidBIC,
+  validateIBAN,
+  ValidationErrorsIBAN,
+} from 'ibantools';
 
 /** Hyphens, spaces (any Unicode space, tabs included) and dots that people type inside codes. */
 const separators = /[\s\u00a0\u2000-\u200b\u202f\u205f\u3000\-\u2010-\u2015.]/g;
@@ -44,7 +51,11 @@ export function checkIban(iban: string, expectedCountry?: string): IbanProblem |
   if (expectedCountry && iban.slice(0, 2) !== expectedCountry) return 'pattern';
   const { errorCodes } = validateIBAN(iban);
   if (errorCodes.includes(ValidationErrorsIBAN.WrongBBANFormat)) return 'pattern';
-  if (errorCodes.includes(ValidationErrorsIBAN.WrongIBANChecksum) || errorCodes.includes(ValidationErrorsIBAN.ChecksumNotNumber)) return 'iban_checksum';
+  if (
+    errorCodes.includes(ValidationErrorsIBAN.WrongIBANChecksum) ||
+    errorCodes.includes(ValidationErrorsIBAN.ChecksumNotNumber)
+  )
+    return 'iban_checksum';
   // A national check digit inside the BBAN (e.g. some countries' bank-branch checks).
   if (errorCodes.includes(ValidationErrorsIBAN.WrongAccountBankBranchChecksum)) return 'iban_checksum';
   return errorCodes.length === 0 ? undefined : 'pattern';

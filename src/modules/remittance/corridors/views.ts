@@ -72,21 +72,31 @@ const distinct = (values: string[]) => [...new Set(values)].sort();
 
 function optionsFor(key: SelectorKey, corridors: Corridor[]): string[] {
   switch (key) {
-    case 'country_code': return distinct(corridors.map((c) => c.country));
-    case 'currency': return distinct(corridors.map((c) => c.currency));
-    case 'payment_method': return distinct(corridors.map((c) => c.paymentMethod));
-    case 'clearing_system': return distinct(corridors.map((c) => c.clearingSystem));
-    case 'entity_type': return distinct(corridors.flatMap(servedEntityTypes));
+    case 'country_code':
+      return distinct(corridors.map((c) => c.country));
+    case 'currency':
+      return distinct(corridors.map((c) => c.currency));
+    case 'payment_method':
+      return distinct(corridors.map((c) => c.paymentMethod));
+    case 'clearing_system':
+      return distinct(corridors.map((c) => c.clearingSystem));
+    case 'entity_type':
+      return distinct(corridors.flatMap(servedEntityTypes));
   }
 }
 
 function matches(key: SelectorKey, c: Corridor, value: string): boolean {
   switch (key) {
-    case 'country_code': return c.country === value;
-    case 'currency': return c.currency === value;
-    case 'payment_method': return c.paymentMethod === value;
-    case 'clearing_system': return c.clearingSystem === value;
-    case 'entity_type': return servedEntityTypes(c).includes(value as EntityType);
+    case 'country_code':
+      return c.country === value;
+    case 'currency':
+      return c.currency === value;
+    case 'payment_method':
+      return c.paymentMethod === value;
+    case 'clearing_system':
+      return c.clearingSystem === value;
+    case 'entity_type':
+      return servedEntityTypes(c).includes(value as EntityType);
   }
 }
 
@@ -125,15 +135,30 @@ export function formSchema(enabled: Corridor[], selection: Selection): FormSchem
     if (step !== 'fields') continue;
     const options = optionsFor(key, candidates);
     fields.push({
-      key, label: selectorLabels[key], type: 'enum', required: true, max_length: 32, pattern: null, enum: options,
-      example: null, description: null, group: null, account_identifier: null, value: value ?? null, refresh_on_change: true,
+      key,
+      label: selectorLabels[key],
+      type: 'enum',
+      required: true,
+      max_length: 32,
+      pattern: null,
+      enum: options,
+      example: null,
+      description: null,
+      group: null,
+      account_identifier: null,
+      value: value ?? null,
+      refresh_on_change: true,
     });
     if (value === undefined) {
       step = key;
       continue;
     }
     candidates = candidates.filter((c) => matches(key, c, value));
-    if (candidates.length === 0) throw new ApiError('corridor_not_supported', `No enabled corridor serves ${key} ${value} with the earlier choices.`);
+    if (candidates.length === 0)
+      throw new ApiError(
+        'corridor_not_supported',
+        `No enabled corridor serves ${key} ${value} with the earlier choices.`,
+      );
   }
   if (step === 'fields') {
     const corridor = candidates[0]!;

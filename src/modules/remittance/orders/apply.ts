@@ -10,10 +10,25 @@ import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { minorFromDb, postEntry, type EntryLine } from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
-import { applyAndSchedule, claimMove, orderNowSql, providerFields as lifecycleFields, recordWait, suspendOrder, type OrderStore } from '../../../provider-orders/index.js';
+import {
+  applyAndSchedule,
+  claimMove,
+  orderNowSql,
+  providerFields as lifecycleFields,
+  recordWait,
+  suspendOrder,
+  type OrderStore,
+} from '../../../provider-orders/index.js';
 import { raiseAlert } from '../../alerts/queries.js';
 import { externalIdOf } from './queries.js';
-import { remitCompleteLines, remitEntryKinds, remitFailLines, remitReferenceType, remitReturnLines, type OrderMoney } from './rules.js';
+import {
+  remitCompleteLines,
+  remitEntryKinds,
+  remitFailLines,
+  remitReferenceType,
+  remitReturnLines,
+  type OrderMoney,
+} from './rules.js';
 import { movesFrom, publicStatus, returnCheckOffsetsSeconds, type Decision, type FailureReason } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 
@@ -43,12 +58,21 @@ export async function emitOrderEvent(trx: Transaction<Database>, row: RemitOrder
 }
 
 const moneyOf = (row: RemitOrderRow): OrderMoney => ({
-  memberId: row.member_id, merchantId: row.merchant_id, amount: minorFromDb(row.source_amount), fee: minorFromDb(row.fee),
+  memberId: row.member_id,
+  merchantId: row.merchant_id,
+  amount: minorFromDb(row.source_amount),
+  fee: minorFromDb(row.fee),
 });
 
 async function post(trx: Transaction<Database>, row: RemitOrderRow, kind: string, lines: EntryLine[]): Promise<void> {
   await postEntry(trx, {
-    environment: row.environment, merchantId: row.merchant_id, kind, referenceType: remitReferenceType, referenceId: row.id, asset: row.source_asset, lines,
+    environment: row.environment,
+    merchantId: row.merchant_id,
+    kind,
+    referenceType: remitReferenceType,
+    referenceId: row.id,
+    asset: row.source_asset,
+    lines,
   });
 }
 
@@ -60,9 +84,19 @@ const terminal = {
 } as const;
 
 /** Moves an order to a terminal status exactly once (undefined when it is not in a state it may leave). */
-async function moveTo(trx: Transaction<Database>, id: string, to: Terminal, fields: Record<string, unknown>): Promise<RemitOrderRow | undefined> {
+async function moveTo(
+  trx: Transaction<Database>,
+  id: string,
+  to: Terminal,
+  fields: Record<string, unknown>,
+): Promise<RemitOrderRow | undefined> {
   const move = terminal[to];
-  const claimed = await claimMove<RemitOrderRow>(trx, remitOrders, id, { to, from: movesFrom[to], at: move.at, fields });
+  const claimed = await claimMove<RemitOrderRow>(trx, remitOrders, id, {
+    to,
+    from: movesFrom[to],
+    at: move.at,
+    fields,
+  });
   if (!claimed) return undefined;
   await post(trx, claimed, move.kind, move.lines(moneyOf(claimed)));
   await emitOrderEvent(trx, claimed);
@@ -85,13 +119,25 @@ export const failIn = (trx: Transaction<Database>, id: string, reason: FailureRe
 
 // A completed payout is watched for a return by its bank from then on (return-watch.ts): the
 // first check is due the first offset after the completion, on the merchant's clock.
-const firstReturnCheckSql = () => sql<Date>`${orderNowSql(remitOrders)} + ${returnCheckOffsetsSeconds[0]!} * interval '1 second'`;
+const firstReturnCheckSql = () =>
+  sql<Date>`${orderNowSql(remitOrders)} + ${returnCheckOffsetsSeconds[0]!} * interval '1 second'`;
 const completeIn = (trx: Transaction<Database>, id: string, d: ProviderFacts) =>
-  moveTo(trx, id, 'completed', { upstream_outcome: 'accepted', ...providerFields(d), next_check_at: null, return_check_at: firstReturnCheckSql() });
+  moveTo(trx, id, 'completed', {
+    upstream_outcome: 'accepted',
+    ...providerFields(d),
+    next_check_at: null,
+    return_check_at: firstReturnCheckSql(),
+  });
 
-export const returnIn = (trx: Transaction<Database>, id: string, d: ProviderFacts = {}) => moveTo(trx, id, 'returned', { ...providerFields(d), return_check_at: null });
+export const returnIn = (trx: Transaction<Database>, id: string, d: ProviderFacts = {}) =>
+  moveTo(trx, id, 'returned', { ...providerFields(d), return_check_at: null });
 
-async function applyIn(trx: Transaction<Database>, id: string, decision: Decision, source: 'call' | 'query'): Promise<void> {
+async function applyIn(
+  trx: Transaction<Database>,
+  id: string,
+  decision: Decision,
+  source: 'call' | 'query',
+): Promise<void> {
   switch (decision.kind) {
     case 'complete':
       await completeIn(trx, id, decision);
@@ -122,6 +168,11 @@ async function applyIn(trx: Transaction<Database>, id: string, decision: Decisio
  * open. `source`: `call` for the payout call's answer, `query` for a status query (counted in
  * check_count, which drives the backoff).
  */
-export function applyDecision(ctx: ServiceContext, id: string, decision: Decision, source: 'call' | 'query'): Promise<RemitOrderRow> {
+export function applyDecision(
+  ctx: ServiceContext,
+  id: string,
+  decision: Decision,
+  source: 'call' | 'query',
+): Promise<RemitOrderRow> {
   return applyAndSchedule<RemitOrderRow>(ctx, remitOrders, id, source, (trx) => applyIn(trx, id, decision, source));
 }

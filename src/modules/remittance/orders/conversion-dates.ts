@@ -8,17 +8,28 @@ import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import type { CallContext } from '../../../upstreams/port.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 
-export const conversionDateErrors = ['product_not_available', 'service_unavailable', 'upstream_error'] as const satisfies readonly ErrorCode[];
+export const conversionDateErrors = [
+  'product_not_available',
+  'service_unavailable',
+  'upstream_error',
+] as const satisfies readonly ErrorCode[];
 
 export function lineOf(value: string | undefined): 'express' | 'pobo' {
   return value === 'pobo' ? 'pobo' : 'express';
 }
 
-export async function conversionDates(ctx: ServiceContext, call: CallContext, query: { currency?: string; line?: string }) {
-  if (query.currency === undefined || query.currency === '') throw new ApiError('invalid_request', 'currency is required.');
-  if (!/^[A-Z]{3}$/.test(query.currency)) throw new ApiError('invalid_request', 'currency must be three upper-case letters.');
+export async function conversionDates(
+  ctx: ServiceContext,
+  call: CallContext,
+  query: { currency?: string; line?: string },
+) {
+  if (query.currency === undefined || query.currency === '')
+    throw new ApiError('invalid_request', 'currency is required.');
+  if (!/^[A-Z]{3}$/.test(query.currency))
+    throw new ApiError('invalid_request', 'currency must be three upper-case letters.');
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.remittance.conversionDates(call, { currency: query.currency!, line: lineOf(query.line) }));
+    ctx.upstreams.remittance.conversionDates(call, { currency: query.currency!, line: lineOf(query.line) }),
+  );
   switch (answer.kind) {
     case 'dates':
       return {
@@ -31,7 +42,10 @@ export async function conversionDates(ctx: ServiceContext, call: CallContext, qu
     case 'line_closed':
       throw new ApiError('product_not_available', `The ${lineOf(query.line)} line does not serve ${query.currency}.`);
     case 'no_settlement_currency':
-      throw new ApiError('service_unavailable', `No settlement currency is configured for ${query.currency} on the ${lineOf(query.line)} line.`);
+      throw new ApiError(
+        'service_unavailable',
+        `No settlement currency is configured for ${query.currency} on the ${lineOf(query.line)} line.`,
+      );
     case 'timeout':
     case 'unknown':
       throw new ApiError('upstream_error', 'The settlement calendar could not be read from the provider; retry.');

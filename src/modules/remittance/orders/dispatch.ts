@@ -25,19 +25,29 @@ export const registrationRetryMs = 5_000;
 const callOf = (o: RemitOrderRow) => ({ merchantId: o.merchant_id, environment: o.environment });
 
 /** The provider's reference of the order's payee, registering it first if needed; or why not. */
-async function payeeRefOf(ctx: ServiceContext, order: RemitOrderRow, entity: PayeeEntityRow): Promise<{ ref: string } | { refused: string }> {
+async function payeeRefOf(
+  ctx: ServiceContext,
+  order: RemitOrderRow,
+  entity: PayeeEntityRow,
+): Promise<{ ref: string } | { refused: string }> {
   if (entity.provider_payee_ref) return { ref: entity.provider_payee_ref };
-  const link = await ctx.db.selectFrom('remit_payees').select(['holder_name', 'entity_type']).where('seq', '=', BigInt(order.payee_seq)).executeTakeFirstOrThrow();
-  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.remittance.registerPayee(callOf(order), {
-    payeeKey: entity.id,
-    country: entity.country,
-    currency: entity.currency,
-    paymentMethod: entity.payment_method,
-    clearingSystem: entity.clearing_system,
-    entityType: link.entity_type,
-    holderName: entity.holder_name,
-    fields: entity.fields,
-  }));
+  const link = await ctx.db
+    .selectFrom('remit_payees')
+    .select(['holder_name', 'entity_type'])
+    .where('seq', '=', BigInt(order.payee_seq))
+    .executeTakeFirstOrThrow();
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+    ctx.upstreams.remittance.registerPayee(callOf(order), {
+      payeeKey: entity.id,
+      country: entity.country,
+      currency: entity.currency,
+      paymentMethod: entity.payment_method,
+      clearingSystem: entity.clearing_system,
+      entityType: link.entity_type,
+      holderName: entity.holder_name,
+      fields: entity.fields,
+    }),
+  );
   if (answer.kind === 'rejected') return { refused: answer.reason };
   if (answer.kind !== 'registered') throw new RetryLater(registrationRetryMs, `payee registration: ${answer.kind}`);
   await ctx.db
@@ -60,7 +70,8 @@ async function claimDispatch(ctx: ServiceContext, id: string): Promise<RemitOrde
         upstream_outcome: 'pending',
         dispatch_started_at: sql<Date>`now()` as unknown as Date,
         // Should this process stop during the call, reconciliation takes the order over.
-        next_check_at: sql<Date>`now() + make_interval(secs => ${(ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000})` as unknown as Date,
+        next_check_at: sql<Date>`now() + make_interval(secs =>
+            ${(ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000})` as unknown as Date,
         updated_at: orderNowSql(remitOrders),
       }))
       .where('id', '=', id)
@@ -82,11 +93,13 @@ export async function dispatchOrder(ctx: ServiceContext, id: string): Promise<Re
   }
   const claimed = await claimDispatch(ctx, order.id);
   if (!claimed) return findOrder(ctx.db, id);
-  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.remittance.submit(callOf(claimed), {
-    requestId: claimed.id,
-    payeeRef: payee.ref,
-    payoutCurrency: claimed.payout_currency,
-    payoutAmountMinor: minorFromDb(claimed.payout_amount),
-  }));
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+    ctx.upstreams.remittance.submit(callOf(claimed), {
+      requestId: claimed.id,
+      payeeRef: payee.ref,
+      payoutCurrency: claimed.payout_currency,
+      payoutAmountMinor: minorFromDb(claimed.payout_amount),
+    }),
+  );
   return applyDecision(ctx, claimed.id, decideOnCall(answer), 'call');
 }

@@ -24,7 +24,11 @@ export async function findOrder(db: Db, id: string, caller?: OrderCaller): Promi
 }
 
 export function ordersQuery(db: Db, caller: OrderCaller, status?: PublicStatus) {
-  let q = db.selectFrom('remit_orders').selectAll().where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
+  let q = db
+    .selectFrom('remit_orders')
+    .selectAll()
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
   if (status) q = q.where('status', 'in', statusesOf(status));
   return q;
@@ -35,13 +39,24 @@ export function ordersQuery(db: Db, caller: OrderCaller, status?: PublicStatus) 
  * transaction (always in that order, so two orders never wait on each other crosswise): the daily
  * totals read next cannot be overtaken by a concurrent order.
  */
-export async function lockDailyTotals(trx: Transaction<Database>, corridorId: string, memberId: string, merchantId: string): Promise<void> {
+export async function lockDailyTotals(
+  trx: Transaction<Database>,
+  corridorId: string,
+  memberId: string,
+  merchantId: string,
+): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(hashtext(${`remit:${corridorId}:member:${memberId}`}))`.execute(trx);
   await sql`SELECT pg_advisory_xact_lock(hashtext(${`remit:${corridorId}:merchant:${merchantId}`}))`.execute(trx);
 }
 
 /** Payout already committed on a day in a corridor (failed orders do not count), for a member and for its merchant. */
-export async function dailyTotals(trx: Transaction<Database>, corridorId: string, day: string, memberId: string, merchantId: string): Promise<{ member: bigint; merchant: bigint }> {
+export async function dailyTotals(
+  trx: Transaction<Database>,
+  corridorId: string,
+  day: string,
+  memberId: string,
+  merchantId: string,
+): Promise<{ member: bigint; merchant: bigint }> {
   const row = await trx
     .selectFrom('remit_orders')
     .select([

@@ -1,4 +1,5 @@
-/** Reconciliation of remittance orders: open orders re-queried with the provider until their outcome is known; returns. */
+/** Reconciliation of remittance orders: open orders re-queried with the provider until their outcome is known; returns.
+ * */
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError } from '../../../platform/errors.js';
 import { reconcilePass, resolveByHand } from '../../../provider-orders/index.js';
@@ -21,15 +22,28 @@ const callOf = (o: RemitOrderRow) => ({ merchantId: o.merchant_id, environment: 
  * not the merchant's clock: it is about a network call in flight, which an advance does not end.
  */
 function callInFlight(ctx: ServiceContext, o: RemitOrderRow): boolean {
-  return o.upstream_outcome === 'pending' && o.dispatch_started_at !== null && ctx.clock.real().getTime() - new Date(o.dispatch_started_at).getTime() < ctx.config.upstreamCallTimeoutMs;
+  return (
+    o.upstream_outcome === 'pending' &&
+    o.dispatch_started_at !== null &&
+    ctx.clock.real().getTime() - new Date(o.dispatch_started_at).getTime() < ctx.config.upstreamCallTimeoutMs
+  );
 }
 
 /** What the provider's answer to a status query, asked now, means for an open order (nothing applied). */
 async function queryDecision(ctx: ServiceContext, order: RemitOrderRow): Promise<Decision> {
-  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.remittance.status(callOf(order), order.id));
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+    ctx.upstreams.remittance.status(callOf(order), order.id),
+  );
   // Real time, like the call it measures (the provider's not-found grace runs on the provider's clock).
-  const callAgeMs = order.dispatch_started_at === null ? Number.MAX_SAFE_INTEGER : ctx.clock.real().getTime() - new Date(order.dispatch_started_at).getTime();
-  return decideOnQuery({ status: order.status, upstreamOutcome: order.upstream_outcome, callAgeMs }, answer, ctx.config.upstreamNotFoundGraceMs);
+  const callAgeMs =
+    order.dispatch_started_at === null
+      ? Number.MAX_SAFE_INTEGER
+      : ctx.clock.real().getTime() - new Date(order.dispatch_started_at).getTime();
+  return decideOnQuery(
+    { status: order.status, upstreamOutcome: order.upstream_outcome, callAgeMs },
+    answer,
+    ctx.config.upstreamNotFoundGraceMs,
+  );
 }
 
 export async function reconcileOrder(ctx: ServiceContext, order: RemitOrderRow): Promise<RemitOrderRow> {
@@ -38,23 +52,36 @@ export async function reconcileOrder(ctx: ServiceContext, order: RemitOrderRow):
 }
 
 /** The operator's resolve of an open order (`resolveByHand`: the provider is asked first). */
-export function resolveOrder(ctx: ServiceContext, order: RemitOrderRow, status: 'completed' | 'failed'): Promise<RemitOrderRow> {
+export function resolveOrder(
+  ctx: ServiceContext,
+  order: RemitOrderRow,
+  status: 'completed' | 'failed',
+): Promise<RemitOrderRow> {
   return resolveByHand<RemitOrderRow, Decision>({
-    order, requested: status, noun: 'remittance', callInFlight: callInFlight(ctx, order),
+    order,
+    requested: status,
+    noun: 'remittance',
+    callInFlight: callInFlight(ctx, order),
     queryDecision: () => queryDecision(ctx, order),
     operatorDecision: status === 'completed' ? { kind: 'complete' } : { kind: 'fail', reason: 'operator' },
     apply: (decision) => applyDecision(ctx, order.id, decision, 'query'),
   });
 }
 
-/** One pass (the shared one, src/provider-orders/store.ts): claims due open orders (SKIP LOCKED) and re-queries each outside any transaction. */
+/** One pass (the shared one, src/provider-orders/store.ts): claims due open orders (SKIP LOCKED) and re-queries each
+ * outside any transaction. */
 export function reconcileDueOrders(ctx: ServiceContext, batchMax = reconcileBatchMax): Promise<number> {
-  return reconcilePass<RemitOrderRow>(ctx, remitOrders, {
-    job: reconcileJobName,
-    batchMax,
-    leaseSeconds: reconcileLeaseSeconds,
-    failureMessage: (order) => `remittance ${order.id}: reconciliation failed; retried after the lease`,
-  }, (order) => reconcileOrder(ctx, order));
+  return reconcilePass<RemitOrderRow>(
+    ctx,
+    remitOrders,
+    {
+      job: reconcileJobName,
+      batchMax,
+      leaseSeconds: reconcileLeaseSeconds,
+      failureMessage: (order) => `remittance ${order.id}: reconciliation failed; retried after the lease`,
+    },
+    (order) => reconcileOrder(ctx, order),
+  );
 }
 
 /**
@@ -66,11 +93,14 @@ export async function simulateReturn(ctx: ServiceContext, caller: OrderCaller, i
   const order = await findOrder(ctx.db, id, caller);
   if (!order) throw new ApiError('not_found', 'No such remittance.');
   if (order.status === 'returned') return order;
-  if (order.status !== 'completed') throw new ApiError('state_invalid', `The remittance is ${order.status}; only a completed one can be returned.`);
+  if (order.status !== 'completed')
+    throw new ApiError('state_invalid', `The remittance is ${order.status}; only a completed one can be returned.`);
   const helper = ctx.upstreams.remittance.sandboxReturn;
   if (!helper) throw new ApiError('not_found');
   const moved = await helper.call(ctx.upstreams.remittance, callOf(order), order.id);
   if (moved.kind !== 'accepted') throw new ApiError('state_invalid', 'The provider cannot return this payout.');
-  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.remittance.status(callOf(order), order.id));
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+    ctx.upstreams.remittance.status(callOf(order), order.id),
+  );
   return applyDecision(ctx, order.id, decideOnReturnCheck(order.status, answer), 'query');
 }

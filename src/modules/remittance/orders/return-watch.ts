@@ -31,13 +31,16 @@ const claimLeaseSeconds = 600;
  * the batch claimed and unasked for the lease. Answers how many were due.
  */
 async function watch(ctx: ServiceContext, scope?: ClockScope, now?: Date): Promise<number> {
-  const due = scope && now
-    // `now` has milliseconds, the stored times microseconds (the database's clock): a check due
-    // within the millisecond `now` names is due, as `nextDue` (also in milliseconds) said it was.
-    ? sql<boolean>`merchant_id = ${scope.merchantId} AND environment = ${scope.environment} AND return_check_at < ${now}::timestamptz + interval '1 millisecond'`
-    // Every merchant: a range on the index first (no merchant's clock is ahead by more than the
-    // largest offset), then each order against its own merchant's time.
-    : sql<boolean>`return_check_at <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval '1 millisecond' AND return_check_at <= ${orderNowSql(remitOrders)}`;
+  const due =
+    scope && now
+      ? // `now` has milliseconds, the stored times microseconds (the database's clock): a check due
+        // within the millisecond `now` names is due, as `nextDue` (also in milliseconds) said it was.
+        sql<boolean>`merchant_id = ${scope.merchantId} AND environment = ${scope.environment} AND return_check_at <
+          ${now}::timestamptz + interval '1 millisecond'`
+      : // Every merchant: a range on the index first (no merchant's clock is ahead by more than the
+        // largest offset), then each order against its own merchant's time.
+        sql<boolean>`return_check_at <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval
+          '1 millisecond' AND return_check_at <= ${orderNowSql(remitOrders)}`;
   const { rows } = await sql<{ id: string }>`
     SELECT id FROM remit_orders WHERE status = 'completed' AND return_check_at IS NOT NULL AND ${due}
     ORDER BY return_check_at LIMIT ${batchMax}`.execute(ctx.db);
@@ -50,7 +53,12 @@ async function watch(ctx: ServiceContext, scope?: ClockScope, now?: Date): Promi
     try {
       await askAboutReturn(ctx, claimed[0]);
     } catch (err) {
-      reportFailure(ctx, { job: 'remittance.return_watch' }, err, 'the return check of a completed remittance failed; it is asked again when its claim ends');
+      reportFailure(
+        ctx,
+        { job: 'remittance.return_watch' },
+        err,
+        'the return check of a completed remittance failed; it is asked again when its claim ends',
+      );
     }
   }
   return rows.length;
@@ -58,7 +66,8 @@ async function watch(ctx: ServiceContext, scope?: ClockScope, now?: Date): Promi
 
 async function askAboutReturn(ctx: ServiceContext, order: RemitOrderRow): Promise<void> {
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.remittance.status({ merchantId: order.merchant_id, environment: order.environment }, order.id));
+    ctx.upstreams.remittance.status({ merchantId: order.merchant_id, environment: order.environment }, order.id),
+  );
   const decision = decideOnReturnCheck(order.status, answer);
   await ctx.db.transaction().execute(async (trx) => {
     if (decision.kind === 'return') {
@@ -67,10 +76,15 @@ async function askAboutReturn(ctx: ServiceContext, order: RemitOrderRow): Promis
     }
     const checks = order.return_checks + 1;
     const offset = nextReturnCheckOffset(checks);
-    await trx.updateTable('remit_orders').set({
-      return_checks: checks,
-      return_check_at: offset === undefined ? null : sql<Date>`completed_at + ${offset} * interval '1 second'`,
-    }).where('id', '=', order.id).where('status', '=', 'completed').execute();
+    await trx
+      .updateTable('remit_orders')
+      .set({
+        return_checks: checks,
+        return_check_at: offset === undefined ? null : sql<Date>`completed_at + ${offset} * interval '1 second'`,
+      })
+      .where('id', '=', order.id)
+      .where('status', '=', 'completed')
+      .execute();
   });
 }
 
@@ -78,13 +92,18 @@ async function askAboutReturn(ctx: ServiceContext, order: RemitOrderRow): Promis
 export const returnWatchProcess: TimedProcess = {
   name: 'remittance.return_watch',
   async nextDue(db, scope) {
-    const row = await db.selectFrom('remit_orders').select(sql<Date | null>`min(return_check_at)`.as('due'))
-      .where('merchant_id', '=', scope.merchantId).where('environment', '=', scope.environment)
-      .where('status', '=', 'completed').where('return_check_at', 'is not', null).executeTakeFirst();
+    const row = await db
+      .selectFrom('remit_orders')
+      .select(sql<Date | null>`min(return_check_at)`.as('due'))
+      .where('merchant_id', '=', scope.merchantId)
+      .where('environment', '=', scope.environment)
+      .where('status', '=', 'completed')
+      .where('return_check_at', 'is not', null)
+      .executeTakeFirst();
     return row?.due ? new Date(row.due) : null;
   },
   async runDue(ctx, scope, now) {
-    while (await watch(ctx, scope, now) === batchMax);
+    while ((await watch(ctx, scope, now)) === batchMax);
   },
 };
 

@@ -5,7 +5,13 @@ import { PageQuery, listEnvelope } from '../../../platform/pagination.js';
 import { router } from '../../../platform/route.js';
 import { conversionDateErrors, conversionDates } from './conversion-dates.js';
 import { simulateReturn } from './reconcile.js';
-import { ConversionDatesQuery, ConversionDatesResponse, Remittance, RemittanceBody, RemittanceIdParams } from './schemas.js';
+import {
+  ConversionDatesQuery,
+  ConversionDatesResponse,
+  Remittance,
+  RemittanceBody,
+  RemittanceIdParams,
+} from './schemas.js';
 import { createOrder, getOrder, listOrders, marketFor, orderErrors, viewOf } from './service.js';
 import { publicStatuses } from './state.js';
 
@@ -16,76 +22,137 @@ export async function orderRoutes(app: AppInstance, ctx: ServiceContext): Promis
   const { db } = ctx;
   const route = router(app, ctx);
 
-  route.get('/v1/remit/conversion-dates', {
-    access: { scope: 'remittances:read', principal: 'merchant' },
-    errors: conversionDateErrors,
-    schema: {
-      operationId: 'getConversionDates',
-      summary: 'Settlement days of the coming week for a payout currency',
-      description: [
-        'The provider\'s settlement days, forwarded without local calculation (weekends and the settlement systems\' holidays are not valid; today is valid only before the line\'s cut-off). ',
-        'An order\'s actual date is its `payout_date`. When `same_currency` is true `dates` may be empty: that does not mean the corridor is closed. ',
-        '`line`: `express` (default) or `pobo`; any other value is treated as `express`. ',
-        'Errors: `invalid_request` (currency missing or not three upper-case letters), `product_not_available` (the line does not serve the currency), `service_unavailable` (no settlement currency configured for the line), 502 `upstream_error` (the provider cannot be asked: never an empty list; retry).',
-      ].join(''),
-      tags,
-      querystring: ConversionDatesQuery,
-      response: { 200: ConversionDatesResponse },
+  route.get(
+    '/v1/remit/conversion-dates',
+    {
+      access: { scope: 'remittances:read', principal: 'merchant' },
+      errors: conversionDateErrors,
+      schema: {
+        operationId: 'getConversionDates',
+        summary: 'Settlement days of the coming week for a payout currency',
+        description: [
+          "The provider's settlement days, forwarded without local calculation (weekends and the settlement " +
+            "systems' holidays are not valid; today is valid only before the line's cut-off). ",
+          "An order's actual date is its `payout_date`. When `same_currency` is true `dates` may be empty: " +
+            'that does not mean the corridor is closed. ',
+          '`line`: `express` (default) or `pobo`; any other value is treated as `express`. ',
+          'Errors: `invalid_request` (currency missing or not three upper-case letters), ' +
+            '`product_not_available` (the line does not serve the currency), `service_unavailable` (no ' +
+            'settlement currency configured for the line), 502 `upstream_error` (the provider cannot be asked: ' +
+            'never an empty list; retry).',
+        ].join(''),
+        tags,
+        querystring: ConversionDatesQuery,
+        response: { 200: ConversionDatesResponse },
+      },
     },
-  }, async ({ principal, query }) => conversionDates(ctx, principal, query));
+    async ({ principal, query }) => conversionDates(ctx, principal, query),
+  );
 
-  route.post('/v1/remittances', {
-    access: { scope: 'remittances:write', principal: 'member', idempotency: 'required' },
-    errors: orderErrors.create,
-    schema: {
-      operationId: 'createRemittance',
-      summary: 'Send money to a payee',
-      description: [
-        'Creates a remittance order to one of the member\'s payees and freezes `source_amount` + `fee` (available → frozen) in the same transaction; the answer is `pending`. ',
-        'The provider is called by a background dispatch (payee registration, then the payout); follow the order by `remittance.order.*` webhooks (`pending`, `processing`, `completed`, `failed`, `returned`, with `status_version`) or `GET /v1/remittances/{id}`. ',
-        'When `source_asset` differs from the payee\'s currency the amount is converted by the one rate service: the rate is mid less the corridor\'s spread, rounded down; the payout is rounded down and the fee up. ',
-        'Refusals: `resource_not_found` (not the member\'s payee), `kyc_required` (below the corridor\'s KYC level), `corridor_not_supported` (the corridor was disabled or restricted since), `asset_not_allowed` (no such asset, disabled, or no rate to the payout currency), ',
-        '`amount_out_of_range` (payout below the corridor minimum), `limit_exceeded` with `limit_type` (`single`, `daily`) and `limit_scope` (`member`, `merchant`), `insufficient_balance` (amount plus fee). ',
-        'A provider timeout is never refunded: the order stays `processing` until reconciliation learns the outcome.',
-      ].join(''),
-      tags,
-      body: RemittanceBody,
-      response: { 201: Remittance },
+  route.post(
+    '/v1/remittances',
+    {
+      access: { scope: 'remittances:write', principal: 'member', idempotency: 'required' },
+      errors: orderErrors.create,
+      schema: {
+        operationId: 'createRemittance',
+        summary: 'Send money to a payee',
+        description: [
+          "Creates a remittance order to one of the member's payees and freezes `source_amount` + `fee` " +
+            '(available → frozen) in the same transaction; the answer is `pending`. ',
+          'The provider is called by a background dispatch (payee registration, then the payout); follow the ' +
+            'order by `remittance.order.*` webhooks (`pending`, `processing`, `completed`, `failed`, ' +
+            '`returned`, with `status_version`) or `GET /v1/remittances/{id}`. ',
+          "When `source_asset` differs from the payee's currency the amount is converted by the one rate " +
+            "service: the rate is mid less the corridor's spread, rounded down; the payout is rounded down and " +
+            'the fee up. ',
+          "Refusals: `resource_not_found` (not the member's payee), `kyc_required` (below the corridor's KYC " +
+            'level), `corridor_not_supported` (the corridor was disabled or restricted since), ' +
+            '`asset_not_allowed` (no such asset, disabled, or no rate to the payout currency), ',
+          '`amount_out_of_range` (payout below the corridor minimum), `limit_exceeded` with `limit_type` ' +
+            '(`single`, `daily`) and `limit_scope` (`member`, `merchant`), `insufficient_balance` (amount plus ' +
+            'fee). ',
+          'A provider timeout is never refunded: the order stays `processing` until reconciliation learns the outcome.',
+        ].join(''),
+        tags,
+        body: RemittanceBody,
+        response: { 201: Remittance },
+      },
     },
-  }, {
-    // Read-only provider calls before the transaction: the rate and the provider's payout date.
-    prepare: async ({ principal, body }) => ({ principal, body, market: await marketFor(ctx, principal, body) }),
-    commit: (trx, { principal, body, market }) => createOrder(ctx, trx, principal, body, market),
-  });
-
-  route.get('/v1/remittances', {
-    access: { scope: 'remittances:read', principal: 'either' },
-    schema: {
-      operationId: 'listRemittances',
-      summary: 'List remittances',
-      description: 'On behalf of a member: that member\'s orders; as the merchant: all of them. Newest first; optional `status`.',
-      tags,
-      querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('processing'), Type.Literal('completed'), Type.Literal('failed'), Type.Literal('returned')], { description: publicStatuses.join(', ') })) }),
-      response: { 200: listEnvelope(Remittance) },
+    {
+      // Read-only provider calls before the transaction: the rate and the provider's payout date.
+      prepare: async ({ principal, body }) => ({ principal, body, market: await marketFor(ctx, principal, body) }),
+      commit: (trx, { principal, body, market }) => createOrder(ctx, trx, principal, body, market),
     },
-  }, async ({ principal, query }) => listOrders(db, principal, query));
+  );
 
-  route.get('/v1/remittances/:id', {
-    access: { scope: 'remittances:read', principal: 'either' },
-    errors: orderErrors.get,
-    schema: { operationId: 'getRemittance', summary: 'Get a remittance', description: 'On behalf of a member, only that member\'s own.', tags, params: RemittanceIdParams, response: { 200: Remittance } },
-  }, async ({ principal, params }) => getOrder(db, principal, params.id));
-
-  route.post('/v1/sandbox/remittances/:id/return', {
-    access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
-    errors: ['not_found', 'state_invalid'],
-    schema: {
-      operationId: 'returnSandboxRemittance',
-      summary: 'Sandbox: the beneficiary bank returns a completed payout',
-      description: 'Test helper (sandbox only): the simulated provider marks the payout returned; the service learns it from the provider as in production: the order becomes `returned` and its amount goes back to the member\'s available balance (the fee is kept). A completed order only; a repeat answers the returned order.',
-      tags: ['Sandbox'],
-      params: RemittanceIdParams,
-      response: { 200: Remittance },
+  route.get(
+    '/v1/remittances',
+    {
+      access: { scope: 'remittances:read', principal: 'either' },
+      schema: {
+        operationId: 'listRemittances',
+        summary: 'List remittances',
+        description:
+          "On behalf of a member: that member's orders; as the merchant: all of them. Newest first; optional `status`.",
+        tags,
+        querystring: Type.Object({
+          ...PageQuery.properties,
+          status: Type.Optional(
+            Type.Union(
+              [
+                Type.Literal('pending'),
+                Type.Literal('processing'),
+                Type.Literal('completed'),
+                Type.Literal('failed'),
+                Type.Literal('returned'),
+              ],
+              { description: publicStatuses.join(', ') },
+            ),
+          ),
+        }),
+        response: { 200: listEnvelope(Remittance) },
+      },
     },
-  }, async ({ principal, params, once }) => once(async () => viewOf(db, await simulateReturn(ctx, principal, params.id))));
+    async ({ principal, query }) => listOrders(db, principal, query),
+  );
+
+  route.get(
+    '/v1/remittances/:id',
+    {
+      access: { scope: 'remittances:read', principal: 'either' },
+      errors: orderErrors.get,
+      schema: {
+        operationId: 'getRemittance',
+        summary: 'Get a remittance',
+        description: "On behalf of a member, only that member's own.",
+        tags,
+        params: RemittanceIdParams,
+        response: { 200: Remittance },
+      },
+    },
+    async ({ principal, params }) => getOrder(db, principal, params.id),
+  );
+
+  route.post(
+    '/v1/sandbox/remittances/:id/return',
+    {
+      access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
+      errors: ['not_found', 'state_invalid'],
+      schema: {
+        operationId: 'returnSandboxRemittance',
+        summary: 'Sandbox: the beneficiary bank returns a completed payout',
+        description:
+          'Test helper (sandbox only): the simulated provider marks the payout returned; the service learns ' +
+          'it from the provider as in production: the order becomes `returned` and its amount goes back to ' +
+          "the member's available balance (the fee is kept). A completed order only; a repeat answers the " +
+          'returned order.',
+        tags: ['Sandbox'],
+        params: RemittanceIdParams,
+        response: { 200: Remittance },
+      },
+    },
+    async ({ principal, params, once }) =>
+      once(async () => viewOf(db, await simulateReturn(ctx, principal, params.id))),
+  );
 }

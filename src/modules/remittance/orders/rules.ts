@@ -54,12 +54,20 @@ export type LimitBreach =
  * Checks one order's payout against the corridor: below the minimum is `amount_out_of_range`;
  * then the single limits (member, merchant), then the daily ones with what the day already holds.
  */
-export function limitBreach(payout: bigint, limits: CorridorLimits, today: { member: bigint; merchant: bigint }): LimitBreach | undefined {
+export function limitBreach(
+  payout: bigint,
+  limits: CorridorLimits,
+  today: { member: bigint; merchant: bigint },
+): LimitBreach | undefined {
   if (payout < limits.payoutMin) return { kind: 'amount_out_of_range' };
-  if (limits.memberSingleMax !== null && payout > limits.memberSingleMax) return { kind: 'limit_exceeded', limit_type: 'single', limit_scope: 'member' };
-  if (limits.merchantSingleMax !== null && payout > limits.merchantSingleMax) return { kind: 'limit_exceeded', limit_type: 'single', limit_scope: 'merchant' };
-  if (limits.memberDailyMax !== null && today.member + payout > limits.memberDailyMax) return { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'member' };
-  if (limits.merchantDailyMax !== null && today.merchant + payout > limits.merchantDailyMax) return { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'merchant' };
+  if (limits.memberSingleMax !== null && payout > limits.memberSingleMax)
+    return { kind: 'limit_exceeded', limit_type: 'single', limit_scope: 'member' };
+  if (limits.merchantSingleMax !== null && payout > limits.merchantSingleMax)
+    return { kind: 'limit_exceeded', limit_type: 'single', limit_scope: 'merchant' };
+  if (limits.memberDailyMax !== null && today.member + payout > limits.memberDailyMax)
+    return { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'member' };
+  if (limits.merchantDailyMax !== null && today.merchant + payout > limits.merchantDailyMax)
+    return { kind: 'limit_exceeded', limit_type: 'daily', limit_scope: 'merchant' };
   return undefined;
 }
 

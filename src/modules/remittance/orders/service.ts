@@ -28,8 +28,14 @@ import { orderView } from './views.js';
 
 export const orderErrors = {
   create: [
-    'resource_not_found', 'kyc_required', 'corridor_not_supported', 'asset_not_allowed', 'amount_out_of_range', 'limit_exceeded',
-    'insufficient_balance', 'upstream_error',
+    'resource_not_found',
+    'kyc_required',
+    'corridor_not_supported',
+    'asset_not_allowed',
+    'amount_out_of_range',
+    'limit_exceeded',
+    'insufficient_balance',
+    'upstream_error',
   ],
   get: ['not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
@@ -64,36 +70,67 @@ export async function marketFor(ctx: ServiceContext, caller: MemberCaller, input
   const call: CallContext = caller;
   const deadline = ctx.config.upstreamCallTimeoutMs;
   const [rate, dates] = await Promise.all([
-    from === corridor.currency ? Promise.resolve({ kind: 'rate' as const, rate: '1' }) : withDeadline(deadline, () => ctx.upstreams.rates.mid(call, from, corridor.currency)),
-    withDeadline(deadline, () => ctx.upstreams.remittance.conversionDates(call, { currency: corridor.currency, line: 'express' })),
+    from === corridor.currency
+      ? Promise.resolve({ kind: 'rate' as const, rate: '1' })
+      : withDeadline(deadline, () => ctx.upstreams.rates.mid(call, from, corridor.currency)),
+    withDeadline(deadline, () =>
+      ctx.upstreams.remittance.conversionDates(call, { currency: corridor.currency, line: 'express' }),
+    ),
   ]);
-  if (rate.kind === 'timeout' || rate.kind === 'unknown') throw new ApiError('upstream_error', 'The rate service did not answer; retry with the same key.');
-  return { midRate: rate.kind === 'rate' ? rate.rate : undefined, payoutDate: dates.kind === 'dates' ? dates.earliestValid : undefined };
+  if (rate.kind === 'timeout' || rate.kind === 'unknown')
+    throw new ApiError('upstream_error', 'The rate service did not answer; retry with the same key.');
+  return {
+    midRate: rate.kind === 'rate' ? rate.rate : undefined,
+    payoutDate: dates.kind === 'dates' ? dates.earliestValid : undefined,
+  };
 }
 
-export async function createOrder(ctx: ServiceContext, trx: Transaction<Database>, caller: MemberCaller, input: OrderInput, market: Market) {
+export async function createOrder(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  caller: MemberCaller,
+  input: OrderInput,
+  market: Market,
+) {
   const link = await findActivePayee(trx, caller, input.payee_id);
   if (!link) throw new ApiError('resource_not_found', 'No such payee for this member.');
   const corridor = await corridorById(trx, link.corridor_id);
   if (!corridor) throw new Error(`remittance: corridor ${link.corridor_id} of payee ${link.seq} missing`);
-  const member = await trx.selectFrom('members').select('kyc_level').where('id', '=', caller.memberId).executeTakeFirstOrThrow();
+  const member = await trx
+    .selectFrom('members')
+    .select('kyc_level')
+    .where('id', '=', caller.memberId)
+    .executeTakeFirstOrThrow();
   // Both gates hold: the corridor's own level and the service-wide `remittance` requirement (GET /v1/kyc/requirements).
   const required = Math.max(corridor.minKycLevel, await minKycLevel(trx, caller.environment, 'remittance'));
   if (member.kyc_level < required) throw new ApiError('kyc_required');
   const contract = corridor.contracts[link.entity_type];
-  const refusal = corridorRefusal(corridor.policy, contract) ?? payeeRefusal(corridor.policy, contract!, link.fields, corridor.country);
+  const refusal =
+    corridorRefusal(corridor.policy, contract) ??
+    payeeRefusal(corridor.policy, contract!, link.fields, corridor.country);
   if (refusal) throw new ApiError('corridor_not_supported', `The corridor cannot serve this payee now (${refusal}).`);
 
   const asset = await getAsset(trx, input.source_asset.toUpperCase());
   if (!asset || !asset.enabled) throw new ApiError('asset_not_allowed');
-  if (market.midRate === undefined) throw new ApiError('asset_not_allowed', `${asset.code} cannot be converted to ${corridor.currency}.`);
+  if (market.midRate === undefined)
+    throw new ApiError('asset_not_allowed', `${asset.code} cannot be converted to ${corridor.currency}.`);
   const amount = parseAmount(input.source_amount, asset.scale, 'source_amount');
   if (amount <= 0n) throw new ApiError('invalid_request', 'source_amount must be greater than zero.');
-  await requireHighValueLevel(trx, { environment: caller.environment, memberId: caller.memberId, asset: asset.code, amount });
+  await requireHighValueLevel(trx, {
+    environment: caller.environment,
+    memberId: caller.memberId,
+    asset: asset.code,
+    amount,
+  });
   const payoutScale = await scaleOf(trx, corridor.currency);
   const price = priceOrder({
-    sourceAmount: amount, sourceScale: asset.scale, payoutScale, midRate: market.midRate,
-    fxSpreadBps: asset.code === corridor.currency ? 0 : corridor.fxSpreadBps, feeBps: corridor.feeBps, feeFixedPayout: corridor.feeFixed,
+    sourceAmount: amount,
+    sourceScale: asset.scale,
+    payoutScale,
+    midRate: market.midRate,
+    fxSpreadBps: asset.code === corridor.currency ? 0 : corridor.fxSpreadBps,
+    feeBps: corridor.feeBps,
+    feeFixedPayout: corridor.feeFixed,
   });
   if (price.payoutAmount <= 0n) throw new ApiError('amount_out_of_range', 'The amount converts to nothing.');
 
@@ -101,9 +138,15 @@ export async function createOrder(ctx: ServiceContext, trx: Transaction<Database
   const now = await ctx.clock.now(trx, caller);
   const day = now.toISOString().slice(0, 10);
   await lockDailyTotals(trx, corridor.id, caller.memberId, caller.merchantId);
-  const breach = limitBreach(price.payoutAmount, corridor.limits, await dailyTotals(trx, corridor.id, day, caller.memberId, caller.merchantId));
-  if (breach?.kind === 'amount_out_of_range') throw new ApiError('amount_out_of_range', 'The payout is below the corridor\'s minimum.');
-  if (breach) throw new ApiError('limit_exceeded', undefined, { limit_type: breach.limit_type, limit_scope: breach.limit_scope });
+  const breach = limitBreach(
+    price.payoutAmount,
+    corridor.limits,
+    await dailyTotals(trx, corridor.id, day, caller.memberId, caller.merchantId),
+  );
+  if (breach?.kind === 'amount_out_of_range')
+    throw new ApiError('amount_out_of_range', "The payout is below the corridor's minimum.");
+  if (breach)
+    throw new ApiError('limit_exceeded', undefined, { limit_type: breach.limit_type, limit_scope: breach.limit_scope });
 
   const order = await trx
     .insertInto('remit_orders')
@@ -141,17 +184,31 @@ export async function createOrder(ctx: ServiceContext, trx: Transaction<Database
     .returningAll()
     .executeTakeFirstOrThrow();
   await postEntryOrRefuse(trx, {
-    environment: caller.environment, merchantId: caller.merchantId, kind: remitEntryKinds.freeze,
-    referenceType: remitReferenceType, referenceId: order.id, asset: asset.code,
+    environment: caller.environment,
+    merchantId: caller.merchantId,
+    kind: remitEntryKinds.freeze,
+    referenceType: remitReferenceType,
+    referenceId: order.id,
+    asset: asset.code,
     lines: remitFreezeLines({ memberId: caller.memberId, merchantId: caller.merchantId, amount, fee: price.fee }),
   });
   await emitOrderEvent(trx, order);
-  await enqueue(trx, { kind: dispatchJobKind, payload: { order_id: order.id }, dedupeKey: `${dispatchJobKind}:${order.id}`, maxAttempts: 20 });
+  await enqueue(trx, {
+    kind: dispatchJobKind,
+    payload: { order_id: order.id },
+    dedupeKey: `${dispatchJobKind}:${order.id}`,
+    maxAttempts: 20,
+  });
   return orderView(await payeeIdsOf(trx), order, asset.scale, payoutScale);
 }
 
 export async function viewOf(db: Db, row: RemitOrderRow) {
-  return orderView(await payeeIdsOf(db), row, await scaleOf(db, row.source_asset), await scaleOf(db, row.payout_currency));
+  return orderView(
+    await payeeIdsOf(db),
+    row,
+    await scaleOf(db, row.source_asset),
+    await scaleOf(db, row.payout_currency),
+  );
 }
 
 export async function getOrder(db: Db, caller: OrderCaller, id: string) {

@@ -1,5 +1,11 @@
 import { providerStatusOf, type CallOutcome, type StatusOutcome } from '../../../upstreams/port.js';
-import { decideOnCallAnswer, decideOnQueryAnswer, openOrderStatuses, recheckDelayMs, type UpstreamAlertKind } from '../../../provider-orders/index.js';
+import {
+  decideOnCallAnswer,
+  decideOnQueryAnswer,
+  openOrderStatuses,
+  recheckDelayMs,
+  type UpstreamAlertKind,
+} from '../../../provider-orders/index.js';
 import type { RemitOrderStatus, RemitUpstreamOutcome } from './tables.js';
 
 /**
@@ -18,7 +24,8 @@ import type { RemitOrderStatus, RemitUpstreamOutcome } from './tables.js';
  * back after completion.
  */
 
-export type FailureReason = 'upstream_rejected' | 'payee_rejected' | 'upstream_not_found' | 'upstream_failed' | 'operator';
+export type FailureReason =
+  'upstream_rejected' | 'payee_rejected' | 'upstream_not_found' | 'upstream_failed' | 'operator';
 export type PublicStatus = 'pending' | 'processing' | 'completed' | 'failed' | 'returned';
 
 export const publicStatuses: readonly PublicStatus[] = ['pending', 'processing', 'completed', 'failed', 'returned'];
@@ -32,7 +39,13 @@ export type Decision =
   | { kind: 'fail'; reason: FailureReason; providerOrderId?: string; providerStatus?: string }
   | { kind: 'suspend'; alertKind: UpstreamAlertKind; providerOrderId?: string; providerStatus: string }
   /** Stays open; records what the provider said. */
-  | { kind: 'wait'; outcome: RemitUpstreamOutcome; providerOrderId?: string; providerStatus?: string; payoutDate?: string }
+  | {
+      kind: 'wait';
+      outcome: RemitUpstreamOutcome;
+      providerOrderId?: string;
+      providerStatus?: string;
+      payoutDate?: string;
+    }
   | { kind: 'none' };
 
 export function isOpen(status: RemitOrderStatus): boolean {
@@ -49,7 +62,9 @@ export function statusesOf(s: PublicStatus): RemitOrderStatus[] {
 }
 
 /** Which moves each target status may be reached from (the claims' WHERE). */
-export const movesFrom: Readonly<Record<'processing' | 'completed' | 'failed' | 'returned', readonly RemitOrderStatus[]>> = {
+export const movesFrom: Readonly<
+  Record<'processing' | 'completed' | 'failed' | 'returned', readonly RemitOrderStatus[]>
+> = {
   processing: ['pending'],
   completed: openStatuses,
   failed: ['pending', ...openStatuses],
@@ -78,11 +93,21 @@ export function decideOnQuery(order: OrderFacts, answer: StatusOutcome, notFound
 /** A completed order re-read after the provider reported a return. */
 export function decideOnReturnCheck(status: RemitOrderStatus, answer: StatusOutcome): Decision {
   if (status !== 'completed' || answer.kind !== 'found') return { kind: 'none' };
-  return providerStatusOf(answer.status) === 'refunded' ? { kind: 'return', providerStatus: answer.status } : { kind: 'none' };
+  return providerStatusOf(answer.status) === 'refunded'
+    ? { kind: 'return', providerStatus: answer.status }
+    : { kind: 'none' };
 }
 
-/** When a completed order is asked about for a return (return-watch.ts), from its completion: 1 h, 1, 3, 7, 14 and 30 days. */
-export const returnCheckOffsetsSeconds: readonly number[] = [3_600, 86_400, 3 * 86_400, 7 * 86_400, 14 * 86_400, 30 * 86_400];
+/** When a completed order is asked about for a return (return-watch.ts), from its completion: 1 h, 1, 3, 7, 14 and 30
+ * days. */
+export const returnCheckOffsetsSeconds: readonly number[] = [
+  3_600,
+  86_400,
+  3 * 86_400,
+  7 * 86_400,
+  14 * 86_400,
+  30 * 86_400,
+];
 
 /** The next return check after `checksDone` questions, in seconds from completion (undefined: watched no more). */
 export function nextReturnCheckOffset(checksDone: number): number | undefined {

@@ -5,7 +5,6 @@ import { publicStatus } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 import { isoOrNull } from '../../../platform/dates.js';
 
-
 export function orderView(ids: PayeeIds, o: RemitOrderRow, sourceScale: number, payoutScale: number) {
   return {
     id: o.id,

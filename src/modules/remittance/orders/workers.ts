@@ -16,13 +16,16 @@ const dispatchHandler: JobHandler = async (job, ctx) => {
 
 export const remittanceJobHandlers: Record<string, JobHandler> = { [dispatchJobKind]: dispatchHandler };
 
-export const remittanceTickers: Ticker[] = [{
-  name: reconcileJobName,
-  intervalMs: reconcileIntervalMs,
-  async run(ctx) {
-    await reconcileDueOrders(ctx);
+export const remittanceTickers: Ticker[] = [
+  {
+    name: reconcileJobName,
+    intervalMs: reconcileIntervalMs,
+    async run(ctx) {
+      await reconcileDueOrders(ctx);
+    },
   },
-}, returnWatchTicker];
+  returnWatchTicker,
+];
 
 /** Work due on a merchant's clock: completed payouts asked about for a return by the bank. */
 export const remittanceTimedProcesses = [returnWatchProcess];

@@ -21,7 +21,10 @@ export interface CorridorSegments {
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** `identifier` as [key, normalised value] pairs; their order does not matter. */
-export function accountFingerprint(segments: CorridorSegments, identifier: ReadonlyArray<readonly [string, string]>): string {
+export function accountFingerprint(
+  segments: CorridorSegments,
+  identifier: ReadonlyArray<readonly [string, string]>,
+): string {
   if (identifier.length === 0) throw new Error('remittance: an account fingerprint needs at least one identifier part');
   const parts = [...identifier].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`);
   // Length-prefixed so that no two different inputs can join to the same text.
@@ -31,7 +34,11 @@ export function accountFingerprint(segments: CorridorSegments, identifier: Reado
 
 /** The holder name as compared: accents folded, letters and digits only, upper case, tokens sorted. */
 export function holderNameKey(name: string): string {
-  const folded = name.normalize('NFKD').replace(/\p{M}+/gu, '').replace(/ß/g, 'SS').toUpperCase();
+  const folded = name
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .replace(/ß/g, 'SS')
+    .toUpperCase();
   const tokens = folded.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
   return tokens.sort().join(' ');
 }

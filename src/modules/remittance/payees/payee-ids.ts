@@ -17,7 +17,8 @@
  */
 import { hash } from 'node:crypto';
 
-/** The installation's secret and the last sequence handed out before ids became opaque (table remit_payee_id_scheme). */
+/** The installation's secret and the last sequence handed out before ids became opaque (table remit_payee_id_scheme).
+ * */
 export interface PayeeIdScheme {
   key: Uint8Array;
   legacySeqMax: bigint;
@@ -35,7 +36,8 @@ const numberMax = 2n ** 63n - 1n;
 
 /** A keyed permutation of [0, 2^52) and its inverse. */
 export function feistel(key: Uint8Array): { forward(x: bigint): bigint; backward(y: bigint): bigint } {
-  if (key.length !== payeeIdKeyBytes) throw new Error(`the payee id key must be ${payeeIdKeyBytes} bytes, got ${key.length}`);
+  if (key.length !== payeeIdKeyBytes)
+    throw new Error(`the payee id key must be ${payeeIdKeyBytes} bytes, got ${key.length}`);
   // key ‖ round ‖ half, rewritten in place per call (synchronous: no interleaving).
   const input = Buffer.alloc(payeeIdKeyBytes + 5);
   input.set(key, 0);
@@ -84,7 +86,8 @@ export interface PayeeIds {
 
 export function payeeIds(scheme: PayeeIdScheme): PayeeIds {
   const { legacySeqMax } = scheme;
-  if (legacySeqMax < 0n || legacySeqMax >= opaqueBase) throw new Error(`the payee id cutoff ${legacySeqMax} overlaps the opaque range`);
+  if (legacySeqMax < 0n || legacySeqMax >= opaqueBase)
+    throw new Error(`the payee id cutoff ${legacySeqMax} overlaps the opaque range`);
   const permutation = feistel(scheme.key);
   const numberOf = (seq: bigint | string): bigint => {
     const s = BigInt(seq);

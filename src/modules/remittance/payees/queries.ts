@@ -1,4 +1,5 @@
-/** Payees' SQL: shared payees, members' links, the payee id scheme (orders: orders/queries.ts; corridors: corridors/queries.ts). */
+/** Payees' SQL: shared payees, members' links, the payee id scheme (orders: orders/queries.ts; corridors:
+ * corridors/queries.ts). */
 import type { Insertable, Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../../db/schema.js';
 import { payeeIds, type PayeeIds } from './payee-ids.js';
@@ -16,7 +17,10 @@ export interface MemberCaller {
  * The shared payee of a fingerprint, created if absent. Race-safe: of concurrent creators one
  * inserts (`created: true`); the others wait for its commit, insert nothing and read its row.
  */
-export async function entityFor(trx: Transaction<Database>, values: Insertable<RemitPayeeEntitiesTable>): Promise<{ entity: PayeeEntityRow; created: boolean }> {
+export async function entityFor(
+  trx: Transaction<Database>,
+  values: Insertable<RemitPayeeEntitiesTable>,
+): Promise<{ entity: PayeeEntityRow; created: boolean }> {
   const inserted = await trx
     .insertInto('remit_payee_entities')
     .values(values)
@@ -106,6 +110,10 @@ export function activePayeesQuery(db: Db, caller: MemberCaller) {
 /** Shared payees by id (a page's worth). */
 export async function entitiesByIds(db: Db, ids: string[]): Promise<Map<string, PayeeEntityRow>> {
   if (ids.length === 0) return new Map();
-  const rows = await db.selectFrom('remit_payee_entities').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+  const rows = await db
+    .selectFrom('remit_payee_entities')
+    .selectAll()
+    .where('id', 'in', [...new Set(ids)])
+    .execute();
   return new Map(rows.map((r) => [r.id, r]));
 }

@@ -10,11 +10,26 @@ import { ApiError, invalidFields, type ErrorCode, type FieldProblem } from '../.
 import { newId } from '../../../platform/ids.js';
 import { groupedKeysetPage, type PageParams } from '../../../platform/pagination.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
-import { accountIdentifierOf, holderNameOf, nicknameLengthMax, readFields, truncate, type FieldSpec } from '../corridors/contracts.js';
+import {
+  accountIdentifierOf,
+  holderNameOf,
+  nicknameLengthMax,
+  readFields,
+  truncate,
+  type FieldSpec,
+} from '../corridors/contracts.js';
 import { corridorById, findCorridors, paymentMethods, type Corridor } from '../corridors/queries.js';
 import { accountFingerprint, holderFingerprint } from './fingerprints.js';
 import {
-  activePayeesQuery, entitiesByIds, entityById, entityFor, findActivePayee, findOwnPayee, payeeIdsOf, type Db, type MemberCaller,
+  activePayeesQuery,
+  entitiesByIds,
+  entityById,
+  entityFor,
+  findActivePayee,
+  findOwnPayee,
+  payeeIdsOf,
+  type Db,
+  type MemberCaller,
 } from './queries.js';
 import { corridorRefusal, payeeRefusal } from '../corridors/rules.js';
 import type { EntityType } from '../corridors/tables.js';
@@ -45,8 +60,10 @@ export interface PayeeInput {
 }
 
 /** The canonical name wins over its alias when both are sent. */
-const pick = (canonical: unknown, alias: unknown): unknown => (canonical !== undefined && canonical !== null ? canonical : alias);
-const textOf = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : v === undefined || v === null || v === '' ? undefined : String(v));
+const pick = (canonical: unknown, alias: unknown): unknown =>
+  canonical !== undefined && canonical !== null ? canonical : alias;
+const textOf = (v: unknown): string | undefined =>
+  typeof v === 'string' && v.trim() !== '' ? v : v === undefined || v === null || v === '' ? undefined : String(v);
 
 export interface Segments {
   country: string;
@@ -68,7 +85,10 @@ export function segmentsOf(input: PayeeInput): Segments {
     clearing_system: pick(input.clearing_system, input.clearing),
   };
   if (Object.values(raw).some((v) => textOf(v) === undefined)) {
-    throw new ApiError('corridor_not_supported', 'The four corridor segments (country_code, currency, payment_method, clearing_system) are needed.');
+    throw new ApiError(
+      'corridor_not_supported',
+      'The four corridor segments (country_code, currency, payment_method, clearing_system) are needed.',
+    );
   }
   const problems: FieldProblem[] = [];
   const str = (key: string, v: unknown) => {
@@ -79,21 +99,38 @@ export function segmentsOf(input: PayeeInput): Segments {
   const currency = str('currency', raw.currency);
   const paymentMethod = str('payment_method', raw.payment_method);
   const clearingSystem = str('clearing_system', raw.clearing_system);
-  if (typeof raw.country_code === 'string' && !/^[A-Z]{2}$/.test(country)) problems.push({ key: 'country_code', reason: 'pattern' });
-  if (typeof raw.currency === 'string' && !/^[A-Z]{3}$/.test(currency)) problems.push({ key: 'currency', reason: 'pattern' });
-  if (typeof raw.payment_method === 'string' && !(paymentMethods as readonly string[]).includes(paymentMethod)) problems.push({ key: 'payment_method', reason: 'not_in_enum' });
-  if (typeof raw.clearing_system === 'string' && Array.from(clearingSystem).length > 32) problems.push({ key: 'clearing_system', reason: 'too_long' });
+  if (typeof raw.country_code === 'string' && !/^[A-Z]{2}$/.test(country))
+    problems.push({ key: 'country_code', reason: 'pattern' });
+  if (typeof raw.currency === 'string' && !/^[A-Z]{3}$/.test(currency))
+    problems.push({ key: 'currency', reason: 'pattern' });
+  if (typeof raw.payment_method === 'string' && !(paymentMethods as readonly string[]).includes(paymentMethod))
+    problems.push({ key: 'payment_method', reason: 'not_in_enum' });
+  if (typeof raw.clearing_system === 'string' && Array.from(clearingSystem).length > 32)
+    problems.push({ key: 'clearing_system', reason: 'too_long' });
   const entity = pick(input.entity_type, input.entity);
   if (textOf(entity) === undefined) problems.push({ key: 'entity_type', reason: 'required' });
-  else if (entity !== 'INDIVIDUAL' && entity !== 'COMPANY') problems.push({ key: 'entity_type', reason: 'not_in_enum' });
+  else if (entity !== 'INDIVIDUAL' && entity !== 'COMPANY')
+    problems.push({ key: 'entity_type', reason: 'not_in_enum' });
   if (problems.length > 0) throw invalidFields(problems);
   return { country, currency, paymentMethod, clearingSystem, entityType: entity as EntityType };
 }
 
 /** The corridor of the segments, usable for the entity type, with its contract; or the reference's refusal. */
-export async function usableCorridor(db: Db, environment: MemberCaller['environment'], s: Segments): Promise<{ corridor: Corridor; contract: FieldSpec[] }> {
-  const candidates = await findCorridors(db, environment, { country: s.country, currency: s.currency, paymentMethod: s.paymentMethod });
-  if (candidates.length === 0) throw new ApiError('corridor_not_supported', `No corridor serves ${s.country} / ${s.currency} / ${s.paymentMethod}.`);
+export async function usableCorridor(
+  db: Db,
+  environment: MemberCaller['environment'],
+  s: Segments,
+): Promise<{ corridor: Corridor; contract: FieldSpec[] }> {
+  const candidates = await findCorridors(db, environment, {
+    country: s.country,
+    currency: s.currency,
+    paymentMethod: s.paymentMethod,
+  });
+  if (candidates.length === 0)
+    throw new ApiError(
+      'corridor_not_supported',
+      `No corridor serves ${s.country} / ${s.currency} / ${s.paymentMethod}.`,
+    );
   const corridor = candidates.find((c) => c.clearingSystem === s.clearingSystem);
   if (!corridor) throw invalidFields([{ key: 'clearing_system', reason: 'unknown_clearing_system' }]);
   const contract = corridor.contracts[s.entityType];
@@ -115,7 +152,10 @@ export function nicknameOf(v: unknown): string | null | undefined {
 export async function createPayee(trx: Transaction<Database>, caller: MemberCaller, input: PayeeInput, now: Date) {
   const segments = segmentsOf(input);
   const { corridor, contract } = await usableCorridor(trx, caller.environment, segments);
-  const rawFields = input.fields !== null && typeof input.fields === 'object' && !Array.isArray(input.fields) ? (input.fields as Record<string, unknown>) : {};
+  const rawFields =
+    input.fields !== null && typeof input.fields === 'object' && !Array.isArray(input.fields)
+      ? (input.fields as Record<string, unknown>)
+      : {};
   const read = readFields(contract, rawFields, { country: corridor.country });
   if (read.problems.length > 0) throw invalidFields(read.problems);
   const refusal = payeeRefusal(corridor.policy, contract, read.values, corridor.country);
@@ -141,47 +181,60 @@ export async function createPayee(trx: Transaction<Database>, caller: MemberCall
   });
   const outcome: PayeeOutcome = created ? 'created' : entity.holder_fingerprint === holderFp ? 'linked' : 'review';
   const nickname = nicknameOf(input.nickname) ?? null;
-  const insert = trx
-    .insertInto('remit_payees')
-    .values({
-      merchant_id: caller.merchantId,
-      environment: caller.environment,
-      member_id: caller.memberId,
-      entity_id: entity.id,
-      corridor_id: corridor.id,
-      entity_type: segments.entityType,
-      status: 'active',
-      outcome,
-      name_mismatch: outcome === 'review',
-      holder_name: holderName,
-      fields: JSON.stringify(read.values),
-      original_fields: JSON.stringify(read.original),
-      nickname,
-      name_check: null,
-      name_check_suggestion: null,
-      name_checked_at: null,
-      // The merchant's clock, as updated_at (the column's default would be the database's real time).
-      created_at: now,
-      updated_at: now,
-      unlinked_at: null,
-    });
+  const insert = trx.insertInto('remit_payees').values({
+    merchant_id: caller.merchantId,
+    environment: caller.environment,
+    member_id: caller.memberId,
+    entity_id: entity.id,
+    corridor_id: corridor.id,
+    entity_type: segments.entityType,
+    status: 'active',
+    outcome,
+    name_mismatch: outcome === 'review',
+    holder_name: holderName,
+    fields: JSON.stringify(read.values),
+    original_fields: JSON.stringify(read.original),
+    nickname,
+    name_check: null,
+    name_check_suggestion: null,
+    name_checked_at: null,
+    // The merchant's clock, as updated_at (the column's default would be the database's real time).
+    created_at: now,
+    updated_at: now,
+    unlinked_at: null,
+  });
   // One active link per member and payee: a concurrent request (another key) finds the first.
   // The predicate is a literal: PostgreSQL infers a partial unique index only from a constant, not a bound parameter.
   // A review is recorded on the link the member already has (spec "Payee outcome": the link is
   // made and a name mismatch is recorded): `name_mismatch` set, in this statement. The link's
   // `outcome` (how it was made), holder name and fields stay: a payee's details are not edited.
-  const linked = await (outcome === 'review'
-    ? insert.onConflict((oc) => oc.columns(['member_id', 'entity_id']).where('status', '=', sql.lit('active'))
-      .doUpdateSet({ name_mismatch: true, updated_at: now })
-      .where('remit_payees.name_mismatch', '=', false))
-    : insert.onConflict((oc) => oc.columns(['member_id', 'entity_id']).where('status', '=', sql.lit('active')).doNothing()))
+  const linked = await (
+    outcome === 'review'
+      ? insert.onConflict((oc) =>
+          oc
+            .columns(['member_id', 'entity_id'])
+            .where('status', '=', sql.lit('active'))
+            .doUpdateSet({ name_mismatch: true, updated_at: now })
+            .where('remit_payees.name_mismatch', '=', false),
+        )
+      : insert.onConflict((oc) =>
+          oc.columns(['member_id', 'entity_id']).where('status', '=', sql.lit('active')).doNothing(),
+        )
+  )
     .returning('seq')
     .executeTakeFirst();
   // Nothing inserted or updated: the member's link exists (and already records any mismatch).
-  const seq = linked?.seq ?? (await trx
-    .selectFrom('remit_payees').select('seq')
-    .where('member_id', '=', caller.memberId).where('entity_id', '=', entity.id).where('status', '=', 'active')
-    .executeTakeFirstOrThrow()).seq;
+  const seq =
+    linked?.seq ??
+    (
+      await trx
+        .selectFrom('remit_payees')
+        .select('seq')
+        .where('member_id', '=', caller.memberId)
+        .where('entity_id', '=', entity.id)
+        .where('status', '=', 'active')
+        .executeTakeFirstOrThrow()
+    ).seq;
   return { id: (await payeeIdsOf(trx)).idOf(seq), outcome, status: 'active' as const };
 }
 
@@ -204,20 +257,44 @@ export async function getPayee(db: Db, caller: MemberCaller, id: string) {
 export async function listPayees(db: Db, caller: MemberCaller, page: PageParams) {
   const ids = await payeeIdsOf(db);
   const cursorSeq = { encode: ids.numberOf, decode: ids.seqOfNumber };
-  const links = await groupedKeysetPage(activePayeesQuery(db, caller), 'favorite', (r) => r.favorite, page, (r) => r, cursorSeq);
-  const entities = await entitiesByIds(db, links.data.map((l) => l.entity_id));
+  const links = await groupedKeysetPage(
+    activePayeesQuery(db, caller),
+    'favorite',
+    (r) => r.favorite,
+    page,
+    (r) => r,
+    cursorSeq,
+  );
+  const entities = await entitiesByIds(
+    db,
+    links.data.map((l) => l.entity_id),
+  );
   const contracts = new Map<string, Corridor | undefined>();
   for (const id of new Set(links.data.map((l) => l.corridor_id))) contracts.set(id, await corridorById(db, id));
   return {
     ...links,
-    data: links.data.map((l) => payeeView(ids, l, entities.get(l.entity_id)!, contracts.get(l.corridor_id)?.contracts[l.entity_type] ?? [])),
+    data: links.data.map((l) =>
+      payeeView(ids, l, entities.get(l.entity_id)!, contracts.get(l.corridor_id)?.contracts[l.entity_type] ?? []),
+    ),
   };
 }
 
 /** PATCH: only the private nickname (64, empty clears) and the favourite flag. */
-export async function updatePayee(trx: Transaction<Database>, caller: MemberCaller, id: string, body: { nickname?: string; favorite?: boolean }, now: Date) {
+export async function updatePayee(
+  trx: Transaction<Database>,
+  caller: MemberCaller,
+  id: string,
+  body: { nickname?: string; favorite?: boolean },
+  now: Date,
+) {
   if (body.nickname === undefined && body.favorite === undefined) {
-    throw invalidFields([{ key: 'nickname', reason: 'required' }, { key: 'favorite', reason: 'required' }], 'nothing_to_update');
+    throw invalidFields(
+      [
+        { key: 'nickname', reason: 'required' },
+        { key: 'favorite', reason: 'required' },
+      ],
+      'nothing_to_update',
+    );
   }
   const link = await findActivePayee(trx, caller, id);
   if (!link) throw new ApiError('not_found', 'No such payee.');
@@ -241,7 +318,11 @@ export async function unlinkPayee(trx: Transaction<Database>, caller: MemberCall
   const link = await findOwnPayee(trx, caller, id);
   if (!link) throw new ApiError('not_found', 'No such payee.');
   if (link.status === 'active') {
-    await trx.updateTable('remit_payees').set({ status: 'unlinked', unlinked_at: now, updated_at: now }).where('seq', '=', link.seq).execute();
+    await trx
+      .updateTable('remit_payees')
+      .set({ status: 'unlinked', unlinked_at: now, updated_at: now })
+      .where('seq', '=', link.seq)
+      .execute();
   }
   return { id: (await payeeIdsOf(trx)).idOf(link.seq), status: 'unlinked' as const };
 }
@@ -255,16 +336,21 @@ export async function verifyPayee(ctx: ServiceContext, caller: MemberCaller, id:
   const link = await findActivePayee(ctx.db, caller, id);
   if (!link) throw new ApiError('not_found', 'No such payee.');
   const entity = await entityById(ctx.db, link.entity_id);
-  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.remittance.checkName(caller, {
-    country: entity.country,
-    currency: entity.currency,
-    paymentMethod: entity.payment_method,
-    clearingSystem: entity.clearing_system,
-    entityType: link.entity_type,
-    holderName: link.holder_name,
-    fields: link.fields,
-  }));
-  const result: NameCheckResult = answer.kind === 'match' || answer.kind === 'close_match' || answer.kind === 'no_match' ? answer.kind : 'unavailable';
+  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+    ctx.upstreams.remittance.checkName(caller, {
+      country: entity.country,
+      currency: entity.currency,
+      paymentMethod: entity.payment_method,
+      clearingSystem: entity.clearing_system,
+      entityType: link.entity_type,
+      holderName: link.holder_name,
+      fields: link.fields,
+    }),
+  );
+  const result: NameCheckResult =
+    answer.kind === 'match' || answer.kind === 'close_match' || answer.kind === 'no_match'
+      ? answer.kind
+      : 'unavailable';
   const suggested = answer.kind === 'close_match' ? answer.suggestedName : null;
   const checkedAt = await ctx.clock.now(ctx.db, caller);
   await ctx.db
@@ -272,5 +358,10 @@ export async function verifyPayee(ctx: ServiceContext, caller: MemberCaller, id:
     .set({ name_check: result, name_check_suggestion: suggested, name_checked_at: checkedAt, updated_at: checkedAt })
     .where('seq', '=', link.seq)
     .execute();
-  return { id: (await payeeIdsOf(ctx.db)).idOf(link.seq), result, suggested_name: suggested, checked_at: checkedAt.toISOString() };
+  return {
+    id: (await payeeIdsOf(ctx.db)).idOf(link.seq),
+    result,
+    suggested_name: suggested,
+    checked_at: checkedAt.toISOString(),
+  };
 }

@@ -15,7 +15,11 @@ export function maskIdentifier(value: string, part: string): string {
 /** The entity's account mask: its first primary identifier part, masked. */
 export function accountMaskOf(contract: readonly FieldSpec[], values: Record<string, string>): string {
   for (const spec of contract) {
-    if (spec.account_identifier && primaryIdentifierParts.includes(spec.account_identifier) && values[spec.key] !== undefined) {
+    if (
+      spec.account_identifier &&
+      primaryIdentifierParts.includes(spec.account_identifier) &&
+      values[spec.key] !== undefined
+    ) {
       return maskIdentifier(values[spec.key]!, spec.account_identifier);
     }
   }
@@ -32,7 +36,6 @@ function maskedFields(contract: readonly FieldSpec[], values: Record<string, str
   }
   return out;
 }
-
 
 /** The full payee record (list and get). */
 export function payeeView(ids: PayeeIds, link: PayeeRow, entity: PayeeEntityRow, contract: readonly FieldSpec[]) {
@@ -52,11 +55,14 @@ export function payeeView(ids: PayeeIds, link: PayeeRow, entity: PayeeEntityRow,
     fields: maskedFields(contract, link.fields),
     outcome: link.outcome,
     name_mismatch: link.name_mismatch,
-    name_check: link.name_check === null ? null : {
-      result: link.name_check,
-      suggested_name: link.name_check_suggestion,
-      checked_at: isoOrNull(link.name_checked_at)!,
-    },
+    name_check:
+      link.name_check === null
+        ? null
+        : {
+            result: link.name_check,
+            suggested_name: link.name_check_suggestion,
+            checked_at: isoOrNull(link.name_checked_at)!,
+          },
     created_at: isoOrNull(link.created_at)!,
     updated_at: isoOrNull(link.updated_at)!,
   };
