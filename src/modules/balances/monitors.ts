@@ -6,6 +6,7 @@ import { newId, withPrefix } from '../../platform/ids.js';
 import { keysetPage, mapPage, type PageParams } from '../../platform/pagination.js';
 import { accountBalance, formatAmount, parseAmount } from '../../money/index.js';
 import { getAsset } from '../assets/queries.js';
+import type { MerchantScope } from '../../platform/caller.js';
 
 /**
  * Balance monitors (extensions 13, docs/ledger.md "Balance monitors"): the merchant's watch on
@@ -13,11 +14,6 @@ import { getAsset } from '../assets/queries.js';
  * state after creation is the ledger's to keep (the trigger of migration 047, in the transaction
  * of each posting that changes the balance, with its `balance_monitor.*` event).
  */
-
-interface Scope {
-  merchantId: string;
-  environment: Environment;
-}
 
 export const monitorErrors = {
   create: ['asset_not_allowed', 'invalid_request'],
@@ -57,7 +53,7 @@ function view(row: {
 export async function createMonitor(
   trx: Transaction<Database>,
   clock: Clock,
-  scope: Scope,
+  scope: MerchantScope,
   body: { balance: 'prepaid' | 'custody'; asset: string; below: string },
 ): Promise<MonitorView> {
   const asset = await getAsset(trx, body.asset.toUpperCase());
@@ -100,7 +96,7 @@ export async function createMonitor(
   return view({ ...row, scale: asset.scale });
 }
 
-function monitorsOf(db: Db, scope: Scope) {
+function monitorsOf(db: Db, scope: MerchantScope) {
   return db
     .selectFrom('balance_monitors as b')
     .innerJoin('assets as s', 's.code', 'b.asset')
@@ -109,11 +105,11 @@ function monitorsOf(db: Db, scope: Scope) {
     .where('b.environment', '=', scope.environment);
 }
 
-export async function listMonitors(db: Db, scope: Scope, page: PageParams) {
+export async function listMonitors(db: Db, scope: MerchantScope, page: PageParams) {
   return mapPage(await keysetPage(monitorsOf(db, scope), page), view);
 }
 
-export async function getMonitor(db: Db, scope: Scope, id: string): Promise<MonitorView | undefined> {
+export async function getMonitor(db: Db, scope: MerchantScope, id: string): Promise<MonitorView | undefined> {
   if (!idShape.test(id)) return undefined;
   const row = await monitorsOf(db, scope).where('b.id', '=', withPrefix('bmn', id)).executeTakeFirst();
   return row ? view(row) : undefined;
@@ -121,7 +117,7 @@ export async function getMonitor(db: Db, scope: Scope, id: string): Promise<Moni
 
 export async function deleteMonitor(
   trx: Transaction<Database>,
-  scope: Scope,
+  scope: MerchantScope,
   id: string,
 ): Promise<{ id: string; deleted: true }> {
   const found = idShape.test(id)

@@ -2,17 +2,11 @@ import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import type { DepositsTable } from './tables.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
+import type { Caller } from '../../platform/caller.js';
 
 /** Reads and writes of the deposits table. */
 
 type Row = Selectable<DepositsTable>;
-
-export interface Caller {
-  merchantId: string;
-  environment: Environment;
-  /** Set when acting on behalf of a member: only that member's deposits are visible. */
-  memberId?: string;
-}
 
 /** A deposit of `insertDeposits`: the member as the request named it (either id). */
 export interface NewDeposit {

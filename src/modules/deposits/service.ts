@@ -15,8 +15,9 @@ import {
 } from '../../money/index.js';
 import { getAsset, pageAtScale } from '../assets/queries.js';
 import { resolveMember } from '../members/queries.js';
-import { depositPage, findDeposit, insertDeposits, type Caller, type NewDeposit } from './queries.js';
+import { depositPage, findDeposit, insertDeposits, type NewDeposit } from './queries.js';
 import type { Asset } from '../assets/rules.js';
+import type { Caller } from '../../platform/caller.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const depositErrors = {
@@ -161,8 +162,6 @@ export async function createDeposits(
   }
   return answers;
 }
-
-export type { Caller } from './queries.js';
 
 /** Ids that can name a row: anything else (control characters, other alphabets) finds nothing. */
 const idShape = /^[A-Za-z0-9_.:-]{1,100}$/;

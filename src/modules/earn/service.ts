@@ -28,17 +28,7 @@ import {
 } from './rules.js';
 import type { EarnOrderRow, EarnProductRow } from './tables.js';
 import { isoOrNull } from '../../platform/dates.js';
-
-export interface Scope {
-  merchantId: string;
-  environment: Environment;
-}
-export interface MemberScope extends Scope {
-  memberId: string;
-}
-export interface Caller extends Scope {
-  memberId?: string;
-}
+import type { Caller, MemberScope, MerchantScope } from '../../platform/caller.js';
 
 export const earnErrors = {
   subscribe: ['invalid_request', 'product_not_available', 'amount_out_of_range', 'insufficient_balance'],
@@ -276,7 +266,7 @@ export async function redeem(ctx: ServiceContext, trx: Transaction<Database>, sc
 // The daily process
 
 /** Earliest next accrual of the scope's active orders. */
-export async function nextAccrual(db: Db, scope: Scope): Promise<Date | null> {
+export async function nextAccrual(db: Db, scope: MerchantScope): Promise<Date | null> {
   const row = await db
     .selectFrom('earn_orders')
     .select((eb) => eb.fn.min('next_accrual_at').as('at'))
@@ -393,7 +383,12 @@ async function accrueOneDay(trx: Transaction<Database>, id: string, now: Date | 
  * Runs every day due: for one scope at `now` (its clock; the sandbox advance), or for every
  * merchant at its own time (the ticker). Each order-day is its own transaction.
  */
-export async function runDueAccruals(ctx: ServiceContext, batchMax: number, scope?: Scope, now?: Date): Promise<void> {
+export async function runDueAccruals(
+  ctx: ServiceContext,
+  batchMax: number,
+  scope?: MerchantScope,
+  now?: Date,
+): Promise<void> {
   for (;;) {
     let q = ctx.db.selectFrom('earn_orders').select('id').where('status', '=', 'active');
     q =

@@ -4,11 +4,7 @@ import { eventBody } from '../../events/index.js';
 import { eventTypes, isEventType } from '../../events/index.js';
 import { withPrefix } from '../../platform/ids.js';
 import { constantList, keysetPage, type ListEnvelope } from '../../platform/pagination.js';
-
-export interface Scope {
-  merchantId: string;
-  environment: Environment;
-}
+import type { MerchantScope } from '../../platform/caller.js';
 
 /** The columns the event object is rendered from (`eventBody`), with the keys the list and the stream walk by. */
 export const eventColumns = [
@@ -59,7 +55,7 @@ export interface EventFilters {
  * fan-out has not reached it, within a second of its writing) or whose records are only `sent`
  * and `pending` matches neither (docs/events.md).
  */
-export async function listEvents(db: Db, scope: Scope, f: EventFilters): Promise<ListEnvelope<EventObject>> {
+export async function listEvents(db: Db, scope: MerchantScope, f: EventFilters): Promise<ListEnvelope<EventObject>> {
   const types = typesOfFilter(f.type);
   if (types !== undefined && types.length === 0) return constantList([]);
   let q = db
@@ -87,7 +83,7 @@ export async function listEvents(db: Db, scope: Scope, f: EventFilters): Promise
 }
 
 /** One event of the scope (`evt_` prefix optional), or undefined. */
-export async function findEvent(db: Db, scope: Scope, id: string): Promise<EventObject | undefined> {
+export async function findEvent(db: Db, scope: MerchantScope, id: string): Promise<EventObject | undefined> {
   const row = await db
     .selectFrom('events')
     .select([...eventColumns])

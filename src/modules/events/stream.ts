@@ -8,7 +8,7 @@ import { eventBody } from '../../events/index.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { reportFailure } from '../../jobs/failures.js';
-import type { Scope } from './queries.js';
+import type { MerchantScope } from '../../platform/caller.js';
 
 /**
  * The event stream (`GET /v1/events/stream`, docs/events.md): server-sent events of one
@@ -52,7 +52,7 @@ interface Position {
   seq: bigint;
 }
 
-const scopeKey = (s: Scope) => `${s.merchantId}|${s.environment}`;
+const scopeKey = (s: MerchantScope) => `${s.merchantId}|${s.environment}`;
 
 /** The horizon: transactions older than this have all ended. */
 const horizonSql = sql<string>`pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
@@ -82,7 +82,7 @@ class EventFeed {
 
   constructor(private readonly ctx: ServiceContext) {}
 
-  subscribe(scope: Scope, wake: () => void): () => void {
+  subscribe(scope: MerchantScope, wake: () => void): () => void {
     const key = scopeKey(scope);
     let set = this.wakers.get(key);
     if (!set) this.wakers.set(key, (set = new Set()));
@@ -185,7 +185,7 @@ class EventFeed {
 export const eventsChannel = 'mwa_events';
 
 interface StreamOptions {
-  scope: Scope;
+  scope: MerchantScope;
   keyId: string;
   /** Types to send (undefined: all; empty: none). */
   types: string[] | undefined;
@@ -314,7 +314,7 @@ export class StreamHub {
  */
 async function startPosition(
   db: Kysely<Database>,
-  scope: Scope,
+  scope: MerchantScope,
   lastEventId: string | undefined,
 ): Promise<{ position: Position; note?: string }> {
   if (lastEventId !== undefined && lastEventId.trim() !== '') {

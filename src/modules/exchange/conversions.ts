@@ -12,7 +12,7 @@ import { newId } from '../../platform/ids.js';
 import { formatAmount, minorFromDb, parseAmount, postEntryOrRefuse } from '../../money/index.js';
 import type { RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/queries.js';
-import { findDirection, limitsOf, type Scope } from './queries.js';
+import { findDirection, limitsOf } from './queries.js';
 import {
   conversionBuyLines,
   conversionEntryKinds,
@@ -23,6 +23,7 @@ import {
 } from './rules.js';
 import { usableMid } from './service.js';
 import { sidesOf } from './requests.js';
+import type { MerchantScope } from '../../platform/caller.js';
 
 export const conversionErrors = {
   create: [
@@ -51,7 +52,7 @@ export function refuseQuoteId(body: { quote_id?: unknown }): void {
 export async function createConversion(
   ctx: ServiceContext,
   trx: Transaction<Database>,
-  scope: Scope,
+  scope: MerchantScope,
   body: ConversionBody,
   rate: RateOutcome,
 ) {

@@ -6,18 +6,9 @@ import { withPrefix } from '../../platform/ids.js';
 import { scopeNowSql } from '../../platform/clock.js';
 import type { DirectionLimits } from './rules.js';
 import type { DirectionRow, ExchangeOrderRow, OrderStatus } from './tables.js';
+import type { Caller, MerchantScope } from '../../platform/caller.js';
 
 export type { Db } from '../../db/schema.js';
-
-export interface Scope {
-  merchantId: string;
-  environment: Environment;
-}
-
-export interface OrderCaller extends Scope {
-  /** Set when acting on behalf of a member: only that member's orders are visible. */
-  memberId?: string;
-}
 
 export async function findDirection(
   db: Db,
@@ -56,7 +47,7 @@ export const stepUpThresholdOf = (d: DirectionRow): bigint | null => nullableMin
 export async function findOrder(
   db: Db,
   id: string,
-  caller: OrderCaller,
+  caller: Caller,
   forUpdate = false,
 ): Promise<ExchangeOrderRow | undefined> {
   let q = db
@@ -69,7 +60,7 @@ export async function findOrder(
   return forUpdate ? q.forUpdate().executeTakeFirst() : q.executeTakeFirst();
 }
 
-export function ordersQuery(db: Db, caller: OrderCaller, status?: OrderStatus) {
+export function ordersQuery(db: Db, caller: Caller, status?: OrderStatus) {
   let q = db
     .selectFrom('exchange_orders')
     .selectAll()
@@ -110,7 +101,7 @@ export async function dailyTotals(
 }
 
 /** Earliest lock end of the scope's quoted orders (the expiry process's next due time). */
-export async function nextQuoteExpiry(db: Db, scope: Scope): Promise<Date | null> {
+export async function nextQuoteExpiry(db: Db, scope: MerchantScope): Promise<Date | null> {
   const row = await db
     .selectFrom('exchange_orders')
     .select((eb) => eb.fn.min('quote_expires_at').as('at'))
@@ -127,7 +118,12 @@ export async function nextQuoteExpiry(db: Db, scope: Scope): Promise<Date | null
  * limits it to one merchant and `now` is that merchant's time; without a scope each row is
  * compared with its own merchant's time (the background ticker). Returns the voided rows.
  */
-export async function expireQuotes(db: Db, batchMax: number, scope?: Scope, now?: Date): Promise<ExchangeOrderRow[]> {
+export async function expireQuotes(
+  db: Db,
+  batchMax: number,
+  scope?: MerchantScope,
+  now?: Date,
+): Promise<ExchangeOrderRow[]> {
   return db
     .updateTable('exchange_orders')
     .set((eb) => ({

@@ -32,8 +32,6 @@ import {
   scaleOf,
   stepUpThresholdOf,
   type Db,
-  type OrderCaller,
-  type Scope,
 } from './queries.js';
 import {
   exchangeBuyLines,
@@ -48,6 +46,7 @@ import {
 import type { DirectionRow, ExchangeOrderRow, OrderStatus } from './tables.js';
 import { checkRestatement, sidesOf, type ExecuteRequest, type QuoteRestatement } from './requests.js';
 import { isoOrNull } from '../../platform/dates.js';
+import type { Caller, MemberScope, MerchantScope } from '../../platform/caller.js';
 
 export const exchangeErrors = {
   quote: [
@@ -77,10 +76,6 @@ export const exchangeErrors = {
 /** A rate older than this (seconds, on the merchant's clock) is `rate unavailable`: `service_unavailable`. */
 export const rateMaxAgeSeconds = 60;
 
-export interface MemberScope extends Scope {
-  memberId: string;
-}
-
 export interface QuoteBody {
   from_asset: string;
   to_asset: string;
@@ -89,7 +84,12 @@ export interface QuoteBody {
 }
 
 /** The read-only rate call, made outside any transaction (a provider is never called inside one). */
-export async function askRate(ctx: ServiceContext, scope: Scope, from: string, to: string): Promise<RateOutcome> {
+export async function askRate(
+  ctx: ServiceContext,
+  scope: MerchantScope,
+  from: string,
+  to: string,
+): Promise<RateOutcome> {
   return withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.rates.mid(scope, from, to));
 }
 
@@ -506,7 +506,7 @@ export async function executeMarket(
  */
 async function expireDueBeforeRead(
   ctx: ServiceContext,
-  caller: OrderCaller,
+  caller: Caller,
   rows: readonly ExchangeOrderRow[],
 ): Promise<boolean> {
   const locks = rows.filter((r) => r.status === 'quoted' && r.quote_expires_at !== null);
@@ -526,7 +526,7 @@ export const expiryBatchMax = 500;
  * `exchange.order.expired` event, and answers how many: of one merchant at `now` on its clock
  * (the timed process, a read), or of every merchant on its own clock (the ticker).
  */
-export async function expireLocks(ctx: ServiceContext, at?: { scope: Scope; now: Date }): Promise<number> {
+export async function expireLocks(ctx: ServiceContext, at?: { scope: MerchantScope; now: Date }): Promise<number> {
   return ctx.db.transaction().execute(async (trx) => {
     const rows = await expireQuotes(trx, expiryBatchMax, at?.scope, at?.now);
     await emitExpired(trx, rows);
@@ -534,13 +534,13 @@ export async function expireLocks(ctx: ServiceContext, at?: { scope: Scope; now:
   });
 }
 
-async function getOrder(db: Db, caller: OrderCaller, id: string) {
+async function getOrder(db: Db, caller: Caller, id: string) {
   const row = await findOrder(db, id, caller);
   if (!row) throw new ApiError('not_found', 'No such exchange order.');
   return viewOf(db, row);
 }
 
-async function listOrders(db: Db, caller: OrderCaller, query: PageParams & { status?: OrderStatus }) {
+async function listOrders(db: Db, caller: Caller, query: PageParams & { status?: OrderStatus }) {
   return viewsOf(db, await keysetPage(ordersQuery(db, caller, query.status), query));
 }
 
@@ -551,7 +551,7 @@ async function viewsOf(db: Db, page: ListEnvelope<ExchangeOrderRow>) {
 }
 
 /** `getOrder` for the API: a lock whose window has ended is voided before it is answered (`expireDueBeforeRead`). */
-export async function readOrder(ctx: ServiceContext, caller: OrderCaller, id: string) {
+export async function readOrder(ctx: ServiceContext, caller: Caller, id: string) {
   const row = await findOrder(ctx.db, id, caller);
   if (!row) throw new ApiError('not_found', 'No such exchange order.');
   if (await expireDueBeforeRead(ctx, caller, [row])) return getOrder(ctx.db, caller, id);
@@ -559,11 +559,7 @@ export async function readOrder(ctx: ServiceContext, caller: OrderCaller, id: st
 }
 
 /** `listOrders` for the API: the page is read again when a lock on it was voided first. */
-export async function readOrders(
-  ctx: ServiceContext,
-  caller: OrderCaller,
-  query: PageParams & { status?: OrderStatus },
-) {
+export async function readOrders(ctx: ServiceContext, caller: Caller, query: PageParams & { status?: OrderStatus }) {
   const page = await keysetPage(ordersQuery(ctx.db, caller, query.status), query);
   if (await expireDueBeforeRead(ctx, caller, page.data)) return listOrders(ctx.db, caller, query);
   return viewsOf(ctx.db, page);

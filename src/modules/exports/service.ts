@@ -11,17 +11,13 @@ import { enqueue } from '../../jobs/queue.js';
 import { recordEvent } from '../../events/index.js';
 import { exhausted, kindSpec, type ExportKind, type Record_ } from './kinds.js';
 import type { ExportsTable } from './tables.js';
+import type { MerchantScope } from '../../platform/caller.js';
 
 /**
  * Exports (extensions 13, docs/exports.md): requested by the API, written by a job in keyset
  * batches of rows into 256 KiB chunks in the database, read back one chunk at a time. Neither side
  * holds more than a batch of rows and a chunk.
  */
-
-interface Scope {
-  merchantId: string;
-  environment: Environment;
-}
 
 export const exportJobKind = 'export.write';
 /** Rows read per statement while writing. */
@@ -71,7 +67,7 @@ export function exportView(r: Row): ExportView {
 export async function createExport(
   trx: Transaction<Database>,
   clock: Clock,
-  scope: Scope,
+  scope: MerchantScope,
   body: { kind: ExportKind; created_gte: string; created_lt: string; format?: 'csv' | 'jsonl' },
 ): Promise<{ id: string; kind: string; status: 'pending'; created_at: string }> {
   const gte = new Date(body.created_gte);
@@ -101,7 +97,7 @@ export async function createExport(
   return { id: row.id, kind: row.kind, status: 'pending', created_at: now.toISOString() };
 }
 
-function exportsOf(db: Db, scope: Scope) {
+function exportsOf(db: Db, scope: MerchantScope) {
   return db
     .selectFrom('exports')
     .select([
@@ -121,16 +117,16 @@ function exportsOf(db: Db, scope: Scope) {
     .where('environment', '=', scope.environment);
 }
 
-export async function listExports(db: Db, scope: Scope, page: PageParams) {
+export async function listExports(db: Db, scope: MerchantScope, page: PageParams) {
   return mapPage(await keysetPage(exportsOf(db, scope), page), exportView);
 }
 
-async function findExport(db: Db, scope: Scope, id: string) {
+async function findExport(db: Db, scope: MerchantScope, id: string) {
   if (!idShape.test(id)) return undefined;
   return exportsOf(db, scope).where('id', '=', withPrefix('exp', id)).executeTakeFirst();
 }
 
-export async function getExport(db: Db, scope: Scope, id: string): Promise<ExportView> {
+export async function getExport(db: Db, scope: MerchantScope, id: string): Promise<ExportView> {
   const row = await findExport(db, scope, id);
   if (!row) throw new ApiError('not_found', 'No such export.');
   return exportView(row);
@@ -143,7 +139,7 @@ export async function getExport(db: Db, scope: Scope, id: string): Promise<Expor
 export async function openExportFile(
   db: Kysely<Database>,
   clock: Clock,
-  scope: Scope,
+  scope: MerchantScope,
   id: string,
 ): Promise<{ format: 'csv' | 'jsonl'; size: number; body: Readable; filename: string }> {
   const row = await findExport(db, scope, id);

@@ -27,6 +27,7 @@ import { levelAfterUpdate, levelOnApproval, type ProfileFields } from './rules.j
 import { transition, type KycAction } from './state.js';
 import type { KycImageKind, KycImageType, KycReviewSource } from './tables.js';
 import type { KycSubmitOutcome } from '../../upstreams/kyc/port.js';
+import type { MemberScope } from '../../platform/caller.js';
 
 /**
  * The KYC area's operations (docs/kyc.md): hosted-screen sessions, submissions from the screens,
@@ -94,16 +95,10 @@ export interface Submission {
   selfie?: CheckedImage;
 }
 
-export interface Scope {
-  merchantId: string;
-  environment: Environment;
-  memberId: string;
-}
-
 async function storeImage(
   ctx: ServiceContext,
   trx: Db,
-  scope: Scope,
+  scope: MemberScope,
   kind: KycImageKind,
   image: CheckedImage,
 ): Promise<string> {
@@ -165,7 +160,7 @@ async function enqueueCheck(trx: Db, profile: KycProfile): Promise<void> {
 export async function submitFirstProfile(
   ctx: ServiceContext,
   trx: Transaction<Database>,
-  scope: Scope,
+  scope: MemberScope,
   sub: Submission,
   now: Date,
 ): Promise<KycProfile | 'exists'> {
@@ -203,7 +198,7 @@ export async function submitFirstProfile(
 export async function submitProfileUpdate(
   ctx: ServiceContext,
   trx: Transaction<Database>,
-  scope: Scope,
+  scope: MemberScope,
   sub: Submission,
   now: Date,
 ): Promise<KycProfile> {

@@ -13,12 +13,13 @@ import { minorFromDb, postEntryOrRefuse } from '../../money/index.js';
 import { applyDecision } from './apply.js';
 import { amountToPay, readQr, type ReadQr } from './decode.js';
 import { callInFlight, callOf, safely } from './provider.js';
-import { findByKey, payableAsset, scaleOf, type Caller } from './queries.js';
+import { findByKey, payableAsset, scaleOf } from './queries.js';
 import { reconcileOrder } from './reconcile.js';
 import { qrpayEntryKinds, qrpayFreezeLines, qrpayReferenceType } from './rules.js';
 import { decideOnCall, isOpen } from './state.js';
 import type { QrOrderRow } from './tables.js';
 import { orderView } from './views.js';
+import type { Caller } from '../../platform/caller.js';
 
 /** Longest note kept with an order, in characters. */
 export const noteLengthMax = 140;

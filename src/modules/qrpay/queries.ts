@@ -7,15 +7,9 @@ import type { DecodedQr } from './emvco.js';
 import type { QrScheme } from './schemes.js';
 import { openStatuses, type PublicStatus } from './state.js';
 import type { QrOrderRow, QrPayOrderStatus } from './tables.js';
+import type { Caller } from '../../platform/caller.js';
 
 export type { Db } from '../../db/schema.js';
-
-export interface Caller {
-  merchantId: string;
-  environment: Environment;
-  /** Set when acting on behalf of a member: only that member's orders are visible. */
-  memberId?: string;
-}
 
 /** The order made with an idempotency key inside its 24-hour window, if any. */
 export async function findByKey(

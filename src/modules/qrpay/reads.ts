@@ -5,9 +5,10 @@ import { keysetPage, type PageParams } from '../../platform/pagination.js';
 import { pageAtScale } from '../assets/queries.js';
 import { qrAmountText, readQr } from './decode.js';
 import { callOf, safely } from './provider.js';
-import { findOrder, openOrdersQuery, paymentsQuery, payableAsset, scaleOf, type Caller, type Db } from './queries.js';
+import { findOrder, openOrdersQuery, paymentsQuery, payableAsset, scaleOf, type Db } from './queries.js';
 import type { PublicStatus } from './state.js';
 import { operatorOrderView, orderView } from './views.js';
+import type { Caller } from '../../platform/caller.js';
 
 function upstreamCheckError(kind: 'refused' | 'timeout' | 'unknown'): ApiError {
   if (kind === 'refused') return new ApiError('qr_code_invalid', 'The QR code was refused by the payment network.');

@@ -4,6 +4,5 @@
  * `create.ts` (the write around the provider call), `apply.ts` (an answer applied exactly once),
  * `reconcile.ts`, `operator.ts`, `queries.ts` (SQL), `views.ts`. This file only gathers.
  */
-export type { Caller } from './queries.js';
 export { decodeQr, getPayment, listPayments } from './reads.js';
 export { claimLeaseMs, finishPayment, noteLengthMax, openPayment, paymentPlan, type PaymentInput } from './create.js';

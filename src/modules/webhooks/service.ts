@@ -12,6 +12,7 @@ import { normaliseEventTypes, redeliverAction, subscribes } from './state.js';
 import { subscribesSql } from './claims.js';
 import { endpointsLockSql, insertDeliveries, recordEndpointChange } from './fan-out.js';
 import { iso } from '../../platform/dates.js';
+import type { Caller } from '../../platform/caller.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const webhookErrors = {
@@ -25,11 +26,6 @@ export const webhookErrors = {
 
 type EndpointRow = Selectable<WebhookEndpointsTable>;
 type DeliveryRow = Selectable<WebhookDeliveriesTable>;
-
-export interface Caller {
-  merchantId: string;
-  environment: Environment;
-}
 
 /** Live (not deleted) endpoints per merchant and environment. Bounds the fan-out: at most 20 records per event. */
 export const endpointsPerMerchantMax = 20;

@@ -3,17 +3,11 @@ import type { Database, Environment, Db } from '../../db/schema.js';
 import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 import { withPrefix } from '../../platform/ids.js';
+import type { Caller } from '../../platform/caller.js';
 
 /** Reads and writes of the withdrawals and blacklisted_addresses tables. */
 
 type Row = Selectable<WithdrawalsTable>;
-
-export interface Caller {
-  merchantId: string;
-  environment: Environment;
-  /** Set when acting on behalf of a member: only that member's withdrawals are visible. */
-  memberId?: string;
-}
 
 /**
  * A hex (EVM) address names one account whatever the case of its letters: `0xAbC…` (the EIP-55

@@ -23,7 +23,8 @@ import { requireHighValueLevel } from '../kyc/service.js';
 import { stepUpObjectRef } from '../step-up/rules.js';
 import { transition, type WithdrawalAction } from './state.js';
 import { addressChecksumValid } from './address-rules.js';
-import { addressRefused, findOwned, memberExternalId, withdrawalPage, type Caller } from './queries.js';
+import { addressRefused, findOwned, memberExternalId, withdrawalPage } from './queries.js';
+import type { Caller } from '../../platform/caller.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const withdrawalErrors = {
@@ -42,8 +43,6 @@ export const withdrawalErrors = {
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
 type Row = Selectable<WithdrawalsTable>;
-
-export type { Caller } from './queries.js';
 
 async function scaleOf(db: Db, asset: string): Promise<number> {
   const a = await getAsset(db, asset);

@@ -6,15 +6,9 @@ import { withPrefix } from '../../../platform/ids.js';
 import { statusesOf, type PublicStatus } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 import type { Db } from '../payees/queries.js';
+import type { Caller } from '../../../platform/caller.js';
 
-export interface OrderCaller {
-  merchantId: string;
-  environment: Environment;
-  /** Set when acting on behalf of a member: only that member's orders are visible. */
-  memberId?: string;
-}
-
-export async function findOrder(db: Db, id: string, caller?: OrderCaller): Promise<RemitOrderRow | undefined> {
+export async function findOrder(db: Db, id: string, caller?: Caller): Promise<RemitOrderRow | undefined> {
   let q = db.selectFrom('remit_orders').selectAll().where('id', '=', withPrefix('rmt', id));
   if (caller) {
     q = q.where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
@@ -23,7 +17,7 @@ export async function findOrder(db: Db, id: string, caller?: OrderCaller): Promi
   return q.executeTakeFirst();
 }
 
-export function ordersQuery(db: Db, caller: OrderCaller, status?: PublicStatus) {
+export function ordersQuery(db: Db, caller: Caller, status?: PublicStatus) {
   let q = db
     .selectFrom('remit_orders')
     .selectAll()

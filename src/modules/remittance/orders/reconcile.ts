@@ -5,9 +5,10 @@ import { ApiError } from '../../../platform/errors.js';
 import { reconcilePass, resolveByHand } from '../../../provider-orders/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { applyDecision, remitOrders } from './apply.js';
-import { findOrder, type OrderCaller } from './queries.js';
+import { findOrder } from './queries.js';
 import { decideOnQuery, decideOnReturnCheck, isOpen, type Decision } from './state.js';
 import type { RemitOrderRow } from './tables.js';
+import type { Caller } from '../../../platform/caller.js';
 
 /** Orders re-queried per pass (bounded batch). */
 export const reconcileBatchMax = 50;
@@ -89,7 +90,7 @@ export function reconcileDueOrders(ctx: ServiceContext, batchMax = reconcileBatc
  * the service learns it from the provider exactly as it would in production and returns the
  * amount to the member's available balance.
  */
-export async function simulateReturn(ctx: ServiceContext, caller: OrderCaller, id: string): Promise<RemitOrderRow> {
+export async function simulateReturn(ctx: ServiceContext, caller: Caller, id: string): Promise<RemitOrderRow> {
   const order = await findOrder(ctx.db, id, caller);
   if (!order) throw new ApiError('not_found', 'No such remittance.');
   if (order.status === 'returned') return order;

@@ -19,12 +19,13 @@ import { requireHighValueLevel } from '../../kyc/service.js';
 import { emitOrderEvent } from './apply.js';
 import { corridorById } from '../corridors/queries.js';
 import { corridorRefusal, payeeRefusal } from '../corridors/rules.js';
-import { dailyTotals, findOrder, lockDailyTotals, ordersQuery, scaleOf, type OrderCaller } from './queries.js';
+import { dailyTotals, findOrder, lockDailyTotals, ordersQuery, scaleOf } from './queries.js';
 import { findActivePayee, payeeIdsOf, type Db, type MemberCaller } from '../payees/queries.js';
 import { limitBreach, priceOrder, remitEntryKinds, remitFreezeLines, remitReferenceType } from './rules.js';
 import type { PublicStatus } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 import { orderView } from './views.js';
+import type { Caller } from '../../../platform/caller.js';
 
 export const orderErrors = {
   create: [
@@ -211,13 +212,13 @@ export async function viewOf(db: Db, row: RemitOrderRow) {
   );
 }
 
-export async function getOrder(db: Db, caller: OrderCaller, id: string) {
+export async function getOrder(db: Db, caller: Caller, id: string) {
   const row = await findOrder(db, id, caller);
   if (!row) throw new ApiError('not_found', 'No such remittance.');
   return viewOf(db, row);
 }
 
-export async function listOrders(db: Db, caller: OrderCaller, query: PageParams & { status?: PublicStatus }) {
+export async function listOrders(db: Db, caller: Caller, query: PageParams & { status?: PublicStatus }) {
   const page = await keysetPage(ordersQuery(db, caller, query.status), query);
   const data = [];
   for (const row of page.data) data.push(await viewOf(db, row));
