@@ -55,6 +55,7 @@ export {
   prepaidChargeLines,
   memberFeeToMerchant,
 } from './rules.js';
+export * from './posting-rules/index.js';
 export { accountBalance, platformTotal } from './balances.js';
 export { convert, convertBack, rateAfterSpread, ratioOf } from './conversion.js';
 export { verifyLedger, problemsPerCheckMax, type LedgerReport } from './verify.js';
