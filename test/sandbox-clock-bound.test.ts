@@ -18,7 +18,7 @@ import type { RunningService } from '../src/server.js';
 import { advanceClock, advanceRunMaxMs, advanceStepsMax, type AdvanceBounds } from '../src/modules/sandbox/clock.js';
 import type { TimedProcess } from '../src/jobs/types.js';
 import type { IdempotencyContext } from '../src/platform/request-context.js';
-import { Pacer, pacedDb } from '../src/platform/pacing.js';
+import { Pacer, pacedDb } from '../src/db/pacing.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
 import { startReceiver } from './support/webhook-receiver.js';
 

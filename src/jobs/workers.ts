@@ -2,7 +2,7 @@ import type { ServiceContext } from '../service-context.js';
 import { JobRunner } from './runner.js';
 import type { BatchQueue, JobHandler, Ticker } from './types.js';
 import { reportFailure } from './failures.js';
-import { Pacer, pacedDb } from '../platform/pacing.js';
+import { Pacer, pacedDb } from '../db/pacing.js';
 
 /** A ticker run's longest stretch without a turn of the event loop before its next transaction, in milliseconds. */
 export const tickerSliceMs = 5;
@@ -46,7 +46,7 @@ export function createWorkers(ctx: ServiceContext, start: boolean, options: Work
   const runTicker = (t: Ticker) => {
     const existing = inFlight.get(t.name);
     if (existing) return existing;
-    // Paced like the sandbox clock's advance (platform/pacing.ts): a ticker that finds much due (a
+    // Paced like the sandbox clock's advance (db/pacing.ts): a ticker that finds much due (a
     // sandbox merchant's work left past an advance's bound) lets the other requests run between its transactions.
     const run = t
       .run({ ...ctx, db: pacedDb(ctx.db, new Pacer(tickerSliceMs)) })

@@ -10,7 +10,7 @@ import { reportFailure } from '../../jobs/failures.js';
 import { raiseSandboxOffset, type ClockScope } from '../../platform/clock.js';
 import { ApiError } from '../../platform/errors.js';
 import type { IdempotencyContext } from '../../platform/request-context.js';
-import { Pacer, pacedDb } from '../../platform/pacing.js';
+import { Pacer, pacedDb } from '../../db/pacing.js';
 
 /** The largest advance of one call, in seconds (365 days). */
 export const advanceSecondsMax = 31_536_000;
