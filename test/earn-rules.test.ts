@@ -6,17 +6,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { assertEntry, type EntryLine } from '../src/money/index.js';
 import {
-  aprText,
-  dailyInterest,
-  earnEntryKinds,
-  earnReferenceType,
-  maturityLines,
-  payoutLines,
-  redeemLines,
-  subscribeLines,
-} from '../src/modules/earn/rules.js';
+  assertEntry,
+  earnMaturityLines as maturityLines,
+  earnPayoutLines as payoutLines,
+  earnRedeemLines as redeemLines,
+  earnSubscribeLines as subscribeLines,
+  type EntryLine,
+} from '../src/money/index.js';
+import { aprText, dailyInterest, earnEntryKinds, earnReferenceType } from '../src/modules/earn/rules.js';
 
 const holder = { memberId: 'mem_1', merchantId: 'mch_1' };
 const changes = (lines: EntryLine[], merchantId = holder.merchantId) => {

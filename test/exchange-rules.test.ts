@@ -6,30 +6,30 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { assertEntry, type EntryLine } from '../src/money/index.js';
+import {
+  assertEntry,
+  conversionBuyLines,
+  conversionSellLines,
+  earnMaturityLines as maturityLines,
+  earnPayoutLines as payoutLines,
+  earnRedeemLines as redeemLines,
+  earnSubscribeLines as subscribeLines,
+  exchangeBuyLines,
+  exchangeSellLines,
+  type EntryLine,
+} from '../src/money/index.js';
 import { convert, rateAfterSpread, ratioOf } from '../src/money/conversion.js';
 import { isStale } from '../src/upstreams/rates/port.js';
 import { SimulatedMarket, driftBps } from '../src/upstreams/rates/simulator.js';
 import {
   bpsUp,
-  conversionBuyLines,
-  conversionSellLines,
-  exchangeBuyLines,
-  exchangeSellLines,
   limitBreach,
   needsStepUp,
   priceExchange,
   quoteRequestIdentity,
   type PriceInput,
 } from '../src/modules/exchange/rules.js';
-import {
-  aprText,
-  dailyInterest,
-  maturityLines,
-  payoutLines,
-  redeemLines,
-  subscribeLines,
-} from '../src/modules/earn/rules.js';
+import { aprText, dailyInterest } from '../src/modules/earn/rules.js';
 import { defaultDirections, defaultEarnProducts } from '../src/db/migrations/017_exchange_earn.js';
 
 const runs = { numRuns: 400 };

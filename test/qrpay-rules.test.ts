@@ -7,15 +7,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { assertEntry, type EntryLine } from '../src/money/index.js';
 import {
+  assertEntry,
   qrpayCompleteLines,
-  qrpayEntryKinds,
   qrpayFailLines,
   qrpayFreezeLines,
-  qrpayReferenceType,
   qrpayRefundLines,
-} from '../src/modules/qrpay/rules.js';
+  type EntryLine,
+} from '../src/money/index.js';
+import { qrpayEntryKinds, qrpayReferenceType } from '../src/modules/qrpay/rules.js';
 
 const merchantId = 'mch_1';
 const memberId = 'mem_1';

@@ -31,14 +31,7 @@ import {
   payeeRefusal,
   type CorridorLimits,
 } from '../src/modules/remittance/corridors/rules.js';
-import {
-  limitBreach,
-  priceOrder,
-  remitCompleteLines,
-  remitFailLines,
-  remitFreezeLines,
-  remitReturnLines,
-} from '../src/modules/remittance/orders/rules.js';
+import { limitBreach, priceOrder } from '../src/modules/remittance/orders/rules.js';
 import {
   decideOnCall,
   decideOnQuery,
@@ -56,7 +49,14 @@ import {
 import { calendarFor, simulatedNameCheck } from '../src/upstreams/remittance/simulator.js';
 import { convert, convertBack, rateAfterSpread, ratioOf } from '../src/money/conversion.js';
 import { SimulatedMarket } from '../src/upstreams/rates/simulator.js';
-import { assertEntry, type EntryLine } from '../src/money/index.js';
+import {
+  assertEntry,
+  remitCompleteLines,
+  remitFailLines,
+  remitFreezeLines,
+  remitReturnLines,
+  type EntryLine,
+} from '../src/money/index.js';
 
 const runs = { numRuns: 200 };
 const contractOf = (country: string, clearing: string, entity: 'INDIVIDUAL' | 'COMPANY' = 'INDIVIDUAL') =>

@@ -12,20 +12,20 @@ import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { keysetPage, type PageParams } from '../../platform/pagination.js';
 import { scopeNowSql } from '../../platform/clock.js';
-import { formatAmount, minorFromDb, parseAmount, postEntry, postEntryOrRefuse } from '../../money/index.js';
+import {
+  earnMaturityLines,
+  earnPayoutLines,
+  earnRedeemLines,
+  earnSubscribeLines,
+  formatAmount,
+  minorFromDb,
+  parseAmount,
+  postEntry,
+  postEntryOrRefuse,
+} from '../../money/index.js';
 import { recordEvent } from '../../events/index.js';
 import { getAsset } from '../assets/queries.js';
-import {
-  aprText,
-  dailyInterest,
-  dayMs,
-  earnEntryKinds,
-  earnReferenceType,
-  maturityLines,
-  payoutLines,
-  redeemLines,
-  subscribeLines,
-} from './rules.js';
+import { aprText, dailyInterest, dayMs, earnEntryKinds, earnReferenceType } from './rules.js';
 import type { EarnOrderRow, EarnProductRow } from './tables.js';
 import { isoOrNull } from '../../platform/dates.js';
 import type { Caller, MemberScope, MerchantScope } from '../../platform/caller.js';
@@ -202,7 +202,7 @@ export async function subscribe(
     referenceType: earnReferenceType,
     referenceId: row.id,
     asset: row.asset,
-    lines: subscribeLines(scope.memberId, amount),
+    lines: earnSubscribeLines(scope.memberId, amount),
   });
   // No event at the start (the reference's Events table).
   return orderView(row, asset.scale);
@@ -257,7 +257,7 @@ export async function redeem(ctx: ServiceContext, trx: Transaction<Database>, sc
     referenceType: earnReferenceType,
     referenceId: o.id,
     asset: o.asset,
-    lines: redeemLines(o.member_id, minorFromDb(o.amount)),
+    lines: earnRedeemLines(o.member_id, minorFromDb(o.amount)),
   });
   return viewPosition(trx, row);
 }
@@ -322,7 +322,7 @@ async function accrueOneDay(trx: Transaction<Database>, id: string, now: Date | 
       await postEntry(trx, {
         ...base,
         kind: earnEntryKinds.payout(day),
-        lines: payoutLines({ memberId: o.member_id, merchantId: o.merchant_id }, interest),
+        lines: earnPayoutLines({ memberId: o.member_id, merchantId: o.merchant_id }, interest),
       });
       await recordEvent(trx, {
         merchantId: o.merchant_id,
@@ -364,7 +364,7 @@ async function accrueOneDay(trx: Transaction<Database>, id: string, now: Date | 
   await postEntry(trx, {
     ...base,
     kind: earnEntryKinds.mature,
-    lines: maturityLines({ memberId: o.member_id, merchantId: o.merchant_id }, principal, accrued),
+    lines: earnMaturityLines({ memberId: o.member_id, merchantId: o.merchant_id }, principal, accrued),
   });
   await recordEvent(trx, {
     merchantId: o.merchant_id,

@@ -9,18 +9,18 @@ import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { formatAmount, minorFromDb, parseAmount, postEntryOrRefuse } from '../../money/index.js';
+import {
+  conversionBuyLines,
+  conversionSellLines,
+  formatAmount,
+  minorFromDb,
+  parseAmount,
+  postEntryOrRefuse,
+} from '../../money/index.js';
 import type { RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/queries.js';
 import { findDirection, limitsOf } from './queries.js';
-import {
-  conversionBuyLines,
-  conversionEntryKinds,
-  conversionReferenceType,
-  conversionSellLines,
-  limitBreach,
-  priceExchange,
-} from './rules.js';
+import { conversionEntryKinds, conversionReferenceType, limitBreach, priceExchange } from './rules.js';
 import { usableMid } from './service.js';
 import { sidesOf } from './requests.js';
 import type { MerchantScope } from '../../platform/caller.js';

@@ -1,9 +1,9 @@
 /**
  * Exchange's pure rules (docs/exchange.md): the price of one execution (spread, fee on the
  * direction's side, every rounding in the service's favour), the amount and daily limits, the
- * posting rules of a member exchange and of a merchant conversion. No database, no clock.
+ * entry kinds of a member exchange and of a merchant conversion (their lines:
+ * src/money/posting-rules/exchange.ts). No database, no clock.
  */
-import { memberFeeToMerchant, platformAccount, type EntryLine } from '../../money/index.js';
 import { convert, rateAfterSpread } from '../../money/index.js';
 import type { FeeSide } from './tables.js';
 
@@ -103,81 +103,13 @@ export const needsStepUp = (amount: bigint, threshold: bigint | null): boolean =
   threshold !== null && amount >= threshold;
 
 // ---------------------------------------------------------------------------------------------
-// Posting rules. One execution posts two entries in one transaction, one per asset (the ledger's
-// entries are single-asset), both under the order's id: `exchange.sell` (from-asset) and
-// `exchange.buy` (to-asset). Each balances; together they are the execution.
+// Entry kinds. One execution posts two entries under the order's id: `exchange.sell` (from-asset)
+// and `exchange.buy` (to-asset); their lines are src/money/posting-rules/exchange.ts.
 
 export const exchangeReferenceType = 'exchange_order';
 export const conversionReferenceType = 'merchant_conversion';
 export const exchangeEntryKinds = { sell: 'exchange.sell', buy: 'exchange.buy' } as const;
 export const conversionEntryKinds = { sell: 'conversion.sell', buy: 'conversion.buy' } as const;
-
-export interface ExecutionMoney {
-  memberId: string;
-  merchantId: string;
-  fromAmount: bigint;
-  toAmount: bigint;
-  fee: bigint;
-  feeSide: FeeSide;
-}
-
-/**
- * The from-asset: the member's available drops by from_amount, which goes to the platform's
- * exchange desk through settlement clearing (custody untouched, as QR payments); a from-side fee
- * comes back from the desk to the merchant (`memberFeeToMerchant`: fee income against fee
- * retained, the coins the desk hands the merchant beside custody). Custody is never touched, so an
- * asset bought through the desk can be sold and charged for.
- */
-export function exchangeSellLines(p: ExecutionMoney): EntryLine[] {
-  return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: p.fromAmount },
-    { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.fromAmount },
-    ...memberFeeToMerchant(p.merchantId, p.feeSide === 'from' ? p.fee : 0n),
-  ];
-}
-
-/**
- * The to-asset: the desk delivers the net amount through settlement clearing to the member's
- * available; a to-side fee is the merchant's (`memberFeeToMerchant`).
- */
-export function exchangeBuyLines(p: ExecutionMoney): EntryLine[] {
-  return [
-    { account: platformAccount('settlement_clearing', p.merchantId), side: 'debit', amount: p.toAmount },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.toAmount },
-    ...memberFeeToMerchant(p.merchantId, p.feeSide === 'to' ? p.fee : 0n),
-  ];
-}
-
-/**
- * A merchant conversion moves the merchant's own prepaid balance: the from-asset's prepaid drops
- * by from_amount (back to the platform's prepaid funding), the to-asset's prepaid rises by the
- * net amount; the fee, on either side, is the platform's fee income. Custody is not touched.
- */
-export function conversionSellLines(p: Omit<ExecutionMoney, 'memberId'>): EntryLine[] {
-  const feeHere = p.feeSide === 'from' ? p.fee : 0n;
-  const lines: EntryLine[] = [
-    {
-      account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' },
-      side: 'debit',
-      amount: p.fromAmount,
-    },
-    { account: platformAccount('prepaid_funding', p.merchantId), side: 'credit', amount: p.fromAmount - feeHere },
-  ];
-  if (feeHere > 0n)
-    lines.push({ account: platformAccount('fee_income', p.merchantId), side: 'credit', amount: feeHere });
-  return lines;
-}
-
-export function conversionBuyLines(p: Omit<ExecutionMoney, 'memberId'>): EntryLine[] {
-  const feeHere = p.feeSide === 'to' ? p.fee : 0n;
-  const lines: EntryLine[] = [
-    { account: platformAccount('prepaid_funding', p.merchantId), side: 'debit', amount: p.toAmount + feeHere },
-    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' }, side: 'credit', amount: p.toAmount },
-  ];
-  if (feeHere > 0n)
-    lines.push({ account: platformAccount('fee_income', p.merchantId), side: 'credit', amount: feeHere });
-  return lines;
-}
 
 /**
  * A quote request as its idempotency record compares it (route access `canonicalBody`): the

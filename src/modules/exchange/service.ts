@@ -11,14 +11,20 @@ import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
-import { formatAmount, minorFromDb, parseAmount, postEntryOrRefuse } from '../../money/index.js';
+import {
+  exchangeBuyLines,
+  exchangeSellLines,
+  formatAmount,
+  minorFromDb,
+  parseAmount,
+  postEntryOrRefuse,
+} from '../../money/index.js';
 import { recordEvent } from '../../events/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { isStale, type RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/queries.js';
-import { minKycLevel } from '../kyc/queries.js';
-import { requireStepUp, stepUpErrors, type StepUpCall } from '../step-up/service.js';
-import { stepUpObjectRef } from '../step-up/rules.js';
+import { minKycLevel } from '../kyc/index.js';
+import { requireStepUp, type StepUpCall, stepUpErrors, stepUpObjectRef } from '../step-up/index.js';
 import {
   dailyTotals,
   directionById,
@@ -34,10 +40,8 @@ import {
   type Db,
 } from './queries.js';
 import {
-  exchangeBuyLines,
   exchangeEntryKinds,
   exchangeReferenceType,
-  exchangeSellLines,
   limitBreach,
   needsStepUp,
   priceExchange,

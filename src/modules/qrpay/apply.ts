@@ -7,7 +7,7 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
-import { minorFromDb, postEntry } from '../../money/index.js';
+import { minorFromDb, postEntry, qrpayCompleteLines, qrpayFailLines, qrpayRefundLines } from '../../money/index.js';
 import { recordEvent } from '../../events/index.js';
 import {
   applyAndSchedule,
@@ -17,9 +17,9 @@ import {
   suspendOrder,
   type OrderStore,
 } from '../../provider-orders/index.js';
-import { raiseAlert } from '../alerts/queries.js';
+import { raiseAlert } from '../alerts/index.js';
 import { externalIdOf } from './queries.js';
-import { qrpayCompleteLines, qrpayEntryKinds, qrpayFailLines, qrpayReferenceType, qrpayRefundLines } from './rules.js';
+import { qrpayEntryKinds, qrpayReferenceType } from './rules.js';
 import { openStatuses, type Decision, type FailureReason } from './state.js';
 import type { QrOrderRow } from './tables.js';
 

@@ -1,10 +1,7 @@
-import { platformAccount, type EntryLine } from '../../money/index.js';
-
 /**
- * Posting rules of QR payments (one asset per entry, amounts in minor units). With the order id as
- * reference each kind posts once per order. The money leaves the platform to the acquirer, so a
- * completed payment is credited to the platform's settlement clearing account (what the platform
- * owes the acquirer / has paid out through it), not to the merchant's custody.
+ * The entry kinds of QR payments: with the order id as reference each kind posts once per order.
+ * Their lines (posting rules: the money leaves to the acquirer through settlement clearing) are
+ * src/money/posting-rules/qrpay.ts.
  */
 export const qrpayReferenceType = 'qrpay_order';
 
@@ -14,36 +11,3 @@ export const qrpayEntryKinds = {
   fail: 'qrpay.fail',
   refund: 'qrpay.refund',
 } as const;
-
-/** Order created: the debit is frozen (available → frozen). */
-export function qrpayFreezeLines(p: { memberId: string; amount: bigint }): EntryLine[] {
-  return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: p.amount },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'credit', amount: p.amount },
-  ];
-}
-
-/** The provider confirmed the payment: frozen is cleared towards settlement clearing (kept for the order's merchant).
- * */
-export function qrpayCompleteLines(p: { memberId: string; merchantId: string; amount: bigint }): EntryLine[] {
-  return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.amount },
-    { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.amount },
-  ];
-}
-
-/** The payment failed: the freeze is released in full (frozen → available). */
-export function qrpayFailLines(p: { memberId: string; amount: bigint }): EntryLine[] {
-  return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.amount },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
-  ];
-}
-
-/** The acquirer refunded a completed payment: settlement clearing → member available. */
-export function qrpayRefundLines(p: { memberId: string; merchantId: string; amount: bigint }): EntryLine[] {
-  return [
-    { account: platformAccount('settlement_clearing', p.merchantId), side: 'debit', amount: p.amount },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
-  ];
-}

@@ -1,2 +1,48 @@
-/** The posting rules of the earn flows (issue 38: every flow's posting rules live in src/money/posting-rules/). */
-export {};
+/**
+ * The posting rules of the earn flows (docs/earn.md; the interest maths and the entry kinds are
+ * src/modules/earn/rules.ts). Interest is funded from the platform's `earn_interest` account (kept
+ * for the order's merchant), so every entry that pays interest names where it came from.
+ */
+import { platformAccount } from '../accounts.js';
+import type { EntryLine } from '../posting.js';
+
+const member = (memberId: string, bucket: 'available' | 'earn') => ({ owner: 'member' as const, memberId, bucket });
+const interestFund = (merchantId: string) => platformAccount('earn_interest', merchantId);
+
+/** Whose order it is: the member paid, and the merchant whose platform interest account pays. */
+export interface EarnHolder {
+  memberId: string;
+  merchantId: string;
+}
+
+/** Subscription: available → earn. */
+export function earnSubscribeLines(memberId: string, amount: bigint): EntryLine[] {
+  return [
+    { account: member(memberId, 'available'), side: 'debit', amount },
+    { account: member(memberId, 'earn'), side: 'credit', amount },
+  ];
+}
+
+/** Flexible redemption: earn → available (the principal). */
+export function earnRedeemLines(memberId: string, amount: bigint): EntryLine[] {
+  return [
+    { account: member(memberId, 'earn'), side: 'debit', amount },
+    { account: member(memberId, 'available'), side: 'credit', amount },
+  ];
+}
+
+/** A flexible day's payout: the platform's interest account → the member's available. */
+export function earnPayoutLines(holder: EarnHolder, interest: bigint): EntryLine[] {
+  return [
+    { account: interestFund(holder.merchantId), side: 'debit', amount: interest },
+    { account: member(holder.memberId, 'available'), side: 'credit', amount: interest },
+  ];
+}
+
+/** Fixed-term maturity: principal from earn and the interest from the platform's account, both to available. */
+export function earnMaturityLines(holder: EarnHolder, principal: bigint, interest: bigint): EntryLine[] {
+  const lines: EntryLine[] = [{ account: member(holder.memberId, 'earn'), side: 'debit', amount: principal }];
+  if (interest > 0n) lines.push({ account: interestFund(holder.merchantId), side: 'debit', amount: interest });
+  lines.push({ account: member(holder.memberId, 'available'), side: 'credit', amount: principal + interest });
+  return lines;
+}

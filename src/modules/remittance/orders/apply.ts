@@ -8,7 +8,15 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
-import { minorFromDb, postEntry, type EntryLine } from '../../../money/index.js';
+import {
+  minorFromDb,
+  postEntry,
+  remitCompleteLines,
+  remitFailLines,
+  remitReturnLines,
+  type EntryLine,
+  type RemitMoney,
+} from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import {
   applyAndSchedule,
@@ -19,16 +27,9 @@ import {
   suspendOrder,
   type OrderStore,
 } from '../../../provider-orders/index.js';
-import { raiseAlert } from '../../alerts/queries.js';
+import { raiseAlert } from '../../alerts/index.js';
 import { externalIdOf } from './queries.js';
-import {
-  remitCompleteLines,
-  remitEntryKinds,
-  remitFailLines,
-  remitReferenceType,
-  remitReturnLines,
-  type OrderMoney,
-} from './rules.js';
+import { remitEntryKinds, remitReferenceType } from './rules.js';
 import { movesFrom, publicStatus, returnCheckOffsetsSeconds, type Decision, type FailureReason } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 
@@ -57,7 +58,7 @@ export async function emitOrderEvent(trx: Transaction<Database>, row: RemitOrder
   });
 }
 
-const moneyOf = (row: RemitOrderRow): OrderMoney => ({
+const moneyOf = (row: RemitOrderRow): RemitMoney => ({
   memberId: row.member_id,
   merchantId: row.merchant_id,
   amount: minorFromDb(row.source_amount),

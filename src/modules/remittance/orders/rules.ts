@@ -1,9 +1,9 @@
 /**
  * Remittance orders' pure rules: the order's price (fee on top, FX through the one rate service's
- * helpers), its limits, and the posting rules (docs/remittance.md). Whether a corridor can serve a
+ * helpers), its limits, and the entry kinds (docs/remittance.md; the lines:
+ * src/money/posting-rules/remittance.ts). Whether a corridor can serve a
  * payee: corridors/rules.ts. No database, no clock: callers pass what these need.
  */
-import { memberFeeToMerchant, platformAccount, type EntryLine } from '../../../money/index.js';
 import { convert, convertBack, rateAfterSpread } from '../../../money/index.js';
 import type { CorridorLimits } from '../corridors/rules.js';
 
@@ -72,7 +72,8 @@ export function limitBreach(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Posting rules (one asset per entry: the source asset; with the order id each kind posts once)
+// Entry kinds (one asset per entry: the source asset; with the order id each kind posts once); their
+// lines are src/money/posting-rules/remittance.ts
 
 export const remitReferenceType = 'remittance_order';
 
@@ -82,51 +83,3 @@ export const remitEntryKinds = {
   fail: 'remittance.fail',
   return: 'remittance.return',
 } as const;
-
-export interface OrderMoney {
-  memberId: string;
-  merchantId: string;
-  amount: bigint;
-  fee: bigint;
-}
-
-/** Order created: amount plus fee are frozen (available → frozen). */
-export function remitFreezeLines(p: OrderMoney): EntryLine[] {
-  const total = p.amount + p.fee;
-  return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: total },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'credit', amount: total },
-  ];
-}
-
-/**
- * Paid out: the freeze is cleared. Amount and fee leave the member through settlement clearing
- * (custody untouched, as QR payments and exchanges); the fee comes back to the merchant as its
- * income (`memberFeeToMerchant`). Custody is not asked for the fee: a member may send an asset
- * the merchant holds no custody of (bought through the exchange desk), and the completion must
- * still post: the provider has paid out.
- */
-export function remitCompleteLines(p: OrderMoney): EntryLine[] {
-  return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.amount + p.fee },
-    { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.amount + p.fee },
-    ...memberFeeToMerchant(p.merchantId, p.fee),
-  ];
-}
-
-/** Failed (refused, never received): the freeze is released in full, fee included (frozen → available). */
-export function remitFailLines(p: OrderMoney): EntryLine[] {
-  const total = p.amount + p.fee;
-  return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: total },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: total },
-  ];
-}
-
-/** Returned by the beneficiary bank after completion: the amount comes back to available; the fee is kept. */
-export function remitReturnLines(p: OrderMoney): EntryLine[] {
-  return [
-    { account: platformAccount('settlement_clearing', p.merchantId), side: 'debit', amount: p.amount },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
-  ];
-}
