@@ -5,10 +5,10 @@ import {
   webhookJobHandlers,
   webhookTickers,
   webhookTimedProcesses,
-} from './modules/webhooks/workers.js';
+} from './modules/webhooks/index.js';
 import { qrpayTickers } from './modules/qrpay/workers.js';
 import { upstreamTickers } from './upstreams/workers.js';
-import { kycJobHandlers } from './modules/kyc/workers.js';
+import { kycJobHandlers } from './modules/kyc/index.js';
 import { remittanceJobHandlers, remittanceTickers, remittanceTimedProcesses } from './modules/remittance/index.js';
 import { exchangeTickers, exchangeTimedProcesses } from './modules/exchange/workers.js';
 import { earnTickers, earnTimedProcesses } from './modules/earn/workers.js';
@@ -25,8 +25,8 @@ import {
   cardTimedProcesses,
 } from './modules/cards/index.js';
 import { consoleTickers } from './console/workers.js';
-import { eventTickers, eventTimedProcesses } from './modules/events/workers.js';
-import { exportJobHandlers, exportTickers } from './modules/exports/workers.js';
+import { eventTickers, eventTimedProcesses } from './modules/events/index.js';
+import { exportJobHandlers, exportTickers } from './modules/exports/index.js';
 
 /**
  * Every background job, assembled in one place (a composition root, like src/routes.ts): src/jobs

@@ -1,7 +1,7 @@
 import { registerModules, type AppInstance } from './platform/http-app.js';
 import type { ServiceContext } from './service-context.js';
 import { healthRoutes } from './platform/health.js';
-import { authRoutes } from './modules/auth/routes.js';
+import { authRoutes } from './modules/auth/index.js';
 import { registerOpenApi } from './platform/openapi.js';
 import { webhooksDocument } from './events/index.js';
 import { registerDocsPage } from './platform/docs-page.js';
@@ -11,15 +11,13 @@ import { depositRoutes } from './modules/deposits/routes.js';
 import { balanceRoutes } from './modules/balances/routes.js';
 import { withdrawalRoutes } from './modules/withdrawals/routes.js';
 import { qrpayRoutes } from './modules/qrpay/routes.js';
-import { sandboxRoutes } from './modules/sandbox/routes.js';
-import { merchantDepositAddressRoutes } from './modules/merchant-deposit-address/routes.js';
-import { webhookRoutes } from './modules/webhooks/routes.js';
+import { sandboxRoutes } from './modules/sandbox/index.js';
+import { merchantDepositAddressRoutes } from './modules/merchant-deposit-address/index.js';
+import { webhookRoutes } from './modules/webhooks/index.js';
 import { timedProcesses } from './background.js';
-import { hostedScreenRoutes } from './modules/hosted-screens/routes.js';
-import { screenRegistry, type HostedScreen } from './modules/hosted-screens/screen.js';
-import { kycRoutes } from './modules/kyc/routes.js';
-import { kycScreens } from './modules/kyc/screens.js';
-import { stepUpScreen } from './modules/step-up/screen.js';
+import { type HostedScreen, hostedScreenRoutes, screenRegistry } from './modules/hosted-screens/index.js';
+import { kycRoutes, kycScreens } from './modules/kyc/index.js';
+import { stepUpScreen } from './modules/step-up/index.js';
 import { cardLifecycleRoutes, cardMoneyRoutes, cardRoutes, cardScreens } from './modules/cards/index.js';
 
 /**
@@ -32,8 +30,8 @@ import { exchangeRoutes } from './modules/exchange/routes.js';
 import { earnRoutes } from './modules/earn/routes.js';
 import { consoleRoutes } from './console/routes.js';
 import { ledgerEntryRoutes } from './modules/ledger-entries/routes.js';
-import { exportRoutes } from './modules/exports/routes.js';
-import { eventRoutes } from './modules/events/routes.js';
+import { exportRoutes } from './modules/exports/index.js';
+import { eventRoutes } from './modules/events/index.js';
 
 /** Every public route module, registered in one place. */
 export async function registerPublicRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {

@@ -16,7 +16,7 @@ import { NonceBatcher } from './platform/nonce-batch.js';
 import { resolveMember } from './modules/members/queries.js';
 import { AssetCatalogueCache, assetChangeChannel, useAssetCache } from './modules/assets/catalogue-cache.js';
 import { mapDomainError } from './api-errors.js';
-import { raiseAlert } from './modules/alerts/queries.js';
+import { raiseAlert } from './modules/alerts/index.js';
 import { buildPublicApp, cutConnections, type AppInstance, type CutRequest } from './platform/http-app.js';
 import { loggerOptions } from './platform/request-log.js';
 import { beginDrain } from './platform/health.js';
@@ -30,7 +30,7 @@ import { batchQueues, jobHandlers, tickers } from './background.js';
 import { reportFailure } from './jobs/failures.js';
 import { createUpstreams } from './upstreams/create-upstreams.js';
 import { createClock } from './platform/clock.js';
-import { closeDeliveryPools } from './modules/webhooks/http-post.js';
+import { closeDeliveryPools } from './modules/webhooks/index.js';
 import { hostedScreenKeyBytes, parseHostedScreenKey } from './platform/keys.js';
 import { randomBytes } from 'node:crypto';
 

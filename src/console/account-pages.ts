@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
-import { html } from '../modules/hosted-screens/html.js';
+import { html } from '../modules/hosted-screens/index.js';
 import {
   consoleBase,
   formOf,

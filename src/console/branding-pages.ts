@@ -2,10 +2,11 @@ import multipart from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
-import { html } from '../modules/hosted-screens/html.js';
 import {
+  type BrandingChange,
   contrastRatio,
   displayNameMax,
+  html,
   logoBytesMax,
   logoPath,
   normaliseAccent,
@@ -13,8 +14,7 @@ import {
   saveBranding,
   sniffImage,
   textOn,
-  type BrandingChange,
-} from '../modules/hosted-screens/service.js';
+} from '../modules/hosted-screens/index.js';
 import {
   csrfField,
   formFieldBytesMax,

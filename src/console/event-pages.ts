@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
-import { html, type HtmlPart } from '../modules/hosted-screens/html.js';
-import { findEvent, listEvents, type EventObject } from '../modules/events/queries.js';
-import { deliveryView, listEndpoints, replayEndpoint, replayEventsMax } from '../modules/webhooks/service.js';
+import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
+import { type EventObject, findEvent, listEvents } from '../modules/events/index.js';
+import { deliveryView, listEndpoints, replayEndpoint, replayEventsMax } from '../modules/webhooks/index.js';
 import { attempt, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './audit.js';
 import { can } from './rules.js';

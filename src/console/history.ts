@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../service-context.js';
 import { formatAmount, minorFromDb } from '../money/index.js';
-import { html, type HtmlPart } from '../modules/hosted-screens/html.js';
+import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import type { PageRequest } from './http.js';
 import { objectEntries, objectEvents } from './queries.js';
 import { envPath, table, when } from './views.js';

@@ -11,7 +11,7 @@ import {
   isCsrfCookieValue,
   newCsrfCookieValue,
   verifyCsrf,
-} from '../modules/hosted-screens/csrf.js';
+} from '../modules/hosted-screens/index.js';
 import { resumeSession, type ConsoleSession } from './service.js';
 import type { LoginClient } from './throttle.js';
 import { deviceCookieName, deviceCookieSeconds, deviceIdFor, newDeviceValue } from './device.js';

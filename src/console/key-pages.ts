@@ -6,9 +6,15 @@ import type { ApiKeysTable } from '../platform/tables.js';
 import { describeEntry, isAllowed } from '../platform/ip-allowlist.js';
 import { restrictedScopes, scopeCatalogue } from '../platform/scopes.js';
 import { ApiError } from '../platform/errors.js';
-import { html, type HtmlPart } from '../modules/hosted-screens/html.js';
-import { createKey, getKey, rotateKey, updateKey, type KeyWithSecrets } from '../modules/merchants/service.js';
-import { splitScopes } from '../modules/merchants/rules.js';
+import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
+import {
+  createKey,
+  getKey,
+  type KeyWithSecrets,
+  rotateKey,
+  splitScopes,
+  updateKey,
+} from '../modules/merchants/index.js';
 import { all, attempt, one, formOf, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './audit.js';
 import { listKeys } from './queries.js';

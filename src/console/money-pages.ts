@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
-import { html } from '../modules/hosted-screens/html.js';
+import { html } from '../modules/hosted-screens/index.js';
 import { memberBalances } from '../modules/balances/queries.js';
 import { confirmWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals } from '../modules/withdrawals/service.js';
 import { getDeposit, listDeposits } from '../modules/deposits/service.js';

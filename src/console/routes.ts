@@ -2,7 +2,7 @@ import type { AppInstance, RouteModule } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import type { TimedProcess } from '../jobs/types.js';
 import { ApiError } from '../platform/errors.js';
-import { html } from '../modules/hosted-screens/html.js';
+import { html } from '../modules/hosted-screens/index.js';
 import { ConsoleFormError, consoleSecurityHeaders, formBodyBytesMax, parseForm, sendHtml } from './http.js';
 import { registerAuthPages } from './auth-pages.js';
 import { registerKeyPages } from './key-pages.js';

@@ -2,7 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, Db } from '../db/schema.js';
 import { ApiError, invalidFields, type ErrorCode } from '../platform/errors.js';
 import { randomToken, sha256Hex } from '../platform/ids.js';
-import { getMerchant } from '../modules/merchants/queries.js';
+import { getMerchant } from '../modules/merchants/index.js';
 import { decoyHash, hashPassword, needsRehash, verifyPassword } from './password.js';
 import {
   deleteOtherSessions,

@@ -4,14 +4,8 @@ import type { ServiceContext } from '../service-context.js';
 import type { TimedProcess } from '../jobs/types.js';
 import { ApiError } from '../platform/errors.js';
 import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../upstreams/port.js';
-import { html } from '../modules/hosted-screens/html.js';
-import {
-  advanceClock,
-  advanceSecondsMax,
-  presetBehavior,
-  readClock,
-  resetSandbox,
-} from '../modules/sandbox/service.js';
+import { html } from '../modules/hosted-screens/index.js';
+import { advanceClock, advanceSecondsMax, presetBehavior, readClock, resetSandbox } from '../modules/sandbox/index.js';
 import { attempt, csrfField, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './audit.js';
 import { auditPage } from './queries.js';

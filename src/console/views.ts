@@ -1,5 +1,5 @@
 import type { Environment } from '../db/schema.js';
-import { html, type HtmlPart, type SafeHtml } from '../modules/hosted-screens/html.js';
+import { html, type HtmlPart, type SafeHtml } from '../modules/hosted-screens/index.js';
 import { consoleBase, csrfField, type PageRequest } from './http.js';
 import { can } from './rules.js';
 

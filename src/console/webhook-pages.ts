@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
-import { html, type HtmlPart } from '../modules/hosted-screens/html.js';
+import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import {
   checkEndpointUrl,
   createEndpoint,
@@ -9,12 +9,12 @@ import {
   deliveryStatuses,
   listDeliveries,
   listEndpoints,
+  overlapSecondsDefault,
   redeliver,
+  redeliverAction,
   rollSecret,
   updateEndpoint,
-  overlapSecondsDefault,
-} from '../modules/webhooks/service.js';
-import { redeliverAction } from '../modules/webhooks/state.js';
+} from '../modules/webhooks/index.js';
 import { ApiError } from '../platform/errors.js';
 import { attempt, formOf, one, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './audit.js';

@@ -12,7 +12,7 @@ import {
   prepaidCreditLines,
 } from '../../money/index.js';
 import { getAsset } from '../assets/queries.js';
-import { getMerchant } from '../merchants/queries.js';
+import { getMerchant } from '../merchants/index.js';
 import { merchantBalances } from './queries.js';
 
 /**

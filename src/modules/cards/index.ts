@@ -15,7 +15,7 @@ import { cardRecordRoutes } from './cards/routes.js';
 import { controlRoutes } from './controls/routes.js';
 import { replacementRoutes } from './replacements/routes.js';
 import { closingRoutes } from './closing/routes.js';
-import type { HostedScreen } from '../hosted-screens/screen.js';
+import type { HostedScreen } from '../hosted-screens/index.js';
 import { cardSupplementScreen } from './applications/screens.js';
 import { cardRevealScreen } from './cards/reveal.js';
 

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { OperatorEnvironment, OperatorIdParams, operatorRouter } from '../../platform/operator-route.js';
-import { getMerchant } from '../merchants/queries.js';
+import { getMerchant } from '../merchants/index.js';
 import { frameAncestorsMax } from './security-headers.js';
 import { getFrameAncestors, hostedScreenErrors, setFrameAncestors } from './service.js';
 

@@ -3,7 +3,7 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { constantList, listEnvelope } from '../../platform/pagination.js';
 import { router } from '../../platform/route.js';
-import { hostedOrigin } from '../hosted-screens/rules.js';
+import { hostedOrigin } from '../hosted-screens/index.js';
 import { requirementsOf } from './queries.js';
 import { orderRequirements } from './rules.js';
 import { createKycSession, createProfileSession, getProfile, kycErrors, sandboxReview } from './service.js';

@@ -1,18 +1,23 @@
 import { ApiError } from '../../platform/errors.js';
-import { completeTicket, voidTicket } from '../hosted-screens/queries.js';
-import { readBranding } from '../hosted-screens/service.js';
 import {
+  completeTicket,
+  type FieldError,
   fieldset,
   fileField,
   form,
+  type FormFields,
+  type FormState,
+  type HostedScreen,
   html,
+  readBranding,
+  type ScreenPage,
+  type ScreenState,
   selectField,
   textField,
-  type FieldError,
-  type FormState,
-} from '../hosted-screens/html.js';
-import type { FormFields, HostedScreen, ScreenPage, ScreenState, UploadedFile } from '../hosted-screens/screen.js';
-import type { Ticket } from '../hosted-screens/rules.js';
+  type Ticket,
+  type UploadedFile,
+  voidTicket,
+} from '../hosted-screens/index.js';
 import { profileOfMember, type KycProfile } from './queries.js';
 import {
   countryCodes,

@@ -7,8 +7,7 @@ import { recordEvent } from '../../events/index.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { configuredKey } from '../../platform/keys.js';
-import { issueTicket } from '../hosted-screens/service.js';
-import { ticketView } from '../hosted-screens/rules.js';
+import { issueTicket, ticketView } from '../hosted-screens/index.js';
 import { resolveMember } from '../members/queries.js';
 import { imageKeyLabel, sealImage } from './images.js';
 import {

@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
 import { CreateMemberBody, Member, MemberIdParams } from './schemas.js';
 import { createMembers, getMember, memberErrors, memberView, revokeSessions, suspendMember } from './service.js';
-import { profileStatusOf } from '../kyc/queries.js';
+import { profileStatusOf } from '../kyc/index.js';
 
 const tags = ['Members'];
 

@@ -4,7 +4,7 @@ import type { MembersTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { hasMemberIdForm, insertMembers, resolveMember, type NewMember } from './queries.js';
-import { voidMemberTickets } from '../hosted-screens/queries.js';
+import { voidMemberTickets } from '../hosted-screens/index.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const memberErrors = {

@@ -11,7 +11,7 @@ import { usableNetwork } from '../assets/rules.js';
 import { getAsset } from '../assets/queries.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { providerStatusOf } from '../../upstreams/port.js';
-import { raiseAlertOnce } from '../alerts/queries.js';
+import { raiseAlertOnce } from '../alerts/index.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const depositAddressErrors = {

@@ -2,7 +2,7 @@
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { minorFromDb } from '../../money/index.js';
-import { raiseAlertOnce } from '../alerts/queries.js';
+import { raiseAlertOnce } from '../alerts/index.js';
 import { applyDecision, refundIn } from './apply.js';
 import { callInFlight, callOf, safely } from './provider.js';
 import { queryDecision } from './reconcile.js';

@@ -1,7 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { completeTicket, voidTicket } from '../hosted-screens/queries.js';
-import type { Ticket } from '../hosted-screens/rules.js';
+import { completeTicket, type Ticket, voidTicket } from '../hosted-screens/index.js';
 import { stepUpCodeMatches } from './code.js';
 import { decideCode, exhaustedOutcome, sandboxStepUpCode, stepUpCodeShape } from './rules.js';
 

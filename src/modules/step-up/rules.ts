@@ -1,7 +1,7 @@
 import { canonicalJson } from '../../platform/idempotency.js';
 import { sha256Hex } from '../../platform/ids.js';
 import type { Environment } from '../../db/columns.js';
-import type { Ticket } from '../hosted-screens/rules.js';
+import type { Ticket } from '../hosted-screens/index.js';
 
 /**
  * Strong authentication (step-up), the pure part: which actions can ask for it and how the

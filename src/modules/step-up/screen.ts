@@ -1,7 +1,14 @@
 import { ApiError } from '../../platform/errors.js';
-import type { Ticket } from '../hosted-screens/rules.js';
-import { form, html, textField, type FieldError } from '../hosted-screens/html.js';
-import type { HostedScreen, ScreenPage, ScreenState } from '../hosted-screens/screen.js';
+import {
+  type FieldError,
+  form,
+  type HostedScreen,
+  html,
+  type ScreenPage,
+  type ScreenState,
+  textField,
+  type Ticket,
+} from '../hosted-screens/index.js';
 import { enterStepUpCode, settleStepUp } from './completion.js';
 import { isStepUpAction, sandboxStepUpCode, stepUpActions, stepUpAttemptsMax, stepUpCodeLength } from './rules.js';
 

@@ -5,9 +5,7 @@ import type { ServiceContext } from '../../service-context.js';
 import type { ErrorCode } from '../../platform/errors.js';
 import { SameKeyRefusal } from '../../platform/idempotency.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import { findTicket } from '../hosted-screens/queries.js';
-import { hostedOrigin, ticketTtlSeconds, ticketView } from '../hosted-screens/rules.js';
-import { issueTicket } from '../hosted-screens/service.js';
+import { findTicket, hostedOrigin, issueTicket, ticketTtlSeconds, ticketView } from '../hosted-screens/index.js';
 import { hashStepUpCode, newStepUpCode } from './code.js';
 import { findThreshold, markChallengeUsed } from './queries.js';
 import {

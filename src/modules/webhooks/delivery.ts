@@ -3,7 +3,7 @@ import type { ClockScope } from '../../platform/clock.js';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { reportFailure } from '../../jobs/failures.js';
-import { raiseAlert } from '../alerts/queries.js';
+import { raiseAlert } from '../alerts/index.js';
 import { decideOutcome, failingTooLong, type AttemptResult } from './state.js';
 import { envelope, signatureHeader, signingSecrets } from './signature.js';
 import { allowsPrivateTargets, resolveTarget } from './ssrf.js';

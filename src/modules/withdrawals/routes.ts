@@ -3,7 +3,7 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
-import { stepUpCall } from '../step-up/service.js';
+import { stepUpCall } from '../step-up/index.js';
 import {
   confirmWithdrawal,
   createWithdrawal,

@@ -18,9 +18,8 @@ import {
 import { recordEvent } from '../../events/index.js';
 import { addressMatches, usableNetwork } from '../assets/rules.js';
 import { getAsset, pageAtScale } from '../assets/queries.js';
-import { requireStepUp, stepUpErrors, type StepUpCall } from '../step-up/service.js';
-import { requireHighValueLevel } from '../kyc/service.js';
-import { stepUpObjectRef } from '../step-up/rules.js';
+import { requireStepUp, type StepUpCall, stepUpErrors, stepUpObjectRef } from '../step-up/index.js';
+import { requireHighValueLevel } from '../kyc/index.js';
 import { transition, type WithdrawalAction } from './state.js';
 import { addressChecksumValid } from './address-rules.js';
 import { addressRefused, findOwned, memberExternalId, withdrawalPage } from './queries.js';

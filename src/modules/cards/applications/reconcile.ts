@@ -19,7 +19,7 @@ import type { ClockScope } from '../../../platform/clock.js';
 import { reportFailure } from '../../../jobs/failures.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { reconcileStalledAfterChecks } from '../../../provider-orders/index.js';
-import { raiseAlert } from '../../alerts/queries.js';
+import { raiseAlert } from '../../alerts/index.js';
 import { alertApplicationUnknownStatus, decide } from './service.js';
 import { findApplication } from './queries.js';
 import { productBySeq } from '../products/queries.js';

@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../../../service-context.js';
 import type { Router } from '../../../platform/route.js';
-import { hostedOrigin } from '../../hosted-screens/rules.js';
+import { hostedOrigin } from '../../hosted-screens/index.js';
 import { IdParams, Ticket } from '../shared/schemas.js';
 import { AdvanceBody, ApplicationBody, CardApplication } from './schemas.js';
 import {

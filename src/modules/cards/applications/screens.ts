@@ -1,21 +1,24 @@
 import { configuredKey } from '../../../platform/keys.js';
 import { newId } from '../../../platform/ids.js';
 import { ApiError } from '../../../platform/errors.js';
-import { completeTicket, voidSubjectTickets, voidTicket } from '../../hosted-screens/queries.js';
 import {
+  completeTicket,
+  type FieldError,
   fieldset,
   fileField,
   form,
-  html,
-  summaryList,
-  type FieldError,
   type FormState,
-} from '../../hosted-screens/html.js';
-import type { HostedScreen, ScreenPage, UploadedFile } from '../../hosted-screens/screen.js';
-import type { Ticket } from '../../hosted-screens/rules.js';
+  type HostedScreen,
+  html,
+  type ScreenPage,
+  summaryList,
+  type Ticket,
+  type UploadedFile,
+  voidSubjectTickets,
+  voidTicket,
+} from '../../hosted-screens/index.js';
 import { sealSupplementImage as sealImage } from './images.js';
-import { profileOfMember } from '../../kyc/queries.js';
-import { imageFields, sniffImageType, validateImage, type ImageFieldName } from '../../kyc/rules.js';
+import { type ImageFieldName, imageFields, profileOfMember, sniffImageType, validateImage } from '../../kyc/index.js';
 import { supplementSubmitted } from './service.js';
 import { supplementOpen } from './state.js';
 import { findApplication } from './queries.js';

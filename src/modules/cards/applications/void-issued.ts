@@ -10,7 +10,7 @@ import { enqueue, type ClaimedJob } from '../../../jobs/queue.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf } from '../../../upstreams/port.js';
-import { raiseAlert, raiseAlertOnce } from '../../alerts/queries.js';
+import { raiseAlert, raiseAlertOnce } from '../../alerts/index.js';
 import type { Db } from '../shared/queries.js';
 import type { CardApplicationRow } from './tables.js';
 

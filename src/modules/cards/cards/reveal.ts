@@ -12,11 +12,18 @@ import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import type { CardUpstream } from '../../../upstreams/index.js';
-import { issueTicket } from '../../hosted-screens/service.js';
-import { completeTicket, voidTicket } from '../../hosted-screens/queries.js';
-import { ticketView, type Ticket } from '../../hosted-screens/rules.js';
-import { form, html, summaryList } from '../../hosted-screens/html.js';
-import type { HostedScreen, ScreenPage } from '../../hosted-screens/screen.js';
+import {
+  completeTicket,
+  form,
+  type HostedScreen,
+  html,
+  issueTicket,
+  type ScreenPage,
+  summaryList,
+  type Ticket,
+  ticketView,
+  voidTicket,
+} from '../../hosted-screens/index.js';
 import { findCard } from './queries.js';
 import { type Db, type MemberCardCaller } from '../shared/queries.js';
 import { expiryText } from './rules.js';

@@ -12,7 +12,7 @@ import type { ClockScope } from '../../../platform/clock.js';
 import { reportFailure } from '../../../jobs/failures.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { reconcileStalledAfterChecks } from '../../../provider-orders/index.js';
-import { raiseAlert } from '../../alerts/queries.js';
+import { raiseAlert } from '../../alerts/index.js';
 import { confirmRules, restoreConfirmedRules, storedRuleSet } from './merchant-rules.js';
 import type { Db } from '../shared/queries.js';
 import { nextCheck, reconcileBatchMax } from '../shared/reconcile.js';

@@ -14,7 +14,7 @@ import { ApiError, invalidFields, type ErrorCode } from '../../../platform/error
 import { minorFromDb, parseAmount } from '../../../money/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf, type CallOutcome } from '../../../upstreams/port.js';
-import { raiseAlertOnce } from '../../alerts/queries.js';
+import { raiseAlertOnce } from '../../alerts/index.js';
 import { findCard } from '../cards/queries.js';
 import { scaleOf, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { addressProblems, normaliseAddress } from '../shared/rules.js';

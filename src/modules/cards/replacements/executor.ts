@@ -22,7 +22,7 @@ import { newId } from '../../../platform/ids.js';
 import { accountBalance, minorFromDb, postEntry } from '../../../money/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf } from '../../../upstreams/port.js';
-import { raiseAlert } from '../../alerts/queries.js';
+import { raiseAlert } from '../../alerts/index.js';
 import { emitCardStatus, emitReplacement, returnCardBalance } from '../shared/balance-return.js';
 import { alertUnknownStatus } from '../controls/service.js';
 import { productBySeq } from '../products/queries.js';

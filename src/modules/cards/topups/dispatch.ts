@@ -35,7 +35,7 @@ import {
 } from '../../../provider-orders/index.js';
 import { rateAfterSpread } from '../../../money/index.js';
 import type { CallOutcome, StatusOutcome } from '../../../upstreams/port.js';
-import { raiseAlert } from '../../alerts/queries.js';
+import { raiseAlert } from '../../alerts/index.js';
 import { getAsset } from '../../assets/queries.js';
 import {
   arrivalAt,
