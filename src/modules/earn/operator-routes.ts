@@ -8,7 +8,9 @@ import { newId } from '../../platform/ids.js';
 import { parseAmount } from '../../money/index.js';
 import { getAsset } from '../assets/queries.js';
 import { EarnProduct } from './routes.js';
-import { listProducts, productView } from './service.js';
+import { insertProduct, updateProduct } from './queries.js';
+import { listProducts } from './service.js';
+import { productView } from './views.js';
 
 /** Operator side of earn: the product catalogue (docs/earn.md). Products are never deleted: `enabled: false` withdraws
  * one. */
@@ -68,21 +70,17 @@ export async function earnOperatorRoutes(app: AppInstance, ctx: ServiceContext):
             fields: [{ key: 'max_amount', reason: 'below_min_amount' }],
           });
         }
-        const row = await trx
-          .insertInto('earn_products')
-          .values({
-            id: newId('epr'),
-            environment: body.environment,
-            asset: asset.code,
-            type: body.type,
-            term_days: body.term_days,
-            apr_bps: body.apr_bps,
-            min_amount: minAmount.toString(),
-            max_amount: maxAmount === null ? null : maxAmount.toString(),
-            updated_at: ctx.clock.real(),
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow();
+        const row = await insertProduct(trx, {
+          id: newId('epr'),
+          environment: body.environment,
+          asset: asset.code,
+          type: body.type,
+          term_days: body.term_days,
+          apr_bps: body.apr_bps,
+          min_amount: minAmount.toString(),
+          max_amount: maxAmount === null ? null : maxAmount.toString(),
+          updated_at: ctx.clock.real(),
+        });
         return productView(row, asset.scale);
       }),
   );
@@ -108,12 +106,7 @@ export async function earnOperatorRoutes(app: AppInstance, ctx: ServiceContext):
         const set: { enabled?: boolean; apr_bps?: number; updated_at: Date } = { updated_at: ctx.clock.real() };
         if (body.enabled !== undefined) set.enabled = body.enabled;
         if (body.apr_bps !== undefined) set.apr_bps = body.apr_bps;
-        const row = await trx
-          .updateTable('earn_products')
-          .set(set)
-          .where('id', '=', params.id)
-          .returningAll()
-          .executeTakeFirst();
+        const row = await updateProduct(trx, params.id, set);
         if (!row) throw new ApiError('not_found', 'No such earn product.');
         return productView(row, (await getAsset(trx, row.asset))?.scale ?? 2);
       }),
