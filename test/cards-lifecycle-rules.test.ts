@@ -12,10 +12,9 @@ import {
   replacementTransition,
   truncateNote,
 } from '../src/modules/cards/replacements/state.js';
-import { balanceReturnLines, heldReleaseToAvailableLines } from '../src/modules/cards/shared/rules.js';
 import { replacementFeeAsset, replacementFees } from '../src/modules/cards/replacements/rules.js';
 import { replacementRetryDelaySeconds } from '../src/modules/cards/replacements/executor.js';
-import { assertEntry } from '../src/money/index.js';
+import { assertEntry, balanceReturnLines, heldReleaseToAvailableLines } from '../src/money/index.js';
 import type { CardStatus } from '../src/modules/cards/cards/tables.js';
 
 const statuses: CardStatus[] = ['unactivated', 'active', 'closing', 'closed', 'expired', 'replaced'];

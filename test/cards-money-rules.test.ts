@@ -1,31 +1,28 @@
 /** The pure rules of a card's money: top-up price, payment priority, the authorisation decision, the posting rules. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertEntry } from '../src/money/index.js';
 import {
-  arrivalAt,
-  payingAsset,
-  priceTopUp,
+  assertEntry,
   topUpCreditLines,
-  topUpDispatchProblem,
   topUpFailLines,
   topUpFreezeLines,
   topUpSettleLines,
-} from '../src/modules/cards/topups/rules.js';
-import {
   authHoldLines,
+  clearingLines,
+  clearingSplit,
+  refundLines,
+  reversalLines,
+} from '../src/money/index.js';
+import { arrivalAt, payingAsset, priceTopUp, topUpDispatchProblem } from '../src/modules/cards/topups/rules.js';
+import {
   authorizationExpired,
   authorizationExpiresAt,
   authorizationHoldDays,
   clearableHold,
-  clearingLines,
-  clearingSplit,
   decideAuthorization,
   effectiveLimits,
   heldOf,
   limitCounted,
-  refundLines,
-  reversalLines,
   reversalOf,
   ruleVerdict,
   type AuthorizationFacts,

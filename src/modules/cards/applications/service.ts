@@ -9,7 +9,16 @@ import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
-import { minorFromDb, postEntry, postEntryOrRefuse, type EntryLine } from '../../../money/index.js';
+import {
+  minorFromDb,
+  postEntry,
+  postEntryOrRefuse,
+  type EntryLine,
+  cardEntryKinds,
+  feeChargeLines,
+  feeFreezeLines,
+  feeRefundLines,
+} from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { recheckDelayMs } from '../../../provider-orders/index.js';
@@ -22,14 +31,7 @@ import { authorisedBins, binAllowed, productBySeq, productSeqOf } from '../produ
 import { externalIdOf, scaleOf, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { findApplication } from './queries.js';
 import { addressProblems, normaliseAddress } from '../shared/rules.js';
-import {
-  cardEntryKinds,
-  cardReferenceType,
-  feeChargeLines,
-  feeFreezeLines,
-  feeInSource,
-  feeRefundLines,
-} from './rules.js';
+import { cardReferenceType, feeInSource } from './rules.js';
 import {
   applicationReceived,
   applicationTransition,

@@ -19,7 +19,15 @@ import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { newId } from '../../../platform/ids.js';
-import { accountBalance, minorFromDb, postEntry } from '../../../money/index.js';
+import {
+  accountBalance,
+  minorFromDb,
+  postEntry,
+  feeChargeLines,
+  feeFreezeLines,
+  feeRefundLines,
+  lifecycleEntryKinds,
+} from '../../../money/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf } from '../../../upstreams/port.js';
 import { raiseAlert } from '../../alerts/index.js';
@@ -27,8 +35,8 @@ import { emitCardStatus, emitReplacement, returnCardBalance } from '../shared/ba
 import { alertUnknownStatus } from '../controls/service.js';
 import { productBySeq } from '../products/queries.js';
 import { scaleOf } from '../shared/queries.js';
-import { feeChargeLines, feeFreezeLines, feeInSource, feeRefundLines } from '../applications/rules.js';
-import { lifecycleEntryKinds, replacementReferenceType } from '../shared/rules.js';
+import { feeInSource } from '../applications/rules.js';
+import { replacementReferenceType } from '../shared/rules.js';
 import { replacementFeeAsset, replacementFees } from './rules.js';
 import { openingInventory, openingStatus } from '../cards/state.js';
 import { replacementStartProblem, replacementTransition } from './state.js';

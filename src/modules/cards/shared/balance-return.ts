@@ -5,10 +5,9 @@
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
-import { accountBalance, postEntry } from '../../../money/index.js';
+import { accountBalance, postEntry, balanceReturnLines, lifecycleEntryKinds } from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import { externalIdOf, type Db } from './queries.js';
-import { balanceReturnLines, lifecycleEntryKinds } from './rules.js';
 import type { CardReplacementRow } from '../replacements/tables.js';
 import type { CardRow } from '../cards/tables.js';
 

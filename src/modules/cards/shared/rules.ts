@@ -1,10 +1,9 @@
-import type { EntryLine } from '../../../money/index.js';
 import type { Address } from './tables.js';
 
 /**
  * Pure rules several card sub-areas share (docs/cards.md): the address checks (an application's
- * shipping address, a card's billing address) and the posting rules of a card that stops
- * (replacement, closing, expiry) and of its held amounts.
+ * shipping address, a card's billing address) and the references of a card that stops; its posting
+ * rules (replacement, closing, expiry, its held amounts) are src/money/posting-rules/cards.ts.
  */
 
 export type FieldProblem = { key: string; reason: string };
@@ -39,47 +38,7 @@ export function normaliseAddress(a: Address): Address {
 // ---------------------------------------------------------------------------------------------
 // Replacement, closing and expiry (replacements/, closing/; docs/cards.md).
 
-export const lifecycleEntryKinds = {
-  /** A card's spendable balance back to the member's available balance (card currency). */
-  balanceReturn: 'card.balance_return',
-  replacementFeeFreeze: 'card.replacement_fee_freeze',
-  replacementFeeCharge: 'card.replacement_fee_charge',
-  replacementFeeRelease: 'card.replacement_fee_release',
-} as const;
-
 export const replacementReferenceType = 'card_replacement';
 /** Closing and expiry return a card's balance under (`card`, `<card id>:close` / `<card id>:expiry`): each happens once
  * per card. */
 export const cardReferenceTypeOfCard = 'card';
-
-/**
- * A card stops (security replacement, closing confirmed, expiry): its spendable balance goes back
- * to the member's available balance, in the card currency (the same asset, so custody does not
- * change). Only `card:<id>` moves: amounts held by authorisations stay in `card_held:<id>` and
- * leave it as their clearings or reversals come (see `heldReleaseToAvailableLines`).
- */
-export function balanceReturnLines(p: { memberId: string; cardId: string; amount: bigint }): EntryLine[] {
-  return [
-    {
-      account: { owner: 'member', memberId: p.memberId, bucket: 'card', cardId: p.cardId },
-      side: 'debit',
-      amount: p.amount,
-    },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
-  ];
-}
-
-/**
- * A hold reversed (or an authorisation expired) after the card's balance went back: the amount
- * goes from `card_held:<id>` straight to available, never onto a card that cannot spend any more.
- */
-export function heldReleaseToAvailableLines(p: { memberId: string; cardId: string; amount: bigint }): EntryLine[] {
-  return [
-    {
-      account: { owner: 'member', memberId: p.memberId, bucket: 'card_held', cardId: p.cardId },
-      side: 'debit',
-      amount: p.amount,
-    },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
-  ];
-}

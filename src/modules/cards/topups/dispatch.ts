@@ -15,6 +15,12 @@ import {
   parseAmount,
   postEntry,
   postEntryOrRefuse,
+  topUpCreditLines,
+  topUpFailLines,
+  topUpFreezeLines,
+  topUpSettleLines,
+  type TopUpMoney,
+  cardMoneyEntryKinds,
 } from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import { enqueue } from '../../../jobs/queue.js';
@@ -41,18 +47,12 @@ import {
   arrivalAt,
   payingAsset,
   priceTopUp,
-  topUpCreditLines,
   topUpDispatchProblem,
-  topUpFailLines,
-  topUpFreezeLines,
   topUpReferenceType,
-  topUpSettleLines,
   type SourceCandidate,
-  type TopUpMoney,
   type TopUpPrice,
   type TopUpStopReason,
 } from './rules.js';
-import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardTopupRow, TopUpStatus } from './tables.js';
 import { moneyOf, replacementInFlight } from './service.js';
 import {

@@ -1,11 +1,10 @@
 /**
  * Pure rules of card top-ups (docs/cards.md "Card money"): the price and quote, the dispatch
- * check, the member's payment priority, the posting rules of a top-up. No database, no clock.
+ * check, the member's payment priority (the posting rules
+ * of a top-up: src/money/posting-rules/cards.ts). No database, no clock.
  */
-import { memberFeeToMerchant, type EntryLine } from '../../../money/index.js';
 import { convert } from '../../../money/index.js';
 import { feeInSource } from '../applications/rules.js';
-import { cardDestination, memberBucket, settlementClearing, type CardMoneyDestination } from '../shared/money.js';
 import type { CardStatus } from '../cards/tables.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -127,55 +126,6 @@ export function payingAsset(preferred: string | undefined, candidates: readonly 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Posting rules, referenced by the top-up id.
+// Top-ups are referenced by the top-up id; their posting rules: src/money/posting-rules/cards.ts.
 
 export const topUpReferenceType = 'card_topup';
-
-export interface TopUpMoney {
-  memberId: string;
-  merchantId: string;
-  cardId: string;
-  amount: bigint;
-  fee: bigint;
-  arrival: bigint;
-}
-
-/** Top-up created: amount plus fee frozen (available → frozen), source asset. */
-export function topUpFreezeLines(p: TopUpMoney): EntryLine[] {
-  return [
-    { account: memberBucket(p.memberId, 'available'), side: 'debit', amount: p.amount + p.fee },
-    { account: memberBucket(p.memberId, 'frozen'), side: 'credit', amount: p.amount + p.fee },
-  ];
-}
-
-/**
- * Credited, source asset: the freeze leaves to the card issuer through settlement clearing
- * (custody untouched, as exchange); the fee comes back from it as the merchant's fee (fee
- * retained against fee income, as exchange's merchant fee).
- */
-export function topUpSettleLines(p: TopUpMoney): EntryLine[] {
-  return [
-    { account: memberBucket(p.memberId, 'frozen'), side: 'debit', amount: p.amount + p.fee },
-    { account: settlementClearing(p.merchantId), side: 'credit', amount: p.amount + p.fee },
-    ...memberFeeToMerchant(p.merchantId, p.fee),
-  ];
-}
-
-/**
- * Credited, card currency: the issuer's load arrives on the card (settlement clearing → card), or,
- * confirmed after the card stopped, on the member's available balance in the card currency.
- */
-export function topUpCreditLines(p: TopUpMoney, to: CardMoneyDestination = 'card'): EntryLine[] {
-  return [
-    { account: settlementClearing(p.merchantId), side: 'debit', amount: p.arrival },
-    { account: cardDestination(p.memberId, p.cardId, to), side: 'credit', amount: p.arrival },
-  ];
-}
-
-/** Failed: the freeze released in full (frozen → available). */
-export function topUpFailLines(p: TopUpMoney): EntryLine[] {
-  return [
-    { account: memberBucket(p.memberId, 'frozen'), side: 'debit', amount: p.amount + p.fee },
-    { account: memberBucket(p.memberId, 'available'), side: 'credit', amount: p.amount + p.fee },
-  ];
-}

@@ -1,14 +1,11 @@
 /**
  * Pure rules of card transactions (docs/cards.md "Card money"): an authorisation's hold (how long
  * it lasts, what a partial reversal or a clearing may take from it, what it counts against the
- * limits), the decision on an authorisation, and the posting rules of card transactions. No
- * database; times are given.
+ * limits), the decision on an authorisation (the posting rules of card transactions:
+ * src/money/posting-rules/cards.ts). No database; times are given.
  */
-import { memberFeeToMerchant, type EntryLine } from '../../../money/index.js';
-import { heldReleaseToAvailableLines } from '../shared/rules.js';
 import { cardCanSpend } from '../cards/state.js';
 import type { CardStatus } from '../cards/tables.js';
-import { cardBucket, cardDestination, settlementClearing, type CardMoneyDestination } from '../shared/money.js';
 import type { CardReversalReason, CardTransactionStatus } from './tables.js';
 
 /**
@@ -200,67 +197,7 @@ export function effectiveLimits(recorded: LimitLayers, confirmed: LimitLayers): 
   };
 }
 
-/** The clearing of an authorisation held at `held`: what leaves the card, what goes back, what more is taken. */
-export function clearingSplit(held: bigint, cleared: bigint): { fromHeld: bigint; released: bigint; extra: bigint } {
-  if (cleared <= held) return { fromHeld: cleared, released: held - cleared, extra: 0n };
-  return { fromHeld: held, released: 0n, extra: cleared - held };
-}
-
 // ---------------------------------------------------------------------------------------------
-// Posting rules, referenced by the transaction id.
+// Transactions are referenced by the transaction id; their posting rules: src/money/posting-rules/cards.ts.
 
 export const cardTransactionReferenceType = 'card_transaction';
-
-export interface CardMove {
-  memberId: string;
-  cardId: string;
-  amount: bigint;
-}
-
-/** Authorisation approved: the amount is held (card → card_held). */
-export function authHoldLines(p: CardMove): EntryLine[] {
-  return [
-    { account: cardBucket(p.memberId, p.cardId, 'card'), side: 'debit', amount: p.amount },
-    { account: cardBucket(p.memberId, p.cardId, 'card_held'), side: 'credit', amount: p.amount },
-  ];
-}
-
-/**
- * Clearing of an authorisation holding `held` for `cleared`: the cleared amount leaves to the card
- * network (→ settlement clearing), from the hold first; a smaller clearing releases the rest of
- * the hold to the card (to available once the card stopped), a larger one takes the difference
- * from the card balance. One entry.
- */
-export function clearingLines(
-  p: { memberId: string; merchantId: string; cardId: string; held: bigint; cleared: bigint },
-  to: CardMoneyDestination = 'card',
-): EntryLine[] {
-  const s = clearingSplit(p.held, p.cleared);
-  const lines: EntryLine[] = [];
-  if (p.held > 0n)
-    lines.push({ account: cardBucket(p.memberId, p.cardId, 'card_held'), side: 'debit', amount: p.held });
-  if (s.extra > 0n) lines.push({ account: cardBucket(p.memberId, p.cardId, 'card'), side: 'debit', amount: s.extra });
-  if (p.cleared > 0n) lines.push({ account: settlementClearing(p.merchantId), side: 'credit', amount: p.cleared });
-  if (s.released > 0n)
-    lines.push({ account: cardDestination(p.memberId, p.cardId, to), side: 'credit', amount: s.released });
-  return lines;
-}
-
-/** Reversal of an approved authorisation: the hold goes back (card_held → card; card_held → available once the card
- * stopped). */
-export function reversalLines(p: CardMove, to: CardMoneyDestination = 'card'): EntryLine[] {
-  if (to === 'available') return heldReleaseToAvailableLines(p);
-  return [
-    { account: cardBucket(p.memberId, p.cardId, 'card_held'), side: 'debit', amount: p.amount },
-    { account: cardBucket(p.memberId, p.cardId, 'card'), side: 'credit', amount: p.amount },
-  ];
-}
-
-/** Refund of cleared spending: the network pays it back onto the card (settlement clearing → card; → available once the
- * card stopped). */
-export function refundLines(p: CardMove & { merchantId: string }, to: CardMoneyDestination = 'card'): EntryLine[] {
-  return [
-    { account: settlementClearing(p.merchantId), side: 'debit', amount: p.amount },
-    { account: cardDestination(p.memberId, p.cardId, to), side: 'credit', amount: p.amount },
-  ];
-}

@@ -14,28 +14,34 @@ import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { keysetPage, type PageParams } from '../../../platform/pagination.js';
-import { accountBalance, minorFromDb, parseAmount, postEntry, type EntryLine } from '../../../money/index.js';
+import {
+  accountBalance,
+  minorFromDb,
+  parseAmount,
+  postEntry,
+  type EntryLine,
+  authHoldLines,
+  clearingLines,
+  refundLines,
+  reversalLines,
+  cardMoneyEntryKinds,
+} from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import type { CardNetworkMessage } from '../../../upstreams/card/port.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import {
-  authHoldLines,
   authorizationExpired,
   authorizationExpiresAt,
   cardTransactionReferenceType,
   clearableHold,
-  clearingLines,
   decideAuthorization,
   effectiveLimits,
   heldOf,
   limitCounted,
-  refundLines,
-  reversalLines,
   reversalOf,
   type AuthorizationDecision,
   type RuleSet,
 } from './rules.js';
-import { cardMoneyEntryKinds } from '../shared/money.js';
 import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
 import { transactionView } from './views.js';
 import { externalIdOf, scaleOf, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
