@@ -1,11 +1,19 @@
-import { sql, type Transaction } from 'kysely';
-import type { Database, Environment, Db } from '../../db/schema.js';
+import type { Transaction } from 'kysely';
+import type { Database, Db } from '../../db/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { keysetPage, mapPage, type PageParams } from '../../platform/pagination.js';
 import { accountBalance, formatAmount, parseAmount } from '../../money/index.js';
 import { getAsset } from '../assets/queries.js';
+import {
+  countMonitors,
+  deleteMonitorRow,
+  findMonitor,
+  insertMonitor,
+  lockMerchantWrites,
+  monitorsOf,
+} from './queries.js';
 import type { MerchantScope } from '../../platform/caller.js';
 
 /**
@@ -63,15 +71,8 @@ export async function createMonitor(
   // The merchant's write lock (the one every posting of the merchant takes first, migration 031):
   // no posting of the merchant is between its balance change and its commit while the state is
   // read, so the state is the balance's and the next posting's trigger starts from it.
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`merchant-writes|${scope.merchantId}|${scope.environment}`},
-    0))`.execute(trx);
-  const { count } = await trx
-    .selectFrom('balance_monitors')
-    .select((eb) => eb.fn.countAll<string>().as('count'))
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .executeTakeFirstOrThrow();
-  if (Number(count) >= monitorsMax)
+  await lockMerchantWrites(trx, scope);
+  if ((await countMonitors(trx, scope)) >= monitorsMax)
     throw new ApiError(
       'invalid_request',
       `A merchant keeps at most ${monitorsMax} balance monitors; delete one first.`,
@@ -92,17 +93,8 @@ export async function createMonitor(
     state: balance < below ? ('triggered' as const) : ('ok' as const),
     created_at: await clock.now(trx, scope),
   };
-  await trx.insertInto('balance_monitors').values(row).execute();
+  await insertMonitor(trx, row);
   return view({ ...row, scale: asset.scale });
-}
-
-function monitorsOf(db: Db, scope: MerchantScope) {
-  return db
-    .selectFrom('balance_monitors as b')
-    .innerJoin('assets as s', 's.code', 'b.asset')
-    .select(['b.seq', 'b.id', 'b.balance', 'b.asset', 'b.below', 'b.state', 's.scale'])
-    .where('b.merchant_id', '=', scope.merchantId)
-    .where('b.environment', '=', scope.environment);
 }
 
 export async function listMonitors(db: Db, scope: MerchantScope, page: PageParams) {
@@ -111,7 +103,7 @@ export async function listMonitors(db: Db, scope: MerchantScope, page: PageParam
 
 export async function getMonitor(db: Db, scope: MerchantScope, id: string): Promise<MonitorView | undefined> {
   if (!idShape.test(id)) return undefined;
-  const row = await monitorsOf(db, scope).where('b.id', '=', withPrefix('bmn', id)).executeTakeFirst();
+  const row = await findMonitor(db, scope, withPrefix('bmn', id));
   return row ? view(row) : undefined;
 }
 
@@ -120,15 +112,7 @@ export async function deleteMonitor(
   scope: MerchantScope,
   id: string,
 ): Promise<{ id: string; deleted: true }> {
-  const found = idShape.test(id)
-    ? await trx
-        .deleteFrom('balance_monitors')
-        .where('id', '=', withPrefix('bmn', id))
-        .where('merchant_id', '=', scope.merchantId)
-        .where('environment', '=', scope.environment)
-        .returning('id')
-        .executeTakeFirst()
-    : undefined;
+  const found = idShape.test(id) ? await deleteMonitorRow(trx, scope, withPrefix('bmn', id)) : undefined;
   if (!found) throw new ApiError('not_found', 'No such balance monitor.');
   return { id: found.id, deleted: true };
 }

@@ -1,6 +1,8 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Insertable, type Transaction } from 'kysely';
 import { readRowsByKey } from '../../db/direct.js';
 import type { Database, Environment, Db } from '../../db/schema.js';
+import type { MerchantScope } from '../../platform/caller.js';
+import type { BalanceMonitorsTable, CustodyAdjustmentsTable, PrepaidCreditsTable } from './tables.js';
 import { baseBucket, formatAmount, memberBuckets, minorFromDb, type MemberBucket } from '../../money/index.js';
 
 /** Balance views read from the ledger's accounts: a member's buckets and a merchant's custody and prepaid. */
@@ -195,4 +197,68 @@ export async function merchantBalances(
     custody: formatAmount(buckets.get('custody') ?? 0n, scale),
     prepaid_available: formatAmount(buckets.get('prepaid') ?? 0n, scale),
   }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Balance monitors (monitors.ts), prepaid credits and custody adjustments (service.ts)
+
+/**
+ * The merchant's write lock (the one every posting of the merchant takes first, migration 031):
+ * held to the end of the transaction.
+ */
+export async function lockMerchantWrites(trx: Transaction<Database>, scope: MerchantScope): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`merchant-writes|${scope.merchantId}|${scope.environment}`},
+    0))`.execute(trx);
+}
+
+export async function countMonitors(db: Db, scope: MerchantScope): Promise<number> {
+  const { count } = await db
+    .selectFrom('balance_monitors')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .executeTakeFirstOrThrow();
+  return Number(count);
+}
+
+export async function insertMonitor(trx: Transaction<Database>, row: Insertable<BalanceMonitorsTable>): Promise<void> {
+  await trx.insertInto('balance_monitors').values(row).execute();
+}
+
+/** The scope's monitors with their asset's scale (paged by the caller). */
+export function monitorsOf(db: Db, scope: MerchantScope) {
+  return db
+    .selectFrom('balance_monitors as b')
+    .innerJoin('assets as s', 's.code', 'b.asset')
+    .select(['b.seq', 'b.id', 'b.balance', 'b.asset', 'b.below', 'b.state', 's.scale'])
+    .where('b.merchant_id', '=', scope.merchantId)
+    .where('b.environment', '=', scope.environment);
+}
+
+export const findMonitor = (db: Db, scope: MerchantScope, id: string) =>
+  monitorsOf(db, scope).where('b.id', '=', id).executeTakeFirst();
+
+/** Deletes the scope's monitor; its id, or undefined when there is none. */
+export function deleteMonitorRow(trx: Transaction<Database>, scope: MerchantScope, id: string) {
+  return trx
+    .deleteFrom('balance_monitors')
+    .where('id', '=', id)
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .returning('id')
+    .executeTakeFirst();
+}
+
+export function insertPrepaidCredit(
+  trx: Transaction<Database>,
+  values: Insertable<PrepaidCreditsTable>,
+): Promise<{ id: string }> {
+  return trx.insertInto('prepaid_credits').values(values).returning('id').executeTakeFirstOrThrow();
+}
+
+export async function insertCustodyAdjustment(
+  trx: Transaction<Database>,
+  values: Insertable<CustodyAdjustmentsTable>,
+): Promise<void> {
+  await trx.insertInto('custody_adjustments').values(values).execute();
 }

@@ -13,7 +13,7 @@ import {
 } from '../../money/index.js';
 import { getAsset } from '../assets/queries.js';
 import { getMerchant } from '../merchants/index.js';
-import { merchantBalances } from './queries.js';
+import { insertCustodyAdjustment, insertPrepaidCredit, merchantBalances } from './queries.js';
 
 /**
  * The operator's movements of a merchant's own balances: prepaid credits and custody adjustments,
@@ -30,17 +30,13 @@ export async function creditPrepaid(
   if (!asset || !asset.enabled) throw new ApiError('asset_not_allowed');
   const amount = parseAmount(input.amount, asset.scale);
   if (amount <= 0n) throw new ApiError('invalid_request', 'amount must be greater than zero.');
-  const credit = await trx
-    .insertInto('prepaid_credits')
-    .values({
-      id: newId('ppc'),
-      merchant_id: merchantId,
-      environment: input.environment,
-      asset: asset.code,
-      amount: amount.toString(),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const credit = await insertPrepaidCredit(trx, {
+    id: newId('ppc'),
+    merchant_id: merchantId,
+    environment: input.environment,
+    asset: asset.code,
+    amount: amount.toString(),
+  });
   await postEntry(trx, {
     environment: input.environment,
     merchantId,
@@ -79,18 +75,15 @@ export async function adjustCustody(
   const clearing = platformAccount('settlement_clearing', merchantId);
   const increase = input.direction === 'increase';
   const id = newId('cad');
-  await trx
-    .insertInto('custody_adjustments')
-    .values({
-      id,
-      merchant_id: merchantId,
-      environment: input.environment,
-      asset: asset.code,
-      amount: amount.toString(),
-      direction: input.direction,
-      reason: input.reason,
-    })
-    .execute();
+  await insertCustodyAdjustment(trx, {
+    id,
+    merchant_id: merchantId,
+    environment: input.environment,
+    asset: asset.code,
+    amount: amount.toString(),
+    direction: input.direction,
+    reason: input.reason,
+  });
   await postEntryOrRefuse(trx, {
     environment: input.environment,
     merchantId,

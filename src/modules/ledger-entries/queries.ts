@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Database, Environment, Db } from '../../db/schema.js';
+import type { Environment, Db } from '../../db/schema.js';
 import { baseBucket, formatAmount, minorFromDb } from '../../money/index.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 

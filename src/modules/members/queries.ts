@@ -80,3 +80,22 @@ export async function insertMembers(
   `.execute(trx);
   return rows;
 }
+
+export async function markSuspended(db: Db, id: string, now: Date): Promise<void> {
+  await db.updateTable('members').set({ status: 'suspended', updated_at: now }).where('id', '=', id).execute();
+}
+
+/** The member's internal id by its external id, within the merchant and environment. */
+export function findByExternalId(db: Db, merchantId: string, environment: Environment, externalId: string) {
+  return db
+    .selectFrom('members')
+    .select('id')
+    .where('merchant_id', '=', merchantId)
+    .where('environment', '=', environment)
+    .where('external_member_id', '=', externalId)
+    .executeTakeFirst();
+}
+
+export async function markSessionsRevoked(db: Db, id: string, now: Date): Promise<void> {
+  await db.updateTable('members').set({ sessions_revoked_at: now, updated_at: now }).where('id', '=', id).execute();
+}

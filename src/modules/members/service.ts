@@ -3,7 +3,15 @@ import type { Database, Environment, Db } from '../../db/schema.js';
 import type { MembersTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { hasMemberIdForm, insertMembers, resolveMember, type NewMember } from './queries.js';
+import {
+  findByExternalId,
+  hasMemberIdForm,
+  insertMembers,
+  markSessionsRevoked,
+  markSuspended,
+  resolveMember,
+  type NewMember,
+} from './queries.js';
 import { voidMemberTickets } from '../hosted-screens/index.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
@@ -82,7 +90,7 @@ export async function suspendMember(trx: Db, merchantId: string, environment: En
   // The tickets before the member's row: the lock order (docs/locking.md) a screen's submission
   // takes too (its ticket, then the member); the other order deadlocked with it.
   await voidMemberTickets(trx, member.id);
-  await trx.updateTable('members').set({ status: 'suspended', updated_at: now }).where('id', '=', member.id).execute();
+  await markSuspended(trx, member.id, now);
   return { id: member.id, status: 'suspended' as const };
 }
 
@@ -96,21 +104,11 @@ export async function revokeSessions(
 ) {
   // The reference accepts only the external id here; the internal form is refused like an unknown member.
   if (hasMemberIdForm(externalId)) throw new ApiError('member_not_found');
-  const row = await trx
-    .selectFrom('members')
-    .select('id')
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment)
-    .where('external_member_id', '=', externalId)
-    .executeTakeFirst();
+  const row = await findByExternalId(trx, merchantId, environment, externalId);
   if (!row) throw new ApiError('member_not_found');
   // Hosted-screen links and step-up challenges die with the sessions (extensions 9), voided
   // before the member's row is changed: the lock order of docs/locking.md (ticket, then member).
   await voidMemberTickets(trx, row.id);
-  await trx
-    .updateTable('members')
-    .set({ sessions_revoked_at: now, updated_at: now })
-    .where('id', '=', row.id)
-    .execute();
+  await markSessionsRevoked(trx, row.id, now);
   return { id: externalId, revoked: true as const };
 }

@@ -1,6 +1,6 @@
 /** QR pay's SQL: the order reads and claims the services build on. */
 import { sql, type Transaction } from 'kysely';
-import type { Database, Environment, Db } from '../../db/schema.js';
+import type { Database, Db } from '../../db/schema.js';
 import { withPrefix } from '../../platform/ids.js';
 import { getAsset } from '../assets/queries.js';
 import type { DecodedQr } from './emvco.js';

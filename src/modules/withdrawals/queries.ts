@@ -1,6 +1,7 @@
-import { sql, type Selectable } from 'kysely';
-import type { Database, Environment, Db } from '../../db/schema.js';
+import { sql, type Insertable, type Selectable, type Transaction } from 'kysely';
+import type { Database, Db } from '../../db/schema.js';
 import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
+import { scopeNowSql } from '../../platform/clock.js';
 import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 import { withPrefix } from '../../platform/ids.js';
 import type { Caller } from '../../platform/caller.js';
@@ -90,4 +91,40 @@ export async function withdrawalPage(
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
   if (filter.status) q = q.where('status', '=', filter.status);
   return keysetPage(q, page);
+}
+
+/** A new withdrawal, locked, stamped with the merchant's clock (created and updated). */
+export function insertWithdrawal(
+  trx: Transaction<Database>,
+  values: Omit<Insertable<WithdrawalsTable>, 'created_at' | 'updated_at'>,
+): Promise<Row> {
+  return trx
+    .insertInto('withdrawals')
+    .values({
+      ...values,
+      created_at: scopeNowSql(values.merchant_id, values.environment) as unknown as Date,
+      updated_at: scopeNowSql(values.merchant_id, values.environment) as unknown as Date,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The claim of a locked withdrawal's move (one conditional UPDATE): the row moved, or undefined. */
+export function claimMove(
+  trx: Transaction<Database>,
+  caller: Caller,
+  id: string,
+  target: 'settled' | 'failed',
+): Promise<Row | undefined> {
+  return trx
+    .updateTable('withdrawals')
+    .set((eb) => ({
+      status: target,
+      status_version: eb('status_version', '+', 1),
+      updated_at: scopeNowSql(caller.merchantId, caller.environment),
+    }))
+    .where('id', '=', id)
+    .where('status', '=', 'locked')
+    .returningAll()
+    .executeTakeFirst();
 }

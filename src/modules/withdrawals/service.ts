@@ -1,10 +1,9 @@
 import type { Selectable, Transaction } from 'kysely';
-import type { Database, Environment, Db } from '../../db/schema.js';
+import type { Database, Db } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { scopeNowSql } from '../../platform/clock.js';
 import {
   entryKinds,
   formatAmount,
@@ -22,7 +21,7 @@ import { requireStepUp, type StepUpCall, stepUpErrors, stepUpObjectRef } from '.
 import { requireHighValueLevel } from '../kyc/index.js';
 import { transition, type WithdrawalAction } from './state.js';
 import { addressChecksumValid } from './address-rules.js';
-import { addressRefused, findOwned, memberExternalId, withdrawalPage } from './queries.js';
+import { addressRefused, claimMove, findOwned, insertWithdrawal, memberExternalId, withdrawalPage } from './queries.js';
 import type { Caller } from '../../platform/caller.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
@@ -126,25 +125,19 @@ export async function createWithdrawal(
     above: { asset: asset.code, amount },
   });
 
-  const row = await trx
-    .insertInto('withdrawals')
-    .values({
-      id: newId('wdr'),
-      merchant_id: caller.merchantId,
-      environment: caller.environment,
-      member_id: caller.memberId,
-      asset: asset.code,
-      network: network.network,
-      address: input.address,
-      amount: amount.toString(),
-      fee: network.withdrawalFee.toString(),
-      status: 'locked',
-      status_version: 1,
-      created_at: scopeNowSql(caller.merchantId, caller.environment) as unknown as Date,
-      updated_at: scopeNowSql(caller.merchantId, caller.environment) as unknown as Date,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await insertWithdrawal(trx, {
+    id: newId('wdr'),
+    merchant_id: caller.merchantId,
+    environment: caller.environment,
+    member_id: caller.memberId,
+    asset: asset.code,
+    network: network.network,
+    address: input.address,
+    amount: amount.toString(),
+    fee: network.withdrawalFee.toString(),
+    status: 'locked',
+    status_version: 1,
+  });
   await postEntryOrRefuse(trx, {
     environment: caller.environment,
     merchantId: caller.merchantId,
@@ -181,17 +174,7 @@ async function advance(trx: Transaction<Database>, caller: Caller, id: string, a
   const existing = await findOwned(trx, caller, id);
   if (!existing) throw new ApiError('not_found', 'No such withdrawal.');
   const target = action === 'confirm' ? 'settled' : 'failed';
-  const claimed = await trx
-    .updateTable('withdrawals')
-    .set((eb) => ({
-      status: target,
-      status_version: eb('status_version', '+', 1),
-      updated_at: scopeNowSql(caller.merchantId, caller.environment),
-    }))
-    .where('id', '=', existing.id)
-    .where('status', '=', 'locked')
-    .returningAll()
-    .executeTakeFirst();
+  const claimed = await claimMove(trx, caller, existing.id, target);
   if (!claimed) {
     const now = (await findOwned(trx, caller, id))!;
     const t = transition(now.status, action);

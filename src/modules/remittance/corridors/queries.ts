@@ -4,7 +4,7 @@
  * system as sent) in one environment, with its field contract per entity type, policy, fees and
  * limits.
  */
-import type { Database, Environment, Db } from '../../../db/schema.js';
+import type { Environment, Db } from '../../../db/schema.js';
 import { minorFromDb } from '../../../money/index.js';
 import type { FieldSpec } from './contracts.js';
 import type { CorridorLimits, CorridorPolicy } from './rules.js';

@@ -1,6 +1,6 @@
 /** Remittance orders' SQL: reads, the daily totals behind the limits, and the reconciliation claim. */
 import { sql, type Transaction } from 'kysely';
-import type { Database, Environment } from '../../../db/schema.js';
+import type { Database } from '../../../db/schema.js';
 import { minorFromDb } from '../../../money/index.js';
 import { withPrefix } from '../../../platform/ids.js';
 import { statusesOf, type PublicStatus } from './state.js';
