@@ -1,4 +1,7 @@
-/** `mwa`: finds the command in the arguments, parses its options (node:util parseArgs), runs it, and maps failures to exit statuses. */
+/**
+ * `mwa`: finds the command in the arguments, parses its options (node:util parseArgs), runs it, and maps failures to
+ * exit statuses.
+ */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { MerchantWalletError } from '@merchant-wallet/sdk';
 import type { CommandSpec, OptionSpec } from './command.js';

@@ -16,7 +16,9 @@ export interface Profile {
   client_id?: string;
   api_key?: string;
   signing_key?: string;
-  /** The secret `mwa listen` signs forwarded events with (kept so that a receiver's configuration survives restarts). */
+  /**
+   * The secret `mwa listen` signs forwarded events with (kept so that a receiver's configuration survives restarts).
+   */
   listen_secret?: string;
 }
 
@@ -54,7 +56,9 @@ export function readConfig(path: string): ConfigFile {
   }
 }
 
-/** Written whole to a temporary file (0600) and renamed over the old one: never a half-written or world-readable file. */
+/**
+ * Written whole to a temporary file (0600) and renamed over the old one: never a half-written or world-readable file.
+ */
 export function writeConfig(path: string, config: ConfigFile): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = `${path}.${process.pid}.tmp`;
@@ -90,7 +94,8 @@ export function resolveCredentials(
   ].filter((x) => x !== undefined);
   if (missing.length) {
     throw new UsageError(
-      `no credentials: set ${missing.join(', ')} (and MWA_BASE_URL), or run "mwa login"${name === 'default' ? '' : ` --profile ${name}`}`,
+      `no credentials: set ${missing.join(', ')} (and MWA_BASE_URL), ` +
+        `or run "mwa login"${name === 'default' ? '' : ` --profile ${name}`}`,
     );
   }
   checkBaseUrl(creds.baseUrl);

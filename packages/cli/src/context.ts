@@ -19,7 +19,10 @@ export type Values = Record<string, string | boolean | string[] | undefined>;
 
 export class Context {
   private clientInstance: MerchantWalletClient | undefined;
-  /** Aborted by SIGINT / SIGTERM while `untilInterrupted` runs (listen); other commands keep Node's default (exit at once). */
+  /**
+   * Aborted by SIGINT / SIGTERM while `untilInterrupted` runs (listen); other commands keep Node's default (exit at
+   * once).
+   */
   readonly abort = new AbortController();
 
   constructor(

@@ -11,7 +11,9 @@ export class DurationError extends Error {
   override name = 'DurationError';
 }
 
-/** Seconds in `text`; throws `DurationError` for anything else (an empty string, `1x`, `30m1h`, `1.5h`, `-5s`, `0s`). */
+/**
+ * Seconds in `text`; throws `DurationError` for anything else (an empty string, `1x`, `30m1h`, `1.5h`, `-5s`, `0s`).
+ */
 export function parseDuration(text: string): number {
   const input = String(text).trim().toLowerCase();
   if (/^\d+$/.test(input)) return checked(Number(input), text);

@@ -35,7 +35,8 @@ export function forwardEvent(
     'webhook-signature': signWebhook({ secret, id: event.event_id, timestamp, body }),
   };
   const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  // localhost and *.localhost are the loopback address (RFC 6761), whatever the resolver says; the Host header keeps the name.
+  // localhost and *.localhost are the loopback address (RFC 6761), whatever the resolver says; the Host header keeps
+  // the name.
   const connectTo = isLoopbackName(hostname) ? '127.0.0.1' : hostname;
   const mod = url.protocol === 'https:' ? https : http;
   return new Promise((resolve) => {

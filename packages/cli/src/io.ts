@@ -33,7 +33,9 @@ export class UsageError extends Error {
   }
 }
 
-/** A failure that is not the API's and not the command line's (a trigger that did not reach its state): exit status 1. */
+/**
+ * A failure that is not the API's and not the command line's (a trigger that did not reach its state): exit status 1.
+ */
 export class CommandError extends Error {
   override name = 'CommandError';
 }

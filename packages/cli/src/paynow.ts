@@ -1,4 +1,6 @@
-/** A merchant-presented EMVCo QR code of Singapore's PayNow, as a shop's sticker carries it (for `mwa trigger qrpay.*`). */
+/**
+ * A merchant-presented EMVCo QR code of Singapore's PayNow, as a shop's sticker carries it (for `mwa trigger qrpay.*`).
+ */
 
 const tlv = (id: string, value: string) => `${id}${String(value.length).padStart(2, '0')}${value}`;
 

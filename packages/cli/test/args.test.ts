@@ -109,75 +109,81 @@ test("usage errors exit 2 before any call, naming the problem and the command's 
   });
 });
 
-test('credentials: none is a usage error naming the variables; the environment wins over the profile field by field', async () => {
-  const r = await mwa(['clock']);
-  assert.equal(r.code, 2);
-  assert.match(
-    r.stderr,
-    /no credentials: set MWA_CLIENT_ID, MWA_API_KEY, MWA_SIGNING_KEY \(and MWA_BASE_URL\), or run "mwa login"/,
-  );
-  const profile = {
-    base_url: 'http://api-sandbox.localhost:1',
-    client_id: 'cli_p',
-    api_key: 'k_p',
-    signing_key: 's_p',
-  };
-  assert.deepEqual(resolveCredentials({ MWA_API_KEY: 'k_env' }, profile, 'default'), {
-    baseUrl: 'http://api-sandbox.localhost:1',
-    clientId: 'cli_p',
-    apiKey: 'k_env',
-    signingKey: 's_p',
-  });
-  assert.deepEqual(
-    resolveCredentials({ MWA_CLIENT_ID: 'a', MWA_API_KEY: 'b', MWA_SIGNING_KEY: 'c' }, undefined, 'default').baseUrl,
-    'http://api-sandbox.localhost:8080',
-  );
-  assert.throws(() => resolveCredentials({ MWA_BASE_URL: 'ftp://x' }, profile, 'default'), /invalid base URL/);
-});
-
-test('login writes the profile with mode 0600 and never prints a secret; listen keeps one signing secret per profile', async () => {
-  const home = mkdtempSync(join(tmpdir(), 'mwa-config-'));
-  const env = { XDG_CONFIG_HOME: home, MWA_API_KEY: 'mwk_secret_api_key', MWA_SIGNING_KEY: 'mws_secret_signing_key' };
-  const r = await mwa(
-    [
-      'login',
-      '--no-verify',
-      '--base-url',
+test(
+  'credentials: none is a usage error naming the variables; ' + 'the environment wins over the profile field by field',
+  async () => {
+    const r = await mwa(['clock']);
+    assert.equal(r.code, 2);
+    assert.match(
+      r.stderr,
+      /no credentials: set MWA_CLIENT_ID, MWA_API_KEY, MWA_SIGNING_KEY \(and MWA_BASE_URL\), or run "mwa login"/,
+    );
+    const profile = {
+      base_url: 'http://api-sandbox.localhost:1',
+      client_id: 'cli_p',
+      api_key: 'k_p',
+      signing_key: 's_p',
+    };
+    assert.deepEqual(resolveCredentials({ MWA_API_KEY: 'k_env' }, profile, 'default'), {
+      baseUrl: 'http://api-sandbox.localhost:1',
+      clientId: 'cli_p',
+      apiKey: 'k_env',
+      signingKey: 's_p',
+    });
+    assert.deepEqual(
+      resolveCredentials({ MWA_CLIENT_ID: 'a', MWA_API_KEY: 'b', MWA_SIGNING_KEY: 'c' }, undefined, 'default').baseUrl,
       'http://api-sandbox.localhost:8080',
-      '--client-id',
-      'cli_1',
-      '--profile',
-      'dev',
-    ],
-    env,
-  );
-  assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /Saved profile "dev"/);
-  assert.ok(!r.stdout.includes('secret') && !r.stderr.includes('secret'), 'no secret printed');
-  const path = join(home, 'mwa', 'config.json');
-  assert.equal(statSync(path).mode & 0o777, 0o600);
-  assert.equal(statSync(join(home, 'mwa')).mode & 0o777, 0o700);
-  assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')).profiles.dev, {
-    base_url: 'http://api-sandbox.localhost:8080',
-    client_id: 'cli_1',
-    api_key: 'mwk_secret_api_key',
-    signing_key: 'mws_secret_signing_key',
-  });
-  const first = await mwa(['listen', '--print-secret', '--profile', 'dev'], { XDG_CONFIG_HOME: home });
-  assert.equal(first.code, 0);
-  assert.match(first.stdout, /^whsec_[A-Za-z0-9+/]{43}=\n$/);
-  assert.equal(
-    (await mwa(['listen', '--print-secret', '--json'], { XDG_CONFIG_HOME: home, MWA_PROFILE: 'dev' })).stdout,
-    `${JSON.stringify({ secret: first.stdout.trim() })}\n`,
-  );
-  assert.equal(statSync(path).mode & 0o777, 0o600);
-  const other = await mwa(['listen', '--print-secret', '--profile', 'other'], { XDG_CONFIG_HOME: home });
-  assert.notEqual(other.stdout, first.stdout);
-  // Without a terminal, a missing value is a usage error, not a prompt.
-  const missing = await mwa(['login', '--no-verify', '--client-id', 'cli_1'], { XDG_CONFIG_HOME: home });
-  assert.equal(missing.code, 2);
-  assert.match(missing.stderr, /API key missing: give --api-key or set MWA_API_KEY/);
-});
+    );
+    assert.throws(() => resolveCredentials({ MWA_BASE_URL: 'ftp://x' }, profile, 'default'), /invalid base URL/);
+  },
+);
+
+test(
+  'login writes the profile with mode 0600 and never prints a secret; ' + 'listen keeps one signing secret per profile',
+  async () => {
+    const home = mkdtempSync(join(tmpdir(), 'mwa-config-'));
+    const env = { XDG_CONFIG_HOME: home, MWA_API_KEY: 'mwk_secret_api_key', MWA_SIGNING_KEY: 'mws_secret_signing_key' };
+    const r = await mwa(
+      [
+        'login',
+        '--no-verify',
+        '--base-url',
+        'http://api-sandbox.localhost:8080',
+        '--client-id',
+        'cli_1',
+        '--profile',
+        'dev',
+      ],
+      env,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Saved profile "dev"/);
+    assert.ok(!r.stdout.includes('secret') && !r.stderr.includes('secret'), 'no secret printed');
+    const path = join(home, 'mwa', 'config.json');
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    assert.equal(statSync(join(home, 'mwa')).mode & 0o777, 0o700);
+    assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')).profiles.dev, {
+      base_url: 'http://api-sandbox.localhost:8080',
+      client_id: 'cli_1',
+      api_key: 'mwk_secret_api_key',
+      signing_key: 'mws_secret_signing_key',
+    });
+    const first = await mwa(['listen', '--print-secret', '--profile', 'dev'], { XDG_CONFIG_HOME: home });
+    assert.equal(first.code, 0);
+    assert.match(first.stdout, /^whsec_[A-Za-z0-9+/]{43}=\n$/);
+    assert.equal(
+      (await mwa(['listen', '--print-secret', '--json'], { XDG_CONFIG_HOME: home, MWA_PROFILE: 'dev' })).stdout,
+      `${JSON.stringify({ secret: first.stdout.trim() })}\n`,
+    );
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    const other = await mwa(['listen', '--print-secret', '--profile', 'other'], { XDG_CONFIG_HOME: home });
+    assert.notEqual(other.stdout, first.stdout);
+    // Without a terminal, a missing value is a usage error, not a prompt.
+    const missing = await mwa(['login', '--no-verify', '--client-id', 'cli_1'], { XDG_CONFIG_HOME: home });
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /API key missing: give --api-key or set MWA_API_KEY/);
+  },
+);
 
 test('--events: exact types and prefixes', () => {
   assert.deepEqual(parseTypes('deposit.credited, card.*'), ['deposit.credited', 'card.*']);

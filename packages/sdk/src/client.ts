@@ -101,7 +101,10 @@ export class MerchantWalletClient implements Resources {
   private readonly cfg: ResolvedConfig;
   private readonly transport: HttpTransport;
   private readonly tokens: TokenCache;
-  /** Failures of the token exchange (already retried by the exchange itself): never retried again by the call that needed the token. */
+  /**
+   * Failures of the token exchange (already retried by the exchange itself): never retried again by the call that
+   * needed the token.
+   */
   private readonly tokenFailures = new WeakSet<object>();
   /** Timeout and signal of every call made through this object (`withOptions`). */
   private callDefaults: CallOptions = {};
@@ -363,7 +366,10 @@ export class MerchantWalletClient implements Resources {
     };
   }
 
-  /** One attempt; a request that failed only because a kept-alive socket had been closed by the server is re-sent once with fresh headers. */
+  /**
+   * One attempt; a request that failed only because a kept-alive socket had been closed by the server is re-sent once
+   * with fresh headers.
+   */
   private async sendOnce(call: PreparedCall): Promise<RawResponse & { token: string | undefined }> {
     let attempt = await this.buildAttempt(call);
     try {

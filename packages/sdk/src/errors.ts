@@ -114,7 +114,10 @@ export class MerchantWalletNotFoundError extends MerchantWalletError {
   }
 }
 
-/** 409 `idempotency_error`: `idempotency_key_reused` (a new key is needed) or `idempotency_in_progress` (retried by the client). */
+/**
+ * 409 `idempotency_error`: `idempotency_key_reused` (a new key is needed) or `idempotency_in_progress` (retried by the
+ * client).
+ */
 export class MerchantWalletIdempotencyError extends MerchantWalletError {
   constructor(init: MerchantWalletErrorInit) {
     super(init);

@@ -90,7 +90,9 @@ export interface EventStreamOptions {
   signal?: AbortSignal;
   /** Reconnect after a dropped connection or a retryable refusal (5xx, 429, network). Default true. */
   reconnect?: boolean;
-  /** First delay before reconnecting, ms (the server's `retry:` wins). Default 1000. Doubled after each failed attempt. */
+  /**
+   * First delay before reconnecting, ms (the server's `retry:` wins). Default 1000. Doubled after each failed attempt.
+   */
   reconnectDelayMs?: number;
   /** Longest delay between attempts, ms. Default 30000. */
   maxReconnectDelayMs?: number;

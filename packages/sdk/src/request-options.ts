@@ -35,9 +35,14 @@ export interface RequestOptions extends CallOptions {
    * (or use `StepUpRequiredError.repeat()`).
    */
   stepUp?: string;
-  /** Extra headers (names case-insensitive). They are applied last and override computed ones; `undefined` removes one. */
+  /**
+   * Extra headers (names case-insensitive). They are applied last and override computed ones; `undefined` removes one.
+   */
   headers?: Record<string, string | undefined>;
-  /** Advanced: exact body bytes to send instead of `body` (signed as given; content-type stays application/json unless overridden). */
+  /**
+   * Advanced: exact body bytes to send instead of `body` (signed as given; content-type stays application/json unless
+   * overridden).
+   */
   rawBody?: string | Buffer | Uint8Array;
   /** Advanced: sign the request. Default: every method other than GET and HEAD. */
   sign?: boolean;
@@ -56,6 +61,9 @@ export interface StreamRequestOptions extends CallOptions {
   query?: QueryParams;
   /** Extra headers, e.g. `last-event-id`; `accept` is `text/event-stream` unless given. */
   headers?: Record<string, string | undefined>;
-  /** Longest silence of an open stream before it counts as broken, ms. Default 45000 (three of the server's 15-second keep-alives). */
+  /**
+   * Longest silence of an open stream before it counts as broken, ms. Default 45000 (three of the server's 15-second
+   * keep-alives).
+   */
   idleTimeoutMs?: number;
 }

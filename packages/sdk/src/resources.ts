@@ -55,7 +55,10 @@ export interface Resources {
   exchange: ExchangeResource;
   /** Earn products, subscriptions, positions, redemption (resources/earn.ts). */
   earn: EarnResource;
-  /** Card issuing: products, applications, supplement, the card record, activation (resources/cards.ts; its money: resources/card-money.ts). */
+  /**
+   * Card issuing: products, applications, supplement, the card record, activation (resources/cards.ts; its money:
+   * resources/card-money.ts).
+   */
   cards: CardsResource;
 }
 

@@ -12,20 +12,26 @@ import {
   UUID_V4,
 } from './helpers.js';
 
-test('connectHost: TCP goes to 127.0.0.1 while Host stays the baseUrl host:port (and the signature still verifies)', async (t) => {
-  const stub = await startStub({ handle: () => ({ status: 201, body: { id: 'mem_1' } }) });
-  const { client } = makeClient({ baseUrl: `http://api-sandbox.localhost:${stub.port}` }, { connectHost: '127.0.0.1' });
-  t.after(async () => {
-    client.close();
-    await stub.close();
-  });
-  await client.members.create({ external_member_id: 'u1' });
-  assert.equal(stub.tokenRequests[0]!.headers['host'], `api-sandbox.localhost:${stub.port}`);
-  const r = stub.requests[0]!;
-  assert.equal(r.headers['host'], `api-sandbox.localhost:${stub.port}`);
-  assert.equal(r.url, '/v1/members');
-  assert.ok(signatureValid(r));
-});
+test(
+  'connectHost: TCP goes to 127.0.0.1 while Host stays the baseUrl host:port (and the signature still ' + 'verifies)',
+  async (t) => {
+    const stub = await startStub({ handle: () => ({ status: 201, body: { id: 'mem_1' } }) });
+    const { client } = makeClient(
+      { baseUrl: `http://api-sandbox.localhost:${stub.port}` },
+      { connectHost: '127.0.0.1' },
+    );
+    t.after(async () => {
+      client.close();
+      await stub.close();
+    });
+    await client.members.create({ external_member_id: 'u1' });
+    assert.equal(stub.tokenRequests[0]!.headers['host'], `api-sandbox.localhost:${stub.port}`);
+    const r = stub.requests[0]!;
+    assert.equal(r.headers['host'], `api-sandbox.localhost:${stub.port}`);
+    assert.equal(r.url, '/v1/members');
+    assert.ok(signatureValid(r));
+  },
+);
 
 test('without connectHost the Host header is the baseUrl host:port', async (t) => {
   const stub = await startStub({ handle: () => ({ body: {} }) });
@@ -65,25 +71,28 @@ test('a base URL path prefix is part of the request line and of the signed path'
   assert.ok(signatureValid(r));
 });
 
-test('requestRaw never throws for HTTP errors, makes one attempt, and returns status/headers/body/rawBody', async (t) => {
-  const stub = await startStub({
-    handle: () => ({ status: 504, body: errorBody('upstream_timeout', 'upstream_timeout') }),
-  });
-  const { client, sleeps } = makeClient(stub);
-  t.after(async () => {
-    client.close();
-    await stub.close();
-  });
-  const res = await client.requestRaw({ method: 'POST', path: '/v1/withdrawals/wdr_1/confirm' });
-  assert.equal(res.status, 504);
-  assert.equal(res.body.code, 'upstream_timeout');
-  assert.equal(res.rawBody, JSON.stringify(errorBody('upstream_timeout', 'upstream_timeout')));
-  assert.match(String(res.headers['x-request-id']), /^req_/);
-  assert.equal(stub.requests.length, 1);
-  assert.deepEqual(sleeps, []);
-  assert.ok(signatureValid(stub.requests[0]!));
-  assert.match(String(stub.requests[0]!.headers['x-idempotency-key']), UUID_V4);
-});
+test(
+  'requestRaw never throws for HTTP errors, makes one attempt, ' + 'and returns status/headers/body/rawBody',
+  async (t) => {
+    const stub = await startStub({
+      handle: () => ({ status: 504, body: errorBody('upstream_timeout', 'upstream_timeout') }),
+    });
+    const { client, sleeps } = makeClient(stub);
+    t.after(async () => {
+      client.close();
+      await stub.close();
+    });
+    const res = await client.requestRaw({ method: 'POST', path: '/v1/withdrawals/wdr_1/confirm' });
+    assert.equal(res.status, 504);
+    assert.equal(res.body.code, 'upstream_timeout');
+    assert.equal(res.rawBody, JSON.stringify(errorBody('upstream_timeout', 'upstream_timeout')));
+    assert.match(String(res.headers['x-request-id']), /^req_/);
+    assert.equal(stub.requests.length, 1);
+    assert.deepEqual(sleeps, []);
+    assert.ok(signatureValid(stub.requests[0]!));
+    assert.match(String(stub.requests[0]!.headers['x-idempotency-key']), UUID_V4);
+  },
+);
 
 test('error envelope: code/type/requestId/body with extra fields; message not relied upon', async (t) => {
   const stub = await startStub({

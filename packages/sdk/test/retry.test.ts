@@ -4,43 +4,46 @@ import { test } from 'node:test';
 import { MerchantWalletConnectionError, MerchantWalletError } from '../src/index.js';
 import { errorBody, makeClient, signatureValid, startStub, UUID_V4 } from './helpers.js';
 
-test('upstream_timeout (504) is retried with the same idempotency key, new nonce and signature each attempt', async (t) => {
-  const stub = await startStub({
-    handle: (_r, i) =>
-      i < 2
-        ? { status: 504, body: errorBody('upstream_timeout', 'upstream_timeout') }
-        : { status: 200, body: { id: 'wdr_1', status: 'settled', replayed: false } },
-  });
-  let now = 1_700_000_000_000;
-  const { client, sleeps } = makeClient(stub, {
-    retryBaseDelayMs: 100,
-    retryMaxDelayMs: 1000,
-    random: () => 0.999,
-    // Each attempt happens one simulated second later, so timestamps must differ too.
-    now: () => now,
-    sleep: async (ms) => {
-      sleeps.push(ms);
-      now += 1000;
-    },
-  });
-  t.after(async () => {
-    client.close();
-    await stub.close();
-  });
-  const out = await client.withdrawals.confirm('wdr_1');
-  assert.equal(out.status, 'settled');
-  assert.equal(stub.requests.length, 3);
-  const keys = new Set(stub.requests.map((r) => r.headers['x-idempotency-key']));
-  assert.equal(keys.size, 1, 'same idempotency key on every attempt');
-  assert.match(String([...keys][0]), UUID_V4);
-  const nonces = new Set(stub.requests.map((r) => r.headers['x-nonce']));
-  assert.equal(nonces.size, 3, 'new nonce per attempt');
-  const stamps = stub.requests.map((r) => Number(r.headers['x-timestamp']));
-  assert.deepEqual(stamps, [1_700_000_000, 1_700_000_001, 1_700_000_002], 'new timestamp per attempt');
-  assert.ok(stub.requests.every((r) => signatureValid(r)));
-  // Exponential backoff with full jitter: floor(random * min(max, base * 2^i)).
-  assert.deepEqual(sleeps, [99, 199]);
-});
+test(
+  'upstream_timeout (504) is retried with the same idempotency key, ' + 'new nonce and signature each attempt',
+  async (t) => {
+    const stub = await startStub({
+      handle: (_r, i) =>
+        i < 2
+          ? { status: 504, body: errorBody('upstream_timeout', 'upstream_timeout') }
+          : { status: 200, body: { id: 'wdr_1', status: 'settled', replayed: false } },
+    });
+    let now = 1_700_000_000_000;
+    const { client, sleeps } = makeClient(stub, {
+      retryBaseDelayMs: 100,
+      retryMaxDelayMs: 1000,
+      random: () => 0.999,
+      // Each attempt happens one simulated second later, so timestamps must differ too.
+      now: () => now,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        now += 1000;
+      },
+    });
+    t.after(async () => {
+      client.close();
+      await stub.close();
+    });
+    const out = await client.withdrawals.confirm('wdr_1');
+    assert.equal(out.status, 'settled');
+    assert.equal(stub.requests.length, 3);
+    const keys = new Set(stub.requests.map((r) => r.headers['x-idempotency-key']));
+    assert.equal(keys.size, 1, 'same idempotency key on every attempt');
+    assert.match(String([...keys][0]), UUID_V4);
+    const nonces = new Set(stub.requests.map((r) => r.headers['x-nonce']));
+    assert.equal(nonces.size, 3, 'new nonce per attempt');
+    const stamps = stub.requests.map((r) => Number(r.headers['x-timestamp']));
+    assert.deepEqual(stamps, [1_700_000_000, 1_700_000_001, 1_700_000_002], 'new timestamp per attempt');
+    assert.ok(stub.requests.every((r) => signatureValid(r)));
+    // Exponential backoff with full jitter: floor(random * min(max, base * 2^i)).
+    assert.deepEqual(sleeps, [99, 199]);
+  },
+);
 
 test('a caller-supplied idempotency key is kept across retries', async (t) => {
   const stub = await startStub({
@@ -116,21 +119,26 @@ test('idempotency_in_progress (409) is retried with the same key after 1-2 s', a
   assert.deepEqual(sleeps, [1500]);
 });
 
-test('idempotency_in_progress again and again: 1-2 s, then backoff (doubling, capped by retryMaxDelayMs)', async (t) => {
-  const stub = await startStub({
-    handle: (_r, i) =>
-      i < 3 ? { status: 409, body: errorBody('idempotency_in_progress', 'idempotency_error') } : { body: { id: 'x' } },
-  });
-  const { client, sleeps } = makeClient(stub, { random: () => 0.5, retryMaxDelayMs: 5000 });
-  t.after(async () => {
-    client.close();
-    await stub.close();
-  });
-  await client.request({ method: 'POST', path: '/v1/withdrawals/wdr_1/confirm' });
-  assert.equal(stub.requests.length, 4);
-  assert.equal(new Set(stub.requests.map((r) => r.headers['x-idempotency-key'])).size, 1, 'the same key every time');
-  assert.deepEqual(sleeps, [1500, 3000, 5000]);
-});
+test(
+  'idempotency_in_progress again and again: 1-2 s, then backoff (doubling, ' + 'capped by retryMaxDelayMs)',
+  async (t) => {
+    const stub = await startStub({
+      handle: (_r, i) =>
+        i < 3
+          ? { status: 409, body: errorBody('idempotency_in_progress', 'idempotency_error') }
+          : { body: { id: 'x' } },
+    });
+    const { client, sleeps } = makeClient(stub, { random: () => 0.5, retryMaxDelayMs: 5000 });
+    t.after(async () => {
+      client.close();
+      await stub.close();
+    });
+    await client.request({ method: 'POST', path: '/v1/withdrawals/wdr_1/confirm' });
+    assert.equal(stub.requests.length, 4);
+    assert.equal(new Set(stub.requests.map((r) => r.headers['x-idempotency-key'])).size, 1, 'the same key every time');
+    assert.deepEqual(sleeps, [1500, 3000, 5000]);
+  },
+);
 
 const NEVER_RETRIED: Array<[number, string, string]> = [
   [400, 'request_rejected', 'invalid_request_error'],

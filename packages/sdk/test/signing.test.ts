@@ -5,7 +5,8 @@ import { buildSigningString, signRequest } from '../src/index.js';
 import { errorBody, makeClient, serverSignature, signatureValid, startStub, UUID_V4 } from './helpers.js';
 
 test('signRequest matches an independently computed vector (openssl)', () => {
-  // printf 'POST\n/v1/deposits?x=1&y=%2F\n1700000000\nn-1\n<sha256 hex of {"a":1}>' | openssl dgst -sha256 -hmac sk_vector -binary | base64
+  // printf 'POST\n/v1/deposits?x=1&y=%2F\n1700000000\nn-1\n<sha256 hex of {"a":1}>' \
+  //   | openssl dgst -sha256 -hmac sk_vector -binary | base64
   const sig = signRequest({
     method: 'post',
     pathWithQuery: '/v1/deposits?x=1&y=%2F',

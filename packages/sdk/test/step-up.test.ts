@@ -9,41 +9,45 @@ const challenge = {
   expires_at: 1_767_225_900,
 };
 
-test('step_up_required rejects with StepUpRequiredError at once; repeat() resends the same body and key with x-step-up', async (t) => {
-  const stub = await startStub({
-    handle: (r) =>
-      r.headers['x-step-up'] === challenge.challenge_id
-        ? { status: 201, body: { id: 'wdr_1', status: 'locked' } }
-        : { status: 400, body: errorBody('step_up_required', 'invalid_request_error', challenge) },
-  });
-  const { client } = makeClient(stub, { maxAttempts: 4 });
-  t.after(async () => {
-    client.close();
-    await stub.close();
-  });
-  const body = { asset: 'USDT', network: 'TRON', address: 'T...', amount: '150' };
-  const err = await client.withdrawals.create(body, { onBehalfOf: 'user-42' }).then(
-    () => assert.fail('expected a rejection'),
-    (e: unknown) => e,
-  );
-  assert.ok(err instanceof StepUpRequiredError && err instanceof MerchantWalletError);
-  assert.equal(stub.requests.length, 1, 'not retried');
-  assert.equal(err.code, 'step_up_required');
-  assert.equal(err.challengeId, challenge.challenge_id);
-  assert.equal(err.hostedUrl, challenge.hosted_url);
-  assert.equal(err.expiresAt, challenge.expires_at);
-  assert.equal(err.idempotencyKey, stub.requests[0]!.headers['x-idempotency-key']);
+test(
+  'step_up_required rejects with StepUpRequiredError at once; ' +
+    'repeat() resends the same body and key with x-step-up',
+  async (t) => {
+    const stub = await startStub({
+      handle: (r) =>
+        r.headers['x-step-up'] === challenge.challenge_id
+          ? { status: 201, body: { id: 'wdr_1', status: 'locked' } }
+          : { status: 400, body: errorBody('step_up_required', 'invalid_request_error', challenge) },
+    });
+    const { client } = makeClient(stub, { maxAttempts: 4 });
+    t.after(async () => {
+      client.close();
+      await stub.close();
+    });
+    const body = { asset: 'USDT', network: 'TRON', address: 'T...', amount: '150' };
+    const err = await client.withdrawals.create(body, { onBehalfOf: 'user-42' }).then(
+      () => assert.fail('expected a rejection'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof StepUpRequiredError && err instanceof MerchantWalletError);
+    assert.equal(stub.requests.length, 1, 'not retried');
+    assert.equal(err.code, 'step_up_required');
+    assert.equal(err.challengeId, challenge.challenge_id);
+    assert.equal(err.hostedUrl, challenge.hosted_url);
+    assert.equal(err.expiresAt, challenge.expires_at);
+    assert.equal(err.idempotencyKey, stub.requests[0]!.headers['x-idempotency-key']);
 
-  const out = await err.repeat<{ id: string }>();
-  assert.equal(out.id, 'wdr_1');
-  const [first, second] = stub.requests;
-  assert.equal(second!.headers['x-step-up'], challenge.challenge_id);
-  assert.equal(second!.headers['x-idempotency-key'], first!.headers['x-idempotency-key']);
-  assert.equal(second!.headers['x-on-behalf-of'], 'user-42');
-  assert.ok(second!.body.equals(first!.body), 'the same body bytes');
-  assert.notEqual(second!.headers['x-nonce'], first!.headers['x-nonce']);
-  assert.ok(signatureValid(second!));
-});
+    const out = await err.repeat<{ id: string }>();
+    assert.equal(out.id, 'wdr_1');
+    const [first, second] = stub.requests;
+    assert.equal(second!.headers['x-step-up'], challenge.challenge_id);
+    assert.equal(second!.headers['x-idempotency-key'], first!.headers['x-idempotency-key']);
+    assert.equal(second!.headers['x-on-behalf-of'], 'user-42');
+    assert.ok(second!.body.equals(first!.body), 'the same body bytes');
+    assert.notEqual(second!.headers['x-nonce'], first!.headers['x-nonce']);
+    assert.ok(signatureValid(second!));
+  },
+);
 
 test('the stepUp write option sends x-step-up with the key given', async (t) => {
   const stub = await startStub({ handle: () => ({ status: 201, body: { id: 'wdr_2' } }) });

@@ -35,41 +35,44 @@ test('tokenStore: a second client reuses the stored token instead of exchanging 
   assert.equal(second.tokenInfo()?.auth_token, store.saved[0]!.auth_token);
 });
 
-test('tokenStore: a stored token close to expiry, or one the server refuses, is replaced by a new exchange', async (t) => {
-  let refuse = 'tok_stale_but_unexpired';
-  const stub = await startStub({
-    handle: (r) =>
-      r.headers['authorization'] === `Bearer ${refuse}`
-        ? { status: 401, body: errorBody('invalid_token', 'authentication_error') }
-        : { body: { ok: true } },
-  });
-  t.after(() => stub.close());
-  const nowS = Math.floor(Date.now() / 1000);
-  const nearExpiry = memoryStore({ auth_token: 'tok_old', expired_at: nowS + 30, token_type: 'Bearer', scopes: [] });
-  const a = makeClient(stub, { tokenStore: nearExpiry }).client;
-  await a.request({ method: 'GET', path: '/v1/assets' });
-  a.close();
-  assert.equal(stub.tokenRequests.length, 1, 'within the 60 s margin: exchanged');
-  assert.equal(nearExpiry.current?.auth_token, 'tok_1');
+test(
+  'tokenStore: a stored token close to expiry, or one the server refuses, ' + 'is replaced by a new exchange',
+  async (t) => {
+    let refuse = 'tok_stale_but_unexpired';
+    const stub = await startStub({
+      handle: (r) =>
+        r.headers['authorization'] === `Bearer ${refuse}`
+          ? { status: 401, body: errorBody('invalid_token', 'authentication_error') }
+          : { body: { ok: true } },
+    });
+    t.after(() => stub.close());
+    const nowS = Math.floor(Date.now() / 1000);
+    const nearExpiry = memoryStore({ auth_token: 'tok_old', expired_at: nowS + 30, token_type: 'Bearer', scopes: [] });
+    const a = makeClient(stub, { tokenStore: nearExpiry }).client;
+    await a.request({ method: 'GET', path: '/v1/assets' });
+    a.close();
+    assert.equal(stub.tokenRequests.length, 1, 'within the 60 s margin: exchanged');
+    assert.equal(nearExpiry.current?.auth_token, 'tok_1');
 
-  const revoked = memoryStore({ auth_token: refuse, expired_at: nowS + 1200, token_type: 'Bearer', scopes: [] });
-  const b = makeClient(stub, { tokenStore: revoked }).client;
-  await b.request({ method: 'GET', path: '/v1/assets' });
-  b.close();
-  assert.equal(stub.tokenRequests.length, 2, 'refused: exchanged once');
-  assert.equal(revoked.current?.auth_token, 'tok_2');
-  refuse = '';
-  // A store that throws never fails a call.
-  const broken = makeClient(stub, {
-    tokenStore: {
-      load: () => {
-        throw new Error('unreadable');
+    const revoked = memoryStore({ auth_token: refuse, expired_at: nowS + 1200, token_type: 'Bearer', scopes: [] });
+    const b = makeClient(stub, { tokenStore: revoked }).client;
+    await b.request({ method: 'GET', path: '/v1/assets' });
+    b.close();
+    assert.equal(stub.tokenRequests.length, 2, 'refused: exchanged once');
+    assert.equal(revoked.current?.auth_token, 'tok_2');
+    refuse = '';
+    // A store that throws never fails a call.
+    const broken = makeClient(stub, {
+      tokenStore: {
+        load: () => {
+          throw new Error('unreadable');
+        },
+        save: () => {
+          throw new Error('read-only');
+        },
       },
-      save: () => {
-        throw new Error('read-only');
-      },
-    },
-  }).client;
-  await broken.request({ method: 'GET', path: '/v1/assets' });
-  broken.close();
-});
+    }).client;
+    await broken.request({ method: 'GET', path: '/v1/assets' });
+    broken.close();
+  },
+);

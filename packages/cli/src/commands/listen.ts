@@ -73,7 +73,8 @@ export const listen: CommandSpec = {
           ready = true;
           if (ctx.json)
             ctx.io.stdout(
-              `${JSON.stringify({ ready: true, forward_to: url.href, events: types.length ? types : ['*'], secret })}\n`,
+              JSON.stringify({ ready: true, forward_to: url.href, events: types.length ? types : ['*'], secret }) +
+                '\n',
             );
           else
             ctx.io.stderr(
@@ -109,7 +110,15 @@ async function forwardOne(ctx: Context, url: URL, secret: string, event: ApiEven
   const time = new Date().toISOString();
   if (ctx.json) {
     ctx.io.stdout(
-      `${JSON.stringify({ time, event_type: event.event_type, event_id: event.event_id, object_id: event.data.id, status: result.status ?? null, ...(result.error ? { error: result.error } : {}), ms: result.ms })}\n`,
+      JSON.stringify({
+        time,
+        event_type: event.event_type,
+        event_id: event.event_id,
+        object_id: event.data.id,
+        status: result.status ?? null,
+        ...(result.error ? { error: result.error } : {}),
+        ms: result.ms,
+      }) + '\n',
     );
   } else {
     const answer = result.status !== undefined ? `[${result.status}]` : `[error ${result.error}]`;

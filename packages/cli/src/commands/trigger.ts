@@ -7,7 +7,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { MerchantWalletNotFoundError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { CommandSpec } from '../command.js';
-import type { Context } from '../context.js';
 import { DurationError, parseDuration } from '../duration.js';
 import { CommandError, UsageError } from '../io.js';
 import { payNowQr } from '../paynow.js';

@@ -4,7 +4,6 @@
  */
 import type { Schemas } from '../schemas.js';
 import { randomUUID } from 'node:crypto';
-import type { QueryParams } from '../types.js';
 import { createCardMoneyMethods, type CardMoneyMethods, type CardsHost } from './card-money.js';
 
 export type { CardsHost } from './card-money.js';
