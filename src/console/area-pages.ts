@@ -17,7 +17,7 @@ import {
 } from '../modules/cards/index.js';
 import { sendHtml, withSession, type PageRequest } from './http.js';
 import { history } from './history.js';
-import { listMerchantCards } from './queries.js';
+import { listMerchantCards } from './queries/area-reads.js';
 import { badge, consolePage, envPath, nextPageLink, table, when, type Column, shortId } from './views.js';
 
 /**

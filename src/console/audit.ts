@@ -1,5 +1,5 @@
-import type { Database, Environment, Db } from '../db/schema.js';
-import { insertAudit } from './queries.js';
+import type { Environment, Db } from '../db/schema.js';
+import { insertAudit } from './queries/audit.js';
 
 /** The console's audit log: a line per change, written in the transaction of the change. */
 

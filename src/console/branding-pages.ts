@@ -26,6 +26,7 @@ import {
   type PageRequest,
 } from './http.js';
 import { auditAccount } from './audit.js';
+import { storedBranding } from './queries/area-reads.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
 import { consolePage, envPath, postButton } from './views.js';
@@ -49,11 +50,7 @@ async function brandingPage(
   status = 200,
 ) {
   const b = (await readBranding(ctx.db, page.session.merchantId))!;
-  const stored = await ctx.db
-    .selectFrom('merchant_branding')
-    .select(['display_name', 'accent_color'])
-    .where('merchant_id', '=', page.session.merchantId)
-    .executeTakeFirst();
+  const stored = await storedBranding(ctx.db, page.session.merchantId);
   const values = extra.values ?? { display_name: stored?.display_name ?? '', accent: stored?.accent_color ?? '' };
   const base = envPath(page.environment, '/branding');
   return sendHtml(
@@ -101,11 +98,7 @@ export function registerBrandingPages(app: AppInstance, ctx: ServiceContext): vo
       ctx,
       'branding.write',
       async (_req, reply, page) => {
-        const current = await ctx.db
-          .selectFrom('merchant_branding')
-          .select(['display_name', 'accent_color'])
-          .where('merchant_id', '=', page.session.merchantId)
-          .executeTakeFirst();
+        const current = await storedBranding(ctx.db, page.session.merchantId);
         await ctx.db.transaction().execute(async (trx) => {
           await saveBranding(
             trx,

@@ -6,6 +6,7 @@ import { type EventObject, findEvent, listEvents } from '../modules/events/index
 import { deliveryView, listEndpoints, replayEndpoint, replayEventsMax } from '../modules/webhooks/index.js';
 import { attempt, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './audit.js';
+import { endpointDeliveries, eventDeliveries } from './queries/webhooks.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
 import {
@@ -121,14 +122,7 @@ async function eventPage(ctx: ServiceContext, req: FastifyRequest, reply: Fastif
       }),
     );
   }
-  const records = await ctx.db
-    .selectFrom('webhook_deliveries')
-    .select(['id', 'status', 'attempts', 'endpoint_id', 'created_at'])
-    .where('event_id', '=', event.event_id)
-    .where('merchant_id', '=', page.session.merchantId)
-    .orderBy('seq')
-    .limit(50)
-    .execute();
+  const records = await eventDeliveries(ctx.db, page.session.merchantId, event.event_id);
   type R = (typeof records)[number];
   return sendHtml(
     reply,
@@ -191,17 +185,9 @@ async function endpointPage(
       }),
     );
   }
-  const deliveries = (
-    await ctx.db
-      .selectFrom('webhook_deliveries')
-      .selectAll()
-      .where('endpoint_id', '=', endpoint.id)
-      .where('merchant_id', '=', page.session.merchantId)
-      .where('environment', '=', page.environment)
-      .orderBy('seq', 'desc')
-      .limit(50)
-      .execute()
-  ).map(deliveryView);
+  const deliveries = (await endpointDeliveries(ctx.db, page.session.merchantId, page.environment, endpoint.id)).map(
+    deliveryView,
+  );
   type D = (typeof deliveries)[number];
   const base = envPath(page.environment, `/webhooks/${endpoint.id}`);
   const since = extra.values?.since ?? new Date(page.now.getTime() - 86_400_000).toISOString();

@@ -8,7 +8,7 @@ import { AuthorizationBodySchema, authorize, sandboxAdvance, sandboxShip } from 
 import { sandboxReview } from '../modules/kyc/index.js';
 import { attempt, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './audit.js';
-import { listMerchantApplications } from './queries.js';
+import { listMerchantApplications } from './queries/area-reads.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
 import { consolePage, csrfInput, envPath, selectInput, table, textInput, when } from './views.js';

@@ -2,7 +2,7 @@ import type { ServiceContext } from '../service-context.js';
 import { formatAmount, minorFromDb } from '../money/index.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import type { PageRequest } from './http.js';
-import { objectEntries, objectEvents } from './queries.js';
+import { objectEntries, objectEvents } from './queries/area-reads.js';
 import { envPath, table, when } from './views.js';
 
 /** An order's state history (its events) and its ledger entries, each posting with its account. */

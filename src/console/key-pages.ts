@@ -17,7 +17,7 @@ import {
 } from '../modules/merchants/index.js';
 import { all, attempt, one, formOf, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './audit.js';
-import { listKeys } from './queries.js';
+import { listKeys } from './queries/area-reads.js';
 import { allowlistLines, can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
 import {

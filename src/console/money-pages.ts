@@ -7,7 +7,7 @@ import { confirmWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals } fro
 import { getDeposit, listDeposits } from '../modules/deposits/service.js';
 import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './audit.js';
-import { listMembers } from './queries.js';
+import { listMembers } from './queries/area-reads.js';
 import { history } from './history.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';

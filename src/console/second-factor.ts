@@ -1,14 +1,17 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../db/schema.js';
 import { verifyPassword } from './password.js';
+import { findUser, type ConsoleUserRow } from './queries/users.js';
+import { deleteOtherSessions } from './queries/sessions.js';
 import {
-  deleteOtherSessions,
+  clearTotp,
   deleteRecoveryCodes,
-  findUser,
+  enableTotp,
   replaceRecoveryCodes,
+  storePendingTotpSecret,
+  takeTotpStep,
   unusedRecoveryCodes,
-  type ConsoleUserRow,
-} from './queries.js';
+} from './queries/second-factor.js';
 import type { ConsoleSession } from './rules.js';
 import { matchTotp, newTotpSecret, openSecret, sealSecret } from './totp.js';
 import { newRecoveryCodes, recoveryCodeHash } from './recovery.js';
@@ -48,19 +51,7 @@ export async function takeTotpCode(
   if (!user.totp_secret) return false;
   const lastStep = user.totp_last_step === null ? null : Number(user.totp_last_step);
   const step = matchTotp(openSecret(totpKey, user.id, user.totp_secret), code, now.getTime(), lastStep);
-  return (
-    step !== undefined &&
-    Number(
-      (
-        await db
-          .updateTable('console_users')
-          .set({ totp_last_step: step })
-          .where('id', '=', user.id)
-          .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', String(step))]))
-          .executeTakeFirst()
-      ).numUpdatedRows,
-    ) === 1
-  );
+  return step !== undefined && (await takeTotpStep(db, user.id, step));
 }
 
 /** A new set of recovery codes for the user, replacing the old set; the codes are shown once. */
@@ -127,12 +118,7 @@ export async function recoveryCodesLeft(db: Db, session: ConsoleSession): Promis
  */
 export async function startTotpSetup(db: Db, totpKey: Buffer, session: ConsoleSession): Promise<Buffer> {
   const secret = newTotpSecret();
-  await db
-    .updateTable('console_users')
-    .set({ totp_pending_secret: sealSecret(totpKey, session.userId, secret) })
-    .where('id', '=', session.userId)
-    .where('totp_secret', 'is', null)
-    .execute();
+  await storePendingTotpSecret(db, session.userId, sealSecret(totpKey, session.userId, secret));
   return secret;
 }
 
@@ -164,11 +150,7 @@ export async function confirmTotpSetup(
   if (!user?.totp_pending_secret || user.totp_secret) return undefined;
   const step = matchTotp(openSecret(totpKey, user.id, user.totp_pending_secret), code, now.getTime(), null);
   if (step === undefined) return undefined;
-  await trx
-    .updateTable('console_users')
-    .set({ totp_secret: user.totp_pending_secret, totp_pending_secret: null, totp_last_step: step, updated_at: now })
-    .where('id', '=', user.id)
-    .execute();
+  await enableTotp(trx, user.id, user.totp_pending_secret, step, now);
   // Sessions opened elsewhere with the password alone (perhaps by whoever made the person want a
   // second factor) end; this browser's stays.
   await deleteOtherSessions(trx, user.id, session.tokenHash);
@@ -200,13 +182,7 @@ export async function disableTotp(
   if (checked !== 'ok') return checked;
   return db.transaction().execute(async (trx) => {
     // The factor checked is the one turned off (not one set up again meanwhile).
-    const off = await trx
-      .updateTable('console_users')
-      .set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now })
-      .where('id', '=', user.id)
-      .where('totp_secret', '=', user.totp_secret)
-      .executeTakeFirst();
-    if (Number(off.numUpdatedRows) !== 1) return 'wrong';
+    if (!(await clearTotp(trx, user.id, now, user.totp_secret!))) return 'wrong';
     await deleteRecoveryCodes(trx, user.id);
     // A change of how the account signs in ends the user's other sessions, as a password change does.
     const ended = await deleteOtherSessions(trx, user.id, session.tokenHash);

@@ -1,27 +1,29 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database, Db } from '../db/schema.js';
 import { ApiError, invalidFields, type ErrorCode } from '../platform/errors.js';
 import { randomToken, sha256Hex } from '../platform/ids.js';
 import { getMerchant } from '../modules/merchants/index.js';
 import { decoyHash, hashPassword, needsRehash, verifyPassword } from './password.js';
 import {
-  deleteOtherSessions,
-  deleteRecoveryCodes,
-  deleteSession,
-  deleteUserSessions,
-  findSession,
+  advanceSignInGeneration,
   findUser,
   findUserByEmail,
   findUserByInvite,
-  insertSession,
   insertUser,
   listUsers,
-  spendRecoveryCode,
-  touchSession,
-  unusedRecoveryCodes,
+  rehashPassword,
   updateUser,
   type ConsoleUserRow,
-} from './queries.js';
+} from './queries/users.js';
+import {
+  deleteOtherSessions,
+  deleteSession,
+  deleteUserSessions,
+  findSession,
+  insertSession,
+  touchSession,
+} from './queries/sessions.js';
+import { clearTotp, deleteRecoveryCodes, spendRecoveryCode, unusedRecoveryCodes } from './queries/second-factor.js';
 import {
   inviteTtlSeconds,
   needsTouch,
@@ -143,11 +145,7 @@ export async function resetSecondFactor(trx: Transaction<Database>, id: string, 
   const user = await findUser(trx, id);
   if (!user) throw new ApiError('not_found', 'No such console user.');
   const hadTotp = Boolean(user.totp_secret);
-  await trx
-    .updateTable('console_users')
-    .set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now })
-    .where('id', '=', id)
-    .execute();
+  await clearTotp(trx, id, now);
   const codes = await unusedRecoveryCodes(trx, id);
   await deleteRecoveryCodes(trx, id);
   const sessions = await deleteUserSessions(trx, id);
@@ -245,12 +243,7 @@ export async function signIn(
   if (outcome !== 'ok') return { kind: outcome };
   // A hash made with weaker parameters than today's is replaced while the password is at hand.
   if (needsRehash(user!.password_hash!, passwordCost)) {
-    await db
-      .updateTable('console_users')
-      .set({ password_hash: await hashPassword(input.password, passwordCost) })
-      .where('id', '=', user!.id)
-      .where('password_hash', '=', user!.password_hash!)
-      .execute();
+    await rehashPassword(db, user!.id, user!.password_hash!, await hashPassword(input.password, passwordCost));
   }
   if (user!.totp_secret)
     return { kind: 'second_factor', userId: user!.id, generation: String(user!.sign_in_generation) };
@@ -290,12 +283,7 @@ async function startSession(
 ): Promise<string | undefined> {
   const token = randomToken(32);
   const started = await db.transaction().execute(async (trx) => {
-    let advance = trx
-      .updateTable('console_users')
-      .set({ sign_in_generation: sql`sign_in_generation + 1` })
-      .where('id', '=', user.id);
-    if (input.generation !== undefined) advance = advance.where('sign_in_generation', '=', input.generation);
-    if (Number((await advance.executeTakeFirst()).numUpdatedRows) !== 1) return false;
+    if (!(await advanceSignInGeneration(trx, user.id, input.generation))) return false;
     await clearAttempts(trx, user.email, input.client);
     await insertSession(trx, sha256Hex(token), user.id, now);
     if (input.replacing) await deleteSession(trx, sha256Hex(input.replacing));

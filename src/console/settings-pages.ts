@@ -8,7 +8,8 @@ import { html } from '../modules/hosted-screens/index.js';
 import { advanceClock, advanceSecondsMax, presetBehavior, readClock, resetSandbox } from '../modules/sandbox/index.js';
 import { attempt, csrfField, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './audit.js';
-import { auditPage } from './queries.js';
+import { auditPage } from './queries/audit.js';
+import { presetsInForce } from './queries/area-reads.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
 import {
@@ -51,14 +52,7 @@ async function toolsPage(
   const base = envPath('sandbox', '/tools');
   // The presets in force, with their expiry on the sandbox clock (they expire by it): a rejection
   // caused by one is visible here after the form has reset.
-  const presets = await ctx.db
-    .selectFrom('upstream_behaviors')
-    .select(['upstream', 'behavior', 'expires_at'])
-    .where('merchant_id', '=', page.session.merchantId)
-    .where('environment', '=', 'sandbox')
-    .where('expires_at', '>', new Date(clock.now))
-    .orderBy('upstream')
-    .execute();
+  const presets = await presetsInForce(ctx.db, page.session.merchantId, new Date(clock.now));
   const real = page.now.getTime();
   const ahead = new Date(clock.now).getTime() - real;
   return sendHtml(

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Database, Db } from '../db/schema.js';
 import { sourceSubject } from '../platform/rate-limit.js';
 import {
   clearFailures,
@@ -7,8 +7,7 @@ import {
   releaseAttempt,
   reserveAttempt,
   type AttemptSource,
-  type Db,
-} from './queries.js';
+} from './queries/sign-in-failures.js';
 import { accountWindowSeconds, loginAllowed, loginWindowSeconds } from './rules.js';
 
 /** The sign-in throttle's bookkeeping around one guess (the rule itself: rules.ts#loginAllowed). */

@@ -18,7 +18,7 @@ import {
 import { ApiError } from '../platform/errors.js';
 import { attempt, formOf, one, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './audit.js';
-import { apiCalls, deliveryAttempts, deliveryEndpoints, endpointUrls } from './queries.js';
+import { apiCalls, deliveryAttempts, deliveryEndpoints, endpointUrls } from './queries/webhooks.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
 import {

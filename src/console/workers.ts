@@ -1,5 +1,5 @@
 import type { Ticker } from '../jobs/types.js';
-import { deleteStaleRows } from './queries.js';
+import { deleteStaleRows } from './queries/sessions.js';
 import { accountWindowSeconds } from './rules.js';
 
 /**

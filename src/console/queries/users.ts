@@ -1,0 +1,104 @@
+import { sql, type Selectable } from 'kysely';
+import type { Db } from '../../db/schema.js';
+import { newId } from '../../platform/ids.js';
+import type { ConsoleRole, ConsoleUsersTable } from '../tables.js';
+
+/** Reads and writes of the console's users. */
+
+export type ConsoleUserRow = Selectable<ConsoleUsersTable>;
+
+export async function findUserByEmail(db: Db, email: string): Promise<ConsoleUserRow | undefined> {
+  return db.selectFrom('console_users').selectAll().where('email', '=', email).executeTakeFirst();
+}
+
+export async function findUser(db: Db, id: string): Promise<ConsoleUserRow | undefined> {
+  return db.selectFrom('console_users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findUserByInvite(db: Db, tokenHash: string): Promise<ConsoleUserRow | undefined> {
+  return db
+    .selectFrom('console_users')
+    .selectAll()
+    .where('invite_token_hash', '=', tokenHash)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function listUsers(db: Db, merchantId: string): Promise<ConsoleUserRow[]> {
+  return db
+    .selectFrom('console_users')
+    .selectAll()
+    .where('merchant_id', '=', merchantId)
+    .orderBy('created_at')
+    .limit(500)
+    .execute();
+}
+
+export async function insertUser(
+  db: Db,
+  values: {
+    merchantId: string;
+    email: string;
+    role: ConsoleRole;
+    status: 'invited' | 'active';
+    passwordHash: string | null;
+    inviteTokenHash: string | null;
+    inviteExpiresAt: Date | null;
+    now: Date;
+  },
+): Promise<ConsoleUserRow> {
+  return db
+    .insertInto('console_users')
+    .values({
+      id: newId('cus'),
+      merchant_id: values.merchantId,
+      email: values.email,
+      role: values.role,
+      status: values.status,
+      password_hash: values.passwordHash,
+      invite_token_hash: values.inviteTokenHash,
+      invite_expires_at: values.inviteExpiresAt,
+      created_at: values.now,
+      updated_at: values.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function updateUser(
+  db: Db,
+  id: string,
+  set: Partial<{
+    role: ConsoleRole;
+    status: 'invited' | 'active' | 'disabled';
+    password_hash: string | null;
+    invite_token_hash: string | null;
+    invite_expires_at: Date | null;
+    updated_at: Date;
+  }>,
+): Promise<ConsoleUserRow> {
+  return db.updateTable('console_users').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** A hash made with weaker parameters is replaced, unless the password changed meanwhile. */
+export async function rehashPassword(db: Db, id: string, oldHash: string, newHash: string): Promise<void> {
+  await db
+    .updateTable('console_users')
+    .set({ password_hash: newHash })
+    .where('id', '=', id)
+    .where('password_hash', '=', oldHash)
+    .execute();
+}
+
+/**
+ * Advances the user's sign-in generation (with `generation`, only if it is still that one).
+ * Answers whether the row was updated.
+ */
+export async function advanceSignInGeneration(db: Db, id: string, generation: string | undefined): Promise<boolean> {
+  let advance = db
+    .updateTable('console_users')
+    .set({ sign_in_generation: sql`sign_in_generation + 1` })
+    .where('id', '=', id);
+  if (generation !== undefined) advance = advance.where('sign_in_generation', '=', generation);
+  return Number((await advance.executeTakeFirst()).numUpdatedRows) === 1;
+}
