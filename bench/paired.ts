@@ -168,7 +168,8 @@ for (let round = 0; round < rounds; round++) {
       (results[`${kind} ${s.label}`] ??= []).push(r);
       console.log(
         `round ${round + 1} ${kind} ${s.label}: ${r.rps}/s, server ${r.serverUs.toFixed(0)} ` +
-          `µs/request${s.dbName ? `, PostgreSQL ${r.dbUs.toFixed(0)} µs` : ''}${r.non2xx ? `, non2xx ${r.non2xx}` : ''}`,
+          `µs/request${s.dbName ? `, PostgreSQL ${r.dbUs.toFixed(0)} µs` : ''}` +
+          `${r.non2xx ? `, non2xx ${r.non2xx}` : ''}`,
       );
     }
   }

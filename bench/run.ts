@@ -136,8 +136,6 @@ async function merchant(server: BenchServer, members: number): Promise<Merchant>
 
 const deposit = (m: Merchant, n: number) => ({ m, body: depositBody(m.members, n) });
 
-type Row = Figures & { ratio: number; note?: string };
-
 const keepAlive = new Agent({ keepAlive: true });
 
 /**
@@ -474,7 +472,8 @@ async function deploymentPart(
           console.log(
             `  ${label}: deployment: round ${r + 1}: bare Fastify ${b.rps}/s, ` +
               `/healthz ${of(health.rps)}${health.non2xx ? ` ${health.non2xx} non-2xx` : ''}, ` +
-              `read ${of(read.rps)}${read.tooManyRequests ? `, ${read.tooManyRequests} × 429` : ''}${read.non2xx ? `, ${read.non2xx} non-2xx ${JSON.stringify(read.statuses)}` : ''}`,
+              `read ${of(read.rps)}${read.tooManyRequests ? `, ${read.tooManyRequests} × 429` : ''}` +
+              `${read.non2xx ? `, ${read.non2xx} non-2xx ${JSON.stringify(read.statuses)}` : ''}`,
           );
         }
         const bareMedian = medianRound(rounds.map((r) => ({ figures: r.bare, ratio: r.bare.rps }))).figures;
@@ -736,11 +735,17 @@ if (Object.keys(targetTable).length) {
         `/healthz ${scaledH?.ratio ?? '-'} and the read ${scaledR?.ratio ?? '-'} of bare Fastify.`,
     );
   const dm = results.postgres?.deploymentMode ?? results.embedded?.deploymentMode;
-  if (dm)
+  if (dm) {
+    const mode =
+      dm.entry === 'built'
+        ? 'the server built by scripts/build.mjs and run with node --enable-source-maps (as production; ' +
+          'dependencies from the repository, not npm ci --omit=dev)'
+        : 'src/main.ts through tsx (BENCH_DEPLOY_SERVER=tsx)';
     console.log(
-      `Deployment ` +
-        `mode: ${dm.entry === 'built' ? 'the server built by scripts/build.mjs and run with node --enable-source-maps (as production; dependencies from the repository, not npm ci --omit=dev)' : 'src/main.ts through tsx (BENCH_DEPLOY_SERVER=tsx)'}; ${dm.env}; request log to a file (${results.postgres?.deploymentMode?.logBytes ?? '-'} bytes on PostgreSQL).`,
+      `Deployment mode: ${mode}; ${dm.env}; ` +
+        `request log to a file (${results.postgres?.deploymentMode?.logBytes ?? '-'} bytes on PostgreSQL).`,
     );
+  }
   results.targets = targetTable;
 }
 writeFileSync(new URL('./results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

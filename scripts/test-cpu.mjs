@@ -31,7 +31,10 @@ const service = 'src/main.ts';
 let env = process.env;
 let command = (file) => ['--import', 'tsx', '--import', `./${preload}`, '--test', '--test-force-exit', file];
 if (pooled) {
-  const script = `${[process.execPath, `${root}/scripts/run-tests.mjs`, ...named].map((s) => `'${s.replace(/'/g, "'\\''")}'`).join(' ')} >&2; echo "exit $?"; times`;
+  const quoted = [process.execPath, `${root}/scripts/run-tests.mjs`, ...named].map(
+    (s) => `'${s.replace(/'/g, "'\\''")}'`,
+  );
+  const script = `${quoted.join(' ')} >&2; echo "exit $?"; times`;
   const started = performance.now();
   const res = spawnSync('bash', ['-c', script], {
     cwd: root,

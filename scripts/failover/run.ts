@@ -155,7 +155,9 @@ async function main(): Promise<void> {
   const receiver = await startReceiver();
   let service: ServiceProcess | undefined;
   try {
-    const databaseUrl = `postgres://postgres@127.0.0.1:${primary.port},127.0.0.1:${standby.port}/mwa?target_session_attrs=read-write`;
+    const databaseUrl =
+      `postgres://postgres@127.0.0.1:${primary.port},127.0.0.1:${standby.port}/mwa` +
+      `?target_session_attrs=read-write`;
     const adminToken = `adm_${randomUUID()}`;
     service = await spawnService({
       DATABASE_URL: databaseUrl,
