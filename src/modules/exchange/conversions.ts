@@ -19,7 +19,7 @@ import {
 } from '../../money/index.js';
 import type { RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/queries.js';
-import { findDirection, limitsOf } from './queries.js';
+import { findDirection, insertConversion, limitsOf } from './queries.js';
 import { conversionEntryKinds, conversionReferenceType, limitBreach, priceExchange } from './rules.js';
 import { usableMid } from './service.js';
 import { sidesOf } from './requests.js';
@@ -86,25 +86,21 @@ export async function createConversion(
   );
   if (range) throw new ApiError('amount_out_of_range');
   const feeAsset = price.feeSide === 'from' ? sides.from : sides.to;
-  const row = await trx
-    .insertInto('merchant_conversions')
-    .values({
-      id: newId('cnv'),
-      merchant_id: scope.merchantId,
-      environment: scope.environment,
-      direction_id: direction.id,
-      status: 'completed',
-      from_asset: sides.from,
-      to_asset: sides.to,
-      from_amount: amount.toString(),
-      to_amount: price.toAmount.toString(),
-      fee_amount: price.fee.toString(),
-      fee_asset: feeAsset,
-      rate: price.rate,
-      created_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await insertConversion(trx, {
+    id: newId('cnv'),
+    merchant_id: scope.merchantId,
+    environment: scope.environment,
+    direction_id: direction.id,
+    status: 'completed',
+    from_asset: sides.from,
+    to_asset: sides.to,
+    from_amount: amount.toString(),
+    to_amount: price.toAmount.toString(),
+    fee_amount: price.fee.toString(),
+    fee_asset: feeAsset,
+    rate: price.rate,
+    created_at: now,
+  });
   const money = {
     merchantId: scope.merchantId,
     fromAmount: amount,

@@ -10,7 +10,17 @@ import type { Database, Environment } from '../../db/schema.js';
 import { ApiError, positiveAmount } from '../../platform/errors.js';
 import { keysetPage, type PageParams } from '../../platform/pagination.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../money/index.js';
-import { directionById, directionsQuery, findDirection, scaleOf, type Db } from './queries.js';
+import {
+  allDirectionsQuery,
+  assetExists,
+  directionById,
+  directionsQuery,
+  findDirection,
+  insertDirection,
+  scaleOf,
+  updateDirectionRow,
+  type Db,
+} from './queries.js';
 import { getAsset } from '../assets/queries.js';
 import type { DirectionRow, FeeSide } from './tables.js';
 
@@ -94,9 +104,7 @@ async function columnsOf(db: Db, from: string, to: string, feeSide: FeeSide, s: 
 }
 
 export async function listDirections(db: Db, query: PageParams & { environment?: Environment }) {
-  let q = db.selectFrom('exchange_directions').selectAll();
-  if (query.environment) q = q.where('environment', '=', query.environment);
-  const page = await keysetPage(q, query);
+  const page = await keysetPage(allDirectionsQuery(db, query.environment), query);
   const data = [];
   for (const row of page.data) data.push(await directionView(db, row));
   return { ...page, data };
@@ -126,7 +134,7 @@ export async function createDirection(
       fields: [{ key: 'to_asset', reason: 'same_as_from' }],
     });
   for (const code of [from, to]) {
-    if (!(await trx.selectFrom('assets').select('code').where('code', '=', code).executeTakeFirst())) {
+    if (!(await assetExists(trx, code))) {
       throw new ApiError('invalid_fields', `Unknown asset ${code}.`, {
         fields: [{ key: code === from ? 'from_asset' : 'to_asset', reason: 'unknown_asset' }],
       });
@@ -135,25 +143,21 @@ export async function createDirection(
   if (await findDirection(trx, body.environment, from, to))
     throw new ApiError('duplicate_resource', 'That direction exists; change it with PATCH.');
   const cols = await columnsOf(trx, from, to, body.fee_side, body);
-  const row = await trx
-    .insertInto('exchange_directions')
-    .values({
-      id: `exd_${body.environment === 'sandbox' ? 's' : 'p'}_${from.toLowerCase()}_${to.toLowerCase()}`,
-      environment: body.environment,
-      from_asset: from,
-      to_asset: to,
-      min_kyc_level: 1,
-      fee_side: body.fee_side,
-      fee_bps: 0,
-      fee_fixed: '0',
-      spread_bps: 0,
-      min_amount: '1',
-      quote_lock_seconds: 60,
-      ...cols,
-      updated_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await insertDirection(trx, {
+    id: `exd_${body.environment === 'sandbox' ? 's' : 'p'}_${from.toLowerCase()}_${to.toLowerCase()}`,
+    environment: body.environment,
+    from_asset: from,
+    to_asset: to,
+    min_kyc_level: 1,
+    fee_side: body.fee_side,
+    fee_bps: 0,
+    fee_fixed: '0',
+    spread_bps: 0,
+    min_amount: '1',
+    quote_lock_seconds: 60,
+    ...cols,
+    updated_at: now,
+  });
   refuseEmptyRange(row);
   return directionView(trx, row);
 }
@@ -191,12 +195,7 @@ export async function updateDirection(trx: Transaction<Database>, id: string, bo
     );
   }
   const cols = await columnsOf(trx, d.from_asset, d.to_asset, body.fee_side ?? d.fee_side, body);
-  const row = await trx
-    .updateTable('exchange_directions')
-    .set({ ...cols, updated_at: now })
-    .where('id', '=', d.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await updateDirectionRow(trx, d.id, { ...cols, updated_at: now });
   refuseEmptyRange(row);
   return directionView(trx, row);
 }

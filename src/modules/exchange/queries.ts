@@ -1,11 +1,19 @@
 /** Exchange's SQL: directions, orders, the daily totals behind the limits, the expiry claims. */
-import { sql, type Transaction } from 'kysely';
+import { sql, type Insertable, type Transaction, type Updateable } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import { minorFromDb } from '../../money/index.js';
 import { withPrefix } from '../../platform/ids.js';
 import { scopeNowSql } from '../../platform/clock.js';
 import type { DirectionLimits } from './rules.js';
-import type { DirectionRow, ExchangeOrderRow, OrderStatus } from './tables.js';
+import type {
+  ConversionRow,
+  DirectionRow,
+  ExchangeDirectionsTable,
+  ExchangeOrderRow,
+  ExchangeOrdersTable,
+  MerchantConversionsTable,
+  OrderStatus,
+} from './tables.js';
 import type { Caller, MerchantScope } from '../../platform/caller.js';
 
 export type { Db } from '../../db/schema.js';
@@ -156,4 +164,71 @@ export async function externalIdOf(db: Db, memberId: string): Promise<string> {
 export async function scaleOf(db: Db, code: string): Promise<number> {
   const a = await db.selectFrom('assets').select('scale').where('code', '=', code).executeTakeFirst();
   return a?.scale ?? 2;
+}
+
+/** Every direction (of one environment when asked), for the operator's paged list. */
+export function allDirectionsQuery(db: Db, environment?: Environment) {
+  let q = db.selectFrom('exchange_directions').selectAll();
+  if (environment) q = q.where('environment', '=', environment);
+  return q;
+}
+
+export async function assetExists(db: Db, code: string): Promise<boolean> {
+  return !!(await db.selectFrom('assets').select('code').where('code', '=', code).executeTakeFirst());
+}
+
+export function insertDirection(
+  trx: Transaction<Database>,
+  values: Insertable<ExchangeDirectionsTable>,
+): Promise<DirectionRow> {
+  return trx.insertInto('exchange_directions').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export function updateDirectionRow(
+  trx: Transaction<Database>,
+  id: string,
+  set: Updateable<ExchangeDirectionsTable>,
+): Promise<DirectionRow> {
+  return trx.updateTable('exchange_directions').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The member's KYC level and status (the execution's KYC gate). */
+export function memberKyc(db: Db, memberId: string) {
+  return db.selectFrom('members').select(['kyc_level', 'status']).where('id', '=', memberId).executeTakeFirst();
+}
+
+export function insertOrder(
+  trx: Transaction<Database>,
+  values: Insertable<ExchangeOrdersTable>,
+): Promise<ExchangeOrderRow> {
+  return trx.insertInto('exchange_orders').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The claim of a locked quote's execution: quoted → completed, or undefined when it is no longer open. */
+export function completeQuoted(
+  trx: Transaction<Database>,
+  id: string,
+  now: Date,
+  day: string,
+): Promise<ExchangeOrderRow | undefined> {
+  return trx
+    .updateTable('exchange_orders')
+    .set((eb) => ({
+      status: 'completed',
+      status_version: eb('status_version', '+', 1),
+      executed_at: now,
+      value_day: day,
+      updated_at: now,
+    }))
+    .where('id', '=', id)
+    .where('status', '=', 'quoted')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export function insertConversion(
+  trx: Transaction<Database>,
+  values: Insertable<MerchantConversionsTable>,
+): Promise<ConversionRow> {
+  return trx.insertInto('merchant_conversions').values(values).returningAll().executeTakeFirstOrThrow();
 }

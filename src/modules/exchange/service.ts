@@ -33,7 +33,10 @@ import {
   findDirection,
   findOrder,
   limitsOf,
+  completeQuoted,
+  insertOrder,
   lockMemberDirection,
+  memberKyc,
   ordersQuery,
   scaleOf,
   stepUpThresholdOf,
@@ -134,11 +137,7 @@ async function directionFor(
 
 /** The member is active and meets the direction's and the `exchange` business's KYC level. */
 async function kycGate(db: Db, scope: MemberScope, direction: DirectionRow): Promise<void> {
-  const member = await db
-    .selectFrom('members')
-    .select(['kyc_level', 'status'])
-    .where('id', '=', scope.memberId)
-    .executeTakeFirst();
+  const member = await memberKyc(db, scope.memberId);
   if (!member || member.status !== 'active') throw new ApiError('member_not_found');
   const needed = Math.max(direction.min_kyc_level, await minKycLevel(db, scope.environment, 'exchange'));
   if (member.kyc_level < needed) throw new ApiError('kyc_required');
@@ -294,34 +293,30 @@ export async function lockedQuote(
   const sides = sidesOf(body);
   const p = await priceFresh(ctx, trx, scope, sides, body.from_amount, rate);
   const expiresAt = new Date(p.now.getTime() + p.direction.quote_lock_seconds * 1000);
-  const row = await trx
-    .insertInto('exchange_orders')
-    .values({
-      id: newId('exc'),
-      merchant_id: scope.merchantId,
-      environment: scope.environment,
-      member_id: scope.memberId,
-      direction_id: p.direction.id,
-      kind: 'locked',
-      status: 'quoted',
-      status_version: 1,
-      from_asset: sides.from,
-      to_asset: sides.to,
-      from_amount: p.amount.toString(),
-      to_amount: p.price.toAmount.toString(),
-      fee_amount: p.price.fee.toString(),
-      fee_asset: p.price.feeSide === 'from' ? sides.from : sides.to,
-      rate: p.price.rate,
-      mid_rate: p.mid,
-      quote_expires_at: expiresAt,
-      value_day: null,
-      created_at: p.now,
-      executed_at: null,
-      expired_at: null,
-      updated_at: p.now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await insertOrder(trx, {
+    id: newId('exc'),
+    merchant_id: scope.merchantId,
+    environment: scope.environment,
+    member_id: scope.memberId,
+    direction_id: p.direction.id,
+    kind: 'locked',
+    status: 'quoted',
+    status_version: 1,
+    from_asset: sides.from,
+    to_asset: sides.to,
+    from_amount: p.amount.toString(),
+    to_amount: p.price.toAmount.toString(),
+    fee_amount: p.price.fee.toString(),
+    fee_asset: p.price.feeSide === 'from' ? sides.from : sides.to,
+    rate: p.price.rate,
+    mid_rate: p.mid,
+    quote_expires_at: expiresAt,
+    value_day: null,
+    created_at: p.now,
+    executed_at: null,
+    expired_at: null,
+    updated_at: p.now,
+  });
   await emitOrderEvent(trx, row);
   return quoteView(p, sides, { id: row.id, expiresAt });
 }
@@ -428,19 +423,7 @@ export async function executeLocked(
     day,
     stepUpObjectRef('exchange.execute', { order: quoted.id }),
   );
-  const row = await trx
-    .updateTable('exchange_orders')
-    .set((eb) => ({
-      status: 'completed',
-      status_version: eb('status_version', '+', 1),
-      executed_at: now,
-      value_day: day,
-      updated_at: now,
-    }))
-    .where('id', '=', quoted.id)
-    .where('status', '=', 'quoted')
-    .returningAll()
-    .executeTakeFirst();
+  const row = await completeQuoted(trx, quoted.id, now, day);
   if (!row) throw new ApiError('state_invalid', 'The quote is no longer open.');
   await post(trx, row);
   await emitOrderEvent(trx, row);
@@ -466,34 +449,30 @@ export async function executeMarket(
     p.day,
     stepUpObjectRef('exchange.execute', { from: req.from, to: req.to, amount: p.amount }),
   );
-  const row = await trx
-    .insertInto('exchange_orders')
-    .values({
-      id: newId('exc'),
-      merchant_id: call.scope.merchantId,
-      environment: call.scope.environment,
-      member_id: call.scope.memberId,
-      direction_id: p.direction.id,
-      kind: 'market',
-      status: 'completed',
-      status_version: 1,
-      from_asset: req.from,
-      to_asset: req.to,
-      from_amount: p.amount.toString(),
-      to_amount: p.price.toAmount.toString(),
-      fee_amount: p.price.fee.toString(),
-      fee_asset: p.price.feeSide === 'from' ? req.from : req.to,
-      rate: p.price.rate,
-      mid_rate: p.mid,
-      quote_expires_at: null,
-      value_day: p.day,
-      created_at: p.now,
-      executed_at: p.now,
-      expired_at: null,
-      updated_at: p.now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await insertOrder(trx, {
+    id: newId('exc'),
+    merchant_id: call.scope.merchantId,
+    environment: call.scope.environment,
+    member_id: call.scope.memberId,
+    direction_id: p.direction.id,
+    kind: 'market',
+    status: 'completed',
+    status_version: 1,
+    from_asset: req.from,
+    to_asset: req.to,
+    from_amount: p.amount.toString(),
+    to_amount: p.price.toAmount.toString(),
+    fee_amount: p.price.fee.toString(),
+    fee_asset: p.price.feeSide === 'from' ? req.from : req.to,
+    rate: p.price.rate,
+    mid_rate: p.mid,
+    quote_expires_at: null,
+    value_day: p.day,
+    created_at: p.now,
+    executed_at: p.now,
+    expired_at: null,
+    updated_at: p.now,
+  });
   await post(trx, row);
   await emitOrderEvent(trx, row);
   return orderView(row, p.fromScale, p.toScale);

@@ -3,7 +3,7 @@
  * claim on the idempotency key freezes the debit and opens the order; the provider is called
  * outside any transaction; a second transaction applies its answer.
  */
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { IdempotencyContext } from '../../platform/request-context.js';
@@ -13,7 +13,7 @@ import { minorFromDb, postEntryOrRefuse, qrpayFreezeLines } from '../../money/in
 import { applyDecision } from './apply.js';
 import { amountToPay, readQr, type ReadQr } from './decode.js';
 import { callInFlight, callOf, safely } from './provider.js';
-import { findByKey, payableAsset, scaleOf } from './queries.js';
+import { findByKey, insertOrder, payableAsset, reconcileAfter, scaleOf } from './queries.js';
 import { reconcileOrder } from './reconcile.js';
 import { qrpayEntryKinds, qrpayReferenceType } from './rules.js';
 import { decideOnCall, isOpen } from './state.js';
@@ -60,44 +60,39 @@ async function openOrder(
   const amount = amountToPay(decoded, asset.scale, input.amount);
   const now = await ctx.clock.now(trx, caller);
 
-  const order = await trx
-    .insertInto('qrpay_orders')
-    .values({
-      id: newId('qrp'),
-      merchant_id: caller.merchantId,
-      environment: caller.environment,
-      member_id: caller.memberId,
-      idempotency_key: idem.key,
-      request_hash: idem.requestHash,
-      scheme: scheme.id,
-      merchant_name: decoded.merchantName,
-      merchant_city: decoded.merchantCity,
-      country: decoded.country,
-      asset: asset.code,
-      amount: amount.toString(),
-      note: input.note ?? null,
-      qr_code: input.qr_code,
-      status: 'processing',
-      status_version: 1,
-      upstream_outcome: 'pending',
-      provider_order_id: null,
-      provider_status: null,
-      failure_reason: null,
-      // Real time: it dates the provider call itself, whose deadline is real (provider.ts#callInFlight).
-      call_started_at: ctx.clock.real(),
-      // Should this process stop during the call, reconciliation takes the order over. Reconciliation
-      // asks the provider on real time: the provider's own clock is real, whatever the sandbox clock says.
-      next_check_at: sql<Date>`now() + make_interval(secs =>
-          ${(ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000})` as unknown as Date,
-      last_checked_at: null,
-      completed_at: null,
-      failed_at: null,
-      refunded_at: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const order = await insertOrder(trx, {
+    id: newId('qrp'),
+    merchant_id: caller.merchantId,
+    environment: caller.environment,
+    member_id: caller.memberId,
+    idempotency_key: idem.key,
+    request_hash: idem.requestHash,
+    scheme: scheme.id,
+    merchant_name: decoded.merchantName,
+    merchant_city: decoded.merchantCity,
+    country: decoded.country,
+    asset: asset.code,
+    amount: amount.toString(),
+    note: input.note ?? null,
+    qr_code: input.qr_code,
+    status: 'processing',
+    status_version: 1,
+    upstream_outcome: 'pending',
+    provider_order_id: null,
+    provider_status: null,
+    failure_reason: null,
+    // Real time: it dates the provider call itself, whose deadline is real (provider.ts#callInFlight).
+    call_started_at: ctx.clock.real(),
+    // Should this process stop during the call, reconciliation takes the order over. Reconciliation
+    // asks the provider on real time: the provider's own clock is real, whatever the sandbox clock says.
+    next_check_at: reconcileAfter((ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000),
+    last_checked_at: null,
+    completed_at: null,
+    failed_at: null,
+    refunded_at: null,
+    created_at: now,
+    updated_at: now,
+  });
   await postEntryOrRefuse(trx, {
     environment: caller.environment,
     merchantId: caller.merchantId,

@@ -1,12 +1,12 @@
 /** QR pay's SQL: the order reads and claims the services build on. */
-import { sql, type Transaction } from 'kysely';
+import { sql, type Insertable, type Transaction } from 'kysely';
 import type { Database, Db } from '../../db/schema.js';
 import { withPrefix } from '../../platform/ids.js';
 import { getAsset } from '../assets/queries.js';
 import type { DecodedQr } from './emvco.js';
 import type { QrScheme } from './schemes.js';
 import { openStatuses, type PublicStatus } from './state.js';
-import type { QrOrderRow, QrPayOrderStatus } from './tables.js';
+import type { QrOrderRow, QrPayOrdersTable, QrPayOrderStatus } from './tables.js';
 import type { Caller } from '../../platform/caller.js';
 
 export type { Db } from '../../db/schema.js';
@@ -80,4 +80,16 @@ export function openOrdersQuery(db: Db, merchantId?: string) {
   let q = db.selectFrom('qrpay_orders').selectAll().where('status', 'in', openStatuses);
   if (merchantId) q = q.where('merchant_id', '=', merchantId);
   return q;
+}
+
+/**
+ * When reconciliation takes over an order whose provider call has not answered: `seconds` after
+ * now, on real time (the provider's own clock is real, whatever the sandbox clock says).
+ */
+export const reconcileAfter = (seconds: number): Date =>
+  sql<Date>`now() + make_interval(secs =>
+          ${seconds})` as unknown as Date;
+
+export function insertOrder(trx: Transaction<Database>, values: Insertable<QrPayOrdersTable>): Promise<QrOrderRow> {
+  return trx.insertInto('qrpay_orders').values(values).returningAll().executeTakeFirstOrThrow();
 }
