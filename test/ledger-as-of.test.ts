@@ -14,7 +14,6 @@ import { useTestService } from './support/service.js';
  * then, and the sum of the member's postings created by then.
  */
 
-const ETH_ADDR = '0x52908400098527886E0F7030069857D2E4169EE7';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('balances as of an instant', () => {

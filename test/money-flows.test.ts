@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
+import { MerchantWalletError } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { expectCode } from './support/expect.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
@@ -40,20 +40,23 @@ describe('deposits, balances and withdrawals', () => {
     assert.deepEqual(await custodyOf(client), { asset: 'USDT', custody: '12.500000', prepaid_available: '0.000000' });
   });
 
-  it('refuses a second report of the same tx_hash and asset with a new key, and replays with the same key', async () => {
-    const { client } = await newMerchantClient(service);
-    await client.members.create({ external_member_id: 'dup-dep' });
-    const key = randomUUID();
-    const body = { member_id: 'dup-dep', asset: 'USDT', amount: '1', tx_hash: '0xsame' };
-    const first = await client.requestRaw({ method: 'POST', path: '/v1/deposits', body, idempotencyKey: key });
-    assert.equal(first.status, 201);
-    const replay = await client.requestRaw({ method: 'POST', path: '/v1/deposits', body, idempotencyKey: key });
-    assert.equal(replay.headers['x-idempotent-replay'], 'true');
-    await expectCode(client.deposits.create(body), 'duplicate_resource', 409);
-    const other = await client.deposits.create({ ...body, asset: 'USDC' });
-    assert.equal((other as any).asset, 'USDC', 'the same hash for another asset is another deposit');
-    assert.equal((await balanceOf(client, 'dup-dep')).available, '1.000000');
-  });
+  it(
+    'refuses a second report of the same tx_hash and asset with a new key, ' + 'and replays with the same key',
+    async () => {
+      const { client } = await newMerchantClient(service);
+      await client.members.create({ external_member_id: 'dup-dep' });
+      const key = randomUUID();
+      const body = { member_id: 'dup-dep', asset: 'USDT', amount: '1', tx_hash: '0xsame' };
+      const first = await client.requestRaw({ method: 'POST', path: '/v1/deposits', body, idempotencyKey: key });
+      assert.equal(first.status, 201);
+      const replay = await client.requestRaw({ method: 'POST', path: '/v1/deposits', body, idempotencyKey: key });
+      assert.equal(replay.headers['x-idempotent-replay'], 'true');
+      await expectCode(client.deposits.create(body), 'duplicate_resource', 409);
+      const other = await client.deposits.create({ ...body, asset: 'USDC' });
+      assert.equal((other as any).asset, 'USDC', 'the same hash for another asset is another deposit');
+      assert.equal((await balanceOf(client, 'dup-dep')).available, '1.000000');
+    },
+  );
 
   it(
     'a hex transaction hash is one transaction in any letter case: the second report is duplicate_resource, ' +

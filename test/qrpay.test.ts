@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/money/index.js';
 import { SimulatedQrPay } from '../src/upstreams/qrpay/simulator.js';
@@ -123,45 +123,48 @@ describe('QR payments', () => {
     assert.ok(op.body.data.find((s: any) => s.id === 'sg_paynow').guids.includes('SG.PAYNOW'));
   });
 
-  it('decodes a QR for a member; refuses bad checksums, unsupported schemes, non-EMV text and refused merchants', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await sgdMember(client);
-    const decode = (qr_code: string) =>
-      client.request<any>({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code }, onBehalfOf: m.external });
-    const d = await decode(payNow({ amount: '12.5' }));
-    assert.deepEqual(d, {
-      scheme: 'sg_paynow',
-      scheme_name: 'PayNow',
-      payable: true,
-      merchant_name: 'KOPI CORNER',
-      merchant_city: 'Singapore',
-      country: 'SG',
-      currency: 'SGD',
-      amount: '12.50',
-      merchant_category_code: '5812',
-      point_of_initiation: 'dynamic',
-      reference: 'ORDER42',
-    });
-    assert.equal((await decode(payNow())).amount, null);
-    assert.equal((await decode(duitNow)).payable, false);
-    const good = payNow();
-    await expectCode(decode(good.slice(0, -4) + (good.endsWith('0000') ? '0001' : '0000')), 'qr_code_invalid', 400);
-    await expectCode(decode(good.slice(0, 30)), 'qr_code_invalid', 400);
-    await expectCode(decode('hello, not a QR'), 'qr_code_invalid', 400);
-    await expectCode(decode(visaOnly), 'qr_code_invalid', 400);
-    await expectCode(decode(payNow({ uen: 'SIM-REFUSE-1' })), 'qr_code_invalid', 400);
-    // A zero amount in the QR itself is an invalid QR (a QR asks for a positive amount or none).
-    await expectCode(decode(payNow({ amount: '0' })), 'qr_code_invalid', 400);
-    await expectCode(decode(payNow({ amount: '0.00' })), 'qr_code_invalid', 400);
-    await expectCode(
-      client.request({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code: good } }),
-      'member_context_required',
-      400,
-    );
-    // Read-only: an injected refusal of the money-moving step does not touch decoding.
-    await inject(client, 'qrpay', 'reject');
-    assert.equal((await decode(good)).scheme, 'sg_paynow');
-  });
+  it(
+    'decodes a QR for a member; refuses bad checksums, unsupported schemes, ' + 'non-EMV text and refused merchants',
+    async () => {
+      const { client } = await newMerchantClient(service);
+      const m = await sgdMember(client);
+      const decode = (qr_code: string) =>
+        client.request<any>({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code }, onBehalfOf: m.external });
+      const d = await decode(payNow({ amount: '12.5' }));
+      assert.deepEqual(d, {
+        scheme: 'sg_paynow',
+        scheme_name: 'PayNow',
+        payable: true,
+        merchant_name: 'KOPI CORNER',
+        merchant_city: 'Singapore',
+        country: 'SG',
+        currency: 'SGD',
+        amount: '12.50',
+        merchant_category_code: '5812',
+        point_of_initiation: 'dynamic',
+        reference: 'ORDER42',
+      });
+      assert.equal((await decode(payNow())).amount, null);
+      assert.equal((await decode(duitNow)).payable, false);
+      const good = payNow();
+      await expectCode(decode(good.slice(0, -4) + (good.endsWith('0000') ? '0001' : '0000')), 'qr_code_invalid', 400);
+      await expectCode(decode(good.slice(0, 30)), 'qr_code_invalid', 400);
+      await expectCode(decode('hello, not a QR'), 'qr_code_invalid', 400);
+      await expectCode(decode(visaOnly), 'qr_code_invalid', 400);
+      await expectCode(decode(payNow({ uen: 'SIM-REFUSE-1' })), 'qr_code_invalid', 400);
+      // A zero amount in the QR itself is an invalid QR (a QR asks for a positive amount or none).
+      await expectCode(decode(payNow({ amount: '0' })), 'qr_code_invalid', 400);
+      await expectCode(decode(payNow({ amount: '0.00' })), 'qr_code_invalid', 400);
+      await expectCode(
+        client.request({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code: good } }),
+        'member_context_required',
+        400,
+      );
+      // Read-only: an injected refusal of the money-moving step does not touch decoding.
+      await inject(client, 'qrpay', 'reject');
+      assert.equal((await decode(good)).scheme, 'sg_paynow');
+    },
+  );
 
   it('pays a QR: freezes, then completes; the debit leaves available once; member sees own only', async () => {
     const { client } = await newMerchantClient(service);
@@ -395,38 +398,45 @@ describe('QR payments', () => {
     assert.equal((await sgd(client, m.external)).available, '100.00');
   });
 
-  it('timeout: 504, funds stay frozen until reconciliation finds the payment completed; no double posting', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await sgdMember(client);
-    await inject(client, 'qrpay', 'timeout');
-    const res = await pay(client, m.external, { qr_code: payNow({ amount: '40' }), asset: 'SGD' });
-    assert.equal(res.status, 504);
-    assert.equal(res.body.code, 'upstream_timeout');
-    const [order] = await service.ctx.db.selectFrom('qrpay_orders').selectAll().where('member_id', '=', m.id).execute();
-    assert.ok(order);
-    assert.equal(order.status, 'processing');
-    assert.equal(order.upstream_outcome, 'timeout');
-    let bal = await sgd(client, m.external);
-    assert.equal(bal.available, '60.00');
-    assert.equal(bal.frozen, '40.00', 'never released on an unknown outcome');
-    assert.deepEqual(await entriesOf(order.id), ['qrpay.freeze']);
+  it(
+    'timeout: 504, funds stay frozen until reconciliation finds the payment completed; ' + 'no double posting',
+    async () => {
+      const { client } = await newMerchantClient(service);
+      const m = await sgdMember(client);
+      await inject(client, 'qrpay', 'timeout');
+      const res = await pay(client, m.external, { qr_code: payNow({ amount: '40' }), asset: 'SGD' });
+      assert.equal(res.status, 504);
+      assert.equal(res.body.code, 'upstream_timeout');
+      const [order] = await service.ctx.db
+        .selectFrom('qrpay_orders')
+        .selectAll()
+        .where('member_id', '=', m.id)
+        .execute();
+      assert.ok(order);
+      assert.equal(order.status, 'processing');
+      assert.equal(order.upstream_outcome, 'timeout');
+      let bal = await sgd(client, m.external);
+      assert.equal(bal.available, '60.00');
+      assert.equal(bal.frozen, '40.00', 'never released on an unknown outcome');
+      assert.deepEqual(await entriesOf(order.id), ['qrpay.freeze']);
 
-    await reconcile();
-    const after1 = (await client.request({
-      method: 'GET',
-      path: `/v1/qrpay/payments/${order.id}`,
-      onBehalfOf: m.external,
-    })) as any;
-    assert.equal(after1.status, 'completed', 'the provider did process it');
-    bal = await sgd(client, m.external);
-    assert.equal(bal.frozen, '0.00');
-    assert.equal(bal.available, '60.00');
-    await reconcile();
-    await reconcile();
-    assert.deepEqual(await entriesOf(order.id), ['qrpay.complete', 'qrpay.freeze']);
-    assert.deepEqual(await eventsOf(order.id), ['qrpay.order.completed@2']);
-    assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
-  });
+      await reconcile();
+      const after1 = (await client.request({
+        method: 'GET',
+        path: `/v1/qrpay/payments/${order.id}`,
+        onBehalfOf: m.external,
+      })) as any;
+      assert.equal(after1.status, 'completed', 'the provider did process it');
+      bal = await sgd(client, m.external);
+      assert.equal(bal.frozen, '0.00');
+      assert.equal(bal.available, '60.00');
+      await reconcile();
+      await reconcile();
+      assert.deepEqual(await entriesOf(order.id), ['qrpay.complete', 'qrpay.freeze']);
+      assert.deepEqual(await eventsOf(order.id), ['qrpay.order.completed@2']);
+      assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
+    },
+  );
 
   it(
     'unknown: 502, funds stay frozen; reconciliation finds nothing at the provider, fails the order and ' +
@@ -511,57 +521,60 @@ describe('QR payments', () => {
     assert.equal((await sgd(client, m.external)).frozen, '0.00');
   });
 
-  it('unknown_status: the order is suspended (shown as processing), funds stay frozen, an alert is raised once', async () => {
-    const { client, merchantId } = await newMerchantClient(service);
-    const m = await sgdMember(client);
-    await inject(client, 'qrpay', 'unknown_status');
-    const res = await pay(client, m.external, { qr_code: payNow({ amount: '15' }), asset: 'SGD' });
-    assert.equal(res.status, 201);
-    assert.equal(res.body.status, 'processing', 'not exposed as a failure');
-    assert.equal(res.body.status_version, 1);
-    const id = res.body.id;
-    const op = await admin(service, 'GET', `/admin/v1/qrpay/payments/${id}`);
-    assert.equal(op.body.internal_status, 'suspended');
-    assert.equal(op.body.provider_status, 'SANDBOX_UNKNOWN_STATUS');
-    const alerts = await admin(
-      service,
-      'GET',
-      `/admin/v1/alerts?kind=upstream.unknown_status&merchant_id=${merchantId}`,
-    );
-    assert.equal(alerts.status, 200);
-    assert.equal(alerts.body.data.length, 1);
-    assert.equal(alerts.body.data[0].object, 'qrpay_order');
-    assert.equal(alerts.body.data[0].object_id, id);
-    assert.equal((await sgd(client, m.external)).frozen, '15.00');
+  it(
+    'unknown_status: the order is suspended (shown as processing), funds stay frozen, ' + 'an alert is raised once',
+    async () => {
+      const { client, merchantId } = await newMerchantClient(service);
+      const m = await sgdMember(client);
+      await inject(client, 'qrpay', 'unknown_status');
+      const res = await pay(client, m.external, { qr_code: payNow({ amount: '15' }), asset: 'SGD' });
+      assert.equal(res.status, 201);
+      assert.equal(res.body.status, 'processing', 'not exposed as a failure');
+      assert.equal(res.body.status_version, 1);
+      const id = res.body.id;
+      const op = await admin(service, 'GET', `/admin/v1/qrpay/payments/${id}`);
+      assert.equal(op.body.internal_status, 'suspended');
+      assert.equal(op.body.provider_status, 'SANDBOX_UNKNOWN_STATUS');
+      const alerts = await admin(
+        service,
+        'GET',
+        `/admin/v1/alerts?kind=upstream.unknown_status&merchant_id=${merchantId}`,
+      );
+      assert.equal(alerts.status, 200);
+      assert.equal(alerts.body.data.length, 1);
+      assert.equal(alerts.body.data[0].object, 'qrpay_order');
+      assert.equal(alerts.body.data[0].object_id, id);
+      assert.equal((await sgd(client, m.external)).frozen, '15.00');
 
-    await reconcile();
-    await reconcile();
-    const again = await admin(
-      service,
-      'GET',
-      `/admin/v1/alerts?kind=upstream.unknown_status&merchant_id=${merchantId}`,
-    );
-    assert.equal(again.body.data.length, 1, 'raised once');
-    assert.equal((await admin(service, 'GET', `/admin/v1/qrpay/payments/${id}`)).body.internal_status, 'suspended');
-    assert.deepEqual(await entriesOf(id), ['qrpay.freeze']);
-    const view = await admin(service, 'GET', `/admin/v1/upstreams/reconciliation?merchant_id=${merchantId}`);
-    assert.deepEqual(
-      view.body.data.map((o: any) => [o.id, o.internal_status]),
-      [[id, 'suspended']],
-    );
+      await reconcile();
+      await reconcile();
+      const again = await admin(
+        service,
+        'GET',
+        `/admin/v1/alerts?kind=upstream.unknown_status&merchant_id=${merchantId}`,
+      );
+      assert.equal(again.body.data.length, 1, 'raised once');
+      assert.equal((await admin(service, 'GET', `/admin/v1/qrpay/payments/${id}`)).body.internal_status, 'suspended');
+      assert.deepEqual(await entriesOf(id), ['qrpay.freeze']);
+      const view = await admin(service, 'GET', `/admin/v1/upstreams/reconciliation?merchant_id=${merchantId}`);
+      assert.deepEqual(
+        view.body.data.map((o: any) => [o.id, o.internal_status]),
+        [[id, 'suspended']],
+      );
 
-    // The operator checks with the provider and settles it.
-    const resolved = await admin(service, 'POST', `/admin/v1/qrpay/payments/${id}/resolve`, { status: 'completed' });
-    assert.equal(resolved.status, 200, JSON.stringify(resolved.body));
-    assert.equal(resolved.body.status, 'completed');
-    assert.equal(resolved.body.status_version, 2);
-    assert.equal((await sgd(client, m.external)).frozen, '0.00');
-    assert.deepEqual(await entriesOf(id), ['qrpay.complete', 'qrpay.freeze']);
-    assert.equal(
-      (await admin(service, 'POST', `/admin/v1/qrpay/payments/${id}/resolve`, { status: 'failed' })).body.code,
-      'state_invalid',
-    );
-  });
+      // The operator checks with the provider and settles it.
+      const resolved = await admin(service, 'POST', `/admin/v1/qrpay/payments/${id}/resolve`, { status: 'completed' });
+      assert.equal(resolved.status, 200, JSON.stringify(resolved.body));
+      assert.equal(resolved.body.status, 'completed');
+      assert.equal(resolved.body.status_version, 2);
+      assert.equal((await sgd(client, m.external)).frozen, '0.00');
+      assert.deepEqual(await entriesOf(id), ['qrpay.complete', 'qrpay.freeze']);
+      assert.equal(
+        (await admin(service, 'POST', `/admin/v1/qrpay/payments/${id}/resolve`, { status: 'failed' })).body.code,
+        'state_invalid',
+      );
+    },
+  );
 
   it(
     'an operator resolve asks the provider first: its outcome wins, a payment it reports in progress is ' +

@@ -13,7 +13,6 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { advanceClock, advanceRunMaxMs, advanceStepsMax, type AdvanceBounds } from '../src/modules/sandbox/clock.js';
 import type { TimedProcess } from '../src/jobs/types.js';
@@ -362,44 +361,47 @@ describe('sandbox clock: an advance shares the process', () => {
     },
   );
 
-  it('an advance that would step past its time bound stops stepping and answers with the clock at its target', async () => {
-    const { client, merchantId } = await newMerchantClient(service);
-    const start = Date.parse((await client.sandbox.clock()).now);
-    // Due every ten minutes of the merchant's time, for ever: 52,560 steps in a year.
-    let last = start;
-    const seen: number[] = [];
-    const everyTenMinutes: TimedProcess = {
-      name: 'test.every_ten_minutes',
-      nextDue: async () => new Date(last + 600_000),
-      async runDue(_ctx, _scope, now) {
-        seen.push(now.getTime());
-        last = now.getTime();
-      },
-    };
-    const bounds: AdvanceBounds = { runMaxMs: 500, sliceMs: 5 };
-    const began = performance.now();
-    const answer = await advanceClock(
-      service.ctx,
-      [everyTenMinutes],
-      merchantId,
-      year,
-      { noStore: false } as IdempotencyContext,
-      bounds,
-    );
-    const tookMs = performance.now() - began;
-    assert.ok(
-      tookMs < bounds.runMaxMs + 1_000,
-      `answered in ${Math.round(tookMs)} ms, past its bound of ${bounds.runMaxMs} ms by one step at most`,
-    );
-    assert.ok(
-      seen.length > 0 && seen.length < advanceStepsMax,
-      `stepped ${seen.length} times, then stopped before the step bound`,
-    );
-    assert.ok(
-      seen.every((t, i) => i === 0 || t > seen[i - 1]!),
-      'in order',
-    );
-    assert.ok(Date.parse(answer.now) - start >= year * 1000, 'the clock is at its target');
-    assert.ok(Date.parse((await client.sandbox.clock()).now) - start >= year * 1000);
-  });
+  it(
+    'an advance that would step past its time bound stops stepping and answers with the clock at its ' + 'target',
+    async () => {
+      const { client, merchantId } = await newMerchantClient(service);
+      const start = Date.parse((await client.sandbox.clock()).now);
+      // Due every ten minutes of the merchant's time, for ever: 52,560 steps in a year.
+      let last = start;
+      const seen: number[] = [];
+      const everyTenMinutes: TimedProcess = {
+        name: 'test.every_ten_minutes',
+        nextDue: async () => new Date(last + 600_000),
+        async runDue(_ctx, _scope, now) {
+          seen.push(now.getTime());
+          last = now.getTime();
+        },
+      };
+      const bounds: AdvanceBounds = { runMaxMs: 500, sliceMs: 5 };
+      const began = performance.now();
+      const answer = await advanceClock(
+        service.ctx,
+        [everyTenMinutes],
+        merchantId,
+        year,
+        { noStore: false } as IdempotencyContext,
+        bounds,
+      );
+      const tookMs = performance.now() - began;
+      assert.ok(
+        tookMs < bounds.runMaxMs + 1_000,
+        `answered in ${Math.round(tookMs)} ms, past its bound of ${bounds.runMaxMs} ms by one step at most`,
+      );
+      assert.ok(
+        seen.length > 0 && seen.length < advanceStepsMax,
+        `stepped ${seen.length} times, then stopped before the step bound`,
+      );
+      assert.ok(
+        seen.every((t, i) => i === 0 || t > seen[i - 1]!),
+        'in order',
+      );
+      assert.ok(Date.parse(answer.now) - start >= year * 1000, 'the clock is at its target');
+      assert.ok(Date.parse((await client.sandbox.clock()).now) - start >= year * 1000);
+    },
+  );
 });

@@ -91,93 +91,105 @@ describe('step-up on POST /v1/withdrawals', () => {
   const available = async (client: MerchantWalletClient, member: string) =>
     (await client.balances.list({ onBehalfOf: member })).find((b) => b.asset === 'USDT')!.available;
 
-  it('answers the first call 400 step_up_required with challenge_id, hosted_url and expires_at, and sends a code', async () => {
-    const { client, member } = await setup();
-    const key = randomUUID();
-    const raw = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/withdrawals',
-      body: withdrawal(),
-      onBehalfOf: member.external,
-      idempotencyKey: key,
-    });
-    assert.equal(raw.status, 400);
-    assert.equal(raw.body.code, 'step_up_required');
-    assert.equal(raw.body.type, 'invalid_request_error');
-    assert.match(raw.body.challenge_id, challengeShape);
-    assert.equal(raw.body.hosted_url, `${baseUrlFor(service, 'sandbox')}/hosted/${raw.body.challenge_id}`);
-    const now = Math.floor(Date.now() / 1000);
-    assert.ok(
-      Number.isInteger(raw.body.expires_at) && Math.abs(raw.body.expires_at - (now + 300)) <= 5,
-      `expires_at ${raw.body.expires_at} is 300 s ahead`,
-    );
-    assert.equal(raw.headers['x-idempotent-replay'], undefined);
-    const code = await codeFor(member.id, raw.body.challenge_id);
-    assert.match(code, /^[0-9]{6}$/);
-    assert.equal(await available(client, member.external), '1000.000000', 'nothing moved');
-
-    // The SDK's error carries the same three fields and the call's idempotency key.
-    const e = await refused(
-      client.withdrawals.create(withdrawal(), { onBehalfOf: member.external, idempotencyKey: key }),
-    );
-    assert.equal(e.idempotencyKey, key);
-    assert.equal(e.hostedUrl, `${baseUrlFor(service, 'sandbox')}/hosted/${e.challengeId}`);
-    assert.ok(e.expiresAt >= raw.body.expires_at);
-    assert.notEqual(e.challengeId, raw.body.challenge_id, 'a repeat without a completed challenge gets a new one');
-  });
-
-  it('repeats with the same key: a challenge not completed gives a new one; completed, the call passes once', async () => {
-    const { client, member } = await setup();
-    const key = randomUUID();
-    const body = withdrawal('120');
-    const first = await refused(client.withdrawals.create(body, { onBehalfOf: member.external, idempotencyKey: key }));
-    const second = await refused(
-      client.withdrawals.create(body, { onBehalfOf: member.external, idempotencyKey: key, stepUp: first.challengeId }),
-    );
-    assert.notEqual(second.challengeId, first.challengeId, 'the open challenge does not pass; a new one is issued');
-
-    // The same key with another body is still another request.
-    await expectCode(
-      client.withdrawals.create(withdrawal('121'), {
+  it(
+    'answers the first call 400 step_up_required with challenge_id, hosted_url and expires_at, ' + 'and sends a code',
+    async () => {
+      const { client, member } = await setup();
+      const key = randomUUID();
+      const raw = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/withdrawals',
+        body: withdrawal(),
         onBehalfOf: member.external,
         idempotencyKey: key,
-        stepUp: second.challengeId,
-      }),
-      'idempotency_key_reused',
-      409,
-    );
+      });
+      assert.equal(raw.status, 400);
+      assert.equal(raw.body.code, 'step_up_required');
+      assert.equal(raw.body.type, 'invalid_request_error');
+      assert.match(raw.body.challenge_id, challengeShape);
+      assert.equal(raw.body.hosted_url, `${baseUrlFor(service, 'sandbox')}/hosted/${raw.body.challenge_id}`);
+      const now = Math.floor(Date.now() / 1000);
+      assert.ok(
+        Number.isInteger(raw.body.expires_at) && Math.abs(raw.body.expires_at - (now + 300)) <= 5,
+        `expires_at ${raw.body.expires_at} is 300 s ahead`,
+      );
+      assert.equal(raw.headers['x-idempotent-replay'], undefined);
+      const code = await codeFor(member.id, raw.body.challenge_id);
+      assert.match(code, /^[0-9]{6}$/);
+      assert.equal(await available(client, member.external), '1000.000000', 'nothing moved');
 
-    const completed = await completeInSandbox(client, second.challengeId, 'approved');
-    assert.deepEqual(
-      { id: completed.id, status: completed.status, outcome: completed.outcome },
-      { id: second.challengeId, status: 'completed', outcome: 'approved' },
-    );
+      // The SDK's error carries the same three fields and the call's idempotency key.
+      const e = await refused(
+        client.withdrawals.create(withdrawal(), { onBehalfOf: member.external, idempotencyKey: key }),
+      );
+      assert.equal(e.idempotencyKey, key);
+      assert.equal(e.hostedUrl, `${baseUrlFor(service, 'sandbox')}/hosted/${e.challengeId}`);
+      assert.ok(e.expiresAt >= raw.body.expires_at);
+      assert.notEqual(e.challengeId, raw.body.challenge_id, 'a repeat without a completed challenge gets a new one');
+    },
+  );
 
-    const raw = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/withdrawals',
-      body,
-      onBehalfOf: member.external,
-      idempotencyKey: key,
-      headers: { 'x-step-up': second.challengeId },
-    });
-    assert.equal(raw.status, 201, JSON.stringify(raw.body));
-    assert.equal(raw.body.amount, '120.000000');
-    assert.equal(raw.headers['x-idempotent-replay'], undefined);
-    assert.equal(await available(client, member.external), '879.000000', 'amount plus the 1 USDT fee moved once');
+  it(
+    'repeats with the same key: a challenge not completed gives a new one; completed, ' + 'the call passes once',
+    async () => {
+      const { client, member } = await setup();
+      const key = randomUUID();
+      const body = withdrawal('120');
+      const first = await refused(
+        client.withdrawals.create(body, { onBehalfOf: member.external, idempotencyKey: key }),
+      );
+      const second = await refused(
+        client.withdrawals.create(body, {
+          onBehalfOf: member.external,
+          idempotencyKey: key,
+          stepUp: first.challengeId,
+        }),
+      );
+      assert.notEqual(second.challengeId, first.challengeId, 'the open challenge does not pass; a new one is issued');
 
-    const replay = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/withdrawals',
-      body,
-      onBehalfOf: member.external,
-      idempotencyKey: key,
-    });
-    assert.equal(replay.status, 201);
-    assert.equal(replay.headers['x-idempotent-replay'], 'true');
-    assert.equal(replay.body.id, raw.body.id);
-    assert.equal(await available(client, member.external), '879.000000');
-  });
+      // The same key with another body is still another request.
+      await expectCode(
+        client.withdrawals.create(withdrawal('121'), {
+          onBehalfOf: member.external,
+          idempotencyKey: key,
+          stepUp: second.challengeId,
+        }),
+        'idempotency_key_reused',
+        409,
+      );
+
+      const completed = await completeInSandbox(client, second.challengeId, 'approved');
+      assert.deepEqual(
+        { id: completed.id, status: completed.status, outcome: completed.outcome },
+        { id: second.challengeId, status: 'completed', outcome: 'approved' },
+      );
+
+      const raw = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/withdrawals',
+        body,
+        onBehalfOf: member.external,
+        idempotencyKey: key,
+        headers: { 'x-step-up': second.challengeId },
+      });
+      assert.equal(raw.status, 201, JSON.stringify(raw.body));
+      assert.equal(raw.body.amount, '120.000000');
+      assert.equal(raw.headers['x-idempotent-replay'], undefined);
+      assert.equal(await available(client, member.external), '879.000000', 'amount plus the 1 USDT fee moved once');
+
+      const replay = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/withdrawals',
+        body,
+        onBehalfOf: member.external,
+        idempotencyKey: key,
+      });
+      assert.equal(replay.status, 201);
+      assert.equal(replay.headers['x-idempotent-replay'], 'true');
+      assert.equal(replay.body.id, raw.body.id);
+      assert.equal(await available(client, member.external), '879.000000');
+    },
+  );
 
   it('repeats through StepUpRequiredError.repeat() with the same body and key', async () => {
     const { client, member } = await setup();
@@ -237,7 +249,7 @@ describe('step-up on POST /v1/withdrawals', () => {
   });
 
   it("expires a challenge 300 seconds after issue by the merchant's sandbox clock", async () => {
-    const { client, member, merchantId } = await setup();
+    const { client, member } = await setup();
     const completed = await refused(client.withdrawals.create(withdrawal(), { onBehalfOf: member.external }));
     await completeInSandbox(client, completed.challengeId, 'approved');
     const open = await refused(client.withdrawals.create(withdrawal('60'), { onBehalfOf: member.external }));

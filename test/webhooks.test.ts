@@ -421,57 +421,60 @@ describe('webhooks', () => {
     }
   });
 
-  it('records no_subscriber when nobody listens and binds it on redelivery to the endpoints that match now', async () => {
-    const receiver = await startReceiver();
-    try {
-      const { client } = await newMerchantClient(service);
-      await client.members.create({ external_member_id: 'nosub' });
-      await deposit(client, 'nosub');
-      await pump(async () => (await deliveries(client)).length === 1);
-      const [nosub] = await deliveries(client);
-      assert.deepEqual(
-        { ...nosub, id: '', event_id: '', created_at: '' },
-        {
-          id: '',
-          event_id: '',
-          created_at: '',
-          event_type: 'deposit.credited',
-          status: 'no_subscriber',
-          attempts: 0,
-          last_http_status: 0,
-          next_attempt_at: '',
-        },
-      );
-      await expectCode(client.webhooks.redeliver(nosub!.id), 'state_invalid', 400);
-      await client.webhooks.createEndpoint({ url: receiver.url('/settled'), event_types: ['withdrawal.settled'] });
-      await expectCode(client.webhooks.redeliver(nosub!.id), 'state_invalid', 400);
+  it(
+    'records no_subscriber when nobody listens and binds it on redelivery to the endpoints that match ' + 'now',
+    async () => {
+      const receiver = await startReceiver();
+      try {
+        const { client } = await newMerchantClient(service);
+        await client.members.create({ external_member_id: 'nosub' });
+        await deposit(client, 'nosub');
+        await pump(async () => (await deliveries(client)).length === 1);
+        const [nosub] = await deliveries(client);
+        assert.deepEqual(
+          { ...nosub, id: '', event_id: '', created_at: '' },
+          {
+            id: '',
+            event_id: '',
+            created_at: '',
+            event_type: 'deposit.credited',
+            status: 'no_subscriber',
+            attempts: 0,
+            last_http_status: 0,
+            next_attempt_at: '',
+          },
+        );
+        await expectCode(client.webhooks.redeliver(nosub!.id), 'state_invalid', 400);
+        await client.webhooks.createEndpoint({ url: receiver.url('/settled'), event_types: ['withdrawal.settled'] });
+        await expectCode(client.webhooks.redeliver(nosub!.id), 'state_invalid', 400);
 
-      await client.webhooks.createEndpoint({ url: receiver.url('/all'), event_types: ['*'] });
-      await client.webhooks.createEndpoint({
-        url: receiver.url('/deposits'),
-        event_types: ['deposit.credited', 'withdrawal.locked'],
-      });
-      assert.deepEqual(await client.webhooks.redeliver(nosub!.id), { id: nosub!.id, queued: true });
-      await pump(() => receiver.received.length >= 2);
-      await pump(async () => (await deliveries(client, 'sent')).length === 2);
-      const log = await deliveries(client);
-      assert.equal(log.length, 2, 'one record per matching endpoint; the original is one of them');
-      assert.ok(log.some((d) => d.id === nosub!.id));
-      assert.ok(log.every((d) => d.event_id === nosub!.event_id && d.status === 'sent'));
-      assert.deepEqual(receiver.received.map((r) => r.path).sort(), ['/all', '/deposits']);
-      assert.equal(
-        await service.ctx.db
-          .selectFrom('webhook_deliveries')
-          .select('id')
-          .where('event_id', '=', nosub!.event_id)
-          .where('endpoint_id', 'is', null)
-          .executeTakeFirst(),
-        undefined,
-      );
-    } finally {
-      await receiver.close();
-    }
-  });
+        await client.webhooks.createEndpoint({ url: receiver.url('/all'), event_types: ['*'] });
+        await client.webhooks.createEndpoint({
+          url: receiver.url('/deposits'),
+          event_types: ['deposit.credited', 'withdrawal.locked'],
+        });
+        assert.deepEqual(await client.webhooks.redeliver(nosub!.id), { id: nosub!.id, queued: true });
+        await pump(() => receiver.received.length >= 2);
+        await pump(async () => (await deliveries(client, 'sent')).length === 2);
+        const log = await deliveries(client);
+        assert.equal(log.length, 2, 'one record per matching endpoint; the original is one of them');
+        assert.ok(log.some((d) => d.id === nosub!.id));
+        assert.ok(log.every((d) => d.event_id === nosub!.event_id && d.status === 'sent'));
+        assert.deepEqual(receiver.received.map((r) => r.path).sort(), ['/all', '/deposits']);
+        assert.equal(
+          await service.ctx.db
+            .selectFrom('webhook_deliveries')
+            .select('id')
+            .where('event_id', '=', nosub!.event_id)
+            .where('endpoint_id', 'is', null)
+            .executeTakeFirst(),
+          undefined,
+        );
+      } finally {
+        await receiver.close();
+      }
+    },
+  );
 
   it(
     'judges an event by the endpoints as they were at its time, though the fan-out runs later: created, ' +
@@ -788,7 +791,7 @@ describe('webhooks', () => {
     const receiver = await startReceiver(() => 503);
     try {
       const { client, merchantId } = await newMerchantClient(service);
-      const ep = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
+      await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] });
       await client.members.create({ external_member_id: 'streak' });
       await deposit(client, 'streak');
       await pump(async () => (await deliveries(client))[0]?.status === 'failed');
@@ -997,169 +1000,172 @@ describe('webhooks', () => {
     },
   );
 
-  it('manages endpoints: validation, update, delete (naturally idempotent), bound per environment, scopes', async () => {
-    const receiver = await startReceiver();
-    try {
-      const { client, merchantId } = await newMerchantClient(service);
-      for (const [body, field, reason] of [
-        [{ url: receiver.url(), event_types: ['Withdrawal.Settled'] }, 'event_types', 'invalid_event_type'],
-        [{ url: receiver.url(), event_types: ['withdrawal'] }, 'event_types', 'invalid_event_type'],
-        [
-          { url: receiver.url(), event_types: ['deposit.credited', 'card.topup.credit'] },
-          'event_types',
-          'unknown_event_type',
-        ],
-        [{ url: 'not a url', event_types: ['*'] }, 'url', 'invalid_url'],
-      ] as const) {
-        const err = await expectCode(client.webhooks.createEndpoint(body as any), 'invalid_fields', 400);
-        assert.deepEqual((err as MerchantWalletError).body.fields, [{ key: field, reason }]);
+  it(
+    'manages endpoints: validation, update, delete (naturally idempotent), bound per environment, ' + 'scopes',
+    async () => {
+      const receiver = await startReceiver();
+      try {
+        const { client, merchantId } = await newMerchantClient(service);
+        for (const [body, field, reason] of [
+          [{ url: receiver.url(), event_types: ['Withdrawal.Settled'] }, 'event_types', 'invalid_event_type'],
+          [{ url: receiver.url(), event_types: ['withdrawal'] }, 'event_types', 'invalid_event_type'],
+          [
+            { url: receiver.url(), event_types: ['deposit.credited', 'card.topup.credit'] },
+            'event_types',
+            'unknown_event_type',
+          ],
+          [{ url: 'not a url', event_types: ['*'] }, 'url', 'invalid_url'],
+        ] as const) {
+          const err = await expectCode(client.webhooks.createEndpoint(body as any), 'invalid_fields', 400);
+          assert.deepEqual((err as MerchantWalletError).body.fields, [{ key: field, reason }]);
+        }
+        const typo = await expectCode(
+          client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['card.topup.credit'] }),
+          'invalid_fields',
+          400,
+        );
+        assert.match(
+          (typo as MerchantWalletError).body.message as string,
+          /"card\.topup\.credit"/,
+          'the message names the entry',
+        );
+        await expectCode(
+          client.webhooks.createEndpoint({ url: receiver.url(), event_types: [] }),
+          'invalid_request',
+          400,
+        );
+        await expectCode(
+          client.request({ method: 'POST', path: '/v1/webhooks/endpoints', body: { url: receiver.url() } }),
+          'invalid_request',
+          400,
+        );
+        const noKey = await client.requestRaw({
+          method: 'POST',
+          path: '/v1/webhooks/endpoints',
+          body: { url: receiver.url(), event_types: ['*'] },
+          idempotencyKey: false,
+        });
+        assert.equal(noKey.body.code, 'idempotency_key_required');
+
+        const ep = (await client.webhooks.createEndpoint({
+          url: receiver.url(),
+          event_types: ['qrpay.order.completed', 'withdrawal.settled', 'withdrawal.settled'],
+        })) as any;
+        assert.deepEqual(ep.event_types, ['qrpay.order.completed', 'withdrawal.settled']);
+        const patched = await client.request<any>({
+          method: 'PATCH',
+          path: `/v1/webhooks/endpoints/${ep.id.slice(4)}`,
+          body: { event_types: ['deposit.credited'], url: receiver.url('/v2') },
+        });
+        assert.deepEqual(
+          [patched.url, patched.event_types, patched.secret],
+          [receiver.url('/v2'), ['deposit.credited'], undefined],
+        );
+        await expectCode(
+          client.request({
+            method: 'PATCH',
+            path: `/v1/webhooks/endpoints/${ep.id}`,
+            body: { url: 'http://169.254.169.254/' },
+          }),
+          'invalid_fields',
+          400,
+        );
+        await expectCode(
+          client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: {} }),
+          'invalid_request',
+          400,
+        );
+        await expectCode(
+          client.request({
+            method: 'PATCH',
+            path: `/v1/webhooks/endpoints/${ep.id}`,
+            body: { event_types: ['withdrawal.setled'] },
+          }),
+          'invalid_fields',
+          400,
+        );
+        const wildcard = await client.request<any>({
+          method: 'PATCH',
+          path: `/v1/webhooks/endpoints/${ep.id}`,
+          body: { event_types: ['withdrawal.settled', '*'] },
+        });
+        assert.deepEqual(wildcard.event_types, ['*'], '`*` anywhere still means every event');
+        await client.request({
+          method: 'PATCH',
+          path: `/v1/webhooks/endpoints/${ep.id}`,
+          body: { event_types: ['deposit.credited'] },
+        });
+        await expectCode(
+          client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { status: 'deleted' } }),
+          'invalid_request',
+          400,
+        );
+
+        // A record planned before the deletion ends dead, without a request.
+        await client.members.create({ external_member_id: 'del' });
+        await deposit(client, 'del');
+        await service.workers.tick();
+        assert.deepEqual(await client.webhooks.deleteEndpoint(ep.id), { id: ep.id, deleted: true });
+        assert.deepEqual(
+          await client.webhooks.deleteEndpoint(ep.id),
+          { id: ep.id, deleted: true },
+          'a repeat answers the same',
+        );
+        assert.deepEqual(await client.webhooks.listEndpoints(), []);
+        const row = await service.ctx.db
+          .selectFrom('webhook_endpoints')
+          .select(['secret', 'status'])
+          .where('id', '=', ep.id)
+          .executeTakeFirstOrThrow();
+        assert.deepEqual(row, { secret: '', status: 'deleted' }, 'the secret is wiped');
+        await pump(async () => (await deliveries(client))[0]?.status === 'dead');
+        assert.equal(receiver.received.length, 0);
+        const ofDeleted = await expectCode(
+          client.webhooks.redeliver((await deliveries(client))[0]!.id),
+          'state_invalid',
+          400,
+        );
+        assert.match((ofDeleted as MerchantWalletError).body.message as string, /was deleted/);
+        await expectCode(client.webhooks.deleteEndpoint(`whe_${randomUUID()}`), 'not_found', 404);
+        await expectCode(
+          client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { status: 'enabled' } }),
+          'not_found',
+          404,
+        );
+        const other = await newMerchantClient(service);
+        const mine = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
+        await expectCode(other.client.webhooks.deleteEndpoint(mine.id), 'not_found', 404);
+
+        for (let i = 1; i < 20; i++)
+          await client.webhooks.createEndpoint({ url: receiver.url(`/n${i}`), event_types: ['*'] });
+        await expectCode(
+          client.webhooks.createEndpoint({ url: receiver.url('/21'), event_types: ['*'] }),
+          'limit_exceeded',
+          400,
+        );
+        assert.equal((await client.webhooks.listEndpoints()).length, 20);
+
+        const readOnly = clientFor(service, await createKey(service, merchantId, { scopes: ['webhooks:read'] }));
+        assert.equal((await readOnly.webhooks.listEndpoints()).length, 20);
+        await expectCode(
+          readOnly.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] }),
+          'insufficient_scope',
+          403,
+        );
+        await expectCode(all(readOnly.webhooks.deliveries()), 'insufficient_scope', 403);
+        const logReader = clientFor(service, await createKey(service, merchantId, { scopes: ['merchant:read'] }));
+        assert.ok((await all(logReader.webhooks.deliveries())).length >= 1);
+        await expectCode(logReader.webhooks.listEndpoints(), 'insufficient_scope', 403);
+        await expectCode(
+          client.request({ method: 'GET', path: '/v1/webhooks/deliveries', onBehalfOf: 'del' }),
+          'invalid_request',
+          400,
+        );
+      } finally {
+        await receiver.close();
       }
-      const typo = await expectCode(
-        client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['card.topup.credit'] }),
-        'invalid_fields',
-        400,
-      );
-      assert.match(
-        (typo as MerchantWalletError).body.message as string,
-        /"card\.topup\.credit"/,
-        'the message names the entry',
-      );
-      await expectCode(
-        client.webhooks.createEndpoint({ url: receiver.url(), event_types: [] }),
-        'invalid_request',
-        400,
-      );
-      await expectCode(
-        client.request({ method: 'POST', path: '/v1/webhooks/endpoints', body: { url: receiver.url() } }),
-        'invalid_request',
-        400,
-      );
-      const noKey = await client.requestRaw({
-        method: 'POST',
-        path: '/v1/webhooks/endpoints',
-        body: { url: receiver.url(), event_types: ['*'] },
-        idempotencyKey: false,
-      });
-      assert.equal(noKey.body.code, 'idempotency_key_required');
-
-      const ep = (await client.webhooks.createEndpoint({
-        url: receiver.url(),
-        event_types: ['qrpay.order.completed', 'withdrawal.settled', 'withdrawal.settled'],
-      })) as any;
-      assert.deepEqual(ep.event_types, ['qrpay.order.completed', 'withdrawal.settled']);
-      const patched = await client.request<any>({
-        method: 'PATCH',
-        path: `/v1/webhooks/endpoints/${ep.id.slice(4)}`,
-        body: { event_types: ['deposit.credited'], url: receiver.url('/v2') },
-      });
-      assert.deepEqual(
-        [patched.url, patched.event_types, patched.secret],
-        [receiver.url('/v2'), ['deposit.credited'], undefined],
-      );
-      await expectCode(
-        client.request({
-          method: 'PATCH',
-          path: `/v1/webhooks/endpoints/${ep.id}`,
-          body: { url: 'http://169.254.169.254/' },
-        }),
-        'invalid_fields',
-        400,
-      );
-      await expectCode(
-        client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: {} }),
-        'invalid_request',
-        400,
-      );
-      await expectCode(
-        client.request({
-          method: 'PATCH',
-          path: `/v1/webhooks/endpoints/${ep.id}`,
-          body: { event_types: ['withdrawal.setled'] },
-        }),
-        'invalid_fields',
-        400,
-      );
-      const wildcard = await client.request<any>({
-        method: 'PATCH',
-        path: `/v1/webhooks/endpoints/${ep.id}`,
-        body: { event_types: ['withdrawal.settled', '*'] },
-      });
-      assert.deepEqual(wildcard.event_types, ['*'], '`*` anywhere still means every event');
-      await client.request({
-        method: 'PATCH',
-        path: `/v1/webhooks/endpoints/${ep.id}`,
-        body: { event_types: ['deposit.credited'] },
-      });
-      await expectCode(
-        client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { status: 'deleted' } }),
-        'invalid_request',
-        400,
-      );
-
-      // A record planned before the deletion ends dead, without a request.
-      await client.members.create({ external_member_id: 'del' });
-      await deposit(client, 'del');
-      await service.workers.tick();
-      assert.deepEqual(await client.webhooks.deleteEndpoint(ep.id), { id: ep.id, deleted: true });
-      assert.deepEqual(
-        await client.webhooks.deleteEndpoint(ep.id),
-        { id: ep.id, deleted: true },
-        'a repeat answers the same',
-      );
-      assert.deepEqual(await client.webhooks.listEndpoints(), []);
-      const row = await service.ctx.db
-        .selectFrom('webhook_endpoints')
-        .select(['secret', 'status'])
-        .where('id', '=', ep.id)
-        .executeTakeFirstOrThrow();
-      assert.deepEqual(row, { secret: '', status: 'deleted' }, 'the secret is wiped');
-      await pump(async () => (await deliveries(client))[0]?.status === 'dead');
-      assert.equal(receiver.received.length, 0);
-      const ofDeleted = await expectCode(
-        client.webhooks.redeliver((await deliveries(client))[0]!.id),
-        'state_invalid',
-        400,
-      );
-      assert.match((ofDeleted as MerchantWalletError).body.message as string, /was deleted/);
-      await expectCode(client.webhooks.deleteEndpoint(`whe_${randomUUID()}`), 'not_found', 404);
-      await expectCode(
-        client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { status: 'enabled' } }),
-        'not_found',
-        404,
-      );
-      const other = await newMerchantClient(service);
-      const mine = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
-      await expectCode(other.client.webhooks.deleteEndpoint(mine.id), 'not_found', 404);
-
-      for (let i = 1; i < 20; i++)
-        await client.webhooks.createEndpoint({ url: receiver.url(`/n${i}`), event_types: ['*'] });
-      await expectCode(
-        client.webhooks.createEndpoint({ url: receiver.url('/21'), event_types: ['*'] }),
-        'limit_exceeded',
-        400,
-      );
-      assert.equal((await client.webhooks.listEndpoints()).length, 20);
-
-      const readOnly = clientFor(service, await createKey(service, merchantId, { scopes: ['webhooks:read'] }));
-      assert.equal((await readOnly.webhooks.listEndpoints()).length, 20);
-      await expectCode(
-        readOnly.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] }),
-        'insufficient_scope',
-        403,
-      );
-      await expectCode(all(readOnly.webhooks.deliveries()), 'insufficient_scope', 403);
-      const logReader = clientFor(service, await createKey(service, merchantId, { scopes: ['merchant:read'] }));
-      assert.ok((await all(logReader.webhooks.deliveries())).length >= 1);
-      await expectCode(logReader.webhooks.listEndpoints(), 'insufficient_scope', 403);
-      await expectCode(
-        client.request({ method: 'GET', path: '/v1/webhooks/deliveries', onBehalfOf: 'del' }),
-        'invalid_request',
-        400,
-      );
-    } finally {
-      await receiver.close();
-    }
-  });
+    },
+  );
 
   it('connects to the address that was checked, never resolving the name again', async () => {
     const receiver = await startReceiver(() => 204);
@@ -1345,7 +1351,8 @@ describe('webhooks', () => {
       }>`SELECT count(*)::text AS n FROM events WHERE id = ANY(${sql.val(ids)}::text[]) AND webhook_dispatched_at IS
         NULL`.execute(service.ctx.db);
       assert.equal(undispatched.rows[0]!.n, '0');
-      await pump(() => receiver.received.length >= 2 * events, 60_000); // a loaded 2-core machine may need more than the default bound
+      // a loaded 2-core machine may need more than the default bound
+      await pump(() => receiver.received.length >= 2 * events, 60_000);
       const perPath = new Map<string, number>();
       for (const r of receiver.received) perPath.set(r.path, (perPath.get(r.path) ?? 0) + 1);
       assert.deepEqual(Object.fromEntries(perPath), { '/a': events, '/b': events / 2, '/c': events / 2 });
