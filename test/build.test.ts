@@ -86,17 +86,21 @@ describe('the production build', () => {
     assert.ok(!existsSync(join(dir, 'bad/main.js')));
   });
 
-  it('fails when a source locates a file next to itself, which the bundle would look for next to dist/main.js', async () => {
-    const entry = join(dir, 'reads-a-file-beside-it.ts');
-    // Spelt in two parts: the tests' own build rewrites that expression wherever it appears in a test file.
-    const here = ['import', 'meta', 'url'].join('.');
-    writeFileSync(
-      entry,
-      `import { readFileSync } from 'node:fs';\nconsole.log(readFileSync(new URL('./page.html', ${here}), 'utf8'));\n`,
-    );
-    const built = await run(['scripts/build.mjs', '--outdir', join(dir, 'beside'), '--entry', entry]);
-    assert.equal(built.code, 1, built.output);
-    assert.match(built.output, /reads-a-file-beside-it\.ts locates files by import\.meta\.url or __dirname/);
-    assert.ok(!existsSync(join(dir, 'beside/main.js')));
-  });
+  it(
+    'fails when a source locates a file next to itself, ' + 'which the bundle would look for next to dist/main.js',
+    async () => {
+      const entry = join(dir, 'reads-a-file-beside-it.ts');
+      // Spelt in two parts: the tests' own build rewrites that expression wherever it appears in a test file.
+      const here = ['import', 'meta', 'url'].join('.');
+      writeFileSync(
+        entry,
+        `import { readFileSync } from 'node:fs';\n` +
+          `console.log(readFileSync(new URL('./page.html', ${here}), 'utf8'));\n`,
+      );
+      const built = await run(['scripts/build.mjs', '--outdir', join(dir, 'beside'), '--entry', entry]);
+      assert.equal(built.code, 1, built.output);
+      assert.match(built.output, /reads-a-file-beside-it\.ts locates files by import\.meta\.url or __dirname/);
+      assert.ok(!existsSync(join(dir, 'beside/main.js')));
+    },
+  );
 });

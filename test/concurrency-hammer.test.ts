@@ -412,12 +412,10 @@ describe('a transaction ended by a deadlock is run again whole, a bounded number
         END IF;
         RETURN NEW;
       END $$`.execute(db());
-    await sql`CREATE TRIGGER test_deadlock BEFORE INSERT ON members FOR EACH ROW EXECUTE FUNCTION test_deadlock()`.execute(
-      db(),
-    );
-    await sql`CREATE TRIGGER test_deadlock BEFORE INSERT ON deposits FOR EACH ROW EXECUTE FUNCTION test_deadlock()`.execute(
-      db(),
-    );
+    await sql`CREATE TRIGGER test_deadlock BEFORE INSERT ON members
+      FOR EACH ROW EXECUTE FUNCTION test_deadlock()`.execute(db());
+    await sql`CREATE TRIGGER test_deadlock BEFORE INSERT ON deposits
+      FOR EACH ROW EXECUTE FUNCTION test_deadlock()`.execute(db());
   });
   const attemptsFrom = async (fn: () => Promise<RawResult>) => {
     await sql`SELECT setval('test_deadlock_attempts', 1, false)`.execute(db());

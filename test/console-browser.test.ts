@@ -257,7 +257,8 @@ test('webhooks: add an endpoint (secret once), a delivery fails, redelivered fro
     await service.workers.tick();
     await service.workers.jobs.drain();
     assert.equal(receiver.received.length, 1);
-    await client.sandbox.advanceClock(200); // the retries (a minute apart: none falls due on real time) run: the delivery is dead
+    // the retries (a minute apart: none falls due on real time) run: the delivery is dead
+    await client.sandbox.advanceClock(200);
     await page.getByRole('link', { name: 'Webhook deliveries' }).click();
     await page.getByLabel('Status').selectOption('dead');
     await page.getByRole('button', { name: 'Filter' }).click();
@@ -284,63 +285,69 @@ test('webhooks: add an endpoint (secret once), a delivery fails, redelivered fro
   }
 });
 
-test('withdrawals: an owner confirms one from the list (the ledger posts once); members show balances and KYC level', async () => {
-  await fundedMember(client, '100', 'USDT', { external: 'wd-member' });
-  const w = await client.withdrawals.create(
-    { asset: 'USDT', network: 'TRON', address: TRON, amount: '40' },
-    { onBehalfOf: 'wd-member' },
-  );
-  const context = await newContext();
-  try {
-    const page = await signIn(context, 'money@kopi.example', 'owner');
-    await page.getByRole('link', { name: 'Withdrawals' }).click();
-    const row = page.getByRole('row').filter({ hasText: w.id });
-    assert.match(await row.innerText(), /locked/);
-    await shot(page, '13-withdrawals');
-    await row.getByRole('link', { name: 'Confirm payout' }).click();
-    // It asks first (issue 42), naming the withdrawal and its money.
-    assert.equal(await page.locator('h1').innerText(), 'Confirm the payout?');
-    await page.getByRole('button', { name: /^Yes, confirm the payout of 40\.0+ USDT$/ }).click();
-    assert.match(await page.getByRole('status').innerText(), /confirmed \(settled\)/);
-    assert.match(await page.getByRole('row').filter({ hasText: w.id }).innerText(), /settled/);
-    assert.equal((await client.withdrawals.get(w.id)).status, 'settled');
-    // Its page: the state history and the ledger entries (lock, then confirm), debits equal to credits.
-    await page.getByRole('link', { name: w.id }).click();
-    const events = await page.getByRole('table', { name: 'Events' }).innerText();
-    assert.match(events, /withdrawal\.locked[\s\S]*withdrawal\.settled/);
-    const postings = await page.getByRole('table', { name: 'Postings' }).innerText();
-    assert.match(postings, /withdrawal_lock|withdrawal\.lock|lock/);
-    assert.match(postings, /member · available\s+mem_/);
-    await shot(page, '13b-withdrawal');
+test(
+  'withdrawals: an owner confirms one from the list (the ledger posts once); ' + 'members show balances and KYC level',
+  async () => {
+    await fundedMember(client, '100', 'USDT', { external: 'wd-member' });
+    const w = await client.withdrawals.create(
+      { asset: 'USDT', network: 'TRON', address: TRON, amount: '40' },
+      { onBehalfOf: 'wd-member' },
+    );
+    const context = await newContext();
+    try {
+      const page = await signIn(context, 'money@kopi.example', 'owner');
+      await page.getByRole('link', { name: 'Withdrawals' }).click();
+      const row = page.getByRole('row').filter({ hasText: w.id });
+      assert.match(await row.innerText(), /locked/);
+      await shot(page, '13-withdrawals');
+      await row.getByRole('link', { name: 'Confirm payout' }).click();
+      // It asks first (issue 42), naming the withdrawal and its money.
+      assert.equal(await page.locator('h1').innerText(), 'Confirm the payout?');
+      await page.getByRole('button', { name: /^Yes, confirm the payout of 40\.0+ USDT$/ }).click();
+      assert.match(await page.getByRole('status').innerText(), /confirmed \(settled\)/);
+      assert.match(await page.getByRole('row').filter({ hasText: w.id }).innerText(), /settled/);
+      assert.equal((await client.withdrawals.get(w.id)).status, 'settled');
+      // Its page: the state history and the ledger entries (lock, then confirm), debits equal to credits.
+      await page.getByRole('link', { name: w.id }).click();
+      const events = await page.getByRole('table', { name: 'Events' }).innerText();
+      assert.match(events, /withdrawal\.locked[\s\S]*withdrawal\.settled/);
+      const postings = await page.getByRole('table', { name: 'Postings' }).innerText();
+      assert.match(postings, /withdrawal_lock|withdrawal\.lock|lock/);
+      assert.match(postings, /member · available\s+mem_/);
+      await shot(page, '13b-withdrawal');
 
-    await page.getByRole('link', { name: 'Members' }).click();
-    assert.match(await page.getByRole('row').filter({ hasText: 'wd-member' }).innerText(), /USDT: 5\d\.\d+ available/);
-    await shot(page, '14-members');
-    await page.getByRole('link', { name: 'Deposits' }).click();
-    await shot(page, '15-deposits');
-    await page.getByRole('link', { name: 'Balances' }).click();
-    assert.match(await page.getByRole('table', { name: 'Merchant balances' }).innerText(), /USDT/);
-    await shot(page, '16-balances');
-    await page.getByRole('link', { name: 'Sandbox tools' }).click();
-    await page.getByLabel('Move the clock forward by').selectOption('86400');
-    await page.getByRole('button', { name: 'Advance clock' }).click();
-    await page.getByRole('button', { name: 'Yes, move it forward by 1 day' }).click();
-    assert.match(await page.getByRole('status').innerText(), /clock moved forward/);
-    await page.getByLabel('Provider').selectOption('qrpay');
-    await page.getByLabel('Answer').selectOption('timeout');
-    await page.getByRole('button', { name: 'Set behaviour' }).click();
-    assert.match(await page.getByRole('status').innerText(), /qrpay answers timeout/);
-    await shot(page, '17-sandbox-tools');
-    await page.getByRole('link', { name: 'Audit log' }).click();
-    const audit = await page.getByRole('table', { name: 'Changes' }).innerText();
-    assert.match(audit, /money@kopi\.example\s+withdrawal\.confirm/);
-    assert.match(audit, /sandbox\.clock_advance/);
-    assert.match(audit, /dev@kopi\.example\s+api_key\.allowlist/);
-    await shot(page, '18-audit');
-  } finally {
-    await context.close();
-  }
-});
+      await page.getByRole('link', { name: 'Members' }).click();
+      assert.match(
+        await page.getByRole('row').filter({ hasText: 'wd-member' }).innerText(),
+        /USDT: 5\d\.\d+ available/,
+      );
+      await shot(page, '14-members');
+      await page.getByRole('link', { name: 'Deposits' }).click();
+      await shot(page, '15-deposits');
+      await page.getByRole('link', { name: 'Balances' }).click();
+      assert.match(await page.getByRole('table', { name: 'Merchant balances' }).innerText(), /USDT/);
+      await shot(page, '16-balances');
+      await page.getByRole('link', { name: 'Sandbox tools' }).click();
+      await page.getByLabel('Move the clock forward by').selectOption('86400');
+      await page.getByRole('button', { name: 'Advance clock' }).click();
+      await page.getByRole('button', { name: 'Yes, move it forward by 1 day' }).click();
+      assert.match(await page.getByRole('status').innerText(), /clock moved forward/);
+      await page.getByLabel('Provider').selectOption('qrpay');
+      await page.getByLabel('Answer').selectOption('timeout');
+      await page.getByRole('button', { name: 'Set behaviour' }).click();
+      assert.match(await page.getByRole('status').innerText(), /qrpay answers timeout/);
+      await shot(page, '17-sandbox-tools');
+      await page.getByRole('link', { name: 'Audit log' }).click();
+      const audit = await page.getByRole('table', { name: 'Changes' }).innerText();
+      assert.match(audit, /money@kopi\.example\s+withdrawal\.confirm/);
+      assert.match(audit, /sandbox\.clock_advance/);
+      assert.match(audit, /dev@kopi\.example\s+api_key\.allowlist/);
+      await shot(page, '18-audit');
+    } finally {
+      await context.close();
+    }
+  },
+);
 
 test('a viewer sees no change controls and a change it posts anyway is refused', async () => {
   await fundedMember(client, '30', 'USDT', { external: 'viewer-member' });

@@ -34,9 +34,8 @@ test(
       assert.equal(new Set(pids).size, 3);
       const { rows } = await sql<{
         n: number;
-      }>`SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM unnest(${pids}::int[]) AS t(pid)) x`.execute(
-        other.db,
-      );
+      }>`SELECT count(*)::int AS n
+        FROM (SELECT pg_terminate_backend(pid) FROM unnest(${pids}::int[]) AS t(pid)) x`.execute(other.db);
       assert.equal(rows[0]!.n, 3);
       await new Promise((r) => setTimeout(r, 200));
       const again = await sql<{ one: number }>`SELECT 1 AS one`.execute(handle.db);

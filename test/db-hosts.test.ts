@@ -61,7 +61,9 @@ test(
   { skip: !onPostgres && 'PostgreSQL only (TEST_DATABASE_URL)' },
   async () => {
     const real = new URL(testDatabaseUrl());
-    const url = `postgres://${real.username}@127.0.0.1:${await deadPort()},${real.host}${real.pathname}?target_session_attrs=read-write`;
+    const url =
+      `postgres://${real.username}@127.0.0.1:${await deadPort()},${real.host}${real.pathname}` +
+      `?target_session_attrs=read-write`;
     const handle = await openDatabase(url, '', { ...testDatabaseOptions(), poolMax: 2 });
     try {
       const { rows } = await sql<{ one: number }>`SELECT 1 AS one`.execute(handle.db);

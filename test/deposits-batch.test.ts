@@ -387,8 +387,10 @@ describe('deposits written together', () => {
             }
             assert.equal(group.stats.fallbacks, 0);
             return outcomes.map((o) => {
-              if ('stored' in o)
-                return `replay ${o.stored.status_code} ${o.stored.status_code === 201 ? JSON.parse(o.stored.response_body).amount : JSON.parse(o.stored.response_body).code}`;
+              if ('stored' in o) {
+                const stored = JSON.parse(o.stored.response_body);
+                return `replay ${o.stored.status_code} ${o.stored.status_code === 201 ? stored.amount : stored.code}`;
+              }
               if ('refusal' in o) return `refused ${(o.refusal as ApiError).code}`;
               if ('error' in o) return `error ${o.error instanceof ApiError ? o.error.code : String(o.error)}`;
               if ('claimed' in o) return 'claimed';

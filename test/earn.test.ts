@@ -302,7 +302,10 @@ describe('earn', () => {
       assert.deepEqual([refused.status, refused.body.code], [400, 'invalid_request'], JSON.stringify(refused.body));
       assert.match(
         refused.body.message,
-        /Unknown fields: min_amount, max_amount, term_days, type, asset \(6 in all\)\. This call takes: enabled, apr_bps\./,
+        new RegExp(
+          'Unknown fields: min_amount, max_amount, term_days, type, asset \\(6 in all\\)\\. ' +
+            'This call takes: enabled, apr_bps\\.',
+        ),
       );
       const patched = await admin(service, 'PATCH', `/admin/v1/earn/products/${created.body.id}`, { apr_bps: 450 });
       assert.equal(patched.status, 200, JSON.stringify(patched.body));

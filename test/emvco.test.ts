@@ -86,7 +86,8 @@ describe('EMVCo merchant-presented QR decoding', () => {
   it('decodes the EMVCo specification example, non-ASCII language template included', () => {
     const sample =
       '00020101021229300012D156000000000510A93FO3230Q31280012D15600000001030812345678520441115802CN5914BEST ' +
-      'TRANSPORT6007BEIJING64200002ZH0104最佳运输0202北京540523.7253031565502016233030412340603***0708A60086670902ME91320016A0112233449988770708123456786304A13A';
+      'TRANSPORT6007BEIJING64200002ZH0104最佳运输0202北京540523.7253031565502016233030412340603***0708A60086670902ME' +
+      '91320016A0112233449988770708123456786304A13A';
     const qr = decodeEmvco(sample);
     assert.equal(qr.merchantName, 'BEST TRANSPORT');
     assert.equal(qr.merchantCity, 'BEIJING');
@@ -342,11 +343,14 @@ describe("the QR amount at the asset's scale (decode as payment reads it)", () =
     assert.equal(qrAmountText(decodeEmvco(encodeEmv(payNowFields())), 4), null);
   });
 
-  it('refuses (qr_code_invalid) an amount with more places than the asset allows, as payment does; never rounds', () => {
-    assert.throws(() => qrAmountText(qr('12.5'), 0), invalid);
-    assert.throws(() => amountToPay(qr('12.5'), 0, undefined), invalid);
-    assert.throws(() => qrAmountText(qr('1.005'), 2), invalid);
-  });
+  it(
+    'refuses (qr_code_invalid) an amount with more places than the asset allows, as payment does; ' + 'never rounds',
+    () => {
+      assert.throws(() => qrAmountText(qr('12.5'), 0), invalid);
+      assert.throws(() => amountToPay(qr('12.5'), 0, undefined), invalid);
+      assert.throws(() => qrAmountText(qr('1.005'), 2), invalid);
+    },
+  );
 
   it('refuses (qr_code_invalid) a zero amount in the QR, at decode and at payment, whatever the caller sends', () => {
     for (const zero of ['0', '0.00', '000', '00.0']) {

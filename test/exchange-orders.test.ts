@@ -56,30 +56,33 @@ describe('exchange', () => {
     return external;
   }
 
-  it('a read-only quote: upper-cased, exact numbers, quote_ttl_sec always, the key quote_id absent (not null)', async () => {
-    const m = await member();
-    const q = await raw(m, { from_asset: 'usdt', to_asset: 'eur', from_amount: '100.000000' });
-    assert.equal(q.from_asset, 'USDT');
-    assert.equal(q.to_asset, 'EUR');
-    assert.equal(q.from_amount, '100.000000');
-    assert.equal(q.rate, '0.9231481481', 'mid 0.925925925925 less 30 bps, rounded down');
-    assert.equal(q.fee_asset, 'USDT');
-    assert.equal(q.fee_amount, '0.100000');
-    assert.equal(q.to_amount, '92.22');
-    assert.equal(q.quote_ttl_sec, 60);
-    assert.equal(q.ledger_scale_from, 6);
-    assert.equal(q.ledger_scale_to, 2);
-    assert.equal('quote_id' in q, false);
-    assert.equal('quote_expires_at' in q, false);
-    assert.equal((await client.exchange.list({ onBehalfOf: m })).length, 0, 'nothing stored');
-    const btc = await client.exchange.quote(
-      { from_asset: 'USDT', to_asset: 'BTC', from_amount: '1000' },
-      { onBehalfOf: m },
-    );
-    assert.equal(btc.fee_asset, 'BTC', 'buying BTC pays the fee in BTC (per direction)');
-    assert.equal(btc.ledger_scale_to, 8);
-    await expectLedgerClean(service);
-  });
+  it(
+    'a read-only quote: upper-cased, exact numbers, quote_ttl_sec always, ' + 'the key quote_id absent (not null)',
+    async () => {
+      const m = await member();
+      const q = await raw(m, { from_asset: 'usdt', to_asset: 'eur', from_amount: '100.000000' });
+      assert.equal(q.from_asset, 'USDT');
+      assert.equal(q.to_asset, 'EUR');
+      assert.equal(q.from_amount, '100.000000');
+      assert.equal(q.rate, '0.9231481481', 'mid 0.925925925925 less 30 bps, rounded down');
+      assert.equal(q.fee_asset, 'USDT');
+      assert.equal(q.fee_amount, '0.100000');
+      assert.equal(q.to_amount, '92.22');
+      assert.equal(q.quote_ttl_sec, 60);
+      assert.equal(q.ledger_scale_from, 6);
+      assert.equal(q.ledger_scale_to, 2);
+      assert.equal('quote_id' in q, false);
+      assert.equal('quote_expires_at' in q, false);
+      assert.equal((await client.exchange.list({ onBehalfOf: m })).length, 0, 'nothing stored');
+      const btc = await client.exchange.quote(
+        { from_asset: 'USDT', to_asset: 'BTC', from_amount: '1000' },
+        { onBehalfOf: m },
+      );
+      assert.equal(btc.fee_asset, 'BTC', 'buying BTC pays the fee in BTC (per direction)');
+      assert.equal(btc.ledger_scale_to, 8);
+      await expectLedgerClean(service);
+    },
+  );
 
   it(
     'refuses malformed input: lock not a JSON boolean (invalid_fields with fields), a non-zero tail beyond the ' +
@@ -159,61 +162,64 @@ describe('exchange', () => {
     },
   );
 
-  it('a locked quote is an order in state quoted; the same key and body give the same lock; no money moves', async () => {
-    const m = await member();
-    const key = randomUUID();
-    const q = await client.exchange.quote(
-      { from_asset: 'USDT', to_asset: 'USDC', from_amount: '250', lock: true },
-      { onBehalfOf: m, idempotencyKey: key },
-    );
-    assert.match(q.quote_id!, /^exc_[0-9a-f-]{36}$/);
-    assert.ok(Date.parse(q.quote_expires_at!) > Date.now());
-    assert.equal(q.quote_ttl_sec, 60);
-    const again = await client.exchange.quote(
-      { from_asset: 'USDT', to_asset: 'USDC', from_amount: '250', lock: true },
-      { onBehalfOf: m, idempotencyKey: key },
-    );
-    assert.deepEqual(again, q);
-    await expectCode(
-      client.exchange.quote(
-        { from_asset: 'USDT', to_asset: 'USDC', from_amount: '251', lock: true },
+  it(
+    'a locked quote is an order in state quoted; the same key and body give the same lock; ' + 'no money moves',
+    async () => {
+      const m = await member();
+      const key = randomUUID();
+      const q = await client.exchange.quote(
+        { from_asset: 'USDT', to_asset: 'USDC', from_amount: '250', lock: true },
         { onBehalfOf: m, idempotencyKey: key },
-      ),
-      'idempotency_key_reused',
-      409,
-    );
-    // "The same key, direction and amount": asset codes in any case, the amount with a zero tail.
-    const respelled = await client.exchange.quote(
-      { from_asset: 'usdt', to_asset: 'Usdc', from_amount: '250.000000', lock: true },
-      { onBehalfOf: m, idempotencyKey: key },
-    );
-    assert.deepEqual(respelled, q);
-    await expectCode(
-      client.exchange.quote(
-        { from_asset: 'USDC', to_asset: 'USDT', from_amount: '250', lock: true },
+      );
+      assert.match(q.quote_id!, /^exc_[0-9a-f-]{36}$/);
+      assert.ok(Date.parse(q.quote_expires_at!) > Date.now());
+      assert.equal(q.quote_ttl_sec, 60);
+      const again = await client.exchange.quote(
+        { from_asset: 'USDT', to_asset: 'USDC', from_amount: '250', lock: true },
         { onBehalfOf: m, idempotencyKey: key },
-      ),
-      'idempotency_key_reused',
-      409,
-    );
-    await expectCode(
-      client.exchange.quote(
-        { from_asset: 'USDT', to_asset: 'USDC', from_amount: '0250', lock: true },
+      );
+      assert.deepEqual(again, q);
+      await expectCode(
+        client.exchange.quote(
+          { from_asset: 'USDT', to_asset: 'USDC', from_amount: '251', lock: true },
+          { onBehalfOf: m, idempotencyKey: key },
+        ),
+        'idempotency_key_reused',
+        409,
+      );
+      // "The same key, direction and amount": asset codes in any case, the amount with a zero tail.
+      const respelled = await client.exchange.quote(
+        { from_asset: 'usdt', to_asset: 'Usdc', from_amount: '250.000000', lock: true },
         { onBehalfOf: m, idempotencyKey: key },
-      ),
-      'idempotency_key_reused',
-      409,
-    );
-    const order = await client.exchange.get(q.quote_id!, { onBehalfOf: m });
-    assert.equal(order.status, 'quoted');
-    assert.equal(order.type, 'locked');
-    assert.equal(order.to_amount, q.to_amount);
-    assert.deepEqual(
-      (await client.exchange.list({ onBehalfOf: m })).map((o) => o.id),
-      [q.quote_id],
-    );
-    assert.equal(await balance(m, 'USDT'), '1000.000000');
-  });
+      );
+      assert.deepEqual(respelled, q);
+      await expectCode(
+        client.exchange.quote(
+          { from_asset: 'USDC', to_asset: 'USDT', from_amount: '250', lock: true },
+          { onBehalfOf: m, idempotencyKey: key },
+        ),
+        'idempotency_key_reused',
+        409,
+      );
+      await expectCode(
+        client.exchange.quote(
+          { from_asset: 'USDT', to_asset: 'USDC', from_amount: '0250', lock: true },
+          { onBehalfOf: m, idempotencyKey: key },
+        ),
+        'idempotency_key_reused',
+        409,
+      );
+      const order = await client.exchange.get(q.quote_id!, { onBehalfOf: m });
+      assert.equal(order.status, 'quoted');
+      assert.equal(order.type, 'locked');
+      assert.equal(order.to_amount, q.to_amount);
+      assert.deepEqual(
+        (await client.exchange.list({ onBehalfOf: m })).map((o) => o.id),
+        [q.quote_id],
+      );
+      assert.equal(await balance(m, 'USDT'), '1000.000000');
+    },
+  );
 
   it(
     'the key means something only with lock: true: a read-only quote with a key is priced anew each time, ' +
@@ -944,7 +950,8 @@ describe('exchange', () => {
         )
           .map(
             (r) =>
-              `${r.kind} ${r.asset} ${r.owner_type}.${r.bucket} ${BigInt(r.amount) > 0n ? `debit ${r.amount}` : `credit ${-BigInt(r.amount)}`}`,
+              `${r.kind} ${r.asset} ${r.owner_type}.${r.bucket} ` +
+              `${BigInt(r.amount) > 0n ? `debit ${r.amount}` : `credit ${-BigInt(r.amount)}`}`,
           )
           .sort();
       const minor = (amount: string) => amount.replace('.', '').replace(/^0+(?=\d)/, '');

@@ -376,7 +376,8 @@ describe('idempotency and signing of every write', () => {
             assert.equal(
               ran.length,
               1,
-              `one ran: ${answers.map((a) => `${a.status} ${a.headers['x-idempotent-replay'] ?? ''} ${a.text}`).join(' | ')}`,
+              'one ran: ' +
+                answers.map((a) => `${a.status} ${a.headers['x-idempotent-replay'] ?? ''} ${a.text}`).join(' | '),
             );
             for (const a of answers.filter((x) => x !== ran[0])) {
               if (a.status === 409) refused(a, 409, 'idempotency_in_progress', 'the same key in parallel');

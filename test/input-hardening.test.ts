@@ -307,27 +307,30 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
     }
   });
 
-  it('a leap second (23:59:60, valid RFC 3339 that JavaScript cannot read) in a date-time is a 400, not a 500', async () => {
-    const leap = '2030-12-31T23:59:60Z';
-    const listed = await client.requestRaw({
-      method: 'GET',
-      path: `/v1/deposits?created_gte=${encodeURIComponent(leap)}`,
-    });
-    assert.deepEqual([listed.status, listed.body.code], [400, 'invalid_request']);
-    const merchant = await adminCall('POST', '/admin/v1/merchants', JSON.stringify({ name: 'leap' }));
-    const key = await adminCall(
-      'POST',
-      `/admin/v1/merchants/${merchant.body.id}/api-keys`,
-      JSON.stringify({ environment: 'sandbox', scopes: [], expires_at: leap }),
-    );
-    assert.deepEqual([key.status, key.body.code], [400, 'invalid_request']);
-    const fine = await adminCall(
-      'POST',
-      `/admin/v1/merchants/${merchant.body.id}/api-keys`,
-      JSON.stringify({ environment: 'sandbox', scopes: [], expires_at: '2030-12-31T23:59:59Z' }),
-    );
-    assert.equal(fine.status, 201);
-  });
+  it(
+    'a leap second (23:59:60, valid RFC 3339 that JavaScript cannot read) in a date-time is a 400, ' + 'not a 500',
+    async () => {
+      const leap = '2030-12-31T23:59:60Z';
+      const listed = await client.requestRaw({
+        method: 'GET',
+        path: `/v1/deposits?created_gte=${encodeURIComponent(leap)}`,
+      });
+      assert.deepEqual([listed.status, listed.body.code], [400, 'invalid_request']);
+      const merchant = await adminCall('POST', '/admin/v1/merchants', JSON.stringify({ name: 'leap' }));
+      const key = await adminCall(
+        'POST',
+        `/admin/v1/merchants/${merchant.body.id}/api-keys`,
+        JSON.stringify({ environment: 'sandbox', scopes: [], expires_at: leap }),
+      );
+      assert.deepEqual([key.status, key.body.code], [400, 'invalid_request']);
+      const fine = await adminCall(
+        'POST',
+        `/admin/v1/merchants/${merchant.body.id}/api-keys`,
+        JSON.stringify({ environment: 'sandbox', scopes: [], expires_at: '2030-12-31T23:59:59Z' }),
+      );
+      assert.equal(fine.status, 201);
+    },
+  );
 
   it(
     'a date-time before year 1 (year 0000, or 0001 with a positive offset: valid RFC 3339 that PostgreSQL ' +
@@ -368,37 +371,41 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
     assertEnvelope(arrays, 400, 'invalid_request', 'deep arrays');
     assertEnvelope(await adminCall('POST', '/admin/v1/merchants', deep), 400, 'invalid_request', 'admin deep');
     // At the bound the body is read (and refused by the schema for what it is, not for its depth).
-    const atBound = `{"external_member_id":"x","profile":${'['.repeat(jsonDepthMax - 1)}${']'.repeat(jsonDepthMax - 1)}}`;
+    const atBound =
+      `{"external_member_id":"x","profile":${'['.repeat(jsonDepthMax - 1)}` + `${']'.repeat(jsonDepthMax - 1)}}`;
     const shallow = await client.requestRaw({ method: 'POST', path: '/v1/members', rawBody: atBound });
     assertEnvelope(shallow, 400, 'invalid_request', 'at the bound');
     assert.doesNotMatch(shallow.body.message, /deeper/);
   });
 
-  it('16: a malformed percent-encoding or an overlong path parameter gets the envelope, on both listeners', async () => {
-    for (const path of [
-      '/v1/withdrawals/%E0%A4%A',
-      '/v1/withdrawals/%ZZ',
-      '/v1/withdrawals/%ED%A0%80',
-      `/v1/withdrawals/${'a'.repeat(150)}`,
-      `/v1/withdrawals/${'a'.repeat(5000)}`,
-      `/v1/nowhere/${'b'.repeat(300)}`,
-    ]) {
-      const res = await client.requestRaw({ method: 'GET', path });
-      assert.ok(res.status === 400 || res.status === 404, `${path.slice(0, 60)}: ${res.status}`);
-      assertEnvelope(res, res.status, res.status === 400 ? 'invalid_request' : 'not_found', path.slice(0, 60));
-      assert.doesNotMatch(res.rawBody, /FST_/);
-    }
-    for (const path of ['/admin/v1/merchants/%E0%A4%A', `/admin/v1/merchants/${'a'.repeat(300)}`]) {
-      const res = await adminCall('GET', path);
-      assertEnvelope(res, 400, 'invalid_request', path.slice(0, 60));
-    }
-    // Without a token: the router's refusal comes before authentication, in the same envelope.
-    const port = new URL(service.publicUrl).port;
-    const bare = await rawRequest(`http://127.0.0.1:${port}/v1/withdrawals/%E0%A4%A`, {
-      headers: { host: `api-sandbox.localhost:${port}` },
-    });
-    assertEnvelope(bare, 400, 'invalid_request', 'bad encoding, no token');
-  });
+  it(
+    '16: a malformed percent-encoding or an overlong path parameter gets the envelope, ' + 'on both listeners',
+    async () => {
+      for (const path of [
+        '/v1/withdrawals/%E0%A4%A',
+        '/v1/withdrawals/%ZZ',
+        '/v1/withdrawals/%ED%A0%80',
+        `/v1/withdrawals/${'a'.repeat(150)}`,
+        `/v1/withdrawals/${'a'.repeat(5000)}`,
+        `/v1/nowhere/${'b'.repeat(300)}`,
+      ]) {
+        const res = await client.requestRaw({ method: 'GET', path });
+        assert.ok(res.status === 400 || res.status === 404, `${path.slice(0, 60)}: ${res.status}`);
+        assertEnvelope(res, res.status, res.status === 400 ? 'invalid_request' : 'not_found', path.slice(0, 60));
+        assert.doesNotMatch(res.rawBody, /FST_/);
+      }
+      for (const path of ['/admin/v1/merchants/%E0%A4%A', `/admin/v1/merchants/${'a'.repeat(300)}`]) {
+        const res = await adminCall('GET', path);
+        assertEnvelope(res, 400, 'invalid_request', path.slice(0, 60));
+      }
+      // Without a token: the router's refusal comes before authentication, in the same envelope.
+      const port = new URL(service.publicUrl).port;
+      const bare = await rawRequest(`http://127.0.0.1:${port}/v1/withdrawals/%E0%A4%A`, {
+        headers: { host: `api-sandbox.localhost:${port}` },
+      });
+      assertEnvelope(bare, 400, 'invalid_request', 'bad encoding, no token');
+    },
+  );
 
   it('17: deposits and withdrawals read amounts by the one grammar', async () => {
     const deposit = (amount: string) =>
@@ -440,56 +447,59 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
     assert.equal(w.body.amount, '2.000000');
   });
 
-  it('18: ten parallel QR payments with one key make one order, one 201, and replays or in-progress answers', async () => {
-    const key = randomUUID();
-    const body = { qr_code: payNow({ amount: '3' }), asset: 'SGD' };
-    const results = await Promise.all(
-      Array.from({ length: 10 }, () =>
-        client.requestRaw({
-          method: 'POST',
-          path: '/v1/qrpay/payments',
-          body,
-          onBehalfOf: 'hard-1',
-          idempotencyKey: key,
-        }),
-      ),
-    );
-    const firsts = results.filter((r) => r.status === 201 && r.headers['x-idempotent-replay'] === undefined);
-    assert.equal(
-      firsts.length,
-      1,
-      results
-        .map((r) => `${r.status} ${r.headers['x-idempotent-replay'] ?? ''} ${r.body?.code ?? r.body?.status}`)
-        .join('; '),
-    );
-    for (const r of results) {
-      if (r === firsts[0]) continue;
-      if (r.status === 409) assertEnvelope(r, 409, 'idempotency_in_progress', 'duplicate');
-      else {
-        assert.equal(r.status, 201);
-        assert.equal(r.headers['x-idempotent-replay'], 'true');
-        assert.equal(r.body.id, firsts[0]!.body.id);
+  it(
+    '18: ten parallel QR payments with one key make one order, one 201, ' + 'and replays or in-progress answers',
+    async () => {
+      const key = randomUUID();
+      const body = { qr_code: payNow({ amount: '3' }), asset: 'SGD' };
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          client.requestRaw({
+            method: 'POST',
+            path: '/v1/qrpay/payments',
+            body,
+            onBehalfOf: 'hard-1',
+            idempotencyKey: key,
+          }),
+        ),
+      );
+      const firsts = results.filter((r) => r.status === 201 && r.headers['x-idempotent-replay'] === undefined);
+      assert.equal(
+        firsts.length,
+        1,
+        results
+          .map((r) => `${r.status} ${r.headers['x-idempotent-replay'] ?? ''} ${r.body?.code ?? r.body?.status}`)
+          .join('; '),
+      );
+      for (const r of results) {
+        if (r === firsts[0]) continue;
+        if (r.status === 409) assertEnvelope(r, 409, 'idempotency_in_progress', 'duplicate');
+        else {
+          assert.equal(r.status, 201);
+          assert.equal(r.headers['x-idempotent-replay'], 'true');
+          assert.equal(r.body.id, firsts[0]!.body.id);
+        }
       }
-    }
-    const orders = await service.ctx.db
-      .selectFrom('qrpay_orders')
-      .select('id')
-      .where('idempotency_key', '=', key)
-      .execute();
-    assert.deepEqual(
-      orders.map((o) => o.id),
-      [firsts[0]!.body.id],
-    );
-    const again = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/qrpay/payments',
-      body,
-      onBehalfOf: 'hard-1',
-      idempotencyKey: key,
-    });
-    assert.equal(again.headers['x-idempotent-replay'], 'true');
-    assert.equal(again.body.id, firsts[0]!.body.id);
-  });
+      const orders = await service.ctx.db
+        .selectFrom('qrpay_orders')
+        .select('id')
+        .where('idempotency_key', '=', key)
+        .execute();
+      assert.deepEqual(
+        orders.map((o) => o.id),
+        [firsts[0]!.body.id],
+      );
+      const again = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/qrpay/payments',
+        body,
+        onBehalfOf: 'hard-1',
+        idempotencyKey: key,
+      });
+      assert.equal(again.headers['x-idempotent-replay'], 'true');
+      assert.equal(again.body.id, firsts[0]!.body.id);
+    },
+  );
 
   it("18: a QR payment's claim holds its key while live and is taken over once it lapses", async () => {
     const key = randomUUID();

@@ -237,68 +237,71 @@ test('programmer errors throw before anything is written', async () => {
   assert.equal(accounts.length, 0);
 });
 
-test('insufficient funds: refused with the account named, nothing written, and mapped to the reference codes', async () => {
-  const { memberId, merchantId } = await ids();
-  await deposit(memberId, merchantId, 5_000_000n);
-  const reference = `wdr_${randomUUID()}`;
-  await assert.rejects(
-    post(
+test(
+  'insufficient funds: refused with the account named, nothing written, ' + 'and mapped to the reference codes',
+  async () => {
+    const { memberId, merchantId } = await ids();
+    await deposit(memberId, merchantId, 5_000_000n);
+    const reference = `wdr_${randomUUID()}`;
+    await assert.rejects(
+      post(
+        entry(
+          entryKinds.withdrawalLock,
+          reference,
+          merchantId,
+          withdrawalLockLines({ memberId, amount: 4_500_000n, fee: 1_000_000n }),
+        ),
+      ),
+      (err: unknown) => {
+        assert.ok(err instanceof InsufficientFundsError);
+        assert.deepEqual(err.account, { owner: 'member', memberId, bucket: 'available' });
+        assert.equal(insufficientFundsCode(err), 'insufficient_balance');
+        return true;
+      },
+    );
+    assert.equal((await entriesOf(reference)).length, 0);
+    assert.equal(await available(memberId), 5_000_000n);
+    // Exactly the balance is fine.
+    await post(
       entry(
         entryKinds.withdrawalLock,
         reference,
         merchantId,
-        withdrawalLockLines({ memberId, amount: 4_500_000n, fee: 1_000_000n }),
+        withdrawalLockLines({ memberId, amount: 4_000_000n, fee: 1_000_000n }),
       ),
-    ),
-    (err: unknown) => {
-      assert.ok(err instanceof InsufficientFundsError);
-      assert.deepEqual(err.account, { owner: 'member', memberId, bucket: 'available' });
-      assert.equal(insufficientFundsCode(err), 'insufficient_balance');
-      return true;
-    },
-  );
-  assert.equal((await entriesOf(reference)).length, 0);
-  assert.equal(await available(memberId), 5_000_000n);
-  // Exactly the balance is fine.
-  await post(
-    entry(
-      entryKinds.withdrawalLock,
-      reference,
-      merchantId,
-      withdrawalLockLines({ memberId, amount: 4_000_000n, fee: 1_000_000n }),
-    ),
-  );
-  assert.equal(await available(memberId), 0n);
+    );
+    assert.equal(await available(memberId), 0n);
 
-  // Custody of another merchant that never received the deposit: a shortfall.
-  const other = `mch_${randomUUID()}`;
-  await assert.rejects(
-    post(
-      entry(
-        entryKinds.withdrawalConfirm,
-        reference,
-        other,
-        withdrawalConfirmLines({ memberId, merchantId: other, amount: 4_000_000n, fee: 1_000_000n }),
+    // Custody of another merchant that never received the deposit: a shortfall.
+    const other = `mch_${randomUUID()}`;
+    await assert.rejects(
+      post(
+        entry(
+          entryKinds.withdrawalConfirm,
+          reference,
+          other,
+          withdrawalConfirmLines({ memberId, merchantId: other, amount: 4_000_000n, fee: 1_000_000n }),
+        ),
       ),
-    ),
-    (err: unknown) =>
-      err instanceof InsufficientFundsError && insufficientFundsCode(err) === 'merchant_custody_shortfall',
-  );
-  // Merchant prepaid.
-  await assert.rejects(
-    post(
-      entry(
-        entryKinds.prepaidCharge,
-        `chg_${randomUUID()}`,
-        merchantId,
-        prepaidChargeLines({ merchantId, amount: 1n }),
+      (err: unknown) =>
+        err instanceof InsufficientFundsError && insufficientFundsCode(err) === 'merchant_custody_shortfall',
+    );
+    // Merchant prepaid.
+    await assert.rejects(
+      post(
+        entry(
+          entryKinds.prepaidCharge,
+          `chg_${randomUUID()}`,
+          merchantId,
+          prepaidChargeLines({ merchantId, amount: 1n }),
+        ),
       ),
-    ),
-    (err: unknown) =>
-      err instanceof InsufficientFundsError && insufficientFundsCode(err) === 'merchant_insufficient_funds',
-  );
-  assert.equal((await verifyLedger(handle.db)).ok, true);
-});
+      (err: unknown) =>
+        err instanceof InsufficientFundsError && insufficientFundsCode(err) === 'merchant_insufficient_funds',
+    );
+    assert.equal((await verifyLedger(handle.db)).ok, true);
+  },
+);
 
 test('platform accounts may go negative; member and merchant accounts are refused by the database itself', async () => {
   const { memberId, merchantId } = await ids();
@@ -384,40 +387,43 @@ test('a movement posts once: the same kind and reference is a DuplicatePostingEr
   assert.equal((await verifyLedger(handle.db)).ok, true);
 });
 
-test('concurrency: 50 parallel spends of one balance never overdraw it; exactly the accepted ones are posted', async () => {
-  const { memberId, merchantId } = await ids();
-  await deposit(memberId, merchantId, 100_000_000n);
-  const spend = 3_000_000n;
-  const references = Array.from({ length: 50 }, () => `wdr_${randomUUID()}`);
-  const results = await Promise.allSettled(
-    references.map((reference) =>
-      post(
-        entry(
-          entryKinds.withdrawalLock,
-          reference,
-          merchantId,
-          withdrawalLockLines({ memberId, amount: spend, fee: 0n }),
+test(
+  'concurrency: 50 parallel spends of one balance never overdraw it; ' + 'exactly the accepted ones are posted',
+  async () => {
+    const { memberId, merchantId } = await ids();
+    await deposit(memberId, merchantId, 100_000_000n);
+    const spend = 3_000_000n;
+    const references = Array.from({ length: 50 }, () => `wdr_${randomUUID()}`);
+    const results = await Promise.allSettled(
+      references.map((reference) =>
+        post(
+          entry(
+            entryKinds.withdrawalLock,
+            reference,
+            merchantId,
+            withdrawalLockLines({ memberId, amount: spend, fee: 0n }),
+          ),
         ),
       ),
-    ),
-  );
-  const accepted = results.filter((r) => r.status === 'fulfilled').length;
-  for (const r of results)
-    if (r.status === 'rejected') assert.ok(r.reason instanceof InsufficientFundsError, String(r.reason));
-  assert.equal(accepted, 33);
-  assert.equal(await available(memberId), 100_000_000n - 33n * spend);
-  assert.equal(await withdrawing(memberId), 33n * spend);
-  const posted = await handle.db
-    .selectFrom('journal_entries')
-    .select('reference_id')
-    .where('kind', '=', entryKinds.withdrawalLock)
-    .where('reference_id', 'in', references)
-    .execute();
-  assert.equal(posted.length, 33);
-  const acceptedRefs = references.filter((_, i) => results[i]!.status === 'fulfilled').sort();
-  assert.deepEqual(posted.map((p) => p.reference_id).sort(), acceptedRefs);
-  assert.equal((await verifyLedger(handle.db)).ok, true);
-});
+    );
+    const accepted = results.filter((r) => r.status === 'fulfilled').length;
+    for (const r of results)
+      if (r.status === 'rejected') assert.ok(r.reason instanceof InsufficientFundsError, String(r.reason));
+    assert.equal(accepted, 33);
+    assert.equal(await available(memberId), 100_000_000n - 33n * spend);
+    assert.equal(await withdrawing(memberId), 33n * spend);
+    const posted = await handle.db
+      .selectFrom('journal_entries')
+      .select('reference_id')
+      .where('kind', '=', entryKinds.withdrawalLock)
+      .where('reference_id', 'in', references)
+      .execute();
+    assert.equal(posted.length, 33);
+    const acceptedRefs = references.filter((_, i) => results[i]!.status === 'fulfilled').sort();
+    assert.deepEqual(posted.map((p) => p.reference_id).sort(), acceptedRefs);
+    assert.equal((await verifyLedger(handle.db)).ok, true);
+  },
+);
 
 // The embedded database has one connection, so its transactions never overlap and cannot deadlock.
 const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
@@ -674,7 +680,10 @@ test(
             { account: clearing, side: 'credit', amount: 5n },
           ]),
         ),
-        /^Error: ledger: (platform account without merchantId|entry qrpay\.complete .* touches the platform settlement_clearing kept for mch_)/,
+        new RegExp(
+          '^Error: ledger: (platform account without merchantId|' +
+            'entry qrpay\\.complete .* touches the platform settlement_clearing kept for mch_)',
+        ),
       );
       assert.equal((await entriesOf(reference)).length, 0);
     }

@@ -38,27 +38,30 @@ describe('nonces consumed in batches', () => {
     ...(key ? { key: { merchantId: creds.merchantId, environment: 'sandbox' as const, key } } : {}),
   });
 
-  it('answers each nonce as its own statement would: fresh once, a repeat in the list or a used nonce refused', async () => {
-    const [a, b, used] = [randomUUID(), randomUUID(), randomUUID()];
-    assert.equal(await consumeNonce(service.ctx.db, check(used).use), true);
-    const answers = await consumeNonces(service.ctx.db, [check(a), check(b), check(a), check(used), check(b)]);
-    assert.deepEqual(
-      answers.map((x) => x.fresh),
-      [true, true, false, false, false],
-    );
-    assert.deepEqual(
-      (await consumeNonces(service.ctx.db, [check(b), check(a)])).map((x) => x.fresh),
-      [false, false],
-    );
-    // Another merchant or environment has nonces of its own.
-    const other = check(a);
-    assert.deepEqual(
-      (await consumeNonces(service.ctx.db, [{ ...other, use: { ...other.use, environment: 'production' } }])).map(
-        (x) => x.fresh,
-      ),
-      [true],
-    );
-  });
+  it(
+    'answers each nonce as its own statement would: fresh once, ' + 'a repeat in the list or a used nonce refused',
+    async () => {
+      const [a, b, used] = [randomUUID(), randomUUID(), randomUUID()];
+      assert.equal(await consumeNonce(service.ctx.db, check(used).use), true);
+      const answers = await consumeNonces(service.ctx.db, [check(a), check(b), check(a), check(used), check(b)]);
+      assert.deepEqual(
+        answers.map((x) => x.fresh),
+        [true, true, false, false, false],
+      );
+      assert.deepEqual(
+        (await consumeNonces(service.ctx.db, [check(b), check(a)])).map((x) => x.fresh),
+        [false, false],
+      );
+      // Another merchant or environment has nonces of its own.
+      const other = check(a);
+      assert.deepEqual(
+        (await consumeNonces(service.ctx.db, [{ ...other, use: { ...other.use, environment: 'production' } }])).map(
+          (x) => x.fresh,
+        ),
+        [true],
+      );
+    },
+  );
 
   it('takes over an expired nonce only when it has expired for the earliest request of the statement', async () => {
     const nonce = randomUUID();
@@ -66,7 +69,8 @@ describe('nonces consumed in batches', () => {
       (await consumeNonces(service.ctx.db, [check(nonce)])).map((x) => x.fresh),
       [true],
     );
-    const expiry = nowMs + 301_000; // the timestamp (now, whole seconds) leaves the 300 s tolerance one second later than five minutes from first use
+    // the timestamp (now, whole seconds) leaves the 300 s tolerance one second later than five minutes from first use
+    const expiry = nowMs + 301_000;
     const late = check(nonce, expiry);
     const early = { ...check(randomUUID(), expiry - 1) };
     assert.deepEqual(

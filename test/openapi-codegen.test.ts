@@ -38,7 +38,9 @@ const env = (name: string): string => {
 };
 const client = createClient<paths>({ baseUrl: env('BASE_URL') });
 
-const exchanged = await client.POST('/v1/connect/token', { headers: { 'x-client-id': env('CLIENT_ID'), 'x-api-key': env('API_KEY') } });
+const exchanged = await client.POST('/v1/connect/token', {
+  headers: { 'x-client-id': env('CLIENT_ID'), 'x-api-key': env('API_KEY') },
+});
 if (!exchanged.data) throw new Error('token: ' + JSON.stringify(exchanged.error));
 const token: string = exchanged.data.auth_token;
 
@@ -52,18 +54,29 @@ const auth: Middleware = {
 /** A fresh idempotency key on every write that has none (an operation's x-idempotency says where it is required). */
 const idempotency: Middleware = {
   onRequest({ request }) {
-    if (request.method !== 'GET' && !request.headers.has('x-idempotency-key')) request.headers.set('x-idempotency-key', randomUUID());
+    if (request.method !== 'GET' && !request.headers.has('x-idempotency-key')) {
+      request.headers.set('x-idempotency-key', randomUUID());
+    }
     return request;
   },
 };
-/** The signature (src/platform/signing.ts): method, path with query, timestamp, nonce and the body's SHA-256, HMAC-SHA256 with the signing key. */
+/**
+ * The signature (src/platform/signing.ts): method, path with query, timestamp, nonce and the body's SHA-256,
+ * HMAC-SHA256 with the signing key.
+ */
 const signing: Middleware = {
   async onRequest({ request }) {
     const url = new URL(request.url);
     const body = await request.clone().text();
     const timestamp = String(Math.floor(Date.now() / 1000));
     const nonce = randomUUID();
-    const text = [request.method.toUpperCase(), url.pathname + url.search, timestamp, nonce, createHash('sha256').update(body).digest('hex')].join('\n');
+    const text = [
+      request.method.toUpperCase(),
+      url.pathname + url.search,
+      timestamp,
+      nonce,
+      createHash('sha256').update(body).digest('hex'),
+    ].join('\n');
     request.headers.set('x-timestamp', timestamp);
     request.headers.set('x-nonce', nonce);
     request.headers.set('x-signature', createHmac('sha256', env('SIGNING_KEY')).update(text).digest('base64'));
@@ -72,11 +85,15 @@ const signing: Middleware = {
 };
 client.use(auth, idempotency, signing);
 
-const created = await client.POST('/v1/members', { body: { external_member_id: 'codegen-' + randomUUID().slice(0, 8) } });
+const created = await client.POST('/v1/members', {
+  body: { external_member_id: 'codegen-' + randomUUID().slice(0, 8) },
+});
 if (!created.data) throw new Error('member: ' + JSON.stringify(created.error));
 const member: Member = created.data;
 
-const reported = await client.POST('/v1/deposits', { body: { member_id: member.id, asset: 'USDT', amount: '25.5', tx_hash: 'codegen-' + randomUUID() } });
+const reported = await client.POST('/v1/deposits', {
+  body: { member_id: member.id, asset: 'USDT', amount: '25.5', tx_hash: 'codegen-' + randomUUID() },
+});
 if (!reported.data) throw new Error('deposit: ' + JSON.stringify(reported.error));
 const deposit: Deposit = reported.data;
 
@@ -91,7 +108,15 @@ if (again.error) {
   throw new Error(code);
 }
 
-console.log(JSON.stringify({ member: member.id, status: deposit.status, amount: deposit.amount, available: usdt?.available, read_back: again.data.id === deposit.id }));
+console.log(
+  JSON.stringify({
+    member: member.id,
+    status: deposit.status,
+    amount: deposit.amount,
+    available: usdt?.available,
+    read_back: again.data.id === deposit.id,
+  }),
+);
 
 /** Never called: what must not compile. */
 export function refused(): void {

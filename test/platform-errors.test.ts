@@ -149,24 +149,27 @@ describe('errors and the request pipeline', () => {
     assert.equal(res.body.code, 'invalid_request');
   });
 
-  it('refuses a blank x-on-behalf-of where it is optional, instead of acting as the merchant for every member', async () => {
-    const { client } = await newMerchantClient(service);
-    await client.members.create({ external_member_id: 'blank-obo' });
-    await client.deposits.create({
-      member_id: 'blank-obo',
-      asset: 'USDT',
-      amount: '5',
-      tx_hash: `blank-${randomUUID()}`,
-    });
-    // GET /v1/deposits acts as the merchant without the header, on behalf of the member with it.
-    assert.equal((await client.requestRaw({ method: 'GET', path: '/v1/deposits' })).body.data.length, 1);
-    for (const blank of ['', '   ']) {
-      const res = await client.requestRaw({ method: 'GET', path: '/v1/deposits', onBehalfOf: blank });
-      assert.equal(res.status, 400, JSON.stringify(res.body));
-      assert.equal(res.body.code, 'member_context_required');
-      assert.equal(res.body.request_id, res.headers['x-request-id']);
-    }
-  });
+  it(
+    'refuses a blank x-on-behalf-of where it is optional, ' + 'instead of acting as the merchant for every member',
+    async () => {
+      const { client } = await newMerchantClient(service);
+      await client.members.create({ external_member_id: 'blank-obo' });
+      await client.deposits.create({
+        member_id: 'blank-obo',
+        asset: 'USDT',
+        amount: '5',
+        tx_hash: `blank-${randomUUID()}`,
+      });
+      // GET /v1/deposits acts as the merchant without the header, on behalf of the member with it.
+      assert.equal((await client.requestRaw({ method: 'GET', path: '/v1/deposits' })).body.data.length, 1);
+      for (const blank of ['', '   ']) {
+        const res = await client.requestRaw({ method: 'GET', path: '/v1/deposits', onBehalfOf: blank });
+        assert.equal(res.status, 400, JSON.stringify(res.body));
+        assert.equal(res.body.code, 'member_context_required');
+        assert.equal(res.body.request_id, res.headers['x-request-id']);
+      }
+    },
+  );
 
   it('answers 403 on a route registered without an access declaration', async () => {
     const { buildPublicApp } = await import('../src/platform/http-app.js');
@@ -225,49 +228,53 @@ describe('a request that reaches the listener while it closes', () => {
     assert.equal(answer.headers.connection, 'close');
   }
 
-  it('answers 500 api_error in the envelope (retry with the same key), X-Request-Id and Connection: close', async () => {
-    const service = await startTestService();
-    let closing: Promise<void> | undefined;
-    try {
-      const { client, creds } = await newMerchantClient(service);
-      const token = await client.getToken();
-      const host = new URL(baseUrlFor(service, creds.environment)).host;
-      const post = (externalId: string) => {
-        const body = JSON.stringify({ external_member_id: externalId });
-        const timestamp = String(Math.floor(Date.now() / 1000));
-        const nonce = randomUUID();
-        const signature = signRequest({
-          method: 'POST',
-          pathWithQuery: '/v1/members',
-          timestamp,
-          nonce,
-          rawBody: body,
-          signingKey: creds.signingKey,
-        });
-        return (
-          `POST /v1/members HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\nContent-Type: ` +
-          `application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-          `x-idempotency-key: ${randomUUID()}\r\nx-timestamp: ${timestamp}\r\nx-nonce: ${nonce}\r\nx-signature: ${signature}\r\n\r\n${body}`
-        );
-      };
-      const { socket, chunks, ended } = openConnection(service);
-      // The first request is under way when the close begins: its body is not all there yet.
-      const first = post('before-close');
-      socket.write(first.slice(0, -5));
-      await new Promise((r) => setTimeout(r, 500));
-      closing = service.close();
-      while (service.publicApp.server.listening) await new Promise((r) => setTimeout(r, 5));
-      // The rest of it, and a second request on the same connection.
-      socket.write(first.slice(-5) + post('while-closing'));
-      await ended;
-      const [a, b, ...more] = answersIn(Buffer.concat(chunks));
-      assert.equal(more.length, 0);
-      assert.equal(a?.status, 201, JSON.stringify(a?.body));
-      assertRefusedWhileClosing(b);
-    } finally {
-      await (closing ?? service.close());
-    }
-  });
+  it(
+    'answers 500 api_error in the envelope (retry with the same key), X-Request-Id and Connection: ' + 'close',
+    async () => {
+      const service = await startTestService();
+      let closing: Promise<void> | undefined;
+      try {
+        const { client, creds } = await newMerchantClient(service);
+        const token = await client.getToken();
+        const host = new URL(baseUrlFor(service, creds.environment)).host;
+        const post = (externalId: string) => {
+          const body = JSON.stringify({ external_member_id: externalId });
+          const timestamp = String(Math.floor(Date.now() / 1000));
+          const nonce = randomUUID();
+          const signature = signRequest({
+            method: 'POST',
+            pathWithQuery: '/v1/members',
+            timestamp,
+            nonce,
+            rawBody: body,
+            signingKey: creds.signingKey,
+          });
+          return (
+            `POST /v1/members HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\nContent-Type: ` +
+            `application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+            `x-idempotency-key: ${randomUUID()}\r\nx-timestamp: ${timestamp}\r\nx-nonce: ${nonce}\r\n` +
+            `x-signature: ${signature}\r\n\r\n${body}`
+          );
+        };
+        const { socket, chunks, ended } = openConnection(service);
+        // The first request is under way when the close begins: its body is not all there yet.
+        const first = post('before-close');
+        socket.write(first.slice(0, -5));
+        await new Promise((r) => setTimeout(r, 500));
+        closing = service.close();
+        while (service.publicApp.server.listening) await new Promise((r) => setTimeout(r, 5));
+        // The rest of it, and a second request on the same connection.
+        socket.write(first.slice(-5) + post('while-closing'));
+        await ended;
+        const [a, b, ...more] = answersIn(Buffer.concat(chunks));
+        assert.equal(more.length, 0);
+        assert.equal(a?.status, 201, JSON.stringify(a?.body));
+        assertRefusedWhileClosing(b);
+      } finally {
+        await (closing ?? service.close());
+      }
+    },
+  );
 
   it(
     '/healthz, which runs no hook (its handler sets the id): 200 with X-Request-Id, then 500 api_error with ' +

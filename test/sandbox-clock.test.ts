@@ -71,27 +71,30 @@ describe('sandbox clock', () => {
     assert.ok(seconds(again.now, year.now) >= 31_536_000, 'the largest advance is a year');
   });
 
-  it('refuses seconds outside 1..31,536,000, non-integers and strings: 400 invalid_request, the clock unmoved', async () => {
-    const { client } = await newMerchantClient(service);
-    const start = (await client.sandbox.clock()).now;
-    for (const body of [
-      { seconds: 0 },
-      { seconds: -5 },
-      { seconds: 31_536_001 },
-      { seconds: 1.5 },
-      { seconds: '10' },
-      { seconds: null },
-      {},
-      [],
-    ]) {
-      const res = await advance(client, body);
-      assert.equal(res.status, 400, JSON.stringify(body));
-      assert.equal(res.body.code, 'invalid_request', JSON.stringify(body));
-    }
-    await expectCode(client.sandbox.advanceClock(0), 'invalid_request', 400);
-    assert.ok(seconds(start, (await client.sandbox.clock()).now) < 5, 'no refused call moved the clock');
-    assert.equal((await advance(client, { seconds: 10 }, false)).body.code, 'idempotency_key_required');
-  });
+  it(
+    'refuses seconds outside 1..31,536,000, non-integers and strings: 400 invalid_request, ' + 'the clock unmoved',
+    async () => {
+      const { client } = await newMerchantClient(service);
+      const start = (await client.sandbox.clock()).now;
+      for (const body of [
+        { seconds: 0 },
+        { seconds: -5 },
+        { seconds: 31_536_001 },
+        { seconds: 1.5 },
+        { seconds: '10' },
+        { seconds: null },
+        {},
+        [],
+      ]) {
+        const res = await advance(client, body);
+        assert.equal(res.status, 400, JSON.stringify(body));
+        assert.equal(res.body.code, 'invalid_request', JSON.stringify(body));
+      }
+      await expectCode(client.sandbox.advanceClock(0), 'invalid_request', 400);
+      assert.ok(seconds(start, (await client.sandbox.clock()).now) < 5, 'no refused call moved the clock');
+      assert.equal((await advance(client, { seconds: 10 }, false)).body.code, 'idempotency_key_required');
+    },
+  );
 
   it('replays an advance with the same key: the same answer, and the clock moves once', async () => {
     const { client } = await newMerchantClient(service);
@@ -199,68 +202,76 @@ describe('sandbox clock', () => {
     },
   );
 
-  it('retries a failing webhook delivery when the clock passes its next attempt, in order, without waiting', async () => {
-    let status = 500;
-    const receiver = await startReceiver(() => status);
-    try {
-      const { client } = await newMerchantClient(service);
-      const other = await newMerchantClient(service);
-      await client.webhooks.createEndpoint({ url: receiver.url, event_types: ['deposit.credited'] });
-      await client.members.create({ external_member_id: 'clock-1' });
-      await client.deposits.create({ member_id: 'clock-1', asset: 'USDT', amount: '10', tx_hash: `0x${randomUUID()}` });
-      await service.workers.tick(); // fan-out: the record, due now
-      await service.workers.jobs.drain(); // first attempt: 500
-      assert.equal(receiver.received.length, 1);
-      const delivery = async () => {
-        for await (const d of client.webhooks.deliveries()) return d;
-        throw new Error('no delivery');
-      };
-      const failed = await delivery();
-      assert.equal(failed.status, 'failed');
-      assert.equal(failed.attempts, 1);
-      const wait = seconds(failed.created_at, failed.next_attempt_at);
-      // 5 s after the attempt, which itself follows the record's creation by however long a loaded machine takes.
-      assert.ok(wait >= 4 && wait <= 20, `the schedule's first retry is 5 s away (${wait})`);
+  it(
+    'retries a failing webhook delivery when the clock passes its next attempt, in order, ' + 'without waiting',
+    async () => {
+      let status = 500;
+      const receiver = await startReceiver(() => status);
+      try {
+        const { client } = await newMerchantClient(service);
+        const other = await newMerchantClient(service);
+        await client.webhooks.createEndpoint({ url: receiver.url, event_types: ['deposit.credited'] });
+        await client.members.create({ external_member_id: 'clock-1' });
+        await client.deposits.create({
+          member_id: 'clock-1',
+          asset: 'USDT',
+          amount: '10',
+          tx_hash: `0x${randomUUID()}`,
+        });
+        await service.workers.tick(); // fan-out: the record, due now
+        await service.workers.jobs.drain(); // first attempt: 500
+        assert.equal(receiver.received.length, 1);
+        const delivery = async () => {
+          for await (const d of client.webhooks.deliveries()) return d;
+          throw new Error('no delivery');
+        };
+        const failed = await delivery();
+        assert.equal(failed.status, 'failed');
+        assert.equal(failed.attempts, 1);
+        const wait = seconds(failed.created_at, failed.next_attempt_at);
+        // 5 s after the attempt, which itself follows the record's creation by however long a loaded machine takes.
+        assert.ok(wait >= 4 && wait <= 20, `the schedule's first retry is 5 s away (${wait})`);
 
-      // Another merchant's clock does nothing to it, and neither does the queue before its time.
-      await other.client.sandbox.advanceClock(3600);
-      await service.workers.jobs.drain();
-      assert.equal(receiver.received.length, 1);
+        // Another merchant's clock does nothing to it, and neither does the queue before its time.
+        await other.client.sandbox.advanceClock(3600);
+        await service.workers.jobs.drain();
+        assert.equal(receiver.received.length, 1);
 
-      // 5 s later the retry fails again (the next is 5 min away); both steps of one advance run in order.
-      await client.sandbox.advanceClock(4);
-      assert.equal(receiver.received.length, 1, 'not yet');
-      await client.sandbox.advanceClock(2);
-      assert.equal(receiver.received.length, 2, 'the retry ran before the advance answered');
-      const second = await delivery();
-      assert.equal(second.status, 'failed');
-      assert.equal(second.attempts, 2);
-      const gap = seconds((await client.sandbox.clock()).now, second.next_attempt_at);
-      assert.ok(gap > 290 && gap <= 300, `the next is 5 min of the merchant's time away (${gap})`);
+        // 5 s later the retry fails again (the next is 5 min away); both steps of one advance run in order.
+        await client.sandbox.advanceClock(4);
+        assert.equal(receiver.received.length, 1, 'not yet');
+        await client.sandbox.advanceClock(2);
+        assert.equal(receiver.received.length, 2, 'the retry ran before the advance answered');
+        const second = await delivery();
+        assert.equal(second.status, 'failed');
+        assert.equal(second.attempts, 2);
+        const gap = seconds((await client.sandbox.clock()).now, second.next_attempt_at);
+        assert.ok(gap > 290 && gap <= 300, `the next is 5 min of the merchant's time away (${gap})`);
 
-      // One advance of 40 min passes two retries (at +5 min and +35 min): both run, in order.
-      await client.sandbox.advanceClock(40 * 60);
-      assert.equal(receiver.received.length, 4);
-      assert.equal((await delivery()).attempts, 4);
+        // One advance of 40 min passes two retries (at +5 min and +35 min): both run, in order.
+        await client.sandbox.advanceClock(40 * 60);
+        assert.equal(receiver.received.length, 4);
+        assert.equal((await delivery()).attempts, 4);
 
-      // The receiver recovers; the next retry (2 h later) succeeds when the clock gets there.
-      status = 200;
-      await client.sandbox.advanceClock(7200);
-      assert.equal(receiver.received.length, 5);
-      const sent = await delivery();
-      assert.equal(sent.status, 'sent');
-      assert.equal(sent.attempts, 5);
-      assert.equal(sent.next_attempt_at, '');
-      // The queue's job for the record finds it sent: nothing more is posted.
-      await service.workers.jobs.drain();
-      await client.sandbox.advanceClock(86_400);
-      await service.workers.jobs.drain();
-      assert.equal(receiver.received.length, 5);
-      assert.equal(new Set(receiver.received).size, 1, 'the same event each time');
-    } finally {
-      await receiver.close();
-    }
-  });
+        // The receiver recovers; the next retry (2 h later) succeeds when the clock gets there.
+        status = 200;
+        await client.sandbox.advanceClock(7200);
+        assert.equal(receiver.received.length, 5);
+        const sent = await delivery();
+        assert.equal(sent.status, 'sent');
+        assert.equal(sent.attempts, 5);
+        assert.equal(sent.next_attempt_at, '');
+        // The queue's job for the record finds it sent: nothing more is posted.
+        await service.workers.jobs.drain();
+        await client.sandbox.advanceClock(86_400);
+        await service.workers.jobs.drain();
+        assert.equal(receiver.received.length, 5);
+        assert.equal(new Set(receiver.received).size, 1, 'the same event each time');
+      } finally {
+        await receiver.close();
+      }
+    },
+  );
 
   it("lets the queue pick a sandbox delivery when the merchant's time reaches it", async () => {
     let status = 500;
@@ -363,9 +374,8 @@ describe('sandbox clock', () => {
       (
         await sql<{
           held: boolean;
-        }>`SELECT advance_lease_until IS NOT NULL AS held FROM sandbox_clocks WHERE merchant_id = ${merchantId}`.execute(
-          service.ctx.db,
-        )
+        }>`SELECT advance_lease_until IS NOT NULL AS held FROM sandbox_clocks
+          WHERE merchant_id = ${merchantId}`.execute(service.ctx.db)
       ).rows[0]?.held;
     let ran = false;
     // One step of the advance runs past its lease: the lease lapses and another advance takes the clock.

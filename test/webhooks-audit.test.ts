@@ -131,7 +131,8 @@ describe('webhooks: conformance of requests and answers', () => {
         const log = await admin(
           service,
           'GET',
-          `/admin/v1/webhooks/deliveries/${(await deliveries(merchants.find((m) => m.path === '/hang')!.client))[0]!.id}`,
+          '/admin/v1/webhooks/deliveries/' +
+            (await deliveries(merchants.find((m) => m.path === '/hang')!.client))[0]!.id,
         );
         assert.match(String(log.body.last_error), /no answer within/);
       } finally {

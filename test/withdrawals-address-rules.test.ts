@@ -65,7 +65,8 @@ describe('BITCOIN', () => {
   it('published addresses and BIP test vectors pass', () => {
     assert.equal(addressChecksumValid('BITCOIN', '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa'), true); // P2PKH (genesis)
     assert.equal(addressChecksumValid('BITCOIN', '3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy'), true); // P2SH
-    assert.equal(addressChecksumValid('BITCOIN', 'BC1QW508D6QEJXTDG4Y5R3ZARVARY0C5XW7KV8F3T4'), true); // BIP-173, upper case
+    // BIP-173, upper case
+    assert.equal(addressChecksumValid('BITCOIN', 'BC1QW508D6QEJXTDG4Y5R3ZARVARY0C5XW7KV8F3T4'), true);
     assert.equal(addressChecksumValid('BITCOIN', 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4'), true);
   });
   it('one changed character, mixed case, a TRON address or a testnet prefix fails', () => {

@@ -481,11 +481,16 @@ describe('one write model: any mix of batched writes answers as each write alone
                   })
                   .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g, '<time>');
                 const { merchant } = specOf(set, i);
-                return `#${i} m${merchant} ${source[i]!.op.kind} ${a.status}${a.headers['x-idempotent-replay'] === 'true' ? ' replay' : ''} ${text}`;
+                return (
+                  `#${i} m${merchant} ${source[i]!.op.kind} ${a.status}` +
+                  `${a.headers['x-idempotent-replay'] === 'true' ? ' replay' : ''} ${text}`
+                );
               });
             };
             answersT.forEach((a, i) => {
-              const what = `${source[i]!.op.kind} ${a.status}${a.status >= 400 ? ` ${(a.body.error ?? a.body).code}` : ''}${a.headers['x-idempotent-replay'] === 'true' ? ' replay' : ''}`;
+              const what =
+                `${source[i]!.op.kind} ${a.status}${a.status >= 400 ? ` ${(a.body.error ?? a.body).code}` : ''}` +
+                `${a.headers['x-idempotent-replay'] === 'true' ? ' replay' : ''}`;
               tally.set(what, (tally.get(what) ?? 0) + 1);
             });
             const shownT = view(answersT, together);
@@ -520,7 +525,10 @@ describe('one write model: any mix of batched writes answers as each write alone
                   const members = await Promise.all(
                     ['pa', 'pb', name('new0'), name('new1')].map(async (ext) => {
                       const res = await m.client.requestRaw({ method: 'GET', path: '/v1/balances', onBehalfOf: ext });
-                      return `${ext} ${res.status} ${res.status === 200 ? res.rawBody : (res.body.error ?? res.body).code}`;
+                      return (
+                        `${ext} ${res.status} ` +
+                        `${res.status === 200 ? res.rawBody : (res.body.error ?? res.body).code}`
+                      );
                     }),
                   );
                   return [merchant.replace(/\d{4}-\d{2}-\d{2}T[\d:.]+Z/g, '<time>'), ...members];

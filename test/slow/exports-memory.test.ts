@@ -19,7 +19,11 @@ http.get(url, { headers: { authorization: 'Bearer ' + token, host } }, (res) => 
   if (res.statusCode !== 200) { console.log(JSON.stringify({ status: res.statusCode })); process.exit(1); }
   const hash = createHash('sha256');
   let size = 0, lines = 0;
-  res.on('data', (buf) => { hash.update(buf); size += buf.length; for (let i = buf.indexOf(10); i !== -1; i = buf.indexOf(10, i + 1)) lines++; });
+  res.on('data', (buf) => {
+    hash.update(buf);
+    size += buf.length;
+    for (let i = buf.indexOf(10); i !== -1; i = buf.indexOf(10, i + 1)) lines++;
+  });
   res.on('end', () => console.log(JSON.stringify({ sha: hash.digest('hex'), size, lines })));
 });`;
 

@@ -119,10 +119,8 @@ function tryLock(lock: string): boolean {
 }
 
 async function loadOrBuildImage(): Promise<Blob> {
-  const file = join(
-    tmpdir(),
-    `mwa-test-db-${migrationsHash(`pglite ${pgliteVersion()} tar checkpointed without templates shared_buffers 16MB`)}.tar`,
-  );
+  const imageKind = `pglite ${pgliteVersion()} tar checkpointed without templates shared_buffers 16MB`;
+  const file = join(tmpdir(), `mwa-test-db-${migrationsHash(imageKind)}.tar`);
   const lock = `${file}.lock`;
   const deadline = Date.now() + imageWaitMs;
   while (!existsSync(file)) {
@@ -332,7 +330,8 @@ export function dropPostgresDatabasesSync(baseUrl: string, which: { name: string
       "SELECT datname FROM pg_database WHERE datname = $1 OR ($2 <> '' AND starts_with(datname, $2))",
       [process.env.MWA_DROP_NAME, process.env.MWA_DROP_PREFIX],
     );
-    for (const { datname } of rows) await client.query('DROP DATABASE IF EXISTS "' + datname.replace(/"/g, '""') + '" WITH (FORCE)');
+    for (const { datname } of rows)
+      await client.query('DROP DATABASE IF EXISTS "' + datname.replace(/"/g, '""') + '" WITH (FORCE)');
     await client.end();
   `;
   const res = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
