@@ -31,42 +31,45 @@ describe('balance monitors', () => {
   const deposit = (c: MerchantWalletClient, member: string, amount: string) =>
     c.deposits.create({ member_id: member, asset: 'USDT', amount, tx_hash: `0x${randomUUID().replaceAll('-', '')}` });
 
-  it('custody: triggered once on falling below, resolved once on coming back, with the state and the events', async () => {
-    const { client: c } = await newMerchantClient(service);
-    const external = `bm-${randomUUID().slice(0, 8)}`;
-    await c.members.create({ external_member_id: external });
-    const m = await c.balanceMonitors.create({ balance: 'custody', asset: 'usdt', below: '100' });
-    assert.match(m.id, /^bmn_[0-9a-f-]{36}$/);
-    assert.deepEqual(
-      { ...m, id: undefined },
-      { id: undefined, balance: 'custody', asset: 'USDT', below: '100.000000', state: 'triggered' },
-      'nothing held yet',
-    );
-    assert.deepEqual(await eventsOf(m.id), [], 'no event at creation');
-    await deposit(c, external, '150');
-    await deposit(c, external, '10');
-    const w = await c.withdrawals.create(
-      { asset: 'USDT', network: 'TRON', address: TRON, amount: '69' },
-      { onBehalfOf: external },
-    );
-    assert.equal((await eventsOf(m.id)).length, 1, 'locking moves no custody');
-    await c.withdrawals.confirm(w.id); // 160 - 70 = 90
-    await deposit(c, external, '9.999999'); // 99.999999: still below
-    await deposit(c, external, '0.000001'); // 100: back at it
-    const events = await eventsOf(m.id);
-    assert.deepEqual(
-      events.map((e) => [e.type, e.status, e.status_version]),
-      [
-        ['balance_monitor.resolved', 'ok', 1],
-        ['balance_monitor.triggered', 'triggered', 2],
-        ['balance_monitor.resolved', 'ok', 3],
-      ],
-    );
-    assert.ok(events.every((e) => e.object === 'balance_monitor'));
-    const listed = [];
-    for await (const x of c.balanceMonitors.list()) listed.push(x);
-    assert.deepEqual(listed, [{ ...m, state: 'ok' }]);
-  });
+  it(
+    'custody: triggered once on falling below, resolved once on coming back, ' + 'with the state and the events',
+    async () => {
+      const { client: c } = await newMerchantClient(service);
+      const external = `bm-${randomUUID().slice(0, 8)}`;
+      await c.members.create({ external_member_id: external });
+      const m = await c.balanceMonitors.create({ balance: 'custody', asset: 'usdt', below: '100' });
+      assert.match(m.id, /^bmn_[0-9a-f-]{36}$/);
+      assert.deepEqual(
+        { ...m, id: undefined },
+        { id: undefined, balance: 'custody', asset: 'USDT', below: '100.000000', state: 'triggered' },
+        'nothing held yet',
+      );
+      assert.deepEqual(await eventsOf(m.id), [], 'no event at creation');
+      await deposit(c, external, '150');
+      await deposit(c, external, '10');
+      const w = await c.withdrawals.create(
+        { asset: 'USDT', network: 'TRON', address: TRON, amount: '69' },
+        { onBehalfOf: external },
+      );
+      assert.equal((await eventsOf(m.id)).length, 1, 'locking moves no custody');
+      await c.withdrawals.confirm(w.id); // 160 - 70 = 90
+      await deposit(c, external, '9.999999'); // 99.999999: still below
+      await deposit(c, external, '0.000001'); // 100: back at it
+      const events = await eventsOf(m.id);
+      assert.deepEqual(
+        events.map((e) => [e.type, e.status, e.status_version]),
+        [
+          ['balance_monitor.resolved', 'ok', 1],
+          ['balance_monitor.triggered', 'triggered', 2],
+          ['balance_monitor.resolved', 'ok', 3],
+        ],
+      );
+      assert.ok(events.every((e) => e.object === 'balance_monitor'));
+      const listed = [];
+      for await (const x of c.balanceMonitors.list()) listed.push(x);
+      assert.deepEqual(listed, [{ ...m, state: 'ok' }]);
+    },
+  );
 
   it("prepaid: the operator's credit resolves it; deleted, it writes nothing more", async () => {
     const { client: c, merchantId: mid } = await newMerchantClient(service);

@@ -68,58 +68,61 @@ test('text on the accent: white or black, whichever reaches WCAG AA', () => {
   assert.equal(sniffImage(Buffer.from('RIFF\0\0\0\0WEBPVP8 ')), 'image/webp');
 });
 
-test('the logo upload: too large, not an image, SVG, a bad colour are refused with a message; nothing is saved', async () => {
-  const big = Buffer.concat([pngBytes, Buffer.alloc(256 * 1024)]);
-  const tooBig = await postBranding(
-    { display_name: 'X', accent: '' },
-    { bytes: big, name: 'big.png', type: 'image/png' },
-  );
-  assert.equal(tooBig.status, 400);
-  assert.match(tooBig.body, /The logo is larger than 256 KB/);
-  const text = await postBranding(
-    { display_name: 'X', accent: '' },
-    { bytes: Buffer.from('just text, named like a picture'), name: 'logo.png', type: 'image/png' },
-  );
-  assert.equal(text.status, 400);
-  assert.match(text.body, /not a PNG, JPEG or WebP image/);
-  const svg = await postBranding(
-    { display_name: 'X', accent: '' },
-    {
-      bytes: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'),
-      name: 'logo.svg',
-      type: 'image/svg+xml',
-    },
-  );
-  assert.equal(svg.status, 400);
-  assert.match(svg.body, /SVG is not accepted/);
-  const colour = await postBranding({ display_name: 'X', accent: 'red; } body { display: none' });
-  assert.equal(colour.status, 400);
-  assert.match(colour.body, /#rrggbb/);
-  // Without the form's CSRF field: refused like every console form.
-  const form = new FormData();
-  form.set('display_name', 'Forged');
-  const forged = await fetch(`${service.publicUrl}/console/sandbox/branding`, {
-    method: 'POST',
-    body: form,
-    headers: { cookie: [...owner.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
-  });
-  assert.equal(forged.status, 403);
-  assert.equal(
-    await service.ctx.db.selectFrom('merchant_branding').select('merchant_id').executeTakeFirst(),
-    undefined,
-  );
-  // Not an owner: refused on the server.
-  const { jar: dev } = await signedInConsole(service, merchantA, 'brand-dev@kopi.example', 'developer');
-  assert.equal((await dev.request('GET', '/console/sandbox/branding')).status, 403);
-  assert.equal(
-    (
-      await dev.request('POST', '/console/sandbox/branding/logo/remove', {
-        csrf_token: await dev.csrfOf('/console/sandbox'),
-      })
-    ).status,
-    403,
-  );
-});
+test(
+  'the logo upload: too large, not an image, SVG, a bad colour are refused with a message; ' + 'nothing is saved',
+  async () => {
+    const big = Buffer.concat([pngBytes, Buffer.alloc(256 * 1024)]);
+    const tooBig = await postBranding(
+      { display_name: 'X', accent: '' },
+      { bytes: big, name: 'big.png', type: 'image/png' },
+    );
+    assert.equal(tooBig.status, 400);
+    assert.match(tooBig.body, /The logo is larger than 256 KB/);
+    const text = await postBranding(
+      { display_name: 'X', accent: '' },
+      { bytes: Buffer.from('just text, named like a picture'), name: 'logo.png', type: 'image/png' },
+    );
+    assert.equal(text.status, 400);
+    assert.match(text.body, /not a PNG, JPEG or WebP image/);
+    const svg = await postBranding(
+      { display_name: 'X', accent: '' },
+      {
+        bytes: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'),
+        name: 'logo.svg',
+        type: 'image/svg+xml',
+      },
+    );
+    assert.equal(svg.status, 400);
+    assert.match(svg.body, /SVG is not accepted/);
+    const colour = await postBranding({ display_name: 'X', accent: 'red; } body { display: none' });
+    assert.equal(colour.status, 400);
+    assert.match(colour.body, /#rrggbb/);
+    // Without the form's CSRF field: refused like every console form.
+    const form = new FormData();
+    form.set('display_name', 'Forged');
+    const forged = await fetch(`${service.publicUrl}/console/sandbox/branding`, {
+      method: 'POST',
+      body: form,
+      headers: { cookie: [...owner.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
+    assert.equal(forged.status, 403);
+    assert.equal(
+      await service.ctx.db.selectFrom('merchant_branding').select('merchant_id').executeTakeFirst(),
+      undefined,
+    );
+    // Not an owner: refused on the server.
+    const { jar: dev } = await signedInConsole(service, merchantA, 'brand-dev@kopi.example', 'developer');
+    assert.equal((await dev.request('GET', '/console/sandbox/branding')).status, 403);
+    assert.equal(
+      (
+        await dev.request('POST', '/console/sandbox/branding/logo/remove', {
+          csrf_token: await dev.csrfOf('/console/sandbox'),
+        })
+      ).status,
+      403,
+    );
+  },
+);
 
 test(
   "set in the console, shown on the merchant's KYC screen (name, logo, accent, axe clean); another merchant's " +

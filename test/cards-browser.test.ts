@@ -46,46 +46,49 @@ async function member(): Promise<string> {
   return external;
 }
 
-test('the supplement screen: refused without photos, then sent with both; the application goes back to review', async () => {
-  const m = await member();
-  const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
-  const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
-  await client.cards.sandboxAdvanceApplication(app.id, 'need_docs');
-  const t = await client.cards.createSupplementSession(app.id, { onBehalfOf: m });
-  const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 800, height: 900 } });
-  const page = await context.newPage();
-  const res = await page.goto(t.hosted_url);
-  assert.equal(res?.status(), 200);
-  assert.equal(await page.title(), 'Send new photos for your card');
-  await shot(page, 'supplement-1-form');
-  await assertAxeClean(page, 'the card document supplement screen');
+test(
+  'the supplement screen: refused without photos, then sent with both; ' + 'the application goes back to review',
+  async () => {
+    const m = await member();
+    const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
+    const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
+    await client.cards.sandboxAdvanceApplication(app.id, 'need_docs');
+    const t = await client.cards.createSupplementSession(app.id, { onBehalfOf: m });
+    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 800, height: 900 } });
+    const page = await context.newPage();
+    const res = await page.goto(t.hosted_url);
+    assert.equal(res?.status(), 200);
+    assert.equal(await page.title(), 'Send new photos for your card');
+    await shot(page, 'supplement-1-form');
+    await assertAxeClean(page, 'the card document supplement screen');
 
-  await page.getByRole('button', { name: 'Send photos' }).click();
-  await page.waitForLoadState();
-  assert.equal(await page.title(), 'Error: Send new photos for your card');
-  const summary = page.getByRole('alert');
-  assert.match(await summary.innerText(), /There is a problem/);
-  assert.equal(await page.getByLabel('Photo of the document').getAttribute('aria-invalid'), 'true');
-  await shot(page, 'supplement-2-errors');
+    await page.getByRole('button', { name: 'Send photos' }).click();
+    await page.waitForLoadState();
+    assert.equal(await page.title(), 'Error: Send new photos for your card');
+    const summary = page.getByRole('alert');
+    assert.match(await summary.innerText(), /There is a problem/);
+    assert.equal(await page.getByLabel('Photo of the document').getAttribute('aria-invalid'), 'true');
+    await shot(page, 'supplement-2-errors');
 
-  await page
-    .getByLabel('Photo of the document')
-    .setInputFiles({ name: 'passport.png', mimeType: 'image/png', buffer: pngBytes });
-  await page
-    .getByLabel('Photo of your face')
-    .setInputFiles({ name: 'face.jpg', mimeType: 'image/jpeg', buffer: jpegBytes });
-  await page.getByRole('button', { name: 'Send photos' }).click();
-  await page.waitForLoadState();
-  assert.equal(await page.title(), 'Documents sent');
-  await shot(page, 'supplement-3-sent');
-  const after = await client.cards.getApplication(app.id, { onBehalfOf: m });
-  assert.equal(after.status, 'pending');
-  assert.equal(after.supplement?.status, 'submitted');
-  // Single use: the link is spent.
-  const again = await page.goto(t.hosted_url);
-  assert.notEqual(again?.status(), 200);
-  await context.close();
-});
+    await page
+      .getByLabel('Photo of the document')
+      .setInputFiles({ name: 'passport.png', mimeType: 'image/png', buffer: pngBytes });
+    await page
+      .getByLabel('Photo of your face')
+      .setInputFiles({ name: 'face.jpg', mimeType: 'image/jpeg', buffer: jpegBytes });
+    await page.getByRole('button', { name: 'Send photos' }).click();
+    await page.waitForLoadState();
+    assert.equal(await page.title(), 'Documents sent');
+    await shot(page, 'supplement-3-sent');
+    const after = await client.cards.getApplication(app.id, { onBehalfOf: m });
+    assert.equal(after.status, 'pending');
+    assert.equal(after.supplement?.status, 'submitted');
+    // Single use: the link is spent.
+    const again = await page.goto(t.hosted_url);
+    assert.notEqual(again?.status(), 200);
+    await context.close();
+  },
+);
 
 test('the reveal screen: details shown once after the member presses the button', async () => {
   const m = await member();

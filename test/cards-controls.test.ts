@@ -694,16 +694,19 @@ describe('card controls', () => {
       },
     );
 
-    it('state_invalid on a closed card, not_found for another member, idempotency_key_required without a key', async () => {
-      const { m, id } = await virtualCard();
-      await expectCode(client.cards.unblockCvv(id, { onBehalfOf: (await shared()).m }), 'not_found', 404);
-      await expectCode(
-        client.request({ method: 'POST', path: `/v1/cards/${id}/cvv/unblock`, onBehalfOf: m, idempotencyKey: false }),
-        'idempotency_key_required',
-      );
-      await setStatus(id, 'closed');
-      await expectCode(client.cards.unblockCvv(id, { onBehalfOf: m }), 'state_invalid');
-    });
+    it(
+      'state_invalid on a closed card, not_found for another member, ' + 'idempotency_key_required without a key',
+      async () => {
+        const { m, id } = await virtualCard();
+        await expectCode(client.cards.unblockCvv(id, { onBehalfOf: (await shared()).m }), 'not_found', 404);
+        await expectCode(
+          client.request({ method: 'POST', path: `/v1/cards/${id}/cvv/unblock`, onBehalfOf: m, idempotencyKey: false }),
+          'idempotency_key_required',
+        );
+        await setStatus(id, 'closed');
+        await expectCode(client.cards.unblockCvv(id, { onBehalfOf: m }), 'state_invalid');
+      },
+    );
 
     it(
       'unknown_status: an answer outside our enumeration is no confirmation: 502, cvv_blocked unchanged, an ' +
@@ -732,48 +735,51 @@ describe('card controls', () => {
     // second test. The second test closes its card and the third has it replaced: each keeps its own.
     const shared = sharedVirtualCard();
 
-    it('the member sees number, expiry and CVV once, on the page only; the API and the database never hold them', async () => {
-      const { m, id } = await shared();
-      const card = await client.cards.get(id, { onBehalfOf: m });
-      const ticket = await client.cards.createSecureSession(id, { onBehalfOf: m });
-      assert.match(ticket.id, /^kyc_[0-9a-f]{32}$/);
-      assert.deepEqual(Object.keys(ticket).sort(), ['expires_at', 'hosted_url', 'id']);
-      const first = await getHostedPage(service, ticket.hosted_url);
-      assert.equal(first.status, 200);
-      assert.match(String(first.headers['cache-control']), /no-store/);
-      assert.ok(first.text.includes(card.last4));
-      assert.ok(!/\b\d{4} \d{4} \d{4} \d{4}\b/.test(first.text), 'the first view shows no number');
-      const shown = await postHostedPage(service, ticket.hosted_url, {
-        fields: { csrf_token: first.csrfToken! },
-        cookie: first.cookie,
-      });
-      assert.equal(shown.status, 200, shown.text);
-      assert.match(String(shown.headers['cache-control']), /no-store/);
-      const number = /(\d{4} \d{4} \d{4} \d{4})/.exec(shown.text)?.[1]?.replaceAll(' ', '');
-      assert.ok(number, shown.text);
-      assert.ok(number.endsWith(card.last4));
-      const expiry = `${String(card.exp_month).padStart(2, '0')}/${String(card.exp_year % 100).padStart(2, '0')}`;
-      assert.ok(shown.text.includes(expiry));
-      const cvv = /CVV<\/dt><dd>(\d{3})</.exec(shown.text)?.[1];
-      assert.ok(cvv, 'the CVV is on the page');
-      // Single use: the link is spent.
-      const again = await getHostedPage(service, ticket.hosted_url);
-      assert.ok(!again.text.includes(number.slice(0, 4) + ' '), 'not shown twice');
-      // Never in the API nor the database.
-      assert.ok(!JSON.stringify(await client.cards.get(id, { onBehalfOf: m })).includes(number));
-      const dump = JSON.stringify(
-        await Promise.all(
-          ['cards', 'hosted_tickets', 'events', 'idempotency_keys', 'upstream_sim_orders'].map((t) =>
-            service.ctx.db
-              .selectFrom(t as 'cards')
-              .selectAll()
-              .execute(),
+    it(
+      'the member sees number, expiry and CVV once, on the page only; ' + 'the API and the database never hold them',
+      async () => {
+        const { m, id } = await shared();
+        const card = await client.cards.get(id, { onBehalfOf: m });
+        const ticket = await client.cards.createSecureSession(id, { onBehalfOf: m });
+        assert.match(ticket.id, /^kyc_[0-9a-f]{32}$/);
+        assert.deepEqual(Object.keys(ticket).sort(), ['expires_at', 'hosted_url', 'id']);
+        const first = await getHostedPage(service, ticket.hosted_url);
+        assert.equal(first.status, 200);
+        assert.match(String(first.headers['cache-control']), /no-store/);
+        assert.ok(first.text.includes(card.last4));
+        assert.ok(!/\b\d{4} \d{4} \d{4} \d{4}\b/.test(first.text), 'the first view shows no number');
+        const shown = await postHostedPage(service, ticket.hosted_url, {
+          fields: { csrf_token: first.csrfToken! },
+          cookie: first.cookie,
+        });
+        assert.equal(shown.status, 200, shown.text);
+        assert.match(String(shown.headers['cache-control']), /no-store/);
+        const number = /(\d{4} \d{4} \d{4} \d{4})/.exec(shown.text)?.[1]?.replaceAll(' ', '');
+        assert.ok(number, shown.text);
+        assert.ok(number.endsWith(card.last4));
+        const expiry = `${String(card.exp_month).padStart(2, '0')}/${String(card.exp_year % 100).padStart(2, '0')}`;
+        assert.ok(shown.text.includes(expiry));
+        const cvv = /CVV<\/dt><dd>(\d{3})</.exec(shown.text)?.[1];
+        assert.ok(cvv, 'the CVV is on the page');
+        // Single use: the link is spent.
+        const again = await getHostedPage(service, ticket.hosted_url);
+        assert.ok(!again.text.includes(number.slice(0, 4) + ' '), 'not shown twice');
+        // Never in the API nor the database.
+        assert.ok(!JSON.stringify(await client.cards.get(id, { onBehalfOf: m })).includes(number));
+        const dump = JSON.stringify(
+          await Promise.all(
+            ['cards', 'hosted_tickets', 'events', 'idempotency_keys', 'upstream_sim_orders'].map((t) =>
+              service.ctx.db
+                .selectFrom(t as 'cards')
+                .selectAll()
+                .execute(),
+            ),
           ),
-        ),
-        (_k, v) => (typeof v === 'bigint' ? String(v) : v),
-      );
-      assert.ok(!dump.includes(number), 'the number is stored nowhere');
-    });
+          (_k, v) => (typeof v === 'bigint' ? String(v) : v),
+        );
+        assert.ok(!dump.includes(number), 'the number is stored nowhere');
+      },
+    );
 
     it('an issuer fault leaves the link usable; closed cards and other members are refused', async () => {
       const { m, id } = await virtualCard();

@@ -265,22 +265,25 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
     await h.ledgerOk();
   });
 
-  it("an authorisation in another currency than the card's is declined currency_not_supported, nothing held", async () => {
-    const { m, card } = await sharedOtherCurrencyCard();
-    const r = await auth(card.id, '10', '5411', 'EUR');
-    assert.deepEqual(
-      { approved: r.approved, decline_reason: r.decline_reason },
-      { approved: false, decline_reason: 'currency_not_supported' },
-    );
-    const row = await authorization(card.id, m, r.transaction_id);
-    assert.deepEqual(
-      { status: row.status, currency: row.currency, expires_at: row.expires_at },
-      { status: 'declined', currency: 'EUR', expires_at: null },
-    );
-    assert.equal(await h.onCard(m, card.id), 100_00n);
-    assert.equal(await h.held(m, card.id), 0n);
-    await h.ledgerOk();
-  });
+  it(
+    "an authorisation in another currency than the card's is declined currency_not_supported, " + 'nothing held',
+    async () => {
+      const { m, card } = await sharedOtherCurrencyCard();
+      const r = await auth(card.id, '10', '5411', 'EUR');
+      assert.deepEqual(
+        { approved: r.approved, decline_reason: r.decline_reason },
+        { approved: false, decline_reason: 'currency_not_supported' },
+      );
+      const row = await authorization(card.id, m, r.transaction_id);
+      assert.deepEqual(
+        { status: row.status, currency: row.currency, expires_at: row.expires_at },
+        { status: 'declined', currency: 'EUR', expires_at: null },
+      );
+      assert.equal(await h.onCard(m, card.id), 100_00n);
+      assert.equal(await h.held(m, card.id), 0n);
+      await h.ledgerOk();
+    },
+  );
 
   it(
     'a clearing without an amount after a partial reversal clears what is still held, not the reversed part ' + 'again',

@@ -398,23 +398,26 @@ describe('card top-ups', () => {
       },
     );
 
-    it('unknown (5xx): never refunded on the answer; reconciliation learns the issuer never got it and fails it', async () => {
-      const { m, id } = await virtualCard();
-      await inject('unknown');
-      const t = await client.cards.topUp(id, { amount: '40' }, { onBehalfOf: m });
-      await drain();
-      assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'processing');
-      assert.equal((await balance(m, 'USDT')).frozen, '40.400000');
-      await inject('success');
-      await reconcile();
-      const done = await client.cards.getTopUp(id, t.id, { onBehalfOf: m });
-      assert.deepEqual([done.status, done.failure_reason], ['failed', 'upstream_not_found']);
-      assert.deepEqual(
-        [(await balance(m, 'USDT')).available, (await balance(m, 'USDT')).frozen],
-        ['95.000000', '0.000000'],
-      );
-      await ledgerClean();
-    });
+    it(
+      'unknown (5xx): never refunded on the answer; ' + 'reconciliation learns the issuer never got it and fails it',
+      async () => {
+        const { m, id } = await virtualCard();
+        await inject('unknown');
+        const t = await client.cards.topUp(id, { amount: '40' }, { onBehalfOf: m });
+        await drain();
+        assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'processing');
+        assert.equal((await balance(m, 'USDT')).frozen, '40.400000');
+        await inject('success');
+        await reconcile();
+        const done = await client.cards.getTopUp(id, t.id, { onBehalfOf: m });
+        assert.deepEqual([done.status, done.failure_reason], ['failed', 'upstream_not_found']);
+        assert.deepEqual(
+          [(await balance(m, 'USDT')).available, (await balance(m, 'USDT')).frozen],
+          ['95.000000', '0.000000'],
+        );
+        await ledgerClean();
+      },
+    );
 
     it('unknown_status: suspended (callers see processing), funds frozen, one operator alert', async () => {
       const { m, id } = await virtualCard();

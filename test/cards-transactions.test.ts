@@ -201,17 +201,20 @@ describe('card transactions', () => {
     await ledgerClean();
   });
 
-  it('parallel authorisations against one card balance: each decided with the card locked, never overdrawn', async () => {
-    const { memberId, id } = await fundedCard();
-    const answers = await Promise.all(Array.from({ length: 5 }, () => auth(id, '200')));
-    assert.equal(answers.filter((a) => a.approved).length, 2);
-    assert.deepEqual(
-      answers.filter((a) => !a.approved).map((a) => a.decline_reason),
-      ['insufficient_funds', 'insufficient_funds', 'insufficient_funds'],
-    );
-    assert.deepEqual(await accounts(memberId, id), { card: 9750n, held: 40000n });
-    await ledgerClean();
-  });
+  it(
+    'parallel authorisations against one card balance: each decided with the card locked, ' + 'never overdrawn',
+    async () => {
+      const { memberId, id } = await fundedCard();
+      const answers = await Promise.all(Array.from({ length: 5 }, () => auth(id, '200')));
+      assert.equal(answers.filter((a) => a.approved).length, 2);
+      assert.deepEqual(
+        answers.filter((a) => !a.approved).map((a) => a.decline_reason),
+        ['insufficient_funds', 'insufficient_funds', 'insufficient_funds'],
+      );
+      assert.deepEqual(await accounts(memberId, id), { card: 9750n, held: 40000n });
+      await ledgerClean();
+    },
+  );
 
   it(
     'merchant rules: white lets only listed names or MCCs through; black refuses them (names trimmed, ' +

@@ -330,46 +330,49 @@ describe(
       await invariants();
     });
 
-    it('remittances exceeding the balance: exactly as many as it covers are frozen, each then completes once', async () => {
-      await fresh();
-      const m = await member({ USDT: '1000' });
-      const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: m.external });
-      const rs = await Promise.all(
-        Array.from({ length: 12 }, () =>
-          post(
-            '/v1/remittances',
-            { payee_id: payee.id, source_asset: 'USDT', source_amount: '100' },
-            { member: m.external },
+    it(
+      'remittances exceeding the balance: exactly as many as it covers are frozen, ' + 'each then completes once',
+      async () => {
+        await fresh();
+        const m = await member({ USDT: '1000' });
+        const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: m.external });
+        const rs = await Promise.all(
+          Array.from({ length: 12 }, () =>
+            post(
+              '/v1/remittances',
+              { payee_id: payee.id, source_asset: 'USDT', source_amount: '100' },
+              { member: m.external },
+            ),
           ),
-        ),
-      );
-      // 100 plus a fee of 1.583250 each: nine fit in 1000.
-      assert.equal(
-        count(rs, (r) => r.status === 201),
-        9,
-        JSON.stringify(statuses(rs)),
-      );
-      assert.ok(
-        rs.every((r) => r.status === 201 || body(r).code === 'insufficient_balance'),
-        JSON.stringify(statuses(rs)),
-      );
-      let b = await balance(m.external, 'USDT');
-      assert.deepEqual([b.available, b.frozen], ['85.750750', '914.249250']);
-      await drain();
-      const orders = await db()
-        .selectFrom('remit_orders')
-        .select(['id', 'status'])
-        .where('member_id', '=', m.id)
-        .execute();
-      assert.equal(orders.length, 9);
-      for (const o of orders) {
-        assert.equal(o.status, 'completed');
-        assert.deepEqual(await entryKinds(o.id), ['remittance.complete', 'remittance.freeze']);
-      }
-      b = await balance(m.external, 'USDT');
-      assert.deepEqual([b.available, b.frozen], ['85.750750', '0.000000']);
-      await invariants();
-    });
+        );
+        // 100 plus a fee of 1.583250 each: nine fit in 1000.
+        assert.equal(
+          count(rs, (r) => r.status === 201),
+          9,
+          JSON.stringify(statuses(rs)),
+        );
+        assert.ok(
+          rs.every((r) => r.status === 201 || body(r).code === 'insufficient_balance'),
+          JSON.stringify(statuses(rs)),
+        );
+        let b = await balance(m.external, 'USDT');
+        assert.deepEqual([b.available, b.frozen], ['85.750750', '914.249250']);
+        await drain();
+        const orders = await db()
+          .selectFrom('remit_orders')
+          .select(['id', 'status'])
+          .where('member_id', '=', m.id)
+          .execute();
+        assert.equal(orders.length, 9);
+        for (const o of orders) {
+          assert.equal(o.status, 'completed');
+          assert.deepEqual(await entryKinds(o.id), ['remittance.complete', 'remittance.freeze']);
+        }
+        b = await balance(m.external, 'USDT');
+        assert.deepEqual([b.available, b.frozen], ['85.750750', '0.000000']);
+        await invariants();
+      },
+    );
 
     it(
       'operator decisions on one open remittance at once: one final state; each answer is the decision taken ' +

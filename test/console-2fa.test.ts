@@ -706,42 +706,45 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     },
   );
 
-  test('sign-in answers the same for an unknown address, a wrong password, a disabled user and one still invited', async () => {
-    await signedInConsole(service, merchantId, 'known@example.com', 'viewer');
-    const { userId: disabledId } = await signedInConsole(service, merchantId, 'gone@example.com', 'viewer');
-    await admin(service, 'PATCH', `/admin/v1/console-users/${disabledId}`, { disabled: true });
-    await inviteConsoleUser(service, merchantId, 'invited@example.com', 'viewer');
-    const answer = async (email: string, password: string) => {
-      const jar = consoleClient(service);
-      const res = await jar.request('POST', '/console/sign-in', {
-        csrf_token: await jar.csrfOf('/console/sign-in'),
-        email,
-        password,
-      });
-      return {
-        status: res.status,
-        body: res.body.replace(/value="[^"]*"/g, 'value=""'),
-        session: jar.cookies.has('mwa_console_session'),
+  test(
+    'sign-in answers the same for an unknown address, a wrong password, ' + 'a disabled user and one still invited',
+    async () => {
+      await signedInConsole(service, merchantId, 'known@example.com', 'viewer');
+      const { userId: disabledId } = await signedInConsole(service, merchantId, 'gone@example.com', 'viewer');
+      await admin(service, 'PATCH', `/admin/v1/console-users/${disabledId}`, { disabled: true });
+      await inviteConsoleUser(service, merchantId, 'invited@example.com', 'viewer');
+      const answer = async (email: string, password: string) => {
+        const jar = consoleClient(service);
+        const res = await jar.request('POST', '/console/sign-in', {
+          csrf_token: await jar.csrfOf('/console/sign-in'),
+          email,
+          password,
+        });
+        return {
+          status: res.status,
+          body: res.body.replace(/value="[^"]*"/g, 'value=""'),
+          session: jar.cookies.has('mwa_console_session'),
+        };
       };
-    };
-    const cases = [
-      ['nobody@example.com', consolePassword],
-      ['known@example.com', 'not the password at all'],
-      ['gone@example.com', consolePassword],
-      ['invited@example.com', consolePassword],
-    ] as const;
-    const answers = [];
-    for (const [email, password] of cases) answers.push(await answer(email, password));
-    for (const a of answers) assert.deepEqual(a, answers[0], 'one answer whatever the address');
-    assert.equal(answers[0]!.status, 401);
-    assert.equal(answers[0]!.session, false);
-    assert.match(answers[0]!.body, /The e-mail address or the password is not right/);
-    const failures = await db().selectFrom('console_login_failures').select('email').orderBy('id').execute();
-    assert.deepEqual(
-      failures.map((f) => f.email),
-      cases.map(([email]) => email),
-      'each counts once in the throttle',
-    );
-    await db().deleteFrom('console_login_failures').execute();
-  });
+      const cases = [
+        ['nobody@example.com', consolePassword],
+        ['known@example.com', 'not the password at all'],
+        ['gone@example.com', consolePassword],
+        ['invited@example.com', consolePassword],
+      ] as const;
+      const answers = [];
+      for (const [email, password] of cases) answers.push(await answer(email, password));
+      for (const a of answers) assert.deepEqual(a, answers[0], 'one answer whatever the address');
+      assert.equal(answers[0]!.status, 401);
+      assert.equal(answers[0]!.session, false);
+      assert.match(answers[0]!.body, /The e-mail address or the password is not right/);
+      const failures = await db().selectFrom('console_login_failures').select('email').orderBy('id').execute();
+      assert.deepEqual(
+        failures.map((f) => f.email),
+        cases.map(([email]) => email),
+        'each counts once in the throttle',
+      );
+      await db().deleteFrom('console_login_failures').execute();
+    },
+  );
 });

@@ -238,106 +238,111 @@ test(
   },
 );
 
-test('every irreversible action asks first, naming the object and the money; the message after it names the object', async () => {
-  const context = await ownerContext(1280);
-  try {
-    const page = await context.newPage();
-    const w = withdrawals[0]!;
-    const short = `wdr_…${w.slice(-6)}`;
-    // Fail a withdrawal: one click shows a question, nothing changes; the second fails it.
-    await page.goto(url('/withdrawals'));
-    await page.getByRole('row').filter({ hasText: w }).getByRole('link', { name: 'Fail' }).click();
-    assert.equal(await page.locator('h1').innerText(), 'Fail the withdrawal?');
-    assert.match(await page.locator('main').innerText(), new RegExp(`Fail withdrawal ${short} for 20\\.0+ USDT\\?`));
-    assert.equal((await client.withdrawals.get(w)).status, 'locked', 'asking changed nothing');
-    await page.screenshot({ path: join(shots, 'confirm-fail.png') });
-    await page.getByRole('button', { name: /^Yes, fail it and return 20\.0+ USDT$/ }).click();
-    assert.match(
-      await page.getByRole('status').innerText(),
-      new RegExp(`Withdrawal ${short} for 20\\.0+ USDT is failed`),
-    );
-    assert.equal((await client.withdrawals.get(w)).status, 'failed');
+test(
+  'every irreversible action asks first, naming the object and the money; ' + 'the message after it names the object',
+  async () => {
+    const context = await ownerContext(1280);
+    try {
+      const page = await context.newPage();
+      const w = withdrawals[0]!;
+      const short = `wdr_…${w.slice(-6)}`;
+      // Fail a withdrawal: one click shows a question, nothing changes; the second fails it.
+      await page.goto(url('/withdrawals'));
+      await page.getByRole('row').filter({ hasText: w }).getByRole('link', { name: 'Fail' }).click();
+      assert.equal(await page.locator('h1').innerText(), 'Fail the withdrawal?');
+      assert.match(await page.locator('main').innerText(), new RegExp(`Fail withdrawal ${short} for 20\\.0+ USDT\\?`));
+      assert.equal((await client.withdrawals.get(w)).status, 'locked', 'asking changed nothing');
+      await page.screenshot({ path: join(shots, 'confirm-fail.png') });
+      await page.getByRole('button', { name: /^Yes, fail it and return 20\.0+ USDT$/ }).click();
+      assert.match(
+        await page.getByRole('status').innerText(),
+        new RegExp(`Withdrawal ${short} for 20\\.0+ USDT is failed`),
+      );
+      assert.equal((await client.withdrawals.get(w)).status, 'failed');
 
-    // Confirm a payout: the page names the amount and the address; "Cancel" goes back and changes nothing.
-    const w2 = withdrawals[1]!;
-    await page.goto(url(`/withdrawals/${w2}`));
-    await page.getByRole('link', { name: 'Confirm payout' }).click();
-    assert.match(await page.locator('main').innerText(), new RegExp(`35\\.50+ USDT to TRON ${TRON}`));
-    await page.getByRole('link', { name: 'Cancel, go back' }).click();
-    assert.equal((await client.withdrawals.get(w2)).status, 'locked');
-    await page.getByRole('link', { name: 'Confirm payout' }).click();
-    await page.getByRole('button', { name: /^Yes, confirm the payout of 35\.50+ USDT$/ }).click();
-    assert.match(
-      await page.getByRole('status').innerText(),
-      new RegExp(`Withdrawal wdr_…${w2.slice(-6)} for 35\\.50+ USDT is confirmed`),
-    );
+      // Confirm a payout: the page names the amount and the address; "Cancel" goes back and changes nothing.
+      const w2 = withdrawals[1]!;
+      await page.goto(url(`/withdrawals/${w2}`));
+      await page.getByRole('link', { name: 'Confirm payout' }).click();
+      assert.match(await page.locator('main').innerText(), new RegExp(`35\\.50+ USDT to TRON ${TRON}`));
+      await page.getByRole('link', { name: 'Cancel, go back' }).click();
+      assert.equal((await client.withdrawals.get(w2)).status, 'locked');
+      await page.getByRole('link', { name: 'Confirm payout' }).click();
+      await page.getByRole('button', { name: /^Yes, confirm the payout of 35\.50+ USDT$/ }).click();
+      assert.match(
+        await page.getByRole('status').innerText(),
+        new RegExp(`Withdrawal wdr_…${w2.slice(-6)} for 35\\.50+ USDT is confirmed`),
+      );
 
-    // The others: each first control leads to a question, and the object is unchanged until "Yes".
-    const asks: [string, string, string, () => Promise<void>][] = [
-      [
-        '/webhooks',
-        'Delete',
-        'Delete the endpoint?',
-        async () =>
-          assert.ok(
-            await service.ctx.db
-              .selectFrom('webhook_endpoints')
-              .select('id')
-              .where('id', '=', endpointId)
-              .executeTakeFirst(),
-          ),
-      ],
-      ['/webhooks', 'Roll secret', 'Roll the signing secret?', async () => undefined],
-      [
-        `/keys/${keyId}`,
-        'Disable key',
-        'Disable the key?',
-        async () =>
-          assert.equal(
-            (
+      // The others: each first control leads to a question, and the object is unchanged until "Yes".
+      const asks: [string, string, string, () => Promise<void>][] = [
+        [
+          '/webhooks',
+          'Delete',
+          'Delete the endpoint?',
+          async () =>
+            assert.ok(
               await service.ctx.db
-                .selectFrom('api_keys')
-                .select('disabled')
-                .where('id', '=', keyId)
-                .executeTakeFirstOrThrow()
-            ).disabled,
-            false,
-          ),
-      ],
-      [`/keys/${keyId}`, 'Rotate key', 'Rotate the key?', async () => undefined],
-      ['/tools', 'Reset sandbox logs', 'Reset the sandbox logs?', async () => undefined],
-      [
-        '',
-        'Remove',
-        'Remove the balance monitor?',
-        async () =>
-          assert.equal((await service.ctx.db.selectFrom('balance_monitors').select('id').execute()).length, 1),
-      ],
-      ['/tools', 'Advance clock', 'Move the sandbox clock?', async () => undefined],
-    ];
-    for (const [path, control, question, unchanged] of asks) {
-      await page.goto(url(path));
-      await page
-        .getByRole(control === 'Advance clock' || control === 'Rotate key' ? 'button' : 'link', { name: control })
-        .first()
-        .click();
-      assert.equal(await page.locator('h1').innerText(), question, control);
-      assert.match(await page.locator('main').innerText(), /cannot be undone/);
-      await unchanged();
+                .selectFrom('webhook_endpoints')
+                .select('id')
+                .where('id', '=', endpointId)
+                .executeTakeFirst(),
+            ),
+        ],
+        ['/webhooks', 'Roll secret', 'Roll the signing secret?', async () => undefined],
+        [
+          `/keys/${keyId}`,
+          'Disable key',
+          'Disable the key?',
+          async () =>
+            assert.equal(
+              (
+                await service.ctx.db
+                  .selectFrom('api_keys')
+                  .select('disabled')
+                  .where('id', '=', keyId)
+                  .executeTakeFirstOrThrow()
+              ).disabled,
+              false,
+            ),
+        ],
+        [`/keys/${keyId}`, 'Rotate key', 'Rotate the key?', async () => undefined],
+        ['/tools', 'Reset sandbox logs', 'Reset the sandbox logs?', async () => undefined],
+        [
+          '',
+          'Remove',
+          'Remove the balance monitor?',
+          async () =>
+            assert.equal((await service.ctx.db.selectFrom('balance_monitors').select('id').execute()).length, 1),
+        ],
+        ['/tools', 'Advance clock', 'Move the sandbox clock?', async () => undefined],
+      ];
+      for (const [path, control, question, unchanged] of asks) {
+        await page.goto(url(path));
+        await page
+          .getByRole(control === 'Advance clock' || control === 'Rotate key' ? 'button' : 'link', { name: control })
+          .first()
+          .click();
+        assert.equal(await page.locator('h1').innerText(), question, control);
+        assert.match(await page.locator('main').innerText(), /cannot be undone/);
+        await unchanged();
+      }
+      // Delete the endpoint: the message names it.
+      await page.goto(url('/webhooks'));
+      await page.getByRole('link', { name: 'Delete' }).click();
+      assert.match(await page.locator('main').innerText(), /http:\/\/127\.0\.0\.1:9\/hook/);
+      await page.getByRole('button', { name: 'Yes, delete the endpoint' }).click();
+      assert.match(
+        await page.getByRole('status').innerText(),
+        new RegExp(
+          `The endpoint ${endpointId.slice(0, endpointId.indexOf('_') + 1)}…${endpointId.slice(-6)} is deleted`,
+        ),
+      );
+    } finally {
+      await context.close();
     }
-    // Delete the endpoint: the message names it.
-    await page.goto(url('/webhooks'));
-    await page.getByRole('link', { name: 'Delete' }).click();
-    assert.match(await page.locator('main').innerText(), /http:\/\/127\.0\.0\.1:9\/hook/);
-    await page.getByRole('button', { name: 'Yes, delete the endpoint' }).click();
-    assert.match(
-      await page.getByRole('status').innerText(),
-      new RegExp(`The endpoint ${endpointId.slice(0, endpointId.indexOf('_') + 1)}…${endpointId.slice(-6)} is deleted`),
-    );
-  } finally {
-    await context.close();
-  }
-});
+  },
+);
 
 test(
   'the create form previews the allow-list: the meaning of each entry, and a key with entries that can never ' +

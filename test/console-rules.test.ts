@@ -19,17 +19,20 @@ import { base32, matchTotp, openSecret, sealSecret, stepAt, totpCode } from '../
 
 /** The console's pure rules: roles, session timeouts, the sign-in throttle, passwords, the allow-list preview. */
 
-test("a viewer may change nothing; a developer the developer tools; withdrawals and the audit log are the owner's", () => {
-  for (const permission of Object.keys(permissions) as (keyof typeof permissions)[]) {
-    assert.equal(can('viewer', permission), false, permission);
-    assert.equal(can('owner', permission), true, permission);
-  }
-  assert.equal(can('developer', 'keys.write'), true);
-  assert.equal(can('developer', 'webhooks.write'), true);
-  assert.equal(can('developer', 'sandbox.write'), true);
-  assert.equal(can('developer', 'withdrawals.write'), false);
-  assert.equal(can('developer', 'audit.read'), false);
-});
+test(
+  'a viewer may change nothing; a developer the developer tools; ' + "withdrawals and the audit log are the owner's",
+  () => {
+    for (const permission of Object.keys(permissions) as (keyof typeof permissions)[]) {
+      assert.equal(can('viewer', permission), false, permission);
+      assert.equal(can('owner', permission), true, permission);
+    }
+    assert.equal(can('developer', 'keys.write'), true);
+    assert.equal(can('developer', 'webhooks.write'), true);
+    assert.equal(can('developer', 'sandbox.write'), true);
+    assert.equal(can('developer', 'withdrawals.write'), false);
+    assert.equal(can('developer', 'audit.read'), false);
+  },
+);
 
 test('sessions: idle and absolute timeouts, each at its exact edge', () => {
   const limits = { idleSeconds: 1800, maxSeconds: 43_200 };
@@ -157,34 +160,37 @@ test('form bodies: repeated names kept, bounded', () => {
   assert.throws(() => parseForm(`a=${'x'.repeat(20_000)}`), ConsoleFormError);
 });
 
-test('TOTP: the RFC 6238 vectors, a window of one step each side, a code good once, secrets sealed to their user', () => {
-  const rfcSecret = Buffer.from('12345678901234567890');
-  for (const [t, code] of [
-    [59, '94287082'],
-    [1111111109, '07081804'],
-    [1234567890, '89005924'],
-    [2000000000, '69279037'],
-  ] as const) {
-    assert.equal(totpCode(rfcSecret, stepAt(t * 1000), 8), code, `T=${t}`);
-  }
-  assert.equal(base32(Buffer.from('foobar')), 'MZXW6YTBOI');
-  const secret = Buffer.alloc(20, 7);
-  const now = 1_800_000_000_000;
-  const step = stepAt(now);
-  assert.equal(matchTotp(secret, totpCode(secret, step), now, null), step);
-  assert.equal(matchTotp(secret, totpCode(secret, step - 1), now, null), step - 1, 'the previous step');
-  assert.equal(matchTotp(secret, totpCode(secret, step + 1), now, null), step + 1, 'the next step');
-  assert.equal(matchTotp(secret, totpCode(secret, step - 2), now, null), undefined, 'two steps old');
-  assert.equal(matchTotp(secret, totpCode(secret, step), now, step), undefined, 'a code already used');
-  assert.equal(
-    matchTotp(secret, totpCode(secret, step).replace(/(...)/, '$1 '), now, null),
-    step,
-    'spaces typed are ignored',
-  );
-  assert.equal(matchTotp(secret, 'abcdef', now, null), undefined);
-  const key = Buffer.alloc(32, 1);
-  const sealed = sealSecret(key, 'cus_a', secret);
-  assert.deepEqual(openSecret(key, 'cus_a', sealed), secret);
-  assert.doesNotMatch(sealed, new RegExp(base32(secret)));
-  assert.throws(() => openSecret(key, 'cus_b', sealed), 'sealed to its user');
-});
+test(
+  'TOTP: the RFC 6238 vectors, a window of one step each side, a code good once, ' + 'secrets sealed to their user',
+  () => {
+    const rfcSecret = Buffer.from('12345678901234567890');
+    for (const [t, code] of [
+      [59, '94287082'],
+      [1111111109, '07081804'],
+      [1234567890, '89005924'],
+      [2000000000, '69279037'],
+    ] as const) {
+      assert.equal(totpCode(rfcSecret, stepAt(t * 1000), 8), code, `T=${t}`);
+    }
+    assert.equal(base32(Buffer.from('foobar')), 'MZXW6YTBOI');
+    const secret = Buffer.alloc(20, 7);
+    const now = 1_800_000_000_000;
+    const step = stepAt(now);
+    assert.equal(matchTotp(secret, totpCode(secret, step), now, null), step);
+    assert.equal(matchTotp(secret, totpCode(secret, step - 1), now, null), step - 1, 'the previous step');
+    assert.equal(matchTotp(secret, totpCode(secret, step + 1), now, null), step + 1, 'the next step');
+    assert.equal(matchTotp(secret, totpCode(secret, step - 2), now, null), undefined, 'two steps old');
+    assert.equal(matchTotp(secret, totpCode(secret, step), now, step), undefined, 'a code already used');
+    assert.equal(
+      matchTotp(secret, totpCode(secret, step).replace(/(...)/, '$1 '), now, null),
+      step,
+      'spaces typed are ignored',
+    );
+    assert.equal(matchTotp(secret, 'abcdef', now, null), undefined);
+    const key = Buffer.alloc(32, 1);
+    const sealed = sealSecret(key, 'cus_a', secret);
+    assert.deepEqual(openSecret(key, 'cus_a', sealed), secret);
+    assert.doesNotMatch(sealed, new RegExp(base32(secret)));
+    assert.throws(() => openSecret(key, 'cus_b', sealed), 'sealed to its user');
+  },
+);

@@ -128,19 +128,22 @@ describe('earn and QR payments: conformance audit', () => {
     },
   );
 
-  it('earn: another member sees neither the order nor the position; redeeming it is 404 and moves nothing', async () => {
-    const { client, m, flexible } = await setup();
-    const other = `b-${randomUUID().slice(0, 8)}`;
-    await client.members.create({ external_member_id: other });
-    const o = await client.earn.subscribe({ product_id: flexible.id, amount: '100' }, { onBehalfOf: m });
-    await expectCode(client.earn.order(o.id, { onBehalfOf: other }), 'not_found', 404);
-    assert.deepEqual(await client.earn.positions({ onBehalfOf: other }), []);
-    assert.deepEqual(await client.earn.orders({ onBehalfOf: other }), []);
-    await expectCode(client.earn.redeem(o.position_id, { onBehalfOf: other }), 'not_found', 404);
-    assert.equal((await usdt(client, m)).earn, '100.000000');
-    // The merchant principal sees every member's order.
-    assert.equal((await client.earn.order(o.id)).id, o.id);
-  });
+  it(
+    'earn: another member sees neither the order nor the position; ' + 'redeeming it is 404 and moves nothing',
+    async () => {
+      const { client, m, flexible } = await setup();
+      const other = `b-${randomUUID().slice(0, 8)}`;
+      await client.members.create({ external_member_id: other });
+      const o = await client.earn.subscribe({ product_id: flexible.id, amount: '100' }, { onBehalfOf: m });
+      await expectCode(client.earn.order(o.id, { onBehalfOf: other }), 'not_found', 404);
+      assert.deepEqual(await client.earn.positions({ onBehalfOf: other }), []);
+      assert.deepEqual(await client.earn.orders({ onBehalfOf: other }), []);
+      await expectCode(client.earn.redeem(o.position_id, { onBehalfOf: other }), 'not_found', 404);
+      assert.equal((await usdt(client, m)).earn, '100.000000');
+      // The merchant principal sees every member's order.
+      assert.equal((await client.earn.order(o.id)).id, o.id);
+    },
+  );
 
   it(
     'earn: subscribing and redeeming need a member (member_context_required); a product of the other ' +
@@ -313,27 +316,33 @@ describe('earn and QR payments: conformance audit', () => {
     },
   );
 
-  it('qrpay: decode is read-only: a preset on the money-moving step (reject, timeout, unknown) does not change it', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await qrMember(client);
-    for (const behavior of ['reject', 'timeout', 'unknown', 'unknown_status']) {
-      await client.request({
-        method: 'POST',
-        path: '/v1/sandbox/upstream-behavior',
-        body: { upstream: 'qrpay', behavior },
-      });
-      const d = await client.qrpay.decode(payNow({ amount: '2.5' }), { onBehalfOf: m.external });
-      assert.deepEqual([d.scheme, d.amount, d.payable], ['sg_paynow', '2.50', true], behavior);
-    }
-  });
+  it(
+    'qrpay: decode is read-only: a preset on the money-moving step (reject, timeout, ' + 'unknown) does not change it',
+    async () => {
+      const { client } = await newMerchantClient(service);
+      const m = await qrMember(client);
+      for (const behavior of ['reject', 'timeout', 'unknown', 'unknown_status']) {
+        await client.request({
+          method: 'POST',
+          path: '/v1/sandbox/upstream-behavior',
+          body: { upstream: 'qrpay', behavior },
+        });
+        const d = await client.qrpay.decode(payNow({ amount: '2.5' }), { onBehalfOf: m.external });
+        assert.deepEqual([d.scheme, d.amount, d.payable], ['sg_paynow', '2.50', true], behavior);
+      }
+    },
+  );
 
-  it("qrpay: events carry the member's external id and object qrpay_order; status_version rises with each state", async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await qrMember(client);
-    const done = (await pay(client, m.external, { qr_code: payNow({ amount: '7' }), asset: 'SGD' })).body as any;
-    assert.equal(done.status, 'completed');
-    assert.deepEqual(await eventsOf(done.id), [`qrpay.order.completed@2:qrpay_order:${m.external}`]);
-  });
+  it(
+    "qrpay: events carry the member's external id and object qrpay_order; " + 'status_version rises with each state',
+    async () => {
+      const { client } = await newMerchantClient(service);
+      const m = await qrMember(client);
+      const done = (await pay(client, m.external, { qr_code: payNow({ amount: '7' }), asset: 'SGD' })).body as any;
+      assert.equal(done.status, 'completed');
+      assert.deepEqual(await eventsOf(done.id), [`qrpay.order.completed@2:qrpay_order:${m.external}`]);
+    },
+  );
 
   it(
     'qrpay: reconciliation that finds the payment already refunded completes it (v2) and refunds it (v3), ' +
@@ -469,52 +478,55 @@ describe(
     let service: RunningService;
     useTestService({ merchant: false }, (s) => ({ service } = s));
 
-    it('settled once, by one of them: one maturity entry, one event, principal and interest credited once', async () => {
-      const { client, merchantId } = await newMerchantClient(service);
-      const m = `c-${randomUUID().slice(0, 8)}`;
-      await client.members.create({ external_member_id: m });
-      await client.deposits.create({ member_id: m, asset: 'USDT', amount: '1000', tx_hash: `t-${randomUUID()}` });
-      const fixed = (await client.earn.products()).find((p) => p.type === 'fixed')!;
-      const term = await client.earn.subscribe({ product_id: fixed.id, amount: '500' }, { onBehalfOf: m });
-      await addSandboxOffset(service.ctx.db, merchantId, BigInt(30 * 86_400_000 + 60_000));
-      const accrue = async () => {
-        for (let i = 0; i < 31; i++) await earnTickers[0]!.run(service.ctx);
-      };
-      const [, , ...rs] = await Promise.all([
-        accrue(),
-        accrue(),
-        ...Array.from({ length: 4 }, () =>
-          client.requestRaw({
-            method: 'POST',
-            path: `/v1/earn/positions/${term.position_id}/redeem`,
-            onBehalfOf: m,
-            idempotencyKey: randomUUID(),
-          } as any),
-        ),
-      ]);
-      const codes = rs.map((r) => (r.status === 200 ? 200 : (r.body as any).code));
-      assert.ok(codes.filter((c) => c === 200).length <= 1, JSON.stringify(codes));
-      assert.ok(
-        codes.every((c) => c === 200 || c === 'state_invalid'),
-        JSON.stringify(codes),
-      );
-      const o = await client.earn.order(term.id, { onBehalfOf: m });
-      assert.deepEqual([o.status, o.status_version, o.interest_paid], ['settled', 2, '3.000000']);
-      const entries = await service.ctx.db
-        .selectFrom('journal_entries')
-        .select('kind')
-        .where('reference_id', '=', term.id)
-        .execute();
-      assert.deepEqual(entries.map((e) => e.kind).sort(), ['earn.mature', 'earn.subscribe']);
-      const events = await service.ctx.db
-        .selectFrom('events')
-        .select('id')
-        .where('type', '=', 'earn.order.settled')
-        .where('object_id', '=', term.id)
-        .execute();
-      assert.equal(events.length, 1);
-      const b = ((await client.balances.list({ onBehalfOf: m })) as any[]).find((x) => x.asset === 'USDT');
-      assert.deepEqual([b.available, b.earn], ['1003.000000', '0.000000']);
-    });
+    it(
+      'settled once, by one of them: one maturity entry, one event, ' + 'principal and interest credited once',
+      async () => {
+        const { client, merchantId } = await newMerchantClient(service);
+        const m = `c-${randomUUID().slice(0, 8)}`;
+        await client.members.create({ external_member_id: m });
+        await client.deposits.create({ member_id: m, asset: 'USDT', amount: '1000', tx_hash: `t-${randomUUID()}` });
+        const fixed = (await client.earn.products()).find((p) => p.type === 'fixed')!;
+        const term = await client.earn.subscribe({ product_id: fixed.id, amount: '500' }, { onBehalfOf: m });
+        await addSandboxOffset(service.ctx.db, merchantId, BigInt(30 * 86_400_000 + 60_000));
+        const accrue = async () => {
+          for (let i = 0; i < 31; i++) await earnTickers[0]!.run(service.ctx);
+        };
+        const [, , ...rs] = await Promise.all([
+          accrue(),
+          accrue(),
+          ...Array.from({ length: 4 }, () =>
+            client.requestRaw({
+              method: 'POST',
+              path: `/v1/earn/positions/${term.position_id}/redeem`,
+              onBehalfOf: m,
+              idempotencyKey: randomUUID(),
+            } as any),
+          ),
+        ]);
+        const codes = rs.map((r) => (r.status === 200 ? 200 : (r.body as any).code));
+        assert.ok(codes.filter((c) => c === 200).length <= 1, JSON.stringify(codes));
+        assert.ok(
+          codes.every((c) => c === 200 || c === 'state_invalid'),
+          JSON.stringify(codes),
+        );
+        const o = await client.earn.order(term.id, { onBehalfOf: m });
+        assert.deepEqual([o.status, o.status_version, o.interest_paid], ['settled', 2, '3.000000']);
+        const entries = await service.ctx.db
+          .selectFrom('journal_entries')
+          .select('kind')
+          .where('reference_id', '=', term.id)
+          .execute();
+        assert.deepEqual(entries.map((e) => e.kind).sort(), ['earn.mature', 'earn.subscribe']);
+        const events = await service.ctx.db
+          .selectFrom('events')
+          .select('id')
+          .where('type', '=', 'earn.order.settled')
+          .where('object_id', '=', term.id)
+          .execute();
+        assert.equal(events.length, 1);
+        const b = ((await client.balances.list({ onBehalfOf: m })) as any[]).find((x) => x.asset === 'USDT');
+        assert.deepEqual([b.available, b.earn], ['1003.000000', '0.000000']);
+      },
+    );
   },
 );

@@ -136,26 +136,29 @@ describe('GET /v1/events and /v1/events/{id}', () => {
     assert.equal(second.has_more, false);
   });
 
-  it('filters by delivery outcome: true when every record is sent, false when one failed, dead or no_subscriber', async () => {
-    // Both events so far were fanned out to no endpoint: no_subscriber.
-    await pumpWebhooks(service, async () => (await list(client, { delivery_success: false })).data.length === 2);
-    assert.deepEqual((await list(client, { delivery_success: true })).data, []);
-    const receiver = await startReceiver((r) => (r.body.includes('deposit.credited') ? 500 : 200));
-    try {
-      await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] });
-      const more = await someEvents(client);
-      await pumpWebhooks(service, async () => receiver.received.length >= 2);
-      await pumpWebhooks(service, async () => (await list(client, { delivery_success: true })).data.length === 1);
-      assert.deepEqual(
-        (await list(client, { delivery_success: true })).data.map((e) => e.data.id),
-        [more.withdrawalId],
-      );
-      const failed = (await list(client, { delivery_success: false })).data.map((e) => e.data.id);
-      assert.deepEqual(failed, [more.depositId, ids.withdrawalId, ids.depositId]);
-    } finally {
-      await receiver.close();
-    }
-  });
+  it(
+    'filters by delivery outcome: true when every record is sent, false when one failed, ' + 'dead or no_subscriber',
+    async () => {
+      // Both events so far were fanned out to no endpoint: no_subscriber.
+      await pumpWebhooks(service, async () => (await list(client, { delivery_success: false })).data.length === 2);
+      assert.deepEqual((await list(client, { delivery_success: true })).data, []);
+      const receiver = await startReceiver((r) => (r.body.includes('deposit.credited') ? 500 : 200));
+      try {
+        await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] });
+        const more = await someEvents(client);
+        await pumpWebhooks(service, async () => receiver.received.length >= 2);
+        await pumpWebhooks(service, async () => (await list(client, { delivery_success: true })).data.length === 1);
+        assert.deepEqual(
+          (await list(client, { delivery_success: true })).data.map((e) => e.data.id),
+          [more.withdrawalId],
+        );
+        const failed = (await list(client, { delivery_success: false })).data.map((e) => e.data.id);
+        assert.deepEqual(failed, [more.depositId, ids.withdrawalId, ids.depositId]);
+      } finally {
+        await receiver.close();
+      }
+    },
+  );
 
   it('answers only the merchant and environment of the key, and needs events:read', async () => {
     const other = await newMerchantClient(service);
@@ -285,43 +288,49 @@ describe('POST /v1/webhooks/endpoints/{id}/replay', () => {
 });
 
 describe('retention on the sandbox clock', () => {
-  it('prunes events past EVENT_RETENTION_DAYS with their delivery records, never one a delivery still needs', async () => {
-    const { client: c } = await newMerchantClient(service);
-    const receiver = await startReceiver(() => 500);
-    try {
-      await c.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] });
-      const old = await someEvents(c);
-      // Fanned out: the deposit's first attempt fails (retries to come), the withdrawal had no subscriber.
-      await pumpWebhooks(service, async () => receiver.received.length >= 1);
-      const deliveries = async () =>
-        (
-          await c.request<{ data: { event_id: string; status: string }[] }>({
-            method: 'GET',
-            path: '/v1/webhooks/deliveries',
-            query: { limit: '100' },
-          })
-        ).data;
-      assert.equal((await deliveries()).length, 2);
-      await c.sandbox.advanceClock(29 * 86_400);
-      assert.equal((await list(c)).data.length, 2, 'kept for 30 days');
-      // Written now and not fanned out yet (no worker runs here): a delivery still needs them.
-      const fresh = await someEvents(c);
-      await c.sandbox.advanceClock(2 * 86_400 + 60);
-      // The old deposit's retries ran out (dead) as the clock passed them; then both old events went, with their
-      // records.
-      assert.deepEqual((await list(c)).data.map((e) => e.data.id).sort(), [fresh.depositId, fresh.withdrawalId].sort());
-      assert.deepEqual(await deliveries(), []);
-      assert.ok(receiver.received.length > 1, 'the retries were attempted before the prune');
-      await c.sandbox.advanceClock(29 * 86_400);
-      assert.equal((await list(c)).data.length, 2, 'not fanned out: kept past the retention');
-      // Fanned out now: as soon as their records end (the withdrawal's at once, no_subscriber; the
-      // deposit's once its endpoint, failing for days, is disabled and the record goes dead), the
-      // ticker prunes them on the merchant's time.
-      await pumpWebhooks(service, async () => (await list(c)).data.length === 0);
-      assert.deepEqual(await deliveries(), []);
-      void old;
-    } finally {
-      await receiver.close();
-    }
-  });
+  it(
+    'prunes events past EVENT_RETENTION_DAYS with their delivery records, ' + 'never one a delivery still needs',
+    async () => {
+      const { client: c } = await newMerchantClient(service);
+      const receiver = await startReceiver(() => 500);
+      try {
+        await c.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] });
+        const old = await someEvents(c);
+        // Fanned out: the deposit's first attempt fails (retries to come), the withdrawal had no subscriber.
+        await pumpWebhooks(service, async () => receiver.received.length >= 1);
+        const deliveries = async () =>
+          (
+            await c.request<{ data: { event_id: string; status: string }[] }>({
+              method: 'GET',
+              path: '/v1/webhooks/deliveries',
+              query: { limit: '100' },
+            })
+          ).data;
+        assert.equal((await deliveries()).length, 2);
+        await c.sandbox.advanceClock(29 * 86_400);
+        assert.equal((await list(c)).data.length, 2, 'kept for 30 days');
+        // Written now and not fanned out yet (no worker runs here): a delivery still needs them.
+        const fresh = await someEvents(c);
+        await c.sandbox.advanceClock(2 * 86_400 + 60);
+        // The old deposit's retries ran out (dead) as the clock passed them; then both old events went, with their
+        // records.
+        assert.deepEqual(
+          (await list(c)).data.map((e) => e.data.id).sort(),
+          [fresh.depositId, fresh.withdrawalId].sort(),
+        );
+        assert.deepEqual(await deliveries(), []);
+        assert.ok(receiver.received.length > 1, 'the retries were attempted before the prune');
+        await c.sandbox.advanceClock(29 * 86_400);
+        assert.equal((await list(c)).data.length, 2, 'not fanned out: kept past the retention');
+        // Fanned out now: as soon as their records end (the withdrawal's at once, no_subscriber; the
+        // deposit's once its endpoint, failing for days, is disabled and the record goes dead), the
+        // ticker prunes them on the merchant's time.
+        await pumpWebhooks(service, async () => (await list(c)).data.length === 0);
+        assert.deepEqual(await deliveries(), []);
+        void old;
+      } finally {
+        await receiver.close();
+      }
+    },
+  );
 });

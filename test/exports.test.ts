@@ -217,23 +217,30 @@ describe('exports', () => {
     },
   );
 
-  it('lists and reads exports; another merchant or environment finds none of them; the file goes after seven days', async () => {
-    const { ex } = await exported('deposits', 'csv');
-    const listed = await all(c.exports.list());
-    assert.ok(listed.some((x) => x.id === ex.id));
-    await expectCode(world.b.client.exports.get(ex.id), 'not_found', 404);
-    await expectCode(world.b.client.exports.download(ex.id), 'not_found', 404);
-    await expectCode(world.aProd.client.exports.get(ex.id), 'not_found', 404);
-    assert.ok((await all(world.b.client.exports.list())).every((x) => x.id !== ex.id));
-    await expectCode(c.exports.create({ kind: 'deposits', created_gte: lt, created_lt: gte }), 'invalid_request', 400);
-    await expectCode(
-      c.exports.create({ kind: 'nope' as ExportKind, created_gte: gte, created_lt: lt }),
-      'invalid_request',
-      400,
-    );
-    await c.sandbox.advanceClock(7 * 24 * 3600);
-    await expectCode(c.exports.download(ex.id), 'not_found', 404);
-  });
+  it(
+    'lists and reads exports; another merchant or environment finds none of them; ' + 'the file goes after seven days',
+    async () => {
+      const { ex } = await exported('deposits', 'csv');
+      const listed = await all(c.exports.list());
+      assert.ok(listed.some((x) => x.id === ex.id));
+      await expectCode(world.b.client.exports.get(ex.id), 'not_found', 404);
+      await expectCode(world.b.client.exports.download(ex.id), 'not_found', 404);
+      await expectCode(world.aProd.client.exports.get(ex.id), 'not_found', 404);
+      assert.ok((await all(world.b.client.exports.list())).every((x) => x.id !== ex.id));
+      await expectCode(
+        c.exports.create({ kind: 'deposits', created_gte: lt, created_lt: gte }),
+        'invalid_request',
+        400,
+      );
+      await expectCode(
+        c.exports.create({ kind: 'nope' as ExportKind, created_gte: gte, created_lt: lt }),
+        'invalid_request',
+        400,
+      );
+      await c.sandbox.advanceClock(7 * 24 * 3600);
+      await expectCode(c.exports.download(ex.id), 'not_found', 404);
+    },
+  );
 
   it('an export that cannot be written is failed after its last attempt, with export.failed and no file', async () => {
     const req = await c.exports.create({ kind: 'deposits', created_gte: gte, created_lt: lt });

@@ -45,28 +45,31 @@ describe('group commit', () => {
       Array.from({ length: n }, () => client.requestRaw({ method: 'GET', path: '/v1/deposits', query: { limit: 1 } })),
     );
 
-  it('writes concurrent deposits of one merchant in shared transactions, each answered with its own deposit', async () => {
-    const { client } = await newMerchantClient(service);
-    await client.members.create({ external_member_id: 'gc-1' });
-    await warm(client, 60);
-    const before = { ...service.ctx.writeGroup.stats };
-    const answers = await Promise.all(Array.from({ length: 60 }, () => post(client, depositBody('gc-1'))));
-    assert.deepEqual(
-      answers.map((a) => a.status),
-      answers.map(() => 201),
-    );
-    assert.equal(new Set(answers.map((a) => a.body.id)).size, 60, 'sixty distinct deposits');
-    const stats = service.ctx.writeGroup.stats;
-    const batches = stats.batches - before.batches;
-    assert.equal(stats.items - before.items, 60);
-    assert.ok(batches < 60 && stats.largest > 1, `60 deposits in ${batches} transactions (largest ${stats.largest})`);
-    const metrics = (await rawRequest(`${service.adminUrl}/metrics`)).text;
-    assert.match(metrics, new RegExp(`^group_commit_writes_total ${stats.items}$`, 'm'));
-    assert.match(metrics, new RegExp(`^group_commit_batches_total ${stats.batches}$`, 'm'));
-    const balances = (await client.balances.list({ onBehalfOf: 'gc-1' })) as any[];
-    assert.equal(balances.find((b) => b.asset === 'USDT').available, '90.000000');
-    client.close();
-  });
+  it(
+    'writes concurrent deposits of one merchant in shared transactions, ' + 'each answered with its own deposit',
+    async () => {
+      const { client } = await newMerchantClient(service);
+      await client.members.create({ external_member_id: 'gc-1' });
+      await warm(client, 60);
+      const before = { ...service.ctx.writeGroup.stats };
+      const answers = await Promise.all(Array.from({ length: 60 }, () => post(client, depositBody('gc-1'))));
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        answers.map(() => 201),
+      );
+      assert.equal(new Set(answers.map((a) => a.body.id)).size, 60, 'sixty distinct deposits');
+      const stats = service.ctx.writeGroup.stats;
+      const batches = stats.batches - before.batches;
+      assert.equal(stats.items - before.items, 60);
+      assert.ok(batches < 60 && stats.largest > 1, `60 deposits in ${batches} transactions (largest ${stats.largest})`);
+      const metrics = (await rawRequest(`${service.adminUrl}/metrics`)).text;
+      assert.match(metrics, new RegExp(`^group_commit_writes_total ${stats.items}$`, 'm'));
+      assert.match(metrics, new RegExp(`^group_commit_batches_total ${stats.batches}$`, 'm'));
+      const balances = (await client.balances.list({ onBehalfOf: 'gc-1' })) as any[];
+      assert.equal(balances.find((b) => b.asset === 'USDT').available, '90.000000');
+      client.close();
+    },
+  );
 
   it("stores each refusal as its request's result without failing the neighbours in its batch", async () => {
     const { client } = await newMerchantClient(service);
@@ -310,82 +313,85 @@ describe('group commit', () => {
     assert.deepEqual(stored.map((r) => r.key).sort(), [keys[0], keys[2]].sort(), 'the failed write left no record');
   });
 
-  it("does not deadlock with another transaction of the merchant that holds a member's account (PostgreSQL)", async (t) => {
-    if (service.ctx.databaseKind !== 'postgres') return t.skip('one connection: transactions take turns');
-    const { client, merchantId } = await newMerchantClient(service);
-    const a = (await client.members.create({ external_member_id: 'gc-dl-a' })) as { id: string };
-    const b = (await client.members.create({ external_member_id: 'gc-dl-b' })) as { id: string };
-    assert.equal((await post(client, depositBody('gc-dl-b'))).status, 201);
-    client.close();
-    let held: () => void = () => {};
-    const isHeld = new Promise<void>((r) => (held = r));
-    let release: () => void = () => {};
-    const gate = new Promise<void>((r) => (release = r));
-    const base = { environment: 'sandbox' as const, merchantId, asset: 'USDT' };
-    const deposit = (trx: Parameters<typeof postEntry>[0], memberId: string) =>
-      postEntry(trx, {
-        ...base,
-        kind: entryKinds.deposit,
-        referenceType: 'test',
-        referenceId: randomUUID(),
-        lines: depositLines({ memberId, merchantId, amount: 100n }),
+  it(
+    "does not deadlock with another transaction of the merchant that holds a member's account " + '(PostgreSQL)',
+    async (t) => {
+      if (service.ctx.databaseKind !== 'postgres') return t.skip('one connection: transactions take turns');
+      const { client, merchantId } = await newMerchantClient(service);
+      const a = (await client.members.create({ external_member_id: 'gc-dl-a' })) as { id: string };
+      const b = (await client.members.create({ external_member_id: 'gc-dl-b' })) as { id: string };
+      assert.equal((await post(client, depositBody('gc-dl-b'))).status, 201);
+      client.close();
+      let held: () => void = () => {};
+      const isHeld = new Promise<void>((r) => (held = r));
+      let release: () => void = () => {};
+      const gate = new Promise<void>((r) => (release = r));
+      const base = { environment: 'sandbox' as const, merchantId, asset: 'USDT' };
+      const deposit = (trx: Parameters<typeof postEntry>[0], memberId: string) =>
+        postEntry(trx, {
+          ...base,
+          kind: entryKinds.deposit,
+          referenceType: 'test',
+          referenceId: randomUUID(),
+          lines: depositLines({ memberId, merchantId, amount: 100n }),
+        });
+      // Another transaction of the merchant: it locks member b's accounts, then (later) custody.
+      const other = service.ctx.db.transaction().execute(async (trx) => {
+        await postEntry(trx, {
+          ...base,
+          kind: entryKinds.withdrawalLock,
+          referenceType: 'test',
+          referenceId: randomUUID(),
+          lines: withdrawalLockLines({ memberId: b.id, amount: 100n, fee: 0n }),
+        });
+        held();
+        await gate;
+        await deposit(trx, b.id);
       });
-    // Another transaction of the merchant: it locks member b's accounts, then (later) custody.
-    const other = service.ctx.db.transaction().execute(async (trx) => {
-      await postEntry(trx, {
-        ...base,
-        kind: entryKinds.withdrawalLock,
-        referenceType: 'test',
-        referenceId: randomUUID(),
-        lines: withdrawalLockLines({ memberId: b.id, amount: 100n, fee: 0n }),
+      await isHeld;
+      // One batch: a's deposit locks custody, b's then needs b's account.
+      const group = createWriteGroup(service.ctx.db, { maxBatch: 10, maxInFlight: 1 });
+      const write = (memberId: string): GroupedWrite => ({
+        req: {
+          id: `req_${memberId}`,
+          auth: { merchantId, environment: 'sandbox' },
+          idempotency: {
+            key: randomUUID(),
+            endpoint: 'POST /v1/test',
+            requestHash: 'h',
+            settled: false,
+            noStore: false,
+            now: Date.now,
+          },
+        } as any,
+        reply: {
+          code() {
+            return this;
+          },
+          serialize: (x: unknown) => JSON.stringify(x),
+        } as any,
+        effect: async (trx) => {
+          await deposit(trx, memberId);
+          return { status: 201, body: { memberId } };
+        },
       });
-      held();
-      await gate;
-      await deposit(trx, b.id);
-    });
-    await isHeld;
-    // One batch: a's deposit locks custody, b's then needs b's account.
-    const group = createWriteGroup(service.ctx.db, { maxBatch: 10, maxInFlight: 1 });
-    const write = (memberId: string): GroupedWrite => ({
-      req: {
-        id: `req_${memberId}`,
-        auth: { merchantId, environment: 'sandbox' },
-        idempotency: {
-          key: randomUUID(),
-          endpoint: 'POST /v1/test',
-          requestHash: 'h',
-          settled: false,
-          noStore: false,
-          now: Date.now,
-        },
-      } as any,
-      reply: {
-        code() {
-          return this;
-        },
-        serialize: (x: unknown) => JSON.stringify(x),
-      } as any,
-      effect: async (trx) => {
-        await deposit(trx, memberId);
-        return { status: 201, body: { memberId } };
-      },
-    });
-    const batch = Promise.all([
-      group.submit('', `${merchantId}|sandbox`, write(a.id)),
-      group.submit('', `${merchantId}|sandbox`, write(b.id)),
-    ]);
-    await new Promise((r) => setTimeout(r, 300));
-    release();
-    // Without the merchant's write lock first (migration 031) the two wait for each other until
-    // PostgreSQL's deadlock_timeout (1 s) picks one to fail.
-    await other;
-    const outcomes = await batch;
-    assert.deepEqual(
-      outcomes.map((o) => ('status' in o ? o.status : o)),
-      [201, 201],
-    );
-    assert.deepEqual(group.stats, { batches: 1, items: 2, fallbacks: 0, largest: 2, together: 0 });
-  });
+      const batch = Promise.all([
+        group.submit('', `${merchantId}|sandbox`, write(a.id)),
+        group.submit('', `${merchantId}|sandbox`, write(b.id)),
+      ]);
+      await new Promise((r) => setTimeout(r, 300));
+      release();
+      // Without the merchant's write lock first (migration 031) the two wait for each other until
+      // PostgreSQL's deadlock_timeout (1 s) picks one to fail.
+      await other;
+      const outcomes = await batch;
+      assert.deepEqual(
+        outcomes.map((o) => ('status' in o ? o.status : o)),
+        [201, 201],
+      );
+      assert.deepEqual(group.stats, { batches: 1, items: 2, fallbacks: 0, largest: 2, together: 0 });
+    },
+  );
 
   it(
     'writes the deposits of several merchants in one transaction, each with its own answer, key and nonce; one ' +

@@ -35,26 +35,29 @@ async function applicationNeedingDocs() {
   return { external, app };
 }
 
-test('a hosted screen names the merchant whose member it is for (issue 42: not only "the app that sent you here")', async () => {
-  const { external, app } = await applicationNeedingDocs();
-  const session = await client.cards.createSupplementSession(app.id, { onBehalfOf: external });
-  const page = await getHostedPage(service, session.hosted_url);
-  assert.equal(page.status, 200);
-  const merchant = await service.ctx.db
-    .selectFrom('hosted_tickets as t')
-    .innerJoin('merchants as m', 'm.id', 't.merchant_id')
-    .select('m.name')
-    .where('t.id', '=', session.id)
-    .executeTakeFirstOrThrow();
-  assert.ok(merchant.name.length > 0);
-  assert.ok(
-    page.text.includes(
-      `<header class="merchant"><p>A secure page of this service, for ` +
-        `<strong>${merchant.name.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</strong></p></header>`,
-    ),
-    'the merchant is named above the screen',
-  );
-});
+test(
+  'a hosted screen names the merchant whose member it is for (issue 42: ' + 'not only "the app that sent you here")',
+  async () => {
+    const { external, app } = await applicationNeedingDocs();
+    const session = await client.cards.createSupplementSession(app.id, { onBehalfOf: external });
+    const page = await getHostedPage(service, session.hosted_url);
+    assert.equal(page.status, 200);
+    const merchant = await service.ctx.db
+      .selectFrom('hosted_tickets as t')
+      .innerJoin('merchants as m', 'm.id', 't.merchant_id')
+      .select('m.name')
+      .where('t.id', '=', session.id)
+      .executeTakeFirstOrThrow();
+    assert.ok(merchant.name.length > 0);
+    assert.ok(
+      page.text.includes(
+        `<header class="merchant"><p>A secure page of this service, for ` +
+          `<strong>${merchant.name.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</strong></p></header>`,
+      ),
+      'the merchant is named above the screen',
+    );
+  },
+);
 
 describe('card supplement tickets', () => {
   test(

@@ -51,35 +51,38 @@ describe('a request is bounded as a whole: headers and body within REQUEST_TIMEO
   const requestTimeoutMs = 1_000;
   useTestService({ config: { requestTimeoutMs }, merchant: false }, (s) => ({ service } = s));
 
-  it('closes a connection that sent complete headers and then trickles its body, answering 400 in the envelope', async () => {
-    const started = performance.now();
-    // A public call that reads its body (no token needed to wait for it).
-    const socket = await openRequest(
-      service.publicUrl,
-      [
-        'POST /v1/connect/token HTTP/1.1',
-        'Host: api-sandbox.localhost',
-        'Content-Type: application/json',
-        'Content-Length: 1000',
-        '',
-        '',
-      ].join('\r\n'),
-    );
-    // One byte every 100 ms: never idle, never done.
-    const trickle = setInterval(() => socket.writable && socket.write('{'), 100);
-    // The bound: the timeout, Node's check interval (a tenth of it, at most 1 s) and slack for a busy machine.
-    const closed = await closedWithin(socket, started, requestTimeoutMs * 2 + 3_000);
-    clearInterval(trickle);
-    socket.destroy();
-    assert.ok(closed, 'the connection was still open 5 s after its headers');
-    assert.ok(
-      closed.afterMs >= requestTimeoutMs - 50,
-      `closed after ${Math.round(closed.afterMs)} ms, before the timeout`,
-    );
-    assert.match(closed.received, /^HTTP\/1\.1 400 /);
-    assert.match(closed.received, /"code":"invalid_request"/);
-    assert.match(closed.received, /not received in time/);
-  });
+  it(
+    'closes a connection that sent complete headers and then trickles its body, ' + 'answering 400 in the envelope',
+    async () => {
+      const started = performance.now();
+      // A public call that reads its body (no token needed to wait for it).
+      const socket = await openRequest(
+        service.publicUrl,
+        [
+          'POST /v1/connect/token HTTP/1.1',
+          'Host: api-sandbox.localhost',
+          'Content-Type: application/json',
+          'Content-Length: 1000',
+          '',
+          '',
+        ].join('\r\n'),
+      );
+      // One byte every 100 ms: never idle, never done.
+      const trickle = setInterval(() => socket.writable && socket.write('{'), 100);
+      // The bound: the timeout, Node's check interval (a tenth of it, at most 1 s) and slack for a busy machine.
+      const closed = await closedWithin(socket, started, requestTimeoutMs * 2 + 3_000);
+      clearInterval(trickle);
+      socket.destroy();
+      assert.ok(closed, 'the connection was still open 5 s after its headers');
+      assert.ok(
+        closed.afterMs >= requestTimeoutMs - 50,
+        `closed after ${Math.round(closed.afterMs)} ms, before the timeout`,
+      );
+      assert.match(closed.received, /^HTTP\/1\.1 400 /);
+      assert.match(closed.received, /"code":"invalid_request"/);
+      assert.match(closed.received, /not received in time/);
+    },
+  );
 
   it('leaves a request alone once its body has arrived, however long its answer takes', async () => {
     // A bounded request is one received in time: the same listener still answers normal calls.
@@ -230,44 +233,47 @@ describe('/metrics names Prometheus accepts (issue 36, point 5)', () => {
   });
 });
 
-describe('/readyz during a drain (issue 36, point 5) and a drain bounded by SHUTDOWN_TIMEOUT_MS (issue 35, point 6)', () => {
-  it(
-    'answers 503 from the moment the drain begins, on the operator listener kept open meanwhile; a connection ' +
-      'still receiving is cut at the bound',
-    async () => {
-      const shutdownTimeoutMs = 1_500;
-      const service = await startTestService({ config: { shutdownTimeoutMs } });
-      try {
-        assert.equal((await rawRequest(`${service.adminUrl}/readyz`)).status, 200);
-        // A body that never finishes holds the drain.
-        const socket = await openRequest(
-          service.publicUrl,
-          [
-            'POST /v1/members HTTP/1.1',
-            'Host: api-sandbox.localhost',
-            'Content-Type: application/json',
-            'Content-Length: 100',
-            '',
-            '{',
-          ].join('\r\n'),
-        );
-        const started = performance.now();
-        const cut = closedWithin(socket, started, shutdownTimeoutMs + 5_000);
-        await new Promise((r) => setTimeout(r, 100));
-        const closing = service.close();
-        const ready = await rawRequest(`${service.adminUrl}/readyz`);
-        assert.equal(ready.status, 503);
-        assert.deepEqual(ready.body, { ok: false, draining: true });
-        await closing;
-        const stoppedAfter = performance.now() - started;
-        assert.ok(stoppedAfter < shutdownTimeoutMs + 3_000, `close() took ${Math.round(stoppedAfter)} ms`);
-        assert.ok(await cut, 'the held connection was closed');
-      } finally {
-        await service.close();
-      }
-    },
-  );
-});
+describe(
+  '/readyz during a drain (issue 36, point 5) and a drain bounded by SHUTDOWN_TIMEOUT_MS (issue 35, ' + 'point 6)',
+  () => {
+    it(
+      'answers 503 from the moment the drain begins, on the operator listener kept open meanwhile; a connection ' +
+        'still receiving is cut at the bound',
+      async () => {
+        const shutdownTimeoutMs = 1_500;
+        const service = await startTestService({ config: { shutdownTimeoutMs } });
+        try {
+          assert.equal((await rawRequest(`${service.adminUrl}/readyz`)).status, 200);
+          // A body that never finishes holds the drain.
+          const socket = await openRequest(
+            service.publicUrl,
+            [
+              'POST /v1/members HTTP/1.1',
+              'Host: api-sandbox.localhost',
+              'Content-Type: application/json',
+              'Content-Length: 100',
+              '',
+              '{',
+            ].join('\r\n'),
+          );
+          const started = performance.now();
+          const cut = closedWithin(socket, started, shutdownTimeoutMs + 5_000);
+          await new Promise((r) => setTimeout(r, 100));
+          const closing = service.close();
+          const ready = await rawRequest(`${service.adminUrl}/readyz`);
+          assert.equal(ready.status, 503);
+          assert.deepEqual(ready.body, { ok: false, draining: true });
+          await closing;
+          const stoppedAfter = performance.now() - started;
+          assert.ok(stoppedAfter < shutdownTimeoutMs + 3_000, `close() took ${Math.round(stoppedAfter)} ms`);
+          assert.ok(await cut, 'the held connection was closed');
+        } finally {
+          await service.close();
+        }
+      },
+    );
+  },
+);
 
 describe('unmatched paths in the log', () => {
   it('keep their words and lose ids, tickets, tokens and the query', () => {

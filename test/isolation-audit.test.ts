@@ -106,17 +106,20 @@ describe('tenant isolation audit', () => {
     );
   });
 
-  it('the owner reaches every probed object (so that a not-found below means isolation, not a wrong probe)', async () => {
-    const { a, objects } = world;
-    for (const r of routes.filter((r) => objectRoute(r) && r.method === 'GET')) {
-      for (const probe of probes[`${r.method} ${r.url}`]!(objects)) {
-        const onBehalfOf =
-          r.access.principal === 'member' || r.access.principal === 'either' ? objects.member.external : undefined;
-        const res = await a.client.requestRaw({ method: 'GET', path: probe.path, onBehalfOf });
-        assert.equal(res.status, 200, `${r.method} ${probe.path} as its owner: ${describeCall(res)}`);
+  it(
+    'the owner reaches every probed object (so that a not-found below means isolation, ' + 'not a wrong probe)',
+    async () => {
+      const { a, objects } = world;
+      for (const r of routes.filter((r) => objectRoute(r) && r.method === 'GET')) {
+        for (const probe of probes[`${r.method} ${r.url}`]!(objects)) {
+          const onBehalfOf =
+            r.access.principal === 'member' || r.access.principal === 'either' ? objects.member.external : undefined;
+          const res = await a.client.requestRaw({ method: 'GET', path: probe.path, onBehalfOf });
+          assert.equal(res.status, 200, `${r.method} ${probe.path} as its owner: ${describeCall(res)}`);
+        }
       }
-    }
-  });
+    },
+  );
 
   it('another merchant, the other environment and another member get not-found on every object route', async () => {
     const leaks: string[] = [];
@@ -420,28 +423,31 @@ describe('tenant isolation audit', () => {
     assert.notEqual(bQuote.body?.quote_id ?? null, locked.body.quote_id, "B got A's locked quote");
   });
 
-  it("an external member id is the merchant's own: another merchant and the other environment may use A's", async () => {
-    for (const c of [world.b.client, world.aProd.client]) {
-      // Y's, not X's: X's external id is one the other tests look for in every answer.
-      const res = await c.requestRaw({
-        method: 'POST',
-        path: '/v1/members',
-        body: { external_member_id: world.y.external },
-      });
-      assert.equal(res.status, 201, res.rawBody);
-      assert.notEqual(res.body.id, world.y.id);
-    }
-    assert.equal(
-      (
-        await world.a.client.requestRaw({
+  it(
+    "an external member id is the merchant's own: " + "another merchant and the other environment may use A's",
+    async () => {
+      for (const c of [world.b.client, world.aProd.client]) {
+        // Y's, not X's: X's external id is one the other tests look for in every answer.
+        const res = await c.requestRaw({
           method: 'POST',
           path: '/v1/members',
           body: { external_member_id: world.y.external },
-        })
-      ).body?.code,
-      'duplicate_resource',
-    );
-  });
+        });
+        assert.equal(res.status, 201, res.rawBody);
+        assert.notEqual(res.body.id, world.y.id);
+      }
+      assert.equal(
+        (
+          await world.a.client.requestRaw({
+            method: 'POST',
+            path: '/v1/members',
+            body: { external_member_id: world.y.external },
+          })
+        ).body?.code,
+        'duplicate_resource',
+      );
+    },
+  );
 
   it("the shared payee entity gives another merchant's member its own link: none of A's member's details", async () => {
     const { a, b, aProd, objects: o, payeeIban } = world;

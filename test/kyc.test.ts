@@ -520,244 +520,259 @@ describe('CSRF and headers', () => {
 });
 
 describe('reviews and levels', () => {
-  test('sandbox review through the simulated provider: approve, then a profile update drops the level to 0', async () => {
-    const m = await newMember();
-    await assert.rejects(client.kyc.sandboxReview(m.id, { decision: 'approved' }), { status: 404, code: 'not_found' });
-    const t = await client.kyc.createSession({ onBehalfOf: m.id });
-    const completed = await client.hostedScreens.sandboxComplete(t.id, 'submitted');
-    assert.equal(completed.status, 'completed');
-    assert.equal(completed.purpose, 'kyc');
-    const approved = await client.kyc.sandboxReview(m.external_member_id, { decision: 'approved' });
-    assert.equal(approved.status, 'approved');
-    assert.equal(approved.kyc_level, 1);
-    await assert.rejects(client.kyc.sandboxReview(m.id, { decision: 'approved' }), {
-      status: 400,
-      code: 'state_invalid',
-    });
-    // The profile a kyc.profile.* event names, read by its data.id alone: status and level, no personal data.
-    const event = await service.ctx.db
-      .selectFrom('events')
-      .select(['object_id', 'status'])
-      .where('type', '=', 'kyc.profile.approved')
-      .where('object_id', '=', approved.id)
-      .executeTakeFirstOrThrow();
-    const read = await client.kyc.getProfile(event.object_id);
-    assert.deepEqual(read, {
-      id: approved.id,
-      member_id: m.id,
-      status: 'approved',
-      status_version: approved.status_version,
-      kyc_level: 1,
-    });
-    assert.deepEqual(
-      await client.kyc.getProfile(approved.id.slice(4), { onBehalfOf: m.external_member_id }),
-      read,
-      'on behalf of its member, prefix optional',
-    );
-    await assert.rejects(client.kyc.getProfile(approved.id, { onBehalfOf: (await newMember()).id }), {
-      status: 404,
-      code: 'not_found',
-    });
-    await assert.rejects((await newMerchantClient(service)).client.kyc.getProfile(approved.id), {
-      status: 404,
-      code: 'not_found',
-    });
-    let member = await client.members.get(m.id);
-    assert.equal(member.kyc_level, 1);
-    assert.equal(member.kyc_profile_status, 'approved');
-
-    // The update screen is pre-filled; images not sent again are kept.
-    const u = await client.kyc.createProfileSession({ onBehalfOf: m.id });
-    const page = await getHostedPage(service, u.hosted_url);
-    assert.match(page.text, /name="first_name"[^>]*value="Sandbox"/);
-    assert.match(page.text, /A photo is on record/);
-    const before = await service.ctx.db
-      .selectFrom('kyc_profiles')
-      .selectAll()
-      .where('member_id', '=', m.id)
-      .executeTakeFirstOrThrow();
-    const res = await postHostedPage(service, u.hosted_url, {
-      fields: { ...validFields, csrf_token: page.csrfToken! },
-      files: [validFiles[1]!],
-      cookie: page.cookie,
-    });
-    assert.equal(res.status, 200, res.text);
-    const afterUpdate = await service.ctx.db
-      .selectFrom('kyc_profiles')
-      .selectAll()
-      .where('member_id', '=', m.id)
-      .executeTakeFirstOrThrow();
-    assert.equal(afterUpdate.document_image_id, before.document_image_id, 'document kept');
-    assert.notEqual(afterUpdate.selfie_image_id, before.selfie_image_id, 'selfie replaced');
-    assert.equal(
-      await service.ctx.db
-        .selectFrom('kyc_images')
-        .select('id')
-        .where('id', '=', before.selfie_image_id)
-        .executeTakeFirst(),
-      undefined,
-      'the old selfie is deleted',
-    );
-    member = await client.members.get(m.id);
-    assert.equal(member.kyc_profile_status, 'pending_review');
-    assert.equal(member.kyc_level, 0);
-    assert.deepEqual(
-      (await eventsOf(before.id)).map((e) => [e.type, e.status_version]),
-      [
-        ['kyc.profile.pending_review', 1],
-        ['kyc.profile.approved', 2],
-        ['kyc.profile.pending_review', 3],
-      ],
-    );
-
-    // Level 2 falls to 0 as well; re-review grants what the reviewer gives.
-    const level2 = await client.kyc.sandboxReview(m.id, { decision: 'approved', level: 2 });
-    assert.equal(level2.kyc_level, 2);
-    await client.hostedScreens.sandboxComplete(
-      (await client.kyc.createProfileSession({ onBehalfOf: m.id })).id,
-      'submitted',
-    );
-    member = await client.members.get(m.id);
-    assert.deepEqual([member.kyc_level, member.kyc_profile_status], [0, 'pending_review']);
-    const rejected = await client.kyc.sandboxReview(m.id, { decision: 'rejected', reason: 'blurred document' });
-    assert.deepEqual([rejected.status, rejected.kyc_level], ['rejected', 0]);
-    // A rejected profile can be updated too (any status goes back to review).
-    await client.hostedScreens.sandboxComplete(
-      (await client.kyc.createProfileSession({ onBehalfOf: m.id })).id,
-      'submitted',
-    );
-    assert.equal((await client.members.get(m.id)).kyc_profile_status, 'pending_review');
-  });
-
-  test('a profile update stops the businesses level 1 opens (card issuing, exchange) until the re-review passes', async () => {
-    const m = await newMember();
-    await client.hostedScreens.sandboxComplete((await client.kyc.createSession({ onBehalfOf: m.id })).id, 'submitted');
-    await client.kyc.sandboxReview(m.id, { decision: 'approved' });
-    const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
-    // The member holds nothing: past the KYC gate a call is refused for its balance, never for its level.
-    const gate = async () => {
-      const apply = await client.requestRaw({
-        method: 'POST',
-        path: '/v1/cards/applications',
-        body: { product_id: virtual.id, source_asset: 'USDT' },
-        onBehalfOf: m.id,
+  test(
+    'sandbox review through the simulated provider: approve, ' + 'then a profile update drops the level to 0',
+    async () => {
+      const m = await newMember();
+      await assert.rejects(client.kyc.sandboxReview(m.id, { decision: 'approved' }), {
+        status: 404,
+        code: 'not_found',
       });
-      const exchange = await client.requestRaw({
-        method: 'POST',
-        path: '/v1/exchange/orders',
-        body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10' },
-        onBehalfOf: m.id,
+      const t = await client.kyc.createSession({ onBehalfOf: m.id });
+      const completed = await client.hostedScreens.sandboxComplete(t.id, 'submitted');
+      assert.equal(completed.status, 'completed');
+      assert.equal(completed.purpose, 'kyc');
+      const approved = await client.kyc.sandboxReview(m.external_member_id, { decision: 'approved' });
+      assert.equal(approved.status, 'approved');
+      assert.equal(approved.kyc_level, 1);
+      await assert.rejects(client.kyc.sandboxReview(m.id, { decision: 'approved' }), {
+        status: 400,
+        code: 'state_invalid',
       });
-      for (const res of [apply, exchange]) {
-        if (res.body.code === 'kyc_required')
-          assert.deepEqual(
-            Object.keys(res.body).sort(),
-            ['code', 'message', 'request_id', 'type'],
-            'kyc_required carries no level',
-          );
-      }
-      return [apply.body.code, exchange.body.code];
-    };
-    const opened = await gate();
-    assert.ok(!opened.includes('kyc_required'), JSON.stringify(opened));
-    const update = await client.kyc.createProfileSession({ onBehalfOf: m.id });
-    await client.hostedScreens.sandboxComplete(update.id, 'submitted');
-    await assert.rejects(
-      client.hostedScreens.sandboxComplete(update.id, 'submitted'),
-      { status: 400, code: 'state_invalid' },
-      'the update link is single use',
-    );
-    assert.equal((await getHostedPage(service, update.hosted_url)).status, 410);
-    assert.deepEqual(await gate(), ['kyc_required', 'kyc_required']);
-    await client.kyc.sandboxReview(m.id, { decision: 'approved' });
-    assert.deepEqual(await gate(), opened);
-  });
+      // The profile a kyc.profile.* event names, read by its data.id alone: status and level, no personal data.
+      const event = await service.ctx.db
+        .selectFrom('events')
+        .select(['object_id', 'status'])
+        .where('type', '=', 'kyc.profile.approved')
+        .where('object_id', '=', approved.id)
+        .executeTakeFirstOrThrow();
+      const read = await client.kyc.getProfile(event.object_id);
+      assert.deepEqual(read, {
+        id: approved.id,
+        member_id: m.id,
+        status: 'approved',
+        status_version: approved.status_version,
+        kyc_level: 1,
+      });
+      assert.deepEqual(
+        await client.kyc.getProfile(approved.id.slice(4), { onBehalfOf: m.external_member_id }),
+        read,
+        'on behalf of its member, prefix optional',
+      );
+      await assert.rejects(client.kyc.getProfile(approved.id, { onBehalfOf: (await newMember()).id }), {
+        status: 404,
+        code: 'not_found',
+      });
+      await assert.rejects((await newMerchantClient(service)).client.kyc.getProfile(approved.id), {
+        status: 404,
+        code: 'not_found',
+      });
+      let member = await client.members.get(m.id);
+      assert.equal(member.kyc_level, 1);
+      assert.equal(member.kyc_profile_status, 'approved');
 
-  test('operator review: the queue, approve with a level, reject with a reason, the member review of extensions 2', async () => {
-    const other = await newMerchantClient(service);
-    const members = [];
-    for (let i = 0; i < 3; i++) {
-      const m = await other.client.members.create({ external_member_id: `q-${i}` });
-      await other.client.hostedScreens.sandboxComplete(
-        (await other.client.kyc.createSession({ onBehalfOf: m.id })).id,
+      // The update screen is pre-filled; images not sent again are kept.
+      const u = await client.kyc.createProfileSession({ onBehalfOf: m.id });
+      const page = await getHostedPage(service, u.hosted_url);
+      assert.match(page.text, /name="first_name"[^>]*value="Sandbox"/);
+      assert.match(page.text, /A photo is on record/);
+      const before = await service.ctx.db
+        .selectFrom('kyc_profiles')
+        .selectAll()
+        .where('member_id', '=', m.id)
+        .executeTakeFirstOrThrow();
+      const res = await postHostedPage(service, u.hosted_url, {
+        fields: { ...validFields, csrf_token: page.csrfToken! },
+        files: [validFiles[1]!],
+        cookie: page.cookie,
+      });
+      assert.equal(res.status, 200, res.text);
+      const afterUpdate = await service.ctx.db
+        .selectFrom('kyc_profiles')
+        .selectAll()
+        .where('member_id', '=', m.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(afterUpdate.document_image_id, before.document_image_id, 'document kept');
+      assert.notEqual(afterUpdate.selfie_image_id, before.selfie_image_id, 'selfie replaced');
+      assert.equal(
+        await service.ctx.db
+          .selectFrom('kyc_images')
+          .select('id')
+          .where('id', '=', before.selfie_image_id)
+          .executeTakeFirst(),
+        undefined,
+        'the old selfie is deleted',
+      );
+      member = await client.members.get(m.id);
+      assert.equal(member.kyc_profile_status, 'pending_review');
+      assert.equal(member.kyc_level, 0);
+      assert.deepEqual(
+        (await eventsOf(before.id)).map((e) => [e.type, e.status_version]),
+        [
+          ['kyc.profile.pending_review', 1],
+          ['kyc.profile.approved', 2],
+          ['kyc.profile.pending_review', 3],
+        ],
+      );
+
+      // Level 2 falls to 0 as well; re-review grants what the reviewer gives.
+      const level2 = await client.kyc.sandboxReview(m.id, { decision: 'approved', level: 2 });
+      assert.equal(level2.kyc_level, 2);
+      await client.hostedScreens.sandboxComplete(
+        (await client.kyc.createProfileSession({ onBehalfOf: m.id })).id,
         'submitted',
       );
-      members.push(m);
-    }
-    const queue = async (cursor?: string) =>
-      (
-        await admin(
-          service,
-          'GET',
-          `/admin/v1/kyc/profiles?environment=sandbox&limit=100${cursor ? `&cursor=${cursor}` : ''}`,
-        )
-      ).body;
-    const waiting = (await queue()).data.filter((p: any) => p.merchant_id === other.merchantId);
-    assert.deepEqual(
-      waiting.map((p: any) => p.member_id),
-      members.map((m) => m.id),
-      'oldest first',
-    );
-    assert.equal(waiting[0].status, 'pending_review');
-    assert.equal(waiting[0].first_name, 'Sandbox');
-    assert.match(waiting[0].created_at, /^\d{4}-\d\d-\d\dT.*Z$/, 'when the profile was made');
-    assert.match(waiting[0].updated_at, /^\d{4}-\d\d-\d\dT.*Z$/);
+      member = await client.members.get(m.id);
+      assert.deepEqual([member.kyc_level, member.kyc_profile_status], [0, 'pending_review']);
+      const rejected = await client.kyc.sandboxReview(m.id, { decision: 'rejected', reason: 'blurred document' });
+      assert.deepEqual([rejected.status, rejected.kyc_level], ['rejected', 0]);
+      // A rejected profile can be updated too (any status goes back to review).
+      await client.hostedScreens.sandboxComplete(
+        (await client.kyc.createProfileSession({ onBehalfOf: m.id })).id,
+        'submitted',
+      );
+      assert.equal((await client.members.get(m.id)).kyc_profile_status, 'pending_review');
+    },
+  );
 
-    const approved = await admin(service, 'POST', `/admin/v1/kyc/profiles/${waiting[0].id}/review`, {
-      decision: 'approved',
-      level: 2,
-    });
-    assert.equal(approved.status, 200);
-    assert.deepEqual(
-      [approved.body.status, approved.body.granted_level, approved.body.review_source],
-      ['approved', 2, 'operator'],
-    );
-    assert.ok(
-      Date.parse(approved.body.updated_at) >= Date.parse(waiting[0].updated_at),
-      'the review updated the profile',
-    );
-    assert.equal((await other.client.members.get(members[0]!.id)).kyc_level, 2);
-    const rejected = await admin(service, 'POST', `/admin/v1/kyc/profiles/${waiting[1].id}/review`, {
-      decision: 'rejected',
-      reason: 'document expired',
-    });
-    assert.deepEqual([rejected.body.status, rejected.body.rejection_reason], ['rejected', 'document expired']);
-    const viaMember = await admin(service, 'POST', `/admin/v1/members/${members[2]!.id}/kyc-review`, {
-      decision: 'approved',
-    });
-    assert.deepEqual(viaMember.body, { id: members[2]!.id, kyc_level: 1 });
-    assert.equal((await other.client.members.get(members[2]!.id)).kyc_profile_status, 'approved');
-    assert.equal((await queue()).data.filter((p: any) => p.merchant_id === other.merchantId).length, 0);
-    assert.deepEqual(
-      (await eventsOf(waiting[1].id)).map((e) => e.type),
-      ['kyc.profile.pending_review', 'kyc.profile.rejected'],
-    );
-    // The event says nothing but ids and status.
-    const evt = await service.ctx.db
-      .selectFrom('events')
-      .selectAll()
-      .where('object_id', '=', waiting[1].id)
-      .orderBy('seq', 'desc')
-      .executeTakeFirstOrThrow();
-    assert.equal(
-      JSON.stringify(evt, (_k, v) => (typeof v === 'bigint' ? String(v) : v)).includes('document expired'),
-      false,
-    );
+  test(
+    'a profile update stops the businesses level 1 opens (card issuing, ' + 'exchange) until the re-review passes',
+    async () => {
+      const m = await newMember();
+      await client.hostedScreens.sandboxComplete(
+        (await client.kyc.createSession({ onBehalfOf: m.id })).id,
+        'submitted',
+      );
+      await client.kyc.sandboxReview(m.id, { decision: 'approved' });
+      const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
+      // The member holds nothing: past the KYC gate a call is refused for its balance, never for its level.
+      const gate = async () => {
+        const apply = await client.requestRaw({
+          method: 'POST',
+          path: '/v1/cards/applications',
+          body: { product_id: virtual.id, source_asset: 'USDT' },
+          onBehalfOf: m.id,
+        });
+        const exchange = await client.requestRaw({
+          method: 'POST',
+          path: '/v1/exchange/orders',
+          body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10' },
+          onBehalfOf: m.id,
+        });
+        for (const res of [apply, exchange]) {
+          if (res.body.code === 'kyc_required')
+            assert.deepEqual(
+              Object.keys(res.body).sort(),
+              ['code', 'message', 'request_id', 'type'],
+              'kyc_required carries no level',
+            );
+        }
+        return [apply.body.code, exchange.body.code];
+      };
+      const opened = await gate();
+      assert.ok(!opened.includes('kyc_required'), JSON.stringify(opened));
+      const update = await client.kyc.createProfileSession({ onBehalfOf: m.id });
+      await client.hostedScreens.sandboxComplete(update.id, 'submitted');
+      await assert.rejects(
+        client.hostedScreens.sandboxComplete(update.id, 'submitted'),
+        { status: 400, code: 'state_invalid' },
+        'the update link is single use',
+      );
+      assert.equal((await getHostedPage(service, update.hosted_url)).status, 410);
+      assert.deepEqual(await gate(), ['kyc_required', 'kyc_required']);
+      await client.kyc.sandboxReview(m.id, { decision: 'approved' });
+      assert.deepEqual(await gate(), opened);
+    },
+  );
 
-    // A member without a profile: the level is set directly and no profile appears.
-    const plain = await other.client.members.create({ external_member_id: 'no-profile' });
-    assert.deepEqual(
-      (await admin(service, 'POST', `/admin/v1/members/${plain.id}/kyc-review`, { decision: 'approved', level: 2 }))
-        .body,
-      { id: plain.id, kyc_level: 2 },
-    );
-    assert.equal((await other.client.members.get(plain.id)).kyc_profile_status, null);
-    await other.client.kyc.createSession({ onBehalfOf: plain.id });
-    assert.equal(
-      (await admin(service, 'POST', '/admin/v1/kyc/profiles/kyp_missing/review', { decision: 'approved' })).status,
-      404,
-    );
-  });
+  test(
+    'operator review: the queue, approve with a level, reject with a reason, ' + 'the member review of extensions 2',
+    async () => {
+      const other = await newMerchantClient(service);
+      const members = [];
+      for (let i = 0; i < 3; i++) {
+        const m = await other.client.members.create({ external_member_id: `q-${i}` });
+        await other.client.hostedScreens.sandboxComplete(
+          (await other.client.kyc.createSession({ onBehalfOf: m.id })).id,
+          'submitted',
+        );
+        members.push(m);
+      }
+      const queue = async (cursor?: string) =>
+        (
+          await admin(
+            service,
+            'GET',
+            `/admin/v1/kyc/profiles?environment=sandbox&limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+          )
+        ).body;
+      const waiting = (await queue()).data.filter((p: any) => p.merchant_id === other.merchantId);
+      assert.deepEqual(
+        waiting.map((p: any) => p.member_id),
+        members.map((m) => m.id),
+        'oldest first',
+      );
+      assert.equal(waiting[0].status, 'pending_review');
+      assert.equal(waiting[0].first_name, 'Sandbox');
+      assert.match(waiting[0].created_at, /^\d{4}-\d\d-\d\dT.*Z$/, 'when the profile was made');
+      assert.match(waiting[0].updated_at, /^\d{4}-\d\d-\d\dT.*Z$/);
+
+      const approved = await admin(service, 'POST', `/admin/v1/kyc/profiles/${waiting[0].id}/review`, {
+        decision: 'approved',
+        level: 2,
+      });
+      assert.equal(approved.status, 200);
+      assert.deepEqual(
+        [approved.body.status, approved.body.granted_level, approved.body.review_source],
+        ['approved', 2, 'operator'],
+      );
+      assert.ok(
+        Date.parse(approved.body.updated_at) >= Date.parse(waiting[0].updated_at),
+        'the review updated the profile',
+      );
+      assert.equal((await other.client.members.get(members[0]!.id)).kyc_level, 2);
+      const rejected = await admin(service, 'POST', `/admin/v1/kyc/profiles/${waiting[1].id}/review`, {
+        decision: 'rejected',
+        reason: 'document expired',
+      });
+      assert.deepEqual([rejected.body.status, rejected.body.rejection_reason], ['rejected', 'document expired']);
+      const viaMember = await admin(service, 'POST', `/admin/v1/members/${members[2]!.id}/kyc-review`, {
+        decision: 'approved',
+      });
+      assert.deepEqual(viaMember.body, { id: members[2]!.id, kyc_level: 1 });
+      assert.equal((await other.client.members.get(members[2]!.id)).kyc_profile_status, 'approved');
+      assert.equal((await queue()).data.filter((p: any) => p.merchant_id === other.merchantId).length, 0);
+      assert.deepEqual(
+        (await eventsOf(waiting[1].id)).map((e) => e.type),
+        ['kyc.profile.pending_review', 'kyc.profile.rejected'],
+      );
+      // The event says nothing but ids and status.
+      const evt = await service.ctx.db
+        .selectFrom('events')
+        .selectAll()
+        .where('object_id', '=', waiting[1].id)
+        .orderBy('seq', 'desc')
+        .executeTakeFirstOrThrow();
+      assert.equal(
+        JSON.stringify(evt, (_k, v) => (typeof v === 'bigint' ? String(v) : v)).includes('document expired'),
+        false,
+      );
+
+      // A member without a profile: the level is set directly and no profile appears.
+      const plain = await other.client.members.create({ external_member_id: 'no-profile' });
+      assert.deepEqual(
+        (await admin(service, 'POST', `/admin/v1/members/${plain.id}/kyc-review`, { decision: 'approved', level: 2 }))
+          .body,
+        { id: plain.id, kyc_level: 2 },
+      );
+      assert.equal((await other.client.members.get(plain.id)).kyc_profile_status, null);
+      await other.client.kyc.createSession({ onBehalfOf: plain.id });
+      assert.equal(
+        (await admin(service, 'POST', '/admin/v1/kyc/profiles/kyp_missing/review', { decision: 'approved' })).status,
+        404,
+      );
+    },
+  );
 
   test('the provider check job applies a decided verdict and ignores a stale one', async () => {
     const { kycCheckJob } = await import('../src/modules/kyc/workers.js');

@@ -59,48 +59,51 @@ describe('postings under generic plans', () => {
     await sql`DELETE FROM ledger_accounts WHERE owner_id LIKE ${`${owner}-%`}`.execute(db);
   });
 
-  it("resolves a deposit's member and inserts its row touching a few pages, however many members the merchant has", async () => {
-    const db = service.ctx.db;
-    const { client, merchantId } = await newMerchantClient(service);
-    client.close();
-    const tag = randomUUID().slice(0, 8);
-    await sql`
+  it(
+    "resolves a deposit's member and inserts its row touching a few pages, " + 'however many members the merchant has',
+    async () => {
+      const db = service.ctx.db;
+      const { client, merchantId } = await newMerchantClient(service);
+      client.close();
+      const tag = randomUUID().slice(0, 8);
+      await sql`
       INSERT INTO members (id, merchant_id, environment, external_member_id)
       SELECT 'mem_plans_' || ${tag} || '_' || g, ${merchantId}, 'sandbox', 'plans-' || ${tag} || '-' || g FROM
         generate_series(1, 10000) AS g
     `.execute(db);
-    const insert = (memberRef: string) => sql`
+      const insert = (memberRef: string) => sql`
       SELECT * FROM mwa_insert_deposits(${merchantId}, 'sandbox', now(), ARRAY[${`dep_${randomUUID()}`}]::text[],
         ARRAY[${memberRef}]::text[],
         ARRAY['USDT']::text[], ARRAY[NULL]::text[], ARRAY[1]::numeric[], ARRAY[${`0x${randomUUID()}`}]::text[])`;
-    const rolledBack = new Error('rolled back');
-    const buffersOf = async (memberRef: string) => {
-      let buffers = 0;
-      await db
-        .transaction()
-        .execute(async (trx) => {
-          await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
-          const { rows } = await sql<
-            Record<string, unknown>
-          >`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${insert(memberRef)}`.execute(trx);
-          const raw = Object.values(rows[0]!)[0];
-          const [explained] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{
-            Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number };
-          }>;
-          buffers = explained!.Plan['Shared Hit Blocks'] + explained!.Plan['Shared Read Blocks'];
-          throw rolledBack;
-        })
-        .catch((err: unknown) => {
-          if (err !== rolledBack) throw err;
-        });
-      return buffers;
-    };
-    for (let i = 0; i < 3; i++) await buffersOf(`plans-${tag}-${i + 1}`);
-    const byExternal = await buffersOf(`plans-${tag}-9000`);
-    const byId = await buffersOf(`mem_plans_${tag}_17`);
-    // 24 buffers each when written; the merchant's 10,000 members fill ~210 pages, which a scan would read.
-    assert.ok(byExternal < 80, `member by external id, one row inserted: ${byExternal} buffers`);
-    assert.ok(byId < 80, `member by id, one row inserted: ${byId} buffers`);
-    await sql`DELETE FROM members WHERE merchant_id = ${merchantId} AND id LIKE ${`mem_plans_${tag}_%`}`.execute(db);
-  });
+      const rolledBack = new Error('rolled back');
+      const buffersOf = async (memberRef: string) => {
+        let buffers = 0;
+        await db
+          .transaction()
+          .execute(async (trx) => {
+            await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
+            const { rows } = await sql<
+              Record<string, unknown>
+            >`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${insert(memberRef)}`.execute(trx);
+            const raw = Object.values(rows[0]!)[0];
+            const [explained] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{
+              Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number };
+            }>;
+            buffers = explained!.Plan['Shared Hit Blocks'] + explained!.Plan['Shared Read Blocks'];
+            throw rolledBack;
+          })
+          .catch((err: unknown) => {
+            if (err !== rolledBack) throw err;
+          });
+        return buffers;
+      };
+      for (let i = 0; i < 3; i++) await buffersOf(`plans-${tag}-${i + 1}`);
+      const byExternal = await buffersOf(`plans-${tag}-9000`);
+      const byId = await buffersOf(`mem_plans_${tag}_17`);
+      // 24 buffers each when written; the merchant's 10,000 members fill ~210 pages, which a scan would read.
+      assert.ok(byExternal < 80, `member by external id, one row inserted: ${byExternal} buffers`);
+      assert.ok(byId < 80, `member by id, one row inserted: ${byId} buffers`);
+      await sql`DELETE FROM members WHERE merchant_id = ${merchantId} AND id LIKE ${`mem_plans_${tag}_%`}`.execute(db);
+    },
+  );
 });

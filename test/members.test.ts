@@ -105,20 +105,23 @@ describe('members', () => {
     await expectCode(client.balances.list({ onBehalfOf: 'to-suspend' }), 'member_not_found', 404);
   });
 
-  it('suspending a member voids its hosted-screen links: the sandbox helper cannot complete one for it either', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = (await client.members.create({ external_member_id: 'suspended-kyc' })) as any;
-    const ticket = await client.kyc.createSession({ onBehalfOf: m.id });
-    await client.members.suspend(m.id);
-    // The page refuses a suspended member's link (410); the helper acts as the member on that page would.
-    await expectCode(client.hostedScreens.sandboxComplete(ticket.id, 'submitted'), 'state_invalid', 400);
-    const profile = await service.ctx.db
-      .selectFrom('kyc_profiles')
-      .select('id')
-      .where('member_id', '=', m.id)
-      .executeTakeFirst();
-    assert.equal(profile, undefined, 'no KYC profile is made for a suspended member');
-  });
+  it(
+    'suspending a member voids its hosted-screen links: ' + 'the sandbox helper cannot complete one for it either',
+    async () => {
+      const { client } = await newMerchantClient(service);
+      const m = (await client.members.create({ external_member_id: 'suspended-kyc' })) as any;
+      const ticket = await client.kyc.createSession({ onBehalfOf: m.id });
+      await client.members.suspend(m.id);
+      // The page refuses a suspended member's link (410); the helper acts as the member on that page would.
+      await expectCode(client.hostedScreens.sandboxComplete(ticket.id, 'submitted'), 'state_invalid', 400);
+      const profile = await service.ctx.db
+        .selectFrom('kyc_profiles')
+        .select('id')
+        .where('member_id', '=', m.id)
+        .executeTakeFirst();
+      assert.equal(profile, undefined, 'no KYC profile is made for a suspended member');
+    },
+  );
 
   it('the sandbox KYC reviewer does not find a suspended member either', async () => {
     const { client } = await newMerchantClient(service);

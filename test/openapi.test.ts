@@ -345,12 +345,15 @@ describe('GET /v1/openapi.json', () => {
     }
   });
 
-  test('invalid_request is listed on every operation: a query value with NUL is refused before any route runs', async () => {
-    const res = await fetch(`${service.publicUrl}/v1/assets?x=%00`);
-    assert.equal(res.status, 400);
-    assert.equal(((await res.json()) as Json).code, 'invalid_request');
-    assert.ok(doc.paths['/v1/assets'].get.responses['400']['x-error-codes'].includes('invalid_request'));
-  });
+  test(
+    'invalid_request is listed on every operation: ' + 'a query value with NUL is refused before any route runs',
+    async () => {
+      const res = await fetch(`${service.publicUrl}/v1/assets?x=%00`);
+      assert.equal(res.status, 400);
+      assert.equal(((await res.json()) as Json).code, 'invalid_request');
+      assert.ok(doc.paths['/v1/assets'].get.responses['400']['x-error-codes'].includes('invalid_request'));
+    },
+  );
 
   test(
     "card merchant rules: rule_type is the reference's enum (white, black; null without rules), synced_at a " +

@@ -127,24 +127,27 @@ describe('authentication and keys', () => {
     assert.equal(await client.getToken(), token, 'same token');
   });
 
-  it('keeps restricted scopes pending in production until approved, and grants them at once in the sandbox', async () => {
-    const merchantId = await createMerchant(service);
-    const prod = await createKey(service, merchantId, {
-      environment: 'production',
-      scopes: ['members:write', 'deposits:write', 'cards:secure'],
-    });
-    assert.deepEqual(prod.scopes, ['members:write']);
-    assert.deepEqual(prod.pendingScopes.sort(), ['cards:secure', 'deposits:write']);
-    const approved = await admin(service, 'POST', `/admin/v1/api-keys/${prod.keyId}/approve`, {
-      scopes: ['deposits:write'],
-    });
-    assert.equal(approved.status, 200);
-    assert.deepEqual(approved.body.scopes.sort(), ['deposits:write', 'members:write']);
-    assert.deepEqual(approved.body.pending_scopes, ['cards:secure']);
-    assert.equal(approved.body.api_key, undefined, 'no secrets after creation');
-    const sandbox = await createKey(service, merchantId, { scopes: ['deposits:write'] });
-    assert.deepEqual(sandbox.scopes, ['deposits:write']);
-  });
+  it(
+    'keeps restricted scopes pending in production until approved, ' + 'and grants them at once in the sandbox',
+    async () => {
+      const merchantId = await createMerchant(service);
+      const prod = await createKey(service, merchantId, {
+        environment: 'production',
+        scopes: ['members:write', 'deposits:write', 'cards:secure'],
+      });
+      assert.deepEqual(prod.scopes, ['members:write']);
+      assert.deepEqual(prod.pendingScopes.sort(), ['cards:secure', 'deposits:write']);
+      const approved = await admin(service, 'POST', `/admin/v1/api-keys/${prod.keyId}/approve`, {
+        scopes: ['deposits:write'],
+      });
+      assert.equal(approved.status, 200);
+      assert.deepEqual(approved.body.scopes.sort(), ['deposits:write', 'members:write']);
+      assert.deepEqual(approved.body.pending_scopes, ['cards:secure']);
+      assert.equal(approved.body.api_key, undefined, 'no secrets after creation');
+      const sandbox = await createKey(service, merchantId, { scopes: ['deposits:write'] });
+      assert.deepEqual(sandbox.scopes, ['deposits:write']);
+    },
+  );
 
   it('approves every pending scope when the approval has no body at all, as when it is {}', async () => {
     const merchantId = await createMerchant(service);

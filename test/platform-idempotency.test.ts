@@ -322,37 +322,40 @@ describe('idempotency', () => {
     assert.equal(other.headers['x-idempotent-replay'], undefined);
   });
 
-  it('makes one effect for parallel requests with one key; the others replay or are told it is in progress', async () => {
-    const { client, merchantId } = await newMerchantClient(service);
-    const key = randomUUID();
-    const results = await Promise.all(
-      Array.from({ length: 12 }, () =>
-        client.requestRaw({
-          method: 'POST',
-          path: '/v1/members',
-          body: { external_member_id: 'parallel' },
-          idempotencyKey: key,
-        }),
-      ),
-    );
-    const statuses = results.map((r) => r.status);
-    assert.ok(
-      statuses.every((s) => s === 201 || s === 409),
-      statuses.join(','),
-    );
-    for (const r of results.filter((x) => x.status === 409)) assert.equal(r.body.code, 'idempotency_in_progress');
-    const fresh = results.filter((r) => r.status === 201 && r.headers['x-idempotent-replay'] === undefined);
-    assert.equal(fresh.length, 1, 'exactly one request ran the effect');
-    assert.equal(await countMembers(merchantId, 'parallel'), 1);
-    const after = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'parallel' },
-      idempotencyKey: key,
-    });
-    assert.equal(after.headers['x-idempotent-replay'], 'true');
-    assert.equal(after.body.id, fresh[0]!.body.id);
-  });
+  it(
+    'makes one effect for parallel requests with one key; ' + 'the others replay or are told it is in progress',
+    async () => {
+      const { client, merchantId } = await newMerchantClient(service);
+      const key = randomUUID();
+      const results = await Promise.all(
+        Array.from({ length: 12 }, () =>
+          client.requestRaw({
+            method: 'POST',
+            path: '/v1/members',
+            body: { external_member_id: 'parallel' },
+            idempotencyKey: key,
+          }),
+        ),
+      );
+      const statuses = results.map((r) => r.status);
+      assert.ok(
+        statuses.every((s) => s === 201 || s === 409),
+        statuses.join(','),
+      );
+      for (const r of results.filter((x) => x.status === 409)) assert.equal(r.body.code, 'idempotency_in_progress');
+      const fresh = results.filter((r) => r.status === 201 && r.headers['x-idempotent-replay'] === undefined);
+      assert.equal(fresh.length, 1, 'exactly one request ran the effect');
+      assert.equal(await countMembers(merchantId, 'parallel'), 1);
+      const after = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/members',
+        body: { external_member_id: 'parallel' },
+        idempotencyKey: key,
+      });
+      assert.equal(after.headers['x-idempotent-replay'], 'true');
+      assert.equal(after.body.id, fresh[0]!.body.id);
+    },
+  );
 
   it('treats a key older than 24 hours as new', async () => {
     const { client, merchantId } = await newMerchantClient(service);

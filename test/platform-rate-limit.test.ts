@@ -49,29 +49,36 @@ describe('rate limits over HTTP', () => {
     if (Date.now() % 60_000 > 50_000) await new Promise((r) => setTimeout(r, 60_000 - (Date.now() % 60_000) + 200));
   };
 
-  it('answers 429 rate_limited with Retry-After once the bucket is full, per merchant, environment and bucket', async () => {
-    const a = await newMerchantClient(service);
-    const b = await newMerchantClient(service);
-    await awayFromMinuteEdge();
-    // 300 member writes in this minute already counted for merchant A (as another process would have done).
-    await sql`INSERT INTO rate_limit_windows (subject, bucket, window_start, hits) VALUES
+  it(
+    'answers 429 rate_limited with Retry-After once the bucket is full, per merchant, ' + 'environment and bucket',
+    async () => {
+      const a = await newMerchantClient(service);
+      const b = await newMerchantClient(service);
+      await awayFromMinuteEdge();
+      // 300 member writes in this minute already counted for merchant A (as another process would have done).
+      await sql`INSERT INTO rate_limit_windows (subject, bucket, window_start, hits) VALUES
       (${`${a.merchantId}:sandbox`}, 'members_write', ${minute()}, 300)`.execute(service.ctx.db);
-    const res = await a.client.requestRaw({ method: 'POST', path: '/v1/members', body: { external_member_id: 'rl' } });
-    assert.equal(res.status, 429);
-    assert.equal(res.body.code, 'rate_limited');
-    const retryAfter = Number(res.headers['retry-after']);
-    assert.ok(retryAfter >= 1 && retryAfter <= 60);
-    assert.equal(res.body.retry_after, retryAfter);
-    // Reads are another bucket, and merchant B has its own window.
-    const read = await a.client.requestRaw({ method: 'GET', path: '/v1/members/rl' });
-    assert.equal(read.body.code, 'member_not_found');
-    const other = await b.client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'rl' },
-    });
-    assert.equal(other.status, 201);
-  });
+      const res = await a.client.requestRaw({
+        method: 'POST',
+        path: '/v1/members',
+        body: { external_member_id: 'rl' },
+      });
+      assert.equal(res.status, 429);
+      assert.equal(res.body.code, 'rate_limited');
+      const retryAfter = Number(res.headers['retry-after']);
+      assert.ok(retryAfter >= 1 && retryAfter <= 60);
+      assert.equal(res.body.retry_after, retryAfter);
+      // Reads are another bucket, and merchant B has its own window.
+      const read = await a.client.requestRaw({ method: 'GET', path: '/v1/members/rl' });
+      assert.equal(read.body.code, 'member_not_found');
+      const other = await b.client.requestRaw({
+        method: 'POST',
+        path: '/v1/members',
+        body: { external_member_id: 'rl' },
+      });
+      assert.equal(other.status, 201);
+    },
+  );
 
   it('charges every spelling of a path to the bucket of the route it reaches', async () => {
     const { client, merchantId } = await newMerchantClient(service);

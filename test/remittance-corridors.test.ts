@@ -8,42 +8,45 @@ describe('remittance corridors (operator API)', () => {
   let service: RunningService;
   useTestService({ merchant: false }, (s) => ({ service } = s));
 
-  it('starts with the default corridors in both environments, enabled, for both entity types, KYC level 1', async () => {
-    for (const environment of ['sandbox', 'production']) {
-      const res = await admin(service, 'GET', `/admin/v1/remit/corridors?environment=${environment}&limit=100`);
-      assert.equal(res.status, 200);
-      const keys = res.body.data
-        .map((c: any) => `${c.country}/${c.currency}/${c.payment_method}/${c.clearing_system}`)
-        .sort();
-      assert.deepEqual(keys, [
-        'DE/EUR/LOCAL/SEPA',
-        'ES/EUR/LOCAL/SEPA',
-        'FR/EUR/LOCAL/SEPA',
-        'GB/GBP/LOCAL/FPS',
-        'IT/EUR/LOCAL/SEPA',
-        'NL/EUR/LOCAL/SEPA',
-        'US/USD/LOCAL/ACH',
-        'US/USD/SWIFT/SWIFT',
-      ]);
-      for (const c of res.body.data) {
-        assert.equal(c.enabled, true);
-        assert.deepEqual(c.entity_types, ['INDIVIDUAL', 'COMPANY']);
-        assert.equal(c.min_kyc_level, 1);
-        assert.equal(c.environment, environment);
+  it(
+    'starts with the default corridors in both environments, enabled, for both entity types, ' + 'KYC level 1',
+    async () => {
+      for (const environment of ['sandbox', 'production']) {
+        const res = await admin(service, 'GET', `/admin/v1/remit/corridors?environment=${environment}&limit=100`);
+        assert.equal(res.status, 200);
+        const keys = res.body.data
+          .map((c: any) => `${c.country}/${c.currency}/${c.payment_method}/${c.clearing_system}`)
+          .sort();
+        assert.deepEqual(keys, [
+          'DE/EUR/LOCAL/SEPA',
+          'ES/EUR/LOCAL/SEPA',
+          'FR/EUR/LOCAL/SEPA',
+          'GB/GBP/LOCAL/FPS',
+          'IT/EUR/LOCAL/SEPA',
+          'NL/EUR/LOCAL/SEPA',
+          'US/USD/LOCAL/ACH',
+          'US/USD/SWIFT/SWIFT',
+        ]);
+        for (const c of res.body.data) {
+          assert.equal(c.enabled, true);
+          assert.deepEqual(c.entity_types, ['INDIVIDUAL', 'COMPANY']);
+          assert.equal(c.min_kyc_level, 1);
+          assert.equal(c.environment, environment);
+        }
       }
-    }
-    const one = await admin(service, 'GET', '/admin/v1/remit/corridors/rco_gb_gbp_local_fps_sbx');
-    assert.equal(one.status, 200);
-    assert.equal(one.body.fee_fixed, '1.00');
-    assert.equal(one.body.member_single_max, '10000.00');
-    assert.deepEqual(one.body.confirmable_routing_types, ['sort_code']);
-    assert.ok(
-      one.body.contracts.INDIVIDUAL.some(
-        (f: any) => f.key === 'bank_details.routing_code_value1' && f.type === 'routing_code',
-      ),
-    );
-    assert.equal((await admin(service, 'GET', '/admin/v1/remit/corridors/rco_nope')).status, 404);
-  });
+      const one = await admin(service, 'GET', '/admin/v1/remit/corridors/rco_gb_gbp_local_fps_sbx');
+      assert.equal(one.status, 200);
+      assert.equal(one.body.fee_fixed, '1.00');
+      assert.equal(one.body.member_single_max, '10000.00');
+      assert.deepEqual(one.body.confirmable_routing_types, ['sort_code']);
+      assert.ok(
+        one.body.contracts.INDIVIDUAL.some(
+          (f: any) => f.key === 'bank_details.routing_code_value1' && f.type === 'routing_code',
+        ),
+      );
+      assert.equal((await admin(service, 'GET', '/admin/v1/remit/corridors/rco_nope')).status, 404);
+    },
+  );
 
   it(
     'creates a corridor (clearing system case preserved), refuses duplicates and ill-formed contracts, and ' +

@@ -632,38 +632,41 @@ describe('remittance orders', () => {
     },
   );
 
-  it('a completed KYC profile update stops remittance (kyc_required, nothing frozen) until the re-review passes', async () => {
-    const external = `r-${randomUUID().slice(0, 8)}`;
-    const member = await client.members.create({ external_member_id: external });
-    await client.hostedScreens.sandboxComplete(
-      (await client.kyc.createSession({ onBehalfOf: member.id })).id,
-      'submitted',
-    );
-    await client.kyc.sandboxReview(member.id, { decision: 'approved' });
-    assert.equal((await client.members.get(member.id)).kyc_level, 1);
-    await client.deposits.create({ member_id: external, asset: 'EUR', amount: '100', tx_hash: `t-${randomUUID()}` });
-    const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: external });
-    assert.equal((await send(external, payee.id, 'EUR', '10')).status, 'pending', 'level 1 opens remittance');
-    await client.hostedScreens.sandboxComplete(
-      (await client.kyc.createProfileSession({ onBehalfOf: member.id })).id,
-      'submitted',
-    );
-    assert.equal((await client.members.get(member.id)).kyc_level, 0, 'the level falls while the update is reviewed');
-    const before = await balance(external, 'EUR');
-    const refused = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/remittances',
-      body: { payee_id: payee.id, source_asset: 'EUR', source_amount: '10' },
-      onBehalfOf: external,
-      idempotencyKey: randomUUID(),
-    });
-    assert.deepEqual([refused.status, refused.body.code], [400, 'kyc_required']);
-    assert.deepEqual(await balance(external, 'EUR'), before, 'nothing frozen by the refusal');
-    await client.kyc.sandboxReview(member.id, { decision: 'approved' });
-    assert.equal((await send(external, payee.id, 'EUR', '10')).status, 'pending', 'open again after the re-review');
-    await run();
-    await expectLedgerClean(service);
-  });
+  it(
+    'a completed KYC profile update stops remittance (kyc_required, ' + 'nothing frozen) until the re-review passes',
+    async () => {
+      const external = `r-${randomUUID().slice(0, 8)}`;
+      const member = await client.members.create({ external_member_id: external });
+      await client.hostedScreens.sandboxComplete(
+        (await client.kyc.createSession({ onBehalfOf: member.id })).id,
+        'submitted',
+      );
+      await client.kyc.sandboxReview(member.id, { decision: 'approved' });
+      assert.equal((await client.members.get(member.id)).kyc_level, 1);
+      await client.deposits.create({ member_id: external, asset: 'EUR', amount: '100', tx_hash: `t-${randomUUID()}` });
+      const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: external });
+      assert.equal((await send(external, payee.id, 'EUR', '10')).status, 'pending', 'level 1 opens remittance');
+      await client.hostedScreens.sandboxComplete(
+        (await client.kyc.createProfileSession({ onBehalfOf: member.id })).id,
+        'submitted',
+      );
+      assert.equal((await client.members.get(member.id)).kyc_level, 0, 'the level falls while the update is reviewed');
+      const before = await balance(external, 'EUR');
+      const refused = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/remittances',
+        body: { payee_id: payee.id, source_asset: 'EUR', source_amount: '10' },
+        onBehalfOf: external,
+        idempotencyKey: randomUUID(),
+      });
+      assert.deepEqual([refused.status, refused.body.code], [400, 'kyc_required']);
+      assert.deepEqual(await balance(external, 'EUR'), before, 'nothing frozen by the refusal');
+      await client.kyc.sandboxReview(member.id, { decision: 'approved' });
+      assert.equal((await send(external, payee.id, 'EUR', '10')).status, 'pending', 'open again after the re-review');
+      await run();
+      await expectLedgerClean(service);
+    },
+  );
 
   it('limits: single and daily, member and merchant, with limit_type and limit_scope', async () => {
     const { m, payee } = await setup();
@@ -719,42 +722,45 @@ describe('remittance orders', () => {
     await expectLedgerClean(service);
   });
 
-  it('a disabled corridor stops orders (corridor_not_supported); lists and reads are scoped; the same key replays', async () => {
-    const { m, payee } = await setup();
-    const key = randomUUID();
-    const first = await client.remittance.create(
-      { payee_id: payee, source_asset: 'USDT', source_amount: '10' },
-      { onBehalfOf: m, idempotencyKey: key },
-    );
-    const replay = await client.remittance.create(
-      { payee_id: payee, source_asset: 'USDT', source_amount: '10' },
-      { onBehalfOf: m, idempotencyKey: key },
-    );
-    assert.deepEqual(replay, first);
-    assert.equal(first.fee, '1.133250');
-    assert.equal((await balance(m, 'USDT')).frozen, '11.133250', 'one freeze');
-    const frozenRows = await service.ctx.db
-      .selectFrom('remit_orders')
-      .select('id')
-      .where('member_id', '=', (await client.members.get(m)).id)
-      .execute();
-    assert.equal(frozenRows.length, 1);
-    await admin(service, 'PATCH', '/admin/v1/remit/corridors/rco_de_eur_local_sepa_sbx', { enabled: false });
-    try {
-      await expectCode(send(m, payee), 'corridor_not_supported', 400);
-    } finally {
-      await admin(service, 'PATCH', '/admin/v1/remit/corridors/rco_de_eur_local_sepa_sbx', { enabled: true });
-    }
-    const other = await setup();
-    await expectCode(client.remittance.get(first.id, { onBehalfOf: other.m }), 'not_found', 404);
-    assert.equal((await client.remittance.get(first.id)).id, first.id, 'the merchant sees every order');
-    const mine: string[] = [];
-    for await (const o of client.remittance.list({ onBehalfOf: m })) mine.push(o.id);
-    assert.deepEqual(mine, [first.id]);
-    const pending: string[] = [];
-    for await (const o of client.remittance.list({ status: 'pending', limit: 2 })) pending.push(o.id);
-    assert.ok(pending.includes(first.id));
-    await run();
-    await expectLedgerClean(service);
-  });
+  it(
+    'a disabled corridor stops orders (corridor_not_supported); lists and reads are scoped; ' + 'the same key replays',
+    async () => {
+      const { m, payee } = await setup();
+      const key = randomUUID();
+      const first = await client.remittance.create(
+        { payee_id: payee, source_asset: 'USDT', source_amount: '10' },
+        { onBehalfOf: m, idempotencyKey: key },
+      );
+      const replay = await client.remittance.create(
+        { payee_id: payee, source_asset: 'USDT', source_amount: '10' },
+        { onBehalfOf: m, idempotencyKey: key },
+      );
+      assert.deepEqual(replay, first);
+      assert.equal(first.fee, '1.133250');
+      assert.equal((await balance(m, 'USDT')).frozen, '11.133250', 'one freeze');
+      const frozenRows = await service.ctx.db
+        .selectFrom('remit_orders')
+        .select('id')
+        .where('member_id', '=', (await client.members.get(m)).id)
+        .execute();
+      assert.equal(frozenRows.length, 1);
+      await admin(service, 'PATCH', '/admin/v1/remit/corridors/rco_de_eur_local_sepa_sbx', { enabled: false });
+      try {
+        await expectCode(send(m, payee), 'corridor_not_supported', 400);
+      } finally {
+        await admin(service, 'PATCH', '/admin/v1/remit/corridors/rco_de_eur_local_sepa_sbx', { enabled: true });
+      }
+      const other = await setup();
+      await expectCode(client.remittance.get(first.id, { onBehalfOf: other.m }), 'not_found', 404);
+      assert.equal((await client.remittance.get(first.id)).id, first.id, 'the merchant sees every order');
+      const mine: string[] = [];
+      for await (const o of client.remittance.list({ onBehalfOf: m })) mine.push(o.id);
+      assert.deepEqual(mine, [first.id]);
+      const pending: string[] = [];
+      for await (const o of client.remittance.list({ status: 'pending', limit: 2 })) pending.push(o.id);
+      assert.ok(pending.includes(first.id));
+      await run();
+      await expectLedgerClean(service);
+    },
+  );
 });

@@ -155,20 +155,23 @@ describe('payee ids', () => {
     await roundTrip(m, id);
   });
 
-  it('a link made before the migration keeps its number through every route; the opaque form of it names nothing', async () => {
-    assert.ok(legacy.seq <= cutoff);
-    assert.equal(legacy.id, `pye_${legacy.seq}`, 'the number it was given');
-    const row = await service.ctx.db
-      .selectFrom('remit_payee_id_scheme')
-      .select(['key', 'legacy_seq_max'])
-      .executeTakeFirstOrThrow();
-    assert.equal(BigInt(row.legacy_seq_max), cutoff);
-    // The number the same link would have had if made after the migration.
-    const asNew = payeeIds({ key: Uint8Array.from(row.key), legacySeqMax: 0n }).idOf(legacy.seq);
-    assert.ok(BigInt(asNew.slice(4)) >= opaqueMin);
-    await expectCode(client.remittance.getPayee(asNew, { onBehalfOf: legacy.m }), 'not_found', 404);
-    await roundTrip(legacy.m, legacy.id);
-  });
+  it(
+    'a link made before the migration keeps its number through every route; ' + 'the opaque form of it names nothing',
+    async () => {
+      assert.ok(legacy.seq <= cutoff);
+      assert.equal(legacy.id, `pye_${legacy.seq}`, 'the number it was given');
+      const row = await service.ctx.db
+        .selectFrom('remit_payee_id_scheme')
+        .select(['key', 'legacy_seq_max'])
+        .executeTakeFirstOrThrow();
+      assert.equal(BigInt(row.legacy_seq_max), cutoff);
+      // The number the same link would have had if made after the migration.
+      const asNew = payeeIds({ key: Uint8Array.from(row.key), legacySeqMax: 0n }).idOf(legacy.seq);
+      assert.ok(BigInt(asNew.slice(4)) >= opaqueMin);
+      await expectCode(client.remittance.getPayee(asNew, { onBehalfOf: legacy.m }), 'not_found', 404);
+      await roundTrip(legacy.m, legacy.id);
+    },
+  );
 
   it('unknown, foreign and malformed ids are not found, never a 5xx', async () => {
     const m = await newMember(true);

@@ -159,42 +159,45 @@ describe('remittance payees', () => {
     },
   );
 
-  it('answers created / linked / review for the same account, all 201; the same member gets its one link back', async () => {
-    const [a, b, c] = [await member(), await member(), await member()];
-    const iban = freshIban();
-    const body = { ...sepa, fields: { ...annaFields, 'bank_details.iban': iban } };
-    const first = await create(a, body);
-    assert.equal(first.outcome, 'created');
-    const spaced = {
-      ...sepa,
-      fields: {
-        ...annaFields,
-        first_name: 'ANNA',
-        last_name: 'muller',
-        'bank_details.iban': iban.replace(/(.{4})/g, '$1-'),
-      },
-    };
-    const linked = await create(b, spaced);
-    assert.equal(linked.outcome, 'linked', 'accents, case and formatting do not matter');
-    assert.notEqual(linked.id, first.id);
-    const review = await create(c, {
-      ...sepa,
-      fields: { ...annaFields, first_name: 'Boris', 'bank_details.iban': iban },
-    });
-    assert.equal(review.outcome, 'review');
-    const reviewed = await client.remittance.getPayee(review.id, { onBehalfOf: c });
-    assert.equal(reviewed.name_mismatch, true);
-    assert.equal(reviewed.holder_name, 'Boris Müller');
-    const again = await create(a, body);
-    assert.equal(again.id, first.id, 'one active link per member and payee');
-    assert.equal(again.outcome, 'linked');
-    const entities = await service.ctx.db
-      .selectFrom('remit_payee_entities')
-      .select('id')
-      .where('account_mask', '=', `DE${'*'.repeat(12)}${iban.slice(-4)}`)
-      .execute();
-    assert.equal(entities.length, 1, 'one platform-level payee');
-  });
+  it(
+    'answers created / linked / review for the same account, all 201; ' + 'the same member gets its one link back',
+    async () => {
+      const [a, b, c] = [await member(), await member(), await member()];
+      const iban = freshIban();
+      const body = { ...sepa, fields: { ...annaFields, 'bank_details.iban': iban } };
+      const first = await create(a, body);
+      assert.equal(first.outcome, 'created');
+      const spaced = {
+        ...sepa,
+        fields: {
+          ...annaFields,
+          first_name: 'ANNA',
+          last_name: 'muller',
+          'bank_details.iban': iban.replace(/(.{4})/g, '$1-'),
+        },
+      };
+      const linked = await create(b, spaced);
+      assert.equal(linked.outcome, 'linked', 'accents, case and formatting do not matter');
+      assert.notEqual(linked.id, first.id);
+      const review = await create(c, {
+        ...sepa,
+        fields: { ...annaFields, first_name: 'Boris', 'bank_details.iban': iban },
+      });
+      assert.equal(review.outcome, 'review');
+      const reviewed = await client.remittance.getPayee(review.id, { onBehalfOf: c });
+      assert.equal(reviewed.name_mismatch, true);
+      assert.equal(reviewed.holder_name, 'Boris Müller');
+      const again = await create(a, body);
+      assert.equal(again.id, first.id, 'one active link per member and payee');
+      assert.equal(again.outcome, 'linked');
+      const entities = await service.ctx.db
+        .selectFrom('remit_payee_entities')
+        .select('id')
+        .where('account_mask', '=', `DE${'*'.repeat(12)}${iban.slice(-4)}`)
+        .execute();
+      assert.equal(entities.length, 1, 'one platform-level payee');
+    },
+  );
 
   it('a review on the link the member already has records the name mismatch on it (GET and list show it)', async () => {
     const m = await member();
@@ -414,54 +417,57 @@ describe('remittance payees', () => {
     },
   );
 
-  it('replays the first result for the same key and body, errors included; another body is idempotency_key_reused', async () => {
-    const m = await member();
-    const key = randomUUID();
-    const body = { ...sepa, fields: { ...annaFields, 'bank_details.iban': freshIban() } };
-    const first = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/remit/payees',
-      body,
-      onBehalfOf: m,
-      idempotencyKey: key,
-    });
-    const second = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/remit/payees',
-      body,
-      onBehalfOf: m,
-      idempotencyKey: key,
-    });
-    assert.equal(first.status, 201);
-    assert.equal(second.rawBody, first.rawBody);
-    assert.equal(second.headers['x-idempotent-replay'], 'true');
-    const other = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/remit/payees',
-      body: { ...body, nickname: 'x' },
-      onBehalfOf: m,
-      idempotencyKey: key,
-    });
-    assert.equal(other.body.code, 'idempotency_key_reused');
-    const badKey = randomUUID();
-    const bad = { ...sepa, fields: { ...annaFields, 'bank_details.iban': 'DE00' } };
-    const e1 = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/remit/payees',
-      body: bad,
-      onBehalfOf: m,
-      idempotencyKey: badKey,
-    });
-    const e2 = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/remit/payees',
-      body: bad,
-      onBehalfOf: m,
-      idempotencyKey: badKey,
-    });
-    assert.equal(e1.body.code, 'invalid_fields');
-    assert.equal(e2.headers['x-idempotent-replay'], 'true');
-  });
+  it(
+    'replays the first result for the same key and body, errors included; ' + 'another body is idempotency_key_reused',
+    async () => {
+      const m = await member();
+      const key = randomUUID();
+      const body = { ...sepa, fields: { ...annaFields, 'bank_details.iban': freshIban() } };
+      const first = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/remit/payees',
+        body,
+        onBehalfOf: m,
+        idempotencyKey: key,
+      });
+      const second = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/remit/payees',
+        body,
+        onBehalfOf: m,
+        idempotencyKey: key,
+      });
+      assert.equal(first.status, 201);
+      assert.equal(second.rawBody, first.rawBody);
+      assert.equal(second.headers['x-idempotent-replay'], 'true');
+      const other = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/remit/payees',
+        body: { ...body, nickname: 'x' },
+        onBehalfOf: m,
+        idempotencyKey: key,
+      });
+      assert.equal(other.body.code, 'idempotency_key_reused');
+      const badKey = randomUUID();
+      const bad = { ...sepa, fields: { ...annaFields, 'bank_details.iban': 'DE00' } };
+      const e1 = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/remit/payees',
+        body: bad,
+        onBehalfOf: m,
+        idempotencyKey: badKey,
+      });
+      const e2 = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/remit/payees',
+        body: bad,
+        onBehalfOf: m,
+        idempotencyKey: badKey,
+      });
+      assert.equal(e1.body.code, 'invalid_fields');
+      assert.equal(e2.headers['x-idempotent-replay'], 'true');
+    },
+  );
 
   it('is race-safe: two members at once make one shared payee; one member with two keys gets one link', async () => {
     const [a, b] = [await member(), await member()];

@@ -127,97 +127,105 @@ describe('sandbox tools', () => {
     assert.deepEqual(await behaviorsOf(merchantId), []);
   });
 
-  it("reset clears this merchant's sandbox deliveries, logs and presets only; money, orders and members stay", async () => {
-    const a = await newMerchantClient(service);
-    const b = await newMerchantClient(service);
-    const prodA = clientFor(
-      service,
-      await createKey(service, a.merchantId, { environment: 'production', scopes: ['merchant:read'] }),
-    );
-    for (const { client } of [a, b]) {
-      await client.members.create({ external_member_id: 'resetter' });
-      await client.deposits.create({ member_id: 'resetter', asset: 'USDT', amount: '5', tx_hash: `0x${randomUUID()}` });
-      await client.merchant.balances();
-      await preset(client, { upstream: 'qrpay', behavior: 'reject' });
-      await preset(client, { upstream: 'chain', behavior: 'timeout' });
-    }
-    await prodA.merchant.balances();
-    // Webhook fan-out (when that module is present) turns the events into delivery records.
-    await service.workers.tick();
-    await service.workers.jobs.drain();
-    await service.ctx.apiCallLog.flush();
-
-    const hasDeliveries =
-      (
-        await sql<{
-          n: number;
-        }>`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'webhook_deliveries'`.execute(
-          service.ctx.db,
-        )
-      ).rows[0]!.n > 0;
-    const deliveries = async (merchantId: string) =>
-      hasDeliveries
-        ? (
-            await sql<{
-              n: number;
-            }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE merchant_id = ${merchantId} AND environment =
-              'sandbox'`.execute(service.ctx.db)
-          ).rows[0]!.n
-        : 0;
-    const logs = async (merchantId: string, environment: 'sandbox' | 'production') =>
-      Number(
-        (
-          await service.ctx.db
-            .selectFrom('api_call_logs')
-            .select((eb) => eb.fn.countAll<string>().as('n'))
-            .where('merchant_id', '=', merchantId)
-            .where('environment', '=', environment)
-            .executeTakeFirstOrThrow()
-        ).n,
+  it(
+    "reset clears this merchant's sandbox deliveries, logs and presets only; money, " + 'orders and members stay',
+    async () => {
+      const a = await newMerchantClient(service);
+      const b = await newMerchantClient(service);
+      const prodA = clientFor(
+        service,
+        await createKey(service, a.merchantId, { environment: 'production', scopes: ['merchant:read'] }),
       );
-    const deliveriesA = await deliveries(a.merchantId);
-    const deliveriesB = await deliveries(b.merchantId);
-    const logsA = await logs(a.merchantId, 'sandbox');
-    const logsB = await logs(b.merchantId, 'sandbox');
-    const prodLogsA = await logs(a.merchantId, 'production');
-    assert.ok(logsA >= 5 && logsB >= 5 && prodLogsA >= 1, `${logsA} ${logsB} ${prodLogsA}`);
-    const balanceBefore = await a.client.balances.list({ onBehalfOf: 'resetter' });
+      for (const { client } of [a, b]) {
+        await client.members.create({ external_member_id: 'resetter' });
+        await client.deposits.create({
+          member_id: 'resetter',
+          asset: 'USDT',
+          amount: '5',
+          tx_hash: `0x${randomUUID()}`,
+        });
+        await client.merchant.balances();
+        await preset(client, { upstream: 'qrpay', behavior: 'reject' });
+        await preset(client, { upstream: 'chain', behavior: 'timeout' });
+      }
+      await prodA.merchant.balances();
+      // Webhook fan-out (when that module is present) turns the events into delivery records.
+      await service.workers.tick();
+      await service.workers.jobs.drain();
+      await service.ctx.apiCallLog.flush();
 
-    const key = randomUUID();
-    const res = await reset(a.client, key);
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.ok, true);
-    assert.deepEqual(Object.keys(res.body.cleared).sort(), ['merchant_api_logs', 'merchant_webhook_deliveries']);
-    assert.equal(res.body.cleared.merchant_webhook_deliveries, deliveriesA);
-    assert.ok(res.body.cleared.merchant_api_logs >= logsA, `${res.body.cleared.merchant_api_logs} >= ${logsA}`);
-    assert.match(res.body.note, /balances do not reset/);
+      const hasDeliveries =
+        (
+          await sql<{
+            n: number;
+          }>`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'webhook_deliveries'`.execute(
+            service.ctx.db,
+          )
+        ).rows[0]!.n > 0;
+      const deliveries = async (merchantId: string) =>
+        hasDeliveries
+          ? (
+              await sql<{
+                n: number;
+              }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE merchant_id = ${merchantId} AND environment =
+              'sandbox'`.execute(service.ctx.db)
+            ).rows[0]!.n
+          : 0;
+      const logs = async (merchantId: string, environment: 'sandbox' | 'production') =>
+        Number(
+          (
+            await service.ctx.db
+              .selectFrom('api_call_logs')
+              .select((eb) => eb.fn.countAll<string>().as('n'))
+              .where('merchant_id', '=', merchantId)
+              .where('environment', '=', environment)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      const deliveriesA = await deliveries(a.merchantId);
+      const deliveriesB = await deliveries(b.merchantId);
+      const logsA = await logs(a.merchantId, 'sandbox');
+      const logsB = await logs(b.merchantId, 'sandbox');
+      const prodLogsA = await logs(a.merchantId, 'production');
+      assert.ok(logsA >= 5 && logsB >= 5 && prodLogsA >= 1, `${logsA} ${logsB} ${prodLogsA}`);
+      const balanceBefore = await a.client.balances.list({ onBehalfOf: 'resetter' });
 
-    await service.ctx.apiCallLog.flush();
-    const leftA = await service.ctx.db
-      .selectFrom('api_call_logs')
-      .select('path')
-      .where('merchant_id', '=', a.merchantId)
-      .where('environment', '=', 'sandbox')
-      .execute();
-    assert.ok(
-      leftA.every((r) => r.path === '/v1/sandbox/reset'),
-      'only the reset call itself is logged afterwards',
-    );
-    assert.equal(await deliveries(a.merchantId), 0);
-    assert.deepEqual(await behaviorsOf(a.merchantId), []);
-    // Other merchant and the production side untouched.
-    assert.equal(await deliveries(b.merchantId), deliveriesB);
-    assert.ok((await logs(b.merchantId, 'sandbox')) >= logsB);
-    assert.equal((await behaviorsOf(b.merchantId)).length, 2);
-    assert.ok((await logs(a.merchantId, 'production')) >= prodLogsA);
-    // Money, members and orders stay.
-    assert.deepEqual(await a.client.balances.list({ onBehalfOf: 'resetter' }), balanceBefore);
-    assert.equal(((await a.client.members.get('resetter')) as any).external_member_id, 'resetter');
+      const key = randomUUID();
+      const res = await reset(a.client, key);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.ok, true);
+      assert.deepEqual(Object.keys(res.body.cleared).sort(), ['merchant_api_logs', 'merchant_webhook_deliveries']);
+      assert.equal(res.body.cleared.merchant_webhook_deliveries, deliveriesA);
+      assert.ok(res.body.cleared.merchant_api_logs >= logsA, `${res.body.cleared.merchant_api_logs} >= ${logsA}`);
+      assert.match(res.body.note, /balances do not reset/);
 
-    const replay = await reset(a.client, key);
-    assert.equal(replay.headers['x-idempotent-replay'], 'true');
-    assert.deepEqual(replay.body, res.body);
-    const second = await reset(a.client);
-    assert.equal(second.body.cleared.merchant_webhook_deliveries, 0);
-  });
+      await service.ctx.apiCallLog.flush();
+      const leftA = await service.ctx.db
+        .selectFrom('api_call_logs')
+        .select('path')
+        .where('merchant_id', '=', a.merchantId)
+        .where('environment', '=', 'sandbox')
+        .execute();
+      assert.ok(
+        leftA.every((r) => r.path === '/v1/sandbox/reset'),
+        'only the reset call itself is logged afterwards',
+      );
+      assert.equal(await deliveries(a.merchantId), 0);
+      assert.deepEqual(await behaviorsOf(a.merchantId), []);
+      // Other merchant and the production side untouched.
+      assert.equal(await deliveries(b.merchantId), deliveriesB);
+      assert.ok((await logs(b.merchantId, 'sandbox')) >= logsB);
+      assert.equal((await behaviorsOf(b.merchantId)).length, 2);
+      assert.ok((await logs(a.merchantId, 'production')) >= prodLogsA);
+      // Money, members and orders stay.
+      assert.deepEqual(await a.client.balances.list({ onBehalfOf: 'resetter' }), balanceBefore);
+      assert.equal(((await a.client.members.get('resetter')) as any).external_member_id, 'resetter');
+
+      const replay = await reset(a.client, key);
+      assert.equal(replay.headers['x-idempotent-replay'], 'true');
+      assert.deepEqual(replay.body, res.body);
+      const second = await reset(a.client);
+      assert.equal(second.body.cleared.merchant_webhook_deliveries, 0);
+    },
+  );
 });

@@ -72,41 +72,44 @@ describe('signed-request replay (7) and nonce bounds (15)', () => {
     };
   }
 
-  it('refuses the same signed bytes once the first-use window has passed but the timestamp is still accepted', async () => {
-    offsetMs = 0;
-    const start = serverSeconds();
-    const request = signedMemberPost({ timestamp: String(start + 295), nonce: randomUUID() });
-    const first = await request.send();
-    assert.equal(first.status, 201, first.text);
+  it(
+    'refuses the same signed bytes once the first-use window has passed but the timestamp is still ' + 'accepted',
+    async () => {
+      offsetMs = 0;
+      const start = serverSeconds();
+      const request = signedMemberPost({ timestamp: String(start + 295), nonce: randomUUID() });
+      const first = await request.send();
+      assert.equal(first.status, 201, first.text);
 
-    offsetMs = 306_000; // 306 s after first use: a nonce kept for 300 s from first use would be gone
-    expectError(await request.send(), 401, 'nonce_reused', 'identical request');
-    expectError(
-      await request.send({ 'x-idempotency-key': randomUUID() }),
-      401,
-      'nonce_reused',
-      'same signed bytes, new idempotency key',
-    );
+      offsetMs = 306_000; // 306 s after first use: a nonce kept for 300 s from first use would be gone
+      expectError(await request.send(), 401, 'nonce_reused', 'identical request');
+      expectError(
+        await request.send({ 'x-idempotency-key': randomUUID() }),
+        401,
+        'nonce_reused',
+        'same signed bytes, new idempotency key',
+      );
 
-    // The purge at that time keeps the nonce: it is still needed.
-    await purgeExpiredNonces(service.ctx.db, Date.now() + offsetMs);
-    offsetMs = 590_000; // the timestamp (start + 295) is still within 300 s
-    expectError(
-      await request.send({ 'x-idempotency-key': randomUUID() }),
-      401,
-      'nonce_reused',
-      'near the end of the timestamp window',
-    );
+      // The purge at that time keeps the nonce: it is still needed.
+      await purgeExpiredNonces(service.ctx.db, Date.now() + offsetMs);
+      offsetMs = 590_000; // the timestamp (start + 295) is still within 300 s
+      expectError(
+        await request.send({ 'x-idempotency-key': randomUUID() }),
+        401,
+        'nonce_reused',
+        'near the end of the timestamp window',
+      );
 
-    offsetMs = 600_000; // the timestamp has left the window: refused for that reason
-    expectError(
-      await request.send({ 'x-idempotency-key': randomUUID() }),
-      401,
-      'timestamp_out_of_range',
-      'after the window',
-    );
-    offsetMs = 0;
-  });
+      offsetMs = 600_000; // the timestamp has left the window: refused for that reason
+      expectError(
+        await request.send({ 'x-idempotency-key': randomUUID() }),
+        401,
+        'timestamp_out_of_range',
+        'after the window',
+      );
+      offsetMs = 0;
+    },
+  );
 
   it('ends a token 30 minutes after its exchange on the request-security clock', async () => {
     offsetMs = 0;

@@ -462,49 +462,55 @@ describe('POST /v1/merchant/deposit-address', () => {
     assert.equal((await ask(client, { asset: 'USDT' })).body.code, 'invalid_request');
   });
 
-  it('answers service_unavailable with retry_after when the chain upstream cannot serve; the same key works later', async () => {
-    const { client } = await newMerchantClient(service);
-    for (const behavior of ['reject', 'timeout', 'unknown']) {
-      await inject(client, 'chain', behavior);
-      const res = await ask(client, { asset: 'USDT', network: 'TRON' });
-      assert.equal(res.status, 400, behavior);
-      assert.equal(res.body.code, 'service_unavailable');
-      assert.equal(res.body.type, 'invalid_request_error');
-      assert.equal(res.body.retry_after, 60);
-    }
-    const key = randomUUID();
-    assert.equal((await ask(client, { asset: 'USDT', network: 'TRON' }, key)).body.code, 'service_unavailable');
-    await inject(client, 'chain', 'success');
-    const later = await ask(client, { asset: 'USDT', network: 'TRON' }, key);
-    assert.equal(later.status, 201, "no answer (unknown) is not stored as the key's result");
-    assert.equal(later.headers['x-idempotent-replay'], undefined);
-    // A refusal is the key's result (the provider would repeat it to the same request id): a new key then works.
-    const refusedKey = randomUUID();
-    await inject(client, 'chain', 'reject');
-    assert.equal((await ask(client, { asset: 'USDT', network: 'TRON' }, refusedKey)).body.code, 'service_unavailable');
-    await inject(client, 'chain', 'success');
-    const replayed = await ask(client, { asset: 'USDT', network: 'TRON' }, refusedKey);
-    assert.deepEqual([replayed.body.code, replayed.headers['x-idempotent-replay']], ['service_unavailable', 'true']);
-    assert.equal((await ask(client, { asset: 'USDT', network: 'TRON' })).status, 201, 'a new key gets an address');
+  it(
+    'answers service_unavailable with retry_after when the chain upstream cannot serve; ' + 'the same key works later',
+    async () => {
+      const { client } = await newMerchantClient(service);
+      for (const behavior of ['reject', 'timeout', 'unknown']) {
+        await inject(client, 'chain', behavior);
+        const res = await ask(client, { asset: 'USDT', network: 'TRON' });
+        assert.equal(res.status, 400, behavior);
+        assert.equal(res.body.code, 'service_unavailable');
+        assert.equal(res.body.type, 'invalid_request_error');
+        assert.equal(res.body.retry_after, 60);
+      }
+      const key = randomUUID();
+      assert.equal((await ask(client, { asset: 'USDT', network: 'TRON' }, key)).body.code, 'service_unavailable');
+      await inject(client, 'chain', 'success');
+      const later = await ask(client, { asset: 'USDT', network: 'TRON' }, key);
+      assert.equal(later.status, 201, "no answer (unknown) is not stored as the key's result");
+      assert.equal(later.headers['x-idempotent-replay'], undefined);
+      // A refusal is the key's result (the provider would repeat it to the same request id): a new key then works.
+      const refusedKey = randomUUID();
+      await inject(client, 'chain', 'reject');
+      assert.equal(
+        (await ask(client, { asset: 'USDT', network: 'TRON' }, refusedKey)).body.code,
+        'service_unavailable',
+      );
+      await inject(client, 'chain', 'success');
+      const replayed = await ask(client, { asset: 'USDT', network: 'TRON' }, refusedKey);
+      assert.deepEqual([replayed.body.code, replayed.headers['x-idempotent-replay']], ['service_unavailable', 'true']);
+      assert.equal((await ask(client, { asset: 'USDT', network: 'TRON' })).status, 201, 'a new key gets an address');
 
-    // A network of the catalogue the chain provider has no channel on.
-    const put = await admin(service, 'PUT', '/admin/v1/assets/USDT/networks/SOLANA', {
-      enabled: true,
-      withdrawal_fee: '1',
-      withdrawal_min: '1',
-      address_pattern: '^[1-9A-HJ-NP-Za-km-z]{32,44}$',
-    });
-    assert.equal(put.status, 200, JSON.stringify(put.body));
-    const solana = await ask(client, { asset: 'USDT', network: 'SOLANA' });
-    assert.equal(solana.body.code, 'service_unavailable');
-    assert.equal(solana.body.retry_after, 60);
-    await admin(service, 'PUT', '/admin/v1/assets/USDT/networks/SOLANA', {
-      enabled: false,
-      withdrawal_fee: '1',
-      withdrawal_min: '1',
-      address_pattern: '^[1-9A-HJ-NP-Za-km-z]{32,44}$',
-    });
-  });
+      // A network of the catalogue the chain provider has no channel on.
+      const put = await admin(service, 'PUT', '/admin/v1/assets/USDT/networks/SOLANA', {
+        enabled: true,
+        withdrawal_fee: '1',
+        withdrawal_min: '1',
+        address_pattern: '^[1-9A-HJ-NP-Za-km-z]{32,44}$',
+      });
+      assert.equal(put.status, 200, JSON.stringify(put.body));
+      const solana = await ask(client, { asset: 'USDT', network: 'SOLANA' });
+      assert.equal(solana.body.code, 'service_unavailable');
+      assert.equal(solana.body.retry_after, 60);
+      await admin(service, 'PUT', '/admin/v1/assets/USDT/networks/SOLANA', {
+        enabled: false,
+        withdrawal_fee: '1',
+        withdrawal_min: '1',
+        address_pattern: '^[1-9A-HJ-NP-Za-km-z]{32,44}$',
+      });
+    },
+  );
 
   it(
     'unknown_status: an address answered with a status outside our enumeration is not issued: ' +

@@ -180,82 +180,88 @@ describe('withdrawals: conformance audit', () => {
     },
   );
 
-  it('each transition posts once and records one event with ids and status only; replays and refusals add neither', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client, '100');
-    const toFail = await create(client, m.external, '20');
-    const toSettle = await create(client, m.external, '30');
-    const failKey = randomUUID();
-    const failed = (await client.withdrawals.fail(toFail.id, { idempotencyKey: failKey })) as any;
-    assert.deepEqual(
-      { status: failed.status, status_version: failed.status_version, amount: failed.amount, fee: failed.fee },
-      { status: 'failed', status_version: 2, amount: '20.000000', fee: '1.000000' },
-    );
-    const sameKey = await client.requestRaw({
-      method: 'POST',
-      path: `/v1/withdrawals/${toFail.id}/fail`,
-      idempotencyKey: failKey,
-    });
-    assert.equal(sameKey.headers['x-idempotent-replay'], 'true');
-    assert.equal(
-      ((await client.withdrawals.fail(toFail.id)) as any).status,
-      'failed',
-      'a repeat on failed replays 200',
-    );
-    await expectCode(client.withdrawals.confirm(toFail.id), 'order_not_cancellable', 400);
-    await client.withdrawals.confirm(toSettle.id);
-    await client.withdrawals.confirm(toSettle.id);
-    await expectCode(client.withdrawals.fail(toSettle.id), 'order_not_cancellable', 400);
-    assert.deepEqual(await entriesOf(toFail.id), ['withdrawal.fail', 'withdrawal.lock']);
-    assert.deepEqual(await entriesOf(toSettle.id), ['withdrawal.confirm', 'withdrawal.lock']);
-    assert.deepEqual(await eventsOf(toFail.id), [
-      {
-        type: 'withdrawal.locked',
-        object: 'withdrawal',
-        external_member_id: m.external,
-        status: 'locked',
-        status_version: 1,
-      },
-      {
-        type: 'withdrawal.failed',
-        object: 'withdrawal',
-        external_member_id: m.external,
-        status: 'failed',
-        status_version: 2,
-      },
-    ]);
-    assert.deepEqual(await eventsOf(toSettle.id), [
-      {
-        type: 'withdrawal.locked',
-        object: 'withdrawal',
-        external_member_id: m.external,
-        status: 'locked',
-        status_version: 1,
-      },
-      {
-        type: 'withdrawal.settled',
-        object: 'withdrawal',
-        external_member_id: m.external,
-        status: 'settled',
-        status_version: 2,
-      },
-    ]);
-    const bal = await balanceOf(client, m.external);
-    assert.deepEqual([bal.available, bal.withdrawing], ['69.000000', '0.000000']);
-    assert.equal((await custodyOf(client)).custody, '69.000000');
-  });
+  it(
+    'each transition posts once and records one event with ids and status only; ' + 'replays and refusals add neither',
+    async () => {
+      const { client } = await newMerchantClient(service);
+      const m = await fundedMember(client, '100');
+      const toFail = await create(client, m.external, '20');
+      const toSettle = await create(client, m.external, '30');
+      const failKey = randomUUID();
+      const failed = (await client.withdrawals.fail(toFail.id, { idempotencyKey: failKey })) as any;
+      assert.deepEqual(
+        { status: failed.status, status_version: failed.status_version, amount: failed.amount, fee: failed.fee },
+        { status: 'failed', status_version: 2, amount: '20.000000', fee: '1.000000' },
+      );
+      const sameKey = await client.requestRaw({
+        method: 'POST',
+        path: `/v1/withdrawals/${toFail.id}/fail`,
+        idempotencyKey: failKey,
+      });
+      assert.equal(sameKey.headers['x-idempotent-replay'], 'true');
+      assert.equal(
+        ((await client.withdrawals.fail(toFail.id)) as any).status,
+        'failed',
+        'a repeat on failed replays 200',
+      );
+      await expectCode(client.withdrawals.confirm(toFail.id), 'order_not_cancellable', 400);
+      await client.withdrawals.confirm(toSettle.id);
+      await client.withdrawals.confirm(toSettle.id);
+      await expectCode(client.withdrawals.fail(toSettle.id), 'order_not_cancellable', 400);
+      assert.deepEqual(await entriesOf(toFail.id), ['withdrawal.fail', 'withdrawal.lock']);
+      assert.deepEqual(await entriesOf(toSettle.id), ['withdrawal.confirm', 'withdrawal.lock']);
+      assert.deepEqual(await eventsOf(toFail.id), [
+        {
+          type: 'withdrawal.locked',
+          object: 'withdrawal',
+          external_member_id: m.external,
+          status: 'locked',
+          status_version: 1,
+        },
+        {
+          type: 'withdrawal.failed',
+          object: 'withdrawal',
+          external_member_id: m.external,
+          status: 'failed',
+          status_version: 2,
+        },
+      ]);
+      assert.deepEqual(await eventsOf(toSettle.id), [
+        {
+          type: 'withdrawal.locked',
+          object: 'withdrawal',
+          external_member_id: m.external,
+          status: 'locked',
+          status_version: 1,
+        },
+        {
+          type: 'withdrawal.settled',
+          object: 'withdrawal',
+          external_member_id: m.external,
+          status: 'settled',
+          status_version: 2,
+        },
+      ]);
+      const bal = await balanceOf(client, m.external);
+      assert.deepEqual([bal.available, bal.withdrawing], ['69.000000', '0.000000']);
+      assert.equal((await custodyOf(client)).custody, '69.000000');
+    },
+  );
 
-  it('a withdrawal locked before its member was suspended can still be confirmed or failed by the merchant', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client, '100');
-    const a = await create(client, m.external, '10');
-    const b = await create(client, m.external, '10');
-    await client.members.suspend(m.external);
-    await expectCode(client.withdrawals.get(a.id, { onBehalfOf: m.external }), 'member_not_found', 404);
-    assert.equal(((await client.withdrawals.confirm(a.id)) as any).status, 'settled');
-    assert.equal(((await client.withdrawals.fail(b.id)) as any).status, 'failed');
-    assert.equal((await custodyOf(client)).custody, '89.000000');
-  });
+  it(
+    'a withdrawal locked before its member was suspended can still be confirmed or failed by the ' + 'merchant',
+    async () => {
+      const { client } = await newMerchantClient(service);
+      const m = await fundedMember(client, '100');
+      const a = await create(client, m.external, '10');
+      const b = await create(client, m.external, '10');
+      await client.members.suspend(m.external);
+      await expectCode(client.withdrawals.get(a.id, { onBehalfOf: m.external }), 'member_not_found', 404);
+      assert.equal(((await client.withdrawals.confirm(a.id)) as any).status, 'settled');
+      assert.equal(((await client.withdrawals.fail(b.id)) as any).status, 'failed');
+      assert.equal((await custodyOf(client)).custody, '89.000000');
+    },
+  );
 
   it('a withdrawal locked before its asset was disabled can still be read, confirmed and failed', async () => {
     const { client } = await newMerchantClient(service);
