@@ -50,19 +50,22 @@ describe('card lifecycle rules', () => {
     assert.equal(truncateNote(emoji), '😀'.repeat(200));
   });
 
-  it('replacement transitions: start, complete, fail; final states replay their own event and refuse the others', () => {
-    assert.deepEqual(replacementTransition('requested', 'start'), { kind: 'move', to: 'processing' });
-    assert.deepEqual(replacementTransition('processing', 'start'), { kind: 'replay', at: 'processing' });
-    assert.deepEqual(replacementTransition('processing', 'complete'), { kind: 'move', to: 'completed' });
-    assert.deepEqual(replacementTransition('requested', 'fail'), { kind: 'move', to: 'failed' });
-    assert.deepEqual(replacementTransition('processing', 'fail'), { kind: 'move', to: 'failed' });
-    assert.deepEqual(replacementTransition('completed', 'complete'), { kind: 'replay', at: 'completed' });
-    assert.deepEqual(replacementTransition('failed', 'fail'), { kind: 'replay', at: 'failed' });
-    assert.equal(replacementTransition('requested', 'complete').kind, 'refuse');
-    assert.equal(replacementTransition('completed', 'fail').kind, 'refuse');
-    assert.equal(replacementTransition('failed', 'start').kind, 'refuse');
-    assert.equal(replacementTransition('completed', 'start').kind, 'refuse');
-  });
+  it(
+    'replacement transitions: start, complete, fail; ' + 'final states replay their own event and refuse the others',
+    () => {
+      assert.deepEqual(replacementTransition('requested', 'start'), { kind: 'move', to: 'processing' });
+      assert.deepEqual(replacementTransition('processing', 'start'), { kind: 'replay', at: 'processing' });
+      assert.deepEqual(replacementTransition('processing', 'complete'), { kind: 'move', to: 'completed' });
+      assert.deepEqual(replacementTransition('requested', 'fail'), { kind: 'move', to: 'failed' });
+      assert.deepEqual(replacementTransition('processing', 'fail'), { kind: 'move', to: 'failed' });
+      assert.deepEqual(replacementTransition('completed', 'complete'), { kind: 'replay', at: 'completed' });
+      assert.deepEqual(replacementTransition('failed', 'fail'), { kind: 'replay', at: 'failed' });
+      assert.equal(replacementTransition('requested', 'complete').kind, 'refuse');
+      assert.equal(replacementTransition('completed', 'fail').kind, 'refuse');
+      assert.equal(replacementTransition('failed', 'start').kind, 'refuse');
+      assert.equal(replacementTransition('completed', 'start').kind, 'refuse');
+    },
+  );
 
   it("the executor's first look at the card", () => {
     assert.equal(replacementStartProblem({ status: 'active' }, true), undefined);

@@ -104,22 +104,25 @@ describe('exchange pricing', () => {
     assert.equal(p.toAmount, 1_530_760n - 1531n);
   });
 
-  it("the member never gets more than the exact value at the mid rate (rounding and fees in the service's favour)", () => {
-    fc.assert(
-      fc.property(priceArb, (input) => {
-        const p = priceExchange(input);
-        if ('refusal' in p) return;
-        // exact: toAmount / 10^toScale <= fromAmount / 10^fromScale × mid
-        const mid = ratioOf(input.midRate);
-        const lhs = p.toAmount * mid.den * 10n ** BigInt(input.fromScale);
-        const rhs = input.fromAmount * mid.num * 10n ** BigInt(input.toScale);
-        assert.ok(lhs <= rhs);
-        assert.ok(ratioOf(p.rate).num * mid.den <= mid.num * ratioOf(p.rate).den, 'rate ≤ mid');
-        assert.ok(p.toAmount > 0n && p.fee >= 0n);
-      }),
-      runs,
-    );
-  });
+  it(
+    "the member never gets more than the exact value at the mid rate (rounding and fees in the service's " + 'favour)',
+    () => {
+      fc.assert(
+        fc.property(priceArb, (input) => {
+          const p = priceExchange(input);
+          if ('refusal' in p) return;
+          // exact: toAmount / 10^toScale <= fromAmount / 10^fromScale × mid
+          const mid = ratioOf(input.midRate);
+          const lhs = p.toAmount * mid.den * 10n ** BigInt(input.fromScale);
+          const rhs = input.fromAmount * mid.num * 10n ** BigInt(input.toScale);
+          assert.ok(lhs <= rhs);
+          assert.ok(ratioOf(p.rate).num * mid.den <= mid.num * ratioOf(p.rate).den, 'rate ≤ mid');
+          assert.ok(p.toAmount > 0n && p.fee >= 0n);
+        }),
+        runs,
+      );
+    },
+  );
 
   it('the fee is at least fee_bps of its side (rounded up) plus the fixed part, and never the whole of it', () => {
     fc.assert(

@@ -508,38 +508,41 @@ describe('corridor policy', () => {
       assert.equal(corridorRefusal(policy, fps), undefined);
     },
   );
-  it('refuses restricted jurisdictions (address, BIC country, corridor country) and an unconfirmable routing type', () => {
-    const values = {
-      'address.country': 'GB',
-      'bank_details.routing_code_type1': 'sort_code',
-      'bank_details.routing_code_value1': '040004',
-    };
-    assert.equal(payeeRefusal(policy, fps, values, 'GB'), undefined);
-    assert.equal(payeeRefusal(policy, fps, { ...values, 'address.country': 'IR' }, 'GB'), 'restricted_jurisdiction');
-    assert.equal(payeeRefusal(policy, fps, values, 'KP'), 'restricted_jurisdiction');
-    assert.equal(
-      payeeRefusal({ ...policy, confirmableRoutingTypes: ['aba'] }, fps, values, 'GB'),
-      'no_confirmable_routing_type',
-    );
-    const swiftPolicy = { ...policy, confirmableRoutingTypes: ['bic'] };
-    assert.equal(
-      payeeRefusal(swiftPolicy, swift, { 'bank_details.swift_code': 'BKIDIRTH' }, 'US'),
-      'restricted_jurisdiction',
-    );
-    assert.equal(
-      payeeRefusal(
-        swiftPolicy,
-        swift,
-        {
-          'bank_details.swift_code': 'CHASUS33',
-          'bank_details.routing_code_type1': 'aba',
-          'bank_details.routing_code_value1': '021000021',
-        },
-        'US',
-      ),
-      'no_confirmable_routing_type',
-    );
-  });
+  it(
+    'refuses restricted jurisdictions (address, BIC country, ' + 'corridor country) and an unconfirmable routing type',
+    () => {
+      const values = {
+        'address.country': 'GB',
+        'bank_details.routing_code_type1': 'sort_code',
+        'bank_details.routing_code_value1': '040004',
+      };
+      assert.equal(payeeRefusal(policy, fps, values, 'GB'), undefined);
+      assert.equal(payeeRefusal(policy, fps, { ...values, 'address.country': 'IR' }, 'GB'), 'restricted_jurisdiction');
+      assert.equal(payeeRefusal(policy, fps, values, 'KP'), 'restricted_jurisdiction');
+      assert.equal(
+        payeeRefusal({ ...policy, confirmableRoutingTypes: ['aba'] }, fps, values, 'GB'),
+        'no_confirmable_routing_type',
+      );
+      const swiftPolicy = { ...policy, confirmableRoutingTypes: ['bic'] };
+      assert.equal(
+        payeeRefusal(swiftPolicy, swift, { 'bank_details.swift_code': 'BKIDIRTH' }, 'US'),
+        'restricted_jurisdiction',
+      );
+      assert.equal(
+        payeeRefusal(
+          swiftPolicy,
+          swift,
+          {
+            'bank_details.swift_code': 'CHASUS33',
+            'bank_details.routing_code_type1': 'aba',
+            'bank_details.routing_code_value1': '021000021',
+          },
+          'US',
+        ),
+        'no_confirmable_routing_type',
+      );
+    },
+  );
 });
 
 describe('price, limits and posting rules', () => {
