@@ -111,6 +111,16 @@ describe('stored functions as files', () => {
     const parsed = parseFunctionFile({ file: 'mwa_x.sql', text: `-- mwa_x\n--\n-- Does nothing.\n${definition}` });
     assert.equal(parsed.definition, definition);
     assert.equal(parsed.signature, 'CREATE OR REPLACE FUNCTION public.mwa_x()');
+    // A long header wraps after a comma, continued by lines indented two spaces or more.
+    const long =
+      'CREATE OR REPLACE FUNCTION public.mwa_x(p_a text, p_b text)\n RETURNS TABLE(a text, b text)\n' +
+      ' LANGUAGE plpgsql\nAS $function$\nBEGIN\n  RETURN QUERY SELECT p_a,\n    p_b;\nEND\n$function$\n';
+    const wrapped = long
+      .replace('(p_a text, p_b', '(p_a text,\n    p_b')
+      .replace('TABLE(a text, b', 'TABLE(a text,\n    b');
+    const parsedWrapped = parseFunctionFile({ file: 'mwa_x.sql', text: `-- mwa_x\n${wrapped}` });
+    assert.equal(parsedWrapped.definition, long);
+    assert.equal(parsedWrapped.signature, 'CREATE OR REPLACE FUNCTION public.mwa_x(p_a text, p_b text)');
     assert.throws(() => parseFunctionFile({ file: 'mwa_y.sql', text: definition }), /defines public\.mwa_x/);
     assert.throws(() => parseFunctionFile({ file: 'mwa_x.sql', text: `/* a */\n${definition}` }), /only -- comments/);
     assert.throws(

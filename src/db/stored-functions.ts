@@ -9,13 +9,27 @@ import { functionFiles, type FunctionFile } from './function-files.js';
  * `migrateToLatest` applies them after the migrations, on every migrate.
  */
 export interface StoredFunction extends FunctionFile {
-  /** The definition: the file from its `CREATE OR REPLACE` line on, as `pg_get_functiondef` prints it. */
+  /**
+   * The definition: the file from its `CREATE OR REPLACE` line on, as `pg_get_functiondef` prints it
+   * (a wrapped header joined back).
+   */
   definition: string;
   /** Its first line (`CREATE OR REPLACE FUNCTION public.name(arguments)`), which names it with its signature. */
   signature: string;
 }
 
 const definitionStart = /^CREATE OR REPLACE (FUNCTION|PROCEDURE) /m;
+
+/**
+ * The definition with its header (the lines before `AS`) as PostgreSQL prints it: a file wraps a
+ * long argument list or `RETURNS TABLE(...)` after a comma, on lines indented by two spaces or
+ * more (PostgreSQL's own attribute lines have one), which join back with one space.
+ */
+function joinHeader(definition: string): string {
+  const body = definition.search(/^AS /m);
+  if (body < 0) return definition;
+  return definition.slice(0, body).replace(/\n {2,}/g, ' ') + definition.slice(body);
+}
 
 /** A file read as a stored function; throws when it is not comments followed by one definition. */
 export function parseFunctionFile({ file, text }: FunctionFile): StoredFunction {
@@ -27,7 +41,7 @@ export function parseFunctionFile({ file, text }: FunctionFile): StoredFunction 
     .find((line) => line.trim() !== '' && !line.startsWith('--'));
   if (stray !== undefined)
     throw new Error(`src/db/functions/${file}: only -- comments may come before the definition, found: ${stray}`);
-  const definition = text.slice(at);
+  const definition = joinHeader(text.slice(at));
   if (definition.slice(1).search(definitionStart) >= 0)
     throw new Error(`src/db/functions/${file}: more than one definition`);
   const signature = definition.slice(0, definition.indexOf('\n'));

@@ -25,16 +25,19 @@ AS $function$
       next_state text;
     BEGIN
       FOR m IN SELECT * FROM balance_monitors b
-               WHERE b.merchant_id = NEW.owner_id AND b.environment = NEW.environment AND b.asset = NEW.asset AND b.balance = NEW.bucket
+               WHERE b.merchant_id = NEW.owner_id AND b.environment = NEW.environment AND b.asset = NEW.asset AND
+                 b.balance = NEW.bucket
                ORDER BY b.id FOR UPDATE LOOP
         next_state := CASE WHEN NEW.balance < m.below THEN 'triggered' ELSE 'ok' END;
         CONTINUE WHEN next_state = m.state;
         UPDATE balance_monitors SET state = next_state, changes = changes + 1 WHERE id = m.id;
-        INSERT INTO events (id, merchant_id, environment, type, object, object_id, external_member_id, status, status_version, livemode, created_at)
+        INSERT INTO events (id, merchant_id, environment, type, object, object_id, external_member_id, status,
+          status_version, livemode, created_at)
         VALUES ('evt_' || gen_random_uuid(), m.merchant_id, m.environment,
                 CASE WHEN next_state = 'triggered' THEN 'balance_monitor.triggered' ELSE 'balance_monitor.resolved' END,
                 'balance_monitor', m.id, '', next_state, m.changes + 1, m.environment = 'production',
-                now() + COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id = m.merchant_id AND m.environment = 'sandbox'), 0)
+                now() + COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id = m.merchant_id AND
+                  m.environment = 'sandbox'), 0)
                   * interval '1 millisecond');
       END LOOP;
       RETURN NULL;

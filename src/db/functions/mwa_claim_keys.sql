@@ -23,8 +23,11 @@
 --
 -- Runs with `plan_cache_mode = force_generic_plan` (see mwa_post_entries_across.sql).
 -- History: migration 033; 051 set plan_cache_mode.
-CREATE OR REPLACE FUNCTION public.mwa_claim_keys(p_merchant_locks text[], p_key_locks text[], p_merchant_ids text[], p_environments text[], p_keys text[], p_window_hours integer, p_nonces text[], p_nonce_expires timestamp with time zone[], p_nonce_now timestamp with time zone[])
- RETURNS TABLE(ord integer, fresh boolean, locked boolean, endpoint text, request_hash text, status_code integer, response_body text, created_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.mwa_claim_keys(p_merchant_locks text[], p_key_locks text[], p_merchant_ids text[],
+    p_environments text[], p_keys text[], p_window_hours integer, p_nonces text[],
+    p_nonce_expires timestamp with time zone[], p_nonce_now timestamp with time zone[])
+ RETURNS TABLE(ord integer, fresh boolean, locked boolean, endpoint text, request_hash text, status_code integer,
+    response_body text, created_at timestamp with time zone)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
@@ -40,7 +43,8 @@ BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended(lock_name, 0));
   END LOOP;
   FOR i IN
-    SELECT x.ord FROM unnest(p_merchant_ids, p_environments, p_nonces) WITH ORDINALITY AS x(merchant_id, environment, nonce, ord)
+    SELECT x.ord FROM unnest(p_merchant_ids, p_environments, p_nonces) WITH ORDINALITY AS x(merchant_id, environment,
+      nonce, ord)
     WHERE x.nonce IS NOT NULL
     ORDER BY x.merchant_id COLLATE "C", x.environment COLLATE "C", x.nonce COLLATE "C", x.ord
   LOOP

@@ -6,7 +6,9 @@
 -- Kept for processes of the release before `mwa_insert_deposits_across` (migration 051) until the
 -- release after; the current code calls the `_across` function.
 -- History: migration 043 (issue 16, docs/group-commit.md "One statement a batch").
-CREATE OR REPLACE FUNCTION public.mwa_insert_deposits(p_merchant_id text, p_environment text, p_created_at timestamp with time zone, p_ids text[], p_member_refs text[], p_assets text[], p_networks text[], p_amounts numeric[], p_tx_hashes text[])
+CREATE OR REPLACE FUNCTION public.mwa_insert_deposits(p_merchant_id text, p_environment text,
+    p_created_at timestamp with time zone, p_ids text[], p_member_refs text[], p_assets text[], p_networks text[],
+    p_amounts numeric[], p_tx_hashes text[])
  RETURNS TABLE(ord integer, member_found boolean, member_external_id text, deposit deposits)
  LANGUAGE plpgsql
 AS $function$
@@ -26,18 +28,22 @@ BEGIN
           -- plan made while the table was small used the merchant's index and filtered every
           -- member of the merchant on each deposit.
           SELECT by_id.id, by_id.external_member_id, by_id.status, 1 AS preference FROM (
-            SELECT mm.id, mm.external_member_id, mm.status, mm.merchant_id, mm.environment FROM members mm WHERE mm.id = i.member_ref OFFSET 0
+            SELECT mm.id, mm.external_member_id, mm.status, mm.merchant_id, mm.environment FROM members mm WHERE mm.id =
+              i.member_ref OFFSET 0
           ) by_id
           WHERE by_id.merchant_id = p_merchant_id AND by_id.environment = p_environment
           UNION ALL
           SELECT mm.id, mm.external_member_id, mm.status, 2 FROM members mm
-          WHERE mm.external_member_id = i.member_ref AND mm.merchant_id = p_merchant_id AND mm.environment = p_environment
+          WHERE mm.external_member_id = i.member_ref AND mm.merchant_id = p_merchant_id AND mm.environment =
+            p_environment
         ) c ORDER BY c.preference LIMIT 1
       ) m ON true
     ),
     inserted AS (
-      INSERT INTO deposits AS d (id, merchant_id, environment, member_id, asset, network, amount, tx_hash, status, created_at)
-      SELECT r.id, p_merchant_id, p_environment, r.member_id, r.asset, r.network, r.amount, r.tx_hash, 'credited', p_created_at
+      INSERT INTO deposits AS d (id, merchant_id, environment, member_id, asset, network, amount, tx_hash, status,
+        created_at)
+      SELECT r.id, p_merchant_id, p_environment, r.member_id, r.asset, r.network, r.amount, r.tx_hash, 'credited',
+        p_created_at
       FROM resolved r WHERE r.member_status = 'active'
       ORDER BY r.ord
       ON CONFLICT (merchant_id, environment, asset, tx_key) DO NOTHING

@@ -12,7 +12,8 @@
 -- planned it anew on every call. Every statement in it is a look-up by key or by id, so the
 -- generic plan is the plan (test/ledger-plans.test.ts).
 -- History: migration 051.
-CREATE OR REPLACE FUNCTION public.mwa_insert_deposits_across(p_merchant_ids text[], p_environments text[], p_ids text[], p_member_refs text[], p_assets text[], p_networks text[], p_amounts numeric[], p_tx_hashes text[])
+CREATE OR REPLACE FUNCTION public.mwa_insert_deposits_across(p_merchant_ids text[], p_environments text[], p_ids text[],
+    p_member_refs text[], p_assets text[], p_networks text[], p_amounts numeric[], p_tx_hashes text[])
  RETURNS TABLE(ord integer, member_found boolean, member_external_id text, deposit deposits)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
@@ -21,7 +22,8 @@ AS $function$
 BEGIN
   RETURN QUERY
     WITH input AS (
-      SELECT * FROM unnest(p_merchant_ids, p_environments, p_ids, p_member_refs, p_assets, p_networks, p_amounts, p_tx_hashes)
+      SELECT * FROM unnest(p_merchant_ids, p_environments, p_ids, p_member_refs, p_assets, p_networks, p_amounts,
+        p_tx_hashes)
         WITH ORDINALITY AS i(merchant_id, environment, id, member_ref, asset, network, amount, tx_hash, ord)
     ),
     resolved AS MATERIALIZED (
@@ -32,19 +34,23 @@ BEGIN
           -- By the primary key alone (OFFSET 0 keeps the merchant's condition out of the scan), as
           -- in mwa_insert_deposits.
           SELECT by_id.id, by_id.external_member_id, by_id.status, 1 AS preference FROM (
-            SELECT mm.id, mm.external_member_id, mm.status, mm.merchant_id, mm.environment FROM members mm WHERE mm.id = i.member_ref OFFSET 0
+            SELECT mm.id, mm.external_member_id, mm.status, mm.merchant_id, mm.environment FROM members mm WHERE mm.id =
+              i.member_ref OFFSET 0
           ) by_id
           WHERE by_id.merchant_id = i.merchant_id AND by_id.environment = i.environment
           UNION ALL
           SELECT mm.id, mm.external_member_id, mm.status, 2 FROM members mm
-          WHERE mm.external_member_id = i.member_ref AND mm.merchant_id = i.merchant_id AND mm.environment = i.environment
+          WHERE mm.external_member_id = i.member_ref AND mm.merchant_id = i.merchant_id AND mm.environment =
+            i.environment
         ) c ORDER BY c.preference LIMIT 1
       ) m ON true
     ),
     inserted AS (
-      INSERT INTO deposits AS d (id, merchant_id, environment, member_id, asset, network, amount, tx_hash, status, created_at)
+      INSERT INTO deposits AS d (id, merchant_id, environment, member_id, asset, network, amount, tx_hash, status,
+        created_at)
       SELECT r.id, r.merchant_id, r.environment, r.member_id, r.asset, r.network, r.amount, r.tx_hash, 'credited',
-             now() + COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id = r.merchant_id AND r.environment = 'sandbox'), 0)
+             now() + COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id = r.merchant_id AND
+               r.environment = 'sandbox'), 0)
                      * interval '1 millisecond'
       FROM resolved r WHERE r.member_status = 'active'
       ORDER BY r.ord

@@ -11,7 +11,8 @@
 -- such plan.
 --
 -- History: migration 034 (issue 16).
-CREATE OR REPLACE FUNCTION public.mwa_lock_accounts(p_environment text, p_asset text[], p_owner_type text[], p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[])
+CREATE OR REPLACE FUNCTION public.mwa_lock_accounts(p_environment text, p_asset text[], p_owner_type text[],
+    p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[])
  RETURNS TABLE(ord integer, id bigint, balance numeric)
  LANGUAGE plpgsql
 AS $function$
@@ -33,7 +34,8 @@ BEGIN
   END LOOP;
   IF missing THEN
     INSERT INTO ledger_accounts (environment, owner_type, owner_id, asset, bucket, normal_side, non_negative)
-    SELECT p_environment, p_owner_type[t.i], p_owner_id[t.i], p_asset[t.i], p_bucket[t.i], p_normal_side[t.i], p_non_negative[t.i]
+    SELECT p_environment, p_owner_type[t.i], p_owner_id[t.i], p_asset[t.i], p_bucket[t.i], p_normal_side[t.i],
+      p_non_negative[t.i]
     FROM generate_subscripts(p_owner_type, 1) AS t(i)
     WHERE ids[t.i] IS NULL
     ORDER BY t.i
@@ -49,7 +51,8 @@ BEGIN
     END LOOP;
   END IF;
   FOR k IN SELECT x.i FROM generate_subscripts(ids, 1) AS x(i) ORDER BY ids[x.i] LOOP
-    SELECT a.id, a.balance, a.normal_side, a.non_negative INTO acc FROM ledger_accounts a WHERE a.id = ids[k] FOR UPDATE;
+    SELECT a.id, a.balance, a.normal_side, a.non_negative INTO acc FROM ledger_accounts a WHERE a.id = ids[k] FOR
+      UPDATE;
     IF acc.normal_side <> p_normal_side[k] OR acc.non_negative <> p_non_negative[k] THEN
       RAISE EXCEPTION 'ledger: account % rules differ from its reference', acc.id;
     END IF;

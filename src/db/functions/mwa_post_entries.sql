@@ -25,7 +25,11 @@
 -- release after; the current code calls the `_across` function.
 --
 -- History: migration 032, replaced by 034 (issue 16: plans independent of the tables' size).
-CREATE OR REPLACE FUNCTION public.mwa_post_entries(p_environment text, p_merchant_id text, p_asset text[], p_owner_type text[], p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[], p_entry_id text[], p_kind text[], p_reference_type text[], p_reference_id text[], p_entry_asset text[], p_delta_entry integer[], p_delta_account integer[], p_delta numeric[], p_line_entry integer[], p_line_account integer[], p_line_amount numeric[])
+CREATE OR REPLACE FUNCTION public.mwa_post_entries(p_environment text, p_merchant_id text, p_asset text[],
+    p_owner_type text[], p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[],
+    p_entry_id text[], p_kind text[], p_reference_type text[], p_reference_id text[], p_entry_asset text[],
+    p_delta_entry integer[], p_delta_account integer[], p_delta numeric[], p_line_entry integer[],
+    p_line_account integer[], p_line_amount numeric[])
  RETURNS TABLE(entry_index integer, status text, account_index integer)
  LANGUAGE plpgsql
 AS $function$
@@ -46,19 +50,22 @@ BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('merchant-writes|' || p_merchant_id || '|' || p_environment, 0));
   END IF;
 
-  FOR acc IN SELECT * FROM mwa_lock_accounts(p_environment, p_asset, p_owner_type, p_owner_id, p_bucket, p_normal_side, p_non_negative) LOOP
+  FOR acc IN SELECT * FROM mwa_lock_accounts(p_environment, p_asset, p_owner_type, p_owner_id, p_bucket, p_normal_side,
+    p_non_negative) LOOP
     ids[acc.ord] := acc.id;
     bal[acc.ord] := acc.balance;
   END LOOP;
 
-  IF NOT EXISTS (SELECT 1 FROM unnest(p_delta_account, p_delta) AS x(account, delta) WHERE p_non_negative[x.account] AND x.delta < 0) THEN
+  IF NOT EXISTS (SELECT 1 FROM unnest(p_delta_account, p_delta) AS x(account, delta) WHERE p_non_negative[x.account] AND
+    x.delta < 0) THEN
     -- Nothing takes from an account that must stay non-negative, so no entry can fall short and
     -- none depends on the balances an earlier one leaves: the entries are inserted in one
     -- statement, in order, a repeat (of an earlier posting, or of an earlier entry of this call)
     -- inserting nothing, as the loop below would decide one by one.
     WITH ins AS (
       INSERT INTO journal_entries (id, environment, kind, reference_type, reference_id, merchant_id, asset)
-      SELECT p_entry_id[t.e], p_environment, p_kind[t.e], p_reference_type[t.e], p_reference_id[t.e], p_merchant_id, p_entry_asset[t.e]
+      SELECT p_entry_id[t.e], p_environment, p_kind[t.e], p_reference_type[t.e], p_reference_id[t.e], p_merchant_id,
+        p_entry_asset[t.e]
       FROM generate_subscripts(p_entry_id, 1) AS t(e)
       ORDER BY t.e
       ON CONFLICT (environment, reference_type, reference_id, kind) DO NOTHING
@@ -79,7 +86,8 @@ BEGIN
       ORDER BY ids[x.account]
       LIMIT 1;
       IF short_at IS NOT NULL THEN
-        IF EXISTS (SELECT 1 FROM journal_entries j WHERE j.environment = p_environment AND j.reference_type = p_reference_type[e]
+        IF EXISTS (SELECT 1 FROM journal_entries j WHERE j.environment = p_environment AND j.reference_type =
+          p_reference_type[e]
                      AND j.reference_id = p_reference_id[e] AND j.kind = p_kind[e]) THEN
           RETURN QUERY SELECT e, 'duplicate'::text, NULL::int;
         ELSE
@@ -89,14 +97,16 @@ BEGIN
       END IF;
       inserted := NULL;
       INSERT INTO journal_entries (id, environment, kind, reference_type, reference_id, merchant_id, asset)
-      VALUES (p_entry_id[e], p_environment, p_kind[e], p_reference_type[e], p_reference_id[e], p_merchant_id, p_entry_asset[e])
+      VALUES (p_entry_id[e], p_environment, p_kind[e], p_reference_type[e], p_reference_id[e], p_merchant_id,
+        p_entry_asset[e])
       ON CONFLICT (environment, reference_type, reference_id, kind) DO NOTHING
       RETURNING id INTO inserted;
       IF inserted IS NULL THEN
         RETURN QUERY SELECT e, 'duplicate'::text, NULL::int;
         CONTINUE;
       END IF;
-      FOR step IN SELECT x.account, x.delta FROM unnest(p_delta_entry, p_delta_account, p_delta) AS x(entry, account, delta) WHERE x.entry = e LOOP
+      FOR step IN SELECT x.account, x.delta FROM unnest(p_delta_entry, p_delta_account, p_delta) AS x(entry, account,
+        delta) WHERE x.entry = e LOOP
         bal[step.account] := bal[step.account] + step.delta;
       END LOOP;
       posted[e] := true;
@@ -105,7 +115,8 @@ BEGIN
   END IF;
 
   FOR step IN
-    SELECT x.account, sum(x.delta) AS delta FROM unnest(p_delta_entry, p_delta_account, p_delta) AS x(entry, account, delta)
+    SELECT x.account, sum(x.delta) AS delta FROM unnest(p_delta_entry, p_delta_account, p_delta) AS x(entry, account,
+      delta)
     WHERE posted[x.entry] GROUP BY x.account HAVING sum(x.delta) <> 0
   LOOP
     UPDATE ledger_accounts SET balance = balance + step.delta WHERE id = ids[step.account];

@@ -13,7 +13,11 @@
 -- planned it anew on every call. Every statement in it is a look-up by key or by id, so the
 -- generic plan is the plan (test/ledger-plans.test.ts).
 -- History: migration 051.
-CREATE OR REPLACE FUNCTION public.mwa_post_entries_across(p_account_environment text[], p_asset text[], p_owner_type text[], p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[], p_entry_environment text[], p_entry_merchant text[], p_entry_id text[], p_kind text[], p_reference_type text[], p_reference_id text[], p_entry_asset text[], p_delta_entry integer[], p_delta_account integer[], p_delta numeric[], p_line_entry integer[], p_line_account integer[], p_line_amount numeric[])
+CREATE OR REPLACE FUNCTION public.mwa_post_entries_across(p_account_environment text[], p_asset text[],
+    p_owner_type text[], p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[],
+    p_entry_environment text[], p_entry_merchant text[], p_entry_id text[], p_kind text[], p_reference_type text[],
+    p_reference_id text[], p_entry_asset text[], p_delta_entry integer[], p_delta_account integer[], p_delta numeric[],
+    p_line_entry integer[], p_line_account integer[], p_line_amount numeric[])
  RETURNS TABLE(entry_index integer, status text, account_index integer)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
@@ -41,16 +45,19 @@ BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended(lock_name, 0));
   END LOOP;
 
-  FOR acc IN SELECT * FROM mwa_lock_accounts_across(p_account_environment, p_asset, p_owner_type, p_owner_id, p_bucket, p_normal_side, p_non_negative) LOOP
+  FOR acc IN SELECT * FROM mwa_lock_accounts_across(p_account_environment, p_asset, p_owner_type, p_owner_id, p_bucket,
+    p_normal_side, p_non_negative) LOOP
     ids[acc.ord] := acc.id;
     bal[acc.ord] := acc.balance;
   END LOOP;
 
-  IF NOT EXISTS (SELECT 1 FROM unnest(p_delta_account, p_delta) AS x(account, delta) WHERE p_non_negative[x.account] AND x.delta < 0) THEN
+  IF NOT EXISTS (SELECT 1 FROM unnest(p_delta_account, p_delta) AS x(account, delta) WHERE p_non_negative[x.account] AND
+    x.delta < 0) THEN
     -- Nothing takes from an account that must stay non-negative: one insert, as in mwa_post_entries.
     WITH ins AS (
       INSERT INTO journal_entries (id, environment, kind, reference_type, reference_id, merchant_id, asset)
-      SELECT p_entry_id[t.e], p_entry_environment[t.e], p_kind[t.e], p_reference_type[t.e], p_reference_id[t.e], p_entry_merchant[t.e], p_entry_asset[t.e]
+      SELECT p_entry_id[t.e], p_entry_environment[t.e], p_kind[t.e], p_reference_type[t.e], p_reference_id[t.e],
+        p_entry_merchant[t.e], p_entry_asset[t.e]
       FROM generate_subscripts(p_entry_id, 1) AS t(e)
       ORDER BY t.e
       ON CONFLICT (environment, reference_type, reference_id, kind) DO NOTHING
@@ -71,7 +78,8 @@ BEGIN
       ORDER BY ids[x.account]
       LIMIT 1;
       IF short_at IS NOT NULL THEN
-        IF EXISTS (SELECT 1 FROM journal_entries j WHERE j.environment = p_entry_environment[e] AND j.reference_type = p_reference_type[e]
+        IF EXISTS (SELECT 1 FROM journal_entries j WHERE j.environment = p_entry_environment[e] AND j.reference_type =
+          p_reference_type[e]
                      AND j.reference_id = p_reference_id[e] AND j.kind = p_kind[e]) THEN
           RETURN QUERY SELECT e, 'duplicate'::text, NULL::int;
         ELSE
@@ -81,14 +89,16 @@ BEGIN
       END IF;
       inserted := NULL;
       INSERT INTO journal_entries (id, environment, kind, reference_type, reference_id, merchant_id, asset)
-      VALUES (p_entry_id[e], p_entry_environment[e], p_kind[e], p_reference_type[e], p_reference_id[e], p_entry_merchant[e], p_entry_asset[e])
+      VALUES (p_entry_id[e], p_entry_environment[e], p_kind[e], p_reference_type[e], p_reference_id[e],
+        p_entry_merchant[e], p_entry_asset[e])
       ON CONFLICT (environment, reference_type, reference_id, kind) DO NOTHING
       RETURNING id INTO inserted;
       IF inserted IS NULL THEN
         RETURN QUERY SELECT e, 'duplicate'::text, NULL::int;
         CONTINUE;
       END IF;
-      FOR step IN SELECT x.account, x.delta FROM unnest(p_delta_entry, p_delta_account, p_delta) AS x(entry, account, delta) WHERE x.entry = e LOOP
+      FOR step IN SELECT x.account, x.delta FROM unnest(p_delta_entry, p_delta_account, p_delta) AS x(entry, account,
+        delta) WHERE x.entry = e LOOP
         bal[step.account] := bal[step.account] + step.delta;
       END LOOP;
       posted[e] := true;
@@ -97,7 +107,8 @@ BEGIN
   END IF;
 
   FOR step IN
-    SELECT x.account, sum(x.delta) AS delta FROM unnest(p_delta_entry, p_delta_account, p_delta) AS x(entry, account, delta)
+    SELECT x.account, sum(x.delta) AS delta FROM unnest(p_delta_entry, p_delta_account, p_delta) AS x(entry, account,
+      delta)
     WHERE posted[x.entry] GROUP BY x.account HAVING sum(x.delta) <> 0
   LOOP
     UPDATE ledger_accounts SET balance = balance + step.delta WHERE id = ids[step.account];

@@ -12,7 +12,10 @@
 -- The posting itself is `mwa_post_entry_rows` (its arguments and answers), called after the lock.
 -- History: migration 024 created `mwa_post_entry`; 031 renamed it `mwa_post_entry_rows` and
 -- created this one.
-CREATE OR REPLACE FUNCTION public.mwa_post_entry(p_entry_id text, p_environment text, p_kind text, p_reference_type text, p_reference_id text, p_merchant_id text, p_asset text, p_owner_type text[], p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[], p_delta numeric[], p_line_account integer[], p_line_amount numeric[])
+CREATE OR REPLACE FUNCTION public.mwa_post_entry(p_entry_id text, p_environment text, p_kind text,
+    p_reference_type text, p_reference_id text, p_merchant_id text, p_asset text, p_owner_type text[],
+    p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[], p_delta numeric[],
+    p_line_account integer[], p_line_amount numeric[])
  RETURNS TABLE(status text, account_index integer)
  LANGUAGE plpgsql
 AS $function$
@@ -21,6 +24,7 @@ BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('merchant-writes|' || p_merchant_id || '|' || p_environment, 0));
   END IF;
   RETURN QUERY SELECT * FROM mwa_post_entry_rows(p_entry_id, p_environment, p_kind, p_reference_type, p_reference_id,
-    p_merchant_id, p_asset, p_owner_type, p_owner_id, p_bucket, p_normal_side, p_non_negative, p_delta, p_line_account, p_line_amount);
+    p_merchant_id, p_asset, p_owner_type, p_owner_id, p_bucket, p_normal_side, p_non_negative, p_delta, p_line_account,
+      p_line_amount);
 END
 $function$

@@ -17,7 +17,10 @@
 --
 -- History: migration 024 (`mwa_post_entry`, issue 16), renamed `mwa_post_entry_rows` by 031,
 -- replaced by 034 (look-ups by the whole key or by id).
-CREATE OR REPLACE FUNCTION public.mwa_post_entry_rows(p_entry_id text, p_environment text, p_kind text, p_reference_type text, p_reference_id text, p_merchant_id text, p_asset text, p_owner_type text[], p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[], p_delta numeric[], p_line_account integer[], p_line_amount numeric[])
+CREATE OR REPLACE FUNCTION public.mwa_post_entry_rows(p_entry_id text, p_environment text, p_kind text,
+    p_reference_type text, p_reference_id text, p_merchant_id text, p_asset text, p_owner_type text[],
+    p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[], p_delta numeric[],
+    p_line_account integer[], p_line_amount numeric[])
  RETURNS TABLE(status text, account_index integer)
  LANGUAGE plpgsql
 AS $function$
@@ -28,10 +31,12 @@ DECLARE
   i int;
   inserted text;
 BEGIN
-  FOR acc IN SELECT * FROM mwa_lock_accounts(p_environment, array_fill(p_asset, ARRAY[n]), p_owner_type, p_owner_id, p_bucket, p_normal_side, p_non_negative) LOOP
+  FOR acc IN SELECT * FROM mwa_lock_accounts(p_environment, array_fill(p_asset, ARRAY[n]), p_owner_type, p_owner_id,
+    p_bucket, p_normal_side, p_non_negative) LOOP
     ids[acc.ord] := acc.id;
     IF p_non_negative[acc.ord] AND acc.balance + p_delta[acc.ord] < 0 THEN
-      IF EXISTS (SELECT 1 FROM journal_entries e WHERE e.environment = p_environment AND e.reference_type = p_reference_type
+      IF EXISTS (SELECT 1 FROM journal_entries e WHERE e.environment = p_environment AND e.reference_type =
+        p_reference_type
                    AND e.reference_id = p_reference_id AND e.kind = p_kind) THEN
         RETURN QUERY SELECT 'duplicate'::text, NULL::int;
       ELSE

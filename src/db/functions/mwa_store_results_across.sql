@@ -12,7 +12,9 @@
 -- planned it anew on every call. Every statement in it is a look-up by key or by id, so the
 -- generic plan is the plan (test/ledger-plans.test.ts).
 -- History: migration 051.
-CREATE OR REPLACE FUNCTION public.mwa_store_results_across(p_merchant_ids text[], p_environments text[], p_keys text[], p_endpoints text[], p_request_hashes text[], p_status integer[], p_bodies text[], p_window_hours integer, p_claim_status integer)
+CREATE OR REPLACE FUNCTION public.mwa_store_results_across(p_merchant_ids text[], p_environments text[], p_keys text[],
+    p_endpoints text[], p_request_hashes text[], p_status integer[], p_bodies text[], p_window_hours integer,
+    p_claim_status integer)
  RETURNS void
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
