@@ -1,8 +1,8 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import { newId } from '../platform/ids.js';
-import { scopeNowSql } from '../platform/clock.js';
 import type { EventType } from './catalogue.js';
+import { insertEvent } from './queries.js';
 
 export interface EventInput {
   merchantId: string;
@@ -47,11 +47,7 @@ export function eventRow(event: EventInput) {
  */
 export async function recordEvent(trx: Transaction<Database> | Kysely<Database>, event: EventInput): Promise<string> {
   const row = eventRow(event);
-  await trx
-    .insertInto('events')
-    // The merchant's time (a sandbox merchant's own clock): the envelope's created_at.
-    .values({ ...row, created_at: scopeNowSql(event.merchantId, event.environment) as unknown as Date })
-    .execute();
+  await insertEvent(trx, row);
   return row.id;
 }
 

@@ -56,7 +56,7 @@ export {
   memberFeeToMerchant,
 } from './rules.js';
 export * from './posting-rules/index.js';
-export { accountBalance, platformTotal } from './balances.js';
+export { accountBalance, platformTotal } from './queries/balances.js';
 export { convert, convertBack, rateAfterSpread, ratioOf } from './conversion.js';
 export { verifyLedger, problemsPerCheckMax, type LedgerReport } from './verify.js';
 export type { LedgerTables, AssetType, OwnerType, Side } from './tables.js';

@@ -1,11 +1,11 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { newId } from '../platform/ids.js';
-import { scopeNowSql } from '../platform/clock.js';
 import { accountKey, type AccountRef, type AccountSpec } from './accounts.js';
 import { DuplicatePostingError, InsufficientFundsError } from './errors.js';
 import { eventRow, type EventInput } from '../events/outbox.js';
 import { assertEntry, sqlState, type EntryInput, type EntryLine } from './posting.js';
+import { callPostEntries, type PostedEntry } from './queries/post-many.js';
 
 /** One movement of `postEntries`: its entry, and the event that reports it (recorded only if the entry posts). */
 export interface EntryWithEvent {
@@ -69,45 +69,39 @@ export async function postEntries(
   const indexOf = new Map(ordered.map((a, i) => [a.key, i + 1]));
   const entryIds = items.map(() => newId('jrn'));
   const events = items.flatMap(({ event }, i) => (event ? [{ entry: i + 1, row: eventRow(event) }] : []));
-  const ev = events.map((e) => e.row);
-  let rows: { entry_index: number; status: string; account_index: number | null }[];
+  let rows: PostedEntry[];
   try {
-    ({ rows } = await sql<{ entry_index: number; status: string; account_index: number | null }>`
-      WITH posted AS MATERIALIZED (
-        SELECT * FROM mwa_post_entries_across(
-          ${ordered.map((a) => a.environment)}::text[], ${ordered.map((a) => a.asset)}::text[],
-            ${ordered.map((a) => a.spec.ownerType)}::text[], ${ordered.map((a) => a.spec.ownerId)}::text[],
-          ${ordered.map((a) => a.spec.bucket)}::text[], ${ordered.map((a) => a.spec.normalSide)}::text[],
-            ${ordered.map((a) => a.spec.nonNegative)}::boolean[],
-          ${items.map((x) => x.entry.environment)}::text[], ${items.map((x) => x.entry.merchantId)}::text[],
-          ${entryIds}::text[], ${items.map((x) => x.entry.kind)}::text[],
-            ${items.map((x) => x.entry.referenceType)}::text[],
-          ${items.map((x) => x.entry.referenceId)}::text[], ${items.map((x) => x.entry.asset)}::text[],
-          ${deltas.map((d) => d.entry)}::int[], ${deltas.map((d) => indexOf.get(d.account)!)}::int[],
-            ${deltas.map((d) => d.delta.toString())}::numeric[],
-          ${lines.map((l) => l.entry)}::int[], ${lines.map((l) => indexOf.get(l.account)!)}::int[],
-            ${lines.map((l) => l.amount.toString())}::numeric[])
-      ),
-      recorded AS (
-        INSERT INTO events (id, merchant_id, environment, type, object, object_id, external_member_id, status,
-          status_version, livemode, created_at)
-        SELECT e.id, e.merchant_id, e.environment, e.type, e.object, e.object_id, e.external_member_id, e.status,
-          e.status_version, e.livemode,
-               ${scopeNowSql(sql.ref('e.merchant_id'), sql.ref('e.environment'))}
-        FROM unnest(${events.map((e) => e.entry)}::int[], ${ev.map((e) => e.id)}::text[],
-          ${ev.map((e) => e.merchant_id)}::text[],
-                    ${ev.map((e) => e.environment)}::text[], ${ev.map((e) => e.type)}::text[],
-                      ${ev.map((e) => e.object)}::text[],
-                    ${ev.map((e) => e.object_id)}::text[], ${ev.map((e) => e.external_member_id)}::text[],
-                      ${ev.map((e) => e.status)}::text[],
-                    ${ev.map((e) => e.status_version)}::int[], ${ev.map((e) => e.livemode)}::boolean[])
-             WITH ORDINALITY AS e(entry, id, merchant_id, environment, type, object, object_id, external_member_id,
-               status, status_version, livemode, ord)
-        JOIN posted p ON p.entry_index = e.entry AND p.status = 'ok'
-        ORDER BY e.ord
-      )
-      SELECT entry_index, status, account_index FROM posted
-    `.execute(trx));
+    rows = await callPostEntries(trx, {
+      accounts: {
+        environments: ordered.map((a) => a.environment),
+        assets: ordered.map((a) => a.asset),
+        ownerTypes: ordered.map((a) => a.spec.ownerType),
+        ownerIds: ordered.map((a) => a.spec.ownerId),
+        buckets: ordered.map((a) => a.spec.bucket),
+        normalSides: ordered.map((a) => a.spec.normalSide),
+        nonNegative: ordered.map((a) => a.spec.nonNegative),
+      },
+      entries: {
+        environments: items.map((x) => x.entry.environment),
+        merchantIds: items.map((x) => x.entry.merchantId),
+        ids: entryIds,
+        kinds: items.map((x) => x.entry.kind),
+        referenceTypes: items.map((x) => x.entry.referenceType),
+        referenceIds: items.map((x) => x.entry.referenceId),
+        assets: items.map((x) => x.entry.asset),
+      },
+      deltas: {
+        entries: deltas.map((d) => d.entry),
+        accounts: deltas.map((d) => indexOf.get(d.account)!),
+        amounts: deltas.map((d) => d.delta.toString()),
+      },
+      lines: {
+        entries: lines.map((l) => l.entry),
+        accounts: lines.map((l) => indexOf.get(l.account)!),
+        amounts: lines.map((l) => l.amount.toString()),
+      },
+      events: { entries: events.map((e) => e.entry), rows: events.map((e) => e.row) },
+    });
   } catch (err) {
     // The CHECK constraint is the backstop of the function's own check: no entry can be told apart here.
     if (sqlState(err) === '23514')

@@ -1,9 +1,10 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import { newId } from '../platform/ids.js';
 import { accountKey, accountSpec, type AccountRef, type AccountSpec } from './accounts.js';
 import { DuplicatePostingError, InsufficientFundsError } from './errors.js';
 import type { Side } from './tables.js';
+import { callPostEntry } from './queries/posting.js';
 
 export interface EntryLine {
   account: AccountRef;
@@ -107,18 +108,23 @@ export async function postEntry(trx: Transaction<Database>, entry: EntryInput): 
   const entryId = newId('jrn');
   let result: { status: string; account_index: number | null } | undefined;
   try {
-    const { rows } = await sql<{ status: string; account_index: number | null }>`
-      SELECT status, account_index FROM mwa_post_entry(
-        ${entryId}, ${entry.environment}, ${entry.kind}, ${entry.referenceType}, ${entry.referenceId},
-          ${entry.merchantId}, ${entry.asset},
-        ${changes.map((c) => c.spec.ownerType)}::text[], ${changes.map((c) => c.spec.ownerId)}::text[],
-          ${changes.map((c) => c.spec.bucket)}::text[],
-        ${changes.map((c) => c.spec.normalSide)}::text[], ${changes.map((c) => c.spec.nonNegative)}::boolean[],
-          ${changes.map((c) => c.delta.toString())}::numeric[],
-        ${entry.lines.map((l) => indexOf.get(accountKey(l.account))!)}::int[],
-          ${entry.lines.map((l) => signed(l).toString())}::numeric[])
-    `.execute(trx);
-    result = rows[0];
+    result = await callPostEntry(trx, {
+      entryId,
+      environment: entry.environment,
+      kind: entry.kind,
+      referenceType: entry.referenceType,
+      referenceId: entry.referenceId,
+      merchantId: entry.merchantId,
+      asset: entry.asset,
+      ownerTypes: changes.map((c) => c.spec.ownerType),
+      ownerIds: changes.map((c) => c.spec.ownerId),
+      buckets: changes.map((c) => c.spec.bucket),
+      normalSides: changes.map((c) => c.spec.normalSide),
+      nonNegative: changes.map((c) => c.spec.nonNegative),
+      deltas: changes.map((c) => c.delta.toString()),
+      lineAccounts: entry.lines.map((l) => indexOf.get(accountKey(l.account))!),
+      lineAmounts: entry.lines.map((l) => signed(l).toString()),
+    });
   } catch (err) {
     // The CHECK constraint is the backstop: its violation is a shortfall too.
     if (sqlState(err) === '23514') {

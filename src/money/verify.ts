@@ -1,6 +1,17 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { describeStored } from './accounts.js';
+import {
+  countLedgerRows,
+  selectAssetTotals,
+  selectCustodyMismatches,
+  selectDriftedAccounts,
+  selectMisattributedPlatformPostings,
+  selectMismatchedPostings,
+  selectNegativeAccounts,
+  selectOrphanMemberAccounts,
+  selectUnbalancedEntries,
+} from './queries/verify.js';
 
 export interface LedgerReport {
   ok: boolean;
@@ -38,11 +49,7 @@ export async function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> 
         ...(await misattributedPlatformPostings(trx)),
         ...(await custodyMismatches(trx)),
       ];
-      const { rows } = await sql<{ entries: bigint; postings: bigint; accounts: bigint }>`
-      SELECT (SELECT count(*) FROM journal_entries) AS entries,
-             (SELECT count(*) FROM postings) AS postings,
-             (SELECT count(*) FROM ledger_accounts) AS accounts`.execute(trx);
-      const counts = rows[0]!;
+      const counts = await countLedgerRows(trx);
       return {
         ok: problems.length === 0,
         problems,
@@ -64,13 +71,7 @@ function bounded(found: string[], what: string): string[] {
 }
 
 async function unbalancedEntries(trx: Trx): Promise<string[]> {
-  const { rows } = await sql<{ id: string; postings: bigint; total: string }>`
-    SELECT e.id, count(p.id) AS postings, coalesce(sum(p.amount), 0) AS total
-    FROM journal_entries e LEFT JOIN postings p ON p.entry_id = e.id
-    GROUP BY e.id
-    HAVING count(p.id) < 2 OR coalesce(sum(p.amount), 0) <> 0
-    ORDER BY e.id
-    LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
+  const rows = await selectUnbalancedEntries(trx, problemsPerCheckMax + 1);
   return bounded(
     rows.map((r) => `entry ${r.id}: ${r.postings} postings summing to ${r.total} (needs at least 2 summing to 0)`),
     'unbalanced entries',
@@ -78,23 +79,7 @@ async function unbalancedEntries(trx: Trx): Promise<string[]> {
 }
 
 async function mismatchedPostings(trx: Trx): Promise<string[]> {
-  const { rows } = await sql<{
-    id: bigint;
-    entry_id: string;
-    asset: string;
-    entry_asset: string;
-    account_asset: string;
-    entry_env: string;
-    account_env: string;
-  }>`
-    SELECT p.id, p.entry_id, p.asset, e.asset AS entry_asset, a.asset AS account_asset,
-           e.environment AS entry_env, a.environment AS account_env
-    FROM postings p
-    JOIN journal_entries e ON e.id = p.entry_id
-    JOIN ledger_accounts a ON a.id = p.account_id
-    WHERE p.asset <> e.asset OR p.asset <> a.asset OR e.environment <> a.environment
-    ORDER BY p.id
-    LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
+  const rows = await selectMismatchedPostings(trx, problemsPerCheckMax + 1);
   return bounded(
     rows.map(
       (r) =>
@@ -106,35 +91,12 @@ async function mismatchedPostings(trx: Trx): Promise<string[]> {
 }
 
 async function assetTotals(trx: Trx): Promise<string[]> {
-  const { rows } = await sql<{ environment: string; asset: string; total: string }>`
-    SELECT a.environment, p.asset, sum(p.amount) AS total
-    FROM postings p JOIN ledger_accounts a ON a.id = p.account_id
-    GROUP BY a.environment, p.asset
-    HAVING sum(p.amount) <> 0
-    ORDER BY a.environment, p.asset`.execute(trx);
+  const rows = await selectAssetTotals(trx);
   return rows.map((r) => `asset ${r.asset} in ${r.environment}: postings sum to ${r.total}, not 0`);
 }
 
 async function accountDrift(trx: Trx): Promise<string[]> {
-  const { rows } = await sql<{
-    id: bigint;
-    environment: string;
-    owner_type: string;
-    owner_id: string;
-    asset: string;
-    bucket: string;
-    balance: string;
-    posted: string;
-  }>`
-    SELECT a.id, a.environment, a.owner_type, a.owner_id, a.asset, a.bucket, a.balance,
-           CASE WHEN a.normal_side = 'debit' THEN coalesce(sum(p.amount), 0) ELSE -coalesce(sum(p.amount), 0) END AS
-             posted
-    FROM ledger_accounts a LEFT JOIN postings p ON p.account_id = a.id
-    GROUP BY a.id
-    HAVING a.balance <> CASE WHEN a.normal_side = 'debit' THEN coalesce(sum(p.amount), 0) ELSE
-      -coalesce(sum(p.amount), 0) END
-    ORDER BY a.id
-    LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
+  const rows = await selectDriftedAccounts(trx, problemsPerCheckMax + 1);
   return bounded(
     rows.map(
       (r) =>
@@ -146,19 +108,7 @@ async function accountDrift(trx: Trx): Promise<string[]> {
 }
 
 async function negativeAccounts(trx: Trx): Promise<string[]> {
-  const { rows } = await sql<{
-    id: bigint;
-    environment: string;
-    owner_type: string;
-    owner_id: string;
-    asset: string;
-    bucket: string;
-    balance: string;
-  }>`
-    SELECT id, environment, owner_type, owner_id, asset, bucket, balance
-    FROM ledger_accounts WHERE non_negative AND balance < 0
-    ORDER BY id
-    LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
+  const rows = await selectNegativeAccounts(trx, problemsPerCheckMax + 1);
   return bounded(
     rows.map((r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): negative balance ${r.balance}`),
     'negative accounts',
@@ -167,20 +117,7 @@ async function negativeAccounts(trx: Trx): Promise<string[]> {
 
 /** A member account whose member does not exist in the account's environment belongs to no merchant. */
 async function orphanMemberAccounts(trx: Trx): Promise<string[]> {
-  const { rows } = await sql<{
-    id: bigint;
-    environment: string;
-    owner_type: string;
-    owner_id: string;
-    asset: string;
-    bucket: string;
-  }>`
-    SELECT a.id, a.environment, a.owner_type, a.owner_id, a.asset, a.bucket
-    FROM ledger_accounts a
-    WHERE a.owner_type = 'member'
-      AND NOT EXISTS (SELECT 1 FROM members m WHERE m.id = a.owner_id AND m.environment = a.environment)
-    ORDER BY a.id
-    LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
+  const rows = await selectOrphanMemberAccounts(trx, problemsPerCheckMax + 1);
   return bounded(
     rows.map((r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): no such member in ${r.environment}`),
     'orphan member accounts',
@@ -194,23 +131,7 @@ async function orphanMemberAccounts(trx: Trx): Promise<string[]> {
  * (`owner_id` '') were moved by every merchant's entries and are not checked here.
  */
 async function misattributedPlatformPostings(trx: Trx): Promise<string[]> {
-  const { rows } = await sql<{
-    id: bigint;
-    entry_id: string;
-    merchant_id: string | null;
-    environment: string;
-    owner_type: string;
-    owner_id: string;
-    asset: string;
-    bucket: string;
-  }>`
-    SELECT p.id, p.entry_id, e.merchant_id, a.environment, a.owner_type, a.owner_id, a.asset, a.bucket
-    FROM postings p
-    JOIN ledger_accounts a ON a.id = p.account_id
-    JOIN journal_entries e ON e.id = p.entry_id
-    WHERE a.owner_type = 'platform' AND a.owner_id <> '' AND e.merchant_id IS DISTINCT FROM a.owner_id
-    ORDER BY p.id
-    LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
+  const rows = await selectMisattributedPlatformPostings(trx, problemsPerCheckMax + 1);
   return bounded(
     rows.map(
       (r) =>
@@ -240,45 +161,7 @@ async function misattributedPlatformPostings(trx: Trx): Promise<string[]> {
  * (`owner_id` ''), so a database from before the split verifies as it did.
  */
 async function custodyMismatches(trx: Trx): Promise<string[]> {
-  const { rows } = await sql<{
-    environment: string;
-    merchant_id: string;
-    asset: string;
-    custody: string;
-    members: string;
-    settlement: string;
-  }>`
-    WITH custody AS (
-      SELECT environment, owner_id AS merchant_id, asset, balance
-      FROM ledger_accounts
-      WHERE owner_type = 'merchant' AND bucket = 'custody'
-    ), held AS (
-      SELECT a.environment, m.merchant_id, a.asset, sum(a.balance) AS balance
-      FROM ledger_accounts a JOIN members m ON m.id = a.owner_id AND m.environment = a.environment
-      WHERE a.owner_type = 'member'
-      GROUP BY a.environment, m.merchant_id, a.asset
-    ), settlement AS (
-      SELECT e.environment, e.merchant_id, p.asset, -sum(p.amount) AS balance
-      FROM postings p
-      JOIN ledger_accounts a ON a.id = p.account_id
-      JOIN journal_entries e ON e.id = p.entry_id
-      WHERE a.owner_type = 'platform' AND a.bucket IN ('settlement_clearing', 'earn_interest') AND e.merchant_id IS
-        NOT NULL
-      GROUP BY e.environment, e.merchant_id, p.asset
-    ), keys AS (
-      SELECT environment, merchant_id, asset FROM custody
-      UNION SELECT environment, merchant_id, asset FROM held
-      UNION SELECT environment, merchant_id, asset FROM settlement
-    )
-    SELECT k.environment, k.merchant_id, k.asset,
-           coalesce(c.balance, 0) AS custody, coalesce(h.balance, 0) AS members, coalesce(s.balance, 0) AS settlement
-    FROM keys k
-    LEFT JOIN custody c ON c.environment = k.environment AND c.merchant_id = k.merchant_id AND c.asset = k.asset
-    LEFT JOIN held h ON h.environment = k.environment AND h.merchant_id = k.merchant_id AND h.asset = k.asset
-    LEFT JOIN settlement s ON s.environment = k.environment AND s.merchant_id = k.merchant_id AND s.asset = k.asset
-    WHERE coalesce(c.balance, 0) <> coalesce(h.balance, 0) + coalesce(s.balance, 0)
-    ORDER BY k.environment, k.merchant_id, k.asset
-    LIMIT ${problemsPerCheckMax + 1}`.execute(trx);
+  const rows = await selectCustodyMismatches(trx, problemsPerCheckMax + 1);
   return bounded(
     rows.map(
       (r) =>

@@ -1,10 +1,11 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import { ApiError } from './errors.js';
 import { sha256Hex } from './ids.js';
 import { isAllowed } from './ip-allowlist.js';
 import type { AuthContext } from './request-context.js';
 import type { AuthCache, TokenState } from './auth-cache.js';
+import { deleteExpiredTokens, selectTokenRow } from './queries/auth.js';
 
 /** A key is usable while it is enabled and not past its expiry. */
 export function keyUsable(row: { disabled: boolean; key_expires_at: Date | null }, now: Date): boolean {
@@ -101,26 +102,7 @@ function checked(state: TokenState, environment: Environment, nowMs: number): Au
 }
 
 async function readTokenState(db: Kysely<Database>, tokenHash: string): Promise<TokenState | undefined> {
-  const { rows } = await sql<{
-    token_expires_at: Date;
-    key_id: string;
-    merchant_id: string;
-    environment: Environment;
-    signing_key: string;
-    scopes: string[];
-    ip_allowlist: string;
-    disabled: boolean;
-    key_expires_at: Date | null;
-    merchant_status: string;
-  }>`
-    SELECT t.expires_at AS token_expires_at, k.id AS key_id, k.merchant_id, k.environment, k.signing_key, k.scopes,
-           k.ip_allowlist, k.disabled, k.expires_at AS key_expires_at, m.status AS merchant_status
-    FROM access_tokens t
-    JOIN api_keys k ON k.id = t.key_id AND k.token_generation = t.key_generation
-    JOIN merchants m ON m.id = k.merchant_id
-    WHERE t.token_hash = ${tokenHash}
-  `.execute(db);
-  const row = rows[0];
+  const row = await selectTokenRow(db, tokenHash);
   if (!row) return undefined;
   return {
     tokenExpiresAt: new Date(row.token_expires_at).getTime(),
@@ -137,8 +119,5 @@ async function readTokenState(db: Kysely<Database>, tokenHash: string): Promise<
 }
 
 export async function purgeExpiredTokens(db: Kysely<Database>): Promise<void> {
-  await db
-    .deleteFrom('access_tokens')
-    .where('expires_at', '<', sql<Date>`now() - interval '1 hour'`)
-    .execute();
+  await deleteExpiredTokens(db);
 }

@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import type { FastifyReply } from 'fastify';
 import type { ServiceContext } from '../service-context.js';
 import type { AppInstance } from './http-app.js';
+import { selectOne } from './queries/health.js';
 
 const publicAccess = { access: { scope: 'public' as const } };
 
@@ -30,7 +30,7 @@ export async function healthRoutes(app: AppInstance, ctx: ServiceContext): Promi
     async (_req, reply) => {
       if (draining.has(ctx)) return notReady(reply, { ok: false, draining: true });
       try {
-        await sql`SELECT 1`.execute(ctx.db);
+        await selectOne(ctx.db);
         return { ok: true };
       } catch {
         return notReady(reply, { ok: false });

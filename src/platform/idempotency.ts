@@ -1,5 +1,5 @@
 // Over 300 lines: the idempotency record of a key from lock to replay, one job (see the note below).
-import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Database, Db } from '../db/schema.js';
@@ -7,6 +7,18 @@ import { ApiError } from './errors.js';
 import { SameKeyRefusal, afterRefusal } from './same-key-refusal.js';
 import type { IdempotencyContext } from './request-context.js';
 import { withConflictRetry } from './conflict-retry.js';
+import {
+  deleteExpiredKeys,
+  deleteOwnClaim,
+  findFreshKey,
+  replaceOwnClaim,
+  rollbackEffect,
+  savepointEffect,
+  tryKeyLock,
+  upsertKeyRecord,
+  type OwnClaim,
+  type StoredResult,
+} from './queries/idempotency.js';
 
 /*
  * Over 300 lines on purpose: one job, the idempotency record of a key from lock to replay. The
@@ -19,29 +31,10 @@ export const idempotencyWindowHours = 24;
 export { SameKeyRefusal, afterRefusal, type SameKeyWork } from './same-key-refusal.js';
 export { canonicalJson, isKeyShape, maskSecretFields, requestHash } from './request-hash.js';
 
-export interface StoredResult {
-  endpoint: string;
-  request_hash: string;
-  status_code: number;
-  response_body: string;
-  created_at: Date;
-}
+export type { StoredResult } from './queries/idempotency.js';
 
-async function findFresh(
-  db: Db,
-  merchantId: string,
-  environment: string,
-  key: string,
-): Promise<StoredResult | undefined> {
-  return db
-    .selectFrom('idempotency_keys')
-    .select(['endpoint', 'request_hash', 'status_code', 'response_body', 'created_at'])
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment as 'sandbox')
-    .where('key', '=', key)
-    .where('created_at', '>', sql<Date>`now() - make_interval(hours => ${idempotencyWindowHours})`)
-    .executeTakeFirst();
-}
+const findFresh = (db: Db, merchantId: string, environment: string, key: string) =>
+  findFreshKey(db, merchantId, environment, key, idempotencyWindowHours);
 
 /**
  * A transaction for a write without a key: a `SameKeyRefusal` thrown by the effect rolls it back,
@@ -135,14 +128,13 @@ export function holdClaim(idem: IdempotencyContext, claim: string): void {
 }
 
 /** The record, only while it is still the claim `claim` (a successor may have taken over a lapsed one). */
-const ownClaim = (req: FastifyRequest, claim: string) => (eb: ExpressionBuilder<Database, 'idempotency_keys'>) =>
-  eb.and({
-    merchant_id: req.auth!.merchantId,
-    environment: req.auth!.environment,
-    key: req.idempotency!.key,
-    status_code: claimStatus,
-    response_body: claim,
-  });
+const ownClaim = (req: FastifyRequest, claim: string): OwnClaim => ({
+  merchantId: req.auth!.merchantId,
+  environment: req.auth!.environment,
+  key: req.idempotency!.key,
+  claimStatus,
+  claim,
+});
 
 /**
  * What a found record means for this request: a replay of a finished result, 409
@@ -219,25 +211,7 @@ async function writeRecord(
   };
   // A row older than the window is a new key: it is overwritten, never replayed. A lapsed claim
   // is overwritten only by its successor, which holds the key's lock.
-  await db
-    .insertInto('idempotency_keys')
-    .values(values)
-    .onConflict((oc) =>
-      oc
-        .columns(['merchant_id', 'environment', 'key'])
-        .doUpdateSet({ ...values, created_at: sql<Date>`now()` })
-        .where((eb) =>
-          eb.or([
-            eb(
-              'idempotency_keys.created_at',
-              '<=',
-              sql<Date>`now() - make_interval(hours => ${idempotencyWindowHours})`,
-            ),
-            ...(replaceLapsedClaim ? [eb('idempotency_keys.status_code', '=', claimStatus)] : []),
-          ]),
-        ),
-    )
-    .execute();
+  await upsertKeyRecord(db, values, idempotencyWindowHours, replaceLapsedClaim ? claimStatus : undefined);
 }
 
 async function store(
@@ -270,14 +244,10 @@ export async function storeAfterResponse(
     heldClaims.delete(idem);
     const own = ownClaim(req, claim);
     if (!idem.noStore && isStorableStatus(statusCode)) {
-      await db
-        .updateTable('idempotency_keys')
-        .set({ status_code: statusCode, response_body: body })
-        .where(own)
-        .execute();
+      await replaceOwnClaim(db, own, statusCode, body);
       idem.settled = true;
     } else {
-      await db.deleteFrom('idempotency_keys').where(own).execute();
+      await deleteOwnClaim(db, own);
     }
     return;
   }
@@ -312,10 +282,7 @@ async function lockKey(
   const idem = req.idempotency!;
   const auth = req.auth!;
   const lockName = `${auth.merchantId}|${auth.environment}|${idem.key}`;
-  const { rows } = await sql<{
-    locked: boolean;
-  }>`SELECT pg_try_advisory_xact_lock(hashtextextended(${lockName}, 0)) AS locked`.execute(trx);
-  if (!rows[0]!.locked) {
+  if (!(await tryKeyLock(trx, lockName))) {
     idem.noStore = true;
     throw new ApiError('idempotency_in_progress');
   }
@@ -337,14 +304,14 @@ async function effectOrRefusal<T>(
   effect: (trx: Transaction<Database>) => Promise<T>,
   onDone: (value: T) => Promise<void>,
 ): Promise<{ value: T } | { refusal: ApiError }> {
-  await sql`SAVEPOINT idempotent_effect`.execute(trx);
+  await savepointEffect(trx);
   try {
     const value = await effect(trx);
     await onDone(value);
     return { value };
   } catch (err) {
     if (!(err instanceof ApiError) || !isStorableStatus(err.status)) throw err;
-    await sql`ROLLBACK TO SAVEPOINT idempotent_effect`.execute(trx);
+    await rollbackEffect(trx);
     if (err instanceof SameKeyRefusal) {
       await err.persist(trx);
       // Any record found here is a lapsed claim or an earlier reservation (a result would have been replayed).
@@ -424,8 +391,5 @@ export async function claimWrite<T>(
 }
 
 export async function purgeExpiredKeys(db: Kysely<Database>): Promise<void> {
-  await db
-    .deleteFrom('idempotency_keys')
-    .where('created_at', '<=', sql<Date>`now() - make_interval(hours => ${idempotencyWindowHours})`)
-    .execute();
+  await deleteExpiredKeys(db, idempotencyWindowHours);
 }

@@ -1,8 +1,9 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import { TurnBatcher } from '../db/turn-batch.js';
 import { idempotencyWindowHours, type StoredResult } from './idempotency.js';
 import { nonceExpiryMs, type NonceUse } from './nonces.js';
+import { insertNonces } from './queries/nonces.js';
 
 /**
  * The nonces of signed requests that arrive together, consumed in one statement (issue 16: the
@@ -66,31 +67,20 @@ export async function consumeNonces(db: Kysely<Database>, checks: readonly Nonce
   const sent = [...first.values()].sort((a, b) => (nameOf(checks[a]!) < nameOf(checks[b]!) ? -1 : 1));
   const nowMs = Math.min(...checks.map((c) => c.use.nowMs));
   const col = <T>(read: (c: NonceCheck) => T) => sent.map((i) => read(checks[i]!));
-  const { rows } = await sql<{ ord: string; fresh: boolean } & Partial<StoredResult>>`
-    WITH input AS (
-      SELECT * FROM unnest(${col((c) => c.use.merchantId)}::text[], ${col((c) => c.use.environment)}::text[],
-        ${col((c) => c.use.nonce)}::text[],
-                           ${col((c) => new Date(nonceExpiryMs(c.use.timestampSeconds, c.use.nowMs)).toISOString())}::timestamptz[],
-                           ${col((c) => c.key?.merchantId ?? null)}::text[],
-                             ${col((c) => c.key?.environment ?? null)}::text[],
-                             ${col((c) => c.key?.key ?? null)}::text[])
-        WITH ORDINALITY AS i(merchant_id, environment, nonce, expires_at, key_merchant_id, key_environment, key, ord)
-    ),
-    consumed AS (
-      INSERT INTO signature_nonces (merchant_id, environment, nonce, expires_at)
-      SELECT merchant_id, environment, nonce, expires_at FROM input ORDER BY ord
-      ON CONFLICT (merchant_id, environment, nonce) DO UPDATE SET expires_at = excluded.expires_at
-        WHERE signature_nonces.expires_at <= ${new Date(nowMs)}
-      RETURNING merchant_id, environment, nonce
-    )
-    SELECT i.ord, EXISTS (SELECT 1 FROM consumed c WHERE c.merchant_id = i.merchant_id AND c.environment =
-      i.environment AND c.nonce = i.nonce) AS fresh,
-           k.endpoint, k.request_hash, k.status_code, k.response_body, k.created_at
-    FROM input i
-    LEFT JOIN idempotency_keys k ON k.merchant_id = i.key_merchant_id AND k.environment = i.key_environment AND k.key
-      = i.key
-      AND k.created_at > now() - make_interval(hours => ${idempotencyWindowHours})
-  `.execute(db);
+  const rows = await insertNonces(
+    db,
+    {
+      merchantIds: col((c) => c.use.merchantId),
+      environments: col((c) => c.use.environment),
+      nonces: col((c) => c.use.nonce),
+      expiresAt: col((c) => new Date(nonceExpiryMs(c.use.timestampSeconds, c.use.nowMs)).toISOString()),
+      keyMerchantIds: col((c) => c.key?.merchantId ?? null),
+      keyEnvironments: col((c) => c.key?.environment ?? null),
+      keys: col((c) => c.key?.key ?? null),
+    },
+    new Date(nowMs),
+    idempotencyWindowHours,
+  );
   const bySent = new Map<number, NonceAnswer>();
   for (const row of rows) {
     const i = sent[Number(row.ord) - 1]!;

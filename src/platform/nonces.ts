@@ -1,6 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import { nonceWindowSeconds, timestampToleranceSeconds } from './signing.js';
+import { deleteExpiredNonces, insertNonce } from './queries/nonces.js';
 
 export interface NonceUse {
   merchantId: string;
@@ -29,16 +30,9 @@ export function nonceExpiryMs(timestampSeconds: number, nowMs: number): number {
 export async function consumeNonce(db: Kysely<Database>, use: NonceUse): Promise<boolean> {
   const now = new Date(use.nowMs);
   const expiresAt = new Date(nonceExpiryMs(use.timestampSeconds, use.nowMs));
-  const { rows } = await sql<{ nonce: string }>`
-    INSERT INTO signature_nonces (merchant_id, environment, nonce, expires_at)
-    VALUES (${use.merchantId}, ${use.environment}, ${use.nonce}, ${expiresAt})
-    ON CONFLICT (merchant_id, environment, nonce) DO UPDATE SET expires_at = excluded.expires_at
-      WHERE signature_nonces.expires_at <= ${now}
-    RETURNING nonce
-  `.execute(db);
-  return rows.length === 1;
+  return insertNonce(db, { ...use, expiresAt }, now);
 }
 
 export async function purgeExpiredNonces(db: Kysely<Database>, nowMs: number): Promise<void> {
-  await db.deleteFrom('signature_nonces').where('expires_at', '<=', new Date(nowMs)).execute();
+  await deleteExpiredNonces(db, new Date(nowMs));
 }

@@ -1,8 +1,9 @@
 import { isIPv4 } from 'node:net';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { ApiError } from './errors.js';
 import { ipv6Hextets } from './ip-address.js';
+import { addHits, countHit, countHits, deleteWindowsBefore, refundHit, undoHit } from './queries/rate-limit.js';
 
 const windowSeconds = 60;
 
@@ -51,8 +52,7 @@ export async function settleHit(
 ): Promise<void> {
   const decision = decide(hit.previous, hit.current, limit, hit.position.elapsedSeconds);
   if (decision.allowed) return;
-  await sql`UPDATE rate_limit_windows SET hits = hits - 1 WHERE subject = ${hit.subject} AND bucket = ${hit.bucket}
-    AND window_start = ${hit.position.windowStart}`.execute(db);
+  await undoHit(db, hit.subject, hit.bucket, hit.position.windowStart);
   throw new ApiError(
     'rate_limited',
     undefined,
@@ -74,17 +74,7 @@ export async function consume(
 ): Promise<CountedHit> {
   const position = windowAt(nowMs);
   const { windowStart } = position;
-  const { rows } = await sql<{ current: number; previous: number | null }>`
-    WITH cur AS (
-      INSERT INTO rate_limit_windows (subject, bucket, window_start, hits)
-      VALUES (${subject}, ${bucket}, ${windowStart}, 1)
-      ON CONFLICT (subject, bucket, window_start) DO UPDATE SET hits = rate_limit_windows.hits + 1
-      RETURNING hits
-    )
-    SELECT (SELECT hits FROM cur) AS current,
-           (SELECT hits FROM rate_limit_windows WHERE subject = ${subject} AND bucket = ${bucket} AND window_start =
-             ${windowStart - 1}) AS previous
-  `.execute(db);
+  const rows = await countHit(db, subject, bucket, windowStart);
   await settleHit(
     db,
     { subject, bucket, position, current: Number(rows[0]!.current), previous: Number(rows[0]!.previous ?? 0) },
@@ -101,9 +91,7 @@ export interface CountedHit {
 
 /** Takes back a hit counted by `consume` (in the window it was counted in). */
 export async function refund(db: Kysely<Database>, hit: CountedHit): Promise<void> {
-  await sql`UPDATE rate_limit_windows SET hits = hits - 1
-            WHERE subject = ${hit.subject} AND bucket = ${hit.bucket} AND window_start = ${hit.windowStart} AND hits >
-              0`.execute(db);
+  await refundHit(db, hit.subject, hit.bucket, hit.windowStart);
 }
 
 /**
@@ -125,10 +113,7 @@ export function sourceSubject(ip: string): string {
 
 export async function purgeOldWindows(db: Kysely<Database>, nowMs: number): Promise<void> {
   const windowStart = Math.floor(nowMs / 1000 / windowSeconds);
-  await db
-    .deleteFrom('rate_limit_windows')
-    .where('window_start', '<', String(windowStart - 1))
-    .execute();
+  await deleteWindowsBefore(db, windowStart - 1);
 }
 
 /** Far from the limit a process counts hits in memory: below this share of the limit... */
@@ -213,17 +198,7 @@ export class RateWindows {
     // In the table, with this process's unwritten hits: the decision sees every written hit.
     const add = 1 + (count?.pending ?? 0);
     if (count) count.pending = 0;
-    const { rows } = await sql<{ current: number; previous: number | null }>`
-      WITH cur AS (
-        INSERT INTO rate_limit_windows (subject, bucket, window_start, hits)
-        VALUES (${subject}, ${bucket}, ${position.windowStart}, ${add})
-        ON CONFLICT (subject, bucket, window_start) DO UPDATE SET hits = rate_limit_windows.hits + EXCLUDED.hits
-        RETURNING hits
-      )
-      SELECT (SELECT hits FROM cur) AS current,
-             (SELECT hits FROM rate_limit_windows WHERE subject = ${subject} AND bucket = ${bucket} AND window_start =
-               ${position.windowStart - 1}) AS previous
-    `.execute(this.db);
+    const rows = await countHits(this.db, subject, bucket, position.windowStart, add);
     const current = Number(rows[0]!.current);
     const previous = Number(rows[0]!.previous ?? 0);
     const held = this.counts.get(id);
@@ -264,13 +239,13 @@ export class RateWindows {
       const seen = due.map((c) => c.lastHitMs);
       for (const c of due) c.pending = 0;
       try {
-        const { rows } = await sql<{ subject: string; bucket: string; window_start: string | bigint; hits: number }>`
-          INSERT INTO rate_limit_windows (subject, bucket, window_start, hits)
-          SELECT * FROM unnest(${due.map((c) => c.subject)}::text[], ${due.map((c) => c.bucket)}::text[],
-                               ${due.map((c) => String(c.windowStart))}::bigint[], ${adds}::int[])
-          ON CONFLICT (subject, bucket, window_start) DO UPDATE SET hits = rate_limit_windows.hits + EXCLUDED.hits
-          RETURNING subject, bucket, window_start, hits
-        `.execute(this.db);
+        const rows = await addHits(
+          this.db,
+          due.map((c) => c.subject),
+          due.map((c) => c.bucket),
+          due.map((c) => String(c.windowStart)),
+          adds,
+        );
         for (const r of rows) {
           const c = this.counts.get(`${r.subject}\u0000${r.bucket}\u0000${String(r.window_start)}`);
           if (c) c.known = Math.max(c.known, Number(r.hits));

@@ -1,5 +1,5 @@
 // Over 300 lines: one batch's transaction, from its claims through its steps to its records (group-commit.md).
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../db/schema.js';
 import { ApiError } from './errors.js';
@@ -23,6 +23,8 @@ import {
   type StoredResult,
   type WriteResult,
 } from './idempotency.js';
+import { rollbackEffect, savepointEffect } from './queries/idempotency.js';
+import { claimKeys, storeResults } from './queries/write-batch.js';
 
 /*
  * Group commit of idempotent writes (docs/group-commit.md): the same record rules as
@@ -171,15 +173,15 @@ export async function runWriteBatch(
     : [];
   const lockNames = writes.map(({ req }) => keyLockOf(req));
   const nonces = nonceArgs(writes);
-  const { rows: claims } = await sql<{ ord: number; fresh: boolean | null; locked: boolean } & Partial<StoredResult>>`
-    SELECT ord, fresh, locked, endpoint, request_hash, status_code, response_body, created_at
-    FROM mwa_claim_keys(${merchants}::text[], ${lockNames}::text[],
-      ${writes.map(({ req }) => req.auth!.merchantId)}::text[],
-                        ${writes.map(({ req }) => req.auth!.environment)}::text[],
-                          ${writes.map(({ req }) => req.idempotency!.key)}::text[],
-                        ${idempotencyWindowHours}::int, ${nonces.nonces}::text[],
-                          ${nonces.nonceExpires}::timestamptz[], ${nonces.nonceNow}::timestamptz[])
-  `.execute(trx);
+  const claims = await claimKeys(trx, {
+    merchantLocks: merchants,
+    keyLocks: lockNames,
+    merchantIds: writes.map(({ req }) => req.auth!.merchantId),
+    environments: writes.map(({ req }) => req.auth!.environment),
+    keys: writes.map(({ req }) => req.idempotency!.key),
+    windowHours: idempotencyWindowHours,
+    ...nonces,
+  });
   // The merchants' write locks are held: their next batch may start and wait for them
   // (group-commit.ts). A batch that took none frees its merchants only when it ends.
   if (lockMerchants) options.locked?.();
@@ -285,14 +287,14 @@ export async function runWriteBatch(
           return;
         }
       }
-      await sql`SAVEPOINT idempotent_effect`.execute(trx);
+      await savepointEffect(trx);
       try {
         succeeded(i, await effect(trx));
       } catch (err) {
         // A deadlock ends the whole batch: its transaction keeps the locks taken before the
         // savepoint, so only running the batch again from its first statement is safe.
         if (conflictStateOf(err) !== undefined) throw err;
-        await sql`ROLLBACK TO SAVEPOINT idempotent_effect`.execute(trx);
+        await rollbackEffect(trx);
         await refused(i, err);
       }
     } catch (err) {
@@ -348,14 +350,7 @@ export async function runWriteBatch(
     const rows = [...pending.values()];
     // A row older than the window is a new key, and a claim found here has lapsed (a live one
     // was refused above): both are overwritten by the holder of the key's lock.
-    await sql`
-      SELECT mwa_store_results_across(${rows.map((r) => r.merchantId)}::text[],
-        ${rows.map((r) => r.environment)}::text[],
-                               ${rows.map((r) => r.key)}::text[], ${rows.map((r) => r.endpoint)}::text[],
-                                 ${rows.map((r) => r.requestHash)}::text[],
-                               ${rows.map((r) => r.statusCode)}::int[], ${rows.map((r) => r.body)}::text[],
-                                 ${idempotencyWindowHours}::int, ${claimStatus}::int)
-    `.execute(trx);
+    await storeResults(trx, rows, idempotencyWindowHours, claimStatus);
     for (const w of writes) {
       const idem = w.req.idempotency!;
       if (pending.has(keyLockOf(w.req))) idem.settled = true;

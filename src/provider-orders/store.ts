@@ -6,11 +6,10 @@
  * a claim it won) and raises alerts through the callback it passes, as this layer imports no
  * module. Every order table has the columns of `LifecycleOrdersTable`.
  */
-import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import type { Database, Db } from '../db/schema.js';
-import type { Environment, NullableTimestamp, Timestamp } from '../db/columns.js';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { Environment } from '../db/columns.js';
 import type { Config } from '../platform/config.js';
-import { scopeNowSql } from '../platform/clock.js';
 import { reportFailure } from '../jobs/failures.js';
 import {
   isOpenOrder,
@@ -20,22 +19,19 @@ import {
   type ProviderFacts,
   type UpstreamAlertKind,
 } from './lifecycle.js';
+import {
+  claimDueOrders,
+  scheduleCheck,
+  selectOrder,
+  updateMove,
+  updateSuspended,
+  updateWait,
+  type Fields,
+  type Move,
+} from './queries.js';
 
-/** The columns the lifecycle reads and writes; each area's order table has them (and more). */
-export interface LifecycleOrdersTable {
-  id: string;
-  merchant_id: string;
-  environment: Environment;
-  status: string;
-  status_version: number;
-  upstream_outcome: string;
-  provider_order_id: string | null;
-  provider_status: string | null;
-  check_count: number;
-  next_check_at: NullableTimestamp;
-  last_checked_at: NullableTimestamp;
-  updated_at: Timestamp;
-}
+export type { LifecycleOrdersTable } from './tables.js';
+export { claimDueOrders, orderNowSql, type Move } from './queries.js';
 
 /** The minimum of an order row the lifecycle needs. */
 export interface LifecycleOrderRow {
@@ -70,31 +66,11 @@ export interface OrderStore {
   raiseAlert(trx: Transaction<Database>, alert: LifecycleAlert): Promise<unknown>;
 }
 
-type LifecycleDb = Record<string, LifecycleOrdersTable>;
-type Fields = Record<string, unknown>;
-
-/** The area's table seen through the lifecycle's columns (the SQL names the area's real table). */
-const ordersOf = (db: Db) => db as unknown as Kysely<LifecycleDb>;
-
-/** The order's merchant's time (a sandbox merchant's own clock), for the order's timestamps in an UPDATE of it. */
-export function orderNowSql(store: Pick<OrderStore, 'table'>): RawBuilder<Date> {
-  return scopeNowSql(sql.ref(`${store.table}.merchant_id`), sql.ref(`${store.table}.environment`));
-}
-
 /** The provider's facts as columns (only those given). */
 export const providerFields = (d: ProviderFacts): Fields => ({
   ...(d.providerOrderId ? { provider_order_id: d.providerOrderId } : {}),
   ...(d.providerStatus ? { provider_status: d.providerStatus } : {}),
 });
-
-export interface Move {
-  to: string;
-  /** The statuses the order may leave for `to` (the claim's WHERE). */
-  from: readonly string[];
-  /** The column stamped with the merchant's time (`completed_at`). */
-  at: string;
-  fields: Fields;
-}
 
 /**
  * Claims a move of an order exactly once: one conditional UPDATE (of concurrent callers only one
@@ -107,19 +83,7 @@ export async function claimMove<Row>(
   id: string,
   move: Move,
 ): Promise<Row | undefined> {
-  const claimed = await ordersOf(trx)
-    .updateTable(store.table)
-    .set((eb) => ({
-      ...move.fields,
-      status: move.to,
-      status_version: eb('status_version', '+', 1),
-      [move.at]: orderNowSql(store),
-      updated_at: orderNowSql(store),
-    }))
-    .where('id', '=', id)
-    .where('status', 'in', [...move.from])
-    .returningAll()
-    .executeTakeFirst();
+  const claimed = await updateMove(trx, store.table, id, move);
   return claimed as Row | undefined;
 }
 
@@ -135,13 +99,7 @@ export async function suspendOrder(
   fields: Fields,
 ): Promise<void> {
   // Ours, not the caller's: status_version (which orders the caller's view) does not move.
-  const claimed = await ordersOf(trx)
-    .updateTable(store.table)
-    .set({ ...fields, status: 'suspended', upstream_outcome: 'accepted', updated_at: orderNowSql(store) })
-    .where('id', '=', id)
-    .where('status', '=', 'processing')
-    .returningAll()
-    .executeTakeFirst();
+  const claimed = await updateSuspended(trx, store.table, id, fields);
   if (!claimed) return;
   await store.raiseAlert(trx, {
     kind: d.alertKind,
@@ -168,13 +126,7 @@ export async function recordWait(
   fields: Fields,
   source: 'call' | 'query',
 ): Promise<void> {
-  let q = ordersOf(trx)
-    .updateTable(store.table)
-    .set({ ...fields, upstream_outcome: outcome, updated_at: orderNowSql(store) })
-    .where('id', '=', id)
-    .where('status', 'in', openOrderStatuses);
-  if (source === 'call') q = q.where('upstream_outcome', '=', 'pending');
-  await q.execute();
+  await updateWait(trx, store.table, id, outcome, fields, source === 'call');
 }
 
 /**
@@ -192,12 +144,7 @@ export async function applyAndSchedule<Row extends LifecycleOrderRow>(
 ): Promise<Row> {
   return ctx.db.transaction().execute(async (trx) => {
     await applyIn(trx);
-    const db = ordersOf(trx);
-    const row = (await db
-      .selectFrom(store.table)
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirstOrThrow()) as unknown as Row;
+    const row = await selectOrder<Row>(trx, store.table, id);
     if (!isOpenOrder(row.status)) return row;
     const checks = row.check_count + (source === 'query' ? 1 : 0);
     if (source === 'query' && checks === reconcileStalledAfterChecks) {
@@ -217,48 +164,8 @@ export async function applyAndSchedule<Row extends LifecycleOrderRow>(
       ctx.config.upstreamReconcileDelayMs,
       ctx.config.upstreamReconcileMaxDelayMs,
     );
-    return (await db
-      .updateTable(store.table)
-      .set({
-        check_count: checks,
-        next_check_at: sql<Date>`now() + make_interval(secs => ${delayMs / 1000})` as unknown as Date,
-        ...(source === 'query' ? { last_checked_at: sql<Date>`now()` as unknown as Date } : {}),
-      })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow()) as unknown as Row;
+    return scheduleCheck<Row>(trx, store.table, id, checks, delayMs, source === 'query');
   });
-}
-
-/**
- * Claims up to `batchMax` due open orders (SKIP LOCKED, so concurrent processes take different
- * ones), other than those of `excluding`; the claim pushes next_check_at out by `leaseSeconds`.
- */
-export async function claimDueOrders<Row>(
-  db: Kysely<Database>,
-  store: Pick<OrderStore, 'table'>,
-  batchMax: number,
-  leaseSeconds: number,
-  excluding: readonly string[] = [],
-): Promise<Row[]> {
-  const rows = await ordersOf(db)
-    .updateTable(store.table)
-    .set({ next_check_at: sql<Date>`now() + make_interval(secs => ${leaseSeconds})` as unknown as Date })
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom(store.table)
-        .select('id')
-        .where('status', 'in', openOrderStatuses)
-        .where('next_check_at', '<=', sql<Date>`now()`)
-        .$if(excluding.length > 0, (q) => q.where('id', 'not in', [...excluding]))
-        .orderBy('next_check_at')
-        .limit(batchMax)
-        .forUpdate()
-        .skipLocked(),
-    )
-    .returningAll()
-    .execute();
-  return rows as unknown as Row[];
 }
 
 /**

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Database, Environment, Db } from '../db/schema.js';
-import { accountSpec, type AccountRef, type PlatformBucket } from './accounts.js';
-import { minorFromDb } from './amounts.js';
+import type { Database, Environment, Db } from '../../db/schema.js';
+import { accountSpec, type AccountRef, type PlatformBucket } from '../accounts.js';
+import { minorFromDb } from '../amounts.js';
 
 /** One account's balance in minor units (signed by its normal side); 0n when it does not exist yet. */
 export async function accountBalance(

@@ -1,0 +1,142 @@
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import type { Database, Db } from '../db/schema.js';
+import { scopeNowSql } from '../platform/clock.js';
+import { openOrderStatuses } from './lifecycle.js';
+import type { LifecycleOrdersTable } from './tables.js';
+
+/**
+ * The statements of an order handed to a provider (store.ts has the rules around them), on the
+ * area's own order table, named by `table`: every order table has the columns of
+ * `LifecycleOrdersTable`.
+ */
+
+type LifecycleDb = Record<string, LifecycleOrdersTable>;
+export type Fields = Record<string, unknown>;
+
+/** The area's table seen through the lifecycle's columns (the SQL names the area's real table). */
+const ordersOf = (db: Db) => db as unknown as Kysely<LifecycleDb>;
+
+/** The order's merchant's time (a sandbox merchant's own clock), for the order's timestamps in an UPDATE of it. */
+export function orderNowSql(store: { table: string }): RawBuilder<Date> {
+  return scopeNowSql(sql.ref(`${store.table}.merchant_id`), sql.ref(`${store.table}.environment`));
+}
+
+export interface Move {
+  to: string;
+  /** The statuses the order may leave for `to` (the claim's WHERE). */
+  from: readonly string[];
+  /** The column stamped with the merchant's time (`completed_at`). */
+  at: string;
+  fields: Fields;
+}
+
+/** The claim of a move: one conditional UPDATE that bumps status_version; the moved row, or undefined. */
+export async function updateMove(trx: Transaction<Database>, table: string, id: string, move: Move) {
+  const store = { table };
+  const claimed = await ordersOf(trx)
+    .updateTable(table)
+    .set((eb) => ({
+      ...move.fields,
+      status: move.to,
+      status_version: eb('status_version', '+', 1),
+      [move.at]: orderNowSql(store),
+      updated_at: orderNowSql(store),
+    }))
+    .where('id', '=', id)
+    .where('status', 'in', [...move.from])
+    .returningAll()
+    .executeTakeFirst();
+  return claimed;
+}
+
+/** A processing order suspended (status_version does not move); the row, or undefined when not processing. */
+export async function updateSuspended(trx: Transaction<Database>, table: string, id: string, fields: Fields) {
+  const store = { table };
+  const claimed = await ordersOf(trx)
+    .updateTable(table)
+    .set({ ...fields, status: 'suspended', upstream_outcome: 'accepted', updated_at: orderNowSql(store) })
+    .where('id', '=', id)
+    .where('status', '=', 'processing')
+    .returningAll()
+    .executeTakeFirst();
+  return claimed;
+}
+
+/** What the provider said of an order that stays open; `onlyPending`: not over what a query has learnt since. */
+export async function updateWait(
+  trx: Transaction<Database>,
+  table: string,
+  id: string,
+  outcome: string,
+  fields: Fields,
+  onlyPending: boolean,
+): Promise<void> {
+  const store = { table };
+  let q = ordersOf(trx)
+    .updateTable(table)
+    .set({ ...fields, upstream_outcome: outcome, updated_at: orderNowSql(store) })
+    .where('id', '=', id)
+    .where('status', 'in', openOrderStatuses);
+  if (onlyPending) q = q.where('upstream_outcome', '=', 'pending');
+  await q.execute();
+}
+
+/** An order's row. */
+export async function selectOrder<Row>(trx: Transaction<Database>, table: string, id: string): Promise<Row> {
+  const db = ordersOf(trx);
+  const row = (await db.selectFrom(table).selectAll().where('id', '=', id).executeTakeFirstOrThrow()) as unknown as Row;
+  return row;
+}
+
+/** Sets an open order's check count and next re-query (`delayMs` from now); `checked`: stamps last_checked_at. */
+export async function scheduleCheck<Row>(
+  trx: Transaction<Database>,
+  table: string,
+  id: string,
+  checks: number,
+  delayMs: number,
+  checked: boolean,
+): Promise<Row> {
+  const db = ordersOf(trx);
+  return (await db
+    .updateTable(table)
+    .set({
+      check_count: checks,
+      next_check_at: sql<Date>`now() + make_interval(secs => ${delayMs / 1000})` as unknown as Date,
+      ...(checked ? { last_checked_at: sql<Date>`now()` as unknown as Date } : {}),
+    })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow()) as unknown as Row;
+}
+
+/**
+ * Claims up to `batchMax` due open orders (SKIP LOCKED, so concurrent processes take different
+ * ones), other than those of `excluding`; the claim pushes next_check_at out by `leaseSeconds`.
+ */
+export async function claimDueOrders<Row>(
+  db: Kysely<Database>,
+  store: { table: string },
+  batchMax: number,
+  leaseSeconds: number,
+  excluding: readonly string[] = [],
+): Promise<Row[]> {
+  const rows = await ordersOf(db)
+    .updateTable(store.table)
+    .set({ next_check_at: sql<Date>`now() + make_interval(secs => ${leaseSeconds})` as unknown as Date })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom(store.table)
+        .select('id')
+        .where('status', 'in', openOrderStatuses)
+        .where('next_check_at', '<=', sql<Date>`now()`)
+        .$if(excluding.length > 0, (q) => q.where('id', 'not in', [...excluding]))
+        .orderBy('next_check_at')
+        .limit(batchMax)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .returningAll()
+    .execute();
+  return rows as unknown as Row[];
+}
