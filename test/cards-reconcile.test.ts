@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { raiseSandboxOffset } from '../src/platform/clock.js';
-import { dueReconcileScopes } from '../src/modules/cards/shared/workers.js';
+import { dueReconcileScopes } from '../src/modules/cards/queries.js';
 import type { ApplicationDecision } from '../src/upstreams/card/port.js';
 import { admin, newMerchantClient, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';

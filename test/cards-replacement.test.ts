@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { runReplacement } from '../src/modules/cards/replacements/executor.js';
-import { dueLifecycleScopes } from '../src/modules/cards/shared/workers.js';
+import { dueLifecycleScopes } from '../src/modules/cards/queries.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { lifecycleHelpers } from './support/card-lifecycle.js';

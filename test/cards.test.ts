@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { dueTimedScopes } from '../src/modules/cards/shared/workers.js';
+import { dueTimedScopes } from '../src/modules/cards/queries.js';
 import { admin, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { shipping } from './support/fixtures.js';

@@ -18,3 +18,7 @@ export async function findApplication(
   if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
   return forUpdate ? q.forNoKeyUpdate().executeTakeFirst() : q.executeTakeFirst();
 }
+
+export function sourceAssetOfApplication(db: Db, id: string): Promise<{ source_asset: string }> {
+  return db.selectFrom('card_applications').select('source_asset').where('id', '=', id).executeTakeFirstOrThrow();
+}

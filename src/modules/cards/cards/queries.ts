@@ -1,5 +1,6 @@
 import { withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
-import type { CardRow } from './tables.js';
+import type { Insertable, Updateable } from 'kysely';
+import type { CardRow, CardsTable } from './tables.js';
 
 /** Reads of the card record (every card sub-area finds its card here). */
 
@@ -26,4 +27,55 @@ export function cardsQuery(db: Db, caller: MemberCardCaller) {
     .where('merchant_id', '=', caller.merchantId)
     .where('environment', '=', caller.environment)
     .where('member_id', '=', caller.memberId);
+}
+
+/** A card locked for a change of its state or its money (`FOR NO KEY UPDATE`: other tables reference it). */
+export async function lockCardById(trx: Db, id: string): Promise<CardRow> {
+  return trx.selectFrom('cards').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirstOrThrow();
+}
+
+export function cardById(db: Db, id: string): Promise<CardRow> {
+  return db.selectFrom('cards').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+export function cardCurrencyOf(db: Db, id: string): Promise<{ currency: string }> {
+  return db.selectFrom('cards').select('currency').where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+/** A security replacement stops the card at once (`frozenAt`: the first freeze kept). */
+export async function freezeCard(trx: Db, id: string, frozenAt: Date, now: Date): Promise<void> {
+  await trx.updateTable('cards').set({ frozen_at: frozenAt, updated_at: now }).where('id', '=', id).execute();
+}
+
+/** Any change of a card by id; answers the row. */
+export function updateCard(trx: Db, id: string, set: Updateable<CardsTable>): Promise<CardRow> {
+  return trx.updateTable('cards').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+export function insertCard(trx: Db, values: Insertable<CardsTable>): Promise<CardRow> {
+  return trx.insertInto('cards').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** A non-security replacement voids the card's inventory row. */
+export async function voidCardInventory(trx: Db, id: string, now: Date): Promise<void> {
+  await trx.updateTable('cards').set({ inventory_status: 'voided', updated_at: now }).where('id', '=', id).execute();
+}
+
+/** A failed replacement gives a voided inventory row its status back. */
+export async function restoreCardInventory(
+  trx: Db,
+  id: string,
+  inventory: CardsTable['inventory_status'],
+  now: Date,
+): Promise<void> {
+  await trx
+    .updateTable('cards')
+    .set({ inventory_status: inventory, updated_at: now })
+    .where('id', '=', id)
+    .where('inventory_status', '=', 'voided')
+    .execute();
+}
+
+export async function markBalanceReturned(trx: Db, id: string, now: Date): Promise<void> {
+  await trx.updateTable('cards').set({ balance_returned_at: now }).where('id', '=', id).execute();
 }

@@ -6,7 +6,7 @@
  * that refuses puts it back. Cards past their expiry month become `expired` by the clock, their
  * balance returned.
  */
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import type { ClockScope } from '../../../platform/clock.js';
@@ -15,9 +15,10 @@ import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf, type CallOutcome } from '../../../upstreams/port.js';
 import { emitCardStatus, returnCardBalance } from '../shared/balance-return.js';
 import { alertUnknownStatus } from '../controls/service.js';
-import { findCard } from '../cards/queries.js';
-import { type Db, type MemberCardCaller } from '../shared/queries.js';
-import { inFlightReplacement } from '../replacements/service.js';
+import { findCard, lockCardById, updateCard } from '../cards/queries.js';
+import type { MemberCardCaller } from '../shared/queries.js';
+import { inFlightReplacement, replacementUnderWay } from '../replacements/queries.js';
+import { claimClosingCheck, dueClosingCardIds, expiredCardIds } from './queries.js';
 import { cardReferenceTypeOfCard } from '../shared/rules.js';
 import { closeOutcomeTransition, closeVerdict, expiryDue } from './state.js';
 import type { CardRow } from '../cards/tables.js';
@@ -59,20 +60,15 @@ export async function prepareClose(
   if (verdict.kind === 'refuse') throw new ApiError(verdict.code, verdict.reason);
   if (verdict.kind === 'replay') return { kind: 'answer', id: card.id, status: verdict.at as 'closing' | 'closed' };
   const now = await ctx.clock.now(trx, caller);
-  const updated = await trx
-    .updateTable('cards')
-    .set({
-      status: 'closing',
-      status_version: card.status_version + 1,
-      closing_from: card.status as 'unactivated' | 'active',
-      close_outcome: 'pending',
-      close_checks: 0,
-      close_next_check_at: new Date(now.getTime() + closeFirstCheckSeconds * 1000),
-      updated_at: now,
-    })
-    .where('id', '=', card.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const updated = await updateCard(trx, card.id, {
+    status: 'closing',
+    status_version: card.status_version + 1,
+    closing_from: card.status as 'unactivated' | 'active',
+    close_outcome: 'pending',
+    close_checks: 0,
+    close_next_check_at: new Date(now.getTime() + closeFirstCheckSeconds * 1000),
+    updated_at: now,
+  });
   await emitCardStatus(trx, updated);
   // Nothing more is loaded onto a closing card: top-ups not yet sent to the issuer fail, their freeze back.
   await failPendingTopUps(trx, card.id, 'card_closing');
@@ -114,12 +110,7 @@ async function applyCloseAnswer(
   if (outcome.kind === 'accepted' && providerStatusOf(outcome.status) === undefined)
     await alertUnknownStatus(ctx, card, 'closing', outcome.status);
   return ctx.db.transaction().execute(async (trx) => {
-    const card = await trx
-      .selectFrom('cards')
-      .selectAll()
-      .where('id', '=', cardId)
-      .forNoKeyUpdate()
-      .executeTakeFirstOrThrow();
+    const card = await lockCardById(trx, cardId);
     const now = await ctx.clock.now(trx, callOf(card));
     const answer =
       outcome.kind === 'rejected'
@@ -130,33 +121,23 @@ async function applyCloseAnswer(
     if (!answer) {
       if (card.status !== 'closing') return card;
       const checks = card.close_checks + 1;
-      return trx
-        .updateTable('cards')
-        .set({
-          close_outcome: outcome.kind === 'timeout' ? 'timeout' : 'unknown',
-          close_checks: checks,
-          close_next_check_at: new Date(now.getTime() + replacementRetryDelaySeconds(checks) * 1000),
-          updated_at: now,
-        })
-        .where('id', '=', card.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      return updateCard(trx, card.id, {
+        close_outcome: outcome.kind === 'timeout' ? 'timeout' : 'unknown',
+        close_checks: checks,
+        close_next_check_at: new Date(now.getTime() + replacementRetryDelaySeconds(checks) * 1000),
+        updated_at: now,
+      });
     }
     const verdict = closeOutcomeTransition(card.status, answer, card.closing_from);
     if (verdict.kind !== 'move') return card;
-    const updated = await trx
-      .updateTable('cards')
-      .set({
-        status: verdict.to,
-        status_version: card.status_version + 1,
-        closing_from: null,
-        close_outcome: null,
-        close_next_check_at: null,
-        updated_at: now,
-      })
-      .where('id', '=', card.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const updated = await updateCard(trx, card.id, {
+      status: verdict.to,
+      status_version: card.status_version + 1,
+      closing_from: null,
+      close_outcome: null,
+      close_next_check_at: null,
+      updated_at: now,
+    });
     if (verdict.to === 'closed')
       await returnCardBalance(trx, updated, { type: cardReferenceTypeOfCard, id: `${card.id}:close` }, now);
     await emitCardStatus(trx, updated);
@@ -164,100 +145,32 @@ async function applyCloseAnswer(
   });
 }
 
-/** Timed process `card.closing_reconcile`: the earliest next check of the scope's closing cards. */
-export async function nextClosingCheck(db: Db, scope: ClockScope): Promise<Date | null> {
-  const row = await db
-    .selectFrom('cards')
-    .select(sql<Date | null>`min(close_next_check_at)`.as('due'))
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('status', '=', 'closing')
-    .executeTakeFirst();
-  return row?.due ? new Date(row.due) : null;
-}
-
 /** Asks the issuer again about each due closing card (claimed by pushing its next check out, so two runs never ask at
  * once). */
 export async function reconcileClosingCards(ctx: ServiceContext, scope: ClockScope, now: Date): Promise<void> {
-  const due = await ctx.db
-    .selectFrom('cards')
-    .select('id')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('status', '=', 'closing')
-    .where('close_next_check_at', '<=', now)
-    .orderBy('close_next_check_at')
-    .limit(batchMax)
-    .execute();
+  const due = await dueClosingCardIds(ctx.db, scope, now, batchMax);
   for (const { id } of due) {
-    const claimed = await ctx.db
-      .updateTable('cards')
-      .set({ close_next_check_at: new Date(now.getTime() + closeCheckLeaseSeconds * 1000) })
-      .where('id', '=', id)
-      .where('status', '=', 'closing')
-      .where('close_next_check_at', '<=', now)
-      .returningAll()
-      .executeTakeFirst();
+    const claimed = await claimClosingCheck(ctx.db, id, now, new Date(now.getTime() + closeCheckLeaseSeconds * 1000));
     if (!claimed) continue;
     await applyCloseAnswer(ctx, claimed, await askIssuer(ctx, claimed));
   }
 }
 
-/** The first instant after a card's expiry month, as SQL (UTC). */
-const expiresAtSql = sql<Date>`make_timestamptz(cards.exp_year, cards.exp_month, 1, 0, 0, 0, 'UTC') + interval
-  '1 month'`;
-const noReplacementUnderWay = sql<boolean>`NOT EXISTS (SELECT 1 FROM card_replacements r WHERE r.card_id = cards.id
-  AND r.status = 'processing')`;
-
-function expiringCards(db: Db, scope: ClockScope) {
-  return db
-    .selectFrom('cards')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('status', 'in', ['unactivated', 'active'])
-    .where(noReplacementUnderWay);
-}
-
-/** Timed process `card.expiry`: the earliest expiry of the scope's cards that can expire (none under a replacement in
- * progress, which ends them itself). */
-export async function nextExpiry(db: Db, scope: ClockScope): Promise<Date | null> {
-  const row = await expiringCards(db, scope)
-    .select(sql<Date | null>`min(${expiresAtSql})`.as('due'))
-    .executeTakeFirst();
-  return row?.due ? new Date(row.due) : null;
-}
-
 /** Cards past their expiry month become `expired`, their balance returned (once: keyed `<card>:expiry`), with
  * `card.expired`. */
 export async function expireCards(ctx: ServiceContext, scope: ClockScope, now: Date): Promise<void> {
-  const due = await expiringCards(ctx.db, scope)
-    .select('id')
-    .where(expiresAtSql, '<=', now)
-    .orderBy('seq')
-    .limit(batchMax)
-    .execute();
+  const due = await expiredCardIds(ctx.db, scope, now, batchMax);
   for (const { id } of due) {
     await ctx.db.transaction().execute(async (trx) => {
-      const card = await trx
-        .selectFrom('cards')
-        .selectAll()
-        .where('id', '=', id)
-        .forNoKeyUpdate()
-        .executeTakeFirstOrThrow();
+      const card = await lockCardById(trx, id);
       if (!expiryDue({ status: card.status, expMonth: card.exp_month, expYear: card.exp_year }, now)) return;
-      const underWay = await trx
-        .selectFrom('card_replacements')
-        .select('id')
-        .where('card_id', '=', id)
-        .where('status', '=', 'processing')
-        .executeTakeFirst();
+      const underWay = await replacementUnderWay(trx, id);
       if (underWay) return;
-      const updated = await trx
-        .updateTable('cards')
-        .set({ status: 'expired', status_version: card.status_version + 1, updated_at: now })
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const updated = await updateCard(trx, id, {
+        status: 'expired',
+        status_version: card.status_version + 1,
+        updated_at: now,
+      });
       await returnCardBalance(trx, updated, { type: cardReferenceTypeOfCard, id: `${id}:expiry` }, now);
       await emitCardStatus(trx, updated);
       await failPendingTopUps(trx, id, 'card_expired');

@@ -1,5 +1,6 @@
 import type { TimedProcess } from '../../../jobs/types.js';
-import { expireCards, nextClosingCheck, nextExpiry, reconcileClosingCards } from './service.js';
+import { expireCards, reconcileClosingCards } from './service.js';
+import { nextClosingCheck, nextExpiry } from './queries.js';
 
 /** The reconciliation of closing cards and card expiry, on the merchant's clock. */
 export const closingReconcileProcess: TimedProcess = {

@@ -15,7 +15,7 @@
  * Run by its job, its timed process (the sandbox clock advance) and the lifecycle ticker; a lease
  * keeps two of them off one replacement.
  */
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { newId } from '../../../platform/ids.js';
@@ -41,8 +41,26 @@ import { replacementFeeAsset, replacementFees } from './rules.js';
 import { openingInventory, openingStatus } from '../cards/state.js';
 import { replacementStartProblem, replacementTransition } from './state.js';
 import type { CardReplacementRow } from './tables.js';
-import type { CardRow } from '../cards/tables.js';
 import { failPendingTopUps } from '../topups/dispatch.js';
+import {
+  cardById,
+  freezeCard,
+  insertCard,
+  lockCardById,
+  restoreCardInventory,
+  updateCard,
+  voidCardInventory,
+} from '../cards/queries.js';
+import { sourceAssetOfApplication } from '../applications/queries.js';
+import {
+  cardIdOfReplacement,
+  leaseReplacement,
+  lockReplacement,
+  recordReplacementWait,
+  releaseReplacementLease,
+  replacementById,
+  updateReplacement,
+} from './queries.js';
 
 /** A running executor's hold on one replacement (real time). */
 const leaseSeconds = 120;
@@ -62,24 +80,10 @@ const callOf = (r: { merchant_id: string; environment: CardReplacementRow['envir
   environment: r.environment,
 });
 
-async function lockCard(trx: Trx, id: string): Promise<CardRow> {
-  return trx.selectFrom('cards').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirstOrThrow();
-}
-async function lockReplacement(trx: Trx, id: string): Promise<CardReplacementRow> {
-  return trx.selectFrom('card_replacements').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
-}
-
 /** Runs one replacement as far as it can go now. Answers its row afterwards (undefined: leased by another run, or
  * closed). */
 export async function runReplacement(ctx: ServiceContext, id: string): Promise<CardReplacementRow | undefined> {
-  const claimed = await ctx.db
-    .updateTable('card_replacements')
-    .set({ lease_until: sql<Date>`now() + make_interval(secs => ${leaseSeconds})` as unknown as Date })
-    .where('id', '=', id)
-    .where('status', 'in', ['requested', 'processing'])
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', sql<Date>`now()`)]))
-    .returningAll()
-    .executeTakeFirst();
+  const claimed = await leaseReplacement(ctx.db, id, leaseSeconds);
   if (!claimed) return undefined;
   let row: CardReplacementRow | undefined = claimed;
   try {
@@ -87,9 +91,9 @@ export async function runReplacement(ctx: ServiceContext, id: string): Promise<C
       row = await advance(ctx, row);
     }
   } finally {
-    await ctx.db.updateTable('card_replacements').set({ lease_until: null }).where('id', '=', id).execute();
+    await releaseReplacementLease(ctx.db, id);
   }
-  return ctx.db.selectFrom('card_replacements').selectAll().where('id', '=', id).executeTakeFirst();
+  return replacementById(ctx.db, id);
 }
 
 /** One step; undefined when the issuer gave no answer (the replacement waits for `next_run_at`). */
@@ -110,10 +114,8 @@ async function advance(ctx: ServiceContext, r: CardReplacementRow): Promise<Card
  * the inventory row and return the balance (no fees).
  */
 async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promise<CardReplacementRow> {
-  const cardId = (
-    await trx.selectFrom('card_replacements').select('card_id').where('id', '=', id).executeTakeFirstOrThrow()
-  ).card_id;
-  const card = await lockCard(trx, cardId);
+  const cardId = await cardIdOfReplacement(trx, id);
+  const card = await lockCardById(trx, cardId);
   const r = await lockReplacement(trx, id);
   if (r.status !== 'requested') return r;
   const now = await ctx.clock.now(trx, callOf(r));
@@ -122,11 +124,7 @@ async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promise<CardR
   const reference = { type: replacementReferenceType, id: r.id };
   let returned = 0n;
   if (r.security) {
-    await trx
-      .updateTable('cards')
-      .set({ frozen_at: card.frozen_at ?? now, updated_at: now })
-      .where('id', '=', card.id)
-      .execute();
+    await freezeCard(trx, card.id, card.frozen_at ?? now, now);
     returned = await returnCardBalance(trx, card, reference, now);
     // The card ends with this replacement or stays frozen: top-ups not yet sent to the issuer fail, their freeze back.
     await failPendingTopUps(trx, card.id, 'card_frozen');
@@ -156,11 +154,7 @@ async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promise<CardR
       available,
     });
   }
-  const application = await trx
-    .selectFrom('card_applications')
-    .select('source_asset')
-    .where('id', '=', card.application_id)
-    .executeTakeFirstOrThrow();
+  const application = await sourceAssetOfApplication(trx, card.application_id);
   const total = (a: string) => inAsset.get(a)!.replacement + inAsset.get(a)!.postage;
   const feeAsset =
     fees.replacement + fees.postage === 0n
@@ -185,33 +179,24 @@ async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promise<CardR
     });
   }
   if (!r.security) {
-    await trx
-      .updateTable('cards')
-      .set({ inventory_status: 'voided', updated_at: now })
-      .where('id', '=', card.id)
-      .execute();
+    await voidCardInventory(trx, card.id, now);
     returned = await returnCardBalance(trx, card, reference, now);
     // The card ends with this replacement: top-ups not yet sent to the issuer fail, their freeze back.
     await failPendingTopUps(trx, card.id, 'card_replacing');
   }
   const verdict = replacementTransition(r.status, 'start');
   if (verdict.kind !== 'move') throw new Error(`cards: replacement ${r.id} cannot start from ${r.status}`);
-  const updated = await trx
-    .updateTable('card_replacements')
-    .set({
-      status: verdict.to,
-      status_version: r.status_version + 1,
-      step: 'prepared',
-      fee_asset: feeAsset,
-      replacement_fee: feeAsset ? inAsset.get(feeAsset)!.replacement : 0n,
-      postage_fee: feeAsset ? inAsset.get(feeAsset)!.postage : 0n,
-      returned_amount: returned,
-      inventory_before: r.security ? null : card.inventory_status,
-      updated_at: now,
-    })
-    .where('id', '=', r.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const updated = await updateReplacement(trx, r.id, {
+    status: verdict.to,
+    status_version: r.status_version + 1,
+    step: 'prepared',
+    fee_asset: feeAsset,
+    replacement_fee: feeAsset ? inAsset.get(feeAsset)!.replacement : 0n,
+    postage_fee: feeAsset ? inAsset.get(feeAsset)!.postage : 0n,
+    returned_amount: returned,
+    inventory_before: r.security ? null : card.inventory_status,
+    updated_at: now,
+  });
   await emitReplacement(trx, updated);
   return updated;
 }
@@ -245,26 +230,16 @@ async function fail(
     });
   }
   if (!r.security && r.inventory_before) {
-    await trx
-      .updateTable('cards')
-      .set({ inventory_status: r.inventory_before, updated_at: now })
-      .where('id', '=', r.card_id)
-      .where('inventory_status', '=', 'voided')
-      .execute();
+    await restoreCardInventory(trx, r.card_id, r.inventory_before, now);
   }
-  const updated = await trx
-    .updateTable('card_replacements')
-    .set({
-      status: verdict.to,
-      status_version: r.status_version + 1,
-      failure_reason: reason,
-      completed_at: now,
-      updated_at: now,
-      ...(returned === undefined ? {} : { returned_amount: returned }),
-    })
-    .where('id', '=', r.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const updated = await updateReplacement(trx, r.id, {
+    status: verdict.to,
+    status_version: r.status_version + 1,
+    failure_reason: reason,
+    completed_at: now,
+    updated_at: now,
+    ...(returned === undefined ? {} : { returned_amount: returned }),
+  });
   await emitReplacement(trx, updated);
   return updated;
 }
@@ -277,16 +252,12 @@ async function wait(ctx: ServiceContext, r: CardReplacementRow, outcome: 'timeou
     if (locked.status !== 'processing' || locked.step !== r.step) return;
     const now = await ctx.clock.now(trx, callOf(r));
     const attempts = locked.attempts + 1;
-    await trx
-      .updateTable('card_replacements')
-      .set({
-        upstream_outcome: outcome,
-        attempts,
-        next_run_at: new Date(now.getTime() + replacementRetryDelaySeconds(attempts) * 1000),
-        updated_at: now,
-      })
-      .where('id', '=', r.id)
-      .execute();
+    await recordReplacementWait(trx, r.id, {
+      upstream_outcome: outcome,
+      attempts,
+      next_run_at: new Date(now.getTime() + replacementRetryDelaySeconds(attempts) * 1000),
+      updated_at: now,
+    });
     if (attempts === replacementStalledAfterAttempts) {
       await raiseAlert(trx, {
         kind: 'upstream.reconciliation_stalled',
@@ -305,7 +276,7 @@ async function wait(ctx: ServiceContext, r: CardReplacementRow, outcome: 'timeou
 
 /** Step 2: the issuer issues the new card (idempotent by the replacement id). Refused: the replacement fails. */
 async function issueNewCard(ctx: ServiceContext, r: CardReplacementRow): Promise<CardReplacementRow | undefined> {
-  const card = await ctx.db.selectFrom('cards').selectAll().where('id', '=', r.card_id).executeTakeFirstOrThrow();
+  const card = await cardById(ctx.db, r.card_id);
   const product = (await productBySeq(ctx.db, card.environment, card.product_seq))!;
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.issueReplacement(callOf(r), {
@@ -320,25 +291,20 @@ async function issueNewCard(ctx: ServiceContext, r: CardReplacementRow): Promise
     await alertUnknownStatus(ctx, card, 'replacement card', status);
   if (outcome.kind === 'timeout' || outcome.kind === 'unknown') return wait(ctx, r, outcome.kind);
   return ctx.db.transaction().execute(async (trx) => {
-    await lockCard(trx, r.card_id);
+    await lockCardById(trx, r.card_id);
     const locked = await lockReplacement(trx, r.id);
     if (locked.status !== 'processing' || locked.step !== 'prepared') return locked;
     const now = await ctx.clock.now(trx, callOf(r));
     if (outcome.kind === 'rejected') return fail(ctx, trx, locked, 'issuer_refused', now);
-    return trx
-      .updateTable('card_replacements')
-      .set({
-        step: 'issued',
-        new_card_ref: outcome.card.cardRef,
-        new_card_last4: outcome.card.last4,
-        new_card_exp_month: outcome.card.expMonth,
-        new_card_exp_year: outcome.card.expYear,
-        upstream_outcome: 'none',
-        updated_at: now,
-      })
-      .where('id', '=', r.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    return updateReplacement(trx, r.id, {
+      step: 'issued',
+      new_card_ref: outcome.card.cardRef,
+      new_card_last4: outcome.card.last4,
+      new_card_exp_month: outcome.card.expMonth,
+      new_card_exp_year: outcome.card.expYear,
+      upstream_outcome: 'none',
+      updated_at: now,
+    });
   });
 }
 
@@ -348,7 +314,7 @@ async function issueNewCard(ctx: ServiceContext, r: CardReplacementRow): Promise
  * card is `replaced` on our side (no state there spends) and the operator is alerted.
  */
 async function cancelOldCard(ctx: ServiceContext, r: CardReplacementRow): Promise<CardReplacementRow | undefined> {
-  const card = await ctx.db.selectFrom('cards').selectAll().where('id', '=', r.card_id).executeTakeFirstOrThrow();
+  const card = await cardById(ctx.db, r.card_id);
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.cancelCard(callOf(r), {
       requestId: `${r.id}:cancel`,
@@ -383,48 +349,42 @@ async function cancelOldCard(ctx: ServiceContext, r: CardReplacementRow): Promis
 /** The last step, one transaction: the new card opened, the old one `replaced`, the fees charged, the replacement
  * `completed`, with their events. */
 async function complete(ctx: ServiceContext, trx: Trx, id: string): Promise<CardReplacementRow> {
-  const cardId = (
-    await trx.selectFrom('card_replacements').select('card_id').where('id', '=', id).executeTakeFirstOrThrow()
-  ).card_id;
-  const old = await lockCard(trx, cardId);
+  const cardId = await cardIdOfReplacement(trx, id);
+  const old = await lockCardById(trx, cardId);
   const r = await lockReplacement(trx, id);
   if (r.status !== 'processing' || r.step !== 'issued') return r;
   const verdict = replacementTransition(r.status, 'complete');
   if (verdict.kind !== 'move') throw new Error(`cards: replacement ${r.id} cannot complete from ${r.status}`);
   const now = await ctx.clock.now(trx, callOf(r));
-  const opened = await trx
-    .insertInto('cards')
-    .values({
-      id: newId('crd'),
-      merchant_id: old.merchant_id,
-      environment: old.environment,
-      member_id: old.member_id,
-      application_id: old.application_id,
-      product_seq: old.product_seq,
-      form_factor: old.form_factor,
-      currency: old.currency,
-      status: openingStatus(old.form_factor),
-      status_version: 1,
-      upstream_ref: r.new_card_ref!,
-      last4: r.new_card_last4!,
-      exp_month: r.new_card_exp_month!,
-      exp_year: r.new_card_exp_year!,
-      billing_address: old.billing_address ? JSON.stringify(old.billing_address) : null,
-      inventory_status: openingInventory(old.form_factor),
-      locked_until: null,
-      activated_at: old.form_factor === 'virtual' ? now : null,
-      created_at: now,
-      updated_at: now,
-      replaces: old.id,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  const replaced = await trx
-    .updateTable('cards')
-    .set({ status: 'replaced', status_version: old.status_version + 1, replaced_by: opened.id, updated_at: now })
-    .where('id', '=', old.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const opened = await insertCard(trx, {
+    id: newId('crd'),
+    merchant_id: old.merchant_id,
+    environment: old.environment,
+    member_id: old.member_id,
+    application_id: old.application_id,
+    product_seq: old.product_seq,
+    form_factor: old.form_factor,
+    currency: old.currency,
+    status: openingStatus(old.form_factor),
+    status_version: 1,
+    upstream_ref: r.new_card_ref!,
+    last4: r.new_card_last4!,
+    exp_month: r.new_card_exp_month!,
+    exp_year: r.new_card_exp_year!,
+    billing_address: old.billing_address ? JSON.stringify(old.billing_address) : null,
+    inventory_status: openingInventory(old.form_factor),
+    locked_until: null,
+    activated_at: old.form_factor === 'virtual' ? now : null,
+    created_at: now,
+    updated_at: now,
+    replaces: old.id,
+  });
+  const replaced = await updateCard(trx, old.id, {
+    status: 'replaced',
+    status_version: old.status_version + 1,
+    replaced_by: opened.id,
+    updated_at: now,
+  });
   const fee = minorFromDb(r.replacement_fee) + minorFromDb(r.postage_fee);
   if (r.fee_asset && fee > 0n) {
     await postEntry(trx, {
@@ -437,19 +397,14 @@ async function complete(ctx: ServiceContext, trx: Trx, id: string): Promise<Card
       lines: feeChargeLines({ memberId: r.member_id, merchantId: r.merchant_id, fee }),
     });
   }
-  const updated = await trx
-    .updateTable('card_replacements')
-    .set({
-      status: verdict.to,
-      status_version: r.status_version + 1,
-      new_card_id: opened.id,
-      upstream_outcome: 'none',
-      completed_at: now,
-      updated_at: now,
-    })
-    .where('id', '=', r.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const updated = await updateReplacement(trx, r.id, {
+    status: verdict.to,
+    status_version: r.status_version + 1,
+    new_card_id: opened.id,
+    upstream_outcome: 'none',
+    completed_at: now,
+    updated_at: now,
+  });
   await emitCardStatus(trx, replaced);
   await emitCardStatus(trx, opened);
   await emitReplacement(trx, updated);

@@ -4,7 +4,7 @@
  * executor (executor.ts) carries it out later on the merchant's clock. Reads: one
  * replacement, and a card's replacements.
  */
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { enqueue } from '../../../jobs/queue.js';
@@ -13,8 +13,9 @@ import { newId } from '../../../platform/ids.js';
 import { keysetPage, mapPage, type PageParams } from '../../../platform/pagination.js';
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { emitReplacement } from '../shared/balance-return.js';
-import { findCard } from '../cards/queries.js';
-import { scaleOf, withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { cardCurrencyOf, findCard, freezeCard } from '../cards/queries.js';
+import { scaleOf, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { findReplacement, inFlightReplacement, insertReplacement, replacementsQuery } from './queries.js';
 import { replacementRequestVerdict, truncateNote } from './state.js';
 import type { CardReplacementRow } from './tables.js';
 import { isoOrNull } from '../../../platform/dates.js';
@@ -30,17 +31,6 @@ export const replacementExecuteDelaySeconds = 60;
 export const replacementJobKind = 'card.replacement_execute';
 /** The job's attempts (each deferral counts); the timed process and the ticker take over past them. */
 export const replacementJobAttemptsMax = 50;
-
-const inFlightStatuses = ['requested', 'processing'] as const;
-
-export async function inFlightReplacement(db: Db, cardId: string): Promise<CardReplacementRow | undefined> {
-  return db
-    .selectFrom('card_replacements')
-    .selectAll()
-    .where('card_id', '=', cardId)
-    .where('status', 'in', [...inFlightStatuses])
-    .executeTakeFirst();
-}
 
 /**
  * `POST /v1/cards/{id}/replacements`: the card (locked) and its in-flight replacement are checked
@@ -64,51 +54,35 @@ export async function createReplacement(
   if (verdict.kind === 'refuse') throw new ApiError(verdict.code, verdict.reason);
   const now = await ctx.clock.now(trx, caller);
   const nextRunAt = new Date(now.getTime() + replacementExecuteDelaySeconds * 1000);
-  const row = await trx
-    .insertInto('card_replacements')
-    .values({
-      id: newId('crp'),
-      merchant_id: card.merchant_id,
-      environment: card.environment,
-      member_id: card.member_id,
-      card_id: card.id,
-      reason: body.reason as CardReplacementRow['reason'],
-      security: verdict.security,
-      note: truncateNote(body.note),
-      status: 'requested',
-      status_version: 1,
-      fee_asset: null,
-      inventory_before: null,
-      new_card_ref: null,
-      new_card_last4: null,
-      new_card_exp_month: null,
-      new_card_exp_year: null,
-      new_card_id: null,
-      failure_reason: null,
-      next_run_at: nextRunAt,
-      lease_until: null,
-      created_at: now,
-      updated_at: now,
-      completed_at: null,
-    })
-    // The predicate is a literal: PostgreSQL infers a partial unique index only from constants.
-    .onConflict((oc) =>
-      oc
-        .column('card_id')
-        .where(sql<boolean>`status IN ('requested', 'processing')`)
-        .doNothing(),
-    )
-    .returningAll()
-    .executeTakeFirst();
+  const row = await insertReplacement(trx, {
+    id: newId('crp'),
+    merchant_id: card.merchant_id,
+    environment: card.environment,
+    member_id: card.member_id,
+    card_id: card.id,
+    reason: body.reason as CardReplacementRow['reason'],
+    security: verdict.security,
+    note: truncateNote(body.note),
+    status: 'requested',
+    status_version: 1,
+    fee_asset: null,
+    inventory_before: null,
+    new_card_ref: null,
+    new_card_last4: null,
+    new_card_exp_month: null,
+    new_card_exp_year: null,
+    new_card_id: null,
+    failure_reason: null,
+    next_run_at: nextRunAt,
+    lease_until: null,
+    created_at: now,
+    updated_at: now,
+    completed_at: null,
+  });
   if (!row) throw new ApiError('state_invalid', 'The card already has a replacement in flight.');
   // A security reason (stolen, number leaked, ...) stops the card at once, in the request's own
   // transaction: the executor runs a minute later, and a stolen card must not spend meanwhile.
-  if (verdict.security)
-    await trx
-      .updateTable('cards')
-      .set({ frozen_at: card.frozen_at ?? now, updated_at: now })
-      .where('id', '=', card.id)
-      .execute();
+  if (verdict.security) await freezeCard(trx, card.id, card.frozen_at ?? now, now);
   await enqueue(trx, {
     kind: replacementJobKind,
     payload: { replacement_id: row.id },
@@ -119,17 +93,6 @@ export async function createReplacement(
   });
   await emitReplacement(trx, row);
   return { id: row.id, status: 'requested' as const };
-}
-
-export async function findReplacement(db: Db, caller: CardCaller, id: string): Promise<CardReplacementRow | undefined> {
-  let q = db
-    .selectFrom('card_replacements')
-    .selectAll()
-    .where('id', '=', withIdPrefix('crp', id))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  return q.executeTakeFirst();
 }
 
 export async function getReplacement(db: Db, caller: CardCaller, id: string) {
@@ -143,14 +106,7 @@ export async function getReplacement(db: Db, caller: CardCaller, id: string) {
  * the merchant all of its members'; `card_id` narrows it to one card (an unknown card: empty).
  */
 export async function listReplacements(db: Db, caller: CardCaller, page: PageParams & { card_id?: string }) {
-  let q = db
-    .selectFrom('card_replacements')
-    .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  if (page.card_id !== undefined) q = q.where('card_id', '=', withIdPrefix('crd', page.card_id));
-  const rows = await keysetPage(q, page);
+  const rows = await keysetPage(replacementsQuery(db, caller, page.card_id), page);
   const data = [];
   for (const row of rows.data) data.push(await replacementView(db, row));
   return mapPage({ ...rows, data }, (x) => x);
@@ -159,7 +115,7 @@ export async function listReplacements(db: Db, caller: CardCaller, page: PagePar
 /** The full replacement record: fees in the asset they were taken in (null before the executor reserved them), the
  * returned balance in the card currency. */
 export async function replacementView(db: Db, r: CardReplacementRow) {
-  const card = await db.selectFrom('cards').select('currency').where('id', '=', r.card_id).executeTakeFirstOrThrow();
+  const card = await cardCurrencyOf(db, r.card_id);
   const feeScale = r.fee_asset ? await scaleOf(db, r.fee_asset) : 0;
   return {
     id: r.id,

@@ -8,6 +8,7 @@ import type { Database } from '../../../db/schema.js';
 import { accountBalance, postEntry, balanceReturnLines, lifecycleEntryKinds } from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import { externalIdOf, type Db } from './queries.js';
+import { markBalanceReturned } from '../cards/queries.js';
 import type { CardReplacementRow } from '../replacements/tables.js';
 import type { CardRow } from '../cards/tables.js';
 
@@ -37,7 +38,7 @@ export async function returnCardBalance(
       lines: balanceReturnLines({ memberId: card.member_id, cardId: card.id, amount }),
     });
   }
-  await trx.updateTable('cards').set({ balance_returned_at: now }).where('id', '=', card.id).execute();
+  await markBalanceReturned(trx, card.id, now);
   return amount;
 }
 

@@ -1,0 +1,137 @@
+/** Reads and writes of card replacements (the request, its reads, the executor's steps and lease). */
+import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
+import type { Database } from '../../../db/schema.js';
+import type { ClockScope } from '../../../platform/clock.js';
+import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import type { CardReplacementRow, CardReplacementsTable } from './tables.js';
+
+type Trx = Transaction<Database>;
+
+export const openReplacementStatuses = ['requested', 'processing'] as const;
+export const notLeased = sql<boolean>`(lease_until IS NULL OR lease_until < now())`;
+const inFlightStatuses = ['requested', 'processing'] as const;
+
+export async function inFlightReplacement(db: Db, cardId: string): Promise<CardReplacementRow | undefined> {
+  return db
+    .selectFrom('card_replacements')
+    .selectAll()
+    .where('card_id', '=', cardId)
+    .where('status', 'in', [...inFlightStatuses])
+    .executeTakeFirst();
+}
+
+/** A new request; undefined when the card already has one in flight (the partial unique index). */
+export function insertReplacement(trx: Trx, values: Insertable<CardReplacementsTable>) {
+  return (
+    trx
+      .insertInto('card_replacements')
+      .values(values)
+      // The predicate is a literal: PostgreSQL infers a partial unique index only from constants.
+      .onConflict((oc) =>
+        oc
+          .column('card_id')
+          .where(sql<boolean>`status IN ('requested', 'processing')`)
+          .doNothing(),
+      )
+      .returningAll()
+      .executeTakeFirst()
+  );
+}
+
+export async function findReplacement(db: Db, caller: CardCaller, id: string): Promise<CardReplacementRow | undefined> {
+  let q = db
+    .selectFrom('card_replacements')
+    .selectAll()
+    .where('id', '=', withIdPrefix('crp', id))
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
+  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  return q.executeTakeFirst();
+}
+
+/** The caller's replacements (a member's own, or all of the merchant's), optionally of one card: for `keysetPage`. */
+export function replacementsQuery(db: Db, caller: CardCaller, cardId: string | undefined) {
+  let q = db
+    .selectFrom('card_replacements')
+    .selectAll()
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
+  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  if (cardId !== undefined) q = q.where('card_id', '=', withIdPrefix('crd', cardId));
+  return q;
+}
+
+export function replacementById(db: Db, id: string): Promise<CardReplacementRow | undefined> {
+  return db.selectFrom('card_replacements').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function cardIdOfReplacement(trx: Trx, id: string): Promise<string> {
+  return (await trx.selectFrom('card_replacements').select('card_id').where('id', '=', id).executeTakeFirstOrThrow())
+    .card_id;
+}
+
+export async function lockReplacement(trx: Trx, id: string): Promise<CardReplacementRow> {
+  return trx.selectFrom('card_replacements').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+}
+
+/** The executor's lease on one open replacement (real time); undefined: leased by another run, or closed. */
+export function leaseReplacement(db: Db, id: string, leaseSeconds: number) {
+  return db
+    .updateTable('card_replacements')
+    .set({ lease_until: sql<Date>`now() + make_interval(secs => ${leaseSeconds})` as unknown as Date })
+    .where('id', '=', id)
+    .where('status', 'in', ['requested', 'processing'])
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', sql<Date>`now()`)]))
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function releaseReplacementLease(db: Db, id: string): Promise<void> {
+  await db.updateTable('card_replacements').set({ lease_until: null }).where('id', '=', id).execute();
+}
+
+/** One step of the executor recorded; answers the row. */
+export function updateReplacement(trx: Trx, id: string, set: Updateable<CardReplacementsTable>) {
+  return trx.updateTable('card_replacements').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The issuer gave no usable answer: the attempt recorded, the next run set. */
+export async function recordReplacementWait(trx: Trx, id: string, set: Updateable<CardReplacementsTable>) {
+  await trx.updateTable('card_replacements').set(set).where('id', '=', id).execute();
+}
+
+/** The open replacements of a scope no run holds (the executor's timed process). */
+function dueReplacements(db: Kysely<Database>, scope: ClockScope) {
+  return db
+    .selectFrom('card_replacements')
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('status', 'in', [...openReplacementStatuses])
+    .where(notLeased);
+}
+
+export async function nextReplacementRun(db: Kysely<Database>, scope: ClockScope): Promise<Date | null> {
+  const row = await dueReplacements(db, scope)
+    .select(sql<Date | null>`min(next_run_at)`.as('due'))
+    .executeTakeFirst();
+  return row?.due ? new Date(row.due) : null;
+}
+
+export function dueReplacementIds(db: Kysely<Database>, scope: ClockScope, now: Date, limit: number) {
+  return dueReplacements(db, scope)
+    .select('id')
+    .where('next_run_at', '<=', now)
+    .orderBy('next_run_at')
+    .limit(limit)
+    .execute();
+}
+
+/** A replacement of the card `processing` (it ends the card itself: no expiry meanwhile). */
+export function replacementUnderWay(trx: Db, cardId: string) {
+  return trx
+    .selectFrom('card_replacements')
+    .select('id')
+    .where('card_id', '=', cardId)
+    .where('status', '=', 'processing')
+    .executeTakeFirst();
+}
