@@ -1,3 +1,5 @@
+// Over 300 lines: one field contract: its types, the reading of a payee's fields against it and the checks of a
+// contract itself share every type and constant; split, each half would import all of the other.
 /**
  * Field contracts (pure): what a corridor asks of a payee, per entity type, and the one function
  * that reads a payee's `fields` against it (docs/remittance.md, "Field contracts"). The same

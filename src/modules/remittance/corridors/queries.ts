@@ -1,10 +1,11 @@
 /**
- * The corridor catalogue's reads, for the payee and order paths (the operator's writes:
- * service.ts). A corridor is the four segments (country, currency, payment method, clearing
+ * The corridor catalogue's SQL: the reads of the payee and order paths, and the operator's list
+ * and writes (checked by service.ts). A corridor is the four segments (country, currency, payment method, clearing
  * system as sent) in one environment, with its field contract per entity type, policy, fees and
  * limits.
  */
-import type { Environment, Db } from '../../../db/schema.js';
+import { sql, type Transaction } from 'kysely';
+import type { Database, Environment, Db } from '../../../db/schema.js';
 import { minorFromDb } from '../../../money/index.js';
 import type { FieldSpec } from './contracts.js';
 import type { CorridorLimits, CorridorPolicy } from './rules.js';
@@ -101,4 +102,47 @@ export async function findCorridors(
 export async function corridorById(db: Db, id: string): Promise<Corridor | undefined> {
   const row = await db.selectFrom('remit_corridors').selectAll().where('id', '=', id).executeTakeFirst();
   return row ? corridorOf(row) : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The operator's writes (service.ts)
+
+/** Every corridor (of one environment, one country, when asked), for the operator's paged list. */
+export function allCorridorsQuery(db: Db, filter: { environment?: Environment; country?: string }) {
+  let q = db.selectFrom('remit_corridors').selectAll();
+  if (filter.environment) q = q.where('environment', '=', filter.environment);
+  if (filter.country) q = q.where('country', '=', filter.country);
+  return q;
+}
+
+/**
+ * A new corridor; undefined when one with the same four segments exists in the environment.
+ * `values` are the table's columns, the settings as the service built them.
+ */
+export function insertCorridor(
+  trx: Transaction<Database>,
+  values: Record<string, unknown>,
+): Promise<CorridorRow | undefined> {
+  return trx
+    .insertInto('remit_corridors')
+    .values(values as never)
+    .onConflict((oc) =>
+      oc.columns(['environment', 'country', 'currency', 'payment_method', 'clearing_system']).doNothing(),
+    )
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Changes a corridor's settings (`cols`: the columns the service built), stamped now. */
+export function updateCorridorRow(
+  trx: Transaction<Database>,
+  id: string,
+  cols: Record<string, unknown>,
+): Promise<CorridorRow> {
+  return trx
+    .updateTable('remit_corridors')
+    .set({ ...cols, updated_at: sql<Date>`now()` } as never)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }

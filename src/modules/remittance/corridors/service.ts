@@ -2,7 +2,7 @@
  * The operator's side of the corridor catalogue: the paged list, and creating and changing a
  * corridor (settings checked, amounts at the payout currency's scale). Reads: queries.ts.
  */
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../../db/schema.js';
 import { ApiError, invalidFields, type FieldProblem } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
@@ -10,7 +10,15 @@ import { keysetPage, type PageParams } from '../../../platform/pagination.js';
 import { parseAmount } from '../../../money/index.js';
 import { getAsset } from '../../assets/queries.js';
 import { contractProblems, type FieldSpec } from './contracts.js';
-import { corridorById, corridorOf, type Corridor, type Db } from './queries.js';
+import {
+  allCorridorsQuery,
+  corridorById,
+  corridorOf,
+  insertCorridor,
+  updateCorridorRow,
+  type Corridor,
+  type Db,
+} from './queries.js';
 import type { EntityType, PaymentMethod } from './tables.js';
 import { operatorCorridorView } from './views.js';
 
@@ -23,10 +31,7 @@ export async function viewCorridor(db: Db, c: Corridor) {
 }
 
 export async function listCorridorsPage(db: Db, query: PageParams & { environment?: Environment; country?: string }) {
-  let q = db.selectFrom('remit_corridors').selectAll();
-  if (query.environment) q = q.where('environment', '=', query.environment);
-  if (query.country) q = q.where('country', '=', query.country);
-  const page = await keysetPage(q, query);
+  const page = await keysetPage(allCorridorsQuery(db, query), query);
   const data = [];
   for (const row of page.data) data.push(await viewCorridor(db, corridorOf(row)));
   return { ...page, data };
@@ -100,31 +105,24 @@ function settingsColumns(s: CorridorSettings, scale: number): Record<string, unk
 export async function createCorridor(trx: Transaction<Database>, input: NewCorridor, now: Date) {
   const scale = await payoutScale(trx, input.currency);
   const cols = settingsColumns(input, scale);
-  const row = await trx
-    .insertInto('remit_corridors')
-    .values({
-      id: newId('rco'),
-      environment: input.environment,
-      country: input.country,
-      currency: input.currency,
-      payment_method: input.payment_method,
-      clearing_system: input.clearing_system,
-      contracts: JSON.stringify(input.contracts),
-      restricted_jurisdictions: '[]',
-      confirmable_routing_types: '[]',
-      min_kyc_level: 1,
-      fee_bps: 0,
-      fee_fixed: '0',
-      fx_spread_bps: 0,
-      payout_min: '1',
-      updated_at: now,
-      ...cols,
-    } as never)
-    .onConflict((oc) =>
-      oc.columns(['environment', 'country', 'currency', 'payment_method', 'clearing_system']).doNothing(),
-    )
-    .returningAll()
-    .executeTakeFirst();
+  const row = await insertCorridor(trx, {
+    id: newId('rco'),
+    environment: input.environment,
+    country: input.country,
+    currency: input.currency,
+    payment_method: input.payment_method,
+    clearing_system: input.clearing_system,
+    contracts: JSON.stringify(input.contracts),
+    restricted_jurisdictions: '[]',
+    confirmable_routing_types: '[]',
+    min_kyc_level: 1,
+    fee_bps: 0,
+    fee_fixed: '0',
+    fx_spread_bps: 0,
+    payout_min: '1',
+    updated_at: now,
+    ...cols,
+  });
   if (!row)
     throw new ApiError('duplicate_resource', 'A corridor with these four segments already exists in this environment.');
   return operatorCorridorView(corridorOf(row), scale);
@@ -135,11 +133,6 @@ export async function updateCorridor(trx: Transaction<Database>, id: string, set
   if (!current) throw new ApiError('not_found', 'No such corridor.');
   const scale = await payoutScale(trx, current.currency);
   const cols = settingsColumns(settings, scale);
-  const row = await trx
-    .updateTable('remit_corridors')
-    .set({ ...cols, updated_at: sql<Date>`now()` } as never)
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await updateCorridorRow(trx, id, cols);
   return operatorCorridorView(corridorOf(row), scale);
 }

@@ -5,7 +5,7 @@
  * suspension and the re-query schedule are the shared lifecycle's (src/provider-orders/store.ts);
  * remittance keeps its table, entries, events and the payout date.
  */
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import {
@@ -21,14 +21,13 @@ import { recordEvent } from '../../../events/index.js';
 import {
   applyAndSchedule,
   claimMove,
-  orderNowSql,
   providerFields as lifecycleFields,
   recordWait,
   suspendOrder,
   type OrderStore,
 } from '../../../provider-orders/index.js';
 import { raiseAlert } from '../../alerts/index.js';
-import { externalIdOf } from './queries.js';
+import { externalIdOf, firstReturnCheckSql } from './queries.js';
 import { remitEntryKinds, remitReferenceType } from './rules.js';
 import { movesFrom, publicStatus, returnCheckOffsetsSeconds, type Decision, type FailureReason } from './state.js';
 import type { RemitOrderRow } from './tables.js';
@@ -120,14 +119,12 @@ export const failIn = (trx: Transaction<Database>, id: string, reason: FailureRe
 
 // A completed payout is watched for a return by its bank from then on (return-watch.ts): the
 // first check is due the first offset after the completion, on the merchant's clock.
-const firstReturnCheckSql = () =>
-  sql<Date>`${orderNowSql(remitOrders)} + ${returnCheckOffsetsSeconds[0]!} * interval '1 second'`;
 const completeIn = (trx: Transaction<Database>, id: string, d: ProviderFacts) =>
   moveTo(trx, id, 'completed', {
     upstream_outcome: 'accepted',
     ...providerFields(d),
     next_check_at: null,
-    return_check_at: firstReturnCheckSql(),
+    return_check_at: firstReturnCheckSql(returnCheckOffsetsSeconds[0]!),
   });
 
 export const returnIn = (trx: Transaction<Database>, id: string, d: ProviderFacts = {}) =>

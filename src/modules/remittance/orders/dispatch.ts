@@ -6,15 +6,13 @@
  * is retried later (nothing was sent). The payout's outcome-unknown answers are left to
  * reconciliation: never refunded on a timeout.
  */
-import { sql } from 'kysely';
 import type { ServiceContext } from '../../../service-context.js';
 import { minorFromDb } from '../../../money/index.js';
 import { RetryLater } from '../../../jobs/types.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
-import { orderNowSql } from '../../../provider-orders/index.js';
-import { applyDecision, emitOrderEvent, failIn, remitOrders } from './apply.js';
-import { findOrder } from './queries.js';
-import { entityById } from '../payees/queries.js';
+import { applyDecision, emitOrderEvent, failIn } from './apply.js';
+import { claimDispatch as claimDispatchRow, findOrder } from './queries.js';
+import { entityById, payeeLinkBySeq, recordProviderPayeeRef } from '../payees/queries.js';
 import { decideOnCall } from './state.js';
 import type { PayeeEntityRow } from '../payees/tables.js';
 import type { RemitOrderRow } from './tables.js';
@@ -31,11 +29,7 @@ async function payeeRefOf(
   entity: PayeeEntityRow,
 ): Promise<{ ref: string } | { refused: string }> {
   if (entity.provider_payee_ref) return { ref: entity.provider_payee_ref };
-  const link = await ctx.db
-    .selectFrom('remit_payees')
-    .select(['holder_name', 'entity_type'])
-    .where('seq', '=', BigInt(order.payee_seq))
-    .executeTakeFirstOrThrow();
+  const link = await payeeLinkBySeq(ctx.db, BigInt(order.payee_seq));
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.remittance.registerPayee(callOf(order), {
       payeeKey: entity.id,
@@ -50,34 +44,16 @@ async function payeeRefOf(
   );
   if (answer.kind === 'rejected') return { refused: answer.reason };
   if (answer.kind !== 'registered') throw new RetryLater(registrationRetryMs, `payee registration: ${answer.kind}`);
-  await ctx.db
-    .updateTable('remit_payee_entities')
-    .set({ provider_payee_ref: answer.payeeRef, registered_at: sql<Date>`now()` as unknown as Date })
-    .where('id', '=', entity.id)
-    .where('provider_payee_ref', 'is', null)
-    .execute();
+  await recordProviderPayeeRef(ctx.db, entity.id, answer.payeeRef);
   return { ref: answer.payeeRef };
 }
 
 /** Moves `pending` → `processing` once (the claim) and records that the payout call starts now. */
 async function claimDispatch(ctx: ServiceContext, id: string): Promise<RemitOrderRow | undefined> {
   return ctx.db.transaction().execute(async (trx) => {
-    const claimed = await trx
-      .updateTable('remit_orders')
-      .set((eb) => ({
-        status: 'processing',
-        status_version: eb('status_version', '+', 1),
-        upstream_outcome: 'pending',
-        dispatch_started_at: sql<Date>`now()` as unknown as Date,
-        // Should this process stop during the call, reconciliation takes the order over.
-        next_check_at: sql<Date>`now() + make_interval(secs =>
-            ${(ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000})` as unknown as Date,
-        updated_at: orderNowSql(remitOrders),
-      }))
-      .where('id', '=', id)
-      .where('status', '=', 'pending')
-      .returningAll()
-      .executeTakeFirst();
+    // Should this process stop during the call, reconciliation takes the order over.
+    const reconcileAfterSeconds = (ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000;
+    const claimed = await claimDispatchRow(trx, id, reconcileAfterSeconds);
     if (claimed) await emitOrderEvent(trx, claimed);
     return claimed;
   });

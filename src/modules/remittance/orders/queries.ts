@@ -1,12 +1,17 @@
-/** Remittance orders' SQL: reads, the daily totals behind the limits, and the reconciliation claim. */
-import { sql, type Transaction } from 'kysely';
+/**
+ * Remittance orders' SQL: reads, the daily totals behind the limits, the dispatch claim, and the
+ * return watch's reads and claims.
+ */
+import { sql, type Insertable, type RawBuilder, type Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import { minorFromDb } from '../../../money/index.js';
 import { withPrefix } from '../../../platform/ids.js';
 import { statusesOf, type PublicStatus } from './state.js';
-import type { RemitOrderRow } from './tables.js';
+import type { RemitOrderRow, RemitOrdersTable } from './tables.js';
 import type { Db } from '../payees/queries.js';
 import type { Caller } from '../../../platform/caller.js';
+import type { ClockScope } from '../../../platform/clock.js';
+import { orderNowSql } from '../../../provider-orders/index.js';
 
 export async function findOrder(db: Db, id: string, caller?: Caller): Promise<RemitOrderRow | undefined> {
   let q = db.selectFrom('remit_orders').selectAll().where('id', '=', withPrefix('rmt', id));
@@ -73,4 +78,122 @@ export async function externalIdOf(db: Db, memberId: string): Promise<string> {
 export async function scaleOf(db: Db, code: string): Promise<number> {
   const a = await db.selectFrom('assets').select('scale').where('code', '=', code).executeTakeFirst();
   return a?.scale ?? 2;
+}
+
+/** The merchant's time, order by order (the shared lifecycle's `orderNowSql` for `remit_orders`). */
+const orderNow = () => orderNowSql({ table: 'remit_orders' });
+
+// ---------------------------------------------------------------------------------------------
+// Dispatch (dispatch.ts) and completion (apply.ts)
+
+/**
+ * Moves `pending` → `processing` once (the claim) and records that the payout call starts now;
+ * should this process stop during the call, reconciliation takes the order over
+ * `reconcileAfterSeconds` later.
+ */
+export function claimDispatch(
+  trx: Transaction<Database>,
+  id: string,
+  reconcileAfterSeconds: number,
+): Promise<RemitOrderRow | undefined> {
+  return trx
+    .updateTable('remit_orders')
+    .set((eb) => ({
+      status: 'processing',
+      status_version: eb('status_version', '+', 1),
+      upstream_outcome: 'pending',
+      dispatch_started_at: sql<Date>`now()` as unknown as Date,
+      next_check_at: sql<Date>`now() + make_interval(secs =>
+            ${reconcileAfterSeconds})` as unknown as Date,
+      updated_at: orderNow(),
+    }))
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A completed payout's first return check: the first offset after the completion, on the merchant's clock. */
+export const firstReturnCheckSql = (offsetSeconds: number) =>
+  sql<Date>`${orderNow()} + ${offsetSeconds} * interval '1 second'`;
+
+// ---------------------------------------------------------------------------------------------
+// The return watch (return-watch.ts)
+
+/** Which completed orders have a return check due: one scope's at `now`, or every merchant's at its own time. */
+export function returnCheckDueSql(scope?: ClockScope, now?: Date): RawBuilder<boolean> {
+  return scope && now
+    ? // `now` has milliseconds, the stored times microseconds (the database's clock): a check due
+      // within the millisecond `now` names is due, as `nextDue` (also in milliseconds) said it was.
+      sql<boolean>`merchant_id = ${scope.merchantId} AND environment = ${scope.environment} AND return_check_at <
+          ${now}::timestamptz + interval '1 millisecond'`
+    : // Every merchant: a range on the index first (no merchant's clock is ahead by more than the
+      // largest offset), then each order against its own merchant's time.
+      sql<boolean>`return_check_at <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval
+          '1 millisecond' AND return_check_at <= ${orderNow()}`;
+}
+
+export async function dueReturnChecks(db: Db, due: RawBuilder<boolean>, limit: number): Promise<{ id: string }[]> {
+  const { rows } = await sql<{ id: string }>`
+    SELECT id FROM remit_orders WHERE status = 'completed' AND return_check_at IS NOT NULL AND ${due}
+    ORDER BY return_check_at LIMIT ${limit}`.execute(db);
+  return rows;
+}
+
+/** Claims one due order for `leaseSeconds` (its next check pushed out); undefined when another run took it. */
+export async function claimReturnCheck(
+  db: Db,
+  id: string,
+  due: RawBuilder<boolean>,
+  leaseSeconds: number,
+): Promise<RemitOrderRow | undefined> {
+  const { rows } = await sql<RemitOrderRow>`
+      UPDATE remit_orders SET return_check_at = ${orderNow()} + ${leaseSeconds} * interval '1 second'
+      WHERE id = ${id} AND status = 'completed' AND return_check_at IS NOT NULL AND ${due}
+      RETURNING *`.execute(db);
+  return rows[0];
+}
+
+/** One more check asked; the next is due `offsetSeconds` after the completion (none: no longer watched). */
+export async function recordReturnCheck(
+  trx: Transaction<Database>,
+  id: string,
+  checks: number,
+  offsetSeconds: number | undefined,
+): Promise<void> {
+  await trx
+    .updateTable('remit_orders')
+    .set({
+      return_checks: checks,
+      return_check_at:
+        offsetSeconds === undefined ? null : sql<Date>`completed_at + ${offsetSeconds} * interval '1 second'`,
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'completed')
+    .execute();
+}
+
+/** The scope's earliest return check. */
+export async function nextReturnCheck(db: Db, scope: ClockScope): Promise<Date | null> {
+  const row = await db
+    .selectFrom('remit_orders')
+    .select(sql<Date | null>`min(return_check_at)`.as('due'))
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('status', '=', 'completed')
+    .where('return_check_at', 'is not', null)
+    .executeTakeFirst();
+  return row?.due ? new Date(row.due) : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Creation (service.ts)
+
+/** The member's KYC level (the order's KYC gate). */
+export function memberKycLevel(db: Db, memberId: string) {
+  return db.selectFrom('members').select('kyc_level').where('id', '=', memberId).executeTakeFirstOrThrow();
+}
+
+export function insertOrder(trx: Transaction<Database>, values: Insertable<RemitOrdersTable>): Promise<RemitOrderRow> {
+  return trx.insertInto('remit_orders').values(values).returningAll().executeTakeFirstOrThrow();
 }

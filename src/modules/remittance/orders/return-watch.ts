@@ -8,14 +8,13 @@
  * check the order is no longer watched. A question that gets no answer counts as asked: the next
  * one is due on the schedule as usual.
  */
-import { sql, type RawBuilder } from 'kysely';
 import type { ServiceContext } from '../../../service-context.js';
 import type { Ticker, TimedProcess } from '../../../jobs/types.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import { orderNowSql } from '../../../provider-orders/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { reportFailure } from '../../../jobs/failures.js';
-import { remitOrders, returnIn } from './apply.js';
+import { returnIn } from './apply.js';
+import { claimReturnCheck, dueReturnChecks, nextReturnCheck, recordReturnCheck, returnCheckDueSql } from './queries.js';
 import { decideOnReturnCheck, nextReturnCheckOffset } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 
@@ -31,27 +30,13 @@ const claimLeaseSeconds = 600;
  * the batch claimed and unasked for the lease. Answers how many were due.
  */
 async function watch(ctx: ServiceContext, scope?: ClockScope, now?: Date): Promise<number> {
-  const due =
-    scope && now
-      ? // `now` has milliseconds, the stored times microseconds (the database's clock): a check due
-        // within the millisecond `now` names is due, as `nextDue` (also in milliseconds) said it was.
-        sql<boolean>`merchant_id = ${scope.merchantId} AND environment = ${scope.environment} AND return_check_at <
-          ${now}::timestamptz + interval '1 millisecond'`
-      : // Every merchant: a range on the index first (no merchant's clock is ahead by more than the
-        // largest offset), then each order against its own merchant's time.
-        sql<boolean>`return_check_at <= now() + (SELECT COALESCE(max(offset_ms), 0) FROM sandbox_clocks) * interval
-          '1 millisecond' AND return_check_at <= ${orderNowSql(remitOrders)}`;
-  const { rows } = await sql<{ id: string }>`
-    SELECT id FROM remit_orders WHERE status = 'completed' AND return_check_at IS NOT NULL AND ${due}
-    ORDER BY return_check_at LIMIT ${batchMax}`.execute(ctx.db);
+  const due = returnCheckDueSql(scope, now);
+  const rows = await dueReturnChecks(ctx.db, due, batchMax);
   for (const { id } of rows) {
-    const { rows: claimed } = await sql<RemitOrderRow>`
-      UPDATE remit_orders SET return_check_at = ${orderNowSql(remitOrders)} + ${claimLeaseSeconds} * interval '1 second'
-      WHERE id = ${id} AND status = 'completed' AND return_check_at IS NOT NULL AND ${due}
-      RETURNING *`.execute(ctx.db);
-    if (!claimed[0]) continue; // another run took it meanwhile
+    const claimed = await claimReturnCheck(ctx.db, id, due, claimLeaseSeconds);
+    if (!claimed) continue; // another run took it meanwhile
     try {
-      await askAboutReturn(ctx, claimed[0]);
+      await askAboutReturn(ctx, claimed);
     } catch (err) {
       reportFailure(
         ctx,
@@ -76,32 +61,14 @@ async function askAboutReturn(ctx: ServiceContext, order: RemitOrderRow): Promis
     }
     const checks = order.return_checks + 1;
     const offset = nextReturnCheckOffset(checks);
-    await trx
-      .updateTable('remit_orders')
-      .set({
-        return_checks: checks,
-        return_check_at: offset === undefined ? null : sql<Date>`completed_at + ${offset} * interval '1 second'`,
-      })
-      .where('id', '=', order.id)
-      .where('status', '=', 'completed')
-      .execute();
+    await recordReturnCheck(trx, order.id, checks, offset);
   });
 }
 
 /** A timed process, so that an advance of a sandbox merchant's clock asks about its orders as their checks fall due. */
 export const returnWatchProcess: TimedProcess = {
   name: 'remittance.return_watch',
-  async nextDue(db, scope) {
-    const row = await db
-      .selectFrom('remit_orders')
-      .select(sql<Date | null>`min(return_check_at)`.as('due'))
-      .where('merchant_id', '=', scope.merchantId)
-      .where('environment', '=', scope.environment)
-      .where('status', '=', 'completed')
-      .where('return_check_at', 'is not', null)
-      .executeTakeFirst();
-    return row?.due ? new Date(row.due) : null;
-  },
+  nextDue: (db, scope) => nextReturnCheck(db, scope),
   async runDue(ctx, scope, now) {
     while ((await watch(ctx, scope, now)) === batchMax);
   },

@@ -18,7 +18,15 @@ import { minKycLevel, requireHighValueLevel } from '../../kyc/index.js';
 import { emitOrderEvent } from './apply.js';
 import { corridorById } from '../corridors/queries.js';
 import { corridorRefusal, payeeRefusal } from '../corridors/rules.js';
-import { dailyTotals, findOrder, lockDailyTotals, ordersQuery, scaleOf } from './queries.js';
+import {
+  dailyTotals,
+  findOrder,
+  insertOrder,
+  lockDailyTotals,
+  memberKycLevel,
+  ordersQuery,
+  scaleOf,
+} from './queries.js';
 import { findActivePayee, payeeIdsOf, type Db, type MemberCaller } from '../payees/queries.js';
 import { limitBreach, priceOrder, remitEntryKinds, remitReferenceType } from './rules.js';
 import type { PublicStatus } from './state.js';
@@ -96,11 +104,7 @@ export async function createOrder(
   if (!link) throw new ApiError('resource_not_found', 'No such payee for this member.');
   const corridor = await corridorById(trx, link.corridor_id);
   if (!corridor) throw new Error(`remittance: corridor ${link.corridor_id} of payee ${link.seq} missing`);
-  const member = await trx
-    .selectFrom('members')
-    .select('kyc_level')
-    .where('id', '=', caller.memberId)
-    .executeTakeFirstOrThrow();
+  const member = await memberKycLevel(trx, caller.memberId);
   // Both gates hold: the corridor's own level and the service-wide `remittance` requirement (GET /v1/kyc/requirements).
   const required = Math.max(corridor.minKycLevel, await minKycLevel(trx, caller.environment, 'remittance'));
   if (member.kyc_level < required) throw new ApiError('kyc_required');
@@ -148,41 +152,37 @@ export async function createOrder(
   if (breach)
     throw new ApiError('limit_exceeded', undefined, { limit_type: breach.limit_type, limit_scope: breach.limit_scope });
 
-  const order = await trx
-    .insertInto('remit_orders')
-    .values({
-      id: newId('rmt'),
-      merchant_id: caller.merchantId,
-      environment: caller.environment,
-      member_id: caller.memberId,
-      payee_seq: link.seq,
-      entity_id: link.entity_id,
-      corridor_id: corridor.id,
-      source_asset: asset.code,
-      source_amount: amount.toString(),
-      fee: price.fee.toString(),
-      payout_currency: corridor.currency,
-      payout_amount: price.payoutAmount.toString(),
-      rate: price.rate,
-      value_day: day,
-      payout_date: market.payoutDate ?? null,
-      status: 'pending',
-      status_version: 1,
-      upstream_outcome: 'none',
-      provider_order_id: null,
-      provider_status: null,
-      failure_reason: null,
-      dispatch_started_at: null,
-      next_check_at: null,
-      last_checked_at: null,
-      completed_at: null,
-      failed_at: null,
-      returned_at: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const order = await insertOrder(trx, {
+    id: newId('rmt'),
+    merchant_id: caller.merchantId,
+    environment: caller.environment,
+    member_id: caller.memberId,
+    payee_seq: link.seq,
+    entity_id: link.entity_id,
+    corridor_id: corridor.id,
+    source_asset: asset.code,
+    source_amount: amount.toString(),
+    fee: price.fee.toString(),
+    payout_currency: corridor.currency,
+    payout_amount: price.payoutAmount.toString(),
+    rate: price.rate,
+    value_day: day,
+    payout_date: market.payoutDate ?? null,
+    status: 'pending',
+    status_version: 1,
+    upstream_outcome: 'none',
+    provider_order_id: null,
+    provider_status: null,
+    failure_reason: null,
+    dispatch_started_at: null,
+    next_check_at: null,
+    last_checked_at: null,
+    completed_at: null,
+    failed_at: null,
+    returned_at: null,
+    created_at: now,
+    updated_at: now,
+  });
   await postEntryOrRefuse(trx, {
     environment: caller.environment,
     merchantId: caller.merchantId,

@@ -1,9 +1,9 @@
 /** Payees' SQL: shared payees, members' links, the payee id scheme (orders: orders/queries.ts; corridors:
  * corridors/queries.ts). */
-import type { Insertable, Transaction } from 'kysely';
+import { sql, type Insertable, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../../db/schema.js';
 import { payeeIds, type PayeeIds } from './payee-ids.js';
-import type { PayeeEntityRow, PayeeRow, RemitPayeeEntitiesTable } from './tables.js';
+import type { NameCheckResult, PayeeEntityRow, PayeeRow, RemitPayeeEntitiesTable, RemitPayeesTable } from './tables.js';
 
 export type { Db } from '../../../db/schema.js';
 
@@ -116,4 +116,101 @@ export async function entitiesByIds(db: Db, ids: string[]): Promise<Map<string, 
     .where('id', 'in', [...new Set(ids)])
     .execute();
   return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** The holder name and entity type a payee link gives its entity (the provider's registration). */
+export function payeeLinkBySeq(db: Db, seq: bigint) {
+  return db
+    .selectFrom('remit_payees')
+    .select(['holder_name', 'entity_type'])
+    .where('seq', '=', seq)
+    .executeTakeFirstOrThrow();
+}
+
+/** The provider's reference of a registered entity, kept once (the first registration wins). */
+export async function recordProviderPayeeRef(db: Db, entityId: string, payeeRef: string): Promise<void> {
+  await db
+    .updateTable('remit_payee_entities')
+    .set({ provider_payee_ref: payeeRef, registered_at: sql<Date>`now()` as unknown as Date })
+    .where('id', '=', entityId)
+    .where('provider_payee_ref', 'is', null)
+    .execute();
+}
+
+/**
+ * Links the member to a shared payee; the link's seq, or undefined when the member's active link
+ * exists. One active link per member and payee: a concurrent request (another key) finds the
+ * first. The predicate is a literal: PostgreSQL infers a partial unique index only from a
+ * constant, not a bound parameter. A review (`review`) is recorded on the link the member already
+ * has (spec "Payee outcome": the link is made and a name mismatch is recorded): `name_mismatch`
+ * set, in this statement. The link's `outcome` (how it was made), holder name and fields stay: a
+ * payee's details are not edited.
+ */
+export async function linkPayee(
+  trx: Transaction<Database>,
+  values: Insertable<RemitPayeesTable>,
+  review: boolean,
+  now: Date,
+): Promise<bigint | undefined> {
+  const insert = trx.insertInto('remit_payees').values(values);
+  const linked = await (
+    review
+      ? insert.onConflict((oc) =>
+          oc
+            .columns(['member_id', 'entity_id'])
+            .where('status', '=', sql.lit('active'))
+            .doUpdateSet({ name_mismatch: true, updated_at: now })
+            .where('remit_payees.name_mismatch', '=', false),
+        )
+      : insert.onConflict((oc) =>
+          oc.columns(['member_id', 'entity_id']).where('status', '=', sql.lit('active')).doNothing(),
+        )
+  )
+    .returning('seq')
+    .executeTakeFirst();
+  return linked?.seq;
+}
+
+/** The seq of the member's active link to the entity. */
+export async function activeLinkSeq(db: Db, memberId: string, entityId: string): Promise<bigint> {
+  const row = await db
+    .selectFrom('remit_payees')
+    .select('seq')
+    .where('member_id', '=', memberId)
+    .where('entity_id', '=', entityId)
+    .where('status', '=', 'active')
+    .executeTakeFirstOrThrow();
+  return row.seq;
+}
+
+/** The member's own settings of an active link (nickname, favourite). */
+export function updateLinkSettings(
+  trx: Transaction<Database>,
+  seq: bigint,
+  set: { nickname?: string | null; favorite?: boolean; updated_at: Date },
+) {
+  return trx
+    .updateTable('remit_payees')
+    .set(set)
+    .where('seq', '=', seq)
+    .where('status', '=', 'active')
+    .returning(['seq', 'nickname', 'favorite'])
+    .executeTakeFirst();
+}
+
+export async function markUnlinked(trx: Transaction<Database>, seq: bigint, now: Date): Promise<void> {
+  await trx
+    .updateTable('remit_payees')
+    .set({ status: 'unlinked', unlinked_at: now, updated_at: now })
+    .where('seq', '=', seq)
+    .execute();
+}
+
+/** The provider's answer to a name check, kept on the member's link. */
+export async function recordNameCheck(
+  db: Db,
+  seq: bigint,
+  set: { name_check: NameCheckResult; name_check_suggestion: string | null; name_checked_at: Date; updated_at: Date },
+): Promise<void> {
+  await db.updateTable('remit_payees').set(set).where('seq', '=', seq).execute();
 }

@@ -3,38 +3,36 @@
  * platform-level shared payees (docs/remittance.md, "Payees"). Creation makes no upstream call;
  * registration happens at an order's dispatch.
  */
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
-import { ApiError, invalidFields, type ErrorCode, type FieldProblem } from '../../../platform/errors.js';
+import { ApiError, invalidFields, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { groupedKeysetPage, type PageParams } from '../../../platform/pagination.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
-import {
-  accountIdentifierOf,
-  holderNameOf,
-  nicknameLengthMax,
-  readFields,
-  truncate,
-  type FieldSpec,
-} from '../corridors/contracts.js';
-import { corridorById, findCorridors, paymentMethods, type Corridor } from '../corridors/queries.js';
+import { accountIdentifierOf, holderNameOf, readFields, type FieldSpec } from '../corridors/contracts.js';
+import { corridorById, findCorridors, type Corridor } from '../corridors/queries.js';
 import { accountFingerprint, holderFingerprint } from './fingerprints.js';
 import {
+  activeLinkSeq,
   activePayeesQuery,
   entitiesByIds,
   entityById,
   entityFor,
   findActivePayee,
   findOwnPayee,
+  linkPayee,
+  markUnlinked,
   payeeIdsOf,
+  recordNameCheck,
+  updateLinkSettings,
   type Db,
   type MemberCaller,
 } from './queries.js';
 import { corridorRefusal, payeeRefusal } from '../corridors/rules.js';
-import type { EntityType } from '../corridors/tables.js';
 import type { NameCheckResult, PayeeOutcome, PayeeRow } from './tables.js';
 import { accountMaskOf, payeeView } from './views.js';
+import { nicknameOf, segmentsOf, type PayeeInput, type Segments } from './requests.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const payeeErrors = {
@@ -44,76 +42,6 @@ export const payeeErrors = {
   unlink: ['not_found'],
   verify: ['not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
-
-export interface PayeeInput {
-  country_code?: unknown;
-  country?: unknown;
-  currency?: unknown;
-  payment_method?: unknown;
-  method?: unknown;
-  clearing_system?: unknown;
-  clearing?: unknown;
-  entity_type?: unknown;
-  entity?: unknown;
-  nickname?: unknown;
-  fields?: unknown;
-}
-
-/** The canonical name wins over its alias when both are sent. */
-const pick = (canonical: unknown, alias: unknown): unknown =>
-  canonical !== undefined && canonical !== null ? canonical : alias;
-const textOf = (v: unknown): string | undefined =>
-  typeof v === 'string' && v.trim() !== '' ? v : v === undefined || v === null || v === '' ? undefined : String(v);
-
-export interface Segments {
-  country: string;
-  currency: string;
-  paymentMethod: string;
-  clearingSystem: string;
-  entityType: EntityType;
-}
-
-/**
- * The four segments and the entity type, aliases resolved. Any of the four missing: the
- * corridor is incomplete (`corridor_not_supported`); malformed values are `invalid_fields`.
- */
-export function segmentsOf(input: PayeeInput): Segments {
-  const raw = {
-    country_code: pick(input.country_code, input.country),
-    currency: input.currency,
-    payment_method: pick(input.payment_method, input.method),
-    clearing_system: pick(input.clearing_system, input.clearing),
-  };
-  if (Object.values(raw).some((v) => textOf(v) === undefined)) {
-    throw new ApiError(
-      'corridor_not_supported',
-      'The four corridor segments (country_code, currency, payment_method, clearing_system) are needed.',
-    );
-  }
-  const problems: FieldProblem[] = [];
-  const str = (key: string, v: unknown) => {
-    if (typeof v !== 'string') problems.push({ key, reason: 'pattern' });
-    return typeof v === 'string' ? v : '';
-  };
-  const country = str('country_code', raw.country_code);
-  const currency = str('currency', raw.currency);
-  const paymentMethod = str('payment_method', raw.payment_method);
-  const clearingSystem = str('clearing_system', raw.clearing_system);
-  if (typeof raw.country_code === 'string' && !/^[A-Z]{2}$/.test(country))
-    problems.push({ key: 'country_code', reason: 'pattern' });
-  if (typeof raw.currency === 'string' && !/^[A-Z]{3}$/.test(currency))
-    problems.push({ key: 'currency', reason: 'pattern' });
-  if (typeof raw.payment_method === 'string' && !(paymentMethods as readonly string[]).includes(paymentMethod))
-    problems.push({ key: 'payment_method', reason: 'not_in_enum' });
-  if (typeof raw.clearing_system === 'string' && Array.from(clearingSystem).length > 32)
-    problems.push({ key: 'clearing_system', reason: 'too_long' });
-  const entity = pick(input.entity_type, input.entity);
-  if (textOf(entity) === undefined) problems.push({ key: 'entity_type', reason: 'required' });
-  else if (entity !== 'INDIVIDUAL' && entity !== 'COMPANY')
-    problems.push({ key: 'entity_type', reason: 'not_in_enum' });
-  if (problems.length > 0) throw invalidFields(problems);
-  return { country, currency, paymentMethod, clearingSystem, entityType: entity as EntityType };
-}
 
 /** The corridor of the segments, usable for the entity type, with its contract; or the reference's refusal. */
 export async function usableCorridor(
@@ -137,14 +65,6 @@ export async function usableCorridor(
   const refusal = corridorRefusal(corridor.policy, contract);
   if (refusal) throw new ApiError('corridor_not_supported', `The corridor cannot be served (${refusal}).`);
   return { corridor, contract: contract! };
-}
-
-/** Nickname: truncated at 64 characters; an empty one is none. */
-export function nicknameOf(v: unknown): string | null | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string') return null;
-  const t = truncate(v.trim(), nicknameLengthMax);
-  return t === '' ? null : t;
 }
 
 /** POST /v1/remit/payees: creates or links the shared payee for the member; outcome created / linked / review. */
@@ -181,60 +101,36 @@ export async function createPayee(trx: Transaction<Database>, caller: MemberCall
   });
   const outcome: PayeeOutcome = created ? 'created' : entity.holder_fingerprint === holderFp ? 'linked' : 'review';
   const nickname = nicknameOf(input.nickname) ?? null;
-  const insert = trx.insertInto('remit_payees').values({
-    merchant_id: caller.merchantId,
-    environment: caller.environment,
-    member_id: caller.memberId,
-    entity_id: entity.id,
-    corridor_id: corridor.id,
-    entity_type: segments.entityType,
-    status: 'active',
-    outcome,
-    name_mismatch: outcome === 'review',
-    holder_name: holderName,
-    fields: JSON.stringify(read.values),
-    original_fields: JSON.stringify(read.original),
-    nickname,
-    name_check: null,
-    name_check_suggestion: null,
-    name_checked_at: null,
-    // The merchant's clock, as updated_at (the column's default would be the database's real time).
-    created_at: now,
-    updated_at: now,
-    unlinked_at: null,
-  });
-  // One active link per member and payee: a concurrent request (another key) finds the first.
-  // The predicate is a literal: PostgreSQL infers a partial unique index only from a constant, not a bound parameter.
-  // A review is recorded on the link the member already has (spec "Payee outcome": the link is
-  // made and a name mismatch is recorded): `name_mismatch` set, in this statement. The link's
-  // `outcome` (how it was made), holder name and fields stay: a payee's details are not edited.
-  const linked = await (
-    outcome === 'review'
-      ? insert.onConflict((oc) =>
-          oc
-            .columns(['member_id', 'entity_id'])
-            .where('status', '=', sql.lit('active'))
-            .doUpdateSet({ name_mismatch: true, updated_at: now })
-            .where('remit_payees.name_mismatch', '=', false),
-        )
-      : insert.onConflict((oc) =>
-          oc.columns(['member_id', 'entity_id']).where('status', '=', sql.lit('active')).doNothing(),
-        )
-  )
-    .returning('seq')
-    .executeTakeFirst();
+  // One active link per member and payee (linkPayee); a review is recorded on the link the member already has.
+  const linked = await linkPayee(
+    trx,
+    {
+      merchant_id: caller.merchantId,
+      environment: caller.environment,
+      member_id: caller.memberId,
+      entity_id: entity.id,
+      corridor_id: corridor.id,
+      entity_type: segments.entityType,
+      status: 'active',
+      outcome,
+      name_mismatch: outcome === 'review',
+      holder_name: holderName,
+      fields: JSON.stringify(read.values),
+      original_fields: JSON.stringify(read.original),
+      nickname,
+      name_check: null,
+      name_check_suggestion: null,
+      name_checked_at: null,
+      // The merchant's clock, as updated_at (the column's default would be the database's real time).
+      created_at: now,
+      updated_at: now,
+      unlinked_at: null,
+    },
+    outcome === 'review',
+    now,
+  );
   // Nothing inserted or updated: the member's link exists (and already records any mismatch).
-  const seq =
-    linked?.seq ??
-    (
-      await trx
-        .selectFrom('remit_payees')
-        .select('seq')
-        .where('member_id', '=', caller.memberId)
-        .where('entity_id', '=', entity.id)
-        .where('status', '=', 'active')
-        .executeTakeFirstOrThrow()
-    ).seq;
+  const seq = linked ?? (await activeLinkSeq(trx, caller.memberId, entity.id));
   return { id: (await payeeIdsOf(trx)).idOf(seq), outcome, status: 'active' as const };
 }
 
@@ -298,17 +194,11 @@ export async function updatePayee(
   }
   const link = await findActivePayee(trx, caller, id);
   if (!link) throw new ApiError('not_found', 'No such payee.');
-  const row = await trx
-    .updateTable('remit_payees')
-    .set({
-      ...(body.nickname !== undefined ? { nickname: nicknameOf(body.nickname) ?? null } : {}),
-      ...(body.favorite !== undefined ? { favorite: body.favorite } : {}),
-      updated_at: now,
-    })
-    .where('seq', '=', link.seq)
-    .where('status', '=', 'active')
-    .returning(['seq', 'nickname', 'favorite'])
-    .executeTakeFirst();
+  const row = await updateLinkSettings(trx, link.seq, {
+    ...(body.nickname !== undefined ? { nickname: nicknameOf(body.nickname) ?? null } : {}),
+    ...(body.favorite !== undefined ? { favorite: body.favorite } : {}),
+    updated_at: now,
+  });
   if (!row) throw new ApiError('not_found', 'No such payee.');
   return { id: (await payeeIdsOf(trx)).idOf(row.seq), nickname: row.nickname ?? '', favorite: row.favorite };
 }
@@ -318,11 +208,7 @@ export async function unlinkPayee(trx: Transaction<Database>, caller: MemberCall
   const link = await findOwnPayee(trx, caller, id);
   if (!link) throw new ApiError('not_found', 'No such payee.');
   if (link.status === 'active') {
-    await trx
-      .updateTable('remit_payees')
-      .set({ status: 'unlinked', unlinked_at: now, updated_at: now })
-      .where('seq', '=', link.seq)
-      .execute();
+    await markUnlinked(trx, link.seq, now);
   }
   return { id: (await payeeIdsOf(trx)).idOf(link.seq), status: 'unlinked' as const };
 }
@@ -353,11 +239,12 @@ export async function verifyPayee(ctx: ServiceContext, caller: MemberCaller, id:
       : 'unavailable';
   const suggested = answer.kind === 'close_match' ? answer.suggestedName : null;
   const checkedAt = await ctx.clock.now(ctx.db, caller);
-  await ctx.db
-    .updateTable('remit_payees')
-    .set({ name_check: result, name_check_suggestion: suggested, name_checked_at: checkedAt, updated_at: checkedAt })
-    .where('seq', '=', link.seq)
-    .execute();
+  await recordNameCheck(ctx.db, link.seq, {
+    name_check: result,
+    name_check_suggestion: suggested,
+    name_checked_at: checkedAt,
+    updated_at: checkedAt,
+  });
   return {
     id: (await payeeIdsOf(ctx.db)).idOf(link.seq),
     result,
