@@ -267,22 +267,25 @@ describe('card reconciliation', () => {
       await expectLedgerClean(service);
     });
 
-    it('timeout, the issuer is reviewing: still pending with the fee frozen; its decision then arrives as usual', async () => {
-      const m = await member();
-      const app = await unknownApplication(m, 'timeout');
-      await client.sandbox.advanceClock(60);
-      assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'pending');
-      const row = await service.ctx.db
-        .selectFrom('card_applications')
-        .select(['upstream_outcome', 'next_check_at'])
-        .where('id', '=', app.id)
-        .executeTakeFirstOrThrow();
-      assert.deepEqual(row, { upstream_outcome: 'accepted', next_check_at: null });
-      assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
-      assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'approved');
-      assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
-      await expectLedgerClean(service);
-    });
+    it(
+      'timeout, the issuer is reviewing: still pending with the fee frozen; ' + 'its decision then arrives as usual',
+      async () => {
+        const m = await member();
+        const app = await unknownApplication(m, 'timeout');
+        await client.sandbox.advanceClock(60);
+        assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'pending');
+        const row = await service.ctx.db
+          .selectFrom('card_applications')
+          .select(['upstream_outcome', 'next_check_at'])
+          .where('id', '=', app.id)
+          .executeTakeFirstOrThrow();
+        assert.deepEqual(row, { upstream_outcome: 'accepted', next_check_at: null });
+        assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
+        assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'approved');
+        assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
+        await expectLedgerClean(service);
+      },
+    );
 
     it('5xx, never received: no refund while the issuer keeps failing; submitted again once it answers', async () => {
       const m = await member();
@@ -483,45 +486,51 @@ describe('card reconciliation', () => {
     let sharedCard: ReturnType<typeof virtualCard> | undefined;
     const shared = () => (sharedCard ??= virtualCard());
 
-    it('5xx (never received), no retry: pushed again by reconciliation and synced; no answer keeps it unconfirmed', async () => {
-      const { m, id } = await shared();
-      const body = { rule_type: 'white' as const, merchant_names: ['Corner Shop'], mcc_list: ['5411'] };
-      await withIssuer('unknown', async () => {
-        await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m }), 'upstream_error', 502);
+    it(
+      '5xx (never received), no retry: pushed again by reconciliation and synced; ' + 'no answer keeps it unconfirmed',
+      async () => {
+        const { m, id } = await shared();
+        const body = { rule_type: 'white' as const, merchant_names: ['Corner Shop'], mcc_list: ['5411'] };
+        await withIssuer('unknown', async () => {
+          await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m }), 'upstream_error', 502);
+          await client.sandbox.advanceClock(600);
+          const still = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+          assert.deepEqual([still.rule_type, still.synced, still.synced_at], ['white', false, null]);
+        });
         await client.sandbox.advanceClock(600);
-        const still = await client.cards.getMerchantRules(id, { onBehalfOf: m });
-        assert.deepEqual([still.rule_type, still.synced, still.synced_at], ['white', false, null]);
-      });
-      await client.sandbox.advanceClock(600);
-      const synced = await client.cards.getMerchantRules(id, { onBehalfOf: m });
-      assert.equal(synced.synced, true);
-      assert.match(synced.synced_at!, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-      assert.deepEqual(
-        [synced.rule_type, synced.merchant_names, synced.mcc_list],
-        ['white', ['Corner Shop'], ['5411']],
-      );
-    });
+        const synced = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+        assert.equal(synced.synced, true);
+        assert.match(synced.synced_at!, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+        assert.deepEqual(
+          [synced.rule_type, synced.merchant_names, synced.mcc_list],
+          ['white', ['Corner Shop'], ['5411']],
+        );
+      },
+    );
 
-    it('timeout (the issuer has it), abandoned for a new key that also timed out: the latest set is confirmed', async () => {
-      const { m, id } = await shared();
-      await withIssuer('timeout', async () => {
-        await expectCode(
-          client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m }),
-          'upstream_error',
-          502,
-        );
-        await expectCode(
-          client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995', '7801'] }, { onBehalfOf: m }),
-          'upstream_error',
-          502,
-        );
-      });
-      assert.equal((await client.cards.getMerchantRules(id, { onBehalfOf: m })).synced, false);
-      await client.sandbox.advanceClock(61);
-      const synced = await client.cards.getMerchantRules(id, { onBehalfOf: m });
-      assert.deepEqual([synced.rule_type, synced.mcc_list, synced.synced], ['black', ['7995', '7801'], true]);
-      assert.ok(synced.synced_at);
-    });
+    it(
+      'timeout (the issuer has it), abandoned for a new key that also timed out: ' + 'the latest set is confirmed',
+      async () => {
+        const { m, id } = await shared();
+        await withIssuer('timeout', async () => {
+          await expectCode(
+            client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m }),
+            'upstream_error',
+            502,
+          );
+          await expectCode(
+            client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995', '7801'] }, { onBehalfOf: m }),
+            'upstream_error',
+            502,
+          );
+        });
+        assert.equal((await client.cards.getMerchantRules(id, { onBehalfOf: m })).synced, false);
+        await client.sandbox.advanceClock(61);
+        const synced = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+        assert.deepEqual([synced.rule_type, synced.mcc_list, synced.synced], ['black', ['7995', '7801'], true]);
+        assert.ok(synced.synced_at);
+      },
+    );
 
     it('a removal left unconfirmed is confirmed too', async () => {
       const { m, id } = await shared();
@@ -612,42 +621,45 @@ describe('card reconciliation', () => {
       ).length;
     };
 
-    it('504 (the issuer activated it): the same request with the same challenge is answered 200, no new step-up', async () => {
-      const { m, card } = await shippedCard();
-      const body = { expiry: expiryOf(card), pin: '1234' };
-      const key = randomUUID();
-      const challenge = await approvedChallenge(m, card.id, body, key);
-      await withIssuer('timeout', () =>
-        expectCode(
-          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-          'upstream_timeout',
-          504,
-        ),
-      );
-      assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).status, 'unactivated');
-      const issued = await challengesOf(m);
-      const done = await client.cards.activate(card.id, body, {
-        onBehalfOf: m,
-        idempotencyKey: key,
-        stepUp: challenge,
-      });
-      assert.deepEqual(done, { id: card.id, status: 'active' });
-      assert.equal(await challengesOf(m), issued, 'no new challenge');
-      const after = await client.cards.get(card.id, { onBehalfOf: m });
-      assert.deepEqual([after.status, after.inventory_status], ['active', 'bound']);
-      // Nothing of the attempt is left on the card; the PIN is nowhere in our tables.
-      const row = await service.ctx.db
-        .selectFrom('cards')
-        .select(['activation_attempt_ref', 'activation_attempt_at', 'activation_failures'])
-        .where('id', '=', card.id)
-        .executeTakeFirstOrThrow();
-      assert.deepEqual(row, { activation_attempt_ref: null, activation_attempt_at: null, activation_failures: 0 });
-      const keys = await service.ctx.db.selectFrom('idempotency_keys').select(['response_body']).execute();
-      assert.ok(
-        keys.every((r) => !/"pin"|"1234"/.test(r.response_body)),
-        'the PIN is in no stored answer (as a value; four digits may occur inside a random id)',
-      );
-    });
+    it(
+      '504 (the issuer activated it): the same request with the same challenge is answered 200, ' + 'no new step-up',
+      async () => {
+        const { m, card } = await shippedCard();
+        const body = { expiry: expiryOf(card), pin: '1234' };
+        const key = randomUUID();
+        const challenge = await approvedChallenge(m, card.id, body, key);
+        await withIssuer('timeout', () =>
+          expectCode(
+            client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+            'upstream_timeout',
+            504,
+          ),
+        );
+        assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).status, 'unactivated');
+        const issued = await challengesOf(m);
+        const done = await client.cards.activate(card.id, body, {
+          onBehalfOf: m,
+          idempotencyKey: key,
+          stepUp: challenge,
+        });
+        assert.deepEqual(done, { id: card.id, status: 'active' });
+        assert.equal(await challengesOf(m), issued, 'no new challenge');
+        const after = await client.cards.get(card.id, { onBehalfOf: m });
+        assert.deepEqual([after.status, after.inventory_status], ['active', 'bound']);
+        // Nothing of the attempt is left on the card; the PIN is nowhere in our tables.
+        const row = await service.ctx.db
+          .selectFrom('cards')
+          .select(['activation_attempt_ref', 'activation_attempt_at', 'activation_failures'])
+          .where('id', '=', card.id)
+          .executeTakeFirstOrThrow();
+        assert.deepEqual(row, { activation_attempt_ref: null, activation_attempt_at: null, activation_failures: 0 });
+        const keys = await service.ctx.db.selectFrom('idempotency_keys').select(['response_body']).execute();
+        assert.ok(
+          keys.every((r) => !/"pin"|"1234"/.test(r.response_body)),
+          'the PIN is in no stored answer (as a value; four digits may occur inside a random id)',
+        );
+      },
+    );
 
     it(
       '502 (never received): the challenge stays single-use for any other request; the same request is asked ' +
@@ -778,27 +790,30 @@ describe('card reconciliation', () => {
       assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).status, 'unactivated');
     });
 
-    it('the resume window is the idempotency window, on real time: a sandbox advance of a day does not close it', async () => {
-      const { m, card } = await shippedCard();
-      const body = { expiry: expiryOf(card), pin: '1234' };
-      const key = randomUUID();
-      const challenge = await approvedChallenge(m, card.id, body, key);
-      await withIssuer('unknown', () =>
-        expectCode(
-          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-          'upstream_error',
-          502,
-        ),
-      );
-      // The key is still in its (real-time) window, so is the retry it names (extensions 8).
-      await client.sandbox.advanceClock(24 * 3600 + 1);
-      const issued = await challengesOf(m);
-      assert.deepEqual(
-        await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-        { id: card.id, status: 'active' },
-      );
-      assert.equal(await challengesOf(m), issued, 'no new challenge');
-    });
+    it(
+      'the resume window is the idempotency window, on real time: ' + 'a sandbox advance of a day does not close it',
+      async () => {
+        const { m, card } = await shippedCard();
+        const body = { expiry: expiryOf(card), pin: '1234' };
+        const key = randomUUID();
+        const challenge = await approvedChallenge(m, card.id, body, key);
+        await withIssuer('unknown', () =>
+          expectCode(
+            client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+            'upstream_error',
+            502,
+          ),
+        );
+        // The key is still in its (real-time) window, so is the retry it names (extensions 8).
+        await client.sandbox.advanceClock(24 * 3600 + 1);
+        const issued = await challengesOf(m);
+        assert.deepEqual(
+          await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
+          { id: card.id, status: 'active' },
+        );
+        assert.equal(await challengesOf(m), issued, 'no new challenge');
+      },
+    );
 
     it('the consumed challenge cannot be reused after the resume window (24 hours of real time)', async () => {
       const { m, card } = await shippedCard();

@@ -570,32 +570,35 @@ describe('cards', () => {
     }
   });
 
-  it('the opening fee is charged whatever custody the merchant holds: it leaves through settlement clearing', async () => {
-    const { virtual } = await products();
-    const m = await member();
-    const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
-    // The merchant settles every USDT it holds with the platform (its members' coins now held there).
-    const custodyOf = async () => (await client.merchant.balances()).find((b) => b.asset === 'USDT')!.custody;
-    const adjust = (direction: string, amount: string) =>
-      admin(service, 'POST', `/admin/v1/merchants/${merchantId}/custody-adjustments`, {
-        environment: 'sandbox',
-        asset: 'USDT',
-        amount,
-        direction,
-        reason: 'settled with the platform',
-      });
-    const held = await custodyOf();
-    assert.equal((await adjust('decrease', held)).status, 201);
-    try {
-      const approved = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
-      assert.equal(approved.status, 'approved');
-      assert.equal((await client.cards.get(approved.card_id!, { onBehalfOf: m })).status, 'active');
-      const b = await usdt(m);
-      assert.deepEqual([b.available, b.frozen], ['95.000000', '0.000000']);
-      assert.equal(await custodyOf(), '0.000000', 'custody untouched');
-      await expectLedgerClean(service);
-    } finally {
-      assert.equal((await adjust('increase', held)).status, 201);
-    }
-  });
+  it(
+    'the opening fee is charged whatever custody the merchant holds: ' + 'it leaves through settlement clearing',
+    async () => {
+      const { virtual } = await products();
+      const m = await member();
+      const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
+      // The merchant settles every USDT it holds with the platform (its members' coins now held there).
+      const custodyOf = async () => (await client.merchant.balances()).find((b) => b.asset === 'USDT')!.custody;
+      const adjust = (direction: string, amount: string) =>
+        admin(service, 'POST', `/admin/v1/merchants/${merchantId}/custody-adjustments`, {
+          environment: 'sandbox',
+          asset: 'USDT',
+          amount,
+          direction,
+          reason: 'settled with the platform',
+        });
+      const held = await custodyOf();
+      assert.equal((await adjust('decrease', held)).status, 201);
+      try {
+        const approved = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
+        assert.equal(approved.status, 'approved');
+        assert.equal((await client.cards.get(approved.card_id!, { onBehalfOf: m })).status, 'active');
+        const b = await usdt(m);
+        assert.deepEqual([b.available, b.frozen], ['95.000000', '0.000000']);
+        assert.equal(await custodyOf(), '0.000000', 'custody untouched');
+        await expectLedgerClean(service);
+      } finally {
+        assert.equal((await adjust('increase', held)).status, 201);
+      }
+    },
+  );
 });
