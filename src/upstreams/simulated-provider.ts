@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { SimOrderStatus, UpstreamSimOrdersTable } from './tables.js';
-import { activeBehavior } from './behaviors.js';
+import { activeBehavior } from './queries/behaviors.js';
+import { insertSimOrder, markSimOrderRefunded, selectSimOrder, settleSimOrder } from './queries/simulated-provider.js';
 import {
   SANDBOX_UNKNOWN_STATUS,
   type CallContext,
@@ -115,36 +116,16 @@ export class SimulatedProvider {
     if (row.status === 'refunded')
       return { kind: 'accepted', providerOrderId: row.provider_order_id, status: 'refunded', detail: {} };
     if (row.status !== 'succeeded') return { kind: 'rejected', reason: `the payment is ${row.status}` };
-    const updated = await this.db
-      .updateTable('upstream_sim_orders')
-      .set({ status: 'refunded', final_status: 'refunded', updated_at: sql<Date>`now()` })
-      .where('upstream', '=', this.upstream)
-      .where('request_id', '=', paymentRequestId)
-      .where('status', 'in', ['succeeded', 'refunded'])
-      .returning('provider_order_id')
-      .executeTakeFirst();
+    const updated = await markSimOrderRefunded(this.db, this.upstream, paymentRequestId);
     if (!updated) return { kind: 'rejected', reason: 'the payment changed meanwhile' };
     return { kind: 'accepted', providerOrderId: updated.provider_order_id, status: 'refunded', detail: {} };
   }
 
   /** The simulator's record of a request, settled first if its confirmation time has passed. */
   async find(requestId: string): Promise<SimRow | undefined> {
-    const settled = await this.db
-      .updateTable('upstream_sim_orders')
-      .set((eb) => ({ status: eb.ref('final_status'), updated_at: sql<Date>`now()` }))
-      .where('upstream', '=', this.upstream)
-      .where('request_id', '=', requestId)
-      .where('status', '=', 'processing')
-      .where('settle_at', '<=', sql<Date>`now()`)
-      .returningAll()
-      .executeTakeFirst();
+    const settled = await settleSimOrder(this.db, this.upstream, requestId);
     if (settled) return settled;
-    return this.db
-      .selectFrom('upstream_sim_orders')
-      .selectAll()
-      .where('upstream', '=', this.upstream)
-      .where('request_id', '=', requestId)
-      .executeTakeFirst();
+    return selectSimOrder(this.db, this.upstream, requestId);
   }
 
   private answerFor<D extends Record<string, string>>(row: SimRow): CallOutcome<D> {
@@ -162,26 +143,19 @@ export class SimulatedProvider {
   ): Promise<SimRow> {
     const immediate =
       req.synchronous || this.options.confirmDelayMs <= 0 || (finalStatus === 'failed' && rejectedKey in req.detail);
-    const inserted = await this.db
-      .insertInto('upstream_sim_orders')
-      .values({
-        upstream: this.upstream,
-        request_id: req.requestId,
-        merchant_id: call.merchantId,
-        environment: call.environment,
-        provider_order_id: `${this.idPrefix}${randomBytes(8).toString('hex').toUpperCase()}`,
-        operation: req.operation,
-        status: immediate ? finalStatus : 'processing',
-        final_status: finalStatus,
-        settle_at:
-          sql<Date>`now() + make_interval(secs => ${immediate ? 0 : this.options.confirmDelayMs / 1000})` as unknown as Date,
-        unknown_status: unknownStatus,
-        detail: JSON.stringify(req.detail),
-        updated_at: sql<Date>`now()`,
-      })
-      .onConflict((oc) => oc.columns(['upstream', 'request_id']).doNothing())
-      .returningAll()
-      .executeTakeFirst();
+    const inserted = await insertSimOrder(this.db, {
+      upstream: this.upstream,
+      request_id: req.requestId,
+      merchant_id: call.merchantId,
+      environment: call.environment,
+      provider_order_id: `${this.idPrefix}${randomBytes(8).toString('hex').toUpperCase()}`,
+      operation: req.operation,
+      status: immediate ? finalStatus : 'processing',
+      final_status: finalStatus,
+      settleAfterSeconds: immediate ? 0 : this.options.confirmDelayMs / 1000,
+      unknown_status: unknownStatus,
+      detail: JSON.stringify(req.detail),
+    });
     // A concurrent call with the same request id recorded it first: that record stands.
     return inserted ?? (await this.find(req.requestId))!;
   }

@@ -1,6 +1,13 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import {
+  insertSimCard,
+  markSimCardActivated,
+  recordSimDecision,
+  selectIssuedSimCard,
+  selectSimCard,
+} from '../queries/card.js';
 import { SimulatedUpstream, simulatorRefusedPrefix, type SimulatorOptions } from '../simulated-provider.js';
 import { SANDBOX_UNKNOWN_STATUS, type CallContext, type CallOutcome, type StatusOutcome } from '../port.js';
 import type {
@@ -78,26 +85,14 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     const expiry = `${card.detail.exp_month!.padStart(2, '0')}/${card.detail.exp_year!.slice(-2)}`;
     const matches = req.expiry === expiry && req.pin === simulatorCardPin;
     if (matches) {
-      await this.db
-        .updateTable('upstream_sim_orders')
-        .set({ detail: sql<string>`detail || '{"activated":"true"}'::jsonb`, updated_at: await this.now(call) })
-        .where('upstream', '=', 'card')
-        .where('operation', '=', 'card')
-        .where('provider_order_id', '=', req.cardRef)
-        .execute();
+      await markSimCardActivated(this.db, req.cardRef, await this.now(call));
     }
     if (behavior === 'timeout') return { kind: 'timeout' };
     return matches ? { kind: 'activated' } : { kind: 'mismatch' };
   }
 
   private simCard(cardRef: string) {
-    return this.db
-      .selectFrom('upstream_sim_orders')
-      .select('detail')
-      .where('upstream', '=', 'card')
-      .where('operation', '=', 'card')
-      .where('provider_order_id', '=', cardRef)
-      .executeTakeFirst();
+    return selectSimCard(this.db, cardRef);
   }
 
   setLimits(call: CallContext, req: CardLimitsRequest): Promise<CallOutcome> {
@@ -144,13 +139,7 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     const behavior = await this.provider.behavior(call);
     if (behavior === 'unknown') return { kind: 'unknown', reason: 'simulated upstream 5xx' };
     if (behavior === 'timeout') return { kind: 'timeout' };
-    const card = await this.db
-      .selectFrom('upstream_sim_orders')
-      .select('detail')
-      .where('upstream', '=', 'card')
-      .where('operation', '=', 'card')
-      .where('provider_order_id', '=', cardRef)
-      .executeTakeFirst();
+    const card = await this.simCard(cardRef);
     if (!card) return { kind: 'not_found' };
     const digest = createHash('sha256').update(`sim-card:${cardRef}`).digest();
     const middle = Array.from(digest.subarray(0, 7), (b) => String(b % 10)).join('');
@@ -199,35 +188,21 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     };
     // One card per application, written straight into the issuer's books (the helper plays the
     // issuer, so no injected behaviour applies): a repeated decision answers the same card.
-    await this.db
-      .insertInto('upstream_sim_orders')
-      .values({
-        upstream: 'card',
-        request_id: `card:${requestId}`,
-        merchant_id: call.merchantId,
-        environment: call.environment,
-        provider_order_id: `CD${randomBytes(8).toString('hex').toUpperCase()}`,
-        operation: 'card',
-        status: 'succeeded',
-        final_status: 'succeeded',
-        settle_at: now,
-        detail: JSON.stringify(detail),
-        updated_at: now,
-      })
-      .onConflict((oc) => oc.columns(['upstream', 'request_id']).doNothing())
-      .execute();
+    await insertSimCard(this.db, {
+      requestId,
+      merchantId: call.merchantId,
+      environment: call.environment,
+      cardRef: `CD${randomBytes(8).toString('hex').toUpperCase()}`,
+      detail,
+      now,
+    });
     const card = (await this.issuedCard(requestId))!;
     return { kind: 'decided', decision, card };
   }
 
   /** The card opened for an application, if any (non-secret data only). */
   private async issuedCard(requestId: string): Promise<IssuedCard | undefined> {
-    const row = await this.db
-      .selectFrom('upstream_sim_orders')
-      .select(['provider_order_id', 'detail'])
-      .where('upstream', '=', 'card')
-      .where('request_id', '=', `card:${requestId}`)
-      .executeTakeFirst();
+    const row = await selectIssuedSimCard(this.db, requestId);
     if (!row) return undefined;
     const d = row.detail;
     return {
@@ -240,13 +215,7 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
 
   /** The issuer's decision is written into its books (`applicationStatus` answers it). */
   private async recordDecision(requestId: string, decision: ApplicationDecision, now: Date): Promise<void> {
-    await this.db
-      .updateTable('upstream_sim_orders')
-      .set({ detail: sql<string>`detail || jsonb_build_object('decision', ${decision}::text)`, updated_at: now })
-      .where('upstream', '=', 'card')
-      .where('request_id', '=', requestId)
-      .where('operation', '=', 'application')
-      .execute();
+    await recordSimDecision(this.db, requestId, decision, now);
   }
 
   /**

@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { CallContext } from '../port.js';
+import { decideSimKycCheck, insertSimKycCheck, selectSimKycCheck } from '../queries/kyc.js';
 import type { KycCheckRequest, KycDecision, KycSubmitOutcome, KycUpstream, KycVerdictOutcome } from './port.js';
-
-const upstream = 'kyc';
 
 /**
  * The built-in simulator. Its books are rows of `upstream_sim_orders` (upstream `kyc`, written
@@ -21,23 +20,14 @@ export class SimulatedKyc implements KycUpstream {
   ) {}
 
   async submit(call: CallContext, req: KycCheckRequest): Promise<KycSubmitOutcome> {
-    await this.db
-      .insertInto('upstream_sim_orders')
-      .values({
-        upstream,
-        request_id: req.requestId,
-        merchant_id: call.merchantId,
-        environment: call.environment,
-        provider_order_id: `KY${randomBytes(8).toString('hex').toUpperCase()}`,
-        operation: 'kyc_check',
-        status: 'processing',
-        final_status: 'processing',
-        settle_at: new Date('9999-12-31T00:00:00Z'),
-        detail: JSON.stringify({}),
-        updated_at: await this.now(call),
-      })
-      .onConflict((oc) => oc.columns(['upstream', 'request_id']).doNothing())
-      .execute();
+    const providerRef = `KY${randomBytes(8).toString('hex').toUpperCase()}`;
+    await insertSimKycCheck(this.db, {
+      requestId: req.requestId,
+      merchantId: call.merchantId,
+      environment: call.environment,
+      providerRef,
+      now: await this.now(call),
+    });
     const row = await this.find(req.requestId);
     return row
       ? { kind: 'accepted', providerRef: row.provider_order_id }
@@ -60,23 +50,10 @@ export class SimulatedKyc implements KycUpstream {
         ? { level: String(v.level ?? 1) }
         : { reason: v.reason ?? 'rejected by the sandbox reviewer' };
     const status = v.decision === 'approved' ? 'succeeded' : 'failed';
-    const row = await this.db
-      .updateTable('upstream_sim_orders')
-      .set({ status, final_status: status, detail: JSON.stringify(detail), updated_at: await this.now(call) })
-      .where('upstream', '=', upstream)
-      .where('request_id', '=', requestId)
-      .where('status', '=', 'processing')
-      .returning('request_id')
-      .executeTakeFirst();
-    return row !== undefined;
+    return decideSimKycCheck(this.db, requestId, status, detail, await this.now(call));
   }
 
   private find(requestId: string) {
-    return this.db
-      .selectFrom('upstream_sim_orders')
-      .selectAll()
-      .where('upstream', '=', upstream)
-      .where('request_id', '=', requestId)
-      .executeTakeFirst();
+    return selectSimKycCheck(this.db, requestId);
   }
 }

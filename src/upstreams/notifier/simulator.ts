@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { CallContext } from '../port.js';
+import { insertSimNotification, selectSimNotifications } from '../queries/notifier.js';
 import { codeMessageText, outboxPageMax, type Notifier, type NotifierOutbox, type OneTimeCodeMessage } from './port.js';
 
 /**
@@ -14,13 +15,7 @@ export class SimulatedNotifier implements Notifier {
   constructor(private readonly db: Kysely<Database>) {
     this.outbox = {
       list: async ({ memberId, limit }) => {
-        const rows = await this.db
-          .selectFrom('upstream_sim_notifications')
-          .selectAll()
-          .where('member_id', '=', memberId)
-          .orderBy('id', 'desc')
-          .limit(Math.min(Math.max(limit ?? 20, 1), outboxPageMax))
-          .execute();
+        const rows = await selectSimNotifications(this.db, memberId, Math.min(Math.max(limit ?? 20, 1), outboxPageMax));
         return rows.map((r) => ({
           merchantId: r.merchant_id,
           environment: r.environment,
@@ -35,16 +30,13 @@ export class SimulatedNotifier implements Notifier {
   }
 
   async sendCode(call: CallContext, m: OneTimeCodeMessage): Promise<void> {
-    await this.db
-      .insertInto('upstream_sim_notifications')
-      .values({
-        merchant_id: call.merchantId,
-        environment: call.environment,
-        member_id: m.memberId,
-        reference: m.reference,
-        code: m.code,
-        message: codeMessageText(m),
-      })
-      .execute();
+    await insertSimNotification(this.db, {
+      merchant_id: call.merchantId,
+      environment: call.environment,
+      member_id: m.memberId,
+      reference: m.reference,
+      code: m.code,
+      message: codeMessageText(m),
+    });
   }
 }
