@@ -23,7 +23,7 @@ import { recordEvent } from '../../../events/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { recheckDelayMs } from '../../../provider-orders/index.js';
 import type { ApplicationDecision, IssuedCard } from '../../../upstreams/card/port.js';
-import { getAsset } from '../../assets/queries.js';
+import { getAsset } from '../../assets/index.js';
 import { minKycLevel } from '../../kyc/index.js';
 import { issueTicket, ticketView } from '../../hosted-screens/index.js';
 import { raiseAlertOnce } from '../../alerts/index.js';

@@ -5,6 +5,7 @@ import { OperatorEnvironment, OperatorIdParams as IdParams, operatorRouter } fro
 import { getMerchant } from '../../merchants/index.js';
 import { operatorProductView, updateProduct } from './service.js';
 import { OperatorCardProduct } from './schemas.js';
+import { allProducts, authorizeBin, binAuthorizationsOf, withdrawBin } from './queries.js';
 
 /** A merchant and one BIN (6 to 8 digits), for PUT and DELETE alike: DELETE took any text and answered 200 echoing it.
  * */
@@ -36,10 +37,8 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
       },
     },
     async ({ query }) => {
-      let q = db.selectFrom('card_products').selectAll().orderBy('seq');
-      if (query.environment) q = q.where('environment', '=', query.environment);
       const data = [];
-      for (const p of await q.execute()) data.push(await operatorProductView(db, p));
+      for (const p of await allProducts(db, query.environment)) data.push(await operatorProductView(db, p));
       return { data, next_cursor: null, has_more: false };
     },
   );
@@ -88,13 +87,7 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
     },
     async ({ params, query }) => {
       await getMerchant(db, params.id); // an unknown merchant is 404, not an empty list
-      const rows = await db
-        .selectFrom('card_bin_authorizations')
-        .select(['bin', 'created_at'])
-        .where('merchant_id', '=', params.id)
-        .where('environment', '=', query.environment)
-        .orderBy('bin')
-        .execute();
+      const rows = await binAuthorizationsOf(db, params.id, query.environment);
       return {
         data: rows.map((r) => ({ bin: r.bin, created_at: new Date(r.created_at).toISOString() })),
         next_cursor: null,
@@ -117,11 +110,7 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
     ({ params, body, write }) =>
       write(async (trx) => {
         await getMerchant(trx, params.id); // 404 for an unknown merchant (the insert's foreign key was a 500)
-        await trx
-          .insertInto('card_bin_authorizations')
-          .values({ merchant_id: params.id, environment: body.environment, bin: params.bin })
-          .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'bin']).doNothing())
-          .execute();
+        await authorizeBin(trx, params.id, body.environment, params.bin);
         return { bin: params.bin, authorized: true };
       }),
   );
@@ -140,12 +129,7 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
     ({ params, query, write }) =>
       write(async (trx) => {
         await getMerchant(trx, params.id); // an unknown merchant is 404, as for PUT
-        await trx
-          .deleteFrom('card_bin_authorizations')
-          .where('merchant_id', '=', params.id)
-          .where('environment', '=', query.environment)
-          .where('bin', '=', params.bin)
-          .execute();
+        await withdrawBin(trx, params.id, query.environment, params.bin);
         return { bin: params.bin, authorized: false };
       }),
   );

@@ -48,3 +48,56 @@ export async function productsFor(db: Db, merchantId: string, environment: Envir
     .execute();
   return rows.filter((r) => binAllowed(bins, r.bin));
 }
+
+/** A product by its seq alone (a card's own product). */
+export function productRowBySeq(db: Db, seq: string): Promise<CardProductRow> {
+  return db.selectFrom('card_products').selectAll().where('seq', '=', seq).executeTakeFirstOrThrow();
+}
+
+/** A product by its seq, locked for a change of its settings. */
+export function lockProductBySeq(db: Db, seq: string): Promise<CardProductRow | undefined> {
+  return db.selectFrom('card_products').selectAll().where('seq', '=', seq).forNoKeyUpdate().executeTakeFirst();
+}
+
+export function updateProductRow(db: Db, seq: string, set: Record<string, unknown>): Promise<CardProductRow> {
+  return db.updateTable('card_products').set(set).where('seq', '=', seq).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The codes of `codes` the asset catalogue has. */
+export function assetCodesIn(db: Db, codes: string[]) {
+  return db.selectFrom('assets').select('code').where('code', 'in', codes).execute();
+}
+
+/** Every product (the operator's list), in catalogue order. */
+export function allProducts(db: Db, environment: Environment | undefined): Promise<CardProductRow[]> {
+  let q = db.selectFrom('card_products').selectAll().orderBy('seq');
+  if (environment) q = q.where('environment', '=', environment);
+  return q.execute();
+}
+
+export function binAuthorizationsOf(db: Db, merchantId: string, environment: Environment) {
+  return db
+    .selectFrom('card_bin_authorizations')
+    .select(['bin', 'created_at'])
+    .where('merchant_id', '=', merchantId)
+    .where('environment', '=', environment)
+    .orderBy('bin')
+    .execute();
+}
+
+export async function authorizeBin(db: Db, merchantId: string, environment: Environment, bin: string): Promise<void> {
+  await db
+    .insertInto('card_bin_authorizations')
+    .values({ merchant_id: merchantId, environment, bin })
+    .onConflict((oc) => oc.columns(['merchant_id', 'environment', 'bin']).doNothing())
+    .execute();
+}
+
+export async function withdrawBin(db: Db, merchantId: string, environment: Environment, bin: string): Promise<void> {
+  await db
+    .deleteFrom('card_bin_authorizations')
+    .where('merchant_id', '=', merchantId)
+    .where('environment', '=', environment)
+    .where('bin', '=', bin)
+    .execute();
+}

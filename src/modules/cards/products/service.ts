@@ -2,7 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../../db/schema.js';
 import { ApiError } from '../../../platform/errors.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../../money/index.js';
-import { productId, productsFor, productSeqOf } from './queries.js';
+import { assetCodesIn, lockProductBySeq, productId, productsFor, productSeqOf, updateProductRow } from './queries.js';
 import { scaleOf, type Db } from '../shared/queries.js';
 import type { CardProductRow } from './tables.js';
 
@@ -74,9 +74,7 @@ const amountKeys = [
 /** Operator: changes a product's settings (amounts in the card currency). */
 export async function updateProduct(trx: Transaction<Database>, id: string, patch: ProductPatch, now: Date) {
   const seq = productSeqOf(id);
-  const row = seq
-    ? await trx.selectFrom('card_products').selectAll().where('seq', '=', seq).forNoKeyUpdate().executeTakeFirst()
-    : undefined;
+  const row = seq ? await lockProductBySeq(trx, seq) : undefined;
   if (!row) throw new ApiError('not_found', 'No such card product.');
   const scale = await scaleOf(trx, row.currency);
   const set: Record<string, unknown> = { updated_at: now };
@@ -85,15 +83,7 @@ export async function updateProduct(trx: Transaction<Database>, id: string, patc
     // Codes of the catalogue only: an unknown one was stored, and the replacement executor (which
     // reads the scale of every source asset) then failed each security replacement of the product.
     const codes = patch.source_assets.map((a) => a.toUpperCase());
-    const known = new Set(
-      (
-        await trx
-          .selectFrom('assets')
-          .select('code')
-          .where('code', 'in', codes.length ? codes : [''])
-          .execute()
-      ).map((a) => a.code),
-    );
+    const known = new Set((await assetCodesIn(trx, codes.length ? codes : [''])).map((a) => a.code));
     const unknown = codes.flatMap((c, i) =>
       known.has(c) ? [] : [{ key: `source_assets[${i}]`, reason: 'unknown_asset' }],
     );
@@ -121,11 +111,6 @@ export async function updateProduct(trx: Transaction<Database>, id: string, patc
       { fields: [{ key: 'max_single', reason: 'inconsistent' }], reason: 'validation_failed' },
     );
   }
-  const updated = await trx
-    .updateTable('card_products')
-    .set(set)
-    .where('seq', '=', row.seq)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const updated = await updateProductRow(trx, row.seq, set);
   return operatorProductView(trx, updated);
 }

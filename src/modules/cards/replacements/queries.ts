@@ -135,3 +135,20 @@ export function replacementUnderWay(trx: Db, cardId: string) {
     .where('status', '=', 'processing')
     .executeTakeFirst();
 }
+
+/** Whether a replacement of the card is in one of `statuses` (`processing`: the executor has returned the card's
+ * balance). */
+export async function replacementInFlight(
+  db: Db,
+  cardId: string,
+  statuses: Array<'requested' | 'processing'>,
+): Promise<boolean> {
+  return (
+    (await db
+      .selectFrom('card_replacements')
+      .select('id')
+      .where('card_id', '=', cardId)
+      .where('status', 'in', statuses)
+      .executeTakeFirst()) !== undefined
+  );
+}

@@ -42,7 +42,7 @@ import {
 import { rateAfterSpread } from '../../../money/index.js';
 import type { CallOutcome, StatusOutcome } from '../../../upstreams/port.js';
 import { raiseAlert } from '../../alerts/index.js';
-import { getAsset } from '../../assets/queries.js';
+import { getAsset } from '../../assets/index.js';
 import {
   arrivalAt,
   payingAsset,
@@ -54,7 +54,9 @@ import {
   type TopUpStopReason,
 } from './rules.js';
 import type { CardTopupRow, TopUpStatus } from './tables.js';
-import { moneyOf, replacementInFlight } from './service.js';
+import { moneyOf } from './service.js';
+import { replacementInFlight } from '../replacements/queries.js';
+import { cardIdOfTopUp, claimTopUpDispatch, pendingTopUpIds, topUpById, topUpCardAndStatus } from './queries.js';
 import {
   externalIdOf,
   scaleOf,
@@ -63,7 +65,7 @@ import {
   type Db,
   type MemberCardCaller,
 } from '../shared/queries.js';
-import { findCard } from '../cards/queries.js';
+import { cardUpstreamRefOf, findCard, lockCardState } from '../cards/queries.js';
 import type { CardProductRow } from '../products/tables.js';
 import type { CardRow } from '../cards/tables.js';
 import { cardStopped } from '../cards/state.js';
@@ -104,13 +106,7 @@ async function emit(trx: Transaction<Database>, row: CardTopupRow, status: 'cred
  * the card currency; a card stopping after returns this arrival with the rest of its balance.
  */
 async function creditIn(trx: Transaction<Database>, id: string, fields: Record<string, unknown>): Promise<void> {
-  const open = await trx.selectFrom('card_topups').select('card_id').where('id', '=', id).executeTakeFirstOrThrow();
-  const card = await trx
-    .selectFrom('cards')
-    .select(['status', 'frozen_at'])
-    .where('id', '=', open.card_id)
-    .forNoKeyUpdate()
-    .executeTakeFirstOrThrow();
+  const card = await lockCardState(trx, await cardIdOfTopUp(trx, id));
   const row = await claimMove<CardTopupRow>(trx, cardTopUps, id, {
     to: 'credited',
     from: ['processing', 'suspended'],
@@ -189,14 +185,7 @@ export async function failPendingTopUps(
   cardId: string,
   reason: TopUpStopReason,
 ): Promise<number> {
-  const pending = await trx
-    .selectFrom('card_topups')
-    .select('id')
-    .where('card_id', '=', cardId)
-    .where('status', '=', 'pending')
-    .orderBy('seq')
-    .limit(pendingCancelMax)
-    .execute();
+  const pending = await pendingTopUpIds(trx, cardId, pendingCancelMax);
   let failed = 0;
   for (const { id } of pending) if (await failIn(trx, id, reason, {}, ['pending'])) failed++;
   return failed;
@@ -246,22 +235,7 @@ async function claimDispatch(
   trx: Transaction<Database>,
   id: string,
 ): Promise<CardTopupRow | undefined> {
-  return trx
-    .updateTable('card_topups')
-    .set((eb) => ({
-      status: 'processing',
-      status_version: eb('status_version', '+', 1),
-      upstream_outcome: 'pending',
-      dispatch_started_at: sql<Date>`now()` as unknown as Date,
-      // Should this process stop during the call, reconciliation takes the top-up over.
-      next_check_at: sql<Date>`now() + make_interval(secs =>
-          ${(ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000})` as unknown as Date,
-      updated_at: orderNowSql(cardTopUps),
-    }))
-    .where('id', '=', id)
-    .where('status', '=', 'pending')
-    .returningAll()
-    .executeTakeFirst();
+  return claimTopUpDispatch(trx, id, (ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000);
 }
 
 /**
@@ -272,18 +246,9 @@ async function claimDispatch(
  */
 async function claimOrStop(ctx: ServiceContext, id: string): Promise<CardTopupRow | undefined> {
   return ctx.db.transaction().execute(async (trx) => {
-    const open = await trx
-      .selectFrom('card_topups')
-      .select(['card_id', 'status'])
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const open = await topUpCardAndStatus(trx, id);
     if (!open || open.status !== 'pending') return undefined;
-    const card = await trx
-      .selectFrom('cards')
-      .select(['status', 'frozen_at'])
-      .where('id', '=', open.card_id)
-      .forNoKeyUpdate()
-      .executeTakeFirstOrThrow();
+    const card = await lockCardState(trx, open.card_id);
     const problem = topUpDispatchProblem(
       { status: card.status, frozenAt: card.frozen_at },
       await replacementInFlight(trx, open.card_id, ['processing']),
@@ -300,12 +265,8 @@ async function claimOrStop(ctx: ServiceContext, id: string): Promise<CardTopupRo
  * once. */
 export async function dispatchTopUp(ctx: ServiceContext, id: string): Promise<CardTopupRow | undefined> {
   const claimed = await claimOrStop(ctx, id);
-  if (!claimed) return ctx.db.selectFrom('card_topups').selectAll().where('id', '=', id).executeTakeFirst();
-  const card = await ctx.db
-    .selectFrom('cards')
-    .select('upstream_ref')
-    .where('id', '=', claimed.card_id)
-    .executeTakeFirstOrThrow();
+  if (!claimed) return topUpById(ctx.db, id);
+  const card = await cardUpstreamRefOf(ctx.db, claimed.card_id);
   const answer: CallOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.topUp(callOf(claimed), {
       requestId: claimed.id,

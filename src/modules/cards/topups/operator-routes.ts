@@ -5,7 +5,8 @@ import { OperatorIdParams as IdParams, operatorRouter } from '../../../platform/
 import { ApiError } from '../../../platform/errors.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../../money/index.js';
 import { resolveByHand } from '../../../provider-orders/index.js';
-import { productSeqOf } from '../products/queries.js';
+import { lockProductBySeq, productSeqOf, updateProductRow } from '../products/queries.js';
+import { topUpById } from './queries.js';
 import { scaleOf, withIdPrefix, type Db } from '../shared/queries.js';
 import { applyTopUpDecision, callInFlight, queryDecision, type TopUpDecision } from './dispatch.js';
 import { topUpView } from './service.js';
@@ -73,9 +74,7 @@ export async function cardMoneyOperatorRoutes(app: AppInstance, ctx: ServiceCont
     ({ params, body, write }) =>
       write(async (trx) => {
         const seq = productSeqOf(params.id);
-        const product = seq
-          ? await trx.selectFrom('card_products').selectAll().where('seq', '=', seq).forNoKeyUpdate().executeTakeFirst()
-          : undefined;
+        const product = seq ? await lockProductBySeq(trx, seq) : undefined;
         if (!product) throw new ApiError('not_found', 'No such card product.');
         const set: Record<string, unknown> = { updated_at: ctx.clock.real() };
         if (body.topup_fee_bps !== undefined) set.topup_fee_bps = body.topup_fee_bps;
@@ -86,12 +85,7 @@ export async function cardMoneyOperatorRoutes(app: AppInstance, ctx: ServiceCont
             await scaleOf(trx, product.currency),
             'topup_fee_fixed',
           ).toString();
-        const updated = await trx
-          .updateTable('card_products')
-          .set(set)
-          .where('seq', '=', product.seq)
-          .returningAll()
-          .executeTakeFirstOrThrow();
+        const updated = await updateProductRow(trx, product.seq, set);
         return pricingView(trx, updated);
       }),
   );
@@ -103,11 +97,7 @@ export async function cardMoneyOperatorRoutes(app: AppInstance, ctx: ServiceCont
       schema: { operationId: 'getCardTopup', params: IdParams, response: { 200: OperatorCardTopUp } },
     },
     async ({ params }) => {
-      const row = await db
-        .selectFrom('card_topups')
-        .selectAll()
-        .where('id', '=', withIdPrefix('ctu', params.id))
-        .executeTakeFirst();
+      const row = await topUpById(db, withIdPrefix('ctu', params.id));
       if (!row) throw new ApiError('not_found', 'No such top-up.');
       return operatorTopUpView(db, row);
     },
@@ -126,7 +116,7 @@ export async function cardMoneyOperatorRoutes(app: AppInstance, ctx: ServiceCont
     },
     async ({ params, body }) => {
       const id = withIdPrefix('ctu', params.id);
-      const row = await db.selectFrom('card_topups').selectAll().where('id', '=', id).executeTakeFirst();
+      const row = await topUpById(db, id);
       if (!row) throw new ApiError('not_found', 'No such top-up.');
       // The issuer is asked first; another decision (the issuer's answer, a card that stopped) may
       // win the top-up meanwhile, or it cannot move (not yet sent): never 200 for a decision not taken.

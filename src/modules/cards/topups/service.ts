@@ -46,7 +46,7 @@ import {
 import { rateAfterSpread } from '../../../money/index.js';
 import type { CallOutcome, StatusOutcome } from '../../../upstreams/port.js';
 import { raiseAlert } from '../../alerts/index.js';
-import { getAsset } from '../../assets/queries.js';
+import { getAsset } from '../../assets/index.js';
 import {
   arrivalAt,
   payingAsset,
@@ -67,6 +67,9 @@ import {
   type MemberCardCaller,
 } from '../shared/queries.js';
 import { findCard } from '../cards/queries.js';
+import { productRowBySeq } from '../products/queries.js';
+import { replacementInFlight } from '../replacements/queries.js';
+import { findTopUp, insertTopUp, topUpsOfCard } from './queries.js';
 import type { CardProductRow } from '../products/tables.js';
 import type { CardRow } from '../cards/tables.js';
 import { cardStopped } from '../cards/state.js';
@@ -113,11 +116,7 @@ async function loadableCard(
 ): Promise<{ card: CardRow; product: CardProductRow }> {
   const card = await findCard(db, caller, id, lock);
   if (!card) throw new ApiError('not_found', 'No such card.');
-  const product = await db
-    .selectFrom('card_products')
-    .selectAll()
-    .where('seq', '=', card.product_seq)
-    .executeTakeFirstOrThrow();
+  const product = await productRowBySeq(db, card.product_seq);
   if (!product.enabled) throw new ApiError('product_not_available', "The card's product is withdrawn.");
   if (notLoadable.has(card.status)) throw new ApiError('state_invalid', `The card is ${card.status}.`);
   // A security replacement froze it and returned its balance: it never spends again.
@@ -126,23 +125,6 @@ async function loadableCard(
   if (await replacementInFlight(db, card.id, ['requested', 'processing']))
     throw new ApiError('state_invalid', 'A replacement of the card is in flight.');
   return { card, product };
-}
-
-/** Whether a replacement of the card is in one of `statuses` (`processing`: the executor has returned the card's
- * balance). */
-export async function replacementInFlight(
-  db: Db,
-  cardId: string,
-  statuses: Array<'requested' | 'processing'>,
-): Promise<boolean> {
-  return (
-    (await db
-      .selectFrom('card_replacements')
-      .select('id')
-      .where('card_id', '=', cardId)
-      .where('status', 'in', statuses)
-      .executeTakeFirst()) !== undefined
-  );
 }
 
 /**
@@ -276,36 +258,32 @@ export async function createTopUp(
   if (arrival <= 0n)
     throw new ApiError('amount_out_of_range', 'The amount converts to nothing.', { reason: 'converts_to_nothing' });
   const now = await ctx.clock.now(trx, caller);
-  const row = await trx
-    .insertInto('card_topups')
-    .values({
-      id: newId('ctu'),
-      merchant_id: caller.merchantId,
-      environment: caller.environment,
-      member_id: caller.memberId,
-      card_id: q.card.id,
-      source_asset: q.asset,
-      amount: q.price.amount,
-      fee: q.price.fee,
-      card_currency: q.card.currency,
-      arrival_amount: arrival,
-      rate: market.rate,
-      status: 'pending',
-      status_version: 1,
-      upstream_outcome: 'none',
-      provider_order_id: null,
-      provider_status: null,
-      failure_reason: null,
-      dispatch_started_at: null,
-      next_check_at: null,
-      last_checked_at: null,
-      credited_at: null,
-      failed_at: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await insertTopUp(trx, {
+    id: newId('ctu'),
+    merchant_id: caller.merchantId,
+    environment: caller.environment,
+    member_id: caller.memberId,
+    card_id: q.card.id,
+    source_asset: q.asset,
+    amount: q.price.amount,
+    fee: q.price.fee,
+    card_currency: q.card.currency,
+    arrival_amount: arrival,
+    rate: market.rate,
+    status: 'pending',
+    status_version: 1,
+    upstream_outcome: 'none',
+    provider_order_id: null,
+    provider_status: null,
+    failure_reason: null,
+    dispatch_started_at: null,
+    next_check_at: null,
+    last_checked_at: null,
+    credited_at: null,
+    failed_at: null,
+    created_at: now,
+    updated_at: now,
+  });
   await postEntryOrRefuse(trx, {
     environment: caller.environment,
     merchantId: caller.merchantId,
@@ -361,27 +339,6 @@ export async function topUpView(db: Db, row: CardTopupRow) {
   };
 }
 
-/**
- * One top-up of the caller's: under its card (`GET /v1/cards/{id}/topups/{topup_id}`), or by its id
- * alone when `cardId` is undefined (`GET /v1/cards/topups/{id}`: events carry no card id).
- */
-export async function findTopUp(
-  db: Db,
-  caller: CardCaller,
-  cardId: string | undefined,
-  id: string,
-): Promise<CardTopupRow | undefined> {
-  let q = db
-    .selectFrom('card_topups')
-    .selectAll()
-    .where('id', '=', withIdPrefix('ctu', id))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (cardId !== undefined) q = q.where('card_id', '=', withIdPrefix('crd', cardId));
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  return q.executeTakeFirst();
-}
-
 export async function getTopUp(db: Db, caller: CardCaller, cardId: string | undefined, id: string) {
   const row = await findTopUp(db, caller, cardId, id);
   if (!row) throw new ApiError('not_found', 'No such top-up.');
@@ -392,7 +349,7 @@ export async function getTopUp(db: Db, caller: CardCaller, cardId: string | unde
 export async function listTopUps(db: Db, caller: CardCaller, cardId: string, page: PageParams) {
   const card = await findCard(db, caller, cardId);
   if (!card) throw new ApiError('not_found', 'No such card.');
-  const rows = await keysetPage(db.selectFrom('card_topups').selectAll().where('card_id', '=', card.id), page);
+  const rows = await keysetPage(topUpsOfCard(db, card.id), page);
   const data = [];
   for (const row of rows.data) data.push(await topUpView(db, row));
   return { ...rows, data };

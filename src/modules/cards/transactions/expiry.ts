@@ -36,7 +36,8 @@ import {
 } from './rules.js';
 import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
 import { externalIdOf, scaleOf, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
-import { findCard } from '../cards/queries.js';
+import { findCard, lockCardById } from '../cards/queries.js';
+import { expiredAuthorizations, lockTransaction, moveAuthorization } from './queries.js';
 import type { CardRow } from '../cards/tables.js';
 import { cardStopped } from '../cards/state.js';
 import { authFacts, emit, insertTransaction, post } from './service.js';
@@ -44,23 +45,6 @@ import { authFacts, emit, insertTransaction, post } from './service.js';
 const expiryBatchMax = 100;
 /** Batches per run (a bound: what is left is taken by the next run). */
 const expiryBatchesPerRunMax = 20;
-
-function openAuthorizations(db: Db, scope: ClockScope) {
-  return db
-    .selectFrom('card_transactions')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('type', '=', 'authorization')
-    .where('status', '=', 'approved');
-}
-
-/** Timed process `card.authorization_expiry`: the earliest expiry of the scope's open authorisations. */
-export async function nextAuthorizationExpiry(db: Db, scope: ClockScope): Promise<Date | null> {
-  const row = await openAuthorizations(db, scope)
-    .select(sql<Date | null>`min(expires_at)`.as('due'))
-    .executeTakeFirst();
-  return row?.due ? new Date(row.due) : null;
-}
 
 /**
  * Releases the holds of the scope's authorisations neither cleared nor reversed by their
@@ -75,12 +59,7 @@ export async function nextAuthorizationExpiry(db: Db, scope: ClockScope): Promis
 export async function expireAuthorizations(ctx: ServiceContext, scope: ClockScope, now: Date): Promise<number> {
   let expired = 0;
   for (let batch = 0; batch < expiryBatchesPerRunMax; batch++) {
-    const due = await openAuthorizations(ctx.db, scope)
-      .select(['id', 'card_id'])
-      .where('expires_at', '<=', now)
-      .orderBy('expires_at')
-      .limit(expiryBatchMax)
-      .execute();
+    const due = await expiredAuthorizations(ctx.db, scope, now, expiryBatchMax);
     for (const { id, card_id: cardId } of due) {
       if (await ctx.db.transaction().execute((trx) => expireOne(trx, cardId, id, now))) expired++;
     }
@@ -90,18 +69,8 @@ export async function expireAuthorizations(ctx: ServiceContext, scope: ClockScop
 }
 
 async function expireOne(trx: Transaction<Database>, cardId: string, authId: string, now: Date): Promise<boolean> {
-  const card = await trx
-    .selectFrom('cards')
-    .selectAll()
-    .where('id', '=', cardId)
-    .forNoKeyUpdate()
-    .executeTakeFirstOrThrow();
-  const auth = await trx
-    .selectFrom('card_transactions')
-    .selectAll()
-    .where('id', '=', authId)
-    .forNoKeyUpdate()
-    .executeTakeFirstOrThrow();
+  const card = await lockCardById(trx, cardId);
+  const auth = await lockTransaction(trx, authId);
   if (
     !authorizationExpired(
       { status: auth.status, expiresAt: auth.expires_at === null ? null : new Date(auth.expires_at) },
@@ -132,17 +101,7 @@ async function expireOne(trx: Transaction<Database>, cardId: string, authId: str
       auth.id,
       reversalLines({ memberId: card.member_id, cardId: card.id, amount: held }, to),
     );
-  await trx
-    .updateTable('card_transactions')
-    .set((eb) => ({
-      status: 'reversed',
-      status_version: eb('status_version', '+', 1),
-      reversed_amount: auth.amount,
-      reversal_reason: 'expired',
-      updated_at: now,
-    }))
-    .where('id', '=', auth.id)
-    .execute();
+  await moveAuthorization(trx, auth.id, 'reversed', now, { reversed_amount: auth.amount, reversal_reason: 'expired' });
   await emit(trx, created);
   return true;
 }

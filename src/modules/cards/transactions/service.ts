@@ -8,7 +8,7 @@
  * hold back, a refund pays cleared money back onto the card. Each money movement is one ledger
  * entry, written with its transaction row and its event in one transaction.
  */
-import { sql, type Transaction } from 'kysely';
+import type { Transaction, Updateable } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
@@ -42,10 +42,22 @@ import {
   type AuthorizationDecision,
   type RuleSet,
 } from './rules.js';
-import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
+import type { CardReversalReason, CardTransactionRow, CardTransactionType, CardTransactionsTable } from './tables.js';
+import {
+  authorizationsSince,
+  expiryReversalOf,
+  findTransaction,
+  insertTransactionRow,
+  lockTransactionOfCard,
+  moveAuthorization,
+  transactionsOfCard,
+  updateTransactionAmounts,
+} from './queries.js';
+import { productRowBySeq } from '../products/queries.js';
+import { merchantRulesOfCard } from '../controls/queries.js';
 import { transactionView } from './views.js';
 import { externalIdOf, scaleOf, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
-import { findCard } from '../cards/queries.js';
+import { findCard, lockCardById } from '../cards/queries.js';
 import type { CardRow } from '../cards/tables.js';
 import { cardStopped } from '../cards/state.js';
 
@@ -72,9 +84,7 @@ export async function listTransactions(
 ) {
   const card = await findCard(db, caller, cardId);
   if (!card) throw new ApiError('not_found', 'No such card.');
-  let q = db.selectFrom('card_transactions').selectAll().where('card_id', '=', card.id);
-  if (page.type) q = q.where('type', '=', page.type);
-  const rows = await keysetPage(q, page);
+  const rows = await keysetPage(transactionsOfCard(db, card.id, page.type), page);
   const data = [];
   for (const row of rows.data) data.push(await transactionView(db, row));
   return { ...rows, data };
@@ -83,14 +93,7 @@ export async function listTransactions(
 /** `GET /v1/cards/transactions/{id}`: one transaction by its id alone (events carry no card id); another member's, or
  * none: not_found. */
 export async function getTransaction(db: Db, caller: CardCaller, id: string) {
-  let q = db
-    .selectFrom('card_transactions')
-    .selectAll()
-    .where('id', '=', withIdPrefix('ctx', id))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  const row = await q.executeTakeFirst();
+  const row = await findTransaction(db, caller, id);
   if (!row) throw new ApiError('not_found', 'No such card transaction.');
   return transactionView(db, row);
 }
@@ -147,14 +150,7 @@ export function periodStarts(now: Date): { day: Date; month: Date } {
  * reversed and expired ones count nothing.
  */
 async function spentSince(trx: Transaction<Database>, cardId: string, since: Date): Promise<bigint> {
-  const rows = await trx
-    .selectFrom('card_transactions')
-    .select(['status', 'amount', 'cleared_amount', 'reversed_amount'])
-    .where('card_id', '=', cardId)
-    .where('type', '=', 'authorization')
-    .where('status', 'in', ['approved', 'cleared'])
-    .where('created_at', '>=', since)
-    .execute();
+  const rows = await authorizationsSince(trx, cardId, since);
   let total = 0n;
   for (const r of rows) {
     total += limitCounted({
@@ -185,31 +181,27 @@ export async function insertTransaction(
     reversalReason?: CardReversalReason;
   },
 ): Promise<CardTransactionRow> {
-  return trx
-    .insertInto('card_transactions')
-    .values({
-      id: newId('ctx'),
-      merchant_id: card.merchant_id,
-      environment: card.environment,
-      member_id: card.member_id,
-      card_id: card.id,
-      type: t.type,
-      status: t.status,
-      status_version: 1,
-      amount: t.amount,
-      currency: t.currency,
-      merchant_name: t.merchantName,
-      mcc: t.mcc,
-      decline_reason: t.declineReason ?? null,
-      authorization_id: t.authorizationId ?? null,
-      network_ref: t.networkRef,
-      expires_at: t.expiresAt ?? null,
-      reversal_reason: t.reversalReason ?? null,
-      created_at: now,
-      updated_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return insertTransactionRow(trx, {
+    id: newId('ctx'),
+    merchant_id: card.merchant_id,
+    environment: card.environment,
+    member_id: card.member_id,
+    card_id: card.id,
+    type: t.type,
+    status: t.status,
+    status_version: 1,
+    amount: t.amount,
+    currency: t.currency,
+    merchant_name: t.merchantName,
+    mcc: t.mcc,
+    decline_reason: t.declineReason ?? null,
+    authorization_id: t.authorizationId ?? null,
+    network_ref: t.networkRef,
+    expires_at: t.expiresAt ?? null,
+    reversal_reason: t.reversalReason ?? null,
+    created_at: now,
+    updated_at: now,
+  });
 }
 
 function networkOf(ctx: ServiceContext) {
@@ -260,22 +252,9 @@ export async function authorize(
     merchantName,
     mcc: body.mcc,
   });
-  const card = await trx
-    .selectFrom('cards')
-    .selectAll()
-    .where('id', '=', card0.id)
-    .forNoKeyUpdate()
-    .executeTakeFirstOrThrow();
-  const product = await trx
-    .selectFrom('card_products')
-    .selectAll()
-    .where('seq', '=', card.product_seq)
-    .executeTakeFirstOrThrow();
-  const stored = await trx
-    .selectFrom('card_merchant_rules')
-    .selectAll()
-    .where('card_id', '=', card.id)
-    .executeTakeFirst();
+  const card = await lockCardById(trx, card0.id);
+  const product = await productRowBySeq(trx, card.product_seq);
+  const stored = await merchantRulesOfCard(trx, card.id);
   const rules: RuleSet | null = stored?.rule_type
     ? { ruleType: stored.rule_type, merchantNames: stored.merchant_names, mccList: stored.mcc_list }
     : null;
@@ -344,13 +323,7 @@ export interface FollowBody {
 
 /** The authorisation a follow-up message names, locked; on this card. */
 async function lockedAuthorization(trx: Transaction<Database>, card: CardRow, id: string): Promise<CardTransactionRow> {
-  const auth = await trx
-    .selectFrom('card_transactions')
-    .selectAll()
-    .where('id', '=', withIdPrefix('ctx', id))
-    .where('card_id', '=', card.id)
-    .forNoKeyUpdate()
-    .executeTakeFirst();
+  const auth = await lockTransactionOfCard(trx, card.id, id);
   if (!auth || auth.type !== 'authorization') throw new ApiError('not_found', 'No such authorisation on this card.');
   return auth;
 }
@@ -360,14 +333,7 @@ type FollowKind = 'clearing' | 'reversal' | 'refund';
 /** What an expired authorisation still held when its hold expired (its `expired` reversal), the authorised amount if
  * none is recorded. */
 async function expiredHold(trx: Transaction<Database>, auth: CardTransactionRow): Promise<bigint> {
-  const released = await trx
-    .selectFrom('card_transactions')
-    .select('amount')
-    .where('card_id', '=', auth.card_id)
-    .where('authorization_id', '=', auth.id)
-    .where('type', '=', 'reversal')
-    .where('reversal_reason', '=', 'expired')
-    .executeTakeFirst();
+  const released = await expiryReversalOf(trx, auth.card_id, auth.id);
   return released ? minorFromDb(released.amount) : minorFromDb(auth.amount);
 }
 
@@ -410,12 +376,7 @@ export async function follow(
   // The card row locked first (as the authorisation and every stopping action lock it): a card
   // stopping meanwhile either returned its balance before this money arrives (then it goes to
   // available) or returns it after (then this money is on the card and goes back with it).
-  const card = await trx
-    .selectFrom('cards')
-    .selectAll()
-    .where('id', '=', found.id)
-    .forNoKeyUpdate()
-    .executeTakeFirstOrThrow();
+  const card = await lockCardById(trx, found.id);
   const to = cardStopped({ status: card.status, frozenAt: card.frozen_at })
     ? ('available' as const)
     : ('card' as const);
@@ -436,12 +397,8 @@ export async function follow(
     networkRef,
     status: 'posted' as const,
   };
-  const move = (status: 'cleared' | 'reversed', extra: Record<string, unknown> = {}) =>
-    trx
-      .updateTable('card_transactions')
-      .set((eb) => ({ status, status_version: eb('status_version', '+', 1), updated_at: now, ...extra }))
-      .where('id', '=', auth.id)
-      .execute();
+  const move = (status: 'cleared' | 'reversed', extra: Updateable<CardTransactionsTable> = {}) =>
+    moveAuthorization(trx, auth.id, status, now, extra);
   let created: CardTransactionRow;
   if (kind === 'clearing') {
     const held = clearableHold(authFacts(auth));
@@ -485,12 +442,7 @@ export async function follow(
     );
     const reversedAmount = minorFromDb(auth.reversed_amount) + r.amount;
     if (r.full) await move('reversed', { reversed_amount: reversedAmount, reversal_reason: 'network' });
-    else
-      await trx
-        .updateTable('card_transactions')
-        .set({ reversed_amount: reversedAmount, updated_at: now })
-        .where('id', '=', auth.id)
-        .execute();
+    else await updateTransactionAmounts(trx, auth.id, { reversed_amount: reversedAmount, updated_at: now });
   } else {
     if (auth.status !== 'cleared')
       throw new ApiError('state_invalid', `The authorisation is ${auth.status}; only cleared spending is refunded.`);
@@ -509,11 +461,10 @@ export async function follow(
       created.id,
       refundLines({ memberId: card.member_id, merchantId: card.merchant_id, cardId: card.id, amount }, to),
     );
-    await trx
-      .updateTable('card_transactions')
-      .set({ refunded_amount: minorFromDb(auth.refunded_amount) + amount, updated_at: now })
-      .where('id', '=', auth.id)
-      .execute();
+    await updateTransactionAmounts(trx, auth.id, {
+      refunded_amount: minorFromDb(auth.refunded_amount) + amount,
+      updated_at: now,
+    });
   }
   await emit(trx, created);
   return transactionView(trx, created);

@@ -1,6 +1,7 @@
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { scaleOf, type Db } from '../shared/queries.js';
 import type { CardTransactionRow } from './tables.js';
+import { cardCurrencyOf } from '../cards/queries.js';
 import { iso } from '../../../platform/dates.js';
 
 /** A card transaction as the API answers it: amounts in the decimal form of its currency (the card's when outside the
@@ -30,6 +31,6 @@ export async function transactionView(db: Db, row: CardTransactionRow) {
 }
 
 async function cardScaleOf(db: Db, cardId: string): Promise<number> {
-  const card = await db.selectFrom('cards').select('currency').where('id', '=', cardId).executeTakeFirstOrThrow();
+  const card = await cardCurrencyOf(db, cardId);
   return scaleOf(db, card.currency);
 }

@@ -1,5 +1,6 @@
 import type { TimedProcess } from '../../../jobs/types.js';
-import { expireAuthorizations, nextAuthorizationExpiry } from './expiry.js';
+import { expireAuthorizations } from './expiry.js';
+import { nextAuthorizationExpiry } from './queries.js';
 
 /** Holds neither cleared nor reversed by their `expires_at` go back (expiry.ts, docs/cards.md "Transactions"). */
 export const authorizationExpiryProcess: TimedProcess = {

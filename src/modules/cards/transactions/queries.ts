@@ -1,0 +1,126 @@
+/** Reads and writes of card transactions (authorisations and the network's follow-ups, hold expiry). */
+import { sql, type Insertable, type Transaction, type Updateable } from 'kysely';
+import type { Database } from '../../../db/schema.js';
+import type { ClockScope } from '../../../platform/clock.js';
+import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import type { CardTransactionRow, CardTransactionType, CardTransactionsTable } from './tables.js';
+
+type Trx = Transaction<Database>;
+
+/** A card's transactions, optionally of one type: for `keysetPage`. */
+export function transactionsOfCard(db: Db, cardId: string, type: CardTransactionType | undefined) {
+  let q = db.selectFrom('card_transactions').selectAll().where('card_id', '=', cardId);
+  if (type) q = q.where('type', '=', type);
+  return q;
+}
+
+/** One transaction of the caller (a member's own only) by its id alone. */
+export function findTransaction(db: Db, caller: CardCaller, id: string): Promise<CardTransactionRow | undefined> {
+  let q = db
+    .selectFrom('card_transactions')
+    .selectAll()
+    .where('id', '=', withIdPrefix('ctx', id))
+    .where('merchant_id', '=', caller.merchantId)
+    .where('environment', '=', caller.environment);
+  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  return q.executeTakeFirst();
+}
+
+/** The card's authorisations approved or cleared since `since` (what may count against the limits). */
+export function authorizationsSince(trx: Trx, cardId: string, since: Date) {
+  return trx
+    .selectFrom('card_transactions')
+    .select(['status', 'amount', 'cleared_amount', 'reversed_amount'])
+    .where('card_id', '=', cardId)
+    .where('type', '=', 'authorization')
+    .where('status', 'in', ['approved', 'cleared'])
+    .where('created_at', '>=', since)
+    .execute();
+}
+
+export function insertTransactionRow(trx: Trx, values: Insertable<CardTransactionsTable>): Promise<CardTransactionRow> {
+  return trx.insertInto('card_transactions').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** A transaction of this card, locked (undefined: none). */
+export function lockTransactionOfCard(trx: Trx, cardId: string, id: string): Promise<CardTransactionRow | undefined> {
+  return trx
+    .selectFrom('card_transactions')
+    .selectAll()
+    .where('id', '=', withIdPrefix('ctx', id))
+    .where('card_id', '=', cardId)
+    .forNoKeyUpdate()
+    .executeTakeFirst();
+}
+
+export function lockTransaction(trx: Trx, id: string): Promise<CardTransactionRow> {
+  return trx
+    .selectFrom('card_transactions')
+    .selectAll()
+    .where('id', '=', id)
+    .forNoKeyUpdate()
+    .executeTakeFirstOrThrow();
+}
+
+/** The `expired` reversal of an authorisation, if recorded. */
+export function expiryReversalOf(trx: Trx, cardId: string, authorizationId: string) {
+  return trx
+    .selectFrom('card_transactions')
+    .select('amount')
+    .where('card_id', '=', cardId)
+    .where('authorization_id', '=', authorizationId)
+    .where('type', '=', 'reversal')
+    .where('reversal_reason', '=', 'expired')
+    .executeTakeFirst();
+}
+
+/** An authorisation moves to `status` (its status version up by one), with `extra` columns. */
+export async function moveAuthorization(
+  trx: Trx,
+  id: string,
+  status: 'cleared' | 'reversed',
+  now: Date,
+  extra: Updateable<CardTransactionsTable> = {},
+): Promise<void> {
+  await trx
+    .updateTable('card_transactions')
+    .set((eb) => ({ status, status_version: eb('status_version', '+', 1), updated_at: now, ...extra }))
+    .where('id', '=', id)
+    .execute();
+}
+
+/** An authorisation's amounts change, its status does not (a partial reversal, a refund). */
+export async function updateTransactionAmounts(
+  trx: Trx,
+  id: string,
+  set: Updateable<CardTransactionsTable>,
+): Promise<void> {
+  await trx.updateTable('card_transactions').set(set).where('id', '=', id).execute();
+}
+
+function openAuthorizations(db: Db, scope: ClockScope) {
+  return db
+    .selectFrom('card_transactions')
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('type', '=', 'authorization')
+    .where('status', '=', 'approved');
+}
+
+/** Timed process `card.authorization_expiry`: the earliest expiry of the scope's open authorisations. */
+export async function nextAuthorizationExpiry(db: Db, scope: ClockScope): Promise<Date | null> {
+  const row = await openAuthorizations(db, scope)
+    .select(sql<Date | null>`min(expires_at)`.as('due'))
+    .executeTakeFirst();
+  return row?.due ? new Date(row.due) : null;
+}
+
+/** The scope's open authorisations expired at `now`, the earliest first. */
+export function expiredAuthorizations(db: Db, scope: ClockScope, now: Date, limit: number) {
+  return openAuthorizations(db, scope)
+    .select(['id', 'card_id'])
+    .where('expires_at', '<=', now)
+    .orderBy('expires_at')
+    .limit(limit)
+    .execute();
+}
