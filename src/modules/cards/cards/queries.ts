@@ -93,3 +93,12 @@ export function lockCardState(trx: Db, id: string) {
 export function cardUpstreamRefOf(db: Db, id: string): Promise<{ upstream_ref: string }> {
   return db.selectFrom('cards').select('upstream_ref').where('id', '=', id).executeTakeFirstOrThrow();
 }
+
+/** Any change of a card by id, answering nothing. */
+export async function setCard(trx: Db, id: string, set: Updateable<CardsTable>): Promise<void> {
+  await trx.updateTable('cards').set(set).where('id', '=', id).execute();
+}
+
+export function cardByIdIfAny(db: Db, id: string): Promise<CardRow | undefined> {
+  return db.selectFrom('cards').selectAll().where('id', '=', id).executeTakeFirst();
+}

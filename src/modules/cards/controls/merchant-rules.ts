@@ -14,6 +14,15 @@ import type { CardRow } from '../cards/tables.js';
 import { merchantRuleProblems } from './rules.js';
 import type { MerchantRuleSet } from './tables.js';
 import {
+  confirmRules,
+  insertMerchantRules,
+  lockMerchantRules,
+  lockMerchantRulesRow,
+  merchantRulesOfCard,
+  restoreConfirmedRules,
+  updateMerchantRules,
+} from './queries.js';
+import {
   callOf,
   confirmedOrUnknown,
   controlLeaseMs,
@@ -51,7 +60,7 @@ const noRules = (cardId: string): MerchantRulesView => ({
 export async function getMerchantRules(db: Db, caller: MemberCardCaller, id: string): Promise<MerchantRulesView> {
   const card = await findCard(db, caller, id);
   if (!card) throw new ApiError('not_found', 'No such card.');
-  const row = await db.selectFrom('card_merchant_rules').selectAll().where('card_id', '=', card.id).executeTakeFirst();
+  const row = await merchantRulesOfCard(db, card.id);
   if (!row) return noRules(card.id);
   return {
     id: card.id,
@@ -99,12 +108,7 @@ export async function prepareMerchantRules(
   }
   const now = await ctx.clock.now(trx, caller);
   const requestId = requestIdFor(body ? 'rules' : 'rules-delete', card, key, rules);
-  const existing = await trx
-    .selectFrom('card_merchant_rules')
-    .selectAll()
-    .where('card_id', '=', card.id)
-    .forUpdate()
-    .executeTakeFirst();
+  const existing = await lockMerchantRules(trx, card.id);
   const confirmed = existing ? (existing.synced ? setOf(existing) : existing.confirmed) : null;
   const values = {
     rule_type: rules?.rule_type ?? null,
@@ -120,12 +124,8 @@ export async function prepareMerchantRules(
     check_count: 0,
     next_check_at: new Date(now.getTime() + controlLeaseMs),
   };
-  if (existing) await trx.updateTable('card_merchant_rules').set(values).where('card_id', '=', card.id).execute();
-  else
-    await trx
-      .insertInto('card_merchant_rules')
-      .values({ card_id: card.id, ...values })
-      .execute();
+  if (existing) await updateMerchantRules(trx, card.id, values);
+  else await insertMerchantRules(trx, { card_id: card.id, ...values });
   return { card, rules, requestId };
 }
 
@@ -164,12 +164,7 @@ export async function finishMerchantRules(ctx: ServiceContext, p: PreparedRules)
       'read the rules.',
   );
   const answer = await ctx.db.transaction().execute(async (trx): Promise<MerchantRulesView | 'refused'> => {
-    const row = await trx
-      .selectFrom('card_merchant_rules')
-      .selectAll()
-      .where('card_id', '=', p.card.id)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
+    const row = await lockMerchantRulesRow(trx, p.card.id);
     const now = await ctx.clock.now(trx, call);
     if (row.request_id !== p.requestId) {
       // A later request replaced the baseline meanwhile: it answers for the current state.
@@ -186,41 +181,6 @@ export async function finishMerchantRules(ctx: ServiceContext, p: PreparedRules)
   });
   if (answer === 'refused') throw new ApiError('invalid_request', 'The card issuer refused the rules.');
   return answer;
-}
-
-/** The issuer refused the stored set: the set it last confirmed comes back (`synced: true`, `synced_at` unchanged). */
-export async function restoreConfirmedRules(
-  trx: Transaction<Database>,
-  cardId: string,
-  back: MerchantRuleSet | null,
-  now: Date,
-): Promise<void> {
-  await trx
-    .updateTable('card_merchant_rules')
-    .set({
-      rule_type: back?.rule_type ?? null,
-      merchant_names: JSON.stringify(back?.merchant_names ?? []),
-      mcc_list: JSON.stringify(back?.mcc_list ?? []),
-      synced: true,
-      next_check_at: null,
-      updated_at: now,
-    })
-    .where('card_id', '=', cardId)
-    .execute();
-}
-
-/** The issuer holds the stored set: `synced: true`, `synced_at` now, and it is the confirmed set. */
-export async function confirmRules(
-  trx: Transaction<Database>,
-  cardId: string,
-  rules: MerchantRuleSet | null,
-  now: Date,
-): Promise<void> {
-  await trx
-    .updateTable('card_merchant_rules')
-    .set({ synced: true, synced_at: now, confirmed: JSON.stringify(rules), next_check_at: null, updated_at: now })
-    .where('card_id', '=', cardId)
-    .execute();
 }
 
 /** The stored (requested) set of a rules row, null when it is a removal. */

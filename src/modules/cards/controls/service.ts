@@ -15,7 +15,9 @@ import { minorFromDb, parseAmount } from '../../../money/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf, type CallOutcome } from '../../../upstreams/port.js';
 import { raiseAlertOnce } from '../../alerts/index.js';
-import { findCard } from '../cards/queries.js';
+import { cardByIdIfAny, findCard, lockCardById, setCard } from '../cards/queries.js';
+import { productRowBySeq } from '../products/queries.js';
+import { cvvUnblockCallsBetween, deleteCvvUnblockCallsOutside, insertCvvUnblockCall, lockMember } from './queries.js';
 import { scaleOf, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { addressProblems, normaliseAddress } from '../shared/rules.js';
 import { limitProblems, tighterLimits, type Limits } from './rules.js';
@@ -60,7 +62,7 @@ export async function memberCard(trx: Db, caller: MemberCardCaller, id: string):
 }
 
 export async function productOf(db: Db, card: CardRow) {
-  return db.selectFrom('card_products').selectAll().where('seq', '=', card.product_seq).executeTakeFirstOrThrow();
+  return productRowBySeq(db, card.product_seq);
 }
 
 export const callOf = (card: CardRow) => ({ merchantId: card.merchant_id, environment: card.environment });
@@ -132,18 +134,14 @@ export async function setLimits(
   }
   const now = await ctx.clock.now(trx, caller);
   const version = card.limits_version + 1;
-  await trx
-    .updateTable('cards')
-    .set({
-      limit_single: next.single,
-      limit_daily: next.daily,
-      limit_monthly: next.monthly,
-      limits_version: version,
-      limits_sync: 'pending',
-      updated_at: now,
-    })
-    .where('id', '=', card.id)
-    .execute();
+  await setCard(trx, card.id, {
+    limit_single: next.single,
+    limit_daily: next.daily,
+    limit_monthly: next.monthly,
+    limits_version: version,
+    limits_sync: 'pending',
+    updated_at: now,
+  });
   await enqueue(trx, {
     kind: limitsPushJobKind,
     payload: { card_id: card.id, version },
@@ -163,7 +161,7 @@ export async function setLimits(
 export async function pushLimits(job: ClaimedJob, ctx: ServiceContext): Promise<void> {
   const cardId = String(job.payload.card_id);
   const version = Number(job.payload.version);
-  const card = await ctx.db.selectFrom('cards').selectAll().where('id', '=', cardId).executeTakeFirst();
+  const card = await cardByIdIfAny(ctx.db, cardId);
   if (!card || card.limits_version !== version) return;
   const wanted = limitsOf(card);
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
@@ -185,40 +183,27 @@ export async function pushLimits(job: ClaimedJob, ctx: ServiceContext): Promise<
     );
   }
   await ctx.db.transaction().execute(async (trx) => {
-    const locked = await trx
-      .selectFrom('cards')
-      .selectAll()
-      .where('id', '=', cardId)
-      .forNoKeyUpdate()
-      .executeTakeFirstOrThrow();
+    const locked = await lockCardById(trx, cardId);
     if (locked.limits_version !== version) return;
     const now = await ctx.clock.now(trx, callOf(locked));
     if (confirmed) {
-      await trx
-        .updateTable('cards')
-        .set({
-          confirmed_single: wanted.single,
-          confirmed_daily: wanted.daily,
-          confirmed_monthly: wanted.monthly,
-          limits_sync: 'synced',
-          updated_at: now,
-        })
-        .where('id', '=', cardId)
-        .execute();
+      await setCard(trx, cardId, {
+        confirmed_single: wanted.single,
+        confirmed_daily: wanted.daily,
+        confirmed_monthly: wanted.monthly,
+        limits_sync: 'synced',
+        updated_at: now,
+      });
       return;
     }
     const kept = tighterLimits(confirmedOf(locked), wanted);
-    await trx
-      .updateTable('cards')
-      .set({
-        limit_single: kept.single,
-        limit_daily: kept.daily,
-        limit_monthly: kept.monthly,
-        limits_sync: 'failed',
-        updated_at: now,
-      })
-      .where('id', '=', cardId)
-      .execute();
+    await setCard(trx, cardId, {
+      limit_single: kept.single,
+      limit_daily: kept.daily,
+      limit_monthly: kept.monthly,
+      limits_sync: 'failed',
+      updated_at: now,
+    });
   });
 }
 
@@ -314,11 +299,7 @@ export async function finishBillingAddress(ctx: ServiceContext, p: PreparedAddre
   if (outcome.kind === 'rejected') throw new ApiError('invalid_request', 'The card issuer refused the address.');
   await ctx.db.transaction().execute(async (trx) => {
     const now = await ctx.clock.now(trx, call);
-    await trx
-      .updateTable('cards')
-      .set({ billing_address: JSON.stringify(p.address), updated_at: now })
-      .where('id', '=', p.card.id)
-      .execute();
+    await setCard(trx, p.card.id, { billing_address: JSON.stringify(p.address), updated_at: now });
   });
   return { id: p.card.id, billing_address: p.address };
 }
@@ -350,29 +331,18 @@ export async function prepareCvvUnblock(
   id: string,
   key: string,
 ) {
-  await trx.selectFrom('members').select('id').where('id', '=', caller.memberId).forNoKeyUpdate().executeTakeFirst();
+  await lockMember(trx, caller.memberId);
   const now = new Date(ctx.requestClock());
   const since = new Date(now.getTime() - cvvWindowMs);
   const ahead = new Date(now.getTime() + cvvWindowMs);
-  const calls = await trx
-    .selectFrom('card_cvv_unblock_calls')
-    .select('called_at')
-    .where('member_id', '=', caller.memberId)
-    .where('called_at', '>', since)
-    .where('called_at', '<=', ahead)
-    .orderBy('called_at')
-    .execute();
+  const calls = await cvvUnblockCallsBetween(trx, caller.memberId, since, ahead);
   if (calls.length >= cvvUnblockPerHour) {
     const oldest = new Date(calls[calls.length - cvvUnblockPerHour]!.called_at).getTime();
     const retryAfter = Math.max(1, Math.ceil((oldest + cvvWindowMs - now.getTime()) / 1000));
     throw new ApiError('rate_limited', undefined, { retry_after: retryAfter }, { 'retry-after': String(retryAfter) });
   }
-  await trx.insertInto('card_cvv_unblock_calls').values({ member_id: caller.memberId, called_at: now }).execute();
-  await trx
-    .deleteFrom('card_cvv_unblock_calls')
-    .where('member_id', '=', caller.memberId)
-    .where((eb) => eb.or([eb('called_at', '<=', since), eb('called_at', '>', ahead)]))
-    .execute();
+  await insertCvvUnblockCall(trx, caller.memberId, now);
+  await deleteCvvUnblockCallsOutside(trx, caller.memberId, since, ahead);
   const card = await findCard(trx, caller, id, true);
   if (!card) throw new ApiError('not_found', 'No such card.');
   if (terminal.has(card.status)) throw new ApiError('state_invalid', `The card is ${card.status}.`);
@@ -395,7 +365,7 @@ export async function finishCvvUnblock(ctx: ServiceContext, p: { card: CardRow; 
   if (outcome.kind === 'rejected') throw new ApiError('state_invalid', 'The card issuer refused to unlock the CVV.');
   await ctx.db.transaction().execute(async (trx) => {
     const now = await ctx.clock.now(trx, call);
-    await trx.updateTable('cards').set({ cvv_blocked: false, updated_at: now }).where('id', '=', p.card.id).execute();
+    await setCard(trx, p.card.id, { cvv_blocked: false, updated_at: now });
   });
   return { unblocked: true as const };
 }
