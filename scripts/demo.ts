@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MerchantWalletClient, verifyWebhookSignature } from '@merchant-wallet/sdk';
 import { startService, type RunningService } from '../src/server.js';
-import { crc16 } from '../src/modules/qrpay/emvco.js';
+import { crc16 } from '../src/modules/qrpay/index.js';
 
 /** An EMVCo merchant-presented PayNow QR string, as a shop's sticker would carry. */
 function payNowQr(amount: string): string {

@@ -6,12 +6,12 @@ import {
   webhookTickers,
   webhookTimedProcesses,
 } from './modules/webhooks/index.js';
-import { qrpayTickers } from './modules/qrpay/workers.js';
+import { qrpayTickers } from './modules/qrpay/index.js';
 import { upstreamTickers } from './upstreams/workers.js';
 import { kycJobHandlers } from './modules/kyc/index.js';
 import { remittanceJobHandlers, remittanceTickers, remittanceTimedProcesses } from './modules/remittance/index.js';
-import { exchangeTickers, exchangeTimedProcesses } from './modules/exchange/workers.js';
-import { earnTickers, earnTimedProcesses } from './modules/earn/workers.js';
+import { exchangeTickers, exchangeTimedProcesses } from './modules/exchange/index.js';
+import { earnTickers, earnTimedProcesses } from './modules/earn/index.js';
 import {
   cardJobHandlers,
   cardLifecycleJobHandlers,

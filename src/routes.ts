@@ -5,12 +5,12 @@ import { authRoutes } from './modules/auth/index.js';
 import { registerOpenApi } from './platform/openapi.js';
 import { webhooksDocument } from './events/index.js';
 import { registerDocsPage } from './platform/docs-page.js';
-import { assetRoutes } from './modules/assets/routes.js';
-import { memberRoutes } from './modules/members/routes.js';
-import { depositRoutes } from './modules/deposits/routes.js';
-import { balanceRoutes } from './modules/balances/routes.js';
-import { withdrawalRoutes } from './modules/withdrawals/routes.js';
-import { qrpayRoutes } from './modules/qrpay/routes.js';
+import { assetRoutes } from './modules/assets/index.js';
+import { memberRoutes } from './modules/members/index.js';
+import { depositRoutes } from './modules/deposits/index.js';
+import { balanceRoutes } from './modules/balances/index.js';
+import { withdrawalRoutes } from './modules/withdrawals/index.js';
+import { qrpayRoutes } from './modules/qrpay/index.js';
 import { sandboxRoutes } from './modules/sandbox/index.js';
 import { merchantDepositAddressRoutes } from './modules/merchant-deposit-address/index.js';
 import { webhookRoutes } from './modules/webhooks/index.js';
@@ -26,10 +26,10 @@ import { cardLifecycleRoutes, cardMoneyRoutes, cardRoutes, cardScreens } from '.
  */
 const hostedScreens: readonly HostedScreen[] = [...kycScreens, stepUpScreen, ...cardScreens];
 import { remittanceRoutes } from './modules/remittance/index.js';
-import { exchangeRoutes } from './modules/exchange/routes.js';
-import { earnRoutes } from './modules/earn/routes.js';
+import { exchangeRoutes } from './modules/exchange/index.js';
+import { earnRoutes } from './modules/earn/index.js';
 import { consoleRoutes } from './console/routes.js';
-import { ledgerEntryRoutes } from './modules/ledger-entries/routes.js';
+import { ledgerEntryRoutes } from './modules/ledger-entries/index.js';
 import { exportRoutes } from './modules/exports/index.js';
 import { eventRoutes } from './modules/events/index.js';
 

@@ -3,10 +3,10 @@ import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import type { PageParams } from '../platform/pagination.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
-import { getPayment, listPayments } from '../modules/qrpay/service.js';
+import { getPayment, listPayments } from '../modules/qrpay/index.js';
 import { getOrder as getRemittance, listOrders as listRemittances } from '../modules/remittance/index.js';
-import { readOrder, readOrders } from '../modules/exchange/service.js';
-import { getOrder as getEarnOrder, listOrders as listEarnOrders, listPositions } from '../modules/earn/service.js';
+import { readOrder, readOrders } from '../modules/exchange/index.js';
+import { getOrder as getEarnOrder, listOrders as listEarnOrders, listPositions } from '../modules/earn/index.js';
 import {
   getCard,
   getReplacement,

@@ -1,18 +1,18 @@
 import type { RouteModule } from '../platform/http-app.js';
 import { healthRoutes } from '../platform/health.js';
 import { merchantOperatorRoutes } from '../modules/merchants/index.js';
-import { assetOperatorRoutes } from '../modules/assets/operator-routes.js';
-import { balanceOperatorRoutes } from '../modules/balances/operator-routes.js';
-import { withdrawalOperatorRoutes } from '../modules/withdrawals/operator-routes.js';
+import { assetOperatorRoutes } from '../modules/assets/index.js';
+import { balanceOperatorRoutes } from '../modules/balances/index.js';
+import { withdrawalOperatorRoutes } from '../modules/withdrawals/index.js';
 import { alertOperatorRoutes } from '../modules/alerts/index.js';
 import { webhookOperatorRoutes } from '../modules/webhooks/index.js';
-import { qrpayOperatorRoutes } from '../modules/qrpay/operator-routes.js';
+import { qrpayOperatorRoutes } from '../modules/qrpay/index.js';
 import { hostedScreenOperatorRoutes } from '../modules/hosted-screens/index.js';
 import { kycOperatorRoutes } from '../modules/kyc/index.js';
 import { stepUpOperatorRoutes } from '../modules/step-up/index.js';
 import { remittanceOperatorRoutes } from '../modules/remittance/index.js';
-import { exchangeOperatorRoutes } from '../modules/exchange/operator-routes.js';
-import { earnOperatorRoutes } from '../modules/earn/operator-routes.js';
+import { exchangeOperatorRoutes } from '../modules/exchange/index.js';
+import { earnOperatorRoutes } from '../modules/earn/index.js';
 import { cardMoneyOperatorRoutes, cardOperatorRoutes } from '../modules/cards/index.js';
 import { consoleOperatorRoutes } from '../console/operator-routes.js';
 

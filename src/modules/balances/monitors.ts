@@ -5,7 +5,7 @@ import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { keysetPage, mapPage, type PageParams } from '../../platform/pagination.js';
 import { accountBalance, formatAmount, parseAmount } from '../../money/index.js';
-import { getAsset } from '../assets/queries.js';
+import { getAsset } from '../assets/index.js';
 import {
   countMonitors,
   deleteMonitorRow,

@@ -11,7 +11,7 @@ import {
   postEntryOrRefuse,
   prepaidCreditLines,
 } from '../../money/index.js';
-import { getAsset } from '../assets/queries.js';
+import { getAsset } from '../assets/index.js';
 import { getMerchant } from '../merchants/index.js';
 import { insertCustodyAdjustment, insertPrepaidCredit, merchantBalances } from './queries.js';
 

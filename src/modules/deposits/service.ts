@@ -13,10 +13,9 @@ import {
   postEntries,
   type EntryWithEvent,
 } from '../../money/index.js';
-import { getAsset, pageAtScale } from '../assets/queries.js';
-import { resolveMember } from '../members/queries.js';
+import { getAsset, pageAtScale, type Asset } from '../assets/index.js';
+import { resolveMember } from '../members/index.js';
 import { depositPage, findDeposit, insertDeposits, type NewDeposit } from './queries.js';
-import type { Asset } from '../assets/rules.js';
 import type { Caller } from '../../platform/caller.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */

@@ -6,7 +6,7 @@ import { OperatorEnvironment, OperatorIdParams as IdParams, operatorRouter } fro
 import { constantList, listEnvelope } from '../../platform/pagination.js';
 import { newId } from '../../platform/ids.js';
 import { parseAmount } from '../../money/index.js';
-import { getAsset } from '../assets/queries.js';
+import { getAsset } from '../assets/index.js';
 import { EarnProduct } from './routes.js';
 import { insertProduct, updateProduct } from './queries.js';
 import { listProducts } from './service.js';

@@ -22,7 +22,7 @@ import {
   postEntryOrRefuse,
 } from '../../money/index.js';
 import { recordEvent } from '../../events/index.js';
-import { getAsset } from '../assets/queries.js';
+import { getAsset } from '../assets/index.js';
 import {
   dueOrderIds,
   externalMemberIdOf,

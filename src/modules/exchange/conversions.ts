@@ -18,7 +18,7 @@ import {
   postEntryOrRefuse,
 } from '../../money/index.js';
 import type { RateOutcome } from '../../upstreams/rates/port.js';
-import { getAsset } from '../assets/queries.js';
+import { getAsset } from '../assets/index.js';
 import { findDirection, insertConversion, limitsOf } from './queries.js';
 import { conversionEntryKinds, conversionReferenceType, limitBreach, priceExchange } from './rules.js';
 import { usableMid } from './service.js';

@@ -21,7 +21,7 @@ import {
   updateDirectionRow,
   type Db,
 } from './queries.js';
-import { getAsset } from '../assets/queries.js';
+import { getAsset } from '../assets/index.js';
 import type { DirectionRow, FeeSide } from './tables.js';
 
 export interface DirectionSettings {

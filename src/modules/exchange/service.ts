@@ -22,7 +22,7 @@ import {
 import { recordEvent } from '../../events/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { isStale, type RateOutcome } from '../../upstreams/rates/port.js';
-import { getAsset } from '../assets/queries.js';
+import { getAsset } from '../assets/index.js';
 import { minKycLevel } from '../kyc/index.js';
 import { requireStepUp, type StepUpCall, stepUpErrors, stepUpObjectRef } from '../step-up/index.js';
 import {

@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { formatAmount, minorFromDb } from '../../money/index.js';
-import { memberBalances } from '../balances/queries.js';
-import { lineView, publicEntryId } from '../ledger-entries/queries.js';
+import { memberBalances } from '../balances/index.js';
+import { lineView, publicEntryId } from '../ledger-entries/index.js';
 
 /**
  * What each export kind writes (extensions 13, docs/exports.md): its columns, in order, and how

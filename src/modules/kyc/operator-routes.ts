@@ -22,7 +22,7 @@ import {
   requirementsOf,
   type KycProfile,
 } from './queries.js';
-import { getAsset } from '../assets/queries.js';
+import { getAsset } from '../assets/index.js';
 import { formatAmount, parseAmount } from '../../money/index.js';
 import { businessPattern, orderRequirements } from './rules.js';
 import { kycErrors, reviewMember, reviewProfile } from './service.js';

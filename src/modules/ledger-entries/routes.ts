@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
 import { ApiError } from '../../platform/errors.js';
 import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
-import { resolveMember } from '../members/queries.js';
+import { resolveMember } from '../members/index.js';
 import { entryPage, findEntry, storedEntryId } from './queries.js';
 
 const LedgerLine = Type.Object(

@@ -10,7 +10,7 @@ import {
   operatorRouter,
 } from '../../platform/operator-route.js';
 import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
-import { listAssets } from '../assets/queries.js';
+import { listAssets } from '../assets/index.js';
 import { qrSchemes } from './schemes.js';
 import { findOrder, scaleOf } from './queries.js';
 import { listOpenOrders } from './reads.js';

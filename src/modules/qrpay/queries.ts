@@ -2,7 +2,7 @@
 import { sql, type Insertable, type Transaction } from 'kysely';
 import type { Database, Db } from '../../db/schema.js';
 import { withPrefix } from '../../platform/ids.js';
-import { getAsset } from '../assets/queries.js';
+import { getAsset } from '../assets/index.js';
 import type { DecodedQr } from './emvco.js';
 import type { QrScheme } from './schemes.js';
 import { openStatuses, type PublicStatus } from './state.js';

@@ -2,7 +2,7 @@
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { keysetPage, type PageParams } from '../../platform/pagination.js';
-import { pageAtScale } from '../assets/queries.js';
+import { pageAtScale } from '../assets/index.js';
 import { qrAmountText, readQr } from './decode.js';
 import { callOf, safely } from './provider.js';
 import { findOrder, openOrdersQuery, paymentsQuery, payableAsset, scaleOf, type Db } from './queries.js';

@@ -4,18 +4,10 @@ import type { ServiceContext } from '../../service-context.js';
 import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
 import { router } from '../../platform/route.js';
 import type { ErrorCode } from '../../platform/errors.js';
-import {
-  claimLeaseMs,
-  decodeQr,
-  finishPayment,
-  getPayment,
-  listPayments,
-  noteLengthMax,
-  openPayment,
-  paymentPlan,
-} from './service.js';
+import { decodeQr, getPayment, listPayments } from './reads.js';
+import { claimLeaseMs, finishPayment, noteLengthMax, openPayment, paymentPlan } from './create.js';
 import { qrSchemes } from './schemes.js';
-import { listAssets } from '../assets/queries.js';
+import { listAssets } from '../assets/index.js';
 
 const tags = ['QR pay'];
 

@@ -5,7 +5,7 @@ import { OperatorEnvironment, OperatorIdParams, Time, operatorRouter } from '../
 import { constantList, listEnvelope } from '../../platform/pagination.js';
 import { ApiError } from '../../platform/errors.js';
 import { formatAmount, parseAmount } from '../../money/index.js';
-import { getAsset } from '../assets/queries.js';
+import { getAsset } from '../assets/index.js';
 import { getMerchant } from '../merchants/index.js';
 import { listThresholds, putThreshold } from './queries.js';
 import { isStepUpAction, thresholdActions } from './rules.js';

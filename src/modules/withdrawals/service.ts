@@ -15,8 +15,7 @@ import {
   withdrawalLockLines,
 } from '../../money/index.js';
 import { recordEvent } from '../../events/index.js';
-import { addressMatches, usableNetwork } from '../assets/rules.js';
-import { getAsset, pageAtScale } from '../assets/queries.js';
+import { addressMatches, getAsset, pageAtScale, usableNetwork } from '../assets/index.js';
 import { requireStepUp, type StepUpCall, stepUpErrors, stepUpObjectRef } from '../step-up/index.js';
 import { requireHighValueLevel } from '../kyc/index.js';
 import { transition, type WithdrawalAction } from './state.js';

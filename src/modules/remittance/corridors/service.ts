@@ -8,7 +8,7 @@ import { ApiError, invalidFields, type FieldProblem } from '../../../platform/er
 import { newId } from '../../../platform/ids.js';
 import { keysetPage, type PageParams } from '../../../platform/pagination.js';
 import { parseAmount } from '../../../money/index.js';
-import { getAsset } from '../../assets/queries.js';
+import { getAsset } from '../../assets/index.js';
 import { contractProblems, type FieldSpec } from './contracts.js';
 import {
   allCorridorsQuery,

@@ -13,7 +13,7 @@ import { parseAmount, postEntryOrRefuse, remitFreezeLines } from '../../../money
 import { enqueue } from '../../../jobs/queue.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import type { CallContext } from '../../../upstreams/port.js';
-import { getAsset } from '../../assets/queries.js';
+import { getAsset } from '../../assets/index.js';
 import { minKycLevel, requireHighValueLevel } from '../../kyc/index.js';
 import { emitOrderEvent } from './apply.js';
 import { corridorById } from '../corridors/queries.js';
