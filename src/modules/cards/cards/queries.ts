@@ -1,5 +1,5 @@
 import { withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
-import type { Insertable, Updateable } from 'kysely';
+import { sql, type Insertable, type Updateable } from 'kysely';
 import type { CardRow, CardsTable } from './tables.js';
 
 /** Reads of the card record (every card sub-area finds its card here). */
@@ -101,4 +101,34 @@ export async function setCard(trx: Db, id: string, set: Updateable<CardsTable>):
 
 export function cardByIdIfAny(db: Db, id: string): Promise<CardRow | undefined> {
   return db.selectFrom('cards').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Timed process: activation locks whose 24 hours have passed on the merchant's clock are lifted (the record shows
+ * `locked_until: null`). */
+export async function liftActivationLocks(db: Db, scope: CardCaller, now: Date): Promise<void> {
+  await db
+    .updateTable('cards')
+    .set({ locked_until: null, activation_failures: 0, updated_at: now })
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('locked_until', 'is not', null)
+    .where('locked_until', '<=', now)
+    .execute();
+}
+
+/** Timed process `card.activation_unlock`: the earliest end of the scope's activation locks. */
+export async function nextActivationUnlock(db: Db, scope: CardCaller): Promise<Date | null> {
+  const row = await db
+    .selectFrom('cards')
+    .select(sql<Date | null>`min(locked_until)`.as('due'))
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('locked_until', 'is not', null)
+    .executeTakeFirst();
+  return row?.due ? new Date(row.due) : null;
+}
+
+/** A card's product (the card record shows its scheme). */
+export function productOfCard(db: Db, card: CardRow) {
+  return db.selectFrom('card_products').selectAll().where('seq', '=', card.product_seq).executeTakeFirstOrThrow();
 }

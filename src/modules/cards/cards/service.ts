@@ -11,7 +11,7 @@ import { keysetPage, mapPage, type PageParams } from '../../../platform/paginati
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { requireStepUp, type StepUpCall, stepUpObjectRef } from '../../step-up/index.js';
 import { emitCard } from '../applications/service.js';
-import { cardsQuery, findCard } from './queries.js';
+import { cardsQuery, findCard, setCard, updateCard } from './queries.js';
 import { type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import {
   activationResumeDecision,
@@ -125,15 +125,10 @@ export async function prepareActivation(
     resume: resumable ? presented : undefined,
   });
   // Passed, so a challenge was presented: this attempt is the card's open one until the issuer answers.
-  const updated = await trx
-    .updateTable('cards')
-    .set({
-      activation_attempt_ref: attemptRef(attempt, presented!),
-      activation_attempt_at: resumable ? card.activation_attempt_at : realNow,
-    })
-    .where('id', '=', card.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const updated = await updateCard(trx, card.id, {
+    activation_attempt_ref: attemptRef(attempt, presented!),
+    activation_attempt_at: resumable ? card.activation_attempt_at : realNow,
+  });
   return { kind: 'ask', card: updated, resumed: resumable };
 }
 
@@ -187,37 +182,28 @@ export async function finishActivation(
       return { ok: false as const, endedAs: locked.inventory_status === 'voided' ? 'being replaced' : locked.status };
     const now = await ctx.clock.now(trx, call);
     if (outcome.kind === 'activated') {
-      const updated = await trx
-        .updateTable('cards')
-        .set({
-          status: 'active',
-          status_version: locked.status_version + 1,
-          inventory_status: 'bound',
-          activation_failures: 0,
-          locked_until: null,
-          activated_at: now,
-          activation_attempt_ref: null,
-          activation_attempt_at: null,
-          updated_at: now,
-        })
-        .where('id', '=', card.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const updated = await updateCard(trx, card.id, {
+        status: 'active',
+        status_version: locked.status_version + 1,
+        inventory_status: 'bound',
+        activation_failures: 0,
+        locked_until: null,
+        activated_at: now,
+        activation_attempt_ref: null,
+        activation_attempt_at: null,
+        updated_at: now,
+      });
       await emitCard(trx, updated);
       return { ok: true as const };
     }
     const next = afterActivationFailure(locked.activation_failures, now, locked.locked_until);
-    await trx
-      .updateTable('cards')
-      .set({
-        activation_failures: next.failures,
-        locked_until: next.lockedUntil,
-        activation_attempt_ref: null,
-        activation_attempt_at: null,
-        updated_at: now,
-      })
-      .where('id', '=', card.id)
-      .execute();
+    await setCard(trx, card.id, {
+      activation_failures: next.failures,
+      locked_until: next.lockedUntil,
+      activation_attempt_ref: null,
+      activation_attempt_at: null,
+      updated_at: now,
+    });
     return { ok: false as const, lockedUntil: next.lockedUntil };
   });
   if (result.ok) return { id: card.id, status: 'active' as const };
@@ -238,28 +224,10 @@ export async function sandboxShip(ctx: ServiceContext, caller: CardCaller, id: s
     if (card.form_factor !== 'physical') throw new ApiError('state_invalid', 'Only physical cards are shipped.');
     if (card.inventory_status === 'in_production') {
       const now = await ctx.clock.now(trx, caller);
-      const updated = await trx
-        .updateTable('cards')
-        .set({ inventory_status: 'shipped', updated_at: now })
-        .where('id', '=', card.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const updated = await updateCard(trx, card.id, { inventory_status: 'shipped', updated_at: now });
       return cardView(trx, updated);
     }
     if (card.inventory_status === 'voided') throw new ApiError('state_invalid', "The card's inventory row is void.");
     return cardView(trx, card);
   });
-}
-
-/** Timed process: activation locks whose 24 hours have passed on the merchant's clock are lifted (the record shows
- * `locked_until: null`). */
-export async function liftActivationLocks(db: Db, scope: CardCaller, now: Date): Promise<void> {
-  await db
-    .updateTable('cards')
-    .set({ locked_until: null, activation_failures: 0, updated_at: now })
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('locked_until', 'is not', null)
-    .where('locked_until', '<=', now)
-    .execute();
 }

@@ -3,6 +3,7 @@ import { productId } from '../products/queries.js';
 import { scaleOf, type Db } from '../shared/queries.js';
 import type { CardProductRow } from '../products/tables.js';
 import type { CardRow } from './tables.js';
+import { productOfCard } from './queries.js';
 import { isoOrNull } from '../../../platform/dates.js';
 
 /**
@@ -11,9 +12,7 @@ import { isoOrNull } from '../../../platform/dates.js';
  * currency, `"0"` meaning no limit at that layer.
  */
 export async function cardView(db: Db, c: CardRow, product?: CardProductRow) {
-  const p =
-    product ??
-    (await db.selectFrom('card_products').selectAll().where('seq', '=', c.product_seq).executeTakeFirstOrThrow());
+  const p = product ?? (await productOfCard(db, c));
   const scale = await scaleOf(db, c.currency);
   const amount = (v: string) => formatAmount(minorFromDb(v), scale);
   return {
