@@ -46,7 +46,9 @@ for (const path of walk(join(root, 'src'))) {
 for (const b of breaches) console.error(b);
 if (breaches.length) {
   const files = new Set(breaches.map((b) => b.split(':')[0]));
-  console.error(`${breaches.length} SQL lines in ${files.size} files outside their homes (scripts/check-sql-homes.mjs)`);
+  console.error(
+    `${breaches.length} SQL lines in ${files.size} files outside their homes (scripts/check-sql-homes.mjs)`,
+  );
   process.exit(1);
 }
 console.log('SQL homes: every query is in a queries.ts, a tables.ts, a queries/ folder or src/db/');
