@@ -33,7 +33,7 @@ import type {
   Endpoint,
   RequeueResult,
   RolledEndpoint,
-} from '../src/modules/webhooks/routes.js';
+} from '../src/modules/webhooks/schemas.js';
 import type { DepositAddress } from '../src/modules/merchant-deposit-address/routes.js';
 import type { Withdrawal as WithdrawalSchema } from '../src/modules/withdrawals/routes.js';
 import { all } from './support/fixtures.js';

@@ -1,7 +1,7 @@
 import type { ServiceContext } from '../../service-context.js';
 import type { BatchQueue, BatchWorker } from '../../jobs/types.js';
 import { reportFailure } from '../../jobs/failures.js';
-import { claimDue } from './claims.js';
+import { claimDue } from './queries/claims.js';
 import { attemptLeaseMs, byEndpoint, recordFinished, sendToEndpoint, type Finished } from './delivery.js';
 import { claiming, releaseLane } from './lanes.js';
 

@@ -1,6 +1,4 @@
-import { sql, type Kysely } from 'kysely';
 import type { ClockScope } from '../../platform/clock.js';
-import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { reportFailure } from '../../jobs/failures.js';
 import { raiseAlert } from '../alerts/index.js';
@@ -15,16 +13,18 @@ import {
   type EndpointAfter,
   type RecordedOutcome,
   type StreakChange,
-} from './claims.js';
+} from './queries/claims.js';
 import { claiming, laneReleased, releaseLane } from './lanes.js';
-import { recordEndpointChange } from './fan-out.js';
+import { recordEndpointChange } from './queries/fan-out.js';
+import { disableEnabledEndpoint } from './queries/endpoints.js';
+import { nextAttemptDue } from './queries/deliveries.js';
 import { tracing } from '../../platform/telemetry.js';
 
 /**
  * Sending attempts: a claimed batch is grouped by endpoint, each endpoint's address is checked,
  * each attempt signed and posted over the endpoint's keep-alive pool, and the outcomes recorded
- * together (claims.ts holds the statements; delivery-worker.ts is the background loop; fan-out.ts
- * makes the records).
+ * together (queries/claims.ts holds the statements; delivery-worker.ts is the background loop;
+ * fan-out.ts makes the records).
  *
  * Times: a record's schedule, the endpoint's failing streak and its secret overlap are on the
  * merchant's clock (each record's merchant's time, read by the statements); the attempt lease, the
@@ -238,13 +238,7 @@ export async function recordFinished(ctx: ServiceContext, finished: readonly Fin
 /** A 410, or a streak too long: the endpoint is disabled (once) with an operator alert. */
 async function disableEndpoint(ctx: ServiceContext, endpoint: EndpointAfter, gone: boolean): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
-    const disabled = await trx
-      .updateTable('webhook_endpoints')
-      .set({ status: 'disabled', disabled_reason: gone ? 'gone' : 'failing', updated_at: endpoint.now })
-      .where('id', '=', endpoint.id)
-      .where('status', '=', 'enabled')
-      .returning(['id', 'merchant_id', 'environment', 'event_types'])
-      .executeTakeFirst();
+    const disabled = await disableEnabledEndpoint(trx, endpoint.id, gone ? 'gone' : 'failing', endpoint.now);
     if (!disabled) return;
     await recordEndpointChange(trx, disabled, { status: 'enabled', event_types: disabled.event_types });
     await raiseAlert(trx, {
@@ -260,25 +254,6 @@ async function disableEndpoint(ctx: ServiceContext, endpoint: EndpointAfter, gon
           `for ${Math.round(ctx.config.webhookDisableAfterFailingMs / 60_000)} minutes; it was disabled.`,
     });
   });
-}
-
-/** Records of one merchant and environment that an attempt may take now: pending or failed, scheduled, not held by a
- * live lease. */
-const retryable = (db: Kysely<Database>, scope: ClockScope) =>
-  db
-    .selectFrom('webhook_deliveries')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('status', 'in', ['pending', 'failed'])
-    .where('next_attempt_at', 'is not', null)
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', sql<Date>`now()`)]));
-
-/** The earliest next attempt of a merchant's records that an attempt may take (on its clock), or null. */
-export async function nextAttemptDue(db: Kysely<Database>, scope: ClockScope): Promise<Date | null> {
-  const row = await retryable(db, scope)
-    .select((eb) => eb.fn.min('next_attempt_at').as('due'))
-    .executeTakeFirst();
-  return row?.due ? new Date(row.due) : null;
 }
 
 /** Records of a merchant claimed per batch by the clock's process, and batches (or waits for a lane) per run (named

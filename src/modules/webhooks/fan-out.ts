@@ -1,8 +1,14 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { newId } from '../../platform/ids.js';
-import { scopeClockSql, scopeNowSql } from '../../platform/clock.js';
-import { planFanOut, type FanOutEndpoint, type PlannedDelivery } from './state.js';
+import { planFanOut, type FanOutEndpoint } from './state.js';
+import {
+  endpointsForFanOut,
+  endpointsLockName,
+  insertDeliveries,
+  lockEndpointsShared,
+  lockUndispatchedEvents,
+  markEventsDispatched,
+} from './queries/fan-out.js';
 
 /**
  * Making delivery records: the fan-out of the events outbox. A record is its own queue item
@@ -23,81 +29,6 @@ export const fanOutBatchRecords = 2_000;
 /** Batches per ticker run while each finds events (each its own transaction, so records appear batch by batch). */
 export const fanOutBatchesPerRun = 8;
 
-/** Records inserted per statement. */
-const insertChunkRows = 1_000;
-
-/**
- * Inserts planned records (bound ones `pending`, due now); returns how many were new. Each
- * record's times are its merchant's time (the database's clock plus a sandbox offset, read once
- * per row by a join). One statement per 1,000 records, its values passed as arrays (no per-row
- * SQL to build).
- */
-export async function insertDeliveries(trx: Transaction<Database>, plan: readonly PlannedDelivery[]): Promise<number> {
-  let created = 0;
-  for (let i = 0; i < plan.length; i += insertChunkRows) {
-    const chunk = plan.slice(i, i + insertChunkRows);
-    const col = <T>(f: (p: PlannedDelivery) => T) => sql.val(chunk.map(f));
-    const result = await sql`
-      INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, event_type, endpoint_id, status,
-        next_attempt_at, lease_until, created_at, updated_at)
-      SELECT p.id, p.merchant_id, p.environment, p.event_id, p.event_type, p.endpoint_id,
-        CASE WHEN p.endpoint_id IS NULL THEN 'no_subscriber' ELSE 'pending' END,
-        CASE WHEN p.endpoint_id IS NULL THEN NULL ELSE t.now END, NULL, t.now, t.now
-      FROM unnest(
-        ${col(() => newId('whd'))}::text[], ${col((p) => p.merchantId)}::text[], ${col((p) => p.environment)}::text[],
-        ${col((p) => p.eventId)}::text[], ${col((p) => p.eventType)}::text[], ${col((p) => p.endpointId)}::text[]
-      ) AS p(id, merchant_id, environment, event_id, event_type, endpoint_id)
-      CROSS JOIN LATERAL (SELECT ${scopeNowSql(sql.ref('p.merchant_id'), sql.ref('p.environment'))} AS now) t
-      ON CONFLICT DO NOTHING
-    `.execute(trx);
-    created += Number(result.numAffectedRows ?? 0n);
-  }
-  return created;
-}
-
-/** The lock of a merchant's endpoints in one environment: changes take it alone, the fan-out shared. */
-export function endpointsLockSql(merchantId: string, environment: string) {
-  return sql`hashtextextended(${endpointsLockName(merchantId, environment)}, 0)`;
-}
-
-function endpointsLockName(merchantId: string, environment: string): string {
-  return `webhook_endpoints|${merchantId}|${environment}`;
-}
-
-/**
- * Notes a change of an endpoint's subscription (its creation, `status`, `event_types`, its
- * deletion) with its state before (`prev` undefined: the change created it), in the caller's
- * transaction: the fan-out judges each event by the endpoints as they were at its time
- * (migration 044). The change takes the merchant's endpoints lock first, which a fan-out holds
- * shared while it reads them, and is timed after it (the merchant's time when the lock is held,
- * and never before the endpoint's previous change): an event the fan-out has read was committed
- * before any change it has not seen began to count.
- */
-export async function recordEndpointChange(
-  trx: Transaction<Database>,
-  endpoint: { id: string; merchant_id: string; environment: string },
-  prev: { status: string; event_types: readonly string[] } | undefined,
-): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(${endpointsLockSql(endpoint.merchant_id, endpoint.environment)})`.execute(trx);
-  await sql`
-    INSERT INTO webhook_endpoint_changes (endpoint_id, merchant_id, environment, valid_from, prev_status,
-      prev_event_types)
-    SELECT ${endpoint.id}, ${endpoint.merchant_id}, ${endpoint.environment},
-           GREATEST(${scopeClockSql(endpoint.merchant_id, endpoint.environment)},
-                    (SELECT max(c.valid_from) FROM webhook_endpoint_changes c WHERE c.endpoint_id = ${endpoint.id})),
-           ${prev?.status ?? null}, ${prev ? JSON.stringify(prev.event_types) : null}::jsonb
-  `.execute(trx);
-}
-
-interface OutboxEvent {
-  seq: string;
-  id: string;
-  merchant_id: string;
-  environment: string;
-  type: string;
-  created_at: Date;
-}
-
 /**
  * Fans out one batch of undispatched events in one transaction: claims them with FOR UPDATE SKIP
  * LOCKED (another process takes the next ones), creates their records, marks them
@@ -109,13 +40,7 @@ export async function fanOutBatch(
   recordsMax = fanOutBatchRecords,
 ): Promise<number> {
   return db.transaction().execute(async (trx) => {
-    const { rows: events } = await sql<OutboxEvent>`
-      SELECT seq::text AS seq, id, merchant_id, environment, type, created_at FROM events
-      WHERE webhook_dispatched_at IS NULL
-      ORDER BY seq
-      LIMIT ${batchSize}
-      FOR UPDATE SKIP LOCKED
-    `.execute(trx);
+    const events = await lockUndispatchedEvents(trx, batchSize);
     if (events.length === 0) return 0;
     const merchants = [...new Set(events.map((e) => e.merchant_id))];
     // Endpoints are judged as they were at each event's time: those enabled now or changed since
@@ -123,25 +48,9 @@ export async function fanOutBatch(
     // endpoint and its changes come from one snapshot, under each merchant's endpoints lock held
     // shared, so that no change begun before the read is still to commit.
     const owners = [...new Set(events.map((e) => endpointsLockName(e.merchant_id, e.environment)))];
-    await sql`SELECT pg_advisory_xact_lock_shared(hashtextextended(o.name, 0)) FROM unnest(${sql.val(owners)}::text[])
-      AS o(name) ORDER BY o.name`.execute(trx);
+    await lockEndpointsShared(trx, owners);
     const oldest = new Date(Math.min(...events.map((e) => e.created_at.getTime())));
-    const { rows } = await sql<
-      FanOutEndpoint & {
-        changes: { valid_from: string; prev_status: string | null; prev_event_types: string[] | null }[] | null;
-      }
-    >`
-      SELECT e.id, e.merchant_id, e.environment, e.status, e.event_types, ch.changes
-      FROM webhook_endpoints e
-      LEFT JOIN LATERAL (
-        SELECT json_agg(json_build_object('valid_from', c.valid_from, 'prev_status', c.prev_status,
-          'prev_event_types', c.prev_event_types)
-                        ORDER BY c.valid_from, c.seq) AS changes
-        FROM webhook_endpoint_changes c WHERE c.endpoint_id = e.id AND c.valid_from > ${oldest}
-      ) ch ON true
-      WHERE e.merchant_id = ANY(${sql.val(merchants)}::text[]) AND (e.status = 'enabled' OR ch.changes IS NOT NULL)
-      ORDER BY e.seq
-    `.execute(trx);
+    const rows = await endpointsForFanOut(trx, merchants, oldest);
     const endpoints: FanOutEndpoint[] = rows.map((e) => ({
       ...e,
       changes: (e.changes ?? []).map((c) => ({ ...c, valid_from: new Date(c.valid_from) })),
@@ -162,7 +71,7 @@ export async function fanOutBatch(
       plan.filter((p) => kept.has(p.eventId)),
     );
     const done = events.filter((e) => kept.has(e.id)).map((e) => e.seq);
-    await sql`UPDATE events SET webhook_dispatched_at = now() WHERE seq = ANY(${sql.val(done)}::bigint[])`.execute(trx);
+    await markEventsDispatched(trx, done);
     return done.length;
   });
 }

@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import { withPrefix } from '../../platform/ids.js';
+import { attemptsOf, deliveryById } from './queries/deliveries.js';
+import { endpointForOperator } from './queries/endpoints.js';
 import { OperatorEnvironment, OperatorIdParams, TimeOrNull, operatorRouter } from '../../platform/operator-route.js';
 import { isoOrNull } from '../../platform/dates.js';
 
@@ -61,26 +62,10 @@ export async function webhookOperatorRoutes(app: AppInstance, ctx: ServiceContex
       schema: { operationId: 'getWebhookDelivery', params: OperatorIdParams, response: { 200: Delivery } },
     },
     async ({ params }) => {
-      const d = await ctx.db
-        .selectFrom('webhook_deliveries')
-        .selectAll()
-        .where('id', '=', withPrefix('whd', params.id))
-        .executeTakeFirst();
+      const d = await deliveryById(ctx.db, params.id);
       if (!d) throw new ApiError('not_found', 'No such webhook delivery.');
-      const endpoint = d.endpoint_id
-        ? await ctx.db
-            .selectFrom('webhook_endpoints')
-            .select(['id', 'url', 'status', 'disabled_reason', 'failing_since'])
-            .where('id', '=', d.endpoint_id)
-            .executeTakeFirst()
-        : undefined;
-      const attempts = await ctx.db
-        .selectFrom('webhook_delivery_attempts')
-        .selectAll()
-        .where('delivery_id', '=', d.id)
-        .orderBy('attempt', 'desc')
-        .limit(operatorAttemptsMax)
-        .execute();
+      const endpoint = d.endpoint_id ? await endpointForOperator(ctx.db, d.endpoint_id) : undefined;
+      const attempts = await attemptsOf(ctx.db, d.id, operatorAttemptsMax);
       return {
         id: d.id,
         merchant_id: d.merchant_id,

@@ -1,16 +1,34 @@
 // Over 300 lines: a merchant's endpoints and their deliveries (redeliver, replay) share the endpoints' lock.
-import { sql, type Selectable, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import type { Config } from '../../platform/config.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
-import { newId, withPrefix } from '../../platform/ids.js';
+import { newId } from '../../platform/ids.js';
 import { constantList, keysetPage } from '../../platform/pagination.js';
-import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './tables.js';
 import { newSecret } from './signature.js';
 import { allowsPrivateTargets, resolveTarget } from './ssrf.js';
 import { normaliseEventTypes, redeliverAction, subscribes } from './state.js';
-import { subscribesSql } from './claims.js';
-import { endpointsLockSql, insertDeliveries, recordEndpointChange } from './fan-out.js';
+import { insertDeliveries, recordEndpointChange } from './queries/fan-out.js';
+import {
+  countLiveEndpoints,
+  enabledEndpoints,
+  findEndpoint,
+  insertEndpoint,
+  listLiveEndpoints,
+  lockMerchantEndpoints,
+  markEndpointDeleted,
+  updateEndpointRow,
+  type EndpointRow,
+} from './queries/endpoints.js';
+import {
+  deliveriesQuery,
+  lockDelivery,
+  replayCandidates,
+  requeueFailedSince,
+  requeueForReplay,
+  requeueRecord,
+  type DeliveryRow,
+} from './queries/deliveries.js';
 import { iso } from '../../platform/dates.js';
 import type { Caller } from '../../platform/caller.js';
 
@@ -23,9 +41,6 @@ export const webhookErrors = {
   redeliver: ['state_invalid', 'not_found'],
   replay: ['state_invalid', 'not_found', 'invalid_request'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
-
-type EndpointRow = Selectable<WebhookEndpointsTable>;
-type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 
 /** Live (not deleted) endpoints per merchant and environment. Bounds the fan-out: at most 20 records per event. */
 export const endpointsPerMerchantMax = 20;
@@ -90,11 +105,6 @@ function eventTypesOrThrow(input: readonly string[]): string[] {
   return checked.types;
 }
 
-/** Serialises endpoint changes of one merchant and environment (the per-merchant bound). */
-async function lockMerchantEndpoints(trx: Transaction<Database>, caller: Caller) {
-  await sql`SELECT pg_advisory_xact_lock(${endpointsLockSql(caller.merchantId, caller.environment)})`.execute(trx);
-}
-
 /** `now`: the merchant's time (ctx.clock), as for every write below. */
 export async function createEndpoint(
   trx: Transaction<Database>,
@@ -104,35 +114,24 @@ export async function createEndpoint(
 ) {
   const eventTypes = eventTypesOrThrow(input.event_types);
   await lockMerchantEndpoints(trx, caller);
-  const { count } = await trx
-    .selectFrom('webhook_endpoints')
-    .select((eb) => eb.fn.countAll<string>().as('count'))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment)
-    .where('status', '!=', 'deleted')
-    .executeTakeFirstOrThrow();
-  if (Number(count) >= endpointsPerMerchantMax) {
+  if ((await countLiveEndpoints(trx, caller)) >= endpointsPerMerchantMax) {
     throw new ApiError('limit_exceeded', `At most ${endpointsPerMerchantMax} webhook endpoints per environment.`);
   }
   const secret = newSecret();
-  const row = await trx
-    .insertInto('webhook_endpoints')
-    .values({
-      id: newId('whe'),
-      merchant_id: caller.merchantId,
-      environment: caller.environment,
-      url: input.url,
-      event_types: JSON.stringify(eventTypes),
-      secret,
-      previous_secret: null,
-      previous_secret_expires_at: null,
-      status: 'enabled',
-      failing_since: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await insertEndpoint(trx, {
+    id: newId('whe'),
+    merchant_id: caller.merchantId,
+    environment: caller.environment,
+    url: input.url,
+    event_types: JSON.stringify(eventTypes),
+    secret,
+    previous_secret: null,
+    previous_secret_expires_at: null,
+    status: 'enabled',
+    failing_since: null,
+    created_at: now,
+    updated_at: now,
+  });
   await recordEndpointChange(trx, row, undefined);
   const view = endpointView(row);
   return {
@@ -146,27 +145,8 @@ export async function createEndpoint(
 }
 
 export async function listEndpoints(db: Db, caller: Caller) {
-  const rows = await db
-    .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment)
-    .where('status', '!=', 'deleted')
-    .orderBy('seq', 'desc')
-    .limit(endpointsPerMerchantMax)
-    .execute();
+  const rows = await listLiveEndpoints(db, caller, endpointsPerMerchantMax);
   return constantList(rows.map(endpointView));
-}
-
-async function findEndpoint(db: Db, caller: Caller, id: string, forUpdate = false): Promise<EndpointRow | undefined> {
-  let q = db
-    .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('id', '=', withPrefix('whe', id))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (forUpdate) q = q.forUpdate();
-  return q.executeTakeFirst();
 }
 
 /** Naturally idempotent: a repeat on an endpoint already deleted answers the same. The secret is wiped. */
@@ -174,11 +154,7 @@ export async function deleteEndpoint(trx: Transaction<Database>, caller: Caller,
   const row = await findEndpoint(trx, caller, id, true);
   if (!row) throw new ApiError('not_found', 'No such webhook endpoint.');
   if (row.status !== 'deleted') {
-    await trx
-      .updateTable('webhook_endpoints')
-      .set({ status: 'deleted', secret: '', previous_secret: null, previous_secret_expires_at: null, updated_at: now })
-      .where('id', '=', row.id)
-      .execute();
+    await markEndpointDeleted(trx, row.id, now);
     await recordEndpointChange(trx, row, row);
   }
   return { id: row.id, deleted: true as const };
@@ -207,12 +183,7 @@ export async function updateEndpoint(
     Object.assign(changes, { status: 'enabled', disabled_reason: '', failing_since: null });
   if (input.status === 'disabled' && row.status !== 'disabled')
     Object.assign(changes, { status: 'disabled', disabled_reason: 'merchant' });
-  const updated = await trx
-    .updateTable('webhook_endpoints')
-    .set(changes)
-    .where('id', '=', row.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const updated = await updateEndpointRow(trx, row.id, changes);
   if (updated.status !== row.status || JSON.stringify(updated.event_types) !== JSON.stringify(row.event_types))
     await recordEndpointChange(trx, row, row);
   return endpointView(updated);
@@ -234,17 +205,12 @@ export async function rollSecret(
   const secret = newSecret();
   const now = at.getTime();
   const expires = overlapSeconds > 0 ? new Date(now + overlapSeconds * 1000) : null;
-  const updated = await trx
-    .updateTable('webhook_endpoints')
-    .set({
-      secret,
-      previous_secret: expires ? row.secret : null,
-      previous_secret_expires_at: expires,
-      updated_at: new Date(now),
-    })
-    .where('id', '=', row.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const updated = await updateEndpointRow(trx, row.id, {
+    secret,
+    previous_secret: expires ? row.secret : null,
+    previous_secret_expires_at: expires,
+    updated_at: new Date(now),
+  });
   return { ...endpointView(updated), secret, previous_secret_expires_at: expires ? expires.toISOString() : '' };
 }
 
@@ -255,44 +221,12 @@ export async function listDeliveries(
 ) {
   const status = query.status ?? '';
   if (status !== '' && !(deliveryStatuses as readonly string[]).includes(status)) return constantList([]);
-  let q = db
-    .selectFrom('webhook_deliveries')
-    .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (status !== '') q = q.where('status', '=', status as DeliveryRow['status']);
-  return keysetPage(q, query, deliveryView);
+  return keysetPage(deliveriesQuery(db, caller, status as DeliveryRow['status'] | ''), query, deliveryView);
 }
 
 async function matchingEndpoints(trx: Transaction<Database>, caller: Caller, eventType: string) {
-  const rows = await trx
-    .selectFrom('webhook_endpoints')
-    .select(['id', 'event_types'])
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment)
-    .where('status', '=', 'enabled')
-    .orderBy('seq')
-    .execute();
+  const rows = await enabledEndpoints(trx, caller);
   return rows.filter((e) => subscribes(e.event_types, eventType));
-}
-
-/**
- * Back to `pending`, due now, in a new generation (an attempt of the old one in flight does not
- * write its outcome) and a new round of the schedule; the delivery worker takes it.
- */
-async function requeueRecord(trx: Transaction<Database>, id: string, now: Date, endpointId?: string): Promise<void> {
-  await trx
-    .updateTable('webhook_deliveries')
-    .set((eb) => ({
-      status: 'pending',
-      generation: eb('generation', '+', 1),
-      round_attempts: 0,
-      next_attempt_at: now,
-      updated_at: now,
-      ...(endpointId ? { endpoint_id: endpointId } : {}),
-    }))
-    .where('id', '=', id)
-    .execute();
 }
 
 /**
@@ -301,14 +235,7 @@ async function requeueRecord(trx: Transaction<Database>, id: string, now: Date, 
  * (refused when none matches); others refused.
  */
 export async function redeliver(trx: Transaction<Database>, caller: Caller, rawId: string, now: Date) {
-  const d = await trx
-    .selectFrom('webhook_deliveries')
-    .selectAll()
-    .where('id', '=', withPrefix('whd', rawId))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment)
-    .forUpdate()
-    .executeTakeFirst();
+  const d = await lockDelivery(trx, caller, rawId);
   if (!d) throw new ApiError('not_found', 'No such webhook delivery.');
   const action = redeliverAction(d.status);
   if (action === 'refuse') throw new ApiError('state_invalid', `A ${d.status} delivery cannot be redelivered.`);
@@ -362,26 +289,8 @@ export async function requeueSince(
   now: Date,
 ) {
   const statuses = status ? [status] : ['failed', 'dead'];
-  const { rows } = await sql<{ id: string; generation: number }>`
-    UPDATE webhook_deliveries SET status = 'pending', generation = generation + 1, round_attempts = 0, next_attempt_at
-      = ${now}, updated_at = ${now}
-    WHERE id IN (
-      SELECT id FROM webhook_deliveries
-      WHERE merchant_id = ${caller.merchantId} AND environment = ${caller.environment}
-        AND status = ANY(${sql.val(statuses)}::text[]) AND created_at >= ${since}
-        -- A record of a disabled or deleted endpoint, or of one that no longer subscribes to its
-        -- type, would go straight back to dead unsent (as redeliver refuses it): it waits until
-        -- its endpoint is enabled (or widened) again.
-        AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id AND e.status =
-          'enabled'
-                      AND ${subscribesSql('e.event_types', 'webhook_deliveries.event_type')})
-      ORDER BY seq
-      LIMIT ${requeueBatchMax}
-      FOR UPDATE
-    )
-    RETURNING id, generation
-  `.execute(trx);
-  return { queued: rows.length, limit: requeueBatchMax };
+  const queued = await requeueFailedSince(trx, caller, since, statuses, now, requeueBatchMax);
+  return { queued, limit: requeueBatchMax };
 }
 
 /**
@@ -425,39 +334,13 @@ export async function replayEndpoint(
     throw new ApiError('state_invalid', `The range is longer than the ${retentionDays} days events are kept.`);
   }
   const onlyFailed = input.only_failed ?? true;
-  const { rows } = await sql<{
-    event_id: string;
-    event_type: string;
-    record_id: string | null;
-    unbound_id: string | null;
-  }>`
-    SELECT e.id AS event_id, e.type AS event_type, d.id AS record_id, ns.id AS unbound_id
-    FROM events e
-    LEFT JOIN webhook_deliveries d ON d.event_id = e.id AND d.endpoint_id = ${endpoint.id}
-    LEFT JOIN webhook_deliveries ns ON ns.event_id = e.id AND ns.endpoint_id IS NULL
-    WHERE e.merchant_id = ${caller.merchantId} AND e.environment = ${caller.environment}
-      AND e.created_at >= ${since} ${until ? sql`AND e.created_at < ${until}` : sql``}
-      AND e.webhook_dispatched_at IS NOT NULL
-      AND (${JSON.stringify(endpoint.event_types)}::jsonb @> '["*"]'::jsonb OR
-        ${JSON.stringify(endpoint.event_types)}::jsonb @> jsonb_build_array(e.type))
-      AND (d.id IS NULL OR d.status <> 'pending')
-      ${onlyFailed ? sql`AND (d.id IS NULL OR d.status <> 'sent')` : sql``}
-    ORDER BY e.seq
-    LIMIT ${replayEventsMax}
-  `.execute(trx);
+  const rows = await replayCandidates(trx, caller, endpoint, { since, until, onlyFailed }, replayEventsMax);
   const requeue = rows.filter((r) => r.record_id !== null).map((r) => r.record_id!);
   const bind = rows.filter((r) => r.record_id === null && r.unbound_id !== null).map((r) => r.unbound_id!);
   const fresh = rows.filter((r) => r.record_id === null && r.unbound_id === null);
   let queued = 0;
   if (requeue.length > 0 || bind.length > 0) {
-    const result = await sql`
-      UPDATE webhook_deliveries SET status = 'pending', generation = generation + 1, round_attempts = 0,
-        next_attempt_at = ${now}, updated_at = ${now},
-        endpoint_id = ${endpoint.id}
-      WHERE (id = ANY(${sql.val(requeue)}::text[]) AND endpoint_id = ${endpoint.id} AND status <> 'pending')
-         OR (id = ANY(${sql.val(bind)}::text[]) AND endpoint_id IS NULL)
-    `.execute(trx);
-    queued += Number(result.numAffectedRows ?? 0n);
+    queued += await requeueForReplay(trx, endpoint.id, requeue, bind, now);
   }
   queued += await insertDeliveries(
     trx,

@@ -32,7 +32,7 @@ export type ClaimDecision =
 
 /**
  * Whether an attempt of `jobGeneration` may take the record now: the rule the claim statement
- * applies to every record it reads (claims.ts, in SQL: pending or failed, due on the merchant's
+ * applies to every record it reads (queries/claims.ts, in SQL: pending or failed, due on the merchant's
  * clock, no live lease; a disabled or deleted endpoint's record goes dead). Kept as the rule's
  * executable statement (test/webhook-schedule.test.ts). `now` is the merchant's time
  * (next_attempt_at is on its clock); `realNow` is real time, which the attempt lease is on.

@@ -1,5 +1,6 @@
 import type { BatchQueue, JobHandler, Ticker, TimedProcess } from '../../jobs/types.js';
-import { attemptDue, nextAttemptDue } from './delivery.js';
+import { attemptDue } from './delivery.js';
+import { nextAttemptDue } from './queries/deliveries.js';
 import { deliveryQueue } from './delivery-worker.js';
 import { deliverJobKind, fanOut } from './fan-out.js';
 

@@ -1,8 +1,9 @@
+// Over 300 lines: the two statements of batched delivery (claim, record outcomes), one lease protocol.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
-import { scopeNowSql, type ClockScope } from '../../platform/clock.js';
-import type { EnvelopeEvent } from './signature.js';
-import type { LaneLimits } from './lanes.js';
+import type { Database, Environment } from '../../../db/schema.js';
+import { scopeNowSql, type ClockScope } from '../../../platform/clock.js';
+import type { EnvelopeEvent } from '../signature.js';
+import type { LaneLimits } from '../lanes.js';
 
 /**
  * The two statements of batched delivery (docs/webhooks.md, "Delivery"): one claims due records
@@ -111,8 +112,7 @@ interface ClaimRow {
  * its free lanes: each gets `attempts` and `round_attempts` + 1, a lease, and an attempt row
  * (`in_flight`; an attempt still in flight from a lease that ended is marked `abandoned`). A record
  * whose endpoint is disabled or deleted, or no longer subscribes to its event's type, goes `dead` without a request
- * (its attempt left in flight
- * by a lease that ended is marked `abandoned` too). Candidates are ranked
+ * (its attempt left in flight by a lease that ended is marked `abandoned` too). Candidates are ranked
  * unlocked; only the records claimed are locked (`FOR UPDATE`, re-checked once locked), so a
  * concurrent claim of another process skips or re-checks them and never takes one twice.
  */
@@ -162,7 +162,8 @@ export async function claimDue(db: Kysely<Database>, o: ClaimOptions): Promise<C
       RETURNING d.id, d.generation, d.attempts, d.round_attempts, d.last_http_status, d.merchant_id, d.environment,
         d.event_id, d.endpoint_id, d.updated_at
     ), abandoned AS (
-      -- Every record taken, claimed or gone dead on its endpoint: an attempt cut with its process never stays in flight.
+      -- Every record taken, claimed or gone dead on its endpoint: an attempt cut with its process
+      -- never stays in flight.
       UPDATE webhook_delivery_attempts a
       SET outcome = 'abandoned', error = 'no outcome recorded before the lease ended', finished_at = now()
       FROM locked l WHERE a.delivery_id = l.id AND a.outcome = 'in_flight'
