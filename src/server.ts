@@ -1,3 +1,4 @@
+// Over 300 lines: a process's composition root, one ordered start-up and its shutdown in reverse.
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify, { type FastifyBaseLogger } from 'fastify';

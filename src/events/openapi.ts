@@ -161,7 +161,8 @@ export function webhooksDocument(): { webhooks: Json; schemas: Json } {
           },
           responses: {
             '2XX': {
-              description: `Received: any 2xx within ${timeout} ends the delivery (\`sent\`). The answer body is ignored.`,
+              description:
+                `Received: any 2xx within ${timeout} ends the delivery (\`sent\`). ` + 'The answer body is ignored.',
             },
             '410': { description: 'Gone: the delivery is `dead` at once and the endpoint is disabled (`gone`).' },
             default: {

@@ -1,5 +1,5 @@
 // Over 300 lines: what every listener shares (request id, closing, body parsing, error envelope), in one place.
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -41,7 +41,10 @@ export function installErrorHandling(app: AppInstance, mapDomainError: DomainErr
     else if (err.validation)
       apiError = new ApiError(
         'invalid_request',
-        `Invalid ${err.validationContext ?? 'request'}: ${err.validation[0]?.instancePath || ''} ${err.validation[0]?.message ?? ''}`
+        (
+          `Invalid ${err.validationContext ?? 'request'}: ${err.validation[0]?.instancePath || ''} ` +
+          `${err.validation[0]?.message ?? ''}`
+        )
           .replace(/\s+/g, ' ')
           .trim(),
       );

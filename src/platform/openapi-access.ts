@@ -1,6 +1,6 @@
-import { STATUS_CODES } from 'node:http';
+// Over 300 lines: one mapping from a route's access to its OpenAPI parts, each built from the same rules.
 import { ApiError, errorStatus, errorTypes, type ErrorCode } from './errors.js';
-import { isSignedRoute, rateLimitsPerMinute, type RouteAccess } from './route-access.js';
+import { isSignedRoute, type RouteAccess } from './route-access.js';
 import { nonceLengthMax, nonceWindowSeconds, timestampToleranceSeconds } from './signing.js';
 
 /**
@@ -154,10 +154,6 @@ export const errorSchema = {
 } as const;
 
 const uuidPattern = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
-
-function isRead(method: string): boolean {
-  return method === 'GET' || method === 'HEAD';
-}
 
 /** The pipeline's own signing rule (route-access.ts), so the document cannot say otherwise. */
 export const isSigned = isSignedRoute;

@@ -3,7 +3,6 @@ import fastifySwagger from '@fastify/swagger';
 import type { FastifySchema } from 'fastify';
 import { Type } from 'typebox';
 import type { AppInstance } from './app-instance.js';
-import type { ErrorCode } from './errors.js';
 import { errorResponse, errorSchema, errorsByStatus, operationIdFor, operatorErrorCodes } from './openapi-access.js';
 import type { OperatorAccess } from './operator-route.js';
 import { hoistNamedSchemas } from './openapi-schemas.js';
@@ -100,9 +99,15 @@ export function finishOperatorDocument(doc: Json): Json {
   return hoistNamedSchemas(doc);
 }
 
-const description = `The operator's calls: merchants and their API keys, the asset catalogue, KYC reviews, alerts, the settling of orders left on a provider status outside our enumeration, corridors, exchange directions, earn and card products and the other settings merchants cannot change themselves.
+const description =
+  `The operator's calls: merchants and their API keys, the asset catalogue, KYC reviews, ` +
+  `alerts, the settling of orders left on a provider status outside our enumeration, corridors, exchange ` +
+  `directions, earn and card products and the other settings merchants cannot change themselves.
 
-Served on its own listener (\`ADMIN_HOST:ADMIN_PORT\`), never on the public one. Every \`/admin\` call takes \`authorization: Bearer <ADMIN_TOKEN>\` (401 \`invalid_token\` otherwise); JSON bodies, no signing and no idempotency keys; the same error envelope as the public API. \`GET /healthz\`, \`GET /readyz\` and \`GET /metrics\` (Prometheus) need no token. docs/operator-api.md describes each call.`;
+Served on its own listener (\`ADMIN_HOST:ADMIN_PORT\`), never on the public one. Every \`/admin\` call takes ` +
+  `\`authorization: Bearer <ADMIN_TOKEN>\` (401 \`invalid_token\` otherwise); JSON bodies, no signing and no ` +
+  `idempotency keys; the same error envelope as the public API. \`GET /healthz\`, \`GET /readyz\` and \`GET ` +
+  `/metrics\` (Prometheus) need no token. docs/operator-api.md describes each call.`;
 
 /** Registers @fastify/swagger on the operator listener and GET /admin/v1/openapi.json. Call before the operator routes.
  * */

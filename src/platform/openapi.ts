@@ -152,27 +152,45 @@ const tags = [
   { name: 'Sandbox', description: 'Test controls, only on the sandbox host.' },
 ];
 
-const description = `Payments, cards, exchange and remittance for your members, over HTTPS and JSON.
+const description =
+  `Payments, cards, exchange and remittance for your members, over HTTPS and JSON.
 
 ## Environments
 
-The environment is chosen by the host called: a host containing \`api-sandbox\` or \`sandbox.\` is the **sandbox**, any other host is **production**. Credentials of the other environment are refused with 400 \`environment_mismatch\`. Locally, send \`Host: api-sandbox.localhost:8080\` or \`Host: api.localhost:8080\` to 127.0.0.1 to choose.
+The environment is chosen by the host called: a host containing \`api-sandbox\` or \`sandbox.\` is the ` +
+  `**sandbox**, any other host is **production**. Credentials of the other environment are refused with 400 ` +
+  `\`environment_mismatch\`. Locally, send \`Host: api-sandbox.localhost:8080\` or \`Host: ` +
+  `api.localhost:8080\` to 127.0.0.1 to choose.
 
 ## Authentication
 
-Exchange an API key for an access token with \`POST /v1/connect/token\` (headers \`x-client-id\` and \`x-api-key\`; valid 30 minutes, no refresh; ${rateLimitsPerMinute.token_exchange} exchanges per minute). Send it on every other call as \`x-auth-token: Bearer <token>\` (or \`authorization: Bearer <token>\`). Writes are also signed: see the [signing rules](/docs#merchant-wallet-api/description/signing-requests). Each operation lists its scope (\`x-scope\`), who it acts for (\`x-principal\`), its headers and the error codes it can answer (\`x-error-codes\` on each error response).
+Exchange an API key for an access token with \`POST /v1/connect/token\` (headers \`x-client-id\` and ` +
+  `\`x-api-key\`; valid 30 minutes, no refresh; ${rateLimitsPerMinute.token_exchange} exchanges per minute). ` +
+  `Send it on every other call as \`x-auth-token: Bearer <token>\` (or \`authorization: Bearer <token>\`). ` +
+  `Writes are also signed: see the [signing rules](/docs#merchant-wallet-api/description/signing-requests). ` +
+  `Each operation lists its scope (\`x-scope\`), who it acts for (\`x-principal\`), its headers and the error ` +
+  `codes it can answer (\`x-error-codes\` on each error response).
 
 ## Signing requests
 
-Every call other than GET and HEAD is signed, and \`POST /v1/deposits\` always is. The signing string is five segments joined by a line feed: the method in upper case; the path with its query string exactly as sent; \`x-timestamp\` (Unix seconds, within ${timestampToleranceSeconds} seconds); \`x-nonce\` (fresh per request, not reusable within ${nonceWindowSeconds / 60} minutes); and the lower-case hex SHA-256 of the raw body bytes (of the empty string when there is no body). \`x-signature\` is the Base64 HMAC-SHA256 of that string keyed with the API key's \`signing_key\` (44 characters). A missing signing header gives 401 \`invalid_signature\`.
+Every call other than GET and HEAD is signed, and \`POST /v1/deposits\` always is. The signing string is five ` +
+  `segments joined by a line feed: the method in upper case; the path with its query string exactly as sent; ` +
+  `\`x-timestamp\` (Unix seconds, within ${timestampToleranceSeconds} seconds); \`x-nonce\` (fresh per ` +
+  `request, not reusable within ${nonceWindowSeconds / 60} minutes); and the lower-case hex SHA-256 of the raw ` +
+  `body bytes (of the empty string when there is no body). \`x-signature\` is the Base64 HMAC-SHA256 of that ` +
+  `string keyed with the API key's \`signing_key\` (44 characters). A missing signing header gives 401 ` +
+  `\`invalid_signature\`.
 
 ## Idempotency
 
-Writes that create objects or move money take an \`x-idempotency-key\` (UUID form). The same key and body within 24 hours replays the first result with \`X-Idempotent-Replay: true\`; the same key with another body gives 409 \`idempotency_key_reused\`. On a retry keep the key and use a new nonce.
+Writes that create objects or move money take an \`x-idempotency-key\` (UUID form). The same key and body ` +
+  `within 24 hours replays the first result with \`X-Idempotent-Replay: true\`; the same key with another body ` +
+  `gives 409 \`idempotency_key_reused\`. On a retry keep the key and use a new nonce.
 
 ## Errors
 
-Every error has the envelope \`{type, code, message, request_id}\`; branch on \`code\`. Lists use \`{data, next_cursor, has_more}\` with cursor pagination (\`limit\` up to 100, \`cursor\`).`;
+Every error has the envelope \`{type, code, message, request_id}\`; branch on \`code\`. Lists use \`{data, ` +
+  `next_cursor, has_more}\` with cursor pagination (\`limit\` up to 100, \`cursor\`).`;
 
 /** The SDK's licence (packages/sdk/LICENSE): the document is what clients are generated from. */
 export const license = { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' };

@@ -1,3 +1,4 @@
+// Over 300 lines: one check (schema compiler, walk of a body against the closed schema, report).
 import { appendFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';

@@ -4,7 +4,7 @@ import type { Transaction } from 'kysely';
 import { Type, type Static, type TSchema } from 'typebox';
 import type { Database, Environment } from '../db/schema.js';
 import type { ServiceContext } from '../service-context.js';
-import { ApiError, type ErrorCode } from './errors.js';
+import type { ErrorCode } from './errors.js';
 import type { AppInstance } from './http-app.js';
 import { claimWrite, executeWrite, sendReplay, type StoredResult } from './idempotency.js';
 import { executeGroupedWrite, type BatchEffect } from './write-batch.js';

@@ -13,7 +13,6 @@ import type { Config } from '../platform/config.js';
 import { reportFailure } from '../jobs/failures.js';
 import {
   isOpenOrder,
-  openOrderStatuses,
   reconcileStalledAfterChecks,
   recheckDelayMs,
   type ProviderFacts,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Database, Environment, Db } from '../../db/schema.js';
+import type { Environment, Db } from '../../db/schema.js';
 import { accountSpec, type AccountRef, type PlatformBucket } from '../accounts.js';
 import { minorFromDb } from '../amounts.js';
 

@@ -9,7 +9,7 @@ import {
   selectSimCard,
 } from '../queries/card.js';
 import { SimulatedUpstream, simulatorRefusedPrefix, type SimulatorOptions } from '../simulated-provider.js';
-import { SANDBOX_UNKNOWN_STATUS, type CallContext, type CallOutcome, type StatusOutcome } from '../port.js';
+import { SANDBOX_UNKNOWN_STATUS, type CallContext, type CallOutcome } from '../port.js';
 import type {
   ActivationOutcome,
   ActivationStatusOutcome,
@@ -80,7 +80,7 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     const behavior = await this.provider.behavior(call);
     if (behavior === 'unknown') return { kind: 'unknown', reason: 'simulated upstream 5xx' };
     if (behavior === 'reject') return { kind: 'rejected', reason: 'simulated refusal' };
-    const card = await this.simCard(req.cardRef);
+    const card = await selectSimCard(this.db, req.cardRef);
     if (!card) return behavior === 'timeout' ? { kind: 'timeout' } : { kind: 'rejected', reason: 'no such card' };
     const expiry = `${card.detail.exp_month!.padStart(2, '0')}/${card.detail.exp_year!.slice(-2)}`;
     const matches = req.expiry === expiry && req.pin === simulatorCardPin;
@@ -89,10 +89,6 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     }
     if (behavior === 'timeout') return { kind: 'timeout' };
     return matches ? { kind: 'activated' } : { kind: 'mismatch' };
-  }
-
-  private simCard(cardRef: string) {
-    return selectSimCard(this.db, cardRef);
   }
 
   setLimits(call: CallContext, req: CardLimitsRequest): Promise<CallOutcome> {
@@ -139,7 +135,7 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     const behavior = await this.provider.behavior(call);
     if (behavior === 'unknown') return { kind: 'unknown', reason: 'simulated upstream 5xx' };
     if (behavior === 'timeout') return { kind: 'timeout' };
-    const card = await this.simCard(cardRef);
+    const card = await selectSimCard(this.db, cardRef);
     if (!card) return { kind: 'not_found' };
     const digest = createHash('sha256').update(`sim-card:${cardRef}`).digest();
     const middle = Array.from(digest.subarray(0, 7), (b) => String(b % 10)).join('');
@@ -179,7 +175,8 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     const application = await this.provider.find(requestId);
     if (!application) return { kind: 'not_found' };
     const now = await this.now(call);
-    await this.recordDecision(requestId, decision, now);
+    // Written into the issuer's books (`applicationStatus` answers it).
+    await recordSimDecision(this.db, requestId, decision, now);
     if (decision !== 'approved') return { kind: 'decided', decision };
     const detail = {
       last4: String(randomInt(0, 10000)).padStart(4, '0'),
@@ -213,11 +210,6 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
     };
   }
 
-  /** The issuer's decision is written into its books (`applicationStatus` answers it). */
-  private async recordDecision(requestId: string, decision: ApplicationDecision, now: Date): Promise<void> {
-    await recordSimDecision(this.db, requestId, decision, now);
-  }
-
   /**
    * Read-only (no injected behaviour, like every status query): `in_review` until decided, the
    * decision afterwards (with the card when approved), `rejected` for an application refused at
@@ -237,7 +229,7 @@ export class SimulatedCard extends SimulatedUpstream<'card'> implements CardUpst
 
   /** Read-only: whether the simulated issuer recorded the card's activation. */
   async activationStatus(_call: CallContext, cardRef: string): Promise<ActivationStatusOutcome> {
-    const card = await this.simCard(cardRef);
+    const card = await selectSimCard(this.db, cardRef);
     if (!card) return { kind: 'not_found' };
     return { kind: 'found', active: card.detail.activated === 'true' };
   }

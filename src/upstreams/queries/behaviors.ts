@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Database, Db } from '../../db/schema.js';
+import type { Db } from '../../db/schema.js';
 import { scopeNowSql } from '../../platform/clock.js';
 import { injectionTtlSeconds, type CallContext, type InjectedBehavior, type UpstreamName } from '../port.js';
 
