@@ -115,3 +115,62 @@ describe('posting rules', () => {
     );
   });
 });
+
+// Moved from exchange-rules.test.ts (earn has its own file): the same properties, checked by the
+// ledger's own entry rules.
+const runs = { numRuns: 400 };
+const entry = (asset: string, lines: EntryLine[]) =>
+  assertEntry({
+    environment: 'sandbox',
+    merchantId: 'mch_1',
+    kind: 'k',
+    referenceType: 'r',
+    referenceId: 'x',
+    asset,
+    lines,
+  });
+const memberNet = (lines: EntryLine[]) =>
+  lines
+    .filter((l) => l.account.owner === 'member')
+    .reduce((s, l) => s + (l.side === 'credit' ? l.amount : -l.amount), 0n);
+
+describe('earn rules', () => {
+  it('daily interest is principal × apr / 365 rounded down; a month at 3.65 % on 1000 USDT is 3.000000', () => {
+    assert.equal(dailyInterest(1_000_000_000n, 365), 100_000n);
+    assert.equal(dailyInterest(1n, 365), 0n);
+    assert.equal(aprText(365), '0.0365');
+    assert.equal(aprText(10_000), '1.0000');
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 24n }), fc.integer({ min: 0, max: 10_000 }), (p, apr) => {
+        const i = dailyInterest(p, apr);
+        assert.ok(i * 10_000n * 365n <= p * BigInt(apr) && (i + 1n) * 10_000n * 365n > p * BigInt(apr));
+      }),
+      runs,
+    );
+  });
+  it('every earn entry balances; interest always comes from the named platform account', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n, max: 10n ** 20n }), fc.bigInt({ min: 0n, max: 10n ** 12n }), (p, i) => {
+        entry('USDT', subscribeLines('mem_1', p));
+        entry('USDT', redeemLines('mem_1', p));
+        const mature = maturityLines({ memberId: 'mem_1', merchantId: 'mch_1' }, p, i);
+        entry('USDT', mature);
+        assert.equal(memberNet(mature), i, 'the member gains exactly the interest');
+        if (i > 0n) {
+          entry('USDT', payoutLines({ memberId: 'mem_1', merchantId: 'mch_1' }, i));
+          assert.ok(
+            mature.some(
+              (l) =>
+                l.account.owner === 'platform' &&
+                l.account.bucket === 'earn_interest' &&
+                l.account.merchantId === 'mch_1' &&
+                l.side === 'debit' &&
+                l.amount === i,
+            ),
+          );
+        }
+      }),
+      runs,
+    );
+  });
+});

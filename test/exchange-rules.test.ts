@@ -1,5 +1,5 @@
 /**
- * Exchange and earn pure rules: pricing, fees, rounding, limits, posting rules (property tests:
+ * Exchange's pure rules: pricing, fees, rounding, limits, posting rules (property tests:
  * every execution's entries balance per asset, rounding is in the service's favour, no path
  * creates money), the simulated market's movement and staleness, and the catalogue defaults.
  */
@@ -10,10 +10,6 @@ import {
   assertEntry,
   conversionBuyLines,
   conversionSellLines,
-  earnMaturityLines as maturityLines,
-  earnPayoutLines as payoutLines,
-  earnRedeemLines as redeemLines,
-  earnSubscribeLines as subscribeLines,
   exchangeBuyLines,
   exchangeSellLines,
   type EntryLine,
@@ -29,7 +25,6 @@ import {
   quoteRequestIdentity,
   type PriceInput,
 } from '../src/modules/exchange/rules.js';
-import { aprText, dailyInterest } from '../src/modules/earn/rules.js';
 import { defaultDirections, defaultEarnProducts } from '../src/db/migrations/017_exchange_earn.js';
 
 const runs = { numRuns: 400 };
@@ -403,47 +398,6 @@ describe('the simulated market', () => {
       );
     },
   );
-});
-
-describe('earn rules', () => {
-  it('daily interest is principal × apr / 365 rounded down; a month at 3.65 % on 1000 USDT is 3.000000', () => {
-    assert.equal(dailyInterest(1_000_000_000n, 365), 100_000n);
-    assert.equal(dailyInterest(1n, 365), 0n);
-    assert.equal(aprText(365), '0.0365');
-    assert.equal(aprText(10_000), '1.0000');
-    fc.assert(
-      fc.property(fc.bigInt({ min: 0n, max: 10n ** 24n }), fc.integer({ min: 0, max: 10_000 }), (p, apr) => {
-        const i = dailyInterest(p, apr);
-        assert.ok(i * 10_000n * 365n <= p * BigInt(apr) && (i + 1n) * 10_000n * 365n > p * BigInt(apr));
-      }),
-      runs,
-    );
-  });
-  it('every earn entry balances; interest always comes from the named platform account', () => {
-    fc.assert(
-      fc.property(fc.bigInt({ min: 1n, max: 10n ** 20n }), fc.bigInt({ min: 0n, max: 10n ** 12n }), (p, i) => {
-        entry('USDT', subscribeLines('mem_1', p));
-        entry('USDT', redeemLines('mem_1', p));
-        const mature = maturityLines({ memberId: 'mem_1', merchantId: 'mch_1' }, p, i);
-        entry('USDT', mature);
-        assert.equal(memberNet(mature), i, 'the member gains exactly the interest');
-        if (i > 0n) {
-          entry('USDT', payoutLines({ memberId: 'mem_1', merchantId: 'mch_1' }, i));
-          assert.ok(
-            mature.some(
-              (l) =>
-                l.account.owner === 'platform' &&
-                l.account.bucket === 'earn_interest' &&
-                l.account.merchantId === 'mch_1' &&
-                l.side === 'debit' &&
-                l.amount === i,
-            ),
-          );
-        }
-      }),
-      runs,
-    );
-  });
 });
 
 describe('the default catalogue (migration 017 against extensions 7)', () => {
