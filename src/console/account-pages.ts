@@ -16,7 +16,8 @@ import {
 import { changePassword } from './service.js';
 import { recoveryCodesLeft, regenerateRecoveryCodes, totpStatus } from './second-factor.js';
 import { passwordLengthMin } from './password.js';
-import { accountPage, refusedPage } from './auth-pages.js';
+import { refusedPage } from './auth-pages.js';
+import { accountPage } from './two-step-pages.js';
 import { consolePage, csrfInput, envPath, recoveryCodesPanel, textInput } from './views.js';
 
 /**
@@ -38,17 +39,23 @@ async function recoveryPage(
   const totp = await totpStatus(ctx.db, totpKey(ctx), page.session);
   const left = await recoveryCodesLeft(ctx.db, page.session);
   const body = !totp.enabled
-    ? html`<p>Recovery codes come with two-step sign-in. Turn it on from <a href="${envPath(page.environment, '/account')}">Your account</a> first.</p>`
-    : html`${extra.codes ? recoveryCodesPanel(extra.codes) : ''}<div class="card"><p id="recovery-left">${left} unused recovery code${left === 1 ? '' : 's'}.</p>
-<p>A new set replaces the old one: the codes you have now stop working. To make one, enter your password, or a code from your app.</p>
-<form method="post" action="${envPath(page.environment, '/account/recovery-codes')}" novalidate>${csrfInput(page)}${textInput(
-        'password',
-        'Password',
-        { type: 'password', autocomplete: 'current-password' },
-      )}${textInput('code', 'Or a code from your app', {
-        autocomplete: 'one-time-code',
-        inputMode: 'numeric',
-      })}<div class="actions"><button type="submit">Make new recovery codes</button></div></form></div>`;
+    ? html`<p>Recovery codes come with two-step sign-in. Turn it on from <a
+      href="${envPath(page.environment, '/account')}">Your account</a> first.</p>`
+    : html`${extra.codes ? recoveryCodesPanel(extra.codes) : ''}<div class="card"><p id="recovery-left">${
+        left
+      } unused recovery code${left === 1 ? '' : 's'}.</p>
+<p>A new set replaces the old one: the codes you have now stop working. To make one, enter your password, or a code from
+   your app.</p>
+<form method="post" action="${envPath(page.environment, '/account/recovery-codes')}" novalidate>${csrfInput(
+        page,
+      )}${textInput('password', 'Password', { type: 'password', autocomplete: 'current-password' })}${textInput(
+        'code',
+        'Or a code from your app',
+        {
+          autocomplete: 'one-time-code',
+          inputMode: 'numeric',
+        },
+      )}<div class="actions"><button type="submit">Make new recovery codes</button></div></form></div>`;
   return sendHtml(
     reply,
     status,
@@ -69,7 +76,8 @@ function passwordPage(
       title: 'Change your password',
       section: '/account',
       ...extra,
-      body: html`<div class="card"><p>Use at least ${passwordLengthMin} characters. Every other browser where you are signed in is signed out; this one stays.</p>
+      body: html`<div class="card"><p>Use at least ${passwordLengthMin} characters. Every other browser where you are
+         signed in is signed out; this one stays.</p>
 <form method="post" action="${envPath(page.environment, '/account/password')}" novalidate>${csrfInput(page)}${textInput(
         'current',
         'Current password',

@@ -7,33 +7,24 @@ import { getPayment, listPayments } from '../modules/qrpay/index.js';
 import { getOrder as getRemittance, listOrders as listRemittances } from '../modules/remittance/index.js';
 import { readOrder, readOrders } from '../modules/exchange/index.js';
 import { getOrder as getEarnOrder, listOrders as listEarnOrders, listPositions } from '../modules/earn/index.js';
-import {
-  getCard,
-  getReplacement,
-  getTopUp,
-  listReplacements,
-  listTopUps,
-  listTransactions,
-} from '../modules/cards/index.js';
 import { sendHtml, withSession, type PageRequest } from './http.js';
 import { history } from './history.js';
-import { listMerchantCards } from './queries/area-reads.js';
 import { badge, consolePage, envPath, nextPageLink, table, when, type Column, shortId } from './views.js';
 
 /**
  * The other areas' orders, read only: QR payments, remittances, exchange orders, earn orders and
- * positions, cards with their top-ups, transactions and replacements. Each list and each detail
- * reads through the area's own service (the functions its API routes call), so the console shows
- * what the API answers; a detail adds the state history (events) and the ledger postings.
+ * positions (the cards: card-pages.ts). Each list and each detail reads through the area's own
+ * service (the functions its API routes call), so the console shows what the API answers; a
+ * detail adds the state history (events) and the ledger postings.
  */
 
 const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
-const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
-const cursorOf = (req: FastifyRequest) => (req.query as { cursor?: string }).cursor;
-const idOf = (req: FastifyRequest, name = 'id') => (req.params as Record<string, string>)[name]!;
-const pageSize = 25;
+export const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
+export const cursorOf = (req: FastifyRequest) => (req.query as { cursor?: string }).cursor;
+export const idOf = (req: FastifyRequest, name = 'id') => (req.params as Record<string, string>)[name]!;
+export const pageSize = 25;
 
-type Row = Record<string, any>;
+export type Row = Record<string, any>;
 type Caller = ReturnType<typeof callerOf>;
 
 /** A status badge: green when done, amber while under way, red when it ended without the money moving. */
@@ -66,8 +57,8 @@ export function statusBadge(status: string): HtmlPart {
   return badge(status, ok.includes(status) ? 'ok' : bad.includes(status) ? 'bad' : 'warn');
 }
 
-const code = (v: unknown) => (v === null || v === undefined || v === '' ? '' : html`<code>${String(v)}</code>`);
-const money = (amount: unknown, asset: unknown) =>
+export const code = (v: unknown) => (v === null || v === undefined || v === '' ? '' : html`<code>${String(v)}</code>`);
+export const money = (amount: unknown, asset: unknown) =>
   amount === null || amount === undefined ? '' : `${String(amount)} ${String(asset ?? '')}`.trim();
 
 interface Area {
@@ -97,7 +88,9 @@ const areas: Area[] = [
       {
         label: 'Pays',
         cell: (r) =>
-          html`${r.merchant_name}${r.merchant_city ? `, ${r.merchant_city}` : ''}<br><span class="mono">${r.scheme}</span>`,
+          html`${r.merchant_name}${r.merchant_city ? `, ${r.merchant_city}` : ''}<br><span class="mono">${
+            r.scheme
+          }</span>`,
       },
       { label: 'Amount', cell: (r) => money(r.amount, r.asset), num: true },
     ],
@@ -175,7 +168,9 @@ const areas: Area[] = [
       {
         label: 'Product',
         cell: (r) =>
-          html`${code(r.product_id)}<br><span class="mono">${r.type}${r.term_days ? `, ${r.term_days} days` : ''}</span>`,
+          html`${code(r.product_id)}<br><span class="mono">${r.type}${
+            r.term_days ? `, ${r.term_days} days` : ''
+          }</span>`,
       },
       { label: 'Amount', cell: (r) => money(r.amount, r.asset), num: true },
       { label: 'Interest paid', cell: (r) => money(r.interest_paid, r.asset), num: true },
@@ -193,9 +188,12 @@ const areas: Area[] = [
   },
 ];
 
-function summaryCard(row: Row, lines: [string, HtmlPart][]): HtmlPart {
+export function summaryCard(row: Row, lines: [string, HtmlPart][]): HtmlPart {
   const shown = lines.filter(([, v]) => v !== '' && v !== undefined);
-  return html`<div class="card"><dl class="summary"><dt>Status</dt><dd>${statusBadge(String(row.status))}</dd>${shown.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}<dt>Created</dt><dd>${when(row.created_at ?? row.started_at)}</dd></dl></div>`;
+  return html`<div class="card"><dl class="summary"><dt>Status</dt><dd>${statusBadge(
+    String(row.status),
+  )}</dd>${shown.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}<dt>Created</dt>
+  <dd>${when(row.created_at ?? row.started_at)}</dd></dl></div>`;
 }
 
 export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
@@ -219,7 +217,9 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
                 {
                   label: area.noun,
                   cell: (r: Row) =>
-                    html`<a href="${base}/${r.id}">${shortId(String(r.id))}</a>${r.member_id ? html`<br>${shortId(String(r.member_id))}` : ''}`,
+                    html`<a href="${base}/${r.id}">${shortId(String(r.id))}</a>${
+                      r.member_id ? html`<br>${shortId(String(r.member_id))}` : ''
+                    }`,
                 },
                 ...area.columns,
                 { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
@@ -245,7 +245,8 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
           consolePage(page, {
             title: `${area.noun} ${row.id}`,
             section: area.path,
-            body: html`${summaryCard(row, area.summary(row))}${await history(ctx, page, row.id)}<p><a href="${base}">All ${area.title.toLowerCase()}</a></p>`,
+            body: html`${summaryCard(row, area.summary(row))}${await history(ctx, page, row.id)}<p><a
+              href="${base}">All ${area.title.toLowerCase()}</a></p>`,
           }),
         );
       }),
@@ -270,7 +271,9 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
               {
                 label: 'Position',
                 cell: (r: Row) =>
-                  html`${shortId(String(r.id))}<br><a href="${earn}/${r.order_id}">Order ${shortId(String(r.order_id))}</a>`,
+                  html`${shortId(String(r.id))}<br><a href="${earn}/${r.order_id}">Order ${shortId(
+                    String(r.order_id),
+                  )}</a>`,
               },
               { label: 'Product', cell: (r) => html`${code(r.product_id)}<br><span class="mono">${r.type}</span>` },
               { label: 'Principal', cell: (r) => money(r.principal, r.asset), num: true },
@@ -281,186 +284,6 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
             list.data,
             'No earn positions in this environment yet.',
           )}${nextPageLink(envPath(page.environment, '/earn-positions'), list.next_cursor)}`,
-        }),
-      );
-    }),
-  );
-
-  registerCardPages(app, ctx);
-}
-
-function registerCardPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(
-    '/console/:env/cards',
-    route,
-    withSession(ctx, async (req, reply, page) => {
-      const list = await listMerchantCards(ctx.db, page.session.merchantId, page.environment, {
-        limit: pageSize,
-        cursor: cursorOf(req),
-      });
-      const base = envPath(page.environment, '/cards');
-      type C = (typeof list.data)[number];
-      return sendHtml(
-        reply,
-        200,
-        consolePage(page, {
-          title: 'Cards',
-          section: '/cards',
-          body: html`<p>Your members' cards. A card's page has its top-ups, transactions and replacements.</p>${table(
-            'Cards, newest first',
-            [
-              {
-                label: 'Card',
-                cell: (c: C) =>
-                  html`<a href="${base}/${c.id}">${shortId(c.id)}</a>${c.last4 ? html` <span class="mono">•••• ${c.last4}</span>` : ''}<br>${shortId(c.member_id)}`,
-              },
-              { label: 'Form', cell: (c) => `${c.form_factor}, ${c.currency}` },
-              { label: 'Status', cell: (c) => statusBadge(c.status) },
-              { label: 'Created', cell: (c) => when(c.created_at) },
-            ],
-            list.data,
-            'No cards in this environment yet.',
-          )}${nextPageLink(base, list.next_cursor)}`,
-        }),
-      );
-    }),
-  );
-
-  app.get(
-    '/console/:env/cards/:id',
-    route,
-    withSession(ctx, async (req, reply, page) => {
-      const caller = callerOf(page);
-      const card = (await getCard(ctx.db, caller, idOf(req))) as Row;
-      const base = envPath(page.environment, `/cards/${card.id}`);
-      const [topUps, transactions, replacements] = await Promise.all([
-        listTopUps(ctx.db, caller, card.id, { limit: 50 }),
-        listTransactions(ctx.db, caller, card.id, { limit: 50 }),
-        listReplacements(ctx.db, caller, { limit: 50, card_id: card.id }),
-      ]);
-      return sendHtml(
-        reply,
-        200,
-        consolePage(page, {
-          title: `Card ${card.id}`,
-          section: '/cards',
-          body: html`${summaryCard(card, [
-            ['Form', `${card.form_factor}, ${card.currency}, ${card.scheme ?? ''}`],
-            ['Expires', card.exp_month ? `${card.exp_month}/${card.exp_year}` : ''],
-            ['Inventory', card.inventory_status ?? ''],
-            ['Application', code(card.application_id)],
-            ['Activated', when(card.activated_at)],
-          ])}
-<h2>Top-ups</h2>${table(
-            'Top-ups of this card, newest first',
-            [
-              {
-                label: 'Top-up',
-                cell: (t: Row) => html`<a href="${base}/top-ups/${t.id}">${shortId(String(t.id))}</a>`,
-              },
-              { label: 'Pays', cell: (t) => money(t.customer_total, t.source_asset), num: true },
-              { label: 'Arrives', cell: (t) => money(t.arrival_amount, t.card_currency), num: true },
-              { label: 'Status', cell: (t) => statusBadge(String(t.status)) },
-              { label: 'Created', cell: (t) => when(t.created_at) },
-            ],
-            topUps.data as Row[],
-            'No top-ups.',
-          )}
-<h2>Transactions</h2>${table(
-            'Card transactions, newest first',
-            [
-              {
-                label: 'Transaction',
-                cell: (t: Row) =>
-                  html`${shortId(String(t.id))}${t.authorization_id ? html`<br>of ${shortId(String(t.authorization_id))}` : ''}`,
-              },
-              { label: 'Type', cell: (t) => t.type },
-              {
-                label: 'At',
-                cell: (t) => html`${t.merchant_name}${t.mcc ? html`<br><span class="mono">MCC ${t.mcc}</span>` : ''}`,
-              },
-              { label: 'Amount', cell: (t) => money(t.amount, t.currency), num: true },
-              {
-                label: 'Status',
-                cell: (t) =>
-                  html`${statusBadge(String(t.status))}${t.decline_reason ? html`<br><span class="mono">${t.decline_reason}</span>` : ''}`,
-              },
-              { label: 'Created', cell: (t) => when(t.created_at) },
-            ],
-            transactions.data as Row[],
-            'No transactions.',
-          )}
-<h2>Replacements</h2>${table(
-            'Replacements of this card',
-            [
-              {
-                label: 'Replacement',
-                cell: (r: Row) => html`<a href="${base}/replacements/${r.id}">${shortId(String(r.id))}</a>`,
-              },
-              { label: 'Reason', cell: (r) => r.reason },
-              {
-                label: 'New card',
-                cell: (r) =>
-                  r.new_card_id
-                    ? html`<a href="${envPath(page.environment, `/cards/${r.new_card_id}`)}">${shortId(String(r.new_card_id))}</a>`
-                    : '',
-              },
-              { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
-              { label: 'Created', cell: (r) => when(r.created_at) },
-            ],
-            replacements.data as Row[],
-            'No replacements.',
-          )}
-${await history(ctx, page, card.id)}<p><a href="${envPath(page.environment, '/cards')}">All cards</a></p>`,
-        }),
-      );
-    }),
-  );
-
-  app.get(
-    '/console/:env/cards/:card/top-ups/:id',
-    route,
-    withSession(ctx, async (req, reply, page) => {
-      const t = (await getTopUp(ctx.db, callerOf(page), idOf(req, 'card'), idOf(req))) as Row;
-      return sendHtml(
-        reply,
-        200,
-        consolePage(page, {
-          title: `Card top-up ${t.id}`,
-          section: '/cards',
-          body: html`${summaryCard(t, [
-            ['Card', code(t.card_id)],
-            ['Amount', money(t.amount, t.source_asset)],
-            ['Fee', money(t.fee, t.source_asset)],
-            ['Member pays', money(t.customer_total, t.source_asset)],
-            ['Arrives', money(t.arrival_amount, t.card_currency)],
-            ['Credited', when(t.credited_at)],
-            ['Failure', t.failure_reason ?? ''],
-          ])}${await history(ctx, page, t.id)}<p><a href="${envPath(page.environment, `/cards/${t.card_id}`)}">The card</a></p>`,
-        }),
-      );
-    }),
-  );
-
-  app.get(
-    '/console/:env/cards/:card/replacements/:id',
-    route,
-    withSession(ctx, async (req, reply, page) => {
-      const r = (await getReplacement(ctx.db, callerOf(page), idOf(req))) as Row;
-      return sendHtml(
-        reply,
-        200,
-        consolePage(page, {
-          title: `Card replacement ${r.id}`,
-          section: '/cards',
-          body: html`${summaryCard(r, [
-            ['Card', code(r.card_id)],
-            ['Reason', r.reason],
-            ['New card', code(r.new_card_id)],
-            ['Returned', money(r.returned_amount, r.asset)],
-            ['Completed', when(r.completed_at)],
-            ['Failure', r.failure_reason ?? ''],
-          ])}${await history(ctx, page, r.id)}<p><a href="${envPath(page.environment, `/cards/${r.card_id}`)}">The card</a></p>`,
         }),
       );
     }),

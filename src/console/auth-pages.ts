@@ -16,7 +16,6 @@ import {
   signInCsrf,
   signInCsrfValid,
   withChange,
-  withSession,
   presentedSession,
   totpKey,
   twoStepClearCookie,
@@ -25,32 +24,13 @@ import {
   type PageRequest,
   type Refusal,
 } from './http.js';
-import {
-  acceptInvite,
-  checkCurrentPassword,
-  completeSecondFactor,
-  openInvite,
-  signIn,
-  signOut,
-  signOutEverywhere,
-} from './service.js';
-import { confirmTotpSetup, disableTotp, recoveryCodesLeft, startTotpSetup, totpStatus } from './second-factor.js';
-import { audit } from './audit.js';
-import { base32, otpauthUri } from './totp.js';
+import { acceptInvite, completeSecondFactor, openInvite, signIn, signOut, signOutEverywhere } from './service.js';
+
 import { passwordProblem } from './rules.js';
 import { decoyHash, passwordLengthMin } from './password.js';
-import {
-  badge,
-  consolePage,
-  csrfInput,
-  envPath,
-  plainPage,
-  postButton,
-  recoveryCodesPanel,
-  textInput,
-} from './views.js';
+import { consolePage, envPath, plainPage, textInput } from './views.js';
 
-/** Sign-in, the invite link, sign-out (this browser or all), the account page. */
+/** Sign-in, the invite link, sign-out (this browser or all); the account page: two-step-pages.ts. */
 
 const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 
@@ -75,15 +55,17 @@ export function refusedPage(page: PageRequest, reply: FastifyReply, why: Refusal
 function signInForm(csrf: string, email: string, problem?: string, notice?: string): string {
   return plainPage(
     'Sign in to the merchant console',
-    html`<form method="post" action="${consoleBase}/sign-in" novalidate><input type="hidden" name="${csrfField}" value="${csrf}">${textInput(
-      'email',
-      'E-mail address',
-      { type: 'email', value: email, required: true, autocomplete: 'username' },
-    )}${textInput('password', 'Password', {
-      type: 'password',
-      required: true,
-      autocomplete: 'current-password',
-    })}<div class="actions"><button type="submit">Sign in</button></div></form>`,
+    html`<form method="post" action="${consoleBase}/sign-in" novalidate><input type="hidden"
+      name="${csrfField}" value="${csrf}">${textInput('email', 'E-mail address', {
+        type: 'email',
+        value: email,
+        required: true,
+        autocomplete: 'username',
+      })}${textInput('password', 'Password', {
+        type: 'password',
+        required: true,
+        autocomplete: 'current-password',
+      })}<div class="actions"><button type="submit">Sign in</button></div></form>`,
     problem,
     notice,
   );
@@ -92,7 +74,8 @@ function signInForm(csrf: string, email: string, problem?: string, notice?: stri
 function inviteForm(token: string, email: string, problem?: string): string {
   return plainPage(
     'Choose your password',
-    html`<p>For <strong>${email}</strong>. Use at least ${passwordLengthMin} characters; a passphrase of several words is good.</p>
+    html`<p>For <strong>${email}</strong>. Use at least ${passwordLengthMin} characters; a passphrase of several words
+       is good.</p>
 <form method="post" action="${consoleBase}/invite/${token}" novalidate>${textInput('password', 'New password', {
       type: 'password',
       required: true,
@@ -106,7 +89,7 @@ function inviteForm(token: string, email: string, problem?: string): string {
   );
 }
 
-const throttledText = 'Too many failed attempts. Wait 15 minutes, then try again.';
+export const throttledText = 'Too many failed attempts. Wait 15 minutes, then try again.';
 
 /**
  * The second step: the app's code, or (a link away, so that a phone shows a keyboard with letters)
@@ -114,26 +97,30 @@ const throttledText = 'Too many failed attempts. Wait 15 minutes, then try again
  */
 function twoStepForm(csrf: string, problem?: string, recovery = false): string {
   const form = (field: HtmlPart) =>
-    html`<form method="post" action="${consoleBase}/two-step${recovery ? '?recovery=1' : ''}" novalidate><input type="hidden" name="${csrfField}" value="${csrf}">${
-      field
-    }<div class="actions"><button type="submit">Continue</button></div></form>`;
+    html`<form method="post" action="${consoleBase}/two-step${recovery ? '?recovery=1' : ''}" novalidate><input
+      type="hidden" name="${csrfField}" value="${csrf}">${
+        field
+      }<div class="actions"><button type="submit">Continue</button></div></form>`;
   return recovery
     ? plainPage(
         'Enter a recovery code',
-        html`<p>Enter one of the recovery codes you saved when you turned on two-step sign-in. Each code works once.</p>${form(
-          textInput('code', 'Recovery code', {
-            required: true,
-            autocomplete: 'off',
-            hint: 'For example k7tq-2mxa-9fwe-c4hn',
-          }),
-        )}<p><a href="${consoleBase}/two-step">Use a code from your app instead</a></p>`,
+        html`<p>Enter one of the recovery codes you saved when you turned on two-step sign-in. Each code works
+           once.</p>${form(
+             textInput('code', 'Recovery code', {
+               required: true,
+               autocomplete: 'off',
+               hint: 'For example k7tq-2mxa-9fwe-c4hn',
+             }),
+           )}<p><a href="${consoleBase}/two-step">Use a code from your app instead</a></p>`,
         problem,
       )
     : plainPage(
         'Enter your sign-in code',
-        html`<p>Open the authenticator app you set up for the merchant console and enter the 6-digit code it shows.</p>${form(
-          textInput('code', 'Code', { required: true, autocomplete: 'one-time-code', inputMode: 'numeric' }),
-        )}<p><a href="${consoleBase}/two-step?recovery=1">Use a recovery code</a> if you do not have your phone.</p>`,
+        html`<p>Open the authenticator app you set up for the merchant console and enter the 6-digit code it
+           shows.</p>${form(
+             textInput('code', 'Code', { required: true, autocomplete: 'one-time-code', inputMode: 'numeric' }),
+           )}<p><a href="${consoleBase}/two-step?recovery=1">Use a recovery code</a> if you do not have your
+              phone.</p>`,
         problem,
       );
 }
@@ -141,7 +128,8 @@ function twoStepForm(csrf: string, problem?: string, recovery = false): string {
 const inviteGone = () =>
   plainPage(
     'This invite link cannot be used',
-    html`<p>It was used already, has expired (after 7 days) or was replaced by a newer one. Ask your operator for a new invite.</p>`,
+    html`<p>It was used already, has expired (after 7 days) or was replaced by a newer one. Ask your operator for a new
+       invite.</p>`,
   );
 
 export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
@@ -301,170 +289,5 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
       },
       refusedPage,
     ),
-  );
-
-  app.get(
-    `${consoleBase}/:env/account`,
-    route,
-    withSession(ctx, (req, reply, page) =>
-      accountPage(ctx, reply, page, {
-        notice:
-          (req.query as { recovered?: string }).recovered === '1'
-            ? 'You signed in with a recovery code; it cannot be used again.'
-            : undefined,
-      }),
-    ),
-  );
-
-  app.post(
-    `${consoleBase}/:env/account/totp/start`,
-    route,
-    withChange(
-      ctx,
-      'session',
-      async (_req, reply, page) => {
-        await startTotpSetup(ctx.db, totpKey(ctx), page.session);
-        return accountPage(ctx, reply, page);
-      },
-      refusedPage,
-    ),
-  );
-
-  app.post(
-    `${consoleBase}/:env/account/totp/confirm`,
-    route,
-    withChange(
-      ctx,
-      'session',
-      async (req, reply, page) => {
-        const form = formOf(req);
-        const checked = await checkCurrentPassword(
-          ctx.db,
-          page.session,
-          one(form, 'password'),
-          loginClient(ctx, req),
-          page.now,
-        );
-        if (checked === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
-        if (checked === 'wrong')
-          return accountPage(
-            ctx,
-            reply,
-            page,
-            { problem: 'That is not your password. Enter your current password and the code your app shows now.' },
-            400,
-          );
-        const codes = await ctx.db.transaction().execute(async (trx) => {
-          const made = await confirmTotpSetup(trx, totpKey(ctx), page.session, one(form, 'code'), page.now);
-          if (made)
-            await audit(
-              trx,
-              page.session,
-              page.environment,
-              'user.totp_enable',
-              page.session.userId,
-              `${made.length} recovery codes made`,
-              page.now,
-            );
-          return made;
-        });
-        return codes
-          ? accountPage(ctx, reply, page, {
-              notice: 'Two-step sign-in is on. From now on, sign-in asks for a code from your app.',
-              top: recoveryCodesPanel(codes),
-            })
-          : accountPage(
-              ctx,
-              reply,
-              page,
-              { problem: 'That code is not right. Enter the code your app shows now.' },
-              400,
-            );
-      },
-      refusedPage,
-    ),
-  );
-
-  app.post(
-    `${consoleBase}/:env/account/totp/disable`,
-    route,
-    withChange(
-      ctx,
-      'session',
-      async (req, reply, page) => {
-        const r = await disableTotp(
-          ctx.db,
-          totpKey(ctx),
-          page.session,
-          { code: one(formOf(req), 'code'), client: loginClient(ctx, req) },
-          page.environment,
-          page.now,
-        );
-        if (r === 'disabled') return accountPage(ctx, reply, page, { notice: 'Two-step sign-in is off.' });
-        if (r === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
-        return accountPage(
-          ctx,
-          reply,
-          page,
-          { problem: 'That code is not right. Enter the code your app shows now.' },
-          400,
-        );
-      },
-      refusedPage,
-    ),
-  );
-}
-
-export async function accountPage(
-  ctx: ServiceContext,
-  reply: FastifyReply,
-  page: PageRequest,
-  extra: { notice?: string; problem?: string; top?: HtmlPart } = {},
-  status = 200,
-) {
-  const { top, ...messages } = extra;
-  const totp = await totpStatus(ctx.db, totpKey(ctx), page.session);
-  const left = totp.enabled ? await recoveryCodesLeft(ctx.db, page.session) : 0;
-  const base = `${consoleBase}/${page.environment}/account/totp`;
-  const codeForm = (action: string, button: string, withPassword = false) =>
-    html`<form method="post" action="${action}" novalidate>${csrfInput(page)}${
-      withPassword
-        ? textInput('password', 'Your password', { type: 'password', required: true, autocomplete: 'current-password' })
-        : ''
-    }${textInput('code', 'Code from your app', {
-      required: true,
-      autocomplete: 'one-time-code',
-      inputMode: 'numeric',
-    })}<div class="actions"><button type="submit">${button}</button></div></form>`;
-  const twoStep = totp.enabled
-    ? html`<p>${badge('on', 'ok')} Sign-in asks for a code from your authenticator app.</p>
-<p id="recovery-left">${left} unused recovery code${left === 1 ? '' : 's'}${left <= 3 ? ': make a new set before you run out.' : '.'} <a href="${envPath(page.environment, '/account/recovery-codes')}">Recovery codes</a></p>${codeForm(
-        `${base}/disable`,
-        'Turn off two-step sign-in',
-      )}`
-    : totp.pending
-      ? html`<p>In your authenticator app, add an account with this key (time-based, 6 digits, every 30 seconds), then enter your password and the code it shows.</p>
-<p>Key</p><code class="value" id="totp-key">${base32(totp.pending)
-          .replace(/(.{4})/g, '$1 ')
-          .trim()}</code>
-<p class="hint">Or, in an app that takes a link: <code>${otpauthUri(totp.pending, page.session.email, 'Merchant console')}</code></p>${codeForm(`${base}/confirm`, 'Turn on two-step sign-in', true)}`
-      : html`<p>${badge('off')} Add a second step to sign-in: a code from an authenticator app on your phone.</p><div class="actions">${postButton(page, `${base}/start`, 'Set up two-step sign-in')}</div>`;
-  return sendHtml(
-    reply,
-    status,
-    consolePage(page, {
-      title: 'Your account',
-      section: '/account',
-      ...messages,
-      body: html`${top ?? ''}<div class="card"><dl class="summary"><dt>E-mail address</dt><dd>${page.session.email}</dd><dt>Role</dt><dd>${page.session.role}</dd><dt>Merchant</dt><dd>${page.session.merchantName} <code>${page.session.merchantId}</code></dd></dl>
-<p><a href="${envPath(page.environment, '/account/password')}">Change your password</a></p></div>
-<div class="card"><h2>Two-step sign-in</h2>${twoStep}</div>
-<div class="card"><h2>Sessions</h2><p id="everywhere-hint">Signs you out in every browser where you are signed in, this one included.</p><div class="actions">${postButton(
-        page,
-        `${consoleBase}/sign-out-everywhere`,
-        'Sign out everywhere',
-        { danger: true, describedBy: 'everywhere-hint' },
-      )}</div></div>`,
-    }),
   );
 }

@@ -61,16 +61,38 @@ async function brandingPage(
       section: '/branding',
       notice: extra.notice,
       problem: extra.problem,
-      body: html`<p>How the hosted screens (identity documents, profile changes, step-up codes, card details) present you to your members, in the sandbox and in production. Without a setting they show your registered name (${page.session.merchantName}) and a neutral look.</p>
-<div class="card"><h2>Now shown</h2><p>Name: <strong>${b.name}</strong>. Accent colour: ${b.accent ? html`<code>${b.accent}</code> (button text ${textOn(b.accent) === '#ffffff' ? 'white' : 'black'}, contrast ${contrastRatio(b.accent, textOn(b.accent)).toFixed(1)}:1)` : 'none (neutral)'}. Logo: ${
+      body: html`<p>How the hosted screens (identity documents, profile changes, step-up codes, card details) present
+         you to your members, in the sandbox and in production. Without a setting they show your registered name (${
+           page.session.merchantName
+         }) and a neutral look.</p>
+<div class="card"><h2>Now shown</h2><p>Name: <strong>${b.name}</strong>. Accent colour: ${
+        b.accent
+          ? html`<code>${
+              b.accent
+            }</code> (button text ${textOn(b.accent) === '#ffffff' ? 'white' : 'black'}, contrast ${contrastRatio(
+              b.accent,
+              textOn(b.accent),
+            ).toFixed(1)}:1)`
+          : 'none (neutral)'
+      }. Logo: ${
         b.logo
-          ? html`</p><p><img id="branding-logo" src="${logoPath(page.session.merchantId)}?v=${b.logo.etag}" alt="Your logo"></p>${postButton(page, `${base}/logo/remove`, 'Remove the logo', { secondary: true })}`
+          ? html`</p><p><img id="branding-logo" src="${logoPath(page.session.merchantId)}?v=${b.logo.etag}"
+            alt="Your logo"></p>${postButton(page, `${base}/logo/remove`, 'Remove the logo', { secondary: true })}`
           : html`none.</p>`
       }</div>
-<div class="card"><h2>Change</h2><form method="post" action="${base}" enctype="multipart/form-data"><input type="hidden" name="${csrfField}" value="${page.csrf}">
-<div class="field"><label for="f-display_name">Display name</label><p class="hint" id="f-display_name-hint">At most ${displayNameMax} characters. Empty: your registered name.</p><input id="f-display_name" name="display_name" type="text" maxlength="${displayNameMax}" value="${values.display_name}" aria-describedby="f-display_name-hint"></div>
-<div class="field"><label for="f-accent">Accent colour</label><p class="hint" id="f-accent-hint">#rrggbb, for example #1d4ed8. The button text is white or black, whichever is readable on it. Empty: neutral.</p><input id="f-accent" name="accent" type="text" value="${values.accent}" aria-describedby="f-accent-hint" autocomplete="off" spellcheck="false"></div>
-<div class="field"><label for="f-logo">Logo <span class="optional">(optional)</span></label><p class="hint" id="f-logo-hint">PNG, JPEG or WebP, at most ${logoBytesMax / 1024} KB. Leave empty to keep the current one.</p><input id="f-logo" name="logo" type="file" accept="image/png,image/jpeg,image/webp" aria-describedby="f-logo-hint"></div>
+<div class="card"><h2>Change</h2><form method="post" action="${base}" enctype="multipart/form-data"><input type="hidden"
+  name="${csrfField}" value="${page.csrf}">
+<div class="field"><label for="f-display_name">Display name</label><p class="hint" id="f-display_name-hint">At most ${
+        displayNameMax
+      } characters. Empty: your registered name.</p><input id="f-display_name" name="display_name" type="text"
+  maxlength="${displayNameMax}" value="${values.display_name}" aria-describedby="f-display_name-hint"></div>
+<div class="field"><label for="f-accent">Accent colour</label><p class="hint" id="f-accent-hint">#rrggbb, for example
+   #1d4ed8. The button text is white or black, whichever is readable on it. Empty: neutral.</p><input id="f-accent"
+     name="accent" type="text" value="${values.accent}" aria-describedby="f-accent-hint" autocomplete="off"
+       spellcheck="false"></div>
+<div class="field"><label for="f-logo">Logo <span class="optional">(optional)</span></label><p class="hint"
+  id="f-logo-hint">PNG, JPEG or WebP, at most ${logoBytesMax / 1024} KB. Leave empty to keep the current one.</p><input
+    id="f-logo" name="logo" type="file" accept="image/png,image/jpeg,image/webp" aria-describedby="f-logo-hint"></div>
 <div class="actions"><button type="submit">Save branding</button></div></form></div>`,
     }),
   );

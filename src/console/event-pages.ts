@@ -71,12 +71,14 @@ async function eventsPage(ctx: ServiceContext, req: FastifyRequest, reply: Fasti
       problem: bad.length
         ? `Not a time: ${bad.join(', ')} (use ISO 8601, such as 2026-01-31T12:00:00Z); that filter is left out.`
         : undefined,
-      body: html`<p>Every event of this environment kept for ${ctx.config.eventRetentionDays} days, as its webhook carried it, newest first.</p>
-<form method="get" action="${base}" class="filters">${textInput('type', 'Type', { value: f.type, hint: 'An exact type, or a prefix ending in .* such as card.*' })}${textInput(
-        'object_id',
-        'Object id',
-        { value: f.object_id },
-      )}${textInput('created_gte', 'Created from', { value: f.created_gte, hint: 'ISO 8601' })}${textInput(
+      body: html`<p>Every event of this environment kept for ${ctx.config.eventRetentionDays} days, as its webhook
+         carried it, newest first.</p>
+<form method="get" action="${base}" class="filters">${textInput('type', 'Type', {
+        value: f.type,
+        hint: 'An exact type, or a prefix ending in .* such as card.*',
+      })}${textInput('object_id', 'Object id', {
+        value: f.object_id,
+      })}${textInput('created_gte', 'Created from', { value: f.created_gte, hint: 'ISO 8601' })}${textInput(
         'created_lt',
         'Created before',
         { value: f.created_lt, hint: 'ISO 8601' },
@@ -130,36 +132,39 @@ async function eventPage(ctx: ServiceContext, req: FastifyRequest, reply: Fastif
     consolePage(page, {
       title: `Event ${event.event_type}`,
       section: '/events',
-      body: html`<div class="card"><h2>The webhook body</h2><pre class="mono">${JSON.stringify(event, null, 2)}</pre></div>${table(
-        'Deliveries',
-        [
-          { label: 'Delivery', cell: (r: R) => html`<span class="mono">${r.id}</span>` },
-          {
-            label: 'Endpoint',
-            cell: (r) =>
-              r.endpoint_id
-                ? html`<a href="${envPath(page.environment, `/webhooks/${r.endpoint_id}`)}" class="mono">${r.endpoint_id}</a>`
-                : 'none',
-          },
-          {
-            label: 'Status',
-            cell: (r) =>
-              badge(
-                r.status.replace('_', ' '),
-                r.status === 'sent'
-                  ? 'ok'
-                  : r.status === 'pending'
-                    ? 'warn'
-                    : r.status === 'no_subscriber'
-                      ? ''
-                      : 'bad',
-              ),
-          },
-          { label: 'Attempts', cell: (r) => String(r.attempts), num: true },
-        ],
-        records,
-        'No delivery record yet.',
-      )}<p><a href="${envPath(page.environment, '/events')}">All events</a></p>`,
+      body: html`<div class="card"><h2>The webhook body</h2><pre class="mono">${JSON.stringify(event, null, 2)}</pre>
+        </div>${table(
+          'Deliveries',
+          [
+            { label: 'Delivery', cell: (r: R) => html`<span class="mono">${r.id}</span>` },
+            {
+              label: 'Endpoint',
+              cell: (r) =>
+                r.endpoint_id
+                  ? html`<a href="${envPath(page.environment, `/webhooks/${r.endpoint_id}`)}" class="mono">${
+                      r.endpoint_id
+                    }</a>`
+                  : 'none',
+            },
+            {
+              label: 'Status',
+              cell: (r) =>
+                badge(
+                  r.status.replace('_', ' '),
+                  r.status === 'sent'
+                    ? 'ok'
+                    : r.status === 'pending'
+                      ? 'warn'
+                      : r.status === 'no_subscriber'
+                        ? ''
+                        : 'bad',
+                ),
+            },
+            { label: 'Attempts', cell: (r) => String(r.attempts), num: true },
+          ],
+          records,
+          'No delivery record yet.',
+        )}<p><a href="${envPath(page.environment, '/events')}">All events</a></p>`,
     }),
   );
 }
@@ -192,11 +197,17 @@ async function endpointPage(
   const base = envPath(page.environment, `/webhooks/${endpoint.id}`);
   const since = extra.values?.since ?? new Date(page.now.getTime() - 86_400_000).toISOString();
   const replayForm: HtmlPart = can(page.session.role, 'webhooks.write')
-    ? html`<form method="post" action="${base}/replay" class="card" novalidate><h2>Replay events</h2><p>Sends again, to this endpoint, the kept events of the types it takes created in the range (at most ${replayEventsMax} a time). Queued, not delivered at once.</p>${csrfInput(page)}${textInput(
-        'since',
-        'From',
-        { value: since, required: true, hint: 'ISO 8601' },
-      )}${textInput('until', 'Until', { value: extra.values?.until ?? '', hint: 'ISO 8601; empty: now' })}${selectInput(
+    ? html`<form method="post" action="${base}/replay" class="card" novalidate><h2>Replay events</h2>
+      <p>Sends again, to this endpoint, the kept events of the types it takes created in the range (at most ${
+        replayEventsMax
+      } a time). Queued, not delivered at once.</p>${csrfInput(page)}${textInput('since', 'From', {
+        value: since,
+        required: true,
+        hint: 'ISO 8601',
+      })}${textInput('until', 'Until', {
+        value: extra.values?.until ?? '',
+        hint: 'ISO 8601; empty: now',
+      })}${selectInput(
         'only_failed',
         'Which',
         [
@@ -214,25 +225,26 @@ async function endpointPage(
       section: '/webhooks',
       notice: extra.notice,
       problem: extra.problem,
-      body: html`<div class="card"><p><code>${endpoint.url}</code></p><p>Events: ${endpoint.event_types.join(', ')}</p><p>Status: ${
-        endpoint.status === 'enabled'
-          ? badge('enabled', 'ok')
-          : badge(`disabled${endpoint.disabled_reason ? ` (${endpoint.disabled_reason})` : ''}`, 'bad')
-      }</p><p class="mono">${endpoint.id}</p></div>${replayForm}${table(
-        'Recent deliveries to this endpoint',
-        [
-          {
-            label: 'Event',
-            cell: (d: D) =>
-              html`<a href="${envPath(page.environment, `/events/${d.event_id}`)}"><code>${d.event_type}</code></a>`,
-          },
-          { label: 'Status', cell: (d) => d.status.replace('_', ' ') },
-          { label: 'Attempts', cell: (d) => String(d.attempts), num: true },
-          { label: 'Created', cell: (d) => when(d.created_at) },
-        ],
-        deliveries,
-        'No deliveries yet.',
-      )}<p><a href="${envPath(page.environment, '/webhooks')}">All endpoints</a></p>`,
+      body: html`<div class="card"><p><code>${endpoint.url}</code></p><p>Events: ${endpoint.event_types.join(', ')}</p>
+        <p>Status: ${
+          endpoint.status === 'enabled'
+            ? badge('enabled', 'ok')
+            : badge(`disabled${endpoint.disabled_reason ? ` (${endpoint.disabled_reason})` : ''}`, 'bad')
+        }</p><p class="mono">${endpoint.id}</p></div>${replayForm}${table(
+          'Recent deliveries to this endpoint',
+          [
+            {
+              label: 'Event',
+              cell: (d: D) =>
+                html`<a href="${envPath(page.environment, `/events/${d.event_id}`)}"><code>${d.event_type}</code></a>`,
+            },
+            { label: 'Status', cell: (d) => d.status.replace('_', ' ') },
+            { label: 'Attempts', cell: (d) => String(d.attempts), num: true },
+            { label: 'Created', cell: (d) => when(d.created_at) },
+          ],
+          deliveries,
+          'No deliveries yet.',
+        )}<p><a href="${envPath(page.environment, '/webhooks')}">All endpoints</a></p>`,
     }),
   );
 }

@@ -53,7 +53,8 @@ async function helpersPage(
   type A = (typeof applications)[number];
   const form = (action: string, fields: HtmlPart, button: string) =>
     canWrite
-      ? html`<form method="post" action="${base}/${action}">${csrfInput(page)}${fields}<div class="actions"><button type="submit">${button}</button></div></form>`
+      ? html`<form method="post" action="${base}/${action}">${csrfInput(page)}${fields}<div class="actions"><button
+        type="submit">${button}</button></div></form>`
       : '';
   return sendHtml(
     reply,
@@ -62,60 +63,81 @@ async function helpersPage(
       title: 'Sandbox test helpers',
       section: '/helpers',
       ...extra,
-      body: html`<p>What the card issuer, the card network and the KYC reviewer would do, for your sandbox members. Each does exactly what its sandbox API call does and is recorded in the audit log.${
-        canWrite ? '' : ' Only an owner or a developer can use them.'
-      }</p>
-<div class="card"><h2>Card application decision</h2><p>The issuer decides a <em>pending</em> application: approved opens the card and charges the fee, rejected refunds it, documents needed opens a supplement.</p>${table(
-        'Newest card applications',
-        [
-          { label: 'Application', cell: (a: A) => html`<code>${a.id}</code>` },
-          { label: 'Member', cell: (a) => html`<code>${a.member_id}</code>` },
-          { label: 'Status', cell: (a) => statusBadge(a.status) },
-          { label: 'Created', cell: (a) => when(a.created_at) },
-        ],
-        applications,
-        'No card applications yet.',
-      )}${form(
-        'application',
-        html`${textInput('application_id', 'Application', { required: true, hint: 'cap_… id' })}${selectInput(
-          'to',
-          'Decision',
-          [
-            { value: 'approved', label: 'approved' },
-            { value: 'rejected', label: 'rejected' },
-            { value: 'need_docs', label: 'documents needed' },
-          ],
-        )}`,
-        'Decide application',
+      body: html`<p>What the card issuer, the card network and the KYC reviewer would do, for your sandbox members. Each
+         does exactly what its sandbox API call does and is recorded in the audit log.${
+           canWrite ? '' : ' Only an owner or a developer can use them.'
+         }</p>
+<div class="card"><h2>Card application decision</h2><p>The issuer decides a <em>pending</em> application: approved opens
+   the card and charges the fee, rejected refunds it, documents needed opens a supplement.</p>${table(
+     'Newest card applications',
+     [
+       { label: 'Application', cell: (a: A) => html`<code>${a.id}</code>` },
+       { label: 'Member', cell: (a) => html`<code>${a.member_id}</code>` },
+       { label: 'Status', cell: (a) => statusBadge(a.status) },
+       { label: 'Created', cell: (a) => when(a.created_at) },
+     ],
+     applications,
+     'No card applications yet.',
+   )}${form(
+     'application',
+     html`${textInput('application_id', 'Application', { required: true, hint: 'cap_… id' })}${selectInput(
+       'to',
+       'Decision',
+       [
+         { value: 'approved', label: 'approved' },
+         { value: 'rejected', label: 'rejected' },
+         { value: 'need_docs', label: 'documents needed' },
+       ],
+     )}`,
+     'Decide application',
+   )}</div>
+<div class="card"><h2>Ship a physical card</h2>${form(
+        'ship',
+        textInput('card_id', 'Card', {
+          required: true,
+          hint: 'crd_… id of a physical card in production',
+          id: 'f-ship-card_id',
+        }),
+        'Mark shipped',
       )}</div>
-<div class="card"><h2>Ship a physical card</h2>${form('ship', textInput('card_id', 'Card', { required: true, hint: 'crd_… id of a physical card in production', id: 'f-ship-card_id' }), 'Mark shipped')}</div>
-<div class="card"><h2>Card authorisation</h2><p>The card network asks to authorise a purchase; the card's rules, limits and balance decide.</p>${form(
-        'authorization',
-        html`${textInput('card_id', 'Card', { required: true, hint: 'crd_… id', id: 'f-authorization-card_id' })}${textInput('amount', 'Amount', { required: true, hint: 'In the card currency, e.g. 12.50', inputMode: 'numeric' })}${textInput(
-          'merchant_name',
-          'Shop name',
-          { required: true },
-        )}${textInput('mcc', 'MCC', { required: true, hint: 'Four digits, e.g. 5411', inputMode: 'numeric' })}`,
-        'Authorise',
-      )}</div>
+<div class="card"><h2>Card authorisation</h2><p>The card network asks to authorise a purchase; the card's rules, limits
+   and balance decide.</p>${form(
+     'authorization',
+     html`${textInput('card_id', 'Card', {
+       required: true,
+       hint: 'crd_… id',
+       id: 'f-authorization-card_id',
+     })}${textInput('amount', 'Amount', {
+       required: true,
+       hint: 'In the card currency, e.g. 12.50',
+       inputMode: 'numeric',
+     })}${textInput('merchant_name', 'Shop name', {
+       required: true,
+     })}${textInput('mcc', 'MCC', { required: true, hint: 'Four digits, e.g. 5411', inputMode: 'numeric' })}`,
+     'Authorise',
+   )}</div>
 <div class="card"><h2>KYC review</h2><p>The reviewer decides the member's submission waiting for review.</p>${form(
         'kyc',
-        html`${textInput('member', 'Member', { required: true, hint: 'mem_… id or your external member id' })}${selectInput(
-          'decision',
-          'Decision',
-          [
-            { value: 'approved', label: 'approved' },
-            { value: 'rejected', label: 'rejected' },
-          ],
-        )}${selectInput('level', 'Level (when approved)', [
+        html`${textInput('member', 'Member', {
+          required: true,
+          hint: 'mem_… id or your external member id',
+        })}${selectInput('decision', 'Decision', [
+          { value: 'approved', label: 'approved' },
+          { value: 'rejected', label: 'rejected' },
+        ])}${selectInput('level', 'Level (when approved)', [
           { value: '1', label: '1' },
           { value: '2', label: '2' },
         ])}`,
         'Decide review',
       )}</div>
-<div class="card"><h2>Complete a hosted screen</h2><p>As if the member had used the screen: <em>submitted</em> for the KYC, profile update and card supplement screens, <em>approved</em> or <em>declined</em> for a step-up challenge.</p>${form(
+<div class="card"><h2>Complete a hosted screen</h2><p>As if the member had used the screen: <em>submitted</em> for the
+   KYC, profile update and card supplement screens, <em>approved</em> or <em>declined</em> for a step-up
+      challenge.</p>${form(
         'hosted-screen',
-        html`${textInput('ticket_id', 'Ticket', { required: true, hint: 'kyc_… id of a hosted-screen ticket' })}${selectInput(
+        html`${textInput('ticket_id', 'Ticket', {
+          required: true,
+          hint: 'kyc_… id of a hosted-screen ticket',
+        })}${selectInput(
           'outcome',
           'Outcome',
           screenOutcomes.map((o) => ({ value: o, label: o })),
@@ -240,7 +262,9 @@ export function registerHelperPages(app: AppInstance, ctx: ServiceContext, scree
             'sandbox',
             'sandbox.card_authorization',
             answer.transaction_id,
-            `card ${cardId}, ${body.amount}, ${answer.approved ? 'approved' : `declined ${answer.decline_reason ?? ''}`}`,
+            `card ${cardId}, ${body.amount}, ${
+              answer.approved ? 'approved' : `declined ${answer.decline_reason ?? ''}`
+            }`,
             page.now,
           );
           return answer;

@@ -60,7 +60,9 @@ function keyStatus(k: KeyRow, now: Date) {
 }
 
 function scopeList(k: Pick<KeyRow, 'scopes' | 'pending_scopes'>): HtmlPart {
-  return html`${k.scopes.map((s) => html`<code>${s}</code> `)}${k.pending_scopes.map((s) => html` ${badge(`${s}: waiting for approval`, 'warn')}`)}`;
+  return html`${k.scopes.map((s) => html`<code>${s}</code> `)}${k.pending_scopes.map(
+    (s) => html` ${badge(`${s}: waiting for approval`, 'warn')}`,
+  )}`;
 }
 
 /** The key, if it is this merchant's in this environment (else "not found", whatever it is). */
@@ -72,8 +74,11 @@ async function ownedKey(db: Parameters<typeof getKey>[0], page: PageRequest, id:
 }
 
 function secretsPanel(k: KeyWithSecrets, heading: string): HtmlPart {
-  return html`<div class="secret" role="status"><h2>${heading}</h2><p><strong>Copy these now: they are shown only once.</strong> The service keeps only a hash of the API key.</p>
-<p>Client id</p><code class="value">${k.client_id}</code><p>API key</p><code class="value" id="new-api-key">${k.api_key}</code><p>Signing key</p><code class="value" id="new-signing-key">${k.signing_key}</code></div>`;
+  return html`<div class="secret" role="status"><h2>${heading}</h2>
+    <p><strong>Copy these now: they are shown only once.</strong> The service keeps only a hash of the API key.</p>
+<p>Client id</p><code class="value">${k.client_id}</code><p>API key</p><code class="value" id="new-api-key">${
+    k.api_key
+  }</code><p>Signing key</p><code class="value" id="new-signing-key">${k.signing_key}</code></div>`;
 }
 
 /** The lines of an allow-list that can never match (the API keeps them and they match nothing: the console says so
@@ -97,21 +102,28 @@ function createForm(
     value: s,
     label: restrictedScopes.has(s) && page.environment === 'production' ? `${s} (needs approval)` : s,
   }));
-  return html`<form method="post" action="${envPath(page.environment, '/keys')}" class="card" novalidate><h2>Create a key</h2>${csrfInput(page)}${checkboxes(
-    'scopes',
-    'Scopes',
-    options,
-    values.scopes,
-    page.environment === 'production'
-      ? "Restricted scopes wait for the operator's approval; the key works meanwhile with the others."
-      : undefined,
-  )}
-<div class="field"><label for="f-ip_allowlist">IP allow-list${page.environment === 'sandbox' ? ' (optional in the sandbox)' : ''}</label><p class="hint" id="f-ip_allowlist-hint">One entry per line: an address (203.0.113.7), a.b.c.* or a.b.c.d/8, /16, /24.${
+  return html`<form method="post" action="${envPath(page.environment, '/keys')}" class="card" novalidate>
+    <h2>Create a key</h2>${csrfInput(page)}${checkboxes(
+      'scopes',
+      'Scopes',
+      options,
+      values.scopes,
+      page.environment === 'production'
+        ? "Restricted scopes wait for the operator's approval; the key works meanwhile with the others."
+        : undefined,
+    )}
+<div class="field"><label for="f-ip_allowlist">IP allow-list${
+    page.environment === 'sandbox' ? ' (optional in the sandbox)' : ''
+  }</label><p class="hint"
+  id="f-ip_allowlist-hint">One entry per line: an address (203.0.113.7), a.b.c.* or a.b.c.d/8, /16, /24.${
     page.environment === 'production' ? ' Required for a production key.' : ''
-  }</p><textarea id="f-ip_allowlist" name="ip_allowlist" aria-describedby="f-ip_allowlist-hint" rows="4">${values.allowlist}</textarea></div>
+  }</p><textarea id="f-ip_allowlist" name="ip_allowlist" aria-describedby="f-ip_allowlist-hint"
+    rows="4">${values.allowlist}</textarea></div>
 ${preview ? allowlistPreview(values.allowlist, preview.clientIp) : ''}
-<div class="field"><label for="f-expires">Expires (optional, UTC, real time: a key expires on the real clock, not the sandbox clock)</label><input id="f-expires" name="expires" type="datetime-local" value="${values.expires}"></div>
-<div class="actions"><button type="submit" name="intent" value="preview" class="secondary">Preview allow-list</button><button type="submit" name="intent" value="create">Create key</button>${
+<div class="field"><label for="f-expires">Expires (optional, UTC, real time: a key expires on the real clock, not the
+   sandbox clock)</label><input id="f-expires" name="expires" type="datetime-local" value="${values.expires}"></div>
+<div class="actions"><button type="submit" name="intent" value="preview"
+  class="secondary">Preview allow-list</button><button type="submit" name="intent" value="create">Create key</button>${
     preview?.unmatched
       ? html`<button type="submit" name="intent" value="save-anyway" class="secondary">Save anyway</button>`
       : ''
@@ -183,7 +195,9 @@ function allowlistPreview(text: string, clientIp: string): HtmlPart {
     lines.map((entry, i) => ({ n: i + 1, entry })),
     'The list is empty: any address may use a sandbox key; a production key needs at least one entry.',
   )}
-<p>Your address as this service sees it, <code>${clientIp}</code>, ${isAllowed(text, clientIp) ? 'would be allowed' : 'would not be allowed'}.</p>`;
+<p>Your address as this service sees it, <code>${clientIp}</code>, ${
+    isAllowed(text, clientIp) ? 'would be allowed' : 'would not be allowed'
+  }.</p>`;
 }
 
 async function keyPage(
@@ -199,12 +213,21 @@ async function keyPage(
   const path = envPath(page.environment, `/keys/${k.id}`);
   const draft = extra.draft ?? k.ip_allowlist;
   const stopped = k.disabled || (k.expires_at !== null && new Date(k.expires_at) <= page.now);
-  const editor = html`<form method="post" action="${path}/allowlist" class="card" novalidate><h2>IP allow-list</h2>${csrfInput(page)}
-<div class="field"><label for="f-ip_allowlist">Entries, one per line</label><p class="hint" id="f-ip_allowlist-hint">An address (203.0.113.7 or an IPv6 address), a.b.c.* or a.b.c.d/8, /16, /24. Any other notation matches nothing. Production keys only are checked against it.</p>
-<textarea id="f-ip_allowlist" name="ip_allowlist" rows="6" aria-describedby="f-ip_allowlist-hint"${canWrite ? '' : html` readonly`}>${draft}</textarea></div>
+  const editor = html`<form method="post" action="${path}/allowlist" class="card" novalidate>
+    <h2>IP allow-list</h2>${csrfInput(page)}
+<div class="field"><label for="f-ip_allowlist">Entries, one per line</label><p class="hint"
+  id="f-ip_allowlist-hint">An address (203.0.113.7 or an IPv6 address), a.b.c.* or a.b.c.d/8, /16, /24. Any other
+     notation matches nothing. Production keys only are checked against it.</p>
+<textarea id="f-ip_allowlist" name="ip_allowlist" rows="6" aria-describedby="f-ip_allowlist-hint"${
+    canWrite
+      ? ''
+      : html`
+   readonly`
+  }>${draft}</textarea></div>
 ${
   canWrite
-    ? html`<div class="actions"><button type="submit" name="intent" value="preview" class="secondary">Preview</button><button type="submit" name="intent" value="save">Save allow-list</button>${
+    ? html`<div class="actions"><button type="submit" name="intent" value="preview"
+      class="secondary">Preview</button><button type="submit" name="intent" value="save">Save allow-list</button>${
         extra.preview && neverMatching(draft).length > 0
           ? html`<button type="submit" name="intent" value="save-anyway" class="secondary">Save anyway</button>`
           : ''
@@ -215,7 +238,13 @@ ${extra.preview ? allowlistPreview(draft, req.ip) : ''}`;
   const actions =
     canWrite && !stopped
       ? html`<div class="card"><h2>Rotate or disable</h2>
-<form method="get" action="${path}/rotate">${selectInput('overlap_seconds', 'The old key keeps working for', overlaps, '86400')}<div class="actions"><button type="submit">Rotate key</button></div></form>
+<form method="get" action="${path}/rotate">${selectInput(
+          'overlap_seconds',
+          'The old key keeps working for',
+          overlaps,
+          '86400',
+        )}<div class="actions"><button
+  type="submit">Rotate key</button></div></form>
 <div class="actions">${askFirst(`${path}/disable`, 'Disable key', { danger: true })}</div></div>`
       : '';
   return sendHtml(
@@ -226,11 +255,15 @@ ${extra.preview ? allowlistPreview(draft, req.ip) : ''}`;
       section: '/keys',
       problem: extra.problem,
       notice: extra.notice,
-      body: html`${extra.top ?? ''}<div class="card"><dl class="summary"><dt>Client id</dt><dd><code>${k.client_id}</code></dd><dt>Key id</dt><dd><code>${k.id}</code></dd><dt>Status</dt><dd>${keyStatus(k, page.now)}</dd><dt>Scopes</dt><dd>${scopeList(k)}</dd>${
-        k.rotated_from
-          ? html`<dt>Rotated from</dt><dd><a href="${envPath(page.environment, `/keys/${k.rotated_from}`)}"><code>${k.rotated_from}</code></a></dd>`
-          : ''
-      }<dt>Created${realTimeMark(page)}</dt><dd>${when(k.created_at)}</dd></dl></div>${editor}${actions}
+      body: html`${extra.top ?? ''}<div class="card"><dl class="summary"><dt>Client id</dt>
+        <dd><code>${k.client_id}</code></dd><dt>Key id</dt><dd><code>${k.id}</code></dd><dt>Status</dt>
+          <dd>${keyStatus(k, page.now)}</dd><dt>Scopes</dt><dd>${scopeList(k)}</dd>${
+            k.rotated_from
+              ? html`<dt>Rotated from</dt><dd><a href="${envPath(page.environment, `/keys/${k.rotated_from}`)}"><code>${
+                  k.rotated_from
+                }</code></a></dd>`
+              : ''
+          }<dt>Created${realTimeMark(page)}</dt><dd>${when(k.created_at)}</dd></dl></div>${editor}${actions}
 <p><a href="${envPath(page.environment, '/keys')}">All keys</a></p>`,
     }),
   );
@@ -303,7 +336,9 @@ export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
             page.environment,
             'api_key.create',
             key.id,
-            `scopes ${key.scopes.join(' ')}${key.pending_scopes.length ? `; waiting ${key.pending_scopes.join(' ')}` : ''}`,
+            `scopes ${key.scopes.join(' ')}${
+              key.pending_scopes.length ? `; waiting ${key.pending_scopes.join(' ')}` : ''
+            }`,
             page.now,
           );
           return key;
@@ -347,7 +382,8 @@ export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
           refused: can(page.session.role, 'keys.write')
             ? undefined
             : `Your role (${page.session.role}) cannot change keys.`,
-          question: html`Disable the API key ${k.client_id}? Every call signed with it is refused from now on; a disabled key cannot be enabled again from the console.`,
+          question: html`Disable the API key ${k.client_id}? Every call signed with it is refused from now on; a
+             disabled key cannot be enabled again from the console.`,
           facts: [
             ['Client id', html`<code>${k.client_id}</code>`],
             ['Scopes', scopeList(k)],
@@ -380,7 +416,11 @@ export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
           refused: can(page.session.role, 'keys.write')
             ? undefined
             : `Your role (${page.session.role}) cannot change keys.`,
-          question: html`Make a new key in place of ${k.client_id}? ${overlap.value === '0' ? 'The old key stops at once.' : `The old key keeps working for ${overlap.label}, then stops for good.`}`,
+          question: html`Make a new key in place of ${k.client_id}? ${
+            overlap.value === '0'
+              ? 'The old key stops at once.'
+              : `The old key keeps working for ${overlap.label}, then stops for good.`
+          }`,
           facts: [
             ['Client id', html`<code>${k.client_id}</code>`],
             ['Scopes', scopeList(k)],

@@ -82,8 +82,13 @@ async function balancesPage(
       section: '',
       problem,
       notice: extra.notice,
-      body: html`<p>The merchant's own balances in the ${page.environment}: custody (what the merchant holds for its members) and prepaid (what it has paid in for fees and payouts).</p>
-<form method="get" action="${base}" class="filters">${textInput('as_of', 'As of (UTC)', { type: 'datetime-local', value: asOf ? asOf.toISOString().slice(0, 16) : '', hint: 'Empty: now. The balances as they were at that moment.' })}<button type="submit" class="secondary">Show</button></form>${table(
+      body: html`<p>The merchant's own balances in the ${page.environment}: custody (what the merchant holds for its
+         members) and prepaid (what it has paid in for fees and payouts).</p>
+<form method="get" action="${base}" class="filters">${textInput('as_of', 'As of (UTC)', {
+        type: 'datetime-local',
+        value: asOf ? asOf.toISOString().slice(0, 16) : '',
+        hint: 'Empty: now. The balances as they were at that moment.',
+      })}<button type="submit" class="secondary">Show</button></form>${table(
         asOf ? `Merchant balances as of ${when(asOf)}` : 'Merchant balances',
         [
           { label: 'Asset', cell: (b: B) => b.asset },
@@ -93,32 +98,32 @@ async function balancesPage(
         balances,
         asOf ? 'No money had moved in this environment by then.' : 'No money has moved in this environment yet.',
       )}
-<h2>Balance monitors</h2><p>A monitor sends <code>balance_monitor.triggered</code> once when the balance falls below its threshold and <code>balance_monitor.resolved</code> once when it is back at or above it.</p>${table(
-        'Monitors',
-        [
-          { label: 'Balance', cell: (m: M) => m.balance },
-          { label: 'Asset', cell: (m) => m.asset },
-          { label: 'Below', cell: (m) => m.below, num: true },
-          { label: 'State', cell: (m) => badge(m.state, m.state === 'ok' ? 'ok' : 'bad') },
-          { label: '', cell: (m) => (canWrite ? askFirst(`${base}/balance-monitors/${m.id}/delete`, 'Remove') : '') },
-        ],
-        monitors,
-        'No monitors.',
-      )}${
-        canWrite
-          ? html`<form method="post" action="${base}/balance-monitors" class="card"><h3>New monitor</h3>${csrfInput(page)}${selectInput(
-              'balance',
-              'Balance',
-              [
-                { value: 'prepaid', label: 'Prepaid' },
-                { value: 'custody', label: 'Custody' },
-              ],
-            )}${textInput('asset', 'Asset', {
-              required: true,
-              hint: 'e.g. USDT',
-            })}${textInput('below', 'Below', { required: true, hint: 'A decimal amount of the asset' })}<button type="submit">Add monitor</button></form>`
-          : ''
-      }`,
+<h2>Balance monitors</h2><p>A monitor sends <code>balance_monitor.triggered</code> once when the balance falls below its
+   threshold and <code>balance_monitor.resolved</code> once when it is back at or above it.</p>${table(
+     'Monitors',
+     [
+       { label: 'Balance', cell: (m: M) => m.balance },
+       { label: 'Asset', cell: (m) => m.asset },
+       { label: 'Below', cell: (m) => m.below, num: true },
+       { label: 'State', cell: (m) => badge(m.state, m.state === 'ok' ? 'ok' : 'bad') },
+       { label: '', cell: (m) => (canWrite ? askFirst(`${base}/balance-monitors/${m.id}/delete`, 'Remove') : '') },
+     ],
+     monitors,
+     'No monitors.',
+   )}${
+     canWrite
+       ? html`<form method="post" action="${base}/balance-monitors" class="card"><h3>New monitor</h3>${csrfInput(
+           page,
+         )}${selectInput('balance', 'Balance', [
+           { value: 'prepaid', label: 'Prepaid' },
+           { value: 'custody', label: 'Custody' },
+         ])}${textInput('asset', 'Asset', {
+           required: true,
+           hint: 'e.g. USDT',
+         })}${textInput('below', 'Below', { required: true, hint: 'A decimal amount of the asset' })}<button
+              type="submit">Add monitor</button></form>`
+       : ''
+   }`,
     }),
   );
 }
@@ -156,31 +161,39 @@ async function ledgerPage(ctx: ServiceContext, req: FastifyRequest, reply: Fasti
     consolePage(page, {
       title: 'Ledger',
       section: '/ledger',
-      body: html`<p>Every journal entry of the merchant, newest first: each moves one asset, its debits equal its credits. <code>platform:…</code> lines are the platform's side of your business.</p>
-<form method="get" action="${base}" class="filters">${textInput('member_id', 'Member', { value: filters.member_id, hint: 'mem_… or your external id' })}${textInput(
-        'asset',
-        'Asset',
-        { value: filters.asset },
-      )}${textInput('reference_id', 'Reference', { value: filters.reference_id, hint: 'dep_…, wdr_…' })}<button type="submit" class="secondary">Filter</button></form>${table(
-        'Journal entries',
-        [
-          { label: 'Created', cell: (e: E) => when(e.created_at) },
-          { label: 'Entry', cell: (e) => html`<code>${e.kind}</code><br>${shortId(e.id)}` },
-          { label: 'Reference', cell: (e) => html`${e.reference.object} ${shortId(e.reference.id)}` },
-          {
-            label: 'Lines',
-            cell: (e) =>
-              html`<ul>${e.lines.map(
-                (l) =>
-                  html`<li>${l.account.owner} ${l.account.owner === 'member' ? html`${shortId(l.account.owner_id)} ` : ''}${l.account.bucket}: ${
-                    /^0(\.0+)?$/.test(l.debit) ? `credit ${l.credit}` : `debit ${l.debit}`
-                  } ${l.asset}</li>`,
-              )}</ul>`,
-          },
-        ],
-        list.data,
-        'No entries.',
-      )}${nextPageLink(base, list.next_cursor, Object.fromEntries(Object.entries(filters).filter(([, v]) => v)))}`,
+      body: html`<p>Every journal entry of the merchant, newest first: each moves one asset, its debits equal its
+         credits. <code>platform:…</code> lines are the platform's side of your business.</p>
+<form method="get" action="${base}" class="filters">${textInput('member_id', 'Member', {
+        value: filters.member_id,
+        hint: 'mem_… or your external id',
+      })}${textInput('asset', 'Asset', {
+        value: filters.asset,
+      })}${textInput('reference_id', 'Reference', { value: filters.reference_id, hint: 'dep_…, wdr_…' })}<button
+        type="submit" class="secondary">Filter</button></form>${table(
+          'Journal entries',
+          [
+            { label: 'Created', cell: (e: E) => when(e.created_at) },
+            { label: 'Entry', cell: (e) => html`<code>${e.kind}</code><br>${shortId(e.id)}` },
+            { label: 'Reference', cell: (e) => html`${e.reference.object} ${shortId(e.reference.id)}` },
+            {
+              label: 'Lines',
+              cell: (e) =>
+                html`<ul>${e.lines.map(
+                  (l) =>
+                    html`<li>${l.account.owner} ${
+                      l.account.owner === 'member'
+                        ? html`${shortId(l.account.owner_id)}
+                     `
+                        : ''
+                    }${l.account.bucket}: ${
+                      /^0(\.0+)?$/.test(l.debit) ? `credit ${l.credit}` : `debit ${l.debit}`
+                    } ${l.asset}</li>`,
+                )}</ul>`,
+            },
+          ],
+          list.data,
+          'No entries.',
+        )}${nextPageLink(base, list.next_cursor, Object.fromEntries(Object.entries(filters).filter(([, v]) => v)))}`,
     }),
   );
 }
@@ -205,45 +218,49 @@ async function exportsPage(
       section: '/exports',
       problem: extra.problem,
       notice: extra.notice,
-      body: html`<p>Files of your objects for your accountants, written in the background and kept 7 days. <a href="${base}">Refresh</a> to follow their progress.</p>${table(
-        'Exports, newest first',
-        [
-          { label: 'Requested', cell: (x: X) => when(x.created_at) },
-          { label: 'Kind', cell: (x) => html`${x.kind.replace(/_/g, ' ')}<br>${shortId(x.id)}` },
-          {
-            label: 'Status',
-            cell: (x) => badge(x.status, x.status === 'completed' ? 'ok' : x.status === 'pending' ? 'warn' : 'bad'),
-          },
-          { label: 'Rows', cell: (x) => (x.row_count === null ? '' : String(x.row_count)), num: true },
-          {
-            label: 'File',
-            cell: (x) =>
-              x.status === 'completed'
-                ? html`<a href="${base}/${x.id}/file">Download</a> (${String(x.size_bytes)} bytes)<br><span class="mono">sha256 ${x.sha256 ?? ''}</span>`
-                : '',
-          },
-        ],
-        list.data,
-        'No exports yet.',
-      )}${nextPageLink(base, list.next_cursor)}${
-        canWrite
-          ? html`<form method="post" action="${base}" class="card"><h3>Request an export</h3>${csrfInput(page)}${selectInput(
-              'kind',
-              'Kind',
-              exportKinds.map((k) => ({ value: k, label: k.replace(/_/g, ' ') })),
-            )}${textInput('from', 'From (UTC, inclusive)', {
-              type: 'date',
-              required: true,
-            })}${textInput('to', 'To (UTC, exclusive)', { type: 'date', required: true, hint: 'Member balances: as of this date' })}${selectInput(
-              'format',
-              'Format',
-              [
+      body: html`<p>Files of your objects for your accountants, written in the background and kept 7 days. <a
+        href="${base}">Refresh</a> to follow their progress.</p>${table(
+          'Exports, newest first',
+          [
+            { label: 'Requested', cell: (x: X) => when(x.created_at) },
+            { label: 'Kind', cell: (x) => html`${x.kind.replace(/_/g, ' ')}<br>${shortId(x.id)}` },
+            {
+              label: 'Status',
+              cell: (x) => badge(x.status, x.status === 'completed' ? 'ok' : x.status === 'pending' ? 'warn' : 'bad'),
+            },
+            { label: 'Rows', cell: (x) => (x.row_count === null ? '' : String(x.row_count)), num: true },
+            {
+              label: 'File',
+              cell: (x) =>
+                x.status === 'completed'
+                  ? html`<a href="${base}/${x.id}/file">Download</a> (${String(x.size_bytes)} bytes)<br><span
+                  class="mono">sha256 ${x.sha256 ?? ''}</span>`
+                  : '',
+            },
+          ],
+          list.data,
+          'No exports yet.',
+        )}${nextPageLink(base, list.next_cursor)}${
+          canWrite
+            ? html`<form method="post" action="${base}" class="card"><h3>Request an export</h3>${csrfInput(
+                page,
+              )}${selectInput(
+                'kind',
+                'Kind',
+                exportKinds.map((k) => ({ value: k, label: k.replace(/_/g, ' ') })),
+              )}${textInput('from', 'From (UTC, inclusive)', {
+                type: 'date',
+                required: true,
+              })}${textInput('to', 'To (UTC, exclusive)', {
+                type: 'date',
+                required: true,
+                hint: 'Member balances: as of this date',
+              })}${selectInput('format', 'Format', [
                 { value: 'csv', label: 'CSV' },
                 { value: 'jsonl', label: 'JSON lines' },
-              ],
-            )}<button type="submit">Request</button></form>`
-          : ''
-      }`,
+              ])}<button type="submit">Request</button></form>`
+            : ''
+        }`,
     }),
   );
 }
@@ -305,7 +322,8 @@ export function registerLedgerPages(app: AppInstance, ctx: ServiceContext): void
           refused: can(page.session.role, 'monitors.write')
             ? undefined
             : `Your role (${page.session.role}) cannot change balance monitors.`,
-          question: html`Remove the monitor of the ${m.balance} ${m.asset} balance below ${m.below}? No more balance_monitor events are sent for it.`,
+          question: html`Remove the monitor of the ${m.balance} ${m.asset} balance below ${m.below}? No more
+             balance_monitor events are sent for it.`,
           facts: [
             ['Monitor', html`<code>${m.id}</code>`],
             ['State', m.state],

@@ -69,7 +69,12 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
                   const b = balances.get(m.id) ?? [];
                   return b.length === 0
                     ? 'none'
-                    : html`<ul>${b.map((x) => html`<li>${x.asset}: ${x.available} available${x.frozen !== '0' && !/^0(\.0+)?$/.test(x.frozen) ? `, ${x.frozen} frozen` : ''}${/^0(\.0+)?$/.test(x.withdrawing) ? '' : `, ${x.withdrawing} withdrawing`}</li>`)}</ul>`;
+                    : html`<ul>${b.map(
+                        (x) =>
+                          html`<li>${x.asset}: ${x.available} available${
+                            x.frozen !== '0' && !/^0(\.0+)?$/.test(x.frozen) ? `, ${x.frozen} frozen` : ''
+                          }${/^0(\.0+)?$/.test(x.withdrawing) ? '' : `, ${x.withdrawing} withdrawing`}</li>`,
+                      )}</ul>`;
                 },
               },
               { label: 'Created', cell: (m) => when(m.created_at) },
@@ -124,7 +129,8 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
             );
           return redirect(
             reply,
-            `${envPath(page.environment, '/withdrawals')}?done=${action === 'confirm' ? 'settled' : 'failed'}&id=${encodeURIComponent(id)}`,
+            `${envPath(page.environment, '/withdrawals')}?done=${action === 'confirm' ? 'settled' : 'failed'}` +
+              `&id=${encodeURIComponent(id)}`,
           );
         },
         refusedPage,
@@ -152,8 +158,11 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
             refused,
             question:
               action === 'confirm'
-                ? html`Confirm that you paid out withdrawal ${shortText(w.id)}: ${w.amount} ${w.asset} to ${w.network} ${w.address}? The member's money leaves for good.`
-                : html`Fail withdrawal ${shortText(w.id)} for ${w.amount} ${w.asset}? The member gets the money back; the withdrawal cannot be confirmed afterwards.`,
+                ? html`Confirm that you paid out withdrawal ${shortText(w.id)}: ${w.amount} ${w.asset} to ${
+                    w.network
+                  } ${w.address}? The member's money leaves for good.`
+                : html`Fail withdrawal ${shortText(w.id)} for ${w.amount} ${w.asset}? The member gets the money back;
+                   the withdrawal cannot be confirmed afterwards.`,
             facts: [
               ['Withdrawal', html`<code>${w.id}</code>`],
               ['Member', html`<code>${w.member_id}</code>`],
@@ -187,11 +196,21 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
         consolePage(page, {
           title: `Withdrawal ${w.id}`,
           section: '/withdrawals',
-          body: html`<div class="card"><dl class="summary"><dt>Status</dt><dd>${badge(w.status, w.status === 'settled' ? 'ok' : w.status === 'locked' ? 'warn' : 'bad')}</dd><dt>Member</dt><dd><code>${w.member_id}</code></dd><dt>Amount</dt><dd>${w.amount} ${w.asset} (fee ${w.fee})</dd><dt>To</dt><dd>${w.network} <code>${w.address}</code></dd><dt>Created</dt><dd>${when(w.created_at)}</dd></dl>${
-            canWrite
-              ? html`<div class="actions">${askFirst(`${base}/${w.id}/confirm`, 'Confirm payout')}${askFirst(`${base}/${w.id}/fail`, 'Fail', { danger: true })}</div>`
-              : ''
-          }</div>${await history(ctx, page, w.id)}<p><a href="${base}">All withdrawals</a></p>`,
+          body: html`<div class="card"><dl class="summary"><dt>Status</dt>
+            <dd>${badge(w.status, w.status === 'settled' ? 'ok' : w.status === 'locked' ? 'warn' : 'bad')}</dd>
+              <dt>Member</dt><dd><code>${w.member_id}</code></dd><dt>Amount</dt><dd>${w.amount} ${w.asset} (fee ${
+                w.fee
+              })</dd><dt>To</dt><dd>${w.network} <code>${w.address}</code></dd><dt>Created</dt>
+                <dd>${when(w.created_at)}</dd>
+  </dl>${
+    canWrite
+      ? html`<div class="actions">${askFirst(`${base}/${w.id}/confirm`, 'Confirm payout')}${askFirst(
+          `${base}/${w.id}/fail`,
+          'Fail',
+          { danger: true },
+        )}</div>`
+      : ''
+  }</div>${await history(ctx, page, w.id)}<p><a href="${base}">All withdrawals</a></p>`,
         }),
       );
     }),
@@ -208,11 +227,14 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
         consolePage(page, {
           title: `Deposit ${d.id}`,
           section: '/deposits',
-          body: html`<div class="card"><dl class="summary"><dt>Status</dt><dd>${badge(d.status, 'ok')}</dd><dt>Member</dt><dd><code>${d.member_id}</code></dd><dt>Amount</dt><dd>${d.amount} ${d.asset}</dd><dt>Network</dt><dd>${d.network}</dd><dt>Transaction</dt><dd><code>${d.tx_hash}</code></dd><dt>Created</dt><dd>${when(d.created_at)}</dd></dl></div>${await history(
-            ctx,
-            page,
-            d.id,
-          )}<p><a href="${envPath(page.environment, '/deposits')}">All deposits</a></p>`,
+          body: html`<div class="card"><dl class="summary"><dt>Status</dt><dd>${badge(d.status, 'ok')}</dd>
+            <dt>Member</dt><dd><code>${d.member_id}</code></dd><dt>Amount</dt><dd>${d.amount} ${d.asset}</dd>
+              <dt>Network</dt><dd>${d.network}</dd><dt>Transaction</dt><dd><code>${d.tx_hash}</code></dd>
+                <dt>Created</dt><dd>${when(d.created_at)}</dd></dl></div>${await history(
+                  ctx,
+                  page,
+                  d.id,
+                )}<p><a href="${envPath(page.environment, '/deposits')}">All deposits</a></p>`,
         }),
       );
     }),
@@ -284,7 +306,8 @@ async function withdrawalsPage(
       section: '/withdrawals',
       notice,
       problem: extra.problem,
-      body: html`<p>A withdrawal waits in <em>locked</em> until you confirm that you paid it out on chain, or fail it to give the member the money back.${canWrite ? '' : ' Only an owner can confirm or fail one.'}</p>
+      body: html`<p>A withdrawal waits in <em>locked</em> until you confirm that you paid it out on chain, or fail it to
+         give the member the money back.${canWrite ? '' : ' Only an owner can confirm or fail one.'}</p>
 <form method="get" action="${base}" class="filters">${selectInput(
         'status',
         'Status',
@@ -316,7 +339,11 @@ ${table(
             cell: (w: W) =>
               w.status !== 'locked'
                 ? ''
-                : html`<div class="actions">${askFirst(`${base}/${w.id}/confirm`, 'Confirm payout')}${askFirst(`${base}/${w.id}/fail`, 'Fail', { danger: true })}</div>`,
+                : html`<div class="actions">${askFirst(`${base}/${w.id}/confirm`, 'Confirm payout')}${askFirst(
+                    `${base}/${w.id}/fail`,
+                    'Fail',
+                    { danger: true },
+                  )}</div>`,
           },
         ]
       : []),

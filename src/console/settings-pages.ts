@@ -62,12 +62,27 @@ async function toolsPage(
       title: 'Sandbox tools',
       section: '/tools',
       ...extra,
-      body: html`<div class="card"><h2>Sandbox clock</h2><p>Your sandbox time is <strong id="sandbox-now" class="nowrap">${when(clock.now)}</strong> (sandbox clock)${Math.abs(ahead) >= 60_000 ? html`; real time is <span class="nowrap">${when(page.now)}</span>` : ''}. It only moves forward; moving it runs everything that falls due on the way (expiries, accruals, webhook retries).</p>${
-        canWrite
-          ? html`<form method="get" action="${base}/clock">${selectInput('seconds', 'Move the clock forward by', clockSteps, '3600')}<div class="actions"><button type="submit">Advance clock</button></div></form>`
-          : ''
-      }</div>
-<div class="card"><h2>Upstream behaviour</h2><p>How one provider's money-moving step answers for your sandbox, for ${injectionTtlSeconds / 60} minutes of sandbox time (then back to success).</p>${table(
+      body: html`<div class="card"><h2>Sandbox clock</h2><p>Your sandbox time is <strong id="sandbox-now"
+        class="nowrap">${when(clock.now)}</strong> (sandbox clock)${
+          Math.abs(ahead) >= 60_000
+            ? html`; real time is
+           <span class="nowrap">${when(page.now)}</span>`
+            : ''
+        }. It only moves forward; moving it runs everything that
+              falls due on the way (expiries, accruals, webhook retries).</p>${
+                canWrite
+                  ? html`<form method="get" action="${base}/clock">${selectInput(
+                      'seconds',
+                      'Move the clock forward by',
+                      clockSteps,
+                      '3600',
+                    )}<div class="actions"><button
+  type="submit">Advance clock</button></div></form>`
+                  : ''
+              }</div>
+<div class="card"><h2>Upstream behaviour</h2><p>How one provider's money-moving step answers for your sandbox, for ${
+        injectionTtlSeconds / 60
+      } minutes of sandbox time (then back to success).</p>${table(
         'Behaviours in force',
         [
           { label: 'Provider', cell: (b: (typeof presets)[number]) => b.upstream },
@@ -78,7 +93,8 @@ async function toolsPage(
         'none: every provider answers success.',
       )}${
         canWrite
-          ? html`<form method="post" action="${base}/behavior"><input type="hidden" name="${csrfField}" value="${page.csrf}">${selectInput(
+          ? html`<form method="post" action="${base}/behavior"><input type="hidden"
+            name="${csrfField}" value="${page.csrf}">${selectInput(
               'upstream',
               'Provider',
               upstreamNames.map((u) => ({ value: u, label: u })),
@@ -89,11 +105,12 @@ async function toolsPage(
             )}<div class="actions"><button type="submit">Set behaviour</button></div></form>`
           : ''
       }</div>
-<div class="card"><h2>Reset</h2><p id="reset-hint">Deletes the sandbox webhook deliveries and API call log and removes injected behaviours. Ledger entries, orders and members are kept, so balances do not reset.</p>${
-        canWrite
-          ? html`<div class="actions">${askFirst(`${base}/reset`, 'Reset sandbox logs', { danger: true })}</div>`
-          : ''
-      }</div>`,
+<div class="card"><h2>Reset</h2><p id="reset-hint">Deletes the sandbox webhook deliveries and API call log and removes
+   injected behaviours. Ledger entries, orders and members are kept, so balances do not reset.</p>${
+     canWrite
+       ? html`<div class="actions">${askFirst(`${base}/reset`, 'Reset sandbox logs', { danger: true })}</div>`
+       : ''
+   }</div>`,
     }),
   );
 }
@@ -132,7 +149,8 @@ export function registerSettingsPages(
           refused: can(page.session.role, 'sandbox.write')
             ? undefined
             : `Your role (${page.session.role}) cannot use the sandbox tools.`,
-          question: html`Delete every sandbox webhook delivery and API call of ${page.session.merchantName}, and remove the upstream behaviours in force? Ledger entries, orders and members are kept.`,
+          question: html`Delete every sandbox webhook delivery and API call of ${page.session.merchantName}, and remove
+             the upstream behaviours in force? Ledger entries, orders and members are kept.`,
           facts: [],
           action: `${base}/reset`,
           button: 'Yes, reset the sandbox logs',
@@ -161,7 +179,9 @@ export function registerSettingsPages(
           refused: can(page.session.role, 'sandbox.write')
             ? undefined
             : `Your role (${page.session.role}) cannot use the sandbox tools.`,
-          question: html`Move the sandbox clock forward by ${step.label}, from ${when(clock.now)} to ${when(to)}? Everything due on the way runs (expiries, accruals, webhook retries); the clock never moves back.`,
+          question: html`Move the sandbox clock forward by ${step.label}, from ${when(clock.now)} to ${when(
+            to,
+          )}? Everything due on the way runs (expiries, accruals, webhook retries); the clock never moves back.`,
           facts: [],
           action: `${base}/clock`,
           button: `Yes, move it forward by ${step.label}`,
@@ -293,18 +313,19 @@ export function registerSettingsPages(
         consolePage(page, {
           title: 'Audit log',
           section: '/audit',
-          body: html`<p>Every change made through the console in the ${page.environment}, with who made it. Newest first.</p>${table(
-            'Changes',
-            [
-              { label: `Time${realTimeMark(page)}`, cell: (a: A) => when(a.created_at) },
-              { label: 'User', cell: (a) => a.user_email },
-              { label: 'Change', cell: (a) => html`<code>${a.action}</code>` },
-              { label: 'Object', cell: (a) => shortId(a.object_id) },
-              { label: 'Detail', cell: (a) => a.detail },
-            ],
-            list.data,
-            'No changes yet.',
-          )}${nextPageLink(envPath(page.environment, '/audit'), list.next_cursor)}`,
+          body: html`<p>Every change made through the console in the ${page.environment}, with who made it. Newest
+             first.</p>${table(
+               'Changes',
+               [
+                 { label: `Time${realTimeMark(page)}`, cell: (a: A) => when(a.created_at) },
+                 { label: 'User', cell: (a) => a.user_email },
+                 { label: 'Change', cell: (a) => html`<code>${a.action}</code>` },
+                 { label: 'Object', cell: (a) => shortId(a.object_id) },
+                 { label: 'Detail', cell: (a) => a.detail },
+               ],
+               list.data,
+               'No changes yet.',
+             )}${nextPageLink(envPath(page.environment, '/audit'), list.next_cursor)}`,
         }),
       );
     }),

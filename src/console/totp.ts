@@ -40,7 +40,10 @@ export function base32(bytes: Buffer): string {
 /** The `otpauth://` URI an app imports (issuer and account shown in the app). */
 export function otpauthUri(secret: Buffer, account: string, issuer: string): string {
   const label = encodeURIComponent(`${issuer}:${account}`);
-  return `otpauth://totp/${label}?secret=${base32(secret)}&issuer=${encodeURIComponent(issuer)}&algorithm=SHA1&digits=${totpDigits}&period=${totpStepSeconds}`;
+  return (
+    `otpauth://totp/${label}?secret=${base32(secret)}&issuer=${encodeURIComponent(issuer)}` +
+    `&algorithm=SHA1&digits=${totpDigits}&period=${totpStepSeconds}`
+  );
 }
 
 export const stepAt = (unixMs: number) => Math.floor(unixMs / 1000 / totpStepSeconds);

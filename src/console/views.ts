@@ -75,15 +75,17 @@ export interface Shell {
 function document(title: string, body: HtmlPart): string {
   return (
     '<!doctype html>\n' +
-    html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><title>${title} · Merchant console</title><link rel="stylesheet" href="${stylesheetPath}"></head><body>${body}</body></html>`
-      .value
+    html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport"
+      content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">
+        <title>${title} · Merchant console</title><link rel="stylesheet" href="${stylesheetPath}"></head>
+          <body>${body}</body></html>`.value
   );
 }
 
 export function messages(notice?: string, problem?: string): SafeHtml {
-  return html`${problem ? html`<div class="problem" role="alert"><strong>There is a problem:</strong> ${problem}</div>` : ''}${
-    notice ? html`<div class="notice" role="status">${notice}</div>` : ''
-  }`;
+  return html`${
+    problem ? html`<div class="problem" role="alert"><strong>There is a problem:</strong> ${problem}</div>` : ''
+  }${notice ? html`<div class="notice" role="status">${notice}</div>` : ''}`;
 }
 
 /** A signed-in page: top bar, side navigation, the page's own content. */
@@ -107,12 +109,24 @@ export function consolePage(page: PageRequest, shell: Shell): string {
     shell.title,
     html`<a class="skip" href="#main">Skip to content</a>
 <header class="top"><div class="topbar"><span class="brand">${page.session.merchantName}</span>
-<nav class="envswitch" aria-label="Environment"><a href="${switchTo('sandbox')}" aria-current="${page.environment === 'sandbox' ? 'true' : 'false'}">Sandbox</a><a href="${switchTo('production')}" aria-current="${page.environment === 'production' ? 'true' : 'false'}">Production</a></nav>
+<nav class="envswitch" aria-label="Environment"><a href="${switchTo('sandbox')}"
+  aria-current="${page.environment === 'sandbox' ? 'true' : 'false'}">Sandbox</a><a href="${switchTo('production')}"
+    aria-current="${page.environment === 'production' ? 'true' : 'false'}">Production</a></nav>
 <span class="who">${page.session.email} (${page.session.role})</span>
-<form method="post" action="${consoleBase}/sign-out"><input type="hidden" name="${csrfField}" value="${page.csrf}"><button type="submit">Sign out</button></form></div>
-${page.environment === 'sandbox' ? html`<div class="envbanner">Sandbox: test data. Times are on your sandbox clock unless marked “real time”. <a href="${switchTo(other)}">Switch to production</a></div>` : ''}</header>
-<div class="layout"><nav class="side" aria-label="Console"><details class="navfold"><summary>Menu</summary>${links}</details></nav>
-<main id="main" tabindex="-1"><h1>${shell.title}</h1>${messages(shell.notice, shell.problem)}${shell.body}</main></div>`,
+<form method="post" action="${consoleBase}/sign-out"><input type="hidden"
+  name="${csrfField}" value="${page.csrf}"><button type="submit">Sign out</button></form></div>
+${
+  page.environment === 'sandbox'
+    ? html`<div class="envbanner">Sandbox: test data.
+   Times are on your sandbox clock unless marked “real time”. <a href="${switchTo(other)}">Switch to
+      production</a></div>`
+    : ''
+}</header>
+<div class="layout"><nav class="side" aria-label="Console"><details class="navfold"><summary>Menu</summary>${
+      links
+    }</details></nav>
+<main id="main" tabindex="-1"><h1>${shell.title}</h1>${messages(shell.notice, shell.problem)}${shell.body}</main>
+  </div>`,
   );
 }
 
@@ -120,7 +134,8 @@ ${page.environment === 'sandbox' ? html`<div class="envbanner">Sandbox: test dat
 export function plainPage(title: string, body: HtmlPart, problem?: string, notice?: string): string {
   return document(
     title,
-    html`<main id="main" class="signin"><div class="card"><h1>${title}</h1>${messages(notice, problem)}${body}</div></main>`,
+    html`<main id="main" class="signin"><div class="card"><h1>${title}</h1>${messages(notice, problem)}${body}</div>
+      </main>`,
   );
 }
 
@@ -135,7 +150,9 @@ export function postButton(
   const hidden = Object.entries(opts.fields ?? {}).map(
     ([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`,
   );
-  return html`<form method="post" action="${action}"><input type="hidden" name="${csrfField}" value="${page.csrf}">${hidden}<button type="submit"${
+  return html`<form method="post" action="${action}"><input type="hidden" name="${csrfField}" value="${page.csrf}">${
+    hidden
+  }<button type="submit"${
     cls ? html` class="${cls}"` : ''
   }${opts.describedBy ? html` aria-describedby="${opts.describedBy}"` : ''}>${label}</button></form>`;
 }
@@ -169,8 +186,16 @@ export function confirmPage(page: PageRequest, c: Confirmation): string {
     title: c.title,
     section: c.section,
     problem: c.refused,
-    body: html`<div class="card confirm"><p class="question">${c.question}</p>${c.facts.length ? html`<dl class="summary">${c.facts.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>` : ''}
-<p><strong>This cannot be undone.</strong></p><div class="actions">${c.refused ? '' : postButton(page, c.action, c.button, { danger: c.danger, fields: c.fields })}<a href="${c.back}">Cancel, go back</a></div></div>`,
+    body: html`<div class="card confirm"><p class="question">${c.question}</p>${
+      c.facts.length
+        ? html`<dl
+      class="summary">${c.facts.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`
+        : ''
+    }
+<p><strong>This cannot be undone.</strong></p><div class="actions">${
+      c.refused ? '' : postButton(page, c.action, c.button, { danger: c.danger, fields: c.fields })
+    }<a
+  href="${c.back}">Cancel, go back</a></div></div>`,
   });
 }
 
@@ -195,10 +220,15 @@ export function table<T>(
   // The box scrolls when a table is wider than it (a phone): a region with a name, focusable, so a keyboard can scroll
   // it.
   // data-label: on a phone each row stacks, each cell under its column's name (stylesheet).
-  return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0"><table><caption>${caption}</caption><thead><tr>${columns.map((c) => html`<th scope="col">${c.label}</th>`)}</tr></thead><tbody>${rows.map(
-    (r) =>
-      html`<tr>${columns.map((c) => html`<td data-label="${c.label}"${c.num ? html` class="num"` : ''}>${oneLine(c.cell(r))}</td>`)}</tr>`,
-  )}</tbody></table></div>`;
+  return html`<div class="table-wrap" role="region" aria-label="${caption}"
+    tabindex="0"><table><caption>${caption}</caption><thead><tr>${columns.map(
+      (c) => html`<th scope="col">${c.label}</th>`,
+    )}</tr></thead><tbody>${rows.map(
+      (r) =>
+        html`<tr>${columns.map(
+          (c) => html`<td data-label="${c.label}"${c.num ? html` class="num"` : ''}>${oneLine(c.cell(r))}</td>`,
+        )}</tr>`,
+    )}</tbody></table></div>`;
 }
 
 /** A time cell (from `when`) stays on one line: a browser would break it after a hyphen of the date. */
@@ -240,7 +270,9 @@ export function shortId(id: string | null | undefined): SafeHtml {
   if (rest.length <= 10) return html`<code class="id">${id}</code>`;
   // A value without a prefix (an address, a transaction hash) keeps its first characters too.
   const shown = prefix ? `${prefix}…${rest.slice(-6)}` : `${id.slice(0, 6)}…${id.slice(-6)}`;
-  return html`<code class="id" title="${id}"><span class="visually-hidden">${id}</span><span aria-hidden="true">${shown}</span></code>`;
+  return html`<code class="id" title="${id}"><span class="visually-hidden">${id}</span><span aria-hidden="true">${
+    shown
+  }</span></code>`;
 }
 
 /** The short form as plain text, for messages ("Withdrawal wdr_…9f3a1c for 20 USDT is failed"). */
@@ -276,9 +308,17 @@ export function textInput(
 ): SafeHtml {
   // `id`: when two forms of a page have a field of the same name, each label must point at its own.
   const id = opts.id ?? `f-${name}`;
-  return html`<div class="field"><label for="${id}">${label}</label>${opts.hint ? html`<p class="hint" id="${id}-hint">${opts.hint}</p>` : ''}<input id="${id}" name="${name}" type="${opts.type ?? 'text'}" value="${opts.value ?? ''}"${
-    opts.hint ? html` aria-describedby="${id}-hint"` : ''
-  }${opts.required ? html` required` : ''}${opts.autocomplete ? html` autocomplete="${opts.autocomplete}"` : ''}${opts.inputMode ? html` inputmode="${opts.inputMode}"` : ''}></div>`;
+  return html`<div class="field"><label for="${id}">${label}</label>${
+    opts.hint
+      ? html`<p class="hint"
+    id="${id}-hint">${opts.hint}</p>`
+      : ''
+  }<input id="${id}" name="${name}"
+      type="${opts.type ?? 'text'}" value="${opts.value ?? ''}"${
+        opts.hint ? html` aria-describedby="${id}-hint"` : ''
+      }${opts.required ? html` required` : ''}${opts.autocomplete ? html` autocomplete="${opts.autocomplete}"` : ''}${
+        opts.inputMode ? html` inputmode="${opts.inputMode}"` : ''
+      }></div>`;
 }
 
 export function selectInput(
@@ -288,7 +328,9 @@ export function selectInput(
   current = '',
 ): SafeHtml {
   const id = `f-${name}`;
-  return html`<div class="field"><label for="${id}">${label}</label><select id="${id}" name="${name}">${options.map((o) => html`<option value="${o.value}"${o.value === current ? html` selected` : ''}>${o.label}</option>`)}</select></div>`;
+  return html`<div class="field"><label for="${id}">${label}</label><select id="${id}" name="${name}">${options.map(
+    (o) => html`<option value="${o.value}"${o.value === current ? html` selected` : ''}>${o.label}</option>`,
+  )}</select></div>`;
 }
 
 export function checkboxes(
@@ -298,16 +340,21 @@ export function checkboxes(
   checked: readonly string[],
   hint?: string,
 ): SafeHtml {
-  return html`<fieldset><legend>${legend}</legend>${hint ? html`<p class="hint">${hint}</p>` : ''}<div class="checks">${options.map(
-    (o, i) =>
-      html`<label for="f-${name}-${i}"><input type="checkbox" id="f-${name}-${i}" name="${name}" value="${o.value}"${
-        checked.includes(o.value) ? html` checked` : ''
-      }> ${o.label}</label>`,
-  )}</div></fieldset>`;
+  return html`<fieldset><legend>${legend}</legend>${hint ? html`<p class="hint">${hint}</p>` : ''}<div
+    class="checks">${options.map(
+      (o, i) =>
+        html`<label for="f-${name}-${i}"><input type="checkbox" id="f-${name}-${i}" name="${name}" value="${o.value}"${
+          checked.includes(o.value) ? html` checked` : ''
+        }> ${o.label}</label>`,
+    )}</div></fieldset>`;
 }
 
 /** The codes of a new set, shown once (the service keeps only their hashes). */
 export function recoveryCodesPanel(codes: readonly string[]): HtmlPart {
-  return html`<div class="secret" role="status"><h2>Your recovery codes</h2><p><strong>Save these now: they are shown only once.</strong> Each one signs you in once in place of a code from your app, if you lose your phone. Keep them somewhere safe, apart from your password (printed, or in a password manager).</p>
-<ol class="recovery-codes" id="recovery-codes">${codes.map((c) => html`<li><code class="value">${c}</code></li>`)}</ol></div>`;
+  return html`<div class="secret" role="status"><h2>Your recovery codes</h2>
+    <p><strong>Save these now: they are shown only once.</strong> Each one signs you in once in place of a code from
+       your app, if you lose your phone. Keep them
+        somewhere safe, apart from your password (printed, or in a password manager).</p>
+<ol class="recovery-codes" id="recovery-codes">${codes.map((c) => html`<li><code class="value">${c}</code></li>`)}</ol>
+  </div>`;
 }

@@ -59,7 +59,8 @@ function endpointStatus(e: EndpointView) {
 }
 
 function secretPanel(heading: string, url: string, secret: string): HtmlPart {
-  return html`<div class="secret" role="status"><h2>${heading}</h2><p>For <code>${url}</code>. <strong>Copy the signing secret now: it is shown only once.</strong></p><code class="value" id="new-webhook-secret">${secret}</code></div>`;
+  return html`<div class="secret" role="status"><h2>${heading}</h2><p>For <code>${url}</code>. <strong>Copy the signing
+     secret now: it is shown only once.</strong></p><code class="value" id="new-webhook-secret">${secret}</code></div>`;
 }
 
 async function endpointsPage(
@@ -109,18 +110,16 @@ async function endpointsPage(
         'No endpoints in this environment yet.',
       )}${
         canWrite
-          ? html`<form method="post" action="${base}" class="card" novalidate><h2>Add an endpoint</h2>${csrfInput(page)}${textInput(
-              'url',
-              'Endpoint URL',
-              {
-                value: values.url,
-                required: true,
-                hint:
-                  page.environment === 'sandbox'
-                    ? 'https, or http and local addresses in the sandbox.'
-                    : 'https; internal and private addresses are refused.',
-              },
-            )}${textInput('event_types', 'Event types', {
+          ? html`<form method="post" action="${base}" class="card" novalidate><h2>Add an endpoint</h2>${csrfInput(
+              page,
+            )}${textInput('url', 'Endpoint URL', {
+              value: values.url,
+              required: true,
+              hint:
+                page.environment === 'sandbox'
+                  ? 'https, or http and local addresses in the sandbox.'
+                  : 'https; internal and private addresses are refused.',
+            })}${textInput('event_types', 'Event types', {
               value: values.event_types,
               hint: '* for every event, or types separated by commas, such as withdrawal.settled, deposit.credited.',
             })}<div class="actions"><button type="submit">Add endpoint</button></div></form>`
@@ -166,8 +165,10 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
               : `Your role (${page.session.role}) cannot change webhooks.`,
             question:
               action === 'delete'
-                ? html`Delete the endpoint ${e.url}? No event is sent to it any more, and its deliveries not yet made are dropped.`
-                : html`Make a new signing secret for ${e.url}? The current secret keeps signing for 24 hours, then only the new one does.`,
+                ? html`Delete the endpoint ${e.url}? No event is sent to it any more, and its deliveries not yet made
+                   are dropped.`
+                : html`Make a new signing secret for ${e.url}? The current secret keeps signing for 24 hours, then only
+                   the new one does.`,
             facts: [
               ['Endpoint', html`<code>${e.id}</code>`],
               ['URL', html`<code>${e.url}</code>`],
@@ -205,7 +206,10 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
             {
               problem:
                 `The URL cannot be used ` +
-                `(${String((err.extras.fields as { reason: string }[] | undefined)?.[0]?.reason ?? err.message).replace(/_/g, ' ')}).`,
+                `(${String((err.extras.fields as { reason: string }[] | undefined)?.[0]?.reason ?? err.message).replace(
+                  /_/g,
+                  ' ',
+                )}).`,
               values,
             },
             400,
@@ -368,7 +372,12 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
             ],
             rows,
             'No calls in this environment yet.',
-          )}${last ? html`<p><a href="${envPath(page.environment, '/api-log')}?before=${String(last.id)}">Older calls</a></p>` : ''}`,
+          )}${
+            last
+              ? html`<p><a href="${envPath(page.environment, '/api-log')}?before=${String(last.id)}">Older
+             calls</a></p>`
+              : ''
+          }`,
         }),
       );
     }),
@@ -410,7 +419,12 @@ async function deliveriesPage(
       title: 'Webhook deliveries',
       section: '/deliveries',
       ...extra,
-      body: html`<form method="get" action="${base}" class="filters">${selectInput('status', 'Status', [{ value: '', label: 'Any' }, ...deliveryStatuses.map((s) => ({ value: s, label: s.replace('_', ' ') }))], filter)}<button type="submit" class="secondary">Filter</button></form>
+      body: html`<form method="get" action="${base}" class="filters">${selectInput(
+        'status',
+        'Status',
+        [{ value: '', label: 'Any' }, ...deliveryStatuses.map((s) => ({ value: s, label: s.replace('_', ' ') }))],
+        filter,
+      )}<button type="submit" class="secondary">Filter</button></form>
 ${table(
   'Deliveries, newest first',
   [
@@ -429,7 +443,17 @@ ${table(
         const a = attempts.filter((x) => x.delivery_id === d.id);
         return a.length === 0
           ? '0'
-          : html`<ol>${a.map((x) => html`<li><span class="nowrap">${when(x.started_at)}</span>: ${x.outcome}${x.http_status ? ` (HTTP ${x.http_status})` : ''}${x.error && x.error !== `HTTP ${x.http_status}` ? html` <code class="long">${x.error.slice(0, 120)}</code>` : ''}</li>`)}</ol>`;
+          : html`<ol>${a.map(
+              (x) =>
+                html`<li><span class="nowrap">${when(x.started_at)}</span>: ${x.outcome}${
+                  x.http_status ? ` (HTTP ${x.http_status})` : ''
+                }${
+                  x.error && x.error !== `HTTP ${x.http_status}`
+                    ? html` <code
+  class="long">${x.error.slice(0, 120)}</code>`
+                    : ''
+                }</li>`,
+            )}</ol>`;
       },
     },
     { label: 'Next attempt', cell: (d) => when(d.next_attempt_at || null) },
