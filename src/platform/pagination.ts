@@ -1,4 +1,3 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
 import { Type, type Static } from 'typebox';
 
 export const pageSizeDefault = 20;
@@ -84,37 +83,6 @@ export interface PageParams {
 /** Rows a keyset page walks: each carries its table's `seq`. */
 export type KeysetRow = { seq: bigint | string };
 
-/**
- * The one keyset list: `query` (a select with the caller's filters applied, not yet ordered or
- * limited) is walked newest first by `seq`, starting after the page's cursor, fetching
- * `limit + 1` rows to know whether more follow; the answer is the list envelope, each row through
- * `view`. Every list in the API goes through here (docs/architecture.md).
- */
-export async function keysetPage<DB, TB extends keyof DB, O extends KeysetRow>(
-  query: SelectQueryBuilder<DB, TB, O>,
-  page: PageParams,
-): Promise<ListEnvelope<O>>;
-export async function keysetPage<DB, TB extends keyof DB, O extends KeysetRow, T>(
-  query: SelectQueryBuilder<DB, TB, O>,
-  page: PageParams,
-  view: (row: O) => T,
-): Promise<ListEnvelope<T>>;
-export async function keysetPage<DB, TB extends keyof DB, O extends KeysetRow, T>(
-  query: SelectQueryBuilder<DB, TB, O>,
-  page: PageParams,
-  view?: (row: O) => T,
-): Promise<ListEnvelope<O | T>> {
-  const limit = pageSize(page.limit);
-  const after = decodeCursor(page.cursor);
-  const seq = sql.ref('seq');
-  const walk = after === undefined ? query : query.where(sql<boolean>`${seq} < ${after.toString()}`);
-  const rows = (await walk
-    .orderBy(seq, 'desc')
-    .limit(limit + 1)
-    .execute()) as O[];
-  return toPage<O, O | T>(rows, limit, view ?? ((row) => row));
-}
-
 /** The same page with each item mapped (for views that need something looked up per page first). */
 export function mapPage<R, T>(page: ListEnvelope<R>, view: (row: R) => T): ListEnvelope<T> {
   return { ...page, data: page.data.map(view) };
@@ -136,7 +104,7 @@ export interface CursorSeqCodec {
   decode(n: bigint): bigint | undefined;
 }
 
-const plainSeq: CursorSeqCodec = { encode: (seq) => BigInt(seq), decode: (n) => n };
+export const plainSeq: CursorSeqCodec = { encode: (seq) => BigInt(seq), decode: (n) => n };
 
 /**
  * A keyset walk with one leading group before `seq` (e.g. favourites first, then newest): rows
@@ -158,35 +126,4 @@ export function decodeGroupedCursor(
   const n = BigInt(m[2]!);
   const seq = n <= cursorSeqMax ? codec.decode(n) : undefined;
   return seq === undefined ? undefined : { group: m[1] === '1', seq };
-}
-
-export async function groupedKeysetPage<DB, TB extends keyof DB, O extends KeysetRow, T>(
-  query: SelectQueryBuilder<DB, TB, O>,
-  groupColumn: string,
-  groupOf: (row: O) => boolean,
-  page: PageParams,
-  view: (row: O) => T,
-  codec: CursorSeqCodec = plainSeq,
-): Promise<ListEnvelope<T>> {
-  const limit = pageSize(page.limit);
-  const after = decodeGroupedCursor(page.cursor, codec);
-  const seq = sql.ref('seq');
-  const group = sql.ref(groupColumn);
-  const walk =
-    after === undefined
-      ? query
-      : query.where(sql<boolean>`(${group}::int, ${seq}) < (${after.group ? 1 : 0}, ${after.seq.toString()}::bigint)`);
-  const rows = (await walk
-    .orderBy(group, 'desc')
-    .orderBy(seq, 'desc')
-    .limit(limit + 1)
-    .execute()) as O[];
-  const hasMore = rows.length > limit;
-  const pageRows = rows.slice(0, limit);
-  const last = pageRows[pageRows.length - 1];
-  return {
-    data: pageRows.map(view),
-    next_cursor: hasMore && last ? encodeGroupedCursor(groupOf(last), last.seq, codec) : null,
-    has_more: hasMore,
-  };
 }

@@ -1,5 +1,6 @@
 import type { Db, Environment } from '../../db/schema.js';
-import { keysetPage, type PageParams } from '../../platform/pagination.js';
+import { type PageParams } from '../../platform/pagination.js';
+import { keysetPage } from '../../db/keyset-page.js';
 
 /** Reads of other areas' tables the console shows (the writes go through their areas' services). */
 

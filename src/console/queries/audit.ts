@@ -1,7 +1,8 @@
 import type { Selectable } from 'kysely';
 import type { Db, Environment } from '../../db/schema.js';
 import { newId } from '../../platform/ids.js';
-import { keysetPage, type PageParams } from '../../platform/pagination.js';
+import { type PageParams } from '../../platform/pagination.js';
+import { keysetPage } from '../../db/keyset-page.js';
 import type { ConsoleAuditTable } from '../tables.js';
 
 /** The console's audit log. */

@@ -1,7 +1,8 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import type { DepositsTable } from './tables.js';
-import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
+import { type ListEnvelope, type PageParams } from '../../platform/pagination.js';
+import { keysetPage } from '../../db/keyset-page.js';
 import type { Caller } from '../../platform/caller.js';
 
 /** Reads and writes of the deposits table. */

@@ -10,7 +10,8 @@ import type { Database, Environment, Db } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
-import { keysetPage, type PageParams } from '../../platform/pagination.js';
+import { type PageParams } from '../../platform/pagination.js';
+import { keysetPage } from '../../db/keyset-page.js';
 import {
   earnMaturityLines,
   earnPayoutLines,

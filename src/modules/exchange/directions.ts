@@ -8,7 +8,8 @@
 import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { ApiError, positiveAmount } from '../../platform/errors.js';
-import { keysetPage, type PageParams } from '../../platform/pagination.js';
+import { type PageParams } from '../../platform/pagination.js';
+import { keysetPage } from '../../db/keyset-page.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../money/index.js';
 import {
   allDirectionsQuery,

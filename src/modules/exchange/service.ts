@@ -10,7 +10,8 @@ import type { Database, Environment } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
+import { type ListEnvelope, type PageParams } from '../../platform/pagination.js';
+import { keysetPage } from '../../db/keyset-page.js';
 import {
   exchangeBuyLines,
   exchangeSellLines,

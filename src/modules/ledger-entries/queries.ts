@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Environment, Db } from '../../db/schema.js';
 import { baseBucket, formatAmount, minorFromDb } from '../../money/index.js';
-import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
+import { type ListEnvelope, type PageParams } from '../../platform/pagination.js';
+import { keysetPage } from '../../db/keyset-page.js';
 
 /**
  * The merchant's journal as the API shows it (extensions 13, docs/ledger.md "The merchant's

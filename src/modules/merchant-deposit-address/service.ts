@@ -5,7 +5,7 @@ import type { ServiceContext } from '../../service-context.js';
 import type { IdempotencyContext } from '../../platform/request-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { sha256Hex } from '../../platform/ids.js';
-import { keysetPage } from '../../platform/pagination.js';
+import { keysetPage } from '../../db/keyset-page.js';
 import { scopeNowSql } from '../../platform/clock.js';
 import { getAsset, usableNetwork } from '../assets/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';

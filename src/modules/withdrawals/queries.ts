@@ -2,7 +2,8 @@ import { sql, type Insertable, type Selectable, type Transaction } from 'kysely'
 import type { Database, Db } from '../../db/schema.js';
 import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
 import { scopeNowSql } from '../../platform/clock.js';
-import { keysetPage, type ListEnvelope, type PageParams } from '../../platform/pagination.js';
+import { type ListEnvelope, type PageParams } from '../../platform/pagination.js';
+import { keysetPage } from '../../db/keyset-page.js';
 import { withPrefix } from '../../platform/ids.js';
 import type { Caller } from '../../platform/caller.js';
 
