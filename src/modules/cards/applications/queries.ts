@@ -1,7 +1,9 @@
+import { sql, type Insertable, type Updateable } from 'kysely';
+import type { ClockScope } from '../../../platform/clock.js';
 import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
-import type { CardApplicationRow } from './tables.js';
+import type { CardApplicationRow, CardApplicationsTable, CardSupplementImagesTable } from './tables.js';
 
-/** Reads of card applications. */
+/** Reads and writes of card applications, their supplement images and their reconciliation. */
 
 export async function findApplication(
   db: Db,
@@ -21,4 +23,97 @@ export async function findApplication(
 
 export function sourceAssetOfApplication(db: Db, id: string): Promise<{ source_asset: string }> {
   return db.selectFrom('card_applications').select('source_asset').where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+export function insertApplication(trx: Db, values: Insertable<CardApplicationsTable>): Promise<CardApplicationRow> {
+  return trx.insertInto('card_applications').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** A change of an application by id; answers the row. */
+export function updateApplication(
+  trx: Db,
+  id: string,
+  set: Updateable<CardApplicationsTable>,
+): Promise<CardApplicationRow> {
+  return trx.updateTable('card_applications').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** A change of an application by id, answering nothing. */
+export async function setApplication(trx: Db, id: string, set: Updateable<CardApplicationsTable>): Promise<void> {
+  await trx.updateTable('card_applications').set(set).where('id', '=', id).execute();
+}
+
+/** The member's KYC level (the `card_issuing` gate). */
+export function kycLevelOf(trx: Db, memberId: string): Promise<{ kyc_level: number }> {
+  return trx.selectFrom('members').select('kyc_level').where('id', '=', memberId).executeTakeFirstOrThrow();
+}
+
+export async function insertSupplementImage(trx: Db, values: Insertable<CardSupplementImagesTable>): Promise<void> {
+  await trx.insertInto('card_supplement_images').values(values).execute();
+}
+
+/** Applications of the scope whose submission outcome is not known yet. */
+const openApplications = (db: Db, scope: ClockScope) =>
+  db
+    .selectFrom('card_applications')
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('status', '=', 'pending')
+    .where('upstream_outcome', '<>', 'accepted')
+    .where('next_check_at', 'is not', null);
+
+/** Timed process `card.application_reconcile`: the earliest next check of the scope's open applications. */
+export async function nextApplicationCheck(db: Db, scope: ClockScope): Promise<Date | null> {
+  const row = await openApplications(db, scope)
+    .select(sql<Date | null>`min(next_check_at)`.as('due'))
+    .executeTakeFirst();
+  return row?.due ? new Date(row.due) : null;
+}
+
+/** The scope's open applications whose check is due, the longest waiting first. */
+export function dueApplicationChecks(db: Db, scope: ClockScope, now: Date, limit: number) {
+  return openApplications(db, scope)
+    .selectAll()
+    .where('next_check_at', '<=', now)
+    .orderBy('next_check_at')
+    .limit(limit)
+    .execute();
+}
+
+/** A failed check is tried again at `next` (unless another run moved it already). */
+export async function postponeApplicationCheck(db: Db, id: string, now: Date, next: Date): Promise<void> {
+  await db
+    .updateTable('card_applications')
+    .set({ next_check_at: next })
+    .where('id', '=', id)
+    .where('next_check_at', '<=', now)
+    .execute();
+}
+
+/** Timed process `card.supplement_expiry`: the earliest expiry of the scope's pending supplements. */
+export async function nextSupplementExpiry(db: Db, scope: ClockScope): Promise<Date | null> {
+  const row = await db
+    .selectFrom('card_applications')
+    .select(sql<Date | null>`min(supplement_expires_at)`.as('due'))
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('status', '=', 'need_docs')
+    .where('supplement_status', '=', 'pending')
+    .executeTakeFirst();
+  return row?.due ? new Date(row.due) : null;
+}
+
+/** The scope's pending supplements expired at `now`, the earliest first. */
+export function expiredSupplementIds(db: Db, scope: ClockScope, now: Date, limit: number) {
+  return db
+    .selectFrom('card_applications')
+    .select('id')
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('status', '=', 'need_docs')
+    .where('supplement_status', '=', 'pending')
+    .where('supplement_expires_at', '<=', now)
+    .orderBy('supplement_expires_at')
+    .limit(limit)
+    .execute();
 }

@@ -12,33 +12,26 @@
  * so a pass racing the request's own answer (or another process) changes nothing twice; the
  * request ids are the issuer's idempotency keys.
  */
-import { sql } from 'kysely';
 import type { ServiceContext } from '../../../service-context.js';
 import type { TimedProcess } from '../../../jobs/types.js';
-import type { ClockScope } from '../../../platform/clock.js';
 import { reportFailure } from '../../../jobs/failures.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { reconcileStalledAfterChecks } from '../../../provider-orders/index.js';
 import { raiseAlert } from '../../alerts/index.js';
 import { alertApplicationUnknownStatus, decide } from './service.js';
-import { findApplication } from './queries.js';
+import {
+  dueApplicationChecks,
+  findApplication,
+  nextApplicationCheck,
+  postponeApplicationCheck,
+  setApplication,
+} from './queries.js';
 import { productBySeq } from '../products/queries.js';
-import { type Db } from '../shared/queries.js';
 import { nextCheck, reconcileBatchMax } from '../shared/reconcile.js';
 import { applicationQueryDecision, applicationResubmitDecision, type ApplicationReconcileDecision } from './state.js';
 import type { CardApplicationRow } from './tables.js';
 
 export const applicationReconcileName = 'card.application_reconcile';
-
-/** Applications of the scope whose submission outcome is not known yet. */
-const openApplications = (db: Db, scope: ClockScope) =>
-  db
-    .selectFrom('card_applications')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('status', '=', 'pending')
-    .where('upstream_outcome', '<>', 'accepted')
-    .where('next_check_at', 'is not', null);
 
 /** Asks the issuer about one application and applies the answer (once, under the row's lock). */
 export async function reconcileApplication(ctx: ServiceContext, app: CardApplicationRow, now: Date): Promise<void> {
@@ -74,7 +67,7 @@ export async function reconcileApplication(ctx: ServiceContext, app: CardApplica
       return;
     const checks = locked.check_count + 1;
     if (decision.kind === 'decide') {
-      await trx.updateTable('card_applications').set({ check_count: checks }).where('id', '=', app.id).execute();
+      await setApplication(trx, app.id, { check_count: checks });
       await decide(
         ctx,
         trx,
@@ -85,18 +78,15 @@ export async function reconcileApplication(ctx: ServiceContext, app: CardApplica
       return;
     }
     if (decision.kind === 'received') {
-      await trx
-        .updateTable('card_applications')
-        .set({ upstream_outcome: 'accepted', check_count: checks, next_check_at: null, updated_at: now })
-        .where('id', '=', app.id)
-        .execute();
+      await setApplication(trx, app.id, {
+        upstream_outcome: 'accepted',
+        check_count: checks,
+        next_check_at: null,
+        updated_at: now,
+      });
       return;
     }
-    await trx
-      .updateTable('card_applications')
-      .set({ check_count: checks, next_check_at: nextCheck(ctx, checks, now) })
-      .where('id', '=', app.id)
-      .execute();
+    await setApplication(trx, app.id, { check_count: checks, next_check_at: nextCheck(ctx, checks, now) });
     if (decision.kind === 'wait' && decision.unknownStatus !== undefined)
       await alertApplicationUnknownStatus(trx, locked, decision.unknownStatus);
     if (checks === reconcileStalledAfterChecks) {
@@ -117,18 +107,10 @@ export async function reconcileApplication(ctx: ServiceContext, app: CardApplica
 export const applicationReconcileProcess: TimedProcess = {
   name: applicationReconcileName,
   async nextDue(db, scope) {
-    const row = await openApplications(db, scope)
-      .select(sql<Date | null>`min(next_check_at)`.as('due'))
-      .executeTakeFirst();
-    return row?.due ? new Date(row.due) : null;
+    return nextApplicationCheck(db, scope);
   },
   async runDue(ctx, scope, now) {
-    const due = await openApplications(ctx.db, scope)
-      .selectAll()
-      .where('next_check_at', '<=', now)
-      .orderBy('next_check_at')
-      .limit(reconcileBatchMax)
-      .execute();
+    const due = await dueApplicationChecks(ctx.db, scope, now, reconcileBatchMax);
     for (const app of due) {
       try {
         await reconcileApplication(ctx, app, now);
@@ -140,12 +122,7 @@ export const applicationReconcileProcess: TimedProcess = {
           `card application ${app.id}: reconciliation failed; retried later`,
         );
         // Its next check moves on, so that a failing row does not hold the clock (the TimedProcess contract).
-        await ctx.db
-          .updateTable('card_applications')
-          .set({ next_check_at: nextCheck(ctx, app.check_count + 1, now) })
-          .where('id', '=', app.id)
-          .where('next_check_at', '<=', now)
-          .execute();
+        await postponeApplicationCheck(ctx.db, app.id, now, nextCheck(ctx, app.check_count + 1, now));
       }
     }
   },

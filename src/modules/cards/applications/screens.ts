@@ -21,7 +21,7 @@ import { sealSupplementImage as sealImage } from './images.js';
 import { type ImageFieldName, imageFields, profileOfMember, sniffImageType, validateImage } from '../../kyc/index.js';
 import { supplementSubmitted } from './service.js';
 import { supplementOpen } from './state.js';
-import { findApplication } from './queries.js';
+import { findApplication, insertSupplementImage } from './queries.js';
 import { type Db } from '../shared/queries.js';
 
 /**
@@ -63,21 +63,18 @@ async function storeImages(
   for (const image of images) {
     const id = newId('csi');
     const sealed = sealImage(key, { imageId: id, memberId: ticket.member_id, kind: image.kind }, image.data);
-    await trx
-      .insertInto('card_supplement_images')
-      .values({
-        id,
-        application_id: applicationId,
-        member_id: ticket.member_id,
-        kind: image.kind,
-        content_type: image.type,
-        size_bytes: image.data.length,
-        key_label: supplementImageKeyLabel,
-        iv: sealed.iv,
-        ciphertext: sealed.ciphertext,
-        auth_tag: sealed.authTag,
-      })
-      .execute();
+    await insertSupplementImage(trx, {
+      id,
+      application_id: applicationId,
+      member_id: ticket.member_id,
+      kind: image.kind,
+      content_type: image.type,
+      size_bytes: image.data.length,
+      key_label: supplementImageKeyLabel,
+      iv: sealed.iv,
+      ciphertext: sealed.ciphertext,
+      auth_tag: sealed.authTag,
+    });
   }
 }
 

@@ -29,7 +29,8 @@ import { issueTicket, ticketView } from '../../hosted-screens/index.js';
 import { raiseAlertOnce } from '../../alerts/index.js';
 import { authorisedBins, binAllowed, productBySeq, productSeqOf } from '../products/queries.js';
 import { externalIdOf, scaleOf, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
-import { findApplication } from './queries.js';
+import { findApplication, insertApplication, kycLevelOf, updateApplication } from './queries.js';
+import { insertCard } from '../cards/queries.js';
 import { addressProblems, normaliseAddress } from '../shared/rules.js';
 import { cardReferenceType, feeInSource } from './rules.js';
 import {
@@ -121,11 +122,7 @@ async function cardKycPasses(
   environment: CardApplicationRow['environment'],
   memberId: string,
 ): Promise<boolean> {
-  const member = await trx
-    .selectFrom('members')
-    .select('kyc_level')
-    .where('id', '=', memberId)
-    .executeTakeFirstOrThrow();
+  const member = await kycLevelOf(trx, memberId);
   return member.kyc_level >= (await minKycLevel(trx, environment, 'card_issuing'));
 }
 
@@ -163,32 +160,28 @@ export async function createApplication(
   }
   const fee = feeInSource(minorFromDb(product.opening_fee), await scaleOf(trx, product.currency), asset.scale);
   const now = await ctx.clock.now(trx, caller);
-  const app = await trx
-    .insertInto('card_applications')
-    .values({
-      id: newId('cap'),
-      merchant_id: caller.merchantId,
-      environment: caller.environment,
-      member_id: caller.memberId,
-      product_seq: product.seq,
-      source_asset: sourceAsset,
-      fee: fee.toString(),
-      shipping_address: shipping ? JSON.stringify(shipping) : null,
-      status: 'pending',
-      status_version: 1,
-      upstream_outcome: 'none',
-      upstream_ref: null,
-      supplement_status: null,
-      supplement_expires_at: null,
-      card_id: null,
-      failure_reason: null,
-      created_at: now,
-      updated_at: now,
-      // Reconciliation takes it up if the submission never records an answer (a crash mid-call).
-      next_check_at: new Date(now.getTime() + submitLeaseMs),
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const app = await insertApplication(trx, {
+    id: newId('cap'),
+    merchant_id: caller.merchantId,
+    environment: caller.environment,
+    member_id: caller.memberId,
+    product_seq: product.seq,
+    source_asset: sourceAsset,
+    fee: fee.toString(),
+    shipping_address: shipping ? JSON.stringify(shipping) : null,
+    status: 'pending',
+    status_version: 1,
+    upstream_outcome: 'none',
+    upstream_ref: null,
+    supplement_status: null,
+    supplement_expires_at: null,
+    card_id: null,
+    failure_reason: null,
+    created_at: now,
+    updated_at: now,
+    // Reconciliation takes it up if the submission never records an answer (a crash mid-call).
+    next_check_at: new Date(now.getTime() + submitLeaseMs),
+  });
   if (fee > 0n) {
     await postEntryOrRefuse(trx, {
       environment: caller.environment,
@@ -224,17 +217,12 @@ export async function submitToIssuer(ctx: ServiceContext, app: CardApplicationRo
     const locked = (await findApplication(trx, call, app.id, true))!;
     if (locked.status !== 'pending' || locked.upstream_outcome === 'accepted') return locked;
     if (outcome.kind === 'accepted' && applicationReceived(outcome.status)) {
-      return trx
-        .updateTable('card_applications')
-        .set({
-          upstream_outcome: 'accepted',
-          upstream_ref: outcome.providerOrderId,
-          next_check_at: null,
-          updated_at: now,
-        })
-        .where('id', '=', app.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      return updateApplication(trx, app.id, {
+        upstream_outcome: 'accepted',
+        upstream_ref: outcome.providerOrderId,
+        next_check_at: null,
+        updated_at: now,
+      });
     }
     if (outcome.kind === 'rejected') return (await decide(ctx, trx, locked, 'rejected')) ?? locked;
     // Outcome unknown (timeout, 5xx, or an acceptance whose status does not say "received"):
@@ -243,17 +231,12 @@ export async function submitToIssuer(ctx: ServiceContext, app: CardApplicationRo
     if (outcome.kind === 'accepted' && outsideApplicationEnumeration(outcome.status))
       await alertApplicationUnknownStatus(trx, locked, outcome.status);
     const firstCheck = recheckDelayMs(1, ctx.config.upstreamReconcileDelayMs, ctx.config.upstreamReconcileMaxDelayMs);
-    return trx
-      .updateTable('card_applications')
-      .set({
-        upstream_outcome: 'unknown',
-        next_check_at: new Date(now.getTime() + firstCheck),
-        updated_at: now,
-        ...(outcome.kind === 'accepted' ? { upstream_ref: outcome.providerOrderId } : {}),
-      })
-      .where('id', '=', app.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    return updateApplication(trx, app.id, {
+      upstream_outcome: 'unknown',
+      next_check_at: new Date(now.getTime() + firstCheck),
+      updated_at: now,
+      ...(outcome.kind === 'accepted' ? { upstream_ref: outcome.providerOrderId } : {}),
+    });
   });
   return applicationView(ctx.db, row);
 }
@@ -321,32 +304,28 @@ export async function decide(
   if (event === 'approved' && !kycLapsed) {
     if (!card) throw new Error(`cards: approval of ${app.id} without the issued card`);
     const product = (await productBySeq(trx, app.environment, app.product_seq))!;
-    const opened = await trx
-      .insertInto('cards')
-      .values({
-        id: newId('crd'),
-        merchant_id: app.merchant_id,
-        environment: app.environment,
-        member_id: app.member_id,
-        application_id: app.id,
-        product_seq: app.product_seq,
-        form_factor: product.form_factor,
-        currency: product.currency,
-        status: openingStatus(product.form_factor),
-        status_version: 1,
-        upstream_ref: card.cardRef,
-        last4: card.last4,
-        exp_month: card.expMonth,
-        exp_year: card.expYear,
-        billing_address: app.shipping_address ? JSON.stringify(app.shipping_address) : null,
-        inventory_status: openingInventory(product.form_factor),
-        locked_until: null,
-        activated_at: product.form_factor === 'virtual' ? now : null,
-        created_at: now,
-        updated_at: now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const opened = await insertCard(trx, {
+      id: newId('crd'),
+      merchant_id: app.merchant_id,
+      environment: app.environment,
+      member_id: app.member_id,
+      application_id: app.id,
+      product_seq: app.product_seq,
+      form_factor: product.form_factor,
+      currency: product.currency,
+      status: openingStatus(product.form_factor),
+      status_version: 1,
+      upstream_ref: card.cardRef,
+      last4: card.last4,
+      exp_month: card.expMonth,
+      exp_year: card.expYear,
+      billing_address: app.shipping_address ? JSON.stringify(app.shipping_address) : null,
+      inventory_status: openingInventory(product.form_factor),
+      locked_until: null,
+      activated_at: product.form_factor === 'virtual' ? now : null,
+      created_at: now,
+      updated_at: now,
+    });
     set.card_id = opened.id;
     await postFee(trx, app, cardEntryKinds.feeCharge, feeChargeLines);
     await emitCard(trx, opened);
@@ -355,12 +334,7 @@ export async function decide(
     await postFee(trx, app, cardEntryKinds.feeRefund, feeRefundLines);
   // The issuer made a card that no one here will hold: it is told to cancel it (void-issued.ts).
   if (kycLapsed && card) await enqueueVoidIssuedCard(trx, app, card.cardRef);
-  const updated = await trx
-    .updateTable('card_applications')
-    .set(set)
-    .where('id', '=', app.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const updated = await updateApplication(trx, app.id, set);
   await emitApplication(trx, updated);
   return updated;
 }
@@ -374,17 +348,12 @@ export async function supplementSubmitted(
   const now = await ctx.clock.now(trx, { merchantId: app.merchant_id, environment: app.environment });
   const verdict = applicationTransition(app.status, 'supplement_submitted', supplementOpen(app, now));
   if (verdict.kind !== 'move') throw new ApiError('state_invalid', 'No supplement is pending.');
-  const updated = await trx
-    .updateTable('card_applications')
-    .set({
-      status: verdict.to,
-      status_version: app.status_version + 1,
-      supplement_status: 'submitted',
-      updated_at: now,
-    })
-    .where('id', '=', app.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const updated = await updateApplication(trx, app.id, {
+    status: verdict.to,
+    status_version: app.status_version + 1,
+    supplement_status: 'submitted',
+    updated_at: now,
+  });
   await emitApplication(trx, updated);
   return updated;
 }
@@ -430,7 +399,8 @@ export async function sandboxAdvance(ctx: ServiceContext, caller: CardCaller, id
   const outcome = await decideUpstream.call(ctx.upstreams.card, call, app.id, to);
   if (outcome.kind === 'not_found') throw new ApiError('state_invalid', 'The issuer never received this application.');
   const row = await ctx.db.transaction().execute(async (trx) => {
-    const now = await ctx.clock.now(trx, call);
+    // The merchant's clock is read first, as it always was here (its statement keeps its place).
+    await ctx.clock.now(trx, call);
     const locked = (await findApplication(trx, call, app.id, true))!;
     return (await decide(ctx, trx, locked, to, outcome.card)) ?? locked;
   });

@@ -1,6 +1,5 @@
-import { sql } from 'kysely';
 import type { TimedProcess } from '../../../jobs/types.js';
-import { findApplication } from './queries.js';
+import { expiredSupplementIds, findApplication, nextSupplementExpiry } from './queries.js';
 import { decide } from './service.js';
 
 /** Supplements expired per run (a bound on one batch). */
@@ -10,28 +9,10 @@ const expiryBatchMax = 100;
 export const supplementExpiryProcess: TimedProcess = {
   name: 'card.supplement_expiry',
   async nextDue(db, scope) {
-    const row = await db
-      .selectFrom('card_applications')
-      .select(sql<Date | null>`min(supplement_expires_at)`.as('due'))
-      .where('merchant_id', '=', scope.merchantId)
-      .where('environment', '=', scope.environment)
-      .where('status', '=', 'need_docs')
-      .where('supplement_status', '=', 'pending')
-      .executeTakeFirst();
-    return row?.due ? new Date(row.due) : null;
+    return nextSupplementExpiry(db, scope);
   },
   async runDue(ctx, scope, now) {
-    const due = await ctx.db
-      .selectFrom('card_applications')
-      .select('id')
-      .where('merchant_id', '=', scope.merchantId)
-      .where('environment', '=', scope.environment)
-      .where('status', '=', 'need_docs')
-      .where('supplement_status', '=', 'pending')
-      .where('supplement_expires_at', '<=', now)
-      .orderBy('supplement_expires_at')
-      .limit(expiryBatchMax)
-      .execute();
+    const due = await expiredSupplementIds(ctx.db, scope, now, expiryBatchMax);
     for (const { id } of due) {
       await ctx.db.transaction().execute(async (trx) => {
         const app = await findApplication(trx, scope, id, true);

@@ -1,6 +1,4 @@
 import { RetryLater, type JobHandler, type TimedProcess } from '../../../jobs/types.js';
-import type { ClockScope } from '../../../platform/clock.js';
-import type { ServiceContext } from '../../../service-context.js';
 import { runReplacement } from './executor.js';
 import { dueReplacementIds, nextReplacementRun, openReplacementStatuses, replacementById } from './queries.js';
 

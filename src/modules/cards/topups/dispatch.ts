@@ -2,28 +2,18 @@
  * A card top-up's dispatch to the card issuer, the issuer's answers and the reconciliation of
  * unknown outcomes, through the shared provider-order lifecycle (docs/cards.md "Card money").
  */
-import { sql, type Transaction } from 'kysely';
+import { type Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
-import { ApiError, type ErrorCode } from '../../../platform/errors.js';
-import { newId } from '../../../platform/ids.js';
-import { keysetPage, type PageParams } from '../../../platform/pagination.js';
 import {
-  accountBalance,
-  formatAmount,
   minorFromDb,
-  parseAmount,
   postEntry,
-  postEntryOrRefuse,
   topUpCreditLines,
   topUpFailLines,
-  topUpFreezeLines,
   topUpSettleLines,
-  type TopUpMoney,
   cardMoneyEntryKinds,
 } from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
-import { enqueue } from '../../../jobs/queue.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import {
   applyAndSchedule,
@@ -31,7 +21,6 @@ import {
   decideOnCallAnswer,
   decideOnQueryAnswer,
   isOpenOrder,
-  orderNowSql,
   providerFields,
   reconcilePass,
   recordWait,
@@ -39,35 +28,15 @@ import {
   type LifecycleDecision,
   type OrderStore,
 } from '../../../provider-orders/index.js';
-import { rateAfterSpread } from '../../../money/index.js';
 import type { CallOutcome, StatusOutcome } from '../../../upstreams/port.js';
 import { raiseAlert } from '../../alerts/index.js';
-import { getAsset } from '../../assets/index.js';
-import {
-  arrivalAt,
-  payingAsset,
-  priceTopUp,
-  topUpDispatchProblem,
-  topUpReferenceType,
-  type SourceCandidate,
-  type TopUpPrice,
-  type TopUpStopReason,
-} from './rules.js';
+import { topUpDispatchProblem, topUpReferenceType, type TopUpStopReason } from './rules.js';
 import type { CardTopupRow, TopUpStatus } from './tables.js';
 import { moneyOf } from './service.js';
 import { replacementInFlight } from '../replacements/queries.js';
 import { cardIdOfTopUp, claimTopUpDispatch, pendingTopUpIds, topUpById, topUpCardAndStatus } from './queries.js';
-import {
-  externalIdOf,
-  scaleOf,
-  withIdPrefix,
-  type CardCaller,
-  type Db,
-  type MemberCardCaller,
-} from '../shared/queries.js';
-import { cardUpstreamRefOf, findCard, lockCardState } from '../cards/queries.js';
-import type { CardProductRow } from '../products/tables.js';
-import type { CardRow } from '../cards/tables.js';
+import { externalIdOf } from '../shared/queries.js';
+import { cardUpstreamRefOf, lockCardState } from '../cards/queries.js';
 import { cardStopped } from '../cards/state.js';
 
 /** Card top-ups as the shared lifecycle sees them. */

@@ -6,73 +6,43 @@
  * is released to the issuer, `card.topup.credited`) or `failed` (the freeze back to available,
  * `card.topup.failed`); an unknown outcome stays frozen until reconciliation learns it.
  */
-import { sql, type Transaction } from 'kysely';
+import { type Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
-import { keysetPage, type PageParams } from '../../../platform/pagination.js';
+import { type PageParams } from '../../../platform/pagination.js';
+import { keysetPage } from '../../../db/keyset-page.js';
 import {
   accountBalance,
   formatAmount,
   minorFromDb,
   parseAmount,
-  postEntry,
   postEntryOrRefuse,
-  topUpCreditLines,
-  topUpFailLines,
   topUpFreezeLines,
-  topUpSettleLines,
   type TopUpMoney,
   cardMoneyEntryKinds,
 } from '../../../money/index.js';
-import { recordEvent } from '../../../events/index.js';
 import { enqueue } from '../../../jobs/queue.js';
-import { withDeadline } from '../../../upstreams/deadline.js';
-import {
-  applyAndSchedule,
-  claimMove,
-  decideOnCallAnswer,
-  decideOnQueryAnswer,
-  isOpenOrder,
-  orderNowSql,
-  providerFields,
-  reconcilePass,
-  recordWait,
-  suspendOrder,
-  type LifecycleDecision,
-  type OrderStore,
-} from '../../../provider-orders/index.js';
-import { rateAfterSpread } from '../../../money/index.js';
-import type { CallOutcome, StatusOutcome } from '../../../upstreams/port.js';
-import { raiseAlert } from '../../alerts/index.js';
 import { getAsset } from '../../assets/index.js';
 import {
   arrivalAt,
   payingAsset,
   priceTopUp,
-  topUpDispatchProblem,
   topUpReferenceType,
   type SourceCandidate,
   type TopUpPrice,
-  type TopUpStopReason,
 } from './rules.js';
 import type { CardTopupRow, TopUpStatus } from './tables.js';
-import {
-  externalIdOf,
-  scaleOf,
-  withIdPrefix,
-  type CardCaller,
-  type Db,
-  type MemberCardCaller,
-} from '../shared/queries.js';
+import { scaleOf, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { withDeadline } from '../../../upstreams/deadline.js';
+import { rateAfterSpread } from '../../../money/index.js';
 import { findCard } from '../cards/queries.js';
 import { productRowBySeq } from '../products/queries.js';
 import { replacementInFlight } from '../replacements/queries.js';
 import { findTopUp, insertTopUp, topUpsOfCard } from './queries.js';
 import type { CardProductRow } from '../products/tables.js';
 import type { CardRow } from '../cards/tables.js';
-import { cardStopped } from '../cards/state.js';
 import { isoOrNull } from '../../../platform/dates.js';
 
 export const topUpErrors = {

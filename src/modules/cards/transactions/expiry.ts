@@ -1,44 +1,12 @@
 /** The expiry of authorisation holds (docs/cards.md "Transactions"): the timed process `card.authorization_expiry`. */
-import { sql, type Transaction } from 'kysely';
+import { type Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
-import { ApiError, type ErrorCode } from '../../../platform/errors.js';
-import { newId } from '../../../platform/ids.js';
-import { keysetPage, type PageParams } from '../../../platform/pagination.js';
-import {
-  accountBalance,
-  formatAmount,
-  minorFromDb,
-  parseAmount,
-  postEntry,
-  type EntryLine,
-  authHoldLines,
-  clearingLines,
-  refundLines,
-  reversalLines,
-  cardMoneyEntryKinds,
-} from '../../../money/index.js';
-import { recordEvent } from '../../../events/index.js';
-import type { CardNetworkMessage } from '../../../upstreams/card/port.js';
+import { reversalLines, cardMoneyEntryKinds } from '../../../money/index.js';
+import { authorizationExpired, heldOf } from './rules.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import {
-  authorizationExpired,
-  authorizationExpiresAt,
-  cardTransactionReferenceType,
-  clearableHold,
-  decideAuthorization,
-  effectiveLimits,
-  heldOf,
-  limitCounted,
-  reversalOf,
-  type AuthorizationDecision,
-  type RuleSet,
-} from './rules.js';
-import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
-import { externalIdOf, scaleOf, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
-import { findCard, lockCardById } from '../cards/queries.js';
+import { lockCardById } from '../cards/queries.js';
 import { expiredAuthorizations, lockTransaction, moveAuthorization } from './queries.js';
-import type { CardRow } from '../cards/tables.js';
 import { cardStopped } from '../cards/state.js';
 import { authFacts, emit, insertTransaction, post } from './service.js';
 /** Authorisations expired per run of the timed process (a bound on one batch). */

@@ -13,7 +13,8 @@ import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
-import { keysetPage, type PageParams } from '../../../platform/pagination.js';
+import { type PageParams } from '../../../platform/pagination.js';
+import { keysetPage } from '../../../db/keyset-page.js';
 import {
   accountBalance,
   minorFromDb,
@@ -28,9 +29,7 @@ import {
 } from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import type { CardNetworkMessage } from '../../../upstreams/card/port.js';
-import type { ClockScope } from '../../../platform/clock.js';
 import {
-  authorizationExpired,
   authorizationExpiresAt,
   cardTransactionReferenceType,
   clearableHold,
@@ -56,7 +55,7 @@ import {
 import { productRowBySeq } from '../products/queries.js';
 import { merchantRulesOfCard } from '../controls/queries.js';
 import { transactionView } from './views.js';
-import { externalIdOf, scaleOf, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { externalIdOf, scaleOf, type CardCaller, type Db } from '../shared/queries.js';
 import { findCard, lockCardById } from '../cards/queries.js';
 import type { CardRow } from '../cards/tables.js';
 import { cardStopped } from '../cards/state.js';
