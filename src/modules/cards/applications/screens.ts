@@ -24,6 +24,10 @@ import { supplementOpen } from './state.js';
 import { findApplication, insertSupplementImage } from './queries.js';
 import { type Db } from '../shared/queries.js';
 
+// Plain text (no character `html` escapes), split only to keep the lines short.
+const sentNotice = 'Thank you. Your documents have been sent and your card application continues.';
+const detailsHint = 'These details cannot be changed here. ' + 'If they are wrong, update your profile in the app.';
+
 /**
  * The card supplement screen (`card_supplement` tickets, bound to one application): the member
  * re-uploads the photo of the identity document and of the face. Name, birth date, document number
@@ -44,7 +48,7 @@ const gonePage: ScreenPage = {
 };
 const sentPage: ScreenPage = {
   title: 'Documents sent',
-  body: html`<p class="notice">Thank you. Your documents have been sent and your card application continues.</p><p>You can close this page.</p>`,
+  body: html`<p class="notice">${sentNotice}</p><p>You can close this page.</p>`,
 };
 
 async function pendingApplication(db: Db, ticket: Ticket, now: Date, forUpdate = false) {
@@ -138,7 +142,7 @@ export const cardSupplementScreen: HostedScreen = {
     return {
       title: 'Send new photos for your card',
       body: html`<p>The card issuer needs new photos to finish your card application. Both photos are required.</p>
-        ${fieldset('Your details', [details, html`<p class="hint">These details cannot be changed here. If they are wrong, update your profile in the app.</p>`])}
+        ${fieldset('Your details', [details, html`<p class="hint">${detailsHint}</p>`])}
         ${form(state.form, { multipart: true, submitLabel: 'Send photos' }, [
           fieldset('Identity document', [
             fileField(s, {

@@ -1,3 +1,4 @@
+// Over 300 lines: one state machine's transitions (create, submit, decide, supplement) sharing the fee postings
 /**
  * Card applications (extensions 10): creation with the KYC gate and the opening fee frozen, the
  * submission to the issuer, the issuer's decisions (approved → card opened and fee charged;

@@ -28,6 +28,13 @@ import { findCard } from './queries.js';
 import { type Db, type MemberCardCaller } from '../shared/queries.js';
 import { expiryText } from './rules.js';
 
+// Plain text (no character `html` escapes), split only to keep the lines short.
+const shownOnceNotice =
+  'The number, expiry date and security code are shown once, on the next page, ' + 'and this link then stops working.';
+const notKeptHint =
+  'We do not keep these details. Close this page when you are done; ' +
+  'to see them again, ask for a new link in the app.';
+
 export const revealErrors = {
   session: ['not_found', 'state_invalid'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
@@ -89,7 +96,7 @@ export const cardRevealScreen: HostedScreen = {
     if (!card) return gonePage;
     return {
       title: 'Show your card details',
-      body: html`<p>Your card ending in <strong>${card.last4}</strong>. The number, expiry date and security code are shown once, on the next page, and this link then stops working.</p>
+      body: html`<p>Your card ending in <strong>${card.last4}</strong>. ${shownOnceNotice}</p>
         <p class="hint">Make sure nobody can see your screen.</p>
         ${form(state.form, { submitLabel: 'Show card details' }, html``)}`,
     };
@@ -126,7 +133,7 @@ export const cardRevealScreen: HostedScreen = {
           { label: 'Card number', value: grouped(shown.number) },
           { label: 'Expiry date', value: expiryText(shown.expMonth, shown.expYear) },
           { label: 'CVV', value: shown.cvv },
-        ])}<p class="hint">We do not keep these details. Close this page when you are done; to see them again, ask for a new link in the app.</p>`,
+        ])}<p class="hint">${notKeptHint}</p>`,
       },
     };
   },

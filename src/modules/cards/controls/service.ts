@@ -1,3 +1,4 @@
+// Over 300 lines: limits, billing address and CVV unblock share the issuer-call helpers; a split by operation is due
 /**
  * The member's controls of a card (docs/cards.md): limits (recorded at once, pushed to the issuer
  * by a job; only tightening takes effect when the push fails), the billing address (a synchronous

@@ -1,3 +1,4 @@
+// Over 300 lines: the executor's steps are one state machine (prepare, issue, cancel, complete, fail)
 /**
  * The card replacement executor (docs/cards.md, "Replacement, closing and expiry"): takes a
  * `requested` replacement on the merchant's clock and carries it out step by step, each step one

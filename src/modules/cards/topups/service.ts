@@ -1,3 +1,4 @@
+// Over 300 lines: the quote and the order share the pricing (loadableCard, priceFor); the reads follow them
 /**
  * Card top-ups (docs/cards.md "Card money"): the quote (a pure estimate, nothing stored), the
  * order (`POST /v1/cards/{id}/topups`: amount + fee frozen, `pending`), its dispatch to the card

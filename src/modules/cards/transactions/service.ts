@@ -1,3 +1,4 @@
+// Over 300 lines: the network's messages (authorise, clear, reverse, refund) share the card lock and posting
 /**
  * Card transactions (docs/cards.md "Card money"): messages of the card network about a card,
  * decided and posted by the service. An authorisation is decided by the pure
