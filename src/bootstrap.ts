@@ -1,8 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sql } from 'kysely';
 import type { ServiceContext } from './service-context.js';
-import { createKey, createMerchant } from './modules/merchants/index.js';
+import { anyMerchant, createKey, createMerchant, lockDemoMerchantBootstrap } from './modules/merchants/index.js';
 import { scopeCatalogue } from './platform/scopes.js';
 import { randomToken } from './platform/ids.js';
 import { createActiveUser } from './console/service.js';
@@ -32,9 +31,8 @@ export async function ensureDemoMerchant(
   options: { consoleUser: boolean },
 ): Promise<DemoCredentials | undefined> {
   const demo = await ctx.db.transaction().execute(async (trx) => {
-    await sql`SELECT pg_advisory_xact_lock(hashtextextended('bootstrap:demo-merchant', 0))`.execute(trx);
-    const any = await trx.selectFrom('merchants').select('id').limit(1).executeTakeFirst();
-    if (any) return undefined;
+    await lockDemoMerchantBootstrap(trx);
+    if (await anyMerchant(trx)) return undefined;
     const now = ctx.clock.real();
     const merchant = await createMerchant(trx, 'Demo merchant', now);
     const key = await createKey(

@@ -1,10 +1,12 @@
-import { sql } from 'kysely';
-import type { Database, Environment, Db } from '../../db/schema.js';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
+import type { Database, Db } from '../../db/schema.js';
 import { eventBody } from '../../events/index.js';
 import { eventTypes, isEventType } from '../../events/index.js';
 import { withPrefix } from '../../platform/ids.js';
-import { constantList, keysetPage, type ListEnvelope } from '../../platform/pagination.js';
+import { constantList, type ListEnvelope } from '../../platform/pagination.js';
+import { keysetPage } from '../../db/keyset-page.js';
 import type { MerchantScope } from '../../platform/caller.js';
+import { scopeNowSql, type ClockScope } from '../../platform/clock.js';
 
 /** The columns the event object is rendered from (`eventBody`), with the keys the list and the stream walk by. */
 export const eventColumns = [
@@ -92,4 +94,206 @@ export async function findEvent(db: Db, scope: MerchantScope, id: string): Promi
     .where('environment', '=', scope.environment)
     .executeTakeFirst();
   return row && eventBody(row);
+}
+
+/** The event stream's horizon (stream.ts): transactions older than this have all ended. */
+const horizonSql = sql<string>`pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
+
+export async function readHorizon(db: Db): Promise<bigint> {
+  const { rows } = await sql<{ h: string }>`SELECT ${horizonSql} AS h`.execute(db);
+  return BigInt(rows[0]!.h);
+}
+
+export interface FeedRow {
+  merchant_id: string;
+  environment: string;
+  writer_xid: string;
+  seq: string;
+}
+
+/** Events past a stream position (`writer_xid`, `seq`) whose writer is behind the horizon, in that order. */
+export async function eventsPastPosition(
+  db: Db,
+  from: { xid: bigint; seq: bigint },
+  limit: number,
+): Promise<FeedRow[]> {
+  const { rows } = await sql<FeedRow>`
+        SELECT merchant_id, environment, writer_xid::text AS writer_xid, seq::text AS seq FROM events
+        WHERE (writer_xid, seq) > (${from.xid.toString()}::bigint, ${from.seq.toString()}::bigint) AND writer_xid <
+          ${horizonSql}
+        ORDER BY writer_xid, seq LIMIT ${limit}
+      `.execute(db);
+  return rows;
+}
+
+/** The stream position of one event of the scope, if it is kept. */
+export async function eventPosition(db: Db, scope: MerchantScope, eventId: string) {
+  return db
+    .selectFrom('events')
+    .select([sql<string>`writer_xid::text`.as('xid'), sql<string>`seq::text`.as('seq')])
+    .where('id', '=', withPrefix('evt', eventId))
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .executeTakeFirst();
+}
+
+/** Serialises the opening of an API key's streams (the bound per key). */
+export async function lockKeyStreams(trx: Transaction<Database>, keyId: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`event_streams|${keyId}`}, 0))`.execute(trx);
+}
+
+export async function deleteExpiredStreams(trx: Transaction<Database>, keyId: string): Promise<void> {
+  await trx
+    .deleteFrom('event_streams')
+    .where('key_id', '=', keyId)
+    .where('lease_until', '<', sql<Date>`now()`)
+    .execute();
+}
+
+export async function countKeyStreams(trx: Transaction<Database>, keyId: string): Promise<number> {
+  const { count } = await trx
+    .selectFrom('event_streams')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('key_id', '=', keyId)
+    .executeTakeFirstOrThrow();
+  return Number(count);
+}
+
+/** A stream's lease row, leased `leaseMs` from the database's now. */
+export async function insertStream(
+  trx: Transaction<Database>,
+  s: { id: string; keyId: string; scope: MerchantScope },
+  leaseMs: number,
+): Promise<void> {
+  await trx
+    .insertInto('event_streams')
+    .values({
+      id: s.id,
+      key_id: s.keyId,
+      merchant_id: s.scope.merchantId,
+      environment: s.scope.environment,
+      lease_until: sql<Date>`now() + ${leaseMs} * interval '1 millisecond'` as unknown as Date,
+    })
+    .execute();
+}
+
+export async function deleteStream(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('event_streams').where('id', '=', id).execute();
+}
+
+export async function renewStreamLeases(db: Db, ids: readonly string[], leaseMs: number): Promise<void> {
+  await db
+    .updateTable('event_streams')
+    .set({ lease_until: sql<Date>`now() + ${leaseMs} * interval '1 millisecond'` as unknown as Date })
+    .where('id', 'in', ids)
+    .execute();
+}
+
+export interface StreamEventRow {
+  writer_xid: string;
+  seq: string;
+  id: string;
+  type: string;
+  created_at: Date;
+  merchant_id: string;
+  livemode: boolean;
+  object: string;
+  object_id: string;
+  external_member_id: string;
+  status: string;
+  status_version: number;
+}
+
+/** The scope's events past a stream position whose writer is behind the horizon, in stream order. */
+export async function scopeEventsPastPosition(
+  db: Db,
+  scope: MerchantScope,
+  from: { xid: bigint; seq: bigint },
+  limit: number,
+): Promise<StreamEventRow[]> {
+  const { rows } = await sql<StreamEventRow>`
+        SELECT writer_xid::text AS writer_xid, seq::text AS seq, id, type, created_at, merchant_id, livemode, object,
+          object_id, external_member_id, status, status_version
+        FROM events
+        WHERE merchant_id = ${scope.merchantId} AND environment = ${scope.environment}
+          AND (writer_xid, seq) > (${from.xid.toString()}::bigint, ${from.seq.toString()}::bigint) AND writer_xid <
+            ${horizonSql}
+        ORDER BY writer_xid, seq LIMIT ${limit}
+      `.execute(db);
+  return rows;
+}
+
+// Retention (retention.ts): prunable events and their delivery records.
+
+/** Nothing a delivery still needs (alias `e`). */
+const prunableSql = sql<boolean>`e.webhook_dispatched_at IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'failed'))`;
+
+/**
+ * Deletes one batch of prunable events matching `where` (over `events e`) and their records, in
+ * one statement: the events claimed (SKIP LOCKED: another process takes the next ones), their
+ * records deleted, then the events (the foreign key is checked at the statement's end). A record
+ * queued again meanwhile is not deleted: its event then cannot go either, and the statement
+ * fails, to be tried again at the next run, when the event is no longer prunable.
+ */
+async function pruneBatch(db: Db, where: RawBuilder<boolean>, limit: number): Promise<number> {
+  const result = await sql`
+    WITH doomed AS (
+      SELECT e.id FROM events e WHERE ${where} AND ${prunableSql}
+      ORDER BY e.created_at LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    ), records AS (
+      DELETE FROM webhook_deliveries d USING doomed WHERE d.event_id = doomed.id AND d.status NOT IN ('pending',
+        'failed')
+    )
+    DELETE FROM events e USING doomed WHERE e.id = doomed.id
+  `.execute(db);
+  return Number(result.numAffectedRows ?? 0n);
+}
+
+/** One batch of the scope's prunable events created before `cutoff` (to the millisecond). */
+export async function pruneScopeBatch(db: Db, scope: ClockScope, cutoff: Date, limit: number): Promise<number> {
+  return pruneBatch(
+    db,
+    sql<boolean>`e.merchant_id = ${scope.merchantId} AND e.environment = ${scope.environment}
+      AND e.created_at < ${cutoff}::timestamptz + interval '1 millisecond'`,
+    limit,
+  );
+}
+
+/** One batch of prunable events older than real time minus `retentionMs`. */
+export async function pruneOlderThan(db: Db, retentionMs: number, limit: number): Promise<number> {
+  return pruneBatch(db, sql<boolean>`e.created_at <= now() - ${retentionMs} * interval '1 millisecond'`, limit);
+}
+
+/** One batch of a sandbox merchant's prunable events older than its time minus `retentionMs`. */
+export async function pruneSandboxOlderThan(
+  db: Db,
+  merchantId: string,
+  retentionMs: number,
+  limit: number,
+): Promise<number> {
+  const where = sql<boolean>`e.merchant_id = ${merchantId} AND e.environment = 'sandbox'
+          AND e.created_at <= ${scopeNowSql(merchantId, 'sandbox')} - ${retentionMs} * interval '1 millisecond'`;
+  return pruneBatch(db, where, limit);
+}
+
+/** When the scope's oldest prunable event was created. */
+export async function oldestPrunableEvent(db: Db, scope: ClockScope) {
+  return db
+    .selectFrom('events as e')
+    .select((eb) => eb.fn.min('e.created_at').as('at'))
+    .where('e.merchant_id', '=', scope.merchantId)
+    .where('e.environment', '=', scope.environment)
+    .where(prunableSql)
+    .executeTakeFirst();
+}
+
+/** The sandbox merchants whose clock was advanced. */
+export async function advancedSandboxMerchants(db: Db) {
+  return db
+    .selectFrom('sandbox_clocks')
+    .select('merchant_id')
+    .where('offset_ms', '>', '0' as never)
+    .execute();
 }

@@ -1,12 +1,25 @@
 // Over 300 lines: the event stream's hub and its one connection type, which share their wake-up and leases.
 import { AsyncResource } from 'node:async_hooks';
 import { PassThrough } from 'node:stream';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { eventBody } from '../../events/index.js';
 import { ApiError } from '../../platform/errors.js';
-import { newId, withPrefix } from '../../platform/ids.js';
+import { newId } from '../../platform/ids.js';
+import {
+  countKeyStreams,
+  deleteExpiredStreams,
+  deleteStream,
+  eventPosition,
+  eventsPastPosition,
+  insertStream,
+  lockKeyStreams,
+  readHorizon,
+  renewStreamLeases,
+  scopeEventsPastPosition,
+  type FeedRow,
+} from './queries.js';
 import { reportFailure } from '../../jobs/failures.js';
 import type { MerchantScope } from '../../platform/caller.js';
 
@@ -53,16 +66,6 @@ interface Position {
 }
 
 const scopeKey = (s: MerchantScope) => `${s.merchantId}|${s.environment}`;
-
-/** The horizon: transactions older than this have all ended. */
-const horizonSql = sql<string>`pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
-
-interface FeedRow {
-  merchant_id: string;
-  environment: string;
-  writer_xid: string;
-  seq: string;
-}
 
 /** The process's follower of the events table; wakes the streams of the scopes that have new events. */
 class EventFeed {
@@ -157,20 +160,14 @@ class EventFeed {
   private async readAll(): Promise<void> {
     const db = this.ctx.db;
     if (!this.position) {
-      const { rows } = await sql<{ h: string }>`SELECT ${horizonSql} AS h`.execute(db);
-      this.position = { xid: BigInt(rows[0]!.h) - 1n, seq: maxSeq };
+      this.position = { xid: (await readHorizon(db)) - 1n, seq: maxSeq };
       // What passed the horizon before this read is behind the new position: every stream looks
       // for itself once (each reads from its own position, so a spare wake costs one read).
       for (const set of this.wakers.values()) for (const wake of set) wake();
     }
     for (;;) {
       const from: Position = this.position;
-      const { rows }: { rows: FeedRow[] } = await sql<FeedRow>`
-        SELECT merchant_id, environment, writer_xid::text AS writer_xid, seq::text AS seq FROM events
-        WHERE (writer_xid, seq) > (${from.xid.toString()}::bigint, ${from.seq.toString()}::bigint) AND writer_xid <
-          ${horizonSql}
-        ORDER BY writer_xid, seq LIMIT ${readBatch}
-      `.execute(db);
+      const rows: FeedRow[] = await eventsPastPosition(db, from, readBatch);
       if (rows.length === 0 || !this.position) return;
       const last: FeedRow = rows[rows.length - 1]!;
       this.position = { xid: BigInt(last.writer_xid), seq: BigInt(last.seq) };
@@ -217,18 +214,9 @@ export class StreamHub {
     const db = this.ctx.db;
     const id = newId('evs');
     await db.transaction().execute(async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`event_streams|${o.keyId}`}, 0))`.execute(trx);
-      await trx
-        .deleteFrom('event_streams')
-        .where('key_id', '=', o.keyId)
-        .where('lease_until', '<', sql<Date>`now()`)
-        .execute();
-      const { count } = await trx
-        .selectFrom('event_streams')
-        .select((eb) => eb.fn.countAll<string>().as('count'))
-        .where('key_id', '=', o.keyId)
-        .executeTakeFirstOrThrow();
-      if (Number(count) >= streamsPerKeyMax) {
+      await lockKeyStreams(trx, o.keyId);
+      await deleteExpiredStreams(trx, o.keyId);
+      if ((await countKeyStreams(trx, o.keyId)) >= streamsPerKeyMax) {
         throw new ApiError(
           'rate_limited',
           `At most ${streamsPerKeyMax} event streams per API key are open at once; close one first.`,
@@ -236,16 +224,7 @@ export class StreamHub {
           { 'retry-after': String(streamRetryAfterSeconds) },
         );
       }
-      await trx
-        .insertInto('event_streams')
-        .values({
-          id,
-          key_id: o.keyId,
-          merchant_id: o.scope.merchantId,
-          environment: o.scope.environment,
-          lease_until: sql<Date>`now() + ${streamLeaseMs} * interval '1 millisecond'` as unknown as Date,
-        })
-        .execute();
+      await insertStream(trx, { id, keyId: o.keyId, scope: o.scope }, streamLeaseMs);
     });
     try {
       const start = await startPosition(db, o.scope, o.lastEventId);
@@ -256,11 +235,7 @@ export class StreamHub {
       stream.begin(this.feed, start.note);
       return stream.out;
     } catch (err) {
-      await db
-        .deleteFrom('event_streams')
-        .where('id', '=', id)
-        .execute()
-        .catch(() => {});
+      await deleteStream(db, id).catch(() => {});
       throw err;
     }
   }
@@ -287,24 +262,15 @@ export class StreamHub {
       clearInterval(this.renewTimer);
       this.renewTimer = undefined;
     }
-    void this.ctx.db
-      .deleteFrom('event_streams')
-      .where('id', '=', stream.id)
-      .execute()
-      .catch(() => {});
+    void deleteStream(this.ctx.db, stream.id).catch(() => {});
   }
 
   private async renew(): Promise<void> {
     const ids = [...this.streams].map((s) => s.id);
     if (ids.length === 0) return;
-    await this.ctx.db
-      .updateTable('event_streams')
-      .set({ lease_until: sql<Date>`now() + ${streamLeaseMs} * interval '1 millisecond'` as unknown as Date })
-      .where('id', 'in', ids)
-      .execute()
-      .catch((err) =>
-        reportFailure(this.ctx, { job: 'events.stream-lease' }, err, 'stream leases not renewed; retried'),
-      );
+    await renewStreamLeases(this.ctx.db, ids, streamLeaseMs).catch((err) =>
+      reportFailure(this.ctx, { job: 'events.stream-lease' }, err, 'stream leases not renewed; retried'),
+    );
   }
 }
 
@@ -318,21 +284,14 @@ async function startPosition(
   lastEventId: string | undefined,
 ): Promise<{ position: Position; note?: string }> {
   if (lastEventId !== undefined && lastEventId.trim() !== '') {
-    const row = await db
-      .selectFrom('events')
-      .select([sql<string>`writer_xid::text`.as('xid'), sql<string>`seq::text`.as('seq')])
-      .where('id', '=', withPrefix('evt', lastEventId.trim()))
-      .where('merchant_id', '=', scope.merchantId)
-      .where('environment', '=', scope.environment)
-      .executeTakeFirst();
+    const row = await eventPosition(db, scope, lastEventId.trim());
     if (row) return { position: { xid: BigInt(row.xid), seq: BigInt(row.seq) } };
     return {
       position: { xid: -1n, seq: -1n },
       note: 'Last-Event-ID is not a kept event of this merchant: every kept event follows',
     };
   }
-  const { rows } = await sql<{ h: string }>`SELECT ${horizonSql} AS h`.execute(db);
-  return { position: { xid: BigInt(rows[0]!.h) - 1n, seq: maxSeq } };
+  return { position: { xid: (await readHorizon(db)) - 1n, seq: maxSeq } };
 }
 
 /** One client's stream: reads its scope after its position when woken, writes frames, keeps the connection alive. */
@@ -426,28 +385,7 @@ class OpenStream {
     for (;;) {
       if (this.ended) return;
       const from: Position = this.position;
-      const { rows } = await sql<{
-        writer_xid: string;
-        seq: string;
-        id: string;
-        type: string;
-        created_at: Date;
-        merchant_id: string;
-        livemode: boolean;
-        object: string;
-        object_id: string;
-        external_member_id: string;
-        status: string;
-        status_version: number;
-      }>`
-        SELECT writer_xid::text AS writer_xid, seq::text AS seq, id, type, created_at, merchant_id, livemode, object,
-          object_id, external_member_id, status, status_version
-        FROM events
-        WHERE merchant_id = ${scope.merchantId} AND environment = ${scope.environment}
-          AND (writer_xid, seq) > (${from.xid.toString()}::bigint, ${from.seq.toString()}::bigint) AND writer_xid <
-            ${horizonSql}
-        ORDER BY writer_xid, seq LIMIT ${readBatch}
-      `.execute(this.ctx.db);
+      const rows = await scopeEventsPastPosition(this.ctx.db, scope, from, readBatch);
       if (rows.length > 0 && !(await this.o.stillAllowed())) {
         this.refuse();
         return;

@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { mount, router } from '../../platform/route.js';
 import { ApiError } from '../../platform/errors.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
-import { exportKinds } from './kinds.js';
+import { exportKinds } from './queries/kinds.js';
 import { createExport, exportErrors, getExport, listExports, openExportFile } from './service.js';
 
 const tags = ['Exports'];

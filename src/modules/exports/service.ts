@@ -1,15 +1,28 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { stringify } from 'csv-stringify/sync';
-import type { Database, Environment, Db } from '../../db/schema.js';
+import type { Database, Db } from '../../db/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
-import { newId, withPrefix } from '../../platform/ids.js';
-import { keysetPage, mapPage, type PageParams } from '../../platform/pagination.js';
+import { newId } from '../../platform/ids.js';
+import { mapPage, type PageParams } from '../../platform/pagination.js';
+import { keysetPage } from '../../db/keyset-page.js';
 import { enqueue } from '../../jobs/queue.js';
 import { recordEvent } from '../../events/index.js';
-import { exhausted, kindSpec, type ExportKind, type Record_ } from './kinds.js';
+import { exhausted, kindSpec, type ExportKind, type Record_ } from './queries/kinds.js';
+import {
+  deleteChunks,
+  completePendingExport,
+  exportById,
+  failPendingExport,
+  findExport,
+  insertChunk,
+  insertExport,
+  readChunk,
+  setExportCompletedAt,
+  exportsOf,
+} from './queries/exports.js';
 import type { ExportsTable } from './tables.js';
 import type { MerchantScope } from '../../platform/caller.js';
 
@@ -34,7 +47,6 @@ export const exportErrors = {
   get: ['not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
-const idShape = /^[A-Za-z0-9_.:-]{1,100}$/;
 type Row = Pick<
   ExportsTable,
   'id' | 'kind' | 'status' | 'row_count' | 'sha256' | 'size_bytes' | 'created_at' | 'completed_at'
@@ -87,7 +99,7 @@ export async function createExport(
     status: 'pending' as const,
     created_at: now,
   };
-  await trx.insertInto('exports').values(row).execute();
+  await insertExport(trx, row);
   await enqueue(trx, {
     kind: exportJobKind,
     payload: { id: row.id },
@@ -97,33 +109,8 @@ export async function createExport(
   return { id: row.id, kind: row.kind, status: 'pending', created_at: now.toISOString() };
 }
 
-function exportsOf(db: Db, scope: MerchantScope) {
-  return db
-    .selectFrom('exports')
-    .select([
-      'seq',
-      'id',
-      'kind',
-      'format',
-      'status',
-      'row_count',
-      'sha256',
-      'size_bytes',
-      'created_at',
-      'completed_at',
-      'expires_at',
-    ])
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment);
-}
-
 export async function listExports(db: Db, scope: MerchantScope, page: PageParams) {
   return mapPage(await keysetPage(exportsOf(db, scope), page), exportView);
-}
-
-async function findExport(db: Db, scope: MerchantScope, id: string) {
-  if (!idShape.test(id)) return undefined;
-  return exportsOf(db, scope).where('id', '=', withPrefix('exp', id)).executeTakeFirst();
 }
 
 export async function getExport(db: Db, scope: MerchantScope, id: string): Promise<ExportView> {
@@ -157,18 +144,13 @@ export async function openExportFile(
   const body = new Readable({
     highWaterMark: 1,
     read() {
-      db.selectFrom('export_chunks')
-        .select('data')
-        .where('export_id', '=', row.id)
-        .where('n', '=', n)
-        .executeTakeFirst()
-        .then(
-          (chunk) => {
-            n += 1;
-            this.push(chunk ? Buffer.from(chunk.data) : null);
-          },
-          (err: unknown) => this.destroy(err as Error),
-        );
+      readChunk(db, row.id, n).then(
+        (chunk) => {
+          n += 1;
+          this.push(chunk ? Buffer.from(chunk.data) : null);
+        },
+        (err: unknown) => this.destroy(err as Error),
+      );
     },
   });
   return {
@@ -217,11 +199,11 @@ function serialise(
  * transaction with the last chunk.
  */
 export async function writeExport(db: Kysely<Database>, clock: Clock, id: string): Promise<void> {
-  const ex = await db.selectFrom('exports').selectAll().where('id', '=', id).executeTakeFirst();
+  const ex = await exportById(db, id);
   if (!ex || ex.status !== 'pending') return;
   const scope = { merchantId: ex.merchant_id, environment: ex.environment };
   const spec = kindSpec(ex.kind as ExportKind);
-  await db.deleteFrom('export_chunks').where('export_id', '=', id).execute();
+  await deleteChunks(db, id);
   const hash = createHash('sha256');
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -233,7 +215,7 @@ export async function writeExport(db: Kysely<Database>, clock: Clock, id: string
       const joined = Buffer.concat(pending);
       const piece = joined.subarray(0, Math.min(exportChunkBytes, joined.length));
       const rest = joined.subarray(piece.length);
-      await db.insertInto('export_chunks').values({ export_id: id, n, data: piece }).execute();
+      await insertChunk(db, id, n, piece);
       n += 1;
       pending = rest.length ? [Buffer.from(rest)] : [];
       pendingBytes = rest.length;
@@ -266,20 +248,15 @@ export async function writeExport(db: Kysely<Database>, clock: Clock, id: string
   await db.transaction().execute(async (trx) => {
     await flush(trx, true);
     const now = await clock.now(trx, scope);
-    const done = await trx
-      .updateTable('exports')
-      .set({
-        status: 'completed',
-        row_count: String(rows),
-        sha256: hash.digest('hex'),
-        size_bytes: String(size),
-        completed_at: now,
-        expires_at: new Date(now.getTime() + exportKeepMs),
-      })
-      .where('id', '=', id)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
-    if (Number(done.numUpdatedRows) === 0) throw new Error(`export ${id} changed while it was written`);
+    const done = await completePendingExport(trx, id, {
+      status: 'completed',
+      row_count: String(rows),
+      sha256: hash.digest('hex'),
+      size_bytes: String(size),
+      completed_at: now,
+      expires_at: new Date(now.getTime() + exportKeepMs),
+    });
+    if (done === 0) throw new Error(`export ${id} changed while it was written`);
     await recordEvent(trx, {
       ...scope,
       type: 'export.completed',
@@ -295,21 +272,11 @@ export async function writeExport(db: Kysely<Database>, clock: Clock, id: string
 /** The export could not be written after its attempts: `failed`, its chunks gone, with its event. */
 export async function failExport(db: Kysely<Database>, clock: Clock, id: string, reason: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    const ex = await trx
-      .updateTable('exports')
-      .set({ status: 'failed', failure_reason: reason.slice(0, 500) })
-      .where('id', '=', id)
-      .where('status', '=', 'pending')
-      .returning(['merchant_id', 'environment'])
-      .executeTakeFirst();
+    const ex = await failPendingExport(trx, id, reason.slice(0, 500));
     if (!ex) return;
     const scope = { merchantId: ex.merchant_id, environment: ex.environment };
-    await trx
-      .updateTable('exports')
-      .set({ completed_at: await clock.now(trx, scope) })
-      .where('id', '=', id)
-      .execute();
-    await trx.deleteFrom('export_chunks').where('export_id', '=', id).execute();
+    await setExportCompletedAt(trx, id, await clock.now(trx, scope));
+    await deleteChunks(trx, id);
     await recordEvent(trx, {
       ...scope,
       type: 'export.failed',
@@ -322,17 +289,4 @@ export async function failExport(db: Kysely<Database>, clock: Clock, id: string,
   });
 }
 
-/** Removes exports past their seven days (each merchant's clock), a bounded batch per call; answers how many. */
-export async function deleteExpiredExports(db: Kysely<Database>, limit = 100): Promise<number> {
-  const { rows } = await sql<{ id: string }>`
-    DELETE FROM exports WHERE id IN (
-      SELECT x.id FROM exports x
-      WHERE x.expires_at IS NOT NULL
-        AND x.expires_at <= now() + COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id =
-          x.merchant_id AND x.environment = 'sandbox'), 0) * interval '1 millisecond'
-      ORDER BY x.expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-    RETURNING id`.execute(db);
-  return rows.length;
-}
-
-export { exportKinds, type ExportKind } from './kinds.js';
+export { exportKinds, type ExportKind } from './queries/kinds.js';

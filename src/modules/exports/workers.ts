@@ -1,5 +1,6 @@
 import type { JobHandler, Ticker } from '../../jobs/types.js';
-import { deleteExpiredExports, exportJobKind, failExport, writeExport } from './service.js';
+import { exportJobKind, failExport, writeExport } from './service.js';
+import { deleteExpiredExports } from './queries/exports.js';
 
 /** The export writer: a failed attempt is run again from the start; after the last, the export is `failed`. */
 export const exportJobHandlers: Record<string, JobHandler> = {

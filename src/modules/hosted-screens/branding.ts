@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Database, Db } from '../../db/schema.js';
+import type { Db } from '../../db/schema.js';
+import { brandingOf, logoOf, upsertBranding } from './queries.js';
 
 /**
  * A merchant's branding on its hosted screens (docs/hosted-screens.md, "Who asks"): a display
@@ -80,12 +81,7 @@ export const accentPath = (merchantId: string) => `/hosted/branding/${encodeURIC
 
 /** How the merchant's screens present it; undefined for an unknown merchant. */
 export async function readBranding(db: Db, merchantId: string): Promise<Branding | undefined> {
-  const row = await db
-    .selectFrom('merchants')
-    .leftJoin('merchant_branding as b', 'b.merchant_id', 'merchants.id')
-    .select(['merchants.name', 'b.display_name', 'b.accent_color', 'b.logo_type', 'b.logo_etag', 'b.updated_at'])
-    .where('merchants.id', '=', merchantId)
-    .executeTakeFirst();
+  const row = await brandingOf(db, merchantId);
   if (!row) return undefined;
   return {
     name: row.display_name ?? row.name,
@@ -99,11 +95,7 @@ export async function readLogo(
   db: Db,
   merchantId: string,
 ): Promise<{ bytes: Buffer; type: string; etag: string } | undefined> {
-  const row = await db
-    .selectFrom('merchant_branding')
-    .select(['logo', 'logo_type', 'logo_etag'])
-    .where('merchant_id', '=', merchantId)
-    .executeTakeFirst();
+  const row = await logoOf(db, merchantId);
   return row?.logo && row.logo_type && row.logo_etag
     ? { bytes: Buffer.from(row.logo), type: row.logo_type, etag: row.logo_etag }
     : undefined;
@@ -128,9 +120,5 @@ export async function saveBranding(db: Db, merchantId: string, change: BrandingC
             logo_etag: createHash('sha256').update(change.logo.bytes).digest('base64url').slice(0, 22),
           };
   const values = { display_name: change.displayName, accent_color: change.accent, ...logo, updated_at: now };
-  await db
-    .insertInto('merchant_branding')
-    .values({ merchant_id: merchantId, logo: null, logo_type: null, logo_etag: null, ...values })
-    .onConflict((oc) => oc.column('merchant_id').doUpdateSet(values))
-    .execute();
+  await upsertBranding(db, merchantId, values);
 }

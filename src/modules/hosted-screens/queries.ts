@@ -1,6 +1,7 @@
-import type { Database, Environment, Db } from '../../db/schema.js';
+import type { Insertable } from 'kysely';
+import type { Environment, Db } from '../../db/schema.js';
 import { ticketIdShape, type Ticket } from './rules.js';
-import type { TicketPurpose } from './tables.js';
+import type { HostedTicketsTable, MerchantBrandingTable, TicketPurpose } from './tables.js';
 
 /** Reads a ticket by id (any state), locking it when `forUpdate` inside a transaction. */
 export async function findTicket(db: Db, id: string, forUpdate = false): Promise<Ticket | undefined> {
@@ -107,4 +108,40 @@ export async function voidTicket(trx: Db, id: string, outcome: string | null = n
     .returning('id')
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** Writes a new ticket; answers it as written. */
+export async function insertTicket(db: Db, values: Insertable<HostedTicketsTable>): Promise<Ticket> {
+  return db.insertInto('hosted_tickets').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The merchant's name and branding (none: nulls); undefined for an unknown merchant. */
+export async function brandingOf(db: Db, merchantId: string) {
+  return db
+    .selectFrom('merchants')
+    .leftJoin('merchant_branding as b', 'b.merchant_id', 'merchants.id')
+    .select(['merchants.name', 'b.display_name', 'b.accent_color', 'b.logo_type', 'b.logo_etag', 'b.updated_at'])
+    .where('merchants.id', '=', merchantId)
+    .executeTakeFirst();
+}
+
+export async function logoOf(db: Db, merchantId: string) {
+  return db
+    .selectFrom('merchant_branding')
+    .select(['logo', 'logo_type', 'logo_etag'])
+    .where('merchant_id', '=', merchantId)
+    .executeTakeFirst();
+}
+
+/** Writes the merchant's branding row (made with no logo the first time). */
+export async function upsertBranding(
+  db: Db,
+  merchantId: string,
+  values: Omit<Insertable<MerchantBrandingTable>, 'merchant_id'>,
+): Promise<void> {
+  await db
+    .insertInto('merchant_branding')
+    .values({ merchant_id: merchantId, logo: null, logo_type: null, logo_etag: null, ...values })
+    .onConflict((oc) => oc.column('merchant_id').doUpdateSet(values))
+    .execute();
 }

@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
 import type { TicketPurpose } from './tables.js';
 import { isUsable, newTicketId, ticketStateView, ticketTtlSeconds, type Ticket } from './rules.js';
-import { findTicket, frameAncestorsOf, putFrameAncestors } from './queries.js';
+import { findTicket, frameAncestorsOf, insertTicket, putFrameAncestors } from './queries.js';
 import type { SandboxOutcome, ScreenRegistry } from './screen.js';
 import { normaliseFrameAncestors, type FrameAncestorProblem } from './security-headers.js';
 
@@ -23,27 +23,23 @@ export interface TicketRequest {
 /** Issues a ticket in the caller's transaction; it expires by the merchant's clock. */
 export async function issueTicket(ctx: ServiceContext, trx: Db, r: TicketRequest): Promise<Ticket> {
   const now = await ctx.clock.now(trx, { merchantId: r.merchantId, environment: r.environment });
-  return trx
-    .insertInto('hosted_tickets')
-    .values({
-      id: newTicketId(),
-      merchant_id: r.merchantId,
-      environment: r.environment,
-      member_id: r.memberId,
-      purpose: r.purpose,
-      subject_id: r.subjectId ?? null,
-      action: r.action ?? null,
-      object_ref: r.objectRef ?? null,
-      outcome: null,
-      public_origin: r.origin,
-      expires_at: new Date(now.getTime() + ticketTtlSeconds[r.purpose] * 1000),
-      secret_hash: r.secretHash ?? null,
-      completed_at: null,
-      used_at: null,
-      created_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return insertTicket(trx, {
+    id: newTicketId(),
+    merchant_id: r.merchantId,
+    environment: r.environment,
+    member_id: r.memberId,
+    purpose: r.purpose,
+    subject_id: r.subjectId ?? null,
+    action: r.action ?? null,
+    object_ref: r.objectRef ?? null,
+    outcome: null,
+    public_origin: r.origin,
+    expires_at: new Date(now.getTime() + ticketTtlSeconds[r.purpose] * 1000),
+    secret_hash: r.secretHash ?? null,
+    completed_at: null,
+    used_at: null,
+    created_at: now,
+  });
 }
 
 /** The codes each function can answer: the routes declare these lists. */

@@ -1,5 +1,5 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { Database, Environment, Db } from '../../db/schema.js';
+import type { Environment, Db } from '../../db/schema.js';
 import type { KycImagesTable, KycProfilesTable } from './tables.js';
 
 /** Reads and writes of the KYC tables. Other areas read a member's profile status and the requirements here. */
@@ -160,4 +160,29 @@ export async function putHighValueThreshold(
       oc.columns(['environment', 'asset']).doUpdateSet({ min_amount: minAmount.toString(), updated_at: now }),
     )
     .execute();
+}
+
+/** A member's merchant and environment. */
+export async function memberScopeRow(db: Db, memberId: string) {
+  return db
+    .selectFrom('members')
+    .select(['merchant_id', 'environment'])
+    .where('id', '=', memberId)
+    .executeTakeFirstOrThrow();
+}
+
+/** A member's KYC level. */
+export async function memberKycLevel(db: Db, memberId: string): Promise<number> {
+  const row = await db.selectFrom('members').select('kyc_level').where('id', '=', memberId).executeTakeFirstOrThrow();
+  return row.kyc_level;
+}
+
+/** The amount from which a transfer of the asset needs the high-value level, if it has one. */
+export async function highValueThreshold(db: Db, environment: Environment, asset: string) {
+  return db
+    .selectFrom('kyc_high_value_thresholds')
+    .select('min_amount')
+    .where('environment', '=', environment)
+    .where('asset', '=', asset)
+    .executeTakeFirst();
 }

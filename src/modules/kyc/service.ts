@@ -12,9 +12,12 @@ import { resolveMember } from '../members/queries.js';
 import { imageKeyLabel, sealImage } from './images.js';
 import {
   deleteImages,
+  highValueThreshold,
   insertImage,
   insertProfile,
   lockMember,
+  memberKycLevel,
+  memberScopeRow,
   minKycLevel,
   profileById,
   profileOfMember,
@@ -311,17 +314,12 @@ export async function reviewMember(
 }
 
 async function scopeOfMember(db: Db, memberId: string): Promise<{ merchantId: string; environment: Environment }> {
-  const row = await db
-    .selectFrom('members')
-    .select(['merchant_id', 'environment'])
-    .where('id', '=', memberId)
-    .executeTakeFirstOrThrow();
+  const row = await memberScopeRow(db, memberId);
   return { merchantId: row.merchant_id, environment: row.environment };
 }
 
 async function memberLevel(db: Db, memberId: string): Promise<number> {
-  const row = await db.selectFrom('members').select('kyc_level').where('id', '=', memberId).executeTakeFirstOrThrow();
-  return row.kyc_level;
+  return memberKycLevel(db, memberId);
 }
 
 /** The operator's review of one profile of the queue. */
@@ -503,18 +501,9 @@ export async function requireHighValueLevel(
   db: Db,
   p: { environment: Environment; memberId: string; asset: string; amount: bigint },
 ): Promise<void> {
-  const row = await db
-    .selectFrom('kyc_high_value_thresholds')
-    .select('min_amount')
-    .where('environment', '=', p.environment)
-    .where('asset', '=', p.asset)
-    .executeTakeFirst();
+  const row = await highValueThreshold(db, p.environment, p.asset);
   if (!row || p.amount < BigInt(row.min_amount)) return;
-  const member = await db
-    .selectFrom('members')
-    .select('kyc_level')
-    .where('id', '=', p.memberId)
-    .executeTakeFirstOrThrow();
+  const kycLevel = await memberKycLevel(db, p.memberId);
   const required = await minKycLevel(db, p.environment, 'high_value_transfer');
-  if (member.kyc_level < required) throw new ApiError('kyc_required');
+  if (kycLevel < required) throw new ApiError('kyc_required');
 }

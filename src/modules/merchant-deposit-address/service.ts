@@ -6,7 +6,7 @@ import type { IdempotencyContext } from '../../platform/request-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { sha256Hex } from '../../platform/ids.js';
 import { keysetPage } from '../../db/keyset-page.js';
-import { scopeNowSql } from '../../platform/clock.js';
+import { addressById, addressesQuery, insertAddress } from './queries.js';
 import { getAsset, usableNetwork } from '../assets/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { providerStatusOf } from '../../upstreams/port.js';
@@ -104,22 +104,8 @@ export async function storeAddress(
   environment: 'sandbox' | 'production',
   a: ChainAddress,
 ) {
-  await trx
-    .insertInto('deposit_addresses')
-    // created_at on the merchant's clock (a sandbox merchant's own time), not the column's default (the database's real
-    // time).
-    .values({
-      id: a.id,
-      merchant_id: merchantId,
-      environment,
-      asset: a.asset,
-      network: a.network,
-      address: a.address,
-      created_at: scopeNowSql(merchantId, environment) as unknown as Date,
-    })
-    .onConflict((oc) => oc.column('id').doNothing())
-    .execute();
-  const row = await trx.selectFrom('deposit_addresses').selectAll().where('id', '=', a.id).executeTakeFirstOrThrow();
+  await insertAddress(trx, merchantId, environment, a);
+  const row = await addressById(trx, a.id);
   return depositAddressView(row);
 }
 
@@ -129,12 +115,6 @@ export async function listDepositAddresses(
   environment: 'sandbox' | 'production',
   query: { limit?: number; cursor?: string; asset?: string; network?: string },
 ) {
-  let q = db
-    .selectFrom('deposit_addresses')
-    .selectAll()
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment);
-  if (query.asset) q = q.where('asset', '=', query.asset.toUpperCase());
-  if (query.network) q = q.where('network', '=', query.network.toUpperCase());
+  const q = addressesQuery(db, merchantId, environment, query.asset?.toUpperCase(), query.network?.toUpperCase());
   return keysetPage(q, query, depositAddressView);
 }

@@ -5,6 +5,6 @@
  * `merchants/` (`npm run lint:deps`).
  */
 export { merchantOperatorRoutes } from './operator-routes.js';
-export { createMerchant, getMerchant } from './queries.js';
+export { anyMerchant, createMerchant, getMerchant, lockDemoMerchantBootstrap } from './queries.js';
 export { splitScopes } from './rules.js';
 export { createKey, getKey, rotateKey, updateKey, type KeyWithSecrets } from './service.js';

@@ -1,9 +1,10 @@
 /** The API-key lifecycle the operator drives: issue, approve restricted scopes, change, rotate. */
-import { sql, type Selectable, type Transaction } from 'kysely';
+import type { Selectable, Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import type { ApiKeysTable } from '../../platform/tables.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId, randomToken, sha256Hex } from '../../platform/ids.js';
+import { findKey, firstSuccessor, insertKey, nextTokenGenerationSql, setKeyExpiry, updateKeyRow } from './queries.js';
 import { requireAllowlist, requireFutureExpiry, splitScopes, stopsTokens } from './rules.js';
 import { isoOrNull } from '../../platform/dates.js';
 
@@ -57,29 +58,25 @@ export async function createKey(
   requireFutureExpiry(input.expiresAt, now);
   const apiKey = `mwk_${randomToken(32)}`;
   const signingKey = `mws_${randomToken(32)}`;
-  const row = await db
-    .insertInto('api_keys')
-    .values({
-      id: newId('key'),
-      merchant_id: input.merchantId,
-      environment: input.environment,
-      client_id: `cli_${randomToken(12)}`,
-      api_key_hash: sha256Hex(apiKey),
-      signing_key: signingKey,
-      scopes: JSON.stringify(input.scopes),
-      pending_scopes: JSON.stringify(input.pendingScopes),
-      ip_allowlist: input.ipAllowlist,
-      expires_at: input.expiresAt,
-      rotated_from: input.rotatedFrom ?? null,
-      updated_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await insertKey(db, {
+    id: newId('key'),
+    merchant_id: input.merchantId,
+    environment: input.environment,
+    client_id: `cli_${randomToken(12)}`,
+    api_key_hash: sha256Hex(apiKey),
+    signing_key: signingKey,
+    scopes: JSON.stringify(input.scopes),
+    pending_scopes: JSON.stringify(input.pendingScopes),
+    ip_allowlist: input.ipAllowlist,
+    expires_at: input.expiresAt,
+    rotated_from: input.rotatedFrom ?? null,
+    updated_at: now,
+  });
   return { ...view(row), api_key: apiKey, signing_key: signingKey };
 }
 
 export async function getKey(db: Db, id: string) {
-  const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await findKey(db, id);
   if (!row) throw new ApiError('not_found', 'No such API key.');
   return row;
 }
@@ -88,16 +85,11 @@ export async function approveScopes(db: Db, id: string, scopes: string[] | undef
   const row = await getKey(db, id);
   const approving =
     scopes === undefined ? row.pending_scopes : row.pending_scopes.filter((s: string) => scopes.includes(s));
-  const updated = await db
-    .updateTable('api_keys')
-    .set({
-      scopes: JSON.stringify([...new Set([...row.scopes, ...approving])]),
-      pending_scopes: JSON.stringify(row.pending_scopes.filter((s: string) => !approving.includes(s))),
-      updated_at: now,
-    })
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const updated = await updateKeyRow(db, id, {
+    scopes: JSON.stringify([...new Set([...row.scopes, ...approving])]),
+    pending_scopes: JSON.stringify(row.pending_scopes.filter((s: string) => !approving.includes(s))),
+    updated_at: now,
+  });
   return view(updated);
 }
 
@@ -124,14 +116,9 @@ export async function updateKey(
   if (patch.disabled !== undefined) set.disabled = patch.disabled;
   if (patch.expires_at !== undefined) set.expires_at = patch.expires_at === null ? null : new Date(patch.expires_at);
   if (stopsTokens(row, { disabled: patch.disabled, expiresAt: set.expires_at as Date | null | undefined }, now)) {
-    set.token_generation = sql`token_generation + 1`;
+    set.token_generation = nextTokenGenerationSql();
   }
-  const updated = await db
-    .updateTable('api_keys')
-    .set(set)
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const updated = await updateKeyRow(db, id, set);
   return view(updated);
 }
 
@@ -150,21 +137,11 @@ export async function rotateKey(
   const oldExpiry = old.expires_at ? new Date(old.expires_at) : null;
   // Its successor would inherit a passed expiry: a key must not be born dead.
   if (oldExpiry && oldExpiry.getTime() <= now) throw new ApiError('state_invalid', 'An expired key cannot be rotated.');
-  await trx
-    .updateTable('api_keys')
-    .set({ expires_at: oldExpiry && oldExpiry < edge ? oldExpiry : edge, updated_at: at })
-    .where('id', '=', id)
-    .execute();
+  await setKeyExpiry(trx, id, oldExpiry && oldExpiry < edge ? oldExpiry : edge, at);
   // A key already rotated carries its overlap's edge as its expiry: its first successor holds the
   // expiry it had before (a second rotation, such as a retry whose answer was lost, must not give
   // a key that dies at that edge).
-  const successor = await trx
-    .selectFrom('api_keys')
-    .select('expires_at')
-    .where('rotated_from', '=', id)
-    .orderBy('created_at')
-    .limit(1)
-    .executeTakeFirst();
+  const successor = await firstSuccessor(trx, id);
   return createKey(
     trx,
     {

@@ -2,7 +2,7 @@
  * The sandbox clock's two calls (extensions 8; design in docs/clock.md): reading a merchant's
  * time, and advancing it while every timed process that falls due on the way runs, in order.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { TimedProcess } from '../../jobs/types.js';
@@ -11,6 +11,7 @@ import { raiseSandboxOffset, type ClockScope } from '../../platform/clock.js';
 import { ApiError } from '../../platform/errors.js';
 import type { IdempotencyContext } from '../../platform/request-context.js';
 import { Pacer, pacedDb } from '../../db/pacing.js';
+import { ensureClockRow, releaseLease, renewLease, takeLease, type Lease } from './queries.js';
 
 /** The largest advance of one call, in seconds (365 days). */
 export const advanceSecondsMax = 31_536_000;
@@ -53,13 +54,6 @@ export async function readClock(ctx: ServiceContext, merchantId: string) {
   return { now: (await ctx.clock.now(ctx.db, sandboxScope(merchantId))).toISOString() };
 }
 
-/** The row an advance locks; made in the advance's first transaction (under the key's claim). */
-export async function ensureClockRow(db: Kysely<Database>, merchantId: string): Promise<void> {
-  await sql`INSERT INTO sandbox_clocks (merchant_id) VALUES (${merchantId}) ON CONFLICT (merchant_id) DO NOTHING`.execute(
-    db,
-  );
-}
-
 // ---------------------------------------------------------------------------------------------
 // One advance of a merchant at a time: in this process a chain of promises per merchant, across
 // processes a lease on the merchant's clock row (a lease, not a row lock held in a transaction:
@@ -81,49 +75,12 @@ async function serialised<T>(merchantId: string, work: () => Promise<T>): Promis
   }
 }
 
-/**
- * A held lease: its expiry as the database wrote it (text, to the microsecond), which is also
- * what proves the lease is still this call's. Renewing and releasing touch the row only while it
- * holds that value: an advance that outlived its lease (another process then took the clock)
- * never extends nor frees the other's lease, so a third advance cannot start beside it.
- */
-interface Lease {
-  merchantId: string;
-  until: string;
-}
-
-async function takeLease(db: Kysely<Database>, merchantId: string): Promise<Lease | undefined> {
-  const { rows } = await sql<{ until: string }>`
-    UPDATE sandbox_clocks SET advance_lease_until = now() + make_interval(secs => ${advanceLeaseMs / 1000})
-    WHERE merchant_id = ${merchantId} AND (advance_lease_until IS NULL OR advance_lease_until < now())
-    RETURNING advance_lease_until::text AS until
-  `.execute(db);
-  return rows[0] ? { merchantId, until: rows[0].until } : undefined;
-}
-
-/** Extends the lease while it is still this call's; false once another advance holds the clock. */
-async function renewLease(db: Kysely<Database>, lease: Lease): Promise<boolean> {
-  const { rows } = await sql<{ until: string }>`
-    UPDATE sandbox_clocks SET advance_lease_until = now() + make_interval(secs => ${advanceLeaseMs / 1000})
-    WHERE merchant_id = ${lease.merchantId} AND advance_lease_until = ${lease.until}::timestamptz
-    RETURNING advance_lease_until::text AS until
-  `.execute(db);
-  if (!rows[0]) return false;
-  lease.until = rows[0].until;
-  return true;
-}
-
-async function releaseLease(db: Kysely<Database>, lease: Lease): Promise<void> {
-  await sql`UPDATE sandbox_clocks SET advance_lease_until = NULL WHERE merchant_id = ${lease.merchantId} AND
-    advance_lease_until = ${lease.until}::timestamptz`.execute(db);
-}
-
 /** Waits (bounded) until this call holds the merchant's clock; another process's advance may hold it. */
 async function acquireLease(ctx: ServiceContext, merchantId: string, idem: IdempotencyContext): Promise<Lease> {
   await ensureClockRow(ctx.db, merchantId);
   const deadline = ctx.clock.real().getTime() + advanceWaitMaxMs;
   for (;;) {
-    const lease = await takeLease(ctx.db, merchantId);
+    const lease = await takeLease(ctx.db, merchantId, advanceLeaseMs);
     if (lease) return lease;
     if (ctx.clock.real().getTime() >= deadline) {
       idem.noStore = true; // not a result: the same key may be retried
@@ -257,7 +214,7 @@ async function runUntil(
         : undefined;
     if (performance.now() - renewed >= advanceLeaseRenewMs) {
       renewed = performance.now();
-      if (!(await renewLease(ctx.db, lease))) {
+      if (!(await renewLease(ctx.db, lease, advanceLeaseMs))) {
         // The timed processes are safe to run side by side (their background workers do), so the
         // steps go on; the other advance keeps its lease.
         ctx.log.warn(

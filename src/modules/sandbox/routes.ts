@@ -5,14 +5,8 @@ import { router } from '../../platform/route.js';
 import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../../upstreams/port.js';
 import type { TimedProcess } from '../../jobs/types.js';
 import { presetBehavior, resetSandbox } from './service.js';
-import {
-  advanceClaimLeaseMs,
-  advanceClock,
-  advanceRunMaxMs,
-  advanceSecondsMax,
-  ensureClockRow,
-  readClock,
-} from './clock.js';
+import { advanceClaimLeaseMs, advanceClock, advanceRunMaxMs, advanceSecondsMax, readClock } from './clock.js';
+import { ensureClockRow } from './queries.js';
 
 const tags = ['Sandbox'];
 

@@ -1,6 +1,7 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { ApiError } from '../../platform/errors.js';
+import { deleteSandboxApiLogs, deleteSandboxDeliveries, tableExists } from './queries.js';
 import { clearBehaviors, setBehavior } from '../../upstreams/behaviors.js';
 import {
   injectedBehaviors,
@@ -26,14 +27,6 @@ export async function presetBehavior(
   return { ok: true as const, upstream, behavior, expires_in: injectionTtlSeconds };
 }
 
-/** Whether a table exists (webhook_deliveries belongs to another migration). */
-async function tableExists(trx: Transaction<Database>, name: string): Promise<boolean> {
-  const { rows } = await sql<{ found: boolean }>`
-    SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name =
-      ${name}) AS found`.execute(trx);
-  return rows[0]?.found === true;
-}
-
 export const resetNote =
   'Webhook delivery records, API call logs and injected upstream behaviours of this sandbox merchant were ' +
   'cleared. Ledger entries, orders and members are kept, so balances do not reset.';
@@ -42,21 +35,13 @@ export const resetNote =
 export async function resetSandbox(trx: Transaction<Database>, merchantId: string) {
   let deliveries = 0;
   if (await tableExists(trx, 'webhook_deliveries')) {
-    const res =
-      await sql`DELETE FROM webhook_deliveries WHERE merchant_id = ${merchantId} AND environment = 'sandbox'`.execute(
-        trx,
-      );
-    deliveries = Number(res.numAffectedRows ?? 0n);
+    deliveries = await deleteSandboxDeliveries(trx, merchantId);
   }
-  const logs = await trx
-    .deleteFrom('api_call_logs')
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', 'sandbox')
-    .executeTakeFirst();
+  const logs = await deleteSandboxApiLogs(trx, merchantId);
   await clearBehaviors(trx, merchantId);
   return {
     ok: true as const,
-    cleared: { merchant_webhook_deliveries: deliveries, merchant_api_logs: Number(logs.numDeletedRows) },
+    cleared: { merchant_webhook_deliveries: deliveries, merchant_api_logs: logs },
     note: resetNote,
   };
 }

@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { completeTicket, type Ticket, voidTicket } from '../hosted-screens/index.js';
 import { stepUpCodeMatches } from './code.js';
+import { setFailedAttempts } from './queries.js';
 import { decideCode, exhaustedOutcome, sandboxStepUpCode, stepUpCodeShape } from './rules.js';
 
 /**
@@ -41,18 +42,10 @@ export async function enterStepUpCode(
       await completeTicket(trx, ticket.id, now, 'approved');
       return { kind: 'approved' };
     case 'wrong':
-      await trx
-        .updateTable('hosted_tickets')
-        .set({ failed_attempts: decision.failedAttempts })
-        .where('id', '=', ticket.id)
-        .execute();
+      await setFailedAttempts(trx, ticket.id, decision.failedAttempts);
       return { kind: 'wrong', attemptsLeft: decision.attemptsLeft };
     case 'exhausted':
-      await trx
-        .updateTable('hosted_tickets')
-        .set({ failed_attempts: decision.failedAttempts })
-        .where('id', '=', ticket.id)
-        .execute();
+      await setFailedAttempts(trx, ticket.id, decision.failedAttempts);
       await voidTicket(trx, ticket.id, exhaustedOutcome);
       return { kind: 'exhausted' };
   }

@@ -82,3 +82,8 @@ export async function markChallengeUsed(trx: Transaction<Database>, id: string, 
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** A step-up ticket's wrong codes so far. */
+export async function setFailedAttempts(db: Db, ticketId: string, failedAttempts: number): Promise<void> {
+  await db.updateTable('hosted_tickets').set({ failed_attempts: failedAttempts }).where('id', '=', ticketId).execute();
+}

@@ -1,8 +1,9 @@
+// Over 300 lines: the catalogue of export kinds, each kind's columns beside the statement that reads its rows.
 import { sql, type Kysely } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
-import { formatAmount, minorFromDb } from '../../money/index.js';
-import { memberBalances } from '../balances/index.js';
-import { lineView, publicEntryId } from '../ledger-entries/index.js';
+import type { Database, Environment } from '../../../db/schema.js';
+import { formatAmount, minorFromDb } from '../../../money/index.js';
+import { memberBalances } from '../../balances/index.js';
+import { lineView, publicEntryId } from '../../ledger-entries/index.js';
 
 /**
  * What each export kind writes (extensions 13, docs/exports.md): its columns, in order, and how
@@ -135,7 +136,8 @@ const kinds: Record<ExportKind, KindSpec> = {
     ],
     select:
       `t.id, t.member_id, ` +
-      `t.source_asset, ${amount('t.source_amount', 't.source_asset', 'source_amount')}, ${amount('t.fee', 't.source_asset', 'fee')}, ` +
+      `t.source_asset, ${amount('t.source_amount', 't.source_asset', 'source_amount')}, ` +
+      `${amount('t.fee', 't.source_asset', 'fee')}, ` +
       (`t.payout_currency, ${amount('t.payout_amount', 't.payout_currency', 'payout_amount')}, t.rate, ` +
         `t.status, t.created_at`),
     record: (r) => ({
@@ -168,7 +170,8 @@ const kinds: Record<ExportKind, KindSpec> = {
     ],
     select:
       `t.id, t.member_id, t.status, t.from_asset, ` +
-      `t.to_asset, ${amount('t.from_amount', 't.from_asset', 'from_amount')}, ${amount('t.to_amount', 't.to_asset', 'to_amount')}, ` +
+      `t.to_asset, ${amount('t.from_amount', 't.from_asset', 'from_amount')}, ` +
+      `${amount('t.to_amount', 't.to_asset', 'to_amount')}, ` +
       `t.fee_asset, ${amount('t.fee_amount', 't.fee_asset', 'fee_amount')}, t.rate, t.created_at`,
     record: (r) => ({
       id: text(r.id),
