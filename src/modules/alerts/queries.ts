@@ -46,7 +46,8 @@ export async function raiseAlertOnce(
   alert: AlertInput & { object: string; objectId: string },
 ): Promise<string | undefined> {
   const run = async (trx: Transaction<Database>) => {
-    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`operator_alerts|${alert.kind}|${alert.object}|${alert.objectId}`},
+    const lockName = `operator_alerts|${alert.kind}|${alert.object}|${alert.objectId}`;
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${lockName},
       0))`.execute(trx);
     const open = await trx
       .selectFrom('operator_alerts')

@@ -1,3 +1,4 @@
+// Over 300 lines: the operator's KYC review queue, its routes beside the response schemas they declare.
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
