@@ -1,7 +1,13 @@
 /** The card record's state machine (src/modules/cards/cards/state.ts): opening, activation, the activation lock. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { activationVerdict, afterActivationFailure, openingStatus } from '../src/modules/cards/cards/state.js';
+import {
+  activationVerdict,
+  afterActivationFailure,
+  cardCanSpend,
+  openingStatus,
+} from '../src/modules/cards/cards/state.js';
+import type { CardStatus } from '../src/modules/cards/cards/tables.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 const physical = {
@@ -44,5 +50,13 @@ describe('card state machine', () => {
     assert.deepEqual(afterActivationFailure(0, now, lock), { failures: 0, lockedUntil: lock });
     // A lock whose time is over counts as none.
     assert.deepEqual(afterActivationFailure(0, now, now), { failures: 1, lockedUntil: null });
+  });
+});
+
+describe('which card spends', () => {
+  const statuses: CardStatus[] = ['unactivated', 'active', 'closing', 'closed', 'expired', 'replaced'];
+  it('only an active card that is not frozen spends', () => {
+    for (const status of statuses) assert.equal(cardCanSpend({ status, frozenAt: null }), status === 'active');
+    assert.equal(cardCanSpend({ status: 'active', frozenAt: new Date() }), false);
   });
 });
