@@ -1,3 +1,4 @@
+// Over 300 lines: the KYC and profile-update hosted screens: their pages and submit handlers over one form.
 import { ApiError } from '../../platform/errors.js';
 import {
   completeTicket,
@@ -32,6 +33,15 @@ import {
   type ProfileFields,
 } from './rules.js';
 import { submitFirstProfile, submitProfileUpdate, type CheckedImage, type Submission } from './service.js';
+
+// The screens' longer texts: plain text (nothing to escape), the same bytes in the page.
+const sentNotice = 'Thank you. Your details have been sent for review.';
+const sentClose = 'once the review is complete. You can close this page.';
+const identityIntro =
+  'We need a few details and two photos to confirm who you are. All fields are required unless marked optional.';
+const updateIntro =
+  'Change what is no longer correct and send the form. Your details will be reviewed again, and some services ' +
+  'are paused until the review is complete.';
 
 /**
  * The KYC screens: the first profile (`kyc` tickets) and the pre-filled update (`profile_update`).
@@ -194,7 +204,9 @@ const scopeOf = (t: Ticket) => ({ merchantId: t.merchant_id, environment: t.envi
 /** `merchant`: the name the screen's header shows (the merchant's display name), whom the member will hear from. */
 const sentPage = (update: boolean, merchant: string | undefined): ScreenPage => ({
   title: update ? 'Changes sent' : 'Details sent',
-  body: html`<p class="notice">Thank you. Your details have been sent for review.</p><p>You will hear from ${merchant ?? 'the app that sent you here'} once the review is complete. You can close this page.</p>`,
+  body: html`<p class="notice">${sentNotice}</p><p>You will hear from ${merchant ?? 'the app that sent you here'} ${
+    sentClose
+  }</p>`,
 });
 
 function profileValues(p: KycProfile): Record<string, string> {
@@ -239,7 +251,7 @@ export const kycScreen: HostedScreen = {
     }
     return {
       title: 'Confirm your identity',
-      body: html`<p>We need a few details and two photos to confirm who you are. All fields are required unless marked optional.</p>${profileForm(state, { update: false })}`,
+      body: html`<p>${identityIntro}</p>${profileForm(state, { update: false })}`,
     };
   },
   async submit(ctx, trx, ticket, formFields, files, now) {
@@ -284,10 +296,7 @@ export const profileUpdateScreen: HostedScreen = {
       Object.keys(state.values).length > 0 ? state : { ...state, values: profileValues(profile) };
     return {
       title: 'Update your identity details',
-      body: html`<p>Change what is no longer correct and send the form. Your details will be reviewed again, and some services are paused until the review is complete.</p>${profileForm(
-        filled,
-        { update: true },
-      )}`,
+      body: html`<p>${updateIntro}</p>${profileForm(filled, { update: true })}`,
     };
   },
   async submit(ctx, trx, ticket, formFields, files, now) {

@@ -12,6 +12,9 @@ import {
 import { enterStepUpCode, settleStepUp } from './completion.js';
 import { isStepUpAction, sandboxStepUpCode, stepUpActions, stepUpAttemptsMax, stepUpCodeLength } from './rules.js';
 
+/** Plain text (nothing to escape), kept whole in the page. */
+const neverShare = 'Never share it: we will never ask you for it by phone or e-mail.';
+
 /**
  * The step-up screen (docs/step-up.md): says in plain words what the member is authorising (the
  * action's line in `stepUpActions`; no amounts, no address), asks for the one-time code the
@@ -58,7 +61,7 @@ function render(ticket: Ticket, state: ScreenState): ScreenPage {
   return {
     title: words.title,
     body: html`<p>To ${words.purpose}, enter the code we sent you.</p>
-<p>The code expires in about ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}. Never share it: we will never ask you for it by phone or e-mail.</p>
+<p>The code expires in about ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}. ${neverShare}</p>
 ${sandbox}${form(
       state.form,
       { submitLabel: 'Confirm' },
@@ -98,7 +101,10 @@ export const stepUpScreen: HostedScreen = {
       case 'wrong':
         return refuse(
           `That code is not ` +
-            `correct. ${outcome.attemptsLeft === 1 ? 'You have 1 attempt left.' : `You have ${outcome.attemptsLeft} attempts left.`}`,
+            `correct. ` +
+            (outcome.attemptsLeft === 1
+              ? 'You have 1 attempt left.'
+              : `You have ${outcome.attemptsLeft} attempts left.`),
         );
       case 'exhausted':
         return {
