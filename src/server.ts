@@ -219,6 +219,9 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       maxBatch: config.groupCommitMaxBatch,
       maxInFlight:
         handle.kind === 'embedded' ? 1 : Math.max(1, Math.min(config.groupCommitInFlight, config.databasePoolMax - 2)),
+      // Writes run alone (withdrawals, orders, top-ups) of different merchants run side by side
+      // on the pool less two, batches included: they are not held to GROUP_COMMIT_IN_FLIGHT.
+      maxTransactions: handle.kind === 'embedded' ? 1 : Math.max(1, config.databasePoolMax - 2),
       answerAfterNextStart: handle.kind !== 'embedded',
     }),
     nonces: new NonceBatcher(handle.db),

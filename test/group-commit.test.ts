@@ -607,10 +607,61 @@ describe('the group committer', () => {
     },
   );
 
+  it(
+    'runs solo writes of different merchants side by side up to maxTransactions, beside the batches, ' +
+      "a merchant's writes in arrival order",
+    async () => {
+      type Item = { o: string; n: number; solo: boolean };
+      const batches: string[][] = [];
+      const releases = new Map<string, () => void>();
+      const group = new GroupCommitter<Item, number>(
+        {
+          async runBatch(items) {
+            const name = items.map((i) => `${i.o}${i.n}`).join(',');
+            batches.push(items.map((i) => `${i.o}${i.n}`));
+            await new Promise<void>((r) => releases.set(name, r));
+            return items.map((i) => i.n);
+          },
+        },
+        { maxBatch: 5, maxInFlight: 1, maxTransactions: 3 },
+      );
+      const settle = async () => {
+        for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+      };
+      const submit = (o: string, n: number, solo: boolean) => group.submit('', o, { o, n, solo }, solo);
+      const answers = [
+        submit('a', 1, false),
+        submit('b', 2, true),
+        submit('a', 3, true),
+        submit('c', 4, true),
+        submit('d', 5, true),
+        submit('e', 6, false),
+        submit('b', 7, false),
+      ];
+      await settle();
+      // a1 and e6 are the one batch in flight (b7 waits behind b2); b2 and c4 run alone beside it
+      // (three transactions in all); a3 waits for a1, d5 for a free transaction.
+      assert.deepEqual(batches, [['a1', 'e6'], ['b2'], ['c4']]);
+      releases.get('c4')!();
+      await settle();
+      // A transaction is free but no batch: d5, alone, goes before e6.
+      assert.deepEqual(batches.slice(3), [['d5']]);
+      releases.get('a1,e6')!();
+      await settle();
+      // a is free: a3 runs; b7 still waits behind b2 though no batch runs.
+      assert.deepEqual(batches.slice(4), [['a3']]);
+      releases.get('b2')!();
+      await settle();
+      assert.deepEqual(batches.slice(5), [['b7']]);
+      for (const name of ['a3', 'd5', 'b7']) releases.get(name)!();
+      assert.deepEqual(await Promise.all(answers), [1, 2, 3, 4, 5, 6, 7]);
+    },
+  );
+
   for (const partitioning of ['none', 'merchant'] as const)
     it(
-      `keeps each merchant's writes in arrival order and in one running batch at most, whatever arrives when ` +
-        `(random schedules, partition ${partitioning})`,
+      `keeps each merchant's writes in arrival order and in one running batch at most, whatever arrives when, ` +
+        `solo writes among them (random schedules, partition ${partitioning})`,
       async () => {
         const rounds = 60;
         let mixed = 0;
@@ -623,18 +674,23 @@ describe('the group committer', () => {
           };
           const maxBatch = 1 + rand(5);
           const maxInFlight = 1 + rand(3);
+          const maxTransactions = maxInFlight + rand(3);
           const running = new Set<string>();
           const committed = new Map<string, number[]>();
           let inFlight = 0;
-          const group = new GroupCommitter<{ o: string; n: number; fail: boolean }, string>(
+          let transactions = 0;
+          const group = new GroupCommitter<{ o: string; n: number; fail: boolean; solo: boolean }, string>(
             {
               async runBatch(items, fallback) {
                 const orders = new Set(items.map((i) => i.o));
                 assert.ok(items.length <= maxBatch, `round ${round}: a batch of ${items.length} over ${maxBatch}`);
                 if (partitioning === 'merchant') assert.equal(orders.size, 1, `round ${round}: one merchant a batch`);
                 if (orders.size > 1) mixed++;
+                const solo = items.some((i) => i.solo);
+                if (solo) assert.equal(items.length, 1, `round ${round}: a solo write in a batch of ${items.length}`);
                 if (!fallback) {
-                  assert.ok(++inFlight <= maxInFlight, `round ${round}: ${inFlight} batches at once`);
+                  if (!solo) assert.ok(++inFlight <= maxInFlight, `round ${round}: ${inFlight} batches at once`);
+                  assert.ok(++transactions <= maxTransactions, `round ${round}: ${transactions} transactions at once`);
                   for (const o of orders) {
                     assert.ok(!running.has(o), `round ${round}: merchant ${o} in two running batches`);
                     running.add(o);
@@ -647,22 +703,24 @@ describe('the group committer', () => {
                   return items.map((i) => `${i.o}${i.n}`);
                 } finally {
                   if (!fallback) {
-                    inFlight--;
+                    if (!solo) inFlight--;
+                    transactions--;
                     for (const o of orders) running.delete(o);
                   }
                 }
               },
             },
-            { maxBatch, maxInFlight },
+            { maxBatch, maxInFlight, maxTransactions },
           );
           const sent = new Map<string, number[]>();
           const answers: Promise<void>[] = [];
           for (let n = 0; n < 40; n++) {
             const o = `m${rand(4)}`;
             sent.set(o, [...(sent.get(o) ?? []), n]);
+            const solo = rand(3) === 0;
             answers.push(
               group
-                .submit(partitioning === 'merchant' ? o : '', o, { o, n, fail: rand(20) === 0 })
+                .submit(partitioning === 'merchant' ? o : '', o, { o, n, fail: rand(20) === 0, solo }, solo)
                 .then((a) => assert.equal(a, `${o}${n}`)),
             );
             // Writes arrive in bursts, some in the same turn, some while batches run.

@@ -21,6 +21,13 @@ export interface BatchOptions {
   /** Batches (transactions, so connections) running at once. */
   maxInFlight: number;
   /**
+   * Transactions running at once, batches and solo writes together (default `maxInFlight`): a
+   * solo write (a batch of its own) takes a free one even while `maxInFlight` batches run, so
+   * solo writes of different merchants run side by side; a merchant's writes still run one batch
+   * at a time, in arrival order.
+   */
+  maxTransactions?: number;
+  /**
    * Start the next batch before answering the one that has just committed, and answer it on the
    * next turn of the event loop. Only where a batch yields to the event loop while it waits for
    * its database (PostgreSQL): the embedded database's statements complete without yielding, so
@@ -67,7 +74,10 @@ export interface BatchStats {
 export class GroupCommitter<I, O> {
   private readonly waiting: Waiting<I, O>[] = [];
   private readonly busy = new Set<string>();
+  /** Batches running, and all transactions running (solo writes included). */
   private inFlight = 0;
+  private running = 0;
+  private readonly maxTransactions: number;
   readonly stats: BatchStats = { batches: 0, items: 0, fallbacks: 0, largest: 0, together: 0 };
 
   constructor(
@@ -76,6 +86,7 @@ export class GroupCommitter<I, O> {
   ) {
     if (options.maxBatch < 1 || options.maxInFlight < 1)
       throw new Error('group commit: maxBatch and maxInFlight must be at least 1');
+    this.maxTransactions = Math.max(options.maxInFlight, options.maxTransactions ?? 0);
   }
 
   /** The item's outcome, once the transaction that wrote it has committed. */
@@ -95,36 +106,49 @@ export class GroupCommitter<I, O> {
   private scheduled: NodeJS.Immediate | undefined;
 
   /**
-   * Starts batches while connections are free and requests of free order keys wait. A batch takes,
-   * in arrival order, the waiting requests of the first free request's partition whose order key
-   * is free, whatever their merchant; a solo request is a batch of its own.
+   * Starts batches while connections are free and requests of free order keys wait. In arrival
+   * order, the first request that may start now does: a solo request is a batch of its own (up to
+   * `maxTransactions` at once); any other takes, in arrival order, the waiting requests of its
+   * partition whose order key is free, whatever their merchant (up to `maxInFlight` batches at once).
+   * A request that may not start holds back its order key's later requests: they keep their order.
    */
   private pump(): void {
-    while (this.inFlight < this.options.maxInFlight) {
-      const first = this.waiting.findIndex((w) => !this.busy.has(w.order));
-      if (first < 0) return;
-      const partition = this.waiting[first]!.partition;
-      const batch: Waiting<I, O>[] = [];
-      if (this.waiting[first]!.solo) {
-        batch.push(...this.waiting.splice(first, 1));
-      } else {
-        // A solo write waiting for its turn holds back its merchant's later writes: they keep their order.
-        const heldBack = new Set<string>();
-        for (let i = first; i < this.waiting.length && batch.length < this.options.maxBatch;) {
-          const w = this.waiting[i]!;
-          if (w.partition !== partition || this.busy.has(w.order) || heldBack.has(w.order)) {
-            i++;
-          } else if (w.solo) {
-            heldBack.add(w.order);
-            i++;
-          } else {
-            batch.push(...this.waiting.splice(i, 1));
+    for (;;) {
+      if (this.running >= this.maxTransactions) return;
+      const batchFree = this.inFlight < this.options.maxInFlight;
+      const heldBack = new Set<string>();
+      let found: Waiting<I, O>[] | undefined;
+      for (let first = 0; first < this.waiting.length && found === undefined; first++) {
+        const head = this.waiting[first]!;
+        if (this.busy.has(head.order) || heldBack.has(head.order)) continue;
+        if (head.solo) {
+          found = this.waiting.splice(first, 1);
+        } else if (!batchFree) {
+          heldBack.add(head.order);
+        } else {
+          const batch: Waiting<I, O>[] = (found = []);
+          const partition = head.partition;
+          for (let i = first; i < this.waiting.length && batch.length < this.options.maxBatch;) {
+            const w = this.waiting[i]!;
+            if (w.partition !== partition || this.busy.has(w.order) || heldBack.has(w.order)) {
+              i++;
+            } else if (w.solo) {
+              // A solo write waiting for its turn holds back its merchant's later writes.
+              heldBack.add(w.order);
+              i++;
+            } else {
+              batch.push(...this.waiting.splice(i, 1));
+            }
           }
         }
       }
+      if (found === undefined) return;
+      const batch = found;
+      const solo = batch.length === 1 && batch[0]!.solo;
       const orders = [...new Set(batch.map((w) => w.order))];
       for (const order of orders) this.busy.add(order);
-      this.inFlight++;
+      this.running++;
+      if (!solo) this.inFlight++;
       // A batch's order keys are freed as soon as it holds its locks (`locked`), or when it ends:
       // a merchant's next batch then waits for them on its own connection in the database
       // instead of for this batch's last round trips in this process, which under load are
@@ -137,7 +161,8 @@ export class GroupCommitter<I, O> {
         this.pump();
       };
       const done = () => {
-        this.inFlight--;
+        this.running--;
+        if (!solo) this.inFlight--;
         if (released) this.pump();
         else release();
       };
