@@ -86,7 +86,9 @@ function fieldParts(state: FormState, f: FieldCommon) {
       f.required ? ' required' : '',
     ].join(''),
   );
-  const label = html`<label for="${id}">${f.label}${f.required ? '' : html` <span class="optional">(optional)</span>`}</label>`;
+  const label = html`<label for="${id}">${f.label}${
+    f.required ? '' : html` <span class="optional">(optional)</span>`
+  }</label>`;
   const hint = f.hint ? html`<p class="hint" id="${id}-hint">${f.hint}</p>` : '';
   const err = error
     ? html`<p class="field-error" id="${id}-error"><span class="visually-hidden">Error: </span>${error}</p>`
@@ -106,7 +108,9 @@ export interface TextFieldOptions extends FieldCommon {
 export function textField(state: FormState, f: TextFieldOptions): SafeHtml {
   const p = fieldParts(state, f);
   const value = state.values[f.name] ?? '';
-  return html`<div class="field${p.error ? ' field--error' : ''}">${p.label}${p.hint}${p.err}<input ${p.attrs} type="${f.type ?? 'text'}" value="${value}"${
+  return html`<div class="field${p.error ? ' field--error' : ''}">${p.label}${p.hint}${
+    p.err
+  }<input ${p.attrs} type="${f.type ?? 'text'}" value="${value}"${
     f.autocomplete ? html` autocomplete="${f.autocomplete}"` : ''
   }${f.maxLength ? html` maxlength="${f.maxLength}"` : ''}${
     f.inputMode ? html` inputmode="${f.inputMode}"` : ''
@@ -140,12 +144,16 @@ export interface FileFieldOptions extends FieldCommon {
 export function fileField(state: FormState, f: FileFieldOptions): SafeHtml {
   const p = fieldParts(state, f);
   const kept = f.keptNote ? html`<p class="kept">${f.keptNote}</p>` : '';
-  return html`<div class="field${p.error ? ' field--error' : ''}">${p.label}${p.hint}${kept}${p.err}<input ${p.attrs} type="file" accept="${f.accept}"></div>`;
+  return html`<div class="field${p.error ? ' field--error' : ''}">${p.label}${p.hint}${kept}${
+    p.err
+  }<input ${p.attrs} type="file" accept="${f.accept}"></div>`;
 }
 
 /** Related controls under one legend. */
 export function fieldset(legend: string, content: HtmlPart, hint?: string): SafeHtml {
-  return html`<fieldset><legend>${legend}</legend>${hint ? html`<p class="hint">${hint}</p>` : ''}${content}</fieldset>`;
+  return html`<fieldset><legend>${legend}</legend>${
+    hint ? html`<p class="hint">${hint}</p>` : ''
+  }${content}</fieldset>`;
 }
 
 /** Label and value pairs shown but not editable. */
@@ -163,10 +171,18 @@ export function form(
   content: HtmlPart,
 ): SafeHtml {
   const enctype = opts.multipart ? html` enctype="multipart/form-data"` : '';
-  return html`<form method="post" action="${frame.action}"${enctype} novalidate><input type="hidden" name="${csrfFieldName}" value="${frame.csrfToken}">${
+  return html`<form method="post" action="${frame.action}"${
+    enctype
+  } novalidate><input type="hidden" name="${csrfFieldName}" value="${frame.csrfToken}">${
     content
   }<div class="actions"><button type="submit">${opts.submitLabel}</button></div></form>`;
 }
+
+/** Static markup: the opening of the error summary, up to its list. */
+const errorSummaryOpening = new SafeHtml(
+  '<div class="error-summary" role="alert" aria-labelledby="error-summary-title" tabindex="-1">' +
+    '<h2 id="error-summary-title">There is a problem</h2><ul>',
+);
 
 /**
  * The summary at the top of a page with errors: a heading, then each message as a link to its
@@ -174,7 +190,7 @@ export function form(
  */
 export function errorSummary(errors: readonly FieldError[]): SafeHtml {
   if (errors.length === 0) return new SafeHtml('');
-  return html`<div class="error-summary" role="alert" aria-labelledby="error-summary-title" tabindex="-1"><h2 id="error-summary-title">There is a problem</h2><ul>${errors.map(
+  return html`${errorSummaryOpening}${errors.map(
     (e) => html`<li><a href="#${fieldId(e.field)}">${e.message}</a></li>`,
   )}</ul></div>`;
 }
@@ -197,17 +213,25 @@ export interface MerchantShell {
   accentUrl?: string;
 }
 
+/** Static markup: a document's opening, up to its title. */
+const documentHeadOpening = new SafeHtml(
+  '<html lang="en"><head><meta charset="utf-8">' +
+    '<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">',
+);
+
 /** A whole document: one stylesheet of ours, no script, the title as the one <h1>. */
 export function renderPage(p: PageShell): string {
   const errors = p.errors ?? [];
   const title = errors.length > 0 ? `Error: ${p.title}` : p.title;
   return (
     '<!doctype html>\n' +
-    html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><title>${title}</title><link rel="stylesheet" href="${stylesheetPath}">${
+    html`${documentHeadOpening}<title>${title}</title><link rel="stylesheet" href="${stylesheetPath}">${
       p.merchant?.accentUrl ? html`<link rel="stylesheet" href="${p.merchant.accentUrl}">` : ''
     }</head><body>${
       p.merchant
-        ? html`<header class="merchant">${p.merchant.logoUrl ? html`<img class="merchant-logo" src="${p.merchant.logoUrl}" alt="">` : ''}<p>A secure page of this service, for <strong>${p.merchant.name}</strong></p></header>`
+        ? html`<header class="merchant">${
+            p.merchant.logoUrl ? html`<img class="merchant-logo" src="${p.merchant.logoUrl}" alt="">` : ''
+          }<p>A secure page of this service, for <strong>${p.merchant.name}</strong></p></header>`
         : ''
     }<main class="screen" id="main"><h1>${p.title}</h1>${errorSummary(errors)}${p.body}</main></body></html>`.value
   );
