@@ -19,7 +19,6 @@ import { admin, newMerchantClient, useTestService, expectLedgerClean } from './s
 import { expectCode } from './support/expect.js';
 import { activationResumeDecision } from '../src/modules/cards/cards/state.js';
 import { applicationQueryDecision, applicationResubmitDecision } from '../src/modules/cards/applications/state.js';
-import { rulesCallDecision, rulesQueryDecision } from '../src/modules/cards/controls/state.js';
 import { resumeVerdict, type StepUpBinding } from '../src/modules/step-up/rules.js';
 import { shipping } from './support/fixtures.js';
 
@@ -76,28 +75,6 @@ describe('card reconciliation rules (pure)', () => {
         applicationResubmitDecision({ kind: 'accepted', providerOrderId: 'CD2', status: 'failed', detail: {} }),
         { kind: 'wait' },
       );
-    },
-  );
-  it(
-    'a rule set: succeeded confirms, failed restores, never received re-pushes after the grace, anything else ' +
-      'waits',
-    () => {
-      const found = (status: string) => ({ kind: 'found' as const, providerOrderId: 'CD3', status });
-      assert.deepEqual(rulesQueryDecision(found('succeeded'), 0, 60_000), { kind: 'confirm' });
-      assert.deepEqual(rulesQueryDecision(found('failed'), 0, 60_000), { kind: 'refused' });
-      assert.deepEqual(rulesQueryDecision(found('processing'), 0, 60_000), { kind: 'wait' });
-      assert.deepEqual(rulesQueryDecision(found('SANDBOX_UNKNOWN_STATUS'), 0, 60_000), { kind: 'wait' });
-      assert.deepEqual(rulesQueryDecision({ kind: 'not_found' }, 1, 60_000), { kind: 'wait' });
-      assert.deepEqual(rulesQueryDecision({ kind: 'not_found' }, 60_000, 60_000), { kind: 'repush' });
-      assert.deepEqual(rulesQueryDecision({ kind: 'unknown', reason: '5xx' }, 1e9, 60_000), { kind: 'wait' });
-      assert.deepEqual(
-        rulesCallDecision({ kind: 'accepted', providerOrderId: 'CD3', status: 'succeeded', detail: {} }),
-        {
-          kind: 'confirm',
-        },
-      );
-      assert.deepEqual(rulesCallDecision({ kind: 'rejected', reason: 'no' }), { kind: 'refused' });
-      assert.deepEqual(rulesCallDecision({ kind: 'unknown', reason: '5xx' }), { kind: 'wait' });
     },
   );
   it('an activation retry: active at the issuer is done, inactive is asked again, no answer stays unknown', () => {
