@@ -13,7 +13,7 @@ const root = new URL('..', import.meta.url).pathname;
 export const sqlHome = /(^|\/)(queries|tables)\.ts$|\/queries\/[^/]+\.ts$|^src\/db\//;
 const patterns = [
   [/\.(selectFrom|insertInto|updateTable|deleteFrom|mergeInto|replaceInto|selectNoFrom)\(/, 'a query builder call'],
-  [/\bsql(<[^`]*>)?`|\bsql\.(raw|ref|join|lit|id|table|val)\(/, 'a sql template'],
+  [/\bsql(<[^`]*>)?`|\bsql<|\bsql\.(raw|ref|join|lit|id|table|val)\(/, 'a sql template'],
   [/['"`]\s*(SELECT\s.+\sFROM\s|INSERT INTO\s|UPDATE\s+\w+\s+SET\s|DELETE FROM\s)/, 'SQL text'],
 ];
 
