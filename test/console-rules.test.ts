@@ -14,7 +14,7 @@ import {
 } from '../src/console/rules.js';
 import { hashPassword, needsRehash, verifyPassword } from '../src/console/password.js';
 import { compileEntry, describeEntry } from '../src/platform/ip-allowlist.js';
-import { parseForm, ConsoleFormError, formFieldsMax } from '../src/console/http.js';
+import { parseForm, ConsoleFormError, formFieldsMax } from '../src/console/form.js';
 import { base32, matchTotp, openSecret, sealSecret, stepAt, totpCode } from '../src/console/totp.js';
 
 /** The console's pure rules: roles, session timeouts, the sign-in throttle, passwords, the allow-list preview. */

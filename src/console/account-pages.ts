@@ -2,18 +2,9 @@ import type { FastifyReply } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
-import {
-  consoleBase,
-  formOf,
-  loginClient,
-  one,
-  sendHtml,
-  totpKey,
-  withChange,
-  withSession,
-  type PageRequest,
-} from './http.js';
-import { changePassword } from './service.js';
+import { consoleBase, loginClient, sendHtml, totpKey, withChange, withSession, type PageRequest } from './http.js';
+import { formOf, one } from './form.js';
+import { changePassword } from './sign-in.js';
 import { recoveryCodesLeft, regenerateRecoveryCodes, totpStatus } from './second-factor.js';
 import { passwordLengthMin } from './password.js';
 import { refusedPage } from './auth-pages.js';

@@ -6,9 +6,7 @@ import {
   consoleBase,
   csrfField,
   deviceSetCookie,
-  formOf,
   loginClient,
-  one,
   redirect,
   sendHtml,
   sessionClearCookie,
@@ -24,8 +22,9 @@ import {
   type PageRequest,
   type Refusal,
 } from './http.js';
-import { acceptInvite, completeSecondFactor, openInvite, signIn, signOut, signOutEverywhere } from './service.js';
-
+import { formOf, one } from './form.js';
+import { acceptInvite, openInvite } from './service.js';
+import { completeSecondFactor, signIn, signOut, signOutEverywhere } from './sign-in.js';
 import { passwordProblem } from './rules.js';
 import { decoyHash, passwordLengthMin } from './password.js';
 import { consolePage, envPath, plainPage, textInput } from './views.js';

@@ -15,16 +15,8 @@ import {
   sniffImage,
   textOn,
 } from '../modules/hosted-screens/index.js';
-import {
-  csrfField,
-  formFieldBytesMax,
-  one,
-  sendHtml,
-  withChange,
-  withSession,
-  type FormFields,
-  type PageRequest,
-} from './http.js';
+import { csrfField, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { formFieldBytesMax, one, type FormFields } from './form.js';
 import { auditAccount } from './audit.js';
 import { storedBranding } from './queries/area-reads.js';
 import { can } from './rules.js';

@@ -1,3 +1,5 @@
+// Over 300 lines: one page (the sandbox helpers) and the handlers of its forms, each re-rendering it with its
+// answer or problem.
 import type { FastifyReply } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
@@ -6,7 +8,8 @@ import { validatorCompiler } from '../platform/validation.js';
 import { completeInSandbox, html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { AuthorizationBodySchema, authorize, sandboxAdvance, sandboxShip } from '../modules/cards/index.js';
 import { sandboxReview } from '../modules/kyc/index.js';
-import { attempt, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { attempt, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { listMerchantApplications } from './queries/area-reads.js';
 import { can } from './rules.js';

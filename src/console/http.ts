@@ -12,10 +12,11 @@ import {
   newCsrfCookieValue,
   verifyCsrf,
 } from '../modules/hosted-screens/index.js';
-import { resumeSession, type ConsoleSession } from './service.js';
+import { resumeSession } from './sign-in.js';
 import type { LoginClient } from './throttle.js';
 import { deviceCookieName, deviceCookieSeconds, deviceIdFor, newDeviceValue } from './device.js';
-import { can, type Permission } from './rules.js';
+import { can, type ConsoleSession, type Permission } from './rules.js';
+import { formOf, one, type FormFields } from './form.js';
 
 /**
  * The console's HTTP plumbing: cookies, the CSRF check, the session of a request, the security
@@ -106,40 +107,6 @@ export function loginClient(ctx: ServiceContext, req: FastifyRequest): LoginClie
 export function deviceSetCookie(ctx: ServiceContext, req: FastifyRequest, email: string): string | undefined {
   if (loginClient(ctx, req).deviceFor(email) !== undefined) return undefined;
   return cookie(deviceCookieName, newDeviceValue(deviceKey(ctx), email), req, deviceCookieSeconds);
-}
-
-// Forms -----------------------------------------------------------------------------------------
-
-/** A form's fields: every value of each name (checkboxes repeat a name). */
-export type FormFields = Readonly<Record<string, readonly string[]>>;
-export const formFieldsMax = 100;
-export const formFieldBytesMax = 16 * 1024;
-export const formBodyBytesMax = 128 * 1024;
-
-export class ConsoleFormError extends Error {}
-
-export function parseForm(text: string): FormFields {
-  const fields: Record<string, string[]> = {};
-  let count = 0;
-  for (const [name, value] of new URLSearchParams(text)) {
-    if (++count > formFieldsMax) throw new ConsoleFormError('too many fields');
-    if (value.length > formFieldBytesMax) throw new ConsoleFormError('a field is too long');
-    (fields[name] ??= []).push(value);
-  }
-  return fields;
-}
-
-export const one = (form: FormFields, name: string): string => form[name]?.[0] ?? '';
-export const all = (form: FormFields, name: string): readonly string[] => form[name] ?? [];
-
-/** The fields of a form post; any other body (JSON, say) is no form and has no fields, so no CSRF field either. */
-export function formOf(req: FastifyRequest): FormFields {
-  const type = (req.headers['content-type'] ?? '').toLowerCase();
-  const body = req.body;
-  // multipart/form-data reaches a handler only where its parser is registered (the branding form),
-  // whose hook has already turned the parts into fields.
-  const form = type.startsWith('application/x-www-form-urlencoded') || type.startsWith('multipart/form-data');
-  return form && body && typeof body === 'object' && !Buffer.isBuffer(body) ? (body as FormFields) : {};
 }
 
 // Sessions --------------------------------------------------------------------------------------

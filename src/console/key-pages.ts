@@ -15,7 +15,8 @@ import {
   splitScopes,
   updateKey,
 } from '../modules/merchants/index.js';
-import { all, attempt, one, formOf, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { all, one, formOf } from './form.js';
 import { audit } from './audit.js';
 import { listKeys } from './queries/area-reads.js';
 import { allowlistLines, can } from './rules.js';

@@ -4,7 +4,6 @@ import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { memberBalances } from '../modules/balances/index.js';
 import { confirmWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals } from '../modules/withdrawals/index.js';
-import { getDeposit, listDeposits } from '../modules/deposits/index.js';
 import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
 import { audit } from './audit.js';
 import { listMembers } from './queries/area-reads.js';
@@ -26,10 +25,10 @@ import {
 } from './views.js';
 
 /**
- * Money: members with their balances and
- * KYC level (the balances page, with its "as of" date and monitors, is ledger-pages.ts), withdrawals (confirm and fail
- * through the withdrawals area's own functions, which
- * post the ledger entry and the event in the same transaction as the audit line), deposits.
+ * Money: members with their balances and KYC level (the balances page, with its "as of" date and
+ * monitors, is ledger-pages.ts), withdrawals (confirm and fail through the withdrawals area's own
+ * functions, which post the ledger entry and the event in the same transaction as the audit line).
+ * Deposits: deposit-pages.ts.
  */
 
 const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
@@ -211,64 +210,6 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
         )}</div>`
       : ''
   }</div>${await history(ctx, page, w.id)}<p><a href="${base}">All withdrawals</a></p>`,
-        }),
-      );
-    }),
-  );
-
-  app.get(
-    '/console/:env/deposits/:id',
-    route,
-    withSession(ctx, async (req, reply, page) => {
-      const d = await getDeposit(ctx.db, callerOf(page), (req.params as { id: string }).id);
-      return sendHtml(
-        reply,
-        200,
-        consolePage(page, {
-          title: `Deposit ${d.id}`,
-          section: '/deposits',
-          body: html`<div class="card"><dl class="summary"><dt>Status</dt><dd>${badge(d.status, 'ok')}</dd>
-            <dt>Member</dt><dd><code>${d.member_id}</code></dd><dt>Amount</dt><dd>${d.amount} ${d.asset}</dd>
-              <dt>Network</dt><dd>${d.network}</dd><dt>Transaction</dt><dd><code>${d.tx_hash}</code></dd>
-                <dt>Created</dt><dd>${when(d.created_at)}</dd></dl></div>${await history(
-                  ctx,
-                  page,
-                  d.id,
-                )}<p><a href="${envPath(page.environment, '/deposits')}">All deposits</a></p>`,
-        }),
-      );
-    }),
-  );
-
-  app.get(
-    '/console/:env/deposits',
-    route,
-    withSession(ctx, async (req, reply, page) => {
-      const list = await listDeposits(ctx.db, callerOf(page), { limit: 25, cursor: cursorOf(req) });
-      type D = (typeof list.data)[number];
-      return sendHtml(
-        reply,
-        200,
-        consolePage(page, {
-          title: 'Deposits',
-          section: '/deposits',
-          body: html`${table(
-            'Deposits, newest first',
-            [
-              {
-                label: 'Deposit',
-                cell: (d: D) => html`<a href="${envPath(page.environment, `/deposits/${d.id}`)}">${shortId(d.id)}</a>`,
-              },
-              { label: 'Member', cell: (d) => shortId(d.member_id) },
-              { label: 'Amount', cell: (d) => `${d.amount} ${d.asset}`, num: true },
-              { label: 'Network', cell: (d) => d.network },
-              { label: 'Transaction', cell: (d) => shortId(d.tx_hash) },
-              { label: 'Status', cell: (d) => badge(d.status, 'ok') },
-              { label: 'Created', cell: (d) => when(d.created_at) },
-            ],
-            list.data,
-            'No deposits in this environment yet.',
-          )}${nextPageLink(envPath(page.environment, '/deposits'), list.next_cursor)}`,
         }),
       );
     }),

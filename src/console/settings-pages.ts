@@ -6,28 +6,18 @@ import { ApiError } from '../platform/errors.js';
 import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../upstreams/port.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { advanceClock, advanceSecondsMax, presetBehavior, readClock, resetSandbox } from '../modules/sandbox/index.js';
-import { attempt, csrfField, formOf, one, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { attempt, csrfField, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { formOf, one } from './form.js';
 import { audit } from './audit.js';
-import { auditPage } from './queries/audit.js';
+
 import { presetsInForce } from './queries/area-reads.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import {
-  askFirst,
-  confirmPage,
-  consolePage,
-  envPath,
-  nextPageLink,
-  realTimeMark,
-  selectInput,
-  shortId,
-  table,
-  when,
-} from './views.js';
+import { askFirst, confirmPage, consolePage, envPath, selectInput, table, when } from './views.js';
 
 /**
  * The sandbox tools (upstream behaviour, reset, the sandbox clock: the sandbox area's own
- * functions, as its API calls use them) and the audit log, which only an owner reads.
+ * functions, as its API calls use them). The audit log: audit-pages.ts.
  */
 
 const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
@@ -295,39 +285,5 @@ export function registerSettingsPages(
       },
       refusedPage,
     ),
-  );
-
-  app.get(
-    '/console/:env/audit',
-    route,
-    withSession(ctx, async (req, reply, page) => {
-      if (!can(page.session.role, 'audit.read')) return refusedPage(page, reply, 'role');
-      const list = await auditPage(ctx.db, page.session.merchantId, page.environment, {
-        limit: 50,
-        cursor: (req.query as { cursor?: string }).cursor,
-      });
-      type A = (typeof list.data)[number];
-      return sendHtml(
-        reply,
-        200,
-        consolePage(page, {
-          title: 'Audit log',
-          section: '/audit',
-          body: html`<p>Every change made through the console in the ${page.environment}, with who made it. Newest
-             first.</p>${table(
-               'Changes',
-               [
-                 { label: `Time${realTimeMark(page)}`, cell: (a: A) => when(a.created_at) },
-                 { label: 'User', cell: (a) => a.user_email },
-                 { label: 'Change', cell: (a) => html`<code>${a.action}</code>` },
-                 { label: 'Object', cell: (a) => shortId(a.object_id) },
-                 { label: 'Detail', cell: (a) => a.detail },
-               ],
-               list.data,
-               'No changes yet.',
-             )}${nextPageLink(envPath(page.environment, '/audit'), list.next_cursor)}`,
-        }),
-      );
-    }),
   );
 }

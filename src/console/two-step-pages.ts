@@ -2,18 +2,9 @@ import type { FastifyReply } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
-import {
-  consoleBase,
-  formOf,
-  loginClient,
-  one,
-  sendHtml,
-  withChange,
-  withSession,
-  totpKey,
-  type PageRequest,
-} from './http.js';
-import { checkCurrentPassword } from './service.js';
+import { consoleBase, loginClient, sendHtml, withChange, withSession, totpKey, type PageRequest } from './http.js';
+import { formOf, one } from './form.js';
+import { checkCurrentPassword } from './sign-in.js';
 import { confirmTotpSetup, disableTotp, recoveryCodesLeft, startTotpSetup, totpStatus } from './second-factor.js';
 import { audit } from './audit.js';
 import { base32, otpauthUri } from './totp.js';

@@ -1,0 +1,48 @@
+import type { AppInstance } from '../platform/http-app.js';
+import type { ServiceContext } from '../service-context.js';
+import { html } from '../modules/hosted-screens/index.js';
+import { sendHtml, withSession } from './http.js';
+import { auditPage } from './queries/audit.js';
+import { can } from './rules.js';
+import { refusedPage } from './auth-pages.js';
+import { consolePage, envPath, nextPageLink, realTimeMark, shortId, table, when } from './views.js';
+
+/** The audit log (audit.ts writes it): every change made through the console, which only an owner reads. */
+
+const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
+
+export function registerAuditPages(app: AppInstance, ctx: ServiceContext): void {
+  app.get(
+    '/console/:env/audit',
+    route,
+    withSession(ctx, async (req, reply, page) => {
+      if (!can(page.session.role, 'audit.read')) return refusedPage(page, reply, 'role');
+      const list = await auditPage(ctx.db, page.session.merchantId, page.environment, {
+        limit: 50,
+        cursor: (req.query as { cursor?: string }).cursor,
+      });
+      type A = (typeof list.data)[number];
+      return sendHtml(
+        reply,
+        200,
+        consolePage(page, {
+          title: 'Audit log',
+          section: '/audit',
+          body: html`<p>Every change made through the console in the ${page.environment}, with who made it. Newest
+             first.</p>${table(
+               'Changes',
+               [
+                 { label: `Time${realTimeMark(page)}`, cell: (a: A) => when(a.created_at) },
+                 { label: 'User', cell: (a) => a.user_email },
+                 { label: 'Change', cell: (a) => html`<code>${a.action}</code>` },
+                 { label: 'Object', cell: (a) => shortId(a.object_id) },
+                 { label: 'Detail', cell: (a) => a.detail },
+               ],
+               list.data,
+               'No changes yet.',
+             )}${nextPageLink(envPath(page.environment, '/audit'), list.next_cursor)}`,
+        }),
+      );
+    }),
+  );
+}
