@@ -2,6 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  activationResumeDecision,
   activationVerdict,
   afterActivationFailure,
   cardCanSpend,
@@ -58,5 +59,15 @@ describe('which card spends', () => {
   it('only an active card that is not frozen spends', () => {
     for (const status of statuses) assert.equal(cardCanSpend({ status, frozenAt: null }), status === 'active');
     assert.equal(cardCanSpend({ status: 'active', frozenAt: new Date() }), false);
+  });
+});
+
+describe('activation retry', () => {
+  it('an activation retry: active at the issuer is done, inactive is asked again, no answer stays unknown', () => {
+    assert.deepEqual(activationResumeDecision({ kind: 'found', active: true }), { kind: 'activated' });
+    assert.deepEqual(activationResumeDecision({ kind: 'found', active: false }), { kind: 'ask' });
+    assert.deepEqual(activationResumeDecision({ kind: 'not_found' }), { kind: 'ask' });
+    assert.deepEqual(activationResumeDecision({ kind: 'timeout' }), { kind: 'unknown', timeout: true });
+    assert.deepEqual(activationResumeDecision({ kind: 'unknown', reason: '5xx' }), { kind: 'unknown', timeout: false });
   });
 });

@@ -17,73 +17,10 @@ import { dueReconcileScopes } from '../src/modules/cards/queries.js';
 import type { ApplicationDecision } from '../src/upstreams/card/port.js';
 import { admin, newMerchantClient, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { activationResumeDecision } from '../src/modules/cards/cards/state.js';
-import { applicationQueryDecision, applicationResubmitDecision } from '../src/modules/cards/applications/state.js';
 import { resumeVerdict, type StepUpBinding } from '../src/modules/step-up/rules.js';
 import { shipping } from './support/fixtures.js';
 
 describe('card reconciliation rules (pure)', () => {
-  const card = { cardRef: 'CD1', last4: '1234', expMonth: 1, expYear: 2030 };
-  it(
-    'an application: decisions applied, in review received, never received resubmitted after the grace, ' +
-      'anything else waits',
-    () => {
-      assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'approved', card }, 0, 60_000), {
-        kind: 'decide',
-        decision: 'approved',
-      });
-      assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'approved' }, 0, 60_000), { kind: 'wait' });
-      assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'rejected' }, 0, 60_000), {
-        kind: 'decide',
-        decision: 'rejected',
-      });
-      assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'need_docs' }, 0, 60_000), {
-        kind: 'decide',
-        decision: 'need_docs',
-      });
-      assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'in_review' }, 0, 60_000), {
-        kind: 'received',
-      });
-      assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'SANDBOX_UNKNOWN_STATUS' }, 0, 60_000), {
-        kind: 'wait',
-        unknownStatus: 'SANDBOX_UNKNOWN_STATUS',
-      });
-      assert.deepEqual(applicationQueryDecision({ kind: 'found', status: 'processing' }, 0, 60_000), { kind: 'wait' });
-      assert.deepEqual(applicationQueryDecision({ kind: 'not_found' }, 59_999, 60_000), { kind: 'wait' });
-      assert.deepEqual(applicationQueryDecision({ kind: 'not_found' }, 60_000, 60_000), { kind: 'resubmit' });
-      assert.deepEqual(applicationQueryDecision({ kind: 'timeout' }, 1e9, 60_000), { kind: 'wait' });
-      assert.deepEqual(applicationQueryDecision({ kind: 'unknown', reason: '5xx' }, 1e9, 60_000), { kind: 'wait' });
-      assert.deepEqual(
-        applicationResubmitDecision({ kind: 'accepted', providerOrderId: 'CD2', status: 'succeeded', detail: {} }),
-        { kind: 'received' },
-      );
-      assert.deepEqual(applicationResubmitDecision({ kind: 'rejected', reason: 'no' }), {
-        kind: 'decide',
-        decision: 'rejected',
-      });
-      assert.deepEqual(applicationResubmitDecision({ kind: 'timeout' }), { kind: 'wait' });
-      assert.deepEqual(
-        applicationResubmitDecision({
-          kind: 'accepted',
-          providerOrderId: 'CD2',
-          status: 'SANDBOX_UNKNOWN_STATUS',
-          detail: {},
-        }),
-        { kind: 'wait', unknownStatus: 'SANDBOX_UNKNOWN_STATUS' },
-      );
-      assert.deepEqual(
-        applicationResubmitDecision({ kind: 'accepted', providerOrderId: 'CD2', status: 'failed', detail: {} }),
-        { kind: 'wait' },
-      );
-    },
-  );
-  it('an activation retry: active at the issuer is done, inactive is asked again, no answer stays unknown', () => {
-    assert.deepEqual(activationResumeDecision({ kind: 'found', active: true }), { kind: 'activated' });
-    assert.deepEqual(activationResumeDecision({ kind: 'found', active: false }), { kind: 'ask' });
-    assert.deepEqual(activationResumeDecision({ kind: 'not_found' }), { kind: 'ask' });
-    assert.deepEqual(activationResumeDecision({ kind: 'timeout' }), { kind: 'unknown', timeout: true });
-    assert.deepEqual(activationResumeDecision({ kind: 'unknown', reason: '5xx' }), { kind: 'unknown', timeout: false });
-  });
   it('a used challenge resumes only its own binding, and only once used', () => {
     const binding: StepUpBinding = {
       merchantId: 'mer_1',
