@@ -27,6 +27,15 @@ const areasWithIndex = ['remittance', 'cards', 'webhooks', 'events', 'exports', 
 module.exports = {
   forbidden: [
     {
+      name: 'sql-only-in-queries',
+      severity: 'error',
+      comment: 'SQL lives in queries.ts, tables.ts, a queries/ folder or src/db/ (issue 38): only those use Kysely at run time '
+        + '(its sql template, its classes); elsewhere `import type` only. The query builder calls, methods of the handle a '
+        + 'function is given, need no import: scripts/check-sql-homes.mjs (in npm run lint:deps) sees them.',
+      from: { path: '^src/', pathNot: ['(^|/)(queries|tables)\\.ts$', '/queries/[^/]+\\.ts$', '^src/db/'] },
+      to: { path: 'node_modules/kysely/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       comment: 'No import cycles, type-only imports included.',
@@ -189,7 +198,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    includeOnly: '^src/|node_modules/(fastify|@fastify)',
+    includeOnly: '^src/|node_modules/(fastify|@fastify|kysely)',
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {

@@ -2,7 +2,7 @@
  * A card top-up's dispatch to the card issuer, the issuer's answers and the reconciliation of
  * unknown outcomes, through the shared provider-order lifecycle (docs/cards.md "Card money").
  */
-import { type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import {

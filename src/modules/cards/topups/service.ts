@@ -7,7 +7,7 @@
  * is released to the issuer, `card.topup.credited`) or `failed` (the freeze back to available,
  * `card.topup.failed`); an unknown outcome stays frozen until reconciliation learns it.
  */
-import { type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';

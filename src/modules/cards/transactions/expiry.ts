@@ -1,5 +1,5 @@
 /** The expiry of authorisation holds (docs/cards.md "Transactions"): the timed process `card.authorization_expiry`. */
-import { type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { reversalLines, cardMoneyEntryKinds } from '../../../money/index.js';
