@@ -9,7 +9,8 @@ import { recoveryCodesLeft, regenerateRecoveryCodes, totpStatus } from './second
 import { passwordLengthMin } from './password.js';
 import { refusedPage } from './auth-pages.js';
 import { accountPage } from './two-step-pages.js';
-import { consolePage, csrfInput, envPath, recoveryCodesPanel, textInput } from './views.js';
+import { consolePage, envPath, recoveryCodesPanel } from './views.js';
+import { csrfInput, textInput } from './fields.js';
 
 /**
  * "Your account" beyond sign-in: the password change (other sessions end) and the recovery codes

@@ -27,7 +27,8 @@ import { acceptInvite, openInvite } from './service.js';
 import { completeSecondFactor, signIn, signOut, signOutEverywhere } from './sign-in.js';
 import { passwordProblem } from './rules.js';
 import { decoyHash, passwordLengthMin } from './password.js';
-import { consolePage, envPath, plainPage, textInput } from './views.js';
+import { consolePage, envPath, plainPage } from './views.js';
+import { textInput } from './fields.js';
 
 /** Sign-in, the invite link, sign-out (this browser or all); the account page: two-step-pages.ts. */
 

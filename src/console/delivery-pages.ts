@@ -15,12 +15,12 @@ import {
   longValue,
   nextPageLink,
   postButton,
-  selectInput,
   realTimeMark,
   shortId,
   table,
   when,
 } from './views.js';
+import { selectInput } from './fields.js';
 
 /**
  * The delivery log (filter by status, each attempt, redelivery) and the API call log. The reads and

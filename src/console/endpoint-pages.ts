@@ -9,7 +9,8 @@ import { audit } from './audit.js';
 import { endpointDeliveries } from './queries/webhooks.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { badge, consolePage, csrfInput, envPath, selectInput, table, textInput, when } from './views.js';
+import { badge, consolePage, envPath, table, when } from './views.js';
+import { csrfInput, selectInput, textInput } from './fields.js';
 
 /**
  * A webhook endpoint's page (extensions 11, docs/events.md): its latest deliveries and the Replay

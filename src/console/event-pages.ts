@@ -5,7 +5,8 @@ import { html } from '../modules/hosted-screens/index.js';
 import { type EventObject, findEvent, listEvents } from '../modules/events/index.js';
 import { sendHtml, withSession, type PageRequest } from './http.js';
 import { eventDeliveries } from './queries/webhooks.js';
-import { badge, consolePage, envPath, nextPageLink, selectInput, shortId, table, textInput, when } from './views.js';
+import { badge, consolePage, envPath, nextPageLink, shortId, table, when } from './views.js';
+import { selectInput, textInput } from './fields.js';
 
 /**
  * Events (extensions 11, docs/events.md): the Events page with the API's filters, one event with

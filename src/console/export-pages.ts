@@ -9,18 +9,8 @@ import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import {
-  badge,
-  consolePage,
-  csrfInput,
-  envPath,
-  nextPageLink,
-  selectInput,
-  shortId,
-  table,
-  textInput,
-  when,
-} from './views.js';
+import { badge, consolePage, envPath, nextPageLink, shortId, table, when } from './views.js';
+import { csrfInput, selectInput, textInput } from './fields.js';
 import { instant } from './ledger-pages.js';
 
 /**

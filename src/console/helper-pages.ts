@@ -14,7 +14,8 @@ import { audit } from './audit.js';
 import { listMerchantApplications } from './queries/area-reads.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { consolePage, csrfInput, envPath, selectInput, table, textInput, when } from './views.js';
+import { consolePage, envPath, table, when } from './views.js';
+import { csrfInput, selectInput, textInput } from './fields.js';
 import { statusBadge } from './area-pages.js';
 
 /**

@@ -21,19 +21,8 @@ import { audit } from './audit.js';
 import { listKeys } from './queries/area-reads.js';
 import { allowlistLines, can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import {
-  askFirst,
-  badge,
-  checkboxes,
-  confirmPage,
-  consolePage,
-  csrfInput,
-  envPath,
-  realTimeMark,
-  selectInput,
-  table,
-  when,
-} from './views.js';
+import { askFirst, badge, confirmPage, consolePage, envPath, realTimeMark, table, when } from './views.js';
+import { checkboxes, csrfInput, selectInput } from './fields.js';
 
 /**
  * API keys: the list, creation (secrets shown once), the key's page (allow-list edited one entry

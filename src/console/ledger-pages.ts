@@ -11,20 +11,8 @@ import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import {
-  askFirst,
-  badge,
-  confirmPage,
-  consolePage,
-  csrfInput,
-  envPath,
-  nextPageLink,
-  selectInput,
-  shortId,
-  table,
-  textInput,
-  when,
-} from './views.js';
+import { askFirst, badge, confirmPage, consolePage, envPath, nextPageLink, shortId, table, when } from './views.js';
+import { csrfInput, selectInput, textInput } from './fields.js';
 
 /**
  * Money over time (extensions 13): the balances with an "as of" date and the balance monitors,

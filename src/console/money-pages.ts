@@ -17,12 +17,12 @@ import {
   consolePage,
   envPath,
   nextPageLink,
-  selectInput,
   shortId,
   shortText,
   table,
   when,
 } from './views.js';
+import { selectInput } from './fields.js';
 
 /**
  * Money: members with their balances and KYC level (the balances page, with its "as of" date and

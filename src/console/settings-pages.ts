@@ -13,7 +13,8 @@ import { audit } from './audit.js';
 import { presetsInForce } from './queries/area-reads.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
-import { askFirst, confirmPage, consolePage, envPath, selectInput, table, when } from './views.js';
+import { askFirst, confirmPage, consolePage, envPath, table, when } from './views.js';
+import { selectInput } from './fields.js';
 
 /**
  * The sandbox tools (upstream behaviour, reset, the sandbox clock: the sandbox area's own

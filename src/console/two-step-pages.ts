@@ -9,7 +9,8 @@ import { confirmTotpSetup, disableTotp, recoveryCodesLeft, startTotpSetup, totpS
 import { audit } from './audit.js';
 import { base32, otpauthUri } from './totp.js';
 import { refusedPage, throttledText } from './auth-pages.js';
-import { badge, consolePage, csrfInput, envPath, postButton, recoveryCodesPanel, textInput } from './views.js';
+import { badge, consolePage, envPath, postButton, recoveryCodesPanel } from './views.js';
+import { csrfInput, textInput } from './fields.js';
 
 /**
  * "Your account" and its two-step sign-in (docs/console.md, "Two-step sign-in"): the page, setting

@@ -5,8 +5,8 @@ import { can } from './rules.js';
 
 /**
  * The console's page parts: the shell (top bar with the environment switch, side navigation,
- * main), tables, buttons that post, notices. Pure functions from data to markup; values are
- * escaped by the `html` tag of the hosted pages. No script: everything is a link or a form.
+ * main), tables, buttons that post, notices (form fields: fields.ts). Pure functions from data to
+ * markup; values are escaped by the `html` tag of the hosted pages. No script: only links and forms.
  */
 
 export const stylesheetPath = `${consoleBase}/assets/console.css`;
@@ -199,10 +199,6 @@ export function confirmPage(page: PageRequest, c: Confirmation): string {
   });
 }
 
-export function csrfInput(page: PageRequest): SafeHtml {
-  return html`<input type="hidden" name="${csrfField}" value="${page.csrf}">`;
-}
-
 export interface Column<T> {
   label: string;
   cell: (row: T) => HtmlPart;
@@ -291,62 +287,6 @@ export function nextPageLink(path: string, nextCursor: string | null, extra: Rec
   if (!nextCursor) return html``;
   const q = new URLSearchParams({ ...extra, cursor: nextCursor });
   return html`<p><a href="${path}?${q.toString()}">Older entries</a></p>`;
-}
-
-export function textInput(
-  name: string,
-  label: string,
-  opts: {
-    value?: string;
-    hint?: string;
-    type?: string;
-    required?: boolean;
-    autocomplete?: string;
-    inputMode?: 'numeric';
-    id?: string;
-  } = {},
-): SafeHtml {
-  // `id`: when two forms of a page have a field of the same name, each label must point at its own.
-  const id = opts.id ?? `f-${name}`;
-  return html`<div class="field"><label for="${id}">${label}</label>${
-    opts.hint
-      ? html`<p class="hint"
-    id="${id}-hint">${opts.hint}</p>`
-      : ''
-  }<input id="${id}" name="${name}"
-      type="${opts.type ?? 'text'}" value="${opts.value ?? ''}"${
-        opts.hint ? html` aria-describedby="${id}-hint"` : ''
-      }${opts.required ? html` required` : ''}${opts.autocomplete ? html` autocomplete="${opts.autocomplete}"` : ''}${
-        opts.inputMode ? html` inputmode="${opts.inputMode}"` : ''
-      }></div>`;
-}
-
-export function selectInput(
-  name: string,
-  label: string,
-  options: readonly { value: string; label: string }[],
-  current = '',
-): SafeHtml {
-  const id = `f-${name}`;
-  return html`<div class="field"><label for="${id}">${label}</label><select id="${id}" name="${name}">${options.map(
-    (o) => html`<option value="${o.value}"${o.value === current ? html` selected` : ''}>${o.label}</option>`,
-  )}</select></div>`;
-}
-
-export function checkboxes(
-  name: string,
-  legend: string,
-  options: readonly { value: string; label: string }[],
-  checked: readonly string[],
-  hint?: string,
-): SafeHtml {
-  return html`<fieldset><legend>${legend}</legend>${hint ? html`<p class="hint">${hint}</p>` : ''}<div
-    class="checks">${options.map(
-      (o, i) =>
-        html`<label for="f-${name}-${i}"><input type="checkbox" id="f-${name}-${i}" name="${name}" value="${o.value}"${
-          checked.includes(o.value) ? html` checked` : ''
-        }> ${o.label}</label>`,
-    )}</div></fieldset>`;
 }
 
 /** The codes of a new set, shown once (the service keeps only their hashes). */

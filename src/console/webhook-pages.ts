@@ -24,15 +24,14 @@ import {
   badge,
   confirmPage,
   consolePage,
-  csrfInput,
   envPath,
   longValue,
   postButton,
   shortText,
   table,
-  textInput,
   when,
 } from './views.js';
+import { csrfInput, textInput } from './fields.js';
 
 /**
  * Webhook endpoints (create with the secret shown once, roll the secret, disable, enable, delete;
