@@ -1,3 +1,5 @@
+// Over 300 lines: the committer's pump (partitions, order keys, solo writes, batches in flight) is
+// one scheduling rule whose parts hold each other's invariants; splitting it would scatter them.
 import { Counter, type Registry } from 'prom-client';
 import { tracing, type TraceContext } from './telemetry.js';
 
