@@ -31,21 +31,12 @@ function addressKey(address: string) {
 /** Blacklisted, or one of the service's own deposit addresses. */
 export async function addressRefused(db: Db, network: string, address: string): Promise<boolean> {
   const { stored, sent } = addressKey(address);
-  const [blacklisted, ours] = await Promise.all([
-    db
-      .selectFrom('blacklisted_addresses')
-      .select('address')
-      .where('network', '=', network)
-      .where(stored, '=', sent)
-      .executeTakeFirst(),
-    db
-      .selectFrom('deposit_addresses')
-      .select('address')
-      .where('network', '=', network)
-      .where(stored, '=', sent)
-      .executeTakeFirst(),
-  ]);
-  return Boolean(blacklisted || ours);
+  // One statement (a round trip less on a withdrawal's path); `address` in each subquery is its own table's.
+  const { rows } = await sql<{ refused: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM blacklisted_addresses WHERE network = ${network} AND ${stored} = ${sent})
+        OR EXISTS (SELECT 1 FROM deposit_addresses WHERE network = ${network} AND ${stored} = ${sent}) AS refused
+  `.execute(db);
+  return rows[0]?.refused === true;
 }
 
 export async function blacklistAddress(db: Db, network: string, address: string, reason: string): Promise<void> {
