@@ -1,5 +1,6 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database, Db, Environment } from '../../../db/schema.js';
+import { getAsset } from '../../assets/index.js';
 
 /** What the card sub-areas' queries share: the connection type, the callers, id prefixes, members' and assets' reads,
  * the tickers' scope bound. */
@@ -32,9 +33,11 @@ export async function externalIdOf(db: Db, memberId: string): Promise<string> {
   return row.external_member_id;
 }
 
+/** An asset's scale from the catalogue (held per process: assets/catalogue-cache.ts); throws for an unknown code. */
 export async function scaleOf(db: Db, code: string): Promise<number> {
-  const row = await db.selectFrom('assets').select('scale').where('code', '=', code).executeTakeFirstOrThrow();
-  return row.scale;
+  const asset = await getAsset(db, code);
+  if (!asset) throw new Error(`no asset ${code}`);
+  return asset.scale;
 }
 
 /** Scopes a card ticker looks at per tick (a bound). */
