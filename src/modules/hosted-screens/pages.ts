@@ -4,7 +4,6 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { configuredKey } from '../../platform/keys.js';
-import { resolveMember } from '../members/queries.js';
 import {
   csrfCookieName,
   csrfSetCookie,
@@ -66,7 +65,7 @@ async function openTicket(ctx: ServiceContext, req: FastifyRequest): Promise<Ope
   const frameAncestors = await frameAncestorsOf(ctx.db, ticket.merchant_id, ticket.environment);
   const now = await ctx.clock.now(ctx.db, { merchantId: ticket.merchant_id, environment: ticket.environment });
   if (!isUsable(ticket, now)) return { refused: 410, frameAncestors };
-  const member = await resolveMember(ctx.db, ticket.merchant_id, ticket.environment, ticket.member_id);
+  const member = await ctx.resolveMember(ctx.db, ticket.merchant_id, ticket.environment, ticket.member_id);
   if (!member || member.status !== 'active') return { refused: 410, frameAncestors };
   return { ticket, now, frameAncestors };
 }

@@ -8,7 +8,6 @@ import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { configuredKey } from '../../platform/keys.js';
 import { issueTicket, ticketView } from '../hosted-screens/index.js';
-import { resolveMember } from '../members/queries.js';
 import { imageKeyLabel, sealImage } from './images.js';
 import {
   deleteImages,
@@ -388,7 +387,7 @@ const unanswered = (outcome: { kind: string }): 'timed_out' | 'no_answer' =>
 export async function runCheck(ctx: ServiceContext, profileId: string, submission: number): Promise<CheckResult> {
   const profile = await profileById(ctx.db, profileId);
   if (!profile || profile.submissions !== submission || profile.status !== 'pending_review') return 'stale';
-  const member = await resolveMember(ctx.db, profile.merchant_id, profile.environment, profile.member_id);
+  const member = await ctx.resolveMember(ctx.db, profile.merchant_id, profile.environment, profile.member_id);
   const submitted = await submitCheck(ctx, profile, member?.external_member_id ?? '');
   if (submitted.kind !== 'accepted') return unanswered(submitted);
   const providerRef = submitted.providerRef;
@@ -429,7 +428,7 @@ export async function sandboxReview(
   memberRef: string,
   review: ReviewDecision,
 ) {
-  const member = await resolveMember(ctx.db, caller.merchantId, caller.environment, memberRef);
+  const member = await ctx.resolveMember(ctx.db, caller.merchantId, caller.environment, memberRef);
   // A suspended member is not found here either, as on every call for it.
   if (!member || member.status !== 'active') throw new ApiError('member_not_found');
   const profile = await profileOfMember(ctx.db, member.id);
