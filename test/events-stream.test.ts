@@ -184,20 +184,6 @@ describe('concurrent writers', () => {
     },
     async () => {
       const external = await member(client);
-      // A stream without Last-Event-ID starts at the horizon, which any open transaction of the
-      // cluster holds back (other files' databases included): opened before this merchant's earlier
-      // events have passed it, it sends them. Opened after, it sends only what this test writes.
-      const {
-        rows: [last],
-      } = await sql<{ xid: string | null }>`
-      SELECT max(writer_xid)::text AS xid FROM events WHERE merchant_id = ${merchantId}`.execute(service.ctx.db);
-      for (const deadline = Date.now() + 10_000; last?.xid != null && Date.now() < deadline;) {
-        const {
-          rows: [h],
-        } = await sql<{ h: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS h`.execute(service.ctx.db);
-        if (BigInt(h!.h) > BigInt(last.xid)) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
       const sse = await openSse(baseUrlFor(service, 'sandbox'), await client.getToken(), '/v1/events/stream');
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
@@ -241,6 +227,52 @@ describe('concurrent writers', () => {
         release();
         await t1.catch(() => {});
         sse.close();
+      }
+    },
+  );
+});
+
+describe('a stream opened while an old transaction holds the horizon back', () => {
+  it(
+    'sends what commits after it opened, never an event committed before (the horizon alone would send both)',
+    {
+      skip: onPostgres
+        ? false
+        : 'needs TEST_DATABASE_URL=postgres://... (the embedded database runs one transaction at a time)',
+    },
+    async () => {
+      const external = await member(client);
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let holding!: () => void;
+      const isHolding = new Promise<void>((r) => (holding = r));
+      // An unrelated transaction with an id, open across the stream's opening: the horizon stays behind it.
+      const old = service.ctx.db.transaction().execute(async (trx) => {
+        await sql`SELECT pg_current_xact_id()`.execute(trx);
+        holding();
+        await held;
+      });
+      try {
+        await isHolding;
+        const before = await deposit(client, external);
+        const sse = await openSse(baseUrlFor(service, 'sandbox'), await client.getToken(), '/v1/events/stream');
+        try {
+          const after = await deposit(client, external);
+          release();
+          await old;
+          const [got] = await sse.waitFor(1);
+          assert.equal(JSON.parse(got!.data).data.id, after.id, `not ${before.id}, committed before the open`);
+          await new Promise((r) => setTimeout(r, 300));
+          assert.deepEqual(
+            sse.events.map((e) => JSON.parse(e.data).data.id),
+            [after.id],
+          );
+        } finally {
+          sse.close();
+        }
+      } finally {
+        release();
+        await old.catch(() => {});
       }
     },
   );

@@ -1,3 +1,5 @@
+// Over 300 lines: the events API, the stream and the retention read the same table by the same
+// keys and render the same columns (eventBody); one file keeps those in step.
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, Db } from '../../db/schema.js';
 import { eventBody } from '../../events/index.js';
@@ -98,6 +100,12 @@ export async function findEvent(db: Db, scope: MerchantScope, id: string): Promi
 
 /** The event stream's horizon (stream.ts): transactions older than this have all ended. */
 const horizonSql = sql<string>`pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
+
+/** The current snapshot in its text form (`xmin:xmax:xip,...`; parsed by snapshot.ts). */
+export async function readSnapshot(db: Db): Promise<string> {
+  const { rows } = await sql<{ s: string }>`SELECT pg_current_snapshot()::text AS s`.execute(db);
+  return rows[0]!.s;
+}
 
 export async function readHorizon(db: Db): Promise<bigint> {
   const { rows } = await sql<{ h: string }>`SELECT ${horizonSql} AS h`.execute(db);

@@ -16,11 +16,13 @@ import {
   insertStream,
   lockKeyStreams,
   readHorizon,
+  readSnapshot,
   renewStreamLeases,
   scopeEventsPastPosition,
   type FeedRow,
 } from './queries.js';
 import { reportFailure } from '../../jobs/failures.js';
+import { parseSnapshot, visibleIn, type Snapshot } from './snapshot.js';
 import type { MerchantScope } from '../../platform/caller.js';
 
 /**
@@ -228,7 +230,7 @@ export class StreamHub {
     });
     try {
       const start = await startPosition(db, o.scope, o.lastEventId);
-      const stream = new OpenStream(this.ctx, o, id, start.position, () => this.closed(stream));
+      const stream = new OpenStream(this.ctx, o, id, start.position, () => this.closed(stream), start.seen);
       this.streams.add(stream);
       this.renewTimer ??= this.outside.runInAsyncScope(() => setInterval(() => void this.renew(), leaseRenewMs));
       this.renewTimer.unref();
@@ -282,7 +284,7 @@ async function startPosition(
   db: Kysely<Database>,
   scope: MerchantScope,
   lastEventId: string | undefined,
-): Promise<{ position: Position; note?: string }> {
+): Promise<{ position: Position; seen?: Snapshot; note?: string }> {
   if (lastEventId !== undefined && lastEventId.trim() !== '') {
     const row = await eventPosition(db, scope, lastEventId.trim());
     if (row) return { position: { xid: BigInt(row.xid), seq: BigInt(row.seq) } };
@@ -291,7 +293,10 @@ async function startPosition(
       note: 'Last-Event-ID is not a kept event of this merchant: every kept event follows',
     };
   }
-  return { position: { xid: (await readHorizon(db)) - 1n, seq: maxSeq } };
+  // From the horizon (the snapshot's xmin), but not what the snapshot saw: an old open transaction of
+  // the cluster holds the horizon back, and events committed before the open sit past it.
+  const seen = parseSnapshot(await readSnapshot(db));
+  return { position: { xid: seen.xmin - 1n, seq: maxSeq }, seen };
 }
 
 /** One client's stream: reads its scope after its position when woken, writes frames, keeps the connection alive. */
@@ -309,6 +314,8 @@ class OpenStream {
     readonly id: string,
     private position: Position,
     private readonly onClosed: () => void,
+    /** Opened without Last-Event-ID: the snapshot at the open, whose events are not sent (none past its xmax). */
+    private seen?: Snapshot,
   ) {}
 
   begin(feed: EventFeed, note?: string): void {
@@ -393,6 +400,8 @@ class OpenStream {
       for (const row of rows) {
         if (this.ended) return;
         this.position = { xid: BigInt(row.writer_xid), seq: BigInt(row.seq) };
+        if (this.seen && this.position.xid >= this.seen.xmax) this.seen = undefined;
+        if (this.seen && visibleIn(this.seen, this.position.xid)) continue;
         if (types !== undefined && !types.includes(row.type)) continue;
         const frame = `id: ${row.id}\nevent: ${row.type}\ndata: ${JSON.stringify(eventBody(row))}\n\n`;
         // A slow reader: wait for the socket rather than buffer without bound.
