@@ -59,17 +59,19 @@ export async function selectAssetTotals(trx: Trx) {
   return rows;
 }
 
+/** An account as the checks report it. */
+interface AccountRow {
+  id: bigint;
+  environment: string;
+  owner_type: string;
+  owner_id: string;
+  asset: string;
+  bucket: string;
+  balance: string;
+}
+
 export async function selectDriftedAccounts(trx: Trx, limit: number) {
-  const { rows } = await sql<{
-    id: bigint;
-    environment: string;
-    owner_type: string;
-    owner_id: string;
-    asset: string;
-    bucket: string;
-    balance: string;
-    posted: string;
-  }>`
+  const { rows } = await sql<AccountRow & { posted: string }>`
     SELECT a.id, a.environment, a.owner_type, a.owner_id, a.asset, a.bucket, a.balance,
            CASE WHEN a.normal_side = 'debit' THEN coalesce(sum(p.amount), 0) ELSE -coalesce(sum(p.amount), 0) END AS
              posted
@@ -83,15 +85,7 @@ export async function selectDriftedAccounts(trx: Trx, limit: number) {
 }
 
 export async function selectNegativeAccounts(trx: Trx, limit: number) {
-  const { rows } = await sql<{
-    id: bigint;
-    environment: string;
-    owner_type: string;
-    owner_id: string;
-    asset: string;
-    bucket: string;
-    balance: string;
-  }>`
+  const { rows } = await sql<AccountRow>`
     SELECT id, environment, owner_type, owner_id, asset, bucket, balance
     FROM ledger_accounts WHERE non_negative AND balance < 0
     ORDER BY id
