@@ -13,15 +13,14 @@ import {
   conversionBuyLines,
   conversionSellLines,
   formatAmount,
-  minorFromDb,
   parseAmount,
   postEntryOrRefuse,
 } from '../../money/index.js';
 import type { RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/index.js';
 import { findDirection, insertConversion, limitsOf } from './queries.js';
-import { conversionEntryKinds, conversionReferenceType, limitBreach, priceExchange } from './rules.js';
-import { usableMid } from './service.js';
+import { conversionEntryKinds, conversionReferenceType, limitBreach } from './rules.js';
+import { priceAtDirection, usableMid } from './pricing.js';
 import { sidesOf } from './requests.js';
 import type { MerchantScope } from '../../platform/caller.js';
 
@@ -68,16 +67,7 @@ export async function createConversion(
   if (amount <= 0n) throw new ApiError('invalid_request', 'from_amount must be greater than zero.');
   const now = await ctx.clock.now(trx, scope);
   const mid = usableMid(rate, now);
-  const price = priceExchange({
-    fromAmount: amount,
-    fromScale: a.scale,
-    toScale: b.scale,
-    midRate: mid,
-    spreadBps: direction.spread_bps,
-    feeSide: direction.fee_side,
-    feeBps: direction.fee_bps,
-    feeFixed: minorFromDb(direction.fee_fixed),
-  });
+  const price = priceAtDirection(direction, amount, a.scale, b.scale, mid);
   if ('refusal' in price) throw new ApiError('amount_out_of_range', 'The amount is too small to convert.');
   const range = limitBreach(
     amount,

@@ -6,4 +6,4 @@
 export { exchangeRoutes } from './routes.js';
 export { exchangeOperatorRoutes } from './operator-routes.js';
 export { exchangeTickers, exchangeTimedProcesses } from './workers.js';
-export { readOrder, readOrders } from './service.js';
+export { readOrder, readOrders } from './reads.js';

@@ -6,16 +6,9 @@ import { router } from '../../platform/route.js';
 import { stepUpCall } from '../step-up/index.js';
 import { conversionErrors, createConversion, refuseQuoteId } from './conversions.js';
 import { conversionPairs } from './directions.js';
-import {
-  askRate,
-  exchangeErrors,
-  executeLocked,
-  executeMarket,
-  lockedQuote,
-  readOnlyQuote,
-  readOrder,
-  readOrders,
-} from './service.js';
+import { askRate } from './pricing.js';
+import { readOrder, readOrders } from './reads.js';
+import { exchangeErrors, executeLocked, executeMarket, lockedQuote, readOnlyQuote } from './service.js';
 import { executeRequestOf, lockOf, sidesOf } from './requests.js';
 import { quoteRequestIdentity } from './rules.js';
 import {

@@ -6,7 +6,7 @@
 import type { ServiceContext } from '../../service-context.js';
 import type { Ticker, TimedProcess } from '../../jobs/types.js';
 import { nextQuoteExpiry } from './queries.js';
-import { expireLocks, expiryBatchMax } from './service.js';
+import { expireLocks, expiryBatchMax } from './reads.js';
 
 export const quoteExpiryProcess: TimedProcess = {
   name: 'exchange.quote_expiry',
