@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { applyStoredFunction } from '../stored-functions.js';
 
 /**
  * Performance (issue 16, docs/performance.md, "Request pipeline and the authenticated read"): every update or delete
@@ -11,26 +12,11 @@ import { sql, type Kysely } from 'kysely';
  * Every insert, update or delete of `assets` or `asset_networks` notifies channel `mwa_asset`, so
  * each process can hold the asset catalogue that money writes read
  * (src/modules/assets/catalogue-cache.ts) and forget it the moment the operator changes it.
+ *
+ * The triggers' functions live in src/db/functions/ (docs/stored-functions.md), their only source.
  */
-const idsPerNotificationMax = 100;
-
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql
-    .raw(
-      `CREATE FUNCTION mwa_notify_member_change() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  n int;
-  ids text;
-BEGIN
-  SELECT count(*), string_agg(id, ',') INTO n, ids FROM (SELECT id FROM changed_members LIMIT ${idsPerNotificationMax + 1}) t;
-  IF n > 0 THEN
-    PERFORM pg_notify('mwa_member', CASE WHEN n > ${idsPerNotificationMax} THEN '*' ELSE ids END);
-  END IF;
-  RETURN NULL;
-END
-$$`,
-    )
-    .execute(db);
+  await applyStoredFunction(db, 'mwa_notify_member_change.sql');
   for (const event of ['UPDATE', 'DELETE']) {
     await sql
       .raw(
@@ -40,16 +26,7 @@ $$`,
       )
       .execute(db);
   }
-  await sql
-    .raw(
-      `CREATE FUNCTION mwa_notify_asset_change() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM pg_notify('mwa_asset', TG_TABLE_NAME);
-  RETURN NULL;
-END
-$$`,
-    )
-    .execute(db);
+  await applyStoredFunction(db, 'mwa_notify_asset_change.sql');
   for (const table of ['assets', 'asset_networks']) {
     await sql
       .raw(

@@ -1,5 +1,3 @@
-import { sql, type Kysely } from 'kysely';
-
 /**
  * Every posting for a merchant first takes the merchant's write lock (a transaction-scoped
  * advisory lock on `merchant-writes|<merchant>|<environment>`), before any of its account rows.
@@ -12,28 +10,9 @@ import { sql, type Kysely } from 'kysely';
  *
  * The posting itself is unchanged: the function of migration 024 is kept under another name and
  * called after the lock.
+ *
+ * `mwa_post_entry` and `mwa_post_entry_rows` now live in src/db/functions/
+ * (docs/stored-functions.md), their only source, applied after the migrations: this migration no
+ * longer carries the bodies it gave them (nor renames the first), and creates nothing.
  */
-const args =
-  'text, text, text, text, text, text, text, text[], text[], text[], text[], boolean[], numeric[], int[], numeric[]';
-
-export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql.raw(`ALTER FUNCTION mwa_post_entry(${args}) RENAME TO mwa_post_entry_rows`).execute(db);
-  await sql
-    .raw(
-      `CREATE FUNCTION mwa_post_entry(
-  p_entry_id text, p_environment text, p_kind text, p_reference_type text, p_reference_id text,
-  p_merchant_id text, p_asset text,
-  p_owner_type text[], p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[], p_delta numeric[],
-  p_line_account int[], p_line_amount numeric[]
-) RETURNS TABLE (status text, account_index int) LANGUAGE plpgsql AS $$
-BEGIN
-  IF p_merchant_id IS NOT NULL THEN
-    PERFORM pg_advisory_xact_lock(hashtextextended('merchant-writes|' || p_merchant_id || '|' || p_environment, 0));
-  END IF;
-  RETURN QUERY SELECT * FROM mwa_post_entry_rows(p_entry_id, p_environment, p_kind, p_reference_type, p_reference_id,
-    p_merchant_id, p_asset, p_owner_type, p_owner_id, p_bucket, p_normal_side, p_non_negative, p_delta, p_line_account, p_line_amount);
-END
-$$`,
-    )
-    .execute(db);
-}
+export async function up(): Promise<void> {}

@@ -1,5 +1,3 @@
-import { sql, type Kysely } from 'kysely';
-
 /**
  * `mwa_claim_keys` opens a group commit's batch in one statement (src/platform/write-batch.ts,
  * `runWriteBatch`; docs/group-commit.md):
@@ -21,51 +19,8 @@ import { sql, type Kysely } from 'kysely';
  *
  * One row per key, in order (`ord` 1-based): `fresh` is null for a request without a nonce; the
  * record's columns are null when there is none.
+ *
+ * `mwa_claim_keys` now lives in src/db/functions/ (docs/stored-functions.md), its only source,
+ * applied after the migrations: this migration no longer carries its body, and creates nothing.
  */
-const claimKeysFunction = `CREATE FUNCTION mwa_claim_keys(
-  p_merchant_locks text[], p_key_locks text[], p_merchant_ids text[], p_environments text[], p_keys text[], p_window_hours int,
-  p_nonces text[], p_nonce_expires timestamptz[], p_nonce_now timestamptz[]
-) RETURNS TABLE (ord int, fresh boolean, locked boolean, endpoint text, request_hash text, status_code int, response_body text, created_at timestamptz)
-LANGUAGE plpgsql AS $$
-DECLARE
-  n int := coalesce(array_length(p_key_locks, 1), 0);
-  fresh_of boolean[] := array_fill(NULL::boolean, ARRAY[n]);
-  lock_name text;
-  i int;
-  got boolean;
-  taken int;
-BEGIN
-  FOREACH lock_name IN ARRAY coalesce(p_merchant_locks, '{}') LOOP
-    PERFORM pg_advisory_xact_lock(hashtextextended(lock_name, 0));
-  END LOOP;
-  FOR i IN
-    SELECT x.ord FROM unnest(p_merchant_ids, p_environments, p_nonces) WITH ORDINALITY AS x(merchant_id, environment, nonce, ord)
-    WHERE x.nonce IS NOT NULL
-    ORDER BY x.merchant_id COLLATE "C", x.environment COLLATE "C", x.nonce COLLATE "C", x.ord
-  LOOP
-    INSERT INTO signature_nonces (merchant_id, environment, nonce, expires_at)
-    VALUES (p_merchant_ids[i], p_environments[i], p_nonces[i], p_nonce_expires[i])
-    ON CONFLICT (merchant_id, environment, nonce) DO UPDATE SET expires_at = excluded.expires_at
-      WHERE signature_nonces.expires_at <= p_nonce_now[i];
-    GET DIAGNOSTICS taken = ROW_COUNT;
-    fresh_of[i] := taken = 1;
-  END LOOP;
-  FOR i IN 1..n LOOP
-    got := pg_try_advisory_xact_lock(hashtextextended(p_key_locks[i], 0));
-    IF NOT got THEN
-      RETURN QUERY SELECT i, fresh_of[i], false, NULL::text, NULL::text, NULL::int, NULL::text, NULL::timestamptz;
-      CONTINUE;
-    END IF;
-    RETURN QUERY
-      SELECT i, fresh_of[i], true, k.endpoint, k.request_hash, k.status_code, k.response_body, k.created_at
-      FROM (SELECT 1) AS one
-      LEFT JOIN idempotency_keys k
-        ON k.merchant_id = p_merchant_ids[i] AND k.environment = p_environments[i] AND k.key = p_keys[i]
-       AND k.created_at > now() - make_interval(hours => p_window_hours);
-  END LOOP;
-END
-$$`;
-
-export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql.raw(claimKeysFunction).execute(db);
-}
+export async function up(): Promise<void> {}

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { applyStoredFunction } from '../stored-functions.js';
 
 /**
  * Balances as of an instant and the merchant's journal (issue 41, docs/ledger.md "As of" and
@@ -18,19 +19,11 @@ import { sql, type Kysely } from 'kysely';
  *   (it replaces `postings_account (account_id)`).
  * - `journal_entries_merchant (merchant_id, environment, seq)`: the merchant's journal newest
  *   first; `journal_entries_reference (reference_id)`: the `reference_id` filter.
+ *
+ * The triggers' functions live in src/db/functions/ (docs/stored-functions.md), their only source.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql`
-    CREATE FUNCTION mwa_entry_time() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      IF NEW.merchant_id IS NOT NULL THEN
-        NEW.created_at := clock_timestamp() + COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc
-          WHERE sc.merchant_id = NEW.merchant_id AND NEW.environment = 'sandbox'), 0) * interval '1 millisecond';
-      END IF;
-      RETURN NEW;
-    END
-    $$
-  `.execute(db);
+  await applyStoredFunction(db, 'mwa_entry_time.sql');
   await sql`CREATE TRIGGER journal_entries_time BEFORE INSERT ON journal_entries FOR EACH ROW EXECUTE FUNCTION mwa_entry_time()`.execute(
     db,
   );
@@ -38,14 +31,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`ALTER TABLE postings ADD COLUMN created_at timestamptz`.execute(db);
   await sql`UPDATE postings p SET created_at = e.created_at FROM journal_entries e WHERE e.id = p.entry_id`.execute(db);
   await sql`ALTER TABLE postings ALTER COLUMN created_at SET NOT NULL`.execute(db);
-  await sql`
-    CREATE FUNCTION mwa_posting_time() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      NEW.created_at := (SELECT e.created_at FROM journal_entries e WHERE e.id = NEW.entry_id);
-      RETURN NEW;
-    END
-    $$
-  `.execute(db);
+  await applyStoredFunction(db, 'mwa_posting_time.sql');
   await sql`CREATE TRIGGER postings_time BEFORE INSERT ON postings FOR EACH ROW EXECUTE FUNCTION mwa_posting_time()`.execute(
     db,
   );

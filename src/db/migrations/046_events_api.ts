@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { applyStoredFunction } from '../stored-functions.js';
 
 /**
  * The events API (extensions 11, docs/events.md): events kept and read, streamed, replayed.
@@ -17,6 +18,8 @@ import { sql, type Kysely } from 'kysely';
  *   the `delivery_success` filter and the retention's scan.
  * - `event_streams`: the open streams of each key, with a lease renewed while open, so the
  *   per-key bound holds across processes and a process that died frees its slots.
+ *
+ * The trigger's function lives in src/db/functions/ (docs/stored-functions.md), its only source.
  */
 const statements = [
   'ALTER TABLE events ADD COLUMN writer_xid bigint NOT NULL DEFAULT 0',
@@ -28,11 +31,6 @@ const statements = [
   'CREATE INDEX events_stream ON events (writer_xid, seq)',
   'CREATE INDEX events_created ON events (created_at)',
   'CREATE INDEX webhook_deliveries_event_status ON webhook_deliveries (event_id, status)',
-  `CREATE FUNCTION mwa_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-   BEGIN
-     PERFORM pg_notify('mwa_events', '');
-     RETURN NULL;
-   END $$`,
   'CREATE TRIGGER events_notify AFTER INSERT ON events FOR EACH STATEMENT EXECUTE FUNCTION mwa_events_notify()',
   `CREATE TABLE event_streams (
      id text PRIMARY KEY,
@@ -46,5 +44,6 @@ const statements = [
 ];
 
 export async function up(db: Kysely<unknown>): Promise<void> {
+  await applyStoredFunction(db, 'mwa_events_notify.sql');
   for (const statement of statements) await sql.raw(statement).execute(db);
 }

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { applyStoredFunction } from '../stored-functions.js';
 
 /**
  * Balance monitors (issue 41, point 4; docs/ledger.md "Balance monitors"): a merchant's watch on
@@ -12,6 +13,8 @@ import { sql, type Kysely } from 'kysely';
  * one `balance_monitor.resolved`. Every path that posts (one entry, many, a deposit batch)
  * updates the balance, so none can miss it, and no module is imported by the ledger.
  * `status_version` of the events counts the monitor's changes of state.
+ *
+ * The trigger's function lives in src/db/functions/ (docs/stored-functions.md), its only source.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
@@ -32,29 +35,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     db,
   );
   await sql`CREATE INDEX balance_monitors_merchant ON balance_monitors (merchant_id, environment, seq)`.execute(db);
-  await sql`
-    CREATE FUNCTION mwa_balance_monitors() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE
-      m record;
-      next_state text;
-    BEGIN
-      FOR m IN SELECT * FROM balance_monitors b
-               WHERE b.merchant_id = NEW.owner_id AND b.environment = NEW.environment AND b.asset = NEW.asset AND b.balance = NEW.bucket
-               ORDER BY b.id FOR UPDATE LOOP
-        next_state := CASE WHEN NEW.balance < m.below THEN 'triggered' ELSE 'ok' END;
-        CONTINUE WHEN next_state = m.state;
-        UPDATE balance_monitors SET state = next_state, changes = changes + 1 WHERE id = m.id;
-        INSERT INTO events (id, merchant_id, environment, type, object, object_id, external_member_id, status, status_version, livemode, created_at)
-        VALUES ('evt_' || gen_random_uuid(), m.merchant_id, m.environment,
-                CASE WHEN next_state = 'triggered' THEN 'balance_monitor.triggered' ELSE 'balance_monitor.resolved' END,
-                'balance_monitor', m.id, '', next_state, m.changes + 1, m.environment = 'production',
-                now() + COALESCE((SELECT sc.offset_ms FROM sandbox_clocks sc WHERE sc.merchant_id = m.merchant_id AND m.environment = 'sandbox'), 0)
-                  * interval '1 millisecond');
-      END LOOP;
-      RETURN NULL;
-    END
-    $$
-  `.execute(db);
+  await applyStoredFunction(db, 'mwa_balance_monitors.sql');
   await sql`
     CREATE TRIGGER ledger_accounts_monitors AFTER UPDATE OF balance ON ledger_accounts FOR EACH ROW
     WHEN (NEW.owner_type = 'merchant' AND NEW.bucket IN ('custody', 'prepaid') AND OLD.balance IS DISTINCT FROM NEW.balance)
