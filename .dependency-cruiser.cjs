@@ -16,8 +16,9 @@ const root = '^src/(main|server|routes|background)\\.ts$|^src/operator/';
 const lower = '^src/(platform|money|events|db|jobs|upstreams|provider-orders)/';
 /** What an area may import of upstreams: the ports, the plumbing it calls (deadline, sandbox presets), the pure rate maths. */
 const upstreamPorts = [
-  '^src/upstreams/(index|port|deadline|behaviors)\\.ts$',
+  '^src/upstreams/(index|port|deadline)\\.ts$',
   '^src/upstreams/[^/]+/port\\.ts$',
+  '^src/upstreams/queries/behaviors\\.ts$',
 ];
 
 /** Areas split into sub-areas behind one public index.ts: nothing outside the area imports any other file of it. */
@@ -171,9 +172,9 @@ module.exports = {
     {
       name: 'modules-use-jobs-queue-only',
       severity: 'error',
-      comment: 'Modules enqueue (jobs/queue.ts), implement handlers and tickers (jobs/types.ts) and report failures of their own background work (jobs/failures.ts); running them is the composition root\'s.',
+      comment: 'Modules enqueue (jobs/queries.ts), implement handlers and tickers (jobs/types.ts) and report failures of their own background work (jobs/failures.ts); running them is the composition root\'s.',
       from: { path: '^src/modules/' },
-      to: { path: '^src/jobs/', pathNot: '^src/jobs/(queue|types|failures)\\.ts$' },
+      to: { path: '^src/jobs/', pathNot: '^src/jobs/(queries|types|failures)\\.ts$' },
     },
     {
       name: 'modules-use-upstream-ports',
@@ -190,8 +191,9 @@ module.exports = {
       from: { path: '^src/upstreams/(index|port)\\.ts$|^src/upstreams/[^/]+/port\\.ts$' },
       to: {
         path: [
-          '^src/upstreams/(create-upstreams|simulated-provider|behaviors|tables|workers|config)\\.ts$',
+          '^src/upstreams/(create-upstreams|simulated-provider|tables|workers|config)\\.ts$',
           '^src/upstreams/[^/]+/(simulator|settlement-calendar)\\.ts$',
+          '^src/upstreams/queries/',
         ],
       },
     },

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import Fastify from 'fastify';
 import type { RunningService } from '../src/server.js';
 import type { ServiceContext } from '../src/service-context.js';
-import { enqueue } from '../src/jobs/queue.js';
+import { enqueue } from '../src/jobs/queries.js';
 import { JobRunner, RetryLater } from '../src/jobs/runner.js';
 import { createWorkers } from '../src/jobs/workers.js';
 import { loggerOptions } from '../src/platform/request-log.js';

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { raiseSandboxOffset } from '../src/platform/clock.js';
+import { raiseSandboxOffset } from '../src/platform/queries/clock.js';
 import { dueReconcileScopes } from '../src/modules/cards/queries.js';
 import type { ApplicationDecision } from '../src/upstreams/card/port.js';
 import { admin, newMerchantClient, useTestService, expectLedgerClean } from './support/service.js';

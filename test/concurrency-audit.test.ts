@@ -15,7 +15,7 @@ import type { RunningService } from '../src/server.js';
 import { accountBalance, verifyLedger } from '../src/money/index.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { payNow } from './support/emv.js';
-import { addSandboxOffset } from '../src/platform/clock.js';
+import { addSandboxOffset } from '../src/platform/queries/clock.js';
 import { earnTickers } from '../src/modules/earn/workers.js';
 import { exchangeTickers } from '../src/modules/exchange/workers.js';
 import { sepaPayee } from './support/fixtures.js';

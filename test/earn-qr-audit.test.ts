@@ -16,7 +16,7 @@ import { newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
 import { SimulatedQrPay } from '../src/upstreams/qrpay/simulator.js';
-import { addSandboxOffset } from '../src/platform/clock.js';
+import { addSandboxOffset } from '../src/platform/queries/clock.js';
 import { earnTickers } from '../src/modules/earn/workers.js';
 
 describe('earn and QR payments: conformance audit', () => {

@@ -1,8 +1,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
-import { enqueue, backoffMs } from '../src/jobs/queue.js';
-import { JobRunner, RetryLater } from '../src/jobs/runner.js';
+import { enqueue } from '../src/jobs/queries.js';
+import { JobRunner, RetryLater, backoffMs } from '../src/jobs/runner.js';
 import { jobHandlers } from '../src/background.js';
 import { useTestService } from './support/service.js';
 

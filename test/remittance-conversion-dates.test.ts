@@ -3,7 +3,7 @@ import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { addSandboxOffset } from '../src/platform/clock.js';
+import { addSandboxOffset } from '../src/platform/queries/clock.js';
 import { newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import type { RunningService } from '../src/server.js';
-import { enqueue } from '../src/jobs/queue.js';
+import { enqueue } from '../src/jobs/queries.js';
 import { JobRunner } from '../src/jobs/runner.js';
 import { loggerOptions } from '../src/platform/request-log.js';
 import { shutdownTelemetry, startTelemetry, tracing, tracingConfigured } from '../src/platform/telemetry.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { activeBehavior, setBehavior } from '../src/upstreams/behaviors.js';
+import { activeBehavior, setBehavior } from '../src/upstreams/queries/behaviors.js';
 import { SimulatedCard } from '../src/upstreams/card/simulator.js';
 import { SimulatedChain, simulatedAddress } from '../src/upstreams/chain/simulator.js';
 import { upstreamAdaptersFrom } from '../src/upstreams/config.js';
@@ -20,7 +20,7 @@ import { SimulatedQrPay } from '../src/upstreams/qrpay/simulator.js';
 import { SimulatedRemittance, nextBusinessDay } from '../src/upstreams/remittance/simulator.js';
 import type { SimulatedProvider } from '../src/upstreams/simulated-provider.js';
 import { loadConfig } from '../src/platform/config.js';
-import { addSandboxOffset } from '../src/platform/clock.js';
+import { addSandboxOffset } from '../src/platform/queries/clock.js';
 import { admin, createKey, clientFor, createMerchant, newMerchantClient, useTestService } from './support/service.js';
 
 async function expectCode(promise: Promise<unknown>, code: string, status?: number) {

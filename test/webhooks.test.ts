@@ -13,7 +13,7 @@ import type { RunningService } from '../src/server.js';
 import { recordEvent } from '../src/events/index.js';
 import { fanOutBatch } from '../src/modules/webhooks/fan-out.js';
 import { updateEndpoint } from '../src/modules/webhooks/service.js';
-import { enqueue } from '../src/jobs/queue.js';
+import { enqueue } from '../src/jobs/queries.js';
 import { postOnce } from '../src/modules/webhooks/http-post.js';
 import { pumpWebhooks, startReceiver } from './support/webhook-receiver.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';

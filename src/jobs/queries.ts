@@ -2,7 +2,7 @@ import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Database, Db } from '../db/schema.js';
 import type { ClockScope } from '../platform/clock.js';
 
-/** The statements of the job queue (jobs/queue.ts re-exports them: docs/jobs.md). */
+/** The statements of the job queue (docs/jobs.md): what areas enqueue with, and the runner's claims. */
 
 export interface JobSpec {
   kind: string;

@@ -2,7 +2,7 @@ import type { ServiceContext } from '../service-context.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { ClockScope } from '../platform/clock.js';
-import type { ClaimedJob } from './queue.js';
+import type { ClaimedJob } from './queries.js';
 
 /** Runs one claimed job of its kind; throw to fail the attempt, `RetryLater` to try again without it counting. */
 export type JobHandler = (job: ClaimedJob, ctx: ServiceContext) => Promise<void>;

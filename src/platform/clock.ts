@@ -1,8 +1,6 @@
 import type { Environment, Db } from '../db/schema.js';
 import { selectSandboxOffset } from './queries/clock.js';
 
-export { addSandboxOffset, raiseSandboxOffset, scopeClockSql, scopeNowSql } from './queries/clock.js';
-
 /** Whose time a rule runs on: each sandbox merchant has a clock of its own (extensions 8). */
 export interface ClockScope {
   merchantId: string;

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, Db } from '../db/schema.js';
-import { scopeNowSql } from '../platform/clock.js';
+import { scopeNowSql } from '../platform/queries/clock.js';
 import { openOrderStatuses } from './lifecycle.js';
 import type { LifecycleOrdersTable } from './tables.js';
 

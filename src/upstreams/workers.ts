@@ -1,5 +1,5 @@
 import type { Ticker } from '../jobs/types.js';
-import { purgeExpiredBehaviors } from './behaviors.js';
+import { purgeExpiredBehaviors } from './queries/behaviors.js';
 
 /** Interval of the behaviours purge ticker, in milliseconds. */
 export const behaviorPurgeIntervalMs = 5_000;

@@ -4,7 +4,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { scopeNowSql } from '../../platform/clock.js';
+import { scopeNowSql } from '../../platform/queries/clock.js';
 import { notLeased, openReplacementStatuses } from './replacements/queries.js';
 import { longestOverdueScopes } from './shared/queries.js';
 

@@ -1,7 +1,7 @@
 /** Earn's SQL: products, orders (a member's positions are its orders), and the daily process's reads and moves. */
 import { sql, type Insertable, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
-import { scopeNowSql } from '../../platform/clock.js';
+import { scopeNowSql } from '../../platform/queries/clock.js';
 import type { Caller, MerchantScope } from '../../platform/caller.js';
 import type { EarnOrderRow, EarnOrdersTable, EarnProductRow, EarnProductsTable } from './tables.js';
 

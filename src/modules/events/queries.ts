@@ -8,7 +8,8 @@ import { withPrefix } from '../../platform/ids.js';
 import { constantList, type ListEnvelope } from '../../platform/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
 import type { MerchantScope } from '../../platform/caller.js';
-import { scopeNowSql, type ClockScope } from '../../platform/clock.js';
+import type { ClockScope } from '../../platform/clock.js';
+import { scopeNowSql } from '../../platform/queries/clock.js';
 
 /** The columns the event object is rendered from (`eventBody`), with the keys the list and the stream walk by. */
 export const eventColumns = [

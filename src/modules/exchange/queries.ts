@@ -3,7 +3,7 @@ import { sql, type Insertable, type Transaction, type Updateable } from 'kysely'
 import type { Database, Environment, Db } from '../../db/schema.js';
 import { minorFromDb } from '../../money/index.js';
 import { withPrefix } from '../../platform/ids.js';
-import { scopeNowSql } from '../../platform/clock.js';
+import { scopeNowSql } from '../../platform/queries/clock.js';
 import type { DirectionLimits } from './rules.js';
 import type {
   ConversionRow,

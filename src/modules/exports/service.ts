@@ -8,7 +8,7 @@ import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { mapPage, type PageParams } from '../../platform/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
-import { enqueue } from '../../jobs/queue.js';
+import { enqueue } from '../../jobs/queries.js';
 import { recordEvent } from '../../events/index.js';
 import { exhausted, kindSpec, type ExportKind, type Record_ } from './queries/kinds.js';
 import {

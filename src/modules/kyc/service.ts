@@ -2,7 +2,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
-import { enqueue } from '../../jobs/queue.js';
+import { enqueue } from '../../jobs/queries.js';
 import { recordEvent } from '../../events/index.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';

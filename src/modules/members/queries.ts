@@ -3,7 +3,7 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import type { MembersTable } from './tables.js';
-import { scopeNowSql } from '../../platform/clock.js';
+import { scopeNowSql } from '../../platform/queries/clock.js';
 
 const internalId = /^mem_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

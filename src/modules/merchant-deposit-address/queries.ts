@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Database, Db } from '../../db/schema.js';
-import { scopeNowSql } from '../../platform/clock.js';
+import { scopeNowSql } from '../../platform/queries/clock.js';
 
 /** Reads and writes of the merchant's deposit addresses (service.ts). */
 

@@ -2,7 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { deleteSandboxApiLogs, deleteSandboxDeliveries, tableExists } from './queries.js';
-import { clearBehaviors, setBehavior } from '../../upstreams/behaviors.js';
+import { clearBehaviors, setBehavior } from '../../upstreams/queries/behaviors.js';
 import {
   injectedBehaviors,
   injectionTtlSeconds,

@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Selectable, type Transaction } from 'kysely';
 import type { Database, Db } from '../../db/schema.js';
 import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
-import { scopeNowSql } from '../../platform/clock.js';
+import { scopeNowSql } from '../../platform/queries/clock.js';
 import { type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
 import { withPrefix } from '../../platform/ids.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/schema.js';
-import { scopeNowSql } from '../../platform/clock.js';
+import { scopeNowSql } from '../../platform/queries/clock.js';
 import { injectionTtlSeconds, type CallContext, type InjectedBehavior, type UpstreamName } from '../port.js';
 
 /**

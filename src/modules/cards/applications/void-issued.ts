@@ -6,7 +6,7 @@
  * the issuer's answer is unknown (the same request id, so a repeat cancels once); a refusal, or
  * no answer by the last attempt, is an operator alert.
  */
-import { enqueue, type ClaimedJob } from '../../../jobs/queue.js';
+import { enqueue, type ClaimedJob } from '../../../jobs/queries.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf } from '../../../upstreams/port.js';

@@ -7,7 +7,7 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
-import { enqueue } from '../../../jobs/queue.js';
+import { enqueue } from '../../../jobs/queries.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { mapPage, type PageParams } from '../../../platform/pagination.js';

@@ -24,7 +24,7 @@ import {
   type TopUpMoney,
   cardMoneyEntryKinds,
 } from '../../../money/index.js';
-import { enqueue } from '../../../jobs/queue.js';
+import { enqueue } from '../../../jobs/queries.js';
 import { getAsset } from '../../assets/index.js';
 import {
   arrivalAt,

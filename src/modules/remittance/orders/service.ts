@@ -11,7 +11,7 @@ import { newId } from '../../../platform/ids.js';
 import { type PageParams } from '../../../platform/pagination.js';
 import { keysetPage } from '../../../db/keyset-page.js';
 import { parseAmount, postEntryOrRefuse, remitFreezeLines } from '../../../money/index.js';
-import { enqueue } from '../../../jobs/queue.js';
+import { enqueue } from '../../../jobs/queries.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import type { CallContext } from '../../../upstreams/port.js';
 import { getAsset } from '../../assets/index.js';

@@ -1,7 +1,8 @@
 // Over 300 lines: the two statements of batched delivery (claim, record outcomes), one lease protocol.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database, Environment } from '../../../db/schema.js';
-import { scopeNowSql, type ClockScope } from '../../../platform/clock.js';
+import type { ClockScope } from '../../../platform/clock.js';
+import { scopeNowSql } from '../../../platform/queries/clock.js';
 import type { EnvelopeEvent } from '../signature.js';
 import type { LaneLimits } from '../lanes.js';
 

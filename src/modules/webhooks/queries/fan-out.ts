@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import { newId } from '../../../platform/ids.js';
-import { scopeClockSql, scopeNowSql } from '../../../platform/clock.js';
+import { scopeClockSql, scopeNowSql } from '../../../platform/queries/clock.js';
 import type { FanOutEndpoint, PlannedDelivery } from '../state.js';
 
 /** The statements of the fan-out of the events outbox (fan-out.ts) and of an endpoint's subscription changes. */
