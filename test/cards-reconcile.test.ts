@@ -12,13 +12,21 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
+import type { Database } from '../src/db/schema.js';
 import { raiseSandboxOffset } from '../src/platform/queries/clock.js';
 import { dueReconcileScopes } from '../src/modules/cards/queries.js';
 import type { ApplicationDecision } from '../src/upstreams/card/port.js';
-import { admin, newMerchantClient, useTestService, expectLedgerClean } from './support/service.js';
+import { newMerchantClient, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { resumeVerdict, type StepUpBinding } from '../src/modules/step-up/rules.js';
-import { shipping } from './support/fixtures.js';
+import {
+  approvedCard,
+  cardProducts,
+  expiryOf,
+  kycMember,
+  unknownStatusAlerts,
+  withCardIssuer,
+} from './support/fixtures.js';
 
 describe('card reconciliation rules (pure)', () => {
   it('a used challenge resumes only its own binding, and only once used', () => {
@@ -77,36 +85,31 @@ describe('card reconciliation', () => {
     };
     return [b.available, b.frozen];
   };
-  const inject = (behavior: string) => client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior });
   /** Runs `f` with the card issuer answering `behavior`, then back to `success`. */
-  async function withIssuer<T>(behavior: string, f: () => Promise<T>): Promise<T> {
-    await inject(behavior);
-    try {
-      return await f();
-    } finally {
-      await inject('success');
-    }
-  }
+  const withIssuer = <T>(behavior: string, f: () => Promise<T>) => withCardIssuer(client, behavior, f);
   /** The issuer decides on its own, without telling us (the simulator's books only). */
   const issuerDecides = (applicationId: string, decision: ApplicationDecision) =>
     service.ctx.upstreams.card.sandboxDecide!({ merchantId, environment: 'sandbox' }, applicationId, decision);
-
-  async function member() {
-    const external = `r-${randomUUID().slice(0, 8)}`;
-    const m = await client.members.create({ external_member_id: external });
-    await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: 1 });
-    await client.deposits.create({ member_id: external, asset: 'USDT', amount: '100', tx_hash: `t-${randomUUID()}` });
-    return external;
-  }
-  async function products() {
-    const list = await client.cards.products();
-    return {
-      virtual: list.find((p) => p.form_factor === 'virtual')!,
-      physical: list.find((p) => p.form_factor === 'physical')!,
-    };
-  }
-  /** An application whose submission outcome is unknown: the issuer answered `behavior` (timeout or 5xx). */
-  async function unknownApplication(m: string, behavior: 'timeout' | 'unknown') {
+  /** A member at KYC level 1 holding 100 USDT: its external id. */
+  const member = async (c = client) => (await kycMember(service, c, { prefix: 'r' })).external;
+  const products = () => cardProducts(client);
+  /** Sets member `m`'s card's merchant rules; the issuer's answer is lost (502). */
+  const rulesLost = (
+    m: string,
+    cardId: string,
+    body: Parameters<MerchantWalletClient['cards']['setMerchantRules']>[1],
+  ) => expectCode(client.cards.setMerchantRules(cardId, body, { onBehalfOf: m }), 'upstream_error', 502);
+  /** Columns of an application's row. */
+  const applicationRow = <C extends keyof Database['card_applications'] & string>(id: string, columns: C[]) =>
+    service.ctx.db.selectFrom('card_applications').select(columns).where('id', '=', id).executeTakeFirstOrThrow();
+  /** Columns of a card's row. */
+  const cardRow = <C extends keyof Database['cards'] & string>(id: string, columns: C[]) =>
+    service.ctx.db.selectFrom('cards').select(columns).where('id', '=', id).executeTakeFirstOrThrow();
+  /**
+   * An application whose submission outcome is unknown: the issuer answered `behavior` (timeout, 5xx or a status
+   * outside our enumeration).
+   */
+  async function unknownApplication(m: string, behavior: 'timeout' | 'unknown' | 'unknown_status') {
     const { virtual } = await products();
     const app = await withIssuer(behavior, () =>
       client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m }),
@@ -119,15 +122,21 @@ describe('card reconciliation', () => {
 
   describe('applications whose submission outcome is unknown', () => {
     before(freshMerchant);
-
-    it('timeout, the issuer approved meanwhile: reconciliation opens the card and charges the fee', async () => {
+    /**
+     * A member's application whose submission timed out while the issuer decided `decision` on its own: nothing
+     * moves before reconciliation asks; `done` is the application after its first pass (a minute on).
+     */
+    async function timedOutWhileDecided(decision: ApplicationDecision) {
       const m = await member();
       const app = await unknownApplication(m, 'timeout');
-      await issuerDecides(app.id, 'approved');
-      // Nothing moves before reconciliation asks.
+      await issuerDecides(app.id, decision);
       assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'pending');
       await client.sandbox.advanceClock(60);
-      const done = await client.cards.getApplication(app.id, { onBehalfOf: m });
+      return { m, app, done: await client.cards.getApplication(app.id, { onBehalfOf: m }) };
+    }
+
+    it('timeout, the issuer approved meanwhile: reconciliation opens the card and charges the fee', async () => {
+      const { m, app, done } = await timedOutWhileDecided('approved');
       assert.equal(done.status, 'approved');
       assert.match(done.card_id!, /^crd_/);
       const card = await client.cards.get(done.card_id!, { onBehalfOf: m });
@@ -150,11 +159,7 @@ describe('card reconciliation', () => {
     });
 
     it('timeout, the issuer rejected it: the fee is refunded', async () => {
-      const m = await member();
-      const app = await unknownApplication(m, 'timeout');
-      await issuerDecides(app.id, 'rejected');
-      await client.sandbox.advanceClock(60);
-      const done = await client.cards.getApplication(app.id, { onBehalfOf: m });
+      const { m, done } = await timedOutWhileDecided('rejected');
       assert.equal(done.status, 'rejected');
       assert.equal(done.card_id, null);
       assert.deepEqual(await usdt(m), ['100.000000', '0.000000']);
@@ -162,11 +167,7 @@ describe('card reconciliation', () => {
     });
 
     it('timeout, the issuer needs documents: a supplement work order, the fee still frozen', async () => {
-      const m = await member();
-      const app = await unknownApplication(m, 'timeout');
-      await issuerDecides(app.id, 'need_docs');
-      await client.sandbox.advanceClock(60);
-      const done = await client.cards.getApplication(app.id, { onBehalfOf: m });
+      const { m, app, done } = await timedOutWhileDecided('need_docs');
       assert.equal(done.status, 'need_docs');
       assert.equal(done.supplement!.status, 'pending');
       assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
@@ -188,11 +189,7 @@ describe('card reconciliation', () => {
         const app = await unknownApplication(m, 'timeout');
         await client.sandbox.advanceClock(60);
         assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'pending');
-        const row = await service.ctx.db
-          .selectFrom('card_applications')
-          .select(['upstream_outcome', 'next_check_at'])
-          .where('id', '=', app.id)
-          .executeTakeFirstOrThrow();
+        const row = await applicationRow(app.id, ['upstream_outcome', 'next_check_at']);
         assert.deepEqual(row, { upstream_outcome: 'accepted', next_check_at: null });
         assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
         assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'approved');
@@ -213,11 +210,7 @@ describe('card reconciliation', () => {
       await expectLedgerClean(service);
       // The issuer answers again: the re-submission (same request id) arrives; the application waits for its decision.
       await client.sandbox.advanceClock(3600);
-      const row = await service.ctx.db
-        .selectFrom('card_applications')
-        .select(['status', 'upstream_outcome'])
-        .where('id', '=', app.id)
-        .executeTakeFirstOrThrow();
+      const row = await applicationRow(app.id, ['status', 'upstream_outcome']);
       assert.deepEqual(row, { status: 'pending', upstream_outcome: 'accepted' });
       assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
       const approved = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
@@ -227,37 +220,25 @@ describe('card reconciliation', () => {
     });
 
     /** The open `upstream.unknown_status` alerts about an object. */
-    const unknownStatusAlerts = async (objectId: string) =>
-      (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data.filter(
-        (a: { object_id: string }) => a.object_id === objectId,
-      );
+    const alertsOf = (objectId: string) => unknownStatusAlerts(service, objectId);
 
     it(
       'unknown_status at submission: never taken as received; pending with the fee frozen, one operator alert, ' +
         'kept under reconciliation',
       async () => {
         const m = await member();
-        const { virtual } = await products();
-        const app = await withIssuer('unknown_status', () =>
-          client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m }),
-        );
-        assert.equal(app.status, 'pending');
-        assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
-        const alerts = await unknownStatusAlerts(app.id);
+        const app = await unknownApplication(m, 'unknown_status');
+        const alerts = await alertsOf(app.id);
         assert.equal(alerts.length, 1);
         assert.equal(alerts[0].object, 'card_application');
-        const row = await service.ctx.db
-          .selectFrom('card_applications')
-          .select(['upstream_outcome', 'next_check_at'])
-          .where('id', '=', app.id)
-          .executeTakeFirstOrThrow();
+        const row = await applicationRow(app.id, ['upstream_outcome', 'next_check_at']);
         assert.equal(row.upstream_outcome, 'unknown', 'not taken as received');
         assert.notEqual(row.next_check_at, null, 'reconciliation keeps asking');
         // The issuer keeps answering the sentinel: reconciliation changes nothing and raises no second alert.
         await client.sandbox.advanceClock(600);
         assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'pending');
         assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
-        assert.equal((await unknownStatusAlerts(app.id)).length, 1);
+        assert.equal((await alertsOf(app.id)).length, 1);
         await expectLedgerClean(service);
         // The issuer's decision still settles it.
         assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'rejected')).status, 'rejected');
@@ -275,16 +256,12 @@ describe('card reconciliation', () => {
         await withIssuer('unknown_status', async () => {
           await client.sandbox.advanceClock(1800);
         });
-        const row = await service.ctx.db
-          .selectFrom('card_applications')
-          .select(['status', 'upstream_outcome'])
-          .where('id', '=', app.id)
-          .executeTakeFirstOrThrow();
+        const row = await applicationRow(app.id, ['status', 'upstream_outcome']);
         assert.deepEqual(row, { status: 'pending', upstream_outcome: 'unknown' });
         assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
-        assert.equal((await unknownStatusAlerts(app.id)).length, 1);
+        assert.equal((await alertsOf(app.id)).length, 1);
         await client.sandbox.advanceClock(600);
-        assert.equal((await unknownStatusAlerts(app.id)).length, 1);
+        assert.equal((await alertsOf(app.id)).length, 1);
         await expectLedgerClean(service);
       },
     );
@@ -329,37 +306,19 @@ describe('card reconciliation', () => {
 
     it('a rule set: its scope is picked only once its check is due; the longest overdue scope first', async () => {
       const m = await member();
-      const { virtual } = await products();
-      const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
-      const cardId = (await client.cards.sandboxAdvanceApplication(app.id, 'approved')).card_id!;
-      await withIssuer('unknown', () =>
-        expectCode(
-          client.cards.setMerchantRules(cardId, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m }),
-          'upstream_error',
-          502,
-        ),
-      );
+      const cardId = await approvedCard(client, m);
+      await withIssuer('unknown', () => rulesLost(m, cardId, { rule_type: 'black', mcc_list: ['7995'] }));
       assert.equal(await picked(), -1, 'unconfirmed, its first check not due yet');
       const now = await service.ctx.clock.now(service.ctx.db, { merchantId, environment: 'sandbox' });
       await checkAt('card_merchant_rules', 'card_id', cardId, new Date(now.getTime() - 1_000));
       assert.ok((await picked()) >= 0, 'due');
       // Another merchant's check, overdue by longer: it goes first.
       const other = await newMerchantClient(service);
-      const ext = `r-${randomUUID().slice(0, 8)}`;
-      const om = await other.client.members.create({ external_member_id: ext });
-      await admin(service, 'POST', `/admin/v1/members/${om.id}/kyc-review`, { decision: 'approved', level: 1 });
-      await other.client.deposits.create({
-        member_id: ext,
-        asset: 'USDT',
-        amount: '100',
-        tx_hash: `t-${randomUUID()}`,
-      });
-      await other.client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'timeout' });
-      const otherApp = await other.client.cards.apply(
-        { product_id: virtual.id, source_asset: 'USDT' },
-        { onBehalfOf: ext },
+      const ext = await member(other.client);
+      const { virtual } = await products();
+      const otherApp = await withCardIssuer(other.client, 'timeout', () =>
+        other.client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: ext }),
       );
-      await other.client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
       await checkAt('card_applications', 'id', otherApp.id, new Date(Date.now() - 3_600_000));
       assert.ok(
         (await picked(other.merchantId)) >= 0 && (await picked(other.merchantId)) < (await picked()),
@@ -367,16 +326,12 @@ describe('card reconciliation', () => {
       );
       // Asked (the issuer never received it, within the grace: asked again later): neither scope is due any more.
       await service.workers.tick();
-      assert.equal(
-        (
-          await service.ctx.db
-            .selectFrom('card_merchant_rules')
-            .select('check_count')
-            .where('card_id', '=', cardId)
-            .executeTakeFirstOrThrow()
-        ).check_count,
-        1,
-      );
+      const rules = await service.ctx.db
+        .selectFrom('card_merchant_rules')
+        .select('check_count')
+        .where('card_id', '=', cardId)
+        .executeTakeFirstOrThrow();
+      assert.equal(rules.check_count, 1);
       assert.deepEqual([await picked(), await picked(other.merchantId)], [-1, -1]);
     });
   });
@@ -386,10 +341,7 @@ describe('card reconciliation', () => {
 
     async function virtualCard() {
       const m = await member();
-      const { virtual } = await products();
-      const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
-      const done = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
-      return { m, id: done.card_id! };
+      return { m, id: await approvedCard(client, m) };
     }
     /**
      * One card for the four tests (made when the first asks, so each also runs alone): each sets
@@ -406,7 +358,7 @@ describe('card reconciliation', () => {
         const { m, id } = await shared();
         const body = { rule_type: 'white' as const, merchant_names: ['Corner Shop'], mcc_list: ['5411'] };
         await withIssuer('unknown', async () => {
-          await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m }), 'upstream_error', 502);
+          await rulesLost(m, id, body);
           await client.sandbox.advanceClock(600);
           const still = await client.cards.getMerchantRules(id, { onBehalfOf: m });
           assert.deepEqual([still.rule_type, still.synced, still.synced_at], ['white', false, null]);
@@ -427,16 +379,8 @@ describe('card reconciliation', () => {
       async () => {
         const { m, id } = await shared();
         await withIssuer('timeout', async () => {
-          await expectCode(
-            client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995'] }, { onBehalfOf: m }),
-            'upstream_error',
-            502,
-          );
-          await expectCode(
-            client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['7995', '7801'] }, { onBehalfOf: m }),
-            'upstream_error',
-            502,
-          );
+          await rulesLost(m, id, { rule_type: 'black', mcc_list: ['7995'] });
+          await rulesLost(m, id, { rule_type: 'black', mcc_list: ['7995', '7801'] });
         });
         assert.equal((await client.cards.getMerchantRules(id, { onBehalfOf: m })).synced, false);
         await client.sandbox.advanceClock(61);
@@ -475,13 +419,7 @@ describe('card reconciliation', () => {
         .set({ upstream_ref: `SIM-REFUSE-${randomUUID()}` })
         .where('id', '=', id)
         .execute();
-      await withIssuer('timeout', () =>
-        expectCode(
-          client.cards.setMerchantRules(id, { rule_type: 'white', mcc_list: ['5411'] }, { onBehalfOf: m }),
-          'upstream_error',
-          502,
-        ),
-      );
+      await withIssuer('timeout', () => rulesLost(m, id, { rule_type: 'white', mcc_list: ['5411'] }));
       assert.equal((await client.cards.getMerchantRules(id, { onBehalfOf: m })).rule_type, 'white');
       await client.sandbox.advanceClock(61);
       const back = await client.cards.getMerchantRules(id, { onBehalfOf: m });
@@ -495,18 +433,11 @@ describe('card reconciliation', () => {
   describe('activation retried after an unknown outcome', () => {
     before(freshMerchant);
 
-    const expiryOf = (c: { exp_month: number; exp_year: number }) =>
-      `${String(c.exp_month).padStart(2, '0')}/${String(c.exp_year % 100).padStart(2, '0')}`;
     async function shippedCard() {
       const m = await member();
-      const { physical } = await products();
-      const app = await client.cards.apply(
-        { product_id: physical.id, source_asset: 'USDT', shipping_address: shipping },
-        { onBehalfOf: m },
-      );
-      const done = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
-      await client.cards.sandboxShip(done.card_id!);
-      return { m, card: await client.cards.get(done.card_id!, { onBehalfOf: m }) };
+      const cardId = await approvedCard(client, m, { formFactor: 'physical' });
+      await client.cards.sandboxShip(cardId);
+      return { m, card: await client.cards.get(cardId, { onBehalfOf: m }) };
     }
     /** The first call of a key: step-up required; the member completes the challenge. */
     async function approvedChallenge(m: string, cardId: string, body: { expiry: string; pin: string }, key: string) {
@@ -518,6 +449,24 @@ describe('card reconciliation', () => {
         await client.hostedScreens.sandboxComplete(err.challengeId, 'approved');
         return err.challengeId;
       }
+    }
+    /**
+     * A shipped card whose activation, resumed with the member's approved step-up challenge, met `behavior` at the
+     * issuer (a timeout: 504; a 5xx: 502). `retry` sends that same request again: same key, body and challenge.
+     */
+    async function lostActivation(behavior: 'timeout' | 'unknown', pin = '1234') {
+      const { m, card } = await shippedCard();
+      const body = { expiry: expiryOf(card), pin };
+      const key = randomUUID();
+      const challenge = await approvedChallenge(m, card.id, body, key);
+      const retry = () =>
+        client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge });
+      await withIssuer(behavior, () =>
+        behavior === 'timeout'
+          ? expectCode(retry(), 'upstream_timeout', 504)
+          : expectCode(retry(), 'upstream_error', 502),
+      );
+      return { m, card, body, key, challenge, retry };
     }
     const challengesOf = async (cardMember: string) => {
       const m = await service.ctx.db
@@ -538,34 +487,16 @@ describe('card reconciliation', () => {
     it(
       '504 (the issuer activated it): the same request with the same challenge is answered 200, ' + 'no new step-up',
       async () => {
-        const { m, card } = await shippedCard();
-        const body = { expiry: expiryOf(card), pin: '1234' };
-        const key = randomUUID();
-        const challenge = await approvedChallenge(m, card.id, body, key);
-        await withIssuer('timeout', () =>
-          expectCode(
-            client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-            'upstream_timeout',
-            504,
-          ),
-        );
+        const { m, card, retry } = await lostActivation('timeout');
         assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).status, 'unactivated');
         const issued = await challengesOf(m);
-        const done = await client.cards.activate(card.id, body, {
-          onBehalfOf: m,
-          idempotencyKey: key,
-          stepUp: challenge,
-        });
+        const done = await retry();
         assert.deepEqual(done, { id: card.id, status: 'active' });
         assert.equal(await challengesOf(m), issued, 'no new challenge');
         const after = await client.cards.get(card.id, { onBehalfOf: m });
         assert.deepEqual([after.status, after.inventory_status], ['active', 'bound']);
         // Nothing of the attempt is left on the card; the PIN is nowhere in our tables.
-        const row = await service.ctx.db
-          .selectFrom('cards')
-          .select(['activation_attempt_ref', 'activation_attempt_at', 'activation_failures'])
-          .where('id', '=', card.id)
-          .executeTakeFirstOrThrow();
+        const row = await cardRow(card.id, ['activation_attempt_ref', 'activation_attempt_at', 'activation_failures']);
         assert.deepEqual(row, { activation_attempt_ref: null, activation_attempt_at: null, activation_failures: 0 });
         const keys = await service.ctx.db.selectFrom('idempotency_keys').select(['response_body']).execute();
         assert.ok(
@@ -579,22 +510,8 @@ describe('card reconciliation', () => {
       '502 (never received): the challenge stays single-use for any other request; the same request is asked ' +
         'again and activates',
       async () => {
-        const { m, card } = await shippedCard();
-        const body = { expiry: expiryOf(card), pin: '1234' };
-        const key = randomUUID();
-        const challenge = await approvedChallenge(m, card.id, body, key);
-        await withIssuer('unknown', () =>
-          expectCode(
-            client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-            'upstream_error',
-            502,
-          ),
-        );
-        const stored = await service.ctx.db
-          .selectFrom('cards')
-          .select('activation_attempt_ref')
-          .where('id', '=', card.id)
-          .executeTakeFirstOrThrow();
+        const { m, card, body, key, challenge, retry } = await lostActivation('unknown');
+        const stored = await cardRow(card.id, ['activation_attempt_ref']);
         assert.match(stored.activation_attempt_ref!, /^[0-9a-f]{64}$/);
         // Another key, the same body and challenge: a new challenge is required.
         await expectCode(
@@ -612,46 +529,19 @@ describe('card reconciliation', () => {
         );
         // The step-up refusal left the key reserved for that other body: the original body is now another request for
         // it.
-        await expectCode(
-          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-          'idempotency_key_reused',
-          409,
-        );
+        await expectCode(retry(), 'idempotency_key_reused', 409);
         // Nothing was counted, nothing activated.
-        const row = await service.ctx.db
-          .selectFrom('cards')
-          .select(['status', 'activation_failures'])
-          .where('id', '=', card.id)
-          .executeTakeFirstOrThrow();
+        const row = await cardRow(card.id, ['status', 'activation_failures']);
         assert.deepEqual(row, { status: 'unactivated', activation_failures: 0 });
       },
     );
 
     it('502 then the same request: asked again at the issuer, activates without a new step-up', async () => {
-      const { m, card } = await shippedCard();
-      const body = { expiry: expiryOf(card), pin: '1234' };
-      const key = randomUUID();
-      const challenge = await approvedChallenge(m, card.id, body, key);
-      await withIssuer('unknown', () =>
-        expectCode(
-          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-          'upstream_error',
-          502,
-        ),
-      );
+      const { m, card, body, key, retry } = await lostActivation('unknown');
       // Still unknown on the retry: 502 again, nothing counted, still resumable.
-      await withIssuer('unknown', () =>
-        expectCode(
-          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-          'upstream_error',
-          502,
-        ),
-      );
+      await withIssuer('unknown', () => expectCode(retry(), 'upstream_error', 502));
       const issued = await challengesOf(m);
-      assert.deepEqual(
-        await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-        { id: card.id, status: 'active' },
-      );
+      assert.deepEqual(await retry(), { id: card.id, status: 'active' });
       assert.equal(await challengesOf(m), issued);
       // The finished result is replayed for the key, with or without the header.
       assert.deepEqual(await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key }), {
@@ -661,96 +551,40 @@ describe('card reconciliation', () => {
     });
 
     it('a wrong PIN on the resumed request is counted once, like any answered check', async () => {
-      const { m, card } = await shippedCard();
-      const body = { expiry: expiryOf(card), pin: '0000' };
-      const key = randomUUID();
-      const challenge = await approvedChallenge(m, card.id, body, key);
-      await withIssuer('unknown', () =>
-        expectCode(
-          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-          'upstream_error',
-          502,
-        ),
-      );
-      await expectCode(
-        client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-        'invalid_request',
-      );
-      const row = await service.ctx.db
-        .selectFrom('cards')
-        .select(['activation_failures', 'activation_attempt_ref'])
-        .where('id', '=', card.id)
-        .executeTakeFirstOrThrow();
+      const { card, retry } = await lostActivation('unknown', '0000');
+      await expectCode(retry(), 'invalid_request');
+      const row = await cardRow(card.id, ['activation_failures', 'activation_attempt_ref']);
       assert.deepEqual(row, { activation_failures: 1, activation_attempt_ref: null });
     });
 
     it('a member signed out (sessions revoked) after the lost answer: the retry needs a new step-up', async () => {
-      const { m, card } = await shippedCard();
-      const body = { expiry: expiryOf(card), pin: '1234' };
-      const key = randomUUID();
-      const challenge = await approvedChallenge(m, card.id, body, key);
-      await withIssuer('unknown', () =>
-        expectCode(
-          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-          'upstream_error',
-          502,
-        ),
-      );
+      const { m, card, retry } = await lostActivation('unknown');
       await client.members.revokeSessions(m);
-      await expectCode(
-        client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-        'step_up_required',
-      );
+      await expectCode(retry(), 'step_up_required');
       assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).status, 'unactivated');
     });
 
     it(
       'the resume window is the idempotency window, on real time: ' + 'a sandbox advance of a day does not close it',
       async () => {
-        const { m, card } = await shippedCard();
-        const body = { expiry: expiryOf(card), pin: '1234' };
-        const key = randomUUID();
-        const challenge = await approvedChallenge(m, card.id, body, key);
-        await withIssuer('unknown', () =>
-          expectCode(
-            client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-            'upstream_error',
-            502,
-          ),
-        );
+        const { m, card, retry } = await lostActivation('unknown');
         // The key is still in its (real-time) window, so is the retry it names (extensions 8).
         await client.sandbox.advanceClock(24 * 3600 + 1);
         const issued = await challengesOf(m);
-        assert.deepEqual(
-          await client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-          { id: card.id, status: 'active' },
-        );
+        assert.deepEqual(await retry(), { id: card.id, status: 'active' });
         assert.equal(await challengesOf(m), issued, 'no new challenge');
       },
     );
 
     it('the consumed challenge cannot be reused after the resume window (24 hours of real time)', async () => {
-      const { m, card } = await shippedCard();
-      const body = { expiry: expiryOf(card), pin: '1234' };
-      const key = randomUUID();
-      const challenge = await approvedChallenge(m, card.id, body, key);
-      await withIssuer('unknown', () =>
-        expectCode(
-          client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-          'upstream_error',
-          502,
-        ),
-      );
+      const { card, retry } = await lostActivation('unknown');
       // A day of real time is not waited for: the attempt is dated a day and a second back.
       await service.ctx.db
         .updateTable('cards')
         .set({ activation_attempt_at: new Date(Date.now() - (24 * 3600 + 1) * 1000) })
         .where('id', '=', card.id)
         .execute();
-      await expectCode(
-        client.cards.activate(card.id, body, { onBehalfOf: m, idempotencyKey: key, stepUp: challenge }),
-        'step_up_required',
-      );
+      await expectCode(retry(), 'step_up_required');
     });
   });
 });

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { RunningService } from '../../src/server.js';
+import { admin } from './service.js';
 
 /**
  * The small builders test files share: one definition each (issue 38, point 4). The service and
@@ -79,3 +81,82 @@ export async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
   for await (const x of it) out.push(x);
   return out;
 }
+
+export interface KycMemberOptions {
+  /** The member's external id (default: `<prefix>-` and eight random characters). */
+  external?: string;
+  /** Of the generated external id (default `m`). */
+  prefix?: string;
+  /** The KYC level the operator approves (default 1; 0: no review). */
+  level?: number;
+  /** Deposited after the review, asset → amount (default 100 USDT; `{}`: nothing). */
+  deposits?: Record<string, string>;
+}
+
+/** A new member of the client's merchant, its KYC approved by the operator, with deposits (by default 100 USDT). */
+export async function kycMember(
+  service: RunningService,
+  client: MerchantWalletClient,
+  options: KycMemberOptions = {},
+): Promise<{ id: string; external: string }> {
+  const external = options.external ?? `${options.prefix ?? 'm'}-${randomUUID().slice(0, 8)}`;
+  const member = (await client.members.create({ external_member_id: external })) as { id: string };
+  const level = options.level ?? 1;
+  if (level > 0)
+    await admin(service, 'POST', `/admin/v1/members/${member.id}/kyc-review`, { decision: 'approved', level });
+  for (const [asset, amount] of Object.entries(options.deposits ?? { USDT: '100' }))
+    await client.deposits.create({ member_id: external, asset, amount, tx_hash: `t-${randomUUID()}` });
+  return { id: member.id, external };
+}
+
+/** The sandbox's card products: the virtual one and the physical one. */
+export async function cardProducts(client: MerchantWalletClient) {
+  const list = await client.cards.products();
+  return {
+    virtual: list.find((p) => p.form_factor === 'virtual')!,
+    physical: list.find((p) => p.form_factor === 'physical')!,
+  };
+}
+
+/** Member `m`'s application for a card (fee in `sourceAsset`, default USDT), approved in the sandbox: the card's id. */
+export async function approvedCard(
+  client: MerchantWalletClient,
+  m: string,
+  options: { formFactor?: 'virtual' | 'physical'; sourceAsset?: string } = {},
+): Promise<string> {
+  const formFactor = options.formFactor ?? 'virtual';
+  const product = (await cardProducts(client))[formFactor];
+  const app = await client.cards.apply(
+    {
+      product_id: product.id,
+      source_asset: options.sourceAsset ?? 'USDT',
+      ...(formFactor === 'physical' ? { shipping_address: shipping } : {}),
+    },
+    { onBehalfOf: m },
+  );
+  return (await client.cards.sandboxAdvanceApplication(app.id, 'approved')).card_id!;
+}
+
+/** Runs `f` with the client's sandbox card issuer answering `behavior`, then `success` again. */
+export async function withCardIssuer<T>(
+  client: MerchantWalletClient,
+  behavior: string,
+  f: () => Promise<T>,
+): Promise<T> {
+  await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior });
+  try {
+    return await f();
+  } finally {
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+  }
+}
+
+/** A card's expiry as the activation asks for it: `MM/YY`. */
+export const expiryOf = (c: { exp_month: number; exp_year: number }) =>
+  `${String(c.exp_month).padStart(2, '0')}/${String(c.exp_year % 100).padStart(2, '0')}`;
+
+/** The open `upstream.unknown_status` operator alerts about an object. */
+export const unknownStatusAlerts = async (service: RunningService, objectId: string) =>
+  (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data.filter(
+    (a: { object_id: string }) => a.object_id === objectId,
+  );
