@@ -4,8 +4,8 @@
  * PL/pgSQL keeps a generic plan per statement, and the join the functions used before, planned
  * while the table was small, read every account of the environment on every posting. Measured as
  * the buffers a call touches under generic plans, with thousands of accounts in the environment.
- * The same for a batch of deposits' members and rows (`mwa_insert_deposits`, migration 043), whose
- * one-statement batch forces generic plans.
+ * The same for a batch of deposits' members and rows (`mwa_insert_deposits_across`, which forces
+ * generic plans).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -72,7 +72,8 @@ describe('postings under generic plans', () => {
         generate_series(1, 10000) AS g
     `.execute(db);
       const insert = (memberRef: string) => sql`
-      SELECT * FROM mwa_insert_deposits(${merchantId}, 'sandbox', now(), ARRAY[${`dep_${randomUUID()}`}]::text[],
+      SELECT * FROM mwa_insert_deposits_across(ARRAY[${merchantId}]::text[], ARRAY['sandbox']::text[],
+        ARRAY[${`dep_${randomUUID()}`}]::text[],
         ARRAY[${memberRef}]::text[],
         ARRAY['USDT']::text[], ARRAY[NULL]::text[], ARRAY[1]::numeric[], ARRAY[${`0x${randomUUID()}`}]::text[])`;
       const rolledBack = new Error('rolled back');

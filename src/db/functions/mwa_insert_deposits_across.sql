@@ -1,7 +1,8 @@
 -- mwa_insert_deposits_across
 --
--- `mwa_insert_deposits` with a merchant and environment per deposit, each created at its own
--- merchant's time (the sandbox clock's offset): the members resolved and the rows inserted.
+-- A batch's deposits, of any merchants: the members resolved and the rows inserted, each deposit
+-- with its merchant and environment and created at its own merchant's time (the sandbox clock's
+-- offset).
 --
 -- Group commit across merchants (issue 37, docs/write-model.md): a batch holds the writes of many
 -- merchants, so the statements it shares take one list of merchants and environments instead of
@@ -11,7 +12,7 @@
 -- judged the generic plan of a statement over a batch's arrays dearer than a custom one and
 -- planned it anew on every call. Every statement in it is a look-up by key or by id, so the
 -- generic plan is the plan (test/ledger-plans.test.ts).
--- History: migration 051.
+-- History: migration 051, replacing `mwa_insert_deposits` (043), which migration 052 dropped.
 CREATE OR REPLACE FUNCTION public.mwa_insert_deposits_across(p_merchant_ids text[], p_environments text[], p_ids text[],
     p_member_refs text[], p_assets text[], p_networks text[], p_amounts numeric[], p_tx_hashes text[])
  RETURNS TABLE(ord integer, member_found boolean, member_external_id text, deposit deposits)

@@ -1,14 +1,14 @@
 -- mwa_lock_accounts
 --
--- Shared by the posting functions (`mwa_post_entry_rows`, `mwa_post_entries`): each account of a
--- posting is looked up by its whole key, one row at a time; the missing ones are created (in the
--- order given, the callers' key order); then each is locked by its id, in ascending id order, and
--- its rules checked against the caller's. The functions of migrations 024 and 032 joined the
--- accounts with `unnest` of their arrays: PL/pgSQL keeps a generic plan of each statement, and a
--- plan made while `ledger_accounts` was small looked up the environment only and filtered every
--- account of it, on every posting, as the table grew (seen with auto_explain: `Index Cond:
--- (environment = $1)`, the rest a join filter). A look-up by the whole key, or by the id, has no
--- such plan.
+-- The accounts of a one-entry posting (`mwa_post_entry_rows`; a batch's are
+-- `mwa_lock_accounts_across`): each account is looked up by its whole key, one row at a time; the
+-- missing ones are created (in the order given, the callers' key order); then each is locked by
+-- its id, in ascending id order, and its rules checked against the caller's. The functions of
+-- migrations 024 and 032 joined the accounts with `unnest` of their arrays: PL/pgSQL keeps a
+-- generic plan of each statement, and a plan made while `ledger_accounts` was small looked up the
+-- environment only and filtered every account of it, on every posting, as the table grew (seen
+-- with auto_explain: `Index Cond: (environment = $1)`, the rest a join filter). A look-up by the
+-- whole key, or by the id, has no such plan.
 --
 -- History: migration 034 (issue 16).
 CREATE OR REPLACE FUNCTION public.mwa_lock_accounts(p_environment text, p_asset text[], p_owner_type text[],

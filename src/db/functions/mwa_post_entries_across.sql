@@ -1,8 +1,22 @@
 -- mwa_post_entries_across
 --
--- `mwa_post_entries` with an environment per account and a merchant and environment per
--- entry; it takes the write lock of each of its merchants in one global order (byte order of the
--- lock's name) before any account, as `mwa_claim_keys` does. Accounts: `mwa_lock_accounts_across`.
+-- Posts many balanced entries, of any merchants, in one call (`postEntries`, src/money/post-many.ts):
+-- group commit (docs/group-commit.md) writes a batch with one posting statement. Each entry gets
+-- the answer `mwa_post_entry` would have given it, called once per entry in the same order in one
+-- transaction: the write lock of each of its merchants first, in one global order (byte order of
+-- the lock's name, as `mwa_claim_keys` takes them), missing accounts created in key order, the
+-- touched accounts locked in ascending id order and their rules checked
+-- (`mwa_lock_accounts_across`), then entry by entry: a shortfall ('short' and the first account
+-- in lock order) or a repeat ('duplicate') refuses that entry alone and writes nothing of it; a
+-- later entry sees the balances the earlier posted ones left. The balances are then updated once
+-- per account and the postings written in entry and line order.
+--
+-- Accounts come as parallel arrays, one element per distinct account of the call in creation
+-- order (asset, then key) with its environment; entries with their merchant and environment;
+-- deltas as (entry, account, change of the stored balance); lines as (entry, account, signed
+-- amount: debit positive). Indexes are 1-based. A call in which no entry takes from an account
+-- that must stay non-negative (a batch of deposits) cannot fall short, so its journal entries are
+-- inserted in one statement, with the same answers.
 --
 -- Group commit across merchants (issue 37, docs/write-model.md): a batch holds the writes of many
 -- merchants, so the statements it shares take one list of merchants and environments instead of
@@ -12,7 +26,7 @@
 -- judged the generic plan of a statement over a batch's arrays dearer than a custom one and
 -- planned it anew on every call. Every statement in it is a look-up by key or by id, so the
 -- generic plan is the plan (test/ledger-plans.test.ts).
--- History: migration 051.
+-- History: migration 051, replacing `mwa_post_entries` (032, 034), which migration 052 dropped.
 CREATE OR REPLACE FUNCTION public.mwa_post_entries_across(p_account_environment text[], p_asset text[],
     p_owner_type text[], p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[],
     p_entry_environment text[], p_entry_merchant text[], p_entry_id text[], p_kind text[], p_reference_type text[],

@@ -1,7 +1,7 @@
 -- mwa_store_results_across
 --
--- `mwa_store_results` with a merchant and environment per key: the records of a batch's
--- finished writes (a row older than the window is a new key, a lapsed claim is replaced).
+-- The records of a batch's finished writes (idempotency results), of any merchants, a merchant
+-- and environment per key (a row older than the window is a new key, a lapsed claim is replaced).
 --
 -- Group commit across merchants (issue 37, docs/write-model.md): a batch holds the writes of many
 -- merchants, so the statements it shares take one list of merchants and environments instead of
@@ -11,7 +11,7 @@
 -- judged the generic plan of a statement over a batch's arrays dearer than a custom one and
 -- planned it anew on every call. Every statement in it is a look-up by key or by id, so the
 -- generic plan is the plan (test/ledger-plans.test.ts).
--- History: migration 051.
+-- History: migration 051, replacing `mwa_store_results` (043), which migration 052 dropped.
 CREATE OR REPLACE FUNCTION public.mwa_store_results_across(p_merchant_ids text[], p_environments text[], p_keys text[],
     p_endpoints text[], p_request_hashes text[], p_status integer[], p_bodies text[], p_window_hours integer,
     p_claim_status integer)
