@@ -4,7 +4,8 @@ import { once } from 'node:events';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, defaultWebhookRetryScheduleMs, loadConfig } from '../src/platform/config.js';
+import { ConfigError, loadConfig } from '../src/platform/config.js';
+import { defaultWebhookRetryScheduleMs } from '../src/platform/config-values.js';
 import { spawnServiceProcess } from './support/process.js';
 import { startService } from '../src/server.js';
 

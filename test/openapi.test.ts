@@ -9,7 +9,7 @@ import { registerPublicRoutes } from '../src/routes.js';
 import { compileDeferredSchemas } from '../src/platform/validation.js';
 import type { RunningService } from '../src/server.js';
 import { eventCatalogue, eventTypes } from '../src/events/index.js';
-import { defaultWebhookRetryScheduleMs } from '../src/platform/config.js';
+import { defaultWebhookRetryScheduleMs } from '../src/platform/config-values.js';
 import { deliveryStatuses } from '../src/modules/webhooks/service.js';
 import { hoistNamedSchemas, SchemaNameConflict } from '../src/platform/openapi-schemas.js';
 import { serversFor } from '../src/platform/openapi.js';

@@ -1,10 +1,21 @@
-// Over 300 lines: the one reader of the environment, every variable with its default, range and message.
-import { isIP } from 'node:net';
-import { networkListFrom, upstreamAdaptersFrom } from '../upstreams/config.js';
-import { parseHostedScreenKey } from './keys.js';
-import { environmentFromHost } from './environment.js';
+// Over 300 lines: every setting documented once, with the one reader of the environment that fills them all.
+import { upstreamAdaptersFrom } from '../upstreams/config.js';
 import type { Environment } from '../db/schema.js';
 import { parseDatabaseTarget } from '../db/hosts.js';
+import { EnvReader } from './env-reader.js';
+import {
+  defaultChainNetworks,
+  defaultWebhookDisableAfterFailingMs,
+  defaultWebhookRetryScheduleMs,
+  hostedScreenKeyFrom,
+  isDatabaseUrl,
+  isHost,
+  isProxy,
+  parseChainNetworks,
+  parseRetrySchedule,
+  publicBaseUrlFrom,
+  webhookDeliveryTimeoutContractMs,
+} from './config-values.js';
 
 /**
  * Every setting of the service, read from the environment once at start-up and validated here: no
@@ -171,187 +182,10 @@ export class ConfigError extends Error {
   }
 }
 
-export const defaultWebhookRetryScheduleMs = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
-/** The contract's success rule: a 2xx within 15 s (WEBHOOK_DELIVERY_TIMEOUT_MS may only shorten it). */
-export const webhookDeliveryTimeoutContractMs = 15_000;
-/** An endpoint failing this long is disabled (WEBHOOK_DISABLE_AFTER_FAILING_MS's default: 3 days). */
-export const defaultWebhookDisableAfterFailingMs = 3 * 24 * 3_600_000;
-
 const second = 1_000;
 const minute = 60 * second;
 const hour = 60 * minute;
 const day = 24 * hour;
-const retryDelaysMax = 20;
-const retryDelayMsMax = 7 * day;
-const networksMax = 32;
-const wholeNumber = /^[0-9]+$/;
-
-/** `50,50,50` → [50, 50, 50]; at most 20 retries, each at most 7 days. */
-export function parseRetrySchedule(value: string | undefined): number[] {
-  if (value === undefined || value.trim() === '') return [...defaultWebhookRetryScheduleMs];
-  const delays = value.split(',').map((part) => (wholeNumber.test(part.trim()) ? Number(part.trim()) : -1));
-  if (delays.length > retryDelaysMax || delays.some((d) => d < 1 || d > retryDelayMsMax)) {
-    throw new Error(
-      `WEBHOOK_RETRY_SCHEDULE_MS must be 1 to ${retryDelaysMax} comma-separated whole numbers of ` +
-        `milliseconds, each from 1 to ${retryDelayMsMax} (7 days); got ${JSON.stringify(value)}`,
-    );
-  }
-  return delays;
-}
-
-/** A listener address: an IP address or a host name. */
-function isHost(value: string): boolean {
-  return (
-    isIP(value) !== 0 ||
-    /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(
-      value,
-    )
-  );
-}
-
-/** A trusted proxy as Fastify (proxy-addr) takes it: an address, an address/prefix, or a named range. */
-function isProxy(value: string): boolean {
-  if (value === 'loopback' || value === 'linklocal' || value === 'uniquelocal') return true;
-  const [address, prefix, ...rest] = value.split('/');
-  const family = isIP(address ?? '');
-  if (family === 0 || rest.length > 0) return false;
-  if (prefix === undefined) return true;
-  return wholeNumber.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
-}
-
-/**
- * A public base URL: an http(s) origin without user, path, query or fragment, whose host the
- * service takes for `environment` (environment.ts); answered normalised (`URL.origin`: lower-case
- * host, default port dropped), or undefined when it is not one.
- */
-export function publicBaseUrlOf(value: string, environment: Environment): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
-  if (url.username || url.password || url.search || url.hash || url.pathname !== '/' || /[?#]$/.test(value))
-    return undefined;
-  if (environmentFromHost(url.host) !== environment) return undefined;
-  return url.origin;
-}
-
-function isDatabaseUrl(value: string): boolean {
-  // A host list (`h1:p1,h2:p2`) and target_session_attrs are read by db/hosts.ts.
-  return value === 'memory://' || parseDatabaseTarget(value) !== undefined;
-}
-
-/** Reads variables, collecting a problem per bad value instead of stopping at the first. */
-class EnvReader {
-  readonly problems: string[] = [];
-
-  constructor(private readonly env: Readonly<Record<string, string | undefined>>) {}
-
-  /** The trimmed value, or undefined when unset or empty (empty means "use the default"). */
-  raw(name: string): string | undefined {
-    const value = this.env[name]?.trim();
-    return value === undefined || value === '' ? undefined : value;
-  }
-
-  /** Records that `name` holds a bad value. Secrets are not repeated in the message. */
-  refuse(name: string, allowed: string, options: { secret?: boolean } = {}): void {
-    const value = this.env[name] ?? '';
-    this.problems.push(
-      `${name} must be ${allowed}; ` +
-        `got ${options.secret ? `a value of ${value.length} characters` : JSON.stringify(value)}`,
-    );
-  }
-
-  int(name: string, fallback: number, min: number, max: number, unit = ''): number {
-    const value = this.raw(name);
-    if (value === undefined) return fallback;
-    const n = wholeNumber.test(value) ? Number(value) : NaN;
-    if (Number.isSafeInteger(n) && n >= min && n <= max) return n;
-    this.refuse(name, `a whole number from ${min} to ${max}${unit}`);
-    return fallback;
-  }
-
-  oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T {
-    const value = this.raw(name);
-    if (value === undefined) return fallback;
-    if ((values as readonly string[]).includes(value)) return value as T;
-    this.refuse(name, `one of ${values.join(', ')}`);
-    return fallback;
-  }
-
-  text(name: string, fallback: string, valid: (value: string) => boolean, allowed: string): string;
-  text(
-    name: string,
-    fallback: undefined,
-    valid: (value: string) => boolean,
-    allowed: string,
-    options?: { secret?: boolean },
-  ): string | undefined;
-  text(
-    name: string,
-    fallback: string | undefined,
-    valid: (value: string) => boolean,
-    allowed: string,
-    options: { secret?: boolean } = {},
-  ): string | undefined {
-    const value = this.raw(name);
-    if (value === undefined) return fallback;
-    if (valid(value)) return value;
-    this.refuse(name, allowed, options);
-    return fallback;
-  }
-
-  /** Comma-separated, empty items dropped; every item must pass `valid`. */
-  list(name: string, valid: (item: string) => boolean, allowed: string): string[] {
-    const items = (this.raw(name) ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    if (items.every(valid)) return items;
-    this.refuse(name, allowed);
-    return [];
-  }
-
-  /** Runs a parser that throws with its own message (which names the variable). */
-  parsed<T>(parse: () => T, fallback: T): T {
-    try {
-      return parse();
-    } catch (err) {
-      this.problems.push(err instanceof Error ? err.message : String(err));
-      return fallback;
-    }
-  }
-}
-
-/** `HOSTED_SCREEN_KEY`: 32 bytes as 64 hex digits or base64; unset means "generate and keep one in DATA_DIR". */
-function hostedScreenKeyFrom(r: EnvReader): Buffer | undefined {
-  const value = r.raw('HOSTED_SCREEN_KEY');
-  if (value === undefined) return undefined;
-  const key = parseHostedScreenKey(value);
-  if (!key)
-    r.refuse(
-      'HOSTED_SCREEN_KEY',
-      '32 random bytes written as 64 hex digits or as base64 (e.g. `openssl rand -base64 32`)',
-      { secret: true },
-    );
-  return key;
-}
-
-function publicBaseUrlFrom(r: EnvReader, name: string, environment: Environment): string | undefined {
-  const value = r.raw(name);
-  if (value === undefined) return undefined;
-  const origin = publicBaseUrlOf(value, environment);
-  if (origin === undefined) {
-    const hosts =
-      environment === 'sandbox'
-        ? 'a host containing `api-sandbox` or `sandbox.`'
-        : 'a host containing neither `api-sandbox` nor `sandbox.`';
-    r.refuse(name, `an http:// or https:// origin (scheme, host, optional port; no path, query or user) with ${hosts}`);
-  }
-  return origin;
-}
 
 /**
  * How often Node looks for requests past `requestTimeoutMs` (its `connectionsCheckingInterval`,
@@ -380,16 +214,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   const r = new EnvReader(env);
   const port = (name: string, fallback: number) => r.int(name, fallback, 0, 65_535, ' (0: any free port)');
   const host = (name: string) => r.text(name, '127.0.0.1', isHost, 'an IP address or a host name');
-  const defaultNetworks = ['TRON', 'ETHEREUM', 'BITCOIN'];
-  const networkName = /^[A-Z][A-Z0-9_]{0,31}$/;
-  const networks = () => {
-    const list = networkListFrom(env.SIMULATOR_CHAIN_NETWORKS, defaultNetworks);
-    if (list.length > 0 && list.length <= networksMax && list.every((n) => networkName.test(n))) return list;
-    throw new Error(
-      `SIMULATOR_CHAIN_NETWORKS must be 1 to ${networksMax} comma-separated network names (a letter, then ` +
-        `letters, digits or _); got ${JSON.stringify(env.SIMULATOR_CHAIN_NETWORKS)}`,
-    );
-  };
 
   const config: Config = {
     port: port('PORT', 8080),
@@ -465,7 +289,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     ),
     upstreamAdapters: r.parsed(() => upstreamAdaptersFrom(env), upstreamAdaptersFrom({})),
     simulatorConfirmDelayMs: r.int('SIMULATOR_CONFIRM_DELAY_MS', 2_000, 0, hour, ' (ms)'),
-    simulatorChainNetworks: r.parsed(networks, defaultNetworks),
+    simulatorChainNetworks: r.parsed(() => parseChainNetworks(env.SIMULATOR_CHAIN_NETWORKS), [...defaultChainNetworks]),
     upstreamCallTimeoutMs: r.int('UPSTREAM_CALL_TIMEOUT_MS', 15_000, 1, 10 * minute, ' (ms)'),
     upstreamReconcileDelayMs: r.int('UPSTREAM_RECONCILE_DELAY_MS', 5_000, 1, day, ' (ms)'),
     upstreamReconcileMaxDelayMs: r.int('UPSTREAM_RECONCILE_MAX_DELAY_MS', 600_000, 1, day, ' (ms)'),
