@@ -8,6 +8,7 @@ import { ConsoleFormError, formBodyBytesMax, parseForm } from './form.js';
 import { registerAuthPages } from './auth-pages.js';
 import { registerTwoStepPages } from './two-step-pages.js';
 import { registerKeyPages } from './key-pages.js';
+import { registerOneKeyPages } from './one-key-pages.js';
 import { registerWebhookPages } from './webhook-pages.js';
 import { registerDeliveryPages } from './delivery-pages.js';
 import { registerEventPages } from './event-pages.js';
@@ -84,6 +85,7 @@ export function consoleRoutes(timedProcesses: readonly TimedProcess[], screens: 
       registerAuthPages(pages, ctx);
       registerTwoStepPages(pages, ctx);
       registerKeyPages(pages, ctx);
+      registerOneKeyPages(pages, ctx);
       registerWebhookPages(pages, ctx);
       registerDeliveryPages(pages, ctx);
       registerEventPages(pages, ctx);
