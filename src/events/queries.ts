@@ -1,6 +1,6 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { scopeNowSql } from '../platform/queries/clock.js';
+import { scopeNowSql } from '../platform/clock.js';
 
 /** An event's row without its time (`eventRow`). */
 export type EventRow = Omit<Insertable<Database['events']>, 'created_at'>;

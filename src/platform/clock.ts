@@ -1,6 +1,13 @@
 import type { Environment, Db } from '../db/schema.js';
 import { selectSandboxOffset } from './queries/clock.js';
 
+/**
+ * The scope's time as SQL, for the money core and the events: of the platform they import only ids
+ * and the clock (test/route-helper.test.ts, "they import no HTTP module"). Others take it from
+ * queries/clock.ts, its home.
+ */
+export { scopeNowSql } from './queries/clock.js';
+
 /** Whose time a rule runs on: each sandbox merchant has a clock of its own (extensions 8). */
 export interface ClockScope {
   merchantId: string;

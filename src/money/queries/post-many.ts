@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { EventRow } from '../../events/queries.js';
-import { scopeNowSql } from '../../platform/queries/clock.js';
+import { scopeNowSql } from '../../platform/clock.js';
 
 /**
  * The posting statement of many entries (money/post-many.ts): the database function
