@@ -3,7 +3,8 @@ import { Type } from 'typebox';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { AppInstance } from './http-app.js';
-import { mount, type Effect, type Part, type ResultOf, type RouteSchema } from './route.js';
+import { mount } from './route-mount.js';
+import type { Effect, Part, ResultOf, RouteSchema } from './route-types.js';
 import { requestTransaction } from './idempotency.js';
 
 /**

@@ -1,7 +1,9 @@
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { Type } from 'typebox';
-import { mount, router, type MerchantPrincipal } from '../../platform/route.js';
+import { router } from '../../platform/route.js';
+import { mount } from '../../platform/route-mount.js';
+import type { MerchantPrincipal } from '../../platform/route-types.js';
 import type { RouteAccess } from '../../platform/route-access.js';
 import { ApiError } from '../../platform/errors.js';
 import { authenticate, authenticateHeld, bearerFrom, checkIp, checkMerchantStatus } from '../../platform/auth.js';

@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { mount, router } from '../../platform/route.js';
+import { router } from '../../platform/route.js';
+import { mount } from '../../platform/route-mount.js';
 import { ApiError } from '../../platform/errors.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
 import { exportKinds } from './queries/kinds.js';
