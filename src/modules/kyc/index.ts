@@ -10,4 +10,5 @@ export { kycOperatorRoutes } from './operator-routes.js';
 export { kycJobHandlers } from './workers.js';
 export { minKycLevel, profileOfMember, profileStatusOf } from './queries.js';
 export { imageFields, sniffImageType, validateImage, type ImageFieldName } from './rules.js';
-export { requireHighValueLevel, sandboxReview } from './service.js';
+export { requireHighValueLevel } from './service.js';
+export { sandboxReview } from './check.js';

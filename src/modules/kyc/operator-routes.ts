@@ -26,7 +26,8 @@ import {
 import { getAsset } from '../assets/index.js';
 import { formatAmount, parseAmount } from '../../money/index.js';
 import { businessPattern, orderRequirements } from './rules.js';
-import { kycErrors, reviewMember, reviewProfile } from './service.js';
+import { kycErrors } from './service.js';
+import { reviewMember, reviewProfile } from './review.js';
 
 /**
  * Operator calls of the KYC area: the member review of extensions 2 (now through the profile's

@@ -6,7 +6,8 @@ import { router } from '../../platform/route.js';
 import { hostedOrigin } from '../hosted-screens/index.js';
 import { requirementsOf } from './queries.js';
 import { orderRequirements } from './rules.js';
-import { createKycSession, createProfileSession, getProfile, kycErrors, sandboxReview } from './service.js';
+import { createKycSession, createProfileSession, getProfile, kycErrors } from './service.js';
+import { sandboxReview } from './check.js';
 
 const tags = ['KYC'];
 

@@ -1,6 +1,6 @@
 import type { JobHandler } from '../../jobs/types.js';
 import { RetryLater } from '../../jobs/types.js';
-import { kycCheckJobKind, runCheck } from './service.js';
+import { kycCheckJobKind, runCheck } from './check.js';
 
 /** First poll of a pending check after this long; the delay doubles up to the max. */
 export const kycCheckPollDelayMs = 60_000;
