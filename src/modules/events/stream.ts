@@ -1,10 +1,8 @@
-// Over 300 lines: the event stream's hub and its one connection type, which share their wake-up and leases.
 import { AsyncResource } from 'node:async_hooks';
-import { PassThrough } from 'node:stream';
+import type { PassThrough } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
-import { eventBody } from '../../events/index.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import {
@@ -12,18 +10,16 @@ import {
   deleteExpiredStreams,
   deleteStream,
   eventPosition,
-  eventsPastPosition,
   insertStream,
   lockKeyStreams,
-  readHorizon,
   readSnapshot,
   renewStreamLeases,
-  scopeEventsPastPosition,
-  type FeedRow,
 } from './queries.js';
 import { reportFailure } from '../../jobs/failures.js';
-import { parseSnapshot, visibleIn, type Snapshot } from './snapshot.js';
+import { parseSnapshot, type Snapshot } from './snapshot.js';
 import type { MerchantScope } from '../../platform/caller.js';
+import { EventFeed, maxSeq, type Position } from './feed.js';
+import { OpenStream, type StreamOptions } from './open-stream.js';
 
 /**
  * The event stream (`GET /v1/events/stream`, docs/events.md): server-sent events of one
@@ -55,148 +51,6 @@ export const streamRetryAfterSeconds = 30;
  * slots after it. */
 export const streamLeaseMs = 45_000;
 const leaseRenewMs = 15_000;
-/** The feed reads the table this often while any stream is open, notification or not. */
-export const feedPollMs = 500;
-/** Events read per statement by the feed and by each stream. */
-const readBatch = 200;
-/** Past every `seq`: a position after every event of its transaction id. */
-const maxSeq = 9_223_372_036_854_775_807n;
-
-interface Position {
-  xid: bigint;
-  seq: bigint;
-}
-
-const scopeKey = (s: MerchantScope) => `${s.merchantId}|${s.environment}`;
-
-/** The process's follower of the events table; wakes the streams of the scopes that have new events. */
-class EventFeed {
-  private readonly wakers = new Map<string, Set<() => void>>();
-  private position: Position | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private reading = false;
-  private again = false;
-  private unlisten: Promise<(() => Promise<void>) | undefined> | undefined;
-  private stopped = false;
-  /**
-   * The service's own context (the feed is made when the routes are registered): its timer and
-   * notifications run there, not in the request of the stream that started them, whose trace
-   * would otherwise gather every poll of every merchant's events for as long as that stream lasts.
-   */
-  private readonly outside = new AsyncResource('mwa.events.feed');
-
-  constructor(private readonly ctx: ServiceContext) {}
-
-  subscribe(scope: MerchantScope, wake: () => void): () => void {
-    const key = scopeKey(scope);
-    let set = this.wakers.get(key);
-    if (!set) this.wakers.set(key, (set = new Set()));
-    set.add(wake);
-    this.start();
-    return () => {
-      set.delete(wake);
-      if (set.size === 0) this.wakers.delete(key);
-      if (this.wakers.size === 0) this.idle();
-    };
-  }
-
-  /** A notification, or a poll: read what passed the horizon since the last read. */
-  read(): void {
-    if (this.stopped || this.wakers.size === 0) return;
-    if (this.reading) {
-      this.again = true;
-      return;
-    }
-    this.reading = true;
-    void this.readAll()
-      .catch((err) =>
-        reportFailure(
-          this.ctx,
-          { job: 'events.feed' },
-          err,
-          'the event feed could not read; streams wait for the next poll',
-        ),
-      )
-      .finally(() => {
-        this.reading = false;
-        if (this.again) {
-          this.again = false;
-          this.read();
-        }
-      });
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.idle();
-    const unlisten = await this.unlisten?.catch(() => undefined);
-    this.unlisten = undefined;
-    await unlisten?.().catch(() => {});
-  }
-
-  private start(): void {
-    if (this.stopped) return;
-    this.outside.runInAsyncScope(() => {
-      // LISTEN on first use only: a process that serves no stream holds no connection for it.
-      this.unlisten ??= this.ctx.listen
-        ? this.ctx
-            .listen(
-              eventsChannel,
-              () => this.read(),
-              () => this.read(),
-            )
-            .catch(() => undefined)
-        : Promise.resolve(undefined);
-      this.timer ??= setInterval(() => this.read(), feedPollMs);
-      this.timer.unref();
-    });
-  }
-
-  /** No stream left: stop polling; the position is read afresh when one opens (each stream reads its own backlog). */
-  private idle(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    this.position = undefined;
-  }
-
-  private async readAll(): Promise<void> {
-    const db = this.ctx.db;
-    if (!this.position) {
-      this.position = { xid: (await readHorizon(db)) - 1n, seq: maxSeq };
-      // What passed the horizon before this read is behind the new position: every stream looks
-      // for itself once (each reads from its own position, so a spare wake costs one read).
-      for (const set of this.wakers.values()) for (const wake of set) wake();
-    }
-    for (;;) {
-      const from: Position = this.position;
-      const rows: FeedRow[] = await eventsPastPosition(db, from, readBatch);
-      if (rows.length === 0 || !this.position) return;
-      const last: FeedRow = rows[rows.length - 1]!;
-      this.position = { xid: BigInt(last.writer_xid), seq: BigInt(last.seq) };
-      const woken = new Set(rows.map((r) => `${r.merchant_id}|${r.environment}`));
-      for (const key of woken) for (const wake of this.wakers.get(key) ?? []) wake();
-      if (rows.length < readBatch) return;
-    }
-  }
-}
-
-/** The notification channel of migration 046's trigger. */
-export const eventsChannel = 'mwa_events';
-
-interface StreamOptions {
-  scope: MerchantScope;
-  keyId: string;
-  /** Types to send (undefined: all; empty: none). */
-  types: string[] | undefined;
-  lastEventId: string | undefined;
-  /**
-   * Whether the credential the stream was opened with still admits it (token not expired, key
-   * enabled, `events:read`, merchant, IP allow-list): asked before frames are written and at each
-   * keep-alive, so a disabled key or an expired token stops receiving events (the stream ends).
-   */
-  stillAllowed: () => Promise<boolean>;
-}
-
 /** Every stream of one listener: the feed, the open streams (ended by the drain), their leases. */
 export class StreamHub {
   private readonly feed: EventFeed;
@@ -280,7 +134,7 @@ export class StreamHub {
  * Where a stream starts: after the `Last-Event-ID` event of the scope; an id the scope does not
  * have (pruned, or never its) replays every kept event; no id: the events written from now on.
  */
-async function startPosition(
+export async function startPosition(
   db: Kysely<Database>,
   scope: MerchantScope,
   lastEventId: string | undefined,
@@ -297,126 +151,4 @@ async function startPosition(
   // the cluster holds the horizon back, and events committed before the open sit past it.
   const seen = parseSnapshot(await readSnapshot(db));
   return { position: { xid: seen.xmin - 1n, seq: maxSeq }, seen };
-}
-
-/** One client's stream: reads its scope after its position when woken, writes frames, keeps the connection alive. */
-class OpenStream {
-  readonly out = new PassThrough();
-  private reading = false;
-  private again = false;
-  private ended = false;
-  private keepAlive: NodeJS.Timeout | undefined;
-  private unsubscribe: (() => void) | undefined;
-
-  constructor(
-    private readonly ctx: ServiceContext,
-    private readonly o: StreamOptions,
-    readonly id: string,
-    private position: Position,
-    private readonly onClosed: () => void,
-    /** Opened without Last-Event-ID: the snapshot at the open, whose events are not sent (none past its xmax). */
-    private seen?: Snapshot,
-  ) {}
-
-  begin(feed: EventFeed, note?: string): void {
-    this.out.write(`: ${note ?? 'connected'}\nretry: 1000\n\n`);
-    this.unsubscribe = feed.subscribe(this.o.scope, () => this.wake());
-    // Nothing is added while earlier frames wait for a reader that does not read: they keep the connection busy
-    // already.
-    this.keepAlive = setInterval(() => {
-      // A stream with no event to send still ends soon after its access does (a key disabled, a token expired).
-      void this.o.stillAllowed().then(
-        (allowed) => {
-          if (!allowed) this.refuse();
-          else if (!this.ended && this.out.writableLength === 0) this.out.write(': keep-alive\n\n');
-        },
-        () => {
-          if (!this.ended && this.out.writableLength === 0) this.out.write(': keep-alive\n\n');
-        },
-      );
-    }, this.ctx.config.eventStreamKeepAliveMs);
-    this.keepAlive.unref();
-    // The client went away (or the socket was cut): everything stops.
-    this.out.on('close', () => this.end());
-    this.wake();
-  }
-
-  wake(): void {
-    if (this.ended) return;
-    if (this.reading) {
-      this.again = true;
-      return;
-    }
-    this.reading = true;
-    void this.readAll()
-      .catch((err) =>
-        reportFailure(
-          this.ctx,
-          { job: 'events.stream' },
-          err,
-          'an event stream could not read; it is ended, the client resumes with Last-Event-ID',
-        ),
-      )
-      .then(
-        () => undefined,
-        () => this.end(),
-      )
-      .finally(() => {
-        this.reading = false;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
-  }
-
-  /** The credential no longer admits the stream: it ends, saying why; a reconnect is authenticated afresh. */
-  private refuse(): void {
-    if (this.ended) return;
-    if (!this.out.destroyed)
-      this.out.write(': access ended (token expired, key disabled or scope removed); reconnect with a valid token\n\n');
-    this.end();
-  }
-
-  end(): void {
-    if (this.ended) return;
-    this.ended = true;
-    clearInterval(this.keepAlive);
-    this.unsubscribe?.();
-    if (!this.out.destroyed) this.out.end();
-    this.onClosed();
-  }
-
-  private async readAll(): Promise<void> {
-    const { scope, types } = this.o;
-    for (;;) {
-      if (this.ended) return;
-      const from: Position = this.position;
-      const rows = await scopeEventsPastPosition(this.ctx.db, scope, from, readBatch);
-      if (rows.length > 0 && !(await this.o.stillAllowed())) {
-        this.refuse();
-        return;
-      }
-      for (const row of rows) {
-        if (this.ended) return;
-        this.position = { xid: BigInt(row.writer_xid), seq: BigInt(row.seq) };
-        if (this.seen && this.position.xid >= this.seen.xmax) this.seen = undefined;
-        if (this.seen && visibleIn(this.seen, this.position.xid)) continue;
-        if (types !== undefined && !types.includes(row.type)) continue;
-        const frame = `id: ${row.id}\nevent: ${row.type}\ndata: ${JSON.stringify(eventBody(row))}\n\n`;
-        // A slow reader: wait for the socket rather than buffer without bound.
-        if (!this.out.write(frame))
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              this.out.off('drain', done);
-              this.out.off('close', done);
-              resolve();
-            };
-            this.out.on('drain', done);
-            this.out.on('close', done);
-          });
-      }
-      if (rows.length < readBatch) return;
-    }
-  }
 }
