@@ -5,6 +5,9 @@
  * clock, over one query of the scopes with work due in any of them (the role of `workers.ts`, at
  * the area's level; each process lives in its sub-area's workers.ts or reconcile.ts).
  */
+import type { Kysely } from 'kysely';
+import type { Database } from '../../../db/schema.js';
+import type { Environment } from '../../../db/columns.js';
 import type { JobHandler, Ticker, TimedProcess } from '../../../jobs/types.js';
 import { applicationReconcileProcess } from '../applications/reconcile.js';
 import { voidIssuedCard, voidIssuedCardJobKind } from '../applications/void-issued.js';
@@ -18,6 +21,33 @@ import { replacementExecutorProcess, replacementJob } from '../replacements/work
 import { authorizationExpiryProcess } from '../transactions/workers.js';
 import { dueLifecycleScopes, dueReconcileScopes, dueTimedScopes } from '../queries.js';
 
+/**
+ * A ticker that runs `processes` on each scope's own clock, for the service running on its own
+ * (not only on a sandbox advance): each scope `dueScopes` answers, each process of it that is due
+ * by that scope's now.
+ */
+function scopeTicker(
+  name: string,
+  intervalMs: number,
+  dueScopes: (db: Kysely<Database>) => Promise<{ merchant_id: string; environment: Environment }[]>,
+  processes: readonly TimedProcess[],
+): Ticker {
+  return {
+    name,
+    intervalMs,
+    async run(ctx) {
+      for (const s of await dueScopes(ctx.db)) {
+        const scope = { merchantId: s.merchant_id, environment: s.environment };
+        const now = await ctx.clock.now(ctx.db, scope);
+        for (const p of processes) {
+          const due = await p.nextDue(ctx.db, scope);
+          if (due && due.getTime() <= now.getTime()) await p.runDue(ctx, scope, now);
+        }
+      }
+    },
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Supplements and activation locks
 
@@ -29,23 +59,7 @@ import { dueLifecycleScopes, dueReconcileScopes, dueTimedScopes } from '../queri
 export const cardTimedProcesses: TimedProcess[] = [supplementExpiryProcess, activationUnlockProcess];
 
 /** The same processes on each scope's own clock, for the service running on its own (not only on a sandbox advance). */
-export const cardTickers: Ticker[] = [
-  {
-    name: 'card.timed',
-    intervalMs: 60_000,
-    async run(ctx) {
-      const scopes = await dueTimedScopes(ctx.db);
-      for (const s of scopes) {
-        const scope = { merchantId: s.merchant_id, environment: s.environment };
-        const now = await ctx.clock.now(ctx.db, scope);
-        for (const p of cardTimedProcesses) {
-          const due = await p.nextDue(ctx.db, scope);
-          if (due && due.getTime() <= now.getTime()) await p.runDue(ctx, scope, now);
-        }
-      }
-    },
-  },
-];
+export const cardTickers: Ticker[] = [scopeTicker('card.timed', 60_000, dueTimedScopes, cardTimedProcesses)];
 
 /** Queue handlers: the push of recorded limits to the issuer; the cancellation of a card issued for a failed
  * application. */
@@ -65,21 +79,7 @@ export const cardReconcileTimedProcesses: TimedProcess[] = [applicationReconcile
  * sandbox advance): every scope with a check due.
  */
 export const cardReconcileTickers: Ticker[] = [
-  {
-    name: 'card.reconcile',
-    intervalMs: 5_000,
-    async run(ctx) {
-      const scopes = await dueReconcileScopes(ctx.db);
-      for (const s of scopes) {
-        const scope = { merchantId: s.merchant_id, environment: s.environment };
-        const now = await ctx.clock.now(ctx.db, scope);
-        for (const p of cardReconcileTimedProcesses) {
-          const due = await p.nextDue(ctx.db, scope);
-          if (due && due.getTime() <= now.getTime()) await p.runDue(ctx, scope, now);
-        }
-      }
-    },
-  },
+  scopeTicker('card.reconcile', 5_000, dueReconcileScopes, cardReconcileTimedProcesses),
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -102,19 +102,5 @@ export const cardLifecycleJobHandlers: Record<string, JobHandler> = { [replaceme
 
 /** The processes on each scope's own clock, for the service running on its own. */
 export const cardLifecycleTickers: Ticker[] = [
-  {
-    name: 'card.lifecycle',
-    intervalMs: 60_000,
-    async run(ctx) {
-      const scopes = await dueLifecycleScopes(ctx.db);
-      for (const s of scopes) {
-        const scope = { merchantId: s.merchant_id, environment: s.environment };
-        const now = await ctx.clock.now(ctx.db, scope);
-        for (const p of cardLifecycleTimedProcesses) {
-          const due = await p.nextDue(ctx.db, scope);
-          if (due && due.getTime() <= now.getTime()) await p.runDue(ctx, scope, now);
-        }
-      }
-    },
-  },
+  scopeTicker('card.lifecycle', 60_000, dueLifecycleScopes, cardLifecycleTimedProcesses),
 ];
