@@ -18,7 +18,8 @@ import { reportFailure } from '../../../jobs/failures.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { reconcileStalledAfterChecks } from '../../../provider-orders/index.js';
 import { raiseAlert } from '../../alerts/index.js';
-import { alertApplicationUnknownStatus, decide } from './service.js';
+import { alertApplicationUnknownStatus } from './service.js';
+import { decide } from './decisions.js';
 import {
   dueApplicationChecks,
   findApplication,

@@ -19,7 +19,7 @@ import {
 } from '../../hosted-screens/index.js';
 import { sealSupplementImage as sealImage } from './images.js';
 import { type ImageFieldName, imageFields, profileOfMember, sniffImageType, validateImage } from '../../kyc/index.js';
-import { supplementSubmitted } from './service.js';
+import { supplementSubmitted } from './decisions.js';
 import { supplementOpen } from './state.js';
 import { findApplication, insertSupplementImage } from './queries.js';
 import { type Db } from '../shared/queries.js';

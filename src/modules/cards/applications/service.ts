@@ -1,52 +1,31 @@
-// Over 300 lines: one state machine's transitions (create, submit, decide, supplement) sharing the fee postings
 /**
  * Card applications (extensions 10): creation with the KYC gate and the opening fee frozen, the
- * submission to the issuer, the issuer's decisions (approved → card opened and fee charged;
- * rejected → fee refunded; need_docs → a supplement work order), supplement sessions and the
- * supplement's expiry (failed, fee refunded, no card). docs/cards.md.
+ * submission to the issuer, supplement sessions, the reads and the sandbox's decisions. The
+ * issuer's decisions themselves (approved → card opened and fee charged; rejected → fee refunded;
+ * need_docs → a supplement work order; the supplement's expiry) are decisions.ts. docs/cards.md.
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
-import {
-  minorFromDb,
-  postEntry,
-  postEntryOrRefuse,
-  type EntryLine,
-  cardEntryKinds,
-  feeChargeLines,
-  feeFreezeLines,
-  feeRefundLines,
-} from '../../../money/index.js';
-import { recordEvent } from '../../../events/index.js';
+import { minorFromDb, postEntryOrRefuse, cardEntryKinds, feeFreezeLines } from '../../../money/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
-import { recheckDelayMs } from '../../../provider-orders/index.js';
-import type { ApplicationDecision, IssuedCard } from '../../../upstreams/card/port.js';
+import type { ApplicationDecision } from '../../../upstreams/card/port.js';
 import { getAsset } from '../../assets/index.js';
-import { minKycLevel } from '../../kyc/index.js';
 import { issueTicket, ticketView } from '../../hosted-screens/index.js';
 import { raiseAlertOnce } from '../../alerts/index.js';
 import { authorisedBins, binAllowed, productBySeq, productSeqOf } from '../products/queries.js';
-import { externalIdOf, scaleOf, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
-import { findApplication, insertApplication, kycLevelOf, updateApplication } from './queries.js';
-import { insertCard } from '../cards/queries.js';
+import { scaleOf, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { nextCheck } from '../shared/reconcile.js';
+import { findApplication, insertApplication, updateApplication } from './queries.js';
 import { addressProblems, normaliseAddress } from '../shared/rules.js';
 import { cardReferenceType, feeInSource } from './rules.js';
-import {
-  applicationReceived,
-  applicationTransition,
-  outsideApplicationEnumeration,
-  supplementOpen,
-  type ApplicationEvent,
-} from './state.js';
-import { openingInventory, openingStatus } from '../cards/state.js';
+import { applicationReceived, applicationTransition, outsideApplicationEnumeration, supplementOpen } from './state.js';
 import type { Address } from '../shared/tables.js';
 import type { CardApplicationRow } from './tables.js';
-import type { CardRow } from '../cards/tables.js';
 import { applicationView } from './views.js';
-import { enqueueVoidIssuedCard } from './void-issued.js';
+import { cardKycPasses, decide, emitApplication, eventOf } from './decisions.js';
 
 export const applicationErrors = {
   create: ['invalid_request', 'invalid_fields', 'kyc_required', 'product_not_available', 'insufficient_balance'],
@@ -55,8 +34,6 @@ export const applicationErrors = {
   advance: ['not_found', 'state_invalid', 'invalid_request'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
-/** How long a supplement work order waits for the member's documents (the merchant's clock). */
-export const supplementTtlSeconds = 7 * 24 * 3600;
 /** How long the application's key is held while the issuer is asked. */
 export const submitLeaseMs = 60_000;
 
@@ -64,67 +41,6 @@ export interface ApplicationInput {
   product_id: string;
   source_asset: string;
   shipping_address?: Address;
-}
-
-async function emitApplication(trx: Db, a: CardApplicationRow): Promise<void> {
-  await recordEvent(trx, {
-    merchantId: a.merchant_id,
-    environment: a.environment,
-    type: `card.application.${a.status}`,
-    object: 'card_application',
-    objectId: a.id,
-    externalMemberId: await externalIdOf(trx, a.member_id),
-    status: a.status,
-    statusVersion: a.status_version,
-  });
-}
-
-async function emitCard(trx: Db, c: CardRow): Promise<void> {
-  await recordEvent(trx, {
-    merchantId: c.merchant_id,
-    environment: c.environment,
-    type: `card.${c.status}`,
-    object: 'card',
-    objectId: c.id,
-    externalMemberId: await externalIdOf(trx, c.member_id),
-    status: c.status,
-    statusVersion: c.status_version,
-  });
-}
-
-export { emitCard };
-
-async function postFee(
-  trx: Transaction<Database>,
-  a: CardApplicationRow,
-  kind: string,
-  lines: (p: { memberId: string; merchantId: string; fee: bigint }) => EntryLine[],
-) {
-  const fee = minorFromDb(a.fee);
-  if (fee === 0n) return;
-  await postEntry(trx, {
-    environment: a.environment,
-    merchantId: a.merchant_id,
-    kind,
-    referenceType: cardReferenceType,
-    referenceId: a.id,
-    asset: a.source_asset,
-    lines: lines({ memberId: a.member_id, merchantId: a.merchant_id, fee }),
-  });
-}
-
-/**
- * The `card_issuing` KYC gate: whether the member's current level meets the requirement. Asked when
- * the application is created and again when the issuer approves it (a profile update under re-review
- * drops the level to 0 meanwhile: no card is opened then).
- */
-async function cardKycPasses(
-  trx: Db,
-  environment: CardApplicationRow['environment'],
-  memberId: string,
-): Promise<boolean> {
-  const member = await kycLevelOf(trx, memberId);
-  return member.kyc_level >= (await minKycLevel(trx, environment, 'card_issuing'));
 }
 
 /** Step 1 of `POST /v1/cards/applications`, committed with the key's claim: the application and the frozen fee. */
@@ -231,10 +147,9 @@ export async function submitToIssuer(ctx: ServiceContext, app: CardApplicationRo
     // our enumeration is also an operator alert (the application is held as suspended).
     if (outcome.kind === 'accepted' && outsideApplicationEnumeration(outcome.status))
       await alertApplicationUnknownStatus(trx, locked, outcome.status);
-    const firstCheck = recheckDelayMs(1, ctx.config.upstreamReconcileDelayMs, ctx.config.upstreamReconcileMaxDelayMs);
     return updateApplication(trx, app.id, {
       upstream_outcome: 'unknown',
-      next_check_at: new Date(now.getTime() + firstCheck),
+      next_check_at: nextCheck(ctx, 1, now),
       updated_at: now,
       ...(outcome.kind === 'accepted' ? { upstream_ref: outcome.providerOrderId } : {}),
     });
@@ -255,108 +170,6 @@ export async function alertApplicationUnknownStatus(trx: Db, app: CardApplicatio
       `Card application ${app.id}: the issuer answered with a status outside our enumeration (${status}); it ` +
       `stays pending with the opening fee frozen until the issuer's decision is known.`,
   });
-}
-
-const eventOf: Record<ApplicationDecision, ApplicationEvent> = {
-  approved: 'approved',
-  rejected: 'rejected',
-  need_docs: 'need_docs',
-};
-
-/**
- * Applies an issuer decision (or the supplement's expiry) to a locked application exactly once:
- * the state machine decides, then the fee is charged or refunded and the card opened. Answers the
- * updated row, the row itself on a replay, or throws `state_invalid`.
- */
-export async function decide(
-  ctx: ServiceContext,
-  trx: Transaction<Database>,
-  app: CardApplicationRow,
-  decision: ApplicationDecision | 'expired',
-  card?: IssuedCard,
-): Promise<CardApplicationRow | undefined> {
-  const event: ApplicationEvent = decision === 'expired' ? 'supplement_expired' : eventOf[decision];
-  const verdict = applicationTransition(app.status, event, app.supplement_status === 'pending');
-  if (verdict.kind === 'replay') return app;
-  if (verdict.kind === 'refuse') throw new ApiError(verdict.code, verdict.reason);
-  const now = await ctx.clock.now(trx, { merchantId: app.merchant_id, environment: app.environment });
-  // A decision is the issuer's answer: nothing is left to reconcile (and a supplement sent back to review is not
-  // re-queried).
-  const set: Record<string, unknown> = {
-    status: verdict.to,
-    status_version: app.status_version + 1,
-    next_check_at: null,
-    updated_at: now,
-  };
-  if (event === 'need_docs' || event === 'approved') set.upstream_outcome = 'accepted';
-  // The KYC gate again at approval: a member whose level fell below `card_issuing` since applying
-  // (a profile update under re-review) gets no card; the application fails and the fee is refunded.
-  const kycLapsed = event === 'approved' && !(await cardKycPasses(trx, app.environment, app.member_id));
-  if (kycLapsed) {
-    set.status = 'failed';
-    set.failure_reason = 'kyc_required';
-  }
-  if (event === 'need_docs') {
-    set.supplement_status = 'pending';
-    set.supplement_expires_at = new Date(now.getTime() + supplementTtlSeconds * 1000);
-  }
-  if (event === 'supplement_expired') set.failure_reason = 'supplement_expired';
-  if (event === 'rejected') set.failure_reason = 'rejected_by_issuer';
-  if (event === 'approved' && !kycLapsed) {
-    if (!card) throw new Error(`cards: approval of ${app.id} without the issued card`);
-    const product = (await productBySeq(trx, app.environment, app.product_seq))!;
-    const opened = await insertCard(trx, {
-      id: newId('crd'),
-      merchant_id: app.merchant_id,
-      environment: app.environment,
-      member_id: app.member_id,
-      application_id: app.id,
-      product_seq: app.product_seq,
-      form_factor: product.form_factor,
-      currency: product.currency,
-      status: openingStatus(product.form_factor),
-      status_version: 1,
-      upstream_ref: card.cardRef,
-      last4: card.last4,
-      exp_month: card.expMonth,
-      exp_year: card.expYear,
-      billing_address: app.shipping_address ? JSON.stringify(app.shipping_address) : null,
-      inventory_status: openingInventory(product.form_factor),
-      locked_until: null,
-      activated_at: product.form_factor === 'virtual' ? now : null,
-      created_at: now,
-      updated_at: now,
-    });
-    set.card_id = opened.id;
-    await postFee(trx, app, cardEntryKinds.feeCharge, feeChargeLines);
-    await emitCard(trx, opened);
-  }
-  if (event === 'rejected' || event === 'supplement_expired' || kycLapsed)
-    await postFee(trx, app, cardEntryKinds.feeRefund, feeRefundLines);
-  // The issuer made a card that no one here will hold: it is told to cancel it (void-issued.ts).
-  if (kycLapsed && card) await enqueueVoidIssuedCard(trx, app, card.cardRef);
-  const updated = await updateApplication(trx, app.id, set);
-  await emitApplication(trx, updated);
-  return updated;
-}
-
-/** The member sent the supplement: the work order is `submitted` and the application goes back to review. */
-export async function supplementSubmitted(
-  ctx: ServiceContext,
-  trx: Transaction<Database>,
-  app: CardApplicationRow,
-): Promise<CardApplicationRow> {
-  const now = await ctx.clock.now(trx, { merchantId: app.merchant_id, environment: app.environment });
-  const verdict = applicationTransition(app.status, 'supplement_submitted', supplementOpen(app, now));
-  if (verdict.kind !== 'move') throw new ApiError('state_invalid', 'No supplement is pending.');
-  const updated = await updateApplication(trx, app.id, {
-    status: verdict.to,
-    status_version: app.status_version + 1,
-    supplement_status: 'submitted',
-    updated_at: now,
-  });
-  await emitApplication(trx, updated);
-  return updated;
 }
 
 export async function getApplication(db: Db, caller: CardCaller, id: string) {

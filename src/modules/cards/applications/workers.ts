@@ -1,6 +1,6 @@
 import type { TimedProcess } from '../../../jobs/types.js';
 import { expiredSupplementIds, findApplication, nextSupplementExpiry } from './queries.js';
-import { decide } from './service.js';
+import { decide } from './decisions.js';
 
 /** Supplements expired per run (a bound on one batch). */
 const expiryBatchMax = 100;

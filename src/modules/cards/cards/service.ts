@@ -11,7 +11,7 @@ import { mapPage, type PageParams } from '../../../platform/pagination.js';
 import { keysetPage } from '../../../db/keyset-page.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { requireStepUp, type StepUpCall, stepUpObjectRef } from '../../step-up/index.js';
-import { emitCard } from '../applications/service.js';
+import { emitCardStatus } from '../shared/events.js';
 import { cardsQuery, findCard, setCard, updateCard } from './queries.js';
 import { type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import {
@@ -194,7 +194,7 @@ export async function finishActivation(
         activation_attempt_at: null,
         updated_at: now,
       });
-      await emitCard(trx, updated);
+      await emitCardStatus(trx, updated);
       return { ok: true as const };
     }
     const next = afterActivationFailure(locked.activation_failures, now, locked.locked_until);

@@ -1,4 +1,3 @@
-// Over 300 lines: the executor's steps are one state machine (prepare, issue, cancel, complete, fail)
 /**
  * The card replacement executor (docs/cards.md, "Replacement, closing and expiry"): takes a
  * `requested` replacement on the merchant's clock and carries it out step by step, each step one
@@ -16,45 +15,16 @@
  * Run by its job, its timed process (the sandbox clock advance) and the lifecycle ticker; a lease
  * keeps two of them off one replacement.
  */
-import type { Transaction } from 'kysely';
-import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
-import { newId } from '../../../platform/ids.js';
-import {
-  accountBalance,
-  minorFromDb,
-  postEntry,
-  feeChargeLines,
-  feeFreezeLines,
-  feeRefundLines,
-  lifecycleEntryKinds,
-} from '../../../money/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf } from '../../../upstreams/port.js';
 import { raiseAlert } from '../../alerts/index.js';
-import { emitCardStatus, emitReplacement, returnCardBalance } from '../shared/balance-return.js';
 import { alertUnknownStatus } from '../controls/service.js';
 import { productBySeq } from '../products/queries.js';
-import { scaleOf } from '../shared/queries.js';
-import { feeInSource } from '../applications/rules.js';
-import { replacementReferenceType } from '../shared/rules.js';
-import { replacementFeeAsset, replacementFees } from './rules.js';
-import { openingInventory, openingStatus } from '../cards/state.js';
-import { replacementStartProblem, replacementTransition } from './state.js';
+import { scopeOf } from '../shared/queries.js';
+import { cardById, lockCardById } from '../cards/queries.js';
 import type { CardReplacementRow } from './tables.js';
-import { failPendingTopUps } from '../topups/dispatch.js';
 import {
-  cardById,
-  freezeCard,
-  insertCard,
-  lockCardById,
-  restoreCardInventory,
-  updateCard,
-  voidCardInventory,
-} from '../cards/queries.js';
-import { sourceAssetOfApplication } from '../applications/queries.js';
-import {
-  cardIdOfReplacement,
   leaseReplacement,
   lockReplacement,
   recordReplacementWait,
@@ -62,6 +32,8 @@ import {
   replacementById,
   updateReplacement,
 } from './queries.js';
+import { prepare } from './prepare.js';
+import { complete, fail } from './finish.js';
 
 /** A running executor's hold on one replacement (real time). */
 const leaseSeconds = 120;
@@ -74,12 +46,6 @@ export const replacementStalledAfterAttempts = 20;
 export function replacementRetryDelaySeconds(attempts: number): number {
   return Math.min(3600, 30 * 2 ** Math.min(Math.max(0, attempts - 1), 20));
 }
-
-type Trx = Transaction<Database>;
-const callOf = (r: { merchant_id: string; environment: CardReplacementRow['environment'] }) => ({
-  merchantId: r.merchant_id,
-  environment: r.environment,
-});
 
 /** Runs one replacement as far as it can go now. Answers its row afterwards (undefined: leased by another run, or
  * closed). */
@@ -105,153 +71,13 @@ async function advance(ctx: ServiceContext, r: CardReplacementRow): Promise<Card
   throw new Error(`cards: replacement ${r.id} is ${r.status} at step ${r.step}`);
 }
 
-/**
- * Step 1, one transaction. Security reasons stop the card first, whatever follows: frozen, its
- * balance returned to available, its pending top-ups failed; then the fees are reserved from
- * available as it stands after that (the spec's order: "card frozen, balance refunded to available
- * balance, then ... fees charged"; the returned balance pays only if the card currency is itself a
- * source asset, no conversion). Fees the member cannot pay fail the replacement with the card left
- * frozen (a security reason was given: the card must not spend again). Non-security reasons void
- * the inventory row and return the balance (no fees).
- */
-async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promise<CardReplacementRow> {
-  const cardId = await cardIdOfReplacement(trx, id);
-  const card = await lockCardById(trx, cardId);
-  const r = await lockReplacement(trx, id);
-  if (r.status !== 'requested') return r;
-  const now = await ctx.clock.now(trx, callOf(r));
-  const problem = replacementStartProblem(card, r.security);
-  if (problem) return fail(ctx, trx, r, problem, now);
-  const reference = { type: replacementReferenceType, id: r.id };
-  let returned = 0n;
-  if (r.security) {
-    await freezeCard(trx, card.id, card.frozen_at ?? now, now);
-    returned = await returnCardBalance(trx, card, reference, now);
-    // The card ends with this replacement or stays frozen: top-ups not yet sent to the issuer fail, their freeze back.
-    await failPendingTopUps(trx, card.id, 'card_frozen');
-  }
-  const product = (await productBySeq(trx, card.environment, card.product_seq))!;
-  const fees = replacementFees(
-    {
-      replacementFee: minorFromDb(product.replacement_fee),
-      postageFee: minorFromDb(product.postage_fee),
-      formFactor: card.form_factor,
-    },
-    r.security,
-  );
-  const cardScale = await scaleOf(trx, card.currency);
-  const inAsset = new Map<string, { replacement: bigint; postage: bigint; available: bigint }>();
-  for (const asset of product.source_assets) {
-    const scale = await scaleOf(trx, asset);
-    const available = await accountBalance(
-      trx,
-      card.environment,
-      { owner: 'member', memberId: card.member_id, bucket: 'available' },
-      asset,
-    );
-    inAsset.set(asset, {
-      replacement: feeInSource(fees.replacement, cardScale, scale),
-      postage: feeInSource(fees.postage, cardScale, scale),
-      available,
-    });
-  }
-  const application = await sourceAssetOfApplication(trx, card.application_id);
-  const total = (a: string) => inAsset.get(a)!.replacement + inAsset.get(a)!.postage;
-  const feeAsset =
-    fees.replacement + fees.postage === 0n
-      ? null
-      : replacementFeeAsset(
-          application.source_asset,
-          product.source_assets,
-          (a) => inAsset.has(a) && inAsset.get(a)!.available >= total(a),
-        );
-  // Security: the card stays frozen, its balance returned (recorded on the replacement). Non-security has no fees.
-  if (fees.replacement + fees.postage > 0n && !feeAsset)
-    return fail(ctx, trx, r, 'insufficient_balance', now, returned);
-  if (feeAsset) {
-    await postEntry(trx, {
-      environment: r.environment,
-      merchantId: r.merchant_id,
-      kind: lifecycleEntryKinds.replacementFeeFreeze,
-      referenceType: replacementReferenceType,
-      referenceId: r.id,
-      asset: feeAsset,
-      lines: feeFreezeLines({ memberId: r.member_id, merchantId: r.merchant_id, fee: total(feeAsset) }),
-    });
-  }
-  if (!r.security) {
-    await voidCardInventory(trx, card.id, now);
-    returned = await returnCardBalance(trx, card, reference, now);
-    // The card ends with this replacement: top-ups not yet sent to the issuer fail, their freeze back.
-    await failPendingTopUps(trx, card.id, 'card_replacing');
-  }
-  const verdict = replacementTransition(r.status, 'start');
-  if (verdict.kind !== 'move') throw new Error(`cards: replacement ${r.id} cannot start from ${r.status}`);
-  const updated = await updateReplacement(trx, r.id, {
-    status: verdict.to,
-    status_version: r.status_version + 1,
-    step: 'prepared',
-    fee_asset: feeAsset,
-    replacement_fee: feeAsset ? inAsset.get(feeAsset)!.replacement : 0n,
-    postage_fee: feeAsset ? inAsset.get(feeAsset)!.postage : 0n,
-    returned_amount: returned,
-    inventory_before: r.security ? null : card.inventory_status,
-    updated_at: now,
-  });
-  await emitReplacement(trx, updated);
-  return updated;
-}
-
-/**
- * Fails a replacement: reserved fees back to available, a voided inventory row restored; a frozen
- * card stays frozen (a security reason was given). `returned`: what the failing step itself moved
- * off the card (prepare, security reason, fees unpaid), recorded on the replacement.
- */
-async function fail(
-  ctx: ServiceContext,
-  trx: Trx,
-  r: CardReplacementRow,
-  reason: string,
-  now: Date,
-  returned?: bigint,
-): Promise<CardReplacementRow> {
-  const verdict = replacementTransition(r.status, 'fail');
-  if (verdict.kind === 'replay') return r;
-  if (verdict.kind === 'refuse') throw new Error(`cards: replacement ${r.id} cannot fail from ${r.status}`);
-  const fee = minorFromDb(r.replacement_fee) + minorFromDb(r.postage_fee);
-  if (r.fee_asset && fee > 0n) {
-    await postEntry(trx, {
-      environment: r.environment,
-      merchantId: r.merchant_id,
-      kind: lifecycleEntryKinds.replacementFeeRelease,
-      referenceType: replacementReferenceType,
-      referenceId: r.id,
-      asset: r.fee_asset,
-      lines: feeRefundLines({ memberId: r.member_id, merchantId: r.merchant_id, fee }),
-    });
-  }
-  if (!r.security && r.inventory_before) {
-    await restoreCardInventory(trx, r.card_id, r.inventory_before, now);
-  }
-  const updated = await updateReplacement(trx, r.id, {
-    status: verdict.to,
-    status_version: r.status_version + 1,
-    failure_reason: reason,
-    completed_at: now,
-    updated_at: now,
-    ...(returned === undefined ? {} : { returned_amount: returned }),
-  });
-  await emitReplacement(trx, updated);
-  return updated;
-}
-
 /** No usable answer from the issuer: the same call again after a backoff on the merchant's clock; the operator hears of
  * a stall once. */
 async function wait(ctx: ServiceContext, r: CardReplacementRow, outcome: 'timeout' | 'unknown'): Promise<undefined> {
   await ctx.db.transaction().execute(async (trx) => {
     const locked = await lockReplacement(trx, r.id);
     if (locked.status !== 'processing' || locked.step !== r.step) return;
-    const now = await ctx.clock.now(trx, callOf(r));
+    const now = await ctx.clock.now(trx, scopeOf(r));
     const attempts = locked.attempts + 1;
     await recordReplacementWait(trx, r.id, {
       upstream_outcome: outcome,
@@ -280,7 +106,7 @@ async function issueNewCard(ctx: ServiceContext, r: CardReplacementRow): Promise
   const card = await cardById(ctx.db, r.card_id);
   const product = (await productBySeq(ctx.db, card.environment, card.product_seq))!;
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.issueReplacement(callOf(r), {
+    ctx.upstreams.card.issueReplacement(scopeOf(r), {
       requestId: r.id,
       cardRef: card.upstream_ref,
       bin: product.bin,
@@ -295,7 +121,7 @@ async function issueNewCard(ctx: ServiceContext, r: CardReplacementRow): Promise
     await lockCardById(trx, r.card_id);
     const locked = await lockReplacement(trx, r.id);
     if (locked.status !== 'processing' || locked.step !== 'prepared') return locked;
-    const now = await ctx.clock.now(trx, callOf(r));
+    const now = await ctx.clock.now(trx, scopeOf(r));
     if (outcome.kind === 'rejected') return fail(ctx, trx, locked, 'issuer_refused', now);
     return updateReplacement(trx, r.id, {
       step: 'issued',
@@ -317,7 +143,7 @@ async function issueNewCard(ctx: ServiceContext, r: CardReplacementRow): Promise
 async function cancelOldCard(ctx: ServiceContext, r: CardReplacementRow): Promise<CardReplacementRow | undefined> {
   const card = await cardById(ctx.db, r.card_id);
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.cancelCard(callOf(r), {
+    ctx.upstreams.card.cancelCard(scopeOf(r), {
       requestId: `${r.id}:cancel`,
       cardRef: card.upstream_ref,
       reason: r.security ? 'replaced' : 'voided',
@@ -345,69 +171,4 @@ async function cancelOldCard(ctx: ServiceContext, r: CardReplacementRow): Promis
     }
     return updated;
   });
-}
-
-/** The last step, one transaction: the new card opened, the old one `replaced`, the fees charged, the replacement
- * `completed`, with their events. */
-async function complete(ctx: ServiceContext, trx: Trx, id: string): Promise<CardReplacementRow> {
-  const cardId = await cardIdOfReplacement(trx, id);
-  const old = await lockCardById(trx, cardId);
-  const r = await lockReplacement(trx, id);
-  if (r.status !== 'processing' || r.step !== 'issued') return r;
-  const verdict = replacementTransition(r.status, 'complete');
-  if (verdict.kind !== 'move') throw new Error(`cards: replacement ${r.id} cannot complete from ${r.status}`);
-  const now = await ctx.clock.now(trx, callOf(r));
-  const opened = await insertCard(trx, {
-    id: newId('crd'),
-    merchant_id: old.merchant_id,
-    environment: old.environment,
-    member_id: old.member_id,
-    application_id: old.application_id,
-    product_seq: old.product_seq,
-    form_factor: old.form_factor,
-    currency: old.currency,
-    status: openingStatus(old.form_factor),
-    status_version: 1,
-    upstream_ref: r.new_card_ref!,
-    last4: r.new_card_last4!,
-    exp_month: r.new_card_exp_month!,
-    exp_year: r.new_card_exp_year!,
-    billing_address: old.billing_address ? JSON.stringify(old.billing_address) : null,
-    inventory_status: openingInventory(old.form_factor),
-    locked_until: null,
-    activated_at: old.form_factor === 'virtual' ? now : null,
-    created_at: now,
-    updated_at: now,
-    replaces: old.id,
-  });
-  const replaced = await updateCard(trx, old.id, {
-    status: 'replaced',
-    status_version: old.status_version + 1,
-    replaced_by: opened.id,
-    updated_at: now,
-  });
-  const fee = minorFromDb(r.replacement_fee) + minorFromDb(r.postage_fee);
-  if (r.fee_asset && fee > 0n) {
-    await postEntry(trx, {
-      environment: r.environment,
-      merchantId: r.merchant_id,
-      kind: lifecycleEntryKinds.replacementFeeCharge,
-      referenceType: replacementReferenceType,
-      referenceId: r.id,
-      asset: r.fee_asset,
-      lines: feeChargeLines({ memberId: r.member_id, merchantId: r.merchant_id, fee }),
-    });
-  }
-  const updated = await updateReplacement(trx, r.id, {
-    status: verdict.to,
-    status_version: r.status_version + 1,
-    new_card_id: opened.id,
-    upstream_outcome: 'none',
-    completed_at: now,
-    updated_at: now,
-  });
-  await emitCardStatus(trx, replaced);
-  await emitCardStatus(trx, opened);
-  await emitReplacement(trx, updated);
-  return updated;
 }

@@ -13,7 +13,7 @@ import { newId } from '../../../platform/ids.js';
 import { mapPage, type PageParams } from '../../../platform/pagination.js';
 import { keysetPage } from '../../../db/keyset-page.js';
 import { formatAmount, minorFromDb } from '../../../money/index.js';
-import { emitReplacement } from '../shared/balance-return.js';
+import { emitReplacement } from '../shared/events.js';
 import { cardCurrencyOf, findCard, freezeCard } from '../cards/queries.js';
 import { scaleOf, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { findReplacement, inFlightReplacement, insertReplacement, replacementsQuery } from './queries.js';

@@ -19,6 +19,12 @@ export interface MemberCardCaller extends CardCaller {
   memberId: string;
 }
 
+/** The merchant and environment of a row: its scope on the merchant's clock, the context of a provider call. */
+export const scopeOf = (row: { merchant_id: string; environment: Environment }) => ({
+  merchantId: row.merchant_id,
+  environment: row.environment,
+});
+
 /** Accepts `<prefix>_<uuid>` or the bare uuid (the prefix is optional in paths). */
 export function withIdPrefix(prefix: string, id: string): string {
   return id.startsWith(`${prefix}_`) ? id : `${prefix}_${id}`;

@@ -7,8 +7,7 @@ import { authorizationExpired, heldOf } from './rules.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import { lockCardById } from '../cards/queries.js';
 import { expiredAuthorizations, lockTransaction, moveAuthorization } from './queries.js';
-import { cardStopped } from '../cards/state.js';
-import { authFacts, emit, insertTransaction, post } from './service.js';
+import { authFacts, emit, insertTransaction, post, returnsTo } from './records.js';
 /** Authorisations expired per run of the timed process (a bound on one batch). */
 const expiryBatchMax = 100;
 /** Batches per run (a bound: what is left is taken by the next run). */
@@ -47,9 +46,7 @@ async function expireOne(trx: Transaction<Database>, cardId: string, authId: str
   )
     return false;
   const held = heldOf(authFacts(auth));
-  const to = cardStopped({ status: card.status, frozenAt: card.frozen_at })
-    ? ('available' as const)
-    : ('card' as const);
+  const to = returnsTo(card);
   const created = await insertTransaction(trx, card, now, {
     type: 'reversal',
     status: 'posted',

@@ -4,7 +4,8 @@ import { PageQuery, listEnvelope } from '../../../platform/pagination.js';
 import type { Router } from '../../../platform/route.js';
 import { IdParams } from '../shared/schemas.js';
 import { AuthorizationAnswer, AuthorizationBody, CardTransaction, FollowBody, TransactionsQuery } from './schemas.js';
-import { authorize, follow, getTransaction, listTransactions, transactionErrors } from './service.js';
+import { authorize, getTransaction, listTransactions, transactionErrors } from './service.js';
+import { follow } from './follow.js';
 
 const tags = ['Cards'];
 const sandbox = { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true } as const;
