@@ -11,7 +11,7 @@ import { ApiCallLog } from './platform/api-call-log.js';
 import { AuthCache, authChangeChannel } from './platform/auth-cache.js';
 import { MemberCache, cachedMemberResolver, memberChangeChannel, memberWritesPlugin } from './platform/member-cache.js';
 import { RateWindows } from './platform/rate-limit.js';
-import { createWriteGroup } from './platform/write-batch.js';
+import { createWriteGroup } from './platform/write-group.js';
 import { registerGroupCommitMetrics } from './platform/group-commit.js';
 import { NonceBatcher } from './platform/nonce-batch.js';
 import { resolveMember } from './modules/members/index.js';

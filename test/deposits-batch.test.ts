@@ -21,13 +21,13 @@ import { createDeposits, type DepositPlan } from '../src/modules/deposits/servic
 import { claimStatus, reservation } from '../src/platform/idempotency.js';
 import { GroupCommitter } from '../src/platform/group-commit.js';
 import {
-  createWriteGroup,
   runWriteBatch,
   type BatchEffect,
   type GroupedWrite,
   type WriteGroup,
   type WriteOutcome,
 } from '../src/platform/write-batch.js';
+import { createWriteGroup } from '../src/platform/write-group.js';
 import { newMerchantClient, useTestService } from './support/service.js';
 
 /**

@@ -1,20 +1,16 @@
-// Over 300 lines: one batch's transaction, from its claims through its steps to its records (group-commit.md).
-import type { Kysely, Transaction } from 'kysely';
+// Over 300 lines: one batch's transaction, its claims, steps and records sharing one state (group-commit.md).
+import type { Transaction } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../db/schema.js';
 import { ApiError } from './errors.js';
-import { GroupCommitter, type BatchOptions } from './group-commit.js';
+import type { GroupCommitter } from './group-commit.js';
 import { nonceExpiryMs } from './nonces.js';
-import { conflictStateOf, withConflictRetry } from './conflict-retry.js';
+import { conflictStateOf } from './conflict-retry.js';
 import {
   ReplaySignal,
   SameKeyRefusal,
-  afterRefusal,
   claimStatus,
-  executeWrite,
-  holdClaim,
   newClaim,
-  sendReplay,
   errorBodyFor,
   idempotencyWindowHours,
   isStorableStatus,
@@ -28,7 +24,8 @@ import { claimKeys, storeResults } from './queries/write-batch.js';
 
 /*
  * Group commit of idempotent writes (docs/group-commit.md): the same record rules as
- * `executeWrite` (idempotency.ts), for a batch of writes in one transaction.
+ * `executeWrite` (idempotency.ts), for a batch of writes in one transaction. The committer that
+ * gathers the writes and answers them is write-group.ts.
  */
 
 /**
@@ -70,60 +67,6 @@ export interface GroupedWrite {
 
 /** The group committer of idempotent writes (`createWriteGroup`). */
 export type WriteGroup = GroupCommitter<GroupedWrite, WriteOutcome>;
-
-/** A claimed write's effect committed: its value, the claim now held on its key. */
-export interface Claimed {
-  claimed: unknown;
-}
-
-async function answer(
-  req: FastifyRequest,
-  reply: FastifyReply,
-  outcome: WriteOutcome,
-): Promise<FastifyReply | Claimed> {
-  if (outcome instanceof ReplaySignal) return sendReplay(reply, outcome.stored);
-  if ('refusal' in outcome) throw await afterRefusal(outcome.refusal);
-  if ('error' in outcome) throw outcome.error;
-  if ('claimed' in outcome) {
-    holdClaim(req.idempotency!, outcome.claim);
-    return { claimed: outcome.claimed };
-  }
-  return reply.code(outcome.status).header('content-type', 'application/json; charset=utf-8').send(outcome.body);
-}
-
-/**
- * What a deployment keeps inside one batch (`GROUP_COMMIT_PARTITION`): `none`, one partition, so
- * writes arriving together commit together whatever their merchant (a single PostgreSQL);
- * `merchant`, a merchant's writes only (an engine sharded by merchant, where a transaction cannot
- * cross shards).
- */
-export type WritePartitioning = 'none' | 'merchant';
-
-/**
- * `executeWrite` for a grouped route (a command, route.ts): a write with an idempotency key goes
- * through the service's group committer; one without a key runs alone in its own transaction.
- */
-export async function executeGroupedWrite<T>(
-  db: Kysely<Database>,
-  group: WriteGroup,
-  partitioning: WritePartitioning,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  effect: (trx: Transaction<Database>) => Promise<WriteResult<T>>,
-  options: Pick<GroupedWrite, 'batch' | 'claimLeaseMs'> = {},
-): Promise<FastifyReply | Claimed> {
-  if (!req.idempotency) {
-    if (options.claimLeaseMs === undefined) return executeWrite(db, req, reply, effect);
-    return { claimed: (await db.transaction().execute(effect)).body };
-  }
-  const auth = req.auth!;
-  const order = `${auth.merchantId}|${auth.environment}`;
-  const write: GroupedWrite = { req, reply, effect: effect as GroupedWrite['effect'], ...options };
-  // A write without a batch effect locks its own rows (a member, a card, an order) before the
-  // money, the order every other transaction takes them in (docs/locking.md): it runs in a batch
-  // of its own, which takes no merchant lock before its effect (runWriteBatch).
-  return answer(req, reply, await group.submit(partitioning === 'merchant' ? order : '', order, write, !write.batch));
-}
 
 interface PendingRecord {
   merchantId: string;
@@ -383,41 +326,4 @@ function storedOf(r: PendingRecord): StoredResult {
     response_body: r.body,
     created_at: new Date(r.recordedAtMs),
   };
-}
-
-/**
- * The group committer of a service: batches of at most `maxBatch` writes, `maxInFlight`
- * transactions at once (leave connections for reads and for writes that are not grouped).
- */
-export function createWriteGroup(db: Kysely<Database>, options: BatchOptions): WriteGroup {
-  const run = (writes: readonly GroupedWrite[], fallback?: boolean, locked?: () => void) =>
-    db.transaction().execute((trx) => runWriteBatch(trx, writes, { stats: group.stats, fallback, locked }));
-  const group: WriteGroup = new GroupCommitter<GroupedWrite, WriteOutcome>(
-    {
-      runBatch: (writes, fallback, locked) => runAgainAfterConflict(writes, () => run(writes, fallback, locked)),
-    },
-    options,
-  );
-  return group;
-}
-
-/**
- * A batch's transaction ended by PostgreSQL in a deadlock or a
- * serialization failure is run again whole (`withConflictRetry`, docs/locking.md): the keys'
- * locks, the nonces and the records are inside it, so nothing of the failed attempt stays, and
- * each write's record flags are as before it. Without this a lone write was answered 500.
- */
-function runAgainAfterConflict(
-  writes: readonly GroupedWrite[],
-  batch: () => Promise<WriteOutcome[]>,
-): Promise<WriteOutcome[]> {
-  const flags = writes.map(({ req }) => ({ settled: req.idempotency!.settled, noStore: req.idempotency!.noStore }));
-  return withConflictRetry(batch, {
-    beforeAttempt: () => writes.forEach(({ req }, i) => Object.assign(req.idempotency!, flags[i])),
-    onRetry: (info) =>
-      writes[0]!.req.log.warn(
-        { ...info, writes: writes.length },
-        'write batch ended by PostgreSQL (deadlock or serialization failure): run again',
-      ),
-  });
 }
