@@ -25,7 +25,7 @@ import {
   expiryOf,
   kycMember,
   unknownStatusAlerts,
-  withCardIssuer,
+  withUpstream,
 } from './support/fixtures.js';
 
 describe('card reconciliation rules (pure)', () => {
@@ -86,7 +86,7 @@ describe('card reconciliation', () => {
     return [b.available, b.frozen];
   };
   /** Runs `f` with the card issuer answering `behavior`, then back to `success`. */
-  const withIssuer = <T>(behavior: string, f: () => Promise<T>) => withCardIssuer(client, behavior, f);
+  const withIssuer = <T>(behavior: string, f: () => Promise<T>) => withUpstream(client, 'card', behavior, f);
   /** The issuer decides on its own, without telling us (the simulator's books only). */
   const issuerDecides = (applicationId: string, decision: ApplicationDecision) =>
     service.ctx.upstreams.card.sandboxDecide!({ merchantId, environment: 'sandbox' }, applicationId, decision);
@@ -316,7 +316,7 @@ describe('card reconciliation', () => {
       const other = await newMerchantClient(service);
       const ext = await member(other.client);
       const { virtual } = await products();
-      const otherApp = await withCardIssuer(other.client, 'timeout', () =>
+      const otherApp = await withUpstream(other.client, 'card', 'timeout', () =>
         other.client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: ext }),
       );
       await checkAt('card_applications', 'id', otherApp.id, new Date(Date.now() - 3_600_000));

@@ -13,36 +13,21 @@ import { sql } from 'kysely';
 import type { MerchantWalletClient, RawResult } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { accountBalance, verifyLedger } from '../src/money/index.js';
-import { admin, newMerchantClient, useTestService } from './support/service.js';
+import { admin, instantUpstreams, newMerchantClient, postgresOnly, useTestService } from './support/service.js';
 import { payNow } from './support/emv.js';
 import { addSandboxOffset } from '../src/platform/queries/clock.js';
 import { earnTickers } from '../src/modules/earn/workers.js';
 import { exchangeTickers } from '../src/modules/exchange/workers.js';
-import { sepaPayee } from './support/fixtures.js';
+import { approvedCard, kycMember, sepaPayee, withUpstream } from './support/fixtures.js';
 
-const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 
 describe(
   'money paths under concurrency on PostgreSQL',
-  {
-    skip: onPostgres
-      ? false
-      : 'needs TEST_DATABASE_URL=postgres://... (the embedded database runs one transaction at a time)',
-  },
+  { skip: postgresOnly('the embedded database runs one transaction at a time') },
   () => {
     let service: RunningService;
-    useTestService(
-      {
-        config: {
-          simulatorConfirmDelayMs: 0,
-          upstreamReconcileDelayMs: 0,
-          upstreamNotFoundGraceMs: 0,
-          rateLimitScale: 10,
-        },
-      },
-      (s) => ({ service } = s),
-    );
+    useTestService({ config: { ...instantUpstreams, rateLimitScale: 10 } }, (s) => ({ service } = s));
 
     const db = () => service.ctx.db;
     /** A merchant of its own per case: its own sandbox behaviours, clock and rate windows. */
@@ -68,15 +53,73 @@ describe(
       await service.workers.jobs.drain();
     };
 
-    async function member(deposits: Record<string, string>, kyc = 1) {
-      const external = `ca-${randomUUID().slice(0, 8)}`;
-      const m = await client.members.create({ external_member_id: external });
-      if (kyc > 0)
-        await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: kyc });
-      for (const [asset, amount] of Object.entries(deposits))
-        await client.deposits.create({ member_id: external, asset, amount, tx_hash: `t-${randomUUID()}` });
-      return { id: m.id, external };
+    /** A member of a fresh merchant at KYC level 1 holding `deposits`. */
+    async function member(deposits: Record<string, string>) {
+      await fresh();
+      return kycMember(service, client, { prefix: 'ca', deposits });
     }
+    /** `n` of the answers are `status`; each of the others is refused with one of `codes`. */
+    function winners(rs: RawResult[], status: number, n: number, codes: string[], why = '') {
+      const seen = JSON.stringify(statuses(rs));
+      assert.equal(
+        count(rs, (r) => r.status === status),
+        n,
+        why ? `${why}: ${seen}` : seen,
+      );
+      assert.ok(
+        rs.every((r) => r.status === status || codes.includes(body(r).code)),
+        seen,
+      );
+    }
+    type Stateful =
+      | 'withdrawals'
+      | 'exchange_orders'
+      | 'remit_orders'
+      | 'earn_orders'
+      | 'card_topups'
+      | 'card_transactions'
+      | 'qrpay_orders';
+    /** An object's status and status version, read from its table. */
+    const stateOf = (table: Stateful, id: string) =>
+      db().selectFrom(table).select(['status', 'status_version']).where('id', '=', id).executeTakeFirstOrThrow();
+    /**
+     * The operator's decisions `asked` (final statuses) on one open object (its resolve path), sent at once while
+     * `alongside` runs (reconciliation): answers the object's state once they are answered, one of those asked.
+     * The decision it took is answered with the object in that status; each other one with 400 `state_invalid`.
+     */
+    async function decideAtOnce(
+      resolvePath: string,
+      asked: string[],
+      alongside: () => Promise<unknown>,
+      state: () => Promise<{ status: string; status_version: number }>,
+    ) {
+      const [rs] = await Promise.all([
+        Promise.all(asked.map((status) => admin(service, 'POST', resolvePath, { status }))),
+        alongside(),
+      ]);
+      const row = await state();
+      assert.ok(asked.includes(row.status), row.status);
+      rs.forEach((r, i) => {
+        if (asked[i] === row.status)
+          assert.deepEqual([r.status, r.body.status], [200, row.status], JSON.stringify(r.body));
+        else
+          assert.deepEqual(
+            [r.status, r.body.code],
+            [400, 'state_invalid'],
+            `asked ${asked[i]}, it is ${row.status}: ${JSON.stringify(r.body)}`,
+          );
+      });
+      return row;
+    }
+    /** The body of a request sent while `upstream` times out, once its jobs have run (an order left processing). */
+    const sentWhileTimingOut = (upstream: string, send: () => Promise<RawResult>) =>
+      withUpstream(client, upstream, 'timeout', async () => {
+        const r = await send();
+        await service.workers.jobs.drain();
+        return body(r);
+      });
+    /** The same request sent `n` times at once. */
+    const burst = (n: number, send: () => Promise<RawResult>) => Promise.all(Array.from({ length: n }, send));
     const balance = async (external: string, asset: string) =>
       ((await client.balances.list({ onBehalfOf: external })) as any[]).find((b) => b.asset === asset) ?? {};
     /** The kinds of the entries posted for one object, sorted. */
@@ -142,26 +185,11 @@ describe(
     }
 
     it('withdrawals exceeding the balance: exactly as many as it covers are locked', async () => {
-      await fresh();
       const m = await member({ USDT: '100' });
-      const rs = await Promise.all(
-        Array.from({ length: 25 }, () =>
-          post(
-            '/v1/withdrawals',
-            { asset: 'USDT', network: 'TRON', address: TRON, amount: '9' },
-            { member: m.external },
-          ),
-        ),
+      const rs = await burst(25, () =>
+        post('/v1/withdrawals', { asset: 'USDT', network: 'TRON', address: TRON, amount: '9' }, { member: m.external }),
       );
-      assert.equal(
-        count(rs, (r) => r.status === 201),
-        10,
-        `10 × (9 + fee 1) = 100: ${JSON.stringify(statuses(rs))}`,
-      );
-      assert.ok(
-        rs.every((r) => r.status === 201 || body(r).code === 'insufficient_balance'),
-        JSON.stringify(statuses(rs)),
-      );
+      winners(rs, 201, 10, ['insufficient_balance'], '10 × (9 + fee 1) = 100');
       const b = await balance(m.external, 'USDT');
       assert.deepEqual([b.available, b.withdrawing], ['0.000000', '100.000000']);
       const rows = await db().selectFrom('withdrawals').select('id').where('member_id', '=', m.id).execute();
@@ -174,7 +202,6 @@ describe(
       'confirm and fail of the same withdrawals at once: each ends settled or failed, agreeing with its ' +
         'entries and every answer',
       async () => {
-        await fresh();
         const m = await member({ USDT: '100' });
         const ids: string[] = [];
         for (let i = 0; i < 6; i++)
@@ -194,11 +221,7 @@ describe(
         let settled = 0;
         for (const id of ids) {
           const mine = calls.map((c, i) => ({ ...c, r: rs[i]! })).filter((c) => c.id === id);
-          const row = await db()
-            .selectFrom('withdrawals')
-            .select(['status', 'status_version'])
-            .where('id', '=', id)
-            .executeTakeFirstOrThrow();
+          const row = await stateOf('withdrawals', id);
           assert.ok(row.status === 'settled' || row.status === 'failed', row.status);
           assert.equal(row.status_version, 2, 'moved once');
           const won = row.status === 'settled' ? 'confirm' : 'fail';
@@ -228,7 +251,6 @@ describe(
       'a locked quote executed many times at once with different keys executes once; a second quote the ' +
         'balance no longer covers stays quoted',
       async () => {
-        await fresh();
         const m = await member({ USDT: '150' });
         const quote = async () =>
           body(
@@ -243,15 +265,7 @@ describe(
         const rs = await Promise.all(
           calls.map((quote_id) => post('/v1/exchange/orders', { quote_id }, { member: m.external })),
         );
-        assert.equal(
-          count(rs, (r) => r.status === 201),
-          1,
-          JSON.stringify(statuses(rs)),
-        );
-        assert.ok(
-          rs.every((r) => r.status === 201 || ['state_invalid', 'insufficient_balance'].includes(body(r).code)),
-          JSON.stringify(statuses(rs)),
-        );
+        winners(rs, 201, 1, ['state_invalid', 'insufficient_balance']);
         const executed = body(rs.find((r) => r.status === 201)!);
         const other = executed.id === a ? b : a;
         const orders = await db()
@@ -275,7 +289,6 @@ describe(
     );
 
     it('a locked quote executed while its expiry runs: completed with its entries, or expired with none', async () => {
-      await fresh();
       const m = await member({ USDT: '1000' });
       const quote = body(
         await post(
@@ -296,29 +309,15 @@ describe(
           await new Promise((r) => setTimeout(r, 8));
         }
       };
-      const [, ...rs] = await Promise.all([
+      const [, rs] = await Promise.all([
         expire(),
-        ...Array.from({ length: 6 }, () =>
-          post('/v1/exchange/orders', { quote_id: quote.quote_id }, { member: m.external }),
-        ),
+        burst(6, () => post('/v1/exchange/orders', { quote_id: quote.quote_id }, { member: m.external })),
       ]);
       await exchangeTickers[0]!.run(service.ctx);
-      const row = await db()
-        .selectFrom('exchange_orders')
-        .select(['status', 'status_version'])
-        .where('id', '=', quote.quote_id)
-        .executeTakeFirstOrThrow();
+      const row = await stateOf('exchange_orders', quote.quote_id);
       assert.ok(row.status === 'completed' || row.status === 'expired', row.status);
       assert.equal(row.status_version, 2, 'moved once');
-      assert.equal(
-        count(rs, (r) => r.status === 201),
-        row.status === 'completed' ? 1 : 0,
-        JSON.stringify(statuses(rs)),
-      );
-      assert.ok(
-        rs.every((r) => r.status === 201 || body(r).code === 'state_invalid'),
-        JSON.stringify(statuses(rs)),
-      );
+      winners(rs, 201, row.status === 'completed' ? 1 : 0, ['state_invalid']);
       assert.deepEqual(
         await entryKinds(quote.quote_id),
         row.status === 'completed' ? ['exchange.buy', 'exchange.sell'] : [],
@@ -333,28 +332,17 @@ describe(
     it(
       'remittances exceeding the balance: exactly as many as it covers are frozen, ' + 'each then completes once',
       async () => {
-        await fresh();
         const m = await member({ USDT: '1000' });
         const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: m.external });
-        const rs = await Promise.all(
-          Array.from({ length: 12 }, () =>
-            post(
-              '/v1/remittances',
-              { payee_id: payee.id, source_asset: 'USDT', source_amount: '100' },
-              { member: m.external },
-            ),
+        const rs = await burst(12, () =>
+          post(
+            '/v1/remittances',
+            { payee_id: payee.id, source_asset: 'USDT', source_amount: '100' },
+            { member: m.external },
           ),
         );
         // 100 plus a fee of 1.583250 each: nine fit in 1000.
-        assert.equal(
-          count(rs, (r) => r.status === 201),
-          9,
-          JSON.stringify(statuses(rs)),
-        );
-        assert.ok(
-          rs.every((r) => r.status === 201 || body(r).code === 'insufficient_balance'),
-          JSON.stringify(statuses(rs)),
-        );
+        winners(rs, 201, 9, ['insufficient_balance']);
         let b = await balance(m.external, 'USDT');
         assert.deepEqual([b.available, b.frozen], ['85.750750', '914.249250']);
         await drain();
@@ -378,47 +366,23 @@ describe(
       'operator decisions on one open remittance at once: one final state; each answer is the decision taken ' +
         'or state_invalid',
       async () => {
-        await fresh();
         const m = await member({ USDT: '1000' });
         const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: m.external });
-        await post('/v1/sandbox/upstream-behavior', { upstream: 'remittance', behavior: 'timeout' });
-        const order = body(
-          await post(
+        const order = await sentWhileTimingOut('remittance', () =>
+          post(
             '/v1/remittances',
             { payee_id: payee.id, source_asset: 'USDT', source_amount: '100' },
             { member: m.external },
           ),
         );
-        await service.workers.jobs.drain();
-        assert.equal(
-          (await db().selectFrom('remit_orders').select('status').where('id', '=', order.id).executeTakeFirstOrThrow())
-            .status,
-          'processing',
-        );
-        await post('/v1/sandbox/upstream-behavior', { upstream: 'remittance', behavior: 'success' });
+        assert.equal((await stateOf('remit_orders', order.id)).status, 'processing');
         const asked = ['completed', 'failed', 'completed', 'failed', 'failed', 'completed'];
-        const [rs] = await Promise.all([
-          Promise.all(
-            asked.map((status) => admin(service, 'POST', `/admin/v1/remittances/${order.id}/resolve`, { status })),
-          ),
-          admin(service, 'POST', '/admin/v1/remittances/reconciliation/run', {}),
-        ]);
-        const row = await db()
-          .selectFrom('remit_orders')
-          .select(['status', 'status_version'])
-          .where('id', '=', order.id)
-          .executeTakeFirstOrThrow();
-        assert.ok(row.status === 'completed' || row.status === 'failed', row.status);
-        rs.forEach((r, i) => {
-          if (asked[i] === row.status)
-            assert.deepEqual([r.status, r.body.status], [200, row.status], JSON.stringify(r.body));
-          else
-            assert.deepEqual(
-              [r.status, r.body.code],
-              [400, 'state_invalid'],
-              `asked ${asked[i]}, the order is ${row.status}: ${JSON.stringify(r.body)}`,
-            );
-        });
+        const row = await decideAtOnce(
+          `/admin/v1/remittances/${order.id}/resolve`,
+          asked,
+          () => admin(service, 'POST', '/admin/v1/remittances/reconciliation/run', {}),
+          () => stateOf('remit_orders', order.id),
+        );
         assert.deepEqual(
           await entryKinds(order.id),
           ['remittance.freeze', row.status === 'completed' ? 'remittance.complete' : 'remittance.fail'].sort(),
@@ -432,7 +396,6 @@ describe(
       'earn: redeeming one position many times while subscribing from the same balance: redeemed once, nothing ' +
         'lost or made',
       async () => {
-        await fresh();
         const m = await member({ USDT: '1000' });
         const flexible = (await client.earn.products()).find((p) => p.type === 'flexible')!;
         const order = body(
@@ -459,26 +422,14 @@ describe(
         );
         const redeems = rs.filter((_, i) => calls[i] === 'redeem');
         const subscribes = rs.filter((_, i) => calls[i] === 'subscribe');
-        assert.equal(
-          count(redeems, (r) => r.status === 200),
-          1,
-          JSON.stringify(statuses(redeems)),
-        );
-        assert.ok(
-          redeems.every((r) => r.status === 200 || body(r).code === 'state_invalid'),
-          JSON.stringify(statuses(redeems)),
-        );
+        winners(redeems, 200, 1, ['state_invalid']);
         assert.ok(
           subscribes.every((r) => r.status === 201 || body(r).code === 'insufficient_balance'),
           JSON.stringify(statuses(subscribes)),
         );
         const subscribed = count(subscribes, (r) => r.status === 201);
         assert.ok(subscribed >= 3, `500 available covers three at least: ${JSON.stringify(statuses(subscribes))}`);
-        assert.equal(
-          (await db().selectFrom('earn_orders').select('status').where('id', '=', order.id).executeTakeFirstOrThrow())
-            .status,
-          'redeemed',
-        );
+        assert.equal((await stateOf('earn_orders', order.id)).status, 'redeemed');
         assert.deepEqual(await entryKinds(order.id), ['earn.redeem', 'earn.subscribe']);
         const b = await balance(m.external, 'USDT');
         assert.deepEqual([b.available, b.earn], [`${1000 - 150 * subscribed}.000000`, `${150 * subscribed}.000000`]);
@@ -490,7 +441,6 @@ describe(
       'earn: redeeming a flexible position while the daily process pays its interest: each day paid once, by ' +
         'one of them, redeemed once',
       async () => {
-        await fresh();
         const m = await member({ USDT: '1000' });
         const flexible = (await client.earn.products()).find((p) => p.type === 'flexible')!;
         const order = body(
@@ -502,22 +452,12 @@ describe(
         const accrue = async () => {
           for (let i = 0; i < 3; i++) await earnTickers[0]!.run(service.ctx);
         };
-        const [, , ...rs] = await Promise.all([
+        const [, , rs] = await Promise.all([
           accrue(),
           accrue(),
-          ...Array.from({ length: 4 }, () =>
-            post(`/v1/earn/positions/${order.position_id}/redeem`, undefined, { member: m.external }),
-          ),
+          burst(4, () => post(`/v1/earn/positions/${order.position_id}/redeem`, undefined, { member: m.external })),
         ]);
-        assert.equal(
-          count(rs, (r) => r.status === 200),
-          1,
-          JSON.stringify(statuses(rs)),
-        );
-        assert.ok(
-          rs.every((r) => r.status === 200 || body(r).code === 'state_invalid'),
-          JSON.stringify(statuses(rs)),
-        );
+        winners(rs, 200, 1, ['state_invalid']);
         const row = await db()
           .selectFrom('earn_orders')
           .select(['status', 'days_accrued', 'interest_paid'])
@@ -548,14 +488,8 @@ describe(
       'card: top-ups, authorisations and closes of one card at once: closed once, every top-up failed or ' +
         "credited, the card's money all accounted for",
       async () => {
-        await fresh();
         const m = await member({ USDT: '300' });
-        const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
-        const app = await client.cards.apply(
-          { product_id: virtual.id, source_asset: 'USDT' },
-          { onBehalfOf: m.external },
-        );
-        const cardId = (await client.cards.sandboxAdvanceApplication(app.id, 'approved')).card_id!;
+        const cardId = await approvedCard(client, m.external);
         assert.equal(
           body(await post(`/v1/cards/${cardId}/topups`, { amount: '50', source_asset: 'USDT' }, { member: m.external }))
             .status,
@@ -666,49 +600,20 @@ describe(
       'operator decisions on one open card top-up at once: one final state; each answer is the decision taken ' +
         'or state_invalid',
       async () => {
-        await fresh();
         const m = await member({ USDT: '300' });
-        const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
-        const app = await client.cards.apply(
-          { product_id: virtual.id, source_asset: 'USDT' },
-          { onBehalfOf: m.external },
+        const cardId = await approvedCard(client, m.external);
+        const topup = await sentWhileTimingOut('card', () =>
+          post(`/v1/cards/${cardId}/topups`, { amount: '20', source_asset: 'USDT' }, { member: m.external }),
         );
-        const cardId = (await client.cards.sandboxAdvanceApplication(app.id, 'approved')).card_id!;
-        await post('/v1/sandbox/upstream-behavior', { upstream: 'card', behavior: 'timeout' });
-        const topup = body(
-          await post(`/v1/cards/${cardId}/topups`, { amount: '20', source_asset: 'USDT' }, { member: m.external }),
-        );
-        await service.workers.jobs.drain();
-        assert.equal(
-          (await db().selectFrom('card_topups').select('status').where('id', '=', topup.id).executeTakeFirstOrThrow())
-            .status,
-          'processing',
-        );
-        await post('/v1/sandbox/upstream-behavior', { upstream: 'card', behavior: 'success' });
+        assert.equal((await stateOf('card_topups', topup.id)).status, 'processing');
         const asked = ['credited', 'failed', 'failed', 'credited', 'failed', 'credited'];
-        const [rs] = await Promise.all([
-          Promise.all(
-            asked.map((status) => admin(service, 'POST', `/admin/v1/cards/topups/${topup.id}/resolve`, { status })),
-          ),
-          service.workers.tick(),
-        ]);
-        const row = await db()
-          .selectFrom('card_topups')
-          .select(['status', 'status_version'])
-          .where('id', '=', topup.id)
-          .executeTakeFirstOrThrow();
-        assert.ok(row.status === 'credited' || row.status === 'failed', row.status);
+        const row = await decideAtOnce(
+          `/admin/v1/cards/topups/${topup.id}/resolve`,
+          asked,
+          () => service.workers.tick(),
+          () => stateOf('card_topups', topup.id),
+        );
         assert.equal(row.status_version, 3, 'moved once after the dispatch');
-        rs.forEach((r, i) => {
-          if (asked[i] === row.status)
-            assert.deepEqual([r.status, r.body.status], [200, row.status], JSON.stringify(r.body));
-          else
-            assert.deepEqual(
-              [r.status, r.body.code],
-              [400, 'state_invalid'],
-              `asked ${asked[i]}, the top-up is ${row.status}: ${JSON.stringify(r.body)}`,
-            );
-        });
         assert.deepEqual(
           await entryKinds(topup.id),
           row.status === 'credited'
@@ -724,31 +629,18 @@ describe(
       'QR pay: the same payment sent many times at once pays once; the same code under new keys only while the ' +
         'balance covers it',
       async () => {
-        await fresh();
         const m = await member({ SGD: '100' });
         const qr = payNow({ amount: '30' });
         const key = randomUUID();
-        const same = await Promise.all(
-          Array.from({ length: 8 }, () =>
-            post('/v1/qrpay/payments', { qr_code: qr, asset: 'SGD' }, { member: m.external, key }),
-          ),
+        const same = await burst(8, () =>
+          post('/v1/qrpay/payments', { qr_code: qr, asset: 'SGD' }, { member: m.external, key }),
         );
         const paid = body(oneResult(same));
         assert.equal(paid.status, 'completed');
-        const others = await Promise.all(
-          Array.from({ length: 6 }, () =>
-            post('/v1/qrpay/payments', { qr_code: qr, asset: 'SGD' }, { member: m.external }),
-          ),
+        const others = await burst(6, () =>
+          post('/v1/qrpay/payments', { qr_code: qr, asset: 'SGD' }, { member: m.external }),
         );
-        assert.equal(
-          count(others, (r) => r.status === 201),
-          2,
-          JSON.stringify(statuses(others)),
-        );
-        assert.ok(
-          others.every((r) => r.status === 201 || body(r).code === 'insufficient_balance'),
-          JSON.stringify(statuses(others)),
-        );
+        winners(others, 201, 2, ['insufficient_balance']);
         const orders = await db()
           .selectFrom('qrpay_orders')
           .select(['id', 'status'])
@@ -780,13 +672,9 @@ describe(
       'QR pay: operator decisions and reconciliation of one open payment at once: one final state; each answer ' +
         'is the decision taken or state_invalid',
       async () => {
-        await fresh();
         const m = await member({ SGD: '100' });
-        await post('/v1/sandbox/upstream-behavior', { upstream: 'qrpay', behavior: 'timeout' });
-        const r = await post(
-          '/v1/qrpay/payments',
-          { qr_code: payNow({ amount: '10' }), asset: 'SGD' },
-          { member: m.external },
+        const r = await withUpstream(client, 'qrpay', 'timeout', () =>
+          post('/v1/qrpay/payments', { qr_code: payNow({ amount: '10' }), asset: 'SGD' }, { member: m.external }),
         );
         assert.equal(body(r).code, 'upstream_timeout');
         const order = await db()
@@ -801,24 +689,13 @@ describe(
           .where('id', '=', order.id)
           .execute();
         const asked = ['completed', 'failed', 'failed', 'completed', 'failed', 'completed'];
-        const [rs] = await Promise.all([
-          Promise.all(
-            asked.map((status) => admin(service, 'POST', `/admin/v1/qrpay/payments/${order.id}/resolve`, { status })),
-          ),
-          service.workers.tick(),
-        ]);
-        const row = await db()
-          .selectFrom('qrpay_orders')
-          .select(['status', 'status_version'])
-          .where('id', '=', order.id)
-          .executeTakeFirstOrThrow();
-        assert.ok(row.status === 'completed' || row.status === 'failed', row.status);
+        const row = await decideAtOnce(
+          `/admin/v1/qrpay/payments/${order.id}/resolve`,
+          asked,
+          () => service.workers.tick(),
+          () => stateOf('qrpay_orders', order.id),
+        );
         assert.equal(row.status_version, 2, 'moved once');
-        rs.forEach((res, i) => {
-          if (asked[i] === row.status)
-            assert.deepEqual([res.status, res.body.status], [200, row.status], JSON.stringify(res.body));
-          else assert.deepEqual([res.status, res.body.code], [400, 'state_invalid'], JSON.stringify(res.body));
-        });
         assert.deepEqual(
           await entryKinds(order.id),
           ['qrpay.freeze', row.status === 'completed' ? 'qrpay.complete' : 'qrpay.fail'].sort(),
@@ -832,16 +709,10 @@ describe(
       'one idempotency key sent many times at once with the same body: one execution, the rest replay it or ' +
         'are told it is in progress',
       async () => {
-        await fresh();
         const m = await member({ USDT: '1000' });
         const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: m.external });
         const flexible = (await client.earn.products()).find((p) => p.type === 'flexible')!;
-        const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
-        const app = await client.cards.apply(
-          { product_id: virtual.id, source_asset: 'USDT' },
-          { onBehalfOf: m.external },
-        );
-        const cardId = (await client.cards.sandboxAdvanceApplication(app.id, 'approved')).card_id!;
+        const cardId = await approvedCard(client, m.external);
         const writes: Array<{
           path: string;
           body: unknown;
@@ -869,7 +740,7 @@ describe(
         const bursts = await Promise.all(
           writes.map((w) => {
             const key = randomUUID();
-            return Promise.all(Array.from({ length: 6 }, () => post(w.path, w.body, { member: m.external, key })));
+            return burst(6, () => post(w.path, w.body, { member: m.external, key }));
           }),
         );
         const micros = (s: string) => BigInt(s.replace('.', ''));
@@ -896,18 +767,10 @@ describe(
         const deposit = (tx_hash: string, key?: string) =>
           post('/v1/deposits', { member_id: m.external, asset: 'USDT', amount: '7', tx_hash }, { key });
         const depositKey = randomUUID();
-        const sameKey = await Promise.all(Array.from({ length: 6 }, () => deposit('0xsame-key', depositKey)));
+        const sameKey = await burst(6, () => deposit('0xsame-key', depositKey));
         assert.equal(oneResult(sameKey).status, 201);
-        const sameHash = await Promise.all(Array.from({ length: 6 }, () => deposit('0xsame-hash')));
-        assert.equal(
-          count(sameHash, (r) => r.status === 201),
-          1,
-          JSON.stringify(statuses(sameHash)),
-        );
-        assert.ok(
-          sameHash.every((r) => r.status === 201 || body(r).code === 'duplicate_resource'),
-          JSON.stringify(statuses(sameHash)),
-        );
+        const sameHash = await burst(6, () => deposit('0xsame-hash'));
+        winners(sameHash, 201, 1, ['duplicate_resource']);
         const credited = await db()
           .selectFrom('deposits')
           .select('tx_hash')
@@ -928,14 +791,8 @@ describe(
       'card: clearings and reversals of one authorisation at once: it is cleared or reversed once, its hold ' +
         'moved once',
       async () => {
-        await fresh();
         const m = await member({ USDT: '300' });
-        const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
-        const app = await client.cards.apply(
-          { product_id: virtual.id, source_asset: 'USDT' },
-          { onBehalfOf: m.external },
-        );
-        const cardId = (await client.cards.sandboxAdvanceApplication(app.id, 'approved')).card_id!;
+        const cardId = await approvedCard(client, m.external);
         await post(`/v1/cards/${cardId}/topups`, { amount: '50', source_asset: 'USDT' }, { member: m.external });
         await drain();
         const account = (bucket: 'card' | 'card_held') =>
@@ -953,11 +810,7 @@ describe(
         const rs = await Promise.all(
           calls.map((c) => post(`/v1/sandbox/cards/${cardId}/${c}`, { transaction_id: auth.transaction_id })),
         );
-        const row = await db()
-          .selectFrom('card_transactions')
-          .select(['status', 'status_version'])
-          .where('id', '=', auth.transaction_id)
-          .executeTakeFirstOrThrow();
+        const row = await stateOf('card_transactions', auth.transaction_id);
         assert.ok(row.status === 'cleared' || row.status === 'reversed', row.status);
         assert.equal(row.status_version, 2, 'moved once');
         const won = row.status === 'cleared' ? 'clearings' : 'reversals';

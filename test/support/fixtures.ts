@@ -137,17 +137,18 @@ export async function approvedCard(
   return (await client.cards.sandboxAdvanceApplication(app.id, 'approved')).card_id!;
 }
 
-/** Runs `f` with the client's sandbox card issuer answering `behavior`, then `success` again. */
-export async function withCardIssuer<T>(
+/** Runs `f` with the client's sandbox `upstream` (card, remittance, qrpay...) answering `behavior`, then `success`. */
+export async function withUpstream<T>(
   client: MerchantWalletClient,
+  upstream: string,
   behavior: string,
   f: () => Promise<T>,
 ): Promise<T> {
-  await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior });
+  await client.sandbox.presetUpstreamBehavior({ upstream, behavior });
   try {
     return await f();
   } finally {
-    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
+    await client.sandbox.presetUpstreamBehavior({ upstream, behavior: 'success' });
   }
 }
 

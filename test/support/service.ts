@@ -20,6 +20,18 @@ export function testDatabaseUrl(): string {
 }
 export const adminToken = 'test-admin-token';
 
+/** Whether the tests run on a PostgreSQL server (`TEST_DATABASE_URL`) rather than the embedded database. */
+export const onPostgres = () => /^postgres(ql)?:\/\//.test(testDatabaseUrl());
+/** The `skip` of a test or describe that needs PostgreSQL: `false` there, else why it is skipped. */
+export const postgresOnly = (why?: string) =>
+  onPostgres() ? false : `needs TEST_DATABASE_URL=postgres://...${why ? ` (${why})` : ''}`;
+
+/**
+ * The sandbox's upstreams settled at once (service config): the simulator confirms without delay, reconciliation
+ * asks at once, and a request the upstream never received is taken as lost without a grace period.
+ */
+export const instantUpstreams = { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 };
+
 /** A service on a fresh database: in memory, it starts from the migrated image (support/database.ts). */
 export async function startTestService(options: StartOptions = {}): Promise<RunningService> {
   const config = {
