@@ -1,7 +1,8 @@
 // Over 300 lines: the committer's pump (partitions, order keys, solo writes, batches in flight) is
 // one scheduling rule whose parts hold each other's invariants; splitting it would scatter them.
 import { Counter, type Registry } from 'prom-client';
-import { tracing, type TraceContext } from './telemetry.js';
+import type { TraceContext } from './spans.js';
+import { tracing } from './telemetry.js';
 
 /**
  * Group commit: requests that arrive while earlier ones are being written are gathered into one
