@@ -14,12 +14,11 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { MerchantWalletClient, RawResult } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { admin, newMerchantClient, useTestService } from './support/service.js';
+import { admin, instantUpstreams, newMerchantClient, postgresOnly, useTestService } from './support/service.js';
 import { payNow } from './support/emv.js';
 import { conflictAttemptsMax, conflictDelayMs, withConflictRetry } from '../src/platform/conflict-retry.js';
-import { sepaPayee } from './support/fixtures.js';
+import { approvedCard, cardProducts, sepaPayee } from './support/fixtures.js';
 
-const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 const billing = { address: '2 Market St', city: 'San Francisco', state: 'CA', country: 'US', postal_code: '94105' };
 
@@ -34,24 +33,10 @@ interface Call {
 
 describe(
   'one member and one card hammered by every write at once on PostgreSQL',
-  {
-    skip: onPostgres
-      ? false
-      : 'needs TEST_DATABASE_URL=postgres://... (the embedded database runs one transaction at a time)',
-  },
+  { skip: postgresOnly('the embedded database runs one transaction at a time') },
   () => {
     let service: RunningService;
-    useTestService(
-      {
-        config: {
-          simulatorConfirmDelayMs: 0,
-          upstreamReconcileDelayMs: 0,
-          upstreamNotFoundGraceMs: 0,
-          rateLimitScale: 100,
-        },
-      },
-      (s) => ({ service } = s),
-    );
+    useTestService({ config: { ...instantUpstreams, rateLimitScale: 100 } }, (s) => ({ service } = s));
 
     let client: MerchantWalletClient;
     let external: string;
@@ -72,11 +57,33 @@ describe(
     };
 
     /** A member's active virtual card. */
-    async function virtualCard(): Promise<string> {
-      const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
-      const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: external });
-      return (await client.cards.sandboxAdvanceApplication(app.id, 'approved')).card_id!;
-    }
+    const virtualCard = () => approvedCard(client, external);
+    /** A call of the merchant's own to the sandbox (no `x-on-behalf-of`). */
+    const sandboxCall = (name: string, path: string, body?: unknown): Call => ({
+      name,
+      method: 'POST',
+      path,
+      body,
+      member: false,
+    });
+    const withdrawal = (amount: string): Call => ({
+      name: 'withdrawal',
+      method: 'POST',
+      path: '/v1/withdrawals',
+      body: { asset: 'USDT', network: 'TRON', address: TRON, amount },
+    });
+    const quote: Call = {
+      name: 'quote',
+      method: 'POST',
+      path: '/v1/exchange/quotes',
+      body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10', lock: true },
+    };
+    const topUp = (name: string, on: string, amount: string): Call => ({
+      name,
+      method: 'POST',
+      path: `/v1/cards/${on}/topups`,
+      body: { amount, source_asset: 'USDT' },
+    });
     const drain = async () => {
       await service.workers.jobs.drain();
       await service.workers.tick();
@@ -88,20 +95,14 @@ describe(
       external = `hm-${randomUUID().slice(0, 8)}`;
       const memberId = (await client.members.create({ external_member_id: external })).id;
       const kyc = await must({ name: 'kyc session', method: 'POST', path: '/v1/kyc/sessions' });
-      await must({
-        name: 'kyc complete',
-        method: 'POST',
-        path: `/v1/sandbox/hosted-screens/${kyc.id}/complete`,
-        body: { outcome: 'submitted' },
-        member: false,
+      const kycReview = sandboxCall('kyc review', `/v1/sandbox/kyc/${external}/review`, {
+        decision: 'approved',
+        level: 2,
       });
-      await must({
-        name: 'kyc review',
-        method: 'POST',
-        path: `/v1/sandbox/kyc/${external}/review`,
-        body: { decision: 'approved', level: 2 },
-        member: false,
-      });
+      await must(
+        sandboxCall('kyc complete', `/v1/sandbox/hosted-screens/${kyc.id}/complete`, { outcome: 'submitted' }),
+      );
+      await must(kycReview);
       for (const [asset, amount] of [
         ['USDT', '100000'],
         ['SGD', '5000'],
@@ -110,15 +111,22 @@ describe(
         await client.deposits.create({ member_id: external, asset, amount, tx_hash: `t-${randomUUID()}` });
       }
       const card = await virtualCard();
-      await must({
-        name: 'top-up',
-        method: 'POST',
-        path: `/v1/cards/${card}/topups`,
-        body: { amount: '500', source_asset: 'USDT' },
-      });
+      await must(topUp('top-up', card, '500'));
       await drain();
       const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: external });
       const flexible = (await client.earn.products()).find((p) => p.type === 'flexible')!;
+      const earn = (name: string, amount: string): Call => ({
+        name,
+        method: 'POST',
+        path: '/v1/earn/orders',
+        body: { product_id: flexible.id, amount },
+      });
+      const remit: Call = {
+        name: 'remittance',
+        method: 'POST',
+        path: '/v1/remittances',
+        body: { payee_id: payee.id, source_asset: 'USDT', source_amount: '20' },
+      };
 
       const failures: string[] = [];
       let answered = 0;
@@ -132,67 +140,27 @@ describe(
           for (let i = 0; i < n; i++) out.push(await must(c));
           return out;
         };
-        const withdrawals = (
-          await many(4, {
-            name: 'withdrawal',
-            method: 'POST',
-            path: '/v1/withdrawals',
-            body: { asset: 'USDT', network: 'TRON', address: TRON, amount: '5' },
-          })
-        ).map((w) => w.id);
-        const quotes = (
-          await many(2, {
-            name: 'quote',
-            method: 'POST',
-            path: '/v1/exchange/quotes',
-            body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10', lock: true },
-          })
-        ).map((q) => q.quote_id);
-        const position = (
-          await must({
-            name: 'earn',
-            method: 'POST',
-            path: '/v1/earn/orders',
-            body: { product_id: flexible.id, amount: '50' },
-          })
-        ).position_id;
-        const remittance = (
-          await must({
-            name: 'remittance',
-            method: 'POST',
-            path: '/v1/remittances',
-            body: { payee_id: payee.id, source_asset: 'USDT', source_amount: '20' },
-          })
-        ).id;
-        const authorise = (on: string, amount = '3'): Call => ({
-          name: 'authorisation',
-          method: 'POST',
-          path: `/v1/sandbox/cards/${on}/authorizations`,
-          body: { amount, merchant_name: 'SHOP', mcc: '5411' },
-          member: false,
-        });
+        const withdrawals = (await many(4, withdrawal('5'))).map((w) => w.id);
+        const quotes = (await many(2, quote)).map((q) => q.quote_id);
+        const position = (await must(earn('earn', '50'))).position_id;
+        const remittance = (await must(remit)).id;
+        const authorise = (on: string, amount = '3') =>
+          sandboxCall('authorisation', `/v1/sandbox/cards/${on}/authorizations`, {
+            amount,
+            merchant_name: 'SHOP',
+            mcc: '5411',
+          });
         const auths = (await many(4, authorise(card))).map((a) => a.transaction_id);
-        await must({
-          name: 'clearing',
-          method: 'POST',
-          path: `/v1/sandbox/cards/${card}/clearings`,
-          body: { transaction_id: auths[3] },
-          member: false,
-        });
+        await must(sandboxCall('clearing', `/v1/sandbox/cards/${card}/clearings`, { transaction_id: auths[3] }));
         // A second card of the member, closed during the burst while money moves on it; a third,
         // replaced (reported stolen); and an application the issuer decides during the burst.
         const doomed = await virtualCard();
         const stolen = await virtualCard();
-        const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
+        const { virtual } = await cardProducts(client);
         const pending = (
           await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: external })
         ).id;
-        await must({
-          name: 'top-up',
-          method: 'POST',
-          path: `/v1/cards/${doomed}/topups`,
-          body: { amount: '30', source_asset: 'USDT' },
-        });
+        await must(topUp('top-up', doomed, '30'));
         const profileUpdate = (
           await must({ name: 'profile session', method: 'POST', path: '/v1/kyc/profile-sessions' })
         ).id;
@@ -212,68 +180,39 @@ describe(
           { name: 'billing address', method: 'PATCH', path: `/v1/cards/${on}/billing-address`, body: billing },
         ];
         const money: Call[] = [
-          ...Array.from({ length: 3 }, (): Call => ({
-            name: 'deposit',
-            method: 'POST',
-            path: '/v1/deposits',
-            body: { member_id: external, asset: 'USDT', amount: '10', tx_hash: `t-${randomUUID()}` },
-            member: false,
-          })),
-          {
-            name: 'withdrawal',
-            method: 'POST',
-            path: '/v1/withdrawals',
-            body: { asset: 'USDT', network: 'TRON', address: TRON, amount: '5' },
-          },
+          ...Array.from({ length: 3 }, () =>
+            sandboxCall('deposit', '/v1/deposits', {
+              member_id: external,
+              asset: 'USDT',
+              amount: '10',
+              tx_hash: `t-${randomUUID()}`,
+            }),
+          ),
+          withdrawal('5'),
           ...withdrawals.map((id, i): Call => ({
             name: `withdrawal ${i % 2 ? 'fail' : 'confirm'}`,
             method: 'POST',
             path: `/v1/withdrawals/${id}/${i % 2 ? 'fail' : 'confirm'}`,
             member: false,
           })),
-          {
-            name: 'quote',
-            method: 'POST',
-            path: '/v1/exchange/quotes',
-            body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10', lock: true },
-          },
+          quote,
           ...quotes.map((quote_id): Call => ({
             name: 'exchange order',
             method: 'POST',
             path: '/v1/exchange/orders',
             body: { quote_id },
           })),
-          {
-            name: 'remittance',
-            method: 'POST',
-            path: '/v1/remittances',
-            body: { payee_id: payee.id, source_asset: 'USDT', source_amount: '20' },
-          },
-          {
-            name: 'earn subscribe',
-            method: 'POST',
-            path: '/v1/earn/orders',
-            body: { product_id: flexible.id, amount: '20' },
-          },
+          remit,
+          earn('earn subscribe', '20'),
           { name: 'earn redeem', method: 'POST', path: `/v1/earn/positions/${position}/redeem` },
-          {
-            name: 'card top-up',
-            method: 'POST',
-            path: `/v1/cards/${card}/topups`,
-            body: { amount: '20', source_asset: 'USDT' },
-          },
+          topUp('card top-up', card, '20'),
           {
             name: 'card top-up quote',
             method: 'POST',
             path: `/v1/cards/${card}/topup-quotes`,
             body: { amount: '20', source_asset: 'USDT' },
           },
-          {
-            name: 'doomed top-up',
-            method: 'POST',
-            path: `/v1/cards/${doomed}/topups`,
-            body: { amount: '20', source_asset: 'USDT' },
-          },
+          topUp('doomed top-up', doomed, '20'),
           {
             name: 'qr payment',
             method: 'POST',
@@ -282,12 +221,7 @@ describe(
           },
           { name: 'close', method: 'POST', path: `/v1/cards/${doomed}/close` },
           { name: 'replacement', method: 'POST', path: `/v1/cards/${stolen}/replacements`, body: { reason: 'stolen' } },
-          {
-            name: 'stolen top-up',
-            method: 'POST',
-            path: `/v1/cards/${stolen}/topups`,
-            body: { amount: '20', source_asset: 'USDT' },
-          },
+          topUp('stolen top-up', stolen, '20'),
           {
             name: 'application',
             method: 'POST',
@@ -299,75 +233,27 @@ describe(
           authorise(card, '2'),
           authorise(doomed, '2'),
           authorise(stolen, '2'),
-          {
-            name: 'application decided',
-            method: 'POST',
-            path: `/v1/sandbox/cards/applications/${pending}/advance`,
-            body: { to: 'approved' },
-            member: false,
-          },
-          {
-            name: 'clearing',
-            method: 'POST',
-            path: `/v1/sandbox/cards/${card}/clearings`,
-            body: { transaction_id: auths[0] },
-            member: false,
-          },
-          {
-            name: 'reversal',
-            method: 'POST',
-            path: `/v1/sandbox/cards/${card}/reversals`,
-            body: { transaction_id: auths[1] },
-            member: false,
-          },
-          {
-            name: 'partial clearing',
-            method: 'POST',
-            path: `/v1/sandbox/cards/${card}/clearings`,
-            body: { transaction_id: auths[2], amount: '1' },
-            member: false,
-          },
-          {
-            name: 'refund',
-            method: 'POST',
-            path: `/v1/sandbox/cards/${card}/refunds`,
-            body: { transaction_id: auths[3], amount: '1' },
-            member: false,
-          },
-          {
-            name: 'remittance return',
-            method: 'POST',
-            path: `/v1/sandbox/remittances/${remittance}/return`,
-            member: false,
-          },
+          sandboxCall('application decided', `/v1/sandbox/cards/applications/${pending}/advance`, { to: 'approved' }),
+          sandboxCall('clearing', `/v1/sandbox/cards/${card}/clearings`, { transaction_id: auths[0] }),
+          sandboxCall('reversal', `/v1/sandbox/cards/${card}/reversals`, { transaction_id: auths[1] }),
+          sandboxCall('partial clearing', `/v1/sandbox/cards/${card}/clearings`, {
+            transaction_id: auths[2],
+            amount: '1',
+          }),
+          sandboxCall('refund', `/v1/sandbox/cards/${card}/refunds`, { transaction_id: auths[3], amount: '1' }),
+          sandboxCall('remittance return', `/v1/sandbox/remittances/${remittance}/return`),
           { name: 'profile session', method: 'POST', path: '/v1/kyc/profile-sessions' },
           // A profile update pauses the member's exchange and remittances until its review: the last round only.
           ...(round === rounds - 1
-            ? ([
-                {
-                  name: 'profile update',
-                  method: 'POST',
-                  path: `/v1/sandbox/hosted-screens/${profileUpdate}/complete`,
-                  body: { outcome: 'submitted' },
-                  member: false,
-                },
-                {
-                  name: 'kyc review',
-                  method: 'POST',
-                  path: `/v1/sandbox/kyc/${external}/review`,
-                  body: { decision: 'approved', level: 2 },
-                  member: false,
-                },
-              ] satisfies Call[])
+            ? [
+                sandboxCall('profile update', `/v1/sandbox/hosted-screens/${profileUpdate}/complete`, {
+                  outcome: 'submitted',
+                }),
+                kycReview,
+              ]
             : []),
-          { name: 'sessions revoke', method: 'POST', path: `/v1/members/${external}/sessions/revoke`, member: false },
-          {
-            name: 'clock advance',
-            method: 'POST',
-            path: '/v1/sandbox/clock/advance',
-            body: { seconds: 60 },
-            member: false,
-          },
+          sandboxCall('sessions revoke', `/v1/members/${external}/sessions/revoke`),
+          sandboxCall('clock advance', '/v1/sandbox/clock/advance', { seconds: 60 }),
         ];
         const calls = [
           ...controls(card),
@@ -425,6 +311,14 @@ describe('a transaction ended by a deadlock is run again whole, a bounded number
     }>`SELECT last_value - 1 + (CASE WHEN is_called THEN 1 ELSE 0 END) AS n FROM test_deadlock_attempts`.execute(db());
     return { r, attempts: Number(rows[0]!.n) };
   };
+  /** POST /v1/members under an idempotency key. */
+  const createMember = (external: string, key: string) =>
+    client.requestRaw({
+      method: 'POST',
+      path: '/v1/members',
+      body: { external_member_id: external },
+      idempotencyKey: key,
+    });
   const members = async (external: string) =>
     Number(
       (
@@ -478,23 +372,11 @@ describe('a transaction ended by a deadlock is run again whole, a bounded number
     async () => {
       const external = `deadlock-2-${randomUUID().slice(0, 8)}`;
       const key = randomUUID();
-      const { r, attempts } = await attemptsFrom(() =>
-        client.requestRaw({
-          method: 'POST',
-          path: '/v1/members',
-          body: { external_member_id: external },
-          idempotencyKey: key,
-        }),
-      );
+      const { r, attempts } = await attemptsFrom(() => createMember(external, key));
       assert.equal(r.status, 201, r.rawBody);
       assert.equal(attempts, 3, 'two attempts ended by the deadlock, the third committed');
       assert.equal(await members(external), 1);
-      const replay = await client.requestRaw({
-        method: 'POST',
-        path: '/v1/members',
-        body: { external_member_id: external },
-        idempotencyKey: key,
-      });
+      const replay = await createMember(external, key);
       assert.deepEqual(
         [replay.status, replay.headers['x-idempotent-replay'], replay.rawBody],
         [201, 'true', r.rawBody],
@@ -505,24 +387,12 @@ describe('a transaction ended by a deadlock is run again whole, a bounded number
   it('past the bound: 500 with nothing written or stored, and the same key then runs', async () => {
     const external = `deadlock-3-${randomUUID().slice(0, 8)}`;
     const key = randomUUID();
-    const { r, attempts } = await attemptsFrom(() =>
-      client.requestRaw({
-        method: 'POST',
-        path: '/v1/members',
-        body: { external_member_id: external },
-        idempotencyKey: key,
-      }),
-    );
+    const { r, attempts } = await attemptsFrom(() => createMember(external, key));
     assert.deepEqual([r.status, r.body.code], [500, 'api_error']);
     assert.equal(attempts, conflictAttemptsMax, 'no attempt beyond the bound');
     assert.equal(await members(external), 0);
     await sql`SELECT setval('test_deadlock_attempts', 100)`.execute(db());
-    const again = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: external },
-      idempotencyKey: key,
-    });
+    const again = await createMember(external, key);
     assert.equal(again.status, 201, again.rawBody);
     assert.equal(again.headers['x-idempotent-replay'], undefined, "the 500 was not the key's result");
   });
