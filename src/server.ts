@@ -1,9 +1,6 @@
-// Over 300 lines: a process's composition root, one ordered start-up and its shutdown in reverse.
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import Fastify, { type FastifyBaseLogger } from 'fastify';
-import { openDatabase, openDirectDatabase, type DatabaseHandle } from './db/connection.js';
-import { migrateToLatest } from './db/migrate.js';
+import type { FastifyBaseLogger } from 'fastify';
+import { openDatabase } from './db/connection.js';
 import { keyedReadStats } from './db/direct.js';
 import { ConfigError, loadConfig, type Config } from './platform/config.js';
 import { createMetrics } from './platform/metrics.js';
@@ -18,11 +15,8 @@ import { resolveMember } from './modules/members/index.js';
 import { AssetCatalogueCache, assetChangeChannel, useAssetCache } from './modules/assets/index.js';
 import { mapDomainError } from './api-errors.js';
 import { raiseAlert } from './modules/alerts/index.js';
-import { buildPublicApp, cutConnections, type AppInstance, type CutRequest } from './platform/http-app.js';
-import { loggerOptions } from './platform/request-log.js';
-import { beginDrain } from './platform/health.js';
+import { buildPublicApp, type AppInstance } from './platform/http-app.js';
 import { buildAdminApp } from './operator/admin-app.js';
-import { randomToken } from './platform/ids.js';
 import type { ServiceContext } from './service-context.js';
 import { registerPublicRoutes } from './routes.js';
 import { ensureDemoMerchant, type DemoCredentials } from './bootstrap.js';
@@ -32,8 +26,16 @@ import { reportFailure } from './jobs/failures.js';
 import { createUpstreams } from './upstreams/create-upstreams.js';
 import { createClock } from './platform/clock.js';
 import { closeDeliveryPools } from './modules/webhooks/index.js';
-import { hostedScreenKeyBytes, parseHostedScreenKey } from './platform/keys.js';
-import { randomBytes } from 'node:crypto';
+import {
+  backgroundLogger,
+  databaseDescription,
+  migrateBehindPooler,
+  resolveAdminToken,
+  resolveHostedScreenKey,
+  resolvePublicBaseUrls,
+  since,
+} from './start-up.js';
+import { stop } from './shutdown.js';
 
 export interface RunningService {
   ctx: ServiceContext;
@@ -62,79 +64,6 @@ export interface StartOptions {
   demoConsoleUser?: boolean;
   /** `memory://` only: open the embedded database from this image (tests start from one migrated image). */
   embeddedImage?: Blob;
-}
-
-function resolveAdminToken(config: Config, announce: (line: string) => void): string {
-  if (config.adminToken) return config.adminToken;
-  const file = join(config.dataDir, 'admin-token');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  const token = `adm_${randomToken(32)}`;
-  mkdirSync(config.dataDir, { recursive: true });
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  announce(`Operator API token (stored in ${file}): ${token}`);
-  return token;
-}
-
-/**
- * The hosted screens' master key: `HOSTED_SCREEN_KEY`, or else one generated at first start and
- * kept in `DATA_DIR/hosted-screen-key` (like the operator token). Every process that serves the
- * screens or reads KYC images must hold the same key, so a deployment sets the variable: a kept
- * file is reported with a warning.
- */
-function resolveHostedScreenKey(config: Config, log: FastifyBaseLogger): Buffer {
-  if (config.hostedScreenKey) return config.hostedScreenKey;
-  const file = join(config.dataDir, 'hosted-screen-key');
-  let key: Buffer | undefined;
-  if (existsSync(file)) {
-    key = parseHostedScreenKey(readFileSync(file, 'utf8'));
-    if (!key)
-      throw new Error(
-        `${file} does not hold a ${hostedScreenKeyBytes}-byte key (base64); set HOSTED_SCREEN_KEY or remove the file`,
-      );
-  } else {
-    key = randomBytes(hostedScreenKeyBytes);
-    mkdirSync(config.dataDir, { recursive: true });
-    writeFileSync(file, `${key.toString('base64')}\n`, { mode: 0o600 });
-  }
-  log.warn(
-    { file },
-    'HOSTED_SCREEN_KEY is not set: the hosted-screen key kept in the data directory is used; in production ' +
-      'set HOSTED_SCREEN_KEY (the same in every process), or CSRF tokens and KYC images break across processes',
-  );
-  return key;
-}
-
-/**
- * The background log: the pino logger Fastify makes from the listeners' options (level, redaction),
- * so the service needs no logger package of its own. A Fastify instance only builds it; it never listens.
- */
-function backgroundLogger(config: Config, enabled: boolean): FastifyBaseLogger {
-  return Fastify({ logger: enabled ? loggerOptions(config.logLevel) : false }).log.child({ component: 'background' });
-}
-
-/** Where the database is, as the start-up log says it (never the URL: it may hold a password). */
-function databaseDescription(config: Config): { database: string; firstStart?: boolean } {
-  if (config.databaseUrl === 'memory://') return { database: 'embedded, in memory' };
-  if (config.databaseUrl) return { database: 'PostgreSQL server' };
-  const dir = join(config.dataDir, 'pgdata');
-  return { database: `embedded in ${dir}`, firstStart: !existsSync(join(dir, 'PG_VERSION')) };
-}
-
-/** Milliseconds since `start`, for the log. */
-const since = (start: number) => Math.round(performance.now() - start);
-
-/**
- * Behind a transaction-mode pooler the migrations run over the direct URL (`DATABASE_LISTEN_URL`):
- * their lock is a session's (connection.ts, `openDirectDatabase`).
- */
-async function migrateBehindPooler(config: Config, handle: DatabaseHandle): Promise<number> {
-  if (handle.kind !== 'postgres' || config.databasePooler !== 'transaction') return migrateToLatest(handle.db);
-  const direct = openDirectDatabase(config.databaseListenUrl!);
-  try {
-    return await migrateToLatest(direct.db);
-  } finally {
-    await direct.close();
-  }
 }
 
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
@@ -304,98 +233,4 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       return closing;
     },
   };
-}
-
-/**
- * The public base URLs not configured (PUBLIC_BASE_URL_SANDBOX, PUBLIC_BASE_URL_PRODUCTION): the
- * local names the README gives, with the port the public listener got. Right for one machine
- * only, so a listener on another address than loopback is warned about.
- */
-function resolvePublicBaseUrls(config: Config, publicApp: AppInstance, log: FastifyBaseLogger): void {
-  const address = publicApp.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const defaults = {
-    sandbox: `http://api-sandbox.localhost:${port}`,
-    production: `http://api.localhost:${port}`,
-  } as const;
-  const missing = (['sandbox', 'production'] as const).filter((env) => config.publicBaseUrls[env] === undefined);
-  // As origins (`URL.origin`), also when given by a caller rather than read by loadConfig.
-  const origin = (url: string | undefined, fallback: string) => (url === undefined ? fallback : new URL(url).origin);
-  config.publicBaseUrls = {
-    sandbox: origin(config.publicBaseUrls.sandbox, defaults.sandbox),
-    production: origin(config.publicBaseUrls.production, defaults.production),
-  };
-  const loopback = config.host === 'localhost' || config.host === '::1' || config.host.startsWith('127.');
-  if (missing.length > 0 && !loopback) {
-    log.warn(
-      { unset: missing.map((env) => `PUBLIC_BASE_URL_${env.toUpperCase()}`), publicBaseUrls: config.publicBaseUrls },
-      "hosted screens' links (hosted_url) use local default base URLs: set PUBLIC_BASE_URL_SANDBOX and " +
-        'PUBLIC_BASE_URL_PRODUCTION to the names clients reach this service by',
-    );
-  }
-}
-
-interface Stopping {
-  ctx: ServiceContext;
-  log: FastifyBaseLogger;
-  publicApp: AppInstance;
-  adminApp: AppInstance;
-  workers: Workers;
-  timeoutMs: number;
-}
-
-/**
- * The shutdown: /readyz answers 503 at once; the public listener stops accepting and its requests
- * in flight finish; the operator listener (probes, metrics) closes after it, so a probe sees the
- * 503 for the whole drain. Past `timeoutMs` (SHUTDOWN_TIMEOUT_MS) the connections still open on
- * either listener are closed and the requests they carried are logged. Then the workers stop and
- * `release` closes the rest (the database last).
- */
-async function stop(s: Stopping, release: () => Promise<void>): Promise<void> {
-  const started = performance.now();
-  beginDrain(s.ctx);
-  s.log.info(
-    { timeoutMs: s.timeoutMs },
-    'shutdown: draining; /readyz answers 503, no new public connection is accepted, requests in flight finish',
-  );
-  // Closing drops the connections idle at that moment; one still answering a request would then
-  // stay open for the keep-alive timeout (Fastify's 72 s) after its answer: it is dropped right after it instead.
-  for (const app of [s.publicApp, s.adminApp]) app.server.keepAliveTimeout = 10;
-  const closes = new Map<AppInstance, Promise<void>>();
-  const close = (app: AppInstance) =>
-    closes.get(app) ??
-    closes
-      .set(
-        app,
-        app.close().then(() => {}),
-      )
-      .get(app)!;
-  const drained = close(s.publicApp).then(() => close(s.adminApp));
-  let timer: NodeJS.Timeout | undefined;
-  const inTime = await Promise.race([
-    drained.then(() => true),
-    new Promise<false>((resolve) => (timer = setTimeout(resolve, s.timeoutMs, false))),
-  ]);
-  clearTimeout(timer);
-  if (!inTime) {
-    void close(s.adminApp);
-    const cut: { listener: string; connections: number; requests: CutRequest[] }[] = [];
-    for (const [listener, app] of [
-      ['public', s.publicApp],
-      ['operator', s.adminApp],
-    ] as const) {
-      const { connections, requests } = cutConnections(app);
-      if (connections > 0) cut.push({ listener, connections, requests });
-    }
-    s.log.warn(
-      { timeoutMs: s.timeoutMs, cut },
-      'shutdown: the drain outlasted SHUTDOWN_TIMEOUT_MS; the connections still open were closed, cutting ' +
-        'short the requests listed',
-    );
-    await drained;
-  }
-  s.log.info({ ms: since(started) }, 'shutdown: listeners closed; stopping the workers');
-  await s.workers.stop();
-  await release();
-  s.log.info({ ms: since(started) }, 'shutdown: done');
 }
