@@ -158,6 +158,20 @@ export function resolveByOperator<D extends { kind: string; providerStatus?: str
   }
 }
 
+/**
+ * Milliseconds since the provider call started, in real time (the call's deadline and the
+ * provider's not-found grace are about a network call, which a sandbox clock advance does not
+ * end); a call never started is as old as can be.
+ */
+export function callAgeMs(startedAt: Date | string | null, realNow: Date): number {
+  return startedAt === null ? Number.MAX_SAFE_INTEGER : realNow.getTime() - new Date(startedAt).getTime();
+}
+
+/** Whether the order's provider call may still be running: no answer recorded yet, and its deadline not passed. */
+export function callInFlight(order: { upstreamOutcome: string; callAgeMs: number }, callTimeoutMs: number): boolean {
+  return order.upstreamOutcome === 'pending' && order.callAgeMs < callTimeoutMs;
+}
+
 /** Delay before the next re-query of an open order: base·2^(checks-1), capped; base 0 means at once. */
 export function recheckDelayMs(checks: number, baseMs: number, maxMs: number): number {
   if (baseMs <= 0) return 0;

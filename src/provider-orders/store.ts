@@ -128,6 +128,27 @@ export async function recordWait(
   await updateWait(trx, store.table, id, outcome, fields, source === 'call');
 }
 
+/** The decisions that keep an order open with news from the provider, which the lifecycle applies itself. */
+export type OpenOrderDecision =
+  { kind: 'suspend'; alertKind: UpstreamAlertKind; providerStatus: string } | { kind: 'wait'; outcome: string };
+
+/**
+ * Applies a decision that keeps the order open, in the caller's transaction: `suspend` (with its
+ * alert) or `wait` (what the provider said recorded). `fields`: the provider's facts as the area's
+ * columns.
+ */
+export async function applyOpenDecision(
+  trx: Transaction<Database>,
+  store: OrderStore,
+  id: string,
+  decision: OpenOrderDecision,
+  fields: Fields,
+  source: 'call' | 'query',
+): Promise<void> {
+  if (decision.kind === 'suspend') await suspendOrder(trx, store, id, decision, fields);
+  else await recordWait(trx, store, id, decision.outcome, fields, source);
+}
+
 /**
  * Applies a decision (`applyIn`, the area's) in one transaction and schedules the next re-query
  * of an order that stays open. `source` is `call` for the provider call's answer and `query` for

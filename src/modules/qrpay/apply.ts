@@ -11,10 +11,9 @@ import { minorFromDb, postEntry, qrpayCompleteLines, qrpayFailLines, qrpayRefund
 import { recordEvent } from '../../events/index.js';
 import {
   applyAndSchedule,
+  applyOpenDecision,
   claimMove,
   providerFields,
-  recordWait,
-  suspendOrder,
   type OrderStore,
 } from '../../provider-orders/index.js';
 import { raiseAlert } from '../alerts/index.js';
@@ -45,7 +44,7 @@ async function emit(
     type: `qrpay.order.${status}`,
     object: 'qrpay_order',
     objectId: row.id,
-    externalMemberId: await externalIdOf(trx, row.member_id),
+    externalMemberId: await externalIdOf(trx, row),
     status,
     statusVersion: row.status_version,
   });
@@ -129,14 +128,10 @@ async function applyIn(
     case 'fail':
       await failIn(trx, id, decision.reason, decision);
       break;
-    case 'suspend':
-      await suspendOrder(trx, qrpayOrders, id, decision, providerFields(decision));
-      break;
-    case 'wait':
-      await recordWait(trx, qrpayOrders, id, decision.outcome, providerFields(decision), source);
-      break;
     case 'none':
       break;
+    default:
+      await applyOpenDecision(trx, qrpayOrders, id, decision, providerFields(decision), source);
   }
 }
 

@@ -3,6 +3,7 @@ import type { ServiceContext } from '../../service-context.js';
 import type { CallContext, CallOutcome, StatusOutcome } from '../../upstreams/port.js';
 import type { QrCheckOutcome } from '../../upstreams/qrpay/port.js';
 import { withDeadline } from '../../upstreams/deadline.js';
+import { callAgeMs, callInFlight as providerCallInFlight } from '../../provider-orders/index.js';
 import type { QrOrderRow } from './tables.js';
 
 /** How QR pay calls its provider: for whom, under which deadline, and whether a call is still running. */
@@ -27,8 +28,12 @@ export function safely<T extends CallOutcome | StatusOutcome | QrCheckOutcome>(
  * not the merchant's clock: it is about a network call in flight, which an advance does not end.
  */
 export function callInFlight(ctx: ServiceContext, order: QrOrderRow): boolean {
-  return (
-    order.upstream_outcome === 'pending' &&
-    ctx.clock.real().getTime() - new Date(order.call_started_at).getTime() < ctx.config.upstreamCallTimeoutMs
-  );
+  return providerCallInFlight(openFacts(ctx, order), ctx.config.upstreamCallTimeoutMs);
 }
+
+/** What the lifecycle's rules read of an open order, its payment call's age in real time. */
+export const openFacts = (ctx: ServiceContext, order: QrOrderRow) => ({
+  status: order.status,
+  upstreamOutcome: order.upstream_outcome,
+  callAgeMs: callAgeMs(order.call_started_at, ctx.clock.real()),
+});

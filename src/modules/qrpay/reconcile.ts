@@ -2,7 +2,7 @@
 import type { ServiceContext } from '../../service-context.js';
 import { reconcilePass } from '../../provider-orders/index.js';
 import { applyDecision, qrpayOrders } from './apply.js';
-import { callInFlight, callOf, safely } from './provider.js';
+import { callInFlight, callOf, openFacts, safely } from './provider.js';
 import { decideOnQuery, isOpen, type Decision } from './state.js';
 import type { QrOrderRow } from './tables.js';
 
@@ -18,13 +18,7 @@ export const reconcileJobName = 'qrpay.reconcile';
 /** What the provider's answer to a status query, asked now, means for an open order (nothing applied). */
 export async function queryDecision(ctx: ServiceContext, order: QrOrderRow): Promise<Decision> {
   const answer = await safely(ctx, () => ctx.upstreams.qrpay.status(callOf(order), order.id));
-  // Real time, like the call it measures (the provider's not-found grace runs on the provider's clock).
-  const callAgeMs = ctx.clock.real().getTime() - new Date(order.call_started_at).getTime();
-  return decideOnQuery(
-    { status: order.status, upstreamOutcome: order.upstream_outcome, callAgeMs },
-    answer,
-    ctx.config.upstreamNotFoundGraceMs,
-  );
+  return decideOnQuery(openFacts(ctx, order), answer, ctx.config.upstreamNotFoundGraceMs);
 }
 
 /** Re-queries the provider for one open order and applies the answer (exactly once by the claims). */

@@ -30,7 +30,7 @@ export async function emitCardEvent(
     type: event.type,
     object: event.object,
     objectId: row.id,
-    externalMemberId: await externalIdOf(trx, row.member_id),
+    externalMemberId: await externalIdOf(trx, row),
     status: event.status,
     statusVersion: row.status_version,
   });

@@ -13,18 +13,18 @@ import {
   topUpSettleLines,
   cardMoneyEntryKinds,
 } from '../../../money/index.js';
-import { recordEvent } from '../../../events/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import {
   applyAndSchedule,
+  applyOpenDecision,
+  callAgeMs,
+  callInFlight as providerCallInFlight,
   claimMove,
   decideOnCallAnswer,
   decideOnQueryAnswer,
   isOpenOrder,
   providerFields,
   reconcilePass,
-  recordWait,
-  suspendOrder,
   type LifecycleDecision,
   type OrderStore,
 } from '../../../provider-orders/index.js';
@@ -35,7 +35,8 @@ import type { CardTopupRow, TopUpStatus } from './tables.js';
 import { moneyOf } from './service.js';
 import { replacementInFlight } from '../replacements/queries.js';
 import { cardIdOfTopUp, claimTopUpDispatch, pendingTopUpIds, topUpById, topUpCardAndStatus } from './queries.js';
-import { externalIdOf } from '../shared/queries.js';
+import { scopeOf } from '../shared/queries.js';
+import { emitCardEvent } from '../shared/events.js';
 import { cardUpstreamRefOf, lockCardState } from '../cards/queries.js';
 import { cardStopped } from '../cards/state.js';
 
@@ -53,18 +54,9 @@ export type TopUpDecision =
   | LifecycleDecision<'reversed'>
   | { kind: 'fail'; reason: 'operator'; providerOrderId?: undefined; providerStatus?: undefined };
 
-async function emit(trx: Transaction<Database>, row: CardTopupRow, status: 'credited' | 'failed'): Promise<void> {
-  await recordEvent(trx, {
-    merchantId: row.merchant_id,
-    environment: row.environment,
-    type: `card.topup.${status}`,
-    object: 'card_topup',
-    objectId: row.id,
-    externalMemberId: await externalIdOf(trx, row.member_id),
-    status,
-    statusVersion: row.status_version,
-  });
-}
+/** `card.topup.<status>`. */
+const emit = (trx: Transaction<Database>, row: CardTopupRow, status: 'credited' | 'failed') =>
+  emitCardEvent(trx, row, { type: `card.topup.${status}`, object: 'card_topup', status });
 
 /**
  * Credited once: the source-asset side and the card-currency side, the state change and the event
@@ -175,12 +167,10 @@ async function applyIn(
     case 'fail':
       await failIn(trx, id, d.reason, providerFields(d));
       return;
-    case 'suspend':
-      return suspendOrder(trx, cardTopUps, id, d, providerFields(d));
-    case 'wait':
-      return recordWait(trx, cardTopUps, id, d.outcome, providerFields(d), source);
     case 'none':
       return;
+    default:
+      return applyOpenDecision(trx, cardTopUps, id, d, providerFields(d), source);
   }
 }
 
@@ -192,11 +182,6 @@ export function applyTopUpDecision(
 ): Promise<CardTopupRow> {
   return applyAndSchedule<CardTopupRow>(ctx, cardTopUps, id, source, (trx) => applyIn(trx, id, d, source));
 }
-
-const callOf = (row: { merchant_id: string; environment: CardTopupRow['environment'] }) => ({
-  merchantId: row.merchant_id,
-  environment: row.environment,
-});
 
 /** Moves `pending` → `processing` once and records that the issuer call starts now. */
 async function claimDispatch(
@@ -237,7 +222,7 @@ export async function dispatchTopUp(ctx: ServiceContext, id: string): Promise<Ca
   if (!claimed) return topUpById(ctx.db, id);
   const card = await cardUpstreamRefOf(ctx.db, claimed.card_id);
   const answer: CallOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.topUp(callOf(claimed), {
+    ctx.upstreams.card.topUp(scopeOf(claimed), {
       requestId: claimed.id,
       cardRef: card.upstream_ref,
       currency: claimed.card_currency,
@@ -249,28 +234,22 @@ export async function dispatchTopUp(ctx: ServiceContext, id: string): Promise<Ca
 
 /** Whether the issuer call may still be running (real time: a network call an advance does not end). */
 export function callInFlight(ctx: ServiceContext, row: CardTopupRow): boolean {
-  return (
-    row.upstream_outcome === 'pending' &&
-    row.dispatch_started_at !== null &&
-    ctx.clock.real().getTime() - new Date(row.dispatch_started_at).getTime() < ctx.config.upstreamCallTimeoutMs
-  );
+  return providerCallInFlight(openFacts(ctx, row), ctx.config.upstreamCallTimeoutMs);
 }
+
+/** What the lifecycle's rules read of an open top-up, its call's age in real time. */
+const openFacts = (ctx: ServiceContext, row: CardTopupRow) => ({
+  status: row.status,
+  upstreamOutcome: row.upstream_outcome,
+  callAgeMs: callAgeMs(row.dispatch_started_at, ctx.clock.real()),
+});
 
 /** What the issuer's answer to a status query asked now means for an open top-up (nothing applied). */
 export async function queryDecision(ctx: ServiceContext, row: CardTopupRow): Promise<TopUpDecision> {
   const answer: StatusOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.status(callOf(row), row.id),
+    ctx.upstreams.card.status(scopeOf(row), row.id),
   );
-  const callAgeMs =
-    row.dispatch_started_at === null
-      ? Number.MAX_SAFE_INTEGER
-      : ctx.clock.real().getTime() - new Date(row.dispatch_started_at).getTime();
-  return decideOnQueryAnswer(
-    { status: row.status, upstreamOutcome: row.upstream_outcome, callAgeMs },
-    answer,
-    ctx.config.upstreamNotFoundGraceMs,
-    'reversed',
-  );
+  return decideOnQueryAnswer(openFacts(ctx, row), answer, ctx.config.upstreamNotFoundGraceMs, 'reversed');
 }
 
 export async function reconcileTopUp(ctx: ServiceContext, row: CardTopupRow): Promise<CardTopupRow> {

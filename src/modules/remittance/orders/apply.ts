@@ -20,10 +20,9 @@ import {
 import { recordEvent } from '../../../events/index.js';
 import {
   applyAndSchedule,
+  applyOpenDecision,
   claimMove,
   providerFields as lifecycleFields,
-  recordWait,
-  suspendOrder,
   type OrderStore,
 } from '../../../provider-orders/index.js';
 import { raiseAlert } from '../../alerts/index.js';
@@ -51,7 +50,7 @@ export async function emitOrderEvent(trx: Transaction<Database>, row: RemitOrder
     type: `remittance.order.${status}`,
     object: 'remittance_order',
     objectId: row.id,
-    externalMemberId: await externalIdOf(trx, row.member_id),
+    externalMemberId: await externalIdOf(trx, row),
     status,
     statusVersion: row.status_version,
   });
@@ -150,14 +149,10 @@ async function applyIn(
     case 'fail':
       await failIn(trx, id, decision.reason, decision);
       break;
-    case 'suspend':
-      await suspendOrder(trx, remitOrders, id, decision, providerFields(decision));
-      break;
-    case 'wait':
-      await recordWait(trx, remitOrders, id, decision.outcome, providerFields(decision), source);
-      break;
     case 'none':
       break;
+    default:
+      await applyOpenDecision(trx, remitOrders, id, decision, providerFields(decision), source);
   }
 }
 

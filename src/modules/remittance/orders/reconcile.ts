@@ -2,7 +2,12 @@
  * */
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError } from '../../../platform/errors.js';
-import { reconcilePass, resolveByHand } from '../../../provider-orders/index.js';
+import {
+  callAgeMs,
+  callInFlight as providerCallInFlight,
+  reconcilePass,
+  resolveByHand,
+} from '../../../provider-orders/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { applyDecision, remitOrders } from './apply.js';
 import { findOrder } from './queries.js';
@@ -18,33 +23,23 @@ export const reconcileJobName = 'remittance.reconcile';
 
 const callOf = (o: RemitOrderRow) => ({ merchantId: o.merchant_id, environment: o.environment });
 
-/**
- * Whether the order's payout call may still be running (its deadline has not passed). Real time,
- * not the merchant's clock: it is about a network call in flight, which an advance does not end.
- */
-function callInFlight(ctx: ServiceContext, o: RemitOrderRow): boolean {
-  return (
-    o.upstream_outcome === 'pending' &&
-    o.dispatch_started_at !== null &&
-    ctx.clock.real().getTime() - new Date(o.dispatch_started_at).getTime() < ctx.config.upstreamCallTimeoutMs
-  );
-}
+/** What the lifecycle's rules read of an open order, its payout call's age in real time. */
+const openFacts = (ctx: ServiceContext, o: RemitOrderRow) => ({
+  status: o.status,
+  upstreamOutcome: o.upstream_outcome,
+  callAgeMs: callAgeMs(o.dispatch_started_at, ctx.clock.real()),
+});
+
+/** Whether the order's payout call may still be running (its deadline has not passed). */
+const callInFlight = (ctx: ServiceContext, o: RemitOrderRow) =>
+  providerCallInFlight(openFacts(ctx, o), ctx.config.upstreamCallTimeoutMs);
 
 /** What the provider's answer to a status query, asked now, means for an open order (nothing applied). */
 async function queryDecision(ctx: ServiceContext, order: RemitOrderRow): Promise<Decision> {
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.remittance.status(callOf(order), order.id),
   );
-  // Real time, like the call it measures (the provider's not-found grace runs on the provider's clock).
-  const callAgeMs =
-    order.dispatch_started_at === null
-      ? Number.MAX_SAFE_INTEGER
-      : ctx.clock.real().getTime() - new Date(order.dispatch_started_at).getTime();
-  return decideOnQuery(
-    { status: order.status, upstreamOutcome: order.upstream_outcome, callAgeMs },
-    answer,
-    ctx.config.upstreamNotFoundGraceMs,
-  );
+  return decideOnQuery(openFacts(ctx, order), answer, ctx.config.upstreamNotFoundGraceMs);
 }
 
 export async function reconcileOrder(ctx: ServiceContext, order: RemitOrderRow): Promise<RemitOrderRow> {
