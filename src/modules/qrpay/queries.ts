@@ -3,6 +3,7 @@ import { sql, type Insertable, type Transaction } from 'kysely';
 import type { Database, Db } from '../../db/schema.js';
 import { withPrefix } from '../../platform/ids.js';
 import { getAsset } from '../assets/index.js';
+import { resolveMember } from '../members/index.js';
 import type { DecodedQr } from './emvco.js';
 import type { QrScheme } from './schemes.js';
 import { openStatuses, type PublicStatus } from './state.js';
@@ -43,8 +44,9 @@ export async function findOrder(db: Db, id: string, caller?: Caller): Promise<Qr
   return q.executeTakeFirst();
 }
 
+/** An asset's scale, from the catalogue (the assets area's, held per process). */
 export async function scaleOf(db: Db, asset: string): Promise<number> {
-  const a = await db.selectFrom('assets').select('scale').where('code', '=', asset).executeTakeFirst();
+  const a = await getAsset(db, asset);
   if (!a) throw new Error(`qrpay: asset ${asset} missing from the catalogue`);
   return a.scale;
 }
@@ -56,8 +58,9 @@ export async function payableAsset(db: Db, scheme: QrScheme, decoded: DecodedQr)
   return asset && asset.enabled && asset.type === 'fiat' ? asset : undefined;
 }
 
-export async function externalIdOf(trx: Transaction<Database>, memberId: string): Promise<string> {
-  const m = await trx.selectFrom('members').select('external_member_id').where('id', '=', memberId).executeTakeFirst();
+/** The order's member's external id (its events' `external_member_id`), read through the members area. */
+export async function externalIdOf(trx: Transaction<Database>, row: QrOrderRow): Promise<string> {
+  const m = await resolveMember(trx, row.merchant_id, row.environment, row.member_id);
   return m?.external_member_id ?? '';
 }
 

@@ -63,11 +63,6 @@ export function updateProductRow(db: Db, seq: string, set: Record<string, unknow
   return db.updateTable('card_products').set(set).where('seq', '=', seq).returningAll().executeTakeFirstOrThrow();
 }
 
-/** The codes of `codes` the asset catalogue has. */
-export function assetCodesIn(db: Db, codes: string[]) {
-  return db.selectFrom('assets').select('code').where('code', 'in', codes).execute();
-}
-
 /** Every product (the operator's list), in catalogue order. */
 export function allProducts(db: Db, environment: Environment | undefined): Promise<CardProductRow[]> {
   let q = db.selectFrom('card_products').selectAll().orderBy('seq');

@@ -2,7 +2,8 @@ import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../../db/schema.js';
 import { ApiError } from '../../../platform/errors.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../../money/index.js';
-import { assetCodesIn, lockProductBySeq, productId, productsFor, productSeqOf, updateProductRow } from './queries.js';
+import { lockProductBySeq, productId, productsFor, productSeqOf, updateProductRow } from './queries.js';
+import { getAsset } from '../../assets/index.js';
 import { scaleOf, type Db } from '../shared/queries.js';
 import type { CardProductRow } from './tables.js';
 
@@ -83,7 +84,8 @@ export async function updateProduct(trx: Transaction<Database>, id: string, patc
     // Codes of the catalogue only: an unknown one was stored, and the replacement executor (which
     // reads the scale of every source asset) then failed each security replacement of the product.
     const codes = patch.source_assets.map((a) => a.toUpperCase());
-    const known = new Set((await assetCodesIn(trx, codes.length ? codes : [''])).map((a) => a.code));
+    const known = new Set<string>();
+    for (const code of codes) if (await getAsset(trx, code)) known.add(code);
     const unknown = codes.flatMap((c, i) =>
       known.has(c) ? [] : [{ key: `source_assets[${i}]`, reason: 'unknown_asset' }],
     );

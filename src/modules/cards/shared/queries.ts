@@ -1,8 +1,10 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database, Db, Environment } from '../../../db/schema.js';
 import { getAsset } from '../../assets/index.js';
+import { resolveMember } from '../../members/index.js';
 
-/** What the card sub-areas' queries share: the connection type, the callers, id prefixes, members' and assets' reads,
+/** What the card sub-areas' queries share: the connection type, the callers, id prefixes, members' and assets' reads
+ * (through their areas' index.ts),
  * the tickers' scope bound. */
 
 /** The one definition (src/db/schema.ts), re-exported for the card sub-areas' imports. */
@@ -30,13 +32,11 @@ export function withIdPrefix(prefix: string, id: string): string {
   return id.startsWith(`${prefix}_`) ? id : `${prefix}_${id}`;
 }
 
-export async function externalIdOf(db: Db, memberId: string): Promise<string> {
-  const row = await db
-    .selectFrom('members')
-    .select('external_member_id')
-    .where('id', '=', memberId)
-    .executeTakeFirstOrThrow();
-  return row.external_member_id;
+/** The member's external id (the events' `external_member_id`), read through the members area. */
+export async function externalIdOf(db: Db, row: { merchant_id: string; environment: Environment; member_id: string }) {
+  const member = await resolveMember(db, row.merchant_id, row.environment, row.member_id);
+  if (!member) throw new Error(`no member ${row.member_id}`);
+  return member.external_member_id;
 }
 
 /** An asset's scale from the catalogue (held per process: assets/catalogue-cache.ts); throws for an unknown code. */

@@ -12,6 +12,8 @@ import type { Db } from '../payees/queries.js';
 import type { Caller } from '../../../platform/caller.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import { orderNowSql } from '../../../provider-orders/index.js';
+import { getAsset } from '../../assets/index.js';
+import { resolveMember } from '../../members/index.js';
 
 export async function findOrder(db: Db, id: string, caller?: Caller): Promise<RemitOrderRow | undefined> {
   let q = db.selectFrom('remit_orders').selectAll().where('id', '=', withPrefix('rmt', id));
@@ -70,14 +72,15 @@ export async function dailyTotals(
   return { member: minorFromDb(row.member), merchant: minorFromDb(row.merchant) };
 }
 
-export async function externalIdOf(db: Db, memberId: string): Promise<string> {
-  const m = await db.selectFrom('members').select('external_member_id').where('id', '=', memberId).executeTakeFirst();
+/** The order's member's external id (its events' `external_member_id`), read through the members area. */
+export async function externalIdOf(db: Db, row: RemitOrderRow): Promise<string> {
+  const m = await resolveMember(db, row.merchant_id, row.environment, row.member_id);
   return m?.external_member_id ?? '';
 }
 
+/** An asset's scale, from the catalogue (the assets area's, held per process). */
 export async function scaleOf(db: Db, code: string): Promise<number> {
-  const a = await db.selectFrom('assets').select('scale').where('code', '=', code).executeTakeFirst();
-  return a?.scale ?? 2;
+  return (await getAsset(db, code))?.scale ?? 2;
 }
 
 /** The merchant's time, order by order (the shared lifecycle's `orderNowSql` for `remit_orders`). */
