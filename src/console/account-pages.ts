@@ -2,7 +2,16 @@ import type { FastifyReply } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
-import { consoleBase, loginClient, sendHtml, totpKey, withChange, withSession, type PageRequest } from './http.js';
+import {
+  consoleBase,
+  loginClient,
+  sendHtml,
+  totpKey,
+  withChange,
+  withSession,
+  type PageRequest,
+  pageRoute,
+} from './http.js';
 import { formOf, one } from './form.js';
 import { changePassword } from './sign-in.js';
 import { recoveryCodesLeft, regenerateRecoveryCodes, totpStatus } from './second-factor.js';
@@ -18,7 +27,6 @@ import { csrfInput, textInput } from './fields.js';
  * for a secret, and a wrong one counts in the sign-in throttle (docs/console.md).
  */
 
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 const throttledText = 'Too many failed attempts. Wait 15 minutes, then try again.';
 
 async function recoveryPage(
@@ -90,13 +98,13 @@ function passwordPage(
 export function registerAccountPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
     `${consoleBase}/:env/account/recovery-codes`,
-    route,
+    pageRoute,
     withSession(ctx, (_req, reply, page) => recoveryPage(ctx, reply, page)),
   );
 
   app.post(
     `${consoleBase}/:env/account/recovery-codes`,
-    route,
+    pageRoute,
     withChange(
       ctx,
       'session',
@@ -127,13 +135,13 @@ export function registerAccountPages(app: AppInstance, ctx: ServiceContext): voi
 
   app.get(
     `${consoleBase}/:env/account/password`,
-    route,
+    pageRoute,
     withSession(ctx, async (_req, reply, page) => passwordPage(reply, page)),
   );
 
   app.post(
     `${consoleBase}/:env/account/password`,
-    route,
+    pageRoute,
     withChange(
       ctx,
       'session',

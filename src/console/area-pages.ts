@@ -7,7 +7,7 @@ import { getPayment, listPayments } from '../modules/qrpay/index.js';
 import { getOrder as getRemittance, listOrders as listRemittances } from '../modules/remittance/index.js';
 import { readOrder, readOrders } from '../modules/exchange/index.js';
 import { getOrder as getEarnOrder, listOrders as listEarnOrders, listPositions } from '../modules/earn/index.js';
-import { sendHtml, withSession, type PageRequest } from './http.js';
+import { sendHtml, withSession, type PageRequest, pageRoute } from './http.js';
 import { history } from './history.js';
 import { badge, consolePage, envPath, nextPageLink, table, when, type Column, shortId } from './views.js';
 
@@ -18,7 +18,6 @@ import { badge, consolePage, envPath, nextPageLink, table, when, type Column, sh
  * detail adds the state history (events) and the ledger postings.
  */
 
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 export const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 export const cursorOf = (req: FastifyRequest) => (req.query as { cursor?: string }).cursor;
 export const idOf = (req: FastifyRequest, name = 'id') => (req.params as Record<string, string>)[name]!;
@@ -200,7 +199,7 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
   for (const area of areas) {
     app.get(
       `/console/:env${area.path}`,
-      route,
+      pageRoute,
       withSession(ctx, async (req, reply, page) => {
         const list = await area.list(ctx, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
         const base = envPath(page.environment, area.path);
@@ -235,7 +234,7 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
 
     app.get(
       `/console/:env${area.path}/:id`,
-      route,
+      pageRoute,
       withSession(ctx, async (req, reply, page) => {
         const row = await area.get(ctx, callerOf(page), idOf(req));
         const base = envPath(page.environment, area.path);
@@ -255,7 +254,7 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
 
   app.get(
     '/console/:env/earn-positions',
-    route,
+    pageRoute,
     withSession(ctx, async (req, reply, page) => {
       const list = await listPositions(ctx.db, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
       const earn = envPath(page.environment, '/earn');

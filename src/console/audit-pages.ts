@@ -1,7 +1,7 @@
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
-import { sendHtml, withSession } from './http.js';
+import { sendHtml, withSession, pageRoute } from './http.js';
 import { auditPage } from './queries/audit.js';
 import { can } from './rules.js';
 import { refusedPage } from './auth-pages.js';
@@ -9,12 +9,10 @@ import { consolePage, envPath, nextPageLink, realTimeMark, shortId, table, when 
 
 /** The audit log (audit.ts writes it): every change made through the console, which only an owner reads. */
 
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
-
 export function registerAuditPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
     '/console/:env/audit',
-    route,
+    pageRoute,
     withSession(ctx, async (req, reply, page) => {
       if (!can(page.session.role, 'audit.read')) return refusedPage(page, reply, 'role');
       const list = await auditPage(ctx.db, page.session.merchantId, page.environment, {

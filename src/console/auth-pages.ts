@@ -21,6 +21,7 @@ import {
   twoStepUser,
   type PageRequest,
   type Refusal,
+  pageRoute,
 } from './http.js';
 import { formOf, one } from './form.js';
 import { acceptInvite, openInvite } from './service.js';
@@ -31,8 +32,6 @@ import { consolePage, envPath, plainPage } from './views.js';
 import { textInput } from './fields.js';
 
 /** Sign-in, the invite link, sign-out (this browser or all); the account page: two-step-pages.ts. */
-
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 
 /** The answer to a POST refused for its CSRF field or the user's role: a page, 403. */
 export function refusedPage(page: PageRequest, reply: FastifyReply, why: Refusal) {
@@ -136,9 +135,9 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
   // The hash an unknown address is checked against, made now: else the first unknown address
   // would take two scrypt runs instead of one, and the time would tell it has no account.
   void decoyHash(ctx.config.consolePasswordCost);
-  app.get(consoleBase, route, async (_req, reply) => redirect(reply, envPath('sandbox')));
+  app.get(consoleBase, pageRoute, async (_req, reply) => redirect(reply, envPath('sandbox')));
 
-  app.get(`${consoleBase}/sign-in`, route, async (req: FastifyRequest, reply) => {
+  app.get(`${consoleBase}/sign-in`, pageRoute, async (req: FastifyRequest, reply) => {
     const ended = (req.query as { ended?: string }).ended === '1';
     const signedOut = (req.query as { out?: string }).out === '1';
     return sendHtml(
@@ -153,7 +152,7 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
     );
   });
 
-  app.post(`${consoleBase}/sign-in`, route, async (req, reply) => {
+  app.post(`${consoleBase}/sign-in`, pageRoute, async (req, reply) => {
     const form = formOf(req);
     const email = one(form, 'email');
     const csrf = signInCsrf(ctx, req, reply);
@@ -185,12 +184,12 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
 
   const wantsRecovery = (req: FastifyRequest) => (req.query as { recovery?: string }).recovery === '1';
 
-  app.get(`${consoleBase}/two-step`, route, async (req, reply) => {
+  app.get(`${consoleBase}/two-step`, pageRoute, async (req, reply) => {
     if (!twoStepUser(ctx, req, ctx.clock.real())) return redirect(reply, `${consoleBase}/sign-in`);
     return sendHtml(reply, 200, twoStepForm(signInCsrf(ctx, req, reply), undefined, wantsRecovery(req)));
   });
 
-  app.post(`${consoleBase}/two-step`, route, async (req, reply) => {
+  app.post(`${consoleBase}/two-step`, pageRoute, async (req, reply) => {
     const now = ctx.clock.real();
     const pending = twoStepUser(ctx, req, now);
     if (!pending) return redirect(reply, `${consoleBase}/sign-in?ended=1`);
@@ -234,7 +233,7 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
     );
   });
 
-  app.get(`${consoleBase}/invite/:token`, route, async (req, reply) => {
+  app.get(`${consoleBase}/invite/:token`, pageRoute, async (req, reply) => {
     const token = (req.params as { token: string }).token;
     const user = await openInvite(ctx.db, token, ctx.clock.real());
     return user ? sendHtml(reply, 200, inviteForm(token, user.email)) : sendHtml(reply, 410, inviteGone());
@@ -242,7 +241,7 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
 
   // The link itself is the credential (a 256-bit secret in the path), so this form needs no CSRF
   // cookie: a forged post would have to know the token, and would only set the password.
-  app.post(`${consoleBase}/invite/:token`, route, async (req, reply) => {
+  app.post(`${consoleBase}/invite/:token`, pageRoute, async (req, reply) => {
     const token = (req.params as { token: string }).token;
     const form = formOf(req);
     const now = ctx.clock.real();
@@ -263,7 +262,7 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
 
   app.post(
     `${consoleBase}/sign-out`,
-    route,
+    pageRoute,
     withChange(
       ctx,
       'session',
@@ -278,7 +277,7 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
 
   app.post(
     `${consoleBase}/sign-out-everywhere`,
-    route,
+    pageRoute,
     withChange(
       ctx,
       'session',

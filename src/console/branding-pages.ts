@@ -15,7 +15,7 @@ import {
   sniffImage,
   textOn,
 } from '../modules/hosted-screens/index.js';
-import { csrfField, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { csrfField, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
 import { formFieldBytesMax, one, type FormFields } from './form.js';
 import { auditAccount } from './audit.js';
 import { storedBranding } from './queries/area-reads.js';
@@ -28,8 +28,6 @@ import { consolePage, envPath, postButton } from './views.js';
  * screens show for the merchant's members. Owners only; one setting for both environments (a
  * member meets the same merchant in both), so each change is audited in both.
  */
-
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 
 /** The logo file of a branding post, read by the multipart hook: `truncated` when it was larger than allowed. */
 const uploads = new WeakMap<FastifyRequest, { bytes: Buffer; truncated: boolean }>();
@@ -101,13 +99,13 @@ export function registerBrandingPages(app: AppInstance, ctx: ServiceContext): vo
 
   app.get(
     '/console/:env/branding',
-    route,
+    pageRoute,
     withSession(ctx, async (_req, reply, page) => ownerOnly(page, reply) ?? brandingPage(ctx, reply, page)),
   );
 
   app.post(
     '/console/:env/branding/logo/remove',
-    route,
+    pageRoute,
     withChange(
       ctx,
       'branding.write',
@@ -160,7 +158,7 @@ export function registerBrandingPages(app: AppInstance, ctx: ServiceContext): vo
     });
     scope.post(
       '/console/:env/branding',
-      route,
+      pageRoute,
       withChange(
         ctx,
         'branding.write',

@@ -9,7 +9,7 @@ import {
   listTopUps,
   listTransactions,
 } from '../modules/cards/index.js';
-import { sendHtml, withSession } from './http.js';
+import { sendHtml, withSession, pageRoute } from './http.js';
 import { history } from './history.js';
 import { listMerchantCards } from './queries/area-reads.js';
 import { consolePage, envPath, nextPageLink, table, when, shortId } from './views.js';
@@ -20,11 +20,10 @@ import { callerOf, code, cursorOf, idOf, money, pageSize, statusBadge, summaryCa
  * replacements, and their own pages. Through the cards area's service, as the API reads them.
  */
 
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 export function registerCardPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
     '/console/:env/cards',
-    route,
+    pageRoute,
     withSession(ctx, async (req, reply, page) => {
       const list = await listMerchantCards(ctx.db, page.session.merchantId, page.environment, {
         limit: pageSize,
@@ -62,7 +61,7 @@ export function registerCardPages(app: AppInstance, ctx: ServiceContext): void {
 
   app.get(
     '/console/:env/cards/:id',
-    route,
+    pageRoute,
     withSession(ctx, async (req, reply, page) => {
       const caller = callerOf(page);
       const card = (await getCard(ctx.db, caller, idOf(req))) as Row;
@@ -159,7 +158,7 @@ ${await history(ctx, page, card.id)}<p><a href="${envPath(page.environment, '/ca
 
   app.get(
     '/console/:env/cards/:card/top-ups/:id',
-    route,
+    pageRoute,
     withSession(ctx, async (req, reply, page) => {
       const t = (await getTopUp(ctx.db, callerOf(page), idOf(req, 'card'), idOf(req))) as Row;
       return sendHtml(
@@ -185,7 +184,7 @@ ${await history(ctx, page, card.id)}<p><a href="${envPath(page.environment, '/ca
 
   app.get(
     '/console/:env/cards/:card/replacements/:id',
-    route,
+    pageRoute,
     withSession(ctx, async (req, reply, page) => {
       const r = (await getReplacement(ctx.db, callerOf(page), idOf(req))) as Row;
       return sendHtml(

@@ -3,7 +3,7 @@ import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { deliveryStatuses, listDeliveries, redeliver, redeliverAction } from '../modules/webhooks/index.js';
-import { attempt, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { attempt, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
 import { audit } from './audit.js';
 import { apiCalls, deliveryAttempts, deliveryEndpoints, endpointUrls } from './queries/webhooks.js';
 import { can } from './rules.js';
@@ -27,7 +27,6 @@ import { selectInput } from './fields.js';
  * the redelivery are the webhooks area's own functions, as the API's.
  */
 
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 const idOf = (req: FastifyRequest) => (req.params as { id: string }).id;
 const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 
@@ -126,13 +125,13 @@ ${table(
 export function registerDeliveryPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
     '/console/:env/deliveries',
-    route,
+    pageRoute,
     withSession(ctx, (req, reply, page) => deliveriesPage(ctx, req, reply, page)),
   );
 
   app.post(
     '/console/:env/deliveries/:id/redeliver',
-    route,
+    pageRoute,
     withChange(
       ctx,
       'webhooks.write',
@@ -151,7 +150,7 @@ export function registerDeliveryPages(app: AppInstance, ctx: ServiceContext): vo
 
   app.get(
     '/console/:env/api-log',
-    route,
+    pageRoute,
     withSession(ctx, async (req, reply, page) => {
       const beforeText = (req.query as { before?: string }).before ?? '';
       const before = /^[0-9]{1,18}$/.test(beforeText) ? BigInt(beforeText) : undefined;

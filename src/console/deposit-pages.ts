@@ -4,7 +4,7 @@ import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 
 import { getDeposit, listDeposits } from '../modules/deposits/index.js';
-import { sendHtml, withSession, type PageRequest } from './http.js';
+import { sendHtml, withSession, type PageRequest, pageRoute } from './http.js';
 
 import { history } from './history.js';
 
@@ -12,14 +12,13 @@ import { badge, consolePage, envPath, nextPageLink, shortId, table, when } from 
 
 /** Deposits, read only: the list and one deposit with its state history and ledger postings. */
 
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 const cursorOf = (req: FastifyRequest) => (req.query as { cursor?: string }).cursor;
 
 export function registerDepositPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
     '/console/:env/deposits/:id',
-    route,
+    pageRoute,
     withSession(ctx, async (req, reply, page) => {
       const d = await getDeposit(ctx.db, callerOf(page), (req.params as { id: string }).id);
       return sendHtml(
@@ -43,7 +42,7 @@ export function registerDepositPages(app: AppInstance, ctx: ServiceContext): voi
 
   app.get(
     '/console/:env/deposits',
-    route,
+    pageRoute,
     withSession(ctx, async (req, reply, page) => {
       const list = await listDeposits(ctx.db, callerOf(page), { limit: 25, cursor: cursorOf(req) });
       type D = (typeof list.data)[number];

@@ -3,7 +3,7 @@ import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { deliveryView, listEndpoints, replayEndpoint, replayEventsMax } from '../modules/webhooks/index.js';
-import { attempt, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { attempt, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { endpointDeliveries } from './queries/webhooks.js';
@@ -17,7 +17,6 @@ import { csrfInput, selectInput, textInput } from './fields.js';
  * form. The replay is the webhooks area's function: the same rules as the API.
  */
 
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 const isTime = (v: string) => v !== '' && !Number.isNaN(Date.parse(v));
 
@@ -104,12 +103,12 @@ async function endpointPage(
 export function registerEndpointPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
     '/console/:env/webhooks/:id',
-    route,
+    pageRoute,
     withSession(ctx, (req, reply, page) => endpointPage(ctx, req, reply, page)),
   );
   app.post(
     '/console/:env/webhooks/:id/replay',
-    route,
+    pageRoute,
     withChange(
       ctx,
       'webhooks.write',

@@ -3,7 +3,7 @@ import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { type EventObject, findEvent, listEvents } from '../modules/events/index.js';
-import { sendHtml, withSession, type PageRequest } from './http.js';
+import { sendHtml, withSession, type PageRequest, pageRoute } from './http.js';
 import { eventDeliveries } from './queries/webhooks.js';
 import { badge, consolePage, envPath, nextPageLink, shortId, table, when } from './views.js';
 import { selectInput, textInput } from './fields.js';
@@ -14,7 +14,6 @@ import { selectInput, textInput } from './fields.js';
  * reads are the events area's own queries: the same rules as the API.
  */
 
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 const isTime = (v: string) => v !== '' && !Number.isNaN(Date.parse(v));
 
@@ -158,12 +157,12 @@ async function eventPage(ctx: ServiceContext, req: FastifyRequest, reply: Fastif
 export function registerEventPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
     '/console/:env/events',
-    route,
+    pageRoute,
     withSession(ctx, (req, reply, page) => eventsPage(ctx, req, reply, page)),
   );
   app.get(
     '/console/:env/events/:id',
-    route,
+    pageRoute,
     withSession(ctx, (req, reply, page) => eventPage(ctx, req, reply, page)),
   );
 }

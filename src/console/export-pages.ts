@@ -4,7 +4,7 @@ import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { createExport, type ExportKind, exportKinds, listExports, openExportFile } from '../modules/exports/index.js';
-import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { can } from './rules.js';
@@ -18,7 +18,6 @@ import { instant } from './ledger-pages.js';
  * the exports area's; a request is a form POST with the CSRF field.
  */
 
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 const scopeOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 const queryOf = (req: FastifyRequest) => req.query as Record<string, string | undefined>;
 
@@ -92,13 +91,13 @@ async function exportsPage(
 export function registerExportPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
     '/console/:env/exports',
-    route,
+    pageRoute,
     withSession(ctx, (req, reply, page) => exportsPage(ctx, req, reply, page)),
   );
 
   app.post(
     '/console/:env/exports',
-    route,
+    pageRoute,
     withChange(
       ctx,
       'exports.write',
@@ -138,7 +137,7 @@ export function registerExportPages(app: AppInstance, ctx: ServiceContext): void
 
   app.get(
     '/console/:env/exports/:id/file',
-    route,
+    pageRoute,
     withSession(ctx, async (req, reply, page) => {
       try {
         const file = await openExportFile(ctx.db, ctx.clock, scopeOf(page), (req.params as { id: string }).id);

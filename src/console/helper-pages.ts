@@ -8,28 +8,27 @@ import { validatorCompiler } from '../platform/validation.js';
 import { completeInSandbox, html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { AuthorizationBodySchema, authorize, sandboxAdvance, sandboxShip } from '../modules/cards/index.js';
 import { sandboxReview } from '../modules/kyc/index.js';
-import { attempt, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { attempt, sendHtml, type PageRequest, pageRoute } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { listMerchantApplications } from './queries/area-reads.js';
 import { can } from './rules.js';
-import { refusedPage } from './auth-pages.js';
 import { consolePage, envPath, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
 import { statusBadge } from './area-pages.js';
+import { withSandboxChange, withSandboxSession } from './sandbox-only.js';
 
 /**
  * The sandbox test helpers of extensions 8 from the console: a card application decided, a
  * physical card shipped, a card authorisation, a KYC review. Each calls the very function its
  * sandbox API route calls (no rule of its own) and records an audit line; only owners and
- * developers may (checked on the server by withChange), and only in the sandbox.
+ * developers may (checked on the server: sandbox-only.ts), and only in the sandbox.
  *
  * The application decision, the shipping and the KYC review run their own transactions inside
  * their areas (as the API calls them), so their audit line follows the change; the authorisation
  * takes the caller's transaction and its audit line commits with it.
  */
 
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 const base = envPath('sandbox', '/helpers');
 const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 
@@ -40,10 +39,6 @@ const validAuthorization = validatorCompiler({
   method: 'POST',
   url: '',
 } as never) as unknown as (body: unknown) => boolean;
-
-function sandboxOnly(page: PageRequest) {
-  if (page.environment !== 'sandbox') throw new ApiError('not_found');
-}
 
 async function helpersPage(
   ctx: ServiceContext,
@@ -173,178 +168,143 @@ const screenOutcomes = ['submitted', 'approved', 'declined'] as const;
 export function registerHelperPages(app: AppInstance, ctx: ServiceContext, screens: HostedScreenRegistry): void {
   app.get(
     '/console/:env/helpers',
-    route,
-    withSession(ctx, (_req, reply, page) => {
-      sandboxOnly(page);
-      return helpersPage(ctx, reply, page);
-    }),
+    pageRoute,
+    withSandboxSession(ctx, (_req, reply, page) => helpersPage(ctx, reply, page)),
   );
 
   app.post(
     '/console/:env/helpers/application',
-    route,
-    withChange(
-      ctx,
-      'sandbox.write',
-      async (req, reply, page) => {
-        sandboxOnly(page);
-        const form = formOf(req);
-        const to = one(form, 'to');
-        if (to !== 'approved' && to !== 'rejected' && to !== 'need_docs')
-          return helpersPage(ctx, reply, page, { problem: 'Choose a decision.' }, 400);
-        const r = await selfCommitting(ctx, () =>
-          sandboxAdvance(ctx, callerOf(page), one(form, 'application_id').trim(), to),
-        );
-        if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
-        const done = r.value as { id: string; status: string };
-        await audit(
-          ctx.db,
-          page.session,
-          'sandbox',
-          'sandbox.card_application_advance',
-          done.id,
-          `to ${to}, status ${done.status}`,
-          page.now,
-        );
-        return helpersPage(ctx, reply, page, { notice: `Application ${done.id} is now ${done.status}.` });
-      },
-      refusedPage,
-    ),
+    pageRoute,
+    withSandboxChange(ctx, async (req, reply, page) => {
+      const form = formOf(req);
+      const to = one(form, 'to');
+      if (to !== 'approved' && to !== 'rejected' && to !== 'need_docs')
+        return helpersPage(ctx, reply, page, { problem: 'Choose a decision.' }, 400);
+      const r = await selfCommitting(ctx, () =>
+        sandboxAdvance(ctx, callerOf(page), one(form, 'application_id').trim(), to),
+      );
+      if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
+      const done = r.value as { id: string; status: string };
+      await audit(
+        ctx.db,
+        page.session,
+        'sandbox',
+        'sandbox.card_application_advance',
+        done.id,
+        `to ${to}, status ${done.status}`,
+        page.now,
+      );
+      return helpersPage(ctx, reply, page, { notice: `Application ${done.id} is now ${done.status}.` });
+    }),
   );
 
   app.post(
     '/console/:env/helpers/ship',
-    route,
-    withChange(
-      ctx,
-      'sandbox.write',
-      async (req, reply, page) => {
-        sandboxOnly(page);
-        const r = await selfCommitting(ctx, () => sandboxShip(ctx, callerOf(page), one(formOf(req), 'card_id').trim()));
-        if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
-        const card = r.value as { id: string; inventory_status: string | null };
-        await audit(
-          ctx.db,
-          page.session,
-          'sandbox',
-          'sandbox.card_ship',
-          card.id,
-          `inventory ${card.inventory_status}`,
-          page.now,
-        );
-        return helpersPage(ctx, reply, page, {
-          notice: `Card ${card.id} is ${card.inventory_status ?? 'not physical'}.`,
-        });
-      },
-      refusedPage,
-    ),
+    pageRoute,
+    withSandboxChange(ctx, async (req, reply, page) => {
+      const r = await selfCommitting(ctx, () => sandboxShip(ctx, callerOf(page), one(formOf(req), 'card_id').trim()));
+      if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
+      const card = r.value as { id: string; inventory_status: string | null };
+      await audit(
+        ctx.db,
+        page.session,
+        'sandbox',
+        'sandbox.card_ship',
+        card.id,
+        `inventory ${card.inventory_status}`,
+        page.now,
+      );
+      return helpersPage(ctx, reply, page, {
+        notice: `Card ${card.id} is ${card.inventory_status ?? 'not physical'}.`,
+      });
+    }),
   );
 
   app.post(
     '/console/:env/helpers/authorization',
-    route,
-    withChange(
-      ctx,
-      'sandbox.write',
-      async (req, reply, page) => {
-        sandboxOnly(page);
-        const form = formOf(req);
-        const body = {
-          amount: one(form, 'amount').trim(),
-          merchant_name: one(form, 'merchant_name').trim(),
-          mcc: one(form, 'mcc').trim(),
-        };
-        // The API route's own body schema, so the page accepts what the call accepts.
-        if (!validAuthorization(body))
-          return helpersPage(ctx, reply, page, { problem: 'Give an amount, a shop name and a four-digit MCC.' }, 400);
-        const cardId = one(form, 'card_id').trim();
-        const r = await attempt(ctx, async (trx) => {
-          const answer = await authorize(ctx, trx, callerOf(page), cardId, body);
-          await audit(
-            trx,
-            page.session,
-            'sandbox',
-            'sandbox.card_authorization',
-            answer.transaction_id,
-            `card ${cardId}, ${body.amount}, ${
-              answer.approved ? 'approved' : `declined ${answer.decline_reason ?? ''}`
-            }`,
-            page.now,
-          );
-          return answer;
-        });
-        if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
-        return helpersPage(ctx, reply, page, {
-          notice: r.value.approved
-            ? `Approved: transaction ${r.value.transaction_id}.`
-            : `Declined (${r.value.decline_reason ?? 'no reason'}): transaction ${r.value.transaction_id}.`,
-        });
-      },
-      refusedPage,
-    ),
+    pageRoute,
+    withSandboxChange(ctx, async (req, reply, page) => {
+      const form = formOf(req);
+      const body = {
+        amount: one(form, 'amount').trim(),
+        merchant_name: one(form, 'merchant_name').trim(),
+        mcc: one(form, 'mcc').trim(),
+      };
+      // The API route's own body schema, so the page accepts what the call accepts.
+      if (!validAuthorization(body))
+        return helpersPage(ctx, reply, page, { problem: 'Give an amount, a shop name and a four-digit MCC.' }, 400);
+      const cardId = one(form, 'card_id').trim();
+      const r = await attempt(ctx, async (trx) => {
+        const answer = await authorize(ctx, trx, callerOf(page), cardId, body);
+        await audit(
+          trx,
+          page.session,
+          'sandbox',
+          'sandbox.card_authorization',
+          answer.transaction_id,
+          `card ${cardId}, ${body.amount}, ${answer.approved ? 'approved' : `declined ${answer.decline_reason ?? ''}`}`,
+          page.now,
+        );
+        return answer;
+      });
+      if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
+      return helpersPage(ctx, reply, page, {
+        notice: r.value.approved
+          ? `Approved: transaction ${r.value.transaction_id}.`
+          : `Declined (${r.value.decline_reason ?? 'no reason'}): transaction ${r.value.transaction_id}.`,
+      });
+    }),
   );
 
   app.post(
     '/console/:env/helpers/kyc',
-    route,
-    withChange(
-      ctx,
-      'sandbox.write',
-      async (req, reply, page) => {
-        sandboxOnly(page);
-        const form = formOf(req);
-        const decision = one(form, 'decision');
-        const level = one(form, 'level') === '2' ? 2 : 1;
-        if (decision !== 'approved' && decision !== 'rejected')
-          return helpersPage(ctx, reply, page, { problem: 'Choose a decision.' }, 400);
-        const member = one(form, 'member').trim();
-        if (member === '' || member.length > 100)
-          return helpersPage(ctx, reply, page, { problem: 'Name the member.' }, 400);
-        const r = await selfCommitting(ctx, () =>
-          sandboxReview(ctx, callerOf(page), member, decision === 'approved' ? { decision, level } : { decision }),
-        );
-        if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
-        await audit(
-          ctx.db,
-          page.session,
-          'sandbox',
-          'sandbox.kyc_review',
-          member,
-          decision === 'approved' ? `approved, level ${level}` : 'rejected',
-          page.now,
-        );
-        return helpersPage(ctx, reply, page, { notice: `The review of ${member} is ${decision}.` });
-      },
-      refusedPage,
-    ),
+    pageRoute,
+    withSandboxChange(ctx, async (req, reply, page) => {
+      const form = formOf(req);
+      const decision = one(form, 'decision');
+      const level = one(form, 'level') === '2' ? 2 : 1;
+      if (decision !== 'approved' && decision !== 'rejected')
+        return helpersPage(ctx, reply, page, { problem: 'Choose a decision.' }, 400);
+      const member = one(form, 'member').trim();
+      if (member === '' || member.length > 100)
+        return helpersPage(ctx, reply, page, { problem: 'Name the member.' }, 400);
+      const r = await selfCommitting(ctx, () =>
+        sandboxReview(ctx, callerOf(page), member, decision === 'approved' ? { decision, level } : { decision }),
+      );
+      if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
+      await audit(
+        ctx.db,
+        page.session,
+        'sandbox',
+        'sandbox.kyc_review',
+        member,
+        decision === 'approved' ? `approved, level ${level}` : 'rejected',
+        page.now,
+      );
+      return helpersPage(ctx, reply, page, { notice: `The review of ${member} is ${decision}.` });
+    }),
   );
 
   app.post(
     '/console/:env/helpers/hosted-screen',
-    route,
-    withChange(
-      ctx,
-      'sandbox.write',
-      async (req, reply, page) => {
-        sandboxOnly(page);
-        const form = formOf(req);
-        const outcome = one(form, 'outcome') as (typeof screenOutcomes)[number];
-        if (!screenOutcomes.includes(outcome))
-          return helpersPage(ctx, reply, page, { problem: 'Choose an outcome.' }, 400);
-        const ticketId = one(form, 'ticket_id').trim();
-        if (ticketId === '' || ticketId.length > 100)
-          return helpersPage(ctx, reply, page, { problem: 'Name the ticket.' }, 400);
-        const r = await attempt(ctx, async (trx) => {
-          const state = await completeInSandbox(ctx, trx, screens, callerOf(page), ticketId, outcome);
-          await audit(trx, page.session, 'sandbox', 'sandbox.hosted_screen_complete', ticketId, outcome, page.now);
-          return state;
-        });
-        if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
-        return helpersPage(ctx, reply, page, {
-          notice: `Ticket ${ticketId} is ${(r.value as { status: string }).status}.`,
-        });
-      },
-      refusedPage,
-    ),
+    pageRoute,
+    withSandboxChange(ctx, async (req, reply, page) => {
+      const form = formOf(req);
+      const outcome = one(form, 'outcome') as (typeof screenOutcomes)[number];
+      if (!screenOutcomes.includes(outcome))
+        return helpersPage(ctx, reply, page, { problem: 'Choose an outcome.' }, 400);
+      const ticketId = one(form, 'ticket_id').trim();
+      if (ticketId === '' || ticketId.length > 100)
+        return helpersPage(ctx, reply, page, { problem: 'Name the ticket.' }, 400);
+      const r = await attempt(ctx, async (trx) => {
+        const state = await completeInSandbox(ctx, trx, screens, callerOf(page), ticketId, outcome);
+        await audit(trx, page.session, 'sandbox', 'sandbox.hosted_screen_complete', ticketId, outcome, page.now);
+        return state;
+      });
+      if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
+      return helpersPage(ctx, reply, page, {
+        notice: `Ticket ${ticketId} is ${(r.value as { status: string }).status}.`,
+      });
+    }),
   );
 }

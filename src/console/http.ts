@@ -148,6 +148,12 @@ async function sessionOf(
 
 export type PageHandler = (req: FastifyRequest, reply: FastifyReply, page: PageRequest) => Promise<unknown>;
 
+/**
+ * The options of every console route: public to the API's pipeline (the console checks its own
+ * session: withSession, withChange) and hidden from the OpenAPI document.
+ */
+export const pageRoute = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
+
 /** A GET page: signed in, the environment of its URL. */
 export function withSession(ctx: ServiceContext, handler: PageHandler) {
   return async (req: FastifyRequest, reply: FastifyReply) => {

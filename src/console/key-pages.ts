@@ -10,7 +10,7 @@ import type { ServiceContext } from '../service-context.js';
 import { restrictedScopes, scopeCatalogue } from '../platform/scopes.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { createKey, splitScopes } from '../modules/merchants/index.js';
-import { attempt, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { attempt, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
 import { all, one, formOf } from './form.js';
 import { audit } from './audit.js';
 import { listKeys } from './queries/area-reads.js';
@@ -27,8 +27,6 @@ import {
   unmatchedProblem,
   type KeyRow,
 } from './key-views.js';
-
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 
 function createForm(
   page: PageRequest,
@@ -122,13 +120,13 @@ function expiryFrom(value: string): Date | null | 'bad' {
 export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
     '/console/:env/keys',
-    route,
+    pageRoute,
     withSession(ctx, (_req, reply, page) => listPage(ctx, reply, page)),
   );
 
   app.post(
     '/console/:env/keys',
-    route,
+    pageRoute,
     withChange(
       ctx,
       'keys.write',

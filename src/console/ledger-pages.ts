@@ -6,10 +6,10 @@ import { html } from '../modules/hosted-screens/index.js';
 import { createMonitor, deleteMonitor, getMonitor, listMonitors, merchantBalances } from '../modules/balances/index.js';
 import { entryPage } from '../modules/ledger-entries/index.js';
 import { resolveMember } from '../modules/members/index.js';
-import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
-import { can } from './rules.js';
+import { can, refusalFor } from './rules.js';
 import { refusedPage } from './auth-pages.js';
 import { askFirst, badge, confirmPage, consolePage, envPath, nextPageLink, shortId, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
@@ -20,7 +20,6 @@ import { csrfInput, selectInput, textInput } from './fields.js';
  * a link or a form, every change a POST with the CSRF field.
  */
 
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 const scopeOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 const queryOf = (req: FastifyRequest) => req.query as Record<string, string | undefined>;
 
@@ -189,13 +188,13 @@ async function ledgerPage(ctx: ServiceContext, req: FastifyRequest, reply: Fasti
 export function registerLedgerPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
     '/console/:env',
-    route,
+    pageRoute,
     withSession(ctx, (req, reply, page) => balancesPage(ctx, req, reply, page)),
   );
 
   app.post(
     '/console/:env/balance-monitors',
-    route,
+    pageRoute,
     withChange(
       ctx,
       'monitors.write',
@@ -229,7 +228,7 @@ export function registerLedgerPages(app: AppInstance, ctx: ServiceContext): void
   // Removing a monitor ends its state (a new one starts over): a page first names it.
   app.get(
     '/console/:env/balance-monitors/:id/delete',
-    route,
+    pageRoute,
     withSession(ctx, async (req, reply, page) => {
       const m = await getMonitor(ctx.db, scopeOf(page), (req.params as { id: string }).id);
       if (!m) throw new ApiError('not_found', 'No such balance monitor.');
@@ -240,9 +239,7 @@ export function registerLedgerPages(app: AppInstance, ctx: ServiceContext): void
         confirmPage(page, {
           title: 'Remove the balance monitor?',
           section: '',
-          refused: can(page.session.role, 'monitors.write')
-            ? undefined
-            : `Your role (${page.session.role}) cannot change balance monitors.`,
+          refused: refusalFor(page.session.role, 'monitors.write', 'change balance monitors'),
           question: html`Remove the monitor of the ${m.balance} ${m.asset} balance below ${m.below}? No more
              balance_monitor events are sent for it.`,
           facts: [
@@ -260,7 +257,7 @@ export function registerLedgerPages(app: AppInstance, ctx: ServiceContext): void
 
   app.post(
     '/console/:env/balance-monitors/:id/delete',
-    route,
+    pageRoute,
     withChange(
       ctx,
       'monitors.write',
@@ -279,7 +276,7 @@ export function registerLedgerPages(app: AppInstance, ctx: ServiceContext): void
 
   app.get(
     '/console/:env/ledger',
-    route,
+    pageRoute,
     withSession(ctx, (req, reply, page) => ledgerPage(ctx, req, reply, page)),
   );
 }

@@ -4,7 +4,7 @@ import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { memberBalances } from '../modules/balances/index.js';
 import { confirmWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals } from '../modules/withdrawals/index.js';
-import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
 import { audit } from './audit.js';
 import { listMembers } from './queries/area-reads.js';
 import { history } from './history.js';
@@ -31,14 +31,13 @@ import { selectInput } from './fields.js';
  * Deposits: deposit-pages.ts.
  */
 
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 const cursorOf = (req: FastifyRequest) => (req.query as { cursor?: string }).cursor;
 
 export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
     '/console/:env/members',
-    route,
+    pageRoute,
     withSession(ctx, async (req, reply, page) => {
       const list = await listMembers(ctx.db, page.session.merchantId, page.environment, {
         limit: 25,
@@ -88,14 +87,14 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
 
   app.get(
     '/console/:env/withdrawals',
-    route,
+    pageRoute,
     withSession(ctx, (req, reply, page) => withdrawalsPage(ctx, req, reply, page)),
   );
 
   for (const action of ['confirm', 'fail'] as const) {
     app.post(
       `/console/:env/withdrawals/:id/${action}`,
-      route,
+      pageRoute,
       withChange(
         ctx,
         'withdrawals.write',
@@ -139,7 +138,7 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
     // The step before: a page that names the withdrawal, its money and where it goes.
     app.get(
       `/console/:env/withdrawals/:id/${action}`,
-      route,
+      pageRoute,
       withSession(ctx, async (req, reply, page) => {
         const w = await getWithdrawal(ctx.db, callerOf(page), (req.params as { id: string }).id);
         const base = envPath(page.environment, '/withdrawals');
@@ -184,7 +183,7 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
 
   app.get(
     '/console/:env/withdrawals/:id',
-    route,
+    pageRoute,
     withSession(ctx, async (req, reply, page) => {
       const w = await getWithdrawal(ctx.db, callerOf(page), (req.params as { id: string }).id);
       const base = envPath(page.environment, '/withdrawals');

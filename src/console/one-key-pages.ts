@@ -9,10 +9,10 @@ import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { getKey, rotateKey, updateKey } from '../modules/merchants/index.js';
-import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
 import { one, formOf } from './form.js';
 import { audit } from './audit.js';
-import { allowlistLines, can } from './rules.js';
+import { allowlistLines, can, refusalFor } from './rules.js';
 import { refusedPage } from './auth-pages.js';
 import { askFirst, confirmPage, consolePage, envPath, realTimeMark, when } from './views.js';
 import { csrfInput, selectInput } from './fields.js';
@@ -25,8 +25,6 @@ import {
   unmatchedProblem,
   type KeyRow,
 } from './key-views.js';
-
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 
 const keyId = (req: FastifyRequest) => (req.params as { id: string }).id;
 
@@ -117,7 +115,7 @@ ${extra.preview ? allowlistPreview(draft, req.ip) : ''}`;
 export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
     '/console/:env/keys/:id',
-    route,
+    pageRoute,
     withSession(ctx, (req, reply, page) => {
       const saved = (req.query as { saved?: string }).saved;
       return keyPage(ctx, reply, req, page, {
@@ -134,7 +132,7 @@ export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void
   // Disabling and rotating cannot be undone: a page first names the key (and the overlap chosen).
   app.get(
     '/console/:env/keys/:id/disable',
-    route,
+    pageRoute,
     withSession(ctx, async (req, reply, page) => {
       const k = await ownedKey(ctx.db, page, keyId(req));
       const path = envPath(page.environment, `/keys/${k.id}`);
@@ -144,9 +142,7 @@ export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void
         confirmPage(page, {
           title: 'Disable the key?',
           section: '/keys',
-          refused: can(page.session.role, 'keys.write')
-            ? undefined
-            : `Your role (${page.session.role}) cannot change keys.`,
+          refused: refusalFor(page.session.role, 'keys.write', 'change keys'),
           question: html`Disable the API key ${k.client_id}? Every call signed with it is refused from now on; a
              disabled key cannot be enabled again from the console.`,
           facts: [
@@ -165,7 +161,7 @@ export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void
 
   app.get(
     '/console/:env/keys/:id/rotate',
-    route,
+    pageRoute,
     withSession(ctx, async (req, reply, page) => {
       const k = await ownedKey(ctx.db, page, keyId(req));
       const path = envPath(page.environment, `/keys/${k.id}`);
@@ -178,9 +174,7 @@ export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void
         confirmPage(page, {
           title: 'Rotate the key?',
           section: '/keys',
-          refused: can(page.session.role, 'keys.write')
-            ? undefined
-            : `Your role (${page.session.role}) cannot change keys.`,
+          refused: refusalFor(page.session.role, 'keys.write', 'change keys'),
           question: html`Make a new key in place of ${k.client_id}? ${
             overlap.value === '0'
               ? 'The old key stops at once.'
@@ -202,7 +196,7 @@ export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void
 
   app.post(
     '/console/:env/keys/:id/allowlist',
-    route,
+    pageRoute,
     withChange(
       ctx,
       'keys.write',
@@ -238,7 +232,7 @@ export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void
 
   app.post(
     '/console/:env/keys/:id/rotate',
-    route,
+    pageRoute,
     withChange(
       ctx,
       'keys.write',
@@ -270,7 +264,7 @@ export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void
 
   app.post(
     '/console/:env/keys/:id/disable',
-    route,
+    pageRoute,
     withChange(
       ctx,
       'keys.write',

@@ -3,7 +3,7 @@ import type { ServiceContext } from '../service-context.js';
 import type { TimedProcess } from '../jobs/types.js';
 import { ApiError } from '../platform/errors.js';
 import { html } from '../modules/hosted-screens/index.js';
-import { consoleSecurityHeaders, sendHtml } from './http.js';
+import { consoleSecurityHeaders, sendHtml, pageRoute } from './http.js';
 import { ConsoleFormError, formBodyBytesMax, parseForm } from './form.js';
 import { registerAuthPages } from './auth-pages.js';
 import { registerTwoStepPages } from './two-step-pages.js';
@@ -75,8 +75,7 @@ export function consoleRoutes(timedProcesses: readonly TimedProcess[], screens: 
         if (req.method === 'POST') ctx.authCache.invalidate();
         return payload;
       });
-      const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
-      pages.get(stylesheetPath, route, async (_req, reply) =>
+      pages.get(stylesheetPath, pageRoute, async (_req, reply) =>
         reply
           .headers({ ...consoleSecurityHeaders, 'cache-control': 'public, max-age=300' })
           .type('text/css; charset=utf-8')

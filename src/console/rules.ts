@@ -25,6 +25,11 @@ export function can(role: ConsoleRole, permission: Permission): boolean {
   return (permissions[permission] as readonly ConsoleRole[]).includes(role);
 }
 
+/** What a confirm page tells a role that may not make its change ("Your role (viewer) cannot change keys."). */
+export function refusalFor(role: ConsoleRole, permission: Permission, what: string): string | undefined {
+  return can(role, permission) ? undefined : `Your role (${role}) cannot ${what}.`;
+}
+
 export function isRole(value: unknown): value is ConsoleRole {
   return typeof value === 'string' && (consoleRoles as readonly string[]).includes(value);
 }

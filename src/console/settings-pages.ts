@@ -6,22 +6,22 @@ import { ApiError } from '../platform/errors.js';
 import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../upstreams/port.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { advanceClock, advanceSecondsMax, presetBehavior, readClock, resetSandbox } from '../modules/sandbox/index.js';
-import { attempt, csrfField, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { attempt, csrfField, sendHtml, type PageRequest, pageRoute } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 
 import { presetsInForce } from './queries/area-reads.js';
-import { can } from './rules.js';
-import { refusedPage } from './auth-pages.js';
+import { can, refusalFor } from './rules.js';
 import { askFirst, confirmPage, consolePage, envPath, table, when } from './views.js';
 import { selectInput } from './fields.js';
+import { withSandboxChange, withSandboxSession } from './sandbox-only.js';
 
 /**
  * The sandbox tools (upstream behaviour, reset, the sandbox clock: the sandbox area's own
  * functions, as its API calls use them). The audit log: audit-pages.ts.
  */
 
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
+const base = envPath('sandbox', '/tools');
 
 const clockSteps = [
   { value: '60', label: '1 minute' },
@@ -40,7 +40,6 @@ async function toolsPage(
 ) {
   const clock = await readClock(ctx, page.session.merchantId);
   const canWrite = can(page.session.role, 'sandbox.write');
-  const base = envPath('sandbox', '/tools');
   // The presets in force, with their expiry on the sandbox clock (they expire by it): a rejection
   // caused by one is visible here after the form has reset.
   const presets = await presetsInForce(ctx.db, page.session.merchantId, new Date(clock.now));
@@ -111,35 +110,24 @@ export function registerSettingsPages(
   ctx: ServiceContext,
   timedProcesses: readonly TimedProcess[],
 ): void {
-  const sandboxOnly = (page: PageRequest) => {
-    if (page.environment !== 'sandbox') throw new ApiError('not_found');
-  };
-
   app.get(
     '/console/:env/tools',
-    route,
-    withSession(ctx, (_req, reply, page) => {
-      sandboxOnly(page);
-      return toolsPage(ctx, reply, page);
-    }),
+    pageRoute,
+    withSandboxSession(ctx, (_req, reply, page) => toolsPage(ctx, reply, page)),
   );
 
   // Resetting and moving the clock cannot be undone: a page first says what will happen.
   app.get(
     '/console/:env/tools/reset',
-    route,
-    withSession(ctx, async (_req, reply, page) => {
-      sandboxOnly(page);
-      const base = envPath('sandbox', '/tools');
+    pageRoute,
+    withSandboxSession(ctx, async (_req, reply, page) => {
       return sendHtml(
         reply,
         200,
         confirmPage(page, {
           title: 'Reset the sandbox logs?',
           section: '/tools',
-          refused: can(page.session.role, 'sandbox.write')
-            ? undefined
-            : `Your role (${page.session.role}) cannot use the sandbox tools.`,
+          refused: refusalFor(page.session.role, 'sandbox.write', 'use the sandbox tools'),
           question: html`Delete every sandbox webhook delivery and API call of ${page.session.merchantName}, and remove
              the upstream behaviours in force? Ledger entries, orders and members are kept.`,
           facts: [],
@@ -154,10 +142,8 @@ export function registerSettingsPages(
 
   app.get(
     '/console/:env/tools/clock',
-    route,
-    withSession(ctx, async (req, reply, page) => {
-      sandboxOnly(page);
-      const base = envPath('sandbox', '/tools');
+    pageRoute,
+    withSandboxSession(ctx, async (req, reply, page) => {
       const step = clockSteps.find((c) => c.value === (req.query as { seconds?: string }).seconds) ?? clockSteps[1]!;
       const clock = await readClock(ctx, page.session.merchantId);
       const to = new Date(new Date(clock.now).getTime() + Number(step.value) * 1000);
@@ -167,9 +153,7 @@ export function registerSettingsPages(
         confirmPage(page, {
           title: 'Move the sandbox clock?',
           section: '/tools',
-          refused: can(page.session.role, 'sandbox.write')
-            ? undefined
-            : `Your role (${page.session.role}) cannot use the sandbox tools.`,
+          refused: refusalFor(page.session.role, 'sandbox.write', 'use the sandbox tools'),
           question: html`Move the sandbox clock forward by ${step.label}, from ${when(clock.now)} to ${when(
             to,
           )}? Everything due on the way runs (expiries, accruals, webhook retries); the clock never moves back.`,
@@ -185,106 +169,88 @@ export function registerSettingsPages(
 
   app.post(
     '/console/:env/tools/behavior',
-    route,
-    withChange(
-      ctx,
-      'sandbox.write',
-      async (req, reply, page) => {
-        sandboxOnly(page);
-        const form = formOf(req);
-        const r = await attempt(ctx, async (trx) => {
-          const set = await presetBehavior(trx, page.session.merchantId, {
-            upstream: one(form, 'upstream'),
-            behavior: one(form, 'behavior'),
-          });
-          await audit(trx, page.session, 'sandbox', 'sandbox.upstream_behavior', set.upstream, set.behavior, page.now);
-          return set;
+    pageRoute,
+    withSandboxChange(ctx, async (req, reply, page) => {
+      const form = formOf(req);
+      const r = await attempt(ctx, async (trx) => {
+        const set = await presetBehavior(trx, page.session.merchantId, {
+          upstream: one(form, 'upstream'),
+          behavior: one(form, 'behavior'),
         });
-        if (!r.ok) return toolsPage(ctx, reply, page, { problem: r.problem }, 400);
-        return toolsPage(ctx, reply, page, {
-          notice:
-            `${r.value.upstream} answers ${r.value.behavior.replace('_', ' ')} for the ` +
-            `next ${r.value.expires_in / 60} minutes.`,
-        });
-      },
-      refusedPage,
-    ),
+        await audit(trx, page.session, 'sandbox', 'sandbox.upstream_behavior', set.upstream, set.behavior, page.now);
+        return set;
+      });
+      if (!r.ok) return toolsPage(ctx, reply, page, { problem: r.problem }, 400);
+      return toolsPage(ctx, reply, page, {
+        notice:
+          `${r.value.upstream} answers ${r.value.behavior.replace('_', ' ')} for the ` +
+          `next ${r.value.expires_in / 60} minutes.`,
+      });
+    }),
   );
 
   app.post(
     '/console/:env/tools/reset',
-    route,
-    withChange(
-      ctx,
-      'sandbox.write',
-      async (_req, reply, page) => {
-        sandboxOnly(page);
-        await ctx.apiCallLog.flush();
-        const r = await attempt(ctx, async (trx) => {
-          const done = await resetSandbox(trx, page.session.merchantId);
-          await audit(
-            trx,
-            page.session,
-            'sandbox',
-            'sandbox.reset',
-            '',
-            `deliveries ${done.cleared.merchant_webhook_deliveries}, api calls ${done.cleared.merchant_api_logs}`,
-            page.now,
-          );
-          return done;
-        });
-        if (!r.ok) return toolsPage(ctx, reply, page, { problem: r.problem }, 400);
-        return toolsPage(ctx, reply, page, {
-          notice:
-            `Cleared ${r.value.cleared.merchant_webhook_deliveries} webhook deliveries ` +
-            `and ${r.value.cleared.merchant_api_logs} API calls.`,
-        });
-      },
-      refusedPage,
-    ),
+    pageRoute,
+    withSandboxChange(ctx, async (_req, reply, page) => {
+      await ctx.apiCallLog.flush();
+      const r = await attempt(ctx, async (trx) => {
+        const done = await resetSandbox(trx, page.session.merchantId);
+        await audit(
+          trx,
+          page.session,
+          'sandbox',
+          'sandbox.reset',
+          '',
+          `deliveries ${done.cleared.merchant_webhook_deliveries}, api calls ${done.cleared.merchant_api_logs}`,
+          page.now,
+        );
+        return done;
+      });
+      if (!r.ok) return toolsPage(ctx, reply, page, { problem: r.problem }, 400);
+      return toolsPage(ctx, reply, page, {
+        notice:
+          `Cleared ${r.value.cleared.merchant_webhook_deliveries} webhook deliveries ` +
+          `and ${r.value.cleared.merchant_api_logs} API calls.`,
+      });
+    }),
   );
 
   app.post(
     '/console/:env/tools/clock',
-    route,
-    withChange(
-      ctx,
-      'sandbox.write',
-      async (req, reply, page) => {
-        sandboxOnly(page);
-        const seconds = Number(one(formOf(req), 'seconds'));
-        if (!Number.isInteger(seconds) || seconds < 1 || seconds > advanceSecondsMax)
-          return toolsPage(ctx, reply, page, { problem: 'Choose how far to move the clock.' }, 400);
-        // The advance runs its own transactions (each timed process commits its steps), so the audit
-        // line follows it; a console advance has no idempotency key of its own (it is not replayed).
-        try {
-          const idem = {
-            key: '',
-            endpoint: 'console',
-            requestHash: '',
-            settled: false,
-            noStore: true,
-            now: ctx.requestClock,
-          };
-          const moved = await advanceClock(ctx, timedProcesses, page.session.merchantId, seconds, idem);
-          await audit(
-            ctx.db,
-            page.session,
-            'sandbox',
-            'sandbox.clock_advance',
-            '',
-            `${seconds} s, now ${moved.now}`,
-            page.now,
-          );
-          return await toolsPage(ctx, reply, page, {
-            notice: `The sandbox clock moved forward; it is now ${when(moved.now)}.`,
-          });
-        } catch (err) {
-          if (!(err instanceof ApiError)) throw err;
-          return toolsPage(ctx, reply, page, { problem: err.message }, 400);
-        }
-      },
-      refusedPage,
-    ),
+    pageRoute,
+    withSandboxChange(ctx, async (req, reply, page) => {
+      const seconds = Number(one(formOf(req), 'seconds'));
+      if (!Number.isInteger(seconds) || seconds < 1 || seconds > advanceSecondsMax)
+        return toolsPage(ctx, reply, page, { problem: 'Choose how far to move the clock.' }, 400);
+      // The advance runs its own transactions (each timed process commits its steps), so the audit
+      // line follows it; a console advance has no idempotency key of its own (it is not replayed).
+      try {
+        const idem = {
+          key: '',
+          endpoint: 'console',
+          requestHash: '',
+          settled: false,
+          noStore: true,
+          now: ctx.requestClock,
+        };
+        const moved = await advanceClock(ctx, timedProcesses, page.session.merchantId, seconds, idem);
+        await audit(
+          ctx.db,
+          page.session,
+          'sandbox',
+          'sandbox.clock_advance',
+          '',
+          `${seconds} s, now ${moved.now}`,
+          page.now,
+        );
+        return await toolsPage(ctx, reply, page, {
+          notice: `The sandbox clock moved forward; it is now ${when(moved.now)}.`,
+        });
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        return toolsPage(ctx, reply, page, { problem: err.message }, 400);
+      }
+    }),
   );
 }

@@ -2,7 +2,16 @@ import type { FastifyReply } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
-import { consoleBase, loginClient, sendHtml, withChange, withSession, totpKey, type PageRequest } from './http.js';
+import {
+  consoleBase,
+  loginClient,
+  sendHtml,
+  withChange,
+  withSession,
+  totpKey,
+  type PageRequest,
+  pageRoute,
+} from './http.js';
 import { formOf, one } from './form.js';
 import { checkCurrentPassword } from './sign-in.js';
 import { confirmTotpSetup, disableTotp, recoveryCodesLeft, startTotpSetup, totpStatus } from './second-factor.js';
@@ -17,12 +26,10 @@ import { csrfInput, textInput } from './fields.js';
  * the authenticator up (the password asked again, then a first code) and turning it off (a code).
  */
 
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
-
 export function registerTwoStepPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
     `${consoleBase}/:env/account`,
-    route,
+    pageRoute,
     withSession(ctx, (req, reply, page) =>
       accountPage(ctx, reply, page, {
         notice:
@@ -35,7 +42,7 @@ export function registerTwoStepPages(app: AppInstance, ctx: ServiceContext): voi
 
   app.post(
     `${consoleBase}/:env/account/totp/start`,
-    route,
+    pageRoute,
     withChange(
       ctx,
       'session',
@@ -49,7 +56,7 @@ export function registerTwoStepPages(app: AppInstance, ctx: ServiceContext): voi
 
   app.post(
     `${consoleBase}/:env/account/totp/confirm`,
-    route,
+    pageRoute,
     withChange(
       ctx,
       'session',
@@ -104,7 +111,7 @@ export function registerTwoStepPages(app: AppInstance, ctx: ServiceContext): voi
 
   app.post(
     `${consoleBase}/:env/account/totp/disable`,
-    route,
+    pageRoute,
     withChange(
       ctx,
       'session',

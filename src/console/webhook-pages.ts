@@ -14,10 +14,10 @@ import {
   updateEndpoint,
 } from '../modules/webhooks/index.js';
 import { ApiError } from '../platform/errors.js';
-import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest } from './http.js';
+import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
-import { can } from './rules.js';
+import { can, refusalFor } from './rules.js';
 import { refusedPage } from './auth-pages.js';
 import {
   askFirst,
@@ -39,7 +39,6 @@ import { csrfInput, textInput } from './fields.js';
  * function, with the URL check (SSRF rules) and the endpoint limit.
  */
 
-const route = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 const idOf = (req: FastifyRequest) => (req.params as { id: string }).id;
 const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 
@@ -125,7 +124,7 @@ async function endpointsPage(
 export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
     '/console/:env/webhooks',
-    route,
+    pageRoute,
     withSession(ctx, (req, reply, page) => {
       const { done, id } = req.query as { done?: string; id?: string };
       const what = id ? `The endpoint ${shortText(id)}` : 'The endpoint';
@@ -142,7 +141,7 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
   for (const action of ['delete', 'roll-secret'] as const) {
     app.get(
       `/console/:env/webhooks/:id/${action}`,
-      route,
+      pageRoute,
       withSession(ctx, async (req, reply, page) => {
         const e = (await listEndpoints(ctx.db, callerOf(page))).data.find((x) => x.id === idOf(req));
         if (!e) throw new ApiError('not_found');
@@ -153,9 +152,7 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
           confirmPage(page, {
             title: action === 'delete' ? 'Delete the endpoint?' : 'Roll the signing secret?',
             section: '/webhooks',
-            refused: can(page.session.role, 'webhooks.write')
-              ? undefined
-              : `Your role (${page.session.role}) cannot change webhooks.`,
+            refused: refusalFor(page.session.role, 'webhooks.write', 'change webhooks'),
             question:
               action === 'delete'
                 ? html`Delete the endpoint ${e.url}? No event is sent to it any more, and its deliveries not yet made
@@ -180,7 +177,7 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
 
   app.post(
     '/console/:env/webhooks',
-    route,
+    pageRoute,
     withChange(
       ctx,
       'webhooks.write',
@@ -242,7 +239,7 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
   for (const action of ['disable', 'enable', 'delete'] as const) {
     app.post(
       `/console/:env/webhooks/:id/${action}`,
-      route,
+      pageRoute,
       withChange(
         ctx,
         'webhooks.write',
@@ -273,7 +270,7 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
 
   app.post(
     '/console/:env/webhooks/:id/roll-secret',
-    route,
+    pageRoute,
     withChange(
       ctx,
       'webhooks.write',
