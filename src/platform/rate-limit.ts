@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { ApiError } from './errors.js';
 import { ipv6Hextets } from './ip-address.js';
-import { addHits, countHit, countHits, deleteWindowsBefore, refundHit, undoHit } from './queries/rate-limit.js';
+import { addHits, countHits, deleteWindowsBefore, refundHit, undoHit } from './queries/rate-limit.js';
 
 const windowSeconds = 60;
 
@@ -74,7 +74,7 @@ export async function consume(
 ): Promise<CountedHit> {
   const position = windowAt(nowMs);
   const { windowStart } = position;
-  const rows = await countHit(db, subject, bucket, windowStart);
+  const rows = await countHits(db, subject, bucket, windowStart, 1);
   await settleHit(
     db,
     { subject, bucket, position, current: Number(rows[0]!.current), previous: Number(rows[0]!.previous ?? 0) },

@@ -16,27 +16,6 @@ export async function undoHit(
     AND window_start = ${windowStart}`.execute(db);
 }
 
-/** Counts one hit in the window and reads the previous window's count, in one statement. */
-export async function countHit(
-  db: Kysely<Database>,
-  subject: string,
-  bucket: string,
-  windowStart: number,
-): Promise<WindowCounts> {
-  const { rows } = await sql<{ current: number; previous: number | null }>`
-    WITH cur AS (
-      INSERT INTO rate_limit_windows (subject, bucket, window_start, hits)
-      VALUES (${subject}, ${bucket}, ${windowStart}, 1)
-      ON CONFLICT (subject, bucket, window_start) DO UPDATE SET hits = rate_limit_windows.hits + 1
-      RETURNING hits
-    )
-    SELECT (SELECT hits FROM cur) AS current,
-           (SELECT hits FROM rate_limit_windows WHERE subject = ${subject} AND bucket = ${bucket} AND window_start =
-             ${windowStart - 1}) AS previous
-  `.execute(db);
-  return rows;
-}
-
 /** Counts `add` hits in the window and reads the previous window's count, in one statement. */
 export async function countHits(
   db: Kysely<Database>,
