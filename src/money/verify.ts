@@ -1,17 +1,7 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, RawBuilder, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { describeStored } from './accounts.js';
-import {
-  countLedgerRows,
-  selectAssetTotals,
-  selectCustodyMismatches,
-  selectDriftedAccounts,
-  selectMisattributedPlatformPostings,
-  selectMismatchedPostings,
-  selectNegativeAccounts,
-  selectOrphanMemberAccounts,
-  selectUnbalancedEntries,
-} from './queries/verify.js';
+import { countLedgerRows, firstRows, offendingRows, selectAssetTotals } from './queries/verify.js';
 
 export interface LedgerReport {
   ok: boolean;
@@ -65,27 +55,29 @@ export async function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> 
 /** Plain text of a row: a tampered row must not make the report itself fail. */
 const label = (r: { owner_type: string; owner_id: string; bucket: string }) => describeStored(r);
 
-function bounded(found: string[], what: string): string[] {
+/** A check's problems: a line for each row its statement finds, at most `problemsPerCheckMax` of them. */
+async function listed<R>(trx: Trx, statement: RawBuilder<R>, describe: (row: R) => string, what: string) {
+  const found = (await firstRows(trx, statement, problemsPerCheckMax + 1)).map(describe);
   if (found.length <= problemsPerCheckMax) return found;
   return [...found.slice(0, problemsPerCheckMax), `... more ${what} not listed`];
 }
 
 async function unbalancedEntries(trx: Trx): Promise<string[]> {
-  const rows = await selectUnbalancedEntries(trx, problemsPerCheckMax + 1);
-  return bounded(
-    rows.map((r) => `entry ${r.id}: ${r.postings} postings summing to ${r.total} (needs at least 2 summing to 0)`),
+  return listed(
+    trx,
+    offendingRows.unbalancedEntries,
+    (r) => `entry ${r.id}: ${r.postings} postings summing to ${r.total} (needs at least 2 summing to 0)`,
     'unbalanced entries',
   );
 }
 
 async function mismatchedPostings(trx: Trx): Promise<string[]> {
-  const rows = await selectMismatchedPostings(trx, problemsPerCheckMax + 1);
-  return bounded(
-    rows.map(
-      (r) =>
-        `posting ${r.id} of entry ${r.entry_id}: asset ${r.asset}, entry ${r.entry_asset} in ${r.entry_env}, ` +
-        `account ${r.account_asset} in ${r.account_env}`,
-    ),
+  return listed(
+    trx,
+    offendingRows.mismatchedPostings,
+    (r) =>
+      `posting ${r.id} of entry ${r.entry_id}: asset ${r.asset}, entry ${r.entry_asset} in ${r.entry_env}, ` +
+      `account ${r.account_asset} in ${r.account_env}`,
     'mismatched postings',
   );
 }
@@ -96,30 +88,31 @@ async function assetTotals(trx: Trx): Promise<string[]> {
 }
 
 async function accountDrift(trx: Trx): Promise<string[]> {
-  const rows = await selectDriftedAccounts(trx, problemsPerCheckMax + 1);
-  return bounded(
-    rows.map(
-      (r) =>
-        `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): stored balance ${r.balance}, postings ` +
-        `give ${r.posted}`,
-    ),
+  return listed(
+    trx,
+    offendingRows.driftedAccounts,
+    (r) =>
+      `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): stored balance ${r.balance}, postings ` +
+      `give ${r.posted}`,
     'drifted accounts',
   );
 }
 
 async function negativeAccounts(trx: Trx): Promise<string[]> {
-  const rows = await selectNegativeAccounts(trx, problemsPerCheckMax + 1);
-  return bounded(
-    rows.map((r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): negative balance ${r.balance}`),
+  return listed(
+    trx,
+    offendingRows.negativeAccounts,
+    (r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): negative balance ${r.balance}`,
     'negative accounts',
   );
 }
 
 /** A member account whose member does not exist in the account's environment belongs to no merchant. */
 async function orphanMemberAccounts(trx: Trx): Promise<string[]> {
-  const rows = await selectOrphanMemberAccounts(trx, problemsPerCheckMax + 1);
-  return bounded(
-    rows.map((r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): no such member in ${r.environment}`),
+  return listed(
+    trx,
+    offendingRows.orphanMemberAccounts,
+    (r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): no such member in ${r.environment}`,
     'orphan member accounts',
   );
 }
@@ -131,13 +124,12 @@ async function orphanMemberAccounts(trx: Trx): Promise<string[]> {
  * (`owner_id` '') were moved by every merchant's entries and are not checked here.
  */
 async function misattributedPlatformPostings(trx: Trx): Promise<string[]> {
-  const rows = await selectMisattributedPlatformPostings(trx, problemsPerCheckMax + 1);
-  return bounded(
-    rows.map(
-      (r) =>
-        `posting ${r.id} of entry ${r.entry_id} (merchant ${r.merchant_id ?? 'none'}): moves ${label(r)} ` +
-        `(${r.asset}, ${r.environment})`,
-    ),
+  return listed(
+    trx,
+    offendingRows.misattributedPlatformPostings,
+    (r) =>
+      `posting ${r.id} of entry ${r.entry_id} (merchant ${r.merchant_id ?? 'none'}): moves ${label(r)} ` +
+      `(${r.asset}, ${r.environment})`,
     'misattributed platform postings',
   );
 }
@@ -161,13 +153,12 @@ async function misattributedPlatformPostings(trx: Trx): Promise<string[]> {
  * (`owner_id` ''), so a database from before the split verifies as it did.
  */
 async function custodyMismatches(trx: Trx): Promise<string[]> {
-  const rows = await selectCustodyMismatches(trx, problemsPerCheckMax + 1);
-  return bounded(
-    rows.map(
-      (r) =>
-        `custody of merchant ${r.merchant_id} (${r.asset}, ${r.environment}): ${r.custody}, but its members ` +
-        `hold ${r.members} and its settlement position is ${r.settlement}`,
-    ),
+  return listed(
+    trx,
+    offendingRows.custodyMismatches,
+    (r) =>
+      `custody of merchant ${r.merchant_id} (${r.asset}, ${r.environment}): ${r.custody}, but its members ` +
+      `hold ${r.members} and its settlement position is ${r.settlement}`,
     'custody mismatches',
   );
 }

@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 
 /**
@@ -15,38 +15,6 @@ export async function countLedgerRows(trx: Trx) {
              (SELECT count(*) FROM postings) AS postings,
              (SELECT count(*) FROM ledger_accounts) AS accounts`.execute(trx);
   return rows[0]!;
-}
-
-export async function selectUnbalancedEntries(trx: Trx, limit: number) {
-  const { rows } = await sql<{ id: string; postings: bigint; total: string }>`
-    SELECT e.id, count(p.id) AS postings, coalesce(sum(p.amount), 0) AS total
-    FROM journal_entries e LEFT JOIN postings p ON p.entry_id = e.id
-    GROUP BY e.id
-    HAVING count(p.id) < 2 OR coalesce(sum(p.amount), 0) <> 0
-    ORDER BY e.id
-    LIMIT ${limit}`.execute(trx);
-  return rows;
-}
-
-export async function selectMismatchedPostings(trx: Trx, limit: number) {
-  const { rows } = await sql<{
-    id: bigint;
-    entry_id: string;
-    asset: string;
-    entry_asset: string;
-    account_asset: string;
-    entry_env: string;
-    account_env: string;
-  }>`
-    SELECT p.id, p.entry_id, p.asset, e.asset AS entry_asset, a.asset AS account_asset,
-           e.environment AS entry_env, a.environment AS account_env
-    FROM postings p
-    JOIN journal_entries e ON e.id = p.entry_id
-    JOIN ledger_accounts a ON a.id = p.account_id
-    WHERE p.asset <> e.asset OR p.asset <> a.asset OR e.environment <> a.environment
-    ORDER BY p.id
-    LIMIT ${limit}`.execute(trx);
-  return rows;
 }
 
 export async function selectAssetTotals(trx: Trx) {
@@ -70,8 +38,34 @@ interface AccountRow {
   balance: string;
 }
 
-export async function selectDriftedAccounts(trx: Trx, limit: number) {
-  const { rows } = await sql<AccountRow & { posted: string }>`
+/**
+ * The statements of the checks that list the rows breaking an invariant, each in its order;
+ * `firstRows` runs one with its limit (money/verify.ts).
+ */
+export const offendingRows = {
+  unbalancedEntries: sql<{ id: string; postings: bigint; total: string }>`
+    SELECT e.id, count(p.id) AS postings, coalesce(sum(p.amount), 0) AS total
+    FROM journal_entries e LEFT JOIN postings p ON p.entry_id = e.id
+    GROUP BY e.id
+    HAVING count(p.id) < 2 OR coalesce(sum(p.amount), 0) <> 0
+    ORDER BY e.id`,
+  mismatchedPostings: sql<{
+    id: bigint;
+    entry_id: string;
+    asset: string;
+    entry_asset: string;
+    account_asset: string;
+    entry_env: string;
+    account_env: string;
+  }>`
+    SELECT p.id, p.entry_id, p.asset, e.asset AS entry_asset, a.asset AS account_asset,
+           e.environment AS entry_env, a.environment AS account_env
+    FROM postings p
+    JOIN journal_entries e ON e.id = p.entry_id
+    JOIN ledger_accounts a ON a.id = p.account_id
+    WHERE p.asset <> e.asset OR p.asset <> a.asset OR e.environment <> a.environment
+    ORDER BY p.id`,
+  driftedAccounts: sql<AccountRow & { posted: string }>`
     SELECT a.id, a.environment, a.owner_type, a.owner_id, a.asset, a.bucket, a.balance,
            CASE WHEN a.normal_side = 'debit' THEN coalesce(sum(p.amount), 0) ELSE -coalesce(sum(p.amount), 0) END AS
              posted
@@ -79,61 +73,25 @@ export async function selectDriftedAccounts(trx: Trx, limit: number) {
     GROUP BY a.id
     HAVING a.balance <> CASE WHEN a.normal_side = 'debit' THEN coalesce(sum(p.amount), 0) ELSE
       -coalesce(sum(p.amount), 0) END
-    ORDER BY a.id
-    LIMIT ${limit}`.execute(trx);
-  return rows;
-}
-
-export async function selectNegativeAccounts(trx: Trx, limit: number) {
-  const { rows } = await sql<AccountRow>`
+    ORDER BY a.id`,
+  negativeAccounts: sql<AccountRow>`
     SELECT id, environment, owner_type, owner_id, asset, bucket, balance
     FROM ledger_accounts WHERE non_negative AND balance < 0
-    ORDER BY id
-    LIMIT ${limit}`.execute(trx);
-  return rows;
-}
-
-export async function selectOrphanMemberAccounts(trx: Trx, limit: number) {
-  const { rows } = await sql<{
-    id: bigint;
-    environment: string;
-    owner_type: string;
-    owner_id: string;
-    asset: string;
-    bucket: string;
-  }>`
+    ORDER BY id`,
+  orphanMemberAccounts: sql<Omit<AccountRow, 'balance'>>`
     SELECT a.id, a.environment, a.owner_type, a.owner_id, a.asset, a.bucket
     FROM ledger_accounts a
     WHERE a.owner_type = 'member'
       AND NOT EXISTS (SELECT 1 FROM members m WHERE m.id = a.owner_id AND m.environment = a.environment)
-    ORDER BY a.id
-    LIMIT ${limit}`.execute(trx);
-  return rows;
-}
-
-export async function selectMisattributedPlatformPostings(trx: Trx, limit: number) {
-  const { rows } = await sql<{
-    id: bigint;
-    entry_id: string;
-    merchant_id: string | null;
-    environment: string;
-    owner_type: string;
-    owner_id: string;
-    asset: string;
-    bucket: string;
-  }>`
+    ORDER BY a.id`,
+  misattributedPlatformPostings: sql<Omit<AccountRow, 'balance'> & { entry_id: string; merchant_id: string | null }>`
     SELECT p.id, p.entry_id, e.merchant_id, a.environment, a.owner_type, a.owner_id, a.asset, a.bucket
     FROM postings p
     JOIN ledger_accounts a ON a.id = p.account_id
     JOIN journal_entries e ON e.id = p.entry_id
     WHERE a.owner_type = 'platform' AND a.owner_id <> '' AND e.merchant_id IS DISTINCT FROM a.owner_id
-    ORDER BY p.id
-    LIMIT ${limit}`.execute(trx);
-  return rows;
-}
-
-export async function selectCustodyMismatches(trx: Trx, limit: number) {
-  const { rows } = await sql<{
+    ORDER BY p.id`,
+  custodyMismatches: sql<{
     environment: string;
     merchant_id: string;
     asset: string;
@@ -170,7 +128,12 @@ export async function selectCustodyMismatches(trx: Trx, limit: number) {
     LEFT JOIN held h ON h.environment = k.environment AND h.merchant_id = k.merchant_id AND h.asset = k.asset
     LEFT JOIN settlement s ON s.environment = k.environment AND s.merchant_id = k.merchant_id AND s.asset = k.asset
     WHERE coalesce(c.balance, 0) <> coalesce(h.balance, 0) + coalesce(s.balance, 0)
-    ORDER BY k.environment, k.merchant_id, k.asset
+    ORDER BY k.environment, k.merchant_id, k.asset`,
+};
+
+/** The first `limit` rows a check's statement finds. */
+export async function firstRows<R>(trx: Trx, statement: RawBuilder<R>, limit: number): Promise<R[]> {
+  const { rows } = await sql<R>`${statement}
     LIMIT ${limit}`.execute(trx);
   return rows;
 }
