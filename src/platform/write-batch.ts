@@ -20,7 +20,7 @@ import {
   type WriteResult,
 } from './idempotency.js';
 import { rollbackEffect, savepointEffect } from './queries/idempotency.js';
-import { claimKeys, storeResults } from './queries/write-batch.js';
+import { claimKeys, storeResults, type ResultRow } from './queries/write-batch.js';
 
 /*
  * Group commit of idempotent writes (docs/group-commit.md): the same record rules as
@@ -68,14 +68,7 @@ export interface GroupedWrite {
 /** The group committer of idempotent writes (`createWriteGroup`). */
 export type WriteGroup = GroupCommitter<GroupedWrite, WriteOutcome>;
 
-interface PendingRecord {
-  merchantId: string;
-  environment: string;
-  key: string;
-  endpoint: string;
-  requestHash: string;
-  statusCode: number;
-  body: string;
+interface PendingRecord extends ResultRow {
   /** When the result was recorded, on the request clock (the stored row takes the database's time). */
   recordedAtMs: number;
 }

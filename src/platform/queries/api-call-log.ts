@@ -1,17 +1,10 @@
 import { CompiledQuery } from 'kysely';
-import type { Environment } from '../../db/schema.js';
+import type { ApiCallLogsTable } from '../tables.js';
 
 /** The statement of the API call log (platform/api-call-log.ts). */
 
-export interface ApiCallRecord {
-  merchant_id: string;
-  environment: Environment;
-  request_id: string;
-  method: string;
-  path: string;
-  status_code: number;
-  duration_ms: number;
-}
+/** A call as the log records it: its row without what the table fills in. */
+export type ApiCallRecord = Omit<ApiCallLogsTable, 'id' | 'created_at'>;
 
 /**
  * One batch in one statement of constant text: a column array each (building a 500-row insert

@@ -1,5 +1,6 @@
 import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import type { Database, Db, Environment } from '../../db/schema.js';
+import type { IdempotencyKeysTable } from '../tables.js';
 
 /** The statements of an idempotency key's record (platform/idempotency.ts). */
 
@@ -38,15 +39,8 @@ export async function tryKeyLock(trx: Transaction<Database>, lockName: string): 
   return rows[0]!.locked;
 }
 
-export interface KeyRecord {
-  merchant_id: string;
-  environment: Environment;
-  key: string;
-  endpoint: string;
-  request_hash: string;
-  status_code: number;
-  response_body: string;
-}
+/** A key's record as written: its row without the time the table fills in. */
+export type KeyRecord = Omit<IdempotencyKeysTable, 'created_at'>;
 
 /**
  * Writes a key's record. A row older than the window is overwritten; so is a row with status

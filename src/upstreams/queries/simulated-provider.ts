@@ -1,8 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { Environment } from '../../db/columns.js';
 import type { UpstreamName } from '../port.js';
-import type { SimOrderStatus, UpstreamSimOrdersTable } from '../tables.js';
+import type { UpstreamSimOrdersTable } from '../tables.js';
 
 /** The simulated provider's books (upstreams/simulated-provider.ts): `upstream_sim_orders`. */
 
@@ -57,19 +56,10 @@ export async function selectSimOrder(
 /** A request's record, unless one with its id exists (then undefined); it settles `settleAfterSeconds` from now. */
 export async function insertSimOrder(
   db: Kysely<Database>,
-  o: {
-    upstream: UpstreamName;
-    request_id: string;
-    merchant_id: string;
-    environment: Environment;
-    provider_order_id: string;
-    operation: string;
-    status: SimOrderStatus;
-    final_status: SimOrderStatus;
-    settleAfterSeconds: number;
-    unknown_status: boolean;
-    detail: string;
-  },
+  o: Pick<
+    SimRow,
+    'request_id' | 'merchant_id' | 'environment' | 'provider_order_id' | 'operation' | 'status' | 'final_status'
+  > & { upstream: UpstreamName; settleAfterSeconds: number; unknown_status: boolean; detail: string },
 ): Promise<SimRow | undefined> {
   return db
     .insertInto('upstream_sim_orders')
