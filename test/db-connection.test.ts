@@ -6,14 +6,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/connection.js';
-import { testDatabaseUrl } from './support/service.js';
+import { testDatabaseUrl, postgresOnly } from './support/service.js';
 import { directTestDatabaseUrl, testDatabaseOptions } from './support/database.js';
-
-const onPostgres = testDatabaseUrl().startsWith('postgres');
 
 test(
   'an idle pooled connection the server ends neither crashes the process nor breaks the next statement',
-  { skip: !onPostgres && 'PostgreSQL only (TEST_DATABASE_URL)' },
+  { skip: postgresOnly() },
   async () => {
     const handle = await openDatabase(testDatabaseUrl(), '', { ...testDatabaseOptions(), poolMax: 3 });
     // Directly: behind a pooler, its statement could run on one of the very server connections it ends.

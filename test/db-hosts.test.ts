@@ -10,10 +10,8 @@ import { sql } from 'kysely';
 import { openDatabase } from '../src/db/connection.js';
 import { parseDatabaseTarget } from '../src/db/hosts.js';
 import { loadConfig } from '../src/platform/config.js';
-import { testDatabaseUrl } from './support/service.js';
+import { testDatabaseUrl, postgresOnly } from './support/service.js';
 import { directTestDatabaseUrl, testDatabaseOptions } from './support/database.js';
-
-const onPostgres = testDatabaseUrl().startsWith('postgres');
 
 test('a host list is read as libpq reads it: one URL per server, target_session_attrs apart', () => {
   assert.deepEqual(
@@ -58,7 +56,7 @@ async function deadPort(): Promise<number> {
 
 test(
   'connections go to the next server of the list when the first refuses, and listen there',
-  { skip: !onPostgres && 'PostgreSQL only (TEST_DATABASE_URL)' },
+  { skip: postgresOnly() },
   async () => {
     const real = new URL(testDatabaseUrl());
     const url =
@@ -89,7 +87,7 @@ test(
 test(
   'a connection the server ends while it is checked out (inside a transaction) neither crashes the process ' +
     'nor stays in the pool',
-  { skip: !onPostgres && 'PostgreSQL only (TEST_DATABASE_URL)' },
+  { skip: postgresOnly() },
   async () => {
     const handle = await openDatabase(testDatabaseUrl(), '', { ...testDatabaseOptions(), poolMax: 1 });
     const other = await openDatabase(directTestDatabaseUrl(), '', { poolMax: 1 });
@@ -125,7 +123,7 @@ test(
 
 test(
   'behind a transaction-mode pooler no statement is named and nothing listens without DATABASE_LISTEN_URL',
-  { skip: !onPostgres && 'PostgreSQL only (TEST_DATABASE_URL)' },
+  { skip: postgresOnly() },
   async () => {
     // Directly to the server, so that the transaction below sees its own connection's statements.
     const url = directTestDatabaseUrl();

@@ -12,7 +12,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/money/index.js';
 import { balanceOf, fundedMember } from './support/fixtures.js';
-import { newMerchantClient, useTestService } from './support/service.js';
+import { newMerchantClient, useTestService, postgresOnly } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
 import { SimulatedQrPay } from '../src/upstreams/qrpay/simulator.js';
@@ -469,11 +469,9 @@ describe('qrpay: a key is bound to the member it was used for', () => {
   );
 });
 
-const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
-
 describe(
   'earn: redeeming a matured fixed-term position while the daily process settles it (PostgreSQL)',
-  { skip: onPostgres ? false : 'needs TEST_DATABASE_URL=postgres://...' },
+  { skip: postgresOnly() },
   () => {
     let service: RunningService;
     useTestService({ merchant: false }, (s) => ({ service } = s));

@@ -15,6 +15,7 @@ import {
   newMerchantClient,
   startTestService,
   useTestService,
+  postgresOnly,
 } from './support/service.js';
 import { openSse } from './support/sse.js';
 
@@ -172,15 +173,11 @@ describe('GET /v1/events/stream', () => {
   });
 });
 
-const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
-
 describe('concurrent writers', () => {
   it(
     'an event whose transaction commits after a later one is sent first, once; nothing passes it meanwhile',
     {
-      skip: onPostgres
-        ? false
-        : 'needs TEST_DATABASE_URL=postgres://... (the embedded database runs one transaction at a time)',
+      skip: postgresOnly('the embedded database runs one transaction at a time'),
     },
     async () => {
       const external = await member(client);
@@ -236,9 +233,7 @@ describe('a stream opened while an old transaction holds the horizon back', () =
   it(
     'sends what commits after it opened, never an event committed before (the horizon alone would send both)',
     {
-      skip: onPostgres
-        ? false
-        : 'needs TEST_DATABASE_URL=postgres://... (the embedded database runs one transaction at a time)',
+      skip: postgresOnly('the embedded database runs one transaction at a time'),
     },
     async () => {
       const external = await member(client);

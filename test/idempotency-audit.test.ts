@@ -14,11 +14,17 @@ import { sql } from 'kysely';
 import { signRequest, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { rawRequest, type RawResponse } from './support/raw-http.js';
-import { baseUrlFor, newMerchantClient, useTestService, type Credentials } from './support/service.js';
+import {
+  baseUrlFor,
+  newMerchantClient,
+  useTestService,
+  type Credentials,
+  postgresOnly,
+  onPostgres,
+} from './support/service.js';
 import { writeCases, type WriteCall } from './support/write-routes.js';
 
 type Json = Record<string, any>;
-const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 type KeyRule = 'required' | 'optional' | 'none';
 interface DocumentedWrite {
   key: KeyRule;
@@ -255,9 +261,7 @@ describe('idempotency and signing of every write', () => {
   it(
     'per route, requests with one key sent together run once',
     {
-      skip: onPostgres
-        ? false
-        : 'PostgreSQL only (TEST_DATABASE_URL): the embedded database runs one statement at a time',
+      skip: postgresOnly('the embedded database runs one statement at a time'),
     },
     () => {},
   );
@@ -363,7 +367,7 @@ describe('idempotency and signing of every write', () => {
       });
 
       // Requests truly in parallel need PostgreSQL: the embedded database runs one statement at a time.
-      if (onPostgres)
+      if (onPostgres())
         it(
           'runs once for requests with one key sent together (the others replay it or are told it is in ' +
             'progress); runs without a key where the key is optional',

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { admin, clientFor, createKey, newMerchantClient, useTestService } from './support/service.js';
+import { admin, clientFor, createKey, newMerchantClient, useTestService, postgresOnly } from './support/service.js';
 import {
   getHostedPage,
   jpegBytes,
@@ -1160,14 +1160,11 @@ describe('pure rules', () => {
 });
 
 // The embedded database has one connection: its transactions never overlap, so lock order shows only on PostgreSQL.
-const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 test(
   "lock order (PostgreSQL only): the operator's profile review takes the member first, as a submission does, " +
     'so the two cannot deadlock',
   {
-    skip: onPostgres
-      ? false
-      : 'needs TEST_DATABASE_URL=postgres://...: the embedded database runs one transaction at a time',
+    skip: postgresOnly('the embedded database runs one transaction at a time'),
   },
   async () => {
     const m = await newMember();

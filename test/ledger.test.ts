@@ -31,6 +31,7 @@ import { memberBalances, merchantBalances } from '../src/modules/balances/querie
 import { insufficientFundsCode } from '../src/api-errors.js';
 import { openTestDatabase } from './support/database.js';
 import { postAsBeforeSplit } from './support/legacy-ledger.js';
+import { postgresOnly } from './support/service.js';
 
 let handle: DatabaseHandle;
 const env = 'sandbox' as const;
@@ -426,13 +427,10 @@ test(
 );
 
 // The embedded database has one connection, so its transactions never overlap and cannot deadlock.
-const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 test(
   'concurrency (PostgreSQL only): crosswise transfers and parallel deposits to one custody row do not deadlock',
   {
-    skip: onPostgres
-      ? false
-      : 'needs TEST_DATABASE_URL=postgres://...: the embedded database runs one transaction at a time',
+    skip: postgresOnly('the embedded database runs one transaction at a time'),
   },
   async () => {
     const a = await ids();

@@ -1,11 +1,11 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { signRequest, type MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { consumeNonce } from '../src/platform/nonces.js';
 import { consumeNonces, type NonceCheck } from '../src/platform/nonce-batch.js';
-import { rawRequest } from './support/raw-http.js';
+import { rawRequest, signedPost as signed } from './support/raw-http.js';
 import { baseUrlFor, useTestService, type Credentials } from './support/service.js';
 
 /**
@@ -105,29 +105,18 @@ describe('nonces consumed in batches', () => {
     assert.deepEqual(without, { fresh: true });
   });
 
-  function signedPost(path: string, body: string, nonce: string, idempotencyKey = randomUUID()) {
-    const timestamp = String(Math.floor(Date.now() / 1000));
-    return rawRequest(`${service.publicUrl}${path}`, {
-      method: 'POST',
-      body,
-      headers: {
+  const signedPost = (path: string, body: string, nonce: string, key = randomUUID()) =>
+    signed(
+      {
+        publicUrl: service.publicUrl,
         host: new URL(baseUrlFor(service, 'sandbox')).host,
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        'x-idempotency-key': idempotencyKey,
-        'x-timestamp': timestamp,
-        'x-nonce': nonce,
-        'x-signature': signRequest({
-          method: 'POST',
-          pathWithQuery: path,
-          timestamp,
-          nonce,
-          rawBody: body,
-          signingKey: creds.signingKey,
-        }),
+        token,
+        signingKey: creds.signingKey,
       },
-    });
-  }
+      path,
+      body,
+      { nonce, key },
+    );
 
   async function nonceMetrics(): Promise<{ statements: number; nonces: number }> {
     const text = await (await fetch(`${service.adminUrl}/metrics`)).text();

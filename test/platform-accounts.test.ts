@@ -13,10 +13,8 @@ import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { platformTotal, verifyLedger } from '../src/money/index.js';
-import { admin, newMerchantClient, useTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService, postgresOnly } from './support/service.js';
 import { payNow } from './support/emv.js';
-
-const onPostgres = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 
 describe('platform accounts per merchant', () => {
   let service: RunningService;
@@ -154,9 +152,7 @@ describe('platform accounts per merchant', () => {
   it(
     "PostgreSQL: a merchant's platform row held locked does not hold up another merchant's QR payment",
     {
-      skip: onPostgres
-        ? false
-        : 'needs TEST_DATABASE_URL=postgres://...: the embedded database runs one transaction at a time',
+      skip: postgresOnly('the embedded database runs one transaction at a time'),
     },
     async () => {
       const a = await newMerchantClient(service);

@@ -6,7 +6,7 @@ import { signRequest } from '@merchant-wallet/sdk';
 import { REFERENCE_CODES } from '../packages/sdk/src/retry.js';
 import type { RunningService } from '../src/server.js';
 import { allErrorCodes, errorStatus, errorType } from '../src/platform/errors.js';
-import { rawRequest } from './support/raw-http.js';
+import { rawRequest, signedPost as signed } from './support/raw-http.js';
 import { baseUrlFor, newMerchantClient, startTestService, useTestService } from './support/service.js';
 
 describe('errors and the request pipeline', () => {
@@ -97,30 +97,13 @@ describe('errors and the request pipeline', () => {
 
   async function signedPost(path: string, body: string, extra: Record<string, string> = {}) {
     const { client, creds } = await newMerchantClient(service);
-    const token = await client.getToken();
-    const timestamp = String(Math.floor(Date.now() / 1000));
-    const nonce = randomUUID();
-    return rawRequest(`${service.publicUrl}${path}`, {
-      method: 'POST',
-      body,
-      headers: {
-        host: new URL(baseUrlFor(service, creds.environment)).host,
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        'x-idempotency-key': randomUUID(),
-        'x-timestamp': timestamp,
-        'x-nonce': nonce,
-        'x-signature': signRequest({
-          method: 'POST',
-          pathWithQuery: path,
-          timestamp,
-          nonce,
-          rawBody: body,
-          signingKey: creds.signingKey,
-        }),
-        ...extra,
-      },
-    });
+    const to = {
+      publicUrl: service.publicUrl,
+      host: new URL(baseUrlFor(service, creds.environment)).host,
+      token: await client.getToken(),
+      signingKey: creds.signingKey,
+    };
+    return signed(to, path, body, { headers: extra });
   }
 
   it('answers invalid_request for a body that is not JSON, without internal detail', async () => {

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
+import { signRequest } from '@merchant-wallet/sdk';
 
 export interface RawResponse {
   status: number;
@@ -46,5 +48,49 @@ export function rawRequest(
     req.on('error', reject);
     if (options.body !== undefined) req.write(options.body);
     req.end();
+  });
+}
+
+/** Where a hand-signed request goes and whose it is: a service's public URL, the Host naming the environment. */
+export interface SignedTarget {
+  publicUrl: string;
+  host: string;
+  /** The bearer token (POST /v1/connect/token). */
+  token: string;
+  signingKey: string;
+}
+
+/**
+ * A signed JSON POST built by hand and sent with `rawRequest`: what the SDK sends, with the nonce, the idempotency
+ * key and extra headers in the test's hands.
+ */
+export function signedPost(
+  to: SignedTarget,
+  path: string,
+  body: string,
+  options: { nonce?: string; key?: string; headers?: Record<string, string> } = {},
+): Promise<RawResponse> {
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const nonce = options.nonce ?? randomUUID();
+  return rawRequest(`${to.publicUrl}${path}`, {
+    method: 'POST',
+    body,
+    headers: {
+      host: to.host,
+      authorization: `Bearer ${to.token}`,
+      'content-type': 'application/json',
+      'x-idempotency-key': options.key ?? randomUUID(),
+      'x-timestamp': timestamp,
+      'x-nonce': nonce,
+      'x-signature': signRequest({
+        method: 'POST',
+        pathWithQuery: path,
+        timestamp,
+        nonce,
+        rawBody: body,
+        signingKey: to.signingKey,
+      }),
+      ...options.headers,
+    },
   });
 }
