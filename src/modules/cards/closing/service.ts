@@ -15,7 +15,7 @@ import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf, type CallOutcome } from '../../../upstreams/port.js';
 import { returnCardBalance } from '../shared/balance-return.js';
 import { emitCardStatus } from '../shared/events.js';
-import { alertUnknownStatus } from '../controls/service.js';
+import { alertUnknownStatus } from '../controls/issuer-calls.js';
 import { findCard, lockCardById, updateCard } from '../cards/queries.js';
 import type { MemberCardCaller } from '../shared/queries.js';
 import { inFlightReplacement, replacementUnderWay } from '../replacements/queries.js';

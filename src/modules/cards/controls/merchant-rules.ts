@@ -22,15 +22,8 @@ import {
   restoreConfirmedRules,
   updateMerchantRules,
 } from './queries.js';
-import {
-  callOf,
-  confirmedOrUnknown,
-  controlLeaseMs,
-  memberCard,
-  productOf,
-  requestIdFor,
-  terminal,
-} from './service.js';
+import { confirmedOrUnknown, controlLeaseMs, memberCard, productOf, requestIdFor, terminal } from './issuer-calls.js';
+import { scopeOf } from '../shared/queries.js';
 import { isoOrNull } from '../../../platform/dates.js';
 
 export interface MerchantRulesBody {
@@ -145,7 +138,7 @@ function setOf(row: {
  * requested set stays stored as the baseline, unconfirmed; a retry with the same key asks again.
  */
 export async function finishMerchantRules(ctx: ServiceContext, p: PreparedRules): Promise<MerchantRulesView> {
-  const call = callOf(p.card);
+  const call = scopeOf(p.card);
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.setMerchantRules(call, {
       requestId: p.requestId,

@@ -6,13 +6,13 @@ import { AddressSchema, IdParams } from '../shared/schemas.js';
 import { BillingAddressBody, LimitsBody, MerchantRules, MerchantRulesBody } from './schemas.js';
 import {
   controlErrors,
-  controlLeaseMs,
   finishBillingAddress,
   finishCvvUnblock,
   prepareBillingAddress,
   prepareCvvUnblock,
-  setLimits,
 } from './service.js';
+import { controlLeaseMs } from './issuer-calls.js';
+import { setLimits } from './limits.js';
 import { finishMerchantRules, getMerchantRules, prepareMerchantRules } from './merchant-rules.js';
 
 const tags = ['Cards'];

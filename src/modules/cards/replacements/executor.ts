@@ -19,7 +19,7 @@ import type { ServiceContext } from '../../../service-context.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf } from '../../../upstreams/port.js';
 import { raiseAlert } from '../../alerts/index.js';
-import { alertUnknownStatus } from '../controls/service.js';
+import { alertUnknownStatus } from '../controls/issuer-calls.js';
 import { productBySeq } from '../products/queries.js';
 import { scopeOf } from '../shared/queries.js';
 import { cardById, lockCardById } from '../cards/queries.js';

@@ -15,7 +15,7 @@ import { supplementExpiryProcess } from '../applications/workers.js';
 import { activationUnlockProcess } from '../cards/workers.js';
 import { cardExpiryProcess, closingReconcileProcess } from '../closing/workers.js';
 import { rulesReconcileProcess } from '../controls/reconcile.js';
-import { limitsPushJobKind, pushLimits } from '../controls/service.js';
+import { limitsPushJobKind, pushLimits } from '../controls/limits.js';
 import { replacementJobKind } from '../replacements/service.js';
 import { replacementExecutorProcess, replacementJob } from '../replacements/workers.js';
 import { authorizationExpiryProcess } from '../transactions/workers.js';

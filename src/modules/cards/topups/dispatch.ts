@@ -30,9 +30,9 @@ import {
 } from '../../../provider-orders/index.js';
 import type { CallOutcome, StatusOutcome } from '../../../upstreams/port.js';
 import { raiseAlert } from '../../alerts/index.js';
-import { topUpDispatchProblem, topUpReferenceType, type TopUpStopReason } from './rules.js';
+import { moneyOf, topUpDispatchProblem, topUpReferenceType, type TopUpStopReason } from './rules.js';
 import type { CardTopupRow, TopUpStatus } from './tables.js';
-import { moneyOf } from './service.js';
+
 import { replacementInFlight } from '../replacements/queries.js';
 import { cardIdOfTopUp, claimTopUpDispatch, pendingTopUpIds, topUpById, topUpCardAndStatus } from './queries.js';
 import { scopeOf } from '../shared/queries.js';

@@ -9,7 +9,7 @@ import { lockProductBySeq, productSeqOf, updateProductRow } from '../products/qu
 import { topUpById } from './queries.js';
 import { scaleOf, withIdPrefix, type Db } from '../shared/queries.js';
 import { applyTopUpDecision, callInFlight, queryDecision, type TopUpDecision } from './dispatch.js';
-import { topUpView } from './service.js';
+import { topUpView } from './views.js';
 import { OperatorCardTopUp } from './schemas.js';
 import type { CardProductRow } from '../products/tables.js';
 import type { CardTopupRow } from './tables.js';

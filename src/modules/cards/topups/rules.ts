@@ -3,9 +3,10 @@
  * check, the member's payment priority (the posting rules
  * of a top-up: src/money/posting-rules/cards.ts). No database, no clock.
  */
-import { convert } from '../../../money/index.js';
+import { convert, minorFromDb, type TopUpMoney } from '../../../money/index.js';
 import { feeInSource } from '../applications/rules.js';
 import type { CardStatus } from '../cards/tables.js';
+import type { CardTopupRow } from './tables.js';
 
 // ---------------------------------------------------------------------------------------------
 // Top-up price
@@ -129,3 +130,13 @@ export function payingAsset(preferred: string | undefined, candidates: readonly 
 // Top-ups are referenced by the top-up id; their posting rules: src/money/posting-rules/cards.ts.
 
 export const topUpReferenceType = 'card_topup';
+
+/** A top-up's amounts for its posting lines (src/money/posting-rules/cards.ts). */
+export const moneyOf = (row: CardTopupRow): TopUpMoney => ({
+  memberId: row.member_id,
+  merchantId: row.merchant_id,
+  cardId: row.card_id,
+  amount: minorFromDb(row.amount),
+  fee: minorFromDb(row.fee),
+  arrival: minorFromDb(row.arrival_amount),
+});

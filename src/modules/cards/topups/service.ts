@@ -1,4 +1,3 @@
-// Over 300 lines: the quote and the order share the pricing (loadableCard, priceFor); the reads follow them
 /**
  * Card top-ups (docs/cards.md "Card money"): the quote (a pure estimate, nothing stored), the
  * order (`POST /v1/cards/{id}/topups`: amount + fee frozen, `pending`), its dispatch to the card
@@ -16,25 +15,24 @@ import { type PageParams } from '../../../platform/pagination.js';
 import { keysetPage } from '../../../db/keyset-page.js';
 import {
   accountBalance,
-  formatAmount,
   minorFromDb,
   parseAmount,
   postEntryOrRefuse,
   topUpFreezeLines,
-  type TopUpMoney,
   cardMoneyEntryKinds,
 } from '../../../money/index.js';
 import { enqueue } from '../../../jobs/queries.js';
 import { getAsset } from '../../assets/index.js';
 import {
   arrivalAt,
+  moneyOf,
   payingAsset,
   priceTopUp,
   topUpReferenceType,
   type SourceCandidate,
   type TopUpPrice,
 } from './rules.js';
-import type { CardTopupRow, TopUpStatus } from './tables.js';
+
 import { scaleOf, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { rateAfterSpread } from '../../../money/index.js';
@@ -42,9 +40,9 @@ import { findCard } from '../cards/queries.js';
 import { productRowBySeq } from '../products/queries.js';
 import { replacementInFlight } from '../replacements/queries.js';
 import { findTopUp, insertTopUp, topUpsOfCard } from './queries.js';
+import { topUpView } from './views.js';
 import type { CardProductRow } from '../products/tables.js';
 import type { CardRow } from '../cards/tables.js';
-import { isoOrNull } from '../../../platform/dates.js';
 
 export const topUpErrors = {
   quote: ['product_not_available', 'state_invalid', 'not_found', 'amount_out_of_range', 'invalid_request'],
@@ -271,43 +269,6 @@ export async function createTopUp(
     maxAttempts: 20,
   });
   return topUpView(trx, row);
-}
-
-export const moneyOf = (row: CardTopupRow): TopUpMoney => ({
-  memberId: row.member_id,
-  merchantId: row.merchant_id,
-  cardId: row.card_id,
-  amount: minorFromDb(row.amount),
-  fee: minorFromDb(row.fee),
-  arrival: minorFromDb(row.arrival_amount),
-});
-
-export type PublicTopUpStatus = 'pending' | 'processing' | 'credited' | 'failed';
-export const publicTopUpStatus = (s: TopUpStatus): PublicTopUpStatus => (s === 'suspended' ? 'processing' : s);
-
-/** A top-up as callers see it: decimal strings (source asset, card currency); the rate (and so the markup) is not
- * shown. */
-export async function topUpView(db: Db, row: CardTopupRow) {
-  const sourceScale = await scaleOf(db, row.source_asset);
-  const cardScale = await scaleOf(db, row.card_currency);
-  const amount = minorFromDb(row.amount);
-  const fee = minorFromDb(row.fee);
-  return {
-    id: row.id,
-    card_id: row.card_id,
-    status: publicTopUpStatus(row.status),
-    status_version: row.status_version,
-    source_asset: row.source_asset,
-    amount: formatAmount(amount, sourceScale),
-    fee: formatAmount(fee, sourceScale),
-    customer_total: formatAmount(amount + fee, sourceScale),
-    card_currency: row.card_currency,
-    arrival_amount: formatAmount(minorFromDb(row.arrival_amount), cardScale),
-    failure_reason: row.failure_reason,
-    created_at: isoOrNull(row.created_at)!,
-    credited_at: isoOrNull(row.credited_at),
-    updated_at: isoOrNull(row.updated_at)!,
-  };
 }
 
 export async function getTopUp(db: Db, caller: CardCaller, cardId: string | undefined, id: string) {
