@@ -22,3 +22,21 @@ export function failSpan(span: Span, err: unknown): void {
   span.setStatus({ code: statusError, message: err instanceof Error ? err.message.slice(0, 500) : undefined });
   span.end();
 }
+
+/**
+ * Ends `span` when `pending` settles, as failed when it rejects; `settled` sees a value first (to
+ * add what it says to the span). Answers what `pending` answers.
+ */
+export function endWhenSettled<T>(span: Span, pending: Promise<T>, settled?: (value: T) => void): Promise<T> {
+  return pending.then(
+    (value) => {
+      settled?.(value);
+      span.end();
+      return value;
+    },
+    (err: unknown) => {
+      failSpan(span, err);
+      throw err;
+    },
+  );
+}

@@ -1,6 +1,6 @@
 import type { Attributes, Span, Tracer } from '@opentelemetry/api';
 import type { AppInstance } from './app-instance.js';
-import { failSpan, spanKind, statusError, type Api, type TraceContext } from './spans.js';
+import { endWhenSettled, failSpan, spanKind, statusError, type Api, type TraceContext } from './spans.js';
 import { traceRequests } from './trace-requests.js';
 
 /** The default `service.name` (`OTEL_SERVICE_NAME` or `OTEL_RESOURCE_ATTRIBUTES` override it). */
@@ -95,16 +95,7 @@ export class Tracing {
       },
       parent,
     );
-    return client.query(text, values).then(
-      (result) => {
-        span.end();
-        return result;
-      },
-      (err: unknown) => {
-        failSpan(span, err);
-        throw err;
-      },
-    );
+    return endWhenSettled(span, client.query(text, values));
   }
 
   /**
@@ -150,16 +141,7 @@ export class Tracing {
     const parent = traced[0] ?? api.ROOT_CONTEXT;
     const links = traced.slice(1).map((c) => ({ context: api.trace.getSpanContext(c)! }));
     const span = this.tracer.startSpan(name, { kind: spanKind.internal, attributes, links }, parent);
-    return api.context.with(api.trace.setSpan(parent, span), fn).then(
-      (result) => {
-        span.end();
-        return result;
-      },
-      (err: unknown) => {
-        failSpan(span, err);
-        throw err;
-      },
-    );
+    return endWhenSettled(span, api.context.with(api.trace.setSpan(parent, span), fn));
   }
 
   /**
@@ -203,19 +185,11 @@ export class Tracing {
       span.end();
       return result;
     }
-    return (result as Promise<unknown>).then(
-      (value) => {
-        // The ports answer an unknown outcome as a value, not a throw (deadline.ts).
-        const kind = (value as { kind?: unknown } | null)?.kind;
-        if (kind === 'timeout' || kind === 'unknown') span.setAttribute('mwa.upstream.outcome', kind);
-        span.end();
-        return value;
-      },
-      (err: unknown) => {
-        failSpan(span, err);
-        throw err;
-      },
-    );
+    return endWhenSettled(span, result as Promise<unknown>, (value) => {
+      // The ports answer an unknown outcome as a value, not a throw (deadline.ts).
+      const kind = (value as { kind?: unknown } | null)?.kind;
+      if (kind === 'timeout' || kind === 'unknown') span.setAttribute('mwa.upstream.outcome', kind);
+    });
   }
 
   /** Exports what is buffered and stops the exporter. */
