@@ -2,24 +2,15 @@ import type { FastifyReply } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
-import {
-  consoleBase,
-  loginClient,
-  sendHtml,
-  totpKey,
-  withChange,
-  withSession,
-  type PageRequest,
-  pageRoute,
-} from './http.js';
+import { consoleBase, loginClient, sendHtml, totpKey, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { changePassword } from './sign-in.js';
 import { recoveryCodesLeft, regenerateRecoveryCodes, totpStatus } from './second-factor.js';
 import { passwordLengthMin } from './password.js';
-import { refusedPage } from './auth-pages.js';
 import { accountPage } from './two-step-pages.js';
 import { consolePage, envPath, recoveryCodesPanel } from './views.js';
 import { csrfInput, textInput } from './fields.js';
+import { withChange, withSession, pageRoute } from './guards.js';
 
 /**
  * "Your account" beyond sign-in: the password change (other sessions end) and the recovery codes
@@ -105,32 +96,27 @@ export function registerAccountPages(app: AppInstance, ctx: ServiceContext): voi
   app.post(
     `${consoleBase}/:env/account/recovery-codes`,
     pageRoute,
-    withChange(
-      ctx,
-      'session',
-      async (req, reply, page) => {
-        const form = formOf(req);
-        const r = await regenerateRecoveryCodes(
-          ctx.db,
-          totpKey(ctx),
-          page.session,
-          { password: one(form, 'password'), code: one(form, 'code'), client: loginClient(ctx, req) },
-          page.now,
-        );
-        if (r.kind === 'codes') return recoveryPage(ctx, reply, page, { codes: r.codes }, 201);
-        if (r.kind === 'throttled') return recoveryPage(ctx, reply, page, { problem: throttledText }, 429);
-        if (r.kind === 'no_second_factor')
-          return recoveryPage(ctx, reply, page, { problem: 'Two-step sign-in is off.' }, 400);
-        return recoveryPage(
-          ctx,
-          reply,
-          page,
-          { problem: 'That password or code is not right. No new codes were made.' },
-          401,
-        );
-      },
-      refusedPage,
-    ),
+    withChange(ctx, 'session', async (req, reply, page) => {
+      const form = formOf(req);
+      const r = await regenerateRecoveryCodes(
+        ctx.db,
+        totpKey(ctx),
+        page.session,
+        { password: one(form, 'password'), code: one(form, 'code'), client: loginClient(ctx, req) },
+        page.now,
+      );
+      if (r.kind === 'codes') return recoveryPage(ctx, reply, page, { codes: r.codes }, 201);
+      if (r.kind === 'throttled') return recoveryPage(ctx, reply, page, { problem: throttledText }, 429);
+      if (r.kind === 'no_second_factor')
+        return recoveryPage(ctx, reply, page, { problem: 'Two-step sign-in is off.' }, 400);
+      return recoveryPage(
+        ctx,
+        reply,
+        page,
+        { problem: 'That password or code is not right. No new codes were made.' },
+        401,
+      );
+    }),
   );
 
   app.get(
@@ -142,33 +128,27 @@ export function registerAccountPages(app: AppInstance, ctx: ServiceContext): voi
   app.post(
     `${consoleBase}/:env/account/password`,
     pageRoute,
-    withChange(
-      ctx,
-      'session',
-      async (req, reply, page) => {
-        const form = formOf(req);
-        const r = await changePassword(
-          ctx.db,
-          page.session,
-          {
-            current: one(form, 'current'),
-            password: one(form, 'password'),
-            confirmation: one(form, 'confirmation'),
-            client: loginClient(ctx, req),
-          },
-          page.now,
-          ctx.config.consolePasswordCost,
-        );
-        if (r.kind === 'problem') return passwordPage(reply, page, { problem: r.problem }, 400);
-        if (r.kind === 'throttled') return passwordPage(reply, page, { problem: throttledText }, 429);
-        if (r.kind === 'wrong')
-          return passwordPage(reply, page, { problem: 'The current password is not right.' }, 401);
-        return accountPage(ctx, reply, page, {
-          notice:
-            `Your password is changed. ${r.sessionsEnded} other session${r.sessionsEnded === 1 ? '' : 's'} ` + `ended.`,
-        });
-      },
-      refusedPage,
-    ),
+    withChange(ctx, 'session', async (req, reply, page) => {
+      const form = formOf(req);
+      const r = await changePassword(
+        ctx.db,
+        page.session,
+        {
+          current: one(form, 'current'),
+          password: one(form, 'password'),
+          confirmation: one(form, 'confirmation'),
+          client: loginClient(ctx, req),
+        },
+        page.now,
+        ctx.config.consolePasswordCost,
+      );
+      if (r.kind === 'problem') return passwordPage(reply, page, { problem: r.problem }, 400);
+      if (r.kind === 'throttled') return passwordPage(reply, page, { problem: throttledText }, 429);
+      if (r.kind === 'wrong') return passwordPage(reply, page, { problem: 'The current password is not right.' }, 401);
+      return accountPage(ctx, reply, page, {
+        notice:
+          `Your password is changed. ${r.sessionsEnded} other session${r.sessionsEnded === 1 ? '' : 's'} ` + `ended.`,
+      });
+    }),
   );
 }

@@ -7,9 +7,10 @@ import { getPayment, listPayments } from '../modules/qrpay/index.js';
 import { getOrder as getRemittance, listOrders as listRemittances } from '../modules/remittance/index.js';
 import { readOrder, readOrders } from '../modules/exchange/index.js';
 import { getOrder as getEarnOrder, listOrders as listEarnOrders, listPositions } from '../modules/earn/index.js';
-import { sendHtml, withSession, type PageRequest, pageRoute } from './http.js';
+import { sendHtml, type PageRequest } from './http.js';
 import { history } from './history.js';
 import { badge, consolePage, envPath, nextPageLink, table, when, type Column, shortId } from './views.js';
+import { withSession, pageRoute } from './guards.js';
 
 /**
  * The other areas' orders, read only: QR payments, remittances, exchange orders, earn orders and

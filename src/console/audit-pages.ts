@@ -1,11 +1,11 @@
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
-import { sendHtml, withSession, pageRoute } from './http.js';
+import { sendHtml } from './http.js';
 import { auditPage } from './queries/audit.js';
 import { can } from './rules.js';
-import { refusedPage } from './auth-pages.js';
 import { consolePage, envPath, nextPageLink, realTimeMark, shortId, table, when } from './views.js';
+import { withSession, pageRoute, refusedPage } from './guards.js';
 
 /** The audit log (audit.ts writes it): every change made through the console, which only an owner reads. */
 

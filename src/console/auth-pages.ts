@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
@@ -13,43 +13,22 @@ import {
   sessionSetCookie,
   signInCsrf,
   signInCsrfValid,
-  withChange,
   presentedSession,
   totpKey,
   twoStepClearCookie,
   twoStepSetCookie,
   twoStepUser,
-  type PageRequest,
-  type Refusal,
-  pageRoute,
 } from './http.js';
 import { formOf, one } from './form.js';
 import { acceptInvite, openInvite } from './service.js';
 import { completeSecondFactor, signIn, signOut, signOutEverywhere } from './sign-in.js';
 import { passwordProblem } from './rules.js';
 import { decoyHash, passwordLengthMin } from './password.js';
-import { consolePage, envPath, plainPage } from './views.js';
+import { envPath, plainPage } from './views.js';
 import { textInput } from './fields.js';
+import { withChange, pageRoute } from './guards.js';
 
 /** Sign-in, the invite link, sign-out (this browser or all); the account page: two-step-pages.ts. */
-
-/** The answer to a POST refused for its CSRF field or the user's role: a page, 403. */
-export function refusedPage(page: PageRequest, reply: FastifyReply, why: Refusal) {
-  const text =
-    why === 'role'
-      ? `Your role (${page.session.role}) cannot make this change. Ask an owner of the account.`
-      : 'The form was open too long or did not come from this console. Open the page again and retry.';
-  return sendHtml(
-    reply,
-    403,
-    consolePage(page, {
-      title: 'Not allowed',
-      section: 'none',
-      problem: text,
-      body: html`<p><a href="${envPath(page.environment)}">Back to the console</a></p>`,
-    }),
-  );
-}
 
 function signInForm(csrf: string, email: string, problem?: string, notice?: string): string {
   return plainPage(
@@ -263,30 +242,20 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
   app.post(
     `${consoleBase}/sign-out`,
     pageRoute,
-    withChange(
-      ctx,
-      'session',
-      async (req, reply, page) => {
-        await signOut(ctx.db, page.session);
-        void reply.header('set-cookie', sessionClearCookie(req));
-        return redirect(reply, `${consoleBase}/sign-in?out=1`);
-      },
-      refusedPage,
-    ),
+    withChange(ctx, 'session', async (req, reply, page) => {
+      await signOut(ctx.db, page.session);
+      void reply.header('set-cookie', sessionClearCookie(req));
+      return redirect(reply, `${consoleBase}/sign-in?out=1`);
+    }),
   );
 
   app.post(
     `${consoleBase}/sign-out-everywhere`,
     pageRoute,
-    withChange(
-      ctx,
-      'session',
-      async (req, reply, page) => {
-        await signOutEverywhere(ctx.db, page.session);
-        void reply.header('set-cookie', sessionClearCookie(req));
-        return redirect(reply, `${consoleBase}/sign-in?out=1`);
-      },
-      refusedPage,
-    ),
+    withChange(ctx, 'session', async (req, reply, page) => {
+      await signOutEverywhere(ctx.db, page.session);
+      void reply.header('set-cookie', sessionClearCookie(req));
+      return redirect(reply, `${consoleBase}/sign-in?out=1`);
+    }),
   );
 }

@@ -15,13 +15,13 @@ import {
   sniffImage,
   textOn,
 } from '../modules/hosted-screens/index.js';
-import { csrfField, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
+import { csrfField, sendHtml, type PageRequest } from './http.js';
 import { formFieldBytesMax, one, type FormFields } from './form.js';
 import { auditAccount } from './audit.js';
 import { storedBranding } from './queries/area-reads.js';
 import { can } from './rules.js';
-import { refusedPage } from './auth-pages.js';
 import { consolePage, envPath, postButton } from './views.js';
+import { withChange, withSession, pageRoute, refusedPage } from './guards.js';
 
 /**
  * Branding (docs/console.md, "Branding"): the display name, logo and accent colour the hosted
@@ -106,32 +106,27 @@ export function registerBrandingPages(app: AppInstance, ctx: ServiceContext): vo
   app.post(
     '/console/:env/branding/logo/remove',
     pageRoute,
-    withChange(
-      ctx,
-      'branding.write',
-      async (_req, reply, page) => {
-        const current = await storedBranding(ctx.db, page.session.merchantId);
-        await ctx.db.transaction().execute(async (trx) => {
-          await saveBranding(
-            trx,
-            page.session.merchantId,
-            { displayName: current?.display_name ?? null, accent: current?.accent_color ?? null, logo: null },
-            page.now,
-          );
-          await auditAccount(
-            trx,
-            { id: page.session.userId, merchant_id: page.session.merchantId, email: page.session.email },
-            'branding.logo_remove',
-            '',
-            page.now,
-          );
-        });
-        return brandingPage(ctx, reply, page, {
-          notice: 'The logo was removed; the hosted screens show your name only.',
-        });
-      },
-      refusedPage,
-    ),
+    withChange(ctx, 'branding.write', async (_req, reply, page) => {
+      const current = await storedBranding(ctx.db, page.session.merchantId);
+      await ctx.db.transaction().execute(async (trx) => {
+        await saveBranding(
+          trx,
+          page.session.merchantId,
+          { displayName: current?.display_name ?? null, accent: current?.accent_color ?? null, logo: null },
+          page.now,
+        );
+        await auditAccount(
+          trx,
+          { id: page.session.userId, merchant_id: page.session.merchantId, email: page.session.email },
+          'branding.logo_remove',
+          '',
+          page.now,
+        );
+      });
+      return brandingPage(ctx, reply, page, {
+        notice: 'The logo was removed; the hosted screens show your name only.',
+      });
+    }),
   );
 
   // The only console form with a file: multipart is read in this scope alone (the other pages take
@@ -159,50 +154,45 @@ export function registerBrandingPages(app: AppInstance, ctx: ServiceContext): vo
     scope.post(
       '/console/:env/branding',
       pageRoute,
-      withChange(
-        ctx,
-        'branding.write',
-        async (req, reply, page) => {
-          const form = fieldsOf(req);
-          const values = { display_name: one(form, 'display_name').trim(), accent: one(form, 'accent').trim() };
-          const refuse = (problem: string) => brandingPage(ctx, reply, page, { problem, values }, 400);
-          if (values.display_name.length > displayNameMax)
-            return refuse(`The display name is longer than ${displayNameMax} characters.`);
-          const accent = values.accent === '' ? null : normaliseAccent(values.accent);
-          if (accent === undefined)
-            return refuse('The accent colour must be written #rrggbb (six hexadecimal digits), for example #1d4ed8.');
-          const file = uploads.get(req);
-          let logo: BrandingChange['logo'];
-          if (file) {
-            if (file.truncated)
-              return refuse(`The logo is larger than ${logoBytesMax / 1024} KB. Choose a smaller image.`);
-            const type = sniffImage(file.bytes);
-            if (!type)
-              return refuse('The logo is not a PNG, JPEG or WebP image (SVG is not accepted). Choose another file.');
-            logo = { bytes: file.bytes, type };
-          }
-          const change: BrandingChange = {
-            displayName: values.display_name === '' ? null : values.display_name,
-            accent,
-            logo,
-          };
-          await ctx.db.transaction().execute(async (trx) => {
-            await saveBranding(trx, page.session.merchantId, change, page.now);
-            const detail =
-              `name ${change.displayName ?? '(registered)'}, ` +
-              `accent ${accent ?? 'none'}${logo ? `, logo ${logo.type} ${logo.bytes.length} bytes` : ''}`;
-            await auditAccount(
-              trx,
-              { id: page.session.userId, merchant_id: page.session.merchantId, email: page.session.email },
-              'branding.update',
-              detail,
-              page.now,
-            );
-          });
-          return brandingPage(ctx, reply, page, { notice: 'Branding saved. The hosted screens show it from now on.' });
-        },
-        refusedPage,
-      ),
+      withChange(ctx, 'branding.write', async (req, reply, page) => {
+        const form = fieldsOf(req);
+        const values = { display_name: one(form, 'display_name').trim(), accent: one(form, 'accent').trim() };
+        const refuse = (problem: string) => brandingPage(ctx, reply, page, { problem, values }, 400);
+        if (values.display_name.length > displayNameMax)
+          return refuse(`The display name is longer than ${displayNameMax} characters.`);
+        const accent = values.accent === '' ? null : normaliseAccent(values.accent);
+        if (accent === undefined)
+          return refuse('The accent colour must be written #rrggbb (six hexadecimal digits), for example #1d4ed8.');
+        const file = uploads.get(req);
+        let logo: BrandingChange['logo'];
+        if (file) {
+          if (file.truncated)
+            return refuse(`The logo is larger than ${logoBytesMax / 1024} KB. Choose a smaller image.`);
+          const type = sniffImage(file.bytes);
+          if (!type)
+            return refuse('The logo is not a PNG, JPEG or WebP image (SVG is not accepted). Choose another file.');
+          logo = { bytes: file.bytes, type };
+        }
+        const change: BrandingChange = {
+          displayName: values.display_name === '' ? null : values.display_name,
+          accent,
+          logo,
+        };
+        await ctx.db.transaction().execute(async (trx) => {
+          await saveBranding(trx, page.session.merchantId, change, page.now);
+          const detail =
+            `name ${change.displayName ?? '(registered)'}, ` +
+            `accent ${accent ?? 'none'}${logo ? `, logo ${logo.type} ${logo.bytes.length} bytes` : ''}`;
+          await auditAccount(
+            trx,
+            { id: page.session.userId, merchant_id: page.session.merchantId, email: page.session.email },
+            'branding.update',
+            detail,
+            page.now,
+          );
+        });
+        return brandingPage(ctx, reply, page, { notice: 'Branding saved. The hosted screens show it from now on.' });
+      }),
     );
   });
 }

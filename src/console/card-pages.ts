@@ -9,11 +9,12 @@ import {
   listTopUps,
   listTransactions,
 } from '../modules/cards/index.js';
-import { sendHtml, withSession, pageRoute } from './http.js';
+import { sendHtml } from './http.js';
 import { history } from './history.js';
 import { listMerchantCards } from './queries/area-reads.js';
 import { consolePage, envPath, nextPageLink, table, when, shortId } from './views.js';
 import { callerOf, code, cursorOf, idOf, money, pageSize, statusBadge, summaryCard, type Row } from './area-pages.js';
+import { withSession, pageRoute } from './guards.js';
 
 /**
  * The cards of every member, read only: a card's page with its top-ups, transactions and

@@ -3,11 +3,10 @@ import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { deliveryStatuses, listDeliveries, redeliver, redeliverAction } from '../modules/webhooks/index.js';
-import { attempt, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
+import { attempt, sendHtml, type PageRequest } from './http.js';
 import { audit } from './audit.js';
 import { apiCalls, deliveryAttempts, deliveryEndpoints, endpointUrls } from './queries/webhooks.js';
 import { can } from './rules.js';
-import { refusedPage } from './auth-pages.js';
 import {
   badge,
   consolePage,
@@ -21,6 +20,7 @@ import {
   when,
 } from './views.js';
 import { selectInput } from './fields.js';
+import { withChange, withSession, pageRoute } from './guards.js';
 
 /**
  * The delivery log (filter by status, each attempt, redelivery) and the API call log. The reads and
@@ -132,20 +132,15 @@ export function registerDeliveryPages(app: AppInstance, ctx: ServiceContext): vo
   app.post(
     '/console/:env/deliveries/:id/redeliver',
     pageRoute,
-    withChange(
-      ctx,
-      'webhooks.write',
-      async (req, reply, page) => {
-        const r = await attempt(ctx, async (trx) => {
-          const done = await redeliver(trx, callerOf(page), idOf(req), await ctx.clock.now(trx, callerOf(page)));
-          await audit(trx, page.session, page.environment, 'webhook_delivery.redeliver', done.id, '', page.now);
-          return done;
-        });
-        if (!r.ok) return deliveriesPage(ctx, req, reply, page, { problem: r.problem }, 400);
-        return deliveriesPage(ctx, req, reply, page, { notice: `Delivery ${r.value.id} is queued again.` });
-      },
-      refusedPage,
-    ),
+    withChange(ctx, 'webhooks.write', async (req, reply, page) => {
+      const r = await attempt(ctx, async (trx) => {
+        const done = await redeliver(trx, callerOf(page), idOf(req), await ctx.clock.now(trx, callerOf(page)));
+        await audit(trx, page.session, page.environment, 'webhook_delivery.redeliver', done.id, '', page.now);
+        return done;
+      });
+      if (!r.ok) return deliveriesPage(ctx, req, reply, page, { problem: r.problem }, 400);
+      return deliveriesPage(ctx, req, reply, page, { notice: `Delivery ${r.value.id} is queued again.` });
+    }),
   );
 
   app.get(

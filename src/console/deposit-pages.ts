@@ -4,11 +4,12 @@ import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 
 import { getDeposit, listDeposits } from '../modules/deposits/index.js';
-import { sendHtml, withSession, type PageRequest, pageRoute } from './http.js';
+import { sendHtml, type PageRequest } from './http.js';
 
 import { history } from './history.js';
 
 import { badge, consolePage, envPath, nextPageLink, shortId, table, when } from './views.js';
+import { withSession, pageRoute } from './guards.js';
 
 /** Deposits, read only: the list and one deposit with its state history and ledger postings. */
 

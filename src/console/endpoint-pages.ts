@@ -3,14 +3,14 @@ import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { deliveryView, listEndpoints, replayEndpoint, replayEventsMax } from '../modules/webhooks/index.js';
-import { attempt, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
+import { attempt, sendHtml, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { endpointDeliveries } from './queries/webhooks.js';
 import { can } from './rules.js';
-import { refusedPage } from './auth-pages.js';
 import { badge, consolePage, envPath, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
+import { withChange, withSession, pageRoute } from './guards.js';
 
 /**
  * A webhook endpoint's page (extensions 11, docs/events.md): its latest deliveries and the Replay
@@ -109,58 +109,53 @@ export function registerEndpointPages(app: AppInstance, ctx: ServiceContext): vo
   app.post(
     '/console/:env/webhooks/:id/replay',
     pageRoute,
-    withChange(
-      ctx,
-      'webhooks.write',
-      async (req, reply, page) => {
-        const form = formOf(req);
-        const values = {
-          since: one(form, 'since').trim(),
-          until: one(form, 'until').trim(),
-          only_failed: one(form, 'only_failed') === 'false' ? 'false' : 'true',
-        };
-        if (!isTime(values.since) || (values.until !== '' && !isTime(values.until))) {
-          return endpointPage(
-            ctx,
-            req,
-            reply,
-            page,
-            { problem: 'Give the times in ISO 8601, such as 2026-01-31T12:00:00Z.', values },
-            400,
-          );
-        }
-        const id = (req.params as { id: string }).id;
-        const r = await attempt(ctx, async (trx) => {
-          const done = await replayEndpoint(
-            trx,
-            callerOf(page),
-            id,
-            {
-              since: new Date(values.since).toISOString(),
-              ...(values.until ? { until: new Date(values.until).toISOString() } : {}),
-              only_failed: values.only_failed === 'true',
-            },
-            await ctx.clock.now(trx, callerOf(page)),
-            ctx.config.eventRetentionDays,
-          );
-          await audit(
-            trx,
-            page.session,
-            page.environment,
-            'webhook_endpoint.replay',
-            done.id,
-            `${values.since}..${values.until || 'now'} only_failed=${values.only_failed} queued=${done.queued}`,
-            page.now,
-          );
-          return done;
-        });
-        if (!r.ok) return endpointPage(ctx, req, reply, page, { problem: r.problem, values }, 400);
-        return endpointPage(ctx, req, reply, page, {
-          notice: `${r.value.queued} ${r.value.queued === 1 ? 'delivery' : 'deliveries'} queued.`,
-          values,
-        });
-      },
-      refusedPage,
-    ),
+    withChange(ctx, 'webhooks.write', async (req, reply, page) => {
+      const form = formOf(req);
+      const values = {
+        since: one(form, 'since').trim(),
+        until: one(form, 'until').trim(),
+        only_failed: one(form, 'only_failed') === 'false' ? 'false' : 'true',
+      };
+      if (!isTime(values.since) || (values.until !== '' && !isTime(values.until))) {
+        return endpointPage(
+          ctx,
+          req,
+          reply,
+          page,
+          { problem: 'Give the times in ISO 8601, such as 2026-01-31T12:00:00Z.', values },
+          400,
+        );
+      }
+      const id = (req.params as { id: string }).id;
+      const r = await attempt(ctx, async (trx) => {
+        const done = await replayEndpoint(
+          trx,
+          callerOf(page),
+          id,
+          {
+            since: new Date(values.since).toISOString(),
+            ...(values.until ? { until: new Date(values.until).toISOString() } : {}),
+            only_failed: values.only_failed === 'true',
+          },
+          await ctx.clock.now(trx, callerOf(page)),
+          ctx.config.eventRetentionDays,
+        );
+        await audit(
+          trx,
+          page.session,
+          page.environment,
+          'webhook_endpoint.replay',
+          done.id,
+          `${values.since}..${values.until || 'now'} only_failed=${values.only_failed} queued=${done.queued}`,
+          page.now,
+        );
+        return done;
+      });
+      if (!r.ok) return endpointPage(ctx, req, reply, page, { problem: r.problem, values }, 400);
+      return endpointPage(ctx, req, reply, page, {
+        notice: `${r.value.queued} ${r.value.queued === 1 ? 'delivery' : 'deliveries'} queued.`,
+        values,
+      });
+    }),
   );
 }

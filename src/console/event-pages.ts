@@ -3,10 +3,11 @@ import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { type EventObject, findEvent, listEvents } from '../modules/events/index.js';
-import { sendHtml, withSession, type PageRequest, pageRoute } from './http.js';
+import { sendHtml, type PageRequest } from './http.js';
 import { eventDeliveries } from './queries/webhooks.js';
 import { badge, consolePage, envPath, nextPageLink, shortId, table, when } from './views.js';
 import { selectInput, textInput } from './fields.js';
+import { withSession, pageRoute } from './guards.js';
 
 /**
  * Events (extensions 11, docs/events.md): the Events page with the API's filters, one event with

@@ -4,14 +4,14 @@ import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { createExport, type ExportKind, exportKinds, listExports, openExportFile } from '../modules/exports/index.js';
-import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
+import { attempt, redirect, sendHtml, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { can } from './rules.js';
-import { refusedPage } from './auth-pages.js';
 import { badge, consolePage, envPath, nextPageLink, shortId, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
 import { instant } from './ledger-pages.js';
+import { withChange, withSession, pageRoute } from './guards.js';
 
 /**
  * Exports (extensions 13): request one, follow its progress, download the file. The export job is
@@ -98,41 +98,36 @@ export function registerExportPages(app: AppInstance, ctx: ServiceContext): void
   app.post(
     '/console/:env/exports',
     pageRoute,
-    withChange(
-      ctx,
-      'exports.write',
-      async (req, reply, page) => {
-        const form = formOf(req);
-        const from = instant(one(form, 'from'));
-        const to = instant(one(form, 'to'));
-        const kind = one(form, 'kind') as ExportKind;
-        if (!from || !to || from === 'bad' || to === 'bad')
-          return exportsPage(ctx, req, reply, page, { problem: 'Give both dates.' }, 400);
-        if (!(exportKinds as readonly string[]).includes(kind))
-          return exportsPage(ctx, req, reply, page, { problem: 'Choose a kind.' }, 400);
-        const r = await attempt(ctx, async (trx) => {
-          const x = await createExport(trx, ctx.clock, scopeOf(page), {
-            kind,
-            created_gte: from.toISOString(),
-            created_lt: to.toISOString(),
-            format: one(form, 'format') === 'jsonl' ? 'jsonl' : 'csv',
-          });
-          await audit(
-            trx,
-            page.session,
-            page.environment,
-            'export.create',
-            x.id,
-            `${kind} ${from.toISOString()} to ${to.toISOString()}`,
-            page.now,
-          );
-          return x;
+    withChange(ctx, 'exports.write', async (req, reply, page) => {
+      const form = formOf(req);
+      const from = instant(one(form, 'from'));
+      const to = instant(one(form, 'to'));
+      const kind = one(form, 'kind') as ExportKind;
+      if (!from || !to || from === 'bad' || to === 'bad')
+        return exportsPage(ctx, req, reply, page, { problem: 'Give both dates.' }, 400);
+      if (!(exportKinds as readonly string[]).includes(kind))
+        return exportsPage(ctx, req, reply, page, { problem: 'Choose a kind.' }, 400);
+      const r = await attempt(ctx, async (trx) => {
+        const x = await createExport(trx, ctx.clock, scopeOf(page), {
+          kind,
+          created_gte: from.toISOString(),
+          created_lt: to.toISOString(),
+          format: one(form, 'format') === 'jsonl' ? 'jsonl' : 'csv',
         });
-        if (!r.ok) return exportsPage(ctx, req, reply, page, { problem: r.problem }, 400);
-        return redirect(reply, `${envPath(page.environment, '/exports')}?requested=${r.value.id}`);
-      },
-      refusedPage,
-    ),
+        await audit(
+          trx,
+          page.session,
+          page.environment,
+          'export.create',
+          x.id,
+          `${kind} ${from.toISOString()} to ${to.toISOString()}`,
+          page.now,
+        );
+        return x;
+      });
+      if (!r.ok) return exportsPage(ctx, req, reply, page, { problem: r.problem }, 400);
+      return redirect(reply, `${envPath(page.environment, '/exports')}?requested=${r.value.id}`);
+    }),
   );
 
   app.get(

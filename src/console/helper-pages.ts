@@ -8,7 +8,7 @@ import { validatorCompiler } from '../platform/validation.js';
 import { completeInSandbox, html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { AuthorizationBodySchema, authorize, sandboxAdvance, sandboxShip } from '../modules/cards/index.js';
 import { sandboxReview } from '../modules/kyc/index.js';
-import { attempt, sendHtml, type PageRequest, pageRoute } from './http.js';
+import { attempt, sendHtml, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { listMerchantApplications } from './queries/area-reads.js';
@@ -17,6 +17,7 @@ import { consolePage, envPath, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
 import { statusBadge } from './area-pages.js';
 import { withSandboxChange, withSandboxSession } from './sandbox-only.js';
+import { pageRoute } from './guards.js';
 
 /**
  * The sandbox test helpers of extensions 8 from the console: a card application decided, a

@@ -15,13 +15,13 @@ import {
 import { resumeSession } from './sign-in.js';
 import type { LoginClient } from './throttle.js';
 import { deviceCookieName, deviceCookieSeconds, deviceIdFor, newDeviceValue } from './device.js';
-import { can, type ConsoleSession, type Permission } from './rules.js';
+import type { ConsoleSession } from './rules.js';
 import { formOf, one, type FormFields } from './form.js';
 
 /**
  * The console's HTTP plumbing: cookies, the CSRF check, the session of a request, the security
  * headers, form bodies. Every page handler goes through `withSession` (GET) or `withChange`
- * (POST), so none can forget a check.
+ * (POST) of guards.ts, so none can forget a check.
  *
  * CSRF: the signed double submit of the hosted screens (hosted-screens/csrf.ts), keyed to the
  * session cookie: every form carries HMAC(key, session cookie). Another site can make the browser
@@ -83,6 +83,12 @@ export function signInCsrf(ctx: ServiceContext, req: FastifyRequest, reply: Fast
   return csrfToken(key(ctx), csrfPurpose.signIn, value);
 }
 
+/** Whether a change's form carries the CSRF field of the session cookie it came with. */
+export function sessionCsrfValid(ctx: ServiceContext, req: FastifyRequest): boolean {
+  const session = cookieFrom(req.headers.cookie, sessionCookieName);
+  return verifyCsrf(key(ctx), csrfPurpose.session, session, one(formOf(req), csrfField));
+}
+
 export function signInCsrfValid(ctx: ServiceContext, req: FastifyRequest, form: FormFields): boolean {
   return verifyCsrf(
     key(ctx),
@@ -131,7 +137,7 @@ const limits = (ctx: ServiceContext) => ({
 });
 
 /** The request's session, or the redirect to sign in (with why, when a session just ended). */
-async function sessionOf(
+export async function sessionOf(
   ctx: ServiceContext,
   req: FastifyRequest,
   reply: FastifyReply,
@@ -144,52 +150,6 @@ async function sessionOf(
     return undefined;
   }
   return { session: found, now };
-}
-
-export type PageHandler = (req: FastifyRequest, reply: FastifyReply, page: PageRequest) => Promise<unknown>;
-
-/**
- * The options of every console route: public to the API's pipeline (the console checks its own
- * session: withSession, withChange) and hidden from the OpenAPI document.
- */
-export const pageRoute = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
-
-/** A GET page: signed in, the environment of its URL. */
-export function withSession(ctx: ServiceContext, handler: PageHandler) {
-  return async (req: FastifyRequest, reply: FastifyReply) => {
-    const environment = environmentParam(req);
-    if (!environment) throw new ApiError('not_found');
-    const s = await sessionOf(ctx, req, reply);
-    if (!s) return reply;
-    return handler(req, reply, { ...s, environment, csrf: sessionCsrf(ctx, req) });
-  };
-}
-
-/**
- * A POST that changes something: signed in, the CSRF field matching the session cookie, and the
- * user's role allowed to make this change (checked here, on the server, whatever the page showed).
- */
-export type Refusal = 'csrf' | 'role';
-export function withChange(
-  ctx: ServiceContext,
-  permission: Permission | 'session',
-  handler: PageHandler,
-  refused: (page: PageRequest, reply: FastifyReply, why: Refusal) => unknown,
-) {
-  return async (req: FastifyRequest, reply: FastifyReply) => {
-    // Routes without an environment in the path (sign-out) act on none; a path naming another one is not found.
-    const named = (req.params as { env?: string }).env;
-    const environment = environmentParam(req);
-    if (named !== undefined && !environment) throw new ApiError('not_found');
-    const s = await sessionOf(ctx, req, reply);
-    if (!s) return reply;
-    const page = { ...s, environment: environment ?? 'sandbox', csrf: sessionCsrf(ctx, req) };
-    const session = cookieFrom(req.headers.cookie, sessionCookieName);
-    if (!verifyCsrf(key(ctx), csrfPurpose.session, session, one(formOf(req), csrfField)))
-      return refused(page, reply, 'csrf');
-    if (permission !== 'session' && !can(s.session.role, permission)) return refused(page, reply, 'role');
-    return handler(req, reply, page);
-  };
 }
 
 /**

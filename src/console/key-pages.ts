@@ -10,12 +10,11 @@ import type { ServiceContext } from '../service-context.js';
 import { restrictedScopes, scopeCatalogue } from '../platform/scopes.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { createKey, splitScopes } from '../modules/merchants/index.js';
-import { attempt, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
+import { attempt, sendHtml, type PageRequest } from './http.js';
 import { all, one, formOf } from './form.js';
 import { audit } from './audit.js';
 import { listKeys } from './queries/area-reads.js';
 import { allowlistLines, can } from './rules.js';
-import { refusedPage } from './auth-pages.js';
 import { consolePage, envPath, realTimeMark, table, when } from './views.js';
 import { checkboxes, csrfInput } from './fields.js';
 import {
@@ -27,6 +26,7 @@ import {
   unmatchedProblem,
   type KeyRow,
 } from './key-views.js';
+import { withChange, withSession, pageRoute } from './guards.js';
 
 function createForm(
   page: PageRequest,
@@ -127,68 +127,63 @@ export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
   app.post(
     '/console/:env/keys',
     pageRoute,
-    withChange(
-      ctx,
-      'keys.write',
-      async (req, reply, page) => {
-        const form = formOf(req);
-        const values = {
-          scopes: all(form, 'scopes'),
-          allowlist: allowlistLines(one(form, 'ip_allowlist')).join('\n'),
-          expires: one(form, 'expires'),
-        };
-        const intent = one(form, 'intent');
-        const unmatched = neverMatching(values.allowlist);
-        if (intent === 'preview')
-          return listPage(ctx, reply, page, {
-            form: values,
-            preview: { clientIp: req.ip, unmatched: unmatched.length > 0 },
-          });
-        if (unmatched.length > 0 && intent !== 'save-anyway') {
-          return listPage(
-            ctx,
-            reply,
-            page,
-            { form: values, preview: { clientIp: req.ip, unmatched: true }, problem: unmatchedProblem(unmatched) },
-            400,
-          );
-        }
-        const expiresAt = expiryFrom(values.expires);
-        if (expiresAt === 'bad')
-          return listPage(ctx, reply, page, { problem: 'The expiry is not a date and time.', form: values }, 400);
-        if (values.scopes.length === 0)
-          return listPage(ctx, reply, page, { problem: 'Choose at least one scope.', form: values }, 400);
-        const r = await attempt(ctx, async (trx) => {
-          const { scopes, pending } = splitScopes(page.environment, values.scopes);
-          const key = await createKey(
-            trx,
-            {
-              merchantId: page.session.merchantId,
-              environment: page.environment,
-              scopes,
-              pendingScopes: pending,
-              ipAllowlist: values.allowlist,
-              expiresAt,
-            },
-            page.now,
-          );
-          await audit(
-            trx,
-            page.session,
-            page.environment,
-            'api_key.create',
-            key.id,
-            `scopes ${key.scopes.join(' ')}${
-              key.pending_scopes.length ? `; waiting ${key.pending_scopes.join(' ')}` : ''
-            }`,
-            page.now,
-          );
-          return key;
+    withChange(ctx, 'keys.write', async (req, reply, page) => {
+      const form = formOf(req);
+      const values = {
+        scopes: all(form, 'scopes'),
+        allowlist: allowlistLines(one(form, 'ip_allowlist')).join('\n'),
+        expires: one(form, 'expires'),
+      };
+      const intent = one(form, 'intent');
+      const unmatched = neverMatching(values.allowlist);
+      if (intent === 'preview')
+        return listPage(ctx, reply, page, {
+          form: values,
+          preview: { clientIp: req.ip, unmatched: unmatched.length > 0 },
         });
-        if (!r.ok) return listPage(ctx, reply, page, { problem: r.problem, form: values }, 400);
-        return listPage(ctx, reply, page, { top: secretsPanel(r.value, `Key ${r.value.client_id} created`) }, 201);
-      },
-      refusedPage,
-    ),
+      if (unmatched.length > 0 && intent !== 'save-anyway') {
+        return listPage(
+          ctx,
+          reply,
+          page,
+          { form: values, preview: { clientIp: req.ip, unmatched: true }, problem: unmatchedProblem(unmatched) },
+          400,
+        );
+      }
+      const expiresAt = expiryFrom(values.expires);
+      if (expiresAt === 'bad')
+        return listPage(ctx, reply, page, { problem: 'The expiry is not a date and time.', form: values }, 400);
+      if (values.scopes.length === 0)
+        return listPage(ctx, reply, page, { problem: 'Choose at least one scope.', form: values }, 400);
+      const r = await attempt(ctx, async (trx) => {
+        const { scopes, pending } = splitScopes(page.environment, values.scopes);
+        const key = await createKey(
+          trx,
+          {
+            merchantId: page.session.merchantId,
+            environment: page.environment,
+            scopes,
+            pendingScopes: pending,
+            ipAllowlist: values.allowlist,
+            expiresAt,
+          },
+          page.now,
+        );
+        await audit(
+          trx,
+          page.session,
+          page.environment,
+          'api_key.create',
+          key.id,
+          `scopes ${key.scopes.join(' ')}${
+            key.pending_scopes.length ? `; waiting ${key.pending_scopes.join(' ')}` : ''
+          }`,
+          page.now,
+        );
+        return key;
+      });
+      if (!r.ok) return listPage(ctx, reply, page, { problem: r.problem, form: values }, 400);
+      return listPage(ctx, reply, page, { top: secretsPanel(r.value, `Key ${r.value.client_id} created`) }, 201);
+    }),
   );
 }

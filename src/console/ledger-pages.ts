@@ -6,13 +6,13 @@ import { html } from '../modules/hosted-screens/index.js';
 import { createMonitor, deleteMonitor, getMonitor, listMonitors, merchantBalances } from '../modules/balances/index.js';
 import { entryPage } from '../modules/ledger-entries/index.js';
 import { resolveMember } from '../modules/members/index.js';
-import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
+import { attempt, redirect, sendHtml, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { can, refusalFor } from './rules.js';
-import { refusedPage } from './auth-pages.js';
 import { askFirst, badge, confirmPage, consolePage, envPath, nextPageLink, shortId, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
+import { withChange, withSession, pageRoute } from './guards.js';
 
 /**
  * Money over time (extensions 13): the balances with an "as of" date and the balance monitors,
@@ -195,34 +195,29 @@ export function registerLedgerPages(app: AppInstance, ctx: ServiceContext): void
   app.post(
     '/console/:env/balance-monitors',
     pageRoute,
-    withChange(
-      ctx,
-      'monitors.write',
-      async (req, reply, page) => {
-        const form = formOf(req);
-        const balance = one(form, 'balance') === 'custody' ? ('custody' as const) : ('prepaid' as const);
-        const r = await attempt(ctx, async (trx) => {
-          const m = await createMonitor(trx, ctx.clock, scopeOf(page), {
-            balance,
-            asset: one(form, 'asset').trim(),
-            below: one(form, 'below').trim(),
-          });
-          await audit(
-            trx,
-            page.session,
-            page.environment,
-            'balance_monitor.create',
-            m.id,
-            `${m.balance} ${m.asset} below ${m.below}`,
-            page.now,
-          );
-          return m;
+    withChange(ctx, 'monitors.write', async (req, reply, page) => {
+      const form = formOf(req);
+      const balance = one(form, 'balance') === 'custody' ? ('custody' as const) : ('prepaid' as const);
+      const r = await attempt(ctx, async (trx) => {
+        const m = await createMonitor(trx, ctx.clock, scopeOf(page), {
+          balance,
+          asset: one(form, 'asset').trim(),
+          below: one(form, 'below').trim(),
         });
-        if (!r.ok) return balancesPage(ctx, req, reply, page, { problem: r.problem }, 400);
-        return redirect(reply, envPath(page.environment));
-      },
-      refusedPage,
-    ),
+        await audit(
+          trx,
+          page.session,
+          page.environment,
+          'balance_monitor.create',
+          m.id,
+          `${m.balance} ${m.asset} below ${m.below}`,
+          page.now,
+        );
+        return m;
+      });
+      if (!r.ok) return balancesPage(ctx, req, reply, page, { problem: r.problem }, 400);
+      return redirect(reply, envPath(page.environment));
+    }),
   );
 
   // Removing a monitor ends its state (a new one starts over): a page first names it.
@@ -258,20 +253,15 @@ export function registerLedgerPages(app: AppInstance, ctx: ServiceContext): void
   app.post(
     '/console/:env/balance-monitors/:id/delete',
     pageRoute,
-    withChange(
-      ctx,
-      'monitors.write',
-      async (req, reply, page) => {
-        const id = (req.params as { id: string }).id;
-        const r = await attempt(ctx, async (trx) => {
-          await deleteMonitor(trx, scopeOf(page), id);
-          await audit(trx, page.session, page.environment, 'balance_monitor.delete', id, '', page.now);
-        });
-        if (!r.ok) return balancesPage(ctx, req, reply, page, { problem: r.problem }, 400);
-        return redirect(reply, envPath(page.environment));
-      },
-      refusedPage,
-    ),
+    withChange(ctx, 'monitors.write', async (req, reply, page) => {
+      const id = (req.params as { id: string }).id;
+      const r = await attempt(ctx, async (trx) => {
+        await deleteMonitor(trx, scopeOf(page), id);
+        await audit(trx, page.session, page.environment, 'balance_monitor.delete', id, '', page.now);
+      });
+      if (!r.ok) return balancesPage(ctx, req, reply, page, { problem: r.problem }, 400);
+      return redirect(reply, envPath(page.environment));
+    }),
   );
 
   app.get(

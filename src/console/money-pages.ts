@@ -4,12 +4,11 @@ import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { memberBalances } from '../modules/balances/index.js';
 import { confirmWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals } from '../modules/withdrawals/index.js';
-import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
+import { attempt, redirect, sendHtml, type PageRequest } from './http.js';
 import { audit } from './audit.js';
 import { listMembers } from './queries/area-reads.js';
 import { history } from './history.js';
 import { can } from './rules.js';
-import { refusedPage } from './auth-pages.js';
 import {
   askFirst,
   badge,
@@ -23,6 +22,7 @@ import {
   when,
 } from './views.js';
 import { selectInput } from './fields.js';
+import { withChange, withSession, pageRoute } from './guards.js';
 
 /**
  * Money: members with their balances and KYC level (the balances page, with its "as of" date and
@@ -95,44 +95,32 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
     app.post(
       `/console/:env/withdrawals/:id/${action}`,
       pageRoute,
-      withChange(
-        ctx,
-        'withdrawals.write',
-        async (req, reply, page) => {
-          const id = (req.params as { id: string }).id;
-          const r = await attempt(ctx, async (trx) => {
-            const done =
-              action === 'confirm'
-                ? await confirmWithdrawal(trx, callerOf(page), id)
-                : await failWithdrawal(trx, callerOf(page), id);
-            await audit(
-              trx,
-              page.session,
-              page.environment,
-              `withdrawal.${action}`,
-              done.id,
-              `status ${done.status}`,
-              page.now,
-            );
-            return done;
-          });
-          if (!r.ok)
-            return withdrawalsPage(
-              ctx,
-              req,
-              reply,
-              page,
-              { problem: `Withdrawal ${shortText(id)}: ${r.problem}` },
-              400,
-            );
-          return redirect(
-            reply,
-            `${envPath(page.environment, '/withdrawals')}?done=${action === 'confirm' ? 'settled' : 'failed'}` +
-              `&id=${encodeURIComponent(id)}`,
+      withChange(ctx, 'withdrawals.write', async (req, reply, page) => {
+        const id = (req.params as { id: string }).id;
+        const r = await attempt(ctx, async (trx) => {
+          const done =
+            action === 'confirm'
+              ? await confirmWithdrawal(trx, callerOf(page), id)
+              : await failWithdrawal(trx, callerOf(page), id);
+          await audit(
+            trx,
+            page.session,
+            page.environment,
+            `withdrawal.${action}`,
+            done.id,
+            `status ${done.status}`,
+            page.now,
           );
-        },
-        refusedPage,
-      ),
+          return done;
+        });
+        if (!r.ok)
+          return withdrawalsPage(ctx, req, reply, page, { problem: `Withdrawal ${shortText(id)}: ${r.problem}` }, 400);
+        return redirect(
+          reply,
+          `${envPath(page.environment, '/withdrawals')}?done=${action === 'confirm' ? 'settled' : 'failed'}` +
+            `&id=${encodeURIComponent(id)}`,
+        );
+      }),
     );
 
     // The step before: a page that names the withdrawal, its money and where it goes.

@@ -9,11 +9,10 @@ import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { getKey, rotateKey, updateKey } from '../modules/merchants/index.js';
-import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
+import { attempt, redirect, sendHtml, type PageRequest } from './http.js';
 import { one, formOf } from './form.js';
 import { audit } from './audit.js';
 import { allowlistLines, can, refusalFor } from './rules.js';
-import { refusedPage } from './auth-pages.js';
 import { askFirst, confirmPage, consolePage, envPath, realTimeMark, when } from './views.js';
 import { csrfInput, selectInput } from './fields.js';
 import {
@@ -25,6 +24,7 @@ import {
   unmatchedProblem,
   type KeyRow,
 } from './key-views.js';
+import { withChange, withSession, pageRoute } from './guards.js';
 
 const keyId = (req: FastifyRequest) => (req.params as { id: string }).id;
 
@@ -197,87 +197,72 @@ export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void
   app.post(
     '/console/:env/keys/:id/allowlist',
     pageRoute,
-    withChange(
-      ctx,
-      'keys.write',
-      async (req, reply, page) => {
-        const form = formOf(req);
-        // A textarea sends CRLF line ends; the list is kept one trimmed entry per line.
-        const draft = allowlistLines(one(form, 'ip_allowlist')).join('\n');
-        const intent = one(form, 'intent');
-        if (intent !== 'save' && intent !== 'save-anyway')
-          return keyPage(ctx, reply, req, page, { draft, preview: true });
-        const unmatched = neverMatching(draft);
-        if (unmatched.length > 0 && intent !== 'save-anyway')
-          return keyPage(ctx, reply, req, page, { draft, preview: true, problem: unmatchedProblem(unmatched) }, 400);
-        const r = await attempt(ctx, async (trx) => {
-          const key = await ownedKey(trx, page, keyId(req));
-          await updateKey(trx, key.id, { ip_allowlist: draft }, page.now);
-          await audit(
-            trx,
-            page.session,
-            page.environment,
-            'api_key.allowlist',
-            key.id,
-            allowlistLines(draft).join(', '),
-            page.now,
-          );
-        });
-        if (!r.ok) return keyPage(ctx, reply, req, page, { draft, preview: true, problem: r.problem }, 400);
-        return redirect(reply, `${envPath(page.environment, `/keys/${keyId(req)}`)}?saved=allowlist`);
-      },
-      refusedPage,
-    ),
+    withChange(ctx, 'keys.write', async (req, reply, page) => {
+      const form = formOf(req);
+      // A textarea sends CRLF line ends; the list is kept one trimmed entry per line.
+      const draft = allowlistLines(one(form, 'ip_allowlist')).join('\n');
+      const intent = one(form, 'intent');
+      if (intent !== 'save' && intent !== 'save-anyway')
+        return keyPage(ctx, reply, req, page, { draft, preview: true });
+      const unmatched = neverMatching(draft);
+      if (unmatched.length > 0 && intent !== 'save-anyway')
+        return keyPage(ctx, reply, req, page, { draft, preview: true, problem: unmatchedProblem(unmatched) }, 400);
+      const r = await attempt(ctx, async (trx) => {
+        const key = await ownedKey(trx, page, keyId(req));
+        await updateKey(trx, key.id, { ip_allowlist: draft }, page.now);
+        await audit(
+          trx,
+          page.session,
+          page.environment,
+          'api_key.allowlist',
+          key.id,
+          allowlistLines(draft).join(', '),
+          page.now,
+        );
+      });
+      if (!r.ok) return keyPage(ctx, reply, req, page, { draft, preview: true, problem: r.problem }, 400);
+      return redirect(reply, `${envPath(page.environment, `/keys/${keyId(req)}`)}?saved=allowlist`);
+    }),
   );
 
   app.post(
     '/console/:env/keys/:id/rotate',
     pageRoute,
-    withChange(
-      ctx,
-      'keys.write',
-      async (req, reply, page) => {
-        const overlap = Number(one(formOf(req), 'overlap_seconds'));
-        if (!overlaps.some((o) => Number(o.value) === overlap))
-          return keyPage(ctx, reply, req, page, { problem: 'Choose how long the old key keeps working.' }, 400);
-        const r = await attempt(ctx, async (trx) => {
-          const key = await ownedKey(trx, page, keyId(req));
-          const next = await rotateKey(trx, key.id, overlap, page.now);
-          await audit(
-            trx,
-            page.session,
-            page.environment,
-            'api_key.rotate',
-            key.id,
-            `new key ${next.id}; overlap ${overlap} s`,
-            page.now,
-          );
-          return next;
-        });
-        if (!r.ok) return keyPage(ctx, reply, req, page, { problem: r.problem }, 400);
-        (req.params as { id: string }).id = r.value.id;
-        return keyPage(ctx, reply, req, page, { top: secretsPanel(r.value, `New key ${r.value.client_id}`) }, 201);
-      },
-      refusedPage,
-    ),
+    withChange(ctx, 'keys.write', async (req, reply, page) => {
+      const overlap = Number(one(formOf(req), 'overlap_seconds'));
+      if (!overlaps.some((o) => Number(o.value) === overlap))
+        return keyPage(ctx, reply, req, page, { problem: 'Choose how long the old key keeps working.' }, 400);
+      const r = await attempt(ctx, async (trx) => {
+        const key = await ownedKey(trx, page, keyId(req));
+        const next = await rotateKey(trx, key.id, overlap, page.now);
+        await audit(
+          trx,
+          page.session,
+          page.environment,
+          'api_key.rotate',
+          key.id,
+          `new key ${next.id}; overlap ${overlap} s`,
+          page.now,
+        );
+        return next;
+      });
+      if (!r.ok) return keyPage(ctx, reply, req, page, { problem: r.problem }, 400);
+      (req.params as { id: string }).id = r.value.id;
+      return keyPage(ctx, reply, req, page, { top: secretsPanel(r.value, `New key ${r.value.client_id}`) }, 201);
+    }),
   );
 
   app.post(
     '/console/:env/keys/:id/disable',
     pageRoute,
-    withChange(
-      ctx,
-      'keys.write',
-      async (req, reply, page) => {
-        const r = await attempt(ctx, async (trx) => {
-          const key = await ownedKey(trx, page, keyId(req));
-          await updateKey(trx, key.id, { disabled: true }, page.now);
-          await audit(trx, page.session, page.environment, 'api_key.disable', key.id, '', page.now);
-        });
-        if (!r.ok) return keyPage(ctx, reply, req, page, { problem: r.problem }, 400);
-        return redirect(reply, `${envPath(page.environment, `/keys/${keyId(req)}`)}?saved=disabled`);
-      },
-      refusedPage,
-    ),
+    withChange(ctx, 'keys.write', async (req, reply, page) => {
+      const r = await attempt(ctx, async (trx) => {
+        const key = await ownedKey(trx, page, keyId(req));
+        await updateKey(trx, key.id, { disabled: true }, page.now);
+        await audit(trx, page.session, page.environment, 'api_key.disable', key.id, '', page.now);
+      });
+      if (!r.ok) return keyPage(ctx, reply, req, page, { problem: r.problem }, 400);
+      return redirect(reply, `${envPath(page.environment, `/keys/${keyId(req)}`)}?saved=disabled`);
+    }),
   );
 }

@@ -3,7 +3,7 @@ import type { ServiceContext } from '../service-context.js';
 import type { TimedProcess } from '../jobs/types.js';
 import { ApiError } from '../platform/errors.js';
 import { html } from '../modules/hosted-screens/index.js';
-import { consoleSecurityHeaders, sendHtml, pageRoute } from './http.js';
+import { consoleSecurityHeaders, sendHtml } from './http.js';
 import { ConsoleFormError, formBodyBytesMax, parseForm } from './form.js';
 import { registerAuthPages } from './auth-pages.js';
 import { registerTwoStepPages } from './two-step-pages.js';
@@ -26,6 +26,7 @@ import { registerAccountPages } from './account-pages.js';
 import { registerBrandingPages } from './branding-pages.js';
 import { consoleStylesheet } from './stylesheet.js';
 import { plainPage, stylesheetPath } from './views.js';
+import { pageRoute } from './guards.js';
 
 /**
  * The merchant console (docs/console.md): server-rendered pages under /console on the public

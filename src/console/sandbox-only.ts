@@ -4,8 +4,8 @@
  */
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
-import { withChange, withSession, type PageHandler, type PageRequest } from './http.js';
-import { refusedPage } from './auth-pages.js';
+import { type PageRequest } from './http.js';
+import { withChange, withSession, type PageHandler } from './guards.js';
 
 function requireSandbox(page: PageRequest): void {
   if (page.environment !== 'sandbox') throw new ApiError('not_found');
@@ -21,13 +21,8 @@ export function withSandboxSession(ctx: ServiceContext, handler: PageHandler) {
 
 /** A change in the sandbox only, by a role that may use the sandbox tools. */
 export function withSandboxChange(ctx: ServiceContext, handler: PageHandler) {
-  return withChange(
-    ctx,
-    'sandbox.write',
-    async (req, reply, page) => {
-      requireSandbox(page);
-      return handler(req, reply, page);
-    },
-    refusedPage,
-  );
+  return withChange(ctx, 'sandbox.write', async (req, reply, page) => {
+    requireSandbox(page);
+    return handler(req, reply, page);
+  });
 }

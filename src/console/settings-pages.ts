@@ -6,7 +6,7 @@ import { ApiError } from '../platform/errors.js';
 import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../upstreams/port.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { advanceClock, advanceSecondsMax, presetBehavior, readClock, resetSandbox } from '../modules/sandbox/index.js';
-import { attempt, csrfField, sendHtml, type PageRequest, pageRoute } from './http.js';
+import { attempt, csrfField, sendHtml, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 
@@ -15,6 +15,7 @@ import { can, refusalFor } from './rules.js';
 import { askFirst, confirmPage, consolePage, envPath, table, when } from './views.js';
 import { selectInput } from './fields.js';
 import { withSandboxChange, withSandboxSession } from './sandbox-only.js';
+import { pageRoute } from './guards.js';
 
 /**
  * The sandbox tools (upstream behaviour, reset, the sandbox clock: the sandbox area's own

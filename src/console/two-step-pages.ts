@@ -2,24 +2,16 @@ import type { FastifyReply } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
-import {
-  consoleBase,
-  loginClient,
-  sendHtml,
-  withChange,
-  withSession,
-  totpKey,
-  type PageRequest,
-  pageRoute,
-} from './http.js';
+import { consoleBase, loginClient, sendHtml, totpKey, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { checkCurrentPassword } from './sign-in.js';
 import { confirmTotpSetup, disableTotp, recoveryCodesLeft, startTotpSetup, totpStatus } from './second-factor.js';
 import { audit } from './audit.js';
 import { base32, otpauthUri } from './totp.js';
-import { refusedPage, throttledText } from './auth-pages.js';
+import { throttledText } from './auth-pages.js';
 import { badge, consolePage, envPath, postButton, recoveryCodesPanel } from './views.js';
 import { csrfInput, textInput } from './fields.js';
+import { withChange, withSession, pageRoute } from './guards.js';
 
 /**
  * "Your account" and its two-step sign-in (docs/console.md, "Two-step sign-in"): the page, setting
@@ -43,99 +35,78 @@ export function registerTwoStepPages(app: AppInstance, ctx: ServiceContext): voi
   app.post(
     `${consoleBase}/:env/account/totp/start`,
     pageRoute,
-    withChange(
-      ctx,
-      'session',
-      async (_req, reply, page) => {
-        await startTotpSetup(ctx.db, totpKey(ctx), page.session);
-        return accountPage(ctx, reply, page);
-      },
-      refusedPage,
-    ),
+    withChange(ctx, 'session', async (_req, reply, page) => {
+      await startTotpSetup(ctx.db, totpKey(ctx), page.session);
+      return accountPage(ctx, reply, page);
+    }),
   );
 
   app.post(
     `${consoleBase}/:env/account/totp/confirm`,
     pageRoute,
-    withChange(
-      ctx,
-      'session',
-      async (req, reply, page) => {
-        const form = formOf(req);
-        const checked = await checkCurrentPassword(
-          ctx.db,
-          page.session,
-          one(form, 'password'),
-          loginClient(ctx, req),
-          page.now,
+    withChange(ctx, 'session', async (req, reply, page) => {
+      const form = formOf(req);
+      const checked = await checkCurrentPassword(
+        ctx.db,
+        page.session,
+        one(form, 'password'),
+        loginClient(ctx, req),
+        page.now,
+      );
+      if (checked === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
+      if (checked === 'wrong')
+        return accountPage(
+          ctx,
+          reply,
+          page,
+          { problem: 'That is not your password. Enter your current password and the code your app shows now.' },
+          400,
         );
-        if (checked === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
-        if (checked === 'wrong')
-          return accountPage(
-            ctx,
-            reply,
-            page,
-            { problem: 'That is not your password. Enter your current password and the code your app shows now.' },
-            400,
+      const codes = await ctx.db.transaction().execute(async (trx) => {
+        const made = await confirmTotpSetup(trx, totpKey(ctx), page.session, one(form, 'code'), page.now);
+        if (made)
+          await audit(
+            trx,
+            page.session,
+            page.environment,
+            'user.totp_enable',
+            page.session.userId,
+            `${made.length} recovery codes made`,
+            page.now,
           );
-        const codes = await ctx.db.transaction().execute(async (trx) => {
-          const made = await confirmTotpSetup(trx, totpKey(ctx), page.session, one(form, 'code'), page.now);
-          if (made)
-            await audit(
-              trx,
-              page.session,
-              page.environment,
-              'user.totp_enable',
-              page.session.userId,
-              `${made.length} recovery codes made`,
-              page.now,
-            );
-          return made;
-        });
-        return codes
-          ? accountPage(ctx, reply, page, {
-              notice: 'Two-step sign-in is on. From now on, sign-in asks for a code from your app.',
-              top: recoveryCodesPanel(codes),
-            })
-          : accountPage(
-              ctx,
-              reply,
-              page,
-              { problem: 'That code is not right. Enter the code your app shows now.' },
-              400,
-            );
-      },
-      refusedPage,
-    ),
+        return made;
+      });
+      return codes
+        ? accountPage(ctx, reply, page, {
+            notice: 'Two-step sign-in is on. From now on, sign-in asks for a code from your app.',
+            top: recoveryCodesPanel(codes),
+          })
+        : accountPage(ctx, reply, page, { problem: 'That code is not right. Enter the code your app shows now.' }, 400);
+    }),
   );
 
   app.post(
     `${consoleBase}/:env/account/totp/disable`,
     pageRoute,
-    withChange(
-      ctx,
-      'session',
-      async (req, reply, page) => {
-        const r = await disableTotp(
-          ctx.db,
-          totpKey(ctx),
-          page.session,
-          { code: one(formOf(req), 'code'), client: loginClient(ctx, req) },
-          page.environment,
-          page.now,
-        );
-        if (r === 'disabled') return accountPage(ctx, reply, page, { notice: 'Two-step sign-in is off.' });
-        if (r === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
-        return accountPage(
-          ctx,
-          reply,
-          page,
-          { problem: 'That code is not right. Enter the code your app shows now.' },
-          400,
-        );
-      },
-      refusedPage,
-    ),
+    withChange(ctx, 'session', async (req, reply, page) => {
+      const r = await disableTotp(
+        ctx.db,
+        totpKey(ctx),
+        page.session,
+        { code: one(formOf(req), 'code'), client: loginClient(ctx, req) },
+        page.environment,
+        page.now,
+      );
+      if (r === 'disabled') return accountPage(ctx, reply, page, { notice: 'Two-step sign-in is off.' });
+      if (r === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
+      return accountPage(
+        ctx,
+        reply,
+        page,
+        { problem: 'That code is not right. Enter the code your app shows now.' },
+        400,
+      );
+    }),
   );
 }
 

@@ -14,11 +14,10 @@ import {
   updateEndpoint,
 } from '../modules/webhooks/index.js';
 import { ApiError } from '../platform/errors.js';
-import { attempt, redirect, sendHtml, withChange, withSession, type PageRequest, pageRoute } from './http.js';
+import { attempt, redirect, sendHtml, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { can, refusalFor } from './rules.js';
-import { refusedPage } from './auth-pages.js';
 import {
   askFirst,
   badge,
@@ -32,6 +31,7 @@ import {
   when,
 } from './views.js';
 import { csrfInput, textInput } from './fields.js';
+import { withChange, withSession, pageRoute } from './guards.js';
 
 /**
  * Webhook endpoints (create with the secret shown once, roll the secret, disable, enable, delete;
@@ -178,132 +178,111 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
   app.post(
     '/console/:env/webhooks',
     pageRoute,
-    withChange(
-      ctx,
-      'webhooks.write',
-      async (req, reply, page) => {
-        const form = formOf(req);
-        const values = { url: one(form, 'url').trim(), event_types: one(form, 'event_types') };
-        const eventTypes = values.event_types.split(/[\s,]+/).filter(Boolean);
-        try {
-          await checkEndpointUrl(ctx.config, page.environment, values.url);
-        } catch (err) {
-          if (!(err instanceof ApiError)) throw err;
-          return endpointsPage(
-            ctx,
-            reply,
-            page,
-            {
-              problem:
-                `The URL cannot be used ` +
-                `(${String((err.extras.fields as { reason: string }[] | undefined)?.[0]?.reason ?? err.message).replace(
-                  /_/g,
-                  ' ',
-                )}).`,
-              values,
-            },
-            400,
-          );
-        }
-        const r = await attempt(ctx, async (trx) => {
-          const created = await createEndpoint(
-            trx,
-            callerOf(page),
-            { url: values.url, event_types: eventTypes },
-            await ctx.clock.now(trx, callerOf(page)),
-          );
-          await audit(
-            trx,
-            page.session,
-            page.environment,
-            'webhook_endpoint.create',
-            created.id,
-            `${created.url} ${created.event_types.join(',')}`,
-            page.now,
-          );
-          return created;
-        });
-        if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem, values }, 400);
+    withChange(ctx, 'webhooks.write', async (req, reply, page) => {
+      const form = formOf(req);
+      const values = { url: one(form, 'url').trim(), event_types: one(form, 'event_types') };
+      const eventTypes = values.event_types.split(/[\s,]+/).filter(Boolean);
+      try {
+        await checkEndpointUrl(ctx.config, page.environment, values.url);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
         return endpointsPage(
           ctx,
           reply,
           page,
-          { top: secretPanel('Endpoint added', r.value.url, r.value.secret) },
-          201,
+          {
+            problem:
+              `The URL cannot be used ` +
+              `(${String((err.extras.fields as { reason: string }[] | undefined)?.[0]?.reason ?? err.message).replace(
+                /_/g,
+                ' ',
+              )}).`,
+            values,
+          },
+          400,
         );
-      },
-      refusedPage,
-    ),
+      }
+      const r = await attempt(ctx, async (trx) => {
+        const created = await createEndpoint(
+          trx,
+          callerOf(page),
+          { url: values.url, event_types: eventTypes },
+          await ctx.clock.now(trx, callerOf(page)),
+        );
+        await audit(
+          trx,
+          page.session,
+          page.environment,
+          'webhook_endpoint.create',
+          created.id,
+          `${created.url} ${created.event_types.join(',')}`,
+          page.now,
+        );
+        return created;
+      });
+      if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem, values }, 400);
+      return endpointsPage(ctx, reply, page, { top: secretPanel('Endpoint added', r.value.url, r.value.secret) }, 201);
+    }),
   );
 
   for (const action of ['disable', 'enable', 'delete'] as const) {
     app.post(
       `/console/:env/webhooks/:id/${action}`,
       pageRoute,
-      withChange(
-        ctx,
-        'webhooks.write',
-        async (req, reply, page) => {
-          const r = await attempt(ctx, async (trx) => {
-            const now = await ctx.clock.now(trx, callerOf(page));
-            if (action === 'delete') await deleteEndpoint(trx, callerOf(page), idOf(req), now);
-            else
-              await updateEndpoint(
-                trx,
-                callerOf(page),
-                idOf(req),
-                { status: action === 'disable' ? 'disabled' : 'enabled' },
-                now,
-              );
-            await audit(trx, page.session, page.environment, `webhook_endpoint.${action}`, idOf(req), '', page.now);
-          });
-          if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem }, 400);
-          return redirect(
-            reply,
-            `${envPath(page.environment, '/webhooks')}?done=${action}d&id=${encodeURIComponent(idOf(req))}`,
-          );
-        },
-        refusedPage,
-      ),
+      withChange(ctx, 'webhooks.write', async (req, reply, page) => {
+        const r = await attempt(ctx, async (trx) => {
+          const now = await ctx.clock.now(trx, callerOf(page));
+          if (action === 'delete') await deleteEndpoint(trx, callerOf(page), idOf(req), now);
+          else
+            await updateEndpoint(
+              trx,
+              callerOf(page),
+              idOf(req),
+              { status: action === 'disable' ? 'disabled' : 'enabled' },
+              now,
+            );
+          await audit(trx, page.session, page.environment, `webhook_endpoint.${action}`, idOf(req), '', page.now);
+        });
+        if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem }, 400);
+        return redirect(
+          reply,
+          `${envPath(page.environment, '/webhooks')}?done=${action}d&id=${encodeURIComponent(idOf(req))}`,
+        );
+      }),
     );
   }
 
   app.post(
     '/console/:env/webhooks/:id/roll-secret',
     pageRoute,
-    withChange(
-      ctx,
-      'webhooks.write',
-      async (req, reply, page) => {
-        const r = await attempt(ctx, async (trx) => {
-          const rolled = await rollSecret(
-            trx,
-            callerOf(page),
-            idOf(req),
-            overlapSecondsDefault,
-            await ctx.clock.now(trx, callerOf(page)),
-          );
-          await audit(
-            trx,
-            page.session,
-            page.environment,
-            'webhook_endpoint.roll_secret',
-            rolled.id,
-            `previous secret valid until ${rolled.previous_secret_expires_at}`,
-            page.now,
-          );
-          return rolled;
-        });
-        if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem }, 400);
-        return endpointsPage(ctx, reply, page, {
-          top: secretPanel(
-            'New signing secret (the previous one keeps signing for 24 hours)',
-            r.value.url,
-            r.value.secret,
-          ),
-        });
-      },
-      refusedPage,
-    ),
+    withChange(ctx, 'webhooks.write', async (req, reply, page) => {
+      const r = await attempt(ctx, async (trx) => {
+        const rolled = await rollSecret(
+          trx,
+          callerOf(page),
+          idOf(req),
+          overlapSecondsDefault,
+          await ctx.clock.now(trx, callerOf(page)),
+        );
+        await audit(
+          trx,
+          page.session,
+          page.environment,
+          'webhook_endpoint.roll_secret',
+          rolled.id,
+          `previous secret valid until ${rolled.previous_secret_expires_at}`,
+          page.now,
+        );
+        return rolled;
+      });
+      if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem }, 400);
+      return endpointsPage(ctx, reply, page, {
+        top: secretPanel(
+          'New signing secret (the previous one keeps signing for 24 hours)',
+          r.value.url,
+          r.value.secret,
+        ),
+      });
+    }),
   );
 }
