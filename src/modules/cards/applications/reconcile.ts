@@ -14,10 +14,7 @@
  */
 import type { ServiceContext } from '../../../service-context.js';
 import type { TimedProcess } from '../../../jobs/types.js';
-import { reportFailure } from '../../../jobs/failures.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
-import { reconcileStalledAfterChecks } from '../../../provider-orders/index.js';
-import { raiseAlert } from '../../alerts/index.js';
 import { alertApplicationUnknownStatus } from './service.js';
 import { decide } from './decisions.js';
 import {
@@ -28,7 +25,7 @@ import {
   setApplication,
 } from './queries.js';
 import { productBySeq } from '../products/queries.js';
-import { nextCheck, reconcileBatchMax } from '../shared/reconcile.js';
+import { alertWhenStalled, nextCheck, reconcileProcess } from '../shared/reconcile.js';
 import { applicationQueryDecision, applicationResubmitDecision, type ApplicationReconcileDecision } from './state.js';
 import type { CardApplicationRow } from './tables.js';
 
@@ -90,41 +87,21 @@ export async function reconcileApplication(ctx: ServiceContext, app: CardApplica
     await setApplication(trx, app.id, { check_count: checks, next_check_at: nextCheck(ctx, checks, now) });
     if (decision.kind === 'wait' && decision.unknownStatus !== undefined)
       await alertApplicationUnknownStatus(trx, locked, decision.unknownStatus);
-    if (checks === reconcileStalledAfterChecks) {
-      await raiseAlert(trx, {
-        kind: 'upstream.reconciliation_stalled',
-        merchantId: app.merchant_id,
-        environment: app.environment,
-        object: 'card_application',
-        objectId: app.id,
-        message:
-          `Card application ${app.id}: the issuer's answer to its submission is still unknown after ${checks} ` +
-          `status queries; the opening fee stays frozen.`,
-      });
-    }
+    await alertWhenStalled(
+      trx,
+      checks,
+      { merchantId: app.merchant_id, environment: app.environment, object: 'card_application', objectId: app.id },
+      `Card application ${app.id}: the issuer's answer to its submission is still unknown after ${checks} ` +
+        `status queries; the opening fee stays frozen.`,
+    );
   });
 }
 
-export const applicationReconcileProcess: TimedProcess = {
+export const applicationReconcileProcess: TimedProcess = reconcileProcess({
   name: applicationReconcileName,
-  async nextDue(db, scope) {
-    return nextApplicationCheck(db, scope);
-  },
-  async runDue(ctx, scope, now) {
-    const due = await dueApplicationChecks(ctx.db, scope, now, reconcileBatchMax);
-    for (const app of due) {
-      try {
-        await reconcileApplication(ctx, app, now);
-      } catch (err) {
-        reportFailure(
-          ctx,
-          { job: applicationReconcileName, attempt: app.check_count + 1 },
-          err,
-          `card application ${app.id}: reconciliation failed; retried later`,
-        );
-        // Its next check moves on, so that a failing row does not hold the clock (the TimedProcess contract).
-        await postponeApplicationCheck(ctx.db, app.id, now, nextCheck(ctx, app.check_count + 1, now));
-      }
-    }
-  },
-};
+  nextDue: nextApplicationCheck,
+  due: dueApplicationChecks,
+  check: reconcileApplication,
+  postpone: (db, app, now, next) => postponeApplicationCheck(db, app.id, now, next),
+  failureMessage: (app) => `card application ${app.id}: reconciliation failed; retried later`,
+});

@@ -8,10 +8,7 @@
 import type { ServiceContext } from '../../../service-context.js';
 import type { TimedProcess } from '../../../jobs/types.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import { reportFailure } from '../../../jobs/failures.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
-import { reconcileStalledAfterChecks } from '../../../provider-orders/index.js';
-import { raiseAlert } from '../../alerts/index.js';
 import { storedRuleSet } from './merchant-rules.js';
 import {
   confirmRules,
@@ -23,7 +20,7 @@ import {
   restoreConfirmedRules,
   updateMerchantRules,
 } from './queries.js';
-import { nextCheck, reconcileBatchMax } from '../shared/reconcile.js';
+import { alertWhenStalled, nextCheck, reconcileProcess } from '../shared/reconcile.js';
 import { rulesCallDecision, rulesQueryDecision, type RulesReconcileDecision } from './state.js';
 
 export const rulesReconcileName = 'card.merchant_rules_reconcile';
@@ -67,40 +64,20 @@ export async function reconcileRuleSet(ctx: ServiceContext, open: OpenRuleSet, n
     if (decision.kind === 'refused') return restoreConfirmedRules(trx, row.card_id, row.confirmed, now);
     const checks = row.check_count + 1;
     await updateMerchantRules(trx, row.card_id, { check_count: checks, next_check_at: nextCheck(ctx, checks, now) });
-    if (checks === reconcileStalledAfterChecks) {
-      await raiseAlert(trx, {
-        kind: 'upstream.reconciliation_stalled',
-        merchantId: open.merchant_id,
-        environment: open.environment,
-        object: 'card',
-        objectId: row.card_id,
-        message:
-          `Card ${row.card_id}: its merchant rules are still unconfirmed by the issuer after ${checks} status ` +
-          `queries.`,
-      });
-    }
+    await alertWhenStalled(
+      trx,
+      checks,
+      { merchantId: open.merchant_id, environment: open.environment, object: 'card', objectId: row.card_id },
+      `Card ${row.card_id}: its merchant rules are still unconfirmed by the issuer after ${checks} status queries.`,
+    );
   });
 }
 
-export const rulesReconcileProcess: TimedProcess = {
+export const rulesReconcileProcess: TimedProcess = reconcileProcess({
   name: rulesReconcileName,
-  async nextDue(db, scope) {
-    return nextRuleSetCheck(db, scope);
-  },
-  async runDue(ctx, scope, now) {
-    const due = await dueRuleSets(ctx.db, scope, now, reconcileBatchMax);
-    for (const open of due) {
-      try {
-        await reconcileRuleSet(ctx, open, now);
-      } catch (err) {
-        reportFailure(
-          ctx,
-          { job: rulesReconcileName, attempt: open.check_count + 1 },
-          err,
-          `card ${open.card_id}: merchant-rules reconciliation failed; retried later`,
-        );
-        await postponeRuleSetCheck(ctx.db, open.card_id, now, nextCheck(ctx, open.check_count + 1, now));
-      }
-    }
-  },
-};
+  nextDue: nextRuleSetCheck,
+  due: dueRuleSets,
+  check: reconcileRuleSet,
+  postpone: (db, open, now, next) => postponeRuleSetCheck(db, open.card_id, now, next),
+  failureMessage: (open) => `card ${open.card_id}: merchant-rules reconciliation failed; retried later`,
+});
