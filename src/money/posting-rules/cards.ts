@@ -81,8 +81,8 @@ export interface FeeMoney {
 /** Application created: the opening fee is frozen (available → frozen). */
 export function feeFreezeLines(p: FeeMoney): EntryLine[] {
   return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: p.fee },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'credit', amount: p.fee },
+    { account: memberBucket(p.memberId, 'available'), side: 'debit', amount: p.fee },
+    { account: memberBucket(p.memberId, 'frozen'), side: 'credit', amount: p.fee },
   ];
 }
 
@@ -93,7 +93,7 @@ export function feeFreezeLines(p: FeeMoney): EntryLine[] {
  */
 export function feeChargeLines(p: FeeMoney): EntryLine[] {
   return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.fee },
+    { account: memberBucket(p.memberId, 'frozen'), side: 'debit', amount: p.fee },
     { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.fee },
     ...memberFeeToMerchant(p.merchantId, p.fee),
   ];
@@ -102,8 +102,8 @@ export function feeChargeLines(p: FeeMoney): EntryLine[] {
 /** Rejected or failed: the frozen fee goes back (frozen → available). */
 export function feeRefundLines(p: FeeMoney): EntryLine[] {
   return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.fee },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.fee },
+    { account: memberBucket(p.memberId, 'frozen'), side: 'debit', amount: p.fee },
+    { account: memberBucket(p.memberId, 'available'), side: 'credit', amount: p.fee },
   ];
 }
 
@@ -233,12 +233,8 @@ export function refundLines(p: CardMove & { merchantId: string }, to: CardMoneyD
  */
 export function balanceReturnLines(p: CardMove): EntryLine[] {
   return [
-    {
-      account: { owner: 'member', memberId: p.memberId, bucket: 'card', cardId: p.cardId },
-      side: 'debit',
-      amount: p.amount,
-    },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
+    { account: cardBucket(p.memberId, p.cardId, 'card'), side: 'debit', amount: p.amount },
+    { account: memberBucket(p.memberId, 'available'), side: 'credit', amount: p.amount },
   ];
 }
 
@@ -248,11 +244,7 @@ export function balanceReturnLines(p: CardMove): EntryLine[] {
  */
 export function heldReleaseToAvailableLines(p: CardMove): EntryLine[] {
   return [
-    {
-      account: { owner: 'member', memberId: p.memberId, bucket: 'card_held', cardId: p.cardId },
-      side: 'debit',
-      amount: p.amount,
-    },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
+    { account: cardBucket(p.memberId, p.cardId, 'card_held'), side: 'debit', amount: p.amount },
+    { account: memberBucket(p.memberId, 'available'), side: 'credit', amount: p.amount },
   ];
 }
