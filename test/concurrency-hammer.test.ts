@@ -17,7 +17,7 @@ import type { RunningService } from '../src/server.js';
 import { admin, instantUpstreams, newMerchantClient, postgresOnly, useTestService } from './support/service.js';
 import { payNow } from './support/emv.js';
 import { conflictAttemptsMax, conflictDelayMs, withConflictRetry } from '../src/platform/conflict-retry.js';
-import { approvedCard, cardProducts, sepaPayee } from './support/fixtures.js';
+import { approvedCard, cardProducts, postMember, sepaPayee } from './support/fixtures.js';
 
 const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 const billing = { address: '2 Market St', city: 'San Francisco', state: 'CA', country: 'US', postal_code: '94105' };
@@ -311,14 +311,6 @@ describe('a transaction ended by a deadlock is run again whole, a bounded number
     }>`SELECT last_value - 1 + (CASE WHEN is_called THEN 1 ELSE 0 END) AS n FROM test_deadlock_attempts`.execute(db());
     return { r, attempts: Number(rows[0]!.n) };
   };
-  /** POST /v1/members under an idempotency key. */
-  const createMember = (external: string, key: string) =>
-    client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: external },
-      idempotencyKey: key,
-    });
   const members = async (external: string) =>
     Number(
       (
@@ -372,11 +364,11 @@ describe('a transaction ended by a deadlock is run again whole, a bounded number
     async () => {
       const external = `deadlock-2-${randomUUID().slice(0, 8)}`;
       const key = randomUUID();
-      const { r, attempts } = await attemptsFrom(() => createMember(external, key));
+      const { r, attempts } = await attemptsFrom(() => postMember(client, external, key));
       assert.equal(r.status, 201, r.rawBody);
       assert.equal(attempts, 3, 'two attempts ended by the deadlock, the third committed');
       assert.equal(await members(external), 1);
-      const replay = await createMember(external, key);
+      const replay = await postMember(client, external, key);
       assert.deepEqual(
         [replay.status, replay.headers['x-idempotent-replay'], replay.rawBody],
         [201, 'true', r.rawBody],
@@ -387,12 +379,12 @@ describe('a transaction ended by a deadlock is run again whole, a bounded number
   it('past the bound: 500 with nothing written or stored, and the same key then runs', async () => {
     const external = `deadlock-3-${randomUUID().slice(0, 8)}`;
     const key = randomUUID();
-    const { r, attempts } = await attemptsFrom(() => createMember(external, key));
+    const { r, attempts } = await attemptsFrom(() => postMember(client, external, key));
     assert.deepEqual([r.status, r.body.code], [500, 'api_error']);
     assert.equal(attempts, conflictAttemptsMax, 'no attempt beyond the bound');
     assert.equal(await members(external), 0);
     await sql`SELECT setval('test_deadlock_attempts', 100)`.execute(db());
-    const again = await createMember(external, key);
+    const again = await postMember(client, external, key);
     assert.equal(again.status, 201, again.rawBody);
     assert.equal(again.headers['x-idempotent-replay'], undefined, "the 500 was not the key's result");
   });

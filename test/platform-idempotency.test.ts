@@ -5,6 +5,8 @@ import { sql } from 'kysely';
 import type { RunningService } from '../src/server.js';
 import { routeKeys } from '../src/platform/route-access.js';
 import { newMerchantClient, useTestService } from './support/service.js';
+import { postMember } from './support/fixtures.js';
+import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 
 describe("a route's keys, worked out at registration", () => {
   it('the endpoint: the pattern with the decoded parameters put back, each encoded as one segment', () => {
@@ -29,6 +31,9 @@ describe('idempotency', () => {
   let service: RunningService;
   useTestService({ merchant: false }, (s) => ({ service } = s));
 
+  /** POST `path` with no body under idempotency key `key`, answered raw. */
+  const postTo = (client: MerchantWalletClient, path: string, key: string, options: { onBehalfOf?: string } = {}) =>
+    client.requestRaw({ method: 'POST', path, idempotencyKey: key, ...options });
   const countMembers = async (merchantId: string, externalId: string) => {
     const row = await service.ctx.db
       .selectFrom('members')
@@ -41,47 +46,22 @@ describe('idempotency', () => {
 
   it('requires a key where the endpoint lists one, and checks only its shape', async () => {
     const { client } = await newMerchantClient(service);
-    const none = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'a' },
-      idempotencyKey: false,
-    });
+    const none = await postMember(client, 'a', false);
     assert.equal(none.status, 400);
     assert.equal(none.body.code, 'idempotency_key_required');
-    const bad = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'a' },
-      idempotencyKey: 'not-a-uuid',
-    });
+    const bad = await postMember(client, 'a', 'not-a-uuid');
     assert.equal(bad.body.code, 'idempotency_key_invalid');
-    const v1Shape = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'a' },
-      idempotencyKey: 'aaaaaaaa-bbbb-1ccc-8ddd-eeeeeeeeeeee',
-    });
+    const v1Shape = await postMember(client, 'a', 'aaaaaaaa-bbbb-1ccc-8ddd-eeeeeeeeeeee');
     assert.equal(v1Shape.status, 201, 'any 8-4-4-4-12 hex shape is accepted');
   });
 
   it('replays the first result with X-Idempotent-Replay and makes no second effect', async () => {
     const { client, merchantId } = await newMerchantClient(service);
     const key = randomUUID();
-    const first = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'replay' },
-      idempotencyKey: key,
-    });
+    const first = await postMember(client, 'replay', key);
     assert.equal(first.status, 201);
     assert.equal(first.headers['x-idempotent-replay'], undefined);
-    const second = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'replay' },
-      idempotencyKey: key,
-    });
+    const second = await postMember(client, 'replay', key);
     assert.equal(second.status, 201);
     assert.equal(second.headers['x-idempotent-replay'], 'true');
     assert.deepEqual(second.body, first.body);
@@ -111,20 +91,10 @@ describe('idempotency', () => {
     const { client } = await newMerchantClient(service);
     await client.members.create({ external_member_id: 'dup' });
     const key = randomUUID();
-    const first = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'dup' },
-      idempotencyKey: key,
-    });
+    const first = await postMember(client, 'dup', key);
     assert.equal(first.status, 409);
     assert.equal(first.body.code, 'duplicate_resource');
-    const second = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'dup' },
-      idempotencyKey: key,
-    });
+    const second = await postMember(client, 'dup', key);
     assert.equal(second.status, 409);
     assert.equal(second.headers['x-idempotent-replay'], 'true');
     assert.equal(second.body.request_id, first.body.request_id, 'the first result, as it was');
@@ -134,53 +104,24 @@ describe('idempotency', () => {
       'the header names the request the envelope names',
     );
     const invalid = randomUUID();
-    const v1 = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'bad id!' },
-      idempotencyKey: invalid,
-    });
+    const v1 = await postMember(client, 'bad id!', invalid);
     assert.equal(v1.body.code, 'invalid_request');
-    const v2 = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'bad id!' },
-      idempotencyKey: invalid,
-    });
+    const v2 = await postMember(client, 'bad id!', invalid);
     assert.equal(v2.headers['x-idempotent-replay'], 'true');
   });
 
   it('answers idempotency_key_reused for another body or another endpoint, and keeps the first result', async () => {
     const { client } = await newMerchantClient(service);
     const key = randomUUID();
-    const first = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'k1' },
-      idempotencyKey: key,
-    });
+    const first = await postMember(client, 'k1', key);
     assert.equal(first.status, 201);
-    const otherBody = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'k2' },
-      idempotencyKey: key,
-    });
+    const otherBody = await postMember(client, 'k2', key);
     assert.equal(otherBody.status, 409);
     assert.equal(otherBody.body.code, 'idempotency_key_reused');
     assert.equal(otherBody.body.type, 'idempotency_error');
-    const otherEndpoint = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members/k1/suspend',
-      idempotencyKey: key,
-    });
+    const otherEndpoint = await postTo(client, '/v1/members/k1/suspend', key);
     assert.equal(otherEndpoint.body.code, 'idempotency_key_reused');
-    const original = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'k1' },
-      idempotencyKey: key,
-    });
+    const original = await postMember(client, 'k1', key);
     assert.equal(original.headers['x-idempotent-replay'], 'true');
     assert.equal(original.status, 201);
   });
@@ -212,32 +153,20 @@ describe('idempotency', () => {
     const other = await client.members.create({ external_member_id: 'spelled-2' });
     const id = first.body.id as string;
     const suspendKey = randomUUID();
-    const suspended = await client.requestRaw({
-      method: 'POST',
-      path: `/v1/members/%${id.charCodeAt(0).toString(16)}${id.slice(1)}/suspend`,
-      idempotencyKey: suspendKey,
-    });
+    const suspended = await postTo(
+      client,
+      `/v1/members/%${id.charCodeAt(0).toString(16)}${id.slice(1)}/suspend`,
+      suspendKey,
+    );
     assert.equal(suspended.status, 200, suspended.rawBody);
-    const replay = await client.requestRaw({
-      method: 'POST',
-      path: `/v1/members/${id}/suspend`,
-      idempotencyKey: suspendKey,
-    });
+    const replay = await postTo(client, `/v1/members/${id}/suspend`, suspendKey);
     assert.equal(replay.headers['x-idempotent-replay'], 'true', replay.rawBody);
-    const otherMember = await client.requestRaw({
-      method: 'POST',
-      path: `/v1/members/${other.id}/suspend`,
-      idempotencyKey: suspendKey,
-    });
+    const otherMember = await postTo(client, `/v1/members/${other.id}/suspend`, suspendKey);
     assert.equal(otherMember.status, 409);
     assert.equal(otherMember.body.code, 'idempotency_key_reused');
     // An escaped slash stays inside its segment: `a%2Fb` is not the path a/b.
     const slashKey = randomUUID();
-    const slashed = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members/x%2Fy/suspend',
-      idempotencyKey: slashKey,
-    });
+    const slashed = await postTo(client, '/v1/members/x%2Fy/suspend', slashKey);
     assert.equal(slashed.status, 404, slashed.rawBody);
     const slashStored = await service.ctx.db
       .selectFrom('idempotency_keys')
@@ -268,29 +197,14 @@ describe('idempotency', () => {
       const { client } = await newMerchantClient(service);
       for (const m of ['obo-a', 'obo-b']) await client.members.create({ external_member_id: m });
       const key = randomUUID();
-      const first = await client.requestRaw({
-        method: 'POST',
-        path: '/v1/kyc/sessions',
-        onBehalfOf: 'obo-a',
-        idempotencyKey: key,
-      });
+      const first = await postTo(client, '/v1/kyc/sessions', key, { onBehalfOf: 'obo-a' });
       assert.equal(first.status, 201, JSON.stringify(first.body));
-      const other = await client.requestRaw({
-        method: 'POST',
-        path: '/v1/kyc/sessions',
-        onBehalfOf: 'obo-b',
-        idempotencyKey: key,
-      });
+      const other = await postTo(client, '/v1/kyc/sessions', key, { onBehalfOf: 'obo-b' });
       assert.equal(other.status, 409, JSON.stringify(other.body));
       assert.equal(other.body.code, 'idempotency_key_reused');
       // The member named either way is one member: its own retry replays.
       const internalA = (await client.members.get('obo-a')).id;
-      const again = await client.requestRaw({
-        method: 'POST',
-        path: '/v1/kyc/sessions',
-        onBehalfOf: internalA,
-        idempotencyKey: key,
-      });
+      const again = await postTo(client, '/v1/kyc/sessions', key, { onBehalfOf: internalA });
       assert.equal(again.status, 201);
       assert.equal(again.headers['x-idempotent-replay'], 'true');
       assert.equal(again.body.id, first.body.id);
@@ -301,23 +215,8 @@ describe('idempotency', () => {
     const a = await newMerchantClient(service);
     const b = await newMerchantClient(service);
     const key = randomUUID();
-    assert.equal(
-      (
-        await a.client.requestRaw({
-          method: 'POST',
-          path: '/v1/members',
-          body: { external_member_id: 'x' },
-          idempotencyKey: key,
-        })
-      ).status,
-      201,
-    );
-    const other = await b.client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'x' },
-      idempotencyKey: key,
-    });
+    assert.equal((await postMember(a.client, 'x', key)).status, 201);
+    const other = await postMember(b.client, 'x', key);
     assert.equal(other.status, 201);
     assert.equal(other.headers['x-idempotent-replay'], undefined);
   });
@@ -327,16 +226,7 @@ describe('idempotency', () => {
     async () => {
       const { client, merchantId } = await newMerchantClient(service);
       const key = randomUUID();
-      const results = await Promise.all(
-        Array.from({ length: 12 }, () =>
-          client.requestRaw({
-            method: 'POST',
-            path: '/v1/members',
-            body: { external_member_id: 'parallel' },
-            idempotencyKey: key,
-          }),
-        ),
-      );
+      const results = await Promise.all(Array.from({ length: 12 }, () => postMember(client, 'parallel', key)));
       const statuses = results.map((r) => r.status);
       assert.ok(
         statuses.every((s) => s === 201 || s === 409),
@@ -346,12 +236,7 @@ describe('idempotency', () => {
       const fresh = results.filter((r) => r.status === 201 && r.headers['x-idempotent-replay'] === undefined);
       assert.equal(fresh.length, 1, 'exactly one request ran the effect');
       assert.equal(await countMembers(merchantId, 'parallel'), 1);
-      const after = await client.requestRaw({
-        method: 'POST',
-        path: '/v1/members',
-        body: { external_member_id: 'parallel' },
-        idempotencyKey: key,
-      });
+      const after = await postMember(client, 'parallel', key);
       assert.equal(after.headers['x-idempotent-replay'], 'true');
       assert.equal(after.body.id, fresh[0]!.body.id);
     },
@@ -360,29 +245,14 @@ describe('idempotency', () => {
   it('treats a key older than 24 hours as new', async () => {
     const { client, merchantId } = await newMerchantClient(service);
     const key = randomUUID();
-    const first = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'old-key' },
-      idempotencyKey: key,
-    });
+    const first = await postMember(client, 'old-key', key);
     assert.equal(first.status, 201);
     await sql`UPDATE idempotency_keys SET created_at = now() - interval '24 hours 1 second' WHERE merchant_id =
       ${merchantId} AND key = ${key}`.execute(service.ctx.db);
-    const again = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'old-key-2' },
-      idempotencyKey: key,
-    });
+    const again = await postMember(client, 'old-key-2', key);
     assert.equal(again.status, 201, 'a new body is fine: the old record no longer counts');
     assert.equal(again.headers['x-idempotent-replay'], undefined);
-    const replay = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'old-key-2' },
-      idempotencyKey: key,
-    });
+    const replay = await postMember(client, 'old-key-2', key);
     assert.equal(replay.headers['x-idempotent-replay'], 'true');
   });
 });

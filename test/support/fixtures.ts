@@ -67,6 +67,15 @@ export async function fundedMember(
   return { id: member.id, external };
 }
 
+/** POST /v1/members for `external` under idempotency key `key` (`false`: none), answered raw. */
+export const postMember = (client: MerchantWalletClient, external: string, key: string | false = randomUUID()) =>
+  client.requestRaw({
+    method: 'POST',
+    path: '/v1/members',
+    body: { external_member_id: external },
+    idempotencyKey: key,
+  });
+
 /** The member's balance line of `asset`. */
 export const balanceOf = async (client: MerchantWalletClient, member: string, asset = 'USDT') =>
   ((await client.balances.list({ onBehalfOf: member })) as any[]).find((b) => b.asset === asset);
