@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Updateable } from 'kysely';
 import type { ClockScope } from '../../../platform/clock.js';
-import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { ownedBy, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
 import type { CardApplicationRow, CardApplicationsTable, CardSupplementImagesTable } from './tables.js';
 
 /** Reads and writes of card applications, their supplement images and their reconciliation. */
@@ -11,13 +11,11 @@ export async function findApplication(
   id: string,
   forUpdate = false,
 ): Promise<CardApplicationRow | undefined> {
-  let q = db
+  const q = db
     .selectFrom('card_applications')
     .selectAll()
     .where('id', '=', withIdPrefix('cap', id))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+    .where(ownedBy(caller));
   return forUpdate ? q.forNoKeyUpdate().executeTakeFirst() : q.executeTakeFirst();
 }
 

@@ -1,4 +1,4 @@
-import { withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { ownedBy, withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { sql, type Insertable, type Updateable } from 'kysely';
 import type { CardRow, CardsTable } from './tables.js';
 
@@ -10,23 +10,12 @@ export async function findCard(
   id: string,
   forUpdate = false,
 ): Promise<CardRow | undefined> {
-  let q = db
-    .selectFrom('cards')
-    .selectAll()
-    .where('id', '=', withIdPrefix('crd', id))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  const q = db.selectFrom('cards').selectAll().where('id', '=', withIdPrefix('crd', id)).where(ownedBy(caller));
   return forUpdate ? q.forNoKeyUpdate().executeTakeFirst() : q.executeTakeFirst();
 }
 
 export function cardsQuery(db: Db, caller: MemberCardCaller) {
-  return db
-    .selectFrom('cards')
-    .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment)
-    .where('member_id', '=', caller.memberId);
+  return db.selectFrom('cards').selectAll().where(ownedBy(caller));
 }
 
 /** A card locked for a change of its state or its money (`FOR NO KEY UPDATE`: other tables reference it). */

@@ -2,7 +2,7 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { ownedBy, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
 import type { CardReplacementRow, CardReplacementsTable } from './tables.js';
 
 type Trx = Transaction<Database>;
@@ -39,24 +39,17 @@ export function insertReplacement(trx: Trx, values: Insertable<CardReplacementsT
 }
 
 export async function findReplacement(db: Db, caller: CardCaller, id: string): Promise<CardReplacementRow | undefined> {
-  let q = db
+  return db
     .selectFrom('card_replacements')
     .selectAll()
     .where('id', '=', withIdPrefix('crp', id))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  return q.executeTakeFirst();
+    .where(ownedBy(caller))
+    .executeTakeFirst();
 }
 
 /** The caller's replacements (a member's own, or all of the merchant's), optionally of one card: for `keysetPage`. */
 export function replacementsQuery(db: Db, caller: CardCaller, cardId: string | undefined) {
-  let q = db
-    .selectFrom('card_replacements')
-    .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  let q = db.selectFrom('card_replacements').selectAll().where(ownedBy(caller));
   if (cardId !== undefined) q = q.where('card_id', '=', withIdPrefix('crd', cardId));
   return q;
 }

@@ -2,7 +2,7 @@
 import { sql, type Insertable, type Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import { orderNowSql } from '../../../provider-orders/index.js';
-import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { ownedBy, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
 import type { CardTopupRow, CardTopupsTable } from './tables.js';
 
 type Trx = Transaction<Database>;
@@ -20,14 +20,8 @@ export async function findTopUp(
   cardId: string | undefined,
   id: string,
 ): Promise<CardTopupRow | undefined> {
-  let q = db
-    .selectFrom('card_topups')
-    .selectAll()
-    .where('id', '=', withIdPrefix('ctu', id))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
+  let q = db.selectFrom('card_topups').selectAll().where('id', '=', withIdPrefix('ctu', id)).where(ownedBy(caller));
   if (cardId !== undefined) q = q.where('card_id', '=', withIdPrefix('crd', cardId));
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
   return q.executeTakeFirst();
 }
 

@@ -2,7 +2,7 @@
 import { sql, type Insertable, type Transaction, type Updateable } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { ownedBy, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
 import type { CardTransactionRow, CardTransactionType, CardTransactionsTable } from './tables.js';
 
 type Trx = Transaction<Database>;
@@ -16,14 +16,12 @@ export function transactionsOfCard(db: Db, cardId: string, type: CardTransaction
 
 /** One transaction of the caller (a member's own only) by its id alone. */
 export function findTransaction(db: Db, caller: CardCaller, id: string): Promise<CardTransactionRow | undefined> {
-  let q = db
+  return db
     .selectFrom('card_transactions')
     .selectAll()
     .where('id', '=', withIdPrefix('ctx', id))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  return q.executeTakeFirst();
+    .where(ownedBy(caller))
+    .executeTakeFirst();
 }
 
 /** The card's authorisations approved or cleared since `since` (what may count against the limits). */
