@@ -1,6 +1,7 @@
 import type { ServiceContext } from '../service-context.js';
 import { claim, complete, release, renewLease, retryLater, type ClaimedJob } from './queries.js';
 import { reportFailure } from './failures.js';
+import { CoalescedRun } from './coalesced-run.js';
 import { tracing } from '../platform/telemetry.js';
 import { RetryLater, type BatchQueue, type BatchWorker, type JobHandler } from './types.js';
 
@@ -31,9 +32,18 @@ export class JobRunner {
   private timer: NodeJS.Timeout | undefined;
   private running = new Set<Promise<void>>();
   private stopped = false;
-  private polling: Promise<void> | undefined;
-  /** A poll was asked for while one ran: run another when it ends (a wake is never lost). */
-  private pollAgain = false;
+  /** The polls of the jobs table and the batch queues; a poll asked for while one runs follows it. */
+  private readonly polls = new CoalescedRun(
+    () => this.pollOnce(),
+    () => this.stopped,
+  );
+  private readonly batchPolls = new CoalescedRun(
+    async () => {
+      // Batch workers never reject (they report their own failures).
+      for (const worker of this.batchWorkers) await worker.poll();
+    },
+    () => this.stopped,
+  );
   private readonly batchWorkers: BatchWorker[];
   private readonly concurrencyMax: number;
   private readonly pollIntervalMs: number;
@@ -57,23 +67,9 @@ export class JobRunner {
     );
   }
 
-  private batchPolling: Promise<void> | undefined;
-  private batchPollAgain = false;
-
   /** Polls the batch queues only; a call while one runs asks for one more after it (never lost). */
   private pollBatches(): Promise<void> {
-    if (this.batchPolling) {
-      this.batchPollAgain = true;
-      return this.batchPolling;
-    }
-    this.batchPolling = (async () => {
-      do {
-        this.batchPollAgain = false;
-        // Batch workers never reject (they report their own failures).
-        for (const worker of this.batchWorkers) await worker.poll();
-      } while (this.batchPollAgain && !this.stopped);
-    })().finally(() => (this.batchPolling = undefined));
-    return this.batchPolling;
+    return this.batchPolls.run();
   }
 
   start(): void {
@@ -84,17 +80,7 @@ export class JobRunner {
   /** Runs one poll now (tests, and right after enqueueing urgent work). */
   poll(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    if (this.polling) {
-      this.pollAgain = true;
-      return this.polling;
-    }
-    this.polling = (async () => {
-      do {
-        this.pollAgain = false;
-        await this.pollOnce();
-      } while (this.pollAgain && !this.stopped);
-    })().finally(() => (this.polling = undefined));
-    return this.polling;
+    return this.polls.run();
   }
 
   private async pollOnce(): Promise<void> {
@@ -282,8 +268,8 @@ export class JobRunner {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    await this.polling;
-    await this.batchPolling;
+    await this.polls.running;
+    await this.batchPolls.running;
     await Promise.allSettled([...this.running, ...this.batchWorkers.map((w) => w.stop())]);
   }
 }
