@@ -1,5 +1,3 @@
-// Over 300 lines: one page (the webhook endpoints) and the handlers of its forms (create, roll, disable, enable,
-// delete), which re-render it with their problem.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';

@@ -58,13 +58,7 @@ export async function findOrder(
   caller: Caller,
   forUpdate = false,
 ): Promise<ExchangeOrderRow | undefined> {
-  let q = db
-    .selectFrom('exchange_orders')
-    .selectAll()
-    .where('id', '=', withPrefix('exc', id))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  const q = ordersQuery(db, caller).where('id', '=', withPrefix('exc', id));
   return forUpdate ? q.forUpdate().executeTakeFirst() : q.executeTakeFirst();
 }
 

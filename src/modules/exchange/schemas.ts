@@ -46,6 +46,19 @@ export const Quote = Type.Object(
   { title: 'ExchangeQuote' },
 );
 
+/** The priced amounts an exchange order and a merchant conversion both answer, in this order. */
+const pricedAmounts = {
+  from_asset: Type.String(),
+  to_asset: Type.String(),
+  from_amount: Type.String(),
+  to_amount: Type.String(),
+  rate: Type.String(),
+  fee_amount: Type.String(),
+  fee_asset: Type.String(),
+  ledger_scale_from: Type.Integer(),
+  ledger_scale_to: Type.Integer(),
+};
+
 export const ExchangeOrder = Type.Object(
   {
     id: Type.String({ description: "`exc_<uuid>`; a locked quote's id is its order id" }),
@@ -55,15 +68,7 @@ export const ExchangeOrder = Type.Object(
         '`quoted` (a lock), `completed` (executed), `expired` (a lock unused when its window ended; no money moved)',
     }),
     status_version: Type.Integer(),
-    from_asset: Type.String(),
-    to_asset: Type.String(),
-    from_amount: Type.String(),
-    to_amount: Type.String(),
-    rate: Type.String(),
-    fee_amount: Type.String(),
-    fee_asset: Type.String(),
-    ledger_scale_from: Type.Integer(),
-    ledger_scale_to: Type.Integer(),
+    ...pricedAmounts,
     quote_expires_at: Nullable(Type.String()),
     executed_at: Nullable(Type.String()),
     expired_at: Nullable(Type.String()),
@@ -99,15 +104,7 @@ export const Conversion = Type.Object(
   {
     id: Type.String({ description: '`cnv_<uuid>`' }),
     status: Type.Literal('completed'),
-    from_asset: Type.String(),
-    to_asset: Type.String(),
-    from_amount: Type.String(),
-    to_amount: Type.String(),
-    rate: Type.String(),
-    fee_amount: Type.String(),
-    fee_asset: Type.String(),
-    ledger_scale_from: Type.Integer(),
-    ledger_scale_to: Type.Integer(),
+    ...pricedAmounts,
     created_at: Type.String(),
   },
   { title: 'MerchantConversion' },

@@ -93,6 +93,19 @@ export type ChallengeRefusal =
   | 'void'
   | 'expired';
 
+/** Why `ticket` is not a step-up challenge bound to `binding` (merchant, environment, member, action, object). */
+function bindingRefusal(
+  ticket: Pick<Ticket, 'merchant_id' | 'environment' | 'member_id' | 'purpose' | 'action' | 'object_ref'>,
+  binding: StepUpBinding,
+): ChallengeRefusal | undefined {
+  if (ticket.purpose !== 'step_up') return 'unknown';
+  if (ticket.merchant_id !== binding.merchantId || ticket.environment !== binding.environment) return 'other_merchant';
+  if (ticket.member_id !== binding.memberId) return 'other_member';
+  if (ticket.action !== binding.action) return 'other_action';
+  if (ticket.object_ref !== binding.objectRef) return 'other_object';
+  return undefined;
+}
+
 /**
  * Pure: does `ticket` authorise `binding` at `now` (the merchant's clock)? Completed with the
  * outcome `approved`, not yet used, unexpired, and bound to the same merchant, environment,
@@ -117,12 +130,9 @@ export function challengeVerdict(
   now: Date,
 ): { pass: true } | { pass: false; reason: ChallengeRefusal } {
   const refuse = (reason: ChallengeRefusal) => ({ pass: false as const, reason });
-  if (!ticket || ticket.purpose !== 'step_up') return refuse('unknown');
-  if (ticket.merchant_id !== binding.merchantId || ticket.environment !== binding.environment)
-    return refuse('other_merchant');
-  if (ticket.member_id !== binding.memberId) return refuse('other_member');
-  if (ticket.action !== binding.action) return refuse('other_action');
-  if (ticket.object_ref !== binding.objectRef) return refuse('other_object');
+  if (!ticket) return refuse('unknown');
+  const unbound = bindingRefusal(ticket, binding);
+  if (unbound) return refuse(unbound);
   if (ticket.status === 'used') return refuse('used');
   if (ticket.status === 'void') return refuse('void');
   if (ticket.status !== 'completed' || ticket.outcome !== 'approved') return refuse('not_completed');
@@ -148,12 +158,9 @@ export function resumeVerdict(
   binding: StepUpBinding,
 ): { pass: true } | { pass: false; reason: ChallengeRefusal } {
   const refuse = (reason: ChallengeRefusal) => ({ pass: false as const, reason });
-  if (!ticket || ticket.purpose !== 'step_up') return refuse('unknown');
-  if (ticket.merchant_id !== binding.merchantId || ticket.environment !== binding.environment)
-    return refuse('other_merchant');
-  if (ticket.member_id !== binding.memberId) return refuse('other_member');
-  if (ticket.action !== binding.action) return refuse('other_action');
-  if (ticket.object_ref !== binding.objectRef) return refuse('other_object');
+  if (!ticket) return refuse('unknown');
+  const unbound = bindingRefusal(ticket, binding);
+  if (unbound) return refuse(unbound);
   if (ticket.status !== 'used' || ticket.outcome !== 'approved') return refuse('not_completed');
   return { pass: true };
 }
