@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { AppInstance } from './http-app.js';
-import { mount } from './route-mount.js';
+import { byMethod, mount, type ByMethod } from './route-mount.js';
 import type { Effect, Part, ResultOf, RouteSchema } from './route-types.js';
 import { requestTransaction } from './idempotency.js';
 
@@ -66,13 +66,7 @@ type Shorthand = <const S extends RouteSchema>(
   handler: OperatorRouteHandler<S>,
 ) => void;
 
-export interface OperatorRouter {
-  get: Shorthand;
-  post: Shorthand;
-  patch: Shorthand;
-  put: Shorthand;
-  delete: Shorthand;
-}
+export type OperatorRouter = ByMethod<Shorthand>;
 
 /** Registers one operator route; `operatorRouter(app, ctx)` gives the per-method shorthands. */
 export function defineOperatorRoute<const S extends RouteSchema>(
@@ -142,11 +136,11 @@ function refuseUnknownFields(body: unknown, known: Set<string>): void {
 
 /** `operatorRouter(app, ctx).post(url, { errors, schema }, handler)`: see the top of this file. */
 export function operatorRouter(app: AppInstance, ctx: ServiceContext): OperatorRouter {
-  const on =
-    (method: HTTPMethods): Shorthand =>
-    (url, def, handler) =>
-      defineOperatorRoute(app, ctx, method, url, def, handler);
-  return { get: on('GET'), post: on('POST'), patch: on('PATCH'), put: on('PUT'), delete: on('DELETE') };
+  return byMethod(
+    (method): Shorthand =>
+      (url, def, handler) =>
+        defineOperatorRoute(app, ctx, method, url, def, handler),
+  );
 }
 
 /** Schemas every operator area shares: an object id in the path, the environment, a time or null. */

@@ -73,3 +73,10 @@ function absentBodyAsEmpty(req: FastifyRequest, _reply: FastifyReply, done: () =
   if (req.body === undefined) req.body = {};
   done();
 }
+
+/** A router's shorthands, one per method: `on(method)` makes the one for `method`. */
+export type ByMethod<T> = Record<'get' | 'post' | 'patch' | 'put' | 'delete', T>;
+
+export function byMethod<T>(on: (method: HTTPMethods) => T): ByMethod<T> {
+  return { get: on('GET'), post: on('POST'), patch: on('PATCH'), put: on('PUT'), delete: on('DELETE') };
+}

@@ -3,7 +3,7 @@ import type { ServiceContext } from '../service-context.js';
 import type { AppInstance } from './http-app.js';
 import type { BatchEffect } from './write-batch.js';
 import type { RouteAccess } from './route-access.js';
-import { mount, type Core } from './route-mount.js';
+import { byMethod, mount, type ByMethod, type Core } from './route-mount.js';
 import { PublicRouteInput } from './route-input.js';
 import type { AnyCommand, Command, PublicRouteSchema, RouteDefinition, RouteHandler } from './route-types.js';
 
@@ -70,19 +70,13 @@ type Shorthand = <const A extends RouteAccess, const S extends PublicRouteSchema
   handler: RouteHandler<A, S> | Command<A, S, P, C>,
 ) => void;
 
-export interface Router {
-  get: Shorthand;
-  post: Shorthand;
-  patch: Shorthand;
-  put: Shorthand;
-  delete: Shorthand;
-}
+export type Router = ByMethod<Shorthand>;
 
 /** `router(app, ctx).post(url, { access, errors, schema }, handler)`: see the top of this file. */
 export function router(app: AppInstance, ctx: ServiceContext): Router {
-  const on =
-    (method: HTTPMethods): Shorthand =>
-    (url, def, handler) =>
-      defineRoute(app, ctx, method, url, def, handler);
-  return { get: on('GET'), post: on('POST'), patch: on('PATCH'), put: on('PUT'), delete: on('DELETE') };
+  return byMethod(
+    (method): Shorthand =>
+      (url, def, handler) =>
+        defineRoute(app, ctx, method, url, def, handler),
+  );
 }
