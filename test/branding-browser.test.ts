@@ -113,14 +113,7 @@ test(
     // Not an owner: refused on the server.
     const { jar: dev } = await signedInConsole(service, merchantA, 'brand-dev@kopi.example', 'developer');
     assert.equal((await dev.request('GET', '/console/sandbox/branding')).status, 403);
-    assert.equal(
-      (
-        await dev.request('POST', '/console/sandbox/branding/logo/remove', {
-          csrf_token: await dev.csrfOf('/console/sandbox'),
-        })
-      ).status,
-      403,
-    );
+    assert.equal((await dev.submit('/console/sandbox/branding/logo/remove', {}, '/console/sandbox')).status, 403);
   },
 );
 
@@ -209,9 +202,7 @@ test(
     assert.doesNotMatch(page, /merchant-logo|accent\.css|Kopi/);
 
     // Removed: the screen names the merchant without a logo; the logo is no longer served.
-    const removed = await owner.request('POST', '/console/sandbox/branding/logo/remove', {
-      csrf_token: await owner.csrfOf('/console/sandbox/branding'),
-    });
+    const removed = await owner.submit('/console/sandbox/branding/logo/remove', {}, '/console/sandbox/branding');
     assert.equal(removed.status, 200);
     assert.equal((await fetch(logoUrl)).status, 404);
     const again = (await getHostedPage(service, ticket.hosted_url)).text;

@@ -77,14 +77,14 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
 
   /** Turns TOTP on from the account page: the secret and the codes shown once. */
   async function enableTotp(jar: ConsoleBrowser) {
-    await jar.request('POST', `${account}/totp/start`, { csrf_token: await jar.csrfOf(account) });
+    await jar.submit(`${account}/totp/start`, {}, account);
     const key = /id="totp-key">([A-Z2-7 ]+)</.exec((await jar.request('GET', account)).body)![1]!.replace(/ /g, '');
     const secret = authenticatorSecret(key);
-    const on = await jar.request('POST', `${account}/totp/confirm`, {
-      csrf_token: await jar.csrfOf(account),
-      password: consolePassword,
-      code: totpCode(secret, stepAt(Date.now())),
-    });
+    const on = await jar.submit(
+      `${account}/totp/confirm`,
+      { password: consolePassword, code: totpCode(secret, stepAt(Date.now())) },
+      account,
+    );
     assert.equal(on.status, 200);
     return { secret, codes: codesOf(on.body), page: on.body };
   }
@@ -101,14 +101,10 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
   /** Password, then the second step with `code`; answers the second step's response. */
   async function signInWith(email: string, code: string, opts: { recovery?: boolean; jar?: ConsoleBrowser } = {}) {
     const jar = opts.jar ?? consoleClient(service);
-    const first = await jar.request('POST', '/console/sign-in', {
-      csrf_token: await jar.csrfOf('/console/sign-in'),
-      email,
-      password: consolePassword,
-    });
+    const first = await jar.submit('/console/sign-in', { email, password: consolePassword });
     assert.equal(first.location, '/console/two-step', `password step of ${email}: ${first.status}`);
     const path = opts.recovery === false ? '/console/two-step' : '/console/two-step?recovery=1';
-    const res = await jar.request('POST', path, { csrf_token: await jar.csrfOf(path), code });
+    const res = await jar.submit(path, { code });
     return { jar, res };
   }
 
@@ -145,20 +141,13 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
 
       // The second step offers the recovery form on a link of its own.
       const browser = consoleClient(service);
-      await browser.request('POST', '/console/sign-in', {
-        csrf_token: await browser.csrfOf('/console/sign-in'),
-        email,
-        password: consolePassword,
-      });
+      await browser.submit('/console/sign-in', { email, password: consolePassword });
       const form = await browser.request('GET', '/console/two-step?recovery=1');
       assert.match(form.body, /<label for="f-code">Recovery code<\/label>/);
       assert.match((await browser.request('GET', '/console/two-step')).body, /href="\/console\/two-step\?recovery=1"/);
       // Typed in capitals with spaces, it still signs in; the account page says so.
       const typed = codes[3]!.toUpperCase().replace(/-/g, ' ');
-      const ok = await browser.request('POST', '/console/two-step?recovery=1', {
-        csrf_token: await browser.csrfOf('/console/two-step?recovery=1'),
-        code: typed,
-      });
+      const ok = await browser.submit('/console/two-step?recovery=1', { code: typed });
       assert.deepEqual([ok.status, ok.location], [303, '/console/sandbox/account?recovered=1']);
       const landed = await browser.request('GET', ok.location!);
       assert.equal(landed.status, 200);
@@ -204,20 +193,13 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
       const { secret, codes } = await enableTotp(jar);
       const browser = consoleClient(service);
-      await browser.request('POST', '/console/sign-in', {
-        csrf_token: await browser.csrfOf('/console/sign-in'),
-        email,
-        password: consolePassword,
-      });
+      await browser.submit('/console/sign-in', { email, password: consolePassword });
       const pending = browser.cookies.get('mwa_console_two_step')!;
       assert.ok(pending, 'the password step leaves a two-step cookie');
       const copy = consoleClient(service);
       copy.cookies.set('mwa_console_two_step', pending);
       const csrfOfCopy = await copy.csrfOf('/console/two-step');
-      const done = await browser.request('POST', '/console/two-step', {
-        csrf_token: await browser.csrfOf('/console/two-step'),
-        code: await currentCode(userId, secret),
-      });
+      const done = await browser.submit('/console/two-step', { code: await currentCode(userId, secret) });
       assert.equal(done.location, '/console/sandbox');
       // Within its five minutes, with a code the server would take: back to the password.
       const again = await copy.request('POST', '/console/two-step', {
@@ -259,11 +241,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     const copy = consoleClient(service);
     copy.cookies.set('mwa_console_session', old);
     assert.equal((await copy.request('GET', '/console/sandbox')).status, 200, 'the old session works before');
-    const res = await jar.request('POST', '/console/sign-in', {
-      csrf_token: await jar.csrfOf('/console/sign-in'),
-      email,
-      password: consolePassword,
-    });
+    const res = await jar.submit('/console/sign-in', { email, password: consolePassword });
     assert.equal(res.location, '/console/sandbox');
     assert.notEqual(jar.cookies.get('mwa_console_session'), old);
     assert.equal((await jar.request('GET', '/console/sandbox')).status, 200);
@@ -293,16 +271,10 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
         const wrong = await signInWith(email, newRecoveryCode(), { jar: browser });
         assert.equal(wrong.res.status, 401, `guess ${i + 1}`);
       }
-      const right = await browser.request('POST', '/console/two-step?recovery=1', {
-        csrf_token: await browser.csrfOf('/console/two-step?recovery=1'),
-        code: codes[0]!,
-      });
+      const right = await browser.submit('/console/two-step?recovery=1', { code: codes[0]! });
       assert.equal(right.status, 429);
       assert.match(right.body, /Too many failed attempts/);
-      const app = await browser.request('POST', '/console/two-step', {
-        csrf_token: await browser.csrfOf('/console/two-step'),
-        code: await currentCode(userId, secret),
-      });
+      const app = await browser.submit('/console/two-step', { code: await currentCode(userId, secret) });
       assert.equal(app.status, 429, "the app's code too");
       assert.equal(
         (
@@ -333,8 +305,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       const email = 'disable-guess@example.com';
       const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
       const { secret } = await enableTotp(jar);
-      const post = async (code: string) =>
-        jar.request('POST', `${account}/totp/disable`, { csrf_token: await jar.csrfOf(account), code });
+      const post = async (code: string) => jar.submit(`${account}/totp/disable`, { code }, account);
       const failures = async () =>
         (await db().selectFrom('console_login_failures').select('id').where('email', '=', email).execute()).length;
       const isOn = async () =>
@@ -399,10 +370,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     const code = await currentCode(userId, secret);
     // The step recorded by the code's use (here: its use at sign-in) makes a replay fail.
     assert.equal((await signInWith(email, code, { recovery: false })).res.location, '/console/sandbox');
-    const replay = await jar.request('POST', `${account}/totp/disable`, {
-      csrf_token: await jar.csrfOf(account),
-      code,
-    });
+    const replay = await jar.submit(`${account}/totp/disable`, { code }, account);
     assert.equal(replay.status, 400);
     const user = await db()
       .selectFrom('console_users')
@@ -422,10 +390,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       const page = '/console/production/account/recovery-codes';
       const off = await jar.request('GET', page);
       assert.match(off.body, /Recovery codes come with two-step sign-in/);
-      assert.equal(
-        (await jar.request('POST', page, { csrf_token: await jar.csrfOf(page), password: consolePassword })).status,
-        400,
-      );
+      assert.equal((await jar.submit(page, { password: consolePassword })).status, 400);
       const { codes: first, secret } = await enableTotp(jar);
 
       assert.equal(
@@ -434,7 +399,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
         'the CSRF field is required',
       );
       // A hand-made set-up while the factor is on makes no new secret and no new codes.
-      await jar.request('POST', `${account}/totp/start`, { csrf_token: await jar.csrfOf(account) });
+      await jar.submit(`${account}/totp/start`, {}, account);
       const pending = await db()
         .selectFrom('console_users')
         .select('totp_pending_secret')
@@ -443,18 +408,15 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       assert.equal(pending.totp_pending_secret, null);
       assert.equal(
         (
-          await jar.request('POST', `${account}/totp/confirm`, {
-            csrf_token: await jar.csrfOf(account),
-            password: consolePassword,
-            code: await currentCode(userId, secret),
-          })
+          await jar.submit(
+            `${account}/totp/confirm`,
+            { password: consolePassword, code: await currentCode(userId, secret) },
+            account,
+          )
         ).status,
         400,
       );
-      const wrong = await jar.request('POST', page, {
-        csrf_token: await jar.csrfOf(page),
-        password: 'not the password at all',
-      });
+      const wrong = await jar.submit(page, { password: 'not the password at all' });
       assert.equal(wrong.status, 401);
       assert.deepEqual(codesOf(wrong.body), []);
       assert.equal(
@@ -462,25 +424,18 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
         1,
         'counted in the throttle',
       );
-      const wrongCode = await jar.request('POST', page, {
-        csrf_token: await jar.csrfOf(page),
+      const wrongCode = await jar.submit(page, {
         code: '000000' === totpCode(secret, stepAt(Date.now())) ? '111111' : '000000',
       });
       assert.equal(wrongCode.status, 401);
 
-      const byPassword = await jar.request('POST', page, {
-        csrf_token: await jar.csrfOf(page),
-        password: consolePassword,
-      });
+      const byPassword = await jar.submit(page, { password: consolePassword });
       assert.equal(byPassword.status, 201);
       const second = codesOf(byPassword.body);
       assert.equal(second.length, 10);
       assert.equal(second.filter((c) => first.includes(c)).length, 0);
       assert.equal((await signInWith(email, first[0]!)).res.status, 401, 'the old set no longer works');
-      const byCode = await jar.request('POST', page, {
-        csrf_token: await jar.csrfOf(page),
-        code: await currentCode(userId, secret),
-      });
+      const byCode = await jar.submit(page, { code: await currentCode(userId, secret) });
       assert.equal(byCode.status, 201);
       const third = codesOf(byCode.body);
       assert.equal((await signInWith(email, second[0]!)).res.status, 401);
@@ -496,10 +451,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       for (const env of ['sandbox', 'production'])
         assert.match((await jar.request('GET', `/console/${env}/audit`)).body, /user\.recovery_codes_new/);
       // Turning TOTP off deletes the codes.
-      await jar.request('POST', `${account}/totp/disable`, {
-        csrf_token: await jar.csrfOf(account),
-        code: await currentCode(userId, secret),
-      });
+      await jar.submit(`${account}/totp/disable`, { code: await currentCode(userId, secret) }, account);
       assert.equal(
         (await db().selectFrom('console_recovery_codes').select('code_hash').where('user_id', '=', userId).execute())
           .length,
@@ -559,11 +511,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       );
 
       const plain = consoleClient(service);
-      const signed = await plain.request('POST', '/console/sign-in', {
-        csrf_token: await plain.csrfOf('/console/sign-in'),
-        email,
-        password: consolePassword,
-      });
+      const signed = await plain.submit('/console/sign-in', { email, password: consolePassword });
       assert.equal(signed.location, '/console/sandbox', 'no second step any more');
       // Repeatable: a user without a second factor is answered the same, its sessions end.
       const again = await admin(service, 'POST', `/admin/v1/console-users/${userId}/second-factor/reset`);
@@ -582,17 +530,12 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       const email = 'new-password@example.com';
       const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
       const elsewhere = consoleClient(service);
-      await elsewhere.request('POST', '/console/sign-in', {
-        csrf_token: await elsewhere.csrfOf('/console/sign-in'),
-        email,
-        password: consolePassword,
-      });
+      await elsewhere.submit('/console/sign-in', { email, password: consolePassword });
       assert.equal((await elsewhere.request('GET', '/console/sandbox')).status, 200);
       const page = '/console/sandbox/account/password';
       assert.match((await jar.request('GET', account)).body, /href="\/console\/sandbox\/account\/password"/);
       const newPassword = 'another long passphrase';
-      const post = async (form: Record<string, string>) =>
-        jar.request('POST', page, { csrf_token: await jar.csrfOf(page), ...form });
+      const post = async (form: Record<string, string>) => jar.submit(page, { ...form });
       assert.equal(
         (
           await jar.request('POST', page, {
@@ -630,26 +573,8 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
         'the session is gone',
       );
       const old = consoleClient(service);
-      assert.equal(
-        (
-          await old.request('POST', '/console/sign-in', {
-            csrf_token: await old.csrfOf('/console/sign-in'),
-            email,
-            password: consolePassword,
-          })
-        ).status,
-        401,
-      );
-      assert.equal(
-        (
-          await old.request('POST', '/console/sign-in', {
-            csrf_token: await old.csrfOf('/console/sign-in'),
-            email,
-            password: newPassword,
-          })
-        ).status,
-        303,
-      );
+      assert.equal((await old.submit('/console/sign-in', { email, password: consolePassword })).status, 401);
+      assert.equal((await old.submit('/console/sign-in', { email, password: newPassword })).status, 303);
       assert.deepEqual(
         (await auditOf(userId, 'user.password_change')).map((a) => [a.environment, a.detail]),
         [
@@ -669,11 +594,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
       const elsewhere = async () => {
         const other = consoleClient(service);
-        await other.request('POST', '/console/sign-in', {
-          csrf_token: await other.csrfOf('/console/sign-in'),
-          email,
-          password: consolePassword,
-        });
+        await other.submit('/console/sign-in', { email, password: consolePassword });
         assert.equal((await other.request('GET', '/console/sandbox')).status, 200);
         return other;
       };
@@ -688,10 +609,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
 
       const { jar: second } = await signInWith(email, await currentCode(userId, secret), { recovery: false });
       assert.equal((await second.request('GET', '/console/sandbox')).status, 200);
-      const off = await jar.request('POST', `${account}/totp/disable`, {
-        csrf_token: await jar.csrfOf(account),
-        code: await currentCode(userId, secret),
-      });
+      const off = await jar.submit(`${account}/totp/disable`, { code: await currentCode(userId, secret) }, account);
       assert.match(off.body, /Two-step sign-in is off/);
       assert.equal(
         (await second.request('GET', '/console/sandbox')).location,
@@ -715,11 +633,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       await inviteConsoleUser(service, merchantId, 'invited@example.com', 'viewer');
       const answer = async (email: string, password: string) => {
         const jar = consoleClient(service);
-        const res = await jar.request('POST', '/console/sign-in', {
-          csrf_token: await jar.csrfOf('/console/sign-in'),
-          email,
-          password,
-        });
+        const res = await jar.submit('/console/sign-in', { email, password });
         return {
           status: res.status,
           body: res.body.replace(/value="[^"]*"/g, 'value=""'),

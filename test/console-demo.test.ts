@@ -31,8 +31,7 @@ test('the demo merchant made at a first start has a console owner whose printed 
       'printed with the API key',
     );
     const jar = consoleClient(demoService);
-    const signIn = await jar.request('POST', '/console/sign-in', {
-      csrf_token: await jar.csrfOf('/console/sign-in'),
+    const signIn = await jar.submit('/console/sign-in', {
       email: demo.console_email!,
       password: demo.console_password!,
     });

@@ -67,17 +67,12 @@ before(async () => {
   const { jar } = await signedInConsole(service, merchantId, 'layout-owner@kopi.example', 'owner');
   ownerCookies = jar.cookies;
   // An endpoint nobody listens on: its deliveries fail, so the deliveries list has attempts and a Redeliver column.
-  await jar.request('POST', '/console/sandbox/webhooks', {
-    csrf_token: await jar.csrfOf('/console/sandbox/webhooks'),
-    url: 'http://127.0.0.1:9/hook',
-    event_types: '*',
-  });
-  await jar.request('POST', '/console/sandbox/balance-monitors', {
-    csrf_token: await jar.csrfOf('/console/sandbox'),
-    balance: 'custody',
-    asset: 'USDT',
-    below: '10',
-  });
+  await jar.submit('/console/sandbox/webhooks', { url: 'http://127.0.0.1:9/hook', event_types: '*' });
+  await jar.submit(
+    '/console/sandbox/balance-monitors',
+    { balance: 'custody', asset: 'USDT', below: '10' },
+    '/console/sandbox',
+  );
   endpointId = (
     await service.ctx.db
       .selectFrom('webhook_endpoints')

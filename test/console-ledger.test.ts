@@ -76,12 +76,11 @@ describe('console: money over time', () => {
       `v-${randomUUID().slice(0, 6)}@example.com`,
       'viewer',
     );
-    const refused = await viewer.request('POST', '/console/sandbox/balance-monitors', {
-      csrf_token: await viewer.csrfOf('/console/sandbox/ledger'),
-      balance: 'custody',
-      asset: 'USDT',
-      below: '1',
-    });
+    const refused = await viewer.submit(
+      '/console/sandbox/balance-monitors',
+      { balance: 'custody', asset: 'USDT', below: '1' },
+      '/console/sandbox/ledger',
+    );
     assert.equal(refused.status, 403);
   });
 

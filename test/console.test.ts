@@ -209,11 +209,7 @@ test(
 
     // Absolute: in use a minute ago, but signed in longer ago than the lifetime.
     const again = consoleClient(service);
-    await again.request('POST', '/console/sign-in', {
-      csrf_token: await again.csrfOf('/console/sign-in'),
-      email: 'timeout@example.com',
-      password: consolePassword,
-    });
+    await again.submit('/console/sign-in', { email: 'timeout@example.com', password: consolePassword });
     await service.ctx.db
       .updateTable('console_sessions')
       .set({ created_at: ago(maxSeconds + 1), last_seen_at: ago(30) })
@@ -225,15 +221,9 @@ test(
     const a = consoleClient(service);
     const b = consoleClient(service);
     for (const jarX of [a, b])
-      await jarX.request('POST', '/console/sign-in', {
-        csrf_token: await jarX.csrfOf('/console/sign-in'),
-        email: 'timeout@example.com',
-        password: consolePassword,
-      });
+      await jarX.submit('/console/sign-in', { email: 'timeout@example.com', password: consolePassword });
     assert.equal((await b.request('GET', '/console/sandbox')).status, 200);
-    const out = await a.request('POST', '/console/sign-out-everywhere', {
-      csrf_token: await a.csrfOf('/console/sandbox/account'),
-    });
+    const out = await a.submit('/console/sign-out-everywhere', {}, '/console/sandbox/account');
     assert.equal(out.location, '/console/sign-in?out=1');
     assert.equal((await b.request('GET', '/console/sandbox')).status, 303);
     assert.equal((await a.request('GET', '/console/sandbox')).status, 303);
@@ -252,8 +242,7 @@ test(
       }),
     );
     const jar = consoleClient(service);
-    const attempt = async (password: string) =>
-      jar.request('POST', '/console/sign-in', { csrf_token: await jar.csrfOf('/console/sign-in'), email, password });
+    const attempt = async (password: string) => jar.submit('/console/sign-in', { email, password });
     for (let i = 0; i < 5; i++) assert.equal((await attempt('wrong password here')).status, 401);
     assert.equal((await attempt(consolePassword)).status, 429);
     assert.equal(jar.cookies.has('mwa_console_session'), false);
@@ -266,13 +255,7 @@ test(
     assert.equal((await attempt(consolePassword)).status, 303);
     // An unknown address answers like a wrong password.
     assert.equal(
-      (
-        await jar.request('POST', '/console/sign-in', {
-          csrf_token: await jar.csrfOf('/console/sign-in'),
-          email: 'nobody@example.com',
-          password: 'whatever it is',
-        })
-      ).status,
+      (await jar.submit('/console/sign-in', { email: 'nobody@example.com', password: 'whatever it is' })).status,
       401,
     );
   },
@@ -306,7 +289,7 @@ test('sign-in throttle: guesses sent together are counted before they are checke
 });
 
 const signInAs = async (jar: ConsoleBrowser, email: string, password: string) =>
-  jar.request('POST', '/console/sign-in', { csrf_token: await jar.csrfOf('/console/sign-in'), email, password });
+  jar.submit('/console/sign-in', { email, password });
 const moveFailuresBack = (email: string, seconds: number) =>
   service.ctx.db
     .updateTable('console_login_failures')
@@ -321,7 +304,7 @@ test(
     const email = 'known-browser@example.com';
     const { jar } = await signedInConsole(service, merchantId, email, 'viewer');
     assert.match(jar.cookies.get('mwa_console_device') ?? '', /^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
-    await jar.request('POST', '/console/sign-out', { csrf_token: await jar.csrfOf('/console/sandbox/account') });
+    await jar.submit('/console/sign-out', {}, '/console/sandbox/account');
     // A guesser, from three addresses: 5 failures, then even the right password is refused.
     for (let i = 0; i < 5; i++)
       assert.equal(
@@ -525,10 +508,7 @@ test("a disabled user's sessions end at once; an unknown environment or key is a
   const keysBefore = (
     await service.ctx.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchantId).execute()
   ).length;
-  const staging = await jar.request('POST', '/console/staging/keys', {
-    csrf_token: await jar.csrfOf('/console/sandbox/keys'),
-    scopes: 'balances:read',
-  });
+  const staging = await jar.submit('/console/staging/keys', { scopes: 'balances:read' }, '/console/sandbox/keys');
   assert.equal(staging.status, 404, 'a change in an unknown environment is not made in the sandbox');
   assert.equal(
     (await service.ctx.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchantId).execute()).length,
@@ -553,7 +533,7 @@ test(
     const email = 'totp@example.com';
     const { jar } = await signedInConsole(service, merchantId, email, 'developer');
     const account = '/console/sandbox/account';
-    await jar.request('POST', `${account}/totp/start`, { csrf_token: await jar.csrfOf(account) });
+    await jar.submit(`${account}/totp/start`, {}, account);
     const page = await jar.request('GET', account);
     const key = /id="totp-key">([A-Z2-7 ]+)</.exec(page.body)![1]!.replace(/ /g, '');
     const secret = authenticatorSecret(key);
@@ -562,27 +542,18 @@ test(
     const s0 = stepAt(Date.now());
     const code = (offsetSteps = 0) => totpCode(secret, s0 + offsetSteps);
     assert.equal(
-      (
-        await jar.request('POST', `${account}/totp/confirm`, {
-          csrf_token: await jar.csrfOf(account),
-          password: consolePassword,
-          code: code(7),
-        })
-      ).status,
+      (await jar.submit(`${account}/totp/confirm`, { password: consolePassword, code: code(7) }, account)).status,
       400,
     );
     // A session alone does not turn it on (someone at an unattended browser): the password is asked again.
-    const noPassword = await jar.request('POST', `${account}/totp/confirm`, {
-      csrf_token: await jar.csrfOf(account),
-      code: code(),
-    });
+    const noPassword = await jar.submit(`${account}/totp/confirm`, { code: code() }, account);
     assert.equal(noPassword.status, 400);
     assert.match(noPassword.body, /not your password/);
-    const wrongPassword = await jar.request('POST', `${account}/totp/confirm`, {
-      csrf_token: await jar.csrfOf(account),
-      password: 'not the password at all',
-      code: code(),
-    });
+    const wrongPassword = await jar.submit(
+      `${account}/totp/confirm`,
+      { password: 'not the password at all', code: code() },
+      account,
+    );
     assert.equal(wrongPassword.status, 400);
     assert.equal(
       (
@@ -601,11 +572,7 @@ test(
       'each wrong password counts in the throttle',
     );
     await service.ctx.db.deleteFrom('console_login_failures').where('email', '=', email).execute();
-    const on = await jar.request('POST', `${account}/totp/confirm`, {
-      csrf_token: await jar.csrfOf(account),
-      password: consolePassword,
-      code: code(),
-    });
+    const on = await jar.submit(`${account}/totp/confirm`, { password: consolePassword, code: code() }, account);
     assert.equal(on.status, 200);
     assert.match(on.body, /Two-step sign-in is on/);
     const stored = await service.ctx.db
@@ -620,58 +587,37 @@ test(
 
     // Sign in again: the password leads to the code page, not to a session.
     const browser = consoleClient(service);
-    const first = await browser.request('POST', '/console/sign-in', {
-      csrf_token: await browser.csrfOf('/console/sign-in'),
-      email,
-      password: consolePassword,
-    });
+    const first = await browser.submit('/console/sign-in', { email, password: consolePassword });
     assert.equal(first.location, '/console/two-step');
     assert.equal(browser.cookies.has('mwa_console_session'), false);
     assert.equal((await browser.request('GET', '/console/sandbox')).status, 303, 'no session before the code');
-    const wrong = await browser.request('POST', '/console/two-step', {
-      csrf_token: await browser.csrfOf('/console/two-step'),
-      code: code(5),
-    });
+    const wrong = await browser.submit('/console/two-step', { code: code(5) });
     assert.equal(wrong.status, 401);
     // The code of the step used to confirm the set-up (or an older one) is not accepted again; the next step's is.
-    const used = await browser.request('POST', '/console/two-step', {
-      csrf_token: await browser.csrfOf('/console/two-step'),
-      code: code(),
-    });
+    const used = await browser.submit('/console/two-step', { code: code() });
     assert.equal(used.status, 401, 'a code is good once');
-    const ok = await browser.request('POST', '/console/two-step', {
-      csrf_token: await browser.csrfOf('/console/two-step'),
-      code: code(1),
-    });
+    const ok = await browser.submit('/console/two-step', { code: code(1) });
     assert.equal(ok.location, '/console/sandbox');
     assert.equal((await browser.request('GET', '/console/sandbox')).status, 200);
     // Without the signed two-step cookie the code page sends back to sign-in.
     assert.equal((await consoleClient(service).request('GET', '/console/two-step')).location, '/console/sign-in');
 
-    const off = await browser.request('POST', `${account}/totp/disable`, {
-      csrf_token: await browser.csrfOf(account),
-      code: code(1),
-    });
+    const off = await browser.submit(`${account}/totp/disable`, { code: code(1) }, account);
     assert.equal(off.status, 400, 'the code just used does not turn it off');
     await service.ctx.db
       .updateTable('console_users')
       .set({ totp_last_step: null })
       .where('email', '=', email)
       .execute();
-    const off2 = await browser.request('POST', `${account}/totp/disable`, {
-      csrf_token: await browser.csrfOf(account),
-      code: totpCode(secret, stepAt(Date.now())),
-    });
+    const off2 = await browser.submit(
+      `${account}/totp/disable`,
+      { code: totpCode(secret, stepAt(Date.now())) },
+      account,
+    );
     assert.match(off2.body, /Two-step sign-in is off/);
     const plain = consoleClient(service);
     assert.equal(
-      (
-        await plain.request('POST', '/console/sign-in', {
-          csrf_token: await plain.csrfOf('/console/sign-in'),
-          email,
-          password: consolePassword,
-        })
-      ).location,
+      (await plain.submit('/console/sign-in', { email, password: consolePassword })).location,
       '/console/sandbox',
     );
   },

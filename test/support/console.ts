@@ -17,6 +17,12 @@ export interface ConsoleBrowser {
   ): Promise<{ status: number; body: string; location: string | null }>;
   /** The CSRF field of the page at `path` (the first form's). */
   csrfOf(path: string): Promise<string>;
+  /** POSTs `fields` to `path` with the CSRF field of the page at `formPage` (`path` itself unless named). */
+  submit(
+    path: string,
+    fields?: Record<string, string | string[]>,
+    formPage?: string,
+  ): Promise<{ status: number; body: string; location: string | null }>;
 }
 
 /** A browser with a cookie jar; `forwardedFor` is the address it appears from to a service that trusts the loopback
@@ -57,6 +63,9 @@ export function consoleClient(service: RunningService, options: { forwardedFor?:
       if (!m) throw new Error(`no CSRF field on ${path} (${page.status}): ${page.body.slice(0, 300)}`);
       return m[1]!;
     },
+    async submit(path, fields = {}, formPage = path) {
+      return jar.request('POST', path, { csrf_token: await jar.csrfOf(formPage), ...fields });
+    },
   };
   return jar;
 }
@@ -91,8 +100,7 @@ export async function signedInConsole(
     confirmation: consolePassword,
   });
   if (set.status !== 200) throw new Error(`password not set: ${set.status}`);
-  const csrf = await jar.csrfOf('/console/sign-in');
-  const res = await jar.request('POST', '/console/sign-in', { csrf_token: csrf, email, password: consolePassword });
+  const res = await jar.submit('/console/sign-in', { email, password: consolePassword });
   if (res.status !== 303) throw new Error(`sign-in failed: ${res.status} ${res.body.slice(0, 300)}`);
   return { jar, userId: invite.id, invitePath: invite.invite_path };
 }
